@@ -1,0 +1,164 @@
+//! The C boundary's machinery: one macro defines every exported function, catches
+//! panics, and turns the model's errors into result codes and diagnostics. No call site
+//! names its own fallback, so none can forget it.
+
+use crate::model::error::{CuError, CuResult, Severity};
+use crate::model::{driver, Driver};
+use cumock_abi::result::*;
+use cumock_abi::CUresult;
+use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+/// Defines an exported CUDA function whose body is a `CuResult<()>`.
+macro_rules! cuda_fn {
+    ($(#[$meta:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        $(#[$meta])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> cumock_abi::CUresult {
+            $crate::boundary::call(
+                stringify!($name),
+                &[$((stringify!($arg), &$arg as &dyn std::fmt::Debug)),*],
+                || -> $crate::model::error::CuResult<()> { $body },
+            )
+        }
+    };
+}
+pub(crate) use cuda_fn;
+
+/// Defines exported functions the mock does not emulate: each returns
+/// CUDA_ERROR_NOT_SUPPORTED and says once, on stderr, which function was called.
+/// Arguments are not declared: under the C calling convention a callee may ignore them.
+macro_rules! not_emulated {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[no_mangle]
+            pub extern "C" fn $name() -> cumock_abi::CUresult {
+                $crate::boundary::report_not_emulated(stringify!($name))
+            }
+        )*
+        /// Every name `not_emulated!` exports, for the tests and cuGetProcAddress.
+        pub const NOT_EMULATED: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+pub(crate) use not_emulated;
+
+/// Runs an export's body: a panic becomes CUDA_ERROR_UNKNOWN and a message, never an
+/// abort of the host program.
+pub fn call(
+    name: &'static str,
+    args: &[(&str, &dyn std::fmt::Debug)],
+    body: impl FnOnce() -> CuResult<()>,
+) -> CUresult {
+    // An export may delegate to another (a `_ptds` variant to its base): only the
+    // outermost call is reported, traced and counted.
+    let depth = DEPTH.with(|d| {
+        d.set(d.get() + 1);
+        d.get()
+    });
+    let outer = depth == 1;
+    if outer {
+        if let Some(code) = crate::diagnostics::injected_fault(name) {
+            DEPTH.with(|d| d.set(d.get() - 1));
+            crate::diagnostics::after_call(name, code, args);
+            return code;
+        }
+    }
+    let outcome = catch_unwind(AssertUnwindSafe(body));
+    DEPTH.with(|d| d.set(d.get() - 1));
+    let code = match outcome {
+        Ok(Ok(())) => CUDA_SUCCESS,
+        Ok(Err(e)) => {
+            if outer {
+                report(name, &e);
+            }
+            e.code
+        }
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            eprintln!("cumock: internal error in {name}: {what} (please report this)");
+            CUDA_ERROR_UNKNOWN
+        }
+    };
+    if outer {
+        crate::diagnostics::after_call(name, code, args);
+    }
+    code
+}
+
+thread_local! {
+    static DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+fn report(name: &str, e: &CuError) {
+    let show = match e.severity {
+        Severity::WouldCrash => true,
+        Severity::Misuse => crate::diagnostics::misuse_enabled(),
+    };
+    if show && !e.message.is_empty() {
+        let code = cumock_abi::result_name(e.code).unwrap_or("?");
+        eprintln!("cumock: {name}: {code}: {}", e.message);
+    }
+    if e.severity == Severity::WouldCrash || crate::diagnostics::misuse_enabled() {
+        crate::diagnostics::note_misuse(name, e);
+    }
+}
+
+pub fn report_not_emulated(name: &'static str) -> CUresult {
+    static SAID: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let first = SAID
+        .lock()
+        .map(|mut s| s.get_or_insert_with(HashSet::new).insert(name))
+        .unwrap_or(true);
+    if first {
+        eprintln!("cumock: {name} is not emulated; it returns CUDA_ERROR_NOT_SUPPORTED");
+    }
+    crate::diagnostics::after_call(name, CUDA_ERROR_NOT_SUPPORTED, &[]);
+    CUDA_ERROR_NOT_SUPPORTED
+}
+
+/// The driver, after cuInit.
+pub fn drv() -> CuResult<&'static Driver> {
+    let d = drv_any()?;
+    d.require_init()?;
+    Ok(d)
+}
+
+/// The driver, whether or not cuInit was called.
+pub fn drv_any() -> CuResult<&'static Driver> {
+    driver().map_err(|why| CuError::new(CUDA_ERROR_NO_DEVICE, format!("no usable profile: {why}")))
+}
+
+/// Writes an out-parameter; NULL is CUDA_ERROR_INVALID_VALUE.
+///
+/// # Safety
+/// `p` is NULL or points to writable memory for a `T`, as cuda.h requires of callers.
+pub unsafe fn out<T>(p: *mut T, value: T) -> CuResult<()> {
+    if p.is_null() {
+        return Err(crate::model::error::invalid("an output pointer is NULL"));
+    }
+    // Safety: non-null, and the caller's contract above.
+    unsafe { p.write_unaligned(value) };
+    Ok(())
+}
+
+/// Reads an in-parameter struct; NULL is CUDA_ERROR_INVALID_VALUE.
+///
+/// # Safety
+/// `p` is NULL or points to a readable `T`, as cuda.h requires of callers.
+pub unsafe fn input<T: Copy>(p: *const T, what: &str) -> CuResult<T> {
+    if p.is_null() {
+        return Err(crate::model::error::invalid(format!("{what} is NULL")));
+    }
+    // Safety: non-null, and the caller's contract above.
+    Ok(unsafe { p.read_unaligned() })
+}
+
+/// A NULL-checked CUcontext as the model's key.
+pub fn ctx_key(ctx: *mut std::ffi::c_void) -> Option<u64> {
+    (!ctx.is_null()).then_some(ctx as u64)
+}

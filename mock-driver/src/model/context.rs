@@ -1,0 +1,168 @@
+//! Contexts (primary and created), the per-thread current-context stack, streams and
+//! events. The mock runs every operation synchronously, so streams and events only need
+//! to exist, belong to a context, and be checked.
+
+use super::error::*;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::Instant;
+
+const CONTEXT_TAG: u64 = 0x00c7_0000_0000_0000;
+const STREAM_TAG: u64 = 0x005e_0000_0000_0000;
+const EVENT_TAG: u64 = 0x00e7_0000_0000_0000;
+
+/// The special stream values of cuda.h: the legacy and per-thread default streams.
+pub const CU_STREAM_LEGACY: u64 = 0x1;
+pub const CU_STREAM_PER_THREAD: u64 = 0x2;
+
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub device: usize,
+    pub flags: u32,
+    pub primary: bool,
+    pub peers: Vec<usize>,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct PrimaryContext {
+    pub context: Option<u64>,
+    pub refcount: u32,
+    pub flags: u32,
+}
+
+#[derive(Debug, Default)]
+pub struct Contexts {
+    pub contexts: HashMap<u64, Context>,
+    pub primary: Vec<PrimaryContext>,
+    next_id: u64,
+    pub streams: HashMap<u64, u64>,
+    pub events: HashMap<u64, Option<Instant>>,
+}
+
+thread_local! {
+    /// The calling thread's context stack; its top is the current context. Stale entries
+    /// (destroyed on another thread) are detected by lookup.
+    static STACK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Contexts {
+    pub fn new(devices: usize) -> Self {
+        Self {
+            primary: vec![PrimaryContext::default(); devices],
+            next_id: 1,
+            ..Default::default()
+        }
+    }
+
+    fn fresh(&mut self, tag: u64) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        tag | id
+    }
+
+    pub fn create(&mut self, device: usize, flags: u32, primary: bool) -> u64 {
+        let h = self.fresh(CONTEXT_TAG);
+        self.contexts.insert(
+            h,
+            Context {
+                device,
+                flags,
+                primary,
+                peers: Vec::new(),
+            },
+        );
+        h
+    }
+
+    pub fn get(&self, ctx: u64) -> CuResult<&Context> {
+        self.contexts
+            .get(&ctx)
+            .ok_or_else(|| invalid_context(format!("{ctx:#x} is not a live context")))
+    }
+
+    /// The calling thread's current context, if it has one.
+    pub fn current(&self) -> Option<u64> {
+        STACK.with(|s| s.borrow().last().copied())
+    }
+
+    /// The current context and its device, or CUDA_ERROR_INVALID_CONTEXT.
+    pub fn require_current(&self) -> CuResult<(u64, &Context)> {
+        let Some(c) = self.current() else {
+            return Err(invalid_context("no current context on this thread (cuCtxSetCurrent or cuDevicePrimaryCtxRetain + cuCtxSetCurrent first)"));
+        };
+        Ok((c, self.get(c)?))
+    }
+
+    pub fn set_current(&self, ctx: Option<u64>) -> CuResult<()> {
+        if let Some(c) = ctx {
+            self.get(c)?;
+        }
+        STACK.with(|s| {
+            let mut s = s.borrow_mut();
+            s.pop();
+            if let Some(c) = ctx {
+                s.push(c);
+            }
+        });
+        Ok(())
+    }
+
+    pub fn push(&self, ctx: u64) -> CuResult<()> {
+        self.get(ctx)?;
+        STACK.with(|s| s.borrow_mut().push(ctx));
+        Ok(())
+    }
+
+    pub fn pop(&self) -> CuResult<u64> {
+        let top = STACK.with(|s| s.borrow_mut().pop());
+        top.ok_or_else(|| invalid_context("the context stack is empty"))
+    }
+
+    /// Destroys a context: it leaves this thread's stack, and the handles of its streams
+    /// and events die with it.
+    pub fn destroy(&mut self, ctx: u64) -> CuResult<Context> {
+        let c = self.contexts.remove(&ctx).ok_or_else(|| {
+            invalid_context(format!("{ctx:#x} is not a live context (destroyed twice?)"))
+        })?;
+        STACK.with(|s| s.borrow_mut().retain(|x| *x != ctx));
+        self.streams.retain(|_, owner| *owner != ctx);
+        Ok(c)
+    }
+
+    pub fn create_stream(&mut self, ctx: u64) -> u64 {
+        let h = self.fresh(STREAM_TAG);
+        self.streams.insert(h, ctx);
+        h
+    }
+
+    /// Checks a stream handle: 0 and the special default streams always exist.
+    pub fn check_stream(&self, stream: u64) -> CuResult<()> {
+        if stream == 0 || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD {
+            return Ok(());
+        }
+        if self.streams.contains_key(&stream) {
+            Ok(())
+        } else {
+            Err(invalid_handle(format!("{stream:#x} is not a live stream")))
+        }
+    }
+
+    pub fn destroy_stream(&mut self, stream: u64) -> CuResult<()> {
+        self.streams
+            .remove(&stream)
+            .map(|_| ())
+            .ok_or_else(|| invalid_handle(format!("{stream:#x} is not a live stream")))
+    }
+
+    pub fn create_event(&mut self) -> u64 {
+        let h = self.fresh(EVENT_TAG);
+        self.events.insert(h, None);
+        h
+    }
+
+    pub fn event(&mut self, event: u64) -> CuResult<&mut Option<Instant>> {
+        self.events
+            .get_mut(&event)
+            .ok_or_else(|| invalid_handle(format!("{event:#x} is not a live event")))
+    }
+}

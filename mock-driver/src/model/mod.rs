@@ -1,0 +1,994 @@
+//! The emulated driver, in safe Rust. The C boundary (`crate::exports`) converts
+//! arguments and calls these methods; unit tests call them directly.
+
+pub mod context;
+pub mod error;
+pub mod profile;
+pub mod vmm;
+
+use context::Contexts;
+use cumock_abi::consts::*;
+use error::*;
+use parking_lot::Mutex;
+use profile::{DeviceProfile, Profile};
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use vmm::{AllocationProp, Need, ReservationKind, Segment, Vmm};
+
+pub struct State {
+    pub vmm: Vmm,
+    pub contexts: Contexts,
+}
+
+pub struct Driver {
+    pub profile: Profile,
+    initialized: AtomicBool,
+    pub state: Mutex<State>,
+}
+
+/// Where the bytes of a copy come from or go to.
+pub enum HostOrDevice {
+    Host(*mut u8),
+    Device(u64),
+}
+
+/// What `cuMemsetD8/D16/D32` writes.
+#[derive(Clone, Copy, Debug)]
+pub enum Pattern {
+    D8(u8),
+    D16(u16),
+    D32(u32),
+}
+
+impl Pattern {
+    fn bytes(&self) -> Vec<u8> {
+        match self {
+            Pattern::D8(v) => vec![*v],
+            Pattern::D16(v) => v.to_ne_bytes().to_vec(),
+            Pattern::D32(v) => v.to_ne_bytes().to_vec(),
+        }
+    }
+}
+
+impl Driver {
+    pub fn new(profile: Profile) -> Self {
+        let n = profile.devices.len();
+        Self {
+            profile,
+            initialized: AtomicBool::new(false),
+            state: Mutex::new(State {
+                vmm: Vmm::new(n),
+                contexts: Contexts::new(n),
+            }),
+        }
+    }
+
+    pub fn device_count(&self) -> usize {
+        self.profile.devices.len()
+    }
+
+    // ---- cuInit ----
+
+    pub fn init(&self, flags: u32) -> CuResult<()> {
+        if flags != 0 {
+            return Err(invalid(format!("cuInit flags must be 0, not {flags}")));
+        }
+        self.initialized.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    pub fn require_init(&self) -> CuResult<()> {
+        if self.initialized.load(Ordering::Acquire) {
+            Ok(())
+        } else {
+            Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_NOT_INITIALIZED,
+                "cuInit has not been called",
+            ))
+        }
+    }
+
+    pub fn device(&self, ordinal: i32) -> CuResult<&DeviceProfile> {
+        usize::try_from(ordinal)
+            .ok()
+            .and_then(|i| self.profile.devices.get(i))
+            .ok_or_else(|| {
+                invalid_device(format!(
+                    "device {ordinal} does not exist ({} device(s))",
+                    self.device_count()
+                ))
+            })
+    }
+
+    // ---- granularity ----
+
+    pub fn granularity(&self, location_type: i32, location_id: i32, option: i32) -> CuResult<u64> {
+        if option != CU_MEM_ALLOC_GRANULARITY_MINIMUM
+            && option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
+        {
+            return Err(invalid(format!(
+                "granularity option {option} is neither MINIMUM (0) nor RECOMMENDED (1)"
+            )));
+        }
+        let dev = match location_type {
+            CU_MEM_LOCATION_TYPE_DEVICE => {
+                self.device(location_id).map_err(|e| invalid(e.message))?
+            }
+            // Host memory has the same 2 MiB granularity on the H200 (observed).
+            CU_MEM_LOCATION_TYPE_HOST
+            | CU_MEM_LOCATION_TYPE_HOST_NUMA
+            | CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => &self.profile.devices[0],
+            other => {
+                return Err(invalid(format!(
+                    "location type {other} is not a valid CUmemLocationType"
+                )))
+            }
+        };
+        Ok(if option == CU_MEM_ALLOC_GRANULARITY_MINIMUM {
+            dev.granularity_minimum
+        } else {
+            dev.granularity_recommended
+        })
+    }
+
+    /// Checks a `CUmemAllocationProp` as cuMemCreate reads it.
+    pub fn check_prop(&self, prop: &cumock_abi::CUmemAllocationProp) -> CuResult<AllocationProp> {
+        if prop.type_ != CU_MEM_ALLOCATION_TYPE_PINNED {
+            return Err(invalid(format!(
+                "allocation type {} is not CU_MEM_ALLOCATION_TYPE_PINNED (1)",
+                prop.type_
+            )));
+        }
+        match prop.location.type_ {
+            CU_MEM_LOCATION_TYPE_DEVICE => {
+                self.device(prop.location.id)
+                    .map_err(|e| invalid(e.message))?;
+            }
+            CU_MEM_LOCATION_TYPE_HOST
+            | CU_MEM_LOCATION_TYPE_HOST_NUMA
+            | CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => {}
+            other => {
+                return Err(invalid(format!(
+                    "location type {other} is not one an allocation can have"
+                )))
+            }
+        }
+        let types = prop.requested_handle_types;
+        let known = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC;
+        if types & (CU_MEM_HANDLE_TYPE_WIN32 | CU_MEM_HANDLE_TYPE_WIN32_KMT) != 0 {
+            return Err(invalid("Win32 handle types cannot be requested on Linux"));
+        }
+        if types & !known != 0 {
+            return Err(invalid(format!(
+                "requestedHandleTypes {types:#x} has unknown bits"
+            )));
+        }
+        let dev = prop.location.type_ == CU_MEM_LOCATION_TYPE_DEVICE;
+        let compression_supported = dev
+            && self
+                .device(prop.location.id)?
+                .attributes
+                .get("CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED")
+                .copied()
+                .unwrap_or(0)
+                != 0;
+        Ok(AllocationProp {
+            location_type: prop.location.type_,
+            location_id: if dev { prop.location.id } else { 0 },
+            handle_types: types,
+            compression: if prop.alloc_flags.compression_type == CU_MEM_ALLOCATION_COMP_GENERIC
+                && compression_supported
+            {
+                CU_MEM_ALLOCATION_COMP_GENERIC
+            } else {
+                CU_MEM_ALLOCATION_COMP_NONE
+            },
+            gpu_direct_rdma: prop.alloc_flags.gpu_direct_rdma_capable,
+            usage: prop.alloc_flags.usage,
+        })
+    }
+
+    // ---- VMM ----
+
+    pub fn address_reserve(
+        &self,
+        size: u64,
+        alignment: u64,
+        hint: u64,
+        flags: u64,
+    ) -> CuResult<u64> {
+        let g = self.profile.minimum_granularity();
+        self.state
+            .lock()
+            .vmm
+            .address_reserve(size, alignment, hint, flags, g)
+    }
+
+    pub fn address_free(&self, ptr: u64, size: u64) -> CuResult<()> {
+        self.state.lock().vmm.address_free(ptr, size)
+    }
+
+    pub fn create(&self, size: u64, prop: AllocationProp, flags: u64) -> CuResult<u64> {
+        let (g, free) = match prop.device() {
+            Some(d) => {
+                let dev = &self.profile.devices[d];
+                let used = self.state.lock().vmm.used[d];
+                (
+                    dev.granularity_minimum,
+                    dev.free_at_start.saturating_sub(used),
+                )
+            }
+            None => (self.profile.minimum_granularity(), u64::MAX),
+        };
+        let mut st = self.state.lock();
+        // Re-read under the same lock as the insert, so two threads cannot both take the
+        // last free bytes.
+        let free = match prop.device() {
+            Some(d) => self.profile.devices[d]
+                .free_at_start
+                .saturating_sub(st.vmm.used[d]),
+            None => free,
+        };
+        st.vmm.create(size, prop, flags, g, free)
+    }
+
+    pub fn release(&self, handle: u64) -> CuResult<()> {
+        self.state.lock().vmm.release(handle)
+    }
+
+    pub fn map(&self, ptr: u64, size: u64, offset: u64, handle: u64, flags: u64) -> CuResult<()> {
+        let g = self.profile.minimum_granularity();
+        let n = self.device_count();
+        self.state
+            .lock()
+            .vmm
+            .map(ptr, size, offset, handle, flags, g, n)
+    }
+
+    pub fn unmap(&self, ptr: u64, size: u64) -> CuResult<()> {
+        let g = self.profile.minimum_granularity();
+        self.state.lock().vmm.unmap(ptr, size, g)
+    }
+
+    /// `grants`: (location type, location id, flags) as the program passed them.
+    pub fn set_access(&self, ptr: u64, size: u64, grants: &[(i32, i32, i32)]) -> CuResult<()> {
+        if grants.is_empty() {
+            return Err(invalid("count is 0"));
+        }
+        let mut checked = Vec::with_capacity(grants.len());
+        for &(ty, id, flags) in grants {
+            match ty {
+                CU_MEM_LOCATION_TYPE_DEVICE => {}
+                CU_MEM_LOCATION_TYPE_HOST
+                | CU_MEM_LOCATION_TYPE_HOST_NUMA
+                | CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => {
+                    return Err(not_supported(
+                        "host access to device memory is not supported",
+                    ))
+                }
+                other => {
+                    return Err(invalid(format!(
+                        "location type {other} is not valid for access"
+                    )))
+                }
+            }
+            let dev = self.device(id).map_err(|e| invalid(e.message))?;
+            let _ = dev;
+            if ![
+                CU_MEM_ACCESS_FLAGS_PROT_NONE,
+                CU_MEM_ACCESS_FLAGS_PROT_READ,
+                CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+            ]
+            .contains(&flags)
+            {
+                return Err(invalid(format!("access flags {flags} are not PROT_NONE (0), PROT_READ (1) or PROT_READWRITE (3)")));
+            }
+            checked.push((id as usize, flags as u8));
+        }
+        let mut st = self.state.lock();
+        // A device may only be granted memory it can reach: its own, or a peer's.
+        for m in st
+            .vmm
+            .mappings
+            .range(ptr..ptr.saturating_add(size))
+            .map(|(_, m)| m)
+        {
+            let owner = st
+                .vmm
+                .allocations
+                .get(&(m.handle & 0xffff_ffff))
+                .and_then(|a| a.prop.device());
+            for &(dev, _) in &checked {
+                if let Some(o) = owner {
+                    if o != dev && !self.profile.can_access_peer(dev, o) {
+                        return Err(invalid(format!(
+                            "device {dev} cannot access device {o}'s memory (no peer access)"
+                        )));
+                    }
+                }
+            }
+        }
+        st.vmm.set_access(ptr, size, &checked)
+    }
+
+    pub fn get_access(&self, location_type: i32, location_id: i32, ptr: u64) -> CuResult<u64> {
+        if location_type != CU_MEM_LOCATION_TYPE_DEVICE {
+            return Err(invalid(format!(
+                "location type {location_type}: access is kept per device"
+            )));
+        }
+        self.device(location_id).map_err(|e| invalid(e.message))?;
+        Ok(u64::from(
+            self.state
+                .lock()
+                .vmm
+                .get_access(location_id as usize, ptr)?,
+        ))
+    }
+
+    pub fn export(&self, handle: u64, handle_type: i32, flags: u64) -> CuResult<OwnedFd> {
+        self.state.lock().vmm.export(handle, handle_type, flags)
+    }
+
+    pub fn import(&self, fd: i32, handle_type: i32) -> CuResult<u64> {
+        let n = self.device_count();
+        self.state.lock().vmm.import(fd, handle_type, n)
+    }
+
+    pub fn retain_allocation_handle(&self, addr: u64) -> CuResult<u64> {
+        self.state.lock().vmm.retain(addr)
+    }
+
+    pub fn allocation_properties(&self, handle: u64) -> CuResult<AllocationProp> {
+        self.state.lock().vmm.properties(handle)
+    }
+
+    pub fn mem_info(&self) -> CuResult<(u64, u64)> {
+        let st = self.state.lock();
+        let (_, ctx) = st.contexts.require_current()?;
+        let dev = &self.profile.devices[ctx.device];
+        Ok((
+            dev.free_at_start.saturating_sub(st.vmm.used[ctx.device]),
+            dev.total_mem,
+        ))
+    }
+
+    // ---- cuMemAlloc / cuMemFree: the mock's own reservation + allocation + mapping ----
+
+    pub fn mem_alloc(&self, size: u64) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        let (ctx, c) = st.contexts.require_current()?;
+        let device = c.device;
+        if size == 0 {
+            return Err(invalid("size is 0"));
+        }
+        let dev = &self.profile.devices[device];
+        let g = dev.granularity_minimum;
+        let rounded = size
+            .checked_next_multiple_of(g)
+            .ok_or_else(|| out_of_memory("size overflows"))?;
+        let free = dev.free_at_start.saturating_sub(st.vmm.used[device]);
+        let prop = AllocationProp {
+            location_type: CU_MEM_LOCATION_TYPE_DEVICE,
+            location_id: device as i32,
+            handle_types: 0,
+            compression: 0,
+            gpu_direct_rdma: 0,
+            usage: 0,
+        };
+        let h = st.vmm.create(rounded, prop, 0, g, free)?;
+        let base = match st.vmm.address_reserve(rounded, 0, 0, 0, g) {
+            Ok(b) => b,
+            Err(e) => {
+                st.vmm.release(h).expect("just created");
+                return Err(e);
+            }
+        };
+        let n = self.device_count();
+        st.vmm
+            .map(base, rounded, 0, h, 0, g, n)
+            .expect("a fresh range takes the mapping");
+        st.vmm.release(h).expect("the mapping holds it");
+        // cuMemAlloc memory is usable from every context, as unified addressing makes it.
+        st.vmm.mappings.get_mut(&base).expect("mapped").access = vmm::AccessTable::all(n);
+        st.vmm.reservations.get_mut(&base).expect("reserved").kind = ReservationKind::Alloc {
+            context: ctx,
+            requested: size,
+        };
+        Ok(base)
+    }
+
+    pub fn mem_free(&self, ptr: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        Self::free_alloc(&mut st.vmm, ptr)
+    }
+
+    fn free_alloc(vmm: &mut Vmm, ptr: u64) -> CuResult<()> {
+        match vmm.reservations.get(&ptr).map(|r| (r.kind, r.size)) {
+            Some((ReservationKind::Alloc { .. }, size)) => {
+                vmm.remove_mapping(ptr);
+                vmm.reservations.remove(&ptr);
+                let _ = size;
+                Ok(())
+            }
+            Some((ReservationKind::Vmm, _)) => Err(invalid(format!(
+                "{ptr:#x} is a cuMemAddressReserve range; unmap it and cuMemAddressFree it"
+            ))),
+            None => Err(invalid(format!(
+                "{ptr:#x} is not the start of a cuMemAlloc allocation"
+            ))),
+        }
+    }
+
+    /// cuMemGetAddressRange: the allocation (cuMemAlloc) or mapping (VMM) holding `ptr`.
+    pub fn address_range(&self, ptr: u64) -> CuResult<(u64, u64)> {
+        let st = self.state.lock();
+        if let Some((base, r)) = st.vmm.reservation_at(ptr) {
+            if let ReservationKind::Alloc { requested, .. } = r.kind {
+                if ptr - base < requested {
+                    return Ok((*base, requested));
+                }
+            }
+        }
+        match st.vmm.mapping_at(ptr) {
+            Some(m) => Ok((m.start, m.size)),
+            None => Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_NOT_FOUND,
+                format!("{ptr:#x} is not device memory"),
+            )),
+        }
+    }
+
+    // ---- copies and memsets ----
+
+    /// Is `addr` device memory of this process (inside a reservation)? A "host" pointer
+    /// that is, is treated as device memory, as unified addressing does; reading it as
+    /// host memory would fault.
+    pub fn is_device_address(&self, addr: u64) -> bool {
+        self.state.lock().vmm.is_device_address(addr)
+    }
+
+    /// Copies `len` bytes; device sides are checked against the current context's device.
+    pub fn copy(&self, dst: HostOrDevice, src: HostOrDevice, len: u64) -> CuResult<()> {
+        let (dst_segs, src_segs) = {
+            let st = self.state.lock();
+            let (_, ctx) = st.contexts.require_current()?;
+            let device = ctx.device;
+            let d = match dst {
+                HostOrDevice::Device(a) => Some(st.vmm.segments(a, len, device, Need::Write)?),
+                HostOrDevice::Host(_) => None,
+            };
+            let s = match src {
+                HostOrDevice::Device(a) => Some(st.vmm.segments(a, len, device, Need::Read)?),
+                HostOrDevice::Host(_) => None,
+            };
+            (d, s)
+        };
+        // The bytes move outside the lock: a 256 MiB copy must not stall other threads.
+        // The segments hold the backings alive even if another thread unmaps meanwhile.
+        match (dst, src, dst_segs, src_segs) {
+            (_, HostOrDevice::Host(h), Some(d), None) => {
+                let mut p = h as *const u8;
+                for s in d {
+                    s.backing.write(s.offset, p, s.len);
+                    p = p.wrapping_add(s.len);
+                }
+            }
+            (HostOrDevice::Host(h), _, None, Some(src)) => {
+                let mut p = h;
+                for s in src {
+                    s.backing.read(s.offset, p, s.len);
+                    p = p.wrapping_add(s.len);
+                }
+            }
+            (_, _, Some(d), Some(s)) => copy_segments(&d, &s),
+            (HostOrDevice::Host(d), HostOrDevice::Host(s), None, None) => {
+                // Safety: both are host pointers the caller vouches for (cuMemcpy on two
+                // host addresses is a plain memmove under unified addressing).
+                unsafe { std::ptr::copy(s as *const u8, d, len as usize) };
+            }
+            _ => unreachable!("segments exist exactly for device sides"),
+        }
+        Ok(())
+    }
+
+    pub fn memset(&self, dst: u64, pattern: Pattern, count: u64) -> CuResult<()> {
+        let width = pattern.bytes().len() as u64;
+        if dst % width != 0 {
+            return Err(invalid(format!(
+                "{dst:#x} is not aligned to the {width}-byte element"
+            )));
+        }
+        let len = count
+            .checked_mul(width)
+            .ok_or_else(|| invalid("count overflows"))?;
+        let segs = {
+            let st = self.state.lock();
+            let (_, ctx) = st.contexts.require_current()?;
+            st.vmm.segments(dst, len, ctx.device, Need::Write)?
+        };
+        let bytes = pattern.bytes();
+        for s in segs {
+            s.backing.fill(s.offset, &bytes, s.len);
+        }
+        Ok(())
+    }
+
+    // ---- contexts ----
+
+    pub fn primary_retain(&self, device: i32) -> CuResult<u64> {
+        self.device(device)?;
+        let mut st = self.state.lock();
+        let d = device as usize;
+        let pc = st.contexts.primary[d].clone();
+        let ctx = match pc.context {
+            Some(c) => c,
+            None => {
+                let c = st.contexts.create(d, pc.flags, true);
+                st.contexts.primary[d].context = Some(c);
+                c
+            }
+        };
+        st.contexts.primary[d].refcount += 1;
+        Ok(ctx)
+    }
+
+    pub fn primary_release(&self, device: i32) -> CuResult<()> {
+        self.device(device)?;
+        let mut st = self.state.lock();
+        let d = device as usize;
+        if st.contexts.primary[d].refcount == 0 {
+            return Err(invalid_context(format!(
+                "device {device}'s primary context is not retained"
+            )));
+        }
+        st.contexts.primary[d].refcount -= 1;
+        if st.contexts.primary[d].refcount == 0 {
+            if let Some(c) = st.contexts.primary[d].context.take() {
+                Self::destroy_context(&mut st, c)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn primary_reset(&self, device: i32) -> CuResult<()> {
+        self.device(device)?;
+        let mut st = self.state.lock();
+        let d = device as usize;
+        st.contexts.primary[d].refcount = 0;
+        st.contexts.primary[d].flags = 0;
+        if let Some(c) = st.contexts.primary[d].context.take() {
+            Self::destroy_context(&mut st, c)?;
+        }
+        Ok(())
+    }
+
+    pub fn primary_state(&self, device: i32) -> CuResult<(u32, bool)> {
+        self.device(device)?;
+        let st = self.state.lock();
+        let pc = &st.contexts.primary[device as usize];
+        Ok((pc.flags, pc.refcount > 0))
+    }
+
+    pub fn primary_set_flags(&self, device: i32, flags: u32) -> CuResult<()> {
+        self.device(device)?;
+        check_ctx_flags(flags)?;
+        let mut st = self.state.lock();
+        let d = device as usize;
+        st.contexts.primary[d].flags = flags;
+        if let Some(c) = st.contexts.primary[d].context {
+            if let Some(ctx) = st.contexts.contexts.get_mut(&c) {
+                ctx.flags = flags;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn ctx_create(&self, flags: u32, device: i32) -> CuResult<u64> {
+        self.device(device)?;
+        check_ctx_flags(flags)?;
+        let mut st = self.state.lock();
+        let c = st.contexts.create(device as usize, flags, false);
+        st.contexts.push(c)?;
+        Ok(c)
+    }
+
+    pub fn ctx_destroy(&self, ctx: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        if st.contexts.get(ctx)?.primary {
+            return Err(invalid_context(
+                "a primary context is released with cuDevicePrimaryCtxRelease, not destroyed",
+            ));
+        }
+        Self::destroy_context(&mut st, ctx)
+    }
+
+    fn destroy_context(st: &mut State, ctx: u64) -> CuResult<()> {
+        st.contexts.destroy(ctx)?;
+        // cuMemAlloc memory dies with its context; VMM mappings do not (observed).
+        let owned: Vec<u64> = st
+            .vmm
+            .reservations
+            .iter()
+            .filter(
+                |(_, r)| matches!(r.kind, ReservationKind::Alloc { context, .. } if context == ctx),
+            )
+            .map(|(b, _)| *b)
+            .collect();
+        for b in owned {
+            Self::free_alloc(&mut st.vmm, b)?;
+        }
+        Ok(())
+    }
+
+    pub fn ctx_set_current(&self, ctx: Option<u64>) -> CuResult<()> {
+        self.state.lock().contexts.set_current(ctx)
+    }
+
+    pub fn ctx_current(&self) -> Option<u64> {
+        self.state.lock().contexts.current()
+    }
+
+    pub fn ctx_push(&self, ctx: u64) -> CuResult<()> {
+        self.state.lock().contexts.push(ctx)
+    }
+
+    pub fn ctx_pop(&self) -> CuResult<u64> {
+        self.state.lock().contexts.pop()
+    }
+
+    pub fn ctx_device(&self, ctx: Option<u64>) -> CuResult<usize> {
+        let st = self.state.lock();
+        match ctx {
+            Some(c) => Ok(st.contexts.get(c)?.device),
+            None => Ok(st.contexts.require_current()?.1.device),
+        }
+    }
+
+    pub fn ctx_flags(&self) -> CuResult<u32> {
+        Ok(self.state.lock().contexts.require_current()?.1.flags)
+    }
+
+    pub fn ctx_synchronize(&self, ctx: Option<u64>) -> CuResult<()> {
+        let st = self.state.lock();
+        match ctx {
+            Some(c) => st.contexts.get(c).map(|_| ()),
+            None => st.contexts.require_current().map(|_| ()),
+        }
+    }
+
+    pub fn ctx_enable_peer_access(&self, peer: u64, flags: u32) -> CuResult<()> {
+        if flags != 0 {
+            return Err(invalid("flags must be 0"));
+        }
+        let mut st = self.state.lock();
+        let (cur, c) = st.contexts.require_current()?;
+        let me = c.device;
+        let other = st
+            .contexts
+            .get(peer)
+            .map_err(|_| invalid_context(format!("{peer:#x} is not a live context")))?
+            .device;
+        if !self.profile.can_access_peer(me, other) {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
+                format!("device {me} cannot access device {other}"),
+            ));
+        }
+        let c = st.contexts.contexts.get_mut(&cur).expect("current");
+        if c.peers.contains(&other) {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+                "peer access is already enabled",
+            ));
+        }
+        c.peers.push(other);
+        Ok(())
+    }
+
+    pub fn ctx_disable_peer_access(&self, peer: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let (cur, _) = st.contexts.require_current()?;
+        let other = st
+            .contexts
+            .get(peer)
+            .map_err(|_| invalid_context(format!("{peer:#x} is not a live context")))?
+            .device;
+        let c = st.contexts.contexts.get_mut(&cur).expect("current");
+        let before = c.peers.len();
+        c.peers.retain(|p| *p != other);
+        if c.peers.len() == before {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
+                "peer access was not enabled",
+            ));
+        }
+        Ok(())
+    }
+
+    // ---- streams and events ----
+
+    pub fn stream_create(&self, flags: u32) -> CuResult<u64> {
+        if flags > 1 {
+            return Err(invalid(format!(
+                "stream flags {flags} are not CU_STREAM_DEFAULT or CU_STREAM_NON_BLOCKING"
+            )));
+        }
+        let mut st = self.state.lock();
+        let (cur, _) = st.contexts.require_current()?;
+        Ok(st.contexts.create_stream(cur))
+    }
+
+    pub fn stream_check(&self, stream: u64) -> CuResult<()> {
+        self.state.lock().contexts.check_stream(stream)
+    }
+
+    pub fn stream_destroy(&self, stream: u64) -> CuResult<()> {
+        self.state.lock().contexts.destroy_stream(stream)
+    }
+
+    pub fn event_create(&self, flags: u32) -> CuResult<u64> {
+        if flags & !0xF != 0 {
+            return Err(invalid(format!("event flags {flags:#x} have unknown bits")));
+        }
+        let mut st = self.state.lock();
+        st.contexts.require_current()?;
+        Ok(st.contexts.create_event())
+    }
+
+    pub fn event_record(&self, event: u64, stream: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        st.contexts.check_stream(stream)?;
+        *st.contexts.event(event)? = Some(std::time::Instant::now());
+        Ok(())
+    }
+
+    pub fn event_check(&self, event: u64) -> CuResult<()> {
+        self.state.lock().contexts.event(event).map(|_| ())
+    }
+
+    pub fn event_destroy(&self, event: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        st.contexts.event(event)?;
+        st.contexts.events.remove(&event);
+        Ok(())
+    }
+
+    pub fn event_elapsed_ms(&self, start: u64, end: u64) -> CuResult<f32> {
+        let mut st = self.state.lock();
+        let a = (*st.contexts.event(start)?)
+            .ok_or_else(|| invalid_handle("the start event was never recorded"))?;
+        let b = (*st.contexts.event(end)?)
+            .ok_or_else(|| invalid_handle("the end event was never recorded"))?;
+        Ok(b.saturating_duration_since(a).as_secs_f32() * 1000.0)
+    }
+
+    /// What cuPointerGetAttribute reports of a device address.
+    pub fn pointer_info(&self, ptr: u64) -> Option<PointerInfo> {
+        let st = self.state.lock();
+        let m = st.vmm.mapping_at(ptr)?;
+        let a = st.vmm.allocations.get(&(m.handle & 0xffff_ffff))?;
+        let r = st.vmm.reservations.get(&m.reservation)?;
+        let current_device = st
+            .contexts
+            .current()
+            .and_then(|c| st.contexts.get(c).ok())
+            .map(|c| c.device);
+        let (ctx, range) = match r.kind {
+            ReservationKind::Alloc { context, requested } => (context, (m.start, requested)),
+            ReservationKind::Vmm => (0, (m.start, m.size)),
+        };
+        Some(PointerInfo {
+            context: ctx,
+            device: a.prop.device().unwrap_or(0),
+            range,
+            mapping: (m.start, m.size),
+            handle_types: a.prop.handle_types,
+            access: current_device.map(|d| m.access.get(d)).unwrap_or(0),
+            buffer_id: (m.handle & 0xffff_ffff),
+            rdma: a.prop.gpu_direct_rdma,
+            vmm: r.kind == ReservationKind::Vmm,
+        })
+    }
+}
+
+pub struct PointerInfo {
+    pub context: u64,
+    pub device: usize,
+    pub range: (u64, u64),
+    pub mapping: (u64, u64),
+    pub handle_types: i32,
+    pub access: u8,
+    pub buffer_id: u64,
+    pub rdma: u8,
+    pub vmm: bool,
+}
+
+fn check_ctx_flags(flags: u32) -> CuResult<()> {
+    let sched = flags & CU_CTX_SCHED_MASK;
+    if flags & !CU_CTX_FLAGS_MASK != 0 || !matches!(sched, 0 | 1 | 2 | 4) {
+        return Err(invalid(format!("context flags {flags:#x} are not valid")));
+    }
+    Ok(())
+}
+
+/// Copies between device segments of equal total length.
+fn copy_segments(dst: &[Segment], src: &[Segment]) {
+    let (mut di, mut si, mut doff, mut soff) = (0, 0, 0, 0);
+    while di < dst.len() && si < src.len() {
+        let d = &dst[di];
+        let s = &src[si];
+        let n = (d.len - doff).min(s.len - soff);
+        d.backing
+            .write(d.offset + doff, s.backing.view_ptr(s.offset + soff), n);
+        doff += n;
+        soff += n;
+        if doff == d.len {
+            di += 1;
+            doff = 0;
+        }
+        if soff == s.len {
+            si += 1;
+            soff = 0;
+        }
+    }
+}
+
+/// The process's driver, made on first use from the environment (`CUMOCK_PROFILE`, a
+/// profile file; `CUMOCK_DEVICES`, a device count).
+pub fn driver() -> Result<&'static Driver, &'static str> {
+    static DRIVER: std::sync::OnceLock<Result<Driver, String>> = std::sync::OnceLock::new();
+    DRIVER
+        .get_or_init(|| profile_from_env().map(Driver::new))
+        .as_ref()
+        .map_err(|e| e.as_str())
+}
+
+pub fn profile_from_env() -> Result<Profile, String> {
+    if let Ok(path) = std::env::var("CUMOCK_PROFILE") {
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("CUMOCK_PROFILE={path}: {e}"))?;
+        let mut p = Profile::parse(&text).map_err(|e| format!("CUMOCK_PROFILE={path}: {e}"))?;
+        if let Ok(n) = std::env::var("CUMOCK_DEVICES") {
+            let n: usize = n
+                .parse()
+                .map_err(|_| format!("CUMOCK_DEVICES={n} is not a number"))?;
+            if n > p.devices.len() {
+                return Err(format!(
+                    "CUMOCK_DEVICES={n} but the profile has {} device(s)",
+                    p.devices.len()
+                ));
+            }
+            p.devices.truncate(n);
+            if let Some(m) = &mut p.peer_access {
+                m.truncate(n);
+                m.iter_mut().for_each(|r| r.truncate(n));
+            }
+        }
+        return Ok(p);
+    }
+    match std::env::var("CUMOCK_DEVICES") {
+        Ok(n) => Profile::builtin_with_devices(
+            n.parse()
+                .map_err(|_| format!("CUMOCK_DEVICES={n} is not a number"))?,
+        ),
+        Err(_) => Ok(Profile::builtin()),
+    }
+}
+
+pub type SharedBacking = Arc<crate::os::Backing>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cumock_abi::result::*;
+
+    fn driver_with(n: usize) -> Driver {
+        let d = Driver::new(Profile::builtin_with_devices(n).unwrap());
+        d.init(0).unwrap();
+        d
+    }
+
+    fn dev_prop(d: &Driver, dev: i32) -> AllocationProp {
+        let mut p = cumock_abi::CUmemAllocationProp {
+            type_: 1,
+            ..Default::default()
+        };
+        p.location = cumock_abi::CUmemLocation { type_: 1, id: dev };
+        p.requested_handle_types = 1;
+        d.check_prop(&p).unwrap()
+    }
+
+    #[test]
+    fn grow_without_copying_keeps_data_across_chunks() {
+        let d = driver_with(1);
+        let ctx = d.primary_retain(0).unwrap();
+        d.ctx_set_current(Some(ctx)).unwrap();
+        const G: u64 = 2 << 20;
+        let va = d.address_reserve(64 * G, 0, 0, 0).unwrap();
+        for i in 0..3 {
+            let h = d.create(G, dev_prop(&d, 0), 0).unwrap();
+            d.map(va + i * G, G, 0, h, 0).unwrap();
+            d.release(h).unwrap();
+            d.set_access(va + i * G, G, &[(1, 0, 3)]).unwrap();
+        }
+        let data: Vec<u8> = (0..3 * G).map(|i| (i % 251) as u8).collect();
+        d.copy(
+            HostOrDevice::Device(va),
+            HostOrDevice::Host(data.as_ptr() as *mut u8),
+            3 * G,
+        )
+        .unwrap();
+        let mut back = vec![0u8; (3 * G) as usize];
+        d.copy(
+            HostOrDevice::Host(back.as_mut_ptr()),
+            HostOrDevice::Device(va),
+            3 * G,
+        )
+        .unwrap();
+        assert_eq!(back, data);
+        d.unmap(va, 3 * G).unwrap();
+        d.address_free(va, 64 * G).unwrap();
+    }
+
+    #[test]
+    fn copies_need_a_current_context() {
+        let d = driver_with(1);
+        let mut b = [0u8; 4];
+        let e = d
+            .copy(
+                HostOrDevice::Host(b.as_mut_ptr()),
+                HostOrDevice::Device(0x1000),
+                4,
+            )
+            .unwrap_err();
+        assert_eq!(e.code, CUDA_ERROR_INVALID_CONTEXT);
+    }
+
+    #[test]
+    fn mem_info_falls_and_comes_back() {
+        let d = driver_with(1);
+        let ctx = d.primary_retain(0).unwrap();
+        d.ctx_set_current(Some(ctx)).unwrap();
+        let (free0, total) = d.mem_info().unwrap();
+        assert_eq!(total, 150_109_880_320);
+        let h = d.create(128 << 20, dev_prop(&d, 0), 0).unwrap();
+        assert_eq!(d.mem_info().unwrap().0, free0 - (128 << 20));
+        d.release(h).unwrap();
+        assert_eq!(d.mem_info().unwrap().0, free0);
+    }
+
+    #[test]
+    fn peer_grant_gives_only_that_device_access() {
+        let d = driver_with(2);
+        let c0 = d.primary_retain(0).unwrap();
+        let c1 = d.primary_retain(1).unwrap();
+        const G: u64 = 2 << 20;
+        let va = d.address_reserve(G, 0, 0, 0).unwrap();
+        let h = d.create(G, dev_prop(&d, 0), 0).unwrap();
+        d.map(va, G, 0, h, 0).unwrap();
+        d.set_access(va, G, &[(1, 1, 3)]).unwrap();
+        assert_eq!(d.get_access(1, 0, va).unwrap(), 0);
+        assert_eq!(d.get_access(1, 1, va).unwrap(), 3);
+        let x = [7u8; 8];
+        d.ctx_set_current(Some(c0)).unwrap();
+        assert_eq!(
+            d.copy(
+                HostOrDevice::Device(va),
+                HostOrDevice::Host(x.as_ptr() as *mut u8),
+                8
+            )
+            .unwrap_err()
+            .code,
+            CUDA_ERROR_INVALID_VALUE
+        );
+        d.ctx_set_current(Some(c1)).unwrap();
+        d.copy(
+            HostOrDevice::Device(va),
+            HostOrDevice::Host(x.as_ptr() as *mut u8),
+            8,
+        )
+        .unwrap();
+    }
+}

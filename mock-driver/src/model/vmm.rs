@@ -1,0 +1,804 @@
+//! Virtual memory management: reservations of address space, physical allocations, the
+//! mappings between them, and who may access what.
+//!
+//! The rules are the real driver's as observed on an H200 (driver 580.159.04): see
+//! `cases/` for each, by the CUDA function's name.
+
+use super::error::*;
+use crate::os::{AddressSpace, Backing, ImportError};
+use cumock_abi::consts::*;
+use cumock_abi::result::*;
+use std::collections::{BTreeMap, HashMap};
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+
+/// Handles are tagged table keys, never pointers: a wrong value is found in no table and
+/// becomes an error, where the real driver dereferences it and crashes.
+const HANDLE_TAG: u64 = 0x00c0_da00_0000_0000;
+
+/// What a program asked for in `CUmemAllocationProp`, validated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocationProp {
+    pub location_type: i32,
+    pub location_id: i32,
+    pub handle_types: i32,
+    pub compression: u8,
+    pub gpu_direct_rdma: u8,
+    pub usage: u16,
+}
+
+impl AllocationProp {
+    pub fn device(&self) -> Option<usize> {
+        (self.location_type == CU_MEM_LOCATION_TYPE_DEVICE).then_some(self.location_id as usize)
+    }
+}
+
+/// One physical allocation (`cuMemCreate`, or an import).
+#[derive(Debug)]
+pub struct PhysicalAllocation {
+    pub backing: Arc<Backing>,
+    pub size: u64,
+    pub prop: AllocationProp,
+    /// References the program holds: create or import gives one, each
+    /// cuMemRetainAllocationHandle another, each cuMemRelease takes one.
+    pub user_refs: u32,
+    /// Mappings of it; the memory lives while any remains, even after the last release.
+    pub map_count: u32,
+    /// Imported memory was charged to the exporting process, not to this one.
+    pub imported: bool,
+}
+
+/// Per-device access flags of one mapping. Fresh mappings grant nothing, as on the real
+/// driver: access must be set after every map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessTable {
+    flags: Vec<u8>,
+}
+
+impl AccessTable {
+    pub fn none(devices: usize) -> Self {
+        Self {
+            flags: vec![0; devices],
+        }
+    }
+    pub fn all(devices: usize) -> Self {
+        Self {
+            flags: vec![CU_MEM_ACCESS_FLAGS_PROT_READWRITE as u8; devices],
+        }
+    }
+    pub fn get(&self, device: usize) -> u8 {
+        self.flags.get(device).copied().unwrap_or(0)
+    }
+    pub fn set(&mut self, device: usize, flags: u8) {
+        self.flags[device] = flags;
+    }
+    pub fn allows(&self, device: usize, need: Need) -> bool {
+        let have = i32::from(self.get(device));
+        match need {
+            Need::Read => have & CU_MEM_ACCESS_FLAGS_PROT_READ != 0,
+            Need::Write => have == CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    Read,
+    Write,
+}
+
+/// A physical allocation placed at an address of a reservation (`cuMemMap`).
+#[derive(Debug)]
+pub struct Mapping {
+    pub start: u64,
+    pub size: u64,
+    pub handle: u64,
+    pub backing: Arc<Backing>,
+    pub access: AccessTable,
+    pub reservation: u64,
+}
+
+/// What a reservation is for: the program's VMM range, or the mock's own range behind a
+/// `cuMemAlloc` (which the program frees with cuMemFree, never cuMemAddressFree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReservationKind {
+    Vmm,
+    Alloc { context: u64, requested: u64 },
+}
+
+#[derive(Debug)]
+pub struct Reservation {
+    pub space: AddressSpace,
+    pub size: u64,
+    pub kind: ReservationKind,
+}
+
+/// A piece of a copy: `len` bytes at `offset` of one backing.
+pub struct Segment {
+    pub backing: Arc<Backing>,
+    pub offset: usize,
+    pub len: usize,
+}
+
+#[derive(Debug, Default)]
+pub struct Vmm {
+    pub reservations: BTreeMap<u64, Reservation>,
+    pub mappings: BTreeMap<u64, Mapping>,
+    pub allocations: HashMap<u64, PhysicalAllocation>,
+    next_handle: u64,
+    /// Bytes charged to each device by live allocations.
+    pub used: Vec<u64>,
+}
+
+impl Vmm {
+    pub fn new(devices: usize) -> Self {
+        Self {
+            used: vec![0; devices],
+            next_handle: 1,
+            ..Default::default()
+        }
+    }
+
+    pub fn reservation_at(&self, addr: u64) -> Option<(&u64, &Reservation)> {
+        self.reservations
+            .range(..=addr)
+            .next_back()
+            .filter(|(base, r)| addr - **base < r.size)
+    }
+
+    pub fn mapping_at(&self, addr: u64) -> Option<&Mapping> {
+        self.mappings
+            .range(..=addr)
+            .next_back()
+            .map(|(_, m)| m)
+            .filter(|m| addr - m.start < m.size)
+    }
+
+    pub fn is_device_address(&self, addr: u64) -> bool {
+        self.reservation_at(addr).is_some()
+    }
+
+    // ---- cuMemAddressReserve / cuMemAddressFree ----
+
+    pub fn address_reserve(
+        &mut self,
+        size: u64,
+        alignment: u64,
+        hint: u64,
+        flags: u64,
+        granularity: u64,
+    ) -> CuResult<u64> {
+        if flags != 0 {
+            return Err(invalid(format!("flags must be 0, not {flags}")));
+        }
+        if size == 0 || size % granularity != 0 {
+            return Err(invalid(format!(
+                "size {size:#x} is not a non-zero multiple of the granularity {granularity:#x}"
+            )));
+        }
+        if alignment != 0 && !alignment.is_power_of_two() {
+            return Err(invalid(format!(
+                "alignment {alignment:#x} is not a power of two"
+            )));
+        }
+        if hint % granularity != 0 {
+            return Err(invalid(format!(
+                "address hint {hint:#x} is not aligned to the granularity"
+            )));
+        }
+        let align = alignment.max(granularity);
+        let (len, align_us, hint_us) = match (
+            usize::try_from(size),
+            usize::try_from(align),
+            usize::try_from(hint),
+        ) {
+            (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+            _ => {
+                return Err(out_of_memory(
+                    "the reservation does not fit the address space",
+                ))
+            }
+        };
+        let space = AddressSpace::reserve(len, align_us, hint_us)
+            .map_err(|e| out_of_memory(format!("no {size:#x} bytes of address space left: {e}")))?;
+        let base = space.base() as u64;
+        self.reservations.insert(
+            base,
+            Reservation {
+                space,
+                size,
+                kind: ReservationKind::Vmm,
+            },
+        );
+        Ok(base)
+    }
+
+    pub fn address_free(&mut self, ptr: u64, size: u64) -> CuResult<()> {
+        let Some(r) = self.reservations.get(&ptr) else {
+            return Err(match self.reservation_at(ptr) {
+                Some((base, _)) => invalid(format!(
+                    "{ptr:#x} is inside the reservation at {base:#x}; free the whole reservation"
+                )),
+                None => invalid(format!("{ptr:#x} is not a reservation (freed already?)")),
+            });
+        };
+        if r.kind != ReservationKind::Vmm {
+            return Err(invalid(format!(
+                "{ptr:#x} came from cuMemAlloc; free it with cuMemFree"
+            )));
+        }
+        if r.size != size {
+            return Err(invalid(format!(
+                "size {size:#x} is not the reservation's size {:#x}",
+                r.size
+            )));
+        }
+        if let Some((start, _)) = self.mappings.range(ptr..ptr + size).next() {
+            return Err(invalid(format!(
+                "the reservation still has a mapping at {start:#x}; cuMemUnmap it first"
+            )));
+        }
+        self.reservations.remove(&ptr);
+        Ok(())
+    }
+
+    // ---- cuMemCreate / cuMemRelease ----
+
+    pub fn create(
+        &mut self,
+        size: u64,
+        prop: AllocationProp,
+        flags: u64,
+        granularity: u64,
+        free: u64,
+    ) -> CuResult<u64> {
+        if flags != 0 {
+            return Err(invalid(format!("flags must be 0, not {flags}")));
+        }
+        if size == 0 || size % granularity != 0 {
+            return Err(invalid(format!(
+                "size {size:#x} is not a non-zero multiple of the granularity {granularity:#x}"
+            )));
+        }
+        if size > free {
+            return Err(out_of_memory(format!(
+                "{size:#x} bytes asked, {free:#x} free on the device"
+            )));
+        }
+        let len = usize::try_from(size).map_err(|_| out_of_memory("too large"))?;
+        let exportable = prop.handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR != 0;
+        let backing = Backing::create(len, exportable, &memfd_tag(&prop))
+            .map_err(|e| out_of_memory(format!("host memory for the allocation: {e}")))?;
+        if let Some(d) = prop.device() {
+            self.used[d] += size;
+        }
+        Ok(self.insert_allocation(PhysicalAllocation {
+            backing: Arc::new(backing),
+            size,
+            prop,
+            user_refs: 1,
+            map_count: 0,
+            imported: false,
+        }))
+    }
+
+    fn insert_allocation(&mut self, a: PhysicalAllocation) -> u64 {
+        let id = self.next_handle;
+        self.next_handle += 1;
+        self.allocations.insert(id, a);
+        HANDLE_TAG | id
+    }
+
+    /// The allocation behind a handle the program still holds.
+    pub fn allocation(&self, handle: u64) -> CuResult<&PhysicalAllocation> {
+        let id = self.handle_id(handle)?;
+        match self.allocations.get(&id) {
+            Some(a) if a.user_refs > 0 => Ok(a),
+            _ => Err(self.stale_handle(handle)),
+        }
+    }
+
+    fn handle_id(&self, handle: u64) -> CuResult<u64> {
+        if handle == 0 {
+            return Err(invalid("the handle is 0"));
+        }
+        if handle & !0xffff_ffff != HANDLE_TAG {
+            return Err(CuError::would_crash(format!(
+                "{handle:#x} was never an allocation handle (the real driver crashes here)"
+            )));
+        }
+        Ok(handle & 0xffff_ffff)
+    }
+
+    fn stale_handle(&self, handle: u64) -> CuError {
+        let id = handle & 0xffff_ffff;
+        if id < self.next_handle && id != 0 {
+            CuError::would_crash(format!(
+                "handle {handle:#x} was released already (released twice, or used after \
+                 its last cuMemRelease; the real driver may crash here)"
+            ))
+        } else {
+            CuError::would_crash(format!(
+                "{handle:#x} was never an allocation handle (the real driver crashes here)"
+            ))
+        }
+    }
+
+    pub fn release(&mut self, handle: u64) -> CuResult<()> {
+        let id = self.handle_id(handle)?;
+        let a = match self.allocations.get_mut(&id) {
+            Some(a) if a.user_refs > 0 => a,
+            _ => {
+                let mut e = self.stale_handle(handle);
+                // Releasing twice is an ordinary error on the real driver, not a crash.
+                e.severity = Severity::Misuse;
+                return Err(e);
+            }
+        };
+        a.user_refs -= 1;
+        self.drop_if_unused(id);
+        Ok(())
+    }
+
+    fn drop_if_unused(&mut self, id: u64) {
+        if let Some(a) = self.allocations.get(&id) {
+            if a.user_refs == 0 && a.map_count == 0 {
+                if let (Some(d), false) = (a.prop.device(), a.imported) {
+                    self.used[d] -= a.size;
+                }
+                self.allocations.remove(&id);
+            }
+        }
+    }
+
+    pub fn properties(&self, handle: u64) -> CuResult<AllocationProp> {
+        Ok(self.allocation(handle)?.prop)
+    }
+
+    // ---- cuMemMap / cuMemUnmap ----
+
+    pub fn map(
+        &mut self,
+        ptr: u64,
+        size: u64,
+        offset: u64,
+        handle: u64,
+        flags: u64,
+        granularity: u64,
+        devices: usize,
+    ) -> CuResult<()> {
+        if flags != 0 {
+            return Err(invalid(format!("flags must be 0, not {flags}")));
+        }
+        if size == 0 {
+            return Err(invalid("size is 0"));
+        }
+        if ptr % granularity != 0 {
+            return Err(invalid(format!(
+                "address {ptr:#x} is not aligned to the granularity"
+            )));
+        }
+        let a = self.allocation(handle)?;
+        if offset != 0 {
+            return Err(not_supported(format!(
+                "offset {offset:#x}: only whole allocations can be mapped (offset 0)"
+            )));
+        }
+        if size != a.size {
+            return Err(not_supported(format!(
+                "size {size:#x} is not the allocation's {:#x}: partial maps are not supported",
+                a.size
+            )));
+        }
+        let end = ptr
+            .checked_add(size)
+            .ok_or_else(|| invalid("address + size wraps"))?;
+        let Some((&rbase, r)) = self.reservation_at(ptr) else {
+            return Err(invalid(format!("{ptr:#x} is not inside any reservation")));
+        };
+        if r.kind != ReservationKind::Vmm {
+            return Err(invalid(format!(
+                "{ptr:#x} is cuMemAlloc memory, not a reservation"
+            )));
+        }
+        if end > rbase + r.size {
+            return Err(invalid(format!(
+                "{ptr:#x}+{size:#x} runs past the end of its reservation {rbase:#x}+{:#x}",
+                r.size
+            )));
+        }
+        if let Some(m) = self.overlapping(ptr, end).next() {
+            return Err(invalid(format!(
+                "{ptr:#x}+{size:#x} overlaps the mapping at {:#x}+{:#x}",
+                m.start, m.size
+            )));
+        }
+        let backing = a.backing.clone();
+        self.allocations
+            .get_mut(&(handle & 0xffff_ffff))
+            .expect("checked")
+            .map_count += 1;
+        self.mappings.insert(
+            ptr,
+            Mapping {
+                start: ptr,
+                size,
+                handle,
+                backing,
+                access: AccessTable::none(devices),
+                reservation: rbase,
+            },
+        );
+        Ok(())
+    }
+
+    fn overlapping(&self, start: u64, end: u64) -> impl Iterator<Item = &Mapping> {
+        let before = self
+            .mappings
+            .range(..start)
+            .next_back()
+            .map(|(_, m)| m)
+            .filter(move |m| m.start + m.size > start);
+        before
+            .into_iter()
+            .chain(self.mappings.range(start..end).map(|(_, m)| m))
+    }
+
+    pub fn unmap(&mut self, ptr: u64, size: u64, granularity: u64) -> CuResult<()> {
+        if size == 0 {
+            return Err(invalid("size is 0"));
+        }
+        if ptr % granularity != 0 {
+            return Err(invalid(format!(
+                "address {ptr:#x} is not aligned to the granularity"
+            )));
+        }
+        let end = ptr
+            .checked_add(size)
+            .ok_or_else(|| invalid("address + size wraps"))?;
+        let Some((_, r)) = self.reservation_at(ptr) else {
+            return Err(invalid(format!("{ptr:#x} is not inside any reservation")));
+        };
+        if r.kind != ReservationKind::Vmm {
+            return Err(invalid(format!(
+                "{ptr:#x} is cuMemAlloc memory; use cuMemFree"
+            )));
+        }
+        let mut starts = Vec::new();
+        for m in self.overlapping(ptr, end) {
+            if m.start < ptr || m.start + m.size > end {
+                return Err(invalid(format!(
+                    "{ptr:#x}+{size:#x} cuts the mapping at {:#x}+{:#x}: unmap whole mappings",
+                    m.start, m.size
+                )));
+            }
+            starts.push(m.start);
+        }
+        if starts.is_empty() {
+            return Err(invalid(format!("nothing is mapped in {ptr:#x}+{size:#x}")));
+        }
+        for s in starts {
+            self.remove_mapping(s);
+        }
+        Ok(())
+    }
+
+    pub fn remove_mapping(&mut self, start: u64) {
+        if let Some(m) = self.mappings.remove(&start) {
+            let id = m.handle & 0xffff_ffff;
+            if let Some(a) = self.allocations.get_mut(&id) {
+                a.map_count -= 1;
+            }
+            self.drop_if_unused(id);
+        }
+    }
+
+    /// The mappings that exactly tile `[ptr, ptr+size)`, or why they do not.
+    fn tiling(&self, ptr: u64, size: u64) -> CuResult<Vec<u64>> {
+        if size == 0 {
+            return Err(invalid("size is 0"));
+        }
+        let end = ptr
+            .checked_add(size)
+            .ok_or_else(|| invalid("address + size wraps"))?;
+        let mut starts = Vec::new();
+        let mut at = ptr;
+        while at < end {
+            let Some(m) = self.mappings.get(&at) else {
+                return Err(match self.mapping_at(at) {
+                    Some(m) => invalid(format!(
+                        "{at:#x} is inside the mapping at {:#x}+{:#x}, not at its start",
+                        m.start, m.size
+                    )),
+                    None => invalid(format!("nothing is mapped at {at:#x}")),
+                });
+            };
+            if m.start + m.size > end {
+                return Err(invalid(format!(
+                    "{ptr:#x}+{size:#x} covers only part of the mapping at {:#x}+{:#x}",
+                    m.start, m.size
+                )));
+            }
+            starts.push(m.start);
+            at = m.start + m.size;
+        }
+        Ok(starts)
+    }
+
+    // ---- cuMemSetAccess / cuMemGetAccess ----
+
+    pub fn set_access(&mut self, ptr: u64, size: u64, grants: &[(usize, u8)]) -> CuResult<()> {
+        let starts = self.tiling(ptr, size)?;
+        for s in starts {
+            let m = self.mappings.get_mut(&s).expect("tiled");
+            for &(device, flags) in grants {
+                m.access.set(device, flags);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn get_access(&self, device: usize, ptr: u64) -> CuResult<u8> {
+        match self.mapping_at(ptr) {
+            Some(m) => Ok(m.access.get(device)),
+            None => Err(invalid(format!("nothing is mapped at {ptr:#x}"))),
+        }
+    }
+
+    // ---- cuMemExportToShareableHandle / cuMemImportFromShareableHandle ----
+
+    pub fn export(&self, handle: u64, handle_type: i32, flags: u64) -> CuResult<OwnedFd> {
+        let a = self.allocation(handle)?;
+        if flags != 0 {
+            return Err(invalid(format!("flags must be 0, not {flags}")));
+        }
+        if handle_type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR {
+            return Err(invalid(format!(
+                "handle type {handle_type}: only POSIX file descriptors (1) are emulated"
+            )));
+        }
+        if a.prop.handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR == 0 {
+            return Err(invalid(
+                "the allocation was created without CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR \
+                 in requestedHandleTypes",
+            ));
+        }
+        a.backing
+            .export()
+            .map_err(|e| CuError::new(CUDA_ERROR_OUT_OF_MEMORY, format!("no fd left: {e}")))
+    }
+
+    pub fn import(&mut self, fd: i32, handle_type: i32, devices: usize) -> CuResult<u64> {
+        match handle_type {
+            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR => {}
+            CU_MEM_HANDLE_TYPE_WIN32 | CU_MEM_HANDLE_TYPE_WIN32_KMT => {
+                return Err(not_supported("Win32 handles do not exist on Linux"))
+            }
+            CU_MEM_HANDLE_TYPE_FABRIC => {
+                return Err(not_supported("fabric handles are not emulated"))
+            }
+            other => return Err(invalid(format!("handle type {other} is not one of CUDA's"))),
+        }
+        let backing = Backing::import(fd).map_err(|e| {
+            CuError::new(
+                CUDA_ERROR_UNKNOWN,
+                match e {
+                    ImportError::NotAnFd => format!("{fd} is not an open file descriptor"),
+                    ImportError::Foreign(what) => {
+                        format!("fd {fd} ({what}) is not memory exported by cuMemExportToShareableHandle")
+                    }
+                    ImportError::Map(e) => format!("fd {fd} could not be mapped: {e}"),
+                },
+            )
+        })?;
+        let prop = parse_memfd_tag(&backing.tag()).unwrap_or(AllocationProp {
+            location_type: CU_MEM_LOCATION_TYPE_DEVICE,
+            location_id: 0,
+            handle_types: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+            compression: 0,
+            gpu_direct_rdma: 0,
+            usage: 0,
+        });
+        if let Some(d) = prop.device() {
+            if d >= devices {
+                return Err(invalid_device(format!(
+                    "the memory lives on device {d}, which this process's profile lacks"
+                )));
+            }
+        }
+        Ok(self.insert_allocation(PhysicalAllocation {
+            size: backing.len() as u64,
+            backing: Arc::new(backing),
+            prop,
+            user_refs: 1,
+            map_count: 0,
+            imported: true,
+        }))
+    }
+
+    // ---- cuMemRetainAllocationHandle ----
+
+    pub fn retain(&mut self, addr: u64) -> CuResult<u64> {
+        let Some(m) = self.mapping_at(addr) else {
+            return Err(invalid(format!("nothing is mapped at {addr:#x}")));
+        };
+        let handle = m.handle;
+        self.allocations
+            .get_mut(&(handle & 0xffff_ffff))
+            .expect("a mapped allocation lives")
+            .user_refs += 1;
+        Ok(handle)
+    }
+
+    // ---- copies ----
+
+    /// The pieces of `[addr, addr+len)`, checking that every byte is mapped and that
+    /// `device` has the access `need` to it.
+    pub fn segments(
+        &self,
+        addr: u64,
+        len: u64,
+        device: usize,
+        need: Need,
+    ) -> CuResult<Vec<Segment>> {
+        let end = addr
+            .checked_add(len)
+            .ok_or_else(|| invalid("address + size wraps"))?;
+        let mut out = Vec::new();
+        let mut at = addr;
+        while at < end {
+            let Some(m) = self.mapping_at(at) else {
+                return Err(invalid(format!(
+                    "{at:#x} is not mapped (the copy covers {addr:#x}+{len:#x})"
+                )));
+            };
+            if !m.access.allows(device, need) {
+                return Err(invalid(format!(
+                    "device {device} has no {} access to the mapping at {:#x} (cuMemSetAccess grants it)",
+                    if need == Need::Write { "read-write" } else { "read" },
+                    m.start
+                )));
+            }
+            let take = (m.start + m.size).min(end) - at;
+            out.push(Segment {
+                backing: m.backing.clone(),
+                offset: (at - m.start) as usize,
+                len: take as usize,
+            });
+            at += take;
+        }
+        Ok(out)
+    }
+}
+
+/// What an importer needs to know of an exported allocation, carried in the memfd's name.
+fn memfd_tag(p: &AllocationProp) -> String {
+    format!(
+        "loc={},{} types={} comp={} rdma={}",
+        p.location_type, p.location_id, p.handle_types, p.compression, p.gpu_direct_rdma
+    )
+}
+
+fn parse_memfd_tag(tag: &str) -> Option<AllocationProp> {
+    let mut prop = AllocationProp {
+        location_type: 0,
+        location_id: 0,
+        handle_types: 0,
+        compression: 0,
+        gpu_direct_rdma: 0,
+        usage: 0,
+    };
+    for field in tag.split_whitespace() {
+        let (k, v) = field.split_once('=')?;
+        match k {
+            "loc" => {
+                let (t, i) = v.split_once(',')?;
+                prop.location_type = t.parse().ok()?;
+                prop.location_id = i.parse().ok()?;
+            }
+            "types" => prop.handle_types = v.parse().ok()?,
+            "comp" => prop.compression = v.parse().ok()?,
+            "rdma" => prop.gpu_direct_rdma = v.parse().ok()?,
+            _ => {}
+        }
+    }
+    (prop.location_id >= 0 && prop.location_id < 64).then_some(prop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    const G: u64 = 2 << 20;
+
+    fn prop() -> AllocationProp {
+        AllocationProp {
+            location_type: CU_MEM_LOCATION_TYPE_DEVICE,
+            location_id: 0,
+            handle_types: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+            compression: 0,
+            gpu_direct_rdma: 0,
+            usage: 0,
+        }
+    }
+
+    fn code<T: std::fmt::Debug>(r: CuResult<T>) -> u32 {
+        r.map(|_| 0).unwrap_or_else(|e| e.code)
+    }
+
+    #[test]
+    fn partial_maps_are_not_supported_and_whole_ones_work() {
+        let mut v = Vmm::new(1);
+        let va = v.address_reserve(4 * G, 0, 0, 0, G).unwrap();
+        let h = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
+        assert_eq!(code(v.map(va, G, 0, h, 0, G, 1)), CUDA_ERROR_NOT_SUPPORTED);
+        assert_eq!(
+            code(v.map(va, 2 * G, G, h, 0, G, 1)),
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        assert_eq!(code(v.map(va, 2 * G, 0, h, 0, G, 1)), CUDA_SUCCESS);
+        assert_eq!(
+            code(v.map(va + G, 2 * G, 0, h, 0, G, 1)),
+            CUDA_ERROR_INVALID_VALUE
+        );
+    }
+
+    #[test]
+    fn access_starts_empty_and_is_checked_by_copies() {
+        let mut v = Vmm::new(2);
+        let va = v.address_reserve(4 * G, 0, 0, 0, G).unwrap();
+        let h = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
+        v.map(va, 2 * G, 0, h, 0, G, 2).unwrap();
+        assert_eq!(v.get_access(0, va).unwrap(), 0);
+        assert!(v.segments(va, 16, 0, Need::Read).is_err());
+        v.set_access(va, 2 * G, &[(1, 3)]).unwrap();
+        assert!(v.segments(va, 16, 0, Need::Read).is_err());
+        assert_eq!(v.segments(va + G - 8, 16, 1, Need::Write).unwrap().len(), 1);
+        v.set_access(va, 2 * G, &[(0, 1)]).unwrap();
+        assert!(v.segments(va, 16, 0, Need::Read).is_ok());
+        assert!(v.segments(va, 16, 0, Need::Write).is_err());
+    }
+
+    #[test]
+    fn release_while_mapped_keeps_the_memory_until_unmap() {
+        let mut v = Vmm::new(1);
+        let va = v.address_reserve(2 * G, 0, 0, 0, G).unwrap();
+        let h = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
+        v.map(va, 2 * G, 0, h, 0, G, 1).unwrap();
+        v.release(h).unwrap();
+        assert_eq!(v.used[0], 2 * G);
+        assert_eq!(code(v.release(h)), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(code(v.address_free(va, 2 * G)), CUDA_ERROR_INVALID_VALUE);
+        v.unmap(va, 2 * G, G).unwrap();
+        assert_eq!(v.used[0], 0);
+        v.address_free(va, 2 * G).unwrap();
+    }
+
+    #[test]
+    fn bogus_handles_are_errors_that_say_the_real_driver_crashes() {
+        let mut v = Vmm::new(1);
+        let e = v.release(0xdead_beef).unwrap_err();
+        assert_eq!(e.severity, Severity::WouldCrash);
+        assert_eq!(e.code, CUDA_ERROR_INVALID_VALUE);
+    }
+
+    #[test]
+    fn unmap_takes_whole_mappings_only() {
+        let mut v = Vmm::new(1);
+        let va = v.address_reserve(8 * G, 0, 0, 0, G).unwrap();
+        let a = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
+        let b = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
+        v.map(va, 2 * G, 0, a, 0, G, 1).unwrap();
+        v.map(va + 2 * G, 2 * G, 0, b, 0, G, 1).unwrap();
+        assert_eq!(code(v.unmap(va, G, G)), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(code(v.unmap(va + G, 2 * G, G)), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(code(v.unmap(va, 4 * G, G)), CUDA_SUCCESS);
+        assert!(v.mappings.is_empty());
+    }
+
+    #[test]
+    fn memfd_tags_round_trip() {
+        let p = prop();
+        assert_eq!(parse_memfd_tag(&memfd_tag(&p)), Some(p));
+        assert_eq!(parse_memfd_tag("loc=1,99999"), None);
+    }
+}
