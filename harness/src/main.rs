@@ -1,1 +1,494 @@
-fn main() {}
+//! `cumock`: runs case files against the mock or any libcuda.so.1, records goldens,
+//! diffs transcripts, and runs programs on the mock.
+
+mod case;
+mod diff;
+mod driver;
+mod exec;
+mod expr;
+mod message;
+mod profile;
+mod runner;
+mod transcript;
+
+use anyhow::{anyhow, bail, Context as _, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use message::{CaseResult, Status};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The golden set the built-in mock profile is compared with.
+const DEFAULT_GOLDEN: &str = "NVIDIA_H200-580.159.04";
+
+#[derive(Parser)]
+#[command(name = "cumock", version, about = "Conformance harness and mock for the CUDA driver's virtual memory management")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Table,
+    Json,
+    Junit,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run cases (files or folders; default: the suite in cases/) against the mock, or a driver.
+    Run {
+        cases: Vec<PathBuf>,
+        /// A libcuda.so.1 to run against instead of the mock (`libcuda.so.1` finds the system's).
+        #[arg(long)]
+        driver: Option<String>,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+        /// A golden set to compare with (default for the mock: cases/goldens/NVIDIA_H200-580.159.04).
+        #[arg(long)]
+        golden: Option<PathBuf>,
+        /// Compare with no golden.
+        #[arg(long)]
+        no_golden: bool,
+        /// Write each transcript to DIR/<case>.txt.
+        #[arg(long)]
+        transcripts: Option<PathBuf>,
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Seconds before a case counts as hung.
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+    },
+    /// Record golden transcripts for the driver this runs on, in OUT/<GPU>-<driver release>/.
+    Record {
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value = "libcuda.so.1")]
+        driver: String,
+        cases: Vec<PathBuf>,
+        #[arg(long)]
+        jobs: Option<usize>,
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+    },
+    /// Compare two transcript sets (folders of <case>.txt) step by step.
+    Diff {
+        a: PathBuf,
+        b: PathBuf,
+        /// Where the case files are, for their declared divergences.
+        #[arg(long)]
+        cases: Option<PathBuf>,
+    },
+    /// Run a program with the mock as its libcuda.so.1.
+    Exec {
+        /// Also LD_PRELOAD the mock (for programs that dlopen an absolute path).
+        #[arg(long)]
+        preload: bool,
+        /// Trace every driver call as JSON lines into FILE.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Report leaks at exit.
+        #[arg(long)]
+        leaks: bool,
+        /// Print misuse messages.
+        #[arg(long)]
+        misuse: bool,
+        /// Misuse and leaks make the program exit with status 86.
+        #[arg(long)]
+        strict: bool,
+        /// Inject faults: FUNC:N:ERROR, FUNC:every=K:ERROR or FUNC:rate=P:seed=S:ERROR.
+        #[arg(long)]
+        fault: Option<String>,
+        /// Number of devices of the built-in profile.
+        #[arg(long)]
+        devices: Option<u32>,
+        /// A profile file.
+        #[arg(long)]
+        profile: Option<PathBuf>,
+        #[arg(trailing_var_arg = true, required = true)]
+        program: Vec<String>,
+    },
+    /// Device profiles.
+    Profile {
+        #[command(subcommand)]
+        command: ProfileCommand,
+    },
+    /// Print the path of the mock library (a folder holding libcuda.so.1 and libcuda.so).
+    LibPath,
+    #[command(name = "__case", hide = true)]
+    Case {
+        #[arg(long)]
+        driver: String,
+        case: PathBuf,
+    },
+    #[command(name = "__child", hide = true)]
+    Child {
+        #[arg(long)]
+        driver: String,
+        #[arg(long)]
+        line: usize,
+        case: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum ProfileCommand {
+    /// Capture the devices of a real driver as a profile.
+    Capture {
+        #[arg(long, default_value = "libcuda.so.1")]
+        driver: String,
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Also write every CUresult's string, as cuGetErrorString gives it.
+        #[arg(long)]
+        errors: Option<PathBuf>,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    match real_main(cli) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("cumock: {e:#}");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn real_main(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Run { cases, driver, format, golden, no_golden, transcripts, jobs, timeout } => {
+            let is_mock = driver.is_none();
+            let driver_path = match driver {
+                Some(d) => PathBuf::from(d),
+                None => mock_library()?,
+            };
+            let suite = load_cases(&cases)?;
+            let golden = if no_golden {
+                None
+            } else {
+                golden.or_else(|| {
+                    let d = cases_root(&cases).join("goldens").join(DEFAULT_GOLDEN);
+                    (is_mock && d.is_dir()).then_some(d)
+                })
+            };
+            let target = runner::Target { driver: driver_path.clone(), is_mock, timeout: Duration::from_secs(timeout) };
+            let start = Instant::now();
+            let results = run_suite(&suite, &target, golden.as_deref(), jobs)?;
+            let elapsed = start.elapsed();
+            if let Some(dir) = transcripts {
+                write_transcripts(&dir, &results)?;
+            }
+            let out = match format {
+                Format::Table => message::table(&results, &driver_path.display().to_string(), golden.as_ref().map(|g| g.display().to_string()).as_deref(), elapsed),
+                Format::Json => message::json(&results),
+                Format::Junit => message::junit(&results),
+            };
+            println!("{out}");
+            Ok(if results.iter().any(|r| r.status == Status::Fail) { 1 } else { 0 })
+        }
+        Command::Record { out, driver, cases, jobs, timeout } => {
+            let suite = load_cases(&cases)?;
+            let api = driver::Api::load(&driver)?;
+            let key = golden_key(&api)?;
+            drop(api);
+            let target = runner::Target { driver: PathBuf::from(&driver), is_mock: false, timeout: Duration::from_secs(timeout) };
+            let results = run_suite(&suite, &target, None, jobs)?;
+            let dir = out.join(&key);
+            write_transcripts(&dir, &results)?;
+            let failures: usize = results.iter().filter(|r| r.status == Status::Fail).count();
+            eprintln!("cumock: recorded {} transcripts in {}; {failures} case(s) did not do what they expect", results.len(), dir.display());
+            println!("{}", message::table(&results, &driver, None, Duration::ZERO));
+            Ok(0)
+        }
+        Command::Diff { a, b, cases } => {
+            let sa = diff::load_set(&a)?;
+            let sb = diff::load_set(&b)?;
+            let root = cases.unwrap_or_else(|| cases_root(&[]));
+            let mut declared = BTreeMap::new();
+            if root.is_dir() {
+                for c in load_cases(&[root])? {
+                    if !c.diverges.is_empty() {
+                        declared.insert(c.name.clone(), c.diverges.clone());
+                    }
+                }
+            }
+            let r = diff::compare_sets(&sa, &sb, &declared);
+            print!("{}", message::diff_report(&r, &a.display().to_string(), &b.display().to_string()));
+            Ok(if r.undeclared() > 0 { 1 } else { 0 })
+        }
+        Command::Exec { preload, trace, leaks, misuse, strict, fault, devices, profile, program } => {
+            let lib = mock_library()?;
+            let dir = lib.parent().expect("a file in a folder").to_owned();
+            let mut cmd = std::process::Command::new(&program[0]);
+            cmd.args(&program[1..]);
+            let ld = std::env::var("LD_LIBRARY_PATH").map(|p| format!("{}:{p}", dir.display())).unwrap_or_else(|_| dir.display().to_string());
+            cmd.env("LD_LIBRARY_PATH", ld);
+            if preload {
+                cmd.env("LD_PRELOAD", &lib);
+            }
+            if let Some(t) = trace {
+                cmd.env("CUMOCK_TRACE", t);
+            }
+            for (flag, var) in [(leaks, "CUMOCK_LEAKS"), (misuse, "CUMOCK_MISUSE"), (strict, "CUMOCK_STRICT")] {
+                if flag {
+                    cmd.env(var, "1");
+                }
+            }
+            if let Some(f) = fault {
+                cmd.env("CUMOCK_FAULT", f);
+            }
+            if let Some(n) = devices {
+                cmd.env("CUMOCK_DEVICES", n.to_string());
+            }
+            if let Some(p) = profile {
+                cmd.env("CUMOCK_PROFILE", p);
+            }
+            let err = std::os::unix::process::CommandExt::exec(&mut cmd);
+            bail!("cannot run {}: {err}", program[0])
+        }
+        Command::Profile { command: ProfileCommand::Capture { driver, out, errors } } => {
+            let api = driver::Api::load(&driver)?;
+            let p = profile::capture(&api)?;
+            let text = serde_json::to_string_pretty(&p)? + "\n";
+            match out {
+                Some(f) => std::fs::write(&f, text).with_context(|| format!("writing {}", f.display()))?,
+                None => print!("{text}"),
+            }
+            if let Some(f) = errors {
+                std::fs::write(&f, serde_json::to_string_pretty(&profile::error_strings(&api)?)? + "\n")?;
+            }
+            Ok(0)
+        }
+        Command::LibPath => {
+            println!("{}", mock_library()?.parent().expect("a folder").display());
+            Ok(0)
+        }
+        Command::Case { driver, case } => {
+            let c = case::parse_file(&case)?;
+            let end = run_in_process(&driver, &c, |exec, c| {
+                if c.devices > 1 && !enough_devices(&driver, c.devices)? {
+                    return Ok(Some(transcript::Outcome::Skipped { reason: format!("needs {} devices", c.devices) }));
+                }
+                exec.run(&c.steps).map(|_| None)
+            });
+            print_end(end);
+            Ok(0)
+        }
+        Command::Child { driver, line, case } => {
+            let c = case::parse_file(&case)?;
+            let steps = c.steps.iter().find(|s| s.line == line).and_then(|s| s.child.clone()).ok_or_else(|| anyhow!("no child block at line {line}"))?;
+            let vars: std::collections::HashMap<String, u64> = serde_json::from_str(&std::env::var("CUMOCK_CHILD_VARS").unwrap_or_else(|_| "{}".into()))?;
+            let end = run_in_process(&driver, &c, move |exec, _| {
+                exec.adopt(vars);
+                exec.run(&steps).map(|_| None)
+            });
+            print_end(end);
+            Ok(0)
+        }
+    }
+}
+
+fn enough_devices(driver: &str, need: u32) -> Result<bool> {
+    let api = driver::Api::load(driver)?;
+    let (init, count) = (api.cuInit.ok_or_else(|| anyhow!("no cuInit"))?, api.cuDeviceGetCount.ok_or_else(|| anyhow!("no cuDeviceGetCount"))?);
+    let mut n = 0;
+    // Safety: plain calls with an out-pointer to a local.
+    let ok = unsafe { init(0) == 0 && count(&mut n) == 0 };
+    Ok(ok && n >= need as i32)
+}
+
+fn run_in_process(
+    driver: &str,
+    c: &case::Case,
+    body: impl FnOnce(&mut exec::Exec<'_>, &case::Case) -> Result<Option<transcript::Outcome>>,
+) -> Result<Option<transcript::Outcome>> {
+    let api = driver::Api::load(driver)?;
+    let mut sink = exec::stdout_sink();
+    let mut e = exec::Exec::new(&api, c, &mut sink);
+    let r = body(&mut e, c);
+    // A driver's own destructors run at exit; leaking the library keeps them from running
+    // before our last line is out.
+    std::mem::forget(api);
+    r
+}
+
+fn print_end(end: Result<Option<transcript::Outcome>>) {
+    let outcome = match end {
+        Ok(None) => transcript::Outcome::Completed,
+        Ok(Some(o)) => o,
+        Err(e) => transcript::Outcome::HarnessError { message: format!("{e:#}") },
+    };
+    println!("{}", serde_json::to_string(&runner::Line::End(outcome)).expect("serialises"));
+}
+
+fn run_suite(suite: &[case::Case], target: &runner::Target, golden: Option<&Path>, jobs: Option<usize>) -> Result<Vec<CaseResult>> {
+    let exe = std::env::current_exe()?;
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) * 2);
+    let goldens = match golden {
+        Some(g) => diff::load_set(g)?,
+        None => BTreeMap::new(),
+    };
+    let start = Instant::now();
+    let transcripts = runner::run_all(&exe, target, suite, jobs, true);
+    let per_case = start.elapsed() / suite.len().max(1) as u32;
+    Ok(suite
+        .iter()
+        .zip(transcripts)
+        .map(|(c, t)| {
+            let mut problems = Vec::new();
+            let mut declared = Vec::new();
+            let skipped = matches!(t.outcome, transcript::Outcome::Skipped { .. });
+            if let transcript::Outcome::HarnessError { message } = &t.outcome {
+                problems.push(format!("harness error: {message}"));
+            }
+            let expectation = runner::expectation_failures(c, &t);
+            if !skipped {
+                if target.is_mock || c.diverges.is_empty() {
+                    problems.extend(expectation);
+                } else {
+                    declared.extend(expectation);
+                }
+                if target.is_mock && matches!(t.outcome, transcript::Outcome::Crash { .. } | transcript::Outcome::Timeout { .. }) {
+                    problems.push(format!("the mock must never {}", t.outcome.show()));
+                }
+            }
+            if let (Some(g), false) = (goldens.get(&c.name), skipped) {
+                let d = diff::compare(g, &t);
+                if c.diverges.is_empty() {
+                    problems.extend(d.into_iter().map(|l| format!("golden: {l}")));
+                } else {
+                    declared.extend(d.into_iter().map(|l| format!("golden (declared): {l}")));
+                }
+            }
+            let status = if !problems.is_empty() {
+                Status::Fail
+            } else if skipped {
+                Status::Skipped
+            } else if !declared.is_empty() {
+                Status::Declared
+            } else {
+                Status::Pass
+            };
+            CaseResult { case: c.name.clone(), status, problems, declared, transcript: t, elapsed: per_case }
+        })
+        .collect())
+}
+
+fn write_transcripts(dir: &Path, results: &[CaseResult]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for r in results {
+        if matches!(r.transcript.outcome, transcript::Outcome::Skipped { .. }) {
+            continue;
+        }
+        std::fs::write(dir.join(format!("{}.txt", r.case)), r.transcript.render())?;
+    }
+    Ok(())
+}
+
+/// `NVIDIA_H200-580.159.04`: the GPU's name and the driver's release.
+fn golden_key(api: &driver::Api) -> Result<String> {
+    let init = api.cuInit.ok_or_else(|| anyhow!("no cuInit"))?;
+    let name_fn = api.cuDeviceGetName.ok_or_else(|| anyhow!("no cuDeviceGetName"))?;
+    let mut buf = [0 as std::ffi::c_char; 256];
+    // Safety: plain calls with a buffer of the size given.
+    let name = unsafe {
+        if init(0) != 0 || name_fn(buf.as_mut_ptr(), 256, 0) != 0 {
+            bail!("the driver has no usable device");
+        }
+        std::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
+    };
+    let mut version = 0;
+    if let Some(f) = api.cuDriverGetVersion {
+        // Safety: out-pointer to a local.
+        unsafe { f(&mut version) };
+    }
+    let release = profile::driver_release().unwrap_or_else(|| format!("cuda{version}"));
+    Ok(format!("{}-{release}", name.replace(' ', "_")))
+}
+
+/// Case files from the arguments (files, or folders of `*.case`), or the whole suite.
+fn load_cases(args: &[PathBuf]) -> Result<Vec<case::Case>> {
+    let roots: Vec<PathBuf> = if args.is_empty() { vec![cases_root(args)] } else { args.to_vec() };
+    let mut files = Vec::new();
+    for r in roots {
+        if r.is_dir() {
+            let mut v: Vec<_> = std::fs::read_dir(&r)
+                .with_context(|| format!("reading {}", r.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "case"))
+                .collect();
+            v.sort();
+            files.extend(v);
+        } else if r.exists() {
+            files.push(r);
+        } else {
+            bail!("{}: no such case file or folder", r.display());
+        }
+    }
+    if files.is_empty() {
+        bail!("no case files found");
+    }
+    let mut errors = Vec::new();
+    let mut cases = Vec::new();
+    for f in files {
+        match case::parse_file(&f) {
+            Ok(c) => cases.push(c),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    if !errors.is_empty() {
+        bail!("{} case file(s) do not parse:\n{}", errors.len(), errors.join("\n"));
+    }
+    Ok(cases)
+}
+
+/// The suite's folder: `cases/` here, or beside the binary's repository.
+fn cases_root(args: &[PathBuf]) -> PathBuf {
+    if let Some(first) = args.first() {
+        let dir = if first.is_dir() { first.clone() } else { first.parent().map(Path::to_owned).unwrap_or_default() };
+        return dir;
+    }
+    let here = PathBuf::from("cases");
+    if here.is_dir() {
+        return here;
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|e| e.ancestors().find(|a| a.join("cases").is_dir()).map(|a| a.join("cases")))
+        .unwrap_or(here)
+}
+
+/// The mock library, laid out as a folder holding `libcuda.so.1` and `libcuda.so`, so
+/// that both `-lcuda` programs and `dlopen("libcuda.so.1")` find it. `CUMOCK_LIB` names
+/// the built library; by default it is the `libcuda.so` cargo built beside this binary.
+fn mock_library() -> Result<PathBuf> {
+    let built = match std::env::var_os("CUMOCK_LIB") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            let exe = std::env::current_exe()?;
+            let dir = exe.parent().ok_or_else(|| anyhow!("no folder for {}", exe.display()))?;
+            [dir.join("libcuda.so"), dir.join("../libcuda.so"), dir.join("deps/libcuda.so")]
+                .into_iter()
+                .find(|p| p.is_file())
+                .ok_or_else(|| anyhow!("the mock library libcuda.so is not built beside {}: run `cargo build --release` (or set CUMOCK_LIB)", dir.display()))?
+        }
+    };
+    let built = built.canonicalize().with_context(|| format!("the mock library {}", built.display()))?;
+    let dir = built.parent().expect("a file").join("cumock-lib");
+    std::fs::create_dir_all(&dir)?;
+    for name in ["libcuda.so.1", "libcuda.so"] {
+        let link = dir.join(name);
+        if std::fs::read_link(&link).ok().as_deref() != Some(built.as_path()) {
+            // Made under a temporary name and renamed, so parallel runs never see a
+            // half-made link.
+            let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+            let _ = std::fs::remove_file(&tmp);
+            std::os::unix::fs::symlink(&built, &tmp)?;
+            std::fs::rename(&tmp, &link)?;
+        }
+    }
+    Ok(dir.join("libcuda.so.1"))
+}
