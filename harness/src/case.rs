@@ -100,7 +100,7 @@ pub const OPS: &[(&str, &[&str], &[&str])] = &[
     ("synchronize", &[], &[]),
     ("enable-peer", &["ctx"], &["flags"]),
     ("disable-peer", &["ctx"], &[]),
-    ("granularity", &["option"], &["device", "location", "handle-types", "prop"]),
+    ("granularity", &["option"], &["device", "location", "handle-types", "prop", "type", "compression"]),
     ("reserve", &["size"], &["align", "hint", "flags", "out"]),
     ("address-free", &["addr", "size"], &[]),
     ("create", &["size"], &["device", "type", "location", "handle-types", "flags", "compression", "prop", "out"]),

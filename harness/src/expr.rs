@@ -118,6 +118,8 @@ impl Parser<'_> {
         self.pos += 1;
         match t {
             Tok::Num(n) => Ok(n),
+            // `-1` is the two's complement, as C would pass it.
+            Tok::Op('-') => Ok(self.atom()?.wrapping_neg()),
             Tok::Name(n) => self.vars.get(&n).copied().ok_or_else(|| format!("`{n}` is not defined before this step")),
             Tok::Op('(') => {
                 let v = self.sum()?;
@@ -163,6 +165,7 @@ mod tests {
         assert!(eval("nope+1", &vars).unwrap_err().contains("`nope` is not defined"));
         assert!(eval("0xffffffffffffffff+1", &vars).unwrap_err().contains("overflows"));
         assert!(eval("g/0", &vars).is_err());
+        assert_eq!(eval("-1", &vars).unwrap(), u64::MAX);
         assert!(eval("g+", &vars).is_err());
         assert!(eval("g $", &vars).is_err());
     }

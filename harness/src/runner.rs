@@ -148,7 +148,7 @@ pub fn expectation_failures(case: &Case, t: &Transcript) -> Vec<String> {
                     }
                     for (k, v) in &e.outputs {
                         match r.outputs.iter().find(|(rk, _)| rk == k) {
-                            Some((_, rv)) if rv == v => {}
+                            Some((_, rv)) if rv == v || rv.trim_matches('"') == v => {}
                             Some((_, rv)) => out.push(format!("line {}: `{}` expected {k}={v}, got {k}={rv}", s.line, s.source)),
                             None => out.push(format!("line {}: `{}` expected {k}={v}, got no {k}", s.line, s.source)),
                         }

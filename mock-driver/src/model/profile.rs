@@ -139,9 +139,15 @@ impl Profile {
 }
 
 impl DeviceProfile {
+    /// The value of an attribute by its code; cuda.h gives some codes two names (a
+    /// deprecated alias), and a profile may use either. `None`: not a CUdevice_attribute.
     pub fn attribute(&self, code: i32) -> Option<i32> {
-        let name = cumock_abi::device_attribute_name(code)?;
-        Some(self.attributes.get(name).copied().unwrap_or(0))
+        cumock_abi::device_attribute_name(code)?;
+        let by_code = cumock_abi::CU_DEVICE_ATTRIBUTES
+            .iter()
+            .filter(|(_, v)| *v == i64::from(code))
+            .find_map(|(n, _)| self.attributes.get(*n).copied());
+        Some(by_code.unwrap_or(0))
     }
 }
 

@@ -445,8 +445,10 @@ impl Vmm {
     }
 
     pub fn unmap(&mut self, ptr: u64, size: u64, granularity: u64) -> CuResult<()> {
-        if size == 0 {
-            return Err(invalid("size is 0"));
+        if size == 0 || size % granularity != 0 {
+            return Err(invalid(format!(
+                "size {size:#x} is not a non-zero multiple of the granularity {granularity:#x}"
+            )));
         }
         if ptr % granularity != 0 {
             return Err(invalid(format!(
