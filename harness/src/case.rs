@@ -311,7 +311,7 @@ fn parse_step(line: usize, source: &str, tokens: &[(usize, String)]) -> Result<S
             let Some((rcol, result)) = tokens.get(i + 1) else {
                 return Err((*col, "expected a result name after `->`".into()));
             };
-            if cumock_abi::result_code(result).is_none() && result != "crash" {
+            if cumock_abi::result_code(result).is_none() && result != "ok" {
                 return Err((*rcol, format!("expected a CUresult name after `->`, found `{result}`")));
             }
             let mut outputs = Vec::new();
@@ -348,7 +348,15 @@ fn parse_step(line: usize, source: &str, tokens: &[(usize, String)]) -> Result<S
         let extra = args.iter().filter(|a| a.key.is_none()).nth(positional.len()).expect("counted");
         return Err((extra.col, format!("`{op}` takes {} positional argument(s); `{}` is one too many", positional.len(), extra.value)));
     }
-    Ok(Step { line, source: source.trim().to_owned(), bind, op: op.clone(), args, expect, child: None })
+    // The step as shown in transcripts: its tokens before `->`, single-spaced, so that
+    // realigning expectations in a case file does not change its transcript.
+    let shown: Vec<String> = tokens
+        .iter()
+        .take_while(|(_, t)| t != "->")
+        .map(|(_, t)| if t.contains(char::is_whitespace) { format!("{t:?}") } else { t.clone() })
+        .collect();
+    let _ = source;
+    Ok(Step { line, source: shown.join(" "), bind, op: op.clone(), args, expect, child: None })
 }
 
 impl Step {
