@@ -13,6 +13,9 @@ pub const BUILTIN_H200: &str = include_str!("../../profiles/h200-580.159.04.json
 pub struct Profile {
     pub format: String,
     pub driver_version: i32,
+    /// The kernel driver's release (`580.159.04`), where the profile was captured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_release: Option<String>,
     pub devices: Vec<DeviceProfile>,
     /// `peer_access[a][b]`: device a may access device b's memory. Absent: all may.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,7 +58,7 @@ impl Profile {
             .map(|i| {
                 let mut d = first.clone();
                 d.uuid = format!("{}{:02x}", &first.uuid[..first.uuid.len() - 2], i);
-                d.pci_bus_id = format!("00000000:{:02X}:00.0", 0x18 + i * 0x10);
+                d.pci_bus_id = format!("0000:00:{:02x}.0", 6 + i);
                 d
             })
             .collect();

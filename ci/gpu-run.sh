@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A whole GPU run in one command, on a runner with an NVIDIA driver and no Rust toolchain:
+# the device profile and error strings, golden transcripts of the whole suite, the mock
+# diffed against them, and the benchmark on both (same binary, library switched).
+#
+#   cargo build --release            # on a machine with Rust; carry target/release/{cumock,libcuda.so}
+#   ci/gpu-run.sh OUTDIR             # on the GPU runner
+#
+# Never runs multicast APIs (no case uses them): they can take a host's GPUs out of service.
+set -uo pipefail
+out=${1:?usage: ci/gpu-run.sh OUTDIR}
+bin=${CUMOCK_BIN:-target/release}
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+status=0
+step() { echo "== $*" >&2; "$@" || { echo "== failed ($?): $*" >&2; status=1; }; }
+
+nvidia-smi -L > "$out/gpus.txt" 2>&1
+cat /proc/driver/nvidia/version >> "$out/gpus.txt" 2>/dev/null
+step "$bin/cumock" profile capture --out "$out/profile.json" --errors "$out/error-strings.json"
+step "$bin/cumock" record --out "$out/goldens" --timeout 120 > "$out/record.txt"
+key=$(ls "$out/goldens" | head -n 1)
+# The mock against the goldens just recorded (declared divergences allowed), and the
+# step-by-step diff a person reads.
+step "$bin/cumock" run --golden "$out/goldens/$key" --transcripts "$out/mock" > "$out/mock-vs-golden.txt"
+step "$bin/cumock" diff "$out/goldens/$key" "$out/mock" > "$out/diff.txt"
+step "$bin/cumock" bench --driver libcuda.so.1 > "$out/bench-real.json"
+step "$bin/cumock" bench > "$out/bench-mock.json"
+exit $status
