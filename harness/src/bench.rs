@@ -22,11 +22,18 @@ macro_rules! call {
 const G: usize = 2 << 20;
 
 fn prop() -> CUmemAllocationProp {
-    CUmemAllocationProp { type_: 1, location: CUmemLocation { type_: 1, id: 0 }, ..Default::default() }
+    CUmemAllocationProp {
+        type_: 1,
+        location: CUmemLocation { type_: 1, id: 0 },
+        ..Default::default()
+    }
 }
 
 fn rw() -> CUmemAccessDesc {
-    CUmemAccessDesc { location: CUmemLocation { type_: 1, id: 0 }, flags: 3 }
+    CUmemAccessDesc {
+        location: CUmemLocation { type_: 1, id: 0 },
+        flags: 3,
+    }
 }
 
 fn median(v: &mut [Duration]) -> f64 {
@@ -66,14 +73,27 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
         let t4 = Instant::now();
         call!(api, cuMemRelease(h));
         let t5 = Instant::now();
-        for (i, (a, b)) in [(t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5)].into_iter().enumerate() {
+        for (i, (a, b)) in [(t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5)]
+            .into_iter()
+            .enumerate()
+        {
             per[i].push(b - a);
         }
         cycle.push(t5 - t0);
     }
     call!(api, cuMemAddressFree(va, G));
-    let names = ["cuMemCreate", "cuMemMap", "cuMemSetAccess", "cuMemUnmap", "cuMemRelease"];
-    let per_call: serde_json::Map<_, _> = names.iter().zip(per.iter_mut()).map(|(n, v)| ((*n).to_owned(), json!(median(v)))).collect();
+    let names = [
+        "cuMemCreate",
+        "cuMemMap",
+        "cuMemSetAccess",
+        "cuMemUnmap",
+        "cuMemRelease",
+    ];
+    let per_call: serde_json::Map<_, _> = names
+        .iter()
+        .zip(per.iter_mut())
+        .map(|(n, v)| ((*n).to_owned(), json!(median(v))))
+        .collect();
     let cycle_us = median(&mut cycle);
 
     // 2. Copies of a large buffer, against a plain host memcpy of the same size.

@@ -65,7 +65,11 @@ pub struct ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.col, self.message)
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.col, self.message
+        )
     }
 }
 
@@ -100,10 +104,34 @@ pub const OPS: &[(&str, &[&str], &[&str])] = &[
     ("synchronize", &[], &[]),
     ("enable-peer", &["ctx"], &["flags"]),
     ("disable-peer", &["ctx"], &[]),
-    ("granularity", &["option"], &["device", "location", "handle-types", "prop", "type", "compression"]),
+    (
+        "granularity",
+        &["option"],
+        &[
+            "device",
+            "location",
+            "handle-types",
+            "prop",
+            "type",
+            "compression",
+        ],
+    ),
     ("reserve", &["size"], &["align", "hint", "flags", "out"]),
     ("address-free", &["addr", "size"], &[]),
-    ("create", &["size"], &["device", "type", "location", "handle-types", "flags", "compression", "prop", "out"]),
+    (
+        "create",
+        &["size"],
+        &[
+            "device",
+            "type",
+            "location",
+            "handle-types",
+            "flags",
+            "compression",
+            "prop",
+            "out",
+        ],
+    ),
     ("release", &["handle"], &[]),
     ("map", &["addr"], &["size", "offset", "handle", "flags"]),
     ("unmap", &["addr", "size"], &[]),
@@ -116,8 +144,16 @@ pub const OPS: &[(&str, &[&str], &[&str])] = &[
     ("mem-info", &[], &[]),
     ("alloc", &["size"], &[]),
     ("mem-free", &["addr"], &[]),
-    ("write", &["addr"], &["len", "seed", "value", "stream", "width"]),
-    ("read", &["addr"], &["len", "seed", "value", "stream", "width"]),
+    (
+        "write",
+        &["addr"],
+        &["len", "seed", "value", "stream", "width"],
+    ),
+    (
+        "read",
+        &["addr"],
+        &["len", "seed", "value", "stream", "width"],
+    ),
     ("copy", &["dst", "src", "len"], &["stream", "unified"]),
     ("memset", &["addr", "count", "value"], &["width", "stream"]),
     ("range", &["addr"], &[]),
@@ -154,7 +190,12 @@ pub fn parse_file(path: &Path) -> Result<Case, ParseError> {
 
 pub fn parse(path: &Path, text: &str) -> Result<Case, ParseError> {
     let file = path.display().to_string();
-    let err = |line: usize, col: usize, message: String| ParseError { file: file.clone(), line, col, message };
+    let err = |line: usize, col: usize, message: String| ParseError {
+        file: file.clone(),
+        line,
+        col,
+        message,
+    };
     let mut description = Vec::new();
     let mut seen_step = false;
     let mut stack: Vec<(usize, Vec<Step>)> = vec![(0, Vec::new())];
@@ -194,25 +235,39 @@ pub fn parse(path: &Path, text: &str) -> Result<Case, ParseError> {
             });
             continue;
         }
-        let step = parse_step(lineno, code.trim_end(), &tokens).map_err(|(col, m)| err(lineno, col, m))?;
+        let step =
+            parse_step(lineno, code.trim_end(), &tokens).map_err(|(col, m)| err(lineno, col, m))?;
         match step.op.as_str() {
             "diverges" => diverges.push(step.args[0].value.clone()),
             "requires" => {
                 let v = &step.args[0];
-                devices = v.value.parse().map_err(|_| err(lineno, v.col, format!("expected a device count, found `{}`", v.value)))?;
+                devices = v.value.parse().map_err(|_| {
+                    err(
+                        lineno,
+                        v.col,
+                        format!("expected a device count, found `{}`", v.value),
+                    )
+                })?;
             }
             _ => stack.last_mut().expect("root").1.push(step),
         }
     }
     if stack.len() > 1 {
-        return Err(err(stack[1].0, 1, "`child {` is never closed with `}`".into()));
+        return Err(err(
+            stack[1].0,
+            1,
+            "`child {` is never closed with `}`".into(),
+        ));
     }
     let steps = stack.pop().expect("root").1;
     if steps.is_empty() {
         return Err(err(1, 1, "a case needs at least one step".into()));
     }
     Ok(Case {
-        name: path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+        name: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         path: path.to_owned(),
         description: description.join(" "),
         steps,
@@ -272,7 +327,10 @@ fn tokenize(code: &str) -> Result<Vec<(usize, String)>, (usize, String)> {
         }
     }
     if in_quote {
-        return Err((quote_col, "unterminated string: expected a closing `\"`".into()));
+        return Err((
+            quote_col,
+            "unterminated string: expected a closing `\"`".into(),
+        ));
     }
     if !cur.is_empty() {
         out.push((start, cur));
@@ -286,21 +344,37 @@ fn is_ident(s: &str) -> bool {
         && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
 }
 
-fn parse_step(line: usize, source: &str, tokens: &[(usize, String)]) -> Result<Step, (usize, String)> {
+fn parse_step(
+    line: usize,
+    source: &str,
+    tokens: &[(usize, String)],
+) -> Result<Step, (usize, String)> {
     let mut i = 0;
     let mut bind = None;
     if tokens.len() >= 2 && tokens[1].1 == "=" {
         if !is_ident(&tokens[0].1) {
-            return Err((tokens[0].0, format!("expected a name before `=`, found `{}`", tokens[0].1)));
+            return Err((
+                tokens[0].0,
+                format!("expected a name before `=`, found `{}`", tokens[0].1),
+            ));
         }
         bind = Some(tokens[0].1.clone());
         i = 2;
     }
     let Some((op_col, op)) = tokens.get(i) else {
-        return Err((tokens.last().map(|t| t.0).unwrap_or(1), "expected an operation after `=`".into()));
+        return Err((
+            tokens.last().map(|t| t.0).unwrap_or(1),
+            "expected an operation after `=`".into(),
+        ));
     };
     let Some(&(_, positional, keys)) = OPS.iter().find(|(name, _, _)| name == op) else {
-        return Err((*op_col, format!("unknown operation `{op}`; expected one of: {}", OPS.iter().map(|o| o.0).collect::<Vec<_>>().join(", "))));
+        return Err((
+            *op_col,
+            format!(
+                "unknown operation `{op}`; expected one of: {}",
+                OPS.iter().map(|o| o.0).collect::<Vec<_>>().join(", ")
+            ),
+        ));
     };
     i += 1;
     let mut args = Vec::new();
@@ -312,29 +386,56 @@ fn parse_step(line: usize, source: &str, tokens: &[(usize, String)]) -> Result<S
                 return Err((*col, "expected a result name after `->`".into()));
             };
             if cumock_abi::result_code(result).is_none() && result != "ok" {
-                return Err((*rcol, format!("expected a CUresult name after `->`, found `{result}`")));
+                return Err((
+                    *rcol,
+                    format!("expected a CUresult name after `->`, found `{result}`"),
+                ));
             }
             let mut outputs = Vec::new();
             for (ocol, o) in &tokens[i + 2..] {
                 let Some((k, v)) = o.split_once('=') else {
-                    return Err((*ocol, format!("expected KEY=VALUE after the result, found `{o}`")));
+                    return Err((
+                        *ocol,
+                        format!("expected KEY=VALUE after the result, found `{o}`"),
+                    ));
                 };
                 outputs.push((k.to_owned(), v.to_owned()));
             }
-            expect = Some(Expect { result: result.clone(), outputs });
+            expect = Some(Expect {
+                result: result.clone(),
+                outputs,
+            });
             break;
         }
         match tok.split_once('=') {
             Some((k, v)) if is_ident(&k.replace('-', "_")) && !k.is_empty() => {
                 if !keys.contains(&k) {
-                    return Err((*col, format!("`{op}` takes no key `{k}`; its keys are: {}", if keys.is_empty() { "none".to_string() } else { keys.join(", ") })));
+                    return Err((
+                        *col,
+                        format!(
+                            "`{op}` takes no key `{k}`; its keys are: {}",
+                            if keys.is_empty() {
+                                "none".to_string()
+                            } else {
+                                keys.join(", ")
+                            }
+                        ),
+                    ));
                 }
                 if v.is_empty() {
                     return Err((*col + k.len() + 1, format!("expected a value after `{k}=`")));
                 }
-                args.push(Arg { key: Some(k.to_owned()), value: v.to_owned(), col: *col });
+                args.push(Arg {
+                    key: Some(k.to_owned()),
+                    value: v.to_owned(),
+                    col: *col,
+                });
             }
-            _ => args.push(Arg { key: None, value: tok.clone(), col: *col }),
+            _ => args.push(Arg {
+                key: None,
+                value: tok.clone(),
+                col: *col,
+            }),
         }
         i += 1;
     }
@@ -342,21 +443,52 @@ fn parse_step(line: usize, source: &str, tokens: &[(usize, String)]) -> Result<S
     let required = positional.iter().filter(|p| !p.ends_with('?')).count();
     if given < required {
         let missing = positional[given].trim_end_matches('?');
-        return Err((tokens.last().map(|t| t.0 + t.1.len()).unwrap_or(1), format!("`{op}` expects {required} argument(s) ({}); missing `{missing}`", positional.join(", "))));
+        return Err((
+            tokens.last().map(|t| t.0 + t.1.len()).unwrap_or(1),
+            format!(
+                "`{op}` expects {required} argument(s) ({}); missing `{missing}`",
+                positional.join(", ")
+            ),
+        ));
     }
     if given > positional.len() {
-        let extra = args.iter().filter(|a| a.key.is_none()).nth(positional.len()).expect("counted");
-        return Err((extra.col, format!("`{op}` takes {} positional argument(s); `{}` is one too many", positional.len(), extra.value)));
+        let extra = args
+            .iter()
+            .filter(|a| a.key.is_none())
+            .nth(positional.len())
+            .expect("counted");
+        return Err((
+            extra.col,
+            format!(
+                "`{op}` takes {} positional argument(s); `{}` is one too many",
+                positional.len(),
+                extra.value
+            ),
+        ));
     }
     // The step as shown in transcripts: its tokens before `->`, single-spaced, so that
     // realigning expectations in a case file does not change its transcript.
     let shown: Vec<String> = tokens
         .iter()
         .take_while(|(_, t)| t != "->")
-        .map(|(_, t)| if t.contains(char::is_whitespace) { format!("{t:?}") } else { t.clone() })
+        .map(|(_, t)| {
+            if t.contains(char::is_whitespace) {
+                format!("{t:?}")
+            } else {
+                t.clone()
+            }
+        })
         .collect();
     let _ = source;
-    Ok(Step { line, source: shown.join(" "), bind, op: op.clone(), args, expect, child: None })
+    Ok(Step {
+        line,
+        source: shown.join(" "),
+        bind,
+        op: op.clone(),
+        args,
+        expect,
+        child: None,
+    })
 }
 
 impl Step {
@@ -367,7 +499,9 @@ impl Step {
         self.args.iter().find(|a| a.key.as_deref() == Some(k))
     }
     pub fn keys<'a>(&'a self, k: &'a str) -> impl Iterator<Item = &'a Arg> + 'a {
-        self.args.iter().filter(move |a| a.key.as_deref() == Some(k))
+        self.args
+            .iter()
+            .filter(move |a| a.key.as_deref() == Some(k))
     }
 }
 
@@ -386,12 +520,18 @@ mod tests {
         assert_eq!(c.steps.len(), 3);
         assert_eq!(c.steps[1].bind.as_deref(), Some("va"));
         assert_eq!(c.steps[1].key("align").unwrap().value, "2MiB");
-        assert_eq!(c.steps[2].expect.as_ref().unwrap().result, "CUDA_ERROR_NOT_SUPPORTED");
+        assert_eq!(
+            c.steps[2].expect.as_ref().unwrap().result,
+            "CUDA_ERROR_NOT_SUPPORTED"
+        );
     }
 
     #[test]
     fn child_blocks_and_directives() {
-        let c = p("requires devices=2\ndiverges \"the real driver crashes\"\ninit\nchild {\n  init\n}\n").unwrap();
+        let c = p(
+            "requires devices=2\ndiverges \"the real driver crashes\"\ninit\nchild {\n  init\n}\n",
+        )
+        .unwrap();
         assert_eq!(c.devices, 2);
         assert_eq!(c.diverges, vec!["the real driver crashes"]);
         assert_eq!(c.steps[1].child.as_ref().unwrap().len(), 1);
@@ -413,6 +553,9 @@ mod tests {
         assert!(e.message.contains("never closed"));
         let e = p("diverges \"open\n").unwrap_err();
         assert!(e.message.contains("unterminated"));
-        assert_eq!(e.to_string(), "t.case:1:10: unterminated string: expected a closing `\"`");
+        assert_eq!(
+            e.to_string(),
+            "t.case:1:10: unterminated string: expected a closing `\"`"
+        );
     }
 }

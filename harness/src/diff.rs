@@ -24,35 +24,76 @@ pub struct Report {
 
 impl Report {
     pub fn undeclared(&self) -> usize {
-        self.differ.iter().filter(|d| d.declared.is_empty()).count() + self.only_a.len() + self.only_b.len()
+        self.differ.iter().filter(|d| d.declared.is_empty()).count()
+            + self.only_a.len()
+            + self.only_b.len()
     }
 }
 
-/// Step by step: matched by line and process; a step on one side only is a difference.
+/// Step by step: the n-th step of each process on one side against the n-th on the
+/// other, so that a comment added to a case does not shift its golden; a step on one
+/// side only is a difference.
 pub fn compare(a: &Transcript, b: &Transcript) -> Vec<String> {
     let mut out = Vec::new();
-    let key = |r: &crate::transcript::StepRecord| (r.line, r.process.clone());
-    let bs: BTreeMap<_, _> = b.steps.iter().map(|r| (key(r), r)).collect();
-    let as_: BTreeMap<_, _> = a.steps.iter().map(|r| (key(r), r)).collect();
+    let (as_, bs) = (by_ordinal(a), by_ordinal(b));
     for (k, ra) in &as_ {
-        let where_ = format!("line {}{}", k.0, k.1.as_ref().map(|p| format!(" [{p}]")).unwrap_or_default());
+        let where_ = format!(
+            "line {}{}",
+            ra.line,
+            k.0.as_ref().map(|p| format!(" [{p}]")).unwrap_or_default()
+        );
         match bs.get(k) {
-            None => out.push(format!("{where_} `{}`: A {}, B did not run it", ra.step, show(ra))),
-            Some(rb) if rb.result != ra.result || rb.outputs != ra.outputs => {
-                out.push(format!("{where_} `{}`: A {}, B {}", ra.step, show(ra), show(rb)))
+            None => out.push(format!(
+                "{where_} `{}`: A {}, B did not run it",
+                ra.step,
+                show(ra)
+            )),
+            Some(rb)
+                if rb.result != ra.result || rb.outputs != ra.outputs || rb.step != ra.step =>
+            {
+                out.push(format!(
+                    "{where_} `{}`: A {}, B {}",
+                    ra.step,
+                    show(ra),
+                    show(rb)
+                ))
             }
             _ => {}
         }
     }
     for (k, rb) in &bs {
         if !as_.contains_key(k) {
-            out.push(format!("line {} `{}`: A did not run it, B {}", k.0, rb.step, show(rb)));
+            out.push(format!(
+                "line {} `{}`: A did not run it, B {}",
+                rb.line,
+                rb.step,
+                show(rb)
+            ));
         }
     }
     if a.outcome != b.outcome {
-        out.push(format!("end: A {}, B {}", a.outcome.show(), b.outcome.show()));
+        out.push(format!(
+            "end: A {}, B {}",
+            a.outcome.show(),
+            b.outcome.show()
+        ));
     }
     out
+}
+
+type Key = (Option<String>, usize);
+
+/// Each record keyed by its process and its ordinal among that process's records.
+fn by_ordinal(t: &Transcript) -> BTreeMap<Key, &crate::transcript::StepRecord> {
+    let mut seen: BTreeMap<Option<String>, usize> = BTreeMap::new();
+    t.steps
+        .iter()
+        .map(|r| {
+            let n = seen.entry(r.process.clone()).or_default();
+            *n += 1;
+            ((r.process.clone(), *n), r)
+        })
+        .collect()
 }
 
 fn show(r: &crate::transcript::StepRecord) -> String {
@@ -64,7 +105,11 @@ fn show(r: &crate::transcript::StepRecord) -> String {
 }
 
 /// Compares two sets keyed by case name; `declared` gives each case's divergences.
-pub fn compare_sets(a: &BTreeMap<String, Transcript>, b: &BTreeMap<String, Transcript>, declared: &BTreeMap<String, Vec<String>>) -> Report {
+pub fn compare_sets(
+    a: &BTreeMap<String, Transcript>,
+    b: &BTreeMap<String, Transcript>,
+    declared: &BTreeMap<String, Vec<String>>,
+) -> Report {
     let mut r = Report::default();
     for (name, ta) in a {
         match b.get(name) {
@@ -74,7 +119,11 @@ pub fn compare_sets(a: &BTreeMap<String, Transcript>, b: &BTreeMap<String, Trans
                 if lines.is_empty() {
                     r.same.push(name.clone());
                 } else {
-                    r.differ.push(CaseDiff { case: name.clone(), lines, declared: declared.get(name).cloned().unwrap_or_default() });
+                    r.differ.push(CaseDiff {
+                        case: name.clone(),
+                        lines,
+                        declared: declared.get(name).cloned().unwrap_or_default(),
+                    });
                 }
             }
         }
@@ -88,16 +137,23 @@ pub fn compare_sets(a: &BTreeMap<String, Transcript>, b: &BTreeMap<String, Trans
 pub fn load_set(path: &Path) -> anyhow::Result<BTreeMap<String, Transcript>> {
     let mut out = BTreeMap::new();
     let files: Vec<std::path::PathBuf> = if path.is_dir() {
-        let mut v: Vec<_> = std::fs::read_dir(path)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "txt")).collect();
+        let mut v: Vec<_> = std::fs::read_dir(path)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+            .collect();
         v.sort();
         v
     } else {
         vec![path.to_owned()]
     };
     for f in files {
-        let name = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = f
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let text = std::fs::read_to_string(&f)?;
-        let t = Transcript::parse(&name, &text).map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
+        let t =
+            Transcript::parse(&name, &text).map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
         out.insert(name, t);
     }
     Ok(out)
@@ -111,7 +167,13 @@ mod tests {
     fn t(result: &str) -> Transcript {
         Transcript {
             case: "c".into(),
-            steps: vec![StepRecord { line: 4, step: "map va size=g handle=h".into(), result: result.into(), outputs: vec![], process: None }],
+            steps: vec![StepRecord {
+                line: 4,
+                step: "map va size=g handle=h".into(),
+                result: result.into(),
+                outputs: vec![],
+                process: None,
+            }],
             outcome: Outcome::Completed,
         }
     }
@@ -119,14 +181,25 @@ mod tests {
     #[test]
     fn a_changed_result_is_one_line_naming_the_step() {
         let d = compare(&t("CUDA_SUCCESS"), &t("CUDA_ERROR_INVALID_VALUE"));
-        assert_eq!(d, vec!["line 4 `map va size=g handle=h`: A CUDA_SUCCESS, B CUDA_ERROR_INVALID_VALUE"]);
+        assert_eq!(
+            d,
+            vec!["line 4 `map va size=g handle=h`: A CUDA_SUCCESS, B CUDA_ERROR_INVALID_VALUE"]
+        );
         assert!(compare(&t("CUDA_SUCCESS"), &t("CUDA_SUCCESS")).is_empty());
     }
 
     #[test]
     fn sets_count_declared_and_missing_cases() {
-        let a: BTreeMap<_, _> = [("x".to_string(), t("CUDA_SUCCESS")), ("y".to_string(), t("CUDA_SUCCESS"))].into();
-        let b: BTreeMap<_, _> = [("x".to_string(), t("CUDA_ERROR_UNKNOWN")), ("z".to_string(), t("CUDA_SUCCESS"))].into();
+        let a: BTreeMap<_, _> = [
+            ("x".to_string(), t("CUDA_SUCCESS")),
+            ("y".to_string(), t("CUDA_SUCCESS")),
+        ]
+        .into();
+        let b: BTreeMap<_, _> = [
+            ("x".to_string(), t("CUDA_ERROR_UNKNOWN")),
+            ("z".to_string(), t("CUDA_SUCCESS")),
+        ]
+        .into();
         let declared: BTreeMap<_, _> = [("x".to_string(), vec!["why".to_string()])].into();
         let r = compare_sets(&a, &b, &declared);
         assert_eq!(r.differ.len(), 1);

@@ -121,6 +121,10 @@ pub fn symbol_name(p: *mut c_void) -> Option<String> {
         if libc::dladdr(p, &mut info) == 0 || info.dli_sname.is_null() {
             return None;
         }
-        Some(std::ffi::CStr::from_ptr(info.dli_sname).to_string_lossy().into_owned())
+        Some(
+            std::ffi::CStr::from_ptr(info.dli_sname)
+                .to_string_lossy()
+                .into_owned(),
+        )
     }
 }

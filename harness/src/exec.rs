@@ -46,7 +46,9 @@ struct Out {
 }
 
 fn code_name(code: u32) -> String {
-    cumock_abi::result_name(code).map(str::to_owned).unwrap_or_else(|| format!("CUresult({code})"))
+    cumock_abi::result_name(code)
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("CUresult({code})"))
 }
 
 macro_rules! call {
@@ -81,10 +83,21 @@ impl<'a> Exec<'a> {
                 self.run_child(step.line, child)?;
                 continue;
             }
-            let out = self
-                .step(step)
-                .with_context(|| format!("{}:{}: `{}`", self.case_path.display(), step.line, step.source))?;
-            let rec = StepRecord { line: step.line, step: step.source.clone(), result: out.result, outputs: out.outputs, process: self.process.clone() };
+            let out = self.step(step).with_context(|| {
+                format!(
+                    "{}:{}: `{}`",
+                    self.case_path.display(),
+                    step.line,
+                    step.source
+                )
+            })?;
+            let rec = StepRecord {
+                line: step.line,
+                step: step.source.clone(),
+                result: out.result,
+                outputs: out.outputs,
+                process: self.process.clone(),
+            };
             (self.sink)(&rec);
         }
         Ok(())
@@ -95,8 +108,12 @@ impl<'a> Exec<'a> {
             self.vars.insert(name.clone(), value);
             self.kinds.insert(name.clone(), kind);
             match kind {
-                Kind::Handle if value != 0 && !self.handles.iter().any(|(v, _)| *v == value) => self.handles.push((value, name.clone())),
-                Kind::Context if value != 0 && !self.contexts.iter().any(|(v, _)| *v == value) => self.contexts.push((value, name.clone())),
+                Kind::Handle if value != 0 && !self.handles.iter().any(|(v, _)| *v == value) => {
+                    self.handles.push((value, name.clone()))
+                }
+                Kind::Context if value != 0 && !self.contexts.iter().any(|(v, _)| *v == value) => {
+                    self.contexts.push((value, name.clone()))
+                }
                 _ => {}
             }
         }
@@ -109,13 +126,17 @@ impl<'a> Exec<'a> {
     }
 
     fn val(&self, step: &Step, i: usize) -> Result<u64> {
-        let a = step.positional(i).ok_or_else(|| anyhow!("argument {} is missing", i + 1))?;
+        let a = step
+            .positional(i)
+            .ok_or_else(|| anyhow!("argument {} is missing", i + 1))?;
         eval(&a.value, &self.vars).map_err(|e| anyhow!("column {}: {e}", a.col))
     }
 
     fn key(&self, step: &Step, k: &str) -> Result<Option<u64>> {
         match step.key(k) {
-            Some(a) => Ok(Some(eval(&a.value, &self.vars).map_err(|e| anyhow!("column {}: {e}", a.col))?)),
+            Some(a) => Ok(Some(
+                eval(&a.value, &self.vars).map_err(|e| anyhow!("column {}: {e}", a.col))?,
+            )),
             None => Ok(None),
         }
     }
@@ -125,7 +146,10 @@ impl<'a> Exec<'a> {
     }
 
     fn word<'s>(&self, step: &'s Step, i: usize) -> Result<&'s str> {
-        Ok(&step.positional(i).ok_or_else(|| anyhow!("argument {} is missing", i + 1))?.value)
+        Ok(&step
+            .positional(i)
+            .ok_or_else(|| anyhow!("argument {} is missing", i + 1))?
+            .value)
     }
 
     fn ptr_arg(&self, step: &Step, i: usize) -> Result<*mut c_void> {
@@ -144,19 +168,48 @@ impl<'a> Exec<'a> {
         if v == 0 {
             return "null".into();
         }
-        self.contexts.iter().find(|(c, _)| *c == v).map(|(_, n)| n.clone()).unwrap_or_else(|| "<unnamed context>".into())
+        self.contexts
+            .iter()
+            .find(|(c, _)| *c == v)
+            .map(|(_, n)| n.clone())
+            .unwrap_or_else(|| "<unnamed context>".into())
     }
 
     fn step(&mut self, step: &Step) -> Result<Out> {
         let api = self.api;
-        let ok = |code: u32| Out { result: code_name(code), outputs: Vec::new() };
+        let ok = |code: u32| Out {
+            result: code_name(code),
+            outputs: Vec::new(),
+        };
         let with = |code: u32, outputs: Vec<(&str, String)>| Out {
             result: code_name(code),
-            outputs: if code == 0 { outputs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect() } else { Vec::new() },
+            outputs: if code == 0 {
+                outputs
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v))
+                    .collect()
+            } else {
+                Vec::new()
+            },
         };
-        let harness = |outputs: Vec<(&str, String)>| Out { result: "ok".into(), outputs: outputs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect() };
+        let harness = |outputs: Vec<(&str, String)>| Out {
+            result: "ok".into(),
+            outputs: outputs
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+        };
         Ok(match step.op.as_str() {
-            "init" => ok(call!(api, cuInit(self.key_or(step, "flags", 0).and_then(|f| if step.positional(0).is_some() { self.val(step, 0) } else { Ok(f) })? as u32))),
+            "init" => ok(call!(
+                api,
+                cuInit(self.key_or(step, "flags", 0).and_then(|f| {
+                    if step.positional(0).is_some() {
+                        self.val(step, 0)
+                    } else {
+                        Ok(f)
+                    }
+                })? as u32)
+            )),
             "driver-version" => {
                 let mut v = 0;
                 let r = call!(api, cuDriverGetVersion(&mut v));
@@ -175,20 +228,34 @@ impl<'a> Exec<'a> {
             }
             "device-name" => {
                 let mut buf = [0 as std::ffi::c_char; 256];
-                let r = call!(api, cuDeviceGetName(buf.as_mut_ptr(), 256, self.val(step, 0)? as i32));
+                let r = call!(
+                    api,
+                    cuDeviceGetName(buf.as_mut_ptr(), 256, self.val(step, 0)? as i32)
+                );
                 // Safety: the driver NUL-terminates within the 256 bytes it was given.
-                let name = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+                let name = unsafe { CStr::from_ptr(buf.as_ptr()) }
+                    .to_string_lossy()
+                    .into_owned();
                 with(r, vec![("name", format!("{name:?}"))])
             }
             "attribute" => {
                 let name = self.word(step, 0)?;
-                let full = if name.starts_with("CU_DEVICE_ATTRIBUTE_") { name.to_owned() } else { format!("CU_DEVICE_ATTRIBUTE_{name}") };
+                let full = if name.starts_with("CU_DEVICE_ATTRIBUTE_") {
+                    name.to_owned()
+                } else {
+                    format!("CU_DEVICE_ATTRIBUTE_{name}")
+                };
                 let code = match cumock_abi::device_attribute_code(&full) {
                     Some(c) => c,
-                    None => eval(name, &self.vars).map_err(|_| anyhow!("`{name}` is not a device attribute"))? as i32,
+                    None => eval(name, &self.vars)
+                        .map_err(|_| anyhow!("`{name}` is not a device attribute"))?
+                        as i32,
                 };
                 let mut v = 0;
-                let r = call!(api, cuDeviceGetAttribute(&mut v, code, self.val(step, 1)? as i32));
+                let r = call!(
+                    api,
+                    cuDeviceGetAttribute(&mut v, code, self.val(step, 1)? as i32)
+                );
                 with(r, vec![("value", v.to_string())])
             }
             "total-mem" => {
@@ -199,42 +266,92 @@ impl<'a> Exec<'a> {
             "uuid" => {
                 let mut u = [0u8; 16];
                 let r = call!(api, cuDeviceGetUuid_v2(&mut u, self.val(step, 0)? as i32));
-                with(r, vec![("uuid", if u.iter().any(|b| *b != 0) { "<uuid>".into() } else { "0".into() })])
+                with(
+                    r,
+                    vec![(
+                        "uuid",
+                        if u.iter().any(|b| *b != 0) {
+                            "<uuid>".into()
+                        } else {
+                            "0".into()
+                        },
+                    )],
+                )
             }
             "pci-bus-id" => {
                 let mut buf = [0 as std::ffi::c_char; 64];
-                let r = call!(api, cuDeviceGetPCIBusId(buf.as_mut_ptr(), 64, self.val(step, 0)? as i32));
+                let r = call!(
+                    api,
+                    cuDeviceGetPCIBusId(buf.as_mut_ptr(), 64, self.val(step, 0)? as i32)
+                );
                 // Safety: NUL-terminated within the buffer, as above.
-                let id = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
-                let shape_ok = id.len() == 16 && id.as_bytes()[8] == b':' && id.as_bytes()[11] == b':' && id.as_bytes()[14] == b'.';
-                with(r, vec![("bus-id", if shape_ok { "<pci-bus-id>".into() } else { format!("{id:?}") })])
+                let id = unsafe { CStr::from_ptr(buf.as_ptr()) }
+                    .to_string_lossy()
+                    .into_owned();
+                let shape_ok = pci_bus_id_shape(&id);
+                with(
+                    r,
+                    vec![(
+                        "bus-id",
+                        if shape_ok {
+                            "<pci-bus-id>".into()
+                        } else {
+                            format!("{id:?}")
+                        },
+                    )],
+                )
             }
             "can-access-peer" => {
                 let mut v = -1;
-                let r = call!(api, cuDeviceCanAccessPeer(&mut v, self.val(step, 0)? as i32, self.val(step, 1)? as i32));
+                let r = call!(
+                    api,
+                    cuDeviceCanAccessPeer(
+                        &mut v,
+                        self.val(step, 0)? as i32,
+                        self.val(step, 1)? as i32
+                    )
+                );
                 with(r, vec![("value", v.to_string())])
             }
             "primary-retain" => {
                 let mut c: *mut c_void = std::ptr::null_mut();
-                let r = call!(api, cuDevicePrimaryCtxRetain(&mut c, self.val(step, 0)? as i32));
+                let r = call!(
+                    api,
+                    cuDevicePrimaryCtxRetain(&mut c, self.val(step, 0)? as i32)
+                );
                 self.bind(step, c as u64, Kind::Context);
                 with(r, vec![("ctx", self.ctx_name(c as u64))])
             }
-            "primary-release" => ok(call!(api, cuDevicePrimaryCtxRelease_v2(self.val(step, 0)? as i32))),
-            "primary-reset" => ok(call!(api, cuDevicePrimaryCtxReset_v2(self.val(step, 0)? as i32))),
+            "primary-release" => ok(call!(
+                api,
+                cuDevicePrimaryCtxRelease_v2(self.val(step, 0)? as i32)
+            )),
+            "primary-reset" => ok(call!(
+                api,
+                cuDevicePrimaryCtxReset_v2(self.val(step, 0)? as i32)
+            )),
             "primary-state" => {
                 let (mut f, mut a) = (0u32, 0i32);
-                let r = call!(api, cuDevicePrimaryCtxGetState(self.val(step, 0)? as i32, &mut f, &mut a));
+                let r = call!(
+                    api,
+                    cuDevicePrimaryCtxGetState(self.val(step, 0)? as i32, &mut f, &mut a)
+                );
                 with(r, vec![("flags", f.to_string()), ("active", a.to_string())])
             }
-            "primary-set-flags" => ok(call!(api, cuDevicePrimaryCtxSetFlags_v2(self.val(step, 0)? as i32, self.val(step, 1)? as u32))),
+            "primary-set-flags" => ok(call!(
+                api,
+                cuDevicePrimaryCtxSetFlags_v2(self.val(step, 0)? as i32, self.val(step, 1)? as u32)
+            )),
             "ctx-create" => {
                 let mut c: *mut c_void = std::ptr::null_mut();
                 let flags = self.key_or(step, "flags", 0)? as u32;
                 let dev = self.val(step, 0)? as i32;
                 let r = match self.key_or(step, "version", 4)? {
                     2 => call!(api, cuCtxCreate_v2(&mut c, flags, dev)),
-                    _ => call!(api, cuCtxCreate_v4(&mut c, std::ptr::null_mut(), flags, dev)),
+                    _ => call!(
+                        api,
+                        cuCtxCreate_v4(&mut c, std::ptr::null_mut(), flags, dev)
+                    ),
                 };
                 self.bind(step, c as u64, Kind::Context);
                 with(r, vec![("ctx", self.ctx_name(c as u64))])
@@ -258,7 +375,13 @@ impl<'a> Exec<'a> {
                 with(r, vec![("device", d.to_string())])
             }
             "synchronize" => ok(call!(api, cuCtxSynchronize())),
-            "enable-peer" => ok(call!(api, cuCtxEnablePeerAccess(self.ptr_arg(step, 0)?, self.key_or(step, "flags", 0)? as u32))),
+            "enable-peer" => ok(call!(
+                api,
+                cuCtxEnablePeerAccess(
+                    self.ptr_arg(step, 0)?,
+                    self.key_or(step, "flags", 0)? as u32
+                )
+            )),
             "disable-peer" => ok(call!(api, cuCtxDisablePeerAccess(self.ptr_arg(step, 0)?))),
             "granularity" => {
                 let option = match self.word(step, 0)? {
@@ -268,7 +391,11 @@ impl<'a> Exec<'a> {
                 };
                 let prop = self.prop(step)?;
                 let mut g = 0usize;
-                let pp = if step.key("prop").is_some_and(|a| a.value == "null") { std::ptr::null() } else { &prop as *const _ };
+                let pp = if step.key("prop").is_some_and(|a| a.value == "null") {
+                    std::ptr::null()
+                } else {
+                    &prop as *const _
+                };
                 let r = call!(api, cuMemGetAllocationGranularity(&mut g, pp, option));
                 self.bind(step, g as u64, Kind::Int);
                 with(r, vec![("value", show_size(g as u64))])
@@ -277,89 +404,205 @@ impl<'a> Exec<'a> {
                 let size = self.val(step, 0)?;
                 let align = self.key_or(step, "align", 0)?;
                 let mut p = 0u64;
-                let pp = if step.key("out").is_some_and(|a| a.value == "null") { std::ptr::null_mut() } else { &mut p as *mut u64 };
-                let r = call!(api, cuMemAddressReserve(pp, size as usize, align as usize, self.key_or(step, "hint", 0)?, self.key_or(step, "flags", 0)?));
+                let pp = if step.key("out").is_some_and(|a| a.value == "null") {
+                    std::ptr::null_mut()
+                } else {
+                    &mut p as *mut u64
+                };
+                let r = call!(
+                    api,
+                    cuMemAddressReserve(
+                        pp,
+                        size as usize,
+                        align as usize,
+                        self.key_or(step, "hint", 0)?,
+                        self.key_or(step, "flags", 0)?
+                    )
+                );
                 self.bind(step, p, Kind::Address);
                 self.region(step, p, size);
                 let want = align.max(2 << 20);
-                with(r, vec![("aligned", if p % want == 0 { "yes".into() } else { format!("no ({})", show_size(p % want)) })])
+                with(
+                    r,
+                    vec![(
+                        "aligned",
+                        if p % want == 0 {
+                            "yes".into()
+                        } else {
+                            format!("no ({})", show_size(p % want))
+                        },
+                    )],
+                )
             }
-            "address-free" => ok(call!(api, cuMemAddressFree(self.val(step, 0)?, self.val(step, 1)? as usize))),
+            "address-free" => ok(call!(
+                api,
+                cuMemAddressFree(self.val(step, 0)?, self.val(step, 1)? as usize)
+            )),
             "create" => {
                 let prop = self.prop(step)?;
                 let mut h = 0u64;
-                let pp = if step.key("prop").is_some_and(|a| a.value == "null") { std::ptr::null() } else { &prop as *const _ };
-                let hp = if step.key("out").is_some_and(|a| a.value == "null") { std::ptr::null_mut() } else { &mut h as *mut u64 };
-                let r = call!(api, cuMemCreate(hp, self.val(step, 0)? as usize, pp, self.key_or(step, "flags", 0)?));
+                let pp = if step.key("prop").is_some_and(|a| a.value == "null") {
+                    std::ptr::null()
+                } else {
+                    &prop as *const _
+                };
+                let hp = if step.key("out").is_some_and(|a| a.value == "null") {
+                    std::ptr::null_mut()
+                } else {
+                    &mut h as *mut u64
+                };
+                let r = call!(
+                    api,
+                    cuMemCreate(
+                        hp,
+                        self.val(step, 0)? as usize,
+                        pp,
+                        self.key_or(step, "flags", 0)?
+                    )
+                );
                 self.bind(step, h, Kind::Handle);
                 ok(r)
             }
             "release" => ok(call!(api, cuMemRelease(self.val(step, 0)?))),
             "map" => {
-                let size = self.key(step, "size")?.ok_or_else(|| anyhow!("map needs size="))?;
-                let handle = self.key(step, "handle")?.ok_or_else(|| anyhow!("map needs handle="))?;
-                ok(call!(api, cuMemMap(self.val(step, 0)?, size as usize, self.key_or(step, "offset", 0)? as usize, handle, self.key_or(step, "flags", 0)?)))
+                let size = self
+                    .key(step, "size")?
+                    .ok_or_else(|| anyhow!("map needs size="))?;
+                let handle = self
+                    .key(step, "handle")?
+                    .ok_or_else(|| anyhow!("map needs handle="))?;
+                ok(call!(
+                    api,
+                    cuMemMap(
+                        self.val(step, 0)?,
+                        size as usize,
+                        self.key_or(step, "offset", 0)? as usize,
+                        handle,
+                        self.key_or(step, "flags", 0)?
+                    )
+                ))
             }
-            "unmap" => ok(call!(api, cuMemUnmap(self.val(step, 0)?, self.val(step, 1)? as usize))),
+            "unmap" => ok(call!(
+                api,
+                cuMemUnmap(self.val(step, 0)?, self.val(step, 1)? as usize)
+            )),
             "set-access" => {
                 let mut descs = Vec::new();
                 for g in step.keys("grant") {
-                    descs.push(self.grant(&g.value).map_err(|e| anyhow!("column {}: {e}", g.col))?);
+                    descs.push(
+                        self.grant(&g.value)
+                            .map_err(|e| anyhow!("column {}: {e}", g.col))?,
+                    );
                 }
                 let count = self.key(step, "count")?.unwrap_or(descs.len() as u64) as usize;
-                let dp = if step.key("desc").is_some_and(|a| a.value == "null") || descs.is_empty() { std::ptr::null() } else { descs.as_ptr() };
+                let dp = if step.key("desc").is_some_and(|a| a.value == "null") || descs.is_empty()
+                {
+                    std::ptr::null()
+                } else {
+                    descs.as_ptr()
+                };
                 if count > descs.len() && !dp.is_null() {
-                    bail!("count={count} is more than the {} grant(s) given", descs.len());
+                    bail!(
+                        "count={count} is more than the {} grant(s) given",
+                        descs.len()
+                    );
                 }
-                ok(call!(api, cuMemSetAccess(self.val(step, 0)?, self.val(step, 1)? as usize, dp, count)))
+                ok(call!(
+                    api,
+                    cuMemSetAccess(self.val(step, 0)?, self.val(step, 1)? as usize, dp, count)
+                ))
             }
             "get-access" => {
-                let loc = CUmemLocation { type_: self.location_type(step)?, id: self.key_or(step, "device", 0)? as i32 };
+                let loc = CUmemLocation {
+                    type_: self.location_type(step)?,
+                    id: self.key_or(step, "device", 0)? as i32,
+                };
                 let mut f = 0u64;
-                let fp = if step.key("out").is_some_and(|a| a.value == "null") { std::ptr::null_mut() } else { &mut f as *mut u64 };
+                let fp = if step.key("out").is_some_and(|a| a.value == "null") {
+                    std::ptr::null_mut()
+                } else {
+                    &mut f as *mut u64
+                };
                 let r = call!(api, cuMemGetAccess(fp, &loc, self.val(step, 0)?));
                 with(r, vec![("flags", f.to_string())])
             }
             "export" => {
                 let mut fd: i32 = -1;
-                let ty = self.handle_type(step.key("type").map(|a| a.value.as_str()).unwrap_or("fd"))?;
-                let fp = if step.key("out").is_some_and(|a| a.value == "null") { std::ptr::null_mut() } else { (&mut fd as *mut i32).cast() };
-                let r = call!(api, cuMemExportToShareableHandle(fp, self.val(step, 0)?, ty, self.key_or(step, "flags", 0)?));
+                let ty =
+                    self.handle_type(step.key("type").map(|a| a.value.as_str()).unwrap_or("fd"))?;
+                let fp = if step.key("out").is_some_and(|a| a.value == "null") {
+                    std::ptr::null_mut()
+                } else {
+                    (&mut fd as *mut i32).cast()
+                };
+                let r = call!(
+                    api,
+                    cuMemExportToShareableHandle(
+                        fp,
+                        self.val(step, 0)?,
+                        ty,
+                        self.key_or(step, "flags", 0)?
+                    )
+                );
                 self.bind(step, fd as i64 as u64, Kind::Fd);
                 with(r, vec![("fd", normalize::fd(fd as i64))])
             }
             "import" => {
                 let mut h = 0u64;
-                let ty = self.handle_type(step.key("type").map(|a| a.value.as_str()).unwrap_or("fd"))?;
+                let ty =
+                    self.handle_type(step.key("type").map(|a| a.value.as_str()).unwrap_or("fd"))?;
                 let fd = self.val(step, 0)? as i64 as i32;
-                let r = call!(api, cuMemImportFromShareableHandle(&mut h, fd as isize as *mut c_void, ty));
+                let r = call!(
+                    api,
+                    cuMemImportFromShareableHandle(&mut h, fd as isize as *mut c_void, ty)
+                );
                 let shown = normalize::handle(h, &mut self.handles.clone());
                 self.bind(step, h, Kind::Handle);
                 with(r, vec![("handle", shown)])
             }
             "retain" => {
                 let mut h = 0u64;
-                let r = call!(api, cuMemRetainAllocationHandle(&mut h, self.ptr_arg(step, 0)?));
+                let r = call!(
+                    api,
+                    cuMemRetainAllocationHandle(&mut h, self.ptr_arg(step, 0)?)
+                );
                 let shown = normalize::handle(h, &mut self.handles.clone());
                 self.bind(step, h, Kind::Handle);
                 with(r, vec![("handle", shown)])
             }
             "props" => {
                 let mut p = CUmemAllocationProp::default();
-                let pp = if step.key("out").is_some_and(|a| a.value == "null") { std::ptr::null_mut() } else { &mut p as *mut _ };
-                let r = call!(api, cuMemGetAllocationPropertiesFromHandle(pp, self.val(step, 0)?));
-                with(r, vec![
-                    ("type", p.type_.to_string()),
-                    ("location", format!("{}:{}", p.location.type_, p.location.id)),
-                    ("handle-types", p.requested_handle_types.to_string()),
-                    ("compression", p.alloc_flags.compression_type.to_string()),
-                    ("rdma", p.alloc_flags.gpu_direct_rdma_capable.to_string()),
-                ])
+                let pp = if step.key("out").is_some_and(|a| a.value == "null") {
+                    std::ptr::null_mut()
+                } else {
+                    &mut p as *mut _
+                };
+                let r = call!(
+                    api,
+                    cuMemGetAllocationPropertiesFromHandle(pp, self.val(step, 0)?)
+                );
+                with(
+                    r,
+                    vec![
+                        ("type", p.type_.to_string()),
+                        (
+                            "location",
+                            format!("{}:{}", p.location.type_, p.location.id),
+                        ),
+                        ("handle-types", p.requested_handle_types.to_string()),
+                        ("compression", p.alloc_flags.compression_type.to_string()),
+                        ("rdma", p.alloc_flags.gpu_direct_rdma_capable.to_string()),
+                    ],
+                )
             }
             "mem-info" => {
                 let (mut f, mut t) = (0usize, 0usize);
                 let r = call!(api, cuMemGetInfo_v2(&mut f, &mut t));
-                let free = if r == 0 { normalize::free_memory(f as u64, &mut self.free_baseline) } else { String::new() };
+                let free = if r == 0 {
+                    normalize::free_memory(f as u64, &mut self.free_baseline)
+                } else {
+                    String::new()
+                };
                 with(r, vec![("free", free), ("total", t.to_string())])
             }
             "alloc" => {
@@ -374,7 +617,11 @@ impl<'a> Exec<'a> {
             "write" => self.write(step)?,
             "read" => self.read(step)?,
             "copy" => {
-                let (dst, src, n) = (self.val(step, 0)?, self.val(step, 1)?, self.val(step, 2)? as usize);
+                let (dst, src, n) = (
+                    self.val(step, 0)?,
+                    self.val(step, 1)?,
+                    self.val(step, 2)? as usize,
+                );
                 let r = match (self.stream(step)?, self.key_or(step, "unified", 0)?) {
                     (_, 1) => call!(api, cuMemcpy(dst, src, n)),
                     (Some(s), _) => call!(api, cuMemcpyDtoDAsync_v2(dst, src, n, s)),
@@ -383,7 +630,11 @@ impl<'a> Exec<'a> {
                 ok(r)
             }
             "memset" => {
-                let (dst, count, value) = (self.val(step, 0)?, self.val(step, 1)? as usize, self.val(step, 2)?);
+                let (dst, count, value) = (
+                    self.val(step, 0)?,
+                    self.val(step, 1)? as usize,
+                    self.val(step, 2)?,
+                );
                 let stream = self.stream(step)?;
                 let r = match (self.key_or(step, "width", 8)?, stream) {
                     (8, None) => call!(api, cuMemsetD8_v2(dst, value as u8, count)),
@@ -398,29 +649,61 @@ impl<'a> Exec<'a> {
             }
             "range" => {
                 let (mut b, mut s) = (0u64, 0usize);
-                let r = call!(api, cuMemGetAddressRange_v2(&mut b, &mut s, self.val(step, 0)?));
-                with(r, vec![("base", self.addr(b)), ("size", show_size(s as u64))])
+                let r = call!(
+                    api,
+                    cuMemGetAddressRange_v2(&mut b, &mut s, self.val(step, 0)?)
+                );
+                with(
+                    r,
+                    vec![("base", self.addr(b)), ("size", show_size(s as u64))],
+                )
             }
             "pointer-attribute" => {
                 let name = self.word(step, 0)?;
                 let attr = pointer_attribute(name)?;
                 let mut v = [0u64; 2];
-                let r = call!(api, cuPointerGetAttribute(v.as_mut_ptr().cast(), attr, self.val(step, 1)?));
+                let r = call!(
+                    api,
+                    cuPointerGetAttribute(v.as_mut_ptr().cast(), attr, self.val(step, 1)?)
+                );
                 let shown = self.show_attribute(attr, v[0]);
                 with(r, vec![("value", shown)])
             }
             "pointer-attributes" => {
                 let names: Vec<&str> = self.word(step, 0)?.split(',').collect();
-                let attrs: Vec<i32> = names.iter().map(|n| pointer_attribute(n)).collect::<Result<_>>()?;
+                let attrs: Vec<i32> = names
+                    .iter()
+                    .map(|n| pointer_attribute(n))
+                    .collect::<Result<_>>()?;
                 let mut vals = vec![[0u64; 2]; attrs.len()];
-                let mut ptrs: Vec<*mut c_void> = vals.iter_mut().map(|v| v.as_mut_ptr().cast()).collect();
-                let r = call!(api, cuPointerGetAttributes(attrs.len() as u32, attrs.as_ptr(), ptrs.as_mut_ptr(), self.val(step, 1)?));
-                let outs: Vec<(String, String)> = names.iter().zip(&attrs).zip(&vals).map(|((n, a), v)| (n.to_ascii_lowercase(), self.show_attribute(*a, v[0]))).collect();
-                Out { result: code_name(r), outputs: if r == 0 { outs } else { Vec::new() } }
+                let mut ptrs: Vec<*mut c_void> =
+                    vals.iter_mut().map(|v| v.as_mut_ptr().cast()).collect();
+                let r = call!(
+                    api,
+                    cuPointerGetAttributes(
+                        attrs.len() as u32,
+                        attrs.as_ptr(),
+                        ptrs.as_mut_ptr(),
+                        self.val(step, 1)?
+                    )
+                );
+                let outs: Vec<(String, String)> = names
+                    .iter()
+                    .zip(&attrs)
+                    .zip(&vals)
+                    .map(|((n, a), v)| (n.to_ascii_lowercase(), self.show_attribute(*a, v[0])))
+                    .collect();
+                Out {
+                    result: code_name(r),
+                    outputs: if r == 0 { outs } else { Vec::new() },
+                }
             }
             "stream-create" => {
                 let mut s: *mut c_void = std::ptr::null_mut();
-                let r = call!(api, cuStreamCreate(&mut s, self.key_or(step, "flags", 0)? as u32));
+                let r = call!(
+                    api,
+                    cuStreamCreate(&mut s, self.key_or(step, "flags", 0)? as u32)
+                );
                 self.bind(step, s as u64, Kind::Stream);
                 ok(r)
             }
@@ -428,11 +711,17 @@ impl<'a> Exec<'a> {
             "stream-sync" => ok(call!(api, cuStreamSynchronize(self.ptr_arg(step, 0)?))),
             "event-create" => {
                 let mut e: *mut c_void = std::ptr::null_mut();
-                let r = call!(api, cuEventCreate(&mut e, self.key_or(step, "flags", 0)? as u32));
+                let r = call!(
+                    api,
+                    cuEventCreate(&mut e, self.key_or(step, "flags", 0)? as u32)
+                );
                 self.bind(step, e as u64, Kind::Event);
                 ok(r)
             }
-            "event-record" => ok(call!(api, cuEventRecord(self.ptr_arg(step, 0)?, self.ptr_arg(step, 1)?))),
+            "event-record" => ok(call!(
+                api,
+                cuEventRecord(self.ptr_arg(step, 0)?, self.ptr_arg(step, 1)?)
+            )),
             "event-sync" => ok(call!(api, cuEventSynchronize(self.ptr_arg(step, 0)?))),
             "event-destroy" => ok(call!(api, cuEventDestroy_v2(self.ptr_arg(step, 0)?))),
             "proc" => {
@@ -446,9 +735,22 @@ impl<'a> Exec<'a> {
                 };
                 let mut pfn: *mut c_void = std::ptr::null_mut();
                 let mut status: i32 = -1;
-                let sp = if step.key("status").is_some_and(|a| a.value == "null") { std::ptr::null_mut() } else { &mut status as *mut i32 };
-                let r = call!(api, cuGetProcAddress_v2(name.as_ptr(), &mut pfn, version, flags, sp));
-                let sym = symbol_name(pfn).unwrap_or_else(|| if pfn.is_null() { "null".into() } else { "<unnamed>".into() });
+                let sp = if step.key("status").is_some_and(|a| a.value == "null") {
+                    std::ptr::null_mut()
+                } else {
+                    &mut status as *mut i32
+                };
+                let r = call!(
+                    api,
+                    cuGetProcAddress_v2(name.as_ptr(), &mut pfn, version, flags, sp)
+                );
+                let sym = symbol_name(pfn).unwrap_or_else(|| {
+                    if pfn.is_null() {
+                        "null".into()
+                    } else {
+                        "<unnamed>".into()
+                    }
+                });
                 with(r, vec![("symbol", sym), ("status", status.to_string())])
             }
             "error-name" | "error-string" => {
@@ -457,7 +759,11 @@ impl<'a> Exec<'a> {
                     None => self.val(step, 0)? as u32,
                 };
                 let mut s: *const std::ffi::c_char = std::ptr::null();
-                let r = if step.op == "error-name" { call!(api, cuGetErrorName(code, &mut s)) } else { call!(api, cuGetErrorString(code, &mut s)) };
+                let r = if step.op == "error-name" {
+                    call!(api, cuGetErrorName(code, &mut s))
+                } else {
+                    call!(api, cuGetErrorString(code, &mut s))
+                };
                 let text = if s.is_null() {
                     "null".to_string()
                 } else {
@@ -493,13 +799,25 @@ impl<'a> Exec<'a> {
                 let fd = self.val(step, 0)? as i32;
                 // Safety: closing an fd number the case owns (exported or opened by it).
                 let r = unsafe { libc::close(fd) };
-                harness(vec![("closed", if r == 0 { "yes".into() } else { "no".into() })])
+                harness(vec![(
+                    "closed",
+                    if r == 0 { "yes".into() } else { "no".into() },
+                )])
             }
             "fd-cloexec" => {
                 let fd = self.val(step, 0)? as i32;
                 // Safety: F_GETFD reads the fd's flags.
                 let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
-                harness(vec![("cloexec", if flags < 0 { "not-an-fd".into() } else if flags & libc::FD_CLOEXEC != 0 { "yes".into() } else { "no".into() })])
+                harness(vec![(
+                    "cloexec",
+                    if flags < 0 {
+                        "not-an-fd".into()
+                    } else if flags & libc::FD_CLOEXEC != 0 {
+                        "yes".into()
+                    } else {
+                        "no".into()
+                    },
+                )])
             }
             other => bail!("operation `{other}` is parsed but not run (a harness bug)"),
         })
@@ -517,10 +835,19 @@ impl<'a> Exec<'a> {
         let dst = self.val(step, 0)?;
         let data = self.data(step)?;
         let r = match self.stream(step)? {
-            Some(s) => call!(self.api, cuMemcpyHtoDAsync_v2(dst, data.as_ptr().cast(), data.len(), s)),
-            None => call!(self.api, cuMemcpyHtoD_v2(dst, data.as_ptr().cast(), data.len())),
+            Some(s) => call!(
+                self.api,
+                cuMemcpyHtoDAsync_v2(dst, data.as_ptr().cast(), data.len(), s)
+            ),
+            None => call!(
+                self.api,
+                cuMemcpyHtoD_v2(dst, data.as_ptr().cast(), data.len())
+            ),
         };
-        Ok(Out { result: code_name(r), outputs: Vec::new() })
+        Ok(Out {
+            result: code_name(r),
+            outputs: Vec::new(),
+        })
     }
 
     fn read(&mut self, step: &Step) -> Result<Out> {
@@ -528,8 +855,14 @@ impl<'a> Exec<'a> {
         let want = self.data(step)?;
         let mut got = vec![0u8; want.len()];
         let r = match self.stream(step)? {
-            Some(s) => call!(self.api, cuMemcpyDtoHAsync_v2(got.as_mut_ptr().cast(), src, got.len(), s)),
-            None => call!(self.api, cuMemcpyDtoH_v2(got.as_mut_ptr().cast(), src, got.len())),
+            Some(s) => call!(
+                self.api,
+                cuMemcpyDtoHAsync_v2(got.as_mut_ptr().cast(), src, got.len(), s)
+            ),
+            None => call!(
+                self.api,
+                cuMemcpyDtoH_v2(got.as_mut_ptr().cast(), src, got.len())
+            ),
         };
         let mut outputs = Vec::new();
         if r == 0 {
@@ -543,7 +876,10 @@ impl<'a> Exec<'a> {
             };
             outputs.push(("data".to_owned(), verdict));
         }
-        Ok(Out { result: code_name(r), outputs })
+        Ok(Out {
+            result: code_name(r),
+            outputs,
+        })
     }
 
     /// The bytes a write puts, or a read expects: `value=V width=W` (W bytes, little
@@ -558,7 +894,9 @@ impl<'a> Exec<'a> {
             let unit = &v.to_le_bytes()[..w];
             return Ok(unit.iter().copied().cycle().take(n).collect());
         }
-        let len = self.key(step, "len")?.ok_or_else(|| anyhow!("needs len=, or value="))?;
+        let len = self
+            .key(step, "len")?
+            .ok_or_else(|| anyhow!("needs len=, or value="))?;
         if len > 1 << 31 {
             bail!("len={len} is more than a case may move (2 GiB)");
         }
@@ -566,8 +904,14 @@ impl<'a> Exec<'a> {
     }
 
     fn prop(&self, step: &Step) -> Result<CUmemAllocationProp> {
-        let mut p = CUmemAllocationProp { type_: self.key_or(step, "type", 1)? as i32, ..Default::default() };
-        p.location = CUmemLocation { type_: self.location_type(step)?, id: self.key_or(step, "device", 0)? as i32 };
+        let mut p = CUmemAllocationProp {
+            type_: self.key_or(step, "type", 1)? as i32,
+            ..Default::default()
+        };
+        p.location = CUmemLocation {
+            type_: self.location_type(step)?,
+            id: self.key_or(step, "device", 0)? as i32,
+        };
         p.requested_handle_types = match step.key("handle-types").map(|a| a.value.as_str()) {
             None | Some("none") => 0,
             Some(list) => {
@@ -605,17 +949,24 @@ impl<'a> Exec<'a> {
             "win32" => CU_MEM_HANDLE_TYPE_WIN32,
             "win32-kmt" => CU_MEM_HANDLE_TYPE_WIN32_KMT,
             "fabric" => CU_MEM_HANDLE_TYPE_FABRIC,
-            other => eval(other, &self.vars).map_err(|e| anyhow!("handle type `{other}`: {e}"))? as i32,
+            other => {
+                eval(other, &self.vars).map_err(|e| anyhow!("handle type `{other}`: {e}"))? as i32
+            }
         })
     }
 
     /// `DEVICE:FLAGS` (`0:rw`, `1:r`, `0:none`, `host:rw`, `0:7`).
     fn grant(&self, g: &str) -> Result<CUmemAccessDesc> {
-        let (loc, flags) = g.split_once(':').ok_or_else(|| anyhow!("grant `{g}`: expected DEVICE:FLAGS"))?;
+        let (loc, flags) = g
+            .split_once(':')
+            .ok_or_else(|| anyhow!("grant `{g}`: expected DEVICE:FLAGS"))?;
         let (type_, id) = match loc {
             "host" => (CU_MEM_LOCATION_TYPE_HOST, 0),
             "invalid" => (CU_MEM_LOCATION_TYPE_INVALID, 0),
-            d => (CU_MEM_LOCATION_TYPE_DEVICE, eval(d, &self.vars).map_err(|e| anyhow!(e))? as i32),
+            d => (
+                CU_MEM_LOCATION_TYPE_DEVICE,
+                eval(d, &self.vars).map_err(|e| anyhow!(e))? as i32,
+            ),
         };
         let flags = match flags {
             "none" => 0,
@@ -623,15 +974,27 @@ impl<'a> Exec<'a> {
             "rw" | "readwrite" => 3,
             f => eval(f, &self.vars).map_err(|e| anyhow!(e))? as i32,
         };
-        Ok(CUmemAccessDesc { location: CUmemLocation { type_, id }, flags })
+        Ok(CUmemAccessDesc {
+            location: CUmemLocation { type_, id },
+            flags,
+        })
     }
 
     fn show_attribute(&self, attr: i32, v: u64) -> String {
         match attr {
             CU_POINTER_ATTRIBUTE_CONTEXT => self.ctx_name(v),
-            CU_POINTER_ATTRIBUTE_DEVICE_POINTER | CU_POINTER_ATTRIBUTE_RANGE_START_ADDR | CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR | CU_POINTER_ATTRIBUTE_HOST_POINTER => self.addr(v),
+            CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+            | CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+            | CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+            | CU_POINTER_ATTRIBUTE_HOST_POINTER => self.addr(v),
             CU_POINTER_ATTRIBUTE_RANGE_SIZE | CU_POINTER_ATTRIBUTE_MAPPING_SIZE => show_size(v),
-            CU_POINTER_ATTRIBUTE_BUFFER_ID | CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID => if v == 0 { "0".into() } else { "<id>".into() },
+            CU_POINTER_ATTRIBUTE_BUFFER_ID | CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID => {
+                if v == 0 {
+                    "0".into()
+                } else {
+                    "<id>".into()
+                }
+            }
             CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => (v as u32 as i32).to_string(),
             CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES => v.to_string(),
             _ => (v as u32).to_string(),
@@ -654,10 +1017,21 @@ impl<'a> Exec<'a> {
                 fds.push((name.clone(), fd));
             }
         }
-        let ints: HashMap<String, u64> = self.kinds.iter().filter(|(_, k)| matches!(k, Kind::Fd | Kind::Int)).map(|(n, _)| (n.clone(), self.vars[n])).collect();
+        let ints: HashMap<String, u64> = self
+            .kinds
+            .iter()
+            .filter(|(_, k)| matches!(k, Kind::Fd | Kind::Int))
+            .map(|(n, _)| (n.clone(), self.vars[n]))
+            .collect();
         let exe = std::env::current_exe()?;
         let output = std::process::Command::new(exe)
-            .args(["__child", "--driver", &self.api.path, "--line", &line.to_string()])
+            .args([
+                "__child",
+                "--driver",
+                &self.api.path,
+                "--line",
+                &line.to_string(),
+            ])
             .arg(&self.case_path)
             .env("CUMOCK_CHILD_VARS", serde_json::to_string(&ints)?)
             .stderr(std::process::Stdio::inherit())
@@ -666,12 +1040,20 @@ impl<'a> Exec<'a> {
         for l in String::from_utf8_lossy(&output.stdout).lines() {
             match serde_json::from_str::<crate::runner::Line>(l) {
                 Ok(crate::runner::Line::Step(rec)) => (self.sink)(&rec),
-                Ok(crate::runner::Line::End(crate::transcript::Outcome::HarnessError { message })) => bail!("in the child process: {message}"),
+                Ok(crate::runner::Line::End(crate::transcript::Outcome::HarnessError {
+                    message,
+                })) => bail!("in the child process: {message}"),
                 _ => {}
             }
         }
         if let Some(sig) = std::os::unix::process::ExitStatusExt::signal(&output.status) {
-            let rec = StepRecord { line, step: "child".into(), result: format!("crash: {}", crate::runner::signal_name(sig)), outputs: vec![], process: Some("child".into()) };
+            let rec = StepRecord {
+                line,
+                step: "child".into(),
+                result: format!("crash: {}", crate::runner::signal_name(sig)),
+                outputs: vec![],
+                process: Some("child".into()),
+            };
             (self.sink)(&rec);
         } else if !output.status.success() {
             bail!("the child process failed ({})", output.status);
@@ -687,6 +1069,18 @@ impl<'a> Exec<'a> {
         }
         self.process = Some("child".into());
     }
+}
+
+/// `DDDD:BB:DD.F` or `DDDDDDDD:BB:DD.F`: the bus id's shape; its value differs by machine.
+fn pci_bus_id_shape(id: &str) -> bool {
+    let parts: Vec<&str> = id.split([':', '.']).collect();
+    let hex =
+        |s: &str, n: &[usize]| n.contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit());
+    parts.len() == 4
+        && hex(parts[0], &[4, 8])
+        && hex(parts[1], &[2])
+        && hex(parts[2], &[2])
+        && hex(parts[3], &[1])
 }
 
 fn pointer_attribute(name: &str) -> Result<i32> {
@@ -713,7 +1107,9 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
 }
 
 fn fnv(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3))
+    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 /// Writes each record as a JSON line on stdout, flushed, for the parent process.
@@ -721,7 +1117,11 @@ pub fn stdout_sink() -> impl FnMut(&StepRecord) {
     |rec: &StepRecord| {
         let mut out = std::io::stdout().lock();
         let line = crate::runner::Line::Step(rec.clone());
-        let _ = writeln!(out, "{}", serde_json::to_string(&line).expect("records serialise"));
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&line).expect("records serialise")
+        );
         let _ = out.flush();
     }
 }
@@ -738,9 +1138,19 @@ mod tests {
     }
 
     #[test]
+    fn pci_bus_ids_of_either_width() {
+        assert!(pci_bus_id_shape("0000:00:06.0"));
+        assert!(pci_bus_id_shape("00000000:18:00.0"));
+        assert!(!pci_bus_id_shape("garbage"));
+    }
+
+    #[test]
     fn pointer_attribute_names() {
         assert_eq!(pointer_attribute("range-start-addr").unwrap(), 11);
-        assert_eq!(pointer_attribute("CU_POINTER_ATTRIBUTE_MAPPED").unwrap(), 13);
+        assert_eq!(
+            pointer_attribute("CU_POINTER_ATTRIBUTE_MAPPED").unwrap(),
+            13
+        );
         assert!(pointer_attribute("nope").is_err());
     }
 }

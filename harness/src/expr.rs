@@ -5,10 +5,18 @@ use std::collections::HashMap;
 
 pub fn eval(text: &str, vars: &HashMap<String, u64>) -> Result<u64, String> {
     let tokens = lex(text)?;
-    let mut p = Parser { tokens, pos: 0, vars, text };
+    let mut p = Parser {
+        tokens,
+        pos: 0,
+        vars,
+        text,
+    };
     let v = p.sum()?;
     if p.pos != p.tokens.len() {
-        return Err(format!("unexpected `{}` in `{text}`", p.tokens[p.pos].show()));
+        return Err(format!(
+            "unexpected `{}` in `{text}`",
+            p.tokens[p.pos].show()
+        ));
     }
     Ok(v)
 }
@@ -30,7 +38,13 @@ impl Tok {
     }
 }
 
-const UNITS: &[(&str, u64)] = &[("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40), ("PiB", 1 << 50)];
+const UNITS: &[(&str, u64)] = &[
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+    ("TiB", 1 << 40),
+    ("PiB", 1 << 50),
+];
 
 fn lex(text: &str) -> Result<Vec<Tok>, String> {
     let b = text.as_bytes();
@@ -46,12 +60,15 @@ fn lex(text: &str) -> Result<Vec<Tok>, String> {
                 while i < b.len() && (b[i] as char).is_ascii_hexdigit() {
                     i += 1;
                 }
-                u64::from_str_radix(&text[s..i], 16).map_err(|_| format!("bad hex number in `{text}`"))?
+                u64::from_str_radix(&text[s..i], 16)
+                    .map_err(|_| format!("bad hex number in `{text}`"))?
             } else {
                 while i < b.len() && (b[i] as char).is_ascii_digit() {
                     i += 1;
                 }
-                text[start..i].parse().map_err(|_| format!("number too large in `{text}`"))?
+                text[start..i]
+                    .parse()
+                    .map_err(|_| format!("number too large in `{text}`"))?
             };
             out.push(Tok::Num(n));
             if let Some((u, m)) = UNITS.iter().find(|(u, _)| text[i..].starts_with(u)) {
@@ -96,8 +113,12 @@ impl Parser<'_> {
         while let Some(Tok::Op(c @ ('+' | '-'))) = self.tokens.get(self.pos).cloned() {
             self.pos += 1;
             let r = self.product()?;
-            v = if c == '+' { v.checked_add(r) } else { v.checked_sub(r) }
-                .ok_or_else(|| format!("`{}` overflows", self.text))?;
+            v = if c == '+' {
+                v.checked_add(r)
+            } else {
+                v.checked_sub(r)
+            }
+            .ok_or_else(|| format!("`{}` overflows", self.text))?;
         }
         Ok(v)
     }
@@ -107,20 +128,32 @@ impl Parser<'_> {
         while let Some(Tok::Op(c @ ('*' | '/'))) = self.tokens.get(self.pos).cloned() {
             self.pos += 1;
             let r = self.atom()?;
-            v = if c == '*' { v.checked_mul(r) } else { v.checked_div(r) }
-                .ok_or_else(|| format!("`{}` overflows or divides by zero", self.text))?;
+            v = if c == '*' {
+                v.checked_mul(r)
+            } else {
+                v.checked_div(r)
+            }
+            .ok_or_else(|| format!("`{}` overflows or divides by zero", self.text))?;
         }
         Ok(v)
     }
 
     fn atom(&mut self) -> Result<u64, String> {
-        let t = self.tokens.get(self.pos).cloned().ok_or_else(|| format!("`{}` ends too soon", self.text))?;
+        let t = self
+            .tokens
+            .get(self.pos)
+            .cloned()
+            .ok_or_else(|| format!("`{}` ends too soon", self.text))?;
         self.pos += 1;
         match t {
             Tok::Num(n) => Ok(n),
             // `-1` is the two's complement, as C would pass it.
             Tok::Op('-') => Ok(self.atom()?.wrapping_neg()),
-            Tok::Name(n) => self.vars.get(&n).copied().ok_or_else(|| format!("`{n}` is not defined before this step")),
+            Tok::Name(n) => self
+                .vars
+                .get(&n)
+                .copied()
+                .ok_or_else(|| format!("`{n}` is not defined before this step")),
             Tok::Op('(') => {
                 let v = self.sum()?;
                 match self.tokens.get(self.pos) {
@@ -156,14 +189,22 @@ mod tests {
 
     #[test]
     fn arithmetic_on_the_granularity() {
-        let vars: HashMap<String, u64> = [("g".to_string(), 2 << 20), ("va".to_string(), 0x7f00_0000_0000)].into();
+        let vars: HashMap<String, u64> = [
+            ("g".to_string(), 2 << 20),
+            ("va".to_string(), 0x7f00_0000_0000),
+        ]
+        .into();
         assert_eq!(eval("4g", &vars).unwrap(), 8 << 20);
         assert_eq!(eval("va+2*g", &vars).unwrap(), 0x7f00_0000_0000 + (4 << 20));
         assert_eq!(eval("(g+4096)/2", &vars).unwrap(), ((2 << 20) + 4096) / 2);
         assert_eq!(eval("64TiB", &vars).unwrap(), 64 << 40);
         assert_eq!(eval("0xdeadbeef", &vars).unwrap(), 0xdead_beef);
-        assert!(eval("nope+1", &vars).unwrap_err().contains("`nope` is not defined"));
-        assert!(eval("0xffffffffffffffff+1", &vars).unwrap_err().contains("overflows"));
+        assert!(eval("nope+1", &vars)
+            .unwrap_err()
+            .contains("`nope` is not defined"));
+        assert!(eval("0xffffffffffffffff+1", &vars)
+            .unwrap_err()
+            .contains("overflows"));
         assert!(eval("g/0", &vars).is_err());
         assert_eq!(eval("-1", &vars).unwrap(), u64::MAX);
         assert!(eval("g+", &vars).is_err());

@@ -23,7 +23,11 @@ use std::time::{Duration, Instant};
 const DEFAULT_GOLDEN: &str = "NVIDIA_H200-580.159.04";
 
 #[derive(Parser)]
-#[command(name = "cumock", version, about = "Conformance harness and mock for the CUDA driver's virtual memory management")]
+#[command(
+    name = "cumock",
+    version,
+    about = "Conformance harness and mock for the CUDA driver's virtual memory management"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -174,7 +178,16 @@ fn main() {
 
 fn real_main(cli: Cli) -> Result<i32> {
     match cli.command {
-        Command::Run { cases, driver, format, golden, no_golden, transcripts, jobs, timeout } => {
+        Command::Run {
+            cases,
+            driver,
+            format,
+            golden,
+            no_golden,
+            transcripts,
+            jobs,
+            timeout,
+        } => {
             let is_mock = driver.is_none();
             let driver_path = match driver {
                 Some(d) => PathBuf::from(d),
@@ -189,7 +202,11 @@ fn real_main(cli: Cli) -> Result<i32> {
                     (is_mock && d.is_dir()).then_some(d)
                 })
             };
-            let target = runner::Target { driver: driver_path.clone(), is_mock, timeout: Duration::from_secs(timeout) };
+            let target = runner::Target {
+                driver: driver_path.clone(),
+                is_mock,
+                timeout: Duration::from_secs(timeout),
+            };
             let start = Instant::now();
             let results = run_suite(&suite, &target, golden.as_deref(), jobs)?;
             let elapsed = start.elapsed();
@@ -197,25 +214,47 @@ fn real_main(cli: Cli) -> Result<i32> {
                 write_transcripts(&dir, &results)?;
             }
             let out = match format {
-                Format::Table => message::table(&results, &driver_path.display().to_string(), golden.as_ref().map(|g| g.display().to_string()).as_deref(), elapsed),
+                Format::Table => message::table(
+                    &results,
+                    &driver_path.display().to_string(),
+                    golden.as_ref().map(|g| g.display().to_string()).as_deref(),
+                    elapsed,
+                ),
                 Format::Json => message::json(&results),
                 Format::Junit => message::junit(&results),
             };
             println!("{out}");
-            Ok(if results.iter().any(|r| r.status == Status::Fail) { 1 } else { 0 })
+            Ok(if results.iter().any(|r| r.status == Status::Fail) {
+                1
+            } else {
+                0
+            })
         }
-        Command::Record { out, driver, cases, jobs, timeout } => {
+        Command::Record {
+            out,
+            driver,
+            cases,
+            jobs,
+            timeout,
+        } => {
             let suite = load_cases(&cases)?;
             let api = driver::Api::load(&driver)?;
             let key = golden_key(&api)?;
             drop(api);
-            let target = runner::Target { driver: PathBuf::from(&driver), is_mock: false, timeout: Duration::from_secs(timeout) };
+            let target = runner::Target {
+                driver: PathBuf::from(&driver),
+                is_mock: false,
+                timeout: Duration::from_secs(timeout),
+            };
             let results = run_suite(&suite, &target, None, jobs)?;
             let dir = out.join(&key);
             write_transcripts(&dir, &results)?;
             let failures: usize = results.iter().filter(|r| r.status == Status::Fail).count();
             eprintln!("cumock: recorded {} transcripts in {}; {failures} case(s) did not do what they expect", results.len(), dir.display());
-            println!("{}", message::table(&results, &driver, None, Duration::ZERO));
+            println!(
+                "{}",
+                message::table(&results, &driver, None, Duration::ZERO)
+            );
             Ok(0)
         }
         Command::Diff { a, b, cases } => {
@@ -231,15 +270,30 @@ fn real_main(cli: Cli) -> Result<i32> {
                 }
             }
             let r = diff::compare_sets(&sa, &sb, &declared);
-            print!("{}", message::diff_report(&r, &a.display().to_string(), &b.display().to_string()));
+            print!(
+                "{}",
+                message::diff_report(&r, &a.display().to_string(), &b.display().to_string())
+            );
             Ok(if r.undeclared() > 0 { 1 } else { 0 })
         }
-        Command::Exec { preload, trace, leaks, misuse, strict, fault, devices, profile, program } => {
+        Command::Exec {
+            preload,
+            trace,
+            leaks,
+            misuse,
+            strict,
+            fault,
+            devices,
+            profile,
+            program,
+        } => {
             let lib = mock_library()?;
             let dir = lib.parent().expect("a file in a folder").to_owned();
             let mut cmd = std::process::Command::new(&program[0]);
             cmd.args(&program[1..]);
-            let ld = std::env::var("LD_LIBRARY_PATH").map(|p| format!("{}:{p}", dir.display())).unwrap_or_else(|_| dir.display().to_string());
+            let ld = std::env::var("LD_LIBRARY_PATH")
+                .map(|p| format!("{}:{p}", dir.display()))
+                .unwrap_or_else(|_| dir.display().to_string());
             cmd.env("LD_LIBRARY_PATH", ld);
             if preload {
                 cmd.env("LD_PRELOAD", &lib);
@@ -247,7 +301,11 @@ fn real_main(cli: Cli) -> Result<i32> {
             if let Some(t) = trace {
                 cmd.env("CUMOCK_TRACE", t);
             }
-            for (flag, var) in [(leaks, "CUMOCK_LEAKS"), (misuse, "CUMOCK_MISUSE"), (strict, "CUMOCK_STRICT")] {
+            for (flag, var) in [
+                (leaks, "CUMOCK_LEAKS"),
+                (misuse, "CUMOCK_MISUSE"),
+                (strict, "CUMOCK_STRICT"),
+            ] {
                 if flag {
                     cmd.env(var, "1");
                 }
@@ -264,26 +322,50 @@ fn real_main(cli: Cli) -> Result<i32> {
             let err = std::os::unix::process::CommandExt::exec(&mut cmd);
             bail!("cannot run {}: {err}", program[0])
         }
-        Command::Profile { command: ProfileCommand::Capture { driver, out, errors } } => {
+        Command::Profile {
+            command:
+                ProfileCommand::Capture {
+                    driver,
+                    out,
+                    errors,
+                },
+        } => {
             let api = driver::Api::load(&driver)?;
             let p = profile::capture(&api)?;
             let text = serde_json::to_string_pretty(&p)? + "\n";
             match out {
-                Some(f) => std::fs::write(&f, text).with_context(|| format!("writing {}", f.display()))?,
+                Some(f) => {
+                    std::fs::write(&f, text).with_context(|| format!("writing {}", f.display()))?
+                }
                 None => print!("{text}"),
             }
             if let Some(f) = errors {
-                std::fs::write(&f, serde_json::to_string_pretty(&profile::error_strings(&api)?)? + "\n")?;
+                std::fs::write(
+                    &f,
+                    serde_json::to_string_pretty(&profile::error_strings(&api)?)? + "\n",
+                )?;
             }
             Ok(0)
         }
-        Command::Bench { driver, cycles, copy_mib, many } => {
+        Command::Bench {
+            driver,
+            cycles,
+            copy_mib,
+            many,
+        } => {
             let path = match driver {
                 Some(d) => d,
                 None => mock_library()?.display().to_string(),
             };
             let api = driver::Api::load(&path)?;
-            let report = bench::run(&api, &bench::Options { cycles, copy_mib, many })?;
+            let report = bench::run(
+                &api,
+                &bench::Options {
+                    cycles,
+                    copy_mib,
+                    many,
+                },
+            )?;
             println!("{}", serde_json::to_string_pretty(&report)?);
             std::mem::forget(api);
             Ok(0)
@@ -296,7 +378,9 @@ fn real_main(cli: Cli) -> Result<i32> {
             let c = case::parse_file(&case)?;
             let end = run_in_process(&driver, &c, |exec, c| {
                 if c.devices > 1 && !enough_devices(&driver, c.devices)? {
-                    return Ok(Some(transcript::Outcome::Skipped { reason: format!("needs {} devices", c.devices) }));
+                    return Ok(Some(transcript::Outcome::Skipped {
+                        reason: format!("needs {} devices", c.devices),
+                    }));
                 }
                 exec.run(&c.steps).map(|_| None)
             });
@@ -305,8 +389,15 @@ fn real_main(cli: Cli) -> Result<i32> {
         }
         Command::Child { driver, line, case } => {
             let c = case::parse_file(&case)?;
-            let steps = c.steps.iter().find(|s| s.line == line).and_then(|s| s.child.clone()).ok_or_else(|| anyhow!("no child block at line {line}"))?;
-            let vars: std::collections::HashMap<String, u64> = serde_json::from_str(&std::env::var("CUMOCK_CHILD_VARS").unwrap_or_else(|_| "{}".into()))?;
+            let steps = c
+                .steps
+                .iter()
+                .find(|s| s.line == line)
+                .and_then(|s| s.child.clone())
+                .ok_or_else(|| anyhow!("no child block at line {line}"))?;
+            let vars: std::collections::HashMap<String, u64> = serde_json::from_str(
+                &std::env::var("CUMOCK_CHILD_VARS").unwrap_or_else(|_| "{}".into()),
+            )?;
             let end = run_in_process(&driver, &c, move |exec, _| {
                 exec.adopt(vars);
                 exec.run(&steps).map(|_| None)
@@ -319,7 +410,11 @@ fn real_main(cli: Cli) -> Result<i32> {
 
 fn enough_devices(driver: &str, need: u32) -> Result<bool> {
     let api = driver::Api::load(driver)?;
-    let (init, count) = (api.cuInit.ok_or_else(|| anyhow!("no cuInit"))?, api.cuDeviceGetCount.ok_or_else(|| anyhow!("no cuDeviceGetCount"))?);
+    let (init, count) = (
+        api.cuInit.ok_or_else(|| anyhow!("no cuInit"))?,
+        api.cuDeviceGetCount
+            .ok_or_else(|| anyhow!("no cuDeviceGetCount"))?,
+    );
     let mut n = 0;
     // Safety: plain calls with an out-pointer to a local.
     let ok = unsafe { init(0) == 0 && count(&mut n) == 0 };
@@ -345,14 +440,29 @@ fn print_end(end: Result<Option<transcript::Outcome>>) {
     let outcome = match end {
         Ok(None) => transcript::Outcome::Completed,
         Ok(Some(o)) => o,
-        Err(e) => transcript::Outcome::HarnessError { message: format!("{e:#}") },
+        Err(e) => transcript::Outcome::HarnessError {
+            message: format!("{e:#}"),
+        },
     };
-    println!("{}", serde_json::to_string(&runner::Line::End(outcome)).expect("serialises"));
+    println!(
+        "{}",
+        serde_json::to_string(&runner::Line::End(outcome)).expect("serialises")
+    );
 }
 
-fn run_suite(suite: &[case::Case], target: &runner::Target, golden: Option<&Path>, jobs: Option<usize>) -> Result<Vec<CaseResult>> {
+fn run_suite(
+    suite: &[case::Case],
+    target: &runner::Target,
+    golden: Option<&Path>,
+    jobs: Option<usize>,
+) -> Result<Vec<CaseResult>> {
     let exe = std::env::current_exe()?;
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) * 2);
+    let jobs = jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            * 2
+    });
     let goldens = match golden {
         Some(g) => diff::load_set(g)?,
         None => BTreeMap::new(),
@@ -360,16 +470,28 @@ fn run_suite(suite: &[case::Case], target: &runner::Target, golden: Option<&Path
     let start = Instant::now();
     // On a real GPU, cases that read free memory run alone, after the others: another
     // case allocating at the same time would move the figure they record.
-    let alone = |c: &case::Case| !target.is_mock && c.steps.iter().any(|s| s.op == "mem-info" || s.child.is_some());
-    let (shared, solo): (Vec<usize>, Vec<usize>) = (0..suite.len()).partition(|i| !alone(&suite[*i]));
+    let alone = |c: &case::Case| {
+        !target.is_mock
+            && c.steps
+                .iter()
+                .any(|s| s.op == "mem-info" || s.child.is_some())
+    };
+    let (shared, solo): (Vec<usize>, Vec<usize>) =
+        (0..suite.len()).partition(|i| !alone(&suite[*i]));
     let pick = |idx: &[usize]| idx.iter().map(|i| suite[*i].clone()).collect::<Vec<_>>();
     let mut by_index: Vec<Option<transcript::Transcript>> = vec![None; suite.len()];
     for (idx, j) in [(shared, jobs), (solo, 1)] {
-        for (i, t) in idx.iter().zip(runner::run_all(&exe, target, &pick(&idx), j, true)) {
+        for (i, t) in idx
+            .iter()
+            .zip(runner::run_all(&exe, target, &pick(&idx), j, true))
+        {
             by_index[*i] = Some(t);
         }
     }
-    let transcripts: Vec<transcript::Transcript> = by_index.into_iter().map(|t| t.expect("every case ran")).collect();
+    let transcripts: Vec<transcript::Transcript> = by_index
+        .into_iter()
+        .map(|t| t.expect("every case ran"))
+        .collect();
     let per_case = start.elapsed() / suite.len().max(1) as u32;
     Ok(suite
         .iter()
@@ -388,7 +510,12 @@ fn run_suite(suite: &[case::Case], target: &runner::Target, golden: Option<&Path
                 } else {
                     declared.extend(expectation);
                 }
-                if target.is_mock && matches!(t.outcome, transcript::Outcome::Crash { .. } | transcript::Outcome::Timeout { .. }) {
+                if target.is_mock
+                    && matches!(
+                        t.outcome,
+                        transcript::Outcome::Crash { .. } | transcript::Outcome::Timeout { .. }
+                    )
+                {
                     problems.push(format!("the mock must never {}", t.outcome.show()));
                 }
             }
@@ -409,7 +536,14 @@ fn run_suite(suite: &[case::Case], target: &runner::Target, golden: Option<&Path
             } else {
                 Status::Pass
             };
-            CaseResult { case: c.name.clone(), status, problems, declared, transcript: t, elapsed: per_case }
+            CaseResult {
+                case: c.name.clone(),
+                status,
+                problems,
+                declared,
+                transcript: t,
+                elapsed: per_case,
+            }
         })
         .collect())
 }
@@ -428,14 +562,18 @@ fn write_transcripts(dir: &Path, results: &[CaseResult]) -> Result<()> {
 /// `NVIDIA_H200-580.159.04`: the GPU's name and the driver's release.
 fn golden_key(api: &driver::Api) -> Result<String> {
     let init = api.cuInit.ok_or_else(|| anyhow!("no cuInit"))?;
-    let name_fn = api.cuDeviceGetName.ok_or_else(|| anyhow!("no cuDeviceGetName"))?;
+    let name_fn = api
+        .cuDeviceGetName
+        .ok_or_else(|| anyhow!("no cuDeviceGetName"))?;
     let mut buf = [0 as std::ffi::c_char; 256];
     // Safety: plain calls with a buffer of the size given.
     let name = unsafe {
         if init(0) != 0 || name_fn(buf.as_mut_ptr(), 256, 0) != 0 {
             bail!("the driver has no usable device");
         }
-        std::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
+        std::ffi::CStr::from_ptr(buf.as_ptr())
+            .to_string_lossy()
+            .into_owned()
     };
     let mut version = 0;
     if let Some(f) = api.cuDriverGetVersion {
@@ -448,7 +586,11 @@ fn golden_key(api: &driver::Api) -> Result<String> {
 
 /// Case files from the arguments (files, or folders of `*.case`), or the whole suite.
 fn load_cases(args: &[PathBuf]) -> Result<Vec<case::Case>> {
-    let roots: Vec<PathBuf> = if args.is_empty() { vec![cases_root(args)] } else { args.to_vec() };
+    let roots: Vec<PathBuf> = if args.is_empty() {
+        vec![cases_root(args)]
+    } else {
+        args.to_vec()
+    };
     let mut files = Vec::new();
     for r in roots {
         if r.is_dir() {
@@ -477,7 +619,11 @@ fn load_cases(args: &[PathBuf]) -> Result<Vec<case::Case>> {
         }
     }
     if !errors.is_empty() {
-        bail!("{} case file(s) do not parse:\n{}", errors.len(), errors.join("\n"));
+        bail!(
+            "{} case file(s) do not parse:\n{}",
+            errors.len(),
+            errors.join("\n")
+        );
     }
     Ok(cases)
 }
@@ -485,7 +631,11 @@ fn load_cases(args: &[PathBuf]) -> Result<Vec<case::Case>> {
 /// The suite's folder: `cases/` here, or beside the binary's repository.
 fn cases_root(args: &[PathBuf]) -> PathBuf {
     if let Some(first) = args.first() {
-        let dir = if first.is_dir() { first.clone() } else { first.parent().map(Path::to_owned).unwrap_or_default() };
+        let dir = if first.is_dir() {
+            first.clone()
+        } else {
+            first.parent().map(Path::to_owned).unwrap_or_default()
+        };
         return dir;
     }
     let here = PathBuf::from("cases");
@@ -494,7 +644,11 @@ fn cases_root(args: &[PathBuf]) -> PathBuf {
     }
     std::env::current_exe()
         .ok()
-        .and_then(|e| e.ancestors().find(|a| a.join("cases").is_dir()).map(|a| a.join("cases")))
+        .and_then(|e| {
+            e.ancestors()
+                .find(|a| a.join("cases").is_dir())
+                .map(|a| a.join("cases"))
+        })
         .unwrap_or(here)
 }
 
@@ -506,14 +660,18 @@ fn mock_library() -> Result<PathBuf> {
         Some(p) => PathBuf::from(p),
         None => {
             let exe = std::env::current_exe()?;
-            let dir = exe.parent().ok_or_else(|| anyhow!("no folder for {}", exe.display()))?;
+            let dir = exe
+                .parent()
+                .ok_or_else(|| anyhow!("no folder for {}", exe.display()))?;
             [dir.join("libcuda.so"), dir.join("../libcuda.so"), dir.join("deps/libcuda.so")]
                 .into_iter()
                 .find(|p| p.is_file())
                 .ok_or_else(|| anyhow!("the mock library libcuda.so is not built beside {}: run `cargo build --release` (or set CUMOCK_LIB)", dir.display()))?
         }
     };
-    let built = built.canonicalize().with_context(|| format!("the mock library {}", built.display()))?;
+    let built = built
+        .canonicalize()
+        .with_context(|| format!("the mock library {}", built.display()))?;
     let dir = built.parent().expect("a file").join("cumock-lib");
     std::fs::create_dir_all(&dir)?;
     for name in ["libcuda.so.1", "libcuda.so"] {

@@ -37,15 +37,31 @@ pub fn progress(n: usize, total: usize, name: &str, outcome: &Outcome) {
         if n == total {
             eprintln!();
         }
-    } else if n == total || n % 20 == 0 || !matches!(outcome, Outcome::Completed | Outcome::Skipped { .. }) {
+    } else if n == total
+        || n % 20 == 0
+        || !matches!(outcome, Outcome::Completed | Outcome::Skipped { .. })
+    {
         eprintln!("[{n}/{total}] {name}: {}", outcome.show());
     }
 }
 
-pub fn table(results: &[CaseResult], driver: &str, golden: Option<&str>, elapsed: Duration) -> String {
+pub fn table(
+    results: &[CaseResult],
+    driver: &str,
+    golden: Option<&str>,
+    elapsed: Duration,
+) -> String {
     let mut s = String::new();
-    let width = results.iter().map(|r| r.case.len()).max().unwrap_or(4).max(4);
-    s.push_str(&format!("{:width$}  {:8}  {:>5}  notes\n", "case", "status", "steps"));
+    let width = results
+        .iter()
+        .map(|r| r.case.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    s.push_str(&format!(
+        "{:width$}  {:8}  {:>5}  notes\n",
+        "case", "status", "steps"
+    ));
     for r in results {
         let status = match r.status {
             Status::Pass => "pass",
@@ -53,14 +69,24 @@ pub fn table(results: &[CaseResult], driver: &str, golden: Option<&str>, elapsed
             Status::Skipped => "skipped",
             Status::Declared => "declared",
         };
-        let note = match (&r.transcript.outcome, r.problems.first(), r.declared.first()) {
+        let note = match (
+            &r.transcript.outcome,
+            r.problems.first(),
+            r.declared.first(),
+        ) {
             (Outcome::Skipped { reason }, _, _) => reason.clone(),
             (_, Some(p), _) => p.clone(),
             (_, None, Some(d)) => d.clone(),
             (o, None, None) if *o != Outcome::Completed => o.show(),
             _ => String::new(),
         };
-        s.push_str(&format!("{:width$}  {:8}  {:>5}  {}\n", r.case, status, r.transcript.steps.len(), note));
+        s.push_str(&format!(
+            "{:width$}  {:8}  {:>5}  {}\n",
+            r.case,
+            status,
+            r.transcript.steps.len(),
+            note
+        ));
         for p in r.problems.iter().skip(1) {
             s.push_str(&format!("{:width$}  {:8}  {:>5}  {}\n", "", "", "", p));
         }
@@ -77,7 +103,12 @@ pub fn table(results: &[CaseResult], driver: &str, golden: Option<&str>, elapsed
         elapsed.as_secs_f64()
     ));
     // The plain closing line CI systems read.
-    s.push_str(&format!("{} passed, {} failed, {} skipped\n", count(Status::Pass) + count(Status::Declared), count(Status::Fail), count(Status::Skipped)));
+    s.push_str(&format!(
+        "{} passed, {} failed, {} skipped\n",
+        count(Status::Pass) + count(Status::Declared),
+        count(Status::Fail),
+        count(Status::Skipped)
+    ));
     s
 }
 
@@ -106,14 +137,20 @@ pub fn junit(results: &[CaseResult]) -> String {
     }
     let mut report = Report::new("cumock");
     report.add_test_suite(suite);
-    report.to_string().unwrap_or_else(|e| format!("<!-- junit: {e} -->"))
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- junit: {e} -->"))
 }
 
 pub fn diff_report(r: &Report, a: &str, b: &str) -> String {
     let mut s = String::new();
     s.push_str(&format!("A: {a}\nB: {b}\n\n"));
     for d in &r.differ {
-        let tag = if d.declared.is_empty() { "DIFFERS" } else { "differs (declared)" };
+        let tag = if d.declared.is_empty() {
+            "DIFFERS"
+        } else {
+            "differs (declared)"
+        };
         s.push_str(&format!("{}: {tag}\n", d.case));
         for reason in &d.declared {
             s.push_str(&format!("    declared: {reason}\n"));

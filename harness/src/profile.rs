@@ -18,7 +18,10 @@ macro_rules! call {
 pub fn capture(api: &Api) -> Result<Value> {
     let r = call!(api, cuInit(0));
     if r != 0 {
-        return Err(anyhow!("cuInit failed: {}", cumock_abi::result_name(r).unwrap_or("?")));
+        return Err(anyhow!(
+            "cuInit failed: {}",
+            cumock_abi::result_name(r).unwrap_or("?")
+        ));
     }
     let mut version = 0;
     call!(api, cuDriverGetVersion(&mut version));
@@ -29,7 +32,9 @@ pub fn capture(api: &Api) -> Result<Value> {
         let mut name = [0 as std::ffi::c_char; 256];
         call!(api, cuDeviceGetName(name.as_mut_ptr(), 256, d));
         // Safety: NUL-terminated within the buffer.
-        let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
+        let name = unsafe { CStr::from_ptr(name.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
         let mut total = 0usize;
         call!(api, cuDeviceTotalMem_v2(&mut total, d));
         let mut uuid = [0u8; 16];
@@ -37,7 +42,9 @@ pub fn capture(api: &Api) -> Result<Value> {
         let mut bus = [0 as std::ffi::c_char; 64];
         call!(api, cuDeviceGetPCIBusId(bus.as_mut_ptr(), 64, d));
         // Safety: as above.
-        let bus = unsafe { CStr::from_ptr(bus.as_ptr()) }.to_string_lossy().into_owned();
+        let bus = unsafe { CStr::from_ptr(bus.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
         let mut ctx = std::ptr::null_mut();
         call!(api, cuDevicePrimaryCtxRetain(&mut ctx, d));
         call!(api, cuCtxSetCurrent(ctx));
@@ -45,12 +52,18 @@ pub fn capture(api: &Api) -> Result<Value> {
         call!(api, cuMemGetInfo_v2(&mut free, &mut tot));
         let mut g = [0usize; 2];
         for (i, option) in [0, 1].into_iter().enumerate() {
-            let prop = CUmemAllocationProp { type_: 1, location: CUmemLocation { type_: 1, id: d }, ..Default::default() };
+            let prop = CUmemAllocationProp {
+                type_: 1,
+                location: CUmemLocation { type_: 1, id: d },
+                ..Default::default()
+            };
             call!(api, cuMemGetAllocationGranularity(&mut g[i], &prop, option));
         }
         let mut attrs = Map::new();
         for (aname, code) in cumock_abi::CU_DEVICE_ATTRIBUTES {
-            if *aname == "CU_DEVICE_ATTRIBUTE_MAX" || cumock_abi::device_attribute_name(*code as i32) != Some(aname) {
+            if *aname == "CU_DEVICE_ATTRIBUTE_MAX"
+                || cumock_abi::device_attribute_name(*code as i32) != Some(aname)
+            {
                 continue;
             }
             let mut v = 0;
@@ -103,7 +116,10 @@ pub fn error_strings(api: &Api) -> Result<Value> {
         let mut s = std::ptr::null();
         if call!(api, cuGetErrorString(*code as u32, &mut s)) == 0 && !s.is_null() {
             // Safety: a static NUL-terminated string from the driver.
-            m.insert(code.to_string(), json!(unsafe { CStr::from_ptr(s) }.to_string_lossy()));
+            m.insert(
+                code.to_string(),
+                json!(unsafe { CStr::from_ptr(s) }.to_string_lossy()),
+            );
         }
     }
     Ok(Value::Object(m))
@@ -113,5 +129,10 @@ pub fn error_strings(api: &Api) -> Result<Value> {
 pub fn driver_release() -> Option<String> {
     let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
     let line = text.lines().next()?;
-    line.split_whitespace().find(|w| w.chars().filter(|c| *c == '.').count() >= 1 && w.chars().all(|c| c.is_ascii_digit() || c == '.')).map(str::to_owned)
+    line.split_whitespace()
+        .find(|w| {
+            w.chars().filter(|c| *c == '.').count() >= 1
+                && w.chars().all(|c| c.is_ascii_digit() || c == '.')
+        })
+        .map(str::to_owned)
 }

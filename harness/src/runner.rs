@@ -44,8 +44,13 @@ pub fn signal_name(sig: i32) -> String {
 /// Runs one case in a child process of `exe` (this harness's own binary).
 pub fn run_case(exe: &Path, target: &Target, case: &Case) -> Transcript {
     let mut cmd = Command::new(exe);
-    cmd.arg("__case").arg("--driver").arg(&target.driver).arg(&case.path);
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
+    cmd.arg("__case")
+        .arg("--driver")
+        .arg(&target.driver)
+        .arg(&case.path);
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(Stdio::null());
     if target.is_mock {
         if case.devices > 1 && std::env::var_os("CUMOCK_PROFILE").is_none() {
             cmd.env("CUMOCK_DEVICES", case.devices.to_string());
@@ -56,7 +61,15 @@ pub fn run_case(exe: &Path, target: &Target, case: &Case) -> Transcript {
     }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return ended(case, Vec::new(), Outcome::HarnessError { message: format!("cannot start {}: {e}", exe.display()) }),
+        Err(e) => {
+            return ended(
+                case,
+                Vec::new(),
+                Outcome::HarnessError {
+                    message: format!("cannot start {}: {e}", exe.display()),
+                },
+            )
+        }
     };
     let stdout = child.stdout.take().expect("piped");
     let stderr = child.stderr.take().expect("piped");
@@ -93,11 +106,18 @@ pub fn run_case(exe: &Path, target: &Target, case: &Case) -> Transcript {
     let (steps, end) = reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
     let outcome = match status {
-        None => Outcome::Timeout { seconds: target.timeout.as_secs() },
+        None => Outcome::Timeout {
+            seconds: target.timeout.as_secs(),
+        },
         Some(st) => match std::os::unix::process::ExitStatusExt::signal(&st) {
-            Some(sig) => Outcome::Crash { signal: signal_name(sig) },
+            Some(sig) => Outcome::Crash {
+                signal: signal_name(sig),
+            },
             None => end.unwrap_or_else(|| Outcome::HarnessError {
-                message: format!("the case process exited ({st}) without finishing: {}", stderr.lines().last().unwrap_or("")),
+                message: format!(
+                    "the case process exited ({st}) without finishing: {}",
+                    stderr.lines().last().unwrap_or("")
+                ),
             }),
         },
     };
@@ -105,14 +125,25 @@ pub fn run_case(exe: &Path, target: &Target, case: &Case) -> Transcript {
 }
 
 fn ended(case: &Case, steps: Vec<StepRecord>, outcome: Outcome) -> Transcript {
-    Transcript { case: case.name.clone(), steps, outcome }
+    Transcript {
+        case: case.name.clone(),
+        steps,
+        outcome,
+    }
 }
 
 /// Runs cases on `jobs` threads, each case in its own process; results in input order.
-pub fn run_all(exe: &Path, target: &Target, cases: &[Case], jobs: usize, progress: bool) -> Vec<Transcript> {
+pub fn run_all(
+    exe: &Path,
+    target: &Target,
+    cases: &[Case],
+    jobs: usize,
+    progress: bool,
+) -> Vec<Transcript> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let results: Arc<Mutex<Vec<Option<Transcript>>>> = Arc::new(Mutex::new(vec![None; cases.len()]));
+    let results: Arc<Mutex<Vec<Option<Transcript>>>> =
+        Arc::new(Mutex::new(vec![None; cases.len()]));
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             s.spawn(|| loop {
@@ -139,18 +170,36 @@ pub fn expectation_failures(case: &Case, t: &Transcript) -> Vec<String> {
     let mut check = |steps: &[crate::case::Step], process: Option<&str>| {
         for s in steps {
             let Some(e) = &s.expect else { continue };
-            let rec = t.steps.iter().find(|r| r.line == s.line && r.process.as_deref() == process);
+            let rec = t
+                .steps
+                .iter()
+                .find(|r| r.line == s.line && r.process.as_deref() == process);
             match rec {
-                None => out.push(format!("line {}: `{}` expected {}, but the step never ran ({})", s.line, s.source, e.result, t.outcome.show())),
+                None => out.push(format!(
+                    "line {}: `{}` expected {}, but the step never ran ({})",
+                    s.line,
+                    s.source,
+                    e.result,
+                    t.outcome.show()
+                )),
                 Some(r) => {
                     if r.result != e.result {
-                        out.push(format!("line {}: `{}` expected {}, got {}", s.line, s.source, e.result, r.result));
+                        out.push(format!(
+                            "line {}: `{}` expected {}, got {}",
+                            s.line, s.source, e.result, r.result
+                        ));
                     }
                     for (k, v) in &e.outputs {
                         match r.outputs.iter().find(|(rk, _)| rk == k) {
                             Some((_, rv)) if rv == v || rv.trim_matches('"') == v => {}
-                            Some((_, rv)) => out.push(format!("line {}: `{}` expected {k}={v}, got {k}={rv}", s.line, s.source)),
-                            None => out.push(format!("line {}: `{}` expected {k}={v}, got no {k}", s.line, s.source)),
+                            Some((_, rv)) => out.push(format!(
+                                "line {}: `{}` expected {k}={v}, got {k}={rv}",
+                                s.line, s.source
+                            )),
+                            None => out.push(format!(
+                                "line {}: `{}` expected {k}={v}, got no {k}",
+                                s.line, s.source
+                            )),
                         }
                     }
                 }

@@ -79,20 +79,39 @@ impl Transcript {
                 outcome = Some(parse_outcome(rest));
                 continue;
             }
-            let (num, rest) = line.split_once(": ").ok_or_else(|| format!("line {}: expected `N: step -> result`", i + 1))?;
-            let lineno: usize = num.trim().parse().map_err(|_| format!("line {}: `{num}` is not a line number", i + 1))?;
+            let (num, rest) = line
+                .split_once(": ")
+                .ok_or_else(|| format!("line {}: expected `N: step -> result`", i + 1))?;
+            let lineno: usize = num
+                .trim()
+                .parse()
+                .map_err(|_| format!("line {}: `{num}` is not a line number", i + 1))?;
             let (process, rest) = match rest.strip_prefix('[') {
                 Some(r) => {
-                    let (p, r) = r.split_once("] ").ok_or_else(|| format!("line {}: unclosed `[`", i + 1))?;
+                    let (p, r) = r
+                        .split_once("] ")
+                        .ok_or_else(|| format!("line {}: unclosed `[`", i + 1))?;
                     (Some(p.to_owned()), r)
                 }
                 None => (None, rest),
             };
-            let (step, res) = rest.rsplit_once(" -> ").ok_or_else(|| format!("line {}: expected ` -> `", i + 1))?;
+            let (step, res) = rest
+                .rsplit_once(" -> ")
+                .ok_or_else(|| format!("line {}: expected ` -> `", i + 1))?;
             let (result, outputs) = split_result(res);
-            steps.push(StepRecord { line: lineno, step: step.to_owned(), result, outputs, process });
+            steps.push(StepRecord {
+                line: lineno,
+                step: step.to_owned(),
+                result,
+                outputs,
+                process,
+            });
         }
-        Ok(Self { case: case.to_owned(), steps, outcome: outcome.ok_or("no `end:` line")? })
+        Ok(Self {
+            case: case.to_owned(),
+            steps,
+            outcome: outcome.ok_or("no `end:` line")?,
+        })
     }
 }
 
@@ -137,13 +156,21 @@ fn parse_outcome(s: &str) -> Outcome {
     if s == "completed" {
         Outcome::Completed
     } else if let Some(sig) = s.strip_prefix("crash: ") {
-        Outcome::Crash { signal: sig.to_owned() }
+        Outcome::Crash {
+            signal: sig.to_owned(),
+        }
     } else if let Some(t) = s.strip_prefix("timeout after ") {
-        Outcome::Timeout { seconds: t.trim_end_matches(" s").parse().unwrap_or(0) }
+        Outcome::Timeout {
+            seconds: t.trim_end_matches(" s").parse().unwrap_or(0),
+        }
     } else if let Some(r) = s.strip_prefix("skipped: ") {
-        Outcome::Skipped { reason: r.to_owned() }
+        Outcome::Skipped {
+            reason: r.to_owned(),
+        }
     } else {
-        Outcome::HarnessError { message: s.trim_start_matches("harness error: ").to_owned() }
+        Outcome::HarnessError {
+            message: s.trim_start_matches("harness error: ").to_owned(),
+        }
     }
 }
 
@@ -161,7 +188,11 @@ pub mod normalize {
         for (name, base, size) in regions.iter().rev() {
             if addr >= *base && addr - base < (*size).max(1) {
                 let off = addr - base;
-                return if off == 0 { name.clone() } else { format!("{name}+{}", show_size(off)) };
+                return if off == 0 {
+                    name.clone()
+                } else {
+                    format!("{name}+{}", show_size(off))
+                };
             }
         }
         "<unknown address>".into()
@@ -206,7 +237,10 @@ pub mod normalize {
 
         #[test]
         fn addresses_are_relative_to_their_region() {
-            let regions = vec![("va".to_string(), 0x7f00_0000_0000, 8 << 20), ("p".to_string(), 0x7e00_0000_0000, 2 << 20)];
+            let regions = vec![
+                ("va".to_string(), 0x7f00_0000_0000, 8 << 20),
+                ("p".to_string(), 0x7e00_0000_0000, 2 << 20),
+            ];
             assert_eq!(address(0x7f00_0000_0000, &regions), "va");
             assert_eq!(address(0x7f00_0040_0000, &regions), "va+4MiB");
             assert_eq!(address(0x7e00_0000_0010, &regions), "p+16");
@@ -244,10 +278,24 @@ mod tests {
         let t = Transcript {
             case: "c".into(),
             steps: vec![
-                StepRecord { line: 3, step: "map va size=g handle=h".into(), result: "CUDA_ERROR_NOT_SUPPORTED".into(), outputs: vec![], process: None },
-                StepRecord { line: 9, step: "device-name 0".into(), result: "CUDA_SUCCESS".into(), outputs: vec![("name".into(), "\"NVIDIA H200\"".into())], process: Some("child".into()) },
+                StepRecord {
+                    line: 3,
+                    step: "map va size=g handle=h".into(),
+                    result: "CUDA_ERROR_NOT_SUPPORTED".into(),
+                    outputs: vec![],
+                    process: None,
+                },
+                StepRecord {
+                    line: 9,
+                    step: "device-name 0".into(),
+                    result: "CUDA_SUCCESS".into(),
+                    outputs: vec![("name".into(), "\"NVIDIA H200\"".into())],
+                    process: Some("child".into()),
+                },
             ],
-            outcome: Outcome::Crash { signal: "SIGSEGV".into() },
+            outcome: Outcome::Crash {
+                signal: "SIGSEGV".into(),
+            },
         };
         let text = t.render();
         assert_eq!(Transcript::parse("c", &text).unwrap(), t);

@@ -432,9 +432,7 @@ cuda_fn! {
 
 cuda_fn! {
     fn cuMemFree_v2(dptr: CUdevicePtr) {
-        let d = drv()?;
-        d.ctx_device(None)?;
-        d.mem_free(dptr)
+        drv()?.mem_free(dptr)
     }
 }
 
@@ -588,7 +586,7 @@ unsafe fn write_pointer_attribute(
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE => out(data.cast::<u32>(), CU_MEMORYTYPE_DEVICE),
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER => out(data.cast::<u64>(), ptr),
         CU_POINTER_ATTRIBUTE_HOST_POINTER => Err(invalid("device memory has no host pointer")),
-        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS => out(data.cast::<u32>(), 1),
+        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS => out(data.cast::<u32>(), 0),
         CU_POINTER_ATTRIBUTE_BUFFER_ID => out(data.cast::<u64>(), i.buffer_id),
         CU_POINTER_ATTRIBUTE_IS_MANAGED => out(data.cast::<u32>(), 0),
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => out(data.cast::<i32>(), i.device as i32),

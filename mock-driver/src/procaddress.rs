@@ -22,7 +22,14 @@ pub fn resolve(
             "flags {flags:#x} are not CU_GET_PROC_ADDRESS_*"
         )));
     }
-    if version <= 0 || version > driver_version {
+    if version <= 0 {
+        // Observed: not an error, only too old for anything.
+        return Ok((
+            std::ptr::null_mut(),
+            CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
+        ));
+    }
+    if version > driver_version {
         // Observed: asking for a version newer than the driver is an error, not a miss.
         return Err(invalid(format!(
             "version {version} is newer than the driver's {driver_version}"
@@ -145,6 +152,11 @@ mod tests {
     #[test]
     fn bad_versions_and_flags_are_errors() {
         assert!(resolve("cuMemCreate", 99999, 0, 13000).is_err());
+        assert!(resolve("cuMemCreate", 13010, 0, 13000).is_err());
+        assert_eq!(
+            resolve("cuMemCreate", 0, 0, 13000).unwrap().1,
+            CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+        );
         assert!(resolve("cuMemCreate", 12000, 8, 13000).is_err());
     }
 }

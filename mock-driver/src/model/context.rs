@@ -74,6 +74,20 @@ impl Contexts {
         h
     }
 
+    /// Brings a primary context back under its old handle after its last release.
+    pub fn revive(&mut self, ctx: u64, device: usize, flags: u32) -> u64 {
+        self.contexts.insert(
+            ctx,
+            Context {
+                device,
+                flags,
+                primary: true,
+                peers: Vec::new(),
+            },
+        );
+        ctx
+    }
+
     pub fn get(&self, ctx: u64) -> CuResult<&Context> {
         self.contexts
             .get(&ctx)

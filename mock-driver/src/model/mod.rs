@@ -111,19 +111,14 @@ impl Driver {
                 "granularity option {option} is neither MINIMUM (0) nor RECOMMENDED (1)"
             )));
         }
+        // Observed: the real driver answers for any location, valid or not (an invalid
+        // type, a device that does not exist): host memory and every device have the
+        // same granularity on the H200.
         let dev = match location_type {
             CU_MEM_LOCATION_TYPE_DEVICE => {
-                self.device(location_id).map_err(|e| invalid(e.message))?
+                self.device(location_id).unwrap_or(&self.profile.devices[0])
             }
-            // Host memory has the same 2 MiB granularity on the H200 (observed).
-            CU_MEM_LOCATION_TYPE_HOST
-            | CU_MEM_LOCATION_TYPE_HOST_NUMA
-            | CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => &self.profile.devices[0],
-            other => {
-                return Err(invalid(format!(
-                    "location type {other} is not a valid CUmemLocationType"
-                )))
-            }
+            _ => &self.profile.devices[0],
         };
         Ok(if option == CU_MEM_ALLOC_GRANULARITY_MINIMUM {
             dev.granularity_minimum
@@ -142,8 +137,7 @@ impl Driver {
         }
         match prop.location.type_ {
             CU_MEM_LOCATION_TYPE_DEVICE => {
-                self.device(prop.location.id)
-                    .map_err(|e| invalid(e.message))?;
+                self.device(prop.location.id)?;
             }
             CU_MEM_LOCATION_TYPE_HOST
             | CU_MEM_LOCATION_TYPE_HOST_NUMA
@@ -155,15 +149,18 @@ impl Driver {
             }
         }
         let types = prop.requested_handle_types;
-        let known = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC;
         if types & (CU_MEM_HANDLE_TYPE_WIN32 | CU_MEM_HANDLE_TYPE_WIN32_KMT) != 0 {
             return Err(invalid("Win32 handle types cannot be requested on Linux"));
         }
-        if types & !known != 0 {
-            return Err(invalid(format!(
-                "requestedHandleTypes {types:#x} has unknown bits"
-            )));
+        if types & CU_MEM_HANDLE_TYPE_FABRIC != 0 {
+            // Observed on the H200 host: fabric handles need an IMEX channel, which the
+            // machine did not have, although the attribute says they are supported.
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_NOT_PERMITTED,
+                "fabric handles need an IMEX channel (CUDA_ERROR_NOT_PERMITTED, as on the captured H200)",
+            ));
         }
+        // Unknown bits are ignored, as the real driver ignores them (observed with 0x10).
         let dev = prop.location.type_ == CU_MEM_LOCATION_TYPE_DEVICE;
         let compression_supported = dev
             && self
@@ -174,7 +171,12 @@ impl Driver {
                 .unwrap_or(0)
                 != 0;
         Ok(AllocationProp {
-            location_type: prop.location.type_,
+            // Observed: host memory reports itself as HOST_NUMA node 0.
+            location_type: if dev {
+                CU_MEM_LOCATION_TYPE_DEVICE
+            } else {
+                CU_MEM_LOCATION_TYPE_HOST_NUMA
+            },
             location_id: if dev { prop.location.id } else { 0 },
             handle_types: types,
             compression: if prop.alloc_flags.compression_type == CU_MEM_ALLOCATION_COMP_GENERIC
@@ -313,12 +315,11 @@ impl Driver {
     }
 
     pub fn get_access(&self, location_type: i32, location_id: i32, ptr: u64) -> CuResult<u64> {
-        if location_type != CU_MEM_LOCATION_TYPE_DEVICE {
-            return Err(invalid(format!(
-                "location type {location_type}: access is kept per device"
-            )));
-        }
-        self.device(location_id).map_err(|e| invalid(e.message))?;
+        // Observed: the real driver reads the id as a device whatever the location type
+        // (a HOST location with id 0 reports device 0's flags), and a bad id is
+        // CUDA_ERROR_INVALID_DEVICE.
+        let _ = location_type;
+        self.device(location_id)?;
         Ok(u64::from(
             self.state
                 .lock()
@@ -400,6 +401,10 @@ impl Driver {
     }
 
     pub fn mem_free(&self, ptr: u64) -> CuResult<()> {
+        // Observed: cuMemFree(0) succeeds, with or without a context.
+        if ptr == 0 {
+            return Ok(());
+        }
         let mut st = self.state.lock();
         Self::free_alloc(&mut st.vmm, ptr)
     }
@@ -431,13 +436,11 @@ impl Driver {
                 }
             }
         }
-        match st.vmm.mapping_at(ptr) {
-            Some(m) => Ok((m.start, m.size)),
-            None => Err(CuError::new(
-                cumock_abi::result::CUDA_ERROR_NOT_FOUND,
-                format!("{ptr:#x} is not device memory"),
-            )),
-        }
+        // Observed: VMM memory is not found by cuMemGetAddressRange, only cuMemAlloc's.
+        Err(CuError::new(
+            cumock_abi::result::CUDA_ERROR_NOT_FOUND,
+            format!("{ptr:#x} is not cuMemAlloc memory (VMM ranges are not found either, as on the real driver)"),
+        ))
     }
 
     // ---- copies and memsets ----
@@ -523,7 +526,9 @@ impl Driver {
         let d = device as usize;
         let pc = st.contexts.primary[d].clone();
         let ctx = match pc.context {
-            Some(c) => c,
+            Some(c) if st.contexts.contexts.contains_key(&c) => c,
+            // Observed: the primary context keeps its handle across release and reset.
+            Some(c) => st.contexts.revive(c, d, pc.flags),
             None => {
                 let c = st.contexts.create(d, pc.flags, true);
                 st.contexts.primary[d].context = Some(c);
@@ -545,7 +550,7 @@ impl Driver {
         }
         st.contexts.primary[d].refcount -= 1;
         if st.contexts.primary[d].refcount == 0 {
-            if let Some(c) = st.contexts.primary[d].context.take() {
+            if let Some(c) = st.contexts.primary[d].context {
                 Self::destroy_context(&mut st, c)?;
             }
         }
@@ -558,8 +563,10 @@ impl Driver {
         let d = device as usize;
         st.contexts.primary[d].refcount = 0;
         st.contexts.primary[d].flags = 0;
-        if let Some(c) = st.contexts.primary[d].context.take() {
-            Self::destroy_context(&mut st, c)?;
+        if let Some(c) = st.contexts.primary[d].context {
+            if st.contexts.contexts.contains_key(&c) {
+                Self::destroy_context(&mut st, c)?;
+            }
         }
         Ok(())
     }
@@ -777,7 +784,8 @@ impl Driver {
             .map(|c| c.device);
         let (ctx, range) = match r.kind {
             ReservationKind::Alloc { context, requested } => (context, (m.start, requested)),
-            ReservationKind::Vmm => (0, (m.start, m.size)),
+            // Observed: for VMM memory the range is the whole reservation.
+            ReservationKind::Vmm => (0, (m.reservation, r.size)),
         };
         Some(PointerInfo {
             context: ctx,

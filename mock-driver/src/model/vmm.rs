@@ -16,6 +16,9 @@ use std::sync::Arc;
 /// becomes an error, where the real driver dereferences it and crashes.
 const HANDLE_TAG: u64 = 0x00c0_da00_0000_0000;
 
+/// x86-64 user space: 47 bits.
+const USER_ADDRESS_SPACE: u64 = 1 << 47;
+
 /// What a program asked for in `CUmemAllocationProp`, validated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AllocationProp {
@@ -184,6 +187,21 @@ impl Vmm {
         if hint % granularity != 0 {
             return Err(invalid(format!(
                 "address hint {hint:#x} is not aligned to the granularity"
+            )));
+        }
+        if alignment >= USER_ADDRESS_SPACE {
+            return Err(invalid(format!(
+                "alignment {alignment:#x} is larger than the address space"
+            )));
+        }
+        if hint != 0
+            && hint
+                .checked_add(size)
+                .is_none_or(|end| end > USER_ADDRESS_SPACE)
+        {
+            // Observed: a hint outside the user address space is out of memory, not ignored.
+            return Err(out_of_memory(format!(
+                "hint {hint:#x} + size lies outside the address space"
             )));
         }
         let align = alignment.max(granularity);
@@ -445,10 +463,8 @@ impl Vmm {
     }
 
     pub fn unmap(&mut self, ptr: u64, size: u64, granularity: u64) -> CuResult<()> {
-        if size == 0 || size % granularity != 0 {
-            return Err(invalid(format!(
-                "size {size:#x} is not a non-zero multiple of the granularity {granularity:#x}"
-            )));
+        if size == 0 {
+            return Err(invalid("size is 0"));
         }
         if ptr % granularity != 0 {
             return Err(invalid(format!(
@@ -476,9 +492,7 @@ impl Vmm {
             }
             starts.push(m.start);
         }
-        if starts.is_empty() {
-            return Err(invalid(format!("nothing is mapped in {ptr:#x}+{size:#x}")));
-        }
+        // Observed: a range with nothing mapped in it unmaps successfully (nothing).
         for s in starts {
             self.remove_mapping(s);
         }
@@ -608,6 +622,11 @@ impl Vmm {
                 )));
             }
         }
+        // Observed: an imported allocation reports no requested handle types.
+        let prop = AllocationProp {
+            handle_types: 0,
+            ..prop
+        };
         Ok(self.insert_allocation(PhysicalAllocation {
             size: backing.len() as u64,
             backing: Arc::new(backing),
