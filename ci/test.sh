@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# All the tests, on a fresh machine: fetches NVIDIA's cuda.h from the registry package
+# (never committed), then runs every test of the workspace, clippy and rustfmt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+headers=target/cuda-headers
+if [ ! -f "$headers/nvidia/cu13/include/cuda.h" ]; then
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$headers" 'nvidia-cuda-runtime==13.0.*'
+fi
+export CUMOCK_CUDA_INCLUDE="$PWD/$headers/nvidia/cu13/include"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo build --workspace --quiet
+cargo test --workspace --quiet 2>&1 | tee target/test-output.txt
+# The plain closing line CI systems read: passed and failed over all test binaries.
+awk '/^test result:/ { p += $4; f += $6 } END { printf "%d passed, %d failed\n", p, f }' target/test-output.txt

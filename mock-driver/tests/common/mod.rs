@@ -1,0 +1,80 @@
+//! What the tests that load the mock share: finding the built library (laid out as a
+//! folder with libcuda.so.1 and libcuda.so), NVIDIA's cuda.h, and a C compiler.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_owned()
+}
+
+/// The folder cargo put this test binary's libraries in (`target/<profile>`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_owned()
+}
+
+/// A folder holding `libcuda.so.1` and `libcuda.so`, both the mock.
+pub fn mock_dir() -> PathBuf {
+    let profile = profile_dir();
+    let built = [profile.join("libcuda.so"), profile.join("deps/libcuda.so")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("the mock libcuda.so is not built in {}: run `cargo build` first", profile.display()));
+    let dir = profile.join("cumock-lib-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["libcuda.so.1", "libcuda.so"] {
+        let link = dir.join(name);
+        let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        std::os::unix::fs::symlink(&built, &tmp).unwrap();
+        std::fs::rename(&tmp, &link).unwrap();
+    }
+    dir
+}
+
+pub fn mock_lib() -> PathBuf {
+    mock_dir().join("libcuda.so.1")
+}
+
+/// NVIDIA's headers from the registry package `nvidia-cuda-runtime` (13.0), which
+/// `ci/test.sh` installs into target/cuda-headers; `CUMOCK_CUDA_INCLUDE` overrides.
+pub fn cuda_include() -> PathBuf {
+    let dir = std::env::var_os("CUMOCK_CUDA_INCLUDE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target/cuda-headers/nvidia/cu13/include"));
+    assert!(
+        dir.join("cuda.h").is_file(),
+        "NVIDIA's cuda.h is not in {}: run ci/test.sh, or \
+         `pip install --target target/cuda-headers 'nvidia-cuda-runtime==13.0.*'`",
+        dir.display()
+    );
+    dir
+}
+
+/// The C compiler the `cc` crate picks, set up outside a build script.
+pub fn c_compiler() -> Command {
+    let target = "x86_64-unknown-linux-gnu";
+    cc::Build::new()
+        .target(target)
+        .host(target)
+        .opt_level(1)
+        .cargo_metadata(false)
+        .get_compiler()
+        .to_command()
+}
+
+/// Compiles one C file into an executable, against cuda.h.
+pub fn build_c(src: &Path, out: &Path, extra: &[&str]) {
+    let mut cmd = c_compiler();
+    cmd.arg("-std=gnu11").arg("-Wall").arg("-I").arg(cuda_include()).arg(src).arg("-o").arg(out).args(extra);
+    let o = cmd.output().expect("running the C compiler");
+    assert!(o.status.success(), "compiling {} failed:\n{}", src.display(), String::from_utf8_lossy(&o.stderr));
+}
+
+pub fn scratch(name: &str) -> PathBuf {
+    let d = profile_dir().join("cumock-test-scratch").join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
