@@ -24,6 +24,23 @@ key=$(ls "$out/goldens" | head -n 1)
 # step-by-step diff a person reads.
 step "$bin/cumock" run --golden "$out/goldens/$key" --transcripts "$out/mock" > "$out/mock-vs-golden.txt"
 step "$bin/cumock" diff "$out/goldens/$key" "$out/mock" > "$out/diff.txt"
+# The C programs, compiled here against the toolkit's cuda.h, on the real driver and on
+# the mock: the same binary, the library switched.
+inc=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")/../include
+mockdir=$("$bin/cumock" lib-path)
+: > "$out/programs.txt"
+for src in mock-driver/tests/c/*.c clients/c/*.c; do
+    [ -f "$src" ] || continue
+    name=$(basename "$src" .c)
+    if ! gcc -std=gnu11 -O1 -I"$inc" "$src" -o "/tmp/$name" -L"$mockdir" -lcuda -lpthread 2>> "$out/programs.txt"; then
+        echo "$name: does not compile" >> "$out/programs.txt"; status=1; continue
+    fi
+    for side in real mock; do
+        if [ $side = mock ]; then env=(env LD_LIBRARY_PATH="$mockdir"); else env=(env); fi
+        if timeout 120 "${env[@]}" "/tmp/$name" > "/tmp/$name.$side.log" 2>&1; then r=pass; else r="FAIL ($?)"; status=1; fi
+        echo "$name on the $side driver: $r: $(tail -n 3 "/tmp/$name.$side.log" | tr '\n' ' ')" >> "$out/programs.txt"
+    done
+done
 step "$bin/cumock" bench --driver libcuda.so.1 > "$out/bench-real.json"
 step "$bin/cumock" bench > "$out/bench-mock.json"
 exit $status

@@ -217,6 +217,7 @@ mod tests {
         assert_eq!(show_size(3 << 20), "3MiB");
         assert_eq!(show_size(1 << 50), "1PiB");
         assert_eq!(show_size(4097), "4097");
-        assert_eq!(show_size((2 << 20) + 4096), "0x201000");
+        assert_eq!(show_size((2 << 20) + 4096), "2052KiB");
+        assert_eq!(show_size((2 << 20) + 1), "0x200001");
     }
 }
