@@ -430,7 +430,7 @@ impl<'a> Exec<'a> {
                     r,
                     vec![(
                         "aligned",
-                        if p % want == 0 {
+                        if p.is_multiple_of(want) {
                             "yes".into()
                         } else {
                             format!("no ({})", show_size(p % want))

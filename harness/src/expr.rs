@@ -172,7 +172,7 @@ impl Parser<'_> {
 /// A size for people: `2MiB`, `64TiB`, `0x1001`.
 pub fn show_size(v: u64) -> String {
     for (u, m) in UNITS.iter().rev() {
-        if v >= *m && v % m == 0 {
+        if v >= *m && v.is_multiple_of(*m) {
             return format!("{}{u}", v / m);
         }
     }

@@ -38,7 +38,7 @@ pub fn progress(n: usize, total: usize, name: &str, outcome: &Outcome) {
             eprintln!();
         }
     } else if n == total
-        || n % 20 == 0
+        || n.is_multiple_of(20)
         || !matches!(outcome, Outcome::Completed | Outcome::Skipped { .. })
     {
         eprintln!("[{n}/{total}] {name}: {}", outcome.show());

@@ -9,9 +9,25 @@ fn build(kind: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join(format!("libcuda-{kind}.so"));
     let target = "x86_64-unknown-linux-gnu";
-    let mut cc = cc::Build::new().target(target).host(target).opt_level(0).cargo_metadata(false).get_compiler().to_command();
+    let mut cc = cc::Build::new()
+        .target(target)
+        .host(target)
+        .opt_level(0)
+        .cargo_metadata(false)
+        .get_compiler()
+        .to_command();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/bad_driver.c");
-    let st = cc.args(["-shared", "-fPIC", &format!("-DBAD_{}", kind.to_uppercase())]).arg(&src).arg("-o").arg(&out).status().unwrap();
+    let st = cc
+        .args([
+            "-shared",
+            "-fPIC",
+            &format!("-DBAD_{}", kind.to_uppercase()),
+        ])
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap();
     assert!(st.success());
     out
 }
@@ -21,10 +37,17 @@ fn run(driver: &Path, cases: &[&str], timeout: &str) -> (serde_json::Value, bool
     let out = Command::new(env!("CARGO_BIN_EXE_cumock"))
         .args(["run", "--format", "json", "--timeout", timeout, "--driver"])
         .arg(driver)
-        .args(cases.iter().map(|c| ws.join("cases").join(format!("{c}.case"))))
+        .args(
+            cases
+                .iter()
+                .map(|c| ws.join("cases").join(format!("{c}.case"))),
+        )
         .output()
         .unwrap();
-    (serde_json::from_slice(&out.stdout).unwrap(), out.status.success())
+    (
+        serde_json::from_slice(&out.stdout).unwrap(),
+        out.status.success(),
+    )
 }
 
 #[test]
@@ -32,7 +55,12 @@ fn a_segfaulting_driver_is_recorded_as_a_crash_and_the_run_goes_on() {
     let lib = build("crash");
     let (report, ok) = run(&lib, &["init-flags", "driver-version"], "20");
     assert!(!ok);
-    let outcomes: Vec<_> = report.as_array().unwrap().iter().map(|r| r["transcript"]["outcome"].clone()).collect();
+    let outcomes: Vec<_> = report
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["transcript"]["outcome"].clone())
+        .collect();
     assert_eq!(outcomes.len(), 2);
     for o in outcomes {
         assert_eq!(o["crash"]["signal"], "SIGSEGV", "{o}");
@@ -45,7 +73,10 @@ fn a_hanging_driver_times_out_and_the_run_goes_on() {
     let t = std::time::Instant::now();
     let (report, ok) = run(&lib, &["init-flags", "init-required"], "1");
     assert!(!ok);
-    assert!(t.elapsed().as_secs() < 15, "the timeout did not stop the hung case");
+    assert!(
+        t.elapsed().as_secs() < 15,
+        "the timeout did not stop the hung case"
+    );
     for r in report.as_array().unwrap() {
         assert_eq!(r["transcript"]["outcome"]["timeout"]["seconds"], 1, "{r}");
     }
@@ -57,12 +88,19 @@ fn a_hanging_driver_times_out_and_the_run_goes_on() {
 #[test]
 fn a_driver_returning_garbage_gives_a_transcript_not_a_harness_crash() {
     let lib = build("garbage");
-    let (report, ok) = run(&lib, &["device-basics", "reserve-sizes", "error-names"], "20");
+    let (report, ok) = run(
+        &lib,
+        &["device-basics", "reserve-sizes", "error-names"],
+        "20",
+    );
     assert!(!ok, "the garbage driver must fail its expectations");
     for r in report.as_array().unwrap() {
         let o = &r["transcript"]["outcome"];
         assert!(o == "completed" || o.get("harness-error").is_some(), "{r}");
     }
     let text = serde_json::to_string(&report).unwrap();
-    assert!(text.contains("CUresult(987654)"), "an unknown code is shown as a number");
+    assert!(
+        text.contains("CUresult(987654)"),
+        "an unknown code is shown as a number"
+    );
 }

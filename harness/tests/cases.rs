@@ -11,16 +11,35 @@ fn cumock() -> Command {
 }
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
 }
 
 #[rstest]
 fn case_on_the_mock(#[files("../cases/*.case")] path: PathBuf) {
-    let out = cumock().args(["run", "--no-golden", "--format", "json"]).arg(&path).current_dir(workspace()).output().unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    let out = cumock()
+        .args(["run", "--no-golden", "--format", "json"])
+        .arg(&path)
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
     let r = &report[0];
-    assert_eq!(r["status"], "pass", "{}: {}", path.display(), serde_json::to_string_pretty(&r["problems"]).unwrap());
+    assert_eq!(
+        r["status"],
+        "pass",
+        "{}: {}",
+        path.display(),
+        serde_json::to_string_pretty(&r["problems"]).unwrap()
+    );
     let name = path.file_stem().unwrap().to_string_lossy().into_owned();
     let text = render(&r["transcript"]);
     insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
@@ -36,9 +55,17 @@ fn render(t: &serde_json::Value) -> String {
         if let Some(p) = r["process"].as_str() {
             s.push_str(&format!("[{p}] "));
         }
-        s.push_str(&format!("{} -> {}", r["step"].as_str().unwrap(), r["result"].as_str().unwrap()));
+        s.push_str(&format!(
+            "{} -> {}",
+            r["step"].as_str().unwrap(),
+            r["result"].as_str().unwrap()
+        ));
         for kv in r["outputs"].as_array().into_iter().flatten() {
-            s.push_str(&format!(" {}={}", kv[0].as_str().unwrap(), kv[1].as_str().unwrap()));
+            s.push_str(&format!(
+                " {}={}",
+                kv[0].as_str().unwrap(),
+                kv[1].as_str().unwrap()
+            ));
         }
         s.push('\n');
     }
@@ -48,10 +75,27 @@ fn render(t: &serde_json::Value) -> String {
 
 #[test]
 fn the_mock_matches_the_h200_goldens_but_for_declared_divergences() {
-    let out = cumock().args(["run"]).current_dir(workspace()).output().unwrap();
+    let out = cumock()
+        .args(["run"])
+        .current_dir(workspace())
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("compared with golden"), "{text}");
-    let cases = std::fs::read_dir(workspace().join("cases")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "case")).count();
+    let cases = std::fs::read_dir(workspace().join("cases"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "case")
+        })
+        .count();
     assert!(cases >= 80, "only {cases} cases");
 }

@@ -81,6 +81,15 @@ pub fn note_misuse(_name: &str, e: &CuError) {
     }
 }
 
+/// A hazard that is not an error on the mock but is on a real driver: printed and
+/// counted as misuse when misuse messages are on.
+pub fn warn(name: &str, message: &str) {
+    if settings().misuse {
+        eprintln!("cumock: {name}: warning: {message}");
+        MISUSES.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// One trace line for a finished call.
 pub fn after_call(name: &str, code: u32, args: &[(&str, &dyn Debug)]) {
     let s = settings();
@@ -186,7 +195,7 @@ impl FaultPlan {
         self.calls += 1;
         let fail = match self.when {
             When::Nth(n) => self.calls == n,
-            When::Every(k) => self.calls % k == 0,
+            When::Every(k) => self.calls.is_multiple_of(k),
             When::Rate(p) => {
                 // xorshift64: reproducible from the seed, no dependency needed for it.
                 self.rng ^= self.rng << 13;

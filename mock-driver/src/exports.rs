@@ -348,7 +348,10 @@ cuda_fn! {
         // Safety: cuda.h: desc points to count descriptors.
         let descs = unsafe { std::slice::from_raw_parts(desc, count) };
         let grants: Vec<(i32, i32, i32)> = descs.iter().map(|x| (x.location.type_, x.location.id, x.flags)).collect();
-        d.set_access(ptr, size as u64, &grants)
+        for w in d.set_access(ptr, size as u64, &grants)? {
+            crate::diagnostics::warn("cuMemSetAccess", &w);
+        }
+        Ok(())
     }
 }
 
@@ -471,24 +474,24 @@ fn unified_side(d: &crate::model::Driver, p: u64) -> CuResult<HostOrDevice> {
 cuda_fn! {
     fn cuMemcpyHtoD_v2(dst: CUdevicePtr, src: *const c_void, n: usize) {
         let d = drv()?;
-        d.copy(device_side(dst), host_side(d, src, n)?, n as u64)
+        unsafe_copy(d, device_side(dst), host_side(d, src, n)?, n as u64)
     }
 }
 cuda_fn! {
     fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdevicePtr, n: usize) {
         let d = drv()?;
-        d.copy(host_side(d, dst, n)?, device_side(src), n as u64)
+        unsafe_copy(d, host_side(d, dst, n)?, device_side(src), n as u64)
     }
 }
 cuda_fn! {
     fn cuMemcpyDtoD_v2(dst: CUdevicePtr, src: CUdevicePtr, n: usize) {
-        drv()?.copy(device_side(dst), device_side(src), n as u64)
+        unsafe_copy(drv()?, device_side(dst), device_side(src), n as u64)
     }
 }
 cuda_fn! {
     fn cuMemcpy(dst: CUdevicePtr, src: CUdevicePtr, n: usize) {
         let d = drv()?;
-        d.copy(unified_side(d, dst)?, unified_side(d, src)?, n as u64)
+        unsafe_copy(d, unified_side(d, dst)?, unified_side(d, src)?, n as u64)
     }
 }
 
@@ -689,6 +692,18 @@ cuda_fn! {
 }
 
 // ---------------------------------------------------------------- helpers
+
+/// # Safety
+/// Host pointers in `dst`/`src` are valid for `len` bytes, as cuda.h requires.
+unsafe fn unsafe_copy(
+    d: &crate::model::Driver,
+    dst: HostOrDevice,
+    src: HostOrDevice,
+    len: u64,
+) -> CuResult<()> {
+    // Safety: this function's own contract, passed on from the program's.
+    unsafe { d.copy(dst, src, len) }
+}
 
 /// Turns another export's result back into a CuResult, so one export can delegate.
 fn result(code: CUresult) -> CuResult<()> {

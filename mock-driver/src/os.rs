@@ -200,7 +200,7 @@ impl Backing {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub fn size(&self) -> usize {
         self.len
     }
 
@@ -208,8 +208,12 @@ impl Backing {
         &self.tag
     }
 
-    /// Copies `src` into the memory at `offset`. The caller has checked the bounds.
-    pub fn write(&self, offset: usize, src: *const u8, n: usize) {
+    /// Copies `src` into the memory at `offset`. The bounds are checked here.
+    ///
+    /// # Safety
+    /// `src` is readable for `n` bytes (host memory a program handed to a copy, or
+    /// another view).
+    pub unsafe fn write(&self, offset: usize, src: *const u8, n: usize) {
         assert!(offset.checked_add(n).is_some_and(|end| end <= self.len));
         // Safety: the destination lies inside our view (asserted); the source is the
         // caller's promise (host memory handed to a copy, or another view). memmove
@@ -217,8 +221,11 @@ impl Backing {
         unsafe { std::ptr::copy(src, self.view.add(offset), n) };
     }
 
-    /// Copies memory at `offset` out to `dst`. The caller has checked the bounds.
-    pub fn read(&self, offset: usize, dst: *mut u8, n: usize) {
+    /// Copies memory at `offset` out to `dst`. The bounds are checked here.
+    ///
+    /// # Safety
+    /// `dst` is writable for `n` bytes.
+    pub unsafe fn read(&self, offset: usize, dst: *mut u8, n: usize) {
         assert!(offset.checked_add(n).is_some_and(|end| end <= self.len));
         // Safety: as in `write`, the other way round.
         unsafe { std::ptr::copy(self.view.add(offset), dst, n) };
@@ -308,9 +315,12 @@ mod tests {
         let a = Backing::create(2 << 20, true, "t=1").unwrap();
         let fd = a.export().unwrap().into_raw_fd();
         let b = Backing::import(fd).unwrap();
-        a.write(100, b"hello".as_ptr(), 5);
         let mut out = [0u8; 5];
-        b.read(100, out.as_mut_ptr(), 5);
+        // Safety: both pointers are to live local buffers of 5 bytes.
+        unsafe {
+            a.write(100, b"hello".as_ptr(), 5);
+            b.read(100, out.as_mut_ptr(), 5);
+        }
         assert_eq!(&out, b"hello");
         // Safety: fd was leaked above by into_raw_fd and is ours to close.
         unsafe { libc::close(fd) };

@@ -29,7 +29,9 @@ fn mock() -> &'static Mock {
 macro_rules! f {
     ($m:expr, $name:literal: fn($($t:ty),*)) => {{
         // Safety: the type is the function's C signature in cuda.h.
-        *unsafe { $m.lib.get::<unsafe extern "C" fn($($t),*) -> u32>(concat!($name, "\0").as_bytes()) }.expect($name)
+        #[allow(unused_unsafe)]
+        let f = *unsafe { $m.lib.get::<unsafe extern "C" fn($($t),*) -> u32>(concat!($name, "\0").as_bytes()) }.expect($name);
+        f
     }};
 }
 
@@ -42,21 +44,40 @@ impl Mock {
         let mut c: *mut c_void = std::ptr::null_mut();
         // Safety: out-pointer to a local.
         unsafe {
-            assert_eq!(f!(self, "cuDevicePrimaryCtxRetain": fn(*mut *mut c_void, c_int))(&mut c, 0), 0);
+            assert_eq!(
+                f!(self, "cuDevicePrimaryCtxRetain": fn(*mut *mut c_void, c_int))(&mut c, 0),
+                0
+            );
             assert_eq!(f!(self, "cuCtxSetCurrent": fn(*mut c_void))(c), 0);
         }
     }
     fn reserve(&self, size: usize) -> u64 {
         let mut p = 0u64;
         // Safety: out-pointer to a local.
-        assert_eq!(unsafe { f!(self, "cuMemAddressReserve": fn(*mut u64, usize, usize, u64, u64))(&mut p, size, 0, 0, 0) }, 0);
+        assert_eq!(
+            unsafe {
+                f!(self, "cuMemAddressReserve": fn(*mut u64, usize, usize, u64, u64))(
+                    &mut p, size, 0, 0, 0,
+                )
+            },
+            0
+        );
         p
     }
     fn create(&self, size: usize, handle_types: i32) -> Result<u64, u32> {
-        let prop = CUmemAllocationProp { type_: 1, requested_handle_types: handle_types, location: CUmemLocation { type_: 1, id: 0 }, ..Default::default() };
+        let prop = CUmemAllocationProp {
+            type_: 1,
+            requested_handle_types: handle_types,
+            location: CUmemLocation { type_: 1, id: 0 },
+            ..Default::default()
+        };
         let mut h = 0u64;
         // Safety: pointers to locals.
-        match unsafe { f!(self, "cuMemCreate": fn(*mut u64, usize, *const CUmemAllocationProp, u64))(&mut h, size, &prop, 0) } {
+        match unsafe {
+            f!(self, "cuMemCreate": fn(*mut u64, usize, *const CUmemAllocationProp, u64))(
+                &mut h, size, &prop, 0,
+            )
+        } {
             0 => Ok(h),
             e => Err(e),
         }
@@ -78,17 +99,36 @@ impl Mock {
         unsafe { f!(self, "cuMemAddressFree": fn(u64, usize))(va, size) }
     }
     fn grant(&self, va: u64, size: usize) -> u32 {
-        let d = CUmemAccessDesc { location: CUmemLocation { type_: 1, id: 0 }, flags: 3 };
+        let d = CUmemAccessDesc {
+            location: CUmemLocation { type_: 1, id: 0 },
+            flags: 3,
+        };
         // Safety: one descriptor, as count says.
-        unsafe { f!(self, "cuMemSetAccess": fn(u64, usize, *const CUmemAccessDesc, usize))(va, size, &d, 1) }
+        unsafe {
+            f!(self, "cuMemSetAccess": fn(u64, usize, *const CUmemAccessDesc, usize))(
+                va, size, &d, 1,
+            )
+        }
     }
     fn htod(&self, dst: u64, src: &[u8]) -> u32 {
         // Safety: src is a live slice of the length given.
-        unsafe { f!(self, "cuMemcpyHtoD_v2": fn(u64, *const c_void, usize))(dst, src.as_ptr().cast(), src.len()) }
+        unsafe {
+            f!(self, "cuMemcpyHtoD_v2": fn(u64, *const c_void, usize))(
+                dst,
+                src.as_ptr().cast(),
+                src.len(),
+            )
+        }
     }
     fn dtoh(&self, dst: &mut [u8], src: u64) -> u32 {
         // Safety: dst is a live slice of the length given.
-        unsafe { f!(self, "cuMemcpyDtoH_v2": fn(*mut c_void, u64, usize))(dst.as_mut_ptr().cast(), src, dst.len()) }
+        unsafe {
+            f!(self, "cuMemcpyDtoH_v2": fn(*mut c_void, u64, usize))(
+                dst.as_mut_ptr().cast(),
+                src,
+                dst.len(),
+            )
+        }
     }
 }
 
@@ -97,12 +137,50 @@ fn null_out_pointers_are_errors_not_crashes() {
     let m = mock();
     // Safety: NULL is what is under test; the mock must check it.
     unsafe {
-        assert_eq!(f!(m, "cuMemAddressReserve": fn(*mut u64, usize, usize, u64, u64))(std::ptr::null_mut(), G, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(f!(m, "cuMemCreate": fn(*mut u64, usize, *const CUmemAllocationProp, u64))(std::ptr::null_mut(), G, std::ptr::null(), 0), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(f!(m, "cuMemGetAllocationGranularity": fn(*mut usize, *const CUmemAllocationProp, c_int))(std::ptr::null_mut(), std::ptr::null(), 0), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(f!(m, "cuDeviceGetName": fn(*mut c_char, c_int, c_int))(std::ptr::null_mut(), 10, 0), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(f!(m, "cuMemSetAccess": fn(u64, usize, *const CUmemAccessDesc, usize))(0x1000, G, std::ptr::null(), 1), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(f!(m, "cuGetErrorName": fn(u32, *mut *const c_char))(0, std::ptr::null_mut()), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            f!(m, "cuMemAddressReserve": fn(*mut u64, usize, usize, u64, u64))(
+                std::ptr::null_mut(),
+                G,
+                0,
+                0,
+                0
+            ),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            f!(m, "cuMemCreate": fn(*mut u64, usize, *const CUmemAllocationProp, u64))(
+                std::ptr::null_mut(),
+                G,
+                std::ptr::null(),
+                0
+            ),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            f!(m, "cuMemGetAllocationGranularity": fn(*mut usize, *const CUmemAllocationProp, c_int))(
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                0
+            ),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            f!(m, "cuDeviceGetName": fn(*mut c_char, c_int, c_int))(std::ptr::null_mut(), 10, 0),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            f!(m, "cuMemSetAccess": fn(u64, usize, *const CUmemAccessDesc, usize))(
+                0x1000,
+                G,
+                std::ptr::null(),
+                1
+            ),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            f!(m, "cuGetErrorName": fn(u32, *mut *const c_char))(0, std::ptr::null_mut()),
+            CUDA_ERROR_INVALID_VALUE
+        );
     }
 }
 
@@ -141,12 +219,19 @@ fn get_proc_address_hands_out_working_functions() {
     let mut status = -1;
     // Safety: a NUL-terminated name and out-pointers to locals.
     let r = unsafe {
-        f!(m, "cuGetProcAddress_v2": fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_int))(c"cuMemAddressReserve".as_ptr(), &mut pfn, 12000, 0, &mut status)
+        f!(m, "cuGetProcAddress_v2": fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_int))(
+            c"cuMemAddressReserve".as_ptr(),
+            &mut pfn,
+            12000,
+            0,
+            &mut status,
+        )
     };
     assert_eq!((r, status), (0, 0));
     assert!(!pfn.is_null());
     // Safety: the pointer is cuMemAddressReserve's, with that signature.
-    let reserve: unsafe extern "C" fn(*mut u64, usize, usize, u64, u64) -> u32 = unsafe { std::mem::transmute(pfn) };
+    let reserve: unsafe extern "C" fn(*mut u64, usize, usize, u64, u64) -> u32 =
+        unsafe { std::mem::transmute(pfn) };
     let mut va = 0u64;
     // Safety: out-pointer to a local.
     assert_eq!(unsafe { reserve(&mut va, G, 0, 0, 0) }, 0);
@@ -159,10 +244,22 @@ fn error_names_and_strings_are_the_real_drivers() {
     let mut s: *const c_char = std::ptr::null();
     // Safety: out-pointer to a local; the string is static.
     unsafe {
-        assert_eq!(f!(m, "cuGetErrorString": fn(u32, *mut *const c_char))(CUDA_ERROR_INVALID_VALUE, &mut s), 0);
+        assert_eq!(
+            f!(m, "cuGetErrorString": fn(u32, *mut *const c_char))(
+                CUDA_ERROR_INVALID_VALUE,
+                &mut s
+            ),
+            0
+        );
         assert_eq!(CStr::from_ptr(s).to_str().unwrap(), "invalid argument");
-        assert_eq!(f!(m, "cuGetErrorName": fn(u32, *mut *const c_char))(CUDA_ERROR_NOT_SUPPORTED, &mut s), 0);
-        assert_eq!(CStr::from_ptr(s).to_str().unwrap(), "CUDA_ERROR_NOT_SUPPORTED");
+        assert_eq!(
+            f!(m, "cuGetErrorName": fn(u32, *mut *const c_char))(CUDA_ERROR_NOT_SUPPORTED, &mut s),
+            0
+        );
+        assert_eq!(
+            CStr::from_ptr(s).to_str().unwrap(),
+            "CUDA_ERROR_NOT_SUPPORTED"
+        );
     }
 }
 
@@ -216,15 +313,30 @@ fn foreign_fds_are_refused_and_nothing_is_mapped() {
     let mut pipe = [0; 2];
     // Safety: pipe fills two fds.
     assert_eq!(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0);
-    let maps_before = std::fs::read_to_string("/proc/self/maps").unwrap().lines().count();
-    for fd in [std::os::fd::AsRawFd::as_raw_fd(&regular), std::os::fd::AsRawFd::as_raw_fd(&devnull), pipe[0], -1, 1_000_000] {
+    let maps_before = std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .count();
+    for fd in [
+        std::os::fd::AsRawFd::as_raw_fd(&regular),
+        std::os::fd::AsRawFd::as_raw_fd(&devnull),
+        pipe[0],
+        -1,
+        1_000_000,
+    ] {
         let mut h = 0u64;
         // Safety: out-pointer to a local.
         let r = unsafe { import(&mut h, fd as isize as *mut c_void, 1) };
         assert_eq!(r, CUDA_ERROR_UNKNOWN, "fd {fd}");
         assert_eq!(h, 0);
     }
-    let maps_after = std::fs::read_to_string("/proc/self/maps").unwrap().lines().count();
-    assert!(maps_after <= maps_before + 2, "imports of foreign fds mapped memory");
+    let maps_after = std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .count();
+    assert!(
+        maps_after <= maps_before + 2,
+        "imports of foreign fds mapped memory"
+    );
     let _ = std::fs::remove_file(file);
 }

@@ -10,10 +10,17 @@ fn the_allocator_program_runs_unchanged_on_the_mock() {
     let lib = common::mock_dir();
     let src = common::workspace().join("mock-driver/tests/c/vmm_program.c");
     common::build_c(&src, &exe, &["-L", lib.to_str().unwrap(), "-lcuda"]);
-    let out = std::process::Command::new(&exe).env("LD_LIBRARY_PATH", &lib).output().unwrap();
+    let out = std::process::Command::new(&exe)
+        .env("LD_LIBRARY_PATH", &lib)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the program failed ({}):\n{stdout}\n{stderr}", out.status);
+    assert!(
+        out.status.success(),
+        "the program failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
     assert_eq!(stdout.trim(), "ok");
 }
 
@@ -25,8 +32,15 @@ fn the_program_records_libcuda_so_1_and_gets_the_mock() {
     let lib = common::mock_dir();
     let src = common::workspace().join("mock-driver/tests/c/vmm_program.c");
     common::build_c(&src, &exe, &["-L", lib.to_str().unwrap(), "-lcuda"]);
-    let out = std::process::Command::new("ldd").arg(&exe).env("LD_LIBRARY_PATH", &lib).output().unwrap();
+    let out = std::process::Command::new("ldd")
+        .arg(&exe)
+        .env("LD_LIBRARY_PATH", &lib)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().find(|l| l.contains("libcuda.so.1")).unwrap_or_else(|| panic!("no libcuda.so.1 in:\n{text}"));
+    let line = text
+        .lines()
+        .find(|l| l.contains("libcuda.so.1"))
+        .unwrap_or_else(|| panic!("no libcuda.so.1 in:\n{text}"));
     assert!(line.contains(lib.to_str().unwrap()), "{line}");
 }

@@ -241,11 +241,10 @@ impl Driver {
 
     pub fn map(&self, ptr: u64, size: u64, offset: u64, handle: u64, flags: u64) -> CuResult<()> {
         let g = self.profile.minimum_granularity();
-        let n = self.device_count();
         self.state
             .lock()
             .vmm
-            .map(ptr, size, offset, handle, flags, g, n)
+            .map(ptr, size, offset, handle, flags, g)
     }
 
     pub fn unmap(&self, ptr: u64, size: u64) -> CuResult<()> {
@@ -254,7 +253,12 @@ impl Driver {
     }
 
     /// `grants`: (location type, location id, flags) as the program passed them.
-    pub fn set_access(&self, ptr: u64, size: u64, grants: &[(i32, i32, i32)]) -> CuResult<()> {
+    pub fn set_access(
+        &self,
+        ptr: u64,
+        size: u64,
+        grants: &[(i32, i32, i32)],
+    ) -> CuResult<Vec<String>> {
         if grants.is_empty() {
             return Err(invalid("count is 0"));
         }
@@ -388,7 +392,7 @@ impl Driver {
         };
         let n = self.device_count();
         st.vmm
-            .map(base, rounded, 0, h, 0, g, n)
+            .map(base, rounded, 0, h, 0, g)
             .expect("a fresh range takes the mapping");
         st.vmm.release(h).expect("the mapping holds it");
         // cuMemAlloc memory is usable from every context, as unified addressing makes it.
@@ -453,7 +457,11 @@ impl Driver {
     }
 
     /// Copies `len` bytes; device sides are checked against the current context's device.
-    pub fn copy(&self, dst: HostOrDevice, src: HostOrDevice, len: u64) -> CuResult<()> {
+    ///
+    /// # Safety
+    /// Host sides are valid for `len` bytes (readable for a source, writable for a
+    /// destination), as cuda.h requires of the program.
+    pub unsafe fn copy(&self, dst: HostOrDevice, src: HostOrDevice, len: u64) -> CuResult<()> {
         let (dst_segs, src_segs) = {
             let st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
@@ -474,14 +482,16 @@ impl Driver {
             (_, HostOrDevice::Host(h), Some(d), None) => {
                 let mut p = h as *const u8;
                 for s in d {
-                    s.backing.write(s.offset, p, s.len);
+                    // Safety: p stays within the host source, per this function's contract.
+                    unsafe { s.backing.write(s.offset, p, s.len) };
                     p = p.wrapping_add(s.len);
                 }
             }
             (HostOrDevice::Host(h), _, None, Some(src)) => {
                 let mut p = h;
                 for s in src {
-                    s.backing.read(s.offset, p, s.len);
+                    // Safety: p stays within the host destination, per the contract.
+                    unsafe { s.backing.read(s.offset, p, s.len) };
                     p = p.wrapping_add(s.len);
                 }
             }
@@ -498,7 +508,7 @@ impl Driver {
 
     pub fn memset(&self, dst: u64, pattern: Pattern, count: u64) -> CuResult<()> {
         let width = pattern.bytes().len() as u64;
-        if dst % width != 0 {
+        if !dst.is_multiple_of(width) {
             return Err(invalid(format!(
                 "{dst:#x} is not aligned to the {width}-byte element"
             )));
@@ -828,8 +838,11 @@ fn copy_segments(dst: &[Segment], src: &[Segment]) {
         let d = &dst[di];
         let s = &src[si];
         let n = (d.len - doff).min(s.len - soff);
-        d.backing
-            .write(d.offset + doff, s.backing.view_ptr(s.offset + soff), n);
+        // Safety: both pointers lie inside live views; n fits both segments.
+        unsafe {
+            d.backing
+                .write(d.offset + doff, s.backing.view_ptr(s.offset + soff), n);
+        }
         doff += n;
         soff += n;
         if doff == d.len {
@@ -892,6 +905,11 @@ mod tests {
     use super::*;
     use cumock_abi::result::*;
 
+    fn unsafe_copy(d: &Driver, dst: HostOrDevice, src: HostOrDevice, len: u64) -> CuResult<()> {
+        // Safety: the tests pass host buffers at least `len` bytes long.
+        unsafe { d.copy(dst, src, len) }
+    }
+
     fn driver_with(n: usize) -> Driver {
         let d = Driver::new(Profile::builtin_with_devices(n).unwrap());
         d.init(0).unwrap();
@@ -922,14 +940,16 @@ mod tests {
             d.set_access(va + i * G, G, &[(1, 0, 3)]).unwrap();
         }
         let data: Vec<u8> = (0..3 * G).map(|i| (i % 251) as u8).collect();
-        d.copy(
+        unsafe_copy(
+            &d,
             HostOrDevice::Device(va),
             HostOrDevice::Host(data.as_ptr() as *mut u8),
             3 * G,
         )
         .unwrap();
         let mut back = vec![0u8; (3 * G) as usize];
-        d.copy(
+        unsafe_copy(
+            &d,
             HostOrDevice::Host(back.as_mut_ptr()),
             HostOrDevice::Device(va),
             3 * G,
@@ -944,13 +964,13 @@ mod tests {
     fn copies_need_a_current_context() {
         let d = driver_with(1);
         let mut b = [0u8; 4];
-        let e = d
-            .copy(
-                HostOrDevice::Host(b.as_mut_ptr()),
-                HostOrDevice::Device(0x1000),
-                4,
-            )
-            .unwrap_err();
+        let e = unsafe_copy(
+            &d,
+            HostOrDevice::Host(b.as_mut_ptr()),
+            HostOrDevice::Device(0x1000),
+            4,
+        )
+        .unwrap_err();
         assert_eq!(e.code, CUDA_ERROR_INVALID_CONTEXT);
     }
 
@@ -982,7 +1002,8 @@ mod tests {
         let x = [7u8; 8];
         d.ctx_set_current(Some(c0)).unwrap();
         assert_eq!(
-            d.copy(
+            unsafe_copy(
+                &d,
                 HostOrDevice::Device(va),
                 HostOrDevice::Host(x.as_ptr() as *mut u8),
                 8
@@ -992,7 +1013,8 @@ mod tests {
             CUDA_ERROR_INVALID_VALUE
         );
         d.ctx_set_current(Some(c1)).unwrap();
-        d.copy(
+        unsafe_copy(
+            &d,
             HostOrDevice::Device(va),
             HostOrDevice::Host(x.as_ptr() as *mut u8),
             8,

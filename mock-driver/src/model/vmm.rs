@@ -49,6 +49,9 @@ pub struct PhysicalAllocation {
     pub map_count: u32,
     /// Imported memory was charged to the exporting process, not to this one.
     pub imported: bool,
+    /// A copy or memset has touched it: the real 580 driver then fails copies after any
+    /// change of access to it (see `set_access`).
+    pub copied: std::sync::atomic::AtomicBool,
 }
 
 /// Per-device access flags of one mapping. Fresh mappings grant nothing, as on the real
@@ -174,7 +177,7 @@ impl Vmm {
         if flags != 0 {
             return Err(invalid(format!("flags must be 0, not {flags}")));
         }
-        if size == 0 || size % granularity != 0 {
+        if size == 0 || !size.is_multiple_of(granularity) {
             return Err(invalid(format!(
                 "size {size:#x} is not a non-zero multiple of the granularity {granularity:#x}"
             )));
@@ -184,7 +187,7 @@ impl Vmm {
                 "alignment {alignment:#x} is not a power of two"
             )));
         }
-        if hint % granularity != 0 {
+        if !hint.is_multiple_of(granularity) {
             return Err(invalid(format!(
                 "address hint {hint:#x} is not aligned to the granularity"
             )));
@@ -273,7 +276,7 @@ impl Vmm {
         if flags != 0 {
             return Err(invalid(format!("flags must be 0, not {flags}")));
         }
-        if size == 0 || size % granularity != 0 {
+        if size == 0 || !size.is_multiple_of(granularity) {
             return Err(invalid(format!(
                 "size {size:#x} is not a non-zero multiple of the granularity {granularity:#x}"
             )));
@@ -297,6 +300,7 @@ impl Vmm {
             user_refs: 1,
             map_count: 0,
             imported: false,
+            copied: Default::default(),
         }))
     }
 
@@ -383,15 +387,15 @@ impl Vmm {
         handle: u64,
         flags: u64,
         granularity: u64,
-        devices: usize,
     ) -> CuResult<()> {
+        let devices = self.used.len();
         if flags != 0 {
             return Err(invalid(format!("flags must be 0, not {flags}")));
         }
         if size == 0 {
             return Err(invalid("size is 0"));
         }
-        if ptr % granularity != 0 {
+        if !ptr.is_multiple_of(granularity) {
             return Err(invalid(format!(
                 "address {ptr:#x} is not aligned to the granularity"
             )));
@@ -466,7 +470,7 @@ impl Vmm {
         if size == 0 {
             return Err(invalid("size is 0"));
         }
-        if ptr % granularity != 0 {
+        if !ptr.is_multiple_of(granularity) {
             return Err(invalid(format!(
                 "address {ptr:#x} is not aligned to the granularity"
             )));
@@ -543,15 +547,34 @@ impl Vmm {
 
     // ---- cuMemSetAccess / cuMemGetAccess ----
 
-    pub fn set_access(&mut self, ptr: u64, size: u64, grants: &[(usize, u8)]) -> CuResult<()> {
+    /// Sets access; returns warnings about changes the real driver handles badly.
+    pub fn set_access(
+        &mut self,
+        ptr: u64,
+        size: u64,
+        grants: &[(usize, u8)],
+    ) -> CuResult<Vec<String>> {
         let starts = self.tiling(ptr, size)?;
+        let mut warnings = Vec::new();
         for s in starts {
             let m = self.mappings.get_mut(&s).expect("tiled");
+            let touched = self
+                .allocations
+                .get(&(m.handle & 0xffff_ffff))
+                .is_some_and(|a| a.copied.load(std::sync::atomic::Ordering::Relaxed));
             for &(device, flags) in grants {
+                if touched && m.access.get(device) != flags && m.access.get(device) != 0 {
+                    warnings.push(format!(
+                        "changing device {device}'s access to the mapping at {:#x} from {} to {flags} after copies touched it: \
+                         the real 580.159.04 driver then fails the next copy with CUDA_ERROR_LAUNCH_FAILED, sticky for the context",
+                        m.start,
+                        m.access.get(device)
+                    ));
+                }
                 m.access.set(device, flags);
             }
         }
-        Ok(())
+        Ok(warnings)
     }
 
     pub fn get_access(&self, device: usize, ptr: u64) -> CuResult<u8> {
@@ -607,7 +630,7 @@ impl Vmm {
                 },
             )
         })?;
-        let prop = parse_memfd_tag(&backing.tag()).unwrap_or(AllocationProp {
+        let prop = parse_memfd_tag(backing.tag()).unwrap_or(AllocationProp {
             location_type: CU_MEM_LOCATION_TYPE_DEVICE,
             location_id: 0,
             handle_types: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
@@ -628,12 +651,13 @@ impl Vmm {
             ..prop
         };
         Ok(self.insert_allocation(PhysicalAllocation {
-            size: backing.len() as u64,
+            size: backing.size() as u64,
             backing: Arc::new(backing),
             prop,
             user_refs: 1,
             map_count: 0,
             imported: true,
+            copied: Default::default(),
         }))
     }
 
@@ -679,6 +703,9 @@ impl Vmm {
                     if need == Need::Write { "read-write" } else { "read" },
                     m.start
                 )));
+            }
+            if let Some(a) = self.allocations.get(&(m.handle & 0xffff_ffff)) {
+                a.copied.store(true, std::sync::atomic::Ordering::Relaxed);
             }
             let take = (m.start + m.size).min(end) - at;
             out.push(Segment {
@@ -751,14 +778,11 @@ mod tests {
         let mut v = Vmm::new(1);
         let va = v.address_reserve(4 * G, 0, 0, 0, G).unwrap();
         let h = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
-        assert_eq!(code(v.map(va, G, 0, h, 0, G, 1)), CUDA_ERROR_NOT_SUPPORTED);
+        assert_eq!(code(v.map(va, G, 0, h, 0, G)), CUDA_ERROR_NOT_SUPPORTED);
+        assert_eq!(code(v.map(va, 2 * G, G, h, 0, G)), CUDA_ERROR_NOT_SUPPORTED);
+        assert_eq!(code(v.map(va, 2 * G, 0, h, 0, G)), CUDA_SUCCESS);
         assert_eq!(
-            code(v.map(va, 2 * G, G, h, 0, G, 1)),
-            CUDA_ERROR_NOT_SUPPORTED
-        );
-        assert_eq!(code(v.map(va, 2 * G, 0, h, 0, G, 1)), CUDA_SUCCESS);
-        assert_eq!(
-            code(v.map(va + G, 2 * G, 0, h, 0, G, 1)),
+            code(v.map(va + G, 2 * G, 0, h, 0, G)),
             CUDA_ERROR_INVALID_VALUE
         );
     }
@@ -768,7 +792,7 @@ mod tests {
         let mut v = Vmm::new(2);
         let va = v.address_reserve(4 * G, 0, 0, 0, G).unwrap();
         let h = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
-        v.map(va, 2 * G, 0, h, 0, G, 2).unwrap();
+        v.map(va, 2 * G, 0, h, 0, G).unwrap();
         assert_eq!(v.get_access(0, va).unwrap(), 0);
         assert!(v.segments(va, 16, 0, Need::Read).is_err());
         v.set_access(va, 2 * G, &[(1, 3)]).unwrap();
@@ -784,7 +808,7 @@ mod tests {
         let mut v = Vmm::new(1);
         let va = v.address_reserve(2 * G, 0, 0, 0, G).unwrap();
         let h = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
-        v.map(va, 2 * G, 0, h, 0, G, 1).unwrap();
+        v.map(va, 2 * G, 0, h, 0, G).unwrap();
         v.release(h).unwrap();
         assert_eq!(v.used[0], 2 * G);
         assert_eq!(code(v.release(h)), CUDA_ERROR_INVALID_VALUE);
@@ -808,8 +832,8 @@ mod tests {
         let va = v.address_reserve(8 * G, 0, 0, 0, G).unwrap();
         let a = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
         let b = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
-        v.map(va, 2 * G, 0, a, 0, G, 1).unwrap();
-        v.map(va + 2 * G, 2 * G, 0, b, 0, G, 1).unwrap();
+        v.map(va, 2 * G, 0, a, 0, G).unwrap();
+        v.map(va + 2 * G, 2 * G, 0, b, 0, G).unwrap();
         assert_eq!(code(v.unmap(va, G, G)), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(code(v.unmap(va + G, 2 * G, G)), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(code(v.unmap(va, 4 * G, G)), CUDA_SUCCESS);

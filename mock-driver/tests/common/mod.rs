@@ -6,13 +6,19 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_owned()
 }
 
 /// The folder cargo put this test binary's libraries in (`target/<profile>`).
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
-    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_owned()
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>")
+        .to_owned()
 }
 
 /// A folder holding `libcuda.so.1` and `libcuda.so`, both the mock.
@@ -21,7 +27,12 @@ pub fn mock_dir() -> PathBuf {
     let built = [profile.join("libcuda.so"), profile.join("deps/libcuda.so")]
         .into_iter()
         .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("the mock libcuda.so is not built in {}: run `cargo build` first", profile.display()));
+        .unwrap_or_else(|| {
+            panic!(
+                "the mock libcuda.so is not built in {}: run `cargo build` first",
+                profile.display()
+            )
+        });
     let dir = profile.join("cumock-lib-tests");
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["libcuda.so.1", "libcuda.so"] {
@@ -68,9 +79,21 @@ pub fn c_compiler() -> Command {
 /// Compiles one C file into an executable, against cuda.h.
 pub fn build_c(src: &Path, out: &Path, extra: &[&str]) {
     let mut cmd = c_compiler();
-    cmd.arg("-std=gnu11").arg("-Wall").arg("-I").arg(cuda_include()).arg(src).arg("-o").arg(out).args(extra);
+    cmd.arg("-std=gnu11")
+        .arg("-Wall")
+        .arg("-I")
+        .arg(cuda_include())
+        .arg(src)
+        .arg("-o")
+        .arg(out)
+        .args(extra);
     let o = cmd.output().expect("running the C compiler");
-    assert!(o.status.success(), "compiling {} failed:\n{}", src.display(), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "compiling {} failed:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 pub fn scratch(name: &str) -> PathBuf {
