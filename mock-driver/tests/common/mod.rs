@@ -21,28 +21,34 @@ fn profile_dir() -> PathBuf {
         .to_owned()
 }
 
-/// A folder holding `libcuda.so.1` and `libcuda.so`, both the mock.
+/// A folder holding `libcuda.so.1` and `libcuda.so`, both the mock. Laid out once per
+/// test process (tests run on threads), each link made under a temporary name and
+/// renamed, so parallel test processes never see a half-made one.
 pub fn mock_dir() -> PathBuf {
-    let profile = profile_dir();
-    let built = [profile.join("libcuda.so"), profile.join("deps/libcuda.so")]
-        .into_iter()
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "the mock libcuda.so is not built in {}: run `cargo build` first",
-                profile.display()
-            )
-        });
-    let dir = profile.join("cumock-lib-tests");
-    std::fs::create_dir_all(&dir).unwrap();
-    for name in ["libcuda.so.1", "libcuda.so"] {
-        let link = dir.join(name);
-        let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-        let _ = std::fs::remove_file(&tmp);
-        std::os::unix::fs::symlink(&built, &tmp).unwrap();
-        std::fs::rename(&tmp, &link).unwrap();
-    }
-    dir
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let profile = profile_dir();
+        let built = [profile.join("libcuda.so"), profile.join("deps/libcuda.so")]
+            .into_iter()
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| {
+                panic!(
+                    "the mock libcuda.so is not built in {}: run `cargo build` first",
+                    profile.display()
+                )
+            });
+        let dir = profile.join("cumock-lib-tests");
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["libcuda.so.1", "libcuda.so"] {
+            let link = dir.join(name);
+            let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+            let _ = std::fs::remove_file(&tmp);
+            std::os::unix::fs::symlink(&built, &tmp).unwrap();
+            std::fs::rename(&tmp, &link).unwrap();
+        }
+        dir
+    })
+    .clone()
 }
 
 pub fn mock_lib() -> PathBuf {
