@@ -861,9 +861,49 @@ fn copy_segments(dst: &[Segment], src: &[Segment]) {
 pub fn driver() -> Result<&'static Driver, &'static str> {
     static DRIVER: std::sync::OnceLock<Result<Driver, String>> = std::sync::OnceLock::new();
     DRIVER
-        .get_or_init(|| profile_from_env().map(Driver::new))
+        .get_or_init(|| {
+            let d = profile_from_env().map(Driver::new);
+            // Safety: registering plain extern "C" functions with no captured state.
+            unsafe {
+                libc::pthread_atfork(
+                    Some(before_fork),
+                    Some(after_fork_parent),
+                    Some(after_fork_child),
+                )
+            };
+            d
+        })
         .as_ref()
         .map_err(|e| e.as_str())
+}
+
+/// fork() while another thread holds the state's lock would leave the child with a lock
+/// no thread will ever release: the lock is taken across the fork and released on both
+/// sides, so the child starts with a consistent, unlocked state.
+extern "C" fn before_fork() {
+    if let Ok(d) = driver() {
+        std::mem::forget(d.state.lock());
+    }
+}
+
+extern "C" fn after_fork_parent() {
+    if let Ok(d) = driver() {
+        // Safety: before_fork took the lock in this thread and forgot its guard.
+        unsafe { d.state.force_unlock() };
+    }
+}
+
+extern "C" fn after_fork_child() {
+    if let Ok(d) = driver() {
+        // An unlock could hand the lock to a thread parked on it in the parent, which
+        // does not exist here: the child resets the lock to its initial state instead.
+        // Safety: this thread is the only one in the child, and it holds the lock (taken
+        // in before_fork), so nothing else reads the lock's state while it is written.
+        unsafe {
+            let raw = d.state.raw() as *const parking_lot::RawMutex as *mut parking_lot::RawMutex;
+            raw.write(<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT);
+        }
+    }
 }
 
 pub fn profile_from_env() -> Result<Profile, String> {
