@@ -7,6 +7,10 @@ headers=target/cuda-headers
 if [ ! -f "$headers/nvidia/cu13/include/cuda.h" ]; then
     python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$headers" 'nvidia-cuda-runtime==13.0.*'
 fi
+# valgrind runs the suite under memcheck (harness/tests/valgrind.rs).
+if ! command -v valgrind > /dev/null; then
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq valgrind > /dev/null; else sudo apt-get install -y -qq valgrind > /dev/null; fi
+fi
 export CUMOCK_CUDA_INCLUDE="$PWD/$headers/nvidia/cu13/include"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings

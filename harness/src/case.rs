@@ -558,4 +558,58 @@ mod tests {
             "t.case:1:10: unterminated string: expected a closing `\"`"
         );
     }
+
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Real case text with bytes changed, removed or inserted anywhere.
+        fn mutated() -> impl Strategy<Value = String> {
+            let seeds = [
+                include_str!("../../cases/map-partial.case"),
+                include_str!("../../cases/share-two-processes.case"),
+                include_str!("../../cases/access-bad-descriptors.case"),
+            ];
+            (
+                0..seeds.len(),
+                prop::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 1..20),
+            )
+                .prop_map(move |(i, edits)| {
+                    let mut b = seeds[i].as_bytes().to_vec();
+                    for (at, byte, kind) in edits {
+                        let at = at % (b.len() + 1);
+                        match kind {
+                            0 if at < b.len() => b[at] = byte,
+                            1 if at < b.len() => {
+                                b.remove(at);
+                            }
+                            _ => b.insert(at, byte),
+                        }
+                    }
+                    String::from_utf8_lossy(&b).into_owned()
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+            #[test]
+            fn the_parser_never_panics_on_any_text(text in "(?s).{0,400}") {
+                let _ = parse(Path::new("fuzz.case"), &text);
+            }
+
+            #[test]
+            fn the_parser_never_panics_on_mutated_cases(text in mutated()) {
+                if let Err(e) = parse(Path::new("fuzz.case"), &text) {
+                    // Every error names a place inside the text.
+                    prop_assert!(e.line <= text.lines().count().max(1), "{e}");
+                }
+            }
+
+            #[test]
+            fn expressions_never_panic(text in "(?s).{0,40}|[0-9a-zKMGTPi+*/() x-]{0,40}") {
+                let vars: std::collections::HashMap<String, u64> = [("g".to_string(), 2 << 20)].into();
+                let _ = crate::expr::eval(&text, &vars);
+            }
+        }
+    }
 }

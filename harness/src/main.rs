@@ -426,14 +426,19 @@ fn run_in_process(
     c: &case::Case,
     body: impl FnOnce(&mut exec::Exec<'_>, &case::Case) -> Result<Option<transcript::Outcome>>,
 ) -> Result<Option<transcript::Outcome>> {
-    let api = driver::Api::load(driver)?;
+    // The library stays loaded until the process exits (a static holds it): a driver's
+    // destructors must not run before the last line of the transcript is out.
+    static LOADED: std::sync::OnceLock<driver::Api> = std::sync::OnceLock::new();
+    let api = match LOADED.get() {
+        Some(a) => a,
+        None => {
+            let a = driver::Api::load(driver)?;
+            LOADED.get_or_init(|| a)
+        }
+    };
     let mut sink = exec::stdout_sink();
-    let mut e = exec::Exec::new(&api, c, &mut sink);
-    let r = body(&mut e, c);
-    // A driver's own destructors run at exit; leaking the library keeps them from running
-    // before our last line is out.
-    std::mem::forget(api);
-    r
+    let mut e = exec::Exec::new(api, c, &mut sink);
+    body(&mut e, c)
 }
 
 fn print_end(end: Result<Option<transcript::Outcome>>) {

@@ -14,7 +14,10 @@ const G: u64 = 2 << 20;
 /// Every value a result may take: a known CUresult.
 fn check(code: u32, what: &str, count: &mut u64) {
     *count += 1;
-    assert!(cumock_abi::result_name(code).is_some(), "{what} returned {code}, not a CUresult");
+    assert!(
+        cumock_abi::result_name(code).is_some(),
+        "{what} returned {code}, not a CUresult"
+    );
 }
 
 #[test]
@@ -35,7 +38,12 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
         // Live objects to aim bad arguments at, and a released handle.
         let mut va = 0u64;
         assert_eq!(cuMemAddressReserve(&mut va, (8 * G) as usize, 0, 0, 0), 0);
-        let good = CUmemAllocationProp { type_: 1, requested_handle_types: 1, location: CUmemLocation { type_: 1, id: 0 }, ..Default::default() };
+        let good = CUmemAllocationProp {
+            type_: 1,
+            requested_handle_types: 1,
+            location: CUmemLocation { type_: 1, id: 0 },
+            ..Default::default()
+        };
         let mut h = 0u64;
         assert_eq!(cuMemCreate(&mut h, G as usize, &good, 0), 0);
         let mut released = 0u64;
@@ -43,9 +51,35 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
         assert_eq!(cuMemRelease(released), 0);
         assert_eq!(cuMemMap(va, G as usize, 0, h, 0), 0);
 
-        let addrs = [0, 1, va + 4096, va + 3 * G, va + 8 * G, u64::MAX - G + 1, u64::MAX, 0xffff_8000_0000_0000, 0x1000];
-        let sizes = [0u64, 1, G - 1, G + 4096, 16 * G, u64::MAX, 1 << 63, u64::MAX - va + 1];
-        let handles = [0u64, 0xdead_beef, released, u64::MAX, h ^ 1, 0x00c0_da00_ffff_ffff];
+        let addrs = [
+            0,
+            1,
+            va + 4096,
+            va + 3 * G,
+            va + 8 * G,
+            u64::MAX - G + 1,
+            u64::MAX,
+            0xffff_8000_0000_0000,
+            0x1000,
+        ];
+        let sizes = [
+            0u64,
+            1,
+            G - 1,
+            G + 4096,
+            16 * G,
+            u64::MAX,
+            1 << 63,
+            u64::MAX - va + 1,
+        ];
+        let handles = [
+            0u64,
+            0xdead_beef,
+            released,
+            u64::MAX,
+            h ^ 1,
+            0x00c0_da00_ffff_ffff,
+        ];
         let enums = [-1i32, 0, 2, 5, 7, 0x7fff_ffff, i32::MIN];
         let flags = [1u64, 2, u64::MAX];
         let counts = [0usize, 2, 1 << 40, usize::MAX];
@@ -67,20 +101,47 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
                 check(cuMemUnmap(a, s as usize), "cuMemUnmap", &mut n);
                 for &hh in &handles {
                     check(cuMemMap(a, s as usize, 0, hh, 0), "cuMemMap", &mut n);
-                    check(cuMemMap(a, s as usize, s as usize, h, 0), "cuMemMap offset", &mut n);
+                    check(
+                        cuMemMap(a, s as usize, s as usize, h, 0),
+                        "cuMemMap offset",
+                        &mut n,
+                    );
                 }
-                let d = CUmemAccessDesc { location: CUmemLocation { type_: 1, id: 0 }, flags: 3 };
+                let d = CUmemAccessDesc {
+                    location: CUmemLocation { type_: 1, id: 0 },
+                    flags: 3,
+                };
                 for &c in &counts {
-                    check(cuMemSetAccess(a, s as usize, &d, c.min(1)), "cuMemSetAccess", &mut n);
-                    check(cuMemSetAccess(a, s as usize, std::ptr::null(), c), "cuMemSetAccess NULL", &mut n);
+                    check(
+                        cuMemSetAccess(a, s as usize, &d, c.min(1)),
+                        "cuMemSetAccess",
+                        &mut n,
+                    );
+                    check(
+                        cuMemSetAccess(a, s as usize, std::ptr::null(), c),
+                        "cuMemSetAccess NULL",
+                        &mut n,
+                    );
                 }
                 // Copies: host buffers are 4 KiB, so sizes above that only reach the mock
                 // where it refuses them before touching the host side (unmapped or wrapping).
                 let len = (s as usize).min(buf.len());
-                check(cuMemcpyHtoD_v2(a, buf.as_ptr().cast(), len), "cuMemcpyHtoD", &mut n);
-                check(cuMemcpyDtoH_v2(buf.as_mut_ptr().cast(), a, len), "cuMemcpyDtoH", &mut n);
+                check(
+                    cuMemcpyHtoD_v2(a, buf.as_ptr().cast(), len),
+                    "cuMemcpyHtoD",
+                    &mut n,
+                );
+                check(
+                    cuMemcpyDtoH_v2(buf.as_mut_ptr().cast(), a, len),
+                    "cuMemcpyDtoH",
+                    &mut n,
+                );
                 check(cuMemcpyDtoD_v2(a, va, s as usize), "cuMemcpyDtoD", &mut n);
-                check(cuMemcpyHtoD_v2(a, std::ptr::null(), s as usize), "cuMemcpyHtoD NULL", &mut n);
+                check(
+                    cuMemcpyHtoD_v2(a, std::ptr::null(), s as usize),
+                    "cuMemcpyHtoD NULL",
+                    &mut n,
+                );
                 check(cuMemsetD8_v2(a, 1, s as usize), "cuMemsetD8", &mut n);
                 check(cuMemsetD16_v2(a, 1, s as usize), "cuMemsetD16", &mut n);
                 check(cuMemsetD32_v2(a, 1, s as usize), "cuMemsetD32", &mut n);
@@ -88,9 +149,18 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
             for &e in &enums {
                 let props = [
                     CUmemAllocationProp { type_: e, ..good },
-                    CUmemAllocationProp { location: CUmemLocation { type_: e, id: 0 }, ..good },
-                    CUmemAllocationProp { location: CUmemLocation { type_: 1, id: e }, ..good },
-                    CUmemAllocationProp { requested_handle_types: e, ..good },
+                    CUmemAllocationProp {
+                        location: CUmemLocation { type_: e, id: 0 },
+                        ..good
+                    },
+                    CUmemAllocationProp {
+                        location: CUmemLocation { type_: 1, id: e },
+                        ..good
+                    },
+                    CUmemAllocationProp {
+                        requested_handle_types: e,
+                        ..good
+                    },
                 ];
                 for p in &props {
                     let mut hh = 0u64;
@@ -100,25 +170,49 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
                         check(cuMemRelease(hh), "cuMemRelease", &mut n);
                     }
                     let mut g = 0usize;
-                    check(cuMemGetAllocationGranularity(&mut g, p, e), "cuMemGetAllocationGranularity", &mut n);
+                    check(
+                        cuMemGetAllocationGranularity(&mut g, p, e),
+                        "cuMemGetAllocationGranularity",
+                        &mut n,
+                    );
                 }
             }
             for &f in &flags {
                 let mut hh = 0u64;
-                check(cuMemCreate(&mut hh, s as usize, &good, f), "cuMemCreate flags", &mut n);
+                check(
+                    cuMemCreate(&mut hh, s as usize, &good, f),
+                    "cuMemCreate flags",
+                    &mut n,
+                );
                 let mut p = 0u64;
-                check(cuMemAddressReserve(&mut p, s as usize, 0, 0, f), "cuMemAddressReserve flags", &mut n);
+                check(
+                    cuMemAddressReserve(&mut p, s as usize, 0, 0, f),
+                    "cuMemAddressReserve flags",
+                    &mut n,
+                );
             }
         }
         for &hh in &handles {
             check(cuMemRelease(hh), "cuMemRelease", &mut n);
             let mut p = CUmemAllocationProp::default();
-            check(cuMemGetAllocationPropertiesFromHandle(&mut p, hh), "props", &mut n);
+            check(
+                cuMemGetAllocationPropertiesFromHandle(&mut p, hh),
+                "props",
+                &mut n,
+            );
             for &e in &enums {
                 let mut fd = -1i32;
-                check(cuMemExportToShareableHandle((&mut fd as *mut i32).cast(), hh, e, 0), "export", &mut n);
+                check(
+                    cuMemExportToShareableHandle((&mut fd as *mut i32).cast(), hh, e, 0),
+                    "export",
+                    &mut n,
+                );
                 let mut hi = 0u64;
-                check(cuMemImportFromShareableHandle(&mut hi, e as isize as *mut c_void, e), "import", &mut n);
+                check(
+                    cuMemImportFromShareableHandle(&mut hi, e as isize as *mut c_void, e),
+                    "import",
+                    &mut n,
+                );
             }
         }
         for &a in &addrs {
@@ -126,17 +220,44 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
                 let loc = CUmemLocation { type_: e, id: e };
                 let mut f = 0u64;
                 check(cuMemGetAccess(&mut f, &loc, a), "cuMemGetAccess", &mut n);
-                let d = CUmemAccessDesc { location: CUmemLocation { type_: 1, id: e }, flags: e };
-                check(cuMemSetAccess(va, G as usize, &d, 1), "cuMemSetAccess enums", &mut n);
+                let d = CUmemAccessDesc {
+                    location: CUmemLocation { type_: 1, id: e },
+                    flags: e,
+                };
+                check(
+                    cuMemSetAccess(va, G as usize, &d, 1),
+                    "cuMemSetAccess enums",
+                    &mut n,
+                );
                 let mut v = [0u64; 2];
-                check(cuPointerGetAttribute(v.as_mut_ptr().cast(), e, a), "cuPointerGetAttribute", &mut n);
+                check(
+                    cuPointerGetAttribute(v.as_mut_ptr().cast(), e, a),
+                    "cuPointerGetAttribute",
+                    &mut n,
+                );
                 let mut out = v.as_mut_ptr().cast::<c_void>();
-                check(cuPointerGetAttributes(1, &e, &mut out, a), "cuPointerGetAttributes", &mut n);
+                check(
+                    cuPointerGetAttributes(1, &e, &mut out, a),
+                    "cuPointerGetAttributes",
+                    &mut n,
+                );
                 let mut i = 0i32;
-                check(cuDeviceGetAttribute(&mut i, e, 0), "cuDeviceGetAttribute", &mut n);
-                check(cuDeviceGetAttribute(&mut i, 1, e), "cuDeviceGetAttribute device", &mut n);
+                check(
+                    cuDeviceGetAttribute(&mut i, e, 0),
+                    "cuDeviceGetAttribute",
+                    &mut n,
+                );
+                check(
+                    cuDeviceGetAttribute(&mut i, 1, e),
+                    "cuDeviceGetAttribute device",
+                    &mut n,
+                );
                 let mut name = [0i8; 8];
-                check(cuDeviceGetName(name.as_mut_ptr(), e, 0), "cuDeviceGetName", &mut n);
+                check(
+                    cuDeviceGetName(name.as_mut_ptr(), e, 0),
+                    "cuDeviceGetName",
+                    &mut n,
+                );
                 let mut dev = 0;
                 check(cuDeviceGet(&mut dev, e), "cuDeviceGet", &mut n);
                 let mut c = null;
@@ -148,18 +269,42 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
                 check(cuGetErrorName(e as u32, &mut s), "cuGetErrorName", &mut n);
             }
             let mut hh = 0u64;
-            check(cuMemRetainAllocationHandle(&mut hh, a as *mut c_void), "retain", &mut n);
+            check(
+                cuMemRetainAllocationHandle(&mut hh, a as *mut c_void),
+                "retain",
+                &mut n,
+            );
             if hh != 0 {
                 check(cuMemRelease(hh), "release retained", &mut n);
             }
             let (mut b, mut sz) = (0u64, 0usize);
-            check(cuMemGetAddressRange_v2(&mut b, &mut sz, a), "cuMemGetAddressRange", &mut n);
+            check(
+                cuMemGetAddressRange_v2(&mut b, &mut sz, a),
+                "cuMemGetAddressRange",
+                &mut n,
+            );
             check(cuMemFree_v2(a), "cuMemFree", &mut n);
-            check(cuCtxSetCurrent(a as *mut c_void), "cuCtxSetCurrent bogus", &mut n);
+            check(
+                cuCtxSetCurrent(a as *mut c_void),
+                "cuCtxSetCurrent bogus",
+                &mut n,
+            );
             check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent", &mut n);
-            check(cuCtxDestroy_v2(a as *mut c_void), "cuCtxDestroy bogus", &mut n);
-            check(cuStreamSynchronize(a as *mut c_void), "cuStreamSynchronize bogus", &mut n);
-            check(cuEventRecord(a as *mut c_void, null), "cuEventRecord bogus", &mut n);
+            check(
+                cuCtxDestroy_v2(a as *mut c_void),
+                "cuCtxDestroy bogus",
+                &mut n,
+            );
+            check(
+                cuStreamSynchronize(a as *mut c_void),
+                "cuStreamSynchronize bogus",
+                &mut n,
+            );
+            check(
+                cuEventRecord(a as *mut c_void, null),
+                "cuEventRecord bogus",
+                &mut n,
+            );
         }
         // NULL out-pointers everywhere they are taken.
         for r in [
@@ -185,7 +330,13 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
             cuEventCreate(std::ptr::null_mut(), 0),
             cuPointerGetAttribute(null, 1, va),
             cuPointerGetAttributes(1, std::ptr::null(), std::ptr::null_mut(), va),
-            cuGetProcAddress_v2(std::ptr::null(), std::ptr::null_mut(), 12000, 0, std::ptr::null_mut()),
+            cuGetProcAddress_v2(
+                std::ptr::null(),
+                std::ptr::null_mut(),
+                12000,
+                0,
+                std::ptr::null_mut(),
+            ),
             cuGetErrorString(0, std::ptr::null_mut()),
             cuDeviceGetUuid_v2(std::ptr::null_mut(), 0),
             cuDeviceTotalMem_v2(std::ptr::null_mut(), 0),
@@ -205,5 +356,8 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
         assert!(leaks.is_empty(), "{leaks:?}");
     }
     eprintln!("bad-input matrix: {n} calls, every one answered with a CUresult");
-    assert!(n > 3500, "only {n} combinations: a loop of the matrix was skipped");
+    assert!(
+        n > 3500,
+        "only {n} combinations: a loop of the matrix was skipped"
+    );
 }
