@@ -75,7 +75,7 @@ fn worker(seed: u64, until: Instant) -> u64 {
                 back == data,
                 "thread {seed}: data changed under another thread"
             );
-            if rng.next() % 2 == 0 {
+            if rng.next().is_multiple_of(2) {
                 // Release before unmap: the memory must survive until the unmap.
                 for h in &handles {
                     ok(cuMemRelease(*h), "release while mapped");
