@@ -107,3 +107,37 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// The `cumock` binary of this build (built by `cargo build`, as ci/test.sh does).
+pub fn cumock() -> PathBuf {
+    let p = profile_dir().join("cumock");
+    assert!(
+        p.is_file(),
+        "{} is not built: run `cargo build --workspace` first",
+        p.display()
+    );
+    p
+}
+
+/// Builds one of the client programs of clients/c, linked with -lcuda against the mock.
+pub fn client(name: &str) -> PathBuf {
+    // Built once per test process: tests run on threads, and rewriting a binary another
+    // test is running fails with "text file busy".
+    static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap();
+    if let Some((_, p)) = built.iter().find(|(n, _)| n == name) {
+        return p.clone();
+    }
+    let dir = scratch(&format!("clients-{}", std::process::id()));
+    let exe = dir.join(name);
+    let src = workspace().join("clients/c").join(format!("{name}.c"));
+    let lib = mock_dir();
+    let link: Vec<&str> = if name == "dlopen_client" {
+        vec!["-ldl"]
+    } else {
+        vec!["-L", lib.to_str().unwrap(), "-lcuda"]
+    };
+    build_c(&src, &exe, &link);
+    built.push((name.to_owned(), exe.clone()));
+    exe
+}

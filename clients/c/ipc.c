@@ -1,0 +1,145 @@
+/* Sharing between processes in the style of NVIDIA's memMapIPCDrv sample: the parent
+ * creates several exportable allocations, sends their fds to child processes over a Unix
+ * socket (SCM_RIGHTS), each child imports and maps all of them, writes its own slot, and
+ * the parent checks every child's writes. Children are fork + exec'd, as the sample does. */
+#include "common.h"
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { ALLOCS = 3, CHILDREN = 2 };
+
+static void send_fds(int sock, const int *fds, int n) {
+    char byte = 'f';
+    struct iovec iov = {&byte, 1};
+    char buf[CMSG_SPACE(sizeof(int) * ALLOCS)];
+    memset(buf, 0, sizeof buf);
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = buf;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+    EXPECT(sendmsg(sock, &msg, 0) == 1);
+}
+
+static int recv_fds(int sock, int *fds) {
+    char byte;
+    struct iovec iov = {&byte, 1};
+    char buf[CMSG_SPACE(sizeof(int) * ALLOCS)];
+    struct msghdr msg = {0};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = buf;
+    msg.msg_controllen = sizeof buf;
+    EXPECT(recvmsg(sock, &msg, 0) == 1);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    EXPECT(c && c->cmsg_type == SCM_RIGHTS);
+    int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    memcpy(fds, CMSG_DATA(c), sizeof(int) * n);
+    return n;
+}
+
+static int child(int sock, int index) {
+    CUcontext ctx;
+    CHECK(cuInit(0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, 0));
+    CHECK(cuCtxSetCurrent(ctx));
+    int fds[ALLOCS];
+    EXPECT(recv_fds(sock, fds) == ALLOCS);
+    size_t g = 0;
+    CUmemAllocationProp p = prop_on(0, 1);
+    CHECK(cuMemGetAllocationGranularity(&g, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    CUdeviceptr va;
+    CHECK(cuMemAddressReserve(&va, ALLOCS * g, 0, 0, 0));
+    for (int i = 0; i < ALLOCS; i++) {
+        CUmemGenericAllocationHandle h;
+        CHECK(cuMemImportFromShareableHandle(&h, (void *)(long)fds[i], CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+        close(fds[i]);
+        CHECK(cuMemMap(va + i * g, g, 0, h, 0));
+        CHECK(cuMemRelease(h));
+    }
+    CUmemAccessDesc d = rw_for(0);
+    CHECK(cuMemSetAccess(va, ALLOCS * g, &d, 1));
+    /* Each child writes its slot in every allocation, and reads the parent's header. */
+    for (int i = 0; i < ALLOCS; i++) {
+        unsigned head = 0, mine = 0xC0DE0000u | (unsigned)(index << 8) | (unsigned)i;
+        CHECK(cuMemcpyDtoH(&head, va + i * g, sizeof head));
+        EXPECT(head == 0xAB000000u + (unsigned)i);
+        CHECK(cuMemcpyHtoD(va + i * g + 4096 * (1 + index), &mine, sizeof mine));
+    }
+    CHECK(cuCtxSynchronize());
+    char done = 'd';
+    EXPECT(write(sock, &done, 1) == 1);
+    CHECK(cuMemUnmap(va, ALLOCS * g));
+    CHECK(cuMemAddressFree(va, ALLOCS * g));
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], "child") == 0) return child(atoi(argv[2]), atoi(argv[3]));
+    CUcontext ctx;
+    CHECK(cuInit(0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, 0));
+    CHECK(cuCtxSetCurrent(ctx));
+    size_t g = 0;
+    CUmemAllocationProp p = prop_on(0, 1);
+    CHECK(cuMemGetAllocationGranularity(&g, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    CUdeviceptr va;
+    CHECK(cuMemAddressReserve(&va, ALLOCS * g, 0, 0, 0));
+    CUmemGenericAllocationHandle h[ALLOCS];
+    int fds[ALLOCS];
+    CUmemAccessDesc d = rw_for(0);
+    for (int i = 0; i < ALLOCS; i++) {
+        CHECK(cuMemCreate(&h[i], g, &p, 0));
+        CHECK(cuMemMap(va + i * g, g, 0, h[i], 0));
+        CHECK(cuMemSetAccess(va + i * g, g, &d, 1));
+        unsigned head = 0xAB000000u + (unsigned)i;
+        CHECK(cuMemcpyHtoD(va + i * g, &head, sizeof head));
+        CHECK(cuMemExportToShareableHandle(&fds[i], h[i], CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    }
+    pid_t pids[CHILDREN];
+    int socks[CHILDREN];
+    for (int c = 0; c < CHILDREN; c++) {
+        int sv[2];
+        EXPECT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+        pids[c] = fork();
+        EXPECT(pids[c] >= 0);
+        if (pids[c] == 0) {
+            close(sv[0]);
+            char a[16], b[16];
+            snprintf(a, sizeof a, "%d", sv[1]);
+            snprintf(b, sizeof b, "%d", c);
+            execl("/proc/self/exe", argv[0], "child", a, b, (char *)NULL);
+            _exit(127);
+        }
+        close(sv[1]);
+        socks[c] = sv[0];
+        send_fds(socks[c], fds, ALLOCS);
+    }
+    for (int c = 0; c < CHILDREN; c++) {
+        char done = 0;
+        EXPECT(read(socks[c], &done, 1) == 1 && done == 'd');
+        int status = 0;
+        EXPECT(waitpid(pids[c], &status, 0) == pids[c] && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        close(socks[c]);
+    }
+    for (int i = 0; i < ALLOCS; i++) {
+        for (int c = 0; c < CHILDREN; c++) {
+            unsigned got = 0;
+            CHECK(cuMemcpyDtoH(&got, va + i * g + 4096 * (1 + c), sizeof got));
+            EXPECT(got == (0xC0DE0000u | (unsigned)(c << 8) | (unsigned)i));
+        }
+        close(fds[i]);
+    }
+    CHECK(cuMemUnmap(va, ALLOCS * g));
+    for (int i = 0; i < ALLOCS; i++) CHECK(cuMemRelease(h[i]));
+    CHECK(cuMemAddressFree(va, ALLOCS * g));
+    CHECK(cuDevicePrimaryCtxRelease(0));
+    printf("ok %d children, %d allocations\n", CHILDREN, ALLOCS);
+    return 0;
+}
