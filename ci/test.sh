@@ -7,6 +7,10 @@ headers=target/cuda-headers
 if [ ! -f "$headers/nvidia/cu13/include/cuda.h" ]; then
     python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$headers" 'nvidia-cuda-runtime==13.0.*'
 fi
+# NVIDIA's Python bindings and cuda-core, for the Python clients (mock-driver/tests/clients.rs).
+if [ ! -d target/py-clients/cuda/core ]; then
+    python3 -m pip install --quiet --disable-pip-version-check --target target/py-clients 'cuda-bindings==13.0.*' 'cuda-core==1.2.*'
+fi
 # valgrind runs the suite under memcheck (harness/tests/valgrind.rs).
 if ! command -v valgrind > /dev/null; then
     if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq valgrind > /dev/null; else sudo apt-get install -y -qq valgrind > /dev/null; fi

@@ -52,20 +52,27 @@ pub fn call(
 ) -> CUresult {
     // An export may delegate to another (a `_ptds` variant to its base): only the
     // outermost call is reported, traced and counted.
-    let depth = DEPTH.with(|d| {
-        d.set(d.get() + 1);
-        d.get()
-    });
+    // The depth is thread-local; while a thread is being torn down (a program releasing
+    // its context from a destructor at exit) it may be gone, and the call counts as outer.
+    let depth = DEPTH
+        .try_with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        })
+        .unwrap_or(1);
+    let leave = || {
+        let _ = DEPTH.try_with(|d| d.set(d.get().saturating_sub(1)));
+    };
     let outer = depth == 1;
     if outer {
         if let Some(code) = crate::diagnostics::injected_fault(name) {
-            DEPTH.with(|d| d.set(d.get() - 1));
+            leave();
             crate::diagnostics::after_call(name, code, args);
             return code;
         }
     }
     let outcome = catch_unwind(AssertUnwindSafe(body));
-    DEPTH.with(|d| d.set(d.get() - 1));
+    leave();
     let code = match outcome {
         Ok(Ok(())) => CUDA_SUCCESS,
         Ok(Err(e)) => {

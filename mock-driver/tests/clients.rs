@@ -243,3 +243,39 @@ fn fault_injection_drives_the_allocators_out_of_memory_path() {
         .collect();
     assert_eq!(runs[0], runs[1], "the same seed must fail the same calls");
 }
+
+/// NVIDIA's Python packages, installed by ci/test.sh into target/py-clients.
+fn python(script: &str) -> Output {
+    let site = common::workspace().join("target/py-clients");
+    assert!(
+        site.join("cuda/core").is_dir(),
+        "cuda-bindings and cuda-core are not in {}: run ci/test.sh",
+        site.display()
+    );
+    Command::new("python3")
+        .arg(common::workspace().join("clients/python").join(script))
+        .env("PYTHONPATH", &site)
+        .env("LD_LIBRARY_PATH", common::mock_dir())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn nvidias_python_bindings_allocate_grow_copy_and_free() {
+    let o = python("bindings_vmm.py");
+    assert!(
+        o.status.success() && text(&o).contains("ok NVIDIA H200"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn cuda_cores_virtual_memory_resource_grows_with_its_data() {
+    let o = python("core_vmr.py");
+    assert!(
+        o.status.success() && text(&o).contains("ok grown to 40 MiB"),
+        "{}",
+        text(&o)
+    );
+}

@@ -96,7 +96,12 @@ impl Contexts {
 
     /// The calling thread's current context, if it has one.
     pub fn current(&self) -> Option<u64> {
-        STACK.with(|s| s.borrow().last().copied())
+        // During thread teardown the stack may be gone already (a program releasing its
+        // context from a destructor at exit): there is then no current context.
+        STACK
+            .try_with(|s| s.borrow().last().copied())
+            .ok()
+            .flatten()
     }
 
     /// The current context and its device, or CUDA_ERROR_INVALID_CONTEXT.
@@ -111,24 +116,26 @@ impl Contexts {
         if let Some(c) = ctx {
             self.get(c)?;
         }
-        STACK.with(|s| {
-            let mut s = s.borrow_mut();
-            s.pop();
-            if let Some(c) = ctx {
-                s.push(c);
-            }
-        });
-        Ok(())
+        STACK
+            .try_with(|s| {
+                let mut s = s.borrow_mut();
+                s.pop();
+                if let Some(c) = ctx {
+                    s.push(c);
+                }
+            })
+            .map_err(|_| invalid_context("the calling thread is exiting"))
     }
 
     pub fn push(&self, ctx: u64) -> CuResult<()> {
         self.get(ctx)?;
-        STACK.with(|s| s.borrow_mut().push(ctx));
-        Ok(())
+        STACK
+            .try_with(|s| s.borrow_mut().push(ctx))
+            .map_err(|_| invalid_context("the calling thread is exiting"))
     }
 
     pub fn pop(&self) -> CuResult<u64> {
-        let top = STACK.with(|s| s.borrow_mut().pop());
+        let top = STACK.try_with(|s| s.borrow_mut().pop()).ok().flatten();
         top.ok_or_else(|| invalid_context("the context stack is empty"))
     }
 
@@ -138,7 +145,7 @@ impl Contexts {
         let c = self.contexts.remove(&ctx).ok_or_else(|| {
             invalid_context(format!("{ctx:#x} is not a live context (destroyed twice?)"))
         })?;
-        STACK.with(|s| s.borrow_mut().retain(|x| *x != ctx));
+        let _ = STACK.try_with(|s| s.borrow_mut().retain(|x| *x != ctx));
         self.streams.retain(|_, owner| *owner != ctx);
         Ok(c)
     }
