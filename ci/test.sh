@@ -18,7 +18,7 @@ fi
 export CUMOCK_CUDA_INCLUDE="$PWD/$headers/nvidia/cu13/include"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-cargo build --workspace --quiet
+cargo build --workspace --all-targets --quiet
 cargo test --workspace --quiet 2>&1 | tee target/test-output.txt
 # The plain closing line CI systems read: passed and failed over all test binaries.
 awk '/^test result:/ { p += $4; f += $6 } END { printf "%d passed, %d failed\n", p, f }' target/test-output.txt

@@ -141,3 +141,10 @@ pub fn client(name: &str) -> PathBuf {
     built.push((name.to_owned(), exe.clone()));
     exe
 }
+
+/// An example program of this package (built by `cargo test` beside the tests).
+pub fn example(name: &str) -> PathBuf {
+    let p = profile_dir().join("examples").join(name);
+    assert!(p.is_file(), "{} is not built: `cargo test` builds examples", p.display());
+    p
+}
