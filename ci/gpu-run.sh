@@ -41,6 +41,28 @@ for src in mock-driver/tests/c/*.c clients/c/*.c; do
         echo "$name on the $side driver: $r: $(tail -n 3 "/tmp/$name.$side.log" | tr '\n' ' ')" >> "$out/programs.txt"
     done
 done
+# The Python and Rust clients on both drivers.
+for side in real mock; do
+    if [ $side = mock ]; then env=(env LD_LIBRARY_PATH="$mockdir"); else env=(env); fi
+    for py in clients/python/bindings_vmm.py clients/python/core_vmr.py; do
+        if timeout 120 "${env[@]}" python3 "$py" > "/tmp/py.log" 2>&1; then r=pass; else r="FAIL ($?)"; status=1; fi
+        echo "$(basename "$py") on the $side driver: $r: $(tail -n 2 /tmp/py.log | tr '\n' ' ')" >> "$out/programs.txt"
+    done
+    if [ -x "$bin/examples/cudarc_vmm" ]; then
+        if timeout 60 "${env[@]}" "$bin/examples/cudarc_vmm" > /tmp/rs.log 2>&1; then r=pass; else r="FAIL ($?)"; status=1; fi
+        echo "cudarc_vmm on the $side driver: $r: $(tail -n 2 /tmp/rs.log | tr '\n' ' ')" >> "$out/programs.txt"
+    fi
+done
+# Record real allocators through the pass-through driver, turn the traces into cases,
+# and run those cases on the real driver and on the mock.
+real=$(ldconfig -p 2>/dev/null | awk '/libcuda.so.1 / && /x86-64/ {print $NF; exit}')
+mkdir -p "$out/traces"
+for prog in torch_expandable core_vmr; do
+    "$bin/cumock" trace --out "/tmp/$prog.jsonl" ${real:+--driver "$real"} -- python3 "clients/python/$prog.py" > "$out/traces/$prog.log" 2>&1 || status=1
+    "$bin/cumock" trace2case "/tmp/$prog.jsonl" --title "$prog, recorded on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)" --out "$out/traces/trace-$prog.case" || status=1
+done
+step "$bin/cumock" record --out "$out/traces/goldens" "$out"/traces/*.case
+step "$bin/cumock" run --no-golden "$out"/traces/*.case > "$out/traces/mock.txt"
 step "$bin/cumock" bench --driver libcuda.so.1 > "$out/bench-real.json"
 step "$bin/cumock" bench > "$out/bench-mock.json"
 exit $status

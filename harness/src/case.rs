@@ -152,7 +152,7 @@ pub const OPS: &[(&str, &[&str], &[&str])] = &[
     (
         "read",
         &["addr"],
-        &["len", "seed", "value", "stream", "width"],
+        &["len", "seed", "value", "stream", "width", "data"],
     ),
     ("copy", &["dst", "src", "len"], &["stream", "unified"]),
     ("memset", &["addr", "count", "value"], &["width", "stream"]),

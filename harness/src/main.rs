@@ -10,6 +10,7 @@ mod expr;
 mod message;
 mod profile;
 mod runner;
+mod trace2case;
 mod transcript;
 
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -132,6 +133,28 @@ enum Command {
         /// Live mappings in the "many" measurement.
         #[arg(long, default_value_t = 100_000)]
         many: usize,
+    },
+    /// Run a program on the real driver through the pass-through library, recording its
+    /// VMM calls (and those around them) as a trace of JSON lines.
+    Trace {
+        /// Where the trace goes.
+        #[arg(long, default_value = "cumock-trace.jsonl")]
+        out: PathBuf,
+        /// The real driver, by absolute path (found automatically when not given).
+        #[arg(long)]
+        driver: Option<PathBuf>,
+        #[arg(trailing_var_arg = true, required = true)]
+        program: Vec<String>,
+    },
+    /// Turn a trace into a case file, so it replays on the mock and on any driver.
+    Trace2case {
+        trace: PathBuf,
+        /// Where the case goes (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The case's description line.
+        #[arg(long, default_value = "A sequence recorded from a real program")]
+        title: String,
     },
     /// Print the path of the mock library (a folder holding libcuda.so.1 and libcuda.so).
     LibPath,
@@ -368,6 +391,36 @@ fn real_main(cli: Cli) -> Result<i32> {
             )?;
             println!("{}", serde_json::to_string_pretty(&report)?);
             std::mem::forget(api);
+            Ok(0)
+        }
+        Command::Trace {
+            out,
+            driver,
+            program,
+        } => {
+            let lib = laid_out("libcudatrace.so", "cumock-trace-lib")?;
+            let dir = lib.parent().expect("a folder").to_owned();
+            let mut cmd = std::process::Command::new(&program[0]);
+            cmd.args(&program[1..]);
+            let ld = std::env::var("LD_LIBRARY_PATH")
+                .map(|p| format!("{}:{p}", dir.display()))
+                .unwrap_or_else(|_| dir.display().to_string());
+            cmd.env("LD_LIBRARY_PATH", ld)
+                .env("CUMOCK_PASSTHROUGH_TRACE", std::path::absolute(&out)?);
+            if let Some(d) = driver {
+                cmd.env("CUMOCK_REAL_DRIVER", d);
+            }
+            let err = std::os::unix::process::CommandExt::exec(&mut cmd);
+            bail!("cannot run {}: {err}", program[0])
+        }
+        Command::Trace2case { trace, out, title } => {
+            let text = std::fs::read_to_string(&trace)
+                .with_context(|| format!("reading {}", trace.display()))?;
+            let case = trace2case::convert(&text, &title)?;
+            match out {
+                Some(f) => std::fs::write(&f, case)?,
+                None => print!("{case}"),
+            }
             Ok(0)
         }
         Command::LibPath => {
@@ -661,23 +714,39 @@ fn cases_root(args: &[PathBuf]) -> PathBuf {
 /// that both `-lcuda` programs and `dlopen("libcuda.so.1")` find it. `CUMOCK_LIB` names
 /// the built library; by default it is the `libcuda.so` cargo built beside this binary.
 fn mock_library() -> Result<PathBuf> {
-    let built = match std::env::var_os("CUMOCK_LIB") {
-        Some(p) => PathBuf::from(p),
-        None => {
-            let exe = std::env::current_exe()?;
-            let dir = exe
-                .parent()
-                .ok_or_else(|| anyhow!("no folder for {}", exe.display()))?;
-            [dir.join("libcuda.so"), dir.join("../libcuda.so"), dir.join("deps/libcuda.so")]
-                .into_iter()
-                .find(|p| p.is_file())
-                .ok_or_else(|| anyhow!("the mock library libcuda.so is not built beside {}: run `cargo build --release` (or set CUMOCK_LIB)", dir.display()))?
-        }
-    };
+    match std::env::var_os("CUMOCK_LIB") {
+        Some(p) => lay_out(&PathBuf::from(p), "cumock-lib"),
+        None => laid_out("libcuda.so", "cumock-lib"),
+    }
+}
+
+/// A library cargo built beside this binary, laid out under its libcuda names.
+fn laid_out(file: &str, folder: &str) -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let dir = exe
+        .parent()
+        .ok_or_else(|| anyhow!("no folder for {}", exe.display()))?;
+    let built = [
+        dir.join(file),
+        dir.join("..").join(file),
+        dir.join("deps").join(file),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+    .ok_or_else(|| {
+        anyhow!(
+            "{file} is not built beside {}: run `cargo build --release`",
+            dir.display()
+        )
+    })?;
+    lay_out(&built, folder)
+}
+
+fn lay_out(built: &Path, folder: &str) -> Result<PathBuf> {
     let built = built
         .canonicalize()
-        .with_context(|| format!("the mock library {}", built.display()))?;
-    let dir = built.parent().expect("a file").join("cumock-lib");
+        .with_context(|| format!("the library {}", built.display()))?;
+    let dir = built.parent().expect("a file").join(folder);
     std::fs::create_dir_all(&dir)?;
     for name in ["libcuda.so.1", "libcuda.so"] {
         let link = dir.join(name);

@@ -21,7 +21,14 @@ fn main() {
         prop.location.type_ = CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
         prop.location.id = 0;
         let mut gran = 0usize;
-        check(cuMemGetAllocationGranularity(&mut gran, &prop, CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM), "granularity");
+        check(
+            cuMemGetAllocationGranularity(
+                &mut gran,
+                &prop,
+                CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM,
+            ),
+            "granularity",
+        );
         let mut va = 0u64;
         check(cuMemAddressReserve(&mut va, 4 * gran, 0, 0, 0), "reserve");
         let mut handles = [0u64; 2];
@@ -34,9 +41,15 @@ fn main() {
         desc.flags = CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
         check(cuMemSetAccess(va, 2 * gran, &desc, 1), "set access");
         let data: Vec<u8> = (0..gran).map(|i| (i * 7 % 256) as u8).collect();
-        check(cuMemcpyHtoD_v2(va + gran as u64 / 2, data.as_ptr().cast(), data.len()), "htod across the chunks");
+        check(
+            cuMemcpyHtoD_v2(va + gran as u64 / 2, data.as_ptr().cast(), data.len()),
+            "htod across the chunks",
+        );
         let mut back = vec![0u8; gran];
-        check(cuMemcpyDtoH_v2(back.as_mut_ptr().cast(), va + gran as u64 / 2, back.len()), "dtoh");
+        check(
+            cuMemcpyDtoH_v2(back.as_mut_ptr().cast(), va + gran as u64 / 2, back.len()),
+            "dtoh",
+        );
         assert_eq!(back, data);
         check(cuMemUnmap(va, 2 * gran), "unmap");
         for h in handles {

@@ -283,5 +283,9 @@ fn cuda_cores_virtual_memory_resource_grows_with_its_data() {
 #[test]
 fn cudarc_drives_the_vmm_api_through_its_sys_bindings() {
     let o = run(&common::example("cudarc_vmm"), &[], &[]);
-    assert!(o.status.success() && text(&o).contains("ok"), "{}", text(&o));
+    assert!(
+        o.status.success() && text(&o).contains("ok"),
+        "{}",
+        text(&o)
+    );
 }

@@ -145,6 +145,10 @@ pub fn client(name: &str) -> PathBuf {
 /// An example program of this package (built by `cargo test` beside the tests).
 pub fn example(name: &str) -> PathBuf {
     let p = profile_dir().join("examples").join(name);
-    assert!(p.is_file(), "{} is not built: `cargo test` builds examples", p.display());
+    assert!(
+        p.is_file(),
+        "{} is not built: `cargo test` builds examples",
+        p.display()
+    );
     p
 }
