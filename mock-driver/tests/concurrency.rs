@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 const G: usize = 2 << 20;
 
+/// The tests here share the process's one driver and check its totals: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn ok(r: u32, what: &str) {
     assert_eq!(r, 0, "{what} failed with {r}");
 }
@@ -96,6 +99,7 @@ fn worker(seed: u64, until: Instant) -> u64 {
 
 #[test]
 fn sixteen_threads_of_random_vmm_work_keep_the_state_consistent() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // Safety: cuInit(0).
     assert_eq!(unsafe { cuInit(0) }, 0);
     let mut ctx: *mut c_void = std::ptr::null_mut();
@@ -128,6 +132,7 @@ fn sixteen_threads_of_random_vmm_work_keep_the_state_consistent() {
 
 #[test]
 fn fork_while_another_thread_works_leaves_the_child_a_usable_mock() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // Safety: cuInit(0).
     assert_eq!(unsafe { cuInit(0) }, 0);
     let until = Instant::now() + Duration::from_millis(800);
