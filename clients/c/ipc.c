@@ -3,46 +3,10 @@
  * socket (SCM_RIGHTS), each child imports and maps all of them, writes its own slot, and
  * the parent checks every child's writes. Children are fork + exec'd, as the sample does. */
 #include "common.h"
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 enum { ALLOCS = 3, CHILDREN = 2 };
-
-static void send_fds(int sock, const int *fds, int n) {
-    char byte = 'f';
-    struct iovec iov = {&byte, 1};
-    char buf[CMSG_SPACE(sizeof(int) * ALLOCS)];
-    memset(buf, 0, sizeof buf);
-    struct msghdr msg = {0};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = buf;
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-    memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
-    EXPECT(sendmsg(sock, &msg, 0) == 1);
-}
-
-static int recv_fds(int sock, int *fds) {
-    char byte;
-    struct iovec iov = {&byte, 1};
-    char buf[CMSG_SPACE(sizeof(int) * ALLOCS)];
-    struct msghdr msg = {0};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = buf;
-    msg.msg_controllen = sizeof buf;
-    EXPECT(recvmsg(sock, &msg, 0) == 1);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    EXPECT(c && c->cmsg_type == SCM_RIGHTS);
-    int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-    memcpy(fds, CMSG_DATA(c), sizeof(int) * n);
-    return n;
-}
 
 static int child(int sock, int index) {
     CUcontext ctx;

@@ -8,7 +8,7 @@ fn the_allocator_program_runs_unchanged_on_the_mock() {
     let dir = common::scratch("c-program");
     let exe = dir.join("vmm_program");
     let lib = common::mock_dir();
-    let src = common::workspace().join("mock-driver/tests/c/vmm_program.c");
+    let src = common::workspace().join("clients/c/vmm_program.c");
     common::build_c(&src, &exe, &["-L", lib.to_str().unwrap(), "-lcuda"]);
     let out = std::process::Command::new(&exe)
         .env("LD_LIBRARY_PATH", &lib)
@@ -30,7 +30,7 @@ fn the_program_records_libcuda_so_1_and_gets_the_mock() {
     let dir = common::scratch("c-program-soname");
     let exe = dir.join("vmm_program");
     let lib = common::mock_dir();
-    let src = common::workspace().join("mock-driver/tests/c/vmm_program.c");
+    let src = common::workspace().join("clients/c/vmm_program.c");
     common::build_c(&src, &exe, &["-L", lib.to_str().unwrap(), "-lcuda"]);
     let out = std::process::Command::new("ldd")
         .arg(&exe)

@@ -4,31 +4,9 @@
  * process through an fd sent over a Unix socket (SCM_RIGHTS), both sides writing and
  * reading, then free everything. Prints "ok" and exits 0 when every check holds; runs
  * unchanged on the mock and on a real driver. */
-#include <cuda.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include <sys/socket.h>
+#include "common.h"
 #include <sys/wait.h>
-
-#define CHECK(call)                                                                     \
-    do {                                                                                \
-        CUresult r_ = (call);                                                           \
-        if (r_ != CUDA_SUCCESS) {                                                       \
-            const char *n_ = "?";                                                       \
-            cuGetErrorName(r_, &n_);                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, n_); \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
-#define EXPECT(cond)                                                             \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
+#include <unistd.h>
 
 static void fill(unsigned char *p, size_t n, unsigned seed) {
     for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(i * 31 + seed);
@@ -40,57 +18,8 @@ static int check(const unsigned char *p, size_t n, unsigned seed) {
     return 1;
 }
 
-static void send_fd(int sock, int fd) {
-    char byte = 'x';
-    struct iovec iov = {&byte, 1};
-    char buf[CMSG_SPACE(sizeof(int))];
-    memset(buf, 0, sizeof buf);
-    struct msghdr msg = {0};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = buf;
-    msg.msg_controllen = sizeof buf;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    EXPECT(sendmsg(sock, &msg, 0) == 1);
-}
-
-static int recv_fd(int sock) {
-    char byte;
-    struct iovec iov = {&byte, 1};
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct msghdr msg = {0};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = buf;
-    msg.msg_controllen = sizeof buf;
-    EXPECT(recvmsg(sock, &msg, 0) == 1);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    EXPECT(c && c->cmsg_type == SCM_RIGHTS);
-    int fd;
-    memcpy(&fd, CMSG_DATA(c), sizeof(int));
-    return fd;
-}
-
-static CUmemAllocationProp device_prop(int exportable) {
-    CUmemAllocationProp prop;
-    memset(&prop, 0, sizeof prop);
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
-    prop.requestedHandleTypes = exportable ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
-    return prop;
-}
-
 static void grant(CUdeviceptr p, size_t size) {
-    CUmemAccessDesc d;
-    memset(&d, 0, sizeof d);
-    d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    d.location.id = 0;
-    d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CUmemAccessDesc d = rw_for(0);
     CHECK(cuMemSetAccess(p, size, &d, 1));
 }
 
@@ -101,7 +30,8 @@ static int importer(int sock, size_t size) {
     CHECK(cuInit(0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, 0));
     CHECK(cuCtxSetCurrent(ctx));
-    int fd = recv_fd(sock);
+    int fd;
+    EXPECT(recv_fds(sock, &fd) == 1);
     CUmemGenericAllocationHandle h;
     CHECK(cuMemImportFromShareableHandle(&h, (void *)(long)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
     close(fd);
@@ -131,7 +61,7 @@ int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "importer") == 0) {
         CHECK(cuInit(0));
         size_t g = 0;
-        CUmemAllocationProp prop = device_prop(1);
+        CUmemAllocationProp prop = prop_on(0, 1);
         CHECK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
         return importer(atoi(argv[2]), g);
     }
@@ -141,7 +71,7 @@ int main(int argc, char **argv) {
     CHECK(cuDevicePrimaryCtxRetain(&ctx, 0));
     CHECK(cuCtxSetCurrent(ctx));
 
-    CUmemAllocationProp prop = device_prop(0);
+    CUmemAllocationProp prop = prop_on(0, 0);
     size_t g = 0;
     CHECK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
     EXPECT(g >= 4096 && (g & (g - 1)) == 0);
@@ -188,7 +118,7 @@ int main(int argc, char **argv) {
     EXPECT(back == 0x5eed);
 
     /* Share one allocation with a second process: fork + exec, fd over SCM_RIGHTS. */
-    CUmemAllocationProp eprop = device_prop(1);
+    CUmemAllocationProp eprop = prop_on(0, 1);
     CUmemGenericAllocationHandle shared;
     CHECK(cuMemCreate(&shared, g, &eprop, 0));
     CUdeviceptr sva;
@@ -212,7 +142,7 @@ int main(int argc, char **argv) {
         _exit(127);
     }
     close(sv[1]);
-    send_fd(sv[0], fd);
+    send_fds(sv[0], &fd, 1);
     close(fd);
     char done = 0;
     EXPECT(read(sv[0], &done, 1) == 1 && done == 'd');
