@@ -312,12 +312,7 @@ fn real_main(cli: Cli) -> Result<i32> {
         } => {
             let lib = mock_library()?;
             let dir = lib.parent().expect("a file in a folder").to_owned();
-            let mut cmd = std::process::Command::new(&program[0]);
-            cmd.args(&program[1..]);
-            let ld = std::env::var("LD_LIBRARY_PATH")
-                .map(|p| format!("{}:{p}", dir.display()))
-                .unwrap_or_else(|_| dir.display().to_string());
-            cmd.env("LD_LIBRARY_PATH", ld);
+            let mut cmd = program_with_library(&program, &dir);
             if preload {
                 cmd.env("LD_PRELOAD", &lib);
             }
@@ -400,13 +395,8 @@ fn real_main(cli: Cli) -> Result<i32> {
         } => {
             let lib = laid_out("libcudatrace.so", "cumock-trace-lib")?;
             let dir = lib.parent().expect("a folder").to_owned();
-            let mut cmd = std::process::Command::new(&program[0]);
-            cmd.args(&program[1..]);
-            let ld = std::env::var("LD_LIBRARY_PATH")
-                .map(|p| format!("{}:{p}", dir.display()))
-                .unwrap_or_else(|_| dir.display().to_string());
-            cmd.env("LD_LIBRARY_PATH", ld)
-                .env("CUMOCK_PASSTHROUGH_TRACE", std::path::absolute(&out)?);
+            let mut cmd = program_with_library(&program, &dir);
+            cmd.env("CUMOCK_PASSTHROUGH_TRACE", std::path::absolute(&out)?);
             if let Some(d) = driver {
                 cmd.env("CUMOCK_REAL_DRIVER", d);
             }
@@ -459,6 +449,18 @@ fn real_main(cli: Cli) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// A command for `program`, with `dir` first in its library path.
+fn program_with_library(program: &[String], dir: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(&program[0]);
+    cmd.args(&program[1..]);
+    let ld = match std::env::var("LD_LIBRARY_PATH") {
+        Ok(p) if !p.is_empty() => format!("{}:{p}", dir.display()),
+        _ => dir.display().to_string(),
+    };
+    cmd.env("LD_LIBRARY_PATH", ld);
+    cmd
 }
 
 fn enough_devices(driver: &str, need: u32) -> Result<bool> {
