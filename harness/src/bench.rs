@@ -137,41 +137,51 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
     call!(api, cuMemAddressFree(big, rounded));
     let gbs = |s: f64| size as f64 / s / 1e9;
 
-    // 3. Map, unmap and copy with few and with many live mappings (one handle, aliased).
+    // 3. Map, unmap and copy with few and with many live mappings in the process (one
+    // handle, aliased). The two set-ups take turns, three rounds each, so that drift in a
+    // shared machine's speed falls on both alike; each figure is a median of medians.
+    let buf = [7u8; 4096];
+    let mut times: Vec<[Vec<Duration>; 3]> = vec![Default::default(), Default::default()];
+    for _round in 0..3 {
+        for (which, live) in [10usize, o.many].into_iter().enumerate() {
+            let slots = live + 1;
+            let (mut r, mut h) = (0u64, 0u64);
+            call!(api, cuMemAddressReserve(&mut r, slots * G, 0, 0, 0));
+            call!(api, cuMemCreate(&mut h, G, &p, 0));
+            for i in 0..live {
+                call!(api, cuMemMap(r + (i * G) as u64, G, 0, h, 0));
+            }
+            let probe = r + ((live / 2) * G) as u64;
+            call!(api, cuMemSetAccess(probe, G, &d, 1));
+            let free_slot = r + (live * G) as u64;
+            let (mut map_t, mut unmap_t, mut copy_t) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..1000 {
+                let t0 = Instant::now();
+                call!(api, cuMemMap(free_slot, G, 0, h, 0));
+                let t1 = Instant::now();
+                call!(api, cuMemUnmap(free_slot, G));
+                let t2 = Instant::now();
+                call!(api, cuMemcpyHtoD_v2(probe, buf.as_ptr().cast(), buf.len()));
+                let t3 = Instant::now();
+                map_t.push(t1 - t0);
+                unmap_t.push(t2 - t1);
+                copy_t.push(t3 - t2);
+            }
+            for (k, mut v) in [map_t, unmap_t, copy_t].into_iter().enumerate() {
+                times[which][k].push(Duration::from_secs_f64(median(&mut v) / 1e6));
+            }
+            call!(api, cuMemUnmap(r, live * G));
+            call!(api, cuMemRelease(h));
+            call!(api, cuMemAddressFree(r, slots * G));
+        }
+    }
     let mut scaling = serde_json::Map::new();
-    for live in [10usize, o.many] {
-        let slots = live + 1;
-        let (mut r, mut h) = (0u64, 0u64);
-        call!(api, cuMemAddressReserve(&mut r, slots * G, 0, 0, 0));
-        call!(api, cuMemCreate(&mut h, G, &p, 0));
-        for i in 0..live {
-            call!(api, cuMemMap(r + (i * G) as u64, G, 0, h, 0));
-        }
-        let probe = r + ((live / 2) * G) as u64;
-        call!(api, cuMemSetAccess(probe, G, &d, 1));
-        let free_slot = r + (live * G) as u64;
-        let iters = 1000;
-        let (mut map_t, mut unmap_t, mut copy_t) = (Vec::new(), Vec::new(), Vec::new());
-        let buf = [7u8; 4096];
-        for _ in 0..iters {
-            let t0 = Instant::now();
-            call!(api, cuMemMap(free_slot, G, 0, h, 0));
-            let t1 = Instant::now();
-            call!(api, cuMemUnmap(free_slot, G));
-            let t2 = Instant::now();
-            call!(api, cuMemcpyHtoD_v2(probe, buf.as_ptr().cast(), buf.len()));
-            let t3 = Instant::now();
-            map_t.push(t1 - t0);
-            unmap_t.push(t2 - t1);
-            copy_t.push(t3 - t2);
-        }
+    for (which, live) in [10usize, o.many].into_iter().enumerate() {
+        let t = &mut times[which];
         scaling.insert(
             live.to_string(),
-            json!({"map_us": median(&mut map_t), "unmap_us": median(&mut unmap_t), "copy_4k_us": median(&mut copy_t)}),
+            json!({"map_us": median(&mut t[0]), "unmap_us": median(&mut t[1]), "copy_4k_us": median(&mut t[2])}),
         );
-        call!(api, cuMemUnmap(r, live * G));
-        call!(api, cuMemRelease(h));
-        call!(api, cuMemAddressFree(r, slots * G));
     }
 
     // 4. The largest reservation: 64 TiB of address space.
