@@ -626,10 +626,20 @@ impl<'a> Exec<'a> {
                     self.val(step, 1)?,
                     self.val(step, 2)? as usize,
                 );
-                let r = match (self.stream(step)?, self.key_or(step, "unified", 0)?) {
-                    (_, 1) => call!(api, cuMemcpy(dst, src, n)),
-                    (Some(s), _) => call!(api, cuMemcpyDtoDAsync_v2(dst, src, n, s)),
-                    (None, _) => call!(api, cuMemcpyDtoD_v2(dst, src, n)),
+                let unified = self.key_or(step, "unified", 0)? == 1;
+                if unified {
+                    // cuMemcpy takes host addresses too: a case may only name its own
+                    // regions, so that no case file makes a driver touch memory outside.
+                    for (what, a) in [("destination", dst), ("source", src)] {
+                        if !self.regions.iter().any(|(_, b, sz)| a >= *b && a - b < *sz) {
+                            bail!("the {what} {a:#x} of a unified copy is not in a region of this case");
+                        }
+                    }
+                }
+                let r = match (self.stream(step)?, unified) {
+                    (_, true) => call!(api, cuMemcpy(dst, src, n)),
+                    (Some(s), false) => call!(api, cuMemcpyDtoDAsync_v2(dst, src, n, s)),
+                    (None, false) => call!(api, cuMemcpyDtoD_v2(dst, src, n)),
                 };
                 ok(r)
             }

@@ -104,3 +104,29 @@ fn a_driver_returning_garbage_gives_a_transcript_not_a_harness_crash() {
         "an unknown code is shown as a number"
     );
 }
+
+#[test]
+fn a_case_cannot_aim_a_driver_at_memory_outside_its_own_regions() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("evil");
+    std::fs::create_dir_all(&dir).unwrap();
+    let case = dir.join("evil.case");
+    std::fs::write(
+        &case,
+        "init\nctx = primary-retain 0\nset-current ctx\ncopy 0x1000 0x2000 16 unified=1\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cumock"))
+        .args(["run", "--no-golden", "--format", "json"])
+        .arg(&case)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let outcome = &report[0]["transcript"]["outcome"];
+    assert!(
+        outcome["harness-error"]
+            .as_str()
+            .unwrap()
+            .contains("not in a region of this case"),
+        "{outcome}"
+    );
+}
