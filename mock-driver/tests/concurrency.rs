@@ -127,7 +127,8 @@ fn sixteen_threads_of_random_vmm_work_keep_the_state_consistent() {
     let leaks = cuda::diagnostics::leak_report();
     assert!(leaks.is_empty(), "{leaks:?}");
     eprintln!("concurrency: 16 threads, {ops} VMM calls in 3 s, state consistent");
-    assert!(ops > 1000, "only {ops} calls: the threads barely ran");
+    // A floor only, that the threads did run: the machine is shared and its speed varies.
+    assert!(ops > 200, "only {ops} calls: the threads barely ran");
 }
 
 #[test]

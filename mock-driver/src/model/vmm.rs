@@ -134,7 +134,15 @@ pub struct Vmm {
     next_handle: u64,
     /// Bytes charged to each device by live allocations.
     pub used: Vec<u64>,
+    /// Released memory kept for reuse, by (size, memfd tag): see `Backing::recycle`.
+    pool: HashMap<(usize, String), Vec<Backing>>,
+    pooled_bytes: usize,
 }
+
+/// At most this much released memory is kept for reuse (its pages are given back; only
+/// the address space and the fd stay).
+const POOL_BYTES: usize = 1 << 30;
+const POOL_PER_KIND: usize = 64;
 
 impl Vmm {
     pub fn new(devices: usize) -> Self {
@@ -288,8 +296,16 @@ impl Vmm {
         }
         let len = usize::try_from(size).map_err(|_| out_of_memory("too large"))?;
         let exportable = prop.handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR != 0;
-        let backing = Backing::create(len, exportable, &memfd_tag(&prop))
-            .map_err(|e| out_of_memory(format!("host memory for the allocation: {e}")))?;
+        let tag = memfd_tag(&prop);
+        let pooled = self.pool.get_mut(&(len, tag.clone())).and_then(Vec::pop);
+        let backing = match pooled {
+            Some(b) => {
+                self.pooled_bytes -= len;
+                b
+            }
+            None => Backing::create(len, exportable, &tag)
+                .map_err(|e| out_of_memory(format!("host memory for the allocation: {e}")))?,
+        };
         if let Some(d) = prop.device() {
             self.used[d] += size;
         }
@@ -368,8 +384,26 @@ impl Vmm {
                 if let (Some(d), false) = (a.prop.device(), a.imported) {
                     self.used[d] -= a.size;
                 }
-                self.allocations.remove(&id);
+                let a = self.allocations.remove(&id).expect("found above");
+                self.keep_for_reuse(a.backing);
             }
+        }
+    }
+
+    /// Keeps released memory that nobody else can reach (never exported or imported, no
+    /// copy in flight) for the next allocation of its size and kind.
+    fn keep_for_reuse(&mut self, backing: Arc<Backing>) {
+        let Ok(b) = Arc::try_unwrap(backing) else {
+            return;
+        };
+        let len = b.size();
+        if !b.private() || self.pooled_bytes + len > POOL_BYTES || b.recycle().is_err() {
+            return;
+        }
+        let kind = self.pool.entry((len, b.tag().to_owned())).or_default();
+        if kind.len() < POOL_PER_KIND {
+            kind.push(b);
+            self.pooled_bytes += len;
         }
     }
 
