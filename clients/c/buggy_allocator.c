@@ -5,6 +5,7 @@
  *   unknown-handle     releases a handle it never had
  *   no-access          copies into memory it never granted itself
  *   no-peer            copies from device 0 into memory only device 1 may access
+ *   unmap-in-flight    unmaps right after a copy, without synchronising
  *   oom                grows until cuMemCreate fails, then frees its cache and retries
  *   clean              does everything right
  * It checks results the way real allocators do, carrying on where they would. */
@@ -72,6 +73,10 @@ int main(int argc, char **argv) {
         CHECK(cuMemSetAccess(va, gran, &d, 1));
         if (cuMemcpyHtoD(va, &v, sizeof v) != CUDA_SUCCESS) fprintf(stderr, "allocator: copy failed\n");
         teardown(va, h, gran);
+    } else if (!strcmp(mode, "unmap-in-flight")) {
+        CUdeviceptr va = mapped(&h, gran, 1);
+        CHECK(cuMemcpyHtoD(va, &v, sizeof v));
+        teardown(va, h, gran); /* no cuCtxSynchronize: the copy may still be in flight */
     } else if (!strcmp(mode, "oom")) {
         /* Grow a cache of blocks until the driver says out of memory, then drop the cache
          * and retry once: the path PyTorch takes before raising OutOfMemoryError. */
@@ -95,6 +100,7 @@ int main(int argc, char **argv) {
     } else {
         CUdeviceptr va = mapped(&h, gran, 1);
         CHECK(cuMemcpyHtoD(va, &v, sizeof v));
+        CHECK(cuCtxSynchronize());
         teardown(va, h, gran);
     }
     CHECK(cuDevicePrimaryCtxRelease(0));

@@ -48,16 +48,19 @@ pub fn compare(a: &Transcript, b: &Transcript) -> Vec<String> {
                 ra.step,
                 show(ra)
             )),
-            Some(rb)
-                if rb.result != ra.result || rb.outputs != ra.outputs || rb.step != ra.step =>
-            {
-                out.push(format!(
-                    "{where_} `{}`: A {}, B {}",
-                    ra.step,
-                    show(ra),
-                    show(rb)
-                ))
-            }
+            Some(rb) if rb.step != ra.step => out.push(format!(
+                "{where_}: A ran `{}` -> {}, B ran `{}` -> {} (the cases differ)",
+                ra.step,
+                show(ra),
+                rb.step,
+                show(rb)
+            )),
+            Some(rb) if rb.result != ra.result || rb.outputs != ra.outputs => out.push(format!(
+                "{where_} `{}`: A {}, B {}",
+                ra.step,
+                show(ra),
+                show(rb)
+            )),
             _ => {}
         }
     }

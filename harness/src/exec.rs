@@ -108,6 +108,12 @@ impl<'a> Exec<'a> {
     }
 
     fn bind(&mut self, step: &Step, value: u64, kind: Kind) {
+        // A new object may reuse the value of one that is gone (the real driver's handles
+        // and contexts are heap pointers): the value then takes the new object's name.
+        if matches!(step.op.as_str(), "create" | "ctx-create") && step.bind.is_some() {
+            self.handles.retain(|(v, _)| *v != value);
+            self.contexts.retain(|(v, _)| *v != value);
+        }
         if let Some(name) = &step.bind {
             self.vars.insert(name.clone(), value);
             self.kinds.insert(name.clone(), kind);
@@ -348,6 +354,7 @@ impl<'a> Exec<'a> {
             )),
             "ctx-create" => {
                 let mut c: *mut c_void = std::ptr::null_mut();
+                // The value may be a destroyed context's, reused: it is named anew below.
                 let flags = self.key_or(step, "flags", 0)? as u32;
                 let dev = self.val(step, 0)? as i32;
                 let r = match self.key_or(step, "version", 4)? {

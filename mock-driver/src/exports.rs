@@ -334,7 +334,14 @@ cuda_fn! {
     }
 }
 
-cuda_fn! { fn cuMemUnmap(ptr: CUdevicePtr, size: usize) { drv()?.unmap(ptr, size as u64) } }
+cuda_fn! {
+    fn cuMemUnmap(ptr: CUdevicePtr, size: usize) {
+        for w in drv()?.unmap(ptr, size as u64)? {
+            crate::diagnostics::warn("cuMemUnmap", &w);
+        }
+        Ok(())
+    }
+}
 
 cuda_fn! {
     fn cuMemSetAccess(ptr: CUdevicePtr, size: usize, desc: *const CUmemAccessDesc, count: usize) {
@@ -631,7 +638,7 @@ cuda_fn! {
 }
 cuda_fn! { fn cuStreamDestroy_v2(s: CUstream) { drv()?.stream_destroy(s as u64) } }
 cuda_fn! { fn cuStreamDestroy(s: CUstream) { drv()?.stream_destroy(s as u64) } }
-cuda_fn! { fn cuStreamSynchronize(s: CUstream) { let d = drv()?; d.ctx_device(None)?; stream(s) } }
+cuda_fn! { fn cuStreamSynchronize(s: CUstream) { let d = drv()?; d.ctx_device(None)?; stream(s)?; d.synchronized(); Ok(()) } }
 cuda_fn! { fn cuStreamSynchronize_ptsz(s: CUstream) { result(cuStreamSynchronize(s)) } }
 cuda_fn! { fn cuStreamQuery(s: CUstream) { let d = drv()?; d.ctx_device(None)?; stream(s) } }
 cuda_fn! { fn cuStreamQuery_ptsz(s: CUstream) { result(cuStreamQuery(s)) } }
@@ -653,7 +660,7 @@ cuda_fn! {
 }
 cuda_fn! { fn cuEventRecord(e: CUevent, s: CUstream) { drv()?.event_record(e as u64, s as u64) } }
 cuda_fn! { fn cuEventRecord_ptsz(e: CUevent, s: CUstream) { result(cuEventRecord(e, s)) } }
-cuda_fn! { fn cuEventSynchronize(e: CUevent) { drv()?.event_check(e as u64) } }
+cuda_fn! { fn cuEventSynchronize(e: CUevent) { let d = drv()?; d.event_check(e as u64)?; d.synchronized(); Ok(()) } }
 cuda_fn! { fn cuEventQuery(e: CUevent) { drv()?.event_check(e as u64) } }
 cuda_fn! { fn cuEventDestroy_v2(e: CUevent) { drv()?.event_destroy(e as u64) } }
 cuda_fn! { fn cuEventDestroy(e: CUevent) { drv()?.event_destroy(e as u64) } }

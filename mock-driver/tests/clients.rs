@@ -161,6 +161,7 @@ fn misuse_messages_name_the_call_and_the_rule() {
             "was never an allocation handle",
         ),
         ("no-access", "cuMemcpyHtoD_v2", "has no read-write access"),
+        ("unmap-in-flight", "cuMemUnmap", "may still be in flight"),
     ] {
         let o = run(&exe, &[mode], &[("CUMOCK_MISUSE", "1")]);
         let t = text(&o);
@@ -189,7 +190,13 @@ fn missing_peer_access_is_reported() {
 #[test]
 fn strict_mode_fails_the_process_on_misuse_and_leaks_only() {
     let exe = common::client("buggy_allocator");
-    for mode in ["leak", "misaligned", "unknown-handle", "no-access"] {
+    for mode in [
+        "leak",
+        "misaligned",
+        "unknown-handle",
+        "no-access",
+        "unmap-in-flight",
+    ] {
         let o = run(&exe, &[mode], &[("CUMOCK_STRICT", "1")]);
         assert_eq!(o.status.code(), Some(86), "{mode}: {}", text(&o));
     }

@@ -247,7 +247,7 @@ impl Driver {
             .map(ptr, size, offset, handle, flags, g)
     }
 
-    pub fn unmap(&self, ptr: u64, size: u64) -> CuResult<()> {
+    pub fn unmap(&self, ptr: u64, size: u64) -> CuResult<Vec<String>> {
         let g = self.profile.minimum_granularity();
         self.state.lock().vmm.unmap(ptr, size, g)
     }
@@ -474,6 +474,18 @@ impl Driver {
                 HostOrDevice::Device(a) => Some(st.vmm.segments(a, len, device, Need::Read)?),
                 HostOrDevice::Host(_) => None,
             };
+            match (&d, &s) {
+                // A copy to the host returns when the data is there, after all earlier
+                // work in the stream: nothing is in flight after it.
+                (None, Some(_)) => st.vmm.synchronized(),
+                (Some(d), s) => {
+                    st.vmm.issued(d);
+                    if let Some(s) = s {
+                        st.vmm.issued(s);
+                    }
+                }
+                (None, None) => {}
+            }
             (d, s)
         };
         // The bytes move outside the lock: a 256 MiB copy must not stall other threads.
@@ -519,7 +531,9 @@ impl Driver {
         let segs = {
             let st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
-            st.vmm.segments(dst, len, ctx.device, Need::Write)?
+            let segs = st.vmm.segments(dst, len, ctx.device, Need::Write)?;
+            st.vmm.issued(&segs);
+            segs
         };
         let bytes = pattern.bytes();
         for s in segs {
@@ -670,9 +684,17 @@ impl Driver {
     pub fn ctx_synchronize(&self, ctx: Option<u64>) -> CuResult<()> {
         let st = self.state.lock();
         match ctx {
-            Some(c) => st.contexts.get(c).map(|_| ()),
-            None => st.contexts.require_current().map(|_| ()),
+            Some(c) => st.contexts.get(c).map(|_| ())?,
+            None => st.contexts.require_current().map(|_| ())?,
         }
+        st.vmm.synchronized();
+        Ok(())
+    }
+
+    /// cuStreamSynchronize, cuEventSynchronize: the mock runs everything at once, so a
+    /// synchronisation only marks the work as done.
+    pub fn synchronized(&self) {
+        self.state.lock().vmm.synchronized();
     }
 
     pub fn ctx_enable_peer_access(&self, peer: u64, flags: u32) -> CuResult<()> {

@@ -16,6 +16,13 @@ use std::sync::Arc;
 /// becomes an error, where the real driver dereferences it and crashes.
 const HANDLE_TAG: u64 = 0x00c0_da00_0000_0000;
 
+/// Why a change under a copy in flight is a hazard, as seen on the H200.
+const IN_FLIGHT: &str =
+    "while a copy or memset to it may still be in flight (no synchronising call since): \
+     on a GPU, cuMemcpyHtoD from pageable memory returns before the data lands, and the real \
+     580.159.04 driver then fails with CUDA_ERROR_LAUNCH_FAILED, sticky for the context \
+     (synchronise first, as PyTorch does before unmapping)";
+
 /// x86-64 user space: 47 bits.
 const USER_ADDRESS_SPACE: u64 = 1 << 47;
 
@@ -49,9 +56,10 @@ pub struct PhysicalAllocation {
     pub map_count: u32,
     /// Imported memory was charged to the exporting process, not to this one.
     pub imported: bool,
-    /// A copy or memset has touched it: the real 580 driver then fails copies after any
-    /// change of access to it (see `set_access`).
-    pub copied: std::sync::atomic::AtomicBool,
+    /// A copy or memset was issued to it and no synchronising call followed: on a GPU the
+    /// work may still be in flight (cuMemcpyHtoD from pageable memory returns before the
+    /// data lands), and changing access or unmapping then faults the context.
+    pub in_flight: std::sync::atomic::AtomicBool,
 }
 
 /// Per-device access flags of one mapping. Fresh mappings grant nothing, as on the real
@@ -121,6 +129,7 @@ pub struct Reservation {
 
 /// A piece of a copy: `len` bytes at `offset` of one backing.
 pub struct Segment {
+    pub allocation: u64,
     pub backing: Arc<Backing>,
     pub offset: usize,
     pub len: usize,
@@ -316,7 +325,7 @@ impl Vmm {
             user_refs: 1,
             map_count: 0,
             imported: false,
-            copied: Default::default(),
+            in_flight: Default::default(),
         }))
     }
 
@@ -500,7 +509,8 @@ impl Vmm {
             .chain(self.mappings.range(start..end).map(|(_, m)| m))
     }
 
-    pub fn unmap(&mut self, ptr: u64, size: u64, granularity: u64) -> CuResult<()> {
+    /// Unmaps; returns warnings about mappings with work that may be in flight.
+    pub fn unmap(&mut self, ptr: u64, size: u64, granularity: u64) -> CuResult<Vec<String>> {
         if size == 0 {
             return Err(invalid("size is 0"));
         }
@@ -531,10 +541,18 @@ impl Vmm {
             starts.push(m.start);
         }
         // Observed: a range with nothing mapped in it unmaps successfully (nothing).
+        let mut warnings = Vec::new();
         for s in starts {
+            let busy = self
+                .mappings
+                .get(&s)
+                .and_then(|m| self.allocations.get(&(m.handle & 0xffff_ffff)));
+            if busy.is_some_and(|a| a.in_flight.load(std::sync::atomic::Ordering::Relaxed)) {
+                warnings.push(format!("unmapping the mapping at {s:#x} {IN_FLIGHT}"));
+            }
             self.remove_mapping(s);
         }
-        Ok(())
+        Ok(warnings)
     }
 
     pub fn remove_mapping(&mut self, start: u64) {
@@ -592,15 +610,14 @@ impl Vmm {
         let mut warnings = Vec::new();
         for s in starts {
             let m = self.mappings.get_mut(&s).expect("tiled");
-            let touched = self
+            let busy = self
                 .allocations
                 .get(&(m.handle & 0xffff_ffff))
-                .is_some_and(|a| a.copied.load(std::sync::atomic::Ordering::Relaxed));
+                .is_some_and(|a| a.in_flight.load(std::sync::atomic::Ordering::Relaxed));
             for &(device, flags) in grants {
-                if touched && m.access.get(device) != flags && m.access.get(device) != 0 {
+                if busy && m.access.get(device) != flags {
                     warnings.push(format!(
-                        "changing device {device}'s access to the mapping at {:#x} from {} to {flags} after copies touched it: \
-                         the real 580.159.04 driver then fails the next copy with CUDA_ERROR_LAUNCH_FAILED, sticky for the context",
+                        "changing device {device}'s access to the mapping at {:#x} from {} to {flags} {IN_FLIGHT}",
                         m.start,
                         m.access.get(device)
                     ));
@@ -691,7 +708,7 @@ impl Vmm {
             user_refs: 1,
             map_count: 0,
             imported: true,
-            copied: Default::default(),
+            in_flight: Default::default(),
         }))
     }
 
@@ -710,6 +727,24 @@ impl Vmm {
     }
 
     // ---- copies ----
+
+    /// Marks the allocations under these segments as having work in flight.
+    pub fn issued(&self, segments: &[Segment]) {
+        for s in segments {
+            if let Some(a) = self.allocations.get(&s.allocation) {
+                a.in_flight
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// A synchronising call: all work issued so far has completed.
+    pub fn synchronized(&self) {
+        for a in self.allocations.values() {
+            a.in_flight
+                .store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
 
     /// The pieces of `[addr, addr+len)`, checking that every byte is mapped and that
     /// `device` has the access `need` to it.
@@ -738,11 +773,9 @@ impl Vmm {
                     m.start
                 )));
             }
-            if let Some(a) = self.allocations.get(&(m.handle & 0xffff_ffff)) {
-                a.copied.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
             let take = (m.start + m.size).min(end) - at;
             out.push(Segment {
+                allocation: m.handle & 0xffff_ffff,
                 backing: m.backing.clone(),
                 offset: (at - m.start) as usize,
                 len: take as usize,
