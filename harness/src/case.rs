@@ -169,6 +169,7 @@ pub const OPS: &[(&str, &[&str], &[&str])] = &[
     ("proc", &["name"], &["version", "flags", "status"]),
     ("error-name", &["code"], &[]),
     ("error-string", &["code"], &[]),
+    ("host-touch", &["addr"], &[]),
     ("devnull", &[], &[]),
     ("pipe", &[], &[]),
     ("closed-fd", &[], &[]),
@@ -385,7 +386,7 @@ fn parse_step(
             let Some((rcol, result)) = tokens.get(i + 1) else {
                 return Err((*col, "expected a result name after `->`".into()));
             };
-            if cumock_abi::result_code(result).is_none() && result != "ok" {
+            if cumock_abi::result_code(result).is_none() && result != "ok" && result != "crash" {
                 return Err((
                     *rcol,
                     format!("expected a CUresult name after `->`, found `{result}`"),
@@ -495,6 +496,11 @@ impl Step {
     pub fn positional(&self, i: usize) -> Option<&Arg> {
         self.args.iter().filter(|a| a.key.is_none()).nth(i)
     }
+    /// The step is expected to crash the process (`-> crash`).
+    pub fn expects_crash(&self) -> bool {
+        self.expect.as_ref().is_some_and(|e| e.result == "crash")
+    }
+
     pub fn key(&self, k: &str) -> Option<&Arg> {
         self.args.iter().find(|a| a.key.as_deref() == Some(k))
     }

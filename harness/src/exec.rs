@@ -793,6 +793,16 @@ impl<'a> Exec<'a> {
                 };
                 with(r, vec![("string", text)])
             }
+            "host-touch" => {
+                // The host reads one byte at a device address: on a GPU (and on the mock,
+                // whose reservations are PROT_NONE) the process faults, and the
+                // transcript ends in `crash: SIGSEGV`.
+                let a = self.val(step, 0)? as *const u8;
+                // Safety: not safe at all, on purpose: this step exists to show that a
+                // device address faults on the host. It runs in the case's own process.
+                let v = unsafe { std::ptr::read_volatile(a) };
+                harness(vec![("byte", v.to_string())])
+            }
             "devnull" => {
                 let f = std::fs::File::open("/dev/null")?;
                 let fd = std::os::fd::IntoRawFd::into_raw_fd(f);

@@ -174,6 +174,18 @@ pub fn expectation_failures(case: &Case, t: &Transcript) -> Vec<String> {
                 .steps
                 .iter()
                 .find(|r| r.line == s.line && r.process.as_deref() == process);
+            if e.result == "crash" {
+                // The process must die at this step: no record of it, a crash outcome.
+                if rec.is_some() || !matches!(t.outcome, Outcome::Crash { .. }) {
+                    out.push(format!(
+                        "line {}: `{}` expected the process to crash here ({})",
+                        s.line,
+                        s.source,
+                        t.outcome.show()
+                    ));
+                }
+                continue;
+            }
             match rec {
                 None => out.push(format!(
                     "line {}: `{}` expected {}, but the step never ran ({})",

@@ -23,6 +23,9 @@ fn every_case_is_clean_under_memcheck() {
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "case"))
         .collect();
+    // A case that crashes on purpose (a host dereference of device memory) is an invalid
+    // access by design, not one inside the mock.
+    cases.retain(|p| !std::fs::read_to_string(p).unwrap().contains("-> crash"));
     cases.sort();
     let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
