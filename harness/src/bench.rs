@@ -2,22 +2,11 @@
 //! measures the mock and the real driver in one run. Reports ratios measured in one run;
 //! the machines are shared and noisy, so absolute numbers are only indications.
 
-use crate::driver::Api;
-use anyhow::{anyhow, bail, Result};
+use crate::driver::{check, Api};
+use anyhow::{bail, Result};
 use cumock_abi::{CUmemAccessDesc, CUmemAllocationProp, CUmemLocation};
 use serde_json::json;
 use std::time::{Duration, Instant};
-
-macro_rules! call {
-    ($api:expr, $name:ident($($arg:expr),* $(,)?)) => {{
-        let f = $api.$name.ok_or_else(|| anyhow!(concat!("the driver does not export ", stringify!($name))))?;
-        // Safety: arguments match cuda.h; pointers are to live locals.
-        let r = unsafe { f($($arg),*) };
-        if r != 0 {
-            bail!("{} failed: {}", stringify!($name), cumock_abi::result_name(r).unwrap_or("?"));
-        }
-    }};
-}
 
 const G: usize = 2 << 20;
 
@@ -48,30 +37,30 @@ pub struct Options {
 }
 
 pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
-    call!(api, cuInit(0));
+    check!(api, cuInit(0));
     let mut ctx = std::ptr::null_mut();
-    call!(api, cuDevicePrimaryCtxRetain(&mut ctx, 0));
-    call!(api, cuCtxSetCurrent(ctx));
+    check!(api, cuDevicePrimaryCtxRetain(&mut ctx, 0));
+    check!(api, cuCtxSetCurrent(ctx));
     let p = prop();
     let d = rw();
 
     // 1. The allocator's cycle of 2 MiB: create, map, set access, unmap, release.
     let mut va = 0u64;
-    call!(api, cuMemAddressReserve(&mut va, G, 0, 0, 0));
+    check!(api, cuMemAddressReserve(&mut va, G, 0, 0, 0));
     let mut per = [Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     let mut cycle = Vec::with_capacity(o.cycles);
     for _ in 0..o.cycles {
         let mut h = 0u64;
         let t0 = Instant::now();
-        call!(api, cuMemCreate(&mut h, G, &p, 0));
+        check!(api, cuMemCreate(&mut h, G, &p, 0));
         let t1 = Instant::now();
-        call!(api, cuMemMap(va, G, 0, h, 0));
+        check!(api, cuMemMap(va, G, 0, h, 0));
         let t2 = Instant::now();
-        call!(api, cuMemSetAccess(va, G, &d, 1));
+        check!(api, cuMemSetAccess(va, G, &d, 1));
         let t3 = Instant::now();
-        call!(api, cuMemUnmap(va, G));
+        check!(api, cuMemUnmap(va, G));
         let t4 = Instant::now();
-        call!(api, cuMemRelease(h));
+        check!(api, cuMemRelease(h));
         let t5 = Instant::now();
         for (i, (a, b)) in [(t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5)]
             .into_iter()
@@ -81,7 +70,7 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
         }
         cycle.push(t5 - t0);
     }
-    call!(api, cuMemAddressFree(va, G));
+    check!(api, cuMemAddressFree(va, G));
     let names = [
         "cuMemCreate",
         "cuMemMap",
@@ -100,10 +89,10 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
     let size = o.copy_mib << 20;
     let rounded = size.div_ceil(G) * G;
     let (mut big, mut h) = (0u64, 0u64);
-    call!(api, cuMemAddressReserve(&mut big, rounded, 0, 0, 0));
-    call!(api, cuMemCreate(&mut h, rounded, &p, 0));
-    call!(api, cuMemMap(big, rounded, 0, h, 0));
-    call!(api, cuMemSetAccess(big, rounded, &d, 1));
+    check!(api, cuMemAddressReserve(&mut big, rounded, 0, 0, 0));
+    check!(api, cuMemCreate(&mut h, rounded, &p, 0));
+    check!(api, cuMemMap(big, rounded, 0, h, 0));
+    check!(api, cuMemSetAccess(big, rounded, &d, 1));
     let src: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
     let mut dst = vec![0u8; size];
     let mut host = vec![0u8; size];
@@ -122,19 +111,19 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
         Ok(())
     })?;
     let htod_s = best(&mut || {
-        call!(api, cuMemcpyHtoD_v2(big, src.as_ptr().cast(), size));
+        check!(api, cuMemcpyHtoD_v2(big, src.as_ptr().cast(), size));
         Ok(())
     })?;
     let dtoh_s = best(&mut || {
-        call!(api, cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), big, size));
+        check!(api, cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), big, size));
         Ok(())
     })?;
     if dst != src {
         bail!("the data read back differs from the data written");
     }
-    call!(api, cuMemUnmap(big, rounded));
-    call!(api, cuMemRelease(h));
-    call!(api, cuMemAddressFree(big, rounded));
+    check!(api, cuMemUnmap(big, rounded));
+    check!(api, cuMemRelease(h));
+    check!(api, cuMemAddressFree(big, rounded));
     let gbs = |s: f64| size as f64 / s / 1e9;
 
     // 3. Map, unmap and copy with few and with many live mappings in the process (one
@@ -146,22 +135,22 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
         for (which, live) in [10usize, o.many].into_iter().enumerate() {
             let slots = live + 1;
             let (mut r, mut h) = (0u64, 0u64);
-            call!(api, cuMemAddressReserve(&mut r, slots * G, 0, 0, 0));
-            call!(api, cuMemCreate(&mut h, G, &p, 0));
+            check!(api, cuMemAddressReserve(&mut r, slots * G, 0, 0, 0));
+            check!(api, cuMemCreate(&mut h, G, &p, 0));
             for i in 0..live {
-                call!(api, cuMemMap(r + (i * G) as u64, G, 0, h, 0));
+                check!(api, cuMemMap(r + (i * G) as u64, G, 0, h, 0));
             }
             let probe = r + ((live / 2) * G) as u64;
-            call!(api, cuMemSetAccess(probe, G, &d, 1));
+            check!(api, cuMemSetAccess(probe, G, &d, 1));
             let free_slot = r + (live * G) as u64;
             let (mut map_t, mut unmap_t, mut copy_t) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..1000 {
                 let t0 = Instant::now();
-                call!(api, cuMemMap(free_slot, G, 0, h, 0));
+                check!(api, cuMemMap(free_slot, G, 0, h, 0));
                 let t1 = Instant::now();
-                call!(api, cuMemUnmap(free_slot, G));
+                check!(api, cuMemUnmap(free_slot, G));
                 let t2 = Instant::now();
-                call!(api, cuMemcpyHtoD_v2(probe, buf.as_ptr().cast(), buf.len()));
+                check!(api, cuMemcpyHtoD_v2(probe, buf.as_ptr().cast(), buf.len()));
                 let t3 = Instant::now();
                 map_t.push(t1 - t0);
                 unmap_t.push(t2 - t1);
@@ -170,9 +159,9 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
             for (k, mut v) in [map_t, unmap_t, copy_t].into_iter().enumerate() {
                 times[which][k].push(Duration::from_secs_f64(median(&mut v) / 1e6));
             }
-            call!(api, cuMemUnmap(r, live * G));
-            call!(api, cuMemRelease(h));
-            call!(api, cuMemAddressFree(r, slots * G));
+            check!(api, cuMemUnmap(r, live * G));
+            check!(api, cuMemRelease(h));
+            check!(api, cuMemAddressFree(r, slots * G));
         }
     }
     let mut scaling = serde_json::Map::new();
@@ -186,8 +175,8 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
 
     // 4. The largest reservation: 64 TiB of address space.
     let mut huge = 0u64;
-    call!(api, cuMemAddressReserve(&mut huge, 64 << 40, 0, 0, 0));
-    call!(api, cuMemAddressFree(huge, 64 << 40));
+    check!(api, cuMemAddressReserve(&mut huge, 64 << 40, 0, 0, 0));
+    check!(api, cuMemAddressFree(huge, 64 << 40));
 
     let ratio = |k: &str| -> f64 {
         let few = scaling["10"][k].as_f64().unwrap_or(f64::NAN);

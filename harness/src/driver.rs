@@ -110,6 +110,30 @@ api! {
     cuGetProcAddress_v2: fn(*const c_char, *mut Ptr, c_int, u64, *mut c_int);
 }
 
+/// Calls an entry point of a loaded driver: `anyhow::Error` when the driver does not
+/// export it, the raw CUresult otherwise.
+macro_rules! call {
+    ($api:expr, $name:ident($($arg:expr),* $(,)?)) => {{
+        let f = $api
+            .$name
+            .ok_or_else(|| anyhow::anyhow!(concat!("the driver does not export ", stringify!($name))))?;
+        // Safety: the arguments match the signature in cuda.h; pointers are to live locals.
+        unsafe { f($($arg),*) }
+    }};
+}
+pub(crate) use call;
+
+/// Like `call!`, and a result other than CUDA_SUCCESS is an error naming the call.
+macro_rules! check {
+    ($api:expr, $name:ident($($arg:expr),* $(,)?)) => {{
+        let r = $crate::driver::call!($api, $name($($arg),*));
+        if r != 0 {
+            anyhow::bail!("{} failed: {}", stringify!($name), cumock_abi::result_name(r).unwrap_or("?"));
+        }
+    }};
+}
+pub(crate) use check;
+
 /// The exported name at an address, for cuGetProcAddress results (`cuMemAlloc_v2`).
 pub fn symbol_name(p: *mut c_void) -> Option<String> {
     if p.is_null() {

@@ -1,19 +1,11 @@
 //! `cumock profile capture`: what a real driver reports of its devices, written in the
 //! mock's profile format (`cumock-profile/1`), so the mock can be that GPU.
 
-use crate::driver::Api;
+use crate::driver::{call, Api};
 use anyhow::{anyhow, Result};
 use cumock_abi::{CUmemAllocationProp, CUmemLocation};
 use serde_json::{json, Map, Value};
 use std::ffi::CStr;
-
-macro_rules! call {
-    ($api:expr, $name:ident($($arg:expr),* $(,)?)) => {{
-        let f = $api.$name.ok_or_else(|| anyhow!(concat!("the driver does not export ", stringify!($name))))?;
-        // Safety: arguments match cuda.h; pointers are to live locals.
-        unsafe { f($($arg),*) }
-    }};
-}
 
 pub fn capture(api: &Api) -> Result<Value> {
     let r = call!(api, cuInit(0));

@@ -13,7 +13,6 @@ use parking_lot::Mutex;
 use profile::{DeviceProfile, Profile};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use vmm::{AllocationProp, Need, ReservationKind, Segment, Vmm};
 
 pub struct State {
@@ -212,25 +211,19 @@ impl Driver {
     }
 
     pub fn create(&self, size: u64, prop: AllocationProp, flags: u64) -> CuResult<u64> {
+        // Free memory is read under the same lock as the insert, so two threads cannot
+        // both take the last free bytes.
+        let mut st = self.state.lock();
         let (g, free) = match prop.device() {
             Some(d) => {
                 let dev = &self.profile.devices[d];
-                let used = self.state.lock().vmm.used[d];
                 (
                     dev.granularity_minimum,
-                    dev.free_at_start.saturating_sub(used),
+                    dev.free_at_start.saturating_sub(st.vmm.used[d]),
                 )
             }
+            // Host memory is not the device's to count.
             None => (self.profile.minimum_granularity(), u64::MAX),
-        };
-        let mut st = self.state.lock();
-        // Re-read under the same lock as the insert, so two threads cannot both take the
-        // last free bytes.
-        let free = match prop.device() {
-            Some(d) => self.profile.devices[d]
-                .free_at_start
-                .saturating_sub(st.vmm.used[d]),
-            None => free,
         };
         st.vmm.create(size, prop, flags, g, free)
     }
@@ -414,14 +407,13 @@ impl Driver {
     }
 
     fn free_alloc(vmm: &mut Vmm, ptr: u64) -> CuResult<()> {
-        match vmm.reservations.get(&ptr).map(|r| (r.kind, r.size)) {
-            Some((ReservationKind::Alloc { .. }, size)) => {
+        match vmm.reservations.get(&ptr).map(|r| r.kind) {
+            Some(ReservationKind::Alloc { .. }) => {
                 vmm.remove_mapping(ptr);
                 vmm.reservations.remove(&ptr);
-                let _ = size;
                 Ok(())
             }
-            Some((ReservationKind::Vmm, _)) => Err(invalid(format!(
+            Some(ReservationKind::Vmm) => Err(invalid(format!(
                 "{ptr:#x} is a cuMemAddressReserve range; unmap it and cuMemAddressFree it"
             ))),
             None => Err(invalid(format!(
@@ -959,8 +951,6 @@ pub fn profile_from_env() -> Result<Profile, String> {
         Err(_) => Ok(Profile::builtin()),
     }
 }
-
-pub type SharedBacking = Arc<crate::os::Backing>;
 
 #[cfg(test)]
 mod tests {
