@@ -5,11 +5,8 @@ mod common;
 
 #[test]
 fn the_allocator_program_runs_unchanged_on_the_mock() {
-    let dir = common::scratch("c-program");
-    let exe = dir.join("vmm_program");
+    let exe = common::client("vmm_program");
     let lib = common::mock_dir();
-    let src = common::workspace().join("clients/c/vmm_program.c");
-    common::build_c(&src, &exe, &["-L", lib.to_str().unwrap(), "-lcuda"]);
     let out = std::process::Command::new(&exe)
         .env("LD_LIBRARY_PATH", &lib)
         .output()
@@ -27,11 +24,8 @@ fn the_allocator_program_runs_unchanged_on_the_mock() {
 #[test]
 fn the_program_records_libcuda_so_1_and_gets_the_mock() {
     // The link records the SONAME; the loader must then resolve it to the mock.
-    let dir = common::scratch("c-program-soname");
-    let exe = dir.join("vmm_program");
+    let exe = common::client("vmm_program");
     let lib = common::mock_dir();
-    let src = common::workspace().join("clients/c/vmm_program.c");
-    common::build_c(&src, &exe, &["-L", lib.to_str().unwrap(), "-lcuda"]);
     let out = std::process::Command::new("ldd")
         .arg(&exe)
         .env("LD_LIBRARY_PATH", &lib)
