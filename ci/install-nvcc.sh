@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs NVIDIA's nvcc 13.0 from the registry packages (no GPU needed) under
+# target/cuda-toolkit, once, and prints the toolkit's root (bin/nvcc, include/, lib/).
+# nvcc 13.0 writes PTX ISA 9.0, which the H200's driver 580.159.04 (CUDA 13.0) loads;
+# later toolkits write versions it refuses. Linking with `-cudart shared` needs a
+# libcudart.so beside libcudart.so.13, which the package does not ship: made here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dest="$PWD/target/cuda-toolkit"
+root="$dest/nvidia/cu13"
+if [ ! -x "$root/bin/nvcc" ]; then
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$dest" \
+        'nvidia-cuda-nvcc==13.0.88' 'nvidia-cuda-crt==13.0.88' 'nvidia-nvvm==13.0.88' \
+        'nvidia-cuda-runtime==13.0.96' >&2
+fi
+ln -sf libcudart.so.13 "$root/lib/libcudart.so"
+echo "$root"
