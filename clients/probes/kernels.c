@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 
 static const char *dir;
-static size_t g;
 
 static char *slurp(const char *name, size_t *len) {
     char path[4096];
@@ -285,7 +284,6 @@ static CUresult launch1(CUmodule m, const char *name, void **args, unsigned thre
 static void fault_unmapped(void) {
     CUcontext ctx;
     init_primary(0, &ctx);
-    g = granularity();
     CUmodule m = load_ptx();
     CUdeviceptr va;
     MUST(cuMemAddressReserve(&va, 2 * g, 0, 0, 0));
@@ -298,7 +296,6 @@ static void fault_unmapped(void) {
 static void fault_no_access(void) {
     CUcontext ctx;
     init_primary(0, &ctx);
-    g = granularity();
     CUmodule m = load_ptx();
     CUdeviceptr va;
     CUmemGenericAllocationHandle h;
@@ -316,7 +313,6 @@ static void fault_no_access(void) {
 static void fault_read_only(void) {
     CUcontext ctx;
     init_primary(0, &ctx);
-    g = granularity();
     CUmodule m = load_ptx();
     CUdeviceptr va, out;
     CUmemGenericAllocationHandle h;
@@ -412,7 +408,6 @@ static void fault_shared(void) {
 static void fault_stream_sync(void) {
     CUcontext ctx;
     init_primary(0, &ctx);
-    g = granularity();
     CUmodule m = load_ptx();
     CUdeviceptr va;
     MUST(cuMemAddressReserve(&va, 2 * g, 0, 0, 0));
@@ -435,8 +430,6 @@ static void fault_stream_sync(void) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     dir = argc > 1 ? argv[1] : "clients/probes/kernels";
-    MUST(cuInit(0));
-    g = granularity();
     section("module-loading", module_loading);
     section("launch-configs", launch_configs);
     section("use-after-unload", use_after_unload);

@@ -65,11 +65,6 @@ static inline void show_out(const char *name, const void *p, size_t n) {
 #define OUT(var) show_out(#var, &(var), sizeof(var))
 #define FILL(var) memset(&(var), 0xA5, sizeof(var))
 
-static inline void init_primary(int dev, CUcontext *ctx) {
-    MUST(cuInit(0));
-    MUST(cuDevicePrimaryCtxRetain(ctx, dev));
-    MUST(cuCtxSetCurrent(*ctx));
-}
 
 static inline CUmemAllocationProp prop_dev(int device, int handle_types) {
     CUmemAllocationProp p;
@@ -95,6 +90,19 @@ static inline size_t granularity(void) {
     size_t g = 0;
     MUST(cuMemGetAllocationGranularity(&g, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     return g;
+}
+
+/* The minimum granularity of device 0, set by init_primary. */
+static size_t g;
+
+/* Initialises the driver in this process (a section's child: the real driver refuses
+ * a process forked after cuInit, with CUDA_ERROR_NOT_INITIALIZED) and makes the
+ * device's primary context current. */
+static inline void init_primary(int dev, CUcontext *ctx) {
+    MUST(cuInit(0));
+    MUST(cuDevicePrimaryCtxRetain(ctx, dev));
+    MUST(cuCtxSetCurrent(*ctx));
+    g = granularity();
 }
 
 /* Runs one section in a child process and says how it ended. */

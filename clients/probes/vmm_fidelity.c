@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <setjmp.h>
 
-static size_t g;
 
 /* A handle released while still mapped: what is it still good for? */
 static void released_while_mapped(void) {
@@ -418,11 +417,33 @@ static void device_memory_host_touch(void) {
     MUST(cuMemAddressFree(va, 2 * g));
 }
 
+/* A process forked after cuInit: what the driver lets the child do. */
+static void fork_after_init(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUdeviceptr va;
+    MUST(cuMemAddressReserve(&va, 2 * g, 0, 0, 0));
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        CALL("child: cuInit", cuInit(0));
+        int n = -1;
+        CALL("child: device-count", cuDeviceGetCount(&n));
+        CUcontext c;
+        CALL("child: ctx-get-current", cuCtxGetCurrent(&c));
+        CUdeviceptr vb;
+        CALL("child: reserve", cuMemAddressReserve(&vb, 2 * g, 0, 0, 0));
+        CALL("child: address-free the parent's", cuMemAddressFree(va, 2 * g));
+        fflush(stdout);
+        _exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    CALL("parent: address-free", cuMemAddressFree(va, 2 * g));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    MUST(cuInit(0));
-    g = granularity();
-    printf("granularity %zu MiB\n", g >> 20);
     section("released-while-mapped", released_while_mapped);
     section("access-across-holes", access_across_holes);
     section("out-params-on-failure", out_params_on_failure);
@@ -431,5 +452,6 @@ int main(void) {
     section("host-location-HOST", host_location_host);
     section("host-location-HOST_NUMA", host_location_numa);
     section("device-memory-host-touch", device_memory_host_touch);
+    section("fork-after-init", fork_after_init);
     return 0;
 }
