@@ -3,6 +3,7 @@
 
 pub mod context;
 pub mod error;
+pub mod memory;
 pub mod profile;
 pub mod vmm;
 
@@ -410,7 +411,7 @@ impl Driver {
         match vmm.reservations.get(&ptr).map(|r| r.kind) {
             Some(ReservationKind::Alloc { .. }) => {
                 vmm.remove_mapping(ptr);
-                vmm.reservations.remove(&ptr);
+                vmm.remove_reservation(ptr);
                 Ok(())
             }
             Some(ReservationKind::Vmm) => Err(invalid(format!(
@@ -454,8 +455,8 @@ impl Driver {
     /// Host sides are valid for `len` bytes (readable for a source, writable for a
     /// destination), as cuda.h requires of the program.
     pub unsafe fn copy(&self, dst: HostOrDevice, src: HostOrDevice, len: u64) -> CuResult<()> {
-        let (dst_segs, src_segs) = {
-            let st = self.state.lock();
+        let (dst_segs, src_segs, _bytes) = {
+            let mut st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
             let device = ctx.device;
             let d = match dst {
@@ -478,16 +479,20 @@ impl Driver {
                 }
                 (None, None) => {}
             }
-            (d, s)
+            let bytes = st.vmm.hold_bytes();
+            (d, s, bytes)
         };
         // The bytes move outside the lock: a 256 MiB copy must not stall other threads.
-        // The segments hold the backings alive even if another thread unmaps meanwhile.
+        // `_bytes` keeps the segments' memory where it is even if another thread unmaps
+        // or releases it meanwhile.
         match (dst, src, dst_segs, src_segs) {
             (_, HostOrDevice::Host(h), Some(d), None) => {
                 let mut p = h as *const u8;
                 for s in d {
-                    // Safety: p stays within the host source, per this function's contract.
-                    unsafe { s.backing.write(s.offset, p, s.len) };
+                    // Safety: p stays within the host source, per this function's contract;
+                    // the segment is live device memory (held by `_bytes`). memmove, since
+                    // a "host" pointer may be another view of the same memory.
+                    unsafe { std::ptr::copy(p, s.ptr.as_ptr(), s.len) };
                     p = p.wrapping_add(s.len);
                 }
             }
@@ -495,7 +500,7 @@ impl Driver {
                 let mut p = h;
                 for s in src {
                     // Safety: p stays within the host destination, per the contract.
-                    unsafe { s.backing.read(s.offset, p, s.len) };
+                    unsafe { std::ptr::copy(s.ptr.as_ptr(), p, s.len) };
                     p = p.wrapping_add(s.len);
                 }
             }
@@ -520,16 +525,27 @@ impl Driver {
         let len = count
             .checked_mul(width)
             .ok_or_else(|| invalid("count overflows"))?;
-        let segs = {
-            let st = self.state.lock();
+        let (segs, _bytes) = {
+            let mut st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
             let segs = st.vmm.segments(dst, len, ctx.device, Need::Write)?;
             st.vmm.issued(&segs);
-            segs
+            (segs, st.vmm.hold_bytes())
         };
         let bytes = pattern.bytes();
         for s in segs {
-            s.backing.fill(s.offset, &bytes, s.len);
+            // Safety: the segment is live device memory, held by `_bytes`, and nothing
+            // borrows it as a Rust reference (all access is through raw copies).
+            let dst = unsafe { std::slice::from_raw_parts_mut(s.ptr.as_ptr(), s.len) };
+            if bytes.iter().all(|b| *b == bytes[0]) {
+                dst.fill(bytes[0]);
+            } else {
+                // Segments start at element boundaries: dst and every mapping are aligned
+                // to the element's width.
+                for (i, b) in dst.iter_mut().enumerate() {
+                    *b = bytes[i % bytes.len()];
+                }
+            }
         }
         Ok(())
     }
@@ -674,7 +690,7 @@ impl Driver {
     }
 
     pub fn ctx_synchronize(&self, ctx: Option<u64>) -> CuResult<()> {
-        let st = self.state.lock();
+        let mut st = self.state.lock();
         match ctx {
             Some(c) => st.contexts.get(c).map(|_| ())?,
             None => st.contexts.require_current().map(|_| ())?,
@@ -852,11 +868,10 @@ fn copy_segments(dst: &[Segment], src: &[Segment]) {
         let d = &dst[di];
         let s = &src[si];
         let n = (d.len - doff).min(s.len - soff);
-        // Safety: both pointers lie inside live views; n fits both segments.
-        unsafe {
-            d.backing
-                .write(d.offset + doff, s.backing.view_ptr(s.offset + soff), n);
-        }
+        // Safety: both pointers lie inside live device memory (the caller holds the
+        // bytes); n fits both segments. memmove, since a device-to-device copy may
+        // overlap itself.
+        unsafe { std::ptr::copy(s.ptr.offset(soff).as_ptr(), d.ptr.offset(doff).as_ptr(), n) };
         doff += n;
         soff += n;
         if doff == d.len {
@@ -917,6 +932,7 @@ extern "C" fn after_fork_child() {
             let raw = d.state.raw() as *const parking_lot::RawMutex as *mut parking_lot::RawMutex;
             raw.write(<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT);
         }
+        d.state.lock().vmm.after_fork_child();
     }
 }
 
