@@ -166,22 +166,16 @@ static void out_params_on_failure(void) {
 static void reservation_placement(void) {
     CUcontext ctx;
     init_primary(0, &ctx);
+    /* Where a reservation lands depends on what came before it; after a few of the
+     * same size, the driver's next ones follow each other upwards. */
     size_t sizes[] = {g, 2 * g, 64 * g, (size_t)1 << 30, (size_t)1 << 36};
     for (unsigned i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-        CUdeviceptr a = 0, b = 0, c = 0;
-        MUST(cuMemAddressReserve(&a, sizes[i], 0, 0, 0));
-        MUST(cuMemAddressReserve(&b, sizes[i], 0, 0, 0));
-        MUST(cuMemAddressReserve(&c, sizes[i], 0, 0, 0));
-        long long d1 = (long long)(b - a), d2 = (long long)(c - b);
-        SAY("size %zu MiB: second - first = %s%lld MiB (%s), third - second = %s%lld MiB",
-            sizes[i] >> 20, d1 < 0 ? "-" : "+", (d1 < 0 ? -d1 : d1) >> 20,
-            (size_t)(d1 < 0 ? -d1 : d1) == sizes[i] ? "adjacent" : "apart",
-            d2 < 0 ? "-" : "+", (d2 < 0 ? -d2 : d2) >> 20);
-        SAY("  first aligned to 2 MiB: %s, to the size: %s", a % (2u << 20) == 0 ? "yes" : "no",
-            a % sizes[i] == 0 ? "yes" : "no");
-        MUST(cuMemAddressFree(c, sizes[i]));
-        MUST(cuMemAddressFree(b, sizes[i]));
-        MUST(cuMemAddressFree(a, sizes[i]));
+        CUdeviceptr r[6] = {0};
+        for (int k = 0; k < 6; k++) MUST(cuMemAddressReserve(&r[k], sizes[i], 0, 0, 0));
+        int ascending = 1;
+        for (int k = 3; k < 6; k++) ascending &= r[k] == r[k - 1] + sizes[i];
+        SAY("size %zu MiB: the 4th to 6th follow each other upwards: %s", sizes[i] >> 20, ascending ? "yes" : "no");
+        for (int k = 5; k >= 0; k--) MUST(cuMemAddressFree(r[k], sizes[i]));
     }
     /* Two reservations that happen to be adjacent: map, unmap and free across both. */
     CUdeviceptr a = 0, b = 0;
@@ -251,14 +245,24 @@ static void address_range_states(void) {
     CALL("mapped, no access", cuMemGetAddressRange(&base, &size, va));
     CUmemAccessDesc rw = access_for(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     MUST(cuMemSetAccess(va, 2 * g, &rw, 1));
-    CALL("mapped, rw", cuMemGetAddressRange(&base, &size, va + 5));
+    FILL(base); FILL(size);
+    if (CALL("mapped, rw", cuMemGetAddressRange(&base, &size, va + 5)) == CUDA_SUCCESS)
+        SAY("base = va%+lld MiB, size %zu MiB", ((long long)base - (long long)va) / (1 << 20), size >> 20);
     char buf[64] = {1};
     MUST(cuMemcpyHtoD(va, buf, sizeof buf));
     MUST(cuCtxSynchronize());
     CALL("after a copy", cuMemGetAddressRange(&base, &size, va));
     MUST(cuMemMap(va + 2 * g, 2 * g, 0, b, 0));
     MUST(cuMemSetAccess(va + 2 * g, 2 * g, &rw, 1));
-    CALL("second mapping", cuMemGetAddressRange(&base, &size, va + 3 * g));
+    FILL(base); FILL(size);
+    if (CALL("second mapping", cuMemGetAddressRange(&base, &size, va + 3 * g)) == CUDA_SUCCESS)
+        SAY("base = va%+lld MiB, size %zu MiB", ((long long)base - (long long)va) / (1 << 20), size >> 20);
+    CUmemAccessDesc none = access_for(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    MUST(cuMemSetAccess(va, 2 * g, &none, 1));
+    FILL(base); FILL(size);
+    if (CALL("first mapping after access revoked", cuMemGetAddressRange(&base, &size, va)) == CUDA_SUCCESS)
+        SAY("base = va%+lld MiB, size %zu MiB", ((long long)base - (long long)va) / (1 << 20), size >> 20);
+    MUST(cuMemSetAccess(va, 2 * g, &rw, 1));
     CALL("base only, first", cuMemGetAddressRange(&base, NULL, va));
     CALL("size only, first", cuMemGetAddressRange(NULL, &size, va));
     CALL("both null", cuMemGetAddressRange(NULL, NULL, va));

@@ -24,6 +24,8 @@ pub struct State {
 pub struct Driver {
     pub profile: Profile,
     initialized: AtomicBool,
+    /// Set in a child forked after cuInit.
+    forked_after_init: AtomicBool,
     pub state: Mutex<State>,
 }
 
@@ -57,6 +59,7 @@ impl Driver {
         Self {
             profile,
             initialized: AtomicBool::new(false),
+            forked_after_init: AtomicBool::new(false),
             state: Mutex::new(State {
                 vmm: Vmm::new(n),
                 contexts: Contexts::new(n),
@@ -71,6 +74,7 @@ impl Driver {
     // ---- cuInit ----
 
     pub fn init(&self, flags: u32) -> CuResult<()> {
+        self.refuse_forked_child()?;
         if flags != 0 {
             return Err(invalid(format!("cuInit flags must be 0, not {flags}")));
         }
@@ -78,7 +82,21 @@ impl Driver {
         Ok(())
     }
 
+    /// A process forked after cuInit gets CUDA_ERROR_NOT_INITIALIZED from every call, cuInit
+    /// included, as on the H200 (probe fork-after-init): the child must exec to use CUDA.
+    fn refuse_forked_child(&self) -> CuResult<()> {
+        if self.forked_after_init.load(Ordering::Acquire) {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_NOT_INITIALIZED,
+                "this process was forked after cuInit: the driver serves only the process \
+                 that initialised it (exec a new program in the child to use CUDA there)",
+            ));
+        }
+        Ok(())
+    }
+
     pub fn require_init(&self) -> CuResult<()> {
+        self.refuse_forked_child()?;
         if self.initialized.load(Ordering::Acquire) {
             Ok(())
         } else {
@@ -933,6 +951,9 @@ extern "C" fn after_fork_child() {
             raw.write(<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT);
         }
         d.state.lock().vmm.after_fork_child();
+        if d.initialized.load(Ordering::Acquire) {
+            d.forked_after_init.store(true, Ordering::Release);
+        }
     }
 }
 
