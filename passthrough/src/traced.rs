@@ -170,18 +170,12 @@ unsafe fn swap_for_wrapper(base: &str, version: c_int, flags: u64, pfn: *mut P) 
         return;
     }
     let per_thread = flags & 2 != 0;
-    let newest = |variant: &str| {
-        cumock_abi::PROC_ENTRIES
-            .iter()
-            .filter(|e| e.0 == base && e.2 == variant && i64::from(e.1) <= i64::from(version))
-            .max_by_key(|e| e.1)
-            .map(|e| e.3)
+    let Ok(version) = u32::try_from(version) else {
+        return;
     };
-    let Some(exported) = (if per_thread {
-        newest("ptds").or_else(|| newest(""))
-    } else {
-        newest("")
-    }) else {
+    let cumock_abi::ProcLookup::Found(exported) =
+        cumock_abi::proc_address(base, version, per_thread)
+    else {
         return;
     };
     if TRACED.contains(&exported) || exported.starts_with("cuGetProcAddress") {
