@@ -4,6 +4,7 @@
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 use crate::boundary::{ctx_key, cuda_fn, drv, drv_any, input, out};
+use crate::diagnostics::{created, Made};
 use crate::model::error::*;
 use crate::model::{HostOrDevice, Pattern};
 use cumock_abi::consts::*;
@@ -311,7 +312,7 @@ cuda_fn! {
     fn cuMemAddressReserve(ptr: *mut CUdevicePtr, size: usize, alignment: usize, addr: CUdevicePtr, flags: u64) {
         let d = drv()?;
         if ptr.is_null() { return Err(invalid("ptr is NULL")); }
-        out(ptr, d.address_reserve(size as u64, alignment as u64, addr, flags)?)
+        out(ptr, created(Made::Reservation, d.address_reserve(size as u64, alignment as u64, addr, flags)?))
     }
 }
 
@@ -322,7 +323,7 @@ cuda_fn! {
         let d = drv()?;
         if handle.is_null() { return Err(invalid("handle is NULL")); }
         let p = d.check_prop(&input(prop, "prop")?)?;
-        out(handle, d.create(size as u64, p, flags)?)
+        out(handle, created(Made::Allocation, d.create(size as u64, p, flags)?))
     }
 }
 
@@ -330,7 +331,9 @@ cuda_fn! { fn cuMemRelease(handle: CUmemGenericAllocationHandle) { drv()?.releas
 
 cuda_fn! {
     fn cuMemMap(ptr: CUdevicePtr, size: usize, offset: usize, handle: CUmemGenericAllocationHandle, flags: u64) {
-        drv()?.map(ptr, size as u64, offset as u64, handle, flags)
+        drv()?.map(ptr, size as u64, offset as u64, handle, flags)?;
+        created(Made::Mapping, ptr);
+        Ok(())
     }
 }
 
@@ -388,7 +391,7 @@ cuda_fn! {
         // For POSIX file descriptors, the fd travels in the pointer's value.
         let fd = os_handle as usize as i64;
         let fd = i32::try_from(fd).unwrap_or(-1);
-        out(handle, d.import(fd, handle_type)?)
+        out(handle, created(Made::Allocation, d.import(fd, handle_type)?))
     }
 }
 
@@ -436,7 +439,7 @@ cuda_fn! {
     fn cuMemAlloc_v2(dptr: *mut CUdevicePtr, bytesize: usize) {
         let d = drv()?;
         if dptr.is_null() { return Err(invalid("dptr is NULL")); }
-        out(dptr, d.mem_alloc(bytesize as u64)?)
+        out(dptr, created(Made::Reservation, d.mem_alloc(bytesize as u64)?))
     }
 }
 
