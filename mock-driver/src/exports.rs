@@ -17,6 +17,7 @@
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 use crate::boundary::{ctx_key, drv, drv_any, export_all, input, out};
+use crate::diagnostics::{created, Made};
 use crate::model::error::*;
 use crate::model::{HostOrDevice, Pattern};
 use cumock_abi::consts::*;
@@ -376,7 +377,10 @@ impl Driver for Mock {
         }
         out(
             ptr,
-            d.address_reserve(size as u64, alignment as u64, addr, flags)?,
+            created(
+                Made::Reservation,
+                d.address_reserve(size as u64, alignment as u64, addr, flags)?,
+            ),
         )
     }
     unsafe fn cuMemAddressFree(ptr: CUdevicePtr, size: usize) -> CuResult<()> {
@@ -393,7 +397,10 @@ impl Driver for Mock {
             return Err(invalid("handle is NULL"));
         }
         let p = d.check_prop(&input(prop, "prop")?)?;
-        out(handle, d.create(size as u64, p, flags)?)
+        out(
+            handle,
+            created(Made::Allocation, d.create(size as u64, p, flags)?),
+        )
     }
     unsafe fn cuMemRelease(handle: CUmemGenericAllocationHandle) -> CuResult<()> {
         drv()?.release(handle)
@@ -405,7 +412,9 @@ impl Driver for Mock {
         handle: CUmemGenericAllocationHandle,
         flags: u64,
     ) -> CuResult<()> {
-        drv()?.map(ptr, size as u64, offset as u64, handle, flags)
+        drv()?.map(ptr, size as u64, offset as u64, handle, flags)?;
+        created(Made::Mapping, ptr);
+        Ok(())
     }
     unsafe fn cuMemUnmap(ptr: CUdevicePtr, size: usize) -> CuResult<()> {
         for w in drv()?.unmap(ptr, size as u64)? {
@@ -477,7 +486,10 @@ impl Driver for Mock {
         // For POSIX file descriptors, the fd travels in the pointer's value.
         let fd = os_handle as usize as i64;
         let fd = i32::try_from(fd).unwrap_or(-1);
-        out(handle, d.import(fd, handle_type)?)
+        out(
+            handle,
+            created(Made::Allocation, d.import(fd, handle_type)?),
+        )
     }
     unsafe fn cuMemRetainAllocationHandle(
         handle: *mut CUmemGenericAllocationHandle,
@@ -534,7 +546,10 @@ impl Driver for Mock {
         if dptr.is_null() {
             return Err(invalid("dptr is NULL"));
         }
-        out(dptr, d.mem_alloc(bytesize as u64)?)
+        out(
+            dptr,
+            created(Made::Reservation, d.mem_alloc(bytesize as u64)?),
+        )
     }
     unsafe fn cuMemFree_v2(dptr: CUdevicePtr) -> CuResult<()> {
         drv()?.mem_free(dptr)
