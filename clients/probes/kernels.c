@@ -135,20 +135,29 @@ static void launch_configs(void) {
     int h[1024];
     MUST(cuMemcpyDtoH(h, buf, sizeof h));
     SAY("data %d %d %d", h[0], h[511], h[1023]);
+    /* The configuration checks launch with n = 0: the kernel writes nothing, so racing
+     * threads (64 of them on index 0) cannot make the data differ between drivers. */
+    int zero = 0;
+    void *noop[] = {&buf, &zero};
     CALL("grid x 0", cuLaunchKernel(f, 0, 1, 1, 256, 1, 1, 0, 0, args, NULL));
-    CALL("block x 0", cuLaunchKernel(f, 1, 1, 1, 0, 1, 1, 0, 0, args, NULL));
-    CALL("block 1025 threads", cuLaunchKernel(f, 1, 1, 1, 1025, 1, 1, 0, 0, args, NULL));
-    CALL("block 1024x2", cuLaunchKernel(f, 1, 1, 1, 1024, 2, 1, 0, 0, args, NULL));
-    CALL("block z 65", cuLaunchKernel(f, 1, 1, 1, 1, 1, 65, 0, 0, args, NULL));
-    CALL("block z 64", cuLaunchKernel(f, 1, 1, 1, 1, 1, 64, 0, 0, args, NULL));
-    CALL("grid y 65536", cuLaunchKernel(f, 1, 65536, 1, 1, 1, 1, 0, 0, args, NULL));
-    CALL("grid x 2^31", cuLaunchKernel(f, 0x80000000u, 1, 1, 1, 1, 1, 0, 0, args, NULL));
-    CALL("shared 48 KiB", cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 48 << 10, 0, args, NULL));
-    CALL("shared 48 KiB + 1", cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, (48 << 10) + 1, 0, args, NULL));
-    CALL("shared 1 MiB", cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 1 << 20, 0, args, NULL));
+    CALL("block x 0", cuLaunchKernel(f, 1, 1, 1, 0, 1, 1, 0, 0, noop, NULL));
+    CALL("block 1025 threads", cuLaunchKernel(f, 1, 1, 1, 1025, 1, 1, 0, 0, noop, NULL));
+    CALL("block 1024x2", cuLaunchKernel(f, 1, 1, 1, 1024, 2, 1, 0, 0, noop, NULL));
+    CALL("block z 65", cuLaunchKernel(f, 1, 1, 1, 1, 1, 65, 0, 0, noop, NULL));
+    CALL("block z 64", cuLaunchKernel(f, 1, 1, 1, 1, 1, 64, 0, 0, noop, NULL));
+    CALL("grid y 65536", cuLaunchKernel(f, 1, 65536, 1, 1, 1, 1, 0, 0, noop, NULL));
+    CALL("grid x 2^31", cuLaunchKernel(f, 0x80000000u, 1, 1, 1, 1, 1, 0, 0, noop, NULL));
+    CALL("shared 48 KiB", cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 48 << 10, 0, noop, NULL));
+    CALL("shared 48 KiB + 1", cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, (48 << 10) + 1, 0, noop, NULL));
+    CALL("shared 1 MiB", cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 1 << 20, 0, noop, NULL));
     CALL("null function", cuLaunchKernel(NULL, 1, 1, 1, 32, 1, 1, 0, 0, args, NULL));
+    /* The parameters as the kernel lays them out: a pointer, an int, 12 bytes; a buffer
+     * of another size is refused. */
     struct { CUdeviceptr p; int n; } packed = {buf, 1024};
-    size_t psize = sizeof packed;
+    size_t wrong = sizeof packed;
+    void *extra_wrong[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &wrong, CU_LAUNCH_PARAM_END};
+    CALL("extra buffer of 16 bytes for 12", cuLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, 0, NULL, extra_wrong));
+    size_t psize = 12;
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &psize, CU_LAUNCH_PARAM_END};
     CALL("extra buffer", cuLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, 0, NULL, extra));
     CALL("both params and extra", cuLaunchKernel(f, 4, 1, 1, 256, 1, 1, 0, 0, args, extra));
@@ -261,14 +270,15 @@ static void after_fault(CUcontext ctx, CUmodule m) {
     CALL("  module-load", cuModuleLoadData(&m, slurp("probe_kernels.ptx", NULL)));
     const char *str;
     CALL("  get-error-name", cuGetErrorName(CUDA_ERROR_ILLEGAL_ADDRESS, &str));
-    CUcontext other;
-    CALL("  ctx-create another", cuCtxCreate(&other, NULL, 0, 0));
-    CALL("  sync in the other", cuCtxSynchronize());
-    CALL("  ctx-destroy the other", cuCtxDestroy(other));
+    CUcontext other = NULL;
+    if (CALL("  ctx-create another", cuCtxCreate(&other, NULL, 0, 0)) == CUDA_SUCCESS) {
+        CALL("  sync in the other", cuCtxSynchronize());
+        CALL("  ctx-destroy the other", cuCtxDestroy(other));
+    }
     CALL("  set-current the primary", cuCtxSetCurrent(ctx));
     CALL("  primary-reset", cuDevicePrimaryCtxReset(0));
-    CUcontext again;
-    CALL("  primary-retain", cuDevicePrimaryCtxRetain(&again, 0));
+    CUcontext again = NULL;
+    if (CALL("  primary-retain", cuDevicePrimaryCtxRetain(&again, 0)) != CUDA_SUCCESS) return;
     SAY("  primary handle %s", again == ctx ? "the same" : "new");
     CALL("  set-current", cuCtxSetCurrent(again));
     CALL("  sync after reset", cuCtxSynchronize());

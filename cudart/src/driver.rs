@@ -184,7 +184,10 @@ pub struct Driver {
 /// every later call, as NVIDIA's runtime does.
 pub fn driver() -> RtResult<&'static Driver> {
     static DRIVER: OnceLock<Result<Driver, RtError>> = OnceLock::new();
-    DRIVER.get_or_init(Driver::open).as_ref().map_err(Clone::clone)
+    DRIVER
+        .get_or_init(Driver::open)
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 impl Driver {
@@ -270,5 +273,8 @@ fn check(name: &str, r: CUresult) -> RtResult<()> {
     }
     let code = error::from_driver(r);
     let driver_name = cumock_abi::result_name(r).unwrap_or("an unknown result");
-    Err(RtError::new(code, format!("the driver's {name} returned {driver_name}")))
+    Err(RtError::new(
+        code,
+        format!("the driver's {name} returned {driver_name}"),
+    ))
 }

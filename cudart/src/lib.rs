@@ -14,6 +14,7 @@
 
 mod boundary;
 mod device;
+mod device_prop;
 mod diagnostics;
 mod driver;
 mod error;
@@ -22,6 +23,5 @@ mod memory;
 mod misc;
 mod os;
 mod pool;
-mod device_prop;
 mod runtime;
 mod stream;

@@ -71,7 +71,10 @@ static POOLS: Mutex<Option<Pools>> = Mutex::new(None);
 
 fn with_pools<T>(f: impl FnOnce(&mut Pools) -> T) -> T {
     let mut g = POOLS.lock();
-    f(g.get_or_insert_with(|| Pools { next: 0x1000, ..Default::default() }))
+    f(g.get_or_insert_with(|| Pools {
+        next: 0x1000,
+        ..Default::default()
+    }))
 }
 
 /// Whether the driver has memory pools: cuDeviceGetDefaultMemPool answers, or says it has
@@ -92,7 +95,14 @@ fn driver_pools(d: &Driver, device: i32) -> RtResult<bool> {
 fn new_pool(p: &mut Pools, device: i32) -> usize {
     p.next += 0x10;
     let h = p.next;
-    p.pools.insert(h, Pool { device, reuse: [1, 1, 1], ..Default::default() });
+    p.pools.insert(
+        h,
+        Pool {
+            device,
+            reuse: [1, 1, 1],
+            ..Default::default()
+        },
+    );
     h
 }
 
@@ -128,9 +138,10 @@ fn known_pool(h: CUmemoryPool) -> RtResult<usize> {
 
 fn pool_alloc(d: &Driver, rt: &Runtime, h: usize, size: usize) -> RtResult<u64> {
     let device = with_pools(|p| p.pools[&h].device);
-    let block = size.checked_next_multiple_of(granularity(d, device)?).ok_or_else(|| {
-        RtError::new(error::MEMORY_ALLOCATION, format!("{size} bytes overflow"))
-    })? as u64;
+    let block = size
+        .checked_next_multiple_of(granularity(d, device)?)
+        .ok_or_else(|| RtError::new(error::MEMORY_ALLOCATION, format!("{size} bytes overflow")))?
+        as u64;
     let reused = with_pools(|p| {
         let pool = p.pools.get_mut(&h)?;
         let list = pool.free.get_mut(&block)?;
@@ -151,12 +162,15 @@ fn pool_alloc(d: &Driver, rt: &Runtime, h: usize, size: usize) -> RtResult<u64> 
             });
             // The block is the pool's, not the program's: only the pool's report names it.
             rt.state.lock().allocations.remove(&ptr);
-            rt.state.lock().allocations.insert(ptr, crate::runtime::DeviceAllocation {
-                size: block,
-                device,
-                backing: backing_of(rt, ptr),
-                exported_fd: None,
-            });
+            rt.state.lock().allocations.insert(
+                ptr,
+                crate::runtime::DeviceAllocation {
+                    size: block,
+                    device,
+                    backing: backing_of(rt, ptr),
+                    exported_fd: None,
+                },
+            );
             ptr
         }
     };
@@ -170,7 +184,11 @@ fn pool_alloc(d: &Driver, rt: &Runtime, h: usize, size: usize) -> RtResult<u64> 
 }
 
 fn backing_of(rt: &Runtime, ptr: u64) -> crate::runtime::Backing {
-    rt.state.lock().allocations.get(&ptr).map_or(crate::runtime::Backing::Driver, |a| a.backing)
+    rt.state
+        .lock()
+        .allocations
+        .get(&ptr)
+        .map_or(crate::runtime::Backing::Driver, |a| a.backing)
 }
 
 pub fn owns(ptr: u64) -> bool {
@@ -181,7 +199,9 @@ pub fn owns(ptr: u64) -> bool {
 pub fn free(ptr: u64, stream: CUstream) -> RtResult<()> {
     let (d, rt, _) = with_context()?;
     let Some((h, block)) = with_pools(|p| p.live.get(&ptr).copied()) else {
-        return Err(error::invalid(format!("{ptr:#x} is not stream-ordered memory")));
+        return Err(error::invalid(format!(
+            "{ptr:#x} is not stream-ordered memory"
+        )));
     };
     d.cuStreamSynchronize(stream)?;
     let destroyed = with_pools(|p| {
@@ -227,8 +247,15 @@ fn trim(d: &Driver, rt: &Runtime, h: usize, keep: u64) -> RtResult<()> {
 /// At a synchronisation (stream, event, device), pools above their release threshold
 /// give their free blocks back.
 pub fn release_on_synchronize() {
-    let (Ok(rt), Ok(d)) = (runtime(), crate::driver::driver()) else { return };
-    let pools: Vec<(usize, u64)> = with_pools(|p| p.pools.iter().map(|(h, pool)| (*h, pool.release_threshold)).collect());
+    let (Ok(rt), Ok(d)) = (runtime(), crate::driver::driver()) else {
+        return;
+    };
+    let pools: Vec<(usize, u64)> = with_pools(|p| {
+        p.pools
+            .iter()
+            .map(|(h, pool)| (*h, pool.release_threshold))
+            .collect()
+    });
     for (h, threshold) in pools {
         if let Err(e) = trim(d, rt, h, threshold) {
             eprintln!("cumock: giving a pool's memory back failed: {}", e.message);
@@ -239,7 +266,12 @@ pub fn release_on_synchronize() {
 /// cudaDeviceReset: the device's pools go with its context.
 pub fn forget_device(device: i32) {
     with_pools(|p| {
-        let gone: Vec<usize> = p.pools.iter().filter(|(_, pool)| pool.device == device).map(|(h, _)| *h).collect();
+        let gone: Vec<usize> = p
+            .pools
+            .iter()
+            .filter(|(_, pool)| pool.device == device)
+            .map(|(h, _)| *h)
+            .collect();
         for h in &gone {
             p.pools.remove(h);
         }
@@ -263,7 +295,12 @@ pub fn leak_report() -> Vec<String> {
 
 // ---- exports --------------------------------------------------------------------------
 
-fn malloc_async(ptr: *mut *mut c_void, size: usize, pool: Option<CUmemoryPool>, stream: CUstream) -> RtResult<()> {
+fn malloc_async(
+    ptr: *mut *mut c_void,
+    size: usize,
+    pool: Option<CUmemoryPool>,
+    stream: CUstream,
+) -> RtResult<()> {
     let ptr = unsafe { out_ref(ptr)? };
     let (d, rt, device) = with_context()?;
     if driver_pools(d, device)? {

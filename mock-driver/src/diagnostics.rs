@@ -87,6 +87,15 @@ pub fn note_misuse(_name: &str, e: &CuError) {
     }
 }
 
+/// A kernel's fault: always said, as compute-sanitizer would say it, since on a GPU the
+/// program learns only an error code at its next synchronisation.
+pub fn kernel_fault(message: &str) {
+    eprintln!("cumock: {message}");
+    if settings().misuse {
+        MISUSES.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// A hazard that is not an error on the mock but is on a real driver: printed and
 /// counted as misuse when misuse messages are on.
 pub fn warn(name: &str, message: &str) {

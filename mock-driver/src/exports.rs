@@ -19,8 +19,10 @@
 use crate::boundary::{ctx_key, drv, drv_any, export_all, input, out};
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
+use crate::model::module::{Image, LaunchRequest};
 use crate::model::{HostOrDevice, Pattern};
 use cumock_abi::consts::*;
+use cumock_abi::result::*;
 use cumock_abi::*;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::os::fd::IntoRawFd;
@@ -781,6 +783,7 @@ impl Driver for Mock {
         let d = drv()?;
         d.ctx_device(None)?;
         stream(s)?;
+        d.check_sticky_current()?;
         d.synchronized();
         Ok(())
     }
@@ -790,7 +793,8 @@ impl Driver for Mock {
     unsafe fn cuStreamQuery(s: CUstream) -> CuResult<()> {
         let d = drv()?;
         d.ctx_device(None)?;
-        stream(s)
+        stream(s)?;
+        d.check_sticky_current()
     }
     unsafe fn cuStreamQuery_ptsz(s: CUstream) -> CuResult<()> {
         Self::cuStreamQuery(s)
@@ -819,6 +823,7 @@ impl Driver for Mock {
     unsafe fn cuEventSynchronize(e: CUevent) -> CuResult<()> {
         let d = drv()?;
         d.event_check(e as u64)?;
+        d.check_sticky_current()?;
         d.synchronized();
         Ok(())
     }
@@ -873,6 +878,579 @@ impl Driver for Mock {
     ) -> CuResult<()> {
         Self::cuGetProcAddress_v2(symbol, pfn, version, flags, std::ptr::null_mut())
     }
+
+    // ---------------------------------------------------------------- modules and kernels
+
+    unsafe fn cuModuleLoadData(module: *mut CUmodule, image: *const c_void) -> CuResult<()> {
+        let d = drv()?;
+        if module.is_null() {
+            return Err(invalid("module is NULL"));
+        }
+        // Safety: the image is the program's, read as far as its own header says.
+        let image = unsafe { image_bytes(image)? };
+        out(module, d.module_load(image)? as CUmodule)
+    }
+    unsafe fn cuModuleLoadDataEx(
+        module: *mut CUmodule,
+        image: *const c_void,
+        _num_options: c_uint,
+        _options: *mut CUjit_option,
+        _option_values: *mut *mut c_void,
+    ) -> CuResult<()> {
+        // JIT options tune ptxas (optimisation level, log buffers); the host executor has
+        // no use for them.
+        Self::cuModuleLoadData(module, image)
+    }
+    unsafe fn cuModuleLoadFatBinary(
+        module: *mut CUmodule,
+        fat_cubin: *const c_void,
+    ) -> CuResult<()> {
+        Self::cuModuleLoadData(module, fat_cubin)
+    }
+    unsafe fn cuModuleLoad(module: *mut CUmodule, fname: *const c_char) -> CuResult<()> {
+        let d = drv()?;
+        if module.is_null() || fname.is_null() {
+            return Err(invalid("module or fname is NULL"));
+        }
+        let image = read_image_file(fname)?;
+        out(module, d.module_load(image)? as CUmodule)
+    }
+    unsafe fn cuModuleUnload(hmod: CUmodule) -> CuResult<()> {
+        drv()?.module_unload(hmod as u64)
+    }
+    unsafe fn cuModuleGetFunction(
+        hfunc: *mut CUfunction,
+        hmod: CUmodule,
+        name: *const c_char,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if hfunc.is_null() || name.is_null() {
+            return Err(invalid("hfunc or name is NULL"));
+        }
+        // Safety: a non-NULL C string, per cuda.h.
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+        match d.module_get_function(hmod as u64, &name) {
+            Ok(f) => out(hfunc, f as CUfunction),
+            Err(e) => {
+                // The H200 zeroes the function when the name is not found.
+                if e.code == CUDA_ERROR_NOT_FOUND {
+                    out(hfunc, std::ptr::null_mut())?;
+                }
+                Err(e)
+            }
+        }
+    }
+    unsafe fn cuModuleGetGlobal_v2(
+        dptr: *mut CUdeviceptr,
+        bytes: *mut usize,
+        hmod: CUmodule,
+        name: *const c_char,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if name.is_null() {
+            return Err(invalid("name is NULL"));
+        }
+        // Safety: a non-NULL C string, per cuda.h.
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+        let (addr, size) = match d.module_get_global(hmod as u64, &name) {
+            Ok(found) => found,
+            Err(e) => {
+                // The H200 zeroes both outputs when the name is not found.
+                if e.code == CUDA_ERROR_NOT_FOUND {
+                    if !dptr.is_null() {
+                        out(dptr, 0)?;
+                    }
+                    if !bytes.is_null() {
+                        out(bytes, 0)?;
+                    }
+                }
+                return Err(e);
+            }
+        };
+        if !dptr.is_null() {
+            out(dptr, addr)?;
+        }
+        if !bytes.is_null() {
+            out(bytes, size as usize)?;
+        }
+        Ok(())
+    }
+    unsafe fn cuFuncGetName(name: *mut *const c_char, hfunc: CUfunction) -> CuResult<()> {
+        let d = drv()?;
+        if name.is_null() {
+            return Err(invalid("name is NULL"));
+        }
+        let n = d.function_name(hfunc as u64)?;
+        out(name, intern(&n))
+    }
+    unsafe fn cuFuncGetAttribute(
+        pi: *mut c_int,
+        attrib: CUfunction_attribute,
+        hfunc: CUfunction,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if pi.is_null() {
+            return Err(invalid("pi is NULL"));
+        }
+        out(pi, d.function_attribute(hfunc as u64, attrib)?)
+    }
+    unsafe fn cuFuncSetAttribute(
+        hfunc: CUfunction,
+        attrib: CUfunction_attribute,
+        value: c_int,
+    ) -> CuResult<()> {
+        drv()?.function_set_attribute(hfunc as u64, attrib, value)
+    }
+    unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        num_blocks: *mut c_int,
+        func: CUfunction,
+        block_size: c_int,
+        dynamic_smem_size: usize,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if num_blocks.is_null() {
+            return Err(invalid("numBlocks is NULL"));
+        }
+        out(
+            num_blocks,
+            d.occupancy_blocks_per_sm(func as u64, block_size, dynamic_smem_size)?,
+        )
+    }
+    unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        num_blocks: *mut c_int,
+        func: CUfunction,
+        block_size: c_int,
+        dynamic_smem_size: usize,
+        _flags: c_uint,
+    ) -> CuResult<()> {
+        Self::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            num_blocks,
+            func,
+            block_size,
+            dynamic_smem_size,
+        )
+    }
+    unsafe fn cuOccupancyMaxPotentialBlockSize(
+        min_grid_size: *mut c_int,
+        block_size: *mut c_int,
+        func: CUfunction,
+        block_to_smem: CUoccupancyB2DSize,
+        dynamic_smem_size: usize,
+        block_size_limit: c_int,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if min_grid_size.is_null() || block_size.is_null() {
+            return Err(invalid("minGridSize or blockSize is NULL"));
+        }
+        if block_to_smem.is_some() {
+            return Err(not_supported(
+                "a blockSizeToDynamicSMemSize callback is not emulated: pass NULL and dynamicSMemSize",
+            ));
+        }
+        let (grid, block) =
+            d.occupancy_potential_block_size(func as u64, dynamic_smem_size, block_size_limit)?;
+        out(min_grid_size, grid)?;
+        out(block_size, block)
+    }
+    unsafe fn cuOccupancyMaxPotentialBlockSizeWithFlags(
+        min_grid_size: *mut c_int,
+        block_size: *mut c_int,
+        func: CUfunction,
+        block_to_smem: CUoccupancyB2DSize,
+        dynamic_smem_size: usize,
+        block_size_limit: c_int,
+        _flags: c_uint,
+    ) -> CuResult<()> {
+        Self::cuOccupancyMaxPotentialBlockSize(
+            min_grid_size,
+            block_size,
+            func,
+            block_to_smem,
+            dynamic_smem_size,
+            block_size_limit,
+        )
+    }
+    unsafe fn cuLaunchKernel(
+        f: CUfunction,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        shared: c_uint,
+        h_stream: CUstream,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        // Safety: the parameter arrays are the program's, laid out as cuda.h says.
+        let params = unsafe { param_buffer(d, f as u64, kernel_params, extra)? };
+        d.launch(LaunchRequest {
+            function: f as u64,
+            grid: [grid_x, grid_y, grid_z],
+            block: [block_x, block_y, block_z],
+            shared,
+            stream: h_stream as u64,
+            params,
+        })
+    }
+    unsafe fn cuLaunchKernel_ptsz(
+        f: CUfunction,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        shared: c_uint,
+        h_stream: CUstream,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult<()> {
+        Self::cuLaunchKernel(
+            f,
+            grid_x,
+            grid_y,
+            grid_z,
+            block_x,
+            block_y,
+            block_z,
+            shared,
+            h_stream,
+            kernel_params,
+            extra,
+        )
+    }
+    unsafe fn cuLaunchKernelEx(
+        config: *const CUlaunchConfig,
+        f: CUfunction,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult<()> {
+        if config.is_null() {
+            return Err(invalid("config is NULL"));
+        }
+        // Safety: a non-NULL CUlaunchConfig of the program's, laid out as cuda.h says.
+        let c = unsafe { config.cast::<LaunchConfig>().read_unaligned() };
+        if c.num_attrs != 0 {
+            // Attributes (clusters, priorities, programmatic serialisation) change how a GPU
+            // schedules blocks, not what a correct kernel computes; the executor has no use
+            // for them, but says so.
+            crate::diagnostics::warn(
+                "cuLaunchKernelEx",
+                &format!("{} launch attributes ignored: the host executor runs blocks without clusters or priorities", c.num_attrs),
+            );
+        }
+        Self::cuLaunchKernel(
+            f,
+            c.grid[0],
+            c.grid[1],
+            c.grid[2],
+            c.block[0],
+            c.block[1],
+            c.block[2],
+            c.shared,
+            c.stream,
+            kernel_params,
+            extra,
+        )
+    }
+    unsafe fn cuLaunchKernelEx_ptsz(
+        config: *const CUlaunchConfig,
+        f: CUfunction,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult<()> {
+        Self::cuLaunchKernelEx(config, f, kernel_params, extra)
+    }
+    unsafe fn cuLibraryLoadData(
+        library: *mut CUlibrary,
+        code: *const c_void,
+        _jit_options: *mut CUjit_option,
+        _jit_option_values: *mut *mut c_void,
+        _num_jit_options: c_uint,
+        _library_options: *mut CUlibraryOption,
+        _library_option_values: *mut *mut c_void,
+        _num_library_options: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if library.is_null() {
+            return Err(invalid("library is NULL"));
+        }
+        // Safety: the image is the program's, read as far as its own header says.
+        let image = unsafe { image_bytes(code)? };
+        out(library, d.library_load(image)? as CUlibrary)
+    }
+    unsafe fn cuLibraryLoadFromFile(
+        library: *mut CUlibrary,
+        file_name: *const c_char,
+        _jit_options: *mut CUjit_option,
+        _jit_option_values: *mut *mut c_void,
+        _num_jit_options: c_uint,
+        _library_options: *mut CUlibraryOption,
+        _library_option_values: *mut *mut c_void,
+        _num_library_options: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if library.is_null() || file_name.is_null() {
+            return Err(invalid("library or fileName is NULL"));
+        }
+        let image = read_image_file(file_name)?;
+        out(library, d.library_load(image)? as CUlibrary)
+    }
+    unsafe fn cuLibraryUnload(library: CUlibrary) -> CuResult<()> {
+        drv()?.library_unload(library as u64)
+    }
+    unsafe fn cuLibraryGetModule(p_mod: *mut CUmodule, library: CUlibrary) -> CuResult<()> {
+        let d = drv()?;
+        out(p_mod, d.library_get_module(library as u64)? as CUmodule)
+    }
+    unsafe fn cuLibraryGetKernel(
+        p_kernel: *mut CUkernel,
+        library: CUlibrary,
+        name: *const c_char,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if p_kernel.is_null() || name.is_null() {
+            return Err(invalid("pKernel or name is NULL"));
+        }
+        // Safety: a non-NULL C string, per cuda.h.
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+        out(
+            p_kernel,
+            d.library_get_kernel(library as u64, &name)? as CUkernel,
+        )
+    }
+    unsafe fn cuLibraryGetGlobal(
+        dptr: *mut CUdeviceptr,
+        bytes: *mut usize,
+        library: CUlibrary,
+        name: *const c_char,
+    ) -> CuResult<()> {
+        let module = drv()?.library_get_module(library as u64)?;
+        Self::cuModuleGetGlobal_v2(dptr, bytes, module as CUmodule, name)
+    }
+    unsafe fn cuKernelGetFunction(p_func: *mut CUfunction, kernel: CUkernel) -> CuResult<()> {
+        let d = drv()?;
+        out(p_func, d.kernel_get_function(kernel as u64)? as CUfunction)
+    }
+    unsafe fn cuKernelGetName(name: *mut *const c_char, kernel: CUkernel) -> CuResult<()> {
+        let f = drv()?.kernel_get_function(kernel as u64)?;
+        Self::cuFuncGetName(name, f as CUfunction)
+    }
+    unsafe fn cuKernelGetAttribute(
+        pi: *mut c_int,
+        attrib: CUfunction_attribute,
+        kernel: CUkernel,
+        _dev: CUdevice,
+    ) -> CuResult<()> {
+        let f = drv()?.kernel_get_function(kernel as u64)?;
+        Self::cuFuncGetAttribute(pi, attrib, f as CUfunction)
+    }
+    unsafe fn cuGetExportTable(
+        _table: *mut *const c_void,
+        _table_id: *const CUuuid,
+    ) -> CuResult<()> {
+        Err(CuError {
+            code: CUDA_ERROR_NOT_SUPPORTED,
+            message: "a library asked for the driver's private export tables, as NVIDIA's CUDA \
+                      runtime does (a program built with nvcc's default `-cudart static`, or \
+                      NVIDIA's libcudart.so). cumock does not imitate those tables. Build with \
+                      `nvcc -cudart shared` and run with cumock's own runtime first in the \
+                      library path: `cumock exec -- PROGRAM`, or \
+                      LD_LIBRARY_PATH=$(cumock lib-path)"
+                .into(),
+            severity: Severity::WouldCrash,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- images and parameters
+
+/// `CUlaunchConfig` as cuda.h lays it out (checked by tests/header.rs).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LaunchConfig {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    stream: CUstream,
+    attrs: *mut c_void,
+    num_attrs: c_uint,
+}
+
+/// Reads a module image from memory: a fatbin (with or without the runtime's wrapper) or
+/// an ELF as long as its header says, text up to its NUL.
+///
+/// # Safety
+/// `image` points to an image the program built, as cuModuleLoadData requires.
+unsafe fn image_bytes(image: *const c_void) -> CuResult<Image> {
+    if image.is_null() {
+        return Err(invalid("image is NULL"));
+    }
+    let p = image.cast::<u8>();
+    // Safety: every image is at least a NUL byte; a magic is read only after checking the
+    // first byte could start one, and the headers are read in the order they are laid out.
+    let magic = unsafe { p.cast::<u32>().read_unaligned() };
+    let len = match magic {
+        // The runtime's wrapper: { magic, version, const void *fatbin, ... }.
+        0x466243B1 => {
+            let inner = unsafe { p.add(8).cast::<*const c_void>().read_unaligned() };
+            return unsafe { image_bytes(inner) };
+        }
+        // A fatbin: { magic, u16 version, u16 header size, u64 payload size }.
+        0xBA55ED50 => {
+            let header = unsafe { p.add(6).cast::<u16>().read_unaligned() } as usize;
+            let payload = unsafe { p.add(8).cast::<u64>().read_unaligned() } as usize;
+            header
+                .checked_add(payload)
+                .filter(|n| *n <= 1 << 32)
+                .ok_or_else(|| {
+                    CuError::new(
+                        CUDA_ERROR_INVALID_IMAGE,
+                        "the fatbin's header gives an impossible size",
+                    )
+                })?
+        }
+        // An ELF64 cubin: up to the end of its section header table.
+        0x464C457F => {
+            let shoff = unsafe { p.add(0x28).cast::<u64>().read_unaligned() } as usize;
+            let shentsize = unsafe { p.add(0x3A).cast::<u16>().read_unaligned() } as usize;
+            let shnum = unsafe { p.add(0x3C).cast::<u16>().read_unaligned() } as usize;
+            shoff.saturating_add(shentsize * shnum).min(1 << 32)
+        }
+        _ => unsafe { CStr::from_ptr(p.cast()) }.to_bytes().len(),
+    };
+    // Safety: the image's own header (or its NUL) says it is this long.
+    Ok(Image::classify(unsafe {
+        std::slice::from_raw_parts(p, len)
+    }))
+}
+
+/// Reads a module image from a file (cuModuleLoad, cuLibraryLoadFromFile).
+fn read_image_file(fname: *const c_char) -> CuResult<Image> {
+    // Safety: a non-NULL C string, per cuda.h (checked by the callers).
+    let path = unsafe { CStr::from_ptr(fname) }
+        .to_string_lossy()
+        .into_owned();
+    let mut bytes = std::fs::read(&path)
+        .map_err(|e| CuError::new(CUDA_ERROR_FILE_NOT_FOUND, format!("{path}: {e}")))?;
+    // A text file has no NUL; a PTX image in memory ends at one.
+    if let Some(n) = bytes.iter().position(|b| *b == 0) {
+        if !ptx_binary(&bytes) {
+            bytes.truncate(n);
+        }
+    }
+    Ok(Image::classify(&bytes))
+}
+
+fn ptx_binary(bytes: &[u8]) -> bool {
+    cumock_ptx::fatbin::is_fatbin(bytes) || cumock_ptx::fatbin::is_elf(bytes)
+}
+
+/// The kernel's parameter buffer, from `kernelParams` (one pointer per parameter) or from
+/// `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE), with the H200's answers to misuse.
+///
+/// # Safety
+/// The arrays are the program's, as cuLaunchKernel requires.
+unsafe fn param_buffer(
+    d: &crate::model::Driver,
+    f: u64,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CuResult<Vec<u8>> {
+    if f == 0 {
+        return Err(invalid_handle("the function is NULL"));
+    }
+    let layout = d.function_params(f)?;
+    let size = crate::model::Driver::params_size(&layout);
+    let mut buf = vec![0u8; size];
+    match (kernel_params.is_null(), extra.is_null()) {
+        (false, false) => Err(invalid("both kernelParams and extra are given: pass one")),
+        (true, true) if size > 0 => Err(invalid(format!(
+            "the kernel takes {} parameters and neither kernelParams nor extra is given",
+            layout.len()
+        ))),
+        (true, true) => Ok(buf),
+        (false, true) => {
+            for (i, p) in layout.iter().enumerate() {
+                // Safety: kernelParams holds one pointer per parameter, each to a value of
+                // the parameter's size (cuda.h).
+                let src = unsafe { *kernel_params.add(i) };
+                if src.is_null() {
+                    return Err(invalid(format!("kernelParams[{i}] is NULL")));
+                }
+                let at = p.offset as usize;
+                // Safety: as above.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        src.cast::<u8>(),
+                        buf[at..].as_mut_ptr(),
+                        p.size as usize,
+                    )
+                };
+            }
+            Ok(buf)
+        }
+        (true, false) => {
+            let (mut pointer, mut len) = (std::ptr::null::<u8>(), None::<usize>);
+            let mut i = 0;
+            loop {
+                // Safety: `extra` is a list of (key, value) pointers ending at
+                // CU_LAUNCH_PARAM_END (cuda.h); it is read one key at a time.
+                let key = unsafe { *extra.add(i) } as usize;
+                match key {
+                    0x00 => break,
+                    0x01 => pointer = unsafe { *extra.add(i + 1) }.cast(),
+                    0x02 => {
+                        let p = unsafe { *extra.add(i + 1) }.cast::<usize>();
+                        if p.is_null() {
+                            return Err(invalid("CU_LAUNCH_PARAM_BUFFER_SIZE points to NULL"));
+                        }
+                        len = Some(unsafe { p.read_unaligned() });
+                    }
+                    other => {
+                        return Err(invalid(format!("{other:#x} is not a CU_LAUNCH_PARAM key")))
+                    }
+                }
+                i += 2;
+                if i > 64 {
+                    return Err(invalid("extra is not ended by CU_LAUNCH_PARAM_END"));
+                }
+            }
+            let len = len.ok_or_else(|| invalid("extra has no CU_LAUNCH_PARAM_BUFFER_SIZE"))?;
+            if pointer.is_null() {
+                return Err(invalid("extra has no CU_LAUNCH_PARAM_BUFFER_POINTER"));
+            }
+            if len != size {
+                // The H200 answers a buffer of another size than the kernel's parameters so.
+                return Err(CuError::new(
+                    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+                    format!(
+                        "the parameter buffer is {len} bytes; the kernel's parameters take {size}"
+                    ),
+                ));
+            }
+            // Safety: the program's buffer of `len` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(pointer, buf.as_mut_ptr(), len) };
+            Ok(buf)
+        }
+    }
+}
+
+/// A C string that lives as long as the process (cuFuncGetName hands out pointers the
+/// program never frees): one per distinct name.
+fn intern(name: &str) -> *const c_char {
+    static NAMES: std::sync::Mutex<Vec<std::ffi::CString>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.iter().find(|n| n.to_bytes() == name.as_bytes()) {
+        return n.as_ptr();
+    }
+    let c = std::ffi::CString::new(name).unwrap_or_default();
+    let p = c.as_ptr();
+    names.push(c);
+    p
 }
 
 /// Which side of a copy a pointer the program calls "host" is really on.

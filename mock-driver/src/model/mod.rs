@@ -4,6 +4,7 @@
 pub mod context;
 pub mod error;
 pub mod memory;
+pub mod module;
 pub mod profile;
 pub mod vmm;
 
@@ -19,6 +20,10 @@ use vmm::{AllocationProp, Need, ReservationKind, Segment, Vmm};
 pub struct State {
     pub vmm: Vmm,
     pub contexts: Contexts,
+    pub modules: module::Modules,
+    /// Per device: the fault of a kernel, returned by every later call that needs the
+    /// device (as on a GPU, it stays for the life of the process).
+    pub sticky: Vec<Option<CuError>>,
 }
 
 pub struct Driver {
@@ -63,6 +68,8 @@ impl Driver {
             state: Mutex::new(State {
                 vmm: Vmm::new(n),
                 contexts: Contexts::new(n),
+                modules: module::Modules::default(),
+                sticky: vec![None; n],
             }),
         }
     }
@@ -364,6 +371,7 @@ impl Driver {
     pub fn mem_info(&self) -> CuResult<(u64, u64)> {
         let st = self.state.lock();
         let (_, ctx) = st.contexts.require_current()?;
+        self.check_sticky(&st, ctx.device)?;
         let dev = &self.profile.devices[ctx.device];
         Ok((
             dev.free_at_start.saturating_sub(st.vmm.used[ctx.device]),
@@ -377,6 +385,7 @@ impl Driver {
         let mut st = self.state.lock();
         let (ctx, c) = st.contexts.require_current()?;
         let device = c.device;
+        self.check_sticky(&st, device)?;
         if size == 0 {
             return Err(invalid("size is 0"));
         }
@@ -477,6 +486,7 @@ impl Driver {
             let mut st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
             let device = ctx.device;
+            self.check_sticky(&st, device)?;
             let d = match dst {
                 HostOrDevice::Device(a) => Some(st.vmm.segments(a, len, device, Need::Write)?),
                 HostOrDevice::Host(_) => None,
@@ -546,6 +556,7 @@ impl Driver {
         let (segs, _bytes) = {
             let mut st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
+            self.check_sticky(&st, ctx.device)?;
             let segs = st.vmm.segments(dst, len, ctx.device, Need::Write)?;
             st.vmm.issued(&segs);
             (segs, st.vmm.hold_bytes())
@@ -574,6 +585,7 @@ impl Driver {
         self.device(device)?;
         let mut st = self.state.lock();
         let d = device as usize;
+        self.check_sticky(&st, d)?;
         let pc = st.contexts.primary[d].clone();
         let ctx = match pc.context {
             Some(c) if st.contexts.contexts.contains_key(&c) => c,
@@ -646,6 +658,7 @@ impl Driver {
         self.device(device)?;
         check_ctx_flags(flags)?;
         let mut st = self.state.lock();
+        self.check_sticky(&st, device as usize)?;
         let c = st.contexts.create(device as usize, flags, false);
         st.contexts.push(c)?;
         Ok(c)
@@ -663,6 +676,12 @@ impl Driver {
 
     fn destroy_context(st: &mut State, ctx: u64) -> CuResult<()> {
         st.contexts.destroy(ctx)?;
+        // Its modules go with it (their variables are cuMemAlloc memory of it, freed below).
+        st.modules.modules.retain(|_, m| m.context != ctx);
+        let modules = &st.modules.modules;
+        st.modules
+            .functions
+            .retain(|_, f| modules.contains_key(&f.module));
         // cuMemAlloc memory dies with its context; VMM mappings do not (observed).
         let owned: Vec<u64> = st
             .vmm
@@ -709,10 +728,11 @@ impl Driver {
 
     pub fn ctx_synchronize(&self, ctx: Option<u64>) -> CuResult<()> {
         let mut st = self.state.lock();
-        match ctx {
-            Some(c) => st.contexts.get(c).map(|_| ())?,
-            None => st.contexts.require_current().map(|_| ())?,
-        }
+        let device = match ctx {
+            Some(c) => st.contexts.get(c)?.device,
+            None => st.contexts.require_current()?.1.device,
+        };
+        self.check_sticky(&st, device)?;
         st.vmm.synchronized();
         Ok(())
     }
@@ -781,7 +801,8 @@ impl Driver {
             )));
         }
         let mut st = self.state.lock();
-        let (cur, _) = st.contexts.require_current()?;
+        let (cur, c) = st.contexts.require_current()?;
+        self.check_sticky(&st, c.device)?;
         Ok(st.contexts.create_stream(cur))
     }
 
@@ -790,7 +811,18 @@ impl Driver {
     }
 
     pub fn stream_destroy(&self, stream: u64) -> CuResult<()> {
+        self.check_sticky_current()?;
         self.state.lock().contexts.destroy_stream(stream)
+    }
+
+    /// The sticky error of the current context's device, if a kernel faulted there (streams
+    /// and events report it as the H200 does: probe fault-stream-sync).
+    pub fn check_sticky_current(&self) -> CuResult<()> {
+        let st = self.state.lock();
+        match st.contexts.require_current() {
+            Ok((_, c)) => self.check_sticky(&st, c.device),
+            Err(_) => Ok(()),
+        }
     }
 
     pub fn event_create(&self, flags: u32) -> CuResult<u64> {
@@ -798,7 +830,8 @@ impl Driver {
             return Err(invalid(format!("event flags {flags:#x} have unknown bits")));
         }
         let mut st = self.state.lock();
-        st.contexts.require_current()?;
+        let device = st.contexts.require_current()?.1.device;
+        self.check_sticky(&st, device)?;
         Ok(st.contexts.create_event())
     }
 
