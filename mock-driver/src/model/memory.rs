@@ -15,9 +15,34 @@ use std::io;
 struct FreeRanges {
     by_place: BTreeMap<(usize, u64), u64>,
     by_size: BTreeSet<(u64, usize, u64)>,
+    /// Ranges given back lately, not yet merged into the trees: an allocator that frees
+    /// and allocates the same sizes (the common case) takes them back at the cost of a
+    /// short scan, without the half-dozen tree updates of a merge and a split.
+    recent: Vec<(usize, u64, u64)>,
 }
 
+/// How many ranges `recent` holds before the older half is merged.
+const RECENT: usize = 256;
+
 impl FreeRanges {
+    /// Gives a range back, merged later (see `recent`).
+    fn put(&mut self, space: usize, start: u64, len: u64) {
+        if self.recent.len() == RECENT {
+            let old: Vec<_> = self.recent.drain(..RECENT / 2).collect();
+            for (s, o, l) in old {
+                self.insert(s, o, l);
+            }
+        }
+        self.recent.push((space, start, len));
+    }
+
+    /// Merges every recent range into the trees.
+    fn flush(&mut self) {
+        for (s, o, l) in std::mem::take(&mut self.recent) {
+            self.insert(s, o, l);
+        }
+    }
+
     fn insert(&mut self, space: usize, mut start: u64, mut len: u64) {
         if let Some((&(s, o), &l)) = self.by_place.range(..(space, start)).next_back() {
             if s == space && o + l == start {
@@ -42,6 +67,14 @@ impl FreeRanges {
     /// The smallest free range that holds `len` bytes at an `align`ed start (looking at a
     /// few candidates only, so a fragmented list never makes this slow), carved out.
     fn take(&mut self, len: u64, align: u64) -> Option<(usize, u64)> {
+        if let Some(i) = self
+            .recent
+            .iter()
+            .rposition(|&(_, o, l)| l == len && o.is_multiple_of(align))
+        {
+            let (space, start, _) = self.recent.swap_remove(i);
+            return Some((space, start));
+        }
         let (flen, space, fstart, at) =
             self.by_size
                 .range((len, 0, 0)..)
@@ -62,6 +95,7 @@ impl FreeRanges {
 
     /// Carves exactly `[start, start+len)` of `space` if it is free.
     fn take_at(&mut self, space: usize, start: u64, len: u64) -> bool {
+        self.flush();
         let Some((&(s, fstart), &flen)) = self.by_place.range(..=(space, start)).next_back() else {
             return false;
         };
@@ -79,6 +113,7 @@ impl FreeRanges {
     }
 
     fn drop_space(&mut self, space: usize) {
+        self.flush();
         let gone: Vec<_> = self
             .by_place
             .range((space, 0)..(space + 1, 0))
@@ -151,8 +186,14 @@ impl DeviceMemory {
             // not reused, so no new allocation reads old data.
             return;
         }
+        let arena_len = slot.arena.len() as u64;
+        if r.len < arena_len {
+            self.free.put(r.arena, r.offset, r.len);
+            return;
+        }
+        // An arena made for one huge allocation goes back to the host with it, unless it
+        // is the only one.
         self.free.insert(r.arena, r.offset, r.len);
-        // An arena that is wholly free again, and not the only one, goes back to the host.
         if self.free.by_place.get(&(r.arena, 0)) == Some(&(slot.arena.len() as u64))
             && self.arenas.iter().flatten().count() > 1
         {
@@ -284,10 +325,14 @@ impl AddressPool {
         let Some(i) = self.chunk_of(start) else {
             return;
         };
-        self.free.insert(i, start, len);
         let c = self.chunks[i].as_ref().expect("found above");
         let (base, clen) = (c.base() as u64, c.len() as u64);
-        if clen != CHUNK_BYTES && self.free.by_place.get(&(i, base)) == Some(&clen) {
+        if clen == CHUNK_BYTES {
+            self.free.put(i, start, len);
+            return;
+        }
+        self.free.insert(i, start, len);
+        if self.free.by_place.get(&(i, base)) == Some(&clen) {
             self.free.drop_space(i);
             self.chunks[i] = None;
         }
@@ -351,6 +396,13 @@ mod tests {
         for &x in &a {
             p.free(x, G);
         }
+        assert_eq!(
+            p.reserve(G, G, 0).unwrap(),
+            a[999],
+            "the last freed comes back first"
+        );
+        p.free(a[999], G);
+        p.free.flush();
         assert_eq!(p.free.by_place.len(), 1, "all coalesced again");
         let big = p.reserve(64 << 40, G, 0).unwrap();
         assert_eq!(p.chunks(), 2);

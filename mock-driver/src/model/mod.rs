@@ -187,7 +187,9 @@ impl Driver {
         }
         // Unknown bits are ignored, as the real driver ignores them (observed with 0x10).
         let dev = prop.location.type_ == CU_MEM_LOCATION_TYPE_DEVICE;
+        // Looked up only when asked for: the attribute table is keyed by name.
         let compression_supported = dev
+            && prop.alloc_flags.compression_type == CU_MEM_ALLOCATION_COMP_GENERIC
             && self
                 .device(prop.location.id)?
                 .attributes
@@ -543,6 +545,30 @@ impl Driver {
         Ok(())
     }
 
+    /// Device memory as host memory, for a kernel launch: `[addr, addr+len)` as host
+    /// pointers (one piece per mapping it crosses), checked against `device`'s access
+    /// (`need`: read for loads, write for stores and atomics; the same rules and errors
+    /// as a copy's). The pointers stay valid, and the memory stays where it is, until the
+    /// returned value is dropped: hold it for the duration of the launch, and do not call
+    /// the driver's export from the same thread meanwhile (an export waits for it). The
+    /// memory counts as having work in flight until the next synchronising call, as a
+    /// copy's does.
+    pub fn translate(
+        &self,
+        addr: u64,
+        len: u64,
+        device: usize,
+        need: Need,
+    ) -> CuResult<Translation> {
+        let mut st = self.state.lock();
+        let segments = st.vmm.segments(addr, len, device, need)?;
+        st.vmm.issued(&segments);
+        Ok(Translation {
+            segments,
+            _bytes: st.vmm.hold_bytes(),
+        })
+    }
+
     pub fn memset(&self, dst: u64, pattern: Pattern, count: u64) -> CuResult<()> {
         let width = pattern.bytes().len() as u64;
         if !dst.is_multiple_of(width) {
@@ -892,6 +918,13 @@ impl Driver {
     }
 }
 
+/// Device memory a kernel may use, as host memory (see [`Driver::translate`]).
+pub struct Translation {
+    /// The pieces of the range, in order; their lengths add up to the range's.
+    pub segments: Vec<Segment>,
+    _bytes: vmm::BytesInUse,
+}
+
 pub struct PointerInfo {
     pub context: u64,
     pub device: usize,
@@ -1080,6 +1113,62 @@ mod tests {
         assert_eq!(back, data);
         d.unmap(va, 3 * G).unwrap();
         d.address_free(va, 64 * G).unwrap();
+    }
+
+    #[test]
+    fn translation_sees_what_copies_see_before_and_after_an_export() {
+        let d = driver_with(2);
+        let ctx = d.primary_retain(0).unwrap();
+        d.ctx_set_current(Some(ctx)).unwrap();
+        const G: u64 = 2 << 20;
+        let va = d.address_reserve(4 * G, 0, 0, 0).unwrap();
+        let h = d.create(2 * G, dev_prop(&d, 0), 0).unwrap();
+        d.map(va, 2 * G, 0, h, 0).unwrap();
+        d.map(va + 2 * G, 2 * G, 0, h, 0).unwrap();
+        assert_eq!(
+            d.translate(va, 8, 0, Need::Read).err().map(|e| e.code),
+            Some(CUDA_ERROR_INVALID_VALUE),
+            "no access granted yet"
+        );
+        d.set_access(va, 4 * G, &[(1, 0, 3)]).unwrap();
+        {
+            // Crossing from one alias into the other: two pieces.
+            let t = d.translate(va + 2 * G - 4, 8, 0, Need::Write).unwrap();
+            assert_eq!(t.segments.iter().map(|s| s.len).collect::<Vec<_>>(), [4, 4]);
+            for s in &t.segments {
+                // Safety: each piece is live device memory of s.len bytes, held by t.
+                unsafe { std::ptr::write_bytes(s.ptr.as_ptr(), 0xab, s.len) };
+            }
+        }
+        let fd = d.export(h, 1, 0).unwrap();
+        let mut back = [0u8; 8];
+        // The alias at va+2G shows the bytes written at the end of the first mapping.
+        unsafe_copy(
+            &d,
+            HostOrDevice::Host(back.as_mut_ptr()),
+            HostOrDevice::Device(va + 4 * G - 4),
+            4,
+        )
+        .unwrap();
+        unsafe_copy(
+            &d,
+            HostOrDevice::Host(back[4..].as_mut_ptr()),
+            HostOrDevice::Device(va + 2 * G),
+            4,
+        )
+        .unwrap();
+        assert_eq!(back, [0xab; 8]);
+        let t = d.translate(va + 2 * G - 4, 8, 0, Need::Read).unwrap();
+        // Safety: live device memory held by t.
+        let first = unsafe { t.segments[1].ptr.as_ptr().read() };
+        assert_eq!(
+            first, 0xab,
+            "the moved pages are where the translation points"
+        );
+        drop((t, fd));
+        d.unmap(va, 4 * G).unwrap();
+        d.release(h).unwrap();
+        d.address_free(va, 4 * G).unwrap();
     }
 
     #[test]
