@@ -42,14 +42,17 @@ impl Driver for Mock {
     unsafe fn cuInit(flags: c_uint) -> CuResult<()> {
         drv_any()?.init(flags)
     }
+
     unsafe fn cuDriverGetVersion(version: *mut c_int) -> CuResult<()> {
         out(version, drv_any()?.profile.driver_version)
     }
+
     unsafe fn cuGetErrorName(error: CUresult, p_str: *mut *const c_char) -> CuResult<()> {
         let name = crate::errors::name(error)
             .ok_or_else(|| invalid(format!("{error} is not a CUresult")))?;
         out(p_str, name.as_ptr())
     }
+
     unsafe fn cuGetErrorString(error: CUresult, p_str: *mut *const c_char) -> CuResult<()> {
         let s = crate::errors::string(error)
             .ok_or_else(|| invalid(format!("{error} is not a CUresult")))?;
@@ -63,9 +66,11 @@ impl Driver for Mock {
         d.device(ordinal)?;
         out(device, ordinal)
     }
+
     unsafe fn cuDeviceGetCount(count: *mut c_int) -> CuResult<()> {
         out(count, drv()?.device_count() as c_int)
     }
+
     unsafe fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUdevice) -> CuResult<()> {
         let d = drv()?.device(dev)?;
         if name.is_null() || len <= 0 {
@@ -74,6 +79,7 @@ impl Driver for Mock {
         copy_c_string(&d.name, name, len as usize);
         Ok(())
     }
+
     unsafe fn cuDeviceGetAttribute(pi: *mut c_int, attrib: c_int, dev: CUdevice) -> CuResult<()> {
         let d = drv()?;
         if pi.is_null() {
@@ -85,6 +91,7 @@ impl Driver for Mock {
             .ok_or_else(|| invalid(format!("{attrib} is not a CUdevice_attribute")))?;
         out(pi, v)
     }
+
     unsafe fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CuResult<()> {
         let d = drv()?;
         if bytes.is_null() {
@@ -92,6 +99,7 @@ impl Driver for Mock {
         }
         out(bytes, d.device(dev)?.total_mem as usize)
     }
+
     unsafe fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice) -> CuResult<()> {
         let d = drv()?;
         if uuid.is_null() {
@@ -101,9 +109,11 @@ impl Driver for Mock {
         let bytes = crate::model::profile::uuid_bytes(&p.uuid).expect("validated profile");
         out(uuid, CUuuid { bytes })
     }
+
     unsafe fn cuDeviceGetUuid_v2(uuid: *mut CUuuid, dev: CUdevice) -> CuResult<()> {
         Self::cuDeviceGetUuid(uuid, dev)
     }
+
     unsafe fn cuDeviceGetPCIBusId(
         pci_bus_id: *mut c_char,
         len: c_int,
@@ -116,6 +126,7 @@ impl Driver for Mock {
         copy_c_string(&d.pci_bus_id, pci_bus_id, len as usize);
         Ok(())
     }
+
     unsafe fn cuDeviceGetByPCIBusId(dev: *mut CUdevice, pci_bus_id: *const c_char) -> CuResult<()> {
         let d = drv()?;
         if pci_bus_id.is_null() {
@@ -136,6 +147,7 @@ impl Driver for Mock {
             None => Err(invalid_device(format!("no device at PCI bus id {want}"))),
         }
     }
+
     unsafe fn cuDeviceCanAccessPeer(
         can: *mut c_int,
         dev: CUdevice,
@@ -152,6 +164,7 @@ impl Driver for Mock {
             d.profile.can_access_peer(dev as usize, peer as usize) as c_int,
         )
     }
+
     unsafe fn cuDeviceComputeCapability(
         major: *mut c_int,
         minor: *mut c_int,
@@ -183,24 +196,31 @@ impl Driver for Mock {
         }
         out(pctx, d.primary_retain(dev)? as CUcontext)
     }
+
     unsafe fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CuResult<()> {
         drv()?.primary_release(dev)
     }
+
     unsafe fn cuDevicePrimaryCtxRelease(dev: CUdevice) -> CuResult<()> {
         drv()?.primary_release(dev)
     }
+
     unsafe fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CuResult<()> {
         drv()?.primary_reset(dev)
     }
+
     unsafe fn cuDevicePrimaryCtxReset(dev: CUdevice) -> CuResult<()> {
         drv()?.primary_reset(dev)
     }
+
     unsafe fn cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: c_uint) -> CuResult<()> {
         drv()?.primary_set_flags(dev, flags)
     }
+
     unsafe fn cuDevicePrimaryCtxSetFlags(dev: CUdevice, flags: c_uint) -> CuResult<()> {
         drv()?.primary_set_flags(dev, flags)
     }
+
     unsafe fn cuDevicePrimaryCtxGetState(
         dev: CUdevice,
         flags: *mut c_uint,
@@ -214,6 +234,7 @@ impl Driver for Mock {
         out(flags, f)?;
         out(active, a as c_int)
     }
+
     unsafe fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CuResult<()> {
         let d = drv()?;
         if pctx.is_null() {
@@ -221,9 +242,11 @@ impl Driver for Mock {
         }
         out(pctx, d.ctx_create(flags, dev)? as CUcontext)
     }
+
     unsafe fn cuCtxCreate(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CuResult<()> {
         Self::cuCtxCreate_v2(pctx, flags, dev)
     }
+
     unsafe fn cuCtxCreate_v3(
         pctx: *mut CUcontext,
         params: *mut CUexecAffinityParam,
@@ -238,6 +261,7 @@ impl Driver for Mock {
         }
         Self::cuCtxCreate_v2(pctx, flags, dev)
     }
+
     unsafe fn cuCtxCreate_v4(
         pctx: *mut CUcontext,
         params: *mut CUctxCreateParams,
@@ -254,27 +278,34 @@ impl Driver for Mock {
         }
         Self::cuCtxCreate_v2(pctx, flags, dev)
     }
+
     unsafe fn cuCtxDestroy_v2(ctx: CUcontext) -> CuResult<()> {
         let key = ctx_key(ctx).ok_or_else(|| invalid("ctx is NULL"))?;
         drv()?.ctx_destroy(key)
     }
+
     unsafe fn cuCtxDestroy(ctx: CUcontext) -> CuResult<()> {
         Self::cuCtxDestroy_v2(ctx)
     }
+
     unsafe fn cuCtxSetCurrent(ctx: CUcontext) -> CuResult<()> {
         drv()?.ctx_set_current(ctx_key(ctx))
     }
+
     unsafe fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CuResult<()> {
         let d = drv()?;
         out(pctx, d.ctx_current().unwrap_or(0) as CUcontext)
     }
+
     unsafe fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CuResult<()> {
         let key = ctx_key(ctx).ok_or_else(|| invalid("ctx is NULL"))?;
         drv()?.ctx_push(key)
     }
+
     unsafe fn cuCtxPushCurrent(ctx: CUcontext) -> CuResult<()> {
         Self::cuCtxPushCurrent_v2(ctx)
     }
+
     unsafe fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CuResult<()> {
         let c = drv()?.ctx_pop()?;
         if !pctx.is_null() {
@@ -282,9 +313,11 @@ impl Driver for Mock {
         }
         Ok(())
     }
+
     unsafe fn cuCtxPopCurrent(pctx: *mut CUcontext) -> CuResult<()> {
         Self::cuCtxPopCurrent_v2(pctx)
     }
+
     unsafe fn cuCtxGetDevice(device: *mut CUdevice) -> CuResult<()> {
         let d = drv()?;
         if device.is_null() {
@@ -292,6 +325,7 @@ impl Driver for Mock {
         }
         out(device, d.ctx_device(None)? as CUdevice)
     }
+
     unsafe fn cuCtxGetDevice_v2(device: *mut CUdevice, ctx: CUcontext) -> CuResult<()> {
         let d = drv()?;
         if device.is_null() {
@@ -299,12 +333,15 @@ impl Driver for Mock {
         }
         out(device, d.ctx_device(ctx_key(ctx))? as CUdevice)
     }
+
     unsafe fn cuCtxSynchronize() -> CuResult<()> {
         drv()?.ctx_synchronize(None)
     }
+
     unsafe fn cuCtxSynchronize_v2(ctx: CUcontext) -> CuResult<()> {
         drv()?.ctx_synchronize(ctx_key(ctx))
     }
+
     unsafe fn cuCtxGetFlags(flags: *mut c_uint) -> CuResult<()> {
         let d = drv()?;
         if flags.is_null() {
@@ -312,6 +349,7 @@ impl Driver for Mock {
         }
         out(flags, d.ctx_flags()?)
     }
+
     unsafe fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut c_uint) -> CuResult<()> {
         let d = drv()?;
         if version.is_null() {
@@ -328,6 +366,7 @@ impl Driver for Mock {
         // The API version of contexts made by this driver generation.
         out(version, 3020)
     }
+
     unsafe fn cuCtxGetId(ctx: CUcontext, id: *mut u64) -> CuResult<()> {
         let d = drv()?;
         if id.is_null() {
@@ -342,10 +381,12 @@ impl Driver for Mock {
         d.ctx_device(Some(key))?;
         out(id, key & 0xffff_ffff)
     }
+
     unsafe fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CuResult<()> {
         let key = ctx_key(peer).ok_or_else(|| invalid_context("peerContext is NULL"))?;
         drv()?.ctx_enable_peer_access(key, flags)
     }
+
     unsafe fn cuCtxDisablePeerAccess(peer: CUcontext) -> CuResult<()> {
         let key = ctx_key(peer).ok_or_else(|| invalid_context("peerContext is NULL"))?;
         drv()?.ctx_disable_peer_access(key)
@@ -366,6 +407,7 @@ impl Driver for Mock {
         let g = d.granularity(p.location.type_, p.location.id, option)?;
         out(granularity, g as usize)
     }
+
     unsafe fn cuMemAddressReserve(
         ptr: *mut CUdevicePtr,
         size: usize,
@@ -385,9 +427,11 @@ impl Driver for Mock {
             ),
         )
     }
+
     unsafe fn cuMemAddressFree(ptr: CUdevicePtr, size: usize) -> CuResult<()> {
         drv()?.address_free(ptr, size as u64)
     }
+
     unsafe fn cuMemCreate(
         handle: *mut CUmemGenericAllocationHandle,
         size: usize,
@@ -404,9 +448,11 @@ impl Driver for Mock {
             created(Made::Allocation, d.create(size as u64, p, flags)?),
         )
     }
+
     unsafe fn cuMemRelease(handle: CUmemGenericAllocationHandle) -> CuResult<()> {
         drv()?.release(handle)
     }
+
     unsafe fn cuMemMap(
         ptr: CUdevicePtr,
         size: usize,
@@ -418,12 +464,14 @@ impl Driver for Mock {
         created(Made::Mapping, ptr);
         Ok(())
     }
+
     unsafe fn cuMemUnmap(ptr: CUdevicePtr, size: usize) -> CuResult<()> {
         for w in drv()?.unmap(ptr, size as u64)? {
             crate::diagnostics::warn("cuMemUnmap", &w);
         }
         Ok(())
     }
+
     unsafe fn cuMemSetAccess(
         ptr: CUdevicePtr,
         size: usize,
@@ -450,6 +498,7 @@ impl Driver for Mock {
         }
         Ok(())
     }
+
     unsafe fn cuMemGetAccess(
         flags: *mut u64,
         location: *const CUmemLocation,
@@ -462,6 +511,7 @@ impl Driver for Mock {
         }
         out(flags, d.get_access(loc.type_, loc.id, ptr)?)
     }
+
     unsafe fn cuMemExportToShareableHandle(
         shareable: *mut c_void,
         handle: CUmemGenericAllocationHandle,
@@ -476,6 +526,7 @@ impl Driver for Mock {
         crate::diagnostics::note_exported_fd(&fd);
         out(shareable.cast::<c_int>(), fd.into_raw_fd())
     }
+
     unsafe fn cuMemImportFromShareableHandle(
         handle: *mut CUmemGenericAllocationHandle,
         os_handle: *mut c_void,
@@ -493,6 +544,7 @@ impl Driver for Mock {
             created(Made::Allocation, d.import(fd, handle_type)?),
         )
     }
+
     unsafe fn cuMemRetainAllocationHandle(
         handle: *mut CUmemGenericAllocationHandle,
         addr: *mut c_void,
@@ -503,6 +555,7 @@ impl Driver for Mock {
         }
         out(handle, d.retain_allocation_handle(addr as u64)?)
     }
+
     unsafe fn cuMemGetAllocationPropertiesFromHandle(
         prop: *mut CUmemAllocationProp,
         handle: CUmemGenericAllocationHandle,
@@ -543,6 +596,7 @@ impl Driver for Mock {
         out(free, f as usize)?;
         out(total, t as usize)
     }
+
     unsafe fn cuMemAlloc_v2(dptr: *mut CUdevicePtr, bytesize: usize) -> CuResult<()> {
         let d = drv()?;
         if dptr.is_null() {
@@ -553,9 +607,11 @@ impl Driver for Mock {
             created(Made::Reservation, d.mem_alloc(bytesize as u64)?),
         )
     }
+
     unsafe fn cuMemFree_v2(dptr: CUdevicePtr) -> CuResult<()> {
         drv()?.mem_free(dptr)
     }
+
     unsafe fn cuMemGetAddressRange_v2(
         pbase: *mut CUdevicePtr,
         psize: *mut usize,
@@ -572,21 +628,26 @@ impl Driver for Mock {
         }
         Ok(())
     }
+
     unsafe fn cuMemcpyHtoD_v2(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {
         let d = drv()?;
         unsafe_copy(d, device_side(dst), host_side(d, src, n)?, n as u64)
     }
+
     unsafe fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdevicePtr, n: usize) -> CuResult<()> {
         let d = drv()?;
         unsafe_copy(d, host_side(d, dst, n)?, device_side(src), n as u64)
     }
+
     unsafe fn cuMemcpyDtoD_v2(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
         unsafe_copy(drv()?, device_side(dst), device_side(src), n as u64)
     }
+
     unsafe fn cuMemcpy(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
         let d = drv()?;
         unsafe_copy(d, unified_side(d, dst)?, unified_side(d, src)?, n as u64)
     }
+
     unsafe fn cuMemcpyHtoDAsync_v2(
         dst: CUdevicePtr,
         src: *const c_void,
@@ -596,6 +657,7 @@ impl Driver for Mock {
         stream(s)?;
         Self::cuMemcpyHtoD_v2(dst, src, n)
     }
+
     unsafe fn cuMemcpyDtoHAsync_v2(
         dst: *mut c_void,
         src: CUdevicePtr,
@@ -605,6 +667,7 @@ impl Driver for Mock {
         stream(s)?;
         Self::cuMemcpyDtoH_v2(dst, src, n)
     }
+
     unsafe fn cuMemcpyDtoDAsync_v2(
         dst: CUdevicePtr,
         src: CUdevicePtr,
@@ -614,6 +677,7 @@ impl Driver for Mock {
         stream(s)?;
         Self::cuMemcpyDtoD_v2(dst, src, n)
     }
+
     unsafe fn cuMemcpyAsync(
         dst: CUdevicePtr,
         src: CUdevicePtr,
@@ -623,20 +687,25 @@ impl Driver for Mock {
         stream(s)?;
         Self::cuMemcpy(dst, src, n)
     }
+
     // Per-thread default stream variants: the mock runs everything in order, so they are
     // the same operations.
     unsafe fn cuMemcpyHtoD_v2_ptds(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {
         Self::cuMemcpyHtoD_v2(dst, src, n)
     }
+
     unsafe fn cuMemcpyDtoH_v2_ptds(dst: *mut c_void, src: CUdevicePtr, n: usize) -> CuResult<()> {
         Self::cuMemcpyDtoH_v2(dst, src, n)
     }
+
     unsafe fn cuMemcpyDtoD_v2_ptds(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
         Self::cuMemcpyDtoD_v2(dst, src, n)
     }
+
     unsafe fn cuMemcpy_ptds(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
         Self::cuMemcpy(dst, src, n)
     }
+
     unsafe fn cuMemcpyHtoDAsync_v2_ptsz(
         dst: CUdevicePtr,
         src: *const c_void,
@@ -645,6 +714,7 @@ impl Driver for Mock {
     ) -> CuResult<()> {
         Self::cuMemcpyHtoDAsync_v2(dst, src, n, s)
     }
+
     unsafe fn cuMemcpyDtoHAsync_v2_ptsz(
         dst: *mut c_void,
         src: CUdevicePtr,
@@ -653,6 +723,7 @@ impl Driver for Mock {
     ) -> CuResult<()> {
         Self::cuMemcpyDtoHAsync_v2(dst, src, n, s)
     }
+
     unsafe fn cuMemcpyDtoDAsync_v2_ptsz(
         dst: CUdevicePtr,
         src: CUdevicePtr,
@@ -661,6 +732,7 @@ impl Driver for Mock {
     ) -> CuResult<()> {
         Self::cuMemcpyDtoDAsync_v2(dst, src, n, s)
     }
+
     unsafe fn cuMemcpyAsync_ptsz(
         dst: CUdevicePtr,
         src: CUdevicePtr,
@@ -669,39 +741,50 @@ impl Driver for Mock {
     ) -> CuResult<()> {
         Self::cuMemcpyAsync(dst, src, n, s)
     }
+
     unsafe fn cuMemsetD8_v2(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {
         drv()?.memset(dst, Pattern::D8(v), n as u64)
     }
+
     unsafe fn cuMemsetD16_v2(dst: CUdevicePtr, v: u16, n: usize) -> CuResult<()> {
         drv()?.memset(dst, Pattern::D16(v), n as u64)
     }
+
     unsafe fn cuMemsetD32_v2(dst: CUdevicePtr, v: u32, n: usize) -> CuResult<()> {
         drv()?.memset(dst, Pattern::D32(v), n as u64)
     }
+
     unsafe fn cuMemsetD8Async(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
         stream(s)?;
         Self::cuMemsetD8_v2(dst, v, n)
     }
+
     unsafe fn cuMemsetD16Async(dst: CUdevicePtr, v: u16, n: usize, s: CUstream) -> CuResult<()> {
         stream(s)?;
         Self::cuMemsetD16_v2(dst, v, n)
     }
+
     unsafe fn cuMemsetD32Async(dst: CUdevicePtr, v: u32, n: usize, s: CUstream) -> CuResult<()> {
         stream(s)?;
         Self::cuMemsetD32_v2(dst, v, n)
     }
+
     unsafe fn cuMemsetD8_v2_ptds(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {
         Self::cuMemsetD8_v2(dst, v, n)
     }
+
     unsafe fn cuMemsetD16_v2_ptds(dst: CUdevicePtr, v: u16, n: usize) -> CuResult<()> {
         Self::cuMemsetD16_v2(dst, v, n)
     }
+
     unsafe fn cuMemsetD32_v2_ptds(dst: CUdevicePtr, v: u32, n: usize) -> CuResult<()> {
         Self::cuMemsetD32_v2(dst, v, n)
     }
+
     unsafe fn cuMemsetD8Async_ptsz(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
         Self::cuMemsetD8Async(dst, v, n, s)
     }
+
     unsafe fn cuMemsetD16Async_ptsz(
         dst: CUdevicePtr,
         v: u16,
@@ -710,6 +793,7 @@ impl Driver for Mock {
     ) -> CuResult<()> {
         Self::cuMemsetD16Async(dst, v, n, s)
     }
+
     unsafe fn cuMemsetD32Async_ptsz(
         dst: CUdevicePtr,
         v: u32,
@@ -718,6 +802,7 @@ impl Driver for Mock {
     ) -> CuResult<()> {
         Self::cuMemsetD32Async(dst, v, n, s)
     }
+
     unsafe fn cuPointerGetAttribute(
         data: *mut c_void,
         attribute: c_int,
@@ -729,6 +814,7 @@ impl Driver for Mock {
         }
         write_pointer_attribute(d, data, attribute, ptr, true)
     }
+
     unsafe fn cuPointerGetAttributes(
         num: c_uint,
         attributes: *mut CUpointer_attribute,
@@ -759,6 +845,7 @@ impl Driver for Mock {
         }
         Ok(())
     }
+
     unsafe fn cuStreamCreate(ph: *mut CUstream, flags: c_uint) -> CuResult<()> {
         let d = drv()?;
         if ph.is_null() {
@@ -766,6 +853,7 @@ impl Driver for Mock {
         }
         out(ph, d.stream_create(flags)? as CUstream)
     }
+
     unsafe fn cuStreamCreateWithPriority(
         ph: *mut CUstream,
         flags: c_uint,
@@ -773,12 +861,15 @@ impl Driver for Mock {
     ) -> CuResult<()> {
         Self::cuStreamCreate(ph, flags)
     }
+
     unsafe fn cuStreamDestroy_v2(s: CUstream) -> CuResult<()> {
         drv()?.stream_destroy(s as u64)
     }
+
     unsafe fn cuStreamDestroy(s: CUstream) -> CuResult<()> {
         drv()?.stream_destroy(s as u64)
     }
+
     unsafe fn cuStreamSynchronize(s: CUstream) -> CuResult<()> {
         let d = drv()?;
         d.ctx_device(None)?;
@@ -787,26 +878,32 @@ impl Driver for Mock {
         d.synchronized();
         Ok(())
     }
+
     unsafe fn cuStreamSynchronize_ptsz(s: CUstream) -> CuResult<()> {
         Self::cuStreamSynchronize(s)
     }
+
     unsafe fn cuStreamQuery(s: CUstream) -> CuResult<()> {
         let d = drv()?;
         d.ctx_device(None)?;
         stream(s)?;
         d.check_sticky_current()
     }
+
     unsafe fn cuStreamQuery_ptsz(s: CUstream) -> CuResult<()> {
         Self::cuStreamQuery(s)
     }
+
     unsafe fn cuStreamWaitEvent(s: CUstream, e: CUevent, _flags: c_uint) -> CuResult<()> {
         let d = drv()?;
         stream(s)?;
         d.event_check(e as u64)
     }
+
     unsafe fn cuStreamWaitEvent_ptsz(s: CUstream, e: CUevent, flags: c_uint) -> CuResult<()> {
         Self::cuStreamWaitEvent(s, e, flags)
     }
+
     unsafe fn cuEventCreate(ph: *mut CUevent, flags: c_uint) -> CuResult<()> {
         let d = drv()?;
         if ph.is_null() {
@@ -814,12 +911,15 @@ impl Driver for Mock {
         }
         out(ph, d.event_create(flags)? as CUevent)
     }
+
     unsafe fn cuEventRecord(e: CUevent, s: CUstream) -> CuResult<()> {
         drv()?.event_record(e as u64, s as u64)
     }
+
     unsafe fn cuEventRecord_ptsz(e: CUevent, s: CUstream) -> CuResult<()> {
         Self::cuEventRecord(e, s)
     }
+
     unsafe fn cuEventSynchronize(e: CUevent) -> CuResult<()> {
         let d = drv()?;
         d.event_check(e as u64)?;
@@ -827,15 +927,19 @@ impl Driver for Mock {
         d.synchronized();
         Ok(())
     }
+
     unsafe fn cuEventQuery(e: CUevent) -> CuResult<()> {
         drv()?.event_check(e as u64)
     }
+
     unsafe fn cuEventDestroy_v2(e: CUevent) -> CuResult<()> {
         drv()?.event_destroy(e as u64)
     }
+
     unsafe fn cuEventDestroy(e: CUevent) -> CuResult<()> {
         drv()?.event_destroy(e as u64)
     }
+
     unsafe fn cuEventElapsedTime_v2(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult<()> {
         let d = drv()?;
         if ms.is_null() {
@@ -843,6 +947,7 @@ impl Driver for Mock {
         }
         out(ms, d.event_elapsed_ms(start as u64, end as u64)?)
     }
+
     unsafe fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult<()> {
         Self::cuEventElapsedTime_v2(ms, start, end)
     }
@@ -870,6 +975,7 @@ impl Driver for Mock {
         }
         Ok(())
     }
+
     unsafe fn cuGetProcAddress(
         symbol: *const c_char,
         pfn: *mut *mut c_void,
