@@ -243,6 +243,15 @@ pub fn int_op(op: &str, ty: Ty) -> Option<WarpFn> {
                     0
                 },
         }),
+        "sad" => by_int!(ty, |a, b, c, e| {
+            let (x, y) = (a as T, b as T);
+            let d = if x > y {
+                (x as U).wrapping_sub(y as U)
+            } else {
+                (y as U).wrapping_sub(x as U)
+            };
+            d.wrapping_add(c as U) as u64
+        }),
         "min" => by_int!(ty, |a, b, c, e| std::cmp::min(a as T, b as T) as U as u64),
         "max" => by_int!(ty, |a, b, c, e| std::cmp::max(a as T, b as T) as U as u64),
         "abs" => by_int!(ty, |a, b, c, e| if (a as T) < (0 as T) {
@@ -395,6 +404,36 @@ pub fn pred_op(op: &str) -> Option<WarpFn> {
         "mov" => wf!(|a, b, c, e| a & 1),
         _ => return None,
     })
+}
+
+/// `isspacep.space`: 1 when a generic address lies in the space's window.
+pub fn isspacep(space: &str) -> Option<WarpFn> {
+    use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+    Some(match space {
+        "shared" => wf!(|a, b, c, e| (a.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE) as u64),
+        "local" => wf!(|a, b, c, e| (a.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE) as u64),
+        "param" => wf!(|a, b, c, e| (a.wrapping_sub(PARAM_WINDOW) < WINDOW_SIZE) as u64),
+        // Everything else in the generic space is global (const lives in device memory).
+        "global" | "const" => wf!(|a, b, c, e| (a < SHARED_WINDOW) as u64),
+        _ => return None,
+    })
+}
+
+/// `shf.{l,r}.{wrap,clamp}.b32 d, a, b, c`: funnel shift of the 64 bits b:a.
+pub fn shf(left: bool, clamp: bool) -> WarpFn {
+    match (left, clamp) {
+        (true, false) => wf!(|a, b, c, e| ((((b as u32 as u64) << 32 | a as u32 as u64)
+            << (c & 31))
+            >> 32) as u32 as u64),
+        (true, true) => wf!(|a, b, c, e| ((((b as u32 as u64) << 32 | a as u32 as u64)
+            << (c as u32).min(32))
+            >> 32) as u32 as u64),
+        (false, false) => wf!(
+            |a, b, c, e| (((b as u32 as u64) << 32 | a as u32 as u64) >> (c & 31)) as u32 as u64
+        ),
+        (false, true) => wf!(|a, b, c, e| (((b as u32 as u64) << 32 | a as u32 as u64)
+            >> (c as u32).min(32)) as u32 as u64),
+    }
 }
 
 pub fn mov() -> WarpFn {
