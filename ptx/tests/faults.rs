@@ -50,10 +50,18 @@ fn a_store_to_an_unmapped_address_is_illegal() {
     let f = fault(&m, "store_to", &mem, &[0x1234_5678_0000, 7], 32);
     assert_eq!(f.kind, FaultKind::IllegalAddress);
     assert_eq!(f.address, Some(0x1234_5678_0000));
-    assert_eq!((f.kernel.as_str(), f.block, f.thread), ("store_to", [0, 0, 0], [0, 0, 0]));
+    assert_eq!(
+        (f.kernel.as_str(), f.block, f.thread),
+        ("store_to", [0, 0, 0], [0, 0, 0])
+    );
     assert!(f.instruction.starts_with("st.global.u32"), "{f}");
     let msg = f.to_string();
-    assert!(msg.contains("no mapping at 0x123456780000") && msg.contains("store_to") && msg.contains(&format!("line {}", f.line)), "{msg}");
+    assert!(
+        msg.contains("no mapping at 0x123456780000")
+            && msg.contains("store_to")
+            && msg.contains(&format!("line {}", f.line)),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -107,7 +115,11 @@ fn a_misaligned_store_is_misaligned() {
     let mut mem = TestMemory::new();
     let out = mem.map(&[0u8; 64], true);
     let f = fault(&m, "misaligned", &mem, &[out], 1);
-    assert_eq!((f.kind, f.address), (FaultKind::MisalignedAddress, Some(out + 2)), "{f}");
+    assert_eq!(
+        (f.kind, f.address),
+        (FaultKind::MisalignedAddress, Some(out + 2)),
+        "{f}"
+    );
 }
 
 #[test]
