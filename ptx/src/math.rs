@@ -718,8 +718,19 @@ pub fn f32_fma(a: f32, b: f32, c: f32, m: Rnd) -> f32 {
 
 pub fn f32_div(a: f32, b: f32, m: Rnd) -> f32 {
     let q = a / b;
-    if m == Rnd::N || !q.is_finite() || q == 0.0 && a == 0.0 {
+    if m == Rnd::N || q.is_nan() || q == 0.0 && a == 0.0 {
         return q;
+    }
+    if q.is_infinite() {
+        // Overflow of a finite quotient: directed modes stop at MAX on their side.
+        if a.is_infinite() || b == 0.0 {
+            return q;
+        }
+        return match (m, q > 0.0) {
+            (Rnd::Z, true) | (Rnd::M, true) => f32::MAX,
+            (Rnd::Z, false) | (Rnd::P, false) => f32::MIN,
+            _ => q,
+        };
     }
     // a - q*b is exact in f64 (48-bit product); its sign against b's is the residual's.
     let r = a as f64 - q as f64 * b as f64;
@@ -740,8 +751,20 @@ fn two_prod64(a: f64, b: f64) -> (f64, f64) {
     (p, a.mul_add(b, -p))
 }
 
+/// A directed mode's answer when a finite operation overflowed to infinity.
+fn overflow64(r: f64, m: Rnd) -> f64 {
+    match (m, r > 0.0) {
+        (Rnd::Z, true) | (Rnd::M, true) => f64::MAX,
+        (Rnd::Z, false) | (Rnd::P, false) => f64::MIN,
+        _ => r,
+    }
+}
+
 pub fn f64_add(a: f64, b: f64, m: Rnd) -> f64 {
     let (s, e) = two_sum64(a, b);
+    if m != Rnd::N && s.is_infinite() && a.is_finite() && b.is_finite() {
+        return overflow64(s, m);
+    }
     if m == Rnd::N || !s.is_finite() {
         return s;
     }
@@ -750,6 +773,9 @@ pub fn f64_add(a: f64, b: f64, m: Rnd) -> f64 {
 
 pub fn f64_mul(a: f64, b: f64, m: Rnd) -> f64 {
     let (p, e) = two_prod64(a, b);
+    if m != Rnd::N && p.is_infinite() && a.is_finite() && b.is_finite() {
+        return overflow64(p, m);
+    }
     if m == Rnd::N || !p.is_finite() {
         return p;
     }
@@ -758,8 +784,14 @@ pub fn f64_mul(a: f64, b: f64, m: Rnd) -> f64 {
 
 pub fn f64_div(a: f64, b: f64, m: Rnd) -> f64 {
     let q = a / b;
-    if m == Rnd::N || !q.is_finite() || q == 0.0 {
+    if m == Rnd::N || q.is_nan() || q == 0.0 {
         return q;
+    }
+    if q.is_infinite() {
+        if a.is_infinite() || b == 0.0 {
+            return q;
+        }
+        return overflow64(q, m);
     }
     let r = (-q).mul_add(b, a);
     directed64(q, sign_of(r) * sign_of(b), m)

@@ -136,9 +136,29 @@ fn corpus_kernels_load_and_run() {
     let entries = manifest();
     let mods = modules(&entries);
     let mut failures = Vec::new();
+    // PTX_CORPUS_DUMP=DIR writes the executor's outputs as the runner writes the GPU's.
+    let dump = std::env::var_os("PTX_CORPUS_DUMP").map(PathBuf::from);
     for e in &entries {
+        let input = generate(&e.kernel, e.nin);
         let r = match &mods[&e.file] {
-            Ok(m) => execute(m, e, &generate(&e.kernel, e.nin)).map(|_| ()),
+            Ok(m) => execute(m, e, &input).map(|out| {
+                if let Some(d) = &dump {
+                    std::fs::create_dir_all(d).unwrap();
+                    let hex = |w: &[u32]| {
+                        w.chunks(8)
+                            .map(|c| {
+                                c.iter()
+                                    .map(|x| format!("{x:08x}"))
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                                    + "\n"
+                            })
+                            .collect::<String>()
+                    };
+                    std::fs::write(d.join(format!("{}.in.hex", e.kernel)), hex(&input)).unwrap();
+                    std::fs::write(d.join(format!("{}.out.hex", e.kernel)), hex(&out)).unwrap();
+                }
+            }),
             Err(err) => Err(err.clone()),
         };
         if let Err(err) = r {
