@@ -647,7 +647,11 @@ impl Mods {
             "release", "acq_rel", "sc", "weak", "mmio", "cta", "gpu", "sys", "cluster", "uni",
             "aligned",
         ];
-        self.list.retain(|m| !HINTS.contains(&m.as_str()));
+        // `.L1::evict_last`, `.L2::256B`...: cache policy, nothing to emulate; but
+        // `.L2::cache_hint` takes an operand, so it stays (unsupported).
+        self.list.retain(|m| {
+            !HINTS.contains(&m.as_str()) && !(m.contains("::") && m != "L2::cache_hint")
+        });
     }
 }
 
@@ -1496,7 +1500,7 @@ impl FuncDecoder<'_> {
         let is_st = i.opcode == "st";
         let mut space = Self::space(m).unwrap_or(Space::Generic);
         m.drop_hints();
-        if m.take("L1") || m.take("L2") {
+        if m.list.iter().any(|x| x.contains("::")) {
             return Err(unsup(m));
         }
         let n = match m.take_any(&["v2", "v4"]).as_deref() {
