@@ -650,7 +650,8 @@ impl Mods {
         // `.L1::evict_last`, `.L2::256B`...: cache policy, nothing to emulate; but
         // `.L2::cache_hint` takes an operand, so it stays (unsupported).
         self.list.retain(|m| {
-            !HINTS.contains(&m.as_str()) && !(m.contains("::") && m != "L2::cache_hint")
+            let hint = HINTS.contains(&m.as_str()) || m.contains("::") && m != "L2::cache_hint";
+            !hint
         });
     }
 }
