@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::decode::{
     AtomOp, BarKind, BoolOp, Dst, Op, Program, ReduxOp, ShflMode, Space, Src, Sreg, VoteMode,
 };
-use crate::math::{self, Lanes, Ty};
+use crate::math::{self, Lanes, Ty, WarpFn};
 use crate::{Access, FaultKind, HostSpan, KernelFault, Launch, Memory, Module, Stats};
 use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
@@ -802,32 +802,60 @@ impl<'a> BlockCtx<'a> {
         }
     }
 
+    /// An ALU instruction; with every lane active and a register destination the lane
+    /// function writes the register file directly.
+    #[inline(always)]
+    fn alu(&self, w: &mut Warp, f: WarpFn, d: Dst, s: &[Src; 4], n: u8, emask: u32) {
+        let (mut a, mut b, mut c, mut e) = ([0u64; 32], [0u64; 32], [0u64; 32], [0u64; 32]);
+        self.fetch(w, s[0], &mut a);
+        if n > 1 {
+            self.fetch(w, s[1], &mut b);
+        }
+        if n > 2 {
+            self.fetch(w, s[2], &mut c);
+        }
+        if n > 3 {
+            self.fetch(w, s[3], &mut e);
+        }
+        if let (Dst::Reg(r), FULL) = (d, emask) {
+            let r = r as usize * 32;
+            if let Ok(dst) = <&mut Lanes>::try_from(&mut w.regs[r..r + 32]) {
+                f(dst, &a, &b, &c, &e);
+                return;
+            }
+        }
+        let mut out = [0u64; 32];
+        f(&mut out, &a, &b, &c, &e);
+        write(w, d, &out, emask);
+    }
+
     fn exec(&mut self, w: &mut Warp, op: &Op, emask: u32, pc: u32) -> Result<(), Fault> {
+        match op {
+            Op::Alu { f, d, s, n } => {
+                self.alu(w, *f, *d, s, *n, emask);
+                return Ok(());
+            }
+            Op::Ld {
+                space,
+                ty,
+                n,
+                d,
+                addr,
+                off,
+            } => return self.load(w, *space, *ty, *n, d, *addr, *off, emask, pc),
+            Op::St {
+                space,
+                ty,
+                n,
+                v,
+                addr,
+                off,
+            } => return self.store(w, *space, *ty, *n, v, *addr, *off, emask, pc),
+            _ => {}
+        }
         let mut a = [0u64; 32];
         let mut out = [0u64; 32];
         match op {
-            Op::Alu { f, d, s, n } => {
-                self.fetch(w, s[0], &mut a);
-                // Only the operands the function reads are fetched; the others alias `a`.
-                match *n {
-                    0 | 1 => f(&mut out, &a, &a, &a, &a),
-                    2 => {
-                        let mut b = [0u64; 32];
-                        self.fetch(w, s[1], &mut b);
-                        f(&mut out, &a, &b, &b, &b)
-                    }
-                    _ => {
-                        let (mut b, mut c, mut e) = ([0u64; 32], [0u64; 32], [0u64; 32]);
-                        self.fetch(w, s[1], &mut b);
-                        self.fetch(w, s[2], &mut c);
-                        if *n > 3 {
-                            self.fetch(w, s[3], &mut e);
-                        }
-                        f(&mut out, &a, &b, &c, &e)
-                    }
-                }
-                write(w, *d, &out, emask);
-            }
             Op::Cvt { spec, d, a: src } => {
                 self.fetch(w, *src, &mut a);
                 math::cvt_lanes(spec, &mut out, &a);
@@ -1298,6 +1326,11 @@ impl<'a> BlockCtx<'a> {
             }
         }
         if n == 1 {
+            if let Some(done) = self.load_block(w, space, ty, d[0], &base, off, emask) {
+                return done;
+            }
+        }
+        if n == 1 {
             // The common case, kept short: scalar loads hitting the warp's translation
             // cache or the block's shared memory; anything else takes `locate`.
             let mut out = [0u64; 32];
@@ -1360,6 +1393,85 @@ impl<'a> BlockCtx<'a> {
         Ok(())
     }
 
+    /// A scalar load whose active lanes all fall, aligned, in one cached span of global
+    /// memory or in shared memory (coalesced accesses): one check, then a tight loop.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn load_block(
+        &self,
+        w: &mut Warp,
+        space: Space,
+        ty: Ty,
+        d: Dst,
+        base: &Lanes,
+        off: i64,
+        emask: u32,
+    ) -> Option<Result<(), Fault>> {
+        let size = ty.bytes() as u64;
+        let (lo, hi) = lane_range(base, off, emask, size)?;
+        let mut out = [0u64; 32];
+        match space {
+            Space::Global | Space::Generic if hi < SHARED_WINDOW => {
+                let p = tlb_lookup(w, lo, hi - lo + size, false)?;
+                for_lanes(emask, |l| {
+                    let a = base[l].wrapping_add(off as u64);
+                    // Safety: inside the span checked above (lo..=hi), aligned.
+                    out[l] = extend(
+                        unsafe { host_read(p.wrapping_add((a - lo) as usize), size) },
+                        ty,
+                    );
+                });
+            }
+            Space::Shared if hi + size <= self.shared_limit => {
+                for_lanes(emask, |l| {
+                    let a = base[l].wrapping_add(off as u64);
+                    out[l] = extend(read_le(&self.shared, a as usize, size), ty);
+                });
+            }
+            _ => return None,
+        }
+        write(w, d, &out, emask);
+        Some(Ok(()))
+    }
+
+    /// The store twin of `load_block`; false when the slow path must run.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn store_block(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        size: u64,
+        v: &Lanes,
+        base: &Lanes,
+        off: i64,
+        emask: u32,
+    ) -> bool {
+        let Some((lo, hi)) = lane_range(base, off, emask, size) else {
+            return false;
+        };
+        match space {
+            Space::Global | Space::Generic if hi < SHARED_WINDOW => {
+                let Some(p) = tlb_lookup(w, lo, hi - lo + size, true) else {
+                    return false;
+                };
+                for_lanes(emask, |l| {
+                    let a = base[l].wrapping_add(off as u64);
+                    // Safety: inside the writable span checked above, aligned.
+                    unsafe { host_write(p.wrapping_add((a - lo) as usize), size, v[l]) };
+                });
+            }
+            Space::Shared if hi + size <= self.shared_limit => {
+                for_lanes(emask, |l| {
+                    let a = base[l].wrapping_add(off as u64);
+                    write_le(&mut self.shared, a as usize, size, v[l]);
+                });
+            }
+            _ => return false,
+        }
+        true
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn store(
         &mut self,
@@ -1379,6 +1491,9 @@ impl<'a> BlockCtx<'a> {
         let mut vals = [[0u64; 32]; 4];
         for k in 0..n as usize {
             self.fetch(w, v[k], &mut vals[k]);
+        }
+        if n == 1 && self.store_block(w, space, size, &vals[0], &base, off, emask) {
+            return Ok(());
         }
         let mut m = emask;
         while m != 0 {
@@ -1502,6 +1617,25 @@ fn tlb_lookup(w: &Warp, addr: u64, size: u64, write: bool) -> Option<*mut u8> {
         }
     }
     None
+}
+
+/// Lowest and highest address of the active lanes, when every one is aligned to `size`
+/// and none wraps around.
+#[inline(always)]
+fn lane_range(base: &Lanes, off: i64, emask: u32, size: u64) -> Option<(u64, u64)> {
+    if emask == 0 {
+        return None;
+    }
+    let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+    for (l, b) in base.iter().enumerate() {
+        if emask >> l & 1 != 0 {
+            let a = b.wrapping_add(off as u64);
+            lo = lo.min(a);
+            hi = hi.max(a);
+            bits |= a;
+        }
+    }
+    (bits % size == 0 && hi.checked_add(size).is_some()).then_some((lo, hi))
 }
 
 /// Little-endian value of `size` bytes at `i` (the caller checked the bounds).
