@@ -15,6 +15,8 @@ fi
 if ! command -v valgrind > /dev/null; then
     if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq valgrind > /dev/null; else sudo apt-get install -y -qq valgrind > /dev/null; fi
 fi
+# nvcc 13.0 from the registry packages: ptx/ tests compile kernels with it (once, into target/).
+ci/install-nvcc.sh > /dev/null
 export CUMOCK_CUDA_INCLUDE="$PWD/$headers/nvidia/cu13/include"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings

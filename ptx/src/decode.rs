@@ -647,7 +647,12 @@ impl Mods {
             "release", "acq_rel", "sc", "weak", "mmio", "cta", "gpu", "sys", "cluster", "uni",
             "aligned",
         ];
-        self.list.retain(|m| !HINTS.contains(&m.as_str()));
+        // `.L1::evict_last`, `.L2::256B`...: cache policy, nothing to emulate; but
+        // `.L2::cache_hint` takes an operand, so it stays (unsupported).
+        self.list.retain(|m| {
+            let hint = HINTS.contains(&m.as_str()) || m.contains("::") && m != "L2::cache_hint";
+            !hint
+        });
     }
 }
 
@@ -868,6 +873,10 @@ impl FuncDecoder<'_> {
                 if let Some(s) = sreg(n) {
                     return Ok(Src::Sreg(s));
                 }
+                // PTX's one predefined constant.
+                if n == "WARP_SZ" {
+                    return Ok(Src::Imm(32));
+                }
                 match self.lookup(n) {
                     Some(s) => self.sym_src(s, 0),
                     None => return Err(semantic(i, format!("undeclared name `{n}`"))),
@@ -1052,7 +1061,7 @@ impl FuncDecoder<'_> {
             "add" | "sub" | "mul" | "mad" | "fma" | "div" | "rem" | "min" | "max" | "abs"
             | "neg" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "popc" | "clz"
             | "brev" | "bfind" | "bfe" | "bfi" | "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2"
-            | "sin" | "cos" | "tanh" | "copysign" | "mul24" | "mad24" => self.arith(i, m),
+            | "sin" | "cos" | "tanh" | "copysign" | "mul24" | "mad24" | "sad" => self.arith(i, m),
             "prmt" => {
                 let ty = self.one_type(i, m)?;
                 if ty != Ty::B32 {
@@ -1068,6 +1077,28 @@ impl FuncDecoder<'_> {
                     return Err(unsup(m));
                 }
                 self.alu(i, math::lop3(), 4)
+            }
+            "shf" => {
+                let left = match m.take_any(&["l", "r"]).as_deref() {
+                    Some("l") => true,
+                    Some(_) => false,
+                    None => return Err(unsup(m)),
+                };
+                let clamp = match m.take_any(&["wrap", "clamp"]).as_deref() {
+                    Some("clamp") => true,
+                    Some(_) => false,
+                    None => return Err(unsup(m)),
+                };
+                if self.one_type(i, m)? != Ty::B32 {
+                    return Err(unsup(m));
+                }
+                self.alu(i, math::shf(left, clamp), 3)
+            }
+            "isspacep" => {
+                let space = m
+                    .take_any(&["shared", "global", "local", "param", "const"])
+                    .ok_or_else(|| unsup(m))?;
+                self.alu(i, math::isspacep(&space).ok_or_else(|| unsup(m))?, 1)
             }
             "selp" => {
                 self.one_type(i, m)?;
@@ -1319,7 +1350,7 @@ impl FuncDecoder<'_> {
         let nsrc = match opc {
             "abs" | "neg" | "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" | "rcp" | "sqrt"
             | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => 1,
-            "mad" | "fma" | "bfe" | "mad24" => 3,
+            "mad" | "fma" | "bfe" | "mad24" | "sad" => 3,
             "bfi" => 4,
             _ => 2,
         };
@@ -1470,7 +1501,7 @@ impl FuncDecoder<'_> {
         let is_st = i.opcode == "st";
         let mut space = Self::space(m).unwrap_or(Space::Generic);
         m.drop_hints();
-        if m.take("L1") || m.take("L2") {
+        if m.list.iter().any(|x| x.contains("::")) {
             return Err(unsup(m));
         }
         let n = match m.take_any(&["v2", "v4"]).as_deref() {
