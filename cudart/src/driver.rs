@@ -91,12 +91,12 @@ driver_functions! {
     safe fn cuDevicePrimaryCtxRetain(ctx: &mut CUcontext, dev: i32);
     safe fn cuDevicePrimaryCtxRelease(dev: i32);
     safe fn cuDevicePrimaryCtxReset(dev: i32);
-    safe fn cuDevicePrimaryCtxGetState(flags: &mut u32, active: &mut i32, dev: i32);
+    safe fn cuDevicePrimaryCtxGetState(dev: i32, flags: &mut u32, active: &mut i32);
     safe fn cuDevicePrimaryCtxSetFlags(dev: i32, flags: u32);
     safe fn cuCtxGetCurrent(ctx: &mut CUcontext);
     safe fn cuCtxSetCurrent(ctx: CUcontext);
-    safe fn cuCtxGetDevice(dev: &mut i32);
-    safe fn cuCtxSynchronize();
+    safe fn cuCtxGetDevice(dev: &mut i32, ctx: CUcontext);
+    safe fn cuCtxSynchronize(ctx: CUcontext);
     safe fn cuCtxEnablePeerAccess(peer: CUcontext, flags: u32);
     safe fn cuCtxDisablePeerAccess(peer: CUcontext);
     safe fn cuCtxGetStreamPriorityRange(least: &mut i32, greatest: &mut i32);

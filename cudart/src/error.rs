@@ -23,6 +23,7 @@ pub const NOT_READY: CudaError = 600;
 pub const PEER_ACCESS_ALREADY_ENABLED: CudaError = 704;
 pub const PEER_ACCESS_NOT_ENABLED: CudaError = 705;
 pub const INVALID_DEVICE_FUNCTION: CudaError = 98;
+pub const INVALID_SYMBOL: CudaError = 13;
 pub const HOST_MEMORY_ALREADY_REGISTERED: CudaError = 712;
 pub const HOST_MEMORY_NOT_REGISTERED: CudaError = 713;
 pub const NOT_SUPPORTED: CudaError = 801;

@@ -50,7 +50,7 @@ pub fn allocate(d: &Driver, rt: &Runtime, device: i32, size: usize) -> RtResult<
     };
     rt.state.lock().allocations.insert(
         ptr,
-        DeviceAllocation { size: size as u64, device, backing, exported_fd: None },
+        DeviceAllocation { size: size as u64, device, backing, exported_fd: None, pooled: false },
     );
     Ok(ptr)
 }
@@ -111,7 +111,7 @@ pub fn device_free(ptr: u64) -> RtResult<()> {
     }
     if crate::pool::owns(ptr) {
         // cudaFree of stream-ordered memory: the work before it is waited for first.
-        d.cuCtxSynchronize()?;
+        d.cuCtxSynchronize(std::ptr::null_mut())?;
         return crate::pool::free(ptr, std::ptr::null_mut());
     }
     release(d, rt, ptr)
@@ -124,7 +124,7 @@ pub fn release(d: &Driver, rt: &Runtime, ptr: u64) -> RtResult<()> {
     match known {
         Some(DeviceAllocation { backing: Backing::Vmm { handle, reserved }, exported_fd, .. }) => {
             // cudaFree waits for the device, as cuMemFree does.
-            d.cuCtxSynchronize()?;
+            d.cuCtxSynchronize(std::ptr::null_mut())?;
             d.cuMemUnmap(ptr, reserved as usize)?;
             d.cuMemAddressFree(ptr, reserved as usize)?;
             d.cuMemRelease(handle)?;
@@ -400,7 +400,7 @@ unsafe fn copy(d: &Driver, dst: *mut c_void, src: *const c_void, n: usize, kind:
     }
 }
 
-fn memcpy(dst: *mut c_void, src: *const c_void, n: usize, k: c_int, stream: Option<CUstream>) -> RtResult<()> {
+pub fn memcpy(dst: *mut c_void, src: *const c_void, n: usize, k: c_int, stream: Option<CUstream>) -> RtResult<()> {
     let k = kind(k)?;
     let (d, _, _) = with_context()?;
     if n > 0 && (dst.is_null() || src.is_null()) {

@@ -150,13 +150,9 @@ fn pool_alloc(d: &Driver, rt: &Runtime, h: usize, size: usize) -> RtResult<u64> 
                 pool.reserved_high = pool.reserved_high.max(pool.reserved);
             });
             // The block is the pool's, not the program's: only the pool's report names it.
-            rt.state.lock().allocations.remove(&ptr);
-            rt.state.lock().allocations.insert(ptr, crate::runtime::DeviceAllocation {
-                size: block,
-                device,
-                backing: backing_of(rt, ptr),
-                exported_fd: None,
-            });
+            if let Some(a) = rt.state.lock().allocations.get_mut(&ptr) {
+                a.pooled = true;
+            }
             ptr
         }
     };
@@ -167,10 +163,6 @@ fn pool_alloc(d: &Driver, rt: &Runtime, h: usize, size: usize) -> RtResult<u64> 
         p.live.insert(ptr, (h, block));
     });
     Ok(ptr)
-}
-
-fn backing_of(rt: &Runtime, ptr: u64) -> crate::runtime::Backing {
-    rt.state.lock().allocations.get(&ptr).map_or(crate::runtime::Backing::Driver, |a| a.backing)
 }
 
 pub fn owns(ptr: u64) -> bool {

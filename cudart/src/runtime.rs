@@ -33,6 +33,8 @@ pub struct DeviceAllocation {
     pub backing: Backing,
     /// The fd exported for IPC, kept open until the memory is freed.
     pub exported_fd: Option<i32>,
+    /// A block of a runtime memory pool, not the program's own cudaMalloc.
+    pub pooled: bool,
 }
 
 /// Host memory the runtime handed out or registered.
@@ -145,8 +147,9 @@ impl Runtime {
             if cur as usize == ctx {
                 d.cuCtxSetCurrent(std::ptr::null_mut())?;
             }
-            d.cuDevicePrimaryCtxReset(device)?;
+            // Our retain goes first, then the reset, which a context nobody retains takes.
             d.cuDevicePrimaryCtxRelease(device)?;
+            d.cuDevicePrimaryCtxReset(device)?;
         }
         Ok(())
     }
@@ -171,7 +174,7 @@ pub fn with_context() -> RtResult<(&'static Driver, &'static Runtime, i32)> {
         device
     } else {
         let mut device = 0;
-        d.cuCtxGetDevice(&mut device)?;
+        d.cuCtxGetDevice(&mut device, std::ptr::null_mut())?;
         device
     };
     if let Some(code) = rt.sticky(device) {
@@ -190,7 +193,7 @@ pub fn note_sticky(code: CudaError) {
     let mut device = thread_device();
     let mut cur = std::ptr::null_mut();
     if d.cuCtxGetCurrent(&mut cur).is_ok() && !cur.is_null() {
-        let _ = d.cuCtxGetDevice(&mut device);
+        let _ = d.cuCtxGetDevice(&mut device, std::ptr::null_mut());
     }
     rt.state.lock().sticky.entry(device).or_insert(code);
 }
@@ -200,7 +203,7 @@ pub fn leak_report() -> Vec<String> {
     let Ok(rt) = runtime() else { return Vec::new() };
     let st = rt.state.lock();
     let mut out = Vec::new();
-    for (p, a) in &st.allocations {
+    for (p, a) in st.allocations.iter().filter(|(_, a)| !a.pooled) {
         out.push(format!("device memory {p:#x} ({} bytes, device {}) never freed (cudaFree)", a.size, a.device));
     }
     for (p, h) in &st.host {
