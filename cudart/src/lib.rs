@@ -18,6 +18,7 @@ mod diagnostics;
 mod driver;
 mod error;
 mod generated;
+mod ipc;
 mod kernel;
 mod memory;
 mod misc;

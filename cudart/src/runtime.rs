@@ -55,8 +55,17 @@ pub struct HostAllocation {
     pub kind: HostKind,
 }
 
+/// A mapping cudaIpcOpenMemHandle made of another process's VMM memory.
+#[derive(Debug, Clone, Copy)]
+pub struct IpcMapping {
+    pub base: u64,
+    pub size: u64,
+    pub handle: u64,
+}
+
 #[derive(Default)]
 pub struct State {
+    pub ipc_opened: HashMap<u64, IpcMapping>,
     primary: HashMap<i32, usize>,
     sticky: HashMap<i32, CudaError>,
     pub allocations: BTreeMap<u64, DeviceAllocation>,
@@ -211,6 +220,9 @@ pub fn leak_report() -> Vec<String> {
             HostKind::Registered { .. } => out.push(format!("host range {p:#x} ({} bytes) never unregistered (cudaHostUnregister)", h.size)),
             _ => out.push(format!("pinned host memory {p:#x} ({} bytes) never freed (cudaFreeHost)", h.size)),
         }
+    }
+    for p in st.ipc_opened.keys() {
+        out.push(format!("IPC mapping {p:#x} never closed (cudaIpcCloseMemHandle)"));
     }
     for (s, dev) in &st.streams {
         out.push(format!("stream {s:#x} (device {dev}) never destroyed (cudaStreamDestroy)"));
