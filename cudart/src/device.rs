@@ -116,7 +116,7 @@ cudart_fn! {
         unsafe { d.cuDeviceGetName(p.name.as_mut_ptr(), 256, device)? };
         d.cuDeviceGetUuid(&mut p.uuid, device)?;
         d.cuDeviceTotalMem(&mut p.totalGlobalMem, device)?;
-        for (field, attrs) in PROP_ATTRIBUTES {
+        for (field, attrs, _) in PROP_ATTRIBUTES {
             let mut v = [0i32; 3];
             for (slot, attr) in v.iter_mut().zip(attrs.iter()) {
                 d.cuDeviceGetAttribute(slot, *attr, device)?;

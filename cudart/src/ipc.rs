@@ -22,6 +22,11 @@ use std::ffi::{c_uint, c_void};
 
 const MAGIC: &[u8; 8] = b"cumockIP";
 
+/// The size of `cudaIpcMemHandle_t`, which the handle fills.
+#[cfg(test)]
+#[allow(non_upper_case_globals)]
+pub const FdHandleSize: usize = size_of::<CUipcMemHandle>();
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct FdHandle {
     pid: i32,

@@ -272,10 +272,10 @@ cudart_fn! {
 pub struct LaunchConfig {
     grid: Dim3,
     block: Dim3,
-    dynamic_smem_bytes: usize,
+    pub dynamic_smem_bytes: usize,
     stream: CUstream,
     attrs: *mut c_void,
-    num_attrs: c_uint,
+    pub num_attrs: c_uint,
 }
 
 fn launch_ex(config: *const LaunchConfig, func: *const c_void, args: *mut *mut c_void, per_thread: bool) -> RtResult<()> {

@@ -12,6 +12,8 @@
 //!   leaks.
 #![allow(clippy::missing_safety_doc)]
 
+#[cfg(test)]
+mod abi_check;
 mod boundary;
 mod device;
 mod diagnostics;
