@@ -32,7 +32,9 @@ fn settings() -> &'static Settings {
                 .create(true)
                 .append(true)
                 .open(&path)
-                .map_err(|e| eprintln!("cumock: CUMOCK_TRACE={path}: {e}; the runtime does not trace"))
+                .map_err(|e| {
+                    eprintln!("cumock: CUMOCK_TRACE={path}: {e}; the runtime does not trace")
+                })
                 .ok()
                 .map(Mutex::new)
         });
@@ -114,7 +116,9 @@ pub fn parse_faults(spec: &str) -> Result<Vec<Fault>, String> {
             continue;
         }
         let [function, when, err] = parts[..] else {
-            return Err(format!("{one}: expected FUNC:N:ERROR or FUNC:every=K:ERROR"));
+            return Err(format!(
+                "{one}: expected FUNC:N:ERROR or FUNC:every=K:ERROR"
+            ));
         };
         let code = error::code(err).ok_or_else(|| format!("{err} is not a cudaError_t name"))?;
         let number = |v: &str| -> Result<u64, String> {
@@ -160,7 +164,10 @@ extern "C" fn at_exit() {
     if leaks.is_empty() {
         return;
     }
-    eprintln!("cumock: the CUDA runtime's leak report, {} at exit:", leaks.len());
+    eprintln!(
+        "cumock: the CUDA runtime's leak report, {} at exit:",
+        leaks.len()
+    );
     for l in &leaks {
         eprintln!("cumock:   {l}");
     }
@@ -172,7 +179,10 @@ mod tests {
 
     #[test]
     fn the_nth_call_fails_and_driver_specs_are_left_to_the_driver() {
-        let mut f = parse_faults("cuMemCreate:1:CUDA_ERROR_OUT_OF_MEMORY, cudaMalloc:3:cudaErrorMemoryAllocation").unwrap();
+        let mut f = parse_faults(
+            "cuMemCreate:1:CUDA_ERROR_OUT_OF_MEMORY, cudaMalloc:3:cudaErrorMemoryAllocation",
+        )
+        .unwrap();
         assert_eq!(f.len(), 1);
         let hits: Vec<_> = (0..4).map(|_| f[0].hit("cudaMalloc")).collect();
         assert_eq!(hits, [None, None, Some(2), None]);
@@ -182,14 +192,22 @@ mod tests {
     #[test]
     fn every_kth_call_fails() {
         let mut f = parse_faults("cudaStreamCreate:every=2:cudaErrorNotReady").unwrap();
-        let hits: Vec<_> = (0..4).map(|_| f[0].hit("cudaStreamCreate").is_some()).collect();
+        let hits: Vec<_> = (0..4)
+            .map(|_| f[0].hit("cudaStreamCreate").is_some())
+            .collect();
         assert_eq!(hits, [false, true, false, true]);
     }
 
     #[test]
     fn bad_specs_say_why() {
-        assert!(parse_faults("cudaMalloc:0:cudaErrorMemoryAllocation").unwrap_err().contains("counted from 1"));
-        assert!(parse_faults("cudaMalloc:1:CUDA_ERROR_OUT_OF_MEMORY").unwrap_err().contains("not a cudaError_t"));
-        assert!(parse_faults("cudaMalloc:1").unwrap_err().contains("expected"));
+        assert!(parse_faults("cudaMalloc:0:cudaErrorMemoryAllocation")
+            .unwrap_err()
+            .contains("counted from 1"));
+        assert!(parse_faults("cudaMalloc:1:CUDA_ERROR_OUT_OF_MEMORY")
+            .unwrap_err()
+            .contains("not a cudaError_t"));
+        assert!(parse_faults("cudaMalloc:1")
+            .unwrap_err()
+            .contains("expected"));
     }
 }

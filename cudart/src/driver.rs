@@ -81,7 +81,6 @@ driver_functions! {
     safe fn cuDriverGetVersion(version: &mut i32);
     safe fn cuGetErrorString(code: CUresult, s: &mut *const c_char);
     safe fn cuDeviceGetCount(count: &mut i32);
-    safe fn cuDeviceGet(device: &mut i32, ordinal: i32);
     unsafe fn cuDeviceGetName(name: *mut c_char, len: i32, dev: i32);
     safe fn cuDeviceGetAttribute(value: &mut i32, attrib: i32, dev: i32);
     safe fn cuDeviceTotalMem(bytes: &mut usize, dev: i32);
@@ -105,7 +104,6 @@ driver_functions! {
     safe fn cuMemGetInfo(free: &mut usize, total: &mut usize);
     safe fn cuMemAlloc(ptr: &mut u64, size: usize);
     safe fn cuMemFree(ptr: u64);
-    safe fn cuMemGetAddressRange(base: &mut u64, size: &mut usize, ptr: u64);
     safe fn cuMemHostAlloc(ptr: &mut *mut c_void, size: usize, flags: u32);
     unsafe fn cuMemFreeHost(ptr: *mut c_void);
     unsafe fn cuMemHostRegister(ptr: *mut c_void, size: usize, flags: u32);
@@ -184,7 +182,10 @@ pub struct Driver {
 /// every later call, as NVIDIA's runtime does.
 pub fn driver() -> RtResult<&'static Driver> {
     static DRIVER: OnceLock<Result<Driver, RtError>> = OnceLock::new();
-    DRIVER.get_or_init(Driver::open).as_ref().map_err(Clone::clone)
+    DRIVER
+        .get_or_init(Driver::open)
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 impl Driver {
@@ -270,5 +271,8 @@ fn check(name: &str, r: CUresult) -> RtResult<()> {
     }
     let code = error::from_driver(r);
     let driver_name = cumock_abi::result_name(r).unwrap_or("an unknown result");
-    Err(RtError::new(code, format!("the driver's {name} returned {driver_name}")))
+    Err(RtError::new(
+        code,
+        format!("the driver's {name} returned {driver_name}"),
+    ))
 }

@@ -52,7 +52,12 @@ impl FdHandle {
         }
         let i32_at = |i: usize| i32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-        Some(Self { pid: i32_at(8), fd: i32_at(12), size: u64_at(16), offset: u64_at(24) })
+        Some(Self {
+            pid: i32_at(8),
+            fd: i32_at(12),
+            size: u64_at(16),
+            offset: u64_at(24),
+        })
     }
 }
 
@@ -63,7 +68,10 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
     }
     let found = {
         let st = rt.state.lock();
-        st.allocations.range(..=ptr).next_back().map(|(b, a)| (*b, *a))
+        st.allocations
+            .range(..=ptr)
+            .next_back()
+            .map(|(b, a)| (*b, *a))
     };
     let Some((base, alloc)) = found.filter(|(b, a)| match a.backing {
         Backing::Vmm { reserved, .. } => ptr < b + reserved,
@@ -86,7 +94,12 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
         Some(fd) => fd,
         None => {
             let mut fd = -1;
-            d.cuMemExportToShareableHandle(&mut fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)?;
+            d.cuMemExportToShareableHandle(
+                &mut fd,
+                handle,
+                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                0,
+            )?;
             crate::os::allow_fd_taking();
             if let Some(a) = rt.state.lock().allocations.get_mut(&base) {
                 a.exported_fd = Some(fd);
@@ -94,7 +107,13 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
             fd
         }
     };
-    Ok(FdHandle { pid: crate::os::pid(), fd, size: reserved, offset: ptr - base }.encode())
+    Ok(FdHandle {
+        pid: crate::os::pid(),
+        fd,
+        size: reserved,
+        offset: ptr - base,
+    }
+    .encode())
 }
 
 cudart_fn! {
@@ -107,7 +126,9 @@ cudart_fn! {
 
 fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
     if flags != 1 {
-        return Err(error::invalid(format!("flags {flags:#x} are not cudaIpcMemLazyEnablePeerAccess")));
+        return Err(error::invalid(format!(
+            "flags {flags:#x} are not cudaIpcMemLazyEnablePeerAccess"
+        )));
     }
     let (d, rt, _) = with_context()?;
     let Some(fh) = FdHandle::decode(&h.reserved) else {
@@ -116,7 +137,10 @@ fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
         return Ok(p);
     };
     if fh.pid == crate::os::pid() {
-        return Err(RtError::new(201, "a handle cannot be opened in the process that exported it"));
+        return Err(RtError::new(
+            201,
+            "a handle cannot be opened in the process that exported it",
+        ));
     }
     let fd = crate::os::take_fd(fh.pid, fh.fd).map_err(|e| {
         error::invalid(format!(
@@ -127,22 +151,33 @@ fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
     let mut handle = 0;
     // Safety: the fd is ours; the driver reads it as the POSIX handle (cast to a pointer,
     // as cuda.h says for this handle type).
-    let imported = unsafe { d.cuMemImportFromShareableHandle(&mut handle, fd as usize as *mut c_void, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) };
+    let imported = unsafe {
+        d.cuMemImportFromShareableHandle(
+            &mut handle,
+            fd as usize as *mut c_void,
+            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+        )
+    };
     crate::os::close(fd);
     imported?;
     let size = fh.size as usize;
     let mut va = 0;
-    let mapped = d.cuMemAddressReserve(&mut va, size, 0, 0, 0).and_then(|()| {
-        d.cuMemMap(va, size, 0, handle, 0).and_then(|()| {
-            (0..rt.device_count).try_for_each(|dev| {
-                let desc = CUmemAccessDesc {
-                    location: cumock_abi::CUmemLocation { type_: CU_MEM_LOCATION_TYPE_DEVICE, id: dev },
-                    flags: CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-                };
-                d.cuMemSetAccess(va, size, &desc, 1)
+    let mapped = d
+        .cuMemAddressReserve(&mut va, size, 0, 0, 0)
+        .and_then(|()| {
+            d.cuMemMap(va, size, 0, handle, 0).and_then(|()| {
+                (0..rt.device_count).try_for_each(|dev| {
+                    let desc = CUmemAccessDesc {
+                        location: cumock_abi::CUmemLocation {
+                            type_: CU_MEM_LOCATION_TYPE_DEVICE,
+                            id: dev,
+                        },
+                        flags: CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                    };
+                    d.cuMemSetAccess(va, size, &desc, 1)
+                })
             })
-        })
-    });
+        });
     if let Err(e) = mapped {
         if va != 0 {
             let _ = d.cuMemUnmap(va, size);
@@ -152,7 +187,14 @@ fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
         return Err(e);
     }
     let ptr = va + fh.offset;
-    rt.state.lock().ipc_opened.insert(ptr, IpcMapping { base: va, size: fh.size, handle });
+    rt.state.lock().ipc_opened.insert(
+        ptr,
+        IpcMapping {
+            base: va,
+            size: fh.size,
+            handle,
+        },
+    );
     Ok(ptr)
 }
 
@@ -192,7 +234,12 @@ mod tests {
 
     #[test]
     fn a_handle_round_trips_and_foreign_bytes_are_not_ours() {
-        let h = FdHandle { pid: 4242, fd: 17, size: 2 << 20, offset: 4096 };
+        let h = FdHandle {
+            pid: 4242,
+            fd: 17,
+            size: 2 << 20,
+            offset: 4096,
+        };
         assert_eq!(FdHandle::decode(&h.encode()), Some(h));
         assert_eq!(FdHandle::decode(&[0u8; 64]), None);
     }

@@ -92,7 +92,15 @@ pub unsafe extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut
         // The handle nvcc's code keeps and gives back: a cell of our own holding the image,
         // so that it is a real pointer, distinct per fatbin.
         let cell: *mut *mut c_void = Box::into_raw(Box::new(w.data as *mut c_void));
-        with_registry(|r| r.fatbins.insert(cell as usize, Fatbin { image: w.data as usize, modules: HashMap::new() }));
+        with_registry(|r| {
+            r.fatbins.insert(
+                cell as usize,
+                Fatbin {
+                    image: w.data as usize,
+                    modules: HashMap::new(),
+                },
+            )
+        });
         handle = cell;
     });
     handle
@@ -144,8 +152,18 @@ pub extern "C" fn __cudaRegisterFunction(
     _w_size: *mut c_int,
 ) {
     guarded("__cudaRegisterFunction", || {
-        let Some(name) = name_of(device_name) else { return };
-        with_registry(|r| r.functions.insert(host_fun as usize, Symbol { fatbin: handle as usize, name }));
+        let Some(name) = name_of(device_name) else {
+            return;
+        };
+        with_registry(|r| {
+            r.functions.insert(
+                host_fun as usize,
+                Symbol {
+                    fatbin: handle as usize,
+                    name,
+                },
+            )
+        });
     });
 }
 
@@ -162,17 +180,34 @@ pub extern "C" fn __cudaRegisterVar(
     _global: c_int,
 ) {
     guarded("__cudaRegisterVar", || {
-        let Some(name) = name_of(device_name) else { return };
-        with_registry(|r| r.variables.insert(host_var as usize, Symbol { fatbin: handle as usize, name }));
+        let Some(name) = name_of(device_name) else {
+            return;
+        };
+        with_registry(|r| {
+            r.variables.insert(
+                host_var as usize,
+                Symbol {
+                    fatbin: handle as usize,
+                    name,
+                },
+            )
+        });
     });
 }
 
 /// The module of `fatbin` in `device`'s context, loaded at first use.
 fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
     let (image, loaded) = with_registry(|r| {
-        r.fatbins.get(&fatbin).map(|f| (f.image, f.modules.get(&device).copied()))
+        r.fatbins
+            .get(&fatbin)
+            .map(|f| (f.image, f.modules.get(&device).copied()))
     })
-    .ok_or_else(|| RtError::new(error::INVALID_DEVICE_FUNCTION, "its fatbin is not registered"))?;
+    .ok_or_else(|| {
+        RtError::new(
+            error::INVALID_DEVICE_FUNCTION,
+            "its fatbin is not registered",
+        )
+    })?;
     if let Some(m) = loaded {
         return Ok(m as CUmodule);
     }
@@ -196,24 +231,49 @@ fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
 /// The CUfunction of a registered kernel (by its host stub) in the current context.
 fn function(host_fun: *const c_void) -> RtResult<(&'static Driver, CUfunction)> {
     let (d, _, device) = with_context()?;
-    if let Some(f) = with_registry(|r| r.loaded_functions.get(&(host_fun as usize, device)).copied()) {
+    if let Some(f) = with_registry(|r| {
+        r.loaded_functions
+            .get(&(host_fun as usize, device))
+            .copied()
+    }) {
         return Ok((d, f as CUfunction));
     }
-    let (fatbin, name) = with_registry(|r| r.functions.get(&(host_fun as usize)).map(|s| (s.fatbin, s.name.clone())))
-        .ok_or_else(|| RtError::new(error::INVALID_DEVICE_FUNCTION, format!("{host_fun:?} is not a registered kernel")))?;
+    let (fatbin, name) = with_registry(|r| {
+        r.functions
+            .get(&(host_fun as usize))
+            .map(|s| (s.fatbin, s.name.clone()))
+    })
+    .ok_or_else(|| {
+        RtError::new(
+            error::INVALID_DEVICE_FUNCTION,
+            format!("{host_fun:?} is not a registered kernel"),
+        )
+    })?;
     let m = module(d, fatbin, device)?;
     let mut f = std::ptr::null_mut();
     // Safety: a NUL-terminated name.
     unsafe { d.cuModuleGetFunction(&mut f, m, name.as_ptr())? };
-    with_registry(|r| r.loaded_functions.insert((host_fun as usize, device), f as usize));
+    with_registry(|r| {
+        r.loaded_functions
+            .insert((host_fun as usize, device), f as usize)
+    });
     Ok((d, f))
 }
 
 /// The device address and size of a registered `__device__` variable.
 pub fn symbol(host_var: *const c_void) -> RtResult<(&'static Driver, u64, usize)> {
     let (d, _, device) = with_context()?;
-    let (fatbin, name) = with_registry(|r| r.variables.get(&(host_var as usize)).map(|s| (s.fatbin, s.name.clone())))
-        .ok_or_else(|| RtError::new(error::INVALID_SYMBOL, format!("{host_var:?} is not a registered device variable")))?;
+    let (fatbin, name) = with_registry(|r| {
+        r.variables
+            .get(&(host_var as usize))
+            .map(|s| (s.fatbin, s.name.clone()))
+    })
+    .ok_or_else(|| {
+        RtError::new(
+            error::INVALID_SYMBOL,
+            format!("{host_var:?} is not a registered device variable"),
+        )
+    })?;
     let m = module(d, fatbin, device)?;
     let (mut p, mut size) = (0, 0);
     // Safety: a NUL-terminated name.
@@ -221,11 +281,33 @@ pub fn symbol(host_var: *const c_void) -> RtResult<(&'static Driver, u64, usize)
     Ok((d, p, size))
 }
 
-fn launch(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: CUstream) -> RtResult<()> {
+fn launch(
+    func: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    shared: usize,
+    stream: CUstream,
+) -> RtResult<()> {
     let (d, f) = function(func)?;
-    let shared = u32::try_from(shared).map_err(|_| error::invalid(format!("{shared} bytes of shared memory")))?;
+    let shared = u32::try_from(shared)
+        .map_err(|_| error::invalid(format!("{shared} bytes of shared memory")))?;
     // Safety: `args` holds one pointer per kernel parameter, as nvcc's stub built it.
-    unsafe { d.cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, stream, args, std::ptr::null_mut()) }
+    unsafe {
+        d.cuLaunchKernel(
+            f,
+            grid.x,
+            grid.y,
+            grid.z,
+            block.x,
+            block.y,
+            block.z,
+            shared,
+            stream,
+            args,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 cudart_fn! {
@@ -278,13 +360,27 @@ pub struct LaunchConfig {
     pub num_attrs: c_uint,
 }
 
-fn launch_ex(config: *const LaunchConfig, func: *const c_void, args: *mut *mut c_void, per_thread: bool) -> RtResult<()> {
+fn launch_ex(
+    config: *const LaunchConfig,
+    func: *const c_void,
+    args: *mut *mut c_void,
+    per_thread: bool,
+) -> RtResult<()> {
     // Safety: NULL or the program's config.
     let c = unsafe { config.as_ref() }.ok_or_else(|| error::invalid("config is NULL"))?;
     if c.num_attrs != 0 {
-        return Err(error::not_supported("launch attributes are not implemented"));
+        return Err(error::not_supported(
+            "launch attributes are not implemented",
+        ));
     }
-    launch(func, c.grid, c.block, args, c.dynamic_smem_bytes, stream_for(c.stream, per_thread))
+    launch(
+        func,
+        c.grid,
+        c.block,
+        args,
+        c.dynamic_smem_bytes,
+        stream_for(c.stream, per_thread),
+    )
 }
 
 cudart_fn! {
@@ -315,8 +411,20 @@ thread_local! {
 
 /// `<<<grid, block, shared, stream>>>` pushes; the kernel's host stub pops.
 #[no_mangle]
-pub extern "C" fn __cudaPushCallConfiguration(grid: Dim3, block: Dim3, shared: usize, stream: CUstream) -> c_uint {
-    let pushed = CONFIGURATIONS.try_with(|c| c.borrow_mut().push(CallConfiguration { grid, block, shared, stream }));
+pub extern "C" fn __cudaPushCallConfiguration(
+    grid: Dim3,
+    block: Dim3,
+    shared: usize,
+    stream: CUstream,
+) -> c_uint {
+    let pushed = CONFIGURATIONS.try_with(|c| {
+        c.borrow_mut().push(CallConfiguration {
+            grid,
+            block,
+            shared,
+            stream,
+        })
+    });
     c_uint::from(pushed.is_err())
 }
 
@@ -436,19 +544,36 @@ cudart_fn! {
 }
 
 /// A copy to or from a device variable: checked against its size, then an ordinary copy.
-fn symbol_copy(to_symbol: bool, sym: *const c_void, host: *mut c_void, count: usize, offset: usize, kind: c_int, stream: Option<CUstream>) -> RtResult<()> {
+fn symbol_copy(
+    to_symbol: bool,
+    sym: *const c_void,
+    host: *mut c_void,
+    count: usize,
+    offset: usize,
+    kind: c_int,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
     let (_, addr, size) = symbol(sym)?;
     if offset.checked_add(count).is_none_or(|end| end > size) {
-        return Err(error::invalid(format!("{count} bytes at offset {offset} do not fit the {size}-byte symbol")));
+        return Err(error::invalid(format!(
+            "{count} bytes at offset {offset} do not fit the {size}-byte symbol"
+        )));
     }
     // cudaMemcpyToSymbol takes HostToDevice (1), DeviceToDevice (3) or Default (4);
     // FromSymbol DeviceToHost (2), DeviceToDevice or Default.
     let allowed = if to_symbol { [1, 3, 4] } else { [2, 3, 4] };
     if !allowed.contains(&kind) {
-        return Err(RtError::new(error::INVALID_MEMCPY_DIRECTION, format!("{kind} is not a direction for this symbol copy")));
+        return Err(RtError::new(
+            error::INVALID_MEMCPY_DIRECTION,
+            format!("{kind} is not a direction for this symbol copy"),
+        ));
     }
     let dev = (addr + offset as u64) as *mut c_void;
-    let (dst, src) = if to_symbol { (dev, host as *const c_void) } else { (host, dev as *const c_void) };
+    let (dst, src) = if to_symbol {
+        (dev, host as *const c_void)
+    } else {
+        (host, dev as *const c_void)
+    };
     crate::memory::memcpy(dst, src, count, kind, stream)
 }
 

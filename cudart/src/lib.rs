@@ -16,6 +16,7 @@
 mod abi_check;
 mod boundary;
 mod device;
+mod device_prop;
 mod diagnostics;
 mod driver;
 mod error;
@@ -26,6 +27,5 @@ mod memory;
 mod misc;
 mod os;
 mod pool;
-mod device_prop;
 mod runtime;
 mod stream;

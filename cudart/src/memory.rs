@@ -50,7 +50,13 @@ pub fn allocate(d: &Driver, rt: &Runtime, device: i32, size: usize) -> RtResult<
     };
     rt.state.lock().allocations.insert(
         ptr,
-        DeviceAllocation { size: size as u64, device, backing, exported_fd: None, pooled: false },
+        DeviceAllocation {
+            size: size as u64,
+            device,
+            backing,
+            exported_fd: None,
+            pooled: false,
+        },
     );
     Ok(ptr)
 }
@@ -59,7 +65,10 @@ pub fn allocate(d: &Driver, rt: &Runtime, device: i32, size: usize) -> RtResult<
 pub fn granularity(d: &Driver, device: i32) -> RtResult<usize> {
     let prop = CUmemAllocationProp {
         type_: CU_MEM_ALLOCATION_TYPE_PINNED,
-        location: cumock_abi::CUmemLocation { type_: CU_MEM_LOCATION_TYPE_DEVICE, id: device },
+        location: cumock_abi::CUmemLocation {
+            type_: CU_MEM_LOCATION_TYPE_DEVICE,
+            id: device,
+        },
         ..Default::default()
     };
     let mut g = 0;
@@ -71,7 +80,10 @@ fn vmm_alloc(d: &Driver, rt: &Runtime, device: i32, size: usize) -> RtResult<(u6
     let prop = CUmemAllocationProp {
         type_: CU_MEM_ALLOCATION_TYPE_PINNED,
         requested_handle_types: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-        location: cumock_abi::CUmemLocation { type_: CU_MEM_LOCATION_TYPE_DEVICE, id: device },
+        location: cumock_abi::CUmemLocation {
+            type_: CU_MEM_LOCATION_TYPE_DEVICE,
+            id: device,
+        },
         ..Default::default()
     };
     let rounded = size
@@ -89,7 +101,10 @@ fn vmm_alloc(d: &Driver, rt: &Runtime, device: i32, size: usize) -> RtResult<(u6
         // driver's own cuMemAlloc on cumock's mock.
         (0..rt.device_count).try_for_each(|dev| {
             let desc = CUmemAccessDesc {
-                location: cumock_abi::CUmemLocation { type_: CU_MEM_LOCATION_TYPE_DEVICE, id: dev },
+                location: cumock_abi::CUmemLocation {
+                    type_: CU_MEM_LOCATION_TYPE_DEVICE,
+                    id: dev,
+                },
                 flags: CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
             };
             d.cuMemSetAccess(va, rounded, &desc, 1)
@@ -101,7 +116,13 @@ fn vmm_alloc(d: &Driver, rt: &Runtime, device: i32, size: usize) -> RtResult<(u6
         let _ = d.cuMemRelease(handle);
         return Err(e);
     }
-    Ok((va, Backing::Vmm { handle, reserved: rounded as u64 }))
+    Ok((
+        va,
+        Backing::Vmm {
+            handle,
+            reserved: rounded as u64,
+        },
+    ))
 }
 
 pub fn device_free(ptr: u64) -> RtResult<()> {
@@ -122,7 +143,11 @@ pub fn device_free(ptr: u64) -> RtResult<()> {
 pub fn release(d: &Driver, rt: &Runtime, ptr: u64) -> RtResult<()> {
     let known = rt.state.lock().allocations.get(&ptr).copied();
     match known {
-        Some(DeviceAllocation { backing: Backing::Vmm { handle, reserved }, exported_fd, .. }) => {
+        Some(DeviceAllocation {
+            backing: Backing::Vmm { handle, reserved },
+            exported_fd,
+            ..
+        }) => {
             // cudaFree waits for the device, as cuMemFree does.
             d.cuCtxSynchronize(std::ptr::null_mut())?;
             d.cuMemUnmap(ptr, reserved as usize)?;
@@ -192,7 +217,9 @@ const HOST_REGISTER_FLAGS: u32 = 0xF;
 
 fn host_alloc(size: usize, flags: u32) -> RtResult<*mut c_void> {
     if flags & !HOST_ALLOC_FLAGS != 0 {
-        return Err(error::invalid(format!("flags {flags:#x} are not cudaHostAlloc*")));
+        return Err(error::invalid(format!(
+            "flags {flags:#x} are not cudaHostAlloc*"
+        )));
     }
     let (d, rt, _) = with_context()?;
     if size == 0 {
@@ -206,13 +233,20 @@ fn host_alloc(size: usize, flags: u32) -> RtResult<*mut c_void> {
         Err(e) if e.code == error::NOT_SUPPORTED => {
             // A driver without pinned host memory (cumock's mock, whose devices reach all
             // host memory): the runtime's own anonymous mapping.
-            p = crate::os::map_anonymous(size)
-                .map_err(|e| RtError::new(error::MEMORY_ALLOCATION, format!("mmap of {size} bytes: {e}")))?;
+            p = crate::os::map_anonymous(size).map_err(|e| {
+                RtError::new(
+                    error::MEMORY_ALLOCATION,
+                    format!("mmap of {size} bytes: {e}"),
+                )
+            })?;
             HostKind::Runtime
         }
         Err(e) => return Err(e),
     };
-    rt.state.lock().host.insert(p as usize, HostAllocation { size, flags, kind });
+    rt.state
+        .lock()
+        .host
+        .insert(p as usize, HostAllocation { size, flags, kind });
     Ok(p)
 }
 
@@ -303,7 +337,11 @@ cudart_fn! {
 /// The runtime's own record of the host range holding `p`, if any.
 fn host_range(rt: &Runtime, p: usize) -> Option<(usize, HostAllocation)> {
     let st = rt.state.lock();
-    st.host.range(..=p).next_back().filter(|(&start, h)| p < start + h.size.max(1)).map(|(&s, h)| (s, *h))
+    st.host
+        .range(..=p)
+        .next_back()
+        .filter(|(&start, h)| p < start + h.size.max(1))
+        .map(|(&s, h)| (s, *h))
 }
 
 cudart_fn! {
@@ -364,7 +402,12 @@ fn kind(k: c_int) -> RtResult<Kind> {
         2 => Kind::DeviceToHost,
         3 => Kind::DeviceToDevice,
         4 => Kind::Default,
-        _ => return Err(RtError::new(error::INVALID_MEMCPY_DIRECTION, format!("{k} is not a cudaMemcpyKind"))),
+        _ => {
+            return Err(RtError::new(
+                error::INVALID_MEMCPY_DIRECTION,
+                format!("{k} is not a cudaMemcpyKind"),
+            ))
+        }
     })
 }
 
@@ -373,7 +416,14 @@ fn kind(k: c_int) -> RtResult<Kind> {
 /// # Safety
 /// `dst` and `src` are valid for `n` bytes on the sides `kind` says, as the runtime
 /// header requires of the program (the driver checks device addresses).
-unsafe fn copy(d: &Driver, dst: *mut c_void, src: *const c_void, n: usize, kind: Kind, stream: Option<CUstream>) -> RtResult<()> {
+unsafe fn copy(
+    d: &Driver,
+    dst: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    kind: Kind,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
     if n == 0 {
         return Ok(());
     }
@@ -400,7 +450,13 @@ unsafe fn copy(d: &Driver, dst: *mut c_void, src: *const c_void, n: usize, kind:
     }
 }
 
-pub fn memcpy(dst: *mut c_void, src: *const c_void, n: usize, k: c_int, stream: Option<CUstream>) -> RtResult<()> {
+pub fn memcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    k: c_int,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
     let k = kind(k)?;
     let (d, _, _) = with_context()?;
     if n > 0 && (dst.is_null() || src.is_null()) {
@@ -437,10 +493,22 @@ cudart_fn! {
 /// cudaMemcpy2D: row by row, each row one copy of the same kind (the driver's 2D copy is
 /// not needed for what allocators do, and rows give the same bytes everywhere).
 #[allow(clippy::too_many_arguments)]
-fn memcpy_2d(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, k: c_int, stream: Option<CUstream>) -> RtResult<()> {
+fn memcpy_2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    k: c_int,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
     let k = kind(k)?;
     if width > dpitch || width > spitch {
-        return Err(RtError::new(12, format!("width {width} is larger than a pitch ({dpitch}, {spitch})")));
+        return Err(RtError::new(
+            12,
+            format!("width {width} is larger than a pitch ({dpitch}, {spitch})"),
+        ));
     }
     let (d, _, _) = with_context()?;
     if width == 0 || height == 0 {
@@ -452,7 +520,14 @@ fn memcpy_2d(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize,
     for row in 0..height {
         // Safety: the program says both sides hold `height` rows of their pitch.
         unsafe {
-            copy(d, (dst as *mut u8).add(row * dpitch).cast(), (src as *const u8).add(row * spitch).cast(), width, k, stream)?;
+            copy(
+                d,
+                (dst as *mut u8).add(row * dpitch).cast(),
+                (src as *const u8).add(row * spitch).cast(),
+                width,
+                k,
+                stream,
+            )?;
         }
     }
     Ok(())
@@ -482,7 +557,14 @@ cudart_fn! {
     }
 }
 
-fn memcpy_peer(dst: *mut c_void, dst_device: c_int, src: *const c_void, src_device: c_int, n: usize, stream: Option<CUstream>) -> RtResult<()> {
+fn memcpy_peer(
+    dst: *mut c_void,
+    dst_device: c_int,
+    src: *const c_void,
+    src_device: c_int,
+    n: usize,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
     let (d, rt, _) = with_context()?;
     let (dc, sc) = (rt.primary(dst_device)?, rt.primary(src_device)?);
     if n == 0 {
@@ -559,13 +641,28 @@ cudart_fn! {
     }
 }
 
-fn memset_2d(ptr: *mut c_void, pitch: usize, value: c_int, width: usize, height: usize, stream: Option<CUstream>) -> RtResult<()> {
+fn memset_2d(
+    ptr: *mut c_void,
+    pitch: usize,
+    value: c_int,
+    width: usize,
+    height: usize,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
     if width > pitch && height > 1 {
-        return Err(RtError::new(12, format!("width {width} is larger than the pitch {pitch}")));
+        return Err(RtError::new(
+            12,
+            format!("width {width} is larger than the pitch {pitch}"),
+        ));
     }
     with_context()?;
     for row in 0..height {
-        memset((ptr as *mut u8).wrapping_add(row * pitch).cast(), value, width, stream)?;
+        memset(
+            (ptr as *mut u8).wrapping_add(row * pitch).cast(),
+            value,
+            width,
+            stream,
+        )?;
     }
     Ok(())
 }

@@ -64,23 +64,41 @@ fn strings() -> &'static HashMap<CudaError, CString> {
 /// cudaGetErrorName: never fails, never touches the last error.
 #[no_mangle]
 pub extern "C" fn cudaGetErrorName(code: CudaError) -> *const c_char {
-    std::panic::catch_unwind(|| names().get(&code).map_or(UNRECOGNIZED.as_ptr(), |s| s.as_ptr()))
-        .unwrap_or(UNRECOGNIZED.as_ptr())
+    std::panic::catch_unwind(|| {
+        names()
+            .get(&code)
+            .map_or(UNRECOGNIZED.as_ptr(), |s| s.as_ptr())
+    })
+    .unwrap_or(UNRECOGNIZED.as_ptr())
 }
 
 #[no_mangle]
 pub extern "C" fn cudaGetErrorString(code: CudaError) -> *const c_char {
-    std::panic::catch_unwind(|| strings().get(&code).map_or(UNRECOGNIZED.as_ptr(), |s| s.as_ptr()))
-        .unwrap_or(UNRECOGNIZED.as_ptr())
+    std::panic::catch_unwind(|| {
+        strings()
+            .get(&code)
+            .map_or(UNRECOGNIZED.as_ptr(), |s| s.as_ptr())
+    })
+    .unwrap_or(UNRECOGNIZED.as_ptr())
 }
 
-fn entry_point(symbol: *const c_char, pfn: *mut *mut c_void, version: c_uint, flags: c_ulonglong, status: *mut i32) -> crate::error::RtResult<()> {
+fn entry_point(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_uint,
+    flags: c_ulonglong,
+    status: *mut i32,
+) -> crate::error::RtResult<()> {
     if symbol.is_null() || pfn.is_null() {
         return Err(error::invalid("symbol or funcPtr is NULL"));
     }
     runtime()?;
     let mut local_status = 0;
-    let status = if status.is_null() { &mut local_status as *mut i32 } else { status };
+    let status = if status.is_null() {
+        &mut local_status as *mut i32
+    } else {
+        status
+    };
     // Safety: a NUL-terminated name and writable outputs, as the program promised;
     // cudaDriverEntryPointQueryResult's values are CUdriverProcAddressQueryResult's.
     unsafe { driver()?.get_proc_address(symbol, pfn, version as i32, flags, status) }

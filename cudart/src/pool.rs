@@ -19,7 +19,6 @@ use std::ffi::{c_int, c_void};
 
 /// `cudaMemPoolAttr`.
 const REUSE_FOLLOW_EVENT_DEPENDENCIES: i32 = 1;
-const REUSE_ALLOW_OPPORTUNISTIC: i32 = 2;
 const REUSE_ALLOW_INTERNAL_DEPENDENCIES: i32 = 3;
 const RELEASE_THRESHOLD: i32 = 4;
 const RESERVED_MEM_CURRENT: i32 = 5;
@@ -71,7 +70,10 @@ static POOLS: Mutex<Option<Pools>> = Mutex::new(None);
 
 fn with_pools<T>(f: impl FnOnce(&mut Pools) -> T) -> T {
     let mut g = POOLS.lock();
-    f(g.get_or_insert_with(|| Pools { next: 0x1000, ..Default::default() }))
+    f(g.get_or_insert_with(|| Pools {
+        next: 0x1000,
+        ..Default::default()
+    }))
 }
 
 /// Whether the driver has memory pools: cuDeviceGetDefaultMemPool answers, or says it has
@@ -92,7 +94,14 @@ fn driver_pools(d: &Driver, device: i32) -> RtResult<bool> {
 fn new_pool(p: &mut Pools, device: i32) -> usize {
     p.next += 0x10;
     let h = p.next;
-    p.pools.insert(h, Pool { device, reuse: [1, 1, 1], ..Default::default() });
+    p.pools.insert(
+        h,
+        Pool {
+            device,
+            reuse: [1, 1, 1],
+            ..Default::default()
+        },
+    );
     h
 }
 
@@ -128,9 +137,10 @@ fn known_pool(h: CUmemoryPool) -> RtResult<usize> {
 
 fn pool_alloc(d: &Driver, rt: &Runtime, h: usize, size: usize) -> RtResult<u64> {
     let device = with_pools(|p| p.pools[&h].device);
-    let block = size.checked_next_multiple_of(granularity(d, device)?).ok_or_else(|| {
-        RtError::new(error::MEMORY_ALLOCATION, format!("{size} bytes overflow"))
-    })? as u64;
+    let block = size
+        .checked_next_multiple_of(granularity(d, device)?)
+        .ok_or_else(|| RtError::new(error::MEMORY_ALLOCATION, format!("{size} bytes overflow")))?
+        as u64;
     let reused = with_pools(|p| {
         let pool = p.pools.get_mut(&h)?;
         let list = pool.free.get_mut(&block)?;
@@ -173,7 +183,9 @@ pub fn owns(ptr: u64) -> bool {
 pub fn free(ptr: u64, stream: CUstream) -> RtResult<()> {
     let (d, rt, _) = with_context()?;
     let Some((h, block)) = with_pools(|p| p.live.get(&ptr).copied()) else {
-        return Err(error::invalid(format!("{ptr:#x} is not stream-ordered memory")));
+        return Err(error::invalid(format!(
+            "{ptr:#x} is not stream-ordered memory"
+        )));
     };
     d.cuStreamSynchronize(stream)?;
     let destroyed = with_pools(|p| {
@@ -219,8 +231,15 @@ fn trim(d: &Driver, rt: &Runtime, h: usize, keep: u64) -> RtResult<()> {
 /// At a synchronisation (stream, event, device), pools above their release threshold
 /// give their free blocks back.
 pub fn release_on_synchronize() {
-    let (Ok(rt), Ok(d)) = (runtime(), crate::driver::driver()) else { return };
-    let pools: Vec<(usize, u64)> = with_pools(|p| p.pools.iter().map(|(h, pool)| (*h, pool.release_threshold)).collect());
+    let (Ok(rt), Ok(d)) = (runtime(), crate::driver::driver()) else {
+        return;
+    };
+    let pools: Vec<(usize, u64)> = with_pools(|p| {
+        p.pools
+            .iter()
+            .map(|(h, pool)| (*h, pool.release_threshold))
+            .collect()
+    });
     for (h, threshold) in pools {
         if let Err(e) = trim(d, rt, h, threshold) {
             eprintln!("cumock: giving a pool's memory back failed: {}", e.message);
@@ -231,7 +250,12 @@ pub fn release_on_synchronize() {
 /// cudaDeviceReset: the device's pools go with its context.
 pub fn forget_device(device: i32) {
     with_pools(|p| {
-        let gone: Vec<usize> = p.pools.iter().filter(|(_, pool)| pool.device == device).map(|(h, _)| *h).collect();
+        let gone: Vec<usize> = p
+            .pools
+            .iter()
+            .filter(|(_, pool)| pool.device == device)
+            .map(|(h, _)| *h)
+            .collect();
         for h in &gone {
             p.pools.remove(h);
         }
@@ -255,7 +279,12 @@ pub fn leak_report() -> Vec<String> {
 
 // ---- exports --------------------------------------------------------------------------
 
-fn malloc_async(ptr: *mut *mut c_void, size: usize, pool: Option<CUmemoryPool>, stream: CUstream) -> RtResult<()> {
+fn malloc_async(
+    ptr: *mut *mut c_void,
+    size: usize,
+    pool: Option<CUmemoryPool>,
+    stream: CUstream,
+) -> RtResult<()> {
     let ptr = unsafe { out_ref(ptr)? };
     let (d, rt, device) = with_context()?;
     if driver_pools(d, device)? {

@@ -84,7 +84,10 @@ pub fn runtime() -> RtResult<&'static Runtime> {
         let mut n = 0;
         d.cuDeviceGetCount(&mut n)?;
         if n == 0 {
-            return Err(RtError::new(error::NO_DEVICE, "the driver reports no device"));
+            return Err(RtError::new(
+                error::NO_DEVICE,
+                "the driver reports no device",
+            ));
         }
         Ok(Runtime {
             device_count: n,
@@ -111,7 +114,10 @@ impl Runtime {
         } else {
             Err(RtError::new(
                 error::INVALID_DEVICE,
-                format!("device {device} is not one of the {} devices", self.device_count),
+                format!(
+                    "device {device} is not one of the {} devices",
+                    self.device_count
+                ),
             ))
         }
     }
@@ -189,7 +195,10 @@ pub fn with_context() -> RtResult<(&'static Driver, &'static Runtime, i32)> {
     if let Some(code) = rt.sticky(device) {
         return Err(RtError::new(
             code,
-            format!("an earlier {} on device {device} is sticky until cudaDeviceReset", error::name(code).unwrap_or("error")),
+            format!(
+                "an earlier {} on device {device} is sticky until cudaDeviceReset",
+                error::name(code).unwrap_or("error")
+            ),
         ));
     }
     Ok((d, rt, device))
@@ -213,22 +222,37 @@ pub fn leak_report() -> Vec<String> {
     let st = rt.state.lock();
     let mut out = Vec::new();
     for (p, a) in st.allocations.iter().filter(|(_, a)| !a.pooled) {
-        out.push(format!("device memory {p:#x} ({} bytes, device {}) never freed (cudaFree)", a.size, a.device));
+        out.push(format!(
+            "device memory {p:#x} ({} bytes, device {}) never freed (cudaFree)",
+            a.size, a.device
+        ));
     }
     for (p, h) in &st.host {
         match h.kind {
-            HostKind::Registered { .. } => out.push(format!("host range {p:#x} ({} bytes) never unregistered (cudaHostUnregister)", h.size)),
-            _ => out.push(format!("pinned host memory {p:#x} ({} bytes) never freed (cudaFreeHost)", h.size)),
+            HostKind::Registered { .. } => out.push(format!(
+                "host range {p:#x} ({} bytes) never unregistered (cudaHostUnregister)",
+                h.size
+            )),
+            _ => out.push(format!(
+                "pinned host memory {p:#x} ({} bytes) never freed (cudaFreeHost)",
+                h.size
+            )),
         }
     }
     for p in st.ipc_opened.keys() {
-        out.push(format!("IPC mapping {p:#x} never closed (cudaIpcCloseMemHandle)"));
+        out.push(format!(
+            "IPC mapping {p:#x} never closed (cudaIpcCloseMemHandle)"
+        ));
     }
     for (s, dev) in &st.streams {
-        out.push(format!("stream {s:#x} (device {dev}) never destroyed (cudaStreamDestroy)"));
+        out.push(format!(
+            "stream {s:#x} (device {dev}) never destroyed (cudaStreamDestroy)"
+        ));
     }
     for (e, dev) in &st.events {
-        out.push(format!("event {e:#x} (device {dev}) never destroyed (cudaEventDestroy)"));
+        out.push(format!(
+            "event {e:#x} (device {dev}) never destroyed (cudaEventDestroy)"
+        ));
     }
     drop(st);
     out.extend(crate::pool::leak_report());

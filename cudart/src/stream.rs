@@ -10,7 +10,9 @@ use std::ffi::{c_int, c_uint};
 
 fn create_stream(flags: u32, priority: Option<i32>) -> RtResult<CUstream> {
     if flags > 1 {
-        return Err(error::invalid(format!("flags {flags:#x} are not cudaStreamDefault or cudaStreamNonBlocking")));
+        return Err(error::invalid(format!(
+            "flags {flags:#x} are not cudaStreamDefault or cudaStreamNonBlocking"
+        )));
     }
     let (d, rt, device) = with_context()?;
     let mut s = std::ptr::null_mut();
@@ -137,7 +139,10 @@ fn capture_status(rt: &Runtime, d: &crate::driver::Driver, stream: CUstream) -> 
             if is_special(stream) || rt.state.lock().streams.contains_key(&(stream as usize)) {
                 Ok(0)
             } else {
-                Err(RtError::new(error::INVALID_RESOURCE_HANDLE, format!("{stream:?} is not a stream of this runtime")))
+                Err(RtError::new(
+                    error::INVALID_RESOURCE_HANDLE,
+                    format!("{stream:?} is not a stream of this runtime"),
+                ))
             }
         }
         Err(e) => Err(e),
@@ -170,7 +175,9 @@ fn capture_info(stream: CUstream, status: *mut c_int, id: *mut u64) -> RtResult<
     let (d, rt, _) = with_context()?;
     let s = capture_status(rt, d, stream)?;
     if s != 0 {
-        return Err(error::not_supported("cudaStreamGetCaptureInfo during a capture: graphs are not implemented"));
+        return Err(error::not_supported(
+            "cudaStreamGetCaptureInfo during a capture: graphs are not implemented",
+        ));
     }
     *status = s;
     let _ = id;
@@ -195,7 +202,9 @@ cudart_fn! {
 
 fn create_event(flags: u32) -> RtResult<CUevent> {
     if flags & !0x7 != 0 {
-        return Err(error::invalid(format!("flags {flags:#x} are not cudaEvent*")));
+        return Err(error::invalid(format!(
+            "flags {flags:#x} are not cudaEvent*"
+        )));
     }
     let (d, rt, device) = with_context()?;
     let mut e = std::ptr::null_mut();
@@ -267,4 +276,3 @@ cudart_fn! {
         d.cuEventElapsedTime(ms, start, end)
     }
 }
-

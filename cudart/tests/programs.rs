@@ -16,8 +16,14 @@ const SKIPPED: i32 = 77;
 
 fn goldens() -> Vec<PathBuf> {
     let dir = common::workspace().join("clients/runtime/goldens");
-    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
-    let mut v: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path().join("nvidia")).filter(|p| p.is_dir()).collect();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("nvidia"))
+        .filter(|p| p.is_dir())
+        .collect();
     v.sort();
     v
 }
@@ -32,7 +38,9 @@ fn declared() -> HashMap<String, Vec<String>> {
             continue;
         }
         let (program, call) = line.split_once(' ').unwrap_or((line, "*"));
-        m.entry(program.to_owned()).or_default().push(call.trim().to_owned());
+        m.entry(program.to_owned())
+            .or_default()
+            .push(call.trim().to_owned());
     }
     m
 }
@@ -53,7 +61,12 @@ fn steps(transcript: &str) -> Vec<String> {
 }
 
 fn call_of(step: &str) -> &str {
-    step.lines().next().unwrap_or("").split(" -> ").next().unwrap_or("")
+    step.lines()
+        .next()
+        .unwrap_or("")
+        .split(" -> ")
+        .next()
+        .unwrap_or("")
 }
 
 /// The undeclared differences between NVIDIA's transcript and ours.
@@ -69,7 +82,11 @@ fn compare(program: &str, nvidia: &str, ours: &str) -> Vec<String> {
         if tag == similar::DiffTag::Equal {
             continue;
         }
-        for s in a[old.clone()].iter().map(|s| ("nvidia", s)).chain(b[new.clone()].iter().map(|s| ("cumock", s))) {
+        for s in a[old.clone()]
+            .iter()
+            .map(|s| ("nvidia", s))
+            .chain(b[new.clone()].iter().map(|s| ("cumock", s)))
+        {
             if !allowed.iter().any(|c| c == call_of(s.1)) {
                 out.push(format!("{}: {}", s.0, s.1.replace('\n', "\n        ")));
             }
@@ -80,11 +97,17 @@ fn compare(program: &str, nvidia: &str, ours: &str) -> Vec<String> {
 
 fn run(program: &str, args: &[&str]) {
     let exe = common::nvcc(program);
-    let o = common::on_mock(&exe).args(args).output().expect("running the program");
+    let o = common::on_mock(&exe)
+        .args(args)
+        .output()
+        .expect("running the program");
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&o.stderr);
     if o.status.code() == Some(SKIPPED) {
-        let why = stdout.lines().find(|l| l.starts_with("SKIP")).unwrap_or("SKIP: no reason printed");
+        let why = stdout
+            .lines()
+            .find(|l| l.starts_with("SKIP"))
+            .unwrap_or("SKIP: no reason printed");
         eprintln!("{program}: {why}");
         return;
     }
@@ -97,7 +120,9 @@ fn run(program: &str, args: &[&str]) {
     std::fs::write(&transcript_out, &stdout).unwrap();
     for dir in goldens() {
         let golden = dir.join(format!("{program}.txt"));
-        let Ok(nvidia) = std::fs::read_to_string(&golden) else { continue };
+        let Ok(nvidia) = std::fs::read_to_string(&golden) else {
+            continue;
+        };
         let diffs = compare(program, &nvidia, &stdout);
         assert!(
             diffs.is_empty(),
@@ -152,8 +177,10 @@ fn kernel_fault_is_sticky() {
 
 #[test]
 fn comparison_finds_undeclared_differences_and_passes_declared_ones() {
-    let nvidia = "cudaMalloc(&d, 1) -> cudaSuccess\n    d is 2MiB-aligned\ncudaFree(d) -> cudaSuccess\n";
-    let ours = "cudaMalloc(&d, 1) -> cudaSuccess\n    d is 4KiB-aligned\ncudaFree(d) -> cudaSuccess\n";
+    let nvidia =
+        "cudaMalloc(&d, 1) -> cudaSuccess\n    d is 2MiB-aligned\ncudaFree(d) -> cudaSuccess\n";
+    let ours =
+        "cudaMalloc(&d, 1) -> cudaSuccess\n    d is 4KiB-aligned\ncudaFree(d) -> cudaSuccess\n";
     let d = compare("no-such-program", nvidia, ours);
     assert_eq!(d.len(), 2, "{d:?}");
     assert!(d[0].contains("2MiB") && d[1].contains("4KiB"));

@@ -6,13 +6,19 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_owned()
 }
 
 /// `target/<profile>`, where cargo put this test binary's libraries.
 pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
-    exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_owned()
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>")
+        .to_owned()
 }
 
 fn built(name: &str, crate_name: &str) -> PathBuf {
@@ -20,7 +26,12 @@ fn built(name: &str, crate_name: &str) -> PathBuf {
     [profile.join(name), profile.join("deps").join(name)]
         .into_iter()
         .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{name} ({crate_name}) is not built in {}: run `cargo build --workspace` first", profile.display()))
+        .unwrap_or_else(|| {
+            panic!(
+                "{name} ({crate_name}) is not built in {}: run `cargo build --workspace` first",
+                profile.display()
+            )
+        })
 }
 
 pub fn cudart_lib() -> PathBuf {
@@ -61,8 +72,14 @@ pub fn toolkit() -> PathBuf {
         if let Some(r) = std::env::var_os("CUMOCK_NVCC_ROOT") {
             return PathBuf::from(r);
         }
-        let o = Command::new(workspace().join("ci/install-nvcc.sh")).output().expect("running ci/install-nvcc.sh");
-        assert!(o.status.success(), "ci/install-nvcc.sh failed:\n{}", String::from_utf8_lossy(&o.stderr));
+        let o = Command::new(workspace().join("ci/install-nvcc.sh"))
+            .output()
+            .expect("running ci/install-nvcc.sh");
+        assert!(
+            o.status.success(),
+            "ci/install-nvcc.sh failed:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
     })
     .clone()
@@ -78,10 +95,18 @@ pub fn scratch(name: &str) -> PathBuf {
 /// the shared runtime.
 pub fn nvcc(program: &str) -> PathBuf {
     let root = toolkit();
-    let src = workspace().join("clients/runtime").join(format!("{program}.cu"));
+    let src = workspace()
+        .join("clients/runtime")
+        .join(format!("{program}.cu"));
     let exe = scratch("programs").join(program);
     let o = Command::new(root.join("bin/nvcc"))
-        .args(["-cudart", "shared", "-arch=sm_90", "-gencode", "arch=compute_90,code=compute_90"])
+        .args([
+            "-cudart",
+            "shared",
+            "-arch=sm_90",
+            "-gencode",
+            "arch=compute_90,code=compute_90",
+        ])
         .arg("-L")
         .arg(root.join("lib"))
         .arg(&src)
@@ -89,7 +114,12 @@ pub fn nvcc(program: &str) -> PathBuf {
         .arg(&exe)
         .output()
         .expect("running nvcc");
-    assert!(o.status.success(), "nvcc {} failed:\n{}", src.display(), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "nvcc {} failed:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
     exe
 }
 
@@ -102,7 +132,14 @@ pub fn on_mock(exe: &Path) -> Command {
         path.push(old);
     }
     c.env("LD_LIBRARY_PATH", path);
-    for k in ["CUMOCK_TRACE", "CUMOCK_FAULT", "CUMOCK_LEAKS", "CUMOCK_MISUSE", "CUMOCK_STRICT", "CUMOCK_DEVICES"] {
+    for k in [
+        "CUMOCK_TRACE",
+        "CUMOCK_FAULT",
+        "CUMOCK_LEAKS",
+        "CUMOCK_MISUSE",
+        "CUMOCK_STRICT",
+        "CUMOCK_DEVICES",
+    ] {
         c.env_remove(k);
     }
     c
