@@ -45,6 +45,15 @@ static const char *alignment(const void *p) {
 // Exit status 77 says "skipped" to the test that runs the program.
 #define SKIP_EXIT 77
 
+// An allocation the rest of the program needs: without it, stop (never touch NULL).
+#define NEED(ptr)                                                   \
+    do {                                                            \
+        if (!(ptr)) {                                               \
+            printf("    cannot go on without %s\n", #ptr);          \
+            return 1;                                               \
+        }                                                           \
+    } while (0)
+
 static int finish(void) {
     if (failures) printf("%d checks failed\n", failures);
     return failures ? 1 : 0;

@@ -5,6 +5,7 @@ int main(void) {
     void *h = NULL, *ha = NULL, *dp = NULL;
     T(cudaMallocHost(&h, 1 << 20));
     OUT("h is %s", alignment(h));
+    NEED(h);
     memset(h, 0x11, 1 << 20);
     T(cudaHostAlloc(&ha, 8192, cudaHostAllocMapped | cudaHostAllocPortable));
     OUT("ha is %s", alignment(ha));
@@ -26,6 +27,7 @@ int main(void) {
     // Pinned memory in copies, with the data checked.
     void *d = NULL;
     T(cudaMalloc(&d, 1 << 20));
+    NEED(d);
     T(cudaMemcpy(d, h, 1 << 20, cudaMemcpyHostToDevice));
     memset(h, 0, 1 << 20);
     T(cudaMemcpy(h, d, 1 << 20, cudaMemcpyDefault));

@@ -10,6 +10,7 @@ static int child(const char *hex) {
     for (int i = 0; i < 64; i++) sscanf(hex + 2 * i, "%2hhx", (unsigned char *)&h.reserved[i]);
     void *p = NULL;
     T(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
+    NEED(p);
     unsigned char buf[4096];
     T(cudaMemcpy(buf, p, sizeof buf, cudaMemcpyDeviceToHost));
     int ok = 1;
@@ -28,6 +29,7 @@ int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "--child")) return child(argv[2]);
     void *d = NULL;
     T(cudaMalloc(&d, 1 << 20));
+    NEED(d);
     unsigned char buf[4096];
     for (int i = 0; i < 4096; i++) buf[i] = (unsigned char)(i ^ 0x5a);
     T(cudaMemcpy(d, buf, sizeof buf, cudaMemcpyHostToDevice));

@@ -14,6 +14,7 @@ int main(void) {
     void *d = NULL, *e = NULL, *z = (void *)1;
     T(cudaMalloc(&d, 1 << 20));
     OUT("d is %s", alignment(d));
+    NEED(d);
     size_t f1 = free_now();
     OUT("free dropped by %zu", f0 - f1);
     T(cudaMalloc(&e, 1));

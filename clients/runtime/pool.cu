@@ -27,6 +27,7 @@ int main(void) {
     void *a = NULL, *b = NULL;
     T(cudaMallocAsync(&a, 1 << 20, s));
     OUT("a is %s", alignment(a));
+    NEED(a);
     T(cudaMallocAsync(&b, 3 << 20, s));
     show(def);
     unsigned char pattern[256];

@@ -37,6 +37,7 @@ int main(void) {
     enum { N = 1 << 16 };
     unsigned char *h = NULL;
     T(cudaMallocHost(&h, N));
+    NEED(h);
     for (int i = 0; i < N; i++) h[i] = (unsigned char)i;
     void *d = NULL;
     T(cudaMalloc(&d, N));
