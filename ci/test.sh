@@ -16,6 +16,9 @@ if ! command -v valgrind > /dev/null; then
     if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq valgrind > /dev/null; else sudo apt-get install -y -qq valgrind > /dev/null; fi
 fi
 export CUMOCK_CUDA_INCLUDE="$PWD/$headers/nvidia/cu13/include"
+# nvcc 13.0 for the runtime programs (cudart/tests): installed once, before the tests.
+CUMOCK_NVCC_ROOT=$(ci/install-nvcc.sh)
+export CUMOCK_NVCC_ROOT
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo build --workspace --all-targets --quiet

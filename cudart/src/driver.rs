@@ -132,6 +132,8 @@ driver_functions! {
     safe fn cuStreamGetPriority(stream: CUstream, priority: &mut i32);
     safe fn cuStreamGetFlags(stream: CUstream, flags: &mut u32);
     safe fn cuStreamIsCapturing(stream: CUstream, status: &mut i32);
+    safe fn cuThreadExchangeStreamCaptureMode(mode: &mut i32);
+    safe fn cuEventRecordWithFlags(event: CUevent, stream: CUstream, flags: u32);
     safe fn cuEventCreate(event: &mut CUevent, flags: u32);
     safe fn cuEventRecord(event: CUevent, stream: CUstream);
     safe fn cuEventSynchronize(event: CUevent);
