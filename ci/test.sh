@@ -18,6 +18,9 @@ fi
 # nvcc 13.0 from the registry packages: ptx/ tests compile kernels with it (once, into target/).
 ci/install-nvcc.sh > /dev/null
 export CUMOCK_CUDA_INCLUDE="$PWD/$headers/nvidia/cu13/include"
+# nvcc 13.0 for the runtime programs (cudart/tests): installed once, before the tests.
+CUMOCK_NVCC_ROOT=$(ci/install-nvcc.sh)
+export CUMOCK_NVCC_ROOT
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo build --workspace --all-targets --quiet

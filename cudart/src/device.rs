@@ -48,7 +48,7 @@ cudart_fn! {
             thread_device()
         } else {
             let mut dev = 0;
-            d.cuCtxGetDevice(&mut dev)?;
+            d.cuCtxGetDevice(&mut dev, std::ptr::null_mut())?;
             dev
         };
         Ok(())
@@ -70,7 +70,7 @@ cudart_fn! {
         let flags = unsafe { out_ref(flags)? };
         let (d, _, device) = with_context()?;
         let (mut f, mut active) = (0u32, 0i32);
-        d.cuDevicePrimaryCtxGetState(&mut f, &mut active, device)?;
+        d.cuDevicePrimaryCtxGetState(device, &mut f, &mut active)?;
         // As NVIDIA's runtime reports it: the context's flags with cudaDeviceMapHost.
         *flags = f | 0x8;
         Ok(())
@@ -88,7 +88,7 @@ cudart_fn! {
 cudart_fn! {
     fn cudaDeviceSynchronize() {
         let (d, _, _) = with_context()?;
-        d.cuCtxSynchronize()?;
+        d.cuCtxSynchronize(std::ptr::null_mut())?;
         crate::pool::release_on_synchronize();
         Ok(())
     }
@@ -116,7 +116,7 @@ cudart_fn! {
         unsafe { d.cuDeviceGetName(p.name.as_mut_ptr(), 256, device)? };
         d.cuDeviceGetUuid(&mut p.uuid, device)?;
         d.cuDeviceTotalMem(&mut p.totalGlobalMem, device)?;
-        for (field, attrs) in PROP_ATTRIBUTES {
+        for (field, attrs, _) in PROP_ATTRIBUTES {
             let mut v = [0i32; 3];
             for (slot, attr) in v.iter_mut().zip(attrs.iter()) {
                 d.cuDeviceGetAttribute(slot, *attr, device)?;

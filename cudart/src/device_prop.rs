@@ -104,96 +104,322 @@ pub struct CudaDeviceProp {
 }
 
 /// The attributes each field is filled from (CUdevice_attribute values from cuda.h):
-/// `(field, [attributes])`, in the struct's order. Kept as data so the ABI test can
+/// `(field, [attribute values], [CU_DEVICE_ATTRIBUTE_ names])`, in the struct's order. Kept as data so the ABI test can
 /// check every field's offset and every value against the headers.
-pub const PROP_ATTRIBUTES: &[(&str, &[i32])] = &[
-    ("sharedMemPerBlock", &[8]),             // MAX_SHARED_MEMORY_PER_BLOCK
-    ("regsPerBlock", &[12]),                 // MAX_REGISTERS_PER_BLOCK
-    ("warpSize", &[10]),                     // WARP_SIZE
-    ("memPitch", &[11]),                     // MAX_PITCH
-    ("maxThreadsPerBlock", &[1]),            // MAX_THREADS_PER_BLOCK
-    ("maxThreadsDim", &[2, 3, 4]),           // MAX_BLOCK_DIM_X, MAX_BLOCK_DIM_Y, MAX_BLOCK_DIM_Z
-    ("maxGridSize", &[5, 6, 7]),             // MAX_GRID_DIM_X, MAX_GRID_DIM_Y, MAX_GRID_DIM_Z
-    ("totalConstMem", &[9]),                 // TOTAL_CONSTANT_MEMORY
-    ("major", &[75]),                        // COMPUTE_CAPABILITY_MAJOR
-    ("minor", &[76]),                        // COMPUTE_CAPABILITY_MINOR
-    ("textureAlignment", &[14]),             // TEXTURE_ALIGNMENT
-    ("texturePitchAlignment", &[51]),        // TEXTURE_PITCH_ALIGNMENT
-    ("multiProcessorCount", &[16]),          // MULTIPROCESSOR_COUNT
-    ("integrated", &[18]),                   // INTEGRATED
-    ("canMapHostMemory", &[19]),             // CAN_MAP_HOST_MEMORY
-    ("maxTexture1D", &[21]),                 // MAXIMUM_TEXTURE1D_WIDTH
-    ("maxTexture1DMipmap", &[77]),           // MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH
-    ("maxTexture2D", &[22, 23]),             // MAXIMUM_TEXTURE2D_WIDTH, MAXIMUM_TEXTURE2D_HEIGHT
-    ("maxTexture2DMipmap", &[73, 74]), // MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH, MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT
-    ("maxTexture2DLinear", &[70, 71, 72]), // MAXIMUM_TEXTURE2D_LINEAR_WIDTH, MAXIMUM_TEXTURE2D_LINEAR_HEIGHT, MAXIMUM_TEXTURE2D_LINEAR_PITCH
-    ("maxTexture2DGather", &[45, 46]), // MAXIMUM_TEXTURE2D_GATHER_WIDTH, MAXIMUM_TEXTURE2D_GATHER_HEIGHT
-    ("maxTexture3D", &[24, 25, 26]), // MAXIMUM_TEXTURE3D_WIDTH, MAXIMUM_TEXTURE3D_HEIGHT, MAXIMUM_TEXTURE3D_DEPTH
-    ("maxTexture3DAlt", &[47, 48, 49]), // MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE, MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE, MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE
-    ("maxTextureCubemap", &[52]),       // MAXIMUM_TEXTURECUBEMAP_WIDTH
-    ("maxTexture1DLayered", &[42, 43]), // MAXIMUM_TEXTURE1D_LAYERED_WIDTH, MAXIMUM_TEXTURE1D_LAYERED_LAYERS
-    ("maxTexture2DLayered", &[27, 28, 29]), // MAXIMUM_TEXTURE2D_LAYERED_WIDTH, MAXIMUM_TEXTURE2D_LAYERED_HEIGHT, MAXIMUM_TEXTURE2D_LAYERED_LAYERS
-    ("maxTextureCubemapLayered", &[53, 54]), // MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH, MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS
-    ("maxSurface1D", &[55]),                 // MAXIMUM_SURFACE1D_WIDTH
-    ("maxSurface2D", &[56, 57]),             // MAXIMUM_SURFACE2D_WIDTH, MAXIMUM_SURFACE2D_HEIGHT
-    ("maxSurface3D", &[58, 59, 60]), // MAXIMUM_SURFACE3D_WIDTH, MAXIMUM_SURFACE3D_HEIGHT, MAXIMUM_SURFACE3D_DEPTH
-    ("maxSurface1DLayered", &[61, 62]), // MAXIMUM_SURFACE1D_LAYERED_WIDTH, MAXIMUM_SURFACE1D_LAYERED_LAYERS
-    ("maxSurface2DLayered", &[63, 64, 65]), // MAXIMUM_SURFACE2D_LAYERED_WIDTH, MAXIMUM_SURFACE2D_LAYERED_HEIGHT, MAXIMUM_SURFACE2D_LAYERED_LAYERS
-    ("maxSurfaceCubemap", &[66]),           // MAXIMUM_SURFACECUBEMAP_WIDTH
-    ("maxSurfaceCubemapLayered", &[67, 68]), // MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH, MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS
-    ("surfaceAlignment", &[30]),             // SURFACE_ALIGNMENT
-    ("concurrentKernels", &[31]),            // CONCURRENT_KERNELS
-    ("ECCEnabled", &[32]),                   // ECC_ENABLED
-    ("pciBusID", &[33]),                     // PCI_BUS_ID
-    ("pciDeviceID", &[34]),                  // PCI_DEVICE_ID
-    ("pciDomainID", &[50]),                  // PCI_DOMAIN_ID
-    ("tccDriver", &[35]),                    // TCC_DRIVER
-    ("asyncEngineCount", &[40]),             // ASYNC_ENGINE_COUNT
-    ("unifiedAddressing", &[41]),            // UNIFIED_ADDRESSING
-    ("memoryBusWidth", &[37]),               // GLOBAL_MEMORY_BUS_WIDTH
-    ("l2CacheSize", &[38]),                  // L2_CACHE_SIZE
-    ("persistingL2CacheMaxSize", &[108]),    // MAX_PERSISTING_L2_CACHE_SIZE
-    ("maxThreadsPerMultiProcessor", &[39]),  // MAX_THREADS_PER_MULTIPROCESSOR
-    ("streamPrioritiesSupported", &[78]),    // STREAM_PRIORITIES_SUPPORTED
-    ("globalL1CacheSupported", &[79]),       // GLOBAL_L1_CACHE_SUPPORTED
-    ("localL1CacheSupported", &[80]),        // LOCAL_L1_CACHE_SUPPORTED
-    ("sharedMemPerMultiprocessor", &[81]),   // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-    ("regsPerMultiprocessor", &[82]),        // MAX_REGISTERS_PER_MULTIPROCESSOR
-    ("managedMemory", &[83]),                // MANAGED_MEMORY
-    ("isMultiGpuBoard", &[84]),              // MULTI_GPU_BOARD
-    ("multiGpuBoardGroupID", &[85]),         // MULTI_GPU_BOARD_GROUP_ID
-    ("hostNativeAtomicSupported", &[86]),    // HOST_NATIVE_ATOMIC_SUPPORTED
-    ("pageableMemoryAccess", &[88]),         // PAGEABLE_MEMORY_ACCESS
-    ("concurrentManagedAccess", &[89]),      // CONCURRENT_MANAGED_ACCESS
-    ("computePreemptionSupported", &[90]),   // COMPUTE_PREEMPTION_SUPPORTED
-    ("canUseHostPointerForRegisteredMem", &[91]), // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
-    ("cooperativeLaunch", &[95]),            // COOPERATIVE_LAUNCH
-    ("sharedMemPerBlockOptin", &[97]),       // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-    ("pageableMemoryAccessUsesHostPageTables", &[100]), // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
-    ("directManagedMemAccessFromHost", &[101]),         // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
-    ("maxBlocksPerMultiProcessor", &[106]),             // MAX_BLOCKS_PER_MULTIPROCESSOR
-    ("accessPolicyMaxWindowSize", &[109]),              // MAX_ACCESS_POLICY_WINDOW_SIZE
-    ("reservedSharedMemPerBlock", &[111]),              // RESERVED_SHARED_MEMORY_PER_BLOCK
-    ("hostRegisterSupported", &[99]),                   // HOST_REGISTER_SUPPORTED
-    ("sparseCudaArraySupported", &[112]),               // SPARSE_CUDA_ARRAY_SUPPORTED
-    ("hostRegisterReadOnlySupported", &[113]),          // READ_ONLY_HOST_REGISTER_SUPPORTED
-    ("timelineSemaphoreInteropSupported", &[114]),      // TIMELINE_SEMAPHORE_INTEROP_SUPPORTED
-    ("memoryPoolsSupported", &[115]),                   // MEMORY_POOLS_SUPPORTED
-    ("gpuDirectRDMASupported", &[116]),                 // GPU_DIRECT_RDMA_SUPPORTED
-    ("gpuDirectRDMAFlushWritesOptions", &[117]),        // GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
-    ("gpuDirectRDMAWritesOrdering", &[118]),            // GPU_DIRECT_RDMA_WRITES_ORDERING
-    ("memoryPoolSupportedHandleTypes", &[119]),         // MEMPOOL_SUPPORTED_HANDLE_TYPES
-    ("deferredMappingCudaArraySupported", &[121]),      // DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
-    ("ipcEventSupported", &[125]),                      // IPC_EVENT_SUPPORTED
-    ("clusterLaunch", &[120]),                          // CLUSTER_LAUNCH
-    ("unifiedFunctionPointers", &[129]),                // UNIFIED_FUNCTION_POINTERS
-    ("deviceNumaConfig", &[130]),                       // NUMA_CONFIG
-    ("deviceNumaId", &[131]),                           // NUMA_ID
-    ("mpsEnabled", &[133]),                             // MPS_ENABLED
-    ("hostNumaId", &[134]),                             // HOST_NUMA_ID
-    ("gpuPciDeviceID", &[139]),                         // GPU_PCI_DEVICE_ID
-    ("gpuPciSubsystemID", &[140]),                      // GPU_PCI_SUBSYSTEM_ID
-    ("hostNumaMultinodeIpcSupported", &[143]),          // HOST_NUMA_MULTINODE_IPC_SUPPORTED
+pub const PROP_ATTRIBUTES: &[(&str, &[i32], &[&str])] = &[
+    ("sharedMemPerBlock", &[8], &["MAX_SHARED_MEMORY_PER_BLOCK"]),
+    ("regsPerBlock", &[12], &["MAX_REGISTERS_PER_BLOCK"]),
+    ("warpSize", &[10], &["WARP_SIZE"]),
+    ("memPitch", &[11], &["MAX_PITCH"]),
+    ("maxThreadsPerBlock", &[1], &["MAX_THREADS_PER_BLOCK"]),
+    (
+        "maxThreadsDim",
+        &[2, 3, 4],
+        &["MAX_BLOCK_DIM_X", "MAX_BLOCK_DIM_Y", "MAX_BLOCK_DIM_Z"],
+    ),
+    (
+        "maxGridSize",
+        &[5, 6, 7],
+        &["MAX_GRID_DIM_X", "MAX_GRID_DIM_Y", "MAX_GRID_DIM_Z"],
+    ),
+    ("totalConstMem", &[9], &["TOTAL_CONSTANT_MEMORY"]),
+    ("major", &[75], &["COMPUTE_CAPABILITY_MAJOR"]),
+    ("minor", &[76], &["COMPUTE_CAPABILITY_MINOR"]),
+    ("textureAlignment", &[14], &["TEXTURE_ALIGNMENT"]),
+    ("texturePitchAlignment", &[51], &["TEXTURE_PITCH_ALIGNMENT"]),
+    ("multiProcessorCount", &[16], &["MULTIPROCESSOR_COUNT"]),
+    ("integrated", &[18], &["INTEGRATED"]),
+    ("canMapHostMemory", &[19], &["CAN_MAP_HOST_MEMORY"]),
+    ("maxTexture1D", &[21], &["MAXIMUM_TEXTURE1D_WIDTH"]),
+    (
+        "maxTexture1DMipmap",
+        &[77],
+        &["MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH"],
+    ),
+    (
+        "maxTexture2D",
+        &[22, 23],
+        &["MAXIMUM_TEXTURE2D_WIDTH", "MAXIMUM_TEXTURE2D_HEIGHT"],
+    ),
+    (
+        "maxTexture2DMipmap",
+        &[73, 74],
+        &[
+            "MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH",
+            "MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT",
+        ],
+    ),
+    (
+        "maxTexture2DLinear",
+        &[70, 71, 72],
+        &[
+            "MAXIMUM_TEXTURE2D_LINEAR_WIDTH",
+            "MAXIMUM_TEXTURE2D_LINEAR_HEIGHT",
+            "MAXIMUM_TEXTURE2D_LINEAR_PITCH",
+        ],
+    ),
+    (
+        "maxTexture2DGather",
+        &[45, 46],
+        &[
+            "MAXIMUM_TEXTURE2D_GATHER_WIDTH",
+            "MAXIMUM_TEXTURE2D_GATHER_HEIGHT",
+        ],
+    ),
+    (
+        "maxTexture3D",
+        &[24, 25, 26],
+        &[
+            "MAXIMUM_TEXTURE3D_WIDTH",
+            "MAXIMUM_TEXTURE3D_HEIGHT",
+            "MAXIMUM_TEXTURE3D_DEPTH",
+        ],
+    ),
+    (
+        "maxTexture3DAlt",
+        &[47, 48, 49],
+        &[
+            "MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE",
+            "MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE",
+            "MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE",
+        ],
+    ),
+    (
+        "maxTextureCubemap",
+        &[52],
+        &["MAXIMUM_TEXTURECUBEMAP_WIDTH"],
+    ),
+    (
+        "maxTexture1DLayered",
+        &[42, 43],
+        &[
+            "MAXIMUM_TEXTURE1D_LAYERED_WIDTH",
+            "MAXIMUM_TEXTURE1D_LAYERED_LAYERS",
+        ],
+    ),
+    (
+        "maxTexture2DLayered",
+        &[27, 28, 29],
+        &[
+            "MAXIMUM_TEXTURE2D_LAYERED_WIDTH",
+            "MAXIMUM_TEXTURE2D_LAYERED_HEIGHT",
+            "MAXIMUM_TEXTURE2D_LAYERED_LAYERS",
+        ],
+    ),
+    (
+        "maxTextureCubemapLayered",
+        &[53, 54],
+        &[
+            "MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH",
+            "MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS",
+        ],
+    ),
+    ("maxSurface1D", &[55], &["MAXIMUM_SURFACE1D_WIDTH"]),
+    (
+        "maxSurface2D",
+        &[56, 57],
+        &["MAXIMUM_SURFACE2D_WIDTH", "MAXIMUM_SURFACE2D_HEIGHT"],
+    ),
+    (
+        "maxSurface3D",
+        &[58, 59, 60],
+        &[
+            "MAXIMUM_SURFACE3D_WIDTH",
+            "MAXIMUM_SURFACE3D_HEIGHT",
+            "MAXIMUM_SURFACE3D_DEPTH",
+        ],
+    ),
+    (
+        "maxSurface1DLayered",
+        &[61, 62],
+        &[
+            "MAXIMUM_SURFACE1D_LAYERED_WIDTH",
+            "MAXIMUM_SURFACE1D_LAYERED_LAYERS",
+        ],
+    ),
+    (
+        "maxSurface2DLayered",
+        &[63, 64, 65],
+        &[
+            "MAXIMUM_SURFACE2D_LAYERED_WIDTH",
+            "MAXIMUM_SURFACE2D_LAYERED_HEIGHT",
+            "MAXIMUM_SURFACE2D_LAYERED_LAYERS",
+        ],
+    ),
+    (
+        "maxSurfaceCubemap",
+        &[66],
+        &["MAXIMUM_SURFACECUBEMAP_WIDTH"],
+    ),
+    (
+        "maxSurfaceCubemapLayered",
+        &[67, 68],
+        &[
+            "MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH",
+            "MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS",
+        ],
+    ),
+    ("surfaceAlignment", &[30], &["SURFACE_ALIGNMENT"]),
+    ("concurrentKernels", &[31], &["CONCURRENT_KERNELS"]),
+    ("ECCEnabled", &[32], &["ECC_ENABLED"]),
+    ("pciBusID", &[33], &["PCI_BUS_ID"]),
+    ("pciDeviceID", &[34], &["PCI_DEVICE_ID"]),
+    ("pciDomainID", &[50], &["PCI_DOMAIN_ID"]),
+    ("tccDriver", &[35], &["TCC_DRIVER"]),
+    ("asyncEngineCount", &[40], &["ASYNC_ENGINE_COUNT"]),
+    ("unifiedAddressing", &[41], &["UNIFIED_ADDRESSING"]),
+    ("memoryBusWidth", &[37], &["GLOBAL_MEMORY_BUS_WIDTH"]),
+    ("l2CacheSize", &[38], &["L2_CACHE_SIZE"]),
+    (
+        "persistingL2CacheMaxSize",
+        &[108],
+        &["MAX_PERSISTING_L2_CACHE_SIZE"],
+    ),
+    (
+        "maxThreadsPerMultiProcessor",
+        &[39],
+        &["MAX_THREADS_PER_MULTIPROCESSOR"],
+    ),
+    (
+        "streamPrioritiesSupported",
+        &[78],
+        &["STREAM_PRIORITIES_SUPPORTED"],
+    ),
+    (
+        "globalL1CacheSupported",
+        &[79],
+        &["GLOBAL_L1_CACHE_SUPPORTED"],
+    ),
+    (
+        "localL1CacheSupported",
+        &[80],
+        &["LOCAL_L1_CACHE_SUPPORTED"],
+    ),
+    (
+        "sharedMemPerMultiprocessor",
+        &[81],
+        &["MAX_SHARED_MEMORY_PER_MULTIPROCESSOR"],
+    ),
+    (
+        "regsPerMultiprocessor",
+        &[82],
+        &["MAX_REGISTERS_PER_MULTIPROCESSOR"],
+    ),
+    ("managedMemory", &[83], &["MANAGED_MEMORY"]),
+    ("isMultiGpuBoard", &[84], &["MULTI_GPU_BOARD"]),
+    ("multiGpuBoardGroupID", &[85], &["MULTI_GPU_BOARD_GROUP_ID"]),
+    (
+        "hostNativeAtomicSupported",
+        &[86],
+        &["HOST_NATIVE_ATOMIC_SUPPORTED"],
+    ),
+    ("pageableMemoryAccess", &[88], &["PAGEABLE_MEMORY_ACCESS"]),
+    (
+        "concurrentManagedAccess",
+        &[89],
+        &["CONCURRENT_MANAGED_ACCESS"],
+    ),
+    (
+        "computePreemptionSupported",
+        &[90],
+        &["COMPUTE_PREEMPTION_SUPPORTED"],
+    ),
+    (
+        "canUseHostPointerForRegisteredMem",
+        &[91],
+        &["CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM"],
+    ),
+    ("cooperativeLaunch", &[95], &["COOPERATIVE_LAUNCH"]),
+    (
+        "sharedMemPerBlockOptin",
+        &[97],
+        &["MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"],
+    ),
+    (
+        "pageableMemoryAccessUsesHostPageTables",
+        &[100],
+        &["PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES"],
+    ),
+    (
+        "directManagedMemAccessFromHost",
+        &[101],
+        &["DIRECT_MANAGED_MEM_ACCESS_FROM_HOST"],
+    ),
+    (
+        "maxBlocksPerMultiProcessor",
+        &[106],
+        &["MAX_BLOCKS_PER_MULTIPROCESSOR"],
+    ),
+    (
+        "accessPolicyMaxWindowSize",
+        &[109],
+        &["MAX_ACCESS_POLICY_WINDOW_SIZE"],
+    ),
+    (
+        "reservedSharedMemPerBlock",
+        &[111],
+        &["RESERVED_SHARED_MEMORY_PER_BLOCK"],
+    ),
+    ("hostRegisterSupported", &[99], &["HOST_REGISTER_SUPPORTED"]),
+    (
+        "sparseCudaArraySupported",
+        &[112],
+        &["SPARSE_CUDA_ARRAY_SUPPORTED"],
+    ),
+    (
+        "hostRegisterReadOnlySupported",
+        &[113],
+        &["READ_ONLY_HOST_REGISTER_SUPPORTED"],
+    ),
+    (
+        "timelineSemaphoreInteropSupported",
+        &[114],
+        &["TIMELINE_SEMAPHORE_INTEROP_SUPPORTED"],
+    ),
+    ("memoryPoolsSupported", &[115], &["MEMORY_POOLS_SUPPORTED"]),
+    (
+        "gpuDirectRDMASupported",
+        &[116],
+        &["GPU_DIRECT_RDMA_SUPPORTED"],
+    ),
+    (
+        "gpuDirectRDMAFlushWritesOptions",
+        &[117],
+        &["GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS"],
+    ),
+    (
+        "gpuDirectRDMAWritesOrdering",
+        &[118],
+        &["GPU_DIRECT_RDMA_WRITES_ORDERING"],
+    ),
+    (
+        "memoryPoolSupportedHandleTypes",
+        &[119],
+        &["MEMPOOL_SUPPORTED_HANDLE_TYPES"],
+    ),
+    (
+        "deferredMappingCudaArraySupported",
+        &[121],
+        &["DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED"],
+    ),
+    ("ipcEventSupported", &[125], &["IPC_EVENT_SUPPORTED"]),
+    ("clusterLaunch", &[120], &["CLUSTER_LAUNCH"]),
+    (
+        "unifiedFunctionPointers",
+        &[129],
+        &["UNIFIED_FUNCTION_POINTERS"],
+    ),
+    ("deviceNumaConfig", &[130], &["NUMA_CONFIG"]),
+    ("deviceNumaId", &[131], &["NUMA_ID"]),
+    ("mpsEnabled", &[133], &["MPS_ENABLED"]),
+    ("hostNumaId", &[134], &["HOST_NUMA_ID"]),
+    ("gpuPciDeviceID", &[139], &["GPU_PCI_DEVICE_ID"]),
+    ("gpuPciSubsystemID", &[140], &["GPU_PCI_SUBSYSTEM_ID"]),
+    (
+        "hostNumaMultinodeIpcSupported",
+        &[143],
+        &["HOST_NUMA_MULTINODE_IPC_SUPPORTED"],
+    ),
 ];
 
 impl CudaDeviceProp {

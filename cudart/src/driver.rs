@@ -81,7 +81,6 @@ driver_functions! {
     safe fn cuDriverGetVersion(version: &mut i32);
     safe fn cuGetErrorString(code: CUresult, s: &mut *const c_char);
     safe fn cuDeviceGetCount(count: &mut i32);
-    safe fn cuDeviceGet(device: &mut i32, ordinal: i32);
     unsafe fn cuDeviceGetName(name: *mut c_char, len: i32, dev: i32);
     safe fn cuDeviceGetAttribute(value: &mut i32, attrib: i32, dev: i32);
     safe fn cuDeviceTotalMem(bytes: &mut usize, dev: i32);
@@ -91,12 +90,12 @@ driver_functions! {
     safe fn cuDevicePrimaryCtxRetain(ctx: &mut CUcontext, dev: i32);
     safe fn cuDevicePrimaryCtxRelease(dev: i32);
     safe fn cuDevicePrimaryCtxReset(dev: i32);
-    safe fn cuDevicePrimaryCtxGetState(flags: &mut u32, active: &mut i32, dev: i32);
+    safe fn cuDevicePrimaryCtxGetState(dev: i32, flags: &mut u32, active: &mut i32);
     safe fn cuDevicePrimaryCtxSetFlags(dev: i32, flags: u32);
     safe fn cuCtxGetCurrent(ctx: &mut CUcontext);
     safe fn cuCtxSetCurrent(ctx: CUcontext);
-    safe fn cuCtxGetDevice(dev: &mut i32);
-    safe fn cuCtxSynchronize();
+    safe fn cuCtxGetDevice(dev: &mut i32, ctx: CUcontext);
+    safe fn cuCtxSynchronize(ctx: CUcontext);
     safe fn cuCtxEnablePeerAccess(peer: CUcontext, flags: u32);
     safe fn cuCtxDisablePeerAccess(peer: CUcontext);
     safe fn cuCtxGetStreamPriorityRange(least: &mut i32, greatest: &mut i32);
@@ -105,7 +104,6 @@ driver_functions! {
     safe fn cuMemGetInfo(free: &mut usize, total: &mut usize);
     safe fn cuMemAlloc(ptr: &mut u64, size: usize);
     safe fn cuMemFree(ptr: u64);
-    safe fn cuMemGetAddressRange(base: &mut u64, size: &mut usize, ptr: u64);
     safe fn cuMemHostAlloc(ptr: &mut *mut c_void, size: usize, flags: u32);
     unsafe fn cuMemFreeHost(ptr: *mut c_void);
     unsafe fn cuMemHostRegister(ptr: *mut c_void, size: usize, flags: u32);
@@ -134,6 +132,8 @@ driver_functions! {
     safe fn cuStreamGetPriority(stream: CUstream, priority: &mut i32);
     safe fn cuStreamGetFlags(stream: CUstream, flags: &mut u32);
     safe fn cuStreamIsCapturing(stream: CUstream, status: &mut i32);
+    safe fn cuThreadExchangeStreamCaptureMode(mode: &mut i32);
+    safe fn cuEventRecordWithFlags(event: CUevent, stream: CUstream, flags: u32);
     safe fn cuEventCreate(event: &mut CUevent, flags: u32);
     safe fn cuEventRecord(event: CUevent, stream: CUstream);
     safe fn cuEventSynchronize(event: CUevent);

@@ -12,6 +12,8 @@
 //!   leaks.
 #![allow(clippy::missing_safety_doc)]
 
+#[cfg(test)]
+mod abi_check;
 mod boundary;
 mod device;
 mod device_prop;
@@ -19,6 +21,8 @@ mod diagnostics;
 mod driver;
 mod error;
 mod generated;
+mod ipc;
+mod kernel;
 mod memory;
 mod misc;
 mod os;

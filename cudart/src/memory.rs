@@ -55,6 +55,7 @@ pub fn allocate(d: &Driver, rt: &Runtime, device: i32, size: usize) -> RtResult<
             device,
             backing,
             exported_fd: None,
+            pooled: false,
         },
     );
     Ok(ptr)
@@ -131,7 +132,7 @@ pub fn device_free(ptr: u64) -> RtResult<()> {
     }
     if crate::pool::owns(ptr) {
         // cudaFree of stream-ordered memory: the work before it is waited for first.
-        d.cuCtxSynchronize()?;
+        d.cuCtxSynchronize(std::ptr::null_mut())?;
         return crate::pool::free(ptr, std::ptr::null_mut());
     }
     release(d, rt, ptr)
@@ -148,7 +149,7 @@ pub fn release(d: &Driver, rt: &Runtime, ptr: u64) -> RtResult<()> {
             ..
         }) => {
             // cudaFree waits for the device, as cuMemFree does.
-            d.cuCtxSynchronize()?;
+            d.cuCtxSynchronize(std::ptr::null_mut())?;
             d.cuMemUnmap(ptr, reserved as usize)?;
             d.cuMemAddressFree(ptr, reserved as usize)?;
             d.cuMemRelease(handle)?;
@@ -449,7 +450,7 @@ unsafe fn copy(
     }
 }
 
-fn memcpy(
+pub fn memcpy(
     dst: *mut c_void,
     src: *const c_void,
     n: usize,

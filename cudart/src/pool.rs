@@ -19,7 +19,6 @@ use std::ffi::{c_int, c_void};
 
 /// `cudaMemPoolAttr`.
 const REUSE_FOLLOW_EVENT_DEPENDENCIES: i32 = 1;
-const REUSE_ALLOW_OPPORTUNISTIC: i32 = 2;
 const REUSE_ALLOW_INTERNAL_DEPENDENCIES: i32 = 3;
 const RELEASE_THRESHOLD: i32 = 4;
 const RESERVED_MEM_CURRENT: i32 = 5;
@@ -161,16 +160,9 @@ fn pool_alloc(d: &Driver, rt: &Runtime, h: usize, size: usize) -> RtResult<u64> 
                 pool.reserved_high = pool.reserved_high.max(pool.reserved);
             });
             // The block is the pool's, not the program's: only the pool's report names it.
-            rt.state.lock().allocations.remove(&ptr);
-            rt.state.lock().allocations.insert(
-                ptr,
-                crate::runtime::DeviceAllocation {
-                    size: block,
-                    device,
-                    backing: backing_of(rt, ptr),
-                    exported_fd: None,
-                },
-            );
+            if let Some(a) = rt.state.lock().allocations.get_mut(&ptr) {
+                a.pooled = true;
+            }
             ptr
         }
     };
@@ -181,14 +173,6 @@ fn pool_alloc(d: &Driver, rt: &Runtime, h: usize, size: usize) -> RtResult<u64> 
         p.live.insert(ptr, (h, block));
     });
     Ok(ptr)
-}
-
-fn backing_of(rt: &Runtime, ptr: u64) -> crate::runtime::Backing {
-    rt.state
-        .lock()
-        .allocations
-        .get(&ptr)
-        .map_or(crate::runtime::Backing::Driver, |a| a.backing)
 }
 
 pub fn owns(ptr: u64) -> bool {

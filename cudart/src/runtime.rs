@@ -33,6 +33,8 @@ pub struct DeviceAllocation {
     pub backing: Backing,
     /// The fd exported for IPC, kept open until the memory is freed.
     pub exported_fd: Option<i32>,
+    /// A block of a runtime memory pool, not the program's own cudaMalloc.
+    pub pooled: bool,
 }
 
 /// Host memory the runtime handed out or registered.
@@ -53,8 +55,17 @@ pub struct HostAllocation {
     pub kind: HostKind,
 }
 
+/// A mapping cudaIpcOpenMemHandle made of another process's VMM memory.
+#[derive(Debug, Clone, Copy)]
+pub struct IpcMapping {
+    pub base: u64,
+    pub size: u64,
+    pub handle: u64,
+}
+
 #[derive(Default)]
 pub struct State {
+    pub ipc_opened: HashMap<u64, IpcMapping>,
     primary: HashMap<i32, usize>,
     sticky: HashMap<i32, CudaError>,
     pub allocations: BTreeMap<u64, DeviceAllocation>,
@@ -151,8 +162,9 @@ impl Runtime {
             if cur as usize == ctx {
                 d.cuCtxSetCurrent(std::ptr::null_mut())?;
             }
-            d.cuDevicePrimaryCtxReset(device)?;
+            // Our retain goes first, then the reset, which a context nobody retains takes.
             d.cuDevicePrimaryCtxRelease(device)?;
+            d.cuDevicePrimaryCtxReset(device)?;
         }
         Ok(())
     }
@@ -177,7 +189,7 @@ pub fn with_context() -> RtResult<(&'static Driver, &'static Runtime, i32)> {
         device
     } else {
         let mut device = 0;
-        d.cuCtxGetDevice(&mut device)?;
+        d.cuCtxGetDevice(&mut device, std::ptr::null_mut())?;
         device
     };
     if let Some(code) = rt.sticky(device) {
@@ -199,7 +211,7 @@ pub fn note_sticky(code: CudaError) {
     let mut device = thread_device();
     let mut cur = std::ptr::null_mut();
     if d.cuCtxGetCurrent(&mut cur).is_ok() && !cur.is_null() {
-        let _ = d.cuCtxGetDevice(&mut device);
+        let _ = d.cuCtxGetDevice(&mut device, std::ptr::null_mut());
     }
     rt.state.lock().sticky.entry(device).or_insert(code);
 }
@@ -209,7 +221,7 @@ pub fn leak_report() -> Vec<String> {
     let Ok(rt) = runtime() else { return Vec::new() };
     let st = rt.state.lock();
     let mut out = Vec::new();
-    for (p, a) in &st.allocations {
+    for (p, a) in st.allocations.iter().filter(|(_, a)| !a.pooled) {
         out.push(format!(
             "device memory {p:#x} ({} bytes, device {}) never freed (cudaFree)",
             a.size, a.device
@@ -226,6 +238,11 @@ pub fn leak_report() -> Vec<String> {
                 h.size
             )),
         }
+    }
+    for p in st.ipc_opened.keys() {
+        out.push(format!(
+            "IPC mapping {p:#x} never closed (cudaIpcCloseMemHandle)"
+        ));
     }
     for (s, dev) in &st.streams {
         out.push(format!(

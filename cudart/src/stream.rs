@@ -276,3 +276,55 @@ cudart_fn! {
         d.cuEventElapsedTime(ms, start, end)
     }
 }
+
+thread_local! {
+    /// This thread's stream capture mode, on a driver without capture (see below).
+    static CAPTURE_MODE: std::cell::Cell<c_int> = const { std::cell::Cell::new(0) };
+}
+
+cudart_fn! {
+    /// The driver's, where it has stream capture. A driver without it
+    /// (cuThreadExchangeStreamCaptureMode not supported) captures nothing, so the mode
+    /// affects nothing there; the thread's value is kept so that it round-trips, as
+    /// allocators' guards set and restore it.
+    fn cudaThreadExchangeStreamCaptureMode(mode: *mut c_int) {
+        let mode = unsafe { out_ref(mode)? };
+        if !(0..=2).contains(mode) {
+            return Err(error::invalid(format!("{mode} is not a cudaStreamCaptureMode")));
+        }
+        let (d, _, _) = with_context()?;
+        match d.cuThreadExchangeStreamCaptureMode(mode) {
+            Err(e) if e.code == error::NOT_SUPPORTED => {
+                *mode = CAPTURE_MODE.try_with(|m| m.replace(*mode)).unwrap_or(0);
+                Ok(())
+            }
+            r => r,
+        }
+    }
+}
+
+cudart_fn! {
+    fn cudaEventRecordWithFlags(event: CUevent, stream: CUstream, flags: c_uint) {
+        let (d, _, _) = with_context()?;
+        if flags == 0 {
+            d.cuEventRecord(event, stream_for(stream, false))
+        } else {
+            d.cuEventRecordWithFlags(event, stream_for(stream, false), flags)
+        }
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamGetDevice(stream: CUstream, device: *mut c_int) {
+        let device = unsafe { out_ref(device)? };
+        let (_, rt, current) = with_context()?;
+        *device = if is_special(stream) {
+            current
+        } else {
+            *rt.state.lock().streams.get(&(stream as usize)).ok_or_else(|| {
+                RtError::new(error::INVALID_RESOURCE_HANDLE, format!("{stream:?} is not a stream of this runtime"))
+            })?
+        };
+        Ok(())
+    }
+}

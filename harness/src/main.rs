@@ -772,7 +772,8 @@ fn cases_root(args: &[PathBuf]) -> PathBuf {
 }
 
 /// The mock library, laid out as a folder holding `libcuda.so.1` and `libcuda.so`, so
-/// that both `-lcuda` programs and `dlopen("libcuda.so.1")` find it. `CUMOCK_LIB` names
+/// that both `-lcuda` programs and `dlopen("libcuda.so.1")` find it, and cumock's runtime
+/// as `libcudart.so.13` (`.so.12`, `.so`) when it was built beside it. `CUMOCK_LIB` names
 /// the built library; by default it is the `libcuda.so` cargo built beside this binary.
 fn mock_library() -> Result<PathBuf> {
     match std::env::var_os("CUMOCK_LIB") {
@@ -809,14 +810,26 @@ fn lay_out(built: &Path, folder: &str) -> Result<PathBuf> {
         .with_context(|| format!("the library {}", built.display()))?;
     let dir = built.parent().expect("a file").join(folder);
     std::fs::create_dir_all(&dir)?;
-    for name in ["libcuda.so.1", "libcuda.so"] {
+    let mut links: Vec<(&str, PathBuf)> = vec![
+        ("libcuda.so.1", built.clone()),
+        ("libcuda.so", built.clone()),
+    ];
+    // cumock's CUDA runtime, where it was built beside the mock (cudart/): runtime
+    // programs find it by its SONAME, and `-lcudart` links need the plain name.
+    let cudart = built.with_file_name("libcudart.so");
+    if cudart.is_file() {
+        for name in ["libcudart.so.13", "libcudart.so.12", "libcudart.so"] {
+            links.push((name, cudart.clone()));
+        }
+    }
+    for (name, built) in &links {
         let link = dir.join(name);
         if std::fs::read_link(&link).ok().as_deref() != Some(built.as_path()) {
             // Made under a temporary name and renamed, so parallel runs never see a
             // half-made link.
             let tmp = dir.join(format!(".{name}.{}", std::process::id()));
             let _ = std::fs::remove_file(&tmp);
-            std::os::unix::fs::symlink(&built, &tmp)?;
+            std::os::unix::fs::symlink(built, &tmp)?;
             std::fs::rename(&tmp, &link)?;
         }
     }
