@@ -15,6 +15,10 @@ fi
 if ! command -v valgrind > /dev/null; then
     if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq valgrind > /dev/null; else sudo apt-get install -y -qq valgrind > /dev/null; fi
 fi
+# Chromium and chromedriver open the conformance matrix page (harness/tests/report.rs).
+if ! command -v chromium > /dev/null || ! command -v chromedriver > /dev/null; then
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver > /dev/null; else sudo apt-get install -y -qq chromium chromium-driver > /dev/null; fi
+fi
 export CUMOCK_CUDA_INCLUDE="$PWD/$headers/nvidia/cu13/include"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
