@@ -9,6 +9,7 @@ mod exec;
 mod expr;
 mod message;
 mod profile;
+mod report;
 mod runner;
 mod trace2case;
 mod transcript;
@@ -173,6 +174,22 @@ enum Command {
     },
     /// Print the path of the mock library (a folder holding libcuda.so.1 and libcuda.so).
     LibPath,
+    /// The conformance matrix as one HTML page: every case (rows) on the mock and in
+    /// every golden set (columns), each cell linked to its step-by-step differences.
+    Report {
+        /// The page to write.
+        out: PathBuf,
+        /// More golden sets: a folder of transcripts, or a folder of such folders.
+        #[arg(long)]
+        goldens: Vec<PathBuf>,
+        /// Cases (files or folders; default: the suite in cases/).
+        #[arg(long)]
+        cases: Vec<PathBuf>,
+        #[arg(long)]
+        jobs: Option<usize>,
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+    },
     #[command(name = "__case", hide = true)]
     Case {
         #[arg(long)]
@@ -472,6 +489,35 @@ fn real_main(cli: Cli) -> Result<i32> {
         }
         Command::LibPath => {
             println!("{}", mock_library()?.parent().expect("a folder").display());
+            Ok(0)
+        }
+        Command::Report {
+            out,
+            goldens,
+            cases,
+            jobs,
+            timeout,
+        } => {
+            let suite = load_cases(&cases)?;
+            let root = cases_root(&cases).join("goldens");
+            let reference = root.join(DEFAULT_GOLDEN);
+            let target = runner::Target {
+                driver: mock_library()?,
+                is_mock: true,
+                timeout: Duration::from_secs(timeout),
+            };
+            let mock = run_suite(
+                &suite,
+                &target,
+                reference.is_dir().then_some(&*reference),
+                jobs,
+            )?;
+            let sets = report::golden_sets(&root, &goldens)?;
+            let matrix = report::build(&suite, &mock, &sets, Some(DEFAULT_GOLDEN));
+            std::fs::write(&out, matrix.html("cumock conformance matrix"))
+                .with_context(|| format!("writing {}", out.display()))?;
+            eprint!("{}", matrix.summary());
+            eprintln!("cumock: wrote {}", out.display());
             Ok(0)
         }
         Command::Case { driver, case } => {
