@@ -491,11 +491,13 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             labels: HashMap::new(),
             lines: &lines,
             shared: module_shared,
+            own_local: 0,
             is_kernel: f.entry,
         };
         let params = d.declare_params(f)?;
         d.body(f, body)?;
         let shared = d.shared;
+        let own_local = d.own_local;
         if f.entry {
             let max_threads_per_block = f
                 .maxntid
@@ -504,7 +506,10 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 name: f.name.clone(),
                 params,
                 static_shared_bytes: shared.min(u32::MAX as u64) as u32,
-                local_bytes_per_thread: 0,
+                // The kernel's own `.local` variables (its depot, where nvcc puts arrays
+                // and spills), as CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES reports them; the
+                // executor's frame (call parameters, callees) is larger and its own affair.
+                local_bytes_per_thread: align_up(own_local, 16).min(u32::MAX as u64) as u32,
                 max_threads_per_block,
                 reqntid: f.reqntid,
                 registers: layout.next_reg + layout.next_pred - regs_before,
@@ -513,9 +518,6 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         }
     }
     let local = align_up(layout.local as u64, 16) as u32;
-    for k in &mut kernels {
-        k.local_bytes_per_thread = local;
-    }
     prog.nregs = layout.next_reg;
     prog.npreds = layout.next_pred;
     prog.local_bytes = local;
@@ -587,6 +589,8 @@ struct FuncDecoder<'a> {
     labels: HashMap<String, u32>,
     lines: &'a [&'a str],
     shared: u64,
+    /// Bytes of `.local` variables this function declares.
+    own_local: u64,
     is_kernel: bool,
 }
 
@@ -803,6 +807,9 @@ impl FuncDecoder<'_> {
                             );
                         }
                         VarSpace::Local | VarSpace::Param => {
+                            if v.space == VarSpace::Local {
+                                self.own_local = align_up(self.own_local, align as u64) + size;
+                            }
                             let off = align_up(self.layout.local as u64, align as u64);
                             self.layout.local = (off + size).min(u32::MAX as u64) as u32;
                             self.declare(&v.name, Sym::Local(off as u32));

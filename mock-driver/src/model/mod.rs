@@ -462,10 +462,26 @@ impl Driver {
                 }
             }
         }
-        // Observed: VMM memory is not found by cuMemGetAddressRange, only cuMemAlloc's.
+        // Observed (probe address-range-states): VMM memory is found once the current
+        // context's device may read it, as its mapping (start and size); a reserved-only
+        // range, or a mapping without access, is not.
+        let vmm = st
+            .vmm
+            .reservation_at(ptr)
+            .is_some_and(|(_, r)| r.kind == ReservationKind::Vmm);
+        if let (true, Some(m), Ok((_, ctx))) =
+            (vmm, st.vmm.mapping_at(ptr), st.contexts.require_current())
+        {
+            if m.access.allows(ctx.device, Need::Read) {
+                return Ok((m.start, m.size));
+            }
+        }
         Err(CuError::new(
             cumock_abi::result::CUDA_ERROR_NOT_FOUND,
-            format!("{ptr:#x} is not cuMemAlloc memory (VMM ranges are not found either, as on the real driver)"),
+            format!(
+                "{ptr:#x} is neither cuMemAlloc memory nor a mapping this context's device may \
+                 access (as on the real driver, a VMM range is found only once access is granted)"
+            ),
         ))
     }
 
