@@ -883,9 +883,75 @@ impl Driver for Mock {
     unsafe fn cuStreamCreateWithPriority(
         ph: *mut CUstream,
         flags: c_uint,
-        _priority: c_int,
+        priority: c_int,
     ) -> CuResult<()> {
-        Self::cuStreamCreate(ph, flags)
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phStream is NULL"));
+        }
+        out(
+            ph,
+            d.stream_create_with_priority(flags, priority)? as CUstream,
+        )
+    }
+
+    unsafe fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> CuResult<()> {
+        let d = drv()?;
+        d.ctx_device(None)?;
+        // Either pointer may be NULL (cuda.h).
+        if !least.is_null() {
+            out(least, crate::model::context::STREAM_PRIORITY_LEAST)?;
+        }
+        if !greatest.is_null() {
+            out(greatest, crate::model::context::STREAM_PRIORITY_GREATEST)?;
+        }
+        Ok(())
+    }
+
+    unsafe fn cuStreamGetPriority(s: CUstream, priority: *mut c_int) -> CuResult<()> {
+        let (_, _, props) = drv()?.stream_info(s as u64)?;
+        out(priority, props.priority)
+    }
+
+    unsafe fn cuStreamGetPriority_ptsz(s: CUstream, priority: *mut c_int) -> CuResult<()> {
+        Self::cuStreamGetPriority(s, priority)
+    }
+
+    unsafe fn cuStreamGetFlags(s: CUstream, flags: *mut c_uint) -> CuResult<()> {
+        let (_, _, props) = drv()?.stream_info(s as u64)?;
+        out(flags, props.flags)
+    }
+
+    unsafe fn cuStreamGetFlags_ptsz(s: CUstream, flags: *mut c_uint) -> CuResult<()> {
+        Self::cuStreamGetFlags(s, flags)
+    }
+
+    unsafe fn cuStreamGetCtx(s: CUstream, pctx: *mut CUcontext) -> CuResult<()> {
+        let (ctx, _, _) = drv()?.stream_info(s as u64)?;
+        out(pctx, ctx as CUcontext)
+    }
+
+    unsafe fn cuStreamGetCtx_ptsz(s: CUstream, pctx: *mut CUcontext) -> CuResult<()> {
+        Self::cuStreamGetCtx(s, pctx)
+    }
+
+    unsafe fn cuStreamGetDevice(s: CUstream, device: *mut CUdevice) -> CuResult<()> {
+        let (_, dev, _) = drv()?.stream_info(s as u64)?;
+        out(device, dev as CUdevice)
+    }
+
+    unsafe fn cuStreamGetDevice_ptsz(s: CUstream, device: *mut CUdevice) -> CuResult<()> {
+        Self::cuStreamGetDevice(s, device)
+    }
+
+    unsafe fn cuStreamGetId(s: CUstream, id: *mut u64) -> CuResult<()> {
+        drv()?.stream_info(s as u64)?;
+        // The handle's own number: unique among the process's live streams.
+        out(id, s as u64 & 0xffff_ffff)
+    }
+
+    unsafe fn cuStreamGetId_ptsz(s: CUstream, id: *mut u64) -> CuResult<()> {
+        Self::cuStreamGetId(s, id)
     }
 
     unsafe fn cuStreamDestroy_v2(s: CUstream) -> CuResult<()> {

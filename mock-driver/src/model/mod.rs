@@ -837,6 +837,10 @@ impl Driver {
     // ---- streams and events ----
 
     pub fn stream_create(&self, flags: u32) -> CuResult<u64> {
+        self.stream_create_with_priority(flags, 0)
+    }
+
+    pub fn stream_create_with_priority(&self, flags: u32, priority: i32) -> CuResult<u64> {
         if flags > 1 {
             return Err(invalid(format!(
                 "stream flags {flags} are not CU_STREAM_DEFAULT or CU_STREAM_NON_BLOCKING"
@@ -845,7 +849,21 @@ impl Driver {
         let mut st = self.state.lock();
         let (cur, c) = st.contexts.require_current()?;
         self.check_sticky(&st, c.device)?;
-        Ok(st.contexts.create_stream(cur))
+        let priority = priority.clamp(
+            context::STREAM_PRIORITY_GREATEST,
+            context::STREAM_PRIORITY_LEAST,
+        );
+        Ok(st
+            .contexts
+            .create_stream(cur, context::StreamProps { flags, priority }))
+    }
+
+    /// A stream's context, device and properties (cuStreamGetCtx, GetDevice, GetFlags,
+    /// GetPriority).
+    pub fn stream_info(&self, stream: u64) -> CuResult<(u64, usize, context::StreamProps)> {
+        let st = self.state.lock();
+        let (ctx, props) = st.contexts.stream(stream)?;
+        Ok((ctx, st.contexts.get(ctx)?.device, props))
     }
 
     pub fn stream_check(&self, stream: u64) -> CuResult<()> {
