@@ -189,6 +189,7 @@ pub mod result {
     pub const CUDA_ERROR_INVALID_CONTEXT: CUresult = 201;
     pub const CUDA_ERROR_CONTEXT_ALREADY_CURRENT: CUresult = 202;
     pub const CUDA_ERROR_NO_BINARY_FOR_GPU: CUresult = 209;
+    pub const CUDA_ERROR_UNSUPPORTED_LIMIT: CUresult = 215;
     pub const CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: CUresult = 217;
     pub const CUDA_ERROR_INVALID_PTX: CUresult = 218;
     pub const CUDA_ERROR_UNSUPPORTED_PTX_VERSION: CUresult = 222;

@@ -908,6 +908,18 @@ impl Driver for Mock {
         Ok(())
     }
 
+    unsafe fn cuCtxGetLimit(pvalue: *mut usize, limit: CUlimit) -> CuResult<()> {
+        let d = drv()?;
+        if pvalue.is_null() {
+            return Err(invalid("pvalue is NULL"));
+        }
+        out(pvalue, d.ctx_limit(limit, None)? as usize)
+    }
+
+    unsafe fn cuCtxSetLimit(limit: CUlimit, value: usize) -> CuResult<()> {
+        drv()?.ctx_limit(limit, Some(value as u64)).map(|_| ())
+    }
+
     unsafe fn cuStreamGetPriority(s: CUstream, priority: *mut c_int) -> CuResult<()> {
         let (_, _, props) = drv()?.stream_info(s as u64)?;
         out(priority, props.priority)

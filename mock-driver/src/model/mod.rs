@@ -858,6 +858,31 @@ impl Driver {
             .create_stream(cur, context::StreamProps { flags, priority }))
     }
 
+    /// cuCtxGetLimit / cuCtxSetLimit on the current context.
+    pub fn ctx_limit(&self, limit: i32, set: Option<u64>) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        let (ctx, _) = st.contexts.require_current()?;
+        let default = usize::try_from(limit)
+            .ok()
+            .and_then(|i| context::DEFAULT_LIMITS.get(i))
+            .ok_or_else(|| invalid(format!("{limit} is not a CUlimit")))?
+            .ok_or_else(|| {
+                CuError::new(
+                    cumock_abi::result::CUDA_ERROR_UNSUPPORTED_LIMIT,
+                    format!("limit {limit} is not supported on this device"),
+                )
+            })?;
+        if let Some(v) = set {
+            st.contexts.limits.insert((ctx, limit), v);
+        }
+        Ok(st
+            .contexts
+            .limits
+            .get(&(ctx, limit))
+            .copied()
+            .unwrap_or(default))
+    }
+
     /// A stream's context, device and properties (cuStreamGetCtx, GetDevice, GetFlags,
     /// GetPriority).
     pub fn stream_info(&self, stream: u64) -> CuResult<(u64, usize, context::StreamProps)> {
