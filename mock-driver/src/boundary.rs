@@ -1,6 +1,7 @@
-//! The C boundary's machinery: one macro defines every exported function, catches
-//! panics, and turns the model's errors into result codes and diagnostics. No call site
-//! names its own fallback, so none can forget it.
+//! The C boundary's machinery: one macro (`export_all`, expanded from the declaration)
+//! defines every exported function; `call` catches panics and turns the model's errors
+//! into result codes and diagnostics. No export names its own fallback, so none can
+//! forget it.
 
 use crate::model::error::{CuError, CuResult, Severity};
 use crate::model::{driver, Driver};
@@ -44,41 +45,23 @@ macro_rules! export_all {
 pub(crate) use export_all;
 
 /// Runs an export's body: a panic becomes CUDA_ERROR_UNKNOWN and a message, never an
-/// abort of the host program.
+/// abort of the host program. Every export is one call here: exports that share work
+/// (a `_ptsz` variant and its base) call each other's `Driver` methods in Rust, so each
+/// C call the program makes is reported, traced and counted once, with its own name and
+/// the inner error's message.
 pub fn call(
     name: &'static str,
     args: &[(&str, &dyn std::fmt::Debug)],
     body: impl FnOnce() -> CuResult<()>,
 ) -> CUresult {
-    // An export may delegate to another (a `_ptds` variant to its base): only the
-    // outermost call is reported, traced and counted.
-    // The depth is thread-local; while a thread is being torn down (a program releasing
-    // its context from a destructor at exit) it may be gone, and the call counts as outer.
-    let depth = DEPTH
-        .try_with(|d| {
-            d.set(d.get() + 1);
-            d.get()
-        })
-        .unwrap_or(1);
-    let leave = || {
-        let _ = DEPTH.try_with(|d| d.set(d.get().saturating_sub(1)));
-    };
-    let outer = depth == 1;
-    if outer {
-        if let Some(code) = crate::diagnostics::injected_fault(name) {
-            leave();
-            crate::diagnostics::after_call(name, code, args);
-            return code;
-        }
+    if let Some(code) = crate::diagnostics::injected_fault(name) {
+        crate::diagnostics::after_call(name, code, args);
+        return code;
     }
-    let outcome = catch_unwind(AssertUnwindSafe(body));
-    leave();
-    let code = match outcome {
+    let code = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => CUDA_SUCCESS,
         Ok(Err(e)) => {
-            if outer {
-                report(name, &e);
-            }
+            report(name, &e);
             e.code
         }
         Err(panic) => {
@@ -91,14 +74,8 @@ pub fn call(
             CUDA_ERROR_UNKNOWN
         }
     };
-    if outer {
-        crate::diagnostics::after_call(name, code, args);
-    }
+    crate::diagnostics::after_call(name, code, args);
     code
-}
-
-thread_local! {
-    static DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 fn report(name: &str, e: &CuError) {
