@@ -66,9 +66,6 @@ pub type CUresult = u32;
 pub type CUdevice = i32;
 pub type CUdeviceptr = u64;
 pub type CUmemGenericAllocationHandle = u64;
-pub type CUcontext = *mut c_void;
-pub type CUstream = *mut c_void;
-pub type CUevent = *mut c_void;
 
 /// `CUmemLocation`: where an allocation lives, or which device an access grant is for.
 #[repr(C)]

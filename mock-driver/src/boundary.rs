@@ -6,7 +6,7 @@
 use crate::model::error::{CuError, CuResult, Severity};
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
-use cumock_abi::CUresult;
+use cumock_abi::{CUcontext, CUevent, CUresult, CUstream};
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
@@ -18,7 +18,7 @@ use std::sync::Mutex;
 /// callee may ignore what it is passed.
 macro_rules! export_all {
     (
-        declared { $( $name:ident ( $( $arg:ident : $ty:ty ),* ); )* }
+        declared { $( $name:ident ( $( $arg:ident : $ty:ty | $erased:ty ),* ); )* }
         undeclared { $( $undeclared:ident, )* }
     ) => {
         $(
@@ -149,7 +149,37 @@ pub unsafe fn input<T: Copy>(p: *const T, what: &str) -> CuResult<T> {
     Ok(unsafe { p.read_unaligned() })
 }
 
-/// A NULL-checked CUcontext as the model's key.
-pub fn ctx_key(ctx: *mut std::ffi::c_void) -> Option<u64> {
+// Handles the mock gives out are the model's keys, as pointers: the C types keep a
+// context, a stream and an event apart (each points to its own struct of the driver's),
+// and these are the only places that turn one into a key and back.
+
+/// The model's key of a context; NULL (the current context, where the call allows it)
+/// is None.
+pub fn ctx_key(ctx: CUcontext) -> Option<u64> {
     (!ctx.is_null()).then_some(ctx as u64)
+}
+
+/// The context handle a program receives for a model key.
+pub fn ctx_handle(key: u64) -> CUcontext {
+    key as CUcontext
+}
+
+/// The model's key of a stream: NULL, the legacy default stream, is 0.
+pub fn stream_key(stream: CUstream) -> u64 {
+    stream as u64
+}
+
+/// The stream handle a program receives for a model key.
+pub fn stream_handle(key: u64) -> CUstream {
+    key as CUstream
+}
+
+/// The model's key of an event.
+pub fn event_key(event: CUevent) -> u64 {
+    event as u64
+}
+
+/// The event handle a program receives for a model key.
+pub fn event_handle(key: u64) -> CUevent {
+    key as CUevent
 }

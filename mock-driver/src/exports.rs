@@ -16,7 +16,10 @@
 //!    keeps its message; never the C export.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-use crate::boundary::{ctx_key, drv, drv_any, export_all, input, out};
+use crate::boundary::{
+    ctx_handle, ctx_key, drv, drv_any, event_handle, event_key, export_all, input, out,
+    stream_handle, stream_key,
+};
 use crate::model::error::*;
 use crate::model::{HostOrDevice, Pattern};
 use cumock_abi::consts::*;
@@ -191,7 +194,7 @@ impl Driver for Mock {
         if pctx.is_null() {
             return Err(invalid("pctx is NULL"));
         }
-        out(pctx, d.primary_retain(dev)? as CUcontext)
+        out(pctx, ctx_handle(d.primary_retain(dev)?))
     }
 
     unsafe fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CuResult<()> {
@@ -237,7 +240,7 @@ impl Driver for Mock {
         if pctx.is_null() {
             return Err(invalid("pctx is NULL"));
         }
-        out(pctx, d.ctx_create(flags, dev)? as CUcontext)
+        out(pctx, ctx_handle(d.ctx_create(flags, dev)?))
     }
 
     unsafe fn cuCtxCreate(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CuResult<()> {
@@ -291,7 +294,7 @@ impl Driver for Mock {
 
     unsafe fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CuResult<()> {
         let d = drv()?;
-        out(pctx, d.ctx_current().unwrap_or(0) as CUcontext)
+        out(pctx, ctx_handle(d.ctx_current().unwrap_or(0)))
     }
 
     unsafe fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CuResult<()> {
@@ -306,7 +309,7 @@ impl Driver for Mock {
     unsafe fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CuResult<()> {
         let c = drv()?.ctx_pop()?;
         if !pctx.is_null() {
-            out(pctx, c as CUcontext)?;
+            out(pctx, ctx_handle(c))?;
         }
         Ok(())
     }
@@ -834,7 +837,7 @@ impl Driver for Mock {
         if ph.is_null() {
             return Err(invalid("phStream is NULL"));
         }
-        out(ph, d.stream_create(flags)? as CUstream)
+        out(ph, stream_handle(d.stream_create(flags)?))
     }
 
     unsafe fn cuStreamCreateWithPriority(
@@ -846,11 +849,11 @@ impl Driver for Mock {
     }
 
     unsafe fn cuStreamDestroy_v2(s: CUstream) -> CuResult<()> {
-        drv()?.stream_destroy(s as u64)
+        drv()?.stream_destroy(stream_key(s))
     }
 
     unsafe fn cuStreamDestroy(s: CUstream) -> CuResult<()> {
-        drv()?.stream_destroy(s as u64)
+        drv()?.stream_destroy(stream_key(s))
     }
 
     unsafe fn cuStreamSynchronize(s: CUstream) -> CuResult<()> {
@@ -878,7 +881,7 @@ impl Driver for Mock {
     unsafe fn cuStreamWaitEvent(s: CUstream, e: CUevent, _flags: c_uint) -> CuResult<()> {
         let d = drv()?;
         stream(s)?;
-        d.event_check(e as u64)
+        d.event_check(event_key(e))
     }
 
     unsafe fn cuStreamWaitEvent_ptsz(s: CUstream, e: CUevent, flags: c_uint) -> CuResult<()> {
@@ -890,11 +893,11 @@ impl Driver for Mock {
         if ph.is_null() {
             return Err(invalid("phEvent is NULL"));
         }
-        out(ph, d.event_create(flags)? as CUevent)
+        out(ph, event_handle(d.event_create(flags)?))
     }
 
     unsafe fn cuEventRecord(e: CUevent, s: CUstream) -> CuResult<()> {
-        drv()?.event_record(e as u64, s as u64)
+        drv()?.event_record(event_key(e), stream_key(s))
     }
 
     unsafe fn cuEventRecord_ptsz(e: CUevent, s: CUstream) -> CuResult<()> {
@@ -903,21 +906,21 @@ impl Driver for Mock {
 
     unsafe fn cuEventSynchronize(e: CUevent) -> CuResult<()> {
         let d = drv()?;
-        d.event_check(e as u64)?;
+        d.event_check(event_key(e))?;
         d.synchronized();
         Ok(())
     }
 
     unsafe fn cuEventQuery(e: CUevent) -> CuResult<()> {
-        drv()?.event_check(e as u64)
+        drv()?.event_check(event_key(e))
     }
 
     unsafe fn cuEventDestroy_v2(e: CUevent) -> CuResult<()> {
-        drv()?.event_destroy(e as u64)
+        drv()?.event_destroy(event_key(e))
     }
 
     unsafe fn cuEventDestroy(e: CUevent) -> CuResult<()> {
-        drv()?.event_destroy(e as u64)
+        drv()?.event_destroy(event_key(e))
     }
 
     unsafe fn cuEventElapsedTime_v2(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult<()> {
@@ -925,7 +928,7 @@ impl Driver for Mock {
         if ms.is_null() {
             return Err(invalid("pMilliseconds is NULL"));
         }
-        out(ms, d.event_elapsed_ms(start as u64, end as u64)?)
+        out(ms, d.event_elapsed_ms(event_key(start), event_key(end))?)
     }
 
     unsafe fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult<()> {
@@ -1044,7 +1047,7 @@ unsafe fn write_pointer_attribute(
 
 /// Checks a stream argument of an async operation.
 fn stream(s: CUstream) -> CuResult<()> {
-    drv()?.stream_check(s as u64)
+    drv()?.stream_check(stream_key(s))
 }
 
 // ---------------------------------------------------------------- helpers

@@ -45,7 +45,7 @@ macro_rules! jump_through {
 
 macro_rules! forward_all {
     (
-        declared { $( $name:ident ( $( $arg:ident : $ty:ty ),* ); )* }
+        declared { $( $name:ident ( $( $arg:ident : $ty:ty | $erased:ty ),* ); )* }
         undeclared { $( $undeclared:ident, )* }
     ) => {
         #[allow(non_upper_case_globals)]

@@ -96,17 +96,17 @@ macro_rules! traced {
 
 traced! {
     fn cuInit(flags: c_uint) => (json!({"flags": flags}), Value::Null);
-    fn cuDevicePrimaryCtxRetain(pctx: *mut P, dev: c_int) => (json!({"dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
+    fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: c_int) => (json!({"dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
     fn cuDevicePrimaryCtxRelease_v2(dev: c_int) => (json!({"dev": dev}), Value::Null);
     fn cuDevicePrimaryCtxReset_v2(dev: c_int) => (json!({"dev": dev}), Value::Null);
-    fn cuCtxCreate_v2(pctx: *mut P, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
-    fn cuCtxCreate_v4(pctx: *mut P, params: *mut CUctxCreateParams, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev, "params": params as usize}), json!({"ctx": rd(pctx as *const usize)}));
-    fn cuCtxDestroy_v2(ctx: P) => (json!({"ctx": ctx as usize}), Value::Null);
-    fn cuCtxSetCurrent(ctx: P) => (json!({"ctx": ctx as usize}), Value::Null);
-    fn cuCtxPushCurrent_v2(ctx: P) => (json!({"ctx": ctx as usize}), Value::Null);
-    fn cuCtxPopCurrent_v2(pctx: *mut P) => (Value::Null, json!({"ctx": rd(pctx as *const usize)}));
+    fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
+    fn cuCtxCreate_v4(pctx: *mut CUcontext, params: *mut CUctxCreateParams, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev, "params": params as usize}), json!({"ctx": rd(pctx as *const usize)}));
+    fn cuCtxDestroy_v2(ctx: CUcontext) => (json!({"ctx": ctx as usize}), Value::Null);
+    fn cuCtxSetCurrent(ctx: CUcontext) => (json!({"ctx": ctx as usize}), Value::Null);
+    fn cuCtxPushCurrent_v2(ctx: CUcontext) => (json!({"ctx": ctx as usize}), Value::Null);
+    fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) => (Value::Null, json!({"ctx": rd(pctx as *const usize)}));
     fn cuCtxSynchronize() => (Value::Null, Value::Null);
-    fn cuStreamSynchronize(stream: P) => (json!({"stream": stream as usize}), Value::Null);
+    fn cuStreamSynchronize(stream: CUstream) => (json!({"stream": stream as usize}), Value::Null);
     fn cuMemGetAllocationGranularity(g: *mut usize, p: *const CUmemAllocationProp, option: c_int) => (json!({"prop": prop(p), "option": option}), json!({"granularity": rd(g)}));
     fn cuMemAddressReserve(ptr: *mut u64, size: usize, align: usize, addr: u64, flags: u64) => (json!({"size": size, "align": align, "addr": addr, "flags": flags}), json!({"ptr": rd(ptr)}));
     fn cuMemAddressFree(ptr: u64, size: usize) => (json!({"ptr": ptr, "size": size}), Value::Null);
@@ -126,10 +126,10 @@ traced! {
     fn cuMemcpyHtoD_v2(dst: u64, src: *const c_void, n: usize) => (json!({"dst": dst, "n": n, "src": src as usize}), Value::Null);
     fn cuMemcpyDtoH_v2(dst: P, src: u64, n: usize) => (json!({"dst": dst as usize, "src": src, "n": n}), Value::Null);
     fn cuMemcpyDtoD_v2(dst: u64, src: u64, n: usize) => (json!({"dst": dst, "src": src, "n": n}), Value::Null);
-    fn cuMemcpyHtoDAsync_v2(dst: u64, src: *const c_void, n: usize, s: P) => (json!({"dst": dst, "n": n, "src": src as usize, "stream": s as usize}), Value::Null);
-    fn cuMemcpyDtoHAsync_v2(dst: P, src: u64, n: usize, s: P) => (json!({"dst": dst as usize, "src": src, "n": n, "stream": s as usize}), Value::Null);
-    fn cuMemcpyDtoDAsync_v2(dst: u64, src: u64, n: usize, s: P) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
-    fn cuMemcpyAsync(dst: u64, src: u64, n: usize, s: P) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
+    fn cuMemcpyHtoDAsync_v2(dst: u64, src: *const c_void, n: usize, s: CUstream) => (json!({"dst": dst, "n": n, "src": src as usize, "stream": s as usize}), Value::Null);
+    fn cuMemcpyDtoHAsync_v2(dst: P, src: u64, n: usize, s: CUstream) => (json!({"dst": dst as usize, "src": src, "n": n, "stream": s as usize}), Value::Null);
+    fn cuMemcpyDtoDAsync_v2(dst: u64, src: u64, n: usize, s: CUstream) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
+    fn cuMemcpyAsync(dst: u64, src: u64, n: usize, s: CUstream) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
     fn cuMemsetD8_v2(dst: u64, v: u8, n: usize) => (json!({"dst": dst, "value": v, "n": n}), Value::Null);
     fn cuMemsetD32_v2(dst: u64, v: u32, n: usize) => (json!({"dst": dst, "value": v, "n": n}), Value::Null);
     extra {
