@@ -6,7 +6,7 @@
 writes abi/src/generated.rs (result codes, attribute names, the cuGetProcAddress table)
 and abi/src/api.rs (every export of the real driver: its parameters with C types mapped
 to Rust ABI types, its base name, variant and the CUDA version it appeared in; the
-`Driver` trait with one not-emulated default method per export; and the macros that
+`DriverApi` trait with one not-emulated default method per export; and the macros that
 export, forward or load it). `abi/tests/generated.rs` reruns this script and fails if
 the committed files differ, so the declaration cannot drift from the headers.
 
@@ -383,7 +383,7 @@ def render_api(rows, mapper, unexported):
     out.append("/// The driver API, one method per declared export, each with the signature cuda.h")
     out.append("/// gives it. A method the implementation does not write is not emulated: it returns")
     out.append("/// what `not_emulated` gives.")
-    out.append("pub trait Driver {")
+    out.append("pub trait DriverApi {")
     out.append("    /// What every method returns (the mock's `CuResult<()>`).")
     out.append("    type Outcome;")
     out.append("    /// The outcome of an export that is not emulated.")

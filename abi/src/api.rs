@@ -1250,7 +1250,7 @@ pub const EXPORTS: &[Export] = &[
 /// The driver API, one method per declared export, each with the signature cuda.h
 /// gives it. A method the implementation does not write is not emulated: it returns
 /// what `not_emulated` gives.
-pub trait Driver {
+pub trait DriverApi {
     /// What every method returns (the mock's `CuResult<()>`).
     type Outcome;
     /// The outcome of an export that is not emulated.

@@ -12,7 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 /// Expanded by `cumock_abi::for_each_export!`: the C export of every function of the
-/// driver, each a call of `Mock`'s `Driver` method of that name (emulated, or the
+/// driver, each a call of `Mock`'s `DriverApi` method of that name (emulated, or the
 /// trait's not-emulated default) through `call`. The exports the headers do not declare
 /// (the debugger's cudbg* symbols) take no arguments: under the C calling convention a
 /// callee may ignore what it is passed.
@@ -28,7 +28,7 @@ macro_rules! export_all {
                     stringify!($name),
                     &[$((stringify!($arg), &$arg as &dyn std::fmt::Debug)),*],
                     // Safety: the program's arguments, as cuda.h declares them.
-                    || unsafe { <$crate::exports::Mock as cumock_abi::Driver>::$name($($arg),*) },
+                    || unsafe { <$crate::exports::Mock as cumock_abi::DriverApi>::$name($($arg),*) },
                 )
             }
         )*
@@ -36,7 +36,7 @@ macro_rules! export_all {
             #[no_mangle]
             pub extern "C" fn $undeclared() -> cumock_abi::CUresult {
                 $crate::boundary::call(stringify!($undeclared), &[], || {
-                    <$crate::exports::Mock as cumock_abi::Driver>::not_emulated(stringify!($undeclared))
+                    <$crate::exports::Mock as cumock_abi::DriverApi>::not_emulated(stringify!($undeclared))
                 })
             }
         )*
@@ -46,7 +46,7 @@ pub(crate) use export_all;
 
 /// Runs an export's body: a panic becomes CUDA_ERROR_UNKNOWN and a message, never an
 /// abort of the host program. Every export is one call here: exports that share work
-/// (a `_ptsz` variant and its base) call each other's `Driver` methods in Rust, so each
+/// (a `_ptsz` variant and its base) call each other's `DriverApi` methods in Rust, so each
 /// C call the program makes is reported, traced and counted once, with its own name and
 /// the inner error's message.
 pub fn call(

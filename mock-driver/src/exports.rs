@@ -1,4 +1,4 @@
-//! The functions the mock emulates: the implementation of `cumock_abi::Driver`, one
+//! The functions the mock emulates: the implementation of `cumock_abi::DriverApi`, one
 //! method per CUDA entry point. Each converts and checks its arguments and calls the model
 //! (`crate::model`); `grep -n cuMemMap` finds both the method and, in `cases/`, the cases
 //! that show its behaviour. Every export of the real driver that is not a method here is
@@ -9,7 +9,7 @@
 //!    CUmodule, image: *const c_void) -> Self::Outcome`);
 //! 2. write the method below with that signature, returning `CuResult<()>` (parameter
 //!    names may differ; the compiler checks the types against the declaration);
-//! 3. that is all: `boundary::export_all!` turns every method of `Driver` into the C
+//! 3. that is all: `boundary::export_all!` turns every method of `DriverApi` into the C
 //!    export of that name, with the panic guard, the trace, fault injection and the
 //!    diagnostics, and cuGetProcAddress finds it. A function that delegates to another
 //!    (a `_ptsz` variant to its base) calls `Self::cuOther(..)`, in Rust, so the error
@@ -29,10 +29,10 @@ use std::os::fd::IntoRawFd;
 
 type CUdevicePtr = CUdeviceptr;
 
-/// The mock driver: the `Driver` methods it writes are what it emulates.
+/// The mock driver: the `DriverApi` methods it writes are what it emulates.
 pub struct Mock;
 
-impl Driver for Mock {
+impl DriverApi for Mock {
     type Outcome = CuResult<()>;
 
     fn not_emulated(name: &'static str) -> CuResult<()> {

@@ -1,6 +1,6 @@
 //! The traced set: the calls an allocator makes, recorded after the real driver ran them
 //! with their arguments, what they returned through out-pointers, and the result. Each
-//! is a method of `cumock_abi::Driver` with the declared signature; `forward.rs` calls
+//! is a method of `cumock_abi::DriverApi` with the declared signature; `forward.rs` calls
 //! it around every export.
 
 use cumock_abi::*;
@@ -56,7 +56,7 @@ unsafe fn descs(p: *const CUmemAccessDesc, n: usize) -> Value {
 pub type After = Box<dyn FnOnce(CUresult)>;
 
 /// The traced set: each row is a function with its declared signature (the compiler
-/// holds it to `cumock_abi::Driver`'s) and what to record of it; `extra` holds the
+/// holds it to `cumock_abi::DriverApi`'s) and what to record of it; `extra` holds the
 /// hand-written methods. Every other export is forwarded without a record.
 macro_rules! traced {
     (
@@ -66,7 +66,7 @@ macro_rules! traced {
         /// The pass-through's side of the declaration: what happens after each call.
         pub struct Traced;
 
-        impl cumock_abi::Driver for Traced {
+        impl cumock_abi::DriverApi for Traced {
             type Outcome = Option<After>;
 
             /// Not traced: forwarded, nothing recorded.
