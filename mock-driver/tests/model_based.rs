@@ -317,7 +317,7 @@ fn pick_reservation(m: &Reference, r: usize) -> Option<usize> {
 /// A handle, by a random number: one in ten is any of the newest handles, released or
 /// not (releasing twice is checked too), the others any live one.
 fn pick_handle(m: &Reference, h: usize) -> Option<usize> {
-    if h % 10 == 0 {
+    if h.is_multiple_of(10) {
         return m.handles.len().checked_sub(1 + (h / 10) % 6);
     }
     let live: Vec<usize> = (0..m.handles.len())
@@ -475,7 +475,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
         // Three times in four a granule of a live mapping (so that grants, writes and
         // reads mostly land and data flows through reused memory), else `addr`.
         let mapped = |m: &Reference, r: usize, at: u64| match m.mappings.len() {
-            n if n > 0 && r % 4 != 0 => {
+            n if n > 0 && !r.is_multiple_of(4) => {
                 let x = m.mappings[(r / 4) % n];
                 Some(x.start + (at % (x.size / G)) * G)
             }
