@@ -4,6 +4,7 @@
 pub mod context;
 pub mod error;
 pub mod memory;
+pub mod module;
 pub mod profile;
 pub mod vmm;
 
@@ -19,11 +20,17 @@ use vmm::{AllocationProp, Need, ReservationKind, Segment, Vmm};
 pub struct State {
     pub vmm: Vmm,
     pub contexts: Contexts,
+    pub modules: module::Modules,
+    /// Per device: the fault of a kernel, returned by every later call that needs the
+    /// device (as on a GPU, it stays for the life of the process).
+    pub sticky: Vec<Option<CuError>>,
 }
 
 pub struct Driver {
     pub profile: Profile,
     initialized: AtomicBool,
+    /// Set in a child forked after cuInit.
+    forked_after_init: AtomicBool,
     pub state: Mutex<State>,
 }
 
@@ -57,9 +64,12 @@ impl Driver {
         Self {
             profile,
             initialized: AtomicBool::new(false),
+            forked_after_init: AtomicBool::new(false),
             state: Mutex::new(State {
                 vmm: Vmm::new(n),
                 contexts: Contexts::new(n),
+                modules: module::Modules::default(),
+                sticky: vec![None; n],
             }),
         }
     }
@@ -71,6 +81,7 @@ impl Driver {
     // ---- cuInit ----
 
     pub fn init(&self, flags: u32) -> CuResult<()> {
+        self.refuse_forked_child()?;
         if flags != 0 {
             return Err(invalid(format!("cuInit flags must be 0, not {flags}")));
         }
@@ -78,7 +89,21 @@ impl Driver {
         Ok(())
     }
 
+    /// A process forked after cuInit gets CUDA_ERROR_NOT_INITIALIZED from every call, cuInit
+    /// included, as on the H200 (probe fork-after-init): the child must exec to use CUDA.
+    fn refuse_forked_child(&self) -> CuResult<()> {
+        if self.forked_after_init.load(Ordering::Acquire) {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_NOT_INITIALIZED,
+                "this process was forked after cuInit: the driver serves only the process \
+                 that initialised it (exec a new program in the child to use CUDA there)",
+            ));
+        }
+        Ok(())
+    }
+
     pub fn require_init(&self) -> CuResult<()> {
+        self.refuse_forked_child()?;
         if self.initialized.load(Ordering::Acquire) {
             Ok(())
         } else {
@@ -348,6 +373,7 @@ impl Driver {
     pub fn mem_info(&self) -> CuResult<(u64, u64)> {
         let st = self.state.lock();
         let (_, ctx) = st.contexts.require_current()?;
+        self.check_sticky(&st, ctx.device)?;
         let dev = &self.profile.devices[ctx.device];
         Ok((
             dev.free_at_start.saturating_sub(st.vmm.used[ctx.device]),
@@ -361,6 +387,7 @@ impl Driver {
         let mut st = self.state.lock();
         let (ctx, c) = st.contexts.require_current()?;
         let device = c.device;
+        self.check_sticky(&st, device)?;
         if size == 0 {
             return Err(invalid("size is 0"));
         }
@@ -461,6 +488,7 @@ impl Driver {
             let mut st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
             let device = ctx.device;
+            self.check_sticky(&st, device)?;
             let d = match dst {
                 HostOrDevice::Device(a) => Some(st.vmm.segments(a, len, device, Need::Write)?),
                 HostOrDevice::Host(_) => None,
@@ -554,6 +582,7 @@ impl Driver {
         let (segs, _bytes) = {
             let mut st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
+            self.check_sticky(&st, ctx.device)?;
             let segs = st.vmm.segments(dst, len, ctx.device, Need::Write)?;
             st.vmm.issued(&segs);
             (segs, st.vmm.hold_bytes())
@@ -582,6 +611,7 @@ impl Driver {
         self.device(device)?;
         let mut st = self.state.lock();
         let d = device as usize;
+        self.check_sticky(&st, d)?;
         let pc = st.contexts.primary[d].clone();
         let ctx = match pc.context {
             Some(c) if st.contexts.contexts.contains_key(&c) => c,
@@ -654,6 +684,7 @@ impl Driver {
         self.device(device)?;
         check_ctx_flags(flags)?;
         let mut st = self.state.lock();
+        self.check_sticky(&st, device as usize)?;
         let c = st.contexts.create(device as usize, flags, false);
         st.contexts.push(c)?;
         Ok(c)
@@ -671,6 +702,12 @@ impl Driver {
 
     fn destroy_context(st: &mut State, ctx: u64) -> CuResult<()> {
         st.contexts.destroy(ctx)?;
+        // Its modules go with it (their variables are cuMemAlloc memory of it, freed below).
+        st.modules.modules.retain(|_, m| m.context != ctx);
+        let modules = &st.modules.modules;
+        st.modules
+            .functions
+            .retain(|_, f| modules.contains_key(&f.module));
         // cuMemAlloc memory dies with its context; VMM mappings do not (observed).
         let owned: Vec<u64> = st
             .vmm
@@ -717,10 +754,11 @@ impl Driver {
 
     pub fn ctx_synchronize(&self, ctx: Option<u64>) -> CuResult<()> {
         let mut st = self.state.lock();
-        match ctx {
-            Some(c) => st.contexts.get(c).map(|_| ())?,
-            None => st.contexts.require_current().map(|_| ())?,
-        }
+        let device = match ctx {
+            Some(c) => st.contexts.get(c)?.device,
+            None => st.contexts.require_current()?.1.device,
+        };
+        self.check_sticky(&st, device)?;
         st.vmm.synchronized();
         Ok(())
     }
@@ -789,7 +827,8 @@ impl Driver {
             )));
         }
         let mut st = self.state.lock();
-        let (cur, _) = st.contexts.require_current()?;
+        let (cur, c) = st.contexts.require_current()?;
+        self.check_sticky(&st, c.device)?;
         Ok(st.contexts.create_stream(cur))
     }
 
@@ -798,7 +837,18 @@ impl Driver {
     }
 
     pub fn stream_destroy(&self, stream: u64) -> CuResult<()> {
+        self.check_sticky_current()?;
         self.state.lock().contexts.destroy_stream(stream)
+    }
+
+    /// The sticky error of the current context's device, if a kernel faulted there (streams
+    /// and events report it as the H200 does: probe fault-stream-sync).
+    pub fn check_sticky_current(&self) -> CuResult<()> {
+        let st = self.state.lock();
+        match st.contexts.require_current() {
+            Ok((_, c)) => self.check_sticky(&st, c.device),
+            Err(_) => Ok(()),
+        }
     }
 
     pub fn event_create(&self, flags: u32) -> CuResult<u64> {
@@ -806,7 +856,8 @@ impl Driver {
             return Err(invalid(format!("event flags {flags:#x} have unknown bits")));
         }
         let mut st = self.state.lock();
-        st.contexts.require_current()?;
+        let device = st.contexts.require_current()?.1.device;
+        self.check_sticky(&st, device)?;
         Ok(st.contexts.create_event())
     }
 
@@ -966,6 +1017,9 @@ extern "C" fn after_fork_child() {
             raw.write(<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT);
         }
         d.state.lock().vmm.after_fork_child();
+        if d.initialized.load(Ordering::Acquire) {
+            d.forked_after_init.store(true, Ordering::Release);
+        }
     }
 }
 

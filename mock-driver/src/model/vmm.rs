@@ -392,10 +392,13 @@ impl Vmm {
     }
 
     /// The allocation behind a handle the program still holds.
+    /// The allocation a handle names. A handle released while still mapped lives on: the
+    /// H200 answers its properties, exports it and maps it again (probe
+    /// released-while-mapped); it goes with its last mapping.
     pub fn allocation(&self, handle: u64) -> CuResult<&PhysicalAllocation> {
         let id = self.handle_id(handle)?;
         match self.allocations.get(&id) {
-            Some(a) if a.user_refs > 0 => Ok(a),
+            Some(a) if a.user_refs > 0 || a.map_count > 0 => Ok(a),
             _ => Err(self.stale_handle(handle)),
         }
     }
@@ -536,11 +539,20 @@ impl Vmm {
                 "{ptr:#x} is cuMemAlloc memory, not a reservation"
             )));
         }
-        if end > rbase + r.size {
-            return Err(invalid(format!(
-                "{ptr:#x}+{size:#x} runs past the end of its reservation {rbase:#x}+{:#x}",
-                r.size
-            )));
+        // A map may run on into the next reservation when that one starts where this one
+        // ends (the H200 maps across two adjacent reservations: probe
+        // reservation-placement); past the last of such a run it is refused.
+        let mut covered = rbase + r.size;
+        while covered < end {
+            match self.reservations.get(&covered) {
+                Some(next) if next.kind == ReservationKind::Vmm => covered += next.size,
+                _ => {
+                    return Err(invalid(format!(
+                        "{ptr:#x}+{size:#x} runs past the end of its reservation {rbase:#x}+{:#x}",
+                        r.size
+                    )))
+                }
+            }
         }
         if let Some(m) = self.overlapping(ptr, end).next() {
             return Err(invalid(format!(
@@ -633,39 +645,47 @@ impl Vmm {
         }
     }
 
-    /// The mappings that exactly tile `[ptr, ptr+size)`, or why they do not.
-    fn tiling(&self, ptr: u64, size: u64) -> CuResult<Vec<u64>> {
+    // ---- cuMemSetAccess / cuMemGetAccess ----
+
+    /// The mappings cuMemSetAccess changes, and the first hole of the range if it has one.
+    /// As the H200 does (probe access-across-holes): the range must start at a mapping
+    /// and end at the end of one, cutting none; when it crosses unmapped holes, only the
+    /// mappings before the first hole change, and the call succeeds.
+    fn tiling_to_first_hole(&self, ptr: u64, size: u64) -> CuResult<(Vec<u64>, Option<u64>)> {
         if size == 0 {
             return Err(invalid("size is 0"));
         }
         let end = ptr
             .checked_add(size)
             .ok_or_else(|| invalid("address + size wraps"))?;
-        let mut starts = Vec::new();
+        let mut run = Vec::new();
+        let mut hole = None;
         let mut at = ptr;
-        while at < end {
-            let Some(m) = self.mappings.get(&at) else {
-                return Err(match self.mapping_at(at) {
-                    Some(m) => invalid(format!(
-                        "{at:#x} is inside the mapping at {:#x}+{:#x}, not at its start",
-                        m.start, m.size
-                    )),
-                    None => invalid(format!("nothing is mapped at {at:#x}")),
-                });
-            };
-            if m.start + m.size > end {
+        for m in self.overlapping(ptr, end) {
+            if m.start < ptr || m.start + m.size > end {
                 return Err(invalid(format!(
                     "{ptr:#x}+{size:#x} covers only part of the mapping at {:#x}+{:#x}",
                     m.start, m.size
                 )));
             }
-            starts.push(m.start);
+            if m.start != at {
+                if at == ptr {
+                    return Err(invalid(format!("nothing is mapped at {ptr:#x}")));
+                }
+                hole.get_or_insert(at);
+            }
+            if hole.is_none() {
+                run.push(m.start);
+            }
             at = m.start + m.size;
         }
-        Ok(starts)
+        if at != end {
+            return Err(invalid(format!(
+                "nothing is mapped at {at:#x}, before the end of {ptr:#x}+{size:#x}"
+            )));
+        }
+        Ok((run, hole))
     }
-
-    // ---- cuMemSetAccess / cuMemGetAccess ----
 
     /// Sets access; returns warnings about changes the real driver handles badly.
     pub fn set_access(
@@ -674,8 +694,15 @@ impl Vmm {
         size: u64,
         grants: &[(usize, u8)],
     ) -> CuResult<Vec<String>> {
-        let starts = self.tiling(ptr, size)?;
+        let (starts, hole) = self.tiling_to_first_hole(ptr, size)?;
         let mut warnings = Vec::new();
+        if let Some(hole) = hole {
+            warnings.push(format!(
+                "cuMemSetAccess({ptr:#x}, {size:#x}) crosses the unmapped hole at {hole:#x}: \
+                 the driver succeeds but grants access only up to the hole, so the mappings \
+                 after it keep their old access; set access per mapped range"
+            ));
+        }
         for s in starts {
             let m = self.mappings.get_mut(&s).expect("tiled");
             let busy = self
