@@ -959,8 +959,9 @@ impl Vmm {
 
     /// In a child after fork: no other thread is moving bytes here, and the parent's
     /// arenas are the parent's (see `memory::DeviceMemory::after_fork_child`).
+    /// Allocates nothing: it runs in a fork handler.
     pub fn after_fork_child(&mut self) {
-        self.bytes_in_use = Arc::new(AtomicUsize::new(0));
+        self.bytes_in_use.store(0, Ordering::Release);
         self.memory.after_fork_child();
     }
 
