@@ -409,3 +409,53 @@ fn eight_devices() {
     assert!(fds <= fds0 + 16, "fds {fds0} -> {fds}");
     assert!(maps <= maps0 + 32, "mappings {maps0} -> {maps}");
 }
+
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn out_of_open_files_the_error_names_the_limit() {
+    if role().is_some() {
+        return out_of_files();
+    }
+    in_child("out_of_open_files_the_error_names_the_limit", "nofile");
+}
+
+/// With every fd the process may open in use, an export cannot make its file: the error
+/// is the driver's out-of-memory, and the message says which host limit and how to raise
+/// it. Allocations that are not exported need no fd at all.
+fn out_of_files() {
+    let d = driver(1);
+    current(&d, 0);
+    let p = prop(&d, 0, true);
+    let h = d.create(G, p, 0).unwrap();
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // Safety: getrlimit and setrlimit read and write a plain struct.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        limit.rlim_cur = open_fds() as u64 + 8;
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+    }
+    // Every fd the limit leaves, taken.
+    let mut taken = Vec::new();
+    while let Ok(f) = std::fs::File::open("/dev/null") {
+        taken.push(f);
+    }
+    let more: Vec<u64> = (0..1000).map(|_| d.create(G, p, 0).unwrap()).collect();
+    let e = d.export(h, 1, 0).unwrap_err();
+    println!("scale: export with no fd left: {}", e.message);
+    assert_eq!(e.code, CUDA_ERROR_OUT_OF_MEMORY);
+    assert!(
+        e.message.contains("RLIMIT_NOFILE") && e.message.contains("ulimit -n"),
+        "{}",
+        e.message
+    );
+    drop(taken);
+    drop(d.export(h, 1, 0).unwrap());
+    for x in more {
+        d.release(x).unwrap();
+    }
+    d.release(h).unwrap();
+}
