@@ -459,3 +459,55 @@ fn out_of_files() {
     }
     d.release(h).unwrap();
 }
+
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn the_host_faults_on_device_addresses_reserved_mapped_or_freed() {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(r) = role() {
+        return touch(&r);
+    }
+    for what in ["reserved", "mapped", "freed"] {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "the_host_faults_on_device_addresses_reserved_mapped_or_freed",
+                "--nocapture",
+            ])
+            .env(ROLE, what)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.signal(),
+            Some(libc::SIGSEGV),
+            "a host read of a {what} device address: {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Reservations are carved from address space the mock holds PROT_NONE, and mapping
+/// places nothing there: a host read of a device address faults, as on a GPU.
+fn touch(what: &str) {
+    let d = driver(1);
+    current(&d, 0);
+    let va = d.address_reserve(4 * G, 0, 0, 0).unwrap();
+    let h = d.create(G, prop(&d, 0, false), 0).unwrap();
+    d.map(va + G, G, 0, h, 0).unwrap();
+    d.set_access(va + G, G, &[(1, 0, 3)]).unwrap();
+    write(&d, va + G, &pattern(1));
+    let at = match what {
+        "reserved" => va + 3 * G,
+        "mapped" => va + G,
+        _ => {
+            d.unmap(va + G, G).unwrap();
+            d.address_free(va, 4 * G).unwrap();
+            va + G
+        }
+    };
+    // Safety: none; this read is meant to fault (the parent checks that it does).
+    let byte = unsafe { std::ptr::read_volatile(at as *const u8) };
+    println!("read {byte} from a {what} device address: no fault");
+}
