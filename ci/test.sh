@@ -19,6 +19,14 @@ fi
 if ! command -v chromium > /dev/null || ! command -v chromedriver > /dev/null; then
     if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver > /dev/null; else sudo apt-get install -y -qq chromium chromium-driver > /dev/null; fi
 fi
+# maturin builds the Python wheel; pytest's wheels go into the fresh venv it is installed
+# into (harness/tests/wheel.rs).
+if [ ! -x target/py-tools/bin/maturin ]; then
+    python3 -m venv target/py-tools && target/py-tools/bin/pip install --quiet --disable-pip-version-check 'maturin>=1.5,<2'
+fi
+if ! ls target/py-wheels/pytest-*.whl > /dev/null 2>&1; then
+    python3 -m pip download --quiet --disable-pip-version-check -d target/py-wheels pytest
+fi
 export CUMOCK_CUDA_INCLUDE="$PWD/$headers/nvidia/cu13/include"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
