@@ -62,8 +62,15 @@ fn settings() -> &'static Settings {
             start: Instant::now(),
         };
         if s.leaks || s.strict {
-            // Safety: registering a plain extern "C" function with no captured state.
-            unsafe { libc::atexit(at_exit) };
+            // Safety: registering plain extern "C" functions with no captured state.
+            unsafe {
+                libc::atexit(at_exit);
+                libc::pthread_atfork(
+                    Some(before_fork),
+                    Some(after_fork_parent),
+                    Some(after_fork_child),
+                );
+            }
         }
         s
     })
@@ -255,7 +262,7 @@ fn identity(fd: i32) -> Option<(u64, u64)> {
 
 /// What a call site is kept for, so that a leak report can say where the program made
 /// what it never gave back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Made {
     /// cuMemAddressReserve or cuMemAlloc, by base address.
     Reservation,
@@ -265,10 +272,13 @@ pub enum Made {
     Mapping,
 }
 
-/// Where the program made each live thing, while leak checking is on. Entries of things
-/// since freed are dropped in batches (`prune_origins`), so the table stays about as
-/// large as what is live, without a hook on every freeing call.
-static ORIGINS: Mutex<BTreeMap<(Made, u64), CallSite>> = Mutex::new(BTreeMap::new());
+/// Where the program made each live thing, while leak checking is on, with the order it
+/// was noted in. Entries of things since freed are dropped in batches (`prune_origins`),
+/// so the table stays about as large as what is live, without a hook on every freeing
+/// call. This lock is never held together with the model's (fork safety, see
+/// `before_fork`).
+static ORIGINS: Mutex<BTreeMap<(Made, u64), (u64, CallSite)>> = Mutex::new(BTreeMap::new());
+static ORIGINS_SEQ: AtomicU64 = AtomicU64::new(0);
 static ORIGINS_PRUNE_AT: AtomicU64 = AtomicU64::new(4096);
 
 /// Handles carry a tag in their high bits; the model keys allocations by the low ones.
@@ -286,25 +296,56 @@ pub fn created(what: Made, key: u64) -> u64 {
         return key;
     }
     let site = CallSite::capture();
-    let mut origins = ORIGINS.lock();
-    origins.insert(origin_key(what, key), site);
-    if origins.len() as u64 >= ORIGINS_PRUNE_AT.load(Ordering::Relaxed) {
-        prune_origins(&mut origins);
+    let seq = ORIGINS_SEQ.fetch_add(1, Ordering::Relaxed);
+    let len = {
+        let mut origins = ORIGINS.lock();
+        origins.insert(origin_key(what, key), (seq, site));
+        origins.len() as u64
+    };
+    if len >= ORIGINS_PRUNE_AT.load(Ordering::Relaxed) {
+        prune_origins();
     }
     key
 }
 
-fn prune_origins(origins: &mut BTreeMap<(Made, u64), CallSite>) {
+/// Drops the origins of what is no longer live: the model's keys are copied first, then
+/// the table is pruned, never holding both locks. What was noted after the copy stays.
+fn prune_origins() {
     let Ok(d) = crate::model::driver() else {
         return;
     };
-    let st = d.state.lock();
-    origins.retain(|(what, key), _| match what {
-        Made::Reservation => st.vmm.reservations.contains_key(key),
-        Made::Allocation => st.vmm.allocations.contains_key(key),
-        Made::Mapping => st.vmm.mappings.contains_key(key),
-    });
+    let before = ORIGINS_SEQ.load(Ordering::Relaxed);
+    let live: std::collections::HashSet<(Made, u64)> = {
+        let st = d.state.lock();
+        let reservations = st.vmm.reservations.keys().map(|k| (Made::Reservation, *k));
+        let allocations = st.vmm.allocations.keys().map(|k| (Made::Allocation, *k));
+        let mappings = st.vmm.mappings.keys().map(|k| (Made::Mapping, *k));
+        reservations.chain(allocations).chain(mappings).collect()
+    };
+    let mut origins = ORIGINS.lock();
+    origins.retain(|key, (seq, _)| *seq >= before || live.contains(key));
     ORIGINS_PRUNE_AT.store((origins.len() as u64 * 2).max(4096), Ordering::Relaxed);
+}
+
+/// fork() while another thread holds the origins' lock would leave the child with a lock
+/// no thread releases: it is taken across the fork, as the model's is.
+extern "C" fn before_fork() {
+    std::mem::forget(ORIGINS.lock());
+}
+
+extern "C" fn after_fork_parent() {
+    // Safety: before_fork took the lock in this thread and forgot its guard.
+    unsafe { ORIGINS.force_unlock() };
+}
+
+extern "C" fn after_fork_child() {
+    // A thread parked on the lock in the parent does not exist here: the lock is reset.
+    // Safety: this thread is the only one in the child, and it holds the lock (taken in
+    // before_fork), so nothing else reads the lock's state while it is written.
+    unsafe {
+        let raw = ORIGINS.raw() as *const parking_lot::RawMutex as *mut parking_lot::RawMutex;
+        raw.write(<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT);
+    }
 }
 
 /// The most frames kept of a stack: the mock's own (a dozen or so) and the program's.
@@ -321,10 +362,16 @@ pub struct CallSite(Box<[usize]>);
 impl CallSite {
     pub fn capture() -> Self {
         let mut ips = Vec::with_capacity(MAX_FRAMES);
-        backtrace::trace(|frame| {
-            ips.push(frame.ip() as usize);
-            ips.len() < MAX_FRAMES
-        });
+        // Safety: the unsynchronised walk is not thread-safe only where the platform's
+        // unwinder is not; on Linux, libgcc's _Unwind_Backtrace is. The synchronised one
+        // takes a global lock, which a fork() from another thread could leave held in
+        // the child.
+        unsafe {
+            backtrace::trace_unsynchronized(|frame| {
+                ips.push(frame.ip() as usize);
+                ips.len() < MAX_FRAMES
+            })
+        };
         Self(ips.into_boxed_slice())
     }
 
@@ -464,7 +511,7 @@ pub fn leaks() -> Vec<Leak> {
         .into_iter()
         .map(|(what, key)| Leak {
             what,
-            site: key.and_then(|k| origins.get(&k).cloned()),
+            site: key.and_then(|k| origins.get(&k).map(|(_, site)| site.clone())),
         })
         .collect();
     drop(origins);
