@@ -482,4 +482,30 @@ mod tests {
             "{e}"
         );
     }
+
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        const LINE: &str = r#"{"seq":4,"fn":"cuMemCreate","args":{"size":20971520,"prop":{"type":"CU_MEM_ALLOCATION_TYPE_PINNED","location":{"type":"CU_MEM_LOCATION_TYPE_DEVICE","id":0},"handle_types":"CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR","compression":"CU_MEM_ALLOCATION_COMP_NONE"},"flags":0},"out":{"handle":"handle#1"},"result":"CUDA_SUCCESS","thread":1,"t_us":4}"#;
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+            /// A trace changed anywhere converts or is refused with a reason; never a panic.
+            #[test]
+            fn a_damaged_trace_is_refused_not_a_crash(
+                edits in prop::collection::vec((any::<usize>(), any::<u8>()), 1..8)
+            ) {
+                let mut b = LINE.as_bytes().to_vec();
+                for (at, byte) in edits {
+                    let at = at % b.len();
+                    b[at] = byte;
+                }
+                let text = String::from_utf8_lossy(&b);
+                if let Err(e) = convert(&text, "fuzz") {
+                    prop_assert!(format!("{e:#}").contains("trace line 1"), "{e:#}");
+                }
+            }
+        }
+    }
 }

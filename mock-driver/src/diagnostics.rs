@@ -524,7 +524,20 @@ mod tests {
             serde_json::to_string(&a).unwrap(),
             r#"{"ptr":"0x800000000000","size":4096,"offset":0,"handle":"handle#1","flags":0}"#
         );
+        // A `const char *` symbol is a string; the status it wrote, a number.
         let symbol = c"cuMemMap";
+        let status: i32 = 1;
+        let raw = [
+            ("symbol", Raw::Pointer(symbol.as_ptr() as u64)),
+            ("pfn", Raw::Pointer(0)),
+            ("cudaVersion", Raw::Unsigned(13000)),
+            ("flags", Raw::Unsigned(0)),
+            ("symbolStatus", Raw::Pointer(&status as *const i32 as u64)),
+        ];
+        let (a, o) = traced_args("cuGetProcAddress_v2", true, &raw, &mut names);
+        assert_eq!(a.get("symbol").unwrap(), "cuMemMap");
+        assert_eq!(o.get("status").unwrap(), 1);
+        // An export the schema does not list keeps its own names; pointers as addresses.
         let raw = [("symbol", Raw::Pointer(symbol.as_ptr() as u64))];
         let (a, _) = traced_args("cuModuleGetFunction", true, &raw, &mut names);
         assert!(a.get("symbol").unwrap().as_str().unwrap().starts_with("0x"));
