@@ -25,6 +25,8 @@ struct Names {
     granularity: Option<String>,
     /// Set when an address outside every known region was named.
     unknown: std::cell::Cell<bool>,
+    /// Set when a handle or context the trace never saw made was named.
+    foreign: std::cell::Cell<bool>,
     /// Contexts the trace retains later, with their device: a context made current
     /// before it is seen retained (the runtime gets it by other means) is retained first.
     ahead: HashMap<String, u64>,
@@ -55,23 +57,25 @@ impl Names {
         format!("{v:#x}")
     }
 
-    /// A handle by the case's name for it; one the trace never saw made stays as the
-    /// trace names it (a case cannot replay it, and the parser says so).
+    /// A handle by the case's name for it; one the trace never saw made keeps the
+    /// trace's name, and its step is kept as a comment (a case cannot replay it).
     fn handle(&self, h: Option<&str>) -> String {
         match h {
             None => "0".into(),
-            Some(h) => self.handles.get(h).cloned().unwrap_or_else(|| h.to_owned()),
+            Some(h) => self.handles.get(h).cloned().unwrap_or_else(|| {
+                self.foreign.set(true);
+                h.to_owned()
+            }),
         }
     }
 
     fn ctx(&self, c: Option<&str>) -> String {
         match c {
             None => "null".into(),
-            Some(c) => self
-                .contexts
-                .get(c)
-                .cloned()
-                .unwrap_or_else(|| c.to_owned()),
+            Some(c) => self.contexts.get(c).cloned().unwrap_or_else(|| {
+                self.foreign.set(true);
+                c.to_owned()
+            }),
         }
     }
 }
@@ -106,6 +110,15 @@ pub fn convert(trace: &str, title: &str) -> Result<String> {
             continue;
         }
         let e = Event::from_line(line).with_context(|| format!("trace line {}", i + 1))?;
+        // Each step expects the traced result: it must be one a case can name.
+        if cumock_abi::result_code(&e.result).is_none() {
+            anyhow::bail!(
+                "trace line {}: {}: result `{}` is not a CUresult name",
+                i + 1,
+                e.function,
+                e.result
+            );
+        }
         events.push((i + 1, e));
     }
     let mut n = Names::default();
@@ -149,9 +162,14 @@ pub fn convert(trace: &str, title: &str) -> Result<String> {
             );
         steps.push(if unknown {
             format!("# {step}   (memory outside the trace)")
+        } else if n.foreign.get() {
+            format!("# {step}   (a handle made outside the trace)")
         } else {
             format!("{step:<48} -> {}", e.result)
         });
+    }
+    if !steps.iter().any(|s| !s.starts_with('#')) {
+        anyhow::bail!("the trace holds no call a case can replay");
     }
     let mut out = String::new();
     let _ = writeln!(out, "# {title}");
@@ -189,6 +207,7 @@ fn step(
     let o = e.out();
     let ok = e.succeeded();
     n.unknown.set(false);
+    n.foreign.set(false);
     Ok(Some(match e.function.as_str() {
         "__driver" => {
             *driver = a.string("path")?.to_owned();
@@ -427,9 +446,7 @@ fn step(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_grow_sequence_becomes_named_steps_with_expectations() {
-        let trace = r#"{"seq":0,"fn":"__driver","args":{"path":"/usr/lib/libcuda.so.1"},"out":{},"result":"CUDA_SUCCESS","thread":1,"t_us":0}
+    const GROW: &str = r#"{"seq":0,"fn":"__driver","args":{"path":"/usr/lib/libcuda.so.1"},"out":{},"result":"CUDA_SUCCESS","thread":1,"t_us":0}
 {"seq":1,"fn":"cuInit","args":{"flags":0},"out":{},"result":"CUDA_SUCCESS","thread":1,"t_us":1}
 {"seq":2,"fn":"cuMemGetAllocationGranularity","args":{"prop":{"type":"CU_MEM_ALLOCATION_TYPE_PINNED","location":{"type":"CU_MEM_LOCATION_TYPE_DEVICE","id":0},"handle_types":"CU_MEM_HANDLE_TYPE_NONE","compression":"CU_MEM_ALLOCATION_COMP_NONE"},"option":"CU_MEM_ALLOC_GRANULARITY_MINIMUM"},"out":{"granularity":2097152},"result":"CUDA_SUCCESS","thread":1,"t_us":2}
 {"seq":3,"fn":"cuMemAddressReserve","args":{"size":1073741824,"align":0,"addr":"0x0","flags":0},"out":{"ptr":"0x7f54f2a00000"},"result":"CUDA_SUCCESS","thread":1,"t_us":3}
@@ -440,7 +457,12 @@ mod tests {
 {"seq":8,"fn":"cuMemUnmap","args":{"ptr":"0x7f54f3e00000","size":20971520},"out":{},"result":"CUDA_SUCCESS","thread":1,"t_us":8}
 {"seq":9,"fn":"cuMemRelease","args":{"handle":"handle#1"},"out":{},"result":"CUDA_SUCCESS","thread":1,"t_us":9}
 {"seq":10,"fn":"cuLaunchKernel","args":{},"out":{},"result":"CUDA_SUCCESS","thread":1,"t_us":10}
+{"seq":11,"fn":"cuCtxSetCurrent","args":{"ctx":"ctx#7"},"out":{},"result":"CUDA_SUCCESS","thread":1,"t_us":11}
 "#;
+
+    #[test]
+    fn a_grow_sequence_becomes_named_steps_with_expectations() {
+        let trace = GROW;
         let case = convert(trace, "test").unwrap();
         assert!(case.contains("over /usr/lib/libcuda.so.1"), "{case}");
         assert!(case.contains("g = granularity min device=0"), "{case}");
@@ -466,6 +488,10 @@ mod tests {
             "{case}"
         );
         assert!(case.contains("1 traced call(s)"), "{case}");
+        assert!(
+            case.contains("# set-current ctx#7   (a handle made outside the trace)"),
+            "{case}"
+        );
         // And the result is a case the parser takes.
         crate::case::parse(std::path::Path::new("t.case"), &case).unwrap();
     }
@@ -487,8 +513,6 @@ mod tests {
         use super::*;
         use proptest::prelude::*;
 
-        const LINE: &str = r#"{"seq":4,"fn":"cuMemCreate","args":{"size":20971520,"prop":{"type":"CU_MEM_ALLOCATION_TYPE_PINNED","location":{"type":"CU_MEM_LOCATION_TYPE_DEVICE","id":0},"handle_types":"CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR","compression":"CU_MEM_ALLOCATION_COMP_NONE"},"flags":0},"out":{"handle":"handle#1"},"result":"CUDA_SUCCESS","thread":1,"t_us":4}"#;
-
         proptest! {
             #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
             /// A trace changed anywhere converts or is refused with a reason; never a panic.
@@ -496,14 +520,23 @@ mod tests {
             fn a_damaged_trace_is_refused_not_a_crash(
                 edits in prop::collection::vec((any::<usize>(), any::<u8>()), 1..8)
             ) {
-                let mut b = LINE.as_bytes().to_vec();
+                let mut b = GROW.as_bytes().to_vec();
                 for (at, byte) in edits {
                     let at = at % b.len();
                     b[at] = byte;
                 }
                 let text = String::from_utf8_lossy(&b);
-                if let Err(e) = convert(&text, "fuzz") {
-                    prop_assert!(format!("{e:#}").contains("trace line 1"), "{e:#}");
+                match convert(&text, "fuzz") {
+                    // Refused with the line at fault, or as a whole.
+                    Err(e) => {
+                        let e = format!("{e:#}");
+                        prop_assert!(e.contains("trace line ") || e.contains("no call a case can replay"), "{e}");
+                    }
+                    // What converts is a case the parser takes.
+                    Ok(case) => {
+                        let parsed = crate::case::parse(std::path::Path::new("t.case"), &case);
+                        prop_assert!(parsed.is_ok(), "{case}\n{parsed:?}");
+                    }
                 }
             }
         }
