@@ -78,6 +78,14 @@ pub enum AtomOp {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CarryOp {
+    Add,
+    Sub,
+    MadLo,
+    MadHi,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BoolOp {
     And,
     Or,
@@ -200,6 +208,23 @@ pub enum Op {
     Exit,
     Trap,
     AssertFail,
+    /// `add.cc`, `addc`, `sub.cc`, `subc`, `mad.cc`, `madc`: the carry flag per lane.
+    Carry {
+        op: CarryOp,
+        carry_in: bool,
+        carry_out: bool,
+        wide: bool,
+        d: Dst,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    /// `elect.sync d|p, membermask`.
+    Elect {
+        d: Dst,
+        p: Dst,
+        mask: Src,
+    },
     Nop,
     Bar {
         kind: BarKind,
@@ -1128,6 +1153,15 @@ impl FuncDecoder<'_> {
                 let [dst, src] = t.as_slice() else {
                     return Err(semantic(i, "`cvt` needs two types"));
                 };
+                if matches!(dst, Ty::F16x2 | Ty::BF16x2)
+                    && *src == Ty::F32
+                    && rnd == Some(Rnd::N)
+                    && !sat
+                    && int_rnd.is_none()
+                {
+                    // `cvt.rn.f16x2.f32 d, a, b`: a into the upper half, b the lower.
+                    return self.alu(i, math::cvt_pack_x2(*dst == Ty::BF16x2), 2);
+                }
                 if matches!(dst, Ty::F16x2 | Ty::BF16x2 | Ty::Pred | Ty::B128)
                     || matches!(src, Ty::F16x2 | Ty::BF16x2 | Ty::Pred | Ty::B128)
                 {
@@ -1206,15 +1240,46 @@ impl FuncDecoder<'_> {
             }
             "exit" => Ok(Op::Exit),
             "trap" => Ok(Op::Trap),
-            "brkpt" | "nanosleep" | "pmevent" => Ok(Op::Nop),
+            // Hints and ordering with nothing to emulate: launches already run in order.
+            "brkpt" | "nanosleep" | "pmevent" | "griddepcontrol" => {
+                m.list.clear();
+                Ok(Op::Nop)
+            }
+            "addc" | "subc" | "madc" => self.carry(i, m),
+            "elect" => {
+                if !m.take("sync") {
+                    return Err(unsup(m));
+                }
+                self.nops(i, 2)?;
+                let (d, p) = match &i.ops[0] {
+                    Opnd::Pipe(a, b) => (self.reg(i, a)?, self.reg(i, b)?),
+                    o => (self.reg(i, o)?, Dst::Sink),
+                };
+                Ok(Op::Elect {
+                    d,
+                    p,
+                    mask: self.src(i, &i.ops[1])?,
+                })
+            }
+            "dp4a" => {
+                let t = m.types();
+                let (sa, sb) = match t.as_slice() {
+                    [a, b] if a.bytes() == 4 && b.bytes() == 4 => (a.is_signed(), b.is_signed()),
+                    _ => return Err(unsup(m)),
+                };
+                self.alu(i, math::dp4a(sa, sb), 3)
+            }
             "call" => self.call(i, m),
             "membar" | "fence" => {
                 m.list.clear();
                 Ok(Op::Nop)
             }
-            "prefetch" | "prefetchu" | "discard" | "applypriority" | "createpolicy" => {
-                Err(unsup(m))
+            // Cache management: no cache here, and the data stay as they are.
+            "prefetch" | "prefetchu" | "discard" | "applypriority" => {
+                m.list.clear();
+                Ok(Op::Nop)
             }
+            "createpolicy" => Err(unsup(m)),
             "bar" | "barrier" => self.bar(i, m),
             "shfl" => {
                 m.take("sync");
@@ -1343,7 +1408,11 @@ impl FuncDecoder<'_> {
         let nan = m.take("NaN");
         let width = m.take_any(&["lo", "hi", "wide"]);
         let shiftamt = m.take("shiftamt");
-        if m.take("cc") || m.take("relu") || m.take("xorsign") || m.take("abs") {
+        if m.list.iter().any(|x| x == "cc") {
+            m.list.extend(width);
+            return self.carry(i, m);
+        }
+        if m.take("relu") || m.take("xorsign") || m.take("abs") {
             return Err(unsup(m));
         }
         let ty = self.one_type(i, m)?;
@@ -1378,7 +1447,7 @@ impl FuncDecoder<'_> {
             match ty {
                 Ty::F32 => math::f32_op(&name, fm),
                 Ty::F64 => math::f64_op(&name, fm),
-                Ty::F16 => math::f16_op(&name, fm),
+                Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2 => math::half_op(&name, ty, fm),
                 _ => None,
             }
         } else {
@@ -1420,6 +1489,44 @@ impl FuncDecoder<'_> {
         };
         let f = f.ok_or_else(|| unsup(m))?;
         self.alu(i, f, nsrc)
+    }
+
+    fn carry(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        let carry_out = m.take("cc");
+        let (op, carry_in) = match (i.opcode.as_str(), m.take_any(&["lo", "hi"]).as_deref()) {
+            ("add", None) => (CarryOp::Add, false),
+            ("addc", None) => (CarryOp::Add, true),
+            ("sub", None) => (CarryOp::Sub, false),
+            ("subc", None) => (CarryOp::Sub, true),
+            ("mad", Some("lo")) => (CarryOp::MadLo, false),
+            ("mad", Some("hi")) => (CarryOp::MadHi, false),
+            ("madc", Some("lo")) => (CarryOp::MadLo, true),
+            ("madc", Some("hi")) => (CarryOp::MadHi, true),
+            _ => return Err(unsup(m)),
+        };
+        let ty = self.one_type(i, m)?;
+        if !matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64)
+            || matches!(op, CarryOp::MadHi) && ty.is_signed()
+        {
+            return Err(unsup(m));
+        }
+        let is_mad = matches!(op, CarryOp::MadLo | CarryOp::MadHi);
+        self.nops(i, if is_mad { 4 } else { 3 })?;
+        Ok(Op::Carry {
+            op,
+            carry_in,
+            carry_out,
+            wide: ty.bytes() == 8,
+            d: self.reg(i, &i.ops[0])?,
+            a: self.src(i, &i.ops[1])?,
+            b: self.src(i, &i.ops[2])?,
+            c: if is_mad {
+                self.src(i, &i.ops[3])?
+            } else {
+                Src::Imm(0)
+            },
+        })
     }
 
     fn setp(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {

@@ -10,7 +10,8 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::decode::{
-    AtomOp, BarKind, BoolOp, Dst, Op, Program, ReduxOp, ShflMode, Space, Src, Sreg, VoteMode,
+    AtomOp, BarKind, BoolOp, CarryOp, Dst, Op, Program, ReduxOp, ShflMode, Space, Src, Sreg,
+    VoteMode,
 };
 use crate::math::{self, Lanes, Ty, WarpFn};
 use crate::{Access, FaultKind, HostSpan, KernelFault, Launch, Memory, Module, Stats};
@@ -168,6 +169,8 @@ struct Warp {
     /// Per-lane return stacks (call pc); empty unless the kernel calls functions.
     stacks: Vec<Vec<u32>>,
     has_calls: bool,
+    /// The carry flag of each lane (`add.cc` and friends).
+    cc: u32,
     steps: u64,
     tlb: [Option<HostSpan>; TLB_ENTRIES],
     tlb_next: usize,
@@ -223,6 +226,7 @@ impl<'a> BlockCtx<'a> {
                 wait_bar: [0; 32],
                 stacks: Vec::new(),
                 has_calls: false,
+                cc: 0,
                 steps: 0,
                 tlb: [None; TLB_ENTRIES],
                 tlb_next: 0,
@@ -241,6 +245,7 @@ impl<'a> BlockCtx<'a> {
             w.waiting = 0;
             w.stacks.clear();
             w.has_calls = false;
+            w.cc = 0;
             w.steps = 0;
             w.tlb = [None; TLB_ENTRIES];
         }
@@ -1042,6 +1047,69 @@ impl<'a> BlockCtx<'a> {
                 write(w, *d, &[v; 32], emask);
             }
             Op::Activemask { d } => write(w, *d, &[emask as u64; 32], emask),
+            Op::Elect { d, p, mask } => {
+                let mut mk = [0u64; 32];
+                self.fetch(w, *mask, &mut mk);
+                let members = emask & mk[emask.trailing_zeros() as usize] as u32;
+                let leader = members.trailing_zeros();
+                let mut pv = [0u64; 32];
+                if members != 0 {
+                    pv[leader as usize] = 1;
+                }
+                write(w, *d, &[leader as u64 & 31; 32], emask);
+                write(w, *p, &pv, emask);
+            }
+            Op::Carry {
+                op,
+                carry_in,
+                carry_out,
+                wide,
+                d,
+                a: sa,
+                b: sb,
+                c: sc,
+            } => {
+                let (mut b, mut c) = ([0u64; 32], [0u64; 32]);
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *sb, &mut b);
+                self.fetch(w, *sc, &mut c);
+                let (bits, mask) = if *wide {
+                    (64, u64::MAX as u128)
+                } else {
+                    (32, u32::MAX as u128)
+                };
+                let mut flags = 0u32;
+                for_lanes(emask, |l| {
+                    let cin = (*carry_in && w.cc >> l & 1 != 0) as u128;
+                    let (x, y, z) = (
+                        a[l] as u128 & mask,
+                        b[l] as u128 & mask,
+                        c[l] as u128 & mask,
+                    );
+                    let (r, carry) = match op {
+                        CarryOp::Add => {
+                            let r = x + y + cin;
+                            (r, r >> bits != 0)
+                        }
+                        // The flag of a subtraction is the borrow.
+                        CarryOp::Sub => (x.wrapping_sub(y).wrapping_sub(cin), x < y + cin),
+                        CarryOp::MadLo => {
+                            let r = ((x * y) & mask) + z + cin;
+                            (r, r >> bits != 0)
+                        }
+                        CarryOp::MadHi => {
+                            let r = ((x * y) >> bits) + z + cin;
+                            (r, r >> bits != 0)
+                        }
+                    };
+                    out[l] = (r & mask) as u64;
+                    flags |= (carry as u32) << l;
+                });
+                write(w, *d, &out, emask);
+                if *carry_out {
+                    w.cc = (w.cc & !emask) | (flags & emask);
+                }
+            }
             Op::Match {
                 all,
                 wide,

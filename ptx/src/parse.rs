@@ -171,6 +171,12 @@ const KNOWN_OPCODES: &[&str] = &[
     "activemask",
     "match",
     "redux",
+    "addc",
+    "subc",
+    "madc",
+    "elect",
+    "dp4a",
+    "griddepcontrol",
 ];
 
 pub struct Parser<'a> {
