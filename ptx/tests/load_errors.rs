@@ -21,9 +21,11 @@ fn an_unsupported_instruction_is_named_with_its_line() {
         e.to_string(),
         "line 9: unsupported instruction `tex.1d.v4.s32.s32`"
     );
-    let e = err(&kernel("add.cc.u32 %r1, %r2, %r3;"));
+    let e = err(&kernel("min.relu.s32 %r1, %r2, %r3;"));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 8));
-    assert!(e.message.contains("add.cc.u32"), "{e}");
+    assert!(e.message.contains("min.relu.s32"), "{e}");
+    let e = err(&kernel("cp.async.ca.shared.global [%r1], [%r2], 16;"));
+    assert_eq!(e.to_string(), "line 8: unsupported instruction `cp.async.ca.shared.global`");
 }
 
 #[test]
