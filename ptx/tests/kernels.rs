@@ -78,3 +78,10 @@ fn block_reduction_with_shared_memory_barriers_shuffles_and_atomics() {
     let want: u64 = input.iter().map(|&x| x as u64).sum();
     assert_eq!(got, want);
 }
+
+#[test]
+fn modules_can_be_shared_between_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Module>();
+    shareable::<cumock_ptx::KernelFault>();
+}
