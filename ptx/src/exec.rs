@@ -3,6 +3,7 @@
 //! together (32 lanes per instruction, an active mask), which reconverges structured
 //! code where it joins, as a GPU's post-dominator reconvergence does.
 
+use std::mem::MaybeUninit;
 use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicI64, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
 };
@@ -18,6 +19,7 @@ use crate::{Access, FaultKind, HostSpan, KernelFault, Launch, Memory, Module, St
 use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
 const FULL: u32 = u32::MAX;
+static ZERO_LANES: Lanes = [0; 32];
 const TLB_ENTRIES: usize = 4;
 
 /// Runs kernel `kernel` of `module` over `mem`. Returns when every block has finished, or
@@ -491,6 +493,17 @@ impl<'a> BlockCtx<'a> {
                 }
             };
             self.instructions += emask.count_ones() as u64;
+            if let Op::Alu { f, d, s, n } = &inst.op {
+                // The most common instruction, kept out of `exec`'s large frame.
+                if emask != 0 {
+                    self.alu(w, *f, *d, s, *n, emask);
+                }
+                pc += 1;
+                if w.has_calls {
+                    return Ok(Some(pc));
+                }
+                continue;
+            }
             if !inst.op.is_control() {
                 if emask != 0 {
                     self.exec(w, &inst.op, emask, pc)?;
@@ -807,31 +820,60 @@ impl<'a> BlockCtx<'a> {
         }
     }
 
-    /// An ALU instruction; with every lane active and a register destination the lane
-    /// function writes the register file directly.
+    /// An operand's lanes: a register's straight from the register file, anything else
+    /// materialised in `tmp` (never zeroed first: the hot path copies nothing it need not).
     #[inline(always)]
-    fn alu(&self, w: &mut Warp, f: WarpFn, d: Dst, s: &[Src; 4], n: u8, emask: u32) {
-        let (mut a, mut b, mut c, mut e) = ([0u64; 32], [0u64; 32], [0u64; 32], [0u64; 32]);
-        self.fetch(w, s[0], &mut a);
-        if n > 1 {
-            self.fetch(w, s[1], &mut b);
-        }
-        if n > 2 {
-            self.fetch(w, s[2], &mut c);
-        }
-        if n > 3 {
-            self.fetch(w, s[3], &mut e);
-        }
-        if let (Dst::Reg(r), FULL) = (d, emask) {
-            let r = r as usize * 32;
-            if let Ok(dst) = <&mut Lanes>::try_from(&mut w.regs[r..r + 32]) {
-                f(dst, &a, &b, &c, &e);
-                return;
+    fn operand<'r>(&self, w: &'r Warp, s: Src, tmp: &'r mut MaybeUninit<Lanes>) -> &'r Lanes {
+        match s {
+            Src::Reg(r) => {
+                let r = r as usize * 32;
+                w.regs
+                    .get(r..r + 32)
+                    .and_then(|x| x.first_chunk::<32>())
+                    .unwrap_or(&ZERO_LANES)
+            }
+            Src::Imm(v) => tmp.write([v; 32]),
+            _ => {
+                let mut v = [0u64; 32];
+                self.fetch(w, s, &mut v);
+                tmp.write(v)
             }
         }
-        let mut out = [0u64; 32];
-        f(&mut out, &a, &b, &c, &e);
-        write(w, d, &out, emask);
+    }
+
+    /// An ALU instruction: sources read in place, the result computed into a temporary
+    /// and copied into the destination's active lanes.
+    #[inline(always)]
+    fn alu(&self, w: &mut Warp, f: WarpFn, d: Dst, s: &[Src; 4], n: u8, emask: u32) {
+        let mut out = MaybeUninit::<Lanes>::uninit();
+        let (mut ta, mut tb, mut tc, mut te) = (
+            MaybeUninit::uninit(),
+            MaybeUninit::uninit(),
+            MaybeUninit::uninit(),
+            MaybeUninit::uninit(),
+        );
+        let out = {
+            let a = self.operand(w, s[0], &mut ta);
+            let b = if n > 1 {
+                self.operand(w, s[1], &mut tb)
+            } else {
+                a
+            };
+            let c = if n > 2 {
+                self.operand(w, s[2], &mut tc)
+            } else {
+                a
+            };
+            let e = if n > 3 {
+                self.operand(w, s[3], &mut te)
+            } else {
+                a
+            };
+            let out = out.write([0u64; 32]);
+            f(out, a, b, c, e);
+            out
+        };
+        write(w, d, out, emask);
     }
 
     fn exec(&mut self, w: &mut Warp, op: &Op, emask: u32, pc: u32) -> Result<(), Fault> {

@@ -25,7 +25,10 @@ fn an_unsupported_instruction_is_named_with_its_line() {
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 8));
     assert!(e.message.contains("min.relu.s32"), "{e}");
     let e = err(&kernel("cp.async.ca.shared.global [%r1], [%r2], 16;"));
-    assert_eq!(e.to_string(), "line 8: unsupported instruction `cp.async.ca.shared.global`");
+    assert_eq!(
+        e.to_string(),
+        "line 8: unsupported instruction `cp.async.ca.shared.global`"
+    );
 }
 
 #[test]
