@@ -402,6 +402,9 @@ fn init_bytes(v: &VarDecl, size: u64) -> Result<Vec<u8>, LoadError> {
     Ok(out)
 }
 
+/// Registers `lo..hi` (or predicates) of one function.
+type IndexRange = (u32, u32);
+
 pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     let lines: Vec<&str> = src.lines().collect();
     let mut prog = Program::default();
@@ -504,9 +507,11 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     check_recursion(&ast)?;
 
     let mut kernels = Vec::new();
+    let mut ranges: HashMap<&str, (IndexRange, IndexRange)> = HashMap::new();
     for f in &ast.funcs {
         let Some(body) = &f.body else { continue };
         let regs_before = layout.next_reg + layout.next_pred;
+        let (reg_lo, pred_lo) = (layout.next_reg, layout.next_pred);
         let mut d = FuncDecoder {
             prog: &mut prog,
             layout: &mut layout,
@@ -521,6 +526,10 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         let params = d.declare_params(f)?;
         d.body(f, body)?;
         let shared = d.shared;
+        ranges.insert(
+            f.name.as_str(),
+            ((reg_lo, layout.next_reg), (pred_lo, layout.next_pred)),
+        );
         if f.entry {
             let max_threads_per_block = f
                 .maxntid
@@ -534,12 +543,28 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 reqntid: f.reqntid,
                 registers: layout.next_reg + layout.next_pred - regs_before,
                 entry_pc: funcs[&f.name].entry,
+                reg_ranges: Vec::new(),
+                pred_ranges: Vec::new(),
             });
         }
     }
     let local = align_up(layout.local as u64, 16) as u32;
+    let calls = call_graph(&ast);
     for k in &mut kernels {
         k.local_bytes_per_thread = local;
+        // The registers of the kernel and every function it reaches: what a block resets.
+        let mut todo = vec![k.name.as_str()];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(f) = todo.pop() {
+            if !seen.insert(f) {
+                continue;
+            }
+            if let Some(&(r, p)) = ranges.get(f) {
+                k.reg_ranges.push(r);
+                k.pred_ranges.push(p);
+            }
+            todo.extend(calls.get(f).into_iter().flatten().copied());
+        }
     }
     prog.nregs = layout.next_reg;
     prog.npreds = layout.next_pred;
@@ -554,7 +579,8 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     })
 }
 
-fn check_recursion(ast: &Ast) -> Result<(), LoadError> {
+/// Who calls whom, by name.
+fn call_graph(ast: &Ast) -> HashMap<&str, Vec<&str>> {
     let mut calls: HashMap<&str, Vec<&str>> = HashMap::new();
     for f in &ast.funcs {
         let Some(body) = &f.body else { continue };
@@ -569,6 +595,11 @@ fn check_recursion(ast: &Ast) -> Result<(), LoadError> {
             }
         }
     }
+    calls
+}
+
+fn check_recursion(ast: &Ast) -> Result<(), LoadError> {
+    let calls = call_graph(ast);
     // Depth-first search for a cycle.
     fn visit<'a>(
         n: &'a str,

@@ -15,7 +15,7 @@ use crate::decode::{
     VoteMode,
 };
 use crate::math::{self, Lanes, Ty, WarpFn};
-use crate::{Access, FaultKind, HostSpan, KernelFault, Launch, Memory, Module, Stats};
+use crate::{Access, FaultKind, HostSpan, Kernel, KernelFault, Launch, Memory, Module, Stats};
 use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
 const FULL: u32 = u32::MAX;
@@ -102,7 +102,7 @@ pub fn run(
                 ((b / gx as u64) % gy as u64) as u32,
                 (b / (gx as u64 * gy as u64)) as u32,
             ];
-            if let Err(f) = ctx.run_block(&mut warps, k.entry_pc, &stop) {
+            if let Err(f) = ctx.run_block(&mut warps, k, &stop) {
                 stop.store(true, Ordering::Relaxed);
                 let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
                 if slot.is_none() {
@@ -209,9 +209,10 @@ impl<'a> BlockCtx<'a> {
     fn run_block(
         &mut self,
         warps: &mut Vec<Warp>,
-        entry: u32,
+        k: &Kernel,
         stop: &AtomicBool,
     ) -> Result<(), Fault> {
+        let entry = k.entry_pc;
         let nwarps = self.nthreads.div_ceil(32);
         let nregs = self.prog.nregs as usize * 32;
         let npreds = self.prog.npreds as usize;
@@ -236,10 +237,19 @@ impl<'a> BlockCtx<'a> {
         }
         for (i, w) in warps.iter_mut().enumerate() {
             w.id = i as u32;
-            w.regs.clear();
+            // Only the kernel's own registers start at zero: other kernels' are never read.
             w.regs.resize(nregs, 0);
-            w.preds.clear();
             w.preds.resize(npreds, 0);
+            for &(lo, hi) in &k.reg_ranges {
+                if let Some(r) = w.regs.get_mut(lo as usize * 32..hi as usize * 32) {
+                    r.fill(0);
+                }
+            }
+            for &(lo, hi) in &k.pred_ranges {
+                if let Some(p) = w.preds.get_mut(lo as usize..hi as usize) {
+                    p.fill(0);
+                }
+            }
             w.pcs = [entry; 32];
             let n = (self.nthreads - 32 * i as u32).min(32);
             w.valid = if n == 32 { FULL } else { (1u32 << n) - 1 };
