@@ -818,7 +818,10 @@ impl FuncDecoder<'_> {
                         };
                         match count {
                             Some(c) => {
-                                if *c > 1 << 20 {
+                                // Host memory per warp grows with the module's registers.
+                                if *c > 1 << 16
+                                    || self.layout.next_reg + self.layout.next_pred > 1 << 20
+                                {
                                     return Err(LoadError::at(
                                         *line,
                                         *column,

@@ -55,6 +55,19 @@ pub fn run(
     if nblocks == 0 || nthreads == 0 {
         return Ok(Stats::default());
     }
+    // Host memory the launch needs per block: refuse what no GPU would give either,
+    // rather than let an allocation abort the process.
+    let per_block = module.program.nregs as u64 * 8 * nthreads.div_ceil(32) * 32
+        + module.program.local_bytes as u64 * nthreads
+        + k.static_shared_bytes as u64
+        + launch.dynamic_shared_bytes as u64;
+    if per_block > 1 << 31 {
+        return Err(launch_fault(
+            module,
+            kernel,
+            format!("a block would need {per_block} bytes of registers, local and shared memory"),
+        ));
+    }
     if nthreads > 1 << 16 {
         return Err(launch_fault(
             module,
