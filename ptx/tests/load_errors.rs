@@ -134,3 +134,16 @@ fn cache_policy_modifiers_are_accepted_and_cache_hint_operands_are_not() {
     assert_eq!(e.kind, LoadErrorKind::Unsupported, "{e}");
     assert!(e.message.contains("L2::cache_hint"), "{e}");
 }
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let deep = "{".repeat(100_000);
+    let e = err(&format!(
+        ".version 9.0\n.target sm_90\n.address_size 64\n.global .u32 x[2] = {deep};"
+    ));
+    assert_eq!(e.kind, LoadErrorKind::Syntax);
+    let e = err(&kernel(&format!("mov.b64 %r1, {deep};")));
+    assert_eq!(e.kind, LoadErrorKind::Syntax);
+    let e = err(&kernel(&"{".repeat(100_000)));
+    assert_eq!(e.kind, LoadErrorKind::Syntax);
+}
