@@ -128,7 +128,12 @@ fn close_f32(a: u32, b: u32) -> bool {
     if a == b || x.is_nan() && y.is_nan() {
         return true;
     }
-    (x - y).abs() <= x.abs().max(y.abs()) * 2f32.powi(-20) || (a as i64 - b as i64).abs() <= 4
+    // The approximations' documented bounds are relative (ex2, rsqrt, division) or
+    // absolute (sin, cos, lg2 near 1): either, with margin.
+    let tol = 2f32.powi(-19);
+    (x - y).abs() <= x.abs().max(y.abs()) * tol
+        || (x - y).abs() <= tol
+        || (a as i64 - b as i64).abs() <= 4
 }
 
 #[test]
