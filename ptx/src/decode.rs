@@ -543,8 +543,6 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 reqntid: f.reqntid,
                 registers: layout.next_reg + layout.next_pred - regs_before,
                 entry_pc: funcs[&f.name].entry,
-                reg_ranges: Vec::new(),
-                pred_ranges: Vec::new(),
             });
         }
     }
@@ -552,7 +550,8 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     let calls = call_graph(&ast);
     for k in &mut kernels {
         k.local_bytes_per_thread = local;
-        // The registers of the kernel and every function it reaches: what a block resets.
+        // Registers of the kernel and of every function it reaches.
+        let mut callee_regs = 0;
         let mut todo = vec![k.name.as_str()];
         let mut seen = std::collections::HashSet::new();
         while let Some(f) = todo.pop() {
@@ -560,11 +559,15 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 continue;
             }
             if let Some(&(r, p)) = ranges.get(f) {
-                k.reg_ranges.push(r);
-                k.pred_ranges.push(p);
+                callee_regs += if f == k.name {
+                    0
+                } else {
+                    (r.1 - r.0) + (p.1 - p.0)
+                };
             }
             todo.extend(calls.get(f).into_iter().flatten().copied());
         }
+        k.registers += callee_regs;
     }
     prog.nregs = layout.next_reg;
     prog.npreds = layout.next_pred;

@@ -100,6 +100,8 @@ pub fn run(
             exited_threads: 0,
             instructions: 0,
             start,
+            tlb: [None; TLB_ENTRIES],
+            tlb_next: 0,
         };
         let mut warps: Vec<Warp> = Vec::new();
         loop {
@@ -187,8 +189,6 @@ struct Warp {
     /// The carry flag of each lane (`add.cc` and friends).
     cc: u32,
     steps: u64,
-    tlb: [Option<HostSpan>; TLB_ENTRIES],
-    tlb_next: usize,
 }
 
 type Fault = Box<KernelFault>;
@@ -209,6 +209,10 @@ struct BlockCtx<'a> {
     exited_threads: u32,
     instructions: u64,
     start: Instant,
+    /// Spans the memory translated, valid for the whole launch (the trait's contract):
+    /// kept across the blocks this host thread runs.
+    tlb: [Option<HostSpan>; TLB_ENTRIES],
+    tlb_next: usize,
 }
 
 enum Loc {
@@ -244,25 +248,15 @@ impl<'a> BlockCtx<'a> {
                 has_calls: false,
                 cc: 0,
                 steps: 0,
-                tlb: [None; TLB_ENTRIES],
-                tlb_next: 0,
             });
         }
         for (i, w) in warps.iter_mut().enumerate() {
             w.id = i as u32;
-            // Only the kernel's own registers start at zero: other kernels' are never read.
+            // Registers start undefined in PTX: a block finds what the previous one on
+            // this host thread left (zeros for a new warp). Clearing them per block cost a
+            // third of the time of small kernels.
             w.regs.resize(nregs, 0);
             w.preds.resize(npreds, 0);
-            for &(lo, hi) in &k.reg_ranges {
-                if let Some(r) = w.regs.get_mut(lo as usize * 32..hi as usize * 32) {
-                    r.fill(0);
-                }
-            }
-            for &(lo, hi) in &k.pred_ranges {
-                if let Some(p) = w.preds.get_mut(lo as usize..hi as usize) {
-                    p.fill(0);
-                }
-            }
             w.pcs = [entry; 32];
             let n = (self.nthreads - 32 * i as u32).min(32);
             w.valid = if n == 32 { FULL } else { (1u32 << n) - 1 };
@@ -272,7 +266,6 @@ impl<'a> BlockCtx<'a> {
             w.has_calls = false;
             w.cc = 0;
             w.steps = 0;
-            w.tlb = [None; TLB_ENTRIES];
         }
         self.shared.fill(0);
         self.local.clear();
@@ -1378,7 +1371,7 @@ impl<'a> BlockCtx<'a> {
             }
             _ => {
                 let write = access != Access::Read;
-                if let Some(p) = tlb_lookup(w, addr, size, write) {
+                if let Some(p) = tlb_lookup(&self.tlb, addr, size, write) {
                     return Ok(Loc::Host(p));
                 }
                 match self.mem.translate(addr, size, access) {
@@ -1388,8 +1381,8 @@ impl<'a> BlockCtx<'a> {
                             && !s.host.is_null()
                             && (!write || s.writable) =>
                     {
-                        w.tlb[w.tlb_next] = Some(s);
-                        w.tlb_next = (w.tlb_next + 1) % TLB_ENTRIES;
+                        self.tlb[self.tlb_next] = Some(s);
+                        self.tlb_next = (self.tlb_next + 1) % TLB_ENTRIES;
                         Ok(Loc::Host(s.host.wrapping_add((addr - s.base) as usize)))
                     }
                     Ok(_) => {
@@ -1482,7 +1475,8 @@ impl<'a> BlockCtx<'a> {
                         Space::Global | Space::Generic if a < SHARED_WINDOW => {
                             // Safety: a pointer from `Memory::translate` for this range
                             // (the cache checks it), aligned as checked above.
-                            tlb_lookup(w, a, size, false).map(|p| unsafe { host_read(p, size) })
+                            tlb_lookup(&self.tlb, a, size, false)
+                                .map(|p| unsafe { host_read(p, size) })
                         }
                         _ => None,
                     }
@@ -1545,7 +1539,7 @@ impl<'a> BlockCtx<'a> {
         let mut out = [0u64; 32];
         match space {
             Space::Global | Space::Generic if hi < SHARED_WINDOW => {
-                let p = tlb_lookup(w, lo, hi - lo + size, false)?;
+                let p = tlb_lookup(&self.tlb, lo, hi - lo + size, false)?;
                 for_lanes(emask, |l| {
                     let a = base[l].wrapping_add(off as u64);
                     // Safety: inside the span checked above (lo..=hi), aligned.
@@ -1572,7 +1566,6 @@ impl<'a> BlockCtx<'a> {
     #[inline(always)]
     fn store_block(
         &mut self,
-        w: &mut Warp,
         space: Space,
         size: u64,
         v: &Lanes,
@@ -1585,7 +1578,7 @@ impl<'a> BlockCtx<'a> {
         };
         match space {
             Space::Global | Space::Generic if hi < SHARED_WINDOW => {
-                let Some(p) = tlb_lookup(w, lo, hi - lo + size, true) else {
+                let Some(p) = tlb_lookup(&self.tlb, lo, hi - lo + size, true) else {
                     return false;
                 };
                 for_lanes(emask, |l| {
@@ -1625,7 +1618,7 @@ impl<'a> BlockCtx<'a> {
         for k in 0..n as usize {
             self.fetch(w, v[k], &mut vals[k]);
         }
-        if n == 1 && self.store_block(w, space, size, &vals[0], &base, off, emask) {
+        if n == 1 && self.store_block(space, size, &vals[0], &base, off, emask) {
             return Ok(());
         }
         let mut m = emask;
@@ -1643,7 +1636,7 @@ impl<'a> BlockCtx<'a> {
                         continue;
                     }
                     Space::Global | Space::Generic if a0 < SHARED_WINDOW => {
-                        if let Some(p) = tlb_lookup(w, a0, size, true) {
+                        if let Some(p) = tlb_lookup(&self.tlb, a0, size, true) {
                             // Safety: a writable span from `Memory::translate` covering
                             // the access, aligned as checked.
                             unsafe { host_write(p, size, v) };
@@ -1743,8 +1736,13 @@ fn combine(out: &mut Lanes, c: &Lanes, op: BoolOp) {
 /// A host pointer for `size` bytes at device address `addr` from the warp's cache of
 /// translated spans, if one covers it with the right access.
 #[inline(always)]
-fn tlb_lookup(w: &Warp, addr: u64, size: u64, write: bool) -> Option<*mut u8> {
-    for s in w.tlb.iter().flatten() {
+fn tlb_lookup(
+    tlb: &[Option<HostSpan>; TLB_ENTRIES],
+    addr: u64,
+    size: u64,
+    write: bool,
+) -> Option<*mut u8> {
+    for s in tlb.iter().flatten() {
         if addr >= s.base && addr - s.base + size <= s.len && (!write || s.writable) {
             return Some(s.host.wrapping_add((addr - s.base) as usize));
         }

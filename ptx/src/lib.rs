@@ -162,9 +162,6 @@ pub struct Kernel {
     /// Registers declared by the kernel and the functions it calls.
     pub registers: u32,
     pub(crate) entry_pc: u32,
-    /// Register (and predicate) index ranges of the kernel and the functions it calls.
-    pub(crate) reg_ranges: Vec<(u32, u32)>,
-    pub(crate) pred_ranges: Vec<(u32, u32)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
