@@ -520,6 +520,30 @@ impl<'a> BlockCtx<'a> {
                 }
                 continue;
             }
+            if let Op::Setp {
+                f,
+                p,
+                q: Dst::Sink,
+                a,
+                b,
+                comb: None,
+            } = &inst.op
+            {
+                // Comparisons feed every branch: also kept out of `exec`.
+                if emask != 0 {
+                    let mut out = [0u64; 32];
+                    let (mut ta, mut tb) = (MaybeUninit::uninit(), MaybeUninit::uninit());
+                    let ra = self.operand(w, *a, &mut ta);
+                    let rb = self.operand(w, *b, &mut tb);
+                    f(&mut out, ra, rb, ra, ra);
+                    write(w, *p, &out, emask);
+                }
+                pc += 1;
+                if w.has_calls {
+                    return Ok(Some(pc));
+                }
+                continue;
+            }
             if !inst.op.is_control() {
                 if emask != 0 {
                     self.exec(w, &inst.op, emask, pc)?;
@@ -1828,10 +1852,10 @@ fn write(w: &mut Warp, d: Dst, v: &Lanes, mask: u32) {
             }
         }
         Dst::Pred(p) => {
-            let mut bits = 0u32;
-            for (l, x) in v.iter().enumerate() {
-                bits |= ((*x != 0) as u32) << l;
-            }
+            let bits = v
+                .iter()
+                .rev()
+                .fold(0u32, |b, x| (b << 1) | (*x != 0) as u32);
             let old = &mut w.preds[p as usize];
             *old = (*old & !mask) | (bits & mask);
         }
