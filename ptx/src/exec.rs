@@ -1564,14 +1564,27 @@ impl<'a> BlockCtx<'a> {
         match space {
             Space::Global | Space::Generic if hi < SHARED_WINDOW => {
                 let p = tlb_lookup(&self.tlb, lo, hi - lo + size, false)?;
-                for_lanes(emask, |l| {
-                    let a = base[l].wrapping_add(off as u64);
-                    // Safety: inside the span checked above (lo..=hi), aligned.
-                    out[l] = extend(
-                        unsafe { host_read(p.wrapping_add((a - lo) as usize), size) },
-                        ty,
-                    );
-                });
+                let at =
+                    |l: usize| p.wrapping_add((base[l].wrapping_add(off as u64) - lo) as usize);
+                match (size, (p as usize) % size as usize == 0) {
+                    // Every lane's address is a multiple of the size and so is `p`: each
+                    // lane's pointer is aligned, and the loops below need no checks.
+                    (4, true) => for_lanes(emask, |l| {
+                        // Safety: inside the span checked above (lo..=hi), aligned.
+                        let v = unsafe { AtomicU32::from_ptr(at(l) as *mut u32) }
+                            .load(Ordering::Relaxed);
+                        out[l] = extend(v as u64, ty);
+                    }),
+                    (8, true) => for_lanes(emask, |l| {
+                        // Safety: as above.
+                        out[l] = unsafe { AtomicU64::from_ptr(at(l) as *mut u64) }
+                            .load(Ordering::Relaxed);
+                    }),
+                    // Safety: as above.
+                    _ => for_lanes(emask, |l| {
+                        out[l] = extend(unsafe { host_read(at(l), size) }, ty)
+                    }),
+                }
             }
             Space::Shared if hi + size <= self.shared_limit => {
                 for_lanes(emask, |l| {
@@ -1822,6 +1835,7 @@ fn extend(raw: u64, ty: Ty) -> u64 {
     }
 }
 
+#[inline(always)]
 fn for_lanes(mask: u32, mut f: impl FnMut(usize)) {
     let mut m = mask;
     while m != 0 {
