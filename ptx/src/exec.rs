@@ -75,8 +75,13 @@ pub fn run(
             format!("{nthreads} threads in a block"),
         ));
     }
-    let shared_bytes = k.static_shared_bytes as usize + launch.dynamic_shared_bytes as usize;
-    let shared_bytes = shared_bytes.div_ceil(16) * 16 + 16;
+    // Dynamic shared memory starts 16-byte aligned after the static (as decode placed it).
+    let shared_limit = if launch.dynamic_shared_bytes == 0 {
+        k.static_shared_bytes as u64
+    } else {
+        (k.static_shared_bytes as u64).div_ceil(16) * 16 + launch.dynamic_shared_bytes as u64
+    };
+    let shared_bytes = shared_limit as usize + 16;
     let threads = launch.host_threads.max(1).min(nblocks.min(256) as usize);
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
@@ -93,7 +98,7 @@ pub fn run(
             ctaid: [0; 3],
             nthreads: nthreads as u32,
             shared: vec![0u8; shared_bytes],
-            shared_limit: k.static_shared_bytes as u64 + launch.dynamic_shared_bytes as u64,
+            shared_limit,
             local: Vec::new(),
             local_bytes: module.program.local_bytes as usize,
             bars: [BarState::default(); 16],

@@ -85,3 +85,36 @@ fn modules_can_be_shared_between_threads() {
     shareable::<Module>();
     shareable::<cumock_ptx::KernelFault>();
 }
+
+#[test]
+fn dynamic_shared_memory_follows_unaligned_static_shared_memory() {
+    let src = r#"
+extern "C" __global__ void k(unsigned* out) {
+  __shared__ unsigned char small[5];
+  extern __shared__ unsigned dyn[];
+  small[threadIdx.x % 5] = 1;
+  dyn[threadIdx.x] = threadIdx.x * 3;
+  __syncthreads();
+  out[threadIdx.x] = dyn[blockDim.x - 1 - threadIdx.x] + small[0];
+}
+"#;
+    let m = Module::parse(&ptx(src)).unwrap();
+    assert_eq!(m.kernels[0].static_shared_bytes, 5);
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 256], true);
+    let p = params(&m.kernels[0], &[out]);
+    let mut l = launch(1, 64, &p);
+    l.dynamic_shared_bytes = 256;
+    run(&m, 0, &l, &mem).unwrap();
+    let got = to_u32s(&mem.read(out));
+    assert_eq!(
+        got[..64],
+        (0..64).map(|t| (63 - t) * 3 + 1).collect::<Vec<u32>>()[..]
+    );
+    // One byte less dynamic shared memory than the kernel touches: an illegal address.
+    l.dynamic_shared_bytes = 255;
+    assert_eq!(
+        run(&m, 0, &l, &mem).unwrap_err().kind,
+        FaultKind::IllegalAddress
+    );
+}
