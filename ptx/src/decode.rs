@@ -43,6 +43,10 @@ pub enum Src {
     Sreg(Sreg),
     /// Device address of module global `i`, plus an offset.
     GlobalVar(u32, i64),
+    /// Shared-space address of the dynamic shared memory (`.extern .shared x[]`), plus
+    /// an offset: it follows the launched kernel's static shared memory, so it is only
+    /// known at launch (a function may serve several kernels).
+    DynShared(i64),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -900,12 +904,6 @@ impl FuncDecoder<'_> {
             line: f.line,
             text: "(end of function)".into(),
         });
-        // Dynamic shared memory sits after the static, 16-byte aligned.
-        let dyn_off = align_up(self.shared, 16) as u32;
-        let start = self.funcs[&f.name].entry as usize;
-        for inst in &mut self.prog.insts[start..] {
-            patch_dyn_shared(&mut inst.op, dyn_off);
-        }
         Ok(())
     }
 
@@ -957,7 +955,7 @@ impl FuncDecoder<'_> {
         match s {
             Sym::Reg(r) => Src::Reg(r),
             Sym::Pred(p) => Src::Pred(p),
-            Sym::Shared(o) if o == u32::MAX => Src::Imm(DYN_SHARED_MARK.wrapping_add(off as u64)),
+            Sym::Shared(o) if o == u32::MAX => Src::DynShared(off),
             Sym::Shared(o) => Src::Imm((o as u64).wrapping_add(off as u64)),
             Sym::Local(o) => Src::Imm((o as u64).wrapping_add(off as u64)),
             Sym::KParam(o) => Src::Imm(PARAM_WINDOW + (o as u64).wrapping_add(off as u64)),
@@ -976,7 +974,7 @@ impl FuncDecoder<'_> {
         match self.lookup(base) {
             Some(Sym::Reg(r)) => Ok((Src::Reg(r), *off, None)),
             Some(Sym::Shared(s)) if s == u32::MAX => {
-                Ok((Src::Imm(DYN_SHARED_MARK), *off, Some(Space::Shared)))
+                Ok((Src::DynShared(0), *off, Some(Space::Shared)))
             }
             Some(Sym::Shared(s)) => Ok((Src::Imm(s as u64), *off, Some(Space::Shared))),
             Some(Sym::Local(s)) => Ok((Src::Imm(s as u64), *off, Some(Space::Local))),
@@ -1918,24 +1916,6 @@ impl FuncDecoder<'_> {
             args_in,
             rets_out,
         })
-    }
-}
-
-/// Placeholder address of `.extern .shared` arrays until the kernel's static size is known.
-const DYN_SHARED_MARK: u64 = 0x7fff_0000_0000_0000;
-
-fn patch_dyn_shared(op: &mut Op, dyn_off: u32) {
-    let fix = |s: &mut Src| {
-        if let Src::Imm(v) = s {
-            if *v >= DYN_SHARED_MARK && *v < DYN_SHARED_MARK + (1 << 40) {
-                *v = *v - DYN_SHARED_MARK + dyn_off as u64;
-            }
-        }
-    };
-    match op {
-        Op::Alu { s, .. } => s.iter_mut().for_each(fix),
-        Op::Ld { addr, .. } | Op::St { addr, .. } | Op::Atom { addr, .. } => fix(addr),
-        _ => {}
     }
 }
 

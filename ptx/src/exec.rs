@@ -99,6 +99,7 @@ pub fn run(
             nthreads: nthreads as u32,
             shared: vec![0u8; shared_bytes],
             shared_limit,
+            dyn_shared_base: (k.static_shared_bytes as u64).div_ceil(16) * 16,
             local: Vec::new(),
             local_bytes: module.program.local_bytes as usize,
             bars: [BarState::default(); 16],
@@ -208,6 +209,7 @@ struct BlockCtx<'a> {
     nthreads: u32,
     shared: Vec<u8>,
     shared_limit: u64,
+    dyn_shared_base: u64,
     local: Vec<u8>,
     local_bytes: usize,
     bars: [BarState; 16],
@@ -853,6 +855,7 @@ impl<'a> BlockCtx<'a> {
                 }
             }
             Src::Sreg(s) => self.sreg(w, s, out),
+            Src::DynShared(off) => *out = [self.dyn_shared_base.wrapping_add(off as u64); 32],
             Src::GlobalVar(g, off) => {
                 *out = [self
                     .launch

@@ -118,3 +118,39 @@ extern "C" __global__ void k(unsigned* out) {
         FaultKind::IllegalAddress
     );
 }
+
+#[test]
+fn a_function_reaches_the_dynamic_shared_memory_of_whichever_kernel_calls_it() {
+    let src = r#"
+extern __shared__ unsigned dyn[];
+__device__ __noinline__ unsigned neighbour(unsigned t, unsigned n) { return dyn[(t + 1) % n]; }
+extern "C" __global__ void a(unsigned* out) {
+  __shared__ unsigned pad[3];
+  pad[threadIdx.x % 3] = 7;
+  dyn[threadIdx.x] = threadIdx.x + pad[0];
+  __syncthreads();
+  out[threadIdx.x] = neighbour(threadIdx.x, blockDim.x);
+}
+extern "C" __global__ void b(unsigned* out) {
+  __shared__ unsigned pad[17];
+  pad[threadIdx.x % 17] = 100;
+  dyn[threadIdx.x] = threadIdx.x * 2 + pad[1];
+  __syncthreads();
+  out[threadIdx.x] = neighbour(threadIdx.x, blockDim.x);
+}
+"#;
+    let m = Module::parse(&ptx(src)).unwrap();
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 128], true);
+    for (name, want) in [
+        ("a", (0..32).map(|t| (t + 1) % 32 + 7).collect::<Vec<u32>>()),
+        ("b", (0..32).map(|t| (t + 1) % 32 * 2 + 100).collect()),
+    ] {
+        let k = m.kernel(name).unwrap();
+        let p = params(&m.kernels[k], &[out]);
+        let mut l = launch(1, 32, &p);
+        l.dynamic_shared_bytes = 128;
+        run(&m, k, &l, &mem).unwrap();
+        assert_eq!(to_u32s(&mem.read(out)), want, "kernel {name}");
+    }
+}
