@@ -1740,6 +1740,17 @@ impl<'a> BlockCtx<'a> {
             let loc = self.locate(w, space, a, size, Access::Atomic, l, pc)?;
             let (x, y) = (bv[l as usize], cv[l as usize]);
             out[l as usize] = match loc {
+                Loc::Host(p) if (p as usize) % size as usize != 0 => {
+                    let detail = "the memory's host span is not aligned for an atomic".to_string();
+                    return Err(self.fault(
+                        w,
+                        l,
+                        pc,
+                        FaultKind::MisalignedAddress,
+                        Some(a),
+                        detail,
+                    ));
+                }
                 // Safety: from `Memory::translate` with atomic access, aligned (checked).
                 Loc::Host(p) => unsafe { host_atomic(p, op, ty, x, y) },
                 Loc::Param(_) => {
@@ -1900,15 +1911,19 @@ fn write_lane(w: &mut Warp, d: Dst, lane: usize, v: u64) {
 /// blocks over the same memory, and a kernel's data race must not be the host's UB.
 ///
 /// # Safety
-/// `p` valid for `size` bytes of reads and aligned to `size`.
+/// `p` valid for `size` bytes of reads.
 unsafe fn host_read(p: *mut u8, size: u64) -> u64 {
     if (p as usize) % size as usize != 0 {
-        // Safety: valid per the caller; the mock's spans are page-aligned, so this only
-        // happens with a foreign Memory whose host layout differs from the device's.
-        return unsafe { std::ptr::read_unaligned(p as *const u64) }
-            & (u64::MAX >> (64 - 8 * size));
+        // A foreign Memory whose host layout is not aligned like the device's (the mock's
+        // spans are page-aligned): a plain copy of exactly `size` bytes.
+        let mut b = [0u8; 8];
+        // Safety: `p` is valid for `size` (<= 8) bytes per the caller.
+        unsafe {
+            std::ptr::copy_nonoverlapping(p as *const u8, b.as_mut_ptr(), size.min(8) as usize)
+        };
+        return u64::from_le_bytes(b);
     }
-    // Safety: valid and aligned per the caller; atomics need no more.
+    // Safety: valid per the caller and aligned as just checked; atomics need no more.
     unsafe {
         match size {
             1 => AtomicU8::from_ptr(p).load(Ordering::Relaxed) as u64,
@@ -1920,7 +1935,7 @@ unsafe fn host_read(p: *mut u8, size: u64) -> u64 {
 }
 
 /// # Safety
-/// `p` valid for `size` bytes of writes and aligned to `size`.
+/// `p` valid for `size` bytes of writes.
 unsafe fn host_write(p: *mut u8, size: u64, v: u64) {
     if (p as usize) % size as usize != 0 {
         let b = v.to_le_bytes();
@@ -1928,7 +1943,7 @@ unsafe fn host_write(p: *mut u8, size: u64, v: u64) {
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, size as usize) };
         return;
     }
-    // Safety: valid and aligned per the caller.
+    // Safety: valid per the caller and aligned as just checked.
     unsafe {
         match size {
             1 => AtomicU8::from_ptr(p).store(v as u8, Ordering::Relaxed),
