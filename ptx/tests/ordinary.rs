@@ -12,6 +12,14 @@ fn module() -> Module {
     Module::parse(&ptx(&src)).unwrap()
 }
 
+/// The same kernels built for the debugger (`-G`): unoptimised code, a local-memory
+/// stack (`%SP`, `cvta.local`), debug sections.
+fn debug_module() -> Module {
+    let src = std::fs::read_to_string(repo_root().join("ptx/tests/ordinary.cu")).unwrap();
+    let text = String::from_utf8(nvcc(&src, &["-ptx", "-arch=compute_90", "-G"])).unwrap();
+    Module::parse(&text).unwrap()
+}
+
 /// Runs a kernel with the module's variables (the math library's tables) mapped.
 fn go(
     m: &Module,
@@ -252,5 +260,49 @@ fn sixty_four_bit_division_and_a_struct_parameter() {
     for i in 0..n {
         let want = (a[i] / (b[i] | 1)) + a[i] % 7 + (1.5f32 as f64 * -2.25) as i64 + 77 + a[i] / 3; // `a / 3u`: 3u becomes int64_t
         assert_eq!(c[i], want, "i={i} a={} b={}", a[i], b[i]);
+    }
+}
+
+#[test]
+fn debug_builds_compute_what_optimised_builds_compute() {
+    let (opt, dbg) = (module(), debug_module());
+    // Transpose and histogram: exact.
+    let (w, h) = (40usize, 33usize);
+    let x: Vec<f32> = (0..w * h).map(|i| i as f32 * 0.5).collect();
+    let mut r = fastrand::Rng::with_seed(8);
+    let data: Vec<u8> = (0..5000).map(|_| r.u8(..)).collect();
+    let mut results = Vec::new();
+    for m in [&opt, &dbg] {
+        let mut mem = TestMemory::new();
+        let (di, dout) = (
+            mem.map(&f32s(&x), false),
+            mem.map(&vec![0u8; w * h * 4], true),
+        );
+        let k = m.kernel("transpose").unwrap();
+        let p = params(&m.kernels[k], &[di, dout, w as u64, h as u64]);
+        go(m, k, [2, 2], [32, 8], &p, &mut mem, 2);
+        let (dd, dh) = (mem.map(&data, false), mem.map(&[0u8; 1024], true));
+        let k = m.kernel("histogram").unwrap();
+        let p = params(&m.kernels[k], &[dd, dh, data.len() as u64]);
+        go(m, k, [3, 1], [64, 1], &p, &mut mem, 2);
+        let n = 24usize;
+        let (a, b) = (rng_f32(n * n, 9), rng_f32(n * n, 10));
+        let (da, db, dc) = (
+            mem.map(&f32s(&a), false),
+            mem.map(&f32s(&b), false),
+            mem.map(&vec![0u8; n * n * 4], true),
+        );
+        let k = m.kernel("sgemm").unwrap();
+        let p = params(&m.kernels[k], &[da, db, dc, n as u64]);
+        go(m, k, [2, 2], [16, 16], &p, &mut mem, 2);
+        results.push((mem.read(dout), mem.read(dh), to_f32s(&mem.read(dc))));
+    }
+    assert_eq!(results[0].0, results[1].0, "transpose");
+    assert_eq!(results[0].1, results[1].1, "histogram");
+    for (i, (x, y)) in results[0].2.iter().zip(&results[1].2).enumerate() {
+        assert!(
+            (x - y).abs() <= 1e-5 * x.abs().max(1.0),
+            "sgemm C[{i}]: {x} vs {y}"
+        );
     }
 }
