@@ -394,41 +394,33 @@ impl<'a> BlockCtx<'a> {
     /// deepest frame first, then the lowest pc), and the lowest pc of any other lane.
     fn pick(w: &Warp, runnable: u32) -> (u32, u32, u32) {
         if w.has_calls {
-            let key = |l: usize| -> Vec<u32> {
-                let mut k = w.stacks.get(l).cloned().unwrap_or_default();
-                k.push(w.pcs[l]);
-                k
-            };
-            let cmp = |a: &Vec<u32>, b: &Vec<u32>| {
-                for (x, y) in a.iter().zip(b) {
+            // Key of a lane: its return addresses, then its pc; compared in place.
+            let stack = |l: usize| w.stacks.get(l).map(Vec::as_slice).unwrap_or(&[]);
+            let cmp = |a: usize, b: usize| -> std::cmp::Ordering {
+                let (sa, sb) = (stack(a), stack(b));
+                let ka = sa.iter().copied().chain(std::iter::once(w.pcs[a]));
+                let kb = sb.iter().copied().chain(std::iter::once(w.pcs[b]));
+                for (x, y) in ka.zip(kb) {
                     if x != y {
-                        return x.cmp(y);
+                        return x.cmp(&y);
                     }
                 }
                 // A deeper frame runs first: its caller waits at the return address.
-                b.len().cmp(&a.len())
+                sb.len().cmp(&sa.len())
             };
-            let mut best: Option<Vec<u32>> = None;
-            let mut m = runnable;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let k = key(l);
-                if best.as_ref().is_none_or(|b| cmp(&k, b).is_lt()) {
-                    best = Some(k);
+            let mut best = runnable.trailing_zeros() as usize;
+            for_lanes(runnable, |l| {
+                if cmp(l, best).is_lt() {
+                    best = l;
                 }
-            }
-            let best = best.unwrap_or_default();
-            let mut mask = 0;
-            let mut m = runnable;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                if key(l) == best {
+            });
+            let mut mask = 0u32;
+            for_lanes(runnable, |l| {
+                if cmp(l, best).is_eq() {
                     mask |= 1 << l;
                 }
-            }
-            let pc = best.last().copied().unwrap_or(0);
+            });
+            let pc = w.pcs[best];
             // Re-pick after every instruction: merging across frames is not tracked.
             return (pc, mask, pc.wrapping_add(1));
         }
