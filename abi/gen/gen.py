@@ -1,21 +1,429 @@
 #!/usr/bin/env python3
-"""Generate abi/src/generated.rs from NVIDIA's cuda.h and cudaTypedefs.h.
+"""Generate the driver API's one declaration from NVIDIA's headers.
 
-The headers come from the registry package (`pip install 'nvidia-cuda-runtime==13.0.*'`);
-they are never committed, only the enum values and the proc-address table derived
-from them. Run: python3 abi/gen/gen.py <include dir> > abi/src/generated.rs
+    python3 abi/gen/gen.py <include dir>
+
+writes abi/src/generated.rs (result codes, attribute names, the cuGetProcAddress table)
+and abi/src/api.rs (every export of the real driver: its parameters with C types mapped
+to Rust ABI types, its base name, variant and the CUDA version it appeared in; the
+`Driver` trait with one not-emulated default method per export; and the macros that
+export, forward or load it). `abi/tests/generated.rs` reruns this script and fails if
+the committed files differ, so the declaration cannot drift from the headers.
+
+The headers (cuda.h, cudaTypedefs.h and the GL/EGL/VDPAU/profiler typedef headers) come
+from the registry package (`pip install 'nvidia-cuda-runtime==13.0.*'`); they are never
+committed, only what is derived from them. `--check` compares instead of writing.
 """
 import re
 import sys
 from pathlib import Path
 
-inc = Path(sys.argv[1])
-cuda_h = (inc / "cuda.h").read_text()
-typedefs_h = (inc / "cudaTypedefs.h").read_text()
-exports = set((Path(__file__).parent / "exports-580.159.04.txt").read_text().split())
+HERE = Path(__file__).resolve().parent
+ABI = HERE.parent
+EXPORTS = (HERE / "exports-580.159.04.txt").read_text().split()
+TYPEDEF_HEADERS = [
+    "cudaTypedefs.h",
+    "cudaGLTypedefs.h",
+    "cudaEGLTypedefs.h",
+    "cudaVDPAUTypedefs.h",
+    "cudaProfilerTypedefs.h",
+]
+# Headers whose types the signatures use. cudaProfiler.h is not in the registry package;
+# its one type is in PLATFORM_TYPES.
+TYPE_HEADERS = ["cuda.h", "cudaGL.h", "cudaEGL.h", "cudaVDPAU.h"]
+
+# Types of the window-system headers that cudaGL.h, cudaEGL.h and cudaVDPAU.h include
+# (GL/gl.h, EGL/egl.h, vdpau.h: not in the package), and of the missing cudaProfiler.h.
+PLATFORM_TYPES = {
+    "GLuint": "::std::ffi::c_uint",
+    "GLenum": "::std::ffi::c_uint",
+    "HGPUNV": "*mut ::std::ffi::c_void",
+    "EGLImageKHR": "*mut ::std::ffi::c_void",
+    "EGLStreamKHR": "*mut ::std::ffi::c_void",
+    "EGLSyncKHR": "*mut ::std::ffi::c_void",
+    "EGLint": "i32",
+    "VdpDevice": "u32",
+    "VdpVideoSurface": "u32",
+    "VdpOutputSurface": "u32",
+    # A function type in vdpau.h; only pointers to it are passed.
+    "VdpGetProcAddress": "::std::ffi::c_void",
+    # cudaProfiler.h's enum.
+    "CUoutput_mode": "::std::ffi::c_int",
+}
+
+C_SCALARS = {
+    "void": "::std::ffi::c_void",
+    "char": "::std::ffi::c_char",
+    "signed char": "i8",
+    "unsigned char": "u8",
+    "short": "i16",
+    "unsigned short": "u16",
+    "int": "::std::ffi::c_int",
+    "unsigned int": "::std::ffi::c_uint",
+    "unsigned": "::std::ffi::c_uint",
+    "long": "::std::ffi::c_long",
+    "unsigned long": "::std::ffi::c_ulong",
+    "long long": "::std::ffi::c_longlong",
+    "unsigned long long": "::std::ffi::c_ulonglong",
+    "size_t": "usize",
+    "float": "f32",
+    "double": "f64",
+    "int32_t": "i32",
+    "uint32_t": "u32",
+    "int64_t": "i64",
+    "uint64_t": "u64",
+    "uint8_t": "u8",
+    "uint16_t": "u16",
+    # cuda.h's Windows branch of cuuint32_t/cuuint64_t (both branches are read).
+    "unsigned __int32": "u32",
+    "unsigned __int64": "u64",
+}
+
+# The result code keeps the mock's historical unsigned type; every other enum is an int,
+# read raw so an out-of-range value is an error, not undefined behaviour.
+ENUM_OVERRIDES = {"CUresult": "u32"}
 
 
-def enum_body(name):
+def strip(text):
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    # Preprocessor lines, joined continuations first.
+    text = re.sub(r"\\\n", " ", text)
+    text = re.sub(r"^\s*#[^\n]*", " ", text, flags=re.M)
+    for macro in ("CUDAAPI", "CUDA_CB", "__CUDA_DEPRECATED", "CUDARTAPI"):
+        text = re.sub(r"\b%s\b" % macro, " ", text)
+    # C++ linkage blocks (`extern "C" {` ... `}`) are not scopes of their own.
+    text = re.sub(r'extern\s+"C"\s*\{', " ", text)
+    text = re.sub(r"__attribute__\s*\(\(.*?\)\)", " ", text)
+    text = re.sub(r"_CONCAT_OUTER\(\s*(\w+)\s*,\s*RESOURCE_ABI_VERSION\s*\)", r"\g<1>1", text)
+    return text
+
+
+def statements(text):
+    """Top-level `;`-terminated statements, braces kept whole."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(0, depth - 1)
+        elif ch == ";" and depth == 0:
+            out.append(" ".join(text[start:i].split()))
+            start = i + 1
+    return out
+
+
+class Types:
+    """What each typedef name of the headers is: enough to map a parameter to Rust."""
+
+    def __init__(self):
+        self.kind = {}  # name -> ("alias", target) | ("enum",) | ("struct", tag) | ("handle",) | ("fn", ret, params)
+
+    def read(self, text):
+        for st in statements(strip(text)):
+            st = st.strip().lstrip("}").strip()
+            if not st.startswith("typedef "):
+                continue
+            body = st[len("typedef "):]
+            m = re.fullmatch(r"(\w[\w\s]*?)\s*\(\s*\*\s*(\w+)\s*\)\s*\((.*)\)", body)
+            if m:
+                self.kind.setdefault(m.group(2), ("fn", m.group(1), m.group(3)))
+                continue
+            m = re.fullmatch(r"enum\s*(\w+)?\s*\{.*\}\s*(\w+)", body)
+            if m:
+                self.kind.setdefault(m.group(2), ("enum",))
+                continue
+            m = re.fullmatch(r"(struct|union)\s*(\w+)?\s*\{.*\}\s*(\w+)", body)
+            if m:
+                self.kind.setdefault(m.group(3), ("struct", m.group(3)))
+                continue
+            m = re.fullmatch(r"(?:struct|union)\s+(\w+)\s*\*\s*(\w+)", body)
+            if m:
+                self.kind.setdefault(m.group(2), ("handle",))
+                continue
+            m = re.fullmatch(r"(?:struct|union)\s+(\w+)\s+(\w+)", body)
+            if m:
+                self.kind.setdefault(m.group(2), ("struct", m.group(2)))
+                continue
+            m = re.fullmatch(r"(?:enum\s+)?([\w ]+?)\s+(\w+)", body)
+            if m:
+                self.kind.setdefault(m.group(2), ("alias", m.group(1).strip()))
+
+    def canonical(self, name):
+        """The unversioned name cuda.h gives a versioned type (`CUdeviceptr_v2` is
+        `CUdeviceptr`), so signatures read as the documentation does."""
+        for other, k in self.kind.items():
+            if k == ("alias", name) and re.fullmatch(re.escape(other) + r"_v\d+", name):
+                return other
+        return name
+
+
+class Mapper:
+    def __init__(self, types):
+        self.types = types
+        self.used = {}  # rust type name -> definition line
+
+    def base(self, name):
+        """The Rust name of a C type name, defining it on first use."""
+        if name in C_SCALARS:
+            return C_SCALARS[name]
+        if name in PLATFORM_TYPES:
+            self.used.setdefault(name, f"pub type {name} = {PLATFORM_TYPES[name]};")
+            return name
+        k = self.types.kind.get(name)
+        if k is None:
+            sys.exit(f"gen.py: unknown C type {name}")
+        rust = self.types.canonical(name)
+        if rust in self.used:
+            return rust
+        if k[0] == "alias":
+            target = self.base(k[1])
+            if target == rust:
+                # `CUdevice` is `CUdevice_v1`, which is canonically `CUdevice`.
+                return rust
+            self.used[rust] = f"pub type {rust} = {target};"
+        elif k[0] == "enum":
+            self.used[rust] = f"pub type {rust} = {ENUM_OVERRIDES.get(rust, '::std::ffi::c_int')};"
+        elif k[0] == "handle":
+            self.used[rust] = f"pub type {rust} = *mut ::std::ffi::c_void;"
+        elif k[0] == "struct":
+            self.used[rust] = (
+                f"/// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.\n"
+                f"#[repr(C)]\npub struct {rust} {{\n    _opaque: [u8; 0],\n}}"
+            )
+        elif k[0] == "fn":
+            self.used[rust] = "pending"
+            params = [self.param(p, i)[1] for i, p in enumerate(split_params(k[2]))]
+            ret = self.ty(k[1])
+            ret = "" if ret == "::std::ffi::c_void" else f" -> {ret}"
+            self.used[rust] = (
+                f"pub type {rust} = Option<unsafe extern \"C\" fn({', '.join(params)}){ret}>;"
+            )
+        return rust
+
+    def ty(self, c):
+        """`const CUmemAccessDesc *` -> `*const CUmemAccessDesc`."""
+        c = c.strip()
+        stars = c.count("*")
+        words = c.replace("*", " * ").split()
+        # const-ness of each pointer level: a `const` before the first `*` is the pointee's.
+        consts, level = [False] * (stars + 1), 0
+        base_words = []
+        for w in words:
+            if w == "*":
+                level += 1
+            elif w == "const":
+                consts[level] = True
+            elif w in ("struct", "enum", "union"):
+                continue
+            else:
+                base_words.append(w)
+        rust = self.base(" ".join(base_words))
+        for lvl in range(stars):
+            rust = ("*const " if consts[lvl] else "*mut ") + rust
+        return rust
+
+    def param(self, p, i):
+        """`const CUmemAccessDesc *desc` -> (`desc`, `*const CUmemAccessDesc`, C type)."""
+        p = p.strip()
+        m = re.fullmatch(r"(.*?)\b(\w+)\s*(\[\s*\w*\s*\])?", p)
+        ctype = m.group(1).strip() if m else ""
+        last = m.group(2) if m else ""
+        if ctype in ("", "const", "struct", "enum") or last in C_SCALARS or last in ("int", "long", "short"):
+            # No parameter name, only a type.
+            ctype, name = p, f"arg{i}"
+        else:
+            name = m.group(2)
+            if m.group(3):
+                ctype += " *"
+        return name, self.ty(ctype), ctype
+
+
+def split_params(s):
+    s = s.strip()
+    if s in ("", "void"):
+        return []
+    return [p.strip() for p in s.split(",")]
+
+
+RUST_KEYWORDS = set(
+    "as break const continue crate else enum extern false fn for if impl in let loop match mod move mut pub ref return self Self static struct super trait true type unsafe use where while async await dyn abstract become box do final macro override priv typeof unsized virtual yield try gen".split()
+)
+
+
+def rust_ident(name):
+    return name + "_" if name in RUST_KEYWORDS else name
+
+
+def main():
+    inc = Path(sys.argv[1])
+    check = "--check" in sys.argv
+    types = Types()
+    for h in TYPE_HEADERS:
+        types.read((inc / h).read_text())
+    typedefs = "".join((inc / h).read_text() for h in TYPEDEF_HEADERS)
+    mapper = Mapper(types)
+
+    # Every PFN typedef: (base, version, suffix) -> C parameter list.
+    pfns = {}
+    for m in re.finditer(
+        r"typedef\s+(\w+)\s*\(\s*CUDAAPI\s*\*\s*PFN_(\w+?)_v(\d+)(_ptds|_ptsz)?\s*\)\s*\((.*?)\)\s*;",
+        typedefs,
+        re.S,
+    ):
+        ret, base, ver, suffix, params = m.groups()
+        if ret != "CUresult":
+            sys.exit(f"gen.py: PFN_{base}_v{ver} returns {ret}, not CUresult")
+        params = re.sub(r"\bCUDAAPI\b", " ", " ".join(params.split()))
+        pfns[(base, int(ver), suffix or "")] = params
+
+    exports = set(EXPORTS)
+    # Which export each PFN is: the plain versions of a base name, oldest first, are the
+    # exported names base, base_v2, base_v3... aligned from the newest (the oldest
+    # versions of some functions are no longer exported); a _ptds/_ptsz version is the
+    # exported plain name current at that version with the suffix.
+    decl = {}  # export -> (base, version, variant, params)
+    by_base = {}
+    for base, ver, suffix in pfns:
+        by_base.setdefault(base, []).append((ver, suffix))
+    unexported = []
+    for base in sorted(by_base):
+        plain = sorted(v for v, s in by_base[base] if s == "")
+        names = [n for n in [base] + [f"{base}_v{i}" for i in range(2, 10)] if n in exports]
+        names = [None] * max(0, len(plain) - len(names)) + names
+        sym_of = dict(zip(plain, names[len(names) - len(plain):]))
+        for ver in plain:
+            sym = sym_of[ver]
+            if sym:
+                decl[sym] = (base, ver, "", pfns[(base, ver, "")])
+            else:
+                unexported.append(f"PFN_{base}_v{ver}")
+        for ver, suffix in sorted(v for v in by_base[base] if v[1]):
+            older = [p for p in plain if p <= ver] or plain
+            sym = sym_of.get(older[-1]) if older else None
+            cands = [f"{sym}{s}" for s in (suffix, "_ptds", "_ptsz")] if sym else []
+            found = [c for c in cands if c in exports]
+            if found:
+                decl[found[0]] = (base, ver, suffix[1:], pfns[(base, ver, suffix)])
+            else:
+                unexported.append(f"PFN_{base}_v{ver}{suffix}")
+
+    rows = []
+    for name in EXPORTS:
+        if name in decl:
+            base, ver, variant, params = decl[name]
+            ps = [mapper.param(p, i) for i, p in enumerate(split_params(params))]
+            rows.append((name, base, ver, variant, [(rust_ident(n), r, c) for n, r, c in ps]))
+        else:
+            rows.append((name, None, None, None, None))
+
+    api = render_api(rows, mapper, unexported)
+    generated = render_generated(cuda_h=(inc / "cuda.h").read_text(), rows=rows)
+    outputs = {ABI / "src/api.rs": api, ABI / "src/generated.rs": generated}
+    stale = []
+    for path, text in outputs.items():
+        if check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(str(path))
+        else:
+            path.write_text(text)
+    if stale:
+        sys.exit("stale (rerun abi/gen/gen.py): " + ", ".join(stale))
+    declared = sum(1 for r in rows if r[1])
+    print(f"{len(rows)} exports, {declared} declared from the headers, {len(rows) - declared} without a declaration", file=sys.stderr)
+
+
+def render_api(rows, mapper, unexported):
+    out = [
+        "// Generated by abi/gen/gen.py from NVIDIA's cuda.h, cudaTypedefs.h and the GL, EGL,",
+        "// VDPAU and profiler headers (CUDA 13.0). Do not edit: rerun the generator.",
+        "#![allow(non_snake_case, non_camel_case_types, clippy::too_many_arguments, clippy::missing_safety_doc, unused_variables)]",
+        "",
+        "use crate::*;",
+        "",
+        "/// The C types of the declared signatures, as Rust ABI types.",
+        "pub mod types {",
+        "    #[allow(unused_imports)]",
+        "    use crate::*;",
+    ]
+    for name in sorted(mapper.used):
+        for line in mapper.used[name].split("\n"):
+            out.append(f"    {line}")
+    out.append("}")
+    out.append("")
+    # The table.
+    out.append("/// Every export of the real driver (580.159.04), in its order.")
+    out.append("pub const EXPORTS: &[Export] = &[")
+    for name, base, ver, variant, params in rows:
+        if base is None:
+            out.append(f'    Export {{ name: "{name}", proc: None, params: None }},')
+            continue
+        ps = ", ".join(
+            f'Param {{ name: "{n}", c_type: "{c}", rust_type: "{r}", size: ::std::mem::size_of::<{r}>() }}'
+            for n, r, c in params
+        )
+        out.append(
+            f'    Export {{ name: "{name}", proc: Some(Proc {{ base: "{base}", version: {ver}, variant: "{variant}" }}), params: Some(&[{ps}]) }},'
+        )
+    out.append("];")
+    out.append("")
+    # The trait.
+    out.append("/// The driver API, one method per declared export, each with the signature cuda.h")
+    out.append("/// gives it. A method the implementation does not write is not emulated: it returns")
+    out.append("/// what `not_emulated` gives.")
+    out.append("pub trait Driver {")
+    out.append("    /// What every method returns (the mock's `CuResult<()>`).")
+    out.append("    type Outcome;")
+    out.append("    /// The outcome of an export that is not emulated.")
+    out.append("    fn not_emulated(name: &'static str) -> Self::Outcome;")
+    for name, base, ver, variant, params in rows:
+        if base is None:
+            continue
+        sig = ", ".join(f"{n}: {r}" for n, r, c in params)
+        out.append(f"    unsafe fn {name}({sig}) -> Self::Outcome {{")
+        out.append(f'        Self::not_emulated("{name}")')
+        out.append("    }")
+    out.append("}")
+    out.append("")
+    # The macro that calls back with every declaration.
+    out.append("/// Calls `$callback!` with every export, in two lists: `declared { name(params); ... }`")
+    out.append("/// for those the headers declare, `undeclared { name, ... }` for the rest (the")
+    out.append("/// debugger's cudbg* symbols and a few internal ones, whose signatures are unknown).")
+    out.append("/// Types are paths that resolve in any crate (`$crate::CUdeviceptr`).")
+    out.append("#[macro_export]")
+    out.append("macro_rules! for_each_export {")
+    out.append("    ($callback:ident) => {")
+    out.append("        $callback! {")
+    out.append("            declared {")
+    for name, base, ver, variant, params in rows:
+        if base is not None:
+            sig = ", ".join(f"{n}: {qualify(r)}" for n, r, c in params)
+            out.append(f"                {name}({sig});")
+    out.append("            }")
+    out.append("            undeclared {")
+    for name, base, ver, variant, params in rows:
+        if base is None:
+            out.append(f"                {name},")
+    out.append("            }")
+    out.append("        }")
+    out.append("    };")
+    out.append("}")
+    out.append("")
+    for u in unexported:
+        out.append(f"// In the headers, not exported by 580.159.04: {u}")
+    return "\n".join(out) + "\n"
+
+
+def qualify(r):
+    """A Rust type as a path that resolves in any crate that names cumock_abi."""
+    m = re.fullmatch(r"((?:\*(?:const|mut) )*)(.*)", r)
+    ptrs, base = m.groups()
+    if base.startswith("::") or re.fullmatch(r"[iuf](8|16|32|64|size)", base):
+        return ptrs + base
+    return f"{ptrs}$crate::{base}"
+
+
+def enum_body(cuda_h, name):
     m = re.search(r"typedef enum %s\s*\{(.*?)\}" % re.escape(name), cuda_h, re.S)
     if not m:
         sys.exit(f"enum {name} not found")
@@ -31,55 +439,26 @@ def enum_body(name):
     return out
 
 
-def table(rust_name, items):
-    lines = [f"pub const {rust_name}: &[(&str, i64)] = &["]
-    lines += [f'    ("{n}", {v}),' for n, v in items]
-    lines.append("];")
-    return "\n".join(lines)
+def render_generated(cuda_h, rows):
+    def table(rust_name, items):
+        lines = [f"pub const {rust_name}: &[(&str, i64)] = &["]
+        lines += [f'    ("{n}", {v}),' for n, v in items]
+        lines.append("];")
+        return "\n".join(lines)
+
+    out = [
+        "// Generated by abi/gen/gen.py from NVIDIA's cuda.h and cudaTypedefs.h (CUDA 13.0).",
+        "// Do not edit: rerun the generator.",
+        "",
+        table("CU_RESULTS", enum_body(cuda_h, "cudaError_enum")),
+        "",
+        table("CU_DEVICE_ATTRIBUTES", enum_body(cuda_h, "CUdevice_attribute_enum")),
+        "",
+        table("CU_POINTER_ATTRIBUTES", enum_body(cuda_h, "CUpointer_attribute_enum")),
+        "",
+    ]
+    return "\n".join(out)
 
 
-# (base, version, variant) -> exported symbol, for cuGetProcAddress.
-pfns = re.findall(r"\*PFN_(cu\w+?)_v(\d+)(_ptds|_ptsz)?\)", typedefs_h)
-by_base = {}
-for base, ver, variant in pfns:
-    by_base.setdefault(base, set()).add((int(ver), variant or ""))
-entries = []
-problems = []
-for base in sorted(by_base):
-    plain = sorted(v for v, var in by_base[base] if var == "")
-    names = [base] + [f"{base}_v{i}" for i in range(2, 10)]
-    names = [n for n in names if n in exports]
-    if len(names) < len(plain):
-        # The first versions of some functions are not exported any more.
-        names = [None] * (len(plain) - len(names)) + names
-    sym_of = {}
-    for ver, sym in zip(plain, names[len(names) - len(plain):]):
-        sym_of[ver] = sym
-        if sym:
-            entries.append((base, ver, "", sym))
-    for ver, var in sorted(v for v in by_base[base] if v[1]):
-        older = [p for p in plain if p <= ver] or plain
-        sym = sym_of.get(older[-1]) if older else None
-        cand = [f"{sym}{s}" for s in ("_ptds", "_ptsz")] if sym else []
-        found = [c for c in cand if c in exports]
-        if found:
-            entries.append((base, ver, "ptds", found[0]))
-        else:
-            problems.append(f"{base}_v{ver}{var}")
-
-print("// Generated by abi/gen/gen.py from NVIDIA's cuda.h and cudaTypedefs.h (CUDA 13.0).")
-print("// Do not edit: rerun the generator.")
-print()
-print(table("CU_RESULTS", enum_body("cudaError_enum")))
-print()
-print(table("CU_DEVICE_ATTRIBUTES", enum_body("CUdevice_attribute_enum")))
-print()
-print(table("CU_POINTER_ATTRIBUTES", enum_body("CUpointer_attribute_enum")))
-print()
-print("/// (base name, first CUDA version, variant, exported symbol); variant is \"\" or \"ptds\".")
-print("pub const PROC_ENTRIES: &[(&str, u32, &str, &str)] = &[")
-for base, ver, var, sym in entries:
-    print(f'    ("{base}", {ver}, "{var}", "{sym}"),')
-print("];")
-for p in problems:
-    print(f"// not exported by 580.159.04: {p}")
+if __name__ == "__main__":
+    main()

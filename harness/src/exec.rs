@@ -275,7 +275,13 @@ impl<'a> Exec<'a> {
             }
             "uuid" => {
                 let mut u = [0u8; 16];
-                let r = call!(api, cuDeviceGetUuid_v2(&mut u, self.val(step, 0)? as i32));
+                let r = call!(
+                    api,
+                    cuDeviceGetUuid_v2(
+                        std::ptr::from_mut(&mut u).cast(),
+                        self.val(step, 0)? as i32
+                    )
+                );
                 with(
                     r,
                     vec![(
@@ -703,7 +709,7 @@ impl<'a> Exec<'a> {
                     api,
                     cuPointerGetAttributes(
                         attrs.len() as u32,
-                        attrs.as_ptr(),
+                        attrs.as_ptr().cast_mut(),
                         ptrs.as_mut_ptr(),
                         self.val(step, 1)?
                     )

@@ -133,6 +133,21 @@ enum Command {
         /// Live mappings in the "many" measurement.
         #[arg(long, default_value_t = 100_000)]
         many: usize,
+        /// Allocations in the batch pattern (create all, map all, set access on all,
+        /// unmap all, release all; then as many reserve+free pairs).
+        #[arg(long, default_value_t = 200)]
+        batch: usize,
+        /// Instead of the benchmark: an allocator-like workload growing and shrinking for
+        /// this many seconds, sampling host memory, fds, mappings and call times.
+        #[arg(long)]
+        soak: Option<u64>,
+        /// Most allocations live at once in the soak.
+        #[arg(long, default_value_t = 2000)]
+        soak_live: usize,
+        /// Runs in this process on this library only (what the parent runs in a child
+        /// for the mock and for --driver).
+        #[arg(long, hide = true)]
+        library: Option<String>,
     },
     /// Run a program on the real driver through the pass-through library, recording its
     /// VMM calls (and those around them) as a trace of JSON lines.
@@ -370,22 +385,64 @@ fn real_main(cli: Cli) -> Result<i32> {
             cycles,
             copy_mib,
             many,
+            batch,
+            soak,
+            soak_live,
+            library,
         } => {
-            let path = match driver {
-                Some(d) => d,
-                None => mock_library()?.display().to_string(),
+            if let Some(path) = library {
+                let api = driver::Api::load(&path)?;
+                let report = match soak {
+                    Some(seconds) => bench::soak(&api, seconds, soak_live)?,
+                    None => bench::run(
+                        &api,
+                        &bench::Options {
+                            cycles,
+                            copy_mib,
+                            many,
+                            batch,
+                        },
+                    )?,
+                };
+                println!("{}", serde_json::to_string_pretty(&report)?);
+                std::mem::forget(api);
+                return Ok(0);
+            }
+            // Each library runs in a child of its own, so the mock and a real driver never
+            // share a process (nor its fds, mappings and memory, which the soak reports).
+            let run_on = |lib: &str| -> Result<serde_json::Value> {
+                let mut cmd = std::process::Command::new(std::env::current_exe()?);
+                cmd.args(["bench", "--library", lib])
+                    .args(["--cycles", &cycles.to_string()])
+                    .args(["--copy-mib", &copy_mib.to_string()])
+                    .args(["--many", &many.to_string()])
+                    .args(["--batch", &batch.to_string()])
+                    .args(["--soak-live", &soak_live.to_string()])
+                    .stderr(std::process::Stdio::inherit());
+                if let Some(s) = soak {
+                    cmd.args(["--soak", &s.to_string()]);
+                }
+                let out = cmd.output()?;
+                if !out.status.success() {
+                    bail!("the benchmark on {lib} failed ({})", out.status);
+                }
+                serde_json::from_slice(&out.stdout)
+                    .with_context(|| format!("reading the benchmark's report on {lib}"))
             };
-            let api = driver::Api::load(&path)?;
-            let report = bench::run(
-                &api,
-                &bench::Options {
-                    cycles,
-                    copy_mib,
-                    many,
-                },
-            )?;
+            let mock = run_on(&mock_library()?.display().to_string())?;
+            let report = match driver {
+                None => mock,
+                Some(d) => {
+                    let real = run_on(&d)?;
+                    let side = if soak.is_none() {
+                        bench::side_by_side(&mock, &real)
+                    } else {
+                        serde_json::Value::Null
+                    };
+                    serde_json::json!({"batch_side_by_side": side, "mock": mock, "driver": real})
+                }
+            };
             println!("{}", serde_json::to_string_pretty(&report)?);
-            std::mem::forget(api);
             Ok(0)
         }
         Command::Trace {

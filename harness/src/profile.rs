@@ -30,7 +30,10 @@ pub fn capture(api: &Api) -> Result<Value> {
         let mut total = 0usize;
         call!(api, cuDeviceTotalMem_v2(&mut total, d));
         let mut uuid = [0u8; 16];
-        call!(api, cuDeviceGetUuid_v2(&mut uuid, d));
+        call!(
+            api,
+            cuDeviceGetUuid_v2(std::ptr::from_mut(&mut uuid).cast(), d)
+        );
         let mut bus = [0 as std::ffi::c_char; 64];
         call!(api, cuDeviceGetPCIBusId(bus.as_mut_ptr(), 64, d));
         // Safety: as above.

@@ -10,38 +10,38 @@ use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
-/// Defines an exported CUDA function whose body is a `CuResult<()>`.
-macro_rules! cuda_fn {
-    ($(#[$meta:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
-        $(#[$meta])*
-        #[no_mangle]
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> cumock_abi::CUresult {
-            $crate::boundary::call(
-                stringify!($name),
-                &[$((stringify!($arg), &$arg as &dyn std::fmt::Debug)),*],
-                || -> $crate::model::error::CuResult<()> { $body },
-            )
-        }
-    };
-}
-pub(crate) use cuda_fn;
-
-/// Defines exported functions the mock does not emulate: each returns
-/// CUDA_ERROR_NOT_SUPPORTED and says once, on stderr, which function was called.
-/// Arguments are not declared: under the C calling convention a callee may ignore them.
-macro_rules! not_emulated {
-    ($($name:ident),* $(,)?) => {
+/// Expanded by `cumock_abi::for_each_export!`: the C export of every function of the
+/// driver, each a call of `Mock`'s `Driver` method of that name (emulated, or the
+/// trait's not-emulated default) through `call`. The exports the headers do not declare
+/// (the debugger's cudbg* symbols) take no arguments: under the C calling convention a
+/// callee may ignore what it is passed.
+macro_rules! export_all {
+    (
+        declared { $( $name:ident ( $( $arg:ident : $ty:ty ),* ); )* }
+        undeclared { $( $undeclared:ident, )* }
+    ) => {
         $(
             #[no_mangle]
-            pub extern "C" fn $name() -> cumock_abi::CUresult {
-                $crate::boundary::report_not_emulated(stringify!($name))
+            pub unsafe extern "C" fn $name($($arg: $ty),*) -> cumock_abi::CUresult {
+                $crate::boundary::call(
+                    stringify!($name),
+                    &[$((stringify!($arg), &$arg as &dyn std::fmt::Debug)),*],
+                    // Safety: the program's arguments, as cuda.h declares them.
+                    || unsafe { <$crate::exports::Mock as cumock_abi::Driver>::$name($($arg),*) },
+                )
             }
         )*
-        /// Every name `not_emulated!` exports, for the tests and cuGetProcAddress.
-        pub const NOT_EMULATED: &[&str] = &[$(stringify!($name)),*];
+        $(
+            #[no_mangle]
+            pub extern "C" fn $undeclared() -> cumock_abi::CUresult {
+                $crate::boundary::call(stringify!($undeclared), &[], || {
+                    <$crate::exports::Mock as cumock_abi::Driver>::not_emulated(stringify!($undeclared))
+                })
+            }
+        )*
     };
 }
-pub(crate) use not_emulated;
+pub(crate) use export_all;
 
 /// Runs an export's body: a panic becomes CUDA_ERROR_UNKNOWN and a message, never an
 /// abort of the host program.
@@ -105,6 +105,8 @@ fn report(name: &str, e: &CuError) {
     let show = match e.severity {
         Severity::WouldCrash => true,
         Severity::Misuse => crate::diagnostics::misuse_enabled(),
+        // Said once, by `not_emulated`; not the program's mistake.
+        Severity::NotEmulated => return,
     };
     if show && !e.message.is_empty() {
         let code = cumock_abi::result_name(e.code).unwrap_or("?");
@@ -115,7 +117,9 @@ fn report(name: &str, e: &CuError) {
     }
 }
 
-pub fn report_not_emulated(name: &'static str) -> CUresult {
+/// The error of a function the mock does not emulate: CUDA_ERROR_NOT_SUPPORTED, said
+/// once per function on stderr (here, so that `report` stays quiet about it).
+pub fn not_emulated(name: &'static str) -> CuError {
     static SAID: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
     let first = SAID
         .lock()
@@ -124,8 +128,11 @@ pub fn report_not_emulated(name: &'static str) -> CUresult {
     if first {
         eprintln!("cumock: {name} is not emulated; it returns CUDA_ERROR_NOT_SUPPORTED");
     }
-    crate::diagnostics::after_call(name, CUDA_ERROR_NOT_SUPPORTED, &[]);
-    CUDA_ERROR_NOT_SUPPORTED
+    CuError {
+        code: CUDA_ERROR_NOT_SUPPORTED,
+        message: "".into(),
+        severity: Severity::NotEmulated,
+    }
 }
 
 /// The driver, after cuInit.

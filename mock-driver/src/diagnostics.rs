@@ -10,6 +10,7 @@
 
 use crate::model::error::{CuError, Severity};
 use parking_lot::Mutex;
+use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -75,8 +76,22 @@ pub fn misuse_enabled() -> bool {
 static MISUSES: AtomicU64 = AtomicU64::new(0);
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
+/// Counts a misuse the boundary has just printed, and says under it where the program
+/// made the call.
 pub fn note_misuse(_name: &str, e: &CuError) {
     if e.severity == Severity::WouldCrash || settings().misuse {
+        MISUSES.fetch_add(1, Ordering::Relaxed);
+        if !e.message.is_empty() {
+            eprint!("{}", CallSite::capture().show());
+        }
+    }
+}
+
+/// A kernel's fault: always said, as compute-sanitizer would say it, since on a GPU the
+/// program learns only an error code at its next synchronisation.
+pub fn kernel_fault(message: &str) {
+    eprintln!("cumock: {message}");
+    if settings().misuse {
         MISUSES.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -85,7 +100,10 @@ pub fn note_misuse(_name: &str, e: &CuError) {
 /// counted as misuse when misuse messages are on.
 pub fn warn(name: &str, message: &str) {
     if settings().misuse {
-        eprintln!("cumock: {name}: warning: {message}");
+        eprint!(
+            "cumock: {name}: warning: {message}\n{}",
+            CallSite::capture().show()
+        );
         MISUSES.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -208,12 +226,24 @@ impl FaultPlan {
     }
 }
 
-/// Exported fds, to report the ones never closed: (fd, device, inode) at export.
-static EXPORTED: Mutex<Vec<(i32, u64, u64)>> = Mutex::new(Vec::new());
+/// An fd the program was given by cuMemExportToShareableHandle: still open at exit if
+/// the same number names the same file (device and inode) then.
+struct ExportedFd {
+    fd: i32,
+    identity: (u64, u64),
+    /// Where the program exported it, when leak checking is on.
+    site: Option<CallSite>,
+}
+
+static EXPORTED: Mutex<Vec<ExportedFd>> = Mutex::new(Vec::new());
 
 pub fn note_exported_fd(fd: &OwnedFd) {
-    if let Some((dev, ino)) = identity(fd.as_raw_fd()) {
-        EXPORTED.lock().push((fd.as_raw_fd(), dev, ino));
+    if let Some(identity) = identity(fd.as_raw_fd()) {
+        EXPORTED.lock().push(ExportedFd {
+            fd: fd.as_raw_fd(),
+            identity,
+            site: settings().leaks.then(CallSite::capture),
+        });
     }
 }
 
@@ -223,21 +253,179 @@ fn identity(fd: i32) -> Option<(u64, u64)> {
     (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev, st.st_ino))
 }
 
+/// What a call site is kept for, so that a leak report can say where the program made
+/// what it never gave back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Made {
+    /// cuMemAddressReserve or cuMemAlloc, by base address.
+    Reservation,
+    /// cuMemCreate or cuMemImportFromShareableHandle, by the handle the program holds.
+    Allocation,
+    /// cuMemMap, by start address.
+    Mapping,
+}
+
+/// Where the program made each live thing, while leak checking is on. Entries of things
+/// since freed are dropped in batches (`prune_origins`), so the table stays about as
+/// large as what is live, without a hook on every freeing call.
+static ORIGINS: Mutex<BTreeMap<(Made, u64), CallSite>> = Mutex::new(BTreeMap::new());
+static ORIGINS_PRUNE_AT: AtomicU64 = AtomicU64::new(4096);
+
+/// Handles carry a tag in their high bits; the model keys allocations by the low ones.
+fn origin_key(what: Made, key: u64) -> (Made, u64) {
+    match what {
+        Made::Allocation => (what, key & 0xffff_ffff),
+        _ => (what, key),
+    }
+}
+
+/// Notes where the program made `key`, when leak checking is on; returns `key`, so a call
+/// site reads `out(ptr, created(Made::Reservation, d.address_reserve(..)?))`.
+pub fn created(what: Made, key: u64) -> u64 {
+    if !settings().leaks {
+        return key;
+    }
+    let site = CallSite::capture();
+    let mut origins = ORIGINS.lock();
+    origins.insert(origin_key(what, key), site);
+    if origins.len() as u64 >= ORIGINS_PRUNE_AT.load(Ordering::Relaxed) {
+        prune_origins(&mut origins);
+    }
+    key
+}
+
+fn prune_origins(origins: &mut BTreeMap<(Made, u64), CallSite>) {
+    let Ok(d) = crate::model::driver() else {
+        return;
+    };
+    let st = d.state.lock();
+    origins.retain(|(what, key), _| match what {
+        Made::Reservation => st.vmm.reservations.contains_key(key),
+        Made::Allocation => st.vmm.allocations.contains_key(key),
+        Made::Mapping => st.vmm.mappings.contains_key(key),
+    });
+    ORIGINS_PRUNE_AT.store((origins.len() as u64 * 2).max(4096), Ordering::Relaxed);
+}
+
+/// The most frames kept of a stack: the mock's own (a dozen or so) and the program's.
+const MAX_FRAMES: usize = 48;
+/// The most of the program's frames shown under one leak or misuse message.
+const SHOWN_FRAMES: usize = 12;
+
+/// A native call stack as return addresses, captured when the program makes something
+/// and symbolised only if it is reported: capturing is a walk of the stack (a few
+/// microseconds), symbolising reads debug information (milliseconds).
+#[derive(Debug, Clone)]
+pub struct CallSite(Box<[usize]>);
+
+impl CallSite {
+    pub fn capture() -> Self {
+        let mut ips = Vec::with_capacity(MAX_FRAMES);
+        backtrace::trace(|frame| {
+            ips.push(frame.ip() as usize);
+            ips.len() < MAX_FRAMES
+        });
+        Self(ips.into_boxed_slice())
+    }
+
+    /// The program's frames, innermost first, as `function (file:line)`: the mock's own
+    /// frames are dropped, and the stack ends at `main`.
+    pub fn frames(&self) -> Vec<String> {
+        let own = module_of(own_address as fn() as usize).map(|(base, _)| base);
+        let mut out = Vec::new();
+        for &ip in self.0.iter() {
+            let module = module_of(ip);
+            if module.is_some() && module.as_ref().map(|(base, _)| *base) == own {
+                continue;
+            }
+            // A return address points after its call; one byte back lies in the call,
+            // whose line is the one to show.
+            let at = ip.saturating_sub(1);
+            let mut reached_main = false;
+            let before = out.len();
+            backtrace::resolve(at as *mut std::ffi::c_void, |sym| {
+                let name = sym.name().map(|n| format!("{n:#}"));
+                reached_main |= name.as_deref() == Some("main");
+                let name = name.unwrap_or_else(|| "???".into());
+                let place = match (sym.filename(), sym.lineno()) {
+                    (Some(f), Some(l)) => format!("{}:{l}", f.display()),
+                    _ => module
+                        .as_ref()
+                        .map(|(_, path)| path.clone())
+                        .unwrap_or_else(|| "?".into()),
+                };
+                out.push(format!("{name} ({place})"));
+            });
+            if out.len() == before {
+                let path = module.map(|(_, p)| p).unwrap_or_else(|| "?".into());
+                out.push(format!("{ip:#x} ({path})"));
+            }
+            if reached_main || out.len() >= SHOWN_FRAMES {
+                break;
+            }
+        }
+        out.truncate(SHOWN_FRAMES);
+        out
+    }
+
+    /// The frames as lines under a message, in valgrind's manner.
+    pub fn show(&self) -> String {
+        self.frames()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| format!("cumock:       {} {f}\n", if i == 0 { "at" } else { "by" }))
+            .collect()
+    }
+}
+
+/// Any function of this library, to find which loaded object is the mock.
+fn own_address() {}
+
+/// The loaded object holding `ip`: its base address and file.
+fn module_of(ip: usize) -> Option<(usize, String)> {
+    // Safety: dladdr only reads the loader's tables; a zeroed Dl_info is a valid output.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    if unsafe { libc::dladdr(ip as *const std::ffi::c_void, &mut info) } == 0 {
+        return None;
+    }
+    let path = if info.dli_fname.is_null() {
+        String::new()
+    } else {
+        // Safety: dladdr gives a NUL-terminated name owned by the loader.
+        unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    Some((info.dli_fbase as usize, path))
+}
+
+/// One thing that leaked, and where the program made it when that was recorded.
+pub struct Leak {
+    pub what: String,
+    pub site: Option<CallSite>,
+}
+
 /// What leaked, one line each; empty when nothing did.
 pub fn leak_report() -> Vec<String> {
-    let mut out = Vec::new();
+    leaks().into_iter().map(|l| l.what).collect()
+}
+
+/// What leaked, with where each was made.
+pub fn leaks() -> Vec<Leak> {
+    let mut out: Vec<(String, Option<(Made, u64)>)> = Vec::new();
     if let Ok(d) = crate::model::driver() {
         let st = d.state.lock();
         for (base, r) in &st.vmm.reservations {
-            match r.kind {
-                crate::model::vmm::ReservationKind::Vmm => out.push(format!(
+            let what = match r.kind {
+                crate::model::vmm::ReservationKind::Vmm => format!(
                     "reservation {base:#x}+{:#x} never freed (cuMemAddressFree)",
                     r.size
-                )),
-                crate::model::vmm::ReservationKind::Alloc { requested, .. } => out.push(format!(
+                ),
+                crate::model::vmm::ReservationKind::Alloc { requested, .. } => format!(
                     "cuMemAlloc memory {base:#x} ({requested} bytes) never freed (cuMemFree)"
-                )),
-            }
+                ),
+            };
+            out.push((what, Some((Made::Reservation, *base))));
         }
         for m in st.vmm.mappings.values() {
             let is_alloc = st
@@ -246,9 +434,12 @@ pub fn leak_report() -> Vec<String> {
                 .get(&m.reservation)
                 .is_some_and(|r| r.kind != crate::model::vmm::ReservationKind::Vmm);
             if !is_alloc {
-                out.push(format!(
-                    "mapping {:#x}+{:#x} never unmapped (cuMemUnmap)",
-                    m.start, m.size
+                out.push((
+                    format!(
+                        "mapping {:#x}+{:#x} never unmapped (cuMemUnmap)",
+                        m.start, m.size
+                    ),
+                    Some((Made::Mapping, m.start)),
                 ));
             }
         }
@@ -260,27 +451,42 @@ pub fn leak_report() -> Vec<String> {
             .collect();
         handles.sort_by_key(|(id, _)| **id);
         for (id, a) in handles {
-            out.push(format!(
+            out.push((format!(
                 "allocation handle #{id} ({:#x} bytes) never released: {} reference(s) left (cuMemRelease)",
                 a.size, a.user_refs
-            ));
+            ), Some((Made::Allocation, *id))));
         }
     }
-    for (fd, dev, ino) in EXPORTED.lock().iter() {
-        if identity(*fd) == Some((*dev, *ino)) {
-            out.push(format!("exported fd {fd} never closed"));
+    // The model's lock is released before the origins' is taken: `created` takes them
+    // in the other order.
+    let origins = ORIGINS.lock();
+    let mut leaks: Vec<Leak> = out
+        .into_iter()
+        .map(|(what, key)| Leak {
+            what,
+            site: key.and_then(|k| origins.get(&k).cloned()),
+        })
+        .collect();
+    drop(origins);
+    for e in EXPORTED.lock().iter() {
+        if identity(e.fd) == Some(e.identity) {
+            leaks.push(Leak {
+                what: format!("exported fd {} never closed", e.fd),
+                site: e.site.clone(),
+            });
         }
     }
-    out
+    leaks
 }
 
 extern "C" fn at_exit() {
     let s = settings();
-    let leaks = if s.leaks { leak_report() } else { Vec::new() };
+    let leaks = if s.leaks { leaks() } else { Vec::new() };
     if !leaks.is_empty() {
         eprintln!("cumock: leak report: {} leak(s)", leaks.len());
         for l in &leaks {
-            eprintln!("cumock:   {l}");
+            let site = l.site.as_ref().map(CallSite::show).unwrap_or_default();
+            eprint!("cumock:   {}\n{site}", l.what);
         }
     } else if s.leaks {
         eprintln!("cumock: leak report: nothing leaked");

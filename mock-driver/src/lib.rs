@@ -3,9 +3,11 @@
 //!
 //! - `model`: the driver's state and rules, in safe Rust (unit-tested without the C ABI);
 //! - `os`: the system calls under it (mmap, memfd), the model's only `unsafe`;
-//! - `exports`: the emulated C functions, each a few lines over the model;
-//! - `not_emulated`: every other symbol of the real driver, returning
+//! - `exports`: the emulated functions (the `cumock_abi::Driver` methods the mock writes),
+//!   each a few lines over the model, and the C exports of all 707 symbols of the real
+//!   driver, expanded from the declaration in `cumock_abi`; those not emulated return
 //!   CUDA_ERROR_NOT_SUPPORTED;
+//! - `boundary`: what every export does around its method (panics, traces, diagnostics);
 //! - `procaddress`: cuGetProcAddress's version table;
 //! - `diagnostics`: traces, leak reports, misuse messages, fault injection.
 
@@ -14,6 +16,5 @@ pub mod diagnostics;
 mod errors;
 pub mod exports;
 pub mod model;
-pub mod not_emulated;
 pub mod os;
 pub mod procaddress;

@@ -1,10 +1,12 @@
 //! cuGetProcAddress: a base name, a CUDA version and flags resolve to one exported
-//! symbol (`cuMemAlloc` at 3020+ is `cuMemAlloc_v2`; with the per-thread flag,
-//! `cuMemcpyHtoD` is `cuMemcpyHtoD_v2_ptds`), from the table generated out of NVIDIA's
-//! cudaTypedefs.h. The function pointer is the mock's own export of that name.
+//! symbol through `cumock_abi::proc_address` (the declaration's table, which the
+//! pass-through driver uses too); the function pointer is the mock's own export of that
+//! name. What is the mock's own here: the checks of version and flags it observed on
+//! the real driver.
 
 use crate::model::error::*;
 use cumock_abi::consts::*;
+use cumock_abi::{proc_address, ProcLookup};
 use std::ffi::{c_void, CString};
 use std::sync::OnceLock;
 
@@ -35,55 +37,20 @@ pub fn resolve(
             "version {version} is newer than the driver's {driver_version}"
         )));
     }
-    match symbol_for(
+    match proc_address(
         name,
         version as u32,
         flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM != 0,
     ) {
-        Lookup::Found(sym) => match own_symbol(sym) {
+        ProcLookup::Found(sym) => match own_symbol(sym) {
             Some(p) => Ok((p, CU_GET_PROC_ADDRESS_SUCCESS)),
             None => Ok((std::ptr::null_mut(), CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND)),
         },
-        Lookup::TooOld => Ok((
+        ProcLookup::TooOld => Ok((
             std::ptr::null_mut(),
             CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
         )),
-        Lookup::Unknown => Ok((std::ptr::null_mut(), CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND)),
-    }
-}
-
-#[derive(Debug, PartialEq, Eq)]
-pub enum Lookup {
-    Found(&'static str),
-    TooOld,
-    Unknown,
-}
-
-/// The exported symbol for `base` at `version`: the newest entry not newer than it,
-/// preferring the per-thread-default-stream variant when asked and one exists.
-pub fn symbol_for(base: &str, version: u32, per_thread: bool) -> Lookup {
-    let entries: Vec<_> = cumock_abi::PROC_ENTRIES
-        .iter()
-        .filter(|e| e.0 == base)
-        .collect();
-    if entries.is_empty() {
-        return Lookup::Unknown;
-    }
-    let newest = |variant: &str| {
-        entries
-            .iter()
-            .filter(|e| e.2 == variant && e.1 <= version)
-            .max_by_key(|e| e.1)
-            .map(|e| e.3)
-    };
-    let found = if per_thread {
-        newest("ptds").or_else(|| newest(""))
-    } else {
-        newest("")
-    };
-    match found {
-        Some(sym) => Lookup::Found(sym),
-        None => Lookup::TooOld,
+        ProcLookup::Unknown => Ok((std::ptr::null_mut(), CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND)),
     }
 }
 
@@ -114,40 +81,6 @@ fn own_symbol(name: &str) -> Option<*mut c_void> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn versions_pick_the_right_variant() {
-        assert_eq!(
-            symbol_for("cuMemAlloc", 12000, false),
-            Lookup::Found("cuMemAlloc_v2")
-        );
-        assert_eq!(
-            symbol_for("cuMemAlloc", 3000, false),
-            Lookup::Found("cuMemAlloc")
-        );
-        assert_eq!(
-            symbol_for("cuCtxCreate", 13000, false),
-            Lookup::Found("cuCtxCreate_v4")
-        );
-        assert_eq!(
-            symbol_for("cuCtxCreate", 12000, false),
-            Lookup::Found("cuCtxCreate_v3")
-        );
-        assert_eq!(symbol_for("cuMemCreate", 10000, false), Lookup::TooOld);
-        assert_eq!(symbol_for("cuMemAlloc_v2", 12000, false), Lookup::Unknown);
-        assert_eq!(
-            symbol_for("cuMemcpyHtoD", 12000, true),
-            Lookup::Found("cuMemcpyHtoD_v2_ptds")
-        );
-        assert_eq!(
-            symbol_for("cuMemcpyHtoDAsync", 12000, true),
-            Lookup::Found("cuMemcpyHtoDAsync_v2_ptsz")
-        );
-        assert_eq!(
-            symbol_for("cuMemCreate", 12000, true),
-            Lookup::Found("cuMemCreate")
-        );
-    }
 
     #[test]
     fn bad_versions_and_flags_are_errors() {

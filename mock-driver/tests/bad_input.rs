@@ -237,7 +237,7 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
                 );
                 let mut out = v.as_mut_ptr().cast::<c_void>();
                 check(
-                    cuPointerGetAttributes(1, &e, &mut out, a),
+                    cuPointerGetAttributes(1, &mut { e }, &mut out, a),
                     "cuPointerGetAttributes",
                     &mut n,
                 );
@@ -329,7 +329,7 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
             cuStreamCreate(std::ptr::null_mut(), 0),
             cuEventCreate(std::ptr::null_mut(), 0),
             cuPointerGetAttribute(null, 1, va),
-            cuPointerGetAttributes(1, std::ptr::null(), std::ptr::null_mut(), va),
+            cuPointerGetAttributes(1, std::ptr::null_mut(), std::ptr::null_mut(), va),
             cuGetProcAddress_v2(
                 std::ptr::null(),
                 std::ptr::null_mut(),

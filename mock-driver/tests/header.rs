@@ -1,11 +1,12 @@
 //! The ABI checked against NVIDIA's cuda.h (CUDA 13.0, from the registry package): a C
-//! file compiled against the header prints sizes, offsets, enum values and the parameter
-//! sizes of every emulated function's signature, and the Rust side compares.
+//! file compiled against the header prints sizes, offsets, enum values and the size and
+//! kind of every parameter of every export the declaration (`cumock_abi::EXPORTS`) takes
+//! from cudaTypedefs.h, and the Rust side compares. Emulated functions are `Driver`
+//! methods, so the compiler holds each to its declaration.
 
 mod common;
 
 use cumock_abi::*;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::mem::{offset_of, size_of};
 
@@ -25,6 +26,15 @@ fn layout_checks() -> Vec<(String, i64)> {
             size_of::<CUmemAccessDesc>() as i64,
         ),
         ("sizeof(CUuuid)".into(), size_of::<CUuuid>() as i64),
+        // Passed by value: the declaration's shims and forwarders need their real size.
+        (
+            "sizeof(CUipcMemHandle)".into(),
+            size_of::<CUipcMemHandle>() as i64,
+        ),
+        (
+            "sizeof(CUipcEventHandle)".into(),
+            size_of::<CUipcEventHandle>() as i64,
+        ),
         (
             "sizeof(CUctxCreateParams)".into(),
             size_of::<CUctxCreateParams>() as i64,
@@ -121,64 +131,8 @@ fn layout_checks() -> Vec<(String, i64)> {
     v
 }
 
-/// The emulated exports' parameter types, read from the macro calls in exports.rs.
-fn rust_signatures() -> BTreeMap<String, Vec<String>> {
-    let src = include_str!("../src/exports.rs");
-    let mut out = BTreeMap::new();
-    for chunk in src.split("cuda_fn!").skip(1) {
-        let Some(rest) = chunk.split_once("fn ").map(|x| x.1) else {
-            continue;
-        };
-        let (name, rest) = rest.split_once('(').expect("fn NAME(");
-        let params = &rest[..rest.find(')').expect("closing paren")];
-        let types = params
-            .split(',')
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(|p| p.split_once(':').expect("name: type").1.trim().to_owned())
-            .collect();
-        out.insert(name.trim().to_owned(), types);
-    }
-    out
-}
-
-fn rust_size(ty: &str) -> i64 {
-    match ty {
-        t if t.starts_with('*') => 8,
-        "u8" => 1,
-        "u16" => 2,
-        "c_int" | "c_uint" | "i32" | "u32" | "CUresult" | "CUdevice" | "f32" => 4,
-        "u64"
-        | "usize"
-        | "CUdevicePtr"
-        | "CUdeviceptr"
-        | "CUmemGenericAllocationHandle"
-        | "CUcontext"
-        | "CUstream"
-        | "CUevent" => 8,
-        other => panic!("no size known for the Rust type {other}"),
-    }
-}
-
-/// The C parameter types of `PFN_<base>_v<version>[_ptds|_ptsz]` in cudaTypedefs.h.
-fn c_params(typedefs: &str, pfn: &str) -> Option<Vec<String>> {
-    let at = typedefs.find(&format!("*{pfn})("))?;
-    let rest = &typedefs[at + pfn.len() + 3..];
-    let params = &rest[..rest.find(");")?];
-    if params.trim() == "void" {
-        return Some(Vec::new());
-    }
-    Some(
-        params
-            .split(',')
-            .map(|p| {
-                let p = p.trim();
-                // Drop the parameter's name: the identifier after the last '*' or space.
-                let cut = p.rfind(['*', ' ']).map(|i| i + 1).unwrap_or(0);
-                p[..cut].trim().to_owned()
-            })
-            .collect(),
-    )
+fn is_float(rust_type: &str) -> bool {
+    matches!(rust_type, "f32" | "f64")
 }
 
 #[test]
@@ -186,36 +140,40 @@ fn struct_layouts_enum_values_and_signatures_match_cuda_h() {
     let include = common::cuda_include();
     let typedefs = std::fs::read_to_string(include.join("cudaTypedefs.h")).unwrap();
     let checks = layout_checks();
-    let mut c = String::from("#include <cuda.h>\n#include <cudaTypedefs.h>\n#include <stddef.h>\n#include <stdio.h>\nint main(void) {\n");
+    // The old signatures (`PFN_cuMemAlloc_v2000`, `CUdeviceptr_v1`) are behind this macro.
+    let mut c = String::from("#define __CUDA_API_VERSION_INTERNAL 1\n#include <cuda.h>\n#include <cudaTypedefs.h>\n#include <stddef.h>\n#include <stdio.h>\nint main(void) {\n");
     for (expr, _) in &checks {
         let _ = writeln!(c, "    printf(\"%lld\\n\", (long long)({expr}));");
     }
-    // Each emulated export: the sizes of its parameters in cuda.h's typedef for it.
+    // Every export the declaration takes from cudaTypedefs.h (the GL, EGL and VDPAU
+    // headers need the window systems' headers, which CI does not have): the size and
+    // the kind (floating point or not: they travel in different registers) of each
+    // parameter of its typedef, as the C compiler sees it. Emulated functions are
+    // methods of the `Driver` trait, so the compiler holds them to these declarations.
     let mut sig_rows = Vec::new();
-    for (name, rust_types) in rust_signatures() {
-        let Some(entry) = PROC_ENTRIES.iter().find(|e| e.3 == name) else {
-            panic!("{name} is exported as emulated but has no entry in cudaTypedefs.h's table");
+    for e in EXPORTS {
+        let (Some(proc), Some(params)) = (e.proc, e.params) else {
+            continue;
         };
-        let suffix = match entry.2 {
-            "ptds" if name.ends_with("_ptsz") => "_ptsz",
-            "ptds" => "_ptds",
-            _ => "",
+        let suffix = match proc.variant {
+            "" => String::new(),
+            v => format!("_{v}"),
         };
-        let pfn = format!("PFN_{}_v{}{}", entry.0, entry.1, suffix);
-        let params =
-            c_params(&typedefs, &pfn).unwrap_or_else(|| panic!("no typedef {pfn} for {name}"));
-        let sizes: Vec<String> = params
-            .iter()
-            .map(|t| format!("(long long)sizeof({t})"))
-            .collect();
-        let fmt = vec!["%lld"; params.len()].join(" ");
-        let args = if sizes.is_empty() {
-            String::new()
-        } else {
-            format!(", {}", sizes.join(", "))
-        };
+        let pfn = format!("PFN_{}_v{}{}", proc.base, proc.version, suffix);
+        if !typedefs.contains(&format!("*{pfn})")) {
+            continue;
+        }
+        let mut args = String::new();
+        for p in params {
+            let _ = write!(
+                args,
+                ", (long long)sizeof({c}), _Generic(*({c} *)0, float: 1, double: 1, default: 0)",
+                c = p.c_type
+            );
+        }
+        let fmt = vec!["%lld %d"; params.len()].join(" ");
         let _ = writeln!(c, "    printf(\"{fmt}\\n\"{args});");
-        sig_rows.push((name, pfn, rust_types));
+        sig_rows.push(e);
     }
     c.push_str("    return 0;\n}\n");
     let dir = common::scratch("header");
@@ -238,17 +196,22 @@ fn struct_layouts_enum_values_and_signatures_match_cuda_h() {
             wrong.push(format!("{expr}: cuda.h {c}, Rust {rust}"));
         }
     }
-    for (name, pfn, rust_types) in &sig_rows {
+    for e in &sig_rows {
         let c: Vec<i64> = lines
             .next()
             .expect("a line per signature")
             .split_whitespace()
             .map(|s| s.parse().unwrap())
             .collect();
-        let r: Vec<i64> = rust_types.iter().map(|t| rust_size(t)).collect();
+        let params = e.params.unwrap_or_default();
+        let r: Vec<i64> = params
+            .iter()
+            .flat_map(|p| [p.size as i64, i64::from(is_float(p.rust_type))])
+            .collect();
         if c != r {
             wrong.push(format!(
-                "{name} ({pfn}): parameter sizes in cuda.h {c:?}, in Rust {r:?}"
+                "{} ({:?}): parameter (size, float) in cuda.h {c:?}, in the declaration {r:?}",
+                e.name, e.proc
             ));
         }
     }
@@ -257,9 +220,31 @@ fn struct_layouts_enum_values_and_signatures_match_cuda_h() {
         "the ABI differs from cuda.h:\n{}",
         wrong.join("\n")
     );
+    // 671 exports are declared; all but the 34 from the GL, EGL, VDPAU and profiler
+    // headers are checked here.
     assert!(
-        sig_rows.len() > 100,
+        sig_rows.len() > 600,
         "only {} signatures checked",
         sig_rows.len()
+    );
+}
+
+#[test]
+fn the_declaration_covers_all_707_exports_of_the_real_driver() {
+    let real: Vec<&str> = include_str!("../../abi/gen/exports-580.159.04.txt")
+        .split_whitespace()
+        .collect();
+    let declared: Vec<&str> = EXPORTS.iter().map(|e| e.name).collect();
+    assert_eq!(declared, real);
+    // The headers declare all but the debugger's symbols and three internal ones.
+    let undeclared: Vec<&str> = EXPORTS
+        .iter()
+        .filter(|e| e.params.is_none())
+        .map(|e| e.name)
+        .filter(|n| !n.starts_with("cudbg"))
+        .collect();
+    assert_eq!(
+        undeclared,
+        ["cuEGLApiInit", "cuMemGetAttribute", "cuMemGetAttribute_v2"]
     );
 }

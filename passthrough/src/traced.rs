@@ -1,10 +1,11 @@
-//! Recording wrappers: the calls an allocator makes, forwarded to the real driver with
-//! their arguments, what they returned through out-pointers, and the result recorded.
+//! The traced set: the calls an allocator makes, recorded after the real driver ran them
+//! with their arguments, what they returned through out-pointers, and the result. Each
+//! is a method of `cumock_abi::Driver` with the declared signature; `forward.rs` calls
+//! it around every export.
 
-use cumock_abi::{CUmemAccessDesc, CUmemAllocationProp, CUmemLocation};
+use cumock_abi::*;
 use serde_json::{json, Value};
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 type P = *mut c_void;
 
@@ -50,113 +51,116 @@ unsafe fn descs(p: *const CUmemAccessDesc, n: usize) -> Value {
         .collect()
 }
 
+/// What runs after the real function returned: it reads what the driver wrote and
+/// records the call (or, for cuGetProcAddress, hands out our own functions).
+pub type After = Box<dyn FnOnce(CUresult)>;
+
+/// The traced set: each row is a function with its declared signature (the compiler
+/// holds it to `cumock_abi::Driver`'s) and what to record of it; `extra` holds the
+/// hand-written methods. Every other export is forwarded without a record.
 macro_rules! traced {
-    ($($name:ident($($a:ident: $t:ty),*) => ($args:expr, $out:expr);)*) => {
-        #[allow(non_upper_case_globals)]
-        mod real {
-            use std::sync::atomic::AtomicUsize;
-            $(pub static $name: AtomicUsize = AtomicUsize::new(0);)*
-        }
-        $(
-            #[unsafe(no_mangle)]
-            pub unsafe extern "C" fn $name($($a: $t),*) -> u32 {
-                // Safety: the slot holds the real driver's function of this name and
-                // signature (or `missing`, which ignores its arguments).
-                let f: unsafe extern "C" fn($($t),*) -> u32 = unsafe { std::mem::transmute(real::$name.load(Ordering::Relaxed)) };
-                let r = unsafe { f($($a),*) };
-                // Safety: the recorders read what the program passed and the driver wrote.
-                #[allow(unused_unsafe)]
-                let (args, out) = unsafe { ($args, $out) };
-                crate::record::call(stringify!($name), args, out, r);
-                r
+    (
+        $(fn $name:ident($($a:ident: $t:ty),*) => ($args:expr, $out:expr);)*
+        extra { $($extra:item)* }
+    ) => {
+        /// The pass-through's side of the declaration: what happens after each call.
+        pub struct Traced;
+
+        impl cumock_abi::Driver for Traced {
+            type Outcome = Option<After>;
+
+            /// Not traced: forwarded, nothing recorded.
+            fn not_emulated(_name: &'static str) -> Option<After> {
+                None
             }
-        )*
-        /// The names recorded here; cuGetProcAddress hands out these wrappers for them.
-        pub const TRACED: &[&str] = &[$(stringify!($name)),*];
-        pub fn fill() {
-            $(real::$name.store(crate::forward::resolve(stringify!($name)), Ordering::Relaxed);)*
+
+            $(
+                unsafe fn $name($($a: $t),*) -> Option<After> {
+                    Some(Box::new(move |r| {
+                        // Safety: the recorders read what the program passed and the
+                        // driver wrote, as cuda.h lets the caller read them after the call.
+                        #[allow(unused_unsafe)]
+                        let (args, out) = unsafe { ($args, $out) };
+                        crate::record::call(stringify!($name), args, out, r);
+                    }))
+                }
+            )*
+
+            $($extra)*
         }
+
+        /// The names recorded here; cuGetProcAddress hands out our functions for them.
+        pub const TRACED: &[&str] = &[$(stringify!($name)),*];
     };
 }
 
 traced! {
-    cuInit(flags: c_uint) => (json!({"flags": flags}), Value::Null);
-    cuDevicePrimaryCtxRetain(pctx: *mut P, dev: c_int) => (json!({"dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
-    cuDevicePrimaryCtxRelease_v2(dev: c_int) => (json!({"dev": dev}), Value::Null);
-    cuDevicePrimaryCtxReset_v2(dev: c_int) => (json!({"dev": dev}), Value::Null);
-    cuCtxCreate_v2(pctx: *mut P, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
-    cuCtxCreate_v4(pctx: *mut P, params: P, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev, "params": params as usize}), json!({"ctx": rd(pctx as *const usize)}));
-    cuCtxDestroy_v2(ctx: P) => (json!({"ctx": ctx as usize}), Value::Null);
-    cuCtxSetCurrent(ctx: P) => (json!({"ctx": ctx as usize}), Value::Null);
-    cuCtxPushCurrent_v2(ctx: P) => (json!({"ctx": ctx as usize}), Value::Null);
-    cuCtxPopCurrent_v2(pctx: *mut P) => (Value::Null, json!({"ctx": rd(pctx as *const usize)}));
-    cuCtxSynchronize() => (Value::Null, Value::Null);
-    cuStreamSynchronize(stream: P) => (json!({"stream": stream as usize}), Value::Null);
-    cuMemGetAllocationGranularity(g: *mut usize, p: *const CUmemAllocationProp, option: c_int) => (json!({"prop": prop(p), "option": option}), json!({"granularity": rd(g)}));
-    cuMemAddressReserve(ptr: *mut u64, size: usize, align: usize, addr: u64, flags: u64) => (json!({"size": size, "align": align, "addr": addr, "flags": flags}), json!({"ptr": rd(ptr)}));
-    cuMemAddressFree(ptr: u64, size: usize) => (json!({"ptr": ptr, "size": size}), Value::Null);
-    cuMemCreate(h: *mut u64, size: usize, p: *const CUmemAllocationProp, flags: u64) => (json!({"size": size, "prop": prop(p), "flags": flags}), json!({"handle": rd(h)}));
-    cuMemRelease(h: u64) => (json!({"handle": h}), Value::Null);
-    cuMemMap(ptr: u64, size: usize, offset: usize, h: u64, flags: u64) => (json!({"ptr": ptr, "size": size, "offset": offset, "handle": h, "flags": flags}), Value::Null);
-    cuMemUnmap(ptr: u64, size: usize) => (json!({"ptr": ptr, "size": size}), Value::Null);
-    cuMemSetAccess(ptr: u64, size: usize, d: *const CUmemAccessDesc, count: usize) => (json!({"ptr": ptr, "size": size, "desc": descs(d, count), "count": count}), Value::Null);
-    cuMemGetAccess(flags: *mut u64, l: *const CUmemLocation, ptr: u64) => (json!({"location": loc(l), "ptr": ptr}), json!({"flags": rd(flags)}));
-    cuMemExportToShareableHandle(sh: P, h: u64, ty: c_int, flags: u64) => (json!({"handle": h, "type": ty, "flags": flags}), json!({"fd": if ty == 1 { rd(sh as *const i32) } else { Value::Null }}));
-    cuMemImportFromShareableHandle(h: *mut u64, os: P, ty: c_int) => (json!({"fd": os as usize, "type": ty}), json!({"handle": rd(h)}));
-    cuMemRetainAllocationHandle(h: *mut u64, addr: P) => (json!({"addr": addr as usize}), json!({"handle": rd(h)}));
-    cuMemGetAllocationPropertiesFromHandle(p: *mut CUmemAllocationProp, h: u64) => (json!({"handle": h}), json!({"prop": prop(p)}));
-    cuMemGetInfo_v2(free: *mut usize, total: *mut usize) => (Value::Null, json!({"free": rd(free), "total": rd(total)}));
-    cuMemAlloc_v2(ptr: *mut u64, size: usize) => (json!({"size": size}), json!({"ptr": rd(ptr)}));
-    cuMemFree_v2(ptr: u64) => (json!({"ptr": ptr}), Value::Null);
-    cuMemcpyHtoD_v2(dst: u64, src: *const c_void, n: usize) => (json!({"dst": dst, "n": n, "src": src as usize}), Value::Null);
-    cuMemcpyDtoH_v2(dst: P, src: u64, n: usize) => (json!({"dst": dst as usize, "src": src, "n": n}), Value::Null);
-    cuMemcpyDtoD_v2(dst: u64, src: u64, n: usize) => (json!({"dst": dst, "src": src, "n": n}), Value::Null);
-    cuMemcpyHtoDAsync_v2(dst: u64, src: *const c_void, n: usize, s: P) => (json!({"dst": dst, "n": n, "src": src as usize, "stream": s as usize}), Value::Null);
-    cuMemcpyDtoHAsync_v2(dst: P, src: u64, n: usize, s: P) => (json!({"dst": dst as usize, "src": src, "n": n, "stream": s as usize}), Value::Null);
-    cuMemcpyDtoDAsync_v2(dst: u64, src: u64, n: usize, s: P) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
-    cuMemcpyAsync(dst: u64, src: u64, n: usize, s: P) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
-    cuMemsetD8_v2(dst: u64, v: u8, n: usize) => (json!({"dst": dst, "value": v, "n": n}), Value::Null);
-    cuMemsetD32_v2(dst: u64, v: u32, n: usize) => (json!({"dst": dst, "value": v, "n": n}), Value::Null);
-}
+    fn cuInit(flags: c_uint) => (json!({"flags": flags}), Value::Null);
+    fn cuDevicePrimaryCtxRetain(pctx: *mut P, dev: c_int) => (json!({"dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
+    fn cuDevicePrimaryCtxRelease_v2(dev: c_int) => (json!({"dev": dev}), Value::Null);
+    fn cuDevicePrimaryCtxReset_v2(dev: c_int) => (json!({"dev": dev}), Value::Null);
+    fn cuCtxCreate_v2(pctx: *mut P, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
+    fn cuCtxCreate_v4(pctx: *mut P, params: *mut CUctxCreateParams, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev, "params": params as usize}), json!({"ctx": rd(pctx as *const usize)}));
+    fn cuCtxDestroy_v2(ctx: P) => (json!({"ctx": ctx as usize}), Value::Null);
+    fn cuCtxSetCurrent(ctx: P) => (json!({"ctx": ctx as usize}), Value::Null);
+    fn cuCtxPushCurrent_v2(ctx: P) => (json!({"ctx": ctx as usize}), Value::Null);
+    fn cuCtxPopCurrent_v2(pctx: *mut P) => (Value::Null, json!({"ctx": rd(pctx as *const usize)}));
+    fn cuCtxSynchronize() => (Value::Null, Value::Null);
+    fn cuStreamSynchronize(stream: P) => (json!({"stream": stream as usize}), Value::Null);
+    fn cuMemGetAllocationGranularity(g: *mut usize, p: *const CUmemAllocationProp, option: c_int) => (json!({"prop": prop(p), "option": option}), json!({"granularity": rd(g)}));
+    fn cuMemAddressReserve(ptr: *mut u64, size: usize, align: usize, addr: u64, flags: u64) => (json!({"size": size, "align": align, "addr": addr, "flags": flags}), json!({"ptr": rd(ptr)}));
+    fn cuMemAddressFree(ptr: u64, size: usize) => (json!({"ptr": ptr, "size": size}), Value::Null);
+    fn cuMemCreate(h: *mut u64, size: usize, p: *const CUmemAllocationProp, flags: u64) => (json!({"size": size, "prop": prop(p), "flags": flags}), json!({"handle": rd(h)}));
+    fn cuMemRelease(h: u64) => (json!({"handle": h}), Value::Null);
+    fn cuMemMap(ptr: u64, size: usize, offset: usize, h: u64, flags: u64) => (json!({"ptr": ptr, "size": size, "offset": offset, "handle": h, "flags": flags}), Value::Null);
+    fn cuMemUnmap(ptr: u64, size: usize) => (json!({"ptr": ptr, "size": size}), Value::Null);
+    fn cuMemSetAccess(ptr: u64, size: usize, d: *const CUmemAccessDesc, count: usize) => (json!({"ptr": ptr, "size": size, "desc": descs(d, count), "count": count}), Value::Null);
+    fn cuMemGetAccess(flags: *mut u64, l: *const CUmemLocation, ptr: u64) => (json!({"location": loc(l), "ptr": ptr}), json!({"flags": rd(flags)}));
+    fn cuMemExportToShareableHandle(sh: P, h: u64, ty: c_int, flags: u64) => (json!({"handle": h, "type": ty, "flags": flags}), json!({"fd": if ty == 1 { rd(sh as *const i32) } else { Value::Null }}));
+    fn cuMemImportFromShareableHandle(h: *mut u64, os: P, ty: c_int) => (json!({"fd": os as usize, "type": ty}), json!({"handle": rd(h)}));
+    fn cuMemRetainAllocationHandle(h: *mut u64, addr: P) => (json!({"addr": addr as usize}), json!({"handle": rd(h)}));
+    fn cuMemGetAllocationPropertiesFromHandle(p: *mut CUmemAllocationProp, h: u64) => (json!({"handle": h}), json!({"prop": prop(p)}));
+    fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) => (Value::Null, json!({"free": rd(free), "total": rd(total)}));
+    fn cuMemAlloc_v2(ptr: *mut u64, size: usize) => (json!({"size": size}), json!({"ptr": rd(ptr)}));
+    fn cuMemFree_v2(ptr: u64) => (json!({"ptr": ptr}), Value::Null);
+    fn cuMemcpyHtoD_v2(dst: u64, src: *const c_void, n: usize) => (json!({"dst": dst, "n": n, "src": src as usize}), Value::Null);
+    fn cuMemcpyDtoH_v2(dst: P, src: u64, n: usize) => (json!({"dst": dst as usize, "src": src, "n": n}), Value::Null);
+    fn cuMemcpyDtoD_v2(dst: u64, src: u64, n: usize) => (json!({"dst": dst, "src": src, "n": n}), Value::Null);
+    fn cuMemcpyHtoDAsync_v2(dst: u64, src: *const c_void, n: usize, s: P) => (json!({"dst": dst, "n": n, "src": src as usize, "stream": s as usize}), Value::Null);
+    fn cuMemcpyDtoHAsync_v2(dst: P, src: u64, n: usize, s: P) => (json!({"dst": dst as usize, "src": src, "n": n, "stream": s as usize}), Value::Null);
+    fn cuMemcpyDtoDAsync_v2(dst: u64, src: u64, n: usize, s: P) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
+    fn cuMemcpyAsync(dst: u64, src: u64, n: usize, s: P) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
+    fn cuMemsetD8_v2(dst: u64, v: u8, n: usize) => (json!({"dst": dst, "value": v, "n": n}), Value::Null);
+    fn cuMemsetD32_v2(dst: u64, v: u32, n: usize) => (json!({"dst": dst, "value": v, "n": n}), Value::Null);
+    extra {
+        /// cuGetProcAddress: the real driver resolves the name and version; for a traced
+        /// function we hand out our recording function of the same exported name instead.
+        unsafe fn cuGetProcAddress_v2(
+            symbol: *const c_char,
+            pfn: *mut *mut c_void,
+            version: c_int,
+            flags: cuuint64_t,
+            _status: *mut CUdriverProcAddressQueryResult,
+        ) -> Option<After> {
+            Some(Box::new(move |r| {
+                if r == 0 && !pfn.is_null() && !symbol.is_null() {
+                    // Safety: a NUL-terminated name, per cuda.h; the real driver wrote pfn.
+                    let name = unsafe { CStr::from_ptr(symbol) }.to_string_lossy();
+                    unsafe { swap_for_wrapper(&name, version, flags, pfn) };
+                }
+            }))
+        }
 
-/// cuGetProcAddress: the real driver resolves the name and version; for a traced
-/// function we hand out our recording wrapper of the same exported name instead.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuGetProcAddress_v2(
-    symbol: *const c_char,
-    pfn: *mut P,
-    version: c_int,
-    flags: u64,
-    status: *mut c_int,
-) -> u32 {
-    static REAL: AtomicUsize = AtomicUsize::new(0);
-    if REAL.load(Ordering::Relaxed) == 0 {
-        REAL.store(
-            crate::forward::resolve("cuGetProcAddress_v2"),
-            Ordering::Relaxed,
-        );
+        unsafe fn cuGetProcAddress(
+            symbol: *const c_char,
+            pfn: *mut *mut c_void,
+            version: c_int,
+            flags: cuuint64_t,
+        ) -> Option<After> {
+            // Safety: the same arguments, without the status pointer.
+            unsafe { Self::cuGetProcAddress_v2(symbol, pfn, version, flags, std::ptr::null_mut()) }
+        }
     }
-    // Safety: the real function's signature in cuda.h.
-    let f: unsafe extern "C" fn(*const c_char, *mut P, c_int, u64, *mut c_int) -> u32 =
-        unsafe { std::mem::transmute(REAL.load(Ordering::Relaxed)) };
-    let r = unsafe { f(symbol, pfn, version, flags, status) };
-    if r == 0 && !pfn.is_null() && !symbol.is_null() {
-        // Safety: a NUL-terminated name, per cuda.h; the real driver wrote pfn.
-        let name = unsafe { CStr::from_ptr(symbol) }.to_string_lossy();
-        unsafe { swap_for_wrapper(&name, version, flags, pfn) };
-    }
-    r
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuGetProcAddress(
-    symbol: *const c_char,
-    pfn: *mut P,
-    version: c_int,
-    flags: u64,
-) -> u32 {
-    // Safety: forwarding the program's arguments.
-    unsafe { cuGetProcAddress_v2(symbol, pfn, version, flags, std::ptr::null_mut()) }
 }
 
 /// Replaces the real function the driver found by our wrapper when that function is
@@ -170,18 +174,12 @@ unsafe fn swap_for_wrapper(base: &str, version: c_int, flags: u64, pfn: *mut P) 
         return;
     }
     let per_thread = flags & 2 != 0;
-    let newest = |variant: &str| {
-        cumock_abi::PROC_ENTRIES
-            .iter()
-            .filter(|e| e.0 == base && e.2 == variant && i64::from(e.1) <= i64::from(version))
-            .max_by_key(|e| e.1)
-            .map(|e| e.3)
+    let Ok(version) = u32::try_from(version) else {
+        return;
     };
-    let Some(exported) = (if per_thread {
-        newest("ptds").or_else(|| newest(""))
-    } else {
-        newest("")
-    }) else {
+    let cumock_abi::ProcLookup::Found(exported) =
+        cumock_abi::proc_address(base, version, per_thread)
+    else {
         return;
     };
     if TRACED.contains(&exported) || exported.starts_with("cuGetProcAddress") {

@@ -12,6 +12,9 @@ pub enum Severity {
     /// The real driver crashes here (a bogus handle, a handle used after its last
     /// release): the mock returns an error instead, and always says why on stderr.
     WouldCrash,
+    /// The mock does not emulate the function; said once per function, never counted as
+    /// the program's misuse.
+    NotEmulated,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
