@@ -169,7 +169,7 @@ driver_functions! {
     unsafe fn cuLaunchKernel(f: CUfunction, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, shared: u32, stream: CUstream, params: *mut *mut c_void, extra: *mut *mut c_void);
     safe fn cuFuncGetAttribute(value: &mut i32, attr: i32, f: CUfunction);
     safe fn cuFuncSetAttribute(f: CUfunction, attr: i32, value: i32);
-    safe fn cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks: &mut i32, f: CUfunction, block_size: i32, shared: usize);
+    safe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks: &mut i32, f: CUfunction, block_size: i32, shared: usize, flags: u32);
 }
 
 /// The loaded driver.

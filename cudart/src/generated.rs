@@ -399,7 +399,6 @@ crate::boundary::not_implemented! {
     cudaMipmappedArrayGetMemoryRequirements,
     cudaMipmappedArrayGetSparseProperties,
     cudaOccupancyAvailableDynamicSMemPerBlock,
-    cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
     cudaOccupancyMaxActiveClusters,
     cudaOccupancyMaxPotentialClusterSize,
     cudaProfilerStart,

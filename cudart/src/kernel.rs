@@ -519,11 +519,35 @@ cudart_fn! {
     }
 }
 
+fn occupancy(
+    num_blocks: *mut c_int,
+    func: *const c_void,
+    block_size: c_int,
+    dynamic_smem: usize,
+    flags: c_uint,
+) -> RtResult<()> {
+    let num_blocks = unsafe { out_ref(num_blocks)? };
+    let (d, f) = function(func)?;
+    // cudaOccupancy flags are CU_OCCUPANCY flags (default 0, disable caching override 1).
+    d.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        num_blocks,
+        f,
+        block_size,
+        dynamic_smem,
+        flags,
+    )
+}
+
 cudart_fn! {
     fn cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks: *mut c_int, func: *const c_void, block_size: c_int, dynamic_smem: usize) {
-        let num_blocks = unsafe { out_ref(num_blocks)? };
-        let (d, f) = function(func)?;
-        d.cuOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, f, block_size, dynamic_smem)
+        occupancy(num_blocks, func, block_size, dynamic_smem, 0)
+    }
+}
+
+cudart_fn! {
+    /// What cuda_runtime.h's cudaOccupancyMaxActiveBlocksPerMultiprocessor template calls.
+    fn cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(num_blocks: *mut c_int, func: *const c_void, block_size: c_int, dynamic_smem: usize, flags: c_uint) {
+        occupancy(num_blocks, func, block_size, dynamic_smem, flags)
     }
 }
 
