@@ -328,3 +328,30 @@ cudart_fn! {
         Ok(())
     }
 }
+
+cudart_fn! {
+    fn cudaStreamGetPriority_ptsz(stream: CUstream, priority: *mut c_int) {
+        let priority = unsafe { out_ref(priority)? };
+        let (d, _, _) = with_context()?;
+        d.cuStreamGetPriority(stream_for(stream, true), priority)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamGetFlags_ptsz(stream: CUstream, flags: *mut c_uint) {
+        let flags = unsafe { out_ref(flags)? };
+        let (d, _, _) = with_context()?;
+        d.cuStreamGetFlags(stream_for(stream, true), flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaEventRecordWithFlags_ptsz(event: CUevent, stream: CUstream, flags: c_uint) {
+        let (d, _, _) = with_context()?;
+        if flags == 0 {
+            d.cuEventRecord(event, stream_for(stream, true))
+        } else {
+            d.cuEventRecordWithFlags(event, stream_for(stream, true), flags)
+        }
+    }
+}

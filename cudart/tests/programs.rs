@@ -96,7 +96,10 @@ fn compare(program: &str, nvidia: &str, ours: &str) -> Vec<String> {
 }
 
 fn run(program: &str, args: &[&str]) {
-    let exe = common::nvcc(program);
+    run_exe(program, &common::nvcc(program), args);
+}
+
+fn run_exe(program: &str, exe: &std::path::Path, args: &[&str]) {
     let o = common::on_mock(&exe)
         .args(args)
         .output()
@@ -173,6 +176,20 @@ fn kernel_launch() {
 #[test]
 fn kernel_fault_is_sticky() {
     run("kernel_fault", &[]);
+}
+
+/// The same programs built with `--default-stream per-thread` call the `_ptds`/`_ptsz`
+/// exports; their transcripts are the plain programs' (same golden).
+#[test]
+fn per_thread_default_stream() {
+    for program in ["streams_events", "memory", "pool"] {
+        let exe = common::nvcc_with(
+            program,
+            &format!("{program}_ptds"),
+            &["--default-stream", "per-thread"],
+        );
+        run_exe(program, &exe, &[]);
+    }
 }
 
 #[test]
