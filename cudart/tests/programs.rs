@@ -100,7 +100,7 @@ fn run(program: &str, args: &[&str]) {
 }
 
 fn run_exe(program: &str, exe: &std::path::Path, args: &[&str]) {
-    let o = common::on_mock(&exe)
+    let o = common::on_mock(exe)
         .args(args)
         .output()
         .expect("running the program");
