@@ -10,9 +10,8 @@ use std::ffi::{c_char, c_int, c_uint};
 cudart_fn! {
     fn cudaGetDeviceCount(count: *mut c_int) {
         let count = unsafe { out_ref(count)? };
-        // Written before anything can fail: NVIDIA's runtime leaves 0 when there is no
-        // driver or no device.
-        *count = 0;
+        // Left as it was on failure, as NVIDIA's runtime leaves it (seen over the mock,
+        // where NVIDIA's runtime fails its initialisation).
         *count = runtime()?.device_count;
         Ok(())
     }
@@ -81,6 +80,7 @@ cudart_fn! {
     fn cudaDeviceReset() {
         let rt = runtime()?;
         crate::pool::forget_device(thread_device());
+        crate::kernel::forget_device(thread_device());
         rt.reset_device(thread_device())
     }
 }

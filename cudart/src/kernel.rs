@@ -636,3 +636,14 @@ cudart_fn! {
         symbol_copy(false, symbol, dst, count, offset, kind, Some(stream_for(stream, false)))
     }
 }
+
+/// cudaDeviceReset: the device's modules went with its context; they are loaded again at
+/// the next use.
+pub fn forget_device(device: i32) {
+    with_registry(|r| {
+        for f in r.fatbins.values_mut() {
+            f.modules.remove(&device);
+        }
+        r.loaded_functions.retain(|(_, d), _| *d != device);
+    });
+}
