@@ -100,10 +100,17 @@ fn run(program: &str, args: &[&str]) {
 }
 
 fn run_exe(program: &str, exe: &std::path::Path, args: &[&str]) {
-    let o = common::on_mock(exe)
-        .args(args)
-        .output()
-        .expect("running the program");
+    check_run(program, common::on_mock(exe).args(args));
+}
+
+fn run_env(program: &str, exe: &std::path::Path, env: &[(&str, &str)]) {
+    let mut c = common::on_mock(exe);
+    c.envs(env.iter().copied());
+    check_run(program, &mut c);
+}
+
+fn check_run(program: &str, command: &mut std::process::Command) {
+    let o = command.output().expect("running the program");
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&o.stderr);
     if o.status.code() == Some(SKIPPED) {
@@ -126,6 +133,9 @@ fn run_exe(program: &str, exe: &std::path::Path, args: &[&str]) {
         let Ok(nvidia) = std::fs::read_to_string(&golden) else {
             continue;
         };
+        if nvidia.lines().any(|l| l.starts_with("SKIP")) {
+            continue;
+        }
         let diffs = compare(program, &nvidia, &stdout);
         assert!(
             diffs.is_empty(),
@@ -176,6 +186,13 @@ fn kernel_launch() {
 #[test]
 fn kernel_fault_is_sticky() {
     run("kernel_fault", &[]);
+}
+
+/// Two devices of the mock (CUMOCK_DEVICES=2).
+#[test]
+fn peer_devices() {
+    let exe = common::nvcc("peer");
+    run_env("peer", &exe, &[("CUMOCK_DEVICES", "2")]);
 }
 
 /// The same programs built with `--default-stream per-thread` call the `_ptds`/`_ptsz`
