@@ -106,6 +106,7 @@ driver_functions! {
     safe fn cuMemFree(ptr: u64);
     safe fn cuMemHostAlloc(ptr: &mut *mut c_void, size: usize, flags: u32);
     unsafe fn cuMemFreeHost(ptr: *mut c_void);
+    unsafe fn cuMemHostGetFlags(flags: &mut u32, ptr: *mut c_void);
     unsafe fn cuMemHostRegister(ptr: *mut c_void, size: usize, flags: u32);
     unsafe fn cuMemHostUnregister(ptr: *mut c_void);
     unsafe fn cuMemHostGetDevicePointer(dptr: &mut u64, ptr: *mut c_void, flags: u32);
@@ -154,6 +155,8 @@ driver_functions! {
     safe fn cuIpcOpenMemHandle(ptr: &mut u64, handle: CUipcMemHandle, flags: u32);
     safe fn cuIpcCloseMemHandle(ptr: u64);
     safe fn cuDeviceGetDefaultMemPool(pool: &mut CUmemoryPool, dev: i32);
+    safe fn cuDeviceGetMemPool(pool: &mut CUmemoryPool, dev: i32);
+    safe fn cuDeviceSetMemPool(dev: i32, pool: CUmemoryPool);
     safe fn cuMemAllocAsync(ptr: &mut u64, size: usize, stream: CUstream);
     safe fn cuMemFreeAsync(ptr: u64, stream: CUstream);
     unsafe fn cuMemPoolCreate(pool: &mut CUmemoryPool, props: *const c_void);

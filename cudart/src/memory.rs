@@ -372,13 +372,18 @@ cudart_fn! {
 cudart_fn! {
     fn cudaHostGetFlags(flags: *mut c_uint, host: *mut c_void) {
         let flags = unsafe { out_ref(flags)? };
-        let (_, rt, _) = with_context()?;
+        let (d, rt, _) = with_context()?;
         match host_range(rt, host as usize) {
-            Some((_, h)) if !matches!(h.kind, HostKind::Registered { .. }) => {
+            // The runtime's own pinned memory: the flags it was asked for.
+            Some((_, h)) if h.kind == HostKind::Runtime => {
                 *flags = h.flags;
                 Ok(())
             }
-            _ => Err(error::invalid(format!("{host:?} is not memory from cudaHostAlloc"))),
+            Some((_, h)) if matches!(h.kind, HostKind::Registered { .. }) => Err(error::invalid(
+                format!("{host:?} is registered memory, not memory from cudaHostAlloc"),
+            )),
+            // Safety: the driver only looks the address up.
+            _ => unsafe { d.cuMemHostGetFlags(flags, host) },
         }
     }
 }

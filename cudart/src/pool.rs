@@ -370,7 +370,7 @@ cudart_fn! {
         let (d, rt, _) = with_context()?;
         rt.check_device(device)?;
         if driver_pools(d, device)? {
-            return Err(error::not_supported("cudaDeviceGetMemPool over the driver's pools is not implemented"));
+            return d.cuDeviceGetMemPool(pool, device);
         }
         *pool = current_pool(device) as CUmemoryPool;
         Ok(())
@@ -382,7 +382,7 @@ cudart_fn! {
         let (d, rt, _) = with_context()?;
         rt.check_device(device)?;
         if driver_pools(d, device)? {
-            return Err(error::not_supported("cudaDeviceSetMemPool over the driver's pools is not implemented"));
+            return d.cuDeviceSetMemPool(device, pool);
         }
         let h = known_pool(pool)?;
         if with_pools(|p| p.pools[&h].device) != device {
