@@ -20,7 +20,9 @@ fn create_stream(flags: u32, priority: Option<i32>) -> RtResult<CUstream> {
         None => d.cuStreamCreate(&mut s, flags)?,
         Some(p) => d.cuStreamCreateWithPriority(&mut s, flags, p)?,
     }
-    rt.state.lock().streams.insert(s as usize, device);
+    let mut st = rt.state.lock();
+    st.streams.insert(s as usize, device);
+    st.stream_flags.insert(s as usize, flags);
     Ok(s)
 }
 
@@ -55,8 +57,58 @@ cudart_fn! {
             return Err(RtError::new(error::INVALID_RESOURCE_HANDLE, "the default streams cannot be destroyed"));
         }
         d.cuStreamDestroy(stream)?;
-        rt.state.lock().streams.remove(&(stream as usize));
+        let mut st = rt.state.lock();
+        st.streams.remove(&(stream as usize));
+        st.stream_flags.remove(&(stream as usize));
         Ok(())
+    }
+}
+
+/// A stream's priority. On a driver without stream priorities (no cuStreamGetPriority)
+/// every stream has the one priority there is, 0, as cudaDeviceGetStreamPriorityRange
+/// then says; a stream this runtime does not know is still an error.
+fn stream_priority(stream: CUstream, priority: *mut c_int) -> RtResult<()> {
+    let priority = unsafe { out_ref(priority)? };
+    let (d, rt, _) = with_context()?;
+    match d.cuStreamGetPriority(stream, priority) {
+        Err(e) if e.code == error::NOT_SUPPORTED => {
+            known_stream(rt, stream)?;
+            *priority = 0;
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+/// A stream's flags. On a driver without cuStreamGetFlags, the flags this runtime created
+/// the stream with (the default streams have none).
+fn stream_flags(stream: CUstream, flags: *mut c_uint) -> RtResult<()> {
+    let flags = unsafe { out_ref(flags)? };
+    let (d, rt, _) = with_context()?;
+    match d.cuStreamGetFlags(stream, flags) {
+        Err(e) if e.code == error::NOT_SUPPORTED => {
+            known_stream(rt, stream)?;
+            *flags = rt
+                .state
+                .lock()
+                .stream_flags
+                .get(&(stream as usize))
+                .copied()
+                .unwrap_or(0);
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+fn known_stream(rt: &Runtime, stream: CUstream) -> RtResult<()> {
+    if is_special(stream) || rt.state.lock().streams.contains_key(&(stream as usize)) {
+        Ok(())
+    } else {
+        Err(RtError::new(
+            error::INVALID_RESOURCE_HANDLE,
+            format!("{stream:?} is not a stream of this runtime"),
+        ))
     }
 }
 
@@ -114,17 +166,13 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaStreamGetPriority(stream: CUstream, priority: *mut c_int) {
-        let priority = unsafe { out_ref(priority)? };
-        let (d, _, _) = with_context()?;
-        d.cuStreamGetPriority(stream_for(stream, false), priority)
+        stream_priority(stream_for(stream, false), priority)
     }
 }
 
 cudart_fn! {
     fn cudaStreamGetFlags(stream: CUstream, flags: *mut c_uint) {
-        let flags = unsafe { out_ref(flags)? };
-        let (d, _, _) = with_context()?;
-        d.cuStreamGetFlags(stream_for(stream, false), flags)
+        stream_flags(stream_for(stream, false), flags)
     }
 }
 
@@ -331,17 +379,13 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaStreamGetPriority_ptsz(stream: CUstream, priority: *mut c_int) {
-        let priority = unsafe { out_ref(priority)? };
-        let (d, _, _) = with_context()?;
-        d.cuStreamGetPriority(stream_for(stream, true), priority)
+        stream_priority(stream_for(stream, true), priority)
     }
 }
 
 cudart_fn! {
     fn cudaStreamGetFlags_ptsz(stream: CUstream, flags: *mut c_uint) {
-        let flags = unsafe { out_ref(flags)? };
-        let (d, _, _) = with_context()?;
-        d.cuStreamGetFlags(stream_for(stream, true), flags)
+        stream_flags(stream_for(stream, true), flags)
     }
 }
 
