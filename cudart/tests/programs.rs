@@ -188,6 +188,11 @@ fn kernel_fault_is_sticky() {
     run("kernel_fault", &[]);
 }
 
+#[test]
+fn threads() {
+    run("threads", &[]);
+}
+
 /// Two devices of the mock (CUMOCK_DEVICES=2).
 #[test]
 fn peer_devices() {
