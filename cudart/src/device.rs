@@ -9,6 +9,7 @@ use std::ffi::{c_char, c_int, c_uint};
 
 cudart_fn! {
     fn cudaGetDeviceCount(count: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let count = unsafe { out_ref(count)? };
         // Left as it was on failure, as NVIDIA's runtime leaves it (seen over the mock,
         // where NVIDIA's runtime fails its initialisation).
@@ -38,6 +39,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaGetDevice(device: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let device = unsafe { out_ref(device)? };
         let d = driver()?;
         runtime()?;
@@ -66,6 +68,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaGetDeviceFlags(flags: *mut c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let flags = unsafe { out_ref(flags)? };
         let (d, _, device) = with_context()?;
         let (mut f, mut active) = (0u32, 0i32);
@@ -96,6 +99,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let value = unsafe { out_ref(value)? };
         let rt = runtime()?;
         rt.check_device(device)?;
@@ -106,6 +110,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaGetDeviceProperties(prop: *mut CudaDeviceProp, device: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let prop = unsafe { out_ref(prop)? };
         let rt = runtime()?;
         rt.check_device(device)?;
@@ -141,6 +146,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaDriverGetVersion(version: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let version = unsafe { out_ref(version)? };
         // NVIDIA's runtime says 0 when there is no driver, and succeeds.
         *version = 0;
@@ -153,12 +159,14 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaRuntimeGetVersion(version: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         unsafe { out(version, CUDART_VERSION) }
     }
 }
 
 cudart_fn! {
     fn cudaDeviceCanAccessPeer(can: *mut c_int, device: c_int, peer: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let can = unsafe { out_ref(can)? };
         let rt = runtime()?;
         rt.check_device(device)?;
@@ -202,7 +210,9 @@ cudart_fn! {
             r => r?,
         }
         // Either pointer may be NULL (cuda_runtime_api.h).
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         if !least.is_null() { unsafe { out(least, l)? }; }
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         if !greatest.is_null() { unsafe { out(greatest, g)? }; }
         Ok(())
     }
@@ -210,6 +220,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaDeviceGetLimit(value: *mut usize, limit: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let value = unsafe { out_ref(value)? };
         let (d, _, _) = with_context()?;
         // cudaLimit's values are CUlimit's.

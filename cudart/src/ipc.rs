@@ -118,6 +118,7 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
 
 cudart_fn! {
     fn cudaIpcGetMemHandle(handle: *mut CUipcMemHandle, dev_ptr: *mut c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let handle = unsafe { out_ref(handle)? };
         handle.reserved = get_handle(dev_ptr as u64)?;
         Ok(())
@@ -200,6 +201,7 @@ fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
 
 cudart_fn! {
     fn cudaIpcOpenMemHandle(dev_ptr: *mut *mut c_void, handle: CUipcMemHandle, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let dev_ptr = unsafe { out_ref(dev_ptr)? };
         *dev_ptr = open(handle, flags)? as *mut c_void;
         Ok(())

@@ -339,6 +339,7 @@ cudart_fn! {
     /// The handle nvcc's launch code asks for once per kernel: the host stub itself,
     /// which is how the kernel is registered.
     fn __cudaGetKernel(kernel: *mut *const c_void, host_fun: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let kernel = unsafe { out_ref(kernel)? };
         if !with_registry(|r| r.functions.contains_key(&(host_fun as usize))) {
             return Err(RtError::new(error::INVALID_DEVICE_FUNCTION, format!("{host_fun:?} is not a registered kernel")));
@@ -473,6 +474,7 @@ pub struct CudaFuncAttributes {
 
 cudart_fn! {
     fn cudaFuncGetAttributes(attr: *mut CudaFuncAttributes, func: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let attr = unsafe { out_ref(attr)? };
         let (d, f) = function(func)?;
         // CUfunction_attribute values, in cudaFuncAttributes' order.
@@ -513,6 +515,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaGetFuncBySymbol(function_ptr: *mut CUfunction, symbol_ptr: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let out = unsafe { out_ref(function_ptr)? };
         *out = function(symbol_ptr)?.1;
         Ok(())
@@ -526,6 +529,7 @@ fn occupancy(
     dynamic_smem: usize,
     flags: c_uint,
 ) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
     let num_blocks = unsafe { out_ref(num_blocks)? };
     let (d, f) = function(func)?;
     // cudaOccupancy flags are CU_OCCUPANCY flags (default 0, disable caching override 1).
@@ -553,6 +557,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaGetSymbolAddress(dev_ptr: *mut *mut c_void, symbol: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let dev_ptr = unsafe { out_ref(dev_ptr)? };
         *dev_ptr = self::symbol(symbol)?.1 as *mut c_void;
         Ok(())
@@ -561,6 +566,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaGetSymbolSize(size: *mut usize, symbol: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let size = unsafe { out_ref(size)? };
         *size = self::symbol(symbol)?.2;
         Ok(())

@@ -165,6 +165,7 @@ pub fn release(d: &Driver, rt: &Runtime, ptr: u64) -> RtResult<()> {
 
 cudart_fn! {
     fn cudaMalloc(dev_ptr: *mut *mut c_void, size: usize) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let dev_ptr = unsafe { out_ref(dev_ptr)? };
         *dev_ptr = std::ptr::null_mut();
         with_context()?;
@@ -185,6 +186,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaMemGetInfo(free: *mut usize, total: *mut usize) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let (free, total) = unsafe { (out_ref(free)?, out_ref(total)?) };
         let (d, _, _) = with_context()?;
         d.cuMemGetInfo(free, total)
@@ -193,6 +195,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaMallocManaged(dev_ptr: *mut *mut c_void, size: usize, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let dev_ptr = unsafe { out_ref(dev_ptr)? };
         if flags != 1 && flags != 2 {
             return Err(error::invalid(format!("flags {flags:#x} are not cudaMemAttachGlobal or cudaMemAttachHost")));
@@ -252,6 +255,7 @@ fn host_alloc(size: usize, flags: u32) -> RtResult<*mut c_void> {
 
 cudart_fn! {
     fn cudaMallocHost(ptr: *mut *mut c_void, size: usize) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let ptr = unsafe { out_ref(ptr)? };
         *ptr = host_alloc(size, 0)?;
         Ok(())
@@ -260,6 +264,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaHostAlloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let ptr = unsafe { out_ref(ptr)? };
         *ptr = host_alloc(size, flags)?;
         Ok(())
@@ -346,6 +351,7 @@ fn host_range(rt: &Runtime, p: usize) -> Option<(usize, HostAllocation)> {
 
 cudart_fn! {
     fn cudaHostGetDevicePointer(dev_ptr: *mut *mut c_void, host: *mut c_void, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let dev_ptr = unsafe { out_ref(dev_ptr)? };
         if flags != 0 {
             return Err(error::invalid(format!("flags {flags:#x} must be 0")));
@@ -371,6 +377,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaHostGetFlags(flags: *mut c_uint, host: *mut c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let flags = unsafe { out_ref(flags)? };
         let (d, rt, _) = with_context()?;
         match host_range(rt, host as usize) {
@@ -587,6 +594,7 @@ fn memcpy_peer(
         // A driver without peer copies but with unified addressing (cumock's mock):
         // a device-to-device copy between the two addresses is the same copy.
         Err(e) if e.code == error::NOT_SUPPORTED => unsafe {
+            // Safety: device addresses, checked by the driver.
             match stream {
                 None => d.cuMemcpyDtoD(dd, sd, n),
                 Some(s) => d.cuMemcpyDtoDAsync(dd, sd, n, s),
@@ -712,6 +720,7 @@ pub struct CudaPointerAttributes {
 
 cudart_fn! {
     fn cudaPointerGetAttributes(attributes: *mut CudaPointerAttributes, ptr: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let attributes = unsafe { out_ref(attributes)? };
         let (d, rt, device) = with_context()?;
         let mut a = CudaPointerAttributes {

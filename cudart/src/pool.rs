@@ -285,6 +285,7 @@ fn malloc_async(
     pool: Option<CUmemoryPool>,
     stream: CUstream,
 ) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
     let ptr = unsafe { out_ref(ptr)? };
     let (d, rt, device) = with_context()?;
     if driver_pools(d, device)? {
@@ -353,6 +354,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaDeviceGetDefaultMemPool(pool: *mut CUmemoryPool, device: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let pool = unsafe { out_ref(pool)? };
         let (d, rt, _) = with_context()?;
         rt.check_device(device)?;
@@ -366,6 +368,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaDeviceGetMemPool(pool: *mut CUmemoryPool, device: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let pool = unsafe { out_ref(pool)? };
         let (d, rt, _) = with_context()?;
         rt.check_device(device)?;
@@ -395,6 +398,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaMemPoolCreate(pool: *mut CUmemoryPool, props: *const CudaMemPoolProps) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let pool = unsafe { out_ref(pool)? };
         // Safety: NULL or the program's props, as the header says.
         let props = unsafe { props.as_ref() }.ok_or_else(|| error::invalid("poolProps is NULL"))?;

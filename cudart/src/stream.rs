@@ -28,6 +28,7 @@ fn create_stream(flags: u32, priority: Option<i32>) -> RtResult<CUstream> {
 
 cudart_fn! {
     fn cudaStreamCreate(stream: *mut CUstream) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let stream = unsafe { out_ref(stream)? };
         *stream = create_stream(0, None)?;
         Ok(())
@@ -36,6 +37,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaStreamCreateWithFlags(stream: *mut CUstream, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let stream = unsafe { out_ref(stream)? };
         *stream = create_stream(flags, None)?;
         Ok(())
@@ -44,6 +46,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaStreamCreateWithPriority(stream: *mut CUstream, flags: c_uint, priority: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let stream = unsafe { out_ref(stream)? };
         *stream = create_stream(flags, Some(priority))?;
         Ok(())
@@ -68,6 +71,7 @@ cudart_fn! {
 /// every stream has the one priority there is, 0, as cudaDeviceGetStreamPriorityRange
 /// then says; a stream this runtime does not know is still an error.
 fn stream_priority(stream: CUstream, priority: *mut c_int) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
     let priority = unsafe { out_ref(priority)? };
     let (d, rt, _) = with_context()?;
     match d.cuStreamGetPriority(stream, priority) {
@@ -83,6 +87,7 @@ fn stream_priority(stream: CUstream, priority: *mut c_int) -> RtResult<()> {
 /// A stream's flags. On a driver without cuStreamGetFlags, the flags this runtime created
 /// the stream with (the default streams have none).
 fn stream_flags(stream: CUstream, flags: *mut c_uint) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
     let flags = unsafe { out_ref(flags)? };
     let (d, rt, _) = with_context()?;
     match d.cuStreamGetFlags(stream, flags) {
@@ -199,6 +204,7 @@ fn capture_status(rt: &Runtime, d: &crate::driver::Driver, stream: CUstream) -> 
 
 cudart_fn! {
     fn cudaStreamIsCapturing(stream: CUstream, status: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let status = unsafe { out_ref(status)? };
         let (d, rt, _) = with_context()?;
         *status = capture_status(rt, d, stream_for(stream, false))?;
@@ -208,6 +214,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaStreamIsCapturing_ptsz(stream: CUstream, status: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let status = unsafe { out_ref(status)? };
         let (d, rt, _) = with_context()?;
         *status = capture_status(rt, d, stream_for(stream, true))?;
@@ -219,6 +226,7 @@ cudart_fn! {
 /// (the other outputs are defined only while capturing). A capturing stream on a driver
 /// with capture is beyond this runtime (graphs are not in its scope).
 fn capture_info(stream: CUstream, status: *mut c_int, id: *mut u64) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
     let status = unsafe { out_ref(status)? };
     let (d, rt, _) = with_context()?;
     let s = capture_status(rt, d, stream)?;
@@ -264,6 +272,7 @@ fn create_event(flags: u32) -> RtResult<CUevent> {
 
 cudart_fn! {
     fn cudaEventCreate(event: *mut CUevent) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let event = unsafe { out_ref(event)? };
         *event = create_event(0)?;
         Ok(())
@@ -272,6 +281,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaEventCreateWithFlags(event: *mut CUevent, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let event = unsafe { out_ref(event)? };
         *event = create_event(flags)?;
         Ok(())
@@ -319,6 +329,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let ms = unsafe { out_ref(ms)? };
         let (d, _, _) = with_context()?;
         d.cuEventElapsedTime(ms, start, end)
@@ -336,6 +347,7 @@ cudart_fn! {
     /// affects nothing there; the thread's value is kept so that it round-trips, as
     /// allocators' guards set and restore it.
     fn cudaThreadExchangeStreamCaptureMode(mode: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let mode = unsafe { out_ref(mode)? };
         if !(0..=2).contains(mode) {
             return Err(error::invalid(format!("{mode} is not a cudaStreamCaptureMode")));
@@ -364,6 +376,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaStreamGetDevice(stream: CUstream, device: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let device = unsafe { out_ref(device)? };
         let (_, rt, current) = with_context()?;
         *device = if is_special(stream) {
