@@ -1,6 +1,9 @@
 // Device queries: count, selection, properties, attributes, versions, errors.
 #include "common.h"
 
+// cudaGetDriverEntryPoint is deprecated in CUDA 13 but still exported and used.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 int main(void) {
     int n = -1, dev = -1, v = -1;
     T(cudaGetDeviceCount(&n));

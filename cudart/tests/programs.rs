@@ -193,6 +193,38 @@ fn threads() {
     run("threads", &[]);
 }
 
+/// A program whose run path names NVIDIA's runtime (as PyTorch's libraries find the one
+/// of the nvidia-cuda-runtime package) gets cumock's when it is preloaded: the loader
+/// serves every request for the SONAME libcudart.so.13 with the library already loaded.
+/// NVIDIA's runtime over the mock would fail its first call.
+#[test]
+fn preloading_wins_over_a_run_path() {
+    let root = common::toolkit();
+    let rpath = format!("-rpath={}", root.join("lib").display());
+    let exe = common::nvcc_with("device_query", "device_query_rpath", &["-Xlinker", &rpath]);
+    let lib = common::lib_dir();
+    let preload = format!(
+        "{}:{}",
+        lib.join("libcudart.so.13").display(),
+        lib.join("libcuda.so.1").display()
+    );
+    let o = std::process::Command::new(&exe)
+        .env("LD_PRELOAD", preload)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.starts_with("cudaGetDeviceCount(&n) -> cudaSuccess\n    count=1"),
+        "{out}"
+    );
+}
+
 /// Two devices of the mock (CUMOCK_DEVICES=2).
 #[test]
 fn peer_devices() {
