@@ -234,3 +234,33 @@ cudart_fn! {
         d.cuCtxSetLimit(limit, value)
     }
 }
+
+cudart_fn! {
+    fn cudaDeviceGetByPCIBusId(device: *mut c_int, pci_bus_id: *const c_char) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let device = unsafe { out_ref(device)? };
+        if pci_bus_id.is_null() {
+            return Err(error::invalid("pciBusId is NULL"));
+        }
+        runtime()?;
+        // Safety: a NUL-terminated string, as the header requires.
+        unsafe { driver()?.cuDeviceGetByPCIBusId(device, pci_bus_id) }
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetCacheConfig(config: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let config = unsafe { out_ref(config)? };
+        let (d, _, _) = with_context()?;
+        // cudaFuncCache's values are CUfunc_cache's.
+        d.cuCtxGetCacheConfig(config)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceSetCacheConfig(config: c_int) {
+        let (d, _, _) = with_context()?;
+        d.cuCtxSetCacheConfig(config)
+    }
+}

@@ -653,3 +653,41 @@ pub fn forget_device(device: i32) {
         r.loaded_functions.retain(|(_, d), _| *d != device);
     });
 }
+
+cudart_fn! {
+    fn cudaFuncSetCacheConfig(func: *const c_void, config: c_int) {
+        let (d, f) = function(func)?;
+        d.cuFuncSetCacheConfig(f, config)
+    }
+}
+
+fn launch_cooperative(
+    func: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    shared: usize,
+    stream: CUstream,
+) -> RtResult<()> {
+    let (d, f) = function(func)?;
+    let shared = u32::try_from(shared)
+        .map_err(|_| error::invalid(format!("{shared} bytes of shared memory")))?;
+    // Safety: `args` holds one pointer per kernel parameter, as the program built it.
+    unsafe {
+        d.cuLaunchCooperativeKernel(
+            f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, stream, args,
+        )
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchCooperativeKernel(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: CUstream) {
+        launch_cooperative(func, grid, block, args, shared, stream_for(stream, false))
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchCooperativeKernel_ptsz(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: CUstream) {
+        launch_cooperative(func, grid, block, args, shared, stream_for(stream, true))
+    }
+}

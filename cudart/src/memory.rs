@@ -704,6 +704,20 @@ cudart_fn! {
     }
 }
 
+cudart_fn! {
+    fn cudaMallocPitch(dev_ptr: *mut *mut c_void, pitch: *mut usize, width: usize, height: usize) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let (dev_ptr, pitch) = unsafe { (out_ref(dev_ptr)?, out_ref(pitch)?) };
+        let (d, _, _) = with_context()?;
+        let mut p = 0;
+        // The pitch is the driver's to choose; the runtime asks for rows of 4-byte
+        // elements, the widest cuMemAllocPitch takes for a plain allocation.
+        d.cuMemAllocPitch(&mut p, pitch, width, height, 4)?;
+        *dev_ptr = p as *mut c_void;
+        Ok(())
+    }
+}
+
 // ---- pointer attributes ---------------------------------------------------------------
 
 /// `struct cudaPointerAttributes`.

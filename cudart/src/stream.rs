@@ -412,3 +412,118 @@ cudart_fn! {
         }
     }
 }
+
+/// A host function in stream order. On a driver without cuLaunchHostFunc the stream is
+/// synchronised and the function runs at once on the calling thread: it still runs after
+/// all the work before it and before all the work after it, which is the order promised;
+/// the caller waits for it.
+fn launch_host_func(
+    stream: CUstream,
+    f: crate::driver::HostFn,
+    user_data: *mut std::ffi::c_void,
+) -> RtResult<()> {
+    let Some(func) = f else {
+        return Err(error::invalid("fn is NULL"));
+    };
+    let (d, _, _) = with_context()?;
+    // Safety: the program's function and data, called as it asked.
+    match unsafe { d.cuLaunchHostFunc(stream, f, user_data) } {
+        Err(e) if e.code == error::NOT_SUPPORTED => {
+            d.cuStreamSynchronize(stream)?;
+            // Safety: as above; the stream's earlier work is done.
+            unsafe { func(user_data) };
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchHostFunc(stream: CUstream, f: crate::driver::HostFn, user_data: *mut std::ffi::c_void) {
+        launch_host_func(stream_for(stream, false), f, user_data)
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchHostFunc_ptsz(stream: CUstream, f: crate::driver::HostFn, user_data: *mut std::ffi::c_void) {
+        launch_host_func(stream_for(stream, true), f, user_data)
+    }
+}
+
+/// cudaStreamAddCallback: as cudaLaunchHostFunc, the callback also told the stream and
+/// its status.
+fn add_callback(
+    stream: CUstream,
+    f: crate::driver::StreamCallback,
+    user_data: *mut std::ffi::c_void,
+    flags: u32,
+) -> RtResult<()> {
+    if flags != 0 {
+        return Err(error::invalid(format!("flags {flags:#x} must be 0")));
+    }
+    let Some(func) = f else {
+        return Err(error::invalid("callback is NULL"));
+    };
+    let (d, _, _) = with_context()?;
+    // Safety: the program's callback and data, called as it asked.
+    match unsafe { d.cuStreamAddCallback(stream, f, user_data, 0) } {
+        Err(e) if e.code == error::NOT_SUPPORTED => {
+            let status = match d.cuStreamSynchronize(stream) {
+                Ok(()) => error::SUCCESS,
+                Err(e) => e.code,
+            };
+            // Safety: as above.
+            unsafe { func(stream, status, user_data) };
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamAddCallback(stream: CUstream, f: crate::driver::StreamCallback, user_data: *mut std::ffi::c_void, flags: c_uint) {
+        add_callback(stream_for(stream, false), f, user_data, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamAddCallback_ptsz(stream: CUstream, f: crate::driver::StreamCallback, user_data: *mut std::ffi::c_void, flags: c_uint) {
+        add_callback(stream_for(stream, true), f, user_data, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamGetId(stream: CUstream, id: *mut u64) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let id = unsafe { out_ref(id)? };
+        let (d, _, _) = with_context()?;
+        d.cuStreamGetId(stream_for(stream, false), id)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamGetId_ptsz(stream: CUstream, id: *mut u64) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let id = unsafe { out_ref(id)? };
+        let (d, _, _) = with_context()?;
+        d.cuStreamGetId(stream_for(stream, true), id)
+    }
+}
+
+cudart_fn! {
+    fn cudaIpcGetEventHandle(handle: *mut crate::driver::CUipcMemHandle, event: CUevent) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let handle = unsafe { out_ref(handle)? };
+        let (d, _, _) = with_context()?;
+        d.cuIpcGetEventHandle(handle, event)
+    }
+}
+
+cudart_fn! {
+    fn cudaIpcOpenEventHandle(event: *mut CUevent, handle: crate::driver::CUipcMemHandle) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let event = unsafe { out_ref(event)? };
+        let (d, _, _) = with_context()?;
+        d.cuIpcOpenEventHandle(event, handle)
+    }
+}
