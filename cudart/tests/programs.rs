@@ -225,6 +225,36 @@ fn preloading_wins_over_a_run_path() {
     );
 }
 
+/// A program built with nvcc's default, `-cudart static`, carries NVIDIA's runtime, which
+/// asks the driver for its private tables: on the mock it fails cleanly, with the mock's
+/// message naming the cause and the fix, and never crashes.
+#[test]
+fn a_statically_linked_program_is_told_what_to_do() {
+    let exe = common::nvcc_with(
+        "device_query",
+        "device_query_static",
+        &["-cudart", "static"],
+    );
+    let o = common::on_mock(&exe).output().unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(
+        o.status.code().is_some(),
+        "killed by a signal: {:?}\n{err}",
+        o.status
+    );
+    assert!(
+        !out.starts_with("cudaGetDeviceCount(&n) -> cudaSuccess"),
+        "{out}"
+    );
+    assert!(
+        err.contains("-cudart shared") && err.contains("cumock exec"),
+        "no advice in:\n{err}"
+    );
+}
+
 /// Two devices of the mock (CUMOCK_DEVICES=2).
 #[test]
 fn peer_devices() {
