@@ -211,7 +211,8 @@ cudart_fn! {
 cudart_fn! {
     fn cudaIpcCloseMemHandle(dev_ptr: *mut c_void) {
         let (d, rt, _) = with_context()?;
-        let known = rt.state.lock().ipc_opened.get(&(dev_ptr as u64)).copied();
+        // Out of the table first, as cudaFree does (memory.rs: release).
+        let known = rt.state.lock().ipc_opened.remove(&(dev_ptr as u64));
         let Some(m) = known else {
             return d.cuIpcCloseMemHandle(dev_ptr as u64).map_err(|e| {
                 if e.code == error::NOT_SUPPORTED {
@@ -221,12 +222,16 @@ cudart_fn! {
                 }
             });
         };
-        d.cuCtxSynchronize(std::ptr::null_mut())?;
-        d.cuMemUnmap(m.base, m.size as usize)?;
-        d.cuMemAddressFree(m.base, m.size as usize)?;
-        d.cuMemRelease(m.handle)?;
-        rt.state.lock().ipc_opened.remove(&(dev_ptr as u64));
-        Ok(())
+        let closed = (|| {
+            d.cuCtxSynchronize(std::ptr::null_mut())?;
+            d.cuMemUnmap(m.base, m.size as usize)?;
+            d.cuMemAddressFree(m.base, m.size as usize)?;
+            d.cuMemRelease(m.handle)
+        })();
+        if closed.is_err() {
+            rt.state.lock().ipc_opened.insert(dev_ptr as u64, m);
+        }
+        closed
     }
 }
 

@@ -141,26 +141,41 @@ pub fn device_free(ptr: u64) -> RtResult<()> {
 /// Gives an allocation back to the driver; one the runtime did not make is the driver's
 /// to judge (cuMemFree).
 pub fn release(d: &Driver, rt: &Runtime, ptr: u64) -> RtResult<()> {
-    let known = rt.state.lock().allocations.get(&ptr).copied();
-    match known {
+    // Out of the table before the driver sees the free: once the address is given back,
+    // another thread's allocation may get it, and its entry must not be the one removed.
+    // A free the driver refuses puts the entry back.
+    let known = rt.state.lock().allocations.remove(&ptr);
+    let freed = match known {
         Some(DeviceAllocation {
             backing: Backing::Vmm { handle, reserved },
-            exported_fd,
             ..
-        }) => {
+        }) => (|| {
             // cudaFree waits for the device, as cuMemFree does.
             d.cuCtxSynchronize(std::ptr::null_mut())?;
             d.cuMemUnmap(ptr, reserved as usize)?;
             d.cuMemAddressFree(ptr, reserved as usize)?;
-            d.cuMemRelease(handle)?;
-            if let Some(fd) = exported_fd {
-                crate::os::close(fd);
-            }
+            d.cuMemRelease(handle)
+        })(),
+        _ => d.cuMemFree(ptr),
+    };
+    match (freed, known) {
+        (
+            Ok(()),
+            Some(DeviceAllocation {
+                exported_fd: Some(fd),
+                ..
+            }),
+        ) => {
+            crate::os::close(fd);
+            Ok(())
         }
-        _ => d.cuMemFree(ptr)?,
+        (Ok(()), _) => Ok(()),
+        (Err(e), Some(a)) => {
+            rt.state.lock().allocations.insert(ptr, a);
+            Err(e)
+        }
+        (Err(e), None) => Err(e),
     }
-    rt.state.lock().allocations.remove(&ptr);
-    Ok(())
 }
 
 cudart_fn! {
