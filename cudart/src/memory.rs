@@ -292,21 +292,22 @@ cudart_fn! {
         if ptr.is_null() {
             return Ok(());
         }
-        let known = rt.state.lock().host.get(&(ptr as usize)).copied();
-        match known {
-            Some(HostAllocation { kind: HostKind::Driver, .. }) => unsafe {
-                // Safety: the driver gave this pointer.
-                d.cuMemFreeHost(ptr)?
-            },
+        // Out of the table first: once freed, the address may be another thread's (see
+        // `release`). Put back if the free is refused.
+        let known = rt.state.lock().host.remove(&(ptr as usize));
+        let freed = match known {
+            // Safety: the driver gave this pointer.
+            Some(HostAllocation { kind: HostKind::Driver, .. }) => unsafe { d.cuMemFreeHost(ptr) },
             Some(HostAllocation { kind: HostKind::Runtime, size, .. }) => {
                 crate::os::unmap(ptr, size);
+                Ok(())
             }
-            Some(HostAllocation { kind: HostKind::Registered { .. }, .. }) | None => {
-                return Err(error::invalid(format!("{ptr:?} is not memory from cudaMallocHost or cudaHostAlloc")));
-            }
+            _ => Err(error::invalid(format!("{ptr:?} is not memory from cudaMallocHost or cudaHostAlloc"))),
+        };
+        if let (Err(_), Some(h)) = (&freed, known) {
+            rt.state.lock().host.insert(ptr as usize, h);
         }
-        rt.state.lock().host.remove(&(ptr as usize));
-        Ok(())
+        freed
     }
 }
 
@@ -340,17 +341,19 @@ cudart_fn! {
 cudart_fn! {
     fn cudaHostUnregister(ptr: *mut c_void) {
         let (d, rt, _) = with_context()?;
-        let known = rt.state.lock().host.get(&(ptr as usize)).copied();
-        match known {
+        let known = rt.state.lock().host.remove(&(ptr as usize));
+        let done = match known {
             Some(HostAllocation { kind: HostKind::Registered { driver: true }, .. }) => unsafe {
                 // Safety: registered with the driver by cudaHostRegister.
-                d.cuMemHostUnregister(ptr)?
+                d.cuMemHostUnregister(ptr)
             },
-            Some(HostAllocation { kind: HostKind::Registered { driver: false }, .. }) => {}
-            _ => return Err(RtError::new(error::HOST_MEMORY_NOT_REGISTERED, format!("{ptr:?} was not registered"))),
+            Some(HostAllocation { kind: HostKind::Registered { driver: false }, .. }) => Ok(()),
+            _ => Err(RtError::new(error::HOST_MEMORY_NOT_REGISTERED, format!("{ptr:?} was not registered"))),
+        };
+        if let (Err(_), Some(h)) = (&done, known) {
+            rt.state.lock().host.insert(ptr as usize, h);
         }
-        rt.state.lock().host.remove(&(ptr as usize));
-        Ok(())
+        done
     }
 }
 

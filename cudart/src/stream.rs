@@ -59,10 +59,21 @@ cudart_fn! {
         if is_special(stream) {
             return Err(RtError::new(error::INVALID_RESOURCE_HANDLE, "the default streams cannot be destroyed"));
         }
-        d.cuStreamDestroy(stream)?;
-        let mut st = rt.state.lock();
-        st.streams.remove(&(stream as usize));
-        st.stream_flags.remove(&(stream as usize));
+        // Out of the tables first: a destroyed handle's value may be the next stream's.
+        let (dev, flags) = {
+            let mut st = rt.state.lock();
+            (st.streams.remove(&(stream as usize)), st.stream_flags.remove(&(stream as usize)))
+        };
+        if let Err(e) = d.cuStreamDestroy(stream) {
+            let mut st = rt.state.lock();
+            if let Some(dev) = dev {
+                st.streams.insert(stream as usize, dev);
+            }
+            if let Some(f) = flags {
+                st.stream_flags.insert(stream as usize, f);
+            }
+            return Err(e);
+        }
         Ok(())
     }
 }
@@ -291,8 +302,13 @@ cudart_fn! {
 cudart_fn! {
     fn cudaEventDestroy(event: CUevent) {
         let (d, rt, _) = with_context()?;
-        d.cuEventDestroy(event)?;
-        rt.state.lock().events.remove(&(event as usize));
+        let dev = rt.state.lock().events.remove(&(event as usize));
+        if let Err(e) = d.cuEventDestroy(event) {
+            if let Some(dev) = dev {
+                rt.state.lock().events.insert(event as usize, dev);
+            }
+            return Err(e);
+        }
         Ok(())
     }
 }
