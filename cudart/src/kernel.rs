@@ -121,7 +121,10 @@ pub extern "C" fn __cudaUnregisterFatBinary(handle: *mut *mut c_void) {
         };
         // Modules are unloaded while the driver is still there; at exit after a
         // cudaDeviceReset their context may be gone, which the driver reports and we ignore.
-        if let Ok(d) = crate::driver::driver() {
+        // Only a fatbin that was loaded asks for the driver: a program that never used
+        // CUDA must not start it at exit.
+        let d = (!fb.modules.is_empty()).then(crate::driver::driver);
+        if let Some(Ok(d)) = d {
             for m in fb.modules.values() {
                 let _ = d.cuModuleUnload(*m as CUmodule);
             }
