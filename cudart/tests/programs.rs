@@ -126,6 +126,11 @@ fn check_run(program: &str, command: &mut std::process::Command) {
         "{program} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
         o.status
     );
+    // Ours on the mock, as a reviewed snapshot: any change in what the runtime (or the mock
+    // under it) answers shows up in review (`cargo insta review`).
+    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::assert_snapshot!(program, stdout);
+    });
     let transcript_out = common::scratch("transcripts").join(format!("{program}.txt"));
     std::fs::write(&transcript_out, &stdout).unwrap();
     for dir in goldens() {
