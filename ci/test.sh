@@ -15,8 +15,13 @@ fi
 if ! command -v valgrind > /dev/null; then
     if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq valgrind > /dev/null; else sudo apt-get install -y -qq valgrind > /dev/null; fi
 fi
+# Chromium and chromedriver open the conformance matrix page (harness/tests/report.rs).
+if ! command -v chromium > /dev/null || ! command -v chromedriver > /dev/null; then
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver > /dev/null; else sudo apt-get install -y -qq chromium chromium-driver > /dev/null; fi
+fi
 export CUMOCK_CUDA_INCLUDE="$PWD/$headers/nvidia/cu13/include"
-# nvcc 13.0 for the runtime programs (cudart/tests): installed once, before the tests.
+# nvcc 13.0 from the registry packages, installed once into target/: the executor's tests,
+# the kernel clients and the runtime programs compile CUDA source with it.
 CUMOCK_NVCC_ROOT=$(ci/install-nvcc.sh)
 export CUMOCK_NVCC_ROOT
 cargo fmt --all --check

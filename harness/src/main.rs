@@ -1,21 +1,12 @@
 //! `cumock`: runs case files against the mock or any libcuda.so.1, records goldens,
 //! diffs transcripts, and runs programs on the mock.
 
-mod bench;
-mod case;
-mod diff;
-mod driver;
-mod exec;
-mod expr;
-mod message;
-mod profile;
-mod runner;
-mod trace2case;
-mod transcript;
+use cumock::runner::{cases_root, load_cases, run_suite, write_transcripts};
+use cumock::{bench, diff, driver, message, profile, report, runner, trace2case};
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use message::{CaseResult, Status};
+use message::Status;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -173,6 +164,22 @@ enum Command {
     },
     /// Print the path of the mock library (a folder holding libcuda.so.1 and libcuda.so).
     LibPath,
+    /// The conformance matrix as one HTML page: every case (rows) on the mock and in
+    /// every golden set (columns), each cell linked to its step-by-step differences.
+    Report {
+        /// The page to write.
+        out: PathBuf,
+        /// More golden sets: a folder of transcripts, or a folder of such folders.
+        #[arg(long)]
+        goldens: Vec<PathBuf>,
+        /// Cases (files or folders; default: the suite in cases/).
+        #[arg(long)]
+        cases: Vec<PathBuf>,
+        #[arg(long)]
+        jobs: Option<usize>,
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+    },
     #[command(name = "__case", hide = true)]
     Case {
         #[arg(long)]
@@ -474,35 +481,41 @@ fn real_main(cli: Cli) -> Result<i32> {
             println!("{}", mock_library()?.parent().expect("a folder").display());
             Ok(0)
         }
+        Command::Report {
+            out,
+            goldens,
+            cases,
+            jobs,
+            timeout,
+        } => {
+            let suite = load_cases(&cases)?;
+            let root = cases_root(&cases).join("goldens");
+            let reference = root.join(DEFAULT_GOLDEN);
+            let target = runner::Target {
+                driver: mock_library()?,
+                is_mock: true,
+                timeout: Duration::from_secs(timeout),
+            };
+            let mock = run_suite(
+                &suite,
+                &target,
+                reference.is_dir().then_some(&*reference),
+                jobs,
+            )?;
+            let sets = report::golden_sets(&root, &goldens)?;
+            let matrix = report::build(&suite, &mock, &sets, Some(DEFAULT_GOLDEN));
+            std::fs::write(&out, matrix.html("cumock conformance matrix"))
+                .with_context(|| format!("writing {}", out.display()))?;
+            eprint!("{}", matrix.summary());
+            eprintln!("cumock: wrote {}", out.display());
+            Ok(0)
+        }
         Command::Case { driver, case } => {
-            let c = case::parse_file(&case)?;
-            let end = run_in_process(&driver, &c, |exec, c| {
-                if c.devices > 1 && !enough_devices(&driver, c.devices)? {
-                    return Ok(Some(transcript::Outcome::Skipped {
-                        reason: format!("needs {} devices", c.devices),
-                    }));
-                }
-                exec.run(&c.steps).map(|_| None)
-            });
-            print_end(end);
+            runner::case_process(&driver, &case)?;
             Ok(0)
         }
         Command::Child { driver, line, case } => {
-            let c = case::parse_file(&case)?;
-            let steps = c
-                .steps
-                .iter()
-                .find(|s| s.line == line)
-                .and_then(|s| s.child.clone())
-                .ok_or_else(|| anyhow!("no child block at line {line}"))?;
-            let vars: std::collections::HashMap<String, u64> = serde_json::from_str(
-                &std::env::var("CUMOCK_CHILD_VARS").unwrap_or_else(|_| "{}".into()),
-            )?;
-            let end = run_in_process(&driver, &c, move |exec, _| {
-                exec.adopt(vars);
-                exec.run(&steps).map(|_| None)
-            });
-            print_end(end);
+            runner::child_process(&driver, &case, line)?;
             Ok(0)
         }
     }
@@ -518,164 +531,6 @@ fn program_with_library(program: &[String], dir: &Path) -> std::process::Command
     };
     cmd.env("LD_LIBRARY_PATH", ld);
     cmd
-}
-
-fn enough_devices(driver: &str, need: u32) -> Result<bool> {
-    let api = driver::Api::load(driver)?;
-    let (init, count) = (
-        api.cuInit.ok_or_else(|| anyhow!("no cuInit"))?,
-        api.cuDeviceGetCount
-            .ok_or_else(|| anyhow!("no cuDeviceGetCount"))?,
-    );
-    let mut n = 0;
-    // Safety: plain calls with an out-pointer to a local.
-    let ok = unsafe { init(0) == 0 && count(&mut n) == 0 };
-    Ok(ok && n >= need as i32)
-}
-
-fn run_in_process(
-    driver: &str,
-    c: &case::Case,
-    body: impl FnOnce(&mut exec::Exec<'_>, &case::Case) -> Result<Option<transcript::Outcome>>,
-) -> Result<Option<transcript::Outcome>> {
-    // The library stays loaded until the process exits (a static holds it): a driver's
-    // destructors must not run before the last line of the transcript is out.
-    static LOADED: std::sync::OnceLock<driver::Api> = std::sync::OnceLock::new();
-    let api = match LOADED.get() {
-        Some(a) => a,
-        None => {
-            let a = driver::Api::load(driver)?;
-            LOADED.get_or_init(|| a)
-        }
-    };
-    let mut sink = exec::stdout_sink();
-    let mut e = exec::Exec::new(api, c, &mut sink);
-    body(&mut e, c)
-}
-
-fn print_end(end: Result<Option<transcript::Outcome>>) {
-    let outcome = match end {
-        Ok(None) => transcript::Outcome::Completed,
-        Ok(Some(o)) => o,
-        Err(e) => transcript::Outcome::HarnessError {
-            message: format!("{e:#}"),
-        },
-    };
-    println!(
-        "{}",
-        serde_json::to_string(&runner::Line::End(outcome)).expect("serialises")
-    );
-}
-
-fn run_suite(
-    suite: &[case::Case],
-    target: &runner::Target,
-    golden: Option<&Path>,
-    jobs: Option<usize>,
-) -> Result<Vec<CaseResult>> {
-    let exe = std::env::current_exe()?;
-    let jobs = jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-            * 2
-    });
-    let goldens = match golden {
-        Some(g) => diff::load_set(g)?,
-        None => BTreeMap::new(),
-    };
-    let start = Instant::now();
-    // On a real GPU, cases that read free memory run alone, after the others: another
-    // case allocating at the same time would move the figure they record.
-    let alone = |c: &case::Case| {
-        !target.is_mock
-            && c.steps
-                .iter()
-                .any(|s| s.op == "mem-info" || s.child.is_some())
-    };
-    let (shared, solo): (Vec<usize>, Vec<usize>) =
-        (0..suite.len()).partition(|i| !alone(&suite[*i]));
-    let pick = |idx: &[usize]| idx.iter().map(|i| suite[*i].clone()).collect::<Vec<_>>();
-    let mut by_index: Vec<Option<transcript::Transcript>> = vec![None; suite.len()];
-    for (idx, j) in [(shared, jobs), (solo, 1)] {
-        for (i, t) in idx
-            .iter()
-            .zip(runner::run_all(&exe, target, &pick(&idx), j, true))
-        {
-            by_index[*i] = Some(t);
-        }
-    }
-    let transcripts: Vec<transcript::Transcript> = by_index
-        .into_iter()
-        .map(|t| t.expect("every case ran"))
-        .collect();
-    let per_case = start.elapsed() / suite.len().max(1) as u32;
-    Ok(suite
-        .iter()
-        .zip(transcripts)
-        .map(|(c, t)| {
-            let mut problems = Vec::new();
-            let mut declared = Vec::new();
-            let skipped = matches!(t.outcome, transcript::Outcome::Skipped { .. });
-            if let transcript::Outcome::HarnessError { message } = &t.outcome {
-                problems.push(format!("harness error: {message}"));
-            }
-            let expectation = runner::expectation_failures(c, &t);
-            if !skipped {
-                if target.is_mock || c.diverges.is_empty() {
-                    problems.extend(expectation);
-                } else {
-                    declared.extend(expectation);
-                }
-                let crash_expected = c.steps.iter().any(case::Step::expects_crash);
-                if target.is_mock
-                    && !crash_expected
-                    && matches!(
-                        t.outcome,
-                        transcript::Outcome::Crash { .. } | transcript::Outcome::Timeout { .. }
-                    )
-                {
-                    problems.push(format!("the mock must never {}", t.outcome.show()));
-                }
-            }
-            if let (Some(g), false) = (goldens.get(&c.name), skipped) {
-                let d = diff::compare(g, &t);
-                if c.diverges.is_empty() {
-                    problems.extend(d.into_iter().map(|l| format!("golden: {l}")));
-                } else {
-                    declared.extend(d.into_iter().map(|l| format!("golden (declared): {l}")));
-                }
-            }
-            let status = if !problems.is_empty() {
-                Status::Fail
-            } else if skipped {
-                Status::Skipped
-            } else if !declared.is_empty() {
-                Status::Declared
-            } else {
-                Status::Pass
-            };
-            CaseResult {
-                case: c.name.clone(),
-                status,
-                problems,
-                declared,
-                transcript: t,
-                elapsed: per_case,
-            }
-        })
-        .collect())
-}
-
-fn write_transcripts(dir: &Path, results: &[CaseResult]) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    for r in results {
-        if matches!(r.transcript.outcome, transcript::Outcome::Skipped { .. }) {
-            continue;
-        }
-        std::fs::write(dir.join(format!("{}.txt", r.case)), r.transcript.render())?;
-    }
-    Ok(())
 }
 
 /// `NVIDIA_H200-580.159.04`: the GPU's name and the driver's release.
@@ -701,74 +556,6 @@ fn golden_key(api: &driver::Api) -> Result<String> {
     }
     let release = profile::driver_release().unwrap_or_else(|| format!("cuda{version}"));
     Ok(format!("{}-{release}", name.replace(' ', "_")))
-}
-
-/// Case files from the arguments (files, or folders of `*.case`), or the whole suite.
-fn load_cases(args: &[PathBuf]) -> Result<Vec<case::Case>> {
-    let roots: Vec<PathBuf> = if args.is_empty() {
-        vec![cases_root(args)]
-    } else {
-        args.to_vec()
-    };
-    let mut files = Vec::new();
-    for r in roots {
-        if r.is_dir() {
-            let mut v: Vec<_> = std::fs::read_dir(&r)
-                .with_context(|| format!("reading {}", r.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "case"))
-                .collect();
-            v.sort();
-            files.extend(v);
-        } else if r.exists() {
-            files.push(r);
-        } else {
-            bail!("{}: no such case file or folder", r.display());
-        }
-    }
-    if files.is_empty() {
-        bail!("no case files found");
-    }
-    let mut errors = Vec::new();
-    let mut cases = Vec::new();
-    for f in files {
-        match case::parse_file(&f) {
-            Ok(c) => cases.push(c),
-            Err(e) => errors.push(e.to_string()),
-        }
-    }
-    if !errors.is_empty() {
-        bail!(
-            "{} case file(s) do not parse:\n{}",
-            errors.len(),
-            errors.join("\n")
-        );
-    }
-    Ok(cases)
-}
-
-/// The suite's folder: `cases/` here, or beside the binary's repository.
-fn cases_root(args: &[PathBuf]) -> PathBuf {
-    if let Some(first) = args.first() {
-        let dir = if first.is_dir() {
-            first.clone()
-        } else {
-            first.parent().map(Path::to_owned).unwrap_or_default()
-        };
-        return dir;
-    }
-    let here = PathBuf::from("cases");
-    if here.is_dir() {
-        return here;
-    }
-    std::env::current_exe()
-        .ok()
-        .and_then(|e| {
-            e.ancestors()
-                .find(|a| a.join("cases").is_dir())
-                .map(|a| a.join("cases"))
-        })
-        .unwrap_or(here)
 }
 
 /// The mock library, laid out as a folder holding `libcuda.so.1` and `libcuda.so`, so

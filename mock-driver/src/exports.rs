@@ -48,15 +48,15 @@ impl Driver for Mock {
     }
 
     unsafe fn cuGetErrorName(error: CUresult, p_str: *mut *const c_char) -> CuResult<()> {
-        let name = crate::errors::name(error)
-            .ok_or_else(|| invalid(format!("{error} is not a CUresult")))?;
-        out(p_str, name.as_ptr())
+        let name =
+            crate::errors::name(error).ok_or_else(|| invalid(format!("{error} is not a CUresult")));
+        zero_on_failure(p_str, name.map(|n| n.as_ptr()))
     }
 
     unsafe fn cuGetErrorString(error: CUresult, p_str: *mut *const c_char) -> CuResult<()> {
         let s = crate::errors::string(error)
-            .ok_or_else(|| invalid(format!("{error} is not a CUresult")))?;
-        out(p_str, s.as_ptr())
+            .ok_or_else(|| invalid(format!("{error} is not a CUresult")));
+        zero_on_failure(p_str, s.map(|s| s.as_ptr()))
     }
 
     // ---------------------------------------------------------------- devices
@@ -509,7 +509,12 @@ impl Driver for Mock {
         if flags.is_null() {
             return Err(invalid("flags is NULL"));
         }
-        out(flags, d.get_access(loc.type_, loc.id, ptr)?)
+        match d.get_access(loc.type_, loc.id, ptr) {
+            // A location the driver rejects leaves the flags alone; an address without a
+            // mapping zeroes them (probe out-params-on-failure).
+            Err(e) if e.code == CUDA_ERROR_INVALID_DEVICE => Err(e),
+            r => zero_on_failure(flags, r),
+        }
     }
 
     unsafe fn cuMemExportToShareableHandle(
@@ -592,7 +597,15 @@ impl Driver for Mock {
         if free.is_null() || total.is_null() {
             return Err(invalid("free or total is NULL"));
         }
-        let (f, t) = d.mem_info()?;
+        let (f, t) = match d.mem_info() {
+            Ok(info) => info,
+            Err(e) => {
+                // The H200 zeroes both when it fails (no current context, say).
+                out(free, 0)?;
+                out(total, 0)?;
+                return Err(e);
+            }
+        };
         out(free, f as usize)?;
         out(total, t as usize)
     }
@@ -602,9 +615,10 @@ impl Driver for Mock {
         if dptr.is_null() {
             return Err(invalid("dptr is NULL"));
         }
-        out(
+        zero_on_failure(
             dptr,
-            created(Made::Reservation, d.mem_alloc(bytesize as u64)?),
+            d.mem_alloc(bytesize as u64)
+                .map(|p| created(Made::Reservation, p)),
         )
     }
 
@@ -619,7 +633,19 @@ impl Driver for Mock {
     ) -> CuResult<()> {
         let d = drv()?;
         d.ctx_device(None)?;
-        let (b, s) = d.address_range(dptr)?;
+        let (b, s) = match d.address_range(dptr) {
+            Ok(found) => found,
+            Err(e) => {
+                // The H200 zeroes what it was asked for when nothing is found.
+                if !pbase.is_null() {
+                    out(pbase, 0)?;
+                }
+                if !psize.is_null() {
+                    out(psize, 0)?;
+                }
+                return Err(e);
+            }
+        };
         if !pbase.is_null() {
             out(pbase, b)?;
         }
@@ -857,9 +883,75 @@ impl Driver for Mock {
     unsafe fn cuStreamCreateWithPriority(
         ph: *mut CUstream,
         flags: c_uint,
-        _priority: c_int,
+        priority: c_int,
     ) -> CuResult<()> {
-        Self::cuStreamCreate(ph, flags)
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phStream is NULL"));
+        }
+        out(
+            ph,
+            d.stream_create_with_priority(flags, priority)? as CUstream,
+        )
+    }
+
+    unsafe fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> CuResult<()> {
+        let d = drv()?;
+        d.ctx_device(None)?;
+        // Either pointer may be NULL (cuda.h).
+        if !least.is_null() {
+            out(least, crate::model::context::STREAM_PRIORITY_LEAST)?;
+        }
+        if !greatest.is_null() {
+            out(greatest, crate::model::context::STREAM_PRIORITY_GREATEST)?;
+        }
+        Ok(())
+    }
+
+    unsafe fn cuStreamGetPriority(s: CUstream, priority: *mut c_int) -> CuResult<()> {
+        let (_, _, props) = drv()?.stream_info(s as u64)?;
+        out(priority, props.priority)
+    }
+
+    unsafe fn cuStreamGetPriority_ptsz(s: CUstream, priority: *mut c_int) -> CuResult<()> {
+        Self::cuStreamGetPriority(s, priority)
+    }
+
+    unsafe fn cuStreamGetFlags(s: CUstream, flags: *mut c_uint) -> CuResult<()> {
+        let (_, _, props) = drv()?.stream_info(s as u64)?;
+        out(flags, props.flags)
+    }
+
+    unsafe fn cuStreamGetFlags_ptsz(s: CUstream, flags: *mut c_uint) -> CuResult<()> {
+        Self::cuStreamGetFlags(s, flags)
+    }
+
+    unsafe fn cuStreamGetCtx(s: CUstream, pctx: *mut CUcontext) -> CuResult<()> {
+        let (ctx, _, _) = drv()?.stream_info(s as u64)?;
+        out(pctx, ctx as CUcontext)
+    }
+
+    unsafe fn cuStreamGetCtx_ptsz(s: CUstream, pctx: *mut CUcontext) -> CuResult<()> {
+        Self::cuStreamGetCtx(s, pctx)
+    }
+
+    unsafe fn cuStreamGetDevice(s: CUstream, device: *mut CUdevice) -> CuResult<()> {
+        let (_, dev, _) = drv()?.stream_info(s as u64)?;
+        out(device, dev as CUdevice)
+    }
+
+    unsafe fn cuStreamGetDevice_ptsz(s: CUstream, device: *mut CUdevice) -> CuResult<()> {
+        Self::cuStreamGetDevice(s, device)
+    }
+
+    unsafe fn cuStreamGetId(s: CUstream, id: *mut u64) -> CuResult<()> {
+        drv()?.stream_info(s as u64)?;
+        // The handle's own number: unique among the process's live streams.
+        out(id, s as u64 & 0xffff_ffff)
+    }
+
+    unsafe fn cuStreamGetId_ptsz(s: CUstream, id: *mut u64) -> CuResult<()> {
+        Self::cuStreamGetId(s, id)
     }
 
     unsafe fn cuStreamDestroy_v2(s: CUstream) -> CuResult<()> {
@@ -1557,6 +1649,35 @@ fn intern(name: &str) -> *const c_char {
     let p = c.as_ptr();
     names.push(c);
     p
+}
+
+/// Writes a call's result to its out-parameter, or, when the call fails, zero there, as
+/// the H200 does for many calls (probe out-params-on-failure); a NULL pointer is left
+/// alone either way.
+///
+/// # Safety
+/// `p` is NULL or valid for a write of `T`.
+unsafe fn zero_on_failure<T: ZeroValue>(p: *mut T, r: CuResult<T>) -> CuResult<()> {
+    match r {
+        Ok(v) => out(p, v),
+        Err(e) => {
+            if !p.is_null() {
+                out(p, T::ZERO)?;
+            }
+            Err(e)
+        }
+    }
+}
+
+/// What a failed call writes to an out-parameter of this type.
+trait ZeroValue {
+    const ZERO: Self;
+}
+impl ZeroValue for u64 {
+    const ZERO: Self = 0;
+}
+impl ZeroValue for *const c_char {
+    const ZERO: Self = std::ptr::null();
 }
 
 /// Which side of a copy a pointer the program calls "host" is really on.

@@ -92,16 +92,22 @@ fn compare(name: &str, args: &[String]) {
         (split(&golden), split(&mock));
     let mut failures = Vec::new();
     let mut declared_differences = 0;
+    let mut stale = Vec::new();
     for (section, expected) in &want {
         let actual = got
             .get(section)
             .map(String::as_str)
             .unwrap_or("(section missing)\n");
+        let whole = declared.contains_key(&(name.to_owned(), "*".to_owned()));
+        let this = declared.contains_key(&(name.to_owned(), section.clone()));
         if actual == expected {
+            // A declaration the mock no longer needs must go, so that the list stays true.
+            if this {
+                stale.push(section.clone());
+            }
             continue;
         }
-        let whole = declared.contains_key(&(name.to_owned(), "*".to_owned()));
-        if whole || declared.contains_key(&(name.to_owned(), section.clone())) {
+        if whole || this {
             declared_differences += 1;
             continue;
         }
@@ -122,6 +128,11 @@ fn compare(name: &str, args: &[String]) {
         failures.is_empty(),
         "{name}: the mock differs from the H200 in undeclared sections:\n{}",
         failures.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "{name}: these sections are declared divergent but now match the H200; remove them \
+         from divergences.txt: {stale:?}"
     );
 }
 

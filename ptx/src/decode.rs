@@ -491,11 +491,13 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             labels: HashMap::new(),
             lines: &lines,
             shared: module_shared,
+            own_local: 0,
             is_kernel: f.entry,
         };
         let params = d.declare_params(f)?;
         d.body(f, body)?;
         let shared = d.shared;
+        let own_local = d.own_local;
         if f.entry {
             let max_threads_per_block = f
                 .maxntid
@@ -504,7 +506,10 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 name: f.name.clone(),
                 params,
                 static_shared_bytes: shared.min(u32::MAX as u64) as u32,
-                local_bytes_per_thread: 0,
+                // The kernel's own `.local` variables (its depot, where nvcc puts arrays
+                // and spills), as CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES reports them; the
+                // executor's frame (call parameters, callees) is larger and its own affair.
+                local_bytes_per_thread: align_up(own_local, 16).min(u32::MAX as u64) as u32,
                 max_threads_per_block,
                 reqntid: f.reqntid,
                 registers: layout.next_reg + layout.next_pred - regs_before,
@@ -513,9 +518,6 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         }
     }
     let local = align_up(layout.local as u64, 16) as u32;
-    for k in &mut kernels {
-        k.local_bytes_per_thread = local;
-    }
     prog.nregs = layout.next_reg;
     prog.npreds = layout.next_pred;
     prog.local_bytes = local;
@@ -587,6 +589,8 @@ struct FuncDecoder<'a> {
     labels: HashMap<String, u32>,
     lines: &'a [&'a str],
     shared: u64,
+    /// Bytes of `.local` variables this function declares.
+    own_local: u64,
     is_kernel: bool,
 }
 
@@ -647,7 +651,12 @@ impl Mods {
             "release", "acq_rel", "sc", "weak", "mmio", "cta", "gpu", "sys", "cluster", "uni",
             "aligned",
         ];
-        self.list.retain(|m| !HINTS.contains(&m.as_str()));
+        // `.L1::evict_last`, `.L2::256B`...: cache policy, nothing to emulate; but
+        // `.L2::cache_hint` takes an operand, so it stays (unsupported).
+        self.list.retain(|m| {
+            let hint = HINTS.contains(&m.as_str()) || m.contains("::") && m != "L2::cache_hint";
+            !hint
+        });
     }
 }
 
@@ -798,6 +807,9 @@ impl FuncDecoder<'_> {
                             );
                         }
                         VarSpace::Local | VarSpace::Param => {
+                            if v.space == VarSpace::Local {
+                                self.own_local = align_up(self.own_local, align as u64) + size;
+                            }
                             let off = align_up(self.layout.local as u64, align as u64);
                             self.layout.local = (off + size).min(u32::MAX as u64) as u32;
                             self.declare(&v.name, Sym::Local(off as u32));
@@ -867,6 +879,10 @@ impl FuncDecoder<'_> {
             Opnd::Name(n) => {
                 if let Some(s) = sreg(n) {
                     return Ok(Src::Sreg(s));
+                }
+                // PTX's one predefined constant.
+                if n == "WARP_SZ" {
+                    return Ok(Src::Imm(32));
                 }
                 match self.lookup(n) {
                     Some(s) => self.sym_src(s, 0),
@@ -1052,7 +1068,7 @@ impl FuncDecoder<'_> {
             "add" | "sub" | "mul" | "mad" | "fma" | "div" | "rem" | "min" | "max" | "abs"
             | "neg" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "popc" | "clz"
             | "brev" | "bfind" | "bfe" | "bfi" | "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2"
-            | "sin" | "cos" | "tanh" | "copysign" | "mul24" | "mad24" => self.arith(i, m),
+            | "sin" | "cos" | "tanh" | "copysign" | "mul24" | "mad24" | "sad" => self.arith(i, m),
             "prmt" => {
                 let ty = self.one_type(i, m)?;
                 if ty != Ty::B32 {
@@ -1068,6 +1084,28 @@ impl FuncDecoder<'_> {
                     return Err(unsup(m));
                 }
                 self.alu(i, math::lop3(), 4)
+            }
+            "shf" => {
+                let left = match m.take_any(&["l", "r"]).as_deref() {
+                    Some("l") => true,
+                    Some(_) => false,
+                    None => return Err(unsup(m)),
+                };
+                let clamp = match m.take_any(&["wrap", "clamp"]).as_deref() {
+                    Some("clamp") => true,
+                    Some(_) => false,
+                    None => return Err(unsup(m)),
+                };
+                if self.one_type(i, m)? != Ty::B32 {
+                    return Err(unsup(m));
+                }
+                self.alu(i, math::shf(left, clamp), 3)
+            }
+            "isspacep" => {
+                let space = m
+                    .take_any(&["shared", "global", "local", "param", "const"])
+                    .ok_or_else(|| unsup(m))?;
+                self.alu(i, math::isspacep(&space).ok_or_else(|| unsup(m))?, 1)
             }
             "selp" => {
                 self.one_type(i, m)?;
@@ -1319,7 +1357,7 @@ impl FuncDecoder<'_> {
         let nsrc = match opc {
             "abs" | "neg" | "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" | "rcp" | "sqrt"
             | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => 1,
-            "mad" | "fma" | "bfe" | "mad24" => 3,
+            "mad" | "fma" | "bfe" | "mad24" | "sad" => 3,
             "bfi" => 4,
             _ => 2,
         };
@@ -1470,7 +1508,7 @@ impl FuncDecoder<'_> {
         let is_st = i.opcode == "st";
         let mut space = Self::space(m).unwrap_or(Space::Generic);
         m.drop_hints();
-        if m.take("L1") || m.take("L2") {
+        if m.list.iter().any(|x| x.contains("::")) {
             return Err(unsup(m));
         }
         let n = match m.take_any(&["v2", "v4"]).as_deref() {

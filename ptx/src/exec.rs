@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::decode::{
     AtomOp, BarKind, BoolOp, Dst, Op, Program, ReduxOp, ShflMode, Space, Src, Sreg, VoteMode,
 };
-use crate::math::{self, Lanes, Ty};
+use crate::math::{self, Lanes, Ty, WarpFn};
 use crate::{Access, FaultKind, HostSpan, KernelFault, Launch, Memory, Module, Stats};
 use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
@@ -714,6 +714,11 @@ impl<'a> BlockCtx<'a> {
     fn sreg(&self, w: &Warp, s: Sreg, out: &mut Lanes) {
         let [bx, by, bz] = self.launch.block;
         match s {
+            Sreg::Tid(0) if by == 1 && bz == 1 => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = (w.id * 32 + l as u32) as u64;
+                }
+            }
             Sreg::Tid(d) => {
                 for (l, o) in out.iter_mut().enumerate() {
                     let lin = w.id * 32 + l as u32;
@@ -797,25 +802,60 @@ impl<'a> BlockCtx<'a> {
         }
     }
 
+    /// An ALU instruction; with every lane active and a register destination the lane
+    /// function writes the register file directly.
+    #[inline(always)]
+    fn alu(&self, w: &mut Warp, f: WarpFn, d: Dst, s: &[Src; 4], n: u8, emask: u32) {
+        let (mut a, mut b, mut c, mut e) = ([0u64; 32], [0u64; 32], [0u64; 32], [0u64; 32]);
+        self.fetch(w, s[0], &mut a);
+        if n > 1 {
+            self.fetch(w, s[1], &mut b);
+        }
+        if n > 2 {
+            self.fetch(w, s[2], &mut c);
+        }
+        if n > 3 {
+            self.fetch(w, s[3], &mut e);
+        }
+        if let (Dst::Reg(r), FULL) = (d, emask) {
+            let r = r as usize * 32;
+            if let Ok(dst) = <&mut Lanes>::try_from(&mut w.regs[r..r + 32]) {
+                f(dst, &a, &b, &c, &e);
+                return;
+            }
+        }
+        let mut out = [0u64; 32];
+        f(&mut out, &a, &b, &c, &e);
+        write(w, d, &out, emask);
+    }
+
     fn exec(&mut self, w: &mut Warp, op: &Op, emask: u32, pc: u32) -> Result<(), Fault> {
+        match op {
+            Op::Alu { f, d, s, n } => {
+                self.alu(w, *f, *d, s, *n, emask);
+                return Ok(());
+            }
+            Op::Ld {
+                space,
+                ty,
+                n,
+                d,
+                addr,
+                off,
+            } => return self.load(w, *space, *ty, *n, d, *addr, *off, emask, pc),
+            Op::St {
+                space,
+                ty,
+                n,
+                v,
+                addr,
+                off,
+            } => return self.store(w, *space, *ty, *n, v, *addr, *off, emask, pc),
+            _ => {}
+        }
         let mut a = [0u64; 32];
         let mut out = [0u64; 32];
         match op {
-            Op::Alu { f, d, s, n } => {
-                let (mut b, mut c, mut e) = ([0u64; 32], [0u64; 32], [0u64; 32]);
-                self.fetch(w, s[0], &mut a);
-                if *n > 1 {
-                    self.fetch(w, s[1], &mut b);
-                }
-                if *n > 2 {
-                    self.fetch(w, s[2], &mut c);
-                }
-                if *n > 3 {
-                    self.fetch(w, s[3], &mut e);
-                }
-                f(&mut out, &a, &b, &c, &e);
-                write(w, *d, &out, emask);
-            }
             Op::Cvt { spec, d, a: src } => {
                 self.fetch(w, *src, &mut a);
                 math::cvt_lanes(spec, &mut out, &a);
@@ -1205,10 +1245,8 @@ impl<'a> BlockCtx<'a> {
             }
             _ => {
                 let write = access != Access::Read;
-                for s in w.tlb.iter().flatten() {
-                    if addr >= s.base && addr - s.base + size <= s.len && (!write || s.writable) {
-                        return Ok(Loc::Host(s.host.wrapping_add((addr - s.base) as usize)));
-                    }
+                if let Some(p) = tlb_lookup(w, addr, size, write) {
+                    return Ok(Loc::Host(p));
                 }
                 match self.mem.translate(addr, size, access) {
                     Ok(s)
@@ -1240,15 +1278,10 @@ impl<'a> BlockCtx<'a> {
     }
 
     fn read(&self, loc: &Loc, size: u64) -> u64 {
-        let from_slice = |s: &[u8], i: usize| {
-            let mut b = [0u8; 8];
-            b[..size as usize].copy_from_slice(&s[i..i + size as usize]);
-            u64::from_le_bytes(b)
-        };
         match *loc {
-            Loc::Shared(i) => from_slice(&self.shared, i),
-            Loc::Local(i) => from_slice(&self.local, i),
-            Loc::Param(i) => from_slice(self.launch.params, i),
+            Loc::Shared(i) => read_le(&self.shared, i, size),
+            Loc::Local(i) => read_le(&self.local, i, size),
+            Loc::Param(i) => read_le(self.launch.params, i, size),
             // Safety: `locate` got this pointer from `Memory::translate`, valid for `size`
             // bytes (the trait's contract), aligned as checked there.
             Loc::Host(p) => unsafe { host_read(p, size) },
@@ -1256,12 +1289,9 @@ impl<'a> BlockCtx<'a> {
     }
 
     fn write_mem(&mut self, loc: &Loc, size: u64, v: u64) {
-        let b = v.to_le_bytes();
         match *loc {
-            Loc::Shared(i) => {
-                self.shared[i..i + size as usize].copy_from_slice(&b[..size as usize])
-            }
-            Loc::Local(i) => self.local[i..i + size as usize].copy_from_slice(&b[..size as usize]),
+            Loc::Shared(i) => write_le(&mut self.shared, i, size, v),
+            Loc::Local(i) => write_le(&mut self.local, i, size, v),
             Loc::Param(_) => {}
             // Safety: as in `read`, and `locate` asked for write access.
             Loc::Host(p) => unsafe { host_write(p, size, v) },
@@ -1284,6 +1314,58 @@ impl<'a> BlockCtx<'a> {
         let mut base = [0u64; 32];
         self.fetch(w, addr, &mut base);
         let size = ty.bytes() as u64;
+        if n == 1 && space == Space::KParam {
+            if let Src::Imm(a) = addr {
+                // Every lane reads the same parameter: read it once.
+                let a = a.wrapping_add(off as u64);
+                let lane = emask.trailing_zeros();
+                let loc = self.locate(w, space, a, size, Access::Read, lane, pc)?;
+                let v = extend(self.read(&loc, size), ty);
+                write(w, d[0], &[v; 32], emask);
+                return Ok(());
+            }
+        }
+        if n == 1 {
+            if let Some(done) = self.load_block(w, space, ty, d[0], &base, off, emask) {
+                return done;
+            }
+        }
+        if n == 1 {
+            // The common case, kept short: scalar loads hitting the warp's translation
+            // cache or the block's shared memory; anything else takes `locate`.
+            let mut out = [0u64; 32];
+            let mut m = emask;
+            while m != 0 {
+                let l = m.trailing_zeros();
+                m &= m - 1;
+                let a = base[l as usize].wrapping_add(off as u64);
+                let fast = if a % size != 0 {
+                    None
+                } else {
+                    match space {
+                        Space::Shared if a + size <= self.shared_limit => {
+                            Some(read_le(&self.shared, a as usize, size))
+                        }
+                        Space::Global | Space::Generic if a < SHARED_WINDOW => {
+                            // Safety: a pointer from `Memory::translate` for this range
+                            // (the cache checks it), aligned as checked above.
+                            tlb_lookup(w, a, size, false).map(|p| unsafe { host_read(p, size) })
+                        }
+                        _ => None,
+                    }
+                };
+                let raw = match fast {
+                    Some(v) => v,
+                    None => {
+                        let loc = self.locate(w, space, a, size, Access::Read, l, pc)?;
+                        self.read(&loc, size)
+                    }
+                };
+                out[l as usize] = extend(raw, ty);
+            }
+            write(w, d[0], &out, emask);
+            return Ok(());
+        }
         let mut vals = [[0u64; 32]; 4];
         let mut m = emask;
         while m != 0 {
@@ -1311,6 +1393,85 @@ impl<'a> BlockCtx<'a> {
         Ok(())
     }
 
+    /// A scalar load whose active lanes all fall, aligned, in one cached span of global
+    /// memory or in shared memory (coalesced accesses): one check, then a tight loop.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn load_block(
+        &self,
+        w: &mut Warp,
+        space: Space,
+        ty: Ty,
+        d: Dst,
+        base: &Lanes,
+        off: i64,
+        emask: u32,
+    ) -> Option<Result<(), Fault>> {
+        let size = ty.bytes() as u64;
+        let (lo, hi) = lane_range(base, off, emask, size)?;
+        let mut out = [0u64; 32];
+        match space {
+            Space::Global | Space::Generic if hi < SHARED_WINDOW => {
+                let p = tlb_lookup(w, lo, hi - lo + size, false)?;
+                for_lanes(emask, |l| {
+                    let a = base[l].wrapping_add(off as u64);
+                    // Safety: inside the span checked above (lo..=hi), aligned.
+                    out[l] = extend(
+                        unsafe { host_read(p.wrapping_add((a - lo) as usize), size) },
+                        ty,
+                    );
+                });
+            }
+            Space::Shared if hi + size <= self.shared_limit => {
+                for_lanes(emask, |l| {
+                    let a = base[l].wrapping_add(off as u64);
+                    out[l] = extend(read_le(&self.shared, a as usize, size), ty);
+                });
+            }
+            _ => return None,
+        }
+        write(w, d, &out, emask);
+        Some(Ok(()))
+    }
+
+    /// The store twin of `load_block`; false when the slow path must run.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn store_block(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        size: u64,
+        v: &Lanes,
+        base: &Lanes,
+        off: i64,
+        emask: u32,
+    ) -> bool {
+        let Some((lo, hi)) = lane_range(base, off, emask, size) else {
+            return false;
+        };
+        match space {
+            Space::Global | Space::Generic if hi < SHARED_WINDOW => {
+                let Some(p) = tlb_lookup(w, lo, hi - lo + size, true) else {
+                    return false;
+                };
+                for_lanes(emask, |l| {
+                    let a = base[l].wrapping_add(off as u64);
+                    // Safety: inside the writable span checked above, aligned.
+                    unsafe { host_write(p.wrapping_add((a - lo) as usize), size, v[l]) };
+                });
+            }
+            Space::Shared if hi + size <= self.shared_limit => {
+                for_lanes(emask, |l| {
+                    let a = base[l].wrapping_add(off as u64);
+                    write_le(&mut self.shared, a as usize, size, v[l]);
+                });
+            }
+            _ => return false,
+        }
+        true
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn store(
         &mut self,
@@ -1331,11 +1492,34 @@ impl<'a> BlockCtx<'a> {
         for k in 0..n as usize {
             self.fetch(w, v[k], &mut vals[k]);
         }
+        if n == 1 && self.store_block(w, space, size, &vals[0], &base, off, emask) {
+            return Ok(());
+        }
         let mut m = emask;
         while m != 0 {
             let l = m.trailing_zeros();
             m &= m - 1;
             let a0 = base[l as usize].wrapping_add(off as u64);
+            if n == 1 && a0 % size == 0 {
+                // The common case, kept short: scalar stores hitting the warp's
+                // translation cache or the block's shared memory.
+                let v = vals[0][l as usize];
+                match space {
+                    Space::Shared if a0 + size <= self.shared_limit => {
+                        write_le(&mut self.shared, a0 as usize, size, v);
+                        continue;
+                    }
+                    Space::Global | Space::Generic if a0 < SHARED_WINDOW => {
+                        if let Some(p) = tlb_lookup(w, a0, size, true) {
+                            // Safety: a writable span from `Memory::translate` covering
+                            // the access, aligned as checked.
+                            unsafe { host_write(p, size, v) };
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
             if n > 1 && a0 % (size * n as u64) != 0 {
                 let detail = format!(
                     "a {}-byte vector access must be {}-byte aligned",
@@ -1423,6 +1607,57 @@ fn combine(out: &mut Lanes, c: &Lanes, op: BoolOp) {
 }
 
 /// Sign- or zero-extends a loaded value per its type.
+/// A host pointer for `size` bytes at device address `addr` from the warp's cache of
+/// translated spans, if one covers it with the right access.
+#[inline(always)]
+fn tlb_lookup(w: &Warp, addr: u64, size: u64, write: bool) -> Option<*mut u8> {
+    for s in w.tlb.iter().flatten() {
+        if addr >= s.base && addr - s.base + size <= s.len && (!write || s.writable) {
+            return Some(s.host.wrapping_add((addr - s.base) as usize));
+        }
+    }
+    None
+}
+
+/// Lowest and highest address of the active lanes, when every one is aligned to `size`
+/// and none wraps around.
+#[inline(always)]
+fn lane_range(base: &Lanes, off: i64, emask: u32, size: u64) -> Option<(u64, u64)> {
+    if emask == 0 {
+        return None;
+    }
+    let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+    for (l, b) in base.iter().enumerate() {
+        if emask >> l & 1 != 0 {
+            let a = b.wrapping_add(off as u64);
+            lo = lo.min(a);
+            hi = hi.max(a);
+            bits |= a;
+        }
+    }
+    (bits % size == 0 && hi.checked_add(size).is_some()).then_some((lo, hi))
+}
+
+/// Little-endian value of `size` bytes at `i` (the caller checked the bounds).
+#[inline(always)]
+fn read_le(s: &[u8], i: usize, size: u64) -> u64 {
+    let get = |n: usize| s.get(i..i + n).unwrap_or(&[0u8; 8][..n]);
+    match size {
+        1 => get(1)[0] as u64,
+        2 => u16::from_le_bytes(get(2).try_into().unwrap_or_default()) as u64,
+        4 => u32::from_le_bytes(get(4).try_into().unwrap_or_default()) as u64,
+        _ => u64::from_le_bytes(get(8).try_into().unwrap_or_default()),
+    }
+}
+
+#[inline(always)]
+fn write_le(s: &mut [u8], i: usize, size: u64, v: u64) {
+    let n = size as usize;
+    if let Some(d) = s.get_mut(i..i + n) {
+        d.copy_from_slice(&v.to_le_bytes()[..n]);
+    }
+}
+
 fn extend(raw: u64, ty: Ty) -> u64 {
     match ty {
         Ty::S8 => raw as i8 as i64 as u64,

@@ -10,7 +10,7 @@
 //! | 0 | kind u16: 1 PTX, 2 ELF (SASS), 0x10 ELF too |
 //! | 4 | header size u32 |
 //! | 8 | padded payload size u64 |
-//! | 16 | payload size u32 (compressed size when compressed) |
+//! | 16 | compressed size u32 (0 when not compressed: the payload is the padded size) |
 //! | 28 | SM version u32 (90 for compute_90 / sm_90) |
 //! | 40 | flags u64: 0x2000 LZ4 raw block, 0x8000 zstd frame |
 //! | 56 | uncompressed size u64 |
@@ -146,12 +146,17 @@ pub fn entries(image: &[u8]) -> Result<Vec<Entry<'_>>, FatbinError> {
         if eh < 64 || eh > h.len() {
             return malformed(format!("entry at offset {at}: header size {eh}"));
         }
+        let compressed = flags & (FLAG_LZ4 | FLAG_ZSTD) != 0;
+        let psize = if compressed { psize as u64 } else { padded };
+        if psize > usize::MAX as u64 / 2 {
+            return malformed(format!("entry at offset {at}: payload size {psize}"));
+        }
         let Some(payload) = h.get(eh..eh.saturating_add(psize as usize)) else {
             return malformed(format!(
                 "entry at offset {at}: payload of {psize} bytes runs past the end"
             ));
         };
-        if padded < psize as u64 {
+        if padded < psize {
             return malformed(format!(
                 "entry at offset {at}: padded size {padded} < payload size {psize}"
             ));

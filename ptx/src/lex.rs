@@ -82,10 +82,16 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, LoadError> {
             continue;
         }
         let start = i;
-        let tok = if c == b'.' && b.get(i + 1).is_some_and(|&n| is_ident_start(n)) {
+        let tok = if c == b'.' && b.get(i + 1).is_some_and(|&n| is_ident_char(n)) {
             i += 1;
-            while i < b.len() && is_ident_char(b[i]) {
-                i += 1;
+            // `.L1::evict_last`: one modifier with its `::`.
+            while i < b.len()
+                && (is_ident_char(b[i])
+                    || b[i] == b':'
+                        && b.get(i + 1) == Some(&b':')
+                        && b.get(i + 2).is_some_and(|&n| is_ident_char(n)))
+            {
+                i += if b[i] == b':' { 2 } else { 1 };
             }
             Tok::Dot(src[start + 1..i].to_string())
         } else if is_ident_start(c) {

@@ -243,6 +243,15 @@ pub fn int_op(op: &str, ty: Ty) -> Option<WarpFn> {
                     0
                 },
         }),
+        "sad" => by_int!(ty, |a, b, c, e| {
+            let (x, y) = (a as T, b as T);
+            let d = if x > y {
+                (x as U).wrapping_sub(y as U)
+            } else {
+                (y as U).wrapping_sub(x as U)
+            };
+            d.wrapping_add(c as U) as u64
+        }),
         "min" => by_int!(ty, |a, b, c, e| std::cmp::min(a as T, b as T) as U as u64),
         "max" => by_int!(ty, |a, b, c, e| std::cmp::max(a as T, b as T) as U as u64),
         "abs" => by_int!(ty, |a, b, c, e| if (a as T) < (0 as T) {
@@ -395,6 +404,36 @@ pub fn pred_op(op: &str) -> Option<WarpFn> {
         "mov" => wf!(|a, b, c, e| a & 1),
         _ => return None,
     })
+}
+
+/// `isspacep.space`: 1 when a generic address lies in the space's window.
+pub fn isspacep(space: &str) -> Option<WarpFn> {
+    use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+    Some(match space {
+        "shared" => wf!(|a, b, c, e| (a.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE) as u64),
+        "local" => wf!(|a, b, c, e| (a.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE) as u64),
+        "param" => wf!(|a, b, c, e| (a.wrapping_sub(PARAM_WINDOW) < WINDOW_SIZE) as u64),
+        // Everything else in the generic space is global (const lives in device memory).
+        "global" | "const" => wf!(|a, b, c, e| (a < SHARED_WINDOW) as u64),
+        _ => return None,
+    })
+}
+
+/// `shf.{l,r}.{wrap,clamp}.b32 d, a, b, c`: funnel shift of the 64 bits b:a.
+pub fn shf(left: bool, clamp: bool) -> WarpFn {
+    match (left, clamp) {
+        (true, false) => wf!(|a, b, c, e| ((((b as u32 as u64) << 32 | a as u32 as u64)
+            << (c & 31))
+            >> 32) as u32 as u64),
+        (true, true) => wf!(|a, b, c, e| ((((b as u32 as u64) << 32 | a as u32 as u64)
+            << (c as u32).min(32))
+            >> 32) as u32 as u64),
+        (false, false) => wf!(
+            |a, b, c, e| (((b as u32 as u64) << 32 | a as u32 as u64) >> (c & 31)) as u32 as u64
+        ),
+        (false, true) => wf!(|a, b, c, e| (((b as u32 as u64) << 32 | a as u32 as u64)
+            >> (c as u32).min(32)) as u32 as u64),
+    }
 }
 
 pub fn mov() -> WarpFn {
@@ -679,8 +718,19 @@ pub fn f32_fma(a: f32, b: f32, c: f32, m: Rnd) -> f32 {
 
 pub fn f32_div(a: f32, b: f32, m: Rnd) -> f32 {
     let q = a / b;
-    if m == Rnd::N || !q.is_finite() || q == 0.0 && a == 0.0 {
+    if m == Rnd::N || q.is_nan() || q == 0.0 && a == 0.0 {
         return q;
+    }
+    if q.is_infinite() {
+        // Overflow of a finite quotient: directed modes stop at MAX on their side.
+        if a.is_infinite() || b == 0.0 {
+            return q;
+        }
+        return match (m, q > 0.0) {
+            (Rnd::Z, true) | (Rnd::M, true) => f32::MAX,
+            (Rnd::Z, false) | (Rnd::P, false) => f32::MIN,
+            _ => q,
+        };
     }
     // a - q*b is exact in f64 (48-bit product); its sign against b's is the residual's.
     let r = a as f64 - q as f64 * b as f64;
@@ -701,8 +751,20 @@ fn two_prod64(a: f64, b: f64) -> (f64, f64) {
     (p, a.mul_add(b, -p))
 }
 
+/// A directed mode's answer when a finite operation overflowed to infinity.
+fn overflow64(r: f64, m: Rnd) -> f64 {
+    match (m, r > 0.0) {
+        (Rnd::Z, true) | (Rnd::M, true) => f64::MAX,
+        (Rnd::Z, false) | (Rnd::P, false) => f64::MIN,
+        _ => r,
+    }
+}
+
 pub fn f64_add(a: f64, b: f64, m: Rnd) -> f64 {
     let (s, e) = two_sum64(a, b);
+    if m != Rnd::N && s.is_infinite() && a.is_finite() && b.is_finite() {
+        return overflow64(s, m);
+    }
     if m == Rnd::N || !s.is_finite() {
         return s;
     }
@@ -711,6 +773,9 @@ pub fn f64_add(a: f64, b: f64, m: Rnd) -> f64 {
 
 pub fn f64_mul(a: f64, b: f64, m: Rnd) -> f64 {
     let (p, e) = two_prod64(a, b);
+    if m != Rnd::N && p.is_infinite() && a.is_finite() && b.is_finite() {
+        return overflow64(p, m);
+    }
     if m == Rnd::N || !p.is_finite() {
         return p;
     }
@@ -719,8 +784,14 @@ pub fn f64_mul(a: f64, b: f64, m: Rnd) -> f64 {
 
 pub fn f64_div(a: f64, b: f64, m: Rnd) -> f64 {
     let q = a / b;
-    if m == Rnd::N || !q.is_finite() || q == 0.0 {
+    if m == Rnd::N || q.is_nan() || q == 0.0 {
         return q;
+    }
+    if q.is_infinite() {
+        if a.is_infinite() || b == 0.0 {
+            return q;
+        }
+        return overflow64(q, m);
     }
     let r = (-q).mul_add(b, a);
     directed64(q, sign_of(r) * sign_of(b), m)

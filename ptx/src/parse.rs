@@ -95,6 +95,84 @@ pub struct Ast {
     pub vars: Vec<VarDecl>,
 }
 
+/// Every opcode the decoder knows (each may still refuse some of its modifiers).
+const KNOWN_OPCODES: &[&str] = &[
+    "mov",
+    "add",
+    "sub",
+    "mul",
+    "mad",
+    "fma",
+    "div",
+    "rem",
+    "min",
+    "max",
+    "abs",
+    "neg",
+    "and",
+    "or",
+    "xor",
+    "not",
+    "cnot",
+    "shl",
+    "shr",
+    "popc",
+    "clz",
+    "brev",
+    "bfind",
+    "bfe",
+    "bfi",
+    "rcp",
+    "sqrt",
+    "rsqrt",
+    "ex2",
+    "lg2",
+    "sin",
+    "cos",
+    "tanh",
+    "copysign",
+    "mul24",
+    "mad24",
+    "sad",
+    "prmt",
+    "lop3",
+    "shf",
+    "isspacep",
+    "selp",
+    "setp",
+    "set",
+    "testp",
+    "cvt",
+    "cvta",
+    "ld",
+    "ldu",
+    "st",
+    "atom",
+    "red",
+    "bra",
+    "ret",
+    "exit",
+    "trap",
+    "brkpt",
+    "nanosleep",
+    "pmevent",
+    "call",
+    "membar",
+    "fence",
+    "prefetch",
+    "prefetchu",
+    "discard",
+    "applypriority",
+    "createpolicy",
+    "bar",
+    "barrier",
+    "shfl",
+    "vote",
+    "activemask",
+    "match",
+    "redux",
+];
+
 pub struct Parser<'a> {
     toks: &'a [Token],
     pos: usize,
@@ -675,6 +753,19 @@ impl<'a> Parser<'a> {
         while let Some(Tok::Dot(d)) = self.peek() {
             mods.push(d.clone());
             self.pos += 1;
+        }
+        if !KNOWN_OPCODES.contains(&opcode.as_str()) {
+            // Named before its operands are read: their syntax may be its own (`tex`).
+            let full = std::iter::once(opcode.as_str())
+                .chain(mods.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(".");
+            return Err(LoadError {
+                line,
+                column,
+                kind: LoadErrorKind::Unsupported,
+                message: format!("unsupported instruction `{full}`"),
+            });
         }
         let mut ops = Vec::new();
         if !self.eat_punct(';') {
