@@ -163,6 +163,13 @@ fn struct_layouts_enum_values_and_signatures_match_cuda_h() {
         if !typedefs.contains(&format!("*{pfn})")) {
             continue;
         }
+        // The export's own prototype in cuda.h is that typedef, exactly: the declaration
+        // paired the right symbol with the right version (the pass-through forwards with it).
+        let _ = writeln!(
+            c,
+            "    _Static_assert(__builtin_types_compatible_p(__typeof__(&{name}), {pfn}), \"{name} is not {pfn}\");",
+            name = e.name
+        );
         let mut args = String::new();
         for p in params {
             let _ = write!(
