@@ -34,6 +34,7 @@ TYPE_HEADERS = ["cuda.h", "cudaGL.h", "cudaEGL.h", "cudaVDPAU.h"]
 
 # Types of the window-system headers that cudaGL.h, cudaEGL.h and cudaVDPAU.h include
 # (GL/gl.h, EGL/egl.h, vdpau.h: not in the package), and of the missing cudaProfiler.h.
+# mock-driver/tests/header.rs compiles the headers over stand-ins with these types.
 PLATFORM_TYPES = {
     "GLuint": "::std::ffi::c_uint",
     "GLenum": "::std::ffi::c_uint",
