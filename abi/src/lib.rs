@@ -62,11 +62,6 @@ pub fn export(name: &str) -> Option<&'static Export> {
     EXPORTS.iter().find(|e| e.name == name)
 }
 
-pub type CUresult = u32;
-pub type CUdevice = i32;
-pub type CUdeviceptr = u64;
-pub type CUmemGenericAllocationHandle = u64;
-
 /// `CUmemLocation`: where an allocation lives, or which device an access grant is for.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
