@@ -118,7 +118,9 @@ class Types:
     """What each typedef name of the headers is: enough to map a parameter to Rust."""
 
     def __init__(self):
-        self.kind = {}  # name -> ("alias", target) | ("enum",) | ("struct", tag) | ("handle",) | ("fn", ret, params)
+        # name -> ("alias", target) | ("enum",) | ("struct", name) | ("handle", struct tag)
+        #         | ("fn", return type, parameters)
+        self.kind = {}
 
     def read(self, text):
         for st in statements(strip(text)):
