@@ -34,6 +34,8 @@ pub struct Options {
     pub cycles: usize,
     pub copy_mib: usize,
     pub many: usize,
+    /// Allocations in the batch pattern.
+    pub batch: usize,
 }
 
 pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
@@ -183,8 +185,10 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
         let many = scaling[&o.many.to_string()][k].as_f64().unwrap_or(f64::NAN);
         many / few
     };
+    let batch = batch(api, o.batch)?;
     Ok(json!({
         "driver": api.path,
+        "batch": batch,
         "cycle_2mib_us": cycle_us,
         "per_call_median_us": per_call,
         "copy": {
@@ -199,4 +203,266 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
         "many_vs_few": {"map": ratio("map_us"), "unmap": ratio("unmap_us"), "copy": ratio("copy_4k_us")},
         "reserve_64tib": "ok",
     }))
+}
+
+/// The calls the batch pattern times, in its order.
+pub const BATCH_CALLS: [&str; 6] = [
+    "cuMemCreate",
+    "cuMemMap",
+    "cuMemSetAccess",
+    "cuMemUnmap",
+    "cuMemRelease",
+    "cuMemAddressReserve+cuMemAddressFree",
+];
+
+/// An allocator growing before it shrinks: `n` times each of create all, map all, set
+/// access on all, unmap all, release all; then `n` reserve+free pairs. The pool of
+/// released memory cannot help here, unlike in the steady cycle. Medians per call, in
+/// microseconds; the pattern runs five times and each call's figure is the median of the
+/// five rounds' medians, so one slow round of a shared machine does not decide it.
+pub fn batch(api: &Api, n: usize) -> Result<serde_json::Value> {
+    let p = prop();
+    let d = rw();
+    let mut rounds: Vec<[f64; 6]> = Vec::new();
+    for _ in 0..5 {
+        let mut va = 0u64;
+        check!(api, cuMemAddressReserve(&mut va, n * G, 0, 0, 0));
+        let mut handles = vec![0u64; n];
+        let mut t: [Vec<Duration>; 6] = Default::default();
+        for h in handles.iter_mut() {
+            let t0 = Instant::now();
+            check!(api, cuMemCreate(h, G, &p, 0));
+            t[0].push(t0.elapsed());
+        }
+        for (i, h) in handles.iter().enumerate() {
+            let t0 = Instant::now();
+            check!(api, cuMemMap(va + (i * G) as u64, G, 0, *h, 0));
+            t[1].push(t0.elapsed());
+        }
+        for i in 0..n {
+            let t0 = Instant::now();
+            check!(api, cuMemSetAccess(va + (i * G) as u64, G, &d, 1));
+            t[2].push(t0.elapsed());
+        }
+        for i in 0..n {
+            let t0 = Instant::now();
+            check!(api, cuMemUnmap(va + (i * G) as u64, G));
+            t[3].push(t0.elapsed());
+        }
+        for h in &handles {
+            let t0 = Instant::now();
+            check!(api, cuMemRelease(*h));
+            t[4].push(t0.elapsed());
+        }
+        check!(api, cuMemAddressFree(va, n * G));
+        for _ in 0..n {
+            let mut r = 0u64;
+            let t0 = Instant::now();
+            check!(api, cuMemAddressReserve(&mut r, G, 0, 0, 0));
+            check!(api, cuMemAddressFree(r, G));
+            t[5].push(t0.elapsed());
+        }
+        let mut m = [0.0; 6];
+        for (k, v) in t.iter_mut().enumerate() {
+            m[k] = median(v);
+        }
+        rounds.push(m);
+    }
+    let mut out = serde_json::Map::new();
+    for (k, name) in BATCH_CALLS.iter().enumerate() {
+        let mut v: Vec<Duration> = rounds
+            .iter()
+            .map(|r| Duration::from_secs_f64(r[k] / 1e6))
+            .collect();
+        out.insert((*name).to_owned(), json!(median(&mut v)));
+    }
+    Ok(json!({ "allocations": n, "per_call_median_us": out }))
+}
+
+/// The mock's and a driver's batch figures side by side: each call's time on both, and
+/// how many times faster the mock is (the bar is 5, the goal 10).
+pub fn side_by_side(mock: &serde_json::Value, driver: &serde_json::Value) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    for name in BATCH_CALLS {
+        let m = mock["batch"]["per_call_median_us"][name].as_f64();
+        let d = driver["batch"]["per_call_median_us"][name].as_f64();
+        let speedup = match (m, d) {
+            (Some(m), Some(d)) if m > 0.0 => json!(d / m),
+            _ => serde_json::Value::Null,
+        };
+        out.insert(
+            name.to_owned(),
+            json!({"mock_us": m, "driver_us": d, "mock_faster_by": speedup}),
+        );
+    }
+    serde_json::Value::Object(out)
+}
+
+/// A long run of an allocator-like workload: the live set grows and shrinks in waves
+/// (allocations of 2 to 32 MiB, each mapped, granted, a page of it written and read
+/// back), and every second the process's host footprint and the calls' times are
+/// sampled. What it shows: whether host memory, fds and mappings follow the live set
+/// (and come back down) and whether call times stay flat over minutes.
+pub fn soak(api: &Api, seconds: u64, max_live: usize) -> Result<serde_json::Value> {
+    check!(api, cuInit(0));
+    let mut ctx = std::ptr::null_mut();
+    check!(api, cuDevicePrimaryCtxRetain(&mut ctx, 0));
+    check!(api, cuCtxSetCurrent(ctx));
+    let p = prop();
+    let d = rw();
+    // One reservation per allocation, as PyTorch's expandable segments and cuda-core do
+    // per segment: the address space churns too.
+    struct Live {
+        va: u64,
+        h: u64,
+        size: usize,
+        seed: u8,
+    }
+    let mut live: Vec<Live> = Vec::new();
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let start = Instant::now();
+    let mut samples = Vec::new();
+    let mut times: [Vec<Duration>; 4] = Default::default(); // grow, shrink, write, read
+    let mut ops = 0u64;
+    let mut peak_live_bytes = 0usize;
+    let mut second = 1;
+    let page = [0u8; 4096];
+    let mut back = [0u8; 4096];
+    while start.elapsed() < Duration::from_secs(seconds) {
+        // The target follows a wave: 30 s from empty to full and back.
+        let phase = start.elapsed().as_secs_f64() / 30.0 * std::f64::consts::PI;
+        let target = ((phase.sin().abs()) * max_live as f64) as usize;
+        let grow = live.len() < target || (live.len() == target && next() % 2 == 0);
+        if grow || live.is_empty() {
+            let size = G * (1 + (next() % 16) as usize);
+            let t0 = Instant::now();
+            let (mut va, mut h) = (0u64, 0u64);
+            check!(api, cuMemAddressReserve(&mut va, size, 0, 0, 0));
+            check!(api, cuMemCreate(&mut h, size, &p, 0));
+            check!(api, cuMemMap(va, size, 0, h, 0));
+            check!(api, cuMemSetAccess(va, size, &d, 1));
+            times[0].push(t0.elapsed());
+            let seed = next() as u8;
+            let data: Vec<u8> = (0..page.len())
+                .map(|i| seed.wrapping_add(i as u8))
+                .collect();
+            let t0 = Instant::now();
+            check!(api, cuMemcpyHtoD_v2(va, data.as_ptr().cast(), data.len()));
+            times[2].push(t0.elapsed());
+            live.push(Live { va, h, size, seed });
+        } else {
+            let i = (next() % live.len() as u64) as usize;
+            let l = live.swap_remove(i);
+            let t0 = Instant::now();
+            check!(
+                api,
+                cuMemcpyDtoH_v2(back.as_mut_ptr().cast(), l.va, back.len())
+            );
+            times[3].push(t0.elapsed());
+            if back
+                .iter()
+                .enumerate()
+                .any(|(i, b)| *b != l.seed.wrapping_add(i as u8))
+            {
+                bail!(
+                    "the data read back from {:#x} differs from what was written",
+                    l.va
+                );
+            }
+            let t0 = Instant::now();
+            check!(api, cuCtxSynchronize());
+            check!(api, cuMemUnmap(l.va, l.size));
+            check!(api, cuMemRelease(l.h));
+            check!(api, cuMemAddressFree(l.va, l.size));
+            times[1].push(t0.elapsed());
+        }
+        ops += 1;
+        let live_bytes: usize = live.iter().map(|l| l.size).sum();
+        peak_live_bytes = peak_live_bytes.max(live_bytes);
+        if start.elapsed() >= Duration::from_secs(second) {
+            let (rss, shmem) = host_memory();
+            let med = |v: &mut Vec<Duration>| {
+                let m = if v.is_empty() { 0.0 } else { median(v) };
+                v.clear();
+                m
+            };
+            samples.push(json!({
+                "second": second,
+                "live_allocations": live.len(),
+                "live_mib": live_bytes >> 20,
+                "touched_mib": (live.len() * page.len()) as f64 / (1 << 20) as f64,
+                "rss_mib": rss as f64 / (1 << 20) as f64,
+                "rss_shmem_mib": shmem as f64 / (1 << 20) as f64,
+                "fds": count_entries("/proc/self/fd"),
+                "mappings": count_lines("/proc/self/maps"),
+                "ops": ops,
+                "grow_us": med(&mut times[0]),
+                "shrink_us": med(&mut times[1]),
+                "write_4k_us": med(&mut times[2]),
+                "read_4k_us": med(&mut times[3]),
+            }));
+            second += 1;
+        }
+        let _ = &page;
+    }
+    for l in live.drain(..) {
+        check!(api, cuMemUnmap(l.va, l.size));
+        check!(api, cuMemRelease(l.h));
+        check!(api, cuMemAddressFree(l.va, l.size));
+    }
+    let (rss, shmem) = host_memory();
+    let column = |k: &str| -> Vec<f64> { samples.iter().filter_map(|s| s[k].as_f64()).collect() };
+    let max = |v: Vec<f64>| v.into_iter().fold(0.0, f64::max);
+    Ok(json!({
+        "driver": api.path,
+        "seconds": seconds,
+        "ops": ops,
+        "peak_live_mib": peak_live_bytes >> 20,
+        "peak": {
+            "rss_mib": max(column("rss_mib")),
+            "rss_shmem_mib": max(column("rss_shmem_mib")),
+            "fds": max(column("fds")),
+            "mappings": max(column("mappings")),
+            "grow_us": max(column("grow_us")),
+            "shrink_us": max(column("shrink_us")),
+        },
+        "after_release_all": {
+            "rss_mib": rss as f64 / (1 << 20) as f64,
+            "rss_shmem_mib": shmem as f64 / (1 << 20) as f64,
+            "fds": count_entries("/proc/self/fd"),
+            "mappings": count_lines("/proc/self/maps"),
+        },
+        "samples": samples,
+    }))
+}
+
+/// (VmRSS, RssShmem) of this process in bytes: resident memory, and the part of it that
+/// is shared memory (the mock's device memory is memfd pages).
+fn host_memory() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("RssShmem:"))
+}
+
+fn count_entries(dir: &str) -> usize {
+    std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0)
+}
+
+fn count_lines(file: &str) -> usize {
+    std::fs::read_to_string(file)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
 }

@@ -15,6 +15,8 @@
 //! `2MiB`), earlier names and `+ - * /` (`va+2*g`, `4g` is `4*g`). `child { ... }` runs
 //! its steps in a second process. See `docs/case-format.md` for every operation.
 
+use crate::ops::{self, Op};
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -33,17 +35,19 @@ pub struct Case {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
     pub line: usize,
+    /// The step as shown in transcripts.
     pub source: String,
     pub bind: Option<String>,
-    pub op: String,
-    pub args: Vec<Arg>,
+    /// The operation's name as written (`map`), or `child` for a `child { }` block.
+    pub operation: &'static str,
+    /// The operation with its arguments, checked and typed.
+    pub op: Op,
     pub expect: Option<Expect>,
-    /// Steps of a `child { }` block, run in a second process.
-    pub child: Option<Vec<Step>>,
 }
 
+/// An argument as written: positional or `key=value`, with its column.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Arg {
+pub struct RawArg {
     pub key: Option<String>,
     pub value: String,
     pub col: usize,
@@ -75,108 +79,13 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// Every operation a case may use, with its positional parameters and keys, so that a
-/// typo is a parse error at its column and not a failure at run time.
-pub const OPS: &[(&str, &[&str], &[&str])] = &[
-    // (op, positional, keys)
-    ("init", &["flags?"], &[]),
-    ("driver-version", &[], &[]),
-    ("device-count", &[], &[]),
-    ("device", &["ordinal"], &[]),
-    ("device-name", &["device"], &[]),
-    ("attribute", &["name", "device"], &[]),
-    ("total-mem", &["device"], &[]),
-    ("uuid", &["device"], &[]),
-    ("pci-bus-id", &["device"], &[]),
-    ("can-access-peer", &["device", "peer"], &[]),
-    ("primary-retain", &["device"], &[]),
-    ("primary-release", &["device"], &[]),
-    ("primary-reset", &["device"], &[]),
-    ("primary-state", &["device"], &[]),
-    ("primary-set-flags", &["device", "flags"], &[]),
-    ("ctx-create", &["device"], &["flags", "version"]),
-    ("ctx-destroy", &["ctx"], &[]),
-    ("set-current", &["ctx"], &[]),
-    ("get-current", &[], &[]),
-    ("push", &["ctx"], &[]),
-    ("pop", &[], &[]),
-    ("ctx-device", &[], &[]),
-    ("synchronize", &[], &[]),
-    ("enable-peer", &["ctx"], &["flags"]),
-    ("disable-peer", &["ctx"], &[]),
-    (
-        "granularity",
-        &["option"],
-        &[
-            "device",
-            "location",
-            "handle-types",
-            "prop",
-            "type",
-            "compression",
-        ],
-    ),
-    ("reserve", &["size"], &["align", "hint", "flags", "out"]),
-    ("address-free", &["addr", "size"], &[]),
-    (
-        "create",
-        &["size"],
-        &[
-            "device",
-            "type",
-            "location",
-            "handle-types",
-            "flags",
-            "compression",
-            "prop",
-            "out",
-        ],
-    ),
-    ("release", &["handle"], &[]),
-    ("map", &["addr"], &["size", "offset", "handle", "flags"]),
-    ("unmap", &["addr", "size"], &[]),
-    ("set-access", &["addr", "size"], &["grant", "count", "desc"]),
-    ("get-access", &["addr"], &["device", "location", "out"]),
-    ("export", &["handle"], &["type", "flags", "out"]),
-    ("import", &["fd"], &["type"]),
-    ("retain", &["addr"], &["out"]),
-    ("props", &["handle"], &["out"]),
-    ("mem-info", &[], &[]),
-    ("alloc", &["size"], &[]),
-    ("mem-free", &["addr"], &[]),
-    (
-        "write",
-        &["addr"],
-        &["len", "seed", "value", "stream", "width"],
-    ),
-    (
-        "read",
-        &["addr"],
-        &["len", "seed", "value", "stream", "width", "data"],
-    ),
-    ("copy", &["dst", "src", "len"], &["stream", "unified"]),
-    ("memset", &["addr", "count", "value"], &["width", "stream"]),
-    ("range", &["addr"], &[]),
-    ("pointer-attribute", &["name", "addr"], &[]),
-    ("pointer-attributes", &["names", "addr"], &[]),
-    ("stream-create", &[], &["flags"]),
-    ("stream-destroy", &["stream"], &[]),
-    ("stream-sync", &["stream"], &[]),
-    ("event-create", &[], &["flags"]),
-    ("event-record", &["event", "stream"], &[]),
-    ("event-sync", &["event"], &[]),
-    ("event-destroy", &["event"], &[]),
-    ("proc", &["name"], &["version", "flags", "status"]),
-    ("error-name", &["code"], &[]),
-    ("error-string", &["code"], &[]),
-    ("host-touch", &["addr"], &[]),
-    ("devnull", &[], &[]),
-    ("pipe", &[], &[]),
-    ("closed-fd", &[], &[]),
-    ("close", &["fd"], &[]),
-    ("fd-cloexec", &["fd"], &[]),
-    ("diverges", &["reason"], &[]),
-    ("requires", &[], &["devices"]),
+/// A step's error before it has a file and line: its column and what was expected.
+pub type Bad = (usize, String);
+
+/// The directives that describe the case rather than run a step.
+const DIRECTIVES: &[ops::Spec] = &[
+    ops::Spec::new("diverges", &["reason"], &[]),
+    ops::Spec::new("requires", &[], &["devices"]),
 ];
 
 pub fn parse_file(path: &Path) -> Result<Case, ParseError> {
@@ -191,7 +100,7 @@ pub fn parse_file(path: &Path) -> Result<Case, ParseError> {
 
 pub fn parse(path: &Path, text: &str) -> Result<Case, ParseError> {
     let file = path.display().to_string();
-    let err = |line: usize, col: usize, message: String| ParseError {
+    let err = |line: usize, (col, message): Bad| ParseError {
         file: file.clone(),
         line,
         col,
@@ -199,7 +108,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Case, ParseError> {
     };
     let mut description = Vec::new();
     let mut seen_step = false;
-    let mut stack: Vec<(usize, Vec<Step>)> = vec![(0, Vec::new())];
+    // The open blocks: the root, and a `child {` with its line and the names bound
+    // before it (what the child binds is its own).
+    let mut stack: Vec<(usize, Vec<Step>, HashSet<String>)> = vec![(0, Vec::new(), HashSet::new())];
+    let mut bound: HashSet<String> = HashSet::new();
     let mut diverges = Vec::new();
     let mut devices = 1;
     for (i, raw) in text.lines().enumerate() {
@@ -212,57 +124,54 @@ pub fn parse(path: &Path, text: &str) -> Result<Case, ParseError> {
             continue;
         }
         seen_step = true;
-        let tokens = tokenize(code).map_err(|(col, m)| err(lineno, col, m))?;
+        let tokens = tokenize(code).map_err(|b| err(lineno, b))?;
         if tokens.len() == 2 && tokens[0].1 == "child" && tokens[1].1 == "{" {
             if stack.len() > 1 {
-                return Err(err(lineno, tokens[0].0, "child blocks do not nest".into()));
+                return Err(err(
+                    lineno,
+                    (tokens[0].0, "child blocks do not nest".into()),
+                ));
             }
-            stack.push((lineno, Vec::new()));
+            stack.push((lineno, Vec::new(), bound.clone()));
             continue;
         }
         if tokens.len() == 1 && tokens[0].1 == "}" {
             if stack.len() == 1 {
-                return Err(err(lineno, tokens[0].0, "`}` without `child {`".into()));
+                return Err(err(lineno, (tokens[0].0, "`}` without `child {`".into())));
             }
-            let (open, steps) = stack.pop().expect("checked");
+            let (open, steps, before) = stack.pop().expect("checked");
+            bound = before;
             stack.last_mut().expect("root").1.push(Step {
                 line: open,
                 source: "child".into(),
                 bind: None,
-                op: "child".into(),
-                args: Vec::new(),
+                operation: "child",
+                op: Op::Child(steps),
                 expect: None,
-                child: Some(steps),
             });
             continue;
         }
-        let step =
-            parse_step(lineno, code.trim_end(), &tokens).map_err(|(col, m)| err(lineno, col, m))?;
-        match step.op.as_str() {
-            "diverges" => diverges.push(step.args[0].value.clone()),
-            "requires" => {
-                let v = &step.args[0];
-                devices = v.value.parse().map_err(|_| {
-                    err(
-                        lineno,
-                        v.col,
-                        format!("expected a device count, found `{}`", v.value),
-                    )
-                })?;
+        match parse_line(&tokens, &bound).map_err(|b| err(lineno, b))? {
+            Line::Diverges(reason) => diverges.push(reason),
+            Line::Requires(n) => devices = n,
+            Line::Step(mut step) => {
+                step.line = lineno;
+                if let Some(name) = &step.bind {
+                    bound.insert(name.clone());
+                }
+                stack.last_mut().expect("root").1.push(*step);
             }
-            _ => stack.last_mut().expect("root").1.push(step),
         }
     }
     if stack.len() > 1 {
         return Err(err(
             stack[1].0,
-            1,
-            "`child {` is never closed with `}`".into(),
+            (1, "`child {` is never closed with `}`".into()),
         ));
     }
     let steps = stack.pop().expect("root").1;
     if steps.is_empty() {
-        return Err(err(1, 1, "a case needs at least one step".into()));
+        return Err(err(1, (1, "a case needs at least one step".into())));
     }
     Ok(Case {
         name: path
@@ -290,7 +199,7 @@ fn split_comment(line: &str) -> (&str, Option<&str>) {
 }
 
 /// Splits on whitespace, keeping "quoted strings" whole; each token with its column.
-fn tokenize(code: &str) -> Result<Vec<(usize, String)>, (usize, String)> {
+fn tokenize(code: &str) -> Result<Vec<(usize, String)>, Bad> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut start = 0;
@@ -339,17 +248,19 @@ fn tokenize(code: &str) -> Result<Vec<(usize, String)>, (usize, String)> {
     Ok(out)
 }
 
-fn is_ident(s: &str) -> bool {
+pub(crate) fn is_ident(s: &str) -> bool {
     let mut c = s.chars();
     matches!(c.next(), Some(x) if x.is_ascii_alphabetic() || x == '_')
         && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
 }
 
-fn parse_step(
-    line: usize,
-    source: &str,
-    tokens: &[(usize, String)],
-) -> Result<Step, (usize, String)> {
+enum Line {
+    Step(Box<Step>),
+    Diverges(String),
+    Requires(u32),
+}
+
+fn parse_line(tokens: &[(usize, String)], bound: &HashSet<String>) -> Result<Line, Bad> {
     let mut i = 0;
     let mut bind = None;
     if tokens.len() >= 2 && tokens[1].1 == "=" {
@@ -368,57 +279,37 @@ fn parse_step(
             "expected an operation after `=`".into(),
         ));
     };
-    let Some(&(_, positional, keys)) = OPS.iter().find(|(name, _, _)| name == op) else {
+    let Some(spec) = ops::spec(op).or_else(|| DIRECTIVES.iter().find(|d| d.name == op)) else {
+        let mut names: Vec<&str> = ops::specs().map(|s| s.name).collect();
+        names.extend(DIRECTIVES.iter().map(|d| d.name));
         return Err((
             *op_col,
             format!(
                 "unknown operation `{op}`; expected one of: {}",
-                OPS.iter().map(|o| o.0).collect::<Vec<_>>().join(", ")
+                names.join(", ")
             ),
         ));
     };
     i += 1;
-    let mut args = Vec::new();
+    let mut args: Vec<RawArg> = Vec::new();
     let mut expect = None;
     while i < tokens.len() {
         let (col, tok) = &tokens[i];
         if tok == "->" {
-            let Some((rcol, result)) = tokens.get(i + 1) else {
-                return Err((*col, "expected a result name after `->`".into()));
-            };
-            if cumock_abi::result_code(result).is_none() && result != "ok" && result != "crash" {
-                return Err((
-                    *rcol,
-                    format!("expected a CUresult name after `->`, found `{result}`"),
-                ));
-            }
-            let mut outputs = Vec::new();
-            for (ocol, o) in &tokens[i + 2..] {
-                let Some((k, v)) = o.split_once('=') else {
-                    return Err((
-                        *ocol,
-                        format!("expected KEY=VALUE after the result, found `{o}`"),
-                    ));
-                };
-                outputs.push((k.to_owned(), v.to_owned()));
-            }
-            expect = Some(Expect {
-                result: result.clone(),
-                outputs,
-            });
+            expect = Some(parse_expect(*col, &tokens[i + 1..])?);
             break;
         }
         match tok.split_once('=') {
             Some((k, v)) if is_ident(&k.replace('-', "_")) && !k.is_empty() => {
-                if !keys.contains(&k) {
+                if !spec.keys.contains(&k) {
                     return Err((
                         *col,
                         format!(
                             "`{op}` takes no key `{k}`; its keys are: {}",
-                            if keys.is_empty() {
+                            if spec.keys.is_empty() {
                                 "none".to_string()
                             } else {
-                                keys.join(", ")
+                                spec.keys.join(", ")
                             }
                         ),
                     ));
@@ -426,13 +317,17 @@ fn parse_step(
                 if v.is_empty() {
                     return Err((*col + k.len() + 1, format!("expected a value after `{k}=`")));
                 }
-                args.push(Arg {
+                // Only grants add up; any other key given twice is a slip.
+                if k != "grant" && args.iter().any(|a| a.key.as_deref() == Some(k)) {
+                    return Err((*col, format!("`{k}=` is given twice")));
+                }
+                args.push(RawArg {
                     key: Some(k.to_owned()),
                     value: v.to_owned(),
                     col: *col,
                 });
             }
-            _ => args.push(Arg {
+            _ => args.push(RawArg {
                 key: None,
                 value: tok.clone(),
                 col: *col,
@@ -441,32 +336,56 @@ fn parse_step(
         i += 1;
     }
     let given = args.iter().filter(|a| a.key.is_none()).count();
-    let required = positional.iter().filter(|p| !p.ends_with('?')).count();
+    let required = spec.positional.iter().filter(|p| !p.ends_with('?')).count();
+    let end_col = tokens
+        .iter()
+        .take_while(|(_, t)| t != "->")
+        .last()
+        .map(|t| t.0 + t.1.len())
+        .unwrap_or(1);
     if given < required {
-        let missing = positional[given].trim_end_matches('?');
+        let missing = spec.positional[given].trim_end_matches('?');
         return Err((
-            tokens.last().map(|t| t.0 + t.1.len()).unwrap_or(1),
+            end_col,
             format!(
                 "`{op}` expects {required} argument(s) ({}); missing `{missing}`",
-                positional.join(", ")
+                spec.positional.join(", ")
             ),
         ));
     }
-    if given > positional.len() {
+    if given > spec.positional.len() {
         let extra = args
             .iter()
             .filter(|a| a.key.is_none())
-            .nth(positional.len())
+            .nth(spec.positional.len())
             .expect("counted");
         return Err((
             extra.col,
             format!(
                 "`{op}` takes {} positional argument(s); `{}` is one too many",
-                positional.len(),
+                spec.positional.len(),
                 extra.value
             ),
         ));
     }
+    let a = ops::Args::new(spec.name, &args, end_col, bound);
+    match spec.name {
+        "diverges" => return Ok(Line::Diverges(a.word(0).value.clone())),
+        "requires" => {
+            let n = a
+                .key("devices")
+                .ok_or((end_col, "`requires` needs devices=N".into()))?;
+            let devices = n.value.parse().map_err(|_| {
+                (
+                    n.col,
+                    format!("expected a device count, found `{}`", n.value),
+                )
+            })?;
+            return Ok(Line::Requires(devices));
+        }
+        _ => {}
+    }
+    let typed = ops::parse(spec.name, &a)?;
     // The step as shown in transcripts: its tokens before `->`, single-spaced, so that
     // realigning expectations in a case file does not change its transcript.
     let shown: Vec<String> = tokens
@@ -480,34 +399,54 @@ fn parse_step(
             }
         })
         .collect();
-    let _ = source;
-    Ok(Step {
-        line,
+    Ok(Line::Step(Box::new(Step {
+        line: 0,
         source: shown.join(" "),
         bind,
-        op: op.clone(),
-        args,
+        operation: spec.name,
+        op: typed,
         expect,
-        child: None,
+    })))
+}
+
+fn parse_expect(arrow_col: usize, rest: &[(usize, String)]) -> Result<Expect, Bad> {
+    let Some((rcol, result)) = rest.first() else {
+        return Err((arrow_col, "expected a result name after `->`".into()));
+    };
+    if cumock_abi::result_code(result).is_none() && result != "ok" && result != "crash" {
+        return Err((
+            *rcol,
+            format!("expected a CUresult name after `->`, found `{result}`"),
+        ));
+    }
+    let mut outputs = Vec::new();
+    for (ocol, o) in &rest[1..] {
+        let Some((k, v)) = o.split_once('=') else {
+            return Err((
+                *ocol,
+                format!("expected KEY=VALUE after the result, found `{o}`"),
+            ));
+        };
+        outputs.push((k.to_owned(), v.to_owned()));
+    }
+    Ok(Expect {
+        result: result.clone(),
+        outputs,
     })
 }
 
 impl Step {
-    pub fn positional(&self, i: usize) -> Option<&Arg> {
-        self.args.iter().filter(|a| a.key.is_none()).nth(i)
-    }
     /// The step is expected to crash the process (`-> crash`).
     pub fn expects_crash(&self) -> bool {
         self.expect.as_ref().is_some_and(|e| e.result == "crash")
     }
 
-    pub fn key(&self, k: &str) -> Option<&Arg> {
-        self.args.iter().find(|a| a.key.as_deref() == Some(k))
-    }
-    pub fn keys<'a>(&'a self, k: &'a str) -> impl Iterator<Item = &'a Arg> + 'a {
-        self.args
-            .iter()
-            .filter(move |a| a.key.as_deref() == Some(k))
+    /// The steps of a `child { }` block.
+    pub fn child(&self) -> Option<&[Step]> {
+        match &self.op {
+            Op::Child(steps) => Some(steps),
+            _ => None,
+        }
     }
 }
 
@@ -521,13 +460,13 @@ mod tests {
 
     #[test]
     fn steps_bindings_and_expectations() {
-        let c = p("# Partial maps.\ninit\nva = reserve 4*g align=2MiB\nmap va size=g handle=h -> CUDA_ERROR_NOT_SUPPORTED\n").unwrap();
+        let c = p("# Partial maps.\ninit\ng = granularity min\nh = create g\nva = reserve 4*g align=2MiB\nmap va size=g handle=h -> CUDA_ERROR_NOT_SUPPORTED\n").unwrap();
         assert_eq!(c.description, "Partial maps.");
-        assert_eq!(c.steps.len(), 3);
-        assert_eq!(c.steps[1].bind.as_deref(), Some("va"));
-        assert_eq!(c.steps[1].key("align").unwrap().value, "2MiB");
+        assert_eq!(c.steps.len(), 5);
+        assert_eq!(c.steps[3].bind.as_deref(), Some("va"));
+        assert_eq!(c.steps[3].operation, "reserve");
         assert_eq!(
-            c.steps[2].expect.as_ref().unwrap().result,
+            c.steps[4].expect.as_ref().unwrap().result,
             "CUDA_ERROR_NOT_SUPPORTED"
         );
     }
@@ -540,7 +479,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.devices, 2);
         assert_eq!(c.diverges, vec!["the real driver crashes"]);
-        assert_eq!(c.steps[1].child.as_ref().unwrap().len(), 1);
+        assert_eq!(c.steps[1].child().unwrap().len(), 1);
     }
 
     #[test]
@@ -548,12 +487,12 @@ mod tests {
         let e = p("init\nmapp va\n").unwrap_err();
         assert_eq!((e.line, e.col), (2, 1));
         assert!(e.message.contains("unknown operation `mapp`"));
-        let e = p("init\nmap va sise=g\n").unwrap_err();
-        assert_eq!((e.line, e.col), (2, 8));
+        let e = p("init\nva = reserve 2MiB\nmap va sise=g\n").unwrap_err();
+        assert_eq!((e.line, e.col), (3, 8));
         assert!(e.message.contains("no key `sise`"));
         let e = p("init -> CUDA_ERROR_NOPE\n").unwrap_err();
         assert_eq!(e.col, 9);
-        let e = p("unmap va\n").unwrap_err();
+        let e = p("va = reserve 2MiB\nunmap va\n").unwrap_err();
         assert!(e.message.contains("missing `size`"), "{}", e.message);
         let e = p("child {\ninit\n").unwrap_err();
         assert!(e.message.contains("never closed"));
@@ -563,6 +502,74 @@ mod tests {
             e.to_string(),
             "t.case:1:10: unterminated string: expected a closing `\"`"
         );
+    }
+
+    #[test]
+    fn arguments_are_typed_when_the_file_is_read() {
+        let pre = "init\ng = granularity min device=0\nva = reserve 4g\nh = create g\n";
+        let err = |step: &str| {
+            let e = p(&format!("{pre}{step}\n")).unwrap_err();
+            assert_eq!(e.line, 5, "{e}");
+            (e.col, e.message)
+        };
+        // A required key, missing: at the end of the step.
+        let (col, m) = err("map va handle=h");
+        assert_eq!((col, m.as_str()), (16, "`map` needs size="));
+        // A name no earlier step bound.
+        let (col, m) = err("map va size=g handle=hh");
+        assert_eq!(
+            (col, m.as_str()),
+            (22, "`hh` is not bound by an earlier step")
+        );
+        // Values of the wrong kind.
+        assert!(err("write va value=1 width=3")
+            .1
+            .contains("`width=` is one of 1, 2, 4, 8"));
+        assert!(err("memset va 1 0 width=4").1.contains("8, 16, 32"));
+        assert!(err("reserve g out=0")
+            .1
+            .contains("`out=` takes only `null`"));
+        assert!(err("read va len=4 data=yes").1.contains("only `skip`"));
+        assert!(err("set-access va g grant=0")
+            .1
+            .contains("expected DEVICE:FLAGS"));
+        assert!(err("set-access va g grant=0:rwx")
+            .1
+            .contains("expected one of none, r"));
+        assert!(err("get-access va location=moon")
+            .1
+            .contains("expected one of device, host"));
+        assert!(err("pointer-attribute colour va")
+            .1
+            .contains("not a pointer attribute"));
+        assert!(err("attribute NOPE 0")
+            .1
+            .contains("`NOPE` is not a device attribute"));
+        assert!(err("write va").1.contains("needs len=, or value="));
+        assert!(err("map va size=g size=g handle=h")
+            .1
+            .contains("given twice"));
+        assert!(err("reserve 4g+").1.contains("ends too soon"));
+        // Names bound inside a child block stay there.
+        let e = p("init\nchild {\n  x = devnull\n}\nclose x\n").unwrap_err();
+        assert_eq!(
+            (e.line, e.message.as_str()),
+            (5, "`x` is not bound by an earlier step")
+        );
+    }
+
+    #[test]
+    fn every_case_of_the_suite_parses() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
+        let mut n = 0;
+        for f in std::fs::read_dir(dir).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "case") {
+                parse_file(&f).unwrap_or_else(|e| panic!("{e}"));
+                n += 1;
+            }
+        }
+        assert!(n >= 100, "only {n} cases");
     }
 
     mod fuzz {

@@ -4,6 +4,25 @@
 use std::collections::HashMap;
 
 pub fn eval(text: &str, vars: &HashMap<String, u64>) -> Result<u64, String> {
+    evaluate(text, Some(vars))
+}
+
+/// Checks an expression's form without its names' values (at parse time), and returns
+/// the names it uses, so that the parser can say which of them no earlier step bound.
+pub fn check(text: &str) -> Result<Vec<String>, String> {
+    evaluate(text, None)?;
+    Ok(lex(text)?
+        .into_iter()
+        .filter_map(|t| match t {
+            Tok::Name(n) => Some(n),
+            _ => None,
+        })
+        .collect())
+}
+
+/// With `vars`, the value; without, only the form is checked: names stand for 1 and
+/// arithmetic wraps, so that only a malformed expression is an error.
+fn evaluate(text: &str, vars: Option<&HashMap<String, u64>>) -> Result<u64, String> {
     let tokens = lex(text)?;
     let mut p = Parser {
         tokens,
@@ -103,7 +122,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, String> {
 struct Parser<'a> {
     tokens: Vec<Tok>,
     pos: usize,
-    vars: &'a HashMap<String, u64>,
+    vars: Option<&'a HashMap<String, u64>>,
     text: &'a str,
 }
 
@@ -113,12 +132,15 @@ impl Parser<'_> {
         while let Some(Tok::Op(c @ ('+' | '-'))) = self.tokens.get(self.pos).cloned() {
             self.pos += 1;
             let r = self.product()?;
-            v = if c == '+' {
-                v.checked_add(r)
-            } else {
-                v.checked_sub(r)
-            }
-            .ok_or_else(|| format!("`{}` overflows", self.text))?;
+            v = match (c, self.vars) {
+                (_, None) => v.wrapping_add(r),
+                ('+', _) => v
+                    .checked_add(r)
+                    .ok_or_else(|| format!("`{}` overflows", self.text))?,
+                _ => v
+                    .checked_sub(r)
+                    .ok_or_else(|| format!("`{}` overflows", self.text))?,
+            };
         }
         Ok(v)
     }
@@ -128,12 +150,15 @@ impl Parser<'_> {
         while let Some(Tok::Op(c @ ('*' | '/'))) = self.tokens.get(self.pos).cloned() {
             self.pos += 1;
             let r = self.atom()?;
-            v = if c == '*' {
-                v.checked_mul(r)
-            } else {
-                v.checked_div(r)
-            }
-            .ok_or_else(|| format!("`{}` overflows or divides by zero", self.text))?;
+            v = match (c, self.vars) {
+                (_, None) => v.wrapping_mul(r),
+                ('*', _) => v
+                    .checked_mul(r)
+                    .ok_or_else(|| format!("`{}` overflows or divides by zero", self.text))?,
+                _ => v
+                    .checked_div(r)
+                    .ok_or_else(|| format!("`{}` overflows or divides by zero", self.text))?,
+            };
         }
         Ok(v)
     }
@@ -149,11 +174,13 @@ impl Parser<'_> {
             Tok::Num(n) => Ok(n),
             // `-1` is the two's complement, as C would pass it.
             Tok::Op('-') => Ok(self.atom()?.wrapping_neg()),
-            Tok::Name(n) => self
-                .vars
-                .get(&n)
-                .copied()
-                .ok_or_else(|| format!("`{n}` is not defined before this step")),
+            Tok::Name(n) => match self.vars {
+                None => Ok(1),
+                Some(vars) => vars
+                    .get(&n)
+                    .copied()
+                    .ok_or_else(|| format!("`{n}` is not defined before this step")),
+            },
             Tok::Op('(') => {
                 let v = self.sum()?;
                 match self.tokens.get(self.pos) {
@@ -209,6 +236,17 @@ mod tests {
         assert_eq!(eval("-1", &vars).unwrap(), u64::MAX);
         assert!(eval("g+", &vars).is_err());
         assert!(eval("g $", &vars).is_err());
+    }
+
+    #[test]
+    fn checking_finds_the_form_and_the_names() {
+        assert_eq!(check("va+2*g").unwrap(), vec!["va", "g"]);
+        assert_eq!(check("4g-8g").unwrap(), vec!["g", "g"]);
+        assert!(check("0x10").unwrap().is_empty());
+        assert!(check("g+").is_err());
+        assert!(check("(g").is_err());
+        assert!(check("g $").is_err());
+        assert!(check("").is_err());
     }
 
     #[test]

@@ -1,21 +1,12 @@
 //! `cumock`: runs case files against the mock or any libcuda.so.1, records goldens,
 //! diffs transcripts, and runs programs on the mock.
 
-mod bench;
-mod case;
-mod diff;
-mod driver;
-mod exec;
-mod expr;
-mod message;
-mod profile;
-mod runner;
-mod trace2case;
-mod transcript;
+use cumock::runner::{cases_root, load_cases, run_suite, write_transcripts};
+use cumock::{bench, diff, driver, message, profile, report, runner, trace2case};
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use message::{CaseResult, Status};
+use message::Status;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -133,6 +124,21 @@ enum Command {
         /// Live mappings in the "many" measurement.
         #[arg(long, default_value_t = 100_000)]
         many: usize,
+        /// Allocations in the batch pattern (create all, map all, set access on all,
+        /// unmap all, release all; then as many reserve+free pairs).
+        #[arg(long, default_value_t = 200)]
+        batch: usize,
+        /// Instead of the benchmark: an allocator-like workload growing and shrinking for
+        /// this many seconds, sampling host memory, fds, mappings and call times.
+        #[arg(long)]
+        soak: Option<u64>,
+        /// Most allocations live at once in the soak.
+        #[arg(long, default_value_t = 2000)]
+        soak_live: usize,
+        /// Runs in this process on this library only (what the parent runs in a child
+        /// for the mock and for --driver).
+        #[arg(long, hide = true)]
+        library: Option<String>,
     },
     /// Run a program on the real driver through the pass-through library, recording its
     /// VMM calls (and those around them) as a trace of JSON lines.
@@ -158,6 +164,22 @@ enum Command {
     },
     /// Print the path of the mock library (a folder holding libcuda.so.1 and libcuda.so).
     LibPath,
+    /// The conformance matrix as one HTML page: every case (rows) on the mock and in
+    /// every golden set (columns), each cell linked to its step-by-step differences.
+    Report {
+        /// The page to write.
+        out: PathBuf,
+        /// More golden sets: a folder of transcripts, or a folder of such folders.
+        #[arg(long)]
+        goldens: Vec<PathBuf>,
+        /// Cases (files or folders; default: the suite in cases/).
+        #[arg(long)]
+        cases: Vec<PathBuf>,
+        #[arg(long)]
+        jobs: Option<usize>,
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+    },
     #[command(name = "__case", hide = true)]
     Case {
         #[arg(long)]
@@ -370,22 +392,64 @@ fn real_main(cli: Cli) -> Result<i32> {
             cycles,
             copy_mib,
             many,
+            batch,
+            soak,
+            soak_live,
+            library,
         } => {
-            let path = match driver {
-                Some(d) => d,
-                None => mock_library()?.display().to_string(),
+            if let Some(path) = library {
+                let api = driver::Api::load(&path)?;
+                let report = match soak {
+                    Some(seconds) => bench::soak(&api, seconds, soak_live)?,
+                    None => bench::run(
+                        &api,
+                        &bench::Options {
+                            cycles,
+                            copy_mib,
+                            many,
+                            batch,
+                        },
+                    )?,
+                };
+                println!("{}", serde_json::to_string_pretty(&report)?);
+                std::mem::forget(api);
+                return Ok(0);
+            }
+            // Each library runs in a child of its own, so the mock and a real driver never
+            // share a process (nor its fds, mappings and memory, which the soak reports).
+            let run_on = |lib: &str| -> Result<serde_json::Value> {
+                let mut cmd = std::process::Command::new(std::env::current_exe()?);
+                cmd.args(["bench", "--library", lib])
+                    .args(["--cycles", &cycles.to_string()])
+                    .args(["--copy-mib", &copy_mib.to_string()])
+                    .args(["--many", &many.to_string()])
+                    .args(["--batch", &batch.to_string()])
+                    .args(["--soak-live", &soak_live.to_string()])
+                    .stderr(std::process::Stdio::inherit());
+                if let Some(s) = soak {
+                    cmd.args(["--soak", &s.to_string()]);
+                }
+                let out = cmd.output()?;
+                if !out.status.success() {
+                    bail!("the benchmark on {lib} failed ({})", out.status);
+                }
+                serde_json::from_slice(&out.stdout)
+                    .with_context(|| format!("reading the benchmark's report on {lib}"))
             };
-            let api = driver::Api::load(&path)?;
-            let report = bench::run(
-                &api,
-                &bench::Options {
-                    cycles,
-                    copy_mib,
-                    many,
-                },
-            )?;
+            let mock = run_on(&mock_library()?.display().to_string())?;
+            let report = match driver {
+                None => mock,
+                Some(d) => {
+                    let real = run_on(&d)?;
+                    let side = if soak.is_none() {
+                        bench::side_by_side(&mock, &real)
+                    } else {
+                        serde_json::Value::Null
+                    };
+                    serde_json::json!({"batch_side_by_side": side, "mock": mock, "driver": real})
+                }
+            };
             println!("{}", serde_json::to_string_pretty(&report)?);
-            std::mem::forget(api);
             Ok(0)
         }
         Command::Trace {
@@ -417,35 +481,41 @@ fn real_main(cli: Cli) -> Result<i32> {
             println!("{}", mock_library()?.parent().expect("a folder").display());
             Ok(0)
         }
+        Command::Report {
+            out,
+            goldens,
+            cases,
+            jobs,
+            timeout,
+        } => {
+            let suite = load_cases(&cases)?;
+            let root = cases_root(&cases).join("goldens");
+            let reference = root.join(DEFAULT_GOLDEN);
+            let target = runner::Target {
+                driver: mock_library()?,
+                is_mock: true,
+                timeout: Duration::from_secs(timeout),
+            };
+            let mock = run_suite(
+                &suite,
+                &target,
+                reference.is_dir().then_some(&*reference),
+                jobs,
+            )?;
+            let sets = report::golden_sets(&root, &goldens)?;
+            let matrix = report::build(&suite, &mock, &sets, Some(DEFAULT_GOLDEN));
+            std::fs::write(&out, matrix.html("cumock conformance matrix"))
+                .with_context(|| format!("writing {}", out.display()))?;
+            eprint!("{}", matrix.summary());
+            eprintln!("cumock: wrote {}", out.display());
+            Ok(0)
+        }
         Command::Case { driver, case } => {
-            let c = case::parse_file(&case)?;
-            let end = run_in_process(&driver, &c, |exec, c| {
-                if c.devices > 1 && !enough_devices(&driver, c.devices)? {
-                    return Ok(Some(transcript::Outcome::Skipped {
-                        reason: format!("needs {} devices", c.devices),
-                    }));
-                }
-                exec.run(&c.steps).map(|_| None)
-            });
-            print_end(end);
+            runner::case_process(&driver, &case)?;
             Ok(0)
         }
         Command::Child { driver, line, case } => {
-            let c = case::parse_file(&case)?;
-            let steps = c
-                .steps
-                .iter()
-                .find(|s| s.line == line)
-                .and_then(|s| s.child.clone())
-                .ok_or_else(|| anyhow!("no child block at line {line}"))?;
-            let vars: std::collections::HashMap<String, u64> = serde_json::from_str(
-                &std::env::var("CUMOCK_CHILD_VARS").unwrap_or_else(|_| "{}".into()),
-            )?;
-            let end = run_in_process(&driver, &c, move |exec, _| {
-                exec.adopt(vars);
-                exec.run(&steps).map(|_| None)
-            });
-            print_end(end);
+            runner::child_process(&driver, &case, line)?;
             Ok(0)
         }
     }
@@ -461,164 +531,6 @@ fn program_with_library(program: &[String], dir: &Path) -> std::process::Command
     };
     cmd.env("LD_LIBRARY_PATH", ld);
     cmd
-}
-
-fn enough_devices(driver: &str, need: u32) -> Result<bool> {
-    let api = driver::Api::load(driver)?;
-    let (init, count) = (
-        api.cuInit.ok_or_else(|| anyhow!("no cuInit"))?,
-        api.cuDeviceGetCount
-            .ok_or_else(|| anyhow!("no cuDeviceGetCount"))?,
-    );
-    let mut n = 0;
-    // Safety: plain calls with an out-pointer to a local.
-    let ok = unsafe { init(0) == 0 && count(&mut n) == 0 };
-    Ok(ok && n >= need as i32)
-}
-
-fn run_in_process(
-    driver: &str,
-    c: &case::Case,
-    body: impl FnOnce(&mut exec::Exec<'_>, &case::Case) -> Result<Option<transcript::Outcome>>,
-) -> Result<Option<transcript::Outcome>> {
-    // The library stays loaded until the process exits (a static holds it): a driver's
-    // destructors must not run before the last line of the transcript is out.
-    static LOADED: std::sync::OnceLock<driver::Api> = std::sync::OnceLock::new();
-    let api = match LOADED.get() {
-        Some(a) => a,
-        None => {
-            let a = driver::Api::load(driver)?;
-            LOADED.get_or_init(|| a)
-        }
-    };
-    let mut sink = exec::stdout_sink();
-    let mut e = exec::Exec::new(api, c, &mut sink);
-    body(&mut e, c)
-}
-
-fn print_end(end: Result<Option<transcript::Outcome>>) {
-    let outcome = match end {
-        Ok(None) => transcript::Outcome::Completed,
-        Ok(Some(o)) => o,
-        Err(e) => transcript::Outcome::HarnessError {
-            message: format!("{e:#}"),
-        },
-    };
-    println!(
-        "{}",
-        serde_json::to_string(&runner::Line::End(outcome)).expect("serialises")
-    );
-}
-
-fn run_suite(
-    suite: &[case::Case],
-    target: &runner::Target,
-    golden: Option<&Path>,
-    jobs: Option<usize>,
-) -> Result<Vec<CaseResult>> {
-    let exe = std::env::current_exe()?;
-    let jobs = jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-            * 2
-    });
-    let goldens = match golden {
-        Some(g) => diff::load_set(g)?,
-        None => BTreeMap::new(),
-    };
-    let start = Instant::now();
-    // On a real GPU, cases that read free memory run alone, after the others: another
-    // case allocating at the same time would move the figure they record.
-    let alone = |c: &case::Case| {
-        !target.is_mock
-            && c.steps
-                .iter()
-                .any(|s| s.op == "mem-info" || s.child.is_some())
-    };
-    let (shared, solo): (Vec<usize>, Vec<usize>) =
-        (0..suite.len()).partition(|i| !alone(&suite[*i]));
-    let pick = |idx: &[usize]| idx.iter().map(|i| suite[*i].clone()).collect::<Vec<_>>();
-    let mut by_index: Vec<Option<transcript::Transcript>> = vec![None; suite.len()];
-    for (idx, j) in [(shared, jobs), (solo, 1)] {
-        for (i, t) in idx
-            .iter()
-            .zip(runner::run_all(&exe, target, &pick(&idx), j, true))
-        {
-            by_index[*i] = Some(t);
-        }
-    }
-    let transcripts: Vec<transcript::Transcript> = by_index
-        .into_iter()
-        .map(|t| t.expect("every case ran"))
-        .collect();
-    let per_case = start.elapsed() / suite.len().max(1) as u32;
-    Ok(suite
-        .iter()
-        .zip(transcripts)
-        .map(|(c, t)| {
-            let mut problems = Vec::new();
-            let mut declared = Vec::new();
-            let skipped = matches!(t.outcome, transcript::Outcome::Skipped { .. });
-            if let transcript::Outcome::HarnessError { message } = &t.outcome {
-                problems.push(format!("harness error: {message}"));
-            }
-            let expectation = runner::expectation_failures(c, &t);
-            if !skipped {
-                if target.is_mock || c.diverges.is_empty() {
-                    problems.extend(expectation);
-                } else {
-                    declared.extend(expectation);
-                }
-                let crash_expected = c.steps.iter().any(case::Step::expects_crash);
-                if target.is_mock
-                    && !crash_expected
-                    && matches!(
-                        t.outcome,
-                        transcript::Outcome::Crash { .. } | transcript::Outcome::Timeout { .. }
-                    )
-                {
-                    problems.push(format!("the mock must never {}", t.outcome.show()));
-                }
-            }
-            if let (Some(g), false) = (goldens.get(&c.name), skipped) {
-                let d = diff::compare(g, &t);
-                if c.diverges.is_empty() {
-                    problems.extend(d.into_iter().map(|l| format!("golden: {l}")));
-                } else {
-                    declared.extend(d.into_iter().map(|l| format!("golden (declared): {l}")));
-                }
-            }
-            let status = if !problems.is_empty() {
-                Status::Fail
-            } else if skipped {
-                Status::Skipped
-            } else if !declared.is_empty() {
-                Status::Declared
-            } else {
-                Status::Pass
-            };
-            CaseResult {
-                case: c.name.clone(),
-                status,
-                problems,
-                declared,
-                transcript: t,
-                elapsed: per_case,
-            }
-        })
-        .collect())
-}
-
-fn write_transcripts(dir: &Path, results: &[CaseResult]) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    for r in results {
-        if matches!(r.transcript.outcome, transcript::Outcome::Skipped { .. }) {
-            continue;
-        }
-        std::fs::write(dir.join(format!("{}.txt", r.case)), r.transcript.render())?;
-    }
-    Ok(())
 }
 
 /// `NVIDIA_H200-580.159.04`: the GPU's name and the driver's release.
@@ -646,82 +558,41 @@ fn golden_key(api: &driver::Api) -> Result<String> {
     Ok(format!("{}-{release}", name.replace(' ', "_")))
 }
 
-/// Case files from the arguments (files, or folders of `*.case`), or the whole suite.
-fn load_cases(args: &[PathBuf]) -> Result<Vec<case::Case>> {
-    let roots: Vec<PathBuf> = if args.is_empty() {
-        vec![cases_root(args)]
-    } else {
-        args.to_vec()
-    };
-    let mut files = Vec::new();
-    for r in roots {
-        if r.is_dir() {
-            let mut v: Vec<_> = std::fs::read_dir(&r)
-                .with_context(|| format!("reading {}", r.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "case"))
-                .collect();
-            v.sort();
-            files.extend(v);
-        } else if r.exists() {
-            files.push(r);
-        } else {
-            bail!("{}: no such case file or folder", r.display());
-        }
-    }
-    if files.is_empty() {
-        bail!("no case files found");
-    }
-    let mut errors = Vec::new();
-    let mut cases = Vec::new();
-    for f in files {
-        match case::parse_file(&f) {
-            Ok(c) => cases.push(c),
-            Err(e) => errors.push(e.to_string()),
-        }
-    }
-    if !errors.is_empty() {
-        bail!(
-            "{} case file(s) do not parse:\n{}",
-            errors.len(),
-            errors.join("\n")
-        );
-    }
-    Ok(cases)
-}
-
-/// The suite's folder: `cases/` here, or beside the binary's repository.
-fn cases_root(args: &[PathBuf]) -> PathBuf {
-    if let Some(first) = args.first() {
-        let dir = if first.is_dir() {
-            first.clone()
-        } else {
-            first.parent().map(Path::to_owned).unwrap_or_default()
-        };
-        return dir;
-    }
-    let here = PathBuf::from("cases");
-    if here.is_dir() {
-        return here;
-    }
-    std::env::current_exe()
-        .ok()
-        .and_then(|e| {
-            e.ancestors()
-                .find(|a| a.join("cases").is_dir())
-                .map(|a| a.join("cases"))
-        })
-        .unwrap_or(here)
-}
-
 /// The mock library, laid out as a folder holding `libcuda.so.1` and `libcuda.so`, so
-/// that both `-lcuda` programs and `dlopen("libcuda.so.1")` find it. `CUMOCK_LIB` names
+/// that both `-lcuda` programs and `dlopen("libcuda.so.1")` find it, and cumock's runtime
+/// as `libcudart.so.13` (`.so.12`, `.so`) when it was built beside it. `CUMOCK_LIB` names
 /// the built library; by default it is the `libcuda.so` cargo built beside this binary.
 fn mock_library() -> Result<PathBuf> {
-    match std::env::var_os("CUMOCK_LIB") {
-        Some(p) => lay_out(&PathBuf::from(p), "cumock-lib"),
-        None => laid_out("libcuda.so", "cumock-lib"),
+    if let Some(p) = std::env::var_os("CUMOCK_LIB") {
+        return lay_out(&PathBuf::from(p), "cumock-lib");
     }
+    // Installed: `pip install cumock` puts the libraries in <prefix>/lib/cumock/ beside
+    // <prefix>/bin/cumock; after `cargo install`, the README says to copy it there.
+    let exe = std::env::current_exe()?;
+    if let Some(lib) = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|prefix| prefix.join("lib/cumock"))
+        .filter(|d| d.join("libcuda.so.1").is_file())
+    {
+        return if lib.join("libcuda.so").is_file() {
+            Ok(lib.join("libcuda.so.1"))
+        } else {
+            lay_out(&lib.join("libcuda.so.1"), "cumock-lib")
+        };
+    }
+    laid_out("libcuda.so", "cumock-lib").map_err(|e| {
+        let prefix = exe
+            .parent()
+            .and_then(Path::parent)
+            .map(|p| p.join("lib/cumock/libcuda.so.1").display().to_string())
+            .unwrap_or_default();
+        anyhow!(
+            "{e}\nthe mock library is not installed: build it in cumock's repository \
+             (`cargo build --release -p cumock-driver`) and copy target/release/libcuda.so \
+             to {prefix}, or set CUMOCK_LIB to it"
+        )
+    })
 }
 
 /// A library cargo built beside this binary, laid out under its libcuda names.
@@ -752,14 +623,26 @@ fn lay_out(built: &Path, folder: &str) -> Result<PathBuf> {
         .with_context(|| format!("the library {}", built.display()))?;
     let dir = built.parent().expect("a file").join(folder);
     std::fs::create_dir_all(&dir)?;
-    for name in ["libcuda.so.1", "libcuda.so"] {
+    let mut links: Vec<(&str, PathBuf)> = vec![
+        ("libcuda.so.1", built.clone()),
+        ("libcuda.so", built.clone()),
+    ];
+    // cumock's CUDA runtime, where it was built beside the mock (cudart/): runtime
+    // programs find it by its SONAME, and `-lcudart` links need the plain name.
+    let cudart = built.with_file_name("libcudart.so");
+    if cudart.is_file() {
+        for name in ["libcudart.so.13", "libcudart.so.12", "libcudart.so"] {
+            links.push((name, cudart.clone()));
+        }
+    }
+    for (name, built) in &links {
         let link = dir.join(name);
         if std::fs::read_link(&link).ok().as_deref() != Some(built.as_path()) {
             // Made under a temporary name and renamed, so parallel runs never see a
             // half-made link.
             let tmp = dir.join(format!(".{name}.{}", std::process::id()));
             let _ = std::fs::remove_file(&tmp);
-            std::os::unix::fs::symlink(&built, &tmp)?;
+            std::os::unix::fs::symlink(built, &tmp)?;
             std::fs::rename(&tmp, &link)?;
         }
     }

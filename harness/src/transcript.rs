@@ -67,6 +67,27 @@ impl Transcript {
         s
     }
 
+    /// The form the insta snapshots (`harness/tests/snapshots/`) were first reviewed in:
+    /// line numbers unpadded and the outcome as JSON. Goldens use [`Transcript::render`];
+    /// the snapshots keep theirs so that a change in them is always a change of the mock.
+    pub fn render_snapshot(&self) -> String {
+        let mut s = String::new();
+        for r in &self.steps {
+            let _ = write!(s, "{}: ", r.line);
+            if let Some(p) = &r.process {
+                let _ = write!(s, "[{p}] ");
+            }
+            let _ = write!(s, "{} -> {}", r.step, r.result);
+            for (k, v) in &r.outputs {
+                let _ = write!(s, " {k}={v}");
+            }
+            s.push('\n');
+        }
+        let outcome = serde_json::to_string(&self.outcome).expect("outcomes serialise");
+        let _ = writeln!(s, "end: {outcome}");
+        s
+    }
+
     /// Parses the text form back (for goldens on disk).
     pub fn parse(case: &str, text: &str) -> Result<Self, String> {
         let mut steps = Vec::new();
@@ -174,101 +195,6 @@ fn parse_outcome(s: &str) -> Outcome {
     }
 }
 
-/// Normalisation passes. Each turns one kind of run-dependent value into a stable name;
-/// they are append-only, so that old goldens keep passing when a pass is added.
-pub mod normalize {
-    use crate::expr::show_size;
-
-    /// An address as `NAME+OFFSET` of the named region (reservation or allocation) that
-    /// holds it; `0` stays `0`; anything else is `<unknown address>`.
-    pub fn address(addr: u64, regions: &[(String, u64, u64)]) -> String {
-        if addr == 0 {
-            return "0".into();
-        }
-        for (name, base, size) in regions.iter().rev() {
-            if addr >= *base && addr - base < (*size).max(1) {
-                let off = addr - base;
-                return if off == 0 {
-                    name.clone()
-                } else {
-                    format!("{name}+{}", show_size(off))
-                };
-            }
-        }
-        "<unknown address>".into()
-    }
-
-    /// A handle by the name it was bound to, or `handle#N` in order of first appearance.
-    pub fn handle(value: u64, names: &mut Vec<(u64, String)>) -> String {
-        if value == 0 {
-            return "0".into();
-        }
-        if let Some((_, n)) = names.iter().find(|(v, _)| *v == value) {
-            return n.clone();
-        }
-        let n = format!("handle#{}", names.len() + 1);
-        names.push((value, n.clone()));
-        n
-    }
-
-    /// File descriptors differ from run to run: only their being one is kept.
-    pub fn fd(value: i64) -> String {
-        if value >= 0 {
-            "<fd>".into()
-        } else {
-            value.to_string()
-        }
-    }
-
-    /// Free memory relative to the first reading of the run (`F0`, `F0-128MiB`): the
-    /// absolute figure moves between runs on a real GPU, the differences do not.
-    pub fn free_memory(value: u64, baseline: &mut Option<u64>) -> String {
-        let b = *baseline.get_or_insert(value);
-        match value.cmp(&b) {
-            std::cmp::Ordering::Equal => "F0".into(),
-            std::cmp::Ordering::Less => format!("F0-{}", show_size(b - value)),
-            std::cmp::Ordering::Greater => format!("F0+{}", show_size(value - b)),
-        }
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        #[test]
-        fn addresses_are_relative_to_their_region() {
-            let regions = vec![
-                ("va".to_string(), 0x7f00_0000_0000, 8 << 20),
-                ("p".to_string(), 0x7e00_0000_0000, 2 << 20),
-            ];
-            assert_eq!(address(0x7f00_0000_0000, &regions), "va");
-            assert_eq!(address(0x7f00_0040_0000, &regions), "va+4MiB");
-            assert_eq!(address(0x7e00_0000_0010, &regions), "p+16");
-            assert_eq!(address(0x1234, &regions), "<unknown address>");
-            assert_eq!(address(0, &regions), "0");
-        }
-
-        #[test]
-        fn handles_get_names_in_order() {
-            let mut names = vec![(0xabc, "h".to_string())];
-            assert_eq!(handle(0xabc, &mut names), "h");
-            assert_eq!(handle(0x111, &mut names), "handle#2");
-            assert_eq!(handle(0x222, &mut names), "handle#3");
-            assert_eq!(handle(0x111, &mut names), "handle#2");
-        }
-
-        #[test]
-        fn fds_and_free_memory() {
-            assert_eq!(fd(7), "<fd>");
-            assert_eq!(fd(-1), "-1");
-            let mut b = None;
-            assert_eq!(free_memory(1000 << 20, &mut b), "F0");
-            assert_eq!(free_memory(872 << 20, &mut b), "F0-128MiB");
-            assert_eq!(free_memory(1000 << 20, &mut b), "F0");
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,5 +225,11 @@ mod tests {
         };
         let text = t.render();
         assert_eq!(Transcript::parse("c", &text).unwrap(), t);
+        assert_eq!(
+            t.render_snapshot(),
+            "3: map va size=g handle=h -> CUDA_ERROR_NOT_SUPPORTED\n\
+             9: [child] device-name 0 -> CUDA_SUCCESS name=\"NVIDIA H200\"\n\
+             end: {\"crash\":{\"signal\":\"SIGSEGV\"}}\n"
+        );
     }
 }

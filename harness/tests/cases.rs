@@ -2,6 +2,7 @@
 //! snapshot (a change of the mock's behaviour shows in review); and the whole suite
 //! against the committed H200 goldens.
 
+use cumock::transcript::Transcript;
 use rstest::rstest;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,36 +42,11 @@ fn case_on_the_mock(#[files("../cases/*.case")] path: PathBuf) {
         serde_json::to_string_pretty(&r["problems"]).unwrap()
     );
     let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-    let text = render(&r["transcript"]);
+    let transcript: Transcript = serde_json::from_value(r["transcript"].clone()).unwrap();
+    let text = transcript.render_snapshot();
     insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
         insta::assert_snapshot!(name, text);
     });
-}
-
-/// The transcript's text form, as goldens hold it.
-fn render(t: &serde_json::Value) -> String {
-    let mut s = String::new();
-    for r in t["steps"].as_array().unwrap() {
-        s.push_str(&format!("{:>3}: ", r["line"]));
-        if let Some(p) = r["process"].as_str() {
-            s.push_str(&format!("[{p}] "));
-        }
-        s.push_str(&format!(
-            "{} -> {}",
-            r["step"].as_str().unwrap(),
-            r["result"].as_str().unwrap()
-        ));
-        for kv in r["outputs"].as_array().into_iter().flatten() {
-            s.push_str(&format!(
-                " {}={}",
-                kv[0].as_str().unwrap(),
-                kv[1].as_str().unwrap()
-            ));
-        }
-        s.push('\n');
-    }
-    s.push_str(&format!("end: {}\n", t["outcome"]));
-    s
 }
 
 #[test]

@@ -6,7 +6,9 @@
 use crate::model::error::{CuError, CuResult, Severity};
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
-use cumock_abi::{CUcontext, CUevent, CUresult, CUstream};
+use cumock_abi::{
+    CUcontext, CUevent, CUfunction, CUkernel, CUlibrary, CUmodule, CUresult, CUstream,
+};
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
@@ -172,6 +174,39 @@ pub fn stream_key(stream: CUstream) -> u64 {
 /// The stream handle a program receives for a model key.
 pub fn stream_handle(key: u64) -> CUstream {
     key as CUstream
+}
+
+/// The model's key of a module, function, library or kernel (cuda.h's handle types).
+pub fn module_key(m: CUmodule) -> u64 {
+    m as u64
+}
+
+pub fn module_handle(key: u64) -> CUmodule {
+    key as CUmodule
+}
+
+pub fn function_key(f: CUfunction) -> u64 {
+    f as u64
+}
+
+pub fn function_handle(key: u64) -> CUfunction {
+    key as CUfunction
+}
+
+pub fn library_key(l: CUlibrary) -> u64 {
+    l as u64
+}
+
+pub fn library_handle(key: u64) -> CUlibrary {
+    key as CUlibrary
+}
+
+pub fn kernel_key(k: CUkernel) -> u64 {
+    k as u64
+}
+
+pub fn kernel_handle(key: u64) -> CUkernel {
+    key as CUkernel
 }
 
 /// The model's key of an event.

@@ -17,12 +17,16 @@
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 use crate::boundary::{
-    ctx_handle, ctx_key, drv, drv_any, event_handle, event_key, export_all, input, out,
-    stream_handle, stream_key,
+    ctx_handle, ctx_key, drv, drv_any, event_handle, event_key, export_all, function_handle,
+    function_key, input, kernel_handle, kernel_key, library_handle, library_key, module_handle,
+    module_key, out, stream_handle, stream_key,
 };
+use crate::diagnostics::{created, Made};
 use crate::model::error::*;
+use crate::model::module::{Image, LaunchRequest};
 use crate::model::{HostOrDevice, Pattern};
 use cumock_abi::consts::*;
+use cumock_abi::result::*;
 use cumock_abi::*;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::os::fd::IntoRawFd;
@@ -48,15 +52,15 @@ impl DriverApi for Mock {
     }
 
     unsafe fn cuGetErrorName(error: CUresult, p_str: *mut *const c_char) -> CuResult<()> {
-        let name = crate::errors::name(error)
-            .ok_or_else(|| invalid(format!("{error} is not a CUresult")))?;
-        out(p_str, name.as_ptr())
+        let name =
+            crate::errors::name(error).ok_or_else(|| invalid(format!("{error} is not a CUresult")));
+        zero_on_failure(p_str, name.map(|n| n.as_ptr()))
     }
 
     unsafe fn cuGetErrorString(error: CUresult, p_str: *mut *const c_char) -> CuResult<()> {
         let s = crate::errors::string(error)
-            .ok_or_else(|| invalid(format!("{error} is not a CUresult")))?;
-        out(p_str, s.as_ptr())
+            .ok_or_else(|| invalid(format!("{error} is not a CUresult")));
+        zero_on_failure(p_str, s.map(|s| s.as_ptr()))
     }
 
     // ---------------------------------------------------------------- devices
@@ -421,7 +425,10 @@ impl DriverApi for Mock {
         }
         out(
             ptr,
-            d.address_reserve(size as u64, alignment as u64, addr, flags)?,
+            created(
+                Made::Reservation,
+                d.address_reserve(size as u64, alignment as u64, addr, flags)?,
+            ),
         )
     }
 
@@ -440,7 +447,10 @@ impl DriverApi for Mock {
             return Err(invalid("handle is NULL"));
         }
         let p = d.check_prop(&input(prop, "prop")?)?;
-        out(handle, d.create(size as u64, p, flags)?)
+        out(
+            handle,
+            created(Made::Allocation, d.create(size as u64, p, flags)?),
+        )
     }
 
     unsafe fn cuMemRelease(handle: CUmemGenericAllocationHandle) -> CuResult<()> {
@@ -454,7 +464,9 @@ impl DriverApi for Mock {
         handle: CUmemGenericAllocationHandle,
         flags: u64,
     ) -> CuResult<()> {
-        drv()?.map(ptr, size as u64, offset as u64, handle, flags)
+        drv()?.map(ptr, size as u64, offset as u64, handle, flags)?;
+        created(Made::Mapping, ptr);
+        Ok(())
     }
 
     unsafe fn cuMemUnmap(ptr: CUdevicePtr, size: usize) -> CuResult<()> {
@@ -501,7 +513,12 @@ impl DriverApi for Mock {
         if flags.is_null() {
             return Err(invalid("flags is NULL"));
         }
-        out(flags, d.get_access(loc.type_, loc.id, ptr)?)
+        match d.get_access(loc.type_, loc.id, ptr) {
+            // A location the driver rejects leaves the flags alone; an address without a
+            // mapping zeroes them (probe out-params-on-failure).
+            Err(e) if e.code == CUDA_ERROR_INVALID_DEVICE => Err(e),
+            r => zero_on_failure(flags, r),
+        }
     }
 
     unsafe fn cuMemExportToShareableHandle(
@@ -531,7 +548,10 @@ impl DriverApi for Mock {
         // For POSIX file descriptors, the fd travels in the pointer's value.
         let fd = os_handle as usize as i64;
         let fd = i32::try_from(fd).unwrap_or(-1);
-        out(handle, d.import(fd, handle_type)?)
+        out(
+            handle,
+            created(Made::Allocation, d.import(fd, handle_type)?),
+        )
     }
 
     unsafe fn cuMemRetainAllocationHandle(
@@ -581,7 +601,15 @@ impl DriverApi for Mock {
         if free.is_null() || total.is_null() {
             return Err(invalid("free or total is NULL"));
         }
-        let (f, t) = d.mem_info()?;
+        let (f, t) = match d.mem_info() {
+            Ok(info) => info,
+            Err(e) => {
+                // The H200 zeroes both when it fails (no current context, say).
+                out(free, 0)?;
+                out(total, 0)?;
+                return Err(e);
+            }
+        };
         out(free, f as usize)?;
         out(total, t as usize)
     }
@@ -591,7 +619,11 @@ impl DriverApi for Mock {
         if dptr.is_null() {
             return Err(invalid("dptr is NULL"));
         }
-        out(dptr, d.mem_alloc(bytesize as u64)?)
+        zero_on_failure(
+            dptr,
+            d.mem_alloc(bytesize as u64)
+                .map(|p| created(Made::Reservation, p)),
+        )
     }
 
     unsafe fn cuMemFree_v2(dptr: CUdevicePtr) -> CuResult<()> {
@@ -605,7 +637,19 @@ impl DriverApi for Mock {
     ) -> CuResult<()> {
         let d = drv()?;
         d.ctx_device(None)?;
-        let (b, s) = d.address_range(dptr)?;
+        let (b, s) = match d.address_range(dptr) {
+            Ok(found) => found,
+            Err(e) => {
+                // The H200 zeroes what it was asked for when nothing is found.
+                if !pbase.is_null() {
+                    out(pbase, 0)?;
+                }
+                if !psize.is_null() {
+                    out(psize, 0)?;
+                }
+                return Err(e);
+            }
+        };
         if !pbase.is_null() {
             out(pbase, b)?;
         }
@@ -843,9 +887,87 @@ impl DriverApi for Mock {
     unsafe fn cuStreamCreateWithPriority(
         ph: *mut CUstream,
         flags: c_uint,
-        _priority: c_int,
+        priority: c_int,
     ) -> CuResult<()> {
-        Self::cuStreamCreate(ph, flags)
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phStream is NULL"));
+        }
+        out(
+            ph,
+            stream_handle(d.stream_create_with_priority(flags, priority)?),
+        )
+    }
+
+    unsafe fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> CuResult<()> {
+        let d = drv()?;
+        d.ctx_device(None)?;
+        // Either pointer may be NULL (cuda.h).
+        if !least.is_null() {
+            out(least, crate::model::context::STREAM_PRIORITY_LEAST)?;
+        }
+        if !greatest.is_null() {
+            out(greatest, crate::model::context::STREAM_PRIORITY_GREATEST)?;
+        }
+        Ok(())
+    }
+
+    unsafe fn cuCtxGetLimit(pvalue: *mut usize, limit: CUlimit) -> CuResult<()> {
+        let d = drv()?;
+        if pvalue.is_null() {
+            return Err(invalid("pvalue is NULL"));
+        }
+        out(pvalue, d.ctx_limit(limit, None)? as usize)
+    }
+
+    unsafe fn cuCtxSetLimit(limit: CUlimit, value: usize) -> CuResult<()> {
+        drv()?.ctx_limit(limit, Some(value as u64)).map(|_| ())
+    }
+
+    unsafe fn cuStreamGetPriority(s: CUstream, priority: *mut c_int) -> CuResult<()> {
+        let (_, _, props) = drv()?.stream_info(stream_key(s))?;
+        out(priority, props.priority)
+    }
+
+    unsafe fn cuStreamGetPriority_ptsz(s: CUstream, priority: *mut c_int) -> CuResult<()> {
+        Self::cuStreamGetPriority(s, priority)
+    }
+
+    unsafe fn cuStreamGetFlags(s: CUstream, flags: *mut c_uint) -> CuResult<()> {
+        let (_, _, props) = drv()?.stream_info(stream_key(s))?;
+        out(flags, props.flags)
+    }
+
+    unsafe fn cuStreamGetFlags_ptsz(s: CUstream, flags: *mut c_uint) -> CuResult<()> {
+        Self::cuStreamGetFlags(s, flags)
+    }
+
+    unsafe fn cuStreamGetCtx(s: CUstream, pctx: *mut CUcontext) -> CuResult<()> {
+        let (ctx, _, _) = drv()?.stream_info(stream_key(s))?;
+        out(pctx, ctx_handle(ctx))
+    }
+
+    unsafe fn cuStreamGetCtx_ptsz(s: CUstream, pctx: *mut CUcontext) -> CuResult<()> {
+        Self::cuStreamGetCtx(s, pctx)
+    }
+
+    unsafe fn cuStreamGetDevice(s: CUstream, device: *mut CUdevice) -> CuResult<()> {
+        let (_, dev, _) = drv()?.stream_info(stream_key(s))?;
+        out(device, dev as CUdevice)
+    }
+
+    unsafe fn cuStreamGetDevice_ptsz(s: CUstream, device: *mut CUdevice) -> CuResult<()> {
+        Self::cuStreamGetDevice(s, device)
+    }
+
+    unsafe fn cuStreamGetId(s: CUstream, id: *mut u64) -> CuResult<()> {
+        drv()?.stream_info(stream_key(s))?;
+        // The handle's own number: unique among the process's live streams.
+        out(id, stream_key(s) & 0xffff_ffff)
+    }
+
+    unsafe fn cuStreamGetId_ptsz(s: CUstream, id: *mut u64) -> CuResult<()> {
+        Self::cuStreamGetId(s, id)
     }
 
     unsafe fn cuStreamDestroy_v2(s: CUstream) -> CuResult<()> {
@@ -860,6 +982,7 @@ impl DriverApi for Mock {
         let d = drv()?;
         d.ctx_device(None)?;
         stream(s)?;
+        d.check_sticky_current()?;
         d.synchronized();
         Ok(())
     }
@@ -871,7 +994,8 @@ impl DriverApi for Mock {
     unsafe fn cuStreamQuery(s: CUstream) -> CuResult<()> {
         let d = drv()?;
         d.ctx_device(None)?;
-        stream(s)
+        stream(s)?;
+        d.check_sticky_current()
     }
 
     unsafe fn cuStreamQuery_ptsz(s: CUstream) -> CuResult<()> {
@@ -907,6 +1031,7 @@ impl DriverApi for Mock {
     unsafe fn cuEventSynchronize(e: CUevent) -> CuResult<()> {
         let d = drv()?;
         d.event_check(event_key(e))?;
+        d.check_sticky_current()?;
         d.synchronized();
         Ok(())
     }
@@ -967,6 +1092,617 @@ impl DriverApi for Mock {
     ) -> CuResult<()> {
         Self::cuGetProcAddress_v2(symbol, pfn, version, flags, std::ptr::null_mut())
     }
+
+    // ---------------------------------------------------------------- modules and kernels
+
+    unsafe fn cuModuleLoadData(module: *mut CUmodule, image: *const c_void) -> CuResult<()> {
+        let d = drv()?;
+        if module.is_null() {
+            return Err(invalid("module is NULL"));
+        }
+        // Safety: the image is the program's, read as far as its own header says.
+        let image = unsafe { image_bytes(image)? };
+        out(module, module_handle(d.module_load(image)?))
+    }
+    unsafe fn cuModuleLoadDataEx(
+        module: *mut CUmodule,
+        image: *const c_void,
+        _num_options: c_uint,
+        _options: *mut CUjit_option,
+        _option_values: *mut *mut c_void,
+    ) -> CuResult<()> {
+        // JIT options tune ptxas (optimisation level, log buffers); the host executor has
+        // no use for them.
+        Self::cuModuleLoadData(module, image)
+    }
+    unsafe fn cuModuleLoadFatBinary(
+        module: *mut CUmodule,
+        fat_cubin: *const c_void,
+    ) -> CuResult<()> {
+        Self::cuModuleLoadData(module, fat_cubin)
+    }
+    unsafe fn cuModuleLoad(module: *mut CUmodule, fname: *const c_char) -> CuResult<()> {
+        let d = drv()?;
+        if module.is_null() || fname.is_null() {
+            return Err(invalid("module or fname is NULL"));
+        }
+        let image = read_image_file(fname)?;
+        out(module, module_handle(d.module_load(image)?))
+    }
+    unsafe fn cuModuleUnload(hmod: CUmodule) -> CuResult<()> {
+        drv()?.module_unload(module_key(hmod))
+    }
+    unsafe fn cuModuleGetFunction(
+        hfunc: *mut CUfunction,
+        hmod: CUmodule,
+        name: *const c_char,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if hfunc.is_null() || name.is_null() {
+            return Err(invalid("hfunc or name is NULL"));
+        }
+        // Safety: a non-NULL C string, per cuda.h.
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+        match d.module_get_function(module_key(hmod), &name) {
+            Ok(f) => out(hfunc, function_handle(f)),
+            Err(e) => {
+                // The H200 zeroes the function when the name is not found.
+                if e.code == CUDA_ERROR_NOT_FOUND {
+                    out(hfunc, std::ptr::null_mut())?;
+                }
+                Err(e)
+            }
+        }
+    }
+    unsafe fn cuModuleGetGlobal_v2(
+        dptr: *mut CUdeviceptr,
+        bytes: *mut usize,
+        hmod: CUmodule,
+        name: *const c_char,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if name.is_null() {
+            return Err(invalid("name is NULL"));
+        }
+        // Safety: a non-NULL C string, per cuda.h.
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+        let (addr, size) = match d.module_get_global(module_key(hmod), &name) {
+            Ok(found) => found,
+            Err(e) => {
+                // The H200 zeroes both outputs when the name is not found.
+                if e.code == CUDA_ERROR_NOT_FOUND {
+                    if !dptr.is_null() {
+                        out(dptr, 0)?;
+                    }
+                    if !bytes.is_null() {
+                        out(bytes, 0)?;
+                    }
+                }
+                return Err(e);
+            }
+        };
+        if !dptr.is_null() {
+            out(dptr, addr)?;
+        }
+        if !bytes.is_null() {
+            out(bytes, size as usize)?;
+        }
+        Ok(())
+    }
+    unsafe fn cuFuncGetName(name: *mut *const c_char, hfunc: CUfunction) -> CuResult<()> {
+        let d = drv()?;
+        if name.is_null() {
+            return Err(invalid("name is NULL"));
+        }
+        let n = d.function_name(function_key(hfunc))?;
+        out(name, intern(&n))
+    }
+    unsafe fn cuFuncGetAttribute(
+        pi: *mut c_int,
+        attrib: CUfunction_attribute,
+        hfunc: CUfunction,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if pi.is_null() {
+            return Err(invalid("pi is NULL"));
+        }
+        out(pi, d.function_attribute(function_key(hfunc), attrib)?)
+    }
+    unsafe fn cuFuncSetAttribute(
+        hfunc: CUfunction,
+        attrib: CUfunction_attribute,
+        value: c_int,
+    ) -> CuResult<()> {
+        drv()?.function_set_attribute(function_key(hfunc), attrib, value)
+    }
+    unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        num_blocks: *mut c_int,
+        func: CUfunction,
+        block_size: c_int,
+        dynamic_smem_size: usize,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if num_blocks.is_null() {
+            return Err(invalid("numBlocks is NULL"));
+        }
+        out(
+            num_blocks,
+            d.occupancy_blocks_per_sm(function_key(func), block_size, dynamic_smem_size)?,
+        )
+    }
+    unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        num_blocks: *mut c_int,
+        func: CUfunction,
+        block_size: c_int,
+        dynamic_smem_size: usize,
+        _flags: c_uint,
+    ) -> CuResult<()> {
+        Self::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            num_blocks,
+            func,
+            block_size,
+            dynamic_smem_size,
+        )
+    }
+    unsafe fn cuOccupancyMaxPotentialBlockSize(
+        min_grid_size: *mut c_int,
+        block_size: *mut c_int,
+        func: CUfunction,
+        block_to_smem: CUoccupancyB2DSize,
+        dynamic_smem_size: usize,
+        block_size_limit: c_int,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if min_grid_size.is_null() || block_size.is_null() {
+            return Err(invalid("minGridSize or blockSize is NULL"));
+        }
+        if block_to_smem.is_some() {
+            return Err(not_supported(
+                "a blockSizeToDynamicSMemSize callback is not emulated: pass NULL and dynamicSMemSize",
+            ));
+        }
+        let (grid, block) = d.occupancy_potential_block_size(
+            function_key(func),
+            dynamic_smem_size,
+            block_size_limit,
+        )?;
+        out(min_grid_size, grid)?;
+        out(block_size, block)
+    }
+    unsafe fn cuOccupancyMaxPotentialBlockSizeWithFlags(
+        min_grid_size: *mut c_int,
+        block_size: *mut c_int,
+        func: CUfunction,
+        block_to_smem: CUoccupancyB2DSize,
+        dynamic_smem_size: usize,
+        block_size_limit: c_int,
+        _flags: c_uint,
+    ) -> CuResult<()> {
+        Self::cuOccupancyMaxPotentialBlockSize(
+            min_grid_size,
+            block_size,
+            func,
+            block_to_smem,
+            dynamic_smem_size,
+            block_size_limit,
+        )
+    }
+    unsafe fn cuLaunchKernel(
+        f: CUfunction,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        shared: c_uint,
+        h_stream: CUstream,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        // Safety: the parameter arrays are the program's, laid out as cuda.h says.
+        let params = unsafe { param_buffer(d, function_key(f), kernel_params, extra)? };
+        d.launch(LaunchRequest {
+            function: function_key(f),
+            grid: [grid_x, grid_y, grid_z],
+            block: [block_x, block_y, block_z],
+            shared,
+            stream: stream_key(h_stream),
+            params,
+        })
+    }
+    unsafe fn cuLaunchKernel_ptsz(
+        f: CUfunction,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        shared: c_uint,
+        h_stream: CUstream,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult<()> {
+        Self::cuLaunchKernel(
+            f,
+            grid_x,
+            grid_y,
+            grid_z,
+            block_x,
+            block_y,
+            block_z,
+            shared,
+            h_stream,
+            kernel_params,
+            extra,
+        )
+    }
+    unsafe fn cuLaunchKernelEx(
+        config: *const CUlaunchConfig,
+        f: CUfunction,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult<()> {
+        if config.is_null() {
+            return Err(invalid("config is NULL"));
+        }
+        // Safety: a non-NULL CUlaunchConfig of the program's, laid out as cuda.h says.
+        let c = unsafe { config.cast::<LaunchConfig>().read_unaligned() };
+        if c.num_attrs != 0 {
+            // Attributes (clusters, priorities, programmatic serialisation) change how a GPU
+            // schedules blocks, not what a correct kernel computes; the executor has no use
+            // for them, but says so.
+            crate::diagnostics::warn(
+                "cuLaunchKernelEx",
+                &format!("{} launch attributes ignored: the host executor runs blocks without clusters or priorities", c.num_attrs),
+            );
+        }
+        Self::cuLaunchKernel(
+            f,
+            c.grid[0],
+            c.grid[1],
+            c.grid[2],
+            c.block[0],
+            c.block[1],
+            c.block[2],
+            c.shared,
+            c.stream,
+            kernel_params,
+            extra,
+        )
+    }
+    unsafe fn cuLaunchKernelEx_ptsz(
+        config: *const CUlaunchConfig,
+        f: CUfunction,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult<()> {
+        Self::cuLaunchKernelEx(config, f, kernel_params, extra)
+    }
+    unsafe fn cuLibraryLoadData(
+        library: *mut CUlibrary,
+        code: *const c_void,
+        _jit_options: *mut CUjit_option,
+        _jit_option_values: *mut *mut c_void,
+        _num_jit_options: c_uint,
+        _library_options: *mut CUlibraryOption,
+        _library_option_values: *mut *mut c_void,
+        _num_library_options: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if library.is_null() {
+            return Err(invalid("library is NULL"));
+        }
+        // Safety: the image is the program's, read as far as its own header says.
+        let image = unsafe { image_bytes(code)? };
+        out(library, library_handle(d.library_load(image)?))
+    }
+    unsafe fn cuLibraryLoadFromFile(
+        library: *mut CUlibrary,
+        file_name: *const c_char,
+        _jit_options: *mut CUjit_option,
+        _jit_option_values: *mut *mut c_void,
+        _num_jit_options: c_uint,
+        _library_options: *mut CUlibraryOption,
+        _library_option_values: *mut *mut c_void,
+        _num_library_options: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if library.is_null() || file_name.is_null() {
+            return Err(invalid("library or fileName is NULL"));
+        }
+        let image = read_image_file(file_name)?;
+        out(library, library_handle(d.library_load(image)?))
+    }
+    unsafe fn cuLibraryUnload(library: CUlibrary) -> CuResult<()> {
+        drv()?.library_unload(library_key(library))
+    }
+    unsafe fn cuLibraryGetModule(p_mod: *mut CUmodule, library: CUlibrary) -> CuResult<()> {
+        let d = drv()?;
+        out(
+            p_mod,
+            module_handle(d.library_get_module(library_key(library))?),
+        )
+    }
+    unsafe fn cuLibraryGetKernel(
+        p_kernel: *mut CUkernel,
+        library: CUlibrary,
+        name: *const c_char,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if p_kernel.is_null() || name.is_null() {
+            return Err(invalid("pKernel or name is NULL"));
+        }
+        // Safety: a non-NULL C string, per cuda.h.
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+        out(
+            p_kernel,
+            kernel_handle(d.library_get_kernel(library_key(library), &name)?),
+        )
+    }
+    unsafe fn cuLibraryGetGlobal(
+        dptr: *mut CUdeviceptr,
+        bytes: *mut usize,
+        library: CUlibrary,
+        name: *const c_char,
+    ) -> CuResult<()> {
+        let module = drv()?.library_get_module(library_key(library))?;
+        Self::cuModuleGetGlobal_v2(dptr, bytes, module_handle(module), name)
+    }
+    unsafe fn cuKernelGetFunction(p_func: *mut CUfunction, kernel: CUkernel) -> CuResult<()> {
+        let d = drv()?;
+        out(
+            p_func,
+            function_handle(d.kernel_get_function(kernel_key(kernel))?),
+        )
+    }
+    unsafe fn cuKernelGetName(name: *mut *const c_char, kernel: CUkernel) -> CuResult<()> {
+        let f = drv()?.kernel_get_function(kernel_key(kernel))?;
+        Self::cuFuncGetName(name, function_handle(f))
+    }
+    unsafe fn cuKernelGetAttribute(
+        pi: *mut c_int,
+        attrib: CUfunction_attribute,
+        kernel: CUkernel,
+        _dev: CUdevice,
+    ) -> CuResult<()> {
+        let f = drv()?.kernel_get_function(kernel_key(kernel))?;
+        Self::cuFuncGetAttribute(pi, attrib, function_handle(f))
+    }
+    unsafe fn cuGetExportTable(
+        _table: *mut *const c_void,
+        _table_id: *const CUuuid,
+    ) -> CuResult<()> {
+        Err(CuError {
+            code: CUDA_ERROR_NOT_SUPPORTED,
+            message: "a library asked for the driver's private export tables, as NVIDIA's CUDA \
+                      runtime does (a program built with nvcc's default `-cudart static`, or \
+                      NVIDIA's libcudart.so). cumock does not imitate those tables. Build with \
+                      `nvcc -cudart shared` and run with cumock's own runtime first in the \
+                      library path: `cumock exec -- PROGRAM`, or \
+                      LD_LIBRARY_PATH=$(cumock lib-path)"
+                .into(),
+            severity: Severity::WouldCrash,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- images and parameters
+
+/// `CUlaunchConfig` as cuda.h lays it out (checked by tests/header.rs).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LaunchConfig {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    stream: CUstream,
+    attrs: *mut c_void,
+    num_attrs: c_uint,
+}
+
+/// Reads a module image from memory: a fatbin (with or without the runtime's wrapper) or
+/// an ELF as long as its header says, text up to its NUL.
+///
+/// # Safety
+/// `image` points to an image the program built, as cuModuleLoadData requires.
+unsafe fn image_bytes(image: *const c_void) -> CuResult<Image> {
+    if image.is_null() {
+        return Err(invalid("image is NULL"));
+    }
+    let p = image.cast::<u8>();
+    // Safety: every image is at least a NUL byte; a magic is read only after checking the
+    // first byte could start one, and the headers are read in the order they are laid out.
+    let magic = unsafe { p.cast::<u32>().read_unaligned() };
+    let len = match magic {
+        // The runtime's wrapper: { magic, version, const void *fatbin, ... }.
+        0x466243B1 => {
+            let inner = unsafe { p.add(8).cast::<*const c_void>().read_unaligned() };
+            return unsafe { image_bytes(inner) };
+        }
+        // A fatbin: { magic, u16 version, u16 header size, u64 payload size }.
+        0xBA55ED50 => {
+            let header = unsafe { p.add(6).cast::<u16>().read_unaligned() } as usize;
+            let payload = unsafe { p.add(8).cast::<u64>().read_unaligned() } as usize;
+            header
+                .checked_add(payload)
+                .filter(|n| *n <= 1 << 32)
+                .ok_or_else(|| {
+                    CuError::new(
+                        CUDA_ERROR_INVALID_IMAGE,
+                        "the fatbin's header gives an impossible size",
+                    )
+                })?
+        }
+        // An ELF64 cubin: up to the end of its section header table.
+        0x464C457F => {
+            let shoff = unsafe { p.add(0x28).cast::<u64>().read_unaligned() } as usize;
+            let shentsize = unsafe { p.add(0x3A).cast::<u16>().read_unaligned() } as usize;
+            let shnum = unsafe { p.add(0x3C).cast::<u16>().read_unaligned() } as usize;
+            shoff.saturating_add(shentsize * shnum).min(1 << 32)
+        }
+        _ => unsafe { CStr::from_ptr(p.cast()) }.to_bytes().len(),
+    };
+    // Safety: the image's own header (or its NUL) says it is this long.
+    Ok(Image::classify(unsafe {
+        std::slice::from_raw_parts(p, len)
+    }))
+}
+
+/// Reads a module image from a file (cuModuleLoad, cuLibraryLoadFromFile).
+fn read_image_file(fname: *const c_char) -> CuResult<Image> {
+    // Safety: a non-NULL C string, per cuda.h (checked by the callers).
+    let path = unsafe { CStr::from_ptr(fname) }
+        .to_string_lossy()
+        .into_owned();
+    let mut bytes = std::fs::read(&path)
+        .map_err(|e| CuError::new(CUDA_ERROR_FILE_NOT_FOUND, format!("{path}: {e}")))?;
+    // A text file has no NUL; a PTX image in memory ends at one.
+    if let Some(n) = bytes.iter().position(|b| *b == 0) {
+        if !ptx_binary(&bytes) {
+            bytes.truncate(n);
+        }
+    }
+    Ok(Image::classify(&bytes))
+}
+
+fn ptx_binary(bytes: &[u8]) -> bool {
+    cumock_ptx::fatbin::is_fatbin(bytes) || cumock_ptx::fatbin::is_elf(bytes)
+}
+
+/// The kernel's parameter buffer, from `kernelParams` (one pointer per parameter) or from
+/// `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE), with the H200's answers to misuse.
+///
+/// # Safety
+/// The arrays are the program's, as cuLaunchKernel requires.
+unsafe fn param_buffer(
+    d: &crate::model::Driver,
+    f: u64,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CuResult<Vec<u8>> {
+    if f == 0 {
+        return Err(invalid_handle("the function is NULL"));
+    }
+    let layout = d.function_params(f)?;
+    let size = crate::model::Driver::params_size(&layout);
+    let mut buf = vec![0u8; size];
+    match (kernel_params.is_null(), extra.is_null()) {
+        (false, false) => Err(invalid("both kernelParams and extra are given: pass one")),
+        (true, true) if size > 0 => Err(invalid(format!(
+            "the kernel takes {} parameters and neither kernelParams nor extra is given",
+            layout.len()
+        ))),
+        (true, true) => Ok(buf),
+        (false, true) => {
+            for (i, p) in layout.iter().enumerate() {
+                // Safety: kernelParams holds one pointer per parameter, each to a value of
+                // the parameter's size (cuda.h).
+                let src = unsafe { *kernel_params.add(i) };
+                if src.is_null() {
+                    return Err(invalid(format!("kernelParams[{i}] is NULL")));
+                }
+                let at = p.offset as usize;
+                // Safety: as above.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        src.cast::<u8>(),
+                        buf[at..].as_mut_ptr(),
+                        p.size as usize,
+                    )
+                };
+            }
+            Ok(buf)
+        }
+        (true, false) => {
+            let (mut pointer, mut len) = (std::ptr::null::<u8>(), None::<usize>);
+            let mut i = 0;
+            loop {
+                // Safety: `extra` is a list of (key, value) pointers ending at
+                // CU_LAUNCH_PARAM_END (cuda.h); it is read one key at a time.
+                let key = unsafe { *extra.add(i) } as usize;
+                match key {
+                    0x00 => break,
+                    0x01 => pointer = unsafe { *extra.add(i + 1) }.cast(),
+                    0x02 => {
+                        let p = unsafe { *extra.add(i + 1) }.cast::<usize>();
+                        if p.is_null() {
+                            return Err(invalid("CU_LAUNCH_PARAM_BUFFER_SIZE points to NULL"));
+                        }
+                        len = Some(unsafe { p.read_unaligned() });
+                    }
+                    other => {
+                        return Err(invalid(format!("{other:#x} is not a CU_LAUNCH_PARAM key")))
+                    }
+                }
+                i += 2;
+                if i > 64 {
+                    return Err(invalid("extra is not ended by CU_LAUNCH_PARAM_END"));
+                }
+            }
+            let len = len.ok_or_else(|| invalid("extra has no CU_LAUNCH_PARAM_BUFFER_SIZE"))?;
+            if pointer.is_null() {
+                return Err(invalid("extra has no CU_LAUNCH_PARAM_BUFFER_POINTER"));
+            }
+            if len != size {
+                // The H200 answers a buffer of another size than the kernel's parameters so.
+                return Err(CuError::new(
+                    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+                    format!(
+                        "the parameter buffer is {len} bytes; the kernel's parameters take {size}"
+                    ),
+                ));
+            }
+            // Safety: the program's buffer of `len` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(pointer, buf.as_mut_ptr(), len) };
+            Ok(buf)
+        }
+    }
+}
+
+/// A C string that lives as long as the process (cuFuncGetName hands out pointers the
+/// program never frees): one per distinct name.
+fn intern(name: &str) -> *const c_char {
+    static NAMES: std::sync::Mutex<Vec<std::ffi::CString>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.iter().find(|n| n.to_bytes() == name.as_bytes()) {
+        return n.as_ptr();
+    }
+    let c = std::ffi::CString::new(name).unwrap_or_default();
+    let p = c.as_ptr();
+    names.push(c);
+    p
+}
+
+/// Writes a call's result to its out-parameter, or, when the call fails, zero there, as
+/// the H200 does for many calls (probe out-params-on-failure); a NULL pointer is left
+/// alone either way.
+///
+/// # Safety
+/// `p` is NULL or valid for a write of `T`.
+unsafe fn zero_on_failure<T: ZeroValue>(p: *mut T, r: CuResult<T>) -> CuResult<()> {
+    match r {
+        Ok(v) => out(p, v),
+        Err(e) => {
+            if !p.is_null() {
+                out(p, T::ZERO)?;
+            }
+            Err(e)
+        }
+    }
+}
+
+/// What a failed call writes to an out-parameter of this type.
+trait ZeroValue {
+    const ZERO: Self;
+}
+impl ZeroValue for u64 {
+    const ZERO: Self = 0;
+}
+impl ZeroValue for *const c_char {
+    const ZERO: Self = std::ptr::null();
 }
 
 /// Which side of a copy a pointer the program calls "host" is really on.

@@ -1,13 +1,20 @@
-//! The few system calls the model stands on: address space (mmap PROT_NONE), physical
-//! memory (memfd), and views of it. Every `unsafe` of the model lives here.
+//! The few system calls the model stands on: address space (mmap PROT_NONE), device memory
+//! (large sparse memfd arenas, and a memfd of its own for memory that was exported), and
+//! the host views through which the mock reads and writes it. Every `unsafe` of the model
+//! lives here.
+//!
+//! What this costs the host, and why: a process may hold 1,024 fds (the common soft
+//! limit) and 65,530 mappings (`vm.max_map_count`), and a full H200 holds about 71,000
+//! allocations of 2 MiB. So allocations are ranges of a few arenas (one fd and one mapping
+//! each, whatever the number of allocations), and only memory that another process can
+//! reach (exported, imported) has a file and a view of its own.
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
-/// Host address space held for a reservation: `PROT_NONE`, `MAP_NORESERVE`, so that a
-/// 64 TiB reservation costs nothing and a host dereference of a device address faults,
-/// as it does on a GPU.
+/// Host address space: `PROT_NONE`, `MAP_NORESERVE`, so that a 64 TiB range costs
+/// nothing and a host dereference of a device address faults, as it does on a GPU.
 #[derive(Debug)]
 pub struct AddressSpace {
     base: usize,
@@ -56,7 +63,7 @@ impl AddressSpace {
             )
         };
         if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
+            return Err(mapping_error(io::Error::last_os_error()));
         }
         let start = p as usize;
         let base = (start + align - 1) & !(align - 1);
@@ -77,6 +84,14 @@ impl AddressSpace {
     pub fn base(&self) -> usize {
         self.base
     }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 impl Drop for AddressSpace {
@@ -86,71 +101,152 @@ impl Drop for AddressSpace {
     }
 }
 
-/// The physical memory of one allocation: a sealed memfd, and a host view of it through
-/// which the mock reads and writes. Pages cost nothing until touched.
+/// The host address of device memory, valid while the view it lies in is mapped (the
+/// model keeps views mapped while any copy may use them: see `vmm::BytesInUse`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostPtr(*mut u8);
+
+// Safety: a HostPtr is only an address; every access through it is a raw copy made while
+// its view is kept mapped, and concurrent access is what device memory allows too (racy,
+// never unsound for the mock, which only copies bytes).
+unsafe impl Send for HostPtr {}
+// Safety: as above.
+unsafe impl Sync for HostPtr {}
+
+impl HostPtr {
+    pub fn as_ptr(self) -> *mut u8 {
+        self.0
+    }
+
+    /// The address `offset` bytes further (no access is made).
+    pub fn offset(self, offset: usize) -> Self {
+        Self(self.0.wrapping_add(offset))
+    }
+}
+
+/// A large sparse memfd from which allocations are carved, and its one view. Pages cost
+/// nothing until touched and are given back by hole punching when an allocation goes.
 #[derive(Debug)]
-pub struct Backing {
-    /// Kept only while the memory may be exported; a memfd's view keeps its pages alive.
+pub struct Arena {
+    fd: OwnedFd,
+    view: HostPtr,
+    len: usize,
+}
+
+/// The name every memfd of the mock carries: an import checks it, so that an fd that is
+/// not one of ours is refused before anything is mapped. Arenas are never exported: their
+/// name differs, and an import of one is refused.
+const MEMFD_NAME: &str = "cumock-allocation";
+const ARENA_NAME: &str = "cumock-arena";
+
+impl Arena {
+    /// A new zero-filled arena of `len` bytes.
+    pub fn create(len: usize) -> io::Result<Self> {
+        let fd = memfd(ARENA_NAME, false)?;
+        set_len(&fd, len)?;
+        let view = map_view(fd.as_fd(), len)?;
+        Ok(Self { fd, view, len })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn ptr(&self, offset: usize) -> HostPtr {
+        assert!(offset <= self.len);
+        self.view.offset(offset)
+    }
+
+    /// Gives the pages of `[offset, offset+len)` back to the host; they read as zeros
+    /// afterwards.
+    pub fn punch(&self, offset: usize, len: usize) -> io::Result<()> {
+        assert!(offset.checked_add(len).is_some_and(|end| end <= self.len));
+        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        // Safety: fallocate on an fd we own, inside its size (asserted).
+        let r = unsafe { libc::fallocate(self.fd.as_raw_fd(), mode, offset as i64, len as i64) };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// The pieces of `[offset, offset+len)` that hold pages (the rest are holes, zeros),
+    /// as offsets from `offset`: moving an allocation copies only these.
+    pub fn data_extents(&self, offset: usize, len: usize) -> Vec<(usize, usize)> {
+        let end = offset + len;
+        let mut out = Vec::new();
+        let mut at = offset;
+        while at < end {
+            // Safety: lseek on an fd we own; it only moves the fd's (unused) file offset.
+            let data = unsafe { libc::lseek(self.fd.as_raw_fd(), at as i64, libc::SEEK_DATA) };
+            if data < 0 || data as usize >= end {
+                break;
+            }
+            let data = data as usize;
+            // Safety: as above.
+            let hole = unsafe { libc::lseek(self.fd.as_raw_fd(), data as i64, libc::SEEK_HOLE) };
+            let hole = if hole < 0 {
+                end
+            } else {
+                (hole as usize).min(end)
+            };
+            out.push((data - offset, hole - data));
+            at = hole;
+        }
+        out
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // Safety: the view was mapped by `map_view` with this length and is owned by self.
+        unsafe { libc::munmap(self.view.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Memory another process can reach: a sealed memfd of its own (made when an allocation
+/// is first exported), or one imported from another process, and its view.
+#[derive(Debug)]
+pub struct MemFile {
+    /// Kept for memory this process exported, so that a later export hands out the same
+    /// file; none for imports, which cannot be exported again (an imported allocation
+    /// reports no handle types, as on the real driver).
     fd: Option<OwnedFd>,
-    view: *mut u8,
+    view: HostPtr,
     len: usize,
     /// What the allocation is (device, handle types), carried in the memfd's name so that
     /// an importing process learns it from the fd alone.
     tag: String,
-    /// An fd of it went out: someone else may map it, so it is never reused.
-    exported: std::sync::atomic::AtomicBool,
 }
 
-// Safety: the view is a MAP_SHARED mapping owned by this value and freed only on drop;
-// concurrent access through it is what device memory allows too (racy, never unsound for
-// the mock, which only copies bytes).
-unsafe impl Send for Backing {}
-// Safety: as above; &Backing only hands out raw pointers used by explicit copies.
-unsafe impl Sync for Backing {}
-
-/// The name every memfd of the mock carries: an import checks it, so that an fd that is
-/// not one of ours is refused before anything is mapped.
-const MEMFD_NAME: &str = "cumock-allocation";
-
-impl Backing {
-    /// A new zero-filled allocation of `len` bytes. `keep_fd` keeps the memfd for export.
-    pub fn create(len: usize, keep_fd: bool, tag: &str) -> io::Result<Self> {
-        let name = CString::new(format!("{MEMFD_NAME} {tag}"))
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        // Safety: name is a valid C string; the returned fd is owned below.
-        let raw = unsafe {
-            libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING)
-        };
-        if raw < 0 {
+impl MemFile {
+    /// A new zero-filled file of `len` bytes, for export.
+    pub fn create(len: usize, tag: &str) -> io::Result<Self> {
+        let fd = memfd(&format!("{MEMFD_NAME} {tag}"), true)?;
+        set_len(&fd, len)?;
+        // Sealing the size means an importer can trust it: nobody can shrink the file
+        // under its mapping and make a later copy fault.
+        let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
+        // Safety: fcntl on an fd we own.
+        if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        // Safety: raw is a fresh fd that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let size = libc::off_t::try_from(len).map_err(|_| io::ErrorKind::OutOfMemory)?;
-        // Safety: plain system calls on an fd we own.
-        unsafe {
-            if libc::ftruncate(fd.as_raw_fd(), size) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // Sealing the size means an importer can trust it: nobody can shrink the
-            // file under its mapping and make a later copy fault.
-            let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
-            if libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-        }
-        let view = map_view(fd.as_fd_borrowed(), len)?;
+        let view = map_view(fd.as_fd(), len)?;
         Ok(Self {
-            fd: keep_fd.then_some(fd),
+            fd: Some(fd),
             view,
             len,
             tag: tag.to_owned(),
-            exported: Default::default(),
         })
     }
 
-    /// Opens an fd exported by a mock (this process's or another's). Anything else (a
-    /// regular file, a pipe, /dev/null, a closed number) is refused and nothing is mapped.
+    /// Maps an fd exported by a mock (this process's or another's). Anything else (a
+    /// regular file, a pipe, /dev/null, an arena, a closed number) is refused and nothing
+    /// is mapped. The fd stays the caller's: the view keeps the memory alive.
     pub fn import(fd: RawFd) -> Result<Self, ImportError> {
         if fd < 0 {
             return Err(ImportError::NotAnFd);
@@ -181,50 +277,39 @@ impl Backing {
         if len == 0 {
             return Err(ImportError::Foreign(link.into_owned()));
         }
-        // Safety: fd is open for the duration of this call.
+        // Safety: fd is open for the duration of this call (checked above).
         let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
-        let dup = borrowed
-            .try_clone_to_owned()
-            .map_err(|_| ImportError::NotAnFd)?;
-        let view = map_view(dup.as_fd_borrowed(), len).map_err(ImportError::Map)?;
-        // Imported memory belongs to another process too: as good as exported.
+        let view = map_view(borrowed, len).map_err(ImportError::Map)?;
         Ok(Self {
-            fd: Some(dup),
+            fd: None,
             view,
             len,
             tag,
-            exported: std::sync::atomic::AtomicBool::new(true),
         })
     }
 
     /// A new fd for the same memory, close-on-exec as the real driver's are.
     pub fn export(&self) -> io::Result<OwnedFd> {
         match &self.fd {
-            Some(fd) => {
-                self.exported
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
-                fd.try_clone()
-            }
+            Some(fd) => fd.try_clone().map_err(fd_error),
             None => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 
-    /// Whether the memory is this process's alone (never exported nor imported), and so
-    /// may be reused for a new allocation.
-    pub fn private(&self) -> bool {
-        !self.exported.load(std::sync::atomic::Ordering::Relaxed)
+    /// Copies `len` bytes from `src` into the file at `offset` (moving an allocation out of
+    /// its arena).
+    ///
+    /// # Safety
+    /// `src` is readable for `len` bytes.
+    pub unsafe fn fill_from(&self, offset: usize, src: HostPtr, len: usize) {
+        assert!(offset.checked_add(len).is_some_and(|end| end <= self.len));
+        // Safety: the destination lies inside our view (asserted); the source is the
+        // caller's promise; the two never overlap (different files).
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.view.as_ptr().add(offset), len) };
     }
 
-    /// Gives the pages back and leaves the memory zero-filled, for reuse: creating a memfd
-    /// and its view costs several system calls, which the allocate-free cycle of an
-    /// allocator would otherwise pay every time.
-    pub fn recycle(&self) -> io::Result<()> {
-        // Safety: the view is ours, shared and file-backed; MADV_REMOVE frees its pages
-        // and the file's backing store, after which reads see zeros.
-        if unsafe { libc::madvise(self.view.cast(), self.len, libc::MADV_REMOVE) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+    pub fn ptr(&self) -> HostPtr {
+        self.view
     }
 
     pub fn size(&self) -> usize {
@@ -234,58 +319,12 @@ impl Backing {
     pub fn tag(&self) -> &str {
         &self.tag
     }
-
-    /// Copies `src` into the memory at `offset`. The bounds are checked here.
-    ///
-    /// # Safety
-    /// `src` is readable for `n` bytes (host memory a program handed to a copy, or
-    /// another view).
-    pub unsafe fn write(&self, offset: usize, src: *const u8, n: usize) {
-        assert!(offset.checked_add(n).is_some_and(|end| end <= self.len));
-        // Safety: the destination lies inside our view (asserted); the source is the
-        // caller's promise (host memory handed to a copy, or another view). memmove
-        // semantics, since a device-to-device copy may overlap itself.
-        unsafe { std::ptr::copy(src, self.view.add(offset), n) };
-    }
-
-    /// Copies memory at `offset` out to `dst`. The bounds are checked here.
-    ///
-    /// # Safety
-    /// `dst` is writable for `n` bytes.
-    pub unsafe fn read(&self, offset: usize, dst: *mut u8, n: usize) {
-        assert!(offset.checked_add(n).is_some_and(|end| end <= self.len));
-        // Safety: as in `write`, the other way round.
-        unsafe { std::ptr::copy(self.view.add(offset), dst, n) };
-    }
-
-    /// Fills `n` bytes at `offset` with a repeated pattern of 1, 2 or 4 bytes.
-    pub fn fill(&self, offset: usize, pattern: &[u8], n: usize) {
-        assert!(offset.checked_add(n).is_some_and(|end| end <= self.len));
-        assert!(!pattern.is_empty());
-        // Safety: the range lies inside our view (asserted) and nothing else borrows it as
-        // a Rust reference (all access goes through raw copies).
-        let dst = unsafe { std::slice::from_raw_parts_mut(self.view.add(offset), n) };
-        if pattern.iter().all(|b| *b == pattern[0]) {
-            dst.fill(pattern[0]);
-        } else {
-            for (i, b) in dst.iter_mut().enumerate() {
-                *b = pattern[i % pattern.len()];
-            }
-        }
-    }
-
-    /// The address of byte `offset` of the view, for copies between two views.
-    pub fn view_ptr(&self, offset: usize) -> *mut u8 {
-        assert!(offset <= self.len);
-        // Safety: offset is within the mapping (asserted).
-        unsafe { self.view.add(offset) }
-    }
 }
 
-impl Drop for Backing {
+impl Drop for MemFile {
     fn drop(&mut self) {
         // Safety: the view was mapped by `map_view` with this length and is owned by self.
-        unsafe { libc::munmap(self.view.cast(), self.len) };
+        unsafe { libc::munmap(self.view.as_ptr().cast(), self.len) };
     }
 }
 
@@ -296,18 +335,30 @@ pub enum ImportError {
     Map(io::Error),
 }
 
-trait AsFdBorrowed {
-    fn as_fd_borrowed(&self) -> BorrowedFd<'_>;
-}
-impl AsFdBorrowed for OwnedFd {
-    fn as_fd_borrowed(&self) -> BorrowedFd<'_> {
-        std::os::fd::AsFd::as_fd(self)
+fn memfd(name: &str, sealable: bool) -> io::Result<OwnedFd> {
+    let name = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let flags = libc::MFD_CLOEXEC | if sealable { libc::MFD_ALLOW_SEALING } else { 0 };
+    // Safety: name is a valid C string; the returned fd is owned below.
+    let raw = unsafe { libc::memfd_create(name.as_ptr(), flags) };
+    if raw < 0 {
+        return Err(fd_error(io::Error::last_os_error()));
     }
+    // Safety: raw is a fresh fd that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
-fn map_view(fd: BorrowedFd<'_>, len: usize) -> io::Result<*mut u8> {
-    // Safety: a new shared mapping of a file we hold open; its lifetime is tied to the
-    // Backing that stores the pointer.
+fn set_len(fd: &OwnedFd, len: usize) -> io::Result<()> {
+    let size = libc::off_t::try_from(len).map_err(|_| io::ErrorKind::OutOfMemory)?;
+    // Safety: ftruncate on an fd we own.
+    if unsafe { libc::ftruncate(fd.as_raw_fd(), size) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn map_view(fd: BorrowedFd<'_>, len: usize) -> io::Result<HostPtr> {
+    // Safety: a new shared mapping of a file open for the duration of the call; its
+    // lifetime is tied to the value that stores the pointer.
     let p = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
@@ -319,9 +370,52 @@ fn map_view(fd: BorrowedFd<'_>, len: usize) -> io::Result<*mut u8> {
         )
     };
     if p == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
+        return Err(mapping_error(io::Error::last_os_error()));
     }
-    Ok(p.cast())
+    Ok(HostPtr(p.cast()))
+}
+
+/// A host limit reached says which limit and how to raise it: the mock uses a mapping
+/// only per arena, per address-space chunk and per exported or imported allocation, so
+/// the count of mappings rarely matters, but a program holding tens of thousands of
+/// shared allocations can still reach it.
+fn mapping_error(e: io::Error) -> io::Error {
+    if e.raw_os_error() != Some(libc::ENOMEM) {
+        return e;
+    }
+    let count = std::fs::read_to_string("/proc/self/maps")
+        .map(|m| m.lines().count())
+        .unwrap_or(0);
+    let limit = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|_| "?".into());
+    io::Error::new(
+        io::ErrorKind::OutOfMemory,
+        format!(
+            "{e} (the process has {count} host mappings; the limit vm.max_map_count is {limit}: \
+             raise it with `sysctl -w vm.max_map_count=N`)"
+        ),
+    )
+}
+
+fn fd_error(e: io::Error) -> io::Error {
+    if e.raw_os_error() != Some(libc::EMFILE) {
+        return e;
+    }
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // Safety: getrlimit fills a plain struct.
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    io::Error::new(
+        e.kind(),
+        format!(
+            "{e} (the process may hold {} open files, RLIMIT_NOFILE; the mock holds one per \
+             arena and one per exported allocation: raise it with `ulimit -n N`, up to {})",
+            lim.rlim_cur, lim.rlim_max
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -339,44 +433,79 @@ mod tests {
 
     #[test]
     fn two_imports_of_an_export_alias() {
-        let a = Backing::create(2 << 20, true, "t=1").unwrap();
+        let a = MemFile::create(2 << 20, "t=1").unwrap();
         let fd = a.export().unwrap().into_raw_fd();
-        let b = Backing::import(fd).unwrap();
+        let b = MemFile::import(fd).unwrap();
+        // Safety: fd was leaked above by into_raw_fd and is ours to close; the import's
+        // view keeps the memory.
+        unsafe { libc::close(fd) };
         let mut out = [0u8; 5];
-        // Safety: both pointers are to live local buffers of 5 bytes.
+        // Safety: both views are 2 MiB; the local buffers are 5 bytes.
         unsafe {
-            a.write(100, b"hello".as_ptr(), 5);
-            b.read(100, out.as_mut_ptr(), 5);
+            std::ptr::copy(b"hello".as_ptr(), a.ptr().offset(100).as_ptr(), 5);
+            std::ptr::copy(b.ptr().offset(100).as_ptr(), out.as_mut_ptr(), 5);
         }
         assert_eq!(&out, b"hello");
-        // Safety: fd was leaked above by into_raw_fd and is ours to close.
-        unsafe { libc::close(fd) };
+        assert_eq!(b.tag(), "t=1");
     }
 
     #[test]
-    fn recycled_memory_reads_as_zeros() {
-        let a = Backing::create(2 << 20, false, "t=1").unwrap();
+    fn punched_memory_reads_as_zeros_and_holes_are_skipped() {
+        let a = Arena::create(64 << 20).unwrap();
+        assert!(a.data_extents(0, 64 << 20).is_empty());
+        // Safety: inside the 64 MiB view; local buffers of 4 bytes.
+        unsafe { std::ptr::copy([1u8, 2, 3, 4].as_ptr(), a.ptr(4 << 20).as_ptr(), 4) };
+        let ext = a.data_extents(2 << 20, 4 << 20);
+        assert_eq!(ext.len(), 1);
+        assert!(
+            ext[0].0 <= 2 << 20 && ext[0].0 + ext[0].1 > 2 << 20,
+            "{ext:?}"
+        );
+        a.punch(2 << 20, 4 << 20).unwrap();
         let mut out = [9u8; 4];
-        // Safety: local buffers of 4 bytes.
-        unsafe {
-            a.write(4096, [1u8, 2, 3, 4].as_ptr(), 4);
-            a.recycle().unwrap();
-            a.read(4096, out.as_mut_ptr(), 4);
-        }
+        // Safety: as above.
+        unsafe { std::ptr::copy(a.ptr(4 << 20).as_ptr(), out.as_mut_ptr(), 4) };
         assert_eq!(out, [0; 4]);
-        assert!(a.private());
+    }
+
+    #[test]
+    fn a_huge_arena_costs_nothing_until_touched() {
+        let a = Arena::create(1 << 40).expect("a 1 TiB sparse arena");
+        assert_eq!(a.len(), 1 << 40);
+    }
+
+    #[test]
+    fn host_limits_say_which_limit_and_how_to_raise_it() {
+        let maps = mapping_error(io::Error::from_raw_os_error(libc::ENOMEM)).to_string();
+        assert!(
+            maps.contains("vm.max_map_count") && maps.contains("sysctl"),
+            "{maps}"
+        );
+        let fds = fd_error(io::Error::from_raw_os_error(libc::EMFILE)).to_string();
+        assert!(
+            fds.contains("RLIMIT_NOFILE") && fds.contains("ulimit -n"),
+            "{fds}"
+        );
+        // Other errors pass through as they are.
+        let other = mapping_error(io::Error::from_raw_os_error(libc::EINVAL));
+        assert_eq!(other.raw_os_error(), Some(libc::EINVAL));
     }
 
     #[test]
     fn foreign_fds_are_refused() {
         let f = std::fs::File::open("/dev/null").unwrap();
         assert!(matches!(
-            Backing::import(f.as_raw_fd()),
+            MemFile::import(f.as_raw_fd()),
             Err(ImportError::Foreign(_))
         ));
-        assert!(matches!(Backing::import(-1), Err(ImportError::NotAnFd)));
+        let arena = Arena::create(2 << 20).unwrap();
         assert!(matches!(
-            Backing::import(999_999),
+            MemFile::import(arena.fd.as_raw_fd()),
+            Err(ImportError::Foreign(_))
+        ));
+        assert!(matches!(MemFile::import(-1), Err(ImportError::NotAnFd)));
+        assert!(matches!(
+            MemFile::import(999_999),
             Err(ImportError::NotAnFd)
         ));
     }

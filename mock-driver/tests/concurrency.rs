@@ -131,7 +131,7 @@ fn sixteen_threads_of_random_vmm_work_keep_the_state_consistent() {
 }
 
 #[test]
-fn fork_while_another_thread_works_leaves_the_child_a_usable_mock() {
+fn fork_while_another_thread_works_leaves_the_child_an_answering_mock() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // Safety: cuInit(0).
     assert_eq!(unsafe { cuInit(0) }, 0);
@@ -143,9 +143,12 @@ fn fork_while_another_thread_works_leaves_the_child_a_usable_mock() {
         // beyond what the mock does, which the atfork handlers keep consistent.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
+            // As on the H200, a child forked after cuInit is refused
+            // (CUDA_ERROR_NOT_INITIALIZED = 3), cuInit included; what matters here is that
+            // it is answered at all: a lock held across the fork would hang it.
             let mut va = 0u64;
             let code = unsafe {
-                if cuMemAddressReserve(&mut va, G, 0, 0, 0) == 0 && cuMemAddressFree(va, G) == 0 {
+                if cuMemAddressReserve(&mut va, G, 0, 0, 0) == 3 && cuInit(0) == 3 {
                     0
                 } else {
                     1
@@ -158,7 +161,7 @@ fn fork_while_another_thread_works_leaves_the_child_a_usable_mock() {
         unsafe { libc::waitpid(pid, &mut status, 0) };
         assert!(
             libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-            "the forked child could not use the mock"
+            "the forked child was not answered CUDA_ERROR_NOT_INITIALIZED"
         );
     }
     busy.join().unwrap();

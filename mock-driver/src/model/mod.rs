@@ -3,6 +3,8 @@
 
 pub mod context;
 pub mod error;
+pub mod memory;
+pub mod module;
 pub mod profile;
 pub mod vmm;
 
@@ -18,11 +20,17 @@ use vmm::{AllocationProp, Need, ReservationKind, Segment, Vmm};
 pub struct State {
     pub vmm: Vmm,
     pub contexts: Contexts,
+    pub modules: module::Modules,
+    /// Per device: the fault of a kernel, returned by every later call that needs the
+    /// device (as on a GPU, it stays for the life of the process).
+    pub sticky: Vec<Option<CuError>>,
 }
 
 pub struct Driver {
     pub profile: Profile,
     initialized: AtomicBool,
+    /// Set in a child forked after cuInit.
+    forked_after_init: AtomicBool,
     pub state: Mutex<State>,
 }
 
@@ -56,9 +64,12 @@ impl Driver {
         Self {
             profile,
             initialized: AtomicBool::new(false),
+            forked_after_init: AtomicBool::new(false),
             state: Mutex::new(State {
                 vmm: Vmm::new(n),
                 contexts: Contexts::new(n),
+                modules: module::Modules::default(),
+                sticky: vec![None; n],
             }),
         }
     }
@@ -70,6 +81,7 @@ impl Driver {
     // ---- cuInit ----
 
     pub fn init(&self, flags: u32) -> CuResult<()> {
+        self.refuse_forked_child()?;
         if flags != 0 {
             return Err(invalid(format!("cuInit flags must be 0, not {flags}")));
         }
@@ -77,7 +89,21 @@ impl Driver {
         Ok(())
     }
 
+    /// A process forked after cuInit gets CUDA_ERROR_NOT_INITIALIZED from every call, cuInit
+    /// included, as on the H200 (probe fork-after-init): the child must exec to use CUDA.
+    fn refuse_forked_child(&self) -> CuResult<()> {
+        if self.forked_after_init.load(Ordering::Acquire) {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_NOT_INITIALIZED,
+                "this process was forked after cuInit: the driver serves only the process \
+                 that initialised it (exec a new program in the child to use CUDA there)",
+            ));
+        }
+        Ok(())
+    }
+
     pub fn require_init(&self) -> CuResult<()> {
+        self.refuse_forked_child()?;
         if self.initialized.load(Ordering::Acquire) {
             Ok(())
         } else {
@@ -161,7 +187,9 @@ impl Driver {
         }
         // Unknown bits are ignored, as the real driver ignores them (observed with 0x10).
         let dev = prop.location.type_ == CU_MEM_LOCATION_TYPE_DEVICE;
+        // Looked up only when asked for: the attribute table is keyed by name.
         let compression_supported = dev
+            && prop.alloc_flags.compression_type == CU_MEM_ALLOCATION_COMP_GENERIC
             && self
                 .device(prop.location.id)?
                 .attributes
@@ -345,6 +373,7 @@ impl Driver {
     pub fn mem_info(&self) -> CuResult<(u64, u64)> {
         let st = self.state.lock();
         let (_, ctx) = st.contexts.require_current()?;
+        self.check_sticky(&st, ctx.device)?;
         let dev = &self.profile.devices[ctx.device];
         Ok((
             dev.free_at_start.saturating_sub(st.vmm.used[ctx.device]),
@@ -358,6 +387,7 @@ impl Driver {
         let mut st = self.state.lock();
         let (ctx, c) = st.contexts.require_current()?;
         let device = c.device;
+        self.check_sticky(&st, device)?;
         if size == 0 {
             return Err(invalid("size is 0"));
         }
@@ -410,7 +440,7 @@ impl Driver {
         match vmm.reservations.get(&ptr).map(|r| r.kind) {
             Some(ReservationKind::Alloc { .. }) => {
                 vmm.remove_mapping(ptr);
-                vmm.reservations.remove(&ptr);
+                vmm.remove_reservation(ptr);
                 Ok(())
             }
             Some(ReservationKind::Vmm) => Err(invalid(format!(
@@ -432,10 +462,26 @@ impl Driver {
                 }
             }
         }
-        // Observed: VMM memory is not found by cuMemGetAddressRange, only cuMemAlloc's.
+        // Observed (probe address-range-states): VMM memory is found once the current
+        // context's device may read it, as its mapping (start and size); a reserved-only
+        // range, or a mapping without access, is not.
+        let vmm = st
+            .vmm
+            .reservation_at(ptr)
+            .is_some_and(|(_, r)| r.kind == ReservationKind::Vmm);
+        if let (true, Some(m), Ok((_, ctx))) =
+            (vmm, st.vmm.mapping_at(ptr), st.contexts.require_current())
+        {
+            if m.access.allows(ctx.device, Need::Read) {
+                return Ok((m.start, m.size));
+            }
+        }
         Err(CuError::new(
             cumock_abi::result::CUDA_ERROR_NOT_FOUND,
-            format!("{ptr:#x} is not cuMemAlloc memory (VMM ranges are not found either, as on the real driver)"),
+            format!(
+                "{ptr:#x} is neither cuMemAlloc memory nor a mapping this context's device may \
+                 access (as on the real driver, a VMM range is found only once access is granted)"
+            ),
         ))
     }
 
@@ -454,10 +500,11 @@ impl Driver {
     /// Host sides are valid for `len` bytes (readable for a source, writable for a
     /// destination), as cuda.h requires of the program.
     pub unsafe fn copy(&self, dst: HostOrDevice, src: HostOrDevice, len: u64) -> CuResult<()> {
-        let (dst_segs, src_segs) = {
-            let st = self.state.lock();
+        let (dst_segs, src_segs, _bytes) = {
+            let mut st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
             let device = ctx.device;
+            self.check_sticky(&st, device)?;
             let d = match dst {
                 HostOrDevice::Device(a) => Some(st.vmm.segments(a, len, device, Need::Write)?),
                 HostOrDevice::Host(_) => None,
@@ -478,16 +525,20 @@ impl Driver {
                 }
                 (None, None) => {}
             }
-            (d, s)
+            let bytes = st.vmm.hold_bytes();
+            (d, s, bytes)
         };
         // The bytes move outside the lock: a 256 MiB copy must not stall other threads.
-        // The segments hold the backings alive even if another thread unmaps meanwhile.
+        // `_bytes` keeps the segments' memory where it is even if another thread unmaps
+        // or releases it meanwhile.
         match (dst, src, dst_segs, src_segs) {
             (_, HostOrDevice::Host(h), Some(d), None) => {
                 let mut p = h as *const u8;
                 for s in d {
-                    // Safety: p stays within the host source, per this function's contract.
-                    unsafe { s.backing.write(s.offset, p, s.len) };
+                    // Safety: p stays within the host source, per this function's contract;
+                    // the segment is live device memory (held by `_bytes`). memmove, since
+                    // a "host" pointer may be another view of the same memory.
+                    unsafe { std::ptr::copy(p, s.ptr.as_ptr(), s.len) };
                     p = p.wrapping_add(s.len);
                 }
             }
@@ -495,7 +546,7 @@ impl Driver {
                 let mut p = h;
                 for s in src {
                     // Safety: p stays within the host destination, per the contract.
-                    unsafe { s.backing.read(s.offset, p, s.len) };
+                    unsafe { std::ptr::copy(s.ptr.as_ptr(), p, s.len) };
                     p = p.wrapping_add(s.len);
                 }
             }
@@ -510,6 +561,30 @@ impl Driver {
         Ok(())
     }
 
+    /// Device memory as host memory, for a kernel launch: `[addr, addr+len)` as host
+    /// pointers (one piece per mapping it crosses), checked against `device`'s access
+    /// (`need`: read for loads, write for stores and atomics; the same rules and errors
+    /// as a copy's). The pointers stay valid, and the memory stays where it is, until the
+    /// returned value is dropped: hold it for the duration of the launch, and do not call
+    /// the driver's export from the same thread meanwhile (an export waits for it). The
+    /// memory counts as having work in flight until the next synchronising call, as a
+    /// copy's does.
+    pub fn translate(
+        &self,
+        addr: u64,
+        len: u64,
+        device: usize,
+        need: Need,
+    ) -> CuResult<Translation> {
+        let mut st = self.state.lock();
+        let segments = st.vmm.segments(addr, len, device, need)?;
+        st.vmm.issued(&segments);
+        Ok(Translation {
+            segments,
+            _bytes: st.vmm.hold_bytes(),
+        })
+    }
+
     pub fn memset(&self, dst: u64, pattern: Pattern, count: u64) -> CuResult<()> {
         let width = pattern.bytes().len() as u64;
         if !dst.is_multiple_of(width) {
@@ -520,16 +595,28 @@ impl Driver {
         let len = count
             .checked_mul(width)
             .ok_or_else(|| invalid("count overflows"))?;
-        let segs = {
-            let st = self.state.lock();
+        let (segs, _bytes) = {
+            let mut st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
+            self.check_sticky(&st, ctx.device)?;
             let segs = st.vmm.segments(dst, len, ctx.device, Need::Write)?;
             st.vmm.issued(&segs);
-            segs
+            (segs, st.vmm.hold_bytes())
         };
         let bytes = pattern.bytes();
         for s in segs {
-            s.backing.fill(s.offset, &bytes, s.len);
+            // Safety: the segment is live device memory, held by `_bytes`, and nothing
+            // borrows it as a Rust reference (all access is through raw copies).
+            let dst = unsafe { std::slice::from_raw_parts_mut(s.ptr.as_ptr(), s.len) };
+            if bytes.iter().all(|b| *b == bytes[0]) {
+                dst.fill(bytes[0]);
+            } else {
+                // Segments start at element boundaries: dst and every mapping are aligned
+                // to the element's width.
+                for (i, b) in dst.iter_mut().enumerate() {
+                    *b = bytes[i % bytes.len()];
+                }
+            }
         }
         Ok(())
     }
@@ -540,6 +627,7 @@ impl Driver {
         self.device(device)?;
         let mut st = self.state.lock();
         let d = device as usize;
+        self.check_sticky(&st, d)?;
         let pc = st.contexts.primary[d].clone();
         let ctx = match pc.context {
             Some(c) if st.contexts.contexts.contains_key(&c) => c,
@@ -612,6 +700,7 @@ impl Driver {
         self.device(device)?;
         check_ctx_flags(flags)?;
         let mut st = self.state.lock();
+        self.check_sticky(&st, device as usize)?;
         let c = st.contexts.create(device as usize, flags, false);
         st.contexts.push(c)?;
         Ok(c)
@@ -629,6 +718,12 @@ impl Driver {
 
     fn destroy_context(st: &mut State, ctx: u64) -> CuResult<()> {
         st.contexts.destroy(ctx)?;
+        // Its modules go with it (their variables are cuMemAlloc memory of it, freed below).
+        st.modules.modules.retain(|_, m| m.context != ctx);
+        let modules = &st.modules.modules;
+        st.modules
+            .functions
+            .retain(|_, f| modules.contains_key(&f.module));
         // cuMemAlloc memory dies with its context; VMM mappings do not (observed).
         let owned: Vec<u64> = st
             .vmm
@@ -674,11 +769,12 @@ impl Driver {
     }
 
     pub fn ctx_synchronize(&self, ctx: Option<u64>) -> CuResult<()> {
-        let st = self.state.lock();
-        match ctx {
-            Some(c) => st.contexts.get(c).map(|_| ())?,
-            None => st.contexts.require_current().map(|_| ())?,
-        }
+        let mut st = self.state.lock();
+        let device = match ctx {
+            Some(c) => st.contexts.get(c)?.device,
+            None => st.contexts.require_current()?.1.device,
+        };
+        self.check_sticky(&st, device)?;
         st.vmm.synchronized();
         Ok(())
     }
@@ -741,14 +837,58 @@ impl Driver {
     // ---- streams and events ----
 
     pub fn stream_create(&self, flags: u32) -> CuResult<u64> {
+        self.stream_create_with_priority(flags, 0)
+    }
+
+    pub fn stream_create_with_priority(&self, flags: u32, priority: i32) -> CuResult<u64> {
         if flags > 1 {
             return Err(invalid(format!(
                 "stream flags {flags} are not CU_STREAM_DEFAULT or CU_STREAM_NON_BLOCKING"
             )));
         }
         let mut st = self.state.lock();
-        let (cur, _) = st.contexts.require_current()?;
-        Ok(st.contexts.create_stream(cur))
+        let (cur, c) = st.contexts.require_current()?;
+        self.check_sticky(&st, c.device)?;
+        let priority = priority.clamp(
+            context::STREAM_PRIORITY_GREATEST,
+            context::STREAM_PRIORITY_LEAST,
+        );
+        Ok(st
+            .contexts
+            .create_stream(cur, context::StreamProps { flags, priority }))
+    }
+
+    /// cuCtxGetLimit / cuCtxSetLimit on the current context.
+    pub fn ctx_limit(&self, limit: i32, set: Option<u64>) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        let (ctx, _) = st.contexts.require_current()?;
+        let default = usize::try_from(limit)
+            .ok()
+            .and_then(|i| context::DEFAULT_LIMITS.get(i))
+            .ok_or_else(|| invalid(format!("{limit} is not a CUlimit")))?
+            .ok_or_else(|| {
+                CuError::new(
+                    cumock_abi::result::CUDA_ERROR_UNSUPPORTED_LIMIT,
+                    format!("limit {limit} is not supported on this device"),
+                )
+            })?;
+        if let Some(v) = set {
+            st.contexts.limits.insert((ctx, limit), v);
+        }
+        Ok(st
+            .contexts
+            .limits
+            .get(&(ctx, limit))
+            .copied()
+            .unwrap_or(default))
+    }
+
+    /// A stream's context, device and properties (cuStreamGetCtx, GetDevice, GetFlags,
+    /// GetPriority).
+    pub fn stream_info(&self, stream: u64) -> CuResult<(u64, usize, context::StreamProps)> {
+        let st = self.state.lock();
+        let (ctx, props) = st.contexts.stream(stream)?;
+        Ok((ctx, st.contexts.get(ctx)?.device, props))
     }
 
     pub fn stream_check(&self, stream: u64) -> CuResult<()> {
@@ -756,7 +896,18 @@ impl Driver {
     }
 
     pub fn stream_destroy(&self, stream: u64) -> CuResult<()> {
+        self.check_sticky_current()?;
         self.state.lock().contexts.destroy_stream(stream)
+    }
+
+    /// The sticky error of the current context's device, if a kernel faulted there (streams
+    /// and events report it as the H200 does: probe fault-stream-sync).
+    pub fn check_sticky_current(&self) -> CuResult<()> {
+        let st = self.state.lock();
+        match st.contexts.require_current() {
+            Ok((_, c)) => self.check_sticky(&st, c.device),
+            Err(_) => Ok(()),
+        }
     }
 
     pub fn event_create(&self, flags: u32) -> CuResult<u64> {
@@ -764,7 +915,8 @@ impl Driver {
             return Err(invalid(format!("event flags {flags:#x} have unknown bits")));
         }
         let mut st = self.state.lock();
-        st.contexts.require_current()?;
+        let device = st.contexts.require_current()?.1.device;
+        self.check_sticky(&st, device)?;
         Ok(st.contexts.create_event())
     }
 
@@ -825,6 +977,13 @@ impl Driver {
     }
 }
 
+/// Device memory a kernel may use, as host memory (see [`Driver::translate`]).
+pub struct Translation {
+    /// The pieces of the range, in order; their lengths add up to the range's.
+    pub segments: Vec<Segment>,
+    _bytes: vmm::BytesInUse,
+}
+
 pub struct PointerInfo {
     pub context: u64,
     pub device: usize,
@@ -852,11 +1011,10 @@ fn copy_segments(dst: &[Segment], src: &[Segment]) {
         let d = &dst[di];
         let s = &src[si];
         let n = (d.len - doff).min(s.len - soff);
-        // Safety: both pointers lie inside live views; n fits both segments.
-        unsafe {
-            d.backing
-                .write(d.offset + doff, s.backing.view_ptr(s.offset + soff), n);
-        }
+        // Safety: both pointers lie inside live device memory (the caller holds the
+        // bytes); n fits both segments. memmove, since a device-to-device copy may
+        // overlap itself.
+        unsafe { std::ptr::copy(s.ptr.offset(soff).as_ptr(), d.ptr.offset(doff).as_ptr(), n) };
         doff += n;
         soff += n;
         if doff == d.len {
@@ -916,6 +1074,10 @@ extern "C" fn after_fork_child() {
         unsafe {
             let raw = d.state.raw() as *const parking_lot::RawMutex as *mut parking_lot::RawMutex;
             raw.write(<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT);
+        }
+        d.state.lock().vmm.after_fork_child();
+        if d.initialized.load(Ordering::Acquire) {
+            d.forked_after_init.store(true, Ordering::Release);
         }
     }
 }
@@ -1010,6 +1172,104 @@ mod tests {
         assert_eq!(back, data);
         d.unmap(va, 3 * G).unwrap();
         d.address_free(va, 64 * G).unwrap();
+    }
+
+    #[test]
+    fn translation_sees_what_copies_see_before_and_after_an_export() {
+        let d = driver_with(2);
+        let ctx = d.primary_retain(0).unwrap();
+        d.ctx_set_current(Some(ctx)).unwrap();
+        const G: u64 = 2 << 20;
+        let va = d.address_reserve(4 * G, 0, 0, 0).unwrap();
+        let h = d.create(2 * G, dev_prop(&d, 0), 0).unwrap();
+        d.map(va, 2 * G, 0, h, 0).unwrap();
+        d.map(va + 2 * G, 2 * G, 0, h, 0).unwrap();
+        assert_eq!(
+            d.translate(va, 8, 0, Need::Read).err().map(|e| e.code),
+            Some(CUDA_ERROR_INVALID_VALUE),
+            "no access granted yet"
+        );
+        d.set_access(va, 4 * G, &[(1, 0, 3)]).unwrap();
+        {
+            // Crossing from one alias into the other: two pieces.
+            let t = d.translate(va + 2 * G - 4, 8, 0, Need::Write).unwrap();
+            assert_eq!(t.segments.iter().map(|s| s.len).collect::<Vec<_>>(), [4, 4]);
+            for s in &t.segments {
+                // Safety: each piece is live device memory of s.len bytes, held by t.
+                unsafe { std::ptr::write_bytes(s.ptr.as_ptr(), 0xab, s.len) };
+            }
+        }
+        let fd = d.export(h, 1, 0).unwrap();
+        let mut back = [0u8; 8];
+        // The alias at va+2G shows the bytes written at the end of the first mapping.
+        unsafe_copy(
+            &d,
+            HostOrDevice::Host(back.as_mut_ptr()),
+            HostOrDevice::Device(va + 4 * G - 4),
+            4,
+        )
+        .unwrap();
+        unsafe_copy(
+            &d,
+            HostOrDevice::Host(back[4..].as_mut_ptr()),
+            HostOrDevice::Device(va + 2 * G),
+            4,
+        )
+        .unwrap();
+        assert_eq!(back, [0xab; 8]);
+        let t = d.translate(va + 2 * G - 4, 8, 0, Need::Read).unwrap();
+        // Safety: live device memory held by t.
+        let first = unsafe { t.segments[1].ptr.as_ptr().read() };
+        assert_eq!(
+            first, 0xab,
+            "the moved pages are where the translation points"
+        );
+        drop((t, fd));
+        d.unmap(va, 4 * G).unwrap();
+        d.release(h).unwrap();
+        d.address_free(va, 4 * G).unwrap();
+    }
+
+    #[test]
+    fn released_memory_is_reused_and_reads_zeros() {
+        let d = driver_with(1);
+        let ctx = d.primary_retain(0).unwrap();
+        d.ctx_set_current(Some(ctx)).unwrap();
+        const G: u64 = 2 << 20;
+        let va = d.address_reserve(G, 0, 0, 0).unwrap();
+        let mut places = Vec::new();
+        for round in 0..3u8 {
+            let h = d.create(G, dev_prop(&d, 0), 0).unwrap();
+            d.map(va, G, 0, h, 0).unwrap();
+            d.set_access(va, G, &[(1, 0, 3)]).unwrap();
+            let t = d.translate(va, 1, 0, Need::Read).unwrap();
+            places.push(t.segments[0].ptr);
+            drop(t);
+            let mut back = [9u8; 64];
+            unsafe_copy(
+                &d,
+                HostOrDevice::Host(back.as_mut_ptr()),
+                HostOrDevice::Device(va + 4096),
+                64,
+            )
+            .unwrap();
+            assert_eq!(back, [0; 64], "round {round}: fresh memory reads zeros");
+            let x = [round + 1; 64];
+            unsafe_copy(
+                &d,
+                HostOrDevice::Device(va + 4096),
+                HostOrDevice::Host(x.as_ptr() as *mut u8),
+                64,
+            )
+            .unwrap();
+            d.unmap(va, G).unwrap();
+            d.release(h).unwrap();
+        }
+        assert!(
+            places.windows(2).all(|w| w[0] == w[1]),
+            "the same range is reused"
+        );
+        d.address_free(va, G).unwrap();
     }
 
     #[test]

@@ -3,13 +3,23 @@
 //!
 //! The rules are the real driver's as observed on an H200 (driver 580.159.04): see
 //! `cases/` for each, by the CUDA function's name.
+//!
+//! Where the bytes are: an allocation is a range of an arena (`memory::DeviceMemory`)
+//! until it is exported, when its pages move once to a file of its own that another
+//! process can map (`os::MemFile`); imports are such files. Mapping is bookkeeping: the
+//! reserved addresses stay PROT_NONE, so the host faults on a device address as it does
+//! on a GPU, and copies, memsets and kernels reach the bytes through
+//! [`Vmm::segments`] (host pointers into the arena or file), so aliases see the same bytes.
 
 use super::error::*;
-use crate::os::{AddressSpace, Backing, ImportError};
+use super::memory::{AddressPool, ArenaRange, DeviceMemory};
+use crate::os::{HostPtr, ImportError, MemFile};
 use cumock_abi::consts::*;
 use cumock_abi::result::*;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Handles are tagged table keys, never pointers: a wrong value is found in no table and
@@ -43,10 +53,19 @@ impl AllocationProp {
     }
 }
 
+/// Where an allocation's bytes are.
+#[derive(Debug)]
+pub enum Storage {
+    /// A range of an arena: memory only this process can reach.
+    Arena(ArenaRange),
+    /// A file of its own: memory this process exported, or imported from another.
+    File(MemFile),
+}
+
 /// One physical allocation (`cuMemCreate`, or an import).
 #[derive(Debug)]
 pub struct PhysicalAllocation {
-    pub backing: Arc<Backing>,
+    pub storage: Storage,
     pub size: u64,
     pub prop: AllocationProp,
     /// References the program holds: create or import gives one, each
@@ -59,32 +78,40 @@ pub struct PhysicalAllocation {
     /// A copy or memset was issued to it and no synchronising call followed: on a GPU the
     /// work may still be in flight (cuMemcpyHtoD from pageable memory returns before the
     /// data lands), and changing access or unmapping then faults the context.
-    pub in_flight: std::sync::atomic::AtomicBool,
+    pub in_flight: bool,
+    /// Its bytes were handed out for a copy, memset or kernel: it may hold pages, which go
+    /// back to the host when it goes (an untouched one has none to give back).
+    touched: AtomicBool,
 }
 
-/// Per-device access flags of one mapping. Fresh mappings grant nothing, as on the real
-/// driver: access must be set after every map.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Per-device access flags of one mapping, two bits a device (profiles have at most 64).
+/// Fresh mappings grant nothing, as on the real driver: access must be set after every
+/// map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AccessTable {
-    flags: Vec<u8>,
+    bits: u128,
 }
 
 impl AccessTable {
-    pub fn none(devices: usize) -> Self {
-        Self {
-            flags: vec![0; devices],
-        }
+    pub fn none(_devices: usize) -> Self {
+        Self { bits: 0 }
     }
     pub fn all(devices: usize) -> Self {
-        Self {
-            flags: vec![CU_MEM_ACCESS_FLAGS_PROT_READWRITE as u8; devices],
+        let mut t = Self::none(devices);
+        for d in 0..devices.min(64) {
+            t.set(d, CU_MEM_ACCESS_FLAGS_PROT_READWRITE as u8);
         }
+        t
     }
     pub fn get(&self, device: usize) -> u8 {
-        self.flags.get(device).copied().unwrap_or(0)
+        if device >= 64 {
+            return 0;
+        }
+        ((self.bits >> (2 * device)) & 3) as u8
     }
     pub fn set(&mut self, device: usize, flags: u8) {
-        self.flags[device] = flags;
+        assert!(device < 64 && flags <= 3, "device {device}, flags {flags}");
+        self.bits = (self.bits & !(3u128 << (2 * device))) | (u128::from(flags) << (2 * device));
     }
     pub fn allows(&self, device: usize, need: Need) -> bool {
         let have = i32::from(self.get(device));
@@ -107,7 +134,6 @@ pub struct Mapping {
     pub start: u64,
     pub size: u64,
     pub handle: u64,
-    pub backing: Arc<Backing>,
     pub access: AccessTable,
     pub reservation: u64,
 }
@@ -122,36 +148,70 @@ pub enum ReservationKind {
 
 #[derive(Debug)]
 pub struct Reservation {
-    pub space: AddressSpace,
     pub size: u64,
     pub kind: ReservationKind,
 }
 
-/// A piece of a copy: `len` bytes at `offset` of one backing.
+/// A piece of device memory as the host reaches it: `len` bytes at `ptr`, which belong
+/// to the allocation `allocation` (its handle's id). Valid while a [`BytesInUse`] taken
+/// after it was made lives.
+#[derive(Clone, Copy, Debug)]
 pub struct Segment {
     pub allocation: u64,
-    pub backing: Arc<Backing>,
-    pub offset: usize,
+    pub ptr: HostPtr,
     pub len: usize,
 }
+
+/// Held while bytes are moved outside the state's lock (a copy, a memset, a kernel): no
+/// arena range or file view is given back or moved while one lives, so the host pointers
+/// of segments stay valid and no new allocation receives bytes meant for an old one.
+#[derive(Debug)]
+pub struct BytesInUse(Arc<AtomicUsize>);
+
+impl Drop for BytesInUse {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// Allocation ids are sequential numbers: hashing them with a multiply is enough, and
+/// much cheaper than the default SipHash on every call.
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+pub type Allocations = HashMap<u64, PhysicalAllocation, BuildHasherDefault<IdHasher>>;
 
 #[derive(Debug, Default)]
 pub struct Vmm {
     pub reservations: BTreeMap<u64, Reservation>,
     pub mappings: BTreeMap<u64, Mapping>,
-    pub allocations: HashMap<u64, PhysicalAllocation>,
+    pub allocations: Allocations,
     next_handle: u64,
     /// Bytes charged to each device by live allocations.
     pub used: Vec<u64>,
-    /// Released memory kept for reuse, by (size, memfd tag): see `Backing::recycle`.
-    pool: HashMap<(usize, String), Vec<Backing>>,
-    pooled_bytes: usize,
+    memory: DeviceMemory,
+    addresses: AddressPool,
+    /// Allocations with work in flight, so that a synchronisation clears only those.
+    busy: Vec<u64>,
+    /// How many [`BytesInUse`] live.
+    bytes_in_use: Arc<AtomicUsize>,
+    /// Storage that went while bytes were in use, given back once none are.
+    pending: Vec<(Storage, bool)>,
 }
-
-/// At most this much released memory is kept for reuse (its pages are given back; only
-/// the address space and the fd stay).
-const POOL_BYTES: usize = 1 << 30;
-const POOL_PER_KIND: usize = 64;
 
 impl Vmm {
     pub fn new(devices: usize) -> Self {
@@ -224,26 +284,19 @@ impl Vmm {
                 "hint {hint:#x} + size lies outside the address space"
             )));
         }
+        if size >= USER_ADDRESS_SPACE {
+            return Err(out_of_memory(
+                "the reservation does not fit the address space",
+            ));
+        }
         let align = alignment.max(granularity);
-        let (len, align_us, hint_us) = match (
-            usize::try_from(size),
-            usize::try_from(align),
-            usize::try_from(hint),
-        ) {
-            (Ok(a), Ok(b), Ok(c)) => (a, b, c),
-            _ => {
-                return Err(out_of_memory(
-                    "the reservation does not fit the address space",
-                ))
-            }
-        };
-        let space = AddressSpace::reserve(len, align_us, hint_us)
+        let base = self
+            .addresses
+            .reserve(size, align, hint)
             .map_err(|e| out_of_memory(format!("no {size:#x} bytes of address space left: {e}")))?;
-        let base = space.base() as u64;
         self.reservations.insert(
             base,
             Reservation {
-                space,
                 size,
                 kind: ReservationKind::Vmm,
             },
@@ -276,8 +329,16 @@ impl Vmm {
                 "the reservation still has a mapping at {start:#x}; cuMemUnmap it first"
             )));
         }
-        self.reservations.remove(&ptr);
+        self.remove_reservation(ptr);
         Ok(())
+    }
+
+    /// Forgets a reservation and gives its address space back to the pool (its mappings
+    /// are gone already).
+    pub fn remove_reservation(&mut self, base: u64) {
+        if let Some(r) = self.reservations.remove(&base) {
+            self.addresses.free(base, r.size);
+        }
     }
 
     // ---- cuMemCreate / cuMemRelease ----
@@ -303,29 +364,23 @@ impl Vmm {
                 "{size:#x} bytes asked, {free:#x} free on the device"
             )));
         }
-        let len = usize::try_from(size).map_err(|_| out_of_memory("too large"))?;
-        let exportable = prop.handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR != 0;
-        let tag = memfd_tag(&prop);
-        let pooled = self.pool.get_mut(&(len, tag.clone())).and_then(Vec::pop);
-        let backing = match pooled {
-            Some(b) => {
-                self.pooled_bytes -= len;
-                b
-            }
-            None => Backing::create(len, exportable, &tag)
-                .map_err(|e| out_of_memory(format!("host memory for the allocation: {e}")))?,
-        };
+        self.give_back_pending();
+        let range = self
+            .memory
+            .allocate(size)
+            .map_err(|e| out_of_memory(format!("host memory for the allocation: {e}")))?;
         if let Some(d) = prop.device() {
             self.used[d] += size;
         }
         Ok(self.insert_allocation(PhysicalAllocation {
-            backing: Arc::new(backing),
+            storage: Storage::Arena(range),
             size,
             prop,
             user_refs: 1,
             map_count: 0,
             imported: false,
-            in_flight: Default::default(),
+            in_flight: false,
+            touched: AtomicBool::new(false),
         }))
     }
 
@@ -337,10 +392,13 @@ impl Vmm {
     }
 
     /// The allocation behind a handle the program still holds.
+    /// The allocation a handle names. A handle released while still mapped lives on: the
+    /// H200 answers its properties, exports it and maps it again (probe
+    /// released-while-mapped); it goes with its last mapping.
     pub fn allocation(&self, handle: u64) -> CuResult<&PhysicalAllocation> {
         let id = self.handle_id(handle)?;
         match self.allocations.get(&id) {
-            Some(a) if a.user_refs > 0 => Ok(a),
+            Some(a) if a.user_refs > 0 || a.map_count > 0 => Ok(a),
             _ => Err(self.stale_handle(handle)),
         }
     }
@@ -388,31 +446,46 @@ impl Vmm {
     }
 
     fn drop_if_unused(&mut self, id: u64) {
-        if let Some(a) = self.allocations.get(&id) {
-            if a.user_refs == 0 && a.map_count == 0 {
-                if let (Some(d), false) = (a.prop.device(), a.imported) {
-                    self.used[d] -= a.size;
-                }
-                let a = self.allocations.remove(&id).expect("found above");
-                self.keep_for_reuse(a.backing);
-            }
+        let Some(a) = self.allocations.get(&id) else {
+            return;
+        };
+        if a.user_refs != 0 || a.map_count != 0 {
+            return;
+        }
+        if let (Some(d), false) = (a.prop.device(), a.imported) {
+            self.used[d] -= a.size;
+        }
+        let a = self.allocations.remove(&id).expect("found above");
+        let touched = a.touched.into_inner();
+        self.give_back(a.storage, touched);
+    }
+
+    /// Gives an allocation's memory back, at once if no bytes are in use, else once none
+    /// are (a copy may still be moving bytes through its host pointer).
+    fn give_back(&mut self, storage: Storage, touched: bool) {
+        if self.bytes_in_use.load(Ordering::Acquire) == 0 {
+            self.give_back_pending();
+            self.give_back_now(storage, touched);
+        } else {
+            self.pending.push((storage, touched));
         }
     }
 
-    /// Keeps released memory that nobody else can reach (never exported or imported, no
-    /// copy in flight) for the next allocation of its size and kind.
-    fn keep_for_reuse(&mut self, backing: Arc<Backing>) {
-        let Ok(b) = Arc::try_unwrap(backing) else {
-            return;
-        };
-        let len = b.size();
-        if !b.private() || self.pooled_bytes + len > POOL_BYTES || b.recycle().is_err() {
+    fn give_back_pending(&mut self) {
+        if self.pending.is_empty() || self.bytes_in_use.load(Ordering::Acquire) != 0 {
             return;
         }
-        let kind = self.pool.entry((len, b.tag().to_owned())).or_default();
-        if kind.len() < POOL_PER_KIND {
-            kind.push(b);
-            self.pooled_bytes += len;
+        for (s, touched) in std::mem::take(&mut self.pending) {
+            self.give_back_now(s, touched);
+        }
+    }
+
+    fn give_back_now(&mut self, storage: Storage, touched: bool) {
+        match storage {
+            Storage::Arena(r) => self.memory.release(r, touched),
+            // Its view goes; the file lives on while another process maps it or holds an
+            // fd of it.
+            Storage::File(f) => drop(f),
         }
     }
 
@@ -466,11 +539,20 @@ impl Vmm {
                 "{ptr:#x} is cuMemAlloc memory, not a reservation"
             )));
         }
-        if end > rbase + r.size {
-            return Err(invalid(format!(
-                "{ptr:#x}+{size:#x} runs past the end of its reservation {rbase:#x}+{:#x}",
-                r.size
-            )));
+        // A map may run on into the next reservation when that one starts where this one
+        // ends (the H200 maps across two adjacent reservations: probe
+        // reservation-placement); past the last of such a run it is refused.
+        let mut covered = rbase + r.size;
+        while covered < end {
+            match self.reservations.get(&covered) {
+                Some(next) if next.kind == ReservationKind::Vmm => covered += next.size,
+                _ => {
+                    return Err(invalid(format!(
+                        "{ptr:#x}+{size:#x} runs past the end of its reservation {rbase:#x}+{:#x}",
+                        r.size
+                    )))
+                }
+            }
         }
         if let Some(m) = self.overlapping(ptr, end).next() {
             return Err(invalid(format!(
@@ -478,7 +560,6 @@ impl Vmm {
                 m.start, m.size
             )));
         }
-        let backing = a.backing.clone();
         self.allocations
             .get_mut(&(handle & 0xffff_ffff))
             .expect("checked")
@@ -489,7 +570,6 @@ impl Vmm {
                 start: ptr,
                 size,
                 handle,
-                backing,
                 access: AccessTable::none(devices),
                 reservation: rbase,
             },
@@ -530,6 +610,20 @@ impl Vmm {
                 "{ptr:#x} is cuMemAlloc memory; use cuMemFree"
             )));
         }
+        // The common case, one whole mapping: mappings never overlap, so nothing else
+        // lies in the range, and no list of them is needed.
+        if let Some(m) = self.mappings.get(&ptr).filter(|m| m.size == size) {
+            let busy = self
+                .allocations
+                .get(&(m.handle & 0xffff_ffff))
+                .is_some_and(|a| a.in_flight);
+            self.remove_mapping(ptr);
+            return Ok(if busy {
+                vec![format!("unmapping the mapping at {ptr:#x} {IN_FLIGHT}")]
+            } else {
+                Vec::new()
+            });
+        }
         let mut starts = Vec::new();
         for m in self.overlapping(ptr, end) {
             if m.start < ptr || m.start + m.size > end {
@@ -547,7 +641,7 @@ impl Vmm {
                 .mappings
                 .get(&s)
                 .and_then(|m| self.allocations.get(&(m.handle & 0xffff_ffff)));
-            if busy.is_some_and(|a| a.in_flight.load(std::sync::atomic::Ordering::Relaxed)) {
+            if busy.is_some_and(|a| a.in_flight) {
                 warnings.push(format!("unmapping the mapping at {s:#x} {IN_FLIGHT}"));
             }
             self.remove_mapping(s);
@@ -565,39 +659,47 @@ impl Vmm {
         }
     }
 
-    /// The mappings that exactly tile `[ptr, ptr+size)`, or why they do not.
-    fn tiling(&self, ptr: u64, size: u64) -> CuResult<Vec<u64>> {
+    // ---- cuMemSetAccess / cuMemGetAccess ----
+
+    /// The mappings cuMemSetAccess changes, and the first hole of the range if it has one.
+    /// As the H200 does (probe access-across-holes): the range must start at a mapping
+    /// and end at the end of one, cutting none; when it crosses unmapped holes, only the
+    /// mappings before the first hole change, and the call succeeds.
+    fn tiling_to_first_hole(&self, ptr: u64, size: u64) -> CuResult<(Vec<u64>, Option<u64>)> {
         if size == 0 {
             return Err(invalid("size is 0"));
         }
         let end = ptr
             .checked_add(size)
             .ok_or_else(|| invalid("address + size wraps"))?;
-        let mut starts = Vec::new();
+        let mut run = Vec::new();
+        let mut hole = None;
         let mut at = ptr;
-        while at < end {
-            let Some(m) = self.mappings.get(&at) else {
-                return Err(match self.mapping_at(at) {
-                    Some(m) => invalid(format!(
-                        "{at:#x} is inside the mapping at {:#x}+{:#x}, not at its start",
-                        m.start, m.size
-                    )),
-                    None => invalid(format!("nothing is mapped at {at:#x}")),
-                });
-            };
-            if m.start + m.size > end {
+        for m in self.overlapping(ptr, end) {
+            if m.start < ptr || m.start + m.size > end {
                 return Err(invalid(format!(
                     "{ptr:#x}+{size:#x} covers only part of the mapping at {:#x}+{:#x}",
                     m.start, m.size
                 )));
             }
-            starts.push(m.start);
+            if m.start != at {
+                if at == ptr {
+                    return Err(invalid(format!("nothing is mapped at {ptr:#x}")));
+                }
+                hole.get_or_insert(at);
+            }
+            if hole.is_none() {
+                run.push(m.start);
+            }
             at = m.start + m.size;
         }
-        Ok(starts)
+        if at != end {
+            return Err(invalid(format!(
+                "nothing is mapped at {at:#x}, before the end of {ptr:#x}+{size:#x}"
+            )));
+        }
+        Ok((run, hole))
     }
-
-    // ---- cuMemSetAccess / cuMemGetAccess ----
 
     /// Sets access; returns warnings about changes the real driver handles badly.
     pub fn set_access(
@@ -606,14 +708,21 @@ impl Vmm {
         size: u64,
         grants: &[(usize, u8)],
     ) -> CuResult<Vec<String>> {
-        let starts = self.tiling(ptr, size)?;
+        let (starts, hole) = self.tiling_to_first_hole(ptr, size)?;
         let mut warnings = Vec::new();
+        if let Some(hole) = hole {
+            warnings.push(format!(
+                "cuMemSetAccess({ptr:#x}, {size:#x}) crosses the unmapped hole at {hole:#x}: \
+                 the driver succeeds but grants access only up to the hole, so the mappings \
+                 after it keep their old access; set access per mapped range"
+            ));
+        }
         for s in starts {
             let m = self.mappings.get_mut(&s).expect("tiled");
             let busy = self
                 .allocations
                 .get(&(m.handle & 0xffff_ffff))
-                .is_some_and(|a| a.in_flight.load(std::sync::atomic::Ordering::Relaxed));
+                .is_some_and(|a| a.in_flight);
             for &(device, flags) in grants {
                 if busy && m.access.get(device) != flags {
                     warnings.push(format!(
@@ -637,7 +746,7 @@ impl Vmm {
 
     // ---- cuMemExportToShareableHandle / cuMemImportFromShareableHandle ----
 
-    pub fn export(&self, handle: u64, handle_type: i32, flags: u64) -> CuResult<OwnedFd> {
+    pub fn export(&mut self, handle: u64, handle_type: i32, flags: u64) -> CuResult<OwnedFd> {
         let a = self.allocation(handle)?;
         if flags != 0 {
             return Err(invalid(format!("flags must be 0, not {flags}")));
@@ -653,9 +762,44 @@ impl Vmm {
                  in requestedHandleTypes",
             ));
         }
-        a.backing
-            .export()
-            .map_err(|e| CuError::new(CUDA_ERROR_OUT_OF_MEMORY, format!("no fd left: {e}")))
+        let id = handle & 0xffff_ffff;
+        if let Storage::Arena(range) = a.storage {
+            self.move_to_file(id, range)?;
+        }
+        let a = self.allocations.get(&id).expect("checked above");
+        match &a.storage {
+            Storage::File(f) => f
+                .export()
+                .map_err(|e| CuError::new(CUDA_ERROR_OUT_OF_MEMORY, format!("no fd left: {e}"))),
+            Storage::Arena(_) => unreachable!("moved above"),
+        }
+    }
+
+    /// Moves an allocation out of its arena into a file of its own, once, when it is
+    /// first exported: every mapping reaches its bytes through the allocation, so all of
+    /// them follow, and aliasing stays exact. Only pages that exist are copied.
+    fn move_to_file(&mut self, id: u64, range: ArenaRange) -> CuResult<()> {
+        // No copy may be moving bytes of the old place meanwhile: wait for those in
+        // progress (they need no lock to finish; new ones need the state's lock, which
+        // the caller holds).
+        while self.bytes_in_use.load(Ordering::Acquire) != 0 {
+            std::thread::yield_now();
+        }
+        let a = self.allocations.get(&id).expect("the caller found it");
+        let file = MemFile::create(range.len as usize, &memfd_tag(&a.prop))
+            .map_err(|e| out_of_memory(format!("a file for the exported allocation: {e}")))?;
+        let touched = a.touched.load(Ordering::Relaxed);
+        if touched {
+            let base = self.memory.ptr(range);
+            for (off, len) in self.memory.data_extents(range) {
+                // Safety: the extent lies inside the allocation's live arena range, and no
+                // copy moves bytes meanwhile (waited for above).
+                unsafe { file.fill_from(off, base.offset(off), len) };
+            }
+        }
+        self.allocations.get_mut(&id).expect("found above").storage = Storage::File(file);
+        self.give_back_now(Storage::Arena(range), touched);
+        Ok(())
     }
 
     pub fn import(&mut self, fd: i32, handle_type: i32, devices: usize) -> CuResult<u64> {
@@ -669,7 +813,7 @@ impl Vmm {
             }
             other => return Err(invalid(format!("handle type {other} is not one of CUDA's"))),
         }
-        let backing = Backing::import(fd).map_err(|e| {
+        let file = MemFile::import(fd).map_err(|e| {
             CuError::new(
                 CUDA_ERROR_UNKNOWN,
                 match e {
@@ -681,7 +825,7 @@ impl Vmm {
                 },
             )
         })?;
-        let prop = parse_memfd_tag(backing.tag()).unwrap_or(AllocationProp {
+        let prop = parse_memfd_tag(file.tag()).unwrap_or(AllocationProp {
             location_type: CU_MEM_LOCATION_TYPE_DEVICE,
             location_id: 0,
             handle_types: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
@@ -702,13 +846,15 @@ impl Vmm {
             ..prop
         };
         Ok(self.insert_allocation(PhysicalAllocation {
-            size: backing.size() as u64,
-            backing: Arc::new(backing),
+            size: file.size() as u64,
+            storage: Storage::File(file),
             prop,
             user_refs: 1,
             map_count: 0,
             imported: true,
-            in_flight: Default::default(),
+            in_flight: false,
+            // Another process may have written it: its view may hold pages.
+            touched: AtomicBool::new(true),
         }))
     }
 
@@ -726,28 +872,34 @@ impl Vmm {
         Ok(handle)
     }
 
-    // ---- copies ----
+    // ---- copies, memsets, kernels ----
 
     /// Marks the allocations under these segments as having work in flight.
-    pub fn issued(&self, segments: &[Segment]) {
+    pub fn issued(&mut self, segments: &[Segment]) {
         for s in segments {
-            if let Some(a) = self.allocations.get(&s.allocation) {
-                a.in_flight
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            if let Some(a) = self.allocations.get_mut(&s.allocation) {
+                if !a.in_flight {
+                    a.in_flight = true;
+                    self.busy.push(s.allocation);
+                }
             }
         }
     }
 
     /// A synchronising call: all work issued so far has completed.
-    pub fn synchronized(&self) {
-        for a in self.allocations.values() {
-            a.in_flight
-                .store(false, std::sync::atomic::Ordering::Relaxed);
+    pub fn synchronized(&mut self) {
+        for id in std::mem::take(&mut self.busy) {
+            if let Some(a) = self.allocations.get_mut(&id) {
+                a.in_flight = false;
+            }
         }
     }
 
-    /// The pieces of `[addr, addr+len)`, checking that every byte is mapped and that
-    /// `device` has the access `need` to it.
+    /// The pieces of `[addr, addr+len)` as host memory, checking that every byte is
+    /// mapped and that `device` has the access `need` to it. This is the one translation
+    /// from device addresses to host pointers (copies, memsets and kernel launches use
+    /// it): the pointers stay valid while a [`BytesInUse`] taken with
+    /// [`Vmm::hold_bytes`] under the same lock lives.
     pub fn segments(
         &self,
         addr: u64,
@@ -774,15 +926,55 @@ impl Vmm {
                 )));
             }
             let take = (m.start + m.size).min(end) - at;
+            let id = m.handle & 0xffff_ffff;
+            let a = self
+                .allocations
+                .get(&id)
+                .expect("a mapped allocation lives");
+            a.touched.store(true, Ordering::Relaxed);
             out.push(Segment {
-                allocation: m.handle & 0xffff_ffff,
-                backing: m.backing.clone(),
-                offset: (at - m.start) as usize,
+                allocation: id,
+                ptr: self.host_ptr(a).offset((at - m.start) as usize),
                 len: take as usize,
             });
             at += take;
         }
         Ok(out)
+    }
+
+    fn host_ptr(&self, a: &PhysicalAllocation) -> HostPtr {
+        match &a.storage {
+            Storage::Arena(r) => self.memory.ptr(*r),
+            Storage::File(f) => f.ptr(),
+        }
+    }
+
+    /// Keeps every host pointer handed out so far valid until the value is dropped (see
+    /// [`BytesInUse`]). Take it under the same lock as the segments; do not call
+    /// cuMemExportToShareableHandle's model on the same thread while holding it.
+    pub fn hold_bytes(&self) -> BytesInUse {
+        self.bytes_in_use.fetch_add(1, Ordering::Acquire);
+        BytesInUse(self.bytes_in_use.clone())
+    }
+
+    /// In a child after fork: no other thread is moving bytes here, and the parent's
+    /// arenas are the parent's (see `memory::DeviceMemory::after_fork_child`).
+    /// Allocates nothing: it runs in a fork handler.
+    pub fn after_fork_child(&mut self) {
+        self.bytes_in_use.store(0, Ordering::Release);
+        self.memory.after_fork_child();
+    }
+
+    /// What the mock holds of the host for device memory: (arenas, address-space chunks,
+    /// allocations with a file of their own). Each arena and file is one fd or mapping
+    /// or both; each chunk one mapping.
+    pub fn host_footprint(&self) -> (usize, usize, usize) {
+        let files = self
+            .allocations
+            .values()
+            .filter(|a| matches!(a.storage, Storage::File(_)))
+            .count();
+        (self.memory.arenas(), self.addresses.chunks(), files)
     }
 }
 

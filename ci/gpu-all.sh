@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Everything the GPU runner records, in one command and one archive (the device tool
+# brings back a few files only): the suite's goldens and the mock against them, the
+# clients on both drivers, the probes, the PTX corpus, the runtime programs with NVIDIA's
+# and cumock's runtime, PyTorch on both stacks, and the benchmark.
+#   cargo build --release --workspace    # where Rust is; carry target/release/{cumock,libcuda.so,libcudart.so,libcudatrace.so}
+#   ci/gpu-all.sh OUTDIR                 # on the GPU runner: OUTDIR/<part>.tgz
+# Never runs multicast APIs: they can take a host's GPUs out of service.
+set -uo pipefail
+out=${1:?usage: ci/gpu-all.sh OUTDIR}
+cd "$(dirname "$0")/.."
+export PATH=$PATH:/usr/local/cuda/bin
+work=$(mktemp -d)
+status=0
+# Each part is archived as soon as it ends, so that a run stopped by a time limit still
+# brings back what it finished.
+part() {
+    local name=$1; shift
+    echo "== $name $(date +%T)" >&2
+    mkdir -p "$work/$name"
+    "$@" > "$work/$name.log" 2>&1 || { echo "== $name failed ($?)" >&2; status=1; }
+    tar czf "$out/$name.tgz" -C "$work" "$name" "$name.log"
+}
+part probes ci/gpu-probes.sh "$work/probes"
+part corpus ci/gpu-corpus.sh "$work/corpus"
+part runtime ci/gpu-runtime.sh "$work/runtime"
+part run ci/gpu-run.sh "$work/run"
+part torch ci/gpu-torch.sh "$work/torch"
+exit $status

@@ -1,0 +1,43 @@
+// A kernel writing where it may not: the launch succeeds, the fault surfaces at the next
+// synchronisation as cudaErrorIllegalAddress, and stays: every later call returns it,
+// cudaGetLastError cannot clear it, cudaDeviceReset does.
+#include "common.h"
+
+__global__ void poke(int *p) { *p = 42; }
+
+int main(void) {
+    void *d = NULL;
+    T(cudaMalloc(&d, 4096));
+    poke<<<1, 1>>>((int *)d);
+    cudaError_t e = T(cudaGetLastError());
+    if (e == cudaErrorNotSupported) {
+        printf("SKIP: the driver does not load modules (cuModuleLoadData is not supported), so kernels cannot run\n");
+        return SKIP_EXIT;
+    }
+    T(cudaDeviceSynchronize());
+    T(cudaFree(d));
+
+    // The fault: a write into a freed allocation.
+    poke<<<1, 1>>>((int *)d);
+    CHECK(T(cudaGetLastError()) == cudaSuccess);
+    CHECK(T(cudaDeviceSynchronize()) == cudaErrorIllegalAddress);
+    CHECK(T(cudaGetLastError()) == cudaErrorIllegalAddress);
+    CHECK(T(cudaGetLastError()) == cudaErrorIllegalAddress);
+    CHECK(T(cudaPeekAtLastError()) == cudaErrorIllegalAddress);
+    void *e2 = NULL;
+    CHECK(T(cudaMalloc(&e2, 4096)) == cudaErrorIllegalAddress);
+    int x = 0;
+    CHECK(T(cudaMemcpy(&x, e2, 4, cudaMemcpyDeviceToHost)) == cudaErrorIllegalAddress);
+    cudaStream_t s;
+    CHECK(T(cudaStreamCreate(&s)) == cudaErrorIllegalAddress);
+    int n = -1;
+    T(cudaGetDeviceCount(&n));
+    OUT("count=%d", n);
+    T(cudaGetDevice(&n));
+    T(cudaDeviceReset());
+    T(cudaGetLastError());
+    T(cudaMalloc(&e2, 4096));
+    T(cudaMemcpy(&x, e2, 4, cudaMemcpyDeviceToHost));
+    T(cudaFree(e2));
+    return finish();
+}

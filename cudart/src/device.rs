@@ -1,0 +1,266 @@
+//! Devices: count, selection, properties, attributes, reset and synchronisation, peers.
+
+use crate::boundary::{cudart_fn, out, out_ref};
+use crate::device_prop::{CudaDeviceProp, PROP_ATTRIBUTES};
+use crate::driver::{driver, CUDART_VERSION};
+use crate::error;
+use crate::runtime::{runtime, thread_device, with_context};
+use std::ffi::{c_char, c_int, c_uint};
+
+cudart_fn! {
+    fn cudaGetDeviceCount(count: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let count = unsafe { out_ref(count)? };
+        // Left as it was on failure, as NVIDIA's runtime leaves it (seen over the mock,
+        // where NVIDIA's runtime fails its initialisation).
+        *count = runtime()?.device_count;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaSetDevice(device: c_int) {
+        runtime()?.set_device(device)
+    }
+}
+
+cudart_fn! {
+    fn cudaInitDevice(device: c_int, device_flags: c_uint, flags: c_uint) {
+        if flags != 0 {
+            return Err(error::invalid(format!("flags {flags:#x} must be 0")));
+        }
+        let rt = runtime()?;
+        if device_flags != 0 {
+            driver()?.cuDevicePrimaryCtxSetFlags(device, device_flags)?;
+        }
+        rt.primary(device).map(|_| ())
+    }
+}
+
+cudart_fn! {
+    fn cudaGetDevice(device: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let device = unsafe { out_ref(device)? };
+        let d = driver()?;
+        runtime()?;
+        let mut cur = std::ptr::null_mut();
+        d.cuCtxGetCurrent(&mut cur)?;
+        *device = if cur.is_null() {
+            thread_device()
+        } else {
+            let mut dev = 0;
+            d.cuCtxGetDevice(&mut dev, std::ptr::null_mut())?;
+            dev
+        };
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaSetDeviceFlags(flags: c_uint) {
+        let rt = runtime()?;
+        // cudaDeviceMapHost (8) is always on with unified addressing; the driver knows
+        // only the schedule and local-memory bits.
+        driver()?.cuDevicePrimaryCtxSetFlags(thread_device(), flags & !0x8)?;
+        rt.primary(thread_device()).map(|_| ())
+    }
+}
+
+cudart_fn! {
+    fn cudaGetDeviceFlags(flags: *mut c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let flags = unsafe { out_ref(flags)? };
+        let (d, _, device) = with_context()?;
+        let (mut f, mut active) = (0u32, 0i32);
+        d.cuDevicePrimaryCtxGetState(device, &mut f, &mut active)?;
+        // As NVIDIA's runtime reports it: the context's flags with cudaDeviceMapHost.
+        *flags = f | 0x8;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceReset() {
+        let rt = runtime()?;
+        crate::pool::forget_device(thread_device());
+        crate::kernel::forget_device(thread_device());
+        rt.reset_device(thread_device())
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceSynchronize() {
+        let (d, _, _) = with_context()?;
+        d.cuCtxSynchronize(std::ptr::null_mut())?;
+        crate::pool::release_on_synchronize();
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let value = unsafe { out_ref(value)? };
+        let rt = runtime()?;
+        rt.check_device(device)?;
+        // cudaDeviceAttr's values are CUdevice_attribute's (the ABI test checks it).
+        driver()?.cuDeviceGetAttribute(value, attr, device)
+    }
+}
+
+cudart_fn! {
+    fn cudaGetDeviceProperties(prop: *mut CudaDeviceProp, device: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let prop = unsafe { out_ref(prop)? };
+        let rt = runtime()?;
+        rt.check_device(device)?;
+        let d = driver()?;
+        // Safety: every field is an integer or an array of them, for which zero is valid.
+        let mut p: CudaDeviceProp = unsafe { std::mem::zeroed() };
+        // Safety: the buffer holds 256 chars and the driver is told so.
+        unsafe { d.cuDeviceGetName(p.name.as_mut_ptr(), 256, device)? };
+        d.cuDeviceGetUuid(&mut p.uuid, device)?;
+        d.cuDeviceTotalMem(&mut p.totalGlobalMem, device)?;
+        for (field, attrs, _) in PROP_ATTRIBUTES {
+            let mut v = [0i32; 3];
+            for (slot, attr) in v.iter_mut().zip(attrs.iter()) {
+                d.cuDeviceGetAttribute(slot, *attr, device)?;
+            }
+            p.set(field, &v);
+        }
+        *prop = p;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetPCIBusId(pci_bus_id: *mut c_char, len: c_int, device: c_int) {
+        if pci_bus_id.is_null() || len <= 0 {
+            return Err(error::invalid("pciBusId is NULL or len is not positive"));
+        }
+        runtime()?.check_device(device)?;
+        // Safety: the caller gives `len` writable chars.
+        unsafe { driver()?.cuDeviceGetPCIBusId(pci_bus_id, len, device) }
+    }
+}
+
+cudart_fn! {
+    fn cudaDriverGetVersion(version: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let version = unsafe { out_ref(version)? };
+        // NVIDIA's runtime says 0 when there is no driver, and succeeds.
+        *version = 0;
+        if let Ok(d) = driver() {
+            d.cuDriverGetVersion(version)?;
+        }
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaRuntimeGetVersion(version: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        unsafe { out(version, CUDART_VERSION) }
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceCanAccessPeer(can: *mut c_int, device: c_int, peer: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let can = unsafe { out_ref(can)? };
+        let rt = runtime()?;
+        rt.check_device(device)?;
+        rt.check_device(peer)?;
+        if device == peer {
+            // A device is not its own peer, for the runtime as for the driver.
+            *can = 0;
+            return Ok(());
+        }
+        driver()?.cuDeviceCanAccessPeer(can, device, peer)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceEnablePeerAccess(peer: c_int, flags: c_uint) {
+        if flags != 0 {
+            return Err(error::invalid(format!("flags {flags:#x} must be 0")));
+        }
+        let (d, rt, _) = with_context()?;
+        let ctx = rt.primary(peer)?;
+        d.cuCtxEnablePeerAccess(ctx, 0)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceDisablePeerAccess(peer: c_int) {
+        let (d, rt, _) = with_context()?;
+        let ctx = rt.primary(peer)?;
+        d.cuCtxDisablePeerAccess(ctx)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) {
+        let (d, _, _) = with_context()?;
+        let (mut l, mut g) = (0, 0);
+        match d.cuCtxGetStreamPriorityRange(&mut l, &mut g) {
+            // A driver without stream priorities (cumock's mock runs every stream alike):
+            // cuda_runtime_api.h says both are 0 where priorities are not supported.
+            Err(e) if e.code == error::NOT_SUPPORTED => (l, g) = (0, 0),
+            r => r?,
+        }
+        // Either pointer may be NULL (cuda_runtime_api.h).
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        if !least.is_null() { unsafe { out(least, l)? }; }
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        if !greatest.is_null() { unsafe { out(greatest, g)? }; }
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetLimit(value: *mut usize, limit: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let value = unsafe { out_ref(value)? };
+        let (d, _, _) = with_context()?;
+        // cudaLimit's values are CUlimit's.
+        d.cuCtxGetLimit(value, limit)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceSetLimit(limit: c_int, value: usize) {
+        let (d, _, _) = with_context()?;
+        d.cuCtxSetLimit(limit, value)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetByPCIBusId(device: *mut c_int, pci_bus_id: *const c_char) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let device = unsafe { out_ref(device)? };
+        if pci_bus_id.is_null() {
+            return Err(error::invalid("pciBusId is NULL"));
+        }
+        runtime()?;
+        // Safety: a NUL-terminated string, as the header requires.
+        unsafe { driver()?.cuDeviceGetByPCIBusId(device, pci_bus_id) }
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetCacheConfig(config: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let config = unsafe { out_ref(config)? };
+        let (d, _, _) = with_context()?;
+        // cudaFuncCache's values are CUfunc_cache's.
+        d.cuCtxGetCacheConfig(config)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceSetCacheConfig(config: c_int) {
+        let (d, _, _) = with_context()?;
+        d.cuCtxSetCacheConfig(config)
+    }
+}

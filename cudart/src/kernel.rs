@@ -1,0 +1,696 @@
+//! Kernels: what nvcc's generated host code calls. `__cudaRegisterFatBinary` and
+//! `__cudaRegisterFunction`/`__cudaRegisterVar` run before main and only record; the
+//! fatbin is loaded into a device's context at the first launch or symbol use there
+//! (cuModuleLoadData, which takes a fatbin), as NVIDIA's runtime loads lazily. On
+//! NVIDIA's driver the fatbin's SASS runs; on cumock's mock its PTX, once the mock
+//! executes kernels (until then the launch says the driver cannot load them).
+
+use crate::boundary::{cudart_fn, out_ref};
+use crate::driver::{CUfunction, CUmodule, CUstream, Driver};
+use crate::error::{self, RtError, RtResult};
+use crate::memory::stream_for;
+use crate::runtime::with_context;
+use parking_lot::Mutex;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+
+/// `dim3`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Dim3 {
+    pub x: c_uint,
+    pub y: c_uint,
+    pub z: c_uint,
+}
+
+/// `__fatBinC_Wrapper_t` (fatbinary_section.h): what nvcc passes to
+/// __cudaRegisterFatBinary.
+#[repr(C)]
+struct FatbinWrapper {
+    magic: c_int,
+    version: c_int,
+    data: *const u64,
+    filename_or_fatbins: *mut c_void,
+}
+
+const FATBIN_WRAPPER_MAGIC: c_int = 0x466243b1;
+
+struct Fatbin {
+    /// The fatbin image (magic 0xBA55ED50), in the program's data.
+    image: usize,
+    /// Loaded modules, by device.
+    modules: HashMap<i32, usize>,
+}
+
+struct Symbol {
+    fatbin: usize,
+    name: CString,
+}
+
+#[derive(Default)]
+struct Registry {
+    fatbins: HashMap<usize, Fatbin>,
+    /// Host stub address -> kernel.
+    functions: HashMap<usize, Symbol>,
+    /// Host shadow variable address -> device variable.
+    variables: HashMap<usize, Symbol>,
+    /// (host stub, device) -> CUfunction.
+    loaded_functions: HashMap<(usize, i32), usize>,
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+fn with_registry<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
+    f(REGISTRY.lock().get_or_insert_with(Registry::default))
+}
+
+/// Runs a registration function's body: these return no cudaError_t, so a panic is only
+/// reported, never propagated into C.
+fn guarded(name: &str, f: impl FnOnce()) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
+        eprintln!("cumock: internal error in {name} (please report this)");
+    }
+}
+
+/// # Safety
+/// `fat_cubin` is NULL or the `__fatBinC_Wrapper_t` nvcc emitted.
+#[no_mangle]
+pub unsafe extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c_void {
+    let mut handle = std::ptr::null_mut();
+    guarded("__cudaRegisterFatBinary", || {
+        // Safety: the caller's contract.
+        let Some(w) = (unsafe { (fat_cubin as *const FatbinWrapper).as_ref() }) else {
+            eprintln!("cumock: __cudaRegisterFatBinary: NULL fatbin");
+            return;
+        };
+        if w.magic != FATBIN_WRAPPER_MAGIC {
+            eprintln!("cumock: __cudaRegisterFatBinary: wrapper magic {:#x} is not {FATBIN_WRAPPER_MAGIC:#x}; its kernels will not launch", w.magic);
+            return;
+        }
+        let _ = (w.version, w.filename_or_fatbins);
+        // The handle nvcc's code keeps and gives back: a cell of our own holding the image,
+        // so that it is a real pointer, distinct per fatbin.
+        let cell: *mut *mut c_void = Box::into_raw(Box::new(w.data as *mut c_void));
+        with_registry(|r| {
+            r.fatbins.insert(
+                cell as usize,
+                Fatbin {
+                    image: w.data as usize,
+                    modules: HashMap::new(),
+                },
+            )
+        });
+        handle = cell;
+    });
+    handle
+}
+
+#[no_mangle]
+pub extern "C" fn __cudaRegisterFatBinaryEnd(_handle: *mut *mut c_void) {}
+
+#[no_mangle]
+pub extern "C" fn __cudaUnregisterFatBinary(handle: *mut *mut c_void) {
+    guarded("__cudaUnregisterFatBinary", || {
+        let Some(fb) = with_registry(|r| {
+            r.functions.retain(|_, s| s.fatbin != handle as usize);
+            r.variables.retain(|_, s| s.fatbin != handle as usize);
+            r.fatbins.remove(&(handle as usize))
+        }) else {
+            return;
+        };
+        // Modules are unloaded while the driver is still there; at exit after a
+        // cudaDeviceReset their context may be gone, which the driver reports and we ignore.
+        // Only a fatbin that was loaded asks for the driver: a program that never used
+        // CUDA must not start it at exit.
+        let d = (!fb.modules.is_empty()).then(crate::driver::driver);
+        if let Some(Ok(d)) = d {
+            for m in fb.modules.values() {
+                let _ = d.cuModuleUnload(*m as CUmodule);
+            }
+        }
+        with_registry(|r| r.loaded_functions.clear());
+        // Safety: made by Box::into_raw in __cudaRegisterFatBinary, given back once.
+        drop(unsafe { Box::from_raw(handle) });
+    });
+}
+
+fn name_of(p: *const c_char) -> Option<CString> {
+    // Safety: nvcc passes the kernel's NUL-terminated mangled name.
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_owned())
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn __cudaRegisterFunction(
+    handle: *mut *mut c_void,
+    host_fun: *const c_char,
+    _device_fun: *mut c_char,
+    device_name: *const c_char,
+    _thread_limit: c_int,
+    _tid: *mut c_void,
+    _bid: *mut c_void,
+    _b_dim: *mut Dim3,
+    _g_dim: *mut Dim3,
+    _w_size: *mut c_int,
+) {
+    guarded("__cudaRegisterFunction", || {
+        let Some(name) = name_of(device_name) else {
+            return;
+        };
+        with_registry(|r| {
+            r.functions.insert(
+                host_fun as usize,
+                Symbol {
+                    fatbin: handle as usize,
+                    name,
+                },
+            )
+        });
+    });
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn __cudaRegisterVar(
+    handle: *mut *mut c_void,
+    host_var: *mut c_char,
+    _device_address: *mut c_char,
+    device_name: *const c_char,
+    _ext: c_int,
+    _size: usize,
+    _constant: c_int,
+    _global: c_int,
+) {
+    guarded("__cudaRegisterVar", || {
+        let Some(name) = name_of(device_name) else {
+            return;
+        };
+        with_registry(|r| {
+            r.variables.insert(
+                host_var as usize,
+                Symbol {
+                    fatbin: handle as usize,
+                    name,
+                },
+            )
+        });
+    });
+}
+
+/// The module of `fatbin` in `device`'s context, loaded at first use.
+fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
+    let (image, loaded) = with_registry(|r| {
+        r.fatbins
+            .get(&fatbin)
+            .map(|f| (f.image, f.modules.get(&device).copied()))
+    })
+    .ok_or_else(|| {
+        RtError::new(
+            error::INVALID_DEVICE_FUNCTION,
+            "its fatbin is not registered",
+        )
+    })?;
+    if let Some(m) = loaded {
+        return Ok(m as CUmodule);
+    }
+    let mut m = std::ptr::null_mut();
+    // Safety: the fatbin image nvcc embedded in the program.
+    unsafe { d.cuModuleLoadData(&mut m, image as *const c_void) }.map_err(|e| {
+        if e.code == error::NOT_SUPPORTED {
+            error::not_supported("the driver cannot load modules (cuModuleLoadData is not supported): it does not run kernels")
+        } else {
+            e
+        }
+    })?;
+    with_registry(|r| {
+        if let Some(f) = r.fatbins.get_mut(&fatbin) {
+            f.modules.insert(device, m as usize);
+        }
+    });
+    Ok(m)
+}
+
+/// The CUfunction of a registered kernel (by its host stub) in the current context.
+fn function(host_fun: *const c_void) -> RtResult<(&'static Driver, CUfunction)> {
+    let (d, _, device) = with_context()?;
+    if let Some(f) = with_registry(|r| {
+        r.loaded_functions
+            .get(&(host_fun as usize, device))
+            .copied()
+    }) {
+        return Ok((d, f as CUfunction));
+    }
+    let (fatbin, name) = with_registry(|r| {
+        r.functions
+            .get(&(host_fun as usize))
+            .map(|s| (s.fatbin, s.name.clone()))
+    })
+    .ok_or_else(|| {
+        RtError::new(
+            error::INVALID_DEVICE_FUNCTION,
+            format!("{host_fun:?} is not a registered kernel"),
+        )
+    })?;
+    let m = module(d, fatbin, device)?;
+    let mut f = std::ptr::null_mut();
+    // Safety: a NUL-terminated name.
+    unsafe { d.cuModuleGetFunction(&mut f, m, name.as_ptr())? };
+    with_registry(|r| {
+        r.loaded_functions
+            .insert((host_fun as usize, device), f as usize)
+    });
+    Ok((d, f))
+}
+
+/// The device address and size of a registered `__device__` variable.
+pub fn symbol(host_var: *const c_void) -> RtResult<(&'static Driver, u64, usize)> {
+    let (d, _, device) = with_context()?;
+    let (fatbin, name) = with_registry(|r| {
+        r.variables
+            .get(&(host_var as usize))
+            .map(|s| (s.fatbin, s.name.clone()))
+    })
+    .ok_or_else(|| {
+        RtError::new(
+            error::INVALID_SYMBOL,
+            format!("{host_var:?} is not a registered device variable"),
+        )
+    })?;
+    let m = module(d, fatbin, device)?;
+    let (mut p, mut size) = (0, 0);
+    // Safety: a NUL-terminated name.
+    unsafe { d.cuModuleGetGlobal(&mut p, &mut size, m, name.as_ptr())? };
+    Ok((d, p, size))
+}
+
+fn launch(
+    func: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    shared: usize,
+    stream: CUstream,
+) -> RtResult<()> {
+    let (d, f) = function(func)?;
+    let shared = u32::try_from(shared)
+        .map_err(|_| error::invalid(format!("{shared} bytes of shared memory")))?;
+    // Safety: `args` holds one pointer per kernel parameter, as nvcc's stub built it.
+    unsafe {
+        d.cuLaunchKernel(
+            f,
+            grid.x,
+            grid.y,
+            grid.z,
+            block.x,
+            block.y,
+            block.z,
+            shared,
+            stream,
+            args,
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchKernel(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: CUstream) {
+        launch(func, grid, block, args, shared, stream_for(stream, false))
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchKernel_ptsz(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: CUstream) {
+        launch(func, grid, block, args, shared, stream_for(stream, true))
+    }
+}
+
+cudart_fn! {
+    /// CUDA 13's launch path: the kernel handle is the host stub (see __cudaGetKernel).
+    fn __cudaLaunchKernel(kernel: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: CUstream) {
+        launch(kernel, grid, block, args, shared, stream_for(stream, false))
+    }
+}
+
+cudart_fn! {
+    fn __cudaLaunchKernel_ptsz(kernel: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: CUstream) {
+        launch(kernel, grid, block, args, shared, stream_for(stream, true))
+    }
+}
+
+cudart_fn! {
+    /// The handle nvcc's launch code asks for once per kernel: the host stub itself,
+    /// which is how the kernel is registered.
+    fn __cudaGetKernel(kernel: *mut *const c_void, host_fun: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let kernel = unsafe { out_ref(kernel)? };
+        if !with_registry(|r| r.functions.contains_key(&(host_fun as usize))) {
+            return Err(RtError::new(error::INVALID_DEVICE_FUNCTION, format!("{host_fun:?} is not a registered kernel")));
+        }
+        *kernel = host_fun;
+        Ok(())
+    }
+}
+
+/// `cudaLaunchConfig_t`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct LaunchConfig {
+    grid: Dim3,
+    block: Dim3,
+    pub dynamic_smem_bytes: usize,
+    stream: CUstream,
+    attrs: *mut c_void,
+    pub num_attrs: c_uint,
+}
+
+fn launch_ex(
+    config: *const LaunchConfig,
+    func: *const c_void,
+    args: *mut *mut c_void,
+    per_thread: bool,
+) -> RtResult<()> {
+    // Safety: NULL or the program's config.
+    let c = unsafe { config.as_ref() }.ok_or_else(|| error::invalid("config is NULL"))?;
+    if c.num_attrs != 0 {
+        return Err(error::not_supported(
+            "launch attributes are not implemented",
+        ));
+    }
+    launch(
+        func,
+        c.grid,
+        c.block,
+        args,
+        c.dynamic_smem_bytes,
+        stream_for(c.stream, per_thread),
+    )
+}
+
+cudart_fn! {
+    fn cudaLaunchKernelExC(config: *const LaunchConfig, func: *const c_void, args: *mut *mut c_void) {
+        launch_ex(config, func, args, false)
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchKernelExC_ptsz(config: *const LaunchConfig, func: *const c_void, args: *mut *mut c_void) {
+        launch_ex(config, func, args, true)
+    }
+}
+
+// ---- the call configuration of <<<...>>> -----------------------------------------------
+
+#[derive(Debug, Clone, Copy)]
+struct CallConfiguration {
+    grid: Dim3,
+    block: Dim3,
+    shared: usize,
+    stream: CUstream,
+}
+
+thread_local! {
+    static CONFIGURATIONS: RefCell<Vec<CallConfiguration>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `<<<grid, block, shared, stream>>>` pushes; the kernel's host stub pops.
+#[no_mangle]
+pub extern "C" fn __cudaPushCallConfiguration(
+    grid: Dim3,
+    block: Dim3,
+    shared: usize,
+    stream: CUstream,
+) -> c_uint {
+    let pushed = CONFIGURATIONS.try_with(|c| {
+        c.borrow_mut().push(CallConfiguration {
+            grid,
+            block,
+            shared,
+            stream,
+        })
+    });
+    c_uint::from(pushed.is_err())
+}
+
+cudart_fn! {
+    fn __cudaPopCallConfiguration(grid: *mut Dim3, block: *mut Dim3, shared: *mut usize, stream: *mut c_void) {
+        let c = CONFIGURATIONS
+            .try_with(|c| c.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .ok_or_else(|| error::invalid("no call configuration was pushed"))?;
+        // Safety: nvcc's stub passes four locals of these types.
+        unsafe {
+            *out_ref(grid)? = c.grid;
+            *out_ref(block)? = c.block;
+            *out_ref(shared)? = c.shared;
+            *out_ref(stream as *mut CUstream)? = c.stream;
+        }
+        Ok(())
+    }
+}
+
+// ---- functions and symbols ------------------------------------------------------------
+
+/// `struct cudaFuncAttributes`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CudaFuncAttributes {
+    pub shared_size_bytes: usize,
+    pub const_size_bytes: usize,
+    pub local_size_bytes: usize,
+    pub max_threads_per_block: c_int,
+    pub num_regs: c_int,
+    pub ptx_version: c_int,
+    pub binary_version: c_int,
+    pub cache_mode_ca: c_int,
+    pub max_dynamic_shared_size_bytes: c_int,
+    pub preferred_shmem_carveout: c_int,
+    pub cluster_dim_must_be_set: c_int,
+    pub required_cluster_width: c_int,
+    pub required_cluster_height: c_int,
+    pub required_cluster_depth: c_int,
+    pub cluster_scheduling_policy_preference: c_int,
+    pub non_portable_cluster_size_allowed: c_int,
+    pub reserved: [c_int; 16],
+}
+
+cudart_fn! {
+    fn cudaFuncGetAttributes(attr: *mut CudaFuncAttributes, func: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let attr = unsafe { out_ref(attr)? };
+        let (d, f) = function(func)?;
+        // CUfunction_attribute values, in cudaFuncAttributes' order.
+        let mut v = [0i32; 16];
+        for (i, slot) in v.iter_mut().enumerate() {
+            d.cuFuncGetAttribute(slot, i as i32, f)?;
+        }
+        *attr = CudaFuncAttributes {
+            max_threads_per_block: v[0],
+            shared_size_bytes: v[1] as usize,
+            const_size_bytes: v[2] as usize,
+            local_size_bytes: v[3] as usize,
+            num_regs: v[4],
+            ptx_version: v[5],
+            binary_version: v[6],
+            cache_mode_ca: v[7],
+            max_dynamic_shared_size_bytes: v[8],
+            preferred_shmem_carveout: v[9],
+            cluster_dim_must_be_set: v[10],
+            required_cluster_width: v[11],
+            required_cluster_height: v[12],
+            required_cluster_depth: v[13],
+            non_portable_cluster_size_allowed: v[14],
+            cluster_scheduling_policy_preference: v[15],
+            reserved: [0; 16],
+        };
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaFuncSetAttribute(func: *const c_void, attr: c_int, value: c_int) {
+        let (d, f) = function(func)?;
+        // cudaFuncAttribute's values are CUfunction_attribute's.
+        d.cuFuncSetAttribute(f, attr, value)
+    }
+}
+
+cudart_fn! {
+    fn cudaGetFuncBySymbol(function_ptr: *mut CUfunction, symbol_ptr: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let out = unsafe { out_ref(function_ptr)? };
+        *out = function(symbol_ptr)?.1;
+        Ok(())
+    }
+}
+
+fn occupancy(
+    num_blocks: *mut c_int,
+    func: *const c_void,
+    block_size: c_int,
+    dynamic_smem: usize,
+    flags: c_uint,
+) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+    let num_blocks = unsafe { out_ref(num_blocks)? };
+    let (d, f) = function(func)?;
+    // cudaOccupancy flags are CU_OCCUPANCY flags (default 0, disable caching override 1).
+    d.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        num_blocks,
+        f,
+        block_size,
+        dynamic_smem,
+        flags,
+    )
+}
+
+cudart_fn! {
+    fn cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks: *mut c_int, func: *const c_void, block_size: c_int, dynamic_smem: usize) {
+        occupancy(num_blocks, func, block_size, dynamic_smem, 0)
+    }
+}
+
+cudart_fn! {
+    /// What cuda_runtime.h's cudaOccupancyMaxActiveBlocksPerMultiprocessor template calls.
+    fn cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(num_blocks: *mut c_int, func: *const c_void, block_size: c_int, dynamic_smem: usize, flags: c_uint) {
+        occupancy(num_blocks, func, block_size, dynamic_smem, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaGetSymbolAddress(dev_ptr: *mut *mut c_void, symbol: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let dev_ptr = unsafe { out_ref(dev_ptr)? };
+        *dev_ptr = self::symbol(symbol)?.1 as *mut c_void;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaGetSymbolSize(size: *mut usize, symbol: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let size = unsafe { out_ref(size)? };
+        *size = self::symbol(symbol)?.2;
+        Ok(())
+    }
+}
+
+/// A copy to or from a device variable: checked against its size, then an ordinary copy.
+fn symbol_copy(
+    to_symbol: bool,
+    sym: *const c_void,
+    host: *mut c_void,
+    count: usize,
+    offset: usize,
+    kind: c_int,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
+    let (_, addr, size) = symbol(sym)?;
+    if offset.checked_add(count).is_none_or(|end| end > size) {
+        return Err(error::invalid(format!(
+            "{count} bytes at offset {offset} do not fit the {size}-byte symbol"
+        )));
+    }
+    // cudaMemcpyToSymbol takes HostToDevice (1), DeviceToDevice (3) or Default (4);
+    // FromSymbol DeviceToHost (2), DeviceToDevice or Default.
+    let allowed = if to_symbol { [1, 3, 4] } else { [2, 3, 4] };
+    if !allowed.contains(&kind) {
+        return Err(RtError::new(
+            error::INVALID_MEMCPY_DIRECTION,
+            format!("{kind} is not a direction for this symbol copy"),
+        ));
+    }
+    let dev = (addr + offset as u64) as *mut c_void;
+    let (dst, src) = if to_symbol {
+        (dev, host as *const c_void)
+    } else {
+        (host, dev as *const c_void)
+    };
+    crate::memory::memcpy(dst, src, count, kind, stream)
+}
+
+cudart_fn! {
+    fn cudaMemcpyToSymbol(symbol: *const c_void, src: *const c_void, count: usize, offset: usize, kind: c_int) {
+        symbol_copy(true, symbol, src as *mut c_void, count, offset, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyToSymbol_ptds(symbol: *const c_void, src: *const c_void, count: usize, offset: usize, kind: c_int) {
+        symbol_copy(true, symbol, src as *mut c_void, count, offset, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyFromSymbol(dst: *mut c_void, symbol: *const c_void, count: usize, offset: usize, kind: c_int) {
+        symbol_copy(false, symbol, dst, count, offset, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyFromSymbol_ptds(dst: *mut c_void, symbol: *const c_void, count: usize, offset: usize, kind: c_int) {
+        symbol_copy(false, symbol, dst, count, offset, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyToSymbolAsync(symbol: *const c_void, src: *const c_void, count: usize, offset: usize, kind: c_int, stream: CUstream) {
+        symbol_copy(true, symbol, src as *mut c_void, count, offset, kind, Some(stream_for(stream, false)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyFromSymbolAsync(dst: *mut c_void, symbol: *const c_void, count: usize, offset: usize, kind: c_int, stream: CUstream) {
+        symbol_copy(false, symbol, dst, count, offset, kind, Some(stream_for(stream, false)))
+    }
+}
+
+/// cudaDeviceReset: the device's modules went with its context; they are loaded again at
+/// the next use.
+pub fn forget_device(device: i32) {
+    with_registry(|r| {
+        for f in r.fatbins.values_mut() {
+            f.modules.remove(&device);
+        }
+        r.loaded_functions.retain(|(_, d), _| *d != device);
+    });
+}
+
+cudart_fn! {
+    fn cudaFuncSetCacheConfig(func: *const c_void, config: c_int) {
+        let (d, f) = function(func)?;
+        d.cuFuncSetCacheConfig(f, config)
+    }
+}
+
+fn launch_cooperative(
+    func: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    shared: usize,
+    stream: CUstream,
+) -> RtResult<()> {
+    let (d, f) = function(func)?;
+    let shared = u32::try_from(shared)
+        .map_err(|_| error::invalid(format!("{shared} bytes of shared memory")))?;
+    // Safety: `args` holds one pointer per kernel parameter, as the program built it.
+    unsafe {
+        d.cuLaunchCooperativeKernel(
+            f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, stream, args,
+        )
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchCooperativeKernel(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: CUstream) {
+        launch_cooperative(func, grid, block, args, shared, stream_for(stream, false))
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchCooperativeKernel_ptsz(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: CUstream) {
+        launch_cooperative(func, grid, block, args, shared, stream_for(stream, true))
+    }
+}

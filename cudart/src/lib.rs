@@ -1,0 +1,31 @@
+//! cumock's CUDA runtime, `libcudart.so.13`: written from NVIDIA's public runtime headers
+//! (`cuda_runtime_api.h`, `driver_types.h`) over the public driver API, which it loads at
+//! first use (`libcuda.so.1`, entry points from `cuGetProcAddress_v2`). The same library
+//! runs over cumock's mock driver and over NVIDIA's driver.
+//!
+//! - `driver`: the loaded driver and the entry points the runtime uses;
+//! - `runtime`: the process's state: devices, primary contexts, what the program holds;
+//! - `device`, `memory`, `pool`, `stream`, `ipc`, `kernel`, `misc`: the exports, by noun,
+//!   each a few lines over `runtime` and `driver`;
+//! - `generated`: cudaError_t's names and the exports not implemented;
+//! - `boundary`: the export macro, panics, the last error; `diagnostics`: trace, faults,
+//!   leaks.
+#![allow(clippy::missing_safety_doc)]
+
+#[cfg(test)]
+mod abi_check;
+mod boundary;
+mod device;
+mod device_prop;
+mod diagnostics;
+mod driver;
+mod error;
+mod generated;
+mod ipc;
+mod kernel;
+mod memory;
+mod misc;
+mod os;
+mod pool;
+mod runtime;
+mod stream;

@@ -1,0 +1,801 @@
+//! Memory: cudaMalloc/Free, pinned and registered host memory, managed memory, copies and
+//! memsets (plain, async, 2D, peer), pointer attributes, cudaMemGetInfo.
+
+use crate::boundary::{cudart_fn, out_ref};
+use crate::driver::{CUstream, Driver};
+use crate::error::{self, RtError, RtResult};
+use crate::runtime::{with_context, Backing, DeviceAllocation, HostAllocation, HostKind, Runtime};
+use cumock_abi::consts::*;
+use cumock_abi::{CUmemAccessDesc, CUmemAllocationProp};
+use std::ffi::{c_int, c_uint, c_void};
+
+/// The stream the driver gets for a runtime stream: a `_ptsz` export's stream 0 is the
+/// per-thread default stream (CU_STREAM_PER_THREAD); the other handles are the driver's.
+pub fn stream_for(s: CUstream, per_thread: bool) -> CUstream {
+    if s.is_null() && per_thread {
+        0x2 as CUstream
+    } else {
+        s
+    }
+}
+
+// ---- cudaMalloc / cudaFree -------------------------------------------------------------
+
+/// Whether cudaMalloc memory is made through VMM: on a driver without
+/// cuIpcGetMemHandle (cumock's mock), so that cudaIpcGetMemHandle can export it as a
+/// POSIX fd. Asked once, with a NULL pointer: a driver that has the function refuses the
+/// pointer, one that has not says CUDA_ERROR_NOT_SUPPORTED.
+fn malloc_over_vmm(d: &Driver, rt: &Runtime) -> bool {
+    if let Some(v) = rt.state.lock().malloc_over_vmm {
+        return v;
+    }
+    let mut h = crate::driver::CUipcMemHandle { reserved: [0; 64] };
+    let v = matches!(d.cuIpcGetMemHandle(&mut h, 0), Err(e) if e.code == error::NOT_SUPPORTED);
+    *rt.state.lock().malloc_over_vmm.get_or_insert(v)
+}
+
+pub fn device_malloc(size: usize) -> RtResult<u64> {
+    let (d, rt, device) = with_context()?;
+    allocate(d, rt, device, size)
+}
+
+/// One allocation for the program (cudaMalloc) or for a runtime pool, recorded.
+pub fn allocate(d: &Driver, rt: &Runtime, device: i32, size: usize) -> RtResult<u64> {
+    let (ptr, backing) = if malloc_over_vmm(d, rt) {
+        vmm_alloc(d, rt, device, size)?
+    } else {
+        let mut p = 0;
+        d.cuMemAlloc(&mut p, size)?;
+        (p, Backing::Driver)
+    };
+    rt.state.lock().allocations.insert(
+        ptr,
+        DeviceAllocation {
+            size: size as u64,
+            device,
+            backing,
+            exported_fd: None,
+            pooled: false,
+        },
+    );
+    Ok(ptr)
+}
+
+/// The driver's allocation granularity for device memory (2 MiB on the H200).
+pub fn granularity(d: &Driver, device: i32) -> RtResult<usize> {
+    let prop = CUmemAllocationProp {
+        type_: CU_MEM_ALLOCATION_TYPE_PINNED,
+        location: cumock_abi::CUmemLocation {
+            type_: CU_MEM_LOCATION_TYPE_DEVICE,
+            id: device,
+        },
+        ..Default::default()
+    };
+    let mut g = 0;
+    d.cuMemGetAllocationGranularity(&mut g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM)?;
+    Ok(g.max(1))
+}
+
+fn vmm_alloc(d: &Driver, rt: &Runtime, device: i32, size: usize) -> RtResult<(u64, Backing)> {
+    let prop = CUmemAllocationProp {
+        type_: CU_MEM_ALLOCATION_TYPE_PINNED,
+        requested_handle_types: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+        location: cumock_abi::CUmemLocation {
+            type_: CU_MEM_LOCATION_TYPE_DEVICE,
+            id: device,
+        },
+        ..Default::default()
+    };
+    let rounded = size
+        .checked_next_multiple_of(granularity(d, device)?)
+        .ok_or_else(|| RtError::new(error::MEMORY_ALLOCATION, format!("{size} bytes overflow")))?;
+    let mut handle = 0;
+    d.cuMemCreate(&mut handle, rounded, &prop, 0)?;
+    let mut va = 0;
+    if let Err(e) = d.cuMemAddressReserve(&mut va, rounded, 0, 0, 0) {
+        let _ = d.cuMemRelease(handle);
+        return Err(e);
+    }
+    let mapped = d.cuMemMap(va, rounded, 0, handle, 0).and_then(|()| {
+        // Every device may reach cudaMalloc memory, as unified addressing makes it for the
+        // driver's own cuMemAlloc on cumock's mock.
+        (0..rt.device_count).try_for_each(|dev| {
+            let desc = CUmemAccessDesc {
+                location: cumock_abi::CUmemLocation {
+                    type_: CU_MEM_LOCATION_TYPE_DEVICE,
+                    id: dev,
+                },
+                flags: CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+            };
+            d.cuMemSetAccess(va, rounded, &desc, 1)
+        })
+    });
+    if let Err(e) = mapped {
+        let _ = d.cuMemUnmap(va, rounded);
+        let _ = d.cuMemAddressFree(va, rounded);
+        let _ = d.cuMemRelease(handle);
+        return Err(e);
+    }
+    Ok((
+        va,
+        Backing::Vmm {
+            handle,
+            reserved: rounded as u64,
+        },
+    ))
+}
+
+pub fn device_free(ptr: u64) -> RtResult<()> {
+    let (d, rt, _) = with_context()?;
+    if ptr == 0 {
+        return Ok(());
+    }
+    if crate::pool::owns(ptr) {
+        // cudaFree of stream-ordered memory: the work before it is waited for first.
+        d.cuCtxSynchronize(std::ptr::null_mut())?;
+        return crate::pool::free(ptr, std::ptr::null_mut());
+    }
+    release(d, rt, ptr)
+}
+
+/// Gives an allocation back to the driver; one the runtime did not make is the driver's
+/// to judge (cuMemFree).
+pub fn release(d: &Driver, rt: &Runtime, ptr: u64) -> RtResult<()> {
+    // Out of the table before the driver sees the free: once the address is given back,
+    // another thread's allocation may get it, and its entry must not be the one removed.
+    // A free the driver refuses puts the entry back.
+    let known = rt.state.lock().allocations.remove(&ptr);
+    let freed = match known {
+        Some(DeviceAllocation {
+            backing: Backing::Vmm { handle, reserved },
+            ..
+        }) => (|| {
+            // cudaFree waits for the device, as cuMemFree does.
+            d.cuCtxSynchronize(std::ptr::null_mut())?;
+            d.cuMemUnmap(ptr, reserved as usize)?;
+            d.cuMemAddressFree(ptr, reserved as usize)?;
+            d.cuMemRelease(handle)
+        })(),
+        _ => d.cuMemFree(ptr),
+    };
+    match (freed, known) {
+        (
+            Ok(()),
+            Some(DeviceAllocation {
+                exported_fd: Some(fd),
+                ..
+            }),
+        ) => {
+            crate::os::close(fd);
+            Ok(())
+        }
+        (Ok(()), _) => Ok(()),
+        (Err(e), Some(a)) => {
+            rt.state.lock().allocations.insert(ptr, a);
+            Err(e)
+        }
+        (Err(e), None) => Err(e),
+    }
+}
+
+cudart_fn! {
+    fn cudaMalloc(dev_ptr: *mut *mut c_void, size: usize) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let dev_ptr = unsafe { out_ref(dev_ptr)? };
+        *dev_ptr = std::ptr::null_mut();
+        with_context()?;
+        // cudaMalloc of 0 bytes succeeds with NULL (cuda_runtime_api.h).
+        if size == 0 {
+            return Ok(());
+        }
+        *dev_ptr = device_malloc(size)? as *mut c_void;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaFree(dev_ptr: *mut c_void) {
+        device_free(dev_ptr as u64)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemGetInfo(free: *mut usize, total: *mut usize) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let (free, total) = unsafe { (out_ref(free)?, out_ref(total)?) };
+        let (d, _, _) = with_context()?;
+        d.cuMemGetInfo(free, total)
+    }
+}
+
+cudart_fn! {
+    fn cudaMallocManaged(dev_ptr: *mut *mut c_void, size: usize, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let dev_ptr = unsafe { out_ref(dev_ptr)? };
+        if flags != 1 && flags != 2 {
+            return Err(error::invalid(format!("flags {flags:#x} are not cudaMemAttachGlobal or cudaMemAttachHost")));
+        }
+        let (d, _, _) = with_context()?;
+        if size == 0 {
+            *dev_ptr = std::ptr::null_mut();
+            return Ok(());
+        }
+        let mut p = 0;
+        // Managed memory is the driver's to honour; a driver without it says so.
+        d.cuMemAllocManaged(&mut p, size, flags)?;
+        *dev_ptr = p as *mut c_void;
+        Ok(())
+    }
+}
+
+// ---- host memory ----------------------------------------------------------------------
+
+const HOST_ALLOC_FLAGS: u32 = 0x7;
+const HOST_REGISTER_FLAGS: u32 = 0xF;
+
+fn host_alloc(size: usize, flags: u32) -> RtResult<*mut c_void> {
+    if flags & !HOST_ALLOC_FLAGS != 0 {
+        return Err(error::invalid(format!(
+            "flags {flags:#x} are not cudaHostAlloc*"
+        )));
+    }
+    let (d, rt, _) = with_context()?;
+    if size == 0 {
+        return Ok(std::ptr::null_mut());
+    }
+    let mut p = std::ptr::null_mut();
+    // With unified addressing pinned memory is portable and mapped whatever was asked
+    // (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP).
+    let kind = match d.cuMemHostAlloc(&mut p, size, flags | 0x3) {
+        Ok(()) => HostKind::Driver,
+        Err(e) if e.code == error::NOT_SUPPORTED => {
+            // A driver without pinned host memory (cumock's mock, whose devices reach all
+            // host memory): the runtime's own anonymous mapping.
+            p = crate::os::map_anonymous(size).map_err(|e| {
+                RtError::new(
+                    error::MEMORY_ALLOCATION,
+                    format!("mmap of {size} bytes: {e}"),
+                )
+            })?;
+            HostKind::Runtime
+        }
+        Err(e) => return Err(e),
+    };
+    rt.state
+        .lock()
+        .host
+        .insert(p as usize, HostAllocation { size, flags, kind });
+    Ok(p)
+}
+
+cudart_fn! {
+    fn cudaMallocHost(ptr: *mut *mut c_void, size: usize) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let ptr = unsafe { out_ref(ptr)? };
+        *ptr = host_alloc(size, 0)?;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaHostAlloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let ptr = unsafe { out_ref(ptr)? };
+        *ptr = host_alloc(size, flags)?;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaFreeHost(ptr: *mut c_void) {
+        let (d, rt, _) = with_context()?;
+        if ptr.is_null() {
+            return Ok(());
+        }
+        // Out of the table first: once freed, the address may be another thread's (see
+        // `release`). Put back if the free is refused.
+        let known = rt.state.lock().host.remove(&(ptr as usize));
+        let freed = match known {
+            // Safety: the driver gave this pointer.
+            Some(HostAllocation { kind: HostKind::Driver, .. }) => unsafe { d.cuMemFreeHost(ptr) },
+            Some(HostAllocation { kind: HostKind::Runtime, size, .. }) => {
+                crate::os::unmap(ptr, size);
+                Ok(())
+            }
+            _ => Err(error::invalid(format!("{ptr:?} is not memory from cudaMallocHost or cudaHostAlloc"))),
+        };
+        if let (Err(_), Some(h)) = (&freed, known) {
+            rt.state.lock().host.insert(ptr as usize, h);
+        }
+        freed
+    }
+}
+
+cudart_fn! {
+    fn cudaHostRegister(ptr: *mut c_void, size: usize, flags: c_uint) {
+        if ptr.is_null() || size == 0 {
+            return Err(error::invalid("ptr is NULL or size is 0"));
+        }
+        if flags & !HOST_REGISTER_FLAGS != 0 {
+            return Err(error::invalid(format!("flags {flags:#x} are not cudaHostRegister*")));
+        }
+        let (d, rt, _) = with_context()?;
+        let start = ptr as usize;
+        let overlaps = rt.state.lock().host.iter().any(|(&p, h)| p < start + size && start < p + h.size);
+        if overlaps {
+            return Err(RtError::new(error::HOST_MEMORY_ALREADY_REGISTERED, "the range overlaps registered or pinned memory"));
+        }
+        // Safety: the program says [ptr, ptr+size) is its memory.
+        let driver_knows = match unsafe { d.cuMemHostRegister(ptr, size, flags) } {
+            Ok(()) => true,
+            // cumock's mock has no page-locking, and its devices reach all host memory:
+            // the runtime keeps the registration itself.
+            Err(e) if e.code == error::NOT_SUPPORTED => false,
+            Err(e) => return Err(e),
+        };
+        rt.state.lock().host.insert(start, HostAllocation { size, flags, kind: HostKind::Registered { driver: driver_knows } });
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaHostUnregister(ptr: *mut c_void) {
+        let (d, rt, _) = with_context()?;
+        let known = rt.state.lock().host.remove(&(ptr as usize));
+        let done = match known {
+            Some(HostAllocation { kind: HostKind::Registered { driver: true }, .. }) => unsafe {
+                // Safety: registered with the driver by cudaHostRegister.
+                d.cuMemHostUnregister(ptr)
+            },
+            Some(HostAllocation { kind: HostKind::Registered { driver: false }, .. }) => Ok(()),
+            _ => Err(RtError::new(error::HOST_MEMORY_NOT_REGISTERED, format!("{ptr:?} was not registered"))),
+        };
+        if let (Err(_), Some(h)) = (&done, known) {
+            rt.state.lock().host.insert(ptr as usize, h);
+        }
+        done
+    }
+}
+
+/// The runtime's own record of the host range holding `p`, if any.
+fn host_range(rt: &Runtime, p: usize) -> Option<(usize, HostAllocation)> {
+    let st = rt.state.lock();
+    st.host
+        .range(..=p)
+        .next_back()
+        .filter(|(&start, h)| p < start + h.size.max(1))
+        .map(|(&s, h)| (s, *h))
+}
+
+cudart_fn! {
+    fn cudaHostGetDevicePointer(dev_ptr: *mut *mut c_void, host: *mut c_void, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let dev_ptr = unsafe { out_ref(dev_ptr)? };
+        if flags != 0 {
+            return Err(error::invalid(format!("flags {flags:#x} must be 0")));
+        }
+        let (d, rt, _) = with_context()?;
+        match host_range(rt, host as usize) {
+            // Memory the driver does not know: with unified addressing its device address
+            // is its host address.
+            Some((_, HostAllocation { kind: HostKind::Runtime | HostKind::Registered { driver: false }, .. })) => {
+                *dev_ptr = host;
+                Ok(())
+            }
+            _ => {
+                let mut p = 0;
+                // Safety: the driver only looks the address up.
+                unsafe { d.cuMemHostGetDevicePointer(&mut p, host, 0)? };
+                *dev_ptr = p as *mut c_void;
+                Ok(())
+            }
+        }
+    }
+}
+
+cudart_fn! {
+    fn cudaHostGetFlags(flags: *mut c_uint, host: *mut c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let flags = unsafe { out_ref(flags)? };
+        let (d, rt, _) = with_context()?;
+        match host_range(rt, host as usize) {
+            // The runtime's own pinned memory: the flags it was asked for.
+            Some((_, h)) if h.kind == HostKind::Runtime => {
+                *flags = h.flags;
+                Ok(())
+            }
+            Some((_, h)) if matches!(h.kind, HostKind::Registered { .. }) => Err(error::invalid(
+                format!("{host:?} is registered memory, not memory from cudaHostAlloc"),
+            )),
+            // Safety: the driver only looks the address up.
+            _ => unsafe { d.cuMemHostGetFlags(flags, host) },
+        }
+    }
+}
+
+// ---- copies ---------------------------------------------------------------------------
+
+/// `cudaMemcpyKind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    HostToHost,
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+    Default,
+}
+
+fn kind(k: c_int) -> RtResult<Kind> {
+    Ok(match k {
+        0 => Kind::HostToHost,
+        1 => Kind::HostToDevice,
+        2 => Kind::DeviceToHost,
+        3 => Kind::DeviceToDevice,
+        4 => Kind::Default,
+        _ => {
+            return Err(RtError::new(
+                error::INVALID_MEMCPY_DIRECTION,
+                format!("{k} is not a cudaMemcpyKind"),
+            ))
+        }
+    })
+}
+
+/// One copy, synchronous when `stream` is None.
+///
+/// # Safety
+/// `dst` and `src` are valid for `n` bytes on the sides `kind` says, as the runtime
+/// header requires of the program (the driver checks device addresses).
+unsafe fn copy(
+    d: &Driver,
+    dst: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    kind: Kind,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    let (dd, sd) = (dst as u64, src as u64);
+    // Safety (all arms): the caller's contract.
+    unsafe {
+        match (kind, stream) {
+            (Kind::HostToHost, s) => {
+                if let Some(s) = s {
+                    d.cuStreamSynchronize(s)?;
+                }
+                std::ptr::copy(src as *const u8, dst as *mut u8, n);
+                Ok(())
+            }
+            (Kind::HostToDevice, None) => d.cuMemcpyHtoD(dd, src, n),
+            (Kind::DeviceToHost, None) => d.cuMemcpyDtoH(dst, sd, n),
+            (Kind::DeviceToDevice, None) => d.cuMemcpyDtoD(dd, sd, n),
+            (Kind::Default, None) => d.cuMemcpy(dd, sd, n),
+            (Kind::HostToDevice, Some(s)) => d.cuMemcpyHtoDAsync(dd, src, n, s),
+            (Kind::DeviceToHost, Some(s)) => d.cuMemcpyDtoHAsync(dst, sd, n, s),
+            (Kind::DeviceToDevice, Some(s)) => d.cuMemcpyDtoDAsync(dd, sd, n, s),
+            (Kind::Default, Some(s)) => d.cuMemcpyAsync(dd, sd, n, s),
+        }
+    }
+}
+
+pub fn memcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    n: usize,
+    k: c_int,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
+    let k = kind(k)?;
+    let (d, _, _) = with_context()?;
+    if n > 0 && (dst.is_null() || src.is_null()) {
+        return Err(error::invalid("dst or src is NULL"));
+    }
+    // Safety: the program's pointers, valid for n bytes by the runtime's contract.
+    unsafe { copy(d, dst, src, n, k, stream) }
+}
+
+cudart_fn! {
+    fn cudaMemcpy(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int) {
+        memcpy(dst, src, count, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy_ptds(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int) {
+        memcpy(dst, src, count, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyAsync(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int, stream: CUstream) {
+        memcpy(dst, src, count, kind, Some(stream_for(stream, false)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyAsync_ptsz(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int, stream: CUstream) {
+        memcpy(dst, src, count, kind, Some(stream_for(stream, true)))
+    }
+}
+
+/// cudaMemcpy2D: row by row, each row one copy of the same kind (the driver's 2D copy is
+/// not needed for what allocators do, and rows give the same bytes everywhere).
+#[allow(clippy::too_many_arguments)]
+fn memcpy_2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    k: c_int,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
+    let k = kind(k)?;
+    if width > dpitch || width > spitch {
+        return Err(RtError::new(
+            12,
+            format!("width {width} is larger than a pitch ({dpitch}, {spitch})"),
+        ));
+    }
+    let (d, _, _) = with_context()?;
+    if width == 0 || height == 0 {
+        return Ok(());
+    }
+    if dst.is_null() || src.is_null() {
+        return Err(error::invalid("dst or src is NULL"));
+    }
+    for row in 0..height {
+        // Safety: the program says both sides hold `height` rows of their pitch.
+        unsafe {
+            copy(
+                d,
+                (dst as *mut u8).add(row * dpitch).cast(),
+                (src as *const u8).add(row * spitch).cast(),
+                width,
+                k,
+                stream,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+cudart_fn! {
+    fn cudaMemcpy2D(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int) {
+        memcpy_2d(dst, dpitch, src, spitch, width, height, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy2D_ptds(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int) {
+        memcpy_2d(dst, dpitch, src, spitch, width, height, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy2DAsync(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int, stream: CUstream) {
+        memcpy_2d(dst, dpitch, src, spitch, width, height, kind, Some(stream_for(stream, false)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy2DAsync_ptsz(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int, stream: CUstream) {
+        memcpy_2d(dst, dpitch, src, spitch, width, height, kind, Some(stream_for(stream, true)))
+    }
+}
+
+fn memcpy_peer(
+    dst: *mut c_void,
+    dst_device: c_int,
+    src: *const c_void,
+    src_device: c_int,
+    n: usize,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
+    let (d, rt, _) = with_context()?;
+    let (dc, sc) = (rt.primary(dst_device)?, rt.primary(src_device)?);
+    if n == 0 {
+        return Ok(());
+    }
+    let (dd, sd) = (dst as u64, src as u64);
+    // Safety: device addresses, checked by the driver.
+    let r = unsafe {
+        match stream {
+            None => d.cuMemcpyPeer(dd, dc, sd, sc, n),
+            Some(s) => d.cuMemcpyPeerAsync(dd, dc, sd, sc, n, s),
+        }
+    };
+    match r {
+        // A driver without peer copies but with unified addressing (cumock's mock):
+        // a device-to-device copy between the two addresses is the same copy.
+        Err(e) if e.code == error::NOT_SUPPORTED => unsafe {
+            // Safety: device addresses, checked by the driver.
+            match stream {
+                None => d.cuMemcpyDtoD(dd, sd, n),
+                Some(s) => d.cuMemcpyDtoDAsync(dd, sd, n, s),
+            }
+        },
+        r => r,
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyPeer(dst: *mut c_void, dst_device: c_int, src: *const c_void, src_device: c_int, count: usize) {
+        memcpy_peer(dst, dst_device, src, src_device, count, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyPeerAsync(dst: *mut c_void, dst_device: c_int, src: *const c_void, src_device: c_int, count: usize, stream: CUstream) {
+        memcpy_peer(dst, dst_device, src, src_device, count, Some(stream_for(stream, false)))
+    }
+}
+
+// ---- memsets --------------------------------------------------------------------------
+
+fn memset(ptr: *mut c_void, value: c_int, n: usize, stream: Option<CUstream>) -> RtResult<()> {
+    let (d, _, _) = with_context()?;
+    if n == 0 {
+        return Ok(());
+    }
+    // cudaMemset writes the low byte of value (cuda_runtime_api.h).
+    let v = value as u8;
+    // Safety: a device address, checked by the driver.
+    unsafe {
+        match stream {
+            None => d.cuMemsetD8(ptr as u64, v, n),
+            Some(s) => d.cuMemsetD8Async(ptr as u64, v, n, s),
+        }
+    }
+}
+
+cudart_fn! {
+    fn cudaMemset(ptr: *mut c_void, value: c_int, count: usize) { memset(ptr, value, count, None) }
+}
+
+cudart_fn! {
+    fn cudaMemset_ptds(ptr: *mut c_void, value: c_int, count: usize) { memset(ptr, value, count, None) }
+}
+
+cudart_fn! {
+    fn cudaMemsetAsync(ptr: *mut c_void, value: c_int, count: usize, stream: CUstream) {
+        memset(ptr, value, count, Some(stream_for(stream, false)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemsetAsync_ptsz(ptr: *mut c_void, value: c_int, count: usize, stream: CUstream) {
+        memset(ptr, value, count, Some(stream_for(stream, true)))
+    }
+}
+
+fn memset_2d(
+    ptr: *mut c_void,
+    pitch: usize,
+    value: c_int,
+    width: usize,
+    height: usize,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
+    if width > pitch && height > 1 {
+        return Err(RtError::new(
+            12,
+            format!("width {width} is larger than the pitch {pitch}"),
+        ));
+    }
+    with_context()?;
+    for row in 0..height {
+        memset(
+            (ptr as *mut u8).wrapping_add(row * pitch).cast(),
+            value,
+            width,
+            stream,
+        )?;
+    }
+    Ok(())
+}
+
+cudart_fn! {
+    fn cudaMemset2D(ptr: *mut c_void, pitch: usize, value: c_int, width: usize, height: usize) {
+        memset_2d(ptr, pitch, value, width, height, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemset2D_ptds(ptr: *mut c_void, pitch: usize, value: c_int, width: usize, height: usize) {
+        memset_2d(ptr, pitch, value, width, height, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemset2DAsync(ptr: *mut c_void, pitch: usize, value: c_int, width: usize, height: usize, stream: CUstream) {
+        memset_2d(ptr, pitch, value, width, height, Some(stream_for(stream, false)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemset2DAsync_ptsz(ptr: *mut c_void, pitch: usize, value: c_int, width: usize, height: usize, stream: CUstream) {
+        memset_2d(ptr, pitch, value, width, height, Some(stream_for(stream, true)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMallocPitch(dev_ptr: *mut *mut c_void, pitch: *mut usize, width: usize, height: usize) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let (dev_ptr, pitch) = unsafe { (out_ref(dev_ptr)?, out_ref(pitch)?) };
+        let (d, _, _) = with_context()?;
+        let mut p = 0;
+        // The pitch is the driver's to choose; the runtime asks for rows of 4-byte
+        // elements, the widest cuMemAllocPitch takes for a plain allocation.
+        d.cuMemAllocPitch(&mut p, pitch, width, height, 4)?;
+        *dev_ptr = p as *mut c_void;
+        Ok(())
+    }
+}
+
+// ---- pointer attributes ---------------------------------------------------------------
+
+/// `struct cudaPointerAttributes`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CudaPointerAttributes {
+    /// `cudaMemoryType`: 0 unregistered, 1 host, 2 device, 3 managed.
+    pub type_: c_int,
+    pub device: c_int,
+    pub device_pointer: *mut c_void,
+    pub host_pointer: *mut c_void,
+    pub reserved: [i64; 8],
+}
+
+cudart_fn! {
+    fn cudaPointerGetAttributes(attributes: *mut CudaPointerAttributes, ptr: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let attributes = unsafe { out_ref(attributes)? };
+        let (d, rt, device) = with_context()?;
+        let mut a = CudaPointerAttributes {
+            type_: 0,
+            // cudaInvalidDeviceId for memory no device knows.
+            device: -2,
+            device_pointer: std::ptr::null_mut(),
+            host_pointer: std::ptr::null_mut(),
+            reserved: [0; 8],
+        };
+        if let Some((_, h)) = host_range(rt, ptr as usize) {
+            if !matches!(h.kind, HostKind::Driver | HostKind::Registered { driver: true }) {
+                // Host memory only the runtime knows: pinned or registered host memory,
+                // its device address its host address.
+                a.type_ = 1;
+                a.device = device;
+                a.device_pointer = ptr as *mut c_void;
+                a.host_pointer = ptr as *mut c_void;
+                *attributes = a;
+                return Ok(());
+            }
+        }
+        let (mut mem_type, mut ordinal, mut dptr, mut hptr, mut managed) = (0u32, 0i32, 0u64, 0u64, 0i32);
+        let get = |attr: i32, out: *mut c_void| -> RtResult<bool> {
+            // Safety: `out` points to a local of the attribute's type (cuda.h).
+            match unsafe { d.cuPointerGetAttribute(out, attr, ptr as u64) } {
+                Ok(()) => Ok(true),
+                // An address the driver does not know is unregistered host memory.
+                Err(e) if e.code == error::INVALID_VALUE => Ok(false),
+                Err(e) => Err(e),
+            }
+        };
+        if get(CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (&mut mem_type as *mut u32).cast())? {
+            get(9, (&mut ordinal as *mut i32).cast())?; // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+            get(CU_POINTER_ATTRIBUTE_IS_MANAGED, (&mut managed as *mut i32).cast())?;
+            get(CU_POINTER_ATTRIBUTE_DEVICE_POINTER, (&mut dptr as *mut u64).cast())?;
+            get(CU_POINTER_ATTRIBUTE_HOST_POINTER, (&mut hptr as *mut u64).cast())?;
+            a.type_ = if managed != 0 { 3 } else if mem_type == CU_MEMORYTYPE_DEVICE { 2 } else { 1 };
+            a.device = ordinal;
+            a.device_pointer = dptr as *mut c_void;
+            a.host_pointer = hptr as *mut c_void;
+        }
+        *attributes = a;
+        Ok(())
+    }
+}

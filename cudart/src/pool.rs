@@ -1,0 +1,516 @@
+//! The stream-ordered allocator: cudaMallocAsync/FreeAsync and memory pools. Over a
+//! driver with memory pools (NVIDIA's) every call goes to the driver's cuMemPool*; over one
+//! without (cumock's mock) the runtime keeps its pools itself, over ordinary allocations:
+//! a freed block waits in its pool for reuse by an allocation of the same size, and goes
+//! back to the driver at the next synchronisation while the pool holds more than its
+//! release threshold (0 by default), or at cudaMemPoolTrimTo.
+//!
+//! Stream order is kept by waiting: cudaFreeAsync waits for its stream before the block
+//! can be reused, so a block is never handed out while earlier work may still touch it.
+
+use crate::boundary::{cudart_fn, out_ref};
+use crate::driver::{CUmemoryPool, CUstream, Driver};
+use crate::error::{self, RtError, RtResult};
+use crate::memory::{allocate, granularity, release, stream_for};
+use crate::runtime::{runtime, with_context, Runtime};
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::{c_int, c_void};
+
+/// `cudaMemPoolAttr`.
+const REUSE_FOLLOW_EVENT_DEPENDENCIES: i32 = 1;
+const REUSE_ALLOW_INTERNAL_DEPENDENCIES: i32 = 3;
+const RELEASE_THRESHOLD: i32 = 4;
+const RESERVED_MEM_CURRENT: i32 = 5;
+const RESERVED_MEM_HIGH: i32 = 6;
+const USED_MEM_CURRENT: i32 = 7;
+const USED_MEM_HIGH: i32 = 8;
+
+/// `struct cudaMemPoolProps` (= CUmemPoolProps).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CudaMemPoolProps {
+    pub alloc_type: c_int,
+    pub handle_types: c_int,
+    pub location: cumock_abi::CUmemLocation,
+    pub win32_security_attributes: *mut c_void,
+    pub max_size: usize,
+    pub usage: u16,
+    pub reserved: [u8; 54],
+}
+
+#[derive(Debug, Default)]
+struct Pool {
+    device: i32,
+    release_threshold: u64,
+    reuse: [i32; 3],
+    reserved: u64,
+    reserved_high: u64,
+    used: u64,
+    used_high: u64,
+    /// Free blocks by size.
+    free: BTreeMap<u64, Vec<u64>>,
+    destroyed: bool,
+}
+
+#[derive(Default)]
+struct Pools {
+    /// Whether the driver has pools (decided at first use).
+    driver_pools: Option<bool>,
+    pools: HashMap<usize, Pool>,
+    /// Each device's default pool and current pool (cudaDeviceSetMemPool).
+    default: HashMap<i32, usize>,
+    current: HashMap<i32, usize>,
+    /// Live blocks: address -> (pool, block size).
+    live: HashMap<u64, (usize, u64)>,
+    next: usize,
+}
+
+static POOLS: Mutex<Option<Pools>> = Mutex::new(None);
+
+fn with_pools<T>(f: impl FnOnce(&mut Pools) -> T) -> T {
+    let mut g = POOLS.lock();
+    f(g.get_or_insert_with(|| Pools {
+        next: 0x1000,
+        ..Default::default()
+    }))
+}
+
+/// Whether the driver has memory pools: cuDeviceGetDefaultMemPool answers, or says it has
+/// none (CUDA_ERROR_NOT_SUPPORTED).
+fn driver_pools(d: &Driver, device: i32) -> RtResult<bool> {
+    if let Some(v) = with_pools(|p| p.driver_pools) {
+        return Ok(v);
+    }
+    let mut pool = std::ptr::null_mut();
+    let v = match d.cuDeviceGetDefaultMemPool(&mut pool, device) {
+        Ok(()) => true,
+        Err(e) if e.code == error::NOT_SUPPORTED => false,
+        Err(e) => return Err(e),
+    };
+    Ok(with_pools(|p| *p.driver_pools.get_or_insert(v)))
+}
+
+fn new_pool(p: &mut Pools, device: i32) -> usize {
+    p.next += 0x10;
+    let h = p.next;
+    p.pools.insert(
+        h,
+        Pool {
+            device,
+            reuse: [1, 1, 1],
+            ..Default::default()
+        },
+    );
+    h
+}
+
+/// The device's pool for cudaMallocAsync (runtime pools).
+fn current_pool(device: i32) -> usize {
+    with_pools(|p| {
+        if let Some(&h) = p.current.get(&device) {
+            return h;
+        }
+        let h = default_pool(p, device);
+        p.current.insert(device, h);
+        h
+    })
+}
+
+fn default_pool(p: &mut Pools, device: i32) -> usize {
+    if let Some(&h) = p.default.get(&device) {
+        return h;
+    }
+    let h = new_pool(p, device);
+    p.default.insert(device, h);
+    h
+}
+
+fn known_pool(h: CUmemoryPool) -> RtResult<usize> {
+    let h = h as usize;
+    if with_pools(|p| p.pools.get(&h).is_some_and(|pool| !pool.destroyed)) {
+        Ok(h)
+    } else {
+        Err(error::invalid(format!("{h:#x} is not a live memory pool")))
+    }
+}
+
+fn pool_alloc(d: &Driver, rt: &Runtime, h: usize, size: usize) -> RtResult<u64> {
+    let device = with_pools(|p| p.pools[&h].device);
+    let block = size
+        .checked_next_multiple_of(granularity(d, device)?)
+        .ok_or_else(|| RtError::new(error::MEMORY_ALLOCATION, format!("{size} bytes overflow")))?
+        as u64;
+    let reused = with_pools(|p| {
+        let pool = p.pools.get_mut(&h)?;
+        let list = pool.free.get_mut(&block)?;
+        let ptr = list.pop()?;
+        if list.is_empty() {
+            pool.free.remove(&block);
+        }
+        Some(ptr)
+    });
+    let ptr = match reused {
+        Some(ptr) => ptr,
+        None => {
+            let ptr = allocate(d, rt, device, block as usize)?;
+            with_pools(|p| {
+                let pool = p.pools.get_mut(&h).expect("checked");
+                pool.reserved += block;
+                pool.reserved_high = pool.reserved_high.max(pool.reserved);
+            });
+            // The block is the pool's, not the program's: only the pool's report names it.
+            if let Some(a) = rt.state.lock().allocations.get_mut(&ptr) {
+                a.pooled = true;
+            }
+            ptr
+        }
+    };
+    with_pools(|p| {
+        let pool = p.pools.get_mut(&h).expect("checked");
+        pool.used += block;
+        pool.used_high = pool.used_high.max(pool.used);
+        p.live.insert(ptr, (h, block));
+    });
+    Ok(ptr)
+}
+
+pub fn owns(ptr: u64) -> bool {
+    with_pools(|p| p.live.contains_key(&ptr))
+}
+
+/// Returns a block to its pool once `stream`'s earlier work is done.
+pub fn free(ptr: u64, stream: CUstream) -> RtResult<()> {
+    let (d, rt, _) = with_context()?;
+    let Some((h, block)) = with_pools(|p| p.live.get(&ptr).copied()) else {
+        return Err(error::invalid(format!(
+            "{ptr:#x} is not stream-ordered memory"
+        )));
+    };
+    d.cuStreamSynchronize(stream)?;
+    let destroyed = with_pools(|p| {
+        p.live.remove(&ptr);
+        let pool = p.pools.get_mut(&h).expect("live blocks keep their pool");
+        pool.used -= block;
+        if pool.destroyed {
+            pool.reserved -= block;
+        } else {
+            pool.free.entry(block).or_default().push(ptr);
+        }
+        pool.destroyed
+    });
+    if destroyed {
+        release(d, rt, ptr)?;
+    }
+    Ok(())
+}
+
+/// Frees a pool's free blocks until it holds at most `keep` bytes.
+fn trim(d: &Driver, rt: &Runtime, h: usize, keep: u64) -> RtResult<()> {
+    loop {
+        let victim = with_pools(|p| {
+            let pool = p.pools.get_mut(&h)?;
+            if pool.reserved <= keep {
+                return None;
+            }
+            let (&size, list) = pool.free.iter_mut().next_back()?;
+            let ptr = list.pop()?;
+            if list.is_empty() {
+                pool.free.remove(&size);
+            }
+            pool.reserved -= size;
+            Some(ptr)
+        });
+        match victim {
+            Some(ptr) => release(d, rt, ptr)?,
+            None => return Ok(()),
+        }
+    }
+}
+
+/// At a synchronisation (stream, event, device), pools above their release threshold
+/// give their free blocks back.
+pub fn release_on_synchronize() {
+    let (Ok(rt), Ok(d)) = (runtime(), crate::driver::driver()) else {
+        return;
+    };
+    let pools: Vec<(usize, u64)> = with_pools(|p| {
+        p.pools
+            .iter()
+            .map(|(h, pool)| (*h, pool.release_threshold))
+            .collect()
+    });
+    for (h, threshold) in pools {
+        if let Err(e) = trim(d, rt, h, threshold) {
+            eprintln!("cumock: giving a pool's memory back failed: {}", e.message);
+        }
+    }
+}
+
+/// cudaDeviceReset: the device's pools go with its context.
+pub fn forget_device(device: i32) {
+    with_pools(|p| {
+        let gone: Vec<usize> = p
+            .pools
+            .iter()
+            .filter(|(_, pool)| pool.device == device)
+            .map(|(h, _)| *h)
+            .collect();
+        for h in &gone {
+            p.pools.remove(h);
+        }
+        p.live.retain(|_, (h, _)| !gone.contains(h));
+        p.default.remove(&device);
+        p.current.remove(&device);
+    });
+}
+
+pub fn leak_report() -> Vec<String> {
+    with_pools(|p| {
+        let mut v: Vec<String> = p
+            .live
+            .iter()
+            .map(|(ptr, (h, size))| format!("stream-ordered memory {ptr:#x} ({size} bytes, pool {h:#x}) never freed (cudaFreeAsync)"))
+            .collect();
+        v.sort();
+        v
+    })
+}
+
+// ---- exports --------------------------------------------------------------------------
+
+fn malloc_async(
+    ptr: *mut *mut c_void,
+    size: usize,
+    pool: Option<CUmemoryPool>,
+    stream: CUstream,
+) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+    let ptr = unsafe { out_ref(ptr)? };
+    let (d, rt, device) = with_context()?;
+    if driver_pools(d, device)? {
+        let mut p = 0;
+        match pool {
+            None => d.cuMemAllocAsync(&mut p, size, stream)?,
+            Some(pool) => d.cuMemAllocFromPoolAsync(&mut p, size, pool, stream)?,
+        }
+        *ptr = p as *mut c_void;
+        return Ok(());
+    }
+    let h = match pool {
+        None => current_pool(device),
+        Some(pool) => known_pool(pool)?,
+    };
+    if size == 0 {
+        return Err(error::invalid("size is 0"));
+    }
+    *ptr = pool_alloc(d, rt, h, size)? as *mut c_void;
+    Ok(())
+}
+
+cudart_fn! {
+    fn cudaMallocAsync(ptr: *mut *mut c_void, size: usize, stream: CUstream) {
+        malloc_async(ptr, size, None, stream_for(stream, false))
+    }
+}
+
+cudart_fn! {
+    fn cudaMallocAsync_ptsz(ptr: *mut *mut c_void, size: usize, stream: CUstream) {
+        malloc_async(ptr, size, None, stream_for(stream, true))
+    }
+}
+
+cudart_fn! {
+    fn cudaMallocFromPoolAsync(ptr: *mut *mut c_void, size: usize, pool: CUmemoryPool, stream: CUstream) {
+        malloc_async(ptr, size, Some(pool), stream_for(stream, false))
+    }
+}
+
+cudart_fn! {
+    fn cudaMallocFromPoolAsync_ptsz(ptr: *mut *mut c_void, size: usize, pool: CUmemoryPool, stream: CUstream) {
+        malloc_async(ptr, size, Some(pool), stream_for(stream, true))
+    }
+}
+
+fn free_async(ptr: *mut c_void, stream: CUstream) -> RtResult<()> {
+    let (d, _, device) = with_context()?;
+    if driver_pools(d, device)? {
+        return d.cuMemFreeAsync(ptr as u64, stream);
+    }
+    free(ptr as u64, stream)
+}
+
+cudart_fn! {
+    fn cudaFreeAsync(ptr: *mut c_void, stream: CUstream) {
+        free_async(ptr, stream_for(stream, false))
+    }
+}
+
+cudart_fn! {
+    fn cudaFreeAsync_ptsz(ptr: *mut c_void, stream: CUstream) {
+        free_async(ptr, stream_for(stream, true))
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetDefaultMemPool(pool: *mut CUmemoryPool, device: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let pool = unsafe { out_ref(pool)? };
+        let (d, rt, _) = with_context()?;
+        rt.check_device(device)?;
+        if driver_pools(d, device)? {
+            return d.cuDeviceGetDefaultMemPool(pool, device);
+        }
+        *pool = with_pools(|p| default_pool(p, device)) as CUmemoryPool;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetMemPool(pool: *mut CUmemoryPool, device: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let pool = unsafe { out_ref(pool)? };
+        let (d, rt, _) = with_context()?;
+        rt.check_device(device)?;
+        if driver_pools(d, device)? {
+            return d.cuDeviceGetMemPool(pool, device);
+        }
+        *pool = current_pool(device) as CUmemoryPool;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceSetMemPool(device: c_int, pool: CUmemoryPool) {
+        let (d, rt, _) = with_context()?;
+        rt.check_device(device)?;
+        if driver_pools(d, device)? {
+            return d.cuDeviceSetMemPool(device, pool);
+        }
+        let h = known_pool(pool)?;
+        if with_pools(|p| p.pools[&h].device) != device {
+            return Err(error::invalid(format!("pool {h:#x} is not device {device}'s")));
+        }
+        with_pools(|p| p.current.insert(device, h));
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaMemPoolCreate(pool: *mut CUmemoryPool, props: *const CudaMemPoolProps) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let pool = unsafe { out_ref(pool)? };
+        // Safety: NULL or the program's props, as the header says.
+        let props = unsafe { props.as_ref() }.ok_or_else(|| error::invalid("poolProps is NULL"))?;
+        let (d, rt, device) = with_context()?;
+        if driver_pools(d, device)? {
+            // Safety: cudaMemPoolProps is CUmemPoolProps (the ABI test checks it).
+            return unsafe { d.cuMemPoolCreate(pool, (props as *const CudaMemPoolProps).cast()) };
+        }
+        if props.alloc_type != cumock_abi::consts::CU_MEM_ALLOCATION_TYPE_PINNED {
+            return Err(error::invalid(format!("allocType {} is not cudaMemAllocationTypePinned", props.alloc_type)));
+        }
+        if props.location.type_ != cumock_abi::consts::CU_MEM_LOCATION_TYPE_DEVICE {
+            return Err(error::not_supported(format!("pools at location type {} are not implemented", props.location.type_)));
+        }
+        rt.check_device(props.location.id).map_err(|e| error::invalid(e.message))?;
+        *pool = with_pools(|p| new_pool(p, props.location.id)) as CUmemoryPool;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaMemPoolDestroy(pool: CUmemoryPool) {
+        let (d, rt, device) = with_context()?;
+        if driver_pools(d, device)? {
+            return d.cuMemPoolDestroy(pool);
+        }
+        let h = known_pool(pool)?;
+        if with_pools(|p| p.default.values().any(|&x| x == h)) {
+            return Err(error::invalid("a device's default pool cannot be destroyed"));
+        }
+        trim(d, rt, h, 0)?;
+        with_pools(|p| {
+            p.pools.get_mut(&h).expect("known").destroyed = true;
+            p.current.retain(|_, c| *c != h);
+        });
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaMemPoolTrimTo(pool: CUmemoryPool, min_bytes_to_keep: usize) {
+        let (d, rt, device) = with_context()?;
+        if driver_pools(d, device)? {
+            return d.cuMemPoolTrimTo(pool, min_bytes_to_keep);
+        }
+        let h = known_pool(pool)?;
+        trim(d, rt, h, min_bytes_to_keep as u64)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemPoolSetAttribute(pool: CUmemoryPool, attr: c_int, value: *mut c_void) {
+        if value.is_null() {
+            return Err(error::invalid("value is NULL"));
+        }
+        let (d, _, device) = with_context()?;
+        if driver_pools(d, device)? {
+            // Safety: the program's value, of the attribute's type.
+            return unsafe { d.cuMemPoolSetAttribute(pool, attr, value) };
+        }
+        let h = known_pool(pool)?;
+        // Safety (reads below): the header says value points to an int for the reuse
+        // attributes and to a cuuint64_t for the others.
+        let int = || unsafe { *(value as *const i32) };
+        let u64v = || unsafe { *(value as *const u64) };
+        with_pools(|p| {
+            let pool = p.pools.get_mut(&h).expect("known");
+            match attr {
+                REUSE_FOLLOW_EVENT_DEPENDENCIES..=REUSE_ALLOW_INTERNAL_DEPENDENCIES => pool.reuse[(attr - 1) as usize] = int(),
+                RELEASE_THRESHOLD => pool.release_threshold = u64v(),
+                // Only resetting the high-water marks is allowed (to the current value).
+                RESERVED_MEM_HIGH if u64v() == 0 => pool.reserved_high = pool.reserved,
+                USED_MEM_HIGH if u64v() == 0 => pool.used_high = pool.used,
+                _ => return Err(error::invalid(format!("attribute {attr} cannot be set to that value"))),
+            }
+            Ok(())
+        })
+    }
+}
+
+cudart_fn! {
+    fn cudaMemPoolGetAttribute(pool: CUmemoryPool, attr: c_int, value: *mut c_void) {
+        if value.is_null() {
+            return Err(error::invalid("value is NULL"));
+        }
+        let (d, _, device) = with_context()?;
+        if driver_pools(d, device)? {
+            // Safety: the program's value, of the attribute's type.
+            return unsafe { d.cuMemPoolGetAttribute(pool, attr, value) };
+        }
+        let h = known_pool(pool)?;
+        let (int, u64v) = with_pools(|p| {
+            let pool = &p.pools[&h];
+            match attr {
+                REUSE_FOLLOW_EVENT_DEPENDENCIES..=REUSE_ALLOW_INTERNAL_DEPENDENCIES => Ok((Some(pool.reuse[(attr - 1) as usize]), None)),
+                RELEASE_THRESHOLD => Ok((None, Some(pool.release_threshold))),
+                RESERVED_MEM_CURRENT => Ok((None, Some(pool.reserved))),
+                RESERVED_MEM_HIGH => Ok((None, Some(pool.reserved_high))),
+                USED_MEM_CURRENT => Ok((None, Some(pool.used))),
+                USED_MEM_HIGH => Ok((None, Some(pool.used_high))),
+                _ => Err(error::invalid(format!("{attr} is not a cudaMemPoolAttr"))),
+            }
+        })?;
+        // Safety: value points to the attribute's type, as the header says.
+        unsafe {
+            if let Some(v) = int {
+                *(value as *mut i32) = v;
+            }
+            if let Some(v) = u64v {
+                *(value as *mut u64) = v;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,264 @@
+//! The runtime's process state: the device each thread works on, the primary context of
+//! each device (retained at first use, as NVIDIA's runtime does since CUDA 12), sticky
+//! errors, and what the program holds (memory, streams, events) for frees and the leak
+//! report.
+
+use crate::driver::{driver, CUcontext, Driver};
+use crate::error::{self, CudaError, RtError, RtResult};
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+pub struct Runtime {
+    pub device_count: i32,
+    pub state: Mutex<State>,
+}
+
+/// How a cudaMalloc allocation is held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backing {
+    /// cuMemAlloc: the driver's own.
+    Driver,
+    /// A VMM allocation the runtime made (cuMemCreate with a POSIX fd handle type,
+    /// reserved, mapped, access for every device), so that IPC can export it as an fd
+    /// on a driver without cuIpcGetMemHandle.
+    Vmm { handle: u64, reserved: u64 },
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceAllocation {
+    pub size: u64,
+    pub device: i32,
+    pub backing: Backing,
+    /// The fd exported for IPC, kept open until the memory is freed.
+    pub exported_fd: Option<i32>,
+    /// A block of a runtime memory pool, not the program's own cudaMalloc.
+    pub pooled: bool,
+}
+
+/// Host memory the runtime handed out or registered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostKind {
+    /// cuMemHostAlloc's.
+    Driver,
+    /// The runtime's own anonymous mapping, on a driver without cuMemHostAlloc.
+    Runtime,
+    /// cudaHostRegister'ed by the program; `driver` says whether the driver knows it.
+    Registered { driver: bool },
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct HostAllocation {
+    pub size: usize,
+    pub flags: u32,
+    pub kind: HostKind,
+}
+
+/// A mapping cudaIpcOpenMemHandle made of another process's VMM memory.
+#[derive(Debug, Clone, Copy)]
+pub struct IpcMapping {
+    pub base: u64,
+    pub size: u64,
+    pub handle: u64,
+}
+
+#[derive(Default)]
+pub struct State {
+    pub ipc_opened: HashMap<u64, IpcMapping>,
+    primary: HashMap<i32, usize>,
+    sticky: HashMap<i32, CudaError>,
+    pub allocations: BTreeMap<u64, DeviceAllocation>,
+    pub host: BTreeMap<usize, HostAllocation>,
+    pub streams: HashMap<usize, i32>,
+    /// The flags each of those streams was created with.
+    pub stream_flags: HashMap<usize, u32>,
+    pub events: HashMap<usize, i32>,
+    /// Whether cudaMalloc goes through VMM (decided at the first cudaMalloc).
+    pub malloc_over_vmm: Option<bool>,
+}
+
+pub fn runtime() -> RtResult<&'static Runtime> {
+    static RT: OnceLock<Result<Runtime, RtError>> = OnceLock::new();
+    RT.get_or_init(|| {
+        crate::diagnostics::init();
+        let d = driver()?;
+        let mut n = 0;
+        d.cuDeviceGetCount(&mut n)?;
+        if n == 0 {
+            return Err(RtError::new(
+                error::NO_DEVICE,
+                "the driver reports no device",
+            ));
+        }
+        Ok(Runtime {
+            device_count: n,
+            state: Mutex::new(State::default()),
+        })
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+thread_local! {
+    /// The device cudaSetDevice chose for this thread (0 until then).
+    static DEVICE: Cell<i32> = const { Cell::new(0) };
+}
+
+pub fn thread_device() -> i32 {
+    DEVICE.try_with(Cell::get).unwrap_or(0)
+}
+
+impl Runtime {
+    pub fn check_device(&self, device: i32) -> RtResult<()> {
+        if (0..self.device_count).contains(&device) {
+            Ok(())
+        } else {
+            Err(RtError::new(
+                error::INVALID_DEVICE,
+                format!(
+                    "device {device} is not one of the {} devices",
+                    self.device_count
+                ),
+            ))
+        }
+    }
+
+    /// The device's primary context, retained once for the process.
+    pub fn primary(&self, device: i32) -> RtResult<CUcontext> {
+        self.check_device(device)?;
+        let mut st = self.state.lock();
+        if let Some(&c) = st.primary.get(&device) {
+            return Ok(c as CUcontext);
+        }
+        let mut ctx = std::ptr::null_mut();
+        driver()?.cuDevicePrimaryCtxRetain(&mut ctx, device)?;
+        st.primary.insert(device, ctx as usize);
+        Ok(ctx)
+    }
+
+    /// Makes `device`'s primary context current on this thread (cudaSetDevice).
+    pub fn set_device(&self, device: i32) -> RtResult<()> {
+        let ctx = self.primary(device)?;
+        driver()?.cuCtxSetCurrent(ctx)?;
+        let _ = DEVICE.try_with(|d| d.set(device));
+        Ok(())
+    }
+
+    /// cudaDeviceReset: the device's primary context goes, and with it everything the
+    /// program made on it; its sticky error is cleared.
+    pub fn reset_device(&self, device: i32) -> RtResult<()> {
+        self.check_device(device)?;
+        let d = driver()?;
+        let had = {
+            let mut st = self.state.lock();
+            st.sticky.remove(&device);
+            st.allocations.retain(|_, a| a.device != device);
+            st.streams.retain(|_, dev| *dev != device);
+            let streams: Vec<usize> = st.streams.keys().copied().collect();
+            st.stream_flags.retain(|s, _| streams.contains(s));
+            st.events.retain(|_, dev| *dev != device);
+            st.primary.remove(&device)
+        };
+        if let Some(ctx) = had {
+            let mut cur = std::ptr::null_mut();
+            d.cuCtxGetCurrent(&mut cur)?;
+            if cur as usize == ctx {
+                d.cuCtxSetCurrent(std::ptr::null_mut())?;
+            }
+            // Our retain goes first, then the reset, which a context nobody retains takes.
+            d.cuDevicePrimaryCtxRelease(device)?;
+            d.cuDevicePrimaryCtxReset(device)?;
+        }
+        Ok(())
+    }
+
+    pub fn sticky(&self, device: i32) -> Option<CudaError> {
+        self.state.lock().sticky.get(&device).copied()
+    }
+}
+
+/// The driver, the runtime, and this thread's device with a current context: what every
+/// call that works on a device starts with. A context the program made current through
+/// the driver API is used as it is; otherwise the device's primary context is made
+/// current. A sticky error of the device is returned instead.
+pub fn with_context() -> RtResult<(&'static Driver, &'static Runtime, i32)> {
+    let rt = runtime()?;
+    let d = driver()?;
+    let mut cur = std::ptr::null_mut();
+    d.cuCtxGetCurrent(&mut cur)?;
+    let device = if cur.is_null() {
+        let device = thread_device();
+        d.cuCtxSetCurrent(rt.primary(device)?)?;
+        device
+    } else {
+        let mut device = 0;
+        d.cuCtxGetDevice(&mut device, std::ptr::null_mut())?;
+        device
+    };
+    if let Some(code) = rt.sticky(device) {
+        return Err(RtError::new(
+            code,
+            format!(
+                "an earlier {} on device {device} is sticky until cudaDeviceReset",
+                error::name(code).unwrap_or("error")
+            ),
+        ));
+    }
+    Ok((d, rt, device))
+}
+
+/// A sticky error just happened on this thread's device.
+pub fn note_sticky(code: CudaError) {
+    let Ok(rt) = runtime() else { return };
+    let Ok(d) = driver() else { return };
+    let mut device = thread_device();
+    let mut cur = std::ptr::null_mut();
+    if d.cuCtxGetCurrent(&mut cur).is_ok() && !cur.is_null() {
+        let _ = d.cuCtxGetDevice(&mut device, std::ptr::null_mut());
+    }
+    rt.state.lock().sticky.entry(device).or_insert(code);
+}
+
+/// What the program never freed, one line each.
+pub fn leak_report() -> Vec<String> {
+    let Ok(rt) = runtime() else { return Vec::new() };
+    let st = rt.state.lock();
+    let mut out = Vec::new();
+    for (p, a) in st.allocations.iter().filter(|(_, a)| !a.pooled) {
+        out.push(format!(
+            "device memory {p:#x} ({} bytes, device {}) never freed (cudaFree)",
+            a.size, a.device
+        ));
+    }
+    for (p, h) in &st.host {
+        match h.kind {
+            HostKind::Registered { .. } => out.push(format!(
+                "host range {p:#x} ({} bytes) never unregistered (cudaHostUnregister)",
+                h.size
+            )),
+            _ => out.push(format!(
+                "pinned host memory {p:#x} ({} bytes) never freed (cudaFreeHost)",
+                h.size
+            )),
+        }
+    }
+    for p in st.ipc_opened.keys() {
+        out.push(format!(
+            "IPC mapping {p:#x} never closed (cudaIpcCloseMemHandle)"
+        ));
+    }
+    for (s, dev) in &st.streams {
+        out.push(format!(
+            "stream {s:#x} (device {dev}) never destroyed (cudaStreamDestroy)"
+        ));
+    }
+    for (e, dev) in &st.events {
+        out.push(format!(
+            "event {e:#x} (device {dev}) never destroyed (cudaEventDestroy)"
+        ));
+    }
+    drop(st);
+    out.extend(crate::pool::leak_report());
+    out
+}

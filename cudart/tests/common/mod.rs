@@ -1,0 +1,152 @@
+//! What the runtime's tests share: the built libraries laid out as one folder
+//! (libcudart.so.13 is cumock's runtime, libcuda.so.1 the mock driver), and nvcc.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_owned()
+}
+
+/// `target/<profile>`, where cargo put this test binary's libraries.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>")
+        .to_owned()
+}
+
+fn built(name: &str, crate_name: &str) -> PathBuf {
+    let profile = profile_dir();
+    [profile.join(name), profile.join("deps").join(name)]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "{name} ({crate_name}) is not built in {}: run `cargo build --workspace` first",
+                profile.display()
+            )
+        })
+}
+
+pub fn cudart_lib() -> PathBuf {
+    built("libcudart.so", "cumock-cudart")
+}
+
+/// A folder holding cumock's runtime and the mock driver under the names programs look
+/// for. Each link is made under a temporary name and renamed, so parallel test processes
+/// never see a half-made one.
+pub fn lib_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let cudart = cudart_lib();
+        let cuda = built("libcuda.so", "cumock-driver");
+        let dir = profile_dir().join("cumock-cudart-tests");
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, target) in [
+            ("libcudart.so.13", &cudart),
+            ("libcudart.so", &cudart),
+            ("libcuda.so.1", &cuda),
+            ("libcuda.so", &cuda),
+        ] {
+            let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+            let _ = std::fs::remove_file(&tmp);
+            std::os::unix::fs::symlink(target, &tmp).unwrap();
+            std::fs::rename(&tmp, dir.join(name)).unwrap();
+        }
+        dir
+    })
+    .clone()
+}
+
+/// The CUDA toolkit root (bin/nvcc, include/, lib/): `CUMOCK_NVCC_ROOT`, or what
+/// ci/install-nvcc.sh installs and prints.
+pub fn toolkit() -> PathBuf {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        if let Some(r) = std::env::var_os("CUMOCK_NVCC_ROOT") {
+            return PathBuf::from(r);
+        }
+        let o = Command::new(workspace().join("ci/install-nvcc.sh"))
+            .output()
+            .expect("running ci/install-nvcc.sh");
+        assert!(
+            o.status.success(),
+            "ci/install-nvcc.sh failed:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+    })
+    .clone()
+}
+
+pub fn scratch(name: &str) -> PathBuf {
+    let d = profile_dir().join("cumock-cudart-scratch").join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Compiles clients/runtime/NAME.cu as NVIDIA's toolchain would for a program linked with
+/// the shared runtime.
+pub fn nvcc(program: &str) -> PathBuf {
+    nvcc_with(program, program, &[])
+}
+
+/// As `nvcc`, with more nvcc options, into an executable of another name.
+pub fn nvcc_with(program: &str, exe_name: &str, options: &[&str]) -> PathBuf {
+    let root = toolkit();
+    let src = workspace()
+        .join("clients/runtime")
+        .join(format!("{program}.cu"));
+    let exe = scratch("programs").join(exe_name);
+    let o = Command::new(root.join("bin/nvcc"))
+        .args([
+            "-cudart",
+            "shared",
+            "-arch=sm_90",
+            "-gencode",
+            "arch=compute_90,code=compute_90",
+        ])
+        .args(options)
+        .arg("-L")
+        .arg(root.join("lib"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("running nvcc");
+    assert!(
+        o.status.success(),
+        "nvcc {} failed:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    exe
+}
+
+/// A command that runs `exe` with cumock's runtime and the mock first in its library path.
+pub fn on_mock(exe: &Path) -> Command {
+    let mut c = Command::new(exe);
+    let mut path = lib_dir().into_os_string();
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+        path.push(":");
+        path.push(old);
+    }
+    c.env("LD_LIBRARY_PATH", path);
+    for k in [
+        "CUMOCK_TRACE",
+        "CUMOCK_FAULT",
+        "CUMOCK_LEAKS",
+        "CUMOCK_MISUSE",
+        "CUMOCK_STRICT",
+        "CUMOCK_DEVICES",
+    ] {
+        c.env_remove(k);
+    }
+    c
+}

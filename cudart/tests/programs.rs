@@ -1,0 +1,299 @@
+//! The runtime programs of clients/runtime, compiled with nvcc (`-cudart shared`) and run
+//! with cumock's runtime over the mock driver. Each program checks its own data (exit
+//! status 1 when a check fails) and prints a transcript; where NVIDIA's runtime's
+//! transcript of the same program on the H200 is recorded
+//! (clients/runtime/goldens/<GPU>-<driver>/nvidia/), ours must equal it except for the
+//! differences declared, each with its reason, in clients/runtime/goldens/differences.txt.
+//! Programs that need kernels exit 77 (skipped, with the reason printed) while the driver
+//! cannot load modules.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+const SKIPPED: i32 = 77;
+
+fn goldens() -> Vec<PathBuf> {
+    let dir = common::workspace().join("clients/runtime/goldens");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("nvidia"))
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Declared differences: program -> call texts (or `*`) whose steps may differ.
+fn declared() -> HashMap<String, Vec<String>> {
+    let path = common::workspace().join("clients/runtime/goldens/differences.txt");
+    let mut m: HashMap<String, Vec<String>> = HashMap::new();
+    for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
+        let line = line.split(" # ").next().unwrap_or("").trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (program, call) = line.split_once(' ').unwrap_or((line, "*"));
+        m.entry(program.to_owned())
+            .or_default()
+            .push(call.trim().to_owned());
+    }
+    m
+}
+
+/// A transcript as steps: a call's line with the output lines under it.
+fn steps(transcript: &str) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for line in transcript.lines() {
+        match v.last_mut() {
+            Some(last) if line.starts_with("    ") => {
+                last.push('\n');
+                last.push_str(line);
+            }
+            _ => v.push(line.to_owned()),
+        }
+    }
+    v
+}
+
+fn call_of(step: &str) -> &str {
+    step.lines()
+        .next()
+        .unwrap_or("")
+        .split(" -> ")
+        .next()
+        .unwrap_or("")
+}
+
+/// The undeclared differences between NVIDIA's transcript and ours.
+fn compare(program: &str, nvidia: &str, ours: &str) -> Vec<String> {
+    let allowed = declared().remove(program).unwrap_or_default();
+    if allowed.iter().any(|c| c == "*") {
+        return Vec::new();
+    }
+    let (a, b) = (steps(nvidia), steps(ours));
+    let mut out = Vec::new();
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &a, &b) {
+        let (tag, old, new) = op.as_tag_tuple();
+        if tag == similar::DiffTag::Equal {
+            continue;
+        }
+        for s in a[old.clone()]
+            .iter()
+            .map(|s| ("nvidia", s))
+            .chain(b[new.clone()].iter().map(|s| ("cumock", s)))
+        {
+            if !allowed.iter().any(|c| c == call_of(s.1)) {
+                out.push(format!("{}: {}", s.0, s.1.replace('\n', "\n        ")));
+            }
+        }
+    }
+    out
+}
+
+fn run(program: &str, args: &[&str]) {
+    run_exe(program, &common::nvcc(program), args);
+}
+
+fn run_exe(program: &str, exe: &std::path::Path, args: &[&str]) {
+    check_run(program, common::on_mock(exe).args(args));
+}
+
+fn run_env(program: &str, exe: &std::path::Path, env: &[(&str, &str)]) {
+    let mut c = common::on_mock(exe);
+    c.envs(env.iter().copied());
+    check_run(program, &mut c);
+}
+
+fn check_run(program: &str, command: &mut std::process::Command) {
+    let o = command.output().expect("running the program");
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if o.status.code() == Some(SKIPPED) {
+        let why = stdout
+            .lines()
+            .find(|l| l.starts_with("SKIP"))
+            .unwrap_or("SKIP: no reason printed");
+        eprintln!("{program}: {why}");
+        return;
+    }
+    assert!(
+        o.status.success(),
+        "{program} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        o.status
+    );
+    // Ours on the mock, as a reviewed snapshot: any change in what the runtime (or the mock
+    // under it) answers shows up in review (`cargo insta review`).
+    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::assert_snapshot!(program, stdout);
+    });
+    let transcript_out = common::scratch("transcripts").join(format!("{program}.txt"));
+    std::fs::write(&transcript_out, &stdout).unwrap();
+    for dir in goldens() {
+        let golden = dir.join(format!("{program}.txt"));
+        let Ok(nvidia) = std::fs::read_to_string(&golden) else {
+            continue;
+        };
+        if nvidia.lines().any(|l| l.starts_with("SKIP")) {
+            continue;
+        }
+        let diffs = compare(program, &nvidia, &stdout);
+        assert!(
+            diffs.is_empty(),
+            "{program}: {} undeclared differences from {} (ours in {}; declare them with reasons in clients/runtime/goldens/differences.txt, or fix them):\n{}",
+            diffs.len(),
+            golden.display(),
+            transcript_out.display(),
+            diffs.join("\n")
+        );
+    }
+}
+
+#[test]
+fn device_query() {
+    run("device_query", &[]);
+}
+
+#[test]
+fn memory() {
+    run("memory", &[]);
+}
+
+#[test]
+fn host_memory() {
+    run("host_memory", &[]);
+}
+
+#[test]
+fn streams_events() {
+    run("streams_events", &[]);
+}
+
+#[test]
+fn pool() {
+    run("pool", &[]);
+}
+
+#[test]
+fn ipc_between_two_processes() {
+    run("ipc", &[]);
+}
+
+#[test]
+fn kernel_launch() {
+    run("kernel_launch", &[]);
+}
+
+#[test]
+fn kernel_fault_is_sticky() {
+    run("kernel_fault", &[]);
+}
+
+/// Races show on some runs only: ten of them (a freed address reused by another thread
+/// before the runtime forgot it was found this way).
+#[test]
+fn threads() {
+    let exe = common::nvcc("threads");
+    for _ in 0..10 {
+        run_exe("threads", &exe, &[]);
+    }
+}
+
+/// A program whose run path names NVIDIA's runtime (as PyTorch's libraries find the one
+/// of the nvidia-cuda-runtime package) gets cumock's when it is preloaded: the loader
+/// serves every request for the SONAME libcudart.so.13 with the library already loaded.
+/// NVIDIA's runtime over the mock would fail its first call.
+#[test]
+fn preloading_wins_over_a_run_path() {
+    let root = common::toolkit();
+    let rpath = format!("-rpath={}", root.join("lib").display());
+    let exe = common::nvcc_with("device_query", "device_query_rpath", &["-Xlinker", &rpath]);
+    let lib = common::lib_dir();
+    let preload = format!(
+        "{}:{}",
+        lib.join("libcudart.so.13").display(),
+        lib.join("libcuda.so.1").display()
+    );
+    let o = std::process::Command::new(&exe)
+        .env("LD_PRELOAD", preload)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.starts_with("cudaGetDeviceCount(&n) -> cudaSuccess\n    count=1"),
+        "{out}"
+    );
+}
+
+/// A program built with nvcc's default, `-cudart static`, carries NVIDIA's runtime, which
+/// asks the driver for its private tables: on the mock it fails cleanly, with the mock's
+/// message naming the cause and the fix, and never crashes.
+#[test]
+fn a_statically_linked_program_is_told_what_to_do() {
+    let exe = common::nvcc_with(
+        "device_query",
+        "device_query_static",
+        &["-cudart", "static"],
+    );
+    let o = common::on_mock(&exe).output().unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(
+        o.status.code().is_some(),
+        "killed by a signal: {:?}\n{err}",
+        o.status
+    );
+    assert!(
+        !out.starts_with("cudaGetDeviceCount(&n) -> cudaSuccess"),
+        "{out}"
+    );
+    assert!(
+        err.contains("-cudart shared") && err.contains("cumock exec"),
+        "no advice in:\n{err}"
+    );
+}
+
+/// Two devices of the mock (CUMOCK_DEVICES=2).
+#[test]
+fn peer_devices() {
+    let exe = common::nvcc("peer");
+    run_env("peer", &exe, &[("CUMOCK_DEVICES", "2")]);
+}
+
+/// The same programs built with `--default-stream per-thread` call the `_ptds`/`_ptsz`
+/// exports; their transcripts are the plain programs' (same golden).
+#[test]
+fn per_thread_default_stream() {
+    for program in ["streams_events", "memory", "pool"] {
+        let exe = common::nvcc_with(
+            program,
+            &format!("{program}_ptds"),
+            &["--default-stream", "per-thread"],
+        );
+        run_exe(program, &exe, &[]);
+    }
+}
+
+#[test]
+fn comparison_finds_undeclared_differences_and_passes_declared_ones() {
+    let nvidia =
+        "cudaMalloc(&d, 1) -> cudaSuccess\n    d is 2MiB-aligned\ncudaFree(d) -> cudaSuccess\n";
+    let ours =
+        "cudaMalloc(&d, 1) -> cudaSuccess\n    d is 4KiB-aligned\ncudaFree(d) -> cudaSuccess\n";
+    let d = compare("no-such-program", nvidia, ours);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert!(d[0].contains("2MiB") && d[1].contains("4KiB"));
+    assert!(compare("no-such-program", nvidia, nvidia).is_empty());
+}

@@ -1,0 +1,984 @@
+//! Modules, libraries, functions and kernel launches: PTX (alone or in a fatbin) decoded
+//! once by `cumock_ptx`, its `.global`/`.const` variables placed in device memory of the
+//! loading context, and its kernels run on the host over the mock's own address
+//! translation (a `Memory` whose every span comes from `Vmm::segments`, with the access
+//! rights of the launching context's device).
+//!
+//! What the H200 does, recorded by clients/probes/kernels.c, is the rule here: a launch
+//! that faults returns CUDA_SUCCESS; the fault shows at the next call that needs the
+//! device (cuCtxSynchronize, cuMemAlloc, copies, cuModuleLoadData, even cuCtxCreate on
+//! that device) and stays, for the life of the process: a primary-context reset does not
+//! clear it. VMM calls (reserve, create, map, set access) go on working.
+
+use super::error::*;
+use super::vmm::{Need, Segment};
+use super::{Driver, State};
+use cumock_abi::result::*;
+use cumock_ptx as ptx;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+const MODULE_TAG: u64 = 0x00d0_0000_0000_0000;
+const FUNCTION_TAG: u64 = 0x00f0_0000_0000_0000;
+const LIBRARY_TAG: u64 = 0x001b_0000_0000_0000;
+const KERNEL_TAG: u64 = 0x00ce_0000_0000_0000;
+
+/// The values of cuda.h's `CUfunction_attribute` and the `CUdevice_attribute`s launches
+/// check (the attribute tables of `cumock_abi` are by name; these are matched on).
+mod attr {
+    pub const MAX_THREADS_PER_BLOCK: i32 = 0;
+    pub const SHARED_SIZE_BYTES: i32 = 1;
+    pub const CONST_SIZE_BYTES: i32 = 2;
+    pub const LOCAL_SIZE_BYTES: i32 = 3;
+    pub const NUM_REGS: i32 = 4;
+    pub const PTX_VERSION: i32 = 5;
+    pub const BINARY_VERSION: i32 = 6;
+    pub const CACHE_MODE_CA: i32 = 7;
+    pub const MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
+    pub const PREFERRED_SHARED_MEMORY_CARVEOUT: i32 = 9;
+    pub const CLUSTER_SIZE_MUST_BE_SET: i32 = 10;
+    pub const REQUIRED_CLUSTER_WIDTH: i32 = 11;
+    pub const REQUIRED_CLUSTER_HEIGHT: i32 = 12;
+    pub const REQUIRED_CLUSTER_DEPTH: i32 = 13;
+    pub const NON_PORTABLE_CLUSTER_SIZE_ALLOWED: i32 = 14;
+    pub const CLUSTER_SCHEDULING_POLICY_PREFERENCE: i32 = 15;
+
+    pub const DEV_MAX_THREADS_PER_BLOCK: i32 = 1;
+    pub const DEV_MAX_BLOCK_DIM: [i32; 3] = [2, 3, 4];
+    pub const DEV_MAX_GRID_DIM: [i32; 3] = [5, 6, 7];
+    pub const DEV_WARP_SIZE: i32 = 10;
+    pub const DEV_MULTIPROCESSOR_COUNT: i32 = 16;
+    pub const DEV_MAX_THREADS_PER_MULTIPROCESSOR: i32 = 39;
+    pub const DEV_COMPUTE_CAPABILITY_MAJOR: i32 = 75;
+    pub const DEV_COMPUTE_CAPABILITY_MINOR: i32 = 76;
+    pub const DEV_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: i32 = 81;
+    pub const DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: i32 = 97;
+    pub const DEV_MAX_BLOCKS_PER_MULTIPROCESSOR: i32 = 106;
+}
+
+/// The static shared memory a block may use without opting in (48 KiB on every GPU since
+/// Volta); more needs cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES).
+const DEFAULT_SHARED_LIMIT: u32 = 48 << 10;
+
+/// A loaded module: its decoded program, and where its variables live.
+pub struct LoadedModule {
+    pub context: u64,
+    pub device: usize,
+    pub program: Arc<ptx::Module>,
+    /// Device address of each of `program.globals`, all in one cuMemAlloc-like block.
+    pub globals: Vec<u64>,
+    /// The block holding the variables (0 when the module has none).
+    pub storage: u64,
+    /// Bytes of `.const` variables, for CONST_SIZE_BYTES.
+    pub const_bytes: u32,
+    /// The function handle of each kernel, once asked for.
+    pub functions: Vec<Option<u64>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct FunctionRef {
+    pub module: u64,
+    pub kernel: usize,
+    /// Set by cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES).
+    pub max_dynamic_shared: Option<u32>,
+}
+
+/// A library loaded with cuLibraryLoad*: here, a module of the context current at load
+/// time (the real driver loads it lazily into each context that uses it).
+pub struct Library {
+    pub module: u64,
+}
+
+#[derive(Default)]
+pub struct Modules {
+    pub modules: HashMap<u64, LoadedModule>,
+    pub functions: HashMap<u64, FunctionRef>,
+    pub libraries: HashMap<u64, Library>,
+    /// CUkernel handles: the library and its kernel's function.
+    pub kernels: HashMap<u64, (u64, u64)>,
+    next_id: u64,
+}
+
+impl Modules {
+    fn fresh(&mut self, tag: u64) -> u64 {
+        self.next_id += 1;
+        tag | self.next_id
+    }
+
+    pub fn module(&self, m: u64) -> CuResult<&LoadedModule> {
+        self.modules.get(&m).ok_or_else(|| {
+            invalid_handle(format!(
+                "{m:#x} is not a loaded module (unloaded already, or never one)"
+            ))
+        })
+    }
+
+    /// The function a CUfunction (or a CUkernel, which launches take too) names.
+    pub fn function(&self, f: u64) -> CuResult<(u64, FunctionRef)> {
+        if f == 0 {
+            return Err(invalid_handle("the function is NULL"));
+        }
+        let handle = match self.kernels.get(&f) {
+            Some(&(_, func)) => func,
+            None => f,
+        };
+        let r = self.functions.get(&handle).copied().ok_or_else(|| {
+            invalid_handle(format!("{f:#x} is not a function of a loaded module"))
+        })?;
+        if !self.modules.contains_key(&r.module) {
+            return Err(invalid_handle(format!(
+                "{f:#x} belongs to a module that was unloaded"
+            )));
+        }
+        Ok((handle, r))
+    }
+
+    fn function_handle(&mut self, module: u64, kernel: usize) -> u64 {
+        if let Some(Some(h)) = self.modules.get(&module).map(|m| m.functions[kernel]) {
+            return h;
+        }
+        let h = self.fresh(FUNCTION_TAG);
+        self.functions.insert(
+            h,
+            FunctionRef {
+                module,
+                kernel,
+                max_dynamic_shared: None,
+            },
+        );
+        if let Some(m) = self.modules.get_mut(&module) {
+            m.functions[kernel] = Some(h);
+        }
+        h
+    }
+}
+
+/// What an image turned out to be, before it is decoded.
+pub enum Image {
+    Ptx(String),
+    Fatbin(Vec<u8>),
+    Elf,
+    Garbage,
+}
+
+impl Image {
+    /// Classifies an image's bytes (`bytes` ends where the image's own header says, or at
+    /// the NUL of a text image).
+    pub fn classify(bytes: &[u8]) -> Image {
+        if ptx::fatbin::is_fatbin(bytes) {
+            Image::Fatbin(bytes.to_vec())
+        } else if ptx::fatbin::is_elf(bytes) {
+            Image::Elf
+        } else {
+            match std::str::from_utf8(bytes) {
+                // Text is taken as PTX when it has PTX's header directives; anything else is
+                // no image at all (the H200 answers CUDA_ERROR_INVALID_IMAGE for "hello").
+                Ok(t) if t.contains(".version") || t.contains(".target") => {
+                    Image::Ptx(t.to_owned())
+                }
+                _ => Image::Garbage,
+            }
+        }
+    }
+}
+
+/// The launch as the program asked for it.
+pub struct LaunchRequest {
+    pub function: u64,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+    pub stream: u64,
+    pub params: Vec<u8>,
+}
+
+/// The device's memory as a kernel sees it: every access translated through the
+/// mappings, with the launching device's rights; the spans it handed out are recorded so
+/// that the launch counts as work in flight on them.
+struct KernelMemory<'a> {
+    driver: &'a Driver,
+    device: usize,
+    touched: parking_lot::Mutex<Vec<Segment>>,
+}
+
+// Safety: every span comes from `Vmm::segments` for a whole mapping, and the launch holds a
+// `BytesInUse` (taken before the kernel runs, dropped after) so that no arena range or
+// file view is given back or moved while the kernel runs: the pointers stay valid for the
+// whole launch. Concurrent blocks access them only through the executor's atomics.
+unsafe impl ptx::Memory for KernelMemory<'_> {
+    fn translate(
+        &self,
+        addr: u64,
+        _len: u64,
+        access: ptx::Access,
+    ) -> Result<ptx::HostSpan, ptx::Fault> {
+        let st = self.driver.state.lock();
+        let need = match access {
+            ptx::Access::Read => Need::Read,
+            ptx::Access::Write | ptx::Access::Atomic => Need::Write,
+        };
+        let Some(m) = st.vmm.mapping_at(addr) else {
+            return Err(ptx::Fault {
+                message: describe_unmapped(&st, addr),
+            });
+        };
+        let (start, size) = (m.start, m.size);
+        let writable = m.access.allows(self.device, Need::Write);
+        let segs = st
+            .vmm
+            .segments(start, size, self.device, need)
+            .map_err(|e| ptx::Fault {
+                message: format!(
+                    "{} (the mapping {start:#x}+{size:#x} of reservation {:#x})",
+                    e.message, m.reservation
+                ),
+            })?;
+        let seg = segs[0];
+        debug_assert_eq!(
+            segs.len(),
+            1,
+            "a mapping is one allocation, contiguous on the host"
+        );
+        self.touched.lock().push(seg);
+        Ok(ptx::HostSpan {
+            base: start,
+            len: size,
+            host: seg.ptr.as_ptr(),
+            writable,
+        })
+    }
+}
+
+/// What lies at an address no mapping covers: a reservation's hole, or nothing at all
+/// (then the nearest mapping below, which is what an off-by-N bug usually ran past).
+fn describe_unmapped(st: &State, addr: u64) -> String {
+    if let Some((base, r)) = st.vmm.reservation_at(addr) {
+        return format!(
+            "{addr:#x} is reserved (reservation {base:#x}+{:#x}) but nothing is mapped there",
+            r.size
+        );
+    }
+    match st.vmm.mappings.range(..=addr).next_back() {
+        Some((_, m)) => format!(
+            "{addr:#x} is not device memory: nothing is mapped or reserved there; the nearest \
+             mapping below ends at {:#x} ({} bytes before it)",
+            m.start + m.size,
+            addr - (m.start + m.size)
+        ),
+        None => format!("{addr:#x} is not device memory: nothing is mapped or reserved there"),
+    }
+}
+
+fn fault_code(kind: ptx::FaultKind) -> cumock_abi::CUresult {
+    match kind {
+        ptx::FaultKind::IllegalAddress => CUDA_ERROR_ILLEGAL_ADDRESS,
+        ptx::FaultKind::MisalignedAddress => CUDA_ERROR_MISALIGNED_ADDRESS,
+        ptx::FaultKind::IllegalInstruction => CUDA_ERROR_ILLEGAL_INSTRUCTION,
+        ptx::FaultKind::Trap => CUDA_ERROR_LAUNCH_FAILED,
+        ptx::FaultKind::Assert => CUDA_ERROR_ASSERT,
+        ptx::FaultKind::StepLimit => CUDA_ERROR_LAUNCH_TIMEOUT,
+        // A GPU hangs on a barrier nobody completes; the mock ends the launch instead.
+        ptx::FaultKind::Deadlock => CUDA_ERROR_LAUNCH_FAILED,
+    }
+}
+
+fn load_error(e: &ptx::LoadError) -> CuError {
+    match e.kind {
+        ptx::LoadErrorKind::UnsupportedVersion => CuError::new(
+            CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
+            format!("PTX {e} (build with the toolkit of this driver's CUDA version or older)"),
+        ),
+        // A PTX instruction the executor lacks would load on a GPU: not supported here. A
+        // name PTX does not have (a typo, a truncated image) is invalid PTX, as the H200
+        // says (probe module-loading).
+        ptx::LoadErrorKind::Unsupported if names_a_ptx_instruction(&e.message) => not_supported(
+            format!("cumock's PTX executor does not implement this: PTX {e}"),
+        ),
+        ptx::LoadErrorKind::Unsupported => CuError::new(
+            CUDA_ERROR_INVALID_PTX,
+            format!("invalid PTX (or PTX cumock does not know): {e}"),
+        ),
+        ptx::LoadErrorKind::Syntax | ptx::LoadErrorKind::Semantic => {
+            CuError::new(CUDA_ERROR_INVALID_PTX, format!("invalid PTX: {e}"))
+        }
+    }
+}
+
+/// The opcodes of the PTX ISA (9.0), to tell an instruction the executor lacks from a
+/// word that is no PTX at all.
+const PTX_OPCODES: &[&str] = &[
+    "abs",
+    "activemask",
+    "add",
+    "addc",
+    "alloca",
+    "and",
+    "applypriority",
+    "atom",
+    "bar",
+    "barrier",
+    "bfe",
+    "bfi",
+    "bfind",
+    "bmsk",
+    "bra",
+    "brev",
+    "brkpt",
+    "brx",
+    "call",
+    "clz",
+    "clusterlaunchcontrol",
+    "cnot",
+    "copysign",
+    "cos",
+    "cp",
+    "createpolicy",
+    "cvt",
+    "cvta",
+    "discard",
+    "div",
+    "dp2a",
+    "dp4a",
+    "elect",
+    "ex2",
+    "exit",
+    "fence",
+    "fma",
+    "fns",
+    "getctarank",
+    "griddepcontrol",
+    "isspacep",
+    "istypep",
+    "ld",
+    "ldmatrix",
+    "ldu",
+    "lg2",
+    "lop3",
+    "mad",
+    "mad24",
+    "madc",
+    "mapa",
+    "match",
+    "max",
+    "mbarrier",
+    "membar",
+    "min",
+    "mma",
+    "mov",
+    "movmatrix",
+    "mul",
+    "mul24",
+    "multimem",
+    "nanosleep",
+    "neg",
+    "not",
+    "or",
+    "pmevent",
+    "popc",
+    "prefetch",
+    "prefetchu",
+    "prmt",
+    "rcp",
+    "red",
+    "redux",
+    "rem",
+    "ret",
+    "rsqrt",
+    "sad",
+    "selp",
+    "set",
+    "setmaxnreg",
+    "setp",
+    "shf",
+    "shfl",
+    "shl",
+    "shr",
+    "sin",
+    "slct",
+    "sqrt",
+    "st",
+    "stackrestore",
+    "stacksave",
+    "stmatrix",
+    "sub",
+    "subc",
+    "suld",
+    "suq",
+    "sured",
+    "sust",
+    "szext",
+    "tanh",
+    "tcgen05",
+    "tensormap",
+    "testp",
+    "tex",
+    "tld4",
+    "trap",
+    "txq",
+    "vabsdiff",
+    "vabsdiff2",
+    "vabsdiff4",
+    "vadd",
+    "vadd2",
+    "vadd4",
+    "vavrg2",
+    "vavrg4",
+    "vmad",
+    "vmax",
+    "vmax2",
+    "vmax4",
+    "vmin",
+    "vmin2",
+    "vmin4",
+    "vote",
+    "vset",
+    "vset2",
+    "vset4",
+    "vshl",
+    "vshr",
+    "vsub",
+    "vsub2",
+    "vsub4",
+    "wgmma",
+    "wmma",
+    "xor",
+];
+
+/// Whether a load error names an instruction of the PTX ISA (`unsupported instruction
+/// `tex.2d...``), as opposed to a modifier or state space that PTX does not have.
+fn names_a_ptx_instruction(message: &str) -> bool {
+    let Some(rest) = message.split("unsupported instruction `").nth(1) else {
+        return false;
+    };
+    if message.contains("(modifier") {
+        return false;
+    }
+    let opcode = rest.split(['.', '`', ' ']).next().unwrap_or("");
+    PTX_OPCODES.contains(&opcode)
+}
+
+impl Driver {
+    /// The compute capability of a device as one number (9.0 is 90).
+    fn compute_capability(&self, device: usize) -> u32 {
+        let d = &self.profile.devices[device];
+        let major = d.attribute(attr::DEV_COMPUTE_CAPABILITY_MAJOR).unwrap_or(9);
+        let minor = d.attribute(attr::DEV_COMPUTE_CAPABILITY_MINOR).unwrap_or(0);
+        (major * 10 + minor) as u32
+    }
+
+    fn device_attribute(&self, device: usize, attr: i32, default: i32) -> i32 {
+        self.profile.devices[device]
+            .attribute(attr)
+            .unwrap_or(default)
+    }
+
+    /// Fails with the device's sticky error, if a kernel faulted on it.
+    pub fn check_sticky(&self, st: &State, device: usize) -> CuResult<()> {
+        match &st.sticky[device] {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// The current context and its device, checked for a sticky error.
+    fn current_device(&self, st: &State) -> CuResult<(u64, usize)> {
+        let (ctx, c) = st.contexts.require_current()?;
+        let device = c.device;
+        self.check_sticky(st, device)?;
+        Ok((ctx, device))
+    }
+
+    /// cuModuleLoadData and friends: decodes the image and loads it into the current
+    /// context.
+    pub fn module_load(&self, image: Image) -> CuResult<u64> {
+        let device = {
+            let st = self.state.lock();
+            self.current_device(&st)?.1
+        };
+        let cc = self.compute_capability(device);
+        let text = match image {
+            Image::Ptx(t) => t,
+            Image::Fatbin(bytes) => ptx::fatbin::select_ptx(&bytes, cc).map_err(|e| match e {
+                ptx::fatbin::FatbinError::SassOnly { .. } => CuError::new(
+                    CUDA_ERROR_NO_BINARY_FOR_GPU,
+                    format!("{e} (cumock runs PTX only: SASS cannot run on the host)"),
+                ),
+                other => CuError::new(CUDA_ERROR_INVALID_IMAGE, format!("fatbin: {other}")),
+            })?,
+            Image::Elf => {
+                return Err(CuError::new(
+                    CUDA_ERROR_NO_BINARY_FOR_GPU,
+                    "the image is an ELF cubin (SASS): cumock executes PTX on the host and \
+                     cannot run SASS; build the kernel with PTX, e.g. nvcc -fatbin \
+                     -gencode arch=compute_90,code=compute_90 (or -ptx)",
+                ))
+            }
+            Image::Garbage => {
+                return Err(CuError::new(
+                    CUDA_ERROR_INVALID_IMAGE,
+                    "the image is neither PTX text, a fatbin nor an ELF cubin",
+                ))
+            }
+        };
+        let program = ptx::Module::parse(&text).map_err(|e| load_error(&e))?;
+        if let Some(sm) = program.target.strip_prefix("sm_") {
+            let n: u32 = sm
+                .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+                .parse()
+                .unwrap_or(0);
+            if n > cc {
+                return Err(CuError::new(
+                    CUDA_ERROR_INVALID_PTX,
+                    format!(
+                        "PTX for .target {} cannot be compiled for this device (compute capability {}.{})",
+                        program.target,
+                        cc / 10,
+                        cc % 10
+                    ),
+                ));
+            }
+        }
+        self.place_module(Arc::new(program))
+    }
+
+    /// Puts a decoded module's variables in device memory and registers it.
+    fn place_module(&self, program: Arc<ptx::Module>) -> CuResult<u64> {
+        // One block for all variables, each at its alignment.
+        let mut offsets = Vec::with_capacity(program.globals.len());
+        let mut total = 0u64;
+        for g in &program.globals {
+            let at = total.next_multiple_of(u64::from(g.align.max(1)));
+            offsets.push(at);
+            total = at + g.size;
+        }
+        let storage = if total > 0 { self.mem_alloc(total)? } else { 0 };
+        let globals: Vec<u64> = offsets.iter().map(|o| storage + o).collect();
+        for (g, &at) in program.globals.iter().zip(&globals) {
+            if g.init.iter().any(|b| *b != 0) {
+                // Safety: `init` is a live host buffer of `size` bytes.
+                unsafe {
+                    self.copy(
+                        super::HostOrDevice::Device(at),
+                        super::HostOrDevice::Host(g.init.as_ptr() as *mut u8),
+                        g.size,
+                    )?
+                };
+            }
+        }
+        let const_bytes = program
+            .globals
+            .iter()
+            .filter(|g| g.space == ptx::StateSpace::Const)
+            .map(|g| g.size)
+            .sum::<u64>() as u32;
+        let mut st = self.state.lock();
+        let (ctx, device) = self.current_device(&st)?;
+        let id = st.modules.fresh(MODULE_TAG);
+        let kernels = program.kernels.len();
+        st.modules.modules.insert(
+            id,
+            LoadedModule {
+                context: ctx,
+                device,
+                program,
+                globals,
+                storage,
+                const_bytes,
+                functions: vec![None; kernels],
+            },
+        );
+        Ok(id)
+    }
+
+    pub fn module_unload(&self, module: u64) -> CuResult<()> {
+        let m = {
+            let mut st = self.state.lock();
+            st.modules.module(module)?;
+            let m = st.modules.modules.remove(&module).expect("checked");
+            st.modules.functions.retain(|_, f| f.module != module);
+            m
+        };
+        if m.storage != 0 {
+            self.mem_free(m.storage)?;
+        }
+        Ok(())
+    }
+
+    pub fn module_get_function(&self, module: u64, name: &str) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        self.current_device(&st)?;
+        let m = st.modules.module(module)?;
+        let k = m.program.kernel(name).ok_or_else(|| {
+            CuError::new(
+                CUDA_ERROR_NOT_FOUND,
+                format!("the module has no kernel named `{name}`"),
+            )
+        })?;
+        Ok(st.modules.function_handle(module, k))
+    }
+
+    /// cuModuleGetGlobal: the address and size of a `.global` or `.const` variable.
+    pub fn module_get_global(&self, module: u64, name: &str) -> CuResult<(u64, u64)> {
+        let st = self.state.lock();
+        let m = st.modules.module(module)?;
+        let i = m
+            .program
+            .globals
+            .iter()
+            .position(|g| g.name == name)
+            .ok_or_else(|| {
+                CuError::new(
+                    CUDA_ERROR_NOT_FOUND,
+                    format!("the module has no variable named `{name}`"),
+                )
+            })?;
+        Ok((m.globals[i], m.program.globals[i].size))
+    }
+
+    pub fn function_name(&self, f: u64) -> CuResult<String> {
+        let st = self.state.lock();
+        let (_, r) = st.modules.function(f)?;
+        let m = st.modules.module(r.module)?;
+        Ok(m.program.kernels[r.kernel].name.clone())
+    }
+
+    /// The most dynamic shared memory a launch of `f` may ask for.
+    fn dynamic_shared_limit(&self, m: &LoadedModule, r: &FunctionRef) -> u32 {
+        let k = &m.program.kernels[r.kernel];
+        r.max_dynamic_shared
+            .unwrap_or(DEFAULT_SHARED_LIMIT.saturating_sub(k.static_shared_bytes))
+    }
+
+    pub fn function_attribute(&self, f: u64, attr: i32) -> CuResult<i32> {
+        use attr::*;
+        let st = self.state.lock();
+        let (_, r) = st.modules.function(f)?;
+        let m = st.modules.module(r.module)?;
+        let k = &m.program.kernels[r.kernel];
+        let max_threads = self.device_attribute(m.device, DEV_MAX_THREADS_PER_BLOCK, 1024) as u32;
+        Ok(match attr {
+            MAX_THREADS_PER_BLOCK => k
+                .max_threads_per_block
+                .unwrap_or(max_threads)
+                .min(max_threads) as i32,
+            SHARED_SIZE_BYTES => k.static_shared_bytes as i32,
+            CONST_SIZE_BYTES => m.const_bytes as i32,
+            LOCAL_SIZE_BYTES => k.local_bytes_per_thread as i32,
+            // The registers ptxas would allocate are unknown without ptxas: the PTX's own
+            // declarations stand in (an upper bound of what a kernel uses).
+            NUM_REGS => k.registers.min(255) as i32,
+            PTX_VERSION => (m.program.version.0 * 10 + m.program.version.1) as i32,
+            BINARY_VERSION => self.compute_capability(m.device) as i32,
+            CACHE_MODE_CA => 0,
+            MAX_DYNAMIC_SHARED_SIZE_BYTES => self.dynamic_shared_limit(m, &r) as i32,
+            PREFERRED_SHARED_MEMORY_CARVEOUT => -1,
+            CLUSTER_SIZE_MUST_BE_SET => 0,
+            REQUIRED_CLUSTER_WIDTH | REQUIRED_CLUSTER_HEIGHT | REQUIRED_CLUSTER_DEPTH => 0,
+            NON_PORTABLE_CLUSTER_SIZE_ALLOWED => 0,
+            CLUSTER_SCHEDULING_POLICY_PREFERENCE => 0,
+            _ => return Err(invalid(format!("{attr} is not a CUfunction_attribute"))),
+        })
+    }
+
+    pub fn function_set_attribute(&self, f: u64, attr: i32, value: i32) -> CuResult<()> {
+        use attr::*;
+        let mut st = self.state.lock();
+        let (handle, r) = st.modules.function(f)?;
+        let m = st.modules.module(r.module)?;
+        let k = &m.program.kernels[r.kernel];
+        match attr {
+            MAX_DYNAMIC_SHARED_SIZE_BYTES => {
+                let optin = self.device_attribute(
+                    m.device,
+                    DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                    227 << 10,
+                ) as i64;
+                if value < 0 || i64::from(value) + i64::from(k.static_shared_bytes) > optin {
+                    return Err(invalid(format!(
+                        "{value} bytes of dynamic shared memory and {} static exceed the device's {optin}",
+                        k.static_shared_bytes
+                    )));
+                }
+                st.modules
+                    .functions
+                    .get_mut(&handle)
+                    .expect("found")
+                    .max_dynamic_shared = Some(value as u32);
+                Ok(())
+            }
+            PREFERRED_SHARED_MEMORY_CARVEOUT
+            | REQUIRED_CLUSTER_WIDTH
+            | REQUIRED_CLUSTER_HEIGHT
+            | REQUIRED_CLUSTER_DEPTH
+            | NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+            | CLUSTER_SCHEDULING_POLICY_PREFERENCE => Ok(()),
+            _ => Err(invalid(format!(
+                "attribute {attr} cannot be set (or is not a CUfunction_attribute)"
+            ))),
+        }
+    }
+
+    /// Blocks of `block_size` threads (and `dynamic_shared` bytes) resident on one SM at
+    /// once, from the profile's per-SM limits.
+    pub fn occupancy_blocks_per_sm(
+        &self,
+        f: u64,
+        block_size: i32,
+        dynamic_shared: usize,
+    ) -> CuResult<i32> {
+        use attr::*;
+        let st = self.state.lock();
+        let (_, r) = st.modules.function(f)?;
+        let m = st.modules.module(r.module)?;
+        let k = &m.program.kernels[r.kernel];
+        if block_size <= 0 {
+            return Ok(0);
+        }
+        let dev = m.device;
+        let threads_per_sm = self.device_attribute(dev, DEV_MAX_THREADS_PER_MULTIPROCESSOR, 2048);
+        let blocks_per_sm = self.device_attribute(dev, DEV_MAX_BLOCKS_PER_MULTIPROCESSOR, 32);
+        let shared_per_sm =
+            self.device_attribute(dev, DEV_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 228 << 10) as i64;
+        let warp = self.device_attribute(dev, DEV_WARP_SIZE, 32);
+        let warps = (block_size + warp - 1) / warp;
+        let by_threads = threads_per_sm / (warps * warp);
+        // Each resident block also reserves 1 KiB of shared memory for the system.
+        let shared = i64::from(k.static_shared_bytes) + dynamic_shared as i64 + 1024;
+        let by_shared = (shared_per_sm / shared) as i32;
+        Ok(by_threads.min(blocks_per_sm).min(by_shared).max(0))
+    }
+
+    /// cuOccupancyMaxPotentialBlockSize: the block size with the most resident threads
+    /// per SM (the largest such), and the grid that fills every SM with it.
+    pub fn occupancy_potential_block_size(
+        &self,
+        f: u64,
+        dynamic_shared: usize,
+        limit: i32,
+    ) -> CuResult<(i32, i32)> {
+        use attr::*;
+        let (dev, max_threads) = {
+            let st = self.state.lock();
+            let (_, r) = st.modules.function(f)?;
+            let m = st.modules.module(r.module)?;
+            let k = &m.program.kernels[r.kernel];
+            let dev_max = self.device_attribute(m.device, DEV_MAX_THREADS_PER_BLOCK, 1024);
+            (
+                m.device,
+                k.max_threads_per_block
+                    .map_or(dev_max, |n| (n as i32).min(dev_max)),
+            )
+        };
+        let sms = self.device_attribute(dev, DEV_MULTIPROCESSOR_COUNT, 132);
+        let warp = self.device_attribute(dev, DEV_WARP_SIZE, 32);
+        let top = if limit > 0 {
+            limit.min(max_threads)
+        } else {
+            max_threads
+        };
+        let mut best = (0, 0);
+        let mut size = top - top % warp;
+        while size > 0 {
+            let blocks = self.occupancy_blocks_per_sm(f, size, dynamic_shared)?;
+            if blocks * size > best.0 * best.1 {
+                best = (blocks, size);
+            }
+            size -= warp;
+        }
+        Ok((best.0 * sms, best.1))
+    }
+
+    /// The parameter layout of a function, for the boundary to build the buffer.
+    pub fn function_params(&self, f: u64) -> CuResult<Vec<ptx::Param>> {
+        let st = self.state.lock();
+        let (_, r) = st.modules.function(f)?;
+        let m = st.modules.module(r.module)?;
+        Ok(m.program.kernels[r.kernel].params.clone())
+    }
+
+    /// The size of a function's parameter buffer.
+    pub fn params_size(params: &[ptx::Param]) -> usize {
+        params
+            .iter()
+            .map(|p| (p.offset + p.size) as usize)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// cuLaunchKernel: checks the launch as the H200 does, then runs the kernel at once.
+    /// A fault does not fail the launch: it becomes the device's sticky error, reported by
+    /// the calls that follow, as on a GPU.
+    pub fn launch(&self, req: LaunchRequest) -> CuResult<()> {
+        use attr::*;
+        let (program, kernel, globals, device, _bytes) = {
+            let st = self.state.lock();
+            let (ctx, device) = self.current_device(&st)?;
+            let (_, r) = st.modules.function(req.function)?;
+            let m = st.modules.module(r.module)?;
+            if m.context != ctx {
+                return Err(invalid_handle(format!(
+                    "the function belongs to a module of context {:#x}, not the current {ctx:#x}",
+                    m.context
+                )));
+            }
+            let dim_limit = |a: i32, d: u32| self.device_attribute(device, a, d as i32) as u32;
+            let max_block = [
+                dim_limit(DEV_MAX_BLOCK_DIM[0], 1024),
+                dim_limit(DEV_MAX_BLOCK_DIM[1], 1024),
+                dim_limit(DEV_MAX_BLOCK_DIM[2], 64),
+            ];
+            let max_grid = [
+                dim_limit(DEV_MAX_GRID_DIM[0], 0x7fff_ffff),
+                dim_limit(DEV_MAX_GRID_DIM[1], 65535),
+                dim_limit(DEV_MAX_GRID_DIM[2], 65535),
+            ];
+            for i in 0..3 {
+                if req.grid[i] == 0 || req.block[i] == 0 {
+                    return Err(invalid(format!(
+                        "grid {:?} and block {:?}: no dimension may be 0",
+                        req.grid, req.block
+                    )));
+                }
+                if req.block[i] > max_block[i] || req.grid[i] > max_grid[i] {
+                    return Err(invalid(format!(
+                        "grid {:?} or block {:?} exceeds the device's limits (grid {max_grid:?}, block {max_block:?})",
+                        req.grid, req.block
+                    )));
+                }
+            }
+            let k = &m.program.kernels[r.kernel];
+            let threads =
+                u64::from(req.block[0]) * u64::from(req.block[1]) * u64::from(req.block[2]);
+            let limit = k
+                .max_threads_per_block
+                .unwrap_or(max_block[0])
+                .min(dim_limit(DEV_MAX_THREADS_PER_BLOCK, 1024));
+            if threads > u64::from(limit) {
+                return Err(invalid(format!(
+                    "{threads} threads per block: the kernel takes at most {limit}"
+                )));
+            }
+            if req.shared > self.dynamic_shared_limit(m, &r) {
+                return Err(invalid(format!(
+                    "{} bytes of dynamic shared memory: the kernel may use {} (cuFuncSetAttribute \
+                     MAX_DYNAMIC_SHARED_SIZE_BYTES raises it)",
+                    req.shared,
+                    self.dynamic_shared_limit(m, &r)
+                )));
+            }
+            st.contexts.check_stream(req.stream)?;
+            let (program, kernel, globals) = (m.program.clone(), r.kernel, m.globals.clone());
+            (program, kernel, globals, device, st.vmm.hold_bytes())
+        };
+        let sm_count = self.device_attribute(device, DEV_MULTIPROCESSOR_COUNT, 132) as u32;
+        let launch = ptx::Launch {
+            grid: req.grid,
+            block: req.block,
+            dynamic_shared_bytes: req.shared,
+            params: &req.params,
+            globals: &globals,
+            device_ordinal: device as u32,
+            sm_count,
+            host_threads: host_threads(),
+            step_limit: step_limit(),
+        };
+        let memory = KernelMemory {
+            driver: self,
+            device,
+            touched: parking_lot::Mutex::new(Vec::new()),
+        };
+        let result = ptx::run(&program, kernel, &launch, &memory);
+        let mut st = self.state.lock();
+        // A launch is asynchronous on a GPU: what it touched is work in flight until the
+        // next synchronisation, like a copy's.
+        st.vmm.issued(&memory.touched.lock());
+        if let Err(fault) = result {
+            let code = fault_code(fault.kind);
+            let message = format!("kernel fault: {fault}");
+            crate::diagnostics::kernel_fault(&message);
+            st.sticky[device] = Some(CuError::new(
+                code,
+                format!("{message} (an earlier kernel's fault is sticky: the device stays unusable in this process)"),
+            ));
+        }
+        Ok(())
+    }
+
+    // ---- libraries ----
+
+    pub fn library_load(&self, image: Image) -> CuResult<u64> {
+        let module = self.module_load(image)?;
+        let mut st = self.state.lock();
+        let id = st.modules.fresh(LIBRARY_TAG);
+        st.modules.libraries.insert(id, Library { module });
+        Ok(id)
+    }
+
+    fn library(&self, st: &State, lib: u64) -> CuResult<u64> {
+        st.modules
+            .libraries
+            .get(&lib)
+            .map(|l| l.module)
+            .ok_or_else(|| invalid_handle(format!("{lib:#x} is not a loaded library")))
+    }
+
+    pub fn library_unload(&self, lib: u64) -> CuResult<()> {
+        let module = {
+            let mut st = self.state.lock();
+            let module = self.library(&st, lib)?;
+            st.modules.libraries.remove(&lib);
+            st.modules.kernels.retain(|_, (l, _)| *l != lib);
+            module
+        };
+        self.module_unload(module)
+    }
+
+    pub fn library_get_module(&self, lib: u64) -> CuResult<u64> {
+        let st = self.state.lock();
+        self.library(&st, lib)
+    }
+
+    pub fn library_get_kernel(&self, lib: u64, name: &str) -> CuResult<u64> {
+        let module = {
+            let st = self.state.lock();
+            self.library(&st, lib)?
+        };
+        let func = self.module_get_function(module, name)?;
+        let mut st = self.state.lock();
+        if let Some((&k, _)) = st.modules.kernels.iter().find(|(_, (_, f))| *f == func) {
+            return Ok(k);
+        }
+        let k = st.modules.fresh(KERNEL_TAG);
+        st.modules.kernels.insert(k, (lib, func));
+        Ok(k)
+    }
+
+    pub fn kernel_get_function(&self, kernel: u64) -> CuResult<u64> {
+        let st = self.state.lock();
+        st.modules
+            .kernels
+            .get(&kernel)
+            .map(|&(_, f)| f)
+            .ok_or_else(|| {
+                invalid_handle(format!("{kernel:#x} is not a kernel of a loaded library"))
+            })
+    }
+}
+
+/// Host threads that run a launch's blocks: all the cores, or `CUMOCK_KERNEL_THREADS`.
+fn host_threads() -> usize {
+    std::env::var("CUMOCK_KERNEL_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n: &usize| *n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// A GPU has no watchdog for compute kernels, so an endless loop hangs it; the mock does
+/// the same unless `CUMOCK_KERNEL_STEP_LIMIT` caps the instructions a warp may issue
+/// (then the launch ends in CUDA_ERROR_LAUNCH_TIMEOUT).
+fn step_limit() -> Option<u64> {
+    std::env::var("CUMOCK_KERNEL_STEP_LIMIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+}

@@ -1,0 +1,159 @@
+//! The probes (clients/probes/*.c) on the mock, compared section by section with their
+//! transcripts recorded on the H200 (ci/gpu-probes.sh). A section that differs fails the
+//! test unless `divergences.txt` beside the goldens declares it, with the reason.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+const GOLDENS: &str = "clients/probes/goldens/NVIDIA_H200-580.159.04";
+
+/// A transcript cut at its `## section` lines; what comes before the first is "".
+fn sections(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut name = String::new();
+    let mut body = String::new();
+    for line in text.lines() {
+        if let Some(n) = line.strip_prefix("## ") {
+            out.insert(std::mem::take(&mut name), std::mem::take(&mut body));
+            name = n.to_owned();
+        } else {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    out.insert(name, body);
+    out
+}
+
+/// `probe section: reason` lines; `probe *: reason` declares the whole probe.
+fn divergences() -> BTreeMap<(String, String), String> {
+    let path = common::workspace().join(GOLDENS).join("divergences.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (key, reason) = l.split_once(": ").unwrap_or_else(|| {
+                panic!("{}: `{l}` is not `probe section: reason`", path.display())
+            });
+            let (probe, section) = key.split_once(' ').unwrap_or((key, "*"));
+            ((probe.to_owned(), section.to_owned()), reason.to_owned())
+        })
+        .collect()
+}
+
+fn run_probe(name: &str, args: &[String]) -> String {
+    let dir = common::scratch(&format!("probes-{}", std::process::id()));
+    let exe = dir.join(name);
+    let src = common::workspace()
+        .join("clients/probes")
+        .join(format!("{name}.c"));
+    let lib = common::mock_dir();
+    common::build_c(&src, &exe, &["-L", lib.to_str().unwrap(), "-lcuda", "-ldl"]);
+    let out = std::process::Command::new(&exe)
+        .args(args)
+        .env("LD_LIBRARY_PATH", &lib)
+        .output()
+        .expect("running the probe");
+    assert!(
+        out.status.success(),
+        "{name} failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("the probe prints text")
+}
+
+fn compare(name: &str, args: &[String]) {
+    let golden_path: PathBuf = common::workspace()
+        .join(GOLDENS)
+        .join(format!("{name}.txt"));
+    let golden = std::fs::read_to_string(&golden_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", golden_path.display()));
+    let mock = run_probe(name, args);
+    let declared = divergences();
+    // The table has one line a name and flag: each is its own section.
+    let split = |text: &str| {
+        if name == "proc_address_table" {
+            text.lines()
+                .map(|l| {
+                    (
+                        l.split(':').next().unwrap_or("").to_owned(),
+                        format!("{l}\n"),
+                    )
+                })
+                .collect()
+        } else {
+            sections(text)
+        }
+    };
+    let (want, got): (BTreeMap<String, String>, BTreeMap<String, String>) =
+        (split(&golden), split(&mock));
+    let mut failures = Vec::new();
+    let mut declared_differences = 0;
+    let mut stale = Vec::new();
+    for (section, expected) in &want {
+        let actual = got
+            .get(section)
+            .map(String::as_str)
+            .unwrap_or("(section missing)\n");
+        let whole = declared.contains_key(&(name.to_owned(), "*".to_owned()));
+        let this = declared.contains_key(&(name.to_owned(), section.clone()));
+        if actual == expected {
+            // A declaration the mock no longer needs must go, so that the list stays true.
+            if this {
+                stale.push(section.clone());
+            }
+            continue;
+        }
+        if whole || this {
+            declared_differences += 1;
+            continue;
+        }
+        let diff: Vec<String> = expected
+            .lines()
+            .zip(actual.lines().chain(std::iter::repeat("(nothing)")))
+            .filter(|(e, a)| e != a)
+            .take(8)
+            .map(|(e, a)| format!("    driver: {e}\n    mock:   {a}"))
+            .collect();
+        failures.push(format!("  ## {section}\n{}", diff.join("\n")));
+    }
+    eprintln!(
+        "{name}: {} sections, {declared_differences} declared differences",
+        want.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{name}: the mock differs from the H200 in undeclared sections:\n{}",
+        failures.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "{name}: these sections are declared divergent but now match the H200; remove them \
+         from divergences.txt: {stale:?}"
+    );
+}
+
+#[test]
+fn vmm_fidelity_matches_the_h200() {
+    compare("vmm_fidelity", &[]);
+}
+
+#[test]
+fn kernels_probe_matches_the_h200() {
+    let dir = common::workspace().join("clients/probes/kernels");
+    compare("kernels", &[dir.display().to_string()]);
+}
+
+#[test]
+fn proc_address_table_matches_the_h200() {
+    let exports = common::workspace().join("abi/gen/exports-580.159.04.txt");
+    compare("proc_address_table", &[exports.display().to_string()]);
+}
+
+#[test]
+fn streams_probe_matches_the_h200() {
+    compare("streams", &[]);
+}

@@ -1,0 +1,1967 @@
+//! The syntax tree checked and lowered into the executor's instruction form: registers
+//! as indices into one module-wide register file (functions never recurse, so each has
+//! its own registers and a call saves nothing), labels as program counters, variables
+//! as addresses, every arithmetic operation as a lane function chosen once here.
+
+use std::collections::HashMap;
+
+use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
+use crate::parse::{Ast, FuncAst, InstAst, Opnd, Stmt, VarDecl, VarSpace};
+use crate::{Global, Kernel, LoadError, LoadErrorKind, Module, Param, StateSpace};
+use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sreg {
+    Tid(u8),
+    Ntid(u8),
+    Ctaid(u8),
+    Nctaid(u8),
+    Laneid,
+    Warpid,
+    Nwarpid,
+    Smid,
+    Nsmid,
+    Clock,
+    Clock64,
+    Globaltimer,
+    LanemaskEq,
+    LanemaskLt,
+    LanemaskLe,
+    LanemaskGt,
+    LanemaskGe,
+    Gridid,
+    DynamicSmemSize,
+    TotalSmemSize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Src {
+    Reg(u32),
+    Imm(u64),
+    Pred(u32),
+    NotPred(u32),
+    Sreg(Sreg),
+    /// Device address of module global `i`, plus an offset.
+    GlobalVar(u32, i64),
+    /// Shared-space address of the dynamic shared memory (`.extern .shared x[]`), plus
+    /// an offset: it follows the launched kernel's static shared memory, so it is only
+    /// known at launch (a function may serve several kernels).
+    DynShared(i64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dst {
+    Reg(u32),
+    Pred(u32),
+    Sink,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    Global,
+    Shared,
+    Local,
+    /// The kernel's parameter buffer.
+    KParam,
+    Const,
+    Generic,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomOp {
+    Add,
+    Min,
+    Max,
+    Inc,
+    Dec,
+    And,
+    Or,
+    Xor,
+    Exch,
+    Cas,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CarryOp {
+    Add,
+    Sub,
+    MadLo,
+    MadHi,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarKind {
+    Sync,
+    Arrive,
+    Red(BoolOp),
+    RedPopc,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Debug, Clone)]
+pub enum Op {
+    Alu {
+        f: WarpFn,
+        d: Dst,
+        s: [Src; 4],
+        n: u8,
+    },
+    Cvt {
+        spec: CvtSpec,
+        d: Dst,
+        a: Src,
+    },
+    Setp {
+        f: WarpFn,
+        p: Dst,
+        q: Dst,
+        a: Src,
+        b: Src,
+        comb: Option<(BoolOp, Src)>,
+    },
+    /// `set.cmp.dtype.stype`: 0xffffffff / 1.0f for true.
+    Set {
+        f: WarpFn,
+        d: Dst,
+        a: Src,
+        b: Src,
+        comb: Option<(BoolOp, Src)>,
+        float_result: bool,
+    },
+    /// `mov.b64 d, {a, b}` and friends: pack `n` parts of `bits` each.
+    Pack {
+        d: Dst,
+        parts: [Src; 4],
+        n: u8,
+        bits: u8,
+    },
+    Unpack {
+        d: [Dst; 4],
+        a: Src,
+        n: u8,
+        bits: u8,
+    },
+    Ld {
+        space: Space,
+        ty: Ty,
+        n: u8,
+        d: [Dst; 4],
+        addr: Src,
+        off: i64,
+    },
+    St {
+        space: Space,
+        ty: Ty,
+        n: u8,
+        v: [Src; 4],
+        addr: Src,
+        off: i64,
+    },
+    Atom {
+        space: Space,
+        op: AtomOp,
+        ty: Ty,
+        d: Dst,
+        addr: Src,
+        off: i64,
+        b: Src,
+        c: Src,
+    },
+    Bra {
+        target: u32,
+    },
+    Call {
+        entry: u32,
+        /// (from, to, bytes) in local memory.
+        args_in: Vec<(u32, u32, u32)>,
+        rets_out: Vec<(u32, u32, u32)>,
+    },
+    Ret,
+    Exit,
+    Trap,
+    AssertFail,
+    /// `add.cc`, `addc`, `sub.cc`, `subc`, `mad.cc`, `madc`: the carry flag per lane.
+    Carry {
+        op: CarryOp,
+        carry_in: bool,
+        carry_out: bool,
+        wide: bool,
+        d: Dst,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    /// `elect.sync d|p, membermask`.
+    Elect {
+        d: Dst,
+        p: Dst,
+        mask: Src,
+    },
+    Nop,
+    Bar {
+        kind: BarKind,
+        id: Src,
+        count: Option<Src>,
+        pred: Option<Src>,
+        d: Dst,
+    },
+    Shfl {
+        mode: ShflMode,
+        d: Dst,
+        p: Dst,
+        a: Src,
+        b: Src,
+        c: Src,
+        /// The member mask: lanes at one pc already run together here.
+        _mask: Src,
+    },
+    Vote {
+        mode: VoteMode,
+        d: Dst,
+        a: Src,
+        mask: Src,
+    },
+    Activemask {
+        d: Dst,
+    },
+    Match {
+        all: bool,
+        wide: bool,
+        d: Dst,
+        p: Dst,
+        a: Src,
+        mask: Src,
+    },
+    Redux {
+        op: ReduxOp,
+        signed: bool,
+        d: Dst,
+        a: Src,
+        mask: Src,
+    },
+    WarpSync {
+        _mask: Src,
+    },
+}
+
+impl Op {
+    /// Instructions after which the warp's lanes may no longer share one program counter.
+    pub fn is_control(&self) -> bool {
+        matches!(
+            self,
+            Op::Bra { .. }
+                | Op::Call { .. }
+                | Op::Ret
+                | Op::Exit
+                | Op::Trap
+                | Op::AssertFail
+                | Op::Bar { .. }
+        )
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Inst {
+    pub guard: Option<(u32, bool)>,
+    pub op: Op,
+}
+
+#[derive(Debug, Clone)]
+pub struct InstInfo {
+    pub line: u32,
+    pub text: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Program {
+    pub insts: Vec<Inst>,
+    pub info: Vec<InstInfo>,
+    pub nregs: u32,
+    pub npreds: u32,
+    /// Per-thread local memory: every function's frame (no recursion, so static).
+    pub local_bytes: u32,
+    /// Module-scope `.shared` variables, at the start of every block's shared memory.
+    pub module_shared: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Sym {
+    Reg(u32),
+    Pred(u32),
+    /// Offset in the block's shared memory.
+    Shared(u32),
+    /// Offset in the thread's local memory.
+    Local(u32),
+    /// Offset in the kernel's parameter buffer.
+    KParam(u32),
+    Global(u32),
+}
+
+struct FuncInfo {
+    entry: u32,
+    has_body: bool,
+    /// (local offset, size) of each `.param`, in order.
+    params: Vec<(u32, u32)>,
+    rets: Vec<(u32, u32)>,
+}
+
+struct Layout {
+    next_reg: u32,
+    next_pred: u32,
+    local: u32,
+}
+
+fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a.max(1)) * a.max(1)
+}
+
+fn var_size(v: &VarDecl) -> Result<(u64, u32), LoadError> {
+    let ty = Ty::from_name(&v.ty).ok_or_else(|| {
+        LoadError::at(
+            v.line,
+            v.column,
+            LoadErrorKind::Syntax,
+            format!("bad type `.{}`", v.ty),
+        )
+    })?;
+    let elem = ty.bytes() as u64;
+    let size = elem.saturating_mul(v.count.unwrap_or(0));
+    if size > u32::MAX as u64 {
+        return Err(LoadError::at(
+            v.line,
+            v.column,
+            LoadErrorKind::Semantic,
+            "variable too large",
+        ));
+    }
+    let align = v.align.unwrap_or(elem as u32).max(1);
+    if !align.is_power_of_two() {
+        return Err(LoadError::at(
+            v.line,
+            v.column,
+            LoadErrorKind::Semantic,
+            "alignment not a power of two",
+        ));
+    }
+    Ok((size, align))
+}
+
+fn init_bytes(v: &VarDecl, size: u64) -> Result<Vec<u8>, LoadError> {
+    let ty = Ty::from_name(&v.ty).unwrap_or(Ty::B8);
+    let elem = ty.bytes() as usize;
+    let mut out = vec![0u8; size as usize];
+    if v.init.len() > v.count.unwrap_or(0) as usize {
+        return Err(LoadError::at(
+            v.line,
+            v.column,
+            LoadErrorKind::Semantic,
+            "too many initializers",
+        ));
+    }
+    for (i, x) in v.init.iter().enumerate() {
+        let bits = match (x, ty) {
+            (Opnd::Int(v), Ty::F32) => (*v as i64 as f32).to_bits() as u64,
+            (Opnd::Int(v), Ty::F64) => (*v as i64 as f64).to_bits(),
+            (Opnd::Int(v), _) => *v,
+            (Opnd::F32(b), Ty::F64) => (f32::from_bits(*b) as f64).to_bits(),
+            (Opnd::F32(b), _) => *b as u64,
+            (Opnd::F64(b), Ty::F32) => (f64::from_bits(*b) as f32).to_bits() as u64,
+            (Opnd::F64(b), _) => *b,
+            _ => 0,
+        };
+        out[i * elem..(i + 1) * elem].copy_from_slice(&bits.to_le_bytes()[..elem]);
+    }
+    Ok(out)
+}
+
+/// Registers `lo..hi` (or predicates) of one function.
+type IndexRange = (u32, u32);
+
+pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
+    let lines: Vec<&str> = src.lines().collect();
+    let mut prog = Program::default();
+    let mut globals = Vec::new();
+    let mut module_syms: HashMap<String, Sym> = HashMap::new();
+    let mut module_shared: u64 = 0;
+    for v in &ast.vars {
+        let (size, align) = var_size(v)?;
+        match v.space {
+            VarSpace::Global | VarSpace::Const => {
+                if v.is_extern {
+                    return Err(LoadError::at(
+                        v.line,
+                        v.column,
+                        LoadErrorKind::Unsupported,
+                        format!(
+                            "`.extern` variable `{}` (linking modules) is not supported",
+                            v.name
+                        ),
+                    ));
+                }
+                module_syms.insert(v.name.clone(), Sym::Global(globals.len() as u32));
+                globals.push(Global {
+                    name: v.name.clone(),
+                    space: if v.space == VarSpace::Global {
+                        StateSpace::Global
+                    } else {
+                        StateSpace::Const
+                    },
+                    size,
+                    align,
+                    init: init_bytes(v, size)?,
+                });
+            }
+            VarSpace::Shared if v.count.is_none() => {
+                // `.extern .shared x[]`: the launch's dynamic shared memory.
+                module_syms.insert(v.name.clone(), Sym::Shared(u32::MAX));
+            }
+            VarSpace::Shared => {
+                module_shared = align_up(module_shared, align as u64);
+                module_syms.insert(v.name.clone(), Sym::Shared(module_shared as u32));
+                module_shared += size;
+            }
+            _ => {
+                return Err(LoadError::at(
+                    v.line,
+                    v.column,
+                    LoadErrorKind::Unsupported,
+                    "module-scope `.local`/`.param` variables are not supported",
+                ))
+            }
+        }
+    }
+
+    let mut layout = Layout {
+        next_reg: 0,
+        next_pred: 0,
+        local: 0,
+    };
+    // Pass 1: entry points, parameter frames and instruction counts of every function.
+    let mut funcs: HashMap<String, FuncInfo> = HashMap::new();
+    let mut pc = 0u32;
+    for f in &ast.funcs {
+        let mut info = FuncInfo {
+            entry: pc,
+            has_body: f.body.is_some(),
+            params: Vec::new(),
+            rets: Vec::new(),
+        };
+        if !f.entry {
+            for (list, out) in [(&f.params, &mut info.params), (&f.rets, &mut info.rets)] {
+                for p in list.iter() {
+                    let (size, align) = var_size(p)?;
+                    let off = align_up(layout.local as u64, align as u64);
+                    layout.local = (off + size) as u32;
+                    out.push((off as u32, size as u32));
+                }
+            }
+        }
+        if let Some(body) = &f.body {
+            pc += body.iter().filter(|s| matches!(s, Stmt::Inst(_))).count() as u32;
+            // Every function ends in an implicit `ret`/`exit` for code that falls off.
+            pc += 1;
+        }
+        if let Some(prev) = funcs.get(&f.name) {
+            if prev.has_body && f.body.is_some() {
+                return Err(LoadError::at(
+                    f.line,
+                    f.column,
+                    LoadErrorKind::Semantic,
+                    format!("`{}` defined twice", f.name),
+                ));
+            }
+            if f.body.is_none() {
+                continue;
+            }
+        }
+        funcs.insert(f.name.clone(), info);
+    }
+    check_recursion(&ast)?;
+
+    let mut kernels = Vec::new();
+    let mut ranges: HashMap<&str, (IndexRange, IndexRange)> = HashMap::new();
+    for f in &ast.funcs {
+        let Some(body) = &f.body else { continue };
+        let regs_before = layout.next_reg + layout.next_pred;
+        let (reg_lo, pred_lo) = (layout.next_reg, layout.next_pred);
+        let mut d = FuncDecoder {
+            prog: &mut prog,
+            layout: &mut layout,
+            module_syms: &module_syms,
+            funcs: &funcs,
+            scopes: vec![HashMap::new()],
+            labels: HashMap::new(),
+            lines: &lines,
+            shared: module_shared,
+            own_local: 0,
+            is_kernel: f.entry,
+        };
+        let params = d.declare_params(f)?;
+        d.body(f, body)?;
+        let shared = d.shared;
+        let own_local = d.own_local;
+        ranges.insert(
+            f.name.as_str(),
+            ((reg_lo, layout.next_reg), (pred_lo, layout.next_pred)),
+        );
+        if f.entry {
+            let max_threads_per_block = f
+                .maxntid
+                .map(|[x, y, z]| x.saturating_mul(y).saturating_mul(z));
+            kernels.push(Kernel {
+                name: f.name.clone(),
+                params,
+                static_shared_bytes: shared.min(u32::MAX as u64) as u32,
+                // The kernel's own `.local` variables (its depot, where nvcc puts arrays
+                // and spills), as CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES reports them; the
+                // executor's frame (call parameters, callees) is larger and its own affair.
+                local_bytes_per_thread: align_up(own_local, 16).min(u32::MAX as u64) as u32,
+                max_threads_per_block,
+                reqntid: f.reqntid,
+                registers: layout.next_reg + layout.next_pred - regs_before,
+                entry_pc: funcs[&f.name].entry,
+            });
+        }
+    }
+    let local = align_up(layout.local as u64, 16) as u32;
+    let calls = call_graph(&ast);
+    for k in &mut kernels {
+        // Registers of the kernel and of every function it reaches.
+        let mut callee_regs = 0;
+        let mut todo = vec![k.name.as_str()];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(f) = todo.pop() {
+            if !seen.insert(f) {
+                continue;
+            }
+            if let Some(&(r, p)) = ranges.get(f) {
+                callee_regs += if f == k.name {
+                    0
+                } else {
+                    (r.1 - r.0) + (p.1 - p.0)
+                };
+            }
+            todo.extend(calls.get(f).into_iter().flatten().copied());
+        }
+        k.registers += callee_regs;
+    }
+    prog.nregs = layout.next_reg;
+    prog.npreds = layout.next_pred;
+    prog.local_bytes = local;
+    prog.module_shared = module_shared as u32;
+    Ok(Module {
+        version: ast.version,
+        target: ast.target,
+        kernels,
+        globals,
+        program: prog,
+    })
+}
+
+/// Who calls whom, by name.
+fn call_graph(ast: &Ast) -> HashMap<&str, Vec<&str>> {
+    let mut calls: HashMap<&str, Vec<&str>> = HashMap::new();
+    for f in &ast.funcs {
+        let Some(body) = &f.body else { continue };
+        let callees = calls.entry(f.name.as_str()).or_default();
+        for s in body {
+            if let Stmt::Inst(i) = s {
+                if i.opcode == "call" {
+                    if let Some(Opnd::Name(n)) = i.ops.iter().find(|o| matches!(o, Opnd::Name(_))) {
+                        callees.push(n.as_str());
+                    }
+                }
+            }
+        }
+    }
+    calls
+}
+
+fn check_recursion(ast: &Ast) -> Result<(), LoadError> {
+    let calls = call_graph(ast);
+    // Depth-first search for a cycle.
+    fn visit<'a>(
+        n: &'a str,
+        calls: &HashMap<&'a str, Vec<&'a str>>,
+        state: &mut HashMap<&'a str, u8>,
+    ) -> Option<&'a str> {
+        match state.get(n) {
+            Some(1) => return Some(n),
+            Some(2) => return None,
+            _ => {}
+        }
+        state.insert(n, 1);
+        for c in calls.get(n).into_iter().flatten() {
+            if let Some(r) = visit(c, calls, state) {
+                return Some(r);
+            }
+        }
+        state.insert(n, 2);
+        None
+    }
+    let mut state = HashMap::new();
+    for f in &ast.funcs {
+        if let Some(n) = visit(&f.name, &calls, &mut state) {
+            return Err(LoadError::at(
+                f.line,
+                f.column,
+                LoadErrorKind::Unsupported,
+                format!("recursive calls (through `{n}`) are not supported"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+struct FuncDecoder<'a> {
+    prog: &'a mut Program,
+    layout: &'a mut Layout,
+    module_syms: &'a HashMap<String, Sym>,
+    funcs: &'a HashMap<String, FuncInfo>,
+    scopes: Vec<HashMap<String, Sym>>,
+    labels: HashMap<String, u32>,
+    lines: &'a [&'a str],
+    shared: u64,
+    /// Bytes of `.local` variables this function declares.
+    own_local: u64,
+    is_kernel: bool,
+}
+
+/// The modifiers of one instruction; each decoder takes those it understands and the
+/// rest make the instruction unsupported.
+struct Mods {
+    list: Vec<String>,
+    full: String,
+}
+
+impl Mods {
+    fn take(&mut self, m: &str) -> bool {
+        if let Some(i) = self.list.iter().position(|x| x == m) {
+            self.list.remove(i);
+            true
+        } else {
+            false
+        }
+    }
+    fn take_any(&mut self, ms: &[&str]) -> Option<String> {
+        let i = self.list.iter().position(|x| ms.contains(&x.as_str()))?;
+        Some(self.list.remove(i))
+    }
+    fn types(&mut self) -> Vec<Ty> {
+        let mut v = Vec::new();
+        self.list.retain(|m| match Ty::from_name(m) {
+            Some(t) => {
+                v.push(t);
+                false
+            }
+            None => true,
+        });
+        v
+    }
+    fn rnd(&mut self) -> Option<Rnd> {
+        Some(match self.take_any(&["rn", "rz", "rm", "rp"])?.as_str() {
+            "rn" => Rnd::N,
+            "rz" => Rnd::Z,
+            "rm" => Rnd::M,
+            _ => Rnd::P,
+        })
+    }
+    fn int_rnd(&mut self) -> Option<Rnd> {
+        Some(
+            match self.take_any(&["rni", "rzi", "rmi", "rpi"])?.as_str() {
+                "rni" => Rnd::N,
+                "rzi" => Rnd::Z,
+                "rmi" => Rnd::M,
+                _ => Rnd::P,
+            },
+        )
+    }
+    /// Modifiers that change nothing on the host: cache hints, memory ordering (our
+    /// memory is sequentially consistent per access), scopes, `.uni`, `.aligned`.
+    fn drop_hints(&mut self) {
+        const HINTS: &[&str] = &[
+            "ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc", "volatile", "relaxed", "acquire",
+            "release", "acq_rel", "sc", "weak", "mmio", "cta", "gpu", "sys", "cluster", "uni",
+            "aligned",
+        ];
+        // `.L1::evict_last`, `.L2::256B`...: cache policy, nothing to emulate; but
+        // `.L2::cache_hint` takes an operand, so it stays (unsupported).
+        self.list.retain(|m| {
+            let hint = HINTS.contains(&m.as_str()) || m.contains("::") && m != "L2::cache_hint";
+            !hint
+        });
+    }
+}
+
+fn unsupported(i: &InstAst, what: impl Into<String>) -> LoadError {
+    LoadError::at(i.line, i.column, LoadErrorKind::Unsupported, what)
+}
+
+fn semantic(i: &InstAst, what: impl Into<String>) -> LoadError {
+    LoadError::at(i.line, i.column, LoadErrorKind::Semantic, what)
+}
+
+impl FuncDecoder<'_> {
+    fn lookup(&self, name: &str) -> Option<Sym> {
+        for s in self.scopes.iter().rev() {
+            if let Some(v) = s.get(name) {
+                return Some(*v);
+            }
+        }
+        self.module_syms.get(name).copied()
+    }
+
+    fn declare(&mut self, name: &str, sym: Sym) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name.to_string(), sym);
+        }
+    }
+
+    fn declare_params(&mut self, f: &FuncAst) -> Result<Vec<Param>, LoadError> {
+        let mut params = Vec::new();
+        if f.entry {
+            let mut off = 0u64;
+            for p in &f.params {
+                let (size, align) = var_size(p)?;
+                off = align_up(off, align as u64);
+                self.declare(&p.name, Sym::KParam(off as u32));
+                params.push(Param {
+                    offset: off as u32,
+                    size: size as u32,
+                    align,
+                });
+                off += size;
+            }
+        } else {
+            let info = &self.funcs[&f.name];
+            for (p, &(off, _)) in f.params.iter().zip(&info.params) {
+                self.declare(&p.name, Sym::Local(off));
+            }
+            for (p, &(off, _)) in f.rets.iter().zip(&info.rets) {
+                self.declare(&p.name, Sym::Local(off));
+            }
+        }
+        Ok(params)
+    }
+
+    fn body(&mut self, f: &FuncAst, body: &[Stmt]) -> Result<(), LoadError> {
+        let base = self.funcs[&f.name].entry;
+        let mut n = 0;
+        for s in body {
+            match s {
+                Stmt::Inst(_) => n += 1,
+                Stmt::Label(l, line, col) if self.labels.insert(l.clone(), base + n).is_some() => {
+                    return Err(LoadError::at(
+                        *line,
+                        *col,
+                        LoadErrorKind::Semantic,
+                        format!("label `{l}` defined twice"),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        for s in body {
+            match s {
+                Stmt::Open => self.scopes.push(HashMap::new()),
+                Stmt::Close => {
+                    self.scopes.pop();
+                }
+                Stmt::Label(..) => {}
+                Stmt::Reg {
+                    ty,
+                    names,
+                    line,
+                    column,
+                } => {
+                    let t = Ty::from_name(ty).ok_or_else(|| {
+                        LoadError::at(*line, *column, LoadErrorKind::Syntax, "bad register type")
+                    })?;
+                    for (name, count) in names {
+                        let one = |this: &mut Self, name: &str| {
+                            let sym = if t == Ty::Pred {
+                                this.layout.next_pred += 1;
+                                Sym::Pred(this.layout.next_pred - 1)
+                            } else {
+                                if t == Ty::B128 {
+                                    return Err(LoadError::at(
+                                        *line,
+                                        *column,
+                                        LoadErrorKind::Unsupported,
+                                        "`.b128` registers are not supported",
+                                    ));
+                                }
+                                this.layout.next_reg += 1;
+                                Sym::Reg(this.layout.next_reg - 1)
+                            };
+                            this.declare(name, sym);
+                            Ok(())
+                        };
+                        match count {
+                            Some(c) => {
+                                // Host memory per warp grows with the module's registers.
+                                if *c > 1 << 16
+                                    || self.layout.next_reg + self.layout.next_pred > 1 << 20
+                                {
+                                    return Err(LoadError::at(
+                                        *line,
+                                        *column,
+                                        LoadErrorKind::Semantic,
+                                        "too many registers",
+                                    ));
+                                }
+                                for k in 0..*c {
+                                    one(self, &format!("{name}{k}"))?;
+                                }
+                            }
+                            None => one(self, name)?,
+                        }
+                    }
+                }
+                Stmt::Var(v) => {
+                    let (size, align) = var_size(v)?;
+                    match v.space {
+                        VarSpace::Shared => {
+                            let off = if v.count.is_none() {
+                                // `.extern .shared x[]`: the dynamic shared memory, after
+                                // the static; its offset is fixed at launch by the total
+                                // static size, which is this kernel's final `shared`.
+                                // We place it at a marker resolved below.
+                                u64::MAX
+                            } else {
+                                let o = align_up(self.shared, align as u64);
+                                self.shared = o + size;
+                                o
+                            };
+                            self.declare(
+                                &v.name,
+                                if off == u64::MAX {
+                                    Sym::Shared(u32::MAX)
+                                } else {
+                                    Sym::Shared(off as u32)
+                                },
+                            );
+                        }
+                        VarSpace::Local | VarSpace::Param => {
+                            if v.space == VarSpace::Local {
+                                self.own_local = align_up(self.own_local, align as u64) + size;
+                            }
+                            let off = align_up(self.layout.local as u64, align as u64);
+                            self.layout.local = (off + size).min(u32::MAX as u64) as u32;
+                            self.declare(&v.name, Sym::Local(off as u32));
+                        }
+                        _ => {
+                            return Err(LoadError::at(
+                                v.line,
+                                v.column,
+                                LoadErrorKind::Unsupported,
+                                "`.global`/`.const` variables inside functions are not supported",
+                            ));
+                        }
+                    }
+                }
+                Stmt::Inst(i) => {
+                    let inst = self.inst(i)?;
+                    let text = self
+                        .lines
+                        .get(i.line as usize - 1)
+                        .map(|l| l.trim().trim_end_matches(';').to_string())
+                        .unwrap_or_default();
+                    self.prog.insts.push(inst);
+                    self.prog.info.push(InstInfo { line: i.line, text });
+                }
+            }
+        }
+        // Falling off the end returns (a function) or exits (a kernel).
+        self.prog.insts.push(Inst {
+            guard: None,
+            op: if self.is_kernel { Op::Exit } else { Op::Ret },
+        });
+        self.prog.info.push(InstInfo {
+            line: f.line,
+            text: "(end of function)".into(),
+        });
+        Ok(())
+    }
+
+    fn reg(&self, i: &InstAst, o: &Opnd) -> Result<Dst, LoadError> {
+        match o {
+            Opnd::Sink => Ok(Dst::Sink),
+            Opnd::Name(n) => match self.lookup(n) {
+                Some(Sym::Reg(r)) => Ok(Dst::Reg(r)),
+                Some(Sym::Pred(p)) => Ok(Dst::Pred(p)),
+                Some(_) => Err(semantic(i, format!("`{n}` is not a register"))),
+                None => Err(semantic(i, format!("undeclared register `{n}`"))),
+            },
+            _ => Err(semantic(i, "expected a register as destination")),
+        }
+    }
+
+    fn src(&self, i: &InstAst, o: &Opnd) -> Result<Src, LoadError> {
+        Ok(match o {
+            Opnd::Int(v) => Src::Imm(*v),
+            Opnd::F32(b) => Src::Imm(*b as u64),
+            Opnd::F64(b) => Src::Imm(*b),
+            Opnd::Not(n) => match self.lookup(n) {
+                Some(Sym::Pred(p)) => Src::NotPred(p),
+                _ => return Err(semantic(i, format!("`!{n}`: not a predicate"))),
+            },
+            Opnd::Name(n) => {
+                if let Some(s) = sreg(n) {
+                    return Ok(Src::Sreg(s));
+                }
+                // PTX's one predefined constant.
+                if n == "WARP_SZ" {
+                    return Ok(Src::Imm(32));
+                }
+                match self.lookup(n) {
+                    Some(s) => self.sym_src(s, 0),
+                    None => return Err(semantic(i, format!("undeclared name `{n}`"))),
+                }
+            }
+            Opnd::SymOff(n, off) => match self.lookup(n) {
+                Some(s) if !matches!(s, Sym::Reg(_) | Sym::Pred(_)) => self.sym_src(s, *off),
+                _ => return Err(semantic(i, format!("`{n}+{off}`: not a variable"))),
+            },
+            _ => return Err(semantic(i, "unexpected operand")),
+        })
+    }
+
+    /// The value of a symbol as an operand: a register's content, a variable's address.
+    fn sym_src(&self, s: Sym, off: i64) -> Src {
+        match s {
+            Sym::Reg(r) => Src::Reg(r),
+            Sym::Pred(p) => Src::Pred(p),
+            Sym::Shared(o) if o == u32::MAX => Src::DynShared(off),
+            Sym::Shared(o) => Src::Imm((o as u64).wrapping_add(off as u64)),
+            Sym::Local(o) => Src::Imm((o as u64).wrapping_add(off as u64)),
+            Sym::KParam(o) => Src::Imm(PARAM_WINDOW + (o as u64).wrapping_add(off as u64)),
+            Sym::Global(g) => Src::GlobalVar(g, off),
+        }
+    }
+
+    /// `[base+off]` as (address operand, offset, space when a variable names it).
+    fn addr(&self, i: &InstAst, o: &Opnd) -> Result<(Src, i64, Option<Space>), LoadError> {
+        let Opnd::Addr(base, off) = o else {
+            return Err(semantic(i, "expected an address `[...]`"));
+        };
+        let Some(base) = base else {
+            return Ok((Src::Imm(0), *off, None));
+        };
+        match self.lookup(base) {
+            Some(Sym::Reg(r)) => Ok((Src::Reg(r), *off, None)),
+            Some(Sym::Shared(s)) if s == u32::MAX => {
+                Ok((Src::DynShared(0), *off, Some(Space::Shared)))
+            }
+            Some(Sym::Shared(s)) => Ok((Src::Imm(s as u64), *off, Some(Space::Shared))),
+            Some(Sym::Local(s)) => Ok((Src::Imm(s as u64), *off, Some(Space::Local))),
+            Some(Sym::KParam(s)) => Ok((Src::Imm(s as u64), *off, Some(Space::KParam))),
+            Some(Sym::Global(g)) => Ok((Src::GlobalVar(g, 0), *off, Some(Space::Global))),
+            Some(Sym::Pred(_)) => Err(semantic(
+                i,
+                format!("`{base}` is a predicate, not an address"),
+            )),
+            None => Err(semantic(i, format!("undeclared name `{base}`"))),
+        }
+    }
+
+    fn label(&self, i: &InstAst, o: &Opnd) -> Result<u32, LoadError> {
+        match o {
+            Opnd::Name(n) => self
+                .labels
+                .get(n)
+                .copied()
+                .ok_or_else(|| semantic(i, format!("unknown label `{n}`"))),
+            _ => Err(semantic(i, "expected a label")),
+        }
+    }
+
+    fn inst(&mut self, i: &InstAst) -> Result<Inst, LoadError> {
+        let guard = match &i.guard {
+            None => None,
+            Some((p, neg)) => match self.lookup(p) {
+                Some(Sym::Pred(idx)) => Some((idx, *neg)),
+                _ => {
+                    return Err(semantic(
+                        i,
+                        format!("guard `{p}` is not a predicate register"),
+                    ))
+                }
+            },
+        };
+        let full = std::iter::once(i.opcode.clone())
+            .chain(i.mods.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(".");
+        let mut m = Mods {
+            list: i.mods.clone(),
+            full: full.clone(),
+        };
+        let op = self.op(i, &mut m)?;
+        if let Some(extra) = m.list.first() {
+            return Err(unsupported(
+                i,
+                format!("unsupported instruction `{}` (modifier `.{extra}`)", m.full),
+            ));
+        }
+        Ok(Inst { guard, op })
+    }
+
+    fn nops(&self, i: &InstAst, n: usize) -> Result<(), LoadError> {
+        if i.ops.len() != n {
+            return Err(semantic(
+                i,
+                format!("`{}` takes {n} operands, found {}", i.opcode, i.ops.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn one_type(&self, i: &InstAst, m: &mut Mods) -> Result<Ty, LoadError> {
+        let t = m.types();
+        match t.as_slice() {
+            [t] => Ok(*t),
+            _ => Err(semantic(i, format!("`{}` needs exactly one type", m.full))),
+        }
+    }
+
+    fn alu(&self, i: &InstAst, f: WarpFn, nsrc: usize) -> Result<Op, LoadError> {
+        self.nops(i, nsrc + 1)?;
+        let d = self.reg(i, &i.ops[0])?;
+        let mut s = [Src::Imm(0); 4];
+        for (k, slot) in s.iter_mut().enumerate().take(nsrc) {
+            *slot = self.src(i, &i.ops[k + 1])?;
+        }
+        Ok(Op::Alu {
+            f,
+            d,
+            s,
+            n: nsrc as u8,
+        })
+    }
+
+    fn op(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let opc = i.opcode.as_str();
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        match opc {
+            "mov" => {
+                let ty = self.one_type(i, m)?;
+                self.nops(i, 2)?;
+                if let Opnd::Vector(parts) = &i.ops[1] {
+                    let d = self.reg(i, &i.ops[0])?;
+                    let (n, bits) = (parts.len(), ty.bytes() * 8 / parts.len().max(1) as u32);
+                    if !(n == 2 || n == 4) || bits < 8 {
+                        return Err(semantic(i, "bad vector `mov`"));
+                    }
+                    let mut ps = [Src::Imm(0); 4];
+                    for (k, p) in parts.iter().enumerate() {
+                        ps[k] = self.src(i, p)?;
+                    }
+                    return Ok(Op::Pack {
+                        d,
+                        parts: ps,
+                        n: n as u8,
+                        bits: bits as u8,
+                    });
+                }
+                if let Opnd::Vector(parts) = &i.ops[0] {
+                    let a = self.src(i, &i.ops[1])?;
+                    let (n, bits) = (parts.len(), ty.bytes() * 8 / parts.len().max(1) as u32);
+                    if !(n == 2 || n == 4) || bits < 8 {
+                        return Err(semantic(i, "bad vector `mov`"));
+                    }
+                    let mut d = [Dst::Sink; 4];
+                    for (k, p) in parts.iter().enumerate() {
+                        d[k] = self.reg(i, p)?;
+                    }
+                    return Ok(Op::Unpack {
+                        d,
+                        a,
+                        n: n as u8,
+                        bits: bits as u8,
+                    });
+                }
+                if ty == Ty::Pred {
+                    return self.alu(i, math::pred_op("mov").ok_or_else(|| unsup(m))?, 1);
+                }
+                // A label or function address has no meaning on the host.
+                if let Opnd::Name(n) = &i.ops[1] {
+                    if self.labels.contains_key(n) || self.funcs.contains_key(n) {
+                        return Err(unsupported(
+                            i,
+                            "taking the address of a label or function is not supported",
+                        ));
+                    }
+                }
+                self.alu(i, math::mov(), 1)
+            }
+            "add" | "sub" | "mul" | "mad" | "fma" | "div" | "rem" | "min" | "max" | "abs"
+            | "neg" | "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "popc" | "clz"
+            | "brev" | "bfind" | "bfe" | "bfi" | "rcp" | "sqrt" | "rsqrt" | "ex2" | "lg2"
+            | "sin" | "cos" | "tanh" | "copysign" | "mul24" | "mad24" | "sad" => self.arith(i, m),
+            "prmt" => {
+                let ty = self.one_type(i, m)?;
+                if ty != Ty::B32 {
+                    return Err(unsup(m));
+                }
+                let mode = m.take_any(&["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"]);
+                let f = math::prmt(mode.as_deref()).ok_or_else(|| unsup(m))?;
+                self.alu(i, f, 3)
+            }
+            "lop3" => {
+                let ty = self.one_type(i, m)?;
+                if ty != Ty::B32 {
+                    return Err(unsup(m));
+                }
+                self.alu(i, math::lop3(), 4)
+            }
+            "shf" => {
+                let left = match m.take_any(&["l", "r"]).as_deref() {
+                    Some("l") => true,
+                    Some(_) => false,
+                    None => return Err(unsup(m)),
+                };
+                let clamp = match m.take_any(&["wrap", "clamp"]).as_deref() {
+                    Some("clamp") => true,
+                    Some(_) => false,
+                    None => return Err(unsup(m)),
+                };
+                if self.one_type(i, m)? != Ty::B32 {
+                    return Err(unsup(m));
+                }
+                self.alu(i, math::shf(left, clamp), 3)
+            }
+            "isspacep" => {
+                let space = m
+                    .take_any(&["shared", "global", "local", "param", "const"])
+                    .ok_or_else(|| unsup(m))?;
+                self.alu(i, math::isspacep(&space).ok_or_else(|| unsup(m))?, 1)
+            }
+            "selp" => {
+                self.one_type(i, m)?;
+                self.alu(i, math::selp(), 3)
+            }
+            "setp" | "set" => self.setp(i, m),
+            "testp" => {
+                let what = m
+                    .take_any(&[
+                        "finite",
+                        "infinite",
+                        "number",
+                        "notanumber",
+                        "normal",
+                        "subnormal",
+                    ])
+                    .ok_or_else(|| unsup(m))?;
+                let ty = self.one_type(i, m)?;
+                self.alu(i, math::testp(ty, &what).ok_or_else(|| unsup(m))?, 1)
+            }
+            "cvt" => {
+                let rnd = m.rnd();
+                let int_rnd = m.int_rnd();
+                let ftz = m.take("ftz");
+                let sat = m.take("sat");
+                let t = m.types();
+                let [dst, src] = t.as_slice() else {
+                    return Err(semantic(i, "`cvt` needs two types"));
+                };
+                if matches!(dst, Ty::F16x2 | Ty::BF16x2)
+                    && *src == Ty::F32
+                    && rnd == Some(Rnd::N)
+                    && !sat
+                    && int_rnd.is_none()
+                {
+                    // `cvt.rn.f16x2.f32 d, a, b`: a into the upper half, b the lower.
+                    return self.alu(i, math::cvt_pack_x2(*dst == Ty::BF16x2), 2);
+                }
+                if matches!(dst, Ty::F16x2 | Ty::BF16x2 | Ty::Pred | Ty::B128)
+                    || matches!(src, Ty::F16x2 | Ty::BF16x2 | Ty::Pred | Ty::B128)
+                {
+                    return Err(unsup(m));
+                }
+                let spec = CvtSpec {
+                    dst: *dst,
+                    src: *src,
+                    rnd,
+                    int_rnd,
+                    ftz,
+                    sat,
+                };
+                self.nops(i, 2)?;
+                if let Some(f) = math::cvt_fast(&spec) {
+                    return self.alu(i, f, 1);
+                }
+                let d = self.reg(i, &i.ops[0])?;
+                let a = self.src(i, &i.ops[1])?;
+                Ok(Op::Cvt { spec, d, a })
+            }
+            "cvta" => {
+                let to = m.take("to");
+                let space = m
+                    .take_any(&["global", "shared", "local", "const", "param"])
+                    .ok_or_else(|| unsup(m))?;
+                let ty = self.one_type(i, m)?;
+                if ty.bytes() != 8 && ty.bytes() != 4 {
+                    return Err(unsup(m));
+                }
+                let base = match space.as_str() {
+                    "global" | "const" => 0,
+                    "shared" => SHARED_WINDOW,
+                    "local" => LOCAL_WINDOW,
+                    _ => PARAM_WINDOW,
+                };
+                let f: WarpFn = match (base, to) {
+                    (0, _) => math::mov(),
+                    (SHARED_WINDOW, false) => |o, a, _, _, _| {
+                        o.iter_mut()
+                            .zip(a)
+                            .for_each(|(o, a)| *o = (*a as u32 as u64) + SHARED_WINDOW)
+                    },
+                    (SHARED_WINDOW, true) => |o, a, _, _, _| {
+                        o.iter_mut()
+                            .zip(a)
+                            .for_each(|(o, a)| *o = a.wrapping_sub(SHARED_WINDOW))
+                    },
+                    (LOCAL_WINDOW, false) => |o, a, _, _, _| {
+                        o.iter_mut()
+                            .zip(a)
+                            .for_each(|(o, a)| *o = (*a as u32 as u64) + LOCAL_WINDOW)
+                    },
+                    (LOCAL_WINDOW, true) => |o, a, _, _, _| {
+                        o.iter_mut()
+                            .zip(a)
+                            .for_each(|(o, a)| *o = a.wrapping_sub(LOCAL_WINDOW))
+                    },
+                    // Kernel parameter symbols already carry the window.
+                    _ => math::mov(),
+                };
+                self.alu(i, f, 1)
+            }
+            "ld" | "ldu" | "st" => self.ld_st(i, m),
+            "atom" | "red" => self.atom(i, m),
+            "bra" => {
+                m.take("uni");
+                self.nops(i, 1)?;
+                Ok(Op::Bra {
+                    target: self.label(i, &i.ops[0])?,
+                })
+            }
+            "ret" => {
+                m.take("uni");
+                Ok(if self.is_kernel { Op::Exit } else { Op::Ret })
+            }
+            "exit" => Ok(Op::Exit),
+            "trap" => Ok(Op::Trap),
+            // Hints and ordering with nothing to emulate: launches already run in order.
+            "brkpt" | "nanosleep" | "pmevent" | "griddepcontrol" => {
+                m.list.clear();
+                Ok(Op::Nop)
+            }
+            "addc" | "subc" | "madc" => self.carry(i, m),
+            "elect" => {
+                if !m.take("sync") {
+                    return Err(unsup(m));
+                }
+                self.nops(i, 2)?;
+                let (d, p) = match &i.ops[0] {
+                    Opnd::Pipe(a, b) => (self.reg(i, a)?, self.reg(i, b)?),
+                    o => (self.reg(i, o)?, Dst::Sink),
+                };
+                Ok(Op::Elect {
+                    d,
+                    p,
+                    mask: self.src(i, &i.ops[1])?,
+                })
+            }
+            "dp4a" => {
+                let t = m.types();
+                let (sa, sb) = match t.as_slice() {
+                    [a, b] if a.bytes() == 4 && b.bytes() == 4 => (a.is_signed(), b.is_signed()),
+                    _ => return Err(unsup(m)),
+                };
+                self.alu(i, math::dp4a(sa, sb), 3)
+            }
+            "call" => self.call(i, m),
+            "membar" | "fence" => {
+                m.list.clear();
+                Ok(Op::Nop)
+            }
+            // Cache management: no cache here, and the data stay as they are.
+            "prefetch" | "prefetchu" | "discard" | "applypriority" => {
+                m.list.clear();
+                Ok(Op::Nop)
+            }
+            "createpolicy" => Err(unsup(m)),
+            "bar" | "barrier" => self.bar(i, m),
+            "shfl" => {
+                m.take("sync");
+                let mode = match m.take_any(&["up", "down", "bfly", "idx"]).as_deref() {
+                    Some("up") => ShflMode::Up,
+                    Some("down") => ShflMode::Down,
+                    Some("bfly") => ShflMode::Bfly,
+                    Some("idx") => ShflMode::Idx,
+                    _ => return Err(unsup(m)),
+                };
+                if self.one_type(i, m)? != Ty::B32 {
+                    return Err(unsup(m));
+                }
+                if !m.full.contains(".sync") {
+                    return Err(unsupported(
+                        i,
+                        "`shfl` without `.sync` (pre-Volta) is not supported",
+                    ));
+                }
+                self.nops(i, 5)?;
+                let (d, p) = match &i.ops[0] {
+                    Opnd::Pipe(a, b) => (self.reg(i, a)?, self.reg(i, b)?),
+                    o => (self.reg(i, o)?, Dst::Sink),
+                };
+                Ok(Op::Shfl {
+                    mode,
+                    d,
+                    p,
+                    a: self.src(i, &i.ops[1])?,
+                    b: self.src(i, &i.ops[2])?,
+                    c: self.src(i, &i.ops[3])?,
+                    _mask: self.src(i, &i.ops[4])?,
+                })
+            }
+            "vote" => {
+                if !m.take("sync") {
+                    return Err(unsupported(i, "`vote` without `.sync` is not supported"));
+                }
+                let mode = match m.take_any(&["all", "any", "uni", "ballot"]).as_deref() {
+                    Some("all") => VoteMode::All,
+                    Some("any") => VoteMode::Any,
+                    Some("uni") => VoteMode::Uni,
+                    Some("ballot") => VoteMode::Ballot,
+                    _ => return Err(unsup(m)),
+                };
+                self.one_type(i, m)?;
+                self.nops(i, 3)?;
+                Ok(Op::Vote {
+                    mode,
+                    d: self.reg(i, &i.ops[0])?,
+                    a: self.src(i, &i.ops[1])?,
+                    mask: self.src(i, &i.ops[2])?,
+                })
+            }
+            "activemask" => {
+                self.one_type(i, m)?;
+                self.nops(i, 1)?;
+                Ok(Op::Activemask {
+                    d: self.reg(i, &i.ops[0])?,
+                })
+            }
+            "match" => {
+                m.take("sync");
+                let all = match m.take_any(&["any", "all"]).as_deref() {
+                    Some("all") => true,
+                    Some("any") => false,
+                    _ => return Err(unsup(m)),
+                };
+                let ty = self.one_type(i, m)?;
+                self.nops(i, 3)?;
+                let (d, p) = match &i.ops[0] {
+                    Opnd::Pipe(a, b) => (self.reg(i, a)?, self.reg(i, b)?),
+                    o => (self.reg(i, o)?, Dst::Sink),
+                };
+                Ok(Op::Match {
+                    all,
+                    wide: ty.bytes() == 8,
+                    d,
+                    p,
+                    a: self.src(i, &i.ops[1])?,
+                    mask: self.src(i, &i.ops[2])?,
+                })
+            }
+            "redux" => {
+                m.take("sync");
+                let op = match m
+                    .take_any(&["add", "min", "max", "and", "or", "xor"])
+                    .as_deref()
+                {
+                    Some("add") => ReduxOp::Add,
+                    Some("min") => ReduxOp::Min,
+                    Some("max") => ReduxOp::Max,
+                    Some("and") => ReduxOp::And,
+                    Some("or") => ReduxOp::Or,
+                    Some("xor") => ReduxOp::Xor,
+                    _ => return Err(unsup(m)),
+                };
+                let ty = self.one_type(i, m)?;
+                if ty.bytes() != 4 || ty.is_float() {
+                    return Err(unsup(m));
+                }
+                self.nops(i, 3)?;
+                Ok(Op::Redux {
+                    op,
+                    signed: ty.is_signed(),
+                    d: self.reg(i, &i.ops[0])?,
+                    a: self.src(i, &i.ops[1])?,
+                    mask: self.src(i, &i.ops[2])?,
+                })
+            }
+            _ => Err(unsupported(
+                i,
+                format!("unsupported instruction `{}`", m.full),
+            )),
+        }
+    }
+
+    fn arith(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let opc = i.opcode.as_str();
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        let rnd = m.rnd();
+        let ftz = m.take("ftz");
+        let sat = m.take("sat");
+        let approx = m.take("approx");
+        let full = m.take("full");
+        let nan = m.take("NaN");
+        let width = m.take_any(&["lo", "hi", "wide"]);
+        let shiftamt = m.take("shiftamt");
+        if m.list.iter().any(|x| x == "cc") {
+            m.list.extend(width);
+            return self.carry(i, m);
+        }
+        if m.take("relu") || m.take("xorsign") || m.take("abs") {
+            return Err(unsup(m));
+        }
+        let ty = self.one_type(i, m)?;
+        let nsrc = match opc {
+            "abs" | "neg" | "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" | "rcp" | "sqrt"
+            | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => 1,
+            "mad" | "fma" | "bfe" | "mad24" | "sad" => 3,
+            "bfi" => 4,
+            _ => 2,
+        };
+        let f = if ty == Ty::Pred {
+            math::pred_op(opc)
+        } else if ty.is_float() {
+            if width.is_some() || shiftamt {
+                return Err(unsup(m));
+            }
+            let fm = FMods { rnd, ftz, sat };
+            let name = match opc {
+                "div" if approx => "div.approx".to_string(),
+                "div" if full => "div.full".to_string(),
+                "min" | "max" if nan => format!("{opc}.NaN"),
+                _ if approx => format!("{opc}.approx"),
+                _ => opc.to_string(),
+            };
+            // Ops whose precise form needs a rounding mode in PTX.
+            if matches!(opc, "rcp" | "sqrt") && !approx && rnd.is_none() {
+                return Err(semantic(
+                    i,
+                    format!("`{}` needs `.approx` or a rounding mode", m.full),
+                ));
+            }
+            match ty {
+                Ty::F32 => math::f32_op(&name, fm),
+                Ty::F64 => math::f64_op(&name, fm),
+                Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2 => math::half_op(&name, ty, fm),
+                _ => None,
+            }
+        } else {
+            if rnd.is_some() || ftz || approx || full {
+                return Err(unsup(m));
+            }
+            if opc == "mul24" || opc == "mad24" {
+                let w = width.as_deref().unwrap_or("lo");
+                return self.alu(
+                    i,
+                    math::mul24(&format!("{opc}.{w}"), ty).ok_or_else(|| unsup(m))?,
+                    nsrc,
+                );
+            }
+            let name = match (opc, width.as_deref()) {
+                ("mul" | "mad", Some(w)) => format!("{opc}.{w}"),
+                ("mul" | "mad", None) => {
+                    return Err(semantic(
+                        i,
+                        format!("`{}` needs `.lo`, `.hi` or `.wide`", m.full),
+                    ))
+                }
+                ("bfind", None) if shiftamt => "bfind.shiftamt".to_string(),
+                (_, None) => opc.to_string(),
+                _ => return Err(unsup(m)),
+            };
+            if sat {
+                if ty != Ty::S32 {
+                    return Err(unsup(m));
+                }
+                math::int_sat_op(&name)
+            } else if name.ends_with("wide") && ty.bytes() == 8
+                || (ty.bytes() < 2 && !matches!(opc, "and" | "or" | "xor" | "not" | "cnot"))
+            {
+                None
+            } else {
+                math::int_op(&name, ty)
+            }
+        };
+        let f = f.ok_or_else(|| unsup(m))?;
+        self.alu(i, f, nsrc)
+    }
+
+    fn carry(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        let carry_out = m.take("cc");
+        let (op, carry_in) = match (i.opcode.as_str(), m.take_any(&["lo", "hi"]).as_deref()) {
+            ("add", None) => (CarryOp::Add, false),
+            ("addc", None) => (CarryOp::Add, true),
+            ("sub", None) => (CarryOp::Sub, false),
+            ("subc", None) => (CarryOp::Sub, true),
+            ("mad", Some("lo")) => (CarryOp::MadLo, false),
+            ("mad", Some("hi")) => (CarryOp::MadHi, false),
+            ("madc", Some("lo")) => (CarryOp::MadLo, true),
+            ("madc", Some("hi")) => (CarryOp::MadHi, true),
+            _ => return Err(unsup(m)),
+        };
+        let ty = self.one_type(i, m)?;
+        if !matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64)
+            || matches!(op, CarryOp::MadHi) && ty.is_signed()
+        {
+            return Err(unsup(m));
+        }
+        let is_mad = matches!(op, CarryOp::MadLo | CarryOp::MadHi);
+        self.nops(i, if is_mad { 4 } else { 3 })?;
+        Ok(Op::Carry {
+            op,
+            carry_in,
+            carry_out,
+            wide: ty.bytes() == 8,
+            d: self.reg(i, &i.ops[0])?,
+            a: self.src(i, &i.ops[1])?,
+            b: self.src(i, &i.ops[2])?,
+            c: if is_mad {
+                self.src(i, &i.ops[3])?
+            } else {
+                Src::Imm(0)
+            },
+        })
+    }
+
+    fn setp(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        let ftz = m.take("ftz");
+        let cmp = m
+            .list
+            .iter()
+            .position(|x| Cmp::from_name(x).is_some())
+            .map(|k| m.list.remove(k))
+            .and_then(|s| Cmp::from_name(&s))
+            .ok_or_else(|| semantic(i, format!("`{}` needs a comparison", m.full)))?;
+        let bop = match m.take_any(&["and", "or", "xor"]).as_deref() {
+            Some("and") => Some(BoolOp::And),
+            Some("or") => Some(BoolOp::Or),
+            Some("xor") => Some(BoolOp::Xor),
+            _ => None,
+        };
+        let types = m.types();
+        let (dty, sty) = match (i.opcode.as_str(), types.as_slice()) {
+            ("setp", [t]) => (Ty::Pred, *t),
+            ("set", [d, s]) => (*d, *s),
+            _ => return Err(semantic(i, format!("`{}`: wrong number of types", m.full))),
+        };
+        let f = math::compare(sty, cmp, ftz).ok_or_else(|| unsup(m))?;
+        let nops = if bop.is_some() { 4 } else { 3 };
+        self.nops(i, nops)?;
+        let comb = match bop {
+            Some(b) => Some((b, self.src(i, &i.ops[3])?)),
+            None => None,
+        };
+        let a = self.src(i, &i.ops[1])?;
+        let b = self.src(i, &i.ops[2])?;
+        if i.opcode == "set" {
+            if !(dty == Ty::F32 || dty.is_int() && dty.bytes() == 4) {
+                return Err(unsup(m));
+            }
+            return Ok(Op::Set {
+                f,
+                d: self.reg(i, &i.ops[0])?,
+                a,
+                b,
+                comb,
+                float_result: dty == Ty::F32,
+            });
+        }
+        let (p, q) = match &i.ops[0] {
+            Opnd::Pipe(x, y) => (self.reg(i, x)?, self.reg(i, y)?),
+            o => (self.reg(i, o)?, Dst::Sink),
+        };
+        Ok(Op::Setp {
+            f,
+            p,
+            q,
+            a,
+            b,
+            comb,
+        })
+    }
+
+    fn space(m: &mut Mods) -> Option<Space> {
+        Some(
+            match m
+                .take_any(&["global", "shared", "local", "param", "const"])
+                .as_deref()
+            {
+                Some("global") => Space::Global,
+                Some("shared") => Space::Shared,
+                Some("local") => Space::Local,
+                Some("param") => Space::KParam,
+                Some("const") => Space::Const,
+                _ => Space::Generic,
+            },
+        )
+    }
+
+    fn ld_st(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        let is_st = i.opcode == "st";
+        let mut space = Self::space(m).unwrap_or(Space::Generic);
+        m.drop_hints();
+        if m.list.iter().any(|x| x.contains("::")) {
+            return Err(unsup(m));
+        }
+        let n = match m.take_any(&["v2", "v4"]).as_deref() {
+            Some("v2") => 2,
+            Some("v4") => 4,
+            _ => 1,
+        };
+        let ty = self.one_type(i, m)?;
+        if matches!(ty, Ty::B128 | Ty::Pred) {
+            return Err(unsup(m));
+        }
+        self.nops(i, 2)?;
+        let (addr_op, val_op) = if is_st {
+            (&i.ops[0], &i.ops[1])
+        } else {
+            (&i.ops[1], &i.ops[0])
+        };
+        let (addr, off, sym_space) = self.addr(i, addr_op)?;
+        // A `.param` symbol of a function (or a call's argument) lives in local memory.
+        if space == Space::KParam {
+            if sym_space == Some(Space::Local) {
+                space = Space::Local;
+            } else if sym_space.is_none() {
+                if !self.is_kernel {
+                    return Err(unsup(m));
+                }
+                space = Space::Generic;
+            }
+            if is_st && space == Space::KParam {
+                return Err(semantic(i, "kernel parameters are read-only"));
+            }
+        }
+        if let (Some(s), false) = (sym_space, space == Space::Generic) {
+            if s != space && !(s == Space::Global && space == Space::Const) {
+                return Err(semantic(i, "variable used with a different state space"));
+            }
+        }
+        let vals: Vec<&Opnd> = match val_op {
+            Opnd::Vector(v) => v.iter().collect(),
+            o => vec![o],
+        };
+        if vals.len() != n {
+            return Err(semantic(i, format!("`{}` needs {n} values", m.full)));
+        }
+        if is_st {
+            let mut v = [Src::Imm(0); 4];
+            for (k, o) in vals.iter().enumerate() {
+                v[k] = self.src(i, o)?;
+            }
+            Ok(Op::St {
+                space,
+                ty,
+                n: n as u8,
+                v,
+                addr,
+                off,
+            })
+        } else {
+            let mut d = [Dst::Sink; 4];
+            for (k, o) in vals.iter().enumerate() {
+                d[k] = self.reg(i, o)?;
+            }
+            Ok(Op::Ld {
+                space,
+                ty,
+                n: n as u8,
+                d,
+                addr,
+                off,
+            })
+        }
+    }
+
+    fn atom(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        let is_red = i.opcode == "red";
+        let space = Self::space(m).unwrap_or(Space::Generic);
+        if matches!(space, Space::Local | Space::KParam | Space::Const) {
+            return Err(unsup(m));
+        }
+        m.drop_hints();
+        m.take("noftz");
+        let op = match m
+            .take_any(&[
+                "add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas",
+            ])
+            .as_deref()
+        {
+            Some("add") => AtomOp::Add,
+            Some("min") => AtomOp::Min,
+            Some("max") => AtomOp::Max,
+            Some("inc") => AtomOp::Inc,
+            Some("dec") => AtomOp::Dec,
+            Some("and") => AtomOp::And,
+            Some("or") => AtomOp::Or,
+            Some("xor") => AtomOp::Xor,
+            Some("exch") => AtomOp::Exch,
+            Some("cas") => AtomOp::Cas,
+            _ => return Err(unsup(m)),
+        };
+        let ty = self.one_type(i, m)?;
+        let ok = match op {
+            AtomOp::Add => matches!(
+                ty,
+                Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64 | Ty::F32 | Ty::F64
+            ),
+            AtomOp::Min | AtomOp::Max => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64),
+            AtomOp::Inc | AtomOp::Dec => ty == Ty::U32,
+            AtomOp::And | AtomOp::Or | AtomOp::Xor => matches!(ty, Ty::B32 | Ty::B64),
+            AtomOp::Exch | AtomOp::Cas => matches!(
+                ty,
+                Ty::B32 | Ty::B64 | Ty::U32 | Ty::U64 | Ty::S32 | Ty::S64
+            ),
+        };
+        if !ok {
+            return Err(unsup(m));
+        }
+        let nsrc = if op == AtomOp::Cas { 2 } else { 1 };
+        let first = if is_red { 0 } else { 1 };
+        self.nops(i, first + 1 + nsrc)?;
+        let d = if is_red {
+            Dst::Sink
+        } else {
+            self.reg(i, &i.ops[0])?
+        };
+        let (addr, off, _) = self.addr(i, &i.ops[first])?;
+        let b = self.src(i, &i.ops[first + 1])?;
+        let c = if nsrc == 2 {
+            self.src(i, &i.ops[first + 2])?
+        } else {
+            Src::Imm(0)
+        };
+        Ok(Op::Atom {
+            space,
+            op,
+            ty,
+            d,
+            addr,
+            off,
+            b,
+            c,
+        })
+    }
+
+    fn bar(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        m.take("aligned");
+        if i.opcode == "bar" && m.take("warp") {
+            m.take("sync");
+            self.nops(i, 1)?;
+            return Ok(Op::WarpSync {
+                _mask: self.src(i, &i.ops[0])?,
+            });
+        }
+        let kind = match m.take_any(&["sync", "arrive", "red"]).as_deref() {
+            Some("sync") => BarKind::Sync,
+            Some("arrive") => BarKind::Arrive,
+            Some("red") => match m.take_any(&["popc", "and", "or"]).as_deref() {
+                Some("popc") => BarKind::RedPopc,
+                Some("and") => BarKind::Red(BoolOp::And),
+                Some("or") => BarKind::Red(BoolOp::Or),
+                _ => return Err(unsup(m)),
+            },
+            _ => return Err(unsup(m)),
+        };
+        m.take("cta");
+        let types = m.types();
+        let ops = &i.ops;
+        let (d, rest) = match kind {
+            BarKind::Red(_) | BarKind::RedPopc => {
+                if types.len() != 1 || ops.is_empty() {
+                    return Err(semantic(i, "`bar.red` needs a type and a destination"));
+                }
+                (self.reg(i, &ops[0])?, &ops[1..])
+            }
+            _ => (Dst::Sink, &ops[..]),
+        };
+        let is_red = matches!(kind, BarKind::Red(_) | BarKind::RedPopc);
+        let (id, count, pred) = match (rest.len(), is_red) {
+            (1, false) => (self.src(i, &rest[0])?, None, None),
+            (2, false) => (self.src(i, &rest[0])?, Some(self.src(i, &rest[1])?), None),
+            (2, true) => (self.src(i, &rest[0])?, None, Some(self.src(i, &rest[1])?)),
+            (3, true) => (
+                self.src(i, &rest[0])?,
+                Some(self.src(i, &rest[1])?),
+                Some(self.src(i, &rest[2])?),
+            ),
+            _ => return Err(semantic(i, "wrong operands for a barrier")),
+        };
+        Ok(Op::Bar {
+            kind,
+            id,
+            count,
+            pred,
+            d,
+        })
+    }
+
+    fn call(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        m.take("uni");
+        // call (rets), func, (args);  call func, (args);  call (rets), func;  call func;
+        let mut ops = i.ops.iter();
+        let mut rets: &[Opnd] = &[];
+        let mut first = ops.next();
+        if let Some(Opnd::List(r)) = first {
+            rets = r;
+            first = ops.next();
+        }
+        let Some(Opnd::Name(fname)) = first else {
+            return Err(unsupported(i, "indirect calls are not supported"));
+        };
+        let args: &[Opnd] = match ops.next() {
+            Some(Opnd::List(a)) => a,
+            None => &[],
+            Some(_) => return Err(semantic(i, "bad call arguments")),
+        };
+        if ops.next().is_some() {
+            return Err(unsupported(
+                i,
+                "call prototypes (indirect calls) are not supported",
+            ));
+        }
+        let Some(f) = self.funcs.get(fname) else {
+            return Err(semantic(i, format!("unknown function `{fname}`")));
+        };
+        if !f.has_body {
+            if fname == "__assertfail" {
+                return Ok(Op::AssertFail);
+            }
+            return Err(unsupported(
+                i,
+                format!("call to `{fname}`, which has no body here (device-library functions such as vprintf and malloc are not supported)"),
+            ));
+        }
+        let copy = |this: &Self,
+                    list: &[Opnd],
+                    slots: &[(u32, u32)],
+                    into_callee: bool|
+         -> Result<Vec<(u32, u32, u32)>, LoadError> {
+            if list.len() != slots.len() {
+                return Err(semantic(
+                    i,
+                    format!(
+                        "`{fname}` takes {} values here, given {}",
+                        slots.len(),
+                        list.len()
+                    ),
+                ));
+            }
+            let mut v = Vec::new();
+            for (o, &(off, size)) in list.iter().zip(slots) {
+                let Opnd::Name(n) = o else {
+                    return Err(semantic(i, "call arguments must be `.param` variables"));
+                };
+                let Some(Sym::Local(mine)) = this.lookup(n) else {
+                    return Err(semantic(i, format!("`{n}` is not a `.param` variable")));
+                };
+                v.push(if into_callee {
+                    (mine, off, size)
+                } else {
+                    (off, mine, size)
+                });
+            }
+            Ok(v)
+        };
+        let args_in = copy(self, args, &f.params, true)?;
+        let rets_out = copy(self, rets, &f.rets, false)?;
+        Ok(Op::Call {
+            entry: f.entry,
+            args_in,
+            rets_out,
+        })
+    }
+}
+
+fn sreg(n: &str) -> Option<Sreg> {
+    let dim = |c: &str| match c {
+        "x" => Some(0),
+        "y" => Some(1),
+        "z" => Some(2),
+        _ => None,
+    };
+    if let Some((base, c)) = n.split_once('.') {
+        let d = dim(c)?;
+        return Some(match base {
+            "%tid" => Sreg::Tid(d),
+            "%ntid" => Sreg::Ntid(d),
+            "%ctaid" => Sreg::Ctaid(d),
+            "%nctaid" => Sreg::Nctaid(d),
+            _ => return None,
+        });
+    }
+    Some(match n {
+        "%laneid" => Sreg::Laneid,
+        "%warpid" => Sreg::Warpid,
+        "%nwarpid" => Sreg::Nwarpid,
+        "%smid" => Sreg::Smid,
+        "%nsmid" => Sreg::Nsmid,
+        "%clock" => Sreg::Clock,
+        "%clock64" => Sreg::Clock64,
+        "%globaltimer" => Sreg::Globaltimer,
+        "%lanemask_eq" => Sreg::LanemaskEq,
+        "%lanemask_lt" => Sreg::LanemaskLt,
+        "%lanemask_le" => Sreg::LanemaskLe,
+        "%lanemask_gt" => Sreg::LanemaskGt,
+        "%lanemask_ge" => Sreg::LanemaskGe,
+        "%gridid" => Sreg::Gridid,
+        "%dynamic_smem_size" => Sreg::DynamicSmemSize,
+        "%total_smem_size" => Sreg::TotalSmemSize,
+        _ => return None,
+    })
+}

@@ -1,0 +1,2058 @@
+//! The executor: blocks in parallel on host threads; in a block, warps in turn until each
+//! stalls at a barrier or exits; in a warp, the lanes at the lowest program counter run
+//! together (32 lanes per instruction, an active mask), which reconverges structured
+//! code where it joins, as a GPU's post-dominator reconvergence does.
+
+use std::mem::MaybeUninit;
+use std::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicI64, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
+};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::decode::{
+    AtomOp, BarKind, BoolOp, CarryOp, Dst, Op, Program, ReduxOp, ShflMode, Space, Src, Sreg,
+    VoteMode,
+};
+use crate::math::{self, Lanes, Ty, WarpFn};
+use crate::{Access, FaultKind, HostSpan, Kernel, KernelFault, Launch, Memory, Module, Stats};
+use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+
+const FULL: u32 = u32::MAX;
+static ZERO_LANES: Lanes = [0; 32];
+const TLB_ENTRIES: usize = 4;
+
+/// Runs kernel `kernel` of `module` over `mem`. Returns when every block has finished, or
+/// with the first fault (other blocks stop at their next instruction).
+pub fn run(
+    module: &Module,
+    kernel: usize,
+    launch: &Launch,
+    mem: &dyn Memory,
+) -> Result<Stats, KernelFault> {
+    let Some(k) = module.kernels.get(kernel) else {
+        return Err(launch_fault(
+            module,
+            kernel,
+            format!("the module has no kernel #{kernel}"),
+        ));
+    };
+    if launch.globals.len() < module.globals.len() {
+        return Err(launch_fault(
+            module,
+            kernel,
+            format!(
+                "the launch gives {} global addresses, the module has {} variables",
+                launch.globals.len(),
+                module.globals.len()
+            ),
+        ));
+    }
+    let [gx, gy, gz] = launch.grid;
+    let [bx, by, bz] = launch.block;
+    let nblocks = gx as u64 * gy as u64 * gz as u64;
+    let nthreads = bx as u64 * by as u64 * bz as u64;
+    if nblocks == 0 || nthreads == 0 {
+        return Ok(Stats::default());
+    }
+    // Host memory the launch needs per block: refuse what no GPU would give either,
+    // rather than let an allocation abort the process.
+    let per_block = module.program.nregs as u64 * 8 * nthreads.div_ceil(32) * 32
+        + module.program.local_bytes as u64 * nthreads
+        + k.static_shared_bytes as u64
+        + launch.dynamic_shared_bytes as u64;
+    if per_block > 1 << 31 {
+        return Err(launch_fault(
+            module,
+            kernel,
+            format!("a block would need {per_block} bytes of registers, local and shared memory"),
+        ));
+    }
+    if nthreads > 1 << 16 {
+        return Err(launch_fault(
+            module,
+            kernel,
+            format!("{nthreads} threads in a block"),
+        ));
+    }
+    // Dynamic shared memory starts 16-byte aligned after the static (as decode placed it).
+    let shared_limit = if launch.dynamic_shared_bytes == 0 {
+        k.static_shared_bytes as u64
+    } else {
+        (k.static_shared_bytes as u64).div_ceil(16) * 16 + launch.dynamic_shared_bytes as u64
+    };
+    let shared_bytes = shared_limit as usize + 16;
+    let threads = launch.host_threads.max(1).min(nblocks.min(256) as usize);
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let fault: Mutex<Option<KernelFault>> = Mutex::new(None);
+    let instructions = AtomicU64::new(0);
+    let start = Instant::now();
+    let worker = || {
+        let mut ctx = BlockCtx {
+            prog: &module.program,
+            module,
+            kernel,
+            launch,
+            mem,
+            ctaid: [0; 3],
+            nthreads: nthreads as u32,
+            shared: vec![0u8; shared_bytes],
+            shared_limit,
+            dyn_shared_base: (k.static_shared_bytes as u64).div_ceil(16) * 16,
+            local: Vec::new(),
+            local_bytes: module.program.local_bytes as usize,
+            bars: [BarState::default(); 16],
+            exited_threads: 0,
+            instructions: 0,
+            start,
+            tlb: [None; TLB_ENTRIES],
+            tlb_next: 0,
+        };
+        let mut warps: Vec<Warp> = Vec::new();
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let b = next.fetch_add(1, Ordering::Relaxed);
+            if b >= nblocks {
+                break;
+            }
+            ctx.ctaid = [
+                (b % gx as u64) as u32,
+                ((b / gx as u64) % gy as u64) as u32,
+                (b / (gx as u64 * gy as u64)) as u32,
+            ];
+            if let Err(f) = ctx.run_block(&mut warps, k, &stop) {
+                stop.store(true, Ordering::Relaxed);
+                let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
+                if slot.is_none() {
+                    *slot = Some(*f);
+                }
+                break;
+            }
+        }
+        instructions.fetch_add(ctx.instructions, Ordering::Relaxed);
+    };
+    if threads == 1 {
+        worker();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(worker);
+            }
+        });
+    }
+    if let Some(f) = fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(f);
+    }
+    Ok(Stats {
+        instructions: instructions.load(Ordering::Relaxed),
+        warps: nblocks * nthreads.div_ceil(32),
+    })
+}
+
+fn launch_fault(module: &Module, kernel: usize, detail: String) -> KernelFault {
+    KernelFault {
+        kind: FaultKind::IllegalInstruction,
+        kernel: module
+            .kernels
+            .get(kernel)
+            .map(|k| k.name.clone())
+            .unwrap_or_default(),
+        block: [0; 3],
+        thread: [0; 3],
+        line: 0,
+        instruction: String::new(),
+        address: None,
+        detail,
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct BarState {
+    arrived: u32,
+    expected: Option<u32>,
+    /// bar.red: popc count, or the and/or so far.
+    acc: u32,
+    any: bool,
+}
+
+struct Warp {
+    id: u32,
+    regs: Vec<u64>,
+    preds: Vec<u32>,
+    pcs: [u32; 32],
+    /// Lanes that exist (the last warp of a block may be partial).
+    valid: u32,
+    exited: u32,
+    /// Lanes stopped at a barrier, and which.
+    waiting: u32,
+    wait_bar: [u8; 32],
+    /// Per-lane return stacks (call pc); empty unless the kernel calls functions.
+    stacks: Vec<Vec<u32>>,
+    has_calls: bool,
+    /// The carry flag of each lane (`add.cc` and friends).
+    cc: u32,
+    steps: u64,
+}
+
+type Fault = Box<KernelFault>;
+
+struct BlockCtx<'a> {
+    prog: &'a Program,
+    module: &'a Module,
+    kernel: usize,
+    launch: &'a Launch<'a>,
+    mem: &'a dyn Memory,
+    ctaid: [u32; 3],
+    nthreads: u32,
+    shared: Vec<u8>,
+    shared_limit: u64,
+    dyn_shared_base: u64,
+    local: Vec<u8>,
+    local_bytes: usize,
+    bars: [BarState; 16],
+    exited_threads: u32,
+    instructions: u64,
+    start: Instant,
+    /// Spans the memory translated, valid for the whole launch (the trait's contract):
+    /// kept across the blocks this host thread runs.
+    tlb: [Option<HostSpan>; TLB_ENTRIES],
+    tlb_next: usize,
+}
+
+enum Loc {
+    Host(*mut u8),
+    Shared(usize),
+    Local(usize),
+    Param(usize),
+}
+
+impl<'a> BlockCtx<'a> {
+    fn run_block(
+        &mut self,
+        warps: &mut Vec<Warp>,
+        k: &Kernel,
+        stop: &AtomicBool,
+    ) -> Result<(), Fault> {
+        let entry = k.entry_pc;
+        let nwarps = self.nthreads.div_ceil(32);
+        let nregs = self.prog.nregs as usize * 32;
+        let npreds = self.prog.npreds as usize;
+        warps.truncate(nwarps as usize);
+        while warps.len() < nwarps as usize {
+            warps.push(Warp {
+                id: 0,
+                regs: Vec::new(),
+                preds: Vec::new(),
+                pcs: [0; 32],
+                valid: 0,
+                exited: 0,
+                waiting: 0,
+                wait_bar: [0; 32],
+                stacks: Vec::new(),
+                has_calls: false,
+                cc: 0,
+                steps: 0,
+            });
+        }
+        for (i, w) in warps.iter_mut().enumerate() {
+            w.id = i as u32;
+            // Registers start undefined in PTX: a block finds what the previous one on
+            // this host thread left (zeros for a new warp). Clearing them per block cost a
+            // third of the time of small kernels.
+            w.regs.resize(nregs, 0);
+            w.preds.resize(npreds, 0);
+            w.pcs = [entry; 32];
+            let n = (self.nthreads - 32 * i as u32).min(32);
+            w.valid = if n == 32 { FULL } else { (1u32 << n) - 1 };
+            w.exited = 0;
+            w.waiting = 0;
+            w.stacks.clear();
+            w.has_calls = false;
+            w.cc = 0;
+            w.steps = 0;
+        }
+        self.shared.fill(0);
+        self.local.clear();
+        self.local
+            .resize(self.local_bytes * self.nthreads as usize, 0);
+        self.bars = [BarState::default(); 16];
+        self.exited_threads = 0;
+        loop {
+            for w in warps.iter_mut() {
+                if w.valid & !w.exited & !w.waiting != 0 {
+                    self.run_warp(w, stop)?;
+                }
+            }
+            if warps.iter().all(|w| w.exited == w.valid) {
+                return Ok(());
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            if !self.release_barriers(warps) {
+                let w = warps.iter().find(|w| w.waiting != 0).unwrap_or(&warps[0]);
+                let lane = w.waiting.trailing_zeros().min(31);
+                let b = w.wait_bar[lane as usize];
+                let st = self.bars[b as usize];
+                let detail = format!(
+                    "barrier {b}: {} of {} threads arrived and {} exited; the rest can never arrive",
+                    st.arrived,
+                    st.expected.unwrap_or(self.nthreads),
+                    self.exited_threads
+                );
+                return Err(self.fault(
+                    w,
+                    lane,
+                    w.pcs[lane as usize],
+                    FaultKind::Deadlock,
+                    None,
+                    detail,
+                ));
+            }
+        }
+    }
+
+    /// Releases every barrier whose threads have all arrived; false when none could be.
+    fn release_barriers(&mut self, warps: &mut [Warp]) -> bool {
+        let mut released = false;
+        for b in 0..16usize {
+            let st = self.bars[b];
+            if st.arrived == 0 {
+                continue;
+            }
+            let done = match st.expected {
+                Some(n) => st.arrived >= n,
+                // The whole block: exited threads count as arrived (PTX: exited threads
+                // no longer take part in barriers).
+                None => st.arrived + self.exited_threads >= self.nthreads,
+            };
+            if !done {
+                continue;
+            }
+            released = true;
+            for w in warps.iter_mut() {
+                let mut m = w.waiting;
+                while m != 0 {
+                    let lane = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if w.wait_bar[lane] as usize != b {
+                        continue;
+                    }
+                    w.waiting &= !(1 << lane);
+                    let pc = w.pcs[lane] as usize;
+                    if let Op::Bar { kind, d, .. } = self.prog.insts[pc].op {
+                        let v = match kind {
+                            BarKind::RedPopc => Some(st.acc as u64),
+                            BarKind::Red(BoolOp::And) => Some((st.acc != 0) as u64),
+                            BarKind::Red(_) => Some(st.any as u64),
+                            _ => None,
+                        };
+                        if let Some(v) = v {
+                            write_lane(w, d, lane, v);
+                        }
+                    }
+                    w.pcs[lane] += 1;
+                }
+            }
+            self.bars[b] = BarState::default();
+        }
+        released
+    }
+
+    fn thread_of(&self, w: &Warp, lane: u32) -> [u32; 3] {
+        let [bx, by, _] = self.launch.block;
+        let lin = w.id * 32 + lane;
+        [lin % bx, (lin / bx) % by, lin / (bx * by)]
+    }
+
+    fn fault(
+        &self,
+        w: &Warp,
+        lane: u32,
+        pc: u32,
+        kind: FaultKind,
+        address: Option<u64>,
+        detail: String,
+    ) -> Fault {
+        let info = self.prog.info.get(pc as usize);
+        Box::new(KernelFault {
+            kind,
+            kernel: self.module.kernels[self.kernel].name.clone(),
+            block: self.ctaid,
+            thread: self.thread_of(w, lane),
+            line: info.map(|i| i.line).unwrap_or(0),
+            instruction: info.map(|i| i.text.clone()).unwrap_or_default(),
+            address,
+            detail,
+        })
+    }
+
+    /// The lanes to run next: those at the lowest program counter (with calls: the
+    /// deepest frame first, then the lowest pc), and the lowest pc of any other lane.
+    fn pick(w: &Warp, runnable: u32) -> (u32, u32, u32) {
+        if w.has_calls {
+            // Key of a lane: its return addresses, then its pc; compared in place.
+            let stack = |l: usize| w.stacks.get(l).map(Vec::as_slice).unwrap_or(&[]);
+            let cmp = |a: usize, b: usize| -> std::cmp::Ordering {
+                let (sa, sb) = (stack(a), stack(b));
+                let ka = sa.iter().copied().chain(std::iter::once(w.pcs[a]));
+                let kb = sb.iter().copied().chain(std::iter::once(w.pcs[b]));
+                for (x, y) in ka.zip(kb) {
+                    if x != y {
+                        return x.cmp(&y);
+                    }
+                }
+                // A deeper frame runs first: its caller waits at the return address.
+                sb.len().cmp(&sa.len())
+            };
+            let mut best = runnable.trailing_zeros() as usize;
+            for_lanes(runnable, |l| {
+                if cmp(l, best).is_lt() {
+                    best = l;
+                }
+            });
+            let mut mask = 0u32;
+            for_lanes(runnable, |l| {
+                if cmp(l, best).is_eq() {
+                    mask |= 1 << l;
+                }
+            });
+            let pc = w.pcs[best];
+            // Re-pick after every instruction: merging across frames is not tracked.
+            return (pc, mask, pc.wrapping_add(1));
+        }
+        let mut pc = u32::MAX;
+        let mut m = runnable;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            pc = pc.min(w.pcs[l]);
+        }
+        let (mut mask, mut other) = (0u32, u32::MAX);
+        let mut m = runnable;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if w.pcs[l] == pc {
+                mask |= 1 << l;
+            } else {
+                other = other.min(w.pcs[l]);
+            }
+        }
+        (pc, mask, other)
+    }
+
+    fn run_warp(&mut self, w: &mut Warp, stop: &AtomicBool) -> Result<(), Fault> {
+        loop {
+            let runnable = w.valid & !w.exited & !w.waiting;
+            if runnable == 0 {
+                return Ok(());
+            }
+            let (pc, mask, other) = Self::pick(w, runnable);
+            // `Some(pc)`: the group's lanes continue at pc; None: their pcs are set.
+            if let Some(pc) = self.run_group(w, pc, mask, other, stop)? {
+                set_pcs(w, mask & !w.exited & !w.waiting, pc);
+            }
+        }
+    }
+
+    /// Runs one group of lanes (one pc) through straight-line code until control flow
+    /// splits it, or it reaches the pc where other lanes wait (they merge).
+    fn run_group(
+        &mut self,
+        w: &mut Warp,
+        mut pc: u32,
+        mut mask: u32,
+        other: u32,
+        stop: &AtomicBool,
+    ) -> Result<Option<u32>, Fault> {
+        let insts = &self.prog.insts;
+        let limit = self.launch.step_limit.unwrap_or(u64::MAX);
+        loop {
+            if pc == other {
+                return Ok(Some(pc));
+            }
+            if w.steps >= limit {
+                let lane = mask.trailing_zeros();
+                let detail = format!(
+                    "the warp issued {} instructions, the launch's step limit",
+                    w.steps
+                );
+                return Err(self.fault(w, lane, pc, FaultKind::StepLimit, None, detail));
+            }
+            if w.steps & 0xffff == 0 && stop.load(Ordering::Relaxed) {
+                // Another block faulted: this one ends where it is.
+                w.exited = w.valid;
+                return Ok(None);
+            }
+            w.steps += 1;
+            let Some(inst) = insts.get(pc as usize) else {
+                let lane = mask.trailing_zeros();
+                return Err(self.fault(
+                    w,
+                    lane,
+                    pc,
+                    FaultKind::IllegalInstruction,
+                    None,
+                    "ran past the end of the program".into(),
+                ));
+            };
+            let emask = match inst.guard {
+                None => mask,
+                Some((p, neg)) => {
+                    let bits = w.preds[p as usize];
+                    mask & if neg { !bits } else { bits }
+                }
+            };
+            self.instructions += emask.count_ones() as u64;
+            if let Op::Alu { f, d, s, n } = &inst.op {
+                // The most common instruction, kept out of `exec`'s large frame.
+                if emask != 0 {
+                    self.alu(w, *f, *d, s, *n, emask);
+                }
+                pc += 1;
+                if w.has_calls {
+                    return Ok(Some(pc));
+                }
+                continue;
+            }
+            if let Op::Setp {
+                f,
+                p,
+                q: Dst::Sink,
+                a,
+                b,
+                comb: None,
+            } = &inst.op
+            {
+                // Comparisons feed every branch: also kept out of `exec`.
+                if emask != 0 {
+                    let mut out = [0u64; 32];
+                    let (mut ta, mut tb) = (MaybeUninit::uninit(), MaybeUninit::uninit());
+                    let ra = self.operand(w, *a, &mut ta);
+                    let rb = self.operand(w, *b, &mut tb);
+                    f(&mut out, ra, rb, ra, ra);
+                    write(w, *p, &out, emask);
+                }
+                pc += 1;
+                if w.has_calls {
+                    return Ok(Some(pc));
+                }
+                continue;
+            }
+            if !inst.op.is_control() {
+                if emask != 0 {
+                    self.exec(w, &inst.op, emask, pc)?;
+                }
+                pc += 1;
+                if w.has_calls {
+                    return Ok(Some(pc));
+                }
+                continue;
+            }
+            match &inst.op {
+                Op::Bra { target } => {
+                    if emask == mask {
+                        pc = *target;
+                        if pc < other && !w.has_calls {
+                            continue;
+                        }
+                        return Ok(Some(pc));
+                    } else if emask == 0 {
+                        pc += 1;
+                        continue;
+                    }
+                    set_pcs(w, mask & !emask, pc + 1);
+                    set_pcs(w, emask, *target);
+                    return Ok(None);
+                }
+                Op::Exit => {
+                    w.exited |= emask;
+                    self.exited_threads += emask.count_ones();
+                    mask &= !emask;
+                    pc += 1;
+                    if mask == 0 {
+                        return Ok(None);
+                    }
+                }
+                Op::Trap => {
+                    if emask != 0 {
+                        let lane = emask.trailing_zeros();
+                        return Err(self.fault(
+                            w,
+                            lane,
+                            pc,
+                            FaultKind::Trap,
+                            None,
+                            "the kernel executed `trap`".into(),
+                        ));
+                    }
+                    pc += 1;
+                }
+                Op::AssertFail => {
+                    if emask != 0 {
+                        let lane = emask.trailing_zeros();
+                        return Err(self.fault(
+                            w,
+                            lane,
+                            pc,
+                            FaultKind::Assert,
+                            None,
+                            "device-side assert (`__assertfail`)".into(),
+                        ));
+                    }
+                    pc += 1;
+                }
+                Op::Call { entry, args_in, .. } => {
+                    if w.stacks.len() < 32 {
+                        w.stacks.resize(32, Vec::new());
+                    }
+                    let mut m = emask;
+                    while m != 0 {
+                        let l = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        self.local_copy(w.id, l, args_in);
+                        w.stacks[l].push(pc);
+                        w.pcs[l] = *entry;
+                    }
+                    if emask != 0 {
+                        w.has_calls = true;
+                    }
+                    set_pcs(w, mask & !emask, pc + 1);
+                    return Ok(None);
+                }
+                Op::Ret => {
+                    let mut exits = 0u32;
+                    let mut m = emask;
+                    while m != 0 {
+                        let l = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        match w.stacks.get_mut(l).and_then(|s| s.pop()) {
+                            Some(call_pc) => {
+                                if let Some(Op::Call { rets_out, .. }) =
+                                    insts.get(call_pc as usize).map(|i| &i.op)
+                                {
+                                    self.local_copy(w.id, l, rets_out);
+                                }
+                                w.pcs[l] = call_pc + 1;
+                            }
+                            None => exits |= 1 << l,
+                        }
+                    }
+                    w.exited |= exits;
+                    self.exited_threads += exits.count_ones();
+                    set_pcs(w, mask & !emask, pc + 1);
+                    if w.stacks.iter().all(|s| s.is_empty()) {
+                        w.has_calls = false;
+                    }
+                    return Ok(None);
+                }
+                Op::Bar {
+                    kind,
+                    id,
+                    count,
+                    pred,
+                    ..
+                } => {
+                    if emask != 0 {
+                        self.arrive(w, emask, *kind, *id, *count, *pred, pc)?;
+                    }
+                    if matches!(kind, BarKind::Arrive) {
+                        set_pcs(w, mask, pc + 1);
+                    } else {
+                        set_pcs(w, emask, pc);
+                        set_pcs(w, mask & !emask, pc + 1);
+                    }
+                    return Ok(None);
+                }
+                _ => return Ok(Some(pc)),
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn arrive(
+        &mut self,
+        w: &mut Warp,
+        emask: u32,
+        kind: BarKind,
+        id: Src,
+        count: Option<Src>,
+        pred: Option<Src>,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let mut ids = [0u64; 32];
+        self.fetch(w, id, &mut ids);
+        let lane = emask.trailing_zeros();
+        let b = ids[lane as usize];
+        if b >= 16 {
+            return Err(self.fault(
+                w,
+                lane,
+                pc,
+                FaultKind::IllegalInstruction,
+                None,
+                format!("barrier {b} (there are 16)"),
+            ));
+        }
+        let mut cnt = None;
+        if let Some(c) = count {
+            let mut v = [0u64; 32];
+            self.fetch(w, c, &mut v);
+            let n = v[lane as usize] as u32;
+            if n == 0 || n % 32 != 0 && n < self.nthreads {
+                return Err(self.fault(
+                    w,
+                    lane,
+                    pc,
+                    FaultKind::IllegalInstruction,
+                    None,
+                    format!("barrier count {n} is not a multiple of 32"),
+                ));
+            }
+            cnt = Some(n);
+        }
+        let st = &mut self.bars[b as usize];
+        if st.arrived == 0 {
+            st.expected = cnt;
+            st.acc = if matches!(kind, BarKind::Red(BoolOp::And)) {
+                1
+            } else {
+                0
+            };
+            st.any = false;
+        }
+        st.arrived += emask.count_ones();
+        if let Some(p) = pred {
+            let mut v = [0u64; 32];
+            // Same fetch as operands, read here to keep the borrow of `st` short.
+            let bits = {
+                let _ = st;
+                self.fetch(w, p, &mut v);
+                let mut bits = 0u32;
+                for_lanes(emask, |l| {
+                    if v[l] != 0 {
+                        bits |= 1 << l
+                    }
+                });
+                bits
+            };
+            let st = &mut self.bars[b as usize];
+            match kind {
+                BarKind::RedPopc => st.acc += bits.count_ones(),
+                BarKind::Red(BoolOp::And) => {
+                    if bits != emask {
+                        st.acc = 0
+                    }
+                }
+                _ => st.any |= bits != 0,
+            }
+        }
+        if !matches!(kind, BarKind::Arrive) {
+            w.waiting |= emask;
+            for_lanes(emask, |l| w.wait_bar[l] = b as u8);
+        }
+        Ok(())
+    }
+
+    fn local_copy(&mut self, warp: u32, lane: usize, copies: &[(u32, u32, u32)]) {
+        let base = (warp as usize * 32 + lane) * self.local_bytes;
+        for &(from, to, n) in copies {
+            let (f, t, n) = (base + from as usize, base + to as usize, n as usize);
+            if f + n <= self.local.len() && t + n <= self.local.len() {
+                self.local.copy_within(f..f + n, t);
+            }
+        }
+    }
+
+    fn sreg(&self, w: &Warp, s: Sreg, out: &mut Lanes) {
+        let [bx, by, bz] = self.launch.block;
+        match s {
+            Sreg::Tid(0) if by == 1 && bz == 1 => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = (w.id * 32 + l as u32) as u64;
+                }
+            }
+            Sreg::Tid(d) => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    let lin = w.id * 32 + l as u32;
+                    *o = match d {
+                        0 => lin % bx,
+                        1 => (lin / bx) % by,
+                        _ => lin / (bx * by),
+                    } as u64;
+                }
+            }
+            Sreg::Ntid(d) => *out = [[bx, by, bz][d as usize] as u64; 32],
+            Sreg::Ctaid(d) => *out = [self.ctaid[d as usize] as u64; 32],
+            Sreg::Nctaid(d) => *out = [self.launch.grid[d as usize] as u64; 32],
+            Sreg::Laneid => {
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = l as u64;
+                }
+            }
+            Sreg::Warpid => *out = [w.id as u64; 32],
+            Sreg::Nwarpid => *out = [64; 32],
+            Sreg::Smid => {
+                let [gx, gy, _] = self.launch.grid;
+                let lin = self.ctaid[0] as u64
+                    + gx as u64 * (self.ctaid[1] as u64 + gy as u64 * self.ctaid[2] as u64);
+                *out = [lin % self.launch.sm_count.max(1) as u64; 32]
+            }
+            Sreg::Nsmid => *out = [self.launch.sm_count as u64; 32],
+            Sreg::Clock | Sreg::Clock64 => {
+                // A counter that only grows, at roughly a GPU's clock rate.
+                let t = self.start.elapsed().as_nanos() as u64 * 2 + w.steps;
+                *out = [if s == Sreg::Clock { t as u32 as u64 } else { t }; 32]
+            }
+            Sreg::Globaltimer => {
+                let t = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(0);
+                *out = [t; 32]
+            }
+            Sreg::LanemaskEq => lanemask(out, |l| 1u64 << l),
+            Sreg::LanemaskLt => lanemask(out, |l| (1u64 << l) - 1),
+            Sreg::LanemaskLe => lanemask(out, |l| ((1u64 << (l + 1)) - 1) & 0xffff_ffff),
+            Sreg::LanemaskGt => lanemask(out, |l| !((1u64 << (l + 1)) - 1) & 0xffff_ffff),
+            Sreg::LanemaskGe => lanemask(out, |l| !((1u64 << l) - 1) & 0xffff_ffff),
+            Sreg::Gridid => *out = [1; 32],
+            Sreg::DynamicSmemSize => *out = [self.launch.dynamic_shared_bytes as u64; 32],
+            Sreg::TotalSmemSize => *out = [self.shared_limit; 32],
+        }
+    }
+
+    #[inline(always)]
+    fn fetch(&self, w: &Warp, s: Src, out: &mut Lanes) {
+        match s {
+            Src::Reg(r) => {
+                let r = r as usize * 32;
+                out.copy_from_slice(&w.regs[r..r + 32]);
+            }
+            Src::Imm(v) => *out = [v; 32],
+            Src::Pred(p) => {
+                let bits = w.preds[p as usize];
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = (bits >> l & 1) as u64;
+                }
+            }
+            Src::NotPred(p) => {
+                let bits = !w.preds[p as usize];
+                for (l, o) in out.iter_mut().enumerate() {
+                    *o = (bits >> l & 1) as u64;
+                }
+            }
+            Src::Sreg(s) => self.sreg(w, s, out),
+            Src::DynShared(off) => *out = [self.dyn_shared_base.wrapping_add(off as u64); 32],
+            Src::GlobalVar(g, off) => {
+                *out = [self
+                    .launch
+                    .globals
+                    .get(g as usize)
+                    .copied()
+                    .unwrap_or(0)
+                    .wrapping_add(off as u64); 32]
+            }
+        }
+    }
+
+    /// An operand's lanes: a register's straight from the register file, anything else
+    /// materialised in `tmp` (never zeroed first: the hot path copies nothing it need not).
+    #[inline(always)]
+    fn operand<'r>(&self, w: &'r Warp, s: Src, tmp: &'r mut MaybeUninit<Lanes>) -> &'r Lanes {
+        match s {
+            Src::Reg(r) => {
+                let r = r as usize * 32;
+                w.regs
+                    .get(r..r + 32)
+                    .and_then(|x| x.first_chunk::<32>())
+                    .unwrap_or(&ZERO_LANES)
+            }
+            Src::Imm(v) => tmp.write([v; 32]),
+            _ => {
+                let mut v = [0u64; 32];
+                self.fetch(w, s, &mut v);
+                tmp.write(v)
+            }
+        }
+    }
+
+    /// An ALU instruction: sources read in place, the result computed into a temporary
+    /// and copied into the destination's active lanes.
+    #[inline(always)]
+    fn alu(&self, w: &mut Warp, f: WarpFn, d: Dst, s: &[Src; 4], n: u8, emask: u32) {
+        let mut out = MaybeUninit::<Lanes>::uninit();
+        let (mut ta, mut tb, mut tc, mut te) = (
+            MaybeUninit::uninit(),
+            MaybeUninit::uninit(),
+            MaybeUninit::uninit(),
+            MaybeUninit::uninit(),
+        );
+        let out = {
+            let a = self.operand(w, s[0], &mut ta);
+            let b = if n > 1 {
+                self.operand(w, s[1], &mut tb)
+            } else {
+                a
+            };
+            let c = if n > 2 {
+                self.operand(w, s[2], &mut tc)
+            } else {
+                a
+            };
+            let e = if n > 3 {
+                self.operand(w, s[3], &mut te)
+            } else {
+                a
+            };
+            let out = out.write([0u64; 32]);
+            f(out, a, b, c, e);
+            out
+        };
+        write(w, d, out, emask);
+    }
+
+    fn exec(&mut self, w: &mut Warp, op: &Op, emask: u32, pc: u32) -> Result<(), Fault> {
+        match op {
+            Op::Alu { f, d, s, n } => {
+                self.alu(w, *f, *d, s, *n, emask);
+                return Ok(());
+            }
+            Op::Ld {
+                space,
+                ty,
+                n,
+                d,
+                addr,
+                off,
+            } => return self.load(w, *space, *ty, *n, d, *addr, *off, emask, pc),
+            Op::St {
+                space,
+                ty,
+                n,
+                v,
+                addr,
+                off,
+            } => return self.store(w, *space, *ty, *n, v, *addr, *off, emask, pc),
+            _ => {}
+        }
+        let mut a = [0u64; 32];
+        let mut out = [0u64; 32];
+        match op {
+            Op::Cvt { spec, d, a: src } => {
+                self.fetch(w, *src, &mut a);
+                math::cvt_lanes(spec, &mut out, &a);
+                write(w, *d, &out, emask);
+            }
+            Op::Setp {
+                f,
+                p,
+                q,
+                a: sa,
+                b: sb,
+                comb,
+            } => {
+                let mut b = [0u64; 32];
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *sb, &mut b);
+                f(&mut out, &a, &b, &a, &a);
+                if let Some((op, cs)) = comb {
+                    let mut c = [0u64; 32];
+                    self.fetch(w, *cs, &mut c);
+                    combine(&mut out, &c, *op);
+                }
+                write(w, *p, &out, emask);
+                if *q != Dst::Sink {
+                    for o in out.iter_mut() {
+                        *o ^= 1;
+                    }
+                    // `p|q`: q = !(cmp) combined with c as well.
+                    if let Some((op, cs)) = comb {
+                        let mut c = [0u64; 32];
+                        self.fetch(w, *cs, &mut c);
+                        let mut raw = [0u64; 32];
+                        f(&mut raw, &a, &b, &a, &a);
+                        for o in raw.iter_mut() {
+                            *o ^= 1;
+                        }
+                        combine(&mut raw, &c, *op);
+                        out = raw;
+                    }
+                    write(w, *q, &out, emask);
+                }
+            }
+            Op::Set {
+                f,
+                d,
+                a: sa,
+                b: sb,
+                comb,
+                float_result,
+            } => {
+                let mut b = [0u64; 32];
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *sb, &mut b);
+                f(&mut out, &a, &b, &a, &a);
+                if let Some((op, cs)) = comb {
+                    let mut c = [0u64; 32];
+                    self.fetch(w, *cs, &mut c);
+                    combine(&mut out, &c, *op);
+                }
+                for o in out.iter_mut() {
+                    *o = match (*o != 0, float_result) {
+                        (true, true) => 0x3f80_0000,
+                        (true, false) => 0xffff_ffff,
+                        (false, _) => 0,
+                    };
+                }
+                write(w, *d, &out, emask);
+            }
+            Op::Pack { d, parts, n, bits } => {
+                let mut p = [0u64; 32];
+                for (k, part) in parts.iter().enumerate().take(*n as usize) {
+                    self.fetch(w, *part, &mut p);
+                    let mask = if *bits == 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << bits) - 1
+                    };
+                    for (o, v) in out.iter_mut().zip(p.iter()) {
+                        *o |= (v & mask) << (k as u32 * *bits as u32);
+                    }
+                }
+                write(w, *d, &out, emask);
+            }
+            Op::Unpack { d, a: src, n, bits } => {
+                self.fetch(w, *src, &mut a);
+                let mask = if *bits == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << bits) - 1
+                };
+                for (k, dk) in d.iter().enumerate().take(*n as usize) {
+                    for (o, v) in out.iter_mut().zip(a.iter()) {
+                        *o = (v >> (k as u32 * *bits as u32)) & mask;
+                    }
+                    write(w, *dk, &out, emask);
+                }
+            }
+            Op::Ld {
+                space,
+                ty,
+                n,
+                d,
+                addr,
+                off,
+            } => self.load(w, *space, *ty, *n, d, *addr, *off, emask, pc)?,
+            Op::St {
+                space,
+                ty,
+                n,
+                v,
+                addr,
+                off,
+            } => self.store(w, *space, *ty, *n, v, *addr, *off, emask, pc)?,
+            Op::Atom {
+                space,
+                op,
+                ty,
+                d,
+                addr,
+                off,
+                b,
+                c,
+            } => self.atom(w, *space, *op, *ty, *d, *addr, *off, *b, *c, emask, pc)?,
+            Op::Nop | Op::WarpSync { .. } => {}
+            Op::Shfl {
+                mode,
+                d,
+                p,
+                a: sa,
+                b: sb,
+                c: sc,
+                _mask: _,
+            } => {
+                let (mut b, mut c) = ([0u64; 32], [0u64; 32]);
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *sb, &mut b);
+                self.fetch(w, *sc, &mut c);
+                let mut pv = [0u64; 32];
+                for lane in 0..32usize {
+                    let bval = (b[lane] & 0x1f) as i32;
+                    let cval = (c[lane] & 0x1f) as i32;
+                    let seg = ((c[lane] >> 8) & 0x1f) as i32;
+                    let l = lane as i32;
+                    let max_lane = (l & seg) | (cval & !seg);
+                    let min_lane = l & seg;
+                    let (j, ok) = match mode {
+                        ShflMode::Up => (l - bval, l - bval >= max_lane),
+                        ShflMode::Down => (l + bval, l + bval <= max_lane),
+                        ShflMode::Bfly => (l ^ bval, (l ^ bval) <= max_lane),
+                        ShflMode::Idx => {
+                            let j = min_lane | (bval & !seg);
+                            (j, j <= max_lane)
+                        }
+                    };
+                    let j = if ok { j } else { l };
+                    out[lane] = a[(j & 31) as usize];
+                    pv[lane] = ok as u64;
+                }
+                write(w, *d, &out, emask);
+                write(w, *p, &pv, emask);
+            }
+            Op::Vote {
+                mode,
+                d,
+                a: sa,
+                mask,
+            } => {
+                let mut mk = [0u64; 32];
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *mask, &mut mk);
+                let members = emask & mk[emask.trailing_zeros() as usize] as u32;
+                let mut bits = 0u32;
+                for_lanes(members, |l| {
+                    if a[l] != 0 {
+                        bits |= 1 << l
+                    }
+                });
+                let v = match mode {
+                    VoteMode::Ballot => bits as u64,
+                    VoteMode::All => (bits == members) as u64,
+                    VoteMode::Any => (bits != 0) as u64,
+                    VoteMode::Uni => (bits == 0 || bits == members) as u64,
+                };
+                write(w, *d, &[v; 32], emask);
+            }
+            Op::Activemask { d } => write(w, *d, &[emask as u64; 32], emask),
+            Op::Elect { d, p, mask } => {
+                let mut mk = [0u64; 32];
+                self.fetch(w, *mask, &mut mk);
+                let members = emask & mk[emask.trailing_zeros() as usize] as u32;
+                let leader = members.trailing_zeros();
+                let mut pv = [0u64; 32];
+                if members != 0 {
+                    pv[leader as usize] = 1;
+                }
+                write(w, *d, &[leader as u64 & 31; 32], emask);
+                write(w, *p, &pv, emask);
+            }
+            Op::Carry {
+                op,
+                carry_in,
+                carry_out,
+                wide,
+                d,
+                a: sa,
+                b: sb,
+                c: sc,
+            } => {
+                let (mut b, mut c) = ([0u64; 32], [0u64; 32]);
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *sb, &mut b);
+                self.fetch(w, *sc, &mut c);
+                let (bits, mask) = if *wide {
+                    (64, u64::MAX as u128)
+                } else {
+                    (32, u32::MAX as u128)
+                };
+                let mut flags = 0u32;
+                for_lanes(emask, |l| {
+                    let cin = (*carry_in && w.cc >> l & 1 != 0) as u128;
+                    let (x, y, z) = (
+                        a[l] as u128 & mask,
+                        b[l] as u128 & mask,
+                        c[l] as u128 & mask,
+                    );
+                    let (r, carry) = match op {
+                        CarryOp::Add => {
+                            let r = x + y + cin;
+                            (r, r >> bits != 0)
+                        }
+                        // The flag of a subtraction is the borrow.
+                        CarryOp::Sub => (x.wrapping_sub(y).wrapping_sub(cin), x < y + cin),
+                        CarryOp::MadLo => {
+                            let r = ((x * y) & mask) + z + cin;
+                            (r, r >> bits != 0)
+                        }
+                        CarryOp::MadHi => {
+                            let r = ((x * y) >> bits) + z + cin;
+                            (r, r >> bits != 0)
+                        }
+                    };
+                    out[l] = (r & mask) as u64;
+                    flags |= (carry as u32) << l;
+                });
+                write(w, *d, &out, emask);
+                if *carry_out {
+                    w.cc = (w.cc & !emask) | (flags & emask);
+                }
+            }
+            Op::Match {
+                all,
+                wide,
+                d,
+                p,
+                a: sa,
+                mask,
+            } => {
+                let mut mk = [0u64; 32];
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *mask, &mut mk);
+                let members = emask & mk[emask.trailing_zeros() as usize] as u32;
+                let val = |l: usize| if *wide { a[l] } else { a[l] as u32 as u64 };
+                let mut pv = [0u64; 32];
+                for_lanes(emask, |l| {
+                    let mut same = 0u32;
+                    for_lanes(members, |k| {
+                        if val(k) == val(l) {
+                            same |= 1 << k
+                        }
+                    });
+                    if *all {
+                        let eq = same == members;
+                        out[l] = if eq { members as u64 } else { 0 };
+                        pv[l] = eq as u64;
+                    } else {
+                        out[l] = same as u64;
+                    }
+                });
+                write(w, *d, &out, emask);
+                write(w, *p, &pv, emask);
+            }
+            Op::Redux {
+                op,
+                signed,
+                d,
+                a: sa,
+                mask,
+            } => {
+                let mut mk = [0u64; 32];
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *mask, &mut mk);
+                let members = emask & mk[emask.trailing_zeros() as usize] as u32;
+                let mut acc: Option<u32> = None;
+                for_lanes(members, |l| {
+                    let x = a[l] as u32;
+                    acc = Some(match acc {
+                        None => x,
+                        Some(y) => match op {
+                            ReduxOp::Add => y.wrapping_add(x),
+                            ReduxOp::And => y & x,
+                            ReduxOp::Or => y | x,
+                            ReduxOp::Xor => y ^ x,
+                            ReduxOp::Min if *signed => (y as i32).min(x as i32) as u32,
+                            ReduxOp::Max if *signed => (y as i32).max(x as i32) as u32,
+                            ReduxOp::Min => y.min(x),
+                            ReduxOp::Max => y.max(x),
+                        },
+                    });
+                });
+                write(w, *d, &[acc.unwrap_or(0) as u64; 32], emask);
+            }
+            // Control instructions are handled in `run_group`.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Where the bytes at `addr` live; global (and generic-global) addresses only through
+    /// the memory's translation, cached per warp.
+    #[allow(clippy::too_many_arguments)]
+    fn locate(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        addr: u64,
+        size: u64,
+        access: Access,
+        lane: u32,
+        pc: u32,
+    ) -> Result<Loc, Fault> {
+        if addr % size.min(16) != 0 {
+            let detail = format!("a {size}-byte access must be {size}-byte aligned");
+            return Err(self.fault(
+                w,
+                lane,
+                pc,
+                FaultKind::MisalignedAddress,
+                Some(addr),
+                detail,
+            ));
+        }
+        let space = match space {
+            Space::Generic => {
+                if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&addr) {
+                    return self.locate(
+                        w,
+                        Space::Shared,
+                        addr - SHARED_WINDOW,
+                        size,
+                        access,
+                        lane,
+                        pc,
+                    );
+                } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&addr) {
+                    return self.locate(
+                        w,
+                        Space::Local,
+                        addr - LOCAL_WINDOW,
+                        size,
+                        access,
+                        lane,
+                        pc,
+                    );
+                } else if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&addr) {
+                    if access != Access::Read {
+                        let detail = "kernel parameters are read-only".to_string();
+                        return Err(self.fault(
+                            w,
+                            lane,
+                            pc,
+                            FaultKind::IllegalAddress,
+                            Some(addr),
+                            detail,
+                        ));
+                    }
+                    return self.locate(
+                        w,
+                        Space::KParam,
+                        addr - PARAM_WINDOW,
+                        size,
+                        access,
+                        lane,
+                        pc,
+                    );
+                }
+                Space::Global
+            }
+            s => s,
+        };
+        match space {
+            Space::Shared => {
+                if addr
+                    .checked_add(size)
+                    .is_none_or(|end| end > self.shared_limit)
+                {
+                    let detail =
+                        format!("shared memory: the block has {} bytes", self.shared_limit);
+                    return Err(self.fault(
+                        w,
+                        lane,
+                        pc,
+                        FaultKind::IllegalAddress,
+                        Some(addr),
+                        detail,
+                    ));
+                }
+                Ok(Loc::Shared(addr as usize))
+            }
+            Space::Local => {
+                if addr
+                    .checked_add(size)
+                    .is_none_or(|end| end > self.local_bytes as u64)
+                {
+                    let detail = format!("local memory: the thread has {} bytes", self.local_bytes);
+                    return Err(self.fault(
+                        w,
+                        lane,
+                        pc,
+                        FaultKind::IllegalAddress,
+                        Some(addr),
+                        detail,
+                    ));
+                }
+                let base = (w.id as usize * 32 + lane as usize) * self.local_bytes;
+                Ok(Loc::Local(base + addr as usize))
+            }
+            Space::KParam => {
+                let a = if addr >= PARAM_WINDOW {
+                    addr - PARAM_WINDOW
+                } else {
+                    addr
+                };
+                if a.checked_add(size)
+                    .is_none_or(|end| end > self.launch.params.len() as u64)
+                {
+                    let detail = format!(
+                        "kernel parameters: the launch passed {} bytes",
+                        self.launch.params.len()
+                    );
+                    return Err(self.fault(
+                        w,
+                        lane,
+                        pc,
+                        FaultKind::IllegalAddress,
+                        Some(addr),
+                        detail,
+                    ));
+                }
+                Ok(Loc::Param(a as usize))
+            }
+            _ => {
+                let write = access != Access::Read;
+                if let Some(p) = tlb_lookup(&self.tlb, addr, size, write) {
+                    return Ok(Loc::Host(p));
+                }
+                match self.mem.translate(addr, size, access) {
+                    Ok(s)
+                        if addr >= s.base
+                            && addr - s.base + size <= s.len
+                            && !s.host.is_null()
+                            && (!write || s.writable) =>
+                    {
+                        self.tlb[self.tlb_next] = Some(s);
+                        self.tlb_next = (self.tlb_next + 1) % TLB_ENTRIES;
+                        Ok(Loc::Host(s.host.wrapping_add((addr - s.base) as usize)))
+                    }
+                    Ok(_) => {
+                        let detail =
+                            "the memory's translation did not cover the access".to_string();
+                        Err(self.fault(w, lane, pc, FaultKind::IllegalAddress, Some(addr), detail))
+                    }
+                    Err(f) => Err(self.fault(
+                        w,
+                        lane,
+                        pc,
+                        FaultKind::IllegalAddress,
+                        Some(addr),
+                        f.message,
+                    )),
+                }
+            }
+        }
+    }
+
+    fn read(&self, loc: &Loc, size: u64) -> u64 {
+        match *loc {
+            Loc::Shared(i) => read_le(&self.shared, i, size),
+            Loc::Local(i) => read_le(&self.local, i, size),
+            Loc::Param(i) => read_le(self.launch.params, i, size),
+            // Safety: `locate` got this pointer from `Memory::translate`, valid for `size`
+            // bytes (the trait's contract), aligned as checked there.
+            Loc::Host(p) => unsafe { host_read(p, size) },
+        }
+    }
+
+    fn write_mem(&mut self, loc: &Loc, size: u64, v: u64) {
+        match *loc {
+            Loc::Shared(i) => write_le(&mut self.shared, i, size, v),
+            Loc::Local(i) => write_le(&mut self.local, i, size, v),
+            Loc::Param(_) => {}
+            // Safety: as in `read`, and `locate` asked for write access.
+            Loc::Host(p) => unsafe { host_write(p, size, v) },
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn load(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        ty: Ty,
+        n: u8,
+        d: &[Dst; 4],
+        addr: Src,
+        off: i64,
+        emask: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let mut base = [0u64; 32];
+        self.fetch(w, addr, &mut base);
+        let size = ty.bytes() as u64;
+        if n == 1 && space == Space::KParam {
+            if let Src::Imm(a) = addr {
+                // Every lane reads the same parameter: read it once.
+                let a = a.wrapping_add(off as u64);
+                let lane = emask.trailing_zeros();
+                let loc = self.locate(w, space, a, size, Access::Read, lane, pc)?;
+                let v = extend(self.read(&loc, size), ty);
+                write(w, d[0], &[v; 32], emask);
+                return Ok(());
+            }
+        }
+        if n == 1 {
+            if let Some(done) = self.load_block(w, space, ty, d[0], &base, off, emask) {
+                return done;
+            }
+        }
+        if n == 1 {
+            // The common case, kept short: scalar loads hitting the warp's translation
+            // cache or the block's shared memory; anything else takes `locate`.
+            let mut out = [0u64; 32];
+            let mut m = emask;
+            while m != 0 {
+                let l = m.trailing_zeros();
+                m &= m - 1;
+                let a = base[l as usize].wrapping_add(off as u64);
+                let fast = if a % size != 0 {
+                    None
+                } else {
+                    match space {
+                        Space::Shared if a + size <= self.shared_limit => {
+                            Some(read_le(&self.shared, a as usize, size))
+                        }
+                        Space::Global | Space::Generic if a < SHARED_WINDOW => {
+                            // Safety: a pointer from `Memory::translate` for this range
+                            // (the cache checks it), aligned as checked above.
+                            tlb_lookup(&self.tlb, a, size, false)
+                                .map(|p| unsafe { host_read(p, size) })
+                        }
+                        _ => None,
+                    }
+                };
+                let raw = match fast {
+                    Some(v) => v,
+                    None => {
+                        let loc = self.locate(w, space, a, size, Access::Read, l, pc)?;
+                        self.read(&loc, size)
+                    }
+                };
+                out[l as usize] = extend(raw, ty);
+            }
+            write(w, d[0], &out, emask);
+            return Ok(());
+        }
+        let mut vals = [[0u64; 32]; 4];
+        let mut m = emask;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            let a0 = base[l as usize].wrapping_add(off as u64);
+            if n > 1 && a0 % (size * n as u64) != 0 {
+                let detail = format!(
+                    "a {}-byte vector access must be {}-byte aligned",
+                    size * n as u64,
+                    size * n as u64
+                );
+                return Err(self.fault(w, l, pc, FaultKind::MisalignedAddress, Some(a0), detail));
+            }
+            for (k, val) in vals.iter_mut().enumerate().take(n as usize) {
+                let a = a0.wrapping_add(k as u64 * size);
+                let loc = self.locate(w, space, a, size, Access::Read, l, pc)?;
+                let raw = self.read(&loc, size);
+                val[l as usize] = extend(raw, ty);
+            }
+        }
+        for k in 0..n as usize {
+            write(w, d[k], &vals[k], emask);
+        }
+        Ok(())
+    }
+
+    /// A scalar load whose active lanes all fall, aligned, in one cached span of global
+    /// memory or in shared memory (coalesced accesses): one check, then a tight loop.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn load_block(
+        &self,
+        w: &mut Warp,
+        space: Space,
+        ty: Ty,
+        d: Dst,
+        base: &Lanes,
+        off: i64,
+        emask: u32,
+    ) -> Option<Result<(), Fault>> {
+        let size = ty.bytes() as u64;
+        let (lo, hi) = lane_range(base, off, emask, size)?;
+        let mut out = [0u64; 32];
+        match space {
+            Space::Global | Space::Generic if hi < SHARED_WINDOW => {
+                let p = tlb_lookup(&self.tlb, lo, hi - lo + size, false)?;
+                let at =
+                    |l: usize| p.wrapping_add((base[l].wrapping_add(off as u64) - lo) as usize);
+                match (size, (p as usize) % size as usize == 0) {
+                    // Every lane's address is a multiple of the size and so is `p`: each
+                    // lane's pointer is aligned, and the loops below need no checks.
+                    (4, true) => for_lanes(emask, |l| {
+                        // Safety: inside the span checked above (lo..=hi), aligned.
+                        let v = unsafe { AtomicU32::from_ptr(at(l) as *mut u32) }
+                            .load(Ordering::Relaxed);
+                        out[l] = extend(v as u64, ty);
+                    }),
+                    (8, true) => for_lanes(emask, |l| {
+                        // Safety: as above.
+                        out[l] = unsafe { AtomicU64::from_ptr(at(l) as *mut u64) }
+                            .load(Ordering::Relaxed);
+                    }),
+                    // Safety: as above.
+                    _ => for_lanes(emask, |l| {
+                        out[l] = extend(unsafe { host_read(at(l), size) }, ty)
+                    }),
+                }
+            }
+            Space::Shared if hi + size <= self.shared_limit => {
+                for_lanes(emask, |l| {
+                    let a = base[l].wrapping_add(off as u64);
+                    out[l] = extend(read_le(&self.shared, a as usize, size), ty);
+                });
+            }
+            _ => return None,
+        }
+        write(w, d, &out, emask);
+        Some(Ok(()))
+    }
+
+    /// The store twin of `load_block`; false when the slow path must run.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn store_block(
+        &mut self,
+        space: Space,
+        size: u64,
+        v: &Lanes,
+        base: &Lanes,
+        off: i64,
+        emask: u32,
+    ) -> bool {
+        let Some((lo, hi)) = lane_range(base, off, emask, size) else {
+            return false;
+        };
+        match space {
+            Space::Global | Space::Generic if hi < SHARED_WINDOW => {
+                let Some(p) = tlb_lookup(&self.tlb, lo, hi - lo + size, true) else {
+                    return false;
+                };
+                for_lanes(emask, |l| {
+                    let a = base[l].wrapping_add(off as u64);
+                    // Safety: inside the writable span checked above, aligned.
+                    unsafe { host_write(p.wrapping_add((a - lo) as usize), size, v[l]) };
+                });
+            }
+            Space::Shared if hi + size <= self.shared_limit => {
+                for_lanes(emask, |l| {
+                    let a = base[l].wrapping_add(off as u64);
+                    write_le(&mut self.shared, a as usize, size, v[l]);
+                });
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn store(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        ty: Ty,
+        n: u8,
+        v: &[Src; 4],
+        addr: Src,
+        off: i64,
+        emask: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let mut base = [0u64; 32];
+        self.fetch(w, addr, &mut base);
+        let size = ty.bytes() as u64;
+        let mut vals = [[0u64; 32]; 4];
+        for k in 0..n as usize {
+            self.fetch(w, v[k], &mut vals[k]);
+        }
+        if n == 1 && self.store_block(space, size, &vals[0], &base, off, emask) {
+            return Ok(());
+        }
+        let mut m = emask;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            let a0 = base[l as usize].wrapping_add(off as u64);
+            if n == 1 && a0 % size == 0 {
+                // The common case, kept short: scalar stores hitting the warp's
+                // translation cache or the block's shared memory.
+                let v = vals[0][l as usize];
+                match space {
+                    Space::Shared if a0 + size <= self.shared_limit => {
+                        write_le(&mut self.shared, a0 as usize, size, v);
+                        continue;
+                    }
+                    Space::Global | Space::Generic if a0 < SHARED_WINDOW => {
+                        if let Some(p) = tlb_lookup(&self.tlb, a0, size, true) {
+                            // Safety: a writable span from `Memory::translate` covering
+                            // the access, aligned as checked.
+                            unsafe { host_write(p, size, v) };
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if n > 1 && a0 % (size * n as u64) != 0 {
+                let detail = format!(
+                    "a {}-byte vector access must be {}-byte aligned",
+                    size * n as u64,
+                    size * n as u64
+                );
+                return Err(self.fault(w, l, pc, FaultKind::MisalignedAddress, Some(a0), detail));
+            }
+            for (k, val) in vals.iter().enumerate().take(n as usize) {
+                let a = a0.wrapping_add(k as u64 * size);
+                let loc = self.locate(w, space, a, size, Access::Write, l, pc)?;
+                if let Loc::Param(_) = loc {
+                    let detail = "kernel parameters are read-only".to_string();
+                    return Err(self.fault(w, l, pc, FaultKind::IllegalAddress, Some(a), detail));
+                }
+                self.write_mem(&loc, size, val[l as usize]);
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn atom(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        op: AtomOp,
+        ty: Ty,
+        d: Dst,
+        addr: Src,
+        off: i64,
+        b: Src,
+        c: Src,
+        emask: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let (mut base, mut bv, mut cv, mut out) = ([0u64; 32], [0u64; 32], [0u64; 32], [0u64; 32]);
+        self.fetch(w, addr, &mut base);
+        self.fetch(w, b, &mut bv);
+        self.fetch(w, c, &mut cv);
+        let size = ty.bytes() as u64;
+        let mut m = emask;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            let a = base[l as usize].wrapping_add(off as u64);
+            let loc = self.locate(w, space, a, size, Access::Atomic, l, pc)?;
+            let (x, y) = (bv[l as usize], cv[l as usize]);
+            out[l as usize] = match loc {
+                Loc::Host(p) if (p as usize) % size as usize != 0 => {
+                    let detail = "the memory's host span is not aligned for an atomic".to_string();
+                    return Err(self.fault(
+                        w,
+                        l,
+                        pc,
+                        FaultKind::MisalignedAddress,
+                        Some(a),
+                        detail,
+                    ));
+                }
+                // Safety: from `Memory::translate` with atomic access, aligned (checked).
+                Loc::Host(p) => unsafe { host_atomic(p, op, ty, x, y) },
+                Loc::Param(_) => {
+                    let detail = "kernel parameters are read-only".to_string();
+                    return Err(self.fault(w, l, pc, FaultKind::IllegalAddress, Some(a), detail));
+                }
+                _ => {
+                    // Shared and local memory belong to this host thread alone.
+                    let old = self.read(&loc, size);
+                    let (new, ret) = atomic_result(op, ty, old, x, y);
+                    self.write_mem(&loc, size, new);
+                    ret
+                }
+            };
+        }
+        write(w, d, &out, emask);
+        Ok(())
+    }
+}
+
+fn lanemask(out: &mut Lanes, f: impl Fn(u64) -> u64) {
+    for (l, o) in out.iter_mut().enumerate() {
+        *o = f(l as u64);
+    }
+}
+
+fn combine(out: &mut Lanes, c: &Lanes, op: BoolOp) {
+    for (o, c) in out.iter_mut().zip(c.iter()) {
+        let c = (*c != 0) as u64;
+        *o = match op {
+            BoolOp::And => *o & c,
+            BoolOp::Or => *o | c,
+            BoolOp::Xor => *o ^ c,
+        };
+    }
+}
+
+/// Sign- or zero-extends a loaded value per its type.
+/// A host pointer for `size` bytes at device address `addr` from the warp's cache of
+/// translated spans, if one covers it with the right access.
+#[inline(always)]
+fn tlb_lookup(
+    tlb: &[Option<HostSpan>; TLB_ENTRIES],
+    addr: u64,
+    size: u64,
+    write: bool,
+) -> Option<*mut u8> {
+    for s in tlb.iter().flatten() {
+        if addr >= s.base && addr - s.base + size <= s.len && (!write || s.writable) {
+            return Some(s.host.wrapping_add((addr - s.base) as usize));
+        }
+    }
+    None
+}
+
+/// Lowest and highest address of the active lanes, when every one is aligned to `size`
+/// and none wraps around.
+#[inline(always)]
+fn lane_range(base: &Lanes, off: i64, emask: u32, size: u64) -> Option<(u64, u64)> {
+    if emask == 0 {
+        return None;
+    }
+    let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+    for (l, b) in base.iter().enumerate() {
+        if emask >> l & 1 != 0 {
+            let a = b.wrapping_add(off as u64);
+            lo = lo.min(a);
+            hi = hi.max(a);
+            bits |= a;
+        }
+    }
+    (bits % size == 0 && hi.checked_add(size).is_some()).then_some((lo, hi))
+}
+
+/// Little-endian value of `size` bytes at `i` (the caller checked the bounds).
+#[inline(always)]
+fn read_le(s: &[u8], i: usize, size: u64) -> u64 {
+    let get = |n: usize| s.get(i..i + n).unwrap_or(&[0u8; 8][..n]);
+    match size {
+        1 => get(1)[0] as u64,
+        2 => u16::from_le_bytes(get(2).try_into().unwrap_or_default()) as u64,
+        4 => u32::from_le_bytes(get(4).try_into().unwrap_or_default()) as u64,
+        _ => u64::from_le_bytes(get(8).try_into().unwrap_or_default()),
+    }
+}
+
+#[inline(always)]
+fn write_le(s: &mut [u8], i: usize, size: u64, v: u64) {
+    let n = size as usize;
+    if let Some(d) = s.get_mut(i..i + n) {
+        d.copy_from_slice(&v.to_le_bytes()[..n]);
+    }
+}
+
+fn extend(raw: u64, ty: Ty) -> u64 {
+    match ty {
+        Ty::S8 => raw as i8 as i64 as u64,
+        Ty::S16 => raw as i16 as i64 as u64,
+        Ty::S32 => raw as i32 as i64 as u64,
+        _ => raw,
+    }
+}
+
+#[inline(always)]
+fn for_lanes(mask: u32, mut f: impl FnMut(usize)) {
+    let mut m = mask;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        f(l);
+    }
+}
+
+fn set_pcs(w: &mut Warp, mask: u32, pc: u32) {
+    for_lanes(mask, |l| w.pcs[l] = pc);
+}
+
+#[inline(always)]
+fn write(w: &mut Warp, d: Dst, v: &Lanes, mask: u32) {
+    match d {
+        Dst::Reg(r) => {
+            let r = r as usize * 32;
+            let regs = &mut w.regs[r..r + 32];
+            if mask == FULL {
+                regs.copy_from_slice(v);
+            } else {
+                for (l, (o, x)) in regs.iter_mut().zip(v.iter()).enumerate() {
+                    if mask >> l & 1 != 0 {
+                        *o = *x;
+                    }
+                }
+            }
+        }
+        Dst::Pred(p) => {
+            let bits = v
+                .iter()
+                .rev()
+                .fold(0u32, |b, x| (b << 1) | (*x != 0) as u32);
+            let old = &mut w.preds[p as usize];
+            *old = (*old & !mask) | (bits & mask);
+        }
+        Dst::Sink => {}
+    }
+}
+
+fn write_lane(w: &mut Warp, d: Dst, lane: usize, v: u64) {
+    match d {
+        Dst::Reg(r) => w.regs[r as usize * 32 + lane] = v,
+        Dst::Pred(p) => {
+            let old = &mut w.preds[p as usize];
+            *old = (*old & !(1 << lane)) | (((v != 0) as u32) << lane);
+        }
+        Dst::Sink => {}
+    }
+}
+
+/// Reads `size` bytes at `p` with a relaxed atomic load: other host threads run other
+/// blocks over the same memory, and a kernel's data race must not be the host's UB.
+///
+/// # Safety
+/// `p` valid for `size` bytes of reads.
+unsafe fn host_read(p: *mut u8, size: u64) -> u64 {
+    if (p as usize) % size as usize != 0 {
+        // A foreign Memory whose host layout is not aligned like the device's (the mock's
+        // spans are page-aligned): a plain copy of exactly `size` bytes.
+        let mut b = [0u8; 8];
+        // Safety: `p` is valid for `size` (<= 8) bytes per the caller.
+        unsafe {
+            std::ptr::copy_nonoverlapping(p as *const u8, b.as_mut_ptr(), size.min(8) as usize)
+        };
+        return u64::from_le_bytes(b);
+    }
+    // Safety: valid per the caller and aligned as just checked; atomics need no more.
+    unsafe {
+        match size {
+            1 => AtomicU8::from_ptr(p).load(Ordering::Relaxed) as u64,
+            2 => AtomicU16::from_ptr(p as *mut u16).load(Ordering::Relaxed) as u64,
+            4 => AtomicU32::from_ptr(p as *mut u32).load(Ordering::Relaxed) as u64,
+            _ => AtomicU64::from_ptr(p as *mut u64).load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// # Safety
+/// `p` valid for `size` bytes of writes.
+unsafe fn host_write(p: *mut u8, size: u64, v: u64) {
+    if (p as usize) % size as usize != 0 {
+        let b = v.to_le_bytes();
+        // Safety: valid per the caller (see host_read).
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, size as usize) };
+        return;
+    }
+    // Safety: valid per the caller and aligned as just checked.
+    unsafe {
+        match size {
+            1 => AtomicU8::from_ptr(p).store(v as u8, Ordering::Relaxed),
+            2 => AtomicU16::from_ptr(p as *mut u16).store(v as u16, Ordering::Relaxed),
+            4 => AtomicU32::from_ptr(p as *mut u32).store(v as u32, Ordering::Relaxed),
+            _ => AtomicU64::from_ptr(p as *mut u64).store(v, Ordering::Relaxed),
+        }
+    }
+}
+
+/// The new value and the value returned, for an atomic on plain memory.
+fn atomic_result(op: AtomOp, ty: Ty, old: u64, x: u64, y: u64) -> (u64, u64) {
+    let new = match (op, ty) {
+        (AtomOp::Add, Ty::F32) => math::bits32(math::f32_of(old) + math::f32_of(x)),
+        (AtomOp::Add, Ty::F64) => math::bits64(math::f64_of(old) + math::f64_of(x)),
+        (AtomOp::Add, _) => old.wrapping_add(x),
+        (AtomOp::Min, Ty::S32) => (old as i32).min(x as i32) as u32 as u64,
+        (AtomOp::Max, Ty::S32) => (old as i32).max(x as i32) as u32 as u64,
+        (AtomOp::Min, Ty::S64) => (old as i64).min(x as i64) as u64,
+        (AtomOp::Max, Ty::S64) => (old as i64).max(x as i64) as u64,
+        (AtomOp::Min, _) => old.min(if ty.bytes() == 4 { x as u32 as u64 } else { x }),
+        (AtomOp::Max, _) => old.max(if ty.bytes() == 4 { x as u32 as u64 } else { x }),
+        (AtomOp::Inc, _) => {
+            if old as u32 >= x as u32 {
+                0
+            } else {
+                old + 1
+            }
+        }
+        (AtomOp::Dec, _) => {
+            if old as u32 == 0 || old as u32 > x as u32 {
+                x
+            } else {
+                old - 1
+            }
+        }
+        (AtomOp::And, _) => old & x,
+        (AtomOp::Or, _) => old | x,
+        (AtomOp::Xor, _) => old ^ x,
+        (AtomOp::Exch, _) => x,
+        (AtomOp::Cas, _) => {
+            let m = if ty.bytes() == 4 {
+                0xffff_ffff
+            } else {
+                u64::MAX
+            };
+            if old & m == x & m {
+                y
+            } else {
+                old
+            }
+        }
+    };
+    let m = if ty.bytes() == 4 {
+        0xffff_ffff
+    } else {
+        u64::MAX
+    };
+    (new & m, old & m)
+}
+
+/// A real atomic on the span: other blocks run on other host threads.
+///
+/// # Safety
+/// `p` valid for reads and writes of `ty.bytes()` and aligned to them.
+unsafe fn host_atomic(p: *mut u8, op: AtomOp, ty: Ty, x: u64, y: u64) -> u64 {
+    const O: Ordering = Ordering::SeqCst;
+    // Safety (all blocks below): per the caller.
+    if ty.bytes() == 4 {
+        let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };
+        let (x32, y32) = (x as u32, y as u32);
+        let old = match (op, ty) {
+            (AtomOp::Add, Ty::F32) => a.fetch_update(O, O, |v| {
+                Some(math::bits32(f32::from_bits(v) + f32::from_bits(x32)) as u32)
+            }),
+            (AtomOp::Add, _) => Ok(a.fetch_add(x32, O)),
+            (AtomOp::Min, Ty::S32) => {
+                Ok(unsafe { AtomicI32::from_ptr(p as *mut i32) }.fetch_min(x32 as i32, O) as u32)
+            }
+            (AtomOp::Max, Ty::S32) => {
+                Ok(unsafe { AtomicI32::from_ptr(p as *mut i32) }.fetch_max(x32 as i32, O) as u32)
+            }
+            (AtomOp::Min, _) => Ok(a.fetch_min(x32, O)),
+            (AtomOp::Max, _) => Ok(a.fetch_max(x32, O)),
+            (AtomOp::Inc, _) => a.fetch_update(O, O, |v| Some(if v >= x32 { 0 } else { v + 1 })),
+            (AtomOp::Dec, _) => {
+                a.fetch_update(O, O, |v| Some(if v == 0 || v > x32 { x32 } else { v - 1 }))
+            }
+            (AtomOp::And, _) => Ok(a.fetch_and(x32, O)),
+            (AtomOp::Or, _) => Ok(a.fetch_or(x32, O)),
+            (AtomOp::Xor, _) => Ok(a.fetch_xor(x32, O)),
+            (AtomOp::Exch, _) => Ok(a.swap(x32, O)),
+            (AtomOp::Cas, _) => Ok(a.compare_exchange(x32, y32, O, O).unwrap_or_else(|v| v)),
+        };
+        old.unwrap_or_else(|v| v) as u64
+    } else {
+        let a = unsafe { AtomicU64::from_ptr(p as *mut u64) };
+        let old = match (op, ty) {
+            (AtomOp::Add, Ty::F64) => a.fetch_update(O, O, |v| {
+                Some(math::bits64(f64::from_bits(v) + f64::from_bits(x)))
+            }),
+            (AtomOp::Add, _) => Ok(a.fetch_add(x, O)),
+            (AtomOp::Min, Ty::S64) => {
+                Ok(unsafe { AtomicI64::from_ptr(p as *mut i64) }.fetch_min(x as i64, O) as u64)
+            }
+            (AtomOp::Max, Ty::S64) => {
+                Ok(unsafe { AtomicI64::from_ptr(p as *mut i64) }.fetch_max(x as i64, O) as u64)
+            }
+            (AtomOp::Min, _) => Ok(a.fetch_min(x, O)),
+            (AtomOp::Max, _) => Ok(a.fetch_max(x, O)),
+            (AtomOp::And, _) => Ok(a.fetch_and(x, O)),
+            (AtomOp::Or, _) => Ok(a.fetch_or(x, O)),
+            (AtomOp::Xor, _) => Ok(a.fetch_xor(x, O)),
+            (AtomOp::Exch, _) => Ok(a.swap(x, O)),
+            (AtomOp::Cas, _) => Ok(a.compare_exchange(x, y, O, O).unwrap_or_else(|v| v)),
+            (AtomOp::Inc | AtomOp::Dec, _) => Ok(a.load(O)),
+        };
+        old.unwrap_or_else(|v| v)
+    }
+}

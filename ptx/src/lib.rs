@@ -1,0 +1,293 @@
+//! PTX in, a decoded program out, executed a warp at a time over a memory interface.
+//!
+//! API as agreed, extended (nothing removed or changed): `Module::parse_with_max_version`
+//! (a profile's PTX version limit; `parse` uses [`MAX_PTX_VERSION`]),
+//! `FatbinError::NoCompatiblePtx` (PTX only for architectures above the device),
+//! `fatbin::entries`/`entry_text`/`Entry` (listing a fatbin), and the generic-address
+//! window constants. `Launch::step_limit` counts instructions issued per warp;
+//! `Stats::instructions` counts thread-instructions.
+//!
+//! `Module::parse` reads PTX text once: tokens (`lex`), a syntax tree (`parse`), then
+//! `decode` checks names and types and lowers each instruction into the executor's own
+//! form (registers as indices, operands typed, labels as program counters, per-type lane
+//! functions chosen). `run` executes a kernel of a module: blocks in parallel on host
+//! threads, each block's warps in turn, each warp 32 lanes at once with an active mask.
+//!
+//! The executor knows nothing of a driver. Global and `.const` memory are reached only
+//! through [`Memory::translate`], which the mock implements with its mappings and access
+//! rights; shared, local and param memory belong to the executor.
+//!
+//! Generic addresses: shared, local and kernel-parameter memory appear in the generic
+//! address space in windows above the canonical 64-bit user range, where no host (and so
+//! no mock device) address can lie: [`SHARED_WINDOW`], [`LOCAL_WINDOW`], [`PARAM_WINDOW`],
+//! each 4 GiB. `cvta.shared`/`cvta.local` add the window base; `cvta.to.*` subtract it.
+
+mod decode;
+mod exec;
+pub mod fatbin;
+mod lex;
+mod math;
+mod parse;
+
+use std::fmt;
+
+pub use exec::run;
+
+/// Generic address of byte 0 of the block's shared memory.
+pub const SHARED_WINDOW: u64 = 0x8000_0000_0000_0000;
+/// Generic address of byte 0 of the thread's local memory.
+pub const LOCAL_WINDOW: u64 = 0x8001_0000_0000_0000;
+/// Generic address of byte 0 of the kernel's parameter buffer.
+pub const PARAM_WINDOW: u64 = 0x8002_0000_0000_0000;
+/// Size of each window.
+pub const WINDOW_SIZE: u64 = 1 << 32;
+
+/// The newest PTX ISA version the parser accepts (nvcc 13.0 writes 9.0).
+pub const MAX_PTX_VERSION: (u32, u32) = (9, 0);
+
+/// A parsed and decoded PTX module: parse and check once, run many times.
+#[derive(Debug)]
+pub struct Module {
+    pub version: (u32, u32),
+    pub target: String,
+    pub kernels: Vec<Kernel>,
+    pub globals: Vec<Global>,
+    pub(crate) program: decode::Program,
+}
+
+impl Module {
+    /// Parses PTX text. Versions newer than [`MAX_PTX_VERSION`] are refused
+    /// (`LoadErrorKind::UnsupportedVersion`), as a driver refuses PTX from a newer toolkit.
+    pub fn parse(src: &str) -> Result<Module, LoadError> {
+        Self::parse_with_max_version(src, MAX_PTX_VERSION)
+    }
+
+    /// Parses PTX text, accepting ISA versions up to `max_version` (a driver profile's).
+    pub fn parse_with_max_version(src: &str, max_version: (u32, u32)) -> Result<Module, LoadError> {
+        let toks = lex::tokenize(src)?;
+        let ast = parse::Parser::new(&toks).module()?;
+        if ast.version == (0, 0) {
+            return Err(LoadError::at(
+                1,
+                1,
+                LoadErrorKind::Syntax,
+                "missing `.version` directive",
+            ));
+        }
+        if ast.version > max_version {
+            return Err(LoadError::at(
+                1,
+                1,
+                LoadErrorKind::UnsupportedVersion,
+                format!(
+                    "PTX ISA version {}.{} is newer than the {}.{} this driver takes",
+                    ast.version.0, ast.version.1, max_version.0, max_version.1
+                ),
+            ));
+        }
+        decode::decode(ast, src)
+    }
+
+    /// Index of the kernel (`.entry`) named `name`.
+    pub fn kernel(&self, name: &str) -> Option<usize> {
+        self.kernels.iter().position(|k| k.name == name)
+    }
+}
+
+/// Where in the PTX text loading failed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct LoadError {
+    pub line: u32,
+    pub column: u32,
+    pub kind: LoadErrorKind,
+    pub message: String,
+}
+
+impl LoadError {
+    pub(crate) fn at(
+        line: u32,
+        column: u32,
+        kind: LoadErrorKind,
+        message: impl Into<String>,
+    ) -> Self {
+        LoadError {
+            line,
+            column,
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadErrorKind {
+    /// Not PTX: a token or statement out of place.
+    Syntax,
+    /// Valid PTX this executor does not implement (an instruction, modifier or directive).
+    Unsupported,
+    /// `.version` newer than the driver takes.
+    UnsupportedVersion,
+    /// Undeclared register, unknown label or function, operand of the wrong kind.
+    Semantic,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateSpace {
+    Global,
+    Const,
+}
+
+/// A module-scope `.global` or `.const` variable; the launcher allocates it in device
+/// memory, fills it with `init`, and passes its address in [`Launch::globals`].
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub name: String,
+    pub space: StateSpace,
+    pub size: u64,
+    pub align: u32,
+    /// Initial bytes (zero where the PTX gives no initializer), `size` long.
+    pub init: Vec<u8>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub static_shared_bytes: u32,
+    pub local_bytes_per_thread: u32,
+    /// `.maxntid`: the product of its dimensions.
+    pub max_threads_per_block: Option<u32>,
+    pub reqntid: Option<[u32; 3]>,
+    /// Registers declared by the kernel and the functions it calls.
+    pub registers: u32,
+    pub(crate) entry_pc: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    pub offset: u32,
+    pub size: u32,
+    pub align: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    Atomic,
+}
+
+/// Host memory standing for device memory at `base..base+len`.
+#[derive(Debug, Clone, Copy)]
+pub struct HostSpan {
+    pub base: u64,
+    pub len: u64,
+    pub host: *mut u8,
+    pub writable: bool,
+}
+
+/// Why the memory refused an access: what lies at the address, which rule it breaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub message: String,
+}
+
+/// The memory a kernel sees: the mock's address translation.
+///
+/// # Safety
+/// A returned span's `host` pointer must be valid for reads (and for writes when the
+/// access was `Write` or `Atomic`, or `writable` is true) of `len` bytes for the whole
+/// launch, and may be accessed concurrently by other host threads running other blocks
+/// (the executor accesses it only through atomic operations, so concurrent kernels'
+/// races are not undefined behaviour in the host process).
+pub unsafe trait Memory: Sync {
+    fn translate(&self, addr: u64, len: u64, access: Access) -> Result<HostSpan, Fault>;
+}
+
+/// One launch's configuration.
+#[derive(Debug, Clone)]
+pub struct Launch<'a> {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared_bytes: u32,
+    /// The kernel's parameter buffer, laid out per [`Kernel::params`].
+    pub params: &'a [u8],
+    /// Device address of each of [`Module::globals`].
+    pub globals: &'a [u64],
+    pub device_ordinal: u32,
+    pub sm_count: u32,
+    pub host_threads: usize,
+    /// The most instructions one warp may issue before the launch ends in `StepLimit`.
+    pub step_limit: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Thread instructions executed (each active lane of each issued instruction).
+    pub instructions: u64,
+    /// Warps run.
+    pub warps: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// CUDA_ERROR_ILLEGAL_ADDRESS (700).
+    IllegalAddress,
+    /// CUDA_ERROR_MISALIGNED_ADDRESS (716).
+    MisalignedAddress,
+    /// CUDA_ERROR_ILLEGAL_INSTRUCTION (715).
+    IllegalInstruction,
+    /// `trap`: CUDA_ERROR_LAUNCH_FAILED (719).
+    Trap,
+    /// `__assertfail`: CUDA_ERROR_ASSERT (710).
+    Assert,
+    /// CUDA_ERROR_LAUNCH_TIMEOUT (702): the step limit was reached.
+    StepLimit,
+    /// A barrier no thread can complete: a GPU hangs; we report it.
+    Deadlock,
+}
+
+/// A kernel's fault, located as compute-sanitizer would: kernel, block, thread, PTX line
+/// and instruction, address, and the memory's explanation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelFault {
+    pub kind: FaultKind,
+    pub kernel: String,
+    pub block: [u32; 3],
+    pub thread: [u32; 3],
+    pub line: u32,
+    pub instruction: String,
+    pub address: Option<u64>,
+    pub detail: String,
+}
+
+impl fmt::Display for KernelFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            FaultKind::IllegalAddress => "illegal address",
+            FaultKind::MisalignedAddress => "misaligned address",
+            FaultKind::IllegalInstruction => "illegal instruction",
+            FaultKind::Trap => "trap",
+            FaultKind::Assert => "assertion failed",
+            FaultKind::StepLimit => "step limit reached",
+            FaultKind::Deadlock => "barrier deadlock",
+        };
+        let [bx, by, bz] = self.block;
+        let [tx, ty, tz] = self.thread;
+        write!(
+            f,
+            "{what} in kernel `{}`, block ({bx},{by},{bz}), thread ({tx},{ty},{tz}), PTX line {}: `{}`",
+            self.kernel, self.line, self.instruction
+        )?;
+        if let Some(a) = self.address {
+            write!(f, ", address {a:#x}")?;
+        }
+        if !self.detail.is_empty() {
+            write!(f, ": {}", self.detail)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for KernelFault {}

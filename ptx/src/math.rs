@@ -1,0 +1,1627 @@
+//! Lane functions: the arithmetic of every typed PTX operation, as functions over a
+//! warp's 32 lanes (`WarpFn`), chosen once at decode time so the executor's inner loop
+//! is a plain, monomorphic loop over lanes.
+//!
+//! Registers hold 64 bits per lane; every function reads its operands truncated to the
+//! instruction's type, so what lies above a narrow value never matters.
+//! Floating point follows what NVIDIA GPUs do where it differs from the host: f32
+//! results that are NaN are the canonical 0x7fffffff; `.ftz` flushes subnormal inputs
+//! and results to sign-preserving zero; `min`/`max` return the non-NaN operand;
+//! float-to-integer `cvt` saturates and maps NaN to 0.
+
+pub type Lanes = [u64; 32];
+pub type WarpFn = fn(&mut Lanes, &Lanes, &Lanes, &Lanes, &Lanes);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    B8,
+    B16,
+    B32,
+    B64,
+    B128,
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F16,
+    F16x2,
+    BF16,
+    BF16x2,
+    F32,
+    F64,
+    Pred,
+}
+
+impl Ty {
+    pub fn from_name(s: &str) -> Option<Ty> {
+        Some(match s {
+            "b8" => Ty::B8,
+            "b16" => Ty::B16,
+            "b32" => Ty::B32,
+            "b64" => Ty::B64,
+            "b128" => Ty::B128,
+            "u8" => Ty::U8,
+            "u16" => Ty::U16,
+            "u32" => Ty::U32,
+            "u64" => Ty::U64,
+            "s8" => Ty::S8,
+            "s16" => Ty::S16,
+            "s32" => Ty::S32,
+            "s64" => Ty::S64,
+            "f16" => Ty::F16,
+            "f16x2" => Ty::F16x2,
+            "bf16" => Ty::BF16,
+            "bf16x2" => Ty::BF16x2,
+            "f32" => Ty::F32,
+            "f64" => Ty::F64,
+            "pred" => Ty::Pred,
+            _ => return None,
+        })
+    }
+
+    pub fn bytes(self) -> u32 {
+        match self {
+            Ty::B8 | Ty::U8 | Ty::S8 | Ty::Pred => 1,
+            Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 | Ty::BF16 => 2,
+            Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 | Ty::F16x2 | Ty::BF16x2 => 4,
+            Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => 8,
+            Ty::B128 => 16,
+        }
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2 | Ty::F32 | Ty::F64
+        )
+    }
+
+    pub fn is_int(self) -> bool {
+        !self.is_float() && self != Ty::Pred && self != Ty::B128
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rnd {
+    /// Nearest even (also the integer-rounding `.rni`).
+    N,
+    Z,
+    M,
+    P,
+}
+
+/// Builds a `WarpFn` from a per-lane expression over `a, b, c, e` (u64 lanes).
+macro_rules! wf {
+    (|$a:ident, $b:ident, $c:ident, $e:ident| $body:expr) => {{
+        #[allow(
+            unused_variables,
+            unused_comparisons,
+            clippy::unnecessary_cast,
+            clippy::absurd_extreme_comparisons,
+            clippy::neg_cmp_op_on_partial_ord
+        )]
+        fn lanes(o: &mut Lanes, a: &Lanes, b: &Lanes, c: &Lanes, e: &Lanes) {
+            for i in 0..32 {
+                let ($a, $b, $c, $e) = (a[i], b[i], c[i], e[i]);
+                o[i] = $body;
+            }
+        }
+        lanes as WarpFn
+    }};
+}
+
+/// One `WarpFn` per integer type: `T` is the Rust type of the PTX type (`U` its unsigned
+/// twin, `W` the double width for `.wide`/`.hi`).
+macro_rules! by_int {
+    ($ty:expr, |$a:ident, $b:ident, $c:ident, $e:ident| $body:expr) => {
+        match $ty {
+            Ty::U8 | Ty::B8 => {
+                #[allow(dead_code)]
+                type T = u8;
+                #[allow(dead_code)]
+                type U = u8;
+                #[allow(dead_code)]
+                type W = u16;
+                Some(wf!(|$a, $b, $c, $e| $body))
+            }
+            Ty::U16 | Ty::B16 => {
+                #[allow(dead_code)]
+                type T = u16;
+                #[allow(dead_code)]
+                type U = u16;
+                #[allow(dead_code)]
+                type W = u32;
+                Some(wf!(|$a, $b, $c, $e| $body))
+            }
+            Ty::U32 | Ty::B32 => {
+                #[allow(dead_code)]
+                type T = u32;
+                #[allow(dead_code)]
+                type U = u32;
+                #[allow(dead_code)]
+                type W = u64;
+                Some(wf!(|$a, $b, $c, $e| $body))
+            }
+            Ty::U64 | Ty::B64 => {
+                #[allow(dead_code)]
+                type T = u64;
+                #[allow(dead_code)]
+                type U = u64;
+                #[allow(dead_code)]
+                type W = u128;
+                Some(wf!(|$a, $b, $c, $e| $body))
+            }
+            Ty::S8 => {
+                #[allow(dead_code)]
+                type T = i8;
+                #[allow(dead_code)]
+                type U = u8;
+                #[allow(dead_code)]
+                type W = i16;
+                Some(wf!(|$a, $b, $c, $e| $body))
+            }
+            Ty::S16 => {
+                #[allow(dead_code)]
+                type T = i16;
+                #[allow(dead_code)]
+                type U = u16;
+                #[allow(dead_code)]
+                type W = i32;
+                Some(wf!(|$a, $b, $c, $e| $body))
+            }
+            Ty::S32 => {
+                #[allow(dead_code)]
+                type T = i32;
+                #[allow(dead_code)]
+                type U = u32;
+                #[allow(dead_code)]
+                type W = i64;
+                Some(wf!(|$a, $b, $c, $e| $body))
+            }
+            Ty::S64 => {
+                #[allow(dead_code)]
+                type T = i64;
+                #[allow(dead_code)]
+                type U = u64;
+                #[allow(dead_code)]
+                type W = i128;
+                Some(wf!(|$a, $b, $c, $e| $body))
+            }
+            _ => None,
+        }
+    };
+}
+
+/// Integer ops whose result is the same type (`as T as U as u64`: zero-extended bits).
+pub fn int_op(op: &str, ty: Ty) -> Option<WarpFn> {
+    match op {
+        "add" => by_int!(ty, |a, b, c, e| (a as T).wrapping_add(b as T) as U as u64),
+        "sub" => by_int!(ty, |a, b, c, e| (a as T).wrapping_sub(b as T) as U as u64),
+        "mul.lo" => by_int!(ty, |a, b, c, e| (a as T).wrapping_mul(b as T) as U as u64),
+        "mul.hi" => by_int!(ty, |a, b, c, e| ((((a as T) as W) * ((b as T) as W))
+            >> (8 * std::mem::size_of::<T>())) as T
+            as U as u64),
+        "mul.wide" => by_int!(
+            ty,
+            |a, b, c, e| (((a as T) as W).wrapping_mul((b as T) as W)) as u64
+        ),
+        "mad.lo" => by_int!(
+            ty,
+            |a, b, c, e| (a as T).wrapping_mul(b as T).wrapping_add(c as T) as U as u64
+        ),
+        "mad.hi" => by_int!(ty, |a, b, c, e| (((((a as T) as W) * ((b as T) as W))
+            >> (8 * std::mem::size_of::<T>())) as T)
+            .wrapping_add(c as T) as U
+            as u64),
+        "mad.wide" => by_int!(ty, |a, b, c, e| (((a as T) as W)
+            .wrapping_mul((b as T) as W)
+            .wrapping_add(c as W)) as u64),
+        // Division by zero has no defined result in PTX; H200's answers are in the corpus.
+        "div" => by_int!(ty, |a, b, c, e| match (a as T).checked_div(b as T) {
+            Some(q) => q as U as u64,
+            None =>
+                if b as T == 0 {
+                    U::MAX as u64
+                } else {
+                    a as T as U as u64
+                },
+        }),
+        "rem" => by_int!(ty, |a, b, c, e| match (a as T).checked_rem(b as T) {
+            Some(r) => r as U as u64,
+            None =>
+                if b as T == 0 {
+                    a as T as U as u64
+                } else {
+                    0
+                },
+        }),
+        "sad" => by_int!(ty, |a, b, c, e| {
+            let (x, y) = (a as T, b as T);
+            let d = if x > y {
+                (x as U).wrapping_sub(y as U)
+            } else {
+                (y as U).wrapping_sub(x as U)
+            };
+            d.wrapping_add(c as U) as u64
+        }),
+        "min" => by_int!(ty, |a, b, c, e| std::cmp::min(a as T, b as T) as U as u64),
+        "max" => by_int!(ty, |a, b, c, e| std::cmp::max(a as T, b as T) as U as u64),
+        "abs" => by_int!(ty, |a, b, c, e| if (a as T) < (0 as T) {
+            (0 as T).wrapping_sub(a as T) as U as u64
+        } else {
+            a as T as U as u64
+        }),
+        "neg" => by_int!(ty, |a, b, c, e| (0 as T).wrapping_sub(a as T) as U as u64),
+        "and" => by_int!(ty, |a, b, c, e| (a & b) as T as U as u64),
+        "or" => by_int!(ty, |a, b, c, e| (a | b) as T as U as u64),
+        "xor" => by_int!(ty, |a, b, c, e| (a ^ b) as T as U as u64),
+        "not" => by_int!(ty, |a, b, c, e| (!a) as T as U as u64),
+        "cnot" => by_int!(ty, |a, b, c, e| ((a as T) == (0 as T)) as u64),
+        // Shift amounts are unsigned 32-bit; at or beyond the width the result is 0 (or
+        // the sign for `shr.s`), never the host's modulo.
+        "shl" => by_int!(
+            ty,
+            |a, b, c, e| if (b as u32) >= 8 * std::mem::size_of::<T>() as u32 {
+                0
+            } else {
+                ((a as T) << (b as u32)) as U as u64
+            }
+        ),
+        "shr" => by_int!(ty, |a, b, c, e| {
+            let s = std::cmp::min(b as u32, 8 * std::mem::size_of::<T>() as u32 - 1);
+            let v = (a as T) >> s;
+            if (b as u32) >= 8 * std::mem::size_of::<T>() as u32 {
+                ((a as T) >> s >> 1) as U as u64
+            } else {
+                v as U as u64
+            }
+        }),
+        "popc" => by_int!(ty, |a, b, c, e| (a as T).count_ones() as u64),
+        "clz" => by_int!(ty, |a, b, c, e| (a as T).leading_zeros() as u64),
+        "brev" => by_int!(ty, |a, b, c, e| (a as T).reverse_bits() as U as u64),
+        "bfind" => by_int!(ty, |a, b, c, e| {
+            let v = a as T;
+            let bits = 8 * std::mem::size_of::<T>() as u32;
+            let lz = if v < (0 as T) {
+                (!v).leading_zeros()
+            } else {
+                v.leading_zeros()
+            };
+            if lz == bits {
+                0xffff_ffff
+            } else {
+                (bits - 1 - lz) as u64
+            }
+        }),
+        "bfind.shiftamt" => by_int!(ty, |a, b, c, e| {
+            let v = a as T;
+            let bits = 8 * std::mem::size_of::<T>() as u32;
+            let lz = if v < (0 as T) {
+                (!v).leading_zeros()
+            } else {
+                v.leading_zeros()
+            };
+            if lz == bits {
+                0xffff_ffff
+            } else {
+                lz as u64
+            }
+        }),
+        "bfe" => by_int!(ty, |a, b, c, e| {
+            let bits = 8 * std::mem::size_of::<T>() as u32;
+            let (pos, len) = ((b as u8) as u32, (c as u8) as u32);
+            let v = a as T;
+            // Sign of the field (`.s`): the bit at min(pos+len-1, msb); 0 when len == 0.
+            let msb_pos = std::cmp::min(pos.saturating_add(len).saturating_sub(1), bits - 1);
+            let neg = (0 as T) > (!(0 as T)) && len != 0 && ((v >> msb_pos) & (1 as T)) != (0 as T);
+            let mut r: u128 = 0;
+            for i in 0..std::cmp::min(len, bits) {
+                let bit = if pos + i < bits {
+                    ((v >> (pos + i)) & (1 as T)) != (0 as T)
+                } else {
+                    neg
+                };
+                if bit {
+                    r |= 1 << i;
+                }
+            }
+            if neg {
+                for i in std::cmp::min(len, bits)..bits {
+                    r |= 1 << i;
+                }
+            }
+            (r as T) as U as u64
+        }),
+        "bfi" => by_int!(ty, |a, b, c, e| {
+            let bits = 8 * std::mem::size_of::<T>() as u32;
+            let (pos, len) = ((c as u8) as u32, (e as u8) as u32);
+            let mut r = b as U;
+            for i in 0..len {
+                if pos + i >= bits {
+                    break;
+                }
+                let bit = ((a as U) >> i) & 1;
+                r = (r & !((1 as U) << (pos + i))) | (bit << (pos + i));
+            }
+            r as u64
+        }),
+        _ => None,
+    }
+}
+
+/// `add.sat.s32`/`sub.sat.s32`/`mad.hi.sat.s32`: clamped to the s32 range.
+pub fn int_sat_op(op: &str) -> Option<WarpFn> {
+    Some(match op {
+        "add" => wf!(|a, b, c, e| (a as i32).saturating_add(b as i32) as u32 as u64),
+        "sub" => wf!(|a, b, c, e| (a as i32).saturating_sub(b as i32) as u32 as u64),
+        "mad.hi" => wf!(
+            |a, b, c, e| ((((a as i32 as i64) * (b as i32 as i64)) >> 32) + (c as i32 as i64))
+                .clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32
+                as u64
+        ),
+        _ => return None,
+    })
+}
+
+pub fn mul24(op: &str, ty: Ty) -> Option<WarpFn> {
+    Some(match (op, ty) {
+        ("mul24.lo", Ty::U32) => {
+            wf!(|a, b, c, e| ((a & 0xff_ffff) * (b & 0xff_ffff)) as u32 as u64)
+        }
+        ("mul24.hi", Ty::U32) => {
+            wf!(|a, b, c, e| (((a & 0xff_ffff) * (b & 0xff_ffff)) >> 16) as u32 as u64)
+        }
+        ("mad24.lo", Ty::U32) => {
+            wf!(|a, b, c, e| ((a & 0xff_ffff) * (b & 0xff_ffff)).wrapping_add(c) as u32 as u64)
+        }
+        ("mul24.lo", Ty::S32) => wf!(|a, b, c, e| (sx24(a) * sx24(b)) as u32 as u64),
+        ("mul24.hi", Ty::S32) => wf!(|a, b, c, e| ((sx24(a) * sx24(b)) >> 16) as u32 as u64),
+        ("mad24.lo", Ty::S32) => {
+            wf!(|a, b, c, e| (sx24(a) * sx24(b)).wrapping_add(c as i32 as i64) as u32 as u64)
+        }
+        _ => return None,
+    })
+}
+
+fn sx24(a: u64) -> i64 {
+    (((a as u32) << 8) as i32 >> 8) as i64
+}
+
+pub fn pred_op(op: &str) -> Option<WarpFn> {
+    Some(match op {
+        "and" => wf!(|a, b, c, e| a & b & 1),
+        "or" => wf!(|a, b, c, e| (a | b) & 1),
+        "xor" => wf!(|a, b, c, e| (a ^ b) & 1),
+        "not" => wf!(|a, b, c, e| (a & 1) ^ 1),
+        "mov" => wf!(|a, b, c, e| a & 1),
+        _ => return None,
+    })
+}
+
+/// `isspacep.space`: 1 when a generic address lies in the space's window.
+pub fn isspacep(space: &str) -> Option<WarpFn> {
+    use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+    Some(match space {
+        "shared" => wf!(|a, b, c, e| (a.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE) as u64),
+        "local" => wf!(|a, b, c, e| (a.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE) as u64),
+        "param" => wf!(|a, b, c, e| (a.wrapping_sub(PARAM_WINDOW) < WINDOW_SIZE) as u64),
+        // Everything else in the generic space is global (const lives in device memory).
+        "global" | "const" => wf!(|a, b, c, e| (a < SHARED_WINDOW) as u64),
+        _ => return None,
+    })
+}
+
+/// `shf.{l,r}.{wrap,clamp}.b32 d, a, b, c`: funnel shift of the 64 bits b:a.
+pub fn shf(left: bool, clamp: bool) -> WarpFn {
+    match (left, clamp) {
+        (true, false) => wf!(|a, b, c, e| ((((b as u32 as u64) << 32 | a as u32 as u64)
+            << (c & 31))
+            >> 32) as u32 as u64),
+        (true, true) => wf!(|a, b, c, e| ((((b as u32 as u64) << 32 | a as u32 as u64)
+            << (c as u32).min(32))
+            >> 32) as u32 as u64),
+        (false, false) => wf!(
+            |a, b, c, e| (((b as u32 as u64) << 32 | a as u32 as u64) >> (c & 31)) as u32 as u64
+        ),
+        (false, true) => wf!(|a, b, c, e| (((b as u32 as u64) << 32 | a as u32 as u64)
+            >> (c as u32).min(32)) as u32 as u64),
+    }
+}
+
+pub fn mov() -> WarpFn {
+    wf!(|a, b, c, e| a)
+}
+
+/// `selp`: c is the predicate (0 or 1).
+pub fn selp() -> WarpFn {
+    wf!(|a, b, c, e| if c != 0 { a } else { b })
+}
+
+pub fn prmt(mode: Option<&str>) -> Option<WarpFn> {
+    Some(match mode {
+        None => wf!(|a, b, c, e| {
+            let src = ((b as u32 as u64) << 32) | (a as u32 as u64);
+            let mut r = 0u32;
+            for i in 0..4 {
+                let sel = ((c as u32) >> (4 * i)) & 0xf;
+                let byte = ((src >> (8 * (sel & 7))) & 0xff) as u32;
+                let byte = if sel & 8 != 0 {
+                    if byte & 0x80 != 0 {
+                        0xff
+                    } else {
+                        0
+                    }
+                } else {
+                    byte
+                };
+                r |= byte << (8 * i);
+            }
+            r as u64
+        }),
+        Some(m) => {
+            let f: WarpFn = match m {
+                "f4e" => wf!(|a, b, c, e| prmt_mode(
+                    a,
+                    b,
+                    c,
+                    [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]]
+                )),
+                "b4e" => wf!(|a, b, c, e| prmt_mode(
+                    a,
+                    b,
+                    c,
+                    [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]]
+                )),
+                "rc8" => wf!(|a, b, c, e| prmt_mode(
+                    a,
+                    b,
+                    c,
+                    [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]]
+                )),
+                "ecl" => wf!(|a, b, c, e| prmt_mode(
+                    a,
+                    b,
+                    c,
+                    [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]]
+                )),
+                "ecr" => wf!(|a, b, c, e| prmt_mode(
+                    a,
+                    b,
+                    c,
+                    [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]]
+                )),
+                "rc16" => wf!(|a, b, c, e| prmt_mode(
+                    a,
+                    b,
+                    c,
+                    [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]]
+                )),
+                _ => return None,
+            };
+            f
+        }
+    })
+}
+
+fn prmt_mode(a: u64, b: u64, c: u64, table: [[u32; 4]; 4]) -> u64 {
+    let src = ((b as u32 as u64) << 32) | (a as u32 as u64);
+    let sel = (c as u32 & 3) as usize;
+    let mut r = 0u32;
+    for (i, s) in table[sel].iter().enumerate() {
+        r |= (((src >> (8 * s)) & 0xff) as u32) << (8 * i);
+    }
+    r as u64
+}
+
+/// `lop3.b32 d, a, b, c, lut`: the LUT arrives as the fourth operand.
+pub fn lop3() -> WarpFn {
+    wf!(|a, b, c, e| {
+        let (a, b, c, lut) = (a as u32, b as u32, c as u32, e as u8);
+        let mut r = 0u32;
+        for i in 0..8 {
+            if lut >> i & 1 != 0 {
+                let ma = if i & 4 != 0 { a } else { !a };
+                let mb = if i & 2 != 0 { b } else { !b };
+                let mc = if i & 1 != 0 { c } else { !c };
+                r |= ma & mb & mc;
+            }
+        }
+        r as u64
+    })
+}
+
+// ---- floating point ------------------------------------------------------------
+
+pub const CANONICAL_NAN32: u32 = 0x7fff_ffff;
+pub const CANONICAL_NAN64: u64 = 0x7fff_ffff_ffff_ffff;
+
+#[inline(always)]
+pub fn f32_of(x: u64) -> f32 {
+    f32::from_bits(x as u32)
+}
+
+#[inline(always)]
+pub fn f64_of(x: u64) -> f64 {
+    f64::from_bits(x)
+}
+
+#[inline(always)]
+pub fn bits32(f: f32) -> u64 {
+    if f.is_nan() {
+        CANONICAL_NAN32 as u64
+    } else {
+        f.to_bits() as u64
+    }
+}
+
+#[inline(always)]
+pub fn bits64(f: f64) -> u64 {
+    if f.is_nan() {
+        CANONICAL_NAN64
+    } else {
+        f.to_bits()
+    }
+}
+
+#[inline(always)]
+pub fn ftz32(f: f32) -> f32 {
+    if f.is_subnormal() {
+        f32::copysign(0.0, f)
+    } else {
+        f
+    }
+}
+
+#[inline(always)]
+fn sat01_32(f: f32) -> f32 {
+    if f.is_nan() {
+        0.0
+    } else {
+        f.clamp(0.0, 1.0)
+    }
+}
+
+#[inline(always)]
+fn sat01_64(f: f64) -> f64 {
+    if f.is_nan() {
+        0.0
+    } else {
+        f.clamp(0.0, 1.0)
+    }
+}
+
+/// Moves a round-to-nearest result one step in the direction `mode` asks, given the sign
+/// of (exact - rounded).
+macro_rules! directed {
+    ($name:ident, $f:ty, $bits:ty) => {
+        pub fn $name(rn: $f, residual_sign: i32, mode: Rnd) -> $f {
+            if residual_sign == 0 || rn.is_nan() {
+                return rn;
+            }
+            let up = |x: $f| -> $f {
+                if x == <$f>::INFINITY {
+                    x
+                } else if x == 0.0 {
+                    <$f>::from_bits(1)
+                } else if x > 0.0 {
+                    <$f>::from_bits(x.to_bits() + 1)
+                } else {
+                    <$f>::from_bits(x.to_bits() - 1)
+                }
+            };
+            let down = |x: $f| -> $f { -up(-x) };
+            match mode {
+                Rnd::N => rn,
+                Rnd::P => {
+                    if residual_sign > 0 {
+                        up(rn)
+                    } else {
+                        rn
+                    }
+                }
+                Rnd::M => {
+                    if residual_sign < 0 {
+                        down(rn)
+                    } else {
+                        rn
+                    }
+                }
+                Rnd::Z => {
+                    // Toward zero: step back when rounding went away from zero.
+                    if rn > 0.0 && residual_sign < 0 {
+                        down(rn)
+                    } else if rn < 0.0 && residual_sign > 0 {
+                        up(rn)
+                    } else if rn.is_infinite() {
+                        if rn > 0.0 {
+                            <$f>::MAX
+                        } else {
+                            <$f>::MIN
+                        }
+                    } else {
+                        rn
+                    }
+                }
+            }
+        }
+    };
+}
+directed!(directed32, f32, u32);
+directed!(directed64, f64, u64);
+
+fn sign_of(x: f64) -> i32 {
+    if x > 0.0 {
+        1
+    } else if x < 0.0 {
+        -1
+    } else {
+        0
+    }
+}
+
+fn two_sum64(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    let err = (a - (s - bb)) + (b - bb);
+    (s, err)
+}
+
+/// A rounded f32 operation: the exact result is known as an f64 pair (hi + lo).
+fn round32_from(hi: f64, lo: f64, mode: Rnd) -> f32 {
+    let rn = hi as f32;
+    if mode == Rnd::N || !rn.is_finite() && hi.is_infinite() {
+        return rn;
+    }
+    let diff = (hi - rn as f64) + lo;
+    let r = directed32(rn, sign_of(diff), mode);
+    // Overflow under directed modes: `hi as f32` is inf; step to MAX where the mode says.
+    if rn.is_infinite() && hi.is_finite() {
+        return match (mode, rn > 0.0) {
+            (Rnd::Z, true) | (Rnd::M, true) => f32::MAX,
+            (Rnd::Z, false) | (Rnd::P, false) => f32::MIN,
+            _ => rn,
+        };
+    }
+    r
+}
+
+pub fn f32_add(a: f32, b: f32, m: Rnd) -> f32 {
+    if m == Rnd::N {
+        return a + b;
+    }
+    let (s, e) = two_sum64(a as f64, b as f64);
+    round32_from(s, e, m)
+}
+
+pub fn f32_mul(a: f32, b: f32, m: Rnd) -> f32 {
+    if m == Rnd::N {
+        return a * b;
+    }
+    round32_from(a as f64 * b as f64, 0.0, m)
+}
+
+pub fn f32_fma(a: f32, b: f32, c: f32, m: Rnd) -> f32 {
+    if m == Rnd::N {
+        return a.mul_add(b, c);
+    }
+    let (s, e) = two_sum64(a as f64 * b as f64, c as f64);
+    round32_from(s, e, m)
+}
+
+pub fn f32_div(a: f32, b: f32, m: Rnd) -> f32 {
+    let q = a / b;
+    if m == Rnd::N || q.is_nan() || q == 0.0 && a == 0.0 {
+        return q;
+    }
+    if q.is_infinite() {
+        // Overflow of a finite quotient: directed modes stop at MAX on their side.
+        if a.is_infinite() || b == 0.0 {
+            return q;
+        }
+        return match (m, q > 0.0) {
+            (Rnd::Z, true) | (Rnd::M, true) => f32::MAX,
+            (Rnd::Z, false) | (Rnd::P, false) => f32::MIN,
+            _ => q,
+        };
+    }
+    // a - q*b is exact in f64 (48-bit product); its sign against b's is the residual's.
+    let r = a as f64 - q as f64 * b as f64;
+    directed32(q, sign_of(r) * sign_of(b as f64), m)
+}
+
+pub fn f32_sqrt(a: f32, m: Rnd) -> f32 {
+    let s = a.sqrt();
+    if m == Rnd::N || !s.is_finite() || s == 0.0 {
+        return s;
+    }
+    let r = a as f64 - s as f64 * s as f64;
+    directed32(s, sign_of(r), m)
+}
+
+fn two_prod64(a: f64, b: f64) -> (f64, f64) {
+    let p = a * b;
+    (p, a.mul_add(b, -p))
+}
+
+/// A directed mode's answer when a finite operation overflowed to infinity.
+fn overflow64(r: f64, m: Rnd) -> f64 {
+    match (m, r > 0.0) {
+        (Rnd::Z, true) | (Rnd::M, true) => f64::MAX,
+        (Rnd::Z, false) | (Rnd::P, false) => f64::MIN,
+        _ => r,
+    }
+}
+
+pub fn f64_add(a: f64, b: f64, m: Rnd) -> f64 {
+    let (s, e) = two_sum64(a, b);
+    if m != Rnd::N && s.is_infinite() && a.is_finite() && b.is_finite() {
+        return overflow64(s, m);
+    }
+    if m == Rnd::N || !s.is_finite() {
+        return s;
+    }
+    directed64(s, sign_of(e), m)
+}
+
+pub fn f64_mul(a: f64, b: f64, m: Rnd) -> f64 {
+    let (p, e) = two_prod64(a, b);
+    if m != Rnd::N && p.is_infinite() && a.is_finite() && b.is_finite() {
+        return overflow64(p, m);
+    }
+    if m == Rnd::N || !p.is_finite() {
+        return p;
+    }
+    directed64(p, sign_of(e), m)
+}
+
+pub fn f64_div(a: f64, b: f64, m: Rnd) -> f64 {
+    let q = a / b;
+    if m == Rnd::N || q.is_nan() || q == 0.0 {
+        return q;
+    }
+    if q.is_infinite() {
+        if a.is_infinite() || b == 0.0 {
+            return q;
+        }
+        return overflow64(q, m);
+    }
+    let r = (-q).mul_add(b, a);
+    directed64(q, sign_of(r) * sign_of(b), m)
+}
+
+pub fn f64_sqrt(a: f64, m: Rnd) -> f64 {
+    let s = a.sqrt();
+    if m == Rnd::N || !s.is_finite() || s == 0.0 {
+        return s;
+    }
+    let r = (-s).mul_add(s, a);
+    directed64(s, sign_of(r), m)
+}
+
+/// GPU `min`/`max`: a NaN operand yields the other operand; both NaN yield NaN.
+#[inline(always)]
+pub fn fmin32(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() {
+        a
+    } else if a == 0.0 && b == 0.0 {
+        if a.is_sign_negative() {
+            a
+        } else {
+            b
+        }
+    } else {
+        a.min(b)
+    }
+}
+
+#[inline(always)]
+pub fn fmax32(a: f32, b: f32) -> f32 {
+    if a.is_nan() {
+        b
+    } else if b.is_nan() {
+        a
+    } else if a == 0.0 && b == 0.0 {
+        if a.is_sign_positive() {
+            a
+        } else {
+            b
+        }
+    } else {
+        a.max(b)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FMods {
+    pub rnd: Option<Rnd>,
+    pub ftz: bool,
+    pub sat: bool,
+}
+
+macro_rules! f32fn {
+    ($ftz:expr, $sat:expr, |$a:ident, $b:ident, $c:ident| $body:expr) => {
+        match ($ftz, $sat) {
+            (false, false) => wf!(|a, b, c, e| {
+                let ($a, $b, $c) = (f32_of(a), f32_of(b), f32_of(c));
+                bits32($body)
+            }),
+            (true, false) => wf!(|a, b, c, e| {
+                let ($a, $b, $c) = (ftz32(f32_of(a)), ftz32(f32_of(b)), ftz32(f32_of(c)));
+                bits32(ftz32($body))
+            }),
+            (false, true) => wf!(|a, b, c, e| {
+                let ($a, $b, $c) = (f32_of(a), f32_of(b), f32_of(c));
+                bits32(sat01_32($body))
+            }),
+            (true, true) => wf!(|a, b, c, e| {
+                let ($a, $b, $c) = (ftz32(f32_of(a)), ftz32(f32_of(b)), ftz32(f32_of(c)));
+                bits32(sat01_32(ftz32($body)))
+            }),
+        }
+    };
+}
+
+macro_rules! f64fn {
+    ($sat:expr, |$a:ident, $b:ident, $c:ident| $body:expr) => {
+        if $sat {
+            wf!(|a, b, c, e| {
+                let ($a, $b, $c) = (f64_of(a), f64_of(b), f64_of(c));
+                bits64(sat01_64($body))
+            })
+        } else {
+            wf!(|a, b, c, e| {
+                let ($a, $b, $c) = (f64_of(a), f64_of(b), f64_of(c));
+                bits64($body)
+            })
+        }
+    };
+}
+
+macro_rules! by_rnd32 {
+    ($m:expr, |$a:ident, $b:ident, $c:ident, $r:ident| $body:expr) => {
+        match $m.rnd.unwrap_or(Rnd::N) {
+            Rnd::N => {
+                const $r: Rnd = Rnd::N;
+                f32fn!($m.ftz, $m.sat, |$a, $b, $c| $body)
+            }
+            Rnd::Z => {
+                const $r: Rnd = Rnd::Z;
+                f32fn!($m.ftz, $m.sat, |$a, $b, $c| $body)
+            }
+            Rnd::M => {
+                const $r: Rnd = Rnd::M;
+                f32fn!($m.ftz, $m.sat, |$a, $b, $c| $body)
+            }
+            Rnd::P => {
+                const $r: Rnd = Rnd::P;
+                f32fn!($m.ftz, $m.sat, |$a, $b, $c| $body)
+            }
+        }
+    };
+}
+
+macro_rules! by_rnd64 {
+    ($m:expr, |$a:ident, $b:ident, $c:ident, $r:ident| $body:expr) => {
+        match $m.rnd.unwrap_or(Rnd::N) {
+            Rnd::N => {
+                const $r: Rnd = Rnd::N;
+                f64fn!($m.sat, |$a, $b, $c| $body)
+            }
+            Rnd::Z => {
+                const $r: Rnd = Rnd::Z;
+                f64fn!($m.sat, |$a, $b, $c| $body)
+            }
+            Rnd::M => {
+                const $r: Rnd = Rnd::M;
+                f64fn!($m.sat, |$a, $b, $c| $body)
+            }
+            Rnd::P => {
+                const $r: Rnd = Rnd::P;
+                f64fn!($m.sat, |$a, $b, $c| $body)
+            }
+        }
+    };
+}
+
+/// f32 operations. `op` includes the variant for the approximate functions.
+pub fn f32_op(op: &str, m: FMods) -> Option<WarpFn> {
+    Some(match op {
+        "add" => by_rnd32!(m, |a, b, c, R| f32_add(a, b, R)),
+        "sub" => by_rnd32!(m, |a, b, c, R| f32_add(a, -b, R)),
+        "mul" => by_rnd32!(m, |a, b, c, R| f32_mul(a, b, R)),
+        "fma" | "mad" => by_rnd32!(m, |a, b, c, R| f32_fma(a, b, c, R)),
+        "div" | "div.full" => by_rnd32!(m, |a, b, c, R| f32_div(a, b, R)),
+        // div.approx: a * (1/b) as the hardware does, with its flush of huge divisors.
+        "div.approx" => f32fn!(
+            m.ftz,
+            m.sat,
+            |a, b, c| if b.abs() > 8.507059e37 && b.is_finite() {
+                a * (0.25 / b) * 0.25
+            } else {
+                a * (1.0 / b)
+            }
+        ),
+        "rcp" => by_rnd32!(m, |a, b, c, R| f32_div(1.0, a, R)),
+        "rcp.approx" => f32fn!(m.ftz, m.sat, |a, b, c| 1.0 / a),
+        "sqrt" => by_rnd32!(m, |a, b, c, R| f32_sqrt(a, R)),
+        "sqrt.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.sqrt()),
+        "rsqrt.approx" => f32fn!(m.ftz, m.sat, |a, b, c| 1.0 / a.sqrt()),
+        "ex2.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.exp2()),
+        "lg2.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.log2()),
+        "sin.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.sin()),
+        "cos.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.cos()),
+        "tanh.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.tanh()),
+        "min" => f32fn!(m.ftz, false, |a, b, c| fmin32(a, b)),
+        "max" => f32fn!(m.ftz, false, |a, b, c| fmax32(a, b)),
+        "min.NaN" => f32fn!(m.ftz, false, |a, b, c| if a.is_nan() || b.is_nan() {
+            f32::NAN
+        } else {
+            fmin32(a, b)
+        }),
+        "max.NaN" => f32fn!(m.ftz, false, |a, b, c| if a.is_nan() || b.is_nan() {
+            f32::NAN
+        } else {
+            fmax32(a, b)
+        }),
+        // abs/neg only touch the sign bit, NaN payload included.
+        "abs" if m.ftz => wf!(|a, b, c, e| (ftz32(f32_of(a)).to_bits() & 0x7fff_ffff) as u64),
+        "abs" => wf!(|a, b, c, e| (a as u32 & 0x7fff_ffff) as u64),
+        "neg" if m.ftz => wf!(|a, b, c, e| (ftz32(f32_of(a)).to_bits() ^ 0x8000_0000) as u64),
+        "neg" => wf!(|a, b, c, e| (a as u32 ^ 0x8000_0000) as u64),
+        "copysign" => {
+            wf!(|a, b, c, e| ((b as u32 & 0x7fff_ffff) | (a as u32 & 0x8000_0000)) as u64)
+        }
+        _ => return None,
+    })
+}
+
+pub fn f64_op(op: &str, m: FMods) -> Option<WarpFn> {
+    Some(match op {
+        "add" => by_rnd64!(m, |a, b, c, R| f64_add(a, b, R)),
+        "sub" => by_rnd64!(m, |a, b, c, R| f64_add(a, -b, R)),
+        "mul" => by_rnd64!(m, |a, b, c, R| f64_mul(a, b, R)),
+        "fma" | "mad" if m.rnd.unwrap_or(Rnd::N) == Rnd::N => {
+            f64fn!(m.sat, |a, b, c| a.mul_add(b, c))
+        }
+        "div" => by_rnd64!(m, |a, b, c, R| f64_div(a, b, R)),
+        "rcp" => by_rnd64!(m, |a, b, c, R| f64_div(1.0, a, R)),
+        // rcp.approx.ftz.f64: nvcc uses it as a starting point for Newton steps; the
+        // exact reciprocal is within its error.
+        "rcp.approx" => f64fn!(false, |a, b, c| 1.0 / a),
+        "sqrt" => by_rnd64!(m, |a, b, c, R| f64_sqrt(a, R)),
+        "rsqrt.approx" => f64fn!(false, |a, b, c| 1.0 / a.sqrt()),
+        "min" => f64fn!(false, |a, b, c| if a.is_nan() {
+            b
+        } else if b.is_nan() {
+            a
+        } else if a == 0.0 && b == 0.0 {
+            if a.is_sign_negative() {
+                a
+            } else {
+                b
+            }
+        } else {
+            a.min(b)
+        }),
+        "max" => f64fn!(false, |a, b, c| if a.is_nan() {
+            b
+        } else if b.is_nan() {
+            a
+        } else if a == 0.0 && b == 0.0 {
+            if a.is_sign_positive() {
+                a
+            } else {
+                b
+            }
+        } else {
+            a.max(b)
+        }),
+        "abs" => wf!(|a, b, c, e| a & 0x7fff_ffff_ffff_ffff),
+        "neg" => wf!(|a, b, c, e| a ^ 0x8000_0000_0000_0000),
+        "copysign" => wf!(|a, b, c, e| (b & 0x7fff_ffff_ffff_ffff) | (a & 0x8000_0000_0000_0000)),
+        _ => return None,
+    })
+}
+
+/// Half precision (`.f16`, `.bf16`, and their `x2` pairs): computed exactly in f64
+/// (products and sums of two halves fit), rounded once to the half format.
+pub fn half_op(op: &str, ty: Ty, m: FMods) -> Option<WarpFn> {
+    if m.rnd.is_some_and(|r| r != Rnd::N) || m.sat {
+        return None;
+    }
+    macro_rules! h {
+        ($to:expr, $from:expr, |$a:ident, $b:ident, $c:ident| $body:expr) => {{
+            match ty {
+                Ty::F16 | Ty::BF16 => wf!(|a, b, c, e| {
+                    let ($a, $b, $c) = (($from)(a as u16), ($from)(b as u16), ($from)(c as u16));
+                    ($to)($body) as u64
+                }),
+                _ => wf!(|a, b, c, e| {
+                    let mut r = 0u64;
+                    for half in 0..2 {
+                        let sh = 16 * half;
+                        let ($a, $b, $c) = (
+                            ($from)((a >> sh) as u16),
+                            ($from)((b >> sh) as u16),
+                            ($from)((c >> sh) as u16),
+                        );
+                        r |= (($to)($body) as u64) << sh;
+                    }
+                    r
+                }),
+            }
+        }};
+    }
+    let bf = matches!(ty, Ty::BF16 | Ty::BF16x2);
+    Some(match (op, bf) {
+        ("add", false) => h!(
+            |v: f64| f64_to_f16(v, Rnd::N),
+            |x: u16| f16_to_f32(x) as f64,
+            |a, b, c| a + b
+        ),
+        ("sub", false) => h!(
+            |v: f64| f64_to_f16(v, Rnd::N),
+            |x: u16| f16_to_f32(x) as f64,
+            |a, b, c| a - b
+        ),
+        ("mul", false) => h!(
+            |v: f64| f64_to_f16(v, Rnd::N),
+            |x: u16| f16_to_f32(x) as f64,
+            |a, b, c| a * b
+        ),
+        ("fma", false) => h!(
+            |v: f64| f64_to_f16(v, Rnd::N),
+            |x: u16| f16_to_f32(x) as f64,
+            |a, b, c| a * b + c
+        ),
+        ("add", true) => h!(
+            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |x: u16| f32::from_bits((x as u32) << 16) as f64,
+            |a, b, c| a + b
+        ),
+        ("sub", true) => h!(
+            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |x: u16| f32::from_bits((x as u32) << 16) as f64,
+            |a, b, c| a - b
+        ),
+        ("mul", true) => h!(
+            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |x: u16| f32::from_bits((x as u32) << 16) as f64,
+            |a, b, c| a * b
+        ),
+        ("fma", true) => h!(
+            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |x: u16| f32::from_bits((x as u32) << 16) as f64,
+            |a, b, c| a * b + c
+        ),
+        ("neg", false) if ty == Ty::F16 => wf!(|a, b, c, e| (a as u16 ^ 0x8000) as u64),
+        ("abs", false) if ty == Ty::F16 => wf!(|a, b, c, e| (a as u16 & 0x7fff) as u64),
+        ("neg", false) => wf!(|a, b, c, e| (a as u32 ^ 0x8000_8000) as u64),
+        ("abs", false) => wf!(|a, b, c, e| (a as u32 & 0x7fff_7fff) as u64),
+        _ => return None,
+    })
+}
+
+pub fn cvt_pack_x2(bf16: bool) -> WarpFn {
+    if bf16 {
+        wf!(|a, b, c, e| ((f32_to_bf16(f32_of(a), Rnd::N) as u64) << 16)
+            | f32_to_bf16(f32_of(b), Rnd::N) as u64)
+    } else {
+        wf!(
+            |a, b, c, e| ((f64_to_f16(f32_of(a) as f64, Rnd::N) as u64) << 16)
+                | f64_to_f16(f32_of(b) as f64, Rnd::N) as u64
+        )
+    }
+}
+
+/// `dp4a.atype.btype d, a, b, c`: c plus the four byte products.
+pub fn dp4a(sa: bool, sb: bool) -> WarpFn {
+    fn byte(x: u64, i: u32, signed: bool) -> i64 {
+        let v = (x >> (8 * i)) as u8;
+        if signed {
+            v as i8 as i64
+        } else {
+            v as i64
+        }
+    }
+    match (sa, sb) {
+        (false, false) => wf!(|a, b, c, e| (0..4).fold(c as u32 as i64, |s, i| s + byte(
+            a, i, false
+        ) * byte(
+            b, i, false
+        )) as u32 as u64),
+        (true, false) => wf!(
+            |a, b, c, e| (0..4).fold(c as i32 as i64, |s, i| s + byte(a, i, true)
+                * byte(b, i, false)) as u32 as u64
+        ),
+        (false, true) => wf!(
+            |a, b, c, e| (0..4).fold(c as i32 as i64, |s, i| s + byte(a, i, false)
+                * byte(b, i, true)) as u32 as u64
+        ),
+        (true, true) => wf!(
+            |a, b, c, e| (0..4).fold(c as i32 as i64, |s, i| s + byte(a, i, true)
+                * byte(b, i, true)) as u32 as u64
+        ),
+    }
+}
+
+// ---- comparisons ---------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Lo,
+    Ls,
+    Hi,
+    Hs,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+impl Cmp {
+    pub fn from_name(s: &str) -> Option<Cmp> {
+        Some(match s {
+            "eq" => Cmp::Eq,
+            "ne" => Cmp::Ne,
+            "lt" => Cmp::Lt,
+            "le" => Cmp::Le,
+            "gt" => Cmp::Gt,
+            "ge" => Cmp::Ge,
+            "lo" => Cmp::Lo,
+            "ls" => Cmp::Ls,
+            "hi" => Cmp::Hi,
+            "hs" => Cmp::Hs,
+            "equ" => Cmp::Equ,
+            "neu" => Cmp::Neu,
+            "ltu" => Cmp::Ltu,
+            "leu" => Cmp::Leu,
+            "gtu" => Cmp::Gtu,
+            "geu" => Cmp::Geu,
+            "num" => Cmp::Num,
+            "nan" => Cmp::Nan,
+            _ => return None,
+        })
+    }
+}
+
+macro_rules! cmp_int {
+    ($ty:expr, $cmp:expr) => {{
+        // lo/ls/hi/hs are the unsigned spellings.
+        match $cmp {
+            Cmp::Eq => by_int!($ty, |a, b, c, e| ((a as T) == (b as T)) as u64),
+            Cmp::Ne => by_int!($ty, |a, b, c, e| ((a as T) != (b as T)) as u64),
+            Cmp::Lt | Cmp::Lo => by_int!($ty, |a, b, c, e| ((a as T) < (b as T)) as u64),
+            Cmp::Le | Cmp::Ls => by_int!($ty, |a, b, c, e| ((a as T) <= (b as T)) as u64),
+            Cmp::Gt | Cmp::Hi => by_int!($ty, |a, b, c, e| ((a as T) > (b as T)) as u64),
+            Cmp::Ge | Cmp::Hs => by_int!($ty, |a, b, c, e| ((a as T) >= (b as T)) as u64),
+            _ => None,
+        }
+    }};
+}
+
+macro_rules! cmp_float {
+    ($conv:expr, $cmp:expr) => {{
+        let conv = $conv;
+        let _ = conv;
+        Some(match $cmp {
+            Cmp::Eq => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                (x == y) as u64
+            }),
+            Cmp::Ne => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                (x != y && !x.is_nan() && !y.is_nan()) as u64
+            }),
+            Cmp::Lt => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                (x < y) as u64
+            }),
+            Cmp::Le => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                (x <= y) as u64
+            }),
+            Cmp::Gt => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                (x > y) as u64
+            }),
+            Cmp::Ge => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                (x >= y) as u64
+            }),
+            Cmp::Equ => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                (x == y || x.is_nan() || y.is_nan()) as u64
+            }),
+            Cmp::Neu => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                (x != y) as u64
+            }),
+            Cmp::Ltu => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                !(x >= y) as u64
+            }),
+            Cmp::Leu => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                !(x > y) as u64
+            }),
+            Cmp::Gtu => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                !(x <= y) as u64
+            }),
+            Cmp::Geu => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                !(x < y) as u64
+            }),
+            Cmp::Num => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                (!x.is_nan() && !y.is_nan()) as u64
+            }),
+            Cmp::Nan => wf!(|a, b, c, e| {
+                let (x, y) = (($conv)(a), ($conv)(b));
+                (x.is_nan() || y.is_nan()) as u64
+            }),
+            _ => return None,
+        })
+    }};
+}
+
+/// A comparison giving 0 or 1 per lane.
+pub fn compare(ty: Ty, cmp: Cmp, ftz: bool) -> Option<WarpFn> {
+    match ty {
+        Ty::F32 if ftz => cmp_float!(|x: u64| ftz32(f32_of(x)), cmp),
+        Ty::F32 => cmp_float!(f32_of, cmp),
+        Ty::F64 => cmp_float!(f64_of, cmp),
+        Ty::F16 => cmp_float!(|x: u64| f16_to_f32(x as u16), cmp),
+        Ty::BF16 => cmp_float!(|x: u64| f32::from_bits((x as u32 & 0xffff) << 16), cmp),
+        _ => cmp_int!(ty, cmp),
+    }
+}
+
+/// `testp.op.type`.
+pub fn testp(ty: Ty, what: &str) -> Option<WarpFn> {
+    macro_rules! t {
+        ($conv:expr) => {
+            Some(match what {
+                "finite" => wf!(|a, b, c, e| ($conv)(a).is_finite() as u64),
+                "infinite" => wf!(|a, b, c, e| ($conv)(a).is_infinite() as u64),
+                "number" => wf!(|a, b, c, e| !($conv)(a).is_nan() as u64),
+                "notanumber" => wf!(|a, b, c, e| ($conv)(a).is_nan() as u64),
+                "normal" => wf!(|a, b, c, e| ($conv)(a).is_normal() as u64),
+                "subnormal" => wf!(|a, b, c, e| ($conv)(a).is_subnormal() as u64),
+                _ => return None,
+            })
+        };
+    }
+    match ty {
+        Ty::F32 => t!(f32_of),
+        Ty::F64 => t!(f64_of),
+        _ => None,
+    }
+}
+
+// ---- conversions ---------------------------------------------------------------
+
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h >> 15) as u32) << 31;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let man = (h & 0x3ff) as u32;
+    let bits = if exp == 0 {
+        if man == 0 {
+            sign
+        } else {
+            // Subnormal: normalise.
+            let mut e = 127 - 15 + 1;
+            let mut m = man;
+            while m & 0x400 == 0 {
+                m <<= 1;
+                e -= 1;
+            }
+            sign | ((e as u32) << 23) | ((m & 0x3ff) << 13)
+        }
+    } else if exp == 0x1f {
+        sign | 0x7f80_0000 | (man << 13)
+    } else {
+        sign | ((exp + 127 - 15) << 23) | (man << 13)
+    };
+    f32::from_bits(bits)
+}
+
+/// f64 to f16 with a rounding mode (f64 holds every f32 exactly, so one rounding).
+pub fn f64_to_f16(f: f64, mode: Rnd) -> u16 {
+    if f.is_nan() {
+        return 0x7fff;
+    }
+    let sign: u16 = if f.is_sign_negative() { 0x8000 } else { 0 };
+    let a = f.abs();
+    if a.is_infinite() {
+        return sign | 0x7c00;
+    }
+    // Scale so that the f16 quantum is 1, round as an integer, rebuild.
+    let exp = if a == 0.0 {
+        -15
+    } else {
+        a.log2().floor() as i32
+    };
+    let e = exp.clamp(-14, 15);
+    let quantum = (2.0f64).powi(e - 10);
+    let q = a / quantum;
+    let neg = sign != 0;
+    let r = match mode {
+        Rnd::N => q.round_ties_even(),
+        Rnd::Z => q.trunc(),
+        Rnd::P => {
+            if neg {
+                q.floor()
+            } else {
+                q.ceil()
+            }
+        }
+        Rnd::M => {
+            if neg {
+                q.ceil()
+            } else {
+                q.floor()
+            }
+        }
+    };
+    let v = r * quantum;
+    if v >= 65520.0 || v > 65504.0 {
+        // Overflow: infinity unless the mode rounds toward zero on this side.
+        let to_max = matches!(mode, Rnd::Z) || (mode == Rnd::P && neg) || (mode == Rnd::M && !neg);
+        return sign | if to_max { 0x7bff } else { 0x7c00 };
+    }
+    if v == 0.0 {
+        return sign;
+    }
+    let ve = v.log2().floor() as i32;
+    if ve < -14 {
+        sign | (v / (2.0f64).powi(-24)).round() as u16
+    } else {
+        let man = (v / (2.0f64).powi(ve - 10)).round() as u32 - 1024;
+        sign | (((ve + 15) as u16) << 10) | man as u16
+    }
+}
+
+pub fn f32_to_bf16(f: f32, mode: Rnd) -> u16 {
+    if f.is_nan() {
+        return 0x7fff;
+    }
+    let b = f.to_bits();
+    let low = b & 0xffff;
+    let hi = (b >> 16) as u16;
+    if low == 0 {
+        return hi;
+    }
+    let neg = b >> 31 != 0;
+    let up = match mode {
+        Rnd::N => low > 0x8000 || (low == 0x8000 && hi & 1 == 1),
+        Rnd::Z => false,
+        Rnd::P => !neg,
+        Rnd::M => neg,
+    };
+    if up {
+        hi.wrapping_add(1)
+    } else {
+        hi
+    }
+}
+
+/// Rounds f64 to an integral value per `.rni/.rzi/.rmi/.rpi`.
+pub fn round_int(x: f64, m: Rnd) -> f64 {
+    match m {
+        Rnd::N => x.round_ties_even(),
+        Rnd::Z => x.trunc(),
+        Rnd::M => x.floor(),
+        Rnd::P => x.ceil(),
+    }
+}
+
+/// An integer source read as an exact value.
+pub fn int_value(x: u64, ty: Ty) -> i128 {
+    match ty {
+        Ty::S8 => x as i8 as i128,
+        Ty::S16 => x as i16 as i128,
+        Ty::S32 => x as i32 as i128,
+        Ty::S64 => x as i64 as i128,
+        Ty::U8 | Ty::B8 => x as u8 as i128,
+        Ty::U16 | Ty::B16 => x as u16 as i128,
+        Ty::U32 | Ty::B32 => x as u32 as i128,
+        _ => x as i128,
+    }
+}
+
+/// Clamps an integer to a destination type's range (`.sat`, and float-to-int).
+pub fn clamp_int(v: i128, ty: Ty) -> u64 {
+    let (lo, hi): (i128, i128) = match ty {
+        Ty::S8 => (i8::MIN as i128, i8::MAX as i128),
+        Ty::S16 => (i16::MIN as i128, i16::MAX as i128),
+        Ty::S32 => (i32::MIN as i128, i32::MAX as i128),
+        Ty::S64 => (i64::MIN as i128, i64::MAX as i128),
+        Ty::U8 | Ty::B8 => (0, u8::MAX as i128),
+        Ty::U16 | Ty::B16 => (0, u16::MAX as i128),
+        Ty::U32 | Ty::B32 => (0, u32::MAX as i128),
+        _ => (0, u64::MAX as i128),
+    };
+    wrap_int(v.clamp(lo, hi), ty)
+}
+
+/// Truncates an integer to a destination type's bits (zero-extended to 64).
+pub fn wrap_int(v: i128, ty: Ty) -> u64 {
+    match ty.bytes() {
+        1 => v as u8 as u64,
+        2 => v as u16 as u64,
+        4 => v as u32 as u64,
+        _ => v as u64,
+    }
+}
+
+/// Float source as f64 (exact for f16, bf16, f32).
+pub fn float_value(x: u64, ty: Ty, ftz: bool) -> f64 {
+    match ty {
+        Ty::F16 => f16_to_f32(x as u16) as f64,
+        Ty::BF16 => f32::from_bits((x as u32 & 0xffff) << 16) as f64,
+        Ty::F32 if ftz => ftz32(f32_of(x)) as f64,
+        Ty::F32 => f32_of(x) as f64,
+        _ => f64_of(x),
+    }
+}
+
+/// f64 (exact value) to a float type with rounding; `lo` is a residual below `v`'s
+/// precision (for i64 sources), whose sign decides directed rounding ties.
+pub fn to_float(v: f64, lo: f64, ty: Ty, m: Rnd, ftz: bool, sat: bool) -> u64 {
+    let v = if sat { sat01_64(v) } else { v };
+    match ty {
+        Ty::F64 => {
+            if m == Rnd::N || v.is_nan() {
+                return bits64(v);
+            }
+            bits64(directed64(v, sign_of(lo), m))
+        }
+        Ty::F32 => {
+            let r = round32_from(v, lo, m);
+            if v.is_nan() {
+                return CANONICAL_NAN32 as u64;
+            }
+            if ftz {
+                bits32(ftz32(r))
+            } else {
+                bits32(r)
+            }
+        }
+        Ty::F16 => f64_to_f16(v, m) as u64,
+        Ty::BF16 => {
+            // f32 first can double-round; exact enough for f32 sources, which is what
+            // nvcc converts from.
+            f32_to_bf16(v as f32, m) as u64
+        }
+        _ => 0,
+    }
+}
+
+/// A `cvt`'s types and modes; `cvt_lanes` runs it (too many combinations to give each
+/// its own monomorphic function).
+#[derive(Debug, Clone, Copy)]
+pub struct CvtSpec {
+    pub dst: Ty,
+    pub src: Ty,
+    pub rnd: Option<Rnd>,
+    pub int_rnd: Option<Rnd>,
+    pub ftz: bool,
+    pub sat: bool,
+}
+
+/// Integer-to-integer conversions without `.sat`, the common case, as lane functions.
+pub fn cvt_fast(s: &CvtSpec) -> Option<WarpFn> {
+    if s.sat || s.dst.is_float() || s.src.is_float() {
+        return None;
+    }
+    Some(match (s.dst.bytes(), s.src) {
+        (8, Ty::S32) => wf!(|a, b, c, e| a as i32 as i64 as u64),
+        (8, Ty::U32 | Ty::B32) => wf!(|a, b, c, e| a as u32 as u64),
+        (4, Ty::S64 | Ty::U64 | Ty::B64 | Ty::U32 | Ty::S32 | Ty::B32) => {
+            wf!(|a, b, c, e| a as u32 as u64)
+        }
+        (4, Ty::S16) => wf!(|a, b, c, e| a as i16 as i32 as u32 as u64),
+        (4, Ty::U16 | Ty::B16) => wf!(|a, b, c, e| a as u16 as u64),
+        (4, Ty::S8) => wf!(|a, b, c, e| a as i8 as i32 as u32 as u64),
+        (4, Ty::U8 | Ty::B8) => wf!(|a, b, c, e| a as u8 as u64),
+        _ => return None,
+    })
+}
+
+pub fn cvt_lanes(s: &CvtSpec, out: &mut Lanes, a: &Lanes) {
+    for (o, &x) in out.iter_mut().zip(a.iter()) {
+        *o = cvt_one(x, s.dst, s.src, s.rnd, s.int_rnd, s.ftz, s.sat);
+    }
+}
+
+#[inline(always)]
+fn cvt_one(
+    x: u64,
+    dst: Ty,
+    src: Ty,
+    rnd: Option<Rnd>,
+    int_rnd: Option<Rnd>,
+    ftz: bool,
+    sat: bool,
+) -> u64 {
+    match (dst.is_float(), src.is_float()) {
+        (false, false) => {
+            let v = int_value(x, src);
+            if sat {
+                clamp_int(v, dst)
+            } else {
+                wrap_int(v, dst)
+            }
+        }
+        (false, true) => {
+            // Float to integer: round per `.rni/.rzi/.rmi/.rpi` (nvcc always names one),
+            // then saturate; NaN becomes 0.
+            let f = float_value(x, src, ftz);
+            if f.is_nan() {
+                return 0;
+            }
+            let r = round_int(f, int_rnd.unwrap_or(Rnd::Z));
+            let v = if r >= 1.8e38 {
+                i128::MAX
+            } else if r <= -1.8e38 {
+                i128::MIN
+            } else {
+                r as i128
+            };
+            clamp_int(v, dst)
+        }
+        (true, false) => {
+            let v = int_value(x, src);
+            // i128 to f64 then the remainder: exact pair for every 64-bit integer.
+            let hi = v as f64;
+            let lo = (v - hi as i128) as f64;
+            let m = rnd.unwrap_or(Rnd::N);
+            if dst == Ty::F64 && m != Rnd::N {
+                return bits64(directed64(hi, sign_of(lo), m));
+            }
+            let (hi, lo) = if dst != Ty::F64 {
+                (hi + lo, (v - (hi + lo) as i128) as f64)
+            } else {
+                (hi, lo)
+            };
+            to_float(hi, lo, dst, m, ftz, sat)
+        }
+        (true, true) => {
+            let f = float_value(x, src, ftz);
+            if let Some(ir) = int_rnd {
+                // Same-size `cvt.rni.f32.f32`: round to an integral value.
+                return to_float(round_int(f, ir), 0.0, dst, Rnd::N, ftz, sat);
+            }
+            if dst == src && !sat && !ftz {
+                return if dst == Ty::F32 && f32_of(x).is_nan() {
+                    CANONICAL_NAN32 as u64
+                } else {
+                    x
+                };
+            }
+            to_float(f, 0.0, dst, rnd.unwrap_or(Rnd::N), ftz, sat)
+        }
+    }
+}

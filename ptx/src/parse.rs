@@ -1,0 +1,937 @@
+//! PTX statements into a syntax tree: module directives, variables, functions and
+//! their bodies. Meaning (registers, types, labels) is checked by `decode`.
+
+use crate::lex::{Tok, Token};
+use crate::{LoadError, LoadErrorKind};
+
+#[derive(Debug, Clone)]
+pub enum Opnd {
+    /// A register, special register (`%tid.x`), label, variable or function name.
+    Name(String),
+    Int(u64),
+    F32(u32),
+    F64(u64),
+    /// `name+4` outside brackets (the address of a variable plus an offset).
+    SymOff(String, i64),
+    /// `[base+off]`; `base` None for an absolute address.
+    Addr(Option<String>, i64),
+    Vector(Vec<Opnd>),
+    /// `%r1|%p1`: a result and its predicate.
+    Pipe(Box<Opnd>, Box<Opnd>),
+    /// `!%p`: a negated predicate source.
+    Not(String),
+    /// `(a, b)`: call arguments and results.
+    List(Vec<Opnd>),
+    /// `_`: a result nobody reads.
+    Sink,
+}
+
+#[derive(Debug, Clone)]
+pub struct InstAst {
+    pub guard: Option<(String, bool)>,
+    pub opcode: String,
+    pub mods: Vec<String>,
+    pub ops: Vec<Opnd>,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarSpace {
+    Global,
+    Const,
+    Shared,
+    Local,
+    Param,
+}
+
+#[derive(Debug, Clone)]
+pub struct VarDecl {
+    pub space: VarSpace,
+    pub align: Option<u32>,
+    pub ty: String,
+    pub name: String,
+    /// Element count (product of array dimensions); None for `[]` (extern, unsized).
+    pub count: Option<u64>,
+    pub init: Vec<Opnd>,
+    pub is_extern: bool,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Debug, Clone)]
+pub enum Stmt {
+    Reg {
+        ty: String,
+        names: Vec<(String, Option<u32>)>,
+        line: u32,
+        column: u32,
+    },
+    Var(VarDecl),
+    Label(String, u32, u32),
+    Open,
+    Close,
+    Inst(InstAst),
+}
+
+#[derive(Debug, Clone)]
+pub struct FuncAst {
+    pub name: String,
+    pub entry: bool,
+    pub rets: Vec<VarDecl>,
+    pub params: Vec<VarDecl>,
+    pub maxntid: Option<[u32; 3]>,
+    pub reqntid: Option<[u32; 3]>,
+    pub body: Option<Vec<Stmt>>,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Debug, Default)]
+pub struct Ast {
+    pub version: (u32, u32),
+    pub target: String,
+    pub funcs: Vec<FuncAst>,
+    pub vars: Vec<VarDecl>,
+}
+
+/// Every opcode the decoder knows (each may still refuse some of its modifiers).
+const KNOWN_OPCODES: &[&str] = &[
+    "mov",
+    "add",
+    "sub",
+    "mul",
+    "mad",
+    "fma",
+    "div",
+    "rem",
+    "min",
+    "max",
+    "abs",
+    "neg",
+    "and",
+    "or",
+    "xor",
+    "not",
+    "cnot",
+    "shl",
+    "shr",
+    "popc",
+    "clz",
+    "brev",
+    "bfind",
+    "bfe",
+    "bfi",
+    "rcp",
+    "sqrt",
+    "rsqrt",
+    "ex2",
+    "lg2",
+    "sin",
+    "cos",
+    "tanh",
+    "copysign",
+    "mul24",
+    "mad24",
+    "sad",
+    "prmt",
+    "lop3",
+    "shf",
+    "isspacep",
+    "selp",
+    "setp",
+    "set",
+    "testp",
+    "cvt",
+    "cvta",
+    "ld",
+    "ldu",
+    "st",
+    "atom",
+    "red",
+    "bra",
+    "ret",
+    "exit",
+    "trap",
+    "brkpt",
+    "nanosleep",
+    "pmevent",
+    "call",
+    "membar",
+    "fence",
+    "prefetch",
+    "prefetchu",
+    "discard",
+    "applypriority",
+    "createpolicy",
+    "bar",
+    "barrier",
+    "shfl",
+    "vote",
+    "activemask",
+    "match",
+    "redux",
+    "addc",
+    "subc",
+    "madc",
+    "elect",
+    "dp4a",
+    "griddepcontrol",
+];
+
+pub struct Parser<'a> {
+    toks: &'a [Token],
+    pos: usize,
+}
+
+type PResult<T> = Result<T, LoadError>;
+
+const TYPES: &[&str] = &[
+    "b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f16",
+    "f16x2", "bf16", "bf16x2", "f32", "f64", "pred",
+];
+
+impl<'a> Parser<'a> {
+    pub fn new(toks: &'a [Token]) -> Self {
+        Parser { toks, pos: 0 }
+    }
+
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos).map(|t| &t.tok)
+    }
+
+    fn peek_at(&self, k: usize) -> Option<&Tok> {
+        self.toks.get(self.pos + k).map(|t| &t.tok)
+    }
+
+    fn here(&self) -> (u32, u32) {
+        match self.toks.get(self.pos).or(self.toks.last()) {
+            Some(t) => (t.line, t.column),
+            None => (1, 1),
+        }
+    }
+
+    fn err<T>(&self, kind: LoadErrorKind, message: impl Into<String>) -> PResult<T> {
+        let (line, column) = self.here();
+        Err(LoadError {
+            line,
+            column,
+            kind,
+            message: message.into(),
+        })
+    }
+
+    fn next(&mut self) -> PResult<Tok> {
+        match self.toks.get(self.pos) {
+            Some(t) => {
+                self.pos += 1;
+                Ok(t.tok.clone())
+            }
+            None => self.err(LoadErrorKind::Syntax, "unexpected end of input"),
+        }
+    }
+
+    fn eat_punct(&mut self, c: char) -> bool {
+        if self.peek() == Some(&Tok::Punct(c)) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_punct(&mut self, c: char) -> PResult<()> {
+        if self.eat_punct(c) {
+            Ok(())
+        } else {
+            let found = describe(self.peek());
+            self.err(
+                LoadErrorKind::Syntax,
+                format!("expected `{c}`, found {found}"),
+            )
+        }
+    }
+
+    fn eat_dot(&mut self, w: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Dot(d)) if d == w) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn ident(&mut self) -> PResult<String> {
+        match self.peek() {
+            Some(Tok::Ident(s)) => {
+                let s = s.clone();
+                self.pos += 1;
+                Ok(s)
+            }
+            other => {
+                let found = describe(other);
+                self.err(
+                    LoadErrorKind::Syntax,
+                    format!("expected a name, found {found}"),
+                )
+            }
+        }
+    }
+
+    fn int(&mut self) -> PResult<u64> {
+        let neg = self.eat_punct('-');
+        match self.next()? {
+            Tok::Int(v) => Ok(if neg { v.wrapping_neg() } else { v }),
+            other => {
+                self.pos -= 1;
+                self.err(
+                    LoadErrorKind::Syntax,
+                    format!("expected an integer, found {}", describe(Some(&other))),
+                )
+            }
+        }
+    }
+
+    fn small_int(&mut self) -> PResult<u32> {
+        let v = self.int()?;
+        u32::try_from(v).or_else(|_| self.err(LoadErrorKind::Syntax, "number out of range"))
+    }
+
+    /// Skips to just after the next `;` (for directives we accept and ignore).
+    fn skip_statement(&mut self) {
+        while let Some(t) = self.peek() {
+            let end = *t == Tok::Punct(';');
+            self.pos += 1;
+            if end {
+                return;
+            }
+        }
+    }
+
+    /// Skips a balanced `{ ... }` (debug sections).
+    fn skip_braces(&mut self) -> PResult<()> {
+        self.expect_punct('{')?;
+        let mut depth = 1;
+        while depth > 0 {
+            match self.next()? {
+                Tok::Punct('{') => depth += 1,
+                Tok::Punct('}') => depth -= 1,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    pub fn module(&mut self) -> PResult<Ast> {
+        let mut ast = Ast::default();
+        while let Some(t) = self.peek().cloned() {
+            let (line, column) = self.here();
+            match t {
+                Tok::Dot(d) => match d.as_str() {
+                    "version" => {
+                        self.pos += 1;
+                        ast.version = match self.next()? {
+                            Tok::F64(bits) => {
+                                let v = f64::from_bits(bits);
+                                (v.trunc() as u32, ((v.fract() * 10.0).round()) as u32)
+                            }
+                            Tok::Int(v) => (v as u32, 0),
+                            _ => return self.err(LoadErrorKind::Syntax, "bad .version"),
+                        };
+                    }
+                    "target" => {
+                        self.pos += 1;
+                        ast.target = self.ident()?;
+                        while self.eat_punct(',') {
+                            self.ident()?;
+                        }
+                    }
+                    "address_size" => {
+                        self.pos += 1;
+                        let n = self.int()?;
+                        if n != 64 {
+                            return self.err(
+                                LoadErrorKind::Unsupported,
+                                format!(".address_size {n}: only 64-bit addressing is supported"),
+                            );
+                        }
+                    }
+                    "file" | "loc" | "pragma" => {
+                        // `.file 1 "x.cu"` / `.loc 1 2 3` end at the line; no `;`.
+                        self.pos += 1;
+                        let l = line;
+                        while self
+                            .toks
+                            .get(self.pos)
+                            .is_some_and(|t| t.line == l && t.tok != Tok::Punct(';'))
+                        {
+                            self.pos += 1;
+                        }
+                        self.eat_punct(';');
+                    }
+                    "section" => {
+                        self.pos += 1;
+                        while !matches!(self.peek(), Some(Tok::Punct('{')) | None) {
+                            self.pos += 1;
+                        }
+                        self.skip_braces()?;
+                    }
+                    "visible" | "extern" | "weak" | "common" | "entry" | "func" | "global"
+                    | "const" | "shared" | "local" => {
+                        let mut is_extern = false;
+                        while let Some(Tok::Dot(l)) = self.peek() {
+                            match l.as_str() {
+                                "visible" | "weak" | "common" => self.pos += 1,
+                                "extern" => {
+                                    is_extern = true;
+                                    self.pos += 1
+                                }
+                                _ => break,
+                            }
+                        }
+                        if self.eat_dot("entry") {
+                            ast.funcs.push(self.function(true, line, column)?);
+                        } else if self.eat_dot("func") {
+                            ast.funcs.push(self.function(false, line, column)?);
+                        } else {
+                            let mut v = self.var_decl()?;
+                            v.is_extern |= is_extern;
+                            self.expect_punct(';')?;
+                            ast.vars.push(v);
+                        }
+                    }
+                    other => {
+                        return self.err(
+                            LoadErrorKind::Unsupported,
+                            format!("unsupported directive `.{other}`"),
+                        )
+                    }
+                },
+                other => {
+                    return self.err(
+                        LoadErrorKind::Syntax,
+                        format!("expected a directive, found {}", describe(Some(&other))),
+                    )
+                }
+            }
+        }
+        Ok(ast)
+    }
+
+    /// `.global .align 4 .u32 name[3] = {1, 2, 3}` (after any linkage), without the `;`.
+    pub fn var_decl(&mut self) -> PResult<VarDecl> {
+        let (line, column) = self.here();
+        let space = match self.next()? {
+            Tok::Dot(s) => match s.as_str() {
+                "global" => VarSpace::Global,
+                "const" => VarSpace::Const,
+                "shared" => VarSpace::Shared,
+                "local" => VarSpace::Local,
+                "param" => VarSpace::Param,
+                other => {
+                    self.pos -= 1;
+                    return self.err(
+                        LoadErrorKind::Unsupported,
+                        format!("unsupported state space `.{other}`"),
+                    );
+                }
+            },
+            other => {
+                self.pos -= 1;
+                return self.err(
+                    LoadErrorKind::Syntax,
+                    format!("expected a state space, found {}", describe(Some(&other))),
+                );
+            }
+        };
+        let mut align = None;
+        let mut ty = None;
+        loop {
+            match self.peek() {
+                Some(Tok::Dot(d)) if d == "align" => {
+                    self.pos += 1;
+                    align = Some(self.small_int()?);
+                }
+                Some(Tok::Dot(d)) if TYPES.contains(&d.as_str()) => {
+                    ty = Some(d.clone());
+                    self.pos += 1;
+                }
+                // `.ptr .global` annotations on kernel parameters only inform the compiler.
+                Some(Tok::Dot(d))
+                    if matches!(d.as_str(), "ptr" | "global" | "const" | "shared" | "local") =>
+                {
+                    self.pos += 1
+                }
+                Some(Tok::Dot(d)) if matches!(d.as_str(), "v2" | "v4" | "v8") => {
+                    return self.err(
+                        LoadErrorKind::Unsupported,
+                        format!("vector variables (`.{d}`) are not supported"),
+                    )
+                }
+                _ => break,
+            }
+        }
+        let Some(ty) = ty else {
+            return self.err(LoadErrorKind::Syntax, "expected a type (.u32, .b8, ...)");
+        };
+        let name = self.ident()?;
+        let mut count = Some(1u64);
+        while self.eat_punct('[') {
+            if self.eat_punct(']') {
+                count = None;
+                continue;
+            }
+            let n = self.int()?;
+            self.expect_punct(']')?;
+            count = count.and_then(|c| c.checked_mul(n));
+            if count.is_none() {
+                return self.err(LoadErrorKind::Syntax, "array size overflows");
+            }
+        }
+        let mut init = Vec::new();
+        if self.eat_punct('=') {
+            self.initializer(&mut init, 0)?;
+        }
+        Ok(VarDecl {
+            space,
+            align,
+            ty,
+            name,
+            count,
+            init,
+            is_extern: false,
+            line,
+            column,
+        })
+    }
+
+    fn initializer(&mut self, out: &mut Vec<Opnd>, depth: u32) -> PResult<()> {
+        if depth > 8 {
+            return self.err(LoadErrorKind::Syntax, "initializer nested too deeply");
+        }
+        if self.eat_punct('{') {
+            loop {
+                self.initializer(out, depth + 1)?;
+                if !self.eat_punct(',') {
+                    break;
+                }
+            }
+            return self.expect_punct('}');
+        }
+        let neg = self.eat_punct('-');
+        match self.next()? {
+            Tok::Int(v) => out.push(Opnd::Int(if neg { v.wrapping_neg() } else { v })),
+            Tok::F32(v) if !neg => out.push(Opnd::F32(v)),
+            Tok::F64(v) if !neg => out.push(Opnd::F64(v)),
+            Tok::Ident(_) | Tok::Punct(_) | Tok::Dot(_) => {
+                self.pos -= 1;
+                return self.err(
+                    LoadErrorKind::Unsupported,
+                    "initializers with addresses (generic(var), var+off) are not supported",
+                );
+            }
+            other => {
+                self.pos -= 1;
+                return self.err(
+                    LoadErrorKind::Syntax,
+                    format!("bad initializer {}", describe(Some(&other))),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn param_list(&mut self) -> PResult<Vec<VarDecl>> {
+        let mut v = Vec::new();
+        self.expect_punct('(')?;
+        if self.eat_punct(')') {
+            return Ok(v);
+        }
+        loop {
+            if !matches!(self.peek(), Some(Tok::Dot(d)) if d == "param" || d == "reg") {
+                return self.err(LoadErrorKind::Syntax, "expected `.param`");
+            }
+            if matches!(self.peek(), Some(Tok::Dot(d)) if d == "reg") {
+                return self.err(
+                    LoadErrorKind::Unsupported,
+                    "`.reg` function parameters are not supported (nvcc uses `.param`)",
+                );
+            }
+            v.push(self.var_decl()?);
+            if self.eat_punct(')') {
+                return Ok(v);
+            }
+            self.expect_punct(',')?;
+        }
+    }
+
+    fn dims(&mut self) -> PResult<[u32; 3]> {
+        let mut d = [1u32; 3];
+        d[0] = self.small_int()?;
+        for slot in d.iter_mut().skip(1) {
+            if !self.eat_punct(',') {
+                break;
+            }
+            *slot = self.small_int()?;
+        }
+        Ok(d)
+    }
+
+    fn function(&mut self, entry: bool, line: u32, column: u32) -> PResult<FuncAst> {
+        let mut rets = Vec::new();
+        if !entry && self.peek() == Some(&Tok::Punct('(')) {
+            rets = self.param_list()?;
+        }
+        let name = self.ident()?;
+        let params = if self.peek() == Some(&Tok::Punct('(')) {
+            self.param_list()?
+        } else {
+            Vec::new()
+        };
+        let (mut maxntid, mut reqntid) = (None, None);
+        while let Some(Tok::Dot(d)) = self.peek() {
+            {
+                match d.as_str() {
+                    "maxntid" => {
+                        self.pos += 1;
+                        maxntid = Some(self.dims()?);
+                    }
+                    "reqntid" => {
+                        self.pos += 1;
+                        reqntid = Some(self.dims()?);
+                    }
+                    "minnctapersm" | "maxnctapersm" | "maxnreg" | "noreturn" | "maxclusterrank"
+                    | "reqnctapercluster" | "explicitcluster" => {
+                        self.pos += 1;
+                        while matches!(self.peek(), Some(Tok::Int(_)) | Some(Tok::Punct(','))) {
+                            self.pos += 1;
+                        }
+                    }
+                    "pragma" => {
+                        self.pos += 1;
+                        self.skip_statement();
+                    }
+                    other => {
+                        return self.err(
+                            LoadErrorKind::Unsupported,
+                            format!("unsupported function directive `.{other}`"),
+                        )
+                    }
+                }
+            }
+        }
+        let body = if self.eat_punct(';') {
+            None
+        } else {
+            Some(self.body()?)
+        };
+        Ok(FuncAst {
+            name,
+            entry,
+            rets,
+            params,
+            maxntid,
+            reqntid,
+            body,
+            line,
+            column,
+        })
+    }
+
+    fn body(&mut self) -> PResult<Vec<Stmt>> {
+        self.expect_punct('{')?;
+        let mut out = Vec::new();
+        let mut depth = 1;
+        loop {
+            let (line, column) = self.here();
+            match self.peek().cloned() {
+                None => return self.err(LoadErrorKind::Syntax, "function body not closed"),
+                Some(Tok::Punct('{')) => {
+                    self.pos += 1;
+                    depth += 1;
+                    out.push(Stmt::Open);
+                }
+                Some(Tok::Punct('}')) => {
+                    self.pos += 1;
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(out);
+                    }
+                    out.push(Stmt::Close);
+                }
+                Some(Tok::Dot(d)) => match d.as_str() {
+                    "reg" => {
+                        self.pos += 1;
+                        let mut ty = None;
+                        while let Some(Tok::Dot(t)) = self.peek() {
+                            if TYPES.contains(&t.as_str()) {
+                                ty = Some(t.clone());
+                                self.pos += 1;
+                            } else if t == "v2" || t == "v4" {
+                                return self.err(
+                                    LoadErrorKind::Unsupported,
+                                    "vector registers are not supported",
+                                );
+                            } else {
+                                break;
+                            }
+                        }
+                        let Some(ty) = ty else {
+                            return self.err(LoadErrorKind::Syntax, "`.reg` needs a type");
+                        };
+                        let mut names = Vec::new();
+                        loop {
+                            let n = self.ident()?;
+                            let mut count = None;
+                            if self.eat_punct('<') {
+                                count = Some(self.small_int()?);
+                                self.expect_punct('>')?;
+                            }
+                            names.push((n, count));
+                            if !self.eat_punct(',') {
+                                break;
+                            }
+                        }
+                        self.expect_punct(';')?;
+                        out.push(Stmt::Reg {
+                            ty,
+                            names,
+                            line,
+                            column,
+                        });
+                    }
+                    "local" | "shared" | "param" | "global" | "const" => {
+                        let v = self.var_decl()?;
+                        self.expect_punct(';')?;
+                        out.push(Stmt::Var(v));
+                    }
+                    "pragma" => {
+                        self.pos += 1;
+                        self.skip_statement();
+                    }
+                    "loc" | "file" => {
+                        self.pos += 1;
+                        while self
+                            .toks
+                            .get(self.pos)
+                            .is_some_and(|t| t.line == line && t.tok != Tok::Punct(';'))
+                        {
+                            self.pos += 1;
+                        }
+                        self.eat_punct(';');
+                    }
+                    other => {
+                        return self.err(
+                            LoadErrorKind::Unsupported,
+                            format!("unsupported directive `.{other}` in a function body"),
+                        )
+                    }
+                },
+                Some(Tok::Ident(name)) if self.peek_at(1) == Some(&Tok::Punct(':')) => {
+                    self.pos += 2;
+                    if matches!(self.peek(), Some(Tok::Dot(d)) if d == "callprototype") {
+                        return self.err(
+                            LoadErrorKind::Unsupported,
+                            "`.callprototype` (indirect calls) is not supported",
+                        );
+                    }
+                    out.push(Stmt::Label(name, line, column));
+                }
+                Some(Tok::Ident(_)) | Some(Tok::Punct('@')) => {
+                    out.push(Stmt::Inst(self.instruction()?));
+                }
+                Some(other) => {
+                    return self.err(
+                        LoadErrorKind::Syntax,
+                        format!("expected an instruction, found {}", describe(Some(&other))),
+                    )
+                }
+            }
+        }
+    }
+
+    fn instruction(&mut self) -> PResult<InstAst> {
+        let (line, column) = self.here();
+        let mut guard = None;
+        if self.eat_punct('@') {
+            let neg = self.eat_punct('!');
+            guard = Some((self.ident()?, neg));
+        }
+        let opcode = self.ident()?;
+        let mut mods = Vec::new();
+        while let Some(Tok::Dot(d)) = self.peek() {
+            mods.push(d.clone());
+            self.pos += 1;
+        }
+        if !KNOWN_OPCODES.contains(&opcode.as_str()) {
+            // Named before its operands are read: their syntax may be its own (`tex`).
+            let full = std::iter::once(opcode.as_str())
+                .chain(mods.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(".");
+            return Err(LoadError {
+                line,
+                column,
+                kind: LoadErrorKind::Unsupported,
+                message: format!("unsupported instruction `{full}`"),
+            });
+        }
+        let mut ops = Vec::new();
+        if !self.eat_punct(';') {
+            loop {
+                ops.push(self.operand()?);
+                if self.eat_punct(';') {
+                    break;
+                }
+                self.expect_punct(',')?;
+            }
+        }
+        Ok(InstAst {
+            guard,
+            opcode,
+            mods,
+            ops,
+            line,
+            column,
+        })
+    }
+
+    fn name_with_suffix(&mut self) -> PResult<String> {
+        let mut n = self.ident()?;
+        // `%tid.x`, `%ctaid.y`: special registers with a component.
+        if n.starts_with('%') {
+            if let Some(Tok::Dot(d)) = self.peek() {
+                if matches!(d.as_str(), "x" | "y" | "z" | "w") {
+                    n.push('.');
+                    n.push_str(d);
+                    self.pos += 1;
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn operand(&mut self) -> PResult<Opnd> {
+        let first = self.operand_atom()?;
+        if self.eat_punct('|') {
+            let second = self.operand_atom()?;
+            return Ok(Opnd::Pipe(Box::new(first), Box::new(second)));
+        }
+        Ok(first)
+    }
+
+    fn operand_atom(&mut self) -> PResult<Opnd> {
+        self.operand_at_depth(0)
+    }
+
+    fn operand_at_depth(&mut self, depth: u32) -> PResult<Opnd> {
+        if depth > 2 {
+            return self.err(LoadErrorKind::Syntax, "operand nested too deeply");
+        }
+        match self.peek().cloned() {
+            Some(Tok::Punct('[')) => {
+                self.pos += 1;
+                let mut base = None;
+                let mut off = 0i64;
+                if let Some(Tok::Ident(_)) = self.peek() {
+                    base = Some(self.name_with_suffix()?);
+                    // `[%rd1+8]`, `[%rd1+-8]`, `[%rd1-8]`.
+                    if self.eat_punct('+') || self.peek() == Some(&Tok::Punct('-')) {
+                        off = self.int()? as i64;
+                    }
+                } else {
+                    off = self.int()? as i64;
+                }
+                self.expect_punct(']')?;
+                Ok(Opnd::Addr(base, off))
+            }
+            Some(Tok::Punct('{')) => {
+                self.pos += 1;
+                let mut v = Vec::new();
+                loop {
+                    v.push(self.operand_at_depth(depth + 1)?);
+                    if self.eat_punct('}') {
+                        return Ok(Opnd::Vector(v));
+                    }
+                    self.expect_punct(',')?;
+                }
+            }
+            Some(Tok::Punct('(')) => {
+                self.pos += 1;
+                let mut v = Vec::new();
+                if self.eat_punct(')') {
+                    return Ok(Opnd::List(v));
+                }
+                loop {
+                    v.push(self.operand_at_depth(depth + 1)?);
+                    if self.eat_punct(')') {
+                        return Ok(Opnd::List(v));
+                    }
+                    self.expect_punct(',')?;
+                }
+            }
+            Some(Tok::Punct('!')) => {
+                self.pos += 1;
+                Ok(Opnd::Not(self.ident()?))
+            }
+            Some(Tok::Punct('-')) => {
+                self.pos += 1;
+                match self.next()? {
+                    Tok::Int(v) => Ok(Opnd::Int(v.wrapping_neg())),
+                    Tok::F64(b) => Ok(Opnd::F64((-f64::from_bits(b)).to_bits())),
+                    other => {
+                        self.pos -= 1;
+                        self.err(
+                            LoadErrorKind::Syntax,
+                            format!(
+                                "expected a number after `-`, found {}",
+                                describe(Some(&other))
+                            ),
+                        )
+                    }
+                }
+            }
+            Some(Tok::Int(v)) => {
+                self.pos += 1;
+                Ok(Opnd::Int(v))
+            }
+            Some(Tok::F32(v)) => {
+                self.pos += 1;
+                Ok(Opnd::F32(v))
+            }
+            Some(Tok::F64(v)) => {
+                self.pos += 1;
+                Ok(Opnd::F64(v))
+            }
+            Some(Tok::Ident(n)) if n == "_" => {
+                self.pos += 1;
+                Ok(Opnd::Sink)
+            }
+            Some(Tok::Ident(_)) => {
+                let n = self.name_with_suffix()?;
+                if self.eat_punct('+') {
+                    let off = self.int()? as i64;
+                    return Ok(Opnd::SymOff(n, off));
+                }
+                Ok(Opnd::Name(n))
+            }
+            other => self.err(
+                LoadErrorKind::Syntax,
+                format!("expected an operand, found {}", describe(other.as_ref())),
+            ),
+        }
+    }
+}
+
+fn describe(t: Option<&Tok>) -> String {
+    match t {
+        None => "end of input".into(),
+        Some(Tok::Ident(s)) => format!("`{s}`"),
+        Some(Tok::Dot(s)) => format!("`.{s}`"),
+        Some(Tok::Int(v)) => format!("`{v}`"),
+        Some(Tok::F32(v)) => format!("`0f{v:08X}`"),
+        Some(Tok::F64(v)) => format!("`0d{v:016X}`"),
+        Some(Tok::Str(s)) => format!("\"{s}\""),
+        Some(Tok::Punct(c)) => format!("`{c}`"),
+    }
+}

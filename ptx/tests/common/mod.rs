@@ -1,0 +1,215 @@
+//! Test support: nvcc from the registry packages (ci/install-nvcc.sh), outputs cached
+//! under target/ptx-test-cache, and a device memory over host buffers with access rights.
+#![allow(dead_code)]
+
+use std::cell::UnsafeCell;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use cumock_ptx::{Access, Fault, HostSpan, Launch, Memory};
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The CUDA toolkit root (bin/nvcc): ci/install-nvcc.sh installs it once.
+pub fn toolkit() -> &'static Path {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let out = Command::new(repo_root().join("ci/install-nvcc.sh"))
+            .output()
+            .expect("run ci/install-nvcc.sh");
+        assert!(
+            out.status.success(),
+            "ci/install-nvcc.sh failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+    })
+}
+
+/// Compiles CUDA source with nvcc; `args` choose the output (`-ptx`, `-fatbin`...).
+/// Cached by source and arguments, so re-runs cost nothing.
+pub fn nvcc(source: &str, args: &[&str]) -> Vec<u8> {
+    let mut h = DefaultHasher::new();
+    source.hash(&mut h);
+    args.hash(&mut h);
+    let key = format!("{:016x}", h.finish());
+    let dir = repo_root().join("target/ptx-test-cache");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(format!("{key}.out"));
+    if let Ok(b) = std::fs::read(&out) {
+        return b;
+    }
+    let src = dir.join(format!("{key}.cu"));
+    std::fs::write(&src, source).unwrap();
+    static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!("{key}.{}.{seq}.tmp", std::process::id()));
+    let st = Command::new(toolkit().join("bin/nvcc"))
+        .args(args)
+        .arg(&src)
+        .arg("-o")
+        .arg(&tmp)
+        .output()
+        .expect("run nvcc");
+    assert!(
+        st.status.success(),
+        "nvcc {args:?} failed:\n{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    std::fs::rename(&tmp, &out).unwrap();
+    std::fs::read(&out).unwrap()
+}
+
+pub fn ptx(source: &str) -> String {
+    String::from_utf8(nvcc(source, &["-ptx", "-arch=compute_90", "-O3"])).unwrap()
+}
+
+/// Device memory for tests: regions at fixed device addresses, each backed by a host
+/// buffer, readable or read-write; anything else faults.
+pub struct TestMemory {
+    regions: Vec<Region>,
+}
+
+struct Region {
+    base: u64,
+    data: Box<[UnsafeCell<u8>]>,
+    writable: bool,
+}
+
+// Safety: the executor reaches the buffers only through atomics (see Memory's contract);
+// the test reads them after the launch.
+unsafe impl Sync for TestMemory {}
+
+// Safety: spans point into boxed buffers that live as long as the TestMemory and never move.
+unsafe impl Memory for TestMemory {
+    fn translate(&self, addr: u64, len: u64, access: Access) -> Result<HostSpan, Fault> {
+        for r in &self.regions {
+            let size = r.data.len() as u64;
+            if addr >= r.base && addr < r.base + size {
+                if addr + len > r.base + size {
+                    return Err(Fault {
+                        message: format!(
+                            "{len} bytes at {addr:#x} run past the region at {:#x}",
+                            r.base
+                        ),
+                    });
+                }
+                if access != Access::Read && !r.writable {
+                    return Err(Fault {
+                        message: format!("region at {:#x} is read-only", r.base),
+                    });
+                }
+                return Ok(HostSpan {
+                    base: r.base,
+                    len: size,
+                    host: r.data.as_ptr() as *mut u8,
+                    writable: r.writable,
+                });
+            }
+        }
+        Err(Fault {
+            message: format!("no mapping at {addr:#x}"),
+        })
+    }
+}
+
+impl Default for TestMemory {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestMemory {
+    pub fn new() -> Self {
+        TestMemory {
+            regions: Vec::new(),
+        }
+    }
+
+    /// Maps `bytes` at the next free device address (1 TiB apart, 64 KiB aligned).
+    pub fn map(&mut self, bytes: &[u8], writable: bool) -> u64 {
+        let base = 0x7f00_0000_0000u64 + (self.regions.len() as u64) * (1 << 40);
+        let data: Box<[UnsafeCell<u8>]> = bytes.iter().map(|b| UnsafeCell::new(*b)).collect();
+        self.regions.push(Region {
+            base,
+            data,
+            writable,
+        });
+        base
+    }
+
+    pub fn read(&self, base: u64) -> Vec<u8> {
+        let r = self
+            .regions
+            .iter()
+            .find(|r| r.base == base)
+            .expect("region");
+        // Safety: no launch is running; the cells are plain bytes.
+        r.data.iter().map(|c| unsafe { *c.get() }).collect()
+    }
+}
+
+pub fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn to_f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+pub fn u32s(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn to_u32s(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// Kernel parameters laid out per the kernel's declaration, from 8-byte values.
+pub fn params(k: &cumock_ptx::Kernel, vals: &[u64]) -> Vec<u8> {
+    assert_eq!(
+        k.params.len(),
+        vals.len(),
+        "kernel {} takes {} params",
+        k.name,
+        k.params.len()
+    );
+    let size = k
+        .params
+        .iter()
+        .map(|p| p.offset + p.size)
+        .max()
+        .unwrap_or(0) as usize;
+    let mut b = vec![0u8; size];
+    for (p, v) in k.params.iter().zip(vals) {
+        let n = p.size.min(8) as usize;
+        b[p.offset as usize..p.offset as usize + n].copy_from_slice(&v.to_le_bytes()[..n]);
+    }
+    b
+}
+
+pub fn launch<'a>(grid: u32, block: u32, params: &'a [u8]) -> Launch<'a> {
+    Launch {
+        grid: [grid, 1, 1],
+        block: [block, 1, 1],
+        dynamic_shared_bytes: 0,
+        params,
+        globals: &[],
+        device_ordinal: 0,
+        sm_count: 132,
+        host_threads: 2,
+        step_limit: Some(1 << 24),
+    }
+}

@@ -1,0 +1,274 @@
+//! The instruction corpus (ptx/corpus/): small kernels per instruction family, compiled
+//! by nvcc 13.0 here and run in the executor on the inputs the H200 ran them on; outputs
+//! compared with what the H200 computed (ptx/corpus/expected/, recorded by
+//! ci/gpu-corpus.sh). Until that recording exists the comparison is skipped, saying so,
+//! and the kernels are still run to show they load and execute without a fault.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use common::*;
+use cumock_ptx::{run, Module};
+
+struct Entry {
+    kernel: String,
+    file: String,
+    grid: [u32; 2],
+    block: [u32; 2],
+    shmem: u32,
+    nin: usize,
+    nout: usize,
+    approx: bool,
+}
+
+fn corpus_dir() -> PathBuf {
+    repo_root().join("ptx/corpus")
+}
+
+fn dims(s: &str) -> [u32; 2] {
+    let mut it = s.split(',').map(|x| x.parse::<u32>().expect("dimension"));
+    [it.next().unwrap(), it.next().unwrap_or(1)]
+}
+
+fn manifest() -> Vec<Entry> {
+    let text = std::fs::read_to_string(corpus_dir().join("manifest.txt")).unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(f.len(), 8, "manifest line: {l}");
+            Entry {
+                kernel: f[0].into(),
+                file: f[1].into(),
+                grid: dims(f[2]),
+                block: dims(f[3]),
+                shmem: f[4].parse().unwrap(),
+                nin: f[5].parse().unwrap(),
+                nout: f[6].parse().unwrap(),
+                approx: f[7] == "approx",
+            }
+        })
+        .collect()
+}
+
+/// The generator of ptx/corpus/runner.c, word for word.
+fn generate(kernel: &str, n: usize) -> Vec<u32> {
+    const SPECIAL: [u32; 40] = [
+        0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7fa00001,
+        0x7fffffff, 0x00000001, 0x807fffff, 0x00800000, 0x7f7fffff, 0xff7fffff, 0x3f800000,
+        0xbf800000, 0x3f000000, 0x4f000000, 0xcf000000, 0x5f000000, 0x4b000001, 0x3fc00000,
+        0x40200000, 0xbfc00000, 0x477fe000, 0x477ff000, 0x33800000, 0xffffffff, 0x0000001f,
+        0x00000020, 0x00000021, 0x0000003f, 0x00000040, 0x7fffffff, 0x80000001, 0x0000ffff,
+        0x00008000, 0x000000ff, 0x00000080, 0x40490fdb, 0x3eaaaaab,
+    ];
+    let mut x = kernel
+        .bytes()
+        .fold(2166136261u32, |h, b| (h ^ b as u32).wrapping_mul(16777619))
+        | 1;
+    let mut step = || {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x
+    };
+    (0..n)
+        .map(|_| {
+            let r = step();
+            let y = step();
+            if r & 3 == 0 {
+                SPECIAL[(y % SPECIAL.len() as u32) as usize]
+            } else {
+                y
+            }
+        })
+        .collect()
+}
+
+fn read_hex(path: &std::path::Path) -> Vec<u32> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.split_whitespace()
+        .map(|w| u32::from_str_radix(w, 16).expect("hex word"))
+        .collect()
+}
+
+/// Runs one corpus kernel; Err describes a load or run failure.
+fn execute(m: &Module, e: &Entry, input: &[u32]) -> Result<Vec<u32>, String> {
+    let k = m
+        .kernel(&e.kernel)
+        .ok_or_else(|| format!("no kernel {}", e.kernel))?;
+    let mut mem = TestMemory::new();
+    let din = mem.map(&u32s(input), true);
+    let dout = mem.map(&vec![0u8; e.nout * 4], true);
+    let globals: Vec<u64> = m.globals.iter().map(|g| mem.map(&g.init, true)).collect();
+    let p = params(&m.kernels[k], &[din, dout, e.nin as u64]);
+    let mut l = launch(e.grid[0], e.block[0], &p);
+    l.grid = [e.grid[0], e.grid[1], 1];
+    l.block = [e.block[0], e.block[1], 1];
+    l.dynamic_shared_bytes = e.shmem;
+    l.globals = &globals;
+    run(m, k, &l, &mem).map_err(|f| f.to_string())?;
+    Ok(to_u32s(&mem.read(dout)))
+}
+
+fn modules(entries: &[Entry]) -> HashMap<String, Result<Module, String>> {
+    let mut out = HashMap::new();
+    for e in entries {
+        out.entry(e.file.clone()).or_insert_with(|| {
+            let src = std::fs::read_to_string(corpus_dir().join(&e.file)).unwrap();
+            Module::parse(&ptx(&src)).map_err(|err| format!("{}: {err}", e.file))
+        });
+    }
+    out
+}
+
+fn close_f32(a: u32, b: u32) -> bool {
+    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+    if a == b || x.is_nan() && y.is_nan() {
+        return true;
+    }
+    // The approximations' documented bounds are relative (ex2, rsqrt, division) or
+    // absolute (sin, cos, lg2 near 1): either, with margin.
+    let tol = 2f32.powi(-19);
+    (x - y).abs() <= x.abs().max(y.abs()) * tol
+        || (x - y).abs() <= tol
+        || (a as i64 - b as i64).abs() <= 4
+}
+
+#[test]
+fn corpus_kernels_load_and_run() {
+    let entries = manifest();
+    let mods = modules(&entries);
+    let mut failures = Vec::new();
+    // PTX_CORPUS_DUMP=DIR writes the executor's outputs as the runner writes the GPU's.
+    let dump = std::env::var_os("PTX_CORPUS_DUMP").map(PathBuf::from);
+    for e in &entries {
+        let input = generate(&e.kernel, e.nin);
+        let r = match &mods[&e.file] {
+            Ok(m) => execute(m, e, &input).map(|out| {
+                if let Some(d) = &dump {
+                    std::fs::create_dir_all(d).unwrap();
+                    let hex = |w: &[u32]| {
+                        w.chunks(8)
+                            .map(|c| {
+                                c.iter()
+                                    .map(|x| format!("{x:08x}"))
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                                    + "\n"
+                            })
+                            .collect::<String>()
+                    };
+                    std::fs::write(d.join(format!("{}.in.hex", e.kernel)), hex(&input)).unwrap();
+                    std::fs::write(d.join(format!("{}.out.hex", e.kernel)), hex(&out)).unwrap();
+                }
+            }),
+            Err(err) => Err(err.clone()),
+        };
+        if let Err(err) = r {
+            failures.push(format!("{}: {err}", e.kernel));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} corpus kernels failed:\n{}",
+        failures.len(),
+        entries.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn corpus_matches_the_h200() {
+    let expected = corpus_dir().join("expected");
+    if !expected.is_dir() {
+        println!(
+            "skipped: {} is absent; record it on the GPU machine with `ci/gpu-corpus.sh OUTDIR` and commit OUTDIR there",
+            expected.display()
+        );
+        return;
+    }
+    let entries = manifest();
+    let mods = modules(&entries);
+    // The GPU ran the PTX its own nvcc wrote; a different nvcc here is worth knowing.
+    for file in entries
+        .iter()
+        .map(|e| e.file.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let recorded = expected.join("ptx").join(file.replace(".cu", ".ptx"));
+        if let Ok(theirs) = std::fs::read_to_string(&recorded) {
+            let ours = ptx(&std::fs::read_to_string(corpus_dir().join(file)).unwrap());
+            if theirs != ours {
+                println!(
+                    "note: {} differs from the PTX nvcc writes here",
+                    recorded.display()
+                );
+            }
+        }
+    }
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for e in &entries {
+        let err_file = expected.join(format!("{}.error", e.kernel));
+        if err_file.exists() {
+            failures.push(format!(
+                "{}: failed on the GPU: {}",
+                e.kernel,
+                std::fs::read_to_string(&err_file).unwrap().trim()
+            ));
+            continue;
+        }
+        let input = read_hex(&expected.join(format!("{}.in.hex", e.kernel)));
+        assert_eq!(
+            input,
+            generate(&e.kernel, e.nin),
+            "{}: recorded input differs from the generator",
+            e.kernel
+        );
+        let want = read_hex(&expected.join(format!("{}.out.hex", e.kernel)));
+        let got = match &mods[&e.file] {
+            Ok(m) => execute(m, e, &input),
+            Err(err) => Err(err.clone()),
+        };
+        let got = match got {
+            Ok(g) => g,
+            Err(err) => {
+                failures.push(format!("{}: {err}", e.kernel));
+                continue;
+            }
+        };
+        compared += 1;
+        let bad: Vec<usize> = (0..want.len())
+            .filter(|&i| {
+                if e.approx {
+                    !close_f32(got[i], want[i])
+                } else {
+                    got[i] != want[i]
+                }
+            })
+            .collect();
+        if !bad.is_empty() {
+            let show: Vec<String> = bad
+                .iter()
+                .take(8)
+                .map(|&i| format!("  word {i}: H200 {:08x}, executor {:08x}", want[i], got[i]))
+                .collect();
+            failures.push(format!(
+                "{}: {} of {} words differ\n{}",
+                e.kernel,
+                bad.len(),
+                want.len(),
+                show.join("\n")
+            ));
+        }
+    }
+    println!("{compared} corpus kernels compared with the H200");
+    assert!(
+        failures.is_empty(),
+        "{} corpus kernels differ from the H200:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -1,0 +1,211 @@
+//! Kernels that misbehave end in the fault a GPU would report (and the message says
+//! where and why), never in a crash, a hang, or a touch of host memory.
+
+mod common;
+use common::*;
+use cumock_ptx::{run, FaultKind, KernelFault, Module};
+
+const ADVERSARIAL: &str = r#"
+extern "C" __global__ void store_to(unsigned* p, unsigned v) { p[threadIdx.x] = v; }
+extern "C" __global__ void load_from(const unsigned* p, unsigned* out) { out[threadIdx.x] = p[threadIdx.x]; }
+extern "C" __global__ void spin(unsigned* out, int n) {
+  unsigned x = threadIdx.x;
+  for (;;) { x = x * 1664525u + 1013904223u; if (x == n) break; }
+  out[0] = x;
+}
+extern "C" __global__ void trapper(unsigned* out) { if (threadIdx.x == 5) __trap(); out[threadIdx.x] = 1; }
+extern "C" __global__ void asserter(unsigned* out) { assert(threadIdx.x != 7); out[threadIdx.x] = 1; }
+extern "C" __global__ void misaligned(unsigned* out) { *(unsigned*)((char*)out + 2) = 1; }
+extern "C" __global__ void shared_overflow(unsigned* out, int k) {
+  __shared__ unsigned s[64];
+  s[threadIdx.x * k] = 1;
+  __syncthreads();
+  out[threadIdx.x] = s[threadIdx.x];
+}
+extern "C" __global__ void divergent_barrier(unsigned* out) {
+  if (threadIdx.x < 32) __syncthreads();
+  out[threadIdx.x] = 1;
+}
+"#;
+
+fn module() -> Module {
+    Module::parse(&ptx(&format!("#include <assert.h>\n{ADVERSARIAL}"))).unwrap()
+}
+
+fn fault(m: &Module, kernel: &str, mem: &TestMemory, vals: &[u64], block: u32) -> KernelFault {
+    let k = m.kernel(kernel).unwrap();
+    let p = params(&m.kernels[k], vals);
+    // The variables' addresses are only looked at by `asserter`, which stops first.
+    let addrs = vec![0u64; m.globals.len()];
+    let mut l = launch(1, block, &p);
+    l.globals = &addrs;
+    l.step_limit = Some(100_000);
+    run(m, k, &l, mem).expect_err("the kernel should fault")
+}
+
+#[test]
+fn a_store_to_an_unmapped_address_is_illegal() {
+    let m = module();
+    let mem = TestMemory::new();
+    let f = fault(&m, "store_to", &mem, &[0x1234_5678_0000, 7], 32);
+    assert_eq!(f.kind, FaultKind::IllegalAddress);
+    assert_eq!(f.address, Some(0x1234_5678_0000));
+    assert_eq!(
+        (f.kernel.as_str(), f.block, f.thread),
+        ("store_to", [0, 0, 0], [0, 0, 0])
+    );
+    assert!(f.instruction.starts_with("st.global.u32"), "{f}");
+    let msg = f.to_string();
+    assert!(
+        msg.contains("no mapping at 0x123456780000")
+            && msg.contains("store_to")
+            && msg.contains(&format!("line {}", f.line)),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_host_pointer_is_not_device_memory() {
+    let m = module();
+    let mem = TestMemory::new();
+    let host = Box::new([0xabcdu32; 64]);
+    let f = fault(&m, "load_from", &mem, &[host.as_ptr() as u64, 0], 32);
+    assert_eq!(f.kind, FaultKind::IllegalAddress);
+    assert_eq!(f.address, Some(host.as_ptr() as u64));
+    assert_eq!(*host, [0xabcd; 64], "host memory untouched");
+    let f = fault(&m, "store_to", &mem, &[host.as_ptr() as u64, 1], 32);
+    assert_eq!(f.kind, FaultKind::IllegalAddress);
+    assert_eq!(*host, [0xabcd; 64], "host memory untouched");
+}
+
+#[test]
+fn a_write_past_the_end_of_a_mapping_faults_at_the_first_lane_out() {
+    let m = module();
+    let mut mem = TestMemory::new();
+    let buf = mem.map(&[0u8; 64], true);
+    let f = fault(&m, "store_to", &mem, &[buf, 9], 32);
+    assert_eq!(f.kind, FaultKind::IllegalAddress);
+    assert_eq!(f.address, Some(buf + 64));
+    assert_eq!(f.thread, [16, 0, 0]);
+}
+
+#[test]
+fn an_endless_loop_ends_at_the_step_limit() {
+    let m = module();
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 4], true);
+    let f = fault(&m, "spin", &mem, &[out, 3], 64);
+    assert_eq!(f.kind, FaultKind::StepLimit, "{f}");
+}
+
+#[test]
+fn trap_and_assert() {
+    let m = module();
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 256], true);
+    let f = fault(&m, "trapper", &mem, &[out], 32);
+    assert_eq!((f.kind, f.thread), (FaultKind::Trap, [5, 0, 0]), "{f}");
+    let f = fault(&m, "asserter", &mem, &[out], 32);
+    assert_eq!((f.kind, f.thread), (FaultKind::Assert, [7, 0, 0]), "{f}");
+}
+
+#[test]
+fn a_misaligned_store_is_misaligned() {
+    let m = module();
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 64], true);
+    let f = fault(&m, "misaligned", &mem, &[out], 1);
+    assert_eq!(
+        (f.kind, f.address),
+        (FaultKind::MisalignedAddress, Some(out + 2)),
+        "{f}"
+    );
+}
+
+#[test]
+fn shared_memory_out_of_range_is_illegal() {
+    let m = module();
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 256], true);
+    let f = fault(&m, "shared_overflow", &mem, &[out, 3], 64);
+    assert_eq!(f.kind, FaultKind::IllegalAddress, "{f}");
+    assert!(f.to_string().contains("shared memory"), "{f}");
+    // Inside the array: fine.
+    let k = m.kernel("shared_overflow").unwrap();
+    let p = params(&m.kernels[k], &[out, 1]);
+    let addrs = vec![0u64; m.globals.len()];
+    let mut l = launch(1, 64, &p);
+    l.globals = &addrs;
+    run(&m, k, &l, &mem).unwrap();
+}
+
+#[test]
+fn threads_that_exit_release_a_barrier_the_others_wait_at() {
+    let m = module();
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 256], true);
+    // 64 threads: the first warp waits at the barrier, the second exits: exited threads
+    // count as arrived, so this completes.
+    let k = m.kernel("divergent_barrier").unwrap();
+    let p = params(&m.kernels[k], &[out]);
+    let addrs = vec![0u64; m.globals.len()];
+    let mut l = launch(1, 64, &p);
+    l.globals = &addrs;
+    run(&m, k, &l, &mem).unwrap();
+    assert_eq!(to_u32s(&mem.read(out))[..64], [1; 64]);
+}
+
+#[test]
+fn a_barrier_that_can_never_complete_is_reported() {
+    // Hand-written: warp 1 waits at barrier 1 for 64 threads that never come.
+    let src = r#"
+.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry stuck(.param .u64 out)
+{
+    .reg .b32 %r<3>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, %tid.x;
+    setp.lt.u32 %p1, %r1, 32;
+@%p1 bra DONE;
+    bar.sync 1, 64;
+DONE:
+    bar.sync 2, 64;
+    ret;
+}
+"#;
+    let m = Module::parse(src).unwrap();
+    let mem = TestMemory::new();
+    let l = launch(1, 64, &[0u8; 8]);
+    let f = run(&m, 0, &l, &mem).unwrap_err();
+    assert_eq!(f.kind, FaultKind::Deadlock, "{f}");
+    assert!(f.to_string().contains("barrier"), "{f}");
+}
+
+#[test]
+fn faults_in_many_blocks_on_many_threads_report_one() {
+    let m = module();
+    let mem = TestMemory::new();
+    let k = m.kernel("store_to").unwrap();
+    let p = params(&m.kernels[k], &[0x10, 1]);
+    let addrs = vec![0u64; m.globals.len()];
+    let mut l = launch(500, 128, &p);
+    l.globals = &addrs;
+    l.host_threads = 4;
+    let f = run(&m, k, &l, &mem).unwrap_err();
+    assert_eq!(f.kind, FaultKind::IllegalAddress);
+}
+
+#[test]
+fn a_launch_needing_absurd_host_memory_is_refused_not_allocated() {
+    let src = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry big()\n{\n.local .align 8 .b8 depot[1073741824];\nret;\n}\n";
+    let m = Module::parse(src).unwrap();
+    let mem = TestMemory::new();
+    let f = run(&m, 0, &launch(1, 1024, &[]), &mem).unwrap_err();
+    assert!(
+        f.detail
+            .contains("bytes of registers, local and shared memory"),
+        "{f}"
+    );
+}

@@ -1,0 +1,149 @@
+//! What the parser refuses, and how it says so: the line, the column, the kind, and the
+//! instruction or name at fault.
+
+use cumock_ptx::{LoadErrorKind, Module, StateSpace};
+
+fn kernel(body: &str) -> String {
+    format!(".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .pred %p<2>;\n{body}\nret;\n}}\n")
+}
+
+fn err(src: &str) -> cumock_ptx::LoadError {
+    Module::parse(src).expect_err("should not load")
+}
+
+#[test]
+fn an_unsupported_instruction_is_named_with_its_line() {
+    let e = err(&kernel(
+        "mov.u32 %r1, 1;\ntex.1d.v4.s32.s32 {%r0, %r1, %r2, %r3}, [t, {%r1}];",
+    ));
+    assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 9));
+    assert_eq!(
+        e.to_string(),
+        "line 9: unsupported instruction `tex.1d.v4.s32.s32`"
+    );
+    let e = err(&kernel("min.relu.s32 %r1, %r2, %r3;"));
+    assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 8));
+    assert!(e.message.contains("min.relu.s32"), "{e}");
+    let e = err(&kernel("cp.async.ca.shared.global [%r1], [%r2], 16;"));
+    assert_eq!(
+        e.to_string(),
+        "line 8: unsupported instruction `cp.async.ca.shared.global`"
+    );
+}
+
+#[test]
+fn undeclared_registers_and_unknown_labels_are_semantic_errors() {
+    let e = err(&kernel("add.u32 %r1, %r9, 1;"));
+    assert_eq!((e.kind, e.line), (LoadErrorKind::Semantic, 8));
+    assert!(e.message.contains("%r9"), "{e}");
+    let e = err(&kernel("bra NOWHERE;"));
+    assert_eq!(e.kind, LoadErrorKind::Semantic);
+    assert!(e.message.contains("NOWHERE"), "{e}");
+    let e = err(&kernel("@%r1 bra $L;\n$L:"));
+    assert!(e.message.contains("not a predicate"), "{e}");
+}
+
+#[test]
+fn syntax_errors_give_line_and_column() {
+    let e = err(&kernel("add.u32 %r1, %r2 %r3;"));
+    assert_eq!((e.kind, e.line, e.column), (LoadErrorKind::Syntax, 8, 18));
+    let e = err(".version 9.0\n.target sm_90\n.visible .entry k( {");
+    assert_eq!(e.kind, LoadErrorKind::Syntax);
+    assert!(err("").message.contains(".version"));
+    assert_eq!(err("\u{0}\u{1}garbage").kind, LoadErrorKind::Syntax);
+}
+
+#[test]
+fn a_newer_ptx_version_is_refused_as_a_driver_would() {
+    let src = kernel("").replace(".version 9.0", ".version 9.5");
+    let e = err(&src);
+    assert_eq!(e.kind, LoadErrorKind::UnsupportedVersion);
+    assert!(Module::parse_with_max_version(&src, (9, 5)).is_ok());
+}
+
+#[test]
+fn recursion_and_device_library_calls_are_unsupported() {
+    let src = ".version 9.0\n.target sm_90\n.address_size 64\n.func f()\n{\ncall f, ();\nret;\n}\n";
+    assert_eq!(err(src).kind, LoadErrorKind::Unsupported);
+    let src = ".version 9.0\n.target sm_90\n.address_size 64\n.extern .func (.param .b32 r) vprintf(.param .b64 a, .param .b64 b);\n.visible .entry k()\n{\n.param .b64 a;\n.param .b64 b;\n.param .b32 r;\ncall.uni (r), vprintf, (a, b);\nret;\n}\n";
+    let e = err(src);
+    assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 10));
+    assert!(e.message.contains("vprintf"), "{e}");
+}
+
+#[test]
+fn module_variables_kernels_and_attributes() {
+    let src = r#".version 9.0
+.target sm_90
+.address_size 64
+.global .align 4 .u32 counter = 7;
+.const .align 8 .f64 coeffs[3] = {0d3FF0000000000000, 0d4000000000000000, 0d4008000000000000};
+.global .align 1 .b8 bytes[5] = {1, 2, 3};
+.visible .entry k(.param .u64 a, .param .align 16 .b8 s[24], .param .u32 n) .maxntid 128, 2, 1 .reqntid 64
+{
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<3>;
+    .shared .align 8 .b8 tile[100];
+    .local .align 4 .b8 depot[40];
+    ld.global.u32 %r1, [counter+0];
+    ld.const.f64 %rd1, [coeffs+8];
+    ret;
+}
+"#;
+    let m = Module::parse(src).unwrap();
+    assert_eq!(m.version, (9, 0));
+    assert_eq!(m.target, "sm_90");
+    let g: Vec<_> = m
+        .globals
+        .iter()
+        .map(|g| (g.name.as_str(), g.space, g.size, g.align))
+        .collect();
+    assert_eq!(
+        g,
+        [
+            ("counter", StateSpace::Global, 4, 4),
+            ("coeffs", StateSpace::Const, 24, 8),
+            ("bytes", StateSpace::Global, 5, 1)
+        ]
+    );
+    assert_eq!(m.globals[0].init, 7u32.to_le_bytes());
+    assert_eq!(m.globals[1].init[8..16], 2.0f64.to_le_bytes());
+    assert_eq!(m.globals[2].init, [1, 2, 3, 0, 0]);
+    let k = &m.kernels[m.kernel("k").unwrap()];
+    let p: Vec<_> = k
+        .params
+        .iter()
+        .map(|p| (p.offset, p.size, p.align))
+        .collect();
+    assert_eq!(p, [(0, 8, 8), (16, 24, 16), (40, 4, 4)]);
+    assert_eq!(
+        (k.static_shared_bytes, k.max_threads_per_block, k.reqntid),
+        (100, Some(256), Some([64, 1, 1]))
+    );
+    assert!(k.local_bytes_per_thread >= 40);
+    assert_eq!(k.registers, 13);
+}
+
+#[test]
+fn cache_policy_modifiers_are_accepted_and_cache_hint_operands_are_not() {
+    let ok =
+        kernel("ld.param.u64 %rd1, [p];\nld.global.nc.L1::no_allocate.L2::256B.u32 %r1, [%rd1];")
+            .replace(".reg .b32 %r<4>;", ".reg .b32 %r<4>;\n.reg .b64 %rd<2>;");
+    Module::parse(&ok).unwrap();
+    let e = err(&kernel("ld.global.L2::cache_hint.u32 %r1, [%r2], %r3;"));
+    assert_eq!(e.kind, LoadErrorKind::Unsupported, "{e}");
+    assert!(e.message.contains("L2::cache_hint"), "{e}");
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let deep = "{".repeat(100_000);
+    let e = err(&format!(
+        ".version 9.0\n.target sm_90\n.address_size 64\n.global .u32 x[2] = {deep};"
+    ));
+    assert_eq!(e.kind, LoadErrorKind::Syntax);
+    let e = err(&kernel(&format!("mov.b64 %r1, {deep};")));
+    assert_eq!(e.kind, LoadErrorKind::Syntax);
+    let e = err(&kernel(&"{".repeat(100_000)));
+    assert_eq!(e.kind, LoadErrorKind::Syntax);
+}
