@@ -554,7 +554,15 @@ impl Vmm {
                 }
             }
         }
-        if let Some(m) = self.overlapping(ptr, end).next() {
+        // Mappings never overlap one another, so the last one starting before `end` is the
+        // only one that can reach into the range: one lookup, not a scan.
+        if let Some(m) = self
+            .mappings
+            .range(..end)
+            .next_back()
+            .map(|(_, m)| m)
+            .filter(|m| m.start + m.size > ptr)
+        {
             return Err(invalid(format!(
                 "{ptr:#x}+{size:#x} overlaps the mapping at {:#x}+{:#x}",
                 m.start, m.size
@@ -612,17 +620,24 @@ impl Vmm {
         }
         // The common case, one whole mapping: mappings never overlap, so nothing else
         // lies in the range, and no list of them is needed.
-        if let Some(m) = self.mappings.get(&ptr).filter(|m| m.size == size) {
-            let busy = self
-                .allocations
-                .get(&(m.handle & 0xffff_ffff))
-                .is_some_and(|a| a.in_flight);
-            self.remove_mapping(ptr);
-            return Ok(if busy {
-                vec![format!("unmapping the mapping at {ptr:#x} {IN_FLIGHT}")]
-            } else {
-                Vec::new()
-            });
+        if let std::collections::btree_map::Entry::Occupied(e) = self.mappings.entry(ptr) {
+            if e.get().size == size {
+                let m = e.remove();
+                let id = m.handle & 0xffff_ffff;
+                let busy = match self.allocations.get_mut(&id) {
+                    Some(a) => {
+                        a.map_count -= 1;
+                        a.in_flight
+                    }
+                    None => false,
+                };
+                self.drop_if_unused(id);
+                return Ok(if busy {
+                    vec![format!("unmapping the mapping at {ptr:#x} {IN_FLIGHT}")]
+                } else {
+                    Vec::new()
+                });
+            }
         }
         let mut starts = Vec::new();
         for m in self.overlapping(ptr, end) {
