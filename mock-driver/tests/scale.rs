@@ -572,3 +572,90 @@ fn copies_racing_an_export_lose_nothing() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn at_the_mapping_limit_the_error_names_it_and_device_memory_still_works() {
+    if role().is_some() {
+        return at_the_mapping_limit();
+    }
+    in_child(
+        "at_the_mapping_limit_the_error_names_it_and_device_memory_still_works",
+        "maps",
+    );
+}
+
+/// The process's host mappings used up to `vm.max_map_count` by the program itself: an
+/// export, which needs a view of its own file, fails with the driver's out-of-memory and
+/// a message that names the limit and how to raise it; allocating, mapping and copying,
+/// which need no new host mapping, go on working.
+fn at_the_mapping_limit() {
+    let limit: usize = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(usize::MAX);
+    if limit > 300_000 {
+        // Filling a raised limit would take the machine's memory, not test the mock.
+        println!("scale: vm.max_map_count is {limit}, not the default: mapping limit not tested");
+        return;
+    }
+    let d = driver(1);
+    current(&d, 0);
+    let va = d.address_reserve(64 * G, 0, 0, 0).unwrap();
+    let p = prop(&d, 0, true);
+    let first = d.create(G, p, 0).unwrap();
+    // Pages of alternating protection, so that the kernel cannot merge them.
+    let mut pages = Vec::new();
+    loop {
+        let prot = if pages.len() % 2 == 0 {
+            libc::PROT_READ
+        } else {
+            libc::PROT_NONE
+        };
+        // Safety: a fresh anonymous page, unmapped below.
+        let m = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                prot,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if m == libc::MAP_FAILED {
+            break;
+        }
+        pages.push(m);
+    }
+    let e = d.export(first, 1, 0).unwrap_err();
+    println!(
+        "scale: {} host mappings taken by the program; export: {}",
+        pages.len(),
+        e.message
+    );
+    assert_eq!(e.code, CUDA_ERROR_OUT_OF_MEMORY);
+    assert!(
+        e.message.contains("vm.max_map_count") && e.message.contains("sysctl"),
+        "{}",
+        e.message
+    );
+    for i in 0..32u64 {
+        let h = if i == 0 {
+            first
+        } else {
+            d.create(G, p, 0).unwrap()
+        };
+        d.map(va + i * G, G, 0, h, 0).unwrap();
+        d.release(h).unwrap();
+    }
+    d.set_access(va, 32 * G, &[(1, 0, 3)]).unwrap();
+    write(&d, va + 31 * G, &pattern(5));
+    assert_eq!(read(&d, va + 31 * G, 4096), pattern(5));
+    for m in pages {
+        // Safety: each is a page mapped above.
+        unsafe { libc::munmap(m, 4096) };
+    }
+    d.unmap(va, 32 * G).unwrap();
+}
