@@ -32,8 +32,15 @@ pub fn proc_address(base: &str, version: u32, per_thread: bool) -> ProcLookup {
             .max_by_key(|(p, _)| p.version)
             .map(|(_, name)| name)
     };
-    let found = if per_thread {
-        newest(true).or_else(|| newest(false))
+    // A function with a per-thread variant, asked for per thread at a version before that
+    // variant existed, is too old (the H200 answers so: cuMemcpy with the per-thread flag
+    // at 6050 is "version not sufficient", though cuMemcpy itself is older); one without
+    // any is the plain function.
+    let has_per_thread = entries().any(|(p, _)| !p.variant.is_empty());
+    let found = if per_thread && has_per_thread {
+        newest(true)
+    } else if per_thread {
+        newest(false)
     } else {
         newest(false)
     };

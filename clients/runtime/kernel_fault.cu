@@ -19,17 +19,17 @@ int main(void) {
 
     // The fault: a write into a freed allocation.
     poke<<<1, 1>>>((int *)d);
-    T(cudaGetLastError());
-    T(cudaDeviceSynchronize());
-    T(cudaGetLastError());
-    T(cudaGetLastError());
-    T(cudaPeekAtLastError());
+    CHECK(T(cudaGetLastError()) == cudaSuccess);
+    CHECK(T(cudaDeviceSynchronize()) == cudaErrorIllegalAddress);
+    CHECK(T(cudaGetLastError()) == cudaErrorIllegalAddress);
+    CHECK(T(cudaGetLastError()) == cudaErrorIllegalAddress);
+    CHECK(T(cudaPeekAtLastError()) == cudaErrorIllegalAddress);
     void *e2 = NULL;
-    T(cudaMalloc(&e2, 4096));
+    CHECK(T(cudaMalloc(&e2, 4096)) == cudaErrorIllegalAddress);
     int x = 0;
-    T(cudaMemcpy(&x, e2, 4, cudaMemcpyDeviceToHost));
+    CHECK(T(cudaMemcpy(&x, e2, 4, cudaMemcpyDeviceToHost)) == cudaErrorIllegalAddress);
     cudaStream_t s;
-    T(cudaStreamCreate(&s));
+    CHECK(T(cudaStreamCreate(&s)) == cudaErrorIllegalAddress);
     int n = -1;
     T(cudaGetDeviceCount(&n));
     OUT("count=%d", n);

@@ -29,6 +29,7 @@ int main(void) {
     }
     T(cudaMemcpyFromSymbol(&back, scale, sizeof back));
     OUT("scale=%d", back);
+    CHECK(back == 2);
     size_t sz = 0;
     T(cudaGetSymbolSize(&sz, scale));
     OUT("sizeof scale=%zu", sz);
@@ -49,18 +50,36 @@ int main(void) {
     float a = 1.0f;
     args[0] = &n;
     args[1] = &a;
-    T(cudaLaunchKernel((const void *)saxpy, dim3(4), dim3(256), args, 0, 0));
+    CHECK(T(cudaLaunchKernel((const void *)saxpy, dim3(4), dim3(256), args, 0, 0)) == cudaSuccess);
     T(cudaDeviceSynchronize());
     T(cudaMemcpy(hy, y, sizeof hy, cudaMemcpyDeviceToHost));
     CHECK(hy[10] == 10.0f + 2.0f * (3.0f * 10 + 2.0f));
 
+    void *addr = NULL;
+    T(cudaGetSymbolAddress(&addr, scale));
+    OUT("scale's address is %s", alignment(addr));
+    int via_address = 0;
+    T(cudaMemcpy(&via_address, addr, sizeof via_address, cudaMemcpyDeviceToHost));
+    CHECK(via_address == 2);
+
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = dim3(4);
+    cfg.blockDim = dim3(256);
+    a = 0.0f;
+    CHECK(T(cudaLaunchKernelExC(&cfg, (const void *)saxpy, args)) == cudaSuccess);
+    T(cudaDeviceSynchronize());
+    T(cudaMemcpy(hy, y, sizeof hy, cudaMemcpyDeviceToHost));
+    CHECK(hy[10] == 2.0f * (10.0f + 2.0f * (3.0f * 10 + 2.0f)));
+
     cudaFuncAttributes fa;
     memset(&fa, 0, sizeof fa);
-    T(cudaFuncGetAttributes(&fa, saxpy));
+    CHECK(T(cudaFuncGetAttributes(&fa, saxpy)) == cudaSuccess);
     OUT("maxThreadsPerBlock=%d binaryVersion=%d", fa.maxThreadsPerBlock, fa.binaryVersion);
     int blocks = -1;
     T(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, saxpy, 256, 0));
     OUT("active blocks per SM > 0: %d", blocks > 0);
+    CHECK(blocks > 0);
     T(cudaLaunchKernel((const void *)main, dim3(1), dim3(1), args, 0, 0));
     T(cudaGetLastError());
     T(cudaFree(x));

@@ -259,3 +259,153 @@ fn the_runtime_abi_is_nvidias() {
         wrong.join("\n")
     );
 }
+
+/// The size the C ABI gives a parameter of this Rust type, as written in this crate's
+/// exports.
+fn rust_param_size(ty: &str) -> Option<usize> {
+    let ty = ty.trim();
+    if ty.starts_with('*') || ty.starts_with('&') {
+        return Some(8);
+    }
+    Some(match ty {
+        "c_int" | "i32" | "c_uint" | "u32" | "f32" | "CudaError" => 4,
+        "usize" | "u64" | "c_ulonglong" | "i64" => 8,
+        "CUstream" | "CUevent" | "CUmemoryPool" | "CUfunction" | "CUcontext" | "CUmodule" => 8,
+        "Dim3" => size_of::<Dim3>(),
+        "CUipcMemHandle" | "crate::driver::CUipcMemHandle" => {
+            size_of::<crate::driver::CUipcMemHandle>()
+        }
+        "crate::driver::HostFn" | "crate::driver::StreamCallback" => 8,
+        _ => return None,
+    })
+}
+
+/// Every `cuda*` export this crate implements, with its parameters' types, read from the
+/// source (which is what was compiled).
+fn implemented_signatures() -> Vec<(String, Vec<String>)> {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .is_some_and(|n| n == "generated.rs" || n == "abi_check.rs")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("fn cuda") {
+            rest = &rest[i + 3..];
+            let Some(open) = rest.find('(') else { break };
+            let name = rest[..open].to_owned();
+            if !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let close = open + rest[open..].find(')').unwrap();
+            let params = rest[open + 1..close]
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(|p| p.split_once(':').map_or(p, |(_, t)| t).trim().to_owned())
+                .collect();
+            out.push((name, params));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_implemented_export_has_the_headers_signature() {
+    let sigs = implemented_signatures();
+    assert!(sigs.len() > 100, "only {} signatures read", sigs.len());
+    // The header's function for each export: `_ptds`/`_ptsz` variants have their base's.
+    let base = |n: &str| {
+        n.trim_end_matches("_ptds")
+            .trim_end_matches("_ptsz")
+            .to_owned()
+    };
+    // Declared in cuda_profiler_api.h, which the registry package does not ship; both take
+    // no arguments, as this crate's do (checked below).
+    const NOT_IN_THESE_HEADERS: &[&str] = &["cudaProfilerStart", "cudaProfilerStop"];
+    let sigs: Vec<(String, Vec<String>)> = sigs
+        .into_iter()
+        .filter(|(n, p)| {
+            let outside = NOT_IN_THESE_HEADERS.contains(&n.as_str());
+            assert!(!outside || p.is_empty(), "{n} takes no arguments");
+            !outside
+        })
+        .collect();
+    let mut bases: Vec<String> = sigs.iter().map(|(n, _)| base(n)).collect();
+    bases.dedup();
+    let dir = std::env::temp_dir().join(format!("cumock-cudart-sig-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cpp = String::from(
+        "#include <cuda_runtime_api.h>\n#include <cstdio>\n\
+         template <typename F> struct Sig;\n\
+         template <typename R, typename... A> struct Sig<R (*)(A...)> { static void print(const char *n) {\n\
+         printf(\"%s %zu\", n, sizeof...(A)); ((printf(\" %zu\", sizeof(A))), ...); printf(\"\\n\"); } };\n\
+         int main() {\n",
+    );
+    for b in &bases {
+        // decltype: the header's type of the function, without linking against it.
+        cpp.push_str(&format!("    Sig<decltype(&{b})>::print(\"{b}\");\n"));
+    }
+    cpp.push_str("    return 0;\n}\n");
+    let src = dir.join("sig.cpp");
+    let exe = dir.join("sig");
+    std::fs::write(&src, cpp).unwrap();
+    let target = "x86_64-unknown-linux-gnu";
+    let compiler = cc::Build::new()
+        .cpp(true)
+        .target(target)
+        .host(target)
+        .opt_level(0)
+        .cargo_metadata(false)
+        .get_compiler();
+    let o = compiler
+        .to_command()
+        .args(["-std=c++17", "-Wno-deprecated-declarations", "-I"])
+        .arg(include_dir())
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "compiling the signature check failed (an export the header does not declare?):\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = String::from_utf8(Command::new(&exe).output().unwrap().stdout).unwrap();
+    let header: std::collections::HashMap<String, Vec<usize>> = out
+        .lines()
+        .map(|l| {
+            let mut it = l.split_whitespace();
+            let name = it.next().unwrap().to_owned();
+            let sizes: Vec<usize> = it.map(|x| x.parse().unwrap()).collect();
+            (name, sizes[1..].to_vec())
+        })
+        .collect();
+    let mut wrong = Vec::new();
+    for (name, params) in &sigs {
+        let ours: Vec<usize> = params
+            .iter()
+            .map(|t| rust_param_size(t).unwrap_or_else(|| panic!("{name}: no size for type {t}")))
+            .collect();
+        let theirs = &header[&base(name)];
+        if &ours != theirs {
+            wrong.push(format!(
+                "{name}: the header's parameters are {theirs:?} bytes, ours {ours:?}"
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        wrong.is_empty(),
+        "{} signatures differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}

@@ -9,10 +9,10 @@ use std::ffi::{c_char, c_int, c_uint};
 
 cudart_fn! {
     fn cudaGetDeviceCount(count: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let count = unsafe { out_ref(count)? };
-        // Written before anything can fail: NVIDIA's runtime leaves 0 when there is no
-        // driver or no device.
-        *count = 0;
+        // Left as it was on failure, as NVIDIA's runtime leaves it (seen over the mock,
+        // where NVIDIA's runtime fails its initialisation).
         *count = runtime()?.device_count;
         Ok(())
     }
@@ -39,6 +39,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaGetDevice(device: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let device = unsafe { out_ref(device)? };
         let d = driver()?;
         runtime()?;
@@ -67,6 +68,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaGetDeviceFlags(flags: *mut c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let flags = unsafe { out_ref(flags)? };
         let (d, _, device) = with_context()?;
         let (mut f, mut active) = (0u32, 0i32);
@@ -81,6 +83,7 @@ cudart_fn! {
     fn cudaDeviceReset() {
         let rt = runtime()?;
         crate::pool::forget_device(thread_device());
+        crate::kernel::forget_device(thread_device());
         rt.reset_device(thread_device())
     }
 }
@@ -96,6 +99,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let value = unsafe { out_ref(value)? };
         let rt = runtime()?;
         rt.check_device(device)?;
@@ -106,6 +110,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaGetDeviceProperties(prop: *mut CudaDeviceProp, device: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let prop = unsafe { out_ref(prop)? };
         let rt = runtime()?;
         rt.check_device(device)?;
@@ -141,6 +146,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaDriverGetVersion(version: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let version = unsafe { out_ref(version)? };
         // NVIDIA's runtime says 0 when there is no driver, and succeeds.
         *version = 0;
@@ -153,12 +159,14 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaRuntimeGetVersion(version: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         unsafe { out(version, CUDART_VERSION) }
     }
 }
 
 cudart_fn! {
     fn cudaDeviceCanAccessPeer(can: *mut c_int, device: c_int, peer: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let can = unsafe { out_ref(can)? };
         let rt = runtime()?;
         rt.check_device(device)?;
@@ -195,9 +203,16 @@ cudart_fn! {
     fn cudaDeviceGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) {
         let (d, _, _) = with_context()?;
         let (mut l, mut g) = (0, 0);
-        d.cuCtxGetStreamPriorityRange(&mut l, &mut g)?;
+        match d.cuCtxGetStreamPriorityRange(&mut l, &mut g) {
+            // A driver without stream priorities (cumock's mock runs every stream alike):
+            // cuda_runtime_api.h says both are 0 where priorities are not supported.
+            Err(e) if e.code == error::NOT_SUPPORTED => (l, g) = (0, 0),
+            r => r?,
+        }
         // Either pointer may be NULL (cuda_runtime_api.h).
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         if !least.is_null() { unsafe { out(least, l)? }; }
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         if !greatest.is_null() { unsafe { out(greatest, g)? }; }
         Ok(())
     }
@@ -205,6 +220,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaDeviceGetLimit(value: *mut usize, limit: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let value = unsafe { out_ref(value)? };
         let (d, _, _) = with_context()?;
         // cudaLimit's values are CUlimit's.
@@ -216,5 +232,35 @@ cudart_fn! {
     fn cudaDeviceSetLimit(limit: c_int, value: usize) {
         let (d, _, _) = with_context()?;
         d.cuCtxSetLimit(limit, value)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetByPCIBusId(device: *mut c_int, pci_bus_id: *const c_char) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let device = unsafe { out_ref(device)? };
+        if pci_bus_id.is_null() {
+            return Err(error::invalid("pciBusId is NULL"));
+        }
+        runtime()?;
+        // Safety: a NUL-terminated string, as the header requires.
+        unsafe { driver()?.cuDeviceGetByPCIBusId(device, pci_bus_id) }
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetCacheConfig(config: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let config = unsafe { out_ref(config)? };
+        let (d, _, _) = with_context()?;
+        // cudaFuncCache's values are CUfunc_cache's.
+        d.cuCtxGetCacheConfig(config)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceSetCacheConfig(config: c_int) {
+        let (d, _, _) = with_context()?;
+        d.cuCtxSetCacheConfig(config)
     }
 }

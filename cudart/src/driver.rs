@@ -26,6 +26,11 @@ pub struct CUipcMemHandle {
     pub reserved: [u8; 64],
 }
 
+/// `CUhostFn` / `cudaHostFn_t`.
+pub type HostFn = Option<unsafe extern "C" fn(*mut c_void)>;
+/// `CUstreamCallback` / `cudaStreamCallback_t`: (stream, status, user data).
+pub type StreamCallback = Option<unsafe extern "C" fn(CUstream, i32, *mut c_void)>;
+
 type GetProcAddress =
     unsafe extern "C" fn(*const c_char, *mut *mut c_void, i32, u64, *mut i32) -> CUresult;
 
@@ -106,6 +111,7 @@ driver_functions! {
     safe fn cuMemFree(ptr: u64);
     safe fn cuMemHostAlloc(ptr: &mut *mut c_void, size: usize, flags: u32);
     unsafe fn cuMemFreeHost(ptr: *mut c_void);
+    unsafe fn cuMemHostGetFlags(flags: &mut u32, ptr: *mut c_void);
     unsafe fn cuMemHostRegister(ptr: *mut c_void, size: usize, flags: u32);
     unsafe fn cuMemHostUnregister(ptr: *mut c_void);
     unsafe fn cuMemHostGetDevicePointer(dptr: &mut u64, ptr: *mut c_void, flags: u32);
@@ -132,6 +138,19 @@ driver_functions! {
     safe fn cuStreamGetPriority(stream: CUstream, priority: &mut i32);
     safe fn cuStreamGetFlags(stream: CUstream, flags: &mut u32);
     safe fn cuStreamIsCapturing(stream: CUstream, status: &mut i32);
+    unsafe fn cuLaunchHostFunc(stream: CUstream, f: HostFn, user_data: *mut c_void);
+    unsafe fn cuStreamAddCallback(stream: CUstream, f: StreamCallback, user_data: *mut c_void, flags: u32);
+    safe fn cuStreamGetId(stream: CUstream, id: &mut u64);
+    safe fn cuMemAllocPitch(ptr: &mut u64, pitch: &mut usize, width: usize, height: usize, element_size: u32);
+    safe fn cuIpcGetEventHandle(handle: &mut CUipcMemHandle, event: CUevent);
+    safe fn cuIpcOpenEventHandle(event: &mut CUevent, handle: CUipcMemHandle);
+    unsafe fn cuDeviceGetByPCIBusId(dev: &mut i32, id: *const c_char);
+    safe fn cuCtxGetCacheConfig(config: &mut i32);
+    safe fn cuCtxSetCacheConfig(config: i32);
+    safe fn cuFuncSetCacheConfig(f: CUfunction, config: i32);
+    unsafe fn cuLaunchCooperativeKernel(f: CUfunction, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, shared: u32, stream: CUstream, params: *mut *mut c_void);
+    safe fn cuProfilerStart();
+    safe fn cuProfilerStop();
     safe fn cuThreadExchangeStreamCaptureMode(mode: &mut i32);
     safe fn cuEventRecordWithFlags(event: CUevent, stream: CUstream, flags: u32);
     safe fn cuEventCreate(event: &mut CUevent, flags: u32);
@@ -154,6 +173,8 @@ driver_functions! {
     safe fn cuIpcOpenMemHandle(ptr: &mut u64, handle: CUipcMemHandle, flags: u32);
     safe fn cuIpcCloseMemHandle(ptr: u64);
     safe fn cuDeviceGetDefaultMemPool(pool: &mut CUmemoryPool, dev: i32);
+    safe fn cuDeviceGetMemPool(pool: &mut CUmemoryPool, dev: i32);
+    safe fn cuDeviceSetMemPool(dev: i32, pool: CUmemoryPool);
     safe fn cuMemAllocAsync(ptr: &mut u64, size: usize, stream: CUstream);
     safe fn cuMemFreeAsync(ptr: u64, stream: CUstream);
     unsafe fn cuMemPoolCreate(pool: &mut CUmemoryPool, props: *const c_void);
@@ -169,7 +190,7 @@ driver_functions! {
     unsafe fn cuLaunchKernel(f: CUfunction, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, shared: u32, stream: CUstream, params: *mut *mut c_void, extra: *mut *mut c_void);
     safe fn cuFuncGetAttribute(value: &mut i32, attr: i32, f: CUfunction);
     safe fn cuFuncSetAttribute(f: CUfunction, attr: i32, value: i32);
-    safe fn cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks: &mut i32, f: CUfunction, block_size: i32, shared: usize);
+    safe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks: &mut i32, f: CUfunction, block_size: i32, shared: usize, flags: u32);
 }
 
 /// The loaded driver.

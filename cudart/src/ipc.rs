@@ -118,6 +118,7 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
 
 cudart_fn! {
     fn cudaIpcGetMemHandle(handle: *mut CUipcMemHandle, dev_ptr: *mut c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let handle = unsafe { out_ref(handle)? };
         handle.reserved = get_handle(dev_ptr as u64)?;
         Ok(())
@@ -200,6 +201,7 @@ fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
 
 cudart_fn! {
     fn cudaIpcOpenMemHandle(dev_ptr: *mut *mut c_void, handle: CUipcMemHandle, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let dev_ptr = unsafe { out_ref(dev_ptr)? };
         *dev_ptr = open(handle, flags)? as *mut c_void;
         Ok(())
@@ -209,7 +211,8 @@ cudart_fn! {
 cudart_fn! {
     fn cudaIpcCloseMemHandle(dev_ptr: *mut c_void) {
         let (d, rt, _) = with_context()?;
-        let known = rt.state.lock().ipc_opened.get(&(dev_ptr as u64)).copied();
+        // Out of the table first, as cudaFree does (memory.rs: release).
+        let known = rt.state.lock().ipc_opened.remove(&(dev_ptr as u64));
         let Some(m) = known else {
             return d.cuIpcCloseMemHandle(dev_ptr as u64).map_err(|e| {
                 if e.code == error::NOT_SUPPORTED {
@@ -219,12 +222,16 @@ cudart_fn! {
                 }
             });
         };
-        d.cuCtxSynchronize(std::ptr::null_mut())?;
-        d.cuMemUnmap(m.base, m.size as usize)?;
-        d.cuMemAddressFree(m.base, m.size as usize)?;
-        d.cuMemRelease(m.handle)?;
-        rt.state.lock().ipc_opened.remove(&(dev_ptr as u64));
-        Ok(())
+        let closed = (|| {
+            d.cuCtxSynchronize(std::ptr::null_mut())?;
+            d.cuMemUnmap(m.base, m.size as usize)?;
+            d.cuMemAddressFree(m.base, m.size as usize)?;
+            d.cuMemRelease(m.handle)
+        })();
+        if closed.is_err() {
+            rt.state.lock().ipc_opened.insert(dev_ptr as u64, m);
+        }
+        closed
     }
 }
 

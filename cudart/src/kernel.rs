@@ -121,7 +121,10 @@ pub extern "C" fn __cudaUnregisterFatBinary(handle: *mut *mut c_void) {
         };
         // Modules are unloaded while the driver is still there; at exit after a
         // cudaDeviceReset their context may be gone, which the driver reports and we ignore.
-        if let Ok(d) = crate::driver::driver() {
+        // Only a fatbin that was loaded asks for the driver: a program that never used
+        // CUDA must not start it at exit.
+        let d = (!fb.modules.is_empty()).then(crate::driver::driver);
+        if let Some(Ok(d)) = d {
             for m in fb.modules.values() {
                 let _ = d.cuModuleUnload(*m as CUmodule);
             }
@@ -339,6 +342,7 @@ cudart_fn! {
     /// The handle nvcc's launch code asks for once per kernel: the host stub itself,
     /// which is how the kernel is registered.
     fn __cudaGetKernel(kernel: *mut *const c_void, host_fun: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let kernel = unsafe { out_ref(kernel)? };
         if !with_registry(|r| r.functions.contains_key(&(host_fun as usize))) {
             return Err(RtError::new(error::INVALID_DEVICE_FUNCTION, format!("{host_fun:?} is not a registered kernel")));
@@ -473,6 +477,7 @@ pub struct CudaFuncAttributes {
 
 cudart_fn! {
     fn cudaFuncGetAttributes(attr: *mut CudaFuncAttributes, func: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let attr = unsafe { out_ref(attr)? };
         let (d, f) = function(func)?;
         // CUfunction_attribute values, in cudaFuncAttributes' order.
@@ -513,22 +518,49 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaGetFuncBySymbol(function_ptr: *mut CUfunction, symbol_ptr: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let out = unsafe { out_ref(function_ptr)? };
         *out = function(symbol_ptr)?.1;
         Ok(())
     }
 }
 
+fn occupancy(
+    num_blocks: *mut c_int,
+    func: *const c_void,
+    block_size: c_int,
+    dynamic_smem: usize,
+    flags: c_uint,
+) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+    let num_blocks = unsafe { out_ref(num_blocks)? };
+    let (d, f) = function(func)?;
+    // cudaOccupancy flags are CU_OCCUPANCY flags (default 0, disable caching override 1).
+    d.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        num_blocks,
+        f,
+        block_size,
+        dynamic_smem,
+        flags,
+    )
+}
+
 cudart_fn! {
     fn cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks: *mut c_int, func: *const c_void, block_size: c_int, dynamic_smem: usize) {
-        let num_blocks = unsafe { out_ref(num_blocks)? };
-        let (d, f) = function(func)?;
-        d.cuOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, f, block_size, dynamic_smem)
+        occupancy(num_blocks, func, block_size, dynamic_smem, 0)
+    }
+}
+
+cudart_fn! {
+    /// What cuda_runtime.h's cudaOccupancyMaxActiveBlocksPerMultiprocessor template calls.
+    fn cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(num_blocks: *mut c_int, func: *const c_void, block_size: c_int, dynamic_smem: usize, flags: c_uint) {
+        occupancy(num_blocks, func, block_size, dynamic_smem, flags)
     }
 }
 
 cudart_fn! {
     fn cudaGetSymbolAddress(dev_ptr: *mut *mut c_void, symbol: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let dev_ptr = unsafe { out_ref(dev_ptr)? };
         *dev_ptr = self::symbol(symbol)?.1 as *mut c_void;
         Ok(())
@@ -537,6 +569,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaGetSymbolSize(size: *mut usize, symbol: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let size = unsafe { out_ref(size)? };
         *size = self::symbol(symbol)?.2;
         Ok(())
@@ -610,5 +643,54 @@ cudart_fn! {
 cudart_fn! {
     fn cudaMemcpyFromSymbolAsync(dst: *mut c_void, symbol: *const c_void, count: usize, offset: usize, kind: c_int, stream: CUstream) {
         symbol_copy(false, symbol, dst, count, offset, kind, Some(stream_for(stream, false)))
+    }
+}
+
+/// cudaDeviceReset: the device's modules went with its context; they are loaded again at
+/// the next use.
+pub fn forget_device(device: i32) {
+    with_registry(|r| {
+        for f in r.fatbins.values_mut() {
+            f.modules.remove(&device);
+        }
+        r.loaded_functions.retain(|(_, d), _| *d != device);
+    });
+}
+
+cudart_fn! {
+    fn cudaFuncSetCacheConfig(func: *const c_void, config: c_int) {
+        let (d, f) = function(func)?;
+        d.cuFuncSetCacheConfig(f, config)
+    }
+}
+
+fn launch_cooperative(
+    func: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *mut *mut c_void,
+    shared: usize,
+    stream: CUstream,
+) -> RtResult<()> {
+    let (d, f) = function(func)?;
+    let shared = u32::try_from(shared)
+        .map_err(|_| error::invalid(format!("{shared} bytes of shared memory")))?;
+    // Safety: `args` holds one pointer per kernel parameter, as the program built it.
+    unsafe {
+        d.cuLaunchCooperativeKernel(
+            f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, stream, args,
+        )
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchCooperativeKernel(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: CUstream) {
+        launch_cooperative(func, grid, block, args, shared, stream_for(stream, false))
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchCooperativeKernel_ptsz(func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared: usize, stream: CUstream) {
+        launch_cooperative(func, grid, block, args, shared, stream_for(stream, true))
     }
 }

@@ -141,30 +141,46 @@ pub fn device_free(ptr: u64) -> RtResult<()> {
 /// Gives an allocation back to the driver; one the runtime did not make is the driver's
 /// to judge (cuMemFree).
 pub fn release(d: &Driver, rt: &Runtime, ptr: u64) -> RtResult<()> {
-    let known = rt.state.lock().allocations.get(&ptr).copied();
-    match known {
+    // Out of the table before the driver sees the free: once the address is given back,
+    // another thread's allocation may get it, and its entry must not be the one removed.
+    // A free the driver refuses puts the entry back.
+    let known = rt.state.lock().allocations.remove(&ptr);
+    let freed = match known {
         Some(DeviceAllocation {
             backing: Backing::Vmm { handle, reserved },
-            exported_fd,
             ..
-        }) => {
+        }) => (|| {
             // cudaFree waits for the device, as cuMemFree does.
             d.cuCtxSynchronize(std::ptr::null_mut())?;
             d.cuMemUnmap(ptr, reserved as usize)?;
             d.cuMemAddressFree(ptr, reserved as usize)?;
-            d.cuMemRelease(handle)?;
-            if let Some(fd) = exported_fd {
-                crate::os::close(fd);
-            }
+            d.cuMemRelease(handle)
+        })(),
+        _ => d.cuMemFree(ptr),
+    };
+    match (freed, known) {
+        (
+            Ok(()),
+            Some(DeviceAllocation {
+                exported_fd: Some(fd),
+                ..
+            }),
+        ) => {
+            crate::os::close(fd);
+            Ok(())
         }
-        _ => d.cuMemFree(ptr)?,
+        (Ok(()), _) => Ok(()),
+        (Err(e), Some(a)) => {
+            rt.state.lock().allocations.insert(ptr, a);
+            Err(e)
+        }
+        (Err(e), None) => Err(e),
     }
-    rt.state.lock().allocations.remove(&ptr);
-    Ok(())
 }
 
 cudart_fn! {
     fn cudaMalloc(dev_ptr: *mut *mut c_void, size: usize) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let dev_ptr = unsafe { out_ref(dev_ptr)? };
         *dev_ptr = std::ptr::null_mut();
         with_context()?;
@@ -185,6 +201,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaMemGetInfo(free: *mut usize, total: *mut usize) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let (free, total) = unsafe { (out_ref(free)?, out_ref(total)?) };
         let (d, _, _) = with_context()?;
         d.cuMemGetInfo(free, total)
@@ -193,6 +210,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaMallocManaged(dev_ptr: *mut *mut c_void, size: usize, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let dev_ptr = unsafe { out_ref(dev_ptr)? };
         if flags != 1 && flags != 2 {
             return Err(error::invalid(format!("flags {flags:#x} are not cudaMemAttachGlobal or cudaMemAttachHost")));
@@ -252,6 +270,7 @@ fn host_alloc(size: usize, flags: u32) -> RtResult<*mut c_void> {
 
 cudart_fn! {
     fn cudaMallocHost(ptr: *mut *mut c_void, size: usize) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let ptr = unsafe { out_ref(ptr)? };
         *ptr = host_alloc(size, 0)?;
         Ok(())
@@ -260,6 +279,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaHostAlloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let ptr = unsafe { out_ref(ptr)? };
         *ptr = host_alloc(size, flags)?;
         Ok(())
@@ -272,21 +292,22 @@ cudart_fn! {
         if ptr.is_null() {
             return Ok(());
         }
-        let known = rt.state.lock().host.get(&(ptr as usize)).copied();
-        match known {
-            Some(HostAllocation { kind: HostKind::Driver, .. }) => unsafe {
-                // Safety: the driver gave this pointer.
-                d.cuMemFreeHost(ptr)?
-            },
+        // Out of the table first: once freed, the address may be another thread's (see
+        // `release`). Put back if the free is refused.
+        let known = rt.state.lock().host.remove(&(ptr as usize));
+        let freed = match known {
+            // Safety: the driver gave this pointer.
+            Some(HostAllocation { kind: HostKind::Driver, .. }) => unsafe { d.cuMemFreeHost(ptr) },
             Some(HostAllocation { kind: HostKind::Runtime, size, .. }) => {
                 crate::os::unmap(ptr, size);
+                Ok(())
             }
-            Some(HostAllocation { kind: HostKind::Registered { .. }, .. }) | None => {
-                return Err(error::invalid(format!("{ptr:?} is not memory from cudaMallocHost or cudaHostAlloc")));
-            }
+            _ => Err(error::invalid(format!("{ptr:?} is not memory from cudaMallocHost or cudaHostAlloc"))),
+        };
+        if let (Err(_), Some(h)) = (&freed, known) {
+            rt.state.lock().host.insert(ptr as usize, h);
         }
-        rt.state.lock().host.remove(&(ptr as usize));
-        Ok(())
+        freed
     }
 }
 
@@ -320,17 +341,19 @@ cudart_fn! {
 cudart_fn! {
     fn cudaHostUnregister(ptr: *mut c_void) {
         let (d, rt, _) = with_context()?;
-        let known = rt.state.lock().host.get(&(ptr as usize)).copied();
-        match known {
+        let known = rt.state.lock().host.remove(&(ptr as usize));
+        let done = match known {
             Some(HostAllocation { kind: HostKind::Registered { driver: true }, .. }) => unsafe {
                 // Safety: registered with the driver by cudaHostRegister.
-                d.cuMemHostUnregister(ptr)?
+                d.cuMemHostUnregister(ptr)
             },
-            Some(HostAllocation { kind: HostKind::Registered { driver: false }, .. }) => {}
-            _ => return Err(RtError::new(error::HOST_MEMORY_NOT_REGISTERED, format!("{ptr:?} was not registered"))),
+            Some(HostAllocation { kind: HostKind::Registered { driver: false }, .. }) => Ok(()),
+            _ => Err(RtError::new(error::HOST_MEMORY_NOT_REGISTERED, format!("{ptr:?} was not registered"))),
+        };
+        if let (Err(_), Some(h)) = (&done, known) {
+            rt.state.lock().host.insert(ptr as usize, h);
         }
-        rt.state.lock().host.remove(&(ptr as usize));
-        Ok(())
+        done
     }
 }
 
@@ -346,6 +369,7 @@ fn host_range(rt: &Runtime, p: usize) -> Option<(usize, HostAllocation)> {
 
 cudart_fn! {
     fn cudaHostGetDevicePointer(dev_ptr: *mut *mut c_void, host: *mut c_void, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let dev_ptr = unsafe { out_ref(dev_ptr)? };
         if flags != 0 {
             return Err(error::invalid(format!("flags {flags:#x} must be 0")));
@@ -371,14 +395,20 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaHostGetFlags(flags: *mut c_uint, host: *mut c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let flags = unsafe { out_ref(flags)? };
-        let (_, rt, _) = with_context()?;
+        let (d, rt, _) = with_context()?;
         match host_range(rt, host as usize) {
-            Some((_, h)) if !matches!(h.kind, HostKind::Registered { .. }) => {
+            // The runtime's own pinned memory: the flags it was asked for.
+            Some((_, h)) if h.kind == HostKind::Runtime => {
                 *flags = h.flags;
                 Ok(())
             }
-            _ => Err(error::invalid(format!("{host:?} is not memory from cudaHostAlloc"))),
+            Some((_, h)) if matches!(h.kind, HostKind::Registered { .. }) => Err(error::invalid(
+                format!("{host:?} is registered memory, not memory from cudaHostAlloc"),
+            )),
+            // Safety: the driver only looks the address up.
+            _ => unsafe { d.cuMemHostGetFlags(flags, host) },
         }
     }
 }
@@ -582,6 +612,7 @@ fn memcpy_peer(
         // A driver without peer copies but with unified addressing (cumock's mock):
         // a device-to-device copy between the two addresses is the same copy.
         Err(e) if e.code == error::NOT_SUPPORTED => unsafe {
+            // Safety: device addresses, checked by the driver.
             match stream {
                 None => d.cuMemcpyDtoD(dd, sd, n),
                 Some(s) => d.cuMemcpyDtoDAsync(dd, sd, n, s),
@@ -691,6 +722,20 @@ cudart_fn! {
     }
 }
 
+cudart_fn! {
+    fn cudaMallocPitch(dev_ptr: *mut *mut c_void, pitch: *mut usize, width: usize, height: usize) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let (dev_ptr, pitch) = unsafe { (out_ref(dev_ptr)?, out_ref(pitch)?) };
+        let (d, _, _) = with_context()?;
+        let mut p = 0;
+        // The pitch is the driver's to choose; the runtime asks for rows of 4-byte
+        // elements, the widest cuMemAllocPitch takes for a plain allocation.
+        d.cuMemAllocPitch(&mut p, pitch, width, height, 4)?;
+        *dev_ptr = p as *mut c_void;
+        Ok(())
+    }
+}
+
 // ---- pointer attributes ---------------------------------------------------------------
 
 /// `struct cudaPointerAttributes`.
@@ -707,6 +752,7 @@ pub struct CudaPointerAttributes {
 
 cudart_fn! {
     fn cudaPointerGetAttributes(attributes: *mut CudaPointerAttributes, ptr: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let attributes = unsafe { out_ref(attributes)? };
         let (d, rt, device) = with_context()?;
         let mut a = CudaPointerAttributes {

@@ -127,3 +127,31 @@ cudart_fn! {
         entry_point(symbol, func_ptr, version, flags, status)
     }
 }
+
+/// cudaProfilerStart/Stop: the driver's; a driver without a profiler interface has no
+/// profiler attached, for which these calls are no-ops that succeed (as NVIDIA's are when
+/// no profiler runs).
+fn profiler(start: bool) -> crate::error::RtResult<()> {
+    let (d, _, _) = crate::runtime::with_context()?;
+    let r = if start {
+        d.cuProfilerStart()
+    } else {
+        d.cuProfilerStop()
+    };
+    match r {
+        Err(e) if e.code == error::NOT_SUPPORTED => Ok(()),
+        r => r,
+    }
+}
+
+cudart_fn! {
+    fn cudaProfilerStart() {
+        profiler(true)
+    }
+}
+
+cudart_fn! {
+    fn cudaProfilerStop() {
+        profiler(false)
+    }
+}

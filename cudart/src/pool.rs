@@ -285,6 +285,7 @@ fn malloc_async(
     pool: Option<CUmemoryPool>,
     stream: CUstream,
 ) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
     let ptr = unsafe { out_ref(ptr)? };
     let (d, rt, device) = with_context()?;
     if driver_pools(d, device)? {
@@ -353,6 +354,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaDeviceGetDefaultMemPool(pool: *mut CUmemoryPool, device: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let pool = unsafe { out_ref(pool)? };
         let (d, rt, _) = with_context()?;
         rt.check_device(device)?;
@@ -366,11 +368,12 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaDeviceGetMemPool(pool: *mut CUmemoryPool, device: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let pool = unsafe { out_ref(pool)? };
         let (d, rt, _) = with_context()?;
         rt.check_device(device)?;
         if driver_pools(d, device)? {
-            return Err(error::not_supported("cudaDeviceGetMemPool over the driver's pools is not implemented"));
+            return d.cuDeviceGetMemPool(pool, device);
         }
         *pool = current_pool(device) as CUmemoryPool;
         Ok(())
@@ -382,7 +385,7 @@ cudart_fn! {
         let (d, rt, _) = with_context()?;
         rt.check_device(device)?;
         if driver_pools(d, device)? {
-            return Err(error::not_supported("cudaDeviceSetMemPool over the driver's pools is not implemented"));
+            return d.cuDeviceSetMemPool(device, pool);
         }
         let h = known_pool(pool)?;
         if with_pools(|p| p.pools[&h].device) != device {
@@ -395,6 +398,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaMemPoolCreate(pool: *mut CUmemoryPool, props: *const CudaMemPoolProps) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let pool = unsafe { out_ref(pool)? };
         // Safety: NULL or the program's props, as the header says.
         let props = unsafe { props.as_ref() }.ok_or_else(|| error::invalid("poolProps is NULL"))?;

@@ -71,6 +71,8 @@ pub struct State {
     pub allocations: BTreeMap<u64, DeviceAllocation>,
     pub host: BTreeMap<usize, HostAllocation>,
     pub streams: HashMap<usize, i32>,
+    /// The flags each of those streams was created with.
+    pub stream_flags: HashMap<usize, u32>,
     pub events: HashMap<usize, i32>,
     /// Whether cudaMalloc goes through VMM (decided at the first cudaMalloc).
     pub malloc_over_vmm: Option<bool>,
@@ -153,6 +155,8 @@ impl Runtime {
             st.sticky.remove(&device);
             st.allocations.retain(|_, a| a.device != device);
             st.streams.retain(|_, dev| *dev != device);
+            let streams: Vec<usize> = st.streams.keys().copied().collect();
+            st.stream_flags.retain(|s, _| streams.contains(s));
             st.events.retain(|_, dev| *dev != device);
             st.primary.remove(&device)
         };

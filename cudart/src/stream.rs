@@ -20,12 +20,15 @@ fn create_stream(flags: u32, priority: Option<i32>) -> RtResult<CUstream> {
         None => d.cuStreamCreate(&mut s, flags)?,
         Some(p) => d.cuStreamCreateWithPriority(&mut s, flags, p)?,
     }
-    rt.state.lock().streams.insert(s as usize, device);
+    let mut st = rt.state.lock();
+    st.streams.insert(s as usize, device);
+    st.stream_flags.insert(s as usize, flags);
     Ok(s)
 }
 
 cudart_fn! {
     fn cudaStreamCreate(stream: *mut CUstream) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let stream = unsafe { out_ref(stream)? };
         *stream = create_stream(0, None)?;
         Ok(())
@@ -34,6 +37,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaStreamCreateWithFlags(stream: *mut CUstream, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let stream = unsafe { out_ref(stream)? };
         *stream = create_stream(flags, None)?;
         Ok(())
@@ -42,6 +46,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaStreamCreateWithPriority(stream: *mut CUstream, flags: c_uint, priority: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let stream = unsafe { out_ref(stream)? };
         *stream = create_stream(flags, Some(priority))?;
         Ok(())
@@ -54,9 +59,72 @@ cudart_fn! {
         if is_special(stream) {
             return Err(RtError::new(error::INVALID_RESOURCE_HANDLE, "the default streams cannot be destroyed"));
         }
-        d.cuStreamDestroy(stream)?;
-        rt.state.lock().streams.remove(&(stream as usize));
+        // Out of the tables first: a destroyed handle's value may be the next stream's.
+        let (dev, flags) = {
+            let mut st = rt.state.lock();
+            (st.streams.remove(&(stream as usize)), st.stream_flags.remove(&(stream as usize)))
+        };
+        if let Err(e) = d.cuStreamDestroy(stream) {
+            let mut st = rt.state.lock();
+            if let Some(dev) = dev {
+                st.streams.insert(stream as usize, dev);
+            }
+            if let Some(f) = flags {
+                st.stream_flags.insert(stream as usize, f);
+            }
+            return Err(e);
+        }
         Ok(())
+    }
+}
+
+/// A stream's priority. On a driver without stream priorities (no cuStreamGetPriority)
+/// every stream has the one priority there is, 0, as cudaDeviceGetStreamPriorityRange
+/// then says; a stream this runtime does not know is still an error.
+fn stream_priority(stream: CUstream, priority: *mut c_int) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+    let priority = unsafe { out_ref(priority)? };
+    let (d, rt, _) = with_context()?;
+    match d.cuStreamGetPriority(stream, priority) {
+        Err(e) if e.code == error::NOT_SUPPORTED => {
+            known_stream(rt, stream)?;
+            *priority = 0;
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+/// A stream's flags. On a driver without cuStreamGetFlags, the flags this runtime created
+/// the stream with (the default streams have none).
+fn stream_flags(stream: CUstream, flags: *mut c_uint) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+    let flags = unsafe { out_ref(flags)? };
+    let (d, rt, _) = with_context()?;
+    match d.cuStreamGetFlags(stream, flags) {
+        Err(e) if e.code == error::NOT_SUPPORTED => {
+            known_stream(rt, stream)?;
+            *flags = rt
+                .state
+                .lock()
+                .stream_flags
+                .get(&(stream as usize))
+                .copied()
+                .unwrap_or(0);
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+fn known_stream(rt: &Runtime, stream: CUstream) -> RtResult<()> {
+    if is_special(stream) || rt.state.lock().streams.contains_key(&(stream as usize)) {
+        Ok(())
+    } else {
+        Err(RtError::new(
+            error::INVALID_RESOURCE_HANDLE,
+            format!("{stream:?} is not a stream of this runtime"),
+        ))
     }
 }
 
@@ -114,17 +182,13 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaStreamGetPriority(stream: CUstream, priority: *mut c_int) {
-        let priority = unsafe { out_ref(priority)? };
-        let (d, _, _) = with_context()?;
-        d.cuStreamGetPriority(stream_for(stream, false), priority)
+        stream_priority(stream_for(stream, false), priority)
     }
 }
 
 cudart_fn! {
     fn cudaStreamGetFlags(stream: CUstream, flags: *mut c_uint) {
-        let flags = unsafe { out_ref(flags)? };
-        let (d, _, _) = with_context()?;
-        d.cuStreamGetFlags(stream_for(stream, false), flags)
+        stream_flags(stream_for(stream, false), flags)
     }
 }
 
@@ -151,6 +215,7 @@ fn capture_status(rt: &Runtime, d: &crate::driver::Driver, stream: CUstream) -> 
 
 cudart_fn! {
     fn cudaStreamIsCapturing(stream: CUstream, status: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let status = unsafe { out_ref(status)? };
         let (d, rt, _) = with_context()?;
         *status = capture_status(rt, d, stream_for(stream, false))?;
@@ -160,6 +225,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaStreamIsCapturing_ptsz(stream: CUstream, status: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let status = unsafe { out_ref(status)? };
         let (d, rt, _) = with_context()?;
         *status = capture_status(rt, d, stream_for(stream, true))?;
@@ -171,6 +237,7 @@ cudart_fn! {
 /// (the other outputs are defined only while capturing). A capturing stream on a driver
 /// with capture is beyond this runtime (graphs are not in its scope).
 fn capture_info(stream: CUstream, status: *mut c_int, id: *mut u64) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
     let status = unsafe { out_ref(status)? };
     let (d, rt, _) = with_context()?;
     let s = capture_status(rt, d, stream)?;
@@ -216,6 +283,7 @@ fn create_event(flags: u32) -> RtResult<CUevent> {
 
 cudart_fn! {
     fn cudaEventCreate(event: *mut CUevent) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let event = unsafe { out_ref(event)? };
         *event = create_event(0)?;
         Ok(())
@@ -224,6 +292,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaEventCreateWithFlags(event: *mut CUevent, flags: c_uint) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let event = unsafe { out_ref(event)? };
         *event = create_event(flags)?;
         Ok(())
@@ -233,8 +302,13 @@ cudart_fn! {
 cudart_fn! {
     fn cudaEventDestroy(event: CUevent) {
         let (d, rt, _) = with_context()?;
-        d.cuEventDestroy(event)?;
-        rt.state.lock().events.remove(&(event as usize));
+        let dev = rt.state.lock().events.remove(&(event as usize));
+        if let Err(e) = d.cuEventDestroy(event) {
+            if let Some(dev) = dev {
+                rt.state.lock().events.insert(event as usize, dev);
+            }
+            return Err(e);
+        }
         Ok(())
     }
 }
@@ -271,6 +345,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let ms = unsafe { out_ref(ms)? };
         let (d, _, _) = with_context()?;
         d.cuEventElapsedTime(ms, start, end)
@@ -288,6 +363,7 @@ cudart_fn! {
     /// affects nothing there; the thread's value is kept so that it round-trips, as
     /// allocators' guards set and restore it.
     fn cudaThreadExchangeStreamCaptureMode(mode: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let mode = unsafe { out_ref(mode)? };
         if !(0..=2).contains(mode) {
             return Err(error::invalid(format!("{mode} is not a cudaStreamCaptureMode")));
@@ -316,6 +392,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaStreamGetDevice(stream: CUstream, device: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let device = unsafe { out_ref(device)? };
         let (_, rt, current) = with_context()?;
         *device = if is_special(stream) {
@@ -326,5 +403,143 @@ cudart_fn! {
             })?
         };
         Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamGetPriority_ptsz(stream: CUstream, priority: *mut c_int) {
+        stream_priority(stream_for(stream, true), priority)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamGetFlags_ptsz(stream: CUstream, flags: *mut c_uint) {
+        stream_flags(stream_for(stream, true), flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaEventRecordWithFlags_ptsz(event: CUevent, stream: CUstream, flags: c_uint) {
+        let (d, _, _) = with_context()?;
+        if flags == 0 {
+            d.cuEventRecord(event, stream_for(stream, true))
+        } else {
+            d.cuEventRecordWithFlags(event, stream_for(stream, true), flags)
+        }
+    }
+}
+
+/// A host function in stream order. On a driver without cuLaunchHostFunc the stream is
+/// synchronised and the function runs at once on the calling thread: it still runs after
+/// all the work before it and before all the work after it, which is the order promised;
+/// the caller waits for it.
+fn launch_host_func(
+    stream: CUstream,
+    f: crate::driver::HostFn,
+    user_data: *mut std::ffi::c_void,
+) -> RtResult<()> {
+    let Some(func) = f else {
+        return Err(error::invalid("fn is NULL"));
+    };
+    let (d, _, _) = with_context()?;
+    // Safety: the program's function and data, called as it asked.
+    match unsafe { d.cuLaunchHostFunc(stream, f, user_data) } {
+        Err(e) if e.code == error::NOT_SUPPORTED => {
+            d.cuStreamSynchronize(stream)?;
+            // Safety: as above; the stream's earlier work is done.
+            unsafe { func(user_data) };
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchHostFunc(stream: CUstream, f: crate::driver::HostFn, user_data: *mut std::ffi::c_void) {
+        launch_host_func(stream_for(stream, false), f, user_data)
+    }
+}
+
+cudart_fn! {
+    fn cudaLaunchHostFunc_ptsz(stream: CUstream, f: crate::driver::HostFn, user_data: *mut std::ffi::c_void) {
+        launch_host_func(stream_for(stream, true), f, user_data)
+    }
+}
+
+/// cudaStreamAddCallback: as cudaLaunchHostFunc, the callback also told the stream and
+/// its status.
+fn add_callback(
+    stream: CUstream,
+    f: crate::driver::StreamCallback,
+    user_data: *mut std::ffi::c_void,
+    flags: u32,
+) -> RtResult<()> {
+    if flags != 0 {
+        return Err(error::invalid(format!("flags {flags:#x} must be 0")));
+    }
+    let Some(func) = f else {
+        return Err(error::invalid("callback is NULL"));
+    };
+    let (d, _, _) = with_context()?;
+    // Safety: the program's callback and data, called as it asked.
+    match unsafe { d.cuStreamAddCallback(stream, f, user_data, 0) } {
+        Err(e) if e.code == error::NOT_SUPPORTED => {
+            let status = match d.cuStreamSynchronize(stream) {
+                Ok(()) => error::SUCCESS,
+                Err(e) => e.code,
+            };
+            // Safety: as above.
+            unsafe { func(stream, status, user_data) };
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamAddCallback(stream: CUstream, f: crate::driver::StreamCallback, user_data: *mut std::ffi::c_void, flags: c_uint) {
+        add_callback(stream_for(stream, false), f, user_data, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamAddCallback_ptsz(stream: CUstream, f: crate::driver::StreamCallback, user_data: *mut std::ffi::c_void, flags: c_uint) {
+        add_callback(stream_for(stream, true), f, user_data, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamGetId(stream: CUstream, id: *mut u64) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let id = unsafe { out_ref(id)? };
+        let (d, _, _) = with_context()?;
+        d.cuStreamGetId(stream_for(stream, false), id)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamGetId_ptsz(stream: CUstream, id: *mut u64) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let id = unsafe { out_ref(id)? };
+        let (d, _, _) = with_context()?;
+        d.cuStreamGetId(stream_for(stream, true), id)
+    }
+}
+
+cudart_fn! {
+    fn cudaIpcGetEventHandle(handle: *mut crate::driver::CUipcMemHandle, event: CUevent) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let handle = unsafe { out_ref(handle)? };
+        let (d, _, _) = with_context()?;
+        d.cuIpcGetEventHandle(handle, event)
+    }
+}
+
+cudart_fn! {
+    fn cudaIpcOpenEventHandle(event: *mut CUevent, handle: crate::driver::CUipcMemHandle) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let event = unsafe { out_ref(event)? };
+        let (d, _, _) = with_context()?;
+        d.cuIpcOpenEventHandle(event, handle)
     }
 }

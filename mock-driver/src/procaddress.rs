@@ -24,22 +24,18 @@ pub fn resolve(
             "flags {flags:#x} are not CU_GET_PROC_ADDRESS_*"
         )));
     }
-    if version <= 0 {
-        // Observed: not an error, only too old for anything.
-        return Ok((
-            std::ptr::null_mut(),
-            CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
-        ));
-    }
     if version > driver_version {
         // Observed: asking for a version newer than the driver is an error, not a miss.
         return Err(invalid(format!(
             "version {version} is newer than the driver's {driver_version}"
         )));
     }
+    // Observed: version 0 (or less) is not an error, only too old for every function the
+    // driver has; a name it does not have is not found at any version (probe
+    // proc_address_table).
     match proc_address(
         name,
-        version as u32,
+        version.max(0) as u32,
         flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM != 0,
     ) {
         ProcLookup::Found(sym) => match own_symbol(sym) {

@@ -94,11 +94,16 @@ pub fn scratch(name: &str) -> PathBuf {
 /// Compiles clients/runtime/NAME.cu as NVIDIA's toolchain would for a program linked with
 /// the shared runtime.
 pub fn nvcc(program: &str) -> PathBuf {
+    nvcc_with(program, program, &[])
+}
+
+/// As `nvcc`, with more nvcc options, into an executable of another name.
+pub fn nvcc_with(program: &str, exe_name: &str, options: &[&str]) -> PathBuf {
     let root = toolkit();
     let src = workspace()
         .join("clients/runtime")
         .join(format!("{program}.cu"));
-    let exe = scratch("programs").join(program);
+    let exe = scratch("programs").join(exe_name);
     let o = Command::new(root.join("bin/nvcc"))
         .args([
             "-cudart",
@@ -107,6 +112,7 @@ pub fn nvcc(program: &str) -> PathBuf {
             "-gencode",
             "arch=compute_90,code=compute_90",
         ])
+        .args(options)
         .arg("-L")
         .arg(root.join("lib"))
         .arg(&src)

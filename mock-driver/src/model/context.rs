@@ -23,6 +23,30 @@ pub struct Context {
     pub peers: Vec<usize>,
 }
 
+/// cuCtxGetLimit's answers on the H200 before any cuCtxSetLimit (probe context-limits),
+/// by `CUlimit`; `None`: CUDA_ERROR_UNSUPPORTED_LIMIT there.
+pub const DEFAULT_LIMITS: [Option<u64>; 7] = [
+    Some(1024),     // STACK_SIZE
+    Some(8650752),  // PRINTF_FIFO_SIZE
+    Some(8388608),  // MALLOC_HEAP_SIZE
+    None,           // DEV_RUNTIME_SYNC_DEPTH
+    Some(2048),     // DEV_RUNTIME_PENDING_LAUNCH_COUNT
+    Some(64),       // MAX_L2_FETCH_GRANULARITY
+    Some(11796480), // PERSISTING_L2_CACHE_SIZE
+];
+
+/// What cuStreamGetFlags and cuStreamGetPriority report.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StreamProps {
+    pub flags: u32,
+    pub priority: i32,
+}
+
+/// The stream priorities of the H200 (cuCtxGetStreamPriorityRange): 0 the lowest, -5 the
+/// highest; a priority outside is clamped into it, as cuda.h documents.
+pub const STREAM_PRIORITY_LEAST: i32 = 0;
+pub const STREAM_PRIORITY_GREATEST: i32 = -5;
+
 #[derive(Debug, Default, Clone)]
 pub struct PrimaryContext {
     pub context: Option<u64>,
@@ -36,6 +60,10 @@ pub struct Contexts {
     pub primary: Vec<PrimaryContext>,
     next_id: u64,
     pub streams: HashMap<u64, u64>,
+    /// Limits set with cuCtxSetLimit, per context.
+    pub limits: HashMap<(u64, i32), u64>,
+    /// The flags and priority each stream was created with.
+    pub stream_props: HashMap<u64, StreamProps>,
     pub events: HashMap<u64, Option<Instant>>,
 }
 
@@ -150,10 +178,23 @@ impl Contexts {
         Ok(c)
     }
 
-    pub fn create_stream(&mut self, ctx: u64) -> u64 {
+    pub fn create_stream(&mut self, ctx: u64, props: StreamProps) -> u64 {
         let h = self.fresh(STREAM_TAG);
         self.streams.insert(h, ctx);
+        self.stream_props.insert(h, props);
         h
+    }
+
+    /// A stream's context (the current one for the default streams) and properties.
+    pub fn stream(&self, stream: u64) -> CuResult<(u64, StreamProps)> {
+        self.check_stream(stream)?;
+        match self.streams.get(&stream) {
+            Some(&ctx) => Ok((
+                ctx,
+                self.stream_props.get(&stream).copied().unwrap_or_default(),
+            )),
+            None => Ok((self.require_current()?.0, StreamProps::default())),
+        }
     }
 
     /// Checks a stream handle: 0 and the special default streams always exist.
@@ -169,6 +210,7 @@ impl Contexts {
     }
 
     pub fn destroy_stream(&mut self, stream: u64) -> CuResult<()> {
+        self.stream_props.remove(&stream);
         self.streams
             .remove(&stream)
             .map(|_| ())

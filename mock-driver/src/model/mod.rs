@@ -462,10 +462,26 @@ impl Driver {
                 }
             }
         }
-        // Observed: VMM memory is not found by cuMemGetAddressRange, only cuMemAlloc's.
+        // Observed (probe address-range-states): VMM memory is found once the current
+        // context's device may read it, as its mapping (start and size); a reserved-only
+        // range, or a mapping without access, is not.
+        let vmm = st
+            .vmm
+            .reservation_at(ptr)
+            .is_some_and(|(_, r)| r.kind == ReservationKind::Vmm);
+        if let (true, Some(m), Ok((_, ctx))) =
+            (vmm, st.vmm.mapping_at(ptr), st.contexts.require_current())
+        {
+            if m.access.allows(ctx.device, Need::Read) {
+                return Ok((m.start, m.size));
+            }
+        }
         Err(CuError::new(
             cumock_abi::result::CUDA_ERROR_NOT_FOUND,
-            format!("{ptr:#x} is not cuMemAlloc memory (VMM ranges are not found either, as on the real driver)"),
+            format!(
+                "{ptr:#x} is neither cuMemAlloc memory nor a mapping this context's device may \
+                 access (as on the real driver, a VMM range is found only once access is granted)"
+            ),
         ))
     }
 
@@ -821,6 +837,10 @@ impl Driver {
     // ---- streams and events ----
 
     pub fn stream_create(&self, flags: u32) -> CuResult<u64> {
+        self.stream_create_with_priority(flags, 0)
+    }
+
+    pub fn stream_create_with_priority(&self, flags: u32, priority: i32) -> CuResult<u64> {
         if flags > 1 {
             return Err(invalid(format!(
                 "stream flags {flags} are not CU_STREAM_DEFAULT or CU_STREAM_NON_BLOCKING"
@@ -829,7 +849,46 @@ impl Driver {
         let mut st = self.state.lock();
         let (cur, c) = st.contexts.require_current()?;
         self.check_sticky(&st, c.device)?;
-        Ok(st.contexts.create_stream(cur))
+        let priority = priority.clamp(
+            context::STREAM_PRIORITY_GREATEST,
+            context::STREAM_PRIORITY_LEAST,
+        );
+        Ok(st
+            .contexts
+            .create_stream(cur, context::StreamProps { flags, priority }))
+    }
+
+    /// cuCtxGetLimit / cuCtxSetLimit on the current context.
+    pub fn ctx_limit(&self, limit: i32, set: Option<u64>) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        let (ctx, _) = st.contexts.require_current()?;
+        let default = usize::try_from(limit)
+            .ok()
+            .and_then(|i| context::DEFAULT_LIMITS.get(i))
+            .ok_or_else(|| invalid(format!("{limit} is not a CUlimit")))?
+            .ok_or_else(|| {
+                CuError::new(
+                    cumock_abi::result::CUDA_ERROR_UNSUPPORTED_LIMIT,
+                    format!("limit {limit} is not supported on this device"),
+                )
+            })?;
+        if let Some(v) = set {
+            st.contexts.limits.insert((ctx, limit), v);
+        }
+        Ok(st
+            .contexts
+            .limits
+            .get(&(ctx, limit))
+            .copied()
+            .unwrap_or(default))
+    }
+
+    /// A stream's context, device and properties (cuStreamGetCtx, GetDevice, GetFlags,
+    /// GetPriority).
+    pub fn stream_info(&self, stream: u64) -> CuResult<(u64, usize, context::StreamProps)> {
+        let st = self.state.lock();
+        let (ctx, props) = st.contexts.stream(stream)?;
+        Ok((ctx, st.contexts.get(ctx)?.device, props))
     }
 
     pub fn stream_check(&self, stream: u64) -> CuResult<()> {
