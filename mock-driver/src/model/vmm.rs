@@ -980,6 +980,12 @@ impl Vmm {
         self.memory.after_fork_child();
     }
 
+    /// How many released allocations that may hold pages wait to be given back to the
+    /// host together (64 by default): for tests of reuse.
+    pub fn set_release_batch(&mut self, ranges: usize) {
+        self.memory.set_dirty_ranges(ranges);
+    }
+
     /// What the mock holds of the host for device memory: (arenas, address-space chunks,
     /// allocations with a file of their own). Each arena and file is one fd or mapping
     /// or both; each chunk one mapping.
