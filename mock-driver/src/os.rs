@@ -464,15 +464,26 @@ fn mapping_error(e: io::Error) -> io::Error {
         .map(|m| m.lines().count())
         .unwrap_or(0);
     let limit = std::fs::read_to_string("/proc/sys/vm/max_map_count")
-        .map(|s| s.trim().to_owned())
-        .unwrap_or_else(|_| "?".into());
-    io::Error::new(
-        io::ErrorKind::OutOfMemory,
-        format!(
-            "{e} (the process has {count} host mappings; the limit vm.max_map_count is {limit}: \
-             raise it with `sysctl -w vm.max_map_count=N`)"
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok());
+    let why = map_limit_note(count, limit);
+    io::Error::new(io::ErrorKind::OutOfMemory, format!("{e} ({why})"))
+}
+
+/// Why a mapping failed, from the process's count of mappings and the host's limit.
+fn map_limit_note(count: usize, limit: Option<usize>) -> String {
+    match limit {
+        // A new mapping may split one in two: the limit is near, not only when reached.
+        Some(l) if count + 8 >= l => format!(
+            "the process has {count} host mappings and the limit vm.max_map_count is {l}: \
+             raise it with `sysctl -w vm.max_map_count=N`"
         ),
-    )
+        Some(l) => format!(
+            "{count} host mappings, below the limit vm.max_map_count of {l}: the host's \
+             memory or address space is exhausted"
+        ),
+        None => format!("{count} host mappings"),
+    }
 }
 
 fn fd_error(e: io::Error) -> io::Error {
@@ -553,11 +564,18 @@ mod tests {
 
     #[test]
     fn host_limits_say_which_limit_and_how_to_raise_it() {
-        let maps = mapping_error(io::Error::from_raw_os_error(libc::ENOMEM)).to_string();
+        let near = map_limit_note(65_525, Some(65_530));
         assert!(
-            maps.contains("vm.max_map_count") && maps.contains("sysctl"),
-            "{maps}"
+            near.contains("vm.max_map_count") && near.contains("sysctl"),
+            "{near}"
         );
+        let far = map_limit_note(40, Some(65_530));
+        assert!(
+            far.contains("below the limit") && !far.contains("sysctl"),
+            "{far}"
+        );
+        let maps = mapping_error(io::Error::from_raw_os_error(libc::ENOMEM)).to_string();
+        assert!(maps.contains("host mappings"), "{maps}");
         let fds = fd_error(io::Error::from_raw_os_error(libc::EMFILE)).to_string();
         assert!(
             fds.contains("RLIMIT_NOFILE") && fds.contains("ulimit -n"),

@@ -511,3 +511,151 @@ fn touch(what: &str) {
     let byte = unsafe { std::ptr::read_volatile(at as *const u8) };
     println!("read {byte} from a {what} device address: no fault");
 }
+
+// ---------------------------------------------------------------------------------------
+
+/// An export moves an allocation's pages to a file of its own while other threads copy to
+/// and from it: no write may be lost, no read may see another allocation's bytes.
+#[test]
+fn copies_racing_an_export_lose_nothing() {
+    let d = std::sync::Arc::new(driver(1));
+    current(&d, 0);
+    let ctx = d.ctx_current();
+    let va = d.address_reserve(2 * G, 0, 0, 0).unwrap();
+    let h = d.create(2 * G, prop(&d, 0, true), 0).unwrap();
+    d.map(va, 2 * G, 0, h, 0).unwrap();
+    d.set_access(va, 2 * G, &[(1, 0, 3)]).unwrap();
+    // Pages the threads never touch, written before: the move must carry them.
+    for t in 0..2u64 {
+        write(&d, va + t * G + 300 * 4096, &pattern(7000 + t));
+    }
+    // Each thread writes and reads back pages until it has done 500 rounds after the
+    // export, so that copies run before, during and after the move.
+    let exported = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..2u64)
+        .map(|t| {
+            let (d, exported) = (d.clone(), exported.clone());
+            std::thread::spawn(move || {
+                d.ctx_set_current(ctx).unwrap();
+                let (mut i, mut after) = (0u64, 0);
+                while after < 500 {
+                    if exported.load(std::sync::atomic::Ordering::Acquire) {
+                        after += 1;
+                    }
+                    let at = va + t * G + (i % 256) * 4096;
+                    let page = pattern(i * 2 + t);
+                    write(&d, at, &page);
+                    assert_eq!(read(&d, at, 4096), page, "thread {t}, write {i}");
+                    i += 1;
+                }
+                i - 1
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let fd = d.export(h, 1, 0).unwrap();
+    exported.store(true, std::sync::atomic::Ordering::Release);
+    let last: Vec<u64> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    // What the threads wrote last is in the exported file, as an importer sees it.
+    let h2 = d.import(std::os::fd::AsRawFd::as_raw_fd(&fd), 1).unwrap();
+    let vb = d.address_reserve(2 * G, 0, 0, 0).unwrap();
+    d.map(vb, 2 * G, 0, h2, 0).unwrap();
+    d.set_access(vb, 2 * G, &[(1, 0, 3)]).unwrap();
+    for t in 0..2u64 {
+        let i = last[t as usize];
+        let at = t * G + (i % 256) * 4096;
+        assert_eq!(read(&d, vb + at, 4096), pattern(i * 2 + t));
+        assert_eq!(
+            read(&d, vb + t * G + 300 * 4096, 4096),
+            pattern(7000 + t),
+            "a page written before the export"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn at_the_mapping_limit_the_error_names_it_and_device_memory_still_works() {
+    if role().is_some() {
+        return at_the_mapping_limit();
+    }
+    in_child(
+        "at_the_mapping_limit_the_error_names_it_and_device_memory_still_works",
+        "maps",
+    );
+}
+
+/// The process's host mappings used up to `vm.max_map_count` by the program itself: an
+/// export, which needs a view of its own file, fails with the driver's out-of-memory and
+/// a message that names the limit and how to raise it; allocating, mapping and copying,
+/// which need no new host mapping, go on working.
+fn at_the_mapping_limit() {
+    let limit: usize = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(usize::MAX);
+    if limit > 300_000 {
+        // Filling a raised limit would take the machine's memory, not test the mock.
+        println!("scale: vm.max_map_count is {limit}, not the default: mapping limit not tested");
+        return;
+    }
+    let d = driver(1);
+    current(&d, 0);
+    let va = d.address_reserve(64 * G, 0, 0, 0).unwrap();
+    let p = prop(&d, 0, true);
+    let first = d.create(G, p, 0).unwrap();
+    // Pages of alternating protection, so that the kernel cannot merge them.
+    let mut pages = Vec::new();
+    loop {
+        let prot = if pages.len() % 2 == 0 {
+            libc::PROT_READ
+        } else {
+            libc::PROT_NONE
+        };
+        // Safety: a fresh anonymous page, unmapped below.
+        let m = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                prot,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if m == libc::MAP_FAILED {
+            break;
+        }
+        pages.push(m);
+    }
+    let e = d.export(first, 1, 0).unwrap_err();
+    println!(
+        "scale: {} host mappings taken by the program; export: {}",
+        pages.len(),
+        e.message
+    );
+    assert_eq!(e.code, CUDA_ERROR_OUT_OF_MEMORY);
+    assert!(
+        e.message.contains("vm.max_map_count") && e.message.contains("sysctl"),
+        "{}",
+        e.message
+    );
+    for i in 0..32u64 {
+        let h = if i == 0 {
+            first
+        } else {
+            d.create(G, p, 0).unwrap()
+        };
+        d.map(va + i * G, G, 0, h, 0).unwrap();
+        d.release(h).unwrap();
+    }
+    d.set_access(va, 32 * G, &[(1, 0, 3)]).unwrap();
+    write(&d, va + 31 * G, &pattern(5));
+    assert_eq!(read(&d, va + 31 * G, 4096), pattern(5));
+    for m in pages {
+        // Safety: each is a page mapped above.
+        unsafe { libc::munmap(m, 4096) };
+    }
+    d.unmap(va, 32 * G).unwrap();
+}

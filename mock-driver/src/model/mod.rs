@@ -1277,7 +1277,9 @@ mod tests {
         const G: u64 = 2 << 20;
         let va = d.address_reserve(G, 0, 0, 0).unwrap();
         let mut places = Vec::new();
-        for round in 0..3u8 {
+        // Touched memory goes back to the host 64 ranges at a time (see
+        // memory::DeviceMemory::release); then its ranges are reused.
+        for round in 0..150u8 {
             let h = d.create(G, dev_prop(&d, 0), 0).unwrap();
             d.map(va, G, 0, h, 0).unwrap();
             d.set_access(va, G, &[(1, 0, 3)]).unwrap();
@@ -1304,9 +1306,12 @@ mod tests {
             d.unmap(va, G).unwrap();
             d.release(h).unwrap();
         }
+        let distinct: std::collections::HashSet<_> =
+            places.iter().map(|p| p.as_ptr() as usize).collect();
         assert!(
-            places.windows(2).all(|w| w[0] == w[1]),
-            "the same range is reused"
+            distinct.len() <= 64 + 1,
+            "{} ranges for 150 allocations one after another",
+            distinct.len()
         );
         d.address_free(va, G).unwrap();
     }

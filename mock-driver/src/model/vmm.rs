@@ -558,7 +558,15 @@ impl Vmm {
                 }
             }
         }
-        if let Some(m) = self.overlapping(ptr, end).next() {
+        // Mappings never overlap one another, so the last one starting before `end` is the
+        // only one that can reach into the range: one lookup, not a scan.
+        if let Some(m) = self
+            .mappings
+            .range(..end)
+            .next_back()
+            .map(|(_, m)| m)
+            .filter(|m| m.start + m.size > ptr)
+        {
             return Err(invalid(format!(
                 "{ptr:#x}+{size:#x} overlaps the mapping at {:#x}+{:#x}",
                 m.start, m.size
@@ -618,17 +626,24 @@ impl Vmm {
         }
         // The common case, one whole mapping: mappings never overlap, so nothing else
         // lies in the range, and no list of them is needed.
-        if let Some(m) = self.mappings.get(&ptr).filter(|m| m.size == size) {
-            let busy = self
-                .allocations
-                .get(&(m.handle & 0xffff_ffff))
-                .is_some_and(|a| a.in_flight);
-            self.remove_mapping(ptr);
-            return Ok(if busy {
-                vec![format!("unmapping the mapping at {ptr:#x} {IN_FLIGHT}")]
-            } else {
-                Vec::new()
-            });
+        if let std::collections::btree_map::Entry::Occupied(e) = self.mappings.entry(ptr) {
+            if e.get().size == size {
+                let m = e.remove();
+                let id = m.handle & 0xffff_ffff;
+                let busy = match self.allocations.get_mut(&id) {
+                    Some(a) => {
+                        a.map_count -= 1;
+                        a.in_flight
+                    }
+                    None => false,
+                };
+                self.drop_if_unused(id);
+                return Ok(if busy {
+                    vec![format!("unmapping the mapping at {ptr:#x} {IN_FLIGHT}")]
+                } else {
+                    Vec::new()
+                });
+            }
         }
         let mut starts = Vec::new();
         for m in self.overlapping(ptr, end) {
@@ -1040,6 +1055,12 @@ impl Vmm {
     pub fn after_fork_child(&mut self) {
         self.bytes_in_use.store(0, Ordering::Release);
         self.memory.after_fork_child();
+    }
+
+    /// How many released allocations that may hold pages wait to be given back to the
+    /// host together (64 by default): for tests of reuse.
+    pub fn set_release_batch(&mut self, ranges: usize) {
+        self.memory.set_dirty_ranges(ranges);
     }
 
     /// What the mock holds of the host for device memory: (arenas, address-space chunks,
