@@ -554,8 +554,10 @@ extern "C" fn after_fork_child() {
     }
 }
 
-/// The most frames kept of a stack: the mock's own (a dozen or so) and the program's.
-const MAX_FRAMES: usize = 48;
+/// The most frames kept of a stack: the mock's own (a dozen or so, more in a debug
+/// build) and the program's innermost ones; each frame walked costs about 0.2 µs
+/// (15 frames in `cumock bench`: 3.5 µs).
+const MAX_FRAMES: usize = 32;
 /// The most of the program's frames shown under one leak or misuse message.
 const SHOWN_FRAMES: usize = 12;
 
