@@ -211,6 +211,12 @@ fn kernel_fault_is_sticky() {
 
 /// Races show on some runs only: ten of them (a freed address reused by another thread
 /// before the runtime forgot it was found this way).
+/// The leak report's program (tests/diagnostics.rs), here for its transcript.
+#[test]
+fn leaky() {
+    run("leaky", &[]);
+}
+
 #[test]
 fn entry_points() {
     run("entry_points", &[]);
