@@ -19,6 +19,14 @@ fi
 if ! command -v chromium > /dev/null || ! command -v chromedriver > /dev/null; then
     if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver > /dev/null; else sudo apt-get install -y -qq chromium chromium-driver > /dev/null; fi
 fi
+# maturin builds the Python wheel; pytest's wheels go into the fresh venv it is installed
+# into (harness/tests/wheel.rs).
+if [ ! -x target/py-tools/bin/maturin ]; then
+    python3 -m venv target/py-tools && target/py-tools/bin/pip install --quiet --disable-pip-version-check 'maturin>=1.5,<2'
+fi
+if ! ls target/py-wheels/pytest-*.whl > /dev/null 2>&1; then
+    python3 -m pip download --quiet --disable-pip-version-check -d target/py-wheels pytest
+fi
 export CUMOCK_CUDA_INCLUDE="$PWD/$headers/nvidia/cu13/include"
 # nvcc 13.0 from the registry packages, installed once into target/: the executor's tests,
 # the kernel clients and the runtime programs compile CUDA source with it.
@@ -28,5 +36,7 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo build --workspace --all-targets --quiet
 cargo test --workspace --quiet 2>&1 | tee target/test-output.txt
+# The conformance matrix page, kept as an artifact of the run.
+target/debug/cumock report target/cumock-matrix.html 2> /dev/null && echo "conformance matrix: target/cumock-matrix.html"
 # The plain closing line CI systems read: passed and failed over all test binaries.
 awk '/^test result:/ { p += $4; f += $6 } END { printf "%d passed, %d failed\n", p, f }' target/test-output.txt

@@ -6,7 +6,7 @@
 writes abi/src/generated.rs (result codes, attribute names, the cuGetProcAddress table)
 and abi/src/api.rs (every export of the real driver: its parameters with C types mapped
 to Rust ABI types, its base name, variant and the CUDA version it appeared in; the
-`Driver` trait with one not-emulated default method per export; and the macros that
+`DriverApi` trait with one not-emulated default method per export; and the macros that
 export, forward or load it). `abi/tests/generated.rs` reruns this script and fails if
 the committed files differ, so the declaration cannot drift from the headers.
 
@@ -139,7 +139,7 @@ class Types:
                 continue
             m = re.fullmatch(r"(?:struct|union)\s+(\w+)\s*\*\s*(\w+)", body)
             if m:
-                self.kind.setdefault(m.group(2), ("handle",))
+                self.kind.setdefault(m.group(2), ("handle", m.group(1)))
                 continue
             m = re.fullmatch(r"(?:struct|union)\s+(\w+)\s+(\w+)", body)
             if m:
@@ -162,6 +162,7 @@ class Mapper:
     def __init__(self, types):
         self.types = types
         self.used = {}  # rust type name -> definition line
+        self.handles = set()  # rust names of handle types (pointers to driver structs)
 
     def base(self, name):
         """The Rust name of a C type name, defining it on first use."""
@@ -182,10 +183,21 @@ class Mapper:
                 # `CUdevice` is `CUdevice_v1`, which is canonically `CUdevice`.
                 return rust
             self.used[rust] = f"pub type {rust} = {target};"
+            if target in self.handles:
+                self.handles.add(rust)
         elif k[0] == "enum":
             self.used[rust] = f"pub type {rust} = {ENUM_OVERRIDES.get(rust, '::std::ffi::c_int')};"
         elif k[0] == "handle":
-            self.used[rust] = f"pub type {rust} = *mut ::std::ffi::c_void;"
+            # A pointer to a struct of the driver's, as in C: each handle type is its own
+            # (a stream is not a context), with the ABI of a pointer.
+            tag = k[1]
+            self.used.setdefault(
+                tag,
+                f"/// `struct {tag}`: the driver's own, never looked into.\n"
+                f"#[repr(C)]\npub struct {tag} {{\n    _opaque: [u8; 0],\n}}",
+            )
+            self.used[rust] = f"pub type {rust} = *mut {tag};"
+            self.handles.add(rust)
         elif k[0] == "struct":
             self.used[rust] = (
                 f"/// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.\n"
@@ -371,7 +383,7 @@ def render_api(rows, mapper, unexported):
     out.append("/// The driver API, one method per declared export, each with the signature cuda.h")
     out.append("/// gives it. A method the implementation does not write is not emulated: it returns")
     out.append("/// what `not_emulated` gives.")
-    out.append("pub trait Driver {")
+    out.append("pub trait DriverApi {")
     out.append("    /// What every method returns (the mock's `CuResult<()>`).")
     out.append("    type Outcome;")
     out.append("    /// The outcome of an export that is not emulated.")
@@ -386,10 +398,12 @@ def render_api(rows, mapper, unexported):
     out.append("}")
     out.append("")
     # The macro that calls back with every declaration.
-    out.append("/// Calls `$callback!` with every export, in two lists: `declared { name(params); ... }`")
-    out.append("/// for those the headers declare, `undeclared { name, ... }` for the rest (the")
-    out.append("/// debugger's cudbg* symbols and a few internal ones, whose signatures are unknown).")
-    out.append("/// Types are paths that resolve in any crate (`$crate::CUdeviceptr`).")
+    out.append("/// Calls `$callback!` with every export, in two lists: `declared { name(arg: type |")
+    out.append("/// erased, ...); ... }` for those the headers declare, `undeclared { name, ... }` for")
+    out.append("/// the rest (the debugger's cudbg* symbols and a few internal ones, whose signatures")
+    out.append("/// are unknown). `type` is the declared type; `erased` is the same with every handle")
+    out.append("/// (`CUcontext`, `CUstream`...) as `*mut c_void`, for callers that keep handles of")
+    out.append("/// all kinds in one table. Types are paths that resolve in any crate.")
     out.append("#[macro_export]")
     out.append("macro_rules! for_each_export {")
     out.append("    ($callback:ident) => {")
@@ -397,7 +411,7 @@ def render_api(rows, mapper, unexported):
     out.append("            declared {")
     for name, base, ver, variant, params in rows:
         if base is not None:
-            sig = ", ".join(f"{n}: {qualify(r)}" for n, r, c in params)
+            sig = ", ".join(f"{n}: {qualify(r)} | {erase(r, mapper.handles)}" for n, r, c in params)
             out.append(f"                {name}({sig});")
     out.append("            }")
     out.append("            undeclared {")
@@ -412,6 +426,16 @@ def render_api(rows, mapper, unexported):
     for u in unexported:
         out.append(f"// In the headers, not exported by 580.159.04: {u}")
     return "\n".join(out) + "\n"
+
+
+def erase(r, handles):
+    """The type with every handle as `*mut c_void`: the same ABI, for callers that keep
+    handles of all kinds in one table (the harness)."""
+    m = re.fullmatch(r"((?:\*(?:const|mut) )*)(.*)", r)
+    ptrs, base = m.groups()
+    if base in handles:
+        return qualify(ptrs + "*mut ::std::ffi::c_void")
+    return qualify(r)
 
 
 def qualify(r):

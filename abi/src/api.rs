@@ -165,15 +165,25 @@ pub mod types {
     }
     pub type CUGLDeviceList = ::std::ffi::c_int;
     pub type CUaddress_mode = ::std::ffi::c_int;
-    pub type CUarray = *mut ::std::ffi::c_void;
+    pub type CUarray = *mut CUarray_st;
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
     #[repr(C)]
     pub struct CUarrayMapInfo {
         _opaque: [u8; 0],
     }
     pub type CUarray_format = ::std::ffi::c_int;
+    /// `struct CUarray_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUarray_st {
+        _opaque: [u8; 0],
+    }
     pub type CUasyncCallback = Option<unsafe extern "C" fn(*mut CUasyncNotificationInfo, *mut ::std::ffi::c_void, CUasyncCallbackHandle)>;
-    pub type CUasyncCallbackHandle = *mut ::std::ffi::c_void;
+    /// `struct CUasyncCallbackEntry_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUasyncCallbackEntry_st {
+        _opaque: [u8; 0],
+    }
+    pub type CUasyncCallbackHandle = *mut CUasyncCallbackEntry_st;
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
     #[repr(C)]
     pub struct CUasyncNotificationInfo {
@@ -200,11 +210,16 @@ pub mod types {
     pub struct CUcheckpointUnlockArgs {
         _opaque: [u8; 0],
     }
-    pub type CUcontext = *mut ::std::ffi::c_void;
+    pub type CUcontext = *mut CUctx_st;
     pub type CUcoredumpSettings = ::std::ffi::c_int;
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
     #[repr(C)]
     pub struct CUctxCreateParams {
+        _opaque: [u8; 0],
+    }
+    /// `struct CUctx_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUctx_st {
         _opaque: [u8; 0],
     }
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
@@ -212,7 +227,12 @@ pub mod types {
     pub struct CUdevResource {
         _opaque: [u8; 0],
     }
-    pub type CUdevResourceDesc = *mut ::std::ffi::c_void;
+    pub type CUdevResourceDesc = *mut CUdevResourceDesc_st;
+    /// `struct CUdevResourceDesc_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUdevResourceDesc_st {
+        _opaque: [u8; 0],
+    }
     pub type CUdevResourceType = ::std::ffi::c_int;
     pub type CUdevice = ::std::ffi::c_int;
     pub type CUdevice_P2PAttribute = ::std::ffi::c_int;
@@ -230,47 +250,97 @@ pub mod types {
     pub struct CUeglFrame {
         _opaque: [u8; 0],
     }
-    pub type CUeglStreamConnection = *mut ::std::ffi::c_void;
-    pub type CUevent = *mut ::std::ffi::c_void;
+    pub type CUeglStreamConnection = *mut CUeglStreamConnection_st;
+    /// `struct CUeglStreamConnection_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUeglStreamConnection_st {
+        _opaque: [u8; 0],
+    }
+    pub type CUevent = *mut CUevent_st;
+    /// `struct CUevent_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUevent_st {
+        _opaque: [u8; 0],
+    }
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
     #[repr(C)]
     pub struct CUexecAffinityParam {
         _opaque: [u8; 0],
     }
     pub type CUexecAffinityType = ::std::ffi::c_int;
-    pub type CUexternalMemory = *mut ::std::ffi::c_void;
-    pub type CUexternalSemaphore = *mut ::std::ffi::c_void;
+    /// `struct CUextMemory_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUextMemory_st {
+        _opaque: [u8; 0],
+    }
+    /// `struct CUextSemaphore_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUextSemaphore_st {
+        _opaque: [u8; 0],
+    }
+    pub type CUexternalMemory = *mut CUextMemory_st;
+    pub type CUexternalSemaphore = *mut CUextSemaphore_st;
     pub type CUfilter_mode = ::std::ffi::c_int;
     pub type CUflushGPUDirectRDMAWritesScope = ::std::ffi::c_int;
     pub type CUflushGPUDirectRDMAWritesTarget = ::std::ffi::c_int;
     pub type CUfunc_cache = ::std::ffi::c_int;
-    pub type CUfunction = *mut ::std::ffi::c_void;
+    /// `struct CUfunc_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUfunc_st {
+        _opaque: [u8; 0],
+    }
+    pub type CUfunction = *mut CUfunc_st;
     pub type CUfunctionLoadingState = ::std::ffi::c_int;
     pub type CUfunction_attribute = ::std::ffi::c_int;
-    pub type CUgraph = *mut ::std::ffi::c_void;
+    pub type CUgraph = *mut CUgraph_st;
     pub type CUgraphConditionalHandle = cuuint64_t;
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
     #[repr(C)]
     pub struct CUgraphEdgeData {
         _opaque: [u8; 0],
     }
-    pub type CUgraphExec = *mut ::std::ffi::c_void;
+    pub type CUgraphExec = *mut CUgraphExec_st;
     pub type CUgraphExecUpdateResult = ::std::ffi::c_int;
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
     #[repr(C)]
     pub struct CUgraphExecUpdateResultInfo {
         _opaque: [u8; 0],
     }
+    /// `struct CUgraphExec_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUgraphExec_st {
+        _opaque: [u8; 0],
+    }
     pub type CUgraphMem_attribute = ::std::ffi::c_int;
-    pub type CUgraphNode = *mut ::std::ffi::c_void;
+    pub type CUgraphNode = *mut CUgraphNode_st;
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
     #[repr(C)]
     pub struct CUgraphNodeParams {
         _opaque: [u8; 0],
     }
     pub type CUgraphNodeType = ::std::ffi::c_int;
-    pub type CUgraphicsResource = *mut ::std::ffi::c_void;
-    pub type CUgreenCtx = *mut ::std::ffi::c_void;
+    /// `struct CUgraphNode_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUgraphNode_st {
+        _opaque: [u8; 0],
+    }
+    /// `struct CUgraph_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUgraph_st {
+        _opaque: [u8; 0],
+    }
+    pub type CUgraphicsResource = *mut CUgraphicsResource_st;
+    /// `struct CUgraphicsResource_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUgraphicsResource_st {
+        _opaque: [u8; 0],
+    }
+    pub type CUgreenCtx = *mut CUgreenCtx_st;
+    /// `struct CUgreenCtx_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUgreenCtx_st {
+        _opaque: [u8; 0],
+    }
     pub type CUhostFn = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void)>;
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
     #[repr(C)]
@@ -284,7 +354,12 @@ pub mod types {
     }
     pub type CUjitInputType = ::std::ffi::c_int;
     pub type CUjit_option = ::std::ffi::c_int;
-    pub type CUkernel = *mut ::std::ffi::c_void;
+    /// `struct CUkern_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUkern_st {
+        _opaque: [u8; 0],
+    }
+    pub type CUkernel = *mut CUkern_st;
     pub type CUkernelNodeAttrID = CUlaunchAttributeID;
     pub type CUkernelNodeAttrValue = CUlaunchAttributeValue;
     pub type CUlaunchAttributeID = ::std::ffi::c_int;
@@ -298,14 +373,29 @@ pub mod types {
     pub struct CUlaunchConfig {
         _opaque: [u8; 0],
     }
-    pub type CUlibrary = *mut ::std::ffi::c_void;
+    /// `struct CUlib_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUlib_st {
+        _opaque: [u8; 0],
+    }
+    pub type CUlibrary = *mut CUlib_st;
     pub type CUlibraryOption = ::std::ffi::c_int;
     pub type CUlimit = ::std::ffi::c_int;
-    pub type CUlinkState = *mut ::std::ffi::c_void;
+    pub type CUlinkState = *mut CUlinkState_st;
+    /// `struct CUlinkState_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUlinkState_st {
+        _opaque: [u8; 0],
+    }
     pub type CUlogIterator = ::std::ffi::c_uint;
     pub type CUlogLevel = ::std::ffi::c_int;
     pub type CUlogsCallback = Option<unsafe extern "C" fn(*mut ::std::ffi::c_void, CUlogLevel, *mut ::std::ffi::c_char, usize)>;
-    pub type CUlogsCallbackHandle = *mut ::std::ffi::c_void;
+    /// `struct CUlogsCallbackEntry_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUlogsCallbackEntry_st {
+        _opaque: [u8; 0],
+    }
+    pub type CUlogsCallbackHandle = *mut CUlogsCallbackEntry_st;
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
     #[repr(C)]
     pub struct CUmemAccessDesc {
@@ -331,6 +421,11 @@ pub mod types {
     pub struct CUmemLocation {
         _opaque: [u8; 0],
     }
+    /// `struct CUmemPoolHandle_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUmemPoolHandle_st {
+        _opaque: [u8; 0],
+    }
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
     #[repr(C)]
     pub struct CUmemPoolProps {
@@ -350,9 +445,19 @@ pub mod types {
     pub struct CUmemcpyAttributes {
         _opaque: [u8; 0],
     }
-    pub type CUmemoryPool = *mut ::std::ffi::c_void;
-    pub type CUmipmappedArray = *mut ::std::ffi::c_void;
-    pub type CUmodule = *mut ::std::ffi::c_void;
+    pub type CUmemoryPool = *mut CUmemPoolHandle_st;
+    pub type CUmipmappedArray = *mut CUmipmappedArray_st;
+    /// `struct CUmipmappedArray_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUmipmappedArray_st {
+        _opaque: [u8; 0],
+    }
+    /// `struct CUmod_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUmod_st {
+        _opaque: [u8; 0],
+    }
+    pub type CUmodule = *mut CUmod_st;
     pub type CUmoduleLoadingMode = ::std::ffi::c_int;
     pub type CUmulticastGranularity_flags = ::std::ffi::c_int;
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
@@ -366,7 +471,7 @@ pub mod types {
     pub type CUprocessState = ::std::ffi::c_int;
     pub type CUresult = u32;
     pub type CUsharedconfig = ::std::ffi::c_int;
-    pub type CUstream = *mut ::std::ffi::c_void;
+    pub type CUstream = *mut CUstream_st;
     pub type CUstreamAttrID = CUlaunchAttributeID;
     pub type CUstreamAttrValue = CUlaunchAttributeValue;
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
@@ -377,8 +482,18 @@ pub mod types {
     pub type CUstreamCallback = Option<unsafe extern "C" fn(CUstream, CUresult, *mut ::std::ffi::c_void)>;
     pub type CUstreamCaptureMode = ::std::ffi::c_int;
     pub type CUstreamCaptureStatus = ::std::ffi::c_int;
+    /// `struct CUstream_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUstream_st {
+        _opaque: [u8; 0],
+    }
     pub type CUsurfObject = ::std::ffi::c_ulonglong;
-    pub type CUsurfref = *mut ::std::ffi::c_void;
+    pub type CUsurfref = *mut CUsurfref_st;
+    /// `struct CUsurfref_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUsurfref_st {
+        _opaque: [u8; 0],
+    }
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
     #[repr(C)]
     pub struct CUtensorMap {
@@ -391,8 +506,18 @@ pub mod types {
     pub type CUtensorMapL2promotion = ::std::ffi::c_int;
     pub type CUtensorMapSwizzle = ::std::ffi::c_int;
     pub type CUtexObject = ::std::ffi::c_ulonglong;
-    pub type CUtexref = *mut ::std::ffi::c_void;
-    pub type CUuserObject = *mut ::std::ffi::c_void;
+    pub type CUtexref = *mut CUtexref_st;
+    /// `struct CUtexref_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUtexref_st {
+        _opaque: [u8; 0],
+    }
+    pub type CUuserObject = *mut CUuserObject_st;
+    /// `struct CUuserObject_st`: the driver's own, never looked into.
+    #[repr(C)]
+    pub struct CUuserObject_st {
+        _opaque: [u8; 0],
+    }
     /// Opaque here: only pointers to it are passed. Lay it out in lib.rs to use it.
     #[repr(C)]
     pub struct CUuuid {
@@ -1125,7 +1250,7 @@ pub const EXPORTS: &[Export] = &[
 /// The driver API, one method per declared export, each with the signature cuda.h
 /// gives it. A method the implementation does not write is not emulated: it returns
 /// what `not_emulated` gives.
-pub trait Driver {
+pub trait DriverApi {
     /// What every method returns (the mock's `CuResult<()>`).
     type Outcome;
     /// The outcome of an export that is not emulated.
@@ -3145,686 +3270,688 @@ pub trait Driver {
     }
 }
 
-/// Calls `$callback!` with every export, in two lists: `declared { name(params); ... }`
-/// for those the headers declare, `undeclared { name, ... }` for the rest (the
-/// debugger's cudbg* symbols and a few internal ones, whose signatures are unknown).
-/// Types are paths that resolve in any crate (`$crate::CUdeviceptr`).
+/// Calls `$callback!` with every export, in two lists: `declared { name(arg: type |
+/// erased, ...); ... }` for those the headers declare, `undeclared { name, ... }` for
+/// the rest (the debugger's cudbg* symbols and a few internal ones, whose signatures
+/// are unknown). `type` is the declared type; `erased` is the same with every handle
+/// (`CUcontext`, `CUstream`...) as `*mut c_void`, for callers that keep handles of
+/// all kinds in one table. Types are paths that resolve in any crate.
 #[macro_export]
 macro_rules! for_each_export {
     ($callback:ident) => {
         $callback! {
             declared {
-                cuArray3DCreate(pHandle: *mut $crate::CUarray, pAllocateArray: *const $crate::CUDA_ARRAY3D_DESCRIPTOR_v1);
-                cuArray3DCreate_v2(pHandle: *mut $crate::CUarray, pAllocateArray: *const $crate::CUDA_ARRAY3D_DESCRIPTOR);
-                cuArray3DGetDescriptor(pArrayDescriptor: *mut $crate::CUDA_ARRAY3D_DESCRIPTOR_v1, hArray: $crate::CUarray);
-                cuArray3DGetDescriptor_v2(pArrayDescriptor: *mut $crate::CUDA_ARRAY3D_DESCRIPTOR, hArray: $crate::CUarray);
-                cuArrayCreate(pHandle: *mut $crate::CUarray, pAllocateArray: *const $crate::CUDA_ARRAY_DESCRIPTOR_v1);
-                cuArrayCreate_v2(pHandle: *mut $crate::CUarray, pAllocateArray: *const $crate::CUDA_ARRAY_DESCRIPTOR);
-                cuArrayDestroy(hArray: $crate::CUarray);
-                cuArrayGetDescriptor(pArrayDescriptor: *mut $crate::CUDA_ARRAY_DESCRIPTOR_v1, hArray: $crate::CUarray);
-                cuArrayGetDescriptor_v2(pArrayDescriptor: *mut $crate::CUDA_ARRAY_DESCRIPTOR, hArray: $crate::CUarray);
-                cuArrayGetMemoryRequirements(memoryRequirements: *mut $crate::CUDA_ARRAY_MEMORY_REQUIREMENTS, array: $crate::CUarray, device: $crate::CUdevice);
-                cuArrayGetPlane(pPlaneArray: *mut $crate::CUarray, hArray: $crate::CUarray, planeIdx: ::std::ffi::c_uint);
-                cuArrayGetSparseProperties(sparseProperties: *mut $crate::CUDA_ARRAY_SPARSE_PROPERTIES, array: $crate::CUarray);
-                cuCheckpointProcessCheckpoint(pid: ::std::ffi::c_int, args: *mut $crate::CUcheckpointCheckpointArgs);
-                cuCheckpointProcessGetRestoreThreadId(pid: ::std::ffi::c_int, tid: *mut ::std::ffi::c_int);
-                cuCheckpointProcessGetState(pid: ::std::ffi::c_int, state: *mut $crate::CUprocessState);
-                cuCheckpointProcessLock(pid: ::std::ffi::c_int, args: *mut $crate::CUcheckpointLockArgs);
-                cuCheckpointProcessRestore(pid: ::std::ffi::c_int, args: *mut $crate::CUcheckpointRestoreArgs);
-                cuCheckpointProcessUnlock(pid: ::std::ffi::c_int, args: *mut $crate::CUcheckpointUnlockArgs);
-                cuCoredumpGetAttribute(get: $crate::CUcoredumpSettings, value: *mut ::std::ffi::c_void, size: *mut usize);
-                cuCoredumpGetAttributeGlobal(get: $crate::CUcoredumpSettings, value: *mut ::std::ffi::c_void, size: *mut usize);
-                cuCoredumpSetAttribute(set: $crate::CUcoredumpSettings, value: *mut ::std::ffi::c_void, size: *mut usize);
-                cuCoredumpSetAttributeGlobal(set: $crate::CUcoredumpSettings, value: *mut ::std::ffi::c_void, size: *mut usize);
-                cuCtxAttach(pctx: *mut $crate::CUcontext, flags: ::std::ffi::c_uint);
-                cuCtxCreate(pctx: *mut $crate::CUcontext, flags: ::std::ffi::c_uint, dev: $crate::CUdevice);
-                cuCtxCreate_v2(pctx: *mut $crate::CUcontext, flags: ::std::ffi::c_uint, dev: $crate::CUdevice);
-                cuCtxCreate_v3(pctx: *mut $crate::CUcontext, paramsArray: *mut $crate::CUexecAffinityParam, numParams: ::std::ffi::c_int, flags: ::std::ffi::c_uint, dev: $crate::CUdevice);
-                cuCtxCreate_v4(pctx: *mut $crate::CUcontext, ctxCreateParams: *mut $crate::CUctxCreateParams, flags: ::std::ffi::c_uint, dev: $crate::CUdevice);
-                cuCtxDestroy(ctx: $crate::CUcontext);
-                cuCtxDestroy_v2(ctx: $crate::CUcontext);
-                cuCtxDetach(ctx: $crate::CUcontext);
-                cuCtxDisablePeerAccess(peerContext: $crate::CUcontext);
-                cuCtxEnablePeerAccess(peerContext: $crate::CUcontext, Flags: ::std::ffi::c_uint);
-                cuCtxFromGreenCtx(pContext: *mut $crate::CUcontext, hCtx: $crate::CUgreenCtx);
-                cuCtxGetApiVersion(ctx: $crate::CUcontext, version: *mut ::std::ffi::c_uint);
-                cuCtxGetCacheConfig(pconfig: *mut $crate::CUfunc_cache);
-                cuCtxGetCurrent(pctx: *mut $crate::CUcontext);
-                cuCtxGetDevice(device: *mut $crate::CUdevice);
-                cuCtxGetDevice_v2(device: *mut $crate::CUdevice, ctx: $crate::CUcontext);
-                cuCtxGetDevResource(hCtx: $crate::CUcontext, result: *mut $crate::CUdevResource, type_: $crate::CUdevResourceType);
-                cuCtxGetExecAffinity(pExecAffinity: *mut $crate::CUexecAffinityParam, type_: $crate::CUexecAffinityType);
-                cuCtxGetFlags(flags: *mut ::std::ffi::c_uint);
-                cuCtxGetId(ctx: $crate::CUcontext, ctxId: *mut ::std::ffi::c_ulonglong);
-                cuCtxGetLimit(pvalue: *mut usize, limit: $crate::CUlimit);
-                cuCtxGetSharedMemConfig(pConfig: *mut $crate::CUsharedconfig);
-                cuCtxGetStreamPriorityRange(leastPriority: *mut ::std::ffi::c_int, greatestPriority: *mut ::std::ffi::c_int);
-                cuCtxPopCurrent(pctx: *mut $crate::CUcontext);
-                cuCtxPopCurrent_v2(pctx: *mut $crate::CUcontext);
-                cuCtxPushCurrent(ctx: $crate::CUcontext);
-                cuCtxPushCurrent_v2(ctx: $crate::CUcontext);
-                cuCtxRecordEvent(hCtx: $crate::CUcontext, hEvent: $crate::CUevent);
+                cuArray3DCreate(pHandle: *mut $crate::CUarray | *mut *mut ::std::ffi::c_void, pAllocateArray: *const $crate::CUDA_ARRAY3D_DESCRIPTOR_v1 | *const $crate::CUDA_ARRAY3D_DESCRIPTOR_v1);
+                cuArray3DCreate_v2(pHandle: *mut $crate::CUarray | *mut *mut ::std::ffi::c_void, pAllocateArray: *const $crate::CUDA_ARRAY3D_DESCRIPTOR | *const $crate::CUDA_ARRAY3D_DESCRIPTOR);
+                cuArray3DGetDescriptor(pArrayDescriptor: *mut $crate::CUDA_ARRAY3D_DESCRIPTOR_v1 | *mut $crate::CUDA_ARRAY3D_DESCRIPTOR_v1, hArray: $crate::CUarray | *mut ::std::ffi::c_void);
+                cuArray3DGetDescriptor_v2(pArrayDescriptor: *mut $crate::CUDA_ARRAY3D_DESCRIPTOR | *mut $crate::CUDA_ARRAY3D_DESCRIPTOR, hArray: $crate::CUarray | *mut ::std::ffi::c_void);
+                cuArrayCreate(pHandle: *mut $crate::CUarray | *mut *mut ::std::ffi::c_void, pAllocateArray: *const $crate::CUDA_ARRAY_DESCRIPTOR_v1 | *const $crate::CUDA_ARRAY_DESCRIPTOR_v1);
+                cuArrayCreate_v2(pHandle: *mut $crate::CUarray | *mut *mut ::std::ffi::c_void, pAllocateArray: *const $crate::CUDA_ARRAY_DESCRIPTOR | *const $crate::CUDA_ARRAY_DESCRIPTOR);
+                cuArrayDestroy(hArray: $crate::CUarray | *mut ::std::ffi::c_void);
+                cuArrayGetDescriptor(pArrayDescriptor: *mut $crate::CUDA_ARRAY_DESCRIPTOR_v1 | *mut $crate::CUDA_ARRAY_DESCRIPTOR_v1, hArray: $crate::CUarray | *mut ::std::ffi::c_void);
+                cuArrayGetDescriptor_v2(pArrayDescriptor: *mut $crate::CUDA_ARRAY_DESCRIPTOR | *mut $crate::CUDA_ARRAY_DESCRIPTOR, hArray: $crate::CUarray | *mut ::std::ffi::c_void);
+                cuArrayGetMemoryRequirements(memoryRequirements: *mut $crate::CUDA_ARRAY_MEMORY_REQUIREMENTS | *mut $crate::CUDA_ARRAY_MEMORY_REQUIREMENTS, array: $crate::CUarray | *mut ::std::ffi::c_void, device: $crate::CUdevice | $crate::CUdevice);
+                cuArrayGetPlane(pPlaneArray: *mut $crate::CUarray | *mut *mut ::std::ffi::c_void, hArray: $crate::CUarray | *mut ::std::ffi::c_void, planeIdx: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuArrayGetSparseProperties(sparseProperties: *mut $crate::CUDA_ARRAY_SPARSE_PROPERTIES | *mut $crate::CUDA_ARRAY_SPARSE_PROPERTIES, array: $crate::CUarray | *mut ::std::ffi::c_void);
+                cuCheckpointProcessCheckpoint(pid: ::std::ffi::c_int | ::std::ffi::c_int, args: *mut $crate::CUcheckpointCheckpointArgs | *mut $crate::CUcheckpointCheckpointArgs);
+                cuCheckpointProcessGetRestoreThreadId(pid: ::std::ffi::c_int | ::std::ffi::c_int, tid: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int);
+                cuCheckpointProcessGetState(pid: ::std::ffi::c_int | ::std::ffi::c_int, state: *mut $crate::CUprocessState | *mut $crate::CUprocessState);
+                cuCheckpointProcessLock(pid: ::std::ffi::c_int | ::std::ffi::c_int, args: *mut $crate::CUcheckpointLockArgs | *mut $crate::CUcheckpointLockArgs);
+                cuCheckpointProcessRestore(pid: ::std::ffi::c_int | ::std::ffi::c_int, args: *mut $crate::CUcheckpointRestoreArgs | *mut $crate::CUcheckpointRestoreArgs);
+                cuCheckpointProcessUnlock(pid: ::std::ffi::c_int | ::std::ffi::c_int, args: *mut $crate::CUcheckpointUnlockArgs | *mut $crate::CUcheckpointUnlockArgs);
+                cuCoredumpGetAttribute(get: $crate::CUcoredumpSettings | $crate::CUcoredumpSettings, value: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, size: *mut usize | *mut usize);
+                cuCoredumpGetAttributeGlobal(get: $crate::CUcoredumpSettings | $crate::CUcoredumpSettings, value: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, size: *mut usize | *mut usize);
+                cuCoredumpSetAttribute(set: $crate::CUcoredumpSettings | $crate::CUcoredumpSettings, value: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, size: *mut usize | *mut usize);
+                cuCoredumpSetAttributeGlobal(set: $crate::CUcoredumpSettings | $crate::CUcoredumpSettings, value: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, size: *mut usize | *mut usize);
+                cuCtxAttach(pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuCtxCreate(pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, dev: $crate::CUdevice | $crate::CUdevice);
+                cuCtxCreate_v2(pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, dev: $crate::CUdevice | $crate::CUdevice);
+                cuCtxCreate_v3(pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, paramsArray: *mut $crate::CUexecAffinityParam | *mut $crate::CUexecAffinityParam, numParams: ::std::ffi::c_int | ::std::ffi::c_int, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, dev: $crate::CUdevice | $crate::CUdevice);
+                cuCtxCreate_v4(pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, ctxCreateParams: *mut $crate::CUctxCreateParams | *mut $crate::CUctxCreateParams, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, dev: $crate::CUdevice | $crate::CUdevice);
+                cuCtxDestroy(ctx: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuCtxDestroy_v2(ctx: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuCtxDetach(ctx: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuCtxDisablePeerAccess(peerContext: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuCtxEnablePeerAccess(peerContext: $crate::CUcontext | *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuCtxFromGreenCtx(pContext: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, hCtx: $crate::CUgreenCtx | *mut ::std::ffi::c_void);
+                cuCtxGetApiVersion(ctx: $crate::CUcontext | *mut ::std::ffi::c_void, version: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint);
+                cuCtxGetCacheConfig(pconfig: *mut $crate::CUfunc_cache | *mut $crate::CUfunc_cache);
+                cuCtxGetCurrent(pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void);
+                cuCtxGetDevice(device: *mut $crate::CUdevice | *mut $crate::CUdevice);
+                cuCtxGetDevice_v2(device: *mut $crate::CUdevice | *mut $crate::CUdevice, ctx: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuCtxGetDevResource(hCtx: $crate::CUcontext | *mut ::std::ffi::c_void, result: *mut $crate::CUdevResource | *mut $crate::CUdevResource, type_: $crate::CUdevResourceType | $crate::CUdevResourceType);
+                cuCtxGetExecAffinity(pExecAffinity: *mut $crate::CUexecAffinityParam | *mut $crate::CUexecAffinityParam, type_: $crate::CUexecAffinityType | $crate::CUexecAffinityType);
+                cuCtxGetFlags(flags: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint);
+                cuCtxGetId(ctx: $crate::CUcontext | *mut ::std::ffi::c_void, ctxId: *mut ::std::ffi::c_ulonglong | *mut ::std::ffi::c_ulonglong);
+                cuCtxGetLimit(pvalue: *mut usize | *mut usize, limit: $crate::CUlimit | $crate::CUlimit);
+                cuCtxGetSharedMemConfig(pConfig: *mut $crate::CUsharedconfig | *mut $crate::CUsharedconfig);
+                cuCtxGetStreamPriorityRange(leastPriority: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, greatestPriority: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int);
+                cuCtxPopCurrent(pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void);
+                cuCtxPopCurrent_v2(pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void);
+                cuCtxPushCurrent(ctx: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuCtxPushCurrent_v2(ctx: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuCtxRecordEvent(hCtx: $crate::CUcontext | *mut ::std::ffi::c_void, hEvent: $crate::CUevent | *mut ::std::ffi::c_void);
                 cuCtxResetPersistingL2Cache();
-                cuCtxSetCacheConfig(config: $crate::CUfunc_cache);
-                cuCtxSetCurrent(ctx: $crate::CUcontext);
-                cuCtxSetFlags(flags: ::std::ffi::c_uint);
-                cuCtxSetLimit(limit: $crate::CUlimit, value: usize);
-                cuCtxSetSharedMemConfig(config: $crate::CUsharedconfig);
+                cuCtxSetCacheConfig(config: $crate::CUfunc_cache | $crate::CUfunc_cache);
+                cuCtxSetCurrent(ctx: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuCtxSetFlags(flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuCtxSetLimit(limit: $crate::CUlimit | $crate::CUlimit, value: usize | usize);
+                cuCtxSetSharedMemConfig(config: $crate::CUsharedconfig | $crate::CUsharedconfig);
                 cuCtxSynchronize();
-                cuCtxSynchronize_v2(ctx: $crate::CUcontext);
-                cuCtxWaitEvent(hCtx: $crate::CUcontext, hEvent: $crate::CUevent);
-                cuDestroyExternalMemory(extMem: $crate::CUexternalMemory);
-                cuDestroyExternalSemaphore(extSem: $crate::CUexternalSemaphore);
-                cuDeviceCanAccessPeer(canAccessPeer: *mut ::std::ffi::c_int, dev: $crate::CUdevice, peerDev: $crate::CUdevice);
-                cuDeviceComputeCapability(major: *mut ::std::ffi::c_int, minor: *mut ::std::ffi::c_int, dev: $crate::CUdevice);
-                cuDeviceGet(device: *mut $crate::CUdevice, ordinal: ::std::ffi::c_int);
-                cuDeviceGetAttribute(pi: *mut ::std::ffi::c_int, attrib: $crate::CUdevice_attribute, dev: $crate::CUdevice);
-                cuDeviceGetByPCIBusId(dev: *mut $crate::CUdevice, pciBusId: *const ::std::ffi::c_char);
-                cuDeviceGetCount(count: *mut ::std::ffi::c_int);
-                cuDeviceGetDefaultMemPool(pool_out: *mut $crate::CUmemoryPool, dev: $crate::CUdevice);
-                cuDeviceGetDevResource(dev: $crate::CUdevice, result: *mut $crate::CUdevResource, type_: $crate::CUdevResourceType);
-                cuDeviceGetExecAffinitySupport(pi: *mut ::std::ffi::c_int, type_: $crate::CUexecAffinityType, dev: $crate::CUdevice);
-                cuDeviceGetGraphMemAttribute(device: $crate::CUdevice, attr: $crate::CUgraphMem_attribute, value: *mut ::std::ffi::c_void);
-                cuDeviceGetHostAtomicCapabilities(capabilities: *mut ::std::ffi::c_uint, operations: *const $crate::CUatomicOperation, count: ::std::ffi::c_uint, dev: $crate::CUdevice);
-                cuDeviceGetLuid(luid: *mut ::std::ffi::c_char, deviceNodeMask: *mut ::std::ffi::c_uint, dev: $crate::CUdevice);
-                cuDeviceGetMemPool(pool: *mut $crate::CUmemoryPool, dev: $crate::CUdevice);
-                cuDeviceGetName(name: *mut ::std::ffi::c_char, len: ::std::ffi::c_int, dev: $crate::CUdevice);
-                cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: *mut ::std::ffi::c_void, dev: $crate::CUdevice, flags: ::std::ffi::c_int);
-                cuDeviceGetP2PAtomicCapabilities(capabilities: *mut ::std::ffi::c_uint, operations: *const $crate::CUatomicOperation, count: ::std::ffi::c_uint, srcDevice: $crate::CUdevice, dstDevice: $crate::CUdevice);
-                cuDeviceGetP2PAttribute(value: *mut ::std::ffi::c_int, attrib: $crate::CUdevice_P2PAttribute, srcDevice: $crate::CUdevice, dstDevice: $crate::CUdevice);
-                cuDeviceGetPCIBusId(pciBusId: *mut ::std::ffi::c_char, len: ::std::ffi::c_int, dev: $crate::CUdevice);
-                cuDeviceGetProperties(prop: *mut $crate::CUdevprop, dev: $crate::CUdevice);
-                cuDeviceGetTexture1DLinearMaxWidth(maxWidthInElements: *mut usize, format: $crate::CUarray_format, numChannels: ::std::ffi::c_uint, dev: $crate::CUdevice);
-                cuDeviceGetUuid(uuid: *mut $crate::CUuuid, dev: $crate::CUdevice);
-                cuDeviceGetUuid_v2(uuid: *mut $crate::CUuuid, dev: $crate::CUdevice);
-                cuDeviceGraphMemTrim(device: $crate::CUdevice);
-                cuDevicePrimaryCtxGetState(dev: $crate::CUdevice, flags: *mut ::std::ffi::c_uint, active: *mut ::std::ffi::c_int);
-                cuDevicePrimaryCtxRelease(dev: $crate::CUdevice);
-                cuDevicePrimaryCtxRelease_v2(dev: $crate::CUdevice);
-                cuDevicePrimaryCtxReset(dev: $crate::CUdevice);
-                cuDevicePrimaryCtxReset_v2(dev: $crate::CUdevice);
-                cuDevicePrimaryCtxRetain(pctx: *mut $crate::CUcontext, dev: $crate::CUdevice);
-                cuDevicePrimaryCtxSetFlags(dev: $crate::CUdevice, flags: ::std::ffi::c_uint);
-                cuDevicePrimaryCtxSetFlags_v2(dev: $crate::CUdevice, flags: ::std::ffi::c_uint);
-                cuDeviceRegisterAsyncNotification(device: $crate::CUdevice, callbackFunc: $crate::CUasyncCallback, userData: *mut ::std::ffi::c_void, callback: *mut $crate::CUasyncCallbackHandle);
-                cuDeviceSetGraphMemAttribute(device: $crate::CUdevice, attr: $crate::CUgraphMem_attribute, value: *mut ::std::ffi::c_void);
-                cuDeviceSetMemPool(dev: $crate::CUdevice, pool: $crate::CUmemoryPool);
-                cuDeviceTotalMem(bytes: *mut ::std::ffi::c_uint, dev: $crate::CUdevice);
-                cuDeviceTotalMem_v2(bytes: *mut usize, dev: $crate::CUdevice);
-                cuDeviceUnregisterAsyncNotification(device: $crate::CUdevice, callback: $crate::CUasyncCallbackHandle);
-                cuDevResourceGenerateDesc(phDesc: *mut $crate::CUdevResourceDesc, resources: *mut $crate::CUdevResource, nbResources: ::std::ffi::c_uint);
-                cuDevSmResourceSplitByCount(result: *mut $crate::CUdevResource, nbGroups: *mut ::std::ffi::c_uint, input: *const $crate::CUdevResource, remaining: *mut $crate::CUdevResource, useFlags: ::std::ffi::c_uint, minCount: ::std::ffi::c_uint);
-                cuDriverGetVersion(driverVersion: *mut ::std::ffi::c_int);
-                cuEGLStreamConsumerAcquireFrame(conn: *mut $crate::CUeglStreamConnection, pCudaResource: *mut $crate::CUgraphicsResource, pStream: *mut $crate::CUstream, timeout: ::std::ffi::c_uint);
-                cuEGLStreamConsumerConnect(conn: *mut $crate::CUeglStreamConnection, stream: $crate::EGLStreamKHR);
-                cuEGLStreamConsumerConnectWithFlags(conn: *mut $crate::CUeglStreamConnection, stream: $crate::EGLStreamKHR, flags: ::std::ffi::c_uint);
-                cuEGLStreamConsumerDisconnect(conn: *mut $crate::CUeglStreamConnection);
-                cuEGLStreamConsumerReleaseFrame(conn: *mut $crate::CUeglStreamConnection, pCudaResource: $crate::CUgraphicsResource, pStream: *mut $crate::CUstream);
-                cuEGLStreamProducerConnect(conn: *mut $crate::CUeglStreamConnection, stream: $crate::EGLStreamKHR, width: $crate::EGLint, height: $crate::EGLint);
-                cuEGLStreamProducerDisconnect(conn: *mut $crate::CUeglStreamConnection);
-                cuEGLStreamProducerPresentFrame(conn: *mut $crate::CUeglStreamConnection, eglframe: $crate::CUeglFrame, pStream: *mut $crate::CUstream);
-                cuEGLStreamProducerReturnFrame(conn: *mut $crate::CUeglStreamConnection, eglframe: *mut $crate::CUeglFrame, pStream: *mut $crate::CUstream);
-                cuEventCreate(phEvent: *mut $crate::CUevent, Flags: ::std::ffi::c_uint);
-                cuEventDestroy(hEvent: $crate::CUevent);
-                cuEventDestroy_v2(hEvent: $crate::CUevent);
-                cuEventElapsedTime(pMilliseconds: *mut f32, hStart: $crate::CUevent, hEnd: $crate::CUevent);
-                cuEventElapsedTime_v2(pMilliseconds: *mut f32, hStart: $crate::CUevent, hEnd: $crate::CUevent);
-                cuEventQuery(hEvent: $crate::CUevent);
-                cuEventRecord(hEvent: $crate::CUevent, hStream: $crate::CUstream);
-                cuEventRecord_ptsz(hEvent: $crate::CUevent, hStream: $crate::CUstream);
-                cuEventRecordWithFlags(hEvent: $crate::CUevent, hStream: $crate::CUstream, flags: ::std::ffi::c_uint);
-                cuEventRecordWithFlags_ptsz(hEvent: $crate::CUevent, hStream: $crate::CUstream, flags: ::std::ffi::c_uint);
-                cuEventSynchronize(hEvent: $crate::CUevent);
-                cuExternalMemoryGetMappedBuffer(devPtr: *mut $crate::CUdeviceptr, extMem: $crate::CUexternalMemory, bufferDesc: *const $crate::CUDA_EXTERNAL_MEMORY_BUFFER_DESC);
-                cuExternalMemoryGetMappedMipmappedArray(mipmap: *mut $crate::CUmipmappedArray, extMem: $crate::CUexternalMemory, mipmapDesc: *const $crate::CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC);
-                cuFlushGPUDirectRDMAWrites(target: $crate::CUflushGPUDirectRDMAWritesTarget, scope: $crate::CUflushGPUDirectRDMAWritesScope);
-                cuFuncGetAttribute(pi: *mut ::std::ffi::c_int, attrib: $crate::CUfunction_attribute, hfunc: $crate::CUfunction);
-                cuFuncGetModule(hmod: *mut $crate::CUmodule, hfunc: $crate::CUfunction);
-                cuFuncGetName(name: *mut *const ::std::ffi::c_char, hfunc: $crate::CUfunction);
-                cuFuncGetParamInfo(func: $crate::CUfunction, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize);
-                cuFuncIsLoaded(state: *mut $crate::CUfunctionLoadingState, hfunc: $crate::CUfunction);
-                cuFuncLoad(hfunc: $crate::CUfunction);
-                cuFuncSetAttribute(hfunc: $crate::CUfunction, attrib: $crate::CUfunction_attribute, value: ::std::ffi::c_int);
-                cuFuncSetBlockShape(hfunc: $crate::CUfunction, x: ::std::ffi::c_int, y: ::std::ffi::c_int, z: ::std::ffi::c_int);
-                cuFuncSetCacheConfig(hfunc: $crate::CUfunction, config: $crate::CUfunc_cache);
-                cuFuncSetSharedMemConfig(hfunc: $crate::CUfunction, config: $crate::CUsharedconfig);
-                cuFuncSetSharedSize(hfunc: $crate::CUfunction, bytes: ::std::ffi::c_uint);
-                cuGetErrorName(error: $crate::CUresult, pStr: *mut *const ::std::ffi::c_char);
-                cuGetErrorString(error: $crate::CUresult, pStr: *mut *const ::std::ffi::c_char);
-                cuGetExportTable(ppExportTable: *mut *const ::std::ffi::c_void, pExportTableId: *const $crate::CUuuid);
-                cuGetProcAddress(symbol: *const ::std::ffi::c_char, pfn: *mut *mut ::std::ffi::c_void, driverVersion: ::std::ffi::c_int, flags: $crate::cuuint64_t);
-                cuGetProcAddress_v2(symbol: *const ::std::ffi::c_char, pfn: *mut *mut ::std::ffi::c_void, driverVersion: ::std::ffi::c_int, flags: $crate::cuuint64_t, symbolFound: *mut $crate::CUdriverProcAddressQueryResult);
-                cuGLCtxCreate(pCtx: *mut $crate::CUcontext, Flags: ::std::ffi::c_uint, device: $crate::CUdevice);
-                cuGLCtxCreate_v2(pCtx: *mut $crate::CUcontext, Flags: ::std::ffi::c_uint, device: $crate::CUdevice);
-                cuGLGetDevices(pCudaDeviceCount: *mut ::std::ffi::c_uint, pCudaDevices: *mut $crate::CUdevice, cudaDeviceCount: ::std::ffi::c_uint, deviceList: $crate::CUGLDeviceList);
-                cuGLGetDevices_v2(pCudaDeviceCount: *mut ::std::ffi::c_uint, pCudaDevices: *mut $crate::CUdevice, cudaDeviceCount: ::std::ffi::c_uint, deviceList: $crate::CUGLDeviceList);
+                cuCtxSynchronize_v2(ctx: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuCtxWaitEvent(hCtx: $crate::CUcontext | *mut ::std::ffi::c_void, hEvent: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuDestroyExternalMemory(extMem: $crate::CUexternalMemory | *mut ::std::ffi::c_void);
+                cuDestroyExternalSemaphore(extSem: $crate::CUexternalSemaphore | *mut ::std::ffi::c_void);
+                cuDeviceCanAccessPeer(canAccessPeer: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, dev: $crate::CUdevice | $crate::CUdevice, peerDev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceComputeCapability(major: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, minor: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGet(device: *mut $crate::CUdevice | *mut $crate::CUdevice, ordinal: ::std::ffi::c_int | ::std::ffi::c_int);
+                cuDeviceGetAttribute(pi: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, attrib: $crate::CUdevice_attribute | $crate::CUdevice_attribute, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetByPCIBusId(dev: *mut $crate::CUdevice | *mut $crate::CUdevice, pciBusId: *const ::std::ffi::c_char | *const ::std::ffi::c_char);
+                cuDeviceGetCount(count: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int);
+                cuDeviceGetDefaultMemPool(pool_out: *mut $crate::CUmemoryPool | *mut *mut ::std::ffi::c_void, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetDevResource(dev: $crate::CUdevice | $crate::CUdevice, result: *mut $crate::CUdevResource | *mut $crate::CUdevResource, type_: $crate::CUdevResourceType | $crate::CUdevResourceType);
+                cuDeviceGetExecAffinitySupport(pi: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, type_: $crate::CUexecAffinityType | $crate::CUexecAffinityType, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetGraphMemAttribute(device: $crate::CUdevice | $crate::CUdevice, attr: $crate::CUgraphMem_attribute | $crate::CUgraphMem_attribute, value: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void);
+                cuDeviceGetHostAtomicCapabilities(capabilities: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, operations: *const $crate::CUatomicOperation | *const $crate::CUatomicOperation, count: ::std::ffi::c_uint | ::std::ffi::c_uint, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetLuid(luid: *mut ::std::ffi::c_char | *mut ::std::ffi::c_char, deviceNodeMask: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetMemPool(pool: *mut $crate::CUmemoryPool | *mut *mut ::std::ffi::c_void, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetName(name: *mut ::std::ffi::c_char | *mut ::std::ffi::c_char, len: ::std::ffi::c_int | ::std::ffi::c_int, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, dev: $crate::CUdevice | $crate::CUdevice, flags: ::std::ffi::c_int | ::std::ffi::c_int);
+                cuDeviceGetP2PAtomicCapabilities(capabilities: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, operations: *const $crate::CUatomicOperation | *const $crate::CUatomicOperation, count: ::std::ffi::c_uint | ::std::ffi::c_uint, srcDevice: $crate::CUdevice | $crate::CUdevice, dstDevice: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetP2PAttribute(value: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, attrib: $crate::CUdevice_P2PAttribute | $crate::CUdevice_P2PAttribute, srcDevice: $crate::CUdevice | $crate::CUdevice, dstDevice: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetPCIBusId(pciBusId: *mut ::std::ffi::c_char | *mut ::std::ffi::c_char, len: ::std::ffi::c_int | ::std::ffi::c_int, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetProperties(prop: *mut $crate::CUdevprop | *mut $crate::CUdevprop, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetTexture1DLinearMaxWidth(maxWidthInElements: *mut usize | *mut usize, format: $crate::CUarray_format | $crate::CUarray_format, numChannels: ::std::ffi::c_uint | ::std::ffi::c_uint, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetUuid(uuid: *mut $crate::CUuuid | *mut $crate::CUuuid, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGetUuid_v2(uuid: *mut $crate::CUuuid | *mut $crate::CUuuid, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceGraphMemTrim(device: $crate::CUdevice | $crate::CUdevice);
+                cuDevicePrimaryCtxGetState(dev: $crate::CUdevice | $crate::CUdevice, flags: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, active: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int);
+                cuDevicePrimaryCtxRelease(dev: $crate::CUdevice | $crate::CUdevice);
+                cuDevicePrimaryCtxRelease_v2(dev: $crate::CUdevice | $crate::CUdevice);
+                cuDevicePrimaryCtxReset(dev: $crate::CUdevice | $crate::CUdevice);
+                cuDevicePrimaryCtxReset_v2(dev: $crate::CUdevice | $crate::CUdevice);
+                cuDevicePrimaryCtxRetain(pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDevicePrimaryCtxSetFlags(dev: $crate::CUdevice | $crate::CUdevice, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuDevicePrimaryCtxSetFlags_v2(dev: $crate::CUdevice | $crate::CUdevice, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuDeviceRegisterAsyncNotification(device: $crate::CUdevice | $crate::CUdevice, callbackFunc: $crate::CUasyncCallback | $crate::CUasyncCallback, userData: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, callback: *mut $crate::CUasyncCallbackHandle | *mut *mut ::std::ffi::c_void);
+                cuDeviceSetGraphMemAttribute(device: $crate::CUdevice | $crate::CUdevice, attr: $crate::CUgraphMem_attribute | $crate::CUgraphMem_attribute, value: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void);
+                cuDeviceSetMemPool(dev: $crate::CUdevice | $crate::CUdevice, pool: $crate::CUmemoryPool | *mut ::std::ffi::c_void);
+                cuDeviceTotalMem(bytes: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceTotalMem_v2(bytes: *mut usize | *mut usize, dev: $crate::CUdevice | $crate::CUdevice);
+                cuDeviceUnregisterAsyncNotification(device: $crate::CUdevice | $crate::CUdevice, callback: $crate::CUasyncCallbackHandle | *mut ::std::ffi::c_void);
+                cuDevResourceGenerateDesc(phDesc: *mut $crate::CUdevResourceDesc | *mut *mut ::std::ffi::c_void, resources: *mut $crate::CUdevResource | *mut $crate::CUdevResource, nbResources: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuDevSmResourceSplitByCount(result: *mut $crate::CUdevResource | *mut $crate::CUdevResource, nbGroups: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, input: *const $crate::CUdevResource | *const $crate::CUdevResource, remaining: *mut $crate::CUdevResource | *mut $crate::CUdevResource, useFlags: ::std::ffi::c_uint | ::std::ffi::c_uint, minCount: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuDriverGetVersion(driverVersion: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int);
+                cuEGLStreamConsumerAcquireFrame(conn: *mut $crate::CUeglStreamConnection | *mut *mut ::std::ffi::c_void, pCudaResource: *mut $crate::CUgraphicsResource | *mut *mut ::std::ffi::c_void, pStream: *mut $crate::CUstream | *mut *mut ::std::ffi::c_void, timeout: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuEGLStreamConsumerConnect(conn: *mut $crate::CUeglStreamConnection | *mut *mut ::std::ffi::c_void, stream: $crate::EGLStreamKHR | $crate::EGLStreamKHR);
+                cuEGLStreamConsumerConnectWithFlags(conn: *mut $crate::CUeglStreamConnection | *mut *mut ::std::ffi::c_void, stream: $crate::EGLStreamKHR | $crate::EGLStreamKHR, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuEGLStreamConsumerDisconnect(conn: *mut $crate::CUeglStreamConnection | *mut *mut ::std::ffi::c_void);
+                cuEGLStreamConsumerReleaseFrame(conn: *mut $crate::CUeglStreamConnection | *mut *mut ::std::ffi::c_void, pCudaResource: $crate::CUgraphicsResource | *mut ::std::ffi::c_void, pStream: *mut $crate::CUstream | *mut *mut ::std::ffi::c_void);
+                cuEGLStreamProducerConnect(conn: *mut $crate::CUeglStreamConnection | *mut *mut ::std::ffi::c_void, stream: $crate::EGLStreamKHR | $crate::EGLStreamKHR, width: $crate::EGLint | $crate::EGLint, height: $crate::EGLint | $crate::EGLint);
+                cuEGLStreamProducerDisconnect(conn: *mut $crate::CUeglStreamConnection | *mut *mut ::std::ffi::c_void);
+                cuEGLStreamProducerPresentFrame(conn: *mut $crate::CUeglStreamConnection | *mut *mut ::std::ffi::c_void, eglframe: $crate::CUeglFrame | $crate::CUeglFrame, pStream: *mut $crate::CUstream | *mut *mut ::std::ffi::c_void);
+                cuEGLStreamProducerReturnFrame(conn: *mut $crate::CUeglStreamConnection | *mut *mut ::std::ffi::c_void, eglframe: *mut $crate::CUeglFrame | *mut $crate::CUeglFrame, pStream: *mut $crate::CUstream | *mut *mut ::std::ffi::c_void);
+                cuEventCreate(phEvent: *mut $crate::CUevent | *mut *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuEventDestroy(hEvent: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuEventDestroy_v2(hEvent: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuEventElapsedTime(pMilliseconds: *mut f32 | *mut f32, hStart: $crate::CUevent | *mut ::std::ffi::c_void, hEnd: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuEventElapsedTime_v2(pMilliseconds: *mut f32 | *mut f32, hStart: $crate::CUevent | *mut ::std::ffi::c_void, hEnd: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuEventQuery(hEvent: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuEventRecord(hEvent: $crate::CUevent | *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuEventRecord_ptsz(hEvent: $crate::CUevent | *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuEventRecordWithFlags(hEvent: $crate::CUevent | *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuEventRecordWithFlags_ptsz(hEvent: $crate::CUevent | *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuEventSynchronize(hEvent: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuExternalMemoryGetMappedBuffer(devPtr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, extMem: $crate::CUexternalMemory | *mut ::std::ffi::c_void, bufferDesc: *const $crate::CUDA_EXTERNAL_MEMORY_BUFFER_DESC | *const $crate::CUDA_EXTERNAL_MEMORY_BUFFER_DESC);
+                cuExternalMemoryGetMappedMipmappedArray(mipmap: *mut $crate::CUmipmappedArray | *mut *mut ::std::ffi::c_void, extMem: $crate::CUexternalMemory | *mut ::std::ffi::c_void, mipmapDesc: *const $crate::CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC | *const $crate::CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC);
+                cuFlushGPUDirectRDMAWrites(target: $crate::CUflushGPUDirectRDMAWritesTarget | $crate::CUflushGPUDirectRDMAWritesTarget, scope: $crate::CUflushGPUDirectRDMAWritesScope | $crate::CUflushGPUDirectRDMAWritesScope);
+                cuFuncGetAttribute(pi: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, attrib: $crate::CUfunction_attribute | $crate::CUfunction_attribute, hfunc: $crate::CUfunction | *mut ::std::ffi::c_void);
+                cuFuncGetModule(hmod: *mut $crate::CUmodule | *mut *mut ::std::ffi::c_void, hfunc: $crate::CUfunction | *mut ::std::ffi::c_void);
+                cuFuncGetName(name: *mut *const ::std::ffi::c_char | *mut *const ::std::ffi::c_char, hfunc: $crate::CUfunction | *mut ::std::ffi::c_void);
+                cuFuncGetParamInfo(func: $crate::CUfunction | *mut ::std::ffi::c_void, paramIndex: usize | usize, paramOffset: *mut usize | *mut usize, paramSize: *mut usize | *mut usize);
+                cuFuncIsLoaded(state: *mut $crate::CUfunctionLoadingState | *mut $crate::CUfunctionLoadingState, hfunc: $crate::CUfunction | *mut ::std::ffi::c_void);
+                cuFuncLoad(hfunc: $crate::CUfunction | *mut ::std::ffi::c_void);
+                cuFuncSetAttribute(hfunc: $crate::CUfunction | *mut ::std::ffi::c_void, attrib: $crate::CUfunction_attribute | $crate::CUfunction_attribute, value: ::std::ffi::c_int | ::std::ffi::c_int);
+                cuFuncSetBlockShape(hfunc: $crate::CUfunction | *mut ::std::ffi::c_void, x: ::std::ffi::c_int | ::std::ffi::c_int, y: ::std::ffi::c_int | ::std::ffi::c_int, z: ::std::ffi::c_int | ::std::ffi::c_int);
+                cuFuncSetCacheConfig(hfunc: $crate::CUfunction | *mut ::std::ffi::c_void, config: $crate::CUfunc_cache | $crate::CUfunc_cache);
+                cuFuncSetSharedMemConfig(hfunc: $crate::CUfunction | *mut ::std::ffi::c_void, config: $crate::CUsharedconfig | $crate::CUsharedconfig);
+                cuFuncSetSharedSize(hfunc: $crate::CUfunction | *mut ::std::ffi::c_void, bytes: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGetErrorName(error: $crate::CUresult | $crate::CUresult, pStr: *mut *const ::std::ffi::c_char | *mut *const ::std::ffi::c_char);
+                cuGetErrorString(error: $crate::CUresult | $crate::CUresult, pStr: *mut *const ::std::ffi::c_char | *mut *const ::std::ffi::c_char);
+                cuGetExportTable(ppExportTable: *mut *const ::std::ffi::c_void | *mut *const ::std::ffi::c_void, pExportTableId: *const $crate::CUuuid | *const $crate::CUuuid);
+                cuGetProcAddress(symbol: *const ::std::ffi::c_char | *const ::std::ffi::c_char, pfn: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, driverVersion: ::std::ffi::c_int | ::std::ffi::c_int, flags: $crate::cuuint64_t | $crate::cuuint64_t);
+                cuGetProcAddress_v2(symbol: *const ::std::ffi::c_char | *const ::std::ffi::c_char, pfn: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, driverVersion: ::std::ffi::c_int | ::std::ffi::c_int, flags: $crate::cuuint64_t | $crate::cuuint64_t, symbolFound: *mut $crate::CUdriverProcAddressQueryResult | *mut $crate::CUdriverProcAddressQueryResult);
+                cuGLCtxCreate(pCtx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint, device: $crate::CUdevice | $crate::CUdevice);
+                cuGLCtxCreate_v2(pCtx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint, device: $crate::CUdevice | $crate::CUdevice);
+                cuGLGetDevices(pCudaDeviceCount: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, pCudaDevices: *mut $crate::CUdevice | *mut $crate::CUdevice, cudaDeviceCount: ::std::ffi::c_uint | ::std::ffi::c_uint, deviceList: $crate::CUGLDeviceList | $crate::CUGLDeviceList);
+                cuGLGetDevices_v2(pCudaDeviceCount: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, pCudaDevices: *mut $crate::CUdevice | *mut $crate::CUdevice, cudaDeviceCount: ::std::ffi::c_uint | ::std::ffi::c_uint, deviceList: $crate::CUGLDeviceList | $crate::CUGLDeviceList);
                 cuGLInit();
-                cuGLMapBufferObject(dptr: *mut $crate::CUdeviceptr_v1, size: *mut ::std::ffi::c_uint, buffer: $crate::GLuint);
-                cuGLMapBufferObjectAsync(dptr: *mut $crate::CUdeviceptr_v1, size: *mut ::std::ffi::c_uint, buffer: $crate::GLuint, hStream: $crate::CUstream);
-                cuGLMapBufferObjectAsync_v2(dptr: *mut $crate::CUdeviceptr, size: *mut usize, buffer: $crate::GLuint, hStream: $crate::CUstream);
-                cuGLMapBufferObjectAsync_v2_ptsz(dptr: *mut $crate::CUdeviceptr, size: *mut usize, buffer: $crate::GLuint, hStream: $crate::CUstream);
-                cuGLMapBufferObject_v2(dptr: *mut $crate::CUdeviceptr, size: *mut usize, buffer: $crate::GLuint);
-                cuGLMapBufferObject_v2_ptds(dptr: *mut $crate::CUdeviceptr, size: *mut usize, buffer: $crate::GLuint);
-                cuGLRegisterBufferObject(buffer: $crate::GLuint);
-                cuGLSetBufferObjectMapFlags(buffer: $crate::GLuint, Flags: ::std::ffi::c_uint);
-                cuGLUnmapBufferObject(buffer: $crate::GLuint);
-                cuGLUnmapBufferObjectAsync(buffer: $crate::GLuint, hStream: $crate::CUstream);
-                cuGLUnregisterBufferObject(buffer: $crate::GLuint);
-                cuGraphAddBatchMemOpNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, nodeParams: *const $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS);
-                cuGraphAddChildGraphNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, childGraph: $crate::CUgraph);
-                cuGraphAddDependencies(hGraph: $crate::CUgraph, from: *const $crate::CUgraphNode, to: *const $crate::CUgraphNode, numDependencies: usize);
-                cuGraphAddDependencies_v2(hGraph: $crate::CUgraph, from: *const $crate::CUgraphNode, to: *const $crate::CUgraphNode, edgeData: *const $crate::CUgraphEdgeData, numDependencies: usize);
-                cuGraphAddEmptyNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize);
-                cuGraphAddEventRecordNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, event: $crate::CUevent);
-                cuGraphAddEventWaitNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, event: $crate::CUevent);
-                cuGraphAddExternalSemaphoresSignalNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, nodeParams: *const $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS);
-                cuGraphAddExternalSemaphoresWaitNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, nodeParams: *const $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS);
-                cuGraphAddHostNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, nodeParams: *const $crate::CUDA_HOST_NODE_PARAMS);
-                cuGraphAddKernelNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS_v1);
-                cuGraphAddKernelNode_v2(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS);
-                cuGraphAddMemAllocNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, nodeParams: *mut $crate::CUDA_MEM_ALLOC_NODE_PARAMS);
-                cuGraphAddMemcpyNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, copyParams: *const $crate::CUDA_MEMCPY3D, ctx: $crate::CUcontext);
-                cuGraphAddMemFreeNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, dptr: $crate::CUdeviceptr);
-                cuGraphAddMemsetNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, memsetParams: *const $crate::CUDA_MEMSET_NODE_PARAMS, ctx: $crate::CUcontext);
-                cuGraphAddNode(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, numDependencies: usize, nodeParams: *mut $crate::CUgraphNodeParams);
-                cuGraphAddNode_v2(phGraphNode: *mut $crate::CUgraphNode, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, dependencyData: *const $crate::CUgraphEdgeData, numDependencies: usize, nodeParams: *mut $crate::CUgraphNodeParams);
-                cuGraphBatchMemOpNodeGetParams(hNode: $crate::CUgraphNode, nodeParams_out: *mut $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS);
-                cuGraphBatchMemOpNodeSetParams(hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS);
-                cuGraphChildGraphNodeGetGraph(hNode: $crate::CUgraphNode, phGraph: *mut $crate::CUgraph);
-                cuGraphClone(phGraphClone: *mut $crate::CUgraph, originalGraph: $crate::CUgraph);
-                cuGraphConditionalHandleCreate(pHandle_out: *mut $crate::CUgraphConditionalHandle, hGraph: $crate::CUgraph, ctx: $crate::CUcontext, defaultLaunchValue: ::std::ffi::c_uint, flags: ::std::ffi::c_uint);
-                cuGraphCreate(phGraph: *mut $crate::CUgraph, flags: ::std::ffi::c_uint);
-                cuGraphDebugDotPrint(hGraph: $crate::CUgraph, path: *const ::std::ffi::c_char, flags: ::std::ffi::c_uint);
-                cuGraphDestroy(hGraph: $crate::CUgraph);
-                cuGraphDestroyNode(hNode: $crate::CUgraphNode);
-                cuGraphEventRecordNodeGetEvent(hNode: $crate::CUgraphNode, event_out: *mut $crate::CUevent);
-                cuGraphEventRecordNodeSetEvent(hNode: $crate::CUgraphNode, event: $crate::CUevent);
-                cuGraphEventWaitNodeGetEvent(hNode: $crate::CUgraphNode, event_out: *mut $crate::CUevent);
-                cuGraphEventWaitNodeSetEvent(hNode: $crate::CUgraphNode, event: $crate::CUevent);
-                cuGraphExecBatchMemOpNodeSetParams(graphExec: $crate::CUgraphExec, node: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS);
-                cuGraphExecChildGraphNodeSetParams(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, childGraph: $crate::CUgraph);
-                cuGraphExecDestroy(hGraphExec: $crate::CUgraphExec);
-                cuGraphExecEventRecordNodeSetEvent(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, event: $crate::CUevent);
-                cuGraphExecEventWaitNodeSetEvent(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, event: $crate::CUevent);
-                cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS);
-                cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS);
-                cuGraphExecGetFlags(hGraphExec: $crate::CUgraphExec, flags: *mut $crate::cuuint64_t);
-                cuGraphExecHostNodeSetParams(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_HOST_NODE_PARAMS);
-                cuGraphExecKernelNodeSetParams(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS_v1);
-                cuGraphExecKernelNodeSetParams_v2(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS);
-                cuGraphExecMemcpyNodeSetParams(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, copyParams: *const $crate::CUDA_MEMCPY3D, ctx: $crate::CUcontext);
-                cuGraphExecMemsetNodeSetParams(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, memsetParams: *const $crate::CUDA_MEMSET_NODE_PARAMS, ctx: $crate::CUcontext);
-                cuGraphExecNodeSetParams(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, nodeParams: *mut $crate::CUgraphNodeParams);
-                cuGraphExecUpdate(hGraphExec: $crate::CUgraphExec, hGraph: $crate::CUgraph, hErrorNode_out: *mut $crate::CUgraphNode, updateResult_out: *mut $crate::CUgraphExecUpdateResult);
-                cuGraphExecUpdate_v2(hGraphExec: $crate::CUgraphExec, hGraph: $crate::CUgraph, resultInfo: *mut $crate::CUgraphExecUpdateResultInfo);
-                cuGraphExternalSemaphoresSignalNodeGetParams(hNode: $crate::CUgraphNode, params_out: *mut $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS);
-                cuGraphExternalSemaphoresSignalNodeSetParams(hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS);
-                cuGraphExternalSemaphoresWaitNodeGetParams(hNode: $crate::CUgraphNode, params_out: *mut $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS);
-                cuGraphExternalSemaphoresWaitNodeSetParams(hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS);
-                cuGraphGetEdges(hGraph: $crate::CUgraph, from: *mut $crate::CUgraphNode, to: *mut $crate::CUgraphNode, numEdges: *mut usize);
-                cuGraphGetEdges_v2(hGraph: $crate::CUgraph, from: *mut $crate::CUgraphNode, to: *mut $crate::CUgraphNode, edgeData: *mut $crate::CUgraphEdgeData, numEdges: *mut usize);
-                cuGraphGetNodes(hGraph: $crate::CUgraph, nodes: *mut $crate::CUgraphNode, numNodes: *mut usize);
-                cuGraphGetRootNodes(hGraph: $crate::CUgraph, rootNodes: *mut $crate::CUgraphNode, numRootNodes: *mut usize);
-                cuGraphHostNodeGetParams(hNode: $crate::CUgraphNode, nodeParams: *mut $crate::CUDA_HOST_NODE_PARAMS);
-                cuGraphHostNodeSetParams(hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_HOST_NODE_PARAMS);
-                cuGraphicsEGLRegisterImage(pCudaResource: *mut $crate::CUgraphicsResource, image: $crate::EGLImageKHR, flags: ::std::ffi::c_uint);
-                cuGraphicsGLRegisterBuffer(pCudaResource: *mut $crate::CUgraphicsResource, buffer: $crate::GLuint, Flags: ::std::ffi::c_uint);
-                cuGraphicsGLRegisterImage(pCudaResource: *mut $crate::CUgraphicsResource, image: $crate::GLuint, target: $crate::GLenum, Flags: ::std::ffi::c_uint);
-                cuGraphicsMapResources(count: ::std::ffi::c_uint, resources: *mut $crate::CUgraphicsResource, hStream: $crate::CUstream);
-                cuGraphicsMapResources_ptsz(count: ::std::ffi::c_uint, resources: *mut $crate::CUgraphicsResource, hStream: $crate::CUstream);
-                cuGraphicsResourceGetMappedEglFrame(eglFrame: *mut $crate::CUeglFrame, resource: $crate::CUgraphicsResource, index: ::std::ffi::c_uint, mipLevel: ::std::ffi::c_uint);
-                cuGraphicsResourceGetMappedMipmappedArray(pMipmappedArray: *mut $crate::CUmipmappedArray, resource: $crate::CUgraphicsResource);
-                cuGraphicsResourceGetMappedPointer(pDevPtr: *mut $crate::CUdeviceptr_v1, pSize: *mut ::std::ffi::c_uint, resource: $crate::CUgraphicsResource);
-                cuGraphicsResourceGetMappedPointer_v2(pDevPtr: *mut $crate::CUdeviceptr, pSize: *mut usize, resource: $crate::CUgraphicsResource);
-                cuGraphicsResourceSetMapFlags(resource: $crate::CUgraphicsResource, flags: ::std::ffi::c_uint);
-                cuGraphicsResourceSetMapFlags_v2(resource: $crate::CUgraphicsResource, flags: ::std::ffi::c_uint);
-                cuGraphicsSubResourceGetMappedArray(pArray: *mut $crate::CUarray, resource: $crate::CUgraphicsResource, arrayIndex: ::std::ffi::c_uint, mipLevel: ::std::ffi::c_uint);
-                cuGraphicsUnmapResources(count: ::std::ffi::c_uint, resources: *mut $crate::CUgraphicsResource, hStream: $crate::CUstream);
-                cuGraphicsUnmapResources_ptsz(count: ::std::ffi::c_uint, resources: *mut $crate::CUgraphicsResource, hStream: $crate::CUstream);
-                cuGraphicsUnregisterResource(resource: $crate::CUgraphicsResource);
-                cuGraphicsVDPAURegisterOutputSurface(pCudaResource: *mut $crate::CUgraphicsResource, vdpSurface: $crate::VdpOutputSurface, flags: ::std::ffi::c_uint);
-                cuGraphicsVDPAURegisterVideoSurface(pCudaResource: *mut $crate::CUgraphicsResource, vdpSurface: $crate::VdpVideoSurface, flags: ::std::ffi::c_uint);
-                cuGraphInstantiate(phGraphExec: *mut $crate::CUgraphExec, hGraph: $crate::CUgraph, phErrorNode: *mut $crate::CUgraphNode, logBuffer: *mut ::std::ffi::c_char, bufferSize: usize);
-                cuGraphInstantiate_v2(phGraphExec: *mut $crate::CUgraphExec, hGraph: $crate::CUgraph, phErrorNode: *mut $crate::CUgraphNode, logBuffer: *mut ::std::ffi::c_char, bufferSize: usize);
-                cuGraphInstantiateWithFlags(phGraphExec: *mut $crate::CUgraphExec, hGraph: $crate::CUgraph, flags: ::std::ffi::c_ulonglong);
-                cuGraphInstantiateWithParams(phGraphExec: *mut $crate::CUgraphExec, hGraph: $crate::CUgraph, instantiateParams: *mut $crate::CUDA_GRAPH_INSTANTIATE_PARAMS);
-                cuGraphInstantiateWithParams_ptsz(phGraphExec: *mut $crate::CUgraphExec, hGraph: $crate::CUgraph, instantiateParams: *mut $crate::CUDA_GRAPH_INSTANTIATE_PARAMS);
-                cuGraphKernelNodeCopyAttributes(dst: $crate::CUgraphNode, src: $crate::CUgraphNode);
-                cuGraphKernelNodeGetAttribute(hNode: $crate::CUgraphNode, attr: $crate::CUkernelNodeAttrID, value_out: *mut $crate::CUkernelNodeAttrValue);
-                cuGraphKernelNodeGetParams(hNode: $crate::CUgraphNode, nodeParams: *mut $crate::CUDA_KERNEL_NODE_PARAMS_v1);
-                cuGraphKernelNodeGetParams_v2(hNode: $crate::CUgraphNode, nodeParams: *mut $crate::CUDA_KERNEL_NODE_PARAMS);
-                cuGraphKernelNodeSetAttribute(hNode: $crate::CUgraphNode, attr: $crate::CUkernelNodeAttrID, value: *const $crate::CUkernelNodeAttrValue);
-                cuGraphKernelNodeSetParams(hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS_v1);
-                cuGraphKernelNodeSetParams_v2(hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS);
-                cuGraphLaunch(hGraph: $crate::CUgraphExec, hStream: $crate::CUstream);
-                cuGraphLaunch_ptsz(hGraphExec: $crate::CUgraphExec, hStream: $crate::CUstream);
-                cuGraphMemAllocNodeGetParams(hNode: $crate::CUgraphNode, params_out: *mut $crate::CUDA_MEM_ALLOC_NODE_PARAMS);
-                cuGraphMemcpyNodeGetParams(hNode: $crate::CUgraphNode, nodeParams: *mut $crate::CUDA_MEMCPY3D);
-                cuGraphMemcpyNodeSetParams(hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_MEMCPY3D);
-                cuGraphMemFreeNodeGetParams(hNode: $crate::CUgraphNode, dptr_out: *mut $crate::CUdeviceptr);
-                cuGraphMemsetNodeGetParams(hNode: $crate::CUgraphNode, nodeParams: *mut $crate::CUDA_MEMSET_NODE_PARAMS);
-                cuGraphMemsetNodeSetParams(hNode: $crate::CUgraphNode, nodeParams: *const $crate::CUDA_MEMSET_NODE_PARAMS);
-                cuGraphNodeFindInClone(phNode: *mut $crate::CUgraphNode, hOriginalNode: $crate::CUgraphNode, hClonedGraph: $crate::CUgraph);
-                cuGraphNodeGetDependencies(hNode: $crate::CUgraphNode, dependencies: *mut $crate::CUgraphNode, numDependencies: *mut usize);
-                cuGraphNodeGetDependencies_v2(hNode: $crate::CUgraphNode, dependencies: *mut $crate::CUgraphNode, edgeData: *mut $crate::CUgraphEdgeData, numDependencies: *mut usize);
-                cuGraphNodeGetDependentNodes(hNode: $crate::CUgraphNode, dependentNodes: *mut $crate::CUgraphNode, numDependentNodes: *mut usize);
-                cuGraphNodeGetDependentNodes_v2(hNode: $crate::CUgraphNode, dependentNodes: *mut $crate::CUgraphNode, edgeData: *mut $crate::CUgraphEdgeData, numDependentNodes: *mut usize);
-                cuGraphNodeGetEnabled(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, isEnabled: *mut ::std::ffi::c_uint);
-                cuGraphNodeGetType(hNode: $crate::CUgraphNode, type_: *mut $crate::CUgraphNodeType);
-                cuGraphNodeSetEnabled(hGraphExec: $crate::CUgraphExec, hNode: $crate::CUgraphNode, isEnabled: ::std::ffi::c_uint);
-                cuGraphNodeSetParams(hNode: $crate::CUgraphNode, nodeParams: *mut $crate::CUgraphNodeParams);
-                cuGraphReleaseUserObject(graph: $crate::CUgraph, object: $crate::CUuserObject, count: ::std::ffi::c_uint);
-                cuGraphRemoveDependencies(hGraph: $crate::CUgraph, from: *const $crate::CUgraphNode, to: *const $crate::CUgraphNode, numDependencies: usize);
-                cuGraphRemoveDependencies_v2(hGraph: $crate::CUgraph, from: *const $crate::CUgraphNode, to: *const $crate::CUgraphNode, edgeData: *const $crate::CUgraphEdgeData, numDependencies: usize);
-                cuGraphRetainUserObject(graph: $crate::CUgraph, object: $crate::CUuserObject, count: ::std::ffi::c_uint, flags: ::std::ffi::c_uint);
-                cuGraphUpload(hGraph: $crate::CUgraphExec, hStream: $crate::CUstream);
-                cuGraphUpload_ptsz(hGraphExec: $crate::CUgraphExec, hStream: $crate::CUstream);
-                cuGreenCtxCreate(phCtx: *mut $crate::CUgreenCtx, desc: $crate::CUdevResourceDesc, dev: $crate::CUdevice, flags: ::std::ffi::c_uint);
-                cuGreenCtxDestroy(hCtx: $crate::CUgreenCtx);
-                cuGreenCtxGetDevResource(hCtx: $crate::CUgreenCtx, result: *mut $crate::CUdevResource, type_: $crate::CUdevResourceType);
-                cuGreenCtxGetId(greenCtx: $crate::CUgreenCtx, greenCtxId: *mut ::std::ffi::c_ulonglong);
-                cuGreenCtxRecordEvent(hCtx: $crate::CUgreenCtx, hEvent: $crate::CUevent);
-                cuGreenCtxStreamCreate(phStream: *mut $crate::CUstream, greenCtx: $crate::CUgreenCtx, flags: ::std::ffi::c_uint, priority: ::std::ffi::c_int);
-                cuGreenCtxWaitEvent(hCtx: $crate::CUgreenCtx, hEvent: $crate::CUevent);
-                cuImportExternalMemory(extMem_out: *mut $crate::CUexternalMemory, memHandleDesc: *const $crate::CUDA_EXTERNAL_MEMORY_HANDLE_DESC);
-                cuImportExternalSemaphore(extSem_out: *mut $crate::CUexternalSemaphore, semHandleDesc: *const $crate::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC);
-                cuInit(Flags: ::std::ffi::c_uint);
-                cuIpcCloseMemHandle(dptr: $crate::CUdeviceptr);
-                cuIpcGetEventHandle(pHandle: *mut $crate::CUipcEventHandle, event: $crate::CUevent);
-                cuIpcGetMemHandle(pHandle: *mut $crate::CUipcMemHandle, dptr: $crate::CUdeviceptr);
-                cuIpcOpenEventHandle(phEvent: *mut $crate::CUevent, handle: $crate::CUipcEventHandle);
-                cuIpcOpenMemHandle(pdptr: *mut $crate::CUdeviceptr, handle: $crate::CUipcMemHandle, Flags: ::std::ffi::c_uint);
-                cuIpcOpenMemHandle_v2(pdptr: *mut $crate::CUdeviceptr, handle: $crate::CUipcMemHandle, Flags: ::std::ffi::c_uint);
-                cuKernelGetAttribute(pi: *mut ::std::ffi::c_int, attrib: $crate::CUfunction_attribute, kernel: $crate::CUkernel, dev: $crate::CUdevice);
-                cuKernelGetFunction(pFunc: *mut $crate::CUfunction, kernel: $crate::CUkernel);
-                cuKernelGetLibrary(pLib: *mut $crate::CUlibrary, kernel: $crate::CUkernel);
-                cuKernelGetName(name: *mut *const ::std::ffi::c_char, hfunc: $crate::CUkernel);
-                cuKernelGetParamInfo(kernel: $crate::CUkernel, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize);
-                cuKernelSetAttribute(attrib: $crate::CUfunction_attribute, val: ::std::ffi::c_int, kernel: $crate::CUkernel, dev: $crate::CUdevice);
-                cuKernelSetCacheConfig(kernel: $crate::CUkernel, config: $crate::CUfunc_cache, dev: $crate::CUdevice);
-                cuLaunch(f: $crate::CUfunction);
-                cuLaunchCooperativeKernel(f: $crate::CUfunction, gridDimX: ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint, hStream: $crate::CUstream, kernelParams: *mut *mut ::std::ffi::c_void);
-                cuLaunchCooperativeKernelMultiDevice(launchParamsList: *mut $crate::CUDA_LAUNCH_PARAMS, numDevices: ::std::ffi::c_uint, flags: ::std::ffi::c_uint);
-                cuLaunchCooperativeKernel_ptsz(f: $crate::CUfunction, gridDimX: ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint, hStream: $crate::CUstream, kernelParams: *mut *mut ::std::ffi::c_void);
-                cuLaunchGrid(f: $crate::CUfunction, grid_width: ::std::ffi::c_int, grid_height: ::std::ffi::c_int);
-                cuLaunchGridAsync(f: $crate::CUfunction, grid_width: ::std::ffi::c_int, grid_height: ::std::ffi::c_int, hStream: $crate::CUstream);
-                cuLaunchHostFunc(hStream: $crate::CUstream, fn_: $crate::CUhostFn, userData: *mut ::std::ffi::c_void);
-                cuLaunchHostFunc_ptsz(hStream: $crate::CUstream, fn_: $crate::CUhostFn, userData: *mut ::std::ffi::c_void);
-                cuLaunchKernel(f: $crate::CUfunction, gridDimX: ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint, hStream: $crate::CUstream, kernelParams: *mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void);
-                cuLaunchKernelEx(config: *const $crate::CUlaunchConfig, f: $crate::CUfunction, kernelParams: *mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void);
-                cuLaunchKernelEx_ptsz(config: *const $crate::CUlaunchConfig, f: $crate::CUfunction, kernelParams: *mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void);
-                cuLaunchKernel_ptsz(f: $crate::CUfunction, gridDimX: ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint, hStream: $crate::CUstream, kernelParams: *mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void);
-                cuLibraryEnumerateKernels(kernels: *mut $crate::CUkernel, numKernels: ::std::ffi::c_uint, lib: $crate::CUlibrary);
-                cuLibraryGetGlobal(dptr: *mut $crate::CUdeviceptr, bytes: *mut usize, library: $crate::CUlibrary, name: *const ::std::ffi::c_char);
-                cuLibraryGetKernel(pKernel: *mut $crate::CUkernel, library: $crate::CUlibrary, name: *const ::std::ffi::c_char);
-                cuLibraryGetKernelCount(count: *mut ::std::ffi::c_uint, lib: $crate::CUlibrary);
-                cuLibraryGetManaged(dptr: *mut $crate::CUdeviceptr, bytes: *mut usize, library: $crate::CUlibrary, name: *const ::std::ffi::c_char);
-                cuLibraryGetModule(pMod: *mut $crate::CUmodule, library: $crate::CUlibrary);
-                cuLibraryGetUnifiedFunction(fptr: *mut *mut ::std::ffi::c_void, library: $crate::CUlibrary, symbol: *const ::std::ffi::c_char);
-                cuLibraryLoadData(library: *mut $crate::CUlibrary, code: *const ::std::ffi::c_void, jitOptions: *mut $crate::CUjit_option, jitOptionsValues: *mut *mut ::std::ffi::c_void, numJitOptions: ::std::ffi::c_uint, libraryOptions: *mut $crate::CUlibraryOption, libraryOptionValues: *mut *mut ::std::ffi::c_void, numLibraryOptions: ::std::ffi::c_uint);
-                cuLibraryLoadFromFile(library: *mut $crate::CUlibrary, fileName: *const ::std::ffi::c_char, jitOptions: *mut $crate::CUjit_option, jitOptionsValues: *mut *mut ::std::ffi::c_void, numJitOptions: ::std::ffi::c_uint, libraryOptions: *mut $crate::CUlibraryOption, libraryOptionValues: *mut *mut ::std::ffi::c_void, numLibraryOptions: ::std::ffi::c_uint);
-                cuLibraryUnload(library: $crate::CUlibrary);
-                cuLinkAddData(state: $crate::CUlinkState, type_: $crate::CUjitInputType, data: *mut ::std::ffi::c_void, size: usize, name: *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint, options: *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void);
-                cuLinkAddData_v2(state: $crate::CUlinkState, type_: $crate::CUjitInputType, data: *mut ::std::ffi::c_void, size: usize, name: *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint, options: *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void);
-                cuLinkAddFile(state: $crate::CUlinkState, type_: $crate::CUjitInputType, path: *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint, options: *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void);
-                cuLinkAddFile_v2(state: $crate::CUlinkState, type_: $crate::CUjitInputType, path: *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint, options: *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void);
-                cuLinkComplete(state: $crate::CUlinkState, cubinOut: *mut *mut ::std::ffi::c_void, sizeOut: *mut usize);
-                cuLinkCreate(numOptions: ::std::ffi::c_uint, options: *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void, stateOut: *mut $crate::CUlinkState);
-                cuLinkCreate_v2(numOptions: ::std::ffi::c_uint, options: *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void, stateOut: *mut $crate::CUlinkState);
-                cuLinkDestroy(state: $crate::CUlinkState);
-                cuLogsCurrent(iterator: *mut $crate::CUlogIterator, flags: ::std::ffi::c_uint);
-                cuLogsDumpToFile(iterator: *mut $crate::CUlogIterator, pathToFile: *const ::std::ffi::c_char, flags: ::std::ffi::c_uint);
-                cuLogsDumpToMemory(iterator: *mut $crate::CUlogIterator, buffer: *mut ::std::ffi::c_char, size: *mut usize, flags: ::std::ffi::c_uint);
-                cuLogsRegisterCallback(callbackFunc: $crate::CUlogsCallback, userData: *mut ::std::ffi::c_void, callback: *mut $crate::CUlogsCallbackHandle);
-                cuLogsUnregisterCallback(callback: $crate::CUlogsCallbackHandle);
-                cuMemAddressFree(ptr: $crate::CUdeviceptr, size: usize);
-                cuMemAddressReserve(ptr: *mut $crate::CUdeviceptr, size: usize, alignment: usize, addr: $crate::CUdeviceptr, flags: ::std::ffi::c_ulonglong);
-                cuMemAdvise(devPtr: $crate::CUdeviceptr, count: usize, advice: $crate::CUmem_advise, device: $crate::CUdevice);
-                cuMemAdvise_v2(devPtr: $crate::CUdeviceptr, count: usize, advice: $crate::CUmem_advise, location: $crate::CUmemLocation);
-                cuMemAlloc(dptr: *mut $crate::CUdeviceptr_v1, bytesize: ::std::ffi::c_uint);
-                cuMemAllocAsync(dptr: *mut $crate::CUdeviceptr, bytesize: usize, hStream: $crate::CUstream);
-                cuMemAllocAsync_ptsz(dptr: *mut $crate::CUdeviceptr, bytesize: usize, hStream: $crate::CUstream);
-                cuMemAllocFromPoolAsync(dptr: *mut $crate::CUdeviceptr, bytesize: usize, pool: $crate::CUmemoryPool, hStream: $crate::CUstream);
-                cuMemAllocFromPoolAsync_ptsz(dptr: *mut $crate::CUdeviceptr, bytesize: usize, pool: $crate::CUmemoryPool, hStream: $crate::CUstream);
-                cuMemAllocHost(pp: *mut *mut ::std::ffi::c_void, bytesize: ::std::ffi::c_uint);
-                cuMemAllocHost_v2(pp: *mut *mut ::std::ffi::c_void, bytesize: usize);
-                cuMemAllocManaged(dptr: *mut $crate::CUdeviceptr, bytesize: usize, flags: ::std::ffi::c_uint);
-                cuMemAllocPitch(dptr: *mut $crate::CUdeviceptr_v1, pPitch: *mut ::std::ffi::c_uint, WidthInBytes: ::std::ffi::c_uint, Height: ::std::ffi::c_uint, ElementSizeBytes: ::std::ffi::c_uint);
-                cuMemAllocPitch_v2(dptr: *mut $crate::CUdeviceptr, pPitch: *mut usize, WidthInBytes: usize, Height: usize, ElementSizeBytes: ::std::ffi::c_uint);
-                cuMemAlloc_v2(dptr: *mut $crate::CUdeviceptr, bytesize: usize);
-                cuMemBatchDecompressAsync(paramsArray: *mut $crate::CUmemDecompressParams, count: usize, flags: ::std::ffi::c_uint, errorIndex: *mut usize, stream: $crate::CUstream);
-                cuMemBatchDecompressAsync_ptsz(paramsArray: *mut $crate::CUmemDecompressParams, count: usize, flags: ::std::ffi::c_uint, errorIndex: *mut usize, stream: $crate::CUstream);
-                cuMemcpy(dst: $crate::CUdeviceptr, src: $crate::CUdeviceptr, ByteCount: usize);
-                cuMemcpy2D(pCopy: *const $crate::CUDA_MEMCPY2D_v1);
-                cuMemcpy2DAsync(pCopy: *const $crate::CUDA_MEMCPY2D_v1, hStream: $crate::CUstream);
-                cuMemcpy2DAsync_v2(pCopy: *const $crate::CUDA_MEMCPY2D, hStream: $crate::CUstream);
-                cuMemcpy2DAsync_v2_ptsz(pCopy: *const $crate::CUDA_MEMCPY2D, hStream: $crate::CUstream);
-                cuMemcpy2DUnaligned(pCopy: *const $crate::CUDA_MEMCPY2D_v1);
-                cuMemcpy2DUnaligned_v2(pCopy: *const $crate::CUDA_MEMCPY2D);
-                cuMemcpy2DUnaligned_v2_ptds(pCopy: *const $crate::CUDA_MEMCPY2D);
-                cuMemcpy2D_v2(pCopy: *const $crate::CUDA_MEMCPY2D);
-                cuMemcpy2D_v2_ptds(pCopy: *const $crate::CUDA_MEMCPY2D);
-                cuMemcpy3D(pCopy: *const $crate::CUDA_MEMCPY3D_v1);
-                cuMemcpy3DAsync(pCopy: *const $crate::CUDA_MEMCPY3D_v1, hStream: $crate::CUstream);
-                cuMemcpy3DAsync_v2(pCopy: *const $crate::CUDA_MEMCPY3D, hStream: $crate::CUstream);
-                cuMemcpy3DAsync_v2_ptsz(pCopy: *const $crate::CUDA_MEMCPY3D, hStream: $crate::CUstream);
-                cuMemcpy3DBatchAsync(numParams: usize, opList: *mut $crate::CUDA_MEMCPY3D_BATCH_OP, failIdx: *mut usize, flags: ::std::ffi::c_ulonglong, hStream: $crate::CUstream);
-                cuMemcpy3DBatchAsync_ptsz(numParams: usize, opList: *mut $crate::CUDA_MEMCPY3D_BATCH_OP, failIdx: *mut usize, flags: ::std::ffi::c_ulonglong, hStream: $crate::CUstream);
-                cuMemcpy3DBatchAsync_v2(numParams: usize, opList: *mut $crate::CUDA_MEMCPY3D_BATCH_OP, flags: ::std::ffi::c_ulonglong, hStream: $crate::CUstream);
-                cuMemcpy3DBatchAsync_v2_ptsz(numParams: usize, opList: *mut $crate::CUDA_MEMCPY3D_BATCH_OP, flags: ::std::ffi::c_ulonglong, hStream: $crate::CUstream);
-                cuMemcpy3DPeer(pCopy: *const $crate::CUDA_MEMCPY3D_PEER);
-                cuMemcpy3DPeerAsync(pCopy: *const $crate::CUDA_MEMCPY3D_PEER, hStream: $crate::CUstream);
-                cuMemcpy3DPeerAsync_ptsz(pCopy: *const $crate::CUDA_MEMCPY3D_PEER, hStream: $crate::CUstream);
-                cuMemcpy3DPeer_ptds(pCopy: *const $crate::CUDA_MEMCPY3D_PEER);
-                cuMemcpy3D_v2(pCopy: *const $crate::CUDA_MEMCPY3D);
-                cuMemcpy3D_v2_ptds(pCopy: *const $crate::CUDA_MEMCPY3D);
-                cuMemcpyAsync(dst: $crate::CUdeviceptr, src: $crate::CUdeviceptr, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyAsync_ptsz(dst: $crate::CUdeviceptr, src: $crate::CUdeviceptr, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyAtoA(dstArray: $crate::CUarray, dstOffset: ::std::ffi::c_uint, srcArray: $crate::CUarray, srcOffset: ::std::ffi::c_uint, ByteCount: ::std::ffi::c_uint);
-                cuMemcpyAtoA_v2(dstArray: $crate::CUarray, dstOffset: usize, srcArray: $crate::CUarray, srcOffset: usize, ByteCount: usize);
-                cuMemcpyAtoA_v2_ptds(dstArray: $crate::CUarray, dstOffset: usize, srcArray: $crate::CUarray, srcOffset: usize, ByteCount: usize);
-                cuMemcpyAtoD(dstDevice: $crate::CUdeviceptr_v1, srcArray: $crate::CUarray, srcOffset: ::std::ffi::c_uint, ByteCount: ::std::ffi::c_uint);
-                cuMemcpyAtoD_v2(dstDevice: $crate::CUdeviceptr, srcArray: $crate::CUarray, srcOffset: usize, ByteCount: usize);
-                cuMemcpyAtoD_v2_ptds(dstDevice: $crate::CUdeviceptr, srcArray: $crate::CUarray, srcOffset: usize, ByteCount: usize);
-                cuMemcpyAtoH(dstHost: *mut ::std::ffi::c_void, srcArray: $crate::CUarray, srcOffset: ::std::ffi::c_uint, ByteCount: ::std::ffi::c_uint);
-                cuMemcpyAtoHAsync(dstHost: *mut ::std::ffi::c_void, srcArray: $crate::CUarray, srcOffset: ::std::ffi::c_uint, ByteCount: ::std::ffi::c_uint, hStream: $crate::CUstream);
-                cuMemcpyAtoHAsync_v2(dstHost: *mut ::std::ffi::c_void, srcArray: $crate::CUarray, srcOffset: usize, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyAtoHAsync_v2_ptsz(dstHost: *mut ::std::ffi::c_void, srcArray: $crate::CUarray, srcOffset: usize, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyAtoH_v2(dstHost: *mut ::std::ffi::c_void, srcArray: $crate::CUarray, srcOffset: usize, ByteCount: usize);
-                cuMemcpyAtoH_v2_ptds(dstHost: *mut ::std::ffi::c_void, srcArray: $crate::CUarray, srcOffset: usize, ByteCount: usize);
-                cuMemcpyBatchAsync(dsts: *mut $crate::CUdeviceptr, srcs: *mut $crate::CUdeviceptr, sizes: *mut usize, count: usize, attrs: *mut $crate::CUmemcpyAttributes, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: $crate::CUstream);
-                cuMemcpyBatchAsync_ptsz(dsts: *mut $crate::CUdeviceptr, srcs: *mut $crate::CUdeviceptr, sizes: *mut usize, count: usize, attrs: *mut $crate::CUmemcpyAttributes, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: $crate::CUstream);
-                cuMemcpyBatchAsync_v2(dsts: *mut $crate::CUdeviceptr, srcs: *mut $crate::CUdeviceptr, sizes: *mut usize, count: usize, attrs: *mut $crate::CUmemcpyAttributes, attrIdxs: *mut usize, numAttrs: usize, hStream: $crate::CUstream);
-                cuMemcpyBatchAsync_v2_ptsz(dsts: *mut $crate::CUdeviceptr, srcs: *mut $crate::CUdeviceptr, sizes: *mut usize, count: usize, attrs: *mut $crate::CUmemcpyAttributes, attrIdxs: *mut usize, numAttrs: usize, hStream: $crate::CUstream);
-                cuMemcpyDtoA(dstArray: $crate::CUarray, dstOffset: ::std::ffi::c_uint, srcDevice: $crate::CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint);
-                cuMemcpyDtoA_v2(dstArray: $crate::CUarray, dstOffset: usize, srcDevice: $crate::CUdeviceptr, ByteCount: usize);
-                cuMemcpyDtoA_v2_ptds(dstArray: $crate::CUarray, dstOffset: usize, srcDevice: $crate::CUdeviceptr, ByteCount: usize);
-                cuMemcpyDtoD(dstDevice: $crate::CUdeviceptr_v1, srcDevice: $crate::CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint);
-                cuMemcpyDtoDAsync(dstDevice: $crate::CUdeviceptr_v1, srcDevice: $crate::CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint, hStream: $crate::CUstream);
-                cuMemcpyDtoDAsync_v2(dstDevice: $crate::CUdeviceptr, srcDevice: $crate::CUdeviceptr, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyDtoDAsync_v2_ptsz(dstDevice: $crate::CUdeviceptr, srcDevice: $crate::CUdeviceptr, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyDtoD_v2(dstDevice: $crate::CUdeviceptr, srcDevice: $crate::CUdeviceptr, ByteCount: usize);
-                cuMemcpyDtoD_v2_ptds(dstDevice: $crate::CUdeviceptr, srcDevice: $crate::CUdeviceptr, ByteCount: usize);
-                cuMemcpyDtoH(dstHost: *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint);
-                cuMemcpyDtoHAsync(dstHost: *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint, hStream: $crate::CUstream);
-                cuMemcpyDtoHAsync_v2(dstHost: *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyDtoHAsync_v2_ptsz(dstHost: *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyDtoH_v2(dstHost: *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr, ByteCount: usize);
-                cuMemcpyDtoH_v2_ptds(dstHost: *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr, ByteCount: usize);
-                cuMemcpyHtoA(dstArray: $crate::CUarray, dstOffset: ::std::ffi::c_uint, srcHost: *const ::std::ffi::c_void, ByteCount: ::std::ffi::c_uint);
-                cuMemcpyHtoAAsync(dstArray: $crate::CUarray, dstOffset: ::std::ffi::c_uint, srcHost: *const ::std::ffi::c_void, ByteCount: ::std::ffi::c_uint, hStream: $crate::CUstream);
-                cuMemcpyHtoAAsync_v2(dstArray: $crate::CUarray, dstOffset: usize, srcHost: *const ::std::ffi::c_void, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyHtoAAsync_v2_ptsz(dstArray: $crate::CUarray, dstOffset: usize, srcHost: *const ::std::ffi::c_void, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyHtoA_v2(dstArray: $crate::CUarray, dstOffset: usize, srcHost: *const ::std::ffi::c_void, ByteCount: usize);
-                cuMemcpyHtoA_v2_ptds(dstArray: $crate::CUarray, dstOffset: usize, srcHost: *const ::std::ffi::c_void, ByteCount: usize);
-                cuMemcpyHtoD(dstDevice: $crate::CUdeviceptr_v1, srcHost: *const ::std::ffi::c_void, ByteCount: ::std::ffi::c_uint);
-                cuMemcpyHtoDAsync(dstDevice: $crate::CUdeviceptr_v1, srcHost: *const ::std::ffi::c_void, ByteCount: ::std::ffi::c_uint, hStream: $crate::CUstream);
-                cuMemcpyHtoDAsync_v2(dstDevice: $crate::CUdeviceptr, srcHost: *const ::std::ffi::c_void, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyHtoDAsync_v2_ptsz(dstDevice: $crate::CUdeviceptr, srcHost: *const ::std::ffi::c_void, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyHtoD_v2(dstDevice: $crate::CUdeviceptr, srcHost: *const ::std::ffi::c_void, ByteCount: usize);
-                cuMemcpyHtoD_v2_ptds(dstDevice: $crate::CUdeviceptr, srcHost: *const ::std::ffi::c_void, ByteCount: usize);
-                cuMemcpyPeer(dstDevice: $crate::CUdeviceptr, dstContext: $crate::CUcontext, srcDevice: $crate::CUdeviceptr, srcContext: $crate::CUcontext, ByteCount: usize);
-                cuMemcpyPeerAsync(dstDevice: $crate::CUdeviceptr, dstContext: $crate::CUcontext, srcDevice: $crate::CUdeviceptr, srcContext: $crate::CUcontext, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyPeerAsync_ptsz(dstDevice: $crate::CUdeviceptr, dstContext: $crate::CUcontext, srcDevice: $crate::CUdeviceptr, srcContext: $crate::CUcontext, ByteCount: usize, hStream: $crate::CUstream);
-                cuMemcpyPeer_ptds(dstDevice: $crate::CUdeviceptr, dstContext: $crate::CUcontext, srcDevice: $crate::CUdeviceptr, srcContext: $crate::CUcontext, ByteCount: usize);
-                cuMemcpy_ptds(dst: $crate::CUdeviceptr, src: $crate::CUdeviceptr, ByteCount: usize);
-                cuMemCreate(handle: *mut $crate::CUmemGenericAllocationHandle, size: usize, prop: *const $crate::CUmemAllocationProp, flags: ::std::ffi::c_ulonglong);
-                cuMemDiscardAndPrefetchBatchAsync(dptrs: *mut $crate::CUdeviceptr, sizes: *mut usize, count: usize, prefetchLocs: *mut $crate::CUmemLocation, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::ffi::c_ulonglong, hStream: $crate::CUstream);
-                cuMemDiscardAndPrefetchBatchAsync_ptsz(dptrs: *mut $crate::CUdeviceptr, sizes: *mut usize, count: usize, prefetchLocs: *mut $crate::CUmemLocation, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::ffi::c_ulonglong, hStream: $crate::CUstream);
-                cuMemDiscardBatchAsync(dptrs: *mut $crate::CUdeviceptr, sizes: *mut usize, count: usize, flags: ::std::ffi::c_ulonglong, hStream: $crate::CUstream);
-                cuMemDiscardBatchAsync_ptsz(dptrs: *mut $crate::CUdeviceptr, sizes: *mut usize, count: usize, flags: ::std::ffi::c_ulonglong, hStream: $crate::CUstream);
-                cuMemExportToShareableHandle(shareableHandle: *mut ::std::ffi::c_void, handle: $crate::CUmemGenericAllocationHandle, handleType: $crate::CUmemAllocationHandleType, flags: ::std::ffi::c_ulonglong);
-                cuMemFree(dptr: $crate::CUdeviceptr_v1);
-                cuMemFreeAsync(dptr: $crate::CUdeviceptr, hStream: $crate::CUstream);
-                cuMemFreeAsync_ptsz(dptr: $crate::CUdeviceptr, hStream: $crate::CUstream);
-                cuMemFreeHost(p: *mut ::std::ffi::c_void);
-                cuMemFree_v2(dptr: $crate::CUdeviceptr);
-                cuMemGetAccess(flags: *mut ::std::ffi::c_ulonglong, location: *const $crate::CUmemLocation, ptr: $crate::CUdeviceptr);
-                cuMemGetAddressRange(pbase: *mut $crate::CUdeviceptr_v1, psize: *mut ::std::ffi::c_uint, dptr: $crate::CUdeviceptr_v1);
-                cuMemGetAddressRange_v2(pbase: *mut $crate::CUdeviceptr, psize: *mut usize, dptr: $crate::CUdeviceptr);
-                cuMemGetAllocationGranularity(granularity: *mut usize, prop: *const $crate::CUmemAllocationProp, option: $crate::CUmemAllocationGranularity_flags);
-                cuMemGetAllocationPropertiesFromHandle(prop: *mut $crate::CUmemAllocationProp, handle: $crate::CUmemGenericAllocationHandle);
-                cuMemGetDefaultMemPool(pool_out: *mut $crate::CUmemoryPool, location: *mut $crate::CUmemLocation, type_: $crate::CUmemAllocationType);
-                cuMemGetHandleForAddressRange(handle: *mut ::std::ffi::c_void, dptr: $crate::CUdeviceptr, size: usize, handleType: $crate::CUmemRangeHandleType, flags: ::std::ffi::c_ulonglong);
-                cuMemGetInfo(free: *mut ::std::ffi::c_uint, total: *mut ::std::ffi::c_uint);
-                cuMemGetInfo_v2(free: *mut usize, total: *mut usize);
-                cuMemGetMemPool(pool_out: *mut $crate::CUmemoryPool, location: *mut $crate::CUmemLocation, type_: $crate::CUmemAllocationType);
-                cuMemHostAlloc(pp: *mut *mut ::std::ffi::c_void, bytesize: usize, Flags: ::std::ffi::c_uint);
-                cuMemHostGetDevicePointer(pdptr: *mut $crate::CUdeviceptr_v1, p: *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint);
-                cuMemHostGetDevicePointer_v2(pdptr: *mut $crate::CUdeviceptr, p: *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint);
-                cuMemHostGetFlags(pFlags: *mut ::std::ffi::c_uint, p: *mut ::std::ffi::c_void);
-                cuMemHostRegister(p: *mut ::std::ffi::c_void, bytesize: usize, Flags: ::std::ffi::c_uint);
-                cuMemHostRegister_v2(p: *mut ::std::ffi::c_void, bytesize: usize, Flags: ::std::ffi::c_uint);
-                cuMemHostUnregister(p: *mut ::std::ffi::c_void);
-                cuMemImportFromShareableHandle(handle: *mut $crate::CUmemGenericAllocationHandle, osHandle: *mut ::std::ffi::c_void, shHandleType: $crate::CUmemAllocationHandleType);
-                cuMemMap(ptr: $crate::CUdeviceptr, size: usize, offset: usize, handle: $crate::CUmemGenericAllocationHandle, flags: ::std::ffi::c_ulonglong);
-                cuMemMapArrayAsync(mapInfoList: *mut $crate::CUarrayMapInfo, count: ::std::ffi::c_uint, hStream: $crate::CUstream);
-                cuMemMapArrayAsync_ptsz(mapInfoList: *mut $crate::CUarrayMapInfo, count: ::std::ffi::c_uint, hStream: $crate::CUstream);
-                cuMemPoolCreate(pool: *mut $crate::CUmemoryPool, poolProps: *const $crate::CUmemPoolProps);
-                cuMemPoolDestroy(pool: $crate::CUmemoryPool);
-                cuMemPoolExportPointer(shareData_out: *mut $crate::CUmemPoolPtrExportData, ptr: $crate::CUdeviceptr);
-                cuMemPoolExportToShareableHandle(handle_out: *mut ::std::ffi::c_void, pool: $crate::CUmemoryPool, handleType: $crate::CUmemAllocationHandleType, flags: ::std::ffi::c_ulonglong);
-                cuMemPoolGetAccess(flags: *mut $crate::CUmemAccess_flags, memPool: $crate::CUmemoryPool, location: *mut $crate::CUmemLocation);
-                cuMemPoolGetAttribute(pool: $crate::CUmemoryPool, attr: $crate::CUmemPool_attribute, value: *mut ::std::ffi::c_void);
-                cuMemPoolImportFromShareableHandle(pool_out: *mut $crate::CUmemoryPool, handle: *mut ::std::ffi::c_void, handleType: $crate::CUmemAllocationHandleType, flags: ::std::ffi::c_ulonglong);
-                cuMemPoolImportPointer(ptr_out: *mut $crate::CUdeviceptr, pool: $crate::CUmemoryPool, shareData: *mut $crate::CUmemPoolPtrExportData);
-                cuMemPoolSetAccess(pool: $crate::CUmemoryPool, map: *const $crate::CUmemAccessDesc, count: usize);
-                cuMemPoolSetAttribute(pool: $crate::CUmemoryPool, attr: $crate::CUmemPool_attribute, value: *mut ::std::ffi::c_void);
-                cuMemPoolTrimTo(pool: $crate::CUmemoryPool, minBytesToKeep: usize);
-                cuMemPrefetchAsync(devPtr: $crate::CUdeviceptr, count: usize, dstDevice: $crate::CUdevice, hStream: $crate::CUstream);
-                cuMemPrefetchAsync_ptsz(devPtr: $crate::CUdeviceptr, count: usize, dstDevice: $crate::CUdevice, hStream: $crate::CUstream);
-                cuMemPrefetchAsync_v2(devPtr: $crate::CUdeviceptr, count: usize, location: $crate::CUmemLocation, flags: ::std::ffi::c_uint, hStream: $crate::CUstream);
-                cuMemPrefetchAsync_v2_ptsz(devPtr: $crate::CUdeviceptr, count: usize, location: $crate::CUmemLocation, flags: ::std::ffi::c_uint, hStream: $crate::CUstream);
-                cuMemPrefetchBatchAsync(dptrs: *mut $crate::CUdeviceptr, sizes: *mut usize, count: usize, prefetchLocs: *mut $crate::CUmemLocation, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::ffi::c_ulonglong, hStream: $crate::CUstream);
-                cuMemPrefetchBatchAsync_ptsz(dptrs: *mut $crate::CUdeviceptr, sizes: *mut usize, count: usize, prefetchLocs: *mut $crate::CUmemLocation, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::ffi::c_ulonglong, hStream: $crate::CUstream);
-                cuMemRangeGetAttribute(data: *mut ::std::ffi::c_void, dataSize: usize, attribute: $crate::CUmem_range_attribute, devPtr: $crate::CUdeviceptr, count: usize);
-                cuMemRangeGetAttributes(data: *mut *mut ::std::ffi::c_void, dataSizes: *mut usize, attributes: *mut $crate::CUmem_range_attribute, numAttributes: usize, devPtr: $crate::CUdeviceptr, count: usize);
-                cuMemRelease(handle: $crate::CUmemGenericAllocationHandle);
-                cuMemRetainAllocationHandle(handle: *mut $crate::CUmemGenericAllocationHandle, addr: *mut ::std::ffi::c_void);
-                cuMemSetAccess(ptr: $crate::CUdeviceptr, size: usize, desc: *const $crate::CUmemAccessDesc, count: usize);
-                cuMemsetD16(dstDevice: $crate::CUdeviceptr_v1, us: u16, N: ::std::ffi::c_uint);
-                cuMemsetD16Async(dstDevice: $crate::CUdeviceptr, us: u16, N: usize, hStream: $crate::CUstream);
-                cuMemsetD16Async_ptsz(dstDevice: $crate::CUdeviceptr, us: u16, N: usize, hStream: $crate::CUstream);
-                cuMemsetD16_v2(dstDevice: $crate::CUdeviceptr, us: u16, N: usize);
-                cuMemsetD16_v2_ptds(dstDevice: $crate::CUdeviceptr, us: u16, N: usize);
-                cuMemsetD2D16(dstDevice: $crate::CUdeviceptr_v1, dstPitch: ::std::ffi::c_uint, us: u16, Width: ::std::ffi::c_uint, Height: ::std::ffi::c_uint);
-                cuMemsetD2D16Async(dstDevice: $crate::CUdeviceptr, dstPitch: usize, us: u16, Width: usize, Height: usize, hStream: $crate::CUstream);
-                cuMemsetD2D16Async_ptsz(dstDevice: $crate::CUdeviceptr, dstPitch: usize, us: u16, Width: usize, Height: usize, hStream: $crate::CUstream);
-                cuMemsetD2D16_v2(dstDevice: $crate::CUdeviceptr, dstPitch: usize, us: u16, Width: usize, Height: usize);
-                cuMemsetD2D16_v2_ptds(dstDevice: $crate::CUdeviceptr, dstPitch: usize, us: u16, Width: usize, Height: usize);
-                cuMemsetD2D32(dstDevice: $crate::CUdeviceptr_v1, dstPitch: ::std::ffi::c_uint, ui: ::std::ffi::c_uint, Width: ::std::ffi::c_uint, Height: ::std::ffi::c_uint);
-                cuMemsetD2D32Async(dstDevice: $crate::CUdeviceptr, dstPitch: usize, ui: ::std::ffi::c_uint, Width: usize, Height: usize, hStream: $crate::CUstream);
-                cuMemsetD2D32Async_ptsz(dstDevice: $crate::CUdeviceptr, dstPitch: usize, ui: ::std::ffi::c_uint, Width: usize, Height: usize, hStream: $crate::CUstream);
-                cuMemsetD2D32_v2(dstDevice: $crate::CUdeviceptr, dstPitch: usize, ui: ::std::ffi::c_uint, Width: usize, Height: usize);
-                cuMemsetD2D32_v2_ptds(dstDevice: $crate::CUdeviceptr, dstPitch: usize, ui: ::std::ffi::c_uint, Width: usize, Height: usize);
-                cuMemsetD2D8(dstDevice: $crate::CUdeviceptr_v1, dstPitch: ::std::ffi::c_uint, uc: u8, Width: ::std::ffi::c_uint, Height: ::std::ffi::c_uint);
-                cuMemsetD2D8Async(dstDevice: $crate::CUdeviceptr, dstPitch: usize, uc: u8, Width: usize, Height: usize, hStream: $crate::CUstream);
-                cuMemsetD2D8Async_ptsz(dstDevice: $crate::CUdeviceptr, dstPitch: usize, uc: u8, Width: usize, Height: usize, hStream: $crate::CUstream);
-                cuMemsetD2D8_v2(dstDevice: $crate::CUdeviceptr, dstPitch: usize, uc: u8, Width: usize, Height: usize);
-                cuMemsetD2D8_v2_ptds(dstDevice: $crate::CUdeviceptr, dstPitch: usize, uc: u8, Width: usize, Height: usize);
-                cuMemsetD32(dstDevice: $crate::CUdeviceptr_v1, ui: ::std::ffi::c_uint, N: ::std::ffi::c_uint);
-                cuMemsetD32Async(dstDevice: $crate::CUdeviceptr, ui: ::std::ffi::c_uint, N: usize, hStream: $crate::CUstream);
-                cuMemsetD32Async_ptsz(dstDevice: $crate::CUdeviceptr, ui: ::std::ffi::c_uint, N: usize, hStream: $crate::CUstream);
-                cuMemsetD32_v2(dstDevice: $crate::CUdeviceptr, ui: ::std::ffi::c_uint, N: usize);
-                cuMemsetD32_v2_ptds(dstDevice: $crate::CUdeviceptr, ui: ::std::ffi::c_uint, N: usize);
-                cuMemsetD8(dstDevice: $crate::CUdeviceptr_v1, uc: u8, N: ::std::ffi::c_uint);
-                cuMemsetD8Async(dstDevice: $crate::CUdeviceptr, uc: u8, N: usize, hStream: $crate::CUstream);
-                cuMemsetD8Async_ptsz(dstDevice: $crate::CUdeviceptr, uc: u8, N: usize, hStream: $crate::CUstream);
-                cuMemsetD8_v2(dstDevice: $crate::CUdeviceptr, uc: u8, N: usize);
-                cuMemsetD8_v2_ptds(dstDevice: $crate::CUdeviceptr, uc: u8, N: usize);
-                cuMemSetMemPool(location: *mut $crate::CUmemLocation, type_: $crate::CUmemAllocationType, pool: $crate::CUmemoryPool);
-                cuMemUnmap(ptr: $crate::CUdeviceptr, size: usize);
-                cuMipmappedArrayCreate(pHandle: *mut $crate::CUmipmappedArray, pMipmappedArrayDesc: *const $crate::CUDA_ARRAY3D_DESCRIPTOR, numMipmapLevels: ::std::ffi::c_uint);
-                cuMipmappedArrayDestroy(hMipmappedArray: $crate::CUmipmappedArray);
-                cuMipmappedArrayGetLevel(pLevelArray: *mut $crate::CUarray, hMipmappedArray: $crate::CUmipmappedArray, level: ::std::ffi::c_uint);
-                cuMipmappedArrayGetMemoryRequirements(memoryRequirements: *mut $crate::CUDA_ARRAY_MEMORY_REQUIREMENTS, mipmap: $crate::CUmipmappedArray, device: $crate::CUdevice);
-                cuMipmappedArrayGetSparseProperties(sparseProperties: *mut $crate::CUDA_ARRAY_SPARSE_PROPERTIES, mipmap: $crate::CUmipmappedArray);
-                cuModuleEnumerateFunctions(functions: *mut $crate::CUfunction, numFunctions: ::std::ffi::c_uint, mod_: $crate::CUmodule);
-                cuModuleGetFunction(hfunc: *mut $crate::CUfunction, hmod: $crate::CUmodule, name: *const ::std::ffi::c_char);
-                cuModuleGetFunctionCount(count: *mut ::std::ffi::c_uint, hmod: $crate::CUmodule);
-                cuModuleGetGlobal(dptr: *mut $crate::CUdeviceptr_v1, bytes: *mut ::std::ffi::c_uint, hmod: $crate::CUmodule, name: *const ::std::ffi::c_char);
-                cuModuleGetGlobal_v2(dptr: *mut $crate::CUdeviceptr, bytes: *mut usize, hmod: $crate::CUmodule, name: *const ::std::ffi::c_char);
-                cuModuleGetLoadingMode(mode: *mut $crate::CUmoduleLoadingMode);
-                cuModuleGetSurfRef(pSurfRef: *mut $crate::CUsurfref, hmod: $crate::CUmodule, name: *const ::std::ffi::c_char);
-                cuModuleGetTexRef(pTexRef: *mut $crate::CUtexref, hmod: $crate::CUmodule, name: *const ::std::ffi::c_char);
-                cuModuleLoad(module: *mut $crate::CUmodule, fname: *const ::std::ffi::c_char);
-                cuModuleLoadData(module: *mut $crate::CUmodule, image: *const ::std::ffi::c_void);
-                cuModuleLoadDataEx(module: *mut $crate::CUmodule, image: *const ::std::ffi::c_void, numOptions: ::std::ffi::c_uint, options: *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void);
-                cuModuleLoadFatBinary(module: *mut $crate::CUmodule, fatCubin: *const ::std::ffi::c_void);
-                cuModuleUnload(hmod: $crate::CUmodule);
-                cuMulticastAddDevice(mcHandle: $crate::CUmemGenericAllocationHandle, dev: $crate::CUdevice);
-                cuMulticastBindAddr(mcHandle: $crate::CUmemGenericAllocationHandle, mcOffset: usize, memptr: $crate::CUdeviceptr, size: usize, flags: ::std::ffi::c_ulonglong);
-                cuMulticastBindMem(mcHandle: $crate::CUmemGenericAllocationHandle, mcOffset: usize, memHandle: $crate::CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: ::std::ffi::c_ulonglong);
-                cuMulticastCreate(mcHandle: *mut $crate::CUmemGenericAllocationHandle, prop: *const $crate::CUmulticastObjectProp);
-                cuMulticastGetGranularity(granularity: *mut usize, prop: *const $crate::CUmulticastObjectProp, option: $crate::CUmulticastGranularity_flags);
-                cuMulticastUnbind(mcHandle: $crate::CUmemGenericAllocationHandle, dev: $crate::CUdevice, mcOffset: usize, size: usize);
-                cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize: *mut usize, func: $crate::CUfunction, numBlocks: ::std::ffi::c_int, blockSize: ::std::ffi::c_int);
-                cuOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks: *mut ::std::ffi::c_int, func: $crate::CUfunction, blockSize: ::std::ffi::c_int, dynamicSMemSize: usize);
-                cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks: *mut ::std::ffi::c_int, func: $crate::CUfunction, blockSize: ::std::ffi::c_int, dynamicSMemSize: usize, flags: ::std::ffi::c_uint);
-                cuOccupancyMaxActiveClusters(numClusters: *mut ::std::ffi::c_int, func: $crate::CUfunction, config: *const $crate::CUlaunchConfig);
-                cuOccupancyMaxPotentialBlockSize(minGridSize: *mut ::std::ffi::c_int, blockSize: *mut ::std::ffi::c_int, func: $crate::CUfunction, blockSizeToDynamicSMemSize: $crate::CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::ffi::c_int);
-                cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize: *mut ::std::ffi::c_int, blockSize: *mut ::std::ffi::c_int, func: $crate::CUfunction, blockSizeToDynamicSMemSize: $crate::CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::ffi::c_int, flags: ::std::ffi::c_uint);
-                cuOccupancyMaxPotentialClusterSize(clusterSize: *mut ::std::ffi::c_int, func: $crate::CUfunction, config: *const $crate::CUlaunchConfig);
-                cuParamSetf(hfunc: $crate::CUfunction, offset: ::std::ffi::c_int, value: f32);
-                cuParamSeti(hfunc: $crate::CUfunction, offset: ::std::ffi::c_int, value: ::std::ffi::c_uint);
-                cuParamSetSize(hfunc: $crate::CUfunction, numbytes: ::std::ffi::c_uint);
-                cuParamSetTexRef(hfunc: $crate::CUfunction, texunit: ::std::ffi::c_int, hTexRef: $crate::CUtexref);
-                cuParamSetv(hfunc: $crate::CUfunction, offset: ::std::ffi::c_int, ptr: *mut ::std::ffi::c_void, numbytes: ::std::ffi::c_uint);
-                cuPointerGetAttribute(data: *mut ::std::ffi::c_void, attribute: $crate::CUpointer_attribute, ptr: $crate::CUdeviceptr);
-                cuPointerGetAttributes(numAttributes: ::std::ffi::c_uint, attributes: *mut $crate::CUpointer_attribute, data: *mut *mut ::std::ffi::c_void, ptr: $crate::CUdeviceptr);
-                cuPointerSetAttribute(value: *const ::std::ffi::c_void, attribute: $crate::CUpointer_attribute, ptr: $crate::CUdeviceptr);
-                cuProfilerInitialize(configFile: *const ::std::ffi::c_char, outputFile: *const ::std::ffi::c_char, outputMode: $crate::CUoutput_mode);
+                cuGLMapBufferObject(dptr: *mut $crate::CUdeviceptr_v1 | *mut $crate::CUdeviceptr_v1, size: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, buffer: $crate::GLuint | $crate::GLuint);
+                cuGLMapBufferObjectAsync(dptr: *mut $crate::CUdeviceptr_v1 | *mut $crate::CUdeviceptr_v1, size: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, buffer: $crate::GLuint | $crate::GLuint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuGLMapBufferObjectAsync_v2(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, size: *mut usize | *mut usize, buffer: $crate::GLuint | $crate::GLuint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuGLMapBufferObjectAsync_v2_ptsz(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, size: *mut usize | *mut usize, buffer: $crate::GLuint | $crate::GLuint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuGLMapBufferObject_v2(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, size: *mut usize | *mut usize, buffer: $crate::GLuint | $crate::GLuint);
+                cuGLMapBufferObject_v2_ptds(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, size: *mut usize | *mut usize, buffer: $crate::GLuint | $crate::GLuint);
+                cuGLRegisterBufferObject(buffer: $crate::GLuint | $crate::GLuint);
+                cuGLSetBufferObjectMapFlags(buffer: $crate::GLuint | $crate::GLuint, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGLUnmapBufferObject(buffer: $crate::GLuint | $crate::GLuint);
+                cuGLUnmapBufferObjectAsync(buffer: $crate::GLuint | $crate::GLuint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuGLUnregisterBufferObject(buffer: $crate::GLuint | $crate::GLuint);
+                cuGraphAddBatchMemOpNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, nodeParams: *const $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS | *const $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS);
+                cuGraphAddChildGraphNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, childGraph: $crate::CUgraph | *mut ::std::ffi::c_void);
+                cuGraphAddDependencies(hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, from: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, to: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize);
+                cuGraphAddDependencies_v2(hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, from: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, to: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, edgeData: *const $crate::CUgraphEdgeData | *const $crate::CUgraphEdgeData, numDependencies: usize | usize);
+                cuGraphAddEmptyNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize);
+                cuGraphAddEventRecordNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, event: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuGraphAddEventWaitNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, event: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuGraphAddExternalSemaphoresSignalNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, nodeParams: *const $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS | *const $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS);
+                cuGraphAddExternalSemaphoresWaitNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, nodeParams: *const $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS | *const $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS);
+                cuGraphAddHostNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, nodeParams: *const $crate::CUDA_HOST_NODE_PARAMS | *const $crate::CUDA_HOST_NODE_PARAMS);
+                cuGraphAddKernelNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS_v1 | *const $crate::CUDA_KERNEL_NODE_PARAMS_v1);
+                cuGraphAddKernelNode_v2(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS | *const $crate::CUDA_KERNEL_NODE_PARAMS);
+                cuGraphAddMemAllocNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, nodeParams: *mut $crate::CUDA_MEM_ALLOC_NODE_PARAMS | *mut $crate::CUDA_MEM_ALLOC_NODE_PARAMS);
+                cuGraphAddMemcpyNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, copyParams: *const $crate::CUDA_MEMCPY3D | *const $crate::CUDA_MEMCPY3D, ctx: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuGraphAddMemFreeNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr);
+                cuGraphAddMemsetNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, memsetParams: *const $crate::CUDA_MEMSET_NODE_PARAMS | *const $crate::CUDA_MEMSET_NODE_PARAMS, ctx: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuGraphAddNode(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize, nodeParams: *mut $crate::CUgraphNodeParams | *mut $crate::CUgraphNodeParams);
+                cuGraphAddNode_v2(phGraphNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, dependencyData: *const $crate::CUgraphEdgeData | *const $crate::CUgraphEdgeData, numDependencies: usize | usize, nodeParams: *mut $crate::CUgraphNodeParams | *mut $crate::CUgraphNodeParams);
+                cuGraphBatchMemOpNodeGetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams_out: *mut $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS | *mut $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS);
+                cuGraphBatchMemOpNodeSetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS | *const $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS);
+                cuGraphChildGraphNodeGetGraph(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, phGraph: *mut $crate::CUgraph | *mut *mut ::std::ffi::c_void);
+                cuGraphClone(phGraphClone: *mut $crate::CUgraph | *mut *mut ::std::ffi::c_void, originalGraph: $crate::CUgraph | *mut ::std::ffi::c_void);
+                cuGraphConditionalHandleCreate(pHandle_out: *mut $crate::CUgraphConditionalHandle | *mut $crate::CUgraphConditionalHandle, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, ctx: $crate::CUcontext | *mut ::std::ffi::c_void, defaultLaunchValue: ::std::ffi::c_uint | ::std::ffi::c_uint, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphCreate(phGraph: *mut $crate::CUgraph | *mut *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphDebugDotPrint(hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, path: *const ::std::ffi::c_char | *const ::std::ffi::c_char, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphDestroy(hGraph: $crate::CUgraph | *mut ::std::ffi::c_void);
+                cuGraphDestroyNode(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void);
+                cuGraphEventRecordNodeGetEvent(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, event_out: *mut $crate::CUevent | *mut *mut ::std::ffi::c_void);
+                cuGraphEventRecordNodeSetEvent(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, event: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuGraphEventWaitNodeGetEvent(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, event_out: *mut $crate::CUevent | *mut *mut ::std::ffi::c_void);
+                cuGraphEventWaitNodeSetEvent(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, event: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuGraphExecBatchMemOpNodeSetParams(graphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, node: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS | *const $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS);
+                cuGraphExecChildGraphNodeSetParams(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, childGraph: $crate::CUgraph | *mut ::std::ffi::c_void);
+                cuGraphExecDestroy(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void);
+                cuGraphExecEventRecordNodeSetEvent(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, event: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuGraphExecEventWaitNodeSetEvent(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, event: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS | *const $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS);
+                cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS | *const $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS);
+                cuGraphExecGetFlags(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, flags: *mut $crate::cuuint64_t | *mut $crate::cuuint64_t);
+                cuGraphExecHostNodeSetParams(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_HOST_NODE_PARAMS | *const $crate::CUDA_HOST_NODE_PARAMS);
+                cuGraphExecKernelNodeSetParams(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS_v1 | *const $crate::CUDA_KERNEL_NODE_PARAMS_v1);
+                cuGraphExecKernelNodeSetParams_v2(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS | *const $crate::CUDA_KERNEL_NODE_PARAMS);
+                cuGraphExecMemcpyNodeSetParams(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, copyParams: *const $crate::CUDA_MEMCPY3D | *const $crate::CUDA_MEMCPY3D, ctx: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuGraphExecMemsetNodeSetParams(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, memsetParams: *const $crate::CUDA_MEMSET_NODE_PARAMS | *const $crate::CUDA_MEMSET_NODE_PARAMS, ctx: $crate::CUcontext | *mut ::std::ffi::c_void);
+                cuGraphExecNodeSetParams(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *mut $crate::CUgraphNodeParams | *mut $crate::CUgraphNodeParams);
+                cuGraphExecUpdate(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, hErrorNode_out: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, updateResult_out: *mut $crate::CUgraphExecUpdateResult | *mut $crate::CUgraphExecUpdateResult);
+                cuGraphExecUpdate_v2(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, resultInfo: *mut $crate::CUgraphExecUpdateResultInfo | *mut $crate::CUgraphExecUpdateResultInfo);
+                cuGraphExternalSemaphoresSignalNodeGetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, params_out: *mut $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS | *mut $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS);
+                cuGraphExternalSemaphoresSignalNodeSetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS | *const $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS);
+                cuGraphExternalSemaphoresWaitNodeGetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, params_out: *mut $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS | *mut $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS);
+                cuGraphExternalSemaphoresWaitNodeSetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS | *const $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS);
+                cuGraphGetEdges(hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, from: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, to: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, numEdges: *mut usize | *mut usize);
+                cuGraphGetEdges_v2(hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, from: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, to: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, edgeData: *mut $crate::CUgraphEdgeData | *mut $crate::CUgraphEdgeData, numEdges: *mut usize | *mut usize);
+                cuGraphGetNodes(hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, nodes: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, numNodes: *mut usize | *mut usize);
+                cuGraphGetRootNodes(hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, rootNodes: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, numRootNodes: *mut usize | *mut usize);
+                cuGraphHostNodeGetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *mut $crate::CUDA_HOST_NODE_PARAMS | *mut $crate::CUDA_HOST_NODE_PARAMS);
+                cuGraphHostNodeSetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_HOST_NODE_PARAMS | *const $crate::CUDA_HOST_NODE_PARAMS);
+                cuGraphicsEGLRegisterImage(pCudaResource: *mut $crate::CUgraphicsResource | *mut *mut ::std::ffi::c_void, image: $crate::EGLImageKHR | $crate::EGLImageKHR, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphicsGLRegisterBuffer(pCudaResource: *mut $crate::CUgraphicsResource | *mut *mut ::std::ffi::c_void, buffer: $crate::GLuint | $crate::GLuint, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphicsGLRegisterImage(pCudaResource: *mut $crate::CUgraphicsResource | *mut *mut ::std::ffi::c_void, image: $crate::GLuint | $crate::GLuint, target: $crate::GLenum | $crate::GLenum, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphicsMapResources(count: ::std::ffi::c_uint | ::std::ffi::c_uint, resources: *mut $crate::CUgraphicsResource | *mut *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuGraphicsMapResources_ptsz(count: ::std::ffi::c_uint | ::std::ffi::c_uint, resources: *mut $crate::CUgraphicsResource | *mut *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuGraphicsResourceGetMappedEglFrame(eglFrame: *mut $crate::CUeglFrame | *mut $crate::CUeglFrame, resource: $crate::CUgraphicsResource | *mut ::std::ffi::c_void, index: ::std::ffi::c_uint | ::std::ffi::c_uint, mipLevel: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphicsResourceGetMappedMipmappedArray(pMipmappedArray: *mut $crate::CUmipmappedArray | *mut *mut ::std::ffi::c_void, resource: $crate::CUgraphicsResource | *mut ::std::ffi::c_void);
+                cuGraphicsResourceGetMappedPointer(pDevPtr: *mut $crate::CUdeviceptr_v1 | *mut $crate::CUdeviceptr_v1, pSize: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, resource: $crate::CUgraphicsResource | *mut ::std::ffi::c_void);
+                cuGraphicsResourceGetMappedPointer_v2(pDevPtr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, pSize: *mut usize | *mut usize, resource: $crate::CUgraphicsResource | *mut ::std::ffi::c_void);
+                cuGraphicsResourceSetMapFlags(resource: $crate::CUgraphicsResource | *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphicsResourceSetMapFlags_v2(resource: $crate::CUgraphicsResource | *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphicsSubResourceGetMappedArray(pArray: *mut $crate::CUarray | *mut *mut ::std::ffi::c_void, resource: $crate::CUgraphicsResource | *mut ::std::ffi::c_void, arrayIndex: ::std::ffi::c_uint | ::std::ffi::c_uint, mipLevel: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphicsUnmapResources(count: ::std::ffi::c_uint | ::std::ffi::c_uint, resources: *mut $crate::CUgraphicsResource | *mut *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuGraphicsUnmapResources_ptsz(count: ::std::ffi::c_uint | ::std::ffi::c_uint, resources: *mut $crate::CUgraphicsResource | *mut *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuGraphicsUnregisterResource(resource: $crate::CUgraphicsResource | *mut ::std::ffi::c_void);
+                cuGraphicsVDPAURegisterOutputSurface(pCudaResource: *mut $crate::CUgraphicsResource | *mut *mut ::std::ffi::c_void, vdpSurface: $crate::VdpOutputSurface | $crate::VdpOutputSurface, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphicsVDPAURegisterVideoSurface(pCudaResource: *mut $crate::CUgraphicsResource | *mut *mut ::std::ffi::c_void, vdpSurface: $crate::VdpVideoSurface | $crate::VdpVideoSurface, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphInstantiate(phGraphExec: *mut $crate::CUgraphExec | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, phErrorNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, logBuffer: *mut ::std::ffi::c_char | *mut ::std::ffi::c_char, bufferSize: usize | usize);
+                cuGraphInstantiate_v2(phGraphExec: *mut $crate::CUgraphExec | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, phErrorNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, logBuffer: *mut ::std::ffi::c_char | *mut ::std::ffi::c_char, bufferSize: usize | usize);
+                cuGraphInstantiateWithFlags(phGraphExec: *mut $crate::CUgraphExec | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong);
+                cuGraphInstantiateWithParams(phGraphExec: *mut $crate::CUgraphExec | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, instantiateParams: *mut $crate::CUDA_GRAPH_INSTANTIATE_PARAMS | *mut $crate::CUDA_GRAPH_INSTANTIATE_PARAMS);
+                cuGraphInstantiateWithParams_ptsz(phGraphExec: *mut $crate::CUgraphExec | *mut *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, instantiateParams: *mut $crate::CUDA_GRAPH_INSTANTIATE_PARAMS | *mut $crate::CUDA_GRAPH_INSTANTIATE_PARAMS);
+                cuGraphKernelNodeCopyAttributes(dst: $crate::CUgraphNode | *mut ::std::ffi::c_void, src: $crate::CUgraphNode | *mut ::std::ffi::c_void);
+                cuGraphKernelNodeGetAttribute(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, attr: $crate::CUkernelNodeAttrID | $crate::CUkernelNodeAttrID, value_out: *mut $crate::CUkernelNodeAttrValue | *mut $crate::CUkernelNodeAttrValue);
+                cuGraphKernelNodeGetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *mut $crate::CUDA_KERNEL_NODE_PARAMS_v1 | *mut $crate::CUDA_KERNEL_NODE_PARAMS_v1);
+                cuGraphKernelNodeGetParams_v2(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *mut $crate::CUDA_KERNEL_NODE_PARAMS | *mut $crate::CUDA_KERNEL_NODE_PARAMS);
+                cuGraphKernelNodeSetAttribute(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, attr: $crate::CUkernelNodeAttrID | $crate::CUkernelNodeAttrID, value: *const $crate::CUkernelNodeAttrValue | *const $crate::CUkernelNodeAttrValue);
+                cuGraphKernelNodeSetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS_v1 | *const $crate::CUDA_KERNEL_NODE_PARAMS_v1);
+                cuGraphKernelNodeSetParams_v2(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS | *const $crate::CUDA_KERNEL_NODE_PARAMS);
+                cuGraphLaunch(hGraph: $crate::CUgraphExec | *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuGraphLaunch_ptsz(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuGraphMemAllocNodeGetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, params_out: *mut $crate::CUDA_MEM_ALLOC_NODE_PARAMS | *mut $crate::CUDA_MEM_ALLOC_NODE_PARAMS);
+                cuGraphMemcpyNodeGetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *mut $crate::CUDA_MEMCPY3D | *mut $crate::CUDA_MEMCPY3D);
+                cuGraphMemcpyNodeSetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_MEMCPY3D | *const $crate::CUDA_MEMCPY3D);
+                cuGraphMemFreeNodeGetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, dptr_out: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr);
+                cuGraphMemsetNodeGetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *mut $crate::CUDA_MEMSET_NODE_PARAMS | *mut $crate::CUDA_MEMSET_NODE_PARAMS);
+                cuGraphMemsetNodeSetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *const $crate::CUDA_MEMSET_NODE_PARAMS | *const $crate::CUDA_MEMSET_NODE_PARAMS);
+                cuGraphNodeFindInClone(phNode: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, hOriginalNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, hClonedGraph: $crate::CUgraph | *mut ::std::ffi::c_void);
+                cuGraphNodeGetDependencies(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, dependencies: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, numDependencies: *mut usize | *mut usize);
+                cuGraphNodeGetDependencies_v2(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, dependencies: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, edgeData: *mut $crate::CUgraphEdgeData | *mut $crate::CUgraphEdgeData, numDependencies: *mut usize | *mut usize);
+                cuGraphNodeGetDependentNodes(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, dependentNodes: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, numDependentNodes: *mut usize | *mut usize);
+                cuGraphNodeGetDependentNodes_v2(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, dependentNodes: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, edgeData: *mut $crate::CUgraphEdgeData | *mut $crate::CUgraphEdgeData, numDependentNodes: *mut usize | *mut usize);
+                cuGraphNodeGetEnabled(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, isEnabled: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint);
+                cuGraphNodeGetType(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, type_: *mut $crate::CUgraphNodeType | *mut $crate::CUgraphNodeType);
+                cuGraphNodeSetEnabled(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, isEnabled: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphNodeSetParams(hNode: $crate::CUgraphNode | *mut ::std::ffi::c_void, nodeParams: *mut $crate::CUgraphNodeParams | *mut $crate::CUgraphNodeParams);
+                cuGraphReleaseUserObject(graph: $crate::CUgraph | *mut ::std::ffi::c_void, object: $crate::CUuserObject | *mut ::std::ffi::c_void, count: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphRemoveDependencies(hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, from: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, to: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, numDependencies: usize | usize);
+                cuGraphRemoveDependencies_v2(hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, from: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, to: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, edgeData: *const $crate::CUgraphEdgeData | *const $crate::CUgraphEdgeData, numDependencies: usize | usize);
+                cuGraphRetainUserObject(graph: $crate::CUgraph | *mut ::std::ffi::c_void, object: $crate::CUuserObject | *mut ::std::ffi::c_void, count: ::std::ffi::c_uint | ::std::ffi::c_uint, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGraphUpload(hGraph: $crate::CUgraphExec | *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuGraphUpload_ptsz(hGraphExec: $crate::CUgraphExec | *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuGreenCtxCreate(phCtx: *mut $crate::CUgreenCtx | *mut *mut ::std::ffi::c_void, desc: $crate::CUdevResourceDesc | *mut ::std::ffi::c_void, dev: $crate::CUdevice | $crate::CUdevice, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuGreenCtxDestroy(hCtx: $crate::CUgreenCtx | *mut ::std::ffi::c_void);
+                cuGreenCtxGetDevResource(hCtx: $crate::CUgreenCtx | *mut ::std::ffi::c_void, result: *mut $crate::CUdevResource | *mut $crate::CUdevResource, type_: $crate::CUdevResourceType | $crate::CUdevResourceType);
+                cuGreenCtxGetId(greenCtx: $crate::CUgreenCtx | *mut ::std::ffi::c_void, greenCtxId: *mut ::std::ffi::c_ulonglong | *mut ::std::ffi::c_ulonglong);
+                cuGreenCtxRecordEvent(hCtx: $crate::CUgreenCtx | *mut ::std::ffi::c_void, hEvent: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuGreenCtxStreamCreate(phStream: *mut $crate::CUstream | *mut *mut ::std::ffi::c_void, greenCtx: $crate::CUgreenCtx | *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, priority: ::std::ffi::c_int | ::std::ffi::c_int);
+                cuGreenCtxWaitEvent(hCtx: $crate::CUgreenCtx | *mut ::std::ffi::c_void, hEvent: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuImportExternalMemory(extMem_out: *mut $crate::CUexternalMemory | *mut *mut ::std::ffi::c_void, memHandleDesc: *const $crate::CUDA_EXTERNAL_MEMORY_HANDLE_DESC | *const $crate::CUDA_EXTERNAL_MEMORY_HANDLE_DESC);
+                cuImportExternalSemaphore(extSem_out: *mut $crate::CUexternalSemaphore | *mut *mut ::std::ffi::c_void, semHandleDesc: *const $crate::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC | *const $crate::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC);
+                cuInit(Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuIpcCloseMemHandle(dptr: $crate::CUdeviceptr | $crate::CUdeviceptr);
+                cuIpcGetEventHandle(pHandle: *mut $crate::CUipcEventHandle | *mut $crate::CUipcEventHandle, event: $crate::CUevent | *mut ::std::ffi::c_void);
+                cuIpcGetMemHandle(pHandle: *mut $crate::CUipcMemHandle | *mut $crate::CUipcMemHandle, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr);
+                cuIpcOpenEventHandle(phEvent: *mut $crate::CUevent | *mut *mut ::std::ffi::c_void, handle: $crate::CUipcEventHandle | $crate::CUipcEventHandle);
+                cuIpcOpenMemHandle(pdptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, handle: $crate::CUipcMemHandle | $crate::CUipcMemHandle, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuIpcOpenMemHandle_v2(pdptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, handle: $crate::CUipcMemHandle | $crate::CUipcMemHandle, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuKernelGetAttribute(pi: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, attrib: $crate::CUfunction_attribute | $crate::CUfunction_attribute, kernel: $crate::CUkernel | *mut ::std::ffi::c_void, dev: $crate::CUdevice | $crate::CUdevice);
+                cuKernelGetFunction(pFunc: *mut $crate::CUfunction | *mut *mut ::std::ffi::c_void, kernel: $crate::CUkernel | *mut ::std::ffi::c_void);
+                cuKernelGetLibrary(pLib: *mut $crate::CUlibrary | *mut *mut ::std::ffi::c_void, kernel: $crate::CUkernel | *mut ::std::ffi::c_void);
+                cuKernelGetName(name: *mut *const ::std::ffi::c_char | *mut *const ::std::ffi::c_char, hfunc: $crate::CUkernel | *mut ::std::ffi::c_void);
+                cuKernelGetParamInfo(kernel: $crate::CUkernel | *mut ::std::ffi::c_void, paramIndex: usize | usize, paramOffset: *mut usize | *mut usize, paramSize: *mut usize | *mut usize);
+                cuKernelSetAttribute(attrib: $crate::CUfunction_attribute | $crate::CUfunction_attribute, val: ::std::ffi::c_int | ::std::ffi::c_int, kernel: $crate::CUkernel | *mut ::std::ffi::c_void, dev: $crate::CUdevice | $crate::CUdevice);
+                cuKernelSetCacheConfig(kernel: $crate::CUkernel | *mut ::std::ffi::c_void, config: $crate::CUfunc_cache | $crate::CUfunc_cache, dev: $crate::CUdevice | $crate::CUdevice);
+                cuLaunch(f: $crate::CUfunction | *mut ::std::ffi::c_void);
+                cuLaunchCooperativeKernel(f: $crate::CUfunction | *mut ::std::ffi::c_void, gridDimX: ::std::ffi::c_uint | ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint | ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint | ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void, kernelParams: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void);
+                cuLaunchCooperativeKernelMultiDevice(launchParamsList: *mut $crate::CUDA_LAUNCH_PARAMS | *mut $crate::CUDA_LAUNCH_PARAMS, numDevices: ::std::ffi::c_uint | ::std::ffi::c_uint, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuLaunchCooperativeKernel_ptsz(f: $crate::CUfunction | *mut ::std::ffi::c_void, gridDimX: ::std::ffi::c_uint | ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint | ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint | ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void, kernelParams: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void);
+                cuLaunchGrid(f: $crate::CUfunction | *mut ::std::ffi::c_void, grid_width: ::std::ffi::c_int | ::std::ffi::c_int, grid_height: ::std::ffi::c_int | ::std::ffi::c_int);
+                cuLaunchGridAsync(f: $crate::CUfunction | *mut ::std::ffi::c_void, grid_width: ::std::ffi::c_int | ::std::ffi::c_int, grid_height: ::std::ffi::c_int | ::std::ffi::c_int, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuLaunchHostFunc(hStream: $crate::CUstream | *mut ::std::ffi::c_void, fn_: $crate::CUhostFn | $crate::CUhostFn, userData: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void);
+                cuLaunchHostFunc_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, fn_: $crate::CUhostFn | $crate::CUhostFn, userData: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void);
+                cuLaunchKernel(f: $crate::CUfunction | *mut ::std::ffi::c_void, gridDimX: ::std::ffi::c_uint | ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint | ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint | ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void, kernelParams: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void);
+                cuLaunchKernelEx(config: *const $crate::CUlaunchConfig | *const $crate::CUlaunchConfig, f: $crate::CUfunction | *mut ::std::ffi::c_void, kernelParams: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void);
+                cuLaunchKernelEx_ptsz(config: *const $crate::CUlaunchConfig | *const $crate::CUlaunchConfig, f: $crate::CUfunction | *mut ::std::ffi::c_void, kernelParams: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void);
+                cuLaunchKernel_ptsz(f: $crate::CUfunction | *mut ::std::ffi::c_void, gridDimX: ::std::ffi::c_uint | ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint | ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint | ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void, kernelParams: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void);
+                cuLibraryEnumerateKernels(kernels: *mut $crate::CUkernel | *mut *mut ::std::ffi::c_void, numKernels: ::std::ffi::c_uint | ::std::ffi::c_uint, lib: $crate::CUlibrary | *mut ::std::ffi::c_void);
+                cuLibraryGetGlobal(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, bytes: *mut usize | *mut usize, library: $crate::CUlibrary | *mut ::std::ffi::c_void, name: *const ::std::ffi::c_char | *const ::std::ffi::c_char);
+                cuLibraryGetKernel(pKernel: *mut $crate::CUkernel | *mut *mut ::std::ffi::c_void, library: $crate::CUlibrary | *mut ::std::ffi::c_void, name: *const ::std::ffi::c_char | *const ::std::ffi::c_char);
+                cuLibraryGetKernelCount(count: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, lib: $crate::CUlibrary | *mut ::std::ffi::c_void);
+                cuLibraryGetManaged(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, bytes: *mut usize | *mut usize, library: $crate::CUlibrary | *mut ::std::ffi::c_void, name: *const ::std::ffi::c_char | *const ::std::ffi::c_char);
+                cuLibraryGetModule(pMod: *mut $crate::CUmodule | *mut *mut ::std::ffi::c_void, library: $crate::CUlibrary | *mut ::std::ffi::c_void);
+                cuLibraryGetUnifiedFunction(fptr: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, library: $crate::CUlibrary | *mut ::std::ffi::c_void, symbol: *const ::std::ffi::c_char | *const ::std::ffi::c_char);
+                cuLibraryLoadData(library: *mut $crate::CUlibrary | *mut *mut ::std::ffi::c_void, code: *const ::std::ffi::c_void | *const ::std::ffi::c_void, jitOptions: *mut $crate::CUjit_option | *mut $crate::CUjit_option, jitOptionsValues: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, numJitOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, libraryOptions: *mut $crate::CUlibraryOption | *mut $crate::CUlibraryOption, libraryOptionValues: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, numLibraryOptions: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuLibraryLoadFromFile(library: *mut $crate::CUlibrary | *mut *mut ::std::ffi::c_void, fileName: *const ::std::ffi::c_char | *const ::std::ffi::c_char, jitOptions: *mut $crate::CUjit_option | *mut $crate::CUjit_option, jitOptionsValues: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, numJitOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, libraryOptions: *mut $crate::CUlibraryOption | *mut $crate::CUlibraryOption, libraryOptionValues: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, numLibraryOptions: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuLibraryUnload(library: $crate::CUlibrary | *mut ::std::ffi::c_void);
+                cuLinkAddData(state: $crate::CUlinkState | *mut ::std::ffi::c_void, type_: $crate::CUjitInputType | $crate::CUjitInputType, data: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, size: usize | usize, name: *const ::std::ffi::c_char | *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, options: *mut $crate::CUjit_option | *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void);
+                cuLinkAddData_v2(state: $crate::CUlinkState | *mut ::std::ffi::c_void, type_: $crate::CUjitInputType | $crate::CUjitInputType, data: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, size: usize | usize, name: *const ::std::ffi::c_char | *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, options: *mut $crate::CUjit_option | *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void);
+                cuLinkAddFile(state: $crate::CUlinkState | *mut ::std::ffi::c_void, type_: $crate::CUjitInputType | $crate::CUjitInputType, path: *const ::std::ffi::c_char | *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, options: *mut $crate::CUjit_option | *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void);
+                cuLinkAddFile_v2(state: $crate::CUlinkState | *mut ::std::ffi::c_void, type_: $crate::CUjitInputType | $crate::CUjitInputType, path: *const ::std::ffi::c_char | *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, options: *mut $crate::CUjit_option | *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void);
+                cuLinkComplete(state: $crate::CUlinkState | *mut ::std::ffi::c_void, cubinOut: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, sizeOut: *mut usize | *mut usize);
+                cuLinkCreate(numOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, options: *mut $crate::CUjit_option | *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, stateOut: *mut $crate::CUlinkState | *mut *mut ::std::ffi::c_void);
+                cuLinkCreate_v2(numOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, options: *mut $crate::CUjit_option | *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, stateOut: *mut $crate::CUlinkState | *mut *mut ::std::ffi::c_void);
+                cuLinkDestroy(state: $crate::CUlinkState | *mut ::std::ffi::c_void);
+                cuLogsCurrent(iterator: *mut $crate::CUlogIterator | *mut $crate::CUlogIterator, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuLogsDumpToFile(iterator: *mut $crate::CUlogIterator | *mut $crate::CUlogIterator, pathToFile: *const ::std::ffi::c_char | *const ::std::ffi::c_char, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuLogsDumpToMemory(iterator: *mut $crate::CUlogIterator | *mut $crate::CUlogIterator, buffer: *mut ::std::ffi::c_char | *mut ::std::ffi::c_char, size: *mut usize | *mut usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuLogsRegisterCallback(callbackFunc: $crate::CUlogsCallback | $crate::CUlogsCallback, userData: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, callback: *mut $crate::CUlogsCallbackHandle | *mut *mut ::std::ffi::c_void);
+                cuLogsUnregisterCallback(callback: $crate::CUlogsCallbackHandle | *mut ::std::ffi::c_void);
+                cuMemAddressFree(ptr: $crate::CUdeviceptr | $crate::CUdeviceptr, size: usize | usize);
+                cuMemAddressReserve(ptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, size: usize | usize, alignment: usize | usize, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong);
+                cuMemAdvise(devPtr: $crate::CUdeviceptr | $crate::CUdeviceptr, count: usize | usize, advice: $crate::CUmem_advise | $crate::CUmem_advise, device: $crate::CUdevice | $crate::CUdevice);
+                cuMemAdvise_v2(devPtr: $crate::CUdeviceptr | $crate::CUdeviceptr, count: usize | usize, advice: $crate::CUmem_advise | $crate::CUmem_advise, location: $crate::CUmemLocation | $crate::CUmemLocation);
+                cuMemAlloc(dptr: *mut $crate::CUdeviceptr_v1 | *mut $crate::CUdeviceptr_v1, bytesize: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemAllocAsync(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, bytesize: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemAllocAsync_ptsz(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, bytesize: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemAllocFromPoolAsync(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, bytesize: usize | usize, pool: $crate::CUmemoryPool | *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemAllocFromPoolAsync_ptsz(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, bytesize: usize | usize, pool: $crate::CUmemoryPool | *mut ::std::ffi::c_void, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemAllocHost(pp: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, bytesize: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemAllocHost_v2(pp: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, bytesize: usize | usize);
+                cuMemAllocManaged(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, bytesize: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemAllocPitch(dptr: *mut $crate::CUdeviceptr_v1 | *mut $crate::CUdeviceptr_v1, pPitch: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, WidthInBytes: ::std::ffi::c_uint | ::std::ffi::c_uint, Height: ::std::ffi::c_uint | ::std::ffi::c_uint, ElementSizeBytes: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemAllocPitch_v2(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, pPitch: *mut usize | *mut usize, WidthInBytes: usize | usize, Height: usize | usize, ElementSizeBytes: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemAlloc_v2(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, bytesize: usize | usize);
+                cuMemBatchDecompressAsync(paramsArray: *mut $crate::CUmemDecompressParams | *mut $crate::CUmemDecompressParams, count: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, errorIndex: *mut usize | *mut usize, stream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemBatchDecompressAsync_ptsz(paramsArray: *mut $crate::CUmemDecompressParams | *mut $crate::CUmemDecompressParams, count: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, errorIndex: *mut usize | *mut usize, stream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy(dst: $crate::CUdeviceptr | $crate::CUdeviceptr, src: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize);
+                cuMemcpy2D(pCopy: *const $crate::CUDA_MEMCPY2D_v1 | *const $crate::CUDA_MEMCPY2D_v1);
+                cuMemcpy2DAsync(pCopy: *const $crate::CUDA_MEMCPY2D_v1 | *const $crate::CUDA_MEMCPY2D_v1, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy2DAsync_v2(pCopy: *const $crate::CUDA_MEMCPY2D | *const $crate::CUDA_MEMCPY2D, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy2DAsync_v2_ptsz(pCopy: *const $crate::CUDA_MEMCPY2D | *const $crate::CUDA_MEMCPY2D, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy2DUnaligned(pCopy: *const $crate::CUDA_MEMCPY2D_v1 | *const $crate::CUDA_MEMCPY2D_v1);
+                cuMemcpy2DUnaligned_v2(pCopy: *const $crate::CUDA_MEMCPY2D | *const $crate::CUDA_MEMCPY2D);
+                cuMemcpy2DUnaligned_v2_ptds(pCopy: *const $crate::CUDA_MEMCPY2D | *const $crate::CUDA_MEMCPY2D);
+                cuMemcpy2D_v2(pCopy: *const $crate::CUDA_MEMCPY2D | *const $crate::CUDA_MEMCPY2D);
+                cuMemcpy2D_v2_ptds(pCopy: *const $crate::CUDA_MEMCPY2D | *const $crate::CUDA_MEMCPY2D);
+                cuMemcpy3D(pCopy: *const $crate::CUDA_MEMCPY3D_v1 | *const $crate::CUDA_MEMCPY3D_v1);
+                cuMemcpy3DAsync(pCopy: *const $crate::CUDA_MEMCPY3D_v1 | *const $crate::CUDA_MEMCPY3D_v1, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy3DAsync_v2(pCopy: *const $crate::CUDA_MEMCPY3D | *const $crate::CUDA_MEMCPY3D, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy3DAsync_v2_ptsz(pCopy: *const $crate::CUDA_MEMCPY3D | *const $crate::CUDA_MEMCPY3D, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy3DBatchAsync(numParams: usize | usize, opList: *mut $crate::CUDA_MEMCPY3D_BATCH_OP | *mut $crate::CUDA_MEMCPY3D_BATCH_OP, failIdx: *mut usize | *mut usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy3DBatchAsync_ptsz(numParams: usize | usize, opList: *mut $crate::CUDA_MEMCPY3D_BATCH_OP | *mut $crate::CUDA_MEMCPY3D_BATCH_OP, failIdx: *mut usize | *mut usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy3DBatchAsync_v2(numParams: usize | usize, opList: *mut $crate::CUDA_MEMCPY3D_BATCH_OP | *mut $crate::CUDA_MEMCPY3D_BATCH_OP, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy3DBatchAsync_v2_ptsz(numParams: usize | usize, opList: *mut $crate::CUDA_MEMCPY3D_BATCH_OP | *mut $crate::CUDA_MEMCPY3D_BATCH_OP, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy3DPeer(pCopy: *const $crate::CUDA_MEMCPY3D_PEER | *const $crate::CUDA_MEMCPY3D_PEER);
+                cuMemcpy3DPeerAsync(pCopy: *const $crate::CUDA_MEMCPY3D_PEER | *const $crate::CUDA_MEMCPY3D_PEER, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy3DPeerAsync_ptsz(pCopy: *const $crate::CUDA_MEMCPY3D_PEER | *const $crate::CUDA_MEMCPY3D_PEER, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpy3DPeer_ptds(pCopy: *const $crate::CUDA_MEMCPY3D_PEER | *const $crate::CUDA_MEMCPY3D_PEER);
+                cuMemcpy3D_v2(pCopy: *const $crate::CUDA_MEMCPY3D | *const $crate::CUDA_MEMCPY3D);
+                cuMemcpy3D_v2_ptds(pCopy: *const $crate::CUDA_MEMCPY3D | *const $crate::CUDA_MEMCPY3D);
+                cuMemcpyAsync(dst: $crate::CUdeviceptr | $crate::CUdeviceptr, src: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyAsync_ptsz(dst: $crate::CUdeviceptr | $crate::CUdeviceptr, src: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyAtoA(dstArray: $crate::CUarray | *mut ::std::ffi::c_void, dstOffset: ::std::ffi::c_uint | ::std::ffi::c_uint, srcArray: $crate::CUarray | *mut ::std::ffi::c_void, srcOffset: ::std::ffi::c_uint | ::std::ffi::c_uint, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemcpyAtoA_v2(dstArray: $crate::CUarray | *mut ::std::ffi::c_void, dstOffset: usize | usize, srcArray: $crate::CUarray | *mut ::std::ffi::c_void, srcOffset: usize | usize, ByteCount: usize | usize);
+                cuMemcpyAtoA_v2_ptds(dstArray: $crate::CUarray | *mut ::std::ffi::c_void, dstOffset: usize | usize, srcArray: $crate::CUarray | *mut ::std::ffi::c_void, srcOffset: usize | usize, ByteCount: usize | usize);
+                cuMemcpyAtoD(dstDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, srcArray: $crate::CUarray | *mut ::std::ffi::c_void, srcOffset: ::std::ffi::c_uint | ::std::ffi::c_uint, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemcpyAtoD_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcArray: $crate::CUarray | *mut ::std::ffi::c_void, srcOffset: usize | usize, ByteCount: usize | usize);
+                cuMemcpyAtoD_v2_ptds(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcArray: $crate::CUarray | *mut ::std::ffi::c_void, srcOffset: usize | usize, ByteCount: usize | usize);
+                cuMemcpyAtoH(dstHost: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, srcArray: $crate::CUarray | *mut ::std::ffi::c_void, srcOffset: ::std::ffi::c_uint | ::std::ffi::c_uint, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemcpyAtoHAsync(dstHost: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, srcArray: $crate::CUarray | *mut ::std::ffi::c_void, srcOffset: ::std::ffi::c_uint | ::std::ffi::c_uint, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyAtoHAsync_v2(dstHost: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, srcArray: $crate::CUarray | *mut ::std::ffi::c_void, srcOffset: usize | usize, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyAtoHAsync_v2_ptsz(dstHost: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, srcArray: $crate::CUarray | *mut ::std::ffi::c_void, srcOffset: usize | usize, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyAtoH_v2(dstHost: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, srcArray: $crate::CUarray | *mut ::std::ffi::c_void, srcOffset: usize | usize, ByteCount: usize | usize);
+                cuMemcpyAtoH_v2_ptds(dstHost: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, srcArray: $crate::CUarray | *mut ::std::ffi::c_void, srcOffset: usize | usize, ByteCount: usize | usize);
+                cuMemcpyBatchAsync(dsts: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, srcs: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, sizes: *mut usize | *mut usize, count: usize | usize, attrs: *mut $crate::CUmemcpyAttributes | *mut $crate::CUmemcpyAttributes, attrIdxs: *mut usize | *mut usize, numAttrs: usize | usize, failIdx: *mut usize | *mut usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyBatchAsync_ptsz(dsts: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, srcs: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, sizes: *mut usize | *mut usize, count: usize | usize, attrs: *mut $crate::CUmemcpyAttributes | *mut $crate::CUmemcpyAttributes, attrIdxs: *mut usize | *mut usize, numAttrs: usize | usize, failIdx: *mut usize | *mut usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyBatchAsync_v2(dsts: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, srcs: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, sizes: *mut usize | *mut usize, count: usize | usize, attrs: *mut $crate::CUmemcpyAttributes | *mut $crate::CUmemcpyAttributes, attrIdxs: *mut usize | *mut usize, numAttrs: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyBatchAsync_v2_ptsz(dsts: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, srcs: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, sizes: *mut usize | *mut usize, count: usize | usize, attrs: *mut $crate::CUmemcpyAttributes | *mut $crate::CUmemcpyAttributes, attrIdxs: *mut usize | *mut usize, numAttrs: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyDtoA(dstArray: $crate::CUarray | *mut ::std::ffi::c_void, dstOffset: ::std::ffi::c_uint | ::std::ffi::c_uint, srcDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemcpyDtoA_v2(dstArray: $crate::CUarray | *mut ::std::ffi::c_void, dstOffset: usize | usize, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize);
+                cuMemcpyDtoA_v2_ptds(dstArray: $crate::CUarray | *mut ::std::ffi::c_void, dstOffset: usize | usize, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize);
+                cuMemcpyDtoD(dstDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, srcDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemcpyDtoDAsync(dstDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, srcDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyDtoDAsync_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyDtoDAsync_v2_ptsz(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyDtoD_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize);
+                cuMemcpyDtoD_v2_ptds(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize);
+                cuMemcpyDtoH(dstHost: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemcpyDtoHAsync(dstHost: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyDtoHAsync_v2(dstHost: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyDtoHAsync_v2_ptsz(dstHost: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyDtoH_v2(dstHost: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize);
+                cuMemcpyDtoH_v2_ptds(dstHost: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize);
+                cuMemcpyHtoA(dstArray: $crate::CUarray | *mut ::std::ffi::c_void, dstOffset: ::std::ffi::c_uint | ::std::ffi::c_uint, srcHost: *const ::std::ffi::c_void | *const ::std::ffi::c_void, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemcpyHtoAAsync(dstArray: $crate::CUarray | *mut ::std::ffi::c_void, dstOffset: ::std::ffi::c_uint | ::std::ffi::c_uint, srcHost: *const ::std::ffi::c_void | *const ::std::ffi::c_void, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyHtoAAsync_v2(dstArray: $crate::CUarray | *mut ::std::ffi::c_void, dstOffset: usize | usize, srcHost: *const ::std::ffi::c_void | *const ::std::ffi::c_void, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyHtoAAsync_v2_ptsz(dstArray: $crate::CUarray | *mut ::std::ffi::c_void, dstOffset: usize | usize, srcHost: *const ::std::ffi::c_void | *const ::std::ffi::c_void, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyHtoA_v2(dstArray: $crate::CUarray | *mut ::std::ffi::c_void, dstOffset: usize | usize, srcHost: *const ::std::ffi::c_void | *const ::std::ffi::c_void, ByteCount: usize | usize);
+                cuMemcpyHtoA_v2_ptds(dstArray: $crate::CUarray | *mut ::std::ffi::c_void, dstOffset: usize | usize, srcHost: *const ::std::ffi::c_void | *const ::std::ffi::c_void, ByteCount: usize | usize);
+                cuMemcpyHtoD(dstDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, srcHost: *const ::std::ffi::c_void | *const ::std::ffi::c_void, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemcpyHtoDAsync(dstDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, srcHost: *const ::std::ffi::c_void | *const ::std::ffi::c_void, ByteCount: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyHtoDAsync_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcHost: *const ::std::ffi::c_void | *const ::std::ffi::c_void, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyHtoDAsync_v2_ptsz(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcHost: *const ::std::ffi::c_void | *const ::std::ffi::c_void, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyHtoD_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcHost: *const ::std::ffi::c_void | *const ::std::ffi::c_void, ByteCount: usize | usize);
+                cuMemcpyHtoD_v2_ptds(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcHost: *const ::std::ffi::c_void | *const ::std::ffi::c_void, ByteCount: usize | usize);
+                cuMemcpyPeer(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstContext: $crate::CUcontext | *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcContext: $crate::CUcontext | *mut ::std::ffi::c_void, ByteCount: usize | usize);
+                cuMemcpyPeerAsync(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstContext: $crate::CUcontext | *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcContext: $crate::CUcontext | *mut ::std::ffi::c_void, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyPeerAsync_ptsz(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstContext: $crate::CUcontext | *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcContext: $crate::CUcontext | *mut ::std::ffi::c_void, ByteCount: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemcpyPeer_ptds(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstContext: $crate::CUcontext | *mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcContext: $crate::CUcontext | *mut ::std::ffi::c_void, ByteCount: usize | usize);
+                cuMemcpy_ptds(dst: $crate::CUdeviceptr | $crate::CUdeviceptr, src: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize);
+                cuMemCreate(handle: *mut $crate::CUmemGenericAllocationHandle | *mut $crate::CUmemGenericAllocationHandle, size: usize | usize, prop: *const $crate::CUmemAllocationProp | *const $crate::CUmemAllocationProp, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong);
+                cuMemDiscardAndPrefetchBatchAsync(dptrs: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, sizes: *mut usize | *mut usize, count: usize | usize, prefetchLocs: *mut $crate::CUmemLocation | *mut $crate::CUmemLocation, prefetchLocIdxs: *mut usize | *mut usize, numPrefetchLocs: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemDiscardAndPrefetchBatchAsync_ptsz(dptrs: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, sizes: *mut usize | *mut usize, count: usize | usize, prefetchLocs: *mut $crate::CUmemLocation | *mut $crate::CUmemLocation, prefetchLocIdxs: *mut usize | *mut usize, numPrefetchLocs: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemDiscardBatchAsync(dptrs: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, sizes: *mut usize | *mut usize, count: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemDiscardBatchAsync_ptsz(dptrs: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, sizes: *mut usize | *mut usize, count: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemExportToShareableHandle(shareableHandle: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, handle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, handleType: $crate::CUmemAllocationHandleType | $crate::CUmemAllocationHandleType, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong);
+                cuMemFree(dptr: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1);
+                cuMemFreeAsync(dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemFreeAsync_ptsz(dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemFreeHost(p: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void);
+                cuMemFree_v2(dptr: $crate::CUdeviceptr | $crate::CUdeviceptr);
+                cuMemGetAccess(flags: *mut ::std::ffi::c_ulonglong | *mut ::std::ffi::c_ulonglong, location: *const $crate::CUmemLocation | *const $crate::CUmemLocation, ptr: $crate::CUdeviceptr | $crate::CUdeviceptr);
+                cuMemGetAddressRange(pbase: *mut $crate::CUdeviceptr_v1 | *mut $crate::CUdeviceptr_v1, psize: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, dptr: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1);
+                cuMemGetAddressRange_v2(pbase: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, psize: *mut usize | *mut usize, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr);
+                cuMemGetAllocationGranularity(granularity: *mut usize | *mut usize, prop: *const $crate::CUmemAllocationProp | *const $crate::CUmemAllocationProp, option: $crate::CUmemAllocationGranularity_flags | $crate::CUmemAllocationGranularity_flags);
+                cuMemGetAllocationPropertiesFromHandle(prop: *mut $crate::CUmemAllocationProp | *mut $crate::CUmemAllocationProp, handle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle);
+                cuMemGetDefaultMemPool(pool_out: *mut $crate::CUmemoryPool | *mut *mut ::std::ffi::c_void, location: *mut $crate::CUmemLocation | *mut $crate::CUmemLocation, type_: $crate::CUmemAllocationType | $crate::CUmemAllocationType);
+                cuMemGetHandleForAddressRange(handle: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, size: usize | usize, handleType: $crate::CUmemRangeHandleType | $crate::CUmemRangeHandleType, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong);
+                cuMemGetInfo(free: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, total: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint);
+                cuMemGetInfo_v2(free: *mut usize | *mut usize, total: *mut usize | *mut usize);
+                cuMemGetMemPool(pool_out: *mut $crate::CUmemoryPool | *mut *mut ::std::ffi::c_void, location: *mut $crate::CUmemLocation | *mut $crate::CUmemLocation, type_: $crate::CUmemAllocationType | $crate::CUmemAllocationType);
+                cuMemHostAlloc(pp: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, bytesize: usize | usize, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemHostGetDevicePointer(pdptr: *mut $crate::CUdeviceptr_v1 | *mut $crate::CUdeviceptr_v1, p: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemHostGetDevicePointer_v2(pdptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, p: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemHostGetFlags(pFlags: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, p: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void);
+                cuMemHostRegister(p: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, bytesize: usize | usize, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemHostRegister_v2(p: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, bytesize: usize | usize, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemHostUnregister(p: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void);
+                cuMemImportFromShareableHandle(handle: *mut $crate::CUmemGenericAllocationHandle | *mut $crate::CUmemGenericAllocationHandle, osHandle: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, shHandleType: $crate::CUmemAllocationHandleType | $crate::CUmemAllocationHandleType);
+                cuMemMap(ptr: $crate::CUdeviceptr | $crate::CUdeviceptr, size: usize | usize, offset: usize | usize, handle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong);
+                cuMemMapArrayAsync(mapInfoList: *mut $crate::CUarrayMapInfo | *mut $crate::CUarrayMapInfo, count: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemMapArrayAsync_ptsz(mapInfoList: *mut $crate::CUarrayMapInfo | *mut $crate::CUarrayMapInfo, count: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemPoolCreate(pool: *mut $crate::CUmemoryPool | *mut *mut ::std::ffi::c_void, poolProps: *const $crate::CUmemPoolProps | *const $crate::CUmemPoolProps);
+                cuMemPoolDestroy(pool: $crate::CUmemoryPool | *mut ::std::ffi::c_void);
+                cuMemPoolExportPointer(shareData_out: *mut $crate::CUmemPoolPtrExportData | *mut $crate::CUmemPoolPtrExportData, ptr: $crate::CUdeviceptr | $crate::CUdeviceptr);
+                cuMemPoolExportToShareableHandle(handle_out: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, pool: $crate::CUmemoryPool | *mut ::std::ffi::c_void, handleType: $crate::CUmemAllocationHandleType | $crate::CUmemAllocationHandleType, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong);
+                cuMemPoolGetAccess(flags: *mut $crate::CUmemAccess_flags | *mut $crate::CUmemAccess_flags, memPool: $crate::CUmemoryPool | *mut ::std::ffi::c_void, location: *mut $crate::CUmemLocation | *mut $crate::CUmemLocation);
+                cuMemPoolGetAttribute(pool: $crate::CUmemoryPool | *mut ::std::ffi::c_void, attr: $crate::CUmemPool_attribute | $crate::CUmemPool_attribute, value: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void);
+                cuMemPoolImportFromShareableHandle(pool_out: *mut $crate::CUmemoryPool | *mut *mut ::std::ffi::c_void, handle: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, handleType: $crate::CUmemAllocationHandleType | $crate::CUmemAllocationHandleType, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong);
+                cuMemPoolImportPointer(ptr_out: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, pool: $crate::CUmemoryPool | *mut ::std::ffi::c_void, shareData: *mut $crate::CUmemPoolPtrExportData | *mut $crate::CUmemPoolPtrExportData);
+                cuMemPoolSetAccess(pool: $crate::CUmemoryPool | *mut ::std::ffi::c_void, map: *const $crate::CUmemAccessDesc | *const $crate::CUmemAccessDesc, count: usize | usize);
+                cuMemPoolSetAttribute(pool: $crate::CUmemoryPool | *mut ::std::ffi::c_void, attr: $crate::CUmemPool_attribute | $crate::CUmemPool_attribute, value: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void);
+                cuMemPoolTrimTo(pool: $crate::CUmemoryPool | *mut ::std::ffi::c_void, minBytesToKeep: usize | usize);
+                cuMemPrefetchAsync(devPtr: $crate::CUdeviceptr | $crate::CUdeviceptr, count: usize | usize, dstDevice: $crate::CUdevice | $crate::CUdevice, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemPrefetchAsync_ptsz(devPtr: $crate::CUdeviceptr | $crate::CUdeviceptr, count: usize | usize, dstDevice: $crate::CUdevice | $crate::CUdevice, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemPrefetchAsync_v2(devPtr: $crate::CUdeviceptr | $crate::CUdeviceptr, count: usize | usize, location: $crate::CUmemLocation | $crate::CUmemLocation, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemPrefetchAsync_v2_ptsz(devPtr: $crate::CUdeviceptr | $crate::CUdeviceptr, count: usize | usize, location: $crate::CUmemLocation | $crate::CUmemLocation, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemPrefetchBatchAsync(dptrs: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, sizes: *mut usize | *mut usize, count: usize | usize, prefetchLocs: *mut $crate::CUmemLocation | *mut $crate::CUmemLocation, prefetchLocIdxs: *mut usize | *mut usize, numPrefetchLocs: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemPrefetchBatchAsync_ptsz(dptrs: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, sizes: *mut usize | *mut usize, count: usize | usize, prefetchLocs: *mut $crate::CUmemLocation | *mut $crate::CUmemLocation, prefetchLocIdxs: *mut usize | *mut usize, numPrefetchLocs: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemRangeGetAttribute(data: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, dataSize: usize | usize, attribute: $crate::CUmem_range_attribute | $crate::CUmem_range_attribute, devPtr: $crate::CUdeviceptr | $crate::CUdeviceptr, count: usize | usize);
+                cuMemRangeGetAttributes(data: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, dataSizes: *mut usize | *mut usize, attributes: *mut $crate::CUmem_range_attribute | *mut $crate::CUmem_range_attribute, numAttributes: usize | usize, devPtr: $crate::CUdeviceptr | $crate::CUdeviceptr, count: usize | usize);
+                cuMemRelease(handle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle);
+                cuMemRetainAllocationHandle(handle: *mut $crate::CUmemGenericAllocationHandle | *mut $crate::CUmemGenericAllocationHandle, addr: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void);
+                cuMemSetAccess(ptr: $crate::CUdeviceptr | $crate::CUdeviceptr, size: usize | usize, desc: *const $crate::CUmemAccessDesc | *const $crate::CUmemAccessDesc, count: usize | usize);
+                cuMemsetD16(dstDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, us: u16 | u16, N: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemsetD16Async(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, us: u16 | u16, N: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemsetD16Async_ptsz(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, us: u16 | u16, N: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemsetD16_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, us: u16 | u16, N: usize | usize);
+                cuMemsetD16_v2_ptds(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, us: u16 | u16, N: usize | usize);
+                cuMemsetD2D16(dstDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, dstPitch: ::std::ffi::c_uint | ::std::ffi::c_uint, us: u16 | u16, Width: ::std::ffi::c_uint | ::std::ffi::c_uint, Height: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemsetD2D16Async(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, us: u16 | u16, Width: usize | usize, Height: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemsetD2D16Async_ptsz(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, us: u16 | u16, Width: usize | usize, Height: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemsetD2D16_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, us: u16 | u16, Width: usize | usize, Height: usize | usize);
+                cuMemsetD2D16_v2_ptds(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, us: u16 | u16, Width: usize | usize, Height: usize | usize);
+                cuMemsetD2D32(dstDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, dstPitch: ::std::ffi::c_uint | ::std::ffi::c_uint, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, Width: ::std::ffi::c_uint | ::std::ffi::c_uint, Height: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemsetD2D32Async(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, Width: usize | usize, Height: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemsetD2D32Async_ptsz(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, Width: usize | usize, Height: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemsetD2D32_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, Width: usize | usize, Height: usize | usize);
+                cuMemsetD2D32_v2_ptds(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, Width: usize | usize, Height: usize | usize);
+                cuMemsetD2D8(dstDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, dstPitch: ::std::ffi::c_uint | ::std::ffi::c_uint, uc: u8 | u8, Width: ::std::ffi::c_uint | ::std::ffi::c_uint, Height: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemsetD2D8Async(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, uc: u8 | u8, Width: usize | usize, Height: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemsetD2D8Async_ptsz(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, uc: u8 | u8, Width: usize | usize, Height: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemsetD2D8_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, uc: u8 | u8, Width: usize | usize, Height: usize | usize);
+                cuMemsetD2D8_v2_ptds(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, uc: u8 | u8, Width: usize | usize, Height: usize | usize);
+                cuMemsetD32(dstDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, N: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemsetD32Async(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, N: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemsetD32Async_ptsz(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, N: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemsetD32_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, N: usize | usize);
+                cuMemsetD32_v2_ptds(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, N: usize | usize);
+                cuMemsetD8(dstDevice: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, uc: u8 | u8, N: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMemsetD8Async(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, uc: u8 | u8, N: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemsetD8Async_ptsz(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, uc: u8 | u8, N: usize | usize, hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuMemsetD8_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, uc: u8 | u8, N: usize | usize);
+                cuMemsetD8_v2_ptds(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, uc: u8 | u8, N: usize | usize);
+                cuMemSetMemPool(location: *mut $crate::CUmemLocation | *mut $crate::CUmemLocation, type_: $crate::CUmemAllocationType | $crate::CUmemAllocationType, pool: $crate::CUmemoryPool | *mut ::std::ffi::c_void);
+                cuMemUnmap(ptr: $crate::CUdeviceptr | $crate::CUdeviceptr, size: usize | usize);
+                cuMipmappedArrayCreate(pHandle: *mut $crate::CUmipmappedArray | *mut *mut ::std::ffi::c_void, pMipmappedArrayDesc: *const $crate::CUDA_ARRAY3D_DESCRIPTOR | *const $crate::CUDA_ARRAY3D_DESCRIPTOR, numMipmapLevels: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMipmappedArrayDestroy(hMipmappedArray: $crate::CUmipmappedArray | *mut ::std::ffi::c_void);
+                cuMipmappedArrayGetLevel(pLevelArray: *mut $crate::CUarray | *mut *mut ::std::ffi::c_void, hMipmappedArray: $crate::CUmipmappedArray | *mut ::std::ffi::c_void, level: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuMipmappedArrayGetMemoryRequirements(memoryRequirements: *mut $crate::CUDA_ARRAY_MEMORY_REQUIREMENTS | *mut $crate::CUDA_ARRAY_MEMORY_REQUIREMENTS, mipmap: $crate::CUmipmappedArray | *mut ::std::ffi::c_void, device: $crate::CUdevice | $crate::CUdevice);
+                cuMipmappedArrayGetSparseProperties(sparseProperties: *mut $crate::CUDA_ARRAY_SPARSE_PROPERTIES | *mut $crate::CUDA_ARRAY_SPARSE_PROPERTIES, mipmap: $crate::CUmipmappedArray | *mut ::std::ffi::c_void);
+                cuModuleEnumerateFunctions(functions: *mut $crate::CUfunction | *mut *mut ::std::ffi::c_void, numFunctions: ::std::ffi::c_uint | ::std::ffi::c_uint, mod_: $crate::CUmodule | *mut ::std::ffi::c_void);
+                cuModuleGetFunction(hfunc: *mut $crate::CUfunction | *mut *mut ::std::ffi::c_void, hmod: $crate::CUmodule | *mut ::std::ffi::c_void, name: *const ::std::ffi::c_char | *const ::std::ffi::c_char);
+                cuModuleGetFunctionCount(count: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, hmod: $crate::CUmodule | *mut ::std::ffi::c_void);
+                cuModuleGetGlobal(dptr: *mut $crate::CUdeviceptr_v1 | *mut $crate::CUdeviceptr_v1, bytes: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, hmod: $crate::CUmodule | *mut ::std::ffi::c_void, name: *const ::std::ffi::c_char | *const ::std::ffi::c_char);
+                cuModuleGetGlobal_v2(dptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, bytes: *mut usize | *mut usize, hmod: $crate::CUmodule | *mut ::std::ffi::c_void, name: *const ::std::ffi::c_char | *const ::std::ffi::c_char);
+                cuModuleGetLoadingMode(mode: *mut $crate::CUmoduleLoadingMode | *mut $crate::CUmoduleLoadingMode);
+                cuModuleGetSurfRef(pSurfRef: *mut $crate::CUsurfref | *mut *mut ::std::ffi::c_void, hmod: $crate::CUmodule | *mut ::std::ffi::c_void, name: *const ::std::ffi::c_char | *const ::std::ffi::c_char);
+                cuModuleGetTexRef(pTexRef: *mut $crate::CUtexref | *mut *mut ::std::ffi::c_void, hmod: $crate::CUmodule | *mut ::std::ffi::c_void, name: *const ::std::ffi::c_char | *const ::std::ffi::c_char);
+                cuModuleLoad(module: *mut $crate::CUmodule | *mut *mut ::std::ffi::c_void, fname: *const ::std::ffi::c_char | *const ::std::ffi::c_char);
+                cuModuleLoadData(module: *mut $crate::CUmodule | *mut *mut ::std::ffi::c_void, image: *const ::std::ffi::c_void | *const ::std::ffi::c_void);
+                cuModuleLoadDataEx(module: *mut $crate::CUmodule | *mut *mut ::std::ffi::c_void, image: *const ::std::ffi::c_void | *const ::std::ffi::c_void, numOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, options: *mut $crate::CUjit_option | *mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void);
+                cuModuleLoadFatBinary(module: *mut $crate::CUmodule | *mut *mut ::std::ffi::c_void, fatCubin: *const ::std::ffi::c_void | *const ::std::ffi::c_void);
+                cuModuleUnload(hmod: $crate::CUmodule | *mut ::std::ffi::c_void);
+                cuMulticastAddDevice(mcHandle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, dev: $crate::CUdevice | $crate::CUdevice);
+                cuMulticastBindAddr(mcHandle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, mcOffset: usize | usize, memptr: $crate::CUdeviceptr | $crate::CUdeviceptr, size: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong);
+                cuMulticastBindMem(mcHandle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, mcOffset: usize | usize, memHandle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, memOffset: usize | usize, size: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong);
+                cuMulticastCreate(mcHandle: *mut $crate::CUmemGenericAllocationHandle | *mut $crate::CUmemGenericAllocationHandle, prop: *const $crate::CUmulticastObjectProp | *const $crate::CUmulticastObjectProp);
+                cuMulticastGetGranularity(granularity: *mut usize | *mut usize, prop: *const $crate::CUmulticastObjectProp | *const $crate::CUmulticastObjectProp, option: $crate::CUmulticastGranularity_flags | $crate::CUmulticastGranularity_flags);
+                cuMulticastUnbind(mcHandle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, dev: $crate::CUdevice | $crate::CUdevice, mcOffset: usize | usize, size: usize | usize);
+                cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize: *mut usize | *mut usize, func: $crate::CUfunction | *mut ::std::ffi::c_void, numBlocks: ::std::ffi::c_int | ::std::ffi::c_int, blockSize: ::std::ffi::c_int | ::std::ffi::c_int);
+                cuOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, func: $crate::CUfunction | *mut ::std::ffi::c_void, blockSize: ::std::ffi::c_int | ::std::ffi::c_int, dynamicSMemSize: usize | usize);
+                cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, func: $crate::CUfunction | *mut ::std::ffi::c_void, blockSize: ::std::ffi::c_int | ::std::ffi::c_int, dynamicSMemSize: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuOccupancyMaxActiveClusters(numClusters: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, func: $crate::CUfunction | *mut ::std::ffi::c_void, config: *const $crate::CUlaunchConfig | *const $crate::CUlaunchConfig);
+                cuOccupancyMaxPotentialBlockSize(minGridSize: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, blockSize: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, func: $crate::CUfunction | *mut ::std::ffi::c_void, blockSizeToDynamicSMemSize: $crate::CUoccupancyB2DSize | $crate::CUoccupancyB2DSize, dynamicSMemSize: usize | usize, blockSizeLimit: ::std::ffi::c_int | ::std::ffi::c_int);
+                cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, blockSize: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, func: $crate::CUfunction | *mut ::std::ffi::c_void, blockSizeToDynamicSMemSize: $crate::CUoccupancyB2DSize | $crate::CUoccupancyB2DSize, dynamicSMemSize: usize | usize, blockSizeLimit: ::std::ffi::c_int | ::std::ffi::c_int, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuOccupancyMaxPotentialClusterSize(clusterSize: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, func: $crate::CUfunction | *mut ::std::ffi::c_void, config: *const $crate::CUlaunchConfig | *const $crate::CUlaunchConfig);
+                cuParamSetf(hfunc: $crate::CUfunction | *mut ::std::ffi::c_void, offset: ::std::ffi::c_int | ::std::ffi::c_int, value: f32 | f32);
+                cuParamSeti(hfunc: $crate::CUfunction | *mut ::std::ffi::c_void, offset: ::std::ffi::c_int | ::std::ffi::c_int, value: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuParamSetSize(hfunc: $crate::CUfunction | *mut ::std::ffi::c_void, numbytes: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuParamSetTexRef(hfunc: $crate::CUfunction | *mut ::std::ffi::c_void, texunit: ::std::ffi::c_int | ::std::ffi::c_int, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuParamSetv(hfunc: $crate::CUfunction | *mut ::std::ffi::c_void, offset: ::std::ffi::c_int | ::std::ffi::c_int, ptr: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, numbytes: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuPointerGetAttribute(data: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, attribute: $crate::CUpointer_attribute | $crate::CUpointer_attribute, ptr: $crate::CUdeviceptr | $crate::CUdeviceptr);
+                cuPointerGetAttributes(numAttributes: ::std::ffi::c_uint | ::std::ffi::c_uint, attributes: *mut $crate::CUpointer_attribute | *mut $crate::CUpointer_attribute, data: *mut *mut ::std::ffi::c_void | *mut *mut ::std::ffi::c_void, ptr: $crate::CUdeviceptr | $crate::CUdeviceptr);
+                cuPointerSetAttribute(value: *const ::std::ffi::c_void | *const ::std::ffi::c_void, attribute: $crate::CUpointer_attribute | $crate::CUpointer_attribute, ptr: $crate::CUdeviceptr | $crate::CUdeviceptr);
+                cuProfilerInitialize(configFile: *const ::std::ffi::c_char | *const ::std::ffi::c_char, outputFile: *const ::std::ffi::c_char | *const ::std::ffi::c_char, outputMode: $crate::CUoutput_mode | $crate::CUoutput_mode);
                 cuProfilerStart();
                 cuProfilerStop();
-                cuSignalExternalSemaphoresAsync(extSemArray: *const $crate::CUexternalSemaphore, paramsArray: *const $crate::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, numExtSems: ::std::ffi::c_uint, stream: $crate::CUstream);
-                cuSignalExternalSemaphoresAsync_ptsz(extSemArray: *const $crate::CUexternalSemaphore, paramsArray: *const $crate::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, numExtSems: ::std::ffi::c_uint, stream: $crate::CUstream);
-                cuStreamAddCallback(hStream: $crate::CUstream, callback: $crate::CUstreamCallback, userData: *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint);
-                cuStreamAddCallback_ptsz(hStream: $crate::CUstream, callback: $crate::CUstreamCallback, userData: *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint);
-                cuStreamAttachMemAsync(hStream: $crate::CUstream, dptr: $crate::CUdeviceptr, length: usize, flags: ::std::ffi::c_uint);
-                cuStreamAttachMemAsync_ptsz(hStream: $crate::CUstream, dptr: $crate::CUdeviceptr, length: usize, flags: ::std::ffi::c_uint);
-                cuStreamBatchMemOp(stream: $crate::CUstream, count: ::std::ffi::c_uint, paramArray: *mut $crate::CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint);
-                cuStreamBatchMemOp_ptsz(stream: $crate::CUstream, count: ::std::ffi::c_uint, paramArray: *mut $crate::CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint);
-                cuStreamBatchMemOp_v2(stream: $crate::CUstream, count: ::std::ffi::c_uint, paramArray: *mut $crate::CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint);
-                cuStreamBatchMemOp_v2_ptsz(stream: $crate::CUstream, count: ::std::ffi::c_uint, paramArray: *mut $crate::CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint);
-                cuStreamBeginCapture(hStream: $crate::CUstream);
-                cuStreamBeginCapture_ptsz(hStream: $crate::CUstream);
-                cuStreamBeginCaptureToGraph(hStream: $crate::CUstream, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, dependencyData: *const $crate::CUgraphEdgeData, numDependencies: usize, mode: $crate::CUstreamCaptureMode);
-                cuStreamBeginCaptureToGraph_ptsz(hStream: $crate::CUstream, hGraph: $crate::CUgraph, dependencies: *const $crate::CUgraphNode, dependencyData: *const $crate::CUgraphEdgeData, numDependencies: usize, mode: $crate::CUstreamCaptureMode);
-                cuStreamBeginCapture_v2(hStream: $crate::CUstream, mode: $crate::CUstreamCaptureMode);
-                cuStreamBeginCapture_v2_ptsz(hStream: $crate::CUstream, mode: $crate::CUstreamCaptureMode);
-                cuStreamCopyAttributes(dstStream: $crate::CUstream, srcStream: $crate::CUstream);
-                cuStreamCopyAttributes_ptsz(dst: $crate::CUstream, src: $crate::CUstream);
-                cuStreamCreate(phStream: *mut $crate::CUstream, Flags: ::std::ffi::c_uint);
-                cuStreamCreateWithPriority(phStream: *mut $crate::CUstream, flags: ::std::ffi::c_uint, priority: ::std::ffi::c_int);
-                cuStreamDestroy(hStream: $crate::CUstream);
-                cuStreamDestroy_v2(hStream: $crate::CUstream);
-                cuStreamEndCapture(hStream: $crate::CUstream, phGraph: *mut $crate::CUgraph);
-                cuStreamEndCapture_ptsz(hStream: $crate::CUstream, phGraph: *mut $crate::CUgraph);
-                cuStreamGetAttribute(hStream: $crate::CUstream, attr: $crate::CUstreamAttrID, value: *mut $crate::CUstreamAttrValue);
-                cuStreamGetAttribute_ptsz(hStream: $crate::CUstream, attr: $crate::CUstreamAttrID, value_out: *mut $crate::CUstreamAttrValue);
-                cuStreamGetCaptureInfo(hStream: $crate::CUstream, captureStatus_out: *mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t);
-                cuStreamGetCaptureInfo_ptsz(hStream: $crate::CUstream, captureStatus_out: *mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t);
-                cuStreamGetCaptureInfo_v2(hStream: $crate::CUstream, captureStatus_out: *mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t, graph_out: *mut $crate::CUgraph, dependencies_out: *mut *const $crate::CUgraphNode, numDependencies_out: *mut usize);
-                cuStreamGetCaptureInfo_v2_ptsz(hStream: $crate::CUstream, captureStatus_out: *mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t, graph_out: *mut $crate::CUgraph, dependencies_out: *mut *const $crate::CUgraphNode, numDependencies_out: *mut usize);
-                cuStreamGetCaptureInfo_v3(hStream: $crate::CUstream, captureStatus_out: *mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t, graph_out: *mut $crate::CUgraph, dependencies_out: *mut *const $crate::CUgraphNode, edgeData_out: *mut *const $crate::CUgraphEdgeData, numDependencies_out: *mut usize);
-                cuStreamGetCaptureInfo_v3_ptsz(hStream: $crate::CUstream, captureStatus_out: *mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t, graph_out: *mut $crate::CUgraph, dependencies_out: *mut *const $crate::CUgraphNode, edgeData_out: *mut *const $crate::CUgraphEdgeData, numDependencies_out: *mut usize);
-                cuStreamGetCtx(hStream: $crate::CUstream, pctx: *mut $crate::CUcontext);
-                cuStreamGetCtx_ptsz(hStream: $crate::CUstream, pctx: *mut $crate::CUcontext);
-                cuStreamGetCtx_v2(hStream: $crate::CUstream, pctx: *mut $crate::CUcontext, pGreenCtx: *mut $crate::CUgreenCtx);
-                cuStreamGetCtx_v2_ptsz(hStream: $crate::CUstream, pctx: *mut $crate::CUcontext, pGreenCtx: *mut $crate::CUgreenCtx);
-                cuStreamGetDevice(hStream: $crate::CUstream, device: *mut $crate::CUdevice);
-                cuStreamGetDevice_ptsz(hStream: $crate::CUstream, device: *mut $crate::CUdevice);
-                cuStreamGetFlags(hStream: $crate::CUstream, flags: *mut ::std::ffi::c_uint);
-                cuStreamGetFlags_ptsz(hStream: $crate::CUstream, flags: *mut ::std::ffi::c_uint);
-                cuStreamGetGreenCtx(hStream: $crate::CUstream, phCtx: *mut $crate::CUgreenCtx);
-                cuStreamGetId(hStream: $crate::CUstream, streamId: *mut ::std::ffi::c_ulonglong);
-                cuStreamGetId_ptsz(hStream: $crate::CUstream, streamId: *mut ::std::ffi::c_ulonglong);
-                cuStreamGetPriority(hStream: $crate::CUstream, priority: *mut ::std::ffi::c_int);
-                cuStreamGetPriority_ptsz(hStream: $crate::CUstream, priority: *mut ::std::ffi::c_int);
-                cuStreamIsCapturing(hStream: $crate::CUstream, captureStatus: *mut $crate::CUstreamCaptureStatus);
-                cuStreamIsCapturing_ptsz(hStream: $crate::CUstream, captureStatus: *mut $crate::CUstreamCaptureStatus);
-                cuStreamQuery(hStream: $crate::CUstream);
-                cuStreamQuery_ptsz(hStream: $crate::CUstream);
-                cuStreamSetAttribute(hStream: $crate::CUstream, attr: $crate::CUstreamAttrID, param: *const $crate::CUstreamAttrValue);
-                cuStreamSetAttribute_ptsz(hStream: $crate::CUstream, attr: $crate::CUstreamAttrID, value: *const $crate::CUstreamAttrValue);
-                cuStreamSynchronize(hStream: $crate::CUstream);
-                cuStreamSynchronize_ptsz(hStream: $crate::CUstream);
-                cuStreamUpdateCaptureDependencies(hStream: $crate::CUstream, dependencies: *mut $crate::CUgraphNode, numDependencies: usize, flags: ::std::ffi::c_uint);
-                cuStreamUpdateCaptureDependencies_ptsz(hStream: $crate::CUstream, dependencies: *mut $crate::CUgraphNode, numDependencies: usize, flags: ::std::ffi::c_uint);
-                cuStreamUpdateCaptureDependencies_v2(hStream: $crate::CUstream, dependencies: *mut $crate::CUgraphNode, dependencyData: *const $crate::CUgraphEdgeData, numDependencies: usize, flags: ::std::ffi::c_uint);
-                cuStreamUpdateCaptureDependencies_v2_ptsz(hStream: $crate::CUstream, dependencies: *mut $crate::CUgraphNode, dependencyData: *const $crate::CUgraphEdgeData, numDependencies: usize, flags: ::std::ffi::c_uint);
-                cuStreamWaitEvent(hStream: $crate::CUstream, hEvent: $crate::CUevent, Flags: ::std::ffi::c_uint);
-                cuStreamWaitEvent_ptsz(hStream: $crate::CUstream, hEvent: $crate::CUevent, Flags: ::std::ffi::c_uint);
-                cuStreamWaitValue32(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint32_t, flags: ::std::ffi::c_uint);
-                cuStreamWaitValue32_ptsz(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint32_t, flags: ::std::ffi::c_uint);
-                cuStreamWaitValue32_v2(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint32_t, flags: ::std::ffi::c_uint);
-                cuStreamWaitValue32_v2_ptsz(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint32_t, flags: ::std::ffi::c_uint);
-                cuStreamWaitValue64(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint64_t, flags: ::std::ffi::c_uint);
-                cuStreamWaitValue64_ptsz(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint64_t, flags: ::std::ffi::c_uint);
-                cuStreamWaitValue64_v2(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint64_t, flags: ::std::ffi::c_uint);
-                cuStreamWaitValue64_v2_ptsz(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint64_t, flags: ::std::ffi::c_uint);
-                cuStreamWriteValue32(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint32_t, flags: ::std::ffi::c_uint);
-                cuStreamWriteValue32_ptsz(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint32_t, flags: ::std::ffi::c_uint);
-                cuStreamWriteValue32_v2(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint32_t, flags: ::std::ffi::c_uint);
-                cuStreamWriteValue32_v2_ptsz(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint32_t, flags: ::std::ffi::c_uint);
-                cuStreamWriteValue64(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint64_t, flags: ::std::ffi::c_uint);
-                cuStreamWriteValue64_ptsz(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint64_t, flags: ::std::ffi::c_uint);
-                cuStreamWriteValue64_v2(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint64_t, flags: ::std::ffi::c_uint);
-                cuStreamWriteValue64_v2_ptsz(stream: $crate::CUstream, addr: $crate::CUdeviceptr, value: $crate::cuuint64_t, flags: ::std::ffi::c_uint);
-                cuSurfObjectCreate(pSurfObject: *mut $crate::CUsurfObject, pResDesc: *const $crate::CUDA_RESOURCE_DESC);
-                cuSurfObjectDestroy(surfObject: $crate::CUsurfObject);
-                cuSurfObjectGetResourceDesc(pResDesc: *mut $crate::CUDA_RESOURCE_DESC, surfObject: $crate::CUsurfObject);
-                cuSurfRefGetArray(phArray: *mut $crate::CUarray, hSurfRef: $crate::CUsurfref);
-                cuSurfRefSetArray(hSurfRef: $crate::CUsurfref, hArray: $crate::CUarray, Flags: ::std::ffi::c_uint);
-                cuTensorMapEncodeIm2col(tensorMap: *mut $crate::CUtensorMap, tensorDataType: $crate::CUtensorMapDataType, tensorRank: $crate::cuuint32_t, globalAddress: *mut ::std::ffi::c_void, globalDim: *const $crate::cuuint64_t, globalStrides: *const $crate::cuuint64_t, pixelBoxLowerCorner: *const ::std::ffi::c_int, pixelBoxUpperCorner: *const ::std::ffi::c_int, channelsPerPixel: $crate::cuuint32_t, pixelsPerColumn: $crate::cuuint32_t, elementStrides: *const $crate::cuuint32_t, interleave: $crate::CUtensorMapInterleave, swizzle: $crate::CUtensorMapSwizzle, l2Promotion: $crate::CUtensorMapL2promotion, oobFill: $crate::CUtensorMapFloatOOBfill);
-                cuTensorMapEncodeIm2colWide(tensorMap: *mut $crate::CUtensorMap, tensorDataType: $crate::CUtensorMapDataType, tensorRank: $crate::cuuint32_t, globalAddress: *mut ::std::ffi::c_void, globalDim: *const $crate::cuuint64_t, globalStrides: *const $crate::cuuint64_t, pixelBoxLowerCornerWidth: ::std::ffi::c_int, pixelBoxUpperCornerWidth: ::std::ffi::c_int, channelsPerPixel: $crate::cuuint32_t, pixelsPerColumn: $crate::cuuint32_t, elementStrides: *const $crate::cuuint32_t, interleave: $crate::CUtensorMapInterleave, mode: $crate::CUtensorMapIm2ColWideMode, swizzle: $crate::CUtensorMapSwizzle, l2Promotion: $crate::CUtensorMapL2promotion, oobFill: $crate::CUtensorMapFloatOOBfill);
-                cuTensorMapEncodeTiled(tensorMap: *mut $crate::CUtensorMap, tensorDataType: $crate::CUtensorMapDataType, tensorRank: $crate::cuuint32_t, globalAddress: *mut ::std::ffi::c_void, globalDim: *const $crate::cuuint64_t, globalStrides: *const $crate::cuuint64_t, boxDim: *const $crate::cuuint32_t, elementStrides: *const $crate::cuuint32_t, interleave: $crate::CUtensorMapInterleave, swizzle: $crate::CUtensorMapSwizzle, l2Promotion: $crate::CUtensorMapL2promotion, oobFill: $crate::CUtensorMapFloatOOBfill);
-                cuTensorMapReplaceAddress(tensorMap: *mut $crate::CUtensorMap, globalAddress: *mut ::std::ffi::c_void);
-                cuTexObjectCreate(pTexObject: *mut $crate::CUtexObject, pResDesc: *const $crate::CUDA_RESOURCE_DESC, pTexDesc: *const $crate::CUDA_TEXTURE_DESC, pResViewDesc: *const $crate::CUDA_RESOURCE_VIEW_DESC);
-                cuTexObjectDestroy(texObject: $crate::CUtexObject);
-                cuTexObjectGetResourceDesc(pResDesc: *mut $crate::CUDA_RESOURCE_DESC, texObject: $crate::CUtexObject);
-                cuTexObjectGetResourceViewDesc(pResViewDesc: *mut $crate::CUDA_RESOURCE_VIEW_DESC, texObject: $crate::CUtexObject);
-                cuTexObjectGetTextureDesc(pTexDesc: *mut $crate::CUDA_TEXTURE_DESC, texObject: $crate::CUtexObject);
-                cuTexRefCreate(pTexRef: *mut $crate::CUtexref);
-                cuTexRefDestroy(hTexRef: $crate::CUtexref);
-                cuTexRefGetAddress(pdptr: *mut $crate::CUdeviceptr_v1, hTexRef: $crate::CUtexref);
-                cuTexRefGetAddressMode(pam: *mut $crate::CUaddress_mode, hTexRef: $crate::CUtexref, dim: ::std::ffi::c_int);
-                cuTexRefGetAddress_v2(pdptr: *mut $crate::CUdeviceptr, hTexRef: $crate::CUtexref);
-                cuTexRefGetArray(phArray: *mut $crate::CUarray, hTexRef: $crate::CUtexref);
-                cuTexRefGetBorderColor(pBorderColor: *mut f32, hTexRef: $crate::CUtexref);
-                cuTexRefGetFilterMode(pfm: *mut $crate::CUfilter_mode, hTexRef: $crate::CUtexref);
-                cuTexRefGetFlags(pFlags: *mut ::std::ffi::c_uint, hTexRef: $crate::CUtexref);
-                cuTexRefGetFormat(pFormat: *mut $crate::CUarray_format, pNumChannels: *mut ::std::ffi::c_int, hTexRef: $crate::CUtexref);
-                cuTexRefGetMaxAnisotropy(pmaxAniso: *mut ::std::ffi::c_int, hTexRef: $crate::CUtexref);
-                cuTexRefGetMipmapFilterMode(pfm: *mut $crate::CUfilter_mode, hTexRef: $crate::CUtexref);
-                cuTexRefGetMipmapLevelBias(pbias: *mut f32, hTexRef: $crate::CUtexref);
-                cuTexRefGetMipmapLevelClamp(pminMipmapLevelClamp: *mut f32, pmaxMipmapLevelClamp: *mut f32, hTexRef: $crate::CUtexref);
-                cuTexRefGetMipmappedArray(phMipmappedArray: *mut $crate::CUmipmappedArray, hTexRef: $crate::CUtexref);
-                cuTexRefSetAddress(ByteOffset: *mut ::std::ffi::c_uint, hTexRef: $crate::CUtexref, dptr: $crate::CUdeviceptr_v1, bytes: ::std::ffi::c_uint);
-                cuTexRefSetAddress2D(hTexRef: $crate::CUtexref, desc: *const $crate::CUDA_ARRAY_DESCRIPTOR_v1, dptr: $crate::CUdeviceptr_v1, Pitch: ::std::ffi::c_uint);
-                cuTexRefSetAddress2D_v2(hTexRef: $crate::CUtexref, desc: *const $crate::CUDA_ARRAY_DESCRIPTOR, dptr: $crate::CUdeviceptr, Pitch: usize);
-                cuTexRefSetAddress2D_v3(hTexRef: $crate::CUtexref, desc: *const $crate::CUDA_ARRAY_DESCRIPTOR, dptr: $crate::CUdeviceptr, Pitch: usize);
-                cuTexRefSetAddressMode(hTexRef: $crate::CUtexref, dim: ::std::ffi::c_int, am: $crate::CUaddress_mode);
-                cuTexRefSetAddress_v2(ByteOffset: *mut usize, hTexRef: $crate::CUtexref, dptr: $crate::CUdeviceptr, bytes: usize);
-                cuTexRefSetArray(hTexRef: $crate::CUtexref, hArray: $crate::CUarray, Flags: ::std::ffi::c_uint);
-                cuTexRefSetBorderColor(hTexRef: $crate::CUtexref, pBorderColor: *mut f32);
-                cuTexRefSetFilterMode(hTexRef: $crate::CUtexref, fm: $crate::CUfilter_mode);
-                cuTexRefSetFlags(hTexRef: $crate::CUtexref, Flags: ::std::ffi::c_uint);
-                cuTexRefSetFormat(hTexRef: $crate::CUtexref, fmt: $crate::CUarray_format, NumPackedComponents: ::std::ffi::c_int);
-                cuTexRefSetMaxAnisotropy(hTexRef: $crate::CUtexref, maxAniso: ::std::ffi::c_uint);
-                cuTexRefSetMipmapFilterMode(hTexRef: $crate::CUtexref, fm: $crate::CUfilter_mode);
-                cuTexRefSetMipmapLevelBias(hTexRef: $crate::CUtexref, bias: f32);
-                cuTexRefSetMipmapLevelClamp(hTexRef: $crate::CUtexref, minMipmapLevelClamp: f32, maxMipmapLevelClamp: f32);
-                cuTexRefSetMipmappedArray(hTexRef: $crate::CUtexref, hMipmappedArray: $crate::CUmipmappedArray, Flags: ::std::ffi::c_uint);
-                cuThreadExchangeStreamCaptureMode(mode: *mut $crate::CUstreamCaptureMode);
-                cuUserObjectCreate(object_out: *mut $crate::CUuserObject, ptr: *mut ::std::ffi::c_void, destroy: $crate::CUhostFn, initialRefcount: ::std::ffi::c_uint, flags: ::std::ffi::c_uint);
-                cuUserObjectRelease(object: $crate::CUuserObject, count: ::std::ffi::c_uint);
-                cuUserObjectRetain(object: $crate::CUuserObject, count: ::std::ffi::c_uint);
-                cuVDPAUCtxCreate(pCtx: *mut $crate::CUcontext, flags: ::std::ffi::c_uint, device: $crate::CUdevice, vdpDevice: $crate::VdpDevice, vdpGetProcAddress: *mut $crate::VdpGetProcAddress);
-                cuVDPAUCtxCreate_v2(pCtx: *mut $crate::CUcontext, flags: ::std::ffi::c_uint, device: $crate::CUdevice, vdpDevice: $crate::VdpDevice, vdpGetProcAddress: *mut $crate::VdpGetProcAddress);
-                cuVDPAUGetDevice(pDevice: *mut $crate::CUdevice, vdpDevice: $crate::VdpDevice, vdpGetProcAddress: *mut $crate::VdpGetProcAddress);
-                cuWaitExternalSemaphoresAsync(extSemArray: *const $crate::CUexternalSemaphore, paramsArray: *const $crate::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, numExtSems: ::std::ffi::c_uint, stream: $crate::CUstream);
-                cuWaitExternalSemaphoresAsync_ptsz(extSemArray: *const $crate::CUexternalSemaphore, paramsArray: *const $crate::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, numExtSems: ::std::ffi::c_uint, stream: $crate::CUstream);
+                cuSignalExternalSemaphoresAsync(extSemArray: *const $crate::CUexternalSemaphore | *const *mut ::std::ffi::c_void, paramsArray: *const $crate::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS | *const $crate::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, numExtSems: ::std::ffi::c_uint | ::std::ffi::c_uint, stream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuSignalExternalSemaphoresAsync_ptsz(extSemArray: *const $crate::CUexternalSemaphore | *const *mut ::std::ffi::c_void, paramsArray: *const $crate::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS | *const $crate::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, numExtSems: ::std::ffi::c_uint | ::std::ffi::c_uint, stream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuStreamAddCallback(hStream: $crate::CUstream | *mut ::std::ffi::c_void, callback: $crate::CUstreamCallback | $crate::CUstreamCallback, userData: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamAddCallback_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, callback: $crate::CUstreamCallback | $crate::CUstreamCallback, userData: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamAttachMemAsync(hStream: $crate::CUstream | *mut ::std::ffi::c_void, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, length: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamAttachMemAsync_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, length: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamBatchMemOp(stream: $crate::CUstream | *mut ::std::ffi::c_void, count: ::std::ffi::c_uint | ::std::ffi::c_uint, paramArray: *mut $crate::CUstreamBatchMemOpParams | *mut $crate::CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamBatchMemOp_ptsz(stream: $crate::CUstream | *mut ::std::ffi::c_void, count: ::std::ffi::c_uint | ::std::ffi::c_uint, paramArray: *mut $crate::CUstreamBatchMemOpParams | *mut $crate::CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamBatchMemOp_v2(stream: $crate::CUstream | *mut ::std::ffi::c_void, count: ::std::ffi::c_uint | ::std::ffi::c_uint, paramArray: *mut $crate::CUstreamBatchMemOpParams | *mut $crate::CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamBatchMemOp_v2_ptsz(stream: $crate::CUstream | *mut ::std::ffi::c_void, count: ::std::ffi::c_uint | ::std::ffi::c_uint, paramArray: *mut $crate::CUstreamBatchMemOpParams | *mut $crate::CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamBeginCapture(hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuStreamBeginCapture_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuStreamBeginCaptureToGraph(hStream: $crate::CUstream | *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, dependencyData: *const $crate::CUgraphEdgeData | *const $crate::CUgraphEdgeData, numDependencies: usize | usize, mode: $crate::CUstreamCaptureMode | $crate::CUstreamCaptureMode);
+                cuStreamBeginCaptureToGraph_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, hGraph: $crate::CUgraph | *mut ::std::ffi::c_void, dependencies: *const $crate::CUgraphNode | *const *mut ::std::ffi::c_void, dependencyData: *const $crate::CUgraphEdgeData | *const $crate::CUgraphEdgeData, numDependencies: usize | usize, mode: $crate::CUstreamCaptureMode | $crate::CUstreamCaptureMode);
+                cuStreamBeginCapture_v2(hStream: $crate::CUstream | *mut ::std::ffi::c_void, mode: $crate::CUstreamCaptureMode | $crate::CUstreamCaptureMode);
+                cuStreamBeginCapture_v2_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, mode: $crate::CUstreamCaptureMode | $crate::CUstreamCaptureMode);
+                cuStreamCopyAttributes(dstStream: $crate::CUstream | *mut ::std::ffi::c_void, srcStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuStreamCopyAttributes_ptsz(dst: $crate::CUstream | *mut ::std::ffi::c_void, src: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuStreamCreate(phStream: *mut $crate::CUstream | *mut *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamCreateWithPriority(phStream: *mut $crate::CUstream | *mut *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, priority: ::std::ffi::c_int | ::std::ffi::c_int);
+                cuStreamDestroy(hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuStreamDestroy_v2(hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuStreamEndCapture(hStream: $crate::CUstream | *mut ::std::ffi::c_void, phGraph: *mut $crate::CUgraph | *mut *mut ::std::ffi::c_void);
+                cuStreamEndCapture_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, phGraph: *mut $crate::CUgraph | *mut *mut ::std::ffi::c_void);
+                cuStreamGetAttribute(hStream: $crate::CUstream | *mut ::std::ffi::c_void, attr: $crate::CUstreamAttrID | $crate::CUstreamAttrID, value: *mut $crate::CUstreamAttrValue | *mut $crate::CUstreamAttrValue);
+                cuStreamGetAttribute_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, attr: $crate::CUstreamAttrID | $crate::CUstreamAttrID, value_out: *mut $crate::CUstreamAttrValue | *mut $crate::CUstreamAttrValue);
+                cuStreamGetCaptureInfo(hStream: $crate::CUstream | *mut ::std::ffi::c_void, captureStatus_out: *mut $crate::CUstreamCaptureStatus | *mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t | *mut $crate::cuuint64_t);
+                cuStreamGetCaptureInfo_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, captureStatus_out: *mut $crate::CUstreamCaptureStatus | *mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t | *mut $crate::cuuint64_t);
+                cuStreamGetCaptureInfo_v2(hStream: $crate::CUstream | *mut ::std::ffi::c_void, captureStatus_out: *mut $crate::CUstreamCaptureStatus | *mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t | *mut $crate::cuuint64_t, graph_out: *mut $crate::CUgraph | *mut *mut ::std::ffi::c_void, dependencies_out: *mut *const $crate::CUgraphNode | *mut *const *mut ::std::ffi::c_void, numDependencies_out: *mut usize | *mut usize);
+                cuStreamGetCaptureInfo_v2_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, captureStatus_out: *mut $crate::CUstreamCaptureStatus | *mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t | *mut $crate::cuuint64_t, graph_out: *mut $crate::CUgraph | *mut *mut ::std::ffi::c_void, dependencies_out: *mut *const $crate::CUgraphNode | *mut *const *mut ::std::ffi::c_void, numDependencies_out: *mut usize | *mut usize);
+                cuStreamGetCaptureInfo_v3(hStream: $crate::CUstream | *mut ::std::ffi::c_void, captureStatus_out: *mut $crate::CUstreamCaptureStatus | *mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t | *mut $crate::cuuint64_t, graph_out: *mut $crate::CUgraph | *mut *mut ::std::ffi::c_void, dependencies_out: *mut *const $crate::CUgraphNode | *mut *const *mut ::std::ffi::c_void, edgeData_out: *mut *const $crate::CUgraphEdgeData | *mut *const $crate::CUgraphEdgeData, numDependencies_out: *mut usize | *mut usize);
+                cuStreamGetCaptureInfo_v3_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, captureStatus_out: *mut $crate::CUstreamCaptureStatus | *mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t | *mut $crate::cuuint64_t, graph_out: *mut $crate::CUgraph | *mut *mut ::std::ffi::c_void, dependencies_out: *mut *const $crate::CUgraphNode | *mut *const *mut ::std::ffi::c_void, edgeData_out: *mut *const $crate::CUgraphEdgeData | *mut *const $crate::CUgraphEdgeData, numDependencies_out: *mut usize | *mut usize);
+                cuStreamGetCtx(hStream: $crate::CUstream | *mut ::std::ffi::c_void, pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void);
+                cuStreamGetCtx_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void);
+                cuStreamGetCtx_v2(hStream: $crate::CUstream | *mut ::std::ffi::c_void, pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, pGreenCtx: *mut $crate::CUgreenCtx | *mut *mut ::std::ffi::c_void);
+                cuStreamGetCtx_v2_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, pctx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, pGreenCtx: *mut $crate::CUgreenCtx | *mut *mut ::std::ffi::c_void);
+                cuStreamGetDevice(hStream: $crate::CUstream | *mut ::std::ffi::c_void, device: *mut $crate::CUdevice | *mut $crate::CUdevice);
+                cuStreamGetDevice_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, device: *mut $crate::CUdevice | *mut $crate::CUdevice);
+                cuStreamGetFlags(hStream: $crate::CUstream | *mut ::std::ffi::c_void, flags: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint);
+                cuStreamGetFlags_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, flags: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint);
+                cuStreamGetGreenCtx(hStream: $crate::CUstream | *mut ::std::ffi::c_void, phCtx: *mut $crate::CUgreenCtx | *mut *mut ::std::ffi::c_void);
+                cuStreamGetId(hStream: $crate::CUstream | *mut ::std::ffi::c_void, streamId: *mut ::std::ffi::c_ulonglong | *mut ::std::ffi::c_ulonglong);
+                cuStreamGetId_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, streamId: *mut ::std::ffi::c_ulonglong | *mut ::std::ffi::c_ulonglong);
+                cuStreamGetPriority(hStream: $crate::CUstream | *mut ::std::ffi::c_void, priority: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int);
+                cuStreamGetPriority_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, priority: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int);
+                cuStreamIsCapturing(hStream: $crate::CUstream | *mut ::std::ffi::c_void, captureStatus: *mut $crate::CUstreamCaptureStatus | *mut $crate::CUstreamCaptureStatus);
+                cuStreamIsCapturing_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, captureStatus: *mut $crate::CUstreamCaptureStatus | *mut $crate::CUstreamCaptureStatus);
+                cuStreamQuery(hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuStreamQuery_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuStreamSetAttribute(hStream: $crate::CUstream | *mut ::std::ffi::c_void, attr: $crate::CUstreamAttrID | $crate::CUstreamAttrID, param: *const $crate::CUstreamAttrValue | *const $crate::CUstreamAttrValue);
+                cuStreamSetAttribute_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, attr: $crate::CUstreamAttrID | $crate::CUstreamAttrID, value: *const $crate::CUstreamAttrValue | *const $crate::CUstreamAttrValue);
+                cuStreamSynchronize(hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuStreamSynchronize_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuStreamUpdateCaptureDependencies(hStream: $crate::CUstream | *mut ::std::ffi::c_void, dependencies: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, numDependencies: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamUpdateCaptureDependencies_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, dependencies: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, numDependencies: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamUpdateCaptureDependencies_v2(hStream: $crate::CUstream | *mut ::std::ffi::c_void, dependencies: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, dependencyData: *const $crate::CUgraphEdgeData | *const $crate::CUgraphEdgeData, numDependencies: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamUpdateCaptureDependencies_v2_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, dependencies: *mut $crate::CUgraphNode | *mut *mut ::std::ffi::c_void, dependencyData: *const $crate::CUgraphEdgeData | *const $crate::CUgraphEdgeData, numDependencies: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWaitEvent(hStream: $crate::CUstream | *mut ::std::ffi::c_void, hEvent: $crate::CUevent | *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWaitEvent_ptsz(hStream: $crate::CUstream | *mut ::std::ffi::c_void, hEvent: $crate::CUevent | *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWaitValue32(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint32_t | $crate::cuuint32_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWaitValue32_ptsz(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint32_t | $crate::cuuint32_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWaitValue32_v2(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint32_t | $crate::cuuint32_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWaitValue32_v2_ptsz(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint32_t | $crate::cuuint32_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWaitValue64(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint64_t | $crate::cuuint64_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWaitValue64_ptsz(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint64_t | $crate::cuuint64_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWaitValue64_v2(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint64_t | $crate::cuuint64_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWaitValue64_v2_ptsz(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint64_t | $crate::cuuint64_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWriteValue32(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint32_t | $crate::cuuint32_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWriteValue32_ptsz(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint32_t | $crate::cuuint32_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWriteValue32_v2(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint32_t | $crate::cuuint32_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWriteValue32_v2_ptsz(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint32_t | $crate::cuuint32_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWriteValue64(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint64_t | $crate::cuuint64_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWriteValue64_ptsz(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint64_t | $crate::cuuint64_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWriteValue64_v2(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint64_t | $crate::cuuint64_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuStreamWriteValue64_v2_ptsz(stream: $crate::CUstream | *mut ::std::ffi::c_void, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint64_t | $crate::cuuint64_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuSurfObjectCreate(pSurfObject: *mut $crate::CUsurfObject | *mut $crate::CUsurfObject, pResDesc: *const $crate::CUDA_RESOURCE_DESC | *const $crate::CUDA_RESOURCE_DESC);
+                cuSurfObjectDestroy(surfObject: $crate::CUsurfObject | $crate::CUsurfObject);
+                cuSurfObjectGetResourceDesc(pResDesc: *mut $crate::CUDA_RESOURCE_DESC | *mut $crate::CUDA_RESOURCE_DESC, surfObject: $crate::CUsurfObject | $crate::CUsurfObject);
+                cuSurfRefGetArray(phArray: *mut $crate::CUarray | *mut *mut ::std::ffi::c_void, hSurfRef: $crate::CUsurfref | *mut ::std::ffi::c_void);
+                cuSurfRefSetArray(hSurfRef: $crate::CUsurfref | *mut ::std::ffi::c_void, hArray: $crate::CUarray | *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuTensorMapEncodeIm2col(tensorMap: *mut $crate::CUtensorMap | *mut $crate::CUtensorMap, tensorDataType: $crate::CUtensorMapDataType | $crate::CUtensorMapDataType, tensorRank: $crate::cuuint32_t | $crate::cuuint32_t, globalAddress: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, globalDim: *const $crate::cuuint64_t | *const $crate::cuuint64_t, globalStrides: *const $crate::cuuint64_t | *const $crate::cuuint64_t, pixelBoxLowerCorner: *const ::std::ffi::c_int | *const ::std::ffi::c_int, pixelBoxUpperCorner: *const ::std::ffi::c_int | *const ::std::ffi::c_int, channelsPerPixel: $crate::cuuint32_t | $crate::cuuint32_t, pixelsPerColumn: $crate::cuuint32_t | $crate::cuuint32_t, elementStrides: *const $crate::cuuint32_t | *const $crate::cuuint32_t, interleave: $crate::CUtensorMapInterleave | $crate::CUtensorMapInterleave, swizzle: $crate::CUtensorMapSwizzle | $crate::CUtensorMapSwizzle, l2Promotion: $crate::CUtensorMapL2promotion | $crate::CUtensorMapL2promotion, oobFill: $crate::CUtensorMapFloatOOBfill | $crate::CUtensorMapFloatOOBfill);
+                cuTensorMapEncodeIm2colWide(tensorMap: *mut $crate::CUtensorMap | *mut $crate::CUtensorMap, tensorDataType: $crate::CUtensorMapDataType | $crate::CUtensorMapDataType, tensorRank: $crate::cuuint32_t | $crate::cuuint32_t, globalAddress: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, globalDim: *const $crate::cuuint64_t | *const $crate::cuuint64_t, globalStrides: *const $crate::cuuint64_t | *const $crate::cuuint64_t, pixelBoxLowerCornerWidth: ::std::ffi::c_int | ::std::ffi::c_int, pixelBoxUpperCornerWidth: ::std::ffi::c_int | ::std::ffi::c_int, channelsPerPixel: $crate::cuuint32_t | $crate::cuuint32_t, pixelsPerColumn: $crate::cuuint32_t | $crate::cuuint32_t, elementStrides: *const $crate::cuuint32_t | *const $crate::cuuint32_t, interleave: $crate::CUtensorMapInterleave | $crate::CUtensorMapInterleave, mode: $crate::CUtensorMapIm2ColWideMode | $crate::CUtensorMapIm2ColWideMode, swizzle: $crate::CUtensorMapSwizzle | $crate::CUtensorMapSwizzle, l2Promotion: $crate::CUtensorMapL2promotion | $crate::CUtensorMapL2promotion, oobFill: $crate::CUtensorMapFloatOOBfill | $crate::CUtensorMapFloatOOBfill);
+                cuTensorMapEncodeTiled(tensorMap: *mut $crate::CUtensorMap | *mut $crate::CUtensorMap, tensorDataType: $crate::CUtensorMapDataType | $crate::CUtensorMapDataType, tensorRank: $crate::cuuint32_t | $crate::cuuint32_t, globalAddress: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, globalDim: *const $crate::cuuint64_t | *const $crate::cuuint64_t, globalStrides: *const $crate::cuuint64_t | *const $crate::cuuint64_t, boxDim: *const $crate::cuuint32_t | *const $crate::cuuint32_t, elementStrides: *const $crate::cuuint32_t | *const $crate::cuuint32_t, interleave: $crate::CUtensorMapInterleave | $crate::CUtensorMapInterleave, swizzle: $crate::CUtensorMapSwizzle | $crate::CUtensorMapSwizzle, l2Promotion: $crate::CUtensorMapL2promotion | $crate::CUtensorMapL2promotion, oobFill: $crate::CUtensorMapFloatOOBfill | $crate::CUtensorMapFloatOOBfill);
+                cuTensorMapReplaceAddress(tensorMap: *mut $crate::CUtensorMap | *mut $crate::CUtensorMap, globalAddress: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void);
+                cuTexObjectCreate(pTexObject: *mut $crate::CUtexObject | *mut $crate::CUtexObject, pResDesc: *const $crate::CUDA_RESOURCE_DESC | *const $crate::CUDA_RESOURCE_DESC, pTexDesc: *const $crate::CUDA_TEXTURE_DESC | *const $crate::CUDA_TEXTURE_DESC, pResViewDesc: *const $crate::CUDA_RESOURCE_VIEW_DESC | *const $crate::CUDA_RESOURCE_VIEW_DESC);
+                cuTexObjectDestroy(texObject: $crate::CUtexObject | $crate::CUtexObject);
+                cuTexObjectGetResourceDesc(pResDesc: *mut $crate::CUDA_RESOURCE_DESC | *mut $crate::CUDA_RESOURCE_DESC, texObject: $crate::CUtexObject | $crate::CUtexObject);
+                cuTexObjectGetResourceViewDesc(pResViewDesc: *mut $crate::CUDA_RESOURCE_VIEW_DESC | *mut $crate::CUDA_RESOURCE_VIEW_DESC, texObject: $crate::CUtexObject | $crate::CUtexObject);
+                cuTexObjectGetTextureDesc(pTexDesc: *mut $crate::CUDA_TEXTURE_DESC | *mut $crate::CUDA_TEXTURE_DESC, texObject: $crate::CUtexObject | $crate::CUtexObject);
+                cuTexRefCreate(pTexRef: *mut $crate::CUtexref | *mut *mut ::std::ffi::c_void);
+                cuTexRefDestroy(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefGetAddress(pdptr: *mut $crate::CUdeviceptr_v1 | *mut $crate::CUdeviceptr_v1, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefGetAddressMode(pam: *mut $crate::CUaddress_mode | *mut $crate::CUaddress_mode, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, dim: ::std::ffi::c_int | ::std::ffi::c_int);
+                cuTexRefGetAddress_v2(pdptr: *mut $crate::CUdeviceptr | *mut $crate::CUdeviceptr, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefGetArray(phArray: *mut $crate::CUarray | *mut *mut ::std::ffi::c_void, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefGetBorderColor(pBorderColor: *mut f32 | *mut f32, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefGetFilterMode(pfm: *mut $crate::CUfilter_mode | *mut $crate::CUfilter_mode, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefGetFlags(pFlags: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefGetFormat(pFormat: *mut $crate::CUarray_format | *mut $crate::CUarray_format, pNumChannels: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefGetMaxAnisotropy(pmaxAniso: *mut ::std::ffi::c_int | *mut ::std::ffi::c_int, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefGetMipmapFilterMode(pfm: *mut $crate::CUfilter_mode | *mut $crate::CUfilter_mode, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefGetMipmapLevelBias(pbias: *mut f32 | *mut f32, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefGetMipmapLevelClamp(pminMipmapLevelClamp: *mut f32 | *mut f32, pmaxMipmapLevelClamp: *mut f32 | *mut f32, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefGetMipmappedArray(phMipmappedArray: *mut $crate::CUmipmappedArray | *mut *mut ::std::ffi::c_void, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void);
+                cuTexRefSetAddress(ByteOffset: *mut ::std::ffi::c_uint | *mut ::std::ffi::c_uint, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, dptr: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, bytes: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuTexRefSetAddress2D(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, desc: *const $crate::CUDA_ARRAY_DESCRIPTOR_v1 | *const $crate::CUDA_ARRAY_DESCRIPTOR_v1, dptr: $crate::CUdeviceptr_v1 | $crate::CUdeviceptr_v1, Pitch: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuTexRefSetAddress2D_v2(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, desc: *const $crate::CUDA_ARRAY_DESCRIPTOR | *const $crate::CUDA_ARRAY_DESCRIPTOR, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, Pitch: usize | usize);
+                cuTexRefSetAddress2D_v3(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, desc: *const $crate::CUDA_ARRAY_DESCRIPTOR | *const $crate::CUDA_ARRAY_DESCRIPTOR, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, Pitch: usize | usize);
+                cuTexRefSetAddressMode(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, dim: ::std::ffi::c_int | ::std::ffi::c_int, am: $crate::CUaddress_mode | $crate::CUaddress_mode);
+                cuTexRefSetAddress_v2(ByteOffset: *mut usize | *mut usize, hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, bytes: usize | usize);
+                cuTexRefSetArray(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, hArray: $crate::CUarray | *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuTexRefSetBorderColor(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, pBorderColor: *mut f32 | *mut f32);
+                cuTexRefSetFilterMode(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, fm: $crate::CUfilter_mode | $crate::CUfilter_mode);
+                cuTexRefSetFlags(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuTexRefSetFormat(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, fmt: $crate::CUarray_format | $crate::CUarray_format, NumPackedComponents: ::std::ffi::c_int | ::std::ffi::c_int);
+                cuTexRefSetMaxAnisotropy(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, maxAniso: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuTexRefSetMipmapFilterMode(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, fm: $crate::CUfilter_mode | $crate::CUfilter_mode);
+                cuTexRefSetMipmapLevelBias(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, bias: f32 | f32);
+                cuTexRefSetMipmapLevelClamp(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, minMipmapLevelClamp: f32 | f32, maxMipmapLevelClamp: f32 | f32);
+                cuTexRefSetMipmappedArray(hTexRef: $crate::CUtexref | *mut ::std::ffi::c_void, hMipmappedArray: $crate::CUmipmappedArray | *mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuThreadExchangeStreamCaptureMode(mode: *mut $crate::CUstreamCaptureMode | *mut $crate::CUstreamCaptureMode);
+                cuUserObjectCreate(object_out: *mut $crate::CUuserObject | *mut *mut ::std::ffi::c_void, ptr: *mut ::std::ffi::c_void | *mut ::std::ffi::c_void, destroy: $crate::CUhostFn | $crate::CUhostFn, initialRefcount: ::std::ffi::c_uint | ::std::ffi::c_uint, flags: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuUserObjectRelease(object: $crate::CUuserObject | *mut ::std::ffi::c_void, count: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuUserObjectRetain(object: $crate::CUuserObject | *mut ::std::ffi::c_void, count: ::std::ffi::c_uint | ::std::ffi::c_uint);
+                cuVDPAUCtxCreate(pCtx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, device: $crate::CUdevice | $crate::CUdevice, vdpDevice: $crate::VdpDevice | $crate::VdpDevice, vdpGetProcAddress: *mut $crate::VdpGetProcAddress | *mut $crate::VdpGetProcAddress);
+                cuVDPAUCtxCreate_v2(pCtx: *mut $crate::CUcontext | *mut *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, device: $crate::CUdevice | $crate::CUdevice, vdpDevice: $crate::VdpDevice | $crate::VdpDevice, vdpGetProcAddress: *mut $crate::VdpGetProcAddress | *mut $crate::VdpGetProcAddress);
+                cuVDPAUGetDevice(pDevice: *mut $crate::CUdevice | *mut $crate::CUdevice, vdpDevice: $crate::VdpDevice | $crate::VdpDevice, vdpGetProcAddress: *mut $crate::VdpGetProcAddress | *mut $crate::VdpGetProcAddress);
+                cuWaitExternalSemaphoresAsync(extSemArray: *const $crate::CUexternalSemaphore | *const *mut ::std::ffi::c_void, paramsArray: *const $crate::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS | *const $crate::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, numExtSems: ::std::ffi::c_uint | ::std::ffi::c_uint, stream: $crate::CUstream | *mut ::std::ffi::c_void);
+                cuWaitExternalSemaphoresAsync_ptsz(extSemArray: *const $crate::CUexternalSemaphore | *const *mut ::std::ffi::c_void, paramsArray: *const $crate::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS | *const $crate::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, numExtSems: ::std::ffi::c_uint | ::std::ffi::c_uint, stream: $crate::CUstream | *mut ::std::ffi::c_void);
             }
             undeclared {
                 cudbgApiAttach,

@@ -10,9 +10,11 @@ use std::ffi::c_void;
 
 /// Expanded by `cumock_abi::for_each_export!`: a function pointer for every export the
 /// headers declare, typed as cudaTypedefs.h declares it, NULL where the driver lacks it.
+/// Handles of every kind are `*mut c_void` here (the declaration's erased types, the
+/// same ABI): a case keeps contexts, streams and events in one table of values.
 macro_rules! api {
     (
-        declared { $( $name:ident ( $( $arg:ident : $ty:ty ),* ); )* }
+        declared { $( $name:ident ( $( $arg:ident : $ty:ty | $erased:ty ),* ); )* }
         undeclared { $( $undeclared:ident, )* }
     ) => {
         #[allow(dead_code)] // the harness calls some of them; a case may need any
@@ -20,7 +22,7 @@ macro_rules! api {
             pub path: String,
             // Kept alive for the function pointers below.
             _lib: libloading::Library,
-            $(pub $name: Option<unsafe extern "C" fn($($ty),*) -> cumock_abi::CUresult>,)*
+            $(pub $name: Option<unsafe extern "C" fn($($erased),*) -> cumock_abi::CUresult>,)*
         }
 
         impl Api {
@@ -34,7 +36,7 @@ macro_rules! api {
                     $($name: {
                         // Safety: the type is the function's declaration, from cuda.h.
                         unsafe {
-                            lib.get::<unsafe extern "C" fn($($ty),*) -> cumock_abi::CUresult>(
+                            lib.get::<unsafe extern "C" fn($($erased),*) -> cumock_abi::CUresult>(
                                 concat!(stringify!($name), "\0").as_bytes(),
                             )
                         }

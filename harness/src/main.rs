@@ -563,10 +563,36 @@ fn golden_key(api: &driver::Api) -> Result<String> {
 /// as `libcudart.so.13` (`.so.12`, `.so`) when it was built beside it. `CUMOCK_LIB` names
 /// the built library; by default it is the `libcuda.so` cargo built beside this binary.
 fn mock_library() -> Result<PathBuf> {
-    match std::env::var_os("CUMOCK_LIB") {
-        Some(p) => lay_out(&PathBuf::from(p), "cumock-lib"),
-        None => laid_out("libcuda.so", "cumock-lib"),
+    if let Some(p) = std::env::var_os("CUMOCK_LIB") {
+        return lay_out(&PathBuf::from(p), "cumock-lib");
     }
+    // Installed: `pip install cumock` puts the libraries in <prefix>/lib/cumock/ beside
+    // <prefix>/bin/cumock; after `cargo install`, the README says to copy it there.
+    let exe = std::env::current_exe()?;
+    if let Some(lib) = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|prefix| prefix.join("lib/cumock"))
+        .filter(|d| d.join("libcuda.so.1").is_file())
+    {
+        return if lib.join("libcuda.so").is_file() {
+            Ok(lib.join("libcuda.so.1"))
+        } else {
+            lay_out(&lib.join("libcuda.so.1"), "cumock-lib")
+        };
+    }
+    laid_out("libcuda.so", "cumock-lib").map_err(|e| {
+        let prefix = exe
+            .parent()
+            .and_then(Path::parent)
+            .map(|p| p.join("lib/cumock/libcuda.so.1").display().to_string())
+            .unwrap_or_default();
+        anyhow!(
+            "{e}\nthe mock library is not installed: build it in cumock's repository \
+             (`cargo build --release -p cumock-driver`) and copy target/release/libcuda.so \
+             to {prefix}, or set CUMOCK_LIB to it"
+        )
+    })
 }
 
 /// A library cargo built beside this binary, laid out under its libcuda names.

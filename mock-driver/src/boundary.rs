@@ -1,23 +1,26 @@
-//! The C boundary's machinery: one macro defines every exported function, catches
-//! panics, and turns the model's errors into result codes and diagnostics. No call site
-//! names its own fallback, so none can forget it.
+//! The C boundary's machinery: one macro (`export_all`, expanded from the declaration)
+//! defines every exported function; `call` catches panics and turns the model's errors
+//! into result codes and diagnostics. No export names its own fallback, so none can
+//! forget it.
 
 use crate::model::error::{CuError, CuResult, Severity};
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
-use cumock_abi::CUresult;
+use cumock_abi::{
+    CUcontext, CUevent, CUfunction, CUkernel, CUlibrary, CUmodule, CUresult, CUstream,
+};
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 /// Expanded by `cumock_abi::for_each_export!`: the C export of every function of the
-/// driver, each a call of `Mock`'s `Driver` method of that name (emulated, or the
+/// driver, each a call of `Mock`'s `DriverApi` method of that name (emulated, or the
 /// trait's not-emulated default) through `call`. The exports the headers do not declare
 /// (the debugger's cudbg* symbols) take no arguments: under the C calling convention a
 /// callee may ignore what it is passed.
 macro_rules! export_all {
     (
-        declared { $( $name:ident ( $( $arg:ident : $ty:ty ),* ); )* }
+        declared { $( $name:ident ( $( $arg:ident : $ty:ty | $erased:ty ),* ); )* }
         undeclared { $( $undeclared:ident, )* }
     ) => {
         $(
@@ -27,7 +30,7 @@ macro_rules! export_all {
                     stringify!($name),
                     &[$((stringify!($arg), &$arg as &dyn std::fmt::Debug)),*],
                     // Safety: the program's arguments, as cuda.h declares them.
-                    || unsafe { <$crate::exports::Mock as cumock_abi::Driver>::$name($($arg),*) },
+                    || unsafe { <$crate::exports::Mock as cumock_abi::DriverApi>::$name($($arg),*) },
                 )
             }
         )*
@@ -35,7 +38,7 @@ macro_rules! export_all {
             #[no_mangle]
             pub extern "C" fn $undeclared() -> cumock_abi::CUresult {
                 $crate::boundary::call(stringify!($undeclared), &[], || {
-                    <$crate::exports::Mock as cumock_abi::Driver>::not_emulated(stringify!($undeclared))
+                    <$crate::exports::Mock as cumock_abi::DriverApi>::not_emulated(stringify!($undeclared))
                 })
             }
         )*
@@ -44,41 +47,23 @@ macro_rules! export_all {
 pub(crate) use export_all;
 
 /// Runs an export's body: a panic becomes CUDA_ERROR_UNKNOWN and a message, never an
-/// abort of the host program.
+/// abort of the host program. Every export is one call here: exports that share work
+/// (a `_ptsz` variant and its base) call each other's `DriverApi` methods in Rust, so each
+/// C call the program makes is reported, traced and counted once, with its own name and
+/// the inner error's message.
 pub fn call(
     name: &'static str,
     args: &[(&str, &dyn std::fmt::Debug)],
     body: impl FnOnce() -> CuResult<()>,
 ) -> CUresult {
-    // An export may delegate to another (a `_ptds` variant to its base): only the
-    // outermost call is reported, traced and counted.
-    // The depth is thread-local; while a thread is being torn down (a program releasing
-    // its context from a destructor at exit) it may be gone, and the call counts as outer.
-    let depth = DEPTH
-        .try_with(|d| {
-            d.set(d.get() + 1);
-            d.get()
-        })
-        .unwrap_or(1);
-    let leave = || {
-        let _ = DEPTH.try_with(|d| d.set(d.get().saturating_sub(1)));
-    };
-    let outer = depth == 1;
-    if outer {
-        if let Some(code) = crate::diagnostics::injected_fault(name) {
-            leave();
-            crate::diagnostics::after_call(name, code, args);
-            return code;
-        }
+    if let Some(code) = crate::diagnostics::injected_fault(name) {
+        crate::diagnostics::after_call(name, code, args);
+        return code;
     }
-    let outcome = catch_unwind(AssertUnwindSafe(body));
-    leave();
-    let code = match outcome {
+    let code = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => CUDA_SUCCESS,
         Ok(Err(e)) => {
-            if outer {
-                report(name, &e);
-            }
+            report(name, &e);
             e.code
         }
         Err(panic) => {
@@ -91,14 +76,8 @@ pub fn call(
             CUDA_ERROR_UNKNOWN
         }
     };
-    if outer {
-        crate::diagnostics::after_call(name, code, args);
-    }
+    crate::diagnostics::after_call(name, code, args);
     code
-}
-
-thread_local! {
-    static DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 fn report(name: &str, e: &CuError) {
@@ -172,7 +151,70 @@ pub unsafe fn input<T: Copy>(p: *const T, what: &str) -> CuResult<T> {
     Ok(unsafe { p.read_unaligned() })
 }
 
-/// A NULL-checked CUcontext as the model's key.
-pub fn ctx_key(ctx: *mut std::ffi::c_void) -> Option<u64> {
+// Handles the mock gives out are the model's keys, as pointers: the C types keep a
+// context, a stream and an event apart (each points to its own struct of the driver's),
+// and these are the only places that turn one into a key and back.
+
+/// The model's key of a context; NULL (the current context, where the call allows it)
+/// is None.
+pub fn ctx_key(ctx: CUcontext) -> Option<u64> {
     (!ctx.is_null()).then_some(ctx as u64)
+}
+
+/// The context handle a program receives for a model key.
+pub fn ctx_handle(key: u64) -> CUcontext {
+    key as CUcontext
+}
+
+/// The model's key of a stream: NULL, the legacy default stream, is 0.
+pub fn stream_key(stream: CUstream) -> u64 {
+    stream as u64
+}
+
+/// The stream handle a program receives for a model key.
+pub fn stream_handle(key: u64) -> CUstream {
+    key as CUstream
+}
+
+/// The model's key of a module, function, library or kernel (cuda.h's handle types).
+pub fn module_key(m: CUmodule) -> u64 {
+    m as u64
+}
+
+pub fn module_handle(key: u64) -> CUmodule {
+    key as CUmodule
+}
+
+pub fn function_key(f: CUfunction) -> u64 {
+    f as u64
+}
+
+pub fn function_handle(key: u64) -> CUfunction {
+    key as CUfunction
+}
+
+pub fn library_key(l: CUlibrary) -> u64 {
+    l as u64
+}
+
+pub fn library_handle(key: u64) -> CUlibrary {
+    key as CUlibrary
+}
+
+pub fn kernel_key(k: CUkernel) -> u64 {
+    k as u64
+}
+
+pub fn kernel_handle(key: u64) -> CUkernel {
+    key as CUkernel
+}
+
+/// The model's key of an event.
+pub fn event_key(event: CUevent) -> u64 {
+    event as u64
+}
+
+/// The event handle a program receives for a model key.
+pub fn event_handle(key: u64) -> CUevent {
+    key as CUevent
 }

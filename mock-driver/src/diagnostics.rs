@@ -9,6 +9,9 @@
 //! | `CUMOCK_STRICT=1` | misuse and leaks make the process exit with status 86 |
 
 use crate::model::error::{CuError, Severity};
+use cumock_abi::{CUmemAccessDesc, CUmemAllocationProp, CUmemLocation};
+use cumock_trace::schema::{self, Kind, Param};
+use cumock_trace::{Event, Fields, HandleNames, Value};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -22,7 +25,7 @@ use std::time::Instant;
 pub const STRICT_EXIT_STATUS: i32 = 86;
 
 struct Settings {
-    trace: Option<Mutex<std::fs::File>>,
+    trace: Option<Mutex<Trace>>,
     leaks: bool,
     misuse: bool,
     strict: bool,
@@ -41,7 +44,12 @@ fn settings() -> &'static Settings {
                 .open(&path)
                 .map_err(|e| eprintln!("cumock: CUMOCK_TRACE={path}: {e}; not tracing"))
                 .ok()
-                .map(Mutex::new)
+                .map(|file| {
+                    Mutex::new(Trace {
+                        file,
+                        names: HandleNames::default(),
+                    })
+                })
         });
         let faults =
             std::env::var("CUMOCK_FAULT")
@@ -62,8 +70,15 @@ fn settings() -> &'static Settings {
             start: Instant::now(),
         };
         if s.leaks || s.strict {
-            // Safety: registering a plain extern "C" function with no captured state.
-            unsafe { libc::atexit(at_exit) };
+            // Safety: registering plain extern "C" functions with no captured state.
+            unsafe {
+                libc::atexit(at_exit);
+                libc::pthread_atfork(
+                    Some(before_fork),
+                    Some(after_fork_parent),
+                    Some(after_fork_child),
+                );
+            }
         }
         s
     })
@@ -108,25 +123,211 @@ pub fn warn(name: &str, message: &str) {
     }
 }
 
-/// One trace line for a finished call.
+/// The trace file, and the names given to handles so far (under one lock, so that
+/// names follow the order of the lines).
+struct Trace {
+    file: std::fs::File,
+    names: HandleNames,
+}
+
+/// One trace line for a finished call, in the event form the pass-through recorder
+/// also writes and `cumock trace2case` reads (`cumock_trace::Event`).
 pub fn after_call(name: &str, code: u32, args: &[(&str, &dyn Debug)]) {
     let s = settings();
     let Some(trace) = &s.trace else { return };
-    let args: serde_json::Map<String, serde_json::Value> = args
+    let raw: Vec<(&str, Raw)> = args
         .iter()
-        .map(|(k, v)| ((*k).to_owned(), serde_json::Value::String(format!("{v:?}"))))
+        .map(|(k, v)| (*k, Raw::parse(&format!("{v:?}"))))
         .collect();
-    let line = serde_json::json!({
-        "seq": SEQ.fetch_add(1, Ordering::Relaxed),
-        "fn": name,
-        "args": args,
-        "result": cumock_abi::result_name(code).unwrap_or("?"),
-        "code": code,
-        "thread": thread_id(),
-        "t_us": s.start.elapsed().as_micros() as u64,
-    });
-    let mut f = trace.lock();
-    let _ = writeln!(f, "{line}");
+    let mut t = trace.lock();
+    let (args, out) = traced_args(name, code == 0, &raw, &mut t.names);
+    let event = Event {
+        seq: SEQ.fetch_add(1, Ordering::Relaxed),
+        function: name.to_owned(),
+        args,
+        out,
+        result: cumock_trace::result_name(code),
+        thread: thread_id(),
+        t_us: s.start.elapsed().as_micros() as u64,
+    };
+    let _ = writeln!(t.file, "{}", event.to_line());
+}
+
+/// An argument as the boundary passed it: an integer, or a pointer's address (raw
+/// pointers print in hex, integers in decimal).
+#[derive(Debug, Clone, PartialEq)]
+enum Raw {
+    Unsigned(u64),
+    Signed(i64),
+    Pointer(u64),
+    Other(String),
+}
+
+impl Raw {
+    fn parse(s: &str) -> Self {
+        if let Some(h) = s.strip_prefix("0x") {
+            if let Ok(p) = u64::from_str_radix(h, 16) {
+                return Raw::Pointer(p);
+            }
+        }
+        if let Ok(u) = s.parse() {
+            return Raw::Unsigned(u);
+        }
+        if let Ok(i) = s.parse() {
+            return Raw::Signed(i);
+        }
+        Raw::Other(s.to_owned())
+    }
+
+    fn bits(&self) -> u64 {
+        match self {
+            Raw::Unsigned(u) | Raw::Pointer(u) => *u,
+            Raw::Signed(i) => *i as u64,
+            Raw::Other(_) => 0,
+        }
+    }
+}
+
+/// The arguments typed by `cumock_trace::schema`, matched to the export's parameters by
+/// position; an export the schema does not list (or lists with another arity) keeps its
+/// own parameter names, integers as numbers and pointers as addresses.
+fn traced_args(
+    name: &str,
+    ok: bool,
+    raw: &[(&str, Raw)],
+    names: &mut HandleNames,
+) -> (Fields, Fields) {
+    let (mut args, mut out) = (Fields::new(), Fields::new());
+    let params = schema::params(name).filter(|p| p.len() == raw.len());
+    let Some(params) = params else {
+        for (k, r) in raw {
+            args.push(
+                k,
+                match r {
+                    Raw::Unsigned(u) => Value::from(*u),
+                    Raw::Signed(i) => Value::from(*i),
+                    Raw::Pointer(0) => Value::Null,
+                    Raw::Pointer(p) => cumock_trace::address(*p),
+                    Raw::Other(s) => Value::from(s.as_str()),
+                },
+            );
+        }
+        return (args, out);
+    };
+    let count = params
+        .iter()
+        .zip(raw)
+        .find(|(p, _)| p.name == "count")
+        .map(|(_, (_, r))| r.bits());
+    for (p, (_, r)) in params.iter().zip(raw) {
+        if p.out {
+            // Only a call that succeeded has written through its out-pointers.
+            if let (true, Raw::Pointer(at)) = (ok, r) {
+                if let Some(v) = read_out(p, *at, names) {
+                    out.push(p.name, v);
+                }
+            }
+            continue;
+        }
+        let v = match (p.kind, r) {
+            (Kind::Str | Kind::Prop | Kind::Location | Kind::AccessDescs, Raw::Pointer(at))
+                if *at != 0 =>
+            {
+                read_in(p.kind, *at, count.unwrap_or(0))
+                    .unwrap_or_else(|| cumock_trace::address(*at))
+            }
+            (kind, Raw::Signed(i)) => schema::signed(kind, *i, names),
+            (kind, r) => schema::scalar(kind, r.bits(), names),
+        };
+        args.push(p.name, v);
+    }
+    (args, out)
+}
+
+/// A value the export wrote through an out-pointer.
+fn read_out(p: &Param, at: u64, names: &mut HandleNames) -> Option<Value> {
+    Some(match p.kind {
+        Kind::Str | Kind::Prop => read_in(p.kind, at, 0)?,
+        kind if p.bytes == 4 => schema::signed(kind, i64::from(peek_value::<i32>(at)?), names),
+        kind => schema::scalar(kind, peek_value::<u64>(at)?, names),
+    })
+}
+
+/// A string or struct the program passed (`count` of them for descriptors); `None`
+/// where its memory cannot be read.
+fn read_in(kind: Kind, at: u64, count: u64) -> Option<Value> {
+    Some(match kind {
+        Kind::Str => {
+            let bytes = peek(at, 512)?;
+            let end = bytes.iter().position(|b| *b == 0)?;
+            Value::from(String::from_utf8_lossy(&bytes[..end]).into_owned())
+        }
+        Kind::Prop => {
+            let p = peek_value::<CUmemAllocationProp>(at)?;
+            schema::prop(
+                p.type_,
+                p.location.type_,
+                p.location.id,
+                p.requested_handle_types,
+                p.alloc_flags.compression_type,
+            )
+        }
+        Kind::Location => {
+            let l = peek_value::<CUmemLocation>(at)?;
+            schema::location(l.type_, l.id)
+        }
+        Kind::AccessDescs if count <= 64 => {
+            let size = std::mem::size_of::<CUmemAccessDesc>() as u64;
+            Value::Array(
+                (0..count)
+                    .map(|i| {
+                        let d = peek_value::<CUmemAccessDesc>(at + i * size)?;
+                        Some(schema::access_desc(
+                            d.location.type_,
+                            d.location.id,
+                            d.flags,
+                        ))
+                    })
+                    .collect::<Option<_>>()?,
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// Reads up to `len` bytes of the program's memory at `at` without trusting the
+/// address: process_vm_readv on this very process fails (EFAULT) where a plain read of
+/// a bad pointer would fault, so a program passing garbage gets a trace, not a crash.
+fn peek(at: u64, len: usize) -> Option<Vec<u8>> {
+    if at == 0 {
+        return None;
+    }
+    let mut buf = vec![0u8; len];
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: at as *mut libc::c_void,
+        iov_len: len,
+    };
+    // Safety: the kernel writes at most `len` bytes into our buffer, and checks the
+    // remote range itself.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    if n <= 0 {
+        return None;
+    }
+    buf.truncate(n as usize);
+    Some(buf)
+}
+
+/// A plain C value (an integer, or one of cuda.h's structs of integers and pointers,
+/// for which every bit pattern is a value) from the program's memory.
+fn peek_value<T: Copy>(at: u64) -> Option<T> {
+    let bytes = peek(at, std::mem::size_of::<T>())?;
+    // Safety: `bytes` holds size_of::<T>() bytes (checked), and T is plain old data.
+    (bytes.len() == std::mem::size_of::<T>())
+        .then(|| unsafe { bytes.as_ptr().cast::<T>().read_unaligned() })
 }
 
 fn thread_id() -> i64 {
@@ -255,7 +456,7 @@ fn identity(fd: i32) -> Option<(u64, u64)> {
 
 /// What a call site is kept for, so that a leak report can say where the program made
 /// what it never gave back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Made {
     /// cuMemAddressReserve or cuMemAlloc, by base address.
     Reservation,
@@ -265,10 +466,13 @@ pub enum Made {
     Mapping,
 }
 
-/// Where the program made each live thing, while leak checking is on. Entries of things
-/// since freed are dropped in batches (`prune_origins`), so the table stays about as
-/// large as what is live, without a hook on every freeing call.
-static ORIGINS: Mutex<BTreeMap<(Made, u64), CallSite>> = Mutex::new(BTreeMap::new());
+/// Where the program made each live thing, while leak checking is on, with the order it
+/// was noted in. Entries of things since freed are dropped in batches (`prune_origins`),
+/// so the table stays about as large as what is live, without a hook on every freeing
+/// call. This lock is never held together with the model's (fork safety, see
+/// `before_fork`).
+static ORIGINS: Mutex<BTreeMap<(Made, u64), (u64, CallSite)>> = Mutex::new(BTreeMap::new());
+static ORIGINS_SEQ: AtomicU64 = AtomicU64::new(0);
 static ORIGINS_PRUNE_AT: AtomicU64 = AtomicU64::new(4096);
 
 /// Handles carry a tag in their high bits; the model keys allocations by the low ones.
@@ -286,25 +490,56 @@ pub fn created(what: Made, key: u64) -> u64 {
         return key;
     }
     let site = CallSite::capture();
-    let mut origins = ORIGINS.lock();
-    origins.insert(origin_key(what, key), site);
-    if origins.len() as u64 >= ORIGINS_PRUNE_AT.load(Ordering::Relaxed) {
-        prune_origins(&mut origins);
+    let seq = ORIGINS_SEQ.fetch_add(1, Ordering::Relaxed);
+    let len = {
+        let mut origins = ORIGINS.lock();
+        origins.insert(origin_key(what, key), (seq, site));
+        origins.len() as u64
+    };
+    if len >= ORIGINS_PRUNE_AT.load(Ordering::Relaxed) {
+        prune_origins();
     }
     key
 }
 
-fn prune_origins(origins: &mut BTreeMap<(Made, u64), CallSite>) {
+/// Drops the origins of what is no longer live: the model's keys are copied first, then
+/// the table is pruned, never holding both locks. What was noted after the copy stays.
+fn prune_origins() {
     let Ok(d) = crate::model::driver() else {
         return;
     };
-    let st = d.state.lock();
-    origins.retain(|(what, key), _| match what {
-        Made::Reservation => st.vmm.reservations.contains_key(key),
-        Made::Allocation => st.vmm.allocations.contains_key(key),
-        Made::Mapping => st.vmm.mappings.contains_key(key),
-    });
+    let before = ORIGINS_SEQ.load(Ordering::Relaxed);
+    let live: std::collections::HashSet<(Made, u64)> = {
+        let st = d.state.lock();
+        let reservations = st.vmm.reservations.keys().map(|k| (Made::Reservation, *k));
+        let allocations = st.vmm.allocations.keys().map(|k| (Made::Allocation, *k));
+        let mappings = st.vmm.mappings.keys().map(|k| (Made::Mapping, *k));
+        reservations.chain(allocations).chain(mappings).collect()
+    };
+    let mut origins = ORIGINS.lock();
+    origins.retain(|key, (seq, _)| *seq >= before || live.contains(key));
     ORIGINS_PRUNE_AT.store((origins.len() as u64 * 2).max(4096), Ordering::Relaxed);
+}
+
+/// fork() while another thread holds the origins' lock would leave the child with a lock
+/// no thread releases: it is taken across the fork, as the model's is.
+extern "C" fn before_fork() {
+    std::mem::forget(ORIGINS.lock());
+}
+
+extern "C" fn after_fork_parent() {
+    // Safety: before_fork took the lock in this thread and forgot its guard.
+    unsafe { ORIGINS.force_unlock() };
+}
+
+extern "C" fn after_fork_child() {
+    // A thread parked on the lock in the parent does not exist here: the lock is reset.
+    // Safety: this thread is the only one in the child, and it holds the lock (taken in
+    // before_fork), so nothing else reads the lock's state while it is written.
+    unsafe {
+        let raw = ORIGINS.raw() as *const parking_lot::RawMutex as *mut parking_lot::RawMutex;
+        raw.write(<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT);
+    }
 }
 
 /// The most frames kept of a stack: the mock's own (a dozen or so) and the program's.
@@ -321,10 +556,16 @@ pub struct CallSite(Box<[usize]>);
 impl CallSite {
     pub fn capture() -> Self {
         let mut ips = Vec::with_capacity(MAX_FRAMES);
-        backtrace::trace(|frame| {
-            ips.push(frame.ip() as usize);
-            ips.len() < MAX_FRAMES
-        });
+        // Safety: the unsynchronised walk is not thread-safe only where the platform's
+        // unwinder is not; on Linux, libgcc's _Unwind_Backtrace is. The synchronised one
+        // takes a global lock, which a fork() from another thread could leave held in
+        // the child.
+        unsafe {
+            backtrace::trace_unsynchronized(|frame| {
+                ips.push(frame.ip() as usize);
+                ips.len() < MAX_FRAMES
+            })
+        };
         Self(ips.into_boxed_slice())
     }
 
@@ -464,7 +705,7 @@ pub fn leaks() -> Vec<Leak> {
         .into_iter()
         .map(|(what, key)| Leak {
             what,
-            site: key.and_then(|k| origins.get(&k).cloned()),
+            site: key.and_then(|k| origins.get(&k).map(|(_, site)| site.clone())),
         })
         .collect();
     drop(origins);
@@ -505,6 +746,65 @@ extern "C" fn at_exit() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trace_arguments_by_kind_and_outputs_after_success() {
+        let mut names = HandleNames::default();
+        let handle: u64 = 0xabc;
+        let raw = [
+            ("handle", Raw::Pointer(&handle as *const u64 as u64)),
+            ("size", Raw::Unsigned(2 << 20)),
+            ("prop", Raw::Pointer(0)),
+            ("flags", Raw::Unsigned(0)),
+        ];
+        let (a, o) = traced_args("cuMemCreate", true, &raw, &mut names);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            r#"{"size":2097152,"prop":null,"flags":0}"#
+        );
+        assert_eq!(o.get("handle").unwrap(), "handle#1");
+        let (_, o) = traced_args("cuMemCreate", false, &raw, &mut names);
+        assert!(o.is_empty(), "no outputs from a failed call");
+        let raw = [
+            ("ptr", Raw::parse("140737488355328")),
+            ("size", Raw::parse("4096")),
+            ("offset", Raw::parse("0")),
+            ("handle", Raw::parse("2748")),
+            ("flags", Raw::parse("0")),
+        ];
+        let (a, _) = traced_args("cuMemMap", true, &raw, &mut names);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            r#"{"ptr":"0x800000000000","size":4096,"offset":0,"handle":"handle#1","flags":0}"#
+        );
+        // A `const char *` symbol is a string; the status it wrote, a number.
+        let symbol = c"cuMemMap";
+        let status: i32 = 1;
+        let raw = [
+            ("symbol", Raw::Pointer(symbol.as_ptr() as u64)),
+            ("pfn", Raw::Pointer(0)),
+            ("cudaVersion", Raw::Unsigned(13000)),
+            ("flags", Raw::Unsigned(0)),
+            ("symbolStatus", Raw::Pointer(&status as *const i32 as u64)),
+        ];
+        let (a, o) = traced_args("cuGetProcAddress_v2", true, &raw, &mut names);
+        assert_eq!(a.get("symbol").unwrap(), "cuMemMap");
+        assert_eq!(o.get("status").unwrap(), 1);
+        // An export the schema does not list keeps its own names; pointers as addresses.
+        let raw = [("symbol", Raw::Pointer(symbol.as_ptr() as u64))];
+        let (a, _) = traced_args("cuModuleGetFunction", true, &raw, &mut names);
+        assert!(a.get("symbol").unwrap().as_str().unwrap().starts_with("0x"));
+        assert_eq!(Raw::parse("-1"), Raw::Signed(-1));
+        // A pointer that cannot be read is traced as its address, never followed blindly.
+        let raw = [
+            ("handle", Raw::Pointer(0)),
+            ("size", Raw::Unsigned(1)),
+            ("prop", Raw::Pointer(0x10)),
+            ("flags", Raw::Unsigned(0)),
+        ];
+        let (a, _) = traced_args("cuMemCreate", false, &raw, &mut names);
+        assert_eq!(a.get("prop").unwrap(), "0x10");
+    }
 
     #[test]
     fn nth_call_fails() {

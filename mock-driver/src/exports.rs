@@ -1,4 +1,4 @@
-//! The functions the mock emulates: the implementation of `cumock_abi::Driver`, one
+//! The functions the mock emulates: the implementation of `cumock_abi::DriverApi`, one
 //! method per CUDA entry point. Each converts and checks its arguments and calls the model
 //! (`crate::model`); `grep -n cuMemMap` finds both the method and, in `cases/`, the cases
 //! that show its behaviour. Every export of the real driver that is not a method here is
@@ -9,14 +9,18 @@
 //!    CUmodule, image: *const c_void) -> Self::Outcome`);
 //! 2. write the method below with that signature, returning `CuResult<()>` (parameter
 //!    names may differ; the compiler checks the types against the declaration);
-//! 3. that is all: `boundary::export_all!` turns every method of `Driver` into the C
+//! 3. that is all: `boundary::export_all!` turns every method of `DriverApi` into the C
 //!    export of that name, with the panic guard, the trace, fault injection and the
 //!    diagnostics, and cuGetProcAddress finds it. A function that delegates to another
 //!    (a `_ptsz` variant to its base) calls `Self::cuOther(..)`, in Rust, so the error
 //!    keeps its message; never the C export.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-use crate::boundary::{ctx_key, drv, drv_any, export_all, input, out};
+use crate::boundary::{
+    ctx_handle, ctx_key, drv, drv_any, event_handle, event_key, export_all, function_handle,
+    function_key, input, kernel_handle, kernel_key, library_handle, library_key, module_handle,
+    module_key, out, stream_handle, stream_key,
+};
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
 use crate::model::module::{Image, LaunchRequest};
@@ -29,10 +33,10 @@ use std::os::fd::IntoRawFd;
 
 type CUdevicePtr = CUdeviceptr;
 
-/// The mock driver: the `Driver` methods it writes are what it emulates.
+/// The mock driver: the `DriverApi` methods it writes are what it emulates.
 pub struct Mock;
 
-impl Driver for Mock {
+impl DriverApi for Mock {
     type Outcome = CuResult<()>;
 
     fn not_emulated(name: &'static str) -> CuResult<()> {
@@ -194,7 +198,7 @@ impl Driver for Mock {
         if pctx.is_null() {
             return Err(invalid("pctx is NULL"));
         }
-        out(pctx, d.primary_retain(dev)? as CUcontext)
+        out(pctx, ctx_handle(d.primary_retain(dev)?))
     }
 
     unsafe fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CuResult<()> {
@@ -240,7 +244,7 @@ impl Driver for Mock {
         if pctx.is_null() {
             return Err(invalid("pctx is NULL"));
         }
-        out(pctx, d.ctx_create(flags, dev)? as CUcontext)
+        out(pctx, ctx_handle(d.ctx_create(flags, dev)?))
     }
 
     unsafe fn cuCtxCreate(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CuResult<()> {
@@ -294,7 +298,7 @@ impl Driver for Mock {
 
     unsafe fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CuResult<()> {
         let d = drv()?;
-        out(pctx, d.ctx_current().unwrap_or(0) as CUcontext)
+        out(pctx, ctx_handle(d.ctx_current().unwrap_or(0)))
     }
 
     unsafe fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CuResult<()> {
@@ -309,7 +313,7 @@ impl Driver for Mock {
     unsafe fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CuResult<()> {
         let c = drv()?.ctx_pop()?;
         if !pctx.is_null() {
-            out(pctx, c as CUcontext)?;
+            out(pctx, ctx_handle(c))?;
         }
         Ok(())
     }
@@ -877,7 +881,7 @@ impl Driver for Mock {
         if ph.is_null() {
             return Err(invalid("phStream is NULL"));
         }
-        out(ph, d.stream_create(flags)? as CUstream)
+        out(ph, stream_handle(d.stream_create(flags)?))
     }
 
     unsafe fn cuStreamCreateWithPriority(
@@ -891,7 +895,7 @@ impl Driver for Mock {
         }
         out(
             ph,
-            d.stream_create_with_priority(flags, priority)? as CUstream,
+            stream_handle(d.stream_create_with_priority(flags, priority)?),
         )
     }
 
@@ -908,8 +912,20 @@ impl Driver for Mock {
         Ok(())
     }
 
+    unsafe fn cuCtxGetLimit(pvalue: *mut usize, limit: CUlimit) -> CuResult<()> {
+        let d = drv()?;
+        if pvalue.is_null() {
+            return Err(invalid("pvalue is NULL"));
+        }
+        out(pvalue, d.ctx_limit(limit, None)? as usize)
+    }
+
+    unsafe fn cuCtxSetLimit(limit: CUlimit, value: usize) -> CuResult<()> {
+        drv()?.ctx_limit(limit, Some(value as u64)).map(|_| ())
+    }
+
     unsafe fn cuStreamGetPriority(s: CUstream, priority: *mut c_int) -> CuResult<()> {
-        let (_, _, props) = drv()?.stream_info(s as u64)?;
+        let (_, _, props) = drv()?.stream_info(stream_key(s))?;
         out(priority, props.priority)
     }
 
@@ -918,7 +934,7 @@ impl Driver for Mock {
     }
 
     unsafe fn cuStreamGetFlags(s: CUstream, flags: *mut c_uint) -> CuResult<()> {
-        let (_, _, props) = drv()?.stream_info(s as u64)?;
+        let (_, _, props) = drv()?.stream_info(stream_key(s))?;
         out(flags, props.flags)
     }
 
@@ -927,8 +943,8 @@ impl Driver for Mock {
     }
 
     unsafe fn cuStreamGetCtx(s: CUstream, pctx: *mut CUcontext) -> CuResult<()> {
-        let (ctx, _, _) = drv()?.stream_info(s as u64)?;
-        out(pctx, ctx as CUcontext)
+        let (ctx, _, _) = drv()?.stream_info(stream_key(s))?;
+        out(pctx, ctx_handle(ctx))
     }
 
     unsafe fn cuStreamGetCtx_ptsz(s: CUstream, pctx: *mut CUcontext) -> CuResult<()> {
@@ -936,7 +952,7 @@ impl Driver for Mock {
     }
 
     unsafe fn cuStreamGetDevice(s: CUstream, device: *mut CUdevice) -> CuResult<()> {
-        let (_, dev, _) = drv()?.stream_info(s as u64)?;
+        let (_, dev, _) = drv()?.stream_info(stream_key(s))?;
         out(device, dev as CUdevice)
     }
 
@@ -945,9 +961,9 @@ impl Driver for Mock {
     }
 
     unsafe fn cuStreamGetId(s: CUstream, id: *mut u64) -> CuResult<()> {
-        drv()?.stream_info(s as u64)?;
+        drv()?.stream_info(stream_key(s))?;
         // The handle's own number: unique among the process's live streams.
-        out(id, s as u64 & 0xffff_ffff)
+        out(id, stream_key(s) & 0xffff_ffff)
     }
 
     unsafe fn cuStreamGetId_ptsz(s: CUstream, id: *mut u64) -> CuResult<()> {
@@ -955,11 +971,11 @@ impl Driver for Mock {
     }
 
     unsafe fn cuStreamDestroy_v2(s: CUstream) -> CuResult<()> {
-        drv()?.stream_destroy(s as u64)
+        drv()?.stream_destroy(stream_key(s))
     }
 
     unsafe fn cuStreamDestroy(s: CUstream) -> CuResult<()> {
-        drv()?.stream_destroy(s as u64)
+        drv()?.stream_destroy(stream_key(s))
     }
 
     unsafe fn cuStreamSynchronize(s: CUstream) -> CuResult<()> {
@@ -989,7 +1005,7 @@ impl Driver for Mock {
     unsafe fn cuStreamWaitEvent(s: CUstream, e: CUevent, _flags: c_uint) -> CuResult<()> {
         let d = drv()?;
         stream(s)?;
-        d.event_check(e as u64)
+        d.event_check(event_key(e))
     }
 
     unsafe fn cuStreamWaitEvent_ptsz(s: CUstream, e: CUevent, flags: c_uint) -> CuResult<()> {
@@ -1001,11 +1017,11 @@ impl Driver for Mock {
         if ph.is_null() {
             return Err(invalid("phEvent is NULL"));
         }
-        out(ph, d.event_create(flags)? as CUevent)
+        out(ph, event_handle(d.event_create(flags)?))
     }
 
     unsafe fn cuEventRecord(e: CUevent, s: CUstream) -> CuResult<()> {
-        drv()?.event_record(e as u64, s as u64)
+        drv()?.event_record(event_key(e), stream_key(s))
     }
 
     unsafe fn cuEventRecord_ptsz(e: CUevent, s: CUstream) -> CuResult<()> {
@@ -1014,22 +1030,22 @@ impl Driver for Mock {
 
     unsafe fn cuEventSynchronize(e: CUevent) -> CuResult<()> {
         let d = drv()?;
-        d.event_check(e as u64)?;
+        d.event_check(event_key(e))?;
         d.check_sticky_current()?;
         d.synchronized();
         Ok(())
     }
 
     unsafe fn cuEventQuery(e: CUevent) -> CuResult<()> {
-        drv()?.event_check(e as u64)
+        drv()?.event_check(event_key(e))
     }
 
     unsafe fn cuEventDestroy_v2(e: CUevent) -> CuResult<()> {
-        drv()?.event_destroy(e as u64)
+        drv()?.event_destroy(event_key(e))
     }
 
     unsafe fn cuEventDestroy(e: CUevent) -> CuResult<()> {
-        drv()?.event_destroy(e as u64)
+        drv()?.event_destroy(event_key(e))
     }
 
     unsafe fn cuEventElapsedTime_v2(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult<()> {
@@ -1037,7 +1053,7 @@ impl Driver for Mock {
         if ms.is_null() {
             return Err(invalid("pMilliseconds is NULL"));
         }
-        out(ms, d.event_elapsed_ms(start as u64, end as u64)?)
+        out(ms, d.event_elapsed_ms(event_key(start), event_key(end))?)
     }
 
     unsafe fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult<()> {
@@ -1086,7 +1102,7 @@ impl Driver for Mock {
         }
         // Safety: the image is the program's, read as far as its own header says.
         let image = unsafe { image_bytes(image)? };
-        out(module, d.module_load(image)? as CUmodule)
+        out(module, module_handle(d.module_load(image)?))
     }
     unsafe fn cuModuleLoadDataEx(
         module: *mut CUmodule,
@@ -1111,10 +1127,10 @@ impl Driver for Mock {
             return Err(invalid("module or fname is NULL"));
         }
         let image = read_image_file(fname)?;
-        out(module, d.module_load(image)? as CUmodule)
+        out(module, module_handle(d.module_load(image)?))
     }
     unsafe fn cuModuleUnload(hmod: CUmodule) -> CuResult<()> {
-        drv()?.module_unload(hmod as u64)
+        drv()?.module_unload(module_key(hmod))
     }
     unsafe fn cuModuleGetFunction(
         hfunc: *mut CUfunction,
@@ -1127,8 +1143,8 @@ impl Driver for Mock {
         }
         // Safety: a non-NULL C string, per cuda.h.
         let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-        match d.module_get_function(hmod as u64, &name) {
-            Ok(f) => out(hfunc, f as CUfunction),
+        match d.module_get_function(module_key(hmod), &name) {
+            Ok(f) => out(hfunc, function_handle(f)),
             Err(e) => {
                 // The H200 zeroes the function when the name is not found.
                 if e.code == CUDA_ERROR_NOT_FOUND {
@@ -1150,7 +1166,7 @@ impl Driver for Mock {
         }
         // Safety: a non-NULL C string, per cuda.h.
         let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-        let (addr, size) = match d.module_get_global(hmod as u64, &name) {
+        let (addr, size) = match d.module_get_global(module_key(hmod), &name) {
             Ok(found) => found,
             Err(e) => {
                 // The H200 zeroes both outputs when the name is not found.
@@ -1178,7 +1194,7 @@ impl Driver for Mock {
         if name.is_null() {
             return Err(invalid("name is NULL"));
         }
-        let n = d.function_name(hfunc as u64)?;
+        let n = d.function_name(function_key(hfunc))?;
         out(name, intern(&n))
     }
     unsafe fn cuFuncGetAttribute(
@@ -1190,14 +1206,14 @@ impl Driver for Mock {
         if pi.is_null() {
             return Err(invalid("pi is NULL"));
         }
-        out(pi, d.function_attribute(hfunc as u64, attrib)?)
+        out(pi, d.function_attribute(function_key(hfunc), attrib)?)
     }
     unsafe fn cuFuncSetAttribute(
         hfunc: CUfunction,
         attrib: CUfunction_attribute,
         value: c_int,
     ) -> CuResult<()> {
-        drv()?.function_set_attribute(hfunc as u64, attrib, value)
+        drv()?.function_set_attribute(function_key(hfunc), attrib, value)
     }
     unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
         num_blocks: *mut c_int,
@@ -1211,7 +1227,7 @@ impl Driver for Mock {
         }
         out(
             num_blocks,
-            d.occupancy_blocks_per_sm(func as u64, block_size, dynamic_smem_size)?,
+            d.occupancy_blocks_per_sm(function_key(func), block_size, dynamic_smem_size)?,
         )
     }
     unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
@@ -1245,8 +1261,11 @@ impl Driver for Mock {
                 "a blockSizeToDynamicSMemSize callback is not emulated: pass NULL and dynamicSMemSize",
             ));
         }
-        let (grid, block) =
-            d.occupancy_potential_block_size(func as u64, dynamic_smem_size, block_size_limit)?;
+        let (grid, block) = d.occupancy_potential_block_size(
+            function_key(func),
+            dynamic_smem_size,
+            block_size_limit,
+        )?;
         out(min_grid_size, grid)?;
         out(block_size, block)
     }
@@ -1283,13 +1302,13 @@ impl Driver for Mock {
     ) -> CuResult<()> {
         let d = drv()?;
         // Safety: the parameter arrays are the program's, laid out as cuda.h says.
-        let params = unsafe { param_buffer(d, f as u64, kernel_params, extra)? };
+        let params = unsafe { param_buffer(d, function_key(f), kernel_params, extra)? };
         d.launch(LaunchRequest {
-            function: f as u64,
+            function: function_key(f),
             grid: [grid_x, grid_y, grid_z],
             block: [block_x, block_y, block_z],
             shared,
-            stream: h_stream as u64,
+            stream: stream_key(h_stream),
             params,
         })
     }
@@ -1378,7 +1397,7 @@ impl Driver for Mock {
         }
         // Safety: the image is the program's, read as far as its own header says.
         let image = unsafe { image_bytes(code)? };
-        out(library, d.library_load(image)? as CUlibrary)
+        out(library, library_handle(d.library_load(image)?))
     }
     unsafe fn cuLibraryLoadFromFile(
         library: *mut CUlibrary,
@@ -1395,14 +1414,17 @@ impl Driver for Mock {
             return Err(invalid("library or fileName is NULL"));
         }
         let image = read_image_file(file_name)?;
-        out(library, d.library_load(image)? as CUlibrary)
+        out(library, library_handle(d.library_load(image)?))
     }
     unsafe fn cuLibraryUnload(library: CUlibrary) -> CuResult<()> {
-        drv()?.library_unload(library as u64)
+        drv()?.library_unload(library_key(library))
     }
     unsafe fn cuLibraryGetModule(p_mod: *mut CUmodule, library: CUlibrary) -> CuResult<()> {
         let d = drv()?;
-        out(p_mod, d.library_get_module(library as u64)? as CUmodule)
+        out(
+            p_mod,
+            module_handle(d.library_get_module(library_key(library))?),
+        )
     }
     unsafe fn cuLibraryGetKernel(
         p_kernel: *mut CUkernel,
@@ -1417,7 +1439,7 @@ impl Driver for Mock {
         let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
         out(
             p_kernel,
-            d.library_get_kernel(library as u64, &name)? as CUkernel,
+            kernel_handle(d.library_get_kernel(library_key(library), &name)?),
         )
     }
     unsafe fn cuLibraryGetGlobal(
@@ -1426,16 +1448,19 @@ impl Driver for Mock {
         library: CUlibrary,
         name: *const c_char,
     ) -> CuResult<()> {
-        let module = drv()?.library_get_module(library as u64)?;
-        Self::cuModuleGetGlobal_v2(dptr, bytes, module as CUmodule, name)
+        let module = drv()?.library_get_module(library_key(library))?;
+        Self::cuModuleGetGlobal_v2(dptr, bytes, module_handle(module), name)
     }
     unsafe fn cuKernelGetFunction(p_func: *mut CUfunction, kernel: CUkernel) -> CuResult<()> {
         let d = drv()?;
-        out(p_func, d.kernel_get_function(kernel as u64)? as CUfunction)
+        out(
+            p_func,
+            function_handle(d.kernel_get_function(kernel_key(kernel))?),
+        )
     }
     unsafe fn cuKernelGetName(name: *mut *const c_char, kernel: CUkernel) -> CuResult<()> {
-        let f = drv()?.kernel_get_function(kernel as u64)?;
-        Self::cuFuncGetName(name, f as CUfunction)
+        let f = drv()?.kernel_get_function(kernel_key(kernel))?;
+        Self::cuFuncGetName(name, function_handle(f))
     }
     unsafe fn cuKernelGetAttribute(
         pi: *mut c_int,
@@ -1443,8 +1468,8 @@ impl Driver for Mock {
         kernel: CUkernel,
         _dev: CUdevice,
     ) -> CuResult<()> {
-        let f = drv()?.kernel_get_function(kernel as u64)?;
-        Self::cuFuncGetAttribute(pi, attrib, f as CUfunction)
+        let f = drv()?.kernel_get_function(kernel_key(kernel))?;
+        Self::cuFuncGetAttribute(pi, attrib, function_handle(f))
     }
     unsafe fn cuGetExportTable(
         _table: *mut *const c_void,
@@ -1758,7 +1783,7 @@ unsafe fn write_pointer_attribute(
 
 /// Checks a stream argument of an async operation.
 fn stream(s: CUstream) -> CuResult<()> {
-    drv()?.stream_check(s as u64)
+    drv()?.stream_check(stream_key(s))
 }
 
 // ---------------------------------------------------------------- helpers

@@ -3,7 +3,7 @@
 //!
 //! - `model`: the driver's state and rules, in safe Rust (unit-tested without the C ABI);
 //! - `os`: the system calls under it (mmap, memfd), the model's only `unsafe`;
-//! - `exports`: the emulated functions (the `cumock_abi::Driver` methods the mock writes),
+//! - `exports`: the emulated functions (the `cumock_abi::DriverApi` methods the mock writes),
 //!   each a few lines over the model, and the C exports of all 707 symbols of the real
 //!   driver, expanded from the declaration in `cumock_abi`; those not emulated return
 //!   CUDA_ERROR_NOT_SUPPORTED;

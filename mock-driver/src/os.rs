@@ -475,6 +475,23 @@ mod tests {
     }
 
     #[test]
+    fn host_limits_say_which_limit_and_how_to_raise_it() {
+        let maps = mapping_error(io::Error::from_raw_os_error(libc::ENOMEM)).to_string();
+        assert!(
+            maps.contains("vm.max_map_count") && maps.contains("sysctl"),
+            "{maps}"
+        );
+        let fds = fd_error(io::Error::from_raw_os_error(libc::EMFILE)).to_string();
+        assert!(
+            fds.contains("RLIMIT_NOFILE") && fds.contains("ulimit -n"),
+            "{fds}"
+        );
+        // Other errors pass through as they are.
+        let other = mapping_error(io::Error::from_raw_os_error(libc::EINVAL));
+        assert_eq!(other.raw_os_error(), Some(libc::EINVAL));
+    }
+
+    #[test]
     fn foreign_fds_are_refused() {
         let f = std::fs::File::open("/dev/null").unwrap();
         assert!(matches!(

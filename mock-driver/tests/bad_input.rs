@@ -28,7 +28,7 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
     // type and size; the matrix is about what the mock does with the values.
     unsafe {
         assert_eq!(cuInit(0), 0);
-        let mut ctx = null;
+        let mut ctx: cumock_abi::CUcontext = std::ptr::null_mut();
         assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
         assert_eq!(cuCtxSetCurrent(ctx), 0);
         let mut free0 = 0usize;
@@ -260,7 +260,7 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
                 );
                 let mut dev = 0;
                 check(cuDeviceGet(&mut dev, e), "cuDeviceGet", &mut n);
-                let mut c = null;
+                let mut c: cumock_abi::CUcontext = std::ptr::null_mut();
                 check(cuCtxCreate_v2(&mut c, e as u32, 0), "cuCtxCreate", &mut n);
                 if !c.is_null() {
                     check(cuCtxDestroy_v2(c), "cuCtxDestroy", &mut n);
@@ -284,24 +284,16 @@ fn every_bad_argument_gets_an_error_code_and_nothing_crashes() {
                 &mut n,
             );
             check(cuMemFree_v2(a), "cuMemFree", &mut n);
-            check(
-                cuCtxSetCurrent(a as *mut c_void),
-                "cuCtxSetCurrent bogus",
-                &mut n,
-            );
+            check(cuCtxSetCurrent(a as _), "cuCtxSetCurrent bogus", &mut n);
             check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent", &mut n);
+            check(cuCtxDestroy_v2(a as _), "cuCtxDestroy bogus", &mut n);
             check(
-                cuCtxDestroy_v2(a as *mut c_void),
-                "cuCtxDestroy bogus",
-                &mut n,
-            );
-            check(
-                cuStreamSynchronize(a as *mut c_void),
+                cuStreamSynchronize(a as _),
                 "cuStreamSynchronize bogus",
                 &mut n,
             );
             check(
-                cuEventRecord(a as *mut c_void, null),
+                cuEventRecord(a as _, std::ptr::null_mut()),
                 "cuEventRecord bogus",
                 &mut n,
             );

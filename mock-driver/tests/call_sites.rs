@@ -139,3 +139,60 @@ fn without_leak_checking_nothing_is_captured_or_shown() {
     let report = run("leak", &[]);
     assert!(!report.contains("cumock:       at "), "{report}");
 }
+
+#[test]
+fn call_sites_of_freed_things_are_dropped_and_the_live_ones_kept() {
+    // 10,000 allocation handles made and released (handles are never reused, so the
+    // table of call sites grows past 4096 and is pruned), then one reservation leaked: it
+    // is the only leak, and its call site is right.
+    let dir = common::scratch(&format!("call-sites-prune-{}", std::process::id()));
+    let src = dir.join("churn.c");
+    std::fs::write(
+        &src,
+        "#include <cuda.h>\n\
+         int main(void) {\n\
+         \x20   CUdeviceptr va; CUmemGenericAllocationHandle h; CUmemAllocationProp p = {0};\n\
+         \x20   p.type = CU_MEM_ALLOCATION_TYPE_PINNED; p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;\n\
+         \x20   if (cuInit(0)) return 1;\n\
+         \x20   for (int i = 0; i < 10000; i++) {\n\
+         \x20       if (cuMemCreate(&h, 2 << 20, &p, 0)) return 2;\n\
+         \x20       if (cuMemRelease(h)) return 3;\n\
+         \x20   }\n\
+         \x20   return cuMemAddressReserve(&va, 2 << 20, 0, 0, 0) ? 4 : 0; /* leaked */\n\
+         }\n",
+    )
+    .unwrap();
+    let exe = dir.join("churn");
+    let lib = common::mock_dir();
+    common::build_c(
+        &src,
+        &exe,
+        &["-g", "-O0", "-L", lib.to_str().unwrap(), "-lcuda"],
+    );
+    let o = Command::new(&exe)
+        .env("LD_LIBRARY_PATH", &lib)
+        .env("CUMOCK_LEAKS", "1")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{report}");
+    assert!(report.contains("leak report: 1 leak(s)"), "{report}");
+    let frames = frames_under(&report, "never freed");
+    assert!(
+        frames.len() == 1 && frames[0].starts_with("main (") && frames[0].ends_with("churn.c:10)"),
+        "{frames:?} in:\n{report}"
+    );
+}
+
+#[test]
+fn programs_that_fork_keep_working_with_call_sites_on() {
+    // memMapIPCDrv-style sharing: the parent exports, forked children import and map.
+    let o = Command::new(common::client("ipc"))
+        .env("LD_LIBRARY_PATH", common::mock_dir())
+        .env("CUMOCK_LEAKS", "1")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{report}");
+    assert!(report.contains("nothing leaked"), "{report}");
+}

@@ -96,8 +96,14 @@ fn the_trace_has_every_call_with_arguments_result_thread_and_time() {
         .find(|l| l["fn"] == "cuMemCreate")
         .expect("cuMemCreate traced");
     assert_eq!(create["result"], "CUDA_SUCCESS");
+    // Typed: sizes as numbers, handles by name, enums by name.
     assert!(
-        create["args"]["size"].is_string() && create["thread"].is_i64() && create["t_us"].is_u64(),
+        create["args"]["size"].is_u64() && create["thread"].is_i64() && create["t_us"].is_u64(),
+        "{create}"
+    );
+    assert_eq!(create["out"]["handle"], "handle#1", "{create}");
+    assert_eq!(
+        create["args"]["prop"]["location"]["type"], "CU_MEM_LOCATION_TYPE_DEVICE",
         "{create}"
     );
     let names: Vec<&str> = lines.iter().map(|l| l["fn"].as_str().unwrap()).collect();

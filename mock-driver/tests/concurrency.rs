@@ -4,7 +4,6 @@
 
 use cuda::exports::*;
 use cumock_abi::{CUmemAccessDesc, CUmemAllocationProp, CUmemLocation};
-use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
 const G: usize = 2 << 20;
@@ -38,7 +37,7 @@ fn worker(seed: u64, until: Instant) -> u64 {
         location: CUmemLocation { type_: 1, id: 0 },
         flags: 3,
     };
-    let mut ctx: *mut c_void = std::ptr::null_mut();
+    let mut ctx: cumock_abi::CUcontext = std::ptr::null_mut();
     // Safety (all calls below): out-pointers to locals, buffers of the lengths passed.
     unsafe {
         ok(cuDevicePrimaryCtxRetain(&mut ctx, 0), "retain");
@@ -102,7 +101,7 @@ fn sixteen_threads_of_random_vmm_work_keep_the_state_consistent() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // Safety: cuInit(0).
     assert_eq!(unsafe { cuInit(0) }, 0);
-    let mut ctx: *mut c_void = std::ptr::null_mut();
+    let mut ctx: cumock_abi::CUcontext = std::ptr::null_mut();
     let (mut free0, mut free1, mut total) = (0usize, 0usize, 0usize);
     // Safety: out-pointers to locals.
     unsafe {

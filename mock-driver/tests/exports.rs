@@ -103,14 +103,16 @@ fn delegation_child() {
     use cuda::exports::*;
     use std::ffi::c_void;
     const G: usize = 2 << 20;
-    let null = std::ptr::null_mut::<c_void>();
-    let bogus = 0x1234_5678usize as *mut c_void;
+    // A handle value the mock never gave out, of whichever handle type a call takes.
+    fn bogus<T>() -> *mut T {
+        0x1234_5678usize as *mut T
+    }
     let mut results = Vec::new();
     // Safety: pointers are NULL, bogus on purpose (the mock must refuse them), or point
     // to live locals of the right size.
     unsafe {
         assert_eq!(cuInit(0), 0);
-        let mut ctx = null;
+        let mut ctx = std::ptr::null_mut();
         assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
         assert_eq!(cuCtxSetCurrent(ctx), 0);
         let mut va = 0u64;
@@ -130,39 +132,45 @@ fn delegation_child() {
         r("cuMemcpyHtoD_v2", cuMemcpyHtoD_v2(va, host, 16));
         r(
             "cuMemcpyHtoDAsync_v2",
-            cuMemcpyHtoDAsync_v2(va, host, 16, null),
+            cuMemcpyHtoDAsync_v2(va, host, 16, std::ptr::null_mut()),
         );
         r("cuMemcpyHtoD_v2_ptds", cuMemcpyHtoD_v2_ptds(va, host, 16));
         r(
             "cuMemcpyHtoDAsync_v2_ptsz",
-            cuMemcpyHtoDAsync_v2_ptsz(va, host, 16, null),
+            cuMemcpyHtoDAsync_v2_ptsz(va, host, 16, std::ptr::null_mut()),
         );
         r(
             "cuMemcpyDtoHAsync_v2",
-            cuMemcpyDtoHAsync_v2(host, va, 16, null),
+            cuMemcpyDtoHAsync_v2(host, va, 16, std::ptr::null_mut()),
         );
         r("cuMemcpyDtoH_v2_ptds", cuMemcpyDtoH_v2_ptds(host, va, 16));
         r(
             "cuMemcpyDtoDAsync_v2",
-            cuMemcpyDtoDAsync_v2(va, va + 64, 16, null),
+            cuMemcpyDtoDAsync_v2(va, va + 64, 16, std::ptr::null_mut()),
         );
         r(
             "cuMemcpyDtoD_v2_ptds",
             cuMemcpyDtoD_v2_ptds(va, va + 64, 16),
         );
-        r("cuMemcpyAsync", cuMemcpyAsync(va, host as u64, 16, null));
+        r(
+            "cuMemcpyAsync",
+            cuMemcpyAsync(va, host as u64, 16, std::ptr::null_mut()),
+        );
         r("cuMemcpy_ptds", cuMemcpy_ptds(va, host as u64, 16));
         r(
             "cuMemcpyAsync_ptsz",
-            cuMemcpyAsync_ptsz(va, host as u64, 16, null),
+            cuMemcpyAsync_ptsz(va, host as u64, 16, std::ptr::null_mut()),
         );
-        r("cuMemsetD8Async", cuMemsetD8Async(va, 1, 16, null));
+        r(
+            "cuMemsetD8Async",
+            cuMemsetD8Async(va, 1, 16, std::ptr::null_mut()),
+        );
         r("cuMemsetD16_v2_ptds", cuMemsetD16_v2_ptds(va, 1, 16));
         r(
             "cuMemsetD32Async_ptsz",
-            cuMemsetD32Async_ptsz(va, 1, 16, null),
+            cuMemsetD32Async_ptsz(va, 1, 16, std::ptr::null_mut()),
         );
-        let mut c = null;
+        let mut c = std::ptr::null_mut();
         r("cuCtxCreate", cuCtxCreate(&mut c, 0, 99));
         r(
             "cuCtxCreate_v3",
@@ -172,11 +180,11 @@ fn delegation_child() {
             "cuCtxCreate_v4",
             cuCtxCreate_v4(&mut c, std::ptr::null_mut(), 0, 99),
         );
-        r("cuCtxDestroy", cuCtxDestroy(bogus));
-        r("cuCtxPushCurrent", cuCtxPushCurrent(bogus));
+        r("cuCtxDestroy", cuCtxDestroy(bogus()));
+        r("cuCtxPushCurrent", cuCtxPushCurrent(bogus()));
         // The stack holds the primary context only as current, not pushed: popping twice
         // empties it, and the second pop has nothing to pop.
-        let mut popped = null;
+        let mut popped = std::ptr::null_mut();
         let _ = cuCtxPopCurrent_v2(&mut popped);
         r("cuCtxPopCurrent", cuCtxPopCurrent(&mut popped));
         r(
@@ -188,16 +196,22 @@ fn delegation_child() {
             cuStreamCreateWithPriority(std::ptr::null_mut(), 0, 0),
         );
         assert_eq!(cuCtxSetCurrent(ctx), 0);
-        r("cuStreamSynchronize_ptsz", cuStreamSynchronize_ptsz(bogus));
-        r("cuStreamQuery_ptsz", cuStreamQuery_ptsz(bogus));
+        r(
+            "cuStreamSynchronize_ptsz",
+            cuStreamSynchronize_ptsz(bogus()),
+        );
+        r("cuStreamQuery_ptsz", cuStreamQuery_ptsz(bogus()));
         r(
             "cuStreamWaitEvent_ptsz",
-            cuStreamWaitEvent_ptsz(null, bogus, 0),
+            cuStreamWaitEvent_ptsz(std::ptr::null_mut(), bogus(), 0),
         );
-        r("cuEventRecord_ptsz", cuEventRecord_ptsz(bogus, null));
+        r(
+            "cuEventRecord_ptsz",
+            cuEventRecord_ptsz(bogus(), std::ptr::null_mut()),
+        );
         r(
             "cuEventElapsedTime",
-            cuEventElapsedTime(std::ptr::null_mut(), bogus, bogus),
+            cuEventElapsedTime(std::ptr::null_mut(), bogus(), bogus()),
         );
         r(
             "cuGetProcAddress",

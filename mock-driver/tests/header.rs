@@ -1,7 +1,7 @@
 //! The ABI checked against NVIDIA's cuda.h (CUDA 13.0, from the registry package): a C
 //! file compiled against the header prints sizes, offsets, enum values and the size and
 //! kind of every parameter of every export the declaration (`cumock_abi::EXPORTS`) takes
-//! from cudaTypedefs.h, and the Rust side compares. Emulated functions are `Driver`
+//! from cudaTypedefs.h, and the Rust side compares. Emulated functions are `DriverApi`
 //! methods, so the compiler holds each to its declaration.
 
 mod common;
@@ -149,7 +149,7 @@ fn struct_layouts_enum_values_and_signatures_match_cuda_h() {
     // headers need the window systems' headers, which CI does not have): the size and
     // the kind (floating point or not: they travel in different registers) of each
     // parameter of its typedef, as the C compiler sees it. Emulated functions are
-    // methods of the `Driver` trait, so the compiler holds them to these declarations.
+    // methods of the `DriverApi` trait, so the compiler holds them to these declarations.
     let mut sig_rows = Vec::new();
     for e in EXPORTS {
         let (Some(proc), Some(params)) = (e.proc, e.params) else {

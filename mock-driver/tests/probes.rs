@@ -152,3 +152,8 @@ fn proc_address_table_matches_the_h200() {
     let exports = common::workspace().join("abi/gen/exports-580.159.04.txt");
     compare("proc_address_table", &[exports.display().to_string()]);
 }
+
+#[test]
+fn streams_probe_matches_the_h200() {
+    compare("streams", &[]);
+}

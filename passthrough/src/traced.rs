@@ -1,6 +1,6 @@
 //! The traced set: the calls an allocator makes, recorded after the real driver ran them
 //! with their arguments, what they returned through out-pointers, and the result. Each
-//! is a method of `cumock_abi::Driver` with the declared signature; `forward.rs` calls
+//! is a method of `cumock_abi::DriverApi` with the declared signature; `forward.rs` calls
 //! it around every export.
 
 use cumock_abi::*;
@@ -56,7 +56,7 @@ unsafe fn descs(p: *const CUmemAccessDesc, n: usize) -> Value {
 pub type After = Box<dyn FnOnce(CUresult)>;
 
 /// The traced set: each row is a function with its declared signature (the compiler
-/// holds it to `cumock_abi::Driver`'s) and what to record of it; `extra` holds the
+/// holds it to `cumock_abi::DriverApi`'s) and what to record of it; `extra` holds the
 /// hand-written methods. Every other export is forwarded without a record.
 macro_rules! traced {
     (
@@ -66,7 +66,7 @@ macro_rules! traced {
         /// The pass-through's side of the declaration: what happens after each call.
         pub struct Traced;
 
-        impl cumock_abi::Driver for Traced {
+        impl cumock_abi::DriverApi for Traced {
             type Outcome = Option<After>;
 
             /// Not traced: forwarded, nothing recorded.
@@ -96,17 +96,17 @@ macro_rules! traced {
 
 traced! {
     fn cuInit(flags: c_uint) => (json!({"flags": flags}), Value::Null);
-    fn cuDevicePrimaryCtxRetain(pctx: *mut P, dev: c_int) => (json!({"dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
+    fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: c_int) => (json!({"dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
     fn cuDevicePrimaryCtxRelease_v2(dev: c_int) => (json!({"dev": dev}), Value::Null);
     fn cuDevicePrimaryCtxReset_v2(dev: c_int) => (json!({"dev": dev}), Value::Null);
-    fn cuCtxCreate_v2(pctx: *mut P, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
-    fn cuCtxCreate_v4(pctx: *mut P, params: *mut CUctxCreateParams, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev, "params": params as usize}), json!({"ctx": rd(pctx as *const usize)}));
-    fn cuCtxDestroy_v2(ctx: P) => (json!({"ctx": ctx as usize}), Value::Null);
-    fn cuCtxSetCurrent(ctx: P) => (json!({"ctx": ctx as usize}), Value::Null);
-    fn cuCtxPushCurrent_v2(ctx: P) => (json!({"ctx": ctx as usize}), Value::Null);
-    fn cuCtxPopCurrent_v2(pctx: *mut P) => (Value::Null, json!({"ctx": rd(pctx as *const usize)}));
+    fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
+    fn cuCtxCreate_v4(pctx: *mut CUcontext, params: *mut CUctxCreateParams, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev, "params": params as usize}), json!({"ctx": rd(pctx as *const usize)}));
+    fn cuCtxDestroy_v2(ctx: CUcontext) => (json!({"ctx": ctx as usize}), Value::Null);
+    fn cuCtxSetCurrent(ctx: CUcontext) => (json!({"ctx": ctx as usize}), Value::Null);
+    fn cuCtxPushCurrent_v2(ctx: CUcontext) => (json!({"ctx": ctx as usize}), Value::Null);
+    fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) => (Value::Null, json!({"ctx": rd(pctx as *const usize)}));
     fn cuCtxSynchronize() => (Value::Null, Value::Null);
-    fn cuStreamSynchronize(stream: P) => (json!({"stream": stream as usize}), Value::Null);
+    fn cuStreamSynchronize(stream: CUstream) => (json!({"stream": stream as usize}), Value::Null);
     fn cuMemGetAllocationGranularity(g: *mut usize, p: *const CUmemAllocationProp, option: c_int) => (json!({"prop": prop(p), "option": option}), json!({"granularity": rd(g)}));
     fn cuMemAddressReserve(ptr: *mut u64, size: usize, align: usize, addr: u64, flags: u64) => (json!({"size": size, "align": align, "addr": addr, "flags": flags}), json!({"ptr": rd(ptr)}));
     fn cuMemAddressFree(ptr: u64, size: usize) => (json!({"ptr": ptr, "size": size}), Value::Null);
@@ -126,10 +126,10 @@ traced! {
     fn cuMemcpyHtoD_v2(dst: u64, src: *const c_void, n: usize) => (json!({"dst": dst, "n": n, "src": src as usize}), Value::Null);
     fn cuMemcpyDtoH_v2(dst: P, src: u64, n: usize) => (json!({"dst": dst as usize, "src": src, "n": n}), Value::Null);
     fn cuMemcpyDtoD_v2(dst: u64, src: u64, n: usize) => (json!({"dst": dst, "src": src, "n": n}), Value::Null);
-    fn cuMemcpyHtoDAsync_v2(dst: u64, src: *const c_void, n: usize, s: P) => (json!({"dst": dst, "n": n, "src": src as usize, "stream": s as usize}), Value::Null);
-    fn cuMemcpyDtoHAsync_v2(dst: P, src: u64, n: usize, s: P) => (json!({"dst": dst as usize, "src": src, "n": n, "stream": s as usize}), Value::Null);
-    fn cuMemcpyDtoDAsync_v2(dst: u64, src: u64, n: usize, s: P) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
-    fn cuMemcpyAsync(dst: u64, src: u64, n: usize, s: P) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
+    fn cuMemcpyHtoDAsync_v2(dst: u64, src: *const c_void, n: usize, s: CUstream) => (json!({"dst": dst, "n": n, "src": src as usize, "stream": s as usize}), Value::Null);
+    fn cuMemcpyDtoHAsync_v2(dst: P, src: u64, n: usize, s: CUstream) => (json!({"dst": dst as usize, "src": src, "n": n, "stream": s as usize}), Value::Null);
+    fn cuMemcpyDtoDAsync_v2(dst: u64, src: u64, n: usize, s: CUstream) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
+    fn cuMemcpyAsync(dst: u64, src: u64, n: usize, s: CUstream) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
     fn cuMemsetD8_v2(dst: u64, v: u8, n: usize) => (json!({"dst": dst, "value": v, "n": n}), Value::Null);
     fn cuMemsetD32_v2(dst: u64, v: u32, n: usize) => (json!({"dst": dst, "value": v, "n": n}), Value::Null);
     extra {

@@ -25,7 +25,7 @@ K f32_misc(const unsigned* in, unsigned* out, int n) {
   asm("mul.ftz.sat.f32 %0, %1, %2;" : "=r"(r1) : "f"(a), "f"(b));
   asm("min.NaN.f32 %0, %1, %2;" : "=r"(r2) : "f"(a), "f"(b));
   asm("max.ftz.f32 %0, %1, %2;" : "=r"(r3) : "f"(a), "f"(b));
-  asm("div.full.f32 %0, %1, %2;" : "=r"(r4) : "f"(a), "f"(b));
+  asm("mul.rz.ftz.f32 %0, %1, %2;" : "=r"(r4) : "f"(a), "f"(b));
   unsigned* o = out + 12 * t;
   o[0] = U(fminf(a, b)); o[1] = U(fmaxf(a, b)); o[2] = U(fabsf(a)); o[3] = U(-a); o[4] = U(copysignf(a, b));
   o[5] = U(a / b); o[6] = U(sqrtf(a)); o[7] = r0; o[8] = r1; o[9] = r2; o[10] = r3; o[11] = r4;

@@ -37,7 +37,8 @@ K generic_pointers(const unsigned* in, unsigned* out, int n) {
   unsigned t = threadIdx.x, g = blockIdx.x * blockDim.x + t;
   s[t] = g < n ? in[g] : 0;
   __syncthreads();
-  unsigned* p = (in[g % n] & 1) ? s : out;  // a generic pointer, shared or global
+  // A generic pointer, shared or global (the input: other blocks write `out`).
+  unsigned* p = (in[g % n] & 1) ? s : const_cast<unsigned*>(in);
   unsigned r = through_generic(p, t);
   __syncthreads();
   if (g < n) out[g] = r + __isShared(p);

@@ -69,5 +69,7 @@ K divergent_loop(const unsigned* in, unsigned* out, int n) {
   unsigned s = 0;
   while (v > 1) { v = (v & 1) ? 3 * v + 1 : v / 2; s++; if (s > 200) break; }
   out[2 * t] = acc + s;
+  // Which lanes run together here is the compiler's reconvergence point (BSSY/BSYNC in
+  // the SASS), not a language guarantee: a difference in this word alone says so.
   out[2 * t + 1] = __activemask();
 }

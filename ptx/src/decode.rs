@@ -43,6 +43,10 @@ pub enum Src {
     Sreg(Sreg),
     /// Device address of module global `i`, plus an offset.
     GlobalVar(u32, i64),
+    /// Shared-space address of the dynamic shared memory (`.extern .shared x[]`), plus
+    /// an offset: it follows the launched kernel's static shared memory, so it is only
+    /// known at launch (a function may serve several kernels).
+    DynShared(i64),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +79,14 @@ pub enum AtomOp {
     Xor,
     Exch,
     Cas,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CarryOp {
+    Add,
+    Sub,
+    MadLo,
+    MadHi,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,6 +212,23 @@ pub enum Op {
     Exit,
     Trap,
     AssertFail,
+    /// `add.cc`, `addc`, `sub.cc`, `subc`, `mad.cc`, `madc`: the carry flag per lane.
+    Carry {
+        op: CarryOp,
+        carry_in: bool,
+        carry_out: bool,
+        wide: bool,
+        d: Dst,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    /// `elect.sync d|p, membermask`.
+    Elect {
+        d: Dst,
+        p: Dst,
+        mask: Src,
+    },
     Nop,
     Bar {
         kind: BarKind,
@@ -377,6 +406,9 @@ fn init_bytes(v: &VarDecl, size: u64) -> Result<Vec<u8>, LoadError> {
     Ok(out)
 }
 
+/// Registers `lo..hi` (or predicates) of one function.
+type IndexRange = (u32, u32);
+
 pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     let lines: Vec<&str> = src.lines().collect();
     let mut prog = Program::default();
@@ -479,9 +511,11 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     check_recursion(&ast)?;
 
     let mut kernels = Vec::new();
+    let mut ranges: HashMap<&str, (IndexRange, IndexRange)> = HashMap::new();
     for f in &ast.funcs {
         let Some(body) = &f.body else { continue };
         let regs_before = layout.next_reg + layout.next_pred;
+        let (reg_lo, pred_lo) = (layout.next_reg, layout.next_pred);
         let mut d = FuncDecoder {
             prog: &mut prog,
             layout: &mut layout,
@@ -498,6 +532,10 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         d.body(f, body)?;
         let shared = d.shared;
         let own_local = d.own_local;
+        ranges.insert(
+            f.name.as_str(),
+            ((reg_lo, layout.next_reg), (pred_lo, layout.next_pred)),
+        );
         if f.entry {
             let max_threads_per_block = f
                 .maxntid
@@ -518,6 +556,27 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         }
     }
     let local = align_up(layout.local as u64, 16) as u32;
+    let calls = call_graph(&ast);
+    for k in &mut kernels {
+        // Registers of the kernel and of every function it reaches.
+        let mut callee_regs = 0;
+        let mut todo = vec![k.name.as_str()];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(f) = todo.pop() {
+            if !seen.insert(f) {
+                continue;
+            }
+            if let Some(&(r, p)) = ranges.get(f) {
+                callee_regs += if f == k.name {
+                    0
+                } else {
+                    (r.1 - r.0) + (p.1 - p.0)
+                };
+            }
+            todo.extend(calls.get(f).into_iter().flatten().copied());
+        }
+        k.registers += callee_regs;
+    }
     prog.nregs = layout.next_reg;
     prog.npreds = layout.next_pred;
     prog.local_bytes = local;
@@ -531,7 +590,8 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     })
 }
 
-fn check_recursion(ast: &Ast) -> Result<(), LoadError> {
+/// Who calls whom, by name.
+fn call_graph(ast: &Ast) -> HashMap<&str, Vec<&str>> {
     let mut calls: HashMap<&str, Vec<&str>> = HashMap::new();
     for f in &ast.funcs {
         let Some(body) = &f.body else { continue };
@@ -546,6 +606,11 @@ fn check_recursion(ast: &Ast) -> Result<(), LoadError> {
             }
         }
     }
+    calls
+}
+
+fn check_recursion(ast: &Ast) -> Result<(), LoadError> {
+    let calls = call_graph(ast);
     // Depth-first search for a cycle.
     fn visit<'a>(
         n: &'a str,
@@ -766,7 +831,10 @@ impl FuncDecoder<'_> {
                         };
                         match count {
                             Some(c) => {
-                                if *c > 1 << 20 {
+                                // Host memory per warp grows with the module's registers.
+                                if *c > 1 << 16
+                                    || self.layout.next_reg + self.layout.next_pred > 1 << 20
+                                {
                                     return Err(LoadError::at(
                                         *line,
                                         *column,
@@ -845,12 +913,6 @@ impl FuncDecoder<'_> {
             line: f.line,
             text: "(end of function)".into(),
         });
-        // Dynamic shared memory sits after the static, 16-byte aligned.
-        let dyn_off = align_up(self.shared, 16) as u32;
-        let start = self.funcs[&f.name].entry as usize;
-        for inst in &mut self.prog.insts[start..] {
-            patch_dyn_shared(&mut inst.op, dyn_off);
-        }
         Ok(())
     }
 
@@ -902,7 +964,7 @@ impl FuncDecoder<'_> {
         match s {
             Sym::Reg(r) => Src::Reg(r),
             Sym::Pred(p) => Src::Pred(p),
-            Sym::Shared(o) if o == u32::MAX => Src::Imm(DYN_SHARED_MARK.wrapping_add(off as u64)),
+            Sym::Shared(o) if o == u32::MAX => Src::DynShared(off),
             Sym::Shared(o) => Src::Imm((o as u64).wrapping_add(off as u64)),
             Sym::Local(o) => Src::Imm((o as u64).wrapping_add(off as u64)),
             Sym::KParam(o) => Src::Imm(PARAM_WINDOW + (o as u64).wrapping_add(off as u64)),
@@ -921,7 +983,7 @@ impl FuncDecoder<'_> {
         match self.lookup(base) {
             Some(Sym::Reg(r)) => Ok((Src::Reg(r), *off, None)),
             Some(Sym::Shared(s)) if s == u32::MAX => {
-                Ok((Src::Imm(DYN_SHARED_MARK), *off, Some(Space::Shared)))
+                Ok((Src::DynShared(0), *off, Some(Space::Shared)))
             }
             Some(Sym::Shared(s)) => Ok((Src::Imm(s as u64), *off, Some(Space::Shared))),
             Some(Sym::Local(s)) => Ok((Src::Imm(s as u64), *off, Some(Space::Local))),
@@ -1135,6 +1197,15 @@ impl FuncDecoder<'_> {
                 let [dst, src] = t.as_slice() else {
                     return Err(semantic(i, "`cvt` needs two types"));
                 };
+                if matches!(dst, Ty::F16x2 | Ty::BF16x2)
+                    && *src == Ty::F32
+                    && rnd == Some(Rnd::N)
+                    && !sat
+                    && int_rnd.is_none()
+                {
+                    // `cvt.rn.f16x2.f32 d, a, b`: a into the upper half, b the lower.
+                    return self.alu(i, math::cvt_pack_x2(*dst == Ty::BF16x2), 2);
+                }
                 if matches!(dst, Ty::F16x2 | Ty::BF16x2 | Ty::Pred | Ty::B128)
                     || matches!(src, Ty::F16x2 | Ty::BF16x2 | Ty::Pred | Ty::B128)
                 {
@@ -1213,15 +1284,46 @@ impl FuncDecoder<'_> {
             }
             "exit" => Ok(Op::Exit),
             "trap" => Ok(Op::Trap),
-            "brkpt" | "nanosleep" | "pmevent" => Ok(Op::Nop),
+            // Hints and ordering with nothing to emulate: launches already run in order.
+            "brkpt" | "nanosleep" | "pmevent" | "griddepcontrol" => {
+                m.list.clear();
+                Ok(Op::Nop)
+            }
+            "addc" | "subc" | "madc" => self.carry(i, m),
+            "elect" => {
+                if !m.take("sync") {
+                    return Err(unsup(m));
+                }
+                self.nops(i, 2)?;
+                let (d, p) = match &i.ops[0] {
+                    Opnd::Pipe(a, b) => (self.reg(i, a)?, self.reg(i, b)?),
+                    o => (self.reg(i, o)?, Dst::Sink),
+                };
+                Ok(Op::Elect {
+                    d,
+                    p,
+                    mask: self.src(i, &i.ops[1])?,
+                })
+            }
+            "dp4a" => {
+                let t = m.types();
+                let (sa, sb) = match t.as_slice() {
+                    [a, b] if a.bytes() == 4 && b.bytes() == 4 => (a.is_signed(), b.is_signed()),
+                    _ => return Err(unsup(m)),
+                };
+                self.alu(i, math::dp4a(sa, sb), 3)
+            }
             "call" => self.call(i, m),
             "membar" | "fence" => {
                 m.list.clear();
                 Ok(Op::Nop)
             }
-            "prefetch" | "prefetchu" | "discard" | "applypriority" | "createpolicy" => {
-                Err(unsup(m))
+            // Cache management: no cache here, and the data stay as they are.
+            "prefetch" | "prefetchu" | "discard" | "applypriority" => {
+                m.list.clear();
+                Ok(Op::Nop)
             }
+            "createpolicy" => Err(unsup(m)),
             "bar" | "barrier" => self.bar(i, m),
             "shfl" => {
                 m.take("sync");
@@ -1350,7 +1452,11 @@ impl FuncDecoder<'_> {
         let nan = m.take("NaN");
         let width = m.take_any(&["lo", "hi", "wide"]);
         let shiftamt = m.take("shiftamt");
-        if m.take("cc") || m.take("relu") || m.take("xorsign") || m.take("abs") {
+        if m.list.iter().any(|x| x == "cc") {
+            m.list.extend(width);
+            return self.carry(i, m);
+        }
+        if m.take("relu") || m.take("xorsign") || m.take("abs") {
             return Err(unsup(m));
         }
         let ty = self.one_type(i, m)?;
@@ -1385,7 +1491,7 @@ impl FuncDecoder<'_> {
             match ty {
                 Ty::F32 => math::f32_op(&name, fm),
                 Ty::F64 => math::f64_op(&name, fm),
-                Ty::F16 => math::f16_op(&name, fm),
+                Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2 => math::half_op(&name, ty, fm),
                 _ => None,
             }
         } else {
@@ -1427,6 +1533,44 @@ impl FuncDecoder<'_> {
         };
         let f = f.ok_or_else(|| unsup(m))?;
         self.alu(i, f, nsrc)
+    }
+
+    fn carry(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        let carry_out = m.take("cc");
+        let (op, carry_in) = match (i.opcode.as_str(), m.take_any(&["lo", "hi"]).as_deref()) {
+            ("add", None) => (CarryOp::Add, false),
+            ("addc", None) => (CarryOp::Add, true),
+            ("sub", None) => (CarryOp::Sub, false),
+            ("subc", None) => (CarryOp::Sub, true),
+            ("mad", Some("lo")) => (CarryOp::MadLo, false),
+            ("mad", Some("hi")) => (CarryOp::MadHi, false),
+            ("madc", Some("lo")) => (CarryOp::MadLo, true),
+            ("madc", Some("hi")) => (CarryOp::MadHi, true),
+            _ => return Err(unsup(m)),
+        };
+        let ty = self.one_type(i, m)?;
+        if !matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64)
+            || matches!(op, CarryOp::MadHi) && ty.is_signed()
+        {
+            return Err(unsup(m));
+        }
+        let is_mad = matches!(op, CarryOp::MadLo | CarryOp::MadHi);
+        self.nops(i, if is_mad { 4 } else { 3 })?;
+        Ok(Op::Carry {
+            op,
+            carry_in,
+            carry_out,
+            wide: ty.bytes() == 8,
+            d: self.reg(i, &i.ops[0])?,
+            a: self.src(i, &i.ops[1])?,
+            b: self.src(i, &i.ops[2])?,
+            c: if is_mad {
+                self.src(i, &i.ops[3])?
+            } else {
+                Src::Imm(0)
+            },
+        })
     }
 
     fn setp(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
@@ -1781,24 +1925,6 @@ impl FuncDecoder<'_> {
             args_in,
             rets_out,
         })
-    }
-}
-
-/// Placeholder address of `.extern .shared` arrays until the kernel's static size is known.
-const DYN_SHARED_MARK: u64 = 0x7fff_0000_0000_0000;
-
-fn patch_dyn_shared(op: &mut Op, dyn_off: u32) {
-    let fix = |s: &mut Src| {
-        if let Src::Imm(v) = s {
-            if *v >= DYN_SHARED_MARK && *v < DYN_SHARED_MARK + (1 << 40) {
-                *v = *v - DYN_SHARED_MARK + dyn_off as u64;
-            }
-        }
-    };
-    match op {
-        Op::Alu { s, .. } => s.iter_mut().for_each(fix),
-        Op::Ld { addr, .. } | Op::St { addr, .. } | Op::Atom { addr, .. } => fix(addr),
-        _ => {}
     }
 }
 

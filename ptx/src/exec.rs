@@ -3,6 +3,7 @@
 //! together (32 lanes per instruction, an active mask), which reconverges structured
 //! code where it joins, as a GPU's post-dominator reconvergence does.
 
+use std::mem::MaybeUninit;
 use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicI64, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
 };
@@ -10,13 +11,15 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::decode::{
-    AtomOp, BarKind, BoolOp, Dst, Op, Program, ReduxOp, ShflMode, Space, Src, Sreg, VoteMode,
+    AtomOp, BarKind, BoolOp, CarryOp, Dst, Op, Program, ReduxOp, ShflMode, Space, Src, Sreg,
+    VoteMode,
 };
 use crate::math::{self, Lanes, Ty, WarpFn};
-use crate::{Access, FaultKind, HostSpan, KernelFault, Launch, Memory, Module, Stats};
+use crate::{Access, FaultKind, HostSpan, Kernel, KernelFault, Launch, Memory, Module, Stats};
 use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
 const FULL: u32 = u32::MAX;
+static ZERO_LANES: Lanes = [0; 32];
 const TLB_ENTRIES: usize = 4;
 
 /// Runs kernel `kernel` of `module` over `mem`. Returns when every block has finished, or
@@ -52,6 +55,19 @@ pub fn run(
     if nblocks == 0 || nthreads == 0 {
         return Ok(Stats::default());
     }
+    // Host memory the launch needs per block: refuse what no GPU would give either,
+    // rather than let an allocation abort the process.
+    let per_block = module.program.nregs as u64 * 8 * nthreads.div_ceil(32) * 32
+        + module.program.local_bytes as u64 * nthreads
+        + k.static_shared_bytes as u64
+        + launch.dynamic_shared_bytes as u64;
+    if per_block > 1 << 31 {
+        return Err(launch_fault(
+            module,
+            kernel,
+            format!("a block would need {per_block} bytes of registers, local and shared memory"),
+        ));
+    }
     if nthreads > 1 << 16 {
         return Err(launch_fault(
             module,
@@ -59,8 +75,13 @@ pub fn run(
             format!("{nthreads} threads in a block"),
         ));
     }
-    let shared_bytes = k.static_shared_bytes as usize + launch.dynamic_shared_bytes as usize;
-    let shared_bytes = shared_bytes.div_ceil(16) * 16 + 16;
+    // Dynamic shared memory starts 16-byte aligned after the static (as decode placed it).
+    let shared_limit = if launch.dynamic_shared_bytes == 0 {
+        k.static_shared_bytes as u64
+    } else {
+        (k.static_shared_bytes as u64).div_ceil(16) * 16 + launch.dynamic_shared_bytes as u64
+    };
+    let shared_bytes = shared_limit as usize + 16;
     let threads = launch.host_threads.max(1).min(nblocks.min(256) as usize);
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
@@ -77,13 +98,16 @@ pub fn run(
             ctaid: [0; 3],
             nthreads: nthreads as u32,
             shared: vec![0u8; shared_bytes],
-            shared_limit: k.static_shared_bytes as u64 + launch.dynamic_shared_bytes as u64,
+            shared_limit,
+            dyn_shared_base: (k.static_shared_bytes as u64).div_ceil(16) * 16,
             local: Vec::new(),
             local_bytes: module.program.local_bytes as usize,
             bars: [BarState::default(); 16],
             exited_threads: 0,
             instructions: 0,
             start,
+            tlb: [None; TLB_ENTRIES],
+            tlb_next: 0,
         };
         let mut warps: Vec<Warp> = Vec::new();
         loop {
@@ -99,7 +123,7 @@ pub fn run(
                 ((b / gx as u64) % gy as u64) as u32,
                 (b / (gx as u64 * gy as u64)) as u32,
             ];
-            if let Err(f) = ctx.run_block(&mut warps, k.entry_pc, &stop) {
+            if let Err(f) = ctx.run_block(&mut warps, k, &stop) {
                 stop.store(true, Ordering::Relaxed);
                 let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
                 if slot.is_none() {
@@ -168,9 +192,9 @@ struct Warp {
     /// Per-lane return stacks (call pc); empty unless the kernel calls functions.
     stacks: Vec<Vec<u32>>,
     has_calls: bool,
+    /// The carry flag of each lane (`add.cc` and friends).
+    cc: u32,
     steps: u64,
-    tlb: [Option<HostSpan>; TLB_ENTRIES],
-    tlb_next: usize,
 }
 
 type Fault = Box<KernelFault>;
@@ -185,12 +209,17 @@ struct BlockCtx<'a> {
     nthreads: u32,
     shared: Vec<u8>,
     shared_limit: u64,
+    dyn_shared_base: u64,
     local: Vec<u8>,
     local_bytes: usize,
     bars: [BarState; 16],
     exited_threads: u32,
     instructions: u64,
     start: Instant,
+    /// Spans the memory translated, valid for the whole launch (the trait's contract):
+    /// kept across the blocks this host thread runs.
+    tlb: [Option<HostSpan>; TLB_ENTRIES],
+    tlb_next: usize,
 }
 
 enum Loc {
@@ -204,9 +233,10 @@ impl<'a> BlockCtx<'a> {
     fn run_block(
         &mut self,
         warps: &mut Vec<Warp>,
-        entry: u32,
+        k: &Kernel,
         stop: &AtomicBool,
     ) -> Result<(), Fault> {
+        let entry = k.entry_pc;
         let nwarps = self.nthreads.div_ceil(32);
         let nregs = self.prog.nregs as usize * 32;
         let npreds = self.prog.npreds as usize;
@@ -223,16 +253,16 @@ impl<'a> BlockCtx<'a> {
                 wait_bar: [0; 32],
                 stacks: Vec::new(),
                 has_calls: false,
+                cc: 0,
                 steps: 0,
-                tlb: [None; TLB_ENTRIES],
-                tlb_next: 0,
             });
         }
         for (i, w) in warps.iter_mut().enumerate() {
             w.id = i as u32;
-            w.regs.clear();
+            // Registers start undefined in PTX: a block finds what the previous one on
+            // this host thread left (zeros for a new warp). Clearing them per block cost a
+            // third of the time of small kernels.
             w.regs.resize(nregs, 0);
-            w.preds.clear();
             w.preds.resize(npreds, 0);
             w.pcs = [entry; 32];
             let n = (self.nthreads - 32 * i as u32).min(32);
@@ -241,8 +271,8 @@ impl<'a> BlockCtx<'a> {
             w.waiting = 0;
             w.stacks.clear();
             w.has_calls = false;
+            w.cc = 0;
             w.steps = 0;
-            w.tlb = [None; TLB_ENTRIES];
         }
         self.shared.fill(0);
         self.local.clear();
@@ -364,41 +394,33 @@ impl<'a> BlockCtx<'a> {
     /// deepest frame first, then the lowest pc), and the lowest pc of any other lane.
     fn pick(w: &Warp, runnable: u32) -> (u32, u32, u32) {
         if w.has_calls {
-            let key = |l: usize| -> Vec<u32> {
-                let mut k = w.stacks.get(l).cloned().unwrap_or_default();
-                k.push(w.pcs[l]);
-                k
-            };
-            let cmp = |a: &Vec<u32>, b: &Vec<u32>| {
-                for (x, y) in a.iter().zip(b) {
+            // Key of a lane: its return addresses, then its pc; compared in place.
+            let stack = |l: usize| w.stacks.get(l).map(Vec::as_slice).unwrap_or(&[]);
+            let cmp = |a: usize, b: usize| -> std::cmp::Ordering {
+                let (sa, sb) = (stack(a), stack(b));
+                let ka = sa.iter().copied().chain(std::iter::once(w.pcs[a]));
+                let kb = sb.iter().copied().chain(std::iter::once(w.pcs[b]));
+                for (x, y) in ka.zip(kb) {
                     if x != y {
-                        return x.cmp(y);
+                        return x.cmp(&y);
                     }
                 }
                 // A deeper frame runs first: its caller waits at the return address.
-                b.len().cmp(&a.len())
+                sb.len().cmp(&sa.len())
             };
-            let mut best: Option<Vec<u32>> = None;
-            let mut m = runnable;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let k = key(l);
-                if best.as_ref().is_none_or(|b| cmp(&k, b).is_lt()) {
-                    best = Some(k);
+            let mut best = runnable.trailing_zeros() as usize;
+            for_lanes(runnable, |l| {
+                if cmp(l, best).is_lt() {
+                    best = l;
                 }
-            }
-            let best = best.unwrap_or_default();
-            let mut mask = 0;
-            let mut m = runnable;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                if key(l) == best {
+            });
+            let mut mask = 0u32;
+            for_lanes(runnable, |l| {
+                if cmp(l, best).is_eq() {
                     mask |= 1 << l;
                 }
-            }
-            let pc = best.last().copied().unwrap_or(0);
+            });
+            let pc = w.pcs[best];
             // Re-pick after every instruction: merging across frames is not tracked.
             return (pc, mask, pc.wrapping_add(1));
         }
@@ -486,6 +508,41 @@ impl<'a> BlockCtx<'a> {
                 }
             };
             self.instructions += emask.count_ones() as u64;
+            if let Op::Alu { f, d, s, n } = &inst.op {
+                // The most common instruction, kept out of `exec`'s large frame.
+                if emask != 0 {
+                    self.alu(w, *f, *d, s, *n, emask);
+                }
+                pc += 1;
+                if w.has_calls {
+                    return Ok(Some(pc));
+                }
+                continue;
+            }
+            if let Op::Setp {
+                f,
+                p,
+                q: Dst::Sink,
+                a,
+                b,
+                comb: None,
+            } = &inst.op
+            {
+                // Comparisons feed every branch: also kept out of `exec`.
+                if emask != 0 {
+                    let mut out = [0u64; 32];
+                    let (mut ta, mut tb) = (MaybeUninit::uninit(), MaybeUninit::uninit());
+                    let ra = self.operand(w, *a, &mut ta);
+                    let rb = self.operand(w, *b, &mut tb);
+                    f(&mut out, ra, rb, ra, ra);
+                    write(w, *p, &out, emask);
+                }
+                pc += 1;
+                if w.has_calls {
+                    return Ok(Some(pc));
+                }
+                continue;
+            }
             if !inst.op.is_control() {
                 if emask != 0 {
                     self.exec(w, &inst.op, emask, pc)?;
@@ -790,6 +847,7 @@ impl<'a> BlockCtx<'a> {
                 }
             }
             Src::Sreg(s) => self.sreg(w, s, out),
+            Src::DynShared(off) => *out = [self.dyn_shared_base.wrapping_add(off as u64); 32],
             Src::GlobalVar(g, off) => {
                 *out = [self
                     .launch
@@ -802,31 +860,60 @@ impl<'a> BlockCtx<'a> {
         }
     }
 
-    /// An ALU instruction; with every lane active and a register destination the lane
-    /// function writes the register file directly.
+    /// An operand's lanes: a register's straight from the register file, anything else
+    /// materialised in `tmp` (never zeroed first: the hot path copies nothing it need not).
     #[inline(always)]
-    fn alu(&self, w: &mut Warp, f: WarpFn, d: Dst, s: &[Src; 4], n: u8, emask: u32) {
-        let (mut a, mut b, mut c, mut e) = ([0u64; 32], [0u64; 32], [0u64; 32], [0u64; 32]);
-        self.fetch(w, s[0], &mut a);
-        if n > 1 {
-            self.fetch(w, s[1], &mut b);
-        }
-        if n > 2 {
-            self.fetch(w, s[2], &mut c);
-        }
-        if n > 3 {
-            self.fetch(w, s[3], &mut e);
-        }
-        if let (Dst::Reg(r), FULL) = (d, emask) {
-            let r = r as usize * 32;
-            if let Ok(dst) = <&mut Lanes>::try_from(&mut w.regs[r..r + 32]) {
-                f(dst, &a, &b, &c, &e);
-                return;
+    fn operand<'r>(&self, w: &'r Warp, s: Src, tmp: &'r mut MaybeUninit<Lanes>) -> &'r Lanes {
+        match s {
+            Src::Reg(r) => {
+                let r = r as usize * 32;
+                w.regs
+                    .get(r..r + 32)
+                    .and_then(|x| x.first_chunk::<32>())
+                    .unwrap_or(&ZERO_LANES)
+            }
+            Src::Imm(v) => tmp.write([v; 32]),
+            _ => {
+                let mut v = [0u64; 32];
+                self.fetch(w, s, &mut v);
+                tmp.write(v)
             }
         }
-        let mut out = [0u64; 32];
-        f(&mut out, &a, &b, &c, &e);
-        write(w, d, &out, emask);
+    }
+
+    /// An ALU instruction: sources read in place, the result computed into a temporary
+    /// and copied into the destination's active lanes.
+    #[inline(always)]
+    fn alu(&self, w: &mut Warp, f: WarpFn, d: Dst, s: &[Src; 4], n: u8, emask: u32) {
+        let mut out = MaybeUninit::<Lanes>::uninit();
+        let (mut ta, mut tb, mut tc, mut te) = (
+            MaybeUninit::uninit(),
+            MaybeUninit::uninit(),
+            MaybeUninit::uninit(),
+            MaybeUninit::uninit(),
+        );
+        let out = {
+            let a = self.operand(w, s[0], &mut ta);
+            let b = if n > 1 {
+                self.operand(w, s[1], &mut tb)
+            } else {
+                a
+            };
+            let c = if n > 2 {
+                self.operand(w, s[2], &mut tc)
+            } else {
+                a
+            };
+            let e = if n > 3 {
+                self.operand(w, s[3], &mut te)
+            } else {
+                a
+            };
+            let out = out.write([0u64; 32]);
+            f(out, a, b, c, e);
+            out
+        };
+        write(w, d, out, emask);
     }
 
     fn exec(&mut self, w: &mut Warp, op: &Op, emask: u32, pc: u32) -> Result<(), Fault> {
@@ -1042,6 +1129,69 @@ impl<'a> BlockCtx<'a> {
                 write(w, *d, &[v; 32], emask);
             }
             Op::Activemask { d } => write(w, *d, &[emask as u64; 32], emask),
+            Op::Elect { d, p, mask } => {
+                let mut mk = [0u64; 32];
+                self.fetch(w, *mask, &mut mk);
+                let members = emask & mk[emask.trailing_zeros() as usize] as u32;
+                let leader = members.trailing_zeros();
+                let mut pv = [0u64; 32];
+                if members != 0 {
+                    pv[leader as usize] = 1;
+                }
+                write(w, *d, &[leader as u64 & 31; 32], emask);
+                write(w, *p, &pv, emask);
+            }
+            Op::Carry {
+                op,
+                carry_in,
+                carry_out,
+                wide,
+                d,
+                a: sa,
+                b: sb,
+                c: sc,
+            } => {
+                let (mut b, mut c) = ([0u64; 32], [0u64; 32]);
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *sb, &mut b);
+                self.fetch(w, *sc, &mut c);
+                let (bits, mask) = if *wide {
+                    (64, u64::MAX as u128)
+                } else {
+                    (32, u32::MAX as u128)
+                };
+                let mut flags = 0u32;
+                for_lanes(emask, |l| {
+                    let cin = (*carry_in && w.cc >> l & 1 != 0) as u128;
+                    let (x, y, z) = (
+                        a[l] as u128 & mask,
+                        b[l] as u128 & mask,
+                        c[l] as u128 & mask,
+                    );
+                    let (r, carry) = match op {
+                        CarryOp::Add => {
+                            let r = x + y + cin;
+                            (r, r >> bits != 0)
+                        }
+                        // The flag of a subtraction is the borrow.
+                        CarryOp::Sub => (x.wrapping_sub(y).wrapping_sub(cin), x < y + cin),
+                        CarryOp::MadLo => {
+                            let r = ((x * y) & mask) + z + cin;
+                            (r, r >> bits != 0)
+                        }
+                        CarryOp::MadHi => {
+                            let r = ((x * y) >> bits) + z + cin;
+                            (r, r >> bits != 0)
+                        }
+                    };
+                    out[l] = (r & mask) as u64;
+                    flags |= (carry as u32) << l;
+                });
+                write(w, *d, &out, emask);
+                if *carry_out {
+                    w.cc = (w.cc & !emask) | (flags & emask);
+                }
+            }
             Op::Match {
                 all,
                 wide,
@@ -1245,7 +1395,7 @@ impl<'a> BlockCtx<'a> {
             }
             _ => {
                 let write = access != Access::Read;
-                if let Some(p) = tlb_lookup(w, addr, size, write) {
+                if let Some(p) = tlb_lookup(&self.tlb, addr, size, write) {
                     return Ok(Loc::Host(p));
                 }
                 match self.mem.translate(addr, size, access) {
@@ -1255,8 +1405,8 @@ impl<'a> BlockCtx<'a> {
                             && !s.host.is_null()
                             && (!write || s.writable) =>
                     {
-                        w.tlb[w.tlb_next] = Some(s);
-                        w.tlb_next = (w.tlb_next + 1) % TLB_ENTRIES;
+                        self.tlb[self.tlb_next] = Some(s);
+                        self.tlb_next = (self.tlb_next + 1) % TLB_ENTRIES;
                         Ok(Loc::Host(s.host.wrapping_add((addr - s.base) as usize)))
                     }
                     Ok(_) => {
@@ -1349,7 +1499,8 @@ impl<'a> BlockCtx<'a> {
                         Space::Global | Space::Generic if a < SHARED_WINDOW => {
                             // Safety: a pointer from `Memory::translate` for this range
                             // (the cache checks it), aligned as checked above.
-                            tlb_lookup(w, a, size, false).map(|p| unsafe { host_read(p, size) })
+                            tlb_lookup(&self.tlb, a, size, false)
+                                .map(|p| unsafe { host_read(p, size) })
                         }
                         _ => None,
                     }
@@ -1412,15 +1563,28 @@ impl<'a> BlockCtx<'a> {
         let mut out = [0u64; 32];
         match space {
             Space::Global | Space::Generic if hi < SHARED_WINDOW => {
-                let p = tlb_lookup(w, lo, hi - lo + size, false)?;
-                for_lanes(emask, |l| {
-                    let a = base[l].wrapping_add(off as u64);
-                    // Safety: inside the span checked above (lo..=hi), aligned.
-                    out[l] = extend(
-                        unsafe { host_read(p.wrapping_add((a - lo) as usize), size) },
-                        ty,
-                    );
-                });
+                let p = tlb_lookup(&self.tlb, lo, hi - lo + size, false)?;
+                let at =
+                    |l: usize| p.wrapping_add((base[l].wrapping_add(off as u64) - lo) as usize);
+                match (size, (p as usize) % size as usize == 0) {
+                    // Every lane's address is a multiple of the size and so is `p`: each
+                    // lane's pointer is aligned, and the loops below need no checks.
+                    (4, true) => for_lanes(emask, |l| {
+                        // Safety: inside the span checked above (lo..=hi), aligned.
+                        let v = unsafe { AtomicU32::from_ptr(at(l) as *mut u32) }
+                            .load(Ordering::Relaxed);
+                        out[l] = extend(v as u64, ty);
+                    }),
+                    (8, true) => for_lanes(emask, |l| {
+                        // Safety: as above.
+                        out[l] = unsafe { AtomicU64::from_ptr(at(l) as *mut u64) }
+                            .load(Ordering::Relaxed);
+                    }),
+                    // Safety: as above.
+                    _ => for_lanes(emask, |l| {
+                        out[l] = extend(unsafe { host_read(at(l), size) }, ty)
+                    }),
+                }
             }
             Space::Shared if hi + size <= self.shared_limit => {
                 for_lanes(emask, |l| {
@@ -1439,7 +1603,6 @@ impl<'a> BlockCtx<'a> {
     #[inline(always)]
     fn store_block(
         &mut self,
-        w: &mut Warp,
         space: Space,
         size: u64,
         v: &Lanes,
@@ -1452,7 +1615,7 @@ impl<'a> BlockCtx<'a> {
         };
         match space {
             Space::Global | Space::Generic if hi < SHARED_WINDOW => {
-                let Some(p) = tlb_lookup(w, lo, hi - lo + size, true) else {
+                let Some(p) = tlb_lookup(&self.tlb, lo, hi - lo + size, true) else {
                     return false;
                 };
                 for_lanes(emask, |l| {
@@ -1492,7 +1655,7 @@ impl<'a> BlockCtx<'a> {
         for k in 0..n as usize {
             self.fetch(w, v[k], &mut vals[k]);
         }
-        if n == 1 && self.store_block(w, space, size, &vals[0], &base, off, emask) {
+        if n == 1 && self.store_block(space, size, &vals[0], &base, off, emask) {
             return Ok(());
         }
         let mut m = emask;
@@ -1510,7 +1673,7 @@ impl<'a> BlockCtx<'a> {
                         continue;
                     }
                     Space::Global | Space::Generic if a0 < SHARED_WINDOW => {
-                        if let Some(p) = tlb_lookup(w, a0, size, true) {
+                        if let Some(p) = tlb_lookup(&self.tlb, a0, size, true) {
                             // Safety: a writable span from `Memory::translate` covering
                             // the access, aligned as checked.
                             unsafe { host_write(p, size, v) };
@@ -1569,6 +1732,17 @@ impl<'a> BlockCtx<'a> {
             let loc = self.locate(w, space, a, size, Access::Atomic, l, pc)?;
             let (x, y) = (bv[l as usize], cv[l as usize]);
             out[l as usize] = match loc {
+                Loc::Host(p) if (p as usize) % size as usize != 0 => {
+                    let detail = "the memory's host span is not aligned for an atomic".to_string();
+                    return Err(self.fault(
+                        w,
+                        l,
+                        pc,
+                        FaultKind::MisalignedAddress,
+                        Some(a),
+                        detail,
+                    ));
+                }
                 // Safety: from `Memory::translate` with atomic access, aligned (checked).
                 Loc::Host(p) => unsafe { host_atomic(p, op, ty, x, y) },
                 Loc::Param(_) => {
@@ -1610,8 +1784,13 @@ fn combine(out: &mut Lanes, c: &Lanes, op: BoolOp) {
 /// A host pointer for `size` bytes at device address `addr` from the warp's cache of
 /// translated spans, if one covers it with the right access.
 #[inline(always)]
-fn tlb_lookup(w: &Warp, addr: u64, size: u64, write: bool) -> Option<*mut u8> {
-    for s in w.tlb.iter().flatten() {
+fn tlb_lookup(
+    tlb: &[Option<HostSpan>; TLB_ENTRIES],
+    addr: u64,
+    size: u64,
+    write: bool,
+) -> Option<*mut u8> {
+    for s in tlb.iter().flatten() {
         if addr >= s.base && addr - s.base + size <= s.len && (!write || s.writable) {
             return Some(s.host.wrapping_add((addr - s.base) as usize));
         }
@@ -1667,6 +1846,7 @@ fn extend(raw: u64, ty: Ty) -> u64 {
     }
 }
 
+#[inline(always)]
 fn for_lanes(mask: u32, mut f: impl FnMut(usize)) {
     let mut m = mask;
     while m != 0 {
@@ -1697,10 +1877,10 @@ fn write(w: &mut Warp, d: Dst, v: &Lanes, mask: u32) {
             }
         }
         Dst::Pred(p) => {
-            let mut bits = 0u32;
-            for (l, x) in v.iter().enumerate() {
-                bits |= ((*x != 0) as u32) << l;
-            }
+            let bits = v
+                .iter()
+                .rev()
+                .fold(0u32, |b, x| (b << 1) | (*x != 0) as u32);
             let old = &mut w.preds[p as usize];
             *old = (*old & !mask) | (bits & mask);
         }
@@ -1723,15 +1903,19 @@ fn write_lane(w: &mut Warp, d: Dst, lane: usize, v: u64) {
 /// blocks over the same memory, and a kernel's data race must not be the host's UB.
 ///
 /// # Safety
-/// `p` valid for `size` bytes of reads and aligned to `size`.
+/// `p` valid for `size` bytes of reads.
 unsafe fn host_read(p: *mut u8, size: u64) -> u64 {
     if (p as usize) % size as usize != 0 {
-        // Safety: valid per the caller; the mock's spans are page-aligned, so this only
-        // happens with a foreign Memory whose host layout differs from the device's.
-        return unsafe { std::ptr::read_unaligned(p as *const u64) }
-            & (u64::MAX >> (64 - 8 * size));
+        // A foreign Memory whose host layout is not aligned like the device's (the mock's
+        // spans are page-aligned): a plain copy of exactly `size` bytes.
+        let mut b = [0u8; 8];
+        // Safety: `p` is valid for `size` (<= 8) bytes per the caller.
+        unsafe {
+            std::ptr::copy_nonoverlapping(p as *const u8, b.as_mut_ptr(), size.min(8) as usize)
+        };
+        return u64::from_le_bytes(b);
     }
-    // Safety: valid and aligned per the caller; atomics need no more.
+    // Safety: valid per the caller and aligned as just checked; atomics need no more.
     unsafe {
         match size {
             1 => AtomicU8::from_ptr(p).load(Ordering::Relaxed) as u64,
@@ -1743,7 +1927,7 @@ unsafe fn host_read(p: *mut u8, size: u64) -> u64 {
 }
 
 /// # Safety
-/// `p` valid for `size` bytes of writes and aligned to `size`.
+/// `p` valid for `size` bytes of writes.
 unsafe fn host_write(p: *mut u8, size: u64, v: u64) {
     if (p as usize) % size as usize != 0 {
         let b = v.to_le_bytes();
@@ -1751,7 +1935,7 @@ unsafe fn host_write(p: *mut u8, size: u64, v: u64) {
         unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, size as usize) };
         return;
     }
-    // Safety: valid and aligned per the caller.
+    // Safety: valid per the caller and aligned as just checked.
     unsafe {
         match size {
             1 => AtomicU8::from_ptr(p).store(v as u8, Ordering::Relaxed),

@@ -1,5 +1,12 @@
 //! PTX in, a decoded program out, executed a warp at a time over a memory interface.
 //!
+//! API as agreed, extended (nothing removed or changed): `Module::parse_with_max_version`
+//! (a profile's PTX version limit; `parse` uses [`MAX_PTX_VERSION`]),
+//! `FatbinError::NoCompatiblePtx` (PTX only for architectures above the device),
+//! `fatbin::entries`/`entry_text`/`Entry` (listing a fatbin), and the generic-address
+//! window constants. `Launch::step_limit` counts instructions issued per warp;
+//! `Stats::instructions` counts thread-instructions.
+//!
 //! `Module::parse` reads PTX text once: tokens (`lex`), a syntax tree (`parse`), then
 //! `decode` checks names and types and lowers each instruction into the executor's own
 //! form (registers as indices, operands typed, labels as program counters, per-type lane

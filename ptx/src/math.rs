@@ -1033,29 +1033,126 @@ pub fn f64_op(op: &str, m: FMods) -> Option<WarpFn> {
     })
 }
 
-/// Half precision arithmetic, computed in f32 and rounded once to f16.
-pub fn f16_op(op: &str, m: FMods) -> Option<WarpFn> {
-    if m.rnd.is_some_and(|r| r != Rnd::N) {
+/// Half precision (`.f16`, `.bf16`, and their `x2` pairs): computed exactly in f64
+/// (products and sums of two halves fit), rounded once to the half format.
+pub fn half_op(op: &str, ty: Ty, m: FMods) -> Option<WarpFn> {
+    if m.rnd.is_some_and(|r| r != Rnd::N) || m.sat {
         return None;
     }
-    Some(match (op, m.sat) {
-        ("add", false) => {
-            wf!(|a, b, c, e| f32_to_f16(f16_to_f32(a as u16) + f16_to_f32(b as u16)) as u64)
-        }
-        ("sub", false) => {
-            wf!(|a, b, c, e| f32_to_f16(f16_to_f32(a as u16) - f16_to_f32(b as u16)) as u64)
-        }
-        ("mul", false) => {
-            wf!(|a, b, c, e| f32_to_f16(f16_to_f32(a as u16) * f16_to_f32(b as u16)) as u64)
-        }
-        ("fma", false) => wf!(|a, b, c, e| f32_to_f16(
-            (f16_to_f32(a as u16) as f64 * f16_to_f32(b as u16) as f64
-                + f16_to_f32(c as u16) as f64) as f32
-        ) as u64),
-        ("neg", false) => wf!(|a, b, c, e| (a as u16 ^ 0x8000) as u64),
-        ("abs", false) => wf!(|a, b, c, e| (a as u16 & 0x7fff) as u64),
+    macro_rules! h {
+        ($to:expr, $from:expr, |$a:ident, $b:ident, $c:ident| $body:expr) => {{
+            match ty {
+                Ty::F16 | Ty::BF16 => wf!(|a, b, c, e| {
+                    let ($a, $b, $c) = (($from)(a as u16), ($from)(b as u16), ($from)(c as u16));
+                    ($to)($body) as u64
+                }),
+                _ => wf!(|a, b, c, e| {
+                    let mut r = 0u64;
+                    for half in 0..2 {
+                        let sh = 16 * half;
+                        let ($a, $b, $c) = (
+                            ($from)((a >> sh) as u16),
+                            ($from)((b >> sh) as u16),
+                            ($from)((c >> sh) as u16),
+                        );
+                        r |= (($to)($body) as u64) << sh;
+                    }
+                    r
+                }),
+            }
+        }};
+    }
+    let bf = matches!(ty, Ty::BF16 | Ty::BF16x2);
+    Some(match (op, bf) {
+        ("add", false) => h!(
+            |v: f64| f64_to_f16(v, Rnd::N),
+            |x: u16| f16_to_f32(x) as f64,
+            |a, b, c| a + b
+        ),
+        ("sub", false) => h!(
+            |v: f64| f64_to_f16(v, Rnd::N),
+            |x: u16| f16_to_f32(x) as f64,
+            |a, b, c| a - b
+        ),
+        ("mul", false) => h!(
+            |v: f64| f64_to_f16(v, Rnd::N),
+            |x: u16| f16_to_f32(x) as f64,
+            |a, b, c| a * b
+        ),
+        ("fma", false) => h!(
+            |v: f64| f64_to_f16(v, Rnd::N),
+            |x: u16| f16_to_f32(x) as f64,
+            |a, b, c| a * b + c
+        ),
+        ("add", true) => h!(
+            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |x: u16| f32::from_bits((x as u32) << 16) as f64,
+            |a, b, c| a + b
+        ),
+        ("sub", true) => h!(
+            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |x: u16| f32::from_bits((x as u32) << 16) as f64,
+            |a, b, c| a - b
+        ),
+        ("mul", true) => h!(
+            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |x: u16| f32::from_bits((x as u32) << 16) as f64,
+            |a, b, c| a * b
+        ),
+        ("fma", true) => h!(
+            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |x: u16| f32::from_bits((x as u32) << 16) as f64,
+            |a, b, c| a * b + c
+        ),
+        ("neg", false) if ty == Ty::F16 => wf!(|a, b, c, e| (a as u16 ^ 0x8000) as u64),
+        ("abs", false) if ty == Ty::F16 => wf!(|a, b, c, e| (a as u16 & 0x7fff) as u64),
+        ("neg", false) => wf!(|a, b, c, e| (a as u32 ^ 0x8000_8000) as u64),
+        ("abs", false) => wf!(|a, b, c, e| (a as u32 & 0x7fff_7fff) as u64),
         _ => return None,
     })
+}
+
+pub fn cvt_pack_x2(bf16: bool) -> WarpFn {
+    if bf16 {
+        wf!(|a, b, c, e| ((f32_to_bf16(f32_of(a), Rnd::N) as u64) << 16)
+            | f32_to_bf16(f32_of(b), Rnd::N) as u64)
+    } else {
+        wf!(
+            |a, b, c, e| ((f64_to_f16(f32_of(a) as f64, Rnd::N) as u64) << 16)
+                | f64_to_f16(f32_of(b) as f64, Rnd::N) as u64
+        )
+    }
+}
+
+/// `dp4a.atype.btype d, a, b, c`: c plus the four byte products.
+pub fn dp4a(sa: bool, sb: bool) -> WarpFn {
+    fn byte(x: u64, i: u32, signed: bool) -> i64 {
+        let v = (x >> (8 * i)) as u8;
+        if signed {
+            v as i8 as i64
+        } else {
+            v as i64
+        }
+    }
+    match (sa, sb) {
+        (false, false) => wf!(|a, b, c, e| (0..4).fold(c as u32 as i64, |s, i| s + byte(
+            a, i, false
+        ) * byte(
+            b, i, false
+        )) as u32 as u64),
+        (true, false) => wf!(
+            |a, b, c, e| (0..4).fold(c as i32 as i64, |s, i| s + byte(a, i, true)
+                * byte(b, i, false)) as u32 as u64
+        ),
+        (false, true) => wf!(
+            |a, b, c, e| (0..4).fold(c as i32 as i64, |s, i| s + byte(a, i, false)
+                * byte(b, i, true)) as u32 as u64
+        ),
+        (true, true) => wf!(
+            |a, b, c, e| (0..4).fold(c as i32 as i64, |s, i| s + byte(a, i, true)
+                * byte(b, i, true)) as u32 as u64
+        ),
+    }
 }
 
 // ---- comparisons ---------------------------------------------------------------
@@ -1248,11 +1345,6 @@ pub fn f16_to_f32(h: u16) -> f32 {
         sign | ((exp + 127 - 15) << 23) | (man << 13)
     };
     f32::from_bits(bits)
-}
-
-/// f32 to f16, round to nearest even (NaN becomes the canonical 0x7fff).
-pub fn f32_to_f16(f: f32) -> u16 {
-    f64_to_f16(f as f64, Rnd::N)
 }
 
 /// f64 to f16 with a rounding mode (f64 holds every f32 exactly, so one rounding).

@@ -171,6 +171,12 @@ const KNOWN_OPCODES: &[&str] = &[
     "activemask",
     "match",
     "redux",
+    "addc",
+    "subc",
+    "madc",
+    "elect",
+    "dp4a",
+    "griddepcontrol",
 ];
 
 pub struct Parser<'a> {
@@ -484,7 +490,7 @@ impl<'a> Parser<'a> {
         }
         let mut init = Vec::new();
         if self.eat_punct('=') {
-            self.initializer(&mut init)?;
+            self.initializer(&mut init, 0)?;
         }
         Ok(VarDecl {
             space,
@@ -499,10 +505,13 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn initializer(&mut self, out: &mut Vec<Opnd>) -> PResult<()> {
+    fn initializer(&mut self, out: &mut Vec<Opnd>, depth: u32) -> PResult<()> {
+        if depth > 8 {
+            return self.err(LoadErrorKind::Syntax, "initializer nested too deeply");
+        }
         if self.eat_punct('{') {
             loop {
-                self.initializer(out)?;
+                self.initializer(out, depth + 1)?;
                 if !self.eat_punct(',') {
                     break;
                 }
@@ -812,6 +821,13 @@ impl<'a> Parser<'a> {
     }
 
     fn operand_atom(&mut self) -> PResult<Opnd> {
+        self.operand_at_depth(0)
+    }
+
+    fn operand_at_depth(&mut self, depth: u32) -> PResult<Opnd> {
+        if depth > 2 {
+            return self.err(LoadErrorKind::Syntax, "operand nested too deeply");
+        }
         match self.peek().cloned() {
             Some(Tok::Punct('[')) => {
                 self.pos += 1;
@@ -833,7 +849,7 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
                 let mut v = Vec::new();
                 loop {
-                    v.push(self.operand_atom()?);
+                    v.push(self.operand_at_depth(depth + 1)?);
                     if self.eat_punct('}') {
                         return Ok(Opnd::Vector(v));
                     }
@@ -847,7 +863,7 @@ impl<'a> Parser<'a> {
                     return Ok(Opnd::List(v));
                 }
                 loop {
-                    v.push(self.operand_atom()?);
+                    v.push(self.operand_at_depth(depth + 1)?);
                     if self.eat_punct(')') {
                         return Ok(Opnd::List(v));
                     }

@@ -196,3 +196,16 @@ fn faults_in_many_blocks_on_many_threads_report_one() {
     let f = run(&m, k, &l, &mem).unwrap_err();
     assert_eq!(f.kind, FaultKind::IllegalAddress);
 }
+
+#[test]
+fn a_launch_needing_absurd_host_memory_is_refused_not_allocated() {
+    let src = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry big()\n{\n.local .align 8 .b8 depot[1073741824];\nret;\n}\n";
+    let m = Module::parse(src).unwrap();
+    let mem = TestMemory::new();
+    let f = run(&m, 0, &launch(1, 1024, &[]), &mem).unwrap_err();
+    assert!(
+        f.detail
+            .contains("bytes of registers, local and shared memory"),
+        "{f}"
+    );
+}

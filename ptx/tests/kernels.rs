@@ -78,3 +78,79 @@ fn block_reduction_with_shared_memory_barriers_shuffles_and_atomics() {
     let want: u64 = input.iter().map(|&x| x as u64).sum();
     assert_eq!(got, want);
 }
+
+#[test]
+fn modules_can_be_shared_between_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Module>();
+    shareable::<cumock_ptx::KernelFault>();
+}
+
+#[test]
+fn dynamic_shared_memory_follows_unaligned_static_shared_memory() {
+    let src = r#"
+extern "C" __global__ void k(unsigned* out) {
+  __shared__ unsigned char small[5];
+  extern __shared__ unsigned dyn[];
+  small[threadIdx.x % 5] = 1;
+  dyn[threadIdx.x] = threadIdx.x * 3;
+  __syncthreads();
+  out[threadIdx.x] = dyn[blockDim.x - 1 - threadIdx.x] + small[0];
+}
+"#;
+    let m = Module::parse(&ptx(src)).unwrap();
+    assert_eq!(m.kernels[0].static_shared_bytes, 5);
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 256], true);
+    let p = params(&m.kernels[0], &[out]);
+    let mut l = launch(1, 64, &p);
+    l.dynamic_shared_bytes = 256;
+    run(&m, 0, &l, &mem).unwrap();
+    let got = to_u32s(&mem.read(out));
+    assert_eq!(
+        got[..64],
+        (0..64).map(|t| (63 - t) * 3 + 1).collect::<Vec<u32>>()[..]
+    );
+    // One byte less dynamic shared memory than the kernel touches: an illegal address.
+    l.dynamic_shared_bytes = 255;
+    assert_eq!(
+        run(&m, 0, &l, &mem).unwrap_err().kind,
+        FaultKind::IllegalAddress
+    );
+}
+
+#[test]
+fn a_function_reaches_the_dynamic_shared_memory_of_whichever_kernel_calls_it() {
+    let src = r#"
+extern __shared__ unsigned dyn[];
+__device__ __noinline__ unsigned neighbour(unsigned t, unsigned n) { return dyn[(t + 1) % n]; }
+extern "C" __global__ void a(unsigned* out) {
+  __shared__ unsigned pad[3];
+  pad[threadIdx.x % 3] = 7;
+  dyn[threadIdx.x] = threadIdx.x + pad[0];
+  __syncthreads();
+  out[threadIdx.x] = neighbour(threadIdx.x, blockDim.x);
+}
+extern "C" __global__ void b(unsigned* out) {
+  __shared__ unsigned pad[17];
+  pad[threadIdx.x % 17] = 100;
+  dyn[threadIdx.x] = threadIdx.x * 2 + pad[1];
+  __syncthreads();
+  out[threadIdx.x] = neighbour(threadIdx.x, blockDim.x);
+}
+"#;
+    let m = Module::parse(&ptx(src)).unwrap();
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 128], true);
+    for (name, want) in [
+        ("a", (0..32).map(|t| (t + 1) % 32 + 7).collect::<Vec<u32>>()),
+        ("b", (0..32).map(|t| (t + 1) % 32 * 2 + 100).collect()),
+    ] {
+        let k = m.kernel(name).unwrap();
+        let p = params(&m.kernels[k], &[out]);
+        let mut l = launch(1, 32, &p);
+        l.dynamic_shared_bytes = 128;
+        run(&m, k, &l, &mem).unwrap();
+        assert_eq!(to_u32s(&mem.read(out)), want, "kernel {name}");
+    }
+}

@@ -21,9 +21,14 @@ fn an_unsupported_instruction_is_named_with_its_line() {
         e.to_string(),
         "line 9: unsupported instruction `tex.1d.v4.s32.s32`"
     );
-    let e = err(&kernel("add.cc.u32 %r1, %r2, %r3;"));
+    let e = err(&kernel("min.relu.s32 %r1, %r2, %r3;"));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 8));
-    assert!(e.message.contains("add.cc.u32"), "{e}");
+    assert!(e.message.contains("min.relu.s32"), "{e}");
+    let e = err(&kernel("cp.async.ca.shared.global [%r1], [%r2], 16;"));
+    assert_eq!(
+        e.to_string(),
+        "line 8: unsupported instruction `cp.async.ca.shared.global`"
+    );
 }
 
 #[test]
@@ -128,4 +133,17 @@ fn cache_policy_modifiers_are_accepted_and_cache_hint_operands_are_not() {
     let e = err(&kernel("ld.global.L2::cache_hint.u32 %r1, [%r2], %r3;"));
     assert_eq!(e.kind, LoadErrorKind::Unsupported, "{e}");
     assert!(e.message.contains("L2::cache_hint"), "{e}");
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let deep = "{".repeat(100_000);
+    let e = err(&format!(
+        ".version 9.0\n.target sm_90\n.address_size 64\n.global .u32 x[2] = {deep};"
+    ));
+    assert_eq!(e.kind, LoadErrorKind::Syntax);
+    let e = err(&kernel(&format!("mov.b64 %r1, {deep};")));
+    assert_eq!(e.kind, LoadErrorKind::Syntax);
+    let e = err(&kernel(&"{".repeat(100_000)));
+    assert_eq!(e.kind, LoadErrorKind::Syntax);
 }

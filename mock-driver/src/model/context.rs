@@ -23,6 +23,18 @@ pub struct Context {
     pub peers: Vec<usize>,
 }
 
+/// cuCtxGetLimit's answers on the H200 before any cuCtxSetLimit (probe context-limits),
+/// by `CUlimit`; `None`: CUDA_ERROR_UNSUPPORTED_LIMIT there.
+pub const DEFAULT_LIMITS: [Option<u64>; 7] = [
+    Some(1024),     // STACK_SIZE
+    Some(8650752),  // PRINTF_FIFO_SIZE
+    Some(8388608),  // MALLOC_HEAP_SIZE
+    None,           // DEV_RUNTIME_SYNC_DEPTH
+    Some(2048),     // DEV_RUNTIME_PENDING_LAUNCH_COUNT
+    Some(64),       // MAX_L2_FETCH_GRANULARITY
+    Some(11796480), // PERSISTING_L2_CACHE_SIZE
+];
+
 /// What cuStreamGetFlags and cuStreamGetPriority report.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StreamProps {
@@ -48,6 +60,8 @@ pub struct Contexts {
     pub primary: Vec<PrimaryContext>,
     next_id: u64,
     pub streams: HashMap<u64, u64>,
+    /// Limits set with cuCtxSetLimit, per context.
+    pub limits: HashMap<(u64, i32), u64>,
     /// The flags and priority each stream was created with.
     pub stream_props: HashMap<u64, StreamProps>,
     pub events: HashMap<u64, Option<Instant>>,

@@ -134,6 +134,9 @@ const ARENA_BYTES: u64 = 256 << 30;
 pub struct DeviceMemory {
     arenas: Vec<Option<ArenaSlot>>,
     free: FreeRanges,
+    /// Set by `after_fork_child`, acted on at the next allocation or release (a fork
+    /// handler should not allocate).
+    forked: bool,
 }
 
 #[derive(Debug)]
@@ -155,6 +158,7 @@ pub struct ArenaRange {
 impl DeviceMemory {
     /// A zero-filled range of `len` bytes.
     pub fn allocate(&mut self, len: u64) -> io::Result<ArenaRange> {
+        self.settle_fork();
         if let Some((arena, offset)) = self.free.take(len, 1) {
             return Ok(ArenaRange { arena, offset, len });
         }
@@ -175,6 +179,7 @@ impl DeviceMemory {
     /// (a range never read or written has none), so that the next allocation there reads
     /// zeros and the host holds only what live allocations touched.
     pub fn release(&mut self, r: ArenaRange, touched: bool) {
+        self.settle_fork();
         let Some(Some(slot)) = self.arenas.get(r.arena) else {
             return;
         };
@@ -219,10 +224,18 @@ impl DeviceMemory {
             .expect("a live range's arena lives")
     }
 
-    /// In a child after fork: the parent's arenas are left alone (see `ArenaSlot`).
+    /// In a child after fork: the parent's arenas are left alone (see `ArenaSlot`). Only
+    /// a flag here: this runs in a fork handler.
     pub fn after_fork_child(&mut self) {
-        for (i, slot) in self.arenas.iter_mut().enumerate() {
-            if let Some(s) = slot {
+        self.forked = true;
+    }
+
+    fn settle_fork(&mut self) {
+        if !std::mem::take(&mut self.forked) {
+            return;
+        }
+        for i in 0..self.arenas.len() {
+            if let Some(s) = &mut self.arenas[i] {
                 s.inherited = true;
                 self.free.drop_space(i);
             }
@@ -410,6 +423,21 @@ mod tests {
         assert_eq!(p.chunks(), 1, "the huge chunk goes back to the host");
         let hint = a[10];
         assert_eq!(p.reserve(G, G, hint).unwrap(), hint);
+    }
+
+    #[test]
+    fn a_forked_child_leaves_the_parents_arenas_alone() {
+        let mut m = DeviceMemory::default();
+        let a = m.allocate(G).unwrap();
+        // Safety: the range is 2 MiB of a live arena.
+        unsafe { m.ptr(a).as_ptr().write(7) };
+        m.after_fork_child();
+        m.release(a, true);
+        // Safety: as above: the inherited arena stays mapped.
+        assert_eq!(unsafe { m.ptr(a).as_ptr().read() }, 7, "not punched");
+        let b = m.allocate(G).unwrap();
+        assert_ne!(b.arena, a.arena, "a new arena of the child's own");
+        assert_eq!(m.arenas(), 2);
     }
 
     #[test]

@@ -858,6 +858,31 @@ impl Driver {
             .create_stream(cur, context::StreamProps { flags, priority }))
     }
 
+    /// cuCtxGetLimit / cuCtxSetLimit on the current context.
+    pub fn ctx_limit(&self, limit: i32, set: Option<u64>) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        let (ctx, _) = st.contexts.require_current()?;
+        let default = usize::try_from(limit)
+            .ok()
+            .and_then(|i| context::DEFAULT_LIMITS.get(i))
+            .ok_or_else(|| invalid(format!("{limit} is not a CUlimit")))?
+            .ok_or_else(|| {
+                CuError::new(
+                    cumock_abi::result::CUDA_ERROR_UNSUPPORTED_LIMIT,
+                    format!("limit {limit} is not supported on this device"),
+                )
+            })?;
+        if let Some(v) = set {
+            st.contexts.limits.insert((ctx, limit), v);
+        }
+        Ok(st
+            .contexts
+            .limits
+            .get(&(ctx, limit))
+            .copied()
+            .unwrap_or(default))
+    }
+
     /// A stream's context, device and properties (cuStreamGetCtx, GetDevice, GetFlags,
     /// GetPriority).
     pub fn stream_info(&self, stream: u64) -> CuResult<(u64, usize, context::StreamProps)> {
@@ -1203,6 +1228,48 @@ mod tests {
         d.unmap(va, 4 * G).unwrap();
         d.release(h).unwrap();
         d.address_free(va, 4 * G).unwrap();
+    }
+
+    #[test]
+    fn released_memory_is_reused_and_reads_zeros() {
+        let d = driver_with(1);
+        let ctx = d.primary_retain(0).unwrap();
+        d.ctx_set_current(Some(ctx)).unwrap();
+        const G: u64 = 2 << 20;
+        let va = d.address_reserve(G, 0, 0, 0).unwrap();
+        let mut places = Vec::new();
+        for round in 0..3u8 {
+            let h = d.create(G, dev_prop(&d, 0), 0).unwrap();
+            d.map(va, G, 0, h, 0).unwrap();
+            d.set_access(va, G, &[(1, 0, 3)]).unwrap();
+            let t = d.translate(va, 1, 0, Need::Read).unwrap();
+            places.push(t.segments[0].ptr);
+            drop(t);
+            let mut back = [9u8; 64];
+            unsafe_copy(
+                &d,
+                HostOrDevice::Host(back.as_mut_ptr()),
+                HostOrDevice::Device(va + 4096),
+                64,
+            )
+            .unwrap();
+            assert_eq!(back, [0; 64], "round {round}: fresh memory reads zeros");
+            let x = [round + 1; 64];
+            unsafe_copy(
+                &d,
+                HostOrDevice::Device(va + 4096),
+                HostOrDevice::Host(x.as_ptr() as *mut u8),
+                64,
+            )
+            .unwrap();
+            d.unmap(va, G).unwrap();
+            d.release(h).unwrap();
+        }
+        assert!(
+            places.windows(2).all(|w| w[0] == w[1]),
+            "the same range is reused"
+        );
+        d.address_free(va, G).unwrap();
     }
 
     #[test]

@@ -610,6 +610,20 @@ impl Vmm {
                 "{ptr:#x} is cuMemAlloc memory; use cuMemFree"
             )));
         }
+        // The common case, one whole mapping: mappings never overlap, so nothing else
+        // lies in the range, and no list of them is needed.
+        if let Some(m) = self.mappings.get(&ptr).filter(|m| m.size == size) {
+            let busy = self
+                .allocations
+                .get(&(m.handle & 0xffff_ffff))
+                .is_some_and(|a| a.in_flight);
+            self.remove_mapping(ptr);
+            return Ok(if busy {
+                vec![format!("unmapping the mapping at {ptr:#x} {IN_FLIGHT}")]
+            } else {
+                Vec::new()
+            });
+        }
         let mut starts = Vec::new();
         for m in self.overlapping(ptr, end) {
             if m.start < ptr || m.start + m.size > end {
@@ -945,8 +959,9 @@ impl Vmm {
 
     /// In a child after fork: no other thread is moving bytes here, and the parent's
     /// arenas are the parent's (see `memory::DeviceMemory::after_fork_child`).
+    /// Allocates nothing: it runs in a fork handler.
     pub fn after_fork_child(&mut self) {
-        self.bytes_in_use = Arc::new(AtomicUsize::new(0));
+        self.bytes_in_use.store(0, Ordering::Release);
         self.memory.after_fork_child();
     }
 

@@ -1,0 +1,144 @@
+"""The pytest plugin's own tests: each writes a small test file and runs pytest on it in
+a process of its own (pytester), as a user's project would."""
+
+import textwrap
+
+import pytest
+
+CUDA = '''
+import ctypes, os, pytest
+
+def cuda():
+    c = ctypes.CDLL("libcuda.so.1")
+    assert c.cuInit(0) == 0
+    return c
+
+def reserve(c, size=2 << 20):
+    va = ctypes.c_uint64()
+    r = c.cuMemAddressReserve(ctypes.byref(va), ctypes.c_size_t(size), ctypes.c_size_t(0),
+                              ctypes.c_uint64(0), ctypes.c_uint64(0))
+    return r, va.value
+
+def free(c, va, size=2 << 20):
+    assert c.cuMemAddressFree(ctypes.c_uint64(va), ctypes.c_size_t(size)) == 0
+'''
+
+
+def run(pytester, body, *args):
+    pytester.makepyfile(test_it=CUDA + textwrap.dedent(body))
+    return pytester.runpytest_subprocess("-rA", *args)
+
+
+def test_a_marked_test_runs_on_the_mock_with_its_devices(pytester):
+    r = run(pytester, '''
+        @pytest.mark.cumock(devices=2)
+        def test_two_devices():
+            c = cuda()
+            n = ctypes.c_int()
+            assert c.cuDeviceGetCount(ctypes.byref(n)) == 0 and n.value == 2
+            name = ctypes.create_string_buffer(64)
+            assert c.cuDeviceGetName(name, 64, 1) == 0
+            assert name.value == b"NVIDIA H200"
+            r, va = reserve(c)
+            assert r == 0
+            free(c, va)
+    ''')
+    r.assert_outcomes(passed=1)
+
+
+def test_a_failing_marked_test_fails_with_its_own_message(pytester):
+    r = run(pytester, '''
+        @pytest.mark.cumock()
+        def test_wrong():
+            c = cuda()
+            n = ctypes.c_int()
+            c.cuDeviceGetCount(ctypes.byref(n))
+            assert n.value == 3, "expected three devices"
+    ''')
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*expected three devices*"])
+
+
+def test_a_planted_leak_fails_under_strict_with_the_leak_report(pytester):
+    r = run(pytester, '''
+        @pytest.mark.cumock(leaks=True, strict=True)
+        def test_leaks_a_reservation():
+            r, va = reserve(cuda())
+            assert r == 0
+    ''')
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines([
+        "*strict mode found misuse or leaks*",
+        "*cumock:   reservation 0x* never freed (cuMemAddressFree)*",
+        "*cumock:       at *",
+    ])
+
+
+def test_a_leak_without_strict_passes_and_is_reported(pytester):
+    r = run(pytester, '''
+        @pytest.mark.cumock(leaks=True)
+        def test_leaks_a_reservation():
+            r, va = reserve(cuda())
+            assert r == 0
+    ''')
+    r.assert_outcomes(passed=1)
+    r.stdout.fnmatch_lines(["*cumock: leak report: 1 leak(s)*", "*never freed*"])
+
+
+def test_the_same_test_freeing_everything_passes_under_strict(pytester):
+    r = run(pytester, '''
+        @pytest.mark.cumock(leaks=True, strict=True)
+        def test_frees():
+            c = cuda()
+            r, va = reserve(c)
+            assert r == 0
+            free(c, va)
+    ''')
+    r.assert_outcomes(passed=1)
+
+
+def test_misuse_messages_come_back_into_the_report(pytester):
+    r = run(pytester, '''
+        @pytest.mark.cumock(misuse=True)
+        def test_misaligned():
+            r, va = reserve(cuda(), size=4096 + 1)
+            assert r == 1  # CUDA_ERROR_INVALID_VALUE
+    ''')
+    r.assert_outcomes(passed=1)
+    r.stdout.fnmatch_lines(["*cumock: cuMemAddressReserve: CUDA_ERROR_INVALID_VALUE*"])
+
+
+def test_fault_injection_reaches_the_marked_test_only(pytester):
+    r = run(pytester, '''
+        @pytest.mark.cumock(fault="cuMemAddressReserve:1:CUDA_ERROR_OUT_OF_MEMORY")
+        def test_faulted():
+            c = cuda()
+            assert reserve(c)[0] == 2  # CUDA_ERROR_OUT_OF_MEMORY, the 1st call
+            r, va = reserve(c)
+            assert r == 0              # the 2nd is not
+            free(c, va)
+
+        @pytest.mark.cumock()
+        def test_marked_without_fault():
+            c = cuda()
+            r, va = reserve(c)
+            assert r == 0
+            free(c, va)
+
+        def test_not_marked():
+            # Runs in pytest's own process, untouched: no mock settings, no mock library.
+            assert not any(k.startswith("CUMOCK_") for k in os.environ)
+            from cumock import lib_path
+            assert lib_path() not in os.environ.get("LD_LIBRARY_PATH", "")
+    ''')
+    r.assert_outcomes(passed=3)
+
+
+def test_a_bad_marker_is_a_usage_error(pytester):
+    r = run(pytester, '''
+        @pytest.mark.cumock(device=2)
+        def test_typo():
+            pass
+    ''')
+    assert r.ret != 0
+    r.stderr.fnmatch_lines(["*unknown setting(s) device*"])
