@@ -188,6 +188,11 @@ impl<'a> Exec<'a> {
         }
     }
 
+    /// The folder of the running case: files a case names (modules) are found there.
+    pub(crate) fn case_dir(&self) -> &std::path::Path {
+        self.case_path.parent().unwrap_or(std::path::Path::new("."))
+    }
+
     pub(crate) fn eval(&self, e: &Expr) -> Result<u64> {
         crate::expr::eval(&e.text, &self.vars).map_err(|m| anyhow!("column {}: {m}", e.col))
     }

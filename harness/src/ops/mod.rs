@@ -23,6 +23,7 @@ pub mod devices;
 pub mod fds;
 pub mod init;
 pub mod memory;
+pub mod modules;
 pub mod streams;
 pub mod vmm;
 
@@ -41,6 +42,7 @@ pub enum Op {
     Memory(memory::Op),
     Stream(streams::Op),
     Fd(fds::Op),
+    Module(modules::Op),
     /// A `child { }` block: its steps run in a second process.
     Child(Vec<Step>),
 }
@@ -56,6 +58,7 @@ pub fn run(op: &Op, x: &mut Exec<'_>) -> Result<Out> {
         Op::Memory(op) => memory::run(op, x),
         Op::Stream(op) => streams::run(op, x),
         Op::Fd(op) => fds::run(op, x),
+        Op::Module(op) => modules::run(op, x),
         Op::Child(_) => anyhow::bail!("a child block is run by the executor, not as a step"),
     }
 }
@@ -77,6 +80,8 @@ pub fn parse(name: &str, a: &Args<'_>) -> Result<Op, Bad> {
         Op::Stream(streams::parse(name, a)?)
     } else if within(fds::SPECS) {
         Op::Fd(fds::parse(name, a)?)
+    } else if within(modules::SPECS) {
+        Op::Module(modules::parse(name, a)?)
     } else {
         return Err((
             1,
@@ -117,6 +122,7 @@ pub fn specs() -> impl Iterator<Item = &'static Spec> {
         memory::SPECS,
         streams::SPECS,
         fds::SPECS,
+        modules::SPECS,
     ]
     .into_iter()
     .flatten()
