@@ -224,7 +224,8 @@ pub fn int_op(op: &str, ty: Ty) -> Option<WarpFn> {
         "mad.wide" => by_int!(ty, |a, b, c, e| (((a as T) as W)
             .wrapping_mul((b as T) as W)
             .wrapping_add(c as W)) as u64),
-        // Division by zero has no defined result in PTX; H200's answers are in the corpus.
+        // Division by zero has no defined result in PTX; the H200 gives all ones for both
+        // the quotient and the remainder, signed or not (corpus: int_div_ptx_edges).
         "div" => by_int!(ty, |a, b, c, e| match (a as T).checked_div(b as T) {
             Some(q) => q as U as u64,
             None =>
@@ -238,7 +239,7 @@ pub fn int_op(op: &str, ty: Ty) -> Option<WarpFn> {
             Some(r) => r as U as u64,
             None =>
                 if b as T == 0 {
-                    a as T as U as u64
+                    U::MAX as u64
                 } else {
                     0
                 },
@@ -542,6 +543,21 @@ pub fn lop3() -> WarpFn {
 
 pub const CANONICAL_NAN32: u32 = 0x7fff_ffff;
 pub const CANONICAL_NAN64: u64 = 0x7fff_ffff_ffff_ffff;
+/// The NaN an f64 operation makes from no NaN operand (H200: sqrt of a negative, 0 * inf).
+pub const DEFAULT_NAN64: u64 = 0xfff8_0000_0000_0000;
+
+/// The bits of an f64 arithmetic result: a NaN result is the first NaN operand (a, b,
+/// then c), quieted, as the H200 propagates it; made from no NaN, 0xfff8000000000000.
+#[inline(always)]
+fn bits64_of(f: f64, a: u64, b: u64, c: u64) -> u64 {
+    if !f.is_nan() {
+        return f.to_bits();
+    }
+    [a, b, c]
+        .into_iter()
+        .find(|&x| f64_of(x).is_nan())
+        .map_or(DEFAULT_NAN64, |x| x | 0x0008_0000_0000_0000)
+}
 
 #[inline(always)]
 pub fn f32_of(x: u64) -> f32 {
@@ -582,7 +598,8 @@ pub fn ftz32(f: f32) -> f32 {
 
 #[inline(always)]
 fn sat01_32(f: f32) -> f32 {
-    if f.is_nan() {
+    // NaN and every value <= 0, -0 included, saturate to +0 (H200: mul.ftz.sat.f32).
+    if f.is_nan() || f <= 0.0 {
         0.0
     } else {
         f.clamp(0.0, 1.0)
@@ -591,7 +608,7 @@ fn sat01_32(f: f32) -> f32 {
 
 #[inline(always)]
 fn sat01_64(f: f64) -> f64 {
-    if f.is_nan() {
+    if f.is_nan() || f <= 0.0 {
         0.0
     } else {
         f.clamp(0.0, 1.0)
@@ -881,7 +898,7 @@ macro_rules! f64fn {
         } else {
             wf!(|a, b, c, e| {
                 let ($a, $b, $c) = (f64_of(a), f64_of(b), f64_of(c));
-                bits64($body)
+                bits64_of($body, a, b, c)
             })
         }
     };
@@ -973,11 +990,16 @@ pub fn f32_op(op: &str, m: FMods) -> Option<WarpFn> {
         } else {
             fmax32(a, b)
         }),
-        // abs/neg only touch the sign bit, NaN payload included.
-        "abs" if m.ftz => wf!(|a, b, c, e| (ftz32(f32_of(a)).to_bits() & 0x7fff_ffff) as u64),
-        "abs" => wf!(|a, b, c, e| (a as u32 & 0x7fff_ffff) as u64),
-        "neg" if m.ftz => wf!(|a, b, c, e| (ftz32(f32_of(a)).to_bits() ^ 0x8000_0000) as u64),
-        "neg" => wf!(|a, b, c, e| (a as u32 ^ 0x8000_0000) as u64),
+        // abs/neg touch only the sign bit, except that a NaN becomes the canonical NaN
+        // (H200: abs.f32/neg.f32 of 0x7fa00001 and 0xffc00000 are 0x7fffffff).
+        "abs" if m.ftz => {
+            wf!(|a, b, c, e| bits32(f32::from_bits(ftz32(f32_of(a)).to_bits() & 0x7fff_ffff)))
+        }
+        "abs" => wf!(|a, b, c, e| bits32(f32::from_bits(a as u32 & 0x7fff_ffff))),
+        "neg" if m.ftz => {
+            wf!(|a, b, c, e| bits32(f32::from_bits(ftz32(f32_of(a)).to_bits() ^ 0x8000_0000)))
+        }
+        "neg" => wf!(|a, b, c, e| bits32(f32::from_bits(a as u32 ^ 0x8000_0000))),
         "copysign" => {
             wf!(|a, b, c, e| ((b as u32 & 0x7fff_ffff) | (a as u32 & 0x8000_0000)) as u64)
         }
@@ -1577,10 +1599,18 @@ fn cvt_one(
         }
         (false, true) => {
             // Float to integer: round per `.rni/.rzi/.rmi/.rpi` (nvcc always names one),
-            // then saturate; NaN becomes 0.
+            // then saturate. NaN (H200): 0 from a narrow float into 32 bits or less; the
+            // destination's sign bit (0x80000000, 0x8000000000000000, signed or not)
+            // into 64 bits, or from f64.
             let f = float_value(x, src, ftz);
             if f.is_nan() {
-                return 0;
+                return if dst.bytes() == 8 {
+                    1 << 63
+                } else if src == Ty::F64 && dst.bytes() == 4 {
+                    1 << 31
+                } else {
+                    0
+                };
             }
             let r = round_int(f, int_rnd.unwrap_or(Rnd::Z));
             let v = if r >= 1.8e38 {
@@ -1609,7 +1639,18 @@ fn cvt_one(
             to_float(hi, lo, dst, m, ftz, sat)
         }
         (true, true) => {
+            // bf16 to f32 is the bits moved up, NaN payload and all (H200: 0x7fff gives
+            // 0x7fff0000).
+            if src == Ty::BF16 && dst == Ty::F32 && !sat && !ftz && int_rnd.is_none() {
+                return ((x as u32 & 0xffff) << 16) as u64;
+            }
             let f = float_value(x, src, ftz);
+            // f64 to f32 keeps a NaN's sign and its payload's top 22 bits, quieted
+            // (H200: 0x7fffffff3b497db4 gives 0x7ffffff9).
+            if src == Ty::F64 && dst == Ty::F32 && f.is_nan() && !sat {
+                let sign = (x >> 32) as u32 & 0x8000_0000;
+                return (sign | 0x7fc0_0000 | ((x >> 29) as u32 & 0x003f_ffff)) as u64;
+            }
             if let Some(ir) = int_rnd {
                 // Same-size `cvt.rni.f32.f32`: round to an integral value.
                 return to_float(round_int(f, ir), 0.0, dst, Rnd::N, ftz, sat);
