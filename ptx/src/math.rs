@@ -788,6 +788,61 @@ pub fn f64_add(a: f64, b: f64, m: Rnd) -> f64 {
     directed64(s, sign_of(e), m)
 }
 
+/// A finite nonzero f64 as an integer significand, normalised to bit 52, and the
+/// exponent of its last bit.
+fn parts64(x: f64) -> (u64, i32) {
+    let bits = x.to_bits();
+    let (e, f) = ((bits >> 52) as i32 & 0x7ff, bits & ((1 << 52) - 1));
+    let (mut m, mut e) = if e == 0 {
+        (f, -1074)
+    } else {
+        (f | 1 << 52, e - 1075)
+    };
+    while m & 1 << 52 == 0 {
+        m <<= 1;
+        e -= 1;
+    }
+    (m, e)
+}
+
+/// Rounds the exact value +-(`mant` + `sticky` * tiny) * 2^`exp` (mant nonzero) to f64
+/// in mode `m`, subnormal results included, where error-free transformations fail.
+fn round_exact64(neg: bool, mant: u128, exp: i32, sticky: bool, m: Rnd) -> f64 {
+    let top = exp + 127 - mant.leading_zeros() as i32;
+    let target = (top - 52).max(-1074);
+    let shift = target - exp;
+    let (kept, rem, half) = if shift <= 0 {
+        (mant << -shift, 0, 1)
+    } else if shift >= 128 {
+        (0, 1, u128::MAX)
+    } else {
+        (
+            mant >> shift,
+            mant & ((1 << shift) - 1),
+            1u128 << (shift - 1),
+        )
+    };
+    let inexact = rem != 0 || sticky;
+    let up = match m {
+        Rnd::N => rem > half || rem == half && (sticky || kept & 1 == 1),
+        Rnd::Z => false,
+        Rnd::P => inexact && !neg,
+        Rnd::M => inexact && neg,
+    };
+    let kept = kept + up as u128;
+    let pow2 = |k: i32| f64::from_bits(((k + 1023) as u64) << 52);
+    let mag = if target < -1000 {
+        kept as f64 * pow2(target + 200) * pow2(-200)
+    } else {
+        kept as f64 * pow2(target)
+    };
+    if neg {
+        -mag
+    } else {
+        mag
+    }
+}
+
 pub fn f64_mul(a: f64, b: f64, m: Rnd) -> f64 {
     let (p, e) = two_prod64(a, b);
     if m != Rnd::N && p.is_infinite() && a.is_finite() && b.is_finite() {
@@ -796,12 +851,18 @@ pub fn f64_mul(a: f64, b: f64, m: Rnd) -> f64 {
     if m == Rnd::N || !p.is_finite() {
         return p;
     }
+    if a != 0.0 && b != 0.0 && p.abs() < 2.0 * f64::MIN_POSITIVE {
+        // Tiny products: the residual `e` is not exact there.
+        let ((ma, ea), (mb, eb)) = (parts64(a), parts64(b));
+        let neg = (a < 0.0) != (b < 0.0);
+        return round_exact64(neg, ma as u128 * mb as u128, ea + eb, false, m);
+    }
     directed64(p, sign_of(e), m)
 }
 
 pub fn f64_div(a: f64, b: f64, m: Rnd) -> f64 {
     let q = a / b;
-    if m == Rnd::N || q.is_nan() || q == 0.0 {
+    if m == Rnd::N || q.is_nan() || q == 0.0 && (a == 0.0 || b.is_infinite()) {
         return q;
     }
     if q.is_infinite() {
@@ -809,6 +870,14 @@ pub fn f64_div(a: f64, b: f64, m: Rnd) -> f64 {
             return q;
         }
         return overflow64(q, m);
+    }
+    if a.is_finite() && b.is_finite() {
+        // Exactly, in integers: the residual is not exact for subnormal operands or
+        // quotients.
+        let ((ma, ea), (mb, eb)) = (parts64(a), parts64(b));
+        let n = (ma as u128) << 74;
+        let neg = (a < 0.0) != (b < 0.0);
+        return round_exact64(neg, n / mb as u128, ea - eb - 74, n % mb as u128 != 0, m);
     }
     let r = (-q).mul_add(b, a);
     directed64(q, sign_of(r) * sign_of(b), m)
