@@ -1176,24 +1176,25 @@ pub fn half_op(op: &str, ty: Ty, m: FMods) -> Option<WarpFn> {
             |a, b, c| a * b + c
         ),
         ("add", true) => h!(
-            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |v: f64| f32_to_bf16(f32_odd(v), Rnd::N),
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
             |a, b, c| a + b
         ),
         ("sub", true) => h!(
-            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |v: f64| f32_to_bf16(f32_odd(v), Rnd::N),
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
             |a, b, c| a - b
         ),
         ("mul", true) => h!(
-            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |v: f64| f32_to_bf16(f32_odd(v), Rnd::N),
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
             |a, b, c| a * b
         ),
+        // The product is exact in f64, the sum may not be: its residual too.
         ("fma", true) => h!(
-            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |v: (f64, f64)| f32_to_bf16(f32_odd2(v.0, v.1), Rnd::N),
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
-            |a, b, c| a * b + c
+            |a, b, c| two_sum64(a * b, c)
         ),
         ("neg", false) if ty == Ty::F16 => wf!(|a, b, c, e| (a as u16 ^ 0x8000) as u64),
         ("abs", false) if ty == Ty::F16 => wf!(|a, b, c, e| (a as u16 & 0x7fff) as u64),
@@ -1494,6 +1495,32 @@ pub fn f64_to_f16(f: f64, mode: Rnd) -> u16 {
     }
 }
 
+/// f64 to f32 rounded to odd: a last bit of 1 marks an inexact result, so a second
+/// rounding to a narrower format (bf16) rounds as if from the exact value. Rounding f64
+/// sums to f32 first and then to bf16 rounded a tie broken only by the low bits the
+/// wrong way (H200: fma.rn.bf16x2 -1.5 * 0x2f4e + 0x95e7 is 0xaf9b).
+pub fn f32_odd(v: f64) -> f32 {
+    f32_odd2(v, 0.0)
+}
+
+/// `f32_odd` of the exact sum `v + lo`, `lo` being below `v`'s last bit (a two_sum).
+pub fn f32_odd2(v: f64, lo: f64) -> f32 {
+    let r = v as f32;
+    if !v.is_finite() || r as f64 == v && lo == 0.0 {
+        return r;
+    }
+    let mut bits = r.to_bits();
+    let above = if r as f64 == v {
+        (lo < 0.0) == (v > 0.0)
+    } else {
+        (r as f64).abs() > v.abs()
+    };
+    if above && r != 0.0 {
+        bits -= 1;
+    }
+    f32::from_bits(bits | 1)
+}
+
 pub fn f32_to_bf16(f: f32, mode: Rnd) -> u16 {
     if f.is_nan() {
         return 0x7fff;
@@ -1604,7 +1631,7 @@ pub fn to_float(v: f64, lo: f64, ty: Ty, m: Rnd, ftz: bool, sat: bool) -> u64 {
         Ty::BF16 => {
             // f32 first can double-round; exact enough for f32 sources, which is what
             // nvcc converts from.
-            f32_to_bf16(v as f32, m) as u64
+            f32_to_bf16(f32_odd(v), m) as u64
         }
         _ => 0,
     }
