@@ -5,9 +5,12 @@
 //! Registers hold 64 bits per lane; every function reads its operands truncated to the
 //! instruction's type, so what lies above a narrow value never matters.
 //! Floating point follows what NVIDIA GPUs do where it differs from the host: f32
-//! results that are NaN are the canonical 0x7fffffff; `.ftz` flushes subnormal inputs
-//! and results to sign-preserving zero; `min`/`max` return the non-NaN operand;
-//! float-to-integer `cvt` saturates and maps NaN to 0.
+//! results that are NaN are the canonical 0x7fffffff (abs/neg included); f64 results
+//! that are NaN are the first NaN operand, quieted, or 0xfff8000000000000; `.ftz`
+//! flushes subnormal inputs and results to sign-preserving zero; `.sat` gives +0 for
+//! anything <= 0; `min`/`max` return the non-NaN operand; integer division or
+//! remainder by zero is all ones; float-to-integer `cvt` saturates and maps NaN to 0
+//! (f32 into 32 bits) or the destination's sign bit (64-bit destinations, f64 sources).
 
 pub type Lanes = [u64; 32];
 pub type WarpFn = fn(&mut Lanes, &Lanes, &Lanes, &Lanes, &Lanes);
