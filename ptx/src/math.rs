@@ -5,9 +5,12 @@
 //! Registers hold 64 bits per lane; every function reads its operands truncated to the
 //! instruction's type, so what lies above a narrow value never matters.
 //! Floating point follows what NVIDIA GPUs do where it differs from the host: f32
-//! results that are NaN are the canonical 0x7fffffff; `.ftz` flushes subnormal inputs
-//! and results to sign-preserving zero; `min`/`max` return the non-NaN operand;
-//! float-to-integer `cvt` saturates and maps NaN to 0.
+//! results that are NaN are the canonical 0x7fffffff (abs/neg included); f64 results
+//! that are NaN are the first NaN operand, quieted, or 0xfff8000000000000; `.ftz`
+//! flushes subnormal inputs and results to sign-preserving zero; `.sat` gives +0 for
+//! anything <= 0; `min`/`max` return the non-NaN operand; integer division or
+//! remainder by zero is all ones; float-to-integer `cvt` saturates and maps NaN to 0
+//! (f32 into 32 bits) or the destination's sign bit (64-bit destinations, f64 sources).
 
 pub type Lanes = [u64; 32];
 pub type WarpFn = fn(&mut Lanes, &Lanes, &Lanes, &Lanes, &Lanes);
@@ -224,7 +227,8 @@ pub fn int_op(op: &str, ty: Ty) -> Option<WarpFn> {
         "mad.wide" => by_int!(ty, |a, b, c, e| (((a as T) as W)
             .wrapping_mul((b as T) as W)
             .wrapping_add(c as W)) as u64),
-        // Division by zero has no defined result in PTX; H200's answers are in the corpus.
+        // Division by zero has no defined result in PTX; the H200 gives all ones for both
+        // the quotient and the remainder, signed or not (corpus: int_div_ptx_edges).
         "div" => by_int!(ty, |a, b, c, e| match (a as T).checked_div(b as T) {
             Some(q) => q as U as u64,
             None =>
@@ -238,7 +242,7 @@ pub fn int_op(op: &str, ty: Ty) -> Option<WarpFn> {
             Some(r) => r as U as u64,
             None =>
                 if b as T == 0 {
-                    a as T as U as u64
+                    U::MAX as u64
                 } else {
                     0
                 },
@@ -542,6 +546,21 @@ pub fn lop3() -> WarpFn {
 
 pub const CANONICAL_NAN32: u32 = 0x7fff_ffff;
 pub const CANONICAL_NAN64: u64 = 0x7fff_ffff_ffff_ffff;
+/// The NaN an f64 operation makes from no NaN operand (H200: sqrt of a negative, 0 * inf).
+pub const DEFAULT_NAN64: u64 = 0xfff8_0000_0000_0000;
+
+/// The bits of an f64 arithmetic result: a NaN result is the first NaN operand (a, b,
+/// then c), quieted, as the H200 propagates it; made from no NaN, 0xfff8000000000000.
+#[inline(always)]
+fn bits64_of(f: f64, a: u64, b: u64, c: u64) -> u64 {
+    if !f.is_nan() {
+        return f.to_bits();
+    }
+    [a, b, c]
+        .into_iter()
+        .find(|&x| f64_of(x).is_nan())
+        .map_or(DEFAULT_NAN64, |x| x | 0x0008_0000_0000_0000)
+}
 
 #[inline(always)]
 pub fn f32_of(x: u64) -> f32 {
@@ -582,7 +601,8 @@ pub fn ftz32(f: f32) -> f32 {
 
 #[inline(always)]
 fn sat01_32(f: f32) -> f32 {
-    if f.is_nan() {
+    // NaN and every value <= 0, -0 included, saturate to +0 (H200: mul.ftz.sat.f32).
+    if f.is_nan() || f <= 0.0 {
         0.0
     } else {
         f.clamp(0.0, 1.0)
@@ -591,7 +611,7 @@ fn sat01_32(f: f32) -> f32 {
 
 #[inline(always)]
 fn sat01_64(f: f64) -> f64 {
-    if f.is_nan() {
+    if f.is_nan() || f <= 0.0 {
         0.0
     } else {
         f.clamp(0.0, 1.0)
@@ -771,6 +791,61 @@ pub fn f64_add(a: f64, b: f64, m: Rnd) -> f64 {
     directed64(s, sign_of(e), m)
 }
 
+/// A finite nonzero f64 as an integer significand, normalised to bit 52, and the
+/// exponent of its last bit.
+fn parts64(x: f64) -> (u64, i32) {
+    let bits = x.to_bits();
+    let (e, f) = ((bits >> 52) as i32 & 0x7ff, bits & ((1 << 52) - 1));
+    let (mut m, mut e) = if e == 0 {
+        (f, -1074)
+    } else {
+        (f | 1 << 52, e - 1075)
+    };
+    while m & 1 << 52 == 0 {
+        m <<= 1;
+        e -= 1;
+    }
+    (m, e)
+}
+
+/// Rounds the exact value +-(`mant` + `sticky` * tiny) * 2^`exp` (mant nonzero) to f64
+/// in mode `m`, subnormal results included, where error-free transformations fail.
+fn round_exact64(neg: bool, mant: u128, exp: i32, sticky: bool, m: Rnd) -> f64 {
+    let top = exp + 127 - mant.leading_zeros() as i32;
+    let target = (top - 52).max(-1074);
+    let shift = target - exp;
+    let (kept, rem, half) = if shift <= 0 {
+        (mant << -shift, 0, 1)
+    } else if shift >= 128 {
+        (0, 1, u128::MAX)
+    } else {
+        (
+            mant >> shift,
+            mant & ((1 << shift) - 1),
+            1u128 << (shift - 1),
+        )
+    };
+    let inexact = rem != 0 || sticky;
+    let up = match m {
+        Rnd::N => rem > half || rem == half && (sticky || kept & 1 == 1),
+        Rnd::Z => false,
+        Rnd::P => inexact && !neg,
+        Rnd::M => inexact && neg,
+    };
+    let kept = kept + up as u128;
+    let pow2 = |k: i32| f64::from_bits(((k + 1023) as u64) << 52);
+    let mag = if target < -1000 {
+        kept as f64 * pow2(target + 200) * pow2(-200)
+    } else {
+        kept as f64 * pow2(target)
+    };
+    if neg {
+        -mag
+    } else {
+        mag
+    }
+}
+
 pub fn f64_mul(a: f64, b: f64, m: Rnd) -> f64 {
     let (p, e) = two_prod64(a, b);
     if m != Rnd::N && p.is_infinite() && a.is_finite() && b.is_finite() {
@@ -779,12 +854,18 @@ pub fn f64_mul(a: f64, b: f64, m: Rnd) -> f64 {
     if m == Rnd::N || !p.is_finite() {
         return p;
     }
+    if a != 0.0 && b != 0.0 && p.abs() < 2.0 * f64::MIN_POSITIVE {
+        // Tiny products: the residual `e` is not exact there.
+        let ((ma, ea), (mb, eb)) = (parts64(a), parts64(b));
+        let neg = (a < 0.0) != (b < 0.0);
+        return round_exact64(neg, ma as u128 * mb as u128, ea + eb, false, m);
+    }
     directed64(p, sign_of(e), m)
 }
 
 pub fn f64_div(a: f64, b: f64, m: Rnd) -> f64 {
     let q = a / b;
-    if m == Rnd::N || q.is_nan() || q == 0.0 {
+    if m == Rnd::N || q.is_nan() || q == 0.0 && (a == 0.0 || b.is_infinite()) {
         return q;
     }
     if q.is_infinite() {
@@ -792,6 +873,14 @@ pub fn f64_div(a: f64, b: f64, m: Rnd) -> f64 {
             return q;
         }
         return overflow64(q, m);
+    }
+    if a.is_finite() && b.is_finite() {
+        // Exactly, in integers: the residual is not exact for subnormal operands or
+        // quotients.
+        let ((ma, ea), (mb, eb)) = (parts64(a), parts64(b));
+        let n = (ma as u128) << 74;
+        let neg = (a < 0.0) != (b < 0.0);
+        return round_exact64(neg, n / mb as u128, ea - eb - 74, n % mb as u128 != 0, m);
     }
     let r = (-q).mul_add(b, a);
     directed64(q, sign_of(r) * sign_of(b), m)
@@ -881,7 +970,7 @@ macro_rules! f64fn {
         } else {
             wf!(|a, b, c, e| {
                 let ($a, $b, $c) = (f64_of(a), f64_of(b), f64_of(c));
-                bits64($body)
+                bits64_of($body, a, b, c)
             })
         }
     };
@@ -933,6 +1022,20 @@ macro_rules! by_rnd64 {
     };
 }
 
+/// `sin.approx`/`cos.approx` as the hardware reduces the argument: a * f32(1/(2 pi)),
+/// rounded toward zero to f32, is the angle in periods; its function is then accurate.
+/// Against the H200 (corpus f32_approx, |a| < 16) this is within 2^-21.5; the exact
+/// sin(a) is up to 2^-18.9 away.
+fn sin_cos_approx(a: f32, cos: bool) -> f32 {
+    let p = a as f64 * (1.0 / std::f64::consts::TAU) as f32 as f64;
+    let mut r = p as f32;
+    if r.is_finite() && (r as f64).abs() > p.abs() {
+        r = f32::from_bits(r.to_bits() - 1);
+    }
+    let x = std::f64::consts::TAU * r as f64;
+    (if cos { x.cos() } else { x.sin() }) as f32
+}
+
 /// f32 operations. `op` includes the variant for the approximate functions.
 pub fn f32_op(op: &str, m: FMods) -> Option<WarpFn> {
     Some(match op {
@@ -958,8 +1061,8 @@ pub fn f32_op(op: &str, m: FMods) -> Option<WarpFn> {
         "rsqrt.approx" => f32fn!(m.ftz, m.sat, |a, b, c| 1.0 / a.sqrt()),
         "ex2.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.exp2()),
         "lg2.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.log2()),
-        "sin.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.sin()),
-        "cos.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.cos()),
+        "sin.approx" => f32fn!(m.ftz, m.sat, |a, b, c| sin_cos_approx(a, false)),
+        "cos.approx" => f32fn!(m.ftz, m.sat, |a, b, c| sin_cos_approx(a, true)),
         "tanh.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.tanh()),
         "min" => f32fn!(m.ftz, false, |a, b, c| fmin32(a, b)),
         "max" => f32fn!(m.ftz, false, |a, b, c| fmax32(a, b)),
@@ -973,11 +1076,16 @@ pub fn f32_op(op: &str, m: FMods) -> Option<WarpFn> {
         } else {
             fmax32(a, b)
         }),
-        // abs/neg only touch the sign bit, NaN payload included.
-        "abs" if m.ftz => wf!(|a, b, c, e| (ftz32(f32_of(a)).to_bits() & 0x7fff_ffff) as u64),
-        "abs" => wf!(|a, b, c, e| (a as u32 & 0x7fff_ffff) as u64),
-        "neg" if m.ftz => wf!(|a, b, c, e| (ftz32(f32_of(a)).to_bits() ^ 0x8000_0000) as u64),
-        "neg" => wf!(|a, b, c, e| (a as u32 ^ 0x8000_0000) as u64),
+        // abs/neg touch only the sign bit, except that a NaN becomes the canonical NaN
+        // (H200: abs.f32/neg.f32 of 0x7fa00001 and 0xffc00000 are 0x7fffffff).
+        "abs" if m.ftz => {
+            wf!(|a, b, c, e| bits32(f32::from_bits(ftz32(f32_of(a)).to_bits() & 0x7fff_ffff)))
+        }
+        "abs" => wf!(|a, b, c, e| bits32(f32::from_bits(a as u32 & 0x7fff_ffff))),
+        "neg" if m.ftz => {
+            wf!(|a, b, c, e| bits32(f32::from_bits(ftz32(f32_of(a)).to_bits() ^ 0x8000_0000)))
+        }
+        "neg" => wf!(|a, b, c, e| bits32(f32::from_bits(a as u32 ^ 0x8000_0000))),
         "copysign" => {
             wf!(|a, b, c, e| ((b as u32 & 0x7fff_ffff) | (a as u32 & 0x8000_0000)) as u64)
         }
@@ -1085,24 +1193,25 @@ pub fn half_op(op: &str, ty: Ty, m: FMods) -> Option<WarpFn> {
             |a, b, c| a * b + c
         ),
         ("add", true) => h!(
-            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |v: f64| f32_to_bf16(f32_odd(v), Rnd::N),
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
             |a, b, c| a + b
         ),
         ("sub", true) => h!(
-            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |v: f64| f32_to_bf16(f32_odd(v), Rnd::N),
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
             |a, b, c| a - b
         ),
         ("mul", true) => h!(
-            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |v: f64| f32_to_bf16(f32_odd(v), Rnd::N),
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
             |a, b, c| a * b
         ),
+        // The product is exact in f64, the sum may not be: its residual too.
         ("fma", true) => h!(
-            |v: f64| f32_to_bf16(v as f32, Rnd::N),
+            |v: (f64, f64)| f32_to_bf16(f32_odd2(v.0, v.1), Rnd::N),
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
-            |a, b, c| a * b + c
+            |a, b, c| two_sum64(a * b, c)
         ),
         ("neg", false) if ty == Ty::F16 => wf!(|a, b, c, e| (a as u16 ^ 0x8000) as u64),
         ("abs", false) if ty == Ty::F16 => wf!(|a, b, c, e| (a as u16 & 0x7fff) as u64),
@@ -1403,6 +1512,32 @@ pub fn f64_to_f16(f: f64, mode: Rnd) -> u16 {
     }
 }
 
+/// f64 to f32 rounded to odd: a last bit of 1 marks an inexact result, so a second
+/// rounding to a narrower format (bf16) rounds as if from the exact value. Rounding f64
+/// sums to f32 first and then to bf16 rounded a tie broken only by the low bits the
+/// wrong way (H200: fma.rn.bf16x2 -1.5 * 0x2f4e + 0x95e7 is 0xaf9b).
+pub fn f32_odd(v: f64) -> f32 {
+    f32_odd2(v, 0.0)
+}
+
+/// `f32_odd` of the exact sum `v + lo`, `lo` being below `v`'s last bit (a two_sum).
+pub fn f32_odd2(v: f64, lo: f64) -> f32 {
+    let r = v as f32;
+    if !v.is_finite() || r as f64 == v && lo == 0.0 {
+        return r;
+    }
+    let mut bits = r.to_bits();
+    let above = if r as f64 == v {
+        (lo < 0.0) == (v > 0.0)
+    } else {
+        (r as f64).abs() > v.abs()
+    };
+    if above && r != 0.0 {
+        bits -= 1;
+    }
+    f32::from_bits(bits | 1)
+}
+
 pub fn f32_to_bf16(f: f32, mode: Rnd) -> u16 {
     if f.is_nan() {
         return 0x7fff;
@@ -1513,7 +1648,7 @@ pub fn to_float(v: f64, lo: f64, ty: Ty, m: Rnd, ftz: bool, sat: bool) -> u64 {
         Ty::BF16 => {
             // f32 first can double-round; exact enough for f32 sources, which is what
             // nvcc converts from.
-            f32_to_bf16(v as f32, m) as u64
+            f32_to_bf16(f32_odd(v), m) as u64
         }
         _ => 0,
     }
@@ -1577,10 +1712,18 @@ fn cvt_one(
         }
         (false, true) => {
             // Float to integer: round per `.rni/.rzi/.rmi/.rpi` (nvcc always names one),
-            // then saturate; NaN becomes 0.
+            // then saturate. NaN (H200): 0 from a narrow float into 32 bits or less; the
+            // destination's sign bit (0x80000000, 0x8000000000000000, signed or not)
+            // into 64 bits, or from f64.
             let f = float_value(x, src, ftz);
             if f.is_nan() {
-                return 0;
+                return if dst.bytes() == 8 {
+                    1 << 63
+                } else if src == Ty::F64 && dst.bytes() == 4 {
+                    1 << 31
+                } else {
+                    0
+                };
             }
             let r = round_int(f, int_rnd.unwrap_or(Rnd::Z));
             let v = if r >= 1.8e38 {
@@ -1609,7 +1752,18 @@ fn cvt_one(
             to_float(hi, lo, dst, m, ftz, sat)
         }
         (true, true) => {
+            // bf16 to f32 is the bits moved up, NaN payload and all (H200: 0x7fff gives
+            // 0x7fff0000).
+            if src == Ty::BF16 && dst == Ty::F32 && !sat && !ftz && int_rnd.is_none() {
+                return ((x as u32 & 0xffff) << 16) as u64;
+            }
             let f = float_value(x, src, ftz);
+            // f64 to f32 keeps a NaN's sign and its payload's top 22 bits, quieted
+            // (H200: 0x7fffffff3b497db4 gives 0x7ffffff9).
+            if src == Ty::F64 && dst == Ty::F32 && f.is_nan() && !sat {
+                let sign = (x >> 32) as u32 & 0x8000_0000;
+                return (sign | 0x7fc0_0000 | ((x >> 29) as u32 & 0x003f_ffff)) as u64;
+            }
             if let Some(ir) = int_rnd {
                 // Same-size `cvt.rni.f32.f32`: round to an integral value.
                 return to_float(round_int(f, ir), 0.0, dst, Rnd::N, ftz, sat);

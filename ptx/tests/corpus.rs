@@ -179,6 +179,47 @@ fn corpus_kernels_load_and_run() {
     );
 }
 
+/// ptx/corpus/expected-differences.txt: kernel -> (declared words, reason).
+fn declared_differences() -> HashMap<String, Vec<(std::ops::RangeInclusive<usize>, String)>> {
+    let mut out: HashMap<String, Vec<_>> = HashMap::new();
+    let path = corpus_dir().join("expected-differences.txt");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return out;
+    };
+    for l in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let (head, reason) = l
+            .split_once(':')
+            .unwrap_or_else(|| panic!("{}: no reason in {l:?}", path.display()));
+        let (kernel, words) = head
+            .trim()
+            .split_once(' ')
+            .unwrap_or_else(|| panic!("{}: no words in {l:?}", path.display()));
+        assert!(
+            !reason.trim().is_empty(),
+            "{}: empty reason in {l:?}",
+            path.display()
+        );
+        for part in words.trim().split(',') {
+            let num = |x: &str| {
+                x.trim()
+                    .parse::<usize>()
+                    .unwrap_or_else(|_| panic!("{}: bad word {x:?}", path.display()))
+            };
+            let range = match part.split_once('-') {
+                Some((a, b)) => num(a)..=num(b),
+                None => num(part)..=num(part),
+            };
+            out.entry(kernel.to_string())
+                .or_default()
+                .push((range, reason.trim().to_string()));
+        }
+    }
+    out
+}
+
 #[test]
 fn corpus_matches_the_h200() {
     let expected = corpus_dir().join("expected");
@@ -208,8 +249,16 @@ fn corpus_matches_the_h200() {
             }
         }
     }
+    let declared = declared_differences();
+    for k in declared.keys() {
+        assert!(
+            entries.iter().any(|e| &e.kernel == k),
+            "expected-differences.txt: no kernel {k}"
+        );
+    }
     let mut failures = Vec::new();
     let mut compared = 0;
+    let mut declared_count = 0;
     for e in &entries {
         let err_file = expected.join(format!("{}.error", e.kernel));
         if err_file.exists() {
@@ -240,14 +289,31 @@ fn corpus_matches_the_h200() {
             }
         };
         compared += 1;
+        let differs = |i: usize| {
+            if e.approx {
+                !close_f32(got[i], want[i])
+            } else {
+                got[i] != want[i]
+            }
+        };
+        let ours = declared.get(&e.kernel).map(Vec::as_slice).unwrap_or(&[]);
+        let is_declared = |i: usize| ours.iter().any(|(r, _)| r.contains(&i));
+        // A declared difference that no longer differs makes the list untrue.
+        for (r, reason) in ours {
+            let stale: Vec<usize> = r
+                .clone()
+                .filter(|&i| i >= want.len() || !differs(i))
+                .collect();
+            if !stale.is_empty() {
+                failures.push(format!(
+                    "{}: words {stale:?} are declared to differ ({reason}) but match the H200 now; update ptx/corpus/expected-differences.txt",
+                    e.kernel
+                ));
+            }
+            declared_count += r.clone().count();
+        }
         let bad: Vec<usize> = (0..want.len())
-            .filter(|&i| {
-                if e.approx {
-                    !close_f32(got[i], want[i])
-                } else {
-                    got[i] != want[i]
-                }
-            })
+            .filter(|&i| differs(i) && !is_declared(i))
             .collect();
         if !bad.is_empty() {
             let show: Vec<String> = bad
@@ -264,7 +330,9 @@ fn corpus_matches_the_h200() {
             ));
         }
     }
-    println!("{compared} corpus kernels compared with the H200");
+    println!(
+        "{compared} corpus kernels compared with the H200; {declared_count} words differ as declared in ptx/corpus/expected-differences.txt"
+    );
     assert!(
         failures.is_empty(),
         "{} corpus kernels differ from the H200:\n{}",
