@@ -7,9 +7,12 @@
 #   cargo build --release -p cumock-cudart     # where Rust is; carry target/release/libcudart.so
 #   ci/gpu-runtime.sh OUTDIR                   # on the GPU runner
 #
-# Results: OUTDIR/<GPU>-<driver>/nvidia/*.txt (NVIDIA's runtime: the goldens to commit
-# under clients/runtime/goldens/), OUTDIR/<GPU>-<driver>/cumock/*.txt (cumock's runtime
-# on the real driver), *.stderr, diff.txt and summary.txt. Never calls multicast APIs.
+# Results: OUTDIR/<GPU>-<driver>/nvidia/*.txt (NVIDIA's runtime: the goldens, committed as
+# clients/runtime/goldens/<GPU>-<driver>/*.txt; peer.txt only from a host with two GPUs,
+# the others from a one-GPU host, since device_query prints the count),
+# OUTDIR/<GPU>-<driver>/cumock/*.txt (cumock's runtime on the real driver), *.stderr,
+# diff.txt, summary.txt, and driver-calls/ when cumock and libcudatrace.so are carried.
+# Never calls multicast APIs.
 set -uo pipefail
 out=${1:?usage: ci/gpu-runtime.sh OUTDIR}
 cd "$(dirname "$0")/.."

@@ -34,6 +34,7 @@ TYPE_HEADERS = ["cuda.h", "cudaGL.h", "cudaEGL.h", "cudaVDPAU.h"]
 
 # Types of the window-system headers that cudaGL.h, cudaEGL.h and cudaVDPAU.h include
 # (GL/gl.h, EGL/egl.h, vdpau.h: not in the package), and of the missing cudaProfiler.h.
+# mock-driver/tests/header.rs compiles the headers over stand-ins with these types.
 PLATFORM_TYPES = {
     "GLuint": "::std::ffi::c_uint",
     "GLenum": "::std::ffi::c_uint",
@@ -117,7 +118,9 @@ class Types:
     """What each typedef name of the headers is: enough to map a parameter to Rust."""
 
     def __init__(self):
-        self.kind = {}  # name -> ("alias", target) | ("enum",) | ("struct", tag) | ("handle",) | ("fn", ret, params)
+        # name -> ("alias", target) | ("enum",) | ("struct", name) | ("handle", struct tag)
+        #         | ("fn", return type, parameters)
+        self.kind = {}
 
     def read(self, text):
         for st in statements(strip(text)):

@@ -62,11 +62,6 @@ pub fn export(name: &str) -> Option<&'static Export> {
     EXPORTS.iter().find(|e| e.name == name)
 }
 
-pub type CUresult = u32;
-pub type CUdevice = i32;
-pub type CUdeviceptr = u64;
-pub type CUmemGenericAllocationHandle = u64;
-
 /// `CUmemLocation`: where an allocation lives, or which device an access grant is for.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -135,8 +130,8 @@ pub struct CUipcEventHandle {
 }
 
 /// `CUeglFrame` (cudaEGL.h, `MAX_PLANES` 3): passed by value to
-/// cuEGLStreamProducerPresentFrame. cudaEGL.h needs EGL's headers, so no test compiles
-/// it; the layout is read from the header by hand.
+/// cuEGLStreamProducerPresentFrame. Checked against cudaEGL.h, compiled over stand-ins
+/// for EGL's headers (`mock-driver/tests/header.rs`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CUeglFrame {

@@ -37,13 +37,7 @@ pub fn proc_address(base: &str, version: u32, per_thread: bool) -> ProcLookup {
     // at 6050 is "version not sufficient", though cuMemcpy itself is older); one without
     // any is the plain function.
     let has_per_thread = entries().any(|(p, _)| !p.variant.is_empty());
-    let found = if per_thread && has_per_thread {
-        newest(true)
-    } else if per_thread {
-        newest(false)
-    } else {
-        newest(false)
-    };
+    let found = newest(per_thread && has_per_thread);
     match found {
         Some(sym) => ProcLookup::Found(sym),
         None => ProcLookup::TooOld,

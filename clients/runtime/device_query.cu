@@ -1,9 +1,6 @@
 // Device queries: count, selection, properties, attributes, versions, errors.
 #include "common.h"
 
-// cudaGetDriverEntryPoint is deprecated in CUDA 13 but still exported and used.
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-
 int main(void) {
     int n = -1, dev = -1, v = -1;
     T(cudaGetDeviceCount(&n));
@@ -82,25 +79,6 @@ int main(void) {
     unsigned flags = 0;
     T(cudaGetDeviceFlags(&flags));
     OUT("flags=%#x", flags);
-
-    // Driver entry points, as PyTorch and the Python bindings get them.
-    void *fn = NULL;
-    cudaDriverEntryPointQueryResult q = (cudaDriverEntryPointQueryResult)-1;
-    T(cudaGetDriverEntryPoint("cuMemCreate", &fn, cudaEnableDefault, &q));
-    OUT("cuMemCreate: found=%d status=%d", fn != NULL, (int)q);
-    fn = NULL;
-    T(cudaGetDriverEntryPointByVersion("cuMemCreate", &fn, 12000, cudaEnableDefault, &q));
-    OUT("cuMemCreate@12000: found=%d status=%d", fn != NULL, (int)q);
-    fn = NULL;
-    T(cudaGetDriverEntryPointByVersion("cuMemCreate", &fn, 10000, cudaEnableDefault, &q));
-    OUT("cuMemCreate@10000: found=%d status=%d", fn != NULL, (int)q);
-    fn = NULL;
-    T(cudaGetDriverEntryPoint("cuNoSuchFunction", &fn, cudaEnableDefault, &q));
-    OUT("cuNoSuchFunction: found=%d status=%d", fn != NULL, (int)q);
-    T(cudaGetDriverEntryPoint("cuMemcpyAsync", &fn, cudaEnablePerThreadDefaultStream, &q));
-    OUT("cuMemcpyAsync per-thread: found=%d status=%d", fn != NULL, (int)q);
-    T(cudaGetDriverEntryPoint(NULL, &fn, cudaEnableDefault, &q));
-    T(cudaGetLastError());
 
     size_t free_b = 0, total_b = 0;
     T(cudaMemGetInfo(&free_b, &total_b));

@@ -55,23 +55,6 @@ int main(void) {
     T(cudaMemcpy(hy, y, sizeof hy, cudaMemcpyDeviceToHost));
     CHECK(hy[10] == 10.0f + 2.0f * (3.0f * 10 + 2.0f));
 
-    void *addr = NULL;
-    T(cudaGetSymbolAddress(&addr, scale));
-    OUT("scale's address is %s", alignment(addr));
-    int via_address = 0;
-    T(cudaMemcpy(&via_address, addr, sizeof via_address, cudaMemcpyDeviceToHost));
-    CHECK(via_address == 2);
-
-    cudaLaunchConfig_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.gridDim = dim3(4);
-    cfg.blockDim = dim3(256);
-    a = 0.0f;
-    CHECK(T(cudaLaunchKernelExC(&cfg, (const void *)saxpy, args)) == cudaSuccess);
-    T(cudaDeviceSynchronize());
-    T(cudaMemcpy(hy, y, sizeof hy, cudaMemcpyDeviceToHost));
-    CHECK(hy[10] == 2.0f * (10.0f + 2.0f * (3.0f * 10 + 2.0f)));
-
     cudaFuncAttributes fa;
     memset(&fa, 0, sizeof fa);
     CHECK(T(cudaFuncGetAttributes(&fa, saxpy)) == cudaSuccess);

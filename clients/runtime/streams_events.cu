@@ -2,13 +2,6 @@
 // status outside a capture, async copies and memsets.
 #include "common.h"
 
-// From cuda_profiler_api.h, which the registry's nvcc packages do not ship.
-extern "C" cudaError_t cudaProfilerStart(void);
-extern "C" cudaError_t cudaProfilerStop(void);
-
-static void CUDART_CB host_fn(void *p) { (*(int *)p)++; }
-static void CUDART_CB callback(cudaStream_t, cudaError_t status, void *p) { *(int *)p = 10 + (int)status; }
-
 int main(void) {
     cudaStream_t s = NULL, nb = NULL, pr = NULL;
     T(cudaStreamCreate(&s));
@@ -72,19 +65,6 @@ int main(void) {
     OUT("elapsed >= 0: %d", ms >= 0);
     T(cudaEventElapsedTime(&ms, a, nt));
     T(cudaGetLastError());
-
-    // Host functions and callbacks in stream order.
-    int ran = 0, called = -1;
-    T(cudaMemcpyAsync(d, h, N, cudaMemcpyHostToDevice, s));
-    T(cudaLaunchHostFunc(s, host_fn, &ran));
-    T(cudaStreamAddCallback(s, callback, &called, 0));
-    T(cudaStreamSynchronize(s));
-    OUT("host function ran %d time(s), callback saw %d", ran, called);
-    CHECK(ran == 1 && called == 10);
-    T(cudaStreamAddCallback(s, callback, &called, 1));
-    T(cudaGetLastError());
-    T(cudaProfilerStart());
-    T(cudaProfilerStop());
 
     // The default streams.
     T(cudaMemcpyAsync(d, h, 64, cudaMemcpyHostToDevice, 0));

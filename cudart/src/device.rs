@@ -128,7 +128,13 @@ cudart_fn! {
             }
             p.set(field, &v);
         }
-        *prop = p;
+        // Every field but `reserved`, which NVIDIA's runtime leaves as it found it (the
+        // H200's transcript shows the program's fill there).
+        let filled = std::mem::offset_of!(CudaDeviceProp, reserved);
+        // Safety: both are CudaDeviceProps; only the bytes before `reserved` are copied.
+        unsafe {
+            std::ptr::copy_nonoverlapping((&p as *const CudaDeviceProp).cast::<u8>(), (prop as *mut CudaDeviceProp).cast::<u8>(), filled);
+        }
         Ok(())
     }
 }

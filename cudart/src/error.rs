@@ -14,6 +14,7 @@ pub const INITIALIZATION_ERROR: CudaError = 3;
 pub const INVALID_DEVICE_POINTER: CudaError = 17;
 pub const INVALID_MEMCPY_DIRECTION: CudaError = 21;
 pub const INSUFFICIENT_DRIVER: CudaError = 35;
+pub const DEVICES_UNAVAILABLE: CudaError = 46;
 pub const NO_DEVICE: CudaError = 100;
 pub const INVALID_DEVICE: CudaError = 101;
 pub const INVALID_RESOURCE_HANDLE: CudaError = 400;

@@ -6,8 +6,13 @@
 //! duplicate of the fd with pidfd_open + pidfd_getfd (Linux 5.6), which the kernel allows
 //! when it may ptrace the exporter: the same user, and under Yama's ptrace_scope 1 only
 //! because the exporter, at its first export, allowed any process of its user to
-//! (prctl PR_SET_PTRACER_ANY). The exporter keeps the fd open until it frees the memory,
-//! so a handle is good for as long as the memory is, as with NVIDIA's handles.
+//! (prctl PR_SET_PTRACER_ANY). Where pidfd_getfd is refused anyway (a container's seccomp
+//! profile often allows it only with CAP_SYS_PTRACE), the importer asks the exporter's fd
+//! service instead: a thread the exporter starts at its first export, listening on the
+//! abstract Unix socket `cumock-cudart-ipc-<pid>`, which sends a duplicate of an exported
+//! fd (SCM_RIGHTS) to processes of the same user (SO_PEERCRED). The exporter keeps the fd
+//! open until it frees the memory, so a handle is good for as long as the memory is, as
+//! with NVIDIA's handles.
 //!
 //! Layout (little-endian): `cumockIP` magic (8 bytes), pid (i32), fd (i32), allocation
 //! size (u64), offset of the exported pointer in it (u64), zeros.
@@ -61,6 +66,17 @@ impl FdHandle {
     }
 }
 
+/// Whether `fd` is one this process exported for an IPC handle (the fd service's check).
+fn is_exported_fd(fd: i32) -> bool {
+    crate::runtime::runtime().is_ok_and(|rt| {
+        rt.state
+            .lock()
+            .allocations
+            .values()
+            .any(|a| a.exported_fd == Some(fd))
+    })
+}
+
 fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
     let (d, rt, _) = with_context()?;
     if ptr == 0 {
@@ -101,6 +117,7 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
                 0,
             )?;
             crate::os::allow_fd_taking();
+            crate::os::serve_exported_fds(is_exported_fd);
             if let Some(a) = rt.state.lock().allocations.get_mut(&base) {
                 a.exported_fd = Some(fd);
             }
@@ -143,12 +160,25 @@ fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
             "a handle cannot be opened in the process that exported it",
         ));
     }
-    let fd = crate::os::take_fd(fh.pid, fh.fd).map_err(|e| {
-        error::invalid(format!(
-            "taking fd {} of process {} failed ({e}): the exporter has exited or freed the memory, or this process may not ptrace it",
-            fh.fd, fh.pid
-        ))
-    })?;
+    // pidfd_getfd first; where the kernel or a seccomp profile refuses it, the exporter's
+    // fd service.
+    // CUMOCK_IPC=socket skips pidfd_getfd (and shows the fd service works).
+    let socket_only = std::env::var("CUMOCK_IPC").is_ok_and(|v| v == "socket");
+    let taken = if socket_only {
+        Err(std::io::Error::other("skipped (CUMOCK_IPC=socket)"))
+    } else {
+        crate::os::take_fd(fh.pid, fh.fd)
+    };
+    let fd = taken
+        .or_else(|taking| {
+            crate::os::request_fd(fh.pid, fh.fd).map_err(|asking| format!("pidfd_getfd: {taking}; the exporter's fd service: {asking}"))
+        })
+        .map_err(|why| {
+            error::invalid(format!(
+                "fd {} of process {} could not be had ({why}): the exporter has exited or freed the memory, or is another user's",
+                fh.fd, fh.pid
+            ))
+        })?;
     let mut handle = 0;
     // Safety: the fd is ours; the driver reads it as the POSIX handle (cast to a pointer,
     // as cuda.h says for this handle type).

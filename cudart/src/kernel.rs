@@ -292,7 +292,15 @@ fn launch(
     shared: usize,
     stream: CUstream,
 ) -> RtResult<()> {
-    let (d, f) = function(func)?;
+    // NVIDIA's runtime: launching what is not a registered kernel is an invalid resource
+    // handle (H200, kernel_launch).
+    let (d, f) = function(func).map_err(|e| {
+        if e.code == error::INVALID_DEVICE_FUNCTION {
+            RtError::new(error::INVALID_RESOURCE_HANDLE, e.message)
+        } else {
+            e
+        }
+    })?;
     let shared = u32::try_from(shared)
         .map_err(|_| error::invalid(format!("{shared} bytes of shared memory")))?;
     // Safety: `args` holds one pointer per kernel parameter, as nvcc's stub built it.

@@ -401,7 +401,9 @@ cudart_fn! {
         match host_range(rt, host as usize) {
             // The runtime's own pinned memory: the flags it was asked for.
             Some((_, h)) if h.kind == HostKind::Runtime => {
-                *flags = h.flags;
+                // With unified addressing pinned memory is mapped whatever was asked:
+                // NVIDIA's runtime reports cudaHostAllocMapped for cudaMallocHost's (H200).
+                *flags = h.flags | 0x2;
                 Ok(())
             }
             Some((_, h)) if matches!(h.kind, HostKind::Registered { .. }) => Err(error::invalid(
@@ -760,7 +762,9 @@ cudart_fn! {
             // cudaInvalidDeviceId for memory no device knows.
             device: -2,
             device_pointer: std::ptr::null_mut(),
-            host_pointer: std::ptr::null_mut(),
+            // Memory no device knows is the host's own: NVIDIA's runtime gives the pointer
+            // back as hostPointer (H200, memory).
+            host_pointer: ptr as *mut c_void,
             reserved: [0; 8],
         };
         if let Some((_, h)) = host_range(rt, ptr as usize) {

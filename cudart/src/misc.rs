@@ -3,29 +3,26 @@
 use crate::boundary::{cudart_fn, peek_last_error, take_last_error};
 use crate::driver::{driver, CUDART_VERSION};
 use crate::error::{self, CudaError};
-use crate::runtime::{runtime, thread_device};
+use crate::runtime::runtime;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_uint, c_ulonglong, c_void, CStr, CString};
 use std::sync::OnceLock;
 
-/// The sticky error of this thread's device, if one happened: cudaGetLastError and
-/// cudaPeekAtLastError return it, and cannot clear it (only cudaDeviceReset does).
-fn sticky() -> Option<CudaError> {
-    runtime().ok()?.sticky(thread_device())
-}
-
-/// cudaGetLastError: the thread's last error, reset to cudaSuccess. It is not itself an
-/// error of the call, so it goes round the export macro (which would record it again).
+/// cudaGetLastError: the thread's last error, reset to cudaSuccess. A sticky error is no
+/// exception: on the H200, after a kernel's illegal address, cudaGetLastError returned it
+/// once and then cudaSuccess, while every call using the context kept failing with it
+/// (clients/runtime/goldens, kernel_fault). It is not itself an error of the call, so it
+/// goes round the export macro (which would record it again).
 #[no_mangle]
 pub extern "C" fn cudaGetLastError() -> CudaError {
-    let code = sticky().unwrap_or_else(take_last_error);
+    let code = take_last_error();
     crate::diagnostics::trace("cudaGetLastError", code, &[]);
     code
 }
 
 #[no_mangle]
 pub extern "C" fn cudaPeekAtLastError() -> CudaError {
-    let code = sticky().unwrap_or_else(peek_last_error);
+    let code = peek_last_error();
     crate::diagnostics::trace("cudaPeekAtLastError", code, &[]);
     code
 }

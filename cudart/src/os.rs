@@ -68,3 +68,155 @@ pub fn pid() -> i32 {
     // Safety: getpid cannot fail.
     unsafe { libc::getpid() }
 }
+
+/// The abstract Unix socket name an exporter of IPC handles listens on.
+fn ipc_socket_name(pid: i32) -> String {
+    format!("cumock-cudart-ipc-{pid}")
+}
+
+/// Serves this process's exported fds to other processes of the same user, over an
+/// abstract Unix socket, for where pidfd_getfd is refused (a container's seccomp profile
+/// often allows it only with CAP_SYS_PTRACE). A client writes an fd number (i32, little
+/// endian); if `allowed` says the fd is an exported one, a duplicate comes back as
+/// SCM_RIGHTS. Started once; failures to start are reported and leave pidfd_getfd only.
+pub fn serve_exported_fds(allowed: fn(i32) -> bool) {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let listener = SocketAddr::from_abstract_name(ipc_socket_name(pid()).as_bytes())
+            .and_then(|a| UnixListener::bind_addr(&a));
+        let listener = match listener {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("cumock: IPC fd service not started ({e}); importers need pidfd_getfd");
+                return;
+            }
+        };
+        let spawned = std::thread::Builder::new()
+            .name("cumock-ipc".into())
+            .spawn(move || {
+                for stream in listener.incoming().flatten() {
+                    let _ = serve_one(&stream, allowed);
+                }
+            });
+        if let Err(e) = spawned {
+            eprintln!("cumock: IPC fd service not started ({e}); importers need pidfd_getfd");
+        }
+    });
+}
+
+fn serve_one(stream: &std::os::unix::net::UnixStream, allowed: fn(i32) -> bool) -> io::Result<()> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    // Only processes of this user: the same rule as pidfd_getfd's.
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // Safety: getsockopt fills a ucred of the size given.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    // Safety: getuid cannot fail.
+    if r != 0 || cred.uid != unsafe { libc::getuid() } {
+        return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+    }
+    let mut buf = [0u8; 4];
+    (&*stream).read_exact(&mut buf)?;
+    let fd = i32::from_le_bytes(buf);
+    let send = if allowed(fd) { fd } else { -1 };
+    send_fd(stream.as_raw_fd(), send)
+}
+
+/// Sends one byte, with `fd` attached as SCM_RIGHTS when it is not -1.
+fn send_fd(socket: i32, fd: i32) -> io::Result<()> {
+    let mut byte = [u8::from(fd >= 0)];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // Safety: CMSG_SPACE is a pure computation.
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
+    let mut control = vec![0u8; space];
+    // Safety: a zeroed msghdr is valid; the pointers set below outlive the sendmsg call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    if fd >= 0 {
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        // Safety: the control buffer holds CMSG_SPACE(one fd) bytes, so the first header
+        // and its data fit.
+        unsafe {
+            let c = libc::CMSG_FIRSTHDR(&msg);
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<i32>() as u32) as _;
+            std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<i32>(), fd);
+        }
+    }
+    // Safety: msg is fully set up above.
+    if unsafe { libc::sendmsg(socket, &msg, 0) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Asks process `pid`'s fd service for a duplicate of its fd `fd`.
+pub fn request_fd(pid: i32, fd: i32) -> io::Result<i32> {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixStream};
+    let addr = SocketAddr::from_abstract_name(ipc_socket_name(pid).as_bytes())?;
+    let mut stream = UnixStream::connect_addr(&addr)?;
+    stream.write_all(&fd.to_le_bytes())?;
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // Safety: a pure computation.
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
+    let mut control = vec![0u8; space];
+    // Safety: a zeroed msghdr is valid; its buffers outlive the recvmsg call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    // Safety: msg describes live buffers; MSG_CMSG_CLOEXEC marks the received fd.
+    if unsafe { libc::recvmsg(stream.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) } < 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "no answer from the exporter",
+        ));
+    }
+    if byte[0] != 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "the exporter does not export that fd (freed?)",
+        ));
+    }
+    // Safety: recvmsg filled the control buffer; the header is checked before its data is read.
+    unsafe {
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        if c.is_null() || (*c).cmsg_level != libc::SOL_SOCKET || (*c).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "no fd in the exporter's answer",
+            ));
+        }
+        Ok(std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<i32>()))
+    }
+}

@@ -1,9 +1,12 @@
 //! The stream-ordered allocator: cudaMallocAsync/FreeAsync and memory pools. Over a
 //! driver with memory pools (NVIDIA's) every call goes to the driver's cuMemPool*; over one
-//! without (cumock's mock) the runtime keeps its pools itself, over ordinary allocations:
-//! a freed block waits in its pool for reuse by an allocation of the same size, and goes
-//! back to the driver at the next synchronisation while the pool holds more than its
-//! release threshold (0 by default), or at cudaMemPoolTrimTo.
+//! without (cumock's mock) the runtime keeps its pools itself, as the H200's pools were
+//! seen to behave (clients/runtime/goldens, pool): memory is reserved in chunks of 32 MiB
+//! (or one chunk the size of a larger allocation, rounded to the granularity), each an
+//! ordinary allocation; allocations are carved from the chunks (512-byte aligned, first
+//! fit) and counted as used at their exact size; a chunk wholly free goes back to the
+//! driver at the next synchronisation while the pool holds more than its release threshold
+//! (0 by default), or at cudaMemPoolTrimTo.
 //!
 //! Stream order is kept by waiting: cudaFreeAsync waits for its stream before the block
 //! can be reused, so a block is never handed out while earlier work may still touch it.
@@ -48,10 +51,61 @@ struct Pool {
     reserved_high: u64,
     used: u64,
     used_high: u64,
-    /// Free blocks by size.
-    free: BTreeMap<u64, Vec<u64>>,
+    /// The chunks reserved from the driver, by base address.
+    chunks: BTreeMap<u64, Chunk>,
     destroyed: bool,
 }
+
+/// One reservation of a pool: its free ranges, by offset.
+#[derive(Debug)]
+struct Chunk {
+    size: u64,
+    free: BTreeMap<u64, u64>,
+}
+
+impl Chunk {
+    fn new(size: u64) -> Self {
+        Self {
+            size,
+            free: BTreeMap::from([(0, size)]),
+        }
+    }
+
+    fn is_free(&self) -> bool {
+        self.free.get(&0) == Some(&self.size)
+    }
+
+    /// The offset of `len` bytes carved from the first free range that holds them.
+    fn carve(&mut self, len: u64) -> Option<u64> {
+        let (&off, &flen) = self.free.iter().find(|(_, &l)| l >= len)?;
+        self.free.remove(&off);
+        if flen > len {
+            self.free.insert(off + len, flen - len);
+        }
+        Some(off)
+    }
+
+    /// Gives `len` bytes at `off` back, joined with the free ranges beside them.
+    fn give_back(&mut self, off: u64, len: u64) {
+        let (mut start, mut end) = (off, off + len);
+        if let Some((&prev, &plen)) = self.free.range(..off).next_back() {
+            if prev + plen == off {
+                self.free.remove(&prev);
+                start = prev;
+            }
+        }
+        if let Some(&nlen) = self.free.get(&end) {
+            self.free.remove(&end);
+            end += nlen;
+        }
+        self.free.insert(start, end - start);
+    }
+}
+
+/// The H200's pools reserved 32 MiB for their first allocations, of 1 to 5000 bytes.
+const CHUNK: u64 = 32 << 20;
+/// Carved allocations start on this boundary.
+const ALIGNMENT: u64 = 512;
 
 #[derive(Default)]
 struct Pools {
@@ -61,9 +115,17 @@ struct Pools {
     /// Each device's default pool and current pool (cudaDeviceSetMemPool).
     default: HashMap<i32, usize>,
     current: HashMap<i32, usize>,
-    /// Live blocks: address -> (pool, block size).
-    live: HashMap<u64, (usize, u64)>,
+    /// Live allocations: address -> where they were carved.
+    live: HashMap<u64, Carved>,
     next: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Carved {
+    pool: usize,
+    chunk: u64,
+    len: u64,
+    requested: u64,
 }
 
 static POOLS: Mutex<Option<Pools>> = Mutex::new(None);
@@ -136,76 +198,102 @@ fn known_pool(h: CUmemoryPool) -> RtResult<usize> {
 }
 
 fn pool_alloc(d: &Driver, rt: &Runtime, h: usize, size: usize) -> RtResult<u64> {
-    let device = with_pools(|p| p.pools[&h].device);
-    let block = size
-        .checked_next_multiple_of(granularity(d, device)?)
-        .ok_or_else(|| RtError::new(error::MEMORY_ALLOCATION, format!("{size} bytes overflow")))?
-        as u64;
-    let reused = with_pools(|p| {
+    let overflow = || RtError::new(error::MEMORY_ALLOCATION, format!("{size} bytes overflow"));
+    let requested = size as u64;
+    let len = requested
+        .max(1)
+        .checked_next_multiple_of(ALIGNMENT)
+        .ok_or_else(overflow)?;
+    let carve = |p: &mut Pools| -> Option<u64> {
         let pool = p.pools.get_mut(&h)?;
-        let list = pool.free.get_mut(&block)?;
-        let ptr = list.pop()?;
-        if list.is_empty() {
-            pool.free.remove(&block);
-        }
-        Some(ptr)
-    });
-    let ptr = match reused {
-        Some(ptr) => ptr,
-        None => {
-            let ptr = allocate(d, rt, device, block as usize)?;
-            with_pools(|p| {
-                let pool = p.pools.get_mut(&h).expect("checked");
-                pool.reserved += block;
-                pool.reserved_high = pool.reserved_high.max(pool.reserved);
-            });
-            // The block is the pool's, not the program's: only the pool's report names it.
-            if let Some(a) = rt.state.lock().allocations.get_mut(&ptr) {
-                a.pooled = true;
-            }
-            ptr
-        }
+        let (base, off) = pool
+            .chunks
+            .iter_mut()
+            .find_map(|(b, c)| c.carve(len).map(|o| (*b, o)))?;
+        pool.used += requested;
+        pool.used_high = pool.used_high.max(pool.used);
+        p.live.insert(
+            base + off,
+            Carved {
+                pool: h,
+                chunk: base,
+                len,
+                requested,
+            },
+        );
+        Some(base + off)
     };
+    if let Some(ptr) = with_pools(carve) {
+        return Ok(ptr);
+    }
+    let device = with_pools(|p| p.pools[&h].device);
+    let size = len
+        .checked_next_multiple_of(granularity(d, device)? as u64)
+        .ok_or_else(overflow)?
+        .max(CHUNK);
+    let base = allocate(d, rt, device, size as usize)?;
+    // The chunk is the pool's, not the program's: only the pool's report names what is
+    // carved from it.
+    if let Some(a) = rt.state.lock().allocations.get_mut(&base) {
+        a.pooled = true;
+    }
     with_pools(|p| {
         let pool = p.pools.get_mut(&h).expect("checked");
-        pool.used += block;
-        pool.used_high = pool.used_high.max(pool.used);
-        p.live.insert(ptr, (h, block));
+        pool.chunks.insert(base, Chunk::new(size));
+        pool.reserved += size;
+        pool.reserved_high = pool.reserved_high.max(pool.reserved);
     });
-    Ok(ptr)
+    with_pools(carve).ok_or_else(|| {
+        RtError::new(
+            error::UNKNOWN,
+            "a fresh chunk could not hold its allocation",
+        )
+    })
 }
 
 pub fn owns(ptr: u64) -> bool {
     with_pools(|p| p.live.contains_key(&ptr))
 }
 
-/// Returns a block to its pool once `stream`'s earlier work is done.
+/// Returns an allocation to its chunk once `stream`'s earlier work is done.
 pub fn free(ptr: u64, stream: CUstream) -> RtResult<()> {
     let (d, rt, _) = with_context()?;
-    let Some((h, block)) = with_pools(|p| p.live.get(&ptr).copied()) else {
+    let Some(c) = with_pools(|p| p.live.get(&ptr).copied()) else {
         return Err(error::invalid(format!(
             "{ptr:#x} is not stream-ordered memory"
         )));
     };
     d.cuStreamSynchronize(stream)?;
-    let destroyed = with_pools(|p| {
-        p.live.remove(&ptr);
-        let pool = p.pools.get_mut(&h).expect("live blocks keep their pool");
-        pool.used -= block;
-        if pool.destroyed {
-            pool.reserved -= block;
+    let gone = with_pools(|p| {
+        // Gone already if another thread freed it meanwhile.
+        p.live.remove(&ptr)?;
+        let pool = p
+            .pools
+            .get_mut(&c.pool)
+            .expect("live allocations keep their pool");
+        pool.used -= c.requested;
+        let chunk = pool
+            .chunks
+            .get_mut(&c.chunk)
+            .expect("live allocations keep their chunk");
+        chunk.give_back(ptr - c.chunk, c.len);
+        // A destroyed pool's chunks go as soon as they are free.
+        let (size, free) = (chunk.size, chunk.is_free());
+        if pool.destroyed && free {
+            pool.reserved -= size;
+            pool.chunks.remove(&c.chunk);
+            Some(c.chunk)
         } else {
-            pool.free.entry(block).or_default().push(ptr);
+            None
         }
-        pool.destroyed
     });
-    if destroyed {
-        release(d, rt, ptr)?;
+    match gone {
+        Some(base) => release(d, rt, base),
+        None => Ok(()),
     }
-    Ok(())
 }
 
-/// Frees a pool's free blocks until it holds at most `keep` bytes.
+/// Gives a pool's wholly free chunks back until it holds at most `keep` bytes.
 fn trim(d: &Driver, rt: &Runtime, h: usize, keep: u64) -> RtResult<()> {
     loop {
         let victim = with_pools(|p| {
@@ -213,23 +301,20 @@ fn trim(d: &Driver, rt: &Runtime, h: usize, keep: u64) -> RtResult<()> {
             if pool.reserved <= keep {
                 return None;
             }
-            let (&size, list) = pool.free.iter_mut().next_back()?;
-            let ptr = list.pop()?;
-            if list.is_empty() {
-                pool.free.remove(&size);
-            }
-            pool.reserved -= size;
-            Some(ptr)
+            let (&base, chunk) = pool.chunks.iter().rev().find(|(_, c)| c.is_free())?;
+            pool.reserved -= chunk.size;
+            pool.chunks.remove(&base);
+            Some(base)
         });
         match victim {
-            Some(ptr) => release(d, rt, ptr)?,
+            Some(base) => release(d, rt, base)?,
             None => return Ok(()),
         }
     }
 }
 
 /// At a synchronisation (stream, event, device), pools above their release threshold
-/// give their free blocks back.
+/// give their free chunks back.
 pub fn release_on_synchronize() {
     let (Ok(rt), Ok(d)) = (runtime(), crate::driver::driver()) else {
         return;
@@ -259,7 +344,7 @@ pub fn forget_device(device: i32) {
         for h in &gone {
             p.pools.remove(h);
         }
-        p.live.retain(|_, (h, _)| !gone.contains(h));
+        p.live.retain(|_, c| !gone.contains(&c.pool));
         p.default.remove(&device);
         p.current.remove(&device);
     });
@@ -270,7 +355,7 @@ pub fn leak_report() -> Vec<String> {
         let mut v: Vec<String> = p
             .live
             .iter()
-            .map(|(ptr, (h, size))| format!("stream-ordered memory {ptr:#x} ({size} bytes, pool {h:#x}) never freed (cudaFreeAsync)"))
+            .map(|(ptr, c)| format!("stream-ordered memory {ptr:#x} ({} bytes, pool {:#x}) never freed (cudaFreeAsync)", c.requested, c.pool))
             .collect();
         v.sort();
         v
@@ -301,8 +386,10 @@ fn malloc_async(
         None => current_pool(device),
         Some(pool) => known_pool(pool)?,
     };
+    // 0 bytes: success with NULL, as on the H200.
+    *ptr = std::ptr::null_mut();
     if size == 0 {
-        return Err(error::invalid("size is 0"));
+        return Ok(());
     }
     *ptr = pool_alloc(d, rt, h, size)? as *mut c_void;
     Ok(())
@@ -336,6 +423,10 @@ fn free_async(ptr: *mut c_void, stream: CUstream) -> RtResult<()> {
     let (d, _, device) = with_context()?;
     if driver_pools(d, device)? {
         return d.cuMemFreeAsync(ptr as u64, stream);
+    }
+    // Freeing NULL succeeds, as on the H200.
+    if ptr.is_null() {
+        return Ok(());
     }
     free(ptr as u64, stream)
 }

@@ -74,6 +74,8 @@ pub struct State {
     /// The flags each of those streams was created with.
     pub stream_flags: HashMap<usize, u32>,
     pub events: HashMap<usize, i32>,
+    /// Events created with cudaEventDisableTiming.
+    pub untimed_events: std::collections::HashSet<usize>,
     /// Whether cudaMalloc goes through VMM (decided at the first cudaMalloc).
     pub malloc_over_vmm: Option<bool>,
 }
@@ -132,7 +134,24 @@ impl Runtime {
             return Ok(c as CUcontext);
         }
         let mut ctx = std::ptr::null_mut();
-        driver()?.cuDevicePrimaryCtxRetain(&mut ctx, device)?;
+        driver()?
+            .cuDevicePrimaryCtxRetain(&mut ctx, device)
+            .map_err(|e| {
+                if error::is_sticky(e.code) {
+                    // A device whose kernel faulted stays unusable in the process, even after
+                    // cudaDeviceReset: the driver refuses a new primary context with the fault,
+                    // and NVIDIA's runtime says cudaErrorDevicesUnavailable (H200, kernel_fault).
+                    RtError::new(
+                        error::DEVICES_UNAVAILABLE,
+                        format!(
+                            "device {device} is unusable after an earlier fault ({})",
+                            e.message
+                        ),
+                    )
+                } else {
+                    e
+                }
+            })?;
         st.primary.insert(device, ctx as usize);
         Ok(ctx)
     }
@@ -158,6 +177,8 @@ impl Runtime {
             let streams: Vec<usize> = st.streams.keys().copied().collect();
             st.stream_flags.retain(|s, _| streams.contains(s));
             st.events.retain(|_, dev| *dev != device);
+            let events: Vec<usize> = st.events.keys().copied().collect();
+            st.untimed_events.retain(|e| events.contains(e));
             st.primary.remove(&device)
         };
         if let Some(ctx) = had {

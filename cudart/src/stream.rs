@@ -277,7 +277,13 @@ fn create_event(flags: u32) -> RtResult<CUevent> {
     let mut e = std::ptr::null_mut();
     // cudaEvent flags are CUevent_flags: blocking sync 1, disable timing 2, interprocess 4.
     d.cuEventCreate(&mut e, flags)?;
-    rt.state.lock().events.insert(e as usize, device);
+    let mut st = rt.state.lock();
+    st.events.insert(e as usize, device);
+    if flags & 0x2 != 0 {
+        st.untimed_events.insert(e as usize);
+    } else {
+        st.untimed_events.remove(&(e as usize));
+    }
     Ok(e)
 }
 
@@ -347,7 +353,16 @@ cudart_fn! {
     fn cudaEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) {
         // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let ms = unsafe { out_ref(ms)? };
-        let (d, _, _) = with_context()?;
+        let (d, rt, _) = with_context()?;
+        // An event made without timing has no time to give: an invalid handle here, as
+        // NVIDIA's runtime said on the H200 (streams_events), whatever the driver would.
+        let untimed = {
+            let st = rt.state.lock();
+            [start, end].iter().any(|e| st.untimed_events.contains(&(*e as usize)))
+        };
+        if untimed {
+            return Err(RtError::new(error::INVALID_RESOURCE_HANDLE, "an event was created with cudaEventDisableTiming"));
+        }
         d.cuEventElapsedTime(ms, start, end)
     }
 }

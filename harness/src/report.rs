@@ -401,7 +401,10 @@ mod tests {
     use crate::transcript::StepRecord;
 
     fn case(text: &str) -> Case {
-        let dir = std::env::temp_dir().join(format!("cumock-report-{}", std::process::id()));
+        // A folder per call: tests run on threads, and each writes its own case.
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("cumock-report-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("c.case");
         std::fs::write(&f, text).unwrap();
@@ -440,7 +443,7 @@ mod tests {
 
     #[test]
     fn a_golden_is_judged_by_expectations_and_against_the_reference() {
-        let c = case("# reserve\ninit\nva = reserve 4g -> CUDA_SUCCESS\n");
+        let c = case("# reserve\ninit\nva = reserve 8MiB -> CUDA_SUCCESS\n");
         let sets = [
             set("ref", Some(transcript("CUDA_SUCCESS"))),
             set("new", Some(transcript("CUDA_ERROR_OUT_OF_MEMORY"))),
@@ -469,7 +472,7 @@ mod tests {
 
     #[test]
     fn a_declared_divergence_is_its_own_verdict_with_its_reason() {
-        let c = case("# reserve\ndiverges \"the real driver says so\"\ninit\nva = reserve 4g\n");
+        let c = case("# reserve\ndiverges \"the real driver says so\"\ninit\nva = reserve 8MiB\n");
         let mut t = transcript("CUDA_ERROR_INVALID_VALUE");
         t.steps[0].line = 3;
         t.steps[1].line = 4;

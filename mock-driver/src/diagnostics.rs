@@ -29,7 +29,7 @@ struct Settings {
     leaks: bool,
     misuse: bool,
     strict: bool,
-    faults: Option<Mutex<FaultPlan>>,
+    faults: Option<Mutex<Vec<FaultPlan>>>,
     start: Instant,
 }
 
@@ -51,16 +51,24 @@ fn settings() -> &'static Settings {
                     })
                 })
         });
-        let faults =
-            std::env::var("CUMOCK_FAULT")
-                .ok()
-                .and_then(|spec| match FaultPlan::parse(&spec) {
-                    Ok(p) => Some(Mutex::new(p)),
-                    Err(e) => {
-                        eprintln!("cumock: CUMOCK_FAULT={spec}: {e}; no faults injected");
-                        None
-                    }
-                });
+        // Specs are separated by commas; those for CUDA runtime functions (`cuda...`)
+        // belong to cumock's runtime, which reads the same variable.
+        let faults = std::env::var("CUMOCK_FAULT").ok().and_then(|all| {
+            let plans: Result<Vec<FaultPlan>, String> = all
+                .split(',')
+                .map(str::trim)
+                .filter(|spec| !spec.is_empty() && !spec.starts_with("cuda"))
+                .map(|spec| FaultPlan::parse(spec).map_err(|e| format!("{spec}: {e}")))
+                .collect();
+            match plans {
+                Ok(p) if p.is_empty() => None,
+                Ok(p) => Some(Mutex::new(p)),
+                Err(e) => {
+                    eprintln!("cumock: CUMOCK_FAULT={all}: {e}; no faults injected");
+                    None
+                }
+            }
+        });
         let s = Settings {
             trace,
             leaks: on("CUMOCK_LEAKS") || on("CUMOCK_STRICT"),
@@ -337,8 +345,12 @@ fn thread_id() -> i64 {
 
 /// The code to fail this call with, if a planned fault hits it.
 pub fn injected_fault(name: &str) -> Option<u32> {
-    let plan = settings().faults.as_ref()?;
-    plan.lock().hit(name)
+    let plans = settings().faults.as_ref()?;
+    // Every plan counts the call, so that each one's numbering is its own function's.
+    plans
+        .lock()
+        .iter_mut()
+        .fold(None, |hit, p| p.hit(name).or(hit))
 }
 
 /// A planned failure: `FUNC:N:ERROR` fails the Nth call of FUNC (1-based);
@@ -542,8 +554,10 @@ extern "C" fn after_fork_child() {
     }
 }
 
-/// The most frames kept of a stack: the mock's own (a dozen or so) and the program's.
-const MAX_FRAMES: usize = 48;
+/// The most frames kept of a stack: the mock's own (a dozen or so, more in a debug
+/// build) and the program's innermost ones; each frame walked costs about 0.2 µs
+/// (15 frames in `cumock bench`: 3.5 µs).
+const MAX_FRAMES: usize = 32;
 /// The most of the program's frames shown under one leak or misuse message.
 const SHOWN_FRAMES: usize = 12;
 

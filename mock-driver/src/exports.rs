@@ -1757,8 +1757,19 @@ unsafe fn write_pointer_attribute(
     };
     match attribute {
         CU_POINTER_ATTRIBUTE_CONTEXT => out(data.cast::<u64>(), i.context),
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE if i.on_host => {
+            out(data.cast::<u32>(), CU_MEMORYTYPE_HOST)
+        }
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE => out(data.cast::<u32>(), CU_MEMORYTYPE_DEVICE),
+        CU_POINTER_ATTRIBUTE_DEVICE_POINTER | CU_POINTER_ATTRIBUTE_HOST_POINTER
+            if i.on_host && !i.reachable =>
+        {
+            Err(invalid(
+                "nothing has been granted access to this memory on the host yet",
+            ))
+        }
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER => out(data.cast::<u64>(), ptr),
+        CU_POINTER_ATTRIBUTE_HOST_POINTER if i.on_host => out(data.cast::<u64>(), ptr),
         CU_POINTER_ATTRIBUTE_HOST_POINTER => Err(invalid("device memory has no host pointer")),
         CU_POINTER_ATTRIBUTE_SYNC_MEMOPS => out(data.cast::<u32>(), 0),
         CU_POINTER_ATTRIBUTE_BUFFER_ID => out(data.cast::<u64>(), i.buffer_id),

@@ -356,6 +356,83 @@ fn set_len(fd: &OwnedFd, len: usize) -> io::Result<()> {
     Ok(())
 }
 
+/// Places a second view of the shared memory at `src` (an arena's or a file's view) at the
+/// device address `at`, inside a reservation, so that the host reaches it there as the
+/// program was granted (HOST-location allocations). `mremap` with an old size of 0
+/// duplicates a shared mapping: both views are the same pages.
+///
+/// # Safety
+/// `src` is the start of `len` bytes of a live MAP_SHARED view, and `[at, at+len)` is
+/// address space the mock reserved and holds no other view.
+pub unsafe fn alias_at(src: HostPtr, len: usize, at: usize, writable: bool) -> io::Result<()> {
+    // Safety: per this function's contract; MREMAP_FIXED replaces only the reserved range.
+    let p = unsafe {
+        libc::mremap(
+            src.as_ptr().cast(),
+            0,
+            len,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            at as *mut libc::c_void,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(mapping_error(io::Error::last_os_error()));
+    }
+    protect(
+        at,
+        len,
+        if writable {
+            Prot::ReadWrite
+        } else {
+            Prot::Read
+        },
+    )
+}
+
+/// What the host may do with a view placed by `alias_at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prot {
+    None,
+    Read,
+    ReadWrite,
+}
+
+/// Changes what the host may do at a view placed by `alias_at`.
+pub fn protect(at: usize, len: usize, prot: Prot) -> io::Result<()> {
+    let prot = match prot {
+        Prot::None => libc::PROT_NONE,
+        Prot::Read => libc::PROT_READ,
+        Prot::ReadWrite => libc::PROT_READ | libc::PROT_WRITE,
+    };
+    // Safety: the range is a view this process placed with `alias_at` (callers' rule);
+    // changing its protection touches no other memory.
+    if unsafe { libc::mprotect(at as *mut libc::c_void, len, prot) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Takes a view placed by `alias_at` away: the range is reserved address space again
+/// (PROT_NONE, no memory), so a host dereference faults as before.
+pub fn unalias(at: usize, len: usize) -> io::Result<()> {
+    // Safety: MAP_FIXED over a view this process placed (callers' rule), with a fresh
+    // inaccessible anonymous mapping, as the reservation was.
+    let p = unsafe {
+        libc::mmap(
+            at as *mut libc::c_void,
+            len,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 fn map_view(fd: BorrowedFd<'_>, len: usize) -> io::Result<HostPtr> {
     // Safety: a new shared mapping of a file open for the duration of the call; its
     // lifetime is tied to the value that stores the pointer.

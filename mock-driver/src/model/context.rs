@@ -65,6 +65,8 @@ pub struct Contexts {
     /// The flags and priority each stream was created with.
     pub stream_props: HashMap<u64, StreamProps>,
     pub events: HashMap<u64, Option<Instant>>,
+    /// Events created with CU_EVENT_DISABLE_TIMING: cuEventElapsedTime refuses them.
+    pub untimed_events: std::collections::HashSet<u64>,
 }
 
 thread_local! {
@@ -217,9 +219,12 @@ impl Contexts {
             .ok_or_else(|| invalid_handle(format!("{stream:#x} is not a live stream")))
     }
 
-    pub fn create_event(&mut self) -> u64 {
+    pub fn create_event(&mut self, timing: bool) -> u64 {
         let h = self.fresh(EVENT_TAG);
         self.events.insert(h, None);
+        if !timing {
+            self.untimed_events.insert(h);
+        }
         h
     }
 

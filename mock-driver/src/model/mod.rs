@@ -284,15 +284,24 @@ impl Driver {
             return Err(invalid("count is 0"));
         }
         let mut checked = Vec::with_capacity(grants.len());
+        let mut host = None;
         for &(ty, id, flags) in grants {
             match ty {
                 CU_MEM_LOCATION_TYPE_DEVICE => {}
                 CU_MEM_LOCATION_TYPE_HOST
                 | CU_MEM_LOCATION_TYPE_HOST_NUMA
                 | CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => {
-                    return Err(not_supported(
-                        "host access to device memory is not supported",
-                    ))
+                    if ![
+                        CU_MEM_ACCESS_FLAGS_PROT_NONE,
+                        CU_MEM_ACCESS_FLAGS_PROT_READ,
+                        CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                    ]
+                    .contains(&flags)
+                    {
+                        return Err(invalid(format!("access flags {flags} are not PROT_NONE (0), PROT_READ (1) or PROT_READWRITE (3)")));
+                    }
+                    host = Some(flags as u8);
+                    continue;
                 }
                 other => {
                     return Err(invalid(format!(
@@ -336,6 +345,12 @@ impl Driver {
                 }
             }
         }
+        if let Some(flags) = host {
+            st.vmm.set_host_access(ptr, size, flags)?;
+        }
+        if checked.is_empty() {
+            return Ok(Vec::new());
+        }
         st.vmm.set_access(ptr, size, &checked)
     }
 
@@ -343,14 +358,18 @@ impl Driver {
         // Observed: the real driver reads the id as a device whatever the location type
         // (a HOST location with id 0 reports device 0's flags), and a bad id is
         // CUDA_ERROR_INVALID_DEVICE.
-        let _ = location_type;
+        // Memory located on the host has access flags of its own for the host location
+        // (probe host-location-*).
+        let host = matches!(
+            location_type,
+            CU_MEM_LOCATION_TYPE_HOST | CU_MEM_LOCATION_TYPE_HOST_NUMA
+        );
         self.device(location_id)?;
-        Ok(u64::from(
-            self.state
-                .lock()
-                .vmm
-                .get_access(location_id as usize, ptr)?,
-        ))
+        let st = self.state.lock();
+        if let (true, Some(flags)) = (host, st.vmm.host_access(ptr)) {
+            return Ok(u64::from(flags));
+        }
+        Ok(u64::from(st.vmm.get_access(location_id as usize, ptr)?))
     }
 
     pub fn export(&self, handle: u64, handle_type: i32, flags: u64) -> CuResult<OwnedFd> {
@@ -917,7 +936,8 @@ impl Driver {
         let mut st = self.state.lock();
         let device = st.contexts.require_current()?.1.device;
         self.check_sticky(&st, device)?;
-        Ok(st.contexts.create_event())
+        // CU_EVENT_DISABLE_TIMING.
+        Ok(st.contexts.create_event(flags & 0x2 == 0))
     }
 
     pub fn event_record(&self, event: u64, stream: u64) -> CuResult<()> {
@@ -935,11 +955,21 @@ impl Driver {
         let mut st = self.state.lock();
         st.contexts.event(event)?;
         st.contexts.events.remove(&event);
+        st.contexts.untimed_events.remove(&event);
         Ok(())
     }
 
     pub fn event_elapsed_ms(&self, start: u64, end: u64) -> CuResult<f32> {
         let mut st = self.state.lock();
+        for e in [start, end] {
+            st.contexts.event(e)?;
+            if st.contexts.untimed_events.contains(&e) {
+                // As the H200 answers (seen by cumock's runtime's programs).
+                return Err(invalid_handle(format!(
+                    "event {e:#x} was created with CU_EVENT_DISABLE_TIMING"
+                )));
+            }
+        }
         let a = (*st.contexts.event(start)?)
             .ok_or_else(|| invalid_handle("the start event was never recorded"))?;
         let b = (*st.contexts.event(end)?)
@@ -963,7 +993,12 @@ impl Driver {
             // Observed: for VMM memory the range is the whole reservation.
             ReservationKind::Vmm => (0, (m.reservation, r.size)),
         };
+        let on_host = a.prop.device().is_none();
         Some(PointerInfo {
+            on_host,
+            // The H200 hands out the address as a host or device pointer of memory on the
+            // host only once somebody may access it.
+            reachable: m.host_access != 0 || m.access != vmm::AccessTable::none(0),
             context: ctx,
             device: a.prop.device().unwrap_or(0),
             range,
@@ -985,6 +1020,10 @@ pub struct Translation {
 }
 
 pub struct PointerInfo {
+    /// The allocation is located on the host (HOST or HOST_NUMA).
+    pub on_host: bool,
+    /// Some device, or the host, has been granted access to it.
+    pub reachable: bool,
     pub context: u64,
     pub device: usize,
     pub range: (u64, u64),

@@ -136,6 +136,10 @@ pub struct Mapping {
     pub handle: u64,
     pub access: AccessTable,
     pub reservation: u64,
+    /// The host's access (CU_MEM_ACCESS_FLAGS_*), for allocations located on the host.
+    pub host_access: u8,
+    /// The host reaches the memory at `start` (a view placed there, see `os::alias_at`).
+    pub host_view: bool,
 }
 
 /// What a reservation is for: the program's VMM range, or the mock's own range behind a
@@ -580,6 +584,8 @@ impl Vmm {
                 handle,
                 access: AccessTable::none(devices),
                 reservation: rbase,
+                host_access: 0,
+                host_view: false,
             },
         );
         Ok(())
@@ -666,6 +672,16 @@ impl Vmm {
 
     pub fn remove_mapping(&mut self, start: u64) {
         if let Some(m) = self.mappings.remove(&start) {
+            if m.host_view {
+                // The address space stays the reservation's: reserved, inaccessible. A
+                // failure leaves the view, and the bytes with it, alive: said, not fatal.
+                if let Err(e) = crate::os::unalias(m.start as usize, m.size as usize) {
+                    eprintln!(
+                        "cumock: the host view at {:#x} could not be taken away: {e}",
+                        m.start
+                    );
+                }
+            }
             let id = m.handle & 0xffff_ffff;
             if let Some(a) = self.allocations.get_mut(&id) {
                 a.map_count -= 1;
@@ -675,6 +691,67 @@ impl Vmm {
     }
 
     // ---- cuMemSetAccess / cuMemGetAccess ----
+
+    /// cuMemSetAccess for the host (location HOST or HOST_NUMA): only allocations located
+    /// on the host may be granted to it (the H200 says CUDA_ERROR_NOT_SUPPORTED for
+    /// device memory); the host then reaches them at their device address, read-only or
+    /// read-write, as the H200 lets it (probe host-location-*).
+    pub fn set_host_access(&mut self, ptr: u64, size: u64, flags: u8) -> CuResult<()> {
+        let (starts, _) = self.tiling_to_first_hole(ptr, size)?;
+        for &s in &starts {
+            let m = &self.mappings[&s];
+            let a = &self.allocations[&(m.handle & 0xffff_ffff)];
+            if a.prop.device().is_some() {
+                return Err(not_supported(format!(
+                    "the mapping at {s:#x} is device memory: the host cannot be granted access to it"
+                )));
+            }
+        }
+        for s in starts {
+            let (size, view, handle) = {
+                let m = &self.mappings[&s];
+                (m.size, m.host_view, m.handle)
+            };
+            let prot = match i32::from(flags) {
+                CU_MEM_ACCESS_FLAGS_PROT_READWRITE => crate::os::Prot::ReadWrite,
+                CU_MEM_ACCESS_FLAGS_PROT_READ => crate::os::Prot::Read,
+                _ => crate::os::Prot::None,
+            };
+            let placed = if view {
+                crate::os::protect(s as usize, size as usize, prot)
+            } else if prot == crate::os::Prot::None {
+                Ok(())
+            } else {
+                let a = &self.allocations[&(handle & 0xffff_ffff)];
+                a.touched.store(true, Ordering::Relaxed);
+                let src = self.host_ptr(a);
+                // Safety: `src` is the start of the allocation's live shared view of
+                // `size` bytes, and `[s, s+size)` is its mapping in a reservation of ours,
+                // which holds no other view (`host_view` is false).
+                unsafe {
+                    crate::os::alias_at(
+                        src,
+                        size as usize,
+                        s as usize,
+                        prot == crate::os::Prot::ReadWrite,
+                    )
+                }
+            };
+            placed
+                .map_err(|e| out_of_memory(format!("host view of the mapping at {s:#x}: {e}")))?;
+            let m = self.mappings.get_mut(&s).expect("tiled");
+            m.host_view |= prot != crate::os::Prot::None;
+            m.host_access = flags;
+        }
+        Ok(())
+    }
+
+    /// The host's access to the mapping at `ptr`, if it holds memory located on the host.
+    pub fn host_access(&self, ptr: u64) -> Option<u8> {
+        let m = self.mapping_at(ptr)?;
+        let a = self.allocations.get(&(m.handle & 0xffff_ffff))?;
+        a.prop.device().is_none().then_some(m.host_access)
+    }
 
     /// The mappings cuMemSetAccess changes, and the first hole of the range if it has one.
     /// As the H200 does (probe access-across-holes): the range must start at a mapping
