@@ -1317,6 +1317,63 @@ mod tests {
     }
 
     #[test]
+    fn host_views_follow_an_export() {
+        let d = driver_with(1);
+        let ctx = d.primary_retain(0).unwrap();
+        d.ctx_set_current(Some(ctx)).unwrap();
+        const G: u64 = 2 << 20;
+        let mut p = cumock_abi::CUmemAllocationProp {
+            type_: 1,
+            ..Default::default()
+        };
+        p.location = cumock_abi::CUmemLocation {
+            type_: CU_MEM_LOCATION_TYPE_HOST_NUMA,
+            id: 0,
+        };
+        p.requested_handle_types = 1;
+        let prop = d.check_prop(&p).unwrap();
+        let va = d.address_reserve(G, 0, 0, 0).unwrap();
+        let h = d.create(G, prop, 0).unwrap();
+        d.map(va, G, 0, h, 0).unwrap();
+        d.set_access(va, G, &[(CU_MEM_LOCATION_TYPE_HOST_NUMA, 0, 3), (1, 0, 3)])
+            .unwrap();
+        let host = va as *mut u8;
+        // Safety: the host was granted read-write access at va (a view placed there).
+        unsafe { host.add(100).write(7) };
+        let fd = d.export(h, 1, 0).unwrap();
+        // Safety: as above; the view now shows the exported file's pages.
+        unsafe {
+            assert_eq!(host.add(100).read(), 7, "moved with the export");
+            host.add(200).write(9);
+        }
+        let mut back = [0u8; 1];
+        unsafe_copy(
+            &d,
+            HostOrDevice::Host(back.as_mut_ptr()),
+            HostOrDevice::Device(va + 200),
+            1,
+        )
+        .unwrap();
+        assert_eq!(back, [9], "the host view and the device see the same bytes");
+        let h2 = d.import(std::os::fd::AsRawFd::as_raw_fd(&fd), 1).unwrap();
+        let vb = d.address_reserve(G, 0, 0, 0).unwrap();
+        d.map(vb, G, 0, h2, 0).unwrap();
+        d.set_access(vb, G, &[(1, 0, 3)]).unwrap();
+        unsafe_copy(
+            &d,
+            HostOrDevice::Host(back.as_mut_ptr()),
+            HostOrDevice::Device(vb + 200),
+            1,
+        )
+        .unwrap();
+        assert_eq!(back, [9], "an importer sees the host's write");
+        d.unmap(vb, G).unwrap();
+        d.unmap(va, G).unwrap();
+        d.release(h).unwrap();
+        d.release(h2).unwrap();
+    }
+
+    #[test]
     fn copies_need_a_current_context() {
         let d = driver_with(1);
         let mut b = [0u8; 4];

@@ -626,24 +626,18 @@ impl Vmm {
         }
         // The common case, one whole mapping: mappings never overlap, so nothing else
         // lies in the range, and no list of them is needed.
-        if let std::collections::btree_map::Entry::Occupied(e) = self.mappings.entry(ptr) {
-            if e.get().size == size {
-                let m = e.remove();
-                let id = m.handle & 0xffff_ffff;
-                let busy = match self.allocations.get_mut(&id) {
-                    Some(a) => {
-                        a.map_count -= 1;
-                        a.in_flight
-                    }
-                    None => false,
-                };
-                self.drop_if_unused(id);
-                return Ok(if busy {
-                    vec![format!("unmapping the mapping at {ptr:#x} {IN_FLIGHT}")]
-                } else {
-                    Vec::new()
-                });
-            }
+        if let Some(m) = self.mappings.get(&ptr).filter(|m| m.size == size) {
+            let busy = self
+                .allocations
+                .get(&(m.handle & 0xffff_ffff))
+                .is_some_and(|a| a.in_flight);
+            // remove_mapping also takes a host view away (HOST-location memory).
+            self.remove_mapping(ptr);
+            return Ok(if busy {
+                vec![format!("unmapping the mapping at {ptr:#x} {IN_FLIGHT}")]
+            } else {
+                Vec::new()
+            });
         }
         let mut starts = Vec::new();
         for m in self.overlapping(ptr, end) {
@@ -889,7 +883,43 @@ impl Vmm {
                 unsafe { file.fill_from(off, base.offset(off), len) };
             }
         }
+        let new_base = file.ptr();
         self.allocations.get_mut(&id).expect("found above").storage = Storage::File(file);
+        // Host views of the allocation placed at its device addresses (HOST-location
+        // memory granted to the host) are second views of the arena's pages: they are
+        // placed again over the file's, with the same protection, before the arena's
+        // pages go.
+        let views: Vec<(u64, u64, u8)> = self
+            .mappings
+            .values()
+            .filter(|m| m.host_view && m.handle & 0xffff_ffff == id)
+            .map(|m| (m.start, m.size, m.host_access))
+            .collect();
+        for (start, size, flags) in views {
+            // Safety: `new_base` is the start of the file's live shared view of the whole
+            // allocation (`size` bytes: mappings are whole allocations), and
+            // `[start, start+size)` is the allocation's mapping, whose old view this
+            // replaces.
+            let placed =
+                unsafe { crate::os::alias_at(new_base, size as usize, start as usize, false) }
+                    .and_then(|()| {
+                        crate::os::protect(
+                            start as usize,
+                            size as usize,
+                            match i32::from(flags) {
+                                CU_MEM_ACCESS_FLAGS_PROT_READWRITE => crate::os::Prot::ReadWrite,
+                                CU_MEM_ACCESS_FLAGS_PROT_READ => crate::os::Prot::Read,
+                                _ => crate::os::Prot::None,
+                            },
+                        )
+                    });
+            if let Err(e) = placed {
+                // The old view stays (and so does its arena range, never given back):
+                // the host then sees the bytes from before the export. Said, not fatal.
+                eprintln!("cumock: the host view at {start:#x} could not follow the export: {e}");
+                return Ok(());
+            }
+        }
         self.give_back_now(Storage::Arena(range), touched);
         Ok(())
     }
