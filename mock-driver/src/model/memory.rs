@@ -360,6 +360,11 @@ impl AddressPool {
             .1)
     }
 
+    /// Carves exactly `[start, start+len)` if it is free address space of ours.
+    pub fn take_exactly(&mut self, start: u64, len: u64) -> bool {
+        self.take_at(start, len).is_some()
+    }
+
     fn take_at(&mut self, start: u64, len: u64) -> Option<u64> {
         let chunk = self.chunk_of(start)?;
         self.free.take_at(chunk, start, len).then_some(start)
