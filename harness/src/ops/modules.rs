@@ -2,7 +2,7 @@
 //! cuModuleLoad, a kernel looked up, launched with cuLaunchKernel.
 //!
 //! ```text
-//! m = module-load kernels/probe_kernels.ptx
+//! m = module-load ../clients/probes/kernels/probe_kernels.ptx
 //! f = function m add_one
 //! launch f grid=4 block=256 args=va,n [shared=] [stream=]
 //! ```
