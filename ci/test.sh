@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 headers=target/cuda-headers
-if [ ! -f "$headers/nvidia/cu13/include/cuda.h" ]; then
-    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$headers" 'nvidia-cuda-runtime==13.0.*'
+# The runtime's headers (cuda_runtime_api.h) include crt/, which nvidia-cuda-crt ships.
+if [ ! -f "$headers/nvidia/cu13/include/cuda.h" ] || [ ! -f "$headers/nvidia/cu13/include/crt/host_defines.h" ]; then
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade --target "$headers" 'nvidia-cuda-runtime==13.0.*' 'nvidia-cuda-crt==13.0.*'
 fi
 # NVIDIA's Python bindings and cuda-core, for the Python clients (mock-driver/tests/clients.rs).
 if [ ! -d target/py-clients/cuda/core ]; then
