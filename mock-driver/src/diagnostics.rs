@@ -525,7 +525,7 @@ fn prune_origins() {
         let st = d.state.lock();
         let reservations = st.vmm.reservations.keys().map(|k| (Made::Reservation, *k));
         let allocations = st.vmm.allocations.keys().map(|k| (Made::Allocation, *k));
-        let mappings = st.vmm.mappings.keys().map(|k| (Made::Mapping, *k));
+        let mappings = st.vmm.mappings.starts().map(|k| (Made::Mapping, k));
         reservations.chain(allocations).chain(mappings).collect()
     };
     let mut origins = ORIGINS.lock();
@@ -682,7 +682,7 @@ pub fn leaks() -> Vec<Leak> {
             };
             out.push((what, Some((Made::Reservation, *base))));
         }
-        for m in st.vmm.mappings.values() {
+        for m in st.vmm.mappings.iter() {
             let is_alloc = st
                 .vmm
                 .reservations

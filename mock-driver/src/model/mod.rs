@@ -3,6 +3,7 @@
 
 pub mod context;
 pub mod error;
+pub mod mappings;
 pub mod memory;
 pub mod module;
 pub mod profile;
@@ -328,7 +329,6 @@ impl Driver {
             .vmm
             .mappings
             .range(ptr..ptr.saturating_add(size))
-            .map(|(_, m)| m)
         {
             let owner = st
                 .vmm

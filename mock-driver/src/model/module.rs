@@ -258,8 +258,8 @@ fn describe_unmapped(st: &State, addr: u64) -> String {
             r.size
         );
     }
-    match st.vmm.mappings.range(..=addr).next_back() {
-        Some((_, m)) => format!(
+    match st.vmm.mappings.last_at_or_before(addr) {
+        Some(m) => format!(
             "{addr:#x} is not device memory: nothing is mapped or reserved there; the nearest \
              mapping below ends at {:#x} ({} bytes before it)",
             m.start + m.size,

@@ -12,6 +12,7 @@
 //! [`Vmm::segments`] (host pointers into the arena or file), so aliases see the same bytes.
 
 use super::error::*;
+use super::mappings::Mappings;
 use super::memory::{AddressPool, ArenaRange, DeviceMemory};
 use crate::os::{HostPtr, ImportError, MemFile};
 use cumock_abi::consts::*;
@@ -202,7 +203,7 @@ pub type Allocations = HashMap<u64, PhysicalAllocation, BuildHasherDefault<IdHas
 #[derive(Debug, Default)]
 pub struct Vmm {
     pub reservations: BTreeMap<u64, Reservation>,
-    pub mappings: BTreeMap<u64, Mapping>,
+    pub mappings: Mappings,
     pub allocations: Allocations,
     next_handle: u64,
     /// Bytes charged to each device by live allocations.
@@ -239,9 +240,7 @@ impl Vmm {
 
     pub fn mapping_at(&self, addr: u64) -> Option<&Mapping> {
         self.mappings
-            .range(..=addr)
-            .next_back()
-            .map(|(_, m)| m)
+            .last_at_or_before(addr)
             .filter(|m| addr - m.start < m.size)
     }
 
@@ -332,7 +331,7 @@ impl Vmm {
                 r.size
             )));
         }
-        if let Some((start, _)) = self.mappings.range(ptr..ptr + size).next() {
+        if let Some(Mapping { start, .. }) = self.mappings.range(ptr..ptr + size).next() {
             return Err(invalid(format!(
                 "the reservation still has a mapping at {start:#x}; cuMemUnmap it first"
             )));
@@ -583,7 +582,6 @@ impl Vmm {
             .mappings
             .range(..end)
             .next_back()
-            .map(|(_, m)| m)
             .filter(|m| m.start + m.size > ptr)
         {
             return Err(invalid(format!(
@@ -595,9 +593,7 @@ impl Vmm {
             .get_mut(&(handle & 0xffff_ffff))
             .expect("checked")
             .map_count += 1;
-        self.mappings.insert(
-            ptr,
-            Mapping {
+        self.mappings.insert(Mapping {
                 start: ptr,
                 size,
                 handle,
@@ -605,8 +601,7 @@ impl Vmm {
                 reservation: rbase,
                 host_access: 0,
                 host_view: false,
-            },
-        );
+        });
         Ok(())
     }
 
@@ -615,11 +610,8 @@ impl Vmm {
             .mappings
             .range(..start)
             .next_back()
-            .map(|(_, m)| m)
             .filter(move |m| m.start + m.size > start);
-        before
-            .into_iter()
-            .chain(self.mappings.range(start..end).map(|(_, m)| m))
+        before.into_iter().chain(self.mappings.range(start..end))
     }
 
     /// Unmaps; returns warnings about mappings with work that may be in flight.
@@ -645,13 +637,13 @@ impl Vmm {
         }
         // The common case, one whole mapping: mappings never overlap, so nothing else
         // lies in the range, and no list of them is needed.
-        if let Some(m) = self.mappings.get(&ptr).filter(|m| m.size == size) {
+        if let Some(m) = self.mappings.remove_if(ptr, |m| m.size == size) {
             let busy = self
                 .allocations
                 .get(&(m.handle & 0xffff_ffff))
                 .is_some_and(|a| a.in_flight);
-            // remove_mapping also takes a host view away (HOST-location memory).
-            self.remove_mapping(ptr);
+            // forget_mapping also takes a host view away (HOST-location memory).
+            self.forget_mapping(m);
             return Ok(if busy {
                 vec![format!("unmapping the mapping at {ptr:#x} {IN_FLIGHT}")]
             } else {
@@ -685,20 +677,29 @@ impl Vmm {
 
     pub fn remove_mapping(&mut self, start: u64) {
         if let Some(m) = self.mappings.remove(&start) {
-            if m.host_view {
-                // The address space stays the reservation's: reserved, inaccessible. A
-                // failure leaves the view, and the bytes with it, alive: said, not fatal.
-                if let Err(e) = crate::os::unalias(m.start as usize, m.size as usize) {
-                    eprintln!(
-                        "cumock: the host view at {:#x} could not be taken away: {e}",
-                        m.start
-                    );
-                }
+            self.forget_mapping(m);
+        }
+    }
+
+    /// What goes with a mapping removed from the table: its host view, and the
+    /// allocation too if nothing else holds it.
+    fn forget_mapping(&mut self, m: Mapping) {
+        if m.host_view {
+            // The address space stays the reservation's: reserved, inaccessible. A
+            // failure leaves the view, and the bytes with it, alive: said, not fatal.
+            if let Err(e) = crate::os::unalias(m.start as usize, m.size as usize) {
+                eprintln!(
+                    "cumock: the host view at {:#x} could not be taken away: {e}",
+                    m.start
+                );
             }
-            let id = m.handle & 0xffff_ffff;
-            if let Some(a) = self.allocations.get_mut(&id) {
-                a.map_count -= 1;
-            }
+        }
+        let id = m.handle & 0xffff_ffff;
+        let unused = self.allocations.get_mut(&id).is_some_and(|a| {
+            a.map_count -= 1;
+            a.user_refs == 0 && a.map_count == 0
+        });
+        if unused {
             self.drop_if_unused(id);
         }
     }
@@ -910,7 +911,7 @@ impl Vmm {
         // pages go.
         let views: Vec<(u64, u64, u8)> = self
             .mappings
-            .values()
+            .iter()
             .filter(|m| m.host_view && m.handle & 0xffff_ffff == id)
             .map(|m| (m.start, m.size, m.host_access))
             .collect();
