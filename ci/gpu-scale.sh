@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The speed and scale figures of issues 13 and 15 on a GPU runner (no Rust needed): the
 # batch pattern (create all, map all, set access on all, unmap all, release all; then
-# reserve+free pairs) on the mock and on NVIDIA's driver side by side, three times, and a
+# reserve+free pairs) on the mock and on NVIDIA's driver side by side, three times (each
+# alternating three runs of the mock and of the driver, in processes of their own), and a
 # soak of an allocator-like workload on each, with the host memory, fds and mappings it
 # holds over the run.
 #

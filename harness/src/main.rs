@@ -436,17 +436,31 @@ fn real_main(cli: Cli) -> Result<i32> {
                 serde_json::from_slice(&out.stdout)
                     .with_context(|| format!("reading the benchmark's report on {lib}"))
             };
-            let mock = run_on(&mock_library()?.display().to_string())?;
+            let mock_lib = mock_library()?.display().to_string();
             let report = match driver {
-                None => mock,
+                None => run_on(&mock_lib)?,
+                Some(d) if soak.is_some() => {
+                    let (mock, real) = (run_on(&mock_lib)?, run_on(&d)?);
+                    serde_json::json!({"mock": mock, "driver": real})
+                }
                 Some(d) => {
-                    let real = run_on(&d)?;
-                    let side = if soak.is_none() {
-                        bench::side_by_side(&mock, &real)
-                    } else {
-                        serde_json::Value::Null
+                    // Three runs of each, alternating, so that a slow spell of a shared
+                    // machine falls on both sides; the batch figures are the medians.
+                    let (mut mock, mut real) = (Vec::new(), Vec::new());
+                    for _ in 0..3 {
+                        mock.push(run_on(&mock_lib)?);
+                        real.push(run_on(&d)?);
+                    }
+                    let side = bench::side_by_side(&mock, &real);
+                    let batches = |runs: &[serde_json::Value]| -> Vec<serde_json::Value> {
+                        runs.iter().map(|r| r["batch"].clone()).collect()
                     };
-                    serde_json::json!({"batch_side_by_side": side, "mock": mock, "driver": real})
+                    serde_json::json!({
+                        "batch_side_by_side": side,
+                        "batch_runs": {"mock": batches(&mock), "driver": batches(&real)},
+                        "mock": mock[0],
+                        "driver": real[0],
+                    })
                 }
             };
             println!("{}", serde_json::to_string_pretty(&report)?);

@@ -56,9 +56,12 @@ pub fn call(
     args: &[(&str, &dyn std::fmt::Debug)],
     body: impl FnOnce() -> CuResult<()>,
 ) -> CUresult {
-    if let Some(code) = crate::diagnostics::injected_fault(name) {
-        crate::diagnostics::after_call(name, code, args);
-        return code;
+    let watching = crate::diagnostics::watching_calls();
+    if watching {
+        if let Some(code) = crate::diagnostics::injected_fault(name) {
+            crate::diagnostics::after_call(name, code, args);
+            return code;
+        }
     }
     let code = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => CUDA_SUCCESS,
@@ -76,7 +79,9 @@ pub fn call(
             CUDA_ERROR_UNKNOWN
         }
     };
-    crate::diagnostics::after_call(name, code, args);
+    if watching {
+        crate::diagnostics::after_call(name, code, args);
+    }
     code
 }
 

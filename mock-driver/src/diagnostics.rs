@@ -344,6 +344,13 @@ fn thread_id() -> i64 {
 }
 
 /// The code to fail this call with, if a planned fault hits it.
+/// Whether calls are traced or may be failed on purpose: when neither, the boundary
+/// skips both hooks with this one test (most programs run with neither).
+pub fn watching_calls() -> bool {
+    let s = settings();
+    s.trace.is_some() || s.faults.is_some()
+}
+
 pub fn injected_fault(name: &str) -> Option<u32> {
     let plans = settings().faults.as_ref()?;
     // Every plan counts the call, so that each one's numbering is its own function's.

@@ -47,7 +47,11 @@ impl Mappings {
 
     /// Removes the mapping starting at `start` if `pred` holds of it: one search of
     /// the index for unmap's common case (one whole mapping).
-    pub fn remove_if(&mut self, start: u64, pred: impl FnOnce(&Mapping) -> bool) -> Option<Mapping> {
+    pub fn remove_if(
+        &mut self,
+        start: u64,
+        pred: impl FnOnce(&Mapping) -> bool,
+    ) -> Option<Mapping> {
         match self.index.entry(start) {
             Entry::Occupied(e) if pred(&self.slots[*e.get() as usize]) => {
                 Some(self.slots.remove(e.remove() as usize))

@@ -325,11 +325,7 @@ impl Driver {
         }
         let mut st = self.state.lock();
         // A device may only be granted memory it can reach: its own, or a peer's.
-        for m in st
-            .vmm
-            .mappings
-            .range(ptr..ptr.saturating_add(size))
-        {
+        for m in st.vmm.mappings.range(ptr..ptr.saturating_add(size)) {
             let owner = st
                 .vmm
                 .allocations

@@ -221,6 +221,18 @@ pub struct Vmm {
     pub lenient: bool,
 }
 
+/// The reservation holding `addr`, from the table alone (so that cuMemMap can hold an
+/// allocation of the same Vmm mutably meanwhile).
+fn reservation_in(
+    reservations: &BTreeMap<u64, Reservation>,
+    addr: u64,
+) -> Option<(&u64, &Reservation)> {
+    reservations
+        .range(..=addr)
+        .next_back()
+        .filter(|(base, r)| addr - **base < r.size)
+}
+
 impl Vmm {
     pub fn new(devices: usize) -> Self {
         Self {
@@ -232,10 +244,7 @@ impl Vmm {
     }
 
     pub fn reservation_at(&self, addr: u64) -> Option<(&u64, &Reservation)> {
-        self.reservations
-            .range(..=addr)
-            .next_back()
-            .filter(|(base, r)| addr - **base < r.size)
+        reservation_in(&self.reservations, addr)
     }
 
     pub fn mapping_at(&self, addr: u64) -> Option<&Mapping> {
@@ -523,7 +532,13 @@ impl Vmm {
                 "address {ptr:#x} is not aligned to the granularity"
             )));
         }
-        let a = self.allocation(handle)?;
+        // One lookup of the allocation for the whole call (this is the hottest path of an
+        // allocator that grows), so the other tables are reached by field below.
+        let id = self.handle_id(handle)?;
+        let a = match self.allocations.get_mut(&id) {
+            Some(a) if a.user_refs > 0 || a.map_count > 0 => a,
+            _ => return Err(self.stale_handle(handle)),
+        };
         if offset != 0 {
             return Err(not_supported(format!(
                 "offset {offset:#x}: only whole allocations can be mapped (offset 0)"
@@ -538,7 +553,7 @@ impl Vmm {
         let end = ptr
             .checked_add(size)
             .ok_or_else(|| invalid("address + size wraps"))?;
-        let Some((&rbase, r)) = self.reservation_at(ptr) else {
+        let Some((&rbase, r)) = reservation_in(&self.reservations, ptr) else {
             return Err(invalid(format!("{ptr:#x} is not inside any reservation")));
         };
         if r.kind != ReservationKind::Vmm {
@@ -560,7 +575,7 @@ impl Vmm {
                 // the reservation (so a free of the size the program asked for fails, as
                 // on the H200).
                 None if self.lenient
-                    && self.reservation_at(covered).is_none()
+                    && reservation_in(&self.reservations, covered).is_none()
                     && self.addresses.take_exactly(covered, end - covered) =>
                 {
                     self.reservations.get_mut(&rbase).expect("found above").size += end - covered;
@@ -589,18 +604,15 @@ impl Vmm {
                 m.start, m.size
             )));
         }
-        self.allocations
-            .get_mut(&(handle & 0xffff_ffff))
-            .expect("checked")
-            .map_count += 1;
+        a.map_count += 1;
         self.mappings.insert(Mapping {
-                start: ptr,
-                size,
-                handle,
-                access: AccessTable::none(devices),
-                reservation: rbase,
-                host_access: 0,
-                host_view: false,
+            start: ptr,
+            size,
+            handle,
+            access: AccessTable::none(devices),
+            reservation: rbase,
+            host_access: 0,
+            host_view: false,
         });
         Ok(())
     }
