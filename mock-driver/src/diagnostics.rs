@@ -530,7 +530,7 @@ fn prune_origins() {
     let before = ORIGINS_SEQ.load(Ordering::Relaxed);
     let live: std::collections::HashSet<(Made, u64)> = {
         let st = d.state.lock();
-        let reservations = st.vmm.reservations.keys().map(|k| (Made::Reservation, *k));
+        let reservations = st.vmm.reservations.bases().map(|k| (Made::Reservation, k));
         let allocations = st.vmm.allocations.keys().map(|k| (Made::Allocation, *k));
         let mappings = st.vmm.mappings.starts().map(|k| (Made::Mapping, k));
         reservations.chain(allocations).chain(mappings).collect()
@@ -677,7 +677,7 @@ pub fn leaks() -> Vec<Leak> {
     let mut out: Vec<(String, Option<(Made, u64)>)> = Vec::new();
     if let Ok(d) = crate::model::driver() {
         let st = d.state.lock();
-        for (base, r) in &st.vmm.reservations {
+        for (base, r) in st.vmm.reservations.iter() {
             let what = match r.kind {
                 crate::model::vmm::ReservationKind::Vmm => format!(
                     "reservation {base:#x}+{:#x} never freed (cuMemAddressFree)",
@@ -687,7 +687,7 @@ pub fn leaks() -> Vec<Leak> {
                     "cuMemAlloc memory {base:#x} ({requested} bytes) never freed (cuMemFree)"
                 ),
             };
-            out.push((what, Some((Made::Reservation, *base))));
+            out.push((what, Some((Made::Reservation, base))));
         }
         for m in st.vmm.mappings.iter() {
             let is_alloc = st

@@ -7,6 +7,7 @@ pub mod mappings;
 pub mod memory;
 pub mod module;
 pub mod profile;
+pub mod reservations;
 pub mod vmm;
 
 use context::Contexts;
@@ -473,7 +474,7 @@ impl Driver {
         if let Some((base, r)) = st.vmm.reservation_at(ptr) {
             if let ReservationKind::Alloc { requested, .. } = r.kind {
                 if ptr - base < requested {
-                    return Ok((*base, requested));
+                    return Ok((base, requested));
                 }
             }
         }
@@ -747,7 +748,7 @@ impl Driver {
             .filter(
                 |(_, r)| matches!(r.kind, ReservationKind::Alloc { context, .. } if context == ctx),
             )
-            .map(|(b, _)| *b)
+            .map(|(b, _)| b)
             .collect();
         for b in owned {
             Self::free_alloc(&mut st.vmm, b)?;

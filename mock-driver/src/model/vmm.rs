@@ -14,10 +14,11 @@
 use super::error::*;
 use super::mappings::Mappings;
 use super::memory::{AddressPool, ArenaRange, DeviceMemory};
+use super::reservations::Reservations;
 use crate::os::{HostPtr, ImportError, MemFile};
 use cumock_abi::consts::*;
 use cumock_abi::result::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -202,7 +203,7 @@ pub type Allocations = HashMap<u64, PhysicalAllocation, BuildHasherDefault<IdHas
 
 #[derive(Debug, Default)]
 pub struct Vmm {
-    pub reservations: BTreeMap<u64, Reservation>,
+    pub reservations: Reservations,
     pub mappings: Mappings,
     pub allocations: Allocations,
     next_handle: u64,
@@ -221,18 +222,6 @@ pub struct Vmm {
     pub lenient: bool,
 }
 
-/// The reservation holding `addr`, from the table alone (so that cuMemMap can hold an
-/// allocation of the same Vmm mutably meanwhile).
-fn reservation_in(
-    reservations: &BTreeMap<u64, Reservation>,
-    addr: u64,
-) -> Option<(&u64, &Reservation)> {
-    reservations
-        .range(..=addr)
-        .next_back()
-        .filter(|(base, r)| addr - **base < r.size)
-}
-
 impl Vmm {
     pub fn new(devices: usize) -> Self {
         Self {
@@ -243,8 +232,8 @@ impl Vmm {
         }
     }
 
-    pub fn reservation_at(&self, addr: u64) -> Option<(&u64, &Reservation)> {
-        reservation_in(&self.reservations, addr)
+    pub fn reservation_at(&self, addr: u64) -> Option<(u64, &Reservation)> {
+        self.reservations.containing(addr)
     }
 
     pub fn mapping_at(&self, addr: u64) -> Option<&Mapping> {
@@ -553,7 +542,7 @@ impl Vmm {
         let end = ptr
             .checked_add(size)
             .ok_or_else(|| invalid("address + size wraps"))?;
-        let Some((&rbase, r)) = reservation_in(&self.reservations, ptr) else {
+        let Some((rbase, r)) = self.reservations.containing(ptr) else {
             return Err(invalid(format!("{ptr:#x} is not inside any reservation")));
         };
         if r.kind != ReservationKind::Vmm {
@@ -575,7 +564,7 @@ impl Vmm {
                 // the reservation (so a free of the size the program asked for fails, as
                 // on the H200).
                 None if self.lenient
-                    && reservation_in(&self.reservations, covered).is_none()
+                    && self.reservations.containing(covered).is_none()
                     && self.addresses.take_exactly(covered, end - covered) =>
                 {
                     self.reservations.get_mut(&rbase).expect("found above").size += end - covered;
