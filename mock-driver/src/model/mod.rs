@@ -63,12 +63,13 @@ impl Pattern {
 impl Driver {
     pub fn new(profile: Profile) -> Self {
         let n = profile.devices.len();
+        let granularity = profile.minimum_granularity();
         Self {
             profile,
             initialized: AtomicBool::new(false),
             forked_after_init: AtomicBool::new(false),
             state: Mutex::new(State {
-                vmm: Vmm::new(n),
+                vmm: Vmm::new(n, granularity),
                 contexts: Contexts::new(n),
                 modules: module::Modules::default(),
                 sticky: vec![None; n],
@@ -326,7 +327,7 @@ impl Driver {
         }
         let mut st = self.state.lock();
         // A device may only be granted memory it can reach: its own, or a peer's.
-        for m in st.vmm.mappings.range(ptr..ptr.saturating_add(size)) {
+        for m in st.vmm.mappings.starting_in(ptr, ptr.saturating_add(size)) {
             let owner = st
                 .vmm
                 .allocations

@@ -223,9 +223,11 @@ pub struct Vmm {
 }
 
 impl Vmm {
-    pub fn new(devices: usize) -> Self {
+    /// `granularity`: the profile's minimum, to which every mapping is aligned.
+    pub fn new(devices: usize, granularity: u64) -> Self {
         Self {
             used: vec![0; devices],
+            mappings: Mappings::new(granularity),
             next_handle: 1,
             lenient: std::env::var("CUMOCK_LENIENT").is_ok_and(|v| v == "1"),
             ..Default::default()
@@ -237,9 +239,7 @@ impl Vmm {
     }
 
     pub fn mapping_at(&self, addr: u64) -> Option<&Mapping> {
-        self.mappings
-            .last_at_or_before(addr)
-            .filter(|m| addr - m.start < m.size)
+        self.mappings.covering(addr)
     }
 
     pub fn is_device_address(&self, addr: u64) -> bool {
@@ -329,7 +329,7 @@ impl Vmm {
                 r.size
             )));
         }
-        if let Some(Mapping { start, .. }) = self.mappings.range(ptr..ptr + size).next() {
+        if let Some(Mapping { start, .. }) = self.mappings.starting_in(ptr, ptr + size).next() {
             return Err(invalid(format!(
                 "the reservation still has a mapping at {start:#x}; cuMemUnmap it first"
             )));
@@ -582,11 +582,7 @@ impl Vmm {
         }
         // Mappings never overlap one another, so the last one starting before `end` is the
         // only one that can reach into the range: one lookup, not a scan.
-        if let Some(m) = self
-            .mappings
-            .range(..end)
-            .next_back()
-            .filter(|m| m.start + m.size > ptr)
+        if let Some(m) = self.mappings.overlapping(ptr, end).next()
         {
             return Err(invalid(format!(
                 "{ptr:#x}+{size:#x} overlaps the mapping at {:#x}+{:#x}",
@@ -607,12 +603,7 @@ impl Vmm {
     }
 
     fn overlapping(&self, start: u64, end: u64) -> impl Iterator<Item = &Mapping> {
-        let before = self
-            .mappings
-            .range(..start)
-            .next_back()
-            .filter(move |m| m.start + m.size > start);
-        before.into_iter().chain(self.mappings.range(start..end))
+        self.mappings.overlapping(start, end)
     }
 
     /// Unmaps; returns warnings about mappings with work that may be in flight.
@@ -1183,7 +1174,7 @@ mod tests {
 
     #[test]
     fn partial_maps_are_not_supported_and_whole_ones_work() {
-        let mut v = Vmm::new(1);
+        let mut v = Vmm::new(1, G);
         let va = v.address_reserve(4 * G, 0, 0, 0, G).unwrap();
         let h = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
         assert_eq!(code(v.map(va, G, 0, h, 0, G)), CUDA_ERROR_NOT_SUPPORTED);
@@ -1197,7 +1188,7 @@ mod tests {
 
     #[test]
     fn access_starts_empty_and_is_checked_by_copies() {
-        let mut v = Vmm::new(2);
+        let mut v = Vmm::new(2, G);
         let va = v.address_reserve(4 * G, 0, 0, 0, G).unwrap();
         let h = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
         v.map(va, 2 * G, 0, h, 0, G).unwrap();
@@ -1213,7 +1204,7 @@ mod tests {
 
     #[test]
     fn release_while_mapped_keeps_the_memory_until_unmap() {
-        let mut v = Vmm::new(1);
+        let mut v = Vmm::new(1, G);
         let va = v.address_reserve(2 * G, 0, 0, 0, G).unwrap();
         let h = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
         v.map(va, 2 * G, 0, h, 0, G).unwrap();
@@ -1228,7 +1219,7 @@ mod tests {
 
     #[test]
     fn bogus_handles_are_errors_that_say_the_real_driver_crashes() {
-        let mut v = Vmm::new(1);
+        let mut v = Vmm::new(1, G);
         let e = v.release(0xdead_beef).unwrap_err();
         assert_eq!(e.severity, Severity::WouldCrash);
         assert_eq!(e.code, CUDA_ERROR_INVALID_VALUE);
@@ -1236,7 +1227,7 @@ mod tests {
 
     #[test]
     fn unmap_takes_whole_mappings_only() {
-        let mut v = Vmm::new(1);
+        let mut v = Vmm::new(1, G);
         let va = v.address_reserve(8 * G, 0, 0, 0, G).unwrap();
         let a = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
         let b = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
