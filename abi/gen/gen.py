@@ -6,9 +6,10 @@
 writes abi/src/generated.rs (result codes, attribute names, the cuGetProcAddress table)
 and abi/src/api.rs (every export of the real driver: its parameters with C types mapped
 to Rust ABI types, its base name, variant, the CUDA version it appeared in and the group
-of the documentation it belongs to; one trait per group, with one not-emulated default
-method per export of the group; and the macros that export, forward or load it). `abi/tests/generated.rs` reruns this script and fails if
-the committed files differ, so the declaration cannot drift from the headers.
+of cuda.h's documentation it is in; one trait per group, with one not-emulated default
+method per export of the group; and the macros that export, forward or load it).
+`abi/tests/generated.rs` reruns this script and fails if the committed files differ, so
+the declaration cannot drift from the headers.
 
 The headers (cuda.h, cudaTypedefs.h and the GL/EGL/VDPAU/profiler typedef headers) come
 from the registry package (`pip install 'nvidia-cuda-runtime==13.0.*'`); they are never

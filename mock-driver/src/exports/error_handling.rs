@@ -1,4 +1,4 @@
-//! cuGetErrorName and cuGetErrorString (cuda.h's group Error Handling): the names and
+//! cuGetErrorName and cuGetErrorString (cuda.h's group CUDA_ERROR): the names and
 //! messages of result codes, as the real driver gives them (`crate::errors`).
 
 use super::{zero_on_failure, Mock};

@@ -1,4 +1,4 @@
-//! cuInit (cuda.h's group Initialization): the driver reads its profile and starts.
+//! cuInit (cuda.h's group CUDA_INITIALIZE): the driver reads its profile and starts.
 
 use super::Mock;
 use crate::boundary::drv_any;

@@ -1,4 +1,4 @@
-//! cuDriverGetVersion (cuda.h's group Version Management): the profile's driver version.
+//! cuDriverGetVersion (cuda.h's group CUDA_VERSION): the profile's driver version.
 
 use super::Mock;
 use crate::boundary::{drv_any, out};
