@@ -411,7 +411,9 @@ def main():
     # The traits in the headers' order, those with a declared export only.
     used = {r[5] for r in rows if r[5]}
     trait_groups = [
-        (traits[g], g, groups[g]) for g in groups if merged(g, groups) == g and traits[g] in used
+        (traits[g], g, groups[g], f"{g}_DEPRECATED" if f"{g}_DEPRECATED" in groups else None)
+        for g in groups
+        if merged(g, groups) == g and traits[g] in used
     ]
     api = render_api(rows, mapper, unexported, trait_groups)
     generated = render_generated(cuda_h=(inc / "cuda.h").read_text(), rows=rows)
@@ -472,11 +474,13 @@ def render_api(rows, mapper, unexported, trait_groups):
     out.append("    /// The outcome of an export that is not emulated.")
     out.append("    fn not_emulated(name: &'static str) -> Self::Outcome;")
     out.append("}")
-    for trait, gid, title in trait_groups:
+    for trait, gid, title, deprecated in trait_groups:
+        also = f" with `{deprecated}`" if deprecated else ""
         out.append("")
-        out.append(f"/// {title} (cuda.h's group `{gid}`): one method per declared export, each with")
-        out.append("/// the signature the headers give it. A method the implementation does not write is")
-        out.append("/// not emulated: it returns what `not_emulated` gives.")
+        out.append(f"/// {title}: the headers' group `{gid}`{also}.")
+        out.append("/// One method per declared export, each with the signature the headers give it. A")
+        out.append("/// method the implementation does not write is not emulated: it returns what")
+        out.append("/// `not_emulated` gives.")
         out.append(f"pub trait {trait}: ApiOutcome {{")
         for name, base, ver, variant, params, t in rows:
             if t != trait:
@@ -486,7 +490,7 @@ def render_api(rows, mapper, unexported, trait_groups):
             out.append(f'        Self::not_emulated("{name}")')
             out.append("    }")
         out.append("}")
-    bounds = " + ".join(["ApiOutcome"] + [t for t, g, title in trait_groups])
+    bounds = " + ".join(["ApiOutcome"] + [t[0] for t in trait_groups])
     out.append("")
     out.append("/// The whole driver API: every group's trait. Implemented for whatever implements them")
     out.append("/// all.")

@@ -1256,9 +1256,10 @@ pub trait ApiOutcome {
     fn not_emulated(name: &'static str) -> Self::Outcome;
 }
 
-/// Error Handling (cuda.h's group `CUDA_ERROR`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Error Handling: the headers' group `CUDA_ERROR`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait ErrorHandlingApi: ApiOutcome {
     unsafe fn cuGetErrorName(error: CUresult, pStr: *mut *const ::std::ffi::c_char) -> Self::Outcome {
         Self::not_emulated("cuGetErrorName")
@@ -1268,27 +1269,30 @@ pub trait ErrorHandlingApi: ApiOutcome {
     }
 }
 
-/// Initialization (cuda.h's group `CUDA_INITIALIZE`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Initialization: the headers' group `CUDA_INITIALIZE`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait InitializationApi: ApiOutcome {
     unsafe fn cuInit(Flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuInit")
     }
 }
 
-/// Version Management (cuda.h's group `CUDA_VERSION`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Version Management: the headers' group `CUDA_VERSION`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait VersionApi: ApiOutcome {
     unsafe fn cuDriverGetVersion(driverVersion: *mut ::std::ffi::c_int) -> Self::Outcome {
         Self::not_emulated("cuDriverGetVersion")
     }
 }
 
-/// Device Management (cuda.h's group `CUDA_DEVICE`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Device Management: the headers' group `CUDA_DEVICE` with `CUDA_DEVICE_DEPRECATED`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait DeviceApi: ApiOutcome {
     unsafe fn cuDeviceComputeCapability(major: *mut ::std::ffi::c_int, minor: *mut ::std::ffi::c_int, dev: CUdevice) -> Self::Outcome {
         Self::not_emulated("cuDeviceComputeCapability")
@@ -1349,9 +1353,10 @@ pub trait DeviceApi: ApiOutcome {
     }
 }
 
-/// Primary Context Management (cuda.h's group `CUDA_PRIMARY_CTX`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Primary Context Management: the headers' group `CUDA_PRIMARY_CTX`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait PrimaryContextApi: ApiOutcome {
     unsafe fn cuDevicePrimaryCtxGetState(dev: CUdevice, flags: *mut ::std::ffi::c_uint, active: *mut ::std::ffi::c_int) -> Self::Outcome {
         Self::not_emulated("cuDevicePrimaryCtxGetState")
@@ -1379,9 +1384,10 @@ pub trait PrimaryContextApi: ApiOutcome {
     }
 }
 
-/// Context Management (cuda.h's group `CUDA_CTX`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Context Management: the headers' group `CUDA_CTX` with `CUDA_CTX_DEPRECATED`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait ContextApi: ApiOutcome {
     unsafe fn cuCtxAttach(pctx: *mut CUcontext, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuCtxAttach")
@@ -1484,9 +1490,10 @@ pub trait ContextApi: ApiOutcome {
     }
 }
 
-/// Module Management (cuda.h's group `CUDA_MODULE`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Module Management: the headers' group `CUDA_MODULE` with `CUDA_MODULE_DEPRECATED`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait ModuleApi: ApiOutcome {
     unsafe fn cuLinkAddData(state: CUlinkState, type_: CUjitInputType, data: *mut ::std::ffi::c_void, size: usize, name: *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint, options: *mut CUjit_option, optionValues: *mut *mut ::std::ffi::c_void) -> Self::Outcome {
         Self::not_emulated("cuLinkAddData")
@@ -1553,9 +1560,10 @@ pub trait ModuleApi: ApiOutcome {
     }
 }
 
-/// Library Management (cuda.h's group `CUDA_LIBRARY`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Library Management: the headers' group `CUDA_LIBRARY`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait LibraryApi: ApiOutcome {
     unsafe fn cuKernelGetAttribute(pi: *mut ::std::ffi::c_int, attrib: CUfunction_attribute, kernel: CUkernel, dev: CUdevice) -> Self::Outcome {
         Self::not_emulated("cuKernelGetAttribute")
@@ -1610,9 +1618,10 @@ pub trait LibraryApi: ApiOutcome {
     }
 }
 
-/// Memory Management (cuda.h's group `CUDA_MEM`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Memory Management: the headers' group `CUDA_MEM`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait MemoryApi: ApiOutcome {
     unsafe fn cuArray3DCreate(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v1) -> Self::Outcome {
         Self::not_emulated("cuArray3DCreate")
@@ -2081,9 +2090,10 @@ pub trait MemoryApi: ApiOutcome {
     }
 }
 
-/// Virtual Memory Management (cuda.h's group `CUDA_VA`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Virtual Memory Management: the headers' group `CUDA_VA`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait VirtualMemoryApi: ApiOutcome {
     unsafe fn cuMemAddressFree(ptr: CUdeviceptr, size: usize) -> Self::Outcome {
         Self::not_emulated("cuMemAddressFree")
@@ -2132,9 +2142,10 @@ pub trait VirtualMemoryApi: ApiOutcome {
     }
 }
 
-/// Stream Ordered Memory Allocator (cuda.h's group `CUDA_MALLOC_ASYNC`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Stream Ordered Memory Allocator: the headers' group `CUDA_MALLOC_ASYNC`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait StreamOrderedMemoryAllocatorApi: ApiOutcome {
     unsafe fn cuMemAllocAsync(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuMemAllocAsync")
@@ -2198,9 +2209,10 @@ pub trait StreamOrderedMemoryAllocatorApi: ApiOutcome {
     }
 }
 
-/// Multicast Object Management (cuda.h's group `CUDA_MULTICAST`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Multicast Object Management: the headers' group `CUDA_MULTICAST`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait MulticastObjectApi: ApiOutcome {
     unsafe fn cuMulticastAddDevice(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice) -> Self::Outcome {
         Self::not_emulated("cuMulticastAddDevice")
@@ -2222,9 +2234,10 @@ pub trait MulticastObjectApi: ApiOutcome {
     }
 }
 
-/// Unified Addressing (cuda.h's group `CUDA_UNIFIED`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Unified Addressing: the headers' group `CUDA_UNIFIED`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait UnifiedAddressingApi: ApiOutcome {
     unsafe fn cuMemAdvise(devPtr: CUdeviceptr, count: usize, advice: CUmem_advise, device: CUdevice) -> Self::Outcome {
         Self::not_emulated("cuMemAdvise")
@@ -2279,9 +2292,10 @@ pub trait UnifiedAddressingApi: ApiOutcome {
     }
 }
 
-/// Stream Management (cuda.h's group `CUDA_STREAM`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Stream Management: the headers' group `CUDA_STREAM`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait StreamApi: ApiOutcome {
     unsafe fn cuStreamAddCallback(hStream: CUstream, callback: CUstreamCallback, userData: *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamAddCallback")
@@ -2444,9 +2458,10 @@ pub trait StreamApi: ApiOutcome {
     }
 }
 
-/// Event Management (cuda.h's group `CUDA_EVENT`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Event Management: the headers' group `CUDA_EVENT`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait EventApi: ApiOutcome {
     unsafe fn cuEventCreate(phEvent: *mut CUevent, Flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuEventCreate")
@@ -2483,9 +2498,10 @@ pub trait EventApi: ApiOutcome {
     }
 }
 
-/// External Resource Interoperability (cuda.h's group `CUDA_EXTRES_INTEROP`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// External Resource Interoperability: the headers' group `CUDA_EXTRES_INTEROP`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait ExternalResourceInteroperabilityApi: ApiOutcome {
     unsafe fn cuDestroyExternalMemory(extMem: CUexternalMemory) -> Self::Outcome {
         Self::not_emulated("cuDestroyExternalMemory")
@@ -2519,9 +2535,10 @@ pub trait ExternalResourceInteroperabilityApi: ApiOutcome {
     }
 }
 
-/// Stream Memory Operations (cuda.h's group `CUDA_MEMOP`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Stream Memory Operations: the headers' group `CUDA_MEMOP`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait StreamMemoryOperationsApi: ApiOutcome {
     unsafe fn cuStreamBatchMemOp(stream: CUstream, count: ::std::ffi::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamBatchMemOp")
@@ -2585,9 +2602,10 @@ pub trait StreamMemoryOperationsApi: ApiOutcome {
     }
 }
 
-/// Execution Control (cuda.h's group `CUDA_EXEC`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Execution Control: the headers' group `CUDA_EXEC` with `CUDA_EXEC_DEPRECATED`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait ExecutionControlApi: ApiOutcome {
     unsafe fn cuFuncGetAttribute(pi: *mut ::std::ffi::c_int, attrib: CUfunction_attribute, hfunc: CUfunction) -> Self::Outcome {
         Self::not_emulated("cuFuncGetAttribute")
@@ -2675,9 +2693,10 @@ pub trait ExecutionControlApi: ApiOutcome {
     }
 }
 
-/// Graph Management (cuda.h's group `CUDA_GRAPH`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Graph Management: the headers' group `CUDA_GRAPH`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait GraphApi: ApiOutcome {
     unsafe fn cuDeviceGetGraphMemAttribute(device: CUdevice, attr: CUgraphMem_attribute, value: *mut ::std::ffi::c_void) -> Self::Outcome {
         Self::not_emulated("cuDeviceGetGraphMemAttribute")
@@ -2975,9 +2994,10 @@ pub trait GraphApi: ApiOutcome {
     }
 }
 
-/// Occupancy (cuda.h's group `CUDA_OCCUPANCY`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Occupancy: the headers' group `CUDA_OCCUPANCY`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait OccupancyApi: ApiOutcome {
     unsafe fn cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize: *mut usize, func: CUfunction, numBlocks: ::std::ffi::c_int, blockSize: ::std::ffi::c_int) -> Self::Outcome {
         Self::not_emulated("cuOccupancyAvailableDynamicSMemPerBlock")
@@ -3002,9 +3022,10 @@ pub trait OccupancyApi: ApiOutcome {
     }
 }
 
-/// Texture Reference Management (cuda.h's group `CUDA_TEXREF_DEPRECATED`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Texture Reference Management: the headers' group `CUDA_TEXREF_DEPRECATED`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait TextureReferenceApi: ApiOutcome {
     unsafe fn cuTexRefCreate(pTexRef: *mut CUtexref) -> Self::Outcome {
         Self::not_emulated("cuTexRefCreate")
@@ -3101,9 +3122,10 @@ pub trait TextureReferenceApi: ApiOutcome {
     }
 }
 
-/// Surface Reference Management (cuda.h's group `CUDA_SURFREF_DEPRECATED`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Surface Reference Management: the headers' group `CUDA_SURFREF_DEPRECATED`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait SurfaceReferenceApi: ApiOutcome {
     unsafe fn cuSurfRefGetArray(phArray: *mut CUarray, hSurfRef: CUsurfref) -> Self::Outcome {
         Self::not_emulated("cuSurfRefGetArray")
@@ -3113,9 +3135,10 @@ pub trait SurfaceReferenceApi: ApiOutcome {
     }
 }
 
-/// Texture Object Management (cuda.h's group `CUDA_TEXOBJECT`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Texture Object Management: the headers' group `CUDA_TEXOBJECT`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait TextureObjectApi: ApiOutcome {
     unsafe fn cuTexObjectCreate(pTexObject: *mut CUtexObject, pResDesc: *const CUDA_RESOURCE_DESC, pTexDesc: *const CUDA_TEXTURE_DESC, pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC) -> Self::Outcome {
         Self::not_emulated("cuTexObjectCreate")
@@ -3134,9 +3157,10 @@ pub trait TextureObjectApi: ApiOutcome {
     }
 }
 
-/// Surface Object Management (cuda.h's group `CUDA_SURFOBJECT`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Surface Object Management: the headers' group `CUDA_SURFOBJECT`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait SurfaceObjectApi: ApiOutcome {
     unsafe fn cuSurfObjectCreate(pSurfObject: *mut CUsurfObject, pResDesc: *const CUDA_RESOURCE_DESC) -> Self::Outcome {
         Self::not_emulated("cuSurfObjectCreate")
@@ -3149,9 +3173,10 @@ pub trait SurfaceObjectApi: ApiOutcome {
     }
 }
 
-/// Tensor Map Object Managment (cuda.h's group `CUDA_TENSOR_MEMORY`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Tensor Map Object Managment: the headers' group `CUDA_TENSOR_MEMORY`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait TensorMapObjectApi: ApiOutcome {
     unsafe fn cuTensorMapEncodeIm2col(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: *mut ::std::ffi::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCorner: *const ::std::ffi::c_int, pixelBoxUpperCorner: *const ::std::ffi::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> Self::Outcome {
         Self::not_emulated("cuTensorMapEncodeIm2col")
@@ -3167,9 +3192,10 @@ pub trait TensorMapObjectApi: ApiOutcome {
     }
 }
 
-/// Peer Context Memory Access (cuda.h's group `CUDA_PEER_ACCESS`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Peer Context Memory Access: the headers' group `CUDA_PEER_ACCESS`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait PeerContextMemoryAccessApi: ApiOutcome {
     unsafe fn cuCtxDisablePeerAccess(peerContext: CUcontext) -> Self::Outcome {
         Self::not_emulated("cuCtxDisablePeerAccess")
@@ -3188,9 +3214,10 @@ pub trait PeerContextMemoryAccessApi: ApiOutcome {
     }
 }
 
-/// Graphics Interoperability (cuda.h's group `CUDA_GRAPHICS`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Graphics Interoperability: the headers' group `CUDA_GRAPHICS`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait GraphicsInteroperabilityApi: ApiOutcome {
     unsafe fn cuGraphicsMapResources(count: ::std::ffi::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuGraphicsMapResources")
@@ -3227,9 +3254,10 @@ pub trait GraphicsInteroperabilityApi: ApiOutcome {
     }
 }
 
-/// Driver Entry Point Access (cuda.h's group `CUDA_DRIVER_ENTRY_POINT`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Driver Entry Point Access: the headers' group `CUDA_DRIVER_ENTRY_POINT`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait DriverEntryPointAccessApi: ApiOutcome {
     unsafe fn cuGetExportTable(ppExportTable: *mut *const ::std::ffi::c_void, pExportTableId: *const CUuuid) -> Self::Outcome {
         Self::not_emulated("cuGetExportTable")
@@ -3242,9 +3270,10 @@ pub trait DriverEntryPointAccessApi: ApiOutcome {
     }
 }
 
-/// Coredump Attributes Control API (cuda.h's group `CUDA_COREDUMP`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Coredump Attributes Control API: the headers' group `CUDA_COREDUMP`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait CoredumpAttributesControlApi: ApiOutcome {
     unsafe fn cuCoredumpGetAttribute(get: CUcoredumpSettings, value: *mut ::std::ffi::c_void, size: *mut usize) -> Self::Outcome {
         Self::not_emulated("cuCoredumpGetAttribute")
@@ -3260,9 +3289,10 @@ pub trait CoredumpAttributesControlApi: ApiOutcome {
     }
 }
 
-/// Green Contexts (cuda.h's group `CUDA_GREEN_CONTEXTS`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Green Contexts: the headers' group `CUDA_GREEN_CONTEXTS`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait GreenContextsApi: ApiOutcome {
     unsafe fn cuCtxFromGreenCtx(pContext: *mut CUcontext, hCtx: CUgreenCtx) -> Self::Outcome {
         Self::not_emulated("cuCtxFromGreenCtx")
@@ -3305,9 +3335,10 @@ pub trait GreenContextsApi: ApiOutcome {
     }
 }
 
-/// Error Log Management Functions (cuda.h's group `CUDA_LOGS`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Error Log Management Functions: the headers' group `CUDA_LOGS`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait ErrorLogApi: ApiOutcome {
     unsafe fn cuLogsCurrent(iterator: *mut CUlogIterator, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuLogsCurrent")
@@ -3326,9 +3357,10 @@ pub trait ErrorLogApi: ApiOutcome {
     }
 }
 
-/// CUDA Checkpointing (cuda.h's group `CUDA_CHECKPOINT`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// CUDA Checkpointing: the headers' group `CUDA_CHECKPOINT`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait CheckpointingApi: ApiOutcome {
     unsafe fn cuCheckpointProcessCheckpoint(pid: ::std::ffi::c_int, args: *mut CUcheckpointCheckpointArgs) -> Self::Outcome {
         Self::not_emulated("cuCheckpointProcessCheckpoint")
@@ -3350,9 +3382,10 @@ pub trait CheckpointingApi: ApiOutcome {
     }
 }
 
-/// OpenGL Interoperability (cuda.h's group `CUDA_GL`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// OpenGL Interoperability: the headers' group `CUDA_GL` with `CUDA_GL_DEPRECATED`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait OpenGLInteroperabilityApi: ApiOutcome {
     unsafe fn cuGLCtxCreate(pCtx: *mut CUcontext, Flags: ::std::ffi::c_uint, device: CUdevice) -> Self::Outcome {
         Self::not_emulated("cuGLCtxCreate")
@@ -3410,9 +3443,10 @@ pub trait OpenGLInteroperabilityApi: ApiOutcome {
     }
 }
 
-/// EGL Interoperability (cuda.h's group `CUDA_EGL`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// EGL Interoperability: the headers' group `CUDA_EGL`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait EglInteroperabilityApi: ApiOutcome {
     unsafe fn cuEGLStreamConsumerAcquireFrame(conn: *mut CUeglStreamConnection, pCudaResource: *mut CUgraphicsResource, pStream: *mut CUstream, timeout: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuEGLStreamConsumerAcquireFrame")
@@ -3449,9 +3483,10 @@ pub trait EglInteroperabilityApi: ApiOutcome {
     }
 }
 
-/// VDPAU Interoperability (cuda.h's group `CUDA_VDPAU`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// VDPAU Interoperability: the headers' group `CUDA_VDPAU`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait VdpauInteroperabilityApi: ApiOutcome {
     unsafe fn cuGraphicsVDPAURegisterOutputSurface(pCudaResource: *mut CUgraphicsResource, vdpSurface: VdpOutputSurface, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuGraphicsVDPAURegisterOutputSurface")
@@ -3470,9 +3505,10 @@ pub trait VdpauInteroperabilityApi: ApiOutcome {
     }
 }
 
-/// Profiler Control (cuda.h's group `CUDA_PROFILER`): one method per declared export, each with
-/// the signature the headers give it. A method the implementation does not write is
-/// not emulated: it returns what `not_emulated` gives.
+/// Profiler Control: the headers' group `CUDA_PROFILER`.
+/// One method per declared export, each with the signature the headers give it. A
+/// method the implementation does not write is not emulated: it returns what
+/// `not_emulated` gives.
 pub trait ProfilerControlApi: ApiOutcome {
     unsafe fn cuProfilerInitialize(configFile: *const ::std::ffi::c_char, outputFile: *const ::std::ffi::c_char, outputMode: CUoutput_mode) -> Self::Outcome {
         Self::not_emulated("cuProfilerInitialize")
