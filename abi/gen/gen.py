@@ -5,10 +5,11 @@
 
 writes abi/src/generated.rs (result codes, attribute names, the cuGetProcAddress table)
 and abi/src/api.rs (every export of the real driver: its parameters with C types mapped
-to Rust ABI types, its base name, variant and the CUDA version it appeared in; the
-`DriverApi` trait with one not-emulated default method per export; and the macros that
-export, forward or load it). `abi/tests/generated.rs` reruns this script and fails if
-the committed files differ, so the declaration cannot drift from the headers.
+to Rust ABI types, its base name, variant, the CUDA version it appeared in and the group
+of cuda.h's documentation it is in; one trait per group, with one not-emulated default
+method per export of the group; and the macros that export, forward or load it).
+`abi/tests/generated.rs` reruns this script and fails if the committed files differ, so
+the declaration cannot drift from the headers.
 
 The headers (cuda.h, cudaTypedefs.h and the GL/EGL/VDPAU/profiler typedef headers) come
 from the registry package (`pip install 'nvidia-cuda-runtime==13.0.*'`); they are never
@@ -83,6 +84,69 @@ C_SCALARS = {
 # The result code keeps the mock's historical unsigned type; every other enum is an int,
 # read raw so an out-of-range value is an error, not undefined behaviour.
 ENUM_OVERRIDES = {"CUresult": "u32"}
+
+
+# The groups of the API. cuda.h files each function under a doxygen group: a comment
+# `\defgroup CUDA_VA Virtual Memory Management` opens it, and the declarations between
+# that comment's `@{` and the matching `@}` are its members. cudaGL.h, cudaEGL.h and
+# cudaVDPAU.h do the same. Each group becomes one trait of api.rs (so the mock files its
+# implementation by noun), with these rules:
+# - a function's exported variants (`_v2`, `_ptds`, `_ptsz`, and the old versions cuda.h
+#   declares only under `__CUDA_API_VERSION_INTERNAL`, outside any group) are in the
+#   group of its base name: they are one function;
+# - a `X_DEPRECATED` group is merged into `X` where `X` exists (cuCtxAttach is context
+#   management); the deprecated groups without a live one (texture and surface
+#   references) stay groups of their own;
+# - a function no header files under a group is in its typedef header's group below
+#   (cudaProfiler.h, which has the profiler's, is not in the registry package), or in
+#   UNGROUPED's;
+# - the trait's name is the group's title in CamelCase without the words in
+#   TITLE_NOISE, plus `Api`: "Virtual Memory Management" is `VirtualMemoryApi`.
+HEADER_GROUPS = {"cudaProfilerTypedefs.h": ("CUDA_PROFILER", "Profiler Control")}
+# cuda.h declares cuGetExportTable between two groups, undocumented: it hands out the
+# driver's internal entry points, as cuGetProcAddress hands out the public ones.
+UNGROUPED = {"cuGetExportTable": "CUDA_DRIVER_ENTRY_POINT"}
+TITLE_NOISE = {"Management", "Managment", "Functions", "API", "CUDA", "DEPRECATED"}
+
+
+def read_groups(text, groups, member):
+    """Adds each doxygen group of a header to `groups` (id -> title, in order) and each
+    function declared inside one to `member` (name -> group id; the first one wins)."""
+    stack, pending = [], None
+    # In the order they come: group openings, `@{`, `@}` and declarations (whose name may
+    # be on the line after `CUresult CUDAAPI`).
+    marks = r"\\defgroup[ \t]+(\w+)[ \t]+([^\n]*)|(@\{)|(@\})|\bCUresult\s+CUDAAPI\s+(\w+)\s*\("
+    for m in re.finditer(marks, text):
+        gid, title, opening, closing, function = m.groups()
+        if gid:
+            pending = gid
+            groups.setdefault(gid, title.replace("[DEPRECATED]", "").strip())
+        elif opening:
+            stack.append(pending or (stack[-1] if stack else None))
+            pending = None
+        elif closing:
+            if stack:
+                stack.pop()
+        elif stack and stack[-1]:
+            member.setdefault(function, stack[-1])
+    # A function declared under another name, which a macro maps to it
+    # (`#define cuGraphInstantiate cuGraphInstantiateWithFlags`), is where that name is.
+    for alias, name in re.findall(r"^\s*#\s*define\s+(cu\w+)\s+(cu\w+)\s*$", text, re.M):
+        if alias in member:
+            member.setdefault(name, member[alias])
+
+
+def merged(group, groups):
+    """The group a function is filed under: a deprecated group's live one, if any."""
+    base = group.removesuffix("_DEPRECATED")
+    return base if base in groups else group
+
+
+def trait_name(title):
+    words = [w for w in re.findall(r"[A-Za-z0-9]+", title) if w not in TITLE_NOISE]
+    # An acronym is one word: `EGL` is `Egl`, as Rust names it.
+    words = [w.capitalize() if w.isupper() else w[0].upper() + w[1:] for w in words]
+    return "".join(words) + "Api"
 
 
 def strip(text):
@@ -276,21 +340,32 @@ def main():
     types = Types()
     for h in TYPE_HEADERS:
         types.read((inc / h).read_text())
-    typedefs = "".join((inc / h).read_text() for h in TYPEDEF_HEADERS)
     mapper = Mapper(types)
+    groups, member = {}, {}
+    for h in TYPE_HEADERS:
+        read_groups((inc / h).read_text(), groups, member)
+    for gid, title in HEADER_GROUPS.values():
+        groups.setdefault(gid, title)
 
     # Every PFN typedef: (base, version, suffix) -> C parameter list.
     pfns = {}
-    for m in re.finditer(
-        r"typedef\s+(\w+)\s*\(\s*CUDAAPI\s*\*\s*PFN_(\w+?)_v(\d+)(_ptds|_ptsz)?\s*\)\s*\((.*?)\)\s*;",
-        typedefs,
-        re.S,
-    ):
-        ret, base, ver, suffix, params = m.groups()
-        if ret != "CUresult":
-            sys.exit(f"gen.py: PFN_{base}_v{ver} returns {ret}, not CUresult")
-        params = re.sub(r"\bCUDAAPI\b", " ", " ".join(params.split()))
-        pfns[(base, int(ver), suffix or "")] = params
+    group_of = {}  # base -> group id
+    for h in TYPEDEF_HEADERS:
+        for m in re.finditer(
+            r"typedef\s+(\w+)\s*\(\s*CUDAAPI\s*\*\s*PFN_(\w+?)_v(\d+)(_ptds|_ptsz)?\s*\)\s*\((.*?)\)\s*;",
+            (inc / h).read_text(),
+            re.S,
+        ):
+            ret, base, ver, suffix, params = m.groups()
+            if ret != "CUresult":
+                sys.exit(f"gen.py: PFN_{base}_v{ver} returns {ret}, not CUresult")
+            params = re.sub(r"\bCUDAAPI\b", " ", " ".join(params.split()))
+            pfns[(base, int(ver), suffix or "")] = params
+            group = member.get(base) or UNGROUPED.get(base) or HEADER_GROUPS.get(h, (None,))[0]
+            if group is None:
+                sys.exit(f"gen.py: {base} ({h}) is in no doxygen group of the headers")
+            group_of[base] = merged(group, groups)
+    traits = {gid: trait_name(title) for gid, title in groups.items()}
 
     exports = set(EXPORTS)
     # Which export each PFN is: the plain versions of a base name, oldest first, are the
@@ -328,11 +403,19 @@ def main():
         if name in decl:
             base, ver, variant, params = decl[name]
             ps = [mapper.param(p, i) for i, p in enumerate(split_params(params))]
-            rows.append((name, base, ver, variant, [(rust_ident(n), r, c) for n, r, c in ps]))
+            params = [(rust_ident(n), r, c) for n, r, c in ps]
+            rows.append((name, base, ver, variant, params, traits[group_of[base]]))
         else:
-            rows.append((name, None, None, None, None))
+            rows.append((name, None, None, None, None, None))
 
-    api = render_api(rows, mapper, unexported)
+    # The traits in the headers' order, those with a declared export only.
+    used = {r[5] for r in rows if r[5]}
+    trait_groups = [
+        (traits[g], g, groups[g], f"{g}_DEPRECATED" if f"{g}_DEPRECATED" in groups else None)
+        for g in groups
+        if merged(g, groups) == g and traits[g] in used
+    ]
+    api = render_api(rows, mapper, unexported, trait_groups)
     generated = render_generated(cuda_h=(inc / "cuda.h").read_text(), rows=rows)
     outputs = {ABI / "src/api.rs": api, ABI / "src/generated.rs": generated}
     stale = []
@@ -348,7 +431,7 @@ def main():
     print(f"{len(rows)} exports, {declared} declared from the headers, {len(rows) - declared} without a declaration", file=sys.stderr)
 
 
-def render_api(rows, mapper, unexported):
+def render_api(rows, mapper, unexported, trait_groups):
     out = [
         "// Generated by abi/gen/gen.py from NVIDIA's cuda.h, cudaTypedefs.h and the GL, EGL,",
         "// VDPAU and profiler headers (CUDA 13.0). Do not edit: rerun the generator.",
@@ -369,56 +452,72 @@ def render_api(rows, mapper, unexported):
     # The table.
     out.append("/// Every export of the real driver (580.159.04), in its order.")
     out.append("pub const EXPORTS: &[Export] = &[")
-    for name, base, ver, variant, params in rows:
+    for name, base, ver, variant, params, trait in rows:
         if base is None:
-            out.append(f'    Export {{ name: "{name}", proc: None, params: None }},')
+            out.append(f'    Export {{ name: "{name}", proc: None, params: None, group: None }},')
             continue
         ps = ", ".join(
             f'Param {{ name: "{n}", c_type: "{c}", rust_type: "{r}", size: ::std::mem::size_of::<{r}>() }}'
             for n, r, c in params
         )
         out.append(
-            f'    Export {{ name: "{name}", proc: Some(Proc {{ base: "{base}", version: {ver}, variant: "{variant}" }}), params: Some(&[{ps}]) }},'
+            f'    Export {{ name: "{name}", proc: Some(Proc {{ base: "{base}", version: {ver}, variant: "{variant}" }}), params: Some(&[{ps}]), group: Some("{trait}") }},'
         )
     out.append("];")
     out.append("")
-    # The trait.
-    out.append("/// The driver API, one method per declared export, each with the signature cuda.h")
-    out.append("/// gives it. A method the implementation does not write is not emulated: it returns")
-    out.append("/// what `not_emulated` gives.")
-    out.append("pub trait DriverApi {")
+    # The traits.
+    out.append("/// What every group's trait shares: the outcome of a call, and that of a call the")
+    out.append("/// implementation does not write.")
+    out.append("pub trait ApiOutcome {")
     out.append("    /// What every method returns (the mock's `CuResult<()>`).")
     out.append("    type Outcome;")
     out.append("    /// The outcome of an export that is not emulated.")
     out.append("    fn not_emulated(name: &'static str) -> Self::Outcome;")
-    for name, base, ver, variant, params in rows:
-        if base is None:
-            continue
-        sig = ", ".join(f"{n}: {r}" for n, r, c in params)
-        out.append(f"    unsafe fn {name}({sig}) -> Self::Outcome {{")
-        out.append(f'        Self::not_emulated("{name}")')
-        out.append("    }")
     out.append("}")
+    for trait, gid, title, deprecated in trait_groups:
+        also = f" with `{deprecated}`" if deprecated else ""
+        out.append("")
+        out.append(f"/// {title}: the headers' group `{gid}`{also}.")
+        out.append("/// One method per declared export, each with the signature the headers give it. A")
+        out.append("/// method the implementation does not write is not emulated: it returns what")
+        out.append("/// `not_emulated` gives.")
+        out.append(f"pub trait {trait}: ApiOutcome {{")
+        for name, base, ver, variant, params, t in rows:
+            if t != trait:
+                continue
+            sig = ", ".join(f"{n}: {r}" for n, r, c in params)
+            out.append(f"    unsafe fn {name}({sig}) -> Self::Outcome {{")
+            out.append(f'        Self::not_emulated("{name}")')
+            out.append("    }")
+        out.append("}")
+    bounds = " + ".join(["ApiOutcome"] + [t[0] for t in trait_groups])
+    out.append("")
+    out.append("/// The whole driver API: every group's trait. Implemented for whatever implements them")
+    out.append("/// all.")
+    out.append(f"pub trait DriverApi: {bounds} {{}}")
+    out.append("")
+    out.append(f"impl<T: {bounds}> DriverApi for T {{}}")
     out.append("")
     # The macro that calls back with every declaration.
     out.append("/// Calls `$callback!` with every export, in two lists: `declared { name(arg: type |")
-    out.append("/// erased, ...); ... }` for those the headers declare, `undeclared { name, ... }` for")
-    out.append("/// the rest (the debugger's cudbg* symbols and a few internal ones, whose signatures")
-    out.append("/// are unknown). `type` is the declared type; `erased` is the same with every handle")
-    out.append("/// (`CUcontext`, `CUstream`...) as `*mut c_void`, for callers that keep handles of")
-    out.append("/// all kinds in one table. Types are paths that resolve in any crate.")
+    out.append("/// erased, ...) in Trait; ... }` for those the headers declare, `undeclared { name, ...")
+    out.append("/// }` for the rest (the debugger's cudbg* symbols and a few internal ones, whose")
+    out.append("/// signatures are unknown). `type` is the declared type; `erased` is the same with every")
+    out.append("/// handle (`CUcontext`, `CUstream`...) as `*mut c_void`, for callers that keep handles")
+    out.append("/// of all kinds in one table; `Trait` is the group's trait that declares the method.")
+    out.append("/// Types are paths that resolve in any crate.")
     out.append("#[macro_export]")
     out.append("macro_rules! for_each_export {")
     out.append("    ($callback:ident) => {")
     out.append("        $callback! {")
     out.append("            declared {")
-    for name, base, ver, variant, params in rows:
+    for name, base, ver, variant, params, trait in rows:
         if base is not None:
             sig = ", ".join(f"{n}: {qualify(r)} | {erase(r, mapper.handles)}" for n, r, c in params)
-            out.append(f"                {name}({sig});")
+            out.append(f"                {name}({sig}) in {trait};")
     out.append("            }")
     out.append("            undeclared {")
-    for name, base, ver, variant, params in rows:
+    for name, base, ver, variant, params, trait in rows:
         if base is None:
             out.append(f"                {name},")
     out.append("            }")

@@ -77,3 +77,21 @@ fn versioned_variants_carry_their_base_and_version() {
         ]
     );
 }
+
+#[test]
+fn each_export_is_in_the_group_of_its_base_name() {
+    let group = |name| cumock_abi::export(name).and_then(|e| e.group).unwrap();
+    assert_eq!(group("cuMemMap"), "VirtualMemoryApi");
+    // Variants go with their base name.
+    assert_eq!(group("cuMemcpyHtoD_v2_ptds"), "MemoryApi");
+    assert_eq!(group("cuStreamQuery_ptsz"), "StreamApi");
+    // cuda.h's deprecated context management is context management.
+    assert_eq!(group("cuCtxAttach"), "ContextApi");
+    // Declared in cuda.h under a macro's name (cuGraphInstantiate).
+    assert_eq!(group("cuGraphInstantiateWithFlags"), "GraphApi");
+    // Only in a typedef header, or outside any group.
+    assert_eq!(group("cuProfilerStart"), "ProfilerControlApi");
+    assert_eq!(group("cuGetExportTable"), "DriverEntryPointAccessApi");
+    assert_eq!(group("cuGLGetDevices_v2"), "OpenGLInteroperabilityApi");
+    assert!(cumock_abi::export("cudbgApiInit").unwrap().group.is_none());
+}

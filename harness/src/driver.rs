@@ -14,7 +14,7 @@ use std::ffi::c_void;
 /// same ABI): a case keeps contexts, streams and events in one table of values.
 macro_rules! api {
     (
-        declared { $( $name:ident ( $( $arg:ident : $ty:ty | $erased:ty ),* ); )* }
+        declared { $( $name:ident ( $( $arg:ident : $ty:ty | $erased:ty ),* ) in $group:ident; )* }
         undeclared { $( $undeclared:ident, )* }
     ) => {
         #[allow(dead_code)] // the harness calls some of them; a case may need any

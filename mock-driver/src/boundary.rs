@@ -14,13 +14,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 /// Expanded by `cumock_abi::for_each_export!`: the C export of every function of the
-/// driver, each a call of `Mock`'s `DriverApi` method of that name (emulated, or the
-/// trait's not-emulated default) through `call`. The exports the headers do not declare
-/// (the debugger's cudbg* symbols) take no arguments: under the C calling convention a
-/// callee may ignore what it is passed.
+/// driver, each a call of `Mock`'s method of that name in its group's trait
+/// (`VirtualMemoryApi::cuMemMap`: emulated in `exports/vmm.rs`, or the trait's
+/// not-emulated default) through `call`. The exports the headers do not declare (the
+/// debugger's cudbg* symbols) take no arguments: under the C calling convention a callee
+/// may ignore what it is passed.
 macro_rules! export_all {
     (
-        declared { $( $name:ident ( $( $arg:ident : $ty:ty | $erased:ty ),* ); )* }
+        declared { $( $name:ident ( $( $arg:ident : $ty:ty | $erased:ty ),* ) in $group:ident; )* }
         undeclared { $( $undeclared:ident, )* }
     ) => {
         $(
@@ -30,7 +31,7 @@ macro_rules! export_all {
                     stringify!($name),
                     &[$((stringify!($arg), &$arg as &dyn std::fmt::Debug)),*],
                     // Safety: the program's arguments, as cuda.h declares them.
-                    || unsafe { <$crate::exports::Mock as cumock_abi::DriverApi>::$name($($arg),*) },
+                    || unsafe { <$crate::exports::Mock as cumock_abi::$group>::$name($($arg),*) },
                 )
             }
         )*
@@ -38,7 +39,7 @@ macro_rules! export_all {
             #[no_mangle]
             pub extern "C" fn $undeclared() -> cumock_abi::CUresult {
                 $crate::boundary::call(stringify!($undeclared), &[], || {
-                    <$crate::exports::Mock as cumock_abi::DriverApi>::not_emulated(stringify!($undeclared))
+                    <$crate::exports::Mock as cumock_abi::ApiOutcome>::not_emulated(stringify!($undeclared))
                 })
             }
         )*

@@ -3,10 +3,11 @@
 //!
 //! - `model`: the driver's state and rules, in safe Rust (unit-tested without the C ABI);
 //! - `os`: the system calls under it (mmap, memfd), the model's only `unsafe`;
-//! - `exports`: the emulated functions (the `cumock_abi::DriverApi` methods the mock writes),
-//!   each a few lines over the model, and the C exports of all 707 symbols of the real
-//!   driver, expanded from the declaration in `cumock_abi`; those not emulated return
-//!   CUDA_ERROR_NOT_SUPPORTED;
+//! - `exports`: the emulated functions, filed by noun as cuda.h's documentation groups
+//!   them (`exports/vmm.rs` implements `cumock_abi::VirtualMemoryApi`, `exports/streams.rs`
+//!   `StreamApi`...), each a few lines over the model, and the C exports of all 707
+//!   symbols of the real driver, expanded from the declaration in `cumock_abi`; those not
+//!   emulated return CUDA_ERROR_NOT_SUPPORTED;
 //! - `boundary`: what every export does around its method (panics, traces, diagnostics);
 //! - `procaddress`: cuGetProcAddress's version table;
 //! - `diagnostics`: traces, leak reports, misuse messages, fault injection.

@@ -1,8 +1,9 @@
 //! The ABI checked against NVIDIA's cuda.h (CUDA 13.0, from the registry package): a C
 //! file compiled against the header prints sizes, offsets, enum values and the size and
 //! kind of every parameter of every export the declaration (`cumock_abi::EXPORTS`) takes
-//! from cudaTypedefs.h, and the Rust side compares. Emulated functions are `DriverApi`
-//! methods, so the compiler holds each to its declaration.
+//! from cudaTypedefs.h, and the Rust side compares. Emulated functions are methods of the
+//! group traits (`cumock_abi::VirtualMemoryApi`...), so the compiler holds each to its
+//! declaration.
 
 mod common;
 
@@ -218,7 +219,8 @@ int main(void) {
     // Every export the declaration takes from the typedef headers: the size and
     // the kind (floating point or not: they travel in different registers) of each
     // parameter of its typedef, as the C compiler sees it. Emulated functions are
-    // methods of the `DriverApi` trait, so the compiler holds them to these declarations.
+    // methods of their group's trait (`VirtualMemoryApi`...), so the compiler holds them to
+    // these declarations.
     let mut sig_rows = Vec::new();
     for e in EXPORTS {
         let (Some(proc), Some(params)) = (e.proc, e.params) else {

@@ -45,7 +45,7 @@ macro_rules! jump_through {
 
 macro_rules! forward_all {
     (
-        declared { $( $name:ident ( $( $arg:ident : $ty:ty | $erased:ty ),* ); )* }
+        declared { $( $name:ident ( $( $arg:ident : $ty:ty | $erased:ty ),* ) in $group:ident; )* }
         undeclared { $( $undeclared:ident, )* }
     ) => {
         #[allow(non_upper_case_globals)]
@@ -67,7 +67,7 @@ macro_rules! forward_all {
                     unsafe { std::mem::transmute::<usize, _>(p) };
                 // Safety: the program's arguments, passed on as they came.
                 let after = unsafe {
-                    <crate::traced::Traced as cumock_abi::DriverApi>::$name($($arg),*)
+                    <crate::traced::Traced as cumock_abi::$group>::$name($($arg),*)
                 };
                 // Safety: as above.
                 let r = unsafe { real($($arg),*) };

@@ -1,0 +1,58 @@
+//! Event management (cuda.h's group CUDA_EVENT): creating, recording, querying and
+//! destroying events, and the time between two.
+
+use super::Mock;
+use crate::boundary::{drv, event_handle, event_key, out, stream_key};
+use crate::model::error::*;
+use cumock_abi::*;
+use std::ffi::c_uint;
+
+impl EventApi for Mock {
+    unsafe fn cuEventCreate(ph: *mut CUevent, flags: c_uint) -> CuResult<()> {
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phEvent is NULL"));
+        }
+        out(ph, event_handle(d.event_create(flags)?))
+    }
+
+    unsafe fn cuEventRecord(e: CUevent, s: CUstream) -> CuResult<()> {
+        drv()?.event_record(event_key(e), stream_key(s))
+    }
+
+    unsafe fn cuEventRecord_ptsz(e: CUevent, s: CUstream) -> CuResult<()> {
+        Self::cuEventRecord(e, s)
+    }
+
+    unsafe fn cuEventSynchronize(e: CUevent) -> CuResult<()> {
+        let d = drv()?;
+        d.event_check(event_key(e))?;
+        d.check_sticky_current()?;
+        d.synchronized();
+        Ok(())
+    }
+
+    unsafe fn cuEventQuery(e: CUevent) -> CuResult<()> {
+        drv()?.event_check(event_key(e))
+    }
+
+    unsafe fn cuEventDestroy_v2(e: CUevent) -> CuResult<()> {
+        drv()?.event_destroy(event_key(e))
+    }
+
+    unsafe fn cuEventDestroy(e: CUevent) -> CuResult<()> {
+        drv()?.event_destroy(event_key(e))
+    }
+
+    unsafe fn cuEventElapsedTime_v2(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult<()> {
+        let d = drv()?;
+        if ms.is_null() {
+            return Err(invalid("pMilliseconds is NULL"));
+        }
+        out(ms, d.event_elapsed_ms(event_key(start), event_key(end))?)
+    }
+
+    unsafe fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult<()> {
+        Self::cuEventElapsedTime_v2(ms, start, end)
+    }
+}

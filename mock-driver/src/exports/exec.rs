@@ -1,0 +1,256 @@
+//! Execution control (cuda.h's group CUDA_EXEC, with its deprecated part): functions'
+//! names and attributes, and kernel launches (cuLaunchKernel, cuLaunchKernelEx), with the
+//! reading of their parameter buffers.
+
+use super::Mock;
+use crate::boundary::{drv, function_key, out, stream_key};
+use crate::model::error::*;
+use crate::model::module::LaunchRequest;
+use cumock_abi::result::*;
+use cumock_abi::*;
+use std::ffi::{c_char, c_int, c_uint, c_void};
+
+impl ExecutionControlApi for Mock {
+    unsafe fn cuFuncGetName(name: *mut *const c_char, hfunc: CUfunction) -> CuResult<()> {
+        let d = drv()?;
+        if name.is_null() {
+            return Err(invalid("name is NULL"));
+        }
+        let n = d.function_name(function_key(hfunc))?;
+        out(name, intern(&n))
+    }
+
+    unsafe fn cuFuncGetAttribute(
+        pi: *mut c_int,
+        attrib: CUfunction_attribute,
+        hfunc: CUfunction,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if pi.is_null() {
+            return Err(invalid("pi is NULL"));
+        }
+        out(pi, d.function_attribute(function_key(hfunc), attrib)?)
+    }
+
+    unsafe fn cuFuncSetAttribute(
+        hfunc: CUfunction,
+        attrib: CUfunction_attribute,
+        value: c_int,
+    ) -> CuResult<()> {
+        drv()?.function_set_attribute(function_key(hfunc), attrib, value)
+    }
+
+    unsafe fn cuLaunchKernel(
+        f: CUfunction,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        shared: c_uint,
+        h_stream: CUstream,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        // Safety: the parameter arrays are the program's, laid out as cuda.h says.
+        let params = unsafe { param_buffer(d, function_key(f), kernel_params, extra)? };
+        d.launch(LaunchRequest {
+            function: function_key(f),
+            grid: [grid_x, grid_y, grid_z],
+            block: [block_x, block_y, block_z],
+            shared,
+            stream: stream_key(h_stream),
+            params,
+        })
+    }
+
+    unsafe fn cuLaunchKernel_ptsz(
+        f: CUfunction,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        shared: c_uint,
+        h_stream: CUstream,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult<()> {
+        Self::cuLaunchKernel(
+            f,
+            grid_x,
+            grid_y,
+            grid_z,
+            block_x,
+            block_y,
+            block_z,
+            shared,
+            h_stream,
+            kernel_params,
+            extra,
+        )
+    }
+
+    unsafe fn cuLaunchKernelEx(
+        config: *const CUlaunchConfig,
+        f: CUfunction,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult<()> {
+        if config.is_null() {
+            return Err(invalid("config is NULL"));
+        }
+        // Safety: a non-NULL CUlaunchConfig of the program's, laid out as cuda.h says.
+        let c = unsafe { config.cast::<LaunchConfig>().read_unaligned() };
+        if c.num_attrs != 0 {
+            // Attributes (clusters, priorities, programmatic serialisation) change how a GPU
+            // schedules blocks, not what a correct kernel computes; the executor has no use
+            // for them, but says so.
+            crate::diagnostics::warn(
+                "cuLaunchKernelEx",
+                &format!("{} launch attributes ignored: the host executor runs blocks without clusters or priorities", c.num_attrs),
+            );
+        }
+        Self::cuLaunchKernel(
+            f,
+            c.grid[0],
+            c.grid[1],
+            c.grid[2],
+            c.block[0],
+            c.block[1],
+            c.block[2],
+            c.shared,
+            c.stream,
+            kernel_params,
+            extra,
+        )
+    }
+
+    unsafe fn cuLaunchKernelEx_ptsz(
+        config: *const CUlaunchConfig,
+        f: CUfunction,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CuResult<()> {
+        Self::cuLaunchKernelEx(config, f, kernel_params, extra)
+    }
+}
+
+/// `CUlaunchConfig` as cuda.h lays it out (checked by tests/header.rs).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LaunchConfig {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    stream: CUstream,
+    attrs: *mut c_void,
+    num_attrs: c_uint,
+}
+
+/// The kernel's parameter buffer, from `kernelParams` (one pointer per parameter) or from
+/// `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE), with the H200's answers to misuse.
+///
+/// # Safety
+/// The arrays are the program's, as cuLaunchKernel requires.
+unsafe fn param_buffer(
+    d: &crate::model::Driver,
+    f: u64,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CuResult<Vec<u8>> {
+    if f == 0 {
+        return Err(invalid_handle("the function is NULL"));
+    }
+    let layout = d.function_params(f)?;
+    let size = crate::model::Driver::params_size(&layout);
+    let mut buf = vec![0u8; size];
+    match (kernel_params.is_null(), extra.is_null()) {
+        (false, false) => Err(invalid("both kernelParams and extra are given: pass one")),
+        (true, true) if size > 0 => Err(invalid(format!(
+            "the kernel takes {} parameters and neither kernelParams nor extra is given",
+            layout.len()
+        ))),
+        (true, true) => Ok(buf),
+        (false, true) => {
+            for (i, p) in layout.iter().enumerate() {
+                // Safety: kernelParams holds one pointer per parameter, each to a value of
+                // the parameter's size (cuda.h).
+                let src = unsafe { *kernel_params.add(i) };
+                if src.is_null() {
+                    return Err(invalid(format!("kernelParams[{i}] is NULL")));
+                }
+                let at = p.offset as usize;
+                // Safety: as above.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        src.cast::<u8>(),
+                        buf[at..].as_mut_ptr(),
+                        p.size as usize,
+                    )
+                };
+            }
+            Ok(buf)
+        }
+        (true, false) => {
+            let (mut pointer, mut len) = (std::ptr::null::<u8>(), None::<usize>);
+            let mut i = 0;
+            loop {
+                // Safety: `extra` is a list of (key, value) pointers ending at
+                // CU_LAUNCH_PARAM_END (cuda.h); it is read one key at a time.
+                let key = unsafe { *extra.add(i) } as usize;
+                match key {
+                    0x00 => break,
+                    0x01 => pointer = unsafe { *extra.add(i + 1) }.cast(),
+                    0x02 => {
+                        let p = unsafe { *extra.add(i + 1) }.cast::<usize>();
+                        if p.is_null() {
+                            return Err(invalid("CU_LAUNCH_PARAM_BUFFER_SIZE points to NULL"));
+                        }
+                        len = Some(unsafe { p.read_unaligned() });
+                    }
+                    other => {
+                        return Err(invalid(format!("{other:#x} is not a CU_LAUNCH_PARAM key")))
+                    }
+                }
+                i += 2;
+                if i > 64 {
+                    return Err(invalid("extra is not ended by CU_LAUNCH_PARAM_END"));
+                }
+            }
+            let len = len.ok_or_else(|| invalid("extra has no CU_LAUNCH_PARAM_BUFFER_SIZE"))?;
+            if pointer.is_null() {
+                return Err(invalid("extra has no CU_LAUNCH_PARAM_BUFFER_POINTER"));
+            }
+            if len != size {
+                // The H200 answers a buffer of another size than the kernel's parameters so.
+                return Err(CuError::new(
+                    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+                    format!(
+                        "the parameter buffer is {len} bytes; the kernel's parameters take {size}"
+                    ),
+                ));
+            }
+            // Safety: the program's buffer of `len` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(pointer, buf.as_mut_ptr(), len) };
+            Ok(buf)
+        }
+    }
+}
+
+/// A C string that lives as long as the process (cuFuncGetName hands out pointers the
+/// program never frees): one per distinct name.
+fn intern(name: &str) -> *const c_char {
+    static NAMES: std::sync::Mutex<Vec<std::ffi::CString>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.iter().find(|n| n.to_bytes() == name.as_bytes()) {
+        return n.as_ptr();
+    }
+    let c = std::ffi::CString::new(name).unwrap_or_default();
+    let p = c.as_ptr();
+    names.push(c);
+    p
+}

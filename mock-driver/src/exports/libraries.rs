@@ -1,0 +1,112 @@
+//! Library management (cuda.h's group CUDA_LIBRARY): context-independent modules and
+//! their kernels, loaded from memory or files.
+
+use super::{image_bytes, read_image_file, Mock};
+use crate::boundary::{
+    drv, function_handle, kernel_handle, kernel_key, library_handle, library_key, module_handle,
+    out,
+};
+use crate::model::error::*;
+use cumock_abi::*;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+
+impl LibraryApi for Mock {
+    unsafe fn cuLibraryLoadData(
+        library: *mut CUlibrary,
+        code: *const c_void,
+        _jit_options: *mut CUjit_option,
+        _jit_option_values: *mut *mut c_void,
+        _num_jit_options: c_uint,
+        _library_options: *mut CUlibraryOption,
+        _library_option_values: *mut *mut c_void,
+        _num_library_options: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if library.is_null() {
+            return Err(invalid("library is NULL"));
+        }
+        // Safety: the image is the program's, read as far as its own header says.
+        let image = unsafe { image_bytes(code)? };
+        out(library, library_handle(d.library_load(image)?))
+    }
+
+    unsafe fn cuLibraryLoadFromFile(
+        library: *mut CUlibrary,
+        file_name: *const c_char,
+        _jit_options: *mut CUjit_option,
+        _jit_option_values: *mut *mut c_void,
+        _num_jit_options: c_uint,
+        _library_options: *mut CUlibraryOption,
+        _library_option_values: *mut *mut c_void,
+        _num_library_options: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if library.is_null() || file_name.is_null() {
+            return Err(invalid("library or fileName is NULL"));
+        }
+        let image = read_image_file(file_name)?;
+        out(library, library_handle(d.library_load(image)?))
+    }
+
+    unsafe fn cuLibraryUnload(library: CUlibrary) -> CuResult<()> {
+        drv()?.library_unload(library_key(library))
+    }
+
+    unsafe fn cuLibraryGetModule(p_mod: *mut CUmodule, library: CUlibrary) -> CuResult<()> {
+        let d = drv()?;
+        out(
+            p_mod,
+            module_handle(d.library_get_module(library_key(library))?),
+        )
+    }
+
+    unsafe fn cuLibraryGetKernel(
+        p_kernel: *mut CUkernel,
+        library: CUlibrary,
+        name: *const c_char,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if p_kernel.is_null() || name.is_null() {
+            return Err(invalid("pKernel or name is NULL"));
+        }
+        // Safety: a non-NULL C string, per cuda.h.
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+        out(
+            p_kernel,
+            kernel_handle(d.library_get_kernel(library_key(library), &name)?),
+        )
+    }
+
+    unsafe fn cuLibraryGetGlobal(
+        dptr: *mut CUdeviceptr,
+        bytes: *mut usize,
+        library: CUlibrary,
+        name: *const c_char,
+    ) -> CuResult<()> {
+        let module = drv()?.library_get_module(library_key(library))?;
+        Self::cuModuleGetGlobal_v2(dptr, bytes, module_handle(module), name)
+    }
+
+    unsafe fn cuKernelGetFunction(p_func: *mut CUfunction, kernel: CUkernel) -> CuResult<()> {
+        let d = drv()?;
+        out(
+            p_func,
+            function_handle(d.kernel_get_function(kernel_key(kernel))?),
+        )
+    }
+
+    unsafe fn cuKernelGetName(name: *mut *const c_char, kernel: CUkernel) -> CuResult<()> {
+        let f = drv()?.kernel_get_function(kernel_key(kernel))?;
+        Self::cuFuncGetName(name, function_handle(f))
+    }
+
+    unsafe fn cuKernelGetAttribute(
+        pi: *mut c_int,
+        attrib: CUfunction_attribute,
+        kernel: CUkernel,
+        _dev: CUdevice,
+    ) -> CuResult<()> {
+        let f = drv()?.kernel_get_function(kernel_key(kernel))?;
+        Self::cuFuncGetAttribute(pi, attrib, function_handle(f))
+    }
+}

@@ -1,0 +1,317 @@
+//! Memory management (cuda.h's group CUDA_MEM): cuMemAlloc and cuMemFree, memory info,
+//! address ranges, copies and memsets (with their per-thread default stream variants),
+//! and the PCI bus ids cuda.h files here.
+
+use super::{copy_c_string, stream, zero_on_failure, CUdevicePtr, Mock};
+use crate::boundary::{drv, out};
+use crate::diagnostics::{created, Made};
+use crate::model::error::*;
+use crate::model::{HostOrDevice, Pattern};
+use cumock_abi::*;
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+impl MemoryApi for Mock {
+    unsafe fn cuDeviceGetPCIBusId(
+        pci_bus_id: *mut c_char,
+        len: c_int,
+        dev: CUdevice,
+    ) -> CuResult<()> {
+        let d = drv()?.device(dev)?;
+        if pci_bus_id.is_null() || len <= 0 {
+            return Err(invalid("pciBusId is NULL or len is not positive"));
+        }
+        copy_c_string(&d.pci_bus_id, pci_bus_id, len as usize);
+        Ok(())
+    }
+
+    unsafe fn cuDeviceGetByPCIBusId(dev: *mut CUdevice, pci_bus_id: *const c_char) -> CuResult<()> {
+        let d = drv()?;
+        if pci_bus_id.is_null() {
+            return Err(invalid("pciBusId is NULL"));
+        }
+        // Safety: a non-NULL C string, per cuda.h.
+        let want = unsafe { CStr::from_ptr(pci_bus_id) }
+            .to_string_lossy()
+            .to_ascii_uppercase();
+        let found = d.profile.devices.iter().position(|p| {
+            let id = p.pci_bus_id.to_ascii_uppercase();
+            id == want
+                || id.ends_with(&format!(":{want}"))
+                || id.trim_start_matches('0') == want.trim_start_matches('0')
+        });
+        match found {
+            Some(i) => out(dev, i as CUdevice),
+            None => Err(invalid_device(format!("no device at PCI bus id {want}"))),
+        }
+    }
+
+    unsafe fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CuResult<()> {
+        let d = drv()?;
+        if free.is_null() || total.is_null() {
+            return Err(invalid("free or total is NULL"));
+        }
+        let (f, t) = match d.mem_info() {
+            Ok(info) => info,
+            Err(e) => {
+                // The H200 zeroes both when it fails (no current context, say).
+                out(free, 0)?;
+                out(total, 0)?;
+                return Err(e);
+            }
+        };
+        out(free, f as usize)?;
+        out(total, t as usize)
+    }
+
+    unsafe fn cuMemAlloc_v2(dptr: *mut CUdevicePtr, bytesize: usize) -> CuResult<()> {
+        let d = drv()?;
+        if dptr.is_null() {
+            return Err(invalid("dptr is NULL"));
+        }
+        zero_on_failure(
+            dptr,
+            d.mem_alloc(bytesize as u64)
+                .map(|p| created(Made::Reservation, p)),
+        )
+    }
+
+    unsafe fn cuMemFree_v2(dptr: CUdevicePtr) -> CuResult<()> {
+        drv()?.mem_free(dptr)
+    }
+
+    unsafe fn cuMemGetAddressRange_v2(
+        pbase: *mut CUdevicePtr,
+        psize: *mut usize,
+        dptr: CUdevicePtr,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        d.ctx_device(None)?;
+        let (b, s) = match d.address_range(dptr) {
+            Ok(found) => found,
+            Err(e) => {
+                // The H200 zeroes what it was asked for when nothing is found.
+                if !pbase.is_null() {
+                    out(pbase, 0)?;
+                }
+                if !psize.is_null() {
+                    out(psize, 0)?;
+                }
+                return Err(e);
+            }
+        };
+        if !pbase.is_null() {
+            out(pbase, b)?;
+        }
+        if !psize.is_null() {
+            out(psize, s as usize)?;
+        }
+        Ok(())
+    }
+
+    unsafe fn cuMemcpyHtoD_v2(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {
+        let d = drv()?;
+        unsafe_copy(d, device_side(dst), host_side(d, src, n)?, n as u64)
+    }
+
+    unsafe fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdevicePtr, n: usize) -> CuResult<()> {
+        let d = drv()?;
+        unsafe_copy(d, host_side(d, dst, n)?, device_side(src), n as u64)
+    }
+
+    unsafe fn cuMemcpyDtoD_v2(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
+        unsafe_copy(drv()?, device_side(dst), device_side(src), n as u64)
+    }
+
+    unsafe fn cuMemcpy(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
+        let d = drv()?;
+        unsafe_copy(d, unified_side(d, dst)?, unified_side(d, src)?, n as u64)
+    }
+
+    unsafe fn cuMemcpyHtoDAsync_v2(
+        dst: CUdevicePtr,
+        src: *const c_void,
+        n: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        stream(s)?;
+        Self::cuMemcpyHtoD_v2(dst, src, n)
+    }
+
+    unsafe fn cuMemcpyDtoHAsync_v2(
+        dst: *mut c_void,
+        src: CUdevicePtr,
+        n: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        stream(s)?;
+        Self::cuMemcpyDtoH_v2(dst, src, n)
+    }
+
+    unsafe fn cuMemcpyDtoDAsync_v2(
+        dst: CUdevicePtr,
+        src: CUdevicePtr,
+        n: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        stream(s)?;
+        Self::cuMemcpyDtoD_v2(dst, src, n)
+    }
+
+    unsafe fn cuMemcpyAsync(
+        dst: CUdevicePtr,
+        src: CUdevicePtr,
+        n: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        stream(s)?;
+        Self::cuMemcpy(dst, src, n)
+    }
+
+    // Per-thread default stream variants: the mock runs everything in order, so they are
+    // the same operations.
+    unsafe fn cuMemcpyHtoD_v2_ptds(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {
+        Self::cuMemcpyHtoD_v2(dst, src, n)
+    }
+
+    unsafe fn cuMemcpyDtoH_v2_ptds(dst: *mut c_void, src: CUdevicePtr, n: usize) -> CuResult<()> {
+        Self::cuMemcpyDtoH_v2(dst, src, n)
+    }
+
+    unsafe fn cuMemcpyDtoD_v2_ptds(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
+        Self::cuMemcpyDtoD_v2(dst, src, n)
+    }
+
+    unsafe fn cuMemcpy_ptds(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
+        Self::cuMemcpy(dst, src, n)
+    }
+
+    unsafe fn cuMemcpyHtoDAsync_v2_ptsz(
+        dst: CUdevicePtr,
+        src: *const c_void,
+        n: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemcpyHtoDAsync_v2(dst, src, n, s)
+    }
+
+    unsafe fn cuMemcpyDtoHAsync_v2_ptsz(
+        dst: *mut c_void,
+        src: CUdevicePtr,
+        n: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemcpyDtoHAsync_v2(dst, src, n, s)
+    }
+
+    unsafe fn cuMemcpyDtoDAsync_v2_ptsz(
+        dst: CUdevicePtr,
+        src: CUdevicePtr,
+        n: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemcpyDtoDAsync_v2(dst, src, n, s)
+    }
+
+    unsafe fn cuMemcpyAsync_ptsz(
+        dst: CUdevicePtr,
+        src: CUdevicePtr,
+        n: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemcpyAsync(dst, src, n, s)
+    }
+
+    unsafe fn cuMemsetD8_v2(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {
+        drv()?.memset(dst, Pattern::D8(v), n as u64)
+    }
+
+    unsafe fn cuMemsetD16_v2(dst: CUdevicePtr, v: u16, n: usize) -> CuResult<()> {
+        drv()?.memset(dst, Pattern::D16(v), n as u64)
+    }
+
+    unsafe fn cuMemsetD32_v2(dst: CUdevicePtr, v: u32, n: usize) -> CuResult<()> {
+        drv()?.memset(dst, Pattern::D32(v), n as u64)
+    }
+
+    unsafe fn cuMemsetD8Async(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
+        stream(s)?;
+        Self::cuMemsetD8_v2(dst, v, n)
+    }
+
+    unsafe fn cuMemsetD16Async(dst: CUdevicePtr, v: u16, n: usize, s: CUstream) -> CuResult<()> {
+        stream(s)?;
+        Self::cuMemsetD16_v2(dst, v, n)
+    }
+
+    unsafe fn cuMemsetD32Async(dst: CUdevicePtr, v: u32, n: usize, s: CUstream) -> CuResult<()> {
+        stream(s)?;
+        Self::cuMemsetD32_v2(dst, v, n)
+    }
+
+    unsafe fn cuMemsetD8_v2_ptds(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {
+        Self::cuMemsetD8_v2(dst, v, n)
+    }
+
+    unsafe fn cuMemsetD16_v2_ptds(dst: CUdevicePtr, v: u16, n: usize) -> CuResult<()> {
+        Self::cuMemsetD16_v2(dst, v, n)
+    }
+
+    unsafe fn cuMemsetD32_v2_ptds(dst: CUdevicePtr, v: u32, n: usize) -> CuResult<()> {
+        Self::cuMemsetD32_v2(dst, v, n)
+    }
+
+    unsafe fn cuMemsetD8Async_ptsz(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
+        Self::cuMemsetD8Async(dst, v, n, s)
+    }
+
+    unsafe fn cuMemsetD16Async_ptsz(
+        dst: CUdevicePtr,
+        v: u16,
+        n: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemsetD16Async(dst, v, n, s)
+    }
+
+    unsafe fn cuMemsetD32Async_ptsz(
+        dst: CUdevicePtr,
+        v: u32,
+        n: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemsetD32Async(dst, v, n, s)
+    }
+}
+
+/// Which side of a copy a pointer the program calls "host" is really on.
+fn host_side(d: &crate::model::Driver, p: *const c_void, len: usize) -> CuResult<HostOrDevice> {
+    if p.is_null() && len > 0 {
+        return Err(invalid("the host pointer is NULL"));
+    }
+    Ok(if d.is_device_address(p as u64) {
+        HostOrDevice::Device(p as u64)
+    } else {
+        HostOrDevice::Host(p as *mut u8)
+    })
+}
+
+fn device_side(dptr: CUdevicePtr) -> HostOrDevice {
+    HostOrDevice::Device(dptr)
+}
+
+/// cuMemcpy on unified addresses: either side may be host or device memory.
+fn unified_side(d: &crate::model::Driver, p: u64) -> CuResult<HostOrDevice> {
+    host_side(d, p as *const c_void, 1)
+}
+
+/// # Safety
+/// Host pointers in `dst`/`src` are valid for `len` bytes, as cuda.h requires.
+unsafe fn unsafe_copy(
+    d: &crate::model::Driver,
+    dst: HostOrDevice,
+    src: HostOrDevice,
+    len: u64,
+) -> CuResult<()> {
+    // Safety: this function's own contract, passed on from the program's.
+    unsafe { d.copy(dst, src, len) }
+}

@@ -1,0 +1,214 @@
+//! The functions the mock emulates, filed by noun as cuda.h's documentation groups them:
+//! each file implements one group's trait of `cumock_abi` (`vmm.rs` is
+//! `VirtualMemoryApi`, cuda.h's "Virtual Memory Management"), one method per CUDA entry
+//! point. Each converts and checks its arguments and calls the model (`crate::model`);
+//! `grep -rn cuMemMap` finds both the method and, in `cases/`, the cases that show its
+//! behaviour. Every export of the real driver that is not a method here is not emulated:
+//! it returns CUDA_ERROR_NOT_SUPPORTED and says so once. The groups the mock emulates
+//! nothing of are listed at the end of this file, so that each group's trait is
+//! implemented once (the exports below do not compile otherwise).
+//!
+//! To emulate a function:
+//! 1. find its declaration in `abi/src/api.rs` (`unsafe fn cuModuleLoadData(module: *mut
+//!    CUmodule, image: *const c_void) -> Self::Outcome`) and the trait it is in
+//!    (`ModuleApi`; `EXPORTS` names it too);
+//! 2. write the method in that trait's impl, in the file of that noun (a group with no
+//!    file yet: move it from the list below to a new file), with that signature,
+//!    returning `CuResult<()>` (parameter names may differ; the compiler checks the types
+//!    against the declaration);
+//! 3. that is all: `boundary::export_all!` turns every method of the group traits into
+//!    the C export of that name, with the panic guard, the trace, fault injection and the
+//!    diagnostics, and cuGetProcAddress finds it. A function that delegates to another
+//!    (a `_ptsz` variant to its base) calls `Self::cuOther(..)`, in Rust, so the error
+//!    keeps its message; never the C export.
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+mod contexts;
+mod devices;
+mod entry_points;
+mod error_handling;
+mod events;
+mod exec;
+mod init;
+mod libraries;
+mod memory;
+mod modules;
+mod occupancy;
+mod peer_access;
+mod primary_context;
+mod streams;
+mod unified;
+mod version;
+mod vmm;
+
+use crate::boundary::{drv, export_all, out, stream_key};
+use crate::model::error::*;
+use crate::model::module::Image;
+use cumock_abi::result::*;
+use cumock_abi::*;
+use std::ffi::{c_char, c_void, CStr};
+
+type CUdevicePtr = CUdeviceptr;
+
+/// The mock driver: the methods of the group traits it writes are what it emulates.
+pub struct Mock;
+
+impl ApiOutcome for Mock {
+    type Outcome = CuResult<()>;
+
+    fn not_emulated(name: &'static str) -> CuResult<()> {
+        Err(crate::boundary::not_emulated(name))
+    }
+}
+
+/// Implements each group's trait with no method: every function of the group is not
+/// emulated.
+macro_rules! not_emulated {
+    ($($group:ident),* $(,)?) => {
+        $(impl $group for Mock {})*
+    };
+}
+
+// The groups the mock emulates nothing of, in cuda.h's order. A group's trait that is
+// neither here nor implemented in a noun's file fails the build at `export_all!`.
+not_emulated! {
+    StreamOrderedMemoryAllocatorApi,
+    MulticastObjectApi,
+    ExternalResourceInteroperabilityApi,
+    StreamMemoryOperationsApi,
+    GraphApi,
+    TextureReferenceApi,
+    SurfaceReferenceApi,
+    TextureObjectApi,
+    SurfaceObjectApi,
+    TensorMapObjectApi,
+    GraphicsInteroperabilityApi,
+    CoredumpAttributesControlApi,
+    GreenContextsApi,
+    ErrorLogApi,
+    CheckpointingApi,
+    OpenGLInteroperabilityApi,
+    EglInteroperabilityApi,
+    VdpauInteroperabilityApi,
+    ProfilerControlApi,
+}
+
+// ---------------------------------------------------------------- shared by several nouns
+
+/// Reads a module image from memory: a fatbin (with or without the runtime's wrapper) or
+/// an ELF as long as its header says, text up to its NUL.
+///
+/// # Safety
+/// `image` points to an image the program built, as cuModuleLoadData requires.
+unsafe fn image_bytes(image: *const c_void) -> CuResult<Image> {
+    if image.is_null() {
+        return Err(invalid("image is NULL"));
+    }
+    let p = image.cast::<u8>();
+    // Safety: every image is at least a NUL byte; a magic is read only after checking the
+    // first byte could start one, and the headers are read in the order they are laid out.
+    let magic = unsafe { p.cast::<u32>().read_unaligned() };
+    let len = match magic {
+        // The runtime's wrapper: { magic, version, const void *fatbin, ... }.
+        0x466243B1 => {
+            let inner = unsafe { p.add(8).cast::<*const c_void>().read_unaligned() };
+            return unsafe { image_bytes(inner) };
+        }
+        // A fatbin: { magic, u16 version, u16 header size, u64 payload size }.
+        0xBA55ED50 => {
+            let header = unsafe { p.add(6).cast::<u16>().read_unaligned() } as usize;
+            let payload = unsafe { p.add(8).cast::<u64>().read_unaligned() } as usize;
+            header
+                .checked_add(payload)
+                .filter(|n| *n <= 1 << 32)
+                .ok_or_else(|| {
+                    CuError::new(
+                        CUDA_ERROR_INVALID_IMAGE,
+                        "the fatbin's header gives an impossible size",
+                    )
+                })?
+        }
+        // An ELF64 cubin: up to the end of its section header table.
+        0x464C457F => {
+            let shoff = unsafe { p.add(0x28).cast::<u64>().read_unaligned() } as usize;
+            let shentsize = unsafe { p.add(0x3A).cast::<u16>().read_unaligned() } as usize;
+            let shnum = unsafe { p.add(0x3C).cast::<u16>().read_unaligned() } as usize;
+            shoff.saturating_add(shentsize * shnum).min(1 << 32)
+        }
+        _ => unsafe { CStr::from_ptr(p.cast()) }.to_bytes().len(),
+    };
+    // Safety: the image's own header (or its NUL) says it is this long.
+    Ok(Image::classify(unsafe {
+        std::slice::from_raw_parts(p, len)
+    }))
+}
+
+/// Reads a module image from a file (cuModuleLoad, cuLibraryLoadFromFile).
+fn read_image_file(fname: *const c_char) -> CuResult<Image> {
+    // Safety: a non-NULL C string, per cuda.h (checked by the callers).
+    let path = unsafe { CStr::from_ptr(fname) }
+        .to_string_lossy()
+        .into_owned();
+    let mut bytes = std::fs::read(&path)
+        .map_err(|e| CuError::new(CUDA_ERROR_FILE_NOT_FOUND, format!("{path}: {e}")))?;
+    // A text file has no NUL; a PTX image in memory ends at one.
+    if let Some(n) = bytes.iter().position(|b| *b == 0) {
+        if !ptx_binary(&bytes) {
+            bytes.truncate(n);
+        }
+    }
+    Ok(Image::classify(&bytes))
+}
+
+fn ptx_binary(bytes: &[u8]) -> bool {
+    cumock_ptx::fatbin::is_fatbin(bytes) || cumock_ptx::fatbin::is_elf(bytes)
+}
+
+/// Writes a call's result to its out-parameter, or, when the call fails, zero there, as
+/// the H200 does for many calls (probe out-params-on-failure); a NULL pointer is left
+/// alone either way.
+///
+/// # Safety
+/// `p` is NULL or valid for a write of `T`.
+unsafe fn zero_on_failure<T: ZeroValue>(p: *mut T, r: CuResult<T>) -> CuResult<()> {
+    match r {
+        Ok(v) => out(p, v),
+        Err(e) => {
+            if !p.is_null() {
+                out(p, T::ZERO)?;
+            }
+            Err(e)
+        }
+    }
+}
+
+/// What a failed call writes to an out-parameter of this type.
+trait ZeroValue {
+    const ZERO: Self;
+}
+impl ZeroValue for u64 {
+    const ZERO: Self = 0;
+}
+impl ZeroValue for *const c_char {
+    const ZERO: Self = std::ptr::null();
+}
+
+/// Checks a stream argument of an async operation.
+fn stream(s: CUstream) -> CuResult<()> {
+    drv()?.stream_check(stream_key(s))
+}
+
+/// Copies `s` into a caller's buffer of `len` bytes, truncating, always NUL-terminated.
+fn copy_c_string(s: &str, dst: *mut c_char, len: usize) {
+    let n = s.len().min(len - 1);
+    // Safety: cuda.h: dst holds len bytes; n + 1 <= len.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr().cast::<c_char>(), dst, n);
+        *dst.add(n) = 0;
+    }
+}
+
+// The C exports: all 707 of the real driver, each calling `Mock`'s method of its name
+// (the not-emulated default where there is none here). Nothing is listed by hand: the
+// list is the declaration in `cumock_abi`, generated from NVIDIA's headers.
+cumock_abi::for_each_export!(export_all);
