@@ -45,7 +45,10 @@ pub struct Mappings {
 impl Mappings {
     /// A table for mappings aligned to `granularity` (a power of two).
     pub fn new(granularity: u64) -> Self {
-        assert!(granularity.is_power_of_two(), "granularity {granularity:#x}");
+        assert!(
+            granularity.is_power_of_two(),
+            "granularity {granularity:#x}"
+        );
         let shift = granularity.trailing_zeros();
         let top_bits = ADDRESS_BITS.saturating_sub(shift + 2 * FAN_BITS);
         Self {
@@ -116,9 +119,7 @@ impl Mappings {
     /// The first granule in `[u, last]` with an entry, and the entry.
     fn next_set(&self, mut u: u64, last: u64) -> Option<(u64, u32)> {
         while u <= last {
-            let Some(slot) = self.top.get((u >> (2 * FAN_BITS)) as usize) else {
-                return None;
-            };
+            let slot = self.top.get((u >> (2 * FAN_BITS)) as usize)?;
             let Some(mid) = slot else {
                 u = ((u >> (2 * FAN_BITS)) + 1) << (2 * FAN_BITS);
                 continue;
@@ -211,7 +212,11 @@ impl Mappings {
     }
 
     /// Removes the mapping starting at `start` if `pred` holds of it.
-    pub fn remove_if(&mut self, start: u64, pred: impl FnOnce(&Mapping) -> bool) -> Option<Mapping> {
+    pub fn remove_if(
+        &mut self,
+        start: u64,
+        pred: impl FnOnce(&Mapping) -> bool,
+    ) -> Option<Mapping> {
         let e = self.entry(self.unit(start));
         if e == 0 || self.mapping(e).start != start || !pred(self.mapping(e)) {
             return None;
@@ -225,7 +230,11 @@ impl Mappings {
     /// The mappings that overlap `[start, end)`, in address order.
     pub fn overlapping(&self, start: u64, end: u64) -> impl Iterator<Item = &Mapping> + '_ {
         let last = if end > start { self.unit(end - 1) } else { 0 };
-        let mut u = if end > start { Some(self.unit(start)) } else { None };
+        let mut u = if end > start {
+            Some(self.unit(start))
+        } else {
+            None
+        };
         std::iter::from_fn(move || {
             let (_, e) = self.next_set(u?, last)?;
             let m = self.mapping(e);
@@ -237,7 +246,8 @@ impl Mappings {
 
     /// The mappings that start in `[start, end)`, in address order.
     pub fn starting_in(&self, start: u64, end: u64) -> impl Iterator<Item = &Mapping> + '_ {
-        self.overlapping(start, end).filter(move |m| m.start >= start)
+        self.overlapping(start, end)
+            .filter(move |m| m.start >= start)
     }
 
     /// The last mapping starting at or before `addr` (it may end before `addr`).
@@ -374,7 +384,11 @@ mod tests {
         assert_eq!(t.top.iter().flatten().count(), 2);
         assert_eq!(t.covering(1 << 39).map(|m| m.start), Some(start));
         t.remove(&start).unwrap();
-        assert_eq!(t.top.iter().flatten().count(), 0, "every node freed (one kept spare)");
+        assert_eq!(
+            t.top.iter().flatten().count(),
+            0,
+            "every node freed (one kept spare)"
+        );
         assert!(t.is_empty() && t.iter().next().is_none());
     }
 }

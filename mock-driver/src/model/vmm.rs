@@ -580,10 +580,9 @@ impl Vmm {
                 }
             }
         }
-        // Mappings never overlap one another, so the last one starting before `end` is the
-        // only one that can reach into the range: one lookup, not a scan.
-        if let Some(m) = self.mappings.overlapping(ptr, end).next()
-        {
+        // The table says which mapping covers each granule: the first one found in the
+        // range is in the way.
+        if let Some(m) = self.mappings.overlapping(ptr, end).next() {
             return Err(invalid(format!(
                 "{ptr:#x}+{size:#x} overlaps the mapping at {:#x}+{:#x}",
                 m.start, m.size
