@@ -184,10 +184,8 @@ static void alloc_async(void) {
         int isvmm; FILL(isvmm);
         if (CALL("pointer-attribute IS_LEGACY_CUDA_IPC_CAPABLE b", cuPointerGetAttribute(&isvmm, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, b)) == CUDA_SUCCESS)
             SAY("legacy ipc capable %d", isvmm);
-        unsigned long long ah; FILL(ah);
         if (CALL("pointer-attribute MAPPED b", cuPointerGetAttribute(&isvmm, CU_POINTER_ATTRIBUTE_MAPPED, b)) == CUDA_SUCCESS)
             SAY("mapped %d", isvmm);
-        (void)ah;
     }
     if (rna == CUDA_SUCCESS && rnb == CUDA_SUCCESS) {
         CUdeviceptr lo = a < b ? a : b, hi = a < b ? b : a;
@@ -310,7 +308,6 @@ static void pool_create(void) {
     if (CALL("get REUSE_FOLLOW_EVENT_DEPENDENCIES", cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, &back)) == CUDA_SUCCESS)
         SAY("follow event dependencies %d", back);
     CALL("set attribute 99", cuMemPoolSetAttribute(pool, (CUmemPool_attribute)99, &off));
-    CALL("set attribute NULL value", cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, NULL));
 
     /* Allocations from it. */
     CUdeviceptr p1, p2;
@@ -347,12 +344,10 @@ static void pool_create(void) {
     CALL("pool-set-access device 99", cuMemPoolSetAccess(pool, &d99, 1));
     CALL("pool-set-access host", cuMemPoolSetAccess(pool, &host, 1));
     CALL("pool-set-access count 0", cuMemPoolSetAccess(pool, &rw, 0));
-    CALL("pool-set-access NULL map", cuMemPoolSetAccess(pool, NULL, 1));
     CUmemLocation loc99 = {CU_MEM_LOCATION_TYPE_DEVICE, 99};
     FILL(fl); CALL("pool-get-access device 99", cuMemPoolGetAccess(&fl, pool, &loc99)); OUT(fl);
     CUmemLocation lochost = {CU_MEM_LOCATION_TYPE_HOST, 0};
     FILL(fl); CALL("pool-get-access host", cuMemPoolGetAccess(&fl, pool, &lochost)); OUT(fl);
-    FILL(fl); CALL("pool-get-access NULL location", cuMemPoolGetAccess(&fl, pool, NULL)); OUT(fl);
     FILL(fl); CALL("pool-get-access default pool device 0", cuMemPoolGetAccess(&fl, def, &loc0)); OUT(fl);
 
     /* The device's current pool. */
@@ -383,9 +378,6 @@ static void pool_create(void) {
     if (r1 == CUDA_SUCCESS) CALL("free-async p1 after pool-destroy", cuMemFreeAsync(p1, s));
     if (r2 == CUDA_SUCCESS) CALL("free-async p2 after pool-destroy", cuMemFreeAsync(p2, s));
     CALL("stream-synchronize", cuStreamSynchronize(s));
-    int v; FILL(v);
-    CALL("get attribute of the destroyed pool", cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &v));
-    CALL("pool-destroy again", cuMemPoolDestroy(pool));
     if (rf == CUDA_SUCCESS) {
         CUdeviceptr x;
         CUresult rx = CALL("alloc-from-pool fd pool 1 MiB", cuMemAllocFromPoolAsync(&x, MiB, pfd, s));
@@ -401,6 +393,17 @@ static void pool_create(void) {
     CALL("pool-destroy default pool", cuMemPoolDestroy(def));
     CALL("pool-destroy NULL", cuMemPoolDestroy(NULL));
     CALL("stream-destroy", cuStreamDestroy(s));
+    /* Last, the likeliest to crash: NULL pointers and a destroyed pool. */
+    CUmemoryPool p2nd;
+    if (cuMemPoolCreate(&p2nd, &pp) == CUDA_SUCCESS) {
+        FILL(fl); CALL("pool-get-access NULL location", cuMemPoolGetAccess(&fl, p2nd, NULL)); OUT(fl);
+        CALL("pool-set-access NULL map", cuMemPoolSetAccess(p2nd, NULL, 1));
+        CALL("set attribute NULL value", cuMemPoolSetAttribute(p2nd, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, NULL));
+        cuMemPoolDestroy(p2nd);
+    }
+    int v; FILL(v);
+    CALL("get attribute of the destroyed pool", cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &v));
+    CALL("pool-destroy again", cuMemPoolDestroy(pool));
 }
 
 /* ---------- 4. ipc-legacy ---------- */
@@ -714,17 +717,17 @@ static void host_callbacks(void) {
     SAY("callback 2: status %s, stream is NULL %d", cb_status[2] == (CUresult)-1 ? "not called" : rname(cb_status[2]), cb_stream_match[2]);
 
     /* Bad input, the likeliest to crash last. */
-    CALL("launch-host-func on a destroyed stream", ({
-        CUstream t;
-        CUresult r0 = cuStreamCreate(&t, 0);
-        r0 == CUDA_SUCCESS ? (cuStreamDestroy(t), cuLaunchHostFunc(t, hf_record, (void *)3)) : r0;
-    }));
     CALL("stream-add-callback NULL callback", cuStreamAddCallback(s, NULL, NULL, 0));
     CALL("launch-host-func NULL function", cuLaunchHostFunc(s, NULL, NULL));
     CALL("stream-synchronize", cuStreamSynchronize(s));
     if (rh == CUDA_SUCCESS) { pinned_word = NULL; cuMemFreeHost(hp); }
     CALL("mem-free", cuMemFree(d));
     CALL("stream-destroy", cuStreamDestroy(s));
+    CALL("launch-host-func on a destroyed stream", ({
+        CUstream t;
+        CUresult r0 = cuStreamCreate(&t, 0);
+        r0 == CUDA_SUCCESS ? (cuStreamDestroy(t), cuLaunchHostFunc(t, hf_record, (void *)3)) : r0;
+    }));
 }
 
 /* ---------- 6. stream-wait-and-events ---------- */
@@ -826,13 +829,10 @@ static void stream_wait_and_events(void) {
     CALL("event-create NULL out", cuEventCreate(NULL, 0));
 
     /* Destroyed objects. */
-    CALL("event-destroy ev", cuEventDestroy(ev));
-    CALL("event-query destroyed", cuEventQuery(ev));
-    CALL("stream-wait-event destroyed event", cuStreamWaitEvent(s2, ev, 0));
-    CALL("event-destroy again", cuEventDestroy(ev));
     CALL("stream-destroy s2", cuStreamDestroy(s2));
-    CALL("stream-query destroyed", cuStreamQuery(s2));
     CALL("stream-destroy s1", cuStreamDestroy(s1));
+    CALL("event-destroy ev", cuEventDestroy(ev));
+    CALL("event-query destroyed (last: may crash)", cuEventQuery(ev));
 }
 
 int main(int argc, char **argv) {
