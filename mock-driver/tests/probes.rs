@@ -157,3 +157,13 @@ fn proc_address_table_matches_the_h200() {
 fn streams_probe_matches_the_h200() {
     compare("streams", &[]);
 }
+
+#[test]
+fn host_memory_probe_matches_the_h200() {
+    compare("host_memory", &[]);
+}
+
+#[test]
+fn pools_ipc_probe_matches_the_h200() {
+    compare("pools_ipc", &[]);
+}
