@@ -1,8 +1,13 @@
 //! Contexts (primary and created), the per-thread current-context stack, streams and
 //! events. The mock runs every operation synchronously, so streams and events only need
-//! to exist, belong to a context, and be checked.
+//! to exist, belong to a context, and be checked. Below the tables, the driver's calls on
+//! contexts (primary contexts, cuCtx*, peer access); those on streams and events are in
+//! `streams.rs`.
 
 use super::error::*;
+use super::vmm::ReservationKind;
+use super::{Driver, State};
+use cumock_abi::consts::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -233,4 +238,221 @@ impl Contexts {
             .get_mut(&event)
             .ok_or_else(|| invalid_handle(format!("{event:#x} is not a live event")))
     }
+}
+
+// ---- the driver's context calls (cuDevicePrimaryCtx*, cuCtx*, peer access) ----
+
+impl Driver {
+    pub fn primary_retain(&self, device: i32) -> CuResult<u64> {
+        self.device(device)?;
+        let mut st = self.state.lock();
+        let d = device as usize;
+        self.check_sticky(&st, d)?;
+        let pc = st.contexts.primary[d].clone();
+        let ctx = match pc.context {
+            Some(c) if st.contexts.contexts.contains_key(&c) => c,
+            // Observed: the primary context keeps its handle across release and reset.
+            Some(c) => st.contexts.revive(c, d, pc.flags),
+            None => {
+                let c = st.contexts.create(d, pc.flags, true);
+                st.contexts.primary[d].context = Some(c);
+                c
+            }
+        };
+        st.contexts.primary[d].refcount += 1;
+        Ok(ctx)
+    }
+
+    pub fn primary_release(&self, device: i32) -> CuResult<()> {
+        self.device(device)?;
+        let mut st = self.state.lock();
+        let d = device as usize;
+        if st.contexts.primary[d].refcount == 0 {
+            return Err(invalid_context(format!(
+                "device {device}'s primary context is not retained"
+            )));
+        }
+        st.contexts.primary[d].refcount -= 1;
+        if st.contexts.primary[d].refcount == 0 {
+            if let Some(c) = st.contexts.primary[d].context {
+                Self::destroy_context(&mut st, c)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn primary_reset(&self, device: i32) -> CuResult<()> {
+        self.device(device)?;
+        let mut st = self.state.lock();
+        let d = device as usize;
+        st.contexts.primary[d].refcount = 0;
+        st.contexts.primary[d].flags = 0;
+        if let Some(c) = st.contexts.primary[d].context {
+            if st.contexts.contexts.contains_key(&c) {
+                Self::destroy_context(&mut st, c)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn primary_state(&self, device: i32) -> CuResult<(u32, bool)> {
+        self.device(device)?;
+        let st = self.state.lock();
+        let pc = &st.contexts.primary[device as usize];
+        Ok((pc.flags, pc.refcount > 0))
+    }
+
+    pub fn primary_set_flags(&self, device: i32, flags: u32) -> CuResult<()> {
+        self.device(device)?;
+        check_ctx_flags(flags)?;
+        let mut st = self.state.lock();
+        let d = device as usize;
+        st.contexts.primary[d].flags = flags;
+        if let Some(c) = st.contexts.primary[d].context {
+            if let Some(ctx) = st.contexts.contexts.get_mut(&c) {
+                ctx.flags = flags;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn ctx_create(&self, flags: u32, device: i32) -> CuResult<u64> {
+        self.device(device)?;
+        check_ctx_flags(flags)?;
+        let mut st = self.state.lock();
+        self.check_sticky(&st, device as usize)?;
+        let c = st.contexts.create(device as usize, flags, false);
+        st.contexts.push(c)?;
+        Ok(c)
+    }
+
+    pub fn ctx_destroy(&self, ctx: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        if st.contexts.get(ctx)?.primary {
+            return Err(invalid_context(
+                "a primary context is released with cuDevicePrimaryCtxRelease, not destroyed",
+            ));
+        }
+        Self::destroy_context(&mut st, ctx)
+    }
+
+    fn destroy_context(st: &mut State, ctx: u64) -> CuResult<()> {
+        st.contexts.destroy(ctx)?;
+        // Its modules go with it (their variables are cuMemAlloc memory of it, freed below).
+        st.modules.modules.retain(|_, m| m.context != ctx);
+        let modules = &st.modules.modules;
+        st.modules
+            .functions
+            .retain(|_, f| modules.contains_key(&f.module));
+        // cuMemAlloc memory dies with its context; VMM mappings do not (observed).
+        let owned: Vec<u64> = st
+            .vmm
+            .reservations
+            .iter()
+            .filter(
+                |(_, r)| matches!(r.kind, ReservationKind::Alloc { context, .. } if context == ctx),
+            )
+            .map(|(b, _)| b)
+            .collect();
+        for b in owned {
+            Self::free_alloc(&mut st.vmm, b)?;
+        }
+        Ok(())
+    }
+
+    pub fn ctx_set_current(&self, ctx: Option<u64>) -> CuResult<()> {
+        self.state.lock().contexts.set_current(ctx)
+    }
+
+    pub fn ctx_current(&self) -> Option<u64> {
+        self.state.lock().contexts.current()
+    }
+
+    pub fn ctx_push(&self, ctx: u64) -> CuResult<()> {
+        self.state.lock().contexts.push(ctx)
+    }
+
+    pub fn ctx_pop(&self) -> CuResult<u64> {
+        self.state.lock().contexts.pop()
+    }
+
+    pub fn ctx_device(&self, ctx: Option<u64>) -> CuResult<usize> {
+        let st = self.state.lock();
+        match ctx {
+            Some(c) => Ok(st.contexts.get(c)?.device),
+            None => Ok(st.contexts.require_current()?.1.device),
+        }
+    }
+
+    pub fn ctx_flags(&self) -> CuResult<u32> {
+        Ok(self.state.lock().contexts.require_current()?.1.flags)
+    }
+
+    pub fn ctx_synchronize(&self, ctx: Option<u64>) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let device = match ctx {
+            Some(c) => st.contexts.get(c)?.device,
+            None => st.contexts.require_current()?.1.device,
+        };
+        self.check_sticky(&st, device)?;
+        st.vmm.synchronized();
+        Ok(())
+    }
+
+    pub fn ctx_enable_peer_access(&self, peer: u64, flags: u32) -> CuResult<()> {
+        if flags != 0 {
+            return Err(invalid("flags must be 0"));
+        }
+        let mut st = self.state.lock();
+        let (cur, c) = st.contexts.require_current()?;
+        let me = c.device;
+        let other = st
+            .contexts
+            .get(peer)
+            .map_err(|_| invalid_context(format!("{peer:#x} is not a live context")))?
+            .device;
+        if !self.profile.can_access_peer(me, other) {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
+                format!("device {me} cannot access device {other}"),
+            ));
+        }
+        let c = st.contexts.contexts.get_mut(&cur).expect("current");
+        if c.peers.contains(&other) {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+                "peer access is already enabled",
+            ));
+        }
+        c.peers.push(other);
+        Ok(())
+    }
+
+    pub fn ctx_disable_peer_access(&self, peer: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let (cur, _) = st.contexts.require_current()?;
+        let other = st
+            .contexts
+            .get(peer)
+            .map_err(|_| invalid_context(format!("{peer:#x} is not a live context")))?
+            .device;
+        let c = st.contexts.contexts.get_mut(&cur).expect("current");
+        let before = c.peers.len();
+        c.peers.retain(|p| *p != other);
+        if c.peers.len() == before {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
+                "peer access was not enabled",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn check_ctx_flags(flags: u32) -> CuResult<()> {
+    let sched = flags & CU_CTX_SCHED_MASK;
+    if flags & !CU_CTX_FLAGS_MASK != 0 || !matches!(sched, 0 | 1 | 2 | 4) {
+        return Err(invalid(format!("context flags {flags:#x} are not valid")));
+    }
+    Ok(())
 }

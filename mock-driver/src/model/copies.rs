@@ -1,0 +1,197 @@
+//! Copies and memsets, and the translation of device memory into host pointers for a
+//! kernel: the bytes move outside the state's lock, kept in place by a `BytesInUse`.
+
+use super::error::*;
+use super::vmm::{self, Need, Segment};
+use super::Driver;
+
+/// Where the bytes of a copy come from or go to.
+pub enum HostOrDevice {
+    Host(*mut u8),
+    Device(u64),
+}
+
+/// What `cuMemsetD8/D16/D32` writes.
+#[derive(Clone, Copy, Debug)]
+pub enum Pattern {
+    D8(u8),
+    D16(u16),
+    D32(u32),
+}
+
+impl Pattern {
+    fn bytes(&self) -> Vec<u8> {
+        match self {
+            Pattern::D8(v) => vec![*v],
+            Pattern::D16(v) => v.to_ne_bytes().to_vec(),
+            Pattern::D32(v) => v.to_ne_bytes().to_vec(),
+        }
+    }
+}
+
+impl Driver {
+    /// Is `addr` device memory of this process (inside a reservation)? A "host" pointer
+    /// that is, is treated as device memory, as unified addressing does; reading it as
+    /// host memory would fault.
+    pub fn is_device_address(&self, addr: u64) -> bool {
+        self.state.lock().vmm.is_device_address(addr)
+    }
+
+    /// Copies `len` bytes; device sides are checked against the current context's device.
+    ///
+    /// # Safety
+    /// Host sides are valid for `len` bytes (readable for a source, writable for a
+    /// destination), as cuda.h requires of the program.
+    pub unsafe fn copy(&self, dst: HostOrDevice, src: HostOrDevice, len: u64) -> CuResult<()> {
+        let (dst_segs, src_segs, _bytes) = {
+            let mut st = self.state.lock();
+            let (_, ctx) = st.contexts.require_current()?;
+            let device = ctx.device;
+            self.check_sticky(&st, device)?;
+            let d = match dst {
+                HostOrDevice::Device(a) => Some(st.vmm.segments(a, len, device, Need::Write)?),
+                HostOrDevice::Host(_) => None,
+            };
+            let s = match src {
+                HostOrDevice::Device(a) => Some(st.vmm.segments(a, len, device, Need::Read)?),
+                HostOrDevice::Host(_) => None,
+            };
+            match (&d, &s) {
+                // A copy to the host returns when the data is there, after all earlier
+                // work in the stream: nothing is in flight after it.
+                (None, Some(_)) => st.vmm.synchronized(),
+                (Some(d), s) => {
+                    st.vmm.issued(d);
+                    if let Some(s) = s {
+                        st.vmm.issued(s);
+                    }
+                }
+                (None, None) => {}
+            }
+            let bytes = st.vmm.hold_bytes();
+            (d, s, bytes)
+        };
+        // The bytes move outside the lock: a 256 MiB copy must not stall other threads.
+        // `_bytes` keeps the segments' memory where it is even if another thread unmaps
+        // or releases it meanwhile.
+        match (dst, src, dst_segs, src_segs) {
+            (_, HostOrDevice::Host(h), Some(d), None) => {
+                let mut p = h as *const u8;
+                for s in d {
+                    // Safety: p stays within the host source, per this function's contract;
+                    // the segment is live device memory (held by `_bytes`). memmove, since
+                    // a "host" pointer may be another view of the same memory.
+                    unsafe { std::ptr::copy(p, s.ptr.as_ptr(), s.len) };
+                    p = p.wrapping_add(s.len);
+                }
+            }
+            (HostOrDevice::Host(h), _, None, Some(src)) => {
+                let mut p = h;
+                for s in src {
+                    // Safety: p stays within the host destination, per the contract.
+                    unsafe { std::ptr::copy(s.ptr.as_ptr(), p, s.len) };
+                    p = p.wrapping_add(s.len);
+                }
+            }
+            (_, _, Some(d), Some(s)) => copy_segments(&d, &s),
+            (HostOrDevice::Host(d), HostOrDevice::Host(s), None, None) => {
+                // Safety: both are host pointers the caller vouches for (cuMemcpy on two
+                // host addresses is a plain memmove under unified addressing).
+                unsafe { std::ptr::copy(s as *const u8, d, len as usize) };
+            }
+            _ => unreachable!("segments exist exactly for device sides"),
+        }
+        Ok(())
+    }
+
+    /// Device memory as host memory, for a kernel launch: `[addr, addr+len)` as host
+    /// pointers (one piece per mapping it crosses), checked against `device`'s access
+    /// (`need`: read for loads, write for stores and atomics; the same rules and errors
+    /// as a copy's). The pointers stay valid, and the memory stays where it is, until the
+    /// returned value is dropped: hold it for the duration of the launch, and do not call
+    /// the driver's export from the same thread meanwhile (an export waits for it). The
+    /// memory counts as having work in flight until the next synchronising call, as a
+    /// copy's does.
+    pub fn translate(
+        &self,
+        addr: u64,
+        len: u64,
+        device: usize,
+        need: Need,
+    ) -> CuResult<Translation> {
+        let mut st = self.state.lock();
+        let segments = st.vmm.segments(addr, len, device, need)?;
+        st.vmm.issued(&segments);
+        Ok(Translation {
+            segments,
+            _bytes: st.vmm.hold_bytes(),
+        })
+    }
+
+    pub fn memset(&self, dst: u64, pattern: Pattern, count: u64) -> CuResult<()> {
+        let width = pattern.bytes().len() as u64;
+        if !dst.is_multiple_of(width) {
+            return Err(invalid(format!(
+                "{dst:#x} is not aligned to the {width}-byte element"
+            )));
+        }
+        let len = count
+            .checked_mul(width)
+            .ok_or_else(|| invalid("count overflows"))?;
+        let (segs, _bytes) = {
+            let mut st = self.state.lock();
+            let (_, ctx) = st.contexts.require_current()?;
+            self.check_sticky(&st, ctx.device)?;
+            let segs = st.vmm.segments(dst, len, ctx.device, Need::Write)?;
+            st.vmm.issued(&segs);
+            (segs, st.vmm.hold_bytes())
+        };
+        let bytes = pattern.bytes();
+        for s in segs {
+            // Safety: the segment is live device memory, held by `_bytes`, and nothing
+            // borrows it as a Rust reference (all access is through raw copies).
+            let dst = unsafe { std::slice::from_raw_parts_mut(s.ptr.as_ptr(), s.len) };
+            if bytes.iter().all(|b| *b == bytes[0]) {
+                dst.fill(bytes[0]);
+            } else {
+                // Segments start at element boundaries: dst and every mapping are aligned
+                // to the element's width.
+                for (i, b) in dst.iter_mut().enumerate() {
+                    *b = bytes[i % bytes.len()];
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Device memory a kernel may use, as host memory (see [`Driver::translate`]).
+pub struct Translation {
+    /// The pieces of the range, in order; their lengths add up to the range's.
+    pub segments: Vec<Segment>,
+    _bytes: vmm::BytesInUse,
+}
+
+/// Copies between device segments of equal total length.
+fn copy_segments(dst: &[Segment], src: &[Segment]) {
+    let (mut di, mut si, mut doff, mut soff) = (0, 0, 0, 0);
+    while di < dst.len() && si < src.len() {
+        let d = &dst[di];
+        let s = &src[si];
+        let n = (d.len - doff).min(s.len - soff);
+        // Safety: both pointers lie inside live device memory (the caller holds the
+        // bytes); n fits both segments. memmove, since a device-to-device copy may
+        // overlap itself.
+        unsafe { std::ptr::copy(s.ptr.offset(soff).as_ptr(), d.ptr.offset(doff).as_ptr(), n) };
+        doff += n;
+        soff += n;
+        if doff == d.len {
+            di += 1;
+            doff = 0;
+        }
+        if soff == s.len {
+            si += 1;
+            soff = 0;
+        }
+    }
+}
