@@ -9,6 +9,7 @@
 //! | `CUMOCK_STRICT=1` | misuse and leaks make the process exit with status 86 |
 
 use crate::model::error::{CuError, Severity};
+use crate::model::ids::AllocationId;
 use cumock_abi::{CUmemAccessDesc, CUmemAllocationProp, CUmemLocation};
 use cumock_trace::schema::{self, Kind, Param};
 use cumock_trace::{Event, Fields, HandleNames, Value};
@@ -497,7 +498,7 @@ static ORIGINS_PRUNE_AT: AtomicU64 = AtomicU64::new(4096);
 /// Handles carry a tag in their high bits; the model keys allocations by the low ones.
 fn origin_key(what: Made, key: u64) -> (Made, u64) {
     match what {
-        Made::Allocation => (what, key & 0xffff_ffff),
+        Made::Allocation => (what, AllocationId::from_handle(key).serial()),
         _ => (what, key),
     }
 }
@@ -531,7 +532,11 @@ fn prune_origins() {
     let live: std::collections::HashSet<(Made, u64)> = {
         let st = d.state.lock();
         let reservations = st.vmm.reservations.bases().map(|k| (Made::Reservation, k));
-        let allocations = st.vmm.allocations.keys().map(|k| (Made::Allocation, *k));
+        let allocations = st
+            .vmm
+            .allocations
+            .keys()
+            .map(|k| (Made::Allocation, k.serial()));
         let mappings = st.vmm.mappings.starts().map(|k| (Made::Mapping, k));
         reservations.chain(allocations).chain(mappings).collect()
     };
@@ -711,12 +716,12 @@ pub fn leaks() -> Vec<Leak> {
             .iter()
             .filter(|(_, a)| a.user_refs > 0)
             .collect();
-        handles.sort_by_key(|(id, _)| **id);
+        handles.sort_by_key(|(id, _)| id.serial());
         for (id, a) in handles {
             out.push((format!(
-                "allocation handle #{id} ({:#x} bytes) never released: {} reference(s) left (cuMemRelease)",
-                a.size, a.user_refs
-            ), Some((Made::Allocation, *id))));
+                "allocation handle #{} ({:#x} bytes) never released: {} reference(s) left (cuMemRelease)",
+                id.serial(), a.size, a.user_refs
+            ), Some((Made::Allocation, id.serial()))));
         }
     }
     // The model's lock is released before the origins' is taken: `created` takes them

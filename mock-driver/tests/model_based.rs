@@ -5,6 +5,7 @@
 //! memory exported here. Released memory is reused by later allocations, which must read
 //! zeros. A million calls a run (issue 15); `CUMOCK_MODEL_CALLS` asks for another number.
 
+use cuda::model::ids::ContextId;
 use cuda::model::profile::Profile;
 use cuda::model::vmm::AllocationProp;
 use cuda::model::{Driver, HostOrDevice};
@@ -459,7 +460,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     // Released memory that was touched goes back to the host in batches (64 allocations
     // by default); small batches here, so that sequences reuse it soon and read it.
     d.state.lock().vmm.set_release_batch(1 + ops.len() % 4);
-    let contexts: Vec<u64> = (0..DEVICES)
+    let contexts: Vec<ContextId> = (0..DEVICES)
         .map(|i| d.primary_retain(i as i32).unwrap())
         .collect();
     d.ctx_set_current(Some(contexts[0])).unwrap();

@@ -71,7 +71,7 @@ impl StreamApi for Mock {
     unsafe fn cuStreamGetId(s: CUstream, id: *mut u64) -> CuResult<()> {
         drv()?.stream_info(stream_key(s))?;
         // The handle's own number: unique among the process's live streams.
-        out(id, stream_key(s) & 0xffff_ffff)
+        out(id, stream_key(s).serial())
     }
 
     unsafe fn cuStreamGetId_ptsz(s: CUstream, id: *mut u64) -> CuResult<()> {

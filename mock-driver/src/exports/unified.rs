@@ -83,7 +83,9 @@ unsafe fn write_pointer_attribute(
         };
     };
     match attribute {
-        CU_POINTER_ATTRIBUTE_CONTEXT => out(data.cast::<u64>(), i.context),
+        CU_POINTER_ATTRIBUTE_CONTEXT => {
+            out(data.cast::<u64>(), i.context.map_or(0, |c| c.handle()))
+        }
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE if i.on_host => {
             out(data.cast::<u32>(), CU_MEMORYTYPE_HOST)
         }

@@ -5,6 +5,7 @@
 //! `streams.rs`.
 
 use super::error::*;
+use super::ids::{ContextId, EventId, StreamId};
 use super::vmm::ReservationKind;
 use super::{Driver, State};
 use cumock_abi::consts::*;
@@ -15,10 +16,6 @@ use std::time::Instant;
 const CONTEXT_TAG: u64 = 0x00c7_0000_0000_0000;
 const STREAM_TAG: u64 = 0x005e_0000_0000_0000;
 const EVENT_TAG: u64 = 0x00e7_0000_0000_0000;
-
-/// The special stream values of cuda.h: the legacy and per-thread default streams.
-pub const CU_STREAM_LEGACY: u64 = 0x1;
-pub const CU_STREAM_PER_THREAD: u64 = 0x2;
 
 #[derive(Debug, Clone)]
 pub struct Context {
@@ -54,30 +51,30 @@ pub const STREAM_PRIORITY_GREATEST: i32 = -5;
 
 #[derive(Debug, Default, Clone)]
 pub struct PrimaryContext {
-    pub context: Option<u64>,
+    pub context: Option<ContextId>,
     pub refcount: u32,
     pub flags: u32,
 }
 
 #[derive(Debug, Default)]
 pub struct Contexts {
-    pub contexts: HashMap<u64, Context>,
+    pub contexts: HashMap<ContextId, Context>,
     pub primary: Vec<PrimaryContext>,
     next_id: u64,
-    pub streams: HashMap<u64, u64>,
+    pub streams: HashMap<StreamId, ContextId>,
     /// Limits set with cuCtxSetLimit, per context.
-    pub limits: HashMap<(u64, i32), u64>,
+    pub limits: HashMap<(ContextId, i32), u64>,
     /// The flags and priority each stream was created with.
-    pub stream_props: HashMap<u64, StreamProps>,
-    pub events: HashMap<u64, Option<Instant>>,
+    pub stream_props: HashMap<StreamId, StreamProps>,
+    pub events: HashMap<EventId, Option<Instant>>,
     /// Events created with CU_EVENT_DISABLE_TIMING: cuEventElapsedTime refuses them.
-    pub untimed_events: std::collections::HashSet<u64>,
+    pub untimed_events: std::collections::HashSet<EventId>,
 }
 
 thread_local! {
     /// The calling thread's context stack; its top is the current context. Stale entries
     /// (destroyed on another thread) are detected by lookup.
-    static STACK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static STACK: RefCell<Vec<ContextId>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Contexts {
@@ -95,8 +92,8 @@ impl Contexts {
         tag | id
     }
 
-    pub fn create(&mut self, device: usize, flags: u32, primary: bool) -> u64 {
-        let h = self.fresh(CONTEXT_TAG);
+    pub fn create(&mut self, device: usize, flags: u32, primary: bool) -> ContextId {
+        let h = ContextId::from_handle(self.fresh(CONTEXT_TAG));
         self.contexts.insert(
             h,
             Context {
@@ -110,7 +107,7 @@ impl Contexts {
     }
 
     /// Brings a primary context back under its old handle after its last release.
-    pub fn revive(&mut self, ctx: u64, device: usize, flags: u32) -> u64 {
+    pub fn revive(&mut self, ctx: ContextId, device: usize, flags: u32) -> ContextId {
         self.contexts.insert(
             ctx,
             Context {
@@ -123,14 +120,14 @@ impl Contexts {
         ctx
     }
 
-    pub fn get(&self, ctx: u64) -> CuResult<&Context> {
+    pub fn get(&self, ctx: ContextId) -> CuResult<&Context> {
         self.contexts
             .get(&ctx)
-            .ok_or_else(|| invalid_context(format!("{ctx:#x} is not a live context")))
+            .ok_or_else(|| invalid_context(format!("{:#x} is not a live context", ctx.handle())))
     }
 
     /// The calling thread's current context, if it has one.
-    pub fn current(&self) -> Option<u64> {
+    pub fn current(&self) -> Option<ContextId> {
         // During thread teardown the stack may be gone already (a program releasing its
         // context from a destructor at exit): there is then no current context.
         STACK
@@ -140,14 +137,14 @@ impl Contexts {
     }
 
     /// The current context and its device, or CUDA_ERROR_INVALID_CONTEXT.
-    pub fn require_current(&self) -> CuResult<(u64, &Context)> {
+    pub fn require_current(&self) -> CuResult<(ContextId, &Context)> {
         let Some(c) = self.current() else {
             return Err(invalid_context("no current context on this thread (cuCtxSetCurrent or cuDevicePrimaryCtxRetain + cuCtxSetCurrent first)"));
         };
         Ok((c, self.get(c)?))
     }
 
-    pub fn set_current(&self, ctx: Option<u64>) -> CuResult<()> {
+    pub fn set_current(&self, ctx: Option<ContextId>) -> CuResult<()> {
         if let Some(c) = ctx {
             self.get(c)?;
         }
@@ -162,38 +159,41 @@ impl Contexts {
             .map_err(|_| invalid_context("the calling thread is exiting"))
     }
 
-    pub fn push(&self, ctx: u64) -> CuResult<()> {
+    pub fn push(&self, ctx: ContextId) -> CuResult<()> {
         self.get(ctx)?;
         STACK
             .try_with(|s| s.borrow_mut().push(ctx))
             .map_err(|_| invalid_context("the calling thread is exiting"))
     }
 
-    pub fn pop(&self) -> CuResult<u64> {
+    pub fn pop(&self) -> CuResult<ContextId> {
         let top = STACK.try_with(|s| s.borrow_mut().pop()).ok().flatten();
         top.ok_or_else(|| invalid_context("the context stack is empty"))
     }
 
     /// Destroys a context: it leaves this thread's stack, and the handles of its streams
     /// and events die with it.
-    pub fn destroy(&mut self, ctx: u64) -> CuResult<Context> {
+    pub fn destroy(&mut self, ctx: ContextId) -> CuResult<Context> {
         let c = self.contexts.remove(&ctx).ok_or_else(|| {
-            invalid_context(format!("{ctx:#x} is not a live context (destroyed twice?)"))
+            invalid_context(format!(
+                "{:#x} is not a live context (destroyed twice?)",
+                ctx.handle()
+            ))
         })?;
         let _ = STACK.try_with(|s| s.borrow_mut().retain(|x| *x != ctx));
         self.streams.retain(|_, owner| *owner != ctx);
         Ok(c)
     }
 
-    pub fn create_stream(&mut self, ctx: u64, props: StreamProps) -> u64 {
-        let h = self.fresh(STREAM_TAG);
+    pub fn create_stream(&mut self, ctx: ContextId, props: StreamProps) -> StreamId {
+        let h = StreamId::from_handle(self.fresh(STREAM_TAG));
         self.streams.insert(h, ctx);
         self.stream_props.insert(h, props);
         h
     }
 
     /// A stream's context (the current one for the default streams) and properties.
-    pub fn stream(&self, stream: u64) -> CuResult<(u64, StreamProps)> {
+    pub fn stream(&self, stream: StreamId) -> CuResult<(ContextId, StreamProps)> {
         self.check_stream(stream)?;
         match self.streams.get(&stream) {
             Some(&ctx) => Ok((
@@ -205,27 +205,30 @@ impl Contexts {
     }
 
     /// Checks a stream handle: 0 and the special default streams always exist.
-    pub fn check_stream(&self, stream: u64) -> CuResult<()> {
-        if stream == 0 || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD {
+    pub fn check_stream(&self, stream: StreamId) -> CuResult<()> {
+        if stream.is_default() {
             return Ok(());
         }
         if self.streams.contains_key(&stream) {
             Ok(())
         } else {
-            Err(invalid_handle(format!("{stream:#x} is not a live stream")))
+            Err(invalid_handle(format!(
+                "{:#x} is not a live stream",
+                stream.handle()
+            )))
         }
     }
 
-    pub fn destroy_stream(&mut self, stream: u64) -> CuResult<()> {
+    pub fn destroy_stream(&mut self, stream: StreamId) -> CuResult<()> {
         self.stream_props.remove(&stream);
         self.streams
             .remove(&stream)
             .map(|_| ())
-            .ok_or_else(|| invalid_handle(format!("{stream:#x} is not a live stream")))
+            .ok_or_else(|| invalid_handle(format!("{:#x} is not a live stream", stream.handle())))
     }
 
-    pub fn create_event(&mut self, timing: bool) -> u64 {
-        let h = self.fresh(EVENT_TAG);
+    pub fn create_event(&mut self, timing: bool) -> EventId {
+        let h = EventId::from_handle(self.fresh(EVENT_TAG));
         self.events.insert(h, None);
         if !timing {
             self.untimed_events.insert(h);
@@ -233,17 +236,17 @@ impl Contexts {
         h
     }
 
-    pub fn event(&mut self, event: u64) -> CuResult<&mut Option<Instant>> {
+    pub fn event(&mut self, event: EventId) -> CuResult<&mut Option<Instant>> {
         self.events
             .get_mut(&event)
-            .ok_or_else(|| invalid_handle(format!("{event:#x} is not a live event")))
+            .ok_or_else(|| invalid_handle(format!("{:#x} is not a live event", event.handle())))
     }
 }
 
 // ---- the driver's context calls (cuDevicePrimaryCtx*, cuCtx*, peer access) ----
 
 impl Driver {
-    pub fn primary_retain(&self, device: i32) -> CuResult<u64> {
+    pub fn primary_retain(&self, device: i32) -> CuResult<ContextId> {
         self.device(device)?;
         let mut st = self.state.lock();
         let d = device as usize;
@@ -316,7 +319,7 @@ impl Driver {
         Ok(())
     }
 
-    pub fn ctx_create(&self, flags: u32, device: i32) -> CuResult<u64> {
+    pub fn ctx_create(&self, flags: u32, device: i32) -> CuResult<ContextId> {
         self.device(device)?;
         check_ctx_flags(flags)?;
         let mut st = self.state.lock();
@@ -326,7 +329,7 @@ impl Driver {
         Ok(c)
     }
 
-    pub fn ctx_destroy(&self, ctx: u64) -> CuResult<()> {
+    pub fn ctx_destroy(&self, ctx: ContextId) -> CuResult<()> {
         let mut st = self.state.lock();
         if st.contexts.get(ctx)?.primary {
             return Err(invalid_context(
@@ -336,7 +339,7 @@ impl Driver {
         Self::destroy_context(&mut st, ctx)
     }
 
-    fn destroy_context(st: &mut State, ctx: u64) -> CuResult<()> {
+    fn destroy_context(st: &mut State, ctx: ContextId) -> CuResult<()> {
         st.contexts.destroy(ctx)?;
         // Its modules go with it (their variables are cuMemAlloc memory of it, freed below).
         st.modules.modules.retain(|_, m| m.context != ctx);
@@ -360,23 +363,23 @@ impl Driver {
         Ok(())
     }
 
-    pub fn ctx_set_current(&self, ctx: Option<u64>) -> CuResult<()> {
+    pub fn ctx_set_current(&self, ctx: Option<ContextId>) -> CuResult<()> {
         self.state.lock().contexts.set_current(ctx)
     }
 
-    pub fn ctx_current(&self) -> Option<u64> {
+    pub fn ctx_current(&self) -> Option<ContextId> {
         self.state.lock().contexts.current()
     }
 
-    pub fn ctx_push(&self, ctx: u64) -> CuResult<()> {
+    pub fn ctx_push(&self, ctx: ContextId) -> CuResult<()> {
         self.state.lock().contexts.push(ctx)
     }
 
-    pub fn ctx_pop(&self) -> CuResult<u64> {
+    pub fn ctx_pop(&self) -> CuResult<ContextId> {
         self.state.lock().contexts.pop()
     }
 
-    pub fn ctx_device(&self, ctx: Option<u64>) -> CuResult<usize> {
+    pub fn ctx_device(&self, ctx: Option<ContextId>) -> CuResult<usize> {
         let st = self.state.lock();
         match ctx {
             Some(c) => Ok(st.contexts.get(c)?.device),
@@ -388,7 +391,7 @@ impl Driver {
         Ok(self.state.lock().contexts.require_current()?.1.flags)
     }
 
-    pub fn ctx_synchronize(&self, ctx: Option<u64>) -> CuResult<()> {
+    pub fn ctx_synchronize(&self, ctx: Option<ContextId>) -> CuResult<()> {
         let mut st = self.state.lock();
         let device = match ctx {
             Some(c) => st.contexts.get(c)?.device,
@@ -399,7 +402,7 @@ impl Driver {
         Ok(())
     }
 
-    pub fn ctx_enable_peer_access(&self, peer: u64, flags: u32) -> CuResult<()> {
+    pub fn ctx_enable_peer_access(&self, peer: ContextId, flags: u32) -> CuResult<()> {
         if flags != 0 {
             return Err(invalid("flags must be 0"));
         }
@@ -409,7 +412,7 @@ impl Driver {
         let other = st
             .contexts
             .get(peer)
-            .map_err(|_| invalid_context(format!("{peer:#x} is not a live context")))?
+            .map_err(|_| invalid_context(format!("{:#x} is not a live context", peer.handle())))?
             .device;
         if !self.profile.can_access_peer(me, other) {
             return Err(CuError::new(
@@ -428,13 +431,13 @@ impl Driver {
         Ok(())
     }
 
-    pub fn ctx_disable_peer_access(&self, peer: u64) -> CuResult<()> {
+    pub fn ctx_disable_peer_access(&self, peer: ContextId) -> CuResult<()> {
         let mut st = self.state.lock();
         let (cur, _) = st.contexts.require_current()?;
         let other = st
             .contexts
             .get(peer)
-            .map_err(|_| invalid_context(format!("{peer:#x} is not a live context")))?
+            .map_err(|_| invalid_context(format!("{:#x} is not a live context", peer.handle())))?
             .device;
         let c = st.contexts.contexts.get_mut(&cur).expect("current");
         let before = c.peers.len();

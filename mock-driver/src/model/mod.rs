@@ -21,6 +21,7 @@ pub mod context;
 pub mod copies;
 pub mod devices;
 pub mod error;
+pub mod ids;
 pub mod mappings;
 pub mod memory;
 pub mod module;

@@ -11,6 +11,7 @@
 //! clear it. VMM calls (reserve, create, map, set access) go on working.
 
 use super::error::*;
+use super::ids::{ContextId, StreamId};
 use super::vmm::{Need, Segment};
 use super::{Driver, State};
 use cumock_abi::result::*;
@@ -62,7 +63,7 @@ const DEFAULT_SHARED_LIMIT: u32 = 48 << 10;
 
 /// A loaded module: its decoded program, and where its variables live.
 pub struct LoadedModule {
-    pub context: u64,
+    pub context: ContextId,
     pub device: usize,
     pub program: Arc<ptx::Module>,
     /// Device address of each of `program.globals`, all in one cuMemAlloc-like block.
@@ -188,7 +189,7 @@ pub struct LaunchRequest {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared: u32,
-    pub stream: u64,
+    pub stream: StreamId,
     pub params: Vec<u8>,
 }
 
@@ -481,7 +482,7 @@ impl Driver {
     }
 
     /// The current context and its device, checked for a sticky error.
-    fn current_device(&self, st: &State) -> CuResult<(u64, usize)> {
+    fn current_device(&self, st: &State) -> CuResult<(ContextId, usize)> {
         let (ctx, c) = st.contexts.require_current()?;
         let device = c.device;
         self.check_sticky(st, device)?;

@@ -1,6 +1,7 @@
 //! cuPointerGetAttribute(s): what the driver knows of a device address, gathered from
 //! its mapping, allocation, reservation and the current context.
 
+use super::ids::{AllocationId, ContextId};
 use super::vmm::{self, ReservationKind};
 use super::Driver;
 
@@ -9,7 +10,8 @@ impl Driver {
     pub fn pointer_info(&self, ptr: u64) -> Option<PointerInfo> {
         let st = self.state.lock();
         let m = st.vmm.mapping_at(ptr)?;
-        let a = st.vmm.allocations.get(&(m.handle & 0xffff_ffff))?;
+        let id = AllocationId::from_handle(m.handle);
+        let a = st.vmm.allocations.get(&id)?;
         let r = st.vmm.reservations.get(&m.reservation)?;
         let current_device = st
             .contexts
@@ -17,9 +19,9 @@ impl Driver {
             .and_then(|c| st.contexts.get(c).ok())
             .map(|c| c.device);
         let (ctx, range) = match r.kind {
-            ReservationKind::Alloc { context, requested } => (context, (m.start, requested)),
+            ReservationKind::Alloc { context, requested } => (Some(context), (m.start, requested)),
             // Observed: for VMM memory the range is the whole reservation.
-            ReservationKind::Vmm => (0, (m.reservation, r.size)),
+            ReservationKind::Vmm => (None, (m.reservation, r.size)),
         };
         let on_host = a.prop.device().is_none();
         Some(PointerInfo {
@@ -33,7 +35,7 @@ impl Driver {
             mapping: (m.start, m.size),
             handle_types: a.prop.handle_types,
             access: current_device.map(|d| m.access.get(d)).unwrap_or(0),
-            buffer_id: (m.handle & 0xffff_ffff),
+            buffer_id: id.serial(),
             rdma: a.prop.gpu_direct_rdma,
             vmm: r.kind == ReservationKind::Vmm,
         })
@@ -45,7 +47,8 @@ pub struct PointerInfo {
     pub on_host: bool,
     /// Some device, or the host, has been granted access to it.
     pub reachable: bool,
-    pub context: u64,
+    /// The context of cuMemAlloc memory; VMM memory has none.
+    pub context: Option<ContextId>,
     pub device: usize,
     pub range: (u64, u64),
     pub mapping: (u64, u64),

@@ -4,6 +4,7 @@
 
 use super::context;
 use super::error::*;
+use super::ids::{ContextId, EventId, StreamId};
 use super::Driver;
 
 impl Driver {
@@ -13,11 +14,11 @@ impl Driver {
         self.state.lock().vmm.synchronized();
     }
 
-    pub fn stream_create(&self, flags: u32) -> CuResult<u64> {
+    pub fn stream_create(&self, flags: u32) -> CuResult<StreamId> {
         self.stream_create_with_priority(flags, 0)
     }
 
-    pub fn stream_create_with_priority(&self, flags: u32, priority: i32) -> CuResult<u64> {
+    pub fn stream_create_with_priority(&self, flags: u32, priority: i32) -> CuResult<StreamId> {
         if flags > 1 {
             return Err(invalid(format!(
                 "stream flags {flags} are not CU_STREAM_DEFAULT or CU_STREAM_NON_BLOCKING"
@@ -62,17 +63,20 @@ impl Driver {
 
     /// A stream's context, device and properties (cuStreamGetCtx, GetDevice, GetFlags,
     /// GetPriority).
-    pub fn stream_info(&self, stream: u64) -> CuResult<(u64, usize, context::StreamProps)> {
+    pub fn stream_info(
+        &self,
+        stream: StreamId,
+    ) -> CuResult<(ContextId, usize, context::StreamProps)> {
         let st = self.state.lock();
         let (ctx, props) = st.contexts.stream(stream)?;
         Ok((ctx, st.contexts.get(ctx)?.device, props))
     }
 
-    pub fn stream_check(&self, stream: u64) -> CuResult<()> {
+    pub fn stream_check(&self, stream: StreamId) -> CuResult<()> {
         self.state.lock().contexts.check_stream(stream)
     }
 
-    pub fn stream_destroy(&self, stream: u64) -> CuResult<()> {
+    pub fn stream_destroy(&self, stream: StreamId) -> CuResult<()> {
         self.check_sticky_current()?;
         self.state.lock().contexts.destroy_stream(stream)
     }
@@ -87,7 +91,7 @@ impl Driver {
         }
     }
 
-    pub fn event_create(&self, flags: u32) -> CuResult<u64> {
+    pub fn event_create(&self, flags: u32) -> CuResult<EventId> {
         if flags & !0xF != 0 {
             return Err(invalid(format!("event flags {flags:#x} have unknown bits")));
         }
@@ -98,18 +102,18 @@ impl Driver {
         Ok(st.contexts.create_event(flags & 0x2 == 0))
     }
 
-    pub fn event_record(&self, event: u64, stream: u64) -> CuResult<()> {
+    pub fn event_record(&self, event: EventId, stream: StreamId) -> CuResult<()> {
         let mut st = self.state.lock();
         st.contexts.check_stream(stream)?;
         *st.contexts.event(event)? = Some(std::time::Instant::now());
         Ok(())
     }
 
-    pub fn event_check(&self, event: u64) -> CuResult<()> {
+    pub fn event_check(&self, event: EventId) -> CuResult<()> {
         self.state.lock().contexts.event(event).map(|_| ())
     }
 
-    pub fn event_destroy(&self, event: u64) -> CuResult<()> {
+    pub fn event_destroy(&self, event: EventId) -> CuResult<()> {
         let mut st = self.state.lock();
         st.contexts.event(event)?;
         st.contexts.events.remove(&event);
@@ -117,14 +121,15 @@ impl Driver {
         Ok(())
     }
 
-    pub fn event_elapsed_ms(&self, start: u64, end: u64) -> CuResult<f32> {
+    pub fn event_elapsed_ms(&self, start: EventId, end: EventId) -> CuResult<f32> {
         let mut st = self.state.lock();
         for e in [start, end] {
             st.contexts.event(e)?;
             if st.contexts.untimed_events.contains(&e) {
                 // As the H200 answers (seen by cumock's runtime's programs).
                 return Err(invalid_handle(format!(
-                    "event {e:#x} was created with CU_EVENT_DISABLE_TIMING"
+                    "event {:#x} was created with CU_EVENT_DISABLE_TIMING",
+                    e.handle()
                 )));
             }
         }

@@ -4,6 +4,7 @@
 //! Kept apart from `vmm.rs` so that the table's code stays about the table.
 
 use super::error::*;
+use super::ids::AllocationId;
 use super::vmm::AllocationProp;
 use super::Driver;
 use cumock_abi::consts::*;
@@ -118,7 +119,7 @@ impl Driver {
             let owner = st
                 .vmm
                 .allocations
-                .get(&(m.handle & 0xffff_ffff))
+                .get(&AllocationId::from_handle(m.handle))
                 .and_then(|a| a.prop.device());
             for &(dev, _) in &checked {
                 if let Some(o) = owner {
