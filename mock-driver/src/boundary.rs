@@ -4,7 +4,7 @@
 //! forget it.
 
 use crate::model::error::{CuError, CuResult, Severity};
-use crate::model::ids::{ContextId, EventId, StreamId};
+use crate::model::ids::{ContextId, DevicePtr, EventId, StreamId};
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
 use cumock_abi::{
@@ -161,6 +161,11 @@ pub unsafe fn input<T: Copy>(p: *const T, what: &str) -> CuResult<T> {
 // Handles the mock gives out are the model's keys, as pointers: the C types keep a
 // context, a stream and an event apart (each points to its own struct of the driver's),
 // and these are the only places that turn one into a key and back.
+
+/// The model's view of a device address the program passes.
+pub fn device_ptr(p: cumock_abi::CUdeviceptr) -> DevicePtr {
+    DevicePtr::new(p)
+}
 
 /// The model's key of a context; NULL (the current context, where the call allows it)
 /// is None.

@@ -5,7 +5,7 @@
 //! memory exported here. Released memory is reused by later allocations, which must read
 //! zeros. A million calls a run (issue 15); `CUMOCK_MODEL_CALLS` asks for another number.
 
-use cuda::model::ids::ContextId;
+use cuda::model::ids::{ContextId, DevicePtr};
 use cuda::model::profile::Profile;
 use cuda::model::vmm::AllocationProp;
 use cuda::model::{Driver, HostOrDevice};
@@ -394,7 +394,7 @@ fn the_second_process() {
     d.init(0).unwrap();
     let ctx = d.primary_retain(0).unwrap();
     d.ctx_set_current(Some(ctx)).unwrap();
-    let va = d.address_reserve(4 * G, 0, 0, 0).unwrap();
+    let va = d.address_reserve(4 * G, 0, DevicePtr::NULL, 0).unwrap();
     let out = std::io::stdout();
     for line in std::io::stdin().lock().lines() {
         let line = line.unwrap();
@@ -489,7 +489,10 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
         match op.clone() {
             Op::Reserve { chunks } => {
                 called();
-                let va = d.address_reserve(chunks * G, 0, 0, 0).unwrap();
+                let va = d
+                    .address_reserve(chunks * G, 0, DevicePtr::NULL, 0)
+                    .unwrap()
+                    .get();
                 prop_assert!(
                     m.reservation_of(va).is_none()
                         && m.reservation_of(va + chunks * G - 1).is_none(),
@@ -513,7 +516,12 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                     CUDA_SUCCESS
                 };
                 called();
-                prop_assert_eq!(code(d.address_free(b, size)), want, "{:?}", op);
+                prop_assert_eq!(
+                    code(d.address_free(DevicePtr::new(b), size)),
+                    want,
+                    "{:?}",
+                    op
+                );
                 if want == CUDA_SUCCESS {
                     m.reservations[i] = None;
                 }
@@ -565,7 +573,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 if !m.refs.contains_key(&id) {
                     called();
                     prop_assert_eq!(
-                        code(d.map(a, size, 0, handles[i], 0)),
+                        code(d.map(DevicePtr::new(a), size, 0, handles[i], 0)),
                         CUDA_ERROR_INVALID_VALUE,
                         "{:?}",
                         op
@@ -599,7 +607,12 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                     CUDA_ERROR_INVALID_VALUE
                 };
                 called();
-                prop_assert_eq!(code(d.map(a, size, 0, handles[i], 0)), want, "{:?}", op);
+                prop_assert_eq!(
+                    code(d.map(DevicePtr::new(a), size, 0, handles[i], 0)),
+                    want,
+                    "{:?}",
+                    op
+                );
                 if want == CUDA_SUCCESS {
                     m.mappings.push(RefMapping {
                         start: a,
@@ -623,7 +636,12 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                     CUDA_SUCCESS
                 };
                 called();
-                prop_assert_eq!(code(d.unmap(a, chunks * G)), want, "{:?}", op);
+                prop_assert_eq!(
+                    code(d.unmap(DevicePtr::new(a), chunks * G)),
+                    want,
+                    "{:?}",
+                    op
+                );
                 if want == CUDA_SUCCESS {
                     let gone: Vec<_> = m
                         .mappings
@@ -689,7 +707,11 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 }
                 called();
                 prop_assert_eq!(
-                    code(d.set_access(a, chunks * G, &[(1, device as i32, i32::from(flags))])),
+                    code(d.set_access(
+                        DevicePtr::new(a),
+                        chunks * G,
+                        &[(1, device as i32, i32::from(flags))]
+                    )),
                     want,
                     "{:?}",
                     op
@@ -718,7 +740,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 // Safety: a 64-byte local buffer for a 64-byte copy.
                 let got = code(unsafe {
                     d.copy(
-                        HostOrDevice::Device(target),
+                        HostOrDevice::Device(DevicePtr::new(target)),
                         HostOrDevice::Host(bytes.as_ptr() as *mut u8),
                         SLOT,
                     )
@@ -744,7 +766,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 let got = code(unsafe {
                     d.copy(
                         HostOrDevice::Host(bytes.as_mut_ptr()),
-                        HostOrDevice::Device(target),
+                        HostOrDevice::Device(DevicePtr::new(target)),
                         SLOT,
                     )
                 });

@@ -3,7 +3,7 @@
 //! and the PCI bus ids cuda.h files here.
 
 use super::{copy_c_string, stream, zero_on_failure, CUdevicePtr, Mock};
-use crate::boundary::{drv, out};
+use crate::boundary::{device_ptr, drv, out};
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
 use crate::model::{HostOrDevice, Pattern};
@@ -71,12 +71,12 @@ impl MemoryApi for Mock {
         zero_on_failure(
             dptr,
             d.mem_alloc(bytesize as u64)
-                .map(|p| created(Made::Reservation, p)),
+                .map(|p| created(Made::Reservation, p.get())),
         )
     }
 
     unsafe fn cuMemFree_v2(dptr: CUdevicePtr) -> CuResult<()> {
-        drv()?.mem_free(dptr)
+        drv()?.mem_free(device_ptr(dptr))
     }
 
     unsafe fn cuMemGetAddressRange_v2(
@@ -86,7 +86,7 @@ impl MemoryApi for Mock {
     ) -> CuResult<()> {
         let d = drv()?;
         d.ctx_device(None)?;
-        let (b, s) = match d.address_range(dptr) {
+        let (b, s) = match d.address_range(device_ptr(dptr)) {
             Ok(found) => found,
             Err(e) => {
                 // The H200 zeroes what it was asked for when nothing is found.
@@ -100,7 +100,7 @@ impl MemoryApi for Mock {
             }
         };
         if !pbase.is_null() {
-            out(pbase, b)?;
+            out(pbase, b.get())?;
         }
         if !psize.is_null() {
             out(psize, s as usize)?;
@@ -222,15 +222,15 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemsetD8_v2(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {
-        drv()?.memset(dst, Pattern::D8(v), n as u64)
+        drv()?.memset(device_ptr(dst), Pattern::D8(v), n as u64)
     }
 
     unsafe fn cuMemsetD16_v2(dst: CUdevicePtr, v: u16, n: usize) -> CuResult<()> {
-        drv()?.memset(dst, Pattern::D16(v), n as u64)
+        drv()?.memset(device_ptr(dst), Pattern::D16(v), n as u64)
     }
 
     unsafe fn cuMemsetD32_v2(dst: CUdevicePtr, v: u32, n: usize) -> CuResult<()> {
-        drv()?.memset(dst, Pattern::D32(v), n as u64)
+        drv()?.memset(device_ptr(dst), Pattern::D32(v), n as u64)
     }
 
     unsafe fn cuMemsetD8Async(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
@@ -288,15 +288,15 @@ fn host_side(d: &crate::model::Driver, p: *const c_void, len: usize) -> CuResult
     if p.is_null() && len > 0 {
         return Err(invalid("the host pointer is NULL"));
     }
-    Ok(if d.is_device_address(p as u64) {
-        HostOrDevice::Device(p as u64)
+    Ok(if d.is_device_address(device_ptr(p as u64)) {
+        HostOrDevice::Device(device_ptr(p as u64))
     } else {
         HostOrDevice::Host(p as *mut u8)
     })
 }
 
 fn device_side(dptr: CUdevicePtr) -> HostOrDevice {
-    HostOrDevice::Device(dptr)
+    HostOrDevice::Device(device_ptr(dptr))
 }
 
 /// cuMemcpy on unified addresses: either side may be host or device memory.

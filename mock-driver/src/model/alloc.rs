@@ -2,6 +2,7 @@
 //! owned by a context; cuMemGetAddressRange and cuMemGetInfo, which report on it.
 
 use super::error::*;
+use super::ids::DevicePtr;
 use super::vmm::{self, AllocationProp, Need, ReservationKind, Vmm};
 use super::Driver;
 use cumock_abi::consts::*;
@@ -18,7 +19,7 @@ impl Driver {
         ))
     }
 
-    pub fn mem_alloc(&self, size: u64) -> CuResult<u64> {
+    pub fn mem_alloc(&self, size: u64) -> CuResult<DevicePtr> {
         let mut st = self.state.lock();
         let (ctx, c) = st.contexts.require_current()?;
         let device = c.device;
@@ -59,10 +60,11 @@ impl Driver {
             context: ctx,
             requested: size,
         };
-        Ok(base)
+        Ok(DevicePtr::new(base))
     }
 
-    pub fn mem_free(&self, ptr: u64) -> CuResult<()> {
+    pub fn mem_free(&self, ptr: DevicePtr) -> CuResult<()> {
+        let ptr = ptr.get();
         // Observed: cuMemFree(0) succeeds, with or without a context.
         if ptr == 0 {
             return Ok(());
@@ -88,12 +90,13 @@ impl Driver {
     }
 
     /// cuMemGetAddressRange: the allocation (cuMemAlloc) or mapping (VMM) holding `ptr`.
-    pub fn address_range(&self, ptr: u64) -> CuResult<(u64, u64)> {
+    pub fn address_range(&self, ptr: DevicePtr) -> CuResult<(DevicePtr, u64)> {
+        let ptr = ptr.get();
         let st = self.state.lock();
         if let Some((base, r)) = st.vmm.reservation_at(ptr) {
             if let ReservationKind::Alloc { requested, .. } = r.kind {
                 if ptr - base < requested {
-                    return Ok((base, requested));
+                    return Ok((DevicePtr::new(base), requested));
                 }
             }
         }
@@ -108,7 +111,7 @@ impl Driver {
             (vmm, st.vmm.mapping_at(ptr), st.contexts.require_current())
         {
             if m.access.allows(ctx.device, Need::Read) {
-                return Ok((m.start, m.size));
+                return Ok((DevicePtr::new(m.start), m.size));
             }
         }
         Err(CuError::new(

@@ -2,13 +2,14 @@
 //! kernel: the bytes move outside the state's lock, kept in place by a `BytesInUse`.
 
 use super::error::*;
+use super::ids::DevicePtr;
 use super::vmm::{self, Need, Segment};
 use super::Driver;
 
 /// Where the bytes of a copy come from or go to.
 pub enum HostOrDevice {
     Host(*mut u8),
-    Device(u64),
+    Device(DevicePtr),
 }
 
 /// What `cuMemsetD8/D16/D32` writes.
@@ -33,8 +34,8 @@ impl Driver {
     /// Is `addr` device memory of this process (inside a reservation)? A "host" pointer
     /// that is, is treated as device memory, as unified addressing does; reading it as
     /// host memory would fault.
-    pub fn is_device_address(&self, addr: u64) -> bool {
-        self.state.lock().vmm.is_device_address(addr)
+    pub fn is_device_address(&self, addr: DevicePtr) -> bool {
+        self.state.lock().vmm.is_device_address(addr.get())
     }
 
     /// Copies `len` bytes; device sides are checked against the current context's device.
@@ -49,11 +50,15 @@ impl Driver {
             let device = ctx.device;
             self.check_sticky(&st, device)?;
             let d = match dst {
-                HostOrDevice::Device(a) => Some(st.vmm.segments(a, len, device, Need::Write)?),
+                HostOrDevice::Device(a) => {
+                    Some(st.vmm.segments(a.get(), len, device, Need::Write)?)
+                }
                 HostOrDevice::Host(_) => None,
             };
             let s = match src {
-                HostOrDevice::Device(a) => Some(st.vmm.segments(a, len, device, Need::Read)?),
+                HostOrDevice::Device(a) => {
+                    Some(st.vmm.segments(a.get(), len, device, Need::Read)?)
+                }
                 HostOrDevice::Host(_) => None,
             };
             match (&d, &s) {
@@ -114,11 +119,12 @@ impl Driver {
     /// copy's does.
     pub fn translate(
         &self,
-        addr: u64,
+        addr: DevicePtr,
         len: u64,
         device: usize,
         need: Need,
     ) -> CuResult<Translation> {
+        let addr = addr.get();
         let mut st = self.state.lock();
         let segments = st.vmm.segments(addr, len, device, need)?;
         st.vmm.issued(&segments);
@@ -128,7 +134,8 @@ impl Driver {
         })
     }
 
-    pub fn memset(&self, dst: u64, pattern: Pattern, count: u64) -> CuResult<()> {
+    pub fn memset(&self, dst: DevicePtr, pattern: Pattern, count: u64) -> CuResult<()> {
+        let dst = dst.get();
         let width = pattern.bytes().len() as u64;
         if !dst.is_multiple_of(width) {
             return Err(invalid(format!(

@@ -104,6 +104,48 @@ impl AllocationId {
     }
 }
 
+/// A device address (`CUdeviceptr`), in the process's unified address space. The driver's
+/// calls take and return these; the tables under them (`vmm`, `reservations`, `mappings`,
+/// `memory`) keep plain `u64`s, on which they do interval arithmetic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DevicePtr(u64);
+
+impl DevicePtr {
+    pub const NULL: DevicePtr = DevicePtr(0);
+
+    pub const fn new(addr: u64) -> Self {
+        Self(addr)
+    }
+
+    /// The address as a number, for the tables and for the program.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+/// An address `n` bytes further on (wrapping, as a C pointer's arithmetic would not be
+/// checked either; the tables refuse what lies outside every range).
+impl std::ops::Add<u64> for DevicePtr {
+    type Output = DevicePtr;
+    fn add(self, n: u64) -> DevicePtr {
+        DevicePtr(self.0.wrapping_add(n))
+    }
+}
+
+impl std::ops::Sub<u64> for DevicePtr {
+    type Output = DevicePtr;
+    fn sub(self, n: u64) -> DevicePtr {
+        DevicePtr(self.0.wrapping_sub(n))
+    }
+}
+
+/// As the address, for messages.
+impl std::fmt::LowerHex for DevicePtr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::LowerHex::fmt(&self.0, f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

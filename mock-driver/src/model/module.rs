@@ -11,7 +11,7 @@
 //! clear it. VMM calls (reserve, create, map, set access) go on working.
 
 use super::error::*;
-use super::ids::{ContextId, StreamId};
+use super::ids::{ContextId, DevicePtr, StreamId};
 use super::vmm::{Need, Segment};
 use super::{Driver, State};
 use cumock_abi::result::*;
@@ -552,14 +552,18 @@ impl Driver {
             offsets.push(at);
             total = at + g.size;
         }
-        let storage = if total > 0 { self.mem_alloc(total)? } else { 0 };
+        let storage = if total > 0 {
+            self.mem_alloc(total)?.get()
+        } else {
+            0
+        };
         let globals: Vec<u64> = offsets.iter().map(|o| storage + o).collect();
         for (g, &at) in program.globals.iter().zip(&globals) {
             if g.init.iter().any(|b| *b != 0) {
                 // Safety: `init` is a live host buffer of `size` bytes.
                 unsafe {
                     self.copy(
-                        super::HostOrDevice::Device(at),
+                        super::HostOrDevice::Device(DevicePtr::new(at)),
                         super::HostOrDevice::Host(g.init.as_ptr() as *mut u8),
                         g.size,
                     )?
@@ -600,7 +604,7 @@ impl Driver {
             m
         };
         if m.storage != 0 {
-            self.mem_free(m.storage)?;
+            self.mem_free(DevicePtr::new(m.storage))?;
         }
         Ok(())
     }

@@ -1,13 +1,14 @@
 //! cuPointerGetAttribute(s): what the driver knows of a device address, gathered from
 //! its mapping, allocation, reservation and the current context.
 
-use super::ids::{AllocationId, ContextId};
+use super::ids::{AllocationId, ContextId, DevicePtr};
 use super::vmm::{self, ReservationKind};
 use super::Driver;
 
 impl Driver {
     /// What cuPointerGetAttribute reports of a device address.
-    pub fn pointer_info(&self, ptr: u64) -> Option<PointerInfo> {
+    pub fn pointer_info(&self, ptr: DevicePtr) -> Option<PointerInfo> {
+        let ptr = ptr.get();
         let st = self.state.lock();
         let m = st.vmm.mapping_at(ptr)?;
         let id = AllocationId::from_handle(m.handle);

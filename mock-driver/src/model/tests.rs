@@ -1,6 +1,7 @@
 //! Tests of the driver across nouns: copies over VMM mappings, exports, memory reuse.
 
 use super::error::*;
+use super::ids::DevicePtr;
 use super::profile::Profile;
 use super::vmm::{AllocationProp, Need};
 use super::*;
@@ -34,7 +35,7 @@ fn grow_without_copying_keeps_data_across_chunks() {
     let ctx = d.primary_retain(0).unwrap();
     d.ctx_set_current(Some(ctx)).unwrap();
     const G: u64 = 2 << 20;
-    let va = d.address_reserve(64 * G, 0, 0, 0).unwrap();
+    let va = d.address_reserve(64 * G, 0, DevicePtr::NULL, 0).unwrap();
     for i in 0..3 {
         let h = d.create(G, dev_prop(&d, 0), 0).unwrap();
         d.map(va + i * G, G, 0, h, 0).unwrap();
@@ -68,7 +69,7 @@ fn translation_sees_what_copies_see_before_and_after_an_export() {
     let ctx = d.primary_retain(0).unwrap();
     d.ctx_set_current(Some(ctx)).unwrap();
     const G: u64 = 2 << 20;
-    let va = d.address_reserve(4 * G, 0, 0, 0).unwrap();
+    let va = d.address_reserve(4 * G, 0, DevicePtr::NULL, 0).unwrap();
     let h = d.create(2 * G, dev_prop(&d, 0), 0).unwrap();
     d.map(va, 2 * G, 0, h, 0).unwrap();
     d.map(va + 2 * G, 2 * G, 0, h, 0).unwrap();
@@ -124,7 +125,7 @@ fn released_memory_is_reused_and_reads_zeros() {
     let ctx = d.primary_retain(0).unwrap();
     d.ctx_set_current(Some(ctx)).unwrap();
     const G: u64 = 2 << 20;
-    let va = d.address_reserve(G, 0, 0, 0).unwrap();
+    let va = d.address_reserve(G, 0, DevicePtr::NULL, 0).unwrap();
     let mut places = Vec::new();
     // Touched memory goes back to the host 64 ranges at a time (see
     // memory::DeviceMemory::release); then its ranges are reused.
@@ -181,12 +182,12 @@ fn host_views_follow_an_export() {
     };
     p.requested_handle_types = 1;
     let prop = d.check_prop(&p).unwrap();
-    let va = d.address_reserve(G, 0, 0, 0).unwrap();
+    let va = d.address_reserve(G, 0, DevicePtr::NULL, 0).unwrap();
     let h = d.create(G, prop, 0).unwrap();
     d.map(va, G, 0, h, 0).unwrap();
     d.set_access(va, G, &[(CU_MEM_LOCATION_TYPE_HOST_NUMA, 0, 3), (1, 0, 3)])
         .unwrap();
-    let host = va as *mut u8;
+    let host = va.get() as *mut u8;
     // Safety: the host was granted read-write access at va (a view placed there).
     unsafe { host.add(100).write(7) };
     let fd = d.export(h, 1, 0).unwrap();
@@ -205,7 +206,7 @@ fn host_views_follow_an_export() {
     .unwrap();
     assert_eq!(back, [9], "the host view and the device see the same bytes");
     let h2 = d.import(std::os::fd::AsRawFd::as_raw_fd(&fd), 1).unwrap();
-    let vb = d.address_reserve(G, 0, 0, 0).unwrap();
+    let vb = d.address_reserve(G, 0, DevicePtr::NULL, 0).unwrap();
     d.map(vb, G, 0, h2, 0).unwrap();
     d.set_access(vb, G, &[(1, 0, 3)]).unwrap();
     unsafe_copy(
@@ -229,7 +230,7 @@ fn copies_need_a_current_context() {
     let e = unsafe_copy(
         &d,
         HostOrDevice::Host(b.as_mut_ptr()),
-        HostOrDevice::Device(0x1000),
+        HostOrDevice::Device(DevicePtr::new(0x1000)),
         4,
     )
     .unwrap_err();
@@ -255,7 +256,7 @@ fn peer_grant_gives_only_that_device_access() {
     let c0 = d.primary_retain(0).unwrap();
     let c1 = d.primary_retain(1).unwrap();
     const G: u64 = 2 << 20;
-    let va = d.address_reserve(G, 0, 0, 0).unwrap();
+    let va = d.address_reserve(G, 0, DevicePtr::NULL, 0).unwrap();
     let h = d.create(G, dev_prop(&d, 0), 0).unwrap();
     d.map(va, G, 0, h, 0).unwrap();
     d.set_access(va, G, &[(1, 1, 3)]).unwrap();

@@ -4,7 +4,7 @@
 //! Kept apart from `vmm.rs` so that the table's code stays about the table.
 
 use super::error::*;
-use super::ids::AllocationId;
+use super::ids::{AllocationId, DevicePtr};
 use super::vmm::AllocationProp;
 use super::Driver;
 use cumock_abi::consts::*;
@@ -15,18 +15,19 @@ impl Driver {
         &self,
         size: u64,
         alignment: u64,
-        hint: u64,
+        hint: DevicePtr,
         flags: u64,
-    ) -> CuResult<u64> {
+    ) -> CuResult<DevicePtr> {
         let g = self.profile.minimum_granularity();
         self.state
             .lock()
             .vmm
-            .address_reserve(size, alignment, hint, flags, g)
+            .address_reserve(size, alignment, hint.get(), flags, g)
+            .map(DevicePtr::new)
     }
 
-    pub fn address_free(&self, ptr: u64, size: u64) -> CuResult<()> {
-        self.state.lock().vmm.address_free(ptr, size)
+    pub fn address_free(&self, ptr: DevicePtr, size: u64) -> CuResult<()> {
+        self.state.lock().vmm.address_free(ptr.get(), size)
     }
 
     pub fn create(&self, size: u64, prop: AllocationProp, flags: u64) -> CuResult<u64> {
@@ -51,7 +52,15 @@ impl Driver {
         self.state.lock().vmm.release(handle)
     }
 
-    pub fn map(&self, ptr: u64, size: u64, offset: u64, handle: u64, flags: u64) -> CuResult<()> {
+    pub fn map(
+        &self,
+        ptr: DevicePtr,
+        size: u64,
+        offset: u64,
+        handle: u64,
+        flags: u64,
+    ) -> CuResult<()> {
+        let ptr = ptr.get();
         let g = self.profile.minimum_granularity();
         self.state
             .lock()
@@ -59,18 +68,19 @@ impl Driver {
             .map(ptr, size, offset, handle, flags, g)
     }
 
-    pub fn unmap(&self, ptr: u64, size: u64) -> CuResult<Vec<String>> {
+    pub fn unmap(&self, ptr: DevicePtr, size: u64) -> CuResult<Vec<String>> {
         let g = self.profile.minimum_granularity();
-        self.state.lock().vmm.unmap(ptr, size, g)
+        self.state.lock().vmm.unmap(ptr.get(), size, g)
     }
 
     /// `grants`: (location type, location id, flags) as the program passed them.
     pub fn set_access(
         &self,
-        ptr: u64,
+        ptr: DevicePtr,
         size: u64,
         grants: &[(i32, i32, i32)],
     ) -> CuResult<Vec<String>> {
+        let ptr = ptr.get();
         if grants.is_empty() {
             return Err(invalid("count is 0"));
         }
@@ -140,7 +150,13 @@ impl Driver {
         st.vmm.set_access(ptr, size, &checked)
     }
 
-    pub fn get_access(&self, location_type: i32, location_id: i32, ptr: u64) -> CuResult<u64> {
+    pub fn get_access(
+        &self,
+        location_type: i32,
+        location_id: i32,
+        ptr: DevicePtr,
+    ) -> CuResult<u64> {
+        let ptr = ptr.get();
         // Observed: the real driver reads the id as a device whatever the location type
         // (a HOST location with id 0 reports device 0's flags), and a bad id is
         // CUDA_ERROR_INVALID_DEVICE.
@@ -167,8 +183,8 @@ impl Driver {
         self.state.lock().vmm.import(fd, handle_type, n)
     }
 
-    pub fn retain_allocation_handle(&self, addr: u64) -> CuResult<u64> {
-        self.state.lock().vmm.retain(addr)
+    pub fn retain_allocation_handle(&self, addr: DevicePtr) -> CuResult<u64> {
+        self.state.lock().vmm.retain(addr.get())
     }
 
     pub fn allocation_properties(&self, handle: u64) -> CuResult<AllocationProp> {
