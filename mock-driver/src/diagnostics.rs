@@ -529,17 +529,14 @@ fn prune_origins() {
         return;
     };
     let before = ORIGINS_SEQ.load(Ordering::Relaxed);
-    let live: std::collections::HashSet<(Made, u64)> = {
-        let st = d.state.lock();
-        let reservations = st.vmm.reservations.bases().map(|k| (Made::Reservation, k));
-        let allocations = st
-            .vmm
-            .allocations
-            .keys()
-            .map(|k| (Made::Allocation, k.serial()));
-        let mappings = st.vmm.mappings.starts().map(|k| (Made::Mapping, k));
+    let live: std::collections::HashSet<(Made, u64)> = d.with_vmm(|vmm| {
+        let reservations = vmm.reservations().map(|(k, _)| (Made::Reservation, k));
+        let allocations = vmm
+            .allocations()
+            .map(|(k, _)| (Made::Allocation, k.serial()));
+        let mappings = vmm.mappings().map(|m| (Made::Mapping, m.start));
         reservations.chain(allocations).chain(mappings).collect()
-    };
+    });
     let mut origins = ORIGINS.lock();
     origins.retain(|key, (seq, _)| *seq >= before || live.contains(key));
     ORIGINS_PRUNE_AT.store((origins.len() as u64 * 2).max(4096), Ordering::Relaxed);
@@ -681,8 +678,8 @@ pub fn leak_report() -> Vec<String> {
 pub fn leaks() -> Vec<Leak> {
     let mut out: Vec<(String, Option<(Made, u64)>)> = Vec::new();
     if let Ok(d) = crate::model::driver() {
-        let st = d.state.lock();
-        for (base, r) in st.vmm.reservations.iter() {
+        d.with_vmm(|vmm| {
+        for (base, r) in vmm.reservations() {
             let what = match r.kind {
                 crate::model::vmm::ReservationKind::Vmm => format!(
                     "reservation {base:#x}+{:#x} never freed (cuMemAddressFree)",
@@ -694,11 +691,9 @@ pub fn leaks() -> Vec<Leak> {
             };
             out.push((what, Some((Made::Reservation, base))));
         }
-        for m in st.vmm.mappings.iter() {
-            let is_alloc = st
-                .vmm
-                .reservations
-                .get(&m.reservation)
+        for m in vmm.mappings() {
+            let is_alloc = vmm
+                .reservation(m.reservation)
                 .is_some_and(|r| r.kind != crate::model::vmm::ReservationKind::Vmm);
             if !is_alloc {
                 out.push((
@@ -710,10 +705,8 @@ pub fn leaks() -> Vec<Leak> {
                 ));
             }
         }
-        let mut handles: Vec<_> = st
-            .vmm
-            .allocations
-            .iter()
+        let mut handles: Vec<_> = vmm
+            .allocations()
             .filter(|(_, a)| a.user_refs > 0)
             .collect();
         handles.sort_by_key(|(id, _)| id.serial());
@@ -723,6 +716,7 @@ pub fn leaks() -> Vec<Leak> {
                 id.serial(), a.size, a.user_refs
             ), Some((Made::Allocation, id.serial()))));
         }
+        });
     }
     // The model's lock is released before the origins' is taken: `created` takes them
     // in the other order.

@@ -459,7 +459,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     d.init(0).unwrap();
     // Released memory that was touched goes back to the host in batches (64 allocations
     // by default); small batches here, so that sequences reuse it soon and read it.
-    d.state.lock().vmm.set_release_batch(1 + ops.len() % 4);
+    d.set_release_batch(1 + ops.len() % 4);
     let contexts: Vec<ContextId> = (0..DEVICES)
         .map(|i| d.primary_retain(i as i32).unwrap())
         .collect();

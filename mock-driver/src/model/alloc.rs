@@ -3,7 +3,7 @@
 
 use super::error::*;
 use super::ids::DevicePtr;
-use super::vmm::{self, AllocationProp, Need, ReservationKind, Vmm};
+use super::vmm::{AllocationProp, Need, ReservationKind, Vmm};
 use super::Driver;
 use cumock_abi::consts::*;
 
@@ -14,7 +14,7 @@ impl Driver {
         self.check_sticky(&st, ctx.device)?;
         let dev = &self.profile.devices[ctx.device];
         Ok((
-            dev.free_at_start.saturating_sub(st.vmm.used[ctx.device]),
+            dev.free_at_start.saturating_sub(st.vmm.used(ctx.device)),
             dev.total_mem,
         ))
     }
@@ -32,7 +32,7 @@ impl Driver {
         let rounded = size
             .checked_next_multiple_of(g)
             .ok_or_else(|| out_of_memory("size overflows"))?;
-        let free = dev.free_at_start.saturating_sub(st.vmm.used[device]);
+        let free = dev.free_at_start.saturating_sub(st.vmm.used(device));
         let prop = AllocationProp {
             location_type: CU_MEM_LOCATION_TYPE_DEVICE,
             location_id: device as i32,
@@ -55,11 +55,7 @@ impl Driver {
             .expect("a fresh range takes the mapping");
         st.vmm.release(h).expect("the mapping holds it");
         // cuMemAlloc memory is usable from every context, as unified addressing makes it.
-        st.vmm.mappings.get_mut(&base).expect("mapped").access = vmm::AccessTable::all(n);
-        st.vmm.reservations.get_mut(&base).expect("reserved").kind = ReservationKind::Alloc {
-            context: ctx,
-            requested: size,
-        };
+        st.vmm.make_alloc(base, ctx, size, n);
         Ok(DevicePtr::new(base))
     }
 
@@ -74,7 +70,7 @@ impl Driver {
     }
 
     pub(super) fn free_alloc(vmm: &mut Vmm, ptr: u64) -> CuResult<()> {
-        match vmm.reservations.get(&ptr).map(|r| r.kind) {
+        match vmm.reservation(ptr).map(|r| r.kind) {
             Some(ReservationKind::Alloc { .. }) => {
                 vmm.remove_mapping(ptr);
                 vmm.remove_reservation(ptr);

@@ -58,17 +58,17 @@ pub struct PrimaryContext {
 
 #[derive(Debug, Default)]
 pub struct Contexts {
-    pub contexts: HashMap<ContextId, Context>,
-    pub primary: Vec<PrimaryContext>,
+    contexts: HashMap<ContextId, Context>,
+    primary: Vec<PrimaryContext>,
     next_id: u64,
-    pub streams: HashMap<StreamId, ContextId>,
+    streams: HashMap<StreamId, ContextId>,
     /// Limits set with cuCtxSetLimit, per context.
-    pub limits: HashMap<(ContextId, i32), u64>,
+    limits: HashMap<(ContextId, i32), u64>,
     /// The flags and priority each stream was created with.
-    pub stream_props: HashMap<StreamId, StreamProps>,
-    pub events: HashMap<EventId, Option<Instant>>,
+    stream_props: HashMap<StreamId, StreamProps>,
+    events: HashMap<EventId, Option<Instant>>,
     /// Events created with CU_EVENT_DISABLE_TIMING: cuEventElapsedTime refuses them.
-    pub untimed_events: std::collections::HashSet<EventId>,
+    untimed_events: std::collections::HashSet<EventId>,
 }
 
 thread_local! {
@@ -236,6 +236,26 @@ impl Contexts {
         h
     }
 
+    /// Forgets an event (the caller has checked that it lives).
+    pub fn destroy_event(&mut self, event: EventId) {
+        self.events.remove(&event);
+        self.untimed_events.remove(&event);
+    }
+
+    /// Whether `event` was created without CU_EVENT_DISABLE_TIMING.
+    pub fn is_timed(&self, event: EventId) -> bool {
+        !self.untimed_events.contains(&event)
+    }
+
+    /// The value cuCtxSetLimit gave `limit` in `ctx`, if it did.
+    pub fn limit(&self, ctx: ContextId, limit: i32) -> Option<u64> {
+        self.limits.get(&(ctx, limit)).copied()
+    }
+
+    pub fn set_limit(&mut self, ctx: ContextId, limit: i32, value: u64) {
+        self.limits.insert((ctx, limit), value);
+    }
+
     pub fn event(&mut self, event: EventId) -> CuResult<&mut Option<Instant>> {
         self.events
             .get_mut(&event)
@@ -350,8 +370,7 @@ impl Driver {
         // cuMemAlloc memory dies with its context; VMM mappings do not (observed).
         let owned: Vec<u64> = st
             .vmm
-            .reservations
-            .iter()
+            .reservations()
             .filter(
                 |(_, r)| matches!(r.kind, ReservationKind::Alloc { context, .. } if context == ctx),
             )

@@ -61,7 +61,9 @@ pub struct Driver {
     initialized: AtomicBool,
     /// Set in a child forked after cuInit.
     forked_after_init: AtomicBool,
-    pub state: Mutex<State>,
+    /// Private, so that the state is read and changed only through `Driver`'s calls (and
+    /// [`Driver::with_vmm`] for the leak report).
+    state: Mutex<State>,
 }
 
 impl Driver {
@@ -83,5 +85,17 @@ impl Driver {
 
     pub fn device_count(&self) -> usize {
         self.profile.devices.len()
+    }
+
+    /// Reads the VMM tables under the state's lock: what the leak report lists. `f` must
+    /// not call the driver (the lock is held).
+    pub fn with_vmm<R>(&self, f: impl FnOnce(&Vmm) -> R) -> R {
+        f(&self.state.lock().vmm)
+    }
+
+    /// How many touched ranges of device memory go back to the host together (see
+    /// `Vmm::set_release_batch`): for tests of reuse.
+    pub fn set_release_batch(&self, ranges: usize) {
+        self.state.lock().vmm.set_release_batch(ranges);
     }
 }

@@ -259,7 +259,7 @@ fn describe_unmapped(st: &State, addr: u64) -> String {
             r.size
         );
     }
-    match st.vmm.mappings.last_at_or_before(addr) {
+    match st.vmm.last_mapping_at_or_before(addr) {
         Some(m) => format!(
             "{addr:#x} is not device memory: nothing is mapped or reserved there; the nearest \
              mapping below ends at {:#x} ({} bytes before it)",

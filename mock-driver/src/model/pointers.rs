@@ -12,8 +12,8 @@ impl Driver {
         let st = self.state.lock();
         let m = st.vmm.mapping_at(ptr)?;
         let id = AllocationId::from_handle(m.handle);
-        let a = st.vmm.allocations.get(&id)?;
-        let r = st.vmm.reservations.get(&m.reservation)?;
+        let a = st.vmm.mapped_allocation(m)?;
+        let r = st.vmm.reservation(m.reservation)?;
         let current_device = st
             .contexts
             .current()

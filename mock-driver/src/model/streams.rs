@@ -51,14 +51,9 @@ impl Driver {
                 )
             })?;
         if let Some(v) = set {
-            st.contexts.limits.insert((ctx, limit), v);
+            st.contexts.set_limit(ctx, limit, v);
         }
-        Ok(st
-            .contexts
-            .limits
-            .get(&(ctx, limit))
-            .copied()
-            .unwrap_or(default))
+        Ok(st.contexts.limit(ctx, limit).unwrap_or(default))
     }
 
     /// A stream's context, device and properties (cuStreamGetCtx, GetDevice, GetFlags,
@@ -116,8 +111,7 @@ impl Driver {
     pub fn event_destroy(&self, event: EventId) -> CuResult<()> {
         let mut st = self.state.lock();
         st.contexts.event(event)?;
-        st.contexts.events.remove(&event);
-        st.contexts.untimed_events.remove(&event);
+        st.contexts.destroy_event(event);
         Ok(())
     }
 
@@ -125,7 +119,7 @@ impl Driver {
         let mut st = self.state.lock();
         for e in [start, end] {
             st.contexts.event(e)?;
-            if st.contexts.untimed_events.contains(&e) {
+            if !st.contexts.is_timed(e) {
                 // As the H200 answers (seen by cumock's runtime's programs).
                 return Err(invalid_handle(format!(
                     "event {:#x} was created with CU_EVENT_DISABLE_TIMING",

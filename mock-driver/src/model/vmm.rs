@@ -200,12 +200,12 @@ pub type Allocations = HashMap<AllocationId, PhysicalAllocation, BuildHasherDefa
 
 #[derive(Debug, Default)]
 pub struct Vmm {
-    pub reservations: Reservations,
-    pub mappings: Mappings,
-    pub allocations: Allocations,
+    reservations: Reservations,
+    mappings: Mappings,
+    allocations: Allocations,
     next_handle: u64,
     /// Bytes charged to each device by live allocations.
-    pub used: Vec<u64>,
+    used: Vec<u64>,
     memory: DeviceMemory,
     addresses: AddressPool,
     /// Allocations with work in flight, so that a synchronisation clears only those.
@@ -1112,6 +1112,60 @@ impl Vmm {
             .filter(|a| matches!(a.storage, Storage::File(_)))
             .count();
         (self.memory.arenas(), self.addresses.chunks(), files)
+    }
+}
+
+/// What the driver's calls and the leak report read of the tables. The tables are private
+/// so that every change goes through `Vmm`'s operations, which keep them in step (a
+/// mapping's allocation, the bytes charged to a device).
+impl Vmm {
+    /// The reservation starting at `base`.
+    pub fn reservation(&self, base: u64) -> Option<&Reservation> {
+        self.reservations.get(&base)
+    }
+
+    /// The reservations, by base address.
+    pub fn reservations(&self) -> impl Iterator<Item = (u64, &Reservation)> + '_ {
+        self.reservations.iter()
+    }
+
+    /// The mappings, in address order.
+    pub fn mappings(&self) -> impl Iterator<Item = &Mapping> + '_ {
+        self.mappings.iter()
+    }
+
+    /// The mappings that start in `[start, end)`, in address order.
+    pub fn mappings_starting_in(&self, start: u64, end: u64) -> impl Iterator<Item = &Mapping> {
+        self.mappings.starting_in(start, end)
+    }
+
+    /// The last mapping starting at or before `addr` (it may end before `addr`).
+    pub fn last_mapping_at_or_before(&self, addr: u64) -> Option<&Mapping> {
+        self.mappings.last_at_or_before(addr)
+    }
+
+    /// The live allocations, by id.
+    pub fn allocations(&self) -> impl Iterator<Item = (AllocationId, &PhysicalAllocation)> {
+        self.allocations.iter().map(|(id, a)| (*id, a))
+    }
+
+    /// The allocation a mapping maps.
+    pub fn mapped_allocation(&self, m: &Mapping) -> Option<&PhysicalAllocation> {
+        self.allocations.get(&AllocationId::from_handle(m.handle))
+    }
+
+    /// Bytes charged to `device` by live allocations.
+    pub fn used(&self, device: usize) -> u64 {
+        self.used[device]
+    }
+
+    /// Makes the range just reserved and mapped at `base` cuMemAlloc memory of `context`:
+    /// freed with cuMemFree, and usable from every one of `devices` devices, as unified
+    /// addressing makes it.
+    pub fn make_alloc(&mut self, base: u64, context: ContextId, requested: u64, devices: usize) {
+        self.mappings.get_mut(&base).expect("mapped").access = AccessTable::all(devices);
+        self.reservations.get_mut(&base).expect("reserved").kind =
+            ReservationKind::Alloc { context, requested };
     }
 }
 

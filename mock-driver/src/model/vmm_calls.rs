@@ -4,7 +4,7 @@
 //! Kept apart from `vmm.rs` so that the table's code stays about the table.
 
 use super::error::*;
-use super::ids::{AllocationId, DevicePtr};
+use super::ids::DevicePtr;
 use super::vmm::AllocationProp;
 use super::Driver;
 use cumock_abi::consts::*;
@@ -39,7 +39,7 @@ impl Driver {
                 let dev = &self.profile.devices[d];
                 (
                     dev.granularity_minimum,
-                    dev.free_at_start.saturating_sub(st.vmm.used[d]),
+                    dev.free_at_start.saturating_sub(st.vmm.used(d)),
                 )
             }
             // Host memory is not the device's to count.
@@ -125,12 +125,8 @@ impl Driver {
         }
         let mut st = self.state.lock();
         // A device may only be granted memory it can reach: its own, or a peer's.
-        for m in st.vmm.mappings.starting_in(ptr, ptr.saturating_add(size)) {
-            let owner = st
-                .vmm
-                .allocations
-                .get(&AllocationId::from_handle(m.handle))
-                .and_then(|a| a.prop.device());
+        for m in st.vmm.mappings_starting_in(ptr, ptr.saturating_add(size)) {
+            let owner = st.vmm.mapped_allocation(m).and_then(|a| a.prop.device());
             for &(dev, _) in &checked {
                 if let Some(o) = owner {
                     if o != dev && !self.profile.can_access_peer(dev, o) {
