@@ -8,7 +8,7 @@
 use cuda::model::ids::{ContextId, DevicePtr};
 use cuda::model::profile::Profile;
 use cuda::model::vmm::AllocationProp;
-use cuda::model::{Driver, HostOrDevice};
+use cuda::model::{Driver, HostBytes, HostOrDevice};
 use cumock_abi::result::*;
 use proptest::prelude::*;
 use std::collections::HashMap;
@@ -419,26 +419,20 @@ fn the_second_process() {
         let mut seen = String::new();
         for s in 0..SLOTS {
             let mut b = [0u8; SLOT as usize];
-            // Safety: a 64-byte local buffer for a 64-byte copy.
-            unsafe {
-                d.copy(
-                    HostOrDevice::Host(b.as_mut_ptr()),
-                    HostOrDevice::Device(va + s * SLOT),
-                    SLOT,
-                )
-            }
+            d.copy(
+                HostOrDevice::Host(HostBytes::from_mut_slice(&mut b)),
+                HostOrDevice::Device(va + s * SLOT),
+                SLOT,
+            )
             .unwrap();
             seen += &hex(&b);
         }
         let bytes = pattern(seed);
-        // Safety: a 64-byte local buffer for a 64-byte copy.
-        unsafe {
-            d.copy(
-                HostOrDevice::Device(va + slot * SLOT),
-                HostOrDevice::Host(bytes.as_ptr() as *mut u8),
-                SLOT,
-            )
-        }
+        d.copy(
+            HostOrDevice::Device(va + slot * SLOT),
+            HostOrDevice::Host(HostBytes::from_slice(&bytes)),
+            SLOT,
+        )
         .unwrap();
         d.ctx_synchronize(None).unwrap();
         d.unmap(va, size).unwrap();
@@ -737,14 +731,11 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 };
                 let bytes = pattern(seed);
                 called();
-                // Safety: a 64-byte local buffer for a 64-byte copy.
-                let got = code(unsafe {
-                    d.copy(
-                        HostOrDevice::Device(DevicePtr::new(target)),
-                        HostOrDevice::Host(bytes.as_ptr() as *mut u8),
-                        SLOT,
-                    )
-                });
+                let got = code(d.copy(
+                    HostOrDevice::Device(DevicePtr::new(target)),
+                    HostOrDevice::Host(HostBytes::from_slice(&bytes)),
+                    SLOT,
+                ));
                 prop_assert_eq!(got, want, "{:?}", op);
                 if want == CUDA_SUCCESS {
                     WRITES.fetch_add(1, Ordering::Relaxed);
@@ -762,14 +753,11 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 };
                 let mut bytes = [0u8; SLOT as usize];
                 called();
-                // Safety: a 64-byte local buffer for a 64-byte copy.
-                let got = code(unsafe {
-                    d.copy(
-                        HostOrDevice::Host(bytes.as_mut_ptr()),
-                        HostOrDevice::Device(DevicePtr::new(target)),
-                        SLOT,
-                    )
-                });
+                let got = code(d.copy(
+                    HostOrDevice::Host(HostBytes::from_mut_slice(&mut bytes)),
+                    HostOrDevice::Device(DevicePtr::new(target)),
+                    SLOT,
+                ));
                 prop_assert_eq!(got, want, "{:?}", op);
                 if want == CUDA_SUCCESS {
                     READS.fetch_add(1, Ordering::Relaxed);

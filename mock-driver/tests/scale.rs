@@ -9,7 +9,7 @@
 use cuda::model::ids::DevicePtr;
 use cuda::model::profile::Profile;
 use cuda::model::vmm::{AllocationProp, Need};
-use cuda::model::{Driver, HostOrDevice};
+use cuda::model::{Driver, HostBytes, HostOrDevice};
 use cumock_abi::result::*;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -100,27 +100,21 @@ fn pattern(seed: u64) -> [u8; 4096] {
 }
 
 fn write(d: &Driver, at: DevicePtr, bytes: &[u8]) {
-    // Safety: a live local buffer of bytes.len() bytes.
-    unsafe {
-        d.copy(
-            HostOrDevice::Device(at),
-            HostOrDevice::Host(bytes.as_ptr() as *mut u8),
-            bytes.len() as u64,
-        )
-    }
+    d.copy(
+        HostOrDevice::Device(at),
+        HostOrDevice::Host(HostBytes::from_slice(bytes)),
+        bytes.len() as u64,
+    )
     .unwrap();
 }
 
 fn read(d: &Driver, at: DevicePtr, len: usize) -> Vec<u8> {
     let mut b = vec![0u8; len];
-    // Safety: a live local buffer of len bytes.
-    unsafe {
-        d.copy(
-            HostOrDevice::Host(b.as_mut_ptr()),
-            HostOrDevice::Device(at),
-            len as u64,
-        )
-    }
+    d.copy(
+        HostOrDevice::Host(HostBytes::from_mut_slice(&mut b)),
+        HostOrDevice::Device(at),
+        len as u64,
+    )
     .unwrap();
     b
 }

@@ -6,7 +6,7 @@ use super::{copy_c_string, stream, zero_on_failure, CUdevicePtr, Mock};
 use crate::boundary::{device_ptr, drv, out};
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
-use crate::model::{HostOrDevice, Pattern};
+use crate::model::{Driver, HostBytes, HostOrDevice, Pattern};
 use cumock_abi::*;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
@@ -110,21 +110,29 @@ impl MemoryApi for Mock {
 
     unsafe fn cuMemcpyHtoD_v2(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {
         let d = drv()?;
-        unsafe_copy(d, device_side(dst), host_side(d, src, n)?, n as u64)
+        // Safety: cuda.h requires `src` readable for n bytes.
+        let src = unsafe { host_side(d, src, n, false) }?;
+        d.copy(device_side(dst), src, n as u64)
     }
 
     unsafe fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdevicePtr, n: usize) -> CuResult<()> {
         let d = drv()?;
-        unsafe_copy(d, host_side(d, dst, n)?, device_side(src), n as u64)
+        // Safety: cuda.h requires `dst` writable for n bytes.
+        let dst = unsafe { host_side(d, dst, n, true) }?;
+        d.copy(dst, device_side(src), n as u64)
     }
 
     unsafe fn cuMemcpyDtoD_v2(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
-        unsafe_copy(drv()?, device_side(dst), device_side(src), n as u64)
+        drv()?.copy(device_side(dst), device_side(src), n as u64)
     }
 
     unsafe fn cuMemcpy(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
         let d = drv()?;
-        unsafe_copy(d, unified_side(d, dst)?, unified_side(d, src)?, n as u64)
+        // Safety: cuda.h requires a host `dst` writable, and a host `src` readable, for n
+        // bytes.
+        let dst = unsafe { unified_side(d, dst, n, true) }?;
+        let src = unsafe { unified_side(d, src, n, false) }?;
+        d.copy(dst, src, n as u64)
     }
 
     unsafe fn cuMemcpyHtoDAsync_v2(
@@ -284,34 +292,48 @@ impl MemoryApi for Mock {
 }
 
 /// Which side of a copy a pointer the program calls "host" is really on.
-fn host_side(d: &crate::model::Driver, p: *const c_void, len: usize) -> CuResult<HostOrDevice> {
+///
+/// # Safety
+/// If `p` is host memory, it is readable for `len` bytes, and writable if `write`, while
+/// the result lives (as cuda.h requires of the program).
+unsafe fn host_side<'a>(
+    d: &Driver,
+    p: *const c_void,
+    len: usize,
+    write: bool,
+) -> CuResult<HostOrDevice<'a>> {
     if p.is_null() && len > 0 {
         return Err(invalid("the host pointer is NULL"));
     }
     Ok(if d.is_device_address(device_ptr(p as u64)) {
         HostOrDevice::Device(device_ptr(p as u64))
+    } else if write {
+        // Safety: this function's contract.
+        HostOrDevice::Host(unsafe { HostBytes::writable(p as *mut u8, len) })
     } else {
-        HostOrDevice::Host(p as *mut u8)
+        // Safety: this function's contract.
+        HostOrDevice::Host(unsafe { HostBytes::readable(p as *const u8, len) })
     })
 }
 
-fn device_side(dptr: CUdevicePtr) -> HostOrDevice {
+fn device_side(dptr: CUdevicePtr) -> HostOrDevice<'static> {
     HostOrDevice::Device(device_ptr(dptr))
 }
 
-/// cuMemcpy on unified addresses: either side may be host or device memory.
-fn unified_side(d: &crate::model::Driver, p: u64) -> CuResult<HostOrDevice> {
-    host_side(d, p as *const c_void, 1)
-}
-
+/// cuMemcpy on unified addresses: either side may be host or device memory; NULL is
+/// refused whatever the length.
+///
 /// # Safety
-/// Host pointers in `dst`/`src` are valid for `len` bytes, as cuda.h requires.
-unsafe fn unsafe_copy(
-    d: &crate::model::Driver,
-    dst: HostOrDevice,
-    src: HostOrDevice,
-    len: u64,
-) -> CuResult<()> {
-    // Safety: this function's own contract, passed on from the program's.
-    unsafe { d.copy(dst, src, len) }
+/// As `host_side`'s.
+unsafe fn unified_side<'a>(
+    d: &Driver,
+    p: u64,
+    len: usize,
+    write: bool,
+) -> CuResult<HostOrDevice<'a>> {
+    if p == 0 {
+        return Err(invalid("the host pointer is NULL"));
+    }
+    // Safety: this function's contract.
+    unsafe { host_side(d, p as *const c_void, len, write) }
 }

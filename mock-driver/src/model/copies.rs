@@ -1,14 +1,16 @@
 //! Copies and memsets, and the translation of device memory into host pointers for a
-//! kernel: the bytes move outside the state's lock, kept in place by a `BytesInUse`.
+//! kernel: the bytes move outside the state's lock, kept in place by a `BytesInUse`, by
+//! the safe functions of `crate::host_bytes`.
 
 use super::error::*;
 use super::ids::DevicePtr;
 use super::vmm::{self, Need, Segment};
 use super::Driver;
+use crate::host_bytes::{self, HostBytes};
 
 /// Where the bytes of a copy come from or go to.
-pub enum HostOrDevice {
-    Host(*mut u8),
+pub enum HostOrDevice<'a> {
+    Host(HostBytes<'a>),
     Device(DevicePtr),
 }
 
@@ -39,12 +41,9 @@ impl Driver {
     }
 
     /// Copies `len` bytes; device sides are checked against the current context's device.
-    ///
-    /// # Safety
-    /// Host sides are valid for `len` bytes (readable for a source, writable for a
-    /// destination), as cuda.h requires of the program.
-    pub unsafe fn copy(&self, dst: HostOrDevice, src: HostOrDevice, len: u64) -> CuResult<()> {
-        let (dst_segs, src_segs, _bytes) = {
+    /// Host sides hold at least `len` bytes.
+    pub fn copy(&self, dst: HostOrDevice<'_>, src: HostOrDevice<'_>, len: u64) -> CuResult<()> {
+        let (dst_segs, src_segs, bytes) = {
             let mut st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
             let device = ctx.device;
@@ -77,32 +76,14 @@ impl Driver {
             (d, s, bytes)
         };
         // The bytes move outside the lock: a 256 MiB copy must not stall other threads.
-        // `_bytes` keeps the segments' memory where it is even if another thread unmaps
+        // `bytes` keeps the segments' memory where it is even if another thread unmaps
         // or releases it meanwhile.
         match (dst, src, dst_segs, src_segs) {
-            (_, HostOrDevice::Host(h), Some(d), None) => {
-                let mut p = h as *const u8;
-                for s in d {
-                    // Safety: p stays within the host source, per this function's contract;
-                    // the segment is live device memory (held by `_bytes`). memmove, since
-                    // a "host" pointer may be another view of the same memory.
-                    unsafe { std::ptr::copy(p, s.ptr.as_ptr(), s.len) };
-                    p = p.wrapping_add(s.len);
-                }
-            }
-            (HostOrDevice::Host(h), _, None, Some(src)) => {
-                let mut p = h;
-                for s in src {
-                    // Safety: p stays within the host destination, per the contract.
-                    unsafe { std::ptr::copy(s.ptr.as_ptr(), p, s.len) };
-                    p = p.wrapping_add(s.len);
-                }
-            }
-            (_, _, Some(d), Some(s)) => copy_segments(&d, &s),
+            (_, HostOrDevice::Host(h), Some(d), None) => host_bytes::host_to_device(&d, h, &bytes),
+            (HostOrDevice::Host(h), _, None, Some(s)) => host_bytes::device_to_host(h, &s, &bytes),
+            (_, _, Some(d), Some(s)) => host_bytes::device_to_device(&d, &s, &bytes),
             (HostOrDevice::Host(d), HostOrDevice::Host(s), None, None) => {
-                // Safety: both are host pointers the caller vouches for (cuMemcpy on two
-                // host addresses is a plain memmove under unified addressing).
-                unsafe { std::ptr::copy(s as *const u8, d, len as usize) };
+                host_bytes::host_to_host(d, s, len as usize)
             }
             _ => unreachable!("segments exist exactly for device sides"),
         }
@@ -145,7 +126,7 @@ impl Driver {
         let len = count
             .checked_mul(width)
             .ok_or_else(|| invalid("count overflows"))?;
-        let (segs, _bytes) = {
+        let (segs, held) = {
             let mut st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
             self.check_sticky(&st, ctx.device)?;
@@ -153,21 +134,7 @@ impl Driver {
             st.vmm.issued(&segs);
             (segs, st.vmm.hold_bytes())
         };
-        let bytes = pattern.bytes();
-        for s in segs {
-            // Safety: the segment is live device memory, held by `_bytes`, and nothing
-            // borrows it as a Rust reference (all access is through raw copies).
-            let dst = unsafe { std::slice::from_raw_parts_mut(s.ptr.as_ptr(), s.len) };
-            if bytes.iter().all(|b| *b == bytes[0]) {
-                dst.fill(bytes[0]);
-            } else {
-                // Segments start at element boundaries: dst and every mapping are aligned
-                // to the element's width.
-                for (i, b) in dst.iter_mut().enumerate() {
-                    *b = bytes[i % bytes.len()];
-                }
-            }
-        }
+        host_bytes::fill(&segs, &pattern.bytes(), &held);
         Ok(())
     }
 }
@@ -177,28 +144,4 @@ pub struct Translation {
     /// The pieces of the range, in order; their lengths add up to the range's.
     pub segments: Vec<Segment>,
     _bytes: vmm::BytesInUse,
-}
-
-/// Copies between device segments of equal total length.
-fn copy_segments(dst: &[Segment], src: &[Segment]) {
-    let (mut di, mut si, mut doff, mut soff) = (0, 0, 0, 0);
-    while di < dst.len() && si < src.len() {
-        let d = &dst[di];
-        let s = &src[si];
-        let n = (d.len - doff).min(s.len - soff);
-        // Safety: both pointers lie inside live device memory (the caller holds the
-        // bytes); n fits both segments. memmove, since a device-to-device copy may
-        // overlap itself.
-        unsafe { std::ptr::copy(s.ptr.offset(soff).as_ptr(), d.ptr.offset(doff).as_ptr(), n) };
-        doff += n;
-        soff += n;
-        if doff == d.len {
-            di += 1;
-            doff = 0;
-        }
-        if soff == s.len {
-            si += 1;
-            soff = 0;
-        }
-    }
 }

@@ -36,6 +36,7 @@ pub mod vmm_calls;
 #[cfg(test)]
 mod tests;
 
+pub use crate::host_bytes::HostBytes;
 pub use copies::{HostOrDevice, Pattern, Translation};
 pub use pointers::PointerInfo;
 pub use process::{driver, profile_from_env};

@@ -14,6 +14,7 @@ use super::error::*;
 use super::ids::{ContextId, DevicePtr, StreamId};
 use super::vmm::{Need, Segment};
 use super::{Driver, State};
+use crate::host_bytes::HostBytes;
 use cumock_abi::result::*;
 use cumock_ptx as ptx;
 use std::collections::HashMap;
@@ -560,14 +561,12 @@ impl Driver {
         let globals: Vec<u64> = offsets.iter().map(|o| storage + o).collect();
         for (g, &at) in program.globals.iter().zip(&globals) {
             if g.init.iter().any(|b| *b != 0) {
-                // Safety: `init` is a live host buffer of `size` bytes.
-                unsafe {
-                    self.copy(
-                        super::HostOrDevice::Device(DevicePtr::new(at)),
-                        super::HostOrDevice::Host(g.init.as_ptr() as *mut u8),
-                        g.size,
-                    )?
-                };
+                // `init` is `size` bytes long.
+                self.copy(
+                    super::HostOrDevice::Device(DevicePtr::new(at)),
+                    super::HostOrDevice::Host(HostBytes::from_slice(&g.init)),
+                    g.size,
+                )?;
             }
         }
         let const_bytes = program

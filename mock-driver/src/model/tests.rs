@@ -1,17 +1,11 @@
 //! Tests of the driver across nouns: copies over VMM mappings, exports, memory reuse.
 
-use super::error::*;
 use super::ids::DevicePtr;
 use super::profile::Profile;
 use super::vmm::{AllocationProp, Need};
 use super::*;
 use cumock_abi::consts::*;
 use cumock_abi::result::*;
-
-fn unsafe_copy(d: &Driver, dst: HostOrDevice, src: HostOrDevice, len: u64) -> CuResult<()> {
-    // Safety: the tests pass host buffers at least `len` bytes long.
-    unsafe { d.copy(dst, src, len) }
-}
 
 fn driver_with(n: usize) -> Driver {
     let d = Driver::new(Profile::builtin_with_devices(n).unwrap());
@@ -43,17 +37,15 @@ fn grow_without_copying_keeps_data_across_chunks() {
         d.set_access(va + i * G, G, &[(1, 0, 3)]).unwrap();
     }
     let data: Vec<u8> = (0..3 * G).map(|i| (i % 251) as u8).collect();
-    unsafe_copy(
-        &d,
+    d.copy(
         HostOrDevice::Device(va),
-        HostOrDevice::Host(data.as_ptr() as *mut u8),
+        HostOrDevice::Host(HostBytes::from_slice(&data)),
         3 * G,
     )
     .unwrap();
     let mut back = vec![0u8; (3 * G) as usize];
-    unsafe_copy(
-        &d,
-        HostOrDevice::Host(back.as_mut_ptr()),
+    d.copy(
+        HostOrDevice::Host(HostBytes::from_mut_slice(&mut back)),
         HostOrDevice::Device(va),
         3 * G,
     )
@@ -91,16 +83,14 @@ fn translation_sees_what_copies_see_before_and_after_an_export() {
     let fd = d.export(h, 1, 0).unwrap();
     let mut back = [0u8; 8];
     // The alias at va+2G shows the bytes written at the end of the first mapping.
-    unsafe_copy(
-        &d,
-        HostOrDevice::Host(back.as_mut_ptr()),
+    d.copy(
+        HostOrDevice::Host(HostBytes::from_mut_slice(&mut back)),
         HostOrDevice::Device(va + 4 * G - 4),
         4,
     )
     .unwrap();
-    unsafe_copy(
-        &d,
-        HostOrDevice::Host(back[4..].as_mut_ptr()),
+    d.copy(
+        HostOrDevice::Host(HostBytes::from_mut_slice(&mut back[4..])),
         HostOrDevice::Device(va + 2 * G),
         4,
     )
@@ -137,19 +127,17 @@ fn released_memory_is_reused_and_reads_zeros() {
         places.push(t.segments[0].ptr);
         drop(t);
         let mut back = [9u8; 64];
-        unsafe_copy(
-            &d,
-            HostOrDevice::Host(back.as_mut_ptr()),
+        d.copy(
+            HostOrDevice::Host(HostBytes::from_mut_slice(&mut back)),
             HostOrDevice::Device(va + 4096),
             64,
         )
         .unwrap();
         assert_eq!(back, [0; 64], "round {round}: fresh memory reads zeros");
         let x = [round + 1; 64];
-        unsafe_copy(
-            &d,
+        d.copy(
             HostOrDevice::Device(va + 4096),
-            HostOrDevice::Host(x.as_ptr() as *mut u8),
+            HostOrDevice::Host(HostBytes::from_slice(&x)),
             64,
         )
         .unwrap();
@@ -197,9 +185,8 @@ fn host_views_follow_an_export() {
         host.add(200).write(9);
     }
     let mut back = [0u8; 1];
-    unsafe_copy(
-        &d,
-        HostOrDevice::Host(back.as_mut_ptr()),
+    d.copy(
+        HostOrDevice::Host(HostBytes::from_mut_slice(&mut back)),
         HostOrDevice::Device(va + 200),
         1,
     )
@@ -209,9 +196,8 @@ fn host_views_follow_an_export() {
     let vb = d.address_reserve(G, 0, DevicePtr::NULL, 0).unwrap();
     d.map(vb, G, 0, h2, 0).unwrap();
     d.set_access(vb, G, &[(1, 0, 3)]).unwrap();
-    unsafe_copy(
-        &d,
-        HostOrDevice::Host(back.as_mut_ptr()),
+    d.copy(
+        HostOrDevice::Host(HostBytes::from_mut_slice(&mut back)),
         HostOrDevice::Device(vb + 200),
         1,
     )
@@ -227,13 +213,13 @@ fn host_views_follow_an_export() {
 fn copies_need_a_current_context() {
     let d = driver_with(1);
     let mut b = [0u8; 4];
-    let e = unsafe_copy(
-        &d,
-        HostOrDevice::Host(b.as_mut_ptr()),
-        HostOrDevice::Device(DevicePtr::new(0x1000)),
-        4,
-    )
-    .unwrap_err();
+    let e = d
+        .copy(
+            HostOrDevice::Host(HostBytes::from_mut_slice(&mut b)),
+            HostOrDevice::Device(DevicePtr::new(0x1000)),
+            4,
+        )
+        .unwrap_err();
     assert_eq!(e.code, CUDA_ERROR_INVALID_CONTEXT);
 }
 
@@ -265,10 +251,9 @@ fn peer_grant_gives_only_that_device_access() {
     let x = [7u8; 8];
     d.ctx_set_current(Some(c0)).unwrap();
     assert_eq!(
-        unsafe_copy(
-            &d,
+        d.copy(
             HostOrDevice::Device(va),
-            HostOrDevice::Host(x.as_ptr() as *mut u8),
+            HostOrDevice::Host(HostBytes::from_slice(&x)),
             8
         )
         .unwrap_err()
@@ -276,10 +261,9 @@ fn peer_grant_gives_only_that_device_access() {
         CUDA_ERROR_INVALID_VALUE
     );
     d.ctx_set_current(Some(c1)).unwrap();
-    unsafe_copy(
-        &d,
+    d.copy(
         HostOrDevice::Device(va),
-        HostOrDevice::Host(x.as_ptr() as *mut u8),
+        HostOrDevice::Host(HostBytes::from_slice(&x)),
         8,
     )
     .unwrap();
