@@ -2,7 +2,7 @@
 //! address ranges, copies and memsets (with their per-thread default stream variants),
 //! and the PCI bus ids cuda.h files here.
 
-use super::{copy_c_string, stream, zero_on_failure, CUdevicePtr, Mock};
+use super::{copy_c_string, out_pair, stream, zero_on_failure, CUdevicePtr, Mock};
 use crate::boundary::{device_ptr, drv, out};
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
@@ -50,17 +50,9 @@ impl MemoryApi for Mock {
         if free.is_null() || total.is_null() {
             return Err(invalid("free or total is NULL"));
         }
-        let (f, t) = match d.mem_info() {
-            Ok(info) => info,
-            Err(e) => {
-                // The H200 zeroes both when it fails (no current context, say).
-                out(free, 0)?;
-                out(total, 0)?;
-                return Err(e);
-            }
-        };
-        out(free, f as usize)?;
-        out(total, t as usize)
+        // The H200 zeroes both when it fails (no current context, say).
+        let info = d.mem_info().map(|(f, t)| (f as usize, t as usize));
+        out_pair(free, total, info, |_| true)
     }
 
     unsafe fn cuMemAlloc_v2(dptr: *mut CUdevicePtr, bytesize: usize) -> CuResult<()> {
@@ -86,26 +78,11 @@ impl MemoryApi for Mock {
     ) -> CuResult<()> {
         let d = drv()?;
         d.ctx_device(None)?;
-        let (b, s) = match d.address_range(device_ptr(dptr)) {
-            Ok(found) => found,
-            Err(e) => {
-                // The H200 zeroes what it was asked for when nothing is found.
-                if !pbase.is_null() {
-                    out(pbase, 0)?;
-                }
-                if !psize.is_null() {
-                    out(psize, 0)?;
-                }
-                return Err(e);
-            }
-        };
-        if !pbase.is_null() {
-            out(pbase, b.get())?;
-        }
-        if !psize.is_null() {
-            out(psize, s as usize)?;
-        }
-        Ok(())
+        // The H200 zeroes what it was asked for when nothing is found.
+        let found = d
+            .address_range(device_ptr(dptr))
+            .map(|(b, s)| (b.get(), s as usize));
+        out_pair(pbase, psize, found, |_| true)
     }
 
     unsafe fn cuMemcpyHtoD_v2(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {

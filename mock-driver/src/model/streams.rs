@@ -10,7 +10,7 @@ use super::Driver;
 impl Driver {
     /// cuStreamSynchronize, cuEventSynchronize: the mock runs everything at once, so a
     /// synchronisation only marks the work as done.
-    pub fn synchronized(&self) {
+    fn synchronized(&self) {
         self.state.lock().vmm.synchronized();
     }
 
@@ -78,12 +78,38 @@ impl Driver {
 
     /// The sticky error of the current context's device, if a kernel faulted there (streams
     /// and events report it as the H200 does: probe fault-stream-sync).
-    pub fn check_sticky_current(&self) -> CuResult<()> {
+    fn check_sticky_current(&self) -> CuResult<()> {
         let st = self.state.lock();
         match st.contexts.require_current() {
             Ok((_, c)) => self.check_sticky(&st, c.device),
             Err(_) => Ok(()),
         }
+    }
+
+    /// cuStreamSynchronize: a current context and a live stream are needed; then the
+    /// device's sticky error is reported, or the work marked as done.
+    pub fn stream_synchronize(&self, stream: StreamId) -> CuResult<()> {
+        self.ctx_device(None)?;
+        self.stream_check(stream)?;
+        self.check_sticky_current()?;
+        self.synchronized();
+        Ok(())
+    }
+
+    /// cuStreamQuery: as cuStreamSynchronize, but nothing is marked (the mock's work is
+    /// always complete).
+    pub fn stream_query(&self, stream: StreamId) -> CuResult<()> {
+        self.ctx_device(None)?;
+        self.stream_check(stream)?;
+        self.check_sticky_current()
+    }
+
+    /// cuEventSynchronize: a live event, then the sticky error or the work marked as done.
+    pub fn event_synchronize(&self, event: EventId) -> CuResult<()> {
+        self.event_check(event)?;
+        self.check_sticky_current()?;
+        self.synchronized();
+        Ok(())
     }
 
     pub fn event_create(&self, flags: u32) -> CuResult<EventId> {
