@@ -90,7 +90,7 @@ impl ModuleApi for Mock {
         // The H200 zeroes both outputs when the name is not found.
         let found = d
             .module_get_global(module_key(hmod), &name)
-            .map(|(addr, size)| (addr, size as usize));
+            .map(|(addr, size)| (addr.get(), size as usize));
         out_pair(dptr, bytes, found, |e| e.code == CUDA_ERROR_NOT_FOUND)
     }
 }

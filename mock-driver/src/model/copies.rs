@@ -98,6 +98,11 @@ impl Driver {
     /// the driver's export from the same thread meanwhile (an export waits for it). The
     /// memory counts as having work in flight until the next synchronising call, as a
     /// copy's does.
+    ///
+    /// Launches do not call this: the kernel executor asks for memory an address at a
+    /// time, and `module::KernelMemory` answers with the whole mapping there (a fault, not
+    /// an error, when there is none). This range-at-once form is what the tests use to
+    /// look at device memory as a kernel would.
     pub fn translate(
         &self,
         addr: DevicePtr,

@@ -14,7 +14,12 @@
 //! - `pointers`: cuPointerGetAttribute's view of an address;
 //! - `module`: modules, libraries, launches and the sticky faults of kernels;
 //! - `process`: the process's driver, and fork;
-//! - `profile`: the devices' description; `error`: the errors the calls return.
+//! - `profile`: the devices' description; `error`: the errors the calls return;
+//! - `ids`: the handles (`ContextId`, `StreamId`, `EventId`, `AllocationId`) and device
+//!   addresses (`DevicePtr`) the calls take and return, as types.
+//!
+//! The bytes of copies and memsets move through `crate::host_bytes`, beside `crate::os`:
+//! the model itself has no raw-pointer copies.
 
 pub mod alloc;
 pub mod context;

@@ -622,7 +622,7 @@ impl Driver {
     }
 
     /// cuModuleGetGlobal: the address and size of a `.global` or `.const` variable.
-    pub fn module_get_global(&self, module: u64, name: &str) -> CuResult<(u64, u64)> {
+    pub fn module_get_global(&self, module: u64, name: &str) -> CuResult<(DevicePtr, u64)> {
         let st = self.state.lock();
         let m = st.modules.module(module)?;
         let i = m
@@ -636,7 +636,7 @@ impl Driver {
                     format!("the module has no variable named `{name}`"),
                 )
             })?;
-        Ok((m.globals[i], m.program.globals[i].size))
+        Ok((DevicePtr::new(m.globals[i]), m.program.globals[i].size))
     }
 
     pub fn function_name(&self, f: u64) -> CuResult<String> {
