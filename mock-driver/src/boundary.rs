@@ -4,6 +4,7 @@
 //! forget it.
 
 use crate::model::error::{CuError, CuResult, Severity};
+use crate::model::ids::{ContextId, DevicePtr, EventId, StreamId};
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
 use cumock_abi::{
@@ -161,25 +162,30 @@ pub unsafe fn input<T: Copy>(p: *const T, what: &str) -> CuResult<T> {
 // context, a stream and an event apart (each points to its own struct of the driver's),
 // and these are the only places that turn one into a key and back.
 
+/// The model's view of a device address the program passes.
+pub fn device_ptr(p: cumock_abi::CUdeviceptr) -> DevicePtr {
+    DevicePtr::new(p)
+}
+
 /// The model's key of a context; NULL (the current context, where the call allows it)
 /// is None.
-pub fn ctx_key(ctx: CUcontext) -> Option<u64> {
-    (!ctx.is_null()).then_some(ctx as u64)
+pub fn ctx_key(ctx: CUcontext) -> Option<ContextId> {
+    (!ctx.is_null()).then_some(ContextId::from_handle(ctx as u64))
 }
 
 /// The context handle a program receives for a model key.
-pub fn ctx_handle(key: u64) -> CUcontext {
-    key as CUcontext
+pub fn ctx_handle(key: ContextId) -> CUcontext {
+    key.handle() as CUcontext
 }
 
 /// The model's key of a stream: NULL, the legacy default stream, is 0.
-pub fn stream_key(stream: CUstream) -> u64 {
-    stream as u64
+pub fn stream_key(stream: CUstream) -> StreamId {
+    StreamId::from_handle(stream as u64)
 }
 
 /// The stream handle a program receives for a model key.
-pub fn stream_handle(key: u64) -> CUstream {
-    key as CUstream
+pub fn stream_handle(key: StreamId) -> CUstream {
+    key.handle() as CUstream
 }
 
 /// The model's key of a module, function, library or kernel (cuda.h's handle types).
@@ -216,11 +222,11 @@ pub fn kernel_handle(key: u64) -> CUkernel {
 }
 
 /// The model's key of an event.
-pub fn event_key(event: CUevent) -> u64 {
-    event as u64
+pub fn event_key(event: CUevent) -> EventId {
+    EventId::from_handle(event as u64)
 }
 
 /// The event handle a program receives for a model key.
-pub fn event_handle(key: u64) -> CUevent {
-    key as CUevent
+pub fn event_handle(key: EventId) -> CUevent {
+    key.handle() as CUevent
 }

@@ -9,6 +9,7 @@
 //! | `CUMOCK_STRICT=1` | misuse and leaks make the process exit with status 86 |
 
 use crate::model::error::{CuError, Severity};
+use crate::model::ids::AllocationId;
 use cumock_abi::{CUmemAccessDesc, CUmemAllocationProp, CUmemLocation};
 use cumock_trace::schema::{self, Kind, Param};
 use cumock_trace::{Event, Fields, HandleNames, Value};
@@ -497,7 +498,7 @@ static ORIGINS_PRUNE_AT: AtomicU64 = AtomicU64::new(4096);
 /// Handles carry a tag in their high bits; the model keys allocations by the low ones.
 fn origin_key(what: Made, key: u64) -> (Made, u64) {
     match what {
-        Made::Allocation => (what, key & 0xffff_ffff),
+        Made::Allocation => (what, AllocationId::from_handle(key).serial()),
         _ => (what, key),
     }
 }
@@ -528,13 +529,14 @@ fn prune_origins() {
         return;
     };
     let before = ORIGINS_SEQ.load(Ordering::Relaxed);
-    let live: std::collections::HashSet<(Made, u64)> = {
-        let st = d.state.lock();
-        let reservations = st.vmm.reservations.bases().map(|k| (Made::Reservation, k));
-        let allocations = st.vmm.allocations.keys().map(|k| (Made::Allocation, *k));
-        let mappings = st.vmm.mappings.starts().map(|k| (Made::Mapping, k));
+    let live: std::collections::HashSet<(Made, u64)> = d.with_vmm(|vmm| {
+        let reservations = vmm.reservations().map(|(k, _)| (Made::Reservation, k));
+        let allocations = vmm
+            .allocations()
+            .map(|(k, _)| (Made::Allocation, k.serial()));
+        let mappings = vmm.mappings().map(|m| (Made::Mapping, m.start));
         reservations.chain(allocations).chain(mappings).collect()
-    };
+    });
     let mut origins = ORIGINS.lock();
     origins.retain(|key, (seq, _)| *seq >= before || live.contains(key));
     ORIGINS_PRUNE_AT.store((origins.len() as u64 * 2).max(4096), Ordering::Relaxed);
@@ -676,8 +678,8 @@ pub fn leak_report() -> Vec<String> {
 pub fn leaks() -> Vec<Leak> {
     let mut out: Vec<(String, Option<(Made, u64)>)> = Vec::new();
     if let Ok(d) = crate::model::driver() {
-        let st = d.state.lock();
-        for (base, r) in st.vmm.reservations.iter() {
+        d.with_vmm(|vmm| {
+        for (base, r) in vmm.reservations() {
             let what = match r.kind {
                 crate::model::vmm::ReservationKind::Vmm => format!(
                     "reservation {base:#x}+{:#x} never freed (cuMemAddressFree)",
@@ -689,11 +691,9 @@ pub fn leaks() -> Vec<Leak> {
             };
             out.push((what, Some((Made::Reservation, base))));
         }
-        for m in st.vmm.mappings.iter() {
-            let is_alloc = st
-                .vmm
-                .reservations
-                .get(&m.reservation)
+        for m in vmm.mappings() {
+            let is_alloc = vmm
+                .reservation(m.reservation)
                 .is_some_and(|r| r.kind != crate::model::vmm::ReservationKind::Vmm);
             if !is_alloc {
                 out.push((
@@ -705,19 +705,18 @@ pub fn leaks() -> Vec<Leak> {
                 ));
             }
         }
-        let mut handles: Vec<_> = st
-            .vmm
-            .allocations
-            .iter()
+        let mut handles: Vec<_> = vmm
+            .allocations()
             .filter(|(_, a)| a.user_refs > 0)
             .collect();
-        handles.sort_by_key(|(id, _)| **id);
+        handles.sort_by_key(|(id, _)| id.serial());
         for (id, a) in handles {
             out.push((format!(
-                "allocation handle #{id} ({:#x} bytes) never released: {} reference(s) left (cuMemRelease)",
-                a.size, a.user_refs
-            ), Some((Made::Allocation, *id))));
+                "allocation handle #{} ({:#x} bytes) never released: {} reference(s) left (cuMemRelease)",
+                id.serial(), a.size, a.user_refs
+            ), Some((Made::Allocation, id.serial()))));
         }
+        });
     }
     // The model's lock is released before the origins' is taken: `created` takes them
     // in the other order.

@@ -2,7 +2,8 @@
 //! on the host.
 //!
 //! - `model`: the driver's state and rules, in safe Rust (unit-tested without the C ABI);
-//! - `os`: the system calls under it (mmap, memfd), the model's only `unsafe`;
+//! - `os`: the system calls under it (mmap, memfd); with `host_bytes`, the copy engine's
+//!   byte moves, the model's only `unsafe`;
 //! - `exports`: the emulated functions, filed by noun as cuda.h's documentation groups
 //!   them (`exports/vmm.rs` implements `cumock_abi::VirtualMemoryApi`, `exports/streams.rs`
 //!   `StreamApi`...), each a few lines over the model, and the C exports of all 707
@@ -16,6 +17,7 @@ mod boundary;
 pub mod diagnostics;
 mod errors;
 pub mod exports;
+pub mod host_bytes;
 pub mod model;
 pub mod os;
 pub mod procaddress;

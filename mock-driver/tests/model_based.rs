@@ -5,9 +5,10 @@
 //! memory exported here. Released memory is reused by later allocations, which must read
 //! zeros. A million calls a run (issue 15); `CUMOCK_MODEL_CALLS` asks for another number.
 
+use cuda::model::ids::{ContextId, DevicePtr};
 use cuda::model::profile::Profile;
 use cuda::model::vmm::AllocationProp;
-use cuda::model::{Driver, HostOrDevice};
+use cuda::model::{Driver, HostBytes, HostOrDevice};
 use cumock_abi::result::*;
 use proptest::prelude::*;
 use std::collections::HashMap;
@@ -393,7 +394,7 @@ fn the_second_process() {
     d.init(0).unwrap();
     let ctx = d.primary_retain(0).unwrap();
     d.ctx_set_current(Some(ctx)).unwrap();
-    let va = d.address_reserve(4 * G, 0, 0, 0).unwrap();
+    let va = d.address_reserve(4 * G, 0, DevicePtr::NULL, 0).unwrap();
     let out = std::io::stdout();
     for line in std::io::stdin().lock().lines() {
         let line = line.unwrap();
@@ -418,26 +419,20 @@ fn the_second_process() {
         let mut seen = String::new();
         for s in 0..SLOTS {
             let mut b = [0u8; SLOT as usize];
-            // Safety: a 64-byte local buffer for a 64-byte copy.
-            unsafe {
-                d.copy(
-                    HostOrDevice::Host(b.as_mut_ptr()),
-                    HostOrDevice::Device(va + s * SLOT),
-                    SLOT,
-                )
-            }
+            d.copy(
+                HostOrDevice::Host(HostBytes::from_mut_slice(&mut b)),
+                HostOrDevice::Device(va + s * SLOT),
+                SLOT,
+            )
             .unwrap();
             seen += &hex(&b);
         }
         let bytes = pattern(seed);
-        // Safety: a 64-byte local buffer for a 64-byte copy.
-        unsafe {
-            d.copy(
-                HostOrDevice::Device(va + slot * SLOT),
-                HostOrDevice::Host(bytes.as_ptr() as *mut u8),
-                SLOT,
-            )
-        }
+        d.copy(
+            HostOrDevice::Device(va + slot * SLOT),
+            HostOrDevice::Host(HostBytes::from_slice(&bytes)),
+            SLOT,
+        )
         .unwrap();
         d.ctx_synchronize(None).unwrap();
         d.unmap(va, size).unwrap();
@@ -458,8 +453,8 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     d.init(0).unwrap();
     // Released memory that was touched goes back to the host in batches (64 allocations
     // by default); small batches here, so that sequences reuse it soon and read it.
-    d.state.lock().vmm.set_release_batch(1 + ops.len() % 4);
-    let contexts: Vec<u64> = (0..DEVICES)
+    d.set_release_batch(1 + ops.len() % 4);
+    let contexts: Vec<ContextId> = (0..DEVICES)
         .map(|i| d.primary_retain(i as i32).unwrap())
         .collect();
     d.ctx_set_current(Some(contexts[0])).unwrap();
@@ -488,7 +483,10 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
         match op.clone() {
             Op::Reserve { chunks } => {
                 called();
-                let va = d.address_reserve(chunks * G, 0, 0, 0).unwrap();
+                let va = d
+                    .address_reserve(chunks * G, 0, DevicePtr::NULL, 0)
+                    .unwrap()
+                    .get();
                 prop_assert!(
                     m.reservation_of(va).is_none()
                         && m.reservation_of(va + chunks * G - 1).is_none(),
@@ -512,7 +510,12 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                     CUDA_SUCCESS
                 };
                 called();
-                prop_assert_eq!(code(d.address_free(b, size)), want, "{:?}", op);
+                prop_assert_eq!(
+                    code(d.address_free(DevicePtr::new(b), size)),
+                    want,
+                    "{:?}",
+                    op
+                );
                 if want == CUDA_SUCCESS {
                     m.reservations[i] = None;
                 }
@@ -564,7 +567,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 if !m.refs.contains_key(&id) {
                     called();
                     prop_assert_eq!(
-                        code(d.map(a, size, 0, handles[i], 0)),
+                        code(d.map(DevicePtr::new(a), size, 0, handles[i], 0)),
                         CUDA_ERROR_INVALID_VALUE,
                         "{:?}",
                         op
@@ -598,7 +601,12 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                     CUDA_ERROR_INVALID_VALUE
                 };
                 called();
-                prop_assert_eq!(code(d.map(a, size, 0, handles[i], 0)), want, "{:?}", op);
+                prop_assert_eq!(
+                    code(d.map(DevicePtr::new(a), size, 0, handles[i], 0)),
+                    want,
+                    "{:?}",
+                    op
+                );
                 if want == CUDA_SUCCESS {
                     m.mappings.push(RefMapping {
                         start: a,
@@ -622,7 +630,12 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                     CUDA_SUCCESS
                 };
                 called();
-                prop_assert_eq!(code(d.unmap(a, chunks * G)), want, "{:?}", op);
+                prop_assert_eq!(
+                    code(d.unmap(DevicePtr::new(a), chunks * G)),
+                    want,
+                    "{:?}",
+                    op
+                );
                 if want == CUDA_SUCCESS {
                     let gone: Vec<_> = m
                         .mappings
@@ -688,7 +701,11 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 }
                 called();
                 prop_assert_eq!(
-                    code(d.set_access(a, chunks * G, &[(1, device as i32, i32::from(flags))])),
+                    code(d.set_access(
+                        DevicePtr::new(a),
+                        chunks * G,
+                        &[(1, device as i32, i32::from(flags))]
+                    )),
                     want,
                     "{:?}",
                     op
@@ -714,14 +731,11 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 };
                 let bytes = pattern(seed);
                 called();
-                // Safety: a 64-byte local buffer for a 64-byte copy.
-                let got = code(unsafe {
-                    d.copy(
-                        HostOrDevice::Device(target),
-                        HostOrDevice::Host(bytes.as_ptr() as *mut u8),
-                        SLOT,
-                    )
-                });
+                let got = code(d.copy(
+                    HostOrDevice::Device(DevicePtr::new(target)),
+                    HostOrDevice::Host(HostBytes::from_slice(&bytes)),
+                    SLOT,
+                ));
                 prop_assert_eq!(got, want, "{:?}", op);
                 if want == CUDA_SUCCESS {
                     WRITES.fetch_add(1, Ordering::Relaxed);
@@ -739,14 +753,11 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 };
                 let mut bytes = [0u8; SLOT as usize];
                 called();
-                // Safety: a 64-byte local buffer for a 64-byte copy.
-                let got = code(unsafe {
-                    d.copy(
-                        HostOrDevice::Host(bytes.as_mut_ptr()),
-                        HostOrDevice::Device(target),
-                        SLOT,
-                    )
-                });
+                let got = code(d.copy(
+                    HostOrDevice::Host(HostBytes::from_mut_slice(&mut bytes)),
+                    HostOrDevice::Device(DevicePtr::new(target)),
+                    SLOT,
+                ));
                 prop_assert_eq!(got, want, "{:?}", op);
                 if want == CUDA_SUCCESS {
                     READS.fetch_add(1, Ordering::Relaxed);

@@ -6,9 +6,10 @@
 //! so that what it measures of the process (open fds, mappings, resident memory) is its
 //! own and not its neighbours', and so that a lowered fd limit stays there.
 
+use cuda::model::ids::DevicePtr;
 use cuda::model::profile::Profile;
 use cuda::model::vmm::{AllocationProp, Need};
-use cuda::model::{Driver, HostOrDevice};
+use cuda::model::{Driver, HostBytes, HostOrDevice};
 use cumock_abi::result::*;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -98,28 +99,22 @@ fn pattern(seed: u64) -> [u8; 4096] {
     b
 }
 
-fn write(d: &Driver, at: u64, bytes: &[u8]) {
-    // Safety: a live local buffer of bytes.len() bytes.
-    unsafe {
-        d.copy(
-            HostOrDevice::Device(at),
-            HostOrDevice::Host(bytes.as_ptr() as *mut u8),
-            bytes.len() as u64,
-        )
-    }
+fn write(d: &Driver, at: DevicePtr, bytes: &[u8]) {
+    d.copy(
+        HostOrDevice::Device(at),
+        HostOrDevice::Host(HostBytes::from_slice(bytes)),
+        bytes.len() as u64,
+    )
     .unwrap();
 }
 
-fn read(d: &Driver, at: u64, len: usize) -> Vec<u8> {
+fn read(d: &Driver, at: DevicePtr, len: usize) -> Vec<u8> {
     let mut b = vec![0u8; len];
-    // Safety: a live local buffer of len bytes.
-    unsafe {
-        d.copy(
-            HostOrDevice::Host(b.as_mut_ptr()),
-            HostOrDevice::Device(at),
-            len as u64,
-        )
-    }
+    d.copy(
+        HostOrDevice::Host(HostBytes::from_mut_slice(&mut b)),
+        HostOrDevice::Device(at),
+        len as u64,
+    )
     .unwrap();
     b
 }
@@ -165,7 +160,7 @@ fn exporter() {
         .unwrap();
     let mut to = importer.stdin.take().unwrap();
     let mut from = BufReader::new(importer.stdout.take().unwrap());
-    let va = d.address_reserve(G, 0, 0, 0).unwrap();
+    let va = d.address_reserve(G, 0, DevicePtr::NULL, 0).unwrap();
     let p = prop(&d, 0, true);
     // The mock's arena exists from the first allocation on: counted in "before".
     d.release(d.create(G, p, 0).unwrap()).unwrap();
@@ -223,7 +218,7 @@ fn exporter() {
 fn importer() {
     let d = driver(1);
     current(&d, 0);
-    let va = d.address_reserve(G, 0, 0, 0).unwrap();
+    let va = d.address_reserve(G, 0, DevicePtr::NULL, 0).unwrap();
     let fds_before = open_fds();
     let out = std::io::stdout();
     for line in std::io::stdin().lock().lines() {
@@ -292,7 +287,9 @@ fn full_device() {
     let fds0 = open_fds();
     let maps0 = host_mappings();
     let shmem0 = rss_shmem();
-    let va = d.address_reserve((expected + 1) * G, 0, 0, 0).unwrap();
+    let va = d
+        .address_reserve((expected + 1) * G, 0, DevicePtr::NULL, 0)
+        .unwrap();
     let props = [prop(&d, 0, false), prop(&d, 0, true)];
     let mut handles = Vec::new();
     let oom = loop {
@@ -373,7 +370,9 @@ fn eight_devices() {
     let t = std::time::Instant::now();
     let mut live = Vec::new();
     for dev in 0..DEVICES {
-        let va = d.address_reserve(PER_DEVICE * G, 0, 0, 0).unwrap();
+        let va = d
+            .address_reserve(PER_DEVICE * G, 0, DevicePtr::NULL, 0)
+            .unwrap();
         let p = prop(&d, dev as i32, dev % 2 == 1);
         for i in 0..PER_DEVICE {
             let h = d.create(G, p, 0).unwrap();
@@ -493,7 +492,7 @@ fn the_host_faults_on_device_addresses_reserved_mapped_or_freed() {
 fn touch(what: &str) {
     let d = driver(1);
     current(&d, 0);
-    let va = d.address_reserve(4 * G, 0, 0, 0).unwrap();
+    let va = d.address_reserve(4 * G, 0, DevicePtr::NULL, 0).unwrap();
     let h = d.create(G, prop(&d, 0, false), 0).unwrap();
     d.map(va + G, G, 0, h, 0).unwrap();
     d.set_access(va + G, G, &[(1, 0, 3)]).unwrap();
@@ -508,7 +507,7 @@ fn touch(what: &str) {
         }
     };
     // Safety: none; this read is meant to fault (the parent checks that it does).
-    let byte = unsafe { std::ptr::read_volatile(at as *const u8) };
+    let byte = unsafe { std::ptr::read_volatile(at.get() as *const u8) };
     println!("read {byte} from a {what} device address: no fault");
 }
 
@@ -521,7 +520,7 @@ fn copies_racing_an_export_lose_nothing() {
     let d = std::sync::Arc::new(driver(1));
     current(&d, 0);
     let ctx = d.ctx_current();
-    let va = d.address_reserve(2 * G, 0, 0, 0).unwrap();
+    let va = d.address_reserve(2 * G, 0, DevicePtr::NULL, 0).unwrap();
     let h = d.create(2 * G, prop(&d, 0, true), 0).unwrap();
     d.map(va, 2 * G, 0, h, 0).unwrap();
     d.set_access(va, 2 * G, &[(1, 0, 3)]).unwrap();
@@ -558,7 +557,7 @@ fn copies_racing_an_export_lose_nothing() {
     let last: Vec<u64> = writers.into_iter().map(|w| w.join().unwrap()).collect();
     // What the threads wrote last is in the exported file, as an importer sees it.
     let h2 = d.import(std::os::fd::AsRawFd::as_raw_fd(&fd), 1).unwrap();
-    let vb = d.address_reserve(2 * G, 0, 0, 0).unwrap();
+    let vb = d.address_reserve(2 * G, 0, DevicePtr::NULL, 0).unwrap();
     d.map(vb, 2 * G, 0, h2, 0).unwrap();
     d.set_access(vb, 2 * G, &[(1, 0, 3)]).unwrap();
     for t in 0..2u64 {
@@ -602,7 +601,7 @@ fn at_the_mapping_limit() {
     }
     let d = driver(1);
     current(&d, 0);
-    let va = d.address_reserve(64 * G, 0, 0, 0).unwrap();
+    let va = d.address_reserve(64 * G, 0, DevicePtr::NULL, 0).unwrap();
     let p = prop(&d, 0, true);
     let first = d.create(G, p, 0).unwrap();
     // Pages of alternating protection, so that the kernel cannot merge them.

@@ -68,7 +68,10 @@ impl ContextApi for Mock {
 
     unsafe fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CuResult<()> {
         let d = drv()?;
-        out(pctx, ctx_handle(d.ctx_current().unwrap_or(0)))
+        out(
+            pctx,
+            d.ctx_current().map_or(std::ptr::null_mut(), ctx_handle),
+        )
     }
 
     unsafe fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CuResult<()> {
@@ -153,7 +156,7 @@ impl ContextApi for Mock {
                 .ok_or_else(|| invalid_context("no current context"))?,
         };
         d.ctx_device(Some(key))?;
-        out(id, key & 0xffff_ffff)
+        out(id, key.serial())
     }
 
     unsafe fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> CuResult<()> {

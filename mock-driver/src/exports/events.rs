@@ -25,11 +25,7 @@ impl EventApi for Mock {
     }
 
     unsafe fn cuEventSynchronize(e: CUevent) -> CuResult<()> {
-        let d = drv()?;
-        d.event_check(event_key(e))?;
-        d.check_sticky_current()?;
-        d.synchronized();
-        Ok(())
+        drv()?.event_synchronize(event_key(e))
     }
 
     unsafe fn cuEventQuery(e: CUevent) -> CuResult<()> {

@@ -2,11 +2,11 @@
 //! address ranges, copies and memsets (with their per-thread default stream variants),
 //! and the PCI bus ids cuda.h files here.
 
-use super::{copy_c_string, stream, zero_on_failure, CUdevicePtr, Mock};
-use crate::boundary::{drv, out};
+use super::{copy_c_string, out_pair, stream, zero_on_failure, CUdevicePtr, Mock};
+use crate::boundary::{device_ptr, drv, out};
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
-use crate::model::{HostOrDevice, Pattern};
+use crate::model::{Driver, HostBytes, HostOrDevice, Pattern};
 use cumock_abi::*;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
@@ -50,17 +50,9 @@ impl MemoryApi for Mock {
         if free.is_null() || total.is_null() {
             return Err(invalid("free or total is NULL"));
         }
-        let (f, t) = match d.mem_info() {
-            Ok(info) => info,
-            Err(e) => {
-                // The H200 zeroes both when it fails (no current context, say).
-                out(free, 0)?;
-                out(total, 0)?;
-                return Err(e);
-            }
-        };
-        out(free, f as usize)?;
-        out(total, t as usize)
+        // The H200 zeroes both when it fails (no current context, say).
+        let info = d.mem_info().map(|(f, t)| (f as usize, t as usize));
+        out_pair(free, total, info, |_| true)
     }
 
     unsafe fn cuMemAlloc_v2(dptr: *mut CUdevicePtr, bytesize: usize) -> CuResult<()> {
@@ -71,12 +63,12 @@ impl MemoryApi for Mock {
         zero_on_failure(
             dptr,
             d.mem_alloc(bytesize as u64)
-                .map(|p| created(Made::Reservation, p)),
+                .map(|p| created(Made::Reservation, p.get())),
         )
     }
 
     unsafe fn cuMemFree_v2(dptr: CUdevicePtr) -> CuResult<()> {
-        drv()?.mem_free(dptr)
+        drv()?.mem_free(device_ptr(dptr))
     }
 
     unsafe fn cuMemGetAddressRange_v2(
@@ -86,45 +78,38 @@ impl MemoryApi for Mock {
     ) -> CuResult<()> {
         let d = drv()?;
         d.ctx_device(None)?;
-        let (b, s) = match d.address_range(dptr) {
-            Ok(found) => found,
-            Err(e) => {
-                // The H200 zeroes what it was asked for when nothing is found.
-                if !pbase.is_null() {
-                    out(pbase, 0)?;
-                }
-                if !psize.is_null() {
-                    out(psize, 0)?;
-                }
-                return Err(e);
-            }
-        };
-        if !pbase.is_null() {
-            out(pbase, b)?;
-        }
-        if !psize.is_null() {
-            out(psize, s as usize)?;
-        }
-        Ok(())
+        // The H200 zeroes what it was asked for when nothing is found.
+        let found = d
+            .address_range(device_ptr(dptr))
+            .map(|(b, s)| (b.get(), s as usize));
+        out_pair(pbase, psize, found, |_| true)
     }
 
     unsafe fn cuMemcpyHtoD_v2(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {
         let d = drv()?;
-        unsafe_copy(d, device_side(dst), host_side(d, src, n)?, n as u64)
+        // Safety: cuda.h requires `src` readable for n bytes.
+        let src = unsafe { host_side(d, src, n, false) }?;
+        d.copy(device_side(dst), src, n as u64)
     }
 
     unsafe fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdevicePtr, n: usize) -> CuResult<()> {
         let d = drv()?;
-        unsafe_copy(d, host_side(d, dst, n)?, device_side(src), n as u64)
+        // Safety: cuda.h requires `dst` writable for n bytes.
+        let dst = unsafe { host_side(d, dst, n, true) }?;
+        d.copy(dst, device_side(src), n as u64)
     }
 
     unsafe fn cuMemcpyDtoD_v2(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
-        unsafe_copy(drv()?, device_side(dst), device_side(src), n as u64)
+        drv()?.copy(device_side(dst), device_side(src), n as u64)
     }
 
     unsafe fn cuMemcpy(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
         let d = drv()?;
-        unsafe_copy(d, unified_side(d, dst)?, unified_side(d, src)?, n as u64)
+        // Safety: cuda.h requires a host `dst` writable, and a host `src` readable, for n
+        // bytes.
+        let dst = unsafe { unified_side(d, dst, n, true) }?;
+        let src = unsafe { unified_side(d, src, n, false) }?;
+        d.copy(dst, src, n as u64)
     }
 
     unsafe fn cuMemcpyHtoDAsync_v2(
@@ -222,15 +207,15 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemsetD8_v2(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {
-        drv()?.memset(dst, Pattern::D8(v), n as u64)
+        drv()?.memset(device_ptr(dst), Pattern::D8(v), n as u64)
     }
 
     unsafe fn cuMemsetD16_v2(dst: CUdevicePtr, v: u16, n: usize) -> CuResult<()> {
-        drv()?.memset(dst, Pattern::D16(v), n as u64)
+        drv()?.memset(device_ptr(dst), Pattern::D16(v), n as u64)
     }
 
     unsafe fn cuMemsetD32_v2(dst: CUdevicePtr, v: u32, n: usize) -> CuResult<()> {
-        drv()?.memset(dst, Pattern::D32(v), n as u64)
+        drv()?.memset(device_ptr(dst), Pattern::D32(v), n as u64)
     }
 
     unsafe fn cuMemsetD8Async(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
@@ -284,34 +269,48 @@ impl MemoryApi for Mock {
 }
 
 /// Which side of a copy a pointer the program calls "host" is really on.
-fn host_side(d: &crate::model::Driver, p: *const c_void, len: usize) -> CuResult<HostOrDevice> {
+///
+/// # Safety
+/// If `p` is host memory, it is readable for `len` bytes, and writable if `write`, while
+/// the result lives (as cuda.h requires of the program).
+unsafe fn host_side<'a>(
+    d: &Driver,
+    p: *const c_void,
+    len: usize,
+    write: bool,
+) -> CuResult<HostOrDevice<'a>> {
     if p.is_null() && len > 0 {
         return Err(invalid("the host pointer is NULL"));
     }
-    Ok(if d.is_device_address(p as u64) {
-        HostOrDevice::Device(p as u64)
+    Ok(if d.is_device_address(device_ptr(p as u64)) {
+        HostOrDevice::Device(device_ptr(p as u64))
+    } else if write {
+        // Safety: this function's contract.
+        HostOrDevice::Host(unsafe { HostBytes::writable(p as *mut u8, len) })
     } else {
-        HostOrDevice::Host(p as *mut u8)
+        // Safety: this function's contract.
+        HostOrDevice::Host(unsafe { HostBytes::readable(p as *const u8, len) })
     })
 }
 
-fn device_side(dptr: CUdevicePtr) -> HostOrDevice {
-    HostOrDevice::Device(dptr)
+fn device_side(dptr: CUdevicePtr) -> HostOrDevice<'static> {
+    HostOrDevice::Device(device_ptr(dptr))
 }
 
-/// cuMemcpy on unified addresses: either side may be host or device memory.
-fn unified_side(d: &crate::model::Driver, p: u64) -> CuResult<HostOrDevice> {
-    host_side(d, p as *const c_void, 1)
-}
-
+/// cuMemcpy on unified addresses: either side may be host or device memory; NULL is
+/// refused whatever the length.
+///
 /// # Safety
-/// Host pointers in `dst`/`src` are valid for `len` bytes, as cuda.h requires.
-unsafe fn unsafe_copy(
-    d: &crate::model::Driver,
-    dst: HostOrDevice,
-    src: HostOrDevice,
-    len: u64,
-) -> CuResult<()> {
-    // Safety: this function's own contract, passed on from the program's.
-    unsafe { d.copy(dst, src, len) }
+/// As `host_side`'s.
+unsafe fn unified_side<'a>(
+    d: &Driver,
+    p: u64,
+    len: usize,
+    write: bool,
+) -> CuResult<HostOrDevice<'a>> {
+    if p == 0 {
+        return Err(invalid("the host pointer is NULL"));
+    }
+    // Safety: this function's contract.
+    unsafe { host_side(d, p as *const c_void, len, write) }
 }

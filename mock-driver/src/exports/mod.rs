@@ -182,11 +182,49 @@ unsafe fn zero_on_failure<T: ZeroValue>(p: *mut T, r: CuResult<T>) -> CuResult<(
     }
 }
 
+/// Writes a pair of out-parameters, each skipped if NULL: the values on success; on a
+/// failure for which `zeroes` holds, zeros, as the H200 does (cuMemGetInfo,
+/// cuMemGetAddressRange, cuModuleGetGlobal: probe out-params-on-failure).
+///
+/// # Safety
+/// `a` and `b` are NULL or valid for a write of their type.
+unsafe fn out_pair<A: ZeroValue, B: ZeroValue>(
+    a: *mut A,
+    b: *mut B,
+    r: CuResult<(A, B)>,
+    zeroes: impl FnOnce(&CuError) -> bool,
+) -> CuResult<()> {
+    let (va, vb) = match r {
+        Ok(v) => v,
+        Err(e) => {
+            if zeroes(&e) {
+                if !a.is_null() {
+                    out(a, A::ZERO)?;
+                }
+                if !b.is_null() {
+                    out(b, B::ZERO)?;
+                }
+            }
+            return Err(e);
+        }
+    };
+    if !a.is_null() {
+        out(a, va)?;
+    }
+    if !b.is_null() {
+        out(b, vb)?;
+    }
+    Ok(())
+}
+
 /// What a failed call writes to an out-parameter of this type.
 trait ZeroValue {
     const ZERO: Self;
 }
 impl ZeroValue for u64 {
+    const ZERO: Self = 0;
+}
+impl ZeroValue for usize {
     const ZERO: Self = 0;
 }
 impl ZeroValue for *const c_char {

@@ -2,7 +2,7 @@
 //! images (PTX, cubins, fatbins) from memory or files, and finding functions and globals
 //! in them.
 
-use super::{image_bytes, read_image_file, Mock};
+use super::{image_bytes, out_pair, read_image_file, Mock};
 use crate::boundary::{drv, function_handle, module_handle, module_key, out};
 use crate::model::error::*;
 use cumock_abi::result::*;
@@ -87,27 +87,10 @@ impl ModuleApi for Mock {
         }
         // Safety: a non-NULL C string, per cuda.h.
         let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-        let (addr, size) = match d.module_get_global(module_key(hmod), &name) {
-            Ok(found) => found,
-            Err(e) => {
-                // The H200 zeroes both outputs when the name is not found.
-                if e.code == CUDA_ERROR_NOT_FOUND {
-                    if !dptr.is_null() {
-                        out(dptr, 0)?;
-                    }
-                    if !bytes.is_null() {
-                        out(bytes, 0)?;
-                    }
-                }
-                return Err(e);
-            }
-        };
-        if !dptr.is_null() {
-            out(dptr, addr)?;
-        }
-        if !bytes.is_null() {
-            out(bytes, size as usize)?;
-        }
-        Ok(())
+        // The H200 zeroes both outputs when the name is not found.
+        let found = d
+            .module_get_global(module_key(hmod), &name)
+            .map(|(addr, size)| (addr.get(), size as usize));
+        out_pair(dptr, bytes, found, |e| e.code == CUDA_ERROR_NOT_FOUND)
     }
 }

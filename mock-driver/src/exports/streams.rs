@@ -71,7 +71,7 @@ impl StreamApi for Mock {
     unsafe fn cuStreamGetId(s: CUstream, id: *mut u64) -> CuResult<()> {
         drv()?.stream_info(stream_key(s))?;
         // The handle's own number: unique among the process's live streams.
-        out(id, stream_key(s) & 0xffff_ffff)
+        out(id, stream_key(s).serial())
     }
 
     unsafe fn cuStreamGetId_ptsz(s: CUstream, id: *mut u64) -> CuResult<()> {
@@ -87,12 +87,7 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamSynchronize(s: CUstream) -> CuResult<()> {
-        let d = drv()?;
-        d.ctx_device(None)?;
-        stream(s)?;
-        d.check_sticky_current()?;
-        d.synchronized();
-        Ok(())
+        drv()?.stream_synchronize(stream_key(s))
     }
 
     unsafe fn cuStreamSynchronize_ptsz(s: CUstream) -> CuResult<()> {
@@ -100,10 +95,7 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamQuery(s: CUstream) -> CuResult<()> {
-        let d = drv()?;
-        d.ctx_device(None)?;
-        stream(s)?;
-        d.check_sticky_current()
+        drv()?.stream_query(stream_key(s))
     }
 
     unsafe fn cuStreamQuery_ptsz(s: CUstream) -> CuResult<()> {

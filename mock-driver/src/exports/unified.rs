@@ -2,7 +2,7 @@
 //! (cuPointerGetAttribute and cuPointerGetAttributes).
 
 use super::{CUdevicePtr, Mock};
-use crate::boundary::{drv, out};
+use crate::boundary::{device_ptr, drv, out};
 use crate::model::error::*;
 use cumock_abi::consts::*;
 use cumock_abi::*;
@@ -60,7 +60,7 @@ unsafe fn write_pointer_attribute(
     ptr: CUdevicePtr,
     strict: bool,
 ) -> CuResult<()> {
-    let info = d.pointer_info(ptr);
+    let info = d.pointer_info(device_ptr(ptr));
     let Some(i) = info else {
         if strict {
             return Err(invalid(format!("{ptr:#x} is not memory the driver knows")));
@@ -83,7 +83,9 @@ unsafe fn write_pointer_attribute(
         };
     };
     match attribute {
-        CU_POINTER_ATTRIBUTE_CONTEXT => out(data.cast::<u64>(), i.context),
+        CU_POINTER_ATTRIBUTE_CONTEXT => {
+            out(data.cast::<u64>(), i.context.map_or(0, |c| c.handle()))
+        }
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE if i.on_host => {
             out(data.cast::<u32>(), CU_MEMORYTYPE_HOST)
         }

@@ -3,7 +3,7 @@
 //! them between processes as file descriptors, and the granularity all of it is in.
 
 use super::{zero_on_failure, CUdevicePtr, Mock};
-use crate::boundary::{drv, input, out};
+use crate::boundary::{device_ptr, drv, input, out};
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
 use cumock_abi::consts::*;
@@ -42,13 +42,14 @@ impl VirtualMemoryApi for Mock {
             ptr,
             created(
                 Made::Reservation,
-                d.address_reserve(size as u64, alignment as u64, addr, flags)?,
+                d.address_reserve(size as u64, alignment as u64, device_ptr(addr), flags)?
+                    .get(),
             ),
         )
     }
 
     unsafe fn cuMemAddressFree(ptr: CUdevicePtr, size: usize) -> CuResult<()> {
-        drv()?.address_free(ptr, size as u64)
+        drv()?.address_free(device_ptr(ptr), size as u64)
     }
 
     unsafe fn cuMemCreate(
@@ -79,13 +80,13 @@ impl VirtualMemoryApi for Mock {
         handle: CUmemGenericAllocationHandle,
         flags: u64,
     ) -> CuResult<()> {
-        drv()?.map(ptr, size as u64, offset as u64, handle, flags)?;
+        drv()?.map(device_ptr(ptr), size as u64, offset as u64, handle, flags)?;
         created(Made::Mapping, ptr);
         Ok(())
     }
 
     unsafe fn cuMemUnmap(ptr: CUdevicePtr, size: usize) -> CuResult<()> {
-        for w in drv()?.unmap(ptr, size as u64)? {
+        for w in drv()?.unmap(device_ptr(ptr), size as u64)? {
             crate::diagnostics::warn("cuMemUnmap", &w);
         }
         Ok(())
@@ -112,7 +113,7 @@ impl VirtualMemoryApi for Mock {
             .iter()
             .map(|x| (x.location.type_, x.location.id, x.flags))
             .collect();
-        for w in d.set_access(ptr, size as u64, &grants)? {
+        for w in d.set_access(device_ptr(ptr), size as u64, &grants)? {
             crate::diagnostics::warn("cuMemSetAccess", &w);
         }
         Ok(())
@@ -128,7 +129,7 @@ impl VirtualMemoryApi for Mock {
         if flags.is_null() {
             return Err(invalid("flags is NULL"));
         }
-        match d.get_access(loc.type_, loc.id, ptr) {
+        match d.get_access(loc.type_, loc.id, device_ptr(ptr)) {
             // A location the driver rejects leaves the flags alone; an address without a
             // mapping zeroes them (probe out-params-on-failure).
             Err(e) if e.code == CUDA_ERROR_INVALID_DEVICE => Err(e),
@@ -177,7 +178,7 @@ impl VirtualMemoryApi for Mock {
         if handle.is_null() {
             return Err(invalid("handle is NULL"));
         }
-        out(handle, d.retain_allocation_handle(addr as u64)?)
+        out(handle, d.retain_allocation_handle(device_ptr(addr as u64))?)
     }
 
     unsafe fn cuMemGetAllocationPropertiesFromHandle(

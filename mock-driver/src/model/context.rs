@@ -1,8 +1,14 @@
 //! Contexts (primary and created), the per-thread current-context stack, streams and
 //! events. The mock runs every operation synchronously, so streams and events only need
-//! to exist, belong to a context, and be checked.
+//! to exist, belong to a context, and be checked. Below the tables, the driver's calls on
+//! contexts (primary contexts, cuCtx*, peer access); those on streams and events are in
+//! `streams.rs`.
 
 use super::error::*;
+use super::ids::{ContextId, EventId, StreamId};
+use super::vmm::ReservationKind;
+use super::{Driver, State};
+use cumock_abi::consts::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -10,10 +16,6 @@ use std::time::Instant;
 const CONTEXT_TAG: u64 = 0x00c7_0000_0000_0000;
 const STREAM_TAG: u64 = 0x005e_0000_0000_0000;
 const EVENT_TAG: u64 = 0x00e7_0000_0000_0000;
-
-/// The special stream values of cuda.h: the legacy and per-thread default streams.
-pub const CU_STREAM_LEGACY: u64 = 0x1;
-pub const CU_STREAM_PER_THREAD: u64 = 0x2;
 
 #[derive(Debug, Clone)]
 pub struct Context {
@@ -49,30 +51,30 @@ pub const STREAM_PRIORITY_GREATEST: i32 = -5;
 
 #[derive(Debug, Default, Clone)]
 pub struct PrimaryContext {
-    pub context: Option<u64>,
+    pub context: Option<ContextId>,
     pub refcount: u32,
     pub flags: u32,
 }
 
 #[derive(Debug, Default)]
 pub struct Contexts {
-    pub contexts: HashMap<u64, Context>,
-    pub primary: Vec<PrimaryContext>,
+    contexts: HashMap<ContextId, Context>,
+    primary: Vec<PrimaryContext>,
     next_id: u64,
-    pub streams: HashMap<u64, u64>,
+    streams: HashMap<StreamId, ContextId>,
     /// Limits set with cuCtxSetLimit, per context.
-    pub limits: HashMap<(u64, i32), u64>,
+    limits: HashMap<(ContextId, i32), u64>,
     /// The flags and priority each stream was created with.
-    pub stream_props: HashMap<u64, StreamProps>,
-    pub events: HashMap<u64, Option<Instant>>,
+    stream_props: HashMap<StreamId, StreamProps>,
+    events: HashMap<EventId, Option<Instant>>,
     /// Events created with CU_EVENT_DISABLE_TIMING: cuEventElapsedTime refuses them.
-    pub untimed_events: std::collections::HashSet<u64>,
+    untimed_events: std::collections::HashSet<EventId>,
 }
 
 thread_local! {
     /// The calling thread's context stack; its top is the current context. Stale entries
     /// (destroyed on another thread) are detected by lookup.
-    static STACK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static STACK: RefCell<Vec<ContextId>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Contexts {
@@ -90,8 +92,8 @@ impl Contexts {
         tag | id
     }
 
-    pub fn create(&mut self, device: usize, flags: u32, primary: bool) -> u64 {
-        let h = self.fresh(CONTEXT_TAG);
+    pub fn create(&mut self, device: usize, flags: u32, primary: bool) -> ContextId {
+        let h = ContextId::from_handle(self.fresh(CONTEXT_TAG));
         self.contexts.insert(
             h,
             Context {
@@ -105,7 +107,7 @@ impl Contexts {
     }
 
     /// Brings a primary context back under its old handle after its last release.
-    pub fn revive(&mut self, ctx: u64, device: usize, flags: u32) -> u64 {
+    pub fn revive(&mut self, ctx: ContextId, device: usize, flags: u32) -> ContextId {
         self.contexts.insert(
             ctx,
             Context {
@@ -118,14 +120,14 @@ impl Contexts {
         ctx
     }
 
-    pub fn get(&self, ctx: u64) -> CuResult<&Context> {
+    pub fn get(&self, ctx: ContextId) -> CuResult<&Context> {
         self.contexts
             .get(&ctx)
-            .ok_or_else(|| invalid_context(format!("{ctx:#x} is not a live context")))
+            .ok_or_else(|| invalid_context(format!("{:#x} is not a live context", ctx.handle())))
     }
 
     /// The calling thread's current context, if it has one.
-    pub fn current(&self) -> Option<u64> {
+    pub fn current(&self) -> Option<ContextId> {
         // During thread teardown the stack may be gone already (a program releasing its
         // context from a destructor at exit): there is then no current context.
         STACK
@@ -135,14 +137,14 @@ impl Contexts {
     }
 
     /// The current context and its device, or CUDA_ERROR_INVALID_CONTEXT.
-    pub fn require_current(&self) -> CuResult<(u64, &Context)> {
+    pub fn require_current(&self) -> CuResult<(ContextId, &Context)> {
         let Some(c) = self.current() else {
             return Err(invalid_context("no current context on this thread (cuCtxSetCurrent or cuDevicePrimaryCtxRetain + cuCtxSetCurrent first)"));
         };
         Ok((c, self.get(c)?))
     }
 
-    pub fn set_current(&self, ctx: Option<u64>) -> CuResult<()> {
+    pub fn set_current(&self, ctx: Option<ContextId>) -> CuResult<()> {
         if let Some(c) = ctx {
             self.get(c)?;
         }
@@ -157,38 +159,41 @@ impl Contexts {
             .map_err(|_| invalid_context("the calling thread is exiting"))
     }
 
-    pub fn push(&self, ctx: u64) -> CuResult<()> {
+    pub fn push(&self, ctx: ContextId) -> CuResult<()> {
         self.get(ctx)?;
         STACK
             .try_with(|s| s.borrow_mut().push(ctx))
             .map_err(|_| invalid_context("the calling thread is exiting"))
     }
 
-    pub fn pop(&self) -> CuResult<u64> {
+    pub fn pop(&self) -> CuResult<ContextId> {
         let top = STACK.try_with(|s| s.borrow_mut().pop()).ok().flatten();
         top.ok_or_else(|| invalid_context("the context stack is empty"))
     }
 
     /// Destroys a context: it leaves this thread's stack, and the handles of its streams
     /// and events die with it.
-    pub fn destroy(&mut self, ctx: u64) -> CuResult<Context> {
+    pub fn destroy(&mut self, ctx: ContextId) -> CuResult<Context> {
         let c = self.contexts.remove(&ctx).ok_or_else(|| {
-            invalid_context(format!("{ctx:#x} is not a live context (destroyed twice?)"))
+            invalid_context(format!(
+                "{:#x} is not a live context (destroyed twice?)",
+                ctx.handle()
+            ))
         })?;
         let _ = STACK.try_with(|s| s.borrow_mut().retain(|x| *x != ctx));
         self.streams.retain(|_, owner| *owner != ctx);
         Ok(c)
     }
 
-    pub fn create_stream(&mut self, ctx: u64, props: StreamProps) -> u64 {
-        let h = self.fresh(STREAM_TAG);
+    pub fn create_stream(&mut self, ctx: ContextId, props: StreamProps) -> StreamId {
+        let h = StreamId::from_handle(self.fresh(STREAM_TAG));
         self.streams.insert(h, ctx);
         self.stream_props.insert(h, props);
         h
     }
 
     /// A stream's context (the current one for the default streams) and properties.
-    pub fn stream(&self, stream: u64) -> CuResult<(u64, StreamProps)> {
+    pub fn stream(&self, stream: StreamId) -> CuResult<(ContextId, StreamProps)> {
         self.check_stream(stream)?;
         match self.streams.get(&stream) {
             Some(&ctx) => Ok((
@@ -200,27 +205,30 @@ impl Contexts {
     }
 
     /// Checks a stream handle: 0 and the special default streams always exist.
-    pub fn check_stream(&self, stream: u64) -> CuResult<()> {
-        if stream == 0 || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD {
+    pub fn check_stream(&self, stream: StreamId) -> CuResult<()> {
+        if stream.is_default() {
             return Ok(());
         }
         if self.streams.contains_key(&stream) {
             Ok(())
         } else {
-            Err(invalid_handle(format!("{stream:#x} is not a live stream")))
+            Err(invalid_handle(format!(
+                "{:#x} is not a live stream",
+                stream.handle()
+            )))
         }
     }
 
-    pub fn destroy_stream(&mut self, stream: u64) -> CuResult<()> {
+    pub fn destroy_stream(&mut self, stream: StreamId) -> CuResult<()> {
         self.stream_props.remove(&stream);
         self.streams
             .remove(&stream)
             .map(|_| ())
-            .ok_or_else(|| invalid_handle(format!("{stream:#x} is not a live stream")))
+            .ok_or_else(|| invalid_handle(format!("{:#x} is not a live stream", stream.handle())))
     }
 
-    pub fn create_event(&mut self, timing: bool) -> u64 {
-        let h = self.fresh(EVENT_TAG);
+    pub fn create_event(&mut self, timing: bool) -> EventId {
+        let h = EventId::from_handle(self.fresh(EVENT_TAG));
         self.events.insert(h, None);
         if !timing {
             self.untimed_events.insert(h);
@@ -228,9 +236,245 @@ impl Contexts {
         h
     }
 
-    pub fn event(&mut self, event: u64) -> CuResult<&mut Option<Instant>> {
+    /// Forgets an event (the caller has checked that it lives).
+    pub fn destroy_event(&mut self, event: EventId) {
+        self.events.remove(&event);
+        self.untimed_events.remove(&event);
+    }
+
+    /// Whether `event` was created without CU_EVENT_DISABLE_TIMING.
+    pub fn is_timed(&self, event: EventId) -> bool {
+        !self.untimed_events.contains(&event)
+    }
+
+    /// The value cuCtxSetLimit gave `limit` in `ctx`, if it did.
+    pub fn limit(&self, ctx: ContextId, limit: i32) -> Option<u64> {
+        self.limits.get(&(ctx, limit)).copied()
+    }
+
+    pub fn set_limit(&mut self, ctx: ContextId, limit: i32, value: u64) {
+        self.limits.insert((ctx, limit), value);
+    }
+
+    pub fn event(&mut self, event: EventId) -> CuResult<&mut Option<Instant>> {
         self.events
             .get_mut(&event)
-            .ok_or_else(|| invalid_handle(format!("{event:#x} is not a live event")))
+            .ok_or_else(|| invalid_handle(format!("{:#x} is not a live event", event.handle())))
     }
+}
+
+// ---- the driver's context calls (cuDevicePrimaryCtx*, cuCtx*, peer access) ----
+
+impl Driver {
+    pub fn primary_retain(&self, device: i32) -> CuResult<ContextId> {
+        self.device(device)?;
+        let mut st = self.state.lock();
+        let d = device as usize;
+        self.check_sticky(&st, d)?;
+        let pc = st.contexts.primary[d].clone();
+        let ctx = match pc.context {
+            Some(c) if st.contexts.contexts.contains_key(&c) => c,
+            // Observed: the primary context keeps its handle across release and reset.
+            Some(c) => st.contexts.revive(c, d, pc.flags),
+            None => {
+                let c = st.contexts.create(d, pc.flags, true);
+                st.contexts.primary[d].context = Some(c);
+                c
+            }
+        };
+        st.contexts.primary[d].refcount += 1;
+        Ok(ctx)
+    }
+
+    pub fn primary_release(&self, device: i32) -> CuResult<()> {
+        self.device(device)?;
+        let mut st = self.state.lock();
+        let d = device as usize;
+        if st.contexts.primary[d].refcount == 0 {
+            return Err(invalid_context(format!(
+                "device {device}'s primary context is not retained"
+            )));
+        }
+        st.contexts.primary[d].refcount -= 1;
+        if st.contexts.primary[d].refcount == 0 {
+            if let Some(c) = st.contexts.primary[d].context {
+                Self::destroy_context(&mut st, c)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn primary_reset(&self, device: i32) -> CuResult<()> {
+        self.device(device)?;
+        let mut st = self.state.lock();
+        let d = device as usize;
+        st.contexts.primary[d].refcount = 0;
+        st.contexts.primary[d].flags = 0;
+        if let Some(c) = st.contexts.primary[d].context {
+            if st.contexts.contexts.contains_key(&c) {
+                Self::destroy_context(&mut st, c)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn primary_state(&self, device: i32) -> CuResult<(u32, bool)> {
+        self.device(device)?;
+        let st = self.state.lock();
+        let pc = &st.contexts.primary[device as usize];
+        Ok((pc.flags, pc.refcount > 0))
+    }
+
+    pub fn primary_set_flags(&self, device: i32, flags: u32) -> CuResult<()> {
+        self.device(device)?;
+        check_ctx_flags(flags)?;
+        let mut st = self.state.lock();
+        let d = device as usize;
+        st.contexts.primary[d].flags = flags;
+        if let Some(c) = st.contexts.primary[d].context {
+            if let Some(ctx) = st.contexts.contexts.get_mut(&c) {
+                ctx.flags = flags;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn ctx_create(&self, flags: u32, device: i32) -> CuResult<ContextId> {
+        self.device(device)?;
+        check_ctx_flags(flags)?;
+        let mut st = self.state.lock();
+        self.check_sticky(&st, device as usize)?;
+        let c = st.contexts.create(device as usize, flags, false);
+        st.contexts.push(c)?;
+        Ok(c)
+    }
+
+    pub fn ctx_destroy(&self, ctx: ContextId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        if st.contexts.get(ctx)?.primary {
+            return Err(invalid_context(
+                "a primary context is released with cuDevicePrimaryCtxRelease, not destroyed",
+            ));
+        }
+        Self::destroy_context(&mut st, ctx)
+    }
+
+    fn destroy_context(st: &mut State, ctx: ContextId) -> CuResult<()> {
+        st.contexts.destroy(ctx)?;
+        // Its modules go with it (their variables are cuMemAlloc memory of it, freed below).
+        st.modules.modules.retain(|_, m| m.context != ctx);
+        let modules = &st.modules.modules;
+        st.modules
+            .functions
+            .retain(|_, f| modules.contains_key(&f.module));
+        // cuMemAlloc memory dies with its context; VMM mappings do not (observed).
+        let owned: Vec<u64> = st
+            .vmm
+            .reservations()
+            .filter(
+                |(_, r)| matches!(r.kind, ReservationKind::Alloc { context, .. } if context == ctx),
+            )
+            .map(|(b, _)| b)
+            .collect();
+        for b in owned {
+            Self::free_alloc(&mut st.vmm, b)?;
+        }
+        Ok(())
+    }
+
+    pub fn ctx_set_current(&self, ctx: Option<ContextId>) -> CuResult<()> {
+        self.state.lock().contexts.set_current(ctx)
+    }
+
+    pub fn ctx_current(&self) -> Option<ContextId> {
+        self.state.lock().contexts.current()
+    }
+
+    pub fn ctx_push(&self, ctx: ContextId) -> CuResult<()> {
+        self.state.lock().contexts.push(ctx)
+    }
+
+    pub fn ctx_pop(&self) -> CuResult<ContextId> {
+        self.state.lock().contexts.pop()
+    }
+
+    pub fn ctx_device(&self, ctx: Option<ContextId>) -> CuResult<usize> {
+        let st = self.state.lock();
+        match ctx {
+            Some(c) => Ok(st.contexts.get(c)?.device),
+            None => Ok(st.contexts.require_current()?.1.device),
+        }
+    }
+
+    pub fn ctx_flags(&self) -> CuResult<u32> {
+        Ok(self.state.lock().contexts.require_current()?.1.flags)
+    }
+
+    pub fn ctx_synchronize(&self, ctx: Option<ContextId>) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let device = match ctx {
+            Some(c) => st.contexts.get(c)?.device,
+            None => st.contexts.require_current()?.1.device,
+        };
+        self.check_sticky(&st, device)?;
+        st.vmm.synchronized();
+        Ok(())
+    }
+
+    pub fn ctx_enable_peer_access(&self, peer: ContextId, flags: u32) -> CuResult<()> {
+        if flags != 0 {
+            return Err(invalid("flags must be 0"));
+        }
+        let mut st = self.state.lock();
+        let (cur, c) = st.contexts.require_current()?;
+        let me = c.device;
+        let other = st
+            .contexts
+            .get(peer)
+            .map_err(|_| invalid_context(format!("{:#x} is not a live context", peer.handle())))?
+            .device;
+        if !self.profile.can_access_peer(me, other) {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
+                format!("device {me} cannot access device {other}"),
+            ));
+        }
+        let c = st.contexts.contexts.get_mut(&cur).expect("current");
+        if c.peers.contains(&other) {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+                "peer access is already enabled",
+            ));
+        }
+        c.peers.push(other);
+        Ok(())
+    }
+
+    pub fn ctx_disable_peer_access(&self, peer: ContextId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let (cur, _) = st.contexts.require_current()?;
+        let other = st
+            .contexts
+            .get(peer)
+            .map_err(|_| invalid_context(format!("{:#x} is not a live context", peer.handle())))?
+            .device;
+        let c = st.contexts.contexts.get_mut(&cur).expect("current");
+        let before = c.peers.len();
+        c.peers.retain(|p| *p != other);
+        if c.peers.len() == before {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
+                "peer access was not enabled",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn check_ctx_flags(flags: u32) -> CuResult<()> {
+    let sched = flags & CU_CTX_SCHED_MASK;
+    if flags & !CU_CTX_FLAGS_MASK != 0 || !matches!(sched, 0 | 1 | 2 | 4) {
+        return Err(invalid(format!("context flags {flags:#x} are not valid")));
+    }
+    Ok(())
 }

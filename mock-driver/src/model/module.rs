@@ -11,8 +11,10 @@
 //! clear it. VMM calls (reserve, create, map, set access) go on working.
 
 use super::error::*;
+use super::ids::{ContextId, DevicePtr, StreamId};
 use super::vmm::{Need, Segment};
 use super::{Driver, State};
+use crate::host_bytes::HostBytes;
 use cumock_abi::result::*;
 use cumock_ptx as ptx;
 use std::collections::HashMap;
@@ -62,7 +64,7 @@ const DEFAULT_SHARED_LIMIT: u32 = 48 << 10;
 
 /// A loaded module: its decoded program, and where its variables live.
 pub struct LoadedModule {
-    pub context: u64,
+    pub context: ContextId,
     pub device: usize,
     pub program: Arc<ptx::Module>,
     /// Device address of each of `program.globals`, all in one cuMemAlloc-like block.
@@ -188,7 +190,7 @@ pub struct LaunchRequest {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared: u32,
-    pub stream: u64,
+    pub stream: StreamId,
     pub params: Vec<u8>,
 }
 
@@ -258,7 +260,7 @@ fn describe_unmapped(st: &State, addr: u64) -> String {
             r.size
         );
     }
-    match st.vmm.mappings.last_at_or_before(addr) {
+    match st.vmm.last_mapping_at_or_before(addr) {
         Some(m) => format!(
             "{addr:#x} is not device memory: nothing is mapped or reserved there; the nearest \
              mapping below ends at {:#x} ({} bytes before it)",
@@ -481,7 +483,7 @@ impl Driver {
     }
 
     /// The current context and its device, checked for a sticky error.
-    fn current_device(&self, st: &State) -> CuResult<(u64, usize)> {
+    fn current_device(&self, st: &State) -> CuResult<(ContextId, usize)> {
         let (ctx, c) = st.contexts.require_current()?;
         let device = c.device;
         self.check_sticky(st, device)?;
@@ -551,18 +553,20 @@ impl Driver {
             offsets.push(at);
             total = at + g.size;
         }
-        let storage = if total > 0 { self.mem_alloc(total)? } else { 0 };
+        let storage = if total > 0 {
+            self.mem_alloc(total)?.get()
+        } else {
+            0
+        };
         let globals: Vec<u64> = offsets.iter().map(|o| storage + o).collect();
         for (g, &at) in program.globals.iter().zip(&globals) {
             if g.init.iter().any(|b| *b != 0) {
-                // Safety: `init` is a live host buffer of `size` bytes.
-                unsafe {
-                    self.copy(
-                        super::HostOrDevice::Device(at),
-                        super::HostOrDevice::Host(g.init.as_ptr() as *mut u8),
-                        g.size,
-                    )?
-                };
+                // `init` is `size` bytes long.
+                self.copy(
+                    super::HostOrDevice::Device(DevicePtr::new(at)),
+                    super::HostOrDevice::Host(HostBytes::from_slice(&g.init)),
+                    g.size,
+                )?;
             }
         }
         let const_bytes = program
@@ -599,7 +603,7 @@ impl Driver {
             m
         };
         if m.storage != 0 {
-            self.mem_free(m.storage)?;
+            self.mem_free(DevicePtr::new(m.storage))?;
         }
         Ok(())
     }
@@ -618,7 +622,7 @@ impl Driver {
     }
 
     /// cuModuleGetGlobal: the address and size of a `.global` or `.const` variable.
-    pub fn module_get_global(&self, module: u64, name: &str) -> CuResult<(u64, u64)> {
+    pub fn module_get_global(&self, module: u64, name: &str) -> CuResult<(DevicePtr, u64)> {
         let st = self.state.lock();
         let m = st.modules.module(module)?;
         let i = m
@@ -632,7 +636,7 @@ impl Driver {
                     format!("the module has no variable named `{name}`"),
                 )
             })?;
-        Ok((m.globals[i], m.program.globals[i].size))
+        Ok((DevicePtr::new(m.globals[i]), m.program.globals[i].size))
     }
 
     pub fn function_name(&self, f: u64) -> CuResult<String> {

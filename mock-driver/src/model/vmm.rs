@@ -12,6 +12,7 @@
 //! [`Vmm::segments`] (host pointers into the arena or file), so aliases see the same bytes.
 
 use super::error::*;
+use super::ids::{AllocationId, ContextId};
 use super::mappings::Mappings;
 use super::memory::{AddressPool, ArenaRange, DeviceMemory};
 use super::reservations::Reservations;
@@ -23,10 +24,6 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-
-/// Handles are tagged table keys, never pointers: a wrong value is found in no table and
-/// becomes an error, where the real driver dereferences it and crashes.
-const HANDLE_TAG: u64 = 0x00c0_da00_0000_0000;
 
 /// Why a change under a copy in flight is a hazard, as seen on the H200.
 const IN_FLIGHT: &str =
@@ -149,7 +146,7 @@ pub struct Mapping {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReservationKind {
     Vmm,
-    Alloc { context: u64, requested: u64 },
+    Alloc { context: ContextId, requested: u64 },
 }
 
 #[derive(Debug)]
@@ -163,7 +160,7 @@ pub struct Reservation {
 /// after it was made lives.
 #[derive(Clone, Copy, Debug)]
 pub struct Segment {
-    pub allocation: u64,
+    pub allocation: AllocationId,
     pub ptr: HostPtr,
     pub len: usize,
 }
@@ -199,20 +196,20 @@ impl Hasher for IdHasher {
     }
 }
 
-pub type Allocations = HashMap<u64, PhysicalAllocation, BuildHasherDefault<IdHasher>>;
+pub type Allocations = HashMap<AllocationId, PhysicalAllocation, BuildHasherDefault<IdHasher>>;
 
 #[derive(Debug, Default)]
 pub struct Vmm {
-    pub reservations: Reservations,
-    pub mappings: Mappings,
-    pub allocations: Allocations,
+    reservations: Reservations,
+    mappings: Mappings,
+    allocations: Allocations,
     next_handle: u64,
     /// Bytes charged to each device by live allocations.
-    pub used: Vec<u64>,
+    used: Vec<u64>,
     memory: DeviceMemory,
     addresses: AddressPool,
     /// Allocations with work in flight, so that a synchronisation clears only those.
-    busy: Vec<u64>,
+    busy: Vec<AllocationId>,
     /// How many [`BytesInUse`] live.
     bytes_in_use: Arc<AtomicUsize>,
     /// Storage that went while bytes were in use, given back once none are.
@@ -390,10 +387,10 @@ impl Vmm {
     }
 
     fn insert_allocation(&mut self, a: PhysicalAllocation) -> u64 {
-        let id = self.next_handle;
+        let id = AllocationId::from_serial(self.next_handle);
         self.next_handle += 1;
         self.allocations.insert(id, a);
-        HANDLE_TAG | id
+        id.handle()
     }
 
     /// The allocation behind a handle the program still holds.
@@ -408,20 +405,20 @@ impl Vmm {
         }
     }
 
-    fn handle_id(&self, handle: u64) -> CuResult<u64> {
+    fn handle_id(&self, handle: u64) -> CuResult<AllocationId> {
         if handle == 0 {
             return Err(invalid("the handle is 0"));
         }
-        if handle & !0xffff_ffff != HANDLE_TAG {
+        if !AllocationId::is_handle(handle) {
             return Err(CuError::would_crash(format!(
                 "{handle:#x} was never an allocation handle (the real driver crashes here)"
             )));
         }
-        Ok(handle & 0xffff_ffff)
+        Ok(AllocationId::from_handle(handle))
     }
 
     fn stale_handle(&self, handle: u64) -> CuError {
-        let id = handle & 0xffff_ffff;
+        let id = AllocationId::from_handle(handle).serial();
         if id < self.next_handle && id != 0 {
             CuError::would_crash(format!(
                 "handle {handle:#x} was released already (released twice, or used after \
@@ -450,7 +447,7 @@ impl Vmm {
         Ok(())
     }
 
-    fn drop_if_unused(&mut self, id: u64) {
+    fn drop_if_unused(&mut self, id: AllocationId) {
         let Some(a) = self.allocations.get(&id) else {
             return;
         };
@@ -631,7 +628,7 @@ impl Vmm {
         if let Some(m) = self.mappings.remove_if(ptr, |m| m.size == size) {
             let busy = self
                 .allocations
-                .get(&(m.handle & 0xffff_ffff))
+                .get(&AllocationId::from_handle(m.handle))
                 .is_some_and(|a| a.in_flight);
             // forget_mapping also takes a host view away (HOST-location memory).
             self.forget_mapping(m);
@@ -657,7 +654,7 @@ impl Vmm {
             let busy = self
                 .mappings
                 .get(&s)
-                .and_then(|m| self.allocations.get(&(m.handle & 0xffff_ffff)));
+                .and_then(|m| self.allocations.get(&AllocationId::from_handle(m.handle)));
             if busy.is_some_and(|a| a.in_flight) {
                 warnings.push(format!("unmapping the mapping at {s:#x} {IN_FLIGHT}"));
             }
@@ -685,7 +682,7 @@ impl Vmm {
                 );
             }
         }
-        let id = m.handle & 0xffff_ffff;
+        let id = AllocationId::from_handle(m.handle);
         let unused = self.allocations.get_mut(&id).is_some_and(|a| {
             a.map_count -= 1;
             a.user_refs == 0 && a.map_count == 0
@@ -705,7 +702,7 @@ impl Vmm {
         let (starts, _) = self.tiling_to_first_hole(ptr, size)?;
         for &s in &starts {
             let m = &self.mappings[&s];
-            let a = &self.allocations[&(m.handle & 0xffff_ffff)];
+            let a = &self.allocations[&AllocationId::from_handle(m.handle)];
             if a.prop.device().is_some() {
                 return Err(not_supported(format!(
                     "the mapping at {s:#x} is device memory: the host cannot be granted access to it"
@@ -727,7 +724,7 @@ impl Vmm {
             } else if prot == crate::os::Prot::None {
                 Ok(())
             } else {
-                let a = &self.allocations[&(handle & 0xffff_ffff)];
+                let a = &self.allocations[&AllocationId::from_handle(handle)];
                 a.touched.store(true, Ordering::Relaxed);
                 let src = self.host_ptr(a);
                 // Safety: `src` is the start of the allocation's live shared view of
@@ -754,7 +751,7 @@ impl Vmm {
     /// The host's access to the mapping at `ptr`, if it holds memory located on the host.
     pub fn host_access(&self, ptr: u64) -> Option<u8> {
         let m = self.mapping_at(ptr)?;
-        let a = self.allocations.get(&(m.handle & 0xffff_ffff))?;
+        let a = self.allocations.get(&AllocationId::from_handle(m.handle))?;
         a.prop.device().is_none().then_some(m.host_access)
     }
 
@@ -818,7 +815,7 @@ impl Vmm {
             let m = self.mappings.get_mut(&s).expect("tiled");
             let busy = self
                 .allocations
-                .get(&(m.handle & 0xffff_ffff))
+                .get(&AllocationId::from_handle(m.handle))
                 .is_some_and(|a| a.in_flight);
             for &(device, flags) in grants {
                 if busy && m.access.get(device) != flags {
@@ -859,7 +856,7 @@ impl Vmm {
                  in requestedHandleTypes",
             ));
         }
-        let id = handle & 0xffff_ffff;
+        let id = AllocationId::from_handle(handle);
         if let Storage::Arena(range) = a.storage {
             self.move_to_file(id, range)?;
         }
@@ -875,7 +872,7 @@ impl Vmm {
     /// Moves an allocation out of its arena into a file of its own, once, when it is
     /// first exported: every mapping reaches its bytes through the allocation, so all of
     /// them follow, and aliasing stays exact. Only pages that exist are copied.
-    fn move_to_file(&mut self, id: u64, range: ArenaRange) -> CuResult<()> {
+    fn move_to_file(&mut self, id: AllocationId, range: ArenaRange) -> CuResult<()> {
         // No copy may be moving bytes of the old place meanwhile: wait for those in
         // progress (they need no lock to finish; new ones need the state's lock, which
         // the caller holds).
@@ -903,7 +900,7 @@ impl Vmm {
         let views: Vec<(u64, u64, u8)> = self
             .mappings
             .iter()
-            .filter(|m| m.host_view && m.handle & 0xffff_ffff == id)
+            .filter(|m| m.host_view && AllocationId::from_handle(m.handle) == id)
             .map(|m| (m.start, m.size, m.host_access))
             .collect();
         for (start, size, flags) in views {
@@ -999,7 +996,7 @@ impl Vmm {
         };
         let handle = m.handle;
         self.allocations
-            .get_mut(&(handle & 0xffff_ffff))
+            .get_mut(&AllocationId::from_handle(handle))
             .expect("a mapped allocation lives")
             .user_refs += 1;
         Ok(handle)
@@ -1059,7 +1056,7 @@ impl Vmm {
                 )));
             }
             let take = (m.start + m.size).min(end) - at;
-            let id = m.handle & 0xffff_ffff;
+            let id = AllocationId::from_handle(m.handle);
             let a = self
                 .allocations
                 .get(&id)
@@ -1114,6 +1111,60 @@ impl Vmm {
             .filter(|a| matches!(a.storage, Storage::File(_)))
             .count();
         (self.memory.arenas(), self.addresses.chunks(), files)
+    }
+}
+
+/// What the driver's calls and the leak report read of the tables. The tables are private
+/// so that every change goes through `Vmm`'s operations, which keep them in step (a
+/// mapping's allocation, the bytes charged to a device).
+impl Vmm {
+    /// The reservation starting at `base`.
+    pub fn reservation(&self, base: u64) -> Option<&Reservation> {
+        self.reservations.get(&base)
+    }
+
+    /// The reservations, by base address.
+    pub fn reservations(&self) -> impl Iterator<Item = (u64, &Reservation)> + '_ {
+        self.reservations.iter()
+    }
+
+    /// The mappings, in address order.
+    pub fn mappings(&self) -> impl Iterator<Item = &Mapping> + '_ {
+        self.mappings.iter()
+    }
+
+    /// The mappings that start in `[start, end)`, in address order.
+    pub fn mappings_starting_in(&self, start: u64, end: u64) -> impl Iterator<Item = &Mapping> {
+        self.mappings.starting_in(start, end)
+    }
+
+    /// The last mapping starting at or before `addr` (it may end before `addr`).
+    pub fn last_mapping_at_or_before(&self, addr: u64) -> Option<&Mapping> {
+        self.mappings.last_at_or_before(addr)
+    }
+
+    /// The live allocations, by id.
+    pub fn allocations(&self) -> impl Iterator<Item = (AllocationId, &PhysicalAllocation)> {
+        self.allocations.iter().map(|(id, a)| (*id, a))
+    }
+
+    /// The allocation a mapping maps.
+    pub fn mapped_allocation(&self, m: &Mapping) -> Option<&PhysicalAllocation> {
+        self.allocations.get(&AllocationId::from_handle(m.handle))
+    }
+
+    /// Bytes charged to `device` by live allocations.
+    pub fn used(&self, device: usize) -> u64 {
+        self.used[device]
+    }
+
+    /// Makes the range just reserved and mapped at `base` cuMemAlloc memory of `context`:
+    /// freed with cuMemFree, and usable from every one of `devices` devices, as unified
+    /// addressing makes it.
+    pub fn make_alloc(&mut self, base: u64, context: ContextId, requested: u64, devices: usize) {
+        self.mappings.get_mut(&base).expect("mapped").access = AccessTable::all(devices);
+        self.reservations.get_mut(&base).expect("reserved").kind =
+            ReservationKind::Alloc { context, requested };
     }
 }
 

@@ -1,0 +1,121 @@
+//! cuMemAlloc and cuMemFree: the mock's own reservation, allocation and mapping in one,
+//! owned by a context; cuMemGetAddressRange and cuMemGetInfo, which report on it.
+
+use super::error::*;
+use super::ids::DevicePtr;
+use super::vmm::{AllocationProp, Need, ReservationKind, Vmm};
+use super::Driver;
+use cumock_abi::consts::*;
+
+impl Driver {
+    pub fn mem_info(&self) -> CuResult<(u64, u64)> {
+        let st = self.state.lock();
+        let (_, ctx) = st.contexts.require_current()?;
+        self.check_sticky(&st, ctx.device)?;
+        let dev = &self.profile.devices[ctx.device];
+        Ok((
+            dev.free_at_start.saturating_sub(st.vmm.used(ctx.device)),
+            dev.total_mem,
+        ))
+    }
+
+    pub fn mem_alloc(&self, size: u64) -> CuResult<DevicePtr> {
+        let mut st = self.state.lock();
+        let (ctx, c) = st.contexts.require_current()?;
+        let device = c.device;
+        self.check_sticky(&st, device)?;
+        if size == 0 {
+            return Err(invalid("size is 0"));
+        }
+        let dev = &self.profile.devices[device];
+        let g = dev.granularity_minimum;
+        let rounded = size
+            .checked_next_multiple_of(g)
+            .ok_or_else(|| out_of_memory("size overflows"))?;
+        let free = dev.free_at_start.saturating_sub(st.vmm.used(device));
+        let prop = AllocationProp {
+            location_type: CU_MEM_LOCATION_TYPE_DEVICE,
+            location_id: device as i32,
+            handle_types: 0,
+            compression: 0,
+            gpu_direct_rdma: 0,
+            usage: 0,
+        };
+        let h = st.vmm.create(rounded, prop, 0, g, free)?;
+        let base = match st.vmm.address_reserve(rounded, 0, 0, 0, g) {
+            Ok(b) => b,
+            Err(e) => {
+                st.vmm.release(h).expect("just created");
+                return Err(e);
+            }
+        };
+        let n = self.device_count();
+        st.vmm
+            .map(base, rounded, 0, h, 0, g)
+            .expect("a fresh range takes the mapping");
+        st.vmm.release(h).expect("the mapping holds it");
+        // cuMemAlloc memory is usable from every context, as unified addressing makes it.
+        st.vmm.make_alloc(base, ctx, size, n);
+        Ok(DevicePtr::new(base))
+    }
+
+    pub fn mem_free(&self, ptr: DevicePtr) -> CuResult<()> {
+        let ptr = ptr.get();
+        // Observed: cuMemFree(0) succeeds, with or without a context.
+        if ptr == 0 {
+            return Ok(());
+        }
+        let mut st = self.state.lock();
+        Self::free_alloc(&mut st.vmm, ptr)
+    }
+
+    pub(super) fn free_alloc(vmm: &mut Vmm, ptr: u64) -> CuResult<()> {
+        match vmm.reservation(ptr).map(|r| r.kind) {
+            Some(ReservationKind::Alloc { .. }) => {
+                vmm.remove_mapping(ptr);
+                vmm.remove_reservation(ptr);
+                Ok(())
+            }
+            Some(ReservationKind::Vmm) => Err(invalid(format!(
+                "{ptr:#x} is a cuMemAddressReserve range; unmap it and cuMemAddressFree it"
+            ))),
+            None => Err(invalid(format!(
+                "{ptr:#x} is not the start of a cuMemAlloc allocation"
+            ))),
+        }
+    }
+
+    /// cuMemGetAddressRange: the allocation (cuMemAlloc) or mapping (VMM) holding `ptr`.
+    pub fn address_range(&self, ptr: DevicePtr) -> CuResult<(DevicePtr, u64)> {
+        let ptr = ptr.get();
+        let st = self.state.lock();
+        if let Some((base, r)) = st.vmm.reservation_at(ptr) {
+            if let ReservationKind::Alloc { requested, .. } = r.kind {
+                if ptr - base < requested {
+                    return Ok((DevicePtr::new(base), requested));
+                }
+            }
+        }
+        // Observed (probe address-range-states): VMM memory is found once the current
+        // context's device may read it, as its mapping (start and size); a reserved-only
+        // range, or a mapping without access, is not.
+        let vmm = st
+            .vmm
+            .reservation_at(ptr)
+            .is_some_and(|(_, r)| r.kind == ReservationKind::Vmm);
+        if let (true, Some(m), Ok((_, ctx))) =
+            (vmm, st.vmm.mapping_at(ptr), st.contexts.require_current())
+        {
+            if m.access.allows(ctx.device, Need::Read) {
+                return Ok((DevicePtr::new(m.start), m.size));
+            }
+        }
+        Err(CuError::new(
+            cumock_abi::result::CUDA_ERROR_NOT_FOUND,
+            format!(
+                "{ptr:#x} is neither cuMemAlloc memory nor a mapping this context's device may \
+                 access (as on the real driver, a VMM range is found only once access is granted)"
+            ),
+        ))
+    }
+}

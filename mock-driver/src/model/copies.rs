@@ -1,0 +1,152 @@
+//! Copies and memsets, and the translation of device memory into host pointers for a
+//! kernel: the bytes move outside the state's lock, kept in place by a `BytesInUse`, by
+//! the safe functions of `crate::host_bytes`.
+
+use super::error::*;
+use super::ids::DevicePtr;
+use super::vmm::{self, Need, Segment};
+use super::Driver;
+use crate::host_bytes::{self, HostBytes};
+
+/// Where the bytes of a copy come from or go to.
+pub enum HostOrDevice<'a> {
+    Host(HostBytes<'a>),
+    Device(DevicePtr),
+}
+
+/// What `cuMemsetD8/D16/D32` writes.
+#[derive(Clone, Copy, Debug)]
+pub enum Pattern {
+    D8(u8),
+    D16(u16),
+    D32(u32),
+}
+
+impl Pattern {
+    fn bytes(&self) -> Vec<u8> {
+        match self {
+            Pattern::D8(v) => vec![*v],
+            Pattern::D16(v) => v.to_ne_bytes().to_vec(),
+            Pattern::D32(v) => v.to_ne_bytes().to_vec(),
+        }
+    }
+}
+
+impl Driver {
+    /// Is `addr` device memory of this process (inside a reservation)? A "host" pointer
+    /// that is, is treated as device memory, as unified addressing does; reading it as
+    /// host memory would fault.
+    pub fn is_device_address(&self, addr: DevicePtr) -> bool {
+        self.state.lock().vmm.is_device_address(addr.get())
+    }
+
+    /// Copies `len` bytes; device sides are checked against the current context's device.
+    /// Host sides hold at least `len` bytes.
+    pub fn copy(&self, dst: HostOrDevice<'_>, src: HostOrDevice<'_>, len: u64) -> CuResult<()> {
+        let (dst_segs, src_segs, bytes) = {
+            let mut st = self.state.lock();
+            let (_, ctx) = st.contexts.require_current()?;
+            let device = ctx.device;
+            self.check_sticky(&st, device)?;
+            let d = match dst {
+                HostOrDevice::Device(a) => {
+                    Some(st.vmm.segments(a.get(), len, device, Need::Write)?)
+                }
+                HostOrDevice::Host(_) => None,
+            };
+            let s = match src {
+                HostOrDevice::Device(a) => {
+                    Some(st.vmm.segments(a.get(), len, device, Need::Read)?)
+                }
+                HostOrDevice::Host(_) => None,
+            };
+            match (&d, &s) {
+                // A copy to the host returns when the data is there, after all earlier
+                // work in the stream: nothing is in flight after it.
+                (None, Some(_)) => st.vmm.synchronized(),
+                (Some(d), s) => {
+                    st.vmm.issued(d);
+                    if let Some(s) = s {
+                        st.vmm.issued(s);
+                    }
+                }
+                (None, None) => {}
+            }
+            let bytes = st.vmm.hold_bytes();
+            (d, s, bytes)
+        };
+        // The bytes move outside the lock: a 256 MiB copy must not stall other threads.
+        // `bytes` keeps the segments' memory where it is even if another thread unmaps
+        // or releases it meanwhile.
+        match (dst, src, dst_segs, src_segs) {
+            (_, HostOrDevice::Host(h), Some(d), None) => host_bytes::host_to_device(&d, h, &bytes),
+            (HostOrDevice::Host(h), _, None, Some(s)) => host_bytes::device_to_host(h, &s, &bytes),
+            (_, _, Some(d), Some(s)) => host_bytes::device_to_device(&d, &s, &bytes),
+            (HostOrDevice::Host(d), HostOrDevice::Host(s), None, None) => {
+                host_bytes::host_to_host(d, s, len as usize)
+            }
+            _ => unreachable!("segments exist exactly for device sides"),
+        }
+        Ok(())
+    }
+
+    /// Device memory as host memory, for a kernel launch: `[addr, addr+len)` as host
+    /// pointers (one piece per mapping it crosses), checked against `device`'s access
+    /// (`need`: read for loads, write for stores and atomics; the same rules and errors
+    /// as a copy's). The pointers stay valid, and the memory stays where it is, until the
+    /// returned value is dropped: hold it for the duration of the launch, and do not call
+    /// the driver's export from the same thread meanwhile (an export waits for it). The
+    /// memory counts as having work in flight until the next synchronising call, as a
+    /// copy's does.
+    ///
+    /// Launches do not call this: the kernel executor asks for memory an address at a
+    /// time, and `module::KernelMemory` answers with the whole mapping there (a fault, not
+    /// an error, when there is none). This range-at-once form is what the tests use to
+    /// look at device memory as a kernel would.
+    pub fn translate(
+        &self,
+        addr: DevicePtr,
+        len: u64,
+        device: usize,
+        need: Need,
+    ) -> CuResult<Translation> {
+        let addr = addr.get();
+        let mut st = self.state.lock();
+        let segments = st.vmm.segments(addr, len, device, need)?;
+        st.vmm.issued(&segments);
+        Ok(Translation {
+            segments,
+            _bytes: st.vmm.hold_bytes(),
+        })
+    }
+
+    pub fn memset(&self, dst: DevicePtr, pattern: Pattern, count: u64) -> CuResult<()> {
+        let dst = dst.get();
+        let width = pattern.bytes().len() as u64;
+        if !dst.is_multiple_of(width) {
+            return Err(invalid(format!(
+                "{dst:#x} is not aligned to the {width}-byte element"
+            )));
+        }
+        let len = count
+            .checked_mul(width)
+            .ok_or_else(|| invalid("count overflows"))?;
+        let (segs, held) = {
+            let mut st = self.state.lock();
+            let (_, ctx) = st.contexts.require_current()?;
+            self.check_sticky(&st, ctx.device)?;
+            let segs = st.vmm.segments(dst, len, ctx.device, Need::Write)?;
+            st.vmm.issued(&segs);
+            (segs, st.vmm.hold_bytes())
+        };
+        host_bytes::fill(&segs, &pattern.bytes(), &held);
+        Ok(())
+    }
+}
+
+/// Device memory a kernel may use, as host memory (see [`Driver::translate`]).
+pub struct Translation {
+    /// The pieces of the range, in order; their lengths add up to the range's.
+    pub segments: Vec<Segment>,
+    _bytes: vmm::BytesInUse,
+}

@@ -1,0 +1,134 @@
+//! cuInit and the devices: which exist, their allocation granularity, and the check of
+//! an allocation's properties against them (cuMemCreate's `CUmemAllocationProp`).
+
+use super::error::*;
+use super::profile::DeviceProfile;
+use super::vmm::AllocationProp;
+use super::Driver;
+use cumock_abi::consts::*;
+use std::sync::atomic::Ordering;
+
+impl Driver {
+    pub fn init(&self, flags: u32) -> CuResult<()> {
+        self.refuse_forked_child()?;
+        if flags != 0 {
+            return Err(invalid(format!("cuInit flags must be 0, not {flags}")));
+        }
+        self.initialized.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    pub fn require_init(&self) -> CuResult<()> {
+        self.refuse_forked_child()?;
+        if self.initialized.load(Ordering::Acquire) {
+            Ok(())
+        } else {
+            Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_NOT_INITIALIZED,
+                "cuInit has not been called",
+            ))
+        }
+    }
+
+    pub fn device(&self, ordinal: i32) -> CuResult<&DeviceProfile> {
+        usize::try_from(ordinal)
+            .ok()
+            .and_then(|i| self.profile.devices.get(i))
+            .ok_or_else(|| {
+                invalid_device(format!(
+                    "device {ordinal} does not exist ({} device(s))",
+                    self.device_count()
+                ))
+            })
+    }
+
+    pub fn granularity(&self, location_type: i32, location_id: i32, option: i32) -> CuResult<u64> {
+        if option != CU_MEM_ALLOC_GRANULARITY_MINIMUM
+            && option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
+        {
+            return Err(invalid(format!(
+                "granularity option {option} is neither MINIMUM (0) nor RECOMMENDED (1)"
+            )));
+        }
+        // Observed: the real driver answers for any location, valid or not (an invalid
+        // type, a device that does not exist): host memory and every device have the
+        // same granularity on the H200.
+        let dev = match location_type {
+            CU_MEM_LOCATION_TYPE_DEVICE => {
+                self.device(location_id).unwrap_or(&self.profile.devices[0])
+            }
+            _ => &self.profile.devices[0],
+        };
+        Ok(if option == CU_MEM_ALLOC_GRANULARITY_MINIMUM {
+            dev.granularity_minimum
+        } else {
+            dev.granularity_recommended
+        })
+    }
+
+    /// Checks a `CUmemAllocationProp` as cuMemCreate reads it.
+    pub fn check_prop(&self, prop: &cumock_abi::CUmemAllocationProp) -> CuResult<AllocationProp> {
+        if prop.type_ != CU_MEM_ALLOCATION_TYPE_PINNED {
+            return Err(invalid(format!(
+                "allocation type {} is not CU_MEM_ALLOCATION_TYPE_PINNED (1)",
+                prop.type_
+            )));
+        }
+        match prop.location.type_ {
+            CU_MEM_LOCATION_TYPE_DEVICE => {
+                self.device(prop.location.id)?;
+            }
+            CU_MEM_LOCATION_TYPE_HOST
+            | CU_MEM_LOCATION_TYPE_HOST_NUMA
+            | CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => {}
+            other => {
+                return Err(invalid(format!(
+                    "location type {other} is not one an allocation can have"
+                )))
+            }
+        }
+        let types = prop.requested_handle_types;
+        if types & (CU_MEM_HANDLE_TYPE_WIN32 | CU_MEM_HANDLE_TYPE_WIN32_KMT) != 0 {
+            return Err(invalid("Win32 handle types cannot be requested on Linux"));
+        }
+        if types & CU_MEM_HANDLE_TYPE_FABRIC != 0 {
+            // Observed on the H200 host: fabric handles need an IMEX channel, which the
+            // machine did not have, although the attribute says they are supported.
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_NOT_PERMITTED,
+                "fabric handles need an IMEX channel (CUDA_ERROR_NOT_PERMITTED, as on the captured H200)",
+            ));
+        }
+        // Unknown bits are ignored, as the real driver ignores them (observed with 0x10).
+        let dev = prop.location.type_ == CU_MEM_LOCATION_TYPE_DEVICE;
+        // Looked up only when asked for: the attribute table is keyed by name.
+        let compression_supported = dev
+            && prop.alloc_flags.compression_type == CU_MEM_ALLOCATION_COMP_GENERIC
+            && self
+                .device(prop.location.id)?
+                .attributes
+                .get("CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED")
+                .copied()
+                .unwrap_or(0)
+                != 0;
+        Ok(AllocationProp {
+            // Observed: host memory reports itself as HOST_NUMA node 0.
+            location_type: if dev {
+                CU_MEM_LOCATION_TYPE_DEVICE
+            } else {
+                CU_MEM_LOCATION_TYPE_HOST_NUMA
+            },
+            location_id: if dev { prop.location.id } else { 0 },
+            handle_types: types,
+            compression: if prop.alloc_flags.compression_type == CU_MEM_ALLOCATION_COMP_GENERIC
+                && compression_supported
+            {
+                CU_MEM_ALLOCATION_COMP_GENERIC
+            } else {
+                CU_MEM_ALLOCATION_COMP_NONE
+            },
+            gpu_direct_rdma: prop.alloc_flags.gpu_direct_rdma_capable,
+            usage: prop.alloc_flags.usage,
+        })
+    }
+}

@@ -1,0 +1,61 @@
+//! cuPointerGetAttribute(s): what the driver knows of a device address, gathered from
+//! its mapping, allocation, reservation and the current context.
+
+use super::ids::{AllocationId, ContextId, DevicePtr};
+use super::vmm::{self, ReservationKind};
+use super::Driver;
+
+impl Driver {
+    /// What cuPointerGetAttribute reports of a device address.
+    pub fn pointer_info(&self, ptr: DevicePtr) -> Option<PointerInfo> {
+        let ptr = ptr.get();
+        let st = self.state.lock();
+        let m = st.vmm.mapping_at(ptr)?;
+        let id = AllocationId::from_handle(m.handle);
+        let a = st.vmm.mapped_allocation(m)?;
+        let r = st.vmm.reservation(m.reservation)?;
+        let current_device = st
+            .contexts
+            .current()
+            .and_then(|c| st.contexts.get(c).ok())
+            .map(|c| c.device);
+        let (ctx, range) = match r.kind {
+            ReservationKind::Alloc { context, requested } => (Some(context), (m.start, requested)),
+            // Observed: for VMM memory the range is the whole reservation.
+            ReservationKind::Vmm => (None, (m.reservation, r.size)),
+        };
+        let on_host = a.prop.device().is_none();
+        Some(PointerInfo {
+            on_host,
+            // The H200 hands out the address as a host or device pointer of memory on the
+            // host only once somebody may access it.
+            reachable: m.host_access != 0 || m.access != vmm::AccessTable::none(0),
+            context: ctx,
+            device: a.prop.device().unwrap_or(0),
+            range,
+            mapping: (m.start, m.size),
+            handle_types: a.prop.handle_types,
+            access: current_device.map(|d| m.access.get(d)).unwrap_or(0),
+            buffer_id: id.serial(),
+            rdma: a.prop.gpu_direct_rdma,
+            vmm: r.kind == ReservationKind::Vmm,
+        })
+    }
+}
+
+pub struct PointerInfo {
+    /// The allocation is located on the host (HOST or HOST_NUMA).
+    pub on_host: bool,
+    /// Some device, or the host, has been granted access to it.
+    pub reachable: bool,
+    /// The context of cuMemAlloc memory; VMM memory has none.
+    pub context: Option<ContextId>,
+    pub device: usize,
+    pub range: (u64, u64),
+    pub mapping: (u64, u64),
+    pub handle_types: i32,
+    pub access: u8,
+    pub buffer_id: u64,
+    pub rdma: u8,
+    pub vmm: bool,
+}

@@ -1,0 +1,162 @@
+//! Streams, events and the context limits (the tables are in `context.rs`). The mock runs
+//! every operation synchronously, so streams and events only exist, belong to a context,
+//! and are checked; a synchronisation marks work in flight as done.
+
+use super::context;
+use super::error::*;
+use super::ids::{ContextId, EventId, StreamId};
+use super::Driver;
+
+impl Driver {
+    /// cuStreamSynchronize, cuEventSynchronize: the mock runs everything at once, so a
+    /// synchronisation only marks the work as done.
+    fn synchronized(&self) {
+        self.state.lock().vmm.synchronized();
+    }
+
+    pub fn stream_create(&self, flags: u32) -> CuResult<StreamId> {
+        self.stream_create_with_priority(flags, 0)
+    }
+
+    pub fn stream_create_with_priority(&self, flags: u32, priority: i32) -> CuResult<StreamId> {
+        if flags > 1 {
+            return Err(invalid(format!(
+                "stream flags {flags} are not CU_STREAM_DEFAULT or CU_STREAM_NON_BLOCKING"
+            )));
+        }
+        let mut st = self.state.lock();
+        let (cur, c) = st.contexts.require_current()?;
+        self.check_sticky(&st, c.device)?;
+        let priority = priority.clamp(
+            context::STREAM_PRIORITY_GREATEST,
+            context::STREAM_PRIORITY_LEAST,
+        );
+        Ok(st
+            .contexts
+            .create_stream(cur, context::StreamProps { flags, priority }))
+    }
+
+    /// cuCtxGetLimit / cuCtxSetLimit on the current context.
+    pub fn ctx_limit(&self, limit: i32, set: Option<u64>) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        let (ctx, _) = st.contexts.require_current()?;
+        let default = usize::try_from(limit)
+            .ok()
+            .and_then(|i| context::DEFAULT_LIMITS.get(i))
+            .ok_or_else(|| invalid(format!("{limit} is not a CUlimit")))?
+            .ok_or_else(|| {
+                CuError::new(
+                    cumock_abi::result::CUDA_ERROR_UNSUPPORTED_LIMIT,
+                    format!("limit {limit} is not supported on this device"),
+                )
+            })?;
+        if let Some(v) = set {
+            st.contexts.set_limit(ctx, limit, v);
+        }
+        Ok(st.contexts.limit(ctx, limit).unwrap_or(default))
+    }
+
+    /// A stream's context, device and properties (cuStreamGetCtx, GetDevice, GetFlags,
+    /// GetPriority).
+    pub fn stream_info(
+        &self,
+        stream: StreamId,
+    ) -> CuResult<(ContextId, usize, context::StreamProps)> {
+        let st = self.state.lock();
+        let (ctx, props) = st.contexts.stream(stream)?;
+        Ok((ctx, st.contexts.get(ctx)?.device, props))
+    }
+
+    pub fn stream_check(&self, stream: StreamId) -> CuResult<()> {
+        self.state.lock().contexts.check_stream(stream)
+    }
+
+    pub fn stream_destroy(&self, stream: StreamId) -> CuResult<()> {
+        self.check_sticky_current()?;
+        self.state.lock().contexts.destroy_stream(stream)
+    }
+
+    /// The sticky error of the current context's device, if a kernel faulted there (streams
+    /// and events report it as the H200 does: probe fault-stream-sync).
+    fn check_sticky_current(&self) -> CuResult<()> {
+        let st = self.state.lock();
+        match st.contexts.require_current() {
+            Ok((_, c)) => self.check_sticky(&st, c.device),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// cuStreamSynchronize: a current context and a live stream are needed; then the
+    /// device's sticky error is reported, or the work marked as done.
+    pub fn stream_synchronize(&self, stream: StreamId) -> CuResult<()> {
+        self.ctx_device(None)?;
+        self.stream_check(stream)?;
+        self.check_sticky_current()?;
+        self.synchronized();
+        Ok(())
+    }
+
+    /// cuStreamQuery: as cuStreamSynchronize, but nothing is marked (the mock's work is
+    /// always complete).
+    pub fn stream_query(&self, stream: StreamId) -> CuResult<()> {
+        self.ctx_device(None)?;
+        self.stream_check(stream)?;
+        self.check_sticky_current()
+    }
+
+    /// cuEventSynchronize: a live event, then the sticky error or the work marked as done.
+    pub fn event_synchronize(&self, event: EventId) -> CuResult<()> {
+        self.event_check(event)?;
+        self.check_sticky_current()?;
+        self.synchronized();
+        Ok(())
+    }
+
+    pub fn event_create(&self, flags: u32) -> CuResult<EventId> {
+        if flags & !0xF != 0 {
+            return Err(invalid(format!("event flags {flags:#x} have unknown bits")));
+        }
+        let mut st = self.state.lock();
+        let device = st.contexts.require_current()?.1.device;
+        self.check_sticky(&st, device)?;
+        // CU_EVENT_DISABLE_TIMING.
+        Ok(st.contexts.create_event(flags & 0x2 == 0))
+    }
+
+    pub fn event_record(&self, event: EventId, stream: StreamId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        st.contexts.check_stream(stream)?;
+        *st.contexts.event(event)? = Some(std::time::Instant::now());
+        Ok(())
+    }
+
+    pub fn event_check(&self, event: EventId) -> CuResult<()> {
+        self.state.lock().contexts.event(event).map(|_| ())
+    }
+
+    pub fn event_destroy(&self, event: EventId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        st.contexts.event(event)?;
+        st.contexts.destroy_event(event);
+        Ok(())
+    }
+
+    pub fn event_elapsed_ms(&self, start: EventId, end: EventId) -> CuResult<f32> {
+        let mut st = self.state.lock();
+        for e in [start, end] {
+            st.contexts.event(e)?;
+            if !st.contexts.is_timed(e) {
+                // As the H200 answers (seen by cumock's runtime's programs).
+                return Err(invalid_handle(format!(
+                    "event {:#x} was created with CU_EVENT_DISABLE_TIMING",
+                    e.handle()
+                )));
+            }
+        }
+        let a = (*st.contexts.event(start)?)
+            .ok_or_else(|| invalid_handle("the start event was never recorded"))?;
+        let b = (*st.contexts.event(end)?)
+            .ok_or_else(|| invalid_handle("the end event was never recorded"))?;
+        Ok(b.saturating_duration_since(a).as_secs_f32() * 1000.0)
+    }
+}
