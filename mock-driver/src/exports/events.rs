@@ -13,7 +13,17 @@ impl EventApi for Mock {
         if ph.is_null() {
             return Err(invalid("phEvent is NULL"));
         }
-        out(ph, event_handle(d.event_create(flags)?))
+        // Observed: CU_EVENT_INTERPROCESS needs CU_EVENT_DISABLE_TIMING.
+        if flags & 0x4 != 0 && flags & 0x2 == 0 {
+            return Err(invalid(
+                "CU_EVENT_INTERPROCESS needs CU_EVENT_DISABLE_TIMING as well",
+            ));
+        }
+        let e = d.event_create(flags)?;
+        if flags & 0x4 != 0 {
+            d.ipc_event_created(e);
+        }
+        out(ph, event_handle(e))
     }
 
     unsafe fn cuEventRecord(e: CUevent, s: CUstream) -> CuResult<()> {

@@ -875,7 +875,7 @@ impl Vmm {
     /// Moves an allocation out of its arena into a file of its own, once, when it is
     /// first exported: every mapping reaches its bytes through the allocation, so all of
     /// them follow, and aliasing stays exact. Only pages that exist are copied.
-    fn move_to_file(&mut self, id: u64, range: ArenaRange) -> CuResult<()> {
+    pub(super) fn move_to_file(&mut self, id: u64, range: ArenaRange) -> CuResult<()> {
         // No copy may be moving bytes of the old place meanwhile: wait for those in
         // progress (they need no lock to finish; new ones need the state's lock, which
         // the caller holds).
