@@ -4,6 +4,8 @@
 use super::Mock;
 use crate::boundary::{drv, event_handle, event_key, out, stream_key};
 use crate::model::error::*;
+use crate::model::host_work;
+use cumock_abi::result::*;
 use cumock_abi::*;
 use std::ffi::c_uint;
 
@@ -27,7 +29,10 @@ impl EventApi for Mock {
     }
 
     unsafe fn cuEventRecord(e: CUevent, s: CUstream) -> CuResult<()> {
-        drv()?.event_record(event_key(e), stream_key(s))
+        drv()?.event_record(event_key(e), stream_key(s))?;
+        // Complete once the stream's queued host functions have run.
+        host_work::record(event_key(e), stream_key(s));
+        Ok(())
     }
 
     unsafe fn cuEventRecord_ptsz(e: CUevent, s: CUstream) -> CuResult<()> {
@@ -37,27 +42,40 @@ impl EventApi for Mock {
     unsafe fn cuEventSynchronize(e: CUevent) -> CuResult<()> {
         let d = drv()?;
         d.event_check(event_key(e))?;
+        if let Some(m) = host_work::event_pending(event_key(e)) {
+            m.wait();
+        }
         d.check_sticky_current()?;
         d.synchronized();
         Ok(())
     }
 
     unsafe fn cuEventQuery(e: CUevent) -> CuResult<()> {
-        drv()?.event_check(event_key(e))
+        drv()?.event_check(event_key(e))?;
+        if host_work::event_pending(event_key(e)).is_some() {
+            return Err(CuError::new(
+                CUDA_ERROR_NOT_READY,
+                "the event waits for host functions queued before it",
+            ));
+        }
+        Ok(())
     }
 
     unsafe fn cuEventDestroy_v2(e: CUevent) -> CuResult<()> {
-        drv()?.event_destroy(event_key(e))
+        drv()?.event_destroy(event_key(e))?;
+        host_work::forget_event(event_key(e));
+        Ok(())
     }
 
     unsafe fn cuEventDestroy(e: CUevent) -> CuResult<()> {
-        drv()?.event_destroy(event_key(e))
+        Self::cuEventDestroy_v2(e)
     }
 
     unsafe fn cuEventElapsedTime_v2(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult<()> {
         let d = drv()?;
         if ms.is_null() {
-            return Err(invalid("pMilliseconds is NULL"));
+            // Observed: CUDA_ERROR_INVALID_HANDLE, not INVALID_VALUE (probe pools_ipc).
+            return Err(invalid_handle("pMilliseconds is NULL"));
         }
         out(ms, d.event_elapsed_ms(event_key(start), event_key(end))?)
     }

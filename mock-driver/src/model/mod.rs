@@ -3,6 +3,7 @@
 
 pub mod context;
 pub mod error;
+pub mod host_work;
 pub mod ipc;
 pub mod mappings;
 pub mod memory;
