@@ -155,8 +155,12 @@ impl Driver {
             fd: fd.as_raw_fd(),
             inode,
         };
+        let st = &mut *st;
+        // Freed allocations' ids are never given again: they need not be remembered.
+        st.ipc
+            .exported
+            .retain(|id| st.vmm.allocations.contains_key(id));
         st.ipc.exported.insert(id);
-        drop(st);
         fd_passing::allow_fd_taking();
         fd_passing::serve_exported_fds(is_exported_fd);
         Ok(handle.encode())
