@@ -1,5 +1,5 @@
 //! IPC memory handles. Over a driver with cuIpcGetMemHandle (NVIDIA's) the handle is the
-//! driver's. Over one without (cumock's mock) cudaMalloc memory is a VMM allocation made
+//! driver's. Over one without (older cumock mocks) cudaMalloc memory is a VMM allocation made
 //! exportable as a POSIX fd (see memory.rs), and the 64-byte cudaIpcMemHandle_t carries
 //! what another process needs to take that fd: the exporter's pid and the fd's number in
 //! it (plus the allocation's size and the pointer's offset). The importer takes a

@@ -22,7 +22,7 @@ pub fn stream_for(s: CUstream, per_thread: bool) -> CUstream {
 // ---- cudaMalloc / cudaFree -------------------------------------------------------------
 
 /// Whether cudaMalloc memory is made through VMM: on a driver without
-/// cuIpcGetMemHandle (cumock's mock), so that cudaIpcGetMemHandle can export it as a
+/// cuIpcGetMemHandle (older cumock mocks), so that cudaIpcGetMemHandle can export it as a
 /// POSIX fd. Asked once, with a NULL pointer: a driver that has the function refuses the
 /// pointer, one that has not says CUDA_ERROR_NOT_SUPPORTED.
 fn malloc_over_vmm(d: &Driver, rt: &Runtime) -> bool {

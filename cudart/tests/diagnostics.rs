@@ -102,7 +102,10 @@ fn the_trace_has_runtime_and_driver_lines_in_one_file() {
     assert!(
         lines
             .iter()
-            .any(|l| l["fn"] == "cuMemCreate" && l.get("layer").is_none()),
+            // cudaMalloc's driver call: cuMemAlloc over a driver with legacy IPC (the
+            // mock's, now), cuMemCreate over one without (memory.rs: malloc_over_vmm).
+            .any(|l| (l["fn"] == "cuMemAlloc_v2" || l["fn"] == "cuMemCreate")
+                && l.get("layer").is_none()),
         "no driver line in {text}"
     );
     let first = lines.iter().find(|l| l["layer"] == "runtime").unwrap();

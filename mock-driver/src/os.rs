@@ -13,6 +13,8 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
+pub mod fd_passing;
+
 /// Host address space: `PROT_NONE`, `MAP_NORESERVE`, so that a 64 TiB range costs
 /// nothing and a host dereference of a device address faults, as it does on a GPU.
 #[derive(Debug)]
@@ -314,6 +316,12 @@ impl MemFile {
 
     pub fn size(&self) -> usize {
         self.len
+    }
+
+    /// The file's own fd, for memory this process exported (none for imports): what a
+    /// legacy IPC handle names, so that the handle dies with the memory.
+    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.fd.as_ref().map(|f| f.as_fd())
     }
 
     pub fn tag(&self) -> &str {

@@ -4,6 +4,8 @@
 use super::Mock;
 use crate::boundary::{drv, event_handle, event_key, out, stream_key};
 use crate::model::error::*;
+use crate::model::host_work;
+use cumock_abi::result::*;
 use cumock_abi::*;
 use std::ffi::c_uint;
 
@@ -13,11 +15,24 @@ impl EventApi for Mock {
         if ph.is_null() {
             return Err(invalid("phEvent is NULL"));
         }
-        out(ph, event_handle(d.event_create(flags)?))
+        // Observed: CU_EVENT_INTERPROCESS needs CU_EVENT_DISABLE_TIMING.
+        if flags & 0x4 != 0 && flags & 0x2 == 0 {
+            return Err(invalid(
+                "CU_EVENT_INTERPROCESS needs CU_EVENT_DISABLE_TIMING as well",
+            ));
+        }
+        let e = d.event_create(flags)?;
+        if flags & 0x4 != 0 {
+            d.ipc_event_created(e);
+        }
+        out(ph, event_handle(e))
     }
 
     unsafe fn cuEventRecord(e: CUevent, s: CUstream) -> CuResult<()> {
-        drv()?.event_record(event_key(e), stream_key(s))
+        drv()?.event_record(event_key(e), stream_key(s))?;
+        // Complete once the stream's queued host functions have run.
+        host_work::record(event_key(e), stream_key(s));
+        Ok(())
     }
 
     unsafe fn cuEventRecord_ptsz(e: CUevent, s: CUstream) -> CuResult<()> {
@@ -29,21 +44,31 @@ impl EventApi for Mock {
     }
 
     unsafe fn cuEventQuery(e: CUevent) -> CuResult<()> {
-        drv()?.event_check(event_key(e))
+        drv()?.event_check(event_key(e))?;
+        if host_work::event_pending(event_key(e)).is_some() {
+            return Err(CuError::new(
+                CUDA_ERROR_NOT_READY,
+                "the event waits for host functions queued before it",
+            ));
+        }
+        Ok(())
     }
 
     unsafe fn cuEventDestroy_v2(e: CUevent) -> CuResult<()> {
-        drv()?.event_destroy(event_key(e))
+        drv()?.event_destroy(event_key(e))?;
+        host_work::forget_event(event_key(e));
+        Ok(())
     }
 
     unsafe fn cuEventDestroy(e: CUevent) -> CuResult<()> {
-        drv()?.event_destroy(event_key(e))
+        Self::cuEventDestroy_v2(e)
     }
 
     unsafe fn cuEventElapsedTime_v2(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult<()> {
         let d = drv()?;
         if ms.is_null() {
-            return Err(invalid("pMilliseconds is NULL"));
+            // Observed: CUDA_ERROR_INVALID_HANDLE, not INVALID_VALUE (probe pools_ipc).
+            return Err(invalid_handle("pMilliseconds is NULL"));
         }
         out(ms, d.event_elapsed_ms(event_key(start), event_key(end))?)
     }

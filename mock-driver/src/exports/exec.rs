@@ -54,6 +54,8 @@ impl ExecutionControlApi for Mock {
         extra: *mut *mut c_void,
     ) -> CuResult<()> {
         let d = drv()?;
+        // After the stream's host functions (model/host_work.rs).
+        crate::model::host_work::drain(stream_key(h_stream));
         // Safety: the parameter arrays are the program's, laid out as cuda.h says.
         let params = unsafe { param_buffer(d, function_key(f), kernel_params, extra)? };
         d.launch(LaunchRequest {
@@ -137,6 +139,51 @@ impl ExecutionControlApi for Mock {
     ) -> CuResult<()> {
         Self::cuLaunchKernelEx(config, f, kernel_params, extra)
     }
+
+    unsafe fn cuLaunchHostFunc(s: CUstream, f: CUhostFn, user_data: *mut c_void) -> CuResult<()> {
+        let d = drv()?;
+        let Some(f) = f else {
+            return Err(invalid("fn is NULL"));
+        };
+        d.ctx_device(None)?;
+        super::check_stream(s)?;
+        let data = ProgramData(user_data);
+        // Safety: the program's function, called with its data, as it asked, after the
+        // stream's earlier work (host_work.rs).
+        queue_host_work(s, Box::new(move || unsafe { f(data.get()) }))
+    }
+
+    unsafe fn cuLaunchHostFunc_ptsz(
+        s: CUstream,
+        f: CUhostFn,
+        user_data: *mut c_void,
+    ) -> CuResult<()> {
+        Self::cuLaunchHostFunc(s, f, user_data)
+    }
+}
+
+/// The program's pointer for its host function: the program promises it may be used on
+/// the thread that runs the function, as CUDA runs it on a thread of its own.
+pub(super) struct ProgramData(pub(super) *mut c_void);
+
+// Safety: see above; the mock only passes the pointer on.
+unsafe impl Send for ProgramData {}
+
+impl ProgramData {
+    /// Taken whole (not by field) so that a closure captures the `Send` wrapper.
+    pub(super) fn get(&self) -> *mut c_void {
+        self.0
+    }
+}
+
+/// Queues host work on a stream (model/host_work.rs).
+pub(super) fn queue_host_work(s: CUstream, job: Box<dyn FnOnce() + Send>) -> CuResult<()> {
+    crate::model::host_work::enqueue(stream_key(s), job).map_err(|e| {
+        CuError::new(
+            CUDA_ERROR_OUT_OF_MEMORY,
+            format!("no thread for the stream's host work: {e}"),
+        )
+    })
 }
 
 /// `CUlaunchConfig` as cuda.h lays it out (checked by tests/header.rs).

@@ -3,14 +3,98 @@
 //! and the PCI bus ids cuda.h files here.
 
 use super::{copy_c_string, out_pair, stream, zero_on_failure, CUdevicePtr, Mock};
-use crate::boundary::{device_ptr, drv, out};
+use crate::boundary::{device_ptr, drv, event_handle, event_key, out};
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
 use crate::model::{Driver, HostBytes, HostOrDevice, Pattern};
 use cumock_abi::*;
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+
+/// CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING: what an opened event is.
+const CU_EVENT_INTERPROCESS_FLAGS: c_uint = 0x4 | 0x2;
 
 impl MemoryApi for Mock {
+    // ---- legacy IPC (model/ipc.rs) ----
+
+    unsafe fn cuIpcGetMemHandle(handle: *mut CUipcMemHandle, dptr: CUdevicePtr) -> CuResult<()> {
+        let d = drv()?;
+        if handle.is_null() {
+            return Err(invalid("pHandle is NULL"));
+        }
+        let bytes = d.ipc_get_mem_handle(dptr)?;
+        out(
+            handle,
+            CUipcMemHandle {
+                reserved: bytes.map(|b| b as c_char),
+            },
+        )
+    }
+
+    unsafe fn cuIpcOpenMemHandle_v2(
+        pdptr: *mut CUdevicePtr,
+        handle: CUipcMemHandle,
+        flags: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if pdptr.is_null() {
+            return Err(invalid("pdptr is NULL"));
+        }
+        out(
+            pdptr,
+            d.ipc_open_mem_handle(&handle.reserved.map(|b| b as u8), flags)?,
+        )
+    }
+
+    unsafe fn cuIpcOpenMemHandle(
+        pdptr: *mut CUdevicePtr,
+        handle: CUipcMemHandle,
+        flags: c_uint,
+    ) -> CuResult<()> {
+        Self::cuIpcOpenMemHandle_v2(pdptr, handle, flags)
+    }
+
+    unsafe fn cuIpcCloseMemHandle(dptr: CUdevicePtr) -> CuResult<()> {
+        drv()?.ipc_close_mem_handle(dptr)
+    }
+
+    unsafe fn cuIpcGetEventHandle(handle: *mut CUipcEventHandle, event: CUevent) -> CuResult<()> {
+        let d = drv()?;
+        if handle.is_null() || event.is_null() {
+            return Err(invalid("pHandle or event is NULL"));
+        }
+        match d.ipc_get_event_handle(event_key(event)) {
+            Ok(bytes) => out(
+                handle,
+                CUipcEventHandle {
+                    reserved: bytes.map(|b| b as c_char),
+                },
+            ),
+            Err((e, zeroed)) => {
+                // Observed: the H200 writes the handle of a live event that is not
+                // interprocess before refusing it.
+                if zeroed {
+                    out(handle, CUipcEventHandle { reserved: [0; 64] })?;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    unsafe fn cuIpcOpenEventHandle(ph: *mut CUevent, handle: CUipcEventHandle) -> CuResult<()> {
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phEvent is NULL"));
+        }
+        d.ipc_check_event_handle(&handle.reserved.map(|b| b as u8))?;
+        // Another process's event. The mock finishes device work before the call that
+        // issues it returns, so whatever that process recorded is complete by the time
+        // this one can learn of it: an event of this process that is complete stands
+        // for it (interprocess events have no timing, as CUDA requires).
+        let e = d.event_create(CU_EVENT_INTERPROCESS_FLAGS)?;
+        d.ipc_event_created(e);
+        out(ph, event_handle(e))
+    }
+
     unsafe fn cuDeviceGetPCIBusId(
         pci_bus_id: *mut c_char,
         len: c_int,

@@ -231,8 +231,16 @@ impl ZeroValue for *const c_char {
     const ZERO: Self = std::ptr::null();
 }
 
-/// Checks a stream argument of an async operation.
+/// Checks a stream argument of an async operation, and waits for the stream's host
+/// functions: the operation runs now, after them (model/host_work.rs).
 fn stream(s: CUstream) -> CuResult<()> {
+    check_stream(s)?;
+    crate::model::host_work::drain(stream_key(s));
+    Ok(())
+}
+
+/// Checks a stream argument.
+fn check_stream(s: CUstream) -> CuResult<()> {
     drv()?.stream_check(stream_key(s))
 }
 

@@ -2,11 +2,16 @@
 //! destroying streams, and waiting on events. The mock runs every operation in order, so
 //! a stream is bookkeeping: its flags, priority, context and id.
 
-use super::{stream, Mock};
+use super::{check_stream, Mock};
 use crate::boundary::{ctx_handle, drv, event_key, out, stream_handle, stream_key};
 use crate::model::error::*;
+use crate::model::host_work;
+use cumock_abi::result::*;
 use cumock_abi::*;
-use std::ffi::{c_int, c_uint};
+use std::ffi::{c_int, c_uint, c_void};
+
+/// What the H200 answers for CU_EVENT_WAIT_EXTERNAL outside a capture.
+const CUDA_ERROR_ILLEGAL_STATE: CUresult = 401;
 
 impl StreamApi for Mock {
     unsafe fn cuStreamCreate(ph: *mut CUstream, flags: c_uint) -> CuResult<()> {
@@ -79,11 +84,14 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamDestroy_v2(s: CUstream) -> CuResult<()> {
-        drv()?.stream_destroy(stream_key(s))
+        drv()?.stream_destroy(stream_key(s))?;
+        // Its queued host functions still run (as cuda.h says of a stream's work).
+        host_work::forget_stream(stream_key(s));
+        Ok(())
     }
 
     unsafe fn cuStreamDestroy(s: CUstream) -> CuResult<()> {
-        drv()?.stream_destroy(stream_key(s))
+        Self::cuStreamDestroy_v2(s)
     }
 
     unsafe fn cuStreamSynchronize(s: CUstream) -> CuResult<()> {
@@ -102,13 +110,65 @@ impl StreamApi for Mock {
         Self::cuStreamQuery(s)
     }
 
-    unsafe fn cuStreamWaitEvent(s: CUstream, e: CUevent, _flags: c_uint) -> CuResult<()> {
+    unsafe fn cuStreamWaitEvent(s: CUstream, e: CUevent, flags: c_uint) -> CuResult<()> {
         let d = drv()?;
-        stream(s)?;
-        d.event_check(event_key(e))
+        check_stream(s)?;
+        // Observed: unknown flags are CUDA_ERROR_INVALID_VALUE; CU_EVENT_WAIT_EXTERNAL
+        // (1) outside a stream capture, CUDA_ERROR_ILLEGAL_STATE.
+        match flags {
+            0 => {}
+            1 => {
+                return Err(CuError::new(
+                    CUDA_ERROR_ILLEGAL_STATE,
+                    "CU_EVENT_WAIT_EXTERNAL is only for a stream being captured",
+                ))
+            }
+            _ => return Err(invalid(format!("flags {flags:#x} are not CU_EVENT_WAIT_*"))),
+        }
+        d.event_check(event_key(e))?;
+        // An event still waiting for host functions: the stream's later work waits too.
+        if let Some(m) = host_work::event_pending(event_key(e)) {
+            super::exec::queue_host_work(s, Box::new(move || m.wait()))?;
+        }
+        Ok(())
     }
 
     unsafe fn cuStreamWaitEvent_ptsz(s: CUstream, e: CUevent, flags: c_uint) -> CuResult<()> {
         Self::cuStreamWaitEvent(s, e, flags)
+    }
+
+    unsafe fn cuStreamAddCallback(
+        s: CUstream,
+        callback: CUstreamCallback,
+        user_data: *mut c_void,
+        flags: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if flags != 0 {
+            return Err(invalid(format!("flags {flags:#x} must be 0")));
+        }
+        let Some(f) = callback else {
+            return Err(invalid("callback is NULL"));
+        };
+        d.ctx_device(None)?;
+        check_stream(s)?;
+        let data = super::exec::ProgramData(user_data);
+        let handle = super::exec::ProgramData(s.cast());
+        // Safety: the program's callback, called with its stream and data, as it asked,
+        // after the stream's earlier work: which succeeded, since the mock's device work
+        // either fails when issued or not at all.
+        super::exec::queue_host_work(
+            s,
+            Box::new(move || unsafe { f(handle.get().cast(), CUDA_SUCCESS, data.get()) }),
+        )
+    }
+
+    unsafe fn cuStreamAddCallback_ptsz(
+        s: CUstream,
+        callback: CUstreamCallback,
+        user_data: *mut c_void,
+        flags: c_uint,
+    ) -> CuResult<()> {
+        Self::cuStreamAddCallback(s, callback, user_data, flags)
     }
 }

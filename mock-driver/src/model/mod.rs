@@ -26,7 +26,9 @@ pub mod context;
 pub mod copies;
 pub mod devices;
 pub mod error;
+pub mod host_work;
 pub mod ids;
+pub mod ipc;
 pub mod mappings;
 pub mod memory;
 pub mod module;
@@ -60,6 +62,8 @@ pub struct State {
     /// Per device: the fault of a kernel, returned by every later call that needs the
     /// device (as on a GPU, it stays for the life of the process).
     pub sticky: Vec<Option<CuError>>,
+    /// Legacy IPC handles made and opened (ipc.rs).
+    pub ipc: ipc::Ipc,
 }
 
 pub struct Driver {
@@ -85,6 +89,7 @@ impl Driver {
                 contexts: Contexts::new(n),
                 modules: module::Modules::default(),
                 sticky: vec![None; n],
+                ipc: ipc::Ipc::default(),
             }),
         }
     }

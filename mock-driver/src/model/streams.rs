@@ -91,6 +91,8 @@ impl Driver {
     pub fn stream_synchronize(&self, stream: StreamId) -> CuResult<()> {
         self.ctx_device(None)?;
         self.stream_check(stream)?;
+        // The host functions queued on it run first.
+        super::host_work::drain(stream);
         self.check_sticky_current()?;
         self.synchronized();
         Ok(())
@@ -101,12 +103,23 @@ impl Driver {
     pub fn stream_query(&self, stream: StreamId) -> CuResult<()> {
         self.ctx_device(None)?;
         self.stream_check(stream)?;
-        self.check_sticky_current()
+        self.check_sticky_current()?;
+        if super::host_work::pending(stream).is_some() {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_NOT_READY,
+                "host functions queued on the stream have not all run",
+            ));
+        }
+        Ok(())
     }
 
     /// cuEventSynchronize: a live event, then the sticky error or the work marked as done.
     pub fn event_synchronize(&self, event: EventId) -> CuResult<()> {
         self.event_check(event)?;
+        // An event recorded after host functions completes when they have run.
+        if let Some(m) = super::host_work::event_pending(event) {
+            m.wait();
+        }
         self.check_sticky_current()?;
         self.synchronized();
         Ok(())

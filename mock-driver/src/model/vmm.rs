@@ -872,7 +872,7 @@ impl Vmm {
     /// Moves an allocation out of its arena into a file of its own, once, when it is
     /// first exported: every mapping reaches its bytes through the allocation, so all of
     /// them follow, and aliasing stays exact. Only pages that exist are copied.
-    fn move_to_file(&mut self, id: AllocationId, range: ArenaRange) -> CuResult<()> {
+    pub(super) fn move_to_file(&mut self, id: AllocationId, range: ArenaRange) -> CuResult<()> {
         // No copy may be moving bytes of the old place meanwhile: wait for those in
         // progress (they need no lock to finish; new ones need the state's lock, which
         // the caller holds).
@@ -1148,6 +1148,19 @@ impl Vmm {
         self.allocations.iter().map(|(id, a)| (*id, a))
     }
 
+    /// The live allocation `id`.
+    pub fn allocation_by_id(&self, id: AllocationId) -> Option<&PhysicalAllocation> {
+        self.allocations.get(&id)
+    }
+
+    /// Makes the mapping at `base` usable from every one of `devices` devices (memory
+    /// that unified addressing shares with all of them: cuMemAlloc's, IPC-opened).
+    pub fn grant_all_devices(&mut self, base: u64, devices: usize) {
+        if let Some(m) = self.mappings.get_mut(&base) {
+            m.access = AccessTable::all(devices);
+        }
+    }
+
     /// The allocation a mapping maps.
     pub fn mapped_allocation(&self, m: &Mapping) -> Option<&PhysicalAllocation> {
         self.allocations.get(&AllocationId::from_handle(m.handle))
@@ -1162,7 +1175,7 @@ impl Vmm {
     /// freed with cuMemFree, and usable from every one of `devices` devices, as unified
     /// addressing makes it.
     pub fn make_alloc(&mut self, base: u64, context: ContextId, requested: u64, devices: usize) {
-        self.mappings.get_mut(&base).expect("mapped").access = AccessTable::all(devices);
+        self.grant_all_devices(base, devices);
         self.reservations.get_mut(&base).expect("reserved").kind =
             ReservationKind::Alloc { context, requested };
     }
