@@ -2,7 +2,9 @@
 //! arguments and calls these methods; unit tests call them directly.
 
 pub mod context;
+pub mod copies2d;
 pub mod error;
+pub mod host_memory;
 pub mod mappings;
 pub mod memory;
 pub mod module;
@@ -26,6 +28,8 @@ pub struct State {
     /// Per device: the fault of a kernel, returned by every later call that needs the
     /// device (as on a GPU, it stays for the life of the process).
     pub sticky: Vec<Option<CuError>>,
+    /// Page-locked host memory (cuMemAllocHost, cuMemHostRegister).
+    pub host: host_memory::HostMemory,
 }
 
 pub struct Driver {
@@ -73,6 +77,7 @@ impl Driver {
                 contexts: Contexts::new(n),
                 modules: module::Modules::default(),
                 sticky: vec![None; n],
+                host: Default::default(),
             }),
         }
     }
@@ -472,6 +477,9 @@ impl Driver {
     /// cuMemGetAddressRange: the allocation (cuMemAlloc) or mapping (VMM) holding `ptr`.
     pub fn address_range(&self, ptr: u64) -> CuResult<(u64, u64)> {
         let st = self.state.lock();
+        if let Some((base, r)) = st.host.range_at(ptr) {
+            return Ok((base, r.size));
+        }
         if let Some((base, r)) = st.vmm.reservation_at(ptr) {
             if let ReservationKind::Alloc { requested, .. } = r.kind {
                 if ptr - base < requested {
@@ -522,6 +530,11 @@ impl Driver {
             let (_, ctx) = st.contexts.require_current()?;
             let device = ctx.device;
             self.check_sticky(&st, device)?;
+            for side in [&dst, &src] {
+                if let HostOrDevice::Device(a) = side {
+                    within_requested(&st.vmm, *a, len)?;
+                }
+            }
             let d = match dst {
                 HostOrDevice::Device(a) => Some(st.vmm.segments(a, len, device, Need::Write)?),
                 HostOrDevice::Host(_) => None,
@@ -616,6 +629,7 @@ impl Driver {
             let mut st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
             self.check_sticky(&st, ctx.device)?;
+            within_requested(&st.vmm, dst, len)?;
             let segs = st.vmm.segments(dst, len, ctx.device, Need::Write)?;
             st.vmm.issued(&segs);
             (segs, st.vmm.hold_bytes())
@@ -978,6 +992,9 @@ impl Driver {
     /// What cuPointerGetAttribute reports of a device address.
     pub fn pointer_info(&self, ptr: u64) -> Option<PointerInfo> {
         let st = self.state.lock();
+        if let Some(info) = st.host.pointer_info(ptr) {
+            return Some(info);
+        }
         let m = st.vmm.mapping_at(ptr)?;
         let a = st.vmm.allocations.get(&(m.handle & 0xffff_ffff))?;
         let r = st.vmm.reservations.get(&m.reservation)?;
@@ -1037,6 +1054,22 @@ fn check_ctx_flags(flags: u32) -> CuResult<()> {
     let sched = flags & CU_CTX_SCHED_MASK;
     if flags & !CU_CTX_FLAGS_MASK != 0 || !matches!(sched, 0 | 1 | 2 | 4) {
         return Err(invalid(format!("context flags {flags:#x} are not valid")));
+    }
+    Ok(())
+}
+
+/// Observed: a copy or memset on cuMemAlloc memory must stay within the size asked for,
+/// although the allocation is mapped to the granularity beyond it.
+fn within_requested(vmm: &Vmm, addr: u64, len: u64) -> CuResult<()> {
+    if let Some((base, r)) = vmm.reservation_at(addr) {
+        if let ReservationKind::Alloc { requested, .. } = r.kind {
+            if (addr - base).saturating_add(len) > requested {
+                return Err(invalid(format!(
+                    "{len} bytes at {addr:#x} run past the end of the cuMemAlloc allocation \
+                     ({requested} bytes at {base:#x})"
+                )));
+            }
+        }
     }
     Ok(())
 }
