@@ -290,7 +290,19 @@ impl MemoryApi for Mock {
         Self::cuMemsetD32Async(dst, v, n, s)
     }
 
-    // ---- page-locked host memory, peer copies, pitched (2D) memory ----
+    // ---- page-locked host memory, peer copies, pitched (2D) memory, managed memory ----
+
+    unsafe fn cuMemAllocManaged(dptr: *mut CUdevicePtr, bytesize: usize, flags: c_uint) -> CuResult<()> {
+        let d = drv()?;
+        if dptr.is_null() {
+            return Err(invalid("dptr is NULL"));
+        }
+        zero_on_failure(
+            dptr,
+            d.mem_alloc_managed(bytesize as u64, flags)
+                .map(|p| created(Made::Reservation, p)),
+        )
+    }
 
     unsafe fn cuMemAllocHost_v2(pp: *mut *mut c_void, bytesize: usize) -> CuResult<()> {
         Self::cuMemHostAlloc(pp, bytesize, 0)

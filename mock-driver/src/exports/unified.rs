@@ -84,7 +84,8 @@ unsafe fn write_pointer_attribute(
     };
     match attribute {
         CU_POINTER_ATTRIBUTE_CONTEXT => out(data.cast::<u64>(), i.context),
-        CU_POINTER_ATTRIBUTE_MEMORY_TYPE if i.on_host => {
+        // Managed memory is device memory to the H200, wherever the mock keeps it.
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE if i.on_host && !i.managed => {
             out(data.cast::<u32>(), CU_MEMORYTYPE_HOST)
         }
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE => out(data.cast::<u32>(), CU_MEMORYTYPE_DEVICE),
@@ -100,7 +101,7 @@ unsafe fn write_pointer_attribute(
         CU_POINTER_ATTRIBUTE_HOST_POINTER => Err(invalid("device memory has no host pointer")),
         CU_POINTER_ATTRIBUTE_SYNC_MEMOPS => out(data.cast::<u32>(), 0),
         CU_POINTER_ATTRIBUTE_BUFFER_ID => out(data.cast::<u64>(), i.buffer_id),
-        CU_POINTER_ATTRIBUTE_IS_MANAGED => out(data.cast::<u32>(), 0),
+        CU_POINTER_ATTRIBUTE_IS_MANAGED => out(data.cast::<u32>(), u32::from(i.managed)),
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => out(data.cast::<i32>(), i.device as i32),
         CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE => out(data.cast::<u32>(), (!i.vmm) as u32),
         CU_POINTER_ATTRIBUTE_RANGE_START_ADDR => out(data.cast::<u64>(), i.range.0),

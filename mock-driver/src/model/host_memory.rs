@@ -9,7 +9,7 @@ use super::error::*;
 use super::{Driver, PointerInfo};
 use crate::os;
 use cumock_abi::result::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub const PORTABLE: u32 = 0x1;
 pub const DEVICEMAP: u32 = 0x2;
@@ -22,6 +22,9 @@ const REGISTER_READ_ONLY: u32 = 0x8;
 pub struct HostMemory {
     ranges: BTreeMap<u64, HostRange>,
     next_id: u64,
+    /// The cuMemAllocManaged allocations (their starts): memory the host reaches at its
+    /// device address (see `managed.rs`).
+    pub managed: BTreeSet<u64>,
 }
 
 pub struct HostRange {
@@ -81,6 +84,7 @@ impl HostMemory {
             buffer_id: r.id,
             rdma: 0,
             vmm: false,
+            managed: false,
         })
     }
 

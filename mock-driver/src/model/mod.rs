@@ -5,6 +5,7 @@ pub mod context;
 pub mod copies2d;
 pub mod error;
 pub mod host_memory;
+pub mod managed;
 pub mod mappings;
 pub mod memory;
 pub mod module;
@@ -455,7 +456,9 @@ impl Driver {
             return Ok(());
         }
         let mut st = self.state.lock();
-        Self::free_alloc(&mut st.vmm, ptr)
+        Self::free_alloc(&mut st.vmm, ptr)?;
+        st.host.managed.remove(&ptr);
+        Ok(())
     }
 
     fn free_alloc(vmm: &mut Vmm, ptr: u64) -> CuResult<()> {
@@ -1023,6 +1026,7 @@ impl Driver {
             buffer_id: (m.handle & 0xffff_ffff),
             rdma: a.prop.gpu_direct_rdma,
             vmm: r.kind == ReservationKind::Vmm,
+            managed: st.host.managed.contains(&m.reservation),
         })
     }
 }
@@ -1048,6 +1052,8 @@ pub struct PointerInfo {
     pub buffer_id: u64,
     pub rdma: u8,
     pub vmm: bool,
+    /// cuMemAllocManaged memory.
+    pub managed: bool,
 }
 
 fn check_ctx_flags(flags: u32) -> CuResult<()> {
