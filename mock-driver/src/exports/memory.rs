@@ -292,7 +292,11 @@ impl MemoryApi for Mock {
 
     // ---- page-locked host memory, peer copies, pitched (2D) memory, managed memory ----
 
-    unsafe fn cuMemAllocManaged(dptr: *mut CUdevicePtr, bytesize: usize, flags: c_uint) -> CuResult<()> {
+    unsafe fn cuMemAllocManaged(
+        dptr: *mut CUdevicePtr,
+        bytesize: usize,
+        flags: c_uint,
+    ) -> CuResult<()> {
         let d = drv()?;
         if dptr.is_null() {
             return Err(invalid("dptr is NULL"));

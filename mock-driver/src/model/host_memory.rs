@@ -9,7 +9,7 @@ use super::error::*;
 use super::{Driver, PointerInfo};
 use crate::os;
 use cumock_abi::result::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 pub const PORTABLE: u32 = 0x1;
 pub const DEVICEMAP: u32 = 0x2;
@@ -24,7 +24,7 @@ pub struct HostMemory {
     next_id: u64,
     /// The cuMemAllocManaged allocations (their starts): memory the host reaches at its
     /// device address (see `managed.rs`).
-    pub managed: BTreeSet<u64>,
+    pub managed: BTreeMap<u64, super::managed::Managed>,
 }
 
 pub struct HostRange {

@@ -1026,7 +1026,7 @@ impl Driver {
             buffer_id: (m.handle & 0xffff_ffff),
             rdma: a.prop.gpu_direct_rdma,
             vmm: r.kind == ReservationKind::Vmm,
-            managed: st.host.managed.contains(&m.reservation),
+            managed: st.host.managed.contains_key(&m.reservation),
         })
     }
 }
