@@ -173,6 +173,28 @@ pub struct CUctxCreateParams {
     pub cig_params: *mut c_void,
 }
 
+/// `CUDA_MEMCPY2D` (`CUDA_MEMCPY2D_v2`), taken by `cuMemcpy2D_v2` and its variants.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEMCPY2D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_memory_type: u32,
+    pub src_host: *const c_void,
+    pub src_device: u64,
+    pub src_array: *mut c_void,
+    pub src_pitch: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_memory_type: u32,
+    pub dst_host: *mut c_void,
+    pub dst_device: u64,
+    pub dst_array: *mut c_void,
+    pub dst_pitch: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+}
+
 /// Result codes the mock returns. Values are `cudaError_enum`'s.
 pub mod result {
     use super::CUresult;
@@ -203,6 +225,8 @@ pub mod result {
     pub const CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE: CUresult = 708;
     pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: CUresult = 709;
     pub const CUDA_ERROR_ASSERT: CUresult = 710;
+    pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: CUresult = 712;
+    pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: CUresult = 713;
     pub const CUDA_ERROR_ILLEGAL_INSTRUCTION: CUresult = 715;
     pub const CUDA_ERROR_MISALIGNED_ADDRESS: CUresult = 716;
     pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;

@@ -244,9 +244,10 @@ fn host_alloc(size: usize, flags: u32) -> RtResult<*mut c_void> {
         return Ok(std::ptr::null_mut());
     }
     let mut p = std::ptr::null_mut();
-    // With unified addressing pinned memory is portable and mapped whatever was asked
-    // (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP).
-    let kind = match d.cuMemHostAlloc(&mut p, size, flags | 0x3) {
+    // The program's flags as they are: with unified addressing the driver maps pinned
+    // memory whatever was asked, and says so in cuMemHostGetFlags (the H200 reports
+    // DEVICEMAP for cudaMallocHost's memory, not PORTABLE).
+    let kind = match d.cuMemHostAlloc(&mut p, size, flags) {
         Ok(()) => HostKind::Driver,
         Err(e) if e.code == error::NOT_SUPPORTED => {
             // A driver without pinned host memory (cumock's mock, whose devices reach all

@@ -514,6 +514,97 @@ fn fd_error(e: io::Error) -> io::Error {
     )
 }
 
+/// Page-locked host memory the mock hands out (cuMemAllocHost, cuMemHostAlloc): an
+/// anonymous read-write mapping, unmapped on drop. The program reads and writes it
+/// directly, so it is ordinary host memory; nothing else maps it.
+#[derive(Debug)]
+pub struct HostMapping {
+    base: usize,
+    len: usize,
+}
+
+impl HostMapping {
+    /// `len` (> 0) bytes of zeroed, page-aligned host memory.
+    pub fn create(len: usize) -> io::Result<Self> {
+        // Safety: a fresh anonymous mapping, owned by the returned value.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(mapping_error(io::Error::last_os_error()));
+        }
+        Ok(Self {
+            base: p as usize,
+            len,
+        })
+    }
+
+    pub fn base(&self) -> usize {
+        self.base
+    }
+}
+
+impl Drop for HostMapping {
+    fn drop(&mut self) {
+        // Safety: the range was mapped by `create` and is owned by self.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}
+
+/// The host's physical memory in bytes: page-locked memory cannot exceed it.
+pub fn physical_memory() -> u64 {
+    // Safety: sysconf reads a system value and touches no memory of ours.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    (pages.max(0) as u64).saturating_mul(size.max(0) as u64)
+}
+
+/// Whether every byte of `[start, start+len)` is mapped readable in this process, and if
+/// so whether all of it is writable too (from /proc/self/maps); None where some byte is
+/// not mapped, or not readable.
+pub fn host_range_writable(start: u64, len: u64) -> Option<bool> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let end = start.checked_add(len)?;
+    let mut ranges: Vec<(u64, u64, bool, bool)> = maps
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (lo, hi) = f.next()?.split_once('-')?;
+            let perms = f.next()?.as_bytes();
+            Some((
+                u64::from_str_radix(lo, 16).ok()?,
+                u64::from_str_radix(hi, 16).ok()?,
+                perms.first() == Some(&b'r'),
+                perms.get(1) == Some(&b'w'),
+            ))
+        })
+        .collect();
+    ranges.sort_unstable();
+    let (mut at, mut writable) = (start, true);
+    for (lo, hi, r, w) in ranges {
+        if hi <= at || at >= end {
+            continue;
+        }
+        if lo > at || !r {
+            return None;
+        }
+        writable &= w;
+        at = hi;
+    }
+    (at >= end).then_some(writable)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -114,6 +114,26 @@ fn layout_checks() -> Vec<(String, i64)> {
             "offsetof(CUctxCreateParams, cigParams)".into(),
             offset_of!(CUctxCreateParams, cig_params) as i64,
         ),
+        (
+            "sizeof(CUDA_MEMCPY2D)".into(),
+            size_of::<CUDA_MEMCPY2D>() as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY2D, srcHost)".into(),
+            offset_of!(CUDA_MEMCPY2D, src_host) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY2D, dstMemoryType)".into(),
+            offset_of!(CUDA_MEMCPY2D, dst_memory_type) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY2D, dstPitch)".into(),
+            offset_of!(CUDA_MEMCPY2D, dst_pitch) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY2D, Height)".into(),
+            offset_of!(CUDA_MEMCPY2D, height) as i64,
+        ),
     ];
     macro_rules! values {
         ($module:ident: $($name:ident),* $(,)?) => { $( v.push((stringify!($name).into(), $module::$name as i64)); )* };

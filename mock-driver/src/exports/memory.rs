@@ -3,10 +3,12 @@
 //! and the PCI bus ids cuda.h files here.
 
 use super::{copy_c_string, out_pair, stream, zero_on_failure, CUdevicePtr, Mock};
-use crate::boundary::{device_ptr, drv, event_handle, event_key, out};
+use crate::boundary::{ctx_key, device_ptr, drv, event_handle, event_key, input, out};
 use crate::diagnostics::{created, Made};
+use crate::model::copies2d::{Plane, PlaneStart};
 use crate::model::error::*;
 use crate::model::{Driver, HostBytes, HostOrDevice, Pattern};
+use cumock_abi::consts::{CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST};
 use cumock_abi::*;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
@@ -173,18 +175,23 @@ impl MemoryApi for Mock {
         let d = drv()?;
         // Safety: cuda.h requires `src` readable for n bytes.
         let src = unsafe { host_side(d, src, n, false) }?;
-        d.copy(device_side(dst), src, n as u64)
+        d.copy(device_side(d, dst, n, true)?, src, n as u64)
     }
 
     unsafe fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdevicePtr, n: usize) -> CuResult<()> {
         let d = drv()?;
         // Safety: cuda.h requires `dst` writable for n bytes.
         let dst = unsafe { host_side(d, dst, n, true) }?;
-        d.copy(dst, device_side(src), n as u64)
+        d.copy(dst, device_side(d, src, n, false)?, n as u64)
     }
 
     unsafe fn cuMemcpyDtoD_v2(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
-        drv()?.copy(device_side(dst), device_side(src), n as u64)
+        let d = drv()?;
+        d.copy(
+            device_side(d, dst, n, true)?,
+            device_side(d, src, n, false)?,
+            n as u64,
+        )
     }
 
     unsafe fn cuMemcpy(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
@@ -350,6 +357,308 @@ impl MemoryApi for Mock {
     ) -> CuResult<()> {
         Self::cuMemsetD32Async(dst, v, n, s)
     }
+
+    // ---- page-locked host memory, peer copies, pitched (2D) memory, managed memory ----
+
+    unsafe fn cuMemAllocManaged(
+        dptr: *mut CUdevicePtr,
+        bytesize: usize,
+        flags: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if dptr.is_null() {
+            return Err(invalid("dptr is NULL"));
+        }
+        zero_on_failure(
+            dptr,
+            d.mem_alloc_managed(bytesize as u64, flags)
+                .map(|p| created(Made::Reservation, p)),
+        )
+    }
+
+    unsafe fn cuMemAllocHost_v2(pp: *mut *mut c_void, bytesize: usize) -> CuResult<()> {
+        Self::cuMemHostAlloc(pp, bytesize, 0)
+    }
+
+    unsafe fn cuMemHostAlloc(pp: *mut *mut c_void, bytesize: usize, flags: c_uint) -> CuResult<()> {
+        let d = drv()?;
+        if pp.is_null() {
+            return Err(invalid("pp is NULL"));
+        }
+        match d.host_alloc(bytesize as u64, flags) {
+            Ok(p) => out(pp, p as *mut c_void),
+            Err(e) => {
+                // Observed: the H200 writes NULL when it fails.
+                out(pp, std::ptr::null_mut())?;
+                Err(e)
+            }
+        }
+    }
+
+    unsafe fn cuMemFreeHost(p: *mut c_void) -> CuResult<()> {
+        drv()?.host_free(p as u64)
+    }
+
+    unsafe fn cuMemHostGetFlags(pflags: *mut c_uint, p: *mut c_void) -> CuResult<()> {
+        let d = drv()?;
+        if pflags.is_null() {
+            return Err(invalid("pFlags is NULL"));
+        }
+        out(pflags, d.host_flags(p as u64)?)
+    }
+
+    unsafe fn cuMemHostGetDevicePointer_v2(
+        pdptr: *mut CUdevicePtr,
+        p: *mut c_void,
+        flags: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if pdptr.is_null() {
+            return Err(invalid("pdptr is NULL"));
+        }
+        zero_on_failure(pdptr, d.host_device_pointer(p as u64, flags))
+    }
+
+    unsafe fn cuMemHostRegister_v2(p: *mut c_void, bytesize: usize, flags: c_uint) -> CuResult<()> {
+        drv()?.host_register(p as u64, bytesize as u64, flags)
+    }
+
+    unsafe fn cuMemHostUnregister(p: *mut c_void) -> CuResult<()> {
+        drv()?.host_unregister(p as u64)
+    }
+
+    unsafe fn cuMemcpyPeer(
+        dst: CUdevicePtr,
+        dst_ctx: CUcontext,
+        src: CUdevicePtr,
+        src_ctx: CUcontext,
+        n: usize,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        // Observed: NULL stands for the current context on either side. With every
+        // device's memory in one address space, the copy is the DtoD copy once both
+        // contexts are known to be live.
+        for c in [dst_ctx, src_ctx] {
+            if let Some(k) = ctx_key(c) {
+                d.ctx_device(Some(k))?;
+            }
+        }
+        Self::cuMemcpyDtoD_v2(dst, src, n)
+    }
+
+    unsafe fn cuMemcpyPeerAsync(
+        dst: CUdevicePtr,
+        dst_ctx: CUcontext,
+        src: CUdevicePtr,
+        src_ctx: CUcontext,
+        n: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        stream(s)?;
+        Self::cuMemcpyPeer(dst, dst_ctx, src, src_ctx, n)
+    }
+
+    unsafe fn cuMemcpyPeer_ptds(
+        dst: CUdevicePtr,
+        dst_ctx: CUcontext,
+        src: CUdevicePtr,
+        src_ctx: CUcontext,
+        n: usize,
+    ) -> CuResult<()> {
+        Self::cuMemcpyPeer(dst, dst_ctx, src, src_ctx, n)
+    }
+
+    unsafe fn cuMemcpyPeerAsync_ptsz(
+        dst: CUdevicePtr,
+        dst_ctx: CUcontext,
+        src: CUdevicePtr,
+        src_ctx: CUcontext,
+        n: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, n, s)
+    }
+
+    unsafe fn cuMemAllocPitch_v2(
+        dptr: *mut CUdevicePtr,
+        ppitch: *mut usize,
+        width: usize,
+        height: usize,
+        element_size: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if dptr.is_null() || ppitch.is_null() {
+            return Err(invalid("dptr or pPitch is NULL"));
+        }
+        match d.mem_alloc_pitch(width as u64, height as u64, element_size) {
+            Ok((p, pitch)) => {
+                out(ppitch, pitch as usize)?;
+                out(dptr, created(Made::Reservation, p))
+            }
+            Err(e) => {
+                // Observed: the H200 zeroes both when it refuses.
+                out(dptr, 0)?;
+                out(ppitch, 0)?;
+                Err(e)
+            }
+        }
+    }
+
+    unsafe fn cuMemcpy2D_v2(copy: *const CUDA_MEMCPY2D) -> CuResult<()> {
+        let d = drv()?;
+        let c = input(copy, "pCopy")?;
+        copy_2d(d, &c)
+    }
+
+    unsafe fn cuMemcpy2DUnaligned_v2(copy: *const CUDA_MEMCPY2D) -> CuResult<()> {
+        Self::cuMemcpy2D_v2(copy)
+    }
+
+    unsafe fn cuMemcpy2DAsync_v2(copy: *const CUDA_MEMCPY2D, s: CUstream) -> CuResult<()> {
+        stream(s)?;
+        Self::cuMemcpy2D_v2(copy)
+    }
+
+    unsafe fn cuMemcpy2D_v2_ptds(copy: *const CUDA_MEMCPY2D) -> CuResult<()> {
+        Self::cuMemcpy2D_v2(copy)
+    }
+
+    unsafe fn cuMemcpy2DUnaligned_v2_ptds(copy: *const CUDA_MEMCPY2D) -> CuResult<()> {
+        Self::cuMemcpy2D_v2(copy)
+    }
+
+    unsafe fn cuMemcpy2DAsync_v2_ptsz(copy: *const CUDA_MEMCPY2D, s: CUstream) -> CuResult<()> {
+        Self::cuMemcpy2DAsync_v2(copy, s)
+    }
+
+    unsafe fn cuMemsetD2D8_v2(
+        dst: CUdevicePtr,
+        pitch: usize,
+        v: u8,
+        w: usize,
+        h: usize,
+    ) -> CuResult<()> {
+        drv()?.memset_2d(dst, pitch as u64, Pattern::D8(v), w as u64, h as u64)
+    }
+
+    unsafe fn cuMemsetD2D16_v2(
+        dst: CUdevicePtr,
+        pitch: usize,
+        v: u16,
+        w: usize,
+        h: usize,
+    ) -> CuResult<()> {
+        drv()?.memset_2d(dst, pitch as u64, Pattern::D16(v), w as u64, h as u64)
+    }
+
+    unsafe fn cuMemsetD2D32_v2(
+        dst: CUdevicePtr,
+        pitch: usize,
+        v: c_uint,
+        w: usize,
+        h: usize,
+    ) -> CuResult<()> {
+        drv()?.memset_2d(dst, pitch as u64, Pattern::D32(v), w as u64, h as u64)
+    }
+
+    unsafe fn cuMemsetD2D8Async(
+        dst: CUdevicePtr,
+        pitch: usize,
+        v: u8,
+        w: usize,
+        h: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        stream(s)?;
+        Self::cuMemsetD2D8_v2(dst, pitch, v, w, h)
+    }
+
+    unsafe fn cuMemsetD2D16Async(
+        dst: CUdevicePtr,
+        pitch: usize,
+        v: u16,
+        w: usize,
+        h: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        stream(s)?;
+        Self::cuMemsetD2D16_v2(dst, pitch, v, w, h)
+    }
+
+    unsafe fn cuMemsetD2D32Async(
+        dst: CUdevicePtr,
+        pitch: usize,
+        v: c_uint,
+        w: usize,
+        h: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        stream(s)?;
+        Self::cuMemsetD2D32_v2(dst, pitch, v, w, h)
+    }
+
+    unsafe fn cuMemsetD2D8_v2_ptds(
+        dst: CUdevicePtr,
+        pitch: usize,
+        v: u8,
+        w: usize,
+        h: usize,
+    ) -> CuResult<()> {
+        Self::cuMemsetD2D8_v2(dst, pitch, v, w, h)
+    }
+
+    unsafe fn cuMemsetD2D16_v2_ptds(
+        dst: CUdevicePtr,
+        pitch: usize,
+        v: u16,
+        w: usize,
+        h: usize,
+    ) -> CuResult<()> {
+        Self::cuMemsetD2D16_v2(dst, pitch, v, w, h)
+    }
+
+    unsafe fn cuMemsetD2D32_v2_ptds(
+        dst: CUdevicePtr,
+        pitch: usize,
+        v: c_uint,
+        w: usize,
+        h: usize,
+    ) -> CuResult<()> {
+        Self::cuMemsetD2D32_v2(dst, pitch, v, w, h)
+    }
+
+    unsafe fn cuMemsetD2D8Async_ptsz(
+        dst: CUdevicePtr,
+        pitch: usize,
+        v: u8,
+        w: usize,
+        h: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemsetD2D8Async(dst, pitch, v, w, h, s)
+    }
+
+    unsafe fn cuMemsetD2D16Async_ptsz(
+        dst: CUdevicePtr,
+        pitch: usize,
+        v: u16,
+        w: usize,
+        h: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemsetD2D16Async(dst, pitch, v, w, h, s)
+    }
+
+    unsafe fn cuMemsetD2D32Async_ptsz(
+        dst: CUdevicePtr,
+        pitch: usize,
+        v: c_uint,
+        w: usize,
+        h: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemsetD2D32Async(dst, pitch, v, w, h, s)
+    }
 }
 
 /// Which side of a copy a pointer the program calls "host" is really on.
@@ -377,8 +686,30 @@ unsafe fn host_side<'a>(
     })
 }
 
-fn device_side(dptr: CUdevicePtr) -> HostOrDevice<'static> {
-    HostOrDevice::Device(device_ptr(dptr))
+/// A device address of a copy: page-locked host memory has the same address on the
+/// device as on the host (unified addressing), and is copied as host memory.
+fn device_side(
+    d: &Driver,
+    dptr: CUdevicePtr,
+    len: usize,
+    write: bool,
+) -> CuResult<HostOrDevice<'static>> {
+    Ok(match d.page_locked(dptr, len as u64) {
+        Some(fits) => {
+            fits?;
+            let p = dptr as *mut u8;
+            // Safety: the driver holds this page-locked range (allocated or registered,
+            // so mapped and, for a write, writable) and `fits` says the copy stays in it.
+            HostOrDevice::Host(unsafe {
+                if write {
+                    HostBytes::writable(p, len)
+                } else {
+                    HostBytes::readable(p, len)
+                }
+            })
+        }
+        None => HostOrDevice::Device(device_ptr(dptr)),
+    })
 }
 
 /// cuMemcpy on unified addresses: either side may be host or device memory; NULL is
@@ -397,4 +728,107 @@ unsafe fn unified_side<'a>(
     }
     // Safety: this function's contract.
     unsafe { host_side(d, p as *const c_void, len, write) }
+}
+
+const CU_MEMORYTYPE_ARRAY: u32 = 3;
+const CU_MEMORYTYPE_UNIFIED: u32 = 4;
+
+/// One side of a cuMemcpy2D, from its memory type and fields, moved to its first byte.
+#[allow(clippy::too_many_arguments)]
+fn plane(
+    d: &crate::model::Driver,
+    which: &str,
+    memory_type: u32,
+    host: *const c_void,
+    device: CUdevicePtr,
+    x: usize,
+    y: usize,
+    pitch: usize,
+    extent: usize,
+) -> CuResult<Plane> {
+    let offset = y.saturating_mul(pitch).saturating_add(x);
+    let at_device = device.wrapping_add(offset as u64);
+    // Page-locked host memory is copied as host memory wherever its address is given.
+    let device_start = |a: u64| -> CuResult<PlaneStart> {
+        Ok(match d.page_locked(a, extent as u64) {
+            Some(fits) => {
+                fits?;
+                PlaneStart::Host(a as *mut u8)
+            }
+            None => PlaneStart::Device(a),
+        })
+    };
+    let start = match memory_type {
+        CU_MEMORYTYPE_HOST => {
+            let p = host.wrapping_byte_add(offset) as u64;
+            if host.is_null() && extent > 0 {
+                return Err(invalid("the host pointer is NULL"));
+            }
+            if d.is_device_address(device_ptr(p)) {
+                PlaneStart::Device(p)
+            } else {
+                PlaneStart::Host(p as *mut u8)
+            }
+        }
+        CU_MEMORYTYPE_DEVICE => device_start(at_device)?,
+        CU_MEMORYTYPE_UNIFIED => {
+            if device == 0 {
+                return Err(invalid("the host pointer is NULL"));
+            }
+            if d.page_locked(at_device, extent as u64).is_some()
+                || d.is_device_address(device_ptr(at_device))
+            {
+                device_start(at_device)?
+            } else {
+                PlaneStart::Host(at_device as *mut u8)
+            }
+        }
+        CU_MEMORYTYPE_ARRAY => {
+            return Err(not_supported(format!(
+                "the {which} of cuMemcpy2D is a CUDA array, and the mock does not emulate arrays"
+            )))
+        }
+        other => {
+            return Err(invalid(format!(
+                "{other} is not a CUmemorytype (the {which}'s memory type)"
+            )))
+        }
+    };
+    Ok(Plane {
+        start,
+        pitch: pitch as u64,
+    })
+}
+
+/// cuMemcpy2D and its variants.
+///
+/// # Safety
+/// The host sides of `c` are valid for their extent, as cuda.h requires.
+unsafe fn copy_2d(d: &crate::model::Driver, c: &CUDA_MEMCPY2D) -> CuResult<()> {
+    let (w, h) = (c.width_in_bytes, c.height);
+    let extent = |pitch: usize| h.saturating_sub(1).saturating_mul(pitch).saturating_add(w);
+    let src = plane(
+        d,
+        "source",
+        c.src_memory_type,
+        c.src_host,
+        c.src_device,
+        c.src_x_in_bytes,
+        c.src_y,
+        c.src_pitch,
+        extent(c.src_pitch),
+    )?;
+    let dst = plane(
+        d,
+        "destination",
+        c.dst_memory_type,
+        c.dst_host,
+        c.dst_device,
+        c.dst_x_in_bytes,
+        c.dst_y,
+        c.dst_pitch,
+        extent(c.dst_pitch),
+    )?;
+    // Safety: this function's contract.
+    unsafe { d.copy_2d(dst, src, w as u64, h as u64) }
 }

@@ -2,7 +2,7 @@
 //! (cuPointerGetAttribute and cuPointerGetAttributes).
 
 use super::{CUdevicePtr, Mock};
-use crate::boundary::{device_ptr, drv, out};
+use crate::boundary::{device_ptr, drv, out, stream_key};
 use crate::model::error::*;
 use cumock_abi::consts::*;
 use cumock_abi::*;
@@ -51,6 +51,122 @@ impl UnifiedAddressingApi for Mock {
         }
         Ok(())
     }
+
+    // ---- managed memory: advice, prefetches, range attributes ----
+
+    unsafe fn cuMemAdvise_v2(
+        ptr: CUdevicePtr,
+        count: usize,
+        advice: CUmem_advise,
+        location: CUmemLocation,
+    ) -> CuResult<()> {
+        drv()?.mem_advise(ptr, count as u64, advice, location.type_, location.id)
+    }
+
+    unsafe fn cuMemAdvise(
+        ptr: CUdevicePtr,
+        count: usize,
+        advice: CUmem_advise,
+        device: CUdevice,
+    ) -> CuResult<()> {
+        Self::cuMemAdvise_v2(ptr, count, advice, legacy_location(device))
+    }
+
+    unsafe fn cuMemPrefetchAsync_v2(
+        ptr: CUdevicePtr,
+        count: usize,
+        location: CUmemLocation,
+        flags: c_uint,
+        s: CUstream,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        d.stream_check(stream_key(s))?;
+        d.mem_prefetch(ptr, count as u64, location.type_, location.id, flags)
+    }
+
+    unsafe fn cuMemPrefetchAsync_v2_ptsz(
+        ptr: CUdevicePtr,
+        count: usize,
+        location: CUmemLocation,
+        flags: c_uint,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemPrefetchAsync_v2(ptr, count, location, flags, s)
+    }
+
+    unsafe fn cuMemPrefetchAsync(
+        ptr: CUdevicePtr,
+        count: usize,
+        device: CUdevice,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemPrefetchAsync_v2(ptr, count, legacy_location(device), 0, s)
+    }
+
+    unsafe fn cuMemPrefetchAsync_ptsz(
+        ptr: CUdevicePtr,
+        count: usize,
+        device: CUdevice,
+        s: CUstream,
+    ) -> CuResult<()> {
+        Self::cuMemPrefetchAsync(ptr, count, device, s)
+    }
+
+    unsafe fn cuMemRangeGetAttribute(
+        data: *mut c_void,
+        data_size: usize,
+        attribute: CUmem_range_attribute,
+        ptr: CUdevicePtr,
+        count: usize,
+    ) -> CuResult<()> {
+        use crate::model::managed::RangeAttribute as A;
+        let d = drv()?;
+        let a = match attribute {
+            1 => A::ReadMostly,
+            2 => A::Preferred,
+            3 => A::AccessedBy,
+            4 => A::LastPrefetch,
+            5 => A::PreferredType,
+            6 => A::PreferredId,
+            7 => A::LastPrefetchType,
+            8 => A::LastPrefetchId,
+            other => return Err(invalid(format!("{other} is not a CUmem_range_attribute"))),
+        };
+        if data.is_null() {
+            return Err(invalid("data is NULL"));
+        }
+        let fits = if a == A::AccessedBy {
+            data_size > 0 && data_size.is_multiple_of(4)
+        } else {
+            data_size == 4
+        };
+        if !fits {
+            return Err(invalid(format!(
+                "dataSize {data_size} does not fit the attribute (4 bytes, or a multiple of 4 \
+                 for ACCESSED_BY)"
+            )));
+        }
+        let values = d.mem_range_attribute(ptr, count as u64, a, data_size / 4)?;
+        for (i, v) in values.into_iter().enumerate() {
+            out(data.cast::<i32>().add(i), v)?;
+        }
+        Ok(())
+    }
+}
+
+/// A legacy (CUDA 12) advice or prefetch target: a device ordinal, or CU_DEVICE_CPU.
+fn legacy_location(device: CUdevice) -> CUmemLocation {
+    if device == -1 {
+        CUmemLocation {
+            type_: CU_MEM_LOCATION_TYPE_HOST,
+            id: 0,
+        }
+    } else {
+        CUmemLocation {
+            type_: CU_MEM_LOCATION_TYPE_DEVICE,
+            id: device,
+        }
+    }
 }
 
 unsafe fn write_pointer_attribute(
@@ -86,7 +202,8 @@ unsafe fn write_pointer_attribute(
         CU_POINTER_ATTRIBUTE_CONTEXT => {
             out(data.cast::<u64>(), i.context.map_or(0, |c| c.handle()))
         }
-        CU_POINTER_ATTRIBUTE_MEMORY_TYPE if i.on_host => {
+        // Managed memory is device memory to the H200, wherever the mock keeps it.
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE if i.on_host && !i.managed => {
             out(data.cast::<u32>(), CU_MEMORYTYPE_HOST)
         }
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE => out(data.cast::<u32>(), CU_MEMORYTYPE_DEVICE),
@@ -102,7 +219,7 @@ unsafe fn write_pointer_attribute(
         CU_POINTER_ATTRIBUTE_HOST_POINTER => Err(invalid("device memory has no host pointer")),
         CU_POINTER_ATTRIBUTE_SYNC_MEMOPS => out(data.cast::<u32>(), 0),
         CU_POINTER_ATTRIBUTE_BUFFER_ID => out(data.cast::<u64>(), i.buffer_id),
-        CU_POINTER_ATTRIBUTE_IS_MANAGED => out(data.cast::<u32>(), 0),
+        CU_POINTER_ATTRIBUTE_IS_MANAGED => out(data.cast::<u32>(), u32::from(i.managed)),
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => out(data.cast::<i32>(), i.device as i32),
         CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE => out(data.cast::<u32>(), (!i.vmm) as u32),
         CU_POINTER_ATTRIBUTE_RANGE_START_ADDR => out(data.cast::<u64>(), i.range.0),

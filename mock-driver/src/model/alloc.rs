@@ -66,7 +66,9 @@ impl Driver {
             return Ok(());
         }
         let mut st = self.state.lock();
-        Self::free_alloc(&mut st.vmm, ptr)
+        Self::free_alloc(&mut st.vmm, ptr)?;
+        st.host.managed.remove(&ptr);
+        Ok(())
     }
 
     pub(super) fn free_alloc(vmm: &mut Vmm, ptr: u64) -> CuResult<()> {
@@ -89,6 +91,9 @@ impl Driver {
     pub fn address_range(&self, ptr: DevicePtr) -> CuResult<(DevicePtr, u64)> {
         let ptr = ptr.get();
         let st = self.state.lock();
+        if let Some((base, r)) = st.host.range_at(ptr) {
+            return Ok((DevicePtr::new(base), r.size));
+        }
         if let Some((base, r)) = st.vmm.reservation_at(ptr) {
             if let ReservationKind::Alloc { requested, .. } = r.kind {
                 if ptr - base < requested {

@@ -4,7 +4,7 @@
 
 use super::error::*;
 use super::ids::DevicePtr;
-use super::vmm::{self, Need, Segment};
+use super::vmm::{self, Need, ReservationKind, Segment, Vmm};
 use super::Driver;
 use crate::host_bytes::{self, HostBytes};
 
@@ -23,7 +23,7 @@ pub enum Pattern {
 }
 
 impl Pattern {
-    fn bytes(&self) -> Vec<u8> {
+    pub(super) fn bytes(&self) -> Vec<u8> {
         match self {
             Pattern::D8(v) => vec![*v],
             Pattern::D16(v) => v.to_ne_bytes().to_vec(),
@@ -48,6 +48,11 @@ impl Driver {
             let (_, ctx) = st.contexts.require_current()?;
             let device = ctx.device;
             self.check_sticky(&st, device)?;
+            for side in [&dst, &src] {
+                if let HostOrDevice::Device(a) = side {
+                    within_requested(&st.vmm, a.get(), len)?;
+                }
+            }
             let d = match dst {
                 HostOrDevice::Device(a) => {
                     Some(st.vmm.segments(a.get(), len, device, Need::Write)?)
@@ -135,6 +140,7 @@ impl Driver {
             let mut st = self.state.lock();
             let (_, ctx) = st.contexts.require_current()?;
             self.check_sticky(&st, ctx.device)?;
+            within_requested(&st.vmm, dst, len)?;
             let segs = st.vmm.segments(dst, len, ctx.device, Need::Write)?;
             st.vmm.issued(&segs);
             (segs, st.vmm.hold_bytes())
@@ -149,4 +155,20 @@ pub struct Translation {
     /// The pieces of the range, in order; their lengths add up to the range's.
     pub segments: Vec<Segment>,
     _bytes: vmm::BytesInUse,
+}
+
+/// Observed: a copy or memset on cuMemAlloc memory must stay within the size asked for,
+/// although the allocation is mapped to the granularity beyond it.
+pub(super) fn within_requested(vmm: &Vmm, addr: u64, len: u64) -> CuResult<()> {
+    if let Some((base, r)) = vmm.reservation_at(addr) {
+        if let ReservationKind::Alloc { requested, .. } = r.kind {
+            if (addr - base).saturating_add(len) > requested {
+                return Err(invalid(format!(
+                    "{len} bytes at {addr:#x} run past the end of the cuMemAlloc allocation \
+                     ({requested} bytes at {base:#x})"
+                )));
+            }
+        }
+    }
+    Ok(())
 }

@@ -24,11 +24,14 @@
 pub mod alloc;
 pub mod context;
 pub mod copies;
+pub mod copies2d;
 pub mod devices;
 pub mod error;
+pub mod host_memory;
 pub mod host_work;
 pub mod ids;
 pub mod ipc;
+pub mod managed;
 pub mod mappings;
 pub mod memory;
 pub mod module;
@@ -64,6 +67,8 @@ pub struct State {
     pub sticky: Vec<Option<CuError>>,
     /// Legacy IPC handles made and opened (ipc.rs).
     pub ipc: ipc::Ipc,
+    /// Page-locked host memory (cuMemAllocHost, cuMemHostRegister).
+    pub host: host_memory::HostMemory,
 }
 
 pub struct Driver {
@@ -90,6 +95,7 @@ impl Driver {
                 modules: module::Modules::default(),
                 sticky: vec![None; n],
                 ipc: ipc::Ipc::default(),
+                host: Default::default(),
             }),
         }
     }

@@ -10,6 +10,9 @@ impl Driver {
     pub fn pointer_info(&self, ptr: DevicePtr) -> Option<PointerInfo> {
         let ptr = ptr.get();
         let st = self.state.lock();
+        if let Some(info) = st.host.pointer_info(ptr) {
+            return Some(info);
+        }
         let m = st.vmm.mapping_at(ptr)?;
         let id = AllocationId::from_handle(m.handle);
         let a = st.vmm.mapped_allocation(m)?;
@@ -39,6 +42,7 @@ impl Driver {
             buffer_id: id.serial(),
             rdma: a.prop.gpu_direct_rdma,
             vmm: r.kind == ReservationKind::Vmm,
+            managed: st.host.managed.contains_key(&m.reservation),
         })
     }
 }
@@ -58,4 +62,6 @@ pub struct PointerInfo {
     pub buffer_id: u64,
     pub rdma: u8,
     pub vmm: bool,
+    /// cuMemAllocManaged memory.
+    pub managed: bool,
 }

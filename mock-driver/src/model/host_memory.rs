@@ -1,0 +1,325 @@
+//! Page-locked host memory: what cuMemAllocHost / cuMemHostAlloc hand out (the mock's
+//! own anonymous mappings) and the program's memory that cuMemHostRegister pins. On the
+//! H200, with unified addressing, such memory has the same address on the device as on
+//! the host: copies take it as a device address, and pointer attributes and
+//! cuMemGetAddressRange answer for it. The mock keeps the ranges here and reads and
+//! writes them as plain host memory.
+
+use super::error::*;
+use super::ids::ContextId;
+use super::{Driver, PointerInfo};
+use crate::os;
+use cumock_abi::result::*;
+use std::collections::BTreeMap;
+
+pub const PORTABLE: u32 = 0x1;
+pub const DEVICEMAP: u32 = 0x2;
+pub const WRITECOMBINED: u32 = 0x4;
+const REGISTER_IOMEMORY: u32 = 0x4;
+const REGISTER_READ_ONLY: u32 = 0x8;
+
+/// The page-locked ranges, by start address.
+#[derive(Default)]
+pub struct HostMemory {
+    ranges: BTreeMap<u64, HostRange>,
+    next_id: u64,
+    /// The cuMemAllocManaged allocations (their starts): memory the host reaches at its
+    /// device address (see `managed.rs`).
+    pub managed: BTreeMap<u64, super::managed::Managed>,
+}
+
+pub struct HostRange {
+    pub size: u64,
+    /// What cuMemHostGetFlags reports.
+    pub flags: u32,
+    pub context: ContextId,
+    pub device: usize,
+    pub id: u64,
+    /// The memory, for cuMemAllocHost / cuMemHostAlloc; None for a registration (the
+    /// program owns that memory).
+    mapping: Option<os::HostMapping>,
+}
+
+impl HostMemory {
+    /// The range holding `addr`, with its start.
+    pub fn range_at(&self, addr: u64) -> Option<(u64, &HostRange)> {
+        let (start, r) = self.ranges.range(..=addr).next_back()?;
+        (addr - start < r.size).then_some((*start, r))
+    }
+
+    /// The first range overlapping `[start, start+len)`.
+    fn overlapping(&self, start: u64, len: u64) -> Option<&HostRange> {
+        let end = start.saturating_add(len);
+        if let Some(r) = self.range_at(start) {
+            return Some(r.1);
+        }
+        self.ranges.range(start..end).next().map(|(_, r)| r)
+    }
+
+    /// Where a copy may treat `[addr, addr+len)` as host memory: None if `addr` is not
+    /// page-locked memory, an error if the copy runs past its range.
+    pub fn check_copy(&self, addr: u64, len: u64) -> Option<CuResult<()>> {
+        let (start, r) = self.range_at(addr)?;
+        Some(if addr - start + len <= r.size {
+            Ok(())
+        } else {
+            Err(invalid(format!(
+                "{len} bytes at {addr:#x} run past the end of its page-locked host range \
+                 ({} bytes at {start:#x})",
+                r.size
+            )))
+        })
+    }
+
+    pub fn pointer_info(&self, addr: u64) -> Option<PointerInfo> {
+        let (start, r) = self.range_at(addr)?;
+        Some(PointerInfo {
+            on_host: true,
+            reachable: true,
+            context: Some(r.context),
+            device: r.device,
+            range: (start, r.size),
+            mapping: (start, r.size),
+            handle_types: 0,
+            access: 3,
+            buffer_id: r.id,
+            rdma: 0,
+            vmm: false,
+            managed: false,
+        })
+    }
+
+    fn insert(&mut self, start: u64, mut r: HostRange) {
+        self.next_id += 1;
+        r.id = self.next_id;
+        self.ranges.insert(start, r);
+    }
+}
+
+impl Driver {
+    /// cuMemAllocHost / cuMemHostAlloc: `size` bytes of page-locked, page-aligned host
+    /// memory; 0 for size 0, as the H200 answers.
+    pub fn host_alloc(&self, size: u64, flags: u32) -> CuResult<u64> {
+        if flags & !(PORTABLE | DEVICEMAP | WRITECOMBINED) != 0 {
+            return Err(invalid(format!(
+                "cuMemHostAlloc flags {flags:#x} are not valid"
+            )));
+        }
+        let mut st = self.state.lock();
+        let (ctx, c) = st.contexts.require_current()?;
+        let device = c.device;
+        self.check_sticky(&st, device)?;
+        if size == 0 {
+            return Ok(0);
+        }
+        if size > os::physical_memory() {
+            return Err(out_of_memory(format!(
+                "{size} bytes of page-locked memory is more than the host has"
+            )));
+        }
+        let mapping = os::HostMapping::create(size as usize)
+            .map_err(|e| out_of_memory(format!("cannot map {size} bytes of host memory: {e}")))?;
+        let start = mapping.base() as u64;
+        st.host.insert(
+            start,
+            HostRange {
+                size,
+                // Observed: the H200 maps all page-locked memory (unified addressing), and
+                // reports DEVICEMAP whether or not it was asked for.
+                flags: flags | DEVICEMAP,
+                context: ctx,
+                device,
+                id: 0,
+                mapping: Some(mapping),
+            },
+        );
+        Ok(start)
+    }
+
+    /// cuMemFreeHost.
+    pub fn host_free(&self, p: u64) -> CuResult<()> {
+        // Observed: cuMemFreeHost(NULL) succeeds.
+        if p == 0 {
+            return Ok(());
+        }
+        let mut st = self.state.lock();
+        match st.host.ranges.get(&p) {
+            Some(r) if r.mapping.is_some() => {
+                st.host.ranges.remove(&p);
+                Ok(())
+            }
+            Some(_) => Err(invalid(format!(
+                "{p:#x} is registered memory: cuMemHostUnregister it"
+            ))),
+            None => Err(invalid(format!(
+                "{p:#x} is not the start of memory from cuMemAllocHost or cuMemHostAlloc"
+            ))),
+        }
+    }
+
+    /// cuMemHostGetFlags: of any address inside a page-locked range.
+    pub fn host_flags(&self, p: u64) -> CuResult<u32> {
+        let st = self.state.lock();
+        st.contexts.require_current()?;
+        st.host
+            .range_at(p)
+            .map(|(_, r)| r.flags)
+            .ok_or_else(|| invalid(format!("{p:#x} is not page-locked host memory")))
+    }
+
+    /// cuMemHostGetDevicePointer: the address itself (unified addressing).
+    pub fn host_device_pointer(&self, p: u64, flags: u32) -> CuResult<u64> {
+        let st = self.state.lock();
+        st.contexts.require_current()?;
+        if flags != 0 {
+            return Err(invalid(format!(
+                "cuMemHostGetDevicePointer flags must be 0, not {flags:#x}"
+            )));
+        }
+        st.host
+            .range_at(p)
+            .map(|_| p)
+            .ok_or_else(|| invalid(format!("{p:#x} is not page-locked host memory")))
+    }
+
+    /// cuMemHostRegister: pins `[p, p+size)` of the program's memory (exactly those bytes:
+    /// the H200 does not round the range to pages).
+    pub fn host_register(&self, p: u64, size: u64, flags: u32) -> CuResult<()> {
+        if p == 0 || size == 0 {
+            return Err(invalid("the pointer is NULL or the size is 0"));
+        }
+        if flags & !(PORTABLE | DEVICEMAP | REGISTER_IOMEMORY | REGISTER_READ_ONLY) != 0 {
+            return Err(invalid(format!(
+                "cuMemHostRegister flags {flags:#x} are not valid"
+            )));
+        }
+        if flags & REGISTER_IOMEMORY != 0 {
+            return Err(invalid(
+                "IOMEMORY: the range is ordinary host memory, not I/O memory",
+            ));
+        }
+        let mut st = self.state.lock();
+        let (ctx, c) = st.contexts.require_current()?;
+        let device = c.device;
+        self.check_sticky(&st, device)?;
+        match st.host.overlapping(p, size) {
+            Some(r) if r.mapping.is_some() => {
+                return Err(invalid(
+                    "the range overlaps memory from cuMemAllocHost or cuMemHostAlloc",
+                ))
+            }
+            Some(_) => {
+                return Err(CuError::new(
+                    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+                    format!("{size} bytes at {p:#x} overlap a registered range"),
+                ))
+            }
+            None => {}
+        }
+        match os::host_range_writable(p, size) {
+            None => {
+                return Err(invalid(format!(
+                    "{size} bytes at {p:#x} are not all mapped readable in this process"
+                )))
+            }
+            Some(false) if flags & REGISTER_READ_ONLY == 0 => {
+                return Err(invalid(
+                    "the memory is not writable: register it with CU_MEMHOSTREGISTER_READ_ONLY",
+                ))
+            }
+            Some(_) => {}
+        }
+        st.host.insert(
+            p,
+            HostRange {
+                size,
+                // Observed: the H200 reports PORTABLE as given, DEVICEMAP always, and
+                // neither READ_ONLY nor IOMEMORY.
+                flags: (flags & PORTABLE) | DEVICEMAP,
+                context: ctx,
+                device,
+                id: 0,
+                mapping: None,
+            },
+        );
+        Ok(())
+    }
+
+    /// cuMemHostUnregister: `p` must be the start of a registration.
+    pub fn host_unregister(&self, p: u64) -> CuResult<()> {
+        if p == 0 {
+            return Err(invalid("the pointer is NULL"));
+        }
+        let mut st = self.state.lock();
+        match st.host.range_at(p) {
+            Some((start, r)) if start == p && r.mapping.is_none() => {
+                st.host.ranges.remove(&p);
+                Ok(())
+            }
+            Some((_, r)) if r.mapping.is_some() => Err(invalid(format!(
+                "{p:#x} is memory from cuMemAllocHost or cuMemHostAlloc: cuMemFreeHost it"
+            ))),
+            Some((start, _)) => Err(invalid(format!(
+                "{p:#x} is inside the registration at {start:#x}: unregister its start"
+            ))),
+            None => Err(CuError::new(
+                CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
+                format!("{p:#x} is not the start of a registered range"),
+            )),
+        }
+    }
+
+    /// For a copy: None if `[addr, addr+len)` is not page-locked host memory (so it is a
+    /// device address), else whether it fits its range.
+    pub fn page_locked(&self, addr: u64, len: u64) -> Option<CuResult<()>> {
+        self.state.lock().host.check_copy(addr, len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(size: u64, mapped: bool) -> HostRange {
+        HostRange {
+            size,
+            flags: DEVICEMAP,
+            context: ContextId::from_handle(1),
+            device: 0,
+            id: 0,
+            mapping: mapped.then(|| os::HostMapping::create(4096).unwrap()),
+        }
+    }
+
+    #[test]
+    fn ranges_are_found_by_any_interior_address_and_only_there() {
+        let mut h = HostMemory::default();
+        h.insert(0x10000, range(100, false));
+        h.insert(0x10064, range(50, false));
+        assert_eq!(h.range_at(0x10000).unwrap().0, 0x10000);
+        assert_eq!(h.range_at(0x10063).unwrap().0, 0x10000);
+        assert_eq!(h.range_at(0x10064).unwrap().0, 0x10064);
+        assert!(h.range_at(0x10096).is_none());
+        assert!(h.range_at(0xffff).is_none());
+        assert!(h.overlapping(0xff00, 0x100).is_none());
+        assert!(h.overlapping(0xff00, 0x101).is_some());
+        assert!(h.check_copy(0x10000, 100).unwrap().is_ok());
+        assert!(h.check_copy(0x10001, 100).unwrap().is_err());
+        assert!(h.check_copy(0x20000, 1).is_none());
+        let a = h.pointer_info(0x10010).unwrap();
+        let b = h.pointer_info(0x10070).unwrap();
+        assert_eq!(a.range, (0x10000, 100));
+        assert_ne!(a.buffer_id, b.buffer_id);
+    }
+
+    #[test]
+    fn writability_follows_the_host_mapping() {
+        let m = os::HostMapping::create(8192).unwrap();
+        let base = m.base() as u64;
+        assert_eq!(os::host_range_writable(base + 16, 8000), Some(true));
+        assert_eq!(os::host_range_writable(base, 8193), None);
+        // Page 0 is never mapped.
+        assert_eq!(os::host_range_writable(0, 4096), None);
+        assert!(range(1, true).mapping.is_some());
+    }
+}
