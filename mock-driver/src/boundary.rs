@@ -7,7 +7,7 @@ use crate::model::error::{CuError, CuResult, Severity};
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
 use cumock_abi::{
-    CUcontext, CUevent, CUfunction, CUkernel, CUlibrary, CUmodule, CUresult, CUstream,
+    CUcontext, CUevent, CUfunction, CUkernel, CUlibrary, CUmemoryPool, CUmodule, CUresult, CUstream,
 };
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -223,4 +223,14 @@ pub fn event_key(event: CUevent) -> u64 {
 /// The event handle a program receives for a model key.
 pub fn event_handle(key: u64) -> CUevent {
     key as CUevent
+}
+
+/// The model's key of a memory pool: NULL is 0.
+pub fn pool_key(pool: CUmemoryPool) -> u64 {
+    pool as u64
+}
+
+/// The pool handle a program receives for a model key.
+pub fn pool_handle(key: u64) -> CUmemoryPool {
+    key as CUmemoryPool
 }

@@ -483,6 +483,10 @@ pub enum Made {
     Allocation,
     /// cuMemMap, by start address.
     Mapping,
+    /// cuMemPoolCreate, by pool handle.
+    Pool,
+    /// cuMemAllocAsync or cuMemAllocFromPoolAsync, by address.
+    PoolAllocation,
 }
 
 /// Where the program made each live thing, while leak checking is on, with the order it
@@ -533,7 +537,14 @@ fn prune_origins() {
         let reservations = st.vmm.reservations.bases().map(|k| (Made::Reservation, k));
         let allocations = st.vmm.allocations.keys().map(|k| (Made::Allocation, *k));
         let mappings = st.vmm.mappings.starts().map(|k| (Made::Mapping, k));
-        reservations.chain(allocations).chain(mappings).collect()
+        let pools = st.pools.created().into_iter().map(|k| (Made::Pool, k));
+        let blocks = st.pools.blocks().map(|(k, _)| (Made::PoolAllocation, k));
+        reservations
+            .chain(allocations)
+            .chain(mappings)
+            .chain(pools)
+            .chain(blocks)
+            .collect()
     };
     let mut origins = ORIGINS.lock();
     origins.retain(|key, (seq, _)| *seq >= before || live.contains(key));
@@ -686,6 +697,8 @@ pub fn leaks() -> Vec<Leak> {
                 crate::model::vmm::ReservationKind::Alloc { requested, .. } => format!(
                     "cuMemAlloc memory {base:#x} ({requested} bytes) never freed (cuMemFree)"
                 ),
+                // A pool's own address space: what leaks is its allocations (below).
+                crate::model::vmm::ReservationKind::Pool { .. } => continue,
             };
             out.push((what, Some((Made::Reservation, base))));
         }
@@ -704,6 +717,21 @@ pub fn leaks() -> Vec<Leak> {
                     Some((Made::Mapping, m.start)),
                 ));
             }
+        }
+        for (ptr, b) in st.pools.blocks() {
+            out.push((
+                format!(
+                    "stream-ordered memory {ptr:#x} ({} bytes, pool {:#x}) never freed (cuMemFreeAsync)",
+                    b.requested, b.pool
+                ),
+                Some((Made::PoolAllocation, ptr)),
+            ));
+        }
+        for pool in st.pools.created() {
+            out.push((
+                format!("memory pool {pool:#x} never destroyed (cuMemPoolDestroy)"),
+                Some((Made::Pool, pool)),
+            ));
         }
         let mut handles: Vec<_> = st
             .vmm

@@ -6,6 +6,7 @@ pub mod error;
 pub mod mappings;
 pub mod memory;
 pub mod module;
+pub mod pools;
 pub mod profile;
 pub mod reservations;
 pub mod vmm;
@@ -23,6 +24,8 @@ pub struct State {
     pub vmm: Vmm,
     pub contexts: Contexts,
     pub modules: module::Modules,
+    /// The stream-ordered allocator's memory pools.
+    pub pools: pools::Pools,
     /// Per device: the fault of a kernel, returned by every later call that needs the
     /// device (as on a GPU, it stays for the life of the process).
     pub sticky: Vec<Option<CuError>>,
@@ -72,6 +75,7 @@ impl Driver {
                 vmm: Vmm::new(n, granularity),
                 contexts: Contexts::new(n),
                 modules: module::Modules::default(),
+                pools: pools::Pools::new(n),
                 sticky: vec![None; n],
             }),
         }
@@ -450,6 +454,10 @@ impl Driver {
             return Ok(());
         }
         let mut st = self.state.lock();
+        // Observed: cuMemFree frees stream-ordered (pool) memory too.
+        if st.free_pool_allocation(ptr) {
+            return Ok(());
+        }
         Self::free_alloc(&mut st.vmm, ptr)
     }
 
@@ -463,6 +471,9 @@ impl Driver {
             Some(ReservationKind::Vmm) => Err(invalid(format!(
                 "{ptr:#x} is a cuMemAddressReserve range; unmap it and cuMemAddressFree it"
             ))),
+            Some(ReservationKind::Pool { .. }) => Err(invalid(format!(
+                "{ptr:#x} lies in a memory pool but no live allocation starts there (freed already?)"
+            ))),
             None => Err(invalid(format!(
                 "{ptr:#x} is not the start of a cuMemAlloc allocation"
             ))),
@@ -472,6 +483,12 @@ impl Driver {
     /// cuMemGetAddressRange: the allocation (cuMemAlloc) or mapping (VMM) holding `ptr`.
     pub fn address_range(&self, ptr: u64) -> CuResult<(u64, u64)> {
         let st = self.state.lock();
+        // Observed: a pool allocation's range is its own, of the size asked for.
+        if let Some((start, b)) = st.pools.block_containing(ptr) {
+            if ptr - start < b.requested {
+                return Ok((start, b.requested));
+            }
+        }
         if let Some((base, r)) = st.vmm.reservation_at(ptr) {
             if let ReservationKind::Alloc { requested, .. } = r.kind {
                 if ptr - base < requested {
@@ -793,13 +810,16 @@ impl Driver {
         };
         self.check_sticky(&st, device)?;
         st.vmm.synchronized();
+        st.release_pool_memory();
         Ok(())
     }
 
     /// cuStreamSynchronize, cuEventSynchronize: the mock runs everything at once, so a
     /// synchronisation only marks the work as done.
     pub fn synchronized(&self) {
-        self.state.lock().vmm.synchronized();
+        let mut st = self.state.lock();
+        st.vmm.synchronized();
+        st.release_pool_memory();
     }
 
     pub fn ctx_enable_peer_access(&self, peer: u64, flags: u32) -> CuResult<()> {
@@ -986,10 +1006,17 @@ impl Driver {
             .current()
             .and_then(|c| st.contexts.get(c).ok())
             .map(|c| c.device);
-        let (ctx, range) = match r.kind {
-            ReservationKind::Alloc { context, requested } => (context, (m.start, requested)),
+        let (ctx, range, pool, buffer_id) = match r.kind {
+            ReservationKind::Alloc { context, requested } => {
+                (context, (m.start, requested), 0, m.handle & 0xffff_ffff)
+            }
             // Observed: for VMM memory the range is the whole reservation.
-            ReservationKind::Vmm => (0, (m.reservation, r.size)),
+            ReservationKind::Vmm => (0, (m.reservation, r.size), 0, m.handle & 0xffff_ffff),
+            // Pool memory is known only while allocated; its range is the allocation.
+            ReservationKind::Pool { pool } => {
+                let (start, b) = st.pools.block_containing(ptr)?;
+                (0, (start, b.requested), pool, b.id)
+            }
         };
         let on_host = a.prop.device().is_none();
         Some(PointerInfo {
@@ -1003,9 +1030,10 @@ impl Driver {
             mapping: (m.start, m.size),
             handle_types: a.prop.handle_types,
             access: current_device.map(|d| m.access.get(d)).unwrap_or(0),
-            buffer_id: (m.handle & 0xffff_ffff),
+            buffer_id,
             rdma: a.prop.gpu_direct_rdma,
             vmm: r.kind == ReservationKind::Vmm,
+            pool,
         })
     }
 }
@@ -1031,6 +1059,8 @@ pub struct PointerInfo {
     pub buffer_id: u64,
     pub rdma: u8,
     pub vmm: bool,
+    /// The memory pool it was allocated from (cuMemAllocAsync); 0 if none.
+    pub pool: u64,
 }
 
 fn check_ctx_flags(flags: u32) -> CuResult<()> {

@@ -145,11 +145,13 @@ pub struct Mapping {
 }
 
 /// What a reservation is for: the program's VMM range, or the mock's own range behind a
-/// `cuMemAlloc` (which the program frees with cuMemFree, never cuMemAddressFree).
+/// `cuMemAlloc` (which the program frees with cuMemFree, never cuMemAddressFree), or a
+/// memory pool's address space (`pools`), which the program never frees itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReservationKind {
     Vmm,
     Alloc { context: u64, requested: u64 },
+    Pool { pool: u64 },
 }
 
 #[derive(Debug)]
@@ -320,7 +322,7 @@ impl Vmm {
         };
         if r.kind != ReservationKind::Vmm {
             return Err(invalid(format!(
-                "{ptr:#x} came from cuMemAlloc; free it with cuMemFree"
+                "{ptr:#x} came from cuMemAlloc (free it with cuMemFree) or is a memory pool's"
             )));
         }
         if r.size != size {
@@ -547,7 +549,7 @@ impl Vmm {
         };
         if r.kind != ReservationKind::Vmm {
             return Err(invalid(format!(
-                "{ptr:#x} is cuMemAlloc memory, not a reservation"
+                "{ptr:#x} is cuMemAlloc or memory-pool memory, not a reservation"
             )));
         }
         // A map may run on into the next reservation when that one starts where this one
@@ -623,7 +625,7 @@ impl Vmm {
         };
         if r.kind != ReservationKind::Vmm {
             return Err(invalid(format!(
-                "{ptr:#x} is cuMemAlloc memory; use cuMemFree"
+                "{ptr:#x} is cuMemAlloc or memory-pool memory; use cuMemFree or cuMemFreeAsync"
             )));
         }
         // The common case, one whole mapping: mappings never overlap, so nothing else
