@@ -519,11 +519,11 @@ fn release_chunks(p: &mut Pool, vmm: &mut Vmm, keep: u64, force: bool) {
 
 /// A pool gone for good: its chunks and regions go back to the model.
 fn drop_pool(mut p: Pool, vmm: &mut Vmm) {
-    for (&c, _) in &p.chunks {
+    for &c in p.chunks.keys() {
         vmm.remove_mapping(c);
     }
     p.chunks.clear();
-    for (&base, _) in &p.regions {
+    for &base in p.regions.keys() {
         vmm.remove_reservation(base);
     }
 }
