@@ -3,7 +3,7 @@
 //! | variable | what it does |
 //! |---|---|
 //! | `CUMOCK_TRACE=FILE` | every driver call as a JSON line: function, arguments, result, thread, time |
-//! | `CUMOCK_LEAKS=1` | at exit, what leaked: reservations, handles, mappings, exported fds |
+//! | `CUMOCK_LEAKS=1` | at exit, what leaked: reservations, handles, mappings, exported fds, stream-ordered memory, memory pools |
 //! | `CUMOCK_MISUSE=1` | a message for each call that breaks a rule, naming the call and the rule |
 //! | `CUMOCK_FAULT=SPEC` | make calls fail on purpose (see `FaultPlan::parse`) |
 //! | `CUMOCK_STRICT=1` | misuse and leaks make the process exit with status 86 |
