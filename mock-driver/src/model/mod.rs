@@ -815,7 +815,8 @@ impl Driver {
     }
 
     /// cuStreamSynchronize, cuEventSynchronize: the mock runs everything at once, so a
-    /// synchronisation only marks the work as done.
+    /// synchronisation only marks the work as done, and lets memory pools above their
+    /// release threshold give memory back (as cuCtxSynchronize does).
     pub fn synchronized(&self) {
         let mut st = self.state.lock();
         st.vmm.synchronized();
