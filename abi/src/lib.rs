@@ -121,6 +121,35 @@ pub struct CUmemAccessDesc {
     pub flags: i32,
 }
 
+/// `CUmemPoolProps` (88 bytes): what cuMemPoolCreate is asked for.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CUmemPoolProps {
+    /// `CUmemAllocationType`, raw.
+    pub alloc_type: i32,
+    /// `CUmemAllocationHandleType` bit set, raw.
+    pub handle_types: i32,
+    pub location: CUmemLocation,
+    pub win32_security_attributes: *mut c_void,
+    pub max_size: usize,
+    pub usage: u16,
+    pub reserved: [u8; 54],
+}
+
+impl Default for CUmemPoolProps {
+    fn default() -> Self {
+        Self {
+            alloc_type: 0,
+            handle_types: 0,
+            location: CUmemLocation::default(),
+            win32_security_attributes: std::ptr::null_mut(),
+            max_size: 0,
+            usage: 0,
+            reserved: [0; 54],
+        }
+    }
+}
+
 /// `CUipcMemHandle`: passed by value to cuIpcOpenMemHandle.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,6 +267,7 @@ pub mod result {
 /// Other enum values the mock reads or writes.
 pub mod consts {
     pub const CU_MEM_ALLOCATION_TYPE_PINNED: i32 = 1;
+    pub const CU_MEM_ALLOCATION_TYPE_MANAGED: i32 = 2;
     pub const CU_MEM_ALLOCATION_TYPE_MAX: i32 = 0x7FFF_FFFF;
 
     pub const CU_MEM_LOCATION_TYPE_INVALID: i32 = 0;
@@ -292,6 +322,15 @@ pub mod consts {
     pub const CU_POINTER_ATTRIBUTE_MAPPING_SIZE: i32 = 18;
     pub const CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: i32 = 19;
     pub const CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: i32 = 20;
+
+    pub const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: i32 = 1;
+    pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: i32 = 2;
+    pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: i32 = 3;
+    pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: i32 = 4;
+    pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: i32 = 5;
+    pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: i32 = 6;
+    pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: i32 = 7;
+    pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: i32 = 8;
 
     pub const CU_CTX_SCHED_MASK: u32 = 0x07;
     pub const CU_CTX_MAP_HOST: u32 = 0x08;

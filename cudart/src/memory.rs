@@ -135,7 +135,10 @@ pub fn device_free(ptr: u64) -> RtResult<()> {
         d.cuCtxSynchronize(std::ptr::null_mut())?;
         return crate::pool::free(ptr, std::ptr::null_mut());
     }
-    release(d, rt, ptr)
+    release(d, rt, ptr)?;
+    // The driver's stream-ordered memory, if it was (the driver frees it on cudaFree).
+    crate::pool::forget_driver_allocation(ptr);
+    Ok(())
 }
 
 /// Gives an allocation back to the driver; one the runtime did not make is the driver's

@@ -1,7 +1,8 @@
 //! The stream-ordered allocator: cudaMallocAsync/FreeAsync and memory pools. Over a
-//! driver with memory pools (NVIDIA's) every call goes to the driver's cuMemPool*; over one
-//! without (cumock's mock) the runtime keeps its pools itself, as the H200's pools were
-//! seen to behave (clients/runtime/goldens, pool): memory is reserved in chunks of 32 MiB
+//! driver with memory pools (NVIDIA's, and cumock's mock, which emulates them) every call
+//! goes to the driver's cuMemPool*, and the runtime only notes what is live for its leak
+//! report; over one without (cuDeviceGetDefaultMemPool says CUDA_ERROR_NOT_SUPPORTED) the
+//! runtime keeps its pools itself, as the H200's pools were seen to behave (clients/runtime/goldens, pool): memory is reserved in chunks of 32 MiB
 //! (or one chunk the size of a larger allocation, rounded to the granularity), each an
 //! ordinary allocation; allocations are carved from the chunks (512-byte aligned, first
 //! fit) and counted as used at their exact size; a chunk wholly free goes back to the
@@ -117,6 +118,9 @@ struct Pools {
     current: HashMap<i32, usize>,
     /// Live allocations: address -> where they were carved.
     live: HashMap<u64, Carved>,
+    /// Live allocations of the driver's pools, for the leak report: address -> (device,
+    /// size, the pool named, if one was).
+    driver_live: HashMap<u64, (i32, usize, Option<usize>)>,
     next: usize,
 }
 
@@ -251,6 +255,12 @@ fn pool_alloc(d: &Driver, rt: &Runtime, h: usize, size: usize) -> RtResult<u64> 
     })
 }
 
+/// An allocation of the driver's pools was freed (cudaFreeAsync, or cudaFree, which the
+/// driver lets free it).
+pub fn forget_driver_allocation(ptr: u64) {
+    with_pools(|p| p.driver_live.remove(&ptr));
+}
+
 pub fn owns(ptr: u64) -> bool {
     with_pools(|p| p.live.contains_key(&ptr))
 }
@@ -345,6 +355,7 @@ pub fn forget_device(device: i32) {
             p.pools.remove(h);
         }
         p.live.retain(|_, c| !gone.contains(&c.pool));
+        p.driver_live.retain(|_, (d, ..)| *d != device);
         p.default.remove(&device);
         p.current.remove(&device);
     });
@@ -356,6 +367,10 @@ pub fn leak_report() -> Vec<String> {
             .live
             .iter()
             .map(|(ptr, c)| format!("stream-ordered memory {ptr:#x} ({} bytes, pool {:#x}) never freed (cudaFreeAsync)", c.requested, c.pool))
+            .chain(p.driver_live.iter().map(|(ptr, (device, size, pool))| match pool {
+                Some(h) => format!("stream-ordered memory {ptr:#x} ({size} bytes, pool {h:#x}) never freed (cudaFreeAsync)"),
+                None => format!("stream-ordered memory {ptr:#x} ({size} bytes, device {device}'s current pool) never freed (cudaFreeAsync)"),
+            }))
             .collect();
         v.sort();
         v
@@ -378,6 +393,12 @@ fn malloc_async(
         match pool {
             None => d.cuMemAllocAsync(&mut p, size, stream)?,
             Some(pool) => d.cuMemAllocFromPoolAsync(&mut p, size, pool, stream)?,
+        }
+        if p != 0 {
+            with_pools(|x| {
+                x.driver_live
+                    .insert(p, (device, size, pool.map(|h| h as usize)))
+            });
         }
         *ptr = p as *mut c_void;
         return Ok(());
@@ -422,7 +443,9 @@ cudart_fn! {
 fn free_async(ptr: *mut c_void, stream: CUstream) -> RtResult<()> {
     let (d, _, device) = with_context()?;
     if driver_pools(d, device)? {
-        return d.cuMemFreeAsync(ptr as u64, stream);
+        d.cuMemFreeAsync(ptr as u64, stream)?;
+        forget_driver_allocation(ptr as u64);
+        return Ok(());
     }
     // Freeing NULL succeeds, as on the H200.
     if ptr.is_null() {

@@ -8,7 +8,7 @@ use crate::model::ids::{ContextId, DevicePtr, EventId, StreamId};
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
 use cumock_abi::{
-    CUcontext, CUevent, CUfunction, CUkernel, CUlibrary, CUmodule, CUresult, CUstream,
+    CUcontext, CUevent, CUfunction, CUkernel, CUlibrary, CUmemoryPool, CUmodule, CUresult, CUstream,
 };
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -229,4 +229,14 @@ pub fn event_key(event: CUevent) -> EventId {
 /// The event handle a program receives for a model key.
 pub fn event_handle(key: EventId) -> CUevent {
     key.handle() as CUevent
+}
+
+/// The model's key of a memory pool: NULL is 0.
+pub fn pool_key(pool: CUmemoryPool) -> u64 {
+    pool as u64
+}
+
+/// The pool handle a program receives for a model key.
+pub fn pool_handle(key: u64) -> CUmemoryPool {
+    key as CUmemoryPool
 }

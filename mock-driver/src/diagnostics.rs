@@ -3,7 +3,7 @@
 //! | variable | what it does |
 //! |---|---|
 //! | `CUMOCK_TRACE=FILE` | every driver call as a JSON line: function, arguments, result, thread, time |
-//! | `CUMOCK_LEAKS=1` | at exit, what leaked: reservations, handles, mappings, exported fds |
+//! | `CUMOCK_LEAKS=1` | at exit, what leaked: reservations, handles, mappings, exported fds, stream-ordered memory, memory pools |
 //! | `CUMOCK_MISUSE=1` | a message for each call that breaks a rule, naming the call and the rule |
 //! | `CUMOCK_FAULT=SPEC` | make calls fail on purpose (see `FaultPlan::parse`) |
 //! | `CUMOCK_STRICT=1` | misuse and leaks make the process exit with status 86 |
@@ -484,6 +484,10 @@ pub enum Made {
     Allocation,
     /// cuMemMap, by start address.
     Mapping,
+    /// cuMemPoolCreate, by pool handle.
+    Pool,
+    /// cuMemAllocAsync or cuMemAllocFromPoolAsync, by address.
+    PoolAllocation,
 }
 
 /// Where the program made each live thing, while leak checking is on, with the order it
@@ -529,13 +533,20 @@ fn prune_origins() {
         return;
     };
     let before = ORIGINS_SEQ.load(Ordering::Relaxed);
-    let live: std::collections::HashSet<(Made, u64)> = d.with_vmm(|vmm| {
+    let live: std::collections::HashSet<(Made, u64)> = d.with_state(|vmm, pools| {
         let reservations = vmm.reservations().map(|(k, _)| (Made::Reservation, k));
         let allocations = vmm
             .allocations()
             .map(|(k, _)| (Made::Allocation, k.serial()));
         let mappings = vmm.mappings().map(|m| (Made::Mapping, m.start));
-        reservations.chain(allocations).chain(mappings).collect()
+        let pool_list = pools.created().into_iter().map(|k| (Made::Pool, k));
+        let blocks = pools.blocks().map(|(k, _)| (Made::PoolAllocation, k));
+        reservations
+            .chain(allocations)
+            .chain(mappings)
+            .chain(pool_list)
+            .chain(blocks)
+            .collect()
     });
     let mut origins = ORIGINS.lock();
     origins.retain(|key, (seq, _)| *seq >= before || live.contains(key));
@@ -678,7 +689,7 @@ pub fn leak_report() -> Vec<String> {
 pub fn leaks() -> Vec<Leak> {
     let mut out: Vec<(String, Option<(Made, u64)>)> = Vec::new();
     if let Ok(d) = crate::model::driver() {
-        d.with_vmm(|vmm| {
+        d.with_state(|vmm, pools| {
         for (base, r) in vmm.reservations() {
             let what = match r.kind {
                 crate::model::vmm::ReservationKind::Vmm => format!(
@@ -688,6 +699,8 @@ pub fn leaks() -> Vec<Leak> {
                 crate::model::vmm::ReservationKind::Alloc { requested, .. } => format!(
                     "cuMemAlloc memory {base:#x} ({requested} bytes) never freed (cuMemFree)"
                 ),
+                // A pool's own address space: what leaks is its allocations (below).
+                crate::model::vmm::ReservationKind::Pool { .. } => continue,
             };
             out.push((what, Some((Made::Reservation, base))));
         }
@@ -704,6 +717,21 @@ pub fn leaks() -> Vec<Leak> {
                     Some((Made::Mapping, m.start)),
                 ));
             }
+        }
+        for (ptr, b) in pools.blocks() {
+            out.push((
+                format!(
+                    "stream-ordered memory {ptr:#x} ({} bytes, pool {:#x}) never freed (cuMemFreeAsync)",
+                    b.requested, b.pool
+                ),
+                Some((Made::PoolAllocation, ptr)),
+            ));
+        }
+        for pool in pools.created() {
+            out.push((
+                format!("memory pool {pool:#x} never destroyed (cuMemPoolDestroy)"),
+                Some((Made::Pool, pool)),
+            ));
         }
         let mut handles: Vec<_> = vmm
             .allocations()

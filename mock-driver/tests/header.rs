@@ -107,6 +107,30 @@ fn layout_checks() -> Vec<(String, i64)> {
             offset_of!(CUmemAccessDesc, flags) as i64,
         ),
         (
+            "sizeof(CUmemPoolProps)".into(),
+            size_of::<CUmemPoolProps>() as i64,
+        ),
+        (
+            "offsetof(CUmemPoolProps, location)".into(),
+            offset_of!(CUmemPoolProps, location) as i64,
+        ),
+        (
+            "offsetof(CUmemPoolProps, win32SecurityAttributes)".into(),
+            offset_of!(CUmemPoolProps, win32_security_attributes) as i64,
+        ),
+        (
+            "offsetof(CUmemPoolProps, maxSize)".into(),
+            offset_of!(CUmemPoolProps, max_size) as i64,
+        ),
+        (
+            "offsetof(CUmemPoolProps, usage)".into(),
+            offset_of!(CUmemPoolProps, usage) as i64,
+        ),
+        (
+            "offsetof(CUmemPoolProps, reserved)".into(),
+            offset_of!(CUmemPoolProps, reserved) as i64,
+        ),
+        (
             "offsetof(CUctxCreateParams, numExecAffinityParams)".into(),
             offset_of!(CUctxCreateParams, num_exec_affinity_params) as i64,
         ),
@@ -138,7 +162,11 @@ fn layout_checks() -> Vec<(String, i64)> {
     macro_rules! values {
         ($module:ident: $($name:ident),* $(,)?) => { $( v.push((stringify!($name).into(), $module::$name as i64)); )* };
     }
-    values!(consts: CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_INVALID, CU_MEM_LOCATION_TYPE_DEVICE,
+    values!(consts: CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_ALLOCATION_TYPE_MANAGED,
+        CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+        CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+        CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+        CU_MEMPOOL_ATTR_USED_MEM_HIGH, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, CU_MEM_LOCATION_TYPE_INVALID, CU_MEM_LOCATION_TYPE_DEVICE,
         CU_MEM_LOCATION_TYPE_HOST, CU_MEM_LOCATION_TYPE_HOST_NUMA, CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT,
         CU_MEM_HANDLE_TYPE_NONE, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, CU_MEM_HANDLE_TYPE_WIN32,
         CU_MEM_HANDLE_TYPE_WIN32_KMT, CU_MEM_HANDLE_TYPE_FABRIC, CU_MEM_ACCESS_FLAGS_PROT_NONE,

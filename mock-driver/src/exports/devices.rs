@@ -2,7 +2,7 @@
 //! profile's devices, their names, attributes, memory and compute capability.
 
 use super::{copy_c_string, Mock};
-use crate::boundary::{drv, out};
+use crate::boundary::{drv, out, pool_handle, pool_key};
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::{c_char, c_int};
@@ -81,5 +81,31 @@ impl DeviceApi for Mock {
                 .copied()
                 .unwrap_or(0),
         )
+    }
+
+    // The device's memory pools (the model is `model::pools`, the pools' own calls are in
+    // `malloc_async.rs`).
+
+    unsafe fn cuDeviceGetDefaultMemPool(
+        pool_out: *mut CUmemoryPool,
+        dev: CUdevice,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if pool_out.is_null() {
+            return Err(invalid("pool_out is NULL"));
+        }
+        out(pool_out, pool_handle(d.default_mem_pool(dev)?))
+    }
+
+    unsafe fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, dev: CUdevice) -> CuResult<()> {
+        let d = drv()?;
+        if pool.is_null() {
+            return Err(invalid("pool is NULL"));
+        }
+        out(pool, pool_handle(d.current_mem_pool(dev)?))
+    }
+
+    unsafe fn cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -> CuResult<()> {
+        drv()?.set_current_mem_pool(dev, pool_key(pool))
     }
 }

@@ -31,6 +31,7 @@ mod events;
 mod exec;
 mod init;
 mod libraries;
+mod malloc_async;
 mod memory;
 mod modules;
 mod occupancy;
@@ -72,7 +73,6 @@ macro_rules! not_emulated {
 // The groups the mock emulates nothing of, in cuda.h's order. A group's trait that is
 // neither here nor implemented in a noun's file fails the build at `export_all!`.
 not_emulated! {
-    StreamOrderedMemoryAllocatorApi,
     MulticastObjectApi,
     ExternalResourceInteroperabilityApi,
     StreamMemoryOperationsApi,

@@ -66,6 +66,10 @@ impl Driver {
             return Ok(());
         }
         let mut st = self.state.lock();
+        // Observed: cuMemFree frees stream-ordered (pool) memory too.
+        if st.free_pool_allocation(ptr) {
+            return Ok(());
+        }
         Self::free_alloc(&mut st.vmm, ptr)?;
         st.host.managed.remove(&ptr);
         Ok(())
@@ -81,6 +85,9 @@ impl Driver {
             Some(ReservationKind::Vmm) => Err(invalid(format!(
                 "{ptr:#x} is a cuMemAddressReserve range; unmap it and cuMemAddressFree it"
             ))),
+            Some(ReservationKind::Pool { .. }) => Err(invalid(format!(
+                "{ptr:#x} lies in a memory pool but no live allocation starts there (freed already?)"
+            ))),
             None => Err(invalid(format!(
                 "{ptr:#x} is not the start of a cuMemAlloc allocation"
             ))),
@@ -93,6 +100,12 @@ impl Driver {
         let st = self.state.lock();
         if let Some((base, r)) = st.host.range_at(ptr) {
             return Ok((DevicePtr::new(base), r.size));
+        }
+        // Observed: a pool allocation's range is its own, of the size asked for.
+        if let Some((start, b)) = st.pools.block_containing(ptr) {
+            if ptr - start < b.requested {
+                return Ok((DevicePtr::new(start), b.requested));
+            }
         }
         if let Some((base, r)) = st.vmm.reservation_at(ptr) {
             if let ReservationKind::Alloc { requested, .. } = r.kind {

@@ -418,6 +418,7 @@ impl Driver {
         };
         self.check_sticky(&st, device)?;
         st.vmm.synchronized();
+        st.release_pool_memory();
         Ok(())
     }
 

@@ -86,6 +86,7 @@ impl HostMemory {
             rdma: 0,
             vmm: false,
             managed: false,
+            pool: 0,
         })
     }
 

@@ -36,6 +36,7 @@ pub mod mappings;
 pub mod memory;
 pub mod module;
 pub mod pointers;
+pub mod pools;
 pub mod process;
 pub mod profile;
 pub mod reservations;
@@ -62,6 +63,8 @@ pub struct State {
     pub vmm: Vmm,
     pub contexts: Contexts,
     pub modules: module::Modules,
+    /// The stream-ordered allocator's memory pools.
+    pub pools: pools::Pools,
     /// Per device: the fault of a kernel, returned by every later call that needs the
     /// device (as on a GPU, it stays for the life of the process).
     pub sticky: Vec<Option<CuError>>,
@@ -93,6 +96,7 @@ impl Driver {
                 vmm: Vmm::new(n, granularity),
                 contexts: Contexts::new(n),
                 modules: module::Modules::default(),
+                pools: pools::Pools::new(n),
                 sticky: vec![None; n],
                 ipc: ipc::Ipc::default(),
                 host: Default::default(),
@@ -108,6 +112,13 @@ impl Driver {
     /// not call the driver (the lock is held).
     pub fn with_vmm<R>(&self, f: impl FnOnce(&Vmm) -> R) -> R {
         f(&self.state.lock().vmm)
+    }
+
+    /// Reads the VMM tables and the memory pools under the state's lock (the leak
+    /// report); `f` must not call the driver.
+    pub fn with_state<R>(&self, f: impl FnOnce(&Vmm, &pools::Pools) -> R) -> R {
+        let st = self.state.lock();
+        f(&st.vmm, &st.pools)
     }
 
     /// How many touched ranges of device memory go back to the host together (see

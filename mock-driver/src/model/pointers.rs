@@ -22,10 +22,17 @@ impl Driver {
             .current()
             .and_then(|c| st.contexts.get(c).ok())
             .map(|c| c.device);
-        let (ctx, range) = match r.kind {
-            ReservationKind::Alloc { context, requested } => (Some(context), (m.start, requested)),
+        let (ctx, range, pool, buffer_id) = match r.kind {
+            ReservationKind::Alloc { context, requested } => {
+                (Some(context), (m.start, requested), 0, id.serial())
+            }
             // Observed: for VMM memory the range is the whole reservation.
-            ReservationKind::Vmm => (None, (m.reservation, r.size)),
+            ReservationKind::Vmm => (None, (m.reservation, r.size), 0, id.serial()),
+            // Pool memory is known only while allocated; its range is the allocation.
+            ReservationKind::Pool { pool } => {
+                let (start, b) = st.pools.block_containing(ptr)?;
+                (None, (start, b.requested), pool, b.id)
+            }
         };
         let on_host = a.prop.device().is_none();
         Some(PointerInfo {
@@ -39,10 +46,11 @@ impl Driver {
             mapping: (m.start, m.size),
             handle_types: a.prop.handle_types,
             access: current_device.map(|d| m.access.get(d)).unwrap_or(0),
-            buffer_id: id.serial(),
+            buffer_id,
             rdma: a.prop.gpu_direct_rdma,
             vmm: r.kind == ReservationKind::Vmm,
             managed: st.host.managed.contains_key(&m.reservation),
+            pool,
         })
     }
 }
@@ -64,4 +72,6 @@ pub struct PointerInfo {
     pub vmm: bool,
     /// cuMemAllocManaged memory.
     pub managed: bool,
+    /// The memory pool it was allocated from (cuMemAllocAsync); 0 if none.
+    pub pool: u64,
 }

@@ -10,8 +10,12 @@ use super::Driver;
 impl Driver {
     /// cuStreamSynchronize, cuEventSynchronize: the mock runs everything at once, so a
     /// synchronisation only marks the work as done.
-    fn synchronized(&self) {
-        self.state.lock().vmm.synchronized();
+    pub(super) fn synchronized(&self) {
+        let mut st = self.state.lock();
+        st.vmm.synchronized();
+        // Memory pools above their release threshold give memory back (as at
+        // cuCtxSynchronize).
+        st.release_pool_memory();
     }
 
     pub fn stream_create(&self, flags: u32) -> CuResult<StreamId> {

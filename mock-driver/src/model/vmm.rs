@@ -142,11 +142,13 @@ pub struct Mapping {
 }
 
 /// What a reservation is for: the program's VMM range, or the mock's own range behind a
-/// `cuMemAlloc` (which the program frees with cuMemFree, never cuMemAddressFree).
+/// `cuMemAlloc` (which the program frees with cuMemFree, never cuMemAddressFree), or a
+/// memory pool's address space (`pools`), which the program never frees itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReservationKind {
     Vmm,
     Alloc { context: ContextId, requested: u64 },
+    Pool { pool: u64 },
 }
 
 #[derive(Debug)]
@@ -317,7 +319,7 @@ impl Vmm {
         };
         if r.kind != ReservationKind::Vmm {
             return Err(invalid(format!(
-                "{ptr:#x} came from cuMemAlloc; free it with cuMemFree"
+                "{ptr:#x} came from cuMemAlloc (free it with cuMemFree) or is a memory pool's"
             )));
         }
         if r.size != size {
@@ -544,7 +546,7 @@ impl Vmm {
         };
         if r.kind != ReservationKind::Vmm {
             return Err(invalid(format!(
-                "{ptr:#x} is cuMemAlloc memory, not a reservation"
+                "{ptr:#x} is cuMemAlloc or memory-pool memory, not a reservation"
             )));
         }
         // A map may run on into the next reservation when that one starts where this one
@@ -620,7 +622,7 @@ impl Vmm {
         };
         if r.kind != ReservationKind::Vmm {
             return Err(invalid(format!(
-                "{ptr:#x} is cuMemAlloc memory; use cuMemFree"
+                "{ptr:#x} is cuMemAlloc or memory-pool memory; use cuMemFree or cuMemFreeAsync"
             )));
         }
         // The common case, one whole mapping: mappings never overlap, so nothing else
@@ -1159,6 +1161,27 @@ impl Vmm {
         if let Some(m) = self.mappings.get_mut(&base) {
             m.access = AccessTable::all(devices);
         }
+    }
+
+    /// Says what the reservation at `base` is for (a memory pool takes its regions
+    /// as its own, and lends one to cuMemMap while it maps a chunk there).
+    pub fn set_reservation_kind(&mut self, base: u64, kind: ReservationKind) {
+        if let Some(r) = self.reservations.get_mut(&base) {
+            r.kind = kind;
+        }
+    }
+
+    /// Sets the access of the mapping at `start` as a whole (a pool's chunks follow the
+    /// pool's access).
+    pub fn set_mapping_access(&mut self, start: u64, access: AccessTable) {
+        if let Some(m) = self.mappings.get_mut(&start) {
+            m.access = access;
+        }
+    }
+
+    /// The mapping starting at `start`.
+    pub fn mapping_starting_at(&self, start: u64) -> Option<&Mapping> {
+        self.mappings.get(&start)
     }
 
     /// The allocation a mapping maps.
