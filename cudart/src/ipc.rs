@@ -23,7 +23,12 @@ use crate::error::{self, RtError, RtResult};
 use crate::runtime::{with_context, Backing, IpcMapping};
 use cumock_abi::consts::*;
 use cumock_abi::CUmemAccessDesc;
+use cumock_fd_passing as fd_passing;
 use std::ffi::{c_uint, c_void};
+use std::os::fd::AsRawFd;
+
+/// The name of the runtime's fd service (the mock driver's is `cumock-driver-ipc`).
+const FD_SERVICE: &str = "cumock-cudart-ipc";
 
 const MAGIC: &[u8; 8] = b"cumockIP";
 
@@ -116,8 +121,8 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                 0,
             )?;
-            crate::os::allow_fd_taking();
-            crate::os::serve_exported_fds(is_exported_fd);
+            fd_passing::allow_fd_taking();
+            fd_passing::serve_exported_fds(FD_SERVICE, is_exported_fd);
             if let Some(a) = rt.state.lock().allocations.get_mut(&base) {
                 a.exported_fd = Some(fd);
             }
@@ -125,7 +130,7 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
         }
     };
     Ok(FdHandle {
-        pid: crate::os::pid(),
+        pid: fd_passing::pid(),
         fd,
         size: reserved,
         offset: ptr - base,
@@ -154,7 +159,7 @@ fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
         d.cuIpcOpenMemHandle(&mut p, h, flags)?;
         return Ok(p);
     };
-    if fh.pid == crate::os::pid() {
+    if fh.pid == fd_passing::pid() {
         return Err(RtError::new(
             201,
             "a handle cannot be opened in the process that exported it",
@@ -167,11 +172,11 @@ fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
     let taken = if socket_only {
         Err(std::io::Error::other("skipped (CUMOCK_IPC=socket)"))
     } else {
-        crate::os::take_fd(fh.pid, fh.fd)
+        fd_passing::take_fd(fh.pid, fh.fd)
     };
     let fd = taken
         .or_else(|taking| {
-            crate::os::request_fd(fh.pid, fh.fd).map_err(|asking| format!("pidfd_getfd: {taking}; the exporter's fd service: {asking}"))
+            fd_passing::request_fd(FD_SERVICE, fh.pid, fh.fd).map_err(|asking| format!("pidfd_getfd: {taking}; the exporter's fd service: {asking}"))
         })
         .map_err(|why| {
             error::invalid(format!(
@@ -185,11 +190,11 @@ fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
     let imported = unsafe {
         d.cuMemImportFromShareableHandle(
             &mut handle,
-            fd as usize as *mut c_void,
+            fd.as_raw_fd() as usize as *mut c_void,
             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
         )
     };
-    crate::os::close(fd);
+    drop(fd);
     imported?;
     let size = fh.size as usize;
     let mut va = 0;

@@ -13,8 +13,6 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
-pub mod fd_passing;
-
 /// Host address space: `PROT_NONE`, `MAP_NORESERVE`, so that a 64 TiB range costs
 /// nothing and a host dereference of a device address faults, as it does on a GPU.
 #[derive(Debug)]

@@ -5,7 +5,7 @@
 //! How: the allocation's bytes move to a file of their own (`os::MemFile`, as for
 //! cuMemExportToShareableHandle), and the 64-byte handle names that file: the exporter's
 //! pid, the number of the file's own fd in it, and the file's inode. The importer takes
-//! a duplicate of the fd (`os::fd_passing`: pidfd_getfd, or the exporter's fd service)
+//! a duplicate of the fd (the `cumock-fd-passing` crate: pidfd_getfd, or the exporter's fd service)
 //! and maps it into a range of its own. The fd is the allocation's own, so it closes when
 //! the memory is freed, and a handle of freed memory cannot be opened, as on the H200; the
 //! inode tells the memory from a later file that took the same fd number. cumock's
@@ -21,7 +21,10 @@ use super::error::*;
 use super::ids::{AllocationId, EventId};
 use super::vmm::{ReservationKind, Storage};
 use super::Driver;
-use crate::os::fd_passing;
+use cumock_fd_passing as fd_passing;
+
+/// The name of this driver's fd service (cumock's runtime serves as `cumock-cudart-ipc`).
+const FD_SERVICE: &str = "cumock-driver-ipc";
 use cumock_abi::consts::*;
 use cumock_abi::result::*;
 use std::collections::{HashMap, HashSet};
@@ -162,7 +165,7 @@ impl Driver {
             .retain(|id| st.vmm.allocation_by_id(*id).is_some());
         st.ipc.exported.insert(id);
         fd_passing::allow_fd_taking();
-        fd_passing::serve_exported_fds(is_exported_fd);
+        fd_passing::serve_exported_fds(FD_SERVICE, is_exported_fd);
         Ok(handle.encode())
     }
 
@@ -296,7 +299,7 @@ fn take_fd(h: MemHandle) -> CuResult<OwnedFd> {
     };
     let fd = taken
         .or_else(|taking| {
-            fd_passing::request_fd(h.pid, h.fd).map_err(|asking| {
+            fd_passing::request_fd(FD_SERVICE, h.pid, h.fd).map_err(|asking| {
                 format!("pidfd_getfd: {taking}; the exporter's fd service: {asking}")
             })
         })

@@ -1,14 +1,14 @@
-//! Taking another process's file descriptor, for legacy IPC (cuIpcOpenMemHandle): the
-//! handle carries the exporter's pid and the number of the fd of the memory's file in it.
-//! The importer takes a duplicate with pidfd_open + pidfd_getfd (Linux 5.6), which the
-//! kernel allows when it may ptrace the exporter: the same user, and under Yama's
-//! ptrace_scope 1 only because the exporter allowed any process of its user to
-//! (`allow_fd_taking`). Where pidfd_getfd is refused anyway (a container's seccomp profile
-//! often allows it only with CAP_SYS_PTRACE), the importer asks the exporter's fd service:
-//! a thread listening on the abstract Unix socket `cumock-driver-ipc-<pid>` that sends a
-//! duplicate of an exported fd (SCM_RIGHTS) to processes of the same user (SO_PEERCRED).
-//! The same design as cumock's runtime (`cudart/src/os.rs`), under another socket name so
-//! that a process using both serves both.
+//! Taking another process's file descriptor: how cumock's driver (legacy IPC handles)
+//! and its runtime (cudaIpc* handles) let another process map the same memory. A handle
+//! carries the exporter's pid and the number of the fd of the memory's file in it. The
+//! importer takes a duplicate with pidfd_open + pidfd_getfd (Linux 5.6), which the kernel
+//! allows when it may ptrace the exporter: the same user, and under Yama's ptrace_scope 1
+//! only because the exporter allowed any process of its user to (`allow_fd_taking`).
+//! Where pidfd_getfd is refused anyway (a container's seccomp profile often allows it only
+//! with CAP_SYS_PTRACE), the importer asks the exporter's fd service: a thread listening
+//! on the abstract Unix socket `<service>-<pid>` that sends a duplicate of an exported fd
+//! (SCM_RIGHTS) to processes of the same user (SO_PEERCRED). Each library names its own
+//! service, so that a process using both the driver and the runtime serves both.
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -56,20 +56,25 @@ pub fn inode(fd: BorrowedFd<'_>) -> io::Result<u64> {
     Ok(st.st_ino)
 }
 
-fn socket_name(pid: i32) -> String {
-    format!("cumock-driver-ipc-{pid}")
+fn socket_name(service: &str, pid: i32) -> String {
+    format!("{service}-{pid}")
 }
 
-/// Serves this process's exported fds to other processes of the same user. A client
-/// writes an fd number (i32, little endian); if `allowed` says the fd is an exported one,
-/// a duplicate comes back as SCM_RIGHTS. Started once; failures to start are reported and
-/// leave pidfd_getfd only.
-pub fn serve_exported_fds(allowed: fn(i32) -> bool) {
+/// Serves this process's exported fds, as `service`, to other processes of the same user.
+/// A client writes an fd number (i32, little endian); if `allowed` says the fd is an
+/// exported one, a duplicate comes back as SCM_RIGHTS. Started once per service; failures
+/// to start are reported and leave pidfd_getfd only.
+pub fn serve_exported_fds(service: &'static str, allowed: fn(i32) -> bool) {
     use std::os::linux::net::SocketAddrExt;
     use std::os::unix::net::{SocketAddr, UnixListener};
-    static STARTED: std::sync::Once = std::sync::Once::new();
-    STARTED.call_once(|| {
-        let listener = SocketAddr::from_abstract_name(socket_name(pid()).as_bytes())
+    static STARTED: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut started = STARTED.lock().unwrap_or_else(|e| e.into_inner());
+    if started.contains(&service) {
+        return;
+    }
+    started.push(service);
+    {
+        let listener = SocketAddr::from_abstract_name(socket_name(service, pid()).as_bytes())
             .and_then(|a| UnixListener::bind_addr(&a));
         let listener = match listener {
             Ok(l) => l,
@@ -88,7 +93,7 @@ pub fn serve_exported_fds(allowed: fn(i32) -> bool) {
         if let Err(e) = spawned {
             eprintln!("cumock: IPC fd service not started ({e}); importers need pidfd_getfd");
         }
-    });
+    }
 }
 
 fn serve_one(stream: &std::os::unix::net::UnixStream, allowed: fn(i32) -> bool) -> io::Result<()> {
@@ -155,12 +160,12 @@ fn send_fd(socket: i32, fd: i32) -> io::Result<()> {
     Ok(())
 }
 
-/// Asks process `pid`'s fd service for a duplicate of its fd `fd`.
-pub fn request_fd(pid: i32, fd: i32) -> io::Result<OwnedFd> {
+/// Asks process `pid`'s fd service `service` for a duplicate of its fd `fd`.
+pub fn request_fd(service: &str, pid: i32, fd: i32) -> io::Result<OwnedFd> {
     use std::io::Write;
     use std::os::linux::net::SocketAddrExt;
     use std::os::unix::net::{SocketAddr, UnixStream};
-    let addr = SocketAddr::from_abstract_name(socket_name(pid).as_bytes())?;
+    let addr = SocketAddr::from_abstract_name(socket_name(service, pid).as_bytes())?;
     let mut stream = UnixStream::connect_addr(&addr)?;
     stream.write_all(&fd.to_le_bytes())?;
     let mut byte = [0u8; 1];
@@ -204,5 +209,65 @@ pub fn request_fd(pid: i32, fd: i32) -> io::Result<OwnedFd> {
         Ok(OwnedFd::from_raw_fd(std::ptr::read_unaligned(
             libc::CMSG_DATA(c).cast::<i32>(),
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Seek, Write};
+    use std::os::fd::AsFd;
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    /// The one fd the test's service exports.
+    static EXPORTED: AtomicI32 = AtomicI32::new(-1);
+
+    fn exported(fd: i32) -> bool {
+        fd == EXPORTED.load(Ordering::Relaxed)
+    }
+
+    fn memfd_with(text: &[u8]) -> std::fs::File {
+        // Safety: memfd_create with a NUL-terminated name; the fd is new and ours.
+        let fd = unsafe { libc::memfd_create(c"fd-passing-test".as_ptr(), libc::MFD_CLOEXEC) };
+        assert!(fd >= 0, "{}", io::Error::last_os_error());
+        // Safety: as above.
+        let mut f = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        f.write_all(text).unwrap();
+        f
+    }
+
+    fn read_all(fd: OwnedFd) -> Vec<u8> {
+        let mut f = std::fs::File::from(fd);
+        f.rewind().unwrap();
+        let mut v = Vec::new();
+        f.read_to_end(&mut v).unwrap();
+        v
+    }
+
+    #[test]
+    fn the_service_hands_out_exported_fds_only() {
+        let f = memfd_with(b"shared bytes");
+        let other = memfd_with(b"private");
+        EXPORTED.store(f.as_raw_fd(), Ordering::Relaxed);
+        serve_exported_fds("cumock-fd-passing-test", exported);
+        // Twice is once.
+        serve_exported_fds("cumock-fd-passing-test", exported);
+        let dup = request_fd("cumock-fd-passing-test", pid(), f.as_raw_fd()).unwrap();
+        assert_eq!(inode(dup.as_fd()).unwrap(), inode(f.as_fd()).unwrap());
+        assert_eq!(read_all(dup), b"shared bytes");
+        let refused = request_fd("cumock-fd-passing-test", pid(), other.as_raw_fd());
+        assert_eq!(refused.unwrap_err().kind(), io::ErrorKind::NotFound);
+        assert!(request_fd("cumock-no-such-service", pid(), f.as_raw_fd()).is_err());
+    }
+
+    #[test]
+    fn pidfd_getfd_takes_a_duplicate_where_the_kernel_allows_it() {
+        let f = memfd_with(b"taken");
+        allow_fd_taking();
+        match take_fd(pid(), f.as_raw_fd()) {
+            Ok(dup) => assert_eq!(read_all(dup), b"taken"),
+            // Kernels before 5.6 and seccomp profiles refuse it: what the service is for.
+            Err(e) => eprintln!("pidfd_getfd refused here: {e}"),
+        }
     }
 }
