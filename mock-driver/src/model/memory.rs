@@ -70,7 +70,7 @@ impl FreeRanges {
         if let Some(i) = self
             .recent
             .iter()
-            .rposition(|&(_, o, l)| l == len && o.is_multiple_of(align))
+            .rposition(|&(_, o, l)| l == len && super::vmm::aligned(o, align))
         {
             let (space, start, _) = self.recent.swap_remove(i);
             return Some((space, start));

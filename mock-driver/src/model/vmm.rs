@@ -32,6 +32,14 @@ const IN_FLIGHT: &str =
      580.159.04 driver then fails with CUDA_ERROR_LAUNCH_FAILED, sticky for the context \
      (synchronise first, as PyTorch does before unmapping)";
 
+/// Whether `x` is a multiple of `pow2`, a power of two (granularities are, the profile
+/// checks; so are alignments, the calls check): a mask, where `is_multiple_of` divides,
+/// which shows in calls that take tens of nanoseconds.
+pub(crate) fn aligned(x: u64, pow2: u64) -> bool {
+    debug_assert!(pow2.is_power_of_two());
+    x & (pow2 - 1) == 0
+}
+
 /// x86-64 user space: 47 bits.
 const USER_ADDRESS_SPACE: u64 = 1 << 47;
 
@@ -258,7 +266,7 @@ impl Vmm {
         if flags != 0 {
             return Err(invalid(format!("flags must be 0, not {flags}")));
         }
-        if size == 0 || !size.is_multiple_of(granularity) {
+        if size == 0 || !aligned(size, granularity) {
             return Err(invalid(format!(
                 "size {size:#x} is not a non-zero multiple of the granularity {granularity:#x}"
             )));
@@ -268,7 +276,7 @@ impl Vmm {
                 "alignment {alignment:#x} is not a power of two"
             )));
         }
-        if !hint.is_multiple_of(granularity) {
+        if !aligned(hint, granularity) {
             return Err(invalid(format!(
                 "address hint {hint:#x} is not aligned to the granularity"
             )));
@@ -358,7 +366,7 @@ impl Vmm {
         if flags != 0 {
             return Err(invalid(format!("flags must be 0, not {flags}")));
         }
-        if size == 0 || !size.is_multiple_of(granularity) {
+        if size == 0 || !aligned(size, granularity) {
             return Err(invalid(format!(
                 "size {size:#x} is not a non-zero multiple of the granularity {granularity:#x}"
             )));
@@ -515,7 +523,7 @@ impl Vmm {
         if size == 0 {
             return Err(invalid("size is 0"));
         }
-        if !ptr.is_multiple_of(granularity) {
+        if !aligned(ptr, granularity) {
             return Err(invalid(format!(
                 "address {ptr:#x} is not aligned to the granularity"
             )));
@@ -609,7 +617,7 @@ impl Vmm {
         if size == 0 {
             return Err(invalid("size is 0"));
         }
-        if !ptr.is_multiple_of(granularity) {
+        if !aligned(ptr, granularity) {
             return Err(invalid(format!(
                 "address {ptr:#x} is not aligned to the granularity"
             )));
