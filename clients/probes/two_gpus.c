@@ -62,6 +62,9 @@ static void fill_dev(CUcontext ctx, CUdeviceptr p, size_t n, unsigned seed) {
     void *h = malloc(n);
     pattern(h, n, seed);
     MUST(cuMemcpyHtoD(p, h, n));
+    /* From pageable memory the copy may return before the bytes land (seen on the H200):
+     * the section's next async copy on a non-blocking stream would race it. */
+    MUST(cuCtxSynchronize());
     free(h);
     use(was);
 }
@@ -71,7 +74,7 @@ static void clear_dev(CUcontext ctx, CUdeviceptr p, size_t n) {
     CUcontext was = NULL;
     MUST(cuCtxGetCurrent(&was));
     use(ctx);
-    MUST(cuMemsetD8(p, 0, n));
+    MUST(cuMemsetD8(p, 0, n)); MUST(cuCtxSynchronize());
     MUST(cuCtxSynchronize());
     use(was);
 }
@@ -334,10 +337,10 @@ static void pinned_on_both(void) {
             SAY("  mapped = %d", mapped);
 
         pattern(h[i], n, 10 + i);
-        MUST(cuMemsetD8(d1, 0, n));
+        MUST(cuMemsetD8(d1, 0, n)); MUST(cuCtxSynchronize());
         CALL("  htod into device 1 memory", cuMemcpyHtoD(d1, h[i], n));
         check_dev("  device 1's buffer", c1, d1, n, 10 + i);
-        MUST(cuMemsetD8(d1, 0, n));
+        MUST(cuMemsetD8(d1, 0, n)); MUST(cuCtxSynchronize());
         CALL("  htod-async on a stream of device 1", cuMemcpyHtoDAsync(d1, h[i], n, s1));
         CALL("  stream-synchronize", cuStreamSynchronize(s1));
         check_dev("  device 1's buffer", c1, d1, n, 10 + i);
@@ -348,7 +351,7 @@ static void pinned_on_both(void) {
         SAY("  host sees device 1's bytes: %d", is_pattern(h[i], n, 20 + i));
         if (r == CUDA_SUCCESS) {
             pattern(h[i], n, 30 + i);
-            MUST(cuMemsetD8(d1, 0, n));
+            MUST(cuMemsetD8(d1, 0, n)); MUST(cuCtxSynchronize());
             CALL("  dtod from its device pointer into device 1 memory", cuMemcpyDtoD(d1, dp, n));
             check_dev("  device 1's buffer", c1, d1, n, 30 + i);
         }
@@ -442,10 +445,10 @@ static void pools_across_devices(void) {
     use(c1);
     if (!skip_pre_grant) {
         SAY("-- before the grant, device 1 current");
-        MUST(cuMemsetD8(d1, 0, n));
+        MUST(cuMemsetD8(d1, 0, n)); MUST(cuCtxSynchronize());
         CALL("dtod device 0's pool memory -> device 1", cuMemcpyDtoD(d1, q0, n));
         check_dev("device 1's buffer", c1, d1, n, 3);
-        MUST(cuMemsetD8(d1, 0, n));
+        MUST(cuMemsetD8(d1, 0, n)); MUST(cuCtxSynchronize());
         CALL("dtod-async device 0's pool memory -> device 1", cuMemcpyDtoDAsync(d1, q0, n, s1));
         CALL("  stream-synchronize", cuStreamSynchronize(s1));
         check_dev("device 1's buffer", c1, d1, n, 3);
@@ -465,10 +468,10 @@ static void pools_across_devices(void) {
     pool_access("pool-get-access device 1's pool for device 0", p1, 0);
 
     SAY("-- after the grant, device 1 current");
-    MUST(cuMemsetD8(d1, 0, n));
+    MUST(cuMemsetD8(d1, 0, n)); MUST(cuCtxSynchronize());
     CALL("dtod device 0's pool memory -> device 1", cuMemcpyDtoD(d1, q0, n));
     check_dev("device 1's buffer", c1, d1, n, 3);
-    MUST(cuMemsetD8(d1, 0, n));
+    MUST(cuMemsetD8(d1, 0, n)); MUST(cuCtxSynchronize());
     CALL("dtod-async device 0's pool memory -> device 1", cuMemcpyDtoDAsync(d1, q0, n, s1));
     CALL("  stream-synchronize", cuStreamSynchronize(s1));
     check_dev("device 1's buffer", c1, d1, n, 3);
@@ -546,7 +549,7 @@ static void managed_on_two(void) {
     MUST(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
     CUdeviceptr d1 = 0;
     MUST(cuMemAlloc(&d1, n));
-    MUST(cuMemsetD8(d1, 0, n));
+    MUST(cuMemsetD8(d1, 0, n)); MUST(cuCtxSynchronize());
     CALL("dtod managed -> device 1, device 1 current", cuMemcpyDtoD(d1, mp, n));
     check_dev("device 1's buffer", c1, d1, n, 5);
 
@@ -580,10 +583,10 @@ static void managed_on_two(void) {
 
     SAY("-- reads through device 1 after the advice");
     use(c1);
-    MUST(cuMemsetD8(d1, 0, n));
+    MUST(cuMemsetD8(d1, 0, n)); MUST(cuCtxSynchronize());
     CALL("dtod managed -> device 1, device 1 current", cuMemcpyDtoD(d1, mp, n));
     check_dev("device 1's buffer", c1, d1, n, 5);
-    MUST(cuMemsetD8(d1, 0, n));
+    MUST(cuMemsetD8(d1, 0, n)); MUST(cuCtxSynchronize());
     CALL("dtod-async managed -> device 1 on a stream of device 1", cuMemcpyDtoDAsync(d1, mp, n, s1));
     CALL("  stream-synchronize", cuStreamSynchronize(s1));
     check_dev("device 1's buffer", c1, d1, n, 5);
@@ -635,7 +638,7 @@ static void vmm_on_two(void) {
     get_access("get-access device 0", va, 0);
     get_access("get-access device 1", va, 1);
     ordinal("device 1's VMM memory", va);
-    MUST(cuMemsetD8(va, 0, g1));
+    MUST(cuMemsetD8(va, 0, g1)); MUST(cuCtxSynchronize());
     MUST(cuCtxSynchronize());
 
     void *buf = malloc(n);

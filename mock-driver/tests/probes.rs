@@ -43,7 +43,8 @@ fn divergences() -> BTreeMap<(String, String), String> {
         .collect()
 }
 
-fn run_probe(name: &str, args: &[String]) -> String {
+/// The probe on the mock, with the mock's settings `env` (a profile, a device count).
+fn run_probe_with(name: &str, args: &[String], env: &[(&str, String)]) -> String {
     let dir = common::scratch(&format!("probes-{}", std::process::id()));
     let exe = dir.join(name);
     let src = common::workspace()
@@ -53,6 +54,7 @@ fn run_probe(name: &str, args: &[String]) -> String {
     common::build_c(&src, &exe, &["-L", lib.to_str().unwrap(), "-lcuda", "-ldl"]);
     let out = std::process::Command::new(&exe)
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .env("LD_LIBRARY_PATH", &lib)
         .output()
         .expect("running the probe");
@@ -66,12 +68,16 @@ fn run_probe(name: &str, args: &[String]) -> String {
 }
 
 fn compare(name: &str, args: &[String]) {
+    compare_with(name, args, &[])
+}
+
+fn compare_with(name: &str, args: &[String], env: &[(&str, String)]) {
     let golden_path: PathBuf = common::workspace()
         .join(GOLDENS)
         .join(format!("{name}.txt"));
     let golden = std::fs::read_to_string(&golden_path)
         .unwrap_or_else(|e| panic!("{}: {e}", golden_path.display()));
-    let mock = run_probe(name, args);
+    let mock = run_probe_with(name, args, env);
     let declared = divergences();
     // The table has one line a name and flag: each is its own section.
     let split = |text: &str| {
@@ -166,4 +172,16 @@ fn host_memory_probe_matches_the_h200() {
 #[test]
 fn pools_ipc_probe_matches_the_h200() {
     compare("pools_ipc", &[]);
+}
+
+/// Recorded on the host with two NVLink-connected H200s; run on the mock with that host's
+/// profile (its peer-access matrix included).
+#[test]
+fn two_gpus_probe_matches_the_2_gpu_h200_host() {
+    let profile = common::workspace().join("mock-driver/profiles/h200x2-580.159.04.json");
+    compare_with(
+        "two_gpus",
+        &[],
+        &[("CUMOCK_PROFILE", profile.display().to_string())],
+    );
 }

@@ -25,6 +25,39 @@ impl PeerContextMemoryAccessApi for Mock {
         )
     }
 
+    /// Observed on the 2-GPU H200 host (probe two_gpus peer-copies): between two devices
+    /// that reach each other (NVLink), performance rank 0 and access, native atomics and
+    /// array access all supported. Between devices that do not, everything is 0.
+    unsafe fn cuDeviceGetP2PAttribute(
+        value: *mut c_int,
+        attrib: CUdevice_P2PAttribute,
+        src: CUdevice,
+        dst: CUdevice,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if value.is_null() {
+            return Err(invalid("value is NULL"));
+        }
+        d.device(src)?;
+        d.device(dst)?;
+        if src == dst {
+            return Err(invalid_device(
+                "srcDevice and dstDevice are the same device (cuda.h: CUDA_ERROR_INVALID_DEVICE)",
+            ));
+        }
+        let reach = d.profile.can_access_peer(src as usize, dst as usize);
+        let v = match attrib {
+            // CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
+            1 => 0,
+            // ACCESS_SUPPORTED, NATIVE_ATOMIC_SUPPORTED, CUDA_ARRAY_ACCESS_SUPPORTED
+            2..=4 => c_int::from(reach),
+            // ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: NVLink's atomics are whole.
+            5 => 0,
+            other => return Err(invalid(format!("{other} is not a CUdevice_P2PAttribute"))),
+        };
+        out(value, v)
+    }
+
     unsafe fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CuResult<()> {
         let key = ctx_key(peer).ok_or_else(|| invalid_context("peerContext is NULL"))?;
         drv()?.ctx_enable_peer_access(key, flags)

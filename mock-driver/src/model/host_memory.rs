@@ -161,10 +161,19 @@ impl Driver {
     /// cuMemHostGetFlags: of any address inside a page-locked range.
     pub fn host_flags(&self, p: u64) -> CuResult<u32> {
         let st = self.state.lock();
-        st.contexts.require_current()?;
+        let (current, _) = st.contexts.require_current()?;
         st.host
             .range_at(p)
-            .map(|(_, r)| r.flags)
+            .map(|(_, r)| {
+                // Observed on the 2-GPU H200 (probe two_gpus pinned-on-both): memory
+                // cuMemHostAlloc made PORTABLE reads back without PORTABLE from another
+                // device's context; a PORTABLE registration keeps it everywhere.
+                if r.mapping.is_some() && r.context != current {
+                    r.flags & !PORTABLE
+                } else {
+                    r.flags
+                }
+            })
             .ok_or_else(|| invalid(format!("{p:#x} is not page-locked host memory")))
     }
 

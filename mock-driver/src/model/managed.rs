@@ -119,10 +119,13 @@ fn as_type(p: Option<Processor>) -> i32 {
     }
 }
 
+/// Observed on the 2-GPU H200 (probe two_gpus managed-on-two): no location, or a range
+/// whose parts differ, reads back as id -2, as the plain attribute does.
 fn as_location_id(p: Option<Processor>) -> i32 {
     match p {
         Some(Processor::Device(d)) => d,
-        _ => 0,
+        Some(Processor::Host) => 0,
+        None => DEVICE_INVALID,
     }
 }
 
