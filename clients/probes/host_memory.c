@@ -21,18 +21,6 @@ static uint32_t checksum(const void *p, size_t n) {
     return h;
 }
 
-static void pattern(void *p, size_t n, unsigned seed) {
-    unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) b[i] = (unsigned char)(i * 31 + seed);
-}
-
-static int is_pattern(const void *p, size_t n, unsigned seed) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        if (b[i] != (unsigned char)(i * 31 + seed)) return 0;
-    return 1;
-}
-
 static CUcontext cur_ctx;
 
 /* What the driver says about the memory at p (an address; host is the host pointer the

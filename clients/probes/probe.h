@@ -63,6 +63,20 @@ static inline void show_out(const char *name, const void *p, size_t n) {
     fflush(stdout);
 }
 #define OUT(var) show_out(#var, &(var), sizeof(var))
+
+/* Fills `n` bytes with a pattern that differs by `seed`, and checks for it: what a copy
+ * moved, told apart from zeroes and from another copy's bytes. */
+static inline void pattern(void *p, size_t n, unsigned seed) {
+    unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) b[i] = (unsigned char)(i * 31 + seed);
+}
+
+static inline int is_pattern(const void *p, size_t n, unsigned seed) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != (unsigned char)(i * 31 + seed)) return 0;
+    return 1;
+}
 #define FILL(var) memset(&(var), 0xA5, sizeof(var))
 
 

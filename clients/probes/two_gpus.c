@@ -34,18 +34,6 @@ static const char *ctx_name(CUcontext c) {
     return "another";
 }
 
-static void pattern(void *p, size_t n, unsigned seed) {
-    unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) b[i] = (unsigned char)(i * 31 + seed);
-}
-
-static int is_pattern(const void *p, size_t n, unsigned seed) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        if (b[i] != (unsigned char)(i * 31 + seed)) return 0;
-    return 1;
-}
-
 static int is_zero(const void *p, size_t n) {
     const unsigned char *b = p;
     for (size_t i = 0; i < n; i++)
