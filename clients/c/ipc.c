@@ -3,8 +3,6 @@
  * socket (SCM_RIGHTS), each child imports and maps all of them, writes its own slot, and
  * the parent checks every child's writes. Children are fork + exec'd, as the sample does. */
 #include "common.h"
-#include <sys/wait.h>
-#include <unistd.h>
 
 enum { ALLOCS = 3, CHILDREN = 2 };
 
@@ -13,22 +11,8 @@ static int child(int sock, int index) {
     CHECK(cuInit(0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, 0));
     CHECK(cuCtxSetCurrent(ctx));
-    int fds[ALLOCS];
-    EXPECT(recv_fds(sock, fds) == ALLOCS);
     size_t g = 0;
-    CUmemAllocationProp p = prop_on(0, 1);
-    CHECK(cuMemGetAllocationGranularity(&g, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-    CUdeviceptr va;
-    CHECK(cuMemAddressReserve(&va, ALLOCS * g, 0, 0, 0));
-    for (int i = 0; i < ALLOCS; i++) {
-        CUmemGenericAllocationHandle h;
-        CHECK(cuMemImportFromShareableHandle(&h, (void *)(long)fds[i], CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-        close(fds[i]);
-        CHECK(cuMemMap(va + i * g, g, 0, h, 0));
-        CHECK(cuMemRelease(h));
-    }
-    CUmemAccessDesc d = rw_for(0);
-    CHECK(cuMemSetAccess(va, ALLOCS * g, &d, 1));
+    CUdeviceptr va = map_received(sock, ALLOCS, &g);
     /* Each child writes its slot in every allocation, and reads the parent's header. */
     for (int i = 0; i < ALLOCS; i++) {
         unsigned head = 0, mine = 0xC0DE0000u | (unsigned)(index << 8) | (unsigned)i;
@@ -68,30 +52,9 @@ int main(int argc, char **argv) {
     }
     pid_t pids[CHILDREN];
     int socks[CHILDREN];
-    for (int c = 0; c < CHILDREN; c++) {
-        int sv[2];
-        EXPECT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
-        pids[c] = fork();
-        EXPECT(pids[c] >= 0);
-        if (pids[c] == 0) {
-            close(sv[0]);
-            char a[16], b[16];
-            snprintf(a, sizeof a, "%d", sv[1]);
-            snprintf(b, sizeof b, "%d", c);
-            execl("/proc/self/exe", argv[0], "child", a, b, (char *)NULL);
-            _exit(127);
-        }
-        close(sv[1]);
-        socks[c] = sv[0];
-        send_fds(socks[c], fds, ALLOCS);
-    }
-    for (int c = 0; c < CHILDREN; c++) {
-        char done = 0;
-        EXPECT(read(socks[c], &done, 1) == 1 && done == 'd');
-        int status = 0;
-        EXPECT(waitpid(pids[c], &status, 0) == pids[c] && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        close(socks[c]);
-    }
+    const char *args[] = {argv[0], "child", NULL};
+    spawn_children(CHILDREN, args, fds, ALLOCS, pids, socks);
+    wait_children(CHILDREN, pids, socks);
     for (int i = 0; i < ALLOCS; i++) {
         for (int c = 0; c < CHILDREN; c++) {
             unsigned got = 0;

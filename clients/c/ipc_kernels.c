@@ -4,8 +4,6 @@
  * built, clients/kernels/samples.cu) to fill its own slice with its value; the parent
  * checks every byte. Usage: ipc_kernels SAMPLES.fatbin */
 #include "common.h"
-#include <sys/wait.h>
-#include <unistd.h>
 
 enum { CHILDREN = 3 };
 
@@ -18,22 +16,8 @@ static int child(const char *fatbin, int sock, int index) {
     CUfunction fill;
     CHECK(cuModuleLoad(&mod, fatbin));
     CHECK(cuModuleGetFunction(&fill, mod, "memMapIpc_kernel"));
-    int fds[CHILDREN];
-    EXPECT(recv_fds(sock, fds) == CHILDREN);
     size_t g = 0;
-    CUmemAllocationProp p = prop_on(0, 1);
-    CHECK(cuMemGetAllocationGranularity(&g, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-    CUdeviceptr va;
-    CHECK(cuMemAddressReserve(&va, CHILDREN * g, 0, 0, 0));
-    for (int i = 0; i < CHILDREN; i++) {
-        CUmemGenericAllocationHandle h;
-        CHECK(cuMemImportFromShareableHandle(&h, (void *)(long)fds[i], CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-        close(fds[i]);
-        CHECK(cuMemMap(va + i * g, g, 0, h, 0));
-        CHECK(cuMemRelease(h));
-    }
-    CUmemAccessDesc d = rw_for(0);
-    CHECK(cuMemSetAccess(va, CHILDREN * g, &d, 1));
+    CUdeviceptr va = map_received(sock, CHILDREN, &g);
     CUdeviceptr slice = va + index * g;
     int sz = (int)g;
     char val = (char)(index + 1);
@@ -73,30 +57,9 @@ int main(int argc, char **argv) {
     CHECK(cuCtxSynchronize());
     pid_t pids[CHILDREN];
     int socks[CHILDREN];
-    for (int c = 0; c < CHILDREN; c++) {
-        int sv[2];
-        EXPECT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
-        pids[c] = fork();
-        EXPECT(pids[c] >= 0);
-        if (pids[c] == 0) {
-            close(sv[0]);
-            char a[16], b[16];
-            snprintf(a, sizeof a, "%d", sv[1]);
-            snprintf(b, sizeof b, "%d", c);
-            execl("/proc/self/exe", argv[0], argv[1], "child", a, b, (char *)NULL);
-            _exit(127);
-        }
-        close(sv[1]);
-        socks[c] = sv[0];
-        send_fds(socks[c], fds, CHILDREN);
-    }
-    for (int c = 0; c < CHILDREN; c++) {
-        char done = 0;
-        EXPECT(read(socks[c], &done, 1) == 1 && done == 'd');
-        int status = 0;
-        EXPECT(waitpid(pids[c], &status, 0) == pids[c] && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        close(socks[c]);
-    }
+    const char *args[] = {argv[0], argv[1], "child", NULL};
+    spawn_children(CHILDREN, args, fds, CHILDREN, pids, socks);
+    wait_children(CHILDREN, pids, socks);
     char *back = malloc(g);
     for (int c = 0; c < CHILDREN; c++) {
         CHECK(cuMemcpyDtoH(back, va + c * g, g));
