@@ -92,16 +92,7 @@ impl Driver {
                 CU_MEM_LOCATION_TYPE_HOST
                 | CU_MEM_LOCATION_TYPE_HOST_NUMA
                 | CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => {
-                    if ![
-                        CU_MEM_ACCESS_FLAGS_PROT_NONE,
-                        CU_MEM_ACCESS_FLAGS_PROT_READ,
-                        CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-                    ]
-                    .contains(&flags)
-                    {
-                        return Err(invalid(format!("access flags {flags} are not PROT_NONE (0), PROT_READ (1) or PROT_READWRITE (3)")));
-                    }
-                    host = Some(flags as u8);
+                    host = Some(access_flags(flags)?);
                     continue;
                 }
                 other => {
@@ -110,18 +101,8 @@ impl Driver {
                     )))
                 }
             }
-            let dev = self.device(id).map_err(|e| invalid(e.message))?;
-            let _ = dev;
-            if ![
-                CU_MEM_ACCESS_FLAGS_PROT_NONE,
-                CU_MEM_ACCESS_FLAGS_PROT_READ,
-                CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-            ]
-            .contains(&flags)
-            {
-                return Err(invalid(format!("access flags {flags} are not PROT_NONE (0), PROT_READ (1) or PROT_READWRITE (3)")));
-            }
-            checked.push((id as usize, flags as u8));
+            self.device(id).map_err(|e| invalid(e.message))?;
+            checked.push((id as usize, access_flags(flags)?));
         }
         let mut st = self.state.lock();
         // A device may only be granted memory it can reach: its own, or a peer's.
@@ -185,5 +166,17 @@ impl Driver {
 
     pub fn allocation_properties(&self, handle: u64) -> CuResult<AllocationProp> {
         self.state.lock().vmm.properties(handle)
+    }
+}
+
+/// A CUmemAccess_flags value as cuMemSetAccess takes it, for a device or the host alike.
+fn access_flags(flags: i32) -> CuResult<u8> {
+    match flags {
+        CU_MEM_ACCESS_FLAGS_PROT_NONE
+        | CU_MEM_ACCESS_FLAGS_PROT_READ
+        | CU_MEM_ACCESS_FLAGS_PROT_READWRITE => Ok(flags as u8),
+        _ => Err(invalid(format!(
+            "access flags {flags} are not PROT_NONE (0), PROT_READ (1) or PROT_READWRITE (3)"
+        ))),
     }
 }
