@@ -414,6 +414,24 @@ impl AddressPool {
         }
     }
 
+    /// Whether every byte of `[start, start+len)` lies in address space of ours (chunks
+    /// side by side make one run): the only host address space the mock may place views
+    /// in, protect or clear.
+    pub fn holds(&self, start: u64, len: u64) -> bool {
+        let Some(end) = start.checked_add(len) else {
+            return false;
+        };
+        let mut at = start;
+        while at < end {
+            let Some(i) = self.chunk_of(at) else {
+                return false;
+            };
+            let c = self.chunks[i].as_ref().expect("chunk_of finds live chunks");
+            at = c.base() as u64 + c.len() as u64;
+        }
+        true
+    }
+
     /// Host mappings held: one per chunk.
     pub fn chunks(&self) -> usize {
         self.chunks.iter().flatten().count()

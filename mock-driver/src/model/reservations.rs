@@ -65,6 +65,18 @@ impl Reservations {
         })
     }
 
+    /// Whether reservations side by side cover every byte of `[start, end)`.
+    pub fn cover(&self, start: u64, end: u64) -> bool {
+        let mut at = start;
+        while at < end {
+            match self.containing(at) {
+                Some((base, r)) => at = base + r.size,
+                None => return false,
+            }
+        }
+        true
+    }
+
     /// Every reservation, in address order (for reports and context teardown, not hot).
     pub fn iter(&self) -> impl Iterator<Item = (u64, &Reservation)> {
         let mut all: Vec<(u64, &Reservation)> = self

@@ -249,6 +249,27 @@ impl Vmm {
         self.mappings.covering(addr)
     }
 
+    /// Refuses to touch host address space the mock does not hold for a live reservation:
+    /// checked before every view is placed, protected or taken away, so that no
+    /// bookkeeping slip can ever map over, unmap or protect the program's own memory (a
+    /// mock that corrupts its host program is worse than none).
+    fn check_owned(&self, start: u64, len: u64) -> CuResult<()> {
+        let owned = start.checked_add(len).is_some_and(|end| {
+            self.reservations.cover(start, end) && self.addresses.holds(start, len)
+        });
+        if owned {
+            Ok(())
+        } else {
+            Err(CuError::new(
+                CUDA_ERROR_UNKNOWN,
+                format!(
+                    "internal: {start:#x}+{len:#x} is not wholly address space the mock \
+                     reserved; it leaves it untouched (please report this)"
+                ),
+            ))
+        }
+    }
+
     pub fn is_device_address(&self, addr: u64) -> bool {
         self.reservation_at(addr).is_some()
     }
@@ -336,9 +357,15 @@ impl Vmm {
                 r.size
             )));
         }
-        if let Some(Mapping { start, .. }) = self.mappings.starting_in(ptr, ptr + size).next() {
+        // Any mapping that reaches into the range, not only one that starts in it: a map
+        // may run on from the reservation before (an allocator that grew with a hint at
+        // the end of its last range), and the range's address space must stay the mock's
+        // while it is mapped. The H200 refuses this free too, for DEVICE and HOST memory.
+        if let Some(m) = self.mappings.overlapping(ptr, ptr + size).next() {
             return Err(invalid(format!(
-                "the reservation still has a mapping at {start:#x}; cuMemUnmap it first"
+                "the mapping at {:#x}+{:#x} still reaches into the reservation {ptr:#x}+{size:#x}; \
+                 cuMemUnmap it first",
+                m.start, m.size
             )));
         }
         self.remove_reservation(ptr);
@@ -685,7 +712,11 @@ impl Vmm {
         if m.host_view {
             // The address space stays the reservation's: reserved, inaccessible. A
             // failure leaves the view, and the bytes with it, alive: said, not fatal.
-            if let Err(e) = crate::os::unalias(m.start as usize, m.size as usize) {
+            let unaliased = self
+                .check_owned(m.start, m.size)
+                .map_err(|e| std::io::Error::other(e.message))
+                .and_then(|()| crate::os::unalias(m.start as usize, m.size as usize));
+            if let Err(e) = unaliased {
                 eprintln!(
                     "cumock: the host view at {:#x} could not be taken away: {e}",
                     m.start
@@ -729,6 +760,7 @@ impl Vmm {
                 CU_MEM_ACCESS_FLAGS_PROT_READ => crate::os::Prot::Read,
                 _ => crate::os::Prot::None,
             };
+            self.check_owned(s, size)?;
             let placed = if view {
                 crate::os::protect(s as usize, size as usize, prot)
             } else if prot == crate::os::Prot::None {
@@ -916,21 +948,25 @@ impl Vmm {
         for (start, size, flags) in views {
             // Safety: `new_base` is the start of the file's live shared view of the whole
             // allocation (`size` bytes: mappings are whole allocations), and
-            // `[start, start+size)` is the allocation's mapping, whose old view this
-            // replaces.
-            let placed =
-                unsafe { crate::os::alias_at(new_base, size as usize, start as usize, false) }
-                    .and_then(|()| {
-                        crate::os::protect(
-                            start as usize,
-                            size as usize,
-                            match i32::from(flags) {
-                                CU_MEM_ACCESS_FLAGS_PROT_READWRITE => crate::os::Prot::ReadWrite,
-                                CU_MEM_ACCESS_FLAGS_PROT_READ => crate::os::Prot::Read,
-                                _ => crate::os::Prot::None,
-                            },
-                        )
-                    });
+            // `[start, start+size)` is the allocation's mapping (address space of ours,
+            // checked first), whose old view this replaces.
+            let placed = self
+                .check_owned(start, size)
+                .map_err(|e| std::io::Error::other(e.message))
+                .and_then(|()| unsafe {
+                    crate::os::alias_at(new_base, size as usize, start as usize, false)
+                })
+                .and_then(|()| {
+                    crate::os::protect(
+                        start as usize,
+                        size as usize,
+                        match i32::from(flags) {
+                            CU_MEM_ACCESS_FLAGS_PROT_READWRITE => crate::os::Prot::ReadWrite,
+                            CU_MEM_ACCESS_FLAGS_PROT_READ => crate::os::Prot::Read,
+                            _ => crate::os::Prot::None,
+                        },
+                    )
+                });
             if let Err(e) = placed {
                 // The old view stays (and so does its arena range, never given back):
                 // the host then sees the bytes from before the export. Said, not fatal.
@@ -1278,6 +1314,41 @@ mod tests {
             code(v.map(va + G, 2 * G, 0, h, 0, G)),
             CUDA_ERROR_INVALID_VALUE
         );
+    }
+
+    #[test]
+    fn only_live_reservations_of_ours_count_as_owned_address_space() {
+        let mut v = Vmm::new(1, G);
+        let a = v.address_reserve(2 * G, 0, 0, 0, G).unwrap();
+        let b = v.address_reserve(2 * G, 0, a + 2 * G, 0, G).unwrap();
+        assert_eq!(b, a + 2 * G);
+        assert!(
+            v.check_owned(a, 4 * G).is_ok(),
+            "two reservations side by side"
+        );
+        assert!(v.check_owned(a + G, 2 * G).is_ok());
+        assert!(v.check_owned(a, 4 * G + G).is_err(), "past the last one");
+        assert!(v.check_owned(a - G, G).is_err(), "before the first");
+        assert!(v.check_owned(u64::MAX - G, 2 * G).is_err(), "wraps");
+        let host = Box::new([0u8; 64]);
+        assert!(v.check_owned(host.as_ptr() as u64, 64).is_err(), "the heap");
+        v.address_free(b, 2 * G).unwrap();
+        assert!(v.check_owned(a, 4 * G).is_err(), "B is no longer reserved");
+        assert!(v.check_owned(a, 2 * G).is_ok());
+    }
+
+    #[test]
+    fn a_reservation_another_mapping_reaches_into_is_not_freed() {
+        let mut v = Vmm::new(1, G);
+        let a = v.address_reserve(2 * G, 0, 0, 0, G).unwrap();
+        let b = v.address_reserve(2 * G, 0, a + 2 * G, 0, G).unwrap();
+        let h = v.create(2 * G, prop(), 0, G, u64::MAX).unwrap();
+        v.map(a + G, 2 * G, 0, h, 0, G).unwrap();
+        assert_eq!(code(v.address_free(b, 2 * G)), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(code(v.address_free(a, 2 * G)), CUDA_ERROR_INVALID_VALUE);
+        v.unmap(a + G, 2 * G, G).unwrap();
+        assert_eq!(code(v.address_free(b, 2 * G)), CUDA_SUCCESS);
+        assert_eq!(code(v.address_free(a, 2 * G)), CUDA_SUCCESS);
     }
 
     #[test]
