@@ -4,7 +4,7 @@
 use super::Mock;
 use crate::boundary::{drv, event_handle, event_key, out, stream_key};
 use crate::model::error::*;
-use crate::model::host_work;
+use crate::model::stream_queues;
 use cumock_abi::result::*;
 use cumock_abi::*;
 use std::ffi::c_uint;
@@ -29,10 +29,7 @@ impl EventApi for Mock {
     }
 
     unsafe fn cuEventRecord(e: CUevent, s: CUstream) -> CuResult<()> {
-        drv()?.event_record(event_key(e), stream_key(s))?;
-        // Complete once the stream's queued host functions have run.
-        host_work::record(event_key(e), stream_key(s));
-        Ok(())
+        drv()?.event_record(event_key(e), stream_key(s))
     }
 
     unsafe fn cuEventRecord_ptsz(e: CUevent, s: CUstream) -> CuResult<()> {
@@ -45,10 +42,10 @@ impl EventApi for Mock {
 
     unsafe fn cuEventQuery(e: CUevent) -> CuResult<()> {
         drv()?.event_check(event_key(e))?;
-        if host_work::event_pending(event_key(e)).is_some() {
+        if stream_queues::event_pending(event_key(e)).is_some() {
             return Err(CuError::new(
                 CUDA_ERROR_NOT_READY,
-                "the event waits for host functions queued before it",
+                "the event waits for work queued before it",
             ));
         }
         Ok(())
@@ -56,7 +53,7 @@ impl EventApi for Mock {
 
     unsafe fn cuEventDestroy_v2(e: CUevent) -> CuResult<()> {
         drv()?.event_destroy(event_key(e))?;
-        host_work::forget_event(event_key(e));
+        stream_queues::forget_event(event_key(e));
         Ok(())
     }
 

@@ -54,8 +54,6 @@ impl ExecutionControlApi for Mock {
         extra: *mut *mut c_void,
     ) -> CuResult<()> {
         let d = drv()?;
-        // After the stream's host functions (model/host_work.rs).
-        crate::model::host_work::drain(stream_key(h_stream));
         // Safety: the parameter arrays are the program's, laid out as cuda.h says.
         let params = unsafe { param_buffer(d, function_key(f), kernel_params, extra)? };
         d.launch(LaunchRequest {
@@ -149,7 +147,7 @@ impl ExecutionControlApi for Mock {
         super::check_stream(s)?;
         let data = ProgramData(user_data);
         // Safety: the program's function, called with its data, as it asked, after the
-        // stream's earlier work (host_work.rs).
+        // stream's earlier work (model/stream_queues.rs).
         queue_host_work(s, Box::new(move || unsafe { f(data.get()) }))
     }
 
@@ -176,14 +174,9 @@ impl ProgramData {
     }
 }
 
-/// Queues host work on a stream (model/host_work.rs).
+/// Queues host work on a stream (model/stream_queues.rs).
 pub(super) fn queue_host_work(s: CUstream, job: Box<dyn FnOnce() + Send>) -> CuResult<()> {
-    crate::model::host_work::enqueue(stream_key(s), job).map_err(|e| {
-        CuError::new(
-            CUDA_ERROR_OUT_OF_MEMORY,
-            format!("no thread for the stream's host work: {e}"),
-        )
-    })
+    drv()?.enqueue_work(stream_key(s), job)
 }
 
 /// `CUlaunchConfig` as cuda.h lays it out (checked by tests/header.rs).

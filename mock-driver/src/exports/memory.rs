@@ -2,7 +2,7 @@
 //! address ranges, copies and memsets (with their per-thread default stream variants),
 //! and the PCI bus ids cuda.h files here.
 
-use super::{copy_c_string, out_pair, stream, zero_on_failure, CUdevicePtr, Mock};
+use super::{copy_c_string, legacy_order, out_pair, stream, zero_on_failure, CUdevicePtr, Mock};
 use crate::boundary::{ctx_key, device_ptr, drv, event_handle, event_key, input, out};
 use crate::diagnostics::{created, Made};
 use crate::model::copies2d::{Plane, PlaneStart};
@@ -172,6 +172,7 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemcpyHtoD_v2(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {
+        legacy_order()?;
         let d = drv()?;
         // Safety: cuda.h requires `src` readable for n bytes.
         let src = unsafe { host_side(d, src, n, false) }?;
@@ -179,6 +180,7 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdevicePtr, n: usize) -> CuResult<()> {
+        legacy_order()?;
         let d = drv()?;
         // Safety: cuda.h requires `dst` writable for n bytes.
         let dst = unsafe { host_side(d, dst, n, true) }?;
@@ -186,6 +188,7 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemcpyDtoD_v2(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
+        legacy_order()?;
         let d = drv()?;
         d.copy(
             device_side(d, dst, n, true)?,
@@ -195,6 +198,7 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemcpy(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
+        legacy_order()?;
         let d = drv()?;
         // Safety: cuda.h requires a host `dst` writable, and a host `src` readable, for n
         // bytes.
@@ -209,7 +213,7 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        stream(s)?;
+        let _order = stream(s)?;
         Self::cuMemcpyHtoD_v2(dst, src, n)
     }
 
@@ -219,7 +223,7 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        stream(s)?;
+        let _order = stream(s)?;
         Self::cuMemcpyDtoH_v2(dst, src, n)
     }
 
@@ -229,7 +233,7 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        stream(s)?;
+        let _order = stream(s)?;
         Self::cuMemcpyDtoD_v2(dst, src, n)
     }
 
@@ -239,7 +243,7 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        stream(s)?;
+        let _order = stream(s)?;
         Self::cuMemcpy(dst, src, n)
     }
 
@@ -298,29 +302,32 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemsetD8_v2(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {
+        legacy_order()?;
         drv()?.memset(device_ptr(dst), Pattern::D8(v), n as u64)
     }
 
     unsafe fn cuMemsetD16_v2(dst: CUdevicePtr, v: u16, n: usize) -> CuResult<()> {
+        legacy_order()?;
         drv()?.memset(device_ptr(dst), Pattern::D16(v), n as u64)
     }
 
     unsafe fn cuMemsetD32_v2(dst: CUdevicePtr, v: u32, n: usize) -> CuResult<()> {
+        legacy_order()?;
         drv()?.memset(device_ptr(dst), Pattern::D32(v), n as u64)
     }
 
     unsafe fn cuMemsetD8Async(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
-        stream(s)?;
+        let _order = stream(s)?;
         Self::cuMemsetD8_v2(dst, v, n)
     }
 
     unsafe fn cuMemsetD16Async(dst: CUdevicePtr, v: u16, n: usize, s: CUstream) -> CuResult<()> {
-        stream(s)?;
+        let _order = stream(s)?;
         Self::cuMemsetD16_v2(dst, v, n)
     }
 
     unsafe fn cuMemsetD32Async(dst: CUdevicePtr, v: u32, n: usize, s: CUstream) -> CuResult<()> {
-        stream(s)?;
+        let _order = stream(s)?;
         Self::cuMemsetD32_v2(dst, v, n)
     }
 
@@ -434,6 +441,7 @@ impl MemoryApi for Mock {
         src_ctx: CUcontext,
         n: usize,
     ) -> CuResult<()> {
+        legacy_order()?;
         let d = drv()?;
         // Observed: NULL stands for the current context on either side. With every
         // device's memory in one address space, the copy is the DtoD copy once both
@@ -454,7 +462,7 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        stream(s)?;
+        let _order = stream(s)?;
         Self::cuMemcpyPeer(dst, dst_ctx, src, src_ctx, n)
     }
 
@@ -505,6 +513,7 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemcpy2D_v2(copy: *const CUDA_MEMCPY2D) -> CuResult<()> {
+        legacy_order()?;
         let d = drv()?;
         let c = input(copy, "pCopy")?;
         copy_2d(d, &c)
@@ -515,7 +524,7 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemcpy2DAsync_v2(copy: *const CUDA_MEMCPY2D, s: CUstream) -> CuResult<()> {
-        stream(s)?;
+        let _order = stream(s)?;
         Self::cuMemcpy2D_v2(copy)
     }
 
@@ -538,6 +547,7 @@ impl MemoryApi for Mock {
         w: usize,
         h: usize,
     ) -> CuResult<()> {
+        legacy_order()?;
         drv()?.memset_2d(dst, pitch as u64, Pattern::D8(v), w as u64, h as u64)
     }
 
@@ -548,6 +558,7 @@ impl MemoryApi for Mock {
         w: usize,
         h: usize,
     ) -> CuResult<()> {
+        legacy_order()?;
         drv()?.memset_2d(dst, pitch as u64, Pattern::D16(v), w as u64, h as u64)
     }
 
@@ -558,6 +569,7 @@ impl MemoryApi for Mock {
         w: usize,
         h: usize,
     ) -> CuResult<()> {
+        legacy_order()?;
         drv()?.memset_2d(dst, pitch as u64, Pattern::D32(v), w as u64, h as u64)
     }
 
@@ -569,7 +581,7 @@ impl MemoryApi for Mock {
         h: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        stream(s)?;
+        let _order = stream(s)?;
         Self::cuMemsetD2D8_v2(dst, pitch, v, w, h)
     }
 
@@ -581,7 +593,7 @@ impl MemoryApi for Mock {
         h: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        stream(s)?;
+        let _order = stream(s)?;
         Self::cuMemsetD2D16_v2(dst, pitch, v, w, h)
     }
 
@@ -593,7 +605,7 @@ impl MemoryApi for Mock {
         h: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        stream(s)?;
+        let _order = stream(s)?;
         Self::cuMemsetD2D32_v2(dst, pitch, v, w, h)
     }
 

@@ -231,12 +231,39 @@ impl ZeroValue for *const c_char {
     const ZERO: Self = std::ptr::null();
 }
 
-/// Checks a stream argument of an async operation, and waits for the stream's host
-/// functions: the operation runs now, after them (model/host_work.rs).
-fn stream(s: CUstream) -> CuResult<()> {
+thread_local! {
+    /// Set while an async copy or memset, ordered on its own stream, runs the synchronous
+    /// export's body: that body must not also order itself on the legacy stream, which
+    /// would wait for work the async operation's stream need not follow (a non-blocking
+    /// stream never waits for a blocking stream's kernel).
+    static IN_STREAM_ORDER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While it lives, the calling thread's copy or memset is in a stream's order already.
+#[must_use = "the order lasts while the value lives"]
+struct StreamOrder(bool);
+
+impl Drop for StreamOrder {
+    fn drop(&mut self) {
+        IN_STREAM_ORDER.set(self.0);
+    }
+}
+
+/// Checks a stream argument of an async copy or memset, and waits for the work the
+/// operation must follow (model/stream_queues.rs): its bytes then move now, in order.
+fn stream(s: CUstream) -> CuResult<StreamOrder> {
     check_stream(s)?;
-    crate::model::host_work::drain(stream_key(s));
-    Ok(())
+    drv()?.drain_stream(stream_key(s))?;
+    Ok(StreamOrder(IN_STREAM_ORDER.replace(true)))
+}
+
+/// A synchronous copy or memset is issued on the legacy default stream: it follows that
+/// stream's work and the blocking streams' (unless an async export ordered it already).
+fn legacy_order() -> CuResult<()> {
+    if IN_STREAM_ORDER.get() {
+        return Ok(());
+    }
+    drv()?.drain_stream(crate::model::ids::StreamId::NULL)
 }
 
 /// Checks a stream argument.

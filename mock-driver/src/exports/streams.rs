@@ -5,7 +5,7 @@
 use super::{check_stream, Mock};
 use crate::boundary::{ctx_handle, drv, event_key, out, stream_handle, stream_key};
 use crate::model::error::*;
-use crate::model::host_work;
+use crate::model::stream_queues;
 use cumock_abi::result::*;
 use cumock_abi::*;
 use std::ffi::{c_int, c_uint, c_void};
@@ -86,7 +86,7 @@ impl StreamApi for Mock {
     unsafe fn cuStreamDestroy_v2(s: CUstream) -> CuResult<()> {
         drv()?.stream_destroy(stream_key(s))?;
         // Its queued host functions still run (as cuda.h says of a stream's work).
-        host_work::forget_stream(stream_key(s));
+        stream_queues::forget_stream(stream_key(s));
         Ok(())
     }
 
@@ -126,8 +126,8 @@ impl StreamApi for Mock {
             _ => return Err(invalid(format!("flags {flags:#x} are not CU_EVENT_WAIT_*"))),
         }
         d.event_check(event_key(e))?;
-        // An event still waiting for host functions: the stream's later work waits too.
-        if let Some(m) = host_work::event_pending(event_key(e)) {
+        // An event still waiting for work: the stream's later work waits too.
+        if let Some(m) = stream_queues::event_pending(event_key(e)) {
             super::exec::queue_host_work(s, Box::new(move || m.wait()))?;
         }
         Ok(())

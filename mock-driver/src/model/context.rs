@@ -410,12 +410,18 @@ impl Driver {
         Ok(self.state.lock().contexts.require_current()?.1.flags)
     }
 
+    /// cuCtxSynchronize: waits for the work of every stream, whichever thread issued it
+    /// (the state's lock is not held meanwhile), then reports a kernel's sticky fault.
     pub fn ctx_synchronize(&self, ctx: Option<ContextId>) -> CuResult<()> {
-        let mut st = self.state.lock();
-        let device = match ctx {
-            Some(c) => st.contexts.get(c)?.device,
-            None => st.contexts.require_current()?.1.device,
+        let device = {
+            let st = self.state.lock();
+            match ctx {
+                Some(c) => st.contexts.get(c)?.device,
+                None => st.contexts.require_current()?.1.device,
+            }
         };
+        super::stream_queues::drain_all();
+        let mut st = self.state.lock();
         self.check_sticky(&st, device)?;
         st.vmm.synchronized();
         st.release_pool_memory();

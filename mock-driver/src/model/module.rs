@@ -184,6 +184,9 @@ impl Image {
     }
 }
 
+/// How long a kernel's fault takes to reach the host (see `Driver::run_kernel`).
+const FAULT_DELIVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// The launch as the program asked for it.
 pub struct LaunchRequest {
     pub function: u64,
@@ -203,10 +206,10 @@ struct KernelMemory<'a> {
     touched: parking_lot::Mutex<Vec<Segment>>,
 }
 
-// Safety: every span comes from `Vmm::segments` for a whole mapping, and the launch holds a
-// `BytesInUse` (taken before the kernel runs, dropped after) so that no arena range or
-// file view is given back or moved while the kernel runs: the pointers stay valid for the
-// whole launch. Concurrent blocks access them only through the executor's atomics.
+// Safety: every span comes from `Vmm::segments` for a whole mapping, and its allocation is
+// pinned (`Vmm::pin`) from then until the kernel ends, so that its arena range or file
+// view is neither given back nor moved meanwhile: the pointers stay valid for the whole
+// launch. Concurrent blocks access them only through the executor's atomics.
 unsafe impl ptx::Memory for KernelMemory<'_> {
     fn translate(
         &self,
@@ -214,7 +217,7 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
         _len: u64,
         access: ptx::Access,
     ) -> Result<ptx::HostSpan, ptx::Fault> {
-        let st = self.driver.state.lock();
+        let mut st = self.driver.state.lock();
         let need = match access {
             ptx::Access::Read => Need::Read,
             ptx::Access::Write | ptx::Access::Atomic => Need::Write,
@@ -241,7 +244,13 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
             1,
             "a mapping is one allocation, contiguous on the host"
         );
-        self.touched.lock().push(seg);
+        let mut touched = self.touched.lock();
+        // The kernel keeps this pointer for the rest of the launch: the allocation's
+        // bytes must stay where they are until it ends (`Vmm::pin`).
+        if !touched.iter().any(|t| t.allocation == seg.allocation) {
+            st.vmm.pin(seg.allocation);
+        }
+        touched.push(seg);
         Ok(ptx::HostSpan {
             base: start,
             len: size,
@@ -809,12 +818,13 @@ impl Driver {
             .unwrap_or(0)
     }
 
-    /// cuLaunchKernel: checks the launch as the H200 does, then runs the kernel at once.
-    /// A fault does not fail the launch: it becomes the device's sticky error, reported by
-    /// the calls that follow, as on a GPU.
-    pub fn launch(&self, req: LaunchRequest) -> CuResult<()> {
+    /// cuLaunchKernel: checks the launch as the H200 does (its errors are the launch's),
+    /// then queues the kernel on its stream and returns: the stream's worker runs it
+    /// (model/stream_queues.rs). A fault does not fail the launch: it becomes the device's
+    /// sticky error, reported by the synchronising calls that follow, as on a GPU.
+    pub fn launch(&'static self, req: LaunchRequest) -> CuResult<()> {
         use attr::*;
-        let (program, kernel, globals, device, _bytes) = {
+        let (program, kernel, globals, device) = {
             let st = self.state.lock();
             let (ctx, device) = self.current_device(&st)?;
             let (_, r) = st.modules.function(req.function)?;
@@ -872,30 +882,58 @@ impl Driver {
             }
             st.contexts.check_stream(req.stream)?;
             let (program, kernel, globals) = (m.program.clone(), r.kernel, m.globals.clone());
-            (program, kernel, globals, device, st.vmm.hold_bytes())
+            (program, kernel, globals, device)
         };
         let sm_count = self.device_attribute(device, DEV_MULTIPROCESSOR_COUNT, 132) as u32;
-        let launch = ptx::Launch {
-            grid: req.grid,
-            block: req.block,
-            dynamic_shared_bytes: req.shared,
-            params: &req.params,
-            globals: &globals,
-            device_ordinal: device as u32,
-            sm_count,
-            host_threads: host_threads(),
-            step_limit: step_limit(),
-        };
+        let (host_threads, step_limit) = (host_threads(), step_limit());
+        let stream = req.stream;
+        self.enqueue_work(
+            stream,
+            Box::new(move || {
+                let launch = ptx::Launch {
+                    grid: req.grid,
+                    block: req.block,
+                    dynamic_shared_bytes: req.shared,
+                    params: &req.params,
+                    globals: &globals,
+                    device_ordinal: device as u32,
+                    sm_count,
+                    host_threads,
+                    step_limit,
+                };
+                self.run_kernel(&program, kernel, &launch, device);
+            }),
+        )
+    }
+
+    /// Runs a queued kernel on its stream's worker, without the state's lock (a kernel
+    /// takes it only to translate an address it has not used yet), and makes its fault
+    /// the device's sticky error. A device already poisoned runs nothing more, as a GPU
+    /// whose context faulted.
+    fn run_kernel(
+        &self,
+        program: &ptx::Module,
+        kernel: usize,
+        launch: &ptx::Launch,
+        device: usize,
+    ) {
+        if self.state.lock().sticky[device].is_some() {
+            return;
+        }
         let memory = KernelMemory {
             driver: self,
             device,
             touched: parking_lot::Mutex::new(Vec::new()),
         };
-        let result = ptx::run(&program, kernel, &launch, &memory);
+        let result = ptx::run(program, kernel, launch, &memory);
         let mut st = self.state.lock();
-        // A launch is asynchronous on a GPU: what it touched is work in flight until the
-        // next synchronisation, like a copy's.
-        st.vmm.issued(&memory.touched.lock());
+        // What a kernel touched is work in flight until the next synchronisation.
+        let touched = memory.touched.into_inner();
+        st.vmm.issued(&touched);
+        let mut pinned: Vec<_> = touched.iter().map(|t| t.allocation).collect();
+        pinned.sort_unstable();
+        pinned.dedup();
+        st.vmm.unpin(pinned);
         if let Err(fault) = result {
             let code = fault_code(fault.kind);
             let message = format!("kernel fault: {fault}");
@@ -904,8 +942,13 @@ impl Driver {
                 code,
                 format!("{message} (an earlier kernel's fault is sticky: the device stays unusable in this process)"),
             ));
+            drop(st);
+            // A GPU's fault reaches the host only after the hardware has stopped the
+            // context, milliseconds later: until then cuStreamQuery still says
+            // CUDA_ERROR_NOT_READY (probe kernels, fault-stream-sync). The stream's work
+            // stays unfinished as long.
+            std::thread::sleep(FAULT_DELIVERY);
         }
-        Ok(())
     }
 
     // ---- libraries ----

@@ -1,21 +1,59 @@
-//! Streams, events and the context limits (the tables are in `context.rs`). The mock runs
-//! every operation synchronously, so streams and events only exist, belong to a context,
-//! and are checked; a synchronisation marks work in flight as done.
+//! Streams, events and the context limits (the tables are in `context.rs`). Their work
+//! runs in stream order on workers (`stream_queues.rs`); a synchronisation waits for it
+//! without the state's lock, then reports a kernel's sticky fault, or marks the work in
+//! flight as done.
 
 use super::context;
 use super::error::*;
 use super::ids::{ContextId, EventId, StreamId};
+use super::stream_queues::{self, Job, Order};
 use super::Driver;
 
 impl Driver {
-    /// cuStreamSynchronize, cuEventSynchronize: the mock runs everything at once, so a
-    /// synchronisation only marks the work as done.
+    /// After cuStreamSynchronize, cuEventSynchronize, cuCtxSynchronize have waited: the
+    /// work in flight is done.
     pub(super) fn synchronized(&self) {
         let mut st = self.state.lock();
         st.vmm.synchronized();
         // Memory pools above their release threshold give memory back (as at
         // cuCtxSynchronize).
         st.release_pool_memory();
+    }
+
+    /// How `stream` orders its work against the legacy default stream (from its flags).
+    pub fn stream_order(&self, stream: StreamId) -> CuResult<Order> {
+        if stream == StreamId::NULL || stream == StreamId::LEGACY {
+            return Ok(Order::Legacy);
+        }
+        if stream == StreamId::PER_THREAD {
+            return Ok(Order::Blocking);
+        }
+        let st = self.state.lock();
+        let (_, props) = st.contexts.stream(stream)?;
+        Ok(if props.flags & 1 != 0 {
+            Order::NonBlocking
+        } else {
+            Order::Blocking
+        })
+    }
+
+    /// Queues device work on a live stream: it runs after the work it must follow.
+    pub fn enqueue_work(&self, stream: StreamId, job: Job) -> CuResult<()> {
+        let order = self.stream_order(stream)?;
+        stream_queues::enqueue(stream, order, job).map_err(|e| {
+            CuError::new(
+                cumock_abi::result::CUDA_ERROR_OUT_OF_MEMORY,
+                format!("no thread for the stream's work: {e}"),
+            )
+        })
+    }
+
+    /// Waits for the work that work issued now on `stream` in the calling thread (a copy,
+    /// a memset) must follow.
+    pub fn drain_stream(&self, stream: StreamId) -> CuResult<()> {
+        let order = self.stream_order(stream)?;
+        stream_queues::drain(stream, order);
+        Ok(())
     }
 
     pub fn stream_create(&self, flags: u32) -> CuResult<StreamId> {
@@ -90,38 +128,38 @@ impl Driver {
         }
     }
 
-    /// cuStreamSynchronize: a current context and a live stream are needed; then the
-    /// device's sticky error is reported, or the work marked as done.
+    /// cuStreamSynchronize: a current context and a live stream are needed; then, once its
+    /// work has run, the device's sticky error is reported, or the work marked as done.
     pub fn stream_synchronize(&self, stream: StreamId) -> CuResult<()> {
         self.ctx_device(None)?;
         self.stream_check(stream)?;
-        // The host functions queued on it run first.
-        super::host_work::drain(stream);
+        self.drain_stream(stream)?;
         self.check_sticky_current()?;
         self.synchronized();
         Ok(())
     }
 
-    /// cuStreamQuery: as cuStreamSynchronize, but nothing is marked (the mock's work is
-    /// always complete).
+    /// cuStreamQuery: CUDA_ERROR_NOT_READY while the stream's work has not all run (a
+    /// kernel's fault reaches the host only once it has), else as cuStreamSynchronize
+    /// without marking anything.
     pub fn stream_query(&self, stream: StreamId) -> CuResult<()> {
         self.ctx_device(None)?;
         self.stream_check(stream)?;
-        self.check_sticky_current()?;
-        if super::host_work::pending(stream).is_some() {
+        if stream_queues::pending(stream, self.stream_order(stream)?) {
             return Err(CuError::new(
                 cumock_abi::result::CUDA_ERROR_NOT_READY,
-                "host functions queued on the stream have not all run",
+                "work queued on the stream has not all run",
             ));
         }
+        self.check_sticky_current()?;
         Ok(())
     }
 
-    /// cuEventSynchronize: a live event, then the sticky error or the work marked as done.
+    /// cuEventSynchronize: a live event; once the work before its record has run, the
+    /// sticky error or the work marked as done.
     pub fn event_synchronize(&self, event: EventId) -> CuResult<()> {
         self.event_check(event)?;
-        // An event recorded after host functions completes when they have run.
-        if let Some(m) = super::host_work::event_pending(event) {
+        if let Some(m) = stream_queues::event_pending(event) {
             m.wait();
         }
         self.check_sticky_current()?;
@@ -140,11 +178,27 @@ impl Driver {
         Ok(st.contexts.create_event(flags & 0x2 == 0))
     }
 
-    pub fn event_record(&self, event: EventId, stream: StreamId) -> CuResult<()> {
-        let mut st = self.state.lock();
-        st.contexts.check_stream(stream)?;
-        *st.contexts.event(event)? = Some(std::time::Instant::now());
-        Ok(())
+    /// cuEventRecord: the event takes its time, and completes, when the stream's work
+    /// before it has run.
+    pub fn event_record(&'static self, event: EventId, stream: StreamId) -> CuResult<()> {
+        {
+            let mut st = self.state.lock();
+            st.contexts.check_stream(stream)?;
+            st.contexts.event(event)?;
+        }
+        let order = self.stream_order(stream)?;
+        let stamp = Box::new(move || {
+            // Destroyed meanwhile: nothing to stamp.
+            if let Ok(t) = self.state.lock().contexts.event(event) {
+                *t = Some(std::time::Instant::now());
+            }
+        });
+        stream_queues::record(event, stream, order, stamp).map_err(|e| {
+            CuError::new(
+                cumock_abi::result::CUDA_ERROR_OUT_OF_MEMORY,
+                format!("no thread for the stream's work: {e}"),
+            )
+        })
     }
 
     pub fn event_check(&self, event: EventId) -> CuResult<()> {
@@ -160,6 +214,15 @@ impl Driver {
 
     pub fn event_elapsed_ms(&self, start: EventId, end: EventId) -> CuResult<f32> {
         let mut st = self.state.lock();
+        for e in [start, end] {
+            st.contexts.event(e)?;
+            if stream_queues::event_pending(e).is_some() {
+                return Err(CuError::new(
+                    cumock_abi::result::CUDA_ERROR_NOT_READY,
+                    format!("event {:#x} has not been reached yet", e.handle()),
+                ));
+            }
+        }
         for e in [start, end] {
             st.contexts.event(e)?;
             if !st.contexts.is_timed(e) {

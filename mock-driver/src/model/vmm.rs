@@ -224,6 +224,13 @@ pub struct Vmm {
     bytes_in_use: Arc<AtomicUsize>,
     /// Storage that went while bytes were in use, given back once none are.
     pending: Vec<(Storage, bool)>,
+    /// Allocations running kernels hold host pointers into, and how many kernels: their
+    /// bytes stay where they are (not given back, not moved to a file) until unpinned. A
+    /// kernel pins only what it touches, so that an export or a release elsewhere never
+    /// waits for it.
+    pins: HashMap<AllocationId, u32, BuildHasherDefault<IdHasher>>,
+    /// Storage of allocations that went while pinned, given back at their last unpin.
+    pinned_gone: Vec<(AllocationId, Storage, bool)>,
     /// `CUMOCK_LENIENT=1`: let pass what the real driver lets pass although CUDA's
     /// documentation forbids it (a map running past the end of its reservation).
     pub lenient: bool,
@@ -363,7 +370,7 @@ impl Vmm {
         // while it is mapped. The H200 refuses this free too, for DEVICE and HOST memory.
         if let Some(m) = self.mappings.overlapping(ptr, ptr + size).next() {
             return Err(invalid(format!(
-                "the mapping at {:#x}+{:#x} still reaches into the reservation {ptr:#x}+{size:#x}; \
+                "the reservation {ptr:#x}+{size:#x} still has a mapping in it, at {:#x}+{:#x}; \
                  cuMemUnmap it first",
                 m.start, m.size
             )));
@@ -496,7 +503,47 @@ impl Vmm {
         }
         let a = self.allocations.remove(&id).expect("found above");
         let touched = a.touched.into_inner();
-        self.give_back(a.storage, touched);
+        if self.pins.contains_key(&id) {
+            self.pinned_gone.push((id, a.storage, touched));
+        } else {
+            self.give_back(a.storage, touched);
+        }
+    }
+
+    /// A running kernel holds host pointers into the allocation `id` (see `pins`).
+    pub fn pin(&mut self, id: AllocationId) {
+        *self.pins.entry(id).or_default() += 1;
+    }
+
+    /// The kernel that pinned each of `ids` has ended.
+    pub fn unpin(&mut self, ids: impl IntoIterator<Item = AllocationId>) {
+        for id in ids {
+            let Some(n) = self.pins.get_mut(&id) else {
+                continue;
+            };
+            *n -= 1;
+            if *n > 0 {
+                continue;
+            }
+            self.pins.remove(&id);
+            if let Some(i) = self.pinned_gone.iter().position(|(g, ..)| *g == id) {
+                let (_, storage, touched) = self.pinned_gone.swap_remove(i);
+                self.give_back(storage, touched);
+            }
+        }
+    }
+
+    /// Whether exporting `handle` must wait for a running kernel: its bytes would move to
+    /// a file of their own while the kernel still writes the old place.
+    pub fn export_waits_for_kernel(&self, handle: u64) -> bool {
+        AllocationId::is_handle(handle) && {
+            let id = AllocationId::from_handle(handle);
+            self.pins.contains_key(&id)
+                && self
+                    .allocations
+                    .get(&id)
+                    .is_some_and(|a| matches!(a.storage, Storage::Arena(_)))
+        }
     }
 
     /// Gives an allocation's memory back, at once if no bytes are in use, else once none

@@ -151,8 +151,18 @@ impl Driver {
         Ok(u64::from(st.vmm.get_access(location_id as usize, ptr)?))
     }
 
+    /// cuMemExportToShareableHandle. An allocation a running kernel uses cannot move to a
+    /// file of its own until the kernel ends: the call waits for that without the
+    /// state's lock, which the kernel may need (no other work waits meanwhile).
     pub fn export(&self, handle: u64, handle_type: i32, flags: u64) -> CuResult<OwnedFd> {
-        self.state.lock().vmm.export(handle, handle_type, flags)
+        loop {
+            let mut st = self.state.lock();
+            if !st.vmm.export_waits_for_kernel(handle) {
+                return st.vmm.export(handle, handle_type, flags);
+            }
+            drop(st);
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
     }
 
     pub fn import(&self, fd: i32, handle_type: i32) -> CuResult<u64> {
