@@ -143,8 +143,9 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
             return Ok(h.reserved);
         }
     };
-    let os_error =
-        |what: &str, e: std::io::Error| RtError::new(error::OPERATING_SYSTEM, format!("{what}: {e}"));
+    let os_error = |what: &str, e: std::io::Error| {
+        RtError::new(error::OPERATING_SYSTEM, format!("{what}: {e}"))
+    };
     let exported = match alloc.exported {
         Some(e) => e,
         None => {
@@ -336,10 +337,23 @@ mod tests {
         assert_eq!(FdHandle::decode(&[0u8; 64]), None);
         // Offsets outside the allocation, absurd sizes, stray bytes: not ours.
         for bad in [
-            FdHandle { offset: 1 << 63, ..h },
-            FdHandle { offset: 2 << 20, ..h },
-            FdHandle { size: 0, offset: 0, ..h },
-            FdHandle { size: u64::MAX, ..h },
+            FdHandle {
+                offset: 1 << 63,
+                ..h
+            },
+            FdHandle {
+                offset: 2 << 20,
+                ..h
+            },
+            FdHandle {
+                size: 0,
+                offset: 0,
+                ..h
+            },
+            FdHandle {
+                size: u64::MAX,
+                ..h
+            },
             FdHandle { fd: -1, ..h },
         ] {
             let b = bad.encode();

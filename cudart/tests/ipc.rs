@@ -40,7 +40,10 @@ fn forged_runtime_handles_open_nothing_in_another_process() {
     // The mock has cuIpcGetMemHandle; answering NOT_SUPPORTED to the runtime's first call
     // (its question whether the driver has it) makes the runtime's own handles.
     let mut child = common::on_mock(&exe)
-        .env("CUMOCK_FAULT", "cuIpcGetMemHandle:1:CUDA_ERROR_NOT_SUPPORTED")
+        .env(
+            "CUMOCK_FAULT",
+            "cuIpcGetMemHandle:1:CUDA_ERROR_NOT_SUPPORTED",
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

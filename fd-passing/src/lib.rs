@@ -20,7 +20,11 @@
 //! only because the exporter let every process of its user ptrace it (PR_SET_PTRACER_ANY),
 //! which hands out far more than memory. So the exporter widens nothing: a process that
 //! could already ptrace it (the kernel's rule, outside cumock's reach) still can, but
-//! cumock's own import path always goes through the exporter's check.
+//! cumock's own import path always goes through the exporter's check. The same holds for
+//! `/proc/<pid>/fd/<n>`, which the kernel lets a process of the same user open while the
+//! exporter is dumpable (Yama does not restrict it): hiding the mock's memory files from it
+//! would take keeping them off the fd table or making the host program non-dumpable, which
+//! a library should not decide for it.
 //!
 //! The service is made to be reached by strangers: both ends check who the other is
 //! (SO_PEERCRED: the same user; the importer also that the socket is the exporter's own pid,
@@ -74,9 +78,8 @@ impl Secret {
         let mut filled = 0;
         while filled < b.len() {
             // Safety: getrandom writes at most the length given into the buffer's rest.
-            let n = unsafe {
-                libc::getrandom(b[filled..].as_mut_ptr().cast(), b.len() - filled, 0)
-            };
+            let n =
+                unsafe { libc::getrandom(b[filled..].as_mut_ptr().cast(), b.len() - filled, 0) };
             if n < 0 {
                 let e = io::Error::last_os_error();
                 if e.kind() == io::ErrorKind::Interrupted {
@@ -242,9 +245,12 @@ fn serve_one(stream: &UnixStream, lookup: Lookup) -> io::Result<()> {
     let secret = Secret(request[4..].try_into().expect("SECRET_LEN bytes"));
     stream.set_write_timeout(Some(CLIENT_DEADLINE))?;
     match lookup(fd) {
-        Some(export) if export.secret.matches(&secret) => {
-            send_answer(stream.as_raw_fd(), ANSWER_FD, Some(export.fd.as_raw_fd()), 0)
-        }
+        Some(export) if export.secret.matches(&secret) => send_answer(
+            stream.as_raw_fd(),
+            ANSWER_FD,
+            Some(export.fd.as_raw_fd()),
+            0,
+        ),
         // No such export, or not this secret: the same answer, so that the service tells
         // a guesser nothing about which fds are exported.
         _ => send_answer(stream.as_raw_fd(), ANSWER_REFUSED, None, 0),
@@ -545,8 +551,8 @@ mod tests {
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         within(Duration::from_secs(20), || {
             let (fd, secret) = export(b"served anyway");
-            let addr = SocketAddr::from_abstract_name(socket_name(SERVICE, pid()).as_bytes())
-                .unwrap();
+            let addr =
+                SocketAddr::from_abstract_name(socket_name(SERVICE, pid()).as_bytes()).unwrap();
             let stalled: Vec<UnixStream> = (0..8)
                 .map(|_| UnixStream::connect_addr(&addr).unwrap())
                 .collect();
@@ -556,13 +562,20 @@ mod tests {
             let dup = request_fd(SERVICE, pid(), fd, &secret).unwrap();
             let took = start.elapsed();
             assert_eq!(read_all(dup), b"served anyway");
-            assert!(took < Duration::from_millis(500), "a real import took {took:?}");
+            assert!(
+                took < Duration::from_millis(500),
+                "a real import took {took:?}"
+            );
             // The stalled ones are closed by the service after its deadline.
             for mut s in stalled {
                 s.set_read_timeout(Some(CLIENT_DEADLINE * 3)).unwrap();
                 let mut b = [0u8; 1];
                 let start = Instant::now();
-                assert_eq!(s.read(&mut b).unwrap(), 0, "the service closes the connection");
+                assert_eq!(
+                    s.read(&mut b).unwrap(),
+                    0,
+                    "the service closes the connection"
+                );
                 assert!(start.elapsed() < CLIENT_DEADLINE + Duration::from_secs(1));
             }
         });
@@ -575,8 +588,8 @@ mod tests {
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         within(Duration::from_secs(20), || {
             let (fd, secret) = export(b"after the crowd");
-            let addr = SocketAddr::from_abstract_name(socket_name(SERVICE, pid()).as_bytes())
-                .unwrap();
+            let addr =
+                SocketAddr::from_abstract_name(socket_name(SERVICE, pid()).as_bytes()).unwrap();
             let crowd: Vec<UnixStream> = (0..MAX_CLIENTS)
                 .map(|_| UnixStream::connect_addr(&addr).unwrap())
                 .collect();
@@ -592,7 +605,10 @@ mod tests {
             let dup = request_fd(SERVICE, pid(), fd, &secret).unwrap();
             let took = start.elapsed();
             assert_eq!(read_all(dup), b"after the crowd");
-            assert!(took < CLIENT_DEADLINE + Duration::from_secs(1), "took {took:?}");
+            assert!(
+                took < CLIENT_DEADLINE + Duration::from_secs(1),
+                "took {took:?}"
+            );
             drop(crowd);
         });
     }

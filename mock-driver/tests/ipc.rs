@@ -115,7 +115,9 @@ fn forged_handles_open_nothing_in_another_process() {
         Some(scope) if scope >= 1 => {
             want.push("pidfd_getfd of the exporter's fd: refused".to_owned())
         }
-        _ => eprintln!("no Yama here: pidfd_getfd between processes of a user is the kernel's to allow"),
+        _ => eprintln!(
+            "no Yama here: pidfd_getfd between processes of a user is the kernel's to allow"
+        ),
     }
     for w in &want {
         assert!(out.lines().any(|l| l == w), "no `{w}` in:\n{out}");
