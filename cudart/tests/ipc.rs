@@ -2,7 +2,8 @@
 //! forgery: another process opening a handle with any field altered, an offset outside the
 //! allocation (2^63 among them) or VMM memory the exporter gave to nobody gets
 //! cudaErrorInvalidValue; the real handle opens, even with a stalled client on the
-//! exporter's fd service.
+//! exporter's fd service; and the exporter never lets others ptrace it (a seccomp trap
+//! counts prctl(PR_SET_PTRACER) calls).
 
 mod common;
 
@@ -70,6 +71,8 @@ fn forged_runtime_handles_open_nothing_in_another_process() {
         "real open took under 0.5 s: yes".to_owned(),
         "child reads 0x77 at the handle's offset".to_owned(),
         "child exit 0".to_owned(),
+        "the trap counts a PR_SET_PTRACER call: yes".to_owned(),
+        "PR_SET_PTRACER calls in the exporter: 0".to_owned(),
     ];
     for forged in [
         "pid altered",

@@ -3,12 +3,19 @@
  * CUDA_ERROR_NOT_SUPPORTED to get there). The exporter makes a real handle of cudaMalloc
  * memory (at an offset inside it) and exports VMM memory as an fd it gives to nobody; a
  * re-executed child opens every forgery, then the real handle while a stalled client holds
- * the exporter's fd service, and prints each answer. Layout (cudart/src/ipc.rs): magic
+ * the exporter's fd service, and prints each answer. The exporter runs under a seccomp
+ * filter that counts prctl(PR_SET_PTRACER) calls: it must let no one ptrace it. Layout (cudart/src/ipc.rs): magic
  * 0..8, pid 8..12, fd 12..16, size 16..24, offset 24..32, secret 32..48, inode 48..56,
  * zeros. */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +48,42 @@
     } while (0)
 
 #define OFFSET 4096
+
+static volatile sig_atomic_t ptracer_calls;
+
+static void on_sigsys(int sig, siginfo_t *info, void *ctx) {
+    (void)sig; (void)info; (void)ctx;
+    ptracer_calls++;
+}
+
+/* Traps prctl(PR_SET_PTRACER, ...) in this process (SIGSYS, counted); anything else runs. */
+static void trap_set_ptracer(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSYS, &sa, NULL);
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prctl, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_PTRACER, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {.len = sizeof f / sizeof f[0], .filter = f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+        perror("seccomp");
+        exit(1);
+    }
+    /* The trap works: one call of our own is counted. */
+    prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+    printf("the trap counts a PR_SET_PTRACER call: %s\n", ptracer_calls == 1 ? "yes" : "no");
+    ptracer_calls = 0;
+}
 
 static void to_hex(const cudaIpcMemHandle_t *h, char *out) {
     for (int i = 0; i < 64; i++) sprintf(out + 2 * i, "%02x", (unsigned char)h->reserved[i]);
@@ -91,6 +134,7 @@ static int child(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "child")) return child(argc, argv);
+    trap_set_ptracer();
     T(cudaSetDevice(0));
     char *d = NULL;
     T(cudaMalloc((void **)&d, 1 << 20));
@@ -172,6 +216,7 @@ int main(int argc, char **argv) {
     int status = 0;
     waitpid(pid, &status, 0);
     printf("child exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    printf("PR_SET_PTRACER calls in the exporter: %d\n", (int)ptracer_calls);
     close(vfd);
     D(cuMemRelease(vmm));
     T(cudaFree(d));
