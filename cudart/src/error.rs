@@ -24,6 +24,8 @@ pub const INVALID_SYMBOL: CudaError = 13;
 pub const HOST_MEMORY_ALREADY_REGISTERED: CudaError = 712;
 pub const HOST_MEMORY_NOT_REGISTERED: CudaError = 713;
 pub const NOT_SUPPORTED: CudaError = 801;
+/// cudaErrorOperatingSystem: a system call the runtime needs failed.
+pub const OPERATING_SYSTEM: CudaError = 304;
 pub const UNKNOWN: CudaError = 999;
 
 /// A failed runtime call: the code the program sees, and why (printed when useful).

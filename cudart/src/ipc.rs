@@ -1,21 +1,28 @@
-//! IPC memory handles. Over a driver with cuIpcGetMemHandle (NVIDIA's) the handle is the
-//! driver's. Over one without (older cumock mocks) cudaMalloc memory is a VMM allocation made
-//! exportable as a POSIX fd (see memory.rs), and the 64-byte cudaIpcMemHandle_t carries
-//! what another process needs to take that fd: the exporter's pid and the fd's number in
-//! it (plus the allocation's size and the pointer's offset). The importer takes a
-//! duplicate of the fd with pidfd_open + pidfd_getfd (Linux 5.6), which the kernel allows
-//! when it may ptrace the exporter: the same user, and under Yama's ptrace_scope 1 only
-//! because the exporter, at its first export, allowed any process of its user to
-//! (prctl PR_SET_PTRACER_ANY). Where pidfd_getfd is refused anyway (a container's seccomp
-//! profile often allows it only with CAP_SYS_PTRACE), the importer asks the exporter's fd
-//! service instead: a thread the exporter starts at its first export, listening on the
-//! abstract Unix socket `cumock-cudart-ipc-<pid>`, which sends a duplicate of an exported
-//! fd (SCM_RIGHTS) to processes of the same user (SO_PEERCRED). The exporter keeps the fd
-//! open until it frees the memory, so a handle is good for as long as the memory is, as
-//! with NVIDIA's handles.
+//! IPC memory handles. Over a driver with cuIpcGetMemHandle (NVIDIA's, and cumock's mock)
+//! the handle is the driver's. Over one without (older cumock mocks) cudaMalloc memory is
+//! a VMM allocation made exportable as a POSIX fd (see memory.rs), and the 64-byte
+//! cudaIpcMemHandle_t is the runtime's own: it names the exporter (pid), the export (the
+//! fd's number in the exporter and its inode), the allocation's size and the pointer's
+//! offset in it, and carries a random secret made at the allocation's first export (128
+//! bits from the kernel's RNG).
+//!
+//! The importer gets the fd only from the exporter's fd service (`cumock-fd-passing`: the
+//! abstract Unix socket `cumock-cudart-ipc-<pid>`), sending the fd number and the secret;
+//! the exporter serves only fds it exported for IPC handles, only for their secret
+//! (compared in constant time), and sends a duplicate with SCM_RIGHTS. There is no
+//! `pidfd_getfd` path: it would take any fd of a process its caller may ptrace, with no
+//! handle and no check (VMM memory the exporter gave to someone else included), and it
+//! worked under Yama only because the exporter let every process of its user ptrace it.
+//! The importer then checks the fd is the file the handle names (inode, size) and the
+//! offset lies inside it, before mapping. Any failed check is cudaErrorInvalidValue. The
+//! exporter keeps the fd open until it frees the memory, so a handle is good for as long as
+//! the memory is, as with NVIDIA's handles.
+//!
+//! Event handles are the driver's (stream.rs).
 //!
 //! Layout (little-endian): `cumockIP` magic (8 bytes), pid (i32), fd (i32), allocation
-//! size (u64), offset of the exported pointer in it (u64), zeros.
+//! size (u64), offset of the exported pointer in it (u64), secret (16 bytes), inode (u64),
+//! 8 zeros.
 
 use crate::boundary::{cudart_fn, out_ref};
 use crate::driver::CUipcMemHandle;
@@ -23,9 +30,9 @@ use crate::error::{self, RtError, RtResult};
 use crate::runtime::{with_context, Backing, IpcMapping};
 use cumock_abi::consts::*;
 use cumock_abi::CUmemAccessDesc;
-use cumock_fd_passing as fd_passing;
+use cumock_fd_passing::{self as fd_passing, Export, Secret};
 use std::ffi::{c_uint, c_void};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 
 /// The name of the runtime's fd service (the mock driver's is `cumock-driver-ipc`).
 const FD_SERVICE: &str = "cumock-cudart-ipc";
@@ -43,6 +50,8 @@ struct FdHandle {
     fd: i32,
     size: u64,
     offset: u64,
+    secret: Secret,
+    inode: u64,
 }
 
 impl FdHandle {
@@ -53,9 +62,12 @@ impl FdHandle {
         b[12..16].copy_from_slice(&self.fd.to_le_bytes());
         b[16..24].copy_from_slice(&self.size.to_le_bytes());
         b[24..32].copy_from_slice(&self.offset.to_le_bytes());
+        b[32..48].copy_from_slice(&self.secret.0);
+        b[48..56].copy_from_slice(&self.inode.to_le_bytes());
         b
     }
 
+    /// The handle, if the bytes are one of ours (any other is the driver's to judge).
     fn decode(b: &[u8; 64]) -> Option<Self> {
         if &b[..8] != MAGIC {
             return None;
@@ -67,18 +79,38 @@ impl FdHandle {
             fd: i32_at(12),
             size: u64_at(16),
             offset: u64_at(24),
+            secret: Secret(b[32..48].try_into().expect("16 bytes")),
+            inode: u64_at(48),
         })
+    }
+
+    /// Whether the bytes that are not the exporter's to vouch for make sense: the offset
+    /// inside the allocation, a size this process can map, the rest zeros.
+    fn well_formed(&self, b: &[u8; 64]) -> bool {
+        self.size > 0
+            && self.size <= isize::MAX as u64
+            && self.offset < self.size
+            && self.fd >= 0
+            && b[56..].iter().all(|x| *x == 0)
     }
 }
 
-/// Whether `fd` is one this process exported for an IPC handle (the fd service's check).
-fn is_exported_fd(fd: i32) -> bool {
-    crate::runtime::runtime().is_ok_and(|rt| {
-        rt.state
-            .lock()
-            .allocations
-            .values()
-            .any(|a| a.exported_fd == Some(fd))
+/// The export whose fd has number `fd`, if this process exported it for an IPC handle (the
+/// fd service serves nothing else): a duplicate, made under the lock so that a free
+/// meanwhile cannot close it first, and its secret.
+fn exported_fd(fd: i32) -> Option<Export> {
+    let rt = crate::runtime::runtime().ok()?;
+    let st = rt.state.lock();
+    let e = st
+        .allocations
+        .values()
+        .find_map(|a| a.exported.filter(|e| e.fd == fd))?;
+    // Safety: an exported fd stays open while its allocation is in the table (cudaFree
+    // takes it out before closing the fd), and the table's lock is held.
+    let own = unsafe { BorrowedFd::borrow_raw(e.fd) };
+    Some(Export {
+        fd: own.try_clone_to_owned().ok()?,
+        secret: e.secret,
     })
 }
 
@@ -111,9 +143,16 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
             return Ok(h.reserved);
         }
     };
-    let fd = match alloc.exported_fd {
-        Some(fd) => fd,
+    let os_error = |what: &str, e: std::io::Error| {
+        RtError::new(error::OPERATING_SYSTEM, format!("{what}: {e}"))
+    };
+    let exported = match alloc.exported {
+        Some(e) => e,
         None => {
+            // Without the service no importer can reach the memory: the export fails.
+            fd_passing::serve_exported_fds(FD_SERVICE, exported_fd)
+                .map_err(|e| os_error("the IPC fd service could not start", e))?;
+            let secret = Secret::new().map_err(|e| os_error("getrandom", e))?;
             let mut fd = -1;
             d.cuMemExportToShareableHandle(
                 &mut fd,
@@ -121,19 +160,23 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                 0,
             )?;
-            fd_passing::allow_fd_taking();
-            fd_passing::serve_exported_fds(FD_SERVICE, is_exported_fd);
+            let e = crate::runtime::ExportedFd { fd, secret };
             if let Some(a) = rt.state.lock().allocations.get_mut(&base) {
-                a.exported_fd = Some(fd);
+                a.exported = Some(e);
             }
-            fd
+            e
         }
     };
+    // Safety: the fd was exported for this allocation and stays open until it is freed.
+    let own = unsafe { BorrowedFd::borrow_raw(exported.fd) };
+    let inode = fd_passing::inode(own).map_err(|e| os_error("fstat", e))?;
     Ok(FdHandle {
         pid: fd_passing::pid(),
-        fd,
+        fd: exported.fd,
         size: reserved,
         offset: ptr - base,
+        secret: exported.secret,
+        inode,
     }
     .encode())
 }
@@ -165,25 +208,29 @@ fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
             "a handle cannot be opened in the process that exported it",
         ));
     }
-    // pidfd_getfd first; where the kernel or a seccomp profile refuses it, the exporter's
-    // fd service.
-    // CUMOCK_IPC=socket skips pidfd_getfd (and shows the fd service works).
-    let socket_only = std::env::var("CUMOCK_IPC").is_ok_and(|v| v == "socket");
-    let taken = if socket_only {
-        Err(std::io::Error::other("skipped (CUMOCK_IPC=socket)"))
-    } else {
-        fd_passing::take_fd(fh.pid, fh.fd)
-    };
-    let fd = taken
-        .or_else(|taking| {
-            fd_passing::request_fd(FD_SERVICE, fh.pid, fh.fd).map_err(|asking| format!("pidfd_getfd: {taking}; the exporter's fd service: {asking}"))
-        })
-        .map_err(|why| {
-            error::invalid(format!(
-                "fd {} of process {} could not be had ({why}): the exporter has exited or freed the memory, or is another user's",
-                fh.fd, fh.pid
-            ))
-        })?;
+    if !fh.well_formed(&h.reserved) {
+        return Err(error::invalid(format!(
+            "the handle is not one cudaIpcGetMemHandle made (offset {:#x} of {:#x} bytes)",
+            fh.offset, fh.size
+        )));
+    }
+    let fd = fd_passing::request_fd(FD_SERVICE, fh.pid, fh.fd, &fh.secret).map_err(|why| {
+        error::invalid(format!(
+            "process {}'s fd service gave no memory for this handle ({why}): the exporter has \
+             exited or freed the memory, is another user's, or the handle was not made by \
+             cudaIpcGetMemHandle",
+            fh.pid
+        ))
+    })?;
+    let inode = fd_passing::inode(fd.as_fd()).ok();
+    let size = fd_passing::file_size(fd.as_fd()).ok();
+    if (inode, size) != (Some(fh.inode), Some(fh.size)) {
+        return Err(error::invalid(format!(
+            "the memory process {} served is not what the handle says (inode {inode:?}, size \
+             {size:?}; the handle: {}, {})",
+            fh.pid, fh.inode, fh.size
+        )));
+    }
     let mut handle = 0;
     // Safety: the fd is ours; the driver reads it as the POSIX handle (cast to a pointer,
     // as cuda.h says for this handle type).
@@ -281,8 +328,39 @@ mod tests {
             fd: 17,
             size: 2 << 20,
             offset: 4096,
+            secret: Secret([9; 16]),
+            inode: 77,
         };
-        assert_eq!(FdHandle::decode(&h.encode()), Some(h));
+        let b = h.encode();
+        assert_eq!(FdHandle::decode(&b), Some(h));
+        assert!(h.well_formed(&b));
         assert_eq!(FdHandle::decode(&[0u8; 64]), None);
+        // Offsets outside the allocation, absurd sizes, stray bytes: not ours.
+        for bad in [
+            FdHandle {
+                offset: 1 << 63,
+                ..h
+            },
+            FdHandle {
+                offset: 2 << 20,
+                ..h
+            },
+            FdHandle {
+                size: 0,
+                offset: 0,
+                ..h
+            },
+            FdHandle {
+                size: u64::MAX,
+                ..h
+            },
+            FdHandle { fd: -1, ..h },
+        ] {
+            let b = bad.encode();
+            assert!(!FdHandle::decode(&b).unwrap().well_formed(&b), "{bad:?}");
+        }
+        let mut stray = b;
+        stray[63] = 1;
+        assert!(!h.well_formed(&stray));
     }
 }

@@ -54,7 +54,7 @@ pub fn allocate(d: &Driver, rt: &Runtime, device: i32, size: usize) -> RtResult<
             size: size as u64,
             device,
             backing,
-            exported_fd: None,
+            exported: None,
             pooled: false,
         },
     );
@@ -165,7 +165,7 @@ pub fn release(d: &Driver, rt: &Runtime, ptr: u64) -> RtResult<()> {
         (
             Ok(()),
             Some(DeviceAllocation {
-                exported_fd: Some(fd),
+                exported: Some(crate::runtime::ExportedFd { fd, .. }),
                 ..
             }),
         ) => {

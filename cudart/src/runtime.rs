@@ -26,13 +26,21 @@ pub enum Backing {
     Vmm { handle: u64, reserved: u64 },
 }
 
+/// An allocation's fd exported for IPC handles (see ipc.rs).
+#[derive(Debug, Clone, Copy)]
+pub struct ExportedFd {
+    pub fd: i32,
+    pub secret: cumock_fd_passing::Secret,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct DeviceAllocation {
     pub size: u64,
     pub device: i32,
     pub backing: Backing,
-    /// The fd exported for IPC, kept open until the memory is freed.
-    pub exported_fd: Option<i32>,
+    /// The fd exported for IPC, kept open until the memory is freed, and the secret its
+    /// handles carry.
+    pub exported: Option<ExportedFd>,
     /// A block of a runtime memory pool, not the program's own cudaMalloc.
     pub pooled: bool,
 }

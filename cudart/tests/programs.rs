@@ -208,14 +208,6 @@ fn ipc_between_two_processes() {
     run("ipc", &[]);
 }
 
-/// The same, the importer taking the fd from the exporter's fd service (an abstract Unix
-/// socket, SCM_RIGHTS) instead of pidfd_getfd, as where a seccomp profile refuses that.
-#[test]
-fn ipc_through_the_fd_service() {
-    let exe = common::nvcc_with("ipc", "ipc_socket", &[]);
-    run_env("ipc", &exe, &[("CUMOCK_IPC", "socket")]);
-}
-
 #[test]
 fn kernel_launch() {
     run("kernel_launch", &[]);

@@ -1,24 +1,51 @@
 //! Legacy IPC between processes: the pools_ipc probe's parent hands its cuIpcGetMemHandle
 //! handle to re-executed children, which open it, read the parent's word and write their
-//! own. Here through the exporter's fd service (CUMOCK_IPC=socket), the path taken where
-//! pidfd_getfd is refused (probes.rs runs the same probe with pidfd_getfd first).
+//! own, through the exporter's fd service (the only way to the memory); and handles forged
+//! from what /proc shows, opened by another process, open nothing.
 
 mod common;
 
-fn run_pools_ipc(env: &[(&str, &str)]) -> String {
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `command` to its end, killing it (and failing the test) after `limit`: a hang is a
+/// failure, not a stuck test run.
+fn output_within(command: &mut Command, limit: Duration) -> Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting the program");
+    let start = Instant::now();
+    while child.try_wait().expect("waiting").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("collecting");
+            panic!(
+                "still running after {limit:?}; killed. stdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("collecting")
+}
+
+fn run_c(src: &Path, name: &str) -> String {
     let dir = common::scratch(&format!("ipc-{}", std::process::id()));
-    let exe = dir.join("pools_ipc");
-    let src = common::workspace().join("clients/probes/pools_ipc.c");
+    let exe = dir.join(name);
     let lib = common::mock_dir();
-    common::build_c(&src, &exe, &["-L", lib.to_str().unwrap(), "-lcuda", "-ldl"]);
-    let out = std::process::Command::new(&exe)
-        .env("LD_LIBRARY_PATH", &lib)
-        .envs(env.iter().copied())
-        .output()
-        .expect("running the probe");
+    common::build_c(src, &exe, &["-L", lib.to_str().unwrap(), "-lcuda", "-ldl"]);
+    let out = output_within(
+        Command::new(&exe).env("LD_LIBRARY_PATH", &lib),
+        Duration::from_secs(60),
+    );
     assert!(
         out.status.success(),
-        "{}",
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("text")
@@ -26,7 +53,10 @@ fn run_pools_ipc(env: &[(&str, &str)]) -> String {
 
 #[test]
 fn children_share_the_parents_bytes_through_the_fd_service() {
-    let out = run_pools_ipc(&[("CUMOCK_IPC", "socket")]);
+    let out = run_c(
+        &common::workspace().join("clients/probes/pools_ipc.c"),
+        "pools_ipc",
+    );
     for want in [
         "  child A: ipc-open = CUDA_SUCCESS",
         "    child A reads 0xab0000a1",
@@ -38,5 +68,58 @@ fn children_share_the_parents_bytes_through_the_fd_service() {
         "  child C: ipc-open = CUDA_ERROR_INVALID_VALUE",
     ] {
         assert!(out.lines().any(|l| l == want), "no `{want}` in:\n{out}");
+    }
+}
+
+/// Every field of a real handle altered, and handles of VMM memory the exporter gave to
+/// nobody, opened by another process: CUDA_ERROR_INVALID_VALUE each (the H200's answer for
+/// a junk handle), while the real handle opens, even with a stalled client on the fd
+/// service. The exporter never lets others ptrace it (a seccomp trap counts
+/// prctl(PR_SET_PTRACER) calls), so pidfd_getfd cannot take its fds where Yama is on.
+#[test]
+fn forged_handles_open_nothing_in_another_process() {
+    let out = run_c(
+        &common::workspace().join("mock-driver/tests/ipc_forged.c"),
+        "ipc_forged",
+    );
+    let mut want = vec![
+        "the trap counts a PR_SET_PTRACER call: yes".to_owned(),
+        "stalled client connected: yes".to_owned(),
+        "open real = CUDA_SUCCESS".to_owned(),
+        "real open took under 0.5 s: yes".to_owned(),
+        "child reads 0xfeed0001".to_owned(),
+        "child exit 0".to_owned(),
+        "PR_SET_PTRACER calls in the exporter: 0".to_owned(),
+    ];
+    for forged in [
+        "pid altered",
+        "fd altered",
+        "inode altered",
+        "size altered",
+        "secret altered (one bit)",
+        "secret zero",
+        "trailing bytes altered",
+        "vmm fd with the real secret",
+        "vmm fd with a zero secret",
+        "stdin with the real secret",
+    ] {
+        want.push(format!("open {forged} = CUDA_ERROR_INVALID_VALUE"));
+    }
+    // Under Yama (ptrace_scope 1 or more) a child may not ptrace its parent unless the
+    // parent allowed it: the fd stays the exporter's. Without Yama the kernel lets any
+    // process of the user take it (and read its memory): nothing a library can change.
+    let yama = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok());
+    match yama {
+        Some(scope) if scope >= 1 => {
+            want.push("pidfd_getfd of the exporter's fd: refused".to_owned())
+        }
+        _ => eprintln!(
+            "no Yama here: pidfd_getfd between processes of a user is the kernel's to allow"
+        ),
+    }
+    for w in &want {
+        assert!(out.lines().any(|l| l == w), "no `{w}` in:\n{out}");
     }
 }

@@ -144,7 +144,6 @@ pub fn on_mock(exe: &Path) -> Command {
         "CUMOCK_LEAKS",
         "CUMOCK_MISUSE",
         "CUMOCK_STRICT",
-        "CUMOCK_IPC",
         "CUMOCK_DEVICES",
     ] {
         c.env_remove(k);

@@ -4,29 +4,42 @@
 //!
 //! How: the allocation's bytes move to a file of their own (`os::MemFile`, as for
 //! cuMemExportToShareableHandle), and the 64-byte handle names that file: the exporter's
-//! pid, the number of the file's own fd in it, and the file's inode. The importer takes
-//! a duplicate of the fd (the `cumock-fd-passing` crate: pidfd_getfd, or the exporter's fd service)
-//! and maps it into a range of its own. The fd is the allocation's own, so it closes when
-//! the memory is freed, and a handle of freed memory cannot be opened, as on the H200; the
-//! inode tells the memory from a later file that took the same fd number. cumock's
-//! runtime (`cudart/src/ipc.rs`) does the same over VMM memory with a handle of its own
-//! (another magic).
+//! pid, the number of the file's own fd in it, the file's inode and size, and a random
+//! secret made at the allocation's first export (128 bits from the kernel's RNG). The
+//! importer asks the exporter's fd service for the fd, sending the fd number and the secret
+//! (the `cumock-fd-passing` crate); the exporter serves only files of allocations it made
+//! handles of (`Ipc::exported`), only for their secret, compared in constant time. Nothing
+//! else reaches the fd: there is no `pidfd_getfd` path, which would take any fd of a
+//! process its caller may ptrace with no handle at all (see the crate's doc for why it
+//! went). So a handle forged from what `/proc` shows (pid, fd numbers, inodes) opens
+//! nothing, and VMM memory exported with cuMemExportToShareableHandle is never served here:
+//! that fd reaches only whoever it was given to.
+//!
+//! The importer checks what it got against the rest of the handle (inode, size) before
+//! mapping it. The fd is the allocation's own, so it closes when the memory is freed, and
+//! a handle of freed memory cannot be opened, as on the H200. cumock's runtime
+//! (`cudart/src/ipc.rs`) does the same over VMM memory with a handle of its own (another
+//! magic). A handle that fails any check is CUDA_ERROR_INVALID_VALUE, the H200's answer
+//! for a junk handle (probe pools_ipc, "ipc-open junk handle").
+//!
+//! Event handles carry no secret: opening one maps nothing of the exporter (the importer
+//! gets a stand-in event of its own), so a forged one reaches nothing.
 //!
 //! The rules are the H200's (probe pools_ipc, section ipc-legacy): a handle is the
-//! allocation's, whichever pointer inside it was given; only cuMemAlloc memory has one;
-//! the exporting process cannot open its own handle (CUDA_ERROR_INVALID_CONTEXT); a
-//! process opening a handle twice gets the same pointer, and each open needs its close.
+//! allocation's, whichever pointer inside it was given (so its secret is made once per
+//! allocation, and two handles of it are equal); only cuMemAlloc memory has one; the
+//! exporting process cannot open its own handle (CUDA_ERROR_INVALID_CONTEXT); a process
+//! opening a handle twice gets the same pointer, and each open needs its close.
 
 use super::error::*;
 use super::ids::{AllocationId, EventId};
 use super::vmm::{ReservationKind, Storage};
 use super::Driver;
-use cumock_fd_passing as fd_passing;
+use cumock_fd_passing::{self as fd_passing, Export, Secret};
 
 /// The name of this driver's fd service (cumock's runtime serves as `cumock-cudart-ipc`).
 const FD_SERVICE: &str = "cumock-driver-ipc";
 use cumock_abi::consts::*;
-use cumock_abi::result::*;
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
@@ -36,16 +49,22 @@ const EVENT_MAGIC: &[u8; 8] = b"cumockDE";
 /// What the H200 answers for an event handle it cannot make sense of.
 const CUDA_ERROR_MAP_FAILED: cumock_abi::CUresult = 205;
 
+/// What an export answers when the system refuses what it needs (fstat, the kernel's RNG,
+/// the fd service's socket).
+const CUDA_ERROR_OPERATING_SYSTEM: cumock_abi::CUresult = 304;
+
 /// `CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS`: the only flags cuIpcOpenMemHandle takes.
 const LAZY_ENABLE_PEER_ACCESS: u32 = 1;
 
-/// What a memory handle says (little-endian): magic, pid (i32), fd (i32), inode (u64),
-/// then zeros.
+/// What a memory handle says (little-endian): magic (8 bytes), pid (i32), fd (i32),
+/// inode (u64), size (u64), secret (16 bytes), then 16 zeros.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemHandle {
     pub pid: i32,
     pub fd: i32,
     pub inode: u64,
+    pub size: u64,
+    pub secret: Secret,
 }
 
 impl MemHandle {
@@ -55,17 +74,21 @@ impl MemHandle {
         b[8..12].copy_from_slice(&self.pid.to_le_bytes());
         b[12..16].copy_from_slice(&self.fd.to_le_bytes());
         b[16..24].copy_from_slice(&self.inode.to_le_bytes());
+        b[24..32].copy_from_slice(&self.size.to_le_bytes());
+        b[32..48].copy_from_slice(&self.secret.0);
         b
     }
 
     pub fn decode(b: &[u8; 64]) -> Option<Self> {
-        if &b[..8] != MEM_MAGIC || b[24..].iter().any(|x| *x != 0) {
+        if &b[..8] != MEM_MAGIC || b[48..].iter().any(|x| *x != 0) {
             return None;
         }
         Some(Self {
             pid: i32::from_le_bytes(b[8..12].try_into().expect("4 bytes")),
             fd: i32::from_le_bytes(b[12..16].try_into().expect("4 bytes")),
             inode: u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")),
+            size: u64::from_le_bytes(b[24..32].try_into().expect("8 bytes")),
+            secret: Secret(b[32..48].try_into().expect("16 bytes")),
         })
     }
 }
@@ -89,37 +112,56 @@ fn decode_event(b: &[u8; 64]) -> Option<(i32, u64)> {
     ))
 }
 
-/// One handle opened in this process: where it is mapped and how many opens it has.
+/// One handle opened in this process: the handle, where it is mapped and how many opens
+/// it has.
 #[derive(Debug)]
 struct Opened {
+    handle: MemHandle,
     ptr: u64,
     opens: u32,
+}
+
+impl Opened {
+    /// Another open of the same handle (one that differs in any byte, the secret included,
+    /// opens nothing: it was not proved to the exporter).
+    fn reopen(&mut self, h: &MemHandle) -> CuResult<u64> {
+        let same = self.handle.secret.matches(&h.secret)
+            && (self.handle.fd, self.handle.size) == (h.fd, h.size);
+        if !same {
+            return Err(invalid("the handle is not the one opened for this memory"));
+        }
+        self.opens += 1;
+        Ok(self.ptr)
+    }
 }
 
 /// This process's IPC bookkeeping.
 #[derive(Debug, Default)]
 pub struct Ipc {
-    /// Allocations (ids) this process handed out a handle of: the fd service serves
-    /// only their files.
-    exported: HashSet<AllocationId>,
+    /// Allocations (ids) this process handed out a handle of, with the handle's secret:
+    /// the fd service serves only their files, only for that secret.
+    exported: HashMap<AllocationId, Secret>,
     /// Handles of other processes open here, by (pid, inode).
     opened: HashMap<(i32, u64), Opened>,
     /// Events created with CU_EVENT_INTERPROCESS.
     interprocess_events: HashSet<EventId>,
 }
 
-/// Whether `fd` is the own fd of an allocation this process handed out an IPC handle of
-/// (the fd service's check: it serves nothing else).
-fn is_exported_fd(fd: i32) -> bool {
-    super::driver().is_ok_and(|d| {
-        let st = d.state.lock();
-        st.ipc.exported.iter().any(|id| {
-            st.vmm
-                .allocation_by_id(*id)
-                .is_some_and(|a| match &a.storage {
-                    Storage::File(f) => f.fd().is_some_and(|f| f.as_raw_fd() == fd),
-                    Storage::Arena(_) => false,
-                })
+/// The export whose file has fd number `fd`, if it is the own fd of an allocation this
+/// process handed out an IPC handle of (the fd service serves nothing else): a duplicate,
+/// made under the lock so that a free meanwhile cannot close it, and its secret.
+fn exported_fd(fd: i32) -> Option<Export> {
+    let d = super::driver().ok()?;
+    let st = d.state.lock();
+    st.ipc.exported.iter().find_map(|(id, secret)| {
+        let a = st.vmm.allocation_by_id(*id)?;
+        let Storage::File(f) = &a.storage else {
+            return None;
+        };
+        let own = f.fd().filter(|f| f.as_raw_fd() == fd)?;
+        Some(Export {
+            fd: own.try_clone_to_owned().ok()?,
+            secret: *secret,
         })
     })
 }
@@ -151,22 +193,33 @@ impl Driver {
             unreachable!("moved above");
         };
         let fd = file.fd().expect("a file this process made keeps its fd");
-        let inode = fd_passing::inode(fd)
-            .map_err(|e| CuError::new(CUDA_ERROR_UNKNOWN, format!("fstat: {e}")))?;
-        let handle = MemHandle {
-            pid: fd_passing::pid(),
-            fd: fd.as_raw_fd(),
-            inode,
+        let os_error = |what: &str, e: std::io::Error| {
+            CuError::new(CUDA_ERROR_OPERATING_SYSTEM, format!("{what}: {e}"))
         };
+        let inode = fd_passing::inode(fd).map_err(|e| os_error("fstat", e))?;
+        let size = fd_passing::file_size(fd).map_err(|e| os_error("fstat", e))?;
+        let fd = fd.as_raw_fd();
+        let secret = match st.ipc.exported.get(&id) {
+            Some(s) => *s,
+            None => Secret::new().map_err(|e| os_error("getrandom", e))?,
+        };
+        // Without the service no importer can reach the memory: the export fails.
+        fd_passing::serve_exported_fds(FD_SERVICE, exported_fd)
+            .map_err(|e| os_error("the IPC fd service could not start", e))?;
         let st = &mut *st;
         // Freed allocations' ids are never given again: they need not be remembered.
         st.ipc
             .exported
-            .retain(|id| st.vmm.allocation_by_id(*id).is_some());
-        st.ipc.exported.insert(id);
-        fd_passing::allow_fd_taking();
-        fd_passing::serve_exported_fds(FD_SERVICE, is_exported_fd);
-        Ok(handle.encode())
+            .retain(|id, _| st.vmm.allocation_by_id(*id).is_some());
+        st.ipc.exported.insert(id, secret);
+        Ok(MemHandle {
+            pid: fd_passing::pid(),
+            fd,
+            inode,
+            size,
+            secret,
+        }
+        .encode())
     }
 
     /// cuIpcOpenMemHandle: maps another process's allocation here (or counts one more
@@ -186,15 +239,13 @@ impl Driver {
             ));
         }
         if let Some(o) = self.state.lock().ipc.opened.get_mut(&(h.pid, h.inode)) {
-            o.opens += 1;
-            return Ok(o.ptr);
+            return o.reopen(&h);
         }
         let fd = take_fd(h)?;
         let mut st = self.state.lock();
         // Another thread may have opened it meanwhile.
         if let Some(o) = st.ipc.opened.get_mut(&(h.pid, h.inode)) {
-            o.opens += 1;
-            return Ok(o.ptr);
+            return o.reopen(&h);
         }
         let n = self.device_count();
         let g = self.profile.devices[device].granularity_minimum;
@@ -224,6 +275,7 @@ impl Driver {
         st.ipc.opened.insert(
             (h.pid, h.inode),
             Opened {
+                handle: h,
                 ptr: base,
                 opens: 1,
             },
@@ -287,34 +339,28 @@ impl Driver {
     }
 }
 
-/// A duplicate of the exporter's fd, checked to be the memory the handle names.
+/// A duplicate of the exporter's fd, from its fd service (which checks the secret), then
+/// checked here to be the file the handle names.
 fn take_fd(h: MemHandle) -> CuResult<OwnedFd> {
-    // pidfd_getfd first; where the kernel or a seccomp profile refuses it, the exporter's
-    // fd service. CUMOCK_IPC=socket skips pidfd_getfd (and shows the fd service works).
-    let socket_only = std::env::var("CUMOCK_IPC").is_ok_and(|v| v == "socket");
-    let taken = if socket_only {
-        Err(std::io::Error::other("skipped (CUMOCK_IPC=socket)"))
-    } else {
-        fd_passing::take_fd(h.pid, h.fd)
-    };
-    let fd = taken
-        .or_else(|taking| {
-            fd_passing::request_fd(FD_SERVICE, h.pid, h.fd).map_err(|asking| {
-                format!("pidfd_getfd: {taking}; the exporter's fd service: {asking}")
-            })
-        })
-        .map_err(|why| {
-            invalid(format!(
-                "fd {} of process {} could not be had ({why}): the exporter has exited or \
-                 freed the memory, or is another user's",
-                h.fd, h.pid
-            ))
-        })?;
-    // The fd number may now be another file's: the memory was freed.
-    if fd_passing::inode(fd.as_fd()).ok() != Some(h.inode) {
+    if h.size == 0 || h.fd < 0 {
+        return Err(invalid("the handle is not one cuIpcGetMemHandle made"));
+    }
+    let fd = fd_passing::request_fd(FD_SERVICE, h.pid, h.fd, &h.secret).map_err(|why| {
+        invalid(format!(
+            "process {}'s fd service gave no memory for this handle ({why}): the exporter \
+             has exited or freed the memory, is another user's, or the handle was not made \
+             by cuIpcGetMemHandle",
+            h.pid
+        ))
+    })?;
+    // The secret is the export's; a handle altered elsewhere is still not that export's.
+    let inode = fd_passing::inode(fd.as_fd()).ok();
+    let size = fd_passing::file_size(fd.as_fd()).ok();
+    if (inode, size) != (Some(h.inode), Some(h.size)) {
         return Err(invalid(format!(
-            "process {} freed the memory of this handle (its fd {} is another file now)",
-            h.pid, h.fd
+            "the memory process {} served is not what the handle says (inode {:?}, size \
+             {:?}; the handle: {}, {})",
+            h.pid, inode, size, h.inode, h.size
         )));
     }
     Ok(fd)
@@ -330,6 +376,8 @@ mod tests {
             pid: 4242,
             fd: 17,
             inode: 99,
+            size: 2 << 20,
+            secret: Secret([7; 16]),
         };
         assert_eq!(MemHandle::decode(&h.encode()), Some(h));
         assert_eq!(MemHandle::decode(&[0x5a; 64]), None);
