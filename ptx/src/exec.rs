@@ -88,6 +88,7 @@ pub fn run(
     let fault: Mutex<Option<KernelFault>> = Mutex::new(None);
     let instructions = AtomicU64::new(0);
     let start = Instant::now();
+    let deadline = launch.time_limit.and_then(|d| start.checked_add(d));
     let worker = || {
         let mut ctx = BlockCtx {
             prog: &module.program,
@@ -106,6 +107,7 @@ pub fn run(
             exited_threads: 0,
             instructions: 0,
             start,
+            deadline,
             tlb: [None; TLB_ENTRIES],
             tlb_next: 0,
         };
@@ -123,7 +125,12 @@ pub fn run(
                 ((b / gx as u64) % gy as u64) as u32,
                 (b / (gx as u64 * gy as u64)) as u32,
             ];
-            if let Err(f) = ctx.run_block(&mut warps, k, &stop) {
+            // A clock reading per block (tens of nanoseconds) bounds a huge grid of short
+            // blocks; long blocks are bounded inside (`run_group`).
+            let ran = ctx
+                .past_deadline()
+                .map_or(Ok(()), |f| Err(ctx.block_fault(f)));
+            if let Err(f) = ran.and_then(|()| ctx.run_block(&mut warps, k, &stop)) {
                 stop.store(true, Ordering::Relaxed);
                 let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
                 if slot.is_none() {
@@ -216,6 +223,8 @@ struct BlockCtx<'a> {
     exited_threads: u32,
     instructions: u64,
     start: Instant,
+    /// When the launch must end (`Launch::time_limit`).
+    deadline: Option<Instant>,
     /// Spans the memory translated, valid for the whole launch (the trait's contract):
     /// kept across the blocks this host thread runs.
     tlb: [Option<HostSpan>; TLB_ENTRIES],
@@ -368,6 +377,33 @@ impl<'a> BlockCtx<'a> {
         [lin % bx, (lin / bx) % by, lin / (bx * by)]
     }
 
+    /// Why the launch must end now, if it ran past its deadline.
+    fn past_deadline(&self) -> Option<String> {
+        let deadline = self.deadline?;
+        let now = Instant::now();
+        (now >= deadline).then(|| {
+            format!(
+                "the launch ran for {:.1} s, past its time limit of {:.1} s",
+                (now - self.start).as_secs_f64(),
+                (deadline - self.start).as_secs_f64()
+            )
+        })
+    }
+
+    /// A fault of the block about to run, before any of its threads ran.
+    fn block_fault(&self, detail: String) -> Fault {
+        Box::new(KernelFault {
+            kind: FaultKind::TimeLimit,
+            kernel: self.module.kernels[self.kernel].name.clone(),
+            block: self.ctaid,
+            thread: [0; 3],
+            line: 0,
+            instruction: String::new(),
+            address: None,
+            detail,
+        })
+    }
+
     fn fault(
         &self,
         w: &Warp,
@@ -483,10 +519,18 @@ impl<'a> BlockCtx<'a> {
                 );
                 return Err(self.fault(w, lane, pc, FaultKind::StepLimit, None, detail));
             }
-            if w.steps & 0xffff == 0 && stop.load(Ordering::Relaxed) {
-                // Another block faulted: this one ends where it is.
-                w.exited = w.valid;
-                return Ok(None);
+            if w.steps & 0xffff == 0 {
+                if stop.load(Ordering::Relaxed) {
+                    // Another block faulted: this one ends where it is.
+                    w.exited = w.valid;
+                    return Ok(None);
+                }
+                if w.steps != 0 {
+                    if let Some(detail) = self.past_deadline() {
+                        let lane = mask.trailing_zeros();
+                        return Err(self.fault(w, lane, pc, FaultKind::TimeLimit, None, detail));
+                    }
+                }
             }
             w.steps += 1;
             let Some(inst) = insts.get(pc as usize) else {

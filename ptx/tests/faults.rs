@@ -323,3 +323,62 @@ fn parameter_reads_outside_the_buffer_fault() {
     run(&m, 0, &launch(1, 1, &p), &mem).unwrap();
     assert_eq!(mem.read(out), out.to_le_bytes());
 }
+
+/// Runs a launch on a thread of its own and waits at most `guard` for it: a watchdog
+/// that does not hold fails the test instead of hanging it.
+fn run_guarded(
+    m: Module,
+    kernel: usize,
+    l: cumock_ptx::Launch<'static>,
+    guard: std::time::Duration,
+) -> (Result<cumock_ptx::Stats, KernelFault>, std::time::Duration) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mem = TestMemory::new();
+        let t = std::time::Instant::now();
+        let r = run(&m, kernel, &l, &mem);
+        let _ = tx.send((r, t.elapsed()));
+    });
+    rx.recv_timeout(guard)
+        .expect("the launch outlived its time limit: the watchdog did not end it")
+}
+
+#[test]
+fn a_runaway_kernel_and_a_huge_grid_end_at_the_time_limit() {
+    let spin = r#"
+.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry spin()
+{
+    .reg .b32 %r<3>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, 0;
+LOOP:
+    add.u32 %r1, %r1, 1;
+    setp.ne.u32 %p1, %r1, 0;
+    bra LOOP;
+}
+.visible .entry empty()
+{
+    ret;
+}
+"#;
+    let limit = std::time::Duration::from_millis(300);
+    for (kernel, grid) in [("spin", 1), ("empty", (1u32 << 31) - 1)] {
+        let m = Module::parse(spin).unwrap();
+        let k = m.kernel(kernel).unwrap();
+        let mut l = launch(grid, 32, &[]);
+        l.step_limit = None;
+        l.time_limit = Some(limit);
+        let (r, took) = run_guarded(m, k, l, std::time::Duration::from_secs(60));
+        let f = r.expect_err("the launch should end at its time limit");
+        assert_eq!(f.kind, FaultKind::TimeLimit, "{f}");
+        assert!(took >= limit, "ended after {took:?}, before its limit");
+        let msg = f.to_string();
+        assert!(
+            msg.contains(kernel) && msg.contains("time limit of 0.3 s"),
+            "{msg}"
+        );
+    }
+}

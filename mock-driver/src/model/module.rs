@@ -278,7 +278,7 @@ fn fault_code(kind: ptx::FaultKind) -> cumock_abi::CUresult {
         ptx::FaultKind::IllegalInstruction => CUDA_ERROR_ILLEGAL_INSTRUCTION,
         ptx::FaultKind::Trap => CUDA_ERROR_LAUNCH_FAILED,
         ptx::FaultKind::Assert => CUDA_ERROR_ASSERT,
-        ptx::FaultKind::StepLimit => CUDA_ERROR_LAUNCH_TIMEOUT,
+        ptx::FaultKind::StepLimit | ptx::FaultKind::TimeLimit => CUDA_ERROR_LAUNCH_TIMEOUT,
         // A GPU hangs on a barrier nobody completes; the mock ends the launch instead.
         ptx::FaultKind::Deadlock => CUDA_ERROR_LAUNCH_FAILED,
     }
@@ -885,6 +885,7 @@ impl Driver {
             sm_count,
             host_threads: host_threads(),
             step_limit: step_limit(),
+            time_limit: kernel_timeout(),
         };
         let memory = KernelMemory {
             driver: self,
@@ -898,7 +899,13 @@ impl Driver {
         st.vmm.issued(&memory.touched.lock());
         if let Err(fault) = result {
             let code = fault_code(fault.kind);
-            let message = format!("kernel fault: {fault}");
+            let mut message = format!("kernel fault: {fault}");
+            if fault.kind == ptx::FaultKind::TimeLimit {
+                message.push_str(&format!(
+                    " (CUMOCK_KERNEL_TIMEOUT=SECONDS sets the limit, 0 for none; the default \
+                     is {DEFAULT_KERNEL_TIMEOUT_S} s)"
+                ));
+            }
             crate::diagnostics::kernel_fault(&message);
             st.sticky[device] = Some(CuError::new(
                 code,
@@ -976,6 +983,33 @@ fn host_threads() -> usize {
         .and_then(|v| v.parse().ok())
         .filter(|n: &usize| *n > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// A launch's wall-clock limit when `CUMOCK_KERNEL_TIMEOUT` says nothing: five minutes,
+/// far beyond what a kernel of a test suite takes on the host, and far below the hours
+/// after which a CI job that hangs is killed without a word.
+const DEFAULT_KERNEL_TIMEOUT_S: u64 = 300;
+
+/// A GPU with a display has a watchdog that ends a long kernel in
+/// CUDA_ERROR_LAUNCH_TIMEOUT; a compute GPU has none and hangs. The mock bounds every
+/// launch by default (`CUMOCK_KERNEL_TIMEOUT=SECONDS`, fractions allowed; 0: no limit),
+/// so that a runaway kernel ends a CI job with a message rather than hanging it. The
+/// executor polls the deadline, so it holds whichever thread runs the launch.
+fn kernel_timeout() -> Option<std::time::Duration> {
+    let secs = match std::env::var("CUMOCK_KERNEL_TIMEOUT") {
+        Ok(v) => match v.trim().parse::<f64>() {
+            Ok(s) if s.is_finite() && s >= 0.0 => s,
+            _ => {
+                eprintln!(
+                    "cumock: CUMOCK_KERNEL_TIMEOUT={v:?} is not a number of seconds: the \
+                     default, {DEFAULT_KERNEL_TIMEOUT_S} s, holds"
+                );
+                DEFAULT_KERNEL_TIMEOUT_S as f64
+            }
+        },
+        Err(_) => DEFAULT_KERNEL_TIMEOUT_S as f64,
+    };
+    (secs > 0.0).then(|| std::time::Duration::from_secs_f64(secs.min(1e9)))
 }
 
 /// A GPU has no watchdog for compute kernels, so an endless loop hangs it; the mock does
