@@ -31,6 +31,7 @@ pub mod host_memory;
 pub mod host_work;
 pub mod ids;
 pub mod ipc;
+pub mod limits;
 pub mod managed;
 pub mod mappings;
 pub mod memory;

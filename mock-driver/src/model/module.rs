@@ -18,6 +18,7 @@ use crate::host_bytes::HostBytes;
 use cumock_abi::result::*;
 use cumock_ptx as ptx;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 const MODULE_TAG: u64 = 0x00d0_0000_0000_0000;
@@ -201,6 +202,9 @@ struct KernelMemory<'a> {
     driver: &'a Driver,
     device: usize,
     touched: parking_lot::Mutex<Vec<Segment>>,
+    /// Set when a translation failed because the host cannot back the memory (see
+    /// `limits`): the launch then ends in CUDA_ERROR_OUT_OF_MEMORY, not in a fault.
+    out_of_memory: AtomicBool,
 }
 
 // Safety: every span comes from `Vmm::segments` for a whole mapping, and the launch holds a
@@ -229,6 +233,12 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
         let segs = st
             .vmm
             .segments(start, size, self.device, need)
+            .map_err(|e| {
+                if e.code == CUDA_ERROR_OUT_OF_MEMORY {
+                    self.out_of_memory.store(true, Ordering::Relaxed);
+                }
+                e
+            })
             .map_err(|e| ptx::Fault {
                 message: format!(
                     "{} (the mapping {start:#x}+{size:#x} of reservation {:#x})",
@@ -891,6 +901,7 @@ impl Driver {
             driver: self,
             device,
             touched: parking_lot::Mutex::new(Vec::new()),
+            out_of_memory: AtomicBool::new(false),
         };
         let result = ptx::run(&program, kernel, &launch, &memory);
         let mut st = self.state.lock();
@@ -898,8 +909,18 @@ impl Driver {
         // next synchronisation, like a copy's.
         st.vmm.issued(&memory.touched.lock());
         if let Err(fault) = result {
-            let code = fault_code(fault.kind);
-            let mut message = format!("kernel fault: {fault}");
+            // Memory the host could not back ends the kernel as a GPU's memory never
+            // would: the program is told so, and how to give the mock more.
+            let code = if memory.out_of_memory.load(Ordering::Relaxed) {
+                CUDA_ERROR_OUT_OF_MEMORY
+            } else {
+                fault_code(fault.kind)
+            };
+            let mut message = if code == CUDA_ERROR_OUT_OF_MEMORY {
+                format!("kernel stopped, out of host memory to back the device's: {fault}")
+            } else {
+                format!("kernel fault: {fault}")
+            };
             if fault.kind == ptx::FaultKind::TimeLimit {
                 message.push_str(&format!(
                     " (CUMOCK_KERNEL_TIMEOUT=SECONDS sets the limit, 0 for none; the default \
