@@ -190,6 +190,21 @@ mod tests {
     }
 
     #[test]
+    fn the_default_device_memory_leaves_the_reserve_of_what_is_available() {
+        if std::env::var_os("CUMOCK_DEVICE_MEMORY").is_some() {
+            return;
+        }
+        let b = Backing::from_env();
+        let physical = crate::os::physical_memory();
+        assert!(b.limit() <= physical - reserve(physical));
+        assert!(
+            b.origin.contains("CUMOCK_DEVICE_MEMORY=SIZE"),
+            "{}",
+            b.origin
+        );
+    }
+
+    #[test]
     fn the_page_locked_limit_leaves_a_reserve() {
         let physical = crate::os::physical_memory();
         assert!(page_locked_limit() < physical);

@@ -233,11 +233,10 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
         let segs = st
             .vmm
             .segments(start, size, self.device, need)
-            .map_err(|e| {
+            .inspect_err(|e| {
                 if e.code == CUDA_ERROR_OUT_OF_MEMORY {
                     self.out_of_memory.store(true, Ordering::Relaxed);
                 }
-                e
             })
             .map_err(|e| ptx::Fault {
                 message: format!(
