@@ -89,7 +89,7 @@ pub fn call(
 
 fn report(name: &str, e: &CuError) {
     let show = match e.severity {
-        Severity::WouldCrash => true,
+        Severity::WouldCrash | Severity::HostLimit => true,
         Severity::Misuse => crate::diagnostics::misuse_enabled(),
         // Said once, by `not_emulated`; not the program's mistake.
         Severity::NotEmulated => return,

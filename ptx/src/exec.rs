@@ -88,6 +88,7 @@ pub fn run(
     let fault: Mutex<Option<KernelFault>> = Mutex::new(None);
     let instructions = AtomicU64::new(0);
     let start = Instant::now();
+    let deadline = launch.time_limit.and_then(|d| start.checked_add(d));
     let worker = || {
         let mut ctx = BlockCtx {
             prog: &module.program,
@@ -106,6 +107,7 @@ pub fn run(
             exited_threads: 0,
             instructions: 0,
             start,
+            deadline,
             tlb: [None; TLB_ENTRIES],
             tlb_next: 0,
         };
@@ -123,7 +125,12 @@ pub fn run(
                 ((b / gx as u64) % gy as u64) as u32,
                 (b / (gx as u64 * gy as u64)) as u32,
             ];
-            if let Err(f) = ctx.run_block(&mut warps, k, &stop) {
+            // A clock reading per block (tens of nanoseconds) bounds a huge grid of short
+            // blocks; long blocks are bounded inside (`run_group`).
+            let ran = ctx
+                .past_deadline()
+                .map_or(Ok(()), |f| Err(ctx.block_fault(f)));
+            if let Err(f) = ran.and_then(|()| ctx.run_block(&mut warps, k, &stop)) {
                 stop.store(true, Ordering::Relaxed);
                 let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
                 if slot.is_none() {
@@ -216,6 +223,8 @@ struct BlockCtx<'a> {
     exited_threads: u32,
     instructions: u64,
     start: Instant,
+    /// When the launch must end (`Launch::time_limit`).
+    deadline: Option<Instant>,
     /// Spans the memory translated, valid for the whole launch (the trait's contract):
     /// kept across the blocks this host thread runs.
     tlb: [Option<HostSpan>; TLB_ENTRIES],
@@ -368,6 +377,33 @@ impl<'a> BlockCtx<'a> {
         [lin % bx, (lin / bx) % by, lin / (bx * by)]
     }
 
+    /// Why the launch must end now, if it ran past its deadline.
+    fn past_deadline(&self) -> Option<String> {
+        let deadline = self.deadline?;
+        let now = Instant::now();
+        (now >= deadline).then(|| {
+            format!(
+                "the launch ran for {:.1} s, past its time limit of {:.1} s",
+                (now - self.start).as_secs_f64(),
+                (deadline - self.start).as_secs_f64()
+            )
+        })
+    }
+
+    /// A fault of the block about to run, before any of its threads ran.
+    fn block_fault(&self, detail: String) -> Fault {
+        Box::new(KernelFault {
+            kind: FaultKind::TimeLimit,
+            kernel: self.module.kernels[self.kernel].name.clone(),
+            block: self.ctaid,
+            thread: [0; 3],
+            line: 0,
+            instruction: String::new(),
+            address: None,
+            detail,
+        })
+    }
+
     fn fault(
         &self,
         w: &Warp,
@@ -483,10 +519,18 @@ impl<'a> BlockCtx<'a> {
                 );
                 return Err(self.fault(w, lane, pc, FaultKind::StepLimit, None, detail));
             }
-            if w.steps & 0xffff == 0 && stop.load(Ordering::Relaxed) {
-                // Another block faulted: this one ends where it is.
-                w.exited = w.valid;
-                return Ok(None);
+            if w.steps & 0xffff == 0 {
+                if stop.load(Ordering::Relaxed) {
+                    // Another block faulted: this one ends where it is.
+                    w.exited = w.valid;
+                    return Ok(None);
+                }
+                if w.steps != 0 {
+                    if let Some(detail) = self.past_deadline() {
+                        let lane = mask.trailing_zeros();
+                        return Err(self.fault(w, lane, pc, FaultKind::TimeLimit, None, detail));
+                    }
+                }
             }
             w.steps += 1;
             let Some(inst) = insts.get(pc as usize) else {
@@ -761,6 +805,12 @@ impl<'a> BlockCtx<'a> {
     fn local_copy(&mut self, warp: u32, lane: usize, copies: &[(u32, u32, u32)]) {
         let base = (warp as usize * 32 + lane) * self.local_bytes;
         for &(from, to, n) in copies {
+            // Offsets the decoder placed in the thread's own depot: a copy that would
+            // reach another thread's is not made.
+            let (lb, n64) = (self.local_bytes as u64, u64::from(n));
+            if !in_window(u64::from(from), n64, lb) || !in_window(u64::from(to), n64, lb) {
+                continue;
+            }
             let (f, t, n) = (base + from as usize, base + to as usize, n as usize);
             if f + n <= self.local.len() && t + n <= self.local.len() {
                 self.local.copy_within(f..f + n, t);
@@ -1334,10 +1384,7 @@ impl<'a> BlockCtx<'a> {
         };
         match space {
             Space::Shared => {
-                if addr
-                    .checked_add(size)
-                    .is_none_or(|end| end > self.shared_limit)
-                {
+                if !in_window(addr, size, self.shared_limit) {
                     let detail =
                         format!("shared memory: the block has {} bytes", self.shared_limit);
                     return Err(self.fault(
@@ -1352,10 +1399,7 @@ impl<'a> BlockCtx<'a> {
                 Ok(Loc::Shared(addr as usize))
             }
             Space::Local => {
-                if addr
-                    .checked_add(size)
-                    .is_none_or(|end| end > self.local_bytes as u64)
-                {
+                if !in_window(addr, size, self.local_bytes as u64) {
                     let detail = format!("local memory: the thread has {} bytes", self.local_bytes);
                     return Err(self.fault(
                         w,
@@ -1370,14 +1414,14 @@ impl<'a> BlockCtx<'a> {
                 Ok(Loc::Local(base + addr as usize))
             }
             Space::KParam => {
-                let a = if addr >= PARAM_WINDOW {
+                // `ld.param` takes the buffer's offset, or (as decode writes parameter
+                // symbols) its address in the parameter window; anything else is outside.
+                let a = if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&addr) {
                     addr - PARAM_WINDOW
                 } else {
                     addr
                 };
-                if a.checked_add(size)
-                    .is_none_or(|end| end > self.launch.params.len() as u64)
-                {
+                if !in_window(a, size, self.launch.params.len() as u64) {
                     let detail = format!(
                         "kernel parameters: the launch passed {} bytes",
                         self.launch.params.len()
@@ -1401,7 +1445,7 @@ impl<'a> BlockCtx<'a> {
                 match self.mem.translate(addr, size, access) {
                     Ok(s)
                         if addr >= s.base
-                            && addr - s.base + size <= s.len
+                            && in_window(addr - s.base, size, s.len)
                             && !s.host.is_null()
                             && (!write || s.writable) =>
                     {
@@ -1493,7 +1537,7 @@ impl<'a> BlockCtx<'a> {
                     None
                 } else {
                     match space {
-                        Space::Shared if a + size <= self.shared_limit => {
+                        Space::Shared if in_window(a, size, self.shared_limit) => {
                             Some(read_le(&self.shared, a as usize, size))
                         }
                         Space::Global | Space::Generic if a < SHARED_WINDOW => {
@@ -1586,7 +1630,7 @@ impl<'a> BlockCtx<'a> {
                     }),
                 }
             }
-            Space::Shared if hi + size <= self.shared_limit => {
+            Space::Shared if in_window(hi, size, self.shared_limit) => {
                 for_lanes(emask, |l| {
                     let a = base[l].wrapping_add(off as u64);
                     out[l] = extend(read_le(&self.shared, a as usize, size), ty);
@@ -1624,7 +1668,7 @@ impl<'a> BlockCtx<'a> {
                     unsafe { host_write(p.wrapping_add((a - lo) as usize), size, v[l]) };
                 });
             }
-            Space::Shared if hi + size <= self.shared_limit => {
+            Space::Shared if in_window(hi, size, self.shared_limit) => {
                 for_lanes(emask, |l| {
                     let a = base[l].wrapping_add(off as u64);
                     write_le(&mut self.shared, a as usize, size, v[l]);
@@ -1668,7 +1712,7 @@ impl<'a> BlockCtx<'a> {
                 // translation cache or the block's shared memory.
                 let v = vals[0][l as usize];
                 match space {
-                    Space::Shared if a0 + size <= self.shared_limit => {
+                    Space::Shared if in_window(a0, size, self.shared_limit) => {
                         write_le(&mut self.shared, a0 as usize, size, v);
                         continue;
                     }
@@ -1791,7 +1835,7 @@ fn tlb_lookup(
     write: bool,
 ) -> Option<*mut u8> {
     for s in tlb.iter().flatten() {
-        if addr >= s.base && addr - s.base + size <= s.len && (!write || s.writable) {
+        if addr >= s.base && in_window(addr - s.base, size, s.len) && (!write || s.writable) {
             return Some(s.host.wrapping_add((addr - s.base) as usize));
         }
     }
@@ -1815,6 +1859,14 @@ fn lane_range(base: &Lanes, off: i64, emask: u32, size: u64) -> Option<(u64, u64
         }
     }
     (bits % size == 0 && hi.checked_add(size).is_some()).then_some((lo, hi))
+}
+
+/// Whether `size` bytes at `offset` lie inside a window of `len` bytes (shared, local or
+/// parameter memory, a translated span): the end is computed without wrapping, so a
+/// 64-bit offset near 2^64 is outside, never a small one.
+#[inline(always)]
+fn in_window(offset: u64, size: u64, len: u64) -> bool {
+    offset <= len && size <= len - offset
 }
 
 /// Little-endian value of `size` bytes at `i` (the caller checked the bounds).

@@ -5,6 +5,7 @@
 //! `FatbinError::NoCompatiblePtx` (PTX only for architectures above the device),
 //! `fatbin::entries`/`entry_text`/`Entry` (listing a fatbin), and the generic-address
 //! window constants. `Launch::step_limit` counts instructions issued per warp;
+//! `Launch::time_limit` bounds a launch's wall-clock time (`FaultKind::TimeLimit`);
 //! `Stats::instructions` counts thread-instructions.
 //!
 //! `Module::parse` reads PTX text once: tokens (`lex`), a syntax tree (`parse`), then
@@ -220,6 +221,12 @@ pub struct Launch<'a> {
     pub host_threads: usize,
     /// The most instructions one warp may issue before the launch ends in `StepLimit`.
     pub step_limit: Option<u64>,
+    /// The longest the launch may run, from when its first block starts, before it ends
+    /// in `TimeLimit`: a watchdog for CI, where a kernel that never ends (or a grid of
+    /// 2^31 blocks) would otherwise hold the job until it is killed. The executor polls
+    /// the deadline before each block and every 65,536 instructions of a warp, so it
+    /// holds whichever thread runs the launch.
+    pub time_limit: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -244,6 +251,8 @@ pub enum FaultKind {
     Assert,
     /// CUDA_ERROR_LAUNCH_TIMEOUT (702): the step limit was reached.
     StepLimit,
+    /// CUDA_ERROR_LAUNCH_TIMEOUT (702): the launch ran past its time limit.
+    TimeLimit,
     /// A barrier no thread can complete: a GPU hangs; we report it.
     Deadlock,
 }
@@ -271,15 +280,21 @@ impl fmt::Display for KernelFault {
             FaultKind::Trap => "trap",
             FaultKind::Assert => "assertion failed",
             FaultKind::StepLimit => "step limit reached",
+            FaultKind::TimeLimit => "time limit reached",
             FaultKind::Deadlock => "barrier deadlock",
         };
         let [bx, by, bz] = self.block;
         let [tx, ty, tz] = self.thread;
         write!(
             f,
-            "{what} in kernel `{}`, block ({bx},{by},{bz}), thread ({tx},{ty},{tz}), PTX line {}: `{}`",
-            self.kernel, self.line, self.instruction
+            "{what} in kernel `{}`, block ({bx},{by},{bz}), thread ({tx},{ty},{tz})",
+            self.kernel
         )?;
+        // A fault raised before any instruction ran (the launch's checks, a block the
+        // watchdog stopped before it started) has no line to name.
+        if !self.instruction.is_empty() {
+            write!(f, ", PTX line {}: `{}`", self.line, self.instruction)?;
+        }
         if let Some(a) = self.address {
             write!(f, ", address {a:#x}")?;
         }

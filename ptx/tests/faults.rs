@@ -209,3 +209,176 @@ fn a_launch_needing_absurd_host_memory_is_refused_not_allocated() {
         "{f}"
     );
 }
+
+/// A kernel that makes one access of the given PTX at the address in parameter `a`
+/// (`%rd1`), then stores what it read (`%rd2`) to `out`: the access must fault before
+/// the store.
+fn wild_access(access: &str) -> Module {
+    let src = format!(
+        r#"
+.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry wild(.param .u64 a, .param .u64 out)
+{{
+    .reg .b64 %rd<5>;
+    .shared .align 8 .b8 s[64];
+    .local .align 8 .b8 depot[16];
+    ld.param.u64 %rd1, [a];
+    mov.u64 %rd2, 7;
+    {access}
+    ld.param.u64 %rd3, [out];
+    st.global.u64 [%rd3], %rd2;
+    ret;
+}}
+"#
+    );
+    Module::parse(&src).unwrap_or_else(|e| panic!("{access}: {e}"))
+}
+
+#[test]
+fn state_space_addresses_that_wrap_or_leave_their_window_fault() {
+    let wraps = 0xFFFF_FFFF_FFFF_FFF8u64;
+    let window = cumock_ptx::SHARED_WINDOW;
+    // (access, address, the address the fault names, what the message says)
+    let cases: [(&str, u64, &str); 11] = [
+        ("ld.shared.u64 %rd2, [%rd1];", wraps, "shared memory"),
+        ("st.shared.u64 [%rd1], %rd2;", wraps, "shared memory"),
+        (
+            "ld.shared.v2.u32 {%r1, %r2}, [%rd1];",
+            wraps,
+            "shared memory",
+        ),
+        (
+            "atom.shared.add.u64 %rd2, [%rd1], 1;",
+            wraps,
+            "shared memory",
+        ),
+        ("ld.shared.u64 %rd2, [%rd1];", 64, "shared memory"),
+        ("ld.local.u64 %rd2, [%rd1];", wraps, "local memory"),
+        ("st.local.u64 [%rd1], %rd2;", wraps, "local memory"),
+        ("ld.u64 %rd2, [%rd1];", wraps, "no mapping"),
+        ("st.u64 [%rd1], %rd2;", wraps, "no mapping"),
+        ("st.u64 [%rd1], %rd2;", window + 64, "shared memory"),
+        (
+            "ld.u64 %rd2, [%rd1];",
+            window + cumock_ptx::WINDOW_SIZE,
+            "no mapping",
+        ),
+    ];
+    for (access, addr, what) in cases {
+        let src_access = if access.contains("%r1") {
+            format!(".reg .b32 %r<3>;\n    {access}")
+        } else {
+            access.to_string()
+        };
+        let m = wild_access(&src_access);
+        let access = src_access;
+        let mut mem = TestMemory::new();
+        let out = mem.map(&[0u8; 8], true);
+        let p = params(&m.kernels[0], &[addr, out]);
+        for threads in [1, 32] {
+            let l = launch(1, threads, &p);
+            let f = run(&m, 0, &l, &mem)
+                .expect_err(&format!("{access} at {addr:#x} on {threads} threads"));
+            assert_eq!(f.kind, FaultKind::IllegalAddress, "{access}: {f}");
+            // A generic address in a window is named by its offset in that space.
+            let named = if (window..window + cumock_ptx::WINDOW_SIZE).contains(&addr) {
+                addr - window
+            } else {
+                addr
+            };
+            assert_eq!(f.address, Some(named), "{access}: {f}");
+            assert!(f.to_string().contains(what), "{access}: {f}");
+        }
+        assert_eq!(mem.read(out), vec![0u8; 8], "{access}: nothing was stored");
+    }
+}
+
+#[test]
+fn parameter_reads_outside_the_buffer_fault() {
+    // The buffer holds 16 bytes: `a` at 0, `out` at 8.
+    let pw = cumock_ptx::PARAM_WINDOW;
+    let cases: [(&str, u64); 4] = [
+        ("ld.param.u64 %rd2, [out+8];", pw + 16),
+        ("ld.param.u64 %rd2, [a+-8];", pw - 8),
+        ("ld.u64 %rd2, [%rd1];", pw + 16),
+        ("ld.u64 %rd2, [%rd1];", pw + 0xFFFF_FFF8),
+    ];
+    for (access, addr) in cases {
+        let m = wild_access(access);
+        let mut mem = TestMemory::new();
+        let out = mem.map(&[0u8; 8], true);
+        let p = params(&m.kernels[0], &[addr, out]);
+        let f = run(&m, 0, &launch(1, 1, &p), &mem).expect_err(&format!("{access} at {addr:#x}"));
+        assert_eq!(f.kind, FaultKind::IllegalAddress, "{f}");
+        assert!(f.to_string().contains("kernel parameters"), "{f}");
+        assert_eq!(mem.read(out), vec![0u8; 8], "{access}: nothing was stored");
+    }
+    // Inside the buffer: `out` read through its generic address.
+    let m = wild_access("ld.u64 %rd2, [%rd1];");
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 8], true);
+    let p = params(&m.kernels[0], &[pw + 8, out]);
+    run(&m, 0, &launch(1, 1, &p), &mem).unwrap();
+    assert_eq!(mem.read(out), out.to_le_bytes());
+}
+
+/// Runs a launch on a thread of its own and waits at most `guard` for it: a watchdog
+/// that does not hold fails the test instead of hanging it.
+fn run_guarded(
+    m: Module,
+    kernel: usize,
+    l: cumock_ptx::Launch<'static>,
+    guard: std::time::Duration,
+) -> (Result<cumock_ptx::Stats, KernelFault>, std::time::Duration) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mem = TestMemory::new();
+        let t = std::time::Instant::now();
+        let r = run(&m, kernel, &l, &mem);
+        let _ = tx.send((r, t.elapsed()));
+    });
+    rx.recv_timeout(guard)
+        .expect("the launch outlived its time limit: the watchdog did not end it")
+}
+
+#[test]
+fn a_runaway_kernel_and_a_huge_grid_end_at_the_time_limit() {
+    let spin = r#"
+.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry spin()
+{
+    .reg .b32 %r<3>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, 0;
+LOOP:
+    add.u32 %r1, %r1, 1;
+    setp.ne.u32 %p1, %r1, 0;
+    bra LOOP;
+}
+.visible .entry empty()
+{
+    ret;
+}
+"#;
+    let limit = std::time::Duration::from_millis(300);
+    for (kernel, grid) in [("spin", 1), ("empty", (1u32 << 31) - 1)] {
+        let m = Module::parse(spin).unwrap();
+        let k = m.kernel(kernel).unwrap();
+        let mut l = launch(grid, 32, &[]);
+        l.step_limit = None;
+        l.time_limit = Some(limit);
+        let (r, took) = run_guarded(m, k, l, std::time::Duration::from_secs(60));
+        let f = r.expect_err("the launch should end at its time limit");
+        assert_eq!(f.kind, FaultKind::TimeLimit, "{f}");
+        assert!(took >= limit, "ended after {took:?}, before its limit");
+        let msg = f.to_string();
+        assert!(
+            msg.contains(kernel) && msg.contains("time limit of 0.3 s"),
+            "{msg}"
+        );
+    }
+}

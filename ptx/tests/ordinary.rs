@@ -37,6 +37,7 @@ fn go(
         globals: &globals,
         host_threads: threads,
         step_limit: Some(1 << 26),
+        time_limit: None,
         ..launch(1, 1, p)
     };
     run(m, k, &l, mem).unwrap();

@@ -71,7 +71,7 @@ impl Driver {
             return Ok(());
         }
         Self::free_alloc(&mut st.vmm, ptr)?;
-        st.host.managed.remove(&ptr);
+        st.host.remove_managed(ptr);
         Ok(())
     }
 

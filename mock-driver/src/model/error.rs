@@ -15,6 +15,10 @@ pub enum Severity {
     /// The mock does not emulate the function; said once per function, never counted as
     /// the program's misuse.
     NotEmulated,
+    /// The host cannot give what the program asked for (page-locked memory past physical
+    /// memory, device memory past `CUMOCK_DEVICE_MEMORY`): always said, since the program
+    /// may have done nothing wrong and the user may need to give the mock more.
+    HostLimit,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,4 +70,12 @@ pub fn invalid_handle(message: impl Into<Cow<'static, str>>) -> CuError {
 
 pub fn out_of_memory(message: impl Into<Cow<'static, str>>) -> CuError {
     CuError::new(CUDA_ERROR_OUT_OF_MEMORY, message)
+}
+
+/// CUDA_ERROR_OUT_OF_MEMORY because the host's means are exhausted (see `limits`).
+pub fn host_limit(message: impl Into<Cow<'static, str>>) -> CuError {
+    CuError {
+        severity: Severity::HostLimit,
+        ..out_of_memory(message)
+    }
 }

@@ -7,6 +7,7 @@
 
 use super::error::*;
 use super::ids::ContextId;
+use super::limits;
 use super::{Driver, PointerInfo};
 use crate::os;
 use cumock_abi::result::*;
@@ -23,6 +24,10 @@ const REGISTER_READ_ONLY: u32 = 0x8;
 pub struct HostMemory {
     ranges: BTreeMap<u64, HostRange>,
     next_id: u64,
+    /// Bytes of the ranges, bounded by `limits::page_locked_limit`.
+    page_locked: u64,
+    /// Bytes of the managed allocations, bounded as `limits` says.
+    pub managed_bytes: u64,
     /// The cuMemAllocManaged allocations (their starts): memory the host reaches at its
     /// device address (see `managed.rs`).
     pub managed: BTreeMap<u64, super::managed::Managed>,
@@ -93,7 +98,31 @@ impl HostMemory {
     fn insert(&mut self, start: u64, mut r: HostRange) {
         self.next_id += 1;
         r.id = self.next_id;
+        self.page_locked += r.size;
         self.ranges.insert(start, r);
+    }
+
+    fn remove(&mut self, start: u64) {
+        if let Some(r) = self.ranges.remove(&start) {
+            self.page_locked -= r.size;
+        }
+    }
+
+    /// Whether `size` bytes more may be page-locked: the real driver pins them, and a
+    /// host pins no more than its physical memory (see `limits` for why not
+    /// RLIMIT_MEMLOCK).
+    fn check_room(&self, size: u64, what: &str) -> CuResult<()> {
+        let limit = limits::page_locked_limit();
+        if self.page_locked.saturating_add(size) <= limit {
+            return Ok(());
+        }
+        Err(host_limit(format!(
+            "{what} of {size} bytes: the process holds {} bytes of page-locked memory, and \
+             the host may pin {limit} (its physical memory, {} bytes, less a reserve for \
+             the rest of the host)",
+            self.page_locked,
+            os::physical_memory()
+        )))
     }
 }
 
@@ -113,11 +142,7 @@ impl Driver {
         if size == 0 {
             return Ok(0);
         }
-        if size > os::physical_memory() {
-            return Err(out_of_memory(format!(
-                "{size} bytes of page-locked memory is more than the host has"
-            )));
-        }
+        st.host.check_room(size, "cuMemHostAlloc")?;
         let mapping = os::HostMapping::create(size as usize)
             .map_err(|e| out_of_memory(format!("cannot map {size} bytes of host memory: {e}")))?;
         let start = mapping.base() as u64;
@@ -146,7 +171,7 @@ impl Driver {
         let mut st = self.state.lock();
         match st.host.ranges.get(&p) {
             Some(r) if r.mapping.is_some() => {
-                st.host.ranges.remove(&p);
+                st.host.remove(p);
                 Ok(())
             }
             Some(_) => Err(invalid(format!(
@@ -226,6 +251,7 @@ impl Driver {
             }
             None => {}
         }
+        st.host.check_room(size, "cuMemHostRegister")?;
         match os::host_range_writable(p, size) {
             None => {
                 return Err(invalid(format!(
@@ -263,7 +289,7 @@ impl Driver {
         let mut st = self.state.lock();
         match st.host.range_at(p) {
             Some((start, r)) if start == p && r.mapping.is_none() => {
-                st.host.ranges.remove(&p);
+                st.host.remove(p);
                 Ok(())
             }
             Some((_, r)) if r.mapping.is_some() => Err(invalid(format!(

@@ -169,7 +169,8 @@ fn exported_fd(fd: i32) -> Option<Export> {
 impl Driver {
     /// cuIpcGetMemHandle: the handle of the cuMemAlloc allocation holding `ptr`.
     pub fn ipc_get_mem_handle(&self, ptr: u64) -> CuResult<[u8; 64]> {
-        let mut st = self.state.lock();
+        // Its bytes move to a file of their own (below): not while a kernel uses them.
+        let mut st = self.lock_unpinned(|st| st.vmm.mapping_at(ptr).map(|m| m.handle));
         st.contexts.require_current()?;
         // Observed: only cuMemAlloc memory, up to its requested size; VMM, pinned host
         // and pool memory are CUDA_ERROR_INVALID_VALUE.

@@ -129,6 +129,15 @@ fn as_location_id(p: Option<Processor>) -> i32 {
     }
 }
 
+impl super::host_memory::HostMemory {
+    /// Forgets the managed allocation at `base` (cuMemFree), if it is one.
+    pub fn remove_managed(&mut self, base: u64) {
+        if let Some(m) = self.managed.remove(&base) {
+            self.managed_bytes -= m.size;
+        }
+    }
+}
+
 pub const ATTACH_GLOBAL: u32 = 0x1;
 pub const ATTACH_HOST: u32 = 0x2;
 
@@ -152,9 +161,23 @@ impl Driver {
         let rounded = size
             .checked_next_multiple_of(g)
             .ok_or_else(|| out_of_memory("size overflows"))?;
-        if rounded > crate::os::physical_memory() {
-            return Err(out_of_memory(format!(
-                "{size} bytes of managed memory is more than the host has"
+        // A real system bounds managed memory by device plus host memory; here the device
+        // memory is what the mock may back (`limits::Backing`), the host memory what it
+        // may pin. Touched directly by the program, managed memory is host memory the
+        // mock cannot count page by page, so it is bounded when allocated.
+        let limit = st
+            .vmm
+            .backing
+            .limit()
+            .saturating_add(super::limits::page_locked_limit());
+        if st.host.managed_bytes.saturating_add(size) > limit {
+            return Err(host_limit(format!(
+                "cuMemAllocManaged of {size} bytes: the process holds {} bytes of managed \
+                 memory, and may hold {limit}: the device memory the mock may back ({} bytes; \
+                 CUMOCK_DEVICE_MEMORY sets it) plus the host memory it may pin ({} bytes)",
+                st.host.managed_bytes,
+                st.vmm.backing.limit(),
+                super::limits::page_locked_limit()
             )));
         }
         let prop = AllocationProp {
@@ -187,6 +210,7 @@ impl Driver {
             return Err(e);
         }
         st.host.managed.insert(base, Managed::new(size));
+        st.host.managed_bytes += size;
         Ok(base)
     }
 }

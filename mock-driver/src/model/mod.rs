@@ -30,6 +30,7 @@ pub mod error;
 pub mod host_memory;
 pub mod ids;
 pub mod ipc;
+pub mod limits;
 pub mod managed;
 pub mod mappings;
 pub mod memory;

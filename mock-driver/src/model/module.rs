@@ -18,6 +18,7 @@ use crate::host_bytes::HostBytes;
 use cumock_abi::result::*;
 use cumock_ptx as ptx;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 const MODULE_TAG: u64 = 0x00d0_0000_0000_0000;
@@ -204,6 +205,9 @@ struct KernelMemory<'a> {
     driver: &'a Driver,
     device: usize,
     touched: parking_lot::Mutex<Vec<Segment>>,
+    /// Set when a translation failed because the host cannot back the memory (see
+    /// `limits`): the launch then ends in CUDA_ERROR_OUT_OF_MEMORY, not in a fault.
+    out_of_memory: AtomicBool,
 }
 
 // Safety: every span comes from `Vmm::segments` for a whole mapping, and its allocation is
@@ -232,6 +236,11 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
         let segs = st
             .vmm
             .segments(start, size, self.device, need)
+            .inspect_err(|e| {
+                if e.code == CUDA_ERROR_OUT_OF_MEMORY {
+                    self.out_of_memory.store(true, Ordering::Relaxed);
+                }
+            })
             .map_err(|e| ptx::Fault {
                 message: format!(
                     "{} (the mapping {start:#x}+{size:#x} of reservation {:#x})",
@@ -287,7 +296,7 @@ fn fault_code(kind: ptx::FaultKind) -> cumock_abi::CUresult {
         ptx::FaultKind::IllegalInstruction => CUDA_ERROR_ILLEGAL_INSTRUCTION,
         ptx::FaultKind::Trap => CUDA_ERROR_LAUNCH_FAILED,
         ptx::FaultKind::Assert => CUDA_ERROR_ASSERT,
-        ptx::FaultKind::StepLimit => CUDA_ERROR_LAUNCH_TIMEOUT,
+        ptx::FaultKind::StepLimit | ptx::FaultKind::TimeLimit => CUDA_ERROR_LAUNCH_TIMEOUT,
         // A GPU hangs on a barrier nobody completes; the mock ends the launch instead.
         ptx::FaultKind::Deadlock => CUDA_ERROR_LAUNCH_FAILED,
     }
@@ -885,7 +894,8 @@ impl Driver {
             (program, kernel, globals, device)
         };
         let sm_count = self.device_attribute(device, DEV_MULTIPROCESSOR_COUNT, 132) as u32;
-        let (host_threads, step_limit) = (host_threads(), step_limit());
+        let (host_threads, step_limit, time_limit) =
+            (host_threads(), step_limit(), kernel_timeout());
         let stream = req.stream;
         self.enqueue_work(
             stream,
@@ -900,6 +910,7 @@ impl Driver {
                     sm_count,
                     host_threads,
                     step_limit,
+                    time_limit,
                 };
                 self.run_kernel(&program, kernel, &launch, device);
             }),
@@ -924,6 +935,7 @@ impl Driver {
             driver: self,
             device,
             touched: parking_lot::Mutex::new(Vec::new()),
+            out_of_memory: AtomicBool::new(false),
         };
         let result = ptx::run(program, kernel, launch, &memory);
         let mut st = self.state.lock();
@@ -935,8 +947,24 @@ impl Driver {
         pinned.dedup();
         st.vmm.unpin(pinned);
         if let Err(fault) = result {
-            let code = fault_code(fault.kind);
-            let message = format!("kernel fault: {fault}");
+            // Memory the host could not back ends the kernel as a GPU's memory never
+            // would: the program is told so, and how to give the mock more.
+            let code = if memory.out_of_memory.load(Ordering::Relaxed) {
+                CUDA_ERROR_OUT_OF_MEMORY
+            } else {
+                fault_code(fault.kind)
+            };
+            let mut message = if code == CUDA_ERROR_OUT_OF_MEMORY {
+                format!("kernel stopped, out of host memory to back the device's: {fault}")
+            } else {
+                format!("kernel fault: {fault}")
+            };
+            if fault.kind == ptx::FaultKind::TimeLimit {
+                message.push_str(&format!(
+                    " (CUMOCK_KERNEL_TIMEOUT=SECONDS sets the limit, 0 for none; the default \
+                     is {DEFAULT_KERNEL_TIMEOUT_S} s)"
+                ));
+            }
             crate::diagnostics::kernel_fault(&message);
             st.sticky[device] = Some(CuError::new(
                 code,
@@ -1019,6 +1047,33 @@ fn host_threads() -> usize {
         .and_then(|v| v.parse().ok())
         .filter(|n: &usize| *n > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// A launch's wall-clock limit when `CUMOCK_KERNEL_TIMEOUT` says nothing: five minutes,
+/// far beyond what a kernel of a test suite takes on the host, and far below the hours
+/// after which a CI job that hangs is killed without a word.
+const DEFAULT_KERNEL_TIMEOUT_S: u64 = 300;
+
+/// A GPU with a display has a watchdog that ends a long kernel in
+/// CUDA_ERROR_LAUNCH_TIMEOUT; a compute GPU has none and hangs. The mock bounds every
+/// launch by default (`CUMOCK_KERNEL_TIMEOUT=SECONDS`, fractions allowed; 0: no limit),
+/// so that a runaway kernel ends a CI job with a message rather than hanging it. The
+/// executor polls the deadline, so it holds whichever thread runs the launch.
+fn kernel_timeout() -> Option<std::time::Duration> {
+    let secs = match std::env::var("CUMOCK_KERNEL_TIMEOUT") {
+        Ok(v) => match v.trim().parse::<f64>() {
+            Ok(s) if s.is_finite() && s >= 0.0 => s,
+            _ => {
+                eprintln!(
+                    "cumock: CUMOCK_KERNEL_TIMEOUT={v:?} is not a number of seconds: the \
+                     default, {DEFAULT_KERNEL_TIMEOUT_S} s, holds"
+                );
+                DEFAULT_KERNEL_TIMEOUT_S as f64
+            }
+        },
+        Err(_) => DEFAULT_KERNEL_TIMEOUT_S as f64,
+    };
+    (secs > 0.0).then(|| std::time::Duration::from_secs_f64(secs.min(1e9)))
 }
 
 /// A GPU has no watchdog for compute kernels, so an endless loop hangs it; the mock does

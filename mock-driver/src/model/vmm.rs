@@ -13,6 +13,7 @@
 
 use super::error::*;
 use super::ids::{AllocationId, ContextId};
+use super::limits::Backing;
 use super::mappings::Mappings;
 use super::memory::{AddressPool, ArenaRange, DeviceMemory};
 use super::reservations::Reservations;
@@ -234,6 +235,8 @@ pub struct Vmm {
     /// `CUMOCK_LENIENT=1`: let pass what the real driver lets pass although CUDA's
     /// documentation forbids it (a map running past the end of its reservation).
     pub lenient: bool,
+    /// Device memory touched so far, against what the mock may back (`limits`).
+    pub backing: Backing,
 }
 
 impl Vmm {
@@ -244,6 +247,7 @@ impl Vmm {
             mappings: Mappings::new(granularity),
             next_handle: 1,
             lenient: std::env::var("CUMOCK_LENIENT").is_ok_and(|v| v == "1"),
+            backing: Backing::from_env(),
             ..Default::default()
         }
     }
@@ -502,7 +506,10 @@ impl Vmm {
             self.used[d] -= a.size;
         }
         let a = self.allocations.remove(&id).expect("found above");
-        let touched = a.touched.into_inner();
+        let touched = a.touched.load(Ordering::Relaxed);
+        if touched && Self::backed(&a) {
+            self.backing.uncommit(a.size);
+        }
         if self.pins.contains_key(&id) {
             self.pinned_gone.push((id, a.storage, touched));
         } else {
@@ -1154,7 +1161,7 @@ impl Vmm {
                 .allocations
                 .get(&id)
                 .expect("a mapped allocation lives");
-            a.touched.store(true, Ordering::Relaxed);
+            self.first_touch(a, m.start)?;
             out.push(Segment {
                 allocation: id,
                 ptr: self.host_ptr(a).offset((at - m.start) as usize),
@@ -1163,6 +1170,32 @@ impl Vmm {
             at += take;
         }
         Ok(out)
+    }
+
+    /// Device memory of this process's own, whose pages the host gives when touched:
+    /// what `backing` counts (imports were counted by their exporter; memory located on
+    /// the host is the host's, as page-locked or managed memory).
+    fn backed(a: &PhysicalAllocation) -> bool {
+        a.prop.device().is_some() && !a.imported
+    }
+
+    /// Marks an allocation touched as its bytes are handed out, counting it whole as
+    /// backed the first time, or refusing if the host cannot back it (see `limits`). The
+    /// state's lock is held, so no two first touches race.
+    fn first_touch(&self, a: &PhysicalAllocation, at: u64) -> CuResult<()> {
+        if a.touched.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if Self::backed(a) {
+            self.backing.commit(a.size).map_err(|why| {
+                host_limit(format!(
+                    "the allocation mapped at {at:#x} ({} bytes) cannot be touched: {why}",
+                    a.size
+                ))
+            })?;
+        }
+        a.touched.store(true, Ordering::Relaxed);
+        Ok(())
     }
 
     fn host_ptr(&self, a: &PhysicalAllocation) -> HostPtr {

@@ -155,10 +155,22 @@ impl Driver {
     /// file of its own until the kernel ends: the call waits for that without the
     /// state's lock, which the kernel may need (no other work waits meanwhile).
     pub fn export(&self, handle: u64, handle_type: i32, flags: u64) -> CuResult<OwnedFd> {
+        self.lock_unpinned(|_| Some(handle))
+            .vmm
+            .export(handle, handle_type, flags)
+    }
+
+    /// The state's lock, taken at a moment when no running kernel pins the allocation
+    /// `handle_of` names (its bytes are about to move to a file of their own). The wait
+    /// happens without the lock, which the kernel may need to go on.
+    pub(super) fn lock_unpinned(
+        &self,
+        handle_of: impl Fn(&super::State) -> Option<u64>,
+    ) -> parking_lot::MutexGuard<'_, super::State> {
         loop {
-            let mut st = self.state.lock();
-            if !st.vmm.export_waits_for_kernel(handle) {
-                return st.vmm.export(handle, handle_type, flags);
+            let st = self.state.lock();
+            if !handle_of(&st).is_some_and(|h| st.vmm.export_waits_for_kernel(h)) {
+                return st;
             }
             drop(st);
             std::thread::sleep(std::time::Duration::from_micros(100));

@@ -211,5 +211,6 @@ pub fn launch<'a>(grid: u32, block: u32, params: &'a [u8]) -> Launch<'a> {
         sm_count: 132,
         host_threads: 2,
         step_limit: Some(1 << 24),
+        time_limit: None,
     }
 }
