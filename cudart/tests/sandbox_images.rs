@@ -90,8 +90,18 @@ fn wrapper_cycles_and_wild_wrappers_are_refused_at_registration() {
         std::thread::sleep(Duration::from_millis(20));
     };
     let (mut out, mut err) = (String::new(), String::new());
-    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     assert!(status.success(), "{status}\n{out}\n{err}");
     assert!(out.contains("handles null null null"), "{out}\n{err}");
     // The kernels' fatbins were never registered: their launches fail (the runtime's
@@ -99,6 +109,12 @@ fn wrapper_cycles_and_wild_wrappers_are_refused_at_registration() {
     assert!(out.contains("launch self = 400"), "{out}\n{err}");
     assert!(out.contains("launch pair = 400"), "{out}\n{err}");
     assert!(err.contains("points to the wrapper itself"), "{err}");
-    assert!(err.contains("has magic 0x466243b1, not a fatbin's"), "{err}");
-    assert!(err.contains("the fatbin wrapper at 0x10 is not readable"), "{err}");
+    assert!(
+        err.contains("has magic 0x466243b1, not a fatbin's"),
+        "{err}"
+    );
+    assert!(
+        err.contains("the fatbin wrapper at 0x10 is not readable"),
+        "{err}"
+    );
 }

@@ -604,7 +604,11 @@ mod tests {
         let e = within_bounds(move || p(&signs)).unwrap_err();
         assert_eq!(e.line, 2, "{e}");
         // Within the bound, the same form is taken.
-        let fine = format!("init\nva = reserve {}4096{}\n", "(".repeat(60), ")".repeat(60));
+        let fine = format!(
+            "init\nva = reserve {}4096{}\n",
+            "(".repeat(60),
+            ")".repeat(60)
+        );
         within_bounds(move || p(&fine)).unwrap();
     }
 
@@ -612,7 +616,8 @@ mod tests {
     fn special_and_oversized_case_files_are_refused_naming_them() {
         let e = within_bounds(|| parse_file(Path::new("/dev/zero"))).unwrap_err();
         assert!(
-            e.to_string().contains("/dev/zero is a device, not a regular file"),
+            e.to_string()
+                .contains("/dev/zero is a device, not a regular file"),
             "{e}"
         );
         let dir = std::env::temp_dir().join(format!("cumock-case-files-{}", std::process::id()));
@@ -627,7 +632,10 @@ mod tests {
         let f = std::fs::File::create(&big).unwrap();
         f.set_len(crate::files::MAX_CASE_BYTES + 1).unwrap();
         let e = within_bounds(move || parse_file(&big)).unwrap_err();
-        assert!(e.to_string().contains("is larger than 16777216 bytes"), "{e}");
+        assert!(
+            e.to_string().contains("is larger than 16777216 bytes"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

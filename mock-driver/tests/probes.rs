@@ -191,9 +191,7 @@ fn two_gpus_probe_matches_the_2_gpu_h200_host() {
 /// section on its own: no crash, no timeout, no section cut short.
 #[test]
 fn sandbox_images_probe_matches_the_h200_or_runs_clean() {
-    let golden = common::workspace()
-        .join(GOLDENS)
-        .join("sandbox_images.txt");
+    let golden = common::workspace().join(GOLDENS).join("sandbox_images.txt");
     if golden.is_file() {
         return compare("sandbox_images", &[]);
     }
@@ -206,6 +204,13 @@ fn sandbox_images_probe_matches_the_h200_or_runs_clean() {
         .lines()
         .filter(|l| l.contains("crash:") || l.contains("setup failed") || l.starts_with("  exit "))
         .collect();
-    assert!(bad.is_empty(), "the probe did not end cleanly on the mock: {bad:?}\n{out}");
-    assert_eq!(sections(&out).len(), 11, "10 sections and the preamble:\n{out}");
+    assert!(
+        bad.is_empty(),
+        "the probe did not end cleanly on the mock: {bad:?}\n{out}"
+    );
+    assert_eq!(
+        sections(&out).len(),
+        11,
+        "10 sections and the preamble:\n{out}"
+    );
 }

@@ -22,7 +22,11 @@ fn fatbin_of(payload: &[u8], flags: u64, uncompressed_size: u64) -> Vec<u8> {
     entry[0..2].copy_from_slice(&1u16.to_le_bytes());
     entry[4..8].copy_from_slice(&64u32.to_le_bytes());
     entry[8..16].copy_from_slice(&(padded as u64).to_le_bytes());
-    let compressed = if flags & FLAG_ZSTD != 0 { payload.len() } else { 0 };
+    let compressed = if flags & FLAG_ZSTD != 0 {
+        payload.len()
+    } else {
+        0
+    };
     entry[16..20].copy_from_slice(&(compressed as u32).to_le_bytes());
     entry[28..32].copy_from_slice(&90u32.to_le_bytes());
     entry[40..48].copy_from_slice(&flags.to_le_bytes());
@@ -85,7 +89,11 @@ fn a_zstd_entry_decompresses_to_its_declared_size_and_no_further() {
             // Declaring the 5 GiB is refused before decompressing anything.
             let honest_bomb = fatbin_of(&zstd_frame(PTX.as_bytes(), 40_000), FLAG_ZSTD, 5 << 30);
             let e = fatbin::select_ptx(&honest_bomb, 90).unwrap_err();
-            assert!(e.to_string().contains("declares 5368709120 uncompressed bytes"), "{e}");
+            assert!(
+                e.to_string()
+                    .contains("declares 5368709120 uncompressed bytes"),
+                "{e}"
+            );
         },
     );
 }
@@ -164,7 +172,10 @@ fn deep_nesting_and_long_call_chains_are_errors_or_loads_never_a_stack_overflow(
             let n = 20_000;
             let mut chain = head.to_owned();
             for i in 0..n {
-                chain.push_str(&format!(".func f{i}()\n{{ call.uni f{}, (); ret; }}\n", (i + 1) % n));
+                chain.push_str(&format!(
+                    ".func f{i}()\n{{ call.uni f{}, (); ret; }}\n",
+                    (i + 1) % n
+                ));
             }
             chain.push_str(".visible .entry k() { call.uni f0, (); ret; }\n");
             let e = Module::parse(&chain).unwrap_err();

@@ -388,7 +388,10 @@ mod tests {
     #[test]
     fn special_and_oversized_files_are_refused_naming_them() {
         let e = read_file("/dev/zero", 1 << 20).unwrap_err();
-        assert!(e.to_string().contains("/dev/zero is a character device"), "{e}");
+        assert!(
+            e.to_string().contains("/dev/zero is a character device"),
+            "{e}"
+        );
         let e = read_file("/", 1 << 20).unwrap_err();
         assert!(e.to_string().contains("/ is a directory"), "{e}");
         let dir = std::env::temp_dir().join(format!("cumock-images-{}", std::process::id()));

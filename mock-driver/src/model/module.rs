@@ -557,7 +557,11 @@ impl Driver {
     /// the device's per-block limit (48 KiB). `.local` is not limited here: ptxas takes
     /// any frame, and the launch refuses what the device cannot give (`launch`).
     fn check_declared_sizes(&self, device: usize, program: &ptx::Module) -> CuResult<()> {
-        let param_limit: usize = if program.version >= (8, 1) { 32764 } else { 4352 };
+        let param_limit: usize = if program.version >= (8, 1) {
+            32764
+        } else {
+            4352
+        };
         let shared_limit = self.device_attribute(
             device,
             attr::DEV_MAX_SHARED_MEMORY_PER_BLOCK,
