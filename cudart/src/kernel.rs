@@ -24,17 +24,44 @@ pub struct Dim3 {
     pub z: c_uint,
 }
 
-/// `__fatBinC_Wrapper_t` (fatbinary_section.h): what nvcc passes to
-/// __cudaRegisterFatBinary.
-#[repr(C)]
-struct FatbinWrapper {
-    magic: c_int,
-    version: c_int,
-    data: *const u64,
-    filename_or_fatbins: *mut c_void,
-}
+/// `__fatBinC_Wrapper_t` (fatbinary_section.h), what nvcc passes to
+/// __cudaRegisterFatBinary: { int magic, int version, const void *data, void
+/// *filename_or_fatbins }, read from the program's memory as bytes (`wrapper_data`).
+const FATBIN_WRAPPER_MAGIC: u32 = 0x466243b1;
+const FATBIN_MAGIC: u32 = 0xBA55_ED50;
 
-const FATBIN_WRAPPER_MAGIC: c_int = 0x466243b1;
+/// The fatbin a wrapper points to, checked before it is recorded: the wrapper readable
+/// and of the right magic, its data a readable fatbin (not the wrapper itself, nor
+/// another wrapper: nvcc writes one level, and a cycle of wrappers has no fatbin in it).
+fn wrapper_data(wrapper: *const c_void) -> Result<usize, String> {
+    let at = wrapper as u64;
+    let mut w = [0u8; 16];
+    if crate::os::read_program_memory(at, &mut w) < 16 {
+        return Err(format!("the fatbin wrapper at {at:#x} is not readable"));
+    }
+    let magic = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+    if magic != FATBIN_WRAPPER_MAGIC {
+        return Err(format!(
+            "wrapper magic {magic:#x} is not {FATBIN_WRAPPER_MAGIC:#x}"
+        ));
+    }
+    let data = u64::from_le_bytes(w[8..16].try_into().expect("8 bytes"));
+    let mut m = [0u8; 4];
+    if data == 0 || crate::os::read_program_memory(data, &mut m) < 4 {
+        return Err(format!(
+            "the wrapper's fatbin pointer {data:#x} is not readable"
+        ));
+    }
+    match u32::from_le_bytes(m) {
+        FATBIN_MAGIC => Ok(data as usize),
+        FATBIN_WRAPPER_MAGIC if data == at => {
+            Err("the wrapper's fatbin pointer points to the wrapper itself".into())
+        }
+        other => Err(format!(
+            "the wrapper's fatbin at {data:#x} has magic {other:#x}, not a fatbin's {FATBIN_MAGIC:#x}"
+        )),
+    }
+}
 
 struct Fatbin {
     /// The fatbin image (magic 0xBA55ED50), in the program's data.
@@ -73,30 +100,31 @@ fn guarded(name: &str, f: impl FnOnce()) {
     }
 }
 
-/// # Safety
-/// `fat_cubin` is NULL or the `__fatBinC_Wrapper_t` nvcc emitted.
+/// `fat_cubin` should be the `__fatBinC_Wrapper_t` nvcc emitted; anything else (NULL, a
+/// wild pointer, a wrapper pointing to itself) is refused with a message, never followed.
 #[no_mangle]
-pub unsafe extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c_void {
+pub extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c_void {
     let mut handle = std::ptr::null_mut();
     guarded("__cudaRegisterFatBinary", || {
-        // Safety: the caller's contract.
-        let Some(w) = (unsafe { (fat_cubin as *const FatbinWrapper).as_ref() }) else {
+        if fat_cubin.is_null() {
             eprintln!("cumock: __cudaRegisterFatBinary: NULL fatbin");
             return;
-        };
-        if w.magic != FATBIN_WRAPPER_MAGIC {
-            eprintln!("cumock: __cudaRegisterFatBinary: wrapper magic {:#x} is not {FATBIN_WRAPPER_MAGIC:#x}; its kernels will not launch", w.magic);
-            return;
         }
-        let _ = (w.version, w.filename_or_fatbins);
+        let image = match wrapper_data(fat_cubin) {
+            Ok(image) => image,
+            Err(why) => {
+                eprintln!("cumock: __cudaRegisterFatBinary: {why}; its kernels will not launch");
+                return;
+            }
+        };
         // The handle nvcc's code keeps and gives back: a cell of our own holding the image,
         // so that it is a real pointer, distinct per fatbin.
-        let cell: *mut *mut c_void = Box::into_raw(Box::new(w.data as *mut c_void));
+        let cell: *mut *mut c_void = Box::into_raw(Box::new(image as *mut c_void));
         with_registry(|r| {
             r.fatbins.insert(
                 cell as usize,
                 Fatbin {
-                    image: w.data as usize,
+                    image,
                     modules: HashMap::new(),
                 },
             )

@@ -89,12 +89,15 @@ const DIRECTIVES: &[ops::Spec] = &[
 ];
 
 pub fn parse_file(path: &Path) -> Result<Case, ParseError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ParseError {
-        file: path.display().to_string(),
-        line: 0,
-        col: 0,
-        message: format!("cannot read: {e}"),
-    })?;
+    let text =
+        crate::files::read_regular_file(path, crate::files::MAX_CASE_BYTES).map_err(|message| {
+            ParseError {
+                file: path.display().to_string(),
+                line: 0,
+                col: 0,
+                message,
+            }
+        })?;
     parse(path, &text)
 }
 
@@ -570,6 +573,70 @@ mod tests {
             }
         }
         assert!(n >= 100, "only {n} cases");
+    }
+
+    /// Runs `f` on a thread with a small stack and a deadline: a regression to unbounded
+    /// recursion overflows that stack (aborting the test binary: a failure, not a hang),
+    /// and one to a blocking read or an endless loop fails at the deadline.
+    fn within_bounds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || {
+                let _ = tx.send(f());
+            })
+            .unwrap();
+        rx.recv_timeout(std::time::Duration::from_secs(30))
+            .expect("still running after 30 s: a hang, or a read without end")
+    }
+
+    #[test]
+    fn nesting_past_the_bound_is_an_error_with_its_line_not_a_stack_overflow() {
+        let deep = format!(
+            "init\nva = reserve {}4096{}\n",
+            "(".repeat(30_000),
+            ")".repeat(30_000)
+        );
+        let e = within_bounds(move || p(&deep)).unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("more than 64 deep"), "{e}");
+        let signs = format!("init\nva = reserve {}1\n", "-".repeat(30_000));
+        let e = within_bounds(move || p(&signs)).unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        // Within the bound, the same form is taken.
+        let fine = format!(
+            "init\nva = reserve {}4096{}\n",
+            "(".repeat(60),
+            ")".repeat(60)
+        );
+        within_bounds(move || p(&fine)).unwrap();
+    }
+
+    #[test]
+    fn special_and_oversized_case_files_are_refused_naming_them() {
+        let e = within_bounds(|| parse_file(Path::new("/dev/zero"))).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("/dev/zero is a device, not a regular file"),
+            "{e}"
+        );
+        let dir = std::env::temp_dir().join(format!("cumock-case-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo.case");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // Safety: a NUL-terminated path of ours.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = within_bounds(move || parse_file(&fifo)).unwrap_err();
+        assert!(e.to_string().contains("is a FIFO"), "{e}");
+        let big = dir.join("big.case");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(crate::files::MAX_CASE_BYTES + 1).unwrap();
+        let e = within_bounds(move || parse_file(&big)).unwrap_err();
+        assert!(
+            e.to_string().contains("is larger than 16777216 bytes"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     mod fuzz {

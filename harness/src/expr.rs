@@ -29,6 +29,7 @@ fn evaluate(text: &str, vars: Option<&HashMap<String, u64>>) -> Result<u64, Stri
         pos: 0,
         vars,
         text,
+        depth: 0,
     };
     let v = p.sum()?;
     if p.pos != p.tokens.len() {
@@ -119,11 +120,18 @@ fn lex(text: &str) -> Result<Vec<Tok>, String> {
     Ok(out)
 }
 
+/// How deep parentheses and unary minuses may nest: far more than any case needs, and
+/// few enough that the recursive descent stays within the smallest thread stack (a case
+/// with 30,000 nested parentheses overflowed it).
+const MAX_DEPTH: u32 = 64;
+
 struct Parser<'a> {
     tokens: Vec<Tok>,
     pos: usize,
     vars: Option<&'a HashMap<String, u64>>,
     text: &'a str,
+    /// Nesting of the atom being parsed.
+    depth: u32,
 }
 
 impl Parser<'_> {
@@ -164,6 +172,19 @@ impl Parser<'_> {
     }
 
     fn atom(&mut self) -> Result<u64, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!(
+                "`{}` nests parentheses or signs more than {MAX_DEPTH} deep",
+                shorten(self.text)
+            ));
+        }
+        self.depth += 1;
+        let v = self.atom_inner();
+        self.depth -= 1;
+        v
+    }
+
+    fn atom_inner(&mut self) -> Result<u64, String> {
         let t = self
             .tokens
             .get(self.pos)
@@ -193,6 +214,14 @@ impl Parser<'_> {
             }
             other => Err(format!("unexpected `{}` in `{}`", other.show(), self.text)),
         }
+    }
+}
+
+/// The start of a long expression, for a message that stays one line.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text.to_owned(),
     }
 }
 

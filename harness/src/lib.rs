@@ -12,6 +12,7 @@ pub mod diff;
 pub mod driver;
 pub mod exec;
 pub mod expr;
+pub mod files;
 pub mod message;
 pub mod normalize;
 pub mod ops;

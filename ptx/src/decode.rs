@@ -378,11 +378,16 @@ fn var_size(v: &VarDecl) -> Result<(u64, u32), LoadError> {
     Ok((size, align))
 }
 
-fn init_bytes(v: &VarDecl, size: u64) -> Result<Vec<u8>, LoadError> {
+/// The initialised prefix of a variable: its initialisers' bytes, and nothing for the
+/// zeros after them, so that a huge variable with a short initialiser costs its
+/// initialiser, not its size (the device memory it lands in is sparse).
+fn init_bytes(v: &VarDecl) -> Result<Vec<u8>, LoadError> {
+    if v.init.is_empty() {
+        return Ok(Vec::new());
+    }
     let ty = Ty::from_name(&v.ty).unwrap_or(Ty::B8);
     let elem = ty.bytes() as usize;
-    let mut out = vec![0u8; size as usize];
-    if v.init.len() > v.count.unwrap_or(0) as usize {
+    if v.init.len() as u64 > v.count.unwrap_or(0) {
         return Err(LoadError::at(
             v.line,
             v.column,
@@ -390,18 +395,30 @@ fn init_bytes(v: &VarDecl, size: u64) -> Result<Vec<u8>, LoadError> {
             "too many initializers",
         ));
     }
-    for (i, x) in v.init.iter().enumerate() {
-        let bits = match (x, ty) {
-            (Opnd::Int(v), Ty::F32) => (*v as i64 as f32).to_bits() as u64,
-            (Opnd::Int(v), Ty::F64) => (*v as i64 as f64).to_bits(),
-            (Opnd::Int(v), _) => *v,
-            (Opnd::F32(b), Ty::F64) => (f32::from_bits(*b) as f64).to_bits(),
-            (Opnd::F32(b), _) => *b as u64,
-            (Opnd::F64(b), Ty::F32) => (f64::from_bits(*b) as f32).to_bits() as u64,
-            (Opnd::F64(b), _) => *b,
+    // ptxas (13.0) takes `.b128 x[n] = {...}`, each value zero-extended to 128 bits, and
+    // refuses an initialised scalar `.b128` ("Initial value type mismatch").
+    if ty == Ty::B128 && !v.is_array {
+        return Err(LoadError::at(
+            v.line,
+            v.column,
+            LoadErrorKind::Semantic,
+            "initial value type mismatch: a `.b128` variable is initialised only as an array (`x[1] = {...}`)",
+        ));
+    }
+    let mut out = Vec::with_capacity(v.init.len() * elem);
+    for x in &v.init {
+        let bits: u128 = match (x, ty) {
+            (Opnd::Int(v), Ty::F32) => (*v as i64 as f32).to_bits().into(),
+            (Opnd::Int(v), Ty::F64) => (*v as i64 as f64).to_bits().into(),
+            (Opnd::Int(v), _) => (*v).into(),
+            (Opnd::F32(b), Ty::F64) => (f32::from_bits(*b) as f64).to_bits().into(),
+            (Opnd::F32(b), _) => (*b).into(),
+            (Opnd::F64(b), Ty::F32) => (f64::from_bits(*b) as f32).to_bits().into(),
+            (Opnd::F64(b), _) => (*b).into(),
             _ => 0,
         };
-        out[i * elem..(i + 1) * elem].copy_from_slice(&bits.to_le_bytes()[..elem]);
+        // Every type is at most 16 bytes wide, so its bytes are a prefix of a u128's.
+        out.extend_from_slice(&bits.to_le_bytes()[..elem.min(16)]);
     }
     Ok(out)
 }
@@ -440,7 +457,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                     },
                     size,
                     align,
-                    init: init_bytes(v, size)?,
+                    init: init_bytes(v)?,
                 });
             }
             VarSpace::Shared if v.count.is_none() => {
@@ -611,35 +628,40 @@ fn call_graph(ast: &Ast) -> HashMap<&str, Vec<&str>> {
 
 fn check_recursion(ast: &Ast) -> Result<(), LoadError> {
     let calls = call_graph(ast);
-    // Depth-first search for a cycle.
-    fn visit<'a>(
-        n: &'a str,
-        calls: &HashMap<&'a str, Vec<&'a str>>,
-        state: &mut HashMap<&'a str, u8>,
-    ) -> Option<&'a str> {
-        match state.get(n) {
-            Some(1) => return Some(n),
-            Some(2) => return None,
-            _ => {}
-        }
-        state.insert(n, 1);
-        for c in calls.get(n).into_iter().flatten() {
-            if let Some(r) = visit(c, calls, state) {
-                return Some(r);
-            }
-        }
-        state.insert(n, 2);
-        None
-    }
-    let mut state = HashMap::new();
+    // Depth-first search for a cycle, with a stack of its own: a chain of 100,000
+    // functions each calling the next must not overflow the loading thread's stack.
+    // State: absent = not seen, 1 = on the current path, 2 = done.
+    let mut state: HashMap<&str, u8> = HashMap::new();
     for f in &ast.funcs {
-        if let Some(n) = visit(&f.name, &calls, &mut state) {
-            return Err(LoadError::at(
-                f.line,
-                f.column,
-                LoadErrorKind::Unsupported,
-                format!("recursive calls (through `{n}`) are not supported"),
-            ));
+        if state.contains_key(f.name.as_str()) {
+            continue;
+        }
+        // Each frame: a function and the index of its next callee to visit.
+        let mut path: Vec<(&str, usize)> = vec![(f.name.as_str(), 0)];
+        state.insert(f.name.as_str(), 1);
+        while let Some(&mut (n, ref mut next)) = path.last_mut() {
+            let callees = calls.get(n).map(Vec::as_slice).unwrap_or(&[]);
+            let Some(&c) = callees.get(*next) else {
+                state.insert(n, 2);
+                path.pop();
+                continue;
+            };
+            *next += 1;
+            match state.get(c) {
+                Some(1) => {
+                    return Err(LoadError::at(
+                        f.line,
+                        f.column,
+                        LoadErrorKind::Unsupported,
+                        format!("recursive calls (through `{c}`) are not supported"),
+                    ))
+                }
+                Some(_) => {}
+                None => {
+                    state.insert(c, 1);
+                    path.push((c, 0));
+                }
+            }
         }
     }
     Ok(())

@@ -284,9 +284,10 @@ impl<'a> BlockCtx<'a> {
             w.steps = 0;
         }
         self.shared.fill(0);
-        self.local.clear();
-        self.local
-            .resize(self.local_bytes * self.nthreads as usize, 0);
+        // A fresh zeroed buffer rather than a refill: a large one comes from the system
+        // as untouched zero pages, so a kernel declaring 512 KiB of `.local` a thread costs
+        // what its threads really touch, not a memset of it for every block.
+        self.local = vec![0u8; self.local_bytes * self.nthreads as usize];
         self.bars = [BarState::default(); 16];
         self.exited_threads = 0;
         loop {

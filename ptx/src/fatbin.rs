@@ -27,8 +27,10 @@ pub const WRAPPER_MAGIC: u32 = 0x4662_43B1;
 const KIND_PTX: u16 = 1;
 const FLAG_LZ4: u64 = 0x2000;
 const FLAG_ZSTD: u64 = 0x8000;
-/// Largest decompressed PTX we accept: a corrupt size must not allocate the host away.
-const MAX_PTX_BYTES: u64 = 1 << 30;
+/// Largest decompressed PTX we accept, whatever an entry declares: a corrupt or hostile
+/// size must not allocate the host away. 1 GiB, the mock's cap on a whole module image
+/// (the largest PTX nvcc writes for one translation unit is tens of MiB).
+pub const MAX_PTX_BYTES: u64 = 1 << 30;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FatbinError {
@@ -185,13 +187,16 @@ pub fn entries(image: &[u8]) -> Result<Vec<Entry<'_>>, FatbinError> {
 
 /// The PTX text of an entry, decompressed.
 pub fn entry_text(e: &Entry<'_>) -> Result<String, FatbinError> {
+    let compressed = e.flags & (FLAG_LZ4 | FLAG_ZSTD) != 0;
+    // A compressed entry decompresses to exactly its declared size (nvcc writes it; the
+    // driver sizes its buffer by it): never more, and never more than the global cap.
+    if compressed && e.uncompressed_size > MAX_PTX_BYTES {
+        return malformed(format!(
+            "{e} declares {} uncompressed bytes, more than the {MAX_PTX_BYTES} a module may hold",
+            e.uncompressed_size
+        ));
+    }
     let bytes: Vec<u8> = if e.flags & FLAG_LZ4 != 0 {
-        if e.uncompressed_size > MAX_PTX_BYTES {
-            return malformed(format!(
-                "uncompressed size {} is implausible",
-                e.uncompressed_size
-            ));
-        }
         lz4_flex::block::decompress(e.payload, e.uncompressed_size as usize)
             .map_err(|err| FatbinError::Malformed(format!("LZ4 payload of {e}: {err}")))?
     } else if e.flags & FLAG_ZSTD != 0 {
@@ -199,10 +204,17 @@ pub fn entry_text(e: &Entry<'_>) -> Result<String, FatbinError> {
         let mut dec = ruzstd::StreamingDecoder::new(e.payload)
             .map_err(|err| FatbinError::Malformed(format!("zstd payload of {e}: {err}")))?;
         let mut out = Vec::new();
+        // One byte more than declared tells a payload that runs over from one that fits.
         (&mut dec)
-            .take(MAX_PTX_BYTES)
+            .take(e.uncompressed_size + 1)
             .read_to_end(&mut out)
             .map_err(|err| FatbinError::Malformed(format!("zstd payload of {e}: {err}")))?;
+        if out.len() as u64 > e.uncompressed_size {
+            return malformed(format!(
+                "zstd payload of {e} decompresses to more than its declared {} bytes",
+                e.uncompressed_size
+            ));
+        }
         out
     } else {
         e.payload.to_vec()

@@ -147,7 +147,8 @@ pub struct Global {
     pub space: StateSpace,
     pub size: u64,
     pub align: u32,
-    /// Initial bytes (zero where the PTX gives no initializer), `size` long.
+    /// The initialised prefix: the initialisers' bytes, at most `size` long; every byte
+    /// after it is zero (a huge variable costs only what its initialiser says).
     pub init: Vec<u8>,
 }
 

@@ -53,6 +53,8 @@ pub struct VarDecl {
     pub name: String,
     /// Element count (product of array dimensions); None for `[]` (extern, unsized).
     pub count: Option<u64>,
+    /// Declared with `[...]`: ptxas takes a `.b128` initialiser only for an array.
+    pub is_array: bool,
     pub init: Vec<Opnd>,
     pub is_extern: bool,
     pub line: u32,
@@ -476,7 +478,9 @@ impl<'a> Parser<'a> {
         };
         let name = self.ident()?;
         let mut count = Some(1u64);
+        let mut is_array = false;
         while self.eat_punct('[') {
+            is_array = true;
             if self.eat_punct(']') {
                 count = None;
                 continue;
@@ -498,6 +502,7 @@ impl<'a> Parser<'a> {
             ty,
             name,
             count,
+            is_array,
             init,
             is_extern: false,
             line,

@@ -25,8 +25,7 @@ impl LibraryApi for Mock {
         if library.is_null() {
             return Err(invalid("library is NULL"));
         }
-        // Safety: the image is the program's, read as far as its own header says.
-        let image = unsafe { image_bytes(code)? };
+        let image = image_bytes(code)?;
         out(library, library_handle(d.library_load(image)?))
     }
 

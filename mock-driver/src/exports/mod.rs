@@ -44,8 +44,8 @@ mod vmm;
 
 use crate::boundary::{drv, export_all, out, stream_key};
 use crate::model::error::*;
+use crate::model::images;
 use crate::model::module::Image;
-use cumock_abi::result::*;
 use cumock_abi::*;
 use std::ffi::{c_char, c_void, CStr};
 
@@ -95,52 +95,14 @@ not_emulated! {
 
 // ---------------------------------------------------------------- shared by several nouns
 
-/// Reads a module image from memory: a fatbin (with or without the runtime's wrapper) or
-/// an ELF as long as its header says, text up to its NUL.
-///
-/// # Safety
-/// `image` points to an image the program built, as cuModuleLoadData requires.
-unsafe fn image_bytes(image: *const c_void) -> CuResult<Image> {
+/// Reads a module image from the program's memory (a bare pointer, no length) without
+/// trusting it: `model::images` reads it through the kernel, bounded by its declared
+/// sizes and a cap, so a bad image is CUDA_ERROR_INVALID_IMAGE, never a fault.
+fn image_bytes(image: *const c_void) -> CuResult<Image> {
     if image.is_null() {
         return Err(invalid("image is NULL"));
     }
-    let p = image.cast::<u8>();
-    // Safety: every image is at least a NUL byte; a magic is read only after checking the
-    // first byte could start one, and the headers are read in the order they are laid out.
-    let magic = unsafe { p.cast::<u32>().read_unaligned() };
-    let len = match magic {
-        // The runtime's wrapper: { magic, version, const void *fatbin, ... }.
-        0x466243B1 => {
-            let inner = unsafe { p.add(8).cast::<*const c_void>().read_unaligned() };
-            return unsafe { image_bytes(inner) };
-        }
-        // A fatbin: { magic, u16 version, u16 header size, u64 payload size }.
-        0xBA55ED50 => {
-            let header = unsafe { p.add(6).cast::<u16>().read_unaligned() } as usize;
-            let payload = unsafe { p.add(8).cast::<u64>().read_unaligned() } as usize;
-            header
-                .checked_add(payload)
-                .filter(|n| *n <= 1 << 32)
-                .ok_or_else(|| {
-                    CuError::new(
-                        CUDA_ERROR_INVALID_IMAGE,
-                        "the fatbin's header gives an impossible size",
-                    )
-                })?
-        }
-        // An ELF64 cubin: up to the end of its section header table.
-        0x464C457F => {
-            let shoff = unsafe { p.add(0x28).cast::<u64>().read_unaligned() } as usize;
-            let shentsize = unsafe { p.add(0x3A).cast::<u16>().read_unaligned() } as usize;
-            let shnum = unsafe { p.add(0x3C).cast::<u16>().read_unaligned() } as usize;
-            shoff.saturating_add(shentsize * shnum).min(1 << 32)
-        }
-        _ => unsafe { CStr::from_ptr(p.cast()) }.to_bytes().len(),
-    };
-    // Safety: the image's own header (or its NUL) says it is this long.
-    Ok(Image::classify(unsafe {
-        std::slice::from_raw_parts(p, len)
-    }))
+    images::image_at(&images::OwnProcess, image as u64)
 }
 
 /// Reads a module image from a file (cuModuleLoad, cuLibraryLoadFromFile).
@@ -149,19 +111,7 @@ fn read_image_file(fname: *const c_char) -> CuResult<Image> {
     let path = unsafe { CStr::from_ptr(fname) }
         .to_string_lossy()
         .into_owned();
-    let mut bytes = std::fs::read(&path)
-        .map_err(|e| CuError::new(CUDA_ERROR_FILE_NOT_FOUND, format!("{path}: {e}")))?;
-    // A text file has no NUL; a PTX image in memory ends at one.
-    if let Some(n) = bytes.iter().position(|b| *b == 0) {
-        if !ptx_binary(&bytes) {
-            bytes.truncate(n);
-        }
-    }
-    Ok(Image::classify(&bytes))
-}
-
-fn ptx_binary(bytes: &[u8]) -> bool {
-    cumock_ptx::fatbin::is_fatbin(bytes) || cumock_ptx::fatbin::is_elf(bytes)
+    images::image_file(&path)
 }
 
 /// Writes a call's result to its out-parameter, or, when the call fails, zero there, as

@@ -15,8 +15,7 @@ impl ModuleApi for Mock {
         if module.is_null() {
             return Err(invalid("module is NULL"));
         }
-        // Safety: the image is the program's, read as far as its own header says.
-        let image = unsafe { image_bytes(image)? };
+        let image = image_bytes(image)?;
         out(module, module_handle(d.module_load(image)?))
     }
 

@@ -13,6 +13,7 @@
 //! - `streams`: streams, events and limits (their tables are in `context`);
 //! - `pointers`: cuPointerGetAttribute's view of an address;
 //! - `module`: modules, libraries, launches and the sticky faults of kernels;
+//! - `images`: module images read from the program's memory and from files, bounded;
 //! - `process`: the process's driver, and fork;
 //! - `profile`: the devices' description; `error`: the errors the calls return;
 //! - `ids`: the handles (`ContextId`, `StreamId`, `EventId`, `AllocationId`) and device
@@ -29,6 +30,7 @@ pub mod devices;
 pub mod error;
 pub mod host_memory;
 pub mod ids;
+pub mod images;
 pub mod ipc;
 pub mod limits;
 pub mod managed;

@@ -47,6 +47,7 @@ mod attr {
     pub const CLUSTER_SCHEDULING_POLICY_PREFERENCE: i32 = 15;
 
     pub const DEV_MAX_THREADS_PER_BLOCK: i32 = 1;
+    pub const DEV_MAX_SHARED_MEMORY_PER_BLOCK: i32 = 8;
     pub const DEV_MAX_BLOCK_DIM: [i32; 3] = [2, 3, 4];
     pub const DEV_MAX_GRID_DIM: [i32; 3] = [5, 6, 7];
     pub const DEV_WARP_SIZE: i32 = 10;
@@ -62,6 +63,13 @@ mod attr {
 /// The static shared memory a block may use without opting in (48 KiB on every GPU since
 /// Volta); more needs cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES).
 const DEFAULT_SHARED_LIMIT: u32 = 48 << 10;
+
+/// The local memory a thread may have: 512 KiB on every GPU since Volta (CUDA
+/// Programming Guide, "Technical Specifications per Compute Capability"). ptxas takes a
+/// larger `.local` frame; the launch is refused (CUDA_ERROR_INVALID_VALUE on the H200 for
+/// 1.9 MB a thread). // awaiting the H200's recording of the exact limit (probe
+/// sandbox_images, section local-at-launch)
+const LOCAL_LIMIT_PER_THREAD: u64 = 512 << 10;
 
 /// A loaded module: its decoded program, and where its variables live.
 pub struct LoadedModule {
@@ -166,19 +174,17 @@ pub enum Image {
 
 impl Image {
     /// Classifies an image's bytes (`bytes` ends where the image's own header says, or at
-    /// the NUL of a text image).
-    pub fn classify(bytes: &[u8]) -> Image {
-        if ptx::fatbin::is_fatbin(bytes) {
-            Image::Fatbin(bytes.to_vec())
-        } else if ptx::fatbin::is_elf(bytes) {
+    /// the NUL of a text image; `images` reads them).
+    pub fn classify(bytes: Vec<u8>) -> Image {
+        if ptx::fatbin::is_fatbin(&bytes) {
+            Image::Fatbin(bytes)
+        } else if ptx::fatbin::is_elf(&bytes) {
             Image::Elf
         } else {
-            match std::str::from_utf8(bytes) {
+            match String::from_utf8(bytes) {
                 // Text is taken as PTX when it has PTX's header directives; anything else is
                 // no image at all (the H200 answers CUDA_ERROR_INVALID_IMAGE for "hello").
-                Ok(t) if t.contains(".version") || t.contains(".target") => {
-                    Image::Ptx(t.to_owned())
-                }
+                Ok(t) if t.contains(".version") || t.contains(".target") => Image::Ptx(t),
                 _ => Image::Garbage,
             }
         }
@@ -558,7 +564,52 @@ impl Driver {
                 ));
             }
         }
+        self.check_declared_sizes(device, &program)?;
         self.place_module(Arc::new(program))
+    }
+
+    /// What ptxas refuses when the driver JITs the module (CUDA_ERROR_INVALID_PTX at
+    /// load, as the H200 answers for a 1 GB `.param`): a kernel's parameter space over
+    /// 32764 bytes (PTX ISA 8.1 and later, CUDA 12.1's large kernel parameters) or 4352
+    /// (before; ptxas 13.0's limits, both in its messages), and static shared memory over
+    /// the device's per-block limit (48 KiB). `.local` is not limited here: ptxas takes
+    /// any frame, and the launch refuses what the device cannot give (`launch`).
+    fn check_declared_sizes(&self, device: usize, program: &ptx::Module) -> CuResult<()> {
+        let param_limit: usize = if program.version >= (8, 1) {
+            32764
+        } else {
+            4352
+        };
+        let shared_limit = self.device_attribute(
+            device,
+            attr::DEV_MAX_SHARED_MEMORY_PER_BLOCK,
+            DEFAULT_SHARED_LIMIT as i32,
+        ) as u64;
+        for k in &program.kernels {
+            let params = Self::params_size(&k.params);
+            if params > param_limit {
+                return Err(CuError::new(
+                    CUDA_ERROR_INVALID_PTX,
+                    format!(
+                        "invalid PTX: entry function `{}` uses too much parameter space ({params} \
+                         bytes, {param_limit} max for PTX ISA {}.{})",
+                        k.name, program.version.0, program.version.1
+                    ),
+                ));
+            }
+            if u64::from(k.static_shared_bytes) > shared_limit {
+                return Err(CuError::new(
+                    CUDA_ERROR_INVALID_PTX,
+                    format!(
+                        "invalid PTX: entry function `{}` uses too much shared data ({} bytes, \
+                         {shared_limit} max; more needs dynamic shared memory and \
+                         cuFuncSetAttribute)",
+                        k.name, k.static_shared_bytes
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Puts a decoded module's variables in device memory and registers it.
@@ -578,12 +629,13 @@ impl Driver {
         };
         let globals: Vec<u64> = offsets.iter().map(|o| storage + o).collect();
         for (g, &at) in program.globals.iter().zip(&globals) {
+            // `init` is the initialised prefix; the rest of the fresh allocation is zero
+            // already and stays untouched (sparse), however large the variable.
             if g.init.iter().any(|b| *b != 0) {
-                // `init` is `size` bytes long.
                 self.copy(
                     super::HostOrDevice::Device(DevicePtr::new(at)),
                     super::HostOrDevice::Host(HostBytes::from_slice(&g.init)),
-                    g.size,
+                    g.init.len() as u64,
                 )?;
             }
         }
@@ -879,6 +931,13 @@ impl Driver {
             if threads > u64::from(limit) {
                 return Err(invalid(format!(
                     "{threads} threads per block: the kernel takes at most {limit}"
+                )));
+            }
+            if u64::from(k.local_bytes_per_thread) > LOCAL_LIMIT_PER_THREAD {
+                return Err(invalid(format!(
+                    "the kernel declares {} bytes of local memory a thread: the device gives at \
+                     most {LOCAL_LIMIT_PER_THREAD}",
+                    k.local_bytes_per_thread
                 )));
             }
             if req.shared > self.dynamic_shared_limit(m, &r) {

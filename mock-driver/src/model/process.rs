@@ -78,8 +78,10 @@ extern "C" fn after_fork_child() {
 
 pub fn profile_from_env() -> Result<Profile, String> {
     if let Ok(path) = std::env::var("CUMOCK_PROFILE") {
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("CUMOCK_PROFILE={path}: {e}"))?;
+        let bytes = super::images::read_file(&path, super::images::MAX_PROFILE_BYTES)
+            .map_err(|e| format!("CUMOCK_PROFILE={e}"))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| format!("CUMOCK_PROFILE={path}: not UTF-8 text"))?;
         let mut p = Profile::parse(&text).map_err(|e| format!("CUMOCK_PROFILE={path}: {e}"))?;
         if let Ok(n) = std::env::var("CUMOCK_DEVICES") {
             let n: usize = n

@@ -214,3 +214,67 @@ pub fn launch<'a>(grid: u32, block: u32, params: &'a [u8]) -> Launch<'a> {
         time_limit: None,
     }
 }
+
+/// Runs `body` in a child process of this test binary (only the test named `test`), with
+/// at most `data_limit` bytes of private memory (RLIMIT_DATA: heap and anonymous
+/// mappings, what a runaway allocation uses) and `deadline` to finish: a regression to
+/// an endless loop or an unbounded allocation fails the test instead of hanging CI or
+/// waking the host's OOM killer. Returns the child's stderr.
+pub fn guarded(
+    test: &str,
+    data_limit: u64,
+    deadline: std::time::Duration,
+    body: impl FnOnce(),
+) -> String {
+    use std::os::unix::process::CommandExt;
+    const CHILD: &str = "CUMOCK_GUARDED_TEST";
+    if std::env::var(CHILD).as_deref() == Ok(test) {
+        body();
+        // The child's work ends here: what the caller checks of stderr is the parent's.
+        std::process::exit(0);
+    }
+    let mut cmd = Command::new(std::env::current_exe().expect("the test binary"));
+    cmd.args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, test)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    // Safety: setrlimit is async-signal-safe, and the closure touches nothing else.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: data_limit,
+                rlim_max: data_limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_DATA, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    let mut child = cmd.spawn().expect("spawning the guarded test");
+    let stderr = child.stderr.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::io::BufReader::new(stderr), &mut s);
+        s
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("waiting for the guarded test") {
+            break st;
+        }
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{test}: still running after {deadline:?} (a hang, or a runaway loop)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let err = reader.join().unwrap_or_default();
+    assert!(
+        status.success(),
+        "{test}: the guarded child failed ({status}; over {data_limit} bytes of memory \
+         shows as an allocation failure or abort):\n{err}"
+    );
+    err
+}
