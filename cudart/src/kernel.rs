@@ -654,7 +654,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaMemcpyToSymbol_ptds(symbol: *const c_void, src: *const c_void, count: usize, offset: usize, kind: c_int) {
-        symbol_copy(true, symbol, src as *mut c_void, count, offset, kind, None)
+        crate::memory::on_per_thread_stream(|s| symbol_copy(true, symbol, src as *mut c_void, count, offset, kind, s))
     }
 }
 
@@ -666,7 +666,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaMemcpyFromSymbol_ptds(dst: *mut c_void, symbol: *const c_void, count: usize, offset: usize, kind: c_int) {
-        symbol_copy(false, symbol, dst, count, offset, kind, None)
+        crate::memory::on_per_thread_stream(|s| symbol_copy(false, symbol, dst, count, offset, kind, s))
     }
 }
 

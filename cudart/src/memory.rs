@@ -19,6 +19,17 @@ pub fn stream_for(s: CUstream, per_thread: bool) -> CUstream {
     }
 }
 
+/// A `_ptds` export's synchronous operation (nvcc's `--default-stream per-thread`): issued
+/// on the calling thread's default stream, not the legacy one, so that it follows only
+/// that thread's work, and returning once done, as the synchronous call does.
+pub fn on_per_thread_stream(op: impl FnOnce(Option<CUstream>) -> RtResult<()>) -> RtResult<()> {
+    let s = stream_for(std::ptr::null_mut(), true);
+    op(Some(s))?;
+    let (d, _, _) = with_context()?;
+    d.cuStreamSynchronize(s)?;
+    Ok(())
+}
+
 // ---- cudaMalloc / cudaFree -------------------------------------------------------------
 
 /// Whether cudaMalloc memory is made through VMM: on a driver without
@@ -510,7 +521,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaMemcpy_ptds(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int) {
-        memcpy(dst, src, count, kind, None)
+        on_per_thread_stream(|s| memcpy(dst, src, count, kind, s))
     }
 }
 
@@ -577,7 +588,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaMemcpy2D_ptds(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int) {
-        memcpy_2d(dst, dpitch, src, spitch, width, height, kind, None)
+        on_per_thread_stream(|s| memcpy_2d(dst, dpitch, src, spitch, width, height, kind, s))
     }
 }
 
@@ -663,7 +674,9 @@ cudart_fn! {
 }
 
 cudart_fn! {
-    fn cudaMemset_ptds(ptr: *mut c_void, value: c_int, count: usize) { memset(ptr, value, count, None) }
+    fn cudaMemset_ptds(ptr: *mut c_void, value: c_int, count: usize) {
+        on_per_thread_stream(|s| memset(ptr, value, count, s))
+    }
 }
 
 cudart_fn! {
@@ -712,7 +725,7 @@ cudart_fn! {
 
 cudart_fn! {
     fn cudaMemset2D_ptds(ptr: *mut c_void, pitch: usize, value: c_int, width: usize, height: usize) {
-        memset_2d(ptr, pitch, value, width, height, None)
+        on_per_thread_stream(|s| memset_2d(ptr, pitch, value, width, height, s))
     }
 }
 

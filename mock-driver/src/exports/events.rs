@@ -1,7 +1,7 @@
 //! Event management (cuda.h's group CUDA_EVENT): creating, recording, querying and
 //! destroying events, and the time between two.
 
-use super::Mock;
+use super::{per_thread, Mock};
 use crate::boundary::{drv, event_handle, event_key, out, stream_key};
 use crate::model::error::*;
 use crate::model::stream_queues;
@@ -33,7 +33,7 @@ impl EventApi for Mock {
     }
 
     unsafe fn cuEventRecord_ptsz(e: CUevent, s: CUstream) -> CuResult<()> {
-        Self::cuEventRecord(e, s)
+        Self::cuEventRecord(e, per_thread(s))
     }
 
     unsafe fn cuEventSynchronize(e: CUevent) -> CuResult<()> {

@@ -2,7 +2,7 @@
 //! names and attributes, and kernel launches (cuLaunchKernel, cuLaunchKernelEx), with the
 //! reading of their parameter buffers.
 
-use super::Mock;
+use super::{per_thread, Mock};
 use crate::boundary::{drv, function_key, out, stream_key};
 use crate::model::error::*;
 use crate::model::module::LaunchRequest;
@@ -88,7 +88,7 @@ impl ExecutionControlApi for Mock {
             block_y,
             block_z,
             shared,
-            h_stream,
+            per_thread(h_stream),
             kernel_params,
             extra,
         )
@@ -135,7 +135,13 @@ impl ExecutionControlApi for Mock {
         kernel_params: *mut *mut c_void,
         extra: *mut *mut c_void,
     ) -> CuResult<()> {
-        Self::cuLaunchKernelEx(config, f, kernel_params, extra)
+        if config.is_null() {
+            return Err(invalid("config is NULL"));
+        }
+        // Safety: a non-NULL CUlaunchConfig of the program's, laid out as cuda.h says.
+        let mut c = unsafe { config.cast::<LaunchConfig>().read_unaligned() };
+        c.stream = per_thread(c.stream);
+        Self::cuLaunchKernelEx((&raw const c).cast(), f, kernel_params, extra)
     }
 
     unsafe fn cuLaunchHostFunc(s: CUstream, f: CUhostFn, user_data: *mut c_void) -> CuResult<()> {
@@ -156,7 +162,7 @@ impl ExecutionControlApi for Mock {
         f: CUhostFn,
         user_data: *mut c_void,
     ) -> CuResult<()> {
-        Self::cuLaunchHostFunc(s, f, user_data)
+        Self::cuLaunchHostFunc(per_thread(s), f, user_data)
     }
 }
 

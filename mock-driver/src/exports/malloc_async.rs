@@ -6,7 +6,7 @@
 //! (cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer)
 //! is not emulated.
 
-use super::{zero_on_failure, CUdevicePtr, Mock};
+use super::{per_thread, zero_on_failure, CUdevicePtr, Mock};
 use crate::boundary::{drv, input, out, pool_handle, pool_key, stream_key};
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
@@ -68,7 +68,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         bytesize: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemAllocAsync(dptr, bytesize, s)
+        Self::cuMemAllocAsync(dptr, bytesize, per_thread(s))
     }
 
     unsafe fn cuMemAllocFromPoolAsync(
@@ -95,7 +95,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         pool: CUmemoryPool,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemAllocFromPoolAsync(dptr, bytesize, pool, s)
+        Self::cuMemAllocFromPoolAsync(dptr, bytesize, pool, per_thread(s))
     }
 
     unsafe fn cuMemFreeAsync(dptr: CUdevicePtr, s: CUstream) -> CuResult<()> {
@@ -103,7 +103,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
     }
 
     unsafe fn cuMemFreeAsync_ptsz(dptr: CUdevicePtr, s: CUstream) -> CuResult<()> {
-        Self::cuMemFreeAsync(dptr, s)
+        Self::cuMemFreeAsync(dptr, per_thread(s))
     }
 
     unsafe fn cuMemPoolCreate(

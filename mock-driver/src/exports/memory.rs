@@ -2,7 +2,10 @@
 //! address ranges, copies and memsets (with their per-thread default stream variants),
 //! and the PCI bus ids cuda.h files here.
 
-use super::{copy_c_string, legacy_order, out_pair, stream, zero_on_failure, CUdevicePtr, Mock};
+use super::{
+    copy_c_string, legacy_order, out_pair, per_thread, per_thread_order, stream, zero_on_failure,
+    CUdevicePtr, Mock,
+};
 use crate::boundary::{ctx_key, device_ptr, drv, event_handle, event_key, input, out};
 use crate::diagnostics::{created, Made};
 use crate::model::copies2d::{Plane, PlaneStart};
@@ -213,6 +216,10 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
+        // Safety: cuda.h requires `src` readable for n bytes until the copy has run.
+        if unsafe { queue_copy(s, dst, src as u64, n) }? {
+            return Ok(());
+        }
         let _order = stream(s)?;
         Self::cuMemcpyHtoD_v2(dst, src, n)
     }
@@ -223,6 +230,10 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
+        // Safety: cuda.h requires `dst` writable for n bytes until the copy has run.
+        if unsafe { queue_copy(s, dst as u64, src, n) }? {
+            return Ok(());
+        }
         let _order = stream(s)?;
         Self::cuMemcpyDtoH_v2(dst, src, n)
     }
@@ -233,6 +244,10 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
+        // Safety: both sides are device addresses, or page-locked memory the driver holds.
+        if unsafe { queue_copy(s, dst, src, n) }? {
+            return Ok(());
+        }
         let _order = stream(s)?;
         Self::cuMemcpyDtoD_v2(dst, src, n)
     }
@@ -243,25 +258,33 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
+        // Safety: cuda.h requires host sides valid for n bytes until the copy has run.
+        if dst != 0 && src != 0 && unsafe { queue_copy(s, dst, src, n) }? {
+            return Ok(());
+        }
         let _order = stream(s)?;
         Self::cuMemcpy(dst, src, n)
     }
 
-    // Per-thread default stream variants: the mock runs everything in order, so they are
-    // the same operations.
+    // Per-thread default stream variants: a synchronous one is issued on the calling
+    // thread's default stream, an async one's NULL stream is that stream.
     unsafe fn cuMemcpyHtoD_v2_ptds(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemcpyHtoD_v2(dst, src, n)
     }
 
     unsafe fn cuMemcpyDtoH_v2_ptds(dst: *mut c_void, src: CUdevicePtr, n: usize) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemcpyDtoH_v2(dst, src, n)
     }
 
     unsafe fn cuMemcpyDtoD_v2_ptds(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemcpyDtoD_v2(dst, src, n)
     }
 
     unsafe fn cuMemcpy_ptds(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemcpy(dst, src, n)
     }
 
@@ -271,7 +294,7 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemcpyHtoDAsync_v2(dst, src, n, s)
+        Self::cuMemcpyHtoDAsync_v2(dst, src, n, per_thread(s))
     }
 
     unsafe fn cuMemcpyDtoHAsync_v2_ptsz(
@@ -280,7 +303,7 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemcpyDtoHAsync_v2(dst, src, n, s)
+        Self::cuMemcpyDtoHAsync_v2(dst, src, n, per_thread(s))
     }
 
     unsafe fn cuMemcpyDtoDAsync_v2_ptsz(
@@ -289,7 +312,7 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemcpyDtoDAsync_v2(dst, src, n, s)
+        Self::cuMemcpyDtoDAsync_v2(dst, src, n, per_thread(s))
     }
 
     unsafe fn cuMemcpyAsync_ptsz(
@@ -298,7 +321,7 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemcpyAsync(dst, src, n, s)
+        Self::cuMemcpyAsync(dst, src, n, per_thread(s))
     }
 
     unsafe fn cuMemsetD8_v2(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {
@@ -332,19 +355,22 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemsetD8_v2_ptds(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemsetD8_v2(dst, v, n)
     }
 
     unsafe fn cuMemsetD16_v2_ptds(dst: CUdevicePtr, v: u16, n: usize) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemsetD16_v2(dst, v, n)
     }
 
     unsafe fn cuMemsetD32_v2_ptds(dst: CUdevicePtr, v: u32, n: usize) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemsetD32_v2(dst, v, n)
     }
 
     unsafe fn cuMemsetD8Async_ptsz(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
-        Self::cuMemsetD8Async(dst, v, n, s)
+        Self::cuMemsetD8Async(dst, v, n, per_thread(s))
     }
 
     unsafe fn cuMemsetD16Async_ptsz(
@@ -353,7 +379,7 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemsetD16Async(dst, v, n, s)
+        Self::cuMemsetD16Async(dst, v, n, per_thread(s))
     }
 
     unsafe fn cuMemsetD32Async_ptsz(
@@ -362,7 +388,7 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemsetD32Async(dst, v, n, s)
+        Self::cuMemsetD32Async(dst, v, n, per_thread(s))
     }
 
     // ---- page-locked host memory, peer copies, pitched (2D) memory, managed memory ----
@@ -473,6 +499,7 @@ impl MemoryApi for Mock {
         src_ctx: CUcontext,
         n: usize,
     ) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemcpyPeer(dst, dst_ctx, src, src_ctx, n)
     }
 
@@ -484,7 +511,7 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, n, s)
+        Self::cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, n, per_thread(s))
     }
 
     unsafe fn cuMemAllocPitch_v2(
@@ -529,15 +556,17 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemcpy2D_v2_ptds(copy: *const CUDA_MEMCPY2D) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemcpy2D_v2(copy)
     }
 
     unsafe fn cuMemcpy2DUnaligned_v2_ptds(copy: *const CUDA_MEMCPY2D) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemcpy2D_v2(copy)
     }
 
     unsafe fn cuMemcpy2DAsync_v2_ptsz(copy: *const CUDA_MEMCPY2D, s: CUstream) -> CuResult<()> {
-        Self::cuMemcpy2DAsync_v2(copy, s)
+        Self::cuMemcpy2DAsync_v2(copy, per_thread(s))
     }
 
     unsafe fn cuMemsetD2D8_v2(
@@ -616,6 +645,7 @@ impl MemoryApi for Mock {
         w: usize,
         h: usize,
     ) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemsetD2D8_v2(dst, pitch, v, w, h)
     }
 
@@ -626,6 +656,7 @@ impl MemoryApi for Mock {
         w: usize,
         h: usize,
     ) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemsetD2D16_v2(dst, pitch, v, w, h)
     }
 
@@ -636,6 +667,7 @@ impl MemoryApi for Mock {
         w: usize,
         h: usize,
     ) -> CuResult<()> {
+        let _order = per_thread_order()?;
         Self::cuMemsetD2D32_v2(dst, pitch, v, w, h)
     }
 
@@ -647,7 +679,7 @@ impl MemoryApi for Mock {
         h: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemsetD2D8Async(dst, pitch, v, w, h, s)
+        Self::cuMemsetD2D8Async(dst, pitch, v, w, h, per_thread(s))
     }
 
     unsafe fn cuMemsetD2D16Async_ptsz(
@@ -658,7 +690,7 @@ impl MemoryApi for Mock {
         h: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemsetD2D16Async(dst, pitch, v, w, h, s)
+        Self::cuMemsetD2D16Async(dst, pitch, v, w, h, per_thread(s))
     }
 
     unsafe fn cuMemsetD2D32Async_ptsz(
@@ -669,7 +701,7 @@ impl MemoryApi for Mock {
         h: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemsetD2D32Async(dst, pitch, v, w, h, s)
+        Self::cuMemsetD2D32Async(dst, pitch, v, w, h, per_thread(s))
     }
 }
 
@@ -696,6 +728,82 @@ unsafe fn host_side<'a>(
         // Safety: this function's contract.
         HostOrDevice::Host(unsafe { HostBytes::readable(p as *const u8, len) })
     })
+}
+
+/// One side of an async copy queued on its stream.
+#[derive(Clone, Copy)]
+enum QueuedSide {
+    /// Page-locked host memory: it stays mapped until cuMemFreeHost or
+    /// cuMemHostUnregister, which wait for every stream's queued work first.
+    PageLocked(u64),
+    Device(u64),
+}
+
+impl QueuedSide {
+    /// The side of an async copy at `addr`, if a queued copy can hold it: None for
+    /// pageable host memory, which the program may reuse as soon as a GPU's async copy of
+    /// it returns (the driver stages it), so the mock copies it at once.
+    fn of(d: &Driver, addr: u64, len: usize) -> CuResult<Option<Self>> {
+        match d.page_locked(addr, len as u64) {
+            Some(fits) => fits.map(|()| Some(Self::PageLocked(addr))),
+            None if d.is_device_address(device_ptr(addr)) => Ok(Some(Self::Device(addr))),
+            None => Ok(None),
+        }
+    }
+
+    fn device(self) -> Option<crate::model::ids::DevicePtr> {
+        match self {
+            Self::Device(a) => Some(device_ptr(a)),
+            Self::PageLocked(_) => None,
+        }
+    }
+
+    /// # Safety
+    /// A page-locked side must still be the driver's, `len` bytes long.
+    unsafe fn side(self, len: usize, write: bool) -> HostOrDevice<'static> {
+        match self {
+            Self::Device(a) => HostOrDevice::Device(device_ptr(a)),
+            // Safety: this function's contract.
+            Self::PageLocked(a) if write => {
+                HostOrDevice::Host(unsafe { HostBytes::writable(a as *mut u8, len) })
+            }
+            // Safety: this function's contract.
+            Self::PageLocked(a) => {
+                HostOrDevice::Host(unsafe { HostBytes::readable(a as *const u8, len) })
+            }
+        }
+    }
+}
+
+/// An async copy between device and page-locked memory: checked now, queued on `s`, its
+/// bytes moved by the stream's worker in stream order while the host goes on, as a GPU's
+/// copy engine does (asyncAPI's pattern: copies and a kernel issued, then the host works
+/// until an event says they are done). False when a side is pageable host memory: the
+/// caller copies in place, after the work it follows.
+///
+/// # Safety
+/// Host sides are the program's, valid as cuda.h requires of an async copy.
+unsafe fn queue_copy(s: CUstream, dst: u64, src: u64, n: usize) -> CuResult<bool> {
+    let d = drv()?;
+    super::check_stream(s)?;
+    let (Some(to), Some(from)) = (QueuedSide::of(d, dst, n)?, QueuedSide::of(d, src, n)?) else {
+        return Ok(false);
+    };
+    let device = d.ctx_device(None)?;
+    d.check_copy_on(device, to.device(), from.device(), n as u64)?;
+    d.enqueue_work(
+        crate::boundary::stream_key(s),
+        Box::new(move || {
+            // Safety: page-locked sides outlive the queued work (see QueuedSide), and
+            // their lengths were checked when the copy was issued.
+            let (dst, src) = unsafe { (to.side(n, true), from.side(n, false)) };
+            // Checked when issued: what fails now was freed meanwhile (on a GPU, a fault).
+            if let Err(e) = d.copy_on(device, dst, src, n as u64, false) {
+                crate::diagnostics::warn("cuMemcpyAsync", &format!("a queued copy failed: {}", e.message));
+            }
+        }),
+    )?;
+    Ok(true)
 }
 
 /// A device address of a copy: page-locked host memory has the same address on the

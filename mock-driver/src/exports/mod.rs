@@ -203,8 +203,28 @@ impl Drop for StreamOrder {
 /// operation must follow (model/stream_queues.rs): its bytes then move now, in order.
 fn stream(s: CUstream) -> CuResult<StreamOrder> {
     check_stream(s)?;
-    drv()?.drain_stream(stream_key(s))?;
+    drv()?.follow_stream(stream_key(s))?;
     Ok(StreamOrder(IN_STREAM_ORDER.replace(true)))
+}
+
+/// cuda.h's CU_STREAM_PER_THREAD.
+const PER_THREAD: CUstream = 0x2 as CUstream;
+
+/// The stream of a `_ptsz` export (what nvcc's `--default-stream per-thread` calls): there,
+/// NULL is the calling thread's own default stream, not the legacy one.
+fn per_thread(s: CUstream) -> CUstream {
+    if s.is_null() {
+        PER_THREAD
+    } else {
+        s
+    }
+}
+
+/// A `_ptds` export's synchronous copy or memset is issued on the calling thread's
+/// default stream: it follows that stream's work (and, as that stream is a blocking one,
+/// the legacy stream's), not the other threads'.
+fn per_thread_order() -> CuResult<StreamOrder> {
+    stream(PER_THREAD)
 }
 
 /// A synchronous copy or memset is issued on the legacy default stream: it follows that
@@ -213,7 +233,7 @@ fn legacy_order() -> CuResult<()> {
     if IN_STREAM_ORDER.get() {
         return Ok(());
     }
-    drv()?.drain_stream(crate::model::ids::StreamId::NULL)
+    drv()?.follow_stream(crate::model::ids::StreamId::NULL)
 }
 
 /// Checks a stream argument.

@@ -2,7 +2,7 @@
 //! destroying streams, and waiting on events. The mock runs every operation in order, so
 //! a stream is bookkeeping: its flags, priority, context and id.
 
-use super::{check_stream, Mock};
+use super::{check_stream, per_thread, Mock};
 use crate::boundary::{ctx_handle, drv, event_key, out, stream_handle, stream_key};
 use crate::model::error::*;
 use crate::model::stream_queues;
@@ -43,7 +43,7 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamGetPriority_ptsz(s: CUstream, priority: *mut c_int) -> CuResult<()> {
-        Self::cuStreamGetPriority(s, priority)
+        Self::cuStreamGetPriority(per_thread(s), priority)
     }
 
     unsafe fn cuStreamGetFlags(s: CUstream, flags: *mut c_uint) -> CuResult<()> {
@@ -52,7 +52,7 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamGetFlags_ptsz(s: CUstream, flags: *mut c_uint) -> CuResult<()> {
-        Self::cuStreamGetFlags(s, flags)
+        Self::cuStreamGetFlags(per_thread(s), flags)
     }
 
     unsafe fn cuStreamGetCtx(s: CUstream, pctx: *mut CUcontext) -> CuResult<()> {
@@ -61,7 +61,7 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamGetCtx_ptsz(s: CUstream, pctx: *mut CUcontext) -> CuResult<()> {
-        Self::cuStreamGetCtx(s, pctx)
+        Self::cuStreamGetCtx(per_thread(s), pctx)
     }
 
     unsafe fn cuStreamGetDevice(s: CUstream, device: *mut CUdevice) -> CuResult<()> {
@@ -70,7 +70,7 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamGetDevice_ptsz(s: CUstream, device: *mut CUdevice) -> CuResult<()> {
-        Self::cuStreamGetDevice(s, device)
+        Self::cuStreamGetDevice(per_thread(s), device)
     }
 
     unsafe fn cuStreamGetId(s: CUstream, id: *mut u64) -> CuResult<()> {
@@ -80,7 +80,7 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamGetId_ptsz(s: CUstream, id: *mut u64) -> CuResult<()> {
-        Self::cuStreamGetId(s, id)
+        Self::cuStreamGetId(per_thread(s), id)
     }
 
     unsafe fn cuStreamDestroy_v2(s: CUstream) -> CuResult<()> {
@@ -99,7 +99,7 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamSynchronize_ptsz(s: CUstream) -> CuResult<()> {
-        Self::cuStreamSynchronize(s)
+        Self::cuStreamSynchronize(per_thread(s))
     }
 
     unsafe fn cuStreamQuery(s: CUstream) -> CuResult<()> {
@@ -107,7 +107,7 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamQuery_ptsz(s: CUstream) -> CuResult<()> {
-        Self::cuStreamQuery(s)
+        Self::cuStreamQuery(per_thread(s))
     }
 
     unsafe fn cuStreamWaitEvent(s: CUstream, e: CUevent, flags: c_uint) -> CuResult<()> {
@@ -134,7 +134,7 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamWaitEvent_ptsz(s: CUstream, e: CUevent, flags: c_uint) -> CuResult<()> {
-        Self::cuStreamWaitEvent(s, e, flags)
+        Self::cuStreamWaitEvent(per_thread(s), e, flags)
     }
 
     unsafe fn cuStreamAddCallback(
@@ -169,6 +169,6 @@ impl StreamApi for Mock {
         user_data: *mut c_void,
         flags: c_uint,
     ) -> CuResult<()> {
-        Self::cuStreamAddCallback(s, callback, user_data, flags)
+        Self::cuStreamAddCallback(per_thread(s), callback, user_data, flags)
     }
 }

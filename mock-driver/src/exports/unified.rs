@@ -1,7 +1,7 @@
 //! Unified addressing (cuda.h's group CUDA_UNIFIED): what the driver knows of a pointer
 //! (cuPointerGetAttribute and cuPointerGetAttributes).
 
-use super::{CUdevicePtr, Mock};
+use super::{per_thread, CUdevicePtr, Mock};
 use crate::boundary::{device_ptr, drv, out, stream_key};
 use crate::model::error::*;
 use cumock_abi::consts::*;
@@ -91,7 +91,7 @@ impl UnifiedAddressingApi for Mock {
         flags: c_uint,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemPrefetchAsync_v2(ptr, count, location, flags, s)
+        Self::cuMemPrefetchAsync_v2(ptr, count, location, flags, per_thread(s))
     }
 
     unsafe fn cuMemPrefetchAsync(
@@ -109,7 +109,7 @@ impl UnifiedAddressingApi for Mock {
         device: CUdevice,
         s: CUstream,
     ) -> CuResult<()> {
-        Self::cuMemPrefetchAsync(ptr, count, device, s)
+        Self::cuMemPrefetchAsync(ptr, count, device, per_thread(s))
     }
 
     unsafe fn cuMemRangeGetAttribute(

@@ -43,10 +43,44 @@ impl Driver {
     /// Copies `len` bytes; device sides are checked against the current context's device.
     /// Host sides hold at least `len` bytes.
     pub fn copy(&self, dst: HostOrDevice<'_>, src: HostOrDevice<'_>, len: u64) -> CuResult<()> {
+        let device = self.state.lock().contexts.require_current()?.1.device;
+        self.copy_on(device, dst, src, len, true)
+    }
+
+    /// What a copy of `len` bytes between the device addresses given (None: a host side)
+    /// would be refused for, checked when an async copy is issued; its bytes move later,
+    /// on its stream's worker (`copy_on`).
+    pub fn check_copy_on(
+        &self,
+        device: usize,
+        dst: Option<DevicePtr>,
+        src: Option<DevicePtr>,
+        len: u64,
+    ) -> CuResult<()> {
+        let st = self.state.lock();
+        self.check_sticky(&st, device)?;
+        for (side, need) in [(dst, Need::Write), (src, Need::Read)] {
+            if let Some(a) = side {
+                within_requested(&st.vmm, a.get(), len)?;
+                st.vmm.segments(a.get(), len, device, need)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies `len` bytes, device sides checked against `device`'s access. `settles`: a
+    /// synchronous copy to the host returns when the data is there, after all earlier work
+    /// in the stream, so nothing is in flight after it (a queued one settles nothing).
+    pub fn copy_on(
+        &self,
+        device: usize,
+        dst: HostOrDevice<'_>,
+        src: HostOrDevice<'_>,
+        len: u64,
+        settles: bool,
+    ) -> CuResult<()> {
         let (dst_segs, src_segs, bytes) = {
             let mut st = self.state.lock();
-            let (_, ctx) = st.contexts.require_current()?;
-            let device = ctx.device;
             self.check_sticky(&st, device)?;
             for side in [&dst, &src] {
                 if let HostOrDevice::Device(a) = side {
@@ -66,9 +100,8 @@ impl Driver {
                 HostOrDevice::Host(_) => None,
             };
             match (&d, &s) {
-                // A copy to the host returns when the data is there, after all earlier
-                // work in the stream: nothing is in flight after it.
-                (None, Some(_)) => st.vmm.synchronized(),
+                (None, Some(_)) if settles => st.vmm.synchronized(),
+                (None, Some(s)) => st.vmm.issued(s),
                 (Some(d), s) => {
                     st.vmm.issued(d);
                     if let Some(s) = s {

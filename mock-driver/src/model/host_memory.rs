@@ -168,6 +168,9 @@ impl Driver {
         if p == 0 {
             return Ok(());
         }
+        // Async copies queued on streams may still move bytes through it: they run
+        // first (as on a GPU, where freeing page-locked memory synchronises).
+        super::stream_queues::drain_all();
         let mut st = self.state.lock();
         match st.host.ranges.get(&p) {
             Some(r) if r.mapping.is_some() => {
@@ -286,6 +289,8 @@ impl Driver {
         if p == 0 {
             return Err(invalid("the pointer is NULL"));
         }
+        // Queued async copies may still use the registered range: they run first.
+        super::stream_queues::drain_all();
         let mut st = self.state.lock();
         match st.host.range_at(p) {
             Some((start, r)) if start == p && r.mapping.is_none() => {

@@ -206,6 +206,21 @@ pub fn drain(stream: StreamId, order: Order) {
     sync_marks(stream, order).iter().for_each(Mark::wait);
 }
 
+/// Waits until what work issued now on `stream` must follow has run, before that work
+/// runs in the calling thread (a copy of pageable memory, a memset): the stream's own
+/// queue, and what CUDA's legacy semantics add for its order (for a blocking or
+/// per-thread default stream, the legacy stream's earlier work).
+pub fn follow(stream: StreamId, order: Order) {
+    let marks = {
+        let key = QueueKey::of(stream);
+        let q = QUEUES.lock();
+        let mut marks: Vec<Mark> = q.by_stream.get(&key).map(Queue::tail).into_iter().collect();
+        marks.extend(q.implicit_marks(key, order));
+        marks
+    };
+    marks.iter().for_each(Mark::wait);
+}
+
 /// Waits until every stream's queued work has run (cuCtxSynchronize).
 pub fn drain_all() {
     let marks: Vec<Mark> = QUEUES.lock().by_stream.values().map(Queue::tail).collect();

@@ -48,11 +48,18 @@ impl Driver {
         })
     }
 
-    /// Waits for the work that work issued now on `stream` in the calling thread (a copy,
-    /// a memset) must follow.
+    /// Waits for what a synchronisation of `stream` covers (cuStreamSynchronize).
     pub fn drain_stream(&self, stream: StreamId) -> CuResult<()> {
         let order = self.stream_order(stream)?;
         stream_queues::drain(stream, order);
+        Ok(())
+    }
+
+    /// Waits for the work that work issued now on `stream` in the calling thread (a copy,
+    /// a memset) must follow: for a blocking stream, the legacy stream's too.
+    pub fn follow_stream(&self, stream: StreamId) -> CuResult<()> {
+        let order = self.stream_order(stream)?;
+        stream_queues::follow(stream, order);
         Ok(())
     }
 
@@ -237,6 +244,10 @@ impl Driver {
             .ok_or_else(|| invalid_handle("the start event was never recorded"))?;
         let b = (*st.contexts.event(end)?)
             .ok_or_else(|| invalid_handle("the end event was never recorded"))?;
-        Ok(b.saturating_duration_since(a).as_secs_f32() * 1000.0)
+        // Signed: an end recorded before the start gives a negative time, as on a GPU.
+        Ok(match b.checked_duration_since(a) {
+            Some(d) => d.as_secs_f32() * 1000.0,
+            None => -(a.duration_since(b).as_secs_f32() * 1000.0),
+        })
     }
 }
