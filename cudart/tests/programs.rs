@@ -241,6 +241,34 @@ fn host_functions() {
     run("host_functions", &[]);
 }
 
+// Programs in the style of NVIDIA's samples (asyncAPI, simpleStreams, simpleHyperQ,
+// StreamPriorities, simpleCallback): device work runs apart from the host.
+
+#[test]
+fn async_api() {
+    run("async_api", &[]);
+}
+
+#[test]
+fn simple_streams() {
+    run("simple_streams", &[]);
+}
+
+#[test]
+fn simple_hyperq() {
+    run("simple_hyperq", &[]);
+}
+
+#[test]
+fn stream_priorities() {
+    run("stream_priorities", &[]);
+}
+
+#[test]
+fn simple_callback() {
+    run("simple_callback", &[]);
+}
+
 #[test]
 fn threads() {
     let exe = common::nvcc("threads");
@@ -322,7 +350,14 @@ fn peer_devices() {
 /// exports; their transcripts are the plain programs' (same golden).
 #[test]
 fn per_thread_default_stream() {
-    for program in ["streams_events", "memory", "pool"] {
+    for program in [
+        "streams_events",
+        "memory",
+        "pool",
+        "async_api",
+        "simple_streams",
+        "simple_callback",
+    ] {
         let exe = common::nvcc_with(
             program,
             &format!("{program}_ptds"),
