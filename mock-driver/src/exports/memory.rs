@@ -799,7 +799,10 @@ unsafe fn queue_copy(s: CUstream, dst: u64, src: u64, n: usize) -> CuResult<bool
             let (dst, src) = unsafe { (to.side(n, true), from.side(n, false)) };
             // Checked when issued: what fails now was freed meanwhile (on a GPU, a fault).
             if let Err(e) = d.copy_on(device, dst, src, n as u64, false) {
-                crate::diagnostics::warn("cuMemcpyAsync", &format!("a queued copy failed: {}", e.message));
+                crate::diagnostics::warn(
+                    "cuMemcpyAsync",
+                    &format!("a queued copy failed: {}", e.message),
+                );
             }
         }),
     )?;

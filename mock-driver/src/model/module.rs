@@ -233,6 +233,18 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
             ptx::Access::Write | ptx::Access::Atomic => Need::Write,
         };
         let Some(m) = st.vmm.mapping_at(addr) else {
+            // Page-locked host memory is the device's too (unified addressing: its device
+            // pointer is its host address), as flags a kernel polls while the host sets
+            // them. It stays mapped while queued work may use it: cuMemFreeHost and
+            // cuMemHostUnregister wait for every stream's work first.
+            if let Some((start, r)) = st.host.range_at(addr) {
+                return Ok(ptx::HostSpan {
+                    base: start,
+                    len: r.size,
+                    host: start as *mut u8,
+                    writable: true,
+                });
+            }
             return Err(ptx::Fault {
                 message: describe_unmapped(&st, addr),
             });
