@@ -1,0 +1,73 @@
+//! The short run, one test a target (issue 19): the committed corpus and the regression
+//! inputs replayed, then a few thousand seeded mutations, a few seconds each on a 2-core
+//! machine. A finding fails the test, naming its input's file under `fuzz/crashes/`.
+//! `CUMOCK_FUZZ_ITERATIONS` and `CUMOCK_FUZZ_SECONDS` change the bounds.
+
+use cumock_fuzz::engine::{Config, Session};
+use cumock_fuzz::{fuzz_dir, target};
+use std::time::Duration;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn short_run(name: &str, iterations: u64) {
+    let t = target(name).unwrap();
+    let dir = fuzz_dir();
+    let cfg = Config {
+        iterations: env("CUMOCK_FUZZ_ITERATIONS", iterations),
+        time: Duration::from_secs(env("CUMOCK_FUZZ_SECONDS", 20)),
+        seed: 19,
+        corpus: vec![
+            dir.join("corpus").join(name),
+            dir.join("regressions").join(name),
+        ],
+        crashes: dir.join("crashes"),
+        save_new: None,
+        deadline: Duration::from_secs(30),
+    };
+    let r = Session::new(t, cfg).run();
+    println!(
+        "{name}: {} replayed, {} mutated in {:.1?}, {} signatures",
+        r.replayed, r.mutated, r.elapsed, r.signatures
+    );
+    assert!(r.replayed > 0, "no corpus in fuzz/corpus/{name}");
+    assert!(
+        r.findings.is_empty(),
+        "{name}: {} finding(s):\n{}",
+        r.findings.len(),
+        r.findings
+            .iter()
+            .map(|f| format!("{:?}: {} (input: {})", f.kind, f.message, f.input.display()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn ptx() {
+    short_run("ptx", 1500);
+}
+
+#[test]
+fn fatbin() {
+    short_run("fatbin", 3000);
+}
+
+#[test]
+fn case() {
+    short_run("case", 3000);
+}
+
+#[test]
+fn jit() {
+    short_run("jit", 3000);
+}
+
+#[test]
+fn api() {
+    short_run("api", 1500);
+}
