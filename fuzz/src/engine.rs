@@ -11,6 +11,9 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The most inputs kept for mutation.
+pub const POOL_CAP: usize = 4096;
+
 pub struct Config {
     /// Mutated inputs to try after the replay (the replay always runs whole).
     pub iterations: u64,
@@ -168,7 +171,13 @@ impl<'t> Session<'t> {
         match result {
             Ok(sig) if large == 0 => {
                 if self.seen.insert(sig) {
-                    self.pool.push(input.to_vec());
+                    // A bounded pool: a new input replaces a random one past the cap.
+                    if self.pool.len() < POOL_CAP {
+                        self.pool.push(input.to_vec());
+                    } else {
+                        let i = fastrand::usize(..POOL_CAP);
+                        self.pool[i] = input.to_vec();
+                    }
                     if let Some(dir) = &self.cfg.save_new {
                         let _ = std::fs::create_dir_all(dir);
                         let _ = std::fs::write(dir.join(format!("{:016x}", hash(input))), input);
@@ -271,10 +280,11 @@ impl<'t> Session<'t> {
 
 /// Runs one input in this thread, as libFuzzer does: a finding panics (libFuzzer then
 /// writes the input and stops), an allocation past the soft limit too.
-pub fn run_checked(target: &Target, data: &[u8]) {
+pub fn run_checked(target: &Target, data: &[u8]) -> u64 {
     guard::take_largest();
     take_panic();
-    (target.run)(data);
+    let sig = (target.run)(data);
     let large = guard::take_largest();
     assert!(large == 0, "allocated {large} bytes at once");
+    sig
 }

@@ -19,6 +19,13 @@ pub struct Guard;
 fn note(size: usize) -> bool {
     if size > SOFT_LIMIT {
         LARGEST.fetch_max(size as u64, Ordering::Relaxed);
+        if crate::verbose() && size <= HARD_LIMIT {
+            // Where it came from (allocating here is allowed: those are small).
+            eprintln!(
+                "cumock-fuzz: {size} bytes allocated at once at\n{}",
+                std::backtrace::Backtrace::force_capture()
+            );
+        }
         if size > HARD_LIMIT {
             dump_current(b"oom");
             return false;

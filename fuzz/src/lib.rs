@@ -42,7 +42,7 @@ pub const TARGETS: &[Target] = &[
         name: "ptx",
         run: targets::ptx::run,
         mutate: targets::ptx::mutate,
-        max_len: 16 << 10,
+        max_len: 32 << 10,
     },
     Target {
         name: "fatbin",
@@ -102,4 +102,10 @@ pub fn signature(parts: &[&str]) -> u64 {
         h = h.rotate_left(17) ^ hash(s.as_bytes());
     }
     h
+}
+
+/// `CUMOCK_FUZZ_VERBOSE=1`: targets say what each input did (for `--replay`).
+pub fn verbose() -> bool {
+    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *V.get_or_init(|| std::env::var_os("CUMOCK_FUZZ_VERBOSE").is_some())
 }

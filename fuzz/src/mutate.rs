@@ -177,7 +177,16 @@ pub fn text(data: &mut Vec<u8>, rng: &mut Rng, pool: &[Vec<u8>], dict: &[Vec<u8>
         }
         String::from_utf8_lossy(&dict[rng.usize(..dict.len())]).into_owned()
     };
-    match rng.u8(..9) {
+    match rng.u8(..10) {
+        9 => {
+            // A token repeated up to 64Ki times: nesting, long lists, long lines.
+            let t = token(rng);
+            let times = 1usize << rng.u32(1..17);
+            let l = &lines[i];
+            let cuts: Vec<usize> = (0..=l.len()).filter(|p| l.is_char_boundary(*p)).collect();
+            let p = cuts[rng.usize(..cuts.len())];
+            lines[i] = format!("{}{}{}", &l[..p], t.repeat(times), &l[p..]);
+        }
         0 => {
             lines.remove(i);
         }

@@ -49,25 +49,25 @@ fn short_run(name: &str, iterations: u64) {
 
 #[test]
 fn ptx() {
-    short_run("ptx", 1500);
+    short_run("ptx", 8000);
 }
 
 #[test]
 fn fatbin() {
-    short_run("fatbin", 3000);
+    short_run("fatbin", 15000);
 }
 
 #[test]
 fn case() {
-    short_run("case", 3000);
+    short_run("case", 15000);
 }
 
 #[test]
 fn jit() {
-    short_run("jit", 3000);
+    short_run("jit", 10000);
 }
 
 #[test]
 fn api() {
-    short_run("api", 1500);
+    short_run("api", 3000);
 }

@@ -28,7 +28,10 @@ fn main() {
         for f in &args[2..] {
             let data = std::fs::read(f).unwrap_or_else(|e| panic!("{f}: {e}"));
             let r = std::panic::catch_unwind(|| cumock_fuzz::engine::run_checked(t, &data));
-            println!("{f}: {}", if r.is_ok() { "ok" } else { "FAILED" });
+            match &r {
+                Ok(sig) => println!("{f}: ok (signature {sig:016x})"),
+                Err(_) => println!("{f}: FAILED"),
+            }
             failed += usize::from(r.is_err());
         }
         std::process::exit(i32::from(failed > 0));

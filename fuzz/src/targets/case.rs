@@ -38,12 +38,13 @@ pub fn run(data: &[u8]) -> u64 {
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
+    let mut evaluated = 0u64;
     for word in text.split(|c: char| c.is_whitespace() || c == '=').take(256) {
         if word.is_empty() {
             continue;
         }
-        sig = sig.rotate_left(1) ^ u64::from(cumock::expr::eval(word, &vars).is_ok());
+        evaluated += u64::from(cumock::expr::eval(word, &vars).is_ok());
         let _ = cumock::expr::check(word);
     }
-    sig
+    sig ^ (64 - evaluated.leading_zeros()) as u64
 }

@@ -43,13 +43,16 @@ fn setup() {
             assert_eq!(cuInit(0), CUDA_SUCCESS);
         }
     });
-    // The context is current per thread: the worker's, each input (cheap).
-    let mut ctx: cumock_abi::CUcontext = std::ptr::null_mut();
-    // Safety: as above.
-    unsafe {
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), CUDA_SUCCESS);
-        assert_eq!(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
-        assert_eq!(cuDevicePrimaryCtxRelease_v2(0), CUDA_SUCCESS);
+    // The context is current per thread: the worker's, once (kept retained).
+    thread_local!(static CURRENT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    if !CURRENT.get() {
+        let mut ctx: cumock_abi::CUcontext = std::ptr::null_mut();
+        // Safety: as above.
+        unsafe {
+            assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), CUDA_SUCCESS);
+            assert_eq!(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+        }
+        CURRENT.set(true);
     }
 }
 
@@ -172,5 +175,5 @@ pub fn run(data: &[u8]) -> u64 {
         );
     }
     names.truncate(name_strings.len());
-    u64::from(code) << 8 | u64::from(byte(0) & 1)
+    (count as u64) << 16 | u64::from(code) << 8 | u64::from(byte(0) & 1)
 }

@@ -84,8 +84,9 @@ pub fn run_module(m: &Module) -> u64 {
         return signature(&["large globals"]);
     }
     let mut mem = SmallMemory::new();
-    let a = mem.map(&[0x5a; 4096], true);
-    let b = mem.map(&[0x11; 4096], false);
+    let a = mem.map(&[0x5a; 64 << 10], true);
+    let b = mem.map(&[0x11; 64 << 10], true);
+    let c = mem.map(&[0x22; 4096], false);
     let globals: Vec<u64> = m.globals.iter().map(|g| mem.map(&g.init, true)).collect();
     let mut sig = m.kernels.len() as u64;
     for (k, kernel) in m.kernels.iter().enumerate() {
@@ -101,7 +102,7 @@ pub fn run_module(m: &Module) -> u64 {
         }
         let mut params = vec![0u8; size as usize];
         for (i, p) in kernel.params.iter().enumerate() {
-            let v: u64 = [a, b, 64, a + 128][i % 4];
+            let v: u64 = [a, b, 64, c][i % 4];
             let n = p.size.min(8) as usize;
             let at = p.offset as usize;
             params[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
@@ -118,7 +119,7 @@ pub fn run_module(m: &Module) -> u64 {
         let l = Launch {
             grid: [2, 1, 1],
             block,
-            dynamic_shared_bytes: 256,
+            dynamic_shared_bytes: 1024,
             params: &params,
             globals: &globals,
             device_ordinal: 0,
@@ -128,7 +129,12 @@ pub fn run_module(m: &Module) -> u64 {
         };
         let end = match launch(m, k, &l, &mem) {
             Ok(_) => "ok".to_string(),
-            Err(f) => format!("{:?}", f.kind),
+            Err(f) => {
+                if crate::verbose() {
+                    eprintln!("kernel {}: {f:?}", kernel.name);
+                }
+                format!("{:?}", f.kind)
+            }
         };
         sig = sig.rotate_left(7) ^ signature(&[&end]);
     }
@@ -139,6 +145,11 @@ pub fn run(data: &[u8]) -> u64 {
     let src = String::from_utf8_lossy(data);
     match Module::parse(&src) {
         Ok(m) => run_module(&m),
-        Err(e) => signature(&[&format!("{:?}", e.kind), &e.message]),
+        Err(e) => {
+            if crate::verbose() {
+                eprintln!("{e}");
+            }
+            signature(&[&format!("{:?}", e.kind), &e.message])
+        }
     }
 }
