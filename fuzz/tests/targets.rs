@@ -71,3 +71,27 @@ fn jit() {
 fn api() {
     short_run("api", 3000);
 }
+
+/// Inputs that found a bug in an area being fixed elsewhere (`fuzz/pending/*/`, each
+/// named for its symptom): replayed only when asked (`--ignored`). Once its fix lands,
+/// an input moves to `fuzz/regressions/TARGET/`, which every run replays.
+#[test]
+#[ignore = "findings whose fixes are pending; run with --ignored to check a fix"]
+fn pending_findings() {
+    let dir = fuzz_dir().join("pending");
+    let mut failed = Vec::new();
+    for t in cumock_fuzz::TARGETS {
+        let cfg = Config {
+            iterations: 0,
+            time: Duration::ZERO,
+            seed: 0,
+            corpus: vec![dir.join(t.name)],
+            crashes: std::env::temp_dir().join("cumock-fuzz-pending"),
+            save_new: None,
+            deadline: Duration::from_secs(30),
+        };
+        let r = Session::new(t, cfg).run();
+        failed.extend(r.findings.into_iter().map(|f| format!("{}: {:?}: {}", t.name, f.kind, f.message)));
+    }
+    assert!(failed.is_empty(), "still failing:\n{}", failed.join("\n"));
+}

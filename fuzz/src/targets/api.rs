@@ -445,8 +445,14 @@ pub fn run(data: &[u8]) -> u64 {
                 code(&r)
             }
         };
+        if crate::verbose() {
+            eprintln!("{step}: {what} -> {result}");
+        }
         canaries.check(&host, step, what);
         sig = sig.rotate_left(3) ^ (u64::from(op) << 16 | u64::from(result));
+    }
+    if crate::verbose() {
+        eprintln!("{} fence pages", canaries.fences.len());
     }
     drop(d);
     canaries.check(&host, usize::MAX, "after the driver went");

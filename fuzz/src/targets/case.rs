@@ -18,7 +18,7 @@ pub fn mutate(data: &mut Vec<u8>, rng: &mut fastrand::Rng, pool: &[Vec<u8>]) {
 
 pub fn run(data: &[u8]) -> u64 {
     let text = String::from_utf8_lossy(data);
-    let mut sig = match cumock::case::parse(Path::new("fuzz.case"), &text) {
+    let sig = match cumock::case::parse(Path::new("fuzz.case"), &text) {
         Ok(c) => {
             let mut s = c.steps.len() as u64;
             for st in &c.steps {
