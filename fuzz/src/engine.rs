@@ -130,7 +130,12 @@ pub struct Session<'t> {
 /// The files of a folder, sorted by name (a missing folder is empty).
 pub fn read_dir(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     files
@@ -204,11 +209,10 @@ impl<'t> Session<'t> {
             Kind::Hang => "hang",
             Kind::LargeAllocation => "alloc",
         };
-        let path = self.cfg.crashes.join(format!(
-            "{}-{tag}-{:016x}",
-            self.target.name,
-            hash(input)
-        ));
+        let path =
+            self.cfg
+                .crashes
+                .join(format!("{}-{tag}-{:016x}", self.target.name, hash(input)));
         let _ = std::fs::write(&path, input);
         // One finding per message (the same bug reached from many inputs counts once).
         let key = crate::signature(&[tag, &message]);

@@ -94,11 +94,7 @@ pub fn hash(bytes: &[u8]) -> u64 {
 pub fn signature(parts: &[&str]) -> u64 {
     let mut h = 0u64;
     for p in parts {
-        let s: String = p
-            .chars()
-            .filter(|c| !c.is_ascii_digit())
-            .take(48)
-            .collect();
+        let s: String = p.chars().filter(|c| !c.is_ascii_digit()).take(48).collect();
         h = h.rotate_left(17) ^ hash(s.as_bytes());
     }
     h

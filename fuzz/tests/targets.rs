@@ -91,7 +91,11 @@ fn pending_findings() {
             deadline: Duration::from_secs(30),
         };
         let r = Session::new(t, cfg).run();
-        failed.extend(r.findings.into_iter().map(|f| format!("{}: {:?}: {}", t.name, f.kind, f.message)));
+        failed.extend(
+            r.findings
+                .into_iter()
+                .map(|f| format!("{}: {:?}: {}", t.name, f.kind, f.message)),
+        );
     }
     assert!(failed.is_empty(), "still failing:\n{}", failed.join("\n"));
 }

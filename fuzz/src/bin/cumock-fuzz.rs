@@ -78,7 +78,12 @@ fn main() {
             r.findings.len()
         );
         for f in &r.findings {
-            println!("  {:?}: {}\n    input: {}", f.kind, f.message, f.input.display());
+            println!(
+                "  {:?}: {}\n    input: {}",
+                f.kind,
+                f.message,
+                f.input.display()
+            );
         }
         found += r.findings.len();
     }

@@ -62,7 +62,8 @@ impl Canaries {
             assert!(buf == want, "step {step} ({what}): heap canary {i} changed");
         }
         assert!(
-            host[..PAGE].iter().all(|b| *b == 0xc3) && host[PAGE + HOST..].iter().all(|b| *b == 0xc3),
+            host[..PAGE].iter().all(|b| *b == 0xc3)
+                && host[PAGE + HOST..].iter().all(|b| *b == 0xc3),
             "step {step} ({what}): the guard bytes around the host buffer changed"
         );
         for f in &self.fences {
@@ -167,7 +168,11 @@ pub fn run(data: &[u8]) -> u64 {
             let o = u64::from(off);
             match sel % 8 {
                 0 | 1 => pick(&reservations, sel / 8).map_or(0, |(r, s)| {
-                    r.wrapping_add(if off & 1 == 0 { (o / 2) * G / 4 % (s + G) } else { o * 64 })
+                    r.wrapping_add(if off & 1 == 0 {
+                        (o / 2) * G / 4 % (s + G)
+                    } else {
+                        o * 64
+                    })
                 }),
                 2 => pick(&allocs, sel / 8).map_or(0, |p| p + o * 16),
                 3 => pick(&managed, sel / 8).map_or(0, |p| p + o * 16),
@@ -195,7 +200,10 @@ pub fn run(data: &[u8]) -> u64 {
                     0 => 0,
                     1 => pick(&reservations, c).map_or(0, |(r, s)| r + s),
                     2 => pick(&reservations, c).map_or(0, |(r, _)| r),
-                    _ => canaries.fences.get(c as usize % 4).map_or(0, |f| f.addr as u64),
+                    _ => canaries
+                        .fences
+                        .get(c as usize % 4)
+                        .map_or(0, |f| f.addr as u64),
                 };
                 let r = d.address_reserve(size, align, DevicePtr::new(hint), 0);
                 if let Ok(p) = &r {
@@ -245,7 +253,11 @@ pub fn run(data: &[u8]) -> u64 {
             }
             3 => {
                 what = "release";
-                let h = if c == 0 { u64::from(a) | 0xdead_0000 } else { pick(&handles, a).unwrap_or(0) };
+                let h = if c == 0 {
+                    u64::from(a) | 0xdead_0000
+                } else {
+                    pick(&handles, a).unwrap_or(0)
+                };
                 let r = d.release(h);
                 if r.is_ok() && b % 4 != 0 {
                     handles.retain(|x| *x != h);
@@ -281,13 +293,21 @@ pub fn run(data: &[u8]) -> u64 {
                 let at = (usize::from(c) * 64) % HOST;
                 let n = n.min((HOST - at) as u64);
                 let src = HostBytes::from_slice(&host[PAGE + at..PAGE + at + n as usize]);
-                code(&d.copy(HostOrDevice::Device(DevicePtr::new(addr(a, b))), HostOrDevice::Host(src), n))
+                code(&d.copy(
+                    HostOrDevice::Device(DevicePtr::new(addr(a, b))),
+                    HostOrDevice::Host(src),
+                    n,
+                ))
             }
             8 => {
                 what = "copy device to host";
                 let n = len(c, b).min(HOST as u64);
                 let dst = HostBytes::from_mut_slice(&mut host[PAGE..PAGE + n as usize]);
-                code(&d.copy(HostOrDevice::Host(dst), HostOrDevice::Device(DevicePtr::new(addr(a, b))), n))
+                code(&d.copy(
+                    HostOrDevice::Host(dst),
+                    HostOrDevice::Device(DevicePtr::new(addr(a, b))),
+                    n,
+                ))
             }
             9 => {
                 what = "copy device to device";
@@ -323,7 +343,11 @@ pub fn run(data: &[u8]) -> u64 {
             }
             12 => {
                 what = "cuMemFree";
-                let p = if c % 4 == 0 { addr(a, b) } else { pick(&allocs, a).unwrap_or(0) };
+                let p = if c % 4 == 0 {
+                    addr(a, b)
+                } else {
+                    pick(&allocs, a).unwrap_or(0)
+                };
                 let r = d.mem_free(DevicePtr::new(p));
                 if r.is_ok() {
                     allocs.retain(|x| *x != p);
@@ -347,7 +371,11 @@ pub fn run(data: &[u8]) -> u64 {
             }
             14 => {
                 what = "host free";
-                let p = if c % 4 == 0 { addr(a, b) } else { pick(&hosts, a).unwrap_or(0) };
+                let p = if c % 4 == 0 {
+                    addr(a, b)
+                } else {
+                    pick(&hosts, a).unwrap_or(0)
+                };
                 let r = d.host_free(p);
                 if r.is_ok() {
                     hosts.retain(|x| *x != p);
@@ -373,7 +401,11 @@ pub fn run(data: &[u8]) -> u64 {
             }
             17 => {
                 what = "pitch alloc";
-                let r = d.mem_alloc_pitch(u64::from(a) * 7 + 1, u64::from(b) + 1, [1, 2, 4, 8, 16, 3][c as usize % 6]);
+                let r = d.mem_alloc_pitch(
+                    u64::from(a) * 7 + 1,
+                    u64::from(b) + 1,
+                    [1, 2, 4, 8, 16, 3][c as usize % 6],
+                );
                 if let Ok((p, _)) = r {
                     allocs.push(p);
                 }

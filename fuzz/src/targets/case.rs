@@ -39,7 +39,10 @@ pub fn run(data: &[u8]) -> u64 {
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
     let mut evaluated = 0u64;
-    for word in text.split(|c: char| c.is_whitespace() || c == '=').take(256) {
+    for word in text
+        .split(|c: char| c.is_whitespace() || c == '=')
+        .take(256)
+    {
         if word.is_empty() {
             continue;
         }

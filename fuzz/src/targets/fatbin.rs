@@ -44,8 +44,8 @@ pub fn mutate(data: &mut Vec<u8>, rng: &mut fastrand::Rng, pool: &[Vec<u8>]) {
             [(4usize, 2usize), (6, 2), (8, 8), (0, 4)][rng.usize(..4)]
         } else {
             let e = entries[rng.usize(..entries.len())];
-            let (o, w) = [(0, 2), (4, 4), (8, 8), (16, 4), (28, 4), (40, 8), (56, 8)]
-                [rng.usize(..7)];
+            let (o, w) =
+                [(0, 2), (4, 4), (8, 8), (16, 4), (28, 4), (40, 8), (56, 8)][rng.usize(..7)];
             (e + o, w)
         };
         if at + w <= data.len() {

@@ -15,7 +15,8 @@ use std::sync::Once;
 
 const VALID: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\n.visible .entry k(\n\t.param .u64 p\n)\n{\n\t.reg .b64 %rd<3>;\n\t.reg .b32 %r<2>;\n\tld.param.u64 %rd1, [p];\n\tcvta.to.global.u64 %rd2, %rd1;\n\tmov.u32 %r1, %tid.x;\n\tst.global.u32 [%rd2], %r1;\n\tret;\n}\n\0";
 const SYNTAX_ERROR: &str = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tbogus.instruction %r1;\n\tret;\n}\n\0";
-const TOO_NEW: &str = ".version 9.9\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n\0";
+const TOO_NEW: &str =
+    ".version 9.9\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n\0";
 const GLOBALS: &str = ".version 8.0\n.target sm_90\n.address_size 64\n.global .align 4 .u32 g = 7;\n.extern .global .align 4 .u32 e;\n.visible .entry k()\n{\n\tret;\n}\n\0";
 
 /// A buffer the program owns: `len` usable bytes, then a canary the mock must not touch.
@@ -86,7 +87,12 @@ pub fn run(data: &[u8]) -> u64 {
 
     // The program's buffers: two log buffers, symbol names and addresses.
     let mut logs = [vec![0xa5u8; LOG + CANARY], vec![0xa5u8; LOG + CANARY]];
-    let name_strings = [c"g".as_ptr(), c"e".as_ptr(), c"k".as_ptr(), c"nothing".as_ptr()];
+    let name_strings = [
+        c"g".as_ptr(),
+        c"e".as_ptr(),
+        c"k".as_ptr(),
+        c"nothing".as_ptr(),
+    ];
     let mut names: Vec<*const i8> = name_strings.to_vec();
     let mut addresses: Vec<*mut c_void> = vec![std::ptr::null_mut(); names.len()];
     let mut options: Vec<CUjit_option> = Vec::with_capacity(count);

@@ -107,9 +107,10 @@ pub fn run_module(m: &Module) -> u64 {
             let at = p.offset as usize;
             params[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
         }
-        let block = kernel
-            .reqntid
-            .unwrap_or([64.min(kernel.max_threads_per_block.unwrap_or(64)), 1, 1]);
+        let block =
+            kernel
+                .reqntid
+                .unwrap_or([64.min(kernel.max_threads_per_block.unwrap_or(64)), 1, 1]);
         let threads = block.iter().map(|d| u64::from(*d)).product::<u64>();
         if threads == 0 || threads > 1024 {
             // The mock's launch refuses these before the executor sees them.
