@@ -28,7 +28,12 @@ pub struct Config {
     pub save_new: Option<PathBuf>,
     /// One input may take this long before it counts as a hang.
     pub deadline: Duration,
+    /// The worker thread's stack: [`PROGRAM_STACK`], as much as a program's main thread
+    /// gives the mock.
+    pub stack: usize,
 }
+
+pub const PROGRAM_STACK: usize = 8 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -89,16 +94,16 @@ pub fn take_panic() -> Option<String> {
 }
 
 impl Worker {
-    fn spawn(run: fn(&[u8]) -> u64) -> Worker {
+    fn spawn(run: fn(&[u8]) -> u64, prefix: &'static [u8], stack: usize) -> Worker {
         let (to, inputs) = channel::<Arc<[u8]>>();
         let (results, from) = channel();
         std::thread::Builder::new()
             .name("fuzz-worker".into())
             // A program's main thread has 8 MiB: as much stack as a caller gives the mock.
-            .stack_size(8 << 20)
+            .stack_size(stack)
             .spawn(move || {
                 for input in inputs {
-                    guard::set_current(&input);
+                    guard::set_current(&input, prefix);
                     take_panic();
                     let r = catch_unwind(AssertUnwindSafe(|| run(&input)));
                     let caught = take_panic();
@@ -147,10 +152,10 @@ pub fn read_dir(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 impl<'t> Session<'t> {
     pub fn new(target: &'t Target, cfg: Config) -> Self {
         quiet_panics();
-        guard::install(&cfg.crashes, target.name);
+        let prefix = guard::install(&cfg.crashes, target.name);
         Session {
             target,
-            worker: Worker::spawn(target.run),
+            worker: Worker::spawn(target.run, prefix, cfg.stack),
             cfg,
             seen: HashSet::new(),
             pool: Vec::new(),

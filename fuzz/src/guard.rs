@@ -5,7 +5,8 @@
 //! so that an abort's signal handler can write it to a file before the process ends.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// An allocation above this is a finding (reported after the input, not fatal).
 pub const SOFT_LIMIT: usize = 256 << 20;
@@ -64,38 +65,40 @@ pub fn take_largest() -> u64 {
     LARGEST.swap(0, Ordering::Relaxed)
 }
 
-static CURRENT: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
-static CURRENT_LEN: AtomicUsize = AtomicUsize::new(0);
-/// `<crash dir>/<target>-` as a NUL-free byte string, set by [`install`].
-static PREFIX: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
-static PREFIX_LEN: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// The input this thread runs, and where its abort writes it (`<dir>/<target>-`):
+    /// read by the allocator and by the signal handler on this same thread (a const
+    /// initialiser: no lazy initialisation there).
+    static CURRENT: Cell<(*const u8, usize, *const u8, usize)> =
+        const { Cell::new((std::ptr::null(), 0, std::ptr::null(), 0)) };
+}
 static DUMPED: AtomicBool = AtomicBool::new(false);
 
-/// Publishes the input about to run (it must stay alive until [`clear_current`]).
-pub fn set_current(input: &[u8]) {
-    CURRENT_LEN.store(input.len(), Ordering::Relaxed);
-    CURRENT.store(input.as_ptr() as *mut u8, Ordering::Release);
+/// Publishes the input about to run on this thread (it must stay alive until
+/// [`clear_current`]); `prefix` is what [`install`] returned.
+pub fn set_current(input: &[u8], prefix: &'static [u8]) {
+    CURRENT.set((input.as_ptr(), input.len(), prefix.as_ptr(), prefix.len()));
 }
 
 pub fn clear_current() {
-    CURRENT.store(std::ptr::null_mut(), Ordering::Release);
+    CURRENT.set((std::ptr::null(), 0, std::ptr::null(), 0));
 }
 
 /// Writes the current input to `<prefix><why>` with system calls only (no allocation:
 /// this runs inside the allocator and in a signal handler). Once per process.
 fn dump_current(why: &[u8]) {
-    let p = CURRENT.load(Ordering::Acquire);
-    let prefix = PREFIX.load(Ordering::Acquire);
+    let Ok((p, len, prefix, plen)) = CURRENT.try_with(Cell::get) else {
+        return;
+    };
     if p.is_null() || prefix.is_null() || DUMPED.swap(true, Ordering::Relaxed) {
         return;
     }
     let mut path = [0u8; 1024];
-    let plen = PREFIX_LEN.load(Ordering::Relaxed);
     if plen + why.len() + 1 > path.len() {
         return;
     }
-    // Safety: PREFIX points to a leaked buffer of PREFIX_LEN bytes; CURRENT to the input
-    // being run, alive until clear_current.
+    // Safety: prefix points to a leaked buffer of plen bytes; p to the input being run,
+    // alive until clear_current.
     unsafe {
         std::ptr::copy_nonoverlapping(prefix, path.as_mut_ptr(), plen);
         path[plen..plen + why.len()].copy_from_slice(why);
@@ -105,7 +108,7 @@ fn dump_current(why: &[u8]) {
             0o644,
         );
         if fd >= 0 {
-            let _ = libc::write(fd, p.cast(), CURRENT_LEN.load(Ordering::Relaxed));
+            let _ = libc::write(fd, p.cast(), len);
             libc::close(fd);
         }
         let msg = b"cumock-fuzz: the process is ending; the input is in ";
@@ -121,12 +124,10 @@ extern "C" fn on_abort(_: libc::c_int) {
 
 /// Where an aborting process writes its input (`<dir>/<target>-abort` or `-oom`), and
 /// the SIGABRT handler that does it (a stack overflow and a failed allocation abort).
-pub fn install(crash_dir: &std::path::Path, target: &str) {
+pub fn install(crash_dir: &std::path::Path, target: &str) -> &'static [u8] {
     let _ = std::fs::create_dir_all(crash_dir);
     let prefix = format!("{}/{target}-", crash_dir.display()).into_bytes();
-    let prefix: &'static mut [u8] = Vec::leak(prefix);
-    PREFIX_LEN.store(prefix.len(), Ordering::Relaxed);
-    PREFIX.store(prefix.as_mut_ptr(), Ordering::Release);
+    let prefix: &'static [u8] = Vec::leak(prefix);
     // Safety: a handler that only makes async-signal-safe calls; SA_RESETHAND gives the
     // signal its default action (end the process) once the handler returns.
     unsafe {
@@ -136,4 +137,5 @@ pub fn install(crash_dir: &std::path::Path, target: &str) {
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaction(libc::SIGABRT, &sa, std::ptr::null_mut());
     }
+    prefix
 }

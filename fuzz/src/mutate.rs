@@ -20,7 +20,7 @@ pub fn parse_dict(text: &str) -> Vec<Vec<u8>> {
         if b <= a {
             continue;
         }
-        let body = line[a + 1..b].as_bytes();
+        let body = &line.as_bytes()[a + 1..b];
         let mut tok = Vec::new();
         let mut i = 0;
         while i < body.len() {

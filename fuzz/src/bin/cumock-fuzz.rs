@@ -66,6 +66,7 @@ fn main() {
             crashes: dir.join("crashes"),
             save_new: std::env::var_os("CUMOCK_FUZZ_SAVE").map(|d| PathBuf::from(d).join(t.name)),
             deadline: Duration::from_secs(20),
+            stack: cumock_fuzz::engine::PROGRAM_STACK,
         };
         let r = Session::new(t, cfg).run();
         println!(

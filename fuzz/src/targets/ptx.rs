@@ -19,8 +19,11 @@ pub fn mutate(data: &mut Vec<u8>, rng: &mut fastrand::Rng, pool: &[Vec<u8>]) {
 /// Device memory over a few host buffers at fixed addresses, read-only or read-write;
 /// anything else faults.
 pub struct SmallMemory {
-    regions: Vec<(u64, Box<[UnsafeCell<u8>]>, bool)>,
+    regions: Vec<Region>,
 }
+
+/// Base address, bytes, writable.
+type Region = (u64, Box<[UnsafeCell<u8>]>, bool);
 
 // Safety: the executor reaches the buffers only through atomics (Memory's contract).
 unsafe impl Sync for SmallMemory {}
