@@ -28,11 +28,9 @@ fn short_run(name: &str, iterations: u64) {
         crashes: dir.join("crashes"),
         save_new: None,
         deadline: Duration::from_secs(30),
-        // Until the parsers bound their nesting (fuzz/pending/case/: 8000 `(` overflow a
-        // program's 8 MiB), the short run gives more stack than a program's main thread,
-        // so that CI does not stop at that known bug; ci/fuzz.sh and `pending_findings`
-        // keep PROGRAM_STACK. Set it back to PROGRAM_STACK once that fix lands.
-        stack: 64 << 20,
+        // A program's main thread's stack: the parsers bound their nesting, so deep input
+        // must end in an error there, not in a stack overflow.
+        stack: cumock_fuzz::engine::PROGRAM_STACK,
     };
     let r = Session::new(t, cfg).run();
     println!(

@@ -201,6 +201,16 @@ pub fn entry_text(e: &Entry<'_>) -> Result<String, FatbinError> {
             e.uncompressed_size
         )));
     }
+    // An LZ4 block expands at most 255-fold (one literal-length byte per 255 bytes of
+    // match): a declared size beyond that is not this payload's, and must not be
+    // allocated before a byte is decoded.
+    if e.flags & FLAG_LZ4 != 0 && e.uncompressed_size > (e.payload.len() as u64 + 16) * 255 {
+        return Err(FatbinError::Decompression(format!(
+            "{e} declares {} uncompressed bytes, more than its {}-byte LZ4 payload can hold",
+            e.uncompressed_size,
+            e.payload.len()
+        )));
+    }
     let bytes: Vec<u8> = if e.flags & FLAG_LZ4 != 0 {
         lz4_flex::block::decompress(e.payload, e.uncompressed_size as usize)
             .map_err(|err| FatbinError::Decompression(format!("LZ4 payload of {e}: {err}")))?

@@ -130,6 +130,8 @@ pub fn run_module(m: &Module) -> u64 {
             sm_count: 132,
             host_threads: 1,
             step_limit: Some(20_000),
+            // The step limit bounds a mutant; the clock is a second guard.
+            time_limit: Some(std::time::Duration::from_secs(5)),
         };
         let end = match launch(m, k, &l, &mem) {
             Ok(_) => "ok".to_string(),
