@@ -292,6 +292,50 @@ static void huge_global(void) {
     }
 }
 
+/* The largest static .shared a kernel may declare at load, and whether a kernel over
+ * 48 KiB of it launches: bisected between 48 KiB (loads) and 1 GiB (refused). */
+static void static_shared_largest(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUmodule m;
+    unsigned long ok = 48ul << 10, bad = 1ul << 30;
+    while (bad - ok > 4) {
+        unsigned long mid = ok + (bad - ok) / 2 / 4 * 4;
+        char *ptx = fmt("%s.visible .entry k() { .reg .b32 %%r<2>; .shared .align 4 .b8 s[%lu];\n"
+                        "mov.u32 %%r1, s; st.shared.u32 [%%r1], 1; ret; }\n", HEAD80, mid);
+        if (load(&m, ptx) == CUDA_SUCCESS) { ok = mid; cuModuleUnload(m); } else bad = mid;
+    }
+    SAY("largest static .shared loaded: %lu bytes; %lu refused", ok, bad);
+    char *ptx = fmt("%s.visible .entry k() { .reg .b32 %%r<2>; .shared .align 4 .b8 s[%lu];\n"
+                    "mov.u32 %%r1, s; st.shared.u32 [%%r1], 1; ret; }\n", HEAD80, 64ul << 10);
+    if (CALL("load kernel with 65536 bytes of static .shared", load(&m, ptx)) != CUDA_SUCCESS) return;
+    CUfunction f;
+    MUST(cuModuleGetFunction(&f, m, "k"));
+    int v = -1;
+    CALL("func-get-attribute SHARED_SIZE_BYTES", cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f));
+    SAY("SHARED_SIZE_BYTES %d", v);
+    CALL("launch it", cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    CALL("ctx-sync", cuCtxSynchronize());
+    CALL("unload", cuModuleUnload(m));
+}
+
+/* The largest initialised .global .b8 array the driver loads, bisected between 1 MiB and
+ * 4 GiB - 1 (refused), to 64 KiB. */
+static void huge_global_largest(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUmodule m;
+    unsigned long long ok = 1ull << 20, bad = 4294967295ull;
+    while (bad - ok > (64ull << 10)) {
+        unsigned long long mid = ok + (bad - ok) / 2;
+        char *ptx = fmt("%s.visible .global .align 4 .b8 big[%llu] = {7, 8};\n.visible .entry k() { ret; }\n", HEAD80, mid);
+        if (load(&m, ptx) == CUDA_SUCCESS) { ok = mid; cuModuleUnload(m); } else bad = mid;
+    }
+    SAY("largest initialised .global loaded: within 64 KiB below %llu bytes (%llu loaded)", bad, ok);
+    char *ptx = fmt("%s.visible .global .align 4 .b8 big[%llu];\n.visible .entry k() { ret; }\n", HEAD80, 4294967295ull);
+    CALL("load .global .b8 big[4294967295] without initialiser", load(&m, ptx));
+}
+
 static void zstd_sizes(void) {
     CUcontext ctx;
     init_primary(0, &ctx);
@@ -334,9 +378,11 @@ int main(void) {
     section("local-at-launch", local_at_launch);
     section("local-largest", local_largest);
     section("b128-init", b128_init);
+    section("static-shared-largest", static_shared_largest);
     section("zstd-sizes", zstd_sizes);
     section("files", files);
     /* Last: the driver's JIT may write 4 GiB of initialised data. */
     section("huge-global", huge_global);
+    section("huge-global-largest", huge_global_largest);
     return 0;
 }

@@ -45,6 +45,11 @@ pub enum FatbinError {
     NoCompatiblePtx { archs: Vec<u32>, sm: u32 },
     #[error("malformed fatbin: {0}")]
     Malformed(String),
+    /// A compressed entry that does not decompress to its declared size, or declares more
+    /// than a module may hold (the H200 answers CUDA_ERROR_UNKNOWN: probe sandbox_images,
+    /// zstd-sizes).
+    #[error("fatbin entry: {0}")]
+    Decompression(String),
 }
 
 pub fn is_fatbin(image: &[u8]) -> bool {
@@ -191,29 +196,39 @@ pub fn entry_text(e: &Entry<'_>) -> Result<String, FatbinError> {
     // A compressed entry decompresses to exactly its declared size (nvcc writes it; the
     // driver sizes its buffer by it): never more, and never more than the global cap.
     if compressed && e.uncompressed_size > MAX_PTX_BYTES {
-        return malformed(format!(
+        return Err(FatbinError::Decompression(format!(
             "{e} declares {} uncompressed bytes, more than the {MAX_PTX_BYTES} a module may hold",
             e.uncompressed_size
-        ));
+        )));
+    }
+    // An LZ4 block expands at most 255-fold (one literal-length byte per 255 bytes of
+    // match): a declared size beyond that is not this payload's, and must not be
+    // allocated before a byte is decoded.
+    if e.flags & FLAG_LZ4 != 0 && e.uncompressed_size > (e.payload.len() as u64 + 16) * 255 {
+        return Err(FatbinError::Decompression(format!(
+            "{e} declares {} uncompressed bytes, more than its {}-byte LZ4 payload can hold",
+            e.uncompressed_size,
+            e.payload.len()
+        )));
     }
     let bytes: Vec<u8> = if e.flags & FLAG_LZ4 != 0 {
         lz4_flex::block::decompress(e.payload, e.uncompressed_size as usize)
-            .map_err(|err| FatbinError::Malformed(format!("LZ4 payload of {e}: {err}")))?
+            .map_err(|err| FatbinError::Decompression(format!("LZ4 payload of {e}: {err}")))?
     } else if e.flags & FLAG_ZSTD != 0 {
         use std::io::Read;
         let mut dec = ruzstd::StreamingDecoder::new(e.payload)
-            .map_err(|err| FatbinError::Malformed(format!("zstd payload of {e}: {err}")))?;
+            .map_err(|err| FatbinError::Decompression(format!("zstd payload of {e}: {err}")))?;
         let mut out = Vec::new();
         // One byte more than declared tells a payload that runs over from one that fits.
         (&mut dec)
             .take(e.uncompressed_size + 1)
             .read_to_end(&mut out)
-            .map_err(|err| FatbinError::Malformed(format!("zstd payload of {e}: {err}")))?;
+            .map_err(|err| FatbinError::Decompression(format!("zstd payload of {e}: {err}")))?;
         if out.len() as u64 > e.uncompressed_size {
-            return malformed(format!(
+            return Err(FatbinError::Decompression(format!(
                 "zstd payload of {e} decompresses to more than its declared {} bytes",
                 e.uncompressed_size
-            ));
+            )));
         }
         out
     } else {

@@ -6,9 +6,10 @@
 //! Memory: every byte comes through [`ProgramMemory`], which copies what is readable into
 //! a buffer of the mock's own and says where readable memory ends, so an unreadable byte
 //! is CUDA_ERROR_INVALID_IMAGE, never a fault. A fatbin is read as far as its header
-//! declares (at most [`MAX_IMAGE_BYTES`]), text up to its NUL (the same cap); the runtime's
-//! wrappers (magic 0x466243B1, a pointer to the fatbin) are followed with their cycles
-//! detected and their chain bounded.
+//! declares (at most [`MAX_IMAGE_BYTES`]), text up to its NUL (the same cap). The runtime's
+//! wrapper (magic 0x466243B1, a pointer to the fatbin) is no image of the driver's: the
+//! H200 refuses it, alone, chained or cyclic, with CUDA_ERROR_INVALID_IMAGE (probe
+//! sandbox_images, wrappers), and so does the mock, without following its pointer.
 //!
 //! Files: only regular files, of at most a cap each; a device (`/dev/zero`), a FIFO or a
 //! directory is refused with its name, before a byte is read, and without blocking (a
@@ -30,10 +31,6 @@ pub const MAX_IMAGE_BYTES: u64 = 1 << 30;
 /// The largest profile file: a profile is a few KiB of JSON per device (147 attributes);
 /// 16 MiB holds thousands of devices and keeps a mistaken CUMOCK_PROFILE cheap.
 pub const MAX_PROFILE_BYTES: u64 = 16 << 20;
-
-/// Wrappers followed before an image is refused: nvcc writes one; more is no image the
-/// toolkit makes, and a chain of them must end.
-const MAX_WRAPPERS: usize = 4;
 
 const ELF_MAGIC: u32 = 0x464C_457F;
 
@@ -110,76 +107,49 @@ fn read_text(mem: &impl ProgramMemory, addr: u64) -> CuResult<Vec<u8>> {
     }
 }
 
-/// The image at `addr` in the program's memory: a fatbin (behind the runtime's wrappers,
-/// if any), an ELF cubin, or text.
-pub fn image_at(mem: &impl ProgramMemory, addr: u64) -> CuResult<Image> {
-    let mut at = addr;
-    let mut wrappers: Vec<u64> = Vec::new();
-    loop {
-        let mut head = [0u8; 16];
-        let n = mem.read(at, &mut head);
-        if n == 0 {
-            return Err(invalid_image(format!(
-                "the image at {at:#x} is not readable memory"
-            )));
-        }
-        let magic = (n >= 4).then(|| u32::from_le_bytes([head[0], head[1], head[2], head[3]]));
-        match magic {
-            Some(WRAPPER_MAGIC) => {
-                // __fatBinC_Wrapper_t: { int magic, int version, const void *data, ... }.
-                if n < 16 {
-                    return Err(invalid_image(format!(
-                        "the fatbin wrapper at {at:#x} is truncated: {n} of its 16 bytes are readable"
-                    )));
-                }
-                let data = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
-                wrappers.push(at);
-                if wrappers.contains(&data) {
-                    return Err(invalid_image(format!(
-                        "the fatbin wrapper at {at:#x} points back to the wrapper at {data:#x}: a cycle, no fatbin"
-                    )));
-                }
-                if wrappers.len() > MAX_WRAPPERS {
-                    return Err(invalid_image(format!(
-                        "more than {MAX_WRAPPERS} fatbin wrappers in a chain from {addr:#x}: a wrapper's data must be the fatbin"
-                    )));
-                }
-                if data == 0 {
-                    return Err(invalid_image(format!(
-                        "the fatbin wrapper at {at:#x} has a NULL data pointer"
-                    )));
-                }
-                at = data;
+/// The image at `addr` in the program's memory: a fatbin, an ELF cubin, or text.
+pub fn image_at(mem: &impl ProgramMemory, at: u64) -> CuResult<Image> {
+    let mut head = [0u8; 16];
+    let n = mem.read(at, &mut head);
+    if n == 0 {
+        return Err(invalid_image(format!(
+            "the image at {at:#x} is not readable memory"
+        )));
+    }
+    let magic = (n >= 4).then(|| u32::from_le_bytes([head[0], head[1], head[2], head[3]]));
+    match magic {
+        Some(WRAPPER_MAGIC) => Err(invalid_image(format!(
+            "the image at {at:#x} is the runtime's fatbin wrapper (__fatBinC_Wrapper_t), \
+             which the driver does not load: pass the fatbin its data points to"
+        ))),
+        Some(FATBIN_MAGIC) => {
+            // { u32 magic, u16 version, u16 header size, u64 size of what follows }.
+            if n < 16 {
+                return Err(invalid_image(format!(
+                    "the fatbin header at {at:#x} is truncated: {n} of its 16 bytes are readable"
+                )));
             }
-            Some(FATBIN_MAGIC) => {
-                // { u32 magic, u16 version, u16 header size, u64 size of what follows }.
-                if n < 16 {
-                    return Err(invalid_image(format!(
-                        "the fatbin header at {at:#x} is truncated: {n} of its 16 bytes are readable"
-                    )));
-                }
-                let header = u64::from(u16::from_le_bytes([head[6], head[7]]));
-                let size = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
-                let total = header
-                    .checked_add(size)
-                    .filter(|t| *t <= MAX_IMAGE_BYTES)
-                    .ok_or_else(|| {
-                        invalid_image(format!(
-                            "the fatbin at {at:#x} declares {header} + {size} bytes, more than \
-                             the {MAX_IMAGE_BYTES} an image may hold"
-                        ))
-                    })?;
-                let bytes = read_exact(mem, at, total).map_err(|got| {
+            let header = u64::from(u16::from_le_bytes([head[6], head[7]]));
+            let size = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
+            let total = header
+                .checked_add(size)
+                .filter(|t| *t <= MAX_IMAGE_BYTES)
+                .ok_or_else(|| {
                     invalid_image(format!(
-                        "the fatbin at {at:#x} declares {total} bytes, but only {got} are \
-                         readable there"
+                        "the fatbin at {at:#x} declares {header} + {size} bytes, more than \
+                         the {MAX_IMAGE_BYTES} an image may hold"
                     ))
                 })?;
-                return Ok(Image::classify(bytes));
-            }
-            Some(ELF_MAGIC) => return Ok(Image::Elf),
-            _ => return Ok(Image::classify(read_text(mem, at)?)),
+            let bytes = read_exact(mem, at, total).map_err(|got| {
+                invalid_image(format!(
+                    "the fatbin at {at:#x} declares {total} bytes, but only {got} are \
+                     readable there"
+                ))
+            })?;
+            Ok(Image::classify(bytes))
         }
+        Some(ELF_MAGIC) => Ok(Image::Elf),
+        _ => Ok(Image::classify(read_text(mem, at)?)),
     }
 }
 
@@ -252,13 +222,16 @@ pub fn read_file(path: &str, cap: u64) -> Result<Vec<u8>, FileError> {
     Ok(bytes)
 }
 
-/// A module image from a file (cuModuleLoad, cuLibraryLoadFromFile). A file that cannot
-/// be opened is CUDA_ERROR_FILE_NOT_FOUND, as on the H200; one that is no regular file or
-/// is over the cap is no image: CUDA_ERROR_INVALID_IMAGE. // awaiting the H200's recording
-/// (probe sandbox_images, section files)
+/// A module image from a file (cuModuleLoad, cuLibraryLoadFromFile). As the H200 answers
+/// (probe sandbox_images, files): a file that cannot be opened is
+/// CUDA_ERROR_FILE_NOT_FOUND, a directory CUDA_ERROR_OUT_OF_MEMORY, a device (/dev/zero)
+/// CUDA_ERROR_INVALID_IMAGE; a file over the cap is no image either.
 pub fn image_file(path: &str) -> CuResult<Image> {
     let mut bytes = read_file(path, MAX_IMAGE_BYTES).map_err(|e| match e {
         FileError::Open(..) => CuError::new(CUDA_ERROR_FILE_NOT_FOUND, e.to_string()),
+        FileError::NotRegular(_, "directory") => {
+            CuError::new(CUDA_ERROR_OUT_OF_MEMORY, e.to_string())
+        }
         _ => invalid_image(e.to_string()),
     })?;
     // A text file has no NUL; a PTX image in memory ends at one.

@@ -64,12 +64,12 @@ mod attr {
 /// Volta); more needs cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES).
 const DEFAULT_SHARED_LIMIT: u32 = 48 << 10;
 
-/// The local memory a thread may have: 512 KiB on every GPU since Volta (CUDA
-/// Programming Guide, "Technical Specifications per Compute Capability"). ptxas takes a
-/// larger `.local` frame; the launch is refused (CUDA_ERROR_INVALID_VALUE on the H200 for
-/// 1.9 MB a thread). // awaiting the H200's recording of the exact limit (probe
-/// sandbox_images, section local-at-launch)
-const LOCAL_LIMIT_PER_THREAD: u64 = 512 << 10;
+/// The `.local` frame a thread may have: 512 KiB (CUDA Programming Guide, "Technical
+/// Specifications per Compute Capability") less the 576 bytes the H200's driver keeps for
+/// itself: it launches a 523,712-byte frame and refuses 523,728 with
+/// CUDA_ERROR_INVALID_VALUE, for 1 thread as for 1024 (probe sandbox_images,
+/// local-largest). ptxas takes a larger frame; the launch is refused.
+const LOCAL_LIMIT_PER_THREAD: u64 = 523_712;
 
 /// A loaded module: its decoded program, and where its variables live.
 pub struct LoadedModule {
@@ -541,6 +541,9 @@ impl Driver {
                     CUDA_ERROR_NO_BINARY_FOR_GPU,
                     format!("{e} (cumock runs PTX only: SASS cannot run on the host)"),
                 ),
+                e @ ptx::fatbin::FatbinError::Decompression(_) => {
+                    CuError::new(CUDA_ERROR_UNKNOWN, e.to_string())
+                }
                 other => CuError::new(CUDA_ERROR_INVALID_IMAGE, format!("fatbin: {other}")),
             })?,
             Image::Elf => {
