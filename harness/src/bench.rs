@@ -186,9 +186,11 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
         many / few
     };
     let batch = batch(api, o.batch)?;
+    let launches = launches(api)?;
     Ok(json!({
         "driver": api.path,
         "batch": batch,
+        "launch": launches,
         "cycle_2mib_us": cycle_us,
         "per_call_median_us": per_call,
         "copy": {
@@ -202,6 +204,89 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
         "live_mappings": scaling,
         "many_vs_few": {"map": ratio("map_us"), "unmap": ratio("unmap_us"), "copy": ratio("copy_4k_us")},
         "reserve_64tib": "ok",
+    }))
+}
+
+/// An empty kernel: what a launch costs apart from the kernel's work.
+const EMPTY_KERNEL: &str = ".version 9.0\n.target sm_90\n.address_size 64\n\
+                            .visible .entry empty() { ret; }\n\0";
+
+/// Launch latency on a non-blocking stream: how long cuLaunchKernel takes to return
+/// (launches issued back to back, timed 1,000 at a time, so that the clock's cost does not
+/// count), and a launch followed by cuStreamSynchronize (one at a time, the median of
+/// 2,000). Beside them, the host baseline of the same machine in the same run: handing a
+/// job to another thread and waiting for its answer (a channel round trip), which is what
+/// an asynchronous launch and its synchronisation cost at least.
+fn launches(api: &Api) -> Result<serde_json::Value> {
+    let mut module = std::ptr::null_mut();
+    check!(api, cuModuleLoadData(&mut module, EMPTY_KERNEL.as_ptr().cast()));
+    let mut f = std::ptr::null_mut();
+    check!(api, cuModuleGetFunction(&mut f, module, c"empty".as_ptr()));
+    let mut stream = std::ptr::null_mut();
+    check!(api, cuStreamCreate(&mut stream, 1));
+    let launch = || -> Result<()> {
+        check!(
+            api,
+            cuLaunchKernel(
+                f,
+                1,
+                1,
+                1,
+                32,
+                1,
+                1,
+                0,
+                stream,
+                std::ptr::null_mut(),
+                std::ptr::null_mut()
+            )
+        );
+        Ok(())
+    };
+    // Warm-up: the stream's worker, the kernel's first run.
+    launch()?;
+    check!(api, cuStreamSynchronize(stream));
+    let mut issue = Vec::new();
+    for _ in 0..9 {
+        let t = Instant::now();
+        for _ in 0..1000 {
+            launch()?;
+        }
+        issue.push(t.elapsed() / 1000);
+        check!(api, cuStreamSynchronize(stream));
+    }
+    let mut round = Vec::new();
+    for _ in 0..2000 {
+        let t = Instant::now();
+        launch()?;
+        check!(api, cuStreamSynchronize(stream));
+        round.push(t.elapsed());
+    }
+    check!(api, cuStreamDestroy_v2(stream));
+    check!(api, cuModuleUnload(module));
+    // The host baseline: a round trip to a worker thread.
+    let (to, from) = std::sync::mpsc::channel::<()>();
+    let (back, answers) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        for () in from {
+            if back.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut host = Vec::new();
+    for _ in 0..2000 {
+        let t = Instant::now();
+        to.send(()).map_err(|e| anyhow::anyhow!("{e}"))?;
+        answers.recv()?;
+        host.push(t.elapsed());
+    }
+    drop(to);
+    let _ = worker.join();
+    Ok(json!({
+        "launch_returns_us": median(&mut issue),
+        "launch_and_synchronize_us": median(&mut round),
+        "host_thread_round_trip_us": median(&mut host),
     }))
 }
 
