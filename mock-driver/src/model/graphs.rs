@@ -681,7 +681,11 @@ impl Driver {
         let mut steps = Vec::new();
         let mut waits = Vec::new();
         self.plan(&body, &order, stream, &mut steps, &mut waits)?;
-        let device = self.ctx_device(None)?;
+        let (ctx, device) = {
+            let st = self.state.lock();
+            let (ctx, c) = st.contexts.require_current()?;
+            (ctx, c.device)
+        };
         let records: Vec<EventId> = steps
             .iter()
             .filter_map(|s| match s {
@@ -693,6 +697,8 @@ impl Driver {
             stream,
             Box::new(move || {
                 waits.iter().for_each(stream_queues::Mark::wait);
+                // Copies and memsets need the launching thread's context, current here too.
+                let pushed = self.state.lock().contexts.push(ctx).is_ok();
                 for step in &steps {
                     match step {
                         Step::Kernel(k) => k.run(self),
@@ -707,6 +713,9 @@ impl Driver {
                             }
                         }
                     }
+                }
+                if pushed {
+                    let _ = self.state.lock().contexts.pop();
                 }
             }),
         )?;
