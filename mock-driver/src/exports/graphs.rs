@@ -130,7 +130,7 @@ struct UpdateResultInfo {
 ///
 /// # Safety
 /// `deps` is NULL or holds `n` node handles (cuda.h).
-unsafe fn deps<'a>(deps: *const CUgraphNode, n: usize) -> CuResult<Vec<NodeId>> {
+unsafe fn deps(deps: *const CUgraphNode, n: usize) -> CuResult<Vec<NodeId>> {
     if n == 0 {
         return Ok(Vec::new());
     }
