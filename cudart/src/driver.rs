@@ -138,6 +138,7 @@ driver_functions! {
     safe fn cuStreamGetPriority(stream: CUstream, priority: &mut i32);
     safe fn cuStreamGetFlags(stream: CUstream, flags: &mut u32);
     safe fn cuStreamIsCapturing(stream: CUstream, status: &mut i32);
+    unsafe fn cuStreamGetCaptureInfo(stream: CUstream, status: *mut i32, id: *mut u64, graph: *mut *mut c_void, deps: *mut *const *mut c_void, edges: *mut *const c_void, n: *mut usize);
     unsafe fn cuLaunchHostFunc(stream: CUstream, f: HostFn, user_data: *mut c_void);
     unsafe fn cuStreamAddCallback(stream: CUstream, f: StreamCallback, user_data: *mut c_void, flags: u32);
     safe fn cuStreamGetId(stream: CUstream, id: &mut u64);

@@ -233,35 +233,45 @@ cudart_fn! {
     }
 }
 
-/// cudaStreamGetCaptureInfo outside a capture: the status, and nothing else is written
-/// (the other outputs are defined only while capturing). A capturing stream on a driver
-/// with capture is beyond this runtime (graphs are not in its scope).
-fn capture_info(stream: CUstream, status: *mut c_int, id: *mut u64) -> RtResult<()> {
-    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
-    let status = unsafe { out_ref(status)? };
-    let (d, rt, _) = with_context()?;
-    let s = capture_status(rt, d, stream)?;
-    if s != 0 {
-        return Err(error::not_supported(
-            "cudaStreamGetCaptureInfo during a capture: graphs are not implemented",
-        ));
+/// cudaStreamGetCaptureInfo: the driver's answer (cuStreamGetCaptureInfo, CUDA 12.3's
+/// signature, which the runtime's shares); outside a capture only the status is written.
+/// A driver without capture has no capturing stream: cudaStreamCaptureStatusNone.
+#[allow(clippy::too_many_arguments)]
+fn capture_info(
+    stream: CUstream,
+    status: *mut c_int,
+    id: *mut u64,
+    graph: *mut *mut std::ffi::c_void,
+    deps: *mut *const *mut std::ffi::c_void,
+    edges: *mut *const std::ffi::c_void,
+    num_deps: *mut usize,
+) -> RtResult<()> {
+    if status.is_null() {
+        return Err(error::invalid("pCaptureStatus is NULL"));
     }
-    *status = s;
-    let _ = id;
-    Ok(())
+    let (d, rt, _) = with_context()?;
+    // Safety: the program's out-pointers, NULL or writable, as the header requires; the
+    // driver checks the ones it needs.
+    match unsafe { d.cuStreamGetCaptureInfo(stream, status, id, graph, deps, edges, num_deps) } {
+        Err(e) if e.code == error::NOT_SUPPORTED => {
+            let s = capture_status(rt, d, stream)?;
+            // Safety: checked non-NULL above.
+            unsafe { status.write(s) };
+            Ok(())
+        }
+        r => r,
+    }
 }
 
 cudart_fn! {
     fn cudaStreamGetCaptureInfo(stream: CUstream, status: *mut c_int, id: *mut u64, graph: *mut *mut std::ffi::c_void, deps: *mut *const *mut std::ffi::c_void, edges: *mut *const std::ffi::c_void, num_deps: *mut usize) {
-        let _ = (graph, deps, edges, num_deps);
-        capture_info(stream_for(stream, false), status, id)
+        capture_info(stream_for(stream, false), status, id, graph, deps, edges, num_deps)
     }
 }
 
 cudart_fn! {
     fn cudaStreamGetCaptureInfo_ptsz(stream: CUstream, status: *mut c_int, id: *mut u64, graph: *mut *mut std::ffi::c_void, deps: *mut *const *mut std::ffi::c_void, edges: *mut *const std::ffi::c_void, num_deps: *mut usize) {
-        let _ = (graph, deps, edges, num_deps);
-        capture_info(stream_for(stream, true), status, id)
+        capture_info(stream_for(stream, true), status, id, graph, deps, edges, num_deps)
     }
 }
 

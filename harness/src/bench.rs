@@ -219,7 +219,10 @@ const EMPTY_KERNEL: &str = ".version 9.0\n.target sm_90\n.address_size 64\n\
 /// an asynchronous launch and its synchronisation cost at least.
 fn launches(api: &Api) -> Result<serde_json::Value> {
     let mut module = std::ptr::null_mut();
-    check!(api, cuModuleLoadData(&mut module, EMPTY_KERNEL.as_ptr().cast()));
+    check!(
+        api,
+        cuModuleLoadData(&mut module, EMPTY_KERNEL.as_ptr().cast())
+    );
     let mut f = std::ptr::null_mut();
     check!(api, cuModuleGetFunction(&mut f, module, c"empty".as_ptr()));
     let mut stream = std::ptr::null_mut();

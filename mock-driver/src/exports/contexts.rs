@@ -112,11 +112,15 @@ impl ContextApi for Mock {
     }
 
     unsafe fn cuCtxSynchronize() -> CuResult<()> {
-        drv()?.ctx_synchronize(None)
+        Self::cuCtxSynchronize_v2(std::ptr::null_mut())
     }
 
     unsafe fn cuCtxSynchronize_v2(ctx: CUcontext) -> CuResult<()> {
-        drv()?.ctx_synchronize(ctx_key(ctx))
+        let d = drv()?;
+        // It would wait for captured streams, which never run: refused during a capture
+        // as the capture modes say.
+        d.capture_check_unsafe("cuCtxSynchronize")?;
+        d.ctx_synchronize(ctx_key(ctx))
     }
 
     unsafe fn cuCtxGetFlags(flags: *mut c_uint) -> CuResult<()> {

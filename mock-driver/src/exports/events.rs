@@ -29,7 +29,13 @@ impl EventApi for Mock {
     }
 
     unsafe fn cuEventRecord(e: CUevent, s: CUstream) -> CuResult<()> {
-        drv()?.event_record(event_key(e), stream_key(s))
+        let d = drv()?;
+        d.stream_check(stream_key(s))?;
+        // On a capturing stream the event stands for the captured work before it.
+        if d.capture_record_event(event_key(e), stream_key(s))? {
+            return Ok(());
+        }
+        d.event_record(event_key(e), stream_key(s))
     }
 
     unsafe fn cuEventRecord_ptsz(e: CUevent, s: CUstream) -> CuResult<()> {

@@ -151,6 +151,9 @@ impl ExecutionControlApi for Mock {
         };
         d.ctx_device(None)?;
         super::check_stream(s)?;
+        if d.capture_of(stream_key(s))?.is_some() {
+            return super::graphs::capture_host_node(s, f, user_data);
+        }
         let data = ProgramData(user_data);
         // Safety: the program's function, called with its data, as it asked, after the
         // stream's earlier work (model/stream_queues.rs).
@@ -202,7 +205,7 @@ struct LaunchConfig {
 ///
 /// # Safety
 /// The arrays are the program's, as cuLaunchKernel requires.
-unsafe fn param_buffer(
+pub(super) unsafe fn param_buffer(
     d: &crate::model::Driver,
     f: u64,
     kernel_params: *mut *mut c_void,

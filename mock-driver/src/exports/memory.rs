@@ -3,8 +3,8 @@
 //! and the PCI bus ids cuda.h files here.
 
 use super::{
-    copy_c_string, legacy_order, out_pair, per_thread, per_thread_order, stream, zero_on_failure,
-    CUdevicePtr, Mock,
+    async_op, capturing, copy_c_string, legacy_order, out_pair, per_thread, per_thread_order,
+    stream, zero_on_failure, CUdevicePtr, Mock,
 };
 use crate::boundary::{ctx_key, device_ptr, drv, event_handle, event_key, input, out};
 use crate::diagnostics::{created, Made};
@@ -149,6 +149,7 @@ impl MemoryApi for Mock {
         if dptr.is_null() {
             return Err(invalid("dptr is NULL"));
         }
+        d.capture_check_unsafe("cuMemAlloc")?;
         zero_on_failure(
             dptr,
             d.mem_alloc(bytesize as u64)
@@ -216,12 +217,19 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        // Safety: cuda.h requires `src` readable for n bytes until the copy has run.
-        if unsafe { queue_copy(s, dst, src as u64, n) }? {
-            return Ok(());
+        // Captured into a graph on a capturing stream; else queued or run now, in order.
+        if !capturing(s)? {
+            // Safety: cuda.h requires `src` readable for n bytes until the copy has run.
+            if unsafe { queue_copy(s, dst, src as u64, n) }? {
+                return Ok(());
+            }
+            let _order = stream(s)?;
+            return Self::cuMemcpyHtoD_v2(dst, src, n);
         }
-        let _order = stream(s)?;
-        Self::cuMemcpyHtoD_v2(dst, src, n)
+        let src = src as usize;
+        // Safety: the program keeps `src` readable until the copy has run (cuda.h).
+        let body = move || unsafe { Self::cuMemcpyHtoD_v2(dst, src as *const c_void, n) };
+        async_op(s, false, || format!("HtoD {n} bytes"), body)
     }
 
     unsafe fn cuMemcpyDtoHAsync_v2(
@@ -230,12 +238,19 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        // Safety: cuda.h requires `dst` writable for n bytes until the copy has run.
-        if unsafe { queue_copy(s, dst as u64, src, n) }? {
-            return Ok(());
+        // Captured into a graph on a capturing stream; else queued or run now, in order.
+        if !capturing(s)? {
+            // Safety: cuda.h requires `dst` writable for n bytes until the copy has run.
+            if unsafe { queue_copy(s, dst as u64, src, n) }? {
+                return Ok(());
+            }
+            let _order = stream(s)?;
+            return Self::cuMemcpyDtoH_v2(dst, src, n);
         }
-        let _order = stream(s)?;
-        Self::cuMemcpyDtoH_v2(dst, src, n)
+        let dst = dst as usize;
+        // Safety: the program keeps `dst` writable until the copy has run (cuda.h).
+        let body = move || unsafe { Self::cuMemcpyDtoH_v2(dst as *mut c_void, src, n) };
+        async_op(s, false, || format!("DtoH {n} bytes"), body)
     }
 
     unsafe fn cuMemcpyDtoDAsync_v2(
@@ -244,12 +259,18 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        // Safety: both sides are device addresses, or page-locked memory the driver holds.
-        if unsafe { queue_copy(s, dst, src, n) }? {
-            return Ok(());
+        // Captured into a graph on a capturing stream; else queued or run now, in order.
+        if !capturing(s)? {
+            // Safety: both sides are device addresses, or page-locked memory the driver holds.
+            if unsafe { queue_copy(s, dst, src, n) }? {
+                return Ok(());
+            }
+            let _order = stream(s)?;
+            return Self::cuMemcpyDtoD_v2(dst, src, n);
         }
-        let _order = stream(s)?;
-        Self::cuMemcpyDtoD_v2(dst, src, n)
+        // Safety: device addresses only, checked when the copy runs.
+        let body = move || unsafe { Self::cuMemcpyDtoD_v2(dst, src, n) };
+        async_op(s, false, || format!("DtoD {n} bytes"), body)
     }
 
     unsafe fn cuMemcpyAsync(
@@ -258,12 +279,18 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        // Safety: cuda.h requires host sides valid for n bytes until the copy has run.
-        if dst != 0 && src != 0 && unsafe { queue_copy(s, dst, src, n) }? {
-            return Ok(());
+        // Captured into a graph on a capturing stream; else queued or run now, in order.
+        if !capturing(s)? {
+            // Safety: cuda.h requires host sides valid for n bytes until the copy has run.
+            if dst != 0 && src != 0 && unsafe { queue_copy(s, dst, src, n) }? {
+                return Ok(());
+            }
+            let _order = stream(s)?;
+            return Self::cuMemcpy(dst, src, n);
         }
-        let _order = stream(s)?;
-        Self::cuMemcpy(dst, src, n)
+        // Safety: the program keeps host addresses valid until the copy has run (cuda.h).
+        let body = move || unsafe { Self::cuMemcpy(dst, src, n) };
+        async_op(s, false, || format!("{n} bytes"), body)
     }
 
     // Per-thread default stream variants: a synchronous one is issued on the calling
@@ -340,18 +367,21 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemsetD8Async(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
-        let _order = stream(s)?;
-        Self::cuMemsetD8_v2(dst, v, n)
+        // Safety: a device address, checked when the memset runs.
+        let body = move || unsafe { Self::cuMemsetD8_v2(dst, v, n) };
+        async_op(s, true, || format!("D8 {n} elements"), body)
     }
 
     unsafe fn cuMemsetD16Async(dst: CUdevicePtr, v: u16, n: usize, s: CUstream) -> CuResult<()> {
-        let _order = stream(s)?;
-        Self::cuMemsetD16_v2(dst, v, n)
+        // Safety: a device address, checked when the memset runs.
+        let body = move || unsafe { Self::cuMemsetD16_v2(dst, v, n) };
+        async_op(s, true, || format!("D16 {n} elements"), body)
     }
 
     unsafe fn cuMemsetD32Async(dst: CUdevicePtr, v: u32, n: usize, s: CUstream) -> CuResult<()> {
-        let _order = stream(s)?;
-        Self::cuMemsetD32_v2(dst, v, n)
+        // Safety: a device address, checked when the memset runs.
+        let body = move || unsafe { Self::cuMemsetD32_v2(dst, v, n) };
+        async_op(s, true, || format!("D32 {n} elements"), body)
     }
 
     unsafe fn cuMemsetD8_v2_ptds(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {

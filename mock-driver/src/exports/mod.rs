@@ -29,6 +29,7 @@ mod entry_points;
 mod error_handling;
 mod events;
 mod exec;
+mod graphs;
 mod init;
 mod libraries;
 mod malloc_async;
@@ -76,7 +77,6 @@ not_emulated! {
     MulticastObjectApi,
     ExternalResourceInteroperabilityApi,
     StreamMemoryOperationsApi,
-    GraphApi,
     TextureReferenceApi,
     SurfaceReferenceApi,
     TextureObjectApi,
@@ -203,6 +203,12 @@ impl Drop for StreamOrder {
 /// operation must follow (model/stream_queues.rs): its bytes then move now, in order.
 fn stream(s: CUstream) -> CuResult<StreamOrder> {
     check_stream(s)?;
+    if drv()?.capture_of(stream_key(s))?.is_some() {
+        return Err(not_supported(
+            "cumock does not capture this operation into a graph (it captures kernels, \
+             host functions, events, one-dimensional async copies and memsets)",
+        ));
+    }
     drv()?.follow_stream(stream_key(s))?;
     Ok(StreamOrder(IN_STREAM_ORDER.replace(true)))
 }
@@ -233,7 +239,38 @@ fn legacy_order() -> CuResult<()> {
     if IN_STREAM_ORDER.get() {
         return Ok(());
     }
-    drv()?.follow_stream(crate::model::ids::StreamId::NULL)
+    let d = drv()?;
+    d.capture_check_unsafe("a synchronous copy or memset")?;
+    d.capture_check_legacy(crate::model::ids::StreamId::NULL)?;
+    d.follow_stream(crate::model::ids::StreamId::NULL)
+}
+
+/// Runs a copy's or memset's body as in a stream's order already (a graph's node, run by
+/// the stream's worker: it must not wait for the legacy stream).
+fn in_stream_order<R>(body: impl FnOnce() -> R) -> R {
+    let _order = StreamOrder(IN_STREAM_ORDER.replace(true));
+    body()
+}
+
+/// An async copy or memset: on a capturing stream a graph node running `body`, else run
+/// now in the stream's order.
+fn async_op(
+    s: CUstream,
+    memset: bool,
+    what: impl FnOnce() -> String,
+    body: impl Fn() -> CuResult<()> + Send + Sync + 'static,
+) -> CuResult<()> {
+    check_stream(s)?;
+    if drv()?.capture_of(stream_key(s))?.is_some() {
+        return graphs::capture_op(s, memset, what(), body);
+    }
+    let _order = stream(s)?;
+    body()
+}
+
+/// Whether `s` is capturing into a graph (its work becomes nodes instead of running).
+fn capturing(s: CUstream) -> CuResult<bool> {
+    Ok(drv()?.capture_of(stream_key(s))?.is_some())
 }
 
 /// Checks a stream argument.

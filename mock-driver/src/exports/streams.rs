@@ -4,7 +4,9 @@
 
 use super::{check_stream, per_thread, Mock};
 use crate::boundary::{ctx_handle, drv, event_key, out, stream_handle, stream_key};
+use crate::model::capture::{self, CaptureInfo};
 use crate::model::error::*;
+use crate::model::graphs::NodeOp;
 use crate::model::stream_queues;
 use cumock_abi::result::*;
 use cumock_abi::*;
@@ -85,6 +87,7 @@ impl StreamApi for Mock {
 
     unsafe fn cuStreamDestroy_v2(s: CUstream) -> CuResult<()> {
         drv()?.stream_destroy(stream_key(s))?;
+        drv()?.capture_forget_stream(stream_key(s));
         // Its queued host functions still run (as cuda.h says of a stream's work).
         stream_queues::forget_stream(stream_key(s));
         Ok(())
@@ -115,8 +118,14 @@ impl StreamApi for Mock {
         check_stream(s)?;
         // Observed: unknown flags are CUDA_ERROR_INVALID_VALUE; CU_EVENT_WAIT_EXTERNAL
         // (1) outside a stream capture, CUDA_ERROR_ILLEGAL_STATE.
+        let capturing = d.capture_of(stream_key(s))?.is_some();
         match flags {
             0 => {}
+            // In a capture, a wait on an event from outside it: an event wait node.
+            1 if capturing => {
+                d.event_check(event_key(e))?;
+                return d.capture_node(stream_key(s), NodeOp::EventWait(event_key(e)));
+            }
             1 => {
                 return Err(CuError::new(
                     CUDA_ERROR_ILLEGAL_STATE,
@@ -126,6 +135,10 @@ impl StreamApi for Mock {
             _ => return Err(invalid(format!("flags {flags:#x} are not CU_EVENT_WAIT_*"))),
         }
         d.event_check(event_key(e))?;
+        // Fork and join of captures: the stream joins the event's capture.
+        if d.capture_wait_event(stream_key(s), event_key(e))? {
+            return Ok(());
+        }
         // An event still waiting for work: the stream's later work waits too.
         if let Some(m) = stream_queues::event_pending(event_key(e)) {
             super::exec::queue_host_work(s, Box::new(move || m.wait()))?;
@@ -152,6 +165,10 @@ impl StreamApi for Mock {
         };
         d.ctx_device(None)?;
         check_stream(s)?;
+        d.capture_refuse(
+            stream_key(s),
+            "cuStreamAddCallback (cuLaunchHostFunc is captured)",
+        )?;
         let data = super::exec::ProgramData(user_data);
         let handle = super::exec::ProgramData(s.cast());
         // Safety: the program's callback, called with its stream and data, as it asked,
@@ -170,5 +187,192 @@ impl StreamApi for Mock {
         flags: c_uint,
     ) -> CuResult<()> {
         Self::cuStreamAddCallback(per_thread(s), callback, user_data, flags)
+    }
+
+    unsafe fn cuStreamBeginCapture_v2(s: CUstream, mode: CUstreamCaptureMode) -> CuResult<()> {
+        drv()?.begin_capture(stream_key(s), mode)
+    }
+
+    unsafe fn cuStreamBeginCapture_v2_ptsz(s: CUstream, mode: CUstreamCaptureMode) -> CuResult<()> {
+        Self::cuStreamBeginCapture_v2(s, mode)
+    }
+
+    unsafe fn cuStreamBeginCapture(s: CUstream) -> CuResult<()> {
+        Self::cuStreamBeginCapture_v2(s, capture::MODE_GLOBAL)
+    }
+
+    unsafe fn cuStreamBeginCapture_ptsz(s: CUstream) -> CuResult<()> {
+        Self::cuStreamBeginCapture_v2(s, capture::MODE_GLOBAL)
+    }
+
+    unsafe fn cuStreamEndCapture(s: CUstream, ph: *mut CUgraph) -> CuResult<()> {
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phGraph is NULL"));
+        }
+        // The graph, or NULL when the capture failed (as cuda.h says).
+        let r = d.end_capture(stream_key(s));
+        out(
+            ph,
+            r.as_ref().map_or(std::ptr::null_mut(), |g| *g as CUgraph),
+        )?;
+        r.map(|_| ())
+    }
+
+    unsafe fn cuStreamEndCapture_ptsz(s: CUstream, ph: *mut CUgraph) -> CuResult<()> {
+        Self::cuStreamEndCapture(s, ph)
+    }
+
+    unsafe fn cuStreamIsCapturing(s: CUstream, status: *mut CUstreamCaptureStatus) -> CuResult<()> {
+        let info = drv()?.capture_info(stream_key(s))?;
+        out(status, info.status)
+    }
+
+    unsafe fn cuStreamIsCapturing_ptsz(
+        s: CUstream,
+        status: *mut CUstreamCaptureStatus,
+    ) -> CuResult<()> {
+        Self::cuStreamIsCapturing(s, status)
+    }
+
+    unsafe fn cuStreamGetCaptureInfo(
+        s: CUstream,
+        status: *mut CUstreamCaptureStatus,
+        id: *mut cuuint64_t,
+    ) -> CuResult<()> {
+        Self::cuStreamGetCaptureInfo_v3(
+            s,
+            status,
+            id,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    }
+
+    unsafe fn cuStreamGetCaptureInfo_ptsz(
+        s: CUstream,
+        status: *mut CUstreamCaptureStatus,
+        id: *mut cuuint64_t,
+    ) -> CuResult<()> {
+        Self::cuStreamGetCaptureInfo(s, status, id)
+    }
+
+    unsafe fn cuStreamGetCaptureInfo_v2(
+        s: CUstream,
+        status: *mut CUstreamCaptureStatus,
+        id: *mut cuuint64_t,
+        graph: *mut CUgraph,
+        deps: *mut *const CUgraphNode,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        Self::cuStreamGetCaptureInfo_v3(s, status, id, graph, deps, std::ptr::null_mut(), n)
+    }
+
+    unsafe fn cuStreamGetCaptureInfo_v2_ptsz(
+        s: CUstream,
+        status: *mut CUstreamCaptureStatus,
+        id: *mut cuuint64_t,
+        graph: *mut CUgraph,
+        deps: *mut *const CUgraphNode,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        Self::cuStreamGetCaptureInfo_v2(s, status, id, graph, deps, n)
+    }
+
+    unsafe fn cuStreamGetCaptureInfo_v3(
+        s: CUstream,
+        status: *mut CUstreamCaptureStatus,
+        id: *mut cuuint64_t,
+        graph: *mut CUgraph,
+        deps: *mut *const CUgraphNode,
+        edges: *mut *const CUgraphEdgeData,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if status.is_null() {
+            return Err(invalid("captureStatus_out is NULL"));
+        }
+        if !edges.is_null() && deps.is_null() {
+            return Err(invalid("edgeData_out needs dependencies_out"));
+        }
+        let info: CaptureInfo = d.capture_info(stream_key(s))?;
+        out(status, info.status)?;
+        // The rest only describes an active or invalidated capture.
+        if info.status == capture::STATUS_NONE {
+            return Ok(());
+        }
+        if !id.is_null() {
+            out(id, info.id)?;
+        }
+        if !graph.is_null() {
+            out(graph, info.graph as CUgraph)?;
+        }
+        if !deps.is_null() {
+            out(deps, info.deps as *const CUgraphNode)?;
+        }
+        if !edges.is_null() {
+            out(edges, info.edges as *const CUgraphEdgeData)?;
+        }
+        if !n.is_null() {
+            out(n, info.count)?;
+        }
+        Ok(())
+    }
+
+    unsafe fn cuStreamGetCaptureInfo_v3_ptsz(
+        s: CUstream,
+        status: *mut CUstreamCaptureStatus,
+        id: *mut cuuint64_t,
+        graph: *mut CUgraph,
+        deps: *mut *const CUgraphNode,
+        edges: *mut *const CUgraphEdgeData,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        Self::cuStreamGetCaptureInfo_v3(s, status, id, graph, deps, edges, n)
+    }
+
+    unsafe fn cuThreadExchangeStreamCaptureMode(mode: *mut CUstreamCaptureMode) -> CuResult<()> {
+        drv()?;
+        let new = crate::boundary::input(mode.cast_const(), "mode")?;
+        out(mode, capture::exchange_thread_mode(new)?)
+    }
+
+    unsafe fn cuStreamUpdateCaptureDependencies(
+        s: CUstream,
+        deps: *mut CUgraphNode,
+        n: usize,
+        flags: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        // CU_STREAM_ADD_CAPTURE_DEPENDENCIES (0) or CU_STREAM_SET_CAPTURE_DEPENDENCIES (1).
+        if flags > 1 {
+            return Err(invalid(format!(
+                "flags {flags:#x} are not CU_STREAM_*_CAPTURE_DEPENDENCIES"
+            )));
+        }
+        if n > 0 && deps.is_null() {
+            return Err(invalid("dependencies is NULL"));
+        }
+        let nodes: Vec<u64> = if n == 0 {
+            Vec::new()
+        } else {
+            // Safety: `dependencies` holds n node handles (cuda.h).
+            std::slice::from_raw_parts(deps, n)
+                .iter()
+                .map(|p| *p as u64)
+                .collect()
+        };
+        d.capture_update_dependencies(stream_key(s), &nodes, flags == 1)
+    }
+
+    unsafe fn cuStreamUpdateCaptureDependencies_ptsz(
+        s: CUstream,
+        deps: *mut CUgraphNode,
+        n: usize,
+        flags: c_uint,
+    ) -> CuResult<()> {
+        Self::cuStreamUpdateCaptureDependencies(s, deps, n, flags)
     }
 }

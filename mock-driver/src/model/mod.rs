@@ -12,6 +12,7 @@
 //! - `context`: the contexts' tables and calls, peer access;
 //! - `streams`: streams, events and limits (their tables are in `context`);
 //! - `pointers`: cuPointerGetAttribute's view of an address;
+//! - `graphs`: CUDA graphs and their launch; `capture`: stream capture into graphs;
 //! - `module`: modules, libraries, launches and the sticky faults of kernels;
 //! - `images`: module images read from the program's memory and from files, bounded;
 //! - `process`: the process's driver, and fork;
@@ -23,11 +24,13 @@
 //! the model itself has no raw-pointer copies.
 
 pub mod alloc;
+pub mod capture;
 pub mod context;
 pub mod copies;
 pub mod copies2d;
 pub mod devices;
 pub mod error;
+pub mod graphs;
 pub mod host_memory;
 pub mod ids;
 pub mod images;
@@ -75,6 +78,10 @@ pub struct State {
     pub ipc: ipc::Ipc,
     /// Page-locked host memory (cuMemAllocHost, cuMemHostRegister).
     pub host: host_memory::HostMemory,
+    /// CUDA graphs and executable graphs (graphs.rs).
+    pub graphs: graphs::Graphs,
+    /// Stream captures in progress (capture.rs).
+    pub captures: capture::Captures,
 }
 
 pub struct Driver {
@@ -103,6 +110,8 @@ impl Driver {
                 sticky: vec![None; n],
                 ipc: ipc::Ipc::default(),
                 host: Default::default(),
+                graphs: Default::default(),
+                captures: Default::default(),
             }),
         }
     }

@@ -195,6 +195,7 @@ impl Image {
 const FAULT_DELIVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The launch as the program asked for it.
+#[derive(Clone, Debug, PartialEq)]
 pub struct LaunchRequest {
     pub function: u64,
     pub grid: [u32; 3],
@@ -202,6 +203,41 @@ pub struct LaunchRequest {
     pub shared: u32,
     pub stream: StreamId,
     pub params: Vec<u8>,
+}
+
+/// A launch that passed its checks: what a stream's worker needs to run it.
+pub struct PreparedLaunch {
+    program: Arc<ptx::Module>,
+    kernel: usize,
+    globals: Vec<u64>,
+    device: usize,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    params: Vec<u8>,
+    sm_count: u32,
+    host_threads: usize,
+    step_limit: Option<u64>,
+    time_limit: Option<std::time::Duration>,
+}
+
+impl PreparedLaunch {
+    /// Runs the kernel (on a stream's worker: see `Driver::run_kernel`).
+    pub fn run(&self, driver: &Driver) {
+        let launch = ptx::Launch {
+            grid: self.grid,
+            block: self.block,
+            dynamic_shared_bytes: self.shared,
+            params: &self.params,
+            globals: &self.globals,
+            device_ordinal: self.device as u32,
+            sm_count: self.sm_count,
+            host_threads: self.host_threads,
+            step_limit: self.step_limit,
+            time_limit: self.time_limit,
+        };
+        driver.run_kernel(&self.program, self.kernel, &launch, self.device);
+    }
 }
 
 /// The device's memory as a kernel sees it: every access translated through the
@@ -899,6 +935,18 @@ impl Driver {
     /// (model/stream_queues.rs). A fault does not fail the launch: it becomes the device's
     /// sticky error, reported by the synchronising calls that follow, as on a GPU.
     pub fn launch(&'static self, req: LaunchRequest) -> CuResult<()> {
+        if self.capture_of(req.stream)?.is_some() {
+            // A capturing stream records the launch as a graph node instead.
+            let stream = req.stream;
+            return self.capture_kernel(stream, req);
+        }
+        let prepared = self.prepare_launch(&req)?;
+        self.enqueue_work(req.stream, Box::new(move || prepared.run(self)))
+    }
+
+    /// The checks of a launch (its errors are the launch's), and what running it needs:
+    /// shared by cuLaunchKernel and a graph's kernel nodes.
+    pub fn prepare_launch(&self, req: &LaunchRequest) -> CuResult<PreparedLaunch> {
         use attr::*;
         let (program, kernel, globals, device) = {
             let st = self.state.lock();
@@ -967,28 +1015,20 @@ impl Driver {
             let (program, kernel, globals) = (m.program.clone(), r.kernel, m.globals.clone());
             (program, kernel, globals, device)
         };
-        let sm_count = self.device_attribute(device, DEV_MULTIPROCESSOR_COUNT, 132) as u32;
-        let (host_threads, step_limit, time_limit) =
-            (host_threads(), step_limit(), kernel_timeout());
-        let stream = req.stream;
-        self.enqueue_work(
-            stream,
-            Box::new(move || {
-                let launch = ptx::Launch {
-                    grid: req.grid,
-                    block: req.block,
-                    dynamic_shared_bytes: req.shared,
-                    params: &req.params,
-                    globals: &globals,
-                    device_ordinal: device as u32,
-                    sm_count,
-                    host_threads,
-                    step_limit,
-                    time_limit,
-                };
-                self.run_kernel(&program, kernel, &launch, device);
-            }),
-        )
+        Ok(PreparedLaunch {
+            program,
+            kernel,
+            globals,
+            device,
+            grid: req.grid,
+            block: req.block,
+            shared: req.shared,
+            params: req.params.clone(),
+            sm_count: self.device_attribute(device, DEV_MULTIPROCESSOR_COUNT, 132) as u32,
+            host_threads: host_threads(),
+            step_limit: step_limit(),
+            time_limit: kernel_timeout(),
+        })
     }
 
     /// Runs a queued kernel on its stream's worker, without the state's lock (a kernel

@@ -57,7 +57,7 @@ impl QueueKey {
 }
 
 /// A number of this thread's own, for its per-thread default stream.
-fn thread_serial() -> u64 {
+pub(super) fn thread_serial() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(1);
     thread_local!(static SERIAL: u64 = NEXT.fetch_add(1, Ordering::Relaxed));

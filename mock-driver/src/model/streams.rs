@@ -40,6 +40,7 @@ impl Driver {
     /// Queues device work on a live stream: it runs after the work it must follow.
     pub fn enqueue_work(&self, stream: StreamId, job: Job) -> CuResult<()> {
         let order = self.stream_order(stream)?;
+        self.capture_check_legacy(stream)?;
         stream_queues::enqueue(stream, order, job).map_err(|e| {
             CuError::new(
                 cumock_abi::result::CUDA_ERROR_OUT_OF_MEMORY,
@@ -140,6 +141,7 @@ impl Driver {
     pub fn stream_synchronize(&self, stream: StreamId) -> CuResult<()> {
         self.ctx_device(None)?;
         self.stream_check(stream)?;
+        self.capture_refuse(stream, "cuStreamSynchronize")?;
         self.drain_stream(stream)?;
         self.check_sticky_current()?;
         self.synchronized();
@@ -152,6 +154,7 @@ impl Driver {
     pub fn stream_query(&self, stream: StreamId) -> CuResult<()> {
         self.ctx_device(None)?;
         self.stream_check(stream)?;
+        self.capture_refuse(stream, "cuStreamQuery")?;
         if stream_queues::pending(stream, self.stream_order(stream)?) {
             return Err(CuError::new(
                 cumock_abi::result::CUDA_ERROR_NOT_READY,

@@ -1,0 +1,865 @@
+//! Graph management (cuda.h's group CUDA_GRAPH): graphs built node by node, cloned,
+//! instantiated, updated and launched (model/graphs.rs), and the node parameters of
+//! cuda.h read from the program's structs. Copies, memsets and host functions become
+//! `NodeAction`s here, the one place that may touch the program's pointers: they run
+//! the synchronous export's body in the graph's stream order. Graph memory nodes,
+//! conditional nodes, external semaphore and batch memory-op nodes are not emulated.
+
+use super::exec::{param_buffer, ProgramData};
+use super::{in_stream_order, Mock};
+use crate::boundary::{
+    drv, event_handle, event_key, function_handle, function_key, input, kernel_key, out, stream_key,
+};
+use crate::model::error::*;
+use crate::model::graphs::{self, GraphId, KernelNode, NodeAction, NodeId, NodeOp};
+use crate::model::ids::StreamId;
+use crate::model::module::LaunchRequest;
+use cumock_abi::*;
+use std::ffi::{c_char, c_uint, c_ulonglong, c_void, CStr};
+use std::sync::Arc;
+
+// Handles: the model's keys as pointers, as for streams and events.
+fn graph_key(g: CUgraph) -> GraphId {
+    g as u64
+}
+fn graph_handle(g: GraphId) -> CUgraph {
+    g as CUgraph
+}
+fn node_key(n: CUgraphNode) -> NodeId {
+    n as u64
+}
+fn node_handle(n: NodeId) -> CUgraphNode {
+    n as CUgraphNode
+}
+fn exec_key(e: CUgraphExec) -> u64 {
+    e as u64
+}
+fn exec_handle(e: u64) -> CUgraphExec {
+    e as CUgraphExec
+}
+
+/// `CUDA_KERNEL_NODE_PARAMS_v1` as cuda.h lays it out.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct KernelParamsV1 {
+    func: CUfunction,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+}
+
+/// `CUDA_KERNEL_NODE_PARAMS_v2`: v1, then a CUkernel (used instead of `func` when set) and
+/// a context.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct KernelParamsV2 {
+    v1: KernelParamsV1,
+    kern: CUkernel,
+    ctx: CUcontext,
+}
+
+/// `CUDA_MEMSET_NODE_PARAMS_v1`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct MemsetParams {
+    dst: CUdeviceptr,
+    pitch: usize,
+    value: c_uint,
+    element_size: c_uint,
+    width: usize,
+    height: usize,
+}
+
+/// `CUDA_HOST_NODE_PARAMS_v1`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct HostParams {
+    f: CUhostFn,
+    user_data: *mut c_void,
+}
+
+/// `CUDA_MEMCPY3D` (one side: source or destination).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Memcpy3DSide {
+    x: usize,
+    y: usize,
+    z: usize,
+    lod: usize,
+    memory_type: c_uint,
+    host: *const c_void,
+    device: CUdeviceptr,
+    array: *mut c_void,
+    reserved: *mut c_void,
+    pitch: usize,
+    height: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Memcpy3D {
+    src: Memcpy3DSide,
+    dst: Memcpy3DSide,
+    width: usize,
+    height: usize,
+    depth: usize,
+}
+
+/// `CUDA_GRAPH_INSTANTIATE_PARAMS`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct InstantiateParams {
+    flags: u64,
+    upload_stream: CUstream,
+    err_node: CUgraphNode,
+    result: u32,
+}
+
+/// `CUgraphExecUpdateResultInfo`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct UpdateResultInfo {
+    result: u32,
+    error_node: CUgraphNode,
+    error_from_node: CUgraphNode,
+}
+
+/// The dependencies a node is added with.
+///
+/// # Safety
+/// `deps` is NULL or holds `n` node handles (cuda.h).
+unsafe fn deps(deps: *const CUgraphNode, n: usize) -> CuResult<Vec<NodeId>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if deps.is_null() {
+        return Err(invalid(format!("dependencies is NULL with {n} of them")));
+    }
+    // Safety: the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(deps, n) }
+        .iter()
+        .map(|d| node_key(*d))
+        .collect())
+}
+
+/// Writes a list of handles the way cuGraphGetNodes and its kin do: with `out` NULL, the
+/// count; else up to `*count` of them, then the count written (the rest NULL).
+///
+/// # Safety
+/// `count` is NULL or a `usize`; `out` is NULL or holds `*count` handles.
+unsafe fn list_out<T>(items: &[T], out: *mut T, count: *mut usize, null: T) -> CuResult<()>
+where
+    T: Copy,
+{
+    if count.is_null() {
+        return Err(invalid("the count pointer is NULL"));
+    }
+    if out.is_null() {
+        // Safety: checked non-NULL; the caller's contract.
+        unsafe { count.write_unaligned(items.len()) };
+        return Ok(());
+    }
+    // Safety: as above.
+    let room = unsafe { count.read_unaligned() };
+    for i in 0..room {
+        // Safety: `out` holds `room` handles.
+        unsafe {
+            out.add(i)
+                .write_unaligned(items.get(i).copied().unwrap_or(null))
+        };
+    }
+    // Safety: as above.
+    unsafe { count.write_unaligned(room.min(items.len())) };
+    Ok(())
+}
+
+/// A kernel node from cuda.h's params: the parameters copied now, as the driver does.
+///
+/// # Safety
+/// The params' pointers are the program's, as for cuLaunchKernel.
+unsafe fn kernel_node(p: &KernelParamsV1, kern: CUkernel) -> CuResult<KernelNode> {
+    let d = drv()?;
+    let function = if kern.is_null() {
+        function_key(p.func)
+    } else {
+        kernel_key(kern)
+    };
+    // Safety: the caller's contract.
+    let params = unsafe { param_buffer(d, function, p.kernel_params, p.extra)? };
+    d.kernel_node(LaunchRequest {
+        function,
+        grid: p.grid,
+        block: p.block,
+        shared: p.shared,
+        stream: StreamId::NULL,
+        params,
+    })
+}
+
+unsafe fn read_kernel_v1(p: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CuResult<KernelNode> {
+    // Safety: the program's struct, as cuda.h lays it out.
+    let p = unsafe { input(p.cast::<KernelParamsV1>(), "nodeParams")? };
+    unsafe { kernel_node(&p, std::ptr::null_mut()) }
+}
+
+unsafe fn read_kernel_v2(p: *const CUDA_KERNEL_NODE_PARAMS) -> CuResult<KernelNode> {
+    // Safety: as above.
+    let p = unsafe { input(p.cast::<KernelParamsV2>(), "nodeParams")? };
+    unsafe { kernel_node(&p.v1, p.kern) }
+}
+
+/// Writes a kernel node's params: `kernelParams` points at the node's own copy.
+fn write_kernel_params(n: NodeId) -> CuResult<KernelParamsV1> {
+    let d = drv()?;
+    let k = d.kernel_node_get(n)?;
+    let args = d.kernel_node_param_pointers(n)?;
+    Ok(KernelParamsV1 {
+        func: function_handle(k.launch.function),
+        grid: k.launch.grid,
+        block: k.launch.block,
+        shared: k.launch.shared,
+        kernel_params: args as *mut *mut c_void,
+        extra: std::ptr::null_mut(),
+    })
+}
+
+/// A memcpy node's copy: one-dimensional copies (Height and Depth 1) between host and
+/// device memory; arrays and 2D/3D copies are not emulated in graphs.
+fn memcpy_action(p: &Memcpy3D) -> CuResult<(NodeAction, String)> {
+    if p.height > 1 || p.depth > 1 || p.src.y | p.src.z | p.dst.y | p.dst.z != 0 {
+        return Err(not_supported(
+            "cumock's graph memcpy nodes copy one-dimensional ranges only (Height and Depth 1)",
+        ));
+    }
+    let address = |s: &Memcpy3DSide, which: &str| -> CuResult<u64> {
+        let base = match s.memory_type {
+            1 => s.host as u64,
+            2 | 4 => s.device,
+            3 => {
+                return Err(not_supported(format!(
+                    "cumock's graph memcpy nodes do not copy CUDA arrays ({which})"
+                )))
+            }
+            t => return Err(invalid(format!("{t} is not a CUmemorytype ({which})"))),
+        };
+        if base == 0 {
+            return Err(invalid(format!("the {which} address is NULL")));
+        }
+        Ok(base.wrapping_add(s.x as u64))
+    };
+    let (src, dst, n) = (
+        address(&p.src, "source")?,
+        address(&p.dst, "destination")?,
+        p.width,
+    );
+    let action: NodeAction = Arc::new(move || {
+        // Safety: the addresses the program gave for the node, which it keeps valid while
+        // the graph may run (cuda.h).
+        in_stream_order(|| unsafe { <Mock as MemoryApi>::cuMemcpy(dst, src, n) })
+    });
+    Ok((action, format!("{n} bytes {src:#x} -> {dst:#x}")))
+}
+
+/// A memset node's fill.
+fn memset_action(p: &MemsetParams) -> CuResult<(NodeAction, String)> {
+    let (dst, pitch, w, h, v) = (p.dst, p.pitch, p.width, p.height.max(1), p.value);
+    let size = p.element_size;
+    if ![1, 2, 4].contains(&size) {
+        return Err(invalid(format!("elementSize {size} is not 1, 2 or 4")));
+    }
+    if h > 1 && pitch < w * size as usize {
+        return Err(invalid(format!(
+            "pitch {pitch} is less than a row of {w} elements"
+        )));
+    }
+    let action: NodeAction = Arc::new(move || {
+        in_stream_order(|| {
+            // Safety: device addresses only: the model checks them.
+            unsafe {
+                match (size, h) {
+                    (1, 1) => Mock::cuMemsetD8_v2(dst, v as u8, w),
+                    (2, 1) => Mock::cuMemsetD16_v2(dst, v as u16, w),
+                    (4, 1) => Mock::cuMemsetD32_v2(dst, v, w),
+                    (1, _) => Mock::cuMemsetD2D8_v2(dst, pitch, v as u8, w, h),
+                    (2, _) => Mock::cuMemsetD2D16_v2(dst, pitch, v as u16, w, h),
+                    _ => Mock::cuMemsetD2D32_v2(dst, pitch, v, w, h),
+                }
+            }
+        })
+    });
+    Ok((
+        action,
+        format!("{w}x{h} elements of {size} bytes = {v:#x} at {dst:#x}"),
+    ))
+}
+
+fn host_action(f: unsafe extern "C" fn(*mut c_void), data: *mut c_void) -> NodeAction {
+    // An address: the node may run on any stream's worker, as CUDA runs host nodes on a
+    // thread of its own (see `ProgramData`).
+    let data = data as usize;
+    Arc::new(move || {
+        let data = ProgramData(data as *mut c_void);
+        // Safety: the program's function with its data, as it asked.
+        unsafe { f(data.get()) };
+        Ok(())
+    })
+}
+
+/// cuLaunchHostFunc on a capturing stream: a host node.
+pub(super) fn capture_host_node(
+    s: CUstream,
+    f: unsafe extern "C" fn(*mut c_void),
+    data: *mut c_void,
+) -> CuResult<()> {
+    let what = format!("{:#x}", f as usize);
+    drv()?.capture_node(
+        stream_key(s),
+        NodeOp::Host {
+            action: host_action(f, data),
+            what,
+        },
+    )
+}
+
+/// An async copy or memset on a capturing stream: a node that runs `body` in order.
+pub(super) fn capture_op(
+    s: CUstream,
+    memset: bool,
+    what: String,
+    body: impl Fn() -> CuResult<()> + Send + Sync + 'static,
+) -> CuResult<()> {
+    let action: NodeAction = Arc::new(move || in_stream_order(&body));
+    let op = if memset {
+        NodeOp::Memset { action, what }
+    } else {
+        NodeOp::Memcpy { action, what }
+    };
+    drv()?.capture_node(stream_key(s), op)
+}
+
+fn add(g: CUgraph, deps: Vec<NodeId>, op: NodeOp, ph: *mut CUgraphNode) -> CuResult<()> {
+    if ph.is_null() {
+        return Err(invalid("phGraphNode is NULL"));
+    }
+    let n = drv()?.graph_add_node(graph_key(g), &deps, op)?;
+    // Safety: checked non-NULL; the program's out-pointer.
+    unsafe { out(ph, node_handle(n)) }
+}
+
+/// A result the H200 would describe in its log buffer: the message, NUL-terminated.
+fn log_to(buf: *mut c_char, size: usize, message: &str) {
+    if !buf.is_null() && size > 0 {
+        super::copy_c_string(message, buf, size);
+    }
+}
+
+impl GraphApi for Mock {
+    unsafe fn cuGraphCreate(ph: *mut CUgraph, flags: c_uint) -> CuResult<()> {
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phGraph is NULL"));
+        }
+        out(ph, graph_handle(d.graph_create(flags)?))
+    }
+
+    unsafe fn cuGraphDestroy(g: CUgraph) -> CuResult<()> {
+        drv()?.graph_destroy(graph_key(g))
+    }
+
+    unsafe fn cuGraphAddKernelNode(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        p: *const CUDA_KERNEL_NODE_PARAMS_v1,
+    ) -> CuResult<()> {
+        let deps = deps(dependencies, n)?;
+        add(g, deps, NodeOp::Kernel(read_kernel_v1(p)?), ph)
+    }
+
+    unsafe fn cuGraphAddKernelNode_v2(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        p: *const CUDA_KERNEL_NODE_PARAMS,
+    ) -> CuResult<()> {
+        let deps = deps(dependencies, n)?;
+        add(g, deps, NodeOp::Kernel(read_kernel_v2(p)?), ph)
+    }
+
+    unsafe fn cuGraphAddMemcpyNode(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        copy: *const CUDA_MEMCPY3D,
+        _ctx: CUcontext,
+    ) -> CuResult<()> {
+        let deps = deps(dependencies, n)?;
+        let p = input(copy.cast::<Memcpy3D>(), "copyParams")?;
+        let (action, what) = memcpy_action(&p)?;
+        add(g, deps, NodeOp::Memcpy { action, what }, ph)
+    }
+
+    unsafe fn cuGraphAddMemsetNode(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        p: *const CUDA_MEMSET_NODE_PARAMS,
+        _ctx: CUcontext,
+    ) -> CuResult<()> {
+        let deps = deps(dependencies, n)?;
+        let p = input(p.cast::<MemsetParams>(), "memsetParams")?;
+        let (action, what) = memset_action(&p)?;
+        add(g, deps, NodeOp::Memset { action, what }, ph)
+    }
+
+    unsafe fn cuGraphAddHostNode(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        p: *const CUDA_HOST_NODE_PARAMS,
+    ) -> CuResult<()> {
+        let deps = deps(dependencies, n)?;
+        let p = input(p.cast::<HostParams>(), "nodeParams")?;
+        let f = p.f.ok_or_else(|| invalid("nodeParams->fn is NULL"))?;
+        let what = format!("{:#x}", f as usize);
+        let action = host_action(f, p.user_data);
+        add(g, deps, NodeOp::Host { action, what }, ph)
+    }
+
+    unsafe fn cuGraphAddEmptyNode(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+    ) -> CuResult<()> {
+        add(g, deps(dependencies, n)?, NodeOp::Empty, ph)
+    }
+
+    unsafe fn cuGraphAddEventRecordNode(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        event: CUevent,
+    ) -> CuResult<()> {
+        drv()?.event_check(event_key(event))?;
+        add(
+            g,
+            deps(dependencies, n)?,
+            NodeOp::EventRecord(event_key(event)),
+            ph,
+        )
+    }
+
+    unsafe fn cuGraphAddEventWaitNode(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        event: CUevent,
+    ) -> CuResult<()> {
+        drv()?.event_check(event_key(event))?;
+        add(
+            g,
+            deps(dependencies, n)?,
+            NodeOp::EventWait(event_key(event)),
+            ph,
+        )
+    }
+
+    unsafe fn cuGraphAddChildGraphNode(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        child: CUgraph,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phGraphNode is NULL"));
+        }
+        let node = d.graph_add_child(graph_key(g), &deps(dependencies, n)?, graph_key(child))?;
+        out(ph, node_handle(node))
+    }
+
+    unsafe fn cuGraphAddMemAllocNode(
+        _ph: *mut CUgraphNode,
+        _g: CUgraph,
+        _deps: *const CUgraphNode,
+        _n: usize,
+        _p: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
+    ) -> CuResult<()> {
+        Err(not_supported(
+            "graph memory nodes (cuGraphAddMemAllocNode) are not emulated by cumock",
+        ))
+    }
+
+    unsafe fn cuGraphAddMemFreeNode(
+        _ph: *mut CUgraphNode,
+        _g: CUgraph,
+        _deps: *const CUgraphNode,
+        _n: usize,
+        _dptr: CUdeviceptr,
+    ) -> CuResult<()> {
+        Err(not_supported(
+            "graph memory nodes (cuGraphAddMemFreeNode) are not emulated by cumock",
+        ))
+    }
+
+    unsafe fn cuGraphConditionalHandleCreate(
+        _h: *mut CUgraphConditionalHandle,
+        _g: CUgraph,
+        _ctx: CUcontext,
+        _default: c_uint,
+        _flags: c_uint,
+    ) -> CuResult<()> {
+        Err(not_supported(
+            "conditional graph nodes (cuGraphConditionalHandleCreate) are not emulated by cumock",
+        ))
+    }
+
+    unsafe fn cuGraphAddDependencies(
+        g: CUgraph,
+        from: *const CUgraphNode,
+        to: *const CUgraphNode,
+        n: usize,
+    ) -> CuResult<()> {
+        let (from, to) = (deps(from, n)?, deps(to, n)?);
+        let edges: Vec<_> = from.into_iter().zip(to).collect();
+        drv()?.graph_add_dependencies(graph_key(g), &edges)
+    }
+
+    unsafe fn cuGraphAddDependencies_v2(
+        g: CUgraph,
+        from: *const CUgraphNode,
+        to: *const CUgraphNode,
+        edge_data: *const CUgraphEdgeData,
+        n: usize,
+    ) -> CuResult<()> {
+        if !edge_data.is_null() {
+            // Safety: `edgeData` holds n entries of 8 bytes (cuda.h's CUgraphEdgeData).
+            let bytes = std::slice::from_raw_parts(edge_data.cast::<u8>(), n * 8);
+            if bytes.iter().any(|b| *b != 0) {
+                return Err(not_supported(
+                    "cumock's graphs have default edges only (programmatic edges and ports are not emulated)",
+                ));
+            }
+        }
+        Self::cuGraphAddDependencies(g, from, to, n)
+    }
+
+    unsafe fn cuGraphGetNodes(g: CUgraph, nodes: *mut CUgraphNode, n: *mut usize) -> CuResult<()> {
+        let list: Vec<CUgraphNode> = drv()?
+            .graph_nodes(graph_key(g))?
+            .into_iter()
+            .map(node_handle)
+            .collect();
+        list_out(&list, nodes, n, std::ptr::null_mut())
+    }
+
+    unsafe fn cuGraphGetRootNodes(
+        g: CUgraph,
+        nodes: *mut CUgraphNode,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        let list: Vec<CUgraphNode> = drv()?
+            .graph_root_nodes(graph_key(g))?
+            .into_iter()
+            .map(node_handle)
+            .collect();
+        list_out(&list, nodes, n, std::ptr::null_mut())
+    }
+
+    unsafe fn cuGraphGetEdges(
+        g: CUgraph,
+        from: *mut CUgraphNode,
+        to: *mut CUgraphNode,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        if from.is_null() != to.is_null() {
+            return Err(invalid("from and to must both be NULL or both be given"));
+        }
+        let edges = drv()?.graph_edges(graph_key(g))?;
+        let froms: Vec<CUgraphNode> = edges.iter().map(|e| node_handle(e.0)).collect();
+        let tos: Vec<CUgraphNode> = edges.iter().map(|e| node_handle(e.1)).collect();
+        if !from.is_null() {
+            let room = input(n, "numEdges")?;
+            list_out(&froms, from, n, std::ptr::null_mut())?;
+            out(n, room)?;
+        }
+        list_out(&tos, to, n, std::ptr::null_mut())
+    }
+
+    unsafe fn cuGraphGetEdges_v2(
+        g: CUgraph,
+        from: *mut CUgraphNode,
+        to: *mut CUgraphNode,
+        edge_data: *mut CUgraphEdgeData,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        if !edge_data.is_null() && !n.is_null() {
+            let room = input(n, "numEdges")?;
+            // Safety: edgeData holds numEdges entries of 8 bytes: all default edges.
+            std::ptr::write_bytes(edge_data.cast::<u8>(), 0, room * 8);
+        }
+        Self::cuGraphGetEdges(g, from, to, n)
+    }
+
+    unsafe fn cuGraphNodeGetDependencies(
+        node: CUgraphNode,
+        deps: *mut CUgraphNode,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        let list: Vec<CUgraphNode> = drv()?
+            .graph_node_neighbours(node_key(node), false)?
+            .into_iter()
+            .map(node_handle)
+            .collect();
+        list_out(&list, deps, n, std::ptr::null_mut())
+    }
+
+    unsafe fn cuGraphNodeGetDependentNodes(
+        node: CUgraphNode,
+        deps: *mut CUgraphNode,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        let list: Vec<CUgraphNode> = drv()?
+            .graph_node_neighbours(node_key(node), true)?
+            .into_iter()
+            .map(node_handle)
+            .collect();
+        list_out(&list, deps, n, std::ptr::null_mut())
+    }
+
+    unsafe fn cuGraphNodeGetType(node: CUgraphNode, t: *mut CUgraphNodeType) -> CuResult<()> {
+        let ty = drv()?.graph_node_type(node_key(node))?;
+        out(t.cast::<i32>(), ty)
+    }
+
+    unsafe fn cuGraphKernelNodeGetParams(
+        node: CUgraphNode,
+        p: *mut CUDA_KERNEL_NODE_PARAMS_v1,
+    ) -> CuResult<()> {
+        let v = write_kernel_params(node_key(node))?;
+        out(p.cast::<KernelParamsV1>(), v)
+    }
+
+    unsafe fn cuGraphKernelNodeGetParams_v2(
+        node: CUgraphNode,
+        p: *mut CUDA_KERNEL_NODE_PARAMS,
+    ) -> CuResult<()> {
+        let v1 = write_kernel_params(node_key(node))?;
+        let v = KernelParamsV2 {
+            v1,
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        };
+        out(p.cast::<KernelParamsV2>(), v)
+    }
+
+    unsafe fn cuGraphKernelNodeSetParams(
+        node: CUgraphNode,
+        p: *const CUDA_KERNEL_NODE_PARAMS_v1,
+    ) -> CuResult<()> {
+        drv()?.kernel_node_set(node_key(node), read_kernel_v1(p)?)
+    }
+
+    unsafe fn cuGraphKernelNodeSetParams_v2(
+        node: CUgraphNode,
+        p: *const CUDA_KERNEL_NODE_PARAMS,
+    ) -> CuResult<()> {
+        drv()?.kernel_node_set(node_key(node), read_kernel_v2(p)?)
+    }
+
+    unsafe fn cuGraphEventRecordNodeGetEvent(node: CUgraphNode, e: *mut CUevent) -> CuResult<()> {
+        let d = drv()?;
+        if d.graph_node_type(node_key(node))? != graphs::node_type::EVENT_RECORD {
+            return Err(invalid("the node is not an event record node"));
+        }
+        out(e, event_handle(d.event_node_get(node_key(node))?))
+    }
+
+    unsafe fn cuGraphEventWaitNodeGetEvent(node: CUgraphNode, e: *mut CUevent) -> CuResult<()> {
+        let d = drv()?;
+        if d.graph_node_type(node_key(node))? != graphs::node_type::WAIT_EVENT {
+            return Err(invalid("the node is not an event wait node"));
+        }
+        out(e, event_handle(d.event_node_get(node_key(node))?))
+    }
+
+    unsafe fn cuGraphClone(ph: *mut CUgraph, g: CUgraph) -> CuResult<()> {
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phGraphClone is NULL"));
+        }
+        out(ph, graph_handle(d.graph_clone(graph_key(g))?))
+    }
+
+    unsafe fn cuGraphInstantiateWithFlags(
+        ph: *mut CUgraphExec,
+        g: CUgraph,
+        flags: c_ulonglong,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phGraphExec is NULL"));
+        }
+        // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH (1), _UPLOAD (2), _USE_NODE_PRIORITY
+        // (8) change nothing the mock runs; DEVICE_LAUNCH (4) needs device-side launches.
+        if flags & !0xB != 0 {
+            return Err(not_supported(format!(
+                "graph instantiate flags {flags:#x}: device launch and unknown flags are not emulated"
+            )));
+        }
+        out(ph, exec_handle(d.graph_instantiate(graph_key(g))?))
+    }
+
+    unsafe fn cuGraphInstantiate(
+        ph: *mut CUgraphExec,
+        g: CUgraph,
+        err_node: *mut CUgraphNode,
+        log: *mut c_char,
+        size: usize,
+    ) -> CuResult<()> {
+        let r = Self::cuGraphInstantiateWithFlags(ph, g, 0);
+        if !err_node.is_null() {
+            out(err_node, std::ptr::null_mut())?;
+        }
+        match &r {
+            Ok(()) => log_to(log, size, ""),
+            Err(e) => log_to(log, size, &e.message),
+        }
+        r
+    }
+
+    unsafe fn cuGraphInstantiate_v2(
+        ph: *mut CUgraphExec,
+        g: CUgraph,
+        err_node: *mut CUgraphNode,
+        log: *mut c_char,
+        size: usize,
+    ) -> CuResult<()> {
+        Self::cuGraphInstantiate(ph, g, err_node, log, size)
+    }
+
+    unsafe fn cuGraphInstantiateWithParams(
+        ph: *mut CUgraphExec,
+        g: CUgraph,
+        p: *mut CUDA_GRAPH_INSTANTIATE_PARAMS,
+    ) -> CuResult<()> {
+        let mut params = input(
+            p.cast_const().cast::<InstantiateParams>(),
+            "instantiateParams",
+        )?;
+        let r = Self::cuGraphInstantiateWithFlags(ph, g, params.flags);
+        // CUgraphInstantiateResult: SUCCESS 0, ERROR 1.
+        params.result = u32::from(r.is_err());
+        params.err_node = std::ptr::null_mut();
+        out(p.cast::<InstantiateParams>(), params)?;
+        r
+    }
+
+    unsafe fn cuGraphInstantiateWithParams_ptsz(
+        ph: *mut CUgraphExec,
+        g: CUgraph,
+        p: *mut CUDA_GRAPH_INSTANTIATE_PARAMS,
+    ) -> CuResult<()> {
+        Self::cuGraphInstantiateWithParams(ph, g, p)
+    }
+
+    unsafe fn cuGraphLaunch(e: CUgraphExec, s: CUstream) -> CuResult<()> {
+        drv()?.graph_launch(exec_key(e), stream_key(s))
+    }
+
+    unsafe fn cuGraphLaunch_ptsz(e: CUgraphExec, s: CUstream) -> CuResult<()> {
+        Self::cuGraphLaunch(e, s)
+    }
+
+    unsafe fn cuGraphExecDestroy(e: CUgraphExec) -> CuResult<()> {
+        drv()?.graph_exec_destroy(exec_key(e))
+    }
+
+    unsafe fn cuGraphExecKernelNodeSetParams(
+        e: CUgraphExec,
+        node: CUgraphNode,
+        p: *const CUDA_KERNEL_NODE_PARAMS_v1,
+    ) -> CuResult<()> {
+        drv()?.graph_exec_kernel_set(exec_key(e), node_key(node), read_kernel_v1(p)?)
+    }
+
+    unsafe fn cuGraphExecKernelNodeSetParams_v2(
+        e: CUgraphExec,
+        node: CUgraphNode,
+        p: *const CUDA_KERNEL_NODE_PARAMS,
+    ) -> CuResult<()> {
+        drv()?.graph_exec_kernel_set(exec_key(e), node_key(node), read_kernel_v2(p)?)
+    }
+
+    unsafe fn cuGraphExecUpdate_v2(
+        e: CUgraphExec,
+        g: CUgraph,
+        info: *mut CUgraphExecUpdateResultInfo,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if info.is_null() {
+            return Err(invalid("resultInfo is NULL"));
+        }
+        let (r, result, node) = match d.graph_exec_update(exec_key(e), graph_key(g)) {
+            Ok(()) => (Ok(()), graphs::update_result::SUCCESS, None),
+            Err((err, result, node)) => (Err(err), result, node),
+        };
+        out(
+            info.cast::<UpdateResultInfo>(),
+            UpdateResultInfo {
+                result: result as u32,
+                error_node: node.map_or(std::ptr::null_mut(), node_handle),
+                error_from_node: std::ptr::null_mut(),
+            },
+        )?;
+        r
+    }
+
+    unsafe fn cuGraphExecUpdate(
+        e: CUgraphExec,
+        g: CUgraph,
+        err_node: *mut CUgraphNode,
+        result: *mut CUgraphExecUpdateResult,
+    ) -> CuResult<()> {
+        let mut info = UpdateResultInfo {
+            result: 0,
+            error_node: std::ptr::null_mut(),
+            error_from_node: std::ptr::null_mut(),
+        };
+        let r = Self::cuGraphExecUpdate_v2(e, g, (&raw mut info).cast());
+        if !err_node.is_null() {
+            out(err_node, info.error_node)?;
+        }
+        if !result.is_null() {
+            out(result.cast::<u32>(), info.result)?;
+        }
+        r
+    }
+
+    unsafe fn cuGraphDebugDotPrint(
+        g: CUgraph,
+        path: *const c_char,
+        _flags: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if path.is_null() {
+            return Err(invalid("path is NULL"));
+        }
+        let dot = d.graph_dot(graph_key(g))?;
+        // Safety: a non-NULL C string, per cuda.h.
+        let path = CStr::from_ptr(path).to_string_lossy().into_owned();
+        std::fs::write(&path, dot)
+            .map_err(|e| invalid(format!("cannot write the DOT file {path}: {e}")))
+    }
+}

@@ -1,0 +1,519 @@
+//! Stream capture: between cuStreamBeginCapture and cuStreamEndCapture, the work issued
+//! on a stream (launches, async copies and memsets, host functions, launched graphs)
+//! becomes nodes of a graph instead of running, each depending on the stream's previous
+//! node(s). A stream joins a capture by waiting on an event recorded in it (fork); the
+//! origin stream waits on an event recorded by the other stream to join it back.
+//!
+//! The capture modes (cuda.h, cuThreadExchangeStreamCaptureMode) decide which threads
+//! may not make "potentially unsafe" calls (synchronous copies and memsets, cuMemAlloc,
+//! cuCtxSynchronize) while a capture is in progress: such a call fails with
+//! CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture(s) it would break.
+//! Synchronising or querying a capturing stream does the same.
+
+use super::error::*;
+use super::graphs::{GraphId, NodeId, NodeOp};
+use super::ids::{EventId, StreamId};
+use super::module::LaunchRequest;
+use super::stream_queues::{self, Order};
+use super::Driver;
+use std::collections::HashMap;
+use std::thread::ThreadId;
+
+pub const CUDA_ERROR_ILLEGAL_STATE: u32 = 401;
+pub const STREAM_CAPTURE_UNSUPPORTED: u32 = 900;
+pub const STREAM_CAPTURE_INVALIDATED: u32 = 901;
+pub const STREAM_CAPTURE_MERGE: u32 = 902;
+pub const STREAM_CAPTURE_UNMATCHED: u32 = 903;
+pub const STREAM_CAPTURE_UNJOINED: u32 = 904;
+pub const STREAM_CAPTURE_IMPLICIT: u32 = 906;
+pub const STREAM_CAPTURE_WRONG_THREAD: u32 = 908;
+
+/// `CUstreamCaptureMode`.
+pub const MODE_GLOBAL: i32 = 0;
+pub const MODE_THREAD_LOCAL: i32 = 1;
+pub const MODE_RELAXED: i32 = 2;
+
+/// `CUstreamCaptureStatus`.
+pub const STATUS_NONE: i32 = 0;
+pub const STATUS_ACTIVE: i32 = 1;
+pub const STATUS_INVALIDATED: i32 = 2;
+
+thread_local! {
+    /// The calling thread's capture interaction mode (cuThreadExchangeStreamCaptureMode).
+    static THREAD_MODE: std::cell::Cell<i32> = const { std::cell::Cell::new(MODE_GLOBAL) };
+}
+
+/// A stream, as captures know it: the per-thread default stream is each thread's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct StreamKey(StreamId, u64);
+
+impl StreamKey {
+    fn of(s: StreamId) -> Self {
+        if s == StreamId::PER_THREAD {
+            StreamKey(s, stream_queues::thread_serial())
+        } else {
+            StreamKey(s, 0)
+        }
+    }
+}
+
+struct Capture {
+    graph: GraphId,
+    mode: i32,
+    thread: ThreadId,
+    origin: StreamKey,
+    /// Why the capture was invalidated, if it was.
+    invalidated: Option<String>,
+    /// Whether a stream of the capture is a blocking one (the legacy stream then may not
+    /// be used: it would synchronise with the capture).
+    blocking: bool,
+}
+
+/// A stream in a capture: the capture, and the nodes its next node will depend on.
+struct Member {
+    capture: u64,
+    frontier: Vec<NodeId>,
+    /// Zeroed `CUgraphEdgeData` for each of `frontier` (cuStreamGetCaptureInfo_v3).
+    edges: Vec<[u8; 8]>,
+}
+
+#[derive(Default)]
+pub struct Captures {
+    captures: HashMap<u64, Capture>,
+    streams: HashMap<StreamKey, Member>,
+    /// Events recorded in a capture: the capture and the nodes they stand for.
+    events: HashMap<EventId, (u64, Vec<NodeId>)>,
+    next: u64,
+}
+
+impl Captures {
+    pub fn graph_in_capture(&self, g: GraphId) -> bool {
+        self.captures.values().any(|c| c.graph == g)
+    }
+
+    fn invalidate(&mut self, capture: u64, why: &str) {
+        if let Some(c) = self.captures.get_mut(&capture) {
+            c.invalidated.get_or_insert_with(|| why.to_string());
+        }
+    }
+
+    /// The captures a potentially unsafe call of this thread would break, under its mode.
+    fn broken_by_unsafe_call(&self) -> Vec<u64> {
+        let me = std::thread::current().id();
+        let mode = THREAD_MODE.get();
+        self.captures
+            .iter()
+            .filter(|(_, c)| match mode {
+                MODE_RELAXED => false,
+                MODE_THREAD_LOCAL => c.thread == me && c.mode != MODE_RELAXED,
+                _ => (c.thread == me && c.mode != MODE_RELAXED) || c.mode == MODE_GLOBAL,
+            })
+            .map(|(id, _)| *id)
+            .collect()
+    }
+}
+
+/// cuThreadExchangeStreamCaptureMode: sets the calling thread's mode, returns the old.
+pub fn exchange_thread_mode(mode: i32) -> CuResult<i32> {
+    if !(MODE_GLOBAL..=MODE_RELAXED).contains(&mode) {
+        return Err(invalid(format!("{mode} is not a CUstreamCaptureMode")));
+    }
+    Ok(THREAD_MODE.replace(mode))
+}
+
+fn capture_error(code: u32, message: String) -> CuError {
+    CuError::new(code, message)
+}
+
+impl Driver {
+    /// The capture `stream` is in (active or invalidated), if any; the stream must live.
+    pub fn capture_of(&self, stream: StreamId) -> CuResult<Option<u64>> {
+        let st = self.state.lock();
+        st.contexts.check_stream(stream)?;
+        Ok(st
+            .captures
+            .streams
+            .get(&StreamKey::of(stream))
+            .map(|m| m.capture))
+    }
+
+    /// cuStreamBeginCapture.
+    pub fn begin_capture(&self, stream: StreamId, mode: i32) -> CuResult<()> {
+        if !(MODE_GLOBAL..=MODE_RELAXED).contains(&mode) {
+            return Err(invalid(format!("{mode} is not a CUstreamCaptureMode")));
+        }
+        if stream == StreamId::NULL || stream == StreamId::LEGACY {
+            return Err(capture_error(
+                STREAM_CAPTURE_UNSUPPORTED,
+                "the legacy NULL stream cannot be captured: capture a stream of your own".into(),
+            ));
+        }
+        let order = self.stream_order(stream)?;
+        let mut st = self.state.lock();
+        st.contexts.require_current()?;
+        let key = StreamKey::of(stream);
+        if st.captures.streams.contains_key(&key) {
+            return Err(capture_error(
+                CUDA_ERROR_ILLEGAL_STATE,
+                format!("stream {stream:#x} is being captured already"),
+            ));
+        }
+        let graph = st.graphs.create();
+        st.captures.next += 1;
+        let id = st.captures.next;
+        st.captures.captures.insert(
+            id,
+            Capture {
+                graph,
+                mode,
+                thread: std::thread::current().id(),
+                origin: key,
+                invalidated: None,
+                blocking: order == Order::Blocking,
+            },
+        );
+        st.captures.streams.insert(
+            key,
+            Member {
+                capture: id,
+                frontier: Vec::new(),
+                edges: Vec::new(),
+            },
+        );
+        Ok(())
+    }
+
+    /// cuStreamEndCapture: the graph built, or why there is none. The capture ends either
+    /// way (unless the stream is not its origin).
+    pub fn end_capture(&self, stream: StreamId) -> CuResult<GraphId> {
+        let mut st = self.state.lock();
+        st.contexts.check_stream(stream)?;
+        let key = StreamKey::of(stream);
+        let Some(id) = st.captures.streams.get(&key).map(|m| m.capture) else {
+            return Err(capture_error(
+                CUDA_ERROR_ILLEGAL_STATE,
+                format!("stream {stream:#x} is not being captured"),
+            ));
+        };
+        let c = &st.captures.captures[&id];
+        if c.origin != key {
+            st.captures.invalidate(
+                id,
+                "cuStreamEndCapture was called on a stream that joined it",
+            );
+            return Err(capture_error(
+                STREAM_CAPTURE_UNMATCHED,
+                format!(
+                    "stream {stream:#x} joined the capture but did not begin it: end it on the stream that began it"
+                ),
+            ));
+        }
+        if c.mode != MODE_RELAXED && c.thread != std::thread::current().id() {
+            return Err(capture_error(
+                STREAM_CAPTURE_WRONG_THREAD,
+                "the capture was begun on another thread (only a RELAXED capture may end elsewhere)".into(),
+            ));
+        }
+        let c = st.captures.captures.remove(&id).expect("found");
+        let origin_frontier = st.captures.streams[&key].frontier.clone();
+        st.captures.streams.retain(|_, m| m.capture != id);
+        st.captures.events.retain(|_, (cap, _)| *cap != id);
+        if let Some(why) = c.invalidated {
+            let _ = st.graphs.destroy(c.graph);
+            return Err(capture_error(
+                STREAM_CAPTURE_INVALIDATED,
+                format!("the capture was invalidated: {why}"),
+            ));
+        }
+        // Every node no other node depends on must be one the origin stream's work
+        // depends on: else another stream forked from the capture was never joined back.
+        let body = st.graphs.graph(c.graph)?;
+        let unjoined = body
+            .order
+            .iter()
+            .find(|n| {
+                !origin_frontier.contains(n) && !body.nodes.values().any(|m| m.deps.contains(n))
+            })
+            .copied();
+        if let Some(n) = unjoined {
+            let _ = st.graphs.destroy(c.graph);
+            return Err(capture_error(
+                STREAM_CAPTURE_UNJOINED,
+                format!(
+                    "work captured on a forked stream (node {n:#x}) was not joined back into the origin stream (record an event there and cuStreamWaitEvent on the origin stream)"
+                ),
+            ));
+        }
+        Ok(c.graph)
+    }
+
+    /// cuStreamGetCaptureInfo: status, capture id, graph, and the stream's current
+    /// dependencies (their address and count, and zeroed edge data: valid until the
+    /// stream's next captured work).
+    pub fn capture_info(&self, stream: StreamId) -> CuResult<CaptureInfo> {
+        let st = self.state.lock();
+        st.contexts.check_stream(stream)?;
+        let Some(m) = st.captures.streams.get(&StreamKey::of(stream)) else {
+            return Ok(CaptureInfo::default());
+        };
+        let c = &st.captures.captures[&m.capture];
+        Ok(CaptureInfo {
+            status: if c.invalidated.is_some() {
+                STATUS_INVALIDATED
+            } else {
+                STATUS_ACTIVE
+            },
+            id: m.capture,
+            graph: c.graph,
+            deps: m.frontier.as_ptr() as u64,
+            edges: m.edges.as_ptr() as u64,
+            count: m.frontier.len(),
+        })
+    }
+
+    /// Adds `op` as the capturing stream's next node.
+    pub fn capture_node(&self, stream: StreamId, op: NodeOp) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let key = StreamKey::of(stream);
+        let m = st.captures.streams.get(&key).ok_or_else(|| {
+            capture_error(
+                CUDA_ERROR_ILLEGAL_STATE,
+                format!("stream {stream:#x} is not being captured"),
+            )
+        })?;
+        let (id, deps) = (m.capture, m.frontier.clone());
+        let c = &st.captures.captures[&id];
+        if let Some(why) = &c.invalidated {
+            return Err(capture_error(
+                STREAM_CAPTURE_INVALIDATED,
+                format!("the stream's capture was invalidated: {why}"),
+            ));
+        }
+        let graph = c.graph;
+        let n = st.graphs.add(graph, &deps, op)?;
+        let m = st.captures.streams.get_mut(&key).expect("found");
+        m.frontier = vec![n];
+        m.edges = vec![[0; 8]];
+        Ok(())
+    }
+
+    /// A launch on a capturing stream: checked as a launch, then a kernel node.
+    pub fn capture_kernel(&self, stream: StreamId, req: LaunchRequest) -> CuResult<()> {
+        self.prepare_launch(&req)?;
+        let mut launch = req;
+        launch.stream = StreamId::NULL;
+        let node = self.kernel_node(launch)?;
+        self.capture_node(stream, NodeOp::Kernel(node))
+    }
+
+    /// cuEventRecord on a capturing stream: the event stands for the stream's current
+    /// dependencies (no node; a GPU records nothing either). `Ok(false)`: the stream is
+    /// not capturing.
+    pub fn capture_record_event(&self, event: EventId, stream: StreamId) -> CuResult<bool> {
+        let mut st = self.state.lock();
+        st.contexts.event(event)?;
+        let Some(m) = st.captures.streams.get(&StreamKey::of(stream)) else {
+            return Ok(false);
+        };
+        let entry = (m.capture, m.frontier.clone());
+        st.captures.events.insert(event, entry);
+        Ok(true)
+    }
+
+    /// cuStreamWaitEvent in capture: on an event recorded in a capture, the stream joins
+    /// that capture (or, in it already, depends on the event's nodes too). `Ok(false)`:
+    /// neither the event nor the stream is in a capture.
+    pub fn capture_wait_event(&self, stream: StreamId, event: EventId) -> CuResult<bool> {
+        let order = self.stream_order(stream)?;
+        let mut st = self.state.lock();
+        st.contexts.event(event)?;
+        let key = StreamKey::of(stream);
+        let member = st.captures.streams.get(&key).map(|m| m.capture);
+        let Some((cap, nodes)) = st.captures.events.get(&event).cloned() else {
+            if member.is_some() {
+                // Work before an event recorded outside the capture was issued before the
+                // capture's: the graph, launched later, follows it in the program's order.
+                crate::diagnostics::warn(
+                    "cuStreamWaitEvent",
+                    "the event was not recorded in this capture: the captured graph does not wait for it",
+                );
+                return Ok(true);
+            }
+            return Ok(false);
+        };
+        match member {
+            None => {
+                let blocking = order == Order::Blocking;
+                let c = st
+                    .captures
+                    .captures
+                    .get_mut(&cap)
+                    .expect("events die with captures");
+                c.blocking |= blocking;
+                let edges = vec![[0; 8]; nodes.len()];
+                st.captures.streams.insert(
+                    key,
+                    Member {
+                        capture: cap,
+                        frontier: nodes,
+                        edges,
+                    },
+                );
+            }
+            Some(c) if c == cap => {
+                let m = st.captures.streams.get_mut(&key).expect("found");
+                for n in nodes {
+                    if !m.frontier.contains(&n) {
+                        m.frontier.push(n);
+                    }
+                }
+                m.edges = vec![[0; 8]; m.frontier.len()];
+            }
+            Some(other) => {
+                st.captures
+                    .invalidate(other, "a wait on an event of another capture");
+                st.captures
+                    .invalidate(cap, "a wait on an event of another capture");
+                return Err(capture_error(
+                    STREAM_CAPTURE_MERGE,
+                    "the event was recorded in another capture: two captures cannot be merged"
+                        .into(),
+                ));
+            }
+        }
+        Ok(true)
+    }
+
+    /// cuStreamUpdateCaptureDependencies: `replace` sets the stream's dependencies to
+    /// `nodes`, else adds them.
+    pub fn capture_update_dependencies(
+        &self,
+        stream: StreamId,
+        nodes: &[NodeId],
+        replace: bool,
+    ) -> CuResult<()> {
+        let mut st = self.state.lock();
+        st.contexts.check_stream(stream)?;
+        let key = StreamKey::of(stream);
+        let Some(cap) = st.captures.streams.get(&key).map(|m| m.capture) else {
+            return Err(capture_error(
+                CUDA_ERROR_ILLEGAL_STATE,
+                format!("stream {stream:#x} is not being captured"),
+            ));
+        };
+        let graph = st.captures.captures[&cap].graph;
+        for n in nodes {
+            if st.graphs.node(*n).map(|(g, _)| g) != Ok(graph) {
+                return Err(invalid(format!(
+                    "{n:#x} is not a node of the stream's capture graph"
+                )));
+            }
+        }
+        let m = st.captures.streams.get_mut(&key).expect("found");
+        if replace {
+            m.frontier.clear();
+        }
+        for n in nodes {
+            if !m.frontier.contains(n) {
+                m.frontier.push(*n);
+            }
+        }
+        m.edges = vec![[0; 8]; m.frontier.len()];
+        Ok(())
+    }
+
+    /// A call that must not happen on a capturing stream (cuStreamSynchronize,
+    /// cuStreamQuery, a copy the mock cannot capture): it fails, and the capture is
+    /// invalidated.
+    pub fn capture_refuse(&self, stream: StreamId, what: &str) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let Some(m) = st.captures.streams.get(&StreamKey::of(stream)) else {
+            return Ok(());
+        };
+        let cap = m.capture;
+        st.captures
+            .invalidate(cap, &format!("{what} on a capturing stream"));
+        Err(capture_error(
+            STREAM_CAPTURE_UNSUPPORTED,
+            format!("{what} is not allowed on a stream being captured; the capture is invalidated"),
+        ))
+    }
+
+    /// A potentially unsafe call (a synchronous copy or memset, cuMemAlloc,
+    /// cuCtxSynchronize): refused, and the captures it would break invalidated, where the
+    /// capture modes say so.
+    pub fn capture_check_unsafe(&self, what: &str) -> CuResult<()> {
+        let mut st = self.state.lock();
+        if st.captures.captures.is_empty() {
+            return Ok(());
+        }
+        let broken = st.captures.broken_by_unsafe_call();
+        if broken.is_empty() {
+            return Ok(());
+        }
+        for c in &broken {
+            st.captures
+                .invalidate(*c, &format!("{what} was called during the capture"));
+        }
+        Err(capture_error(
+            STREAM_CAPTURE_UNSUPPORTED,
+            format!(
+                "{what} is not allowed while a stream capture is in progress (capture mode \
+                 rules; cuThreadExchangeStreamCaptureMode to RELAXED permits it); the capture is invalidated"
+            ),
+        ))
+    }
+
+    /// Work on the legacy stream synchronises with every blocking stream: with one that
+    /// captures, it fails (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) and invalidates it.
+    pub fn capture_check_legacy(&self, stream: StreamId) -> CuResult<()> {
+        if stream != StreamId::NULL && stream != StreamId::LEGACY {
+            return Ok(());
+        }
+        let mut st = self.state.lock();
+        let hit: Vec<u64> = st
+            .captures
+            .captures
+            .iter()
+            .filter(|(_, c)| c.blocking)
+            .map(|(id, _)| *id)
+            .collect();
+        if hit.is_empty() {
+            return Ok(());
+        }
+        for c in &hit {
+            st.captures.invalidate(
+                *c,
+                "the legacy stream was used while a blocking stream was captured",
+            );
+        }
+        Err(capture_error(
+            STREAM_CAPTURE_IMPLICIT,
+            "work on the legacy NULL stream would synchronise with a blocking stream being \
+             captured (use a CU_STREAM_NON_BLOCKING stream, or the capturing one); the capture is invalidated"
+                .into(),
+        ))
+    }
+
+    /// The stream is destroyed: it leaves its capture, which is invalidated.
+    pub fn capture_forget_stream(&self, stream: StreamId) {
+        let mut st = self.state.lock();
+        if let Some(m) = st.captures.streams.remove(&StreamKey::of(stream)) {
+            st.captures
+                .invalidate(m.capture, "a stream of the capture was destroyed");
+        }
+    }
+}
+
+/// What cuStreamGetCaptureInfo reports.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CaptureInfo {
+    pub status: i32,
+    pub id: u64,
+    pub graph: GraphId,
+    /// Address of `count` node handles (the model's own array).
+    pub deps: u64,
+    /// Address of `count` zeroed `CUgraphEdgeData`.
+    pub edges: u64,
+    pub count: usize,
+}

@@ -1,0 +1,783 @@
+//! CUDA graphs: a graph is nodes (kernels, copies, memsets, host functions, events, child
+//! graphs) and the dependencies between them; an executable graph (CUgraphExec) is a
+//! graph checked and put in a topological order once. cuGraphLaunch queues the whole
+//! graph as one piece of work on its stream (`Driver::enqueue_work`), so it is
+//! asynchronous and ordered like a launch; the stream's worker runs the nodes one after
+//! another in that order, which respects every dependency (a GPU may run independent
+//! nodes concurrently; running them in sequence orders more, never less).
+//!
+//! A kernel node keeps a copy of its parameters, made when it is added or set, as the
+//! driver does: `kernelParams` points into the caller's memory, which may change or die
+//! before the graph runs. Copies, memsets and host functions are built by the C
+//! boundary (which alone may read the program's pointers) as `NodeAction`s.
+
+use super::error::*;
+use super::ids::{EventId, StreamId};
+use super::module::{LaunchRequest, PreparedLaunch};
+use super::stream_queues;
+use super::Driver;
+use cumock_abi::result::CUDA_ERROR_OUT_OF_MEMORY;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+const GRAPH_TAG: u64 = 0x0067_0000_0000_0000;
+const NODE_TAG: u64 = 0x006e_0000_0000_0000;
+const EXEC_TAG: u64 = 0x00ec_0000_0000_0000;
+
+/// CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE.
+pub const GRAPH_EXEC_UPDATE_FAILURE: u32 = 910;
+
+/// A graph, a node or an executable graph, by its handle.
+pub type GraphId = u64;
+pub type NodeId = u64;
+pub type ExecId = u64;
+
+/// Work of a node that the C boundary built (a copy, a memset, a host function): it reads
+/// or writes the program's memory, which only the boundary may touch.
+pub type NodeAction = Arc<dyn Fn() -> CuResult<()> + Send + Sync>;
+
+/// `CUgraphNodeType`.
+pub mod node_type {
+    pub const KERNEL: i32 = 0;
+    pub const MEMCPY: i32 = 1;
+    pub const MEMSET: i32 = 2;
+    pub const HOST: i32 = 3;
+    pub const GRAPH: i32 = 4;
+    pub const EMPTY: i32 = 5;
+    pub const WAIT_EVENT: i32 = 6;
+    pub const EVENT_RECORD: i32 = 7;
+}
+
+/// `CUgraphExecUpdateResult`.
+pub mod update_result {
+    pub const SUCCESS: i32 = 0;
+    pub const TOPOLOGY_CHANGED: i32 = 2;
+    pub const NODE_TYPE_CHANGED: i32 = 3;
+    pub const PARAMETERS_CHANGED: i32 = 5;
+}
+
+/// A kernel node: the launch, with its own copy of the parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelNode {
+    pub launch: LaunchRequest,
+    /// The offset of each parameter in `launch.params` (for cuGraphKernelNodeGetParams).
+    pub offsets: Vec<usize>,
+    /// The address of each parameter in the node's own `launch.params`, once
+    /// cuGraphKernelNodeGetParams asked: the `kernelParams` array it hands out.
+    pub arg_addrs: Vec<u64>,
+}
+
+/// What a node does.
+#[derive(Clone)]
+pub enum NodeOp {
+    Kernel(KernelNode),
+    Memcpy {
+        action: NodeAction,
+        what: String,
+    },
+    Memset {
+        action: NodeAction,
+        what: String,
+    },
+    Host {
+        action: NodeAction,
+        what: String,
+    },
+    Empty,
+    EventRecord(EventId),
+    EventWait(EventId),
+    /// A copy of the child graph, taken when the node was added (as cuda.h says).
+    Child(Arc<GraphBody>),
+}
+
+impl NodeOp {
+    pub fn node_type(&self) -> i32 {
+        match self {
+            NodeOp::Kernel(_) => node_type::KERNEL,
+            NodeOp::Memcpy { .. } => node_type::MEMCPY,
+            NodeOp::Memset { .. } => node_type::MEMSET,
+            NodeOp::Host { .. } => node_type::HOST,
+            NodeOp::Empty => node_type::EMPTY,
+            NodeOp::EventRecord(_) => node_type::EVENT_RECORD,
+            NodeOp::EventWait(_) => node_type::WAIT_EVENT,
+            NodeOp::Child(_) => node_type::GRAPH,
+        }
+    }
+
+    /// A label for cuGraphDebugDotPrint.
+    fn label(&self, driver: &Driver) -> String {
+        match self {
+            NodeOp::Kernel(k) => format!(
+                "KERNEL {} grid {:?} block {:?} shared {}",
+                driver
+                    .function_name(k.launch.function)
+                    .unwrap_or_else(|_| "?".into()),
+                k.launch.grid,
+                k.launch.block,
+                k.launch.shared
+            ),
+            NodeOp::Memcpy { what, .. } => format!("MEMCPY {what}"),
+            NodeOp::Memset { what, .. } => format!("MEMSET {what}"),
+            NodeOp::Host { what, .. } => format!("HOST {what}"),
+            NodeOp::Empty => "EMPTY".into(),
+            NodeOp::EventRecord(e) => format!("EVENT_RECORD {e:#x}"),
+            NodeOp::EventWait(e) => format!("WAIT_EVENT {e:#x}"),
+            NodeOp::Child(g) => format!("GRAPH ({} nodes)", g.order.len()),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct GraphNode {
+    pub op: NodeOp,
+    /// The nodes this one depends on, in the order they were given.
+    pub deps: Vec<NodeId>,
+}
+
+/// A graph's nodes, in the order they were added.
+#[derive(Clone, Default)]
+pub struct GraphBody {
+    pub order: Vec<NodeId>,
+    pub nodes: HashMap<NodeId, GraphNode>,
+}
+
+impl GraphBody {
+    /// The nodes in an order in which every node follows its dependencies (Kahn's
+    /// algorithm, taking ready nodes in the order they were added, so that the order is
+    /// the same every time); a cycle is an error.
+    pub fn topological(&self) -> CuResult<Vec<NodeId>> {
+        let mut pending: HashMap<NodeId, usize> = self
+            .order
+            .iter()
+            .map(|n| (*n, self.nodes[n].deps.len()))
+            .collect();
+        let mut done = Vec::with_capacity(self.order.len());
+        while done.len() < self.order.len() {
+            let before = done.len();
+            for n in &self.order {
+                if pending.get(n) == Some(&0) {
+                    pending.remove(n);
+                    done.push(*n);
+                    for m in &self.order {
+                        let deps = &self.nodes[m].deps;
+                        let k = deps.iter().filter(|d| *d == n).count();
+                        if let Some(c) = pending.get_mut(m) {
+                            *c -= k;
+                        }
+                    }
+                }
+            }
+            if done.len() == before {
+                return Err(invalid(
+                    "the graph's dependencies form a cycle: it has no order to run in",
+                ));
+            }
+        }
+        Ok(done)
+    }
+
+    /// Edges as (from, to), by the order of `to`'s addition, then its dependencies' order.
+    pub fn edges(&self) -> Vec<(NodeId, NodeId)> {
+        self.order
+            .iter()
+            .flat_map(|to| self.nodes[to].deps.iter().map(move |from| (*from, *to)))
+            .collect()
+    }
+}
+
+/// An executable graph: the graph's nodes as instantiated, under the original graph's
+/// node handles (cuGraphExecKernelNodeSetParams names them so).
+pub struct GraphExec {
+    body: GraphBody,
+    order: Vec<NodeId>,
+}
+
+#[derive(Default)]
+pub struct Graphs {
+    graphs: HashMap<GraphId, GraphBody>,
+    /// Which graph each live node belongs to.
+    owner: HashMap<NodeId, GraphId>,
+    execs: HashMap<ExecId, GraphExec>,
+    next: u64,
+}
+
+impl Graphs {
+    fn fresh(&mut self, tag: u64) -> u64 {
+        self.next += 1;
+        tag | self.next
+    }
+
+    pub fn graph(&self, g: GraphId) -> CuResult<&GraphBody> {
+        self.graphs
+            .get(&g)
+            .ok_or_else(|| invalid_handle(format!("{g:#x} is not a live graph")))
+    }
+
+    fn graph_mut(&mut self, g: GraphId) -> CuResult<&mut GraphBody> {
+        self.graphs
+            .get_mut(&g)
+            .ok_or_else(|| invalid_handle(format!("{g:#x} is not a live graph")))
+    }
+
+    pub fn create(&mut self) -> GraphId {
+        let g = self.fresh(GRAPH_TAG);
+        self.graphs.insert(g, GraphBody::default());
+        g
+    }
+
+    pub fn destroy(&mut self, g: GraphId) -> CuResult<()> {
+        let body = self
+            .graphs
+            .remove(&g)
+            .ok_or_else(|| invalid_handle(format!("{g:#x} is not a live graph")))?;
+        for n in body.order {
+            self.owner.remove(&n);
+        }
+        Ok(())
+    }
+
+    /// A node of a live graph, and the graph.
+    pub fn node(&self, n: NodeId) -> CuResult<(GraphId, &GraphNode)> {
+        let g = *self
+            .owner
+            .get(&n)
+            .ok_or_else(|| invalid(format!("{n:#x} is not a node of a live graph")))?;
+        Ok((g, &self.graphs[&g].nodes[&n]))
+    }
+
+    fn node_mut(&mut self, n: NodeId) -> CuResult<&mut GraphNode> {
+        let g = self.node(n)?.0;
+        Ok(self
+            .graphs
+            .get_mut(&g)
+            .and_then(|b| b.nodes.get_mut(&n))
+            .expect("owner is kept with the graphs"))
+    }
+
+    /// Checks that `deps` are distinct nodes of `g`.
+    fn check_deps(&self, g: GraphId, deps: &[NodeId]) -> CuResult<()> {
+        for (i, d) in deps.iter().enumerate() {
+            if self.owner.get(d) != Some(&g) {
+                return Err(invalid(format!(
+                    "dependency {i} ({d:#x}) is not a node of graph {g:#x}"
+                )));
+            }
+            if deps[..i].contains(d) {
+                return Err(invalid(format!("dependency {d:#x} is given twice")));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn add(&mut self, g: GraphId, deps: &[NodeId], op: NodeOp) -> CuResult<NodeId> {
+        self.graph(g)?;
+        self.check_deps(g, deps)?;
+        let n = self.fresh(NODE_TAG);
+        let body = self.graph_mut(g)?;
+        body.order.push(n);
+        body.nodes.insert(
+            n,
+            GraphNode {
+                op,
+                deps: deps.to_vec(),
+            },
+        );
+        self.owner.insert(n, g);
+        Ok(n)
+    }
+
+    pub fn add_dependencies(&mut self, g: GraphId, edges: &[(NodeId, NodeId)]) -> CuResult<()> {
+        for &(from, to) in edges {
+            self.check_deps(g, &[from, to])?;
+            if self.graph(g)?.nodes[&to].deps.contains(&from) {
+                return Err(invalid(format!(
+                    "the dependency {from:#x} -> {to:#x} exists already"
+                )));
+            }
+        }
+        let body = self.graph_mut(g)?;
+        for &(from, to) in edges {
+            body.nodes.get_mut(&to).expect("checked").deps.push(from);
+        }
+        Ok(())
+    }
+
+    /// A copy of `g` under new node handles; returns it and the map old -> new.
+    fn copy_body(&mut self, g: GraphId) -> CuResult<(GraphBody, HashMap<NodeId, NodeId>)> {
+        let body = self.graph(g)?.clone();
+        let map: HashMap<NodeId, NodeId> = body
+            .order
+            .iter()
+            .map(|n| (*n, self.fresh(NODE_TAG)))
+            .collect();
+        let copy = GraphBody {
+            order: body.order.iter().map(|n| map[n]).collect(),
+            nodes: body
+                .nodes
+                .into_iter()
+                .map(|(n, node)| {
+                    (
+                        map[&n],
+                        GraphNode {
+                            deps: node.deps.iter().map(|d| map[d]).collect(),
+                            op: node.op,
+                        },
+                    )
+                })
+                .collect(),
+        };
+        Ok((copy, map))
+    }
+
+    pub fn clone_graph(&mut self, g: GraphId) -> CuResult<GraphId> {
+        let (copy, _) = self.copy_body(g)?;
+        let c = self.fresh(GRAPH_TAG);
+        for n in &copy.order {
+            self.owner.insert(*n, c);
+        }
+        self.graphs.insert(c, copy);
+        Ok(c)
+    }
+
+    /// The child graph as a node holds it: a copy, so that later changes to `g` do not
+    /// reach the node.
+    pub fn child_copy(&mut self, g: GraphId) -> CuResult<Arc<GraphBody>> {
+        Ok(Arc::new(self.copy_body(g)?.0))
+    }
+
+    pub fn exec(&self, e: ExecId) -> CuResult<&GraphExec> {
+        self.execs
+            .get(&e)
+            .ok_or_else(|| invalid_handle(format!("{e:#x} is not a live executable graph")))
+    }
+
+    fn exec_mut(&mut self, e: ExecId) -> CuResult<&mut GraphExec> {
+        self.execs
+            .get_mut(&e)
+            .ok_or_else(|| invalid_handle(format!("{e:#x} is not a live executable graph")))
+    }
+}
+
+/// A node of an executable graph, ready to run on a stream's worker.
+enum Step {
+    Kernel(PreparedLaunch),
+    Action(NodeAction),
+    Record(EventId),
+}
+
+impl Driver {
+    pub fn graph_create(&self, flags: u32) -> CuResult<GraphId> {
+        if flags != 0 {
+            return Err(invalid(format!("graph flags {flags:#x} must be 0")));
+        }
+        Ok(self.state.lock().graphs.create())
+    }
+
+    pub fn graph_destroy(&self, g: GraphId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        if st.captures.graph_in_capture(g) {
+            return Err(invalid(format!(
+                "graph {g:#x} is being built by a stream capture: end the capture first"
+            )));
+        }
+        st.graphs.destroy(g)
+    }
+
+    /// A kernel node for `launch`, its parameters already copied: the function must be a
+    /// loaded one and the buffer its parameters' size.
+    pub fn kernel_node(&self, launch: LaunchRequest) -> CuResult<KernelNode> {
+        let layout = self.function_params(launch.function)?;
+        let size = Self::params_size(&layout);
+        if launch.params.len() != size {
+            return Err(invalid(format!(
+                "the parameter buffer is {} bytes; the kernel's parameters take {size}",
+                launch.params.len()
+            )));
+        }
+        if launch.grid.contains(&0) || launch.block.contains(&0) {
+            return Err(invalid(format!(
+                "grid {:?} and block {:?}: no dimension may be 0",
+                launch.grid, launch.block
+            )));
+        }
+        Ok(KernelNode {
+            launch,
+            offsets: layout.iter().map(|p| p.offset as usize).collect(),
+            arg_addrs: Vec::new(),
+        })
+    }
+
+    pub fn graph_add_node(&self, g: GraphId, deps: &[NodeId], op: NodeOp) -> CuResult<NodeId> {
+        let mut st = self.state.lock();
+        if st.captures.graph_in_capture(g) {
+            return Err(invalid(format!(
+                "graph {g:#x} is being built by a stream capture"
+            )));
+        }
+        st.graphs.add(g, deps, op)
+    }
+
+    pub fn graph_add_child(&self, g: GraphId, deps: &[NodeId], child: GraphId) -> CuResult<NodeId> {
+        if g == child {
+            return Err(invalid("a graph cannot be its own child"));
+        }
+        let body = self.state.lock().graphs.child_copy(child)?;
+        self.graph_add_node(g, deps, NodeOp::Child(body))
+    }
+
+    pub fn graph_add_dependencies(&self, g: GraphId, edges: &[(NodeId, NodeId)]) -> CuResult<()> {
+        self.state.lock().graphs.add_dependencies(g, edges)
+    }
+
+    /// The graph's nodes, in the order they were added.
+    pub fn graph_nodes(&self, g: GraphId) -> CuResult<Vec<NodeId>> {
+        Ok(self.state.lock().graphs.graph(g)?.order.clone())
+    }
+
+    pub fn graph_root_nodes(&self, g: GraphId) -> CuResult<Vec<NodeId>> {
+        let st = self.state.lock();
+        let b = st.graphs.graph(g)?;
+        Ok(b.order
+            .iter()
+            .filter(|n| b.nodes[n].deps.is_empty())
+            .copied()
+            .collect())
+    }
+
+    pub fn graph_edges(&self, g: GraphId) -> CuResult<Vec<(NodeId, NodeId)>> {
+        Ok(self.state.lock().graphs.graph(g)?.edges())
+    }
+
+    pub fn graph_node_type(&self, n: NodeId) -> CuResult<i32> {
+        Ok(self.state.lock().graphs.node(n)?.1.op.node_type())
+    }
+
+    /// The node's dependencies (`dependents`: the nodes that depend on it instead).
+    pub fn graph_node_neighbours(&self, n: NodeId, dependents: bool) -> CuResult<Vec<NodeId>> {
+        let st = self.state.lock();
+        let (g, node) = st.graphs.node(n)?;
+        if !dependents {
+            return Ok(node.deps.clone());
+        }
+        let b = st.graphs.graph(g)?;
+        Ok(b.order
+            .iter()
+            .filter(|m| b.nodes[m].deps.contains(&n))
+            .copied()
+            .collect())
+    }
+
+    /// A kernel node's launch, and where in the model's copy each parameter starts.
+    pub fn kernel_node_get(&self, n: NodeId) -> CuResult<KernelNode> {
+        match &self.state.lock().graphs.node(n)?.1.op {
+            NodeOp::Kernel(k) => Ok(k.clone()),
+            _ => Err(invalid(format!("{n:#x} is not a kernel node"))),
+        }
+    }
+
+    /// The address of an array of pointers to the node's own copy of each parameter
+    /// (cuGraphKernelNodeGetParams's `kernelParams`): valid while the node's parameters
+    /// are not set again.
+    pub fn kernel_node_param_pointers(&self, n: NodeId) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        match &mut st.graphs.node_mut(n)?.op {
+            NodeOp::Kernel(k) => {
+                let base = k.launch.params.as_ptr() as u64;
+                k.arg_addrs = k.offsets.iter().map(|o| base + *o as u64).collect();
+                Ok(k.arg_addrs.as_ptr() as u64)
+            }
+            _ => Err(invalid(format!("{n:#x} is not a kernel node"))),
+        }
+    }
+
+    pub fn kernel_node_set(&self, n: NodeId, k: KernelNode) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let node = st.graphs.node_mut(n)?;
+        if !matches!(node.op, NodeOp::Kernel(_)) {
+            return Err(invalid(format!("{n:#x} is not a kernel node")));
+        }
+        node.op = NodeOp::Kernel(k);
+        Ok(())
+    }
+
+    pub fn event_node_get(&self, n: NodeId) -> CuResult<EventId> {
+        match &self.state.lock().graphs.node(n)?.1.op {
+            NodeOp::EventRecord(e) | NodeOp::EventWait(e) => Ok(*e),
+            _ => Err(invalid(format!("{n:#x} is not an event node"))),
+        }
+    }
+
+    pub fn graph_clone(&self, g: GraphId) -> CuResult<GraphId> {
+        self.state.lock().graphs.clone_graph(g)
+    }
+
+    /// cuGraphInstantiate: a snapshot of the graph in a topological order.
+    pub fn graph_instantiate(&self, g: GraphId) -> CuResult<ExecId> {
+        let mut st = self.state.lock();
+        st.contexts.require_current()?;
+        if st.captures.graph_in_capture(g) {
+            return Err(invalid(format!(
+                "graph {g:#x} is being built by a stream capture: end the capture first"
+            )));
+        }
+        let body = st.graphs.graph(g)?.clone();
+        let order = body.topological()?;
+        let e = st.graphs.fresh(EXEC_TAG);
+        st.graphs.execs.insert(e, GraphExec { body, order });
+        Ok(e)
+    }
+
+    pub fn graph_exec_destroy(&self, e: ExecId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        st.graphs.exec(e)?;
+        st.graphs.execs.remove(&e);
+        Ok(())
+    }
+
+    /// cuGraphExecKernelNodeSetParams: `n` is the node of the graph the executable graph
+    /// was instantiated from; its function cannot change context.
+    pub fn graph_exec_kernel_set(&self, e: ExecId, n: NodeId, k: KernelNode) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let exec = st.graphs.exec_mut(e)?;
+        match exec.body.nodes.get_mut(&n).map(|node| &mut node.op) {
+            Some(NodeOp::Kernel(old)) => {
+                *old = k;
+                Ok(())
+            }
+            Some(_) => Err(invalid(format!("{n:#x} is not a kernel node"))),
+            None => Err(invalid(format!(
+                "{n:#x} is not a node of the graph executable graph {e:#x} came from"
+            ))),
+        }
+    }
+
+    /// cuGraphExecUpdate: the graph must have the executable graph's topology (nodes
+    /// paired in the order they were added, of the same types, with the same
+    /// dependencies); then its nodes' parameters replace the executable graph's. On
+    /// failure: the `CUgraphExecUpdateResult` and the node that differs.
+    pub fn graph_exec_update(
+        &self,
+        e: ExecId,
+        g: GraphId,
+    ) -> Result<(), (CuError, i32, Option<NodeId>)> {
+        let mut st = self.state.lock();
+        let fail = |err: CuError| (err, 1, None);
+        let new = st.graphs.graph(g).map_err(fail)?.clone();
+        let exec = st.graphs.exec_mut(e).map_err(fail)?;
+        let update_failed = |why: String| {
+            CuError::new(
+                GRAPH_EXEC_UPDATE_FAILURE,
+                format!("cuGraphExecUpdate: {why}"),
+            )
+        };
+        if new.order.len() != exec.body.order.len() {
+            return Err((
+                update_failed(format!(
+                    "the graph has {} nodes, the executable graph {}",
+                    new.order.len(),
+                    exec.body.order.len()
+                )),
+                update_result::TOPOLOGY_CHANGED,
+                None,
+            ));
+        }
+        let pair: HashMap<NodeId, NodeId> = new
+            .order
+            .iter()
+            .zip(&exec.body.order)
+            .map(|(a, b)| (*a, *b))
+            .collect();
+        for (n, old) in new.order.iter().zip(&exec.body.order) {
+            let (a, b) = (&new.nodes[n], &exec.body.nodes[old]);
+            if a.op.node_type() != b.op.node_type() {
+                return Err((
+                    update_failed(format!("node {n:#x} is of another type")),
+                    update_result::NODE_TYPE_CHANGED,
+                    Some(*n),
+                ));
+            }
+            let deps: Vec<NodeId> = a.deps.iter().map(|d| pair[d]).collect();
+            if deps != b.deps {
+                return Err((
+                    update_failed(format!("node {n:#x} has other dependencies")),
+                    update_result::TOPOLOGY_CHANGED,
+                    Some(*n),
+                ));
+            }
+            if let (NodeOp::EventRecord(x), NodeOp::EventRecord(y))
+            | (NodeOp::EventWait(x), NodeOp::EventWait(y)) = (&a.op, &b.op)
+            {
+                // Allowed on a GPU, but the mock keeps the events an executable graph
+                // was made with.
+                if x != y {
+                    return Err((
+                        update_failed(format!("event node {n:#x} names another event")),
+                        update_result::PARAMETERS_CHANGED,
+                        Some(*n),
+                    ));
+                }
+            }
+        }
+        for (n, old) in new.order.iter().zip(exec.body.order.clone()) {
+            exec.body.nodes.get_mut(&old).expect("paired").op = new.nodes[n].op.clone();
+        }
+        Ok(())
+    }
+
+    /// Puts the nodes of `body` (child graphs in place) in `steps`, in their order; the
+    /// checks of a kernel launch are made here, so that they fail cuGraphLaunch.
+    fn plan(
+        &self,
+        body: &GraphBody,
+        order: &[NodeId],
+        stream: StreamId,
+        steps: &mut Vec<Step>,
+        waits: &mut Vec<stream_queues::Mark>,
+    ) -> CuResult<()> {
+        for n in order {
+            match &body.nodes[n].op {
+                NodeOp::Kernel(k) => {
+                    let mut launch = k.launch.clone();
+                    launch.stream = stream;
+                    steps.push(Step::Kernel(self.prepare_launch(&launch)?));
+                }
+                NodeOp::Memcpy { action, .. }
+                | NodeOp::Memset { action, .. }
+                | NodeOp::Host { action, .. } => steps.push(Step::Action(action.clone())),
+                NodeOp::Empty => {}
+                NodeOp::EventRecord(e) => {
+                    self.event_check(*e)?;
+                    steps.push(Step::Record(*e));
+                }
+                NodeOp::EventWait(e) => {
+                    self.event_check(*e)?;
+                    // The event's last record as of the launch: earlier work, so the
+                    // wait, taken before the whole graph, can never wait on itself.
+                    waits.extend(stream_queues::event_pending(*e));
+                }
+                NodeOp::Child(child) => {
+                    let order = child.topological()?;
+                    self.plan(child, &order, stream, steps, waits)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// cuGraphLaunch: the whole graph is one piece of work on `stream`. On a capturing
+    /// stream it becomes a child graph node of the capture.
+    pub fn graph_launch(&'static self, e: ExecId, stream: StreamId) -> CuResult<()> {
+        let (body, order) = {
+            let st = self.state.lock();
+            st.contexts.require_current()?;
+            st.contexts.check_stream(stream)?;
+            let exec = st.graphs.exec(e)?;
+            (exec.body.clone(), exec.order.clone())
+        };
+        if self.capture_of(stream)?.is_some() {
+            return self.capture_node(stream, NodeOp::Child(Arc::new(body)));
+        }
+        let mut steps = Vec::new();
+        let mut waits = Vec::new();
+        self.plan(&body, &order, stream, &mut steps, &mut waits)?;
+        let (ctx, device) = {
+            let st = self.state.lock();
+            let (ctx, c) = st.contexts.require_current()?;
+            (ctx, c.device)
+        };
+        let records: Vec<EventId> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Record(e) => Some(*e),
+                _ => None,
+            })
+            .collect();
+        self.enqueue_work(
+            stream,
+            Box::new(move || {
+                waits.iter().for_each(stream_queues::Mark::wait);
+                // Copies and memsets need the launching thread's context, current here too.
+                let pushed = self.state.lock().contexts.push(ctx).is_ok();
+                for step in &steps {
+                    match step {
+                        Step::Kernel(k) => k.run(self),
+                        Step::Action(a) => {
+                            if let Err(err) = a() {
+                                self.device_work_failed(device, err);
+                            }
+                        }
+                        Step::Record(ev) => {
+                            if let Ok(t) = self.state.lock().contexts.event(*ev) {
+                                *t = Some(std::time::Instant::now());
+                            }
+                        }
+                    }
+                }
+                if pushed {
+                    let _ = self.state.lock().contexts.pop();
+                }
+            }),
+        )?;
+        // Each recorded event completes once the graph has run (after its node on a GPU:
+        // here a little later, never sooner).
+        let order = self.stream_order(stream)?;
+        for ev in records {
+            stream_queues::record(ev, stream, order, Box::new(|| ())).map_err(|err| {
+                CuError::new(
+                    CUDA_ERROR_OUT_OF_MEMORY,
+                    format!("no thread for the stream's work: {err}"),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// A node's copy or memset failed while the graph ran: as a GPU's faulting work, it
+    /// becomes the device's sticky error.
+    fn device_work_failed(&self, device: usize, err: CuError) {
+        let message = format!("a graph node failed: {}", err.message);
+        crate::diagnostics::kernel_fault(&message);
+        let mut st = self.state.lock();
+        if st.sticky[device].is_none() {
+            st.sticky[device] = Some(CuError::new(err.code, message));
+        }
+    }
+
+    /// cuGraphDebugDotPrint's text: every node, labelled with its type and parameters,
+    /// and every edge.
+    pub fn graph_dot(&self, g: GraphId) -> CuResult<String> {
+        let body = self.state.lock().graphs.graph(g)?.clone();
+        let mut dot = format!("digraph cumock_graph_{g:x} {{\n");
+        self.dot_body(&body, &mut dot, "");
+        dot.push_str("}\n");
+        Ok(dot)
+    }
+
+    fn dot_body(&self, body: &GraphBody, dot: &mut String, prefix: &str) {
+        for (i, n) in body.order.iter().enumerate() {
+            let op = &body.nodes[n].op;
+            let _ = writeln!(
+                dot,
+                "  \"{prefix}node{i}\" [label=\"{prefix}node{i}: {}\"];",
+                op.label(self).replace('"', "'")
+            );
+            if let NodeOp::Child(child) = op {
+                self.dot_body(child, dot, &format!("{prefix}node{i}."));
+            }
+        }
+        let index: HashMap<NodeId, usize> = body
+            .order
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (*n, i))
+            .collect();
+        for (from, to) in body.edges() {
+            let _ = writeln!(
+                dot,
+                "  \"{prefix}node{}\" -> \"{prefix}node{}\";",
+                index[&from], index[&to]
+            );
+        }
+    }
+}

@@ -1,0 +1,584 @@
+//! CUDA graphs and stream capture through the C exports: nodes run in their
+//! dependencies' order, kernel parameters are copied when a node is added, capture turns
+//! work into nodes without running it, calls a capture forbids fail and invalidate it,
+//! and streams fork from and join back into a capture through events.
+
+use cuda::exports::*;
+use cumock_abi::*;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+
+/// p[i] += v for i < n.
+const ADD: &str = r#"
+.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry add(.param .u64 p, .param .u32 n, .param .u32 v)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [p];
+    ld.param.u32 %r1, [n];
+    ld.param.u32 %r2, [v];
+    mov.u32 %r3, %tid.x;
+    mov.u32 %r4, %ctaid.x;
+    mov.u32 %r5, %ntid.x;
+    mad.lo.u32 %r6, %r4, %r5, %r3;
+    setp.ge.u32 %p1, %r6, %r1;
+    @%p1 bra DONE;
+    mul.wide.u32 %rd2, %r6, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    ld.global.u32 %r7, [%rd3];
+    add.u32 %r7, %r7, %r2;
+    st.global.u32 [%rd3], %r7;
+DONE:
+    ret;
+}
+"#;
+
+const N: usize = 64;
+
+/// Captures in global mode forbid other threads' unsafe calls: the tests of this file
+/// run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A current context and the `add` kernel.
+fn setup() -> CUfunction {
+    // Safety: pointers to live locals; a NUL-terminated PTX image.
+    unsafe {
+        assert_eq!(cuInit(0), 0);
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
+        assert_eq!(cuCtxSetCurrent(ctx), 0);
+        let ptx = std::ffi::CString::new(ADD).unwrap();
+        let mut module: CUmodule = std::ptr::null_mut();
+        assert_eq!(cuModuleLoadData(&mut module, ptx.as_ptr().cast()), 0);
+        let mut f: CUfunction = std::ptr::null_mut();
+        assert_eq!(cuModuleGetFunction(&mut f, module, c"add".as_ptr()), 0);
+        f
+    }
+}
+
+/// N words of managed memory, readable by the host while a graph runs.
+fn managed() -> u64 {
+    let mut p = 0u64;
+    // Safety: a live local; CU_MEM_ATTACH_GLOBAL.
+    assert_eq!(unsafe { cuMemAllocManaged(&mut p, 4 * N, 1) }, 0);
+    assert_eq!(unsafe { cuMemsetD32_v2(p, 0, N) }, 0);
+    p
+}
+
+fn read(p: u64) -> Vec<u32> {
+    let mut v = vec![0u32; N];
+    // Safety: a live buffer of N words.
+    assert_eq!(
+        unsafe { cuMemcpyDtoH_v2(v.as_mut_ptr().cast(), p, 4 * N) },
+        0
+    );
+    v
+}
+
+fn stream(flags: u32) -> CUstream {
+    let mut s: CUstream = std::ptr::null_mut();
+    // Safety: a live local.
+    assert_eq!(unsafe { cuStreamCreate(&mut s, flags) }, 0);
+    s
+}
+
+/// `CUDA_KERNEL_NODE_PARAMS_v1`.
+#[repr(C)]
+struct KernelParams {
+    func: CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+}
+
+/// `CUDA_HOST_NODE_PARAMS`.
+#[repr(C)]
+struct HostParams {
+    f: CUhostFn,
+    data: *mut c_void,
+}
+
+/// `CUDA_MEMSET_NODE_PARAMS`.
+#[repr(C)]
+struct MemsetParams {
+    dst: u64,
+    pitch: usize,
+    value: u32,
+    element_size: u32,
+    width: usize,
+    height: usize,
+}
+
+/// What the host node saw of the buffer: its first and last word, per run.
+static SEEN: Mutex<Vec<(u32, u32)>> = Mutex::new(Vec::new());
+static HOST_CALLS: AtomicU32 = AtomicU32::new(0);
+
+unsafe extern "C" fn look(data: *mut c_void) {
+    // Safety: `data` is the managed buffer of N words the test gave.
+    let words = unsafe { std::slice::from_raw_parts(data as *const u32, N) };
+    SEEN.lock().unwrap().push((words[0], words[N - 1]));
+}
+
+unsafe extern "C" fn count(_: *mut c_void) {
+    HOST_CALLS.fetch_add(1, Ordering::SeqCst);
+}
+
+fn launch(f: CUfunction, s: CUstream, p: u64, v: u32) -> CUresult {
+    let (mut p, mut n, mut v) = (p, N as u32, v);
+    let mut args = [
+        (&mut p as *mut u64).cast::<c_void>(),
+        (&mut n as *mut u32).cast(),
+        (&mut v as *mut u32).cast(),
+    ];
+    // Safety: the arguments point to live locals of the kernel's parameter types.
+    unsafe {
+        cuLaunchKernel(
+            f,
+            2,
+            1,
+            1,
+            32,
+            1,
+            1,
+            0,
+            s,
+            args.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+fn nodes(g: CUgraph) -> Vec<CUgraphNode> {
+    let mut n = 0usize;
+    // Safety: live locals.
+    unsafe {
+        assert_eq!(cuGraphGetNodes(g, std::ptr::null_mut(), &mut n), 0);
+        let mut v = vec![std::ptr::null_mut(); n];
+        assert_eq!(cuGraphGetNodes(g, v.as_mut_ptr(), &mut n), 0);
+        v
+    }
+}
+
+fn node_type(n: CUgraphNode) -> i32 {
+    let mut t = -1;
+    // Safety: a live local.
+    assert_eq!(
+        unsafe { cuGraphNodeGetType(n, (&mut t as *mut i32).cast()) },
+        0
+    );
+    t
+}
+
+fn edges(g: CUgraph) -> Vec<(CUgraphNode, CUgraphNode)> {
+    let mut n = 0usize;
+    // Safety: live locals.
+    unsafe {
+        assert_eq!(
+            cuGraphGetEdges(g, std::ptr::null_mut(), std::ptr::null_mut(), &mut n),
+            0
+        );
+        let (mut a, mut b) = (vec![std::ptr::null_mut(); n], vec![std::ptr::null_mut(); n]);
+        assert_eq!(
+            cuGraphGetEdges(g, a.as_mut_ptr(), b.as_mut_ptr(), &mut n),
+            0
+        );
+        a.into_iter().zip(b).collect()
+    }
+}
+
+fn capture_status(s: CUstream) -> i32 {
+    let mut st = -1;
+    // Safety: a live local.
+    assert_eq!(
+        unsafe { cuStreamIsCapturing(s, (&mut st as *mut i32).cast()) },
+        0
+    );
+    st
+}
+
+#[test]
+fn explicit_graph_runs_nodes_in_dependency_order_with_params_copied_at_add_time() {
+    let _one = serial();
+    let f = setup();
+    let p = managed();
+    let s = stream(1);
+    SEEN.lock().unwrap().clear();
+    // Safety: live locals and the program's own structs, as cuda.h lays them out.
+    unsafe {
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut g, 0), 0);
+        // Added in the reverse of the order they must run in; the edges come after.
+        let mut host: CUgraphNode = std::ptr::null_mut();
+        let hp = HostParams {
+            f: Some(look),
+            data: p as *mut c_void,
+        };
+        assert_eq!(
+            cuGraphAddHostNode(
+                &mut host,
+                g,
+                std::ptr::null(),
+                0,
+                (&hp as *const HostParams).cast()
+            ),
+            0
+        );
+        let (mut pp, mut n, mut v) = (p, N as u32, 7u32);
+        let mut args = [
+            (&mut pp as *mut u64).cast::<c_void>(),
+            (&mut n as *mut u32).cast(),
+            (&mut v as *mut u32).cast(),
+        ];
+        let kp = KernelParams {
+            func: f,
+            grid: [2, 1, 1],
+            block: [32, 1, 1],
+            shared: 0,
+            kernel_params: args.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+        };
+        let mut kernel: CUgraphNode = std::ptr::null_mut();
+        assert_eq!(
+            cuGraphAddKernelNode(
+                &mut kernel,
+                g,
+                std::ptr::null(),
+                0,
+                (&kp as *const KernelParams).cast()
+            ),
+            0
+        );
+        // The driver copied the parameters: changing the caller's value changes nothing.
+        v = 1000;
+        let _ = v;
+        let mp = MemsetParams {
+            dst: p,
+            pitch: 0,
+            value: 5,
+            element_size: 4,
+            width: N,
+            height: 1,
+        };
+        let mut memset: CUgraphNode = std::ptr::null_mut();
+        assert_eq!(
+            cuGraphAddMemsetNode(
+                &mut memset,
+                g,
+                std::ptr::null(),
+                0,
+                (&mp as *const MemsetParams).cast(),
+                std::ptr::null_mut()
+            ),
+            0
+        );
+        let from = [memset, kernel];
+        let to = [kernel, host];
+        assert_eq!(cuGraphAddDependencies(g, from.as_ptr(), to.as_ptr(), 2), 0);
+        // The same edge twice is refused.
+        assert_eq!(cuGraphAddDependencies(g, from.as_ptr(), to.as_ptr(), 1), 1);
+
+        assert_eq!(nodes(g), vec![host, kernel, memset]);
+        assert_eq!(
+            nodes(g).into_iter().map(node_type).collect::<Vec<_>>(),
+            vec![3, 0, 2]
+        );
+        let mut roots = [std::ptr::null_mut(); 4];
+        let mut nroots = 4usize;
+        assert_eq!(cuGraphGetRootNodes(g, roots.as_mut_ptr(), &mut nroots), 0);
+        assert_eq!((nroots, roots[0]), (1, memset));
+        assert_eq!(edges(g), vec![(kernel, host), (memset, kernel)]);
+
+        // GetParams shows the copy taken at add time.
+        let mut got: KernelParams = std::mem::zeroed();
+        assert_eq!(
+            cuGraphKernelNodeGetParams(kernel, (&mut got as *mut KernelParams).cast()),
+            0
+        );
+        assert_eq!((got.func, got.grid, got.block), (f, [2, 1, 1], [32, 1, 1]));
+        assert_eq!(*(*got.kernel_params.add(2) as *const u32), 7);
+
+        let mut exec: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec, g, 0), 0);
+        for _ in 0..3 {
+            assert_eq!(cuGraphLaunch(exec, s), 0);
+        }
+        assert_eq!(cuStreamSynchronize(s), 0);
+        // The host node ran after the kernel, which ran after the memset, every time.
+        assert_eq!(*SEEN.lock().unwrap(), vec![(12, 12); 3]);
+        assert_eq!(read(p), vec![12; N]);
+
+        // The executable graph's own kernel parameters.
+        let mut one = 1u32;
+        args[2] = (&mut one as *mut u32).cast();
+        let kp1 = KernelParams {
+            kernel_params: args.as_mut_ptr(),
+            ..kp
+        };
+        assert_eq!(
+            cuGraphExecKernelNodeSetParams(exec, kernel, (&kp1 as *const KernelParams).cast()),
+            0
+        );
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(SEEN.lock().unwrap().last(), Some(&(6, 6)));
+
+        // cuGraphExecUpdate from a clone whose kernel adds 2: same topology, success.
+        let mut clone: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphClone(&mut clone, g), 0);
+        let cloned = nodes(clone);
+        assert_eq!(cloned.len(), 3);
+        let mut two = 2u32;
+        args[2] = (&mut two as *mut u32).cast();
+        let kp2 = KernelParams {
+            kernel_params: args.as_mut_ptr(),
+            ..kp
+        };
+        assert_eq!(
+            cuGraphKernelNodeSetParams(cloned[1], (&kp2 as *const KernelParams).cast()),
+            0
+        );
+        let mut info = [0u64; 3];
+        assert_eq!(
+            cuGraphExecUpdate_v2(exec, clone, info.as_mut_ptr().cast()),
+            0
+        );
+        assert_eq!(info[0] as u32, 0);
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(SEEN.lock().unwrap().last(), Some(&(7, 7)));
+
+        // Another topology: the update fails, and says why.
+        let mut extra: CUgraphNode = std::ptr::null_mut();
+        assert_eq!(
+            cuGraphAddEmptyNode(&mut extra, clone, std::ptr::null(), 0),
+            0
+        );
+        assert_eq!(
+            cuGraphExecUpdate_v2(exec, clone, info.as_mut_ptr().cast()),
+            910
+        );
+        assert_eq!(
+            info[0] as u32, 2,
+            "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED"
+        );
+
+        let path = std::env::temp_dir().join(format!("cumock-graph-{}.dot", std::process::id()));
+        let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        assert_eq!(cuGraphDebugDotPrint(g, cpath.as_ptr(), 0), 0);
+        let dot = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert!(
+            dot.contains("KERNEL add") && dot.contains("MEMSET") && dot.contains("HOST"),
+            "{dot}"
+        );
+        assert_eq!(dot.matches("->").count(), 2, "{dot}");
+
+        assert_eq!(cuGraphExecDestroy(exec), 0);
+        assert_eq!(cuGraphLaunch(exec, s), CUDA_ERROR_INVALID_HANDLE_CODE);
+        assert_eq!(cuGraphDestroy(clone), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        assert_eq!(cuGraphDestroy(g), CUDA_ERROR_INVALID_HANDLE_CODE);
+        // Not emulated, and says which.
+        assert_eq!(
+            cuGraphAddMemFreeNode(&mut extra, g, std::ptr::null(), 0, p),
+            cumock_abi::result::CUDA_ERROR_NOT_SUPPORTED
+        );
+        cuStreamDestroy_v2(s);
+    }
+}
+
+const CUDA_ERROR_INVALID_HANDLE_CODE: CUresult = 400;
+
+#[test]
+fn capture_turns_work_into_nodes_without_running_it() {
+    let _one = serial();
+    let f = setup();
+    let p = managed();
+    let s = stream(1);
+    HOST_CALLS.store(0, Ordering::SeqCst);
+    // Safety: live locals.
+    unsafe {
+        assert_eq!(capture_status(s), 0, "CU_STREAM_CAPTURE_STATUS_NONE");
+        assert_eq!(cuStreamBeginCapture_v2(s, 0), 0);
+        assert_eq!(capture_status(s), 1, "CU_STREAM_CAPTURE_STATUS_ACTIVE");
+        let (mut status, mut id, mut graph) = (0i32, 0u64, std::ptr::null_mut());
+        let (mut deps, mut ndeps) = (std::ptr::null::<CUgraphNode>(), 99usize);
+        assert_eq!(
+            cuStreamGetCaptureInfo_v2(
+                s,
+                (&mut status as *mut i32).cast(),
+                &mut id,
+                &mut graph,
+                &mut deps,
+                &mut ndeps
+            ),
+            0
+        );
+        assert!(status == 1 && id != 0 && !graph.is_null() && ndeps == 0);
+        assert_eq!(cuMemsetD32Async(p, 5, N, s), 0);
+        assert_eq!(launch(f, s, p, 3), 0);
+        assert_eq!(cuLaunchHostFunc(s, Some(count), std::ptr::null_mut()), 0);
+        assert_eq!(
+            cuStreamGetCaptureInfo_v2(
+                s,
+                (&mut status as *mut i32).cast(),
+                &mut id,
+                &mut graph,
+                &mut deps,
+                &mut ndeps
+            ),
+            0
+        );
+        assert_eq!(ndeps, 1);
+        let last = *deps;
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuStreamEndCapture(s, &mut g), 0);
+        assert_eq!(g, graph);
+        assert_eq!(capture_status(s), 0);
+        // Nothing ran.
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(read(p), vec![0; N]);
+        assert_eq!(HOST_CALLS.load(Ordering::SeqCst), 0);
+
+        let ns = nodes(g);
+        assert_eq!(
+            ns.iter().map(|n| node_type(*n)).collect::<Vec<_>>(),
+            vec![2, 0, 3]
+        );
+        assert_eq!(ns[2], last);
+        assert_eq!(edges(g), vec![(ns[0], ns[1]), (ns[1], ns[2])]);
+        let mut exec: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec, g, 0), 0);
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(read(p), vec![8; N]);
+        assert_eq!(HOST_CALLS.load(Ordering::SeqCst), 2);
+        cuGraphExecDestroy(exec);
+        cuGraphDestroy(g);
+        cuStreamDestroy_v2(s);
+    }
+}
+
+#[test]
+fn calls_a_capture_forbids_fail_and_invalidate_it() {
+    let _one = serial();
+    let f = setup();
+    let p = managed();
+    let s = stream(1);
+    let word = 1u32;
+    // Safety: live locals.
+    unsafe {
+        // A synchronous copy under global mode.
+        assert_eq!(cuStreamBeginCapture_v2(s, 0), 0);
+        assert_eq!(launch(f, s, p, 1), 0);
+        assert_eq!(cuMemcpyHtoD_v2(p, (&word as *const u32).cast(), 4), 900);
+        assert_eq!(capture_status(s), 2, "CU_STREAM_CAPTURE_STATUS_INVALIDATED");
+        assert_eq!(launch(f, s, p, 1), 901);
+        let mut g: CUgraph = 1 as CUgraph;
+        assert_eq!(cuStreamEndCapture(s, &mut g), 901);
+        assert!(g.is_null());
+        assert_eq!(capture_status(s), 0);
+
+        // Synchronising the capturing stream.
+        assert_eq!(cuStreamBeginCapture_v2(s, 1), 0);
+        assert_eq!(cuStreamSynchronize(s), 900);
+        assert_eq!(cuStreamEndCapture(s, &mut g), 901);
+
+        // cuCtxSynchronize under global mode; permitted to a thread in relaxed mode.
+        assert_eq!(cuStreamBeginCapture_v2(s, 0), 0);
+        let mut mode = 2i32;
+        assert_eq!(
+            cuThreadExchangeStreamCaptureMode((&mut mode as *mut i32).cast()),
+            0
+        );
+        assert_eq!(mode, 0, "the thread's mode was GLOBAL");
+        assert_eq!(cuMemcpyHtoD_v2(p, (&word as *const u32).cast(), 4), 0);
+        assert_eq!(
+            cuThreadExchangeStreamCaptureMode((&mut mode as *mut i32).cast()),
+            0
+        );
+        assert_eq!(cuCtxSynchronize(), 900);
+        assert_eq!(cuStreamEndCapture(s, &mut g), 901);
+
+        // A relaxed capture forbids nothing; the legacy stream cannot be captured.
+        assert_eq!(cuStreamBeginCapture_v2(s, 2), 0);
+        assert_eq!(cuMemcpyHtoD_v2(p, (&word as *const u32).cast(), 4), 0);
+        assert_eq!(cuStreamEndCapture(s, &mut g), 0);
+        assert!(!g.is_null());
+        cuGraphDestroy(g);
+        assert_eq!(cuStreamBeginCapture_v2(std::ptr::null_mut(), 0), 900);
+        assert_eq!(cuStreamEndCapture(s, &mut g), 401, "not capturing");
+        assert_eq!(cuStreamBeginCapture_v2(s, 7), 1);
+        cuStreamDestroy_v2(s);
+    }
+}
+
+#[test]
+fn streams_fork_from_and_join_a_capture_through_events() {
+    let _one = serial();
+    let f = setup();
+    let (a, b) = (managed(), managed());
+    let (s1, s2) = (stream(1), stream(1));
+    // Safety: live locals.
+    unsafe {
+        let (mut fork, mut join) = (std::ptr::null_mut(), std::ptr::null_mut());
+        assert_eq!(cuEventCreate(&mut fork, 2), 0);
+        assert_eq!(cuEventCreate(&mut join, 2), 0);
+        assert_eq!(cuStreamBeginCapture_v2(s1, 0), 0);
+        assert_eq!(launch(f, s1, a, 1), 0);
+        assert_eq!(cuEventRecord(fork, s1), 0);
+        assert_eq!(cuStreamWaitEvent(s2, fork, 0), 0);
+        assert_eq!(capture_status(s2), 1, "s2 joined the capture");
+        assert_eq!(launch(f, s2, b, 10), 0);
+        assert_eq!(cuEventRecord(join, s2), 0);
+        assert_eq!(launch(f, s1, a, 100), 0);
+        assert_eq!(cuStreamWaitEvent(s1, join, 0), 0);
+        assert_eq!(launch(f, s1, a, 1000), 0);
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuStreamEndCapture(s1, &mut g), 0);
+        assert_eq!(capture_status(s2), 0, "s2 left the capture with it");
+        let ns = nodes(g);
+        assert_eq!(ns.len(), 4);
+        assert_eq!(
+            edges(g),
+            vec![
+                (ns[0], ns[1]),
+                (ns[0], ns[2]),
+                (ns[2], ns[3]),
+                (ns[1], ns[3])
+            ]
+        );
+        let mut exec: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec, g, 0), 0);
+        assert_eq!(cuGraphLaunch(exec, s1), 0);
+        assert_eq!(cuStreamSynchronize(s1), 0);
+        assert_eq!(read(a), vec![1101; N]);
+        assert_eq!(read(b), vec![10; N]);
+        cuGraphExecDestroy(exec);
+        cuGraphDestroy(g);
+
+        // A fork never joined back: CUDA_ERROR_STREAM_CAPTURE_UNJOINED.
+        assert_eq!(cuStreamBeginCapture_v2(s1, 0), 0);
+        assert_eq!(cuEventRecord(fork, s1), 0);
+        assert_eq!(cuStreamWaitEvent(s2, fork, 0), 0);
+        assert_eq!(launch(f, s2, b, 10), 0);
+        assert_eq!(launch(f, s1, a, 1), 0);
+        assert_eq!(cuStreamEndCapture(s1, &mut g), 904);
+        assert!(g.is_null());
+        assert_eq!(capture_status(s2), 0);
+        cuStreamDestroy_v2(s1);
+        cuStreamDestroy_v2(s2);
+    }
+}
