@@ -47,7 +47,6 @@ mod attr {
     pub const CLUSTER_SCHEDULING_POLICY_PREFERENCE: i32 = 15;
 
     pub const DEV_MAX_THREADS_PER_BLOCK: i32 = 1;
-    pub const DEV_MAX_SHARED_MEMORY_PER_BLOCK: i32 = 8;
     pub const DEV_MAX_BLOCK_DIM: [i32; 3] = [2, 3, 4];
     pub const DEV_MAX_GRID_DIM: [i32; 3] = [5, 6, 7];
     pub const DEV_WARP_SIZE: i32 = 10;
@@ -623,19 +622,19 @@ impl Driver {
     /// load, as the H200 answers for a 1 GB `.param`): a kernel's parameter space over
     /// 32764 bytes (PTX ISA 8.1 and later, CUDA 12.1's large kernel parameters) or 4352
     /// (before; ptxas 13.0's limits, both in its messages), and static shared memory over
-    /// the device's per-block limit (48 KiB). `.local` is not limited here: ptxas takes
-    /// any frame, and the launch refuses what the device cannot give (`launch`).
+    /// the device's opt-in per-block limit: the H200 loads 232,448 bytes (227 KiB) and
+    /// refuses 232,452, and launches a kernel with 64 KiB of it (probe sandbox_images,
+    /// static-shared-largest). `.local` is not limited here: ptxas takes any frame, and
+    /// the launch refuses what the device cannot give (`launch`).
     fn check_declared_sizes(&self, device: usize, program: &ptx::Module) -> CuResult<()> {
         let param_limit: usize = if program.version >= (8, 1) {
             32764
         } else {
             4352
         };
-        let shared_limit = self.device_attribute(
-            device,
-            attr::DEV_MAX_SHARED_MEMORY_PER_BLOCK,
-            DEFAULT_SHARED_LIMIT as i32,
-        ) as u64;
+        let shared_limit =
+            self.device_attribute(device, attr::DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 232_448)
+                as u64;
         for k in &program.kernels {
             let params = Self::params_size(&k.params);
             if params > param_limit {
