@@ -352,18 +352,15 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemsetD8_v2(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {
-        legacy_order()?;
-        drv()?.memset(device_ptr(dst), Pattern::D8(v), n as u64)
+        memset_sync(dst, Pattern::D8(v), n)
     }
 
     unsafe fn cuMemsetD16_v2(dst: CUdevicePtr, v: u16, n: usize) -> CuResult<()> {
-        legacy_order()?;
-        drv()?.memset(device_ptr(dst), Pattern::D16(v), n as u64)
+        memset_sync(dst, Pattern::D16(v), n)
     }
 
     unsafe fn cuMemsetD32_v2(dst: CUdevicePtr, v: u32, n: usize) -> CuResult<()> {
-        legacy_order()?;
-        drv()?.memset(device_ptr(dst), Pattern::D32(v), n as u64)
+        memset_sync(dst, Pattern::D32(v), n)
     }
 
     unsafe fn cuMemsetD8Async(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
@@ -813,6 +810,22 @@ impl QueuedSide {
 ///
 /// # Safety
 /// Host sides are the program's, valid as cuda.h requires of an async copy.
+/// A synchronous cuMemsetD8/16/32: queued on the legacy stream when work it must follow
+/// is pending (`Driver::memset_queued`), else run now; run now too where an async export
+/// or a graph node runs it already in its stream's order.
+fn memset_sync(dst: CUdevicePtr, pattern: Pattern, n: usize) -> CuResult<()> {
+    let d = drv()?;
+    if !super::IN_STREAM_ORDER.get() {
+        d.capture_check_unsafe("a synchronous copy or memset")?;
+        d.capture_check_legacy(crate::model::ids::StreamId::NULL)?;
+        if d.memset_queued(device_ptr(dst), pattern, n as u64)? {
+            return Ok(());
+        }
+    }
+    legacy_order()?;
+    d.memset(device_ptr(dst), pattern, n as u64)
+}
+
 unsafe fn queue_copy(s: CUstream, dst: u64, src: u64, n: usize) -> CuResult<bool> {
     let d = drv()?;
     super::check_stream(s)?;

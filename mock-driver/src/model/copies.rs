@@ -159,28 +159,99 @@ impl Driver {
     }
 
     pub fn memset(&self, dst: DevicePtr, pattern: Pattern, count: u64) -> CuResult<()> {
-        let dst = dst.get();
-        let width = pattern.bytes().len() as u64;
-        if !dst.is_multiple_of(width) {
-            return Err(invalid(format!(
-                "{dst:#x} is not aligned to the {width}-byte element"
-            )));
-        }
-        let len = count
-            .checked_mul(width)
-            .ok_or_else(|| invalid("count overflows"))?;
+        let device = self.ctx_device(None)?;
+        self.memset_on(device, dst, pattern, count)
+    }
+
+    /// A memset as `device` does it, whichever thread runs it (a stream's worker has no
+    /// current context).
+    fn memset_on(
+        &self,
+        device: usize,
+        dst: DevicePtr,
+        pattern: Pattern,
+        count: u64,
+    ) -> CuResult<()> {
+        let (dst, len) = memset_range(dst, &pattern, count)?;
         let (segs, held) = {
             let mut st = self.state.lock();
-            let (_, ctx) = st.contexts.require_current()?;
-            self.check_sticky(&st, ctx.device)?;
+            self.check_sticky(&st, device)?;
             within_requested(&st.vmm, dst, len)?;
-            let segs = st.vmm.segments(dst, len, ctx.device, Need::Write)?;
+            let segs = st.vmm.segments(dst, len, device, Need::Write)?;
             st.vmm.issued(&segs);
             (segs, st.vmm.hold_bytes())
         };
         host_bytes::fill(&segs, &pattern.bytes(), &held);
         Ok(())
     }
+
+    /// A synchronous cuMemsetD8/16/32 on device memory is asynchronous with respect to the
+    /// host (CUDA's "API synchronization behavior"): the H200 returns from one while a
+    /// blocking stream's kernel it must follow still runs (probe async_device,
+    /// sync-copy-vs-blocking-stream), and runs one at once when nothing is pending before
+    /// it (a later memset on a non-blocking stream sees it done: probe host_memory,
+    /// memset-async-and-2d-async). So it is queued on the legacy stream, checked now, only
+    /// when work it must follow is pending. Managed memory is set at once, as the
+    /// documentation excepts it. False when the memset must run now.
+    pub fn memset_queued(
+        &'static self,
+        dst: DevicePtr,
+        pattern: Pattern,
+        count: u64,
+    ) -> CuResult<bool> {
+        use super::stream_queues::{pending, Order};
+        if !pending(super::ids::StreamId::NULL, Order::Legacy) {
+            return Ok(false);
+        }
+        let device = self.ctx_device(None)?;
+        let (a, len) = memset_range(dst, &pattern, count)?;
+        {
+            let st = self.state.lock();
+            let managed = st
+                .host
+                .managed
+                .range(..=a)
+                .next_back()
+                .is_some_and(|(base, m)| a - base < m.size());
+            if managed || !st.vmm.is_device_address(a) {
+                return Ok(false);
+            }
+            // The memset's errors are the call's: its checks now, its bytes later.
+            self.check_sticky(&st, device)?;
+            within_requested(&st.vmm, a, len)?;
+            st.vmm.segments(a, len, device, Need::Write)?;
+        }
+        self.enqueue_work(
+            super::ids::StreamId::NULL,
+            Box::new(move || {
+                // Checked when issued: what fails now was unmapped or freed meanwhile (on
+                // a GPU, a fault).
+                if let Err(e) = self.memset_on(device, dst, pattern, count) {
+                    crate::diagnostics::warn(
+                        "cuMemsetD*",
+                        &format!("a queued memset failed: {}", e.message),
+                    );
+                }
+            }),
+        )?;
+        Ok(true)
+    }
+}
+
+/// A memset's address and length in bytes, its element aligned and its count not
+/// overflowing.
+fn memset_range(dst: DevicePtr, pattern: &Pattern, count: u64) -> CuResult<(u64, u64)> {
+    let dst = dst.get();
+    let width = pattern.bytes().len() as u64;
+    if !dst.is_multiple_of(width) {
+        return Err(invalid(format!(
+            "{dst:#x} is not aligned to the {width}-byte element"
+        )));
+    }
+    let len = count
+        .checked_mul(width)
+        .ok_or_else(|| invalid("count overflows"))?;
+    Ok((dst, len))
 }
 
 /// Device memory a kernel may use, as host memory (see [`Driver::translate`]).

@@ -40,6 +40,11 @@ pub struct Managed {
 }
 
 impl Managed {
+    /// The size the program asked for.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
     fn new(size: u64) -> Self {
         Self {
             size,
