@@ -1024,9 +1024,9 @@ impl Driver {
             shared: req.shared,
             params: req.params.clone(),
             sm_count: self.device_attribute(device, DEV_MULTIPROCESSOR_COUNT, 132) as u32,
-            host_threads: host_threads(),
-            step_limit: step_limit(),
-            time_limit: kernel_timeout(),
+            host_threads: kernel_settings().host_threads,
+            step_limit: kernel_settings().step_limit,
+            time_limit: kernel_settings().time_limit,
         })
     }
 
@@ -1154,6 +1154,24 @@ impl Driver {
 }
 
 /// Host threads that run a launch's blocks: all the cores, or `CUMOCK_KERNEL_THREADS`.
+/// The executor's settings, read from the environment once: they do not change under a
+/// running program, and reading them (available_parallelism reads the cgroup's files) on
+/// every launch cost more than the rest of an empty kernel's launch.
+struct KernelSettings {
+    host_threads: usize,
+    step_limit: Option<u64>,
+    time_limit: Option<std::time::Duration>,
+}
+
+fn kernel_settings() -> &'static KernelSettings {
+    static SETTINGS: std::sync::OnceLock<KernelSettings> = std::sync::OnceLock::new();
+    SETTINGS.get_or_init(|| KernelSettings {
+        host_threads: host_threads(),
+        step_limit: step_limit(),
+        time_limit: kernel_timeout(),
+    })
+}
+
 fn host_threads() -> usize {
     std::env::var("CUMOCK_KERNEL_THREADS")
         .ok()
