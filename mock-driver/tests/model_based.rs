@@ -503,7 +503,12 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                     continue;
                 };
                 let size = if wrong_size { s + G } else { s };
-                let has_mapping = m.mappings.iter().any(|x| x.start >= b && x.start < b + s);
+                // Any mapping reaching into the range, also one run on from the reservation
+                // before (the H200 refuses that free too: case free-adjacent-while-mapped).
+                let has_mapping = m
+                    .mappings
+                    .iter()
+                    .any(|x| x.start < b + s && x.start + x.size > b);
                 let want = if wrong_size || has_mapping {
                     CUDA_ERROR_INVALID_VALUE
                 } else {
