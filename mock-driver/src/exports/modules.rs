@@ -2,6 +2,7 @@
 //! images (PTX, cubins, fatbins) from memory or files, and finding functions and globals
 //! in them.
 
+use super::jit::JitOutputs;
 use super::{image_bytes, out_pair, read_image_file, Mock};
 use crate::boundary::{drv, function_handle, module_handle, module_key, out};
 use crate::model::error::*;
@@ -22,13 +23,16 @@ impl ModuleApi for Mock {
     unsafe fn cuModuleLoadDataEx(
         module: *mut CUmodule,
         image: *const c_void,
-        _num_options: c_uint,
-        _options: *mut CUjit_option,
-        _option_values: *mut *mut c_void,
+        num_options: c_uint,
+        options: *mut CUjit_option,
+        option_values: *mut *mut c_void,
     ) -> CuResult<()> {
-        // JIT options tune ptxas (optimisation level, log buffers); the host executor has
-        // no use for them.
-        Self::cuModuleLoadData(module, image)
+        // Safety: cuda.h's contract for the option arrays.
+        let jit = unsafe { JitOutputs::read(num_options, options, option_values) }?;
+        let r = Self::cuModuleLoadData(module, image);
+        // Safety: as above; the arrays outlive the call.
+        unsafe { jit.finish_with(&r) };
+        r
     }
 
     unsafe fn cuModuleLoadFatBinary(
