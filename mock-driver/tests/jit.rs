@@ -61,3 +61,75 @@ fn under_misuse_messages_a_load_failure_is_still_said_once() {
     assert!(out.status.success(), "{}\n{stderr}", text(&out.stdout));
     assert_eq!(stderr.matches("frobnicate").count(), 1, "{stderr}");
 }
+
+/// nvcc 13.0: `CUMOCK_NVCC_ROOT`, or the registry packages ci/install-nvcc.sh installs.
+fn nvcc() -> PathBuf {
+    if let Some(root) = std::env::var_os("CUMOCK_NVCC_ROOT") {
+        return PathBuf::from(root).join("bin/nvcc");
+    }
+    let out = Command::new(common::workspace().join("ci/install-nvcc.sh"))
+        .output()
+        .expect("running ci/install-nvcc.sh");
+    assert!(
+        out.status.success(),
+        "ci/install-nvcc.sh failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()).join("bin/nvcc")
+}
+
+/// Compiles tests/jit/SRC with nvcc `args` into the scratch folder as OUT.
+fn compile(src: &str, args: &[&str], out: &str) -> PathBuf {
+    let dir = common::scratch(&format!("jit-{}", std::process::id()));
+    let dst = dir.join(out);
+    let o = Command::new(nvcc())
+        .args(args)
+        .arg(common::workspace().join("mock-driver/tests/jit").join(src))
+        .arg("-o")
+        .arg(&dst)
+        .output()
+        .expect("running nvcc");
+    assert!(
+        o.status.success(),
+        "nvcc {args:?} {src} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    dst
+}
+
+#[test]
+fn relocatable_ptx_of_two_files_links_loads_and_runs() {
+    let rdc = ["-ptx", "-rdc=true", "-arch=compute_90", "-O3"];
+    let a = compile("link_a.cu", &rdc, "link_a.ptx");
+    let b = compile("link_b.cu", &rdc, "link_b.ptx");
+    let fat = compile(
+        "link_b.cu",
+        &[
+            "-fatbin",
+            "-rdc=true",
+            "-gencode",
+            "arch=compute_90,code=compute_90",
+        ],
+        "link_b.fatbin",
+    );
+    let out = run(
+        "link",
+        &[a.to_str().unwrap(), b.to_str().unwrap(), fat.to_str().unwrap()],
+        &[],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("ptx+ptx: ok\nptx+fatbin: ok"), "{stdout}");
+    assert!(
+        stdout.contains("complete A alone = CUDA_ERROR_INVALID_IMAGE\nlog: cumock: CUDA_ERROR_INVALID_IMAGE: nvlink error: undefined reference to `_Z5scalei`"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("complete B twice = CUDA_ERROR_INVALID_IMAGE\nlog: cumock: CUDA_ERROR_INVALID_IMAGE: nvlink error: multiple definition of `bias` in `b1` and `b2`"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("add PTX as cubin = CUDA_ERROR_NO_BINARY_FOR_GPU\nlog: cumock: CUDA_ERROR_NO_BINARY_FOR_GPU: not-a-cubin: the cubin holds SASS"),
+        "{stdout}"
+    );
+}

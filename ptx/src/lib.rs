@@ -26,6 +26,7 @@
 mod decode;
 mod exec;
 pub mod fatbin;
+pub mod link;
 mod lex;
 mod math;
 mod parse;

@@ -21,14 +21,19 @@ const CU_JIT_NUM_OPTIONS: CUjit_option = 35;
 /// size came in (and the filled size goes back out).
 #[derive(Clone, Copy)]
 struct LogBuffer {
-    buf: *mut c_char,
-    size_slot: Option<*mut *mut c_void>,
+    /// Addresses, not pointers, so that a link state's outputs can wait in a table for
+    /// cuLinkComplete (read and written only through `finish`, under its contract).
+    buf: usize,
+    size_slot: Option<usize>,
+    /// The size the program gave, read once: the slot is overwritten with the filled
+    /// size, and a link state writes its logs more than once.
+    cap: usize,
 }
 
 /// The output options of one call, read from the program's arrays.
 pub struct JitOutputs {
     started: Instant,
-    wall_time: Option<*mut *mut c_void>,
+    wall_time: Option<usize>,
     info: Option<LogBuffer>,
     error: Option<LogBuffer>,
 }
@@ -65,13 +70,13 @@ impl JitOutputs {
             // Safety: `num` entries each, per the caller's contract.
             let (opt, slot) = unsafe { (*options.add(i), values.add(i)) };
             match opt {
-                CU_JIT_WALL_TIME => out.wall_time = Some(slot),
+                CU_JIT_WALL_TIME => out.wall_time = Some(slot as usize),
                 // Safety: the slot is readable (above); it holds the value itself.
                 CU_JIT_INFO_LOG_BUFFER => info_buf = Some(unsafe { *slot } as *mut c_char),
-                CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES => info_size = Some(slot),
+                CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES => info_size = Some(slot as usize),
                 // Safety: as above.
                 CU_JIT_ERROR_LOG_BUFFER => err_buf = Some(unsafe { *slot } as *mut c_char),
-                CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES => err_size = Some(slot),
+                CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES => err_size = Some(slot as usize),
                 o if !(0..CU_JIT_NUM_OPTIONS).contains(&o) => {
                     return Err(invalid(format!("{o} is not a CUjit_option")))
                 }
@@ -79,8 +84,13 @@ impl JitOutputs {
             }
         }
         let buffer = |buf: Option<*mut c_char>, size_slot| {
-            buf.filter(|b| !b.is_null())
-                .map(|buf| LogBuffer { buf, size_slot })
+            buf.filter(|b| !b.is_null()).map(|buf| LogBuffer {
+                buf: buf as usize,
+                size_slot,
+                // Safety: a slot of the arrays read above; the size is an unsigned int
+                // in a pointer-sized value.
+                cap: size_slot.map_or(0, |s| unsafe { *(s as *const *mut c_void) } as usize as u32 as usize),
+            })
         };
         out.info = buffer(info_buf, info_size);
         out.error = buffer(err_buf, err_size);
@@ -105,7 +115,7 @@ impl JitOutputs {
                 // "Overwrites the option value with the total wall clock time, in
                 // milliseconds": a float in the slot's first four bytes.
                 let ms = self.started.elapsed().as_secs_f32() * 1000.0;
-                slot.cast::<f32>().write_unaligned(ms);
+                (slot as *mut f32).write_unaligned(ms);
             }
         }
     }
@@ -131,17 +141,52 @@ impl JitOutputs {
 /// # Safety
 /// `b.buf` is writable for the size in `b.size_slot`; the slot is writable.
 unsafe fn write_log(b: LogBuffer, text: &str) {
-    let Some(slot) = b.size_slot else { return };
-    // Safety: the slot holds the size as an unsigned int in a pointer-sized value.
-    let cap = unsafe { *slot } as usize as u32 as usize;
+    let Some(slot) = b.size_slot.map(|s| s as *mut *mut c_void) else {
+        return;
+    };
+    let buf = b.buf as *mut u8;
+    let cap = b.cap;
     if cap == 0 {
         return;
     }
     let n = text.len().min(cap - 1);
     // Safety: `n + 1 <= cap` bytes of a buffer the program says holds `cap`.
     unsafe {
-        std::ptr::copy_nonoverlapping(text.as_ptr(), b.buf.cast::<u8>(), n);
-        b.buf.add(n).write(0);
+        std::ptr::copy_nonoverlapping(text.as_ptr(), buf, n);
+        buf.add(n).write(0);
         *slot = if n == 0 { 0 } else { n + 1 } as *mut c_void;
+    }
+}
+
+/// The outputs cuLinkCreate was given, by link state, written when the link completes
+/// (or an input fails).
+static LINK_OUTPUTS: std::sync::Mutex<Option<std::collections::HashMap<u64, JitOutputs>>> =
+    std::sync::Mutex::new(None);
+
+pub fn keep_link_outputs(link: u64, outputs: JitOutputs) {
+    if let Ok(mut m) = LINK_OUTPUTS.lock() {
+        m.get_or_insert_with(Default::default).insert(link, outputs);
+    }
+}
+
+/// Writes a link state's logs for a result of one of its calls.
+///
+/// # Safety
+/// The arrays and buffers cuLinkCreate was given are still valid (cuda.h: until
+/// cuLinkDestroy).
+pub unsafe fn finish_link<T>(link: u64, r: &CuResult<T>) {
+    if let Ok(m) = LINK_OUTPUTS.lock() {
+        if let Some(o) = m.as_ref().and_then(|m| m.get(&link)) {
+            // Safety: the caller's contract.
+            unsafe { o.finish_with(r) };
+        }
+    }
+}
+
+pub fn forget_link_outputs(link: u64) {
+    if let Ok(mut m) = LINK_OUTPUTS.lock() {
+        if let Some(m) = m.as_mut() {
+            m.remove(&link);
+        }
     }
 }

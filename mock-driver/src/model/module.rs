@@ -390,6 +390,11 @@ fn say_load_failure_once(key: u64, mut e: CuError) -> CuError {
     e
 }
 
+/// The result and message of a PTX load error (the linker's too).
+pub(super) fn load_error_for(e: &ptx::LoadError) -> CuError {
+    load_error(e)
+}
+
 fn load_error(e: &ptx::LoadError) -> CuError {
     match e.kind {
         ptx::LoadErrorKind::UnsupportedVersion => CuError::new(
@@ -567,7 +572,7 @@ fn names_a_ptx_instruction(message: &str) -> bool {
 
 impl Driver {
     /// The compute capability of a device as one number (9.0 is 90).
-    fn compute_capability(&self, device: usize) -> u32 {
+    pub(super) fn compute_capability(&self, device: usize) -> u32 {
         let d = &self.profile.devices[device];
         let major = d.attribute(attr::DEV_COMPUTE_CAPABILITY_MAJOR).unwrap_or(9);
         let minor = d.attribute(attr::DEV_COMPUTE_CAPABILITY_MINOR).unwrap_or(0);
