@@ -859,13 +859,25 @@ impl<'a> BlockCtx<'a> {
                 let t = self.start.elapsed().as_nanos() as u64 * 2 + w.steps;
                 *out = [if s == Sreg::Clock { t as u32 as u64 } else { t }; 32]
             }
-            Sreg::Globaltimer => {
+            Sreg::Globaltimer | Sreg::GlobaltimerLo | Sreg::GlobaltimerHi => {
+                // Nanoseconds, as the GPU's global timer counts them.
                 let t = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_nanos() as u64)
                     .unwrap_or(0);
+                let t = match s {
+                    Sreg::GlobaltimerLo => t & 0xffff_ffff,
+                    Sreg::GlobaltimerHi => t >> 32,
+                    _ => t,
+                };
                 *out = [t; 32]
             }
+            // The driver sets no environment for an ordinary launch: zero (the corpus's
+            // `special_registers_issue21` records what the H200 reads).
+            Sreg::Envreg(_) => *out = [0; 32],
+            // The executor reserves no shared memory for the system: an empty region at
+            // offset 0 (the same corpus kernel records the H200's layout).
+            Sreg::ReservedSmem(_) => *out = [0; 32],
             Sreg::LanemaskEq => lanemask(out, |l| 1u64 << l),
             Sreg::LanemaskLt => lanemask(out, |l| (1u64 << l) - 1),
             Sreg::LanemaskLe => lanemask(out, |l| ((1u64 << (l + 1)) - 1) & 0xffff_ffff),
@@ -1061,6 +1073,68 @@ impl<'a> BlockCtx<'a> {
                     };
                 }
                 write(w, *d, &out, emask);
+            }
+            Op::SetpPair {
+                lo,
+                hi,
+                p,
+                q,
+                a: sa,
+                b: sb,
+                comb,
+            } => {
+                // `setp.cmp.f16x2 p|q`: p from the low halves, q from the high.
+                let mut b = [0u64; 32];
+                let mut c = [0u64; 32];
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *sb, &mut b);
+                if let Some((_, cs)) = comb {
+                    self.fetch(w, *cs, &mut c);
+                }
+                for (f, dst) in [(lo, p), (hi, q)] {
+                    f(&mut out, &a, &b, &a, &a);
+                    if let Some((op, _)) = comb {
+                        combine(&mut out, &c, *op);
+                    }
+                    write(w, *dst, &out, emask);
+                }
+            }
+            Op::SetHalf {
+                lo,
+                hi,
+                d,
+                a: sa,
+                b: sb,
+                comb,
+                one,
+            } => {
+                let mut b = [0u64; 32];
+                let mut c = [0u64; 32];
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *sb, &mut b);
+                if let Some((_, cs)) = comb {
+                    self.fetch(w, *cs, &mut c);
+                }
+                lo(&mut out, &a, &b, &a, &a);
+                if let Some((op, _)) = comb {
+                    combine(&mut out, &c, *op);
+                }
+                let mut res = [0u64; 32];
+                for (r, o) in res.iter_mut().zip(out.iter()) {
+                    *r = if *o != 0 { *one } else { 0 };
+                }
+                if let Some(hi) = hi {
+                    hi(&mut out, &a, &b, &a, &a);
+                    if let Some((op, _)) = comb {
+                        combine(&mut out, &c, *op);
+                    }
+                    for (r, o) in res.iter_mut().zip(out.iter()) {
+                        if *o != 0 {
+                            *r |= *one << 16;
+                        }
+                    }
+                }
+                write(w, *d, &res, emask);
             }
             Op::Pack { d, parts, n, bits } => {
                 let mut p = [0u64; 32];
