@@ -114,7 +114,11 @@ fn relocatable_ptx_of_two_files_links_loads_and_runs() {
     );
     let out = run(
         "link",
-        &[a.to_str().unwrap(), b.to_str().unwrap(), fat.to_str().unwrap()],
+        &[
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            fat.to_str().unwrap(),
+        ],
         &[],
     );
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));

@@ -26,8 +26,8 @@
 mod decode;
 mod exec;
 pub mod fatbin;
-pub mod link;
 mod lex;
+pub mod link;
 mod math;
 mod parse;
 

@@ -411,7 +411,10 @@ mod tests {
                  .global .align 4 .u32 s;\n";
         let out = l(&[h, h]).unwrap();
         crate::Module::parse(&out).unwrap_or_else(|e| panic!("{e}\n{out}"));
-        assert!(out.contains("h$cumock_link0") && out.contains("h$cumock_link1"), "{out}");
+        assert!(
+            out.contains("h$cumock_link0") && out.contains("h$cumock_link1"),
+            "{out}"
+        );
         assert!(out.contains("s$cumock_link1"), "{out}");
     }
 }

@@ -87,12 +87,23 @@ fn half_min_max_pick_an_operand_and_nan_only_when_asked() {
                 cvt.u32.u16 %r1, %h5;\ncvt.u32.u16 %r2, %h6;\ncvt.u32.u16 %r3, %h7;\ncvt.u32.u16 %r4, %h8;\ncvt.u32.u16 %r5, %h9;\n";
     let out = run_body(
         "",
-        &format!("{body}{}", store(&["%r1", "%r2", "%r3", "%r4", "%r5", "%r12", "%r13"])),
+        &format!(
+            "{body}{}",
+            store(&["%r1", "%r2", "%r3", "%r4", "%r5", "%r12", "%r13"])
+        ),
         7,
     );
     assert_eq!(
         out,
-        [0x3c00, 0x7fff, 0x8000, 0x0000, 0x7fff, 0x4000_0000, 0x3f80_7fff]
+        [
+            0x3c00,
+            0x7fff,
+            0x8000,
+            0x0000,
+            0x7fff,
+            0x4000_0000,
+            0x3f80_7fff
+        ]
     );
 }
 

@@ -29,7 +29,10 @@ extern "C" __global__ void partitions(const int *in, const int *label, int *out)
 #[test]
 fn labeled_partitions_reduce_and_vote_each_among_their_own_lanes() {
     let text = ptx(SRC);
-    assert!(text.contains("redux.sync"), "nvcc no longer emits redux.sync here");
+    assert!(
+        text.contains("redux.sync"),
+        "nvcc no longer emits redux.sync here"
+    );
     let m = Module::parse(&text).unwrap();
     let k = m.kernel("partitions").unwrap();
     let n = 64usize;
@@ -46,7 +49,9 @@ fn labeled_partitions_reduce_and_vote_each_among_their_own_lanes() {
     let out = to_u32s(&mem.read(dout));
     for i in 0..n {
         let warp = i / 32 * 32;
-        let members: Vec<usize> = (warp..warp + 32).filter(|&j| label[j] == label[i]).collect();
+        let members: Vec<usize> = (warp..warp + 32)
+            .filter(|&j| label[j] == label[i])
+            .collect();
         let vals: Vec<i32> = members.iter().map(|&j| input[j] as i32).collect();
         let sum = vals.iter().fold(0i32, |a, &b| a.wrapping_add(b));
         let min = *vals.iter().min().unwrap();
@@ -66,6 +71,11 @@ fn labeled_partitions_reduce_and_vote_each_among_their_own_lanes() {
             all as u32,
             mask,
         ];
-        assert_eq!(&out[i * 7..i * 7 + 7], &want, "lane {i}, label {}", label[i]);
+        assert_eq!(
+            &out[i * 7..i * 7 + 7],
+            &want,
+            "lane {i}, label {}",
+            label[i]
+        );
     }
 }

@@ -89,7 +89,8 @@ impl JitOutputs {
                 size_slot,
                 // Safety: a slot of the arrays read above; the size is an unsigned int
                 // in a pointer-sized value.
-                cap: size_slot.map_or(0, |s| unsafe { *(s as *const *mut c_void) } as usize as u32 as usize),
+                cap: size_slot.map_or(0, |s| unsafe { *(s as *const *mut c_void) } as usize as u32
+                    as usize),
             })
         };
         out.info = buffer(info_buf, info_size);

@@ -3,10 +3,10 @@
 //! in them.
 
 use super::jit::{finish_link, forget_link_outputs, keep_link_outputs, JitOutputs};
-use crate::model::images;
 use super::{image_bytes, out_pair, read_image_file, Mock};
 use crate::boundary::{drv, function_handle, module_handle, module_key, out};
 use crate::model::error::*;
+use crate::model::images;
 use cumock_abi::result::*;
 use cumock_abi::*;
 use std::ffi::{c_char, c_uint, c_void, CStr};
@@ -144,7 +144,7 @@ impl ModuleApi for Mock {
                 return Err(invalid("data is NULL or size is 0"));
             }
             let bytes = images::bytes_at(&images::OwnProcess, data as u64, size as u64)?;
-            d.link_add(link, type_ as i32, bytes, &input_name(name, "data"))
+            d.link_add(link, type_, bytes, &input_name(name, "data"))
         })();
         // Safety: as above, and cuLinkCreate's arrays are valid until cuLinkDestroy.
         unsafe {
@@ -193,10 +193,9 @@ impl ModuleApi for Mock {
                 return Err(invalid("path is NULL"));
             }
             let name = input_name(path, "file");
-            let bytes = images::read_file(&name, images::MAX_IMAGE_BYTES).map_err(|e| {
-                CuError::new(CUDA_ERROR_FILE_NOT_FOUND, format!("{name}: {e}"))
-            })?;
-            d.link_add(link, type_ as i32, bytes, &name)
+            let bytes = images::read_file(&name, images::MAX_IMAGE_BYTES)
+                .map_err(|e| CuError::new(CUDA_ERROR_FILE_NOT_FOUND, format!("{name}: {e}")))?;
+            d.link_add(link, type_, bytes, &name)
         })();
         // Safety: as in cuLinkAddData_v2.
         unsafe {
