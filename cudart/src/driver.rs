@@ -185,6 +185,7 @@ driver_functions! {
     safe fn cuMemPoolTrimTo(pool: CUmemoryPool, keep: usize);
     safe fn cuMemAllocFromPoolAsync(ptr: &mut u64, size: usize, pool: CUmemoryPool, stream: CUstream);
     unsafe fn cuModuleLoadData(module: &mut CUmodule, image: *const c_void);
+    unsafe fn cuModuleLoadDataEx(module: &mut CUmodule, image: *const c_void, num_options: u32, options: *mut i32, values: *mut *mut c_void);
     safe fn cuModuleUnload(module: CUmodule);
     unsafe fn cuModuleGetFunction(f: &mut CUfunction, module: CUmodule, name: *const c_char);
     unsafe fn cuModuleGetGlobal(ptr: &mut u64, size: &mut usize, module: CUmodule, name: *const c_char);

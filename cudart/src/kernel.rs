@@ -226,6 +226,52 @@ pub extern "C" fn __cudaRegisterVar(
     });
 }
 
+/// Loads a registered fatbin, asking the driver for its error log, so that a failure
+/// says the driver's reason (the PTX line it refused, "SASS only") rather than a bare
+/// code; a driver without cuModuleLoadDataEx is asked plainly.
+fn load_module(d: &Driver, image: usize) -> RtResult<CUmodule> {
+    const CU_JIT_ERROR_LOG_BUFFER: i32 = 5;
+    const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: i32 = 6;
+    let mut m = std::ptr::null_mut();
+    let mut log = vec![0u8; 4096];
+    let mut options = [CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+    let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+    // Safety: the fatbin image nvcc embedded in the program; two options with their
+    // values, the log buffer as large as its size option says.
+    let r = unsafe {
+        d.cuModuleLoadDataEx(
+            &mut m,
+            image as *const c_void,
+            2,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
+    };
+    match r {
+        Ok(()) => Ok(m),
+        Err(e) if e.code == error::NOT_SUPPORTED && log[0] == 0 => {
+            // No reason given: a driver that does not load modules at all.
+            // Safety: as above, without options.
+            unsafe { d.cuModuleLoadData(&mut m, image as *const c_void) }.map_err(|e| {
+                if e.code == error::NOT_SUPPORTED {
+                    error::not_supported("the driver cannot load modules (cuModuleLoadData is not supported): it does not run kernels")
+                } else {
+                    e
+                }
+            })?;
+            Ok(m)
+        }
+        Err(mut e) => {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            let reason = String::from_utf8_lossy(&log[..end]);
+            if !reason.trim().is_empty() {
+                e.message = format!("{}: {}", e.message, reason.trim());
+            }
+            Err(e)
+        }
+    }
+}
+
 /// The module of `fatbin` in `device`'s context, loaded at first use.
 fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
     let (image, loaded) = with_registry(|r| {
@@ -242,15 +288,7 @@ fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
     if let Some(m) = loaded {
         return Ok(m as CUmodule);
     }
-    let mut m = std::ptr::null_mut();
-    // Safety: the fatbin image nvcc embedded in the program.
-    unsafe { d.cuModuleLoadData(&mut m, image as *const c_void) }.map_err(|e| {
-        if e.code == error::NOT_SUPPORTED {
-            error::not_supported("the driver cannot load modules (cuModuleLoadData is not supported): it does not run kernels")
-        } else {
-            e
-        }
-    })?;
+    let m = load_module(d, image)?;
     with_registry(|r| {
         if let Some(f) = r.fatbins.get_mut(&fatbin) {
             f.modules.insert(device, m as usize);

@@ -91,6 +91,7 @@ fn report(name: &str, e: &CuError) {
     let show = match e.severity {
         Severity::WouldCrash | Severity::HostLimit => true,
         Severity::Misuse => crate::diagnostics::misuse_enabled(),
+        Severity::Said => false,
         // Said once, by `not_emulated`; not the program's mistake.
         Severity::NotEmulated => return,
     };

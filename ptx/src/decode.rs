@@ -32,6 +32,12 @@ pub enum Sreg {
     Gridid,
     DynamicSmemSize,
     TotalSmemSize,
+    GlobaltimerLo,
+    GlobaltimerHi,
+    /// `%envreg0`..`%envreg31`: the driver's values for the launch.
+    Envreg(u8),
+    /// `%reserved_smem_offset_begin`, `_end`, `_cap`, `_0`, `_1` (0..=4).
+    ReservedSmem(u8),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,6 +165,28 @@ pub enum Op {
         b: Src,
         comb: Option<(BoolOp, Src)>,
         float_result: bool,
+    },
+    /// `setp.cmp.f16x2`/`.bf16x2 p|q, a, b`: p from the low halves, q from the high.
+    SetpPair {
+        lo: WarpFn,
+        hi: WarpFn,
+        p: Dst,
+        q: Dst,
+        a: Src,
+        b: Src,
+        comb: Option<(BoolOp, Src)>,
+    },
+    /// `set` with a 16-bit or half destination, or `.f16x2`/`.bf16x2` sources: `one`
+    /// (1.0 in the destination's format, or all ones) where the comparison holds, per
+    /// half when `hi` compares the upper halves too.
+    SetHalf {
+        lo: WarpFn,
+        hi: Option<WarpFn>,
+        d: Dst,
+        a: Src,
+        b: Src,
+        comb: Option<(BoolOp, Src)>,
+        one: u64,
     },
     /// `mov.b64 d, {a, b}` and friends: pack `n` parts of `bits` each.
     Pack {
@@ -1162,6 +1190,30 @@ impl FuncDecoder<'_> {
                 let f = math::prmt(mode.as_deref()).ok_or_else(|| unsup(m))?;
                 self.alu(i, f, 3)
             }
+            "bmsk" => {
+                let clamp = match m.take_any(&["clamp", "wrap"]).as_deref() {
+                    Some("clamp") => true,
+                    Some(_) => false,
+                    None => return Err(unsup(m)),
+                };
+                if self.one_type(i, m)? != Ty::B32 {
+                    return Err(unsup(m));
+                }
+                self.alu(i, math::bmsk(clamp), 2)
+            }
+            "szext" => {
+                let clamp = match m.take_any(&["clamp", "wrap"]).as_deref() {
+                    Some("clamp") => true,
+                    Some(_) => false,
+                    None => return Err(unsup(m)),
+                };
+                let signed = match self.one_type(i, m)? {
+                    Ty::S32 => true,
+                    Ty::U32 => false,
+                    _ => return Err(unsup(m)),
+                };
+                self.alu(i, math::szext(clamp, signed), 2)
+            }
             "lop3" => {
                 let ty = self.one_type(i, m)?;
                 if ty != Ty::B32 {
@@ -1513,6 +1565,12 @@ impl FuncDecoder<'_> {
             match ty {
                 Ty::F32 => math::f32_op(&name, fm),
                 Ty::F64 => math::f64_op(&name, fm),
+                Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2 if matches!(opc, "min" | "max") => {
+                    if rnd.is_some() || sat {
+                        return Err(unsup(m));
+                    }
+                    math::half_minmax(opc == "max", nan, ftz, ty)
+                }
                 Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2 => math::half_op(&name, ty, fm),
                 _ => None,
             }
@@ -1617,7 +1675,15 @@ impl FuncDecoder<'_> {
             ("set", [d, s]) => (*d, *s),
             _ => return Err(semantic(i, format!("`{}`: wrong number of types", m.full))),
         };
-        let f = math::compare(sty, cmp, ftz).ok_or_else(|| unsup(m))?;
+        let half = matches!(sty, Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2);
+        let pair = matches!(sty, Ty::F16x2 | Ty::BF16x2);
+        // Scalar halves with `.ftz` flush subnormal inputs, which `compare` does not.
+        let f = if half {
+            math::half_compare(sty, cmp, ftz, false)
+        } else {
+            math::compare(sty, cmp, ftz)
+        }
+        .ok_or_else(|| unsup(m))?;
         let nops = if bop.is_some() { 4 } else { 3 };
         self.nops(i, nops)?;
         let comb = match bop {
@@ -1626,6 +1692,47 @@ impl FuncDecoder<'_> {
         };
         let a = self.src(i, &i.ops[1])?;
         let b = self.src(i, &i.ops[2])?;
+        let hi = if pair {
+            Some(math::half_compare(sty, cmp, ftz, true).ok_or_else(|| unsup(m))?)
+        } else {
+            None
+        };
+        if i.opcode == "set" && (pair || dty.bytes() == 2) {
+            // 1.0 in a half destination's format, else all ones of its width (per half
+            // for packed sources: `set.u32.f16x2` gives 0xffff in each half).
+            let one = match dty {
+                Ty::F16 | Ty::F16x2 => 0x3c00,
+                Ty::BF16 | Ty::BF16x2 => 0x3f80,
+                Ty::U16 | Ty::S16 | Ty::U32 | Ty::S32 if pair || dty.bytes() == 2 => 0xffff,
+                _ => return Err(unsup(m)),
+            };
+            if pair != matches!(dty, Ty::F16x2 | Ty::BF16x2 | Ty::U32 | Ty::S32) {
+                return Err(unsup(m));
+            }
+            return Ok(Op::SetHalf {
+                lo: f,
+                hi,
+                d: self.reg(i, &i.ops[0])?,
+                a,
+                b,
+                comb,
+                one,
+            });
+        }
+        if let Some(hi) = hi {
+            let Opnd::Pipe(x, y) = &i.ops[0] else {
+                return Err(semantic(i, format!("`{}` writes `p|q`", m.full)));
+            };
+            return Ok(Op::SetpPair {
+                lo: f,
+                hi,
+                p: self.reg(i, x)?,
+                q: self.reg(i, y)?,
+                a,
+                b,
+                comb,
+            });
+        }
         if i.opcode == "set" {
             if !(dty == Ty::F32 || dty.is_int() && dty.bytes() == 4) {
                 return Err(unsup(m));
@@ -1984,6 +2091,19 @@ fn sreg(n: &str) -> Option<Sreg> {
         "%gridid" => Sreg::Gridid,
         "%dynamic_smem_size" => Sreg::DynamicSmemSize,
         "%total_smem_size" => Sreg::TotalSmemSize,
-        _ => return None,
+        "%globaltimer_lo" => Sreg::GlobaltimerLo,
+        "%globaltimer_hi" => Sreg::GlobaltimerHi,
+        "%reserved_smem_offset_begin" => Sreg::ReservedSmem(0),
+        "%reserved_smem_offset_end" => Sreg::ReservedSmem(1),
+        "%reserved_smem_offset_cap" => Sreg::ReservedSmem(2),
+        "%reserved_smem_offset_0" => Sreg::ReservedSmem(3),
+        "%reserved_smem_offset_1" => Sreg::ReservedSmem(4),
+        _ => {
+            let n: u8 = n.strip_prefix("%envreg")?.parse().ok()?;
+            if n >= 32 {
+                return None;
+            }
+            Sreg::Envreg(n)
+        }
     })
 }

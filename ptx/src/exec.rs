@@ -859,13 +859,25 @@ impl<'a> BlockCtx<'a> {
                 let t = self.start.elapsed().as_nanos() as u64 * 2 + w.steps;
                 *out = [if s == Sreg::Clock { t as u32 as u64 } else { t }; 32]
             }
-            Sreg::Globaltimer => {
+            Sreg::Globaltimer | Sreg::GlobaltimerLo | Sreg::GlobaltimerHi => {
+                // Nanoseconds, as the GPU's global timer counts them.
                 let t = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_nanos() as u64)
                     .unwrap_or(0);
+                let t = match s {
+                    Sreg::GlobaltimerLo => t & 0xffff_ffff,
+                    Sreg::GlobaltimerHi => t >> 32,
+                    _ => t,
+                };
                 *out = [t; 32]
             }
+            // The driver sets no environment for an ordinary launch: zero (the corpus's
+            // `special_registers_issue21` records what the H200 reads).
+            Sreg::Envreg(_) => *out = [0; 32],
+            // The executor reserves no shared memory for the system: an empty region at
+            // offset 0 (the same corpus kernel records the H200's layout).
+            Sreg::ReservedSmem(_) => *out = [0; 32],
             Sreg::LanemaskEq => lanemask(out, |l| 1u64 << l),
             Sreg::LanemaskLt => lanemask(out, |l| (1u64 << l) - 1),
             Sreg::LanemaskLe => lanemask(out, |l| ((1u64 << (l + 1)) - 1) & 0xffff_ffff),
@@ -1062,6 +1074,68 @@ impl<'a> BlockCtx<'a> {
                 }
                 write(w, *d, &out, emask);
             }
+            Op::SetpPair {
+                lo,
+                hi,
+                p,
+                q,
+                a: sa,
+                b: sb,
+                comb,
+            } => {
+                // `setp.cmp.f16x2 p|q`: p from the low halves, q from the high.
+                let mut b = [0u64; 32];
+                let mut c = [0u64; 32];
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *sb, &mut b);
+                if let Some((_, cs)) = comb {
+                    self.fetch(w, *cs, &mut c);
+                }
+                for (f, dst) in [(lo, p), (hi, q)] {
+                    f(&mut out, &a, &b, &a, &a);
+                    if let Some((op, _)) = comb {
+                        combine(&mut out, &c, *op);
+                    }
+                    write(w, *dst, &out, emask);
+                }
+            }
+            Op::SetHalf {
+                lo,
+                hi,
+                d,
+                a: sa,
+                b: sb,
+                comb,
+                one,
+            } => {
+                let mut b = [0u64; 32];
+                let mut c = [0u64; 32];
+                self.fetch(w, *sa, &mut a);
+                self.fetch(w, *sb, &mut b);
+                if let Some((_, cs)) = comb {
+                    self.fetch(w, *cs, &mut c);
+                }
+                lo(&mut out, &a, &b, &a, &a);
+                if let Some((op, _)) = comb {
+                    combine(&mut out, &c, *op);
+                }
+                let mut res = [0u64; 32];
+                for (r, o) in res.iter_mut().zip(out.iter()) {
+                    *r = if *o != 0 { *one } else { 0 };
+                }
+                if let Some(hi) = hi {
+                    hi(&mut out, &a, &b, &a, &a);
+                    if let Some((op, _)) = comb {
+                        combine(&mut out, &c, *op);
+                    }
+                    for (r, o) in res.iter_mut().zip(out.iter()) {
+                        if *o != 0 {
+                            *r |= *one << 16;
+                        }
+                    }
+                }
+                write(w, *d, &res, emask);
+            }
             Op::Pack { d, parts, n, bits } => {
                 let mut p = [0u64; 32];
                 for (k, part) in parts.iter().enumerate().take(*n as usize) {
@@ -1164,32 +1238,38 @@ impl<'a> BlockCtx<'a> {
                 let mut mk = [0u64; 32];
                 self.fetch(w, *sa, &mut a);
                 self.fetch(w, *mask, &mut mk);
-                let members = emask & mk[emask.trailing_zeros() as usize] as u32;
-                let mut bits = 0u32;
-                for_lanes(members, |l| {
-                    if a[l] != 0 {
-                        bits |= 1 << l
-                    }
-                });
-                let v = match mode {
-                    VoteMode::Ballot => bits as u64,
-                    VoteMode::All => (bits == members) as u64,
-                    VoteMode::Any => (bits != 0) as u64,
-                    VoteMode::Uni => (bits == 0 || bits == members) as u64,
-                };
-                write(w, *d, &[v; 32], emask);
+                // Lanes may name different member masks (cooperative groups'
+                // partitions): each group votes among its own members.
+                for (members, lanes) in member_groups(emask, &mk) {
+                    let mut bits = 0u32;
+                    for_lanes(members, |l| {
+                        if a[l] != 0 {
+                            bits |= 1 << l
+                        }
+                    });
+                    let v = match mode {
+                        VoteMode::Ballot => bits as u64,
+                        VoteMode::All => (bits == members) as u64,
+                        VoteMode::Any => (bits != 0) as u64,
+                        VoteMode::Uni => (bits == 0 || bits == members) as u64,
+                    };
+                    for_lanes(lanes, |l| out[l] = v);
+                }
+                write(w, *d, &out, emask);
             }
             Op::Activemask { d } => write(w, *d, &[emask as u64; 32], emask),
             Op::Elect { d, p, mask } => {
                 let mut mk = [0u64; 32];
                 self.fetch(w, *mask, &mut mk);
-                let members = emask & mk[emask.trailing_zeros() as usize] as u32;
-                let leader = members.trailing_zeros();
                 let mut pv = [0u64; 32];
-                if members != 0 {
-                    pv[leader as usize] = 1;
+                for (members, lanes) in member_groups(emask, &mk) {
+                    let leader = members.trailing_zeros();
+                    if members != 0 {
+                        pv[leader as usize] = 1;
+                    }
+                    for_lanes(lanes, |l| out[l] = leader as u64 & 31);
                 }
-                write(w, *d, &[leader as u64 & 31; 32], emask);
+                write(w, *d, &out, emask);
                 write(w, *p, &pv, emask);
             }
             Op::Carry {
@@ -1254,24 +1334,25 @@ impl<'a> BlockCtx<'a> {
                 let mut mk = [0u64; 32];
                 self.fetch(w, *sa, &mut a);
                 self.fetch(w, *mask, &mut mk);
-                let members = emask & mk[emask.trailing_zeros() as usize] as u32;
                 let val = |l: usize| if *wide { a[l] } else { a[l] as u32 as u64 };
                 let mut pv = [0u64; 32];
-                for_lanes(emask, |l| {
-                    let mut same = 0u32;
-                    for_lanes(members, |k| {
-                        if val(k) == val(l) {
-                            same |= 1 << k
+                for (members, lanes) in member_groups(emask, &mk) {
+                    for_lanes(lanes, |l| {
+                        let mut same = 0u32;
+                        for_lanes(members, |k| {
+                            if val(k) == val(l) {
+                                same |= 1 << k
+                            }
+                        });
+                        if *all {
+                            let eq = same == members;
+                            out[l] = if eq { members as u64 } else { 0 };
+                            pv[l] = eq as u64;
+                        } else {
+                            out[l] = same as u64;
                         }
                     });
-                    if *all {
-                        let eq = same == members;
-                        out[l] = if eq { members as u64 } else { 0 };
-                        pv[l] = eq as u64;
-                    } else {
-                        out[l] = same as u64;
-                    }
-                });
+                }
                 write(w, *d, &out, emask);
                 write(w, *p, &pv, emask);
             }
@@ -1285,25 +1366,30 @@ impl<'a> BlockCtx<'a> {
                 let mut mk = [0u64; 32];
                 self.fetch(w, *sa, &mut a);
                 self.fetch(w, *mask, &mut mk);
-                let members = emask & mk[emask.trailing_zeros() as usize] as u32;
-                let mut acc: Option<u32> = None;
-                for_lanes(members, |l| {
-                    let x = a[l] as u32;
-                    acc = Some(match acc {
-                        None => x,
-                        Some(y) => match op {
-                            ReduxOp::Add => y.wrapping_add(x),
-                            ReduxOp::And => y & x,
-                            ReduxOp::Or => y | x,
-                            ReduxOp::Xor => y ^ x,
-                            ReduxOp::Min if *signed => (y as i32).min(x as i32) as u32,
-                            ReduxOp::Max if *signed => (y as i32).max(x as i32) as u32,
-                            ReduxOp::Min => y.min(x),
-                            ReduxOp::Max => y.max(x),
-                        },
+                // Each lane's result is over the members its own mask names: lanes of
+                // one warp in different groups (cooperative groups' labeled partitions)
+                // reduce apart.
+                for (members, lanes) in member_groups(emask, &mk) {
+                    let mut acc: Option<u32> = None;
+                    for_lanes(members, |l| {
+                        let x = a[l] as u32;
+                        acc = Some(match acc {
+                            None => x,
+                            Some(y) => match op {
+                                ReduxOp::Add => y.wrapping_add(x),
+                                ReduxOp::And => y & x,
+                                ReduxOp::Or => y | x,
+                                ReduxOp::Xor => y ^ x,
+                                ReduxOp::Min if *signed => (y as i32).min(x as i32) as u32,
+                                ReduxOp::Max if *signed => (y as i32).max(x as i32) as u32,
+                                ReduxOp::Min => y.min(x),
+                                ReduxOp::Max => y.max(x),
+                            },
+                        });
                     });
-                });
-                write(w, *d, &[acc.unwrap_or(0) as u64; 32], emask);
+                    for_lanes(lanes, |l| out[l] = acc.unwrap_or(0) as u64);
+                }
+                write(w, *d, &out, emask);
             }
             // Control instructions are handled in `run_group`.
             _ => {}
@@ -1897,6 +1983,25 @@ fn extend(raw: u64, ty: Ty) -> u64 {
         Ty::S32 => raw as i32 as i64 as u64,
         _ => raw,
     }
+}
+
+/// The active lanes grouped by the member mask each gave a warp-synchronous instruction
+/// (`vote`, `match`, `redux`, `elect`): (its active members, the lanes that named it).
+/// Lanes of one warp may name different masks at once, as cooperative groups' tiled
+/// and labeled partitions do; each group computes over its own members.
+fn member_groups(emask: u32, mk: &[u64; 32]) -> Vec<(u32, u32)> {
+    let mut groups: Vec<(u32, u32)> = Vec::new();
+    for_lanes(emask, |l| {
+        let m = mk[l] as u32;
+        match groups.iter_mut().find(|g| g.0 == m) {
+            Some(g) => g.1 |= 1 << l,
+            None => groups.push((m, 1 << l)),
+        }
+    });
+    groups
+        .into_iter()
+        .map(|(m, lanes)| (emask & m, lanes))
+        .collect()
 }
 
 #[inline(always)]

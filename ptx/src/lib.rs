@@ -27,6 +27,7 @@ mod decode;
 mod exec;
 pub mod fatbin;
 mod lex;
+pub mod link;
 mod math;
 mod parse;
 

@@ -1779,3 +1779,184 @@ fn cvt_one(
         }
     }
 }
+
+// ---- half-precision min/max and comparisons, bmsk, szext (issue 21) -------------
+
+/// The canonical NaN of f16 and bf16 results.
+const HALF_NAN: u16 = 0x7fff;
+
+/// A half's value as f32 (exact), flushed to a signed zero when `ftz` and subnormal.
+fn half_value<const BF: bool, const FTZ: bool>(h: u16) -> f32 {
+    if BF {
+        f32::from_bits((h as u32) << 16)
+    } else if FTZ && h & 0x7c00 == 0 {
+        if h & 0x8000 != 0 {
+            -0.0
+        } else {
+            0.0
+        }
+    } else {
+        f16_to_f32(h)
+    }
+}
+
+/// `min`/`max` of two halves: the operand's own bits (no rounding happens); with one
+/// NaN the other operand, with two (or with `.NaN` and any) the canonical NaN; -0 is
+/// less than +0, as for f32. A flushed subnormal is returned as its signed zero.
+fn half_minmax1<const MAX: bool, const NAN: bool, const FTZ: bool, const BF: bool>(
+    a: u16,
+    b: u16,
+) -> u16 {
+    let (x, y) = (half_value::<BF, FTZ>(a), half_value::<BF, FTZ>(b));
+    let bits = |h: u16, v: f32| {
+        if !BF && FTZ && h & 0x7c00 == 0 {
+            h & 0x8000
+        } else {
+            let _ = v;
+            h
+        }
+    };
+    match (x.is_nan(), y.is_nan()) {
+        (true, true) => HALF_NAN,
+        (true, false) | (false, true) if NAN => HALF_NAN,
+        (true, false) => bits(b, y),
+        (false, true) => bits(a, x),
+        _ => {
+            let r = if MAX { fmax32(x, y) } else { fmin32(x, y) };
+            // Equal values (other than the signed zeros fmin/fmax order) keep `a`.
+            if r.to_bits() == x.to_bits() {
+                bits(a, x)
+            } else {
+                bits(b, y)
+            }
+        }
+    }
+}
+
+fn half_minmax_lanes<
+    const MAX: bool,
+    const NAN: bool,
+    const FTZ: bool,
+    const BF: bool,
+    const X2: bool,
+>(
+    o: &mut Lanes,
+    a: &Lanes,
+    b: &Lanes,
+    _c: &Lanes,
+    _e: &Lanes,
+) {
+    for i in 0..32 {
+        let lo = half_minmax1::<MAX, NAN, FTZ, BF>(a[i] as u16, b[i] as u16) as u64;
+        o[i] = if X2 {
+            let hi = half_minmax1::<MAX, NAN, FTZ, BF>((a[i] >> 16) as u16, (b[i] >> 16) as u16);
+            lo | (hi as u64) << 16
+        } else {
+            lo
+        };
+    }
+}
+
+/// `min`/`max` `{.ftz}{.NaN}` of `.f16`, `.f16x2`, `.bf16`, `.bf16x2`.
+pub fn half_minmax(max: bool, nan: bool, ftz: bool, ty: Ty) -> Option<WarpFn> {
+    macro_rules! pick {
+        ($($m:literal $n:literal $f:literal $b:literal $x:literal),* $(,)?) => {
+            match (max, nan, ftz, matches!(ty, Ty::BF16 | Ty::BF16x2), matches!(ty, Ty::F16x2 | Ty::BF16x2)) {
+                $(($m, $n, $f, $b, $x) => Some(half_minmax_lanes::<$m, $n, $f, $b, $x> as WarpFn),)*
+            }
+        };
+    }
+    if !matches!(ty, Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2)
+        || ftz && matches!(ty, Ty::BF16 | Ty::BF16x2)
+    {
+        return None;
+    }
+    pick!(
+        false false false false false, false false false false true, false false false true false, false false false true true,
+        false false true false false, false false true false true, false false true true false, false false true true true,
+        false true false false false, false true false false true, false true false true false, false true false true true,
+        false true true false false, false true true false true, false true true true false, false true true true true,
+        true false false false false, true false false false true, true false false true false, true false false true true,
+        true false true false false, true false true false true, true false true true false, true false true true true,
+        true true false false false, true true false false true, true true false true false, true true false true true,
+        true true true false false, true true true false true, true true true true false, true true true true true,
+    )
+}
+
+/// The comparisons of one half of `.f16x2`/`.bf16x2` operands (`HI` the upper half), or
+/// of scalar halves with `.ftz` (which `compare` does not flush): 1 or 0 per lane.
+pub fn half_compare(ty: Ty, cmp: Cmp, ftz: bool, hi: bool) -> Option<WarpFn> {
+    let bf = matches!(ty, Ty::BF16 | Ty::BF16x2);
+    if !matches!(ty, Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2) || bf && ftz {
+        return None;
+    }
+    match (bf, ftz, hi) {
+        (false, false, false) => cmp_float!(|x: u64| half_value::<false, false>(x as u16), cmp),
+        (false, false, true) => {
+            cmp_float!(|x: u64| half_value::<false, false>((x >> 16) as u16), cmp)
+        }
+        (false, true, false) => cmp_float!(|x: u64| half_value::<false, true>(x as u16), cmp),
+        (false, true, true) => {
+            cmp_float!(|x: u64| half_value::<false, true>((x >> 16) as u16), cmp)
+        }
+        (true, _, false) => cmp_float!(|x: u64| half_value::<true, false>(x as u16), cmp),
+        (true, _, true) => cmp_float!(|x: u64| half_value::<true, false>((x >> 16) as u16), cmp),
+    }
+}
+
+/// `bmsk.mode.b32 d, a, b`: a mask of `b` ones from bit `a`, as the PTX ISA's
+/// semantics say: the operands modulo 32, and under `.clamp` a position or width of 32
+/// or more ends the mask at bit 31 (a position that large gives 0).
+pub fn bmsk(clamp: bool) -> WarpFn {
+    fn mask(a: u64, b: u64, clamp: bool) -> u64 {
+        let (a, b) = (a as u32, b as u32);
+        let a1 = a & 0x1f;
+        let mut mask0 = u32::MAX << a1;
+        let b1 = b & 0x1f;
+        let sum = a1 + b1;
+        let mut overflow = sum >= 32;
+        if clamp {
+            if a >= 32 {
+                overflow = true;
+                mask0 = 0;
+            }
+            if b >= 32 {
+                overflow = true;
+            }
+        }
+        let mask1 = if overflow {
+            0
+        } else if b1 == 0 {
+            u32::MAX
+        } else {
+            u32::MAX << sum
+        };
+        (mask0 & !mask1) as u64
+    }
+    if clamp {
+        wf!(|a, b, c, e| mask(a, b, true))
+    } else {
+        wf!(|a, b, c, e| mask(a, b, false))
+    }
+}
+
+/// `szext.mode.type d, a, b`: the low `b` bits of `a`, sign- (`.s32`) or zero-
+/// (`.u32`) extended, as the PTX ISA's semantics say: `b` modulo 32, a width of 0 gives
+/// 0, and under `.clamp` a width of 32 or more gives `a`.
+pub fn szext(clamp: bool, signed: bool) -> WarpFn {
+    fn ext(a: u64, b: u64, clamp: bool, signed: bool) -> u64 {
+        let (a, b) = (a as u32, b as u32);
+        let b1 = b & 0x1f;
+        let too_large = b >= 32 && clamp;
+        let mask = if too_large { 0 } else { u32::MAX << b1 };
+        let sign_pos = b1.wrapping_sub(1) & 0x1f;
+        let sign = !(b1 == 0 || too_large || !signed) && (a >> sign_pos) & 1 != 0;
+        ((a & !mask) | if sign { mask } else { 0 }) as u64
+    }
+    match (clamp, signed) {
+        (true, true) => wf!(|a, b, c, e| ext(a, b, true, true)),
+        (true, false) => wf!(|a, b, c, e| ext(a, b, true, false)),
+        (false, true) => wf!(|a, b, c, e| ext(a, b, false, true)),
+        (false, false) => wf!(|a, b, c, e| ext(a, b, false, false)),
+    }
+}

@@ -137,6 +137,8 @@ const KNOWN_OPCODES: &[&str] = &[
     "mad24",
     "sad",
     "prmt",
+    "bmsk",
+    "szext",
     "lop3",
     "shf",
     "isspacep",

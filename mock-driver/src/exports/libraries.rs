@@ -1,6 +1,7 @@
 //! Library management (cuda.h's group CUDA_LIBRARY): context-independent modules and
 //! their kernels, loaded from memory or files.
 
+use super::jit::JitOutputs;
 use super::{image_bytes, read_image_file, Mock};
 use crate::boundary::{
     drv, function_handle, kernel_handle, kernel_key, library_handle, library_key, module_handle,
@@ -14,37 +15,51 @@ impl LibraryApi for Mock {
     unsafe fn cuLibraryLoadData(
         library: *mut CUlibrary,
         code: *const c_void,
-        _jit_options: *mut CUjit_option,
-        _jit_option_values: *mut *mut c_void,
-        _num_jit_options: c_uint,
+        jit_options: *mut CUjit_option,
+        jit_option_values: *mut *mut c_void,
+        num_jit_options: c_uint,
         _library_options: *mut CUlibraryOption,
         _library_option_values: *mut *mut c_void,
         _num_library_options: c_uint,
     ) -> CuResult<()> {
-        let d = drv()?;
-        if library.is_null() {
-            return Err(invalid("library is NULL"));
-        }
-        let image = image_bytes(code)?;
-        out(library, library_handle(d.library_load(image)?))
+        // Safety: cuda.h's contract for the option arrays.
+        let jit = unsafe { JitOutputs::read(num_jit_options, jit_options, jit_option_values) }?;
+        let r = (|| {
+            let d = drv()?;
+            if library.is_null() {
+                return Err(invalid("library is NULL"));
+            }
+            let image = image_bytes(code)?;
+            out(library, library_handle(d.library_load(image)?))
+        })();
+        // Safety: as above; the arrays outlive the call.
+        unsafe { jit.finish_with(&r) };
+        r
     }
 
     unsafe fn cuLibraryLoadFromFile(
         library: *mut CUlibrary,
         file_name: *const c_char,
-        _jit_options: *mut CUjit_option,
-        _jit_option_values: *mut *mut c_void,
-        _num_jit_options: c_uint,
+        jit_options: *mut CUjit_option,
+        jit_option_values: *mut *mut c_void,
+        num_jit_options: c_uint,
         _library_options: *mut CUlibraryOption,
         _library_option_values: *mut *mut c_void,
         _num_library_options: c_uint,
     ) -> CuResult<()> {
-        let d = drv()?;
-        if library.is_null() || file_name.is_null() {
-            return Err(invalid("library or fileName is NULL"));
-        }
-        let image = read_image_file(file_name)?;
-        out(library, library_handle(d.library_load(image)?))
+        // Safety: cuda.h's contract for the option arrays.
+        let jit = unsafe { JitOutputs::read(num_jit_options, jit_options, jit_option_values) }?;
+        let r = (|| {
+            let d = drv()?;
+            if library.is_null() || file_name.is_null() {
+                return Err(invalid("library or fileName is NULL"));
+            }
+            let image = read_image_file(file_name)?;
+            out(library, library_handle(d.library_load(image)?))
+        })();
+        // Safety: as above; the arrays outlive the call.
+        unsafe { jit.finish_with(&r) };
+        r
     }
 
     unsafe fn cuLibraryUnload(library: CUlibrary) -> CuResult<()> {

@@ -31,6 +31,7 @@ mod events;
 mod exec;
 mod graphs;
 mod init;
+mod jit;
 mod libraries;
 mod malloc_async;
 mod memory;

@@ -2,9 +2,11 @@
 //! images (PTX, cubins, fatbins) from memory or files, and finding functions and globals
 //! in them.
 
+use super::jit::{finish_link, forget_link_outputs, keep_link_outputs, JitOutputs};
 use super::{image_bytes, out_pair, read_image_file, Mock};
 use crate::boundary::{drv, function_handle, module_handle, module_key, out};
 use crate::model::error::*;
+use crate::model::images;
 use cumock_abi::result::*;
 use cumock_abi::*;
 use std::ffi::{c_char, c_uint, c_void, CStr};
@@ -22,13 +24,16 @@ impl ModuleApi for Mock {
     unsafe fn cuModuleLoadDataEx(
         module: *mut CUmodule,
         image: *const c_void,
-        _num_options: c_uint,
-        _options: *mut CUjit_option,
-        _option_values: *mut *mut c_void,
+        num_options: c_uint,
+        options: *mut CUjit_option,
+        option_values: *mut *mut c_void,
     ) -> CuResult<()> {
-        // JIT options tune ptxas (optimisation level, log buffers); the host executor has
-        // no use for them.
-        Self::cuModuleLoadData(module, image)
+        // Safety: cuda.h's contract for the option arrays.
+        let jit = unsafe { JitOutputs::read(num_options, options, option_values) }?;
+        let r = Self::cuModuleLoadData(module, image);
+        // Safety: as above; the arrays outlive the call.
+        unsafe { jit.finish_with(&r) };
+        r
     }
 
     unsafe fn cuModuleLoadFatBinary(
@@ -92,4 +97,160 @@ impl ModuleApi for Mock {
             .map(|(addr, size)| (addr.get(), size as usize));
         out_pair(dptr, bytes, found, |e| e.code == CUDA_ERROR_NOT_FOUND)
     }
+
+    unsafe fn cuLinkCreate_v2(
+        num_options: c_uint,
+        options: *mut CUjit_option,
+        option_values: *mut *mut c_void,
+        state_out: *mut CUlinkState,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if state_out.is_null() {
+            return Err(invalid("stateOut is NULL"));
+        }
+        // Safety: cuda.h's contract for the option arrays, which also says they stay
+        // valid until cuLinkDestroy (the logs are written at cuLinkComplete).
+        let jit = unsafe { JitOutputs::read(num_options, options, option_values) }?;
+        let link = d.link_create()?;
+        keep_link_outputs(link, jit);
+        out(state_out, link as CUlinkState)
+    }
+
+    unsafe fn cuLinkCreate(
+        num_options: c_uint,
+        options: *mut CUjit_option,
+        option_values: *mut *mut c_void,
+        state_out: *mut CUlinkState,
+    ) -> CuResult<()> {
+        Self::cuLinkCreate_v2(num_options, options, option_values, state_out)
+    }
+
+    unsafe fn cuLinkAddData_v2(
+        state: CUlinkState,
+        type_: CUjitInputType,
+        data: *mut c_void,
+        size: usize,
+        name: *const c_char,
+        num_options: c_uint,
+        options: *mut CUjit_option,
+        option_values: *mut *mut c_void,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        let link = state as u64;
+        // Safety: cuda.h's contract for the option arrays.
+        let jit = unsafe { JitOutputs::read(num_options, options, option_values) }?;
+        let r = (|| {
+            if data.is_null() || size == 0 {
+                return Err(invalid("data is NULL or size is 0"));
+            }
+            let bytes = images::bytes_at(&images::OwnProcess, data as u64, size as u64)?;
+            d.link_add(link, type_, bytes, &input_name(name, "data"))
+        })();
+        // Safety: as above, and cuLinkCreate's arrays are valid until cuLinkDestroy.
+        unsafe {
+            jit.finish_with(&r);
+            finish_link(link, &r);
+        }
+        r
+    }
+
+    unsafe fn cuLinkAddData(
+        state: CUlinkState,
+        type_: CUjitInputType,
+        data: *mut c_void,
+        size: usize,
+        name: *const c_char,
+        num_options: c_uint,
+        options: *mut CUjit_option,
+        option_values: *mut *mut c_void,
+    ) -> CuResult<()> {
+        Self::cuLinkAddData_v2(
+            state,
+            type_,
+            data,
+            size,
+            name,
+            num_options,
+            options,
+            option_values,
+        )
+    }
+
+    unsafe fn cuLinkAddFile_v2(
+        state: CUlinkState,
+        type_: CUjitInputType,
+        path: *const c_char,
+        num_options: c_uint,
+        options: *mut CUjit_option,
+        option_values: *mut *mut c_void,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        let link = state as u64;
+        // Safety: cuda.h's contract for the option arrays.
+        let jit = unsafe { JitOutputs::read(num_options, options, option_values) }?;
+        let r = (|| {
+            if path.is_null() {
+                return Err(invalid("path is NULL"));
+            }
+            let name = input_name(path, "file");
+            let bytes = images::read_file(&name, images::MAX_IMAGE_BYTES)
+                .map_err(|e| CuError::new(CUDA_ERROR_FILE_NOT_FOUND, format!("{name}: {e}")))?;
+            d.link_add(link, type_, bytes, &name)
+        })();
+        // Safety: as in cuLinkAddData_v2.
+        unsafe {
+            jit.finish_with(&r);
+            finish_link(link, &r);
+        }
+        r
+    }
+
+    unsafe fn cuLinkAddFile(
+        state: CUlinkState,
+        type_: CUjitInputType,
+        path: *const c_char,
+        num_options: c_uint,
+        options: *mut CUjit_option,
+        option_values: *mut *mut c_void,
+    ) -> CuResult<()> {
+        Self::cuLinkAddFile_v2(state, type_, path, num_options, options, option_values)
+    }
+
+    unsafe fn cuLinkComplete(
+        state: CUlinkState,
+        cubin_out: *mut *mut c_void,
+        size_out: *mut usize,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        let link = state as u64;
+        let r = (|| {
+            if cubin_out.is_null() || size_out.is_null() {
+                return Err(invalid("cubinOut or sizeOut is NULL"));
+            }
+            let (addr, len) = d.link_complete(link)?;
+            out(cubin_out, addr as *mut c_void)?;
+            out(size_out, len)
+        })();
+        // Safety: cuLinkCreate's arrays are valid until cuLinkDestroy, per cuda.h.
+        unsafe { finish_link(link, &r) };
+        r
+    }
+
+    unsafe fn cuLinkDestroy(state: CUlinkState) -> CuResult<()> {
+        let link = state as u64;
+        drv()?.link_destroy(link)?;
+        forget_link_outputs(link);
+        Ok(())
+    }
+}
+
+/// An input's name for messages: the program's, or what it is.
+fn input_name(name: *const c_char, what: &str) -> String {
+    if name.is_null() {
+        return format!("<{what}>");
+    }
+    // Safety: a non-NULL C string, per cuda.h.
+    unsafe { CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned()
 }

@@ -19,6 +19,10 @@ pub enum Severity {
     /// memory, device memory past `CUMOCK_DEVICE_MEMORY`): always said, since the program
     /// may have done nothing wrong and the user may need to give the mock more.
     HostLimit,
+    /// The model has said it already (a module's load failure, once per module and
+    /// cause, whatever the settings): the boundary does not repeat it, and counts it as
+    /// the program's misuse as it counts `Misuse`.
+    Said,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -243,6 +243,23 @@ pub fn image_file(path: &str) -> CuResult<Image> {
     Ok(Image::classify(bytes))
 }
 
+/// Reads `len` bytes the program gave with their size (cuLinkAddData's input), through
+/// the kernel as images are read, capped as they are.
+pub fn bytes_at(mem: &impl ProgramMemory, addr: u64, len: u64) -> CuResult<Vec<u8>> {
+    if len > MAX_IMAGE_BYTES {
+        return Err(CuError::new(
+            cumock_abi::result::CUDA_ERROR_INVALID_VALUE,
+            format!("{len} bytes: more than the {MAX_IMAGE_BYTES} an image may have"),
+        ));
+    }
+    read_exact(mem, addr, len).map_err(|got| {
+        CuError::new(
+            cumock_abi::result::CUDA_ERROR_INVALID_VALUE,
+            format!("only {got} of the {len} bytes at {addr:#x} are readable"),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

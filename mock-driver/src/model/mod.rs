@@ -36,6 +36,7 @@ pub mod ids;
 pub mod images;
 pub mod ipc;
 pub mod limits;
+pub mod link;
 pub mod managed;
 pub mod mappings;
 pub mod memory;
@@ -82,6 +83,8 @@ pub struct State {
     pub graphs: graphs::Graphs,
     /// Stream captures in progress (capture.rs).
     pub captures: capture::Captures,
+    /// The JIT linker's states (link.rs).
+    pub links: link::Links,
 }
 
 pub struct Driver {
@@ -112,6 +115,7 @@ impl Driver {
                 host: Default::default(),
                 graphs: Default::default(),
                 captures: Default::default(),
+                links: Default::default(),
             }),
         }
     }

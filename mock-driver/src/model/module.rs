@@ -172,6 +172,20 @@ pub enum Image {
 }
 
 impl Image {
+    /// A hash of the image's contents: what "the same module" means for saying a load
+    /// failure once.
+    pub fn content_key(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        match self {
+            Image::Ptx(t) => (0u8, t.as_bytes()).hash(&mut h),
+            Image::Fatbin(b) => (1u8, b.as_slice()).hash(&mut h),
+            Image::Elf => 2u8.hash(&mut h),
+            Image::Garbage => 3u8.hash(&mut h),
+        }
+        h.finish()
+    }
+
     /// Classifies an image's bytes (`bytes` ends where the image's own header says, or at
     /// the NUL of a text image; `images` reads them).
     pub fn classify(bytes: Vec<u8>) -> Image {
@@ -355,6 +369,32 @@ fn fault_code(kind: ptx::FaultKind) -> cumock_abi::CUresult {
     }
 }
 
+/// Prints why a module did not load, once per image (`key`) and cause, and marks the
+/// error as said so that the boundary does not repeat it under CUMOCK_MISUSE.
+fn say_load_failure_once(key: u64, mut e: CuError) -> CuError {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static SAID: Mutex<Option<HashSet<(u64, i32, String)>>> = Mutex::new(None);
+    let first = SAID
+        .lock()
+        .map(|mut s| {
+            s.get_or_insert_with(HashSet::new)
+                .insert((key, e.code as i32, e.message.to_string()))
+        })
+        .unwrap_or(true);
+    if first {
+        let code = cumock_abi::result_name(e.code).unwrap_or("?");
+        eprintln!("cumock: a module failed to load: {code}: {}", e.message);
+    }
+    e.severity = Severity::Said;
+    e
+}
+
+/// The result and message of a PTX load error (the linker's too).
+pub(super) fn load_error_for(e: &ptx::LoadError) -> CuError {
+    load_error(e)
+}
+
 fn load_error(e: &ptx::LoadError) -> CuError {
     match e.kind {
         ptx::LoadErrorKind::UnsupportedVersion => CuError::new(
@@ -532,7 +572,7 @@ fn names_a_ptx_instruction(message: &str) -> bool {
 
 impl Driver {
     /// The compute capability of a device as one number (9.0 is 90).
-    fn compute_capability(&self, device: usize) -> u32 {
+    pub(super) fn compute_capability(&self, device: usize) -> u32 {
         let d = &self.profile.devices[device];
         let major = d.attribute(attr::DEV_COMPUTE_CAPABILITY_MAJOR).unwrap_or(9);
         let minor = d.attribute(attr::DEV_COMPUTE_CAPABILITY_MINOR).unwrap_or(0);
@@ -562,8 +602,16 @@ impl Driver {
     }
 
     /// cuModuleLoadData and friends: decodes the image and loads it into the current
-    /// context.
+    /// context. A failure is said on stderr once per image and cause, whatever the
+    /// settings: a program that only checks the result code (or a runtime that turns it
+    /// into "invalid device function") leaves its user no other way to learn why.
     pub fn module_load(&self, image: Image) -> CuResult<u64> {
+        let key = image.content_key();
+        self.module_load_unsaid(image)
+            .map_err(|e| say_load_failure_once(key, e))
+    }
+
+    fn module_load_unsaid(&self, image: Image) -> CuResult<u64> {
         let device = {
             let st = self.state.lock();
             self.current_device(&st)?.1

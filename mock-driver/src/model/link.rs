@@ -1,0 +1,168 @@
+//! The driver's JIT linker (cuLinkCreate, cuLinkAddData/File, cuLinkComplete,
+//! cuLinkDestroy) for PTX inputs, bare or in a fatbin: the inputs' PTX is combined into
+//! one module by `cumock_ptx::link` (externs resolved across inputs, duplicates refused,
+//! weak definitions giving way), checked as cuModuleLoadData would check it, and handed
+//! back as the "cubin": the linked PTX text, NUL-terminated, which cuModuleLoadData
+//! takes. It is the mock's output, not NVIDIA's; a program only passes it on.
+//! SASS inputs (cubins, objects, libraries) cannot run on the host and are refused.
+
+use super::error::*;
+use super::module::{load_error_for, Image};
+use super::Driver;
+use cumock_abi::result::*;
+use cumock_ptx as ptx;
+use std::collections::HashMap;
+
+const LINK_TAG: u64 = 0x0011_0000_0000_0000;
+
+/// cuda.h's `CUjitInputType`.
+pub mod input {
+    pub const CUBIN: i32 = 0;
+    pub const PTX: i32 = 1;
+    pub const FATBINARY: i32 = 2;
+    pub const OBJECT: i32 = 3;
+    pub const LIBRARY: i32 = 4;
+    pub const NVVM: i32 = 5;
+}
+
+#[derive(Default)]
+pub struct LinkState {
+    inputs: Vec<(String, String)>,
+    /// The linked image, NUL-terminated, once complete: its address is what
+    /// cuLinkComplete returns, valid until cuLinkDestroy (a boxed slice never moves).
+    output: Option<Box<[u8]>>,
+}
+
+#[derive(Default)]
+pub struct Links {
+    states: HashMap<u64, LinkState>,
+    next_id: u64,
+}
+
+impl Links {
+    fn state(&mut self, link: u64) -> CuResult<&mut LinkState> {
+        self.states.get_mut(&link).ok_or_else(|| {
+            invalid_handle(format!(
+                "{link:#x} is not a link state (destroyed already, or never one)"
+            ))
+        })
+    }
+}
+
+impl Driver {
+    pub fn link_create(&self) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        st.contexts.require_current()?;
+        st.links.next_id += 1;
+        let id = LINK_TAG | st.links.next_id;
+        st.links.states.insert(id, LinkState::default());
+        Ok(id)
+    }
+
+    /// cuLinkAddData/File: `bytes` of input `kind`, named `name` in messages.
+    pub fn link_add(&self, link: u64, kind: i32, bytes: Vec<u8>, name: &str) -> CuResult<()> {
+        let device = {
+            let mut st = self.state.lock();
+            st.links.state(link)?;
+            st.contexts.require_current()?.1.device
+        };
+        let sass = |what: &str| {
+            CuError::new(
+                CUDA_ERROR_NO_BINARY_FOR_GPU,
+                format!(
+                    "{name}: {what} holds SASS, which cumock cannot run on the host; link PTX \
+                     instead: nvcc -ptx -rdc=true (or a fatbin with code=compute_90), added as \
+                     CU_JIT_INPUT_PTX or CU_JIT_INPUT_FATBINARY"
+                ),
+            )
+        };
+        let text = match kind {
+            input::PTX => {
+                let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+                String::from_utf8(bytes[..end].to_vec()).map_err(|_| {
+                    CuError::new(
+                        CUDA_ERROR_INVALID_PTX,
+                        format!("{name}: the PTX input is not UTF-8 text"),
+                    )
+                })?
+            }
+            input::FATBINARY => match Image::classify(bytes) {
+                Image::Fatbin(b) => {
+                    let cc = self.compute_capability(device);
+                    ptx::fatbin::select_ptx(&b, cc).map_err(|e| match e {
+                        ptx::fatbin::FatbinError::SassOnly { .. } => sass("the fatbin"),
+                        other => CuError::new(
+                            CUDA_ERROR_INVALID_IMAGE,
+                            format!("{name}: fatbin: {other}"),
+                        ),
+                    })?
+                }
+                _ => {
+                    return Err(CuError::new(
+                        CUDA_ERROR_INVALID_IMAGE,
+                        format!("{name}: CU_JIT_INPUT_FATBINARY, but not a fatbin"),
+                    ))
+                }
+            },
+            input::CUBIN => return Err(sass("the cubin")),
+            input::OBJECT => return Err(sass("the object's device code")),
+            input::LIBRARY => return Err(sass("the library's device code")),
+            input::NVVM => {
+                return Err(not_supported(format!(
+                    "{name}: NVVM IR (link-time optimisation) is not emulated; link PTX"
+                )))
+            }
+            _ => return Err(invalid(format!("{kind} is not a CUjitInputType"))),
+        };
+        // Each input is checked as it comes, as the driver compiles it here: a file
+        // that is no PTX fails its own cuLinkAddData.
+        // Unresolved or duplicate names are the whole link's business, at completion.
+        if let Err(ptx::link::LinkError::Input(_, le)) =
+            ptx::link::link(&[(name.to_string(), text.clone())])
+        {
+            let mut e = load_error_for(&le);
+            e.message = format!("{name}: {}", e.message).into();
+            return Err(e);
+        }
+        let mut st = self.state.lock();
+        st.links.state(link)?.inputs.push((name.to_string(), text));
+        Ok(())
+    }
+
+    /// cuLinkComplete: the linked image's address and size (with its NUL).
+    pub fn link_complete(&self, link: u64) -> CuResult<(u64, usize)> {
+        let inputs = {
+            let mut st = self.state.lock();
+            st.links.state(link)?.inputs.clone()
+        };
+        let text = ptx::link::link(&inputs).map_err(|e| match e {
+            ptx::link::LinkError::Input(n, le) => {
+                let mut e = load_error_for(&le);
+                e.message = format!("{n}: {}", e.message).into();
+                e
+            }
+            ptx::link::LinkError::Empty => invalid("cuLinkComplete with no inputs added"),
+            other => CuError::new(LINK_FAILURE, format!("nvlink error: {other}")),
+        })?;
+        // What cuModuleLoadData will refuse is refused here, as the driver's ptxas
+        // refuses it when it finishes the link.
+        ptx::Module::parse(&text).map_err(|e| load_error_for(&e))?;
+        let mut bytes = text.into_bytes();
+        bytes.push(0);
+        let out: Box<[u8]> = bytes.into_boxed_slice();
+        let (addr, len) = (out.as_ptr() as u64, out.len());
+        let mut st = self.state.lock();
+        st.links.state(link)?.output = Some(out);
+        Ok((addr, len))
+    }
+
+    pub fn link_destroy(&self, link: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        st.links.state(link)?;
+        st.links.states.remove(&link);
+        Ok(())
+    }
+}
+
+/// The result of an unresolved or multiply defined symbol.
+const LINK_FAILURE: cumock_abi::CUresult = CUDA_ERROR_INVALID_IMAGE;
