@@ -218,6 +218,7 @@ pub struct PreparedLaunch {
     host_threads: usize,
     step_limit: Option<u64>,
     time_limit: Option<std::time::Duration>,
+    engine: ptx::Engine,
 }
 
 impl PreparedLaunch {
@@ -234,6 +235,7 @@ impl PreparedLaunch {
             host_threads: self.host_threads,
             step_limit: self.step_limit,
             time_limit: self.time_limit,
+            engine: self.engine,
         };
         driver.run_kernel(&self.program, self.kernel, &launch, self.device);
     }
@@ -1027,6 +1029,8 @@ impl Driver {
             host_threads: host_threads(),
             step_limit: step_limit(),
             time_limit: kernel_timeout(),
+            // CUMOCK_KERNEL_ENGINE=interp|jit: the interpreter stays the reference.
+            engine: ptx::Engine::from_env(),
         })
     }
 
