@@ -164,7 +164,14 @@ fn main() {
         let (exec_s, stats) = best_of(3, || run(&m, k, &l, &mem).unwrap());
         let got = to_f32s(&mem.read(dc));
         assert!(got == c, "executor and host loop disagree");
-        report(&format!("vecAdd [{name}]"), n, threads, exec_s, stats.instructions, host_s);
+        report(
+            &format!("vecAdd [{name}]"),
+            n,
+            threads,
+            exec_s,
+            stats.instructions,
+            host_s,
+        );
         times.push(exec_s);
     }
     speedup("vecAdd", &times);
@@ -195,7 +202,14 @@ fn main() {
         });
         let got = u64::from_le_bytes(mem.read(douts[2]).try_into().unwrap());
         assert_eq!(got as i64, want, "reduction result");
-        report(&format!("reduce [{name}]"), n, threads, exec_s, stats.instructions, host_s);
+        report(
+            &format!("reduce [{name}]"),
+            n,
+            threads,
+            exec_s,
+            stats.instructions,
+            host_s,
+        );
         times.push(exec_s);
     }
     speedup("reduce", &times);
@@ -206,8 +220,12 @@ fn main() {
         .unwrap_or(1024);
     let m = Module::parse(&ptx(MATMUL)).unwrap();
     let k = m.kernel("matmul").unwrap();
-    let ma: Vec<f32> = (0..side * side).map(|i| ((i * 7) % 13) as f32 * 0.125 - 0.75).collect();
-    let mb: Vec<f32> = (0..side * side).map(|i| ((i * 5) % 11) as f32 * 0.25 - 1.25).collect();
+    let ma: Vec<f32> = (0..side * side)
+        .map(|i| ((i * 7) % 13) as f32 * 0.125 - 0.75)
+        .collect();
+    let mb: Vec<f32> = (0..side * side)
+        .map(|i| ((i * 5) % 11) as f32 * 0.25 - 1.25)
+        .collect();
     let mut times = Vec::new();
     for (engine, name) in engines() {
         let mut mem = TestMemory::new();
@@ -232,7 +250,11 @@ fn main() {
             for kk in 0..side {
                 sum = ma[r * side + kk].mul_add(mb[kk * side + col], sum);
             }
-            assert_eq!(got[r * side + col].to_bits(), sum.to_bits(), "matmul ({r},{col})");
+            assert_eq!(
+                got[r * side + col].to_bits(),
+                sum.to_bits(),
+                "matmul ({r},{col})"
+            );
         }
         println!(
             "matmul [{name}]: {side}x{side}, 16x16 tiles: {:.2} s wall, {:.2} s CPU on {threads} threads ({} PTX thread-instructions, {:.0} M/s per core)",

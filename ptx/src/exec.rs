@@ -15,7 +15,9 @@ use crate::decode::{
     VoteMode,
 };
 use crate::math::{self, Lanes, Ty, WarpFn};
-use crate::{Access, Engine, FaultKind, HostSpan, Kernel, KernelFault, Launch, Memory, Module, Stats};
+use crate::{
+    Access, Engine, FaultKind, HostSpan, Kernel, KernelFault, Launch, Memory, Module, Stats,
+};
 use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
 const FULL: u32 = u32::MAX;
@@ -988,13 +990,7 @@ impl<'a> BlockCtx<'a> {
         write(w, d, out, emask);
     }
 
-    pub(crate) fn exec(
-        &mut self,
-        w: &mut Warp,
-        op: &Op,
-        emask: u32,
-        pc: u32,
-    ) -> Result<(), Fault> {
+    pub(crate) fn exec(&mut self, w: &mut Warp, op: &Op, emask: u32, pc: u32) -> Result<(), Fault> {
         match op {
             Op::Alu { f, d, s, n } => {
                 self.alu(w, *f, *d, s, *n, emask);

@@ -66,8 +66,8 @@ fn corpus_dir() -> std::path::PathBuf {
 /// Inputs rich in special values (zeros, infinities, NaNs, limits), from a seed.
 fn input(seed: &str, n: usize) -> Vec<u32> {
     const SPECIAL: [u32; 16] = [
-        0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7fa00001, 0x7fffffff, 1,
-        0x807fffff, 0x3f800000, 0xffffffff, 31, 32, 33, 0x0000ffff, 0x00000080,
+        0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7fa00001, 0x7fffffff, 1, 0x807fffff,
+        0x3f800000, 0xffffffff, 31, 32, 33, 0x0000ffff, 0x00000080,
     ];
     let mut rng = fastrand::Rng::with_seed(seed.bytes().map(u64::from).sum());
     (0..n)

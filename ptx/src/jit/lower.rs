@@ -42,7 +42,10 @@ enum Kind {
 }
 
 fn plain(s: Src) -> bool {
-    matches!(s, Src::Reg(_) | Src::Imm(_) | Src::Pred(_) | Src::NotPred(_))
+    matches!(
+        s,
+        Src::Reg(_) | Src::Imm(_) | Src::Pred(_) | Src::NotPred(_)
+    )
 }
 
 fn classify(op: &Op) -> Kind {
@@ -63,7 +66,14 @@ fn classify(op: &Op) -> Kind {
             }
             _ => Kind::Helper,
         },
-        Op::Setp { f, p, q, a, b, comb } => match native::lookup(*f) {
+        Op::Setp {
+            f,
+            p,
+            q,
+            a,
+            b,
+            comb,
+        } => match native::lookup(*f) {
             Some(nat @ (N::CmpInt { .. } | N::CmpF32(_)))
                 if plain(*a)
                     && plain(*b)
@@ -88,7 +98,10 @@ fn classify(op: &Op) -> Kind {
 
 enum Unit {
     /// `len` native instructions from `pc`.
-    Run { pc: u32, len: u32 },
+    Run {
+        pc: u32,
+        len: u32,
+    },
     Single(u32),
 }
 
@@ -205,7 +218,11 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         let frame = b.block_params(start)[0];
         let entry_pc = b.block_params(start)[1];
         let flags = MemFlags::trusted();
-        let (steps, icount, status) = (Variable::from_u32(0), Variable::from_u32(1), Variable::from_u32(2));
+        let (steps, icount, status) = (
+            Variable::from_u32(0),
+            Variable::from_u32(1),
+            Variable::from_u32(2),
+        );
         for v in [steps, icount, status] {
             b.declare_var(v, types::I64);
         }
@@ -428,10 +445,10 @@ impl Gen<'_, '_> {
         match guard {
             None => self.mask,
             Some((p, neg)) => {
-                let bits = self
-                    .b
-                    .ins()
-                    .load(types::I32, MemFlags::trusted(), self.preds, p as i32 * 4);
+                let bits =
+                    self.b
+                        .ins()
+                        .load(types::I32, MemFlags::trusted(), self.preds, p as i32 * 4);
                 let bits = if neg { self.b.ins().bnot(bits) } else { bits };
                 self.b.ins().band(self.mask, bits)
             }
@@ -567,10 +584,8 @@ impl Gen<'_, '_> {
             .collect();
         let left = self.var(types::I32);
         let guarded_count = self.var(types::I64);
-        let accs: HashMap<u32, Variable> = written
-            .iter()
-            .map(|&p| (p, self.var(types::I32)))
-            .collect();
+        let accs: HashMap<u32, Variable> =
+            written.iter().map(|&p| (p, self.var(types::I32))).collect();
         let zero32 = self.b.ins().iconst(types::I32, 0);
         let zero64 = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(left, self.mask);
@@ -697,6 +712,7 @@ impl Gen<'_, '_> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn write(
         &mut self,
         st: &mut LaneState,
@@ -869,7 +885,10 @@ impl Gen<'_, '_> {
                 };
                 let nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
                 let bits = self.b.ins().bitcast(types::I32, MemFlags::new(), r);
-                let canon = self.b.ins().iconst(types::I32, crate::math::CANONICAL_NAN32 as i64);
+                let canon = self
+                    .b
+                    .ins()
+                    .iconst(types::I32, crate::math::CANONICAL_NAN32 as i64);
                 let bits = self.b.ins().select(nan, canon, bits);
                 self.b.ins().uextend(types::I64, bits)
             }

@@ -189,7 +189,11 @@ pub(crate) extern "C" fn helper_exec(frame: *mut Frame, pc: u32, emask: u32) -> 
     // does not touch them while this runs, so these are the only references.
     let (frame, ctx, w) = unsafe {
         let f = &mut *frame;
-        (f as *mut Frame, &mut *(f.ctx as *mut BlockCtx<'_>), &mut *f.warp)
+        (
+            f as *mut Frame,
+            &mut *(f.ctx as *mut BlockCtx<'_>),
+            &mut *f.warp,
+        )
     };
     // Safety: as above; the frame is not otherwise borrowed here.
     let frame = unsafe { &mut *frame };

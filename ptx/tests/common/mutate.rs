@@ -163,4 +163,3 @@ pub fn mutate(src: &str, rng: &mut fastrand::Rng) -> String {
     }
     lines.join("\n")
 }
-
