@@ -1,6 +1,9 @@
 //! VecAdd over 2^24 floats and a block reduction over 2^24 ints, compiled by nvcc and
 //! run in the executor on every host core, against a plain host loop doing the same work
-//! in the same run. `cargo bench -p cumock-ptx` (env PTX_BENCH_LOG2N to change the size).
+//! in the same run; a shared-memory tiled f32 matmul (the CUDA samples' kernel shape);
+//! each under both engines (interpreter and compiled), and the compile time of a kernel
+//! of about a thousand PTX lines. `cargo bench -p cumock-ptx` (env PTX_BENCH_LOG2N to
+//! change the size, PTX_BENCH_MATMUL_N the matrix side, 1024 by default).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -8,7 +11,7 @@ mod common;
 use std::time::Instant;
 
 use common::*;
-use cumock_ptx::{run, Module};
+use cumock_ptx::{run, Engine, Module};
 
 const VECADD: &str = r#"
 extern "C" __global__ void vecAdd(const float* __restrict__ a, const float* __restrict__ b, float* c, int n) {
@@ -30,6 +33,42 @@ extern "C" __global__ void reduce(const int* in, unsigned long long* out, int n)
   for (int k = blockDim.x / 2; k > 32; k >>= 1) { if (t < k) s[t] += s[t + k]; __syncthreads(); }
   if (t < 32) { v = s[t] + s[t + 32]; for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o); }
   if (t == 0) atomicAdd(out, (unsigned long long)v);
+}
+"#;
+
+const MATMUL: &str = r#"
+#define BS 16
+extern "C" __global__ void matmul(const float* A, const float* B, float* C, int n) {
+  __shared__ float As[BS][BS];
+  __shared__ float Bs[BS][BS];
+  int bx = blockIdx.x, by = blockIdx.y, tx = threadIdx.x, ty = threadIdx.y;
+  float sum = 0.0f;
+  for (int t = 0; t < n / BS; ++t) {
+    As[ty][tx] = A[(by * BS + ty) * n + t * BS + tx];
+    Bs[ty][tx] = B[(t * BS + ty) * n + bx * BS + tx];
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < BS; ++k) sum += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[(by * BS + ty) * n + bx * BS + tx] = sum;
+}
+"#;
+
+/// About a thousand PTX lines of straight code and branches, for the compile time.
+const BIG: &str = r#"
+extern "C" __global__ void big(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float a = x[i], b = a * 0.5f;
+  unsigned u = i;
+#pragma unroll
+  for (int k = 0; k < 90; ++k) {
+    a = fmaf(a, b, (float)k);
+    u = u * 1664525u + 1013904223u;
+    b += (float)(u >> 9);
+    if (u & 1) x[u % 64] = a;
+  }
+  x[i] = a + b;
 }
 "#;
 
@@ -84,6 +123,10 @@ fn report(name: &str, n: usize, threads: usize, exec: Times, instructions: u64, 
     );
 }
 
+fn engines() -> [(Engine, &'static str); 2] {
+    [(Engine::Interp, "interp"), (Engine::Jit, "jit")]
+}
+
 fn main() {
     let log2n: u32 = std::env::var("PTX_BENCH_LOG2N")
         .ok()
@@ -98,17 +141,6 @@ fn main() {
     let k = m.kernel("vecAdd").unwrap();
     let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let b: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.25).collect();
-    let mut mem = TestMemory::new();
-    let (da, db, dc) = (
-        mem.map(&f32s(&a), false),
-        mem.map(&f32s(&b), false),
-        mem.map(&vec![0u8; n * 4], true),
-    );
-    let p = params(&m.kernels[k], &[da, db, dc, n as u64]);
-    let mut l = launch((n / 256) as u32, 256, &p);
-    l.host_threads = threads;
-    l.step_limit = None;
-    let (exec_s, stats) = best_of(3, || run(&m, k, &l, &mem).unwrap());
     let mut c = vec![0f32; n];
     let (host_s, _) = best_of(3, || {
         for ((c, a), b) in c.iter_mut().zip(&a).zip(&b) {
@@ -116,32 +148,145 @@ fn main() {
         }
         std::hint::black_box(&mut c);
     });
-    let got = to_f32s(&mem.read(dc));
-    assert!(got == c, "executor and host loop disagree");
-    report("vecAdd", n, threads, exec_s, stats.instructions, host_s);
+    let mut times = Vec::new();
+    for (engine, name) in engines() {
+        let mut mem = TestMemory::new();
+        let (da, db, dc) = (
+            mem.map(&f32s(&a), false),
+            mem.map(&f32s(&b), false),
+            mem.map(&vec![0u8; n * 4], true),
+        );
+        let p = params(&m.kernels[k], &[da, db, dc, n as u64]);
+        let mut l = launch((n / 256) as u32, 256, &p);
+        l.host_threads = threads;
+        l.step_limit = None;
+        l.engine = engine;
+        let (exec_s, stats) = best_of(3, || run(&m, k, &l, &mem).unwrap());
+        let got = to_f32s(&mem.read(dc));
+        assert!(got == c, "executor and host loop disagree");
+        report(
+            &format!("vecAdd [{name}]"),
+            n,
+            threads,
+            exec_s,
+            stats.instructions,
+            host_s,
+        );
+        times.push(exec_s);
+    }
+    speedup("vecAdd", &times);
 
     let m = Module::parse(&ptx(REDUCE)).unwrap();
     let k = m.kernel("reduce").unwrap();
     let input: Vec<u32> = (0..n)
         .map(|i| (i as u32).wrapping_mul(2654435761) % 1000)
         .collect();
-    let mut mem = TestMemory::new();
-    let din = mem.map(&u32s(&input), false);
-    let douts: Vec<u64> = (0..3).map(|_| mem.map(&[0u8; 8], true)).collect();
-    let mut rep = 0;
-    let (exec_s, stats) = best_of(3, || {
-        let p = params(&m.kernels[k], &[din, douts[rep], n as u64]);
-        rep += 1;
-        let mut l = launch((n / 512) as u32, 256, &p);
-        l.host_threads = threads;
-        l.step_limit = None;
-        run(&m, k, &l, &mem).unwrap()
-    });
     let (host_s, want) = best_of(3, || {
         let v: &[u32] = std::hint::black_box(&input);
         std::hint::black_box(v.iter().map(|&x| x as i32 as i64).sum::<i64>())
     });
-    let got = u64::from_le_bytes(mem.read(douts[2]).try_into().unwrap());
-    assert_eq!(got as i64, want, "reduction result");
-    report("reduce", n, threads, exec_s, stats.instructions, host_s);
+    let mut times = Vec::new();
+    for (engine, name) in engines() {
+        let mut mem = TestMemory::new();
+        let din = mem.map(&u32s(&input), false);
+        let douts: Vec<u64> = (0..3).map(|_| mem.map(&[0u8; 8], true)).collect();
+        let mut rep = 0;
+        let (exec_s, stats) = best_of(3, || {
+            let p = params(&m.kernels[k], &[din, douts[rep], n as u64]);
+            rep += 1;
+            let mut l = launch((n / 512) as u32, 256, &p);
+            l.host_threads = threads;
+            l.step_limit = None;
+            l.engine = engine;
+            run(&m, k, &l, &mem).unwrap()
+        });
+        let got = u64::from_le_bytes(mem.read(douts[2]).try_into().unwrap());
+        assert_eq!(got as i64, want, "reduction result");
+        report(
+            &format!("reduce [{name}]"),
+            n,
+            threads,
+            exec_s,
+            stats.instructions,
+            host_s,
+        );
+        times.push(exec_s);
+    }
+    speedup("reduce", &times);
+
+    let side: usize = std::env::var("PTX_BENCH_MATMUL_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1024);
+    let m = Module::parse(&ptx(MATMUL)).unwrap();
+    let k = m.kernel("matmul").unwrap();
+    let ma: Vec<f32> = (0..side * side)
+        .map(|i| ((i * 7) % 13) as f32 * 0.125 - 0.75)
+        .collect();
+    let mb: Vec<f32> = (0..side * side)
+        .map(|i| ((i * 5) % 11) as f32 * 0.25 - 1.25)
+        .collect();
+    let mut times = Vec::new();
+    for (engine, name) in engines() {
+        let mut mem = TestMemory::new();
+        let (da, db, dc) = (
+            mem.map(&f32s(&ma), false),
+            mem.map(&f32s(&mb), false),
+            mem.map(&vec![0u8; side * side * 4], true),
+        );
+        let p = params(&m.kernels[k], &[da, db, dc, side as u64]);
+        let mut l = launch((side / 16) as u32, 16, &p);
+        l.grid = [(side / 16) as u32, (side / 16) as u32, 1];
+        l.block = [16, 16, 1];
+        l.host_threads = threads;
+        l.step_limit = None;
+        l.engine = engine;
+        let (exec_s, stats) = best_of(1, || run(&m, k, &l, &mem).unwrap());
+        let got = to_f32s(&mem.read(dc));
+        // A sample of the result, as the kernel sums: in k order, fused multiply-adds.
+        for s in 0..64 {
+            let (r, col) = ((s * 131) % side, (s * 557) % side);
+            let mut sum = 0f32;
+            for kk in 0..side {
+                sum = ma[r * side + kk].mul_add(mb[kk * side + col], sum);
+            }
+            assert_eq!(
+                got[r * side + col].to_bits(),
+                sum.to_bits(),
+                "matmul ({r},{col})"
+            );
+        }
+        println!(
+            "matmul [{name}]: {side}x{side}, 16x16 tiles: {:.2} s wall, {:.2} s CPU on {threads} threads ({} PTX thread-instructions, {:.0} M/s per core)",
+            exec_s.wall,
+            exec_s.cpu,
+            stats.instructions,
+            stats.instructions as f64 / exec_s.cpu / 1e6
+        );
+        times.push(exec_s);
+    }
+    speedup("matmul", &times);
+
+    let text = ptx(BIG);
+    let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+    let (mut t, mut info) = (f64::MAX, None);
+    for _ in 0..3 {
+        let m = Module::parse(&text).unwrap();
+        let start = std::time::Instant::now();
+        info = m.jit_compile(m.kernel("big").unwrap());
+        t = t.min(start.elapsed().as_secs_f64());
+    }
+    println!(
+        "compile: a kernel of {lines} PTX lines in {:.1} ms ({:.1} ms per 1,000 lines; {info:?})",
+        t * 1e3,
+        t * 1e3 * 1000.0 / lines as f64
+    );
+}
+
+fn speedup(name: &str, t: &[Times]) {
+    println!(
+        "{name}: jit / interp: {:.2}x faster (wall), {:.2}x (CPU)",
+        t[0].wall / t[1].wall,
+        t[0].cpu / t[1].cpu
+    );
 }

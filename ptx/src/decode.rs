@@ -632,6 +632,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         kernels,
         globals,
         program: prog,
+        jit: Default::default(),
     })
 }
 

@@ -15,7 +15,9 @@ use crate::decode::{
     VoteMode,
 };
 use crate::math::{self, Lanes, Ty, WarpFn};
-use crate::{Access, FaultKind, HostSpan, Kernel, KernelFault, Launch, Memory, Module, Stats};
+use crate::{
+    Access, Engine, FaultKind, HostSpan, Kernel, KernelFault, Launch, Memory, Module, Stats,
+};
 use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
 const FULL: u32 = u32::MAX;
@@ -89,6 +91,11 @@ pub fn run(
     let instructions = AtomicU64::new(0);
     let start = Instant::now();
     let deadline = launch.time_limit.and_then(|d| start.checked_add(d));
+    // Compiled once per kernel, at its first launch; None: the interpreter runs it all.
+    let compiled = match launch.engine {
+        Engine::Jit => module.jit.get(module, kernel),
+        Engine::Interp => None,
+    };
     let worker = || {
         let mut ctx = BlockCtx {
             prog: &module.program,
@@ -110,6 +117,7 @@ pub fn run(
             deadline,
             tlb: [None; TLB_ENTRIES],
             tlb_next: 0,
+            jit: compiled.as_deref(),
         };
         let mut warps: Vec<Warp> = Vec::new();
         loop {
@@ -185,10 +193,10 @@ struct BarState {
     any: bool,
 }
 
-struct Warp {
+pub(crate) struct Warp {
     id: u32,
-    regs: Vec<u64>,
-    preds: Vec<u32>,
+    pub(crate) regs: Vec<u64>,
+    pub(crate) preds: Vec<u32>,
     pcs: [u32; 32],
     /// Lanes that exist (the last warp of a block may be partial).
     valid: u32,
@@ -201,16 +209,16 @@ struct Warp {
     has_calls: bool,
     /// The carry flag of each lane (`add.cc` and friends).
     cc: u32,
-    steps: u64,
+    pub(crate) steps: u64,
 }
 
-type Fault = Box<KernelFault>;
+pub(crate) type Fault = Box<KernelFault>;
 
-struct BlockCtx<'a> {
-    prog: &'a Program,
+pub(crate) struct BlockCtx<'a> {
+    pub(crate) prog: &'a Program,
     module: &'a Module,
     kernel: usize,
-    launch: &'a Launch<'a>,
+    pub(crate) launch: &'a Launch<'a>,
     mem: &'a dyn Memory,
     ctaid: [u32; 3],
     nthreads: u32,
@@ -221,7 +229,7 @@ struct BlockCtx<'a> {
     local_bytes: usize,
     bars: [BarState; 16],
     exited_threads: u32,
-    instructions: u64,
+    pub(crate) instructions: u64,
     start: Instant,
     /// When the launch must end (`Launch::time_limit`).
     deadline: Option<Instant>,
@@ -229,6 +237,8 @@ struct BlockCtx<'a> {
     /// kept across the blocks this host thread runs.
     tlb: [Option<HostSpan>; TLB_ENTRIES],
     tlb_next: usize,
+    /// The kernel's compiled code, when the launch asked for it and it compiled.
+    jit: Option<&'a crate::jit::Compiled>,
 }
 
 enum Loc {
@@ -405,7 +415,7 @@ impl<'a> BlockCtx<'a> {
         })
     }
 
-    fn fault(
+    pub(crate) fn fault(
         &self,
         w: &Warp,
         lane: u32,
@@ -530,6 +540,19 @@ impl<'a> BlockCtx<'a> {
                     if let Some(detail) = self.past_deadline() {
                         let lane = mask.trailing_zeros();
                         return Err(self.fault(w, lane, pc, FaultKind::TimeLimit, None, detail));
+                    }
+                }
+            }
+            if let Some(code) = self.jit {
+                // Compiled code runs from here while it can (the checks above are done
+                // for its first instruction; it stops at the next pc where they are due)
+                // and says where the interpreter goes on: at the same pc, it runs that
+                // instruction itself.
+                if !w.has_calls {
+                    let next = crate::jit::enter(code, self, w, pc, mask, other)?;
+                    if next != pc {
+                        pc = next;
+                        continue;
                     }
                 }
             }
@@ -979,7 +1002,7 @@ impl<'a> BlockCtx<'a> {
         write(w, d, out, emask);
     }
 
-    fn exec(&mut self, w: &mut Warp, op: &Op, emask: u32, pc: u32) -> Result<(), Fault> {
+    pub(crate) fn exec(&mut self, w: &mut Warp, op: &Op, emask: u32, pc: u32) -> Result<(), Fault> {
         match op {
             Op::Alu { f, d, s, n } => {
                 self.alu(w, *f, *d, s, *n, emask);

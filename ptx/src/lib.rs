@@ -26,6 +26,7 @@
 mod decode;
 mod exec;
 pub mod fatbin;
+mod jit;
 mod lex;
 pub mod link;
 mod math;
@@ -55,6 +56,8 @@ pub struct Module {
     pub kernels: Vec<Kernel>,
     pub globals: Vec<Global>,
     pub(crate) program: decode::Program,
+    /// Each kernel's compiled code, made at its first launch under `Engine::Jit`.
+    pub(crate) jit: jit::Cache,
 }
 
 impl Module {
@@ -90,10 +93,31 @@ impl Module {
         decode::decode(ast, src)
     }
 
+    /// Compiles kernel `kernel` for [`Engine::Jit`] now, if it was not yet (a launch
+    /// does it at its first run): how many of its instructions became host code and how
+    /// many run through the interpreter's code; None when it did not compile (the
+    /// interpreter runs it all).
+    pub fn jit_compile(&self, kernel: usize) -> Option<JitInfo> {
+        self.jit.get(self, kernel).map(|c| JitInfo {
+            native: c.native,
+            via_interpreter: c.via_interp,
+        })
+    }
+
     /// Index of the kernel (`.entry`) named `name`.
     pub fn kernel(&self, name: &str) -> Option<usize> {
         self.kernels.iter().position(|k| k.name == name)
     }
+}
+
+/// What [`Module::jit_compile`] made of a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JitInfo {
+    /// Instructions compiled to host code.
+    pub native: usize,
+    /// Instructions the compiled code runs through the interpreter's code (memory,
+    /// warp-wide operations, the rest).
+    pub via_interpreter: usize,
 }
 
 /// Where in the PTX text loading failed, and why.
@@ -229,6 +253,29 @@ pub struct Launch<'a> {
     /// the deadline before each block and every 65,536 instructions of a warp, so it
     /// holds whichever thread runs the launch.
     pub time_limit: Option<std::time::Duration>,
+    /// What runs the kernel's instructions.
+    pub engine: Engine,
+}
+
+/// What runs a kernel: the interpreter (the reference), or host code compiled from the
+/// same decoded program, which hands back to the interpreter at whatever it does not
+/// compile (see `jit`). Both give the same memory, faults and messages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Engine {
+    Interp,
+    #[default]
+    Jit,
+}
+
+impl Engine {
+    /// `CUMOCK_KERNEL_ENGINE=interp|jit`; anything else (or unset) is the default.
+    pub fn from_env() -> Engine {
+        match std::env::var("CUMOCK_KERNEL_ENGINE").as_deref() {
+            Ok("interp") => Engine::Interp,
+            Ok("jit") => Engine::Jit,
+            _ => Engine::default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

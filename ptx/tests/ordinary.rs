@@ -38,6 +38,7 @@ fn go(
         host_threads: threads,
         step_limit: Some(1 << 26),
         time_limit: None,
+        engine: cumock_ptx::Engine::default(),
         ..launch(1, 1, p)
     };
     run(m, k, &l, mem).unwrap();

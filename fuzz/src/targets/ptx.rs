@@ -132,6 +132,7 @@ pub fn run_module(m: &Module) -> u64 {
             step_limit: Some(20_000),
             // The step limit bounds a mutant; the clock is a second guard.
             time_limit: Some(std::time::Duration::from_secs(5)),
+            engine: cumock_ptx::Engine::default(),
         };
         let end = match launch(m, k, &l, &mem) {
             Ok(_) => "ok".to_string(),

@@ -232,6 +232,7 @@ pub struct PreparedLaunch {
     host_threads: usize,
     step_limit: Option<u64>,
     time_limit: Option<std::time::Duration>,
+    engine: ptx::Engine,
 }
 
 impl PreparedLaunch {
@@ -248,6 +249,7 @@ impl PreparedLaunch {
             host_threads: self.host_threads,
             step_limit: self.step_limit,
             time_limit: self.time_limit,
+            engine: self.engine,
         };
         driver.run_kernel(&self.program, self.kernel, &launch, self.device);
     }
@@ -1075,6 +1077,8 @@ impl Driver {
             host_threads: kernel_settings().host_threads,
             step_limit: kernel_settings().step_limit,
             time_limit: kernel_settings().time_limit,
+            // CUMOCK_KERNEL_ENGINE=interp|jit: the interpreter stays the reference.
+            engine: kernel_settings().engine,
         })
     }
 
@@ -1209,6 +1213,7 @@ struct KernelSettings {
     host_threads: usize,
     step_limit: Option<u64>,
     time_limit: Option<std::time::Duration>,
+    engine: ptx::Engine,
 }
 
 fn kernel_settings() -> &'static KernelSettings {
@@ -1217,6 +1222,7 @@ fn kernel_settings() -> &'static KernelSettings {
         host_threads: host_threads(),
         step_limit: step_limit(),
         time_limit: kernel_timeout(),
+        engine: ptx::Engine::from_env(),
     })
 }
 

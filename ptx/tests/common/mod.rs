@@ -2,6 +2,8 @@
 //! under target/ptx-test-cache, and a device memory over host buffers with access rights.
 #![allow(dead_code)]
 
+pub mod mutate;
+
 use std::cell::UnsafeCell;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -212,6 +214,7 @@ pub fn launch<'a>(grid: u32, block: u32, params: &'a [u8]) -> Launch<'a> {
         host_threads: 2,
         step_limit: Some(1 << 24),
         time_limit: None,
+        engine: cumock_ptx::Engine::default(),
     }
 }
 

@@ -1,0 +1,1034 @@
+//! `decode::Program` to Cranelift IR, one function per kernel (see the module doc of
+//! `jit`): a jump table on the entry pc, then one piece of code per *unit*: a run of
+//! natively compiled instructions (a loop over the group's lanes), one instruction run
+//! through the interpreter's code, a branch, or a return to the interpreter.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{
+    types, AbiParam, Block, InstBuilder, JumpTableData, MemFlags, Signature, Value,
+};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module as _};
+
+use super::native::{self, FOp, IntOp, PredOp, N};
+use super::{Compiled, EntryFn};
+use super::{OFF_INSTRUCTIONS, OFF_MASK, OFF_OTHER, OFF_PREDS, OFF_REGS, OFF_STEPS, OFF_STOP_AT};
+use crate::decode::{BoolOp, Dst, Op, Program, Src};
+use crate::math::Cmp;
+
+/// An instruction the compiler emits itself.
+#[derive(Clone, Copy)]
+struct Native {
+    n: N,
+    /// Destination; `q` the second of `setp p|q`.
+    d: Dst,
+    q: Dst,
+    s: [Src; 4],
+    nsrc: u8,
+    comb: Option<(BoolOp, Src)>,
+}
+
+enum Kind {
+    Native(Native),
+    /// Any other non-control instruction: the interpreter's code runs it.
+    Helper,
+    Bra(u32),
+    /// Other control flow: the interpreter runs it.
+    Stop,
+}
+
+fn plain(s: Src) -> bool {
+    matches!(
+        s,
+        Src::Reg(_) | Src::Imm(_) | Src::Pred(_) | Src::NotPred(_)
+    )
+}
+
+fn classify(op: &Op) -> Kind {
+    match op {
+        Op::Alu { f, d, s, n } => match native::lookup(*f) {
+            Some(nat)
+                if !matches!(nat, N::CmpInt { .. } | N::CmpF32(_))
+                    && s[..*n as usize].iter().all(|x| plain(*x)) =>
+            {
+                Kind::Native(Native {
+                    n: nat,
+                    d: *d,
+                    q: Dst::Sink,
+                    s: *s,
+                    nsrc: *n,
+                    comb: None,
+                })
+            }
+            _ => Kind::Helper,
+        },
+        Op::Setp {
+            f,
+            p,
+            q,
+            a,
+            b,
+            comb,
+        } => match native::lookup(*f) {
+            Some(nat @ (N::CmpInt { .. } | N::CmpF32(_)))
+                if plain(*a)
+                    && plain(*b)
+                    && comb.is_none_or(|(_, c)| plain(c) && *q == Dst::Sink) =>
+            {
+                Kind::Native(Native {
+                    n: nat,
+                    d: *p,
+                    q: *q,
+                    s: [*a, *b, *a, *a],
+                    nsrc: 2,
+                    comb: *comb,
+                })
+            }
+            _ => Kind::Helper,
+        },
+        Op::Bra { target } => Kind::Bra(*target),
+        op if op.is_control() => Kind::Stop,
+        _ => Kind::Helper,
+    }
+}
+
+enum Unit {
+    /// `len` native instructions from `pc`.
+    Run {
+        pc: u32,
+        len: u32,
+    },
+    Single(u32),
+}
+
+fn isa() -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, String> {
+    let mut flags = settings::builder();
+    let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| e.to_string());
+    set(&mut flags, "opt_level", "speed")?;
+    // The verifier checks the compiler, not the kernel: debug builds only.
+    let verify = if cfg!(debug_assertions) {
+        "true"
+    } else {
+        "false"
+    };
+    set(&mut flags, "enable_verifier", verify)?;
+    let builder = cranelift_native::builder().map_err(|e| e.to_string())?;
+    builder
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| e.to_string())
+}
+
+/// Compiles the code reachable from `entry` (calls are not followed: a warp in a call
+/// runs in the interpreter).
+pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
+    let insts = &prog.insts;
+    let n = insts.len();
+    if entry as usize >= n {
+        return Err("no code".into());
+    }
+    if (prog.nregs as u64) * 256 > i32::MAX as u64 {
+        return Err("too many registers".into());
+    }
+    let mut reach = vec![false; n];
+    let mut leader = vec![false; n];
+    leader[entry as usize] = true;
+    let mut stack = vec![entry as usize];
+    while let Some(pc) = stack.pop() {
+        if pc >= n || reach[pc] {
+            continue;
+        }
+        reach[pc] = true;
+        let inst = &insts[pc];
+        let ends = inst.guard.is_none()
+            && matches!(
+                inst.op,
+                Op::Bra { .. } | Op::Exit | Op::Ret | Op::Trap | Op::AssertFail
+            );
+        if let Op::Bra { target } = inst.op {
+            if (target as usize) < n {
+                leader[target as usize] = true;
+            }
+            stack.push(target as usize);
+        }
+        if inst.op.is_control() && pc + 1 < n {
+            leader[pc + 1] = true;
+        }
+        if !ends {
+            stack.push(pc + 1);
+        }
+    }
+    let kinds: Vec<Option<Kind>> = (0..n)
+        .map(|pc| reach[pc].then(|| classify(&insts[pc].op)))
+        .collect();
+    let mut units = Vec::new();
+    let mut pc = 0;
+    while pc < n {
+        match &kinds[pc] {
+            None => pc += 1,
+            Some(Kind::Native(_)) => {
+                let start = pc;
+                pc += 1;
+                while pc < n && !leader[pc] && matches!(kinds[pc], Some(Kind::Native(_))) {
+                    pc += 1;
+                }
+                units.push(Unit::Run {
+                    pc: start as u32,
+                    len: (pc - start) as u32,
+                });
+            }
+            Some(_) => {
+                units.push(Unit::Single(pc as u32));
+                pc += 1;
+            }
+        }
+    }
+    let lo = reach.iter().position(|r| *r).unwrap_or(0);
+    let hi = reach.iter().rposition(|r| *r).unwrap_or(0);
+
+    let isa = isa()?;
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let ptr = types::I64;
+    let mut sig = module.make_signature();
+    sig.params.push(AbiParam::new(ptr));
+    sig.params.push(AbiParam::new(types::I32));
+    sig.returns.push(AbiParam::new(types::I64));
+    let mut helper_sig = Signature::new(module.isa().default_call_conv());
+    helper_sig.params.push(AbiParam::new(ptr));
+    helper_sig.params.push(AbiParam::new(types::I32));
+    helper_sig.params.push(AbiParam::new(types::I32));
+    helper_sig.returns.push(AbiParam::new(types::I32));
+    let id = module
+        .declare_function("kernel", Linkage::Local, &sig)
+        .map_err(|e| e.to_string())?;
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    let mut fctx = FunctionBuilderContext::new();
+    let mut native_count = 0;
+    let mut via_interp = 0;
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let helper_sig = b.import_signature(helper_sig);
+        let start = b.create_block();
+        b.append_block_params_for_function_params(start);
+        b.switch_to_block(start);
+        let frame = b.block_params(start)[0];
+        let entry_pc = b.block_params(start)[1];
+        let flags = MemFlags::trusted();
+        let (steps, icount, status) = (
+            Variable::from_u32(0),
+            Variable::from_u32(1),
+            Variable::from_u32(2),
+        );
+        for v in [steps, icount, status] {
+            b.declare_var(v, types::I64);
+        }
+        let regs = b.ins().load(ptr, flags, frame, OFF_REGS);
+        let preds = b.ins().load(ptr, flags, frame, OFF_PREDS);
+        let s0 = b.ins().load(types::I64, flags, frame, OFF_STEPS);
+        let stop_at = b.ins().load(types::I64, flags, frame, OFF_STOP_AT);
+        let mask = b.ins().load(types::I32, flags, frame, OFF_MASK);
+        let other = b.ins().load(types::I32, flags, frame, OFF_OTHER);
+        let zero = b.ins().iconst(types::I64, 0);
+        b.def_var(steps, s0);
+        b.def_var(icount, zero);
+        b.def_var(status, zero);
+
+        let exit = b.create_block();
+        let bail_entry = b.create_block();
+        let mut blocks: HashMap<u32, Block> = HashMap::new();
+        for u in &units {
+            let pc = match u {
+                Unit::Run { pc, .. } | Unit::Single(pc) => *pc,
+            };
+            blocks.insert(pc, b.create_block());
+        }
+        // Dispatch on the entry pc.
+        let idx = b.ins().iadd_imm(entry_pc, -(lo as i64));
+        let table: Vec<_> = (lo..=hi)
+            .map(|pc| {
+                let blk = blocks.get(&(pc as u32)).copied().unwrap_or(bail_entry);
+                b.func.dfg.block_call(blk, &[])
+            })
+            .collect();
+        let def = b.func.dfg.block_call(bail_entry, &[]);
+        let jt = b.create_jump_table(JumpTableData::new(def, &table));
+        b.ins().br_table(idx, jt);
+
+        b.switch_to_block(bail_entry);
+        let v = b.ins().uextend(types::I64, entry_pc);
+        b.def_var(status, v);
+        b.ins().jump(exit, &[]);
+
+        b.switch_to_block(exit);
+        let s = b.use_var(steps);
+        b.ins().store(flags, s, frame, OFF_STEPS);
+        let c = b.use_var(icount);
+        b.ins().store(flags, c, frame, OFF_INSTRUCTIONS);
+        let st = b.use_var(status);
+        b.ins().return_(&[st]);
+
+        let mut g = Gen {
+            b,
+            regs,
+            preds,
+            mask,
+            other,
+            stop_at,
+            frame,
+            steps,
+            icount,
+            status,
+            exit,
+            blocks: &blocks,
+            helper_sig,
+            next_var: 3,
+        };
+        for u in &units {
+            match *u {
+                Unit::Run { pc, len } => {
+                    let list: Vec<Native> = (pc..pc + len)
+                        .map(|p| match &kinds[p as usize] {
+                            Some(Kind::Native(x)) => *x,
+                            _ => unreachable_native(),
+                        })
+                        .collect();
+                    native_count += list.len();
+                    g.run(prog, pc, &list);
+                }
+                Unit::Single(pc) => {
+                    let inst = &insts[pc as usize];
+                    match &kinds[pc as usize] {
+                        Some(Kind::Helper) => {
+                            via_interp += 1;
+                            g.helper(pc, inst.guard);
+                        }
+                        Some(Kind::Bra(t)) => g.bra(pc, *t, inst.guard),
+                        _ => {
+                            let blk = blocks[&pc];
+                            g.b.switch_to_block(blk);
+                            g.leave(pc);
+                        }
+                    }
+                }
+            }
+        }
+        g.b.seal_all_blocks();
+        g.b.finalize();
+    }
+    module
+        .define_function(id, &mut ctx)
+        .map_err(|e| format!("{e:?}"))?;
+    module.clear_context(&mut ctx);
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    let code = module.get_finalized_function(id);
+    // Safety: `code` is the function just defined with the signature `EntryFn` spells
+    // (pointer, u32) -> u64 in the ISA's default (C) calling convention.
+    let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
+    Ok(Compiled {
+        module: Some(module),
+        entry,
+        native: native_count,
+        via_interp,
+    })
+}
+
+/// A run holds only native instructions (built so above).
+fn unreachable_native() -> Native {
+    Native {
+        n: N::Mov,
+        d: Dst::Sink,
+        q: Dst::Sink,
+        s: [Src::Imm(0); 4],
+        nsrc: 1,
+        comb: None,
+    }
+}
+
+struct Gen<'a, 'f> {
+    b: FunctionBuilder<'f>,
+    regs: Value,
+    preds: Value,
+    mask: Value,
+    other: Value,
+    stop_at: Value,
+    frame: Value,
+    steps: Variable,
+    icount: Variable,
+    status: Variable,
+    exit: Block,
+    blocks: &'a HashMap<u32, Block>,
+    helper_sig: cranelift_codegen::ir::SigRef,
+    next_var: u32,
+}
+
+/// Per lane of a run: values of registers and predicate bits so far.
+#[derive(Default)]
+struct LaneState {
+    regs: HashMap<u32, Value>,
+    dirty: Vec<u32>,
+    bits: HashMap<u32, Value>,
+    dirty_preds: Vec<u32>,
+}
+
+impl Gen<'_, '_> {
+    fn var(&mut self, ty: types::Type) -> Variable {
+        let v = Variable::from_u32(self.next_var);
+        self.next_var += 1;
+        self.b.declare_var(v, ty);
+        v
+    }
+
+    /// Back to the interpreter at `pc` (which it runs itself).
+    fn leave(&mut self, pc: u32) {
+        let v = self.b.ins().iconst(types::I64, pc as i64);
+        self.b.def_var(self.status, v);
+        self.b.ins().jump(self.exit, &[]);
+    }
+
+    fn goto(&mut self, pc: u32) {
+        match self.blocks.get(&pc) {
+            Some(&blk) => {
+                self.b.ins().jump(blk, &[]);
+            }
+            None => self.leave(pc),
+        }
+    }
+
+    /// Starts unit `pc` of `len` instructions: it runs only if the step count stays
+    /// below where the interpreter checks its limits and no other lanes wait inside it.
+    fn enter_unit(&mut self, pc: u32, len: u32) {
+        let blk = self.blocks[&pc];
+        self.b.switch_to_block(blk);
+        let s = self.b.use_var(self.steps);
+        let end = self.b.ins().iadd_imm(s, len as i64);
+        let over = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThan, end, self.stop_at);
+        let d = self.b.ins().iadd_imm(self.other, -(pc as i64));
+        let inside = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedLessThan, d, len as i64);
+        let bad = self.b.ins().bor(over, inside);
+        let go = self.b.create_block();
+        let out = self.b.create_block();
+        self.b.ins().brif(bad, out, &[], go, &[]);
+        self.b.switch_to_block(out);
+        self.leave(pc);
+        self.b.switch_to_block(go);
+    }
+
+    fn add_steps(&mut self, n: i64) {
+        let s = self.b.use_var(self.steps);
+        let s = self.b.ins().iadd_imm(s, n);
+        self.b.def_var(self.steps, s);
+    }
+
+    fn add_count(&mut self, n: Value) {
+        let c = self.b.use_var(self.icount);
+        let c = self.b.ins().iadd(c, n);
+        self.b.def_var(self.icount, c);
+    }
+
+    fn popcnt64(&mut self, m: Value) -> Value {
+        let p = self.b.ins().popcnt(m);
+        self.b.ins().uextend(types::I64, p)
+    }
+
+    /// The group's lanes the guard lets run.
+    fn emask(&mut self, guard: Option<(u32, bool)>) -> Value {
+        match guard {
+            None => self.mask,
+            Some((p, neg)) => {
+                let bits =
+                    self.b
+                        .ins()
+                        .load(types::I32, MemFlags::trusted(), self.preds, p as i32 * 4);
+                let bits = if neg { self.b.ins().bnot(bits) } else { bits };
+                self.b.ins().band(self.mask, bits)
+            }
+        }
+    }
+
+    fn helper(&mut self, pc: u32, guard: Option<(u32, bool)>) {
+        self.enter_unit(pc, 1);
+        let em = self.emask(guard);
+        self.add_steps(1);
+        let cnt = self.popcnt64(em);
+        self.add_count(cnt);
+        let call = self.b.create_block();
+        let next = self.b.create_block();
+        let failed = self.b.create_block();
+        self.b.ins().brif(em, call, &[], next, &[]);
+        self.b.switch_to_block(call);
+        let s = self.b.use_var(self.steps);
+        self.b
+            .ins()
+            .store(MemFlags::trusted(), s, self.frame, OFF_STEPS);
+        let f = self
+            .b
+            .ins()
+            .iconst(types::I64, super::helper_exec as *const () as usize as i64);
+        let pcv = self.b.ins().iconst(types::I32, pc as i64);
+        let call_inst = self
+            .b
+            .ins()
+            .call_indirect(self.helper_sig, f, &[self.frame, pcv, em]);
+        let r = self.b.inst_results(call_inst)[0];
+        self.b.ins().brif(r, failed, &[], next, &[]);
+        self.b.switch_to_block(failed);
+        let r64 = self.b.ins().uextend(types::I64, r);
+        let hi = self.b.ins().ishl_imm(r64, 32);
+        let st = self.b.ins().bor_imm(hi, pc as i64);
+        self.b.def_var(self.status, st);
+        self.b.ins().jump(self.exit, &[]);
+        self.b.switch_to_block(next);
+        self.goto(pc + 1);
+    }
+
+    fn bra(&mut self, pc: u32, target: u32, guard: Option<(u32, bool)>) {
+        self.enter_unit(pc, 1);
+        // Uniform: taken by the whole group; the interpreter's rule is to go on only
+        // below the pc where other lanes wait.
+        let take = self.b.create_block();
+        let out = self.b.create_block();
+        let uniform = self.b.create_block();
+        match guard {
+            None => {
+                self.b.ins().jump(uniform, &[]);
+            }
+            Some(_) => {
+                let em = self.emask(guard);
+                let all = self.b.ins().icmp(IntCC::Equal, em, self.mask);
+                let not_all = self.b.create_block();
+                self.b.ins().brif(all, uniform, &[], not_all, &[]);
+                self.b.switch_to_block(not_all);
+                let skip = self.b.create_block();
+                self.b.ins().brif(em, out, &[], skip, &[]);
+                self.b.switch_to_block(skip);
+                self.add_steps(1);
+                self.goto(pc + 1);
+            }
+        }
+        self.b.switch_to_block(uniform);
+        let below = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedGreaterThan, self.other, target as i64);
+        self.b.ins().brif(below, take, &[], out, &[]);
+        self.b.switch_to_block(take);
+        self.add_steps(1);
+        let cnt = self.popcnt64(self.mask);
+        self.add_count(cnt);
+        self.goto(target);
+        // Divergent, or a merge point: the interpreter runs the branch.
+        self.b.switch_to_block(out);
+        self.leave(pc);
+    }
+
+    /// A run: for each lane of the group, every instruction of the run.
+    fn run(&mut self, prog: &Program, pc: u32, list: &[Native]) {
+        let _ = prog;
+        let len = list.len() as u32;
+        self.enter_unit(pc, len);
+        let flags = MemFlags::trusted();
+        // Predicate words the run reads or writes, as they were before it.
+        let mut used: Vec<u32> = Vec::new();
+        fn note(p: u32, used: &mut Vec<u32>) {
+            if !used.contains(&p) {
+                used.push(p);
+            }
+        }
+        let insts = &prog.insts[pc as usize..(pc + len) as usize];
+        for (k, x) in list.iter().enumerate() {
+            if let Some((p, _)) = insts[k].guard {
+                note(p, &mut used);
+            }
+            for s in x.s[..x.nsrc as usize]
+                .iter()
+                .chain(x.comb.as_ref().map(|(_, c)| c))
+            {
+                if let Src::Pred(p) | Src::NotPred(p) = s {
+                    note(*p, &mut used);
+                }
+            }
+            for d in [x.d, x.q] {
+                if let Dst::Pred(p) = d {
+                    note(p, &mut used);
+                }
+            }
+        }
+        let words: HashMap<u32, Value> = used
+            .iter()
+            .map(|&p| {
+                (
+                    p,
+                    self.b
+                        .ins()
+                        .load(types::I32, flags, self.preds, p as i32 * 4),
+                )
+            })
+            .collect();
+        let written: Vec<u32> = used
+            .iter()
+            .copied()
+            .filter(|p| {
+                list.iter()
+                    .any(|x| x.d == Dst::Pred(*p) || x.q == Dst::Pred(*p))
+            })
+            .collect();
+        let left = self.var(types::I32);
+        let guarded_count = self.var(types::I64);
+        let accs: HashMap<u32, Variable> =
+            written.iter().map(|&p| (p, self.var(types::I32))).collect();
+        let zero32 = self.b.ins().iconst(types::I32, 0);
+        let zero64 = self.b.ins().iconst(types::I64, 0);
+        self.b.def_var(left, self.mask);
+        self.b.def_var(guarded_count, zero64);
+        for v in accs.values() {
+            self.b.def_var(*v, zero32);
+        }
+        let header = self.b.create_block();
+        let body = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(header);
+        let m = self.b.use_var(left);
+        self.b.ins().brif(m, body, &[], after, &[]);
+        self.b.switch_to_block(body);
+        let lane = self.b.ins().ctz(m);
+        let m1 = self.b.ins().iadd_imm(m, -1);
+        let rest = self.b.ins().band(m, m1);
+        self.b.def_var(left, rest);
+        let lane64 = self.b.ins().uextend(types::I64, lane);
+        let off = self.b.ins().imul_imm(lane64, 8);
+        let base = self.b.ins().iadd(self.regs, off);
+        let mut st = LaneState::default();
+        let mut unguarded = 0i64;
+        for (k, x) in list.iter().enumerate() {
+            let active = match insts[k].guard {
+                None => {
+                    unguarded += 1;
+                    None
+                }
+                Some((p, neg)) => {
+                    let bit = self.pbit(&mut st, &words, p, lane);
+                    let bit = if neg {
+                        self.b.ins().bxor_imm(bit, 1)
+                    } else {
+                        bit
+                    };
+                    let g = self.b.use_var(guarded_count);
+                    let g = self.b.ins().iadd(g, bit);
+                    self.b.def_var(guarded_count, g);
+                    Some(bit)
+                }
+            };
+            self.native(&mut st, &words, base, lane, x, active);
+        }
+        for r in std::mem::take(&mut st.dirty) {
+            let v = st.regs[&r];
+            self.b.ins().store(flags, v, base, r as i32 * 256);
+        }
+        for p in std::mem::take(&mut st.dirty_preds) {
+            let bit = st.bits[&p];
+            let bit = self.b.ins().ireduce(types::I32, bit);
+            let sh = self.b.ins().ishl(bit, lane);
+            let acc = self.b.use_var(accs[&p]);
+            let acc = self.b.ins().bor(acc, sh);
+            self.b.def_var(accs[&p], acc);
+        }
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(after);
+        for p in &written {
+            let keep = self.b.ins().bnot(self.mask);
+            let old = self.b.ins().band(words[p], keep);
+            let acc = self.b.use_var(accs[p]);
+            let new = self.b.ins().bor(old, acc);
+            self.b.ins().store(flags, new, self.preds, *p as i32 * 4);
+        }
+        self.add_steps(len as i64);
+        let pop = self.popcnt64(self.mask);
+        let base_count = self.b.ins().imul_imm(pop, unguarded);
+        let g = self.b.use_var(guarded_count);
+        let total = self.b.ins().iadd(base_count, g);
+        self.add_count(total);
+        self.goto(pc + len);
+    }
+
+    /// Predicate `p`'s bit of this lane, 0 or 1 (i64).
+    fn pbit(
+        &mut self,
+        st: &mut LaneState,
+        words: &HashMap<u32, Value>,
+        p: u32,
+        lane: Value,
+    ) -> Value {
+        if let Some(v) = st.bits.get(&p) {
+            return *v;
+        }
+        let w = self.b.ins().ushr(words[&p], lane);
+        let w = self.b.ins().band_imm(w, 1);
+        let v = self.b.ins().uextend(types::I64, w);
+        st.bits.insert(p, v);
+        v
+    }
+
+    fn reg(&mut self, st: &mut LaneState, base: Value, r: u32) -> Value {
+        if let Some(v) = st.regs.get(&r) {
+            return *v;
+        }
+        let v = self
+            .b
+            .ins()
+            .load(types::I64, MemFlags::trusted(), base, r as i32 * 256);
+        st.regs.insert(r, v);
+        v
+    }
+
+    fn src(
+        &mut self,
+        st: &mut LaneState,
+        words: &HashMap<u32, Value>,
+        base: Value,
+        lane: Value,
+        s: Src,
+    ) -> Value {
+        match s {
+            Src::Reg(r) => self.reg(st, base, r),
+            Src::Imm(v) => self.b.ins().iconst(types::I64, v as i64),
+            Src::Pred(p) => self.pbit(st, words, p, lane),
+            Src::NotPred(p) => {
+                let v = self.pbit(st, words, p, lane);
+                self.b.ins().bxor_imm(v, 1)
+            }
+            // Not classified native (`plain`).
+            _ => self.b.ins().iconst(types::I64, 0),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write(
+        &mut self,
+        st: &mut LaneState,
+        words: &HashMap<u32, Value>,
+        base: Value,
+        lane: Value,
+        d: Dst,
+        v: Value,
+        active: Option<Value>,
+    ) {
+        match d {
+            Dst::Reg(r) => {
+                let v = match active {
+                    Some(a) => {
+                        let old = self.reg(st, base, r);
+                        self.b.ins().select(a, v, old)
+                    }
+                    None => v,
+                };
+                st.regs.insert(r, v);
+                if !st.dirty.contains(&r) {
+                    st.dirty.push(r);
+                }
+            }
+            Dst::Pred(p) => {
+                let bit = self.b.ins().icmp_imm(IntCC::NotEqual, v, 0);
+                let bit = self.b.ins().uextend(types::I64, bit);
+                let bit = match active {
+                    Some(a) => {
+                        let old = self.pbit(st, words, p, lane);
+                        self.b.ins().select(a, bit, old)
+                    }
+                    None => bit,
+                };
+                st.bits.insert(p, bit);
+                if !st.dirty_preds.contains(&p) {
+                    st.dirty_preds.push(p);
+                }
+            }
+            Dst::Sink => {}
+        }
+    }
+
+    fn native(
+        &mut self,
+        st: &mut LaneState,
+        words: &HashMap<u32, Value>,
+        base: Value,
+        lane: Value,
+        x: &Native,
+        active: Option<Value>,
+    ) {
+        // Operands past `nsrc` are the first, as the interpreter passes them.
+        let mut ops = [None; 4];
+        let need = match x.n {
+            N::Int { op, .. } => match op {
+                IntOp::Not | IntOp::Neg => 1,
+                IntOp::MadLo | IntOp::MadWide => 3,
+                _ => 2,
+            },
+            N::Mov | N::Cvt { .. } => 1,
+            N::Selp => 3,
+            N::Pred(PredOp::Not | PredOp::Mov) => 1,
+            N::Pred(_) => 2,
+            N::F32(FOp::Fma) => 3,
+            N::F32(_) | N::CmpInt { .. } | N::CmpF32(_) => 2,
+        };
+        for (k, o) in ops.iter_mut().enumerate().take(need) {
+            let s = if k < x.nsrc as usize { x.s[k] } else { x.s[0] };
+            *o = Some(self.src(st, words, base, lane, s));
+        }
+        let z = self.b.ins().iconst(types::I64, 0);
+        let [a, bb, c, _] = ops.map(|o| o.unwrap_or(z));
+        let v = self.op(x.n, a, bb, c);
+        match (x.n, x.comb) {
+            (N::CmpInt { .. } | N::CmpF32(_), comb) => {
+                let p = match comb {
+                    Some((op, cs)) => {
+                        let cv = self.src(st, words, base, lane, cs);
+                        let cb = self.b.ins().icmp_imm(IntCC::NotEqual, cv, 0);
+                        let cb = self.b.ins().uextend(types::I64, cb);
+                        match op {
+                            BoolOp::And => self.b.ins().band(v, cb),
+                            BoolOp::Or => self.b.ins().bor(v, cb),
+                            BoolOp::Xor => self.b.ins().bxor(v, cb),
+                        }
+                    }
+                    None => v,
+                };
+                self.write(st, words, base, lane, x.d, p, active);
+                if x.q != Dst::Sink {
+                    let nv = self.b.ins().bxor_imm(v, 1);
+                    self.write(st, words, base, lane, x.q, nv, active);
+                }
+            }
+            _ => self.write(st, words, base, lane, x.d, v, active),
+        }
+    }
+
+    fn low(&mut self, v: Value, bits: u8) -> Value {
+        if bits >= 64 {
+            v
+        } else {
+            self.b.ins().band_imm(v, ((1u64 << bits) - 1) as i64)
+        }
+    }
+
+    fn sext(&mut self, v: Value, bits: u8) -> Value {
+        if bits >= 64 {
+            return v;
+        }
+        let sh = 64 - bits as i64;
+        let t = self.b.ins().ishl_imm(v, sh);
+        self.b.ins().sshr_imm(t, sh)
+    }
+
+    fn ext(&mut self, v: Value, bits: u8, signed: bool) -> Value {
+        if signed {
+            self.sext(v, bits)
+        } else {
+            self.low(v, bits)
+        }
+    }
+
+    fn op(&mut self, n: N, a: Value, b: Value, c: Value) -> Value {
+        match n {
+            N::Mov => a,
+            N::Selp => {
+                let cond = self.b.ins().icmp_imm(IntCC::NotEqual, c, 0);
+                self.b.ins().select(cond, a, b)
+            }
+            N::Pred(op) => match op {
+                PredOp::And => {
+                    let v = self.b.ins().band(a, b);
+                    self.b.ins().band_imm(v, 1)
+                }
+                PredOp::Or => {
+                    let v = self.b.ins().bor(a, b);
+                    self.b.ins().band_imm(v, 1)
+                }
+                PredOp::Xor => {
+                    let v = self.b.ins().bxor(a, b);
+                    self.b.ins().band_imm(v, 1)
+                }
+                PredOp::Not => {
+                    let v = self.b.ins().band_imm(a, 1);
+                    self.b.ins().bxor_imm(v, 1)
+                }
+                PredOp::Mov => self.b.ins().band_imm(a, 1),
+            },
+            N::Cvt { from, signed, to } => {
+                let v = self.ext(a, from, signed);
+                self.low(v, to)
+            }
+            N::Int { op, bits, signed } => self.int(op, bits, signed, a, b, c),
+            N::F32(op) => {
+                let f = |g: &mut Self, v: Value| {
+                    let v = g.b.ins().ireduce(types::I32, v);
+                    g.b.ins().bitcast(types::F32, MemFlags::new(), v)
+                };
+                let (x, y) = (f(self, a), f(self, b));
+                let r = match op {
+                    FOp::Add => self.b.ins().fadd(x, y),
+                    FOp::Sub => self.b.ins().fsub(x, y),
+                    FOp::Mul => self.b.ins().fmul(x, y),
+                    FOp::Fma => {
+                        let z = f(self, c);
+                        self.b.ins().fma(x, y, z)
+                    }
+                };
+                let nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
+                let bits = self.b.ins().bitcast(types::I32, MemFlags::new(), r);
+                let canon = self
+                    .b
+                    .ins()
+                    .iconst(types::I32, crate::math::CANONICAL_NAN32 as i64);
+                let bits = self.b.ins().select(nan, canon, bits);
+                self.b.ins().uextend(types::I64, bits)
+            }
+            N::CmpInt { cmp, bits, signed } => {
+                let (x, y) = (self.ext(a, bits, signed), self.ext(b, bits, signed));
+                let cc = match (cmp, signed) {
+                    (Cmp::Eq, _) => IntCC::Equal,
+                    (Cmp::Ne, _) => IntCC::NotEqual,
+                    (Cmp::Lt, true) => IntCC::SignedLessThan,
+                    (Cmp::Le, true) => IntCC::SignedLessThanOrEqual,
+                    (Cmp::Gt, true) => IntCC::SignedGreaterThan,
+                    (Cmp::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+                    (Cmp::Lt, false) => IntCC::UnsignedLessThan,
+                    (Cmp::Le, false) => IntCC::UnsignedLessThanOrEqual,
+                    (Cmp::Gt, false) => IntCC::UnsignedGreaterThan,
+                    _ => IntCC::UnsignedGreaterThanOrEqual,
+                };
+                let r = self.b.ins().icmp(cc, x, y);
+                self.b.ins().uextend(types::I64, r)
+            }
+            N::CmpF32(cmp) => {
+                let f = |g: &mut Self, v: Value| {
+                    let v = g.b.ins().ireduce(types::I32, v);
+                    g.b.ins().bitcast(types::F32, MemFlags::new(), v)
+                };
+                let (x, y) = (f(self, a), f(self, b));
+                let cc = match cmp {
+                    Cmp::Eq => FloatCC::Equal,
+                    Cmp::Ne => FloatCC::OrderedNotEqual,
+                    Cmp::Lt => FloatCC::LessThan,
+                    Cmp::Le => FloatCC::LessThanOrEqual,
+                    Cmp::Gt => FloatCC::GreaterThan,
+                    Cmp::Ge => FloatCC::GreaterThanOrEqual,
+                    Cmp::Equ => FloatCC::UnorderedOrEqual,
+                    Cmp::Neu => FloatCC::NotEqual,
+                    Cmp::Ltu => FloatCC::UnorderedOrLessThan,
+                    Cmp::Leu => FloatCC::UnorderedOrLessThanOrEqual,
+                    Cmp::Gtu => FloatCC::UnorderedOrGreaterThan,
+                    Cmp::Geu => FloatCC::UnorderedOrGreaterThanOrEqual,
+                    Cmp::Num => FloatCC::Ordered,
+                    _ => FloatCC::Unordered,
+                };
+                let r = self.b.ins().fcmp(cc, x, y);
+                self.b.ins().uextend(types::I64, r)
+            }
+        }
+    }
+
+    fn int(&mut self, op: IntOp, bits: u8, signed: bool, a: Value, b: Value, c: Value) -> Value {
+        let w = bits;
+        match op {
+            IntOp::Add => {
+                let v = self.b.ins().iadd(a, b);
+                self.low(v, w)
+            }
+            IntOp::Sub => {
+                let v = self.b.ins().isub(a, b);
+                self.low(v, w)
+            }
+            IntOp::MulLo => {
+                let v = self.b.ins().imul(a, b);
+                self.low(v, w)
+            }
+            IntOp::MadLo => {
+                let v = self.b.ins().imul(a, b);
+                let v = self.b.ins().iadd(v, c);
+                self.low(v, w)
+            }
+            IntOp::And => {
+                let v = self.b.ins().band(a, b);
+                self.low(v, w)
+            }
+            IntOp::Or => {
+                let v = self.b.ins().bor(a, b);
+                self.low(v, w)
+            }
+            IntOp::Xor => {
+                let v = self.b.ins().bxor(a, b);
+                self.low(v, w)
+            }
+            IntOp::Not => {
+                let v = self.b.ins().bnot(a);
+                self.low(v, w)
+            }
+            IntOp::Neg => {
+                let v = self.b.ins().ineg(a);
+                self.low(v, w)
+            }
+            IntOp::Min | IntOp::Max => {
+                let (x, y) = (self.ext(a, w, signed), self.ext(b, w, signed));
+                let v = match (op, signed) {
+                    (IntOp::Min, true) => self.b.ins().smin(x, y),
+                    (IntOp::Min, false) => self.b.ins().umin(x, y),
+                    (_, true) => self.b.ins().smax(x, y),
+                    _ => self.b.ins().umax(x, y),
+                };
+                self.low(v, w)
+            }
+            IntOp::Shl => {
+                // Amounts are u32; at or past the width the result is 0.
+                let amt = self.low(b, 32);
+                let big = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, amt, w as i64);
+                let v = self.b.ins().ishl(a, amt);
+                let v = self.low(v, w);
+                let z = self.b.ins().iconst(types::I64, 0);
+                self.b.ins().select(big, z, v)
+            }
+            IntOp::Shr => {
+                let amt = self.low(b, 32);
+                let big = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, amt, w as i64);
+                let top = self.b.ins().iconst(types::I64, w as i64 - 1);
+                let s = self.b.ins().umin(amt, top);
+                let x = self.ext(a, w, signed);
+                let v = if signed {
+                    // Past the width: every bit is the sign.
+                    let v = self.b.ins().sshr(x, s);
+                    let v1 = self.b.ins().sshr_imm(v, 1);
+                    self.b.ins().select(big, v1, v)
+                } else {
+                    let v = self.b.ins().ushr(x, s);
+                    let z = self.b.ins().iconst(types::I64, 0);
+                    self.b.ins().select(big, z, v)
+                };
+                self.low(v, w)
+            }
+            IntOp::MulWide | IntOp::MadWide => {
+                let (x, y) = (self.ext(a, 32, signed), self.ext(b, 32, signed));
+                let v = self.b.ins().imul(x, y);
+                if op == IntOp::MadWide {
+                    self.b.ins().iadd(v, c)
+                } else {
+                    v
+                }
+            }
+        }
+    }
+}

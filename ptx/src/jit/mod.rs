@@ -1,0 +1,218 @@
+//! Kernels compiled to host code: the decoded program (`decode::Program`) lowered per
+//! kernel, at its first launch, into one host function with Cranelift.
+//!
+//! Why Cranelift: it is pure Rust (no LLVM to install or ship, so the pip wheel stays
+//! self-contained), and it compiles in milliseconds, which lazily compiling each kernel
+//! of a module with hundreds of them needs.
+//!
+//! The compiled code is a fast path inside the interpreter's own loop (`exec::run_group`),
+//! never a second executor: it works on the same warp (the register file laid out as
+//! `regs[reg * 32 + lane]`, predicates as one bit per lane), runs while the warp's group of
+//! lanes goes on in straight lines or uniform branches, and returns the pc at which the
+//! interpreter goes on. What it does not compile it hands back that way (control flow
+//! that splits or ends the group, barriers, calls) or runs through the interpreter's own
+//! code for that instruction (`BlockCtx::exec`, called per warp instruction: memory,
+//! shuffles, votes, atomics, conversions...). So faults, messages, memory checks and
+//! translation are the interpreter's, by construction, and the step and time limits are
+//! polled at the same instruction counts: the code stops where the interpreter would
+//! check (`stop_at`).
+//!
+//! Lanes: arithmetic the compiler knows exactly (`native`) runs in *runs*, maximal
+//! straight-line sequences of such instructions with no branch target inside: a loop over
+//! the group's lanes runs the whole sequence for one lane with its values in host
+//! registers. Register arithmetic of one lane never reads another lane's, so the order
+//! (lane by lane instead of instruction by instruction) changes nothing but speed;
+//! predicates written in a run are merged into their words after the loop, so a lane
+//! reading another's bit of it could not see a new value early (none can anyway).
+//! Everything else is one warp instruction at a time, in the interpreter's order.
+
+mod lower;
+mod native;
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+
+use crate::exec::{BlockCtx, Fault, Warp};
+use crate::Module;
+
+/// Per kernel of a module: its compiled code, or None when it did not compile (the
+/// interpreter runs it).
+#[derive(Default)]
+pub(crate) struct Cache {
+    kernels: Mutex<HashMap<usize, Option<Arc<Compiled>>>>,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("jit::Cache")
+    }
+}
+
+impl Cache {
+    /// The compiled code of `kernel`, compiling it on first use. Concurrent first launches
+    /// of one module wait for one compile (a few milliseconds).
+    pub(crate) fn get(&self, module: &Module, kernel: usize) -> Option<Arc<Compiled>> {
+        let mut map = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(kernel)
+            .or_insert_with(|| {
+                let entry = module.kernels.get(kernel)?.entry_pc;
+                lower::compile(&module.program, entry).ok().map(Arc::new)
+            })
+            .clone()
+    }
+}
+
+/// One kernel's host code.
+pub(crate) struct Compiled {
+    /// Owns the code's memory (freed on drop).
+    module: Option<cranelift_jit::JITModule>,
+    entry: EntryFn,
+    /// Instructions compiled natively, and run through the interpreter's code.
+    pub(crate) native: usize,
+    pub(crate) via_interp: usize,
+}
+
+// Safety: after `finalize_definitions` the code is immutable; threads only call `entry`
+// (which keeps no state of its own: everything is in the `Frame` each call passes), and
+// the JITModule is touched again only by `drop`, with `&mut self`.
+unsafe impl Send for Compiled {}
+// Safety: as for Send.
+unsafe impl Sync for Compiled {}
+
+impl Drop for Compiled {
+    fn drop(&mut self) {
+        if let Some(m) = self.module.take() {
+            // Safety: a Compiled lives in its Module's cache (or an Arc of it held by a
+            // launch); it drops when no launch holds it, so none of its code is running
+            // and `entry` is never called again.
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+/// The compiled function: `(frame, pc) -> status << 32 | pc`.
+type EntryFn = unsafe extern "C" fn(*mut Frame, u32) -> u64;
+
+/// The returns of compiled code (high half of its result).
+pub(crate) const GO_ON: u64 = 0;
+pub(crate) const FAULTED: u64 = 1;
+pub(crate) const PANICKED: u64 = 2;
+
+/// What compiled code reads and writes, at fixed offsets (`lower` knows them).
+#[repr(C)]
+pub(crate) struct Frame {
+    regs: *mut u64,
+    preds: *mut u32,
+    steps: u64,
+    instructions: u64,
+    /// The step count at which the interpreter must check its limits: the code stops.
+    stop_at: u64,
+    mask: u32,
+    other: u32,
+    ctx: *mut c_void,
+    warp: *mut Warp,
+    fault: Option<Fault>,
+    panic: Option<Box<dyn Any + Send>>,
+}
+
+pub(crate) const OFF_REGS: i32 = 0;
+pub(crate) const OFF_PREDS: i32 = 8;
+pub(crate) const OFF_STEPS: i32 = 16;
+pub(crate) const OFF_INSTRUCTIONS: i32 = 24;
+pub(crate) const OFF_STOP_AT: i32 = 32;
+pub(crate) const OFF_MASK: i32 = 40;
+pub(crate) const OFF_OTHER: i32 = 44;
+
+/// Runs the compiled code of the group `mask` of warp `w` from `pc` (where the
+/// interpreter has done its checks) and returns the pc where the interpreter goes on
+/// (`pc` itself: the interpreter runs that instruction).
+pub(crate) fn enter(
+    code: &Compiled,
+    ctx: &mut BlockCtx<'_>,
+    w: &mut Warp,
+    pc: u32,
+    mask: u32,
+    other: u32,
+) -> Result<u32, Fault> {
+    let limit = ctx.launch.step_limit.unwrap_or(u64::MAX);
+    // The interpreter polls the stop flag and the clock when the step count is a
+    // multiple of 65,536, and checks the limit before every instruction.
+    let stop_at = limit.min((w.steps | 0xffff).saturating_add(1));
+    let mut frame = Frame {
+        regs: w.regs.as_mut_ptr(),
+        preds: w.preds.as_mut_ptr(),
+        steps: w.steps,
+        instructions: 0,
+        stop_at,
+        mask,
+        other,
+        ctx: ctx as *mut BlockCtx<'_> as *mut c_void,
+        warp: w as *mut Warp,
+        fault: None,
+        panic: None,
+    };
+    // Safety: `entry` was compiled for this program, whose register and predicate
+    // counts sized `w.regs` and `w.preds` (run_block), so every register index it uses
+    // is in bounds; it reaches the block and the warp only through `helper_exec`, which
+    // runs while the compiled code waits, and the frame outlives the call.
+    let ret = unsafe { (code.entry)(&mut frame, pc) };
+    w.steps = frame.steps;
+    ctx.instructions += frame.instructions;
+    match ret >> 32 {
+        GO_ON => Ok(ret as u32),
+        FAULTED => Err(frame.fault.take().unwrap_or_else(|| {
+            // Unreachable by construction: FAULTED is returned only after the helper
+            // stored a fault; say so rather than panic.
+            internal(ctx, w, ret as u32, mask, "compiled code lost its fault")
+        })),
+        _ => match frame.panic.take() {
+            Some(p) => std::panic::resume_unwind(p),
+            None => Err(internal(ctx, w, ret as u32, mask, "compiled code failed")),
+        },
+    }
+}
+
+fn internal(ctx: &BlockCtx<'_>, w: &Warp, pc: u32, mask: u32, what: &str) -> Fault {
+    let kind = crate::FaultKind::IllegalInstruction;
+    ctx.fault(w, mask.trailing_zeros(), pc, kind, None, what.into())
+}
+
+/// Called by compiled code for an instruction it runs through the interpreter's code:
+/// 0, or FAULTED / PANICKED with the fault or panic in the frame (a panic must not
+/// unwind through compiled code).
+pub(crate) extern "C" fn helper_exec(frame: *mut Frame, pc: u32, emask: u32) -> u32 {
+    // Safety: compiled code passes the frame `enter` gave it, alive for the call, and
+    // `ctx`/`warp` point at the block and warp `enter` borrowed mutably; compiled code
+    // does not touch them while this runs, so these are the only references.
+    let (frame, ctx, w) = unsafe {
+        let f = &mut *frame;
+        (
+            f as *mut Frame,
+            &mut *(f.ctx as *mut BlockCtx<'_>),
+            &mut *f.warp,
+        )
+    };
+    // Safety: as above; the frame is not otherwise borrowed here.
+    let frame = unsafe { &mut *frame };
+    // The clock special register reads the warp's step count.
+    w.steps = frame.steps;
+    let prog = ctx.prog;
+    let r = std::panic::catch_unwind(AssertUnwindSafe(|| match prog.insts.get(pc as usize) {
+        Some(inst) => ctx.exec(w, &inst.op, emask, pc),
+        None => Ok(()),
+    }));
+    match r {
+        Ok(Ok(())) => 0,
+        Ok(Err(f)) => {
+            frame.fault = Some(f);
+            FAULTED as u32
+        }
+        Err(p) => {
+            frame.panic = Some(p);
+            PANICKED as u32
+        }
+    }
+}
