@@ -39,6 +39,7 @@ pub mod limits;
 pub mod managed;
 pub mod mappings;
 pub mod memory;
+pub mod ordering;
 pub mod module;
 pub mod pointers;
 pub mod pools;
