@@ -145,7 +145,9 @@ fn current() -> RtResult<(&'static Driver, CUcontext)> {
 ///
 /// # Safety
 /// `p` is NULL or the program's `cudaKernelNodeParams`.
-unsafe fn kernel_params(p: *const KernelNodeParams) -> RtResult<(&'static Driver, DriverKernelParams)> {
+unsafe fn kernel_params(
+    p: *const KernelNodeParams,
+) -> RtResult<(&'static Driver, DriverKernelParams)> {
     // Safety: the caller's contract.
     let p = unsafe { p.as_ref() }.ok_or_else(|| error::invalid("pNodeParams is NULL"))?;
     let (d, f) = crate::kernel::function(p.func)?;
@@ -234,7 +236,16 @@ fn add_memcpy(
     let (d, ctx) = current()?;
     // Safety: `node` and `deps` are the program's, as cuda_runtime_api.h requires them (the
     // driver checks NULL); `copy` is ours.
-    unsafe { d.cuGraphAddMemcpyNode(node, graph, deps, n, (copy as *const DriverMemcpy3D).cast(), ctx) }
+    unsafe {
+        d.cuGraphAddMemcpyNode(
+            node,
+            graph,
+            deps,
+            n,
+            (copy as *const DriverMemcpy3D).cast(),
+            ctx,
+        )
+    }
 }
 
 // ---- capture ---------------------------------------------------------------------------

@@ -58,7 +58,10 @@ fn report(kind: &str, says: &str) {
 
 #[test]
 fn two_streams_writing_the_same_bytes_are_reported() {
-    report("race", "(writes) and the launch of kernel _Z4fillPiii (writes)");
+    report(
+        "race",
+        "(writes) and the launch of kernel _Z4fillPiii (writes)",
+    );
 }
 
 #[test]
@@ -71,10 +74,18 @@ fn a_free_on_a_stream_not_ordered_after_its_use_is_reported() {
     report("free", "cuMemFreeAsync");
 }
 
+/// A program to run: its name, executable, arguments and environment.
+type Run = (
+    String,
+    PathBuf,
+    Vec<&'static str>,
+    Vec<(&'static str, &'static str)>,
+);
+
 /// Every runtime program is correctly ordered: none draws a report.
 #[test]
 fn correct_programs_draw_no_report() {
-    let mut runs: Vec<(String, PathBuf, Vec<&str>, Vec<(&str, &str)>)> = Vec::new();
+    let mut runs: Vec<Run> = Vec::new();
     for p in [
         "device_query",
         "memory",
@@ -119,7 +130,12 @@ fn correct_programs_draw_no_report() {
     }
     let peer = common::nvcc_with("peer", "peer_ordering", &[]);
     runs.push(("peer".into(), peer, vec![], vec![("CUMOCK_DEVICES", "2")]));
-    runs.push(("ordering_bugs fixed".into(), planted(), vec!["fixed"], vec![]));
+    runs.push((
+        "ordering_bugs fixed".into(),
+        planted(),
+        vec!["fixed"],
+        vec![],
+    ));
     assert!(runs.len() >= 30);
     for (name, exe, args, mut env) in runs {
         env.push(("CUMOCK_MISUSE", "1"));

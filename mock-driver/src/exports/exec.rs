@@ -157,7 +157,11 @@ impl ExecutionControlApi for Mock {
         let data = ProgramData(user_data);
         // Safety: the program's function, called with its data, as it asked, after the
         // stream's earlier work (model/stream_queues.rs).
-        queue_host_work(s, "cuLaunchHostFunc", Box::new(move || unsafe { f(data.get()) }))
+        queue_host_work(
+            s,
+            "cuLaunchHostFunc",
+            Box::new(move || unsafe { f(data.get()) }),
+        )
     }
 
     unsafe fn cuLaunchHostFunc_ptsz(

@@ -82,7 +82,11 @@ impl Driver {
     ) -> CuResult<()> {
         let mut st = self.state.lock();
         let len = if super::ordering::enabled() {
-            let block = st.pools.blocks().find(|(a, _)| *a == ptr).map(|(_, b)| b.len);
+            let block = st
+                .pools
+                .blocks()
+                .find(|(a, _)| *a == ptr)
+                .map(|(_, b)| b.len);
             block.or_else(|| match st.vmm.reservation(ptr).map(|r| r.kind) {
                 Some(ReservationKind::Alloc { requested, .. }) => Some(requested),
                 _ => None,
@@ -106,12 +110,9 @@ impl Driver {
     fn note_free(ptr: u64, len: Option<u64>, on: Option<(StreamId, super::stream_queues::Order)>) {
         let Some(len) = len else { return };
         match on {
-            Some((s, order)) => super::ordering::freed_on_stream(
-                super::stream_queues::key_of(s),
-                order,
-                ptr,
-                len,
-            ),
+            Some((s, order)) => {
+                super::ordering::freed_on_stream(super::stream_queues::key_of(s), order, ptr, len)
+            }
             None => super::ordering::freed_by_host("cuMemFree", ptr, len),
         }
     }

@@ -415,7 +415,12 @@ pub fn stream_waited(key: QueueKey, order: Order, event: EventId) {
 pub fn stream_done(key: QueueKey, order: Order) {
     if enabled() {
         let mut t = TRACKER.lock();
-        let mut clocks: Vec<Clock> = t.queues.get(&key).map(|q| q.clock.clone()).into_iter().collect();
+        let mut clocks: Vec<Clock> = t
+            .queues
+            .get(&key)
+            .map(|q| q.clock.clone())
+            .into_iter()
+            .collect();
         if order == Order::Legacy {
             clocks.extend(
                 t.queues

@@ -319,9 +319,21 @@ mod tests {
         .unwrap();
         record(ev, s1, Order::NonBlocking, Box::new(|| ())).unwrap();
         let waited = event_pending(ev).expect("the event waits for the job");
-        enqueue(s2, Order::NonBlocking, "test", Box::new(move || waited.wait())).unwrap();
+        enqueue(
+            s2,
+            Order::NonBlocking,
+            "test",
+            Box::new(move || waited.wait()),
+        )
+        .unwrap();
         let s = seen.clone();
-        enqueue(s2, Order::NonBlocking, "test", Box::new(move || s.lock().push(2))).unwrap();
+        enqueue(
+            s2,
+            Order::NonBlocking,
+            "test",
+            Box::new(move || s.lock().push(2)),
+        )
+        .unwrap();
         assert!(pending(s1, Order::NonBlocking) && pending(s2, Order::NonBlocking));
         std::thread::sleep(Duration::from_millis(20));
         assert!(
