@@ -18,6 +18,9 @@ pub type CUevent = *mut c_void;
 pub type CUmodule = *mut c_void;
 pub type CUfunction = *mut c_void;
 pub type CUmemoryPool = *mut c_void;
+pub type CUgraph = *mut c_void;
+pub type CUgraphNode = *mut c_void;
+pub type CUgraphExec = *mut c_void;
 
 /// `CUipcMemHandle`: 64 opaque bytes, passed by value.
 #[repr(C)]
@@ -193,6 +196,28 @@ driver_functions! {
     safe fn cuFuncGetAttribute(value: &mut i32, attr: i32, f: CUfunction);
     safe fn cuFuncSetAttribute(f: CUfunction, attr: i32, value: i32);
     safe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks: &mut i32, f: CUfunction, block_size: i32, shared: usize, flags: u32);
+    safe fn cuStreamBeginCapture(stream: CUstream, mode: i32);
+    safe fn cuStreamEndCapture(stream: CUstream, graph: &mut CUgraph);
+    safe fn cuGraphCreate(graph: &mut CUgraph, flags: u32);
+    safe fn cuGraphDestroy(graph: CUgraph);
+    unsafe fn cuGraphAddKernelNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const c_void);
+    unsafe fn cuGraphAddMemcpyNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const c_void, ctx: CUcontext);
+    unsafe fn cuGraphAddMemsetNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const c_void, ctx: CUcontext);
+    unsafe fn cuGraphAddHostNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const c_void);
+    unsafe fn cuGraphAddEmptyNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize);
+    unsafe fn cuGraphAddDependencies(graph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edges: *const c_void, n: usize);
+    unsafe fn cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, n: *mut usize);
+    unsafe fn cuGraphGetRootNodes(graph: CUgraph, nodes: *mut CUgraphNode, n: *mut usize);
+    unsafe fn cuGraphGetEdges(graph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, edges: *mut c_void, n: *mut usize);
+    safe fn cuGraphNodeGetType(node: CUgraphNode, kind: &mut i32);
+    safe fn cuGraphClone(clone: &mut CUgraph, graph: CUgraph);
+    safe fn cuGraphInstantiateWithFlags(exec: &mut CUgraphExec, graph: CUgraph, flags: u64);
+    safe fn cuGraphLaunch(exec: CUgraphExec, stream: CUstream);
+    safe fn cuGraphExecDestroy(exec: CUgraphExec);
+    unsafe fn cuGraphKernelNodeSetParams(node: CUgraphNode, params: *const c_void);
+    unsafe fn cuGraphExecKernelNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void);
+    unsafe fn cuGraphExecUpdate(exec: CUgraphExec, graph: CUgraph, info: *mut c_void);
+    unsafe fn cuGraphDebugDotPrint(graph: CUgraph, path: *const c_char, flags: u32);
 }
 
 /// The loaded driver.

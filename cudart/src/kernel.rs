@@ -298,7 +298,7 @@ fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
 }
 
 /// The CUfunction of a registered kernel (by its host stub) in the current context.
-fn function(host_fun: *const c_void) -> RtResult<(&'static Driver, CUfunction)> {
+pub fn function(host_fun: *const c_void) -> RtResult<(&'static Driver, CUfunction)> {
     let (d, _, device) = with_context()?;
     if let Some(f) = with_registry(|r| {
         r.loaded_functions

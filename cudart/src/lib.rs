@@ -5,7 +5,7 @@
 //!
 //! - `driver`: the loaded driver and the entry points the runtime uses;
 //! - `runtime`: the process's state: devices, primary contexts, what the program holds;
-//! - `device`, `memory`, `pool`, `stream`, `ipc`, `kernel`, `misc`: the exports, by noun,
+//! - `device`, `memory`, `pool`, `stream`, `graph`, `ipc`, `kernel`, `misc`: the exports, by noun,
 //!   each a few lines over `runtime` and `driver`;
 //! - `generated`: cudaError_t's names and the exports not implemented;
 //! - `boundary`: the export macro, panics, the last error; `diagnostics`: trace, faults,
@@ -21,6 +21,7 @@ mod diagnostics;
 mod driver;
 mod error;
 mod generated;
+mod graph;
 mod ipc;
 mod kernel;
 mod memory;

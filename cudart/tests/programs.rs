@@ -269,6 +269,19 @@ fn simple_callback() {
     run("simple_callback", &[]);
 }
 
+// Programs in the style of NVIDIA's samples simpleCudaGraphs and jacobiCudaGraphs: work
+// built into graphs (explicitly and by stream capture) and launched many times.
+
+#[test]
+fn simple_cuda_graphs() {
+    run("simple_cuda_graphs", &[]);
+}
+
+#[test]
+fn jacobi_graphs() {
+    run("jacobi_graphs", &[]);
+}
+
 #[test]
 fn threads() {
     let exe = common::nvcc("threads");

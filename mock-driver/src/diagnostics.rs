@@ -132,6 +132,13 @@ pub fn warn(name: &str, message: &str) {
     }
 }
 
+/// An ordering bug (model/ordering.rs), its message already naming both operations and
+/// their call sites: printed and counted as misuse.
+pub fn ordering_bug(message: &str) {
+    eprint!("{message}");
+    MISUSES.fetch_add(1, Ordering::Relaxed);
+}
+
 /// The trace file, and the names given to handles so far (under one lock, so that
 /// names follow the order of the lines).
 struct Trace {
@@ -611,6 +618,15 @@ impl CallSite {
         for &ip in self.0.iter() {
             let module = module_of(ip);
             if module.is_some() && module.as_ref().map(|(base, _)| *base) == own {
+                continue;
+            }
+            // A CUDA runtime's frames (cumock's or NVIDIA's) are not the program's: the
+            // call site is where the program called it.
+            if module.as_ref().is_some_and(|(_, path)| {
+                std::path::Path::new(path)
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("libcudart"))
+            }) {
                 continue;
             }
             // A return address points after its call; one byte back lies in the call,

@@ -54,12 +54,14 @@ impl EventApi for Mock {
                 "the event waits for work queued before it",
             ));
         }
+        crate::model::ordering::event_done(event_key(e));
         Ok(())
     }
 
     unsafe fn cuEventDestroy_v2(e: CUevent) -> CuResult<()> {
         drv()?.event_destroy(event_key(e))?;
         stream_queues::forget_event(event_key(e));
+        crate::model::ordering::forget_event(event_key(e));
         Ok(())
     }
 

@@ -157,7 +157,11 @@ impl ExecutionControlApi for Mock {
         let data = ProgramData(user_data);
         // Safety: the program's function, called with its data, as it asked, after the
         // stream's earlier work (model/stream_queues.rs).
-        queue_host_work(s, Box::new(move || unsafe { f(data.get()) }))
+        queue_host_work(
+            s,
+            "cuLaunchHostFunc",
+            Box::new(move || unsafe { f(data.get()) }),
+        )
     }
 
     unsafe fn cuLaunchHostFunc_ptsz(
@@ -184,8 +188,12 @@ impl ProgramData {
 }
 
 /// Queues host work on a stream (model/stream_queues.rs).
-pub(super) fn queue_host_work(s: CUstream, job: Box<dyn FnOnce() + Send>) -> CuResult<()> {
-    drv()?.enqueue_work(stream_key(s), job)
+pub(super) fn queue_host_work(
+    s: CUstream,
+    what: &str,
+    job: Box<dyn FnOnce() + Send>,
+) -> CuResult<()> {
+    drv()?.enqueue_work(stream_key(s), what, job)
 }
 
 /// `CUlaunchConfig` as cuda.h lays it out (checked by tests/header.rs).

@@ -836,6 +836,7 @@ unsafe fn queue_copy(s: CUstream, dst: u64, src: u64, n: usize) -> CuResult<bool
     d.check_copy_on(device, to.device(), from.device(), n as u64)?;
     d.enqueue_work(
         crate::boundary::stream_key(s),
+        "cuMemcpyAsync",
         Box::new(move || {
             // Safety: page-locked sides outlive the queued work (see QueuedSide), and
             // their lengths were checked when the copy was issued.

@@ -141,8 +141,14 @@ impl StreamApi for Mock {
         }
         // An event still waiting for work: the stream's later work waits too.
         if let Some(m) = stream_queues::event_pending(event_key(e)) {
-            super::exec::queue_host_work(s, Box::new(move || m.wait()))?;
+            super::exec::queue_host_work(s, "cuStreamWaitEvent", Box::new(move || m.wait()))?;
         }
+        let d = drv()?;
+        crate::model::ordering::stream_waited(
+            crate::model::stream_queues::key_of(stream_key(s)),
+            d.stream_order(stream_key(s))?,
+            event_key(e),
+        );
         Ok(())
     }
 
@@ -176,6 +182,7 @@ impl StreamApi for Mock {
         // either fails when issued or not at all.
         super::exec::queue_host_work(
             s,
+            "cuStreamAddCallback",
             Box::new(move || unsafe { f(handle.get().cast(), CUDA_SUCCESS, data.get()) }),
         )
     }

@@ -2,7 +2,7 @@
 //! owned by a context; cuMemGetAddressRange and cuMemGetInfo, which report on it.
 
 use super::error::*;
-use super::ids::DevicePtr;
+use super::ids::{DevicePtr, StreamId};
 use super::vmm::{AllocationProp, Need, ReservationKind, Vmm};
 use super::Driver;
 use cumock_abi::consts::*;
@@ -56,6 +56,7 @@ impl Driver {
         st.vmm.release(h).expect("the mapping holds it");
         // cuMemAlloc memory is usable from every context, as unified addressing makes it.
         st.vmm.make_alloc(base, ctx, size, n);
+        super::ordering::allocated(base, rounded);
         Ok(DevicePtr::new(base))
     }
 
@@ -65,14 +66,55 @@ impl Driver {
         if ptr == 0 {
             return Ok(());
         }
+        // As the driver's, cuMemFree waits for the device's work first (cumock's runtime
+        // relies on it for cudaFree's implicit synchronisation), so no work still running
+        // uses what it frees.
+        super::stream_queues::drain_all();
+        self.free_in_order(ptr, None)
+    }
+
+    /// Frees cuMemAlloc or pool memory: by the calling thread (cuMemFree), or in a
+    /// stream's order (`on`: cuMemFreeAsync), for the ordering-bug reports.
+    pub(super) fn free_in_order(
+        &self,
+        ptr: u64,
+        on: Option<(StreamId, super::stream_queues::Order)>,
+    ) -> CuResult<()> {
         let mut st = self.state.lock();
-        // Observed: cuMemFree frees stream-ordered (pool) memory too.
+        let len = if super::ordering::enabled() {
+            let block = st
+                .pools
+                .blocks()
+                .find(|(a, _)| *a == ptr)
+                .map(|(_, b)| b.len);
+            block.or_else(|| match st.vmm.reservation(ptr).map(|r| r.kind) {
+                Some(ReservationKind::Alloc { requested, .. }) => Some(requested),
+                _ => None,
+            })
+        } else {
+            None
+        };
+        // Observed: cuMemFree frees stream-ordered (pool) memory too. The free is noted
+        // under the state's lock, before another thread can be given the addresses (and
+        // forget their history: `ordering::allocated`).
         if st.free_pool_allocation(ptr) {
+            Self::note_free(ptr, len, on);
             return Ok(());
         }
         Self::free_alloc(&mut st.vmm, ptr)?;
         st.host.remove_managed(ptr);
+        Self::note_free(ptr, len, on);
         Ok(())
+    }
+
+    fn note_free(ptr: u64, len: Option<u64>, on: Option<(StreamId, super::stream_queues::Order)>) {
+        let Some(len) = len else { return };
+        match on {
+            Some((s, order)) => {
+                super::ordering::freed_on_stream(super::stream_queues::key_of(s), order, ptr, len)
+            }
+            None => super::ordering::freed_by_host("cuMemFree", ptr, len),
+        }
     }
 
     pub(super) fn free_alloc(vmm: &mut Vmm, ptr: u64) -> CuResult<()> {

@@ -421,6 +421,7 @@ impl Driver {
             }
         };
         super::stream_queues::drain_all();
+        super::ordering::all_done();
         let mut st = self.state.lock();
         self.check_sticky(&st, device)?;
         st.vmm.synchronized();

@@ -113,6 +113,22 @@ impl Driver {
             let bytes = st.vmm.hold_bytes();
             (d, s, bytes)
         };
+        if super::ordering::enabled() {
+            use super::ordering::Touch;
+            let mut ranges = Vec::new();
+            if let HostOrDevice::Device(a) = &dst {
+                ranges.push((a.get(), a.get() + len, Touch::Write));
+            }
+            if let HostOrDevice::Device(a) = &src {
+                ranges.push((a.get(), a.get() + len, Touch::Read));
+            }
+            let what = match (&dst, &src) {
+                (HostOrDevice::Host(_), _) => "a copy to the host",
+                (_, HostOrDevice::Host(_)) => "a copy from the host",
+                _ => "a device-to-device copy",
+            };
+            super::ordering::touched_now(what, &ranges);
+        }
         // The bytes move outside the lock: a 256 MiB copy must not stall other threads.
         // `bytes` keeps the segments' memory where it is even if another thread unmaps
         // or releases it meanwhile.
@@ -181,6 +197,10 @@ impl Driver {
             st.vmm.issued(&segs);
             (segs, st.vmm.hold_bytes())
         };
+        super::ordering::touched_now(
+            "a memset",
+            &[(dst, dst + len, super::ordering::Touch::Write)],
+        );
         host_bytes::fill(&segs, &pattern.bytes(), &held);
         Ok(())
     }

@@ -695,6 +695,7 @@ impl Driver {
             .collect();
         self.enqueue_work(
             stream,
+            "cuGraphLaunch",
             Box::new(move || {
                 waits.iter().for_each(stream_queues::Mark::wait);
                 // Copies and memsets need the launching thread's context, current here too.

@@ -41,6 +41,7 @@ pub mod managed;
 pub mod mappings;
 pub mod memory;
 pub mod module;
+pub mod ordering;
 pub mod pointers;
 pub mod pools;
 pub mod process;

@@ -236,6 +236,10 @@ pub struct PreparedLaunch {
 }
 
 impl PreparedLaunch {
+    pub fn kernel_name(&self) -> &str {
+        &self.program.kernels[self.kernel].name
+    }
+
     /// Runs the kernel (on a stream's worker: see `Driver::run_kernel`).
     pub fn run(&self, driver: &Driver) {
         let launch = ptx::Launch {
@@ -262,6 +266,9 @@ struct KernelMemory<'a> {
     driver: &'a Driver,
     device: usize,
     touched: parking_lot::Mutex<Vec<Segment>>,
+    /// With ordering-bug reports on: the windows of device memory handed out, and whether
+    /// for writing (`ordering::WINDOW`).
+    ranges: Option<parking_lot::Mutex<Vec<(u64, u64, super::ordering::Touch)>>>,
     /// Set when a translation failed because the host cannot back the memory (see
     /// `limits`): the launch then ends in CUDA_ERROR_OUT_OF_MEMORY, not in a fault.
     out_of_memory: AtomicBool,
@@ -329,6 +336,36 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
             st.vmm.pin(seg.allocation);
         }
         touched.push(seg);
+        if let Some(ranges) = &self.ranges {
+            // Only the bytes accessed: the executor translates again for any others, or
+            // for a write where these were handed out for reading, so the spans say what
+            // the kernel read, wrote and updated atomically (slower: only while ordering
+            // bugs are looked for).
+            let lo = addr;
+            let hi = addr.saturating_add(_len.max(1)).min(start + size);
+            let touch = match access {
+                ptx::Access::Read => super::ordering::Touch::Read,
+                ptx::Access::Write => super::ordering::Touch::Write,
+                ptx::Access::Atomic => super::ordering::Touch::Atomic,
+            };
+            let write = touch != super::ordering::Touch::Read;
+            let mut ranges = ranges.lock();
+            match ranges.last_mut() {
+                // Consecutive accesses (a warp walking an array) make one range.
+                Some(last) if last.2 == touch && last.0 <= hi && lo <= last.1 => {
+                    last.0 = last.0.min(lo);
+                    last.1 = last.1.max(hi);
+                }
+                _ => ranges.push((lo, hi, touch)),
+            }
+            drop(ranges);
+            return Ok(ptx::HostSpan {
+                base: lo,
+                len: hi - lo,
+                host: seg.ptr.as_ptr().wrapping_add((lo - start) as usize),
+                writable: write && writable,
+            });
+        }
         Ok(ptx::HostSpan {
             base: start,
             len: size,
@@ -990,7 +1027,8 @@ impl Driver {
             return self.capture_kernel(stream, req);
         }
         let prepared = self.prepare_launch(&req)?;
-        self.enqueue_work(req.stream, Box::new(move || prepared.run(self)))
+        let what = format!("the launch of kernel {}", prepared.kernel_name());
+        self.enqueue_work(req.stream, &what, Box::new(move || prepared.run(self)))
     }
 
     /// The checks of a launch (its errors are the launch's), and what running it needs:
@@ -1100,9 +1138,13 @@ impl Driver {
             driver: self,
             device,
             touched: parking_lot::Mutex::new(Vec::new()),
+            ranges: super::ordering::enabled().then(|| parking_lot::Mutex::new(Vec::new())),
             out_of_memory: AtomicBool::new(false),
         };
         let result = ptx::run(program, kernel, launch, &memory);
+        if let Some(ranges) = &memory.ranges {
+            super::ordering::kernel_touched(&ranges.lock());
+        }
         let mut st = self.state.lock();
         // What a kernel touched is work in flight until the next synchronisation.
         let touched = memory.touched.into_inner();

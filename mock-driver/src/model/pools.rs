@@ -869,14 +869,21 @@ impl Driver {
         if size == 0 {
             return Ok(0);
         }
-        st.pools.allocate(&mut st.vmm, &self.profile, pool, size)
+        let p = st.pools.allocate(&mut st.vmm, &self.profile, pool, size)?;
+        // Under the state's lock: see `free_in_order`.
+        super::ordering::allocated(p, size);
+        Ok(p)
     }
 
     /// cuMemFreeAsync: pool memory goes back to its pool; cuMemAlloc memory is freed as
     /// cuMemFree frees it (observed: both succeed).
     pub fn free_async(&self, ptr: u64, stream: StreamId) -> CuResult<()> {
         self.state.lock().contexts.stream(stream)?;
-        self.mem_free(DevicePtr::new(ptr))
+        if ptr == 0 {
+            return self.mem_free(DevicePtr::new(ptr));
+        }
+        let order = self.stream_order(stream)?;
+        self.free_in_order(ptr, Some((stream, order)))
     }
 }
 

@@ -38,7 +38,7 @@ pub enum Order {
 
 /// Which queue a stream's work goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum QueueKey {
+pub enum QueueKey {
     Legacy,
     PerThread(u64),
     Stream(StreamId),
@@ -54,6 +54,11 @@ impl QueueKey {
             QueueKey::Stream(stream)
         }
     }
+}
+
+/// The queue a stream's work goes to (the calling thread's, for its per-thread stream).
+pub fn key_of(stream: StreamId) -> QueueKey {
+    QueueKey::of(stream)
 }
 
 /// A number of this thread's own, for its per-thread default stream.
@@ -158,8 +163,14 @@ static QUEUES: LazyLock<Mutex<Queues>> = LazyLock::new(Default::default);
 
 /// Runs `job` on `stream`'s worker after everything it must follow: the stream's earlier
 /// work, and the legacy stream's (or, for the legacy stream, the blocking streams').
-pub fn enqueue(stream: StreamId, order: Order, job: Job) -> std::io::Result<()> {
+/// `what` names the work in ordering-bug reports (`ordering`).
+pub fn enqueue(stream: StreamId, order: Order, what: &str, job: Job) -> std::io::Result<()> {
     let key = QueueKey::of(stream);
+    let stamp = super::ordering::issue(key, order, what);
+    let job: Job = match stamp {
+        Some(stamp) => Box::new(move || super::ordering::run_as(&Some(stamp), job)),
+        None => job,
+    };
     let mut q = QUEUES.lock();
     let after = q.implicit_marks(key, order);
     let queue = match q.by_stream.entry(key) {
@@ -219,17 +230,25 @@ pub fn follow(stream: StreamId, order: Order) {
         marks
     };
     marks.iter().for_each(Mark::wait);
+    super::ordering::followed(QueueKey::of(stream), order);
 }
 
 /// Waits until every stream's queued work has run (cuCtxSynchronize).
 pub fn drain_all() {
     let marks: Vec<Mark> = QUEUES.lock().by_stream.values().map(Queue::tail).collect();
     marks.iter().for_each(Mark::wait);
+    super::ordering::all_done();
+}
+
+/// The calling thread has seen what `stream`'s synchronisation covers finish.
+pub fn seen_done(stream: StreamId, order: Order) {
+    super::ordering::stream_done(QueueKey::of(stream), order);
 }
 
 /// cuEventRecord: `stamp` runs when the stream reaches the event (at once if nothing is
 /// pending there), and the event completes then.
 pub fn record(event: EventId, stream: StreamId, order: Order, stamp: Job) -> std::io::Result<()> {
+    super::ordering::event_recorded(event, QueueKey::of(stream), order);
     // Work issued on the stream now would wait for its own queue and for what the legacy
     // semantics add: so does the event.
     let waits = {
@@ -243,7 +262,7 @@ pub fn record(event: EventId, stream: StreamId, order: Order, stamp: Job) -> std
         stamp();
         return Ok(());
     }
-    enqueue(stream, order, stamp)?;
+    enqueue(stream, order, "cuEventRecord", stamp)?;
     let mut q = QUEUES.lock();
     let mark = q.by_stream.get(&QueueKey::of(stream)).map(Queue::tail);
     match mark {
@@ -289,6 +308,7 @@ mod tests {
         enqueue(
             s1,
             Order::NonBlocking,
+            "test",
             Box::new(move || {
                 while g.load(Ordering::Acquire) == 0 {
                     std::thread::sleep(Duration::from_millis(1));
@@ -299,9 +319,21 @@ mod tests {
         .unwrap();
         record(ev, s1, Order::NonBlocking, Box::new(|| ())).unwrap();
         let waited = event_pending(ev).expect("the event waits for the job");
-        enqueue(s2, Order::NonBlocking, Box::new(move || waited.wait())).unwrap();
+        enqueue(
+            s2,
+            Order::NonBlocking,
+            "test",
+            Box::new(move || waited.wait()),
+        )
+        .unwrap();
         let s = seen.clone();
-        enqueue(s2, Order::NonBlocking, Box::new(move || s.lock().push(2))).unwrap();
+        enqueue(
+            s2,
+            Order::NonBlocking,
+            "test",
+            Box::new(move || s.lock().push(2)),
+        )
+        .unwrap();
         assert!(pending(s1, Order::NonBlocking) && pending(s2, Order::NonBlocking));
         std::thread::sleep(Duration::from_millis(20));
         assert!(

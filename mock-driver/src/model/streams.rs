@@ -38,10 +38,11 @@ impl Driver {
     }
 
     /// Queues device work on a live stream: it runs after the work it must follow.
-    pub fn enqueue_work(&self, stream: StreamId, job: Job) -> CuResult<()> {
+    /// `what` names the work in ordering-bug reports.
+    pub fn enqueue_work(&self, stream: StreamId, what: &str, job: Job) -> CuResult<()> {
         let order = self.stream_order(stream)?;
         self.capture_check_legacy(stream)?;
-        stream_queues::enqueue(stream, order, job).map_err(|e| {
+        stream_queues::enqueue(stream, order, what, job).map_err(|e| {
             CuError::new(
                 cumock_abi::result::CUDA_ERROR_OUT_OF_MEMORY,
                 format!("no thread for the stream's work: {e}"),
@@ -53,6 +54,7 @@ impl Driver {
     pub fn drain_stream(&self, stream: StreamId) -> CuResult<()> {
         let order = self.stream_order(stream)?;
         stream_queues::drain(stream, order);
+        stream_queues::seen_done(stream, order);
         Ok(())
     }
 
@@ -155,12 +157,14 @@ impl Driver {
         self.ctx_device(None)?;
         self.stream_check(stream)?;
         self.capture_refuse(stream, "cuStreamQuery")?;
-        if stream_queues::pending(stream, self.stream_order(stream)?) {
+        let order = self.stream_order(stream)?;
+        if stream_queues::pending(stream, order) {
             return Err(CuError::new(
                 cumock_abi::result::CUDA_ERROR_NOT_READY,
                 "work queued on the stream has not all run",
             ));
         }
+        stream_queues::seen_done(stream, order);
         self.check_sticky_current()?;
         Ok(())
     }
@@ -172,6 +176,7 @@ impl Driver {
         if let Some(m) = stream_queues::event_pending(event) {
             m.wait();
         }
+        super::ordering::event_done(event);
         self.check_sticky_current()?;
         self.synchronized();
         Ok(())

@@ -62,15 +62,19 @@ impl Driver {
     ) -> CuResult<()> {
         let ptr = ptr.get();
         let g = self.profile.minimum_granularity();
-        self.state
-            .lock()
-            .vmm
-            .map(ptr, size, offset, handle, flags, g)
+        let mut st = self.state.lock();
+        st.vmm.map(ptr, size, offset, handle, flags, g)?;
+        super::ordering::allocated(ptr, size);
+        Ok(())
     }
 
     pub fn unmap(&self, ptr: DevicePtr, size: u64) -> CuResult<Vec<String>> {
         let g = self.profile.minimum_granularity();
-        self.state.lock().vmm.unmap(ptr.get(), size, g)
+        let mut st = self.state.lock();
+        let warnings = st.vmm.unmap(ptr.get(), size, g)?;
+        // Under the state's lock: see `free_in_order`.
+        super::ordering::freed_by_host("cuMemUnmap", ptr.get(), size);
+        Ok(warnings)
     }
 
     /// `grants`: (location type, location id, flags) as the program passed them.

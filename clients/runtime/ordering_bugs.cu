@@ -1,0 +1,78 @@
+// Ordering bugs planted on purpose, one per argument, for the mock's reports under
+// CUMOCK_MISUSE=1 (cudart/tests/ordering.rs); `fixed` does the same work correctly
+// ordered, and must draw no report. No transcript: what matters is stderr.
+//
+//   race       two non-blocking streams write the same buffer, nothing between them
+//   host-read  cudaMemcpy (the legacy stream) reads what a kernel on a non-blocking
+//              stream writes, with no synchronisation between them
+//   free       cudaFreeAsync on a stream that is not ordered after the kernel using it
+//   stale      the host reads a buffer right after launching the kernel that fills it
+//              (prints "stale" or "fresh": under CUMOCK_SCHEDULE=lazy always stale)
+//   fixed      all of the above, each correctly ordered
+#include "common.h"
+
+__global__ void fill(int *p, int n, int v) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] = v;
+}
+
+enum { N = 4096 };
+
+int main(int argc, char **argv) {
+    const char *what = argc > 1 ? argv[1] : "fixed";
+    int fixed = strcmp(what, "fixed") == 0;
+    cudaStream_t a, b;
+    cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
+    cudaEvent_t done;
+    cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+    int *d = NULL, h[N];
+    cudaMalloc((void **)&d, N * sizeof(int));
+    NEED(d);
+
+    if (fixed || strcmp(what, "race") == 0) {
+        fill<<<N / 256, 256, 0, a>>>(d, N, 1);
+        if (fixed) {
+            cudaEventRecord(done, a);
+            cudaStreamWaitEvent(b, done, 0);
+        }
+        fill<<<N / 256, 256, 0, b>>>(d, N, 2);
+        cudaDeviceSynchronize();
+    }
+    if (fixed || strcmp(what, "host-read") == 0) {
+        fill<<<N / 256, 256, 0, a>>>(d, N, 3);
+        if (fixed) cudaStreamSynchronize(a);
+        cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+        cudaDeviceSynchronize();
+    }
+    if (fixed || strcmp(what, "free") == 0) {
+        int *p = NULL;
+        cudaMallocAsync((void **)&p, N * sizeof(int), a);
+        fill<<<N / 256, 256, 0, a>>>(p, N, 4);
+        if (fixed) {
+            cudaEventRecord(done, a);
+            cudaStreamWaitEvent(b, done, 0);
+        }
+        cudaFreeAsync(p, b);
+        cudaDeviceSynchronize();
+    }
+    if (fixed || strcmp(what, "stale") == 0) {
+        int *pinned = NULL;
+        cudaMallocHost((void **)&pinned, sizeof(int));
+        NEED(pinned);
+        *pinned = 0;
+        // The kernel writes the page-locked int; the host looks before synchronising.
+        fill<<<1, 1, 0, a>>>(pinned, 1, 5);
+        if (fixed) cudaStreamSynchronize(a);
+        int seen = *(volatile int *)pinned;
+        printf("%s\n", seen == 5 ? "fresh" : "stale");
+        cudaDeviceSynchronize();
+        if (fixed) CHECK(seen == 5);
+        cudaFreeHost(pinned);
+    }
+    cudaFree(d);
+    cudaEventDestroy(done);
+    cudaStreamDestroy(a);
+    cudaStreamDestroy(b);
+    return finish();
+}

@@ -1,0 +1,502 @@
+//! Stream capture and CUDA graphs: the runtime's calls over the driver's
+//! (cuStreamBeginCapture, cuGraph*). Handles are the driver's. What the runtime adds is
+//! the translation of its node parameters: a kernel node names the host-side stub nvcc
+//! made for a `__global__` function, which becomes the driver function of the current
+//! device's context exactly as cudaLaunchKernel finds it (`kernel::function`); a copy
+//! described by `cudaMemcpy3DParms` (pitched pointers, positions, an extent) becomes
+//! cuda.h's `CUDA_MEMCPY3D`, with the memory types the `cudaMemcpyKind` names.
+
+use crate::boundary::{cudart_fn, out_ref};
+use crate::driver::{CUcontext, CUgraph, CUgraphExec, CUgraphNode, CUstream, Driver};
+use crate::error::{self, RtError, RtResult};
+use crate::kernel::Dim3;
+use crate::memory::stream_for;
+use crate::runtime::with_context;
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
+
+/// `cudaKernelNodeParams` (driver_types.h).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KernelNodeParams {
+    func: *mut c_void,
+    grid: Dim3,
+    block: Dim3,
+    shared: c_uint,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+}
+
+/// `CUDA_KERNEL_NODE_PARAMS_v2` (cuda.h), what cuGraphAddKernelNode takes at CUDA 12.0 and
+/// later: `kern` and `ctx` NULL, so `func` is used in the current context.
+#[repr(C)]
+struct DriverKernelParams {
+    func: *mut c_void,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    kern: *mut c_void,
+    ctx: CUcontext,
+}
+
+/// `cudaPos`, `cudaPitchedPtr`, `cudaExtent` and `cudaMemcpy3DParms` (driver_types.h).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Pos {
+    x: usize,
+    y: usize,
+    z: usize,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct PitchedPtr {
+    ptr: *mut c_void,
+    pitch: usize,
+    xsize: usize,
+    ysize: usize,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Extent {
+    width: usize,
+    height: usize,
+    depth: usize,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Memcpy3DParms {
+    src_array: *mut c_void,
+    src_pos: Pos,
+    src_ptr: PitchedPtr,
+    dst_array: *mut c_void,
+    dst_pos: Pos,
+    dst_ptr: PitchedPtr,
+    extent: Extent,
+    kind: c_int,
+}
+
+/// One side of cuda.h's `CUDA_MEMCPY3D`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Memcpy3DSide {
+    x_in_bytes: usize,
+    y: usize,
+    z: usize,
+    lod: usize,
+    memory_type: c_uint,
+    host: *const c_void,
+    device: u64,
+    array: *mut c_void,
+    reserved: *mut c_void,
+    pitch: usize,
+    height: usize,
+}
+
+/// `CUDA_MEMCPY3D`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct DriverMemcpy3D {
+    src: Memcpy3DSide,
+    dst: Memcpy3DSide,
+    width_in_bytes: usize,
+    height: usize,
+    depth: usize,
+}
+
+/// `CUmemorytype`.
+const MEMORY_HOST: c_uint = 1;
+const MEMORY_DEVICE: c_uint = 2;
+const MEMORY_UNIFIED: c_uint = 4;
+
+/// `cudaMemsetParams` and `cudaHostNodeParams` share cuda.h's layouts
+/// (`CUDA_MEMSET_NODE_PARAMS`, `CUDA_HOST_NODE_PARAMS`): passed on as they are.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct MemsetParams {
+    dst: *mut c_void,
+    pitch: usize,
+    value: c_uint,
+    element_size: c_uint,
+    width: usize,
+    height: usize,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct HostNodeParams {
+    f: crate::driver::HostFn,
+    user_data: *mut c_void,
+}
+
+/// The current context, which the driver's copy and memset nodes are made for.
+fn current() -> RtResult<(&'static Driver, CUcontext)> {
+    let (d, _, _) = with_context()?;
+    let mut ctx = std::ptr::null_mut();
+    d.cuCtxGetCurrent(&mut ctx)?;
+    Ok((d, ctx))
+}
+
+/// The driver's kernel node parameters for the runtime's: the stub is the kernel's
+/// CUfunction in the current context (loading its module if need be).
+///
+/// # Safety
+/// `p` is NULL or the program's `cudaKernelNodeParams`.
+unsafe fn kernel_params(
+    p: *const KernelNodeParams,
+) -> RtResult<(&'static Driver, DriverKernelParams)> {
+    // Safety: the caller's contract.
+    let p = unsafe { p.as_ref() }.ok_or_else(|| error::invalid("pNodeParams is NULL"))?;
+    let (d, f) = crate::kernel::function(p.func)?;
+    Ok((
+        d,
+        DriverKernelParams {
+            func: f,
+            grid: [p.grid.x, p.grid.y, p.grid.z],
+            block: [p.block.x, p.block.y, p.block.z],
+            shared: p.shared,
+            kernel_params: p.kernel_params,
+            extra: p.extra,
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        },
+    ))
+}
+
+/// The memory types of a copy's (source, destination) for a `cudaMemcpyKind`.
+fn memory_types(kind: c_int) -> RtResult<(c_uint, c_uint)> {
+    Ok(match kind {
+        0 => (MEMORY_HOST, MEMORY_HOST),
+        1 => (MEMORY_HOST, MEMORY_DEVICE),
+        2 => (MEMORY_DEVICE, MEMORY_HOST),
+        3 => (MEMORY_DEVICE, MEMORY_DEVICE),
+        // cudaMemcpyDefault: the driver tells from the address (unified addressing).
+        4 => (MEMORY_UNIFIED, MEMORY_UNIFIED),
+        k => {
+            return Err(RtError::new(
+                error::INVALID_MEMCPY_DIRECTION,
+                format!("{k} is not a cudaMemcpyKind"),
+            ))
+        }
+    })
+}
+
+fn side(memory_type: c_uint, ptr: &PitchedPtr, pos: &Pos) -> Memcpy3DSide {
+    Memcpy3DSide {
+        x_in_bytes: pos.x,
+        y: pos.y,
+        z: pos.z,
+        lod: 0,
+        memory_type,
+        host: if memory_type == MEMORY_HOST {
+            ptr.ptr
+        } else {
+            std::ptr::null()
+        },
+        device: if memory_type == MEMORY_HOST {
+            0
+        } else {
+            ptr.ptr as u64
+        },
+        array: std::ptr::null_mut(),
+        reserved: std::ptr::null_mut(),
+        pitch: ptr.pitch,
+        height: ptr.ysize,
+    }
+}
+
+/// cuda.h's copy for the runtime's: linear memory only (CUDA arrays are not among what
+/// this runtime implements).
+fn memcpy3d(p: &Memcpy3DParms) -> RtResult<DriverMemcpy3D> {
+    if !p.src_array.is_null() || !p.dst_array.is_null() {
+        return Err(error::not_supported(
+            "cumock's runtime has no CUDA arrays: copy nodes take pitched pointers only",
+        ));
+    }
+    let (src, dst) = memory_types(p.kind)?;
+    Ok(DriverMemcpy3D {
+        src: side(src, &p.src_ptr, &p.src_pos),
+        dst: side(dst, &p.dst_ptr, &p.dst_pos),
+        width_in_bytes: p.extent.width,
+        height: p.extent.height,
+        depth: p.extent.depth,
+    })
+}
+
+fn add_memcpy(
+    node: *mut CUgraphNode,
+    graph: CUgraph,
+    deps: *const CUgraphNode,
+    n: usize,
+    copy: &DriverMemcpy3D,
+) -> RtResult<()> {
+    let (d, ctx) = current()?;
+    // Safety: `node` and `deps` are the program's, as cuda_runtime_api.h requires them (the
+    // driver checks NULL); `copy` is ours.
+    unsafe {
+        d.cuGraphAddMemcpyNode(
+            node,
+            graph,
+            deps,
+            n,
+            (copy as *const DriverMemcpy3D).cast(),
+            ctx,
+        )
+    }
+}
+
+// ---- capture ---------------------------------------------------------------------------
+
+fn begin_capture(stream: CUstream, mode: c_int) -> RtResult<()> {
+    let (d, _, _) = with_context()?;
+    d.cuStreamBeginCapture(stream, mode)
+}
+
+fn end_capture(stream: CUstream, graph: *mut CUgraph) -> RtResult<()> {
+    // Safety: the program's out-pointer: NULL (refused) or writable, as the header requires.
+    let graph = unsafe { out_ref(graph)? };
+    let (d, _, _) = with_context()?;
+    d.cuStreamEndCapture(stream, graph)
+}
+
+cudart_fn! {
+    fn cudaStreamBeginCapture(stream: CUstream, mode: c_int) {
+        begin_capture(stream_for(stream, false), mode)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamBeginCapture_ptsz(stream: CUstream, mode: c_int) {
+        begin_capture(stream_for(stream, true), mode)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamEndCapture(stream: CUstream, graph: *mut CUgraph) {
+        end_capture(stream_for(stream, false), graph)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamEndCapture_ptsz(stream: CUstream, graph: *mut CUgraph) {
+        end_capture(stream_for(stream, true), graph)
+    }
+}
+
+// ---- graphs ----------------------------------------------------------------------------
+
+cudart_fn! {
+    fn cudaGraphCreate(graph: *mut CUgraph, flags: c_uint) {
+        // Safety: the program's out-pointer: NULL (refused) or writable.
+        let graph = unsafe { out_ref(graph)? };
+        let (d, _, _) = with_context()?;
+        d.cuGraphCreate(graph, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphDestroy(graph: CUgraph) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphDestroy(graph)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphAddKernelNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const KernelNodeParams) {
+        // Safety: the program's struct, as the header requires.
+        let (d, p) = unsafe { kernel_params(params)? };
+        // Safety: `node` and `deps` are the program's, as the header requires them (the
+        // driver checks NULL); the kernel's arguments are copied by the driver now.
+        unsafe { d.cuGraphAddKernelNode(node, graph, deps, n, (&p as *const DriverKernelParams).cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphKernelNodeSetParams(node: CUgraphNode, params: *const KernelNodeParams) {
+        // Safety: as for cudaGraphAddKernelNode.
+        let (d, p) = unsafe { kernel_params(params)? };
+        // Safety: ours, for the call.
+        unsafe { d.cuGraphKernelNodeSetParams(node, (&p as *const DriverKernelParams).cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecKernelNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const KernelNodeParams) {
+        // Safety: as for cudaGraphAddKernelNode.
+        let (d, p) = unsafe { kernel_params(params)? };
+        // Safety: ours, for the call.
+        unsafe { d.cuGraphExecKernelNodeSetParams(exec, node, (&p as *const DriverKernelParams).cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphAddMemcpyNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const Memcpy3DParms) {
+        // Safety: the program's struct (NULL refused), as the header requires.
+        let p = unsafe { params.as_ref() }.ok_or_else(|| error::invalid("pCopyParams is NULL"))?;
+        add_memcpy(node, graph, deps, n, &memcpy3d(p)?)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphAddMemcpyNode1D(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, dst: *mut c_void, src: *const c_void, count: usize, kind: c_int) {
+        let p = Memcpy3DParms {
+            src_array: std::ptr::null_mut(),
+            src_pos: Pos { x: 0, y: 0, z: 0 },
+            src_ptr: PitchedPtr { ptr: src.cast_mut(), pitch: count, xsize: count, ysize: 1 },
+            dst_array: std::ptr::null_mut(),
+            dst_pos: Pos { x: 0, y: 0, z: 0 },
+            dst_ptr: PitchedPtr { ptr: dst, pitch: count, xsize: count, ysize: 1 },
+            extent: Extent { width: count, height: 1, depth: 1 },
+            kind,
+        };
+        add_memcpy(node, graph, deps, n, &memcpy3d(&p)?)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphAddMemsetNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const MemsetParams) {
+        if params.is_null() {
+            return Err(error::invalid("pMemsetParams is NULL"));
+        }
+        let (d, ctx) = current()?;
+        // Safety: the program's pointers, as the header requires them; cudaMemsetParams
+        // is laid out as CUDA_MEMSET_NODE_PARAMS.
+        unsafe { d.cuGraphAddMemsetNode(node, graph, deps, n, params.cast(), ctx) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphAddHostNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const HostNodeParams) {
+        if params.is_null() {
+            return Err(error::invalid("pNodeParams is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // Safety: as above; cudaHostNodeParams is laid out as CUDA_HOST_NODE_PARAMS.
+        unsafe { d.cuGraphAddHostNode(node, graph, deps, n, params.cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphAddEmptyNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's pointers, as the header requires them.
+        unsafe { d.cuGraphAddEmptyNode(node, graph, deps, n) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphAddDependencies(graph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edges: *const c_void, n: usize) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's arrays of `n`, as the header requires (cudaGraphEdgeData is
+        // CUgraphEdgeData).
+        unsafe { d.cuGraphAddDependencies(graph, from, to, edges, n) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, n: *mut usize) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's array and count, as the header requires.
+        unsafe { d.cuGraphGetNodes(graph, nodes, n) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphGetRootNodes(graph: CUgraph, nodes: *mut CUgraphNode, n: *mut usize) {
+        let (d, _, _) = with_context()?;
+        // Safety: as above.
+        unsafe { d.cuGraphGetRootNodes(graph, nodes, n) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphGetEdges(graph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, edges: *mut c_void, n: *mut usize) {
+        let (d, _, _) = with_context()?;
+        // Safety: as above.
+        unsafe { d.cuGraphGetEdges(graph, from, to, edges, n) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphNodeGetType(node: CUgraphNode, kind: *mut c_int) {
+        // Safety: the program's out-pointer: NULL (refused) or writable.
+        let kind = unsafe { out_ref(kind)? };
+        let (d, _, _) = with_context()?;
+        // cudaGraphNodeType's values are CUgraphNodeType's.
+        d.cuGraphNodeGetType(node, kind)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphClone(clone: *mut CUgraph, graph: CUgraph) {
+        // Safety: the program's out-pointer: NULL (refused) or writable.
+        let clone = unsafe { out_ref(clone)? };
+        let (d, _, _) = with_context()?;
+        d.cuGraphClone(clone, graph)
+    }
+}
+
+fn instantiate(exec: *mut CUgraphExec, graph: CUgraph, flags: c_ulonglong) -> RtResult<()> {
+    // Safety: the program's out-pointer: NULL (refused) or writable.
+    let exec = unsafe { out_ref(exec)? };
+    let (d, _, _) = with_context()?;
+    // cudaGraphInstantiateFlags are CUgraphInstantiate_flags.
+    d.cuGraphInstantiateWithFlags(exec, graph, flags)
+}
+
+cudart_fn! {
+    fn cudaGraphInstantiate(exec: *mut CUgraphExec, graph: CUgraph, flags: c_ulonglong) {
+        instantiate(exec, graph, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphInstantiateWithFlags(exec: *mut CUgraphExec, graph: CUgraph, flags: c_ulonglong) {
+        instantiate(exec, graph, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphLaunch(exec: CUgraphExec, stream: CUstream) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphLaunch(exec, stream_for(stream, false))
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphLaunch_ptsz(exec: CUgraphExec, stream: CUstream) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphLaunch(exec, stream_for(stream, true))
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecDestroy(exec: CUgraphExec) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphExecDestroy(exec)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecUpdate(exec: CUgraphExec, graph: CUgraph, info: *mut c_void) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's cudaGraphExecUpdateResultInfo (CUgraphExecUpdateResultInfo's
+        // layout), as the header requires.
+        unsafe { d.cuGraphExecUpdate(exec, graph, info) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphDebugDotPrint(graph: CUgraph, path: *const c_char, flags: c_uint) {
+        if path.is_null() {
+            return Err(error::invalid("path is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // Safety: a NUL-terminated path, as the header requires; cudaGraphDebugDotFlags
+        // are CUgraphDebugDot_flags.
+        unsafe { d.cuGraphDebugDotPrint(graph, path, flags) }
+    }
+}

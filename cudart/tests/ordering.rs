@@ -1,0 +1,148 @@
+//! Ordering-bug reports (CUMOCK_MISUSE=1, mock-driver/src/model/ordering.rs): each bug
+//! planted in clients/runtime/ordering_bugs.cu is reported, naming both operations and
+//! where the program issued each; correct programs (every runtime program, some also
+//! built for the per-thread default stream) draw no report.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+fn planted() -> PathBuf {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    // With host debug information, so that call sites carry the program's lines.
+    EXE.get_or_init(|| common::nvcc_with("ordering_bugs", "ordering_bugs_g", &["-g"]))
+        .clone()
+}
+
+fn stderr_of(exe: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (String, String) {
+    let o = common::on_mock(exe)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    );
+    assert!(
+        o.status.success() || o.status.code() == Some(77),
+        "{exe:?} {args:?} failed ({}):\n{out}\n{err}",
+        o.status
+    );
+    (out, err)
+}
+
+/// The report and the two lines of ordering_bugs.cu it names.
+fn report(kind: &str, says: &str) {
+    let (_, err) = stderr_of(&planted(), &[kind], &[("CUMOCK_MISUSE", "1")]);
+    let at = err
+        .find("cumock: ordering bug:")
+        .unwrap_or_else(|| panic!("no ordering bug reported for {kind}:\n{err}"));
+    let report = &err[at..];
+    let first = report.lines().next().unwrap();
+    assert!(first.contains(says), "{kind}: {first}");
+    let sites: Vec<&str> = report
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("cumock: ordering bug"))
+        .filter(|l| l.contains("ordering_bugs.cu:") && l.contains("main"))
+        .collect();
+    assert_eq!(
+        sites.len(),
+        2,
+        "{kind}: both call sites in main should be named:\n{report}"
+    );
+    assert_ne!(sites[0], sites[1], "{kind}: two different call sites");
+}
+
+#[test]
+fn two_streams_writing_the_same_bytes_are_reported() {
+    report(
+        "race",
+        "(writes) and the launch of kernel _Z4fillPiii (writes)",
+    );
+}
+
+#[test]
+fn a_host_read_of_unfinished_device_writes_is_reported() {
+    report("host-read", "a copy to the host (reads)");
+}
+
+#[test]
+fn a_free_on_a_stream_not_ordered_after_its_use_is_reported() {
+    report("free", "cuMemFreeAsync");
+}
+
+/// A program to run: its name, executable, arguments and environment.
+type Run = (
+    String,
+    PathBuf,
+    Vec<&'static str>,
+    Vec<(&'static str, &'static str)>,
+);
+
+/// Every runtime program is correctly ordered: none draws a report.
+#[test]
+fn correct_programs_draw_no_report() {
+    let mut runs: Vec<Run> = Vec::new();
+    for p in [
+        "device_query",
+        "memory",
+        "host_memory",
+        "streams_events",
+        "host_functions",
+        "entry_points",
+        "pool",
+        "ipc",
+        "kernel_launch",
+        "kernel_more",
+        "kernel_fault",
+        "async_api",
+        "simple_streams",
+        "simple_hyperq",
+        "stream_priorities",
+        "simple_callback",
+        "threads",
+        "leaky",
+        "simple_cuda_graphs",
+        "jacobi_graphs",
+    ] {
+        let exe = common::nvcc_with(p, &format!("{p}_ordering"), &[]);
+        runs.push((p.to_owned(), exe, vec![], vec![]));
+    }
+    for p in [
+        "memory",
+        "pool",
+        "async_api",
+        "simple_streams",
+        "simple_callback",
+        "simple_cuda_graphs",
+        "jacobi_graphs",
+        "kernel_launch",
+    ] {
+        let exe = common::nvcc_with(
+            p,
+            &format!("{p}_ordering_ptds"),
+            &["--default-stream", "per-thread"],
+        );
+        runs.push((format!("{p} (per-thread)"), exe, vec![], vec![]));
+    }
+    let peer = common::nvcc_with("peer", "peer_ordering", &[]);
+    runs.push(("peer".into(), peer, vec![], vec![("CUMOCK_DEVICES", "2")]));
+    runs.push((
+        "ordering_bugs fixed".into(),
+        planted(),
+        vec!["fixed"],
+        vec![],
+    ));
+    assert!(runs.len() >= 30);
+    for (name, exe, args, mut env) in runs {
+        env.push(("CUMOCK_MISUSE", "1"));
+        let (_, err) = stderr_of(&exe, &args, &env);
+        assert!(
+            !err.contains("ordering bug"),
+            "{name} is correctly ordered, but:\n{err}"
+        );
+    }
+}

@@ -1,0 +1,465 @@
+//! Ordering-bug reports (`CUMOCK_MISUSE=1`): happens-before over stream operations, with a
+//! vector clock per stream queue and per host thread. Every piece of work issued on a
+//! stream gets a stamp (its queue's next sequence number, and the clock it starts with:
+//! the issuing thread's, the queue's own, and what CUDA's legacy-stream rules add);
+//! event records copy a queue's clock, event waits join it into another queue's, and
+//! stream, event and context synchronisation (and queries that say "done") join it into
+//! the host thread's, which every later issue carries along.
+//!
+//! What an operation touched is recorded against its stamp: copies and memsets know their
+//! ranges when they run, a kernel what its translations handed out once it has run
+//! (`KernelMemory` hands out only the bytes accessed while this is on). Atomic updates do
+//! not race with each other. Two operations that
+//! touch overlapping bytes, one writing, neither ordered before the other, are an ordering
+//! bug: reported once, naming both operations and where the program issued each. A free
+//! (cuMemFree, cuMemUnmap, cuMemFreeAsync) touches the whole range: it must be ordered
+//! after every use before it, and every use after it is one of freed memory; a new
+//! allocation or mapping of the addresses forgets their history.
+//!
+//! Off (no cost but a flag test) unless misuse messages are asked for.
+
+use super::ids::EventId;
+use super::stream_queues::{thread_serial, Order, QueueKey};
+use crate::diagnostics::CallSite;
+use parking_lot::Mutex;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, LazyLock};
+
+/// How much history is kept: the oldest accesses are dropped past it (an ordering bug
+/// between operations that far apart goes unreported, never a false one).
+const HISTORY: usize = 8192;
+/// The most ordering bugs reported in one process.
+const MAX_REPORTS: usize = 20;
+
+/// One side of the clocks: a stream's queue, or a host thread (its frees).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Comp {
+    Queue(QueueKey),
+    Host(u64),
+}
+
+type Clock = HashMap<Comp, u64>;
+
+fn join(into: &mut Clock, from: &Clock) {
+    for (k, v) in from {
+        let e = into.entry(*k).or_insert(0);
+        if *e < *v {
+            *e = *v;
+        }
+    }
+}
+
+/// An operation, as issued.
+pub struct Stamp {
+    comp: Comp,
+    seq: u64,
+    clock: Clock,
+    what: String,
+    site: CallSite,
+}
+
+impl Stamp {
+    /// Whether `self` is ordered before `other`.
+    fn before(&self, other: &Stamp) -> bool {
+        other.clock.get(&self.comp).is_some_and(|s| *s >= self.seq)
+    }
+}
+
+impl std::fmt::Debug for Stamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({:?} #{})", self.what, self.comp, self.seq)
+    }
+}
+
+/// What an operation did to a range of bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Touch {
+    Read,
+    Write,
+    /// An atomic update: ordered with other atomics by the hardware.
+    Atomic,
+    Free,
+}
+
+struct Access {
+    stamp: Arc<Stamp>,
+    start: u64,
+    end: u64,
+    touch: Touch,
+}
+
+#[derive(Default)]
+struct QueueClock {
+    clock: Clock,
+    seq: u64,
+    order: Option<Order>,
+}
+
+#[derive(Default)]
+struct Tracker {
+    queues: HashMap<QueueKey, QueueClock>,
+    hosts: HashMap<u64, Clock>,
+    host_seq: HashMap<u64, u64>,
+    events: HashMap<EventId, Clock>,
+    history: VecDeque<Access>,
+    reported: HashSet<(usize, usize)>,
+    reports: usize,
+}
+
+static TRACKER: LazyLock<Mutex<Tracker>> = LazyLock::new(Default::default);
+
+thread_local! {
+    /// The operation a stream's worker is running (its accesses are that operation's).
+    static CURRENT: std::cell::RefCell<Option<Arc<Stamp>>> = const { std::cell::RefCell::new(None) };
+    /// The stream whose order the calling thread's copy or memset follows.
+    static FOLLOWED: std::cell::Cell<Option<(QueueKey, Order)>> = const { std::cell::Cell::new(None) };
+}
+
+pub fn enabled() -> bool {
+    crate::diagnostics::misuse_enabled()
+}
+
+impl Tracker {
+    fn host(&mut self) -> &mut Clock {
+        self.hosts.entry(thread_serial()).or_default()
+    }
+
+    /// The clock work issued now on `key` starts from (the queue's, joined with the
+    /// issuing thread's and what the legacy rules add), made the queue's own.
+    fn bring_up_to_date(&mut self, key: QueueKey, order: Order) -> Clock {
+        let host = self.host().clone();
+        let implicit: Vec<Clock> = match order {
+            Order::NonBlocking => Vec::new(),
+            Order::Blocking => self
+                .queues
+                .get(&QueueKey::Legacy)
+                .map(|q| q.clock.clone())
+                .into_iter()
+                .collect(),
+            Order::Legacy => self
+                .queues
+                .iter()
+                .filter(|(k, q)| **k != key && q.order == Some(Order::Blocking))
+                .map(|(_, q)| q.clock.clone())
+                .collect(),
+        };
+        let q = self.queues.entry(key).or_default();
+        q.order = Some(order);
+        join(&mut q.clock, &host);
+        for c in &implicit {
+            join(&mut q.clock, c);
+        }
+        q.clock.clone()
+    }
+
+    fn issue(&mut self, key: QueueKey, order: Order, what: String) -> Arc<Stamp> {
+        self.bring_up_to_date(key, order);
+        let q = self.queues.get_mut(&key).expect("made above");
+        q.seq += 1;
+        q.clock.insert(Comp::Queue(key), q.seq);
+        Arc::new(Stamp {
+            comp: Comp::Queue(key),
+            seq: q.seq,
+            clock: q.clock.clone(),
+            what,
+            site: CallSite::capture(),
+        })
+    }
+
+    fn check(&mut self, new: &Access) -> Vec<String> {
+        let mut out = Vec::new();
+        for old in &self.history {
+            if old.end <= new.start || new.end <= old.start {
+                continue;
+            }
+            match (old.touch, new.touch) {
+                (Touch::Read, Touch::Read)
+                | (Touch::Atomic, Touch::Atomic)
+                | (Touch::Read, Touch::Atomic)
+                | (Touch::Atomic, Touch::Read) => continue,
+                _ => {}
+            }
+            if Arc::ptr_eq(&old.stamp, &new.stamp)
+                || old.stamp.before(&new.stamp)
+                || new.stamp.before(&old.stamp)
+            {
+                continue;
+            }
+            let pair = (
+                Arc::as_ptr(&old.stamp) as usize,
+                Arc::as_ptr(&new.stamp) as usize,
+            );
+            if self.reports >= MAX_REPORTS || !self.reported.insert(pair) {
+                continue;
+            }
+            self.reports += 1;
+            let (lo, hi) = (old.start.max(new.start), old.end.min(new.end));
+            let kind = match (old.touch, new.touch) {
+                (_, Touch::Free) => format!(
+                    "{} frees memory that {} still uses, and nothing orders the free after it \
+                     (synchronise, or free on the stream that used it)",
+                    new.stamp.what, old.stamp.what
+                ),
+                (Touch::Free, _) => format!(
+                    "{} uses memory freed by {} with nothing ordering them",
+                    new.stamp.what, old.stamp.what
+                ),
+                _ => format!(
+                    "{} ({}) and {} ({}) touch the same bytes with nothing ordering them \
+                     (no event, stream or context synchronisation between them)",
+                    new.stamp.what,
+                    touch_word(new.touch),
+                    old.stamp.what,
+                    touch_word(old.touch)
+                ),
+            };
+            out.push(format!(
+                "cumock: ordering bug: {kind}: bytes {lo:#x}..{hi:#x}\ncumock:   {} was issued\n{}cumock:   {} was issued\n{}",
+                new.stamp.what,
+                new.stamp.site.show(),
+                old.stamp.what,
+                old.stamp.site.show()
+            ));
+        }
+        out
+    }
+
+    fn record(&mut self, stamp: &Arc<Stamp>, ranges: &[(u64, u64, Touch)]) -> Vec<String> {
+        let mut out = Vec::new();
+        for &(start, end, touch) in ranges {
+            if start >= end {
+                continue;
+            }
+            let a = Access {
+                stamp: stamp.clone(),
+                start,
+                end,
+                touch,
+            };
+            out.extend(self.check(&a));
+            if touch == Touch::Free {
+                // What was done to the bytes before is checked against the free (above);
+                // the free stays, for work that runs after it was issued.
+                self.history.retain(|h| h.end <= start || end <= h.start);
+            }
+            self.history.push_back(a);
+        }
+        while self.history.len() > HISTORY {
+            self.history.pop_front();
+        }
+        out
+    }
+}
+
+fn tell(reports: Vec<String>) {
+    for r in reports {
+        crate::diagnostics::ordering_bug(&r);
+    }
+}
+
+fn touch_word(t: Touch) -> &'static str {
+    match t {
+        Touch::Read => "reads",
+        Touch::Write => "writes",
+        Touch::Atomic => "updates atomically",
+        Touch::Free => "frees",
+    }
+}
+
+/// Work issued on a stream's queue: its stamp (None when reports are off).
+pub fn issue(key: QueueKey, order: Order, what: &str) -> Option<Arc<Stamp>> {
+    enabled().then(|| TRACKER.lock().issue(key, order, what.to_owned()))
+}
+
+/// Runs `job` (on a stream's worker) as the operation `stamp`.
+pub fn run_as(stamp: &Option<Arc<Stamp>>, job: impl FnOnce()) {
+    let prev = CURRENT.with(|c| c.replace(stamp.clone()));
+    job();
+    CURRENT.with(|c| *c.borrow_mut() = prev);
+}
+
+/// The operation the calling thread runs, if it is a stream's worker running one.
+pub fn current() -> Option<Arc<Stamp>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// The calling thread is about to run a copy or memset in `key`'s order.
+pub fn followed(key: QueueKey, order: Order) {
+    if enabled() {
+        FOLLOWED.set(Some((key, order)));
+    }
+}
+
+/// A copy's or memset's ranges: on a stream's worker, the running operation's; in the
+/// calling thread, a new operation on the stream it followed (the legacy stream if none),
+/// which the thread has seen finish when the call returns.
+pub fn touched_now(what: &str, ranges: &[(u64, u64, Touch)]) {
+    if !enabled() {
+        return;
+    }
+    if let Some(stamp) = current() {
+        let r = TRACKER.lock().record(&stamp, ranges);
+        tell(r);
+        return;
+    }
+    let (key, order) = FOLLOWED.take().unwrap_or((QueueKey::Legacy, Order::Legacy));
+    let r = {
+        let mut t = TRACKER.lock();
+        let stamp = t.issue(key, order, what.to_owned());
+        let r = t.record(&stamp, ranges);
+        // The call returns with its bytes moved: the thread has seen it done.
+        let clock = stamp.clock.clone();
+        join(t.host(), &clock);
+        r
+    };
+    tell(r);
+}
+
+/// New memory at `[start, start+len)` (an allocation, a mapping): what was done to the
+/// addresses before, freed meanwhile, is not its history.
+pub fn allocated(start: u64, len: u64) {
+    if enabled() && len > 0 {
+        let end = start.saturating_add(len);
+        TRACKER
+            .lock()
+            .history
+            .retain(|h| h.end <= start || end <= h.start);
+    }
+}
+
+/// What a kernel touched, once it has run, as the operation its worker ran.
+pub fn kernel_touched(ranges: &[(u64, u64, Touch)]) {
+    if let Some(stamp) = current() {
+        let r = TRACKER.lock().record(&stamp, &merged(ranges));
+        tell(r);
+    }
+}
+
+/// Ranges of one kind of touch, sorted and merged where they meet.
+fn merged(ranges: &[(u64, u64, Touch)]) -> Vec<(u64, u64, Touch)> {
+    let mut v = ranges.to_vec();
+    v.sort_unstable_by_key(|r| (r.2 as u8, r.0));
+    let mut out: Vec<(u64, u64, Touch)> = Vec::with_capacity(v.len());
+    for r in v {
+        match out.last_mut() {
+            Some(last) if last.2 == r.2 && r.0 <= last.1 => last.1 = last.1.max(r.1),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// A free by the calling thread (cuMemFree, cuMemUnmap, the last cuMemRelease): ordered
+/// after what the thread has seen finish.
+pub fn freed_by_host(what: &str, start: u64, len: u64) {
+    if !enabled() || len == 0 {
+        return;
+    }
+    let r = {
+        let mut t = TRACKER.lock();
+        let me = thread_serial();
+        let seq = {
+            let s = t.host_seq.entry(me).or_insert(0);
+            *s += 1;
+            *s
+        };
+        let host = t.host();
+        host.insert(Comp::Host(me), seq);
+        let stamp = Arc::new(Stamp {
+            comp: Comp::Host(me),
+            seq,
+            clock: host.clone(),
+            what: what.to_owned(),
+            site: CallSite::capture(),
+        });
+        t.record(&stamp, &[(start, start + len, Touch::Free)])
+    };
+    tell(r);
+}
+
+/// cuMemFreeAsync: a free issued on a stream, ordered after that stream's work.
+pub fn freed_on_stream(key: QueueKey, order: Order, start: u64, len: u64) {
+    if !enabled() || len == 0 {
+        return;
+    }
+    let r = {
+        let mut t = TRACKER.lock();
+        let stamp = t.issue(key, order, "cuMemFreeAsync".to_owned());
+        t.record(&stamp, &[(start, start + len, Touch::Free)])
+    };
+    tell(r);
+}
+
+/// cuEventRecord on `key`: the event stands for the queue's clock as of now.
+pub fn event_recorded(event: EventId, key: QueueKey, order: Order) {
+    if enabled() {
+        let mut t = TRACKER.lock();
+        let c = t.bring_up_to_date(key, order);
+        t.events.insert(event, c);
+    }
+}
+
+/// cuStreamWaitEvent: the queue's later work follows what the event stands for.
+pub fn stream_waited(key: QueueKey, order: Order, event: EventId) {
+    if enabled() {
+        let mut t = TRACKER.lock();
+        t.bring_up_to_date(key, order);
+        if let Some(c) = t.events.get(&event).cloned() {
+            join(&mut t.queues.get_mut(&key).expect("made above").clock, &c);
+        }
+    }
+}
+
+/// The calling thread has seen `key`'s work (and, for the legacy stream, the blocking
+/// streams') finish: a stream synchronisation or a query that said done.
+pub fn stream_done(key: QueueKey, order: Order) {
+    if enabled() {
+        let mut t = TRACKER.lock();
+        let mut clocks: Vec<Clock> = t
+            .queues
+            .get(&key)
+            .map(|q| q.clock.clone())
+            .into_iter()
+            .collect();
+        if order == Order::Legacy {
+            clocks.extend(
+                t.queues
+                    .values()
+                    .filter(|q| q.order == Some(Order::Blocking))
+                    .map(|q| q.clock.clone()),
+            );
+        }
+        let host = t.host();
+        for c in &clocks {
+            join(host, c);
+        }
+    }
+}
+
+/// The calling thread has seen `event` complete.
+pub fn event_done(event: EventId) {
+    if enabled() {
+        let mut t = TRACKER.lock();
+        if let Some(c) = t.events.get(&event).cloned() {
+            join(t.host(), &c);
+        }
+    }
+}
+
+/// The calling thread has seen every stream's work finish (cuCtxSynchronize).
+pub fn all_done() {
+    if enabled() {
+        let mut t = TRACKER.lock();
+        let clocks: Vec<Clock> = t.queues.values().map(|q| q.clock.clone()).collect();
+        let host = t.host();
+        for c in &clocks {
+            join(host, c);
+        }
+    }
+}
+
+pub fn forget_event(event: EventId) {
+    if enabled() {
+        TRACKER.lock().events.remove(&event);
+    }
+}
