@@ -243,6 +243,7 @@ impl Driver {
         }
         self.enqueue_work(
             super::ids::StreamId::NULL,
+            "a memset",
             Box::new(move || {
                 // Checked when issued: what fails now was unmapped or freed meanwhile (on
                 // a GPU, a fault).
