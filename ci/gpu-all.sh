@@ -23,6 +23,7 @@ part() {
 }
 part probes ci/gpu-probes.sh "$work/probes"
 part corpus ci/gpu-corpus.sh "$work/corpus"
+part checks ci/gpu-checks.sh "$work/checks"
 part runtime ci/gpu-runtime.sh "$work/runtime"
 part run ci/gpu-run.sh "$work/run"
 part torch ci/gpu-torch.sh "$work/torch"
