@@ -242,6 +242,7 @@ pub mod result {
     pub const CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: CUresult = 217;
     pub const CUDA_ERROR_INVALID_PTX: CUresult = 218;
     pub const CUDA_ERROR_UNSUPPORTED_PTX_VERSION: CUresult = 222;
+    pub const CUDA_ERROR_INVALID_SOURCE: CUresult = 300;
     pub const CUDA_ERROR_FILE_NOT_FOUND: CUresult = 301;
     pub const CUDA_ERROR_INVALID_HANDLE: CUresult = 400;
     pub const CUDA_ERROR_NOT_FOUND: CUresult = 500;

@@ -219,6 +219,34 @@ static void sync_copy_vs_stream(unsigned flags, const char *what) {
 static void sync_copy_vs_nonblocking(void) { sync_copy_vs_stream(CU_STREAM_NON_BLOCKING, "non-blocking"); }
 static void sync_copy_vs_blocking(void) { sync_copy_vs_stream(CU_STREAM_DEFAULT, "blocking"); }
 
+/* What freeing waits for: cuMemFree and cuMemFreeHost of memory the running kernel does
+ * not use, and cuMemAlloc, while a kernel waits for the host on a non-blocking stream. */
+static void frees_vs_a_running_kernel(void) {
+    setup();
+    CUstream s;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr other = 0;
+    MUST(cuMemAlloc(&other, 4096));
+    pthread_t t = release_later();
+    CALL("launch wait_flag on a non-blocking stream", launch_wait(s));
+    CALL("mem-free of other memory", cuMemFree(other));
+    SAY("kernel when it returned: %s", kernel_state());
+    settle(t);
+    void *host = NULL;
+    MUST(cuMemAllocHost(&host, 4096));
+    t = release_later();
+    CALL("launch wait_flag on a non-blocking stream", launch_wait(s));
+    CALL("mem-free-host of other memory", cuMemFreeHost(host));
+    SAY("kernel when it returned: %s", kernel_state());
+    settle(t);
+    t = release_later();
+    CALL("launch wait_flag on a non-blocking stream", launch_wait(s));
+    CALL("mem-alloc", cuMemAlloc(&other, 4096));
+    SAY("kernel when it returned: %s", kernel_state());
+    settle(t);
+    CALL("mem-free", cuMemFree(other));
+}
+
 static void release_through_a_copy(void) {
     /* Releasing a kernel through device-side work: an async copy on a non-blocking stream
      * writes the flag while the kernel spins on another stream. */
@@ -328,6 +356,7 @@ int main(void) {
     section("sync-copy-vs-nonblocking-stream", sync_copy_vs_nonblocking);
     section("sync-copy-vs-blocking-stream", sync_copy_vs_blocking);
     section("release-through-a-copy", release_through_a_copy);
+    section("frees-vs-a-running-kernel", frees_vs_a_running_kernel);
     section("event-timing", event_timing);
     section("per-thread-default-stream", per_thread_default_stream);
     return 0;

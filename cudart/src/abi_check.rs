@@ -271,6 +271,7 @@ fn rust_param_size(ty: &str) -> Option<usize> {
         "c_int" | "i32" | "c_uint" | "u32" | "f32" | "CudaError" => 4,
         "usize" | "u64" | "c_ulonglong" | "i64" => 8,
         "CUstream" | "CUevent" | "CUmemoryPool" | "CUfunction" | "CUcontext" | "CUmodule" => 8,
+        "CUgraph" | "CUgraphExec" | "CUgraphNode" => 8,
         "Dim3" => size_of::<Dim3>(),
         "CUipcMemHandle" | "crate::driver::CUipcMemHandle" => {
             size_of::<crate::driver::CUipcMemHandle>()

@@ -236,7 +236,7 @@ fn exports_and_ipc_handles_do_not_wait_for_another_threads_kernel() {
         // Give the kernel time to start and to translate its addresses.
         std::thread::sleep(Duration::from_millis(50));
         let ctx = s.ctx as usize;
-        within(
+        let buf = within(
             Duration::from_secs(10),
             "export on another thread",
             move || {
@@ -263,14 +263,16 @@ fn exports_and_ipc_handles_do_not_wait_for_another_threads_kernel() {
                     assert_eq!(cuMemAlloc_v2(&mut buf, 4096), 0);
                     let mut handle = [0u8; 64];
                     assert_eq!(cuIpcGetMemHandle(handle.as_mut_ptr().cast(), buf), 0);
-                    assert_eq!(cuMemFree_v2(buf), 0);
+                    // Freed after the kernel: cuMemFree waits for the device's work.
+                    buf
                 }
             },
         );
         write_word(flag, 1);
-        // Safety: a live stream.
+        // Safety: a live stream; memory of ours.
         assert_eq!(unsafe { cuStreamSynchronize(stream) }, 0);
         assert_eq!(read_word(done), 1);
+        assert_eq!(unsafe { cuMemFree_v2(buf) }, 0);
         assert_eq!(unsafe { cuStreamDestroy_v2(stream) }, 0);
     });
 }

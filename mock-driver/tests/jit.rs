@@ -125,15 +125,16 @@ fn relocatable_ptx_of_two_files_links_loads_and_runs() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("ptx+ptx: ok\nptx+fatbin: ok"), "{stdout}");
     assert!(
-        stdout.contains("complete A alone = CUDA_ERROR_INVALID_IMAGE\nlog: cumock: CUDA_ERROR_INVALID_IMAGE: nvlink error: undefined reference to `_Z5scalei`"),
+        stdout.contains("complete A alone = CUDA_ERROR_INVALID_SOURCE\nlog: cumock: CUDA_ERROR_INVALID_SOURCE: error   : Undefined reference to '_Z5scalei'"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("complete B twice = CUDA_ERROR_INVALID_IMAGE\nlog: cumock: CUDA_ERROR_INVALID_IMAGE: nvlink error: multiple definition of `bias` in `b1` and `b2`"),
+        stdout.contains("add B twice = CUDA_ERROR_INVALID_SOURCE\ncomplete B twice = CUDA_ERROR_INVALID_SOURCE\nlog: cumock: CUDA_ERROR_INVALID_SOURCE: error   : Multiple definition of '")
+            && stdout.contains("' in 'b2', first defined in 'b1'"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("add PTX as cubin = CUDA_ERROR_NO_BINARY_FOR_GPU\nlog: cumock: CUDA_ERROR_NO_BINARY_FOR_GPU: not-a-cubin: the cubin holds SASS"),
+        stdout.contains("add PTX as cubin = CUDA_ERROR_INVALID_IMAGE\nlog: cumock: CUDA_ERROR_INVALID_IMAGE: not-a-cubin: CU_JIT_INPUT_CUBIN, but not an ELF cubin"),
         "{stdout}"
     );
 }

@@ -238,15 +238,16 @@ fn declared_parameter_and_shared_sizes_are_checked_at_load_as_ptxas_does() {
                 load_ptx(&kernel_with_param(HEAD_80, 4356)).0,
                 CUDA_ERROR_INVALID_PTX
             );
-            // Static shared memory: 48 KiB, and not a byte more.
+            // Static shared memory: the opt-in limit, 232,448 bytes, and not a byte more
+            // (the H200: probe sandbox_images, static-shared-largest).
             let shared = |n: u64| {
                 format!(
                     "{HEAD_80}.visible .entry k() {{ .reg .b32 %r<2>; .shared .align 4 .b8 s[{n}];\n\
                      mov.u32 %r1, s; st.shared.u32 [%r1], 1; ret; }}\n"
                 )
             };
-            assert_eq!(load_ptx(&shared(48 << 10)).0, CUDA_SUCCESS);
-            assert_eq!(load_ptx(&shared((48 << 10) + 4)).0, CUDA_ERROR_INVALID_PTX);
+            assert_eq!(load_ptx(&shared(232_448)).0, CUDA_SUCCESS);
+            assert_eq!(load_ptx(&shared(232_452)).0, CUDA_ERROR_INVALID_PTX);
         },
     );
 }
@@ -307,9 +308,18 @@ fn b128_and_huge_initialised_globals_load_costing_only_their_initialisers() {
         DEADLINE,
         || {
             init();
+            // The H200 loads a 1 GiB initialised variable and refuses 2 GiB - 1 bytes;
+            // 4 GiB - 1 bytes load without an initialiser (probe sandbox_images,
+            // huge-global-largest). Either costs only its initialiser here.
+            let (r, _) = load_ptx(&format!(
+                "{HEAD_81}.visible .global .align 4 .b8 big[4294967295] = {{7, 8}};\n\
+                 .visible .entry k() {{ ret; }}\n"
+            ));
+            assert_eq!(r, CUDA_ERROR_INVALID_PTX);
             let (r, m) = load_ptx(&format!(
                 "{HEAD_81}.visible .global .align 16 .b128 wide[2] = {{1, -1}};\n\
-                 .visible .global .align 4 .b8 big[4294967295] = {{7, 8}};\n\
+                 .visible .global .align 4 .b8 big[1073741824] = {{7, 8}};\n\
+                 .visible .global .align 4 .b8 bare[4294967295];\n\
                  .visible .entry k() {{ ret; }}\n"
             ));
             assert_eq!(r, CUDA_SUCCESS);
@@ -318,7 +328,8 @@ fn b128_and_huge_initialised_globals_load_costing_only_their_initialisers() {
             want[16..24].fill(0xff);
             assert_eq!(read_global(m, "wide", 0, 32), want);
             assert_eq!(read_global(m, "big", 0, 4), [7, 8, 0, 0]);
-            assert_eq!(read_global(m, "big", 4294967295 - 4, 4), [0; 4]);
+            assert_eq!(read_global(m, "big", 1073741824 - 4, 4), [0; 4]);
+            assert_eq!(read_global(m, "bare", 4294967295 - 4, 4), [0; 4]);
             // The module's memory goes back whole at unload.
             // Safety: the module loaded above.
             assert_eq!(unsafe { cuModuleUnload(m) }, CUDA_SUCCESS);

@@ -91,7 +91,9 @@ __device__ unsigned garr[64];
 K array_addresses(const unsigned* in, unsigned* out, int n) {
   __shared__ unsigned sarr[64];
   int t = threadIdx.x;
-  sarr[t % 64] = in[blockIdx.x * blockDim.x + t];
+  // One writer a slot: threads t and t+64 writing the same one would race, and which
+  // wins is the GPU's warp schedule, not the instruction's meaning.
+  if (t < 64) sarr[t] = in[blockIdx.x * blockDim.x + t];
   if (t < 64) garr[t] = in[t] ^ 0x5a5a5a5a;
   __syncthreads();
   // Constant indices: nvcc addresses these as [sarr+16], [table+8], [garr+4].

@@ -895,12 +895,23 @@ impl<'a> BlockCtx<'a> {
                 };
                 *out = [t; 32]
             }
-            // The driver sets no environment for an ordinary launch: zero (the corpus's
-            // `special_registers_issue21` records what the H200 reads).
+            // The H200's driver leaves %envreg1..31 zero for an ordinary launch; %envreg0
+            // holds a value of its own (0x038432c8 in the corpus's recording, a declared
+            // difference): zero here.
             Sreg::Envreg(_) => *out = [0; 32],
-            // The executor reserves no shared memory for the system: an empty region at
-            // offset 0 (the same corpus kernel records the H200's layout).
-            Sreg::ReservedSmem(_) => *out = [0; 32],
+            // The region the H200 reserves for the system at the start of a block's shared
+            // memory, as the corpus's `special_registers_issue21` recorded it: begin 0,
+            // end 0x120, cap 0x400 (the 1 KiB sm_90 reserves a block), offsets 0 and 1 at
+            // 0. The executor's own shared memory does not lie behind it, and it never
+            // needs to: kernels only compare these offsets.
+            Sreg::ReservedSmem(which) => {
+                let v = match which {
+                    1 => 0x120,
+                    2 => 0x400,
+                    _ => 0,
+                };
+                *out = [v; 32]
+            }
             Sreg::LanemaskEq => lanemask(out, |l| 1u64 << l),
             Sreg::LanemaskLt => lanemask(out, |l| (1u64 << l) - 1),
             Sreg::LanemaskLe => lanemask(out, |l| ((1u64 << (l + 1)) - 1) & 0xffff_ffff),

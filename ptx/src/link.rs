@@ -28,14 +28,14 @@ pub enum LinkError {
     #[error("{0}: {1}")]
     Input(String, LoadError),
     /// Two non-weak definitions of one name (nvlink's "Multiple definition").
-    #[error("multiple definition of `{name}` in `{first}` and `{second}`")]
+    #[error("error   : Multiple definition of '{name}' in '{second}', first defined in '{first}'")]
     Duplicate {
         name: String,
         first: String,
         second: String,
     },
     /// An extern no input defines (nvlink's "Undefined reference").
-    #[error("undefined reference to `{name}` in `{input}`")]
+    #[error("error   : Undefined reference to '{name}' in '{input}'")]
     Undefined { name: String, input: String },
     #[error("no inputs to link")]
     Empty,
@@ -401,7 +401,10 @@ mod tests {
     #[test]
     fn an_undefined_extern_is_an_error_but_the_drivers_functions_are_not() {
         let e = l(&[".extern .func g();\n"]).unwrap_err();
-        assert_eq!(e.to_string(), "undefined reference to `g` in `in0`");
+        assert_eq!(
+            e.to_string(),
+            "error   : Undefined reference to 'g' in 'in0'"
+        );
         l(&[".extern .func (.param .b32 r) vprintf(.param .b64 a, .param .b64 b);\n"]).unwrap();
     }
 

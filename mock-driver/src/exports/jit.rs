@@ -135,9 +135,10 @@ impl JitOutputs {
     }
 }
 
-/// Writes `text` into a log buffer, cut to its size with room for the NUL, and the
-/// filled size (the text's bytes and the NUL) back into the size slot. No size option
-/// means no room: cuda.h gives the buffer no other size.
+/// Writes `text` into a log buffer, cut to its size with room for the NUL, and a size
+/// back into the size slot as the H200 writes it (ci/gpu-checks.sh, logs): the text's
+/// length when it fits, the buffer's size when it was cut. No size option means no room:
+/// cuda.h gives the buffer no other size.
 ///
 /// # Safety
 /// `b.buf` is writable for the size in `b.size_slot`; the slot is writable.
@@ -155,7 +156,7 @@ unsafe fn write_log(b: LogBuffer, text: &str) {
     unsafe {
         std::ptr::copy_nonoverlapping(text.as_ptr(), buf, n);
         buf.add(n).write(0);
-        *slot = if n == 0 { 0 } else { n + 1 } as *mut c_void;
+        *slot = if n < text.len() { cap } else { n } as *mut c_void;
     }
 }
 

@@ -104,6 +104,13 @@ impl Driver {
                     ))
                 }
             },
+            // The H200 reads a cubin as ELF first: anything else is no image at all.
+            input::CUBIN if !ptx::fatbin::is_elf(&bytes) => {
+                return Err(CuError::new(
+                    CUDA_ERROR_INVALID_IMAGE,
+                    format!("{name}: CU_JIT_INPUT_CUBIN, but not an ELF cubin"),
+                ))
+            }
             input::CUBIN => return Err(sass("the cubin")),
             input::OBJECT => return Err(sass("the object's device code")),
             input::LIBRARY => return Err(sass("the library's device code")),
@@ -116,7 +123,6 @@ impl Driver {
         };
         // Each input is checked as it comes, as the driver compiles it here: a file
         // that is no PTX fails its own cuLinkAddData.
-        // Unresolved or duplicate names are the whole link's business, at completion.
         if let Err(ptx::link::LinkError::Input(_, le)) =
             ptx::link::link(&[(name.to_string(), text.clone())])
         {
@@ -124,9 +130,21 @@ impl Driver {
             e.message = format!("{name}: {}", e.message).into();
             return Err(e);
         }
-        let mut st = self.state.lock();
-        st.links.state(link)?.inputs.push((name.to_string(), text));
-        Ok(())
+        let inputs = {
+            let mut st = self.state.lock();
+            let state = st.links.state(link)?;
+            state.inputs.push((name.to_string(), text));
+            state.inputs.clone()
+        };
+        // A name defined twice fails the input that defines it again, as on the H200
+        // (and the link stays failed: cuLinkComplete says so again); an undefined one is
+        // the whole link's business, at completion.
+        match ptx::link::link(&inputs) {
+            Err(e @ ptx::link::LinkError::Duplicate { .. }) => {
+                Err(CuError::new(LINK_FAILURE, e.to_string()))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// cuLinkComplete: the linked image's address and size (with its NUL).
@@ -142,7 +160,7 @@ impl Driver {
                 e
             }
             ptx::link::LinkError::Empty => invalid("cuLinkComplete with no inputs added"),
-            other => CuError::new(LINK_FAILURE, format!("nvlink error: {other}")),
+            other => CuError::new(LINK_FAILURE, other.to_string()),
         })?;
         // What cuModuleLoadData will refuse is refused here, as the driver's ptxas
         // refuses it when it finishes the link.
@@ -164,5 +182,7 @@ impl Driver {
     }
 }
 
-/// The result of an unresolved or multiply defined symbol.
-const LINK_FAILURE: cumock_abi::CUresult = CUDA_ERROR_INVALID_IMAGE;
+/// The result of an unresolved or multiply defined symbol, as the H200 answers it
+/// (ci/gpu-checks.sh: cuLinkComplete with an undefined reference, cuLinkAddData of a
+/// second definition).
+const LINK_FAILURE: cumock_abi::CUresult = CUDA_ERROR_INVALID_SOURCE;

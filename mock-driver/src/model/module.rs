@@ -70,6 +70,10 @@ const DEFAULT_SHARED_LIMIT: u32 = 48 << 10;
 /// local-largest). ptxas takes a larger frame; the launch is refused.
 const LOCAL_LIMIT_PER_THREAD: u64 = 523_712;
 
+/// The smallest initialised variable the H200 refuses to load (see
+/// `check_declared_sizes`).
+const INITIALISED_GLOBAL_LIMIT: u64 = (1 << 31) - 1;
+
 /// A loaded module: its decoded program, and where its variables live.
 pub struct LoadedModule {
     pub context: ContextId,
@@ -722,6 +726,25 @@ impl Driver {
         let shared_limit =
             self.device_attribute(device, attr::DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 232_448)
                 as u64;
+        // An initialised variable's image is built whole at load: the H200 loads a 1 GiB
+        // one and refuses one of 2 GiB - 1 bytes (CUDA_ERROR_INVALID_PTX), while it loads
+        // 4 GiB - 1 bytes without an initialiser (probe sandbox_images,
+        // huge-global-largest). Where between 1 GiB and 2 GiB - 1 its limit lies is not
+        // recorded; the mock refuses from 2 GiB - 1 on.
+        if let Some(g) = program
+            .globals
+            .iter()
+            .find(|g| !g.init.is_empty() && g.size >= INITIALISED_GLOBAL_LIMIT)
+        {
+            return Err(CuError::new(
+                CUDA_ERROR_INVALID_PTX,
+                format!(
+                    "invalid PTX: the initialised variable `{}` is {} bytes, more than a \
+                     module's initialised data may hold (the H200 refuses {} bytes and more)",
+                    g.name, g.size, INITIALISED_GLOBAL_LIMIT
+                ),
+            ));
+        }
         for k in &program.kernels {
             let params = Self::params_size(&k.params);
             if params > param_limit {
