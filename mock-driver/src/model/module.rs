@@ -335,18 +335,28 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
         );
         let mut touched = self.touched.lock();
         // The kernel keeps this pointer for the rest of the launch: the allocation's
-        // bytes must stay where they are until it ends (`Vmm::pin`).
+        // bytes must stay where they are until it ends (`Vmm::pin`). One entry an
+        // allocation: with ordering reports on, translations come per window, and a list
+        // of every one would grow with the kernel's accesses.
         if !touched.iter().any(|t| t.allocation == seg.allocation) {
             st.vmm.pin(seg.allocation);
+            touched.push(seg);
         }
-        touched.push(seg);
         if let Some(ranges) = &self.ranges {
-            // Only the bytes accessed: the executor translates again for any others, or
-            // for a write where these were handed out for reading, so the spans say what
-            // the kernel read, wrote and updated atomically (slower: only while ordering
-            // bugs are looked for).
-            let lo = addr;
-            let hi = addr.saturating_add(_len.max(1)).min(start + size);
+            // Only a window around the bytes accessed: the executor translates again for
+            // any others, or for a write where these were handed out for reading, so the
+            // spans say what the kernel read, wrote and updated atomically, to the
+            // window's 256 bytes (twice a GPU's cache line: two streams sharing one such
+            // window is a race a GPU would show too, or nearly). A window per access
+            // would cost a translation per access; a whole mapping per translation would
+            // make two streams' disjoint chunks of one buffer look like a race.
+            const WINDOW: u64 = 256;
+            let lo = (addr & !(WINDOW - 1)).max(start);
+            let hi = addr
+                .saturating_add(_len.max(1))
+                .saturating_add(WINDOW - 1)
+                & !(WINDOW - 1);
+            let hi = hi.min(start + size);
             let touch = match access {
                 ptx::Access::Read => super::ordering::Touch::Read,
                 ptx::Access::Write => super::ordering::Touch::Write,
