@@ -343,20 +343,14 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
             touched.push(seg);
         }
         if let Some(ranges) = &self.ranges {
-            // Only a window around the bytes accessed: the executor translates again for
-            // any others, or for a write where these were handed out for reading, so the
-            // spans say what the kernel read, wrote and updated atomically, to the
-            // window's 256 bytes (twice a GPU's cache line: two streams sharing one such
-            // window is a race a GPU would show too, or nearly). A window per access
-            // would cost a translation per access; a whole mapping per translation would
-            // make two streams' disjoint chunks of one buffer look like a race.
-            const WINDOW: u64 = 256;
-            let lo = (addr & !(WINDOW - 1)).max(start);
-            let hi = addr
-                .saturating_add(_len.max(1))
-                .saturating_add(WINDOW - 1)
-                & !(WINDOW - 1);
-            let hi = hi.min(start + size);
+            // Only the bytes accessed: the executor translates again for any others, or
+            // for a write where these were handed out for reading, so the spans say
+            // exactly what the kernel read, wrote and updated atomically (slower, a
+            // translation per access: only while ordering bugs are looked for). Coarser
+            // windows would make two streams' neighbouring words, which programs write
+            // apart (simple_hyperq), look like a race.
+            let lo = addr;
+            let hi = addr.saturating_add(_len.max(1)).min(start + size);
             let touch = match access {
                 ptx::Access::Read => super::ordering::Touch::Read,
                 ptx::Access::Write => super::ordering::Touch::Write,
