@@ -539,6 +539,14 @@ impl Driver {
     /// was instantiated from; its function cannot change context.
     pub fn graph_exec_kernel_set(&self, e: ExecId, n: NodeId, k: KernelNode) -> CuResult<()> {
         let mut st = self.state.lock();
+        // A node handle dies with its graph, even where an executable graph made from it
+        // lives on: the H200 refuses it (CUDA_ERROR_INVALID_VALUE, seen through the
+        // runtime's simple_cuda_graphs).
+        if !st.graphs.owner.contains_key(&n) {
+            return Err(invalid(format!(
+                "{n:#x} is no live node: the graph it belonged to was destroyed"
+            )));
+        }
         let exec = st.graphs.exec_mut(e)?;
         match exec.body.nodes.get_mut(&n).map(|node| &mut node.op) {
             Some(NodeOp::Kernel(old)) => {
