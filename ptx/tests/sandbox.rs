@@ -78,7 +78,7 @@ fn a_zstd_entry_decompresses_to_its_declared_size_and_no_further() {
             let short = fatbin_of(&zstd_frame(PTX.as_bytes(), 0), FLAG_ZSTD, n - 1);
             let e = fatbin::select_ptx(&short, 90).unwrap_err();
             assert!(
-                matches!(&e, FatbinError::Malformed(m) if m.contains(&format!("declared {}", n - 1))),
+                matches!(&e, FatbinError::Decompression(m) if m.contains(&format!("declared {}", n - 1))),
                 "{e}"
             );
             // The bomb: 160 KB of payload that would decompress to 5 GiB, declaring 4 KiB.
