@@ -236,7 +236,12 @@ fn format(fmt: &[u8], src: &mut Args) -> Option<Vec<u8>> {
             b's' => {
                 let p = src.next(8)?;
                 let mut s = if p == 0 {
-                    b"(null)".to_vec()
+                    // glibc prints "(null)", or nothing when the precision cuts it.
+                    if spec.precision.is_some_and(|n| n < 6) {
+                        Vec::new()
+                    } else {
+                        b"(null)".to_vec()
+                    }
                 } else {
                     src.string(p)
                 };
@@ -621,6 +626,7 @@ mod tests {
         use A::*;
         assert_eq!(p("%s|%8s|%-8s|%.3s|%%|%5%", &[P(0x3000), P(0x3000), P(0x3000), P(0x3000)]), "hello|   hello|hello   |hel|%|%");
         assert_eq!(p("%s %p %10p", &[P(0), P(0x1234), P(0)]), "(null) 0x1234      (nil)");
+        assert_eq!(p("[%.2s][%.6s]", &[P(0), P(0)]), "[][(null)]");
         // A string running into unmapped memory ends there; one past the limit is cut.
         let (out, n) = run_with(b"[%s][%s]", &[P(0x3000), P(0x9999_0000)], b"abc".to_vec());
         assert_eq!((out.as_deref(), n), (Some("[abc][]"), 2));
