@@ -2070,7 +2070,9 @@ impl FuncDecoder<'_> {
             // them (`(mine, callee's, size)` in `args_in`).
             let sizes = |v: &[(u32, u32, u32)]| v.iter().map(|c| c.2).collect::<Vec<_>>();
             match fname.as_str() {
-                "vprintf" if sizes(&args_in) == [8, 8] && matches!(sizes(&rets_out)[..], [] | [4]) => {
+                "vprintf"
+                    if sizes(&args_in) == [8, 8] && matches!(sizes(&rets_out)[..], [] | [4]) =>
+                {
                     return Ok(Op::Vprintf {
                         fmt: args_in[0].0,
                         args: args_in[1].0,

@@ -16,8 +16,8 @@ use crate::decode::{
 };
 use crate::math::{self, Lanes, Ty, WarpFn};
 use crate::{
-    Access, Engine, FaultKind, HostSpan, Kernel, KernelFault, Launch, Memory, Module,
-    PrintfBuffer, Stats,
+    Access, Engine, FaultKind, HostSpan, Kernel, KernelFault, Launch, Memory, Module, PrintfBuffer,
+    Stats,
 };
 use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
@@ -875,7 +875,11 @@ impl<'a> BlockCtx<'a> {
     /// The byte at generic (or global) address `addr` as lane `lane` sees it, or None
     /// where nothing readable lies: device printf's reads end there instead of faulting.
     fn peek(&mut self, warp: u32, lane: u32, addr: u64) -> Option<u8> {
-        let window = |base: u64| (base..base + WINDOW_SIZE).contains(&addr).then(|| addr - base);
+        let window = |base: u64| {
+            (base..base + WINDOW_SIZE)
+                .contains(&addr)
+                .then(|| addr - base)
+        };
         if let Some(a) = window(SHARED_WINDOW) {
             return (a < self.shared_limit).then(|| self.shared[a as usize]);
         }
@@ -950,7 +954,9 @@ impl<'a> BlockCtx<'a> {
                     let message = text(a.message, self);
                     let file = text(a.file, self);
                     let function = text(a.function, self);
-                    crate::printf::assert_message(&message, &file, line, &function, self.ctaid, thread)
+                    crate::printf::assert_message(
+                        &message, &file, line, &function, self.ctaid, thread,
+                    )
                 }
                 // An `__assertfail` declared otherwise than nvcc's: no strings to read.
                 None => crate::printf::assert_message(b"?", b"?", 0, b"?", self.ctaid, thread),

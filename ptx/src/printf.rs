@@ -255,10 +255,7 @@ fn format(fmt: &[u8], src: &mut Args) -> Option<Vec<u8>> {
                 if p == 0 {
                     pad(&mut out, &spec, &[], b"(nil)", false);
                 } else {
-                    let s = Spec {
-                        hash: true,
-                        ..spec
-                    };
+                    let s = Spec { hash: true, ..spec };
                     integer(&mut out, &s, false, p, 16, false, false);
                 }
             }
@@ -577,20 +574,49 @@ mod tests {
         use A::*;
         assert_eq!(p("%d %i %u", &[I(-5), I(7), I(-1)]), "-5 7 4294967295");
         assert_eq!(p("%x %X %o", &[I(255), I(255), I(8)]), "ff FF 10");
-        assert_eq!(p("[%5d][%-5d][%05d]", &[I(42), I(42), I(-42)]), "[   42][42   ][-0042]");
-        assert_eq!(p("[%+d][% d][%+u]", &[I(3), I(3), I(3)]), "[+3][ 3][3]");
-        assert_eq!(p("[%.3d][%.0d][%8.3x]", &[I(7), I(0), I(10)]), "[007][][     00a]");
-        assert_eq!(p("[%#x][%#X][%#o][%#x]", &[I(26), I(26), I(8), I(0)]), "[0x1a][0X1A][010][0]");
-        assert_eq!(p("[%#08x][%08.3d]", &[I(26), I(5)]), "[0x00001a][     005]");
-        assert_eq!(p("%hd %hhd %hu %hhx", &[I(70000), I(200), I(-1), I(0x1ff)]), "4464 -56 65535 ff");
         assert_eq!(
-            p("%ld %lld %lu %lx", &[L(-1 << 40), L(i64::MIN), L(-1), L(0xdead_beef_cafe)]),
+            p("[%5d][%-5d][%05d]", &[I(42), I(42), I(-42)]),
+            "[   42][42   ][-0042]"
+        );
+        assert_eq!(p("[%+d][% d][%+u]", &[I(3), I(3), I(3)]), "[+3][ 3][3]");
+        assert_eq!(
+            p("[%.3d][%.0d][%8.3x]", &[I(7), I(0), I(10)]),
+            "[007][][     00a]"
+        );
+        assert_eq!(
+            p("[%#x][%#X][%#o][%#x]", &[I(26), I(26), I(8), I(0)]),
+            "[0x1a][0X1A][010][0]"
+        );
+        assert_eq!(p("[%#08x][%08.3d]", &[I(26), I(5)]), "[0x00001a][     005]");
+        assert_eq!(
+            p("%hd %hhd %hu %hhx", &[I(70000), I(200), I(-1), I(0x1ff)]),
+            "4464 -56 65535 ff"
+        );
+        assert_eq!(
+            p(
+                "%ld %lld %lu %lx",
+                &[L(-1 << 40), L(i64::MIN), L(-1), L(0xdead_beef_cafe)]
+            ),
             format!("{} {} {} deadbeefcafe", -1i64 << 40, i64::MIN, u64::MAX)
         );
         // A 64-bit argument after a 32-bit one starts at the next multiple of 8.
         assert_eq!(p("%d %ld %d", &[I(1), L(2), I(3)]), "1 2 3");
-        assert_eq!(p("%c%c%5c|%-3c|", &[I(b'o' as i32), I(b'k' as i32), I(b'x' as i32), I(b'y' as i32)]), "ok    x|y  |");
-        assert_eq!(p("[%*d][%-*d][%.*d]", &[I(4), I(1), I(3), I(2), I(3), I(9)]), "[   1][2  ][009]");
+        assert_eq!(
+            p(
+                "%c%c%5c|%-3c|",
+                &[
+                    I(b'o' as i32),
+                    I(b'k' as i32),
+                    I(b'x' as i32),
+                    I(b'y' as i32)
+                ]
+            ),
+            "ok    x|y  |"
+        );
+        assert_eq!(
+            p("[%*d][%-*d][%.*d]", &[I(4), I(1), I(3), I(2), I(3), I(9)]),
+            "[   1][2  ][009]"
+        );
         assert_eq!(p("[%*d]", &[I(-4), I(1)]), "[1   ]");
     }
 
@@ -598,24 +624,66 @@ mod tests {
     fn floats() {
         use A::*;
         assert_eq!(p("%f %F", &[D(1.5), D(-2.25)]), "1.500000 -2.250000");
-        assert_eq!(p("%.2f %.0f %#.0f %.0f", &[D(3.14159), D(2.5), D(3.0), D(3.5)]), "3.14 2 3. 4");
-        assert_eq!(p("%e %E", &[D(12345.678), D(-0.000123)]), "1.234568e+04 -1.230000E-04");
-        assert_eq!(p("%.0e %#.0e %e", &[D(5e300), D(1.0), D(0.0)]), "5e+300 1.e+00 0.000000e+00");
         assert_eq!(
-            p("%g %g %g %g %g", &[D(100000.0), D(1e6), D(0.0001), D(0.00001), D(1.5)]),
+            p(
+                "%.2f %.0f %#.0f %.0f",
+                &[D(2.71928), D(2.5), D(3.0), D(3.5)]
+            ),
+            "2.72 2 3. 4"
+        );
+        assert_eq!(
+            p("%e %E", &[D(12345.678), D(-0.000123)]),
+            "1.234568e+04 -1.230000E-04"
+        );
+        assert_eq!(
+            p("%.0e %#.0e %e", &[D(5e300), D(1.0), D(0.0)]),
+            "5e+300 1.e+00 0.000000e+00"
+        );
+        assert_eq!(
+            p(
+                "%g %g %g %g %g",
+                &[D(100000.0), D(1e6), D(0.0001), D(0.00001), D(1.5)]
+            ),
             "100000 1e+06 0.0001 1e-05 1.5"
         );
-        assert_eq!(p("%G %.3g %#g %g", &[D(1e-10), D(3.14159), D(1.0), D(0.0)]), "1E-10 3.14 1.00000 0");
-        assert_eq!(p("%g", &[D(999999.5)]), "1e+06");
-        assert_eq!(p("[%10.3f][%-10.2e][%010.2f][%+.1f][% .1f]", &[D(3.14159), D(31.4), D(-3.14159), D(1.0), D(1.0)]),
-            "[     3.142][3.14e+01  ][-000003.14][+1.0][ 1.0]");
         assert_eq!(
-            p("%f %F %e %f %05f %-5f|", &[D(f64::INFINITY), D(f64::NEG_INFINITY), D(f64::NAN), D(-0.0), D(f64::INFINITY), D(f64::NAN)]),
+            p("%G %.3g %#g %g", &[D(1e-10), D(2.71928), D(1.0), D(0.0)]),
+            "1E-10 2.72 1.00000 0"
+        );
+        assert_eq!(p("%g", &[D(999999.5)]), "1e+06");
+        assert_eq!(
+            p(
+                "[%10.3f][%-10.2e][%010.2f][%+.1f][% .1f]",
+                &[D(2.71928), D(31.4), D(-2.71928), D(1.0), D(1.0)]
+            ),
+            "[     2.719][3.14e+01  ][-000002.72][+1.0][ 1.0]"
+        );
+        assert_eq!(
+            p(
+                "%f %F %e %f %05f %-5f|",
+                &[
+                    D(f64::INFINITY),
+                    D(f64::NEG_INFINITY),
+                    D(f64::NAN),
+                    D(-0.0),
+                    D(f64::INFINITY),
+                    D(f64::NAN)
+                ]
+            ),
             "inf -INF nan -0.000000   inf nan  |"
         );
-        assert_eq!(p("%a %A %a %a", &[D(1.0), D(-3.0), D(0.1), D(0.0)]), "0x1p+0 -0X1.8P+1 0x1.999999999999ap-4 0x0p+0");
-        assert_eq!(p("%.1a %.0a %.3a %#a", &[D(1.96875), D(1.5), D(1.0), D(1.0)]), "0x2.0p+0 0x2p+0 0x1.000p+0 0x1.p+0");
-        assert_eq!(p("%a %.15a", &[D(f64::from_bits(1)), D(1.0)]), "0x0.0000000000001p-1022 0x1.000000000000000p+0");
+        assert_eq!(
+            p("%a %A %a %a", &[D(1.0), D(-3.0), D(0.1), D(0.0)]),
+            "0x1p+0 -0X1.8P+1 0x1.999999999999ap-4 0x0p+0"
+        );
+        assert_eq!(
+            p("%.1a %.0a %.3a %#a", &[D(1.96875), D(1.5), D(1.0), D(1.0)]),
+            "0x2.0p+0 0x2p+0 0x1.000p+0 0x1.p+0"
+        );
+        assert_eq!(
+            p("%a %.15a", &[D(f64::from_bits(1)), D(1.0)]),
+            "0x0.0000000000001p-1022 0x1.000000000000000p+0"
+        );
         assert_eq!(p("[%012a]", &[D(-1.0)]), "[-0x000001p+0]");
         // `l` is ignored on floating conversions (`%lf` is `%f`).
         assert_eq!(p("%lf", &[D(0.5)]), "0.500000");
@@ -624,8 +692,17 @@ mod tests {
     #[test]
     fn strings_pointers_and_percent() {
         use A::*;
-        assert_eq!(p("%s|%8s|%-8s|%.3s|%%|%5%", &[P(0x3000), P(0x3000), P(0x3000), P(0x3000)]), "hello|   hello|hello   |hel|%|%");
-        assert_eq!(p("%s %p %10p", &[P(0), P(0x1234), P(0)]), "(null) 0x1234      (nil)");
+        assert_eq!(
+            p(
+                "%s|%8s|%-8s|%.3s|%%|%5%",
+                &[P(0x3000), P(0x3000), P(0x3000), P(0x3000)]
+            ),
+            "hello|   hello|hello   |hel|%|%"
+        );
+        assert_eq!(
+            p("%s %p %10p", &[P(0), P(0x1234), P(0)]),
+            "(null) 0x1234      (nil)"
+        );
         assert_eq!(p("[%.2s][%.6s]", &[P(0), P(0)]), "[][(null)]");
         // A string running into unmapped memory ends there; one past the limit is cut.
         let (out, n) = run_with(b"[%s][%s]", &[P(0x3000), P(0x9999_0000)], b"abc".to_vec());
@@ -637,20 +714,50 @@ mod tests {
     #[test]
     fn return_values_and_bad_formats() {
         use A::*;
-        assert_eq!(run_with(b"plain\n", &[], vec![]), (Some("plain\n".into()), 0));
+        assert_eq!(
+            run_with(b"plain\n", &[], vec![]),
+            (Some("plain\n".into()), 0)
+        );
         assert_eq!(run_with(b"%d %f %s", &[I(1), D(1.0), P(0)], vec![]).1, 3);
-        for bad in ["%", "%5", "%y", "%n", "%ls", "%lc", "%Lf", "%99999999d", "abc%.", "%hh"] {
-            assert_eq!(run_with(bad.as_bytes(), &[I(1)], vec![]), (None, -1), "{bad}");
+        for bad in [
+            "%",
+            "%5",
+            "%y",
+            "%n",
+            "%ls",
+            "%lc",
+            "%Lf",
+            "%99999999d",
+            "abc%.",
+            "%hh",
+        ] {
+            assert_eq!(
+                run_with(bad.as_bytes(), &[I(1)], vec![]),
+                (None, -1),
+                "{bad}"
+            );
         }
         // NULL format; an argument past the buffer's mapped bytes.
-        let mem = Mem { regions: vec![(0x1000, b"%d %d\0".to_vec()), (0x2000, vec![1, 0, 0, 0])] };
+        let mem = Mem {
+            regions: vec![(0x1000, b"%d %d\0".to_vec()), (0x2000, vec![1, 0, 0, 0])],
+        };
         assert_eq!(vprintf(0, 0x2000, &mut |a| mem.peek(a)), (None, -1));
         assert_eq!(vprintf(0x1000, 0x2000, &mut |a| mem.peek(a)), (None, -1));
         // A format without a NUL in mapped memory ends where the mapping does.
-        let mem = Mem { regions: vec![(0x1000, b"abc".to_vec())] };
-        assert_eq!(vprintf(0x1000, 0, &mut |a| mem.peek(a)), (Some(b"abc".to_vec()), 0));
-        let mem = Mem { regions: vec![(0x1000, vec![b'x'; 5000])] };
-        assert_eq!(vprintf(0x1000, 0, &mut |a| mem.peek(a)).0.unwrap().len(), MAX_STRING);
+        let mem = Mem {
+            regions: vec![(0x1000, b"abc".to_vec())],
+        };
+        assert_eq!(
+            vprintf(0x1000, 0, &mut |a| mem.peek(a)),
+            (Some(b"abc".to_vec()), 0)
+        );
+        let mem = Mem {
+            regions: vec![(0x1000, vec![b'x'; 5000])],
+        };
+        assert_eq!(
+            vprintf(0x1000, 0, &mut |a| mem.peek(a)).0.unwrap().len(),
+            MAX_STRING
+        );
     }
 
     #[test]

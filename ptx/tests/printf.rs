@@ -38,7 +38,14 @@ fn globals_of(m: &Module, mem: &mut TestMemory) -> Vec<u64> {
 }
 
 /// `go` with the module's variables (the format strings) mapped.
-fn printed(name: &str, grid: u32, block: u32, vals: &[u64], mem: &mut TestMemory, engine: Engine) -> (String, Result<(), KernelFault>, u64) {
+fn printed(
+    name: &str,
+    grid: u32,
+    block: u32,
+    vals: &[u64],
+    mem: &mut TestMemory,
+    engine: Engine,
+) -> (String, Result<(), KernelFault>, u64) {
     let m = module();
     let globals = globals_of(&m, mem);
     let k = m.kernel(name).unwrap();
@@ -84,7 +91,14 @@ fn strings_end_at_unmapped_memory_and_never_fault() {
     let mut mem = TestMemory::new();
     // No NUL: the string ends where the mapping does.
     let a = mem.map(b"xyz", false);
-    let (out, r, _) = printed("strings", 1, 1, &[a, 0x1234_5678_0000], &mut mem, Engine::Interp);
+    let (out, r, _) = printed(
+        "strings",
+        1,
+        1,
+        &[a, 0x1234_5678_0000],
+        &mut mem,
+        Engine::Interp,
+    );
     r.unwrap();
     assert_eq!(out, "[xyz][xy][]\n");
     let (out, r, _) = printed("strings", 1, 1, &[0, a], &mut mem, Engine::Interp);
