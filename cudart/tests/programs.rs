@@ -231,6 +231,13 @@ fn entry_points() {
     run("entry_points", &[]);
 }
 
+/// Device printf (formats, several blocks in a fixed order) reaching stdout at
+/// cudaDeviceSynchronize; a failed assert's message and cudaErrorAssert.
+#[test]
+fn device_printf() {
+    run("device_printf", &[]);
+}
+
 #[test]
 fn kernel_more() {
     run("kernel_more", &[]);

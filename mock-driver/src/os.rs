@@ -673,6 +673,29 @@ pub fn host_range_writable(start: u64, len: u64) -> Option<bool> {
     (at >= end).then_some(writable)
 }
 
+extern "C" {
+    /// The C library's `stdout` (glibc and musl both export it).
+    #[link_name = "stdout"]
+    static C_STDOUT: *mut libc::FILE;
+}
+
+/// Writes `bytes` through the C library's `stdout` and flushes it: a CUDA program's own
+/// `printf` output sits in that buffer, so device printf output comes after what the
+/// program printed before, even when stdout is a pipe (fully buffered).
+pub fn write_c_stdout(bytes: &[u8]) {
+    // Safety: `stdout` is initialised by the C library before any code of the process
+    // runs and never changes; fwrite and fflush lock the stream themselves, and `bytes`
+    // is valid for its length.
+    unsafe {
+        let f = C_STDOUT;
+        if f.is_null() {
+            return;
+        }
+        libc::fwrite(bytes.as_ptr().cast(), 1, bytes.len(), f);
+        libc::fflush(f);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

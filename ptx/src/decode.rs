@@ -239,7 +239,17 @@ pub enum Op {
     Ret,
     Exit,
     Trap,
+    /// `call __assertfail` (no body in the module): its arguments are in
+    /// [`Program::assert_args`], kept apart so this stays a unit variant.
     AssertFail,
+    /// `call vprintf` (no body in the module): device printf. Offsets in the caller's
+    /// local memory of its format and argument-buffer pointers (8 bytes each) and of its
+    /// 4-byte return value, if it takes one.
+    Vprintf {
+        fmt: u32,
+        args: u32,
+        ret: Option<u32>,
+    },
     /// `add.cc`, `addc`, `sub.cc`, `subc`, `mad.cc`, `madc`: the carry flag per lane.
     Carry {
         op: CarryOp,
@@ -342,6 +352,19 @@ pub struct Program {
     pub local_bytes: u32,
     /// Module-scope `.shared` variables, at the start of every block's shared memory.
     pub module_shared: u32,
+    /// Each `Op::AssertFail`'s arguments by pc: offsets in the caller's local memory of
+    /// the message, file, line and function (only read when the assert fails).
+    pub assert_args: HashMap<u32, AssertArgs>,
+}
+
+/// Where `__assertfail(message, file, line, function, charSize)`'s caller put its
+/// arguments: offsets in its local memory.
+#[derive(Debug, Clone, Copy)]
+pub struct AssertArgs {
+    pub message: u32,
+    pub file: u32,
+    pub line: u32,
+    pub function: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -2008,15 +2031,6 @@ impl FuncDecoder<'_> {
         let Some(f) = self.funcs.get(fname) else {
             return Err(semantic(i, format!("unknown function `{fname}`")));
         };
-        if !f.has_body {
-            if fname == "__assertfail" {
-                return Ok(Op::AssertFail);
-            }
-            return Err(unsupported(
-                i,
-                format!("call to `{fname}`, which has no body here (device-library functions such as vprintf and malloc are not supported)"),
-            ));
-        }
         let copy = |this: &Self,
                     list: &[Opnd],
                     slots: &[(u32, u32)],
@@ -2050,6 +2064,43 @@ impl FuncDecoder<'_> {
         };
         let args_in = copy(self, args, &f.params, true)?;
         let rets_out = copy(self, rets, &f.rets, false)?;
+        if !f.has_body {
+            // The device library's functions the executor implements itself, when the
+            // module does not define them; their arguments are read where the caller put
+            // them (`(mine, callee's, size)` in `args_in`).
+            let sizes = |v: &[(u32, u32, u32)]| v.iter().map(|c| c.2).collect::<Vec<_>>();
+            match fname.as_str() {
+                "vprintf"
+                    if sizes(&args_in) == [8, 8] && matches!(sizes(&rets_out)[..], [] | [4]) =>
+                {
+                    return Ok(Op::Vprintf {
+                        fmt: args_in[0].0,
+                        args: args_in[1].0,
+                        ret: rets_out.first().map(|r| r.1),
+                    });
+                }
+                "__assertfail" if sizes(&args_in) == [8, 8, 4, 8, 8] => {
+                    let pc = self.prog.insts.len() as u32;
+                    let a = |k: usize| args_in[k].0;
+                    self.prog.assert_args.insert(
+                        pc,
+                        AssertArgs {
+                            message: a(0),
+                            file: a(1),
+                            line: a(2),
+                            function: a(3),
+                        },
+                    );
+                    return Ok(Op::AssertFail);
+                }
+                "__assertfail" => return Ok(Op::AssertFail),
+                _ => {}
+            }
+            return Err(unsupported(
+                i,
+                format!("call to `{fname}`, which has no body here (device-library functions other than vprintf and __assertfail, such as malloc, are not supported)"),
+            ));
+        }
         Ok(Op::Call {
             entry: f.entry,
             args_in,

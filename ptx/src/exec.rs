@@ -16,7 +16,8 @@ use crate::decode::{
 };
 use crate::math::{self, Lanes, Ty, WarpFn};
 use crate::{
-    Access, Engine, FaultKind, HostSpan, Kernel, KernelFault, Launch, Memory, Module, Stats,
+    Access, Engine, FaultKind, HostSpan, Kernel, KernelFault, Launch, Memory, Module, PrintfBuffer,
+    Stats,
 };
 use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
@@ -25,12 +26,36 @@ static ZERO_LANES: Lanes = [0; 32];
 const TLB_ENTRIES: usize = 4;
 
 /// Runs kernel `kernel` of `module` over `mem`. Returns when every block has finished, or
-/// with the first fault (other blocks stop at their next instruction).
+/// with the first fault (other blocks stop at their next instruction). What the kernel
+/// prints (device printf, assert messages) is discarded: see [`run_with_printf`].
 pub fn run(
     module: &Module,
     kernel: usize,
     launch: &Launch,
     mem: &dyn Memory,
+) -> Result<Stats, KernelFault> {
+    run_inner(module, kernel, launch, mem, None)
+}
+
+/// [`run`], appending what the kernel prints to `printf`: the text of each `vprintf`
+/// call, and the message of each failed `assert` (which also ends the launch in
+/// `FaultKind::Assert`). The buffer keeps what was printed before a fault.
+pub fn run_with_printf(
+    module: &Module,
+    kernel: usize,
+    launch: &Launch,
+    mem: &dyn Memory,
+    printf: &PrintfBuffer,
+) -> Result<Stats, KernelFault> {
+    run_inner(module, kernel, launch, mem, Some(printf))
+}
+
+fn run_inner(
+    module: &Module,
+    kernel: usize,
+    launch: &Launch,
+    mem: &dyn Memory,
+    printf: Option<&PrintfBuffer>,
 ) -> Result<Stats, KernelFault> {
     let Some(k) = module.kernels.get(kernel) else {
         return Err(launch_fault(
@@ -118,6 +143,7 @@ pub fn run(
             tlb: [None; TLB_ENTRIES],
             tlb_next: 0,
             jit: compiled.as_deref(),
+            printf,
         };
         let mut warps: Vec<Warp> = Vec::new();
         loop {
@@ -239,6 +265,8 @@ pub(crate) struct BlockCtx<'a> {
     tlb_next: usize,
     /// The kernel's compiled code, when the launch asked for it and it compiled.
     jit: Option<&'a crate::jit::Compiled>,
+    /// Where device printf goes; None: nowhere.
+    printf: Option<&'a PrintfBuffer>,
 }
 
 enum Loc {
@@ -662,6 +690,8 @@ impl<'a> BlockCtx<'a> {
                 }
                 Op::AssertFail => {
                     if emask != 0 {
+                        // Every failing thread prints its message, as on a GPU.
+                        self.assert_messages(w, emask, pc);
                         let lane = emask.trailing_zeros();
                         return Err(self.fault(
                             w,
@@ -840,6 +870,99 @@ impl<'a> BlockCtx<'a> {
                 self.local.copy_within(f..f + n, t);
             }
         }
+    }
+
+    /// The byte at generic (or global) address `addr` as lane `lane` sees it, or None
+    /// where nothing readable lies: device printf's reads end there instead of faulting.
+    fn peek(&mut self, warp: u32, lane: u32, addr: u64) -> Option<u8> {
+        let window = |base: u64| {
+            (base..base + WINDOW_SIZE)
+                .contains(&addr)
+                .then(|| addr - base)
+        };
+        if let Some(a) = window(SHARED_WINDOW) {
+            return (a < self.shared_limit).then(|| self.shared[a as usize]);
+        }
+        if let Some(a) = window(LOCAL_WINDOW) {
+            if a >= self.local_bytes as u64 {
+                return None;
+            }
+            let base = (warp as usize * 32 + lane as usize) * self.local_bytes;
+            return self.local.get(base + a as usize).copied();
+        }
+        if let Some(a) = window(PARAM_WINDOW) {
+            return self.launch.params.get(a as usize).copied();
+        }
+        let p = match tlb_lookup(&self.tlb, addr, 1, false) {
+            Some(p) => p,
+            None => {
+                let s = self.mem.translate(addr, 1, Access::Read).ok()?;
+                if addr < s.base || !in_window(addr - s.base, 1, s.len) || s.host.is_null() {
+                    return None;
+                }
+                self.tlb[self.tlb_next] = Some(s);
+                self.tlb_next = (self.tlb_next + 1) % TLB_ENTRIES;
+                s.host.wrapping_add((addr - s.base) as usize)
+            }
+        };
+        // Safety: `p` lies in a span `Memory::translate` gave for reading, valid for the
+        // whole launch (the trait's contract); a byte needs no alignment.
+        Some(unsafe { host_read(p, 1) } as u8)
+    }
+
+    /// 8 bytes of the lane's local memory at `offset` (a call's argument).
+    fn local_u64(&self, warp: u32, lane: usize, offset: u32) -> u64 {
+        let base = (warp as usize * 32 + lane) * self.local_bytes;
+        if !in_window(u64::from(offset), 8, self.local_bytes as u64) {
+            return 0;
+        }
+        read_le(&self.local, base + offset as usize, 8)
+    }
+
+    /// `call vprintf`: each active lane's record, in lane order, and its return value.
+    fn vprintf(&mut self, w: &mut Warp, emask: u32, fmt: u32, args: u32, ret: Option<u32>) {
+        let id = w.id;
+        for_lanes(emask, |l| {
+            let (f, a) = (self.local_u64(id, l, fmt), self.local_u64(id, l, args));
+            let (text, n) = crate::printf::vprintf(f, a, &mut |addr| self.peek(id, l as u32, addr));
+            if let (Some(t), Some(buf)) = (text, self.printf) {
+                buf.push(&t);
+            }
+            if let Some(r) = ret {
+                if in_window(u64::from(r), 4, self.local_bytes as u64) {
+                    let base = (id as usize * 32 + l) * self.local_bytes;
+                    write_le(&mut self.local, base + r as usize, 4, n as u32 as u64);
+                }
+            }
+        });
+    }
+
+    /// The message a GPU prints for each lane of `emask` failing the assert at `pc`.
+    fn assert_messages(&mut self, w: &Warp, emask: u32, pc: u32) {
+        let Some(buf) = self.printf else { return };
+        let args = self.prog.assert_args.get(&pc).copied();
+        for_lanes(emask, |l| {
+            let lane = l as u32;
+            let thread = self.thread_of(w, lane);
+            let text = |off: u32, ctx: &mut Self| {
+                let p = ctx.local_u64(w.id, l, off);
+                crate::printf::read_string(p, &mut |a| ctx.peek(w.id, lane, a))
+            };
+            let m = match args {
+                Some(a) => {
+                    let line = self.local_u64(w.id, l, a.line) as u32;
+                    let message = text(a.message, self);
+                    let file = text(a.file, self);
+                    let function = text(a.function, self);
+                    crate::printf::assert_message(
+                        &message, &file, line, &function, self.ctaid, thread,
+                    )
+                }
+                // An `__assertfail` declared otherwise than nvcc's: no strings to read.
+                None => crate::printf::assert_message(b"?", b"?", 0, b"?", self.ctaid, thread),
+            };
+            buf.push_always(&m);
+        });
     }
 
     fn sreg(&self, w: &Warp, s: Sreg, out: &mut Lanes) {
@@ -1226,6 +1349,7 @@ impl<'a> BlockCtx<'a> {
                 c,
             } => self.atom(w, *space, *op, *ty, *d, *addr, *off, *b, *c, emask, pc)?,
             Op::Nop | Op::WarpSync { .. } => {}
+            Op::Vprintf { fmt, args, ret } => self.vprintf(w, emask, *fmt, *args, *ret),
             Op::Shfl {
                 mode,
                 d,

@@ -4,7 +4,8 @@
 //! (a profile's PTX version limit; `parse` uses [`MAX_PTX_VERSION`]),
 //! `FatbinError::NoCompatiblePtx` (PTX only for architectures above the device),
 //! `fatbin::entries`/`entry_text`/`Entry` (listing a fatbin), and the generic-address
-//! window constants. `Launch::step_limit` counts instructions issued per warp;
+//! window constants, and device printf: [`run_with_printf`] and [`PrintfBuffer`] (`run`
+//! discards what the kernel prints). `Launch::step_limit` counts instructions issued per warp;
 //! `Launch::time_limit` bounds a launch's wall-clock time (`FaultKind::TimeLimit`);
 //! `Stats::instructions` counts thread-instructions.
 //!
@@ -31,10 +32,11 @@ mod lex;
 pub mod link;
 mod math;
 mod parse;
+mod printf;
 
 use std::fmt;
 
-pub use exec::run;
+pub use exec::{run, run_with_printf};
 
 /// Generic address of byte 0 of the block's shared memory.
 pub const SHARED_WINDOW: u64 = 0x8000_0000_0000_0000;
@@ -275,6 +277,68 @@ impl Engine {
             Ok("jit") => Engine::Jit,
             _ => Engine::default(),
         }
+    }
+}
+
+/// What a launch's device `printf` calls (nvcc's `vprintf`) and failed `assert`s print,
+/// as a GPU's printf FIFO holds it until the host's next synchronisation: records in the
+/// order the threads made them (blocks in no fixed order, as on a GPU; a warp's lanes in
+/// lane order), each the formatted text of one call.
+///
+/// `limit` bounds the bytes kept (`CU_LIMIT_PRINTF_FIFO_SIZE`): a record that does not
+/// fit is dropped, as a GPU drops what overflows its FIFO. The mock counts formatted
+/// bytes, where a GPU's FIFO holds the arguments and a header per record: an
+/// approximation. An assert's message is always kept, so that the reason for
+/// CUDA_ERROR_ASSERT is never lost.
+#[derive(Debug)]
+pub struct PrintfBuffer {
+    limit: u64,
+    inner: std::sync::Mutex<PrintfInner>,
+}
+
+#[derive(Debug, Default)]
+struct PrintfInner {
+    bytes: Vec<u8>,
+    dropped: u64,
+}
+
+impl PrintfBuffer {
+    pub fn new(limit: u64) -> Self {
+        PrintfBuffer {
+            limit,
+            inner: std::sync::Mutex::new(PrintfInner::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PrintfInner> {
+        // A panic elsewhere does not make the text less valid.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Appends a record if it fits under the limit; false when it was dropped.
+    pub(crate) fn push(&self, record: &[u8]) -> bool {
+        let mut b = self.lock();
+        if b.bytes.len() as u64 + record.len() as u64 > self.limit {
+            b.dropped += 1;
+            return false;
+        }
+        b.bytes.extend_from_slice(record);
+        true
+    }
+
+    /// Appends a record whatever the limit (an assert's message).
+    pub(crate) fn push_always(&self, record: &[u8]) {
+        self.lock().bytes.extend_from_slice(record);
+    }
+
+    /// The text printed so far, taken out of the buffer.
+    pub fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut self.lock().bytes)
+    }
+
+    /// How many records were dropped for want of room.
+    pub fn dropped(&self) -> u64 {
+        self.lock().dropped
     }
 }
 

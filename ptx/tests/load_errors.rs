@@ -65,7 +65,12 @@ fn a_newer_ptx_version_is_refused_as_a_driver_would() {
 fn recursion_and_device_library_calls_are_unsupported() {
     let src = ".version 9.0\n.target sm_90\n.address_size 64\n.func f()\n{\ncall f, ();\nret;\n}\n";
     assert_eq!(err(src).kind, LoadErrorKind::Unsupported);
-    let src = ".version 9.0\n.target sm_90\n.address_size 64\n.extern .func (.param .b32 r) vprintf(.param .b64 a, .param .b64 b);\n.visible .entry k()\n{\n.param .b64 a;\n.param .b64 b;\n.param .b32 r;\ncall.uni (r), vprintf, (a, b);\nret;\n}\n";
+    let src = ".version 9.0\n.target sm_90\n.address_size 64\n.extern .func (.param .b64 r) malloc(.param .b64 a);\n.visible .entry k()\n{\n.param .b64 a;\n.param .b64 r;\ncall.uni (r), malloc, (a);\nret;\n}\n";
+    let e = err(src);
+    assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 9));
+    assert!(e.message.contains("malloc"), "{e}");
+    // vprintf is the executor's own only with its signature.
+    let src = ".version 9.0\n.target sm_90\n.address_size 64\n.extern .func (.param .b32 r) vprintf(.param .b32 a, .param .b64 b);\n.visible .entry k()\n{\n.param .b32 a;\n.param .b64 b;\n.param .b32 r;\ncall.uni (r), vprintf, (a, b);\nret;\n}\n";
     let e = err(src);
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 10));
     assert!(e.message.contains("vprintf"), "{e}");

@@ -79,6 +79,10 @@ impl Driver {
         len: u64,
         settles: bool,
     ) -> CuResult<()> {
+        if settles {
+            // A blocking copy empties the printf FIFO, as the synchronising calls do.
+            self.flush_printf();
+        }
         let (dst_segs, src_segs, bytes) = {
             let mut st = self.state.lock();
             self.check_sticky(&st, device)?;

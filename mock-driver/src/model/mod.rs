@@ -86,6 +86,9 @@ pub struct State {
     pub captures: capture::Captures,
     /// The JIT linker's states (link.rs).
     pub links: link::Links,
+    /// Device printf output of the kernels that ended since the last synchronising call,
+    /// in the order they ended (streams.rs, `flush_printf`).
+    pub printf_out: Vec<u8>,
 }
 
 pub struct Driver {
@@ -117,6 +120,7 @@ impl Driver {
                 graphs: Default::default(),
                 captures: Default::default(),
                 links: Default::default(),
+                printf_out: Vec::new(),
             }),
         }
     }

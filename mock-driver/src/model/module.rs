@@ -237,6 +237,9 @@ pub struct PreparedLaunch {
     step_limit: Option<u64>,
     time_limit: Option<std::time::Duration>,
     engine: ptx::Engine,
+    /// The context's CU_LIMIT_PRINTF_FIFO_SIZE at the launch: the most bytes of device
+    /// printf output kept.
+    printf_fifo: u64,
 }
 
 impl PreparedLaunch {
@@ -259,7 +262,13 @@ impl PreparedLaunch {
             time_limit: self.time_limit,
             engine: self.engine,
         };
-        driver.run_kernel(&self.program, self.kernel, &launch, self.device);
+        driver.run_kernel(
+            &self.program,
+            self.kernel,
+            &launch,
+            self.device,
+            self.printf_fifo,
+        );
     }
 }
 
@@ -402,6 +411,9 @@ fn describe_unmapped(st: &State, addr: u64) -> String {
         None => format!("{addr:#x} is not device memory: nothing is mapped or reserved there"),
     }
 }
+
+/// `CU_LIMIT_PRINTF_FIFO_SIZE`, the index of its default in `context::DEFAULT_LIMITS`.
+const LIMIT_PRINTF_FIFO_SIZE: i32 = 1;
 
 fn fault_code(kind: ptx::FaultKind) -> cumock_abi::CUresult {
     match kind {
@@ -1062,7 +1074,7 @@ impl Driver {
     /// shared by cuLaunchKernel and a graph's kernel nodes.
     pub fn prepare_launch(&self, req: &LaunchRequest) -> CuResult<PreparedLaunch> {
         use attr::*;
-        let (program, kernel, globals, device) = {
+        let (program, kernel, globals, device, printf_fifo) = {
             let st = self.state.lock();
             let (ctx, device) = self.current_device(&st)?;
             let (_, r) = st.modules.function(req.function)?;
@@ -1127,7 +1139,12 @@ impl Driver {
             }
             st.contexts.check_stream(req.stream)?;
             let (program, kernel, globals) = (m.program.clone(), r.kernel, m.globals.clone());
-            (program, kernel, globals, device)
+            let fifo = st
+                .contexts
+                .limit(ctx, LIMIT_PRINTF_FIFO_SIZE)
+                .or(super::context::DEFAULT_LIMITS[LIMIT_PRINTF_FIFO_SIZE as usize])
+                .unwrap_or(0);
+            (program, kernel, globals, device, fifo)
         };
         Ok(PreparedLaunch {
             program,
@@ -1144,6 +1161,7 @@ impl Driver {
             time_limit: kernel_settings().time_limit,
             // CUMOCK_KERNEL_ENGINE=interp|jit: the interpreter stays the reference.
             engine: kernel_settings().engine,
+            printf_fifo,
         })
     }
 
@@ -1157,10 +1175,12 @@ impl Driver {
         kernel: usize,
         launch: &ptx::Launch,
         device: usize,
+        printf_fifo: u64,
     ) {
         if self.state.lock().sticky[device].is_some() {
             return;
         }
+        let printf = ptx::PrintfBuffer::new(printf_fifo);
         let memory = KernelMemory {
             driver: self,
             device,
@@ -1168,11 +1188,14 @@ impl Driver {
             ranges: super::ordering::enabled().then(|| parking_lot::Mutex::new(Vec::new())),
             out_of_memory: AtomicBool::new(false),
         };
-        let result = ptx::run(program, kernel, launch, &memory);
+        let result = ptx::run_with_printf(program, kernel, launch, &memory, &printf);
         if let Some(ranges) = &memory.ranges {
             super::ordering::kernel_touched(&ranges.lock());
         }
         let mut st = self.state.lock();
+        // A GPU's printf FIFO reaches the host at its next synchronisation: kept till then,
+        // what was printed before a fault too.
+        st.printf_out.extend_from_slice(&printf.take());
         // What a kernel touched is work in flight until the next synchronisation.
         let touched = memory.touched.into_inner();
         st.vmm.issued(&touched);

@@ -10,6 +10,19 @@ use super::stream_queues::{self, Job, Order};
 use super::Driver;
 
 impl Driver {
+    /// Writes the device printf output of the kernels that have ended to stdout, as a GPU
+    /// empties its printf FIFO at the host's synchronising calls (cuCtxSynchronize,
+    /// cuStreamSynchronize, cuEventSynchronize, a synchronous copy), before they report a
+    /// kernel's fault. One buffer serves every context: a synchronisation prints what any
+    /// kernel printed (a GPU prints only its context's). Not emulated: the flushes CUDA
+    /// also makes at a launch, a module load or unload and a context's destruction.
+    pub(super) fn flush_printf(&self) {
+        let out = std::mem::take(&mut self.state.lock().printf_out);
+        if !out.is_empty() {
+            crate::os::write_c_stdout(&out);
+        }
+    }
+
     /// After cuStreamSynchronize, cuEventSynchronize, cuCtxSynchronize have waited: the
     /// work in flight is done.
     pub(super) fn synchronized(&self) {
@@ -145,6 +158,7 @@ impl Driver {
         self.stream_check(stream)?;
         self.capture_refuse(stream, "cuStreamSynchronize")?;
         self.drain_stream(stream)?;
+        self.flush_printf();
         self.check_sticky_current()?;
         self.synchronized();
         Ok(())
@@ -176,6 +190,7 @@ impl Driver {
         if let Some(m) = stream_queues::event_pending(event) {
             m.wait();
         }
+        self.flush_printf();
         super::ordering::event_done(event);
         self.check_sticky_current()?;
         self.synchronized();
