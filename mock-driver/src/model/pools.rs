@@ -706,7 +706,8 @@ impl State {
     /// At a stream, event or context synchronisation: pools give memory back down to
     /// their release thresholds.
     pub fn release_pool_memory(&mut self) {
-        self.pools.release_over_threshold(&mut self.vmm, &mut self.host);
+        self.pools
+            .release_over_threshold(&mut self.vmm, &mut self.host);
     }
 }
 
@@ -931,7 +932,7 @@ impl Driver {
                     return Err(not_supported(
                         "the host cannot be granted access to a memory pool by \
                          cuMemPoolSetAccess (not emulated for the host's own pools)",
-                    ))
+                    ));
                 }
                 other => {
                     return Err(invalid(format!(
