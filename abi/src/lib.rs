@@ -275,6 +275,8 @@ pub mod consts {
     pub const CU_MEM_LOCATION_TYPE_DEVICE: i32 = 1;
     pub const CU_MEM_LOCATION_TYPE_HOST: i32 = 2;
     pub const CU_MEM_LOCATION_TYPE_HOST_NUMA: i32 = 3;
+    /// cuda.h 13: "no preferred location", for managed memory pools (the value of INVALID).
+    pub const CU_MEM_LOCATION_TYPE_NONE: i32 = 0;
     pub const CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: i32 = 4;
 
     pub const CU_MEM_HANDLE_TYPE_NONE: i32 = 0;

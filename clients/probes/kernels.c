@@ -2,6 +2,9 @@
  * and what a faulting kernel does to the context (when the error shows, which later
  * calls fail, what recovers). Usage: kernels DIR (the folder of probe_kernels.*). */
 #include "probe.h"
+/* cudaProfiler.h declares these; the headers the probes build against lack it. */
+CUresult CUDAAPI cuProfilerStart(void);
+CUresult CUDAAPI cuProfilerStop(void);
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -117,6 +120,63 @@ static void module_loading(void) {
     CALL("kernel get function", cuKernelGetFunction(&f, k));
     CALL("library get module", cuLibraryGetModule(&m, lib));
     CALL("library unload", cuLibraryUnload(lib));
+}
+
+/* Library kernels' attributes and cache preference (cuKernelSetAttribute,
+ * cuKernelGetAttribute, cuKernelSetCacheConfig, cuFuncSetCacheConfig), and the profiler
+ * calls with no profiler attached. Awaiting the H200's recording. */
+static void kernel_attributes(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUlibrary lib;
+    MUST(cuLibraryLoadData(&lib, slurp("probe_kernels.ptx", NULL), NULL, NULL, 0, NULL, NULL, 0));
+    CUkernel k;
+    MUST(cuLibraryGetKernel(&k, lib, "add_one"));
+    int v = -7;
+    CALL("kernel get MAX_DYNAMIC_SHARED", cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k, 0));
+    SAY("max dynamic shared %d", v);
+    CALL("kernel set MAX_DYNAMIC_SHARED 64 KiB", cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536, k, 0));
+    v = -7;
+    CALL("kernel get MAX_DYNAMIC_SHARED", cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k, 0));
+    SAY("max dynamic shared %d", v);
+    CUfunction f;
+    MUST(cuKernelGetFunction(&f, k));
+    v = -7;
+    CALL("its function's MAX_DYNAMIC_SHARED", cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+    SAY("function max dynamic shared %d", v);
+    CALL("kernel set MAX_DYNAMIC_SHARED 1 MiB", cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1 << 20, k, 0));
+    CALL("kernel set MAX_DYNAMIC_SHARED -1", cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, -1, k, 0));
+    CALL("kernel set CARVEOUT 50", cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 50, k, 0));
+    v = -7;
+    CALL("kernel get CARVEOUT", cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, k, 0));
+    SAY("carveout %d", v);
+    CALL("kernel set NUM_REGS (read-only)", cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS, 8, k, 0));
+    CALL("kernel set attribute 999", cuKernelSetAttribute((CUfunction_attribute)999, 1, k, 0));
+    CALL("kernel set device 99", cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024, k, 99));
+    v = -7;
+    CALL("kernel get device 99", cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k, 99));
+    CALL("kernel get NULL out", cuKernelGetAttribute(NULL, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 0));
+    CALL("kernel set NULL kernel", cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024, NULL, 0));
+    CALL("kernel cache config PREFER_SHARED", cuKernelSetCacheConfig(k, CU_FUNC_CACHE_PREFER_SHARED, 0));
+    CALL("kernel cache config PREFER_EQUAL", cuKernelSetCacheConfig(k, CU_FUNC_CACHE_PREFER_EQUAL, 0));
+    CALL("kernel cache config 9", cuKernelSetCacheConfig(k, (CUfunc_cache)9, 0));
+    CALL("kernel cache config device 99", cuKernelSetCacheConfig(k, CU_FUNC_CACHE_PREFER_L1, 99));
+    CALL("kernel cache config NULL kernel", cuKernelSetCacheConfig(NULL, CU_FUNC_CACHE_PREFER_L1, 0));
+    CALL("function cache config PREFER_L1", cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_L1));
+    CALL("function cache config 9", cuFuncSetCacheConfig(f, (CUfunc_cache)9));
+    CALL("library unload", cuLibraryUnload(lib));
+}
+
+static void profiler(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CALL("profiler start", cuProfilerStart());
+    CALL("profiler start again", cuProfilerStart());
+    CALL("profiler stop", cuProfilerStop());
+    CALL("profiler stop again", cuProfilerStop());
+    MUST(cuCtxSetCurrent(NULL));
+    CALL("profiler start without a context", cuProfilerStart());
+    CALL("profiler stop without a context", cuProfilerStop());
 }
 
 static void launch_configs(void) {
@@ -456,5 +516,7 @@ int main(int argc, char **argv) {
     section("fault-assert", fault_assert);
     section("fault-shared", fault_shared);
     section("fault-stream-sync", fault_stream_sync);
+    section("kernel-attributes", kernel_attributes);
+    section("profiler", profiler);
     return 0;
 }

@@ -835,6 +835,275 @@ static void stream_wait_and_events(void) {
     CALL("event-query destroyed (last: may crash)", cuEventQuery(ev));
 }
 
+/* ---- CUDA 13's pools by location and allocation type: the host's page-locked memory
+ * and managed memory (cuMemGetDefaultMemPool, cuMemGetMemPool, cuMemSetMemPool,
+ * cuMemPoolCreate with HOST, HOST_NUMA, MANAGED). Awaiting the H200's recording. */
+
+static CUmemLocation loc(CUmemLocationType type, int id) {
+    CUmemLocation l;
+    memset(&l, 0, sizeof l);
+    l.type = type;
+    l.id = id;
+    return l;
+}
+
+static struct {
+    const char *name;
+    CUmemAllocationType type;
+    CUmemLocationType lt;
+    int id;
+} places[] = {
+    {"PINNED DEVICE 0", CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE, 0},
+    {"PINNED DEVICE 99", CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE, 99},
+    {"PINNED HOST", CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST, 0},
+    {"PINNED HOST id 5", CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST, 5},
+    {"PINNED HOST_NUMA 0", CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST_NUMA, 0},
+    {"PINNED HOST_NUMA 99", CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST_NUMA, 99},
+    {"PINNED HOST_NUMA_CURRENT", CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0},
+    {"PINNED NONE", CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_NONE, 0},
+    {"MANAGED NONE", CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_NONE, 0},
+    {"MANAGED DEVICE 0", CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_DEVICE, 0},
+    {"MANAGED DEVICE 99", CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_DEVICE, 99},
+    {"MANAGED HOST", CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_HOST, 0},
+    {"MANAGED HOST_NUMA 0", CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_HOST_NUMA, 0},
+    {"INVALID DEVICE 0", CU_MEM_ALLOCATION_TYPE_INVALID, CU_MEM_LOCATION_TYPE_DEVICE, 0},
+    {"type 7 DEVICE 0", (CUmemAllocationType)7, CU_MEM_LOCATION_TYPE_DEVICE, 0},
+};
+#define PLACES (sizeof places / sizeof places[0])
+
+/* What the pointer attributes say of pool memory. */
+static void show_pool_ptr(const char *what, CUdeviceptr p, CUmemoryPool pool) {
+    SAY("pointer attributes of %s:", what);
+    unsigned long long v;
+    v = 0; if (CALL("  MEMORY_TYPE", cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p)) == CUDA_SUCCESS) SAY("  memory type %u", (unsigned)v);
+    v = 0; if (CALL("  DEVICE_ORDINAL", cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p)) == CUDA_SUCCESS) SAY("  device ordinal %d", (int)v);
+    v = 0; if (CALL("  IS_MANAGED", cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_IS_MANAGED, p)) == CUDA_SUCCESS) SAY("  is managed %u", (unsigned)(v & 0xff));
+    v = 0; if (CALL("  MAPPED", cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_MAPPED, p)) == CUDA_SUCCESS) SAY("  mapped %u", (unsigned)(v & 0xff));
+    v = 0; if (CALL("  ACCESS_FLAGS", cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, p)) == CUDA_SUCCESS) SAY("  access flags %u", (unsigned)v);
+    v = 0; if (CALL("  IS_LEGACY_CUDA_IPC_CAPABLE", cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, p)) == CUDA_SUCCESS) SAY("  legacy ipc capable %u", (unsigned)(v & 0xff));
+    v = 0; if (CALL("  ALLOWED_HANDLE_TYPES", cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, p)) == CUDA_SUCCESS) SAY("  allowed handle types %llu", v);
+    CUmemoryPool mp = NULL;
+    if (CALL("  MEMPOOL_HANDLE", cuPointerGetAttribute(&mp, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p)) == CUDA_SUCCESS) SAY("  its pool: %s", same(mp == pool));
+    CUcontext c = (CUcontext)1;
+    if (CALL("  CONTEXT", cuPointerGetAttribute(&c, CU_POINTER_ATTRIBUTE_CONTEXT, p)) == CUDA_SUCCESS) SAY("  context %s", c ? "non-null" : "null");
+    void *hp = NULL;
+    if (CALL("  HOST_POINTER", cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, p)) == CUDA_SUCCESS) SAY("  host pointer and address: %s", same((CUdeviceptr)(uintptr_t)hp == p));
+    CUdeviceptr dp = 0;
+    if (CALL("  DEVICE_POINTER", cuPointerGetAttribute(&dp, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, p)) == CUDA_SUCCESS) SAY("  device pointer and address: %s", same(dp == p));
+    CUdeviceptr rb = 0; size_t rs = 0;
+    if (CALL("  RANGE_START_ADDR", cuPointerGetAttribute(&rb, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p)) == CUDA_SUCCESS) SAY("  range start and address: %s", same(rb == p));
+    if (CALL("  RANGE_SIZE", cuPointerGetAttribute(&rs, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p)) == CUDA_SUCCESS) SAY("  range size %zu", rs);
+    unsigned hf = 0;
+    if (CALL("  mem-host-get-flags", cuMemHostGetFlags(&hf, (void *)(uintptr_t)p)) == CUDA_SUCCESS) SAY("  host flags %#x", hf);
+}
+
+static void location_pools(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUmemoryPool defs[PLACES];
+    CUresult got[PLACES];
+    for (size_t i = 0; i < PLACES; i++) {
+        char what[128];
+        CUmemLocation l = loc(places[i].lt, places[i].id);
+        CUmemoryPool d, c;
+        FILL(d);
+        snprintf(what, sizeof what, "mem-get-default-mem-pool %s", places[i].name);
+        got[i] = CALL(what, cuMemGetDefaultMemPool(&d, &l, places[i].type));
+        if (got[i] != CUDA_SUCCESS) OUT(d);
+        defs[i] = d;
+        FILL(c);
+        snprintf(what, sizeof what, "mem-get-mem-pool %s", places[i].name);
+        CUresult rc = CALL(what, cuMemGetMemPool(&c, &l, places[i].type));
+        if (rc != CUDA_SUCCESS) OUT(c);
+        if (got[i] == CUDA_SUCCESS && rc == CUDA_SUCCESS) SAY("current and default: %s", same(c == d));
+    }
+    CUmemoryPool dev_def;
+    MUST(cuDeviceGetDefaultMemPool(&dev_def, 0));
+    SAY("PINNED DEVICE 0 and cuDeviceGetDefaultMemPool: %s", same(got[0] == CUDA_SUCCESS && defs[0] == dev_def));
+    /* Which places share a default pool. */
+    for (size_t i = 0; i < PLACES; i++)
+        for (size_t j = i + 1; j < PLACES; j++)
+            if (got[i] == CUDA_SUCCESS && got[j] == CUDA_SUCCESS && defs[i] == defs[j])
+                SAY("one default pool: %s and %s", places[i].name, places[j].name);
+    CUmemLocation l = loc(CU_MEM_LOCATION_TYPE_HOST, 0);
+    CUmemoryPool p;
+    CALL("mem-get-default-mem-pool NULL out", cuMemGetDefaultMemPool(NULL, &l, CU_MEM_ALLOCATION_TYPE_PINNED));
+    FILL(p); CALL("mem-get-default-mem-pool NULL location", cuMemGetDefaultMemPool(&p, NULL, CU_MEM_ALLOCATION_TYPE_PINNED)); OUT(p);
+    CALL("mem-get-mem-pool NULL out", cuMemGetMemPool(NULL, &l, CU_MEM_ALLOCATION_TYPE_PINNED));
+
+    /* cuMemSetMemPool with pools of each place. */
+    CUmemPoolProps hp = pool_props(CU_MEM_LOCATION_TYPE_HOST, 0, 0);
+    CUmemoryPool host_pool = NULL, dev_pool = NULL;
+    CUresult rh = CALL("pool-create HOST", cuMemPoolCreate(&host_pool, &hp));
+    CUmemPoolProps dp = pool_props(CU_MEM_LOCATION_TYPE_DEVICE, 0, 0);
+    MUST(cuMemPoolCreate(&dev_pool, &dp));
+    if (rh == CUDA_SUCCESS) {
+        CALL("mem-set-mem-pool PINNED HOST, a HOST pool", cuMemSetMemPool(&l, CU_MEM_ALLOCATION_TYPE_PINNED, host_pool));
+        FILL(p);
+        if (CALL("mem-get-mem-pool PINNED HOST", cuMemGetMemPool(&p, &l, CU_MEM_ALLOCATION_TYPE_PINNED)) == CUDA_SUCCESS)
+            SAY("current and the HOST pool: %s", same(p == host_pool));
+        CUmemLocation ln = loc(CU_MEM_LOCATION_TYPE_HOST_NUMA, 0);
+        CALL("mem-set-mem-pool PINNED HOST_NUMA 0, a HOST pool", cuMemSetMemPool(&ln, CU_MEM_ALLOCATION_TYPE_PINNED, host_pool));
+        CUmemLocation ld = loc(CU_MEM_LOCATION_TYPE_DEVICE, 0);
+        CALL("mem-set-mem-pool PINNED DEVICE 0, a HOST pool", cuMemSetMemPool(&ld, CU_MEM_ALLOCATION_TYPE_PINNED, host_pool));
+        CALL("mem-set-mem-pool MANAGED HOST, a HOST pool", cuMemSetMemPool(&l, CU_MEM_ALLOCATION_TYPE_MANAGED, host_pool));
+        CALL("device-set-mem-pool 0, a HOST pool", cuDeviceSetMemPool(0, host_pool));
+    }
+    CALL("mem-set-mem-pool PINNED HOST, a DEVICE 0 pool", cuMemSetMemPool(&l, CU_MEM_ALLOCATION_TYPE_PINNED, dev_pool));
+    CUmemLocation ld = loc(CU_MEM_LOCATION_TYPE_DEVICE, 0);
+    CALL("mem-set-mem-pool PINNED DEVICE 0, a DEVICE 0 pool", cuMemSetMemPool(&ld, CU_MEM_ALLOCATION_TYPE_PINNED, dev_pool));
+    FILL(p);
+    if (CALL("device-get-mem-pool 0", cuDeviceGetMemPool(&p, 0)) == CUDA_SUCCESS) SAY("device's current and the pool: %s", same(p == dev_pool));
+    CALL("mem-set-mem-pool PINNED HOST, NULL", cuMemSetMemPool(&l, CU_MEM_ALLOCATION_TYPE_PINNED, NULL));
+    CALL("mem-set-mem-pool NULL location", cuMemSetMemPool(NULL, CU_MEM_ALLOCATION_TYPE_PINNED, dev_pool));
+    if (rh == CUDA_SUCCESS) {
+        CALL("pool-destroy the current HOST pool", cuMemPoolDestroy(host_pool));
+        FILL(p);
+        if (CALL("mem-get-mem-pool PINNED HOST", cuMemGetMemPool(&p, &l, CU_MEM_ALLOCATION_TYPE_PINNED)) == CUDA_SUCCESS)
+            SAY("current and default after destroy: %s", same(p == defs[2]));
+    }
+    CALL("pool-destroy the DEVICE pool", cuMemPoolDestroy(dev_pool));
+}
+
+/* Allocates 1 B, 1 MiB and 40 MiB from `pool`, says where, what the memory is and what
+ * the host and copies see of it, then frees them. */
+static void use_pool(CUmemoryPool pool, CUstream s, const char *what) {
+    size_t sizes[] = {1, MiB, 40 * MiB};
+    CUdeviceptr p[3] = {0, 0, 0};
+    char line[160];
+    for (int i = 0; i < 3; i++) {
+        snprintf(line, sizeof line, "alloc-from-pool %s %zu bytes", what, sizes[i]);
+        CALL(line, cuMemAllocFromPoolAsync(&p[i], sizes[i], pool, s));
+    }
+    CALL("stream-synchronize", cuStreamSynchronize(s));
+    if (!p[0] || !p[1] || !p[2]) return;
+    SAY("1 MiB minus 1 B: %lld, 40 MiB minus 1 MiB: %lld", (long long)(p[1] - p[0]), (long long)(p[2] - p[1]));
+    show_pool_attrs(pool, "with 1 B + 1 MiB + 40 MiB allocated");
+    show_pool_ptr("the 1 MiB", p[1], pool);
+    CUcontext c = NULL;
+    CUdeviceptr base = 0; size_t size = 0;
+    if (CALL("get-address-range 1 MiB + 10", cuMemGetAddressRange(&base, &size, p[1] + 10)) == CUDA_SUCCESS)
+        SAY("base and the allocation: %s, size %zu", same(base == p[1]), size);
+    (void)c;
+    /* Copies and memsets on the device's side. */
+    unsigned char src[4096], back[4096];
+    pattern(src, sizeof src, 3);
+    CALL("memcpy-htod into the 1 MiB", cuMemcpyHtoD(p[1], src, sizeof src));
+    memset(back, 0, sizeof back);
+    if (CALL("memcpy-dtoh from it", cuMemcpyDtoH(back, p[1], sizeof back)) == CUDA_SUCCESS)
+        SAY("read back: %s", is_pattern(back, sizeof back, 3) ? "the pattern" : "other bytes");
+    CALL("memset-d32-async on the 40 MiB", cuMemsetD32Async(p[2], 0xabcd0123u, 10 * MiB, s));
+    CALL("stream-synchronize", cuStreamSynchronize(s));
+    CUdeviceptr dev = 0;
+    MUST(cuMemAlloc(&dev, 4096));
+    CALL("memcpy-dtod device memory from it", cuMemcpyDtoD(dev, p[1], 4096));
+    memset(back, 0, sizeof back);
+    CALL("memcpy-dtoh", cuMemcpyDtoH(back, dev, sizeof back));
+    SAY("through device memory: %s", is_pattern(back, sizeof back, 3) ? "the pattern" : "other bytes");
+    MUST(cuMemFree(dev));
+    /* The host at the address: last, since it may fault. */
+    SAY("host reads the 40 MiB's last word:");
+    SAY("  %#x", ((volatile unsigned *)(uintptr_t)p[2])[10 * MiB - 1]);
+    ((volatile unsigned char *)(uintptr_t)p[1])[5] = 0x5a;
+    MUST(cuMemcpyDtoH(back, p[1], 8));
+    SAY("host wrote, a copy reads: %#x", back[5]);
+    for (int i = 0; i < 3; i++) {
+        snprintf(line, sizeof line, "free-async %zu bytes", sizes[i]);
+        CALL(line, cuMemFreeAsync(p[i], s));
+    }
+    CALL("stream-synchronize", cuStreamSynchronize(s));
+    show_pool_attrs(pool, "after free-async + synchronize");
+}
+
+static void host_pool(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    unsigned long long v = 0;
+    CUdevice d0;
+    MUST(cuDeviceGet(&d0, 0));
+    int a = -1;
+    CALL("attribute HOST_MEMORY_POOLS_SUPPORTED", cuDeviceGetAttribute(&a, CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED, d0)); SAY("host memory pools supported %d", a);
+    a = -1;
+    CALL("attribute HOST_NUMA_MEMORY_POOLS_SUPPORTED", cuDeviceGetAttribute(&a, CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED, d0)); SAY("host NUMA memory pools supported %d", a);
+    a = -1;
+    CALL("attribute HOST_NUMA_ID", cuDeviceGetAttribute(&a, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, d0)); SAY("host NUMA id %d", a);
+    (void)v;
+    CUstream s;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUmemoryPool pool, bad;
+    CUmemPoolProps pp = pool_props(CU_MEM_LOCATION_TYPE_HOST, 0, 0);
+    FILL(pool); CUresult rp = CALL("pool-create HOST", cuMemPoolCreate(&pool, &pp));
+    CUmemPoolProps pb = pool_props(CU_MEM_LOCATION_TYPE_HOST, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    FILL(bad); if (CALL("pool-create HOST, POSIX fd", cuMemPoolCreate(&bad, &pb)) == CUDA_SUCCESS) cuMemPoolDestroy(bad); else OUT(bad);
+    pb = pool_props(CU_MEM_LOCATION_TYPE_HOST_NUMA, 0, 0);
+    FILL(bad); if (CALL("pool-create HOST_NUMA 0", cuMemPoolCreate(&bad, &pb)) == CUDA_SUCCESS) cuMemPoolDestroy(bad); else OUT(bad);
+    pb = pool_props(CU_MEM_LOCATION_TYPE_HOST_NUMA, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    FILL(bad); if (CALL("pool-create HOST_NUMA 0, POSIX fd", cuMemPoolCreate(&bad, &pb)) == CUDA_SUCCESS) cuMemPoolDestroy(bad); else OUT(bad);
+    pb = pool_props(CU_MEM_LOCATION_TYPE_HOST_NUMA, 99, 0);
+    FILL(bad); if (CALL("pool-create HOST_NUMA 99", cuMemPoolCreate(&bad, &pb)) == CUDA_SUCCESS) cuMemPoolDestroy(bad); else OUT(bad);
+    pb = pool_props(CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0, 0);
+    FILL(bad); if (CALL("pool-create HOST_NUMA_CURRENT", cuMemPoolCreate(&bad, &pb)) == CUDA_SUCCESS) cuMemPoolDestroy(bad); else OUT(bad);
+    if (rp != CUDA_SUCCESS) return;
+    CUmemAccess_flags f;
+    CUmemLocation lh = loc(CU_MEM_LOCATION_TYPE_HOST, 0), ld = loc(CU_MEM_LOCATION_TYPE_DEVICE, 0);
+    FILL(f); if (CALL("pool-get-access HOST", cuMemPoolGetAccess(&f, pool, &lh)) == CUDA_SUCCESS) SAY("host access %d", (int)f);
+    FILL(f); if (CALL("pool-get-access DEVICE 0", cuMemPoolGetAccess(&f, pool, &ld)) == CUDA_SUCCESS) SAY("device 0 access %d", (int)f);
+    show_pool_attrs(pool, "of a new HOST pool");
+    use_pool(pool, s, "HOST pool");
+    CUmemAccessDesc acc = access_for(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    CALL("pool-set-access DEVICE 0 read-write", cuMemPoolSetAccess(pool, &acc, 1));
+    FILL(f); if (CALL("pool-get-access DEVICE 0", cuMemPoolGetAccess(&f, pool, &ld)) == CUDA_SUCCESS) SAY("device 0 access %d", (int)f);
+    acc = access_for(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    CALL("pool-set-access DEVICE 0 none", cuMemPoolSetAccess(pool, &acc, 1));
+    FILL(f); if (CALL("pool-get-access DEVICE 0", cuMemPoolGetAccess(&f, pool, &ld)) == CUDA_SUCCESS) SAY("device 0 access %d", (int)f);
+    acc = access_for(CU_MEM_LOCATION_TYPE_HOST, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    CALL("pool-set-access HOST read-write", cuMemPoolSetAccess(pool, &acc, 1));
+    int fd = -1;
+    CALL("pool-export HOST pool", cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CALL("pool-destroy", cuMemPoolDestroy(pool));
+    /* The default HOST pool. */
+    CUmemoryPool def;
+    MUST(cuMemGetDefaultMemPool(&def, &lh, CU_MEM_ALLOCATION_TYPE_PINNED));
+    FILL(f); if (CALL("default HOST pool get-access DEVICE 0", cuMemPoolGetAccess(&f, def, &ld)) == CUDA_SUCCESS) SAY("device 0 access %d", (int)f);
+    show_pool_attrs(def, "of the default HOST pool");
+    use_pool(def, s, "default HOST pool");
+}
+
+static void managed_pool(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUstream s;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUmemoryPool pool, bad;
+    CUmemPoolProps pp = pool_props(CU_MEM_LOCATION_TYPE_NONE, 0, 0);
+    pp.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+    FILL(pool); CUresult rp = CALL("pool-create MANAGED NONE", cuMemPoolCreate(&pool, &pp));
+    if (rp != CUDA_SUCCESS) OUT(pool);
+    CUmemPoolProps pb = pool_props(CU_MEM_LOCATION_TYPE_DEVICE, 0, 0);
+    pb.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+    FILL(bad); if (CALL("pool-create MANAGED DEVICE 0", cuMemPoolCreate(&bad, &pb)) == CUDA_SUCCESS) cuMemPoolDestroy(bad); else OUT(bad);
+    pb = pool_props(CU_MEM_LOCATION_TYPE_HOST, 0, 0);
+    pb.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+    FILL(bad); if (CALL("pool-create MANAGED HOST", cuMemPoolCreate(&bad, &pb)) == CUDA_SUCCESS) cuMemPoolDestroy(bad); else OUT(bad);
+    pb = pool_props(CU_MEM_LOCATION_TYPE_NONE, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    pb.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+    FILL(bad); if (CALL("pool-create MANAGED NONE, POSIX fd", cuMemPoolCreate(&bad, &pb)) == CUDA_SUCCESS) cuMemPoolDestroy(bad); else OUT(bad);
+    CUmemAccess_flags f;
+    CUmemLocation lh = loc(CU_MEM_LOCATION_TYPE_HOST, 0), ld = loc(CU_MEM_LOCATION_TYPE_DEVICE, 0);
+    if (rp == CUDA_SUCCESS) {
+        FILL(f); if (CALL("pool-get-access HOST", cuMemPoolGetAccess(&f, pool, &lh)) == CUDA_SUCCESS) SAY("host access %d", (int)f);
+        FILL(f); if (CALL("pool-get-access DEVICE 0", cuMemPoolGetAccess(&f, pool, &ld)) == CUDA_SUCCESS) SAY("device 0 access %d", (int)f);
+        show_pool_attrs(pool, "of a new MANAGED pool");
+        use_pool(pool, s, "MANAGED pool");
+        CALL("pool-destroy", cuMemPoolDestroy(pool));
+    }
+    CUmemoryPool def;
+    CUmemLocation ln = loc(CU_MEM_LOCATION_TYPE_NONE, 0);
+    MUST(cuMemGetDefaultMemPool(&def, &ln, CU_MEM_ALLOCATION_TYPE_MANAGED));
+    show_pool_attrs(def, "of the default MANAGED pool");
+    use_pool(def, s, "default MANAGED pool");
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "ipc-child") == 0) return ipc_child(argv[2], argv[3]);
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -844,5 +1113,8 @@ int main(int argc, char **argv) {
     section("ipc-legacy", ipc_legacy);
     section("host-callbacks", host_callbacks);
     section("stream-wait-and-events", stream_wait_and_events);
+    section("location-pools", location_pools);
+    section("host-pool", host_pool);
+    section("managed-pool", managed_pool);
     return 0;
 }

@@ -294,6 +294,19 @@ fn cuda_cores_virtual_memory_resource_grows_with_its_data() {
 }
 
 #[test]
+fn cuda_cores_memory_resources_streams_events_and_kernels() {
+    let o = python("core_memory.py");
+    assert!(
+        o.status.success()
+            && text(&o).contains(
+                "pinned, device and managed pools, own device pool, legacy pinned, events"
+            ),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
 fn cudarc_drives_the_vmm_api_through_its_sys_bindings() {
     let o = run(&common::example("cudarc_vmm"), &[], &[]);
     assert!(

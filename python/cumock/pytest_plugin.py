@@ -13,6 +13,14 @@ misuse fails the test. Tests not marked run here, as they would without the plug
 Settings: ``devices``, ``profile``, ``fault``, ``leaks``, ``misuse``, ``strict``,
 ``trace`` (see ``cumock exec --help``); True/False switch a setting on or off, others
 are passed as text.
+
+Isolation: ``isolate="test"`` (the default) gives each marked test a process of its own,
+so that a sticky fault or a leak is charged to the test that made it; ``"module"`` runs
+the marked tests of a module that share settings in one process (the leak report, made
+at the process's exit, is then charged to the last of them); ``"none"`` runs the test in
+pytest's own process (for a session already on the mock, under ``cumock exec``). The ini
+option ``cumock_isolate = test|module|none`` sets the default; with ``test`` or
+``module`` there, tests not marked run on the mock too, with the default settings.
 """
 
 from __future__ import annotations
@@ -36,6 +44,48 @@ STRICT_EXIT_STATUS = 86
 
 _config = None
 
+ISOLATION = ("test", "module", "none")
+
+
+def pytest_addoption(parser):
+    parser.addini(
+        "cumock_isolate",
+        "test|module|none: how marked tests share processes on the mock (default: "
+        "test, each its own); with test or module, tests not marked run on the mock too",
+        default="none",
+    )
+
+
+def _ini_isolation(config) -> str:
+    value = str(config.getini("cumock_isolate") or "none").strip()
+    if value not in ISOLATION:
+        raise pytest.UsageError(
+            f"cumock_isolate = {value!r}: one of {', '.join(ISOLATION)}"
+        )
+    return value
+
+
+def _isolation(item):
+    """(isolation, settings) of a test: None if it runs here untouched."""
+    marker = item.get_closest_marker("cumock")
+    ini = _ini_isolation(item.config)
+    if marker is None:
+        if ini == "none":
+            return None
+        return ini, {}
+    settings = dict(marker.kwargs)
+    isolate = settings.pop("isolate", "test" if ini == "none" else ini)
+    if isolate not in ISOLATION:
+        raise pytest.UsageError(
+            f"@pytest.mark.cumock(isolate={isolate!r}): one of {', '.join(ISOLATION)}"
+        )
+    if marker.args:
+        raise pytest.UsageError(
+            f"@pytest.mark.cumock takes keywords only ({', '.join(ENV_FOR)}, isolate), "
+            f"not {marker.args!r}"
+        )
+    return isolate, settings
+
 
 def pytest_configure(config):
     global _config
@@ -43,8 +93,8 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "cumock(devices=1, fault=None, leaks=False, misuse=False, strict=False, "
-        "profile=None, trace=None): run the test in its own process on cumock's mock "
-        "CUDA driver, with these settings",
+        "profile=None, trace=None, isolate='test'): run the test in its own process (or "
+        "its module's, isolate='module') on cumock's mock CUDA driver, with these settings",
     )
 
 
@@ -53,13 +103,8 @@ def _mock_dir() -> str:
     return lib_path()
 
 
-def _environment(marker) -> dict:
-    if marker.args:
-        raise pytest.UsageError(
-            f"@pytest.mark.cumock takes keywords only ({', '.join(ENV_FOR)}), "
-            f"not {marker.args!r}"
-        )
-    unknown = sorted(set(marker.kwargs) - set(ENV_FOR))
+def _environment(settings: dict) -> dict:
+    unknown = sorted(set(settings) - set(ENV_FOR))
     if unknown:
         raise pytest.UsageError(
             f"@pytest.mark.cumock: unknown setting(s) {', '.join(unknown)}; "
@@ -68,7 +113,7 @@ def _environment(marker) -> dict:
     env = dict(os.environ)
     # The parent's own options must not leak into the child's command line.
     env.pop("PYTEST_ADDOPTS", None)
-    for key, value in marker.kwargs.items():
+    for key, value in settings.items():
         if value is None:
             continue
         if isinstance(value, bool):
@@ -88,21 +133,49 @@ def _mock_lines(*texts: str) -> list:
     ]
 
 
+# Reports of module groups already run, by node id, waiting for their test's turn.
+_pending = {}
+
+
+def _group_key(item, settings):
+    return (item.nodeid.split("::")[0], tuple(sorted((k, repr(v)) for k, v in settings.items())))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
-    marker = item.get_closest_marker("cumock")
-    if marker is None or os.environ.get(CHILD_REPORTS):
+    if os.environ.get(CHILD_REPORTS):
         return None
-    env = _environment(marker)
+    how = _isolation(item)
+    if how is None or how[0] == "none":
+        return None
+    isolate, settings = how
     ihook = item.ihook
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    for report in _run_in_child(item, env, marker):
+    if isolate == "test":
+        reports = _run_in_child([item], _environment(settings), settings)[item.nodeid]
+    else:
+        if item.nodeid not in _pending:
+            key = _group_key(item, settings)
+            group = [
+                i
+                for i in item.session.items
+                if (h := _isolation(i)) is not None
+                and h[0] == "module"
+                and _group_key(i, h[1]) == key
+                and i.nodeid not in _pending
+            ]
+            _pending.update(_run_in_child(group, _environment(settings), settings))
+        reports = _pending.pop(item.nodeid)
+    for report in reports:
         ihook.pytest_runtest_logreport(report=report)
     ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     return True
 
 
-def _run_in_child(item, env, marker) -> list:
+def _run_in_child(items, env, settings) -> dict:
+    """Runs `items` in one child process; their reports, by node id. What concerns the
+    process as a whole (the mock's messages, its exit status) is charged to the last."""
+    item = items[-1]
     config = item.config
     with tempfile.TemporaryDirectory(prefix="cumock-pytest-") as tmp:
         reports_file = os.path.join(tmp, "reports.jsonl")
@@ -111,7 +184,7 @@ def _run_in_child(item, env, marker) -> list:
             sys.executable,
             "-m",
             "pytest",
-            item.nodeid,
+            *(i.nodeid for i in items),
             "-qq",
             "-p",
             "no:cacheprovider",
@@ -139,14 +212,34 @@ def _run_in_child(item, env, marker) -> list:
                             config=config, data=json.loads(line)
                         )
                     )
+    by_test = {i.nodeid: [r for r in reports if r.nodeid == i.nodeid] for i in items}
+    for i in items[:-1]:
+        if not any(r.when == "teardown" for r in by_test[i.nodeid]):
+            # The shared child died in this test, or before it.
+            by_test[i.nodeid].append(
+                _report(
+                    i,
+                    "teardown",
+                    "failed",
+                    f"cumock: the child process running its module's tests did not finish "
+                    f"this test (exit status {done.returncode})\n--- stderr\n{done.stderr}",
+                    [],
+                )
+            )
+    by_test[item.nodeid] = _charge_process(item, by_test[item.nodeid], reports, done, cmd, settings, len(items))
+    return by_test
+
+
+def _charge_process(item, reports, all_reports, done, cmd, marker_settings, count) -> list:
+    """The last test's reports, with what the child process as a whole said."""
     captured = "".join(
-        text for r in reports for (_, text) in r.sections if text
+        text for r in all_reports for (_, text) in r.sections if text
     )
     messages = _mock_lines(captured, done.stderr)
-    settings = ", ".join(f"{k}={v!r}" for k, v in marker.kwargs.items())
+    settings = ", ".join(f"{k}={v!r}" for k, v in marker_settings.items())
     summary = (
-        f"cumock: ran in its own process on the mock ({settings or 'defaults'}); "
-        f"exit status {done.returncode}"
+        f"cumock: ran in {'its own process' if count == 1 else f'one process with {count - 1} other test(s) of its module'} "
+        f"on the mock ({settings or 'defaults'}); exit status {done.returncode}"
     )
     if not any(r.when == "teardown" for r in reports):
         # The child never finished the test: it did not start, or it died in it.
@@ -168,7 +261,7 @@ def _run_in_child(item, env, marker) -> list:
                 r.sections.append(("Captured stderr cumock", "\n".join(messages) + "\n"))
             r.user_properties.append(("cumock", settings or "defaults"))
     failure = None
-    if done.returncode == STRICT_EXIT_STATUS and marker.kwargs.get("strict"):
+    if done.returncode == STRICT_EXIT_STATUS and marker_settings.get("strict"):
         failure = (
             f"{summary}: strict mode found misuse or leaks\n" + "\n".join(messages)
         )

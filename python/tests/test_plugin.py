@@ -1,6 +1,7 @@
 """The pytest plugin's own tests: each writes a small test file and runs pytest on it in
 a process of its own (pytester), as a user's project would."""
 
+import os
 import textwrap
 
 import pytest
@@ -145,3 +146,95 @@ def test_a_bad_marker_is_a_usage_error(pytester):
     ''')
     assert r.ret != 0
     r.stderr.fnmatch_lines(["*unknown setting(s) device*"])
+
+
+def test_isolation_per_module_shares_one_process_and_per_test_does_not(pytester):
+    # Each test writes its process id; module isolation puts the marked tests of the
+    # module in one process, test isolation each in its own.
+    pytester.makepyfile(test_it=CUDA + textwrap.dedent('''
+        import os
+        PIDS = os.environ["PIDS"]
+
+        def note():
+            with open(PIDS, "a") as f:
+                f.write(f"{os.getpid()}\\n")
+
+        @pytest.mark.cumock(isolate="module")
+        def test_a():
+            cuda(); note()
+
+        @pytest.mark.cumock(isolate="module")
+        def test_b():
+            cuda(); note()
+
+        @pytest.mark.cumock()
+        def test_c():
+            cuda(); note()
+
+        @pytest.mark.cumock()
+        def test_d():
+            cuda(); note()
+    '''))
+    pids = pytester.path / "pids.txt"
+    os.environ["PIDS"] = str(pids)
+    try:
+        r = pytester.runpytest_subprocess("-rA")
+    finally:
+        del os.environ["PIDS"]
+    r.assert_outcomes(passed=4)
+    a, b, c, d = pids.read_text().split()
+    assert a == b and len({a, c, d}) == 3, (a, b, c, d)
+
+
+def test_the_ini_option_puts_unmarked_tests_on_the_mock_each_in_its_own_process(pytester):
+    pytester.makeini("[pytest]\ncumock_isolate = test\n")
+    r = run(pytester, '''
+        def test_unmarked_is_on_the_mock():
+            name = ctypes.create_string_buffer(64)
+            c = cuda()
+            assert c.cuDeviceGetName(name, 64, 0) == 0 and name.value == b"NVIDIA H200"
+
+        @pytest.mark.cumock(leaks=True, strict=True)
+        def test_leaks_a_reservation():
+            r, va = reserve(cuda())
+            assert r == 0
+
+        def test_after_the_leak_is_clean():
+            c = cuda()
+            r, va = reserve(c)
+            free(c, va)
+    ''')
+    # The leak is charged to its own test only.
+    r.assert_outcomes(passed=2, failed=1)
+    r.stdout.fnmatch_lines(["*FAILED*test_leaks_a_reservation*"])
+
+
+def test_a_sticky_fault_under_module_isolation_stays_in_its_module(pytester):
+    # A test that kills its process: with module isolation the tests after it in the
+    # module fail as unfinished, a test of its own process is untouched.
+    r = run(pytester, '''
+        @pytest.mark.cumock(isolate="module")
+        def test_dies():
+            cuda()
+            os._exit(3)
+
+        @pytest.mark.cumock(isolate="module")
+        def test_same_process_after_it():
+            cuda()
+
+        @pytest.mark.cumock()
+        def test_own_process():
+            cuda()
+    ''')
+    r.assert_outcomes(passed=1, errors=2)
+    r.stdout.fnmatch_lines(["*did not finish*"])
+
+
+def test_a_bad_isolation_is_a_usage_error(pytester):
+    r = run(pytester, '''
+        @pytest.mark.cumock(isolate="thread")
+        def test_x():
+            pass
+    ''')
+    assert r.ret != 0
+    r.stderr.fnmatch_lines(["*isolate='thread'*one of test, module, none*"])

@@ -40,6 +40,10 @@ impl ExecutionControlApi for Mock {
         drv()?.function_set_attribute(function_key(hfunc), attrib, value)
     }
 
+    unsafe fn cuFuncSetCacheConfig(hfunc: CUfunction, config: CUfunc_cache) -> CuResult<()> {
+        drv()?.function_set_cache_config(function_key(hfunc), config)
+    }
+
     unsafe fn cuLaunchKernel(
         f: CUfunction,
         grid_x: c_uint,

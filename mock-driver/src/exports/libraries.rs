@@ -123,4 +123,29 @@ impl LibraryApi for Mock {
         let f = drv()?.kernel_get_function(kernel_key(kernel))?;
         Self::cuFuncGetAttribute(pi, attrib, function_handle(f))
     }
+
+    /// The kernel's function in the mock is one for every device (the mock's devices
+    /// are copies of one), so the attribute is set on it whichever device is named.
+    unsafe fn cuKernelSetAttribute(
+        attrib: CUfunction_attribute,
+        val: c_int,
+        kernel: CUkernel,
+        dev: CUdevice,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        let f = d.kernel_get_function(kernel_key(kernel))?;
+        d.device(dev)?;
+        d.function_set_attribute(f, attrib, val)
+    }
+
+    unsafe fn cuKernelSetCacheConfig(
+        kernel: CUkernel,
+        config: CUfunc_cache,
+        dev: CUdevice,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        let f = d.kernel_get_function(kernel_key(kernel))?;
+        d.device(dev)?;
+        d.function_set_cache_config(f, config)
+    }
 }

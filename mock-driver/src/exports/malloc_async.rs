@@ -10,8 +10,7 @@ use super::{per_thread, zero_on_failure, CUdevicePtr, Mock};
 use crate::boundary::{drv, input, out, pool_handle, pool_key, stream_key};
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
-use crate::model::pools::{attribute_is_int, PoolAttribute};
-use cumock_abi::consts::*;
+use crate::model::pools::{attribute_is_int, Place, PoolAttribute};
 use cumock_abi::*;
 use std::ffi::{c_int, c_ulonglong, c_void};
 use std::os::fd::IntoRawFd;
@@ -25,24 +24,11 @@ fn made(p: u64) -> u64 {
     }
 }
 
-/// The device a CUDA 13 location-based pool call names: device locations of pinned
-/// memory are emulated; the host's pools and managed pools are not.
-fn pinned_device(location: *mut CUmemLocation, type_: c_int) -> CuResult<i32> {
+/// The place (location and allocation type) a CUDA 13 location-based pool call names.
+fn place(d: &crate::model::Driver, location: *mut CUmemLocation, type_: c_int) -> CuResult<Place> {
     // Safety: cuda.h: NULL or a CUmemLocation.
     let loc = unsafe { input(location.cast_const(), "location") }?;
-    match (type_, loc.type_) {
-        (CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE) => Ok(loc.id),
-        (
-            CU_MEM_ALLOCATION_TYPE_PINNED | CU_MEM_ALLOCATION_TYPE_MANAGED,
-            CU_MEM_LOCATION_TYPE_HOST | CU_MEM_LOCATION_TYPE_HOST_NUMA,
-        )
-        | (CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_DEVICE | 0) => Err(not_supported(
-            "only pinned device memory pools are emulated (not the host's, nor managed ones)",
-        )),
-        (t, l) => Err(invalid(format!(
-            "allocation type {t} at location type {l} has no memory pool"
-        ))),
-    }
+    d.pool_place(type_, loc.type_, loc.id)
 }
 
 impl StreamOrderedMemoryAllocatorApi for Mock {
@@ -233,8 +219,8 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         if pool_out.is_null() {
             return Err(invalid("pool_out is NULL"));
         }
-        let dev = pinned_device(location, type_)?;
-        out(pool_out, pool_handle(d.default_mem_pool(dev)?))
+        let at = place(d, location, type_)?;
+        out(pool_out, pool_handle(d.default_pool_at(at)?))
     }
 
     unsafe fn cuMemGetMemPool(
@@ -246,8 +232,8 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         if pool_out.is_null() {
             return Err(invalid("pool is NULL"));
         }
-        let dev = pinned_device(location, type_)?;
-        out(pool_out, pool_handle(d.current_mem_pool(dev)?))
+        let at = place(d, location, type_)?;
+        out(pool_out, pool_handle(d.current_pool_at(at)?))
     }
 
     unsafe fn cuMemSetMemPool(
@@ -256,7 +242,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         pool: CUmemoryPool,
     ) -> CuResult<()> {
         let d = drv()?;
-        let dev = pinned_device(location, type_)?;
-        d.set_current_mem_pool(dev, pool_key(pool))
+        let at = place(d, location, type_)?;
+        d.set_current_pool_at(at, pool_key(pool))
     }
 }

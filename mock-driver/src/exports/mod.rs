@@ -91,7 +91,22 @@ not_emulated! {
     OpenGLInteroperabilityApi,
     EglInteroperabilityApi,
     VdpauInteroperabilityApi,
-    ProfilerControlApi,
+}
+
+/// cuProfilerStart and cuProfilerStop: no profiler is ever attached to the mock, and the
+/// calls only bracket what a profiler attached to the process would collect, so they do
+/// nothing. Awaiting the H200's recording (probe kernels, section profiler) for what the
+/// real driver answers with no profiler attached; CUDA_SUCCESS until then.
+impl ProfilerControlApi for Mock {
+    unsafe fn cuProfilerStart() -> CuResult<()> {
+        crate::boundary::drv()?;
+        Ok(())
+    }
+
+    unsafe fn cuProfilerStop() -> CuResult<()> {
+        crate::boundary::drv()?;
+        Ok(())
+    }
 }
 
 // ---------------------------------------------------------------- shared by several nouns

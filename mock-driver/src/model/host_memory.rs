@@ -126,6 +126,21 @@ impl HostMemory {
     }
 }
 
+impl HostMemory {
+    /// Counts `size` bytes of a host memory pool's chunk as page-locked (the real driver
+    /// pins a host pool's memory as it pins cuMemHostAlloc's), if the host may pin them.
+    pub fn pin_pool_chunk(&mut self, size: u64) -> CuResult<()> {
+        self.check_room(size, "a host memory pool's chunk")?;
+        self.page_locked += size;
+        Ok(())
+    }
+
+    /// A host pool's chunk given back.
+    pub fn unpin_pool_chunk(&mut self, size: u64) {
+        self.page_locked -= size;
+    }
+}
+
 impl Driver {
     /// cuMemAllocHost / cuMemHostAlloc: `size` bytes of page-locked, page-aligned host
     /// memory; 0 for size 0, as the H200 answers.

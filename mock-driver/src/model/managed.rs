@@ -143,6 +143,23 @@ impl super::host_memory::HostMemory {
     }
 }
 
+impl super::host_memory::HostMemory {
+    /// Counts a managed pool's chunk as managed memory, bounded as cuMemAllocManaged's
+    /// allocations are (`backing`: the device memory the mock may back).
+    pub fn count_managed_chunk(&mut self, size: u64, backing: u64) -> CuResult<()> {
+        let limit = backing.saturating_add(super::limits::page_locked_limit());
+        if self.managed_bytes.saturating_add(size) > limit {
+            return Err(host_limit(format!(
+                "a managed memory pool's chunk of {size} bytes: the process holds {} bytes \
+                 of managed memory, and may hold {limit}",
+                self.managed_bytes
+            )));
+        }
+        self.managed_bytes += size;
+        Ok(())
+    }
+}
+
 pub const ATTACH_GLOBAL: u32 = 0x1;
 pub const ATTACH_HOST: u32 = 0x2;
 

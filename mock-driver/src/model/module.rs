@@ -930,6 +930,20 @@ impl Driver {
         })
     }
 
+    /// cuFuncSetCacheConfig / cuKernelSetCacheConfig: a preference between L1 and shared
+    /// memory, which changes nothing the program can see (cuda.h: ignored where the
+    /// split is fixed), so only its value is checked: a CUfunc_cache, PREFER_NONE (0)
+    /// to PREFER_EQUAL (3).
+    pub fn function_set_cache_config(&self, f: u64, config: i32) -> CuResult<()> {
+        self.state.lock().modules.function(f)?;
+        if !(0..=3).contains(&config) {
+            return Err(invalid(format!(
+                "{config} is not a CUfunc_cache (CU_FUNC_CACHE_PREFER_NONE 0 to PREFER_EQUAL 3)"
+            )));
+        }
+        Ok(())
+    }
+
     pub fn function_set_attribute(&self, f: u64, attr: i32, value: i32) -> CuResult<()> {
         use attr::*;
         let mut st = self.state.lock();

@@ -49,7 +49,7 @@ impl Driver {
             buffer_id,
             rdma: a.prop.gpu_direct_rdma,
             vmm: r.kind == ReservationKind::Vmm,
-            managed: st.host.managed.contains_key(&m.reservation),
+            managed: st.host.managed.contains_key(&m.reservation) || st.pools.is_managed(pool),
             pool,
         })
     }

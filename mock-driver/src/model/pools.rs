@@ -23,6 +23,7 @@
 //! memory after the destroy).
 
 use super::error::*;
+use super::host_memory::HostMemory;
 use super::ids::{DevicePtr, StreamId};
 use super::profile::Profile;
 use super::vmm::{AccessTable, AllocationProp, ReservationKind, Vmm};
@@ -84,10 +85,84 @@ fn unknown_attribute(attr: i32) -> CuError {
     invalid(format!("{attr} is not a CUmemPool_attribute"))
 }
 
+/// Where a pool's memory is, and of what kind (cuda.h 13: a pool has a location and an
+/// allocation type; each such place has a default pool and a current one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Place {
+    /// Pinned memory of a device (CU_MEM_LOCATION_TYPE_DEVICE).
+    Device(usize),
+    /// Page-locked host memory: CU_MEM_LOCATION_TYPE_HOST (None) or HOST_NUMA (its node).
+    Host(Option<i32>),
+    /// Managed memory, by its preferred location as (CUmemLocationType, id): NONE, a
+    /// device, HOST or a HOST_NUMA node.
+    Managed(i32, i32),
+}
+
+impl Place {
+    /// The place a location and an allocation type name (cuMemGetDefaultMemPool,
+    /// cuMemGetMemPool, cuMemSetMemPool, cuMemPoolCreate); `devices`: how many there are.
+    /// cuda.h 13: DEVICE, HOST and HOST_NUMA for either type, and NONE for managed
+    /// memory; anything else is CUDA_ERROR_INVALID_VALUE.
+    pub fn of(alloc_type: i32, location_type: i32, id: i32, devices: usize) -> CuResult<Self> {
+        let device = || {
+            if (0..devices as i64).contains(&i64::from(id)) {
+                Ok(id)
+            } else {
+                Err(invalid_device(format!("device {id} does not exist")))
+            }
+        };
+        // The mock's host is one NUMA node, 0 (as cuMemCreate's host memory reports).
+        let node = || {
+            if id == 0 {
+                Ok(id)
+            } else {
+                Err(invalid(format!(
+                    "host NUMA node {id}: the mock's host has one node, 0"
+                )))
+            }
+        };
+        match (alloc_type, location_type) {
+            (CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE) => {
+                Ok(Place::Device(device()? as usize))
+            }
+            (CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST) => Ok(Place::Host(None)),
+            (CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST_NUMA) => {
+                Ok(Place::Host(Some(node()?)))
+            }
+            (CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_NONE) => {
+                Ok(Place::Managed(CU_MEM_LOCATION_TYPE_NONE, 0))
+            }
+            (CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_DEVICE) => {
+                Ok(Place::Managed(location_type, device()?))
+            }
+            (CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_HOST) => {
+                Ok(Place::Managed(location_type, 0))
+            }
+            (CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_HOST_NUMA) => {
+                Ok(Place::Managed(location_type, node()?))
+            }
+            (t, l) => Err(invalid(format!(
+                "allocation type {t} at location type {l} has no memory pool"
+            ))),
+        }
+    }
+
+    /// The device whose memory the pool holds; None for the host's and managed memory.
+    pub fn device(self) -> Option<usize> {
+        match self {
+            Place::Device(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
 /// One memory pool.
 #[derive(Debug)]
 pub struct Pool {
+    /// The device whose granularity its chunks take, and whose memory they are for a
+    /// device pool (0 for the host's and managed pools).
     pub device: usize,
+    pub place: Place,
     pub handle_types: i32,
     /// CUmemPoolProps::maxSize; 0: no limit but the device's memory.
     max_size: u64,
@@ -119,11 +194,34 @@ pub struct Pool {
 }
 
 impl Pool {
-    fn new(device: usize, handle_types: i32, max_size: u64, usage: u16, is_default: bool) -> Self {
+    /// `devices`: how many there are, each of which reaches a managed pool's memory.
+    fn new(
+        place: Place,
+        devices: usize,
+        handle_types: i32,
+        max_size: u64,
+        usage: u16,
+        is_default: bool,
+    ) -> Self {
         let mut access = AccessTable::none(0);
-        access.set(device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE as u8);
+        match place {
+            Place::Device(d) => access.set(d, CU_MEM_ACCESS_FLAGS_PROT_READWRITE as u8),
+            // cuda.h: a host pool is reachable from the host CPU by default. Whether
+            // devices reach it before cuMemPoolSetAccess is not in cuda.h; cuda-core's
+            // PinnedMemoryResource calls its buffers device-accessible without granting
+            // anything, so the mock lets every device reach them, as page-locked memory
+            // from cuMemHostAlloc is (awaiting the H200's recording: probe
+            // pools_ipc, section host-pool). Managed memory: every device reaches it,
+            // as cuMemAllocManaged's.
+            Place::Host(_) | Place::Managed(..) => {
+                for d in 0..devices {
+                    access.set(d, CU_MEM_ACCESS_FLAGS_PROT_READWRITE as u8);
+                }
+            }
+        }
         Self {
-            device,
+            device: place.device().unwrap_or(0),
+            place,
             handle_types,
             max_size,
             usage,
@@ -164,10 +262,12 @@ pub struct Pools {
     pools: HashMap<u64, Pool>,
     /// Live allocations, by address.
     blocks: BTreeMap<u64, Block>,
-    /// Each device's default pool, made on first use.
-    default: Vec<Option<u64>>,
-    /// Each device's current pool (cuDeviceSetMemPool); None: its default.
-    current: Vec<Option<u64>>,
+    /// Each place's default pool, made on first use.
+    default: HashMap<Place, u64>,
+    /// Each place's current pool (cuDeviceSetMemPool, cuMemSetMemPool); none: its
+    /// default.
+    current: HashMap<Place, u64>,
+    devices: usize,
     next_pool: u64,
     next_block: u64,
 }
@@ -175,8 +275,7 @@ pub struct Pools {
 impl Pools {
     pub fn new(devices: usize) -> Self {
         Self {
-            default: vec![None; devices],
-            current: vec![None; devices],
+            devices,
             next_pool: 1,
             ..Default::default()
         }
@@ -189,21 +288,28 @@ impl Pools {
         h
     }
 
-    fn default_pool(&mut self, device: usize) -> u64 {
-        if let Some(h) = self.default[device] {
-            return h;
+    fn default_pool(&mut self, place: Place) -> u64 {
+        if let Some(h) = self.default.get(&place) {
+            return *h;
         }
         // Observed: the default pool is not IPC capable (no handle types).
-        let h = self.insert(Pool::new(device, 0, 0, 0, true));
-        self.default[device] = Some(h);
+        let h = self.insert(Pool::new(place, self.devices, 0, 0, 0, true));
+        self.default.insert(place, h);
         h
     }
 
-    fn current_pool(&mut self, device: usize) -> u64 {
-        match self.current[device] {
-            Some(h) => h,
-            None => self.default_pool(device),
+    fn current_pool(&mut self, place: Place) -> u64 {
+        match self.current.get(&place) {
+            Some(h) => *h,
+            None => self.default_pool(place),
         }
+    }
+
+    /// Whether `pool` holds managed memory (the pointer attributes say so).
+    pub fn is_managed(&self, pool: u64) -> bool {
+        self.pools
+            .get(&pool)
+            .is_some_and(|p| matches!(p.place, Place::Managed(..)))
     }
 
     /// A pool the program may still use: NULL is an ordinary error (observed); anything
@@ -262,6 +368,7 @@ impl Pools {
     fn allocate(
         &mut self,
         vmm: &mut Vmm,
+        host: &mut HostMemory,
         profile: &Profile,
         pool: u64,
         requested: u64,
@@ -273,7 +380,7 @@ impl Pools {
         let p = self.pools.get_mut(&pool).expect("the caller checked it");
         let start = match first_fit(&p.free, len) {
             Some(at) => at,
-            None => grow(p, pool, vmm, profile, len)?,
+            None => grow(p, pool, vmm, host, profile, len)?,
         };
         carve_at(&mut p.free, start, len);
         p.used += requested;
@@ -294,7 +401,7 @@ impl Pools {
     }
 
     /// Frees the live allocation at `ptr`; false if there is none there.
-    fn free(&mut self, vmm: &mut Vmm, ptr: u64) -> bool {
+    fn free(&mut self, vmm: &mut Vmm, host: &mut HostMemory, ptr: u64) -> bool {
         let Some(b) = self.blocks.remove(&ptr) else {
             return false;
         };
@@ -306,10 +413,10 @@ impl Pools {
         p.used -= b.requested;
         p.live -= 1;
         if p.destroyed {
-            release_chunks(p, vmm, 0, true);
+            release_chunks(p, vmm, host, 0, true);
             if p.live == 0 {
                 let p = self.pools.remove(&b.pool).expect("found above");
-                drop_pool(p, vmm);
+                drop_pool(p, vmm, host);
             }
         }
         true
@@ -317,11 +424,11 @@ impl Pools {
 
     /// At a synchronisation: each pool above its release threshold gives its wholly free
     /// chunks back, down to the threshold.
-    fn release_over_threshold(&mut self, vmm: &mut Vmm) {
+    fn release_over_threshold(&mut self, vmm: &mut Vmm, host: &mut HostMemory) {
         for p in self.pools.values_mut() {
             if p.reserved > p.release_threshold {
                 let keep = p.release_threshold;
-                release_chunks(p, vmm, keep, false);
+                release_chunks(p, vmm, host, keep, false);
             }
         }
     }
@@ -363,7 +470,14 @@ fn give_back(free: &mut BTreeMap<u64, u64>, at: u64, len: u64) {
 /// Maps new memory into `p` so that `len` free bytes lie side by side, and returns where
 /// they start: at the end of a run of chunks whose free tail then needs the fewest new
 /// bytes, or in a new region.
-fn grow(p: &mut Pool, handle: u64, vmm: &mut Vmm, profile: &Profile, len: u64) -> CuResult<u64> {
+fn grow(
+    p: &mut Pool,
+    handle: u64,
+    vmm: &mut Vmm,
+    host: &mut HostMemory,
+    profile: &Profile,
+    len: u64,
+) -> CuResult<u64> {
     let dev = &profile.devices[p.device];
     let g = dev.granularity_minimum;
     let round = |n: u64| {
@@ -413,13 +527,27 @@ fn grow(p: &mut Pool, handle: u64, vmm: &mut Vmm, profile: &Profile, len: u64) -
             p.max_size
         )));
     }
-    let free = dev.free_at_start.saturating_sub(vmm.used(p.device));
-    if more > free {
-        return Err(out_of_memory(format!(
-            "the pool needs {more:#x} more bytes, {free:#x} free on device {}",
-            p.device
-        )));
-    }
+    // A device pool's chunks take the device's memory; the host's and managed pools'
+    // are host memory, bounded as cuMemHostAlloc's and cuMemAllocManaged's are.
+    let free = match p.place {
+        Place::Device(d) => {
+            let free = dev.free_at_start.saturating_sub(vmm.used(d));
+            if more > free {
+                return Err(out_of_memory(format!(
+                    "the pool needs {more:#x} more bytes, {free:#x} free on device {d}"
+                )));
+            }
+            free
+        }
+        Place::Host(_) => {
+            host.pin_pool_chunk(more)?;
+            u64::MAX
+        }
+        Place::Managed(..) => {
+            host.count_managed_chunk(more, vmm.backing.limit())?;
+            u64::MAX
+        }
+    };
     let (at, start, new_region) = match best {
         Some((_, at, start)) => (at, start, None),
         None => {
@@ -433,19 +561,25 @@ fn grow(p: &mut Pool, handle: u64, vmm: &mut Vmm, profile: &Profile, len: u64) -
             (base, base, Some(base))
         }
     };
+    // Host memory reports itself as HOST_NUMA node 0, as cuMemCreate's does.
+    let (location_type, location_id) = match p.place {
+        Place::Device(d) => (CU_MEM_LOCATION_TYPE_DEVICE, d as i32),
+        Place::Host(_) | Place::Managed(..) => (CU_MEM_LOCATION_TYPE_HOST_NUMA, 0),
+    };
     let prop = AllocationProp {
-        location_type: CU_MEM_LOCATION_TYPE_DEVICE,
-        location_id: p.device as i32,
+        location_type,
+        location_id,
         handle_types: p.handle_types,
         compression: CU_MEM_ALLOCATION_COMP_NONE,
         gpu_direct_rdma: 0,
         usage: p.usage,
     };
-    if let Err(e) = map_chunk(vmm, handle, at, more, prop, g, free, p.access) {
+    if let Err(e) = map_chunk(vmm, handle, at, more, prop, g, free, p.access, p.place) {
         if let Some(base) = new_region {
             p.regions.remove(&base);
             vmm.remove_reservation(base);
         }
+        uncount(p.place, host, more);
         return Err(e);
     }
     p.chunks.insert(at, more);
@@ -466,6 +600,7 @@ fn map_chunk(
     g: u64,
     free: u64,
     access: AccessTable,
+    place: Place,
 ) -> CuResult<()> {
     let h = vmm.create(size, prop, 0, g, free)?;
     let (region, _) = vmm.reservation_at(at).expect("a region of the pool");
@@ -478,13 +613,29 @@ fn map_chunk(
     mapped?;
     released.expect("the mapping holds the allocation");
     vmm.set_mapping_access(at, access);
+    if place.device().is_none() {
+        // The host reaches host and managed pool memory at its address.
+        if let Err(e) = vmm.set_host_access(at, size, CU_MEM_ACCESS_FLAGS_PROT_READWRITE as u8) {
+            vmm.remove_mapping(at);
+            return Err(e);
+        }
+    }
     Ok(())
+}
+
+/// Gives back what `grow` counted for a chunk of `size` bytes of host or managed memory.
+fn uncount(place: Place, host: &mut HostMemory, size: u64) {
+    match place {
+        Place::Device(_) => {}
+        Place::Host(_) => host.unpin_pool_chunk(size),
+        Place::Managed(..) => host.managed_bytes -= size,
+    }
 }
 
 /// Gives wholly free chunks back, highest first, while that leaves the pool at least
 /// `keep` bytes; chunks with work in flight (no synchronisation since a copy or memset
 /// to them) stay unless `force`.
-fn release_chunks(p: &mut Pool, vmm: &mut Vmm, keep: u64, force: bool) {
+fn release_chunks(p: &mut Pool, vmm: &mut Vmm, host: &mut HostMemory, keep: u64, force: bool) {
     let chunks: Vec<(u64, u64)> = p.chunks.iter().rev().map(|(c, s)| (*c, *s)).collect();
     for (c, size) in chunks {
         if p.reserved - size < keep {
@@ -504,6 +655,7 @@ fn release_chunks(p: &mut Pool, vmm: &mut Vmm, keep: u64, force: bool) {
             continue;
         }
         vmm.remove_mapping(c);
+        uncount(p.place, host, size);
         p.chunks.remove(&c);
         p.reserved -= size;
         p.free.remove(&f);
@@ -517,9 +669,10 @@ fn release_chunks(p: &mut Pool, vmm: &mut Vmm, keep: u64, force: bool) {
 }
 
 /// A pool gone for good: its chunks and regions go back to the model.
-fn drop_pool(mut p: Pool, vmm: &mut Vmm) {
-    for &c in p.chunks.keys() {
+fn drop_pool(mut p: Pool, vmm: &mut Vmm, host: &mut HostMemory) {
+    for (&c, &size) in &p.chunks {
         vmm.remove_mapping(c);
+        uncount(p.place, host, size);
     }
     p.chunks.clear();
     for &base in p.regions.keys() {
@@ -547,13 +700,14 @@ impl State {
     /// Frees the pool allocation at `ptr` (cuMemFreeAsync, and cuMemFree, which the H200
     /// lets free stream-ordered memory); false if no pool allocation starts there.
     pub fn free_pool_allocation(&mut self, ptr: u64) -> bool {
-        self.pools.free(&mut self.vmm, ptr)
+        self.pools.free(&mut self.vmm, &mut self.host, ptr)
     }
 
     /// At a stream, event or context synchronisation: pools give memory back down to
     /// their release thresholds.
     pub fn release_pool_memory(&mut self) {
-        self.pools.release_over_threshold(&mut self.vmm);
+        self.pools
+            .release_over_threshold(&mut self.vmm, &mut self.host);
     }
 }
 
@@ -561,30 +715,50 @@ impl Driver {
     /// cuDeviceGetDefaultMemPool.
     pub fn default_mem_pool(&self, device: i32) -> CuResult<u64> {
         self.device(device)?;
-        Ok(self.state.lock().pools.default_pool(device as usize))
+        self.default_pool_at(Place::Device(device as usize))
     }
 
     /// cuDeviceGetMemPool: the device's current pool. Observed: a device that does not
     /// exist is CUDA_ERROR_INVALID_VALUE here (INVALID_DEVICE for the default pool).
     pub fn current_mem_pool(&self, device: i32) -> CuResult<u64> {
         self.device(device).map_err(|e| invalid(e.message))?;
-        Ok(self.state.lock().pools.current_pool(device as usize))
+        self.current_pool_at(Place::Device(device as usize))
     }
 
     /// cuDeviceSetMemPool.
     pub fn set_current_mem_pool(&self, device: i32, pool: u64) -> CuResult<()> {
         self.device(device).map_err(|e| invalid(e.message))?;
+        self.set_current_pool_at(Place::Device(device as usize), pool)
+    }
+
+    /// The place a CUDA 13 location-based call names (see [`Place::of`]).
+    pub fn pool_place(&self, alloc_type: i32, location_type: i32, id: i32) -> CuResult<Place> {
+        Place::of(alloc_type, location_type, id, self.device_count())
+    }
+
+    /// cuMemGetDefaultMemPool (and cuDeviceGetDefaultMemPool): made on first use.
+    pub fn default_pool_at(&self, place: Place) -> CuResult<u64> {
+        Ok(self.state.lock().pools.default_pool(place))
+    }
+
+    /// cuMemGetMemPool: the place's current pool, its default until one is set.
+    pub fn current_pool_at(&self, place: Place) -> CuResult<u64> {
+        Ok(self.state.lock().pools.current_pool(place))
+    }
+
+    /// cuMemSetMemPool: cuda.h: the pool's location and allocation type must be the
+    /// place's, else CUDA_ERROR_INVALID_VALUE.
+    pub fn set_current_pool_at(&self, place: Place, pool: u64) -> CuResult<()> {
         let mut st = self.state.lock();
         let p = st.pools.live(pool)?;
-        if p.device != device as usize {
+        if p.place != place {
             return Err(invalid(format!(
-                "pool {pool:#x} holds device {}'s memory, not device {device}'s",
-                p.device
+                "pool {pool:#x} is a pool of {:?}, not of {place:?}",
+                p.place
             )));
         }
-        let d = device as usize;
-        st.pools.default_pool(d);
-        st.pools.current[d] = Some(pool);
+        st.pools.default_pool(place);
+        st.pools.current.insert(place, pool);
         Ok(())
     }
 
@@ -592,34 +766,34 @@ impl Driver {
     /// CUDA_ERROR_INVALID_VALUE).
     pub fn pool_create(&self, props: &CUmemPoolProps) -> CuResult<u64> {
         match props.alloc_type {
-            CU_MEM_ALLOCATION_TYPE_PINNED => {}
-            CU_MEM_ALLOCATION_TYPE_MANAGED => {
-                return Err(not_supported("managed memory pools are not emulated"))
-            }
+            CU_MEM_ALLOCATION_TYPE_PINNED | CU_MEM_ALLOCATION_TYPE_MANAGED => {}
             other => {
                 return Err(invalid(format!(
-                    "allocType {other} is not CU_MEM_ALLOCATION_TYPE_PINNED (1)"
+                    "allocType {other} is not CU_MEM_ALLOCATION_TYPE_PINNED (1) or MANAGED (2)"
                 )))
             }
         }
-        let device = match props.location.type_ {
-            CU_MEM_LOCATION_TYPE_DEVICE => {
-                self.device(props.location.id)
-                    .map_err(|e| invalid(e.message))?;
-                props.location.id as usize
-            }
-            CU_MEM_LOCATION_TYPE_HOST | CU_MEM_LOCATION_TYPE_HOST_NUMA => {
-                return Err(not_supported(
-                    "memory pools located on the host are not emulated (device pools are)",
-                ))
-            }
-            other => {
+        // cuda.h: HOST_NUMA_CURRENT is INVALID_VALUE; so is a device that does not exist.
+        let place = self
+            .pool_place(props.alloc_type, props.location.type_, props.location.id)
+            .map_err(|e| invalid(e.message))?;
+        let types = props.handle_types;
+        match place {
+            // cuda.h: a HOST pool's handleTypes must be 0 (a HOST_NUMA pool may have
+            // some).
+            Place::Host(None) if types != 0 => {
                 return Err(invalid(format!(
-                    "location type {other} is not one a pool can have (DEVICE, HOST or HOST_NUMA)"
+                    "handle types {types:#x}: pools located on CU_MEM_LOCATION_TYPE_HOST are \
+                     not IPC capable (HOST_NUMA pools may be)"
                 )))
             }
-        };
-        let types = props.handle_types;
+            Place::Managed(..) if types != 0 => {
+                return Err(not_supported(format!(
+                    "handle types {types:#x}: sharing a managed memory pool is not emulated"
+                )))
+            }
+            _ => {}
+        }
         if types & !0xF != 0 {
             return Err(invalid(format!(
                 "handle types {types:#x} have bits no CUmemAllocationHandleType has"
@@ -646,8 +820,10 @@ impl Driver {
             other => return Err(invalid(format!("usage {other:#x} has unknown bits"))),
         }
         let mut st = self.state.lock();
+        let devices = st.pools.devices;
         Ok(st.pools.insert(Pool::new(
-            device,
+            place,
+            devices,
             types,
             props.max_size as u64,
             props.usage,
@@ -666,17 +842,17 @@ impl Driver {
                 "a device's default memory pool cannot be destroyed",
             ));
         }
-        let device = p.device;
-        if st.pools.current[device] == Some(pool) {
-            st.pools.current[device] = None;
+        let place = p.place;
+        if st.pools.current.get(&place) == Some(&pool) {
+            st.pools.current.remove(&place);
         }
         let p = st.pools.pools.get_mut(&pool).expect("checked");
         if p.live == 0 {
             let p = st.pools.pools.remove(&pool).expect("checked");
-            drop_pool(p, &mut st.vmm);
+            drop_pool(p, &mut st.vmm, &mut st.host);
         } else {
             p.destroyed = true;
-            release_chunks(p, &mut st.vmm, 0, true);
+            release_chunks(p, &mut st.vmm, &mut st.host, 0, true);
         }
         Ok(())
     }
@@ -733,7 +909,7 @@ impl Driver {
         let mut st = self.state.lock();
         let st = &mut *st;
         let p = st.pools.live_mut(pool)?;
-        release_chunks(p, &mut st.vmm, keep, false);
+        release_chunks(p, &mut st.vmm, &mut st.host, keep, false);
         Ok(())
     }
 
@@ -742,7 +918,8 @@ impl Driver {
     /// owner's own access away; read-only access and the host are
     /// CUDA_ERROR_NOT_SUPPORTED. Nothing changes unless every grant is valid.
     pub fn pool_set_access(&self, pool: u64, grants: &[(i32, i32, i32)]) -> CuResult<()> {
-        let owner = self.state.lock().pools.live(pool)?.device;
+        // A host pool has no owning device; every device may be granted it.
+        let owner = self.state.lock().pools.live(pool)?.place.device();
         let mut checked = Vec::with_capacity(grants.len());
         for &(ty, id, flags) in grants {
             match ty {
@@ -750,9 +927,12 @@ impl Driver {
                 CU_MEM_LOCATION_TYPE_HOST
                 | CU_MEM_LOCATION_TYPE_HOST_NUMA
                 | CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => {
+                    // Observed for a device's pool; for the host's own pools, which the
+                    // host reaches already, granting it is not emulated.
                     return Err(not_supported(
-                        "the host cannot be granted access to a device's memory pool",
-                    ))
+                        "the host cannot be granted access to a memory pool by \
+                         cuMemPoolSetAccess (not emulated for the host's own pools)",
+                    ));
                 }
                 other => {
                     return Err(invalid(format!(
@@ -764,10 +944,12 @@ impl Driver {
             let dev = id as usize;
             match flags {
                 CU_MEM_ACCESS_FLAGS_PROT_READWRITE => {
-                    if dev != owner && !self.profile.can_access_peer(dev, owner) {
-                        return Err(invalid_device(format!(
-                            "device {dev} cannot access device {owner}'s memory (no peer access)"
-                        )));
+                    if let Some(o) = owner {
+                        if dev != o && !self.profile.can_access_peer(dev, o) {
+                            return Err(invalid_device(format!(
+                                "device {dev} cannot access device {o}'s memory (no peer access)"
+                            )));
+                        }
                     }
                 }
                 CU_MEM_ACCESS_FLAGS_PROT_READ => {
@@ -775,7 +957,7 @@ impl Driver {
                         "pools grant read-write access or none, not read-only",
                     ))
                 }
-                CU_MEM_ACCESS_FLAGS_PROT_NONE if dev == owner => {
+                CU_MEM_ACCESS_FLAGS_PROT_NONE if Some(dev) == owner => {
                     return Err(invalid_device(format!(
                         "device {dev} owns the pool's memory: its access cannot be taken away"
                     )))
@@ -813,7 +995,11 @@ impl Driver {
             }
             CU_MEM_LOCATION_TYPE_HOST
             | CU_MEM_LOCATION_TYPE_HOST_NUMA
-            | CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => Ok(0),
+            | CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => Ok(match p.place {
+                // cuda.h: a host pool is reachable from the host CPU; managed memory too.
+                Place::Host(_) | Place::Managed(..) => CU_MEM_ACCESS_FLAGS_PROT_READWRITE as u8,
+                Place::Device(_) => 0,
+            }),
             other => Err(invalid(format!(
                 "location type {other} is not valid for access"
             ))),
@@ -864,12 +1050,14 @@ impl Driver {
                 st.pools.live(p)?;
                 p
             }
-            None => st.pools.current_pool(device),
+            None => st.pools.current_pool(Place::Device(device)),
         };
         if size == 0 {
             return Ok(0);
         }
-        let p = st.pools.allocate(&mut st.vmm, &self.profile, pool, size)?;
+        let p = st
+            .pools
+            .allocate(&mut st.vmm, &mut st.host, &self.profile, pool, size)?;
         // Under the state's lock: see `free_in_order`.
         super::ordering::allocated(p, size);
         Ok(p)
