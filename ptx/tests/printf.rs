@@ -58,7 +58,10 @@ fn printed(
     };
     let buf = PrintfBuffer::new(1 << 20);
     let r = run_with_printf(&m, k, &l, mem, &buf).map(|_| ());
-    (String::from_utf8(buf.take()).unwrap(), r, buf.dropped())
+    // Asserts' messages after the printed text, as a terminal shows stdout and stderr.
+    let mut text = buf.take();
+    text.extend(buf.take_errors());
+    (String::from_utf8(text).unwrap(), r, buf.dropped())
 }
 
 #[test]

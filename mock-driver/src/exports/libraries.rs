@@ -118,9 +118,12 @@ impl LibraryApi for Mock {
         pi: *mut c_int,
         attrib: CUfunction_attribute,
         kernel: CUkernel,
-        _dev: CUdevice,
+        dev: CUdevice,
     ) -> CuResult<()> {
-        let f = drv()?.kernel_get_function(kernel_key(kernel))?;
+        let d = drv()?;
+        // As the H200 answers a device it does not have (probe kernels, kernel-attributes).
+        d.device(dev)?;
+        let f = d.kernel_get_function(kernel_key(kernel))?;
         Self::cuFuncGetAttribute(pi, attrib, function_handle(f))
     }
 

@@ -95,17 +95,16 @@ not_emulated! {
 
 /// cuProfilerStart and cuProfilerStop: no profiler is ever attached to the mock, and the
 /// calls only bracket what a profiler attached to the process would collect, so they do
-/// nothing. Awaiting the H200's recording (probe kernels, section profiler) for what the
-/// real driver answers with no profiler attached; CUDA_SUCCESS until then.
+/// nothing but check for a current context, as the H200 answers with no profiler
+/// attached (probe kernels, profiler: CUDA_SUCCESS, or CUDA_ERROR_INVALID_CONTEXT
+/// without a context).
 impl ProfilerControlApi for Mock {
     unsafe fn cuProfilerStart() -> CuResult<()> {
-        crate::boundary::drv()?;
-        Ok(())
+        crate::boundary::drv()?.ctx_device(None).map(|_| ())
     }
 
     unsafe fn cuProfilerStop() -> CuResult<()> {
-        crate::boundary::drv()?;
-        Ok(())
+        crate::boundary::drv()?.ctx_device(None).map(|_| ())
     }
 }
 

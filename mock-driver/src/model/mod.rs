@@ -89,6 +89,8 @@ pub struct State {
     /// Device printf output of the kernels that ended since the last synchronising call,
     /// in the order they ended (streams.rs, `flush_printf`).
     pub printf_out: Vec<u8>,
+    /// Failed device asserts' messages, written to stderr at the same points.
+    pub printf_err: Vec<u8>,
 }
 
 pub struct Driver {
@@ -121,6 +123,7 @@ impl Driver {
                 captures: Default::default(),
                 links: Default::default(),
                 printf_out: Vec::new(),
+                printf_err: Vec::new(),
             }),
         }
     }

@@ -95,6 +95,9 @@ pub struct FunctionRef {
     pub kernel: usize,
     /// Set by cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES).
     pub max_dynamic_shared: Option<u32>,
+    /// Set by cuFuncSetAttribute(PREFERRED_SHARED_MEMORY_CARVEOUT): read back as set, as
+    /// the H200 does (probe kernels, kernel-attributes); -1 until then.
+    pub carveout: Option<i32>,
 }
 
 /// A library loaded with cuLibraryLoad*: here, a module of the context current at load
@@ -158,6 +161,7 @@ impl Modules {
                 module,
                 kernel,
                 max_dynamic_shared: None,
+                carveout: None,
             },
         );
         if let Some(m) = self.modules.get_mut(&module) {
@@ -921,7 +925,7 @@ impl Driver {
             BINARY_VERSION => self.compute_capability(m.device) as i32,
             CACHE_MODE_CA => 0,
             MAX_DYNAMIC_SHARED_SIZE_BYTES => self.dynamic_shared_limit(m, &r) as i32,
-            PREFERRED_SHARED_MEMORY_CARVEOUT => -1,
+            PREFERRED_SHARED_MEMORY_CARVEOUT => r.carveout.unwrap_or(-1),
             CLUSTER_SIZE_MUST_BE_SET => 0,
             REQUIRED_CLUSTER_WIDTH | REQUIRED_CLUSTER_HEIGHT | REQUIRED_CLUSTER_DEPTH => 0,
             NON_PORTABLE_CLUSTER_SIZE_ALLOWED => 0,
@@ -970,8 +974,21 @@ impl Driver {
                     .max_dynamic_shared = Some(value as u32);
                 Ok(())
             }
-            PREFERRED_SHARED_MEMORY_CARVEOUT
-            | REQUIRED_CLUSTER_WIDTH
+            PREFERRED_SHARED_MEMORY_CARVEOUT => {
+                // A percentage of the shared/L1 split, or -1 (the default).
+                if !(-1..=100).contains(&value) {
+                    return Err(invalid(format!(
+                        "a shared memory carveout of {value}: -1 or a percentage"
+                    )));
+                }
+                st.modules
+                    .functions
+                    .get_mut(&handle)
+                    .expect("found")
+                    .carveout = Some(value);
+                Ok(())
+            }
+            REQUIRED_CLUSTER_WIDTH
             | REQUIRED_CLUSTER_HEIGHT
             | REQUIRED_CLUSTER_DEPTH
             | NON_PORTABLE_CLUSTER_SIZE_ALLOWED
@@ -1210,6 +1227,7 @@ impl Driver {
         // A GPU's printf FIFO reaches the host at its next synchronisation: kept till then,
         // what was printed before a fault too.
         st.printf_out.extend_from_slice(&printf.take());
+        st.printf_err.extend_from_slice(&printf.take_errors());
         // What a kernel touched is work in flight until the next synchronisation.
         let touched = memory.touched.into_inner();
         st.vmm.issued(&touched);

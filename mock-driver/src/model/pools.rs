@@ -104,11 +104,13 @@ impl Place {
     /// cuda.h 13: DEVICE, HOST and HOST_NUMA for either type, and NONE for managed
     /// memory; anything else is CUDA_ERROR_INVALID_VALUE.
     pub fn of(alloc_type: i32, location_type: i32, id: i32, devices: usize) -> CuResult<Self> {
+        // Observed (probe pools_ipc, location-pools): a device that does not exist is
+        // CUDA_ERROR_INVALID_VALUE in these calls, HOST_NUMA_CURRENT NOT_SUPPORTED.
         let device = || {
             if (0..devices as i64).contains(&i64::from(id)) {
                 Ok(id)
             } else {
-                Err(invalid_device(format!("device {id} does not exist")))
+                Err(invalid(format!("device {id} does not exist")))
             }
         };
         // The mock's host is one NUMA node, 0 (as cuMemCreate's host memory reports).
@@ -141,6 +143,13 @@ impl Place {
             (CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_HOST_NUMA) => {
                 Ok(Place::Managed(location_type, node()?))
             }
+            (
+                CU_MEM_ALLOCATION_TYPE_PINNED | CU_MEM_ALLOCATION_TYPE_MANAGED,
+                CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT,
+            ) => Err(not_supported(
+                "CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT names no pool: name the node \
+                 (HOST_NUMA) or the host (HOST)",
+            )),
             (t, l) => Err(invalid(format!(
                 "allocation type {t} at location type {l} has no memory pool"
             ))),
@@ -787,9 +796,10 @@ impl Driver {
                      not IPC capable (HOST_NUMA pools may be)"
                 )))
             }
+            // Observed (probe pools_ipc, managed-pool): refused as a bad property.
             Place::Managed(..) if types != 0 => {
-                return Err(not_supported(format!(
-                    "handle types {types:#x}: sharing a managed memory pool is not emulated"
+                return Err(invalid(format!(
+                    "handle types {types:#x}: a managed memory pool cannot be shared"
                 )))
             }
             _ => {}

@@ -17,9 +17,20 @@ impl Driver {
     /// kernel printed (a GPU prints only its context's). Not emulated: the flushes CUDA
     /// also makes at a launch, a module load or unload and a context's destruction.
     pub(super) fn flush_printf(&self) {
-        let out = std::mem::take(&mut self.state.lock().printf_out);
+        let (out, err) = {
+            let mut st = self.state.lock();
+            (
+                std::mem::take(&mut st.printf_out),
+                std::mem::take(&mut st.printf_err),
+            )
+        };
         if !out.is_empty() {
             crate::os::write_c_stdout(&out);
+        }
+        // A failed assert's message goes to stderr, as the H200 prints it.
+        if !err.is_empty() {
+            use std::io::Write;
+            let _ = std::io::stderr().write_all(&err);
         }
     }
 
