@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    types, AbiParam, Block, InstBuilder, JumpTableData, MemFlags, Signature, Value,
+    types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlags, Signature, Value,
 };
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -17,8 +17,14 @@ use cranelift_module::{default_libcall_names, Linkage, Module as _};
 use super::native::{self, FOp, IntOp, PredOp, N};
 use super::{Compiled, EntryFn};
 use super::{OFF_INSTRUCTIONS, OFF_MASK, OFF_OTHER, OFF_PREDS, OFF_REGS, OFF_STEPS, OFF_STOP_AT};
-use crate::decode::{BoolOp, Dst, Op, Program, Src};
-use crate::math::Cmp;
+use super::{
+    OFF_DYN_SHARED, OFF_PARAMS, OFF_PARAMS_LEN, OFF_SHARED, OFF_SHARED_LIMIT, OFF_TLB, TLB_BASE,
+    TLB_ENTRY_SIZE, TLB_HOST, TLB_LEN, TLB_WRITABLE,
+};
+use crate::decode::{BoolOp, Dst, Op, Program, Space, Src};
+use crate::exec::TLB_ENTRIES;
+use crate::math::{Cmp, Ty};
+use crate::{PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
 /// An instruction the compiler emits itself.
 #[derive(Clone, Copy)]
@@ -32,8 +38,26 @@ struct Native {
     comb: Option<(BoolOp, Src)>,
 }
 
+/// A load or store the compiler emits itself (`Gen::mem`).
+#[derive(Clone, Copy)]
+struct Mem {
+    space: Space,
+    /// Bytes of one element, and whether a load sign-extends it.
+    size: u8,
+    signed: bool,
+    /// Elements (1, 2 or 4).
+    n: u8,
+    /// Loads: destinations; stores: `None`.
+    d: Option<[Dst; 4]>,
+    /// Stores: values.
+    v: [Src; 4],
+    addr: Src,
+    off: i64,
+}
+
 enum Kind {
     Native(Native),
+    Mem(Mem),
     /// Any other non-control instruction: the interpreter's code runs it.
     Helper,
     Bra(u32),
@@ -90,9 +114,81 @@ fn classify(op: &Op) -> Kind {
             }
             _ => Kind::Helper,
         },
+        Op::Ld {
+            space,
+            ty,
+            n,
+            d,
+            addr,
+            off,
+        } => match mem_kind(*space, *ty, *n, *addr, *off, false) {
+            Some(mut m) if d[..*n as usize].iter().all(|x| !matches!(x, Dst::Pred(_))) => {
+                m.d = Some(*d);
+                Kind::Mem(m)
+            }
+            _ => Kind::Helper,
+        },
+        Op::St {
+            space,
+            ty,
+            n,
+            v,
+            addr,
+            off,
+        } => match mem_kind(*space, *ty, *n, *addr, *off, true) {
+            Some(mut m) if v[..*n as usize].iter().all(|x| matches!(x, Src::Reg(_) | Src::Imm(_))) => {
+                m.v = *v;
+                Kind::Mem(m)
+            }
+            _ => Kind::Helper,
+        },
         Op::Bra { target } => Kind::Bra(*target),
         op if op.is_control() => Kind::Stop,
         _ => Kind::Helper,
+    }
+}
+
+/// The loads and stores compiled: scalars and vectors of up to 8-byte elements in shared,
+/// global, constant and generic memory (stores: not constant), and scalar loads of a
+/// parameter at a constant address. Local memory, parameters at register addresses and
+/// 16-byte elements stay with the interpreter.
+fn mem_kind(space: Space, ty: Ty, n: u8, addr: Src, off: i64, store: bool) -> Option<Mem> {
+    let size = ty.bytes();
+    if size > 8 || !matches!(n, 1 | 2 | 4) {
+        return None;
+    }
+    let ok = match space {
+        Space::Global | Space::Shared | Space::Generic => true,
+        Space::Const => !store,
+        Space::KParam => {
+            // Only the interpreter's own uniform case: one aligned parameter inside the
+            // parameter window's first 4 GiB (its bound checked at run time).
+            !store
+                && n == 1
+                && matches!(addr, Src::Imm(a) if a.wrapping_add(off as u64) % size as u64 == 0
+                    && param_offset(a.wrapping_add(off as u64)) < u32::MAX as u64)
+        }
+        Space::Local => false,
+    };
+    let addr_ok = matches!(addr, Src::Reg(_) | Src::Imm(_) | Src::DynShared(_));
+    (ok && addr_ok).then_some(Mem {
+        space,
+        size: size as u8,
+        signed: matches!(ty, Ty::S8 | Ty::S16 | Ty::S32),
+        n,
+        d: None,
+        v: [Src::Imm(0); 4],
+        addr,
+        off,
+    })
+}
+
+/// A parameter address's offset in the launch's buffer, as `BlockCtx::locate` takes it.
+fn param_offset(a: u64) -> u64 {
+    if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&a) {
+        a - PARAM_WINDOW
+    } else {
+        a
     }
 }
 
@@ -307,6 +403,10 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
                             g.helper(pc, inst.guard);
                         }
                         Some(Kind::Bra(t)) => g.bra(pc, *t, inst.guard),
+                        Some(Kind::Mem(m)) => {
+                            native_count += 1;
+                            g.mem(pc, *m, inst.guard);
+                        }
                         _ => {
                             let blk = blocks[&pc];
                             g.b.switch_to_block(blk);
@@ -489,6 +589,323 @@ impl Gen<'_, '_> {
         self.b.ins().jump(self.exit, &[]);
         self.b.switch_to_block(next);
         self.goto(pc + 1);
+    }
+
+    /// A loop over the lanes of `m`, lowest first: `body(self, lane, the lane's register
+    /// base)`; the builder ends after the loop.
+    fn lanes(&mut self, m: Value, mut body: impl FnMut(&mut Self, Value, Value)) {
+        let left = self.var(types::I32);
+        self.b.def_var(left, m);
+        let header = self.b.create_block();
+        let each = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(header);
+        let mm = self.b.use_var(left);
+        self.b.ins().brif(mm, each, &[], after, &[]);
+        self.b.switch_to_block(each);
+        let lane = self.b.ins().ctz(mm);
+        let m1 = self.b.ins().iadd_imm(mm, -1);
+        let rest = self.b.ins().band(mm, m1);
+        self.b.def_var(left, rest);
+        let lane64 = self.b.ins().uextend(types::I64, lane);
+        let off = self.b.ins().imul_imm(lane64, 8);
+        let base = self.b.ins().iadd(self.regs, off);
+        body(self, lane, base);
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(after);
+    }
+
+    /// An address or stored value of one lane (the kinds `mem_kind` lets through).
+    fn lane_src(&mut self, base: Value, s: Src, dyn_shared: Value) -> Value {
+        match s {
+            Src::Reg(r) => self
+                .b
+                .ins()
+                .load(types::I64, MemFlags::trusted(), base, r as i32 * 256),
+            Src::DynShared(off) => self.b.ins().iadd_imm(dyn_shared, off),
+            Src::Imm(v) => self.b.ins().iconst(types::I64, v as i64),
+            _ => self.b.ins().iconst(types::I64, 0),
+        }
+    }
+
+    /// `size` bytes at `p + off`, extended as the interpreter's `extend` does.
+    fn load_sized(&mut self, p: Value, off: i32, size: u8, signed: bool) -> Value {
+        let f = MemFlags::new();
+        let ins = self.b.ins();
+        match (size, signed) {
+            (1, false) => ins.uload8(types::I64, f, p, off),
+            (1, true) => ins.sload8(types::I64, f, p, off),
+            (2, false) => ins.uload16(types::I64, f, p, off),
+            (2, true) => ins.sload16(types::I64, f, p, off),
+            (4, false) => ins.uload32(f, p, off),
+            (4, true) => ins.sload32(f, p, off),
+            _ => ins.load(types::I64, f, p, off),
+        }
+    }
+
+    fn store_sized(&mut self, v: Value, p: Value, off: i32, size: u8) {
+        let f = MemFlags::new();
+        let ins = self.b.ins();
+        match size {
+            1 => ins.istore8(f, v, p, off),
+            2 => ins.istore16(f, v, p, off),
+            4 => ins.istore32(f, v, p, off),
+            _ => ins.store(f, v, p, off),
+        };
+    }
+
+    /// A load or store. Two passes over the guarded lanes: the first computes every
+    /// lane's address, the second accesses memory, only when the first found every lane
+    /// aligned and inside one region the code may touch: the block's shared memory (its
+    /// bound, as `BlockCtx::locate` checks it) or one span of the block's TLB (for
+    /// stores a writable one). Anything else (a misaligned lane, one outside shared
+    /// memory, a TLB miss, lanes in several spans, local or parameter windows of generic
+    /// addresses) leaves to the interpreter at this instruction before any lane has
+    /// run it: the interpreter runs it from scratch, so it translates and fills the TLB
+    /// (the next run hits), or faults at the lane, address and message it always does.
+    fn mem(&mut self, pc: u32, m: Mem, guard: Option<(u32, bool)>) {
+        self.enter_unit(pc, 1);
+        let em = self.emask(guard);
+        let work = self.b.create_block();
+        let skip = self.b.create_block();
+        self.b.ins().brif(em, work, &[], skip, &[]);
+        // No lane runs it: a step, no instructions (as `run_group` counts).
+        self.b.switch_to_block(skip);
+        self.add_steps(1);
+        self.goto(pc + 1);
+        self.b.switch_to_block(work);
+        let bail = self.b.create_block();
+        let access = self.b.create_block();
+        let delta = self.b.append_block_param(access, types::I64);
+        let total = m.size as i64 * m.n as i64;
+        let dyn_shared = match m.addr {
+            Src::DynShared(_) => {
+                self.b
+                    .ins()
+                    .load(types::I64, MemFlags::trusted(), self.frame, OFF_DYN_SHARED)
+            }
+            _ => self.b.ins().iconst(types::I64, 0),
+        };
+        if m.space == Space::KParam {
+            self.param_load(m, em, bail);
+            self.goto(pc + 1);
+            self.b.switch_to_block(bail);
+            self.leave(pc);
+            return;
+        }
+        // Pass 1: the lowest and highest address, and every address's bits or-ed (for
+        // alignment: all lanes are aligned when the or is).
+        let (lo, hi, bits) = (
+            self.var(types::I64),
+            self.var(types::I64),
+            self.var(types::I64),
+        );
+        let init = [u64::MAX as i64, 0, 0];
+        for (v, x) in [lo, hi, bits].into_iter().zip(init) {
+            let c = self.b.ins().iconst(types::I64, x);
+            self.b.def_var(v, c);
+        }
+        self.lanes(em, |g, _lane, base| {
+            let a = g.lane_src(base, m.addr, dyn_shared);
+            let a = g.b.ins().iadd_imm(a, m.off);
+            for (v, f) in [(lo, 0), (hi, 1), (bits, 2)] {
+                let old = g.b.use_var(v);
+                let new = match f {
+                    0 => g.b.ins().umin(old, a),
+                    1 => g.b.ins().umax(old, a),
+                    _ => g.b.ins().bor(old, a),
+                };
+                g.b.def_var(v, new);
+            }
+        });
+        let (lo, hi, bits) = (
+            self.b.use_var(lo),
+            self.b.use_var(hi),
+            self.b.use_var(bits),
+        );
+        // A vector's first address aligned to the whole vector, a scalar's to its size:
+        // `locate` and the vector check of `load`/`store`.
+        let mis = self.b.ins().band_imm(bits, total - 1);
+        let aligned = self.b.create_block();
+        self.b.ins().brif(mis, bail, &[], aligned, &[]);
+        self.b.switch_to_block(aligned);
+        let store = m.d.is_none();
+        match m.space {
+            Space::Shared => self.shared_check(lo, hi, 0, total, access, bail),
+            Space::Generic => {
+                let global = self.b.create_block();
+                let shared = self.b.create_block();
+                let below = self.b.ins().icmp_imm(
+                    IntCC::UnsignedLessThan,
+                    hi,
+                    SHARED_WINDOW as i64,
+                );
+                self.b.ins().brif(below, global, &[], shared, &[]);
+                self.b.switch_to_block(global);
+                self.tlb_check(lo, hi, total, m.size, store, access, bail);
+                self.b.switch_to_block(shared);
+                self.shared_check(lo, hi, SHARED_WINDOW, total, access, bail);
+            }
+            _ => self.tlb_check(lo, hi, total, m.size, store, access, bail),
+        }
+        self.b.switch_to_block(bail);
+        self.leave(pc);
+        // Pass 2: every lane's access at its host address (address + delta).
+        self.b.switch_to_block(access);
+        self.lanes(em, |g, _lane, base| {
+            let a = g.lane_src(base, m.addr, dyn_shared);
+            let a = g.b.ins().iadd_imm(a, m.off);
+            let p = g.b.ins().iadd(a, delta);
+            let size = m.size;
+            match m.d {
+                Some(d) => {
+                    let mut vals = [None; 4];
+                    for (k, v) in vals.iter_mut().enumerate().take(m.n as usize) {
+                        *v = Some(g.load_sized(p, k as i32 * size as i32, size, m.signed));
+                    }
+                    for (k, v) in vals.iter().enumerate().take(m.n as usize) {
+                        if let (Dst::Reg(r), Some(v)) = (d[k], v) {
+                            g.b.ins().store(MemFlags::trusted(), *v, base, r as i32 * 256);
+                        }
+                    }
+                }
+                None => {
+                    for k in 0..m.n as usize {
+                        let v = g.lane_src(base, m.v[k], dyn_shared);
+                        g.store_sized(v, p, k as i32 * size as i32, size);
+                    }
+                }
+            }
+        });
+        self.add_steps(1);
+        let cnt = self.popcnt64(em);
+        self.add_count(cnt);
+        self.goto(pc + 1);
+    }
+
+    /// To `access` with the shared buffer's delta when `total` bytes at every address in
+    /// `lo..=hi` (less `window`, the generic shared window's start, or 0) lie inside the
+    /// block's shared memory (`in_window` of the interpreter: the highest access decides,
+    /// as the window starts at 0); else to `bail`.
+    fn shared_check(
+        &mut self,
+        lo: Value,
+        hi: Value,
+        window: u64,
+        total: i64,
+        access: Block,
+        bail: Block,
+    ) {
+        let flags = MemFlags::trusted();
+        let limit = self
+            .b
+            .ins()
+            .load(types::I64, flags, self.frame, OFF_SHARED_LIMIT);
+        let shared = self.b.ins().load(types::I64, flags, self.frame, OFF_SHARED);
+        let h = self.b.ins().iadd_imm(hi, (window as i64).wrapping_neg());
+        let above = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, lo, window as i64);
+        let le = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, h, limit);
+        let room = self.b.ins().isub(limit, h);
+        let fits = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, room, total);
+        let ok = self.b.ins().band(above, le);
+        let ok = self.b.ins().band(ok, fits);
+        let delta = self.b.ins().iadd_imm(shared, (window as i64).wrapping_neg());
+        self.b.ins().brif(ok, access, &[BlockArg::Value(delta)], bail, &[]);
+    }
+
+    /// To `access` with the span's delta (host - base) when one TLB entry covers `total`
+    /// bytes at every address in `lo..=hi` (writable for a store), with its host address
+    /// aligned to the element size as the device address is; else to `bail`. The entries
+    /// are read afresh: the interpreter adds to them.
+    #[allow(clippy::too_many_arguments)]
+    fn tlb_check(
+        &mut self,
+        lo: Value,
+        hi: Value,
+        total: i64,
+        size: u8,
+        store: bool,
+        access: Block,
+        bail: Block,
+    ) {
+        let flags = MemFlags::trusted();
+        let tlb = self.b.ins().load(types::I64, flags, self.frame, OFF_TLB);
+        for e in 0..TLB_ENTRIES as i32 {
+            let at = e * TLB_ENTRY_SIZE;
+            let base = self.b.ins().load(types::I64, flags, tlb, at + TLB_BASE);
+            let len = self.b.ins().load(types::I64, flags, tlb, at + TLB_LEN);
+            let host = self.b.ins().load(types::I64, flags, tlb, at + TLB_HOST);
+            // lo >= base, then (hi - base) + total <= len without overflow.
+            let c1 = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, lo, base);
+            let rel = self.b.ins().isub(hi, base);
+            let c2 = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, rel, len);
+            let room = self.b.ins().isub(len, rel);
+            let c3 = self
+                .b
+                .ins()
+                .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, room, total);
+            let delta = self.b.ins().isub(host, base);
+            let hp = self.b.ins().iadd(delta, lo);
+            let mis = self.b.ins().band_imm(hp, size as i64 - 1);
+            let c4 = self.b.ins().icmp_imm(IntCC::Equal, mis, 0);
+            let mut ok = self.b.ins().band(c1, c2);
+            ok = self.b.ins().band(ok, c3);
+            ok = self.b.ins().band(ok, c4);
+            if store {
+                let wr = self.b.ins().load(types::I64, flags, tlb, at + TLB_WRITABLE);
+                let c5 = self.b.ins().icmp_imm(IntCC::NotEqual, wr, 0);
+                ok = self.b.ins().band(ok, c5);
+            }
+            let next = self.b.create_block();
+            self.b.ins().brif(ok, access, &[BlockArg::Value(delta)], next, &[]);
+            self.b.switch_to_block(next);
+        }
+        self.b.ins().jump(bail, &[]);
+    }
+
+    /// `ld.param` at a constant address: one read of the launch's buffer after the bound
+    /// check `locate` makes (alignment was checked when compiling), its value to every
+    /// lane of `em`.
+    fn param_load(&mut self, m: Mem, em: Value, bail: Block) {
+        let a = match m.addr {
+            Src::Imm(a) => param_offset(a.wrapping_add(m.off as u64)),
+            _ => 0,
+        };
+        let flags = MemFlags::trusted();
+        let len = self
+            .b
+            .ins()
+            .load(types::I64, flags, self.frame, OFF_PARAMS_LEN);
+        // a + size <= len (a < 2^32: no overflow).
+        let ok = self.b.ins().icmp_imm(
+            IntCC::UnsignedGreaterThanOrEqual,
+            len,
+            (a + m.size as u64) as i64,
+        );
+        let go = self.b.create_block();
+        self.b.ins().brif(ok, go, &[], bail, &[]);
+        self.b.switch_to_block(go);
+        let params = self.b.ins().load(types::I64, flags, self.frame, OFF_PARAMS);
+        let p = self.b.ins().iadd_imm(params, a as i64);
+        let v = self.load_sized(p, 0, m.size, m.signed);
+        if let Some([Dst::Reg(r), ..]) = m.d {
+            self.lanes(em, |g, _lane, base| {
+                g.b.ins().store(flags, v, base, r as i32 * 256);
+            });
+        }
+        self.add_steps(1);
+        let cnt = self.popcnt64(em);
+        self.add_count(cnt);
     }
 
     fn bra(&mut self, pc: u32, target: u32, guard: Option<(u32, bool)>) {

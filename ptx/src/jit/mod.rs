@@ -35,7 +35,7 @@ use std::ffi::c_void;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
-use crate::exec::{BlockCtx, Fault, Warp};
+use crate::exec::{BlockCtx, Fault, TlbEntry, Warp};
 use crate::Module;
 
 /// Per kernel of a module: its compiled code, or None when it did not compile (the
@@ -112,6 +112,17 @@ pub(crate) struct Frame {
     stop_at: u64,
     mask: u32,
     other: u32,
+    /// The block's cache of translated spans (`BlockCtx::tlb`, `TLB_ENTRIES` entries):
+    /// compiled loads and stores of global memory look their addresses up in it and go
+    /// back to the interpreter on a miss (which translates and fills it).
+    tlb: *const TlbEntry,
+    /// The block's shared memory (at least `shared_limit` bytes) and its bound.
+    shared: *mut u8,
+    shared_limit: u64,
+    dyn_shared_base: u64,
+    /// The launch's parameter buffer.
+    params: *const u8,
+    params_len: u64,
     ctx: *mut c_void,
     warp: *mut Warp,
     fault: Option<Fault>,
@@ -125,6 +136,40 @@ pub(crate) const OFF_INSTRUCTIONS: i32 = 24;
 pub(crate) const OFF_STOP_AT: i32 = 32;
 pub(crate) const OFF_MASK: i32 = 40;
 pub(crate) const OFF_OTHER: i32 = 44;
+pub(crate) const OFF_TLB: i32 = 48;
+pub(crate) const OFF_SHARED: i32 = 56;
+pub(crate) const OFF_SHARED_LIMIT: i32 = 64;
+pub(crate) const OFF_DYN_SHARED: i32 = 72;
+pub(crate) const OFF_PARAMS: i32 = 80;
+pub(crate) const OFF_PARAMS_LEN: i32 = 88;
+
+// The offsets `lower` compiles in are the frame's (checked when this crate compiles).
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(Frame, regs) == OFF_REGS as usize);
+    assert!(offset_of!(Frame, preds) == OFF_PREDS as usize);
+    assert!(offset_of!(Frame, steps) == OFF_STEPS as usize);
+    assert!(offset_of!(Frame, instructions) == OFF_INSTRUCTIONS as usize);
+    assert!(offset_of!(Frame, stop_at) == OFF_STOP_AT as usize);
+    assert!(offset_of!(Frame, mask) == OFF_MASK as usize);
+    assert!(offset_of!(Frame, other) == OFF_OTHER as usize);
+    assert!(offset_of!(Frame, tlb) == OFF_TLB as usize);
+    assert!(offset_of!(Frame, shared) == OFF_SHARED as usize);
+    assert!(offset_of!(Frame, shared_limit) == OFF_SHARED_LIMIT as usize);
+    assert!(offset_of!(Frame, dyn_shared_base) == OFF_DYN_SHARED as usize);
+    assert!(offset_of!(Frame, params) == OFF_PARAMS as usize);
+    assert!(offset_of!(Frame, params_len) == OFF_PARAMS_LEN as usize);
+    assert!(offset_of!(TlbEntry, base) == TLB_BASE as usize);
+    assert!(offset_of!(TlbEntry, len) == TLB_LEN as usize);
+    assert!(offset_of!(TlbEntry, host) == TLB_HOST as usize);
+    assert!(offset_of!(TlbEntry, writable) == TLB_WRITABLE as usize);
+    assert!(std::mem::size_of::<TlbEntry>() == TLB_ENTRY_SIZE as usize);
+};
+pub(crate) const TLB_BASE: i32 = 0;
+pub(crate) const TLB_LEN: i32 = 8;
+pub(crate) const TLB_HOST: i32 = 16;
+pub(crate) const TLB_WRITABLE: i32 = 24;
+pub(crate) const TLB_ENTRY_SIZE: i32 = 32;
 
 /// Runs the compiled code of the group `mask` of warp `w` from `pc` (where the
 /// interpreter has done its checks) and returns the pc where the interpreter goes on
@@ -141,6 +186,18 @@ pub(crate) fn enter(
     // The interpreter polls the stop flag and the clock when the step count is a
     // multiple of 65,536, and checks the limit before every instruction.
     let stop_at = limit.min((w.steps | 0xffff).saturating_add(1));
+    let params = ctx.launch.params;
+    let ctxp: *mut BlockCtx<'_> = ctx;
+    // Safety: `ctxp` is `ctx`, borrowed mutably for this call; these only take the
+    // addresses of its fields (no reference outlives the statement).
+    let (tlb, shared, shared_limit, dyn_shared_base) = unsafe {
+        (
+            std::ptr::addr_of!((*ctxp).tlb) as *const TlbEntry,
+            (*ctxp).shared.as_mut_ptr(),
+            (*ctxp).shared_limit.min((*ctxp).shared.len() as u64),
+            (*ctxp).dyn_shared_base,
+        )
+    };
     let mut frame = Frame {
         regs: w.regs.as_mut_ptr(),
         preds: w.preds.as_mut_ptr(),
@@ -149,7 +206,13 @@ pub(crate) fn enter(
         stop_at,
         mask,
         other,
-        ctx: ctx as *mut BlockCtx<'_> as *mut c_void,
+        tlb,
+        shared,
+        shared_limit,
+        dyn_shared_base,
+        params: params.as_ptr(),
+        params_len: params.len() as u64,
+        ctx: ctxp as *mut c_void,
         warp: w as *mut Warp,
         fault: None,
         panic: None,
@@ -157,7 +220,12 @@ pub(crate) fn enter(
     // Safety: `entry` was compiled for this program, whose register and predicate
     // counts sized `w.regs` and `w.preds` (run_block), so every register index it uses
     // is in bounds; it reaches the block and the warp only through `helper_exec`, which
-    // runs while the compiled code waits, and the frame outlives the call.
+    // runs while the compiled code waits, and the frame outlives the call. Memory it
+    // reaches itself: the shared buffer below `shared_limit` (clamped to the buffer's
+    // length above), the parameter buffer below `params_len`, and host spans of `tlb`
+    // entries, each only after checking the whole access lies inside (`lower::mem`);
+    // the helper may add TLB entries (the array does not move) but never frees or
+    // reallocates the shared buffer, so the pointers stay valid for the call.
     let ret = unsafe { (code.entry)(&mut frame, pc) };
     w.steps = frame.steps;
     ctx.instructions += frame.instructions;
