@@ -214,7 +214,7 @@ struct BarState {
 }
 
 pub(crate) struct Warp {
-    id: u32,
+    pub(crate) id: u32,
     pub(crate) regs: Vec<u64>,
     pub(crate) preds: Vec<u32>,
     pcs: [u32; 32],
@@ -240,7 +240,7 @@ pub(crate) struct BlockCtx<'a> {
     kernel: usize,
     pub(crate) launch: &'a Launch<'a>,
     mem: &'a dyn Memory,
-    ctaid: [u32; 3],
+    pub(crate) ctaid: [u32; 3],
     nthreads: u32,
     /// Never reallocated while blocks run (compiled code holds its pointer for a call).
     pub(crate) shared: Vec<u8>,

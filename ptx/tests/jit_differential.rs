@@ -367,6 +367,13 @@ const MEM_KERNELS: &[(&str, &str)] = &[
          st.global.u32 [%rd30], %r4; st.global.u32 [%rd1], %r3;",
     ),
     (
+        // A store, then a load of what another lane stored (interpreter order: every
+        // lane's store first).
+        "store_then_load",
+        "st.global.u32 [%rd32], %r3; ld.global.u32 %r4, [%rd30]; add.u32 %r4, %r4, 100;
+         add.s64 %rd45, %rd30, 2048; st.global.u32 [%rd45], %r4;",
+    ),
+    (
         "const_space",
         "mov.u64 %rd43, tab; and.b64 %rd44, %rd4, 252; add.s64 %rd43, %rd43, %rd44;
          add.s64 %rd43, %rd43, %rd6; ld.const.u32 %r4, [%rd43]; st.global.u32 [%rd30], %r4;",
@@ -412,10 +419,11 @@ fn compiled_loads_and_stores_fault_as_the_interpreter_does() {
     let mut failures = Vec::new();
     // Lanes of warp 0 and 1; 1000: no lane goes wrong.
     let lanes = [0u32, 13, 31, 45, 1000];
-    let deltas: [u64; 7] = [
+    let deltas: [u64; 8] = [
         4096,
         2,
         4,
+        (-4i64) as u64,
         (-8i64) as u64,
         1 << 40,
         (-(1i64 << 40)) as u64,

@@ -18,10 +18,11 @@ use super::native::{self, FOp, IntOp, PredOp, N};
 use super::{Compiled, EntryFn};
 use super::{OFF_INSTRUCTIONS, OFF_MASK, OFF_OTHER, OFF_PREDS, OFF_REGS, OFF_STEPS, OFF_STOP_AT};
 use super::{
-    OFF_DYN_SHARED, OFF_PARAMS, OFF_PARAMS_LEN, OFF_SHARED, OFF_SHARED_LIMIT, OFF_TLB, TLB_BASE,
+    OFF_CTAID, OFF_DYN_SHARED, OFF_FLAT, OFF_NCTAID, OFF_NTID, OFF_PARAMS, OFF_PARAMS_LEN,
+    OFF_WARP_ID, OFF_SHARED, OFF_SHARED_LIMIT, OFF_TLB, TLB_BASE,
     TLB_ENTRY_SIZE, TLB_HOST, TLB_LEN, TLB_WRITABLE,
 };
-use crate::decode::{BoolOp, Dst, Op, Program, Space, Src};
+use crate::decode::{BoolOp, Dst, Op, Program, Space, Sreg, Src};
 use crate::exec::TLB_ENTRIES;
 use crate::math::{Cmp, Ty};
 use crate::{PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
@@ -68,8 +69,68 @@ enum Kind {
 fn plain(s: Src) -> bool {
     matches!(
         s,
-        Src::Reg(_) | Src::Imm(_) | Src::Pred(_) | Src::NotPred(_)
+        Src::Reg(_)
+            | Src::Imm(_)
+            | Src::Pred(_)
+            | Src::NotPred(_)
+            | Src::DynShared(_)
+            | Src::Sreg(
+                Sreg::Tid(0..=2)
+                    | Sreg::Ntid(0..=2)
+                    | Sreg::Ctaid(0..=2)
+                    | Sreg::Nctaid(0..=2)
+                    | Sreg::Laneid
+            )
     )
+}
+
+/// Which instructions of a run the first pass needs: those computing (within the run)
+/// an address or a guard of a load or store. `RunFit` keeps loaded values out of them.
+fn address_slice(list: &[Item], insts: &[crate::decode::Inst]) -> Vec<bool> {
+    let (mut regs, mut preds): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    let mut out = vec![false; list.len()];
+    fn need(s: Src, regs: &mut Vec<u32>, preds: &mut Vec<u32>) {
+        match s {
+            Src::Reg(r) if !regs.contains(&r) => regs.push(r),
+            Src::Pred(p) | Src::NotPred(p) if !preds.contains(&p) => preds.push(p),
+            _ => {}
+        }
+    }
+    let needed = |d: Dst, regs: &Vec<u32>, preds: &Vec<u32>| match d {
+        Dst::Reg(r) => regs.contains(&r),
+        Dst::Pred(p) => preds.contains(&p),
+        Dst::Sink => false,
+    };
+    for k in (0..list.len()).rev() {
+        let take = match list[k] {
+            Item::Mem(m) if m.space != Space::KParam => {
+                need(m.addr, &mut regs, &mut preds);
+                true
+            }
+            Item::Mem(m) => m.d.is_some_and(|d| needed(d[0], &regs, &preds)),
+            Item::Nat(x) => {
+                let t = needed(x.d, &regs, &preds) || needed(x.q, &regs, &preds);
+                if t {
+                    for s in x.s[..x.nsrc as usize]
+                        .iter()
+                        .chain(x.comb.as_ref().map(|(_, c)| c))
+                    {
+                        need(*s, &mut regs, &mut preds);
+                    }
+                    // Operands past `nsrc` are the first (`Gen::native`).
+                    need(x.s[0], &mut regs, &mut preds);
+                }
+                t
+            }
+        };
+        if take {
+            out[k] = true;
+            if let Some((p, _)) = insts[k].guard {
+                need(Src::Pred(p), &mut regs, &mut preds);
+            }
+        }
+    }
+    out
 }
 
 fn classify(op: &Op) -> Kind {
@@ -265,10 +326,13 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     while pc < n {
         match &kinds[pc] {
             None => pc += 1,
-            Some(Kind::Native(_)) => {
+            Some(Kind::Native(_) | Kind::Mem(_)) => {
                 let start = pc;
-                pc += 1;
-                while pc < n && !leader[pc] && matches!(kinds[pc], Some(Kind::Native(_))) {
+                let mut fit = RunFit::default();
+                while pc < n
+                    && (pc == start || !leader[pc])
+                    && fit.admits(insts[pc].guard, kinds[pc].as_ref())
+                {
                     pc += 1;
                 }
                 units.push(Unit::Run {
@@ -386,10 +450,11 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         for u in &units {
             match *u {
                 Unit::Run { pc, len } => {
-                    let list: Vec<Native> = (pc..pc + len)
+                    let list: Vec<Item> = (pc..pc + len)
                         .map(|p| match &kinds[p as usize] {
-                            Some(Kind::Native(x)) => *x,
-                            _ => unreachable_native(),
+                            Some(Kind::Mem(m)) => Item::Mem(*m),
+                            Some(Kind::Native(x)) => Item::Nat(*x),
+                            _ => Item::Nat(unreachable_native()),
                         })
                         .collect();
                     native_count += list.len();
@@ -403,10 +468,6 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
                             g.helper(pc, inst.guard);
                         }
                         Some(Kind::Bra(t)) => g.bra(pc, *t, inst.guard),
-                        Some(Kind::Mem(m)) => {
-                            native_count += 1;
-                            g.mem(pc, *m, inst.guard);
-                        }
                         _ => {
                             let blk = blocks[&pc];
                             g.b.switch_to_block(blk);
@@ -434,6 +495,96 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         native: native_count,
         via_interp,
     })
+}
+
+/// One instruction of a run.
+#[derive(Clone, Copy)]
+enum Item {
+    Nat(Native),
+    Mem(Mem),
+}
+
+/// Which instructions a run may take, in order. A run executes lane by lane (each lane
+/// runs the whole run before the next starts), which the interpreter's instruction by
+/// instruction order only equals while lanes cannot see each other's memory accesses
+/// within the run: so a run that stores takes no other load or store, before or after
+/// (lane 0's store would come before lane 1's load of an earlier instruction, or its
+/// store; `compiled_loads_and_stores_fault_as_the_interpreter_does` has such a kernel).
+/// Loads and stores are checked for every lane before any runs (a first pass over the
+/// lanes computing only addresses and guards), so an address or guard must not depend
+/// on a value loaded in the same run: such an instruction starts a new run.
+#[derive(Default)]
+struct RunFit {
+    stored: bool,
+    loaded: bool,
+    /// Registers and predicates holding values loaded in this run (or computed from one).
+    tainted_regs: Vec<u32>,
+    tainted_preds: Vec<u32>,
+}
+
+impl RunFit {
+    fn tainted(&self, s: Src) -> bool {
+        match s {
+            Src::Reg(r) => self.tainted_regs.contains(&r),
+            Src::Pred(p) | Src::NotPred(p) => self.tainted_preds.contains(&p),
+            _ => false,
+        }
+    }
+
+    fn set(&mut self, d: Dst, taint: bool, guarded: bool) {
+        let (list, x) = match d {
+            Dst::Reg(r) => (&mut self.tainted_regs, r),
+            Dst::Pred(p) => (&mut self.tainted_preds, p),
+            Dst::Sink => return,
+        };
+        if taint {
+            if !list.contains(&x) {
+                list.push(x);
+            }
+        } else if !guarded {
+            // Overwritten in every lane: no longer a loaded value. (Guarded, lanes the
+            // guard skips keep the old one: it stays tainted.)
+            list.retain(|y| *y != x);
+        }
+    }
+
+    fn admits(&mut self, guard: Option<(u32, bool)>, kind: Option<&Kind>) -> bool {
+        let g = guard.map(|(p, _)| Src::Pred(p));
+        let gt = g.is_some_and(|g| self.tainted(g));
+        match kind {
+            Some(Kind::Native(x)) => {
+                let t = gt
+                    || x.s[..x.nsrc as usize].iter().any(|s| self.tainted(*s))
+                    || x.comb.is_some_and(|(_, c)| self.tainted(c));
+                self.set(x.d, t, guard.is_some());
+                self.set(x.q, t, guard.is_some());
+                true
+            }
+            Some(Kind::Mem(m)) => {
+                if m.space == Space::KParam {
+                    // Uniform, read-only: read once before the lanes run.
+                    if let Some(d) = m.d {
+                        self.set(d[0], gt, guard.is_some());
+                    }
+                    return true;
+                }
+                if self.stored || gt || self.tainted(m.addr) || (m.d.is_none() && self.loaded) {
+                    return false;
+                }
+                match m.d {
+                    Some(d) => {
+                        self.loaded = true;
+                        for x in &d[..m.n as usize] {
+                            self.set(*x, true, guard.is_some());
+                        }
+                    }
+                    None => self.stored = true,
+                }
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// A run holds only native instructions (built so above).
@@ -616,19 +767,6 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(after);
     }
 
-    /// An address or stored value of one lane (the kinds `mem_kind` lets through).
-    fn lane_src(&mut self, base: Value, s: Src, dyn_shared: Value) -> Value {
-        match s {
-            Src::Reg(r) => self
-                .b
-                .ins()
-                .load(types::I64, MemFlags::trusted(), base, r as i32 * 256),
-            Src::DynShared(off) => self.b.ins().iadd_imm(dyn_shared, off),
-            Src::Imm(v) => self.b.ins().iconst(types::I64, v as i64),
-            _ => self.b.ins().iconst(types::I64, 0),
-        }
-    }
-
     /// `size` bytes at `p + off`, extended as the interpreter's `extend` does.
     fn load_sized(&mut self, p: Value, off: i32, size: u8, signed: bool) -> Value {
         let f = MemFlags::new();
@@ -653,135 +791,6 @@ impl Gen<'_, '_> {
             4 => ins.istore32(f, v, p, off),
             _ => ins.store(f, v, p, off),
         };
-    }
-
-    /// A load or store. Two passes over the guarded lanes: the first computes every
-    /// lane's address, the second accesses memory, only when the first found every lane
-    /// aligned and inside one region the code may touch: the block's shared memory (its
-    /// bound, as `BlockCtx::locate` checks it) or one span of the block's TLB (for
-    /// stores a writable one). Anything else (a misaligned lane, one outside shared
-    /// memory, a TLB miss, lanes in several spans, local or parameter windows of generic
-    /// addresses) leaves to the interpreter at this instruction before any lane has
-    /// run it: the interpreter runs it from scratch, so it translates and fills the TLB
-    /// (the next run hits), or faults at the lane, address and message it always does.
-    fn mem(&mut self, pc: u32, m: Mem, guard: Option<(u32, bool)>) {
-        self.enter_unit(pc, 1);
-        let em = self.emask(guard);
-        let work = self.b.create_block();
-        let skip = self.b.create_block();
-        self.b.ins().brif(em, work, &[], skip, &[]);
-        // No lane runs it: a step, no instructions (as `run_group` counts).
-        self.b.switch_to_block(skip);
-        self.add_steps(1);
-        self.goto(pc + 1);
-        self.b.switch_to_block(work);
-        let bail = self.b.create_block();
-        let access = self.b.create_block();
-        let delta = self.b.append_block_param(access, types::I64);
-        let total = m.size as i64 * m.n as i64;
-        let dyn_shared = match m.addr {
-            Src::DynShared(_) => {
-                self.b
-                    .ins()
-                    .load(types::I64, MemFlags::trusted(), self.frame, OFF_DYN_SHARED)
-            }
-            _ => self.b.ins().iconst(types::I64, 0),
-        };
-        if m.space == Space::KParam {
-            self.param_load(m, em, bail);
-            self.goto(pc + 1);
-            self.b.switch_to_block(bail);
-            self.leave(pc);
-            return;
-        }
-        // Pass 1: the lowest and highest address, and every address's bits or-ed (for
-        // alignment: all lanes are aligned when the or is).
-        let (lo, hi, bits) = (
-            self.var(types::I64),
-            self.var(types::I64),
-            self.var(types::I64),
-        );
-        let init = [u64::MAX as i64, 0, 0];
-        for (v, x) in [lo, hi, bits].into_iter().zip(init) {
-            let c = self.b.ins().iconst(types::I64, x);
-            self.b.def_var(v, c);
-        }
-        self.lanes(em, |g, _lane, base| {
-            let a = g.lane_src(base, m.addr, dyn_shared);
-            let a = g.b.ins().iadd_imm(a, m.off);
-            for (v, f) in [(lo, 0), (hi, 1), (bits, 2)] {
-                let old = g.b.use_var(v);
-                let new = match f {
-                    0 => g.b.ins().umin(old, a),
-                    1 => g.b.ins().umax(old, a),
-                    _ => g.b.ins().bor(old, a),
-                };
-                g.b.def_var(v, new);
-            }
-        });
-        let (lo, hi, bits) = (
-            self.b.use_var(lo),
-            self.b.use_var(hi),
-            self.b.use_var(bits),
-        );
-        // A vector's first address aligned to the whole vector, a scalar's to its size:
-        // `locate` and the vector check of `load`/`store`.
-        let mis = self.b.ins().band_imm(bits, total - 1);
-        let aligned = self.b.create_block();
-        self.b.ins().brif(mis, bail, &[], aligned, &[]);
-        self.b.switch_to_block(aligned);
-        let store = m.d.is_none();
-        match m.space {
-            Space::Shared => self.shared_check(lo, hi, 0, total, access, bail),
-            Space::Generic => {
-                let global = self.b.create_block();
-                let shared = self.b.create_block();
-                let below = self.b.ins().icmp_imm(
-                    IntCC::UnsignedLessThan,
-                    hi,
-                    SHARED_WINDOW as i64,
-                );
-                self.b.ins().brif(below, global, &[], shared, &[]);
-                self.b.switch_to_block(global);
-                self.tlb_check(lo, hi, total, m.size, store, access, bail);
-                self.b.switch_to_block(shared);
-                self.shared_check(lo, hi, SHARED_WINDOW, total, access, bail);
-            }
-            _ => self.tlb_check(lo, hi, total, m.size, store, access, bail),
-        }
-        self.b.switch_to_block(bail);
-        self.leave(pc);
-        // Pass 2: every lane's access at its host address (address + delta).
-        self.b.switch_to_block(access);
-        self.lanes(em, |g, _lane, base| {
-            let a = g.lane_src(base, m.addr, dyn_shared);
-            let a = g.b.ins().iadd_imm(a, m.off);
-            let p = g.b.ins().iadd(a, delta);
-            let size = m.size;
-            match m.d {
-                Some(d) => {
-                    let mut vals = [None; 4];
-                    for (k, v) in vals.iter_mut().enumerate().take(m.n as usize) {
-                        *v = Some(g.load_sized(p, k as i32 * size as i32, size, m.signed));
-                    }
-                    for (k, v) in vals.iter().enumerate().take(m.n as usize) {
-                        if let (Dst::Reg(r), Some(v)) = (d[k], v) {
-                            g.b.ins().store(MemFlags::trusted(), *v, base, r as i32 * 256);
-                        }
-                    }
-                }
-                None => {
-                    for k in 0..m.n as usize {
-                        let v = g.lane_src(base, m.v[k], dyn_shared);
-                        g.store_sized(v, p, k as i32 * size as i32, size);
-                    }
-                }
-            }
-        });
-        self.add_steps(1);
-        let cnt = self.popcnt64(em);
-        self.add_count(cnt);
-        self.goto(pc + 1);
     }
 
     /// To `access` with the shared buffer's delta when `total` bytes at every address in
@@ -874,9 +883,8 @@ impl Gen<'_, '_> {
     }
 
     /// `ld.param` at a constant address: one read of the launch's buffer after the bound
-    /// check `locate` makes (alignment was checked when compiling), its value to every
-    /// lane of `em`.
-    fn param_load(&mut self, m: Mem, em: Value, bail: Block) {
+    /// check `locate` makes (alignment was checked when compiling), or to `bail`.
+    fn param_value(&mut self, m: Mem, bail: Block) -> Value {
         let a = match m.addr {
             Src::Imm(a) => param_offset(a.wrapping_add(m.off as u64)),
             _ => 0,
@@ -897,15 +905,45 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(go);
         let params = self.b.ins().load(types::I64, flags, self.frame, OFF_PARAMS);
         let p = self.b.ins().iadd_imm(params, a as i64);
-        let v = self.load_sized(p, 0, m.size, m.signed);
-        if let Some([Dst::Reg(r), ..]) = m.d {
-            self.lanes(em, |g, _lane, base| {
-                g.b.ins().store(flags, v, base, r as i32 * 256);
-            });
-        }
-        self.add_steps(1);
-        let cnt = self.popcnt64(em);
-        self.add_count(cnt);
+        self.load_sized(p, 0, m.size, m.signed)
+    }
+
+    /// A special register's value in lane `lane` (the kinds `plain` lets through), as
+    /// `BlockCtx::sreg` computes it.
+    fn sreg(&mut self, s: Sreg, lane: Value) -> Value {
+        let f = MemFlags::trusted();
+        let frame = self.frame;
+        let ld = |g: &mut Self, off: i32| g.b.ins().load(types::I32, f, frame, off);
+        let v = match s {
+            Sreg::Tid(d) => {
+                let wid = ld(self, OFF_WARP_ID);
+                let w32 = self.b.ins().imul_imm(wid, 32);
+                let lin = self.b.ins().iadd(w32, lane);
+                let bx = ld(self, OFF_NTID);
+                match d {
+                    0 => {
+                        let r = self.b.ins().urem(lin, bx);
+                        let flat = ld(self, OFF_FLAT);
+                        self.b.ins().select(flat, lin, r)
+                    }
+                    1 => {
+                        let by = ld(self, OFF_NTID + 4);
+                        let q = self.b.ins().udiv(lin, bx);
+                        self.b.ins().urem(q, by)
+                    }
+                    _ => {
+                        let by = ld(self, OFF_NTID + 4);
+                        let bxy = self.b.ins().imul(bx, by);
+                        self.b.ins().udiv(lin, bxy)
+                    }
+                }
+            }
+            Sreg::Ntid(d) => ld(self, OFF_NTID + 4 * d as i32),
+            Sreg::Ctaid(d) => ld(self, OFF_CTAID + 4 * d as i32),
+            Sreg::Nctaid(d) => ld(self, OFF_NCTAID + 4 * d as i32),
+            _ => lane,
+        };
+        self.b.ins().uextend(types::I64, v)
     }
 
     fn bra(&mut self, pc: u32, target: u32, guard: Option<(u32, bool)>) {
@@ -948,9 +986,15 @@ impl Gen<'_, '_> {
         self.leave(pc);
     }
 
-    /// A run: for each lane of the group, every instruction of the run.
-    fn run(&mut self, prog: &Program, pc: u32, list: &[Native]) {
-        let _ = prog;
+    /// A run: for each lane of the group, every instruction of the run (see `RunFit`).
+    /// With loads and stores, first every parameter the run loads (uniform: read once,
+    /// after the bound check), then a pass over the lanes computing only what addresses
+    /// and guards need, gathering each access's lowest and highest address; then each
+    /// access's region is checked once for all lanes (`mem_check`). Anything that fails
+    /// leaves to the interpreter at the run's first instruction, before any lane has
+    /// run any of it: it runs them one by one and faults exactly where it always does,
+    /// or translates what the TLB missed (the next run hits). Then the lanes run.
+    fn run(&mut self, prog: &Program, pc: u32, list: &[Item]) {
         let len = list.len() as u32;
         self.enter_unit(pc, len);
         let flags = MemFlags::trusted();
@@ -962,10 +1006,11 @@ impl Gen<'_, '_> {
             }
         }
         let insts = &prog.insts[pc as usize..(pc + len) as usize];
-        for (k, x) in list.iter().enumerate() {
+        for (k, it) in list.iter().enumerate() {
             if let Some((p, _)) = insts[k].guard {
                 note(p, &mut used);
             }
+            let Item::Nat(x) = it else { continue };
             for s in x.s[..x.nsrc as usize]
                 .iter()
                 .chain(x.comb.as_ref().map(|(_, c)| c))
@@ -995,10 +1040,98 @@ impl Gen<'_, '_> {
             .iter()
             .copied()
             .filter(|p| {
-                list.iter()
-                    .any(|x| x.d == Dst::Pred(*p) || x.q == Dst::Pred(*p))
+                list.iter().any(|it| match it {
+                    Item::Nat(x) => x.d == Dst::Pred(*p) || x.q == Dst::Pred(*p),
+                    Item::Mem(_) => false,
+                })
             })
             .collect();
+        let bail = self.b.create_block();
+        // Parameters: one read each.
+        let mut params: HashMap<usize, Value> = HashMap::new();
+        for (k, it) in list.iter().enumerate() {
+            if let Item::Mem(m) = it {
+                if m.space == Space::KParam {
+                    let v = self.param_value(*m, bail);
+                    params.insert(k, v);
+                }
+            }
+        }
+        let accesses: Vec<usize> = (0..list.len())
+            .filter(|k| matches!(list[*k], Item::Mem(m) if m.space != Space::KParam))
+            .collect();
+        let mut deltas: HashMap<usize, Value> = HashMap::new();
+        if !accesses.is_empty() {
+            let slice = address_slice(list, insts);
+            // Per access: lowest and highest address, their bits or-ed, any lane at all.
+            let acc: Vec<[Variable; 4]> = accesses
+                .iter()
+                .map(|_| {
+                    let v = [
+                        self.var(types::I64),
+                        self.var(types::I64),
+                        self.var(types::I64),
+                        self.var(types::I64),
+                    ];
+                    for (x, init) in v.iter().zip([u64::MAX as i64, 0, 0, 0]) {
+                        let c = self.b.ins().iconst(types::I64, init);
+                        self.b.def_var(*x, c);
+                    }
+                    v
+                })
+                .collect();
+            self.lanes(self.mask, |g, lane, base| {
+                let mut st = LaneState::default();
+                let mut j = 0;
+                for (k, it) in list.iter().enumerate() {
+                    let active = insts[k].guard.map(|(p, neg)| {
+                        let bit = g.pbit(&mut st, &words, p, lane);
+                        if neg {
+                            g.b.ins().bxor_imm(bit, 1)
+                        } else {
+                            bit
+                        }
+                    });
+                    match it {
+                        Item::Nat(x) if slice[k] => {
+                            g.native(&mut st, &words, base, lane, x, active)
+                        }
+                        Item::Mem(m) if m.space == Space::KParam => {
+                            if let (true, Some(d)) = (slice[k], m.d) {
+                                g.write(&mut st, &words, base, lane, d[0], params[&k], active);
+                            }
+                        }
+                        Item::Mem(m) => {
+                            let a = g.src(&mut st, &words, base, lane, m.addr);
+                            let a = g.b.ins().iadd_imm(a, m.off);
+                            let [lo, hi, bits, any] = acc[j];
+                            j += 1;
+                            let on = active.unwrap_or_else(|| g.b.ins().iconst(types::I64, 1));
+                            let old = [lo, hi, bits, any].map(|v| g.b.use_var(v));
+                            let new = [
+                                g.b.ins().umin(old[0], a),
+                                g.b.ins().umax(old[1], a),
+                                g.b.ins().bor(old[2], a),
+                                on,
+                            ];
+                            for (i, v) in [lo, hi, bits].into_iter().enumerate() {
+                                let x = g.b.ins().select(on, new[i], old[i]);
+                                g.b.def_var(v, x);
+                            }
+                            let x = g.b.ins().bor(old[3], on);
+                            g.b.def_var(any, x);
+                        }
+                        _ => {}
+                    }
+                }
+            });
+            for (j, &k) in accesses.iter().enumerate() {
+                let Item::Mem(m) = list[k] else { continue };
+                let [lo, hi, bits, any] = acc[j].map(|v| self.b.use_var(v));
+                let delta = self.mem_check(m, lo, hi, bits, any, bail);
+                deltas.insert(k, delta);
+            }
+        }
         let left = self.var(types::I32);
         let guarded_count = self.var(types::I64);
         let accs: HashMap<u32, Variable> =
@@ -1027,7 +1160,7 @@ impl Gen<'_, '_> {
         let base = self.b.ins().iadd(self.regs, off);
         let mut st = LaneState::default();
         let mut unguarded = 0i64;
-        for (k, x) in list.iter().enumerate() {
+        for (k, it) in list.iter().enumerate() {
             let active = match insts[k].guard {
                 None => {
                     unguarded += 1;
@@ -1046,7 +1179,15 @@ impl Gen<'_, '_> {
                     Some(bit)
                 }
             };
-            self.native(&mut st, &words, base, lane, x, active);
+            match it {
+                Item::Nat(x) => self.native(&mut st, &words, base, lane, x, active),
+                Item::Mem(m) if m.space == Space::KParam => {
+                    if let Some(d) = m.d {
+                        self.write(&mut st, &words, base, lane, d[0], params[&k], active);
+                    }
+                }
+                Item::Mem(m) => self.access(&mut st, &words, base, lane, *m, deltas[&k], active),
+            }
         }
         for r in std::mem::take(&mut st.dirty) {
             let v = st.regs[&r];
@@ -1076,6 +1217,133 @@ impl Gen<'_, '_> {
         let total = self.b.ins().iadd(base_count, g);
         self.add_count(total);
         self.goto(pc + len);
+        self.b.switch_to_block(bail);
+        self.leave(pc);
+    }
+
+    /// One lane's load or store at `address + delta` (its host address: `mem_check`
+    /// found the whole access inside the region for every lane); under a guard only
+    /// when the lane's guard holds.
+    #[allow(clippy::too_many_arguments)]
+    fn access(
+        &mut self,
+        st: &mut LaneState,
+        words: &HashMap<u32, Value>,
+        base: Value,
+        lane: Value,
+        m: Mem,
+        delta: Value,
+        active: Option<Value>,
+    ) {
+        let a = self.src(st, words, base, lane, m.addr);
+        let a = self.b.ins().iadd_imm(a, m.off);
+        let p = self.b.ins().iadd(a, delta);
+        let n = m.n as usize;
+        let size = m.size;
+        // Values to store, read before the guard's branch (so they dominate what follows).
+        let vals: Vec<Value> = match m.d {
+            None => (0..n)
+                .map(|k| self.src(st, words, base, lane, m.v[k]))
+                .collect(),
+            Some(_) => Vec::new(),
+        };
+        let (go, join) = match active {
+            Some(bit) => {
+                let go = self.b.create_block();
+                let join = self.b.create_block();
+                if m.d.is_some() {
+                    for _ in 0..n {
+                        self.b.append_block_param(join, types::I64);
+                    }
+                }
+                let zeros: Vec<BlockArg> = (0..if m.d.is_some() { n } else { 0 })
+                    .map(|_| BlockArg::Value(self.b.ins().iconst(types::I64, 0)))
+                    .collect();
+                self.b.ins().brif(bit, go, &[], join, &zeros);
+                self.b.switch_to_block(go);
+                (Some(go), Some(join))
+            }
+            None => (None, None),
+        };
+        let _ = go;
+        match m.d {
+            Some(d) => {
+                let loaded: Vec<Value> = (0..n)
+                    .map(|k| self.load_sized(p, k as i32 * size as i32, size, m.signed))
+                    .collect();
+                let loaded = match join {
+                    Some(join) => {
+                        let args: Vec<BlockArg> =
+                            loaded.iter().map(|v| BlockArg::Value(*v)).collect();
+                        self.b.ins().jump(join, &args);
+                        self.b.switch_to_block(join);
+                        self.b.block_params(join).to_vec()
+                    }
+                    None => loaded,
+                };
+                for (k, v) in loaded.into_iter().enumerate() {
+                    self.write(st, words, base, lane, d[k], v, active);
+                }
+            }
+            None => {
+                for (k, v) in vals.into_iter().enumerate() {
+                    self.store_sized(v, p, k as i32 * size as i32, size);
+                }
+                if let Some(join) = join {
+                    self.b.ins().jump(join, &[]);
+                    self.b.switch_to_block(join);
+                }
+            }
+        }
+    }
+
+    /// The host delta (host address - device address) of an access whose lanes' lowest
+    /// and highest addresses are `lo` and `hi` (`bits` or-ed, `any` whether a lane runs
+    /// it at all: none, nothing to check), or to `bail`.
+    fn mem_check(
+        &mut self,
+        m: Mem,
+        lo: Value,
+        hi: Value,
+        bits: Value,
+        any: Value,
+        bail: Block,
+    ) -> Value {
+        let done = self.b.create_block();
+        let delta = self.b.append_block_param(done, types::I64);
+        let check = self.b.create_block();
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b
+            .ins()
+            .brif(any, check, &[], done, &[BlockArg::Value(zero)]);
+        self.b.switch_to_block(check);
+        let total = m.size as i64 * m.n as i64;
+        // A vector's first address aligned to the whole vector, a scalar's to its size:
+        // `locate` and the vector check of `load`/`store`.
+        let mis = self.b.ins().band_imm(bits, total - 1);
+        let aligned = self.b.create_block();
+        self.b.ins().brif(mis, bail, &[], aligned, &[]);
+        self.b.switch_to_block(aligned);
+        let store = m.d.is_none();
+        match m.space {
+            Space::Shared => self.shared_check(lo, hi, 0, total, done, bail),
+            Space::Generic => {
+                let global = self.b.create_block();
+                let shared = self.b.create_block();
+                let below =
+                    self.b
+                        .ins()
+                        .icmp_imm(IntCC::UnsignedLessThan, hi, SHARED_WINDOW as i64);
+                self.b.ins().brif(below, global, &[], shared, &[]);
+                self.b.switch_to_block(global);
+                self.tlb_check(lo, hi, total, m.size, store, done, bail);
+                self.b.switch_to_block(shared);
+                self.shared_check(lo, hi, SHARED_WINDOW, total, done, bail);
+            }
+            _ => self.tlb_check(lo, hi, total, m.size, store, done, bail),
+        }
+        self.b.switch_to_block(done);
+        delta
     }
 
     /// Predicate `p`'s bit of this lane, 0 or 1 (i64).
@@ -1123,6 +1391,14 @@ impl Gen<'_, '_> {
             Src::NotPred(p) => {
                 let v = self.pbit(st, words, p, lane);
                 self.b.ins().bxor_imm(v, 1)
+            }
+            Src::Sreg(sr) => self.sreg(sr, lane),
+            Src::DynShared(off) => {
+                let v = self
+                    .b
+                    .ins()
+                    .load(types::I64, MemFlags::trusted(), self.frame, OFF_DYN_SHARED);
+                self.b.ins().iadd_imm(v, off)
             }
             // Not classified native (`plain`).
             _ => self.b.ins().iconst(types::I64, 0),

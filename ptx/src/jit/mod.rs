@@ -123,6 +123,14 @@ pub(crate) struct Frame {
     /// The launch's parameter buffer.
     params: *const u8,
     params_len: u64,
+    /// What special registers read: the warp's index in the block, whether the block
+    /// is one-dimensional (`%tid.x` is then the lane's index), its shape, the block's
+    /// index and the grid's shape.
+    warp_id: u32,
+    flat: u32,
+    ntid: [u32; 3],
+    ctaid: [u32; 3],
+    nctaid: [u32; 3],
     ctx: *mut c_void,
     warp: *mut Warp,
     fault: Option<Fault>,
@@ -142,6 +150,11 @@ pub(crate) const OFF_SHARED_LIMIT: i32 = 64;
 pub(crate) const OFF_DYN_SHARED: i32 = 72;
 pub(crate) const OFF_PARAMS: i32 = 80;
 pub(crate) const OFF_PARAMS_LEN: i32 = 88;
+pub(crate) const OFF_WARP_ID: i32 = 96;
+pub(crate) const OFF_FLAT: i32 = 100;
+pub(crate) const OFF_NTID: i32 = 104;
+pub(crate) const OFF_CTAID: i32 = 116;
+pub(crate) const OFF_NCTAID: i32 = 128;
 
 // The offsets `lower` compiles in are the frame's (checked when this crate compiles).
 const _: () = {
@@ -159,6 +172,11 @@ const _: () = {
     assert!(offset_of!(Frame, dyn_shared_base) == OFF_DYN_SHARED as usize);
     assert!(offset_of!(Frame, params) == OFF_PARAMS as usize);
     assert!(offset_of!(Frame, params_len) == OFF_PARAMS_LEN as usize);
+    assert!(offset_of!(Frame, warp_id) == OFF_WARP_ID as usize);
+    assert!(offset_of!(Frame, flat) == OFF_FLAT as usize);
+    assert!(offset_of!(Frame, ntid) == OFF_NTID as usize);
+    assert!(offset_of!(Frame, ctaid) == OFF_CTAID as usize);
+    assert!(offset_of!(Frame, nctaid) == OFF_NCTAID as usize);
     assert!(offset_of!(TlbEntry, base) == TLB_BASE as usize);
     assert!(offset_of!(TlbEntry, len) == TLB_LEN as usize);
     assert!(offset_of!(TlbEntry, host) == TLB_HOST as usize);
@@ -187,6 +205,8 @@ pub(crate) fn enter(
     // multiple of 65,536, and checks the limit before every instruction.
     let stop_at = limit.min((w.steps | 0xffff).saturating_add(1));
     let params = ctx.launch.params;
+    let block = ctx.launch.block;
+    let ctaid = ctx.ctaid;
     let ctxp: *mut BlockCtx<'_> = ctx;
     // Safety: `ctxp` is `ctx`, borrowed mutably for this call; these only take the
     // addresses of its fields (no reference outlives the statement).
@@ -212,6 +232,12 @@ pub(crate) fn enter(
         dyn_shared_base,
         params: params.as_ptr(),
         params_len: params.len() as u64,
+        warp_id: w.id,
+        flat: (block[1] == 1 && block[2] == 1) as u32,
+        // At least 1, so compiled code never divides by 0 (a launch has no empty side).
+        ntid: block.map(|x| x.max(1)),
+        ctaid,
+        nctaid: ctx.launch.grid,
         ctx: ctxp as *mut c_void,
         warp: w as *mut Warp,
         fault: None,
