@@ -374,6 +374,13 @@ const MEM_KERNELS: &[(&str, &str)] = &[
          add.s64 %rd45, %rd30, 2048; st.global.u32 [%rd45], %r4;",
     ),
     (
+        // Reads a register before writing it: the next block on the host thread finds
+        // what this one left (a register dead until the kernel ends is live again at its
+        // entry, so compiled code must still store it).
+        "stale_registers",
+        "add.u32 %r11, %r3, 5; st.global.u32 [%rd30], %r12; mov.u32 %r12, %r11;",
+    ),
+    (
         "const_space",
         "mov.u64 %rd43, tab; and.b64 %rd44, %rd4, 252; add.s64 %rd43, %rd43, %rd44;
          add.s64 %rd43, %rd43, %rd6; ld.const.u32 %r4, [%rd43]; st.global.u32 [%rd30], %r4;",

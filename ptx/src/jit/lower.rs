@@ -84,6 +84,140 @@ fn plain(s: Src) -> bool {
     )
 }
 
+/// Registers each instruction reads and (in every lane it runs for: unguarded) writes,
+/// for `liveness`; None for an instruction whose reads it does not know exactly.
+fn uses(inst: &crate::decode::Inst, kind: Option<&Kind>) -> Option<(Vec<u32>, Vec<u32>)> {
+    let regs = |s: &[Src]| -> Vec<u32> {
+        s.iter()
+            .filter_map(|s| match s {
+                Src::Reg(r) => Some(*r),
+                _ => None,
+            })
+            .collect()
+    };
+    let dsts = |d: &[Dst]| -> Vec<u32> {
+        if inst.guard.is_some() {
+            // Lanes the guard skips keep the old value: nothing is overwritten for sure.
+            return Vec::new();
+        }
+        d.iter()
+            .filter_map(|d| match d {
+                Dst::Reg(r) => Some(*r),
+                _ => None,
+            })
+            .collect()
+    };
+    Some(match kind? {
+        Kind::Native(x) => {
+            // Operands past `nsrc` are the first (`Gen::native`).
+            let mut r = regs(&x.s[..x.nsrc as usize]);
+            r.extend(regs(&[x.s[0]]));
+            if let Some((_, c)) = x.comb {
+                r.extend(regs(&[c]));
+            }
+            (r, dsts(&[x.d, x.q]))
+        }
+        Kind::Mem(m) => match m.d {
+            Some(d) => (regs(&[m.addr]), dsts(&d[..m.n as usize])),
+            None => {
+                let mut r = regs(&m.v[..m.n as usize]);
+                r.extend(regs(&[m.addr]));
+                (r, Vec::new())
+            }
+        },
+        Kind::Bra(_) => (Vec::new(), Vec::new()),
+        Kind::Stop => match &inst.op {
+            Op::Exit | Op::Ret | Op::Trap => (Vec::new(), Vec::new()),
+            Op::Bar {
+                id, count, pred, ..
+            } => {
+                let mut r = regs(&[*id]);
+                r.extend(count.iter().chain(pred.iter()).filter_map(|s| match s {
+                    Src::Reg(r) => Some(*r),
+                    _ => None,
+                }));
+                (r, Vec::new())
+            }
+            _ => return None,
+        },
+        Kind::Helper => return None,
+    })
+}
+
+/// Registers live at each pc (one bit per register): those some path from there reads
+/// before overwriting. Runs store only registers live after them; the others' values
+/// are never read. Exiting goes on at the entry, as the next block on this host thread
+/// finds the registers this one left (`run_block`), so a register read before written
+/// stays live to the end. None (every register live) when the kernel has an
+/// instruction whose register reads are not known here: an instruction run through the
+/// interpreter's code may read other lanes' registers (shuffles, votes), which lanes
+/// elsewhere in the program do not know.
+fn liveness(
+    prog: &Program,
+    reach: &[bool],
+    kinds: &[Option<Kind>],
+    entry: usize,
+) -> Option<Vec<Vec<u64>>> {
+    let n = prog.insts.len();
+    let words = (prog.nregs as usize).div_ceil(64).max(1);
+    if n.saturating_mul(words) > 1 << 22 {
+        return None;
+    }
+    let mut rw = Vec::with_capacity(n);
+    for pc in 0..n {
+        rw.push(if reach[pc] {
+            uses(&prog.insts[pc], kinds[pc].as_ref())?
+        } else {
+            (Vec::new(), Vec::new())
+        });
+    }
+    let mut live = vec![vec![0u64; words]; n + 1];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for pc in (0..n).rev() {
+            if !reach[pc] {
+                continue;
+            }
+            let inst = &prog.insts[pc];
+            let mut out = vec![0u64; words];
+            let mut join = |pc: usize, live: &Vec<Vec<u64>>| {
+                for (o, x) in out.iter_mut().zip(&live[pc.min(n)]) {
+                    *o |= x;
+                }
+            };
+            let ends = matches!(inst.op, Op::Exit | Op::Ret);
+            match inst.op {
+                Op::Bra { target } => {
+                    join(target as usize, &live);
+                    if inst.guard.is_some() {
+                        join(pc + 1, &live);
+                    }
+                }
+                _ if ends => {
+                    join(entry, &live);
+                    if inst.guard.is_some() {
+                        join(pc + 1, &live);
+                    }
+                }
+                _ => join(pc + 1, &live),
+            }
+            let (reads, writes) = &rw[pc];
+            for r in writes {
+                out[*r as usize / 64] &= !(1u64 << (r % 64));
+            }
+            for r in reads {
+                out[*r as usize / 64] |= 1u64 << (r % 64);
+            }
+            if out != live[pc] {
+                live[pc] = out;
+                changed = true;
+            }
+        }
+    }
+    Some(live)
+}
+
 /// Which instructions of a run the first pass needs: those computing (within the run)
 /// an address or a guard of a load or store. `RunFit` keeps loaded values out of them.
 fn address_slice(list: &[Item], insts: &[crate::decode::Inst]) -> Vec<bool> {
@@ -346,6 +480,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             }
         }
     }
+    let live = liveness(prog, &reach, &kinds, entry as usize);
     let lo = reach.iter().position(|r| *r).unwrap_or(0);
     let hi = reach.iter().rposition(|r| *r).unwrap_or(0);
 
@@ -446,6 +581,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             blocks: &blocks,
             helper_sig,
             next_var: 3,
+            live: live.as_deref(),
         };
         for u in &units {
             match *u {
@@ -614,6 +750,8 @@ struct Gen<'a, 'f> {
     blocks: &'a HashMap<u32, Block>,
     helper_sig: cranelift_codegen::ir::SigRef,
     next_var: u32,
+    /// Registers live at each pc (`liveness`), when known.
+    live: Option<&'a [Vec<u64>]>,
 }
 
 /// Per lane of a run: values of registers and predicate bits so far.
@@ -1189,7 +1327,12 @@ impl Gen<'_, '_> {
                 Item::Mem(m) => self.access(&mut st, &words, base, lane, *m, deltas[&k], active),
             }
         }
+        let live_after = self.live.map(|l| &l[(pc + len) as usize]);
         for r in std::mem::take(&mut st.dirty) {
+            // A register no path reads again before overwriting it need not be stored.
+            if live_after.is_some_and(|l| l[r as usize / 64] >> (r % 64) & 1 == 0) {
+                continue;
+            }
             let v = st.regs[&r];
             self.b.ins().store(flags, v, base, r as i32 * 256);
         }
