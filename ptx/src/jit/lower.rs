@@ -616,9 +616,15 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         g.b.seal_all_blocks();
         g.b.finalize();
     }
+    // CUMOCK_JIT_DISASM=1: the host code of each kernel on stderr (for tuning).
+    let disasm = std::env::var_os("CUMOCK_JIT_DISASM").is_some();
+    ctx.set_disasm(disasm);
     module
         .define_function(id, &mut ctx)
         .map_err(|e| format!("{e:?}"))?;
+    if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+        eprintln!("{vcode}");
+    }
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let code = module.get_finalized_function(id);
@@ -1060,9 +1066,19 @@ impl Gen<'_, '_> {
                 let bx = ld(self, OFF_NTID);
                 match d {
                     0 => {
-                        let r = self.b.ins().urem(lin, bx);
+                        // One-dimensional blocks (the common case) need no division.
                         let flat = ld(self, OFF_FLAT);
-                        self.b.ins().select(flat, lin, r)
+                        let slow = self.b.create_block();
+                        let join = self.b.create_block();
+                        let v = self.b.append_block_param(join, types::I32);
+                        self.b
+                            .ins()
+                            .brif(flat, join, &[BlockArg::Value(lin)], slow, &[]);
+                        self.b.switch_to_block(slow);
+                        let r = self.b.ins().urem(lin, bx);
+                        self.b.ins().jump(join, &[BlockArg::Value(r)]);
+                        self.b.switch_to_block(join);
+                        v
                     }
                     1 => {
                         let by = ld(self, OFF_NTID + 4);
