@@ -203,7 +203,6 @@ fn vecadd(n: usize, threads: usize) {
 }
 
 fn reduce(n: usize, threads: usize) {
-
     let m = Module::parse(&ptx(REDUCE)).unwrap();
     let k = m.kernel("reduce").unwrap();
     let input: Vec<u32> = (0..n)
@@ -244,7 +243,6 @@ fn reduce(n: usize, threads: usize) {
 }
 
 fn matmul(threads: usize) {
-
     let side: usize = std::env::var("PTX_BENCH_MATMUL_N")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -300,7 +298,6 @@ fn matmul(threads: usize) {
 }
 
 fn compile() {
-
     let text = ptx(BIG);
     let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
     let (mut t, mut info) = (f64::MAX, None);

@@ -15,9 +15,7 @@ use crate::decode::{
     VoteMode,
 };
 use crate::math::{self, Lanes, Ty, WarpFn};
-use crate::{
-    Access, Engine, FaultKind, Kernel, KernelFault, Launch, Memory, Module, Stats,
-};
+use crate::{Access, Engine, FaultKind, Kernel, KernelFault, Launch, Memory, Module, Stats};
 use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
 const FULL: u32 = u32::MAX;
@@ -1975,12 +1973,7 @@ fn combine(out: &mut Lanes, c: &Lanes, op: BoolOp) {
 /// A host pointer for `size` bytes at device address `addr` from the warp's cache of
 /// translated spans, if one covers it with the right access.
 #[inline(always)]
-fn tlb_lookup(
-    tlb: &[TlbEntry; TLB_ENTRIES],
-    addr: u64,
-    size: u64,
-    write: bool,
-) -> Option<*mut u8> {
+fn tlb_lookup(tlb: &[TlbEntry; TLB_ENTRIES], addr: u64, size: u64, write: bool) -> Option<*mut u8> {
     for s in tlb {
         if addr >= s.base && in_window(addr - s.base, size, s.len) && (!write || s.writable != 0) {
             return Some(s.host.wrapping_add((addr - s.base) as usize));

@@ -492,7 +492,10 @@ fn compiled_loads_and_stores_fault_as_the_interpreter_does() {
     }
     println!("{clean} launches ran clean, {faulted} faulted; {compiled} instructions compiled");
     // Both outcomes are exercised.
-    assert!(clean > 40 && faulted > 150, "{clean} clean, {faulted} faulted");
+    assert!(
+        clean > 40 && faulted > 150,
+        "{clean} clean, {faulted} faulted"
+    );
     assert!(
         failures.is_empty(),
         "{} differ:\n{}",

@@ -16,13 +16,13 @@ use cranelift_module::{default_libcall_names, Linkage, Module as _};
 
 use super::native::{self, FOp, IntOp, PredOp, N};
 use super::{Compiled, EntryFn};
-use super::{OFF_INSTRUCTIONS, OFF_MASK, OFF_OTHER, OFF_PREDS, OFF_REGS, OFF_STEPS, OFF_STOP_AT};
 use super::{
     OFF_CTAID, OFF_DYN_SHARED, OFF_FLAT, OFF_NCTAID, OFF_NTID, OFF_PARAMS, OFF_PARAMS_LEN,
-    OFF_WARP_ID, OFF_SHARED, OFF_SHARED_LIMIT, OFF_TLB, TLB_BASE,
-    TLB_ENTRY_SIZE, TLB_HOST, TLB_LEN, TLB_WRITABLE,
+    OFF_SHARED, OFF_SHARED_LIMIT, OFF_TLB, OFF_WARP_ID, TLB_BASE, TLB_ENTRY_SIZE, TLB_HOST,
+    TLB_LEN, TLB_WRITABLE,
 };
-use crate::decode::{BoolOp, Dst, Op, Program, Space, Sreg, Src};
+use super::{OFF_INSTRUCTIONS, OFF_MASK, OFF_OTHER, OFF_PREDS, OFF_REGS, OFF_STEPS, OFF_STOP_AT};
+use crate::decode::{BoolOp, Dst, Op, Program, Space, Src, Sreg};
 use crate::exec::TLB_ENTRIES;
 use crate::math::{Cmp, Ty};
 use crate::{PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
@@ -331,7 +331,11 @@ fn classify(op: &Op) -> Kind {
             addr,
             off,
         } => match mem_kind(*space, *ty, *n, *addr, *off, true) {
-            Some(mut m) if v[..*n as usize].iter().all(|x| matches!(x, Src::Reg(_) | Src::Imm(_))) => {
+            Some(mut m)
+                if v[..*n as usize]
+                    .iter()
+                    .all(|x| matches!(x, Src::Reg(_) | Src::Imm(_))) =>
+            {
                 m.v = *v;
                 Kind::Mem(m)
             }
@@ -969,8 +973,13 @@ impl Gen<'_, '_> {
             .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, room, total);
         let ok = self.b.ins().band(above, le);
         let ok = self.b.ins().band(ok, fits);
-        let delta = self.b.ins().iadd_imm(shared, (window as i64).wrapping_neg());
-        self.b.ins().brif(ok, access, &[BlockArg::Value(delta)], bail, &[]);
+        let delta = self
+            .b
+            .ins()
+            .iadd_imm(shared, (window as i64).wrapping_neg());
+        self.b
+            .ins()
+            .brif(ok, access, &[BlockArg::Value(delta)], bail, &[]);
     }
 
     /// To `access` with the span's delta (host - base) when one TLB entry covers `total`
@@ -1020,7 +1029,9 @@ impl Gen<'_, '_> {
                 ok = self.b.ins().band(ok, c5);
             }
             let next = self.b.create_block();
-            self.b.ins().brif(ok, access, &[BlockArg::Value(delta)], next, &[]);
+            self.b
+                .ins()
+                .brif(ok, access, &[BlockArg::Value(delta)], next, &[]);
             self.b.switch_to_block(next);
         }
         self.b.ins().jump(bail, &[]);
@@ -1553,10 +1564,10 @@ impl Gen<'_, '_> {
             }
             Src::Sreg(sr) => self.sreg(sr, lane),
             Src::DynShared(off) => {
-                let v = self
-                    .b
-                    .ins()
-                    .load(types::I64, MemFlags::trusted(), self.frame, OFF_DYN_SHARED);
+                let v =
+                    self.b
+                        .ins()
+                        .load(types::I64, MemFlags::trusted(), self.frame, OFF_DYN_SHARED);
                 self.b.ins().iadd_imm(v, off)
             }
             // Not classified native (`plain`).

@@ -11,20 +11,38 @@
 //! lanes goes on in straight lines or uniform branches, and returns the pc at which the
 //! interpreter goes on. What it does not compile it hands back that way (control flow
 //! that splits or ends the group, barriers, calls) or runs through the interpreter's own
-//! code for that instruction (`BlockCtx::exec`, called per warp instruction: memory,
-//! shuffles, votes, atomics, conversions...). So faults, messages, memory checks and
-//! translation are the interpreter's, by construction, and the step and time limits are
+//! code for that instruction (`BlockCtx::exec`, called per warp instruction: local
+//! memory, shuffles, votes, atomics, conversions...). The step and time limits are
 //! polled at the same instruction counts: the code stops where the interpreter would
 //! check (`stop_at`).
 //!
-//! Lanes: arithmetic the compiler knows exactly (`native`) runs in *runs*, maximal
-//! straight-line sequences of such instructions with no branch target inside: a loop over
-//! the group's lanes runs the whole sequence for one lane with its values in host
-//! registers. Register arithmetic of one lane never reads another lane's, so the order
-//! (lane by lane instead of instruction by instruction) changes nothing but speed;
-//! predicates written in a run are merged into their words after the loop, so a lane
-//! reading another's bit of it could not see a new value early (none can anyway).
-//! Everything else is one warp instruction at a time, in the interpreter's order.
+//! Memory: loads and stores of shared, global, constant and generic memory, and
+//! parameters at constant addresses, are compiled (`lower::mem_kind`). The code reaches
+//! only what the interpreter would: the block's shared buffer below its bound, the
+//! launch's parameter buffer below its length, and spans `Memory::translate` handed out,
+//! read from the block's own TLB (`BlockCtx::tlb`, laid out `repr(C)` for this). Every
+//! access is checked for all lanes before any lane runs it: alignment (as `locate`), the
+//! shared bound (the highest address decides; an address that wraps around is above
+//! it), or one TLB span covering the lowest to the highest address (writable for stores,
+//! its host address aligned). When any check fails (a fault, a TLB miss, lanes in two
+//! spans, a generic address in the local window) the code returns to the interpreter at
+//! the start of the run, before any lane has run any of it: the interpreter runs those
+//! instructions itself and faults at the lane, address and message it always does, or
+//! translates and fills the TLB, so the next warp's run hits. Faults and messages stay
+//! the interpreter's by construction.
+//!
+//! Lanes: arithmetic the compiler knows exactly (`native`) and the loads and stores above
+//! run in *runs*, straight-line sequences with no branch target inside: a loop over the
+//! group's lanes runs the whole sequence for one lane with its values in host registers.
+//! Register arithmetic of one lane never reads another lane's, so the order (lane by lane
+//! instead of instruction by instruction) changes nothing but speed; memory could, so a
+//! run holds loads or one store, never both (`RunFit`), and a load's value never feeds
+//! an address or guard of the same run (the first pass over the lanes, which checks the
+//! accesses, computes addresses without loading). Predicates written in a run are merged
+//! into their words after the loop. A run stores only registers live after it
+//! (`lower::liveness`), when the kernel has no instruction reading other lanes'
+//! registers. Everything else is one warp instruction at a time, in the interpreter's
+//! order.
 
 mod lower;
 mod native;
