@@ -58,7 +58,10 @@ fn pools_through_the_c_exports() {
             cuMemGetDefaultMemPool(&mut by_loc, &mut host, CU_MEM_ALLOCATION_TYPE_PINNED),
             0
         );
-        assert!(!by_loc.is_null() && by_loc != def, "the host's pool is its own");
+        assert!(
+            !by_loc.is_null() && by_loc != def,
+            "the host's pool is its own"
+        );
 
         // A pool of the test's, current for device 0 by location.
         let p = props(CU_MEM_HANDLE_TYPE_NONE);

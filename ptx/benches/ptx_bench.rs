@@ -123,8 +123,18 @@ fn report(name: &str, n: usize, threads: usize, exec: Times, instructions: u64, 
     );
 }
 
-fn engines() -> [(Engine, &'static str); 2] {
+/// Both engines, or the one PTX_BENCH_ENGINE names (`interp`, `jit`: for profiling).
+fn engines() -> Vec<(Engine, &'static str)> {
+    let only = std::env::var("PTX_BENCH_ENGINE").ok();
     [(Engine::Interp, "interp"), (Engine::Jit, "jit")]
+        .into_iter()
+        .filter(|(_, n)| only.as_deref().is_none_or(|o| o == *n))
+        .collect()
+}
+
+/// Whether to run benchmark `name`: all, or those PTX_BENCH_ONLY lists (comma-separated).
+fn wanted(name: &str) -> bool {
+    std::env::var("PTX_BENCH_ONLY").map_or(true, |v| v.split(',').any(|x| x == name))
 }
 
 fn main() {
@@ -137,6 +147,21 @@ fn main() {
         .map(|n| n.get())
         .unwrap_or(1);
 
+    if wanted("vecAdd") {
+        vecadd(n, threads);
+    }
+    if wanted("reduce") {
+        reduce(n, threads);
+    }
+    if wanted("matmul") {
+        matmul(threads);
+    }
+    if wanted("compile") {
+        compile();
+    }
+}
+
+fn vecadd(n: usize, threads: usize) {
     let m = Module::parse(&ptx(VECADD)).unwrap();
     let k = m.kernel("vecAdd").unwrap();
     let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
@@ -175,7 +200,9 @@ fn main() {
         times.push(exec_s);
     }
     speedup("vecAdd", &times);
+}
 
+fn reduce(n: usize, threads: usize) {
     let m = Module::parse(&ptx(REDUCE)).unwrap();
     let k = m.kernel("reduce").unwrap();
     let input: Vec<u32> = (0..n)
@@ -213,7 +240,9 @@ fn main() {
         times.push(exec_s);
     }
     speedup("reduce", &times);
+}
 
+fn matmul(threads: usize) {
     let side: usize = std::env::var("PTX_BENCH_MATMUL_N")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -266,7 +295,9 @@ fn main() {
         times.push(exec_s);
     }
     speedup("matmul", &times);
+}
 
+fn compile() {
     let text = ptx(BIG);
     let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
     let (mut t, mut info) = (f64::MAX, None);
@@ -284,6 +315,9 @@ fn main() {
 }
 
 fn speedup(name: &str, t: &[Times]) {
+    if t.len() < 2 {
+        return;
+    }
     println!(
         "{name}: jit / interp: {:.2}x faster (wall), {:.2}x (CPU)",
         t[0].wall / t[1].wall,

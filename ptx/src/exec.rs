@@ -16,14 +16,33 @@ use crate::decode::{
 };
 use crate::math::{self, Lanes, Ty, WarpFn};
 use crate::{
-    Access, Engine, FaultKind, HostSpan, Kernel, KernelFault, Launch, Memory, Module, PrintfBuffer,
-    Stats,
+    Access, Engine, FaultKind, Kernel, KernelFault, Launch, Memory, Module, PrintfBuffer, Stats,
 };
 use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
 const FULL: u32 = u32::MAX;
 static ZERO_LANES: Lanes = [0; 32];
-const TLB_ENTRIES: usize = 4;
+pub(crate) const TLB_ENTRIES: usize = 4;
+
+/// A span `Memory::translate` handed out, cached for the launch. `repr(C)` because
+/// compiled code (`jit`) reads the same entries at fixed offsets; an empty entry has
+/// `len` 0, so no access (at least one byte) falls inside it.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct TlbEntry {
+    pub(crate) base: u64,
+    pub(crate) len: u64,
+    pub(crate) host: *mut u8,
+    /// 1 when the span may be written, else 0.
+    pub(crate) writable: u64,
+}
+
+const NO_SPAN: TlbEntry = TlbEntry {
+    base: 0,
+    len: 0,
+    host: std::ptr::null_mut(),
+    writable: 0,
+};
 
 /// Runs kernel `kernel` of `module` over `mem`. Returns when every block has finished, or
 /// with the first fault (other blocks stop at their next instruction). What the kernel
@@ -140,7 +159,7 @@ fn run_inner(
             instructions: 0,
             start,
             deadline,
-            tlb: [None; TLB_ENTRIES],
+            tlb: [NO_SPAN; TLB_ENTRIES],
             tlb_next: 0,
             jit: compiled.as_deref(),
             printf,
@@ -220,7 +239,7 @@ struct BarState {
 }
 
 pub(crate) struct Warp {
-    id: u32,
+    pub(crate) id: u32,
     pub(crate) regs: Vec<u64>,
     pub(crate) preds: Vec<u32>,
     pcs: [u32; 32],
@@ -246,11 +265,12 @@ pub(crate) struct BlockCtx<'a> {
     kernel: usize,
     pub(crate) launch: &'a Launch<'a>,
     mem: &'a dyn Memory,
-    ctaid: [u32; 3],
+    pub(crate) ctaid: [u32; 3],
     nthreads: u32,
-    shared: Vec<u8>,
-    shared_limit: u64,
-    dyn_shared_base: u64,
+    /// Never reallocated while blocks run (compiled code holds its pointer for a call).
+    pub(crate) shared: Vec<u8>,
+    pub(crate) shared_limit: u64,
+    pub(crate) dyn_shared_base: u64,
     local: Vec<u8>,
     local_bytes: usize,
     bars: [BarState; 16],
@@ -261,7 +281,7 @@ pub(crate) struct BlockCtx<'a> {
     deadline: Option<Instant>,
     /// Spans the memory translated, valid for the whole launch (the trait's contract):
     /// kept across the blocks this host thread runs.
-    tlb: [Option<HostSpan>; TLB_ENTRIES],
+    pub(crate) tlb: [TlbEntry; TLB_ENTRIES],
     tlb_next: usize,
     /// The kernel's compiled code, when the launch asked for it and it compiled.
     jit: Option<&'a crate::jit::Compiled>,
@@ -900,7 +920,12 @@ impl<'a> BlockCtx<'a> {
                 if addr < s.base || !in_window(addr - s.base, 1, s.len) || s.host.is_null() {
                     return None;
                 }
-                self.tlb[self.tlb_next] = Some(s);
+                self.tlb[self.tlb_next] = TlbEntry {
+                    base: s.base,
+                    len: s.len,
+                    host: s.host,
+                    writable: s.writable as u64,
+                };
                 self.tlb_next = (self.tlb_next + 1) % TLB_ENTRIES;
                 s.host.wrapping_add((addr - s.base) as usize)
             }
@@ -1694,7 +1719,12 @@ impl<'a> BlockCtx<'a> {
                             && !s.host.is_null()
                             && (!write || s.writable) =>
                     {
-                        self.tlb[self.tlb_next] = Some(s);
+                        self.tlb[self.tlb_next] = TlbEntry {
+                            base: s.base,
+                            len: s.len,
+                            host: s.host,
+                            writable: s.writable as u64,
+                        };
                         self.tlb_next = (self.tlb_next + 1) % TLB_ENTRIES;
                         Ok(Loc::Host(s.host.wrapping_add((addr - s.base) as usize)))
                     }
@@ -2073,14 +2103,9 @@ fn combine(out: &mut Lanes, c: &Lanes, op: BoolOp) {
 /// A host pointer for `size` bytes at device address `addr` from the warp's cache of
 /// translated spans, if one covers it with the right access.
 #[inline(always)]
-fn tlb_lookup(
-    tlb: &[Option<HostSpan>; TLB_ENTRIES],
-    addr: u64,
-    size: u64,
-    write: bool,
-) -> Option<*mut u8> {
-    for s in tlb.iter().flatten() {
-        if addr >= s.base && in_window(addr - s.base, size, s.len) && (!write || s.writable) {
+fn tlb_lookup(tlb: &[TlbEntry; TLB_ENTRIES], addr: u64, size: u64, write: bool) -> Option<*mut u8> {
+    for s in tlb {
+        if addr >= s.base && in_window(addr - s.base, size, s.len) && (!write || s.writable != 0) {
             return Some(s.host.wrapping_add((addr - s.base) as usize));
         }
     }

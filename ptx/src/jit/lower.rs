@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    types, AbiParam, Block, InstBuilder, JumpTableData, MemFlags, Signature, Value,
+    types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlags, Signature, Value,
 };
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -16,9 +16,16 @@ use cranelift_module::{default_libcall_names, Linkage, Module as _};
 
 use super::native::{self, FOp, IntOp, PredOp, N};
 use super::{Compiled, EntryFn};
+use super::{
+    OFF_CTAID, OFF_DYN_SHARED, OFF_FLAT, OFF_NCTAID, OFF_NTID, OFF_PARAMS, OFF_PARAMS_LEN,
+    OFF_SHARED, OFF_SHARED_LIMIT, OFF_TLB, OFF_WARP_ID, TLB_BASE, TLB_ENTRY_SIZE, TLB_HOST,
+    TLB_LEN, TLB_WRITABLE,
+};
 use super::{OFF_INSTRUCTIONS, OFF_MASK, OFF_OTHER, OFF_PREDS, OFF_REGS, OFF_STEPS, OFF_STOP_AT};
-use crate::decode::{BoolOp, Dst, Op, Program, Src};
-use crate::math::Cmp;
+use crate::decode::{BoolOp, Dst, Op, Program, Space, Src, Sreg};
+use crate::exec::TLB_ENTRIES;
+use crate::math::{Cmp, Ty};
+use crate::{PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
 /// An instruction the compiler emits itself.
 #[derive(Clone, Copy)]
@@ -32,8 +39,26 @@ struct Native {
     comb: Option<(BoolOp, Src)>,
 }
 
+/// A load or store the compiler emits itself (`Gen::mem`).
+#[derive(Clone, Copy)]
+struct Mem {
+    space: Space,
+    /// Bytes of one element, and whether a load sign-extends it.
+    size: u8,
+    signed: bool,
+    /// Elements (1, 2 or 4).
+    n: u8,
+    /// Loads: destinations; stores: `None`.
+    d: Option<[Dst; 4]>,
+    /// Stores: values.
+    v: [Src; 4],
+    addr: Src,
+    off: i64,
+}
+
 enum Kind {
     Native(Native),
+    Mem(Mem),
     /// Any other non-control instruction: the interpreter's code runs it.
     Helper,
     Bra(u32),
@@ -44,8 +69,202 @@ enum Kind {
 fn plain(s: Src) -> bool {
     matches!(
         s,
-        Src::Reg(_) | Src::Imm(_) | Src::Pred(_) | Src::NotPred(_)
+        Src::Reg(_)
+            | Src::Imm(_)
+            | Src::Pred(_)
+            | Src::NotPred(_)
+            | Src::DynShared(_)
+            | Src::Sreg(
+                Sreg::Tid(0..=2)
+                    | Sreg::Ntid(0..=2)
+                    | Sreg::Ctaid(0..=2)
+                    | Sreg::Nctaid(0..=2)
+                    | Sreg::Laneid
+            )
     )
+}
+
+/// Registers each instruction reads and (in every lane it runs for: unguarded) writes,
+/// for `liveness`; None for an instruction whose reads it does not know exactly.
+fn uses(inst: &crate::decode::Inst, kind: Option<&Kind>) -> Option<(Vec<u32>, Vec<u32>)> {
+    let regs = |s: &[Src]| -> Vec<u32> {
+        s.iter()
+            .filter_map(|s| match s {
+                Src::Reg(r) => Some(*r),
+                _ => None,
+            })
+            .collect()
+    };
+    let dsts = |d: &[Dst]| -> Vec<u32> {
+        if inst.guard.is_some() {
+            // Lanes the guard skips keep the old value: nothing is overwritten for sure.
+            return Vec::new();
+        }
+        d.iter()
+            .filter_map(|d| match d {
+                Dst::Reg(r) => Some(*r),
+                _ => None,
+            })
+            .collect()
+    };
+    Some(match kind? {
+        Kind::Native(x) => {
+            // Operands past `nsrc` are the first (`Gen::native`).
+            let mut r = regs(&x.s[..x.nsrc as usize]);
+            r.extend(regs(&[x.s[0]]));
+            if let Some((_, c)) = x.comb {
+                r.extend(regs(&[c]));
+            }
+            (r, dsts(&[x.d, x.q]))
+        }
+        Kind::Mem(m) => match m.d {
+            Some(d) => (regs(&[m.addr]), dsts(&d[..m.n as usize])),
+            None => {
+                let mut r = regs(&m.v[..m.n as usize]);
+                r.extend(regs(&[m.addr]));
+                (r, Vec::new())
+            }
+        },
+        Kind::Bra(_) => (Vec::new(), Vec::new()),
+        Kind::Stop => match &inst.op {
+            Op::Exit | Op::Ret | Op::Trap => (Vec::new(), Vec::new()),
+            Op::Bar {
+                id, count, pred, ..
+            } => {
+                let mut r = regs(&[*id]);
+                r.extend(count.iter().chain(pred.iter()).filter_map(|s| match s {
+                    Src::Reg(r) => Some(*r),
+                    _ => None,
+                }));
+                (r, Vec::new())
+            }
+            _ => return None,
+        },
+        Kind::Helper => return None,
+    })
+}
+
+/// Registers live at each pc (one bit per register): those some path from there reads
+/// before overwriting. Runs store only registers live after them; the others' values
+/// are never read. Exiting goes on at the entry, as the next block on this host thread
+/// finds the registers this one left (`run_block`), so a register read before written
+/// stays live to the end. None (every register live) when the kernel has an
+/// instruction whose register reads are not known here: an instruction run through the
+/// interpreter's code may read other lanes' registers (shuffles, votes), which lanes
+/// elsewhere in the program do not know.
+fn liveness(
+    prog: &Program,
+    reach: &[bool],
+    kinds: &[Option<Kind>],
+    entry: usize,
+) -> Option<Vec<Vec<u64>>> {
+    let n = prog.insts.len();
+    let words = (prog.nregs as usize).div_ceil(64).max(1);
+    if n.saturating_mul(words) > 1 << 22 {
+        return None;
+    }
+    let mut rw = Vec::with_capacity(n);
+    for pc in 0..n {
+        rw.push(if reach[pc] {
+            uses(&prog.insts[pc], kinds[pc].as_ref())?
+        } else {
+            (Vec::new(), Vec::new())
+        });
+    }
+    let mut live = vec![vec![0u64; words]; n + 1];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for pc in (0..n).rev() {
+            if !reach[pc] {
+                continue;
+            }
+            let inst = &prog.insts[pc];
+            let mut out = vec![0u64; words];
+            let mut join = |pc: usize, live: &Vec<Vec<u64>>| {
+                for (o, x) in out.iter_mut().zip(&live[pc.min(n)]) {
+                    *o |= x;
+                }
+            };
+            let ends = matches!(inst.op, Op::Exit | Op::Ret);
+            match inst.op {
+                Op::Bra { target } => {
+                    join(target as usize, &live);
+                    if inst.guard.is_some() {
+                        join(pc + 1, &live);
+                    }
+                }
+                _ if ends => {
+                    join(entry, &live);
+                    if inst.guard.is_some() {
+                        join(pc + 1, &live);
+                    }
+                }
+                _ => join(pc + 1, &live),
+            }
+            let (reads, writes) = &rw[pc];
+            for r in writes {
+                out[*r as usize / 64] &= !(1u64 << (r % 64));
+            }
+            for r in reads {
+                out[*r as usize / 64] |= 1u64 << (r % 64);
+            }
+            if out != live[pc] {
+                live[pc] = out;
+                changed = true;
+            }
+        }
+    }
+    Some(live)
+}
+
+/// Which instructions of a run the first pass needs: those computing (within the run)
+/// an address or a guard of a load or store. `RunFit` keeps loaded values out of them.
+fn address_slice(list: &[Item], insts: &[crate::decode::Inst]) -> Vec<bool> {
+    let (mut regs, mut preds): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    let mut out = vec![false; list.len()];
+    fn need(s: Src, regs: &mut Vec<u32>, preds: &mut Vec<u32>) {
+        match s {
+            Src::Reg(r) if !regs.contains(&r) => regs.push(r),
+            Src::Pred(p) | Src::NotPred(p) if !preds.contains(&p) => preds.push(p),
+            _ => {}
+        }
+    }
+    let needed = |d: Dst, regs: &Vec<u32>, preds: &Vec<u32>| match d {
+        Dst::Reg(r) => regs.contains(&r),
+        Dst::Pred(p) => preds.contains(&p),
+        Dst::Sink => false,
+    };
+    for k in (0..list.len()).rev() {
+        let take = match list[k] {
+            Item::Mem(m) if m.space != Space::KParam => {
+                need(m.addr, &mut regs, &mut preds);
+                true
+            }
+            Item::Mem(m) => m.d.is_some_and(|d| needed(d[0], &regs, &preds)),
+            Item::Nat(x) => {
+                let t = needed(x.d, &regs, &preds) || needed(x.q, &regs, &preds);
+                if t {
+                    for s in x.s[..x.nsrc as usize]
+                        .iter()
+                        .chain(x.comb.as_ref().map(|(_, c)| c))
+                    {
+                        need(*s, &mut regs, &mut preds);
+                    }
+                    // Operands past `nsrc` are the first (`Gen::native`).
+                    need(x.s[0], &mut regs, &mut preds);
+                }
+                t
+            }
+        };
+        if take {
+            out[k] = true;
+            if let Some((p, _)) = insts[k].guard {
+                need(Src::Pred(p), &mut regs, &mut preds);
+            }
+        }
+    }
+    out
 }
 
 fn classify(op: &Op) -> Kind {
@@ -90,9 +309,85 @@ fn classify(op: &Op) -> Kind {
             }
             _ => Kind::Helper,
         },
+        Op::Ld {
+            space,
+            ty,
+            n,
+            d,
+            addr,
+            off,
+        } => match mem_kind(*space, *ty, *n, *addr, *off, false) {
+            Some(mut m) if d[..*n as usize].iter().all(|x| !matches!(x, Dst::Pred(_))) => {
+                m.d = Some(*d);
+                Kind::Mem(m)
+            }
+            _ => Kind::Helper,
+        },
+        Op::St {
+            space,
+            ty,
+            n,
+            v,
+            addr,
+            off,
+        } => match mem_kind(*space, *ty, *n, *addr, *off, true) {
+            Some(mut m)
+                if v[..*n as usize]
+                    .iter()
+                    .all(|x| matches!(x, Src::Reg(_) | Src::Imm(_))) =>
+            {
+                m.v = *v;
+                Kind::Mem(m)
+            }
+            _ => Kind::Helper,
+        },
         Op::Bra { target } => Kind::Bra(*target),
         op if op.is_control() => Kind::Stop,
         _ => Kind::Helper,
+    }
+}
+
+/// The loads and stores compiled: scalars and vectors of up to 8-byte elements in shared,
+/// global, constant and generic memory (stores: not constant), and scalar loads of a
+/// parameter at a constant address. Local memory, parameters at register addresses and
+/// 16-byte elements stay with the interpreter.
+fn mem_kind(space: Space, ty: Ty, n: u8, addr: Src, off: i64, store: bool) -> Option<Mem> {
+    let size = ty.bytes();
+    if size > 8 || !matches!(n, 1 | 2 | 4) {
+        return None;
+    }
+    let ok = match space {
+        Space::Global | Space::Shared | Space::Generic => true,
+        Space::Const => !store,
+        Space::KParam => {
+            // Only the interpreter's own uniform case: one aligned parameter inside the
+            // parameter window's first 4 GiB (its bound checked at run time).
+            !store
+                && n == 1
+                && matches!(addr, Src::Imm(a) if a.wrapping_add(off as u64) % size as u64 == 0
+                    && param_offset(a.wrapping_add(off as u64)) < u32::MAX as u64)
+        }
+        Space::Local => false,
+    };
+    let addr_ok = matches!(addr, Src::Reg(_) | Src::Imm(_) | Src::DynShared(_));
+    (ok && addr_ok).then_some(Mem {
+        space,
+        size: size as u8,
+        signed: matches!(ty, Ty::S8 | Ty::S16 | Ty::S32),
+        n,
+        d: None,
+        v: [Src::Imm(0); 4],
+        addr,
+        off,
+    })
+}
+
+/// A parameter address's offset in the launch's buffer, as `BlockCtx::locate` takes it.
+fn param_offset(a: u64) -> u64 {
+    if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&a) {
+        a - PARAM_WINDOW
+    } else {
+        a
     }
 }
 
@@ -169,10 +464,13 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     while pc < n {
         match &kinds[pc] {
             None => pc += 1,
-            Some(Kind::Native(_)) => {
+            Some(Kind::Native(_) | Kind::Mem(_)) => {
                 let start = pc;
-                pc += 1;
-                while pc < n && !leader[pc] && matches!(kinds[pc], Some(Kind::Native(_))) {
+                let mut fit = RunFit::default();
+                while pc < n
+                    && (pc == start || !leader[pc])
+                    && fit.admits(insts[pc].guard, kinds[pc].as_ref())
+                {
                     pc += 1;
                 }
                 units.push(Unit::Run {
@@ -186,6 +484,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             }
         }
     }
+    let live = liveness(prog, &reach, &kinds, entry as usize);
     let lo = reach.iter().position(|r| *r).unwrap_or(0);
     let hi = reach.iter().rposition(|r| *r).unwrap_or(0);
 
@@ -286,14 +585,16 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             blocks: &blocks,
             helper_sig,
             next_var: 3,
+            live: live.as_deref(),
         };
         for u in &units {
             match *u {
                 Unit::Run { pc, len } => {
-                    let list: Vec<Native> = (pc..pc + len)
+                    let list: Vec<Item> = (pc..pc + len)
                         .map(|p| match &kinds[p as usize] {
-                            Some(Kind::Native(x)) => *x,
-                            _ => unreachable_native(),
+                            Some(Kind::Mem(m)) => Item::Mem(*m),
+                            Some(Kind::Native(x)) => Item::Nat(*x),
+                            _ => Item::Nat(unreachable_native()),
                         })
                         .collect();
                     native_count += list.len();
@@ -319,9 +620,15 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         g.b.seal_all_blocks();
         g.b.finalize();
     }
+    // CUMOCK_JIT_DISASM=1: the host code of each kernel on stderr (for tuning).
+    let disasm = std::env::var_os("CUMOCK_JIT_DISASM").is_some();
+    ctx.set_disasm(disasm);
     module
         .define_function(id, &mut ctx)
         .map_err(|e| format!("{e:?}"))?;
+    if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+        eprintln!("{vcode}");
+    }
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let code = module.get_finalized_function(id);
@@ -334,6 +641,96 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         native: native_count,
         via_interp,
     })
+}
+
+/// One instruction of a run.
+#[derive(Clone, Copy)]
+enum Item {
+    Nat(Native),
+    Mem(Mem),
+}
+
+/// Which instructions a run may take, in order. A run executes lane by lane (each lane
+/// runs the whole run before the next starts), which the interpreter's instruction by
+/// instruction order only equals while lanes cannot see each other's memory accesses
+/// within the run: so a run that stores takes no other load or store, before or after
+/// (lane 0's store would come before lane 1's load of an earlier instruction, or its
+/// store; `compiled_loads_and_stores_fault_as_the_interpreter_does` has such a kernel).
+/// Loads and stores are checked for every lane before any runs (a first pass over the
+/// lanes computing only addresses and guards), so an address or guard must not depend
+/// on a value loaded in the same run: such an instruction starts a new run.
+#[derive(Default)]
+struct RunFit {
+    stored: bool,
+    loaded: bool,
+    /// Registers and predicates holding values loaded in this run (or computed from one).
+    tainted_regs: Vec<u32>,
+    tainted_preds: Vec<u32>,
+}
+
+impl RunFit {
+    fn tainted(&self, s: Src) -> bool {
+        match s {
+            Src::Reg(r) => self.tainted_regs.contains(&r),
+            Src::Pred(p) | Src::NotPred(p) => self.tainted_preds.contains(&p),
+            _ => false,
+        }
+    }
+
+    fn set(&mut self, d: Dst, taint: bool, guarded: bool) {
+        let (list, x) = match d {
+            Dst::Reg(r) => (&mut self.tainted_regs, r),
+            Dst::Pred(p) => (&mut self.tainted_preds, p),
+            Dst::Sink => return,
+        };
+        if taint {
+            if !list.contains(&x) {
+                list.push(x);
+            }
+        } else if !guarded {
+            // Overwritten in every lane: no longer a loaded value. (Guarded, lanes the
+            // guard skips keep the old one: it stays tainted.)
+            list.retain(|y| *y != x);
+        }
+    }
+
+    fn admits(&mut self, guard: Option<(u32, bool)>, kind: Option<&Kind>) -> bool {
+        let g = guard.map(|(p, _)| Src::Pred(p));
+        let gt = g.is_some_and(|g| self.tainted(g));
+        match kind {
+            Some(Kind::Native(x)) => {
+                let t = gt
+                    || x.s[..x.nsrc as usize].iter().any(|s| self.tainted(*s))
+                    || x.comb.is_some_and(|(_, c)| self.tainted(c));
+                self.set(x.d, t, guard.is_some());
+                self.set(x.q, t, guard.is_some());
+                true
+            }
+            Some(Kind::Mem(m)) => {
+                if m.space == Space::KParam {
+                    // Uniform, read-only: read once before the lanes run.
+                    if let Some(d) = m.d {
+                        self.set(d[0], gt, guard.is_some());
+                    }
+                    return true;
+                }
+                if self.stored || gt || self.tainted(m.addr) || (m.d.is_none() && self.loaded) {
+                    return false;
+                }
+                match m.d {
+                    Some(d) => {
+                        self.loaded = true;
+                        for x in &d[..m.n as usize] {
+                            self.set(*x, true, guard.is_some());
+                        }
+                    }
+                    None => self.stored = true,
+                }
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// A run holds only native instructions (built so above).
@@ -363,6 +760,8 @@ struct Gen<'a, 'f> {
     blocks: &'a HashMap<u32, Block>,
     helper_sig: cranelift_codegen::ir::SigRef,
     next_var: u32,
+    /// Registers live at each pc (`liveness`), when known.
+    live: Option<&'a [Vec<u64>]>,
 }
 
 /// Per lane of a run: values of registers and predicate bits so far.
@@ -491,6 +890,227 @@ impl Gen<'_, '_> {
         self.goto(pc + 1);
     }
 
+    /// A loop over the lanes of `m`, lowest first: `body(self, lane, the lane's register
+    /// base)`; the builder ends after the loop.
+    fn lanes(&mut self, m: Value, mut body: impl FnMut(&mut Self, Value, Value)) {
+        let left = self.var(types::I32);
+        self.b.def_var(left, m);
+        let header = self.b.create_block();
+        let each = self.b.create_block();
+        let after = self.b.create_block();
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(header);
+        let mm = self.b.use_var(left);
+        self.b.ins().brif(mm, each, &[], after, &[]);
+        self.b.switch_to_block(each);
+        let lane = self.b.ins().ctz(mm);
+        let m1 = self.b.ins().iadd_imm(mm, -1);
+        let rest = self.b.ins().band(mm, m1);
+        self.b.def_var(left, rest);
+        let lane64 = self.b.ins().uextend(types::I64, lane);
+        let off = self.b.ins().imul_imm(lane64, 8);
+        let base = self.b.ins().iadd(self.regs, off);
+        body(self, lane, base);
+        self.b.ins().jump(header, &[]);
+        self.b.switch_to_block(after);
+    }
+
+    /// `size` bytes at `p + off`, extended as the interpreter's `extend` does.
+    fn load_sized(&mut self, p: Value, off: i32, size: u8, signed: bool) -> Value {
+        let f = MemFlags::new();
+        let ins = self.b.ins();
+        match (size, signed) {
+            (1, false) => ins.uload8(types::I64, f, p, off),
+            (1, true) => ins.sload8(types::I64, f, p, off),
+            (2, false) => ins.uload16(types::I64, f, p, off),
+            (2, true) => ins.sload16(types::I64, f, p, off),
+            (4, false) => ins.uload32(f, p, off),
+            (4, true) => ins.sload32(f, p, off),
+            _ => ins.load(types::I64, f, p, off),
+        }
+    }
+
+    fn store_sized(&mut self, v: Value, p: Value, off: i32, size: u8) {
+        let f = MemFlags::new();
+        let ins = self.b.ins();
+        match size {
+            1 => ins.istore8(f, v, p, off),
+            2 => ins.istore16(f, v, p, off),
+            4 => ins.istore32(f, v, p, off),
+            _ => ins.store(f, v, p, off),
+        };
+    }
+
+    /// To `access` with the shared buffer's delta when `total` bytes at every address in
+    /// `lo..=hi` (less `window`, the generic shared window's start, or 0) lie inside the
+    /// block's shared memory (`in_window` of the interpreter: the highest access decides,
+    /// as the window starts at 0); else to `bail`.
+    fn shared_check(
+        &mut self,
+        lo: Value,
+        hi: Value,
+        window: u64,
+        total: i64,
+        access: Block,
+        bail: Block,
+    ) {
+        let flags = MemFlags::trusted();
+        let limit = self
+            .b
+            .ins()
+            .load(types::I64, flags, self.frame, OFF_SHARED_LIMIT);
+        let shared = self.b.ins().load(types::I64, flags, self.frame, OFF_SHARED);
+        let h = self.b.ins().iadd_imm(hi, (window as i64).wrapping_neg());
+        let above = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, lo, window as i64);
+        let le = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, h, limit);
+        let room = self.b.ins().isub(limit, h);
+        let fits = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, room, total);
+        let ok = self.b.ins().band(above, le);
+        let ok = self.b.ins().band(ok, fits);
+        let delta = self
+            .b
+            .ins()
+            .iadd_imm(shared, (window as i64).wrapping_neg());
+        self.b
+            .ins()
+            .brif(ok, access, &[BlockArg::Value(delta)], bail, &[]);
+    }
+
+    /// To `access` with the span's delta (host - base) when one TLB entry covers `total`
+    /// bytes at every address in `lo..=hi` (writable for a store), with its host address
+    /// aligned to the element size as the device address is; else to `bail`. The entries
+    /// are read afresh: the interpreter adds to them.
+    #[allow(clippy::too_many_arguments)]
+    fn tlb_check(
+        &mut self,
+        lo: Value,
+        hi: Value,
+        total: i64,
+        size: u8,
+        store: bool,
+        access: Block,
+        bail: Block,
+    ) {
+        let flags = MemFlags::trusted();
+        let tlb = self.b.ins().load(types::I64, flags, self.frame, OFF_TLB);
+        for e in 0..TLB_ENTRIES as i32 {
+            let at = e * TLB_ENTRY_SIZE;
+            let base = self.b.ins().load(types::I64, flags, tlb, at + TLB_BASE);
+            let len = self.b.ins().load(types::I64, flags, tlb, at + TLB_LEN);
+            let host = self.b.ins().load(types::I64, flags, tlb, at + TLB_HOST);
+            // lo >= base, then (hi - base) + total <= len without overflow.
+            let c1 = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, lo, base);
+            let rel = self.b.ins().isub(hi, base);
+            let c2 = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, rel, len);
+            let room = self.b.ins().isub(len, rel);
+            let c3 = self
+                .b
+                .ins()
+                .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, room, total);
+            let delta = self.b.ins().isub(host, base);
+            let hp = self.b.ins().iadd(delta, lo);
+            let mis = self.b.ins().band_imm(hp, size as i64 - 1);
+            let c4 = self.b.ins().icmp_imm(IntCC::Equal, mis, 0);
+            let mut ok = self.b.ins().band(c1, c2);
+            ok = self.b.ins().band(ok, c3);
+            ok = self.b.ins().band(ok, c4);
+            if store {
+                let wr = self.b.ins().load(types::I64, flags, tlb, at + TLB_WRITABLE);
+                let c5 = self.b.ins().icmp_imm(IntCC::NotEqual, wr, 0);
+                ok = self.b.ins().band(ok, c5);
+            }
+            let next = self.b.create_block();
+            self.b
+                .ins()
+                .brif(ok, access, &[BlockArg::Value(delta)], next, &[]);
+            self.b.switch_to_block(next);
+        }
+        self.b.ins().jump(bail, &[]);
+    }
+
+    /// `ld.param` at a constant address: one read of the launch's buffer after the bound
+    /// check `locate` makes (alignment was checked when compiling), or to `bail`.
+    fn param_value(&mut self, m: Mem, bail: Block) -> Value {
+        let a = match m.addr {
+            Src::Imm(a) => param_offset(a.wrapping_add(m.off as u64)),
+            _ => 0,
+        };
+        let flags = MemFlags::trusted();
+        let len = self
+            .b
+            .ins()
+            .load(types::I64, flags, self.frame, OFF_PARAMS_LEN);
+        // a + size <= len (a < 2^32: no overflow).
+        let ok = self.b.ins().icmp_imm(
+            IntCC::UnsignedGreaterThanOrEqual,
+            len,
+            (a + m.size as u64) as i64,
+        );
+        let go = self.b.create_block();
+        self.b.ins().brif(ok, go, &[], bail, &[]);
+        self.b.switch_to_block(go);
+        let params = self.b.ins().load(types::I64, flags, self.frame, OFF_PARAMS);
+        let p = self.b.ins().iadd_imm(params, a as i64);
+        self.load_sized(p, 0, m.size, m.signed)
+    }
+
+    /// A special register's value in lane `lane` (the kinds `plain` lets through), as
+    /// `BlockCtx::sreg` computes it.
+    fn sreg(&mut self, s: Sreg, lane: Value) -> Value {
+        let f = MemFlags::trusted();
+        let frame = self.frame;
+        let ld = |g: &mut Self, off: i32| g.b.ins().load(types::I32, f, frame, off);
+        let v = match s {
+            Sreg::Tid(d) => {
+                let wid = ld(self, OFF_WARP_ID);
+                let w32 = self.b.ins().imul_imm(wid, 32);
+                let lin = self.b.ins().iadd(w32, lane);
+                let bx = ld(self, OFF_NTID);
+                match d {
+                    0 => {
+                        // One-dimensional blocks (the common case) need no division.
+                        let flat = ld(self, OFF_FLAT);
+                        let slow = self.b.create_block();
+                        let join = self.b.create_block();
+                        let v = self.b.append_block_param(join, types::I32);
+                        self.b
+                            .ins()
+                            .brif(flat, join, &[BlockArg::Value(lin)], slow, &[]);
+                        self.b.switch_to_block(slow);
+                        let r = self.b.ins().urem(lin, bx);
+                        self.b.ins().jump(join, &[BlockArg::Value(r)]);
+                        self.b.switch_to_block(join);
+                        v
+                    }
+                    1 => {
+                        let by = ld(self, OFF_NTID + 4);
+                        let q = self.b.ins().udiv(lin, bx);
+                        self.b.ins().urem(q, by)
+                    }
+                    _ => {
+                        let by = ld(self, OFF_NTID + 4);
+                        let bxy = self.b.ins().imul(bx, by);
+                        self.b.ins().udiv(lin, bxy)
+                    }
+                }
+            }
+            Sreg::Ntid(d) => ld(self, OFF_NTID + 4 * d as i32),
+            Sreg::Ctaid(d) => ld(self, OFF_CTAID + 4 * d as i32),
+            Sreg::Nctaid(d) => ld(self, OFF_NCTAID + 4 * d as i32),
+            _ => lane,
+        };
+        self.b.ins().uextend(types::I64, v)
+    }
+
     fn bra(&mut self, pc: u32, target: u32, guard: Option<(u32, bool)>) {
         self.enter_unit(pc, 1);
         // Uniform: taken by the whole group; the interpreter's rule is to go on only
@@ -531,9 +1151,15 @@ impl Gen<'_, '_> {
         self.leave(pc);
     }
 
-    /// A run: for each lane of the group, every instruction of the run.
-    fn run(&mut self, prog: &Program, pc: u32, list: &[Native]) {
-        let _ = prog;
+    /// A run: for each lane of the group, every instruction of the run (see `RunFit`).
+    /// With loads and stores, first every parameter the run loads (uniform: read once,
+    /// after the bound check), then a pass over the lanes computing only what addresses
+    /// and guards need, gathering each access's lowest and highest address; then each
+    /// access's region is checked once for all lanes (`mem_check`). Anything that fails
+    /// leaves to the interpreter at the run's first instruction, before any lane has
+    /// run any of it: it runs them one by one and faults exactly where it always does,
+    /// or translates what the TLB missed (the next run hits). Then the lanes run.
+    fn run(&mut self, prog: &Program, pc: u32, list: &[Item]) {
         let len = list.len() as u32;
         self.enter_unit(pc, len);
         let flags = MemFlags::trusted();
@@ -545,10 +1171,11 @@ impl Gen<'_, '_> {
             }
         }
         let insts = &prog.insts[pc as usize..(pc + len) as usize];
-        for (k, x) in list.iter().enumerate() {
+        for (k, it) in list.iter().enumerate() {
             if let Some((p, _)) = insts[k].guard {
                 note(p, &mut used);
             }
+            let Item::Nat(x) = it else { continue };
             for s in x.s[..x.nsrc as usize]
                 .iter()
                 .chain(x.comb.as_ref().map(|(_, c)| c))
@@ -578,10 +1205,98 @@ impl Gen<'_, '_> {
             .iter()
             .copied()
             .filter(|p| {
-                list.iter()
-                    .any(|x| x.d == Dst::Pred(*p) || x.q == Dst::Pred(*p))
+                list.iter().any(|it| match it {
+                    Item::Nat(x) => x.d == Dst::Pred(*p) || x.q == Dst::Pred(*p),
+                    Item::Mem(_) => false,
+                })
             })
             .collect();
+        let bail = self.b.create_block();
+        // Parameters: one read each.
+        let mut params: HashMap<usize, Value> = HashMap::new();
+        for (k, it) in list.iter().enumerate() {
+            if let Item::Mem(m) = it {
+                if m.space == Space::KParam {
+                    let v = self.param_value(*m, bail);
+                    params.insert(k, v);
+                }
+            }
+        }
+        let accesses: Vec<usize> = (0..list.len())
+            .filter(|k| matches!(list[*k], Item::Mem(m) if m.space != Space::KParam))
+            .collect();
+        let mut deltas: HashMap<usize, Value> = HashMap::new();
+        if !accesses.is_empty() {
+            let slice = address_slice(list, insts);
+            // Per access: lowest and highest address, their bits or-ed, any lane at all.
+            let acc: Vec<[Variable; 4]> = accesses
+                .iter()
+                .map(|_| {
+                    let v = [
+                        self.var(types::I64),
+                        self.var(types::I64),
+                        self.var(types::I64),
+                        self.var(types::I64),
+                    ];
+                    for (x, init) in v.iter().zip([u64::MAX as i64, 0, 0, 0]) {
+                        let c = self.b.ins().iconst(types::I64, init);
+                        self.b.def_var(*x, c);
+                    }
+                    v
+                })
+                .collect();
+            self.lanes(self.mask, |g, lane, base| {
+                let mut st = LaneState::default();
+                let mut j = 0;
+                for (k, it) in list.iter().enumerate() {
+                    let active = insts[k].guard.map(|(p, neg)| {
+                        let bit = g.pbit(&mut st, &words, p, lane);
+                        if neg {
+                            g.b.ins().bxor_imm(bit, 1)
+                        } else {
+                            bit
+                        }
+                    });
+                    match it {
+                        Item::Nat(x) if slice[k] => {
+                            g.native(&mut st, &words, base, lane, x, active)
+                        }
+                        Item::Mem(m) if m.space == Space::KParam => {
+                            if let (true, Some(d)) = (slice[k], m.d) {
+                                g.write(&mut st, &words, base, lane, d[0], params[&k], active);
+                            }
+                        }
+                        Item::Mem(m) => {
+                            let a = g.src(&mut st, &words, base, lane, m.addr);
+                            let a = g.b.ins().iadd_imm(a, m.off);
+                            let [lo, hi, bits, any] = acc[j];
+                            j += 1;
+                            let on = active.unwrap_or_else(|| g.b.ins().iconst(types::I64, 1));
+                            let old = [lo, hi, bits, any].map(|v| g.b.use_var(v));
+                            let new = [
+                                g.b.ins().umin(old[0], a),
+                                g.b.ins().umax(old[1], a),
+                                g.b.ins().bor(old[2], a),
+                                on,
+                            ];
+                            for (i, v) in [lo, hi, bits].into_iter().enumerate() {
+                                let x = g.b.ins().select(on, new[i], old[i]);
+                                g.b.def_var(v, x);
+                            }
+                            let x = g.b.ins().bor(old[3], on);
+                            g.b.def_var(any, x);
+                        }
+                        _ => {}
+                    }
+                }
+            });
+            for (j, &k) in accesses.iter().enumerate() {
+                let Item::Mem(m) = list[k] else { continue };
+                let [lo, hi, bits, any] = acc[j].map(|v| self.b.use_var(v));
+                let delta = self.mem_check(m, lo, hi, bits, any, bail);
+                deltas.insert(k, delta);
+            }
+        }
         let left = self.var(types::I32);
         let guarded_count = self.var(types::I64);
         let accs: HashMap<u32, Variable> =
@@ -610,7 +1325,7 @@ impl Gen<'_, '_> {
         let base = self.b.ins().iadd(self.regs, off);
         let mut st = LaneState::default();
         let mut unguarded = 0i64;
-        for (k, x) in list.iter().enumerate() {
+        for (k, it) in list.iter().enumerate() {
             let active = match insts[k].guard {
                 None => {
                     unguarded += 1;
@@ -629,9 +1344,22 @@ impl Gen<'_, '_> {
                     Some(bit)
                 }
             };
-            self.native(&mut st, &words, base, lane, x, active);
+            match it {
+                Item::Nat(x) => self.native(&mut st, &words, base, lane, x, active),
+                Item::Mem(m) if m.space == Space::KParam => {
+                    if let Some(d) = m.d {
+                        self.write(&mut st, &words, base, lane, d[0], params[&k], active);
+                    }
+                }
+                Item::Mem(m) => self.access(&mut st, &words, base, lane, *m, deltas[&k], active),
+            }
         }
+        let live_after = self.live.map(|l| &l[(pc + len) as usize]);
         for r in std::mem::take(&mut st.dirty) {
+            // A register no path reads again before overwriting it need not be stored.
+            if live_after.is_some_and(|l| l[r as usize / 64] >> (r % 64) & 1 == 0) {
+                continue;
+            }
             let v = st.regs[&r];
             self.b.ins().store(flags, v, base, r as i32 * 256);
         }
@@ -659,6 +1387,133 @@ impl Gen<'_, '_> {
         let total = self.b.ins().iadd(base_count, g);
         self.add_count(total);
         self.goto(pc + len);
+        self.b.switch_to_block(bail);
+        self.leave(pc);
+    }
+
+    /// One lane's load or store at `address + delta` (its host address: `mem_check`
+    /// found the whole access inside the region for every lane); under a guard only
+    /// when the lane's guard holds.
+    #[allow(clippy::too_many_arguments)]
+    fn access(
+        &mut self,
+        st: &mut LaneState,
+        words: &HashMap<u32, Value>,
+        base: Value,
+        lane: Value,
+        m: Mem,
+        delta: Value,
+        active: Option<Value>,
+    ) {
+        let a = self.src(st, words, base, lane, m.addr);
+        let a = self.b.ins().iadd_imm(a, m.off);
+        let p = self.b.ins().iadd(a, delta);
+        let n = m.n as usize;
+        let size = m.size;
+        // Values to store, read before the guard's branch (so they dominate what follows).
+        let vals: Vec<Value> = match m.d {
+            None => (0..n)
+                .map(|k| self.src(st, words, base, lane, m.v[k]))
+                .collect(),
+            Some(_) => Vec::new(),
+        };
+        let (go, join) = match active {
+            Some(bit) => {
+                let go = self.b.create_block();
+                let join = self.b.create_block();
+                if m.d.is_some() {
+                    for _ in 0..n {
+                        self.b.append_block_param(join, types::I64);
+                    }
+                }
+                let zeros: Vec<BlockArg> = (0..if m.d.is_some() { n } else { 0 })
+                    .map(|_| BlockArg::Value(self.b.ins().iconst(types::I64, 0)))
+                    .collect();
+                self.b.ins().brif(bit, go, &[], join, &zeros);
+                self.b.switch_to_block(go);
+                (Some(go), Some(join))
+            }
+            None => (None, None),
+        };
+        let _ = go;
+        match m.d {
+            Some(d) => {
+                let loaded: Vec<Value> = (0..n)
+                    .map(|k| self.load_sized(p, k as i32 * size as i32, size, m.signed))
+                    .collect();
+                let loaded = match join {
+                    Some(join) => {
+                        let args: Vec<BlockArg> =
+                            loaded.iter().map(|v| BlockArg::Value(*v)).collect();
+                        self.b.ins().jump(join, &args);
+                        self.b.switch_to_block(join);
+                        self.b.block_params(join).to_vec()
+                    }
+                    None => loaded,
+                };
+                for (k, v) in loaded.into_iter().enumerate() {
+                    self.write(st, words, base, lane, d[k], v, active);
+                }
+            }
+            None => {
+                for (k, v) in vals.into_iter().enumerate() {
+                    self.store_sized(v, p, k as i32 * size as i32, size);
+                }
+                if let Some(join) = join {
+                    self.b.ins().jump(join, &[]);
+                    self.b.switch_to_block(join);
+                }
+            }
+        }
+    }
+
+    /// The host delta (host address - device address) of an access whose lanes' lowest
+    /// and highest addresses are `lo` and `hi` (`bits` or-ed, `any` whether a lane runs
+    /// it at all: none, nothing to check), or to `bail`.
+    fn mem_check(
+        &mut self,
+        m: Mem,
+        lo: Value,
+        hi: Value,
+        bits: Value,
+        any: Value,
+        bail: Block,
+    ) -> Value {
+        let done = self.b.create_block();
+        let delta = self.b.append_block_param(done, types::I64);
+        let check = self.b.create_block();
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b
+            .ins()
+            .brif(any, check, &[], done, &[BlockArg::Value(zero)]);
+        self.b.switch_to_block(check);
+        let total = m.size as i64 * m.n as i64;
+        // A vector's first address aligned to the whole vector, a scalar's to its size:
+        // `locate` and the vector check of `load`/`store`.
+        let mis = self.b.ins().band_imm(bits, total - 1);
+        let aligned = self.b.create_block();
+        self.b.ins().brif(mis, bail, &[], aligned, &[]);
+        self.b.switch_to_block(aligned);
+        let store = m.d.is_none();
+        match m.space {
+            Space::Shared => self.shared_check(lo, hi, 0, total, done, bail),
+            Space::Generic => {
+                let global = self.b.create_block();
+                let shared = self.b.create_block();
+                let below =
+                    self.b
+                        .ins()
+                        .icmp_imm(IntCC::UnsignedLessThan, hi, SHARED_WINDOW as i64);
+                self.b.ins().brif(below, global, &[], shared, &[]);
+                self.b.switch_to_block(global);
+                self.tlb_check(lo, hi, total, m.size, store, done, bail);
+                self.b.switch_to_block(shared);
+                self.shared_check(lo, hi, SHARED_WINDOW, total, done, bail);
+            }
+            _ => self.tlb_check(lo, hi, total, m.size, store, done, bail),
+        }
+        self.b.switch_to_block(done);
+        delta
     }
 
     /// Predicate `p`'s bit of this lane, 0 or 1 (i64).
@@ -706,6 +1561,14 @@ impl Gen<'_, '_> {
             Src::NotPred(p) => {
                 let v = self.pbit(st, words, p, lane);
                 self.b.ins().bxor_imm(v, 1)
+            }
+            Src::Sreg(sr) => self.sreg(sr, lane),
+            Src::DynShared(off) => {
+                let v =
+                    self.b
+                        .ins()
+                        .load(types::I64, MemFlags::trusted(), self.frame, OFF_DYN_SHARED);
+                self.b.ins().iadd_imm(v, off)
             }
             // Not classified native (`plain`).
             _ => self.b.ins().iconst(types::I64, 0),

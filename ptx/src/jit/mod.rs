@@ -11,20 +11,38 @@
 //! lanes goes on in straight lines or uniform branches, and returns the pc at which the
 //! interpreter goes on. What it does not compile it hands back that way (control flow
 //! that splits or ends the group, barriers, calls) or runs through the interpreter's own
-//! code for that instruction (`BlockCtx::exec`, called per warp instruction: memory,
-//! shuffles, votes, atomics, conversions...). So faults, messages, memory checks and
-//! translation are the interpreter's, by construction, and the step and time limits are
+//! code for that instruction (`BlockCtx::exec`, called per warp instruction: local
+//! memory, shuffles, votes, atomics, conversions...). The step and time limits are
 //! polled at the same instruction counts: the code stops where the interpreter would
 //! check (`stop_at`).
 //!
-//! Lanes: arithmetic the compiler knows exactly (`native`) runs in *runs*, maximal
-//! straight-line sequences of such instructions with no branch target inside: a loop over
-//! the group's lanes runs the whole sequence for one lane with its values in host
-//! registers. Register arithmetic of one lane never reads another lane's, so the order
-//! (lane by lane instead of instruction by instruction) changes nothing but speed;
-//! predicates written in a run are merged into their words after the loop, so a lane
-//! reading another's bit of it could not see a new value early (none can anyway).
-//! Everything else is one warp instruction at a time, in the interpreter's order.
+//! Memory: loads and stores of shared, global, constant and generic memory, and
+//! parameters at constant addresses, are compiled (`lower::mem_kind`). The code reaches
+//! only what the interpreter would: the block's shared buffer below its bound, the
+//! launch's parameter buffer below its length, and spans `Memory::translate` handed out,
+//! read from the block's own TLB (`BlockCtx::tlb`, laid out `repr(C)` for this). Every
+//! access is checked for all lanes before any lane runs it: alignment (as `locate`), the
+//! shared bound (the highest address decides; an address that wraps around is above
+//! it), or one TLB span covering the lowest to the highest address (writable for stores,
+//! its host address aligned). When any check fails (a fault, a TLB miss, lanes in two
+//! spans, a generic address in the local window) the code returns to the interpreter at
+//! the start of the run, before any lane has run any of it: the interpreter runs those
+//! instructions itself and faults at the lane, address and message it always does, or
+//! translates and fills the TLB, so the next warp's run hits. Faults and messages stay
+//! the interpreter's by construction.
+//!
+//! Lanes: arithmetic the compiler knows exactly (`native`) and the loads and stores above
+//! run in *runs*, straight-line sequences with no branch target inside: a loop over the
+//! group's lanes runs the whole sequence for one lane with its values in host registers.
+//! Register arithmetic of one lane never reads another lane's, so the order (lane by lane
+//! instead of instruction by instruction) changes nothing but speed; memory could, so a
+//! run holds loads or one store, never both (`RunFit`), and a load's value never feeds
+//! an address or guard of the same run (the first pass over the lanes, which checks the
+//! accesses, computes addresses without loading). Predicates written in a run are merged
+//! into their words after the loop. A run stores only registers live after it
+//! (`lower::liveness`), when the kernel has no instruction reading other lanes'
+//! registers. Everything else is one warp instruction at a time, in the interpreter's
+//! order.
 
 mod lower;
 mod native;
@@ -35,7 +53,7 @@ use std::ffi::c_void;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
-use crate::exec::{BlockCtx, Fault, Warp};
+use crate::exec::{BlockCtx, Fault, TlbEntry, Warp};
 use crate::Module;
 
 /// Per kernel of a module: its compiled code, or None when it did not compile (the
@@ -112,6 +130,25 @@ pub(crate) struct Frame {
     stop_at: u64,
     mask: u32,
     other: u32,
+    /// The block's cache of translated spans (`BlockCtx::tlb`, `TLB_ENTRIES` entries):
+    /// compiled loads and stores of global memory look their addresses up in it and go
+    /// back to the interpreter on a miss (which translates and fills it).
+    tlb: *const TlbEntry,
+    /// The block's shared memory (at least `shared_limit` bytes) and its bound.
+    shared: *mut u8,
+    shared_limit: u64,
+    dyn_shared_base: u64,
+    /// The launch's parameter buffer.
+    params: *const u8,
+    params_len: u64,
+    /// What special registers read: the warp's index in the block, whether the block
+    /// is one-dimensional (`%tid.x` is then the lane's index), its shape, the block's
+    /// index and the grid's shape.
+    warp_id: u32,
+    flat: u32,
+    ntid: [u32; 3],
+    ctaid: [u32; 3],
+    nctaid: [u32; 3],
     ctx: *mut c_void,
     warp: *mut Warp,
     fault: Option<Fault>,
@@ -125,6 +162,50 @@ pub(crate) const OFF_INSTRUCTIONS: i32 = 24;
 pub(crate) const OFF_STOP_AT: i32 = 32;
 pub(crate) const OFF_MASK: i32 = 40;
 pub(crate) const OFF_OTHER: i32 = 44;
+pub(crate) const OFF_TLB: i32 = 48;
+pub(crate) const OFF_SHARED: i32 = 56;
+pub(crate) const OFF_SHARED_LIMIT: i32 = 64;
+pub(crate) const OFF_DYN_SHARED: i32 = 72;
+pub(crate) const OFF_PARAMS: i32 = 80;
+pub(crate) const OFF_PARAMS_LEN: i32 = 88;
+pub(crate) const OFF_WARP_ID: i32 = 96;
+pub(crate) const OFF_FLAT: i32 = 100;
+pub(crate) const OFF_NTID: i32 = 104;
+pub(crate) const OFF_CTAID: i32 = 116;
+pub(crate) const OFF_NCTAID: i32 = 128;
+
+// The offsets `lower` compiles in are the frame's (checked when this crate compiles).
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(Frame, regs) == OFF_REGS as usize);
+    assert!(offset_of!(Frame, preds) == OFF_PREDS as usize);
+    assert!(offset_of!(Frame, steps) == OFF_STEPS as usize);
+    assert!(offset_of!(Frame, instructions) == OFF_INSTRUCTIONS as usize);
+    assert!(offset_of!(Frame, stop_at) == OFF_STOP_AT as usize);
+    assert!(offset_of!(Frame, mask) == OFF_MASK as usize);
+    assert!(offset_of!(Frame, other) == OFF_OTHER as usize);
+    assert!(offset_of!(Frame, tlb) == OFF_TLB as usize);
+    assert!(offset_of!(Frame, shared) == OFF_SHARED as usize);
+    assert!(offset_of!(Frame, shared_limit) == OFF_SHARED_LIMIT as usize);
+    assert!(offset_of!(Frame, dyn_shared_base) == OFF_DYN_SHARED as usize);
+    assert!(offset_of!(Frame, params) == OFF_PARAMS as usize);
+    assert!(offset_of!(Frame, params_len) == OFF_PARAMS_LEN as usize);
+    assert!(offset_of!(Frame, warp_id) == OFF_WARP_ID as usize);
+    assert!(offset_of!(Frame, flat) == OFF_FLAT as usize);
+    assert!(offset_of!(Frame, ntid) == OFF_NTID as usize);
+    assert!(offset_of!(Frame, ctaid) == OFF_CTAID as usize);
+    assert!(offset_of!(Frame, nctaid) == OFF_NCTAID as usize);
+    assert!(offset_of!(TlbEntry, base) == TLB_BASE as usize);
+    assert!(offset_of!(TlbEntry, len) == TLB_LEN as usize);
+    assert!(offset_of!(TlbEntry, host) == TLB_HOST as usize);
+    assert!(offset_of!(TlbEntry, writable) == TLB_WRITABLE as usize);
+    assert!(std::mem::size_of::<TlbEntry>() == TLB_ENTRY_SIZE as usize);
+};
+pub(crate) const TLB_BASE: i32 = 0;
+pub(crate) const TLB_LEN: i32 = 8;
+pub(crate) const TLB_HOST: i32 = 16;
+pub(crate) const TLB_WRITABLE: i32 = 24;
+pub(crate) const TLB_ENTRY_SIZE: i32 = 32;
 
 /// Runs the compiled code of the group `mask` of warp `w` from `pc` (where the
 /// interpreter has done its checks) and returns the pc where the interpreter goes on
@@ -141,6 +222,20 @@ pub(crate) fn enter(
     // The interpreter polls the stop flag and the clock when the step count is a
     // multiple of 65,536, and checks the limit before every instruction.
     let stop_at = limit.min((w.steps | 0xffff).saturating_add(1));
+    let params = ctx.launch.params;
+    let block = ctx.launch.block;
+    let ctaid = ctx.ctaid;
+    let ctxp: *mut BlockCtx<'_> = ctx;
+    // Safety: `ctxp` is `ctx`, borrowed mutably for this call; these only take the
+    // addresses of its fields (no reference outlives the statement).
+    let (tlb, shared, shared_limit, dyn_shared_base) = unsafe {
+        (
+            std::ptr::addr_of!((*ctxp).tlb) as *const TlbEntry,
+            (*ctxp).shared.as_mut_ptr(),
+            (*ctxp).shared_limit.min((*ctxp).shared.len() as u64),
+            (*ctxp).dyn_shared_base,
+        )
+    };
     let mut frame = Frame {
         regs: w.regs.as_mut_ptr(),
         preds: w.preds.as_mut_ptr(),
@@ -149,7 +244,19 @@ pub(crate) fn enter(
         stop_at,
         mask,
         other,
-        ctx: ctx as *mut BlockCtx<'_> as *mut c_void,
+        tlb,
+        shared,
+        shared_limit,
+        dyn_shared_base,
+        params: params.as_ptr(),
+        params_len: params.len() as u64,
+        warp_id: w.id,
+        flat: (block[1] == 1 && block[2] == 1) as u32,
+        // At least 1, so compiled code never divides by 0 (a launch has no empty side).
+        ntid: block.map(|x| x.max(1)),
+        ctaid,
+        nctaid: ctx.launch.grid,
+        ctx: ctxp as *mut c_void,
         warp: w as *mut Warp,
         fault: None,
         panic: None,
@@ -157,7 +264,12 @@ pub(crate) fn enter(
     // Safety: `entry` was compiled for this program, whose register and predicate
     // counts sized `w.regs` and `w.preds` (run_block), so every register index it uses
     // is in bounds; it reaches the block and the warp only through `helper_exec`, which
-    // runs while the compiled code waits, and the frame outlives the call.
+    // runs while the compiled code waits, and the frame outlives the call. Memory it
+    // reaches itself: the shared buffer below `shared_limit` (clamped to the buffer's
+    // length above), the parameter buffer below `params_len`, and host spans of `tlb`
+    // entries, each only after checking the whole access lies inside (`lower::mem`);
+    // the helper may add TLB entries (the array does not move) but never frees or
+    // reallocates the shared buffer, so the pointers stay valid for the call.
     let ret = unsafe { (code.entry)(&mut frame, pc) };
     w.steps = frame.steps;
     ctx.instructions += frame.instructions;
