@@ -281,3 +281,36 @@ pub fn guarded(
     );
     err
 }
+
+/// The generator of ptx/corpus/runner.c, word for word.
+pub fn corpus_input(kernel: &str, n: usize) -> Vec<u32> {
+    const SPECIAL: [u32; 40] = [
+        0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7fa00001,
+        0x7fffffff, 0x00000001, 0x807fffff, 0x00800000, 0x7f7fffff, 0xff7fffff, 0x3f800000,
+        0xbf800000, 0x3f000000, 0x4f000000, 0xcf000000, 0x5f000000, 0x4b000001, 0x3fc00000,
+        0x40200000, 0xbfc00000, 0x477fe000, 0x477ff000, 0x33800000, 0xffffffff, 0x0000001f,
+        0x00000020, 0x00000021, 0x0000003f, 0x00000040, 0x7fffffff, 0x80000001, 0x0000ffff,
+        0x00008000, 0x000000ff, 0x00000080, 0x40490fdb, 0x3eaaaaab,
+    ];
+    let mut x = kernel
+        .bytes()
+        .fold(2166136261u32, |h, b| (h ^ b as u32).wrapping_mul(16777619))
+        | 1;
+    let mut step = || {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x
+    };
+    (0..n)
+        .map(|_| {
+            let r = step();
+            let y = step();
+            if r & 3 == 0 {
+                SPECIAL[(y % SPECIAL.len() as u32) as usize]
+            } else {
+                y
+            }
+        })
+        .collect()
+}
