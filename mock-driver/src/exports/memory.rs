@@ -217,19 +217,21 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        // Captured into a graph on a capturing stream; else queued or run now, in order.
-        if !capturing(s)? {
-            // Safety: cuda.h requires `src` readable for n bytes until the copy has run.
-            if unsafe { queue_copy(s, dst, src as u64, n) }? {
-                return Ok(());
-            }
-            let _order = stream(s)?;
-            return Self::cuMemcpyHtoD_v2(dst, src, n);
-        }
-        let src = src as usize;
+        let from = src as usize;
         // Safety: the program keeps `src` readable until the copy has run (cuda.h).
-        let body = move || unsafe { Self::cuMemcpyHtoD_v2(dst, src as *const c_void, n) };
-        async_op(s, false, || format!("HtoD {n} bytes"), body)
+        let body = move || unsafe { Self::cuMemcpyHtoD_v2(dst, from as *const c_void, n) };
+        // Safety: as above.
+        unsafe {
+            async_copy(
+                s,
+                dst,
+                src as u64,
+                n,
+                true,
+                || format!("HtoD {n} bytes"),
+                body,
+            )
+        }
     }
 
     unsafe fn cuMemcpyDtoHAsync_v2(
@@ -238,19 +240,21 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        // Captured into a graph on a capturing stream; else queued or run now, in order.
-        if !capturing(s)? {
-            // Safety: cuda.h requires `dst` writable for n bytes until the copy has run.
-            if unsafe { queue_copy(s, dst as u64, src, n) }? {
-                return Ok(());
-            }
-            let _order = stream(s)?;
-            return Self::cuMemcpyDtoH_v2(dst, src, n);
-        }
-        let dst = dst as usize;
+        let to = dst as usize;
         // Safety: the program keeps `dst` writable until the copy has run (cuda.h).
-        let body = move || unsafe { Self::cuMemcpyDtoH_v2(dst as *mut c_void, src, n) };
-        async_op(s, false, || format!("DtoH {n} bytes"), body)
+        let body = move || unsafe { Self::cuMemcpyDtoH_v2(to as *mut c_void, src, n) };
+        // Safety: as above.
+        unsafe {
+            async_copy(
+                s,
+                dst as u64,
+                src,
+                n,
+                true,
+                || format!("DtoH {n} bytes"),
+                body,
+            )
+        }
     }
 
     unsafe fn cuMemcpyDtoDAsync_v2(
@@ -259,18 +263,10 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        // Captured into a graph on a capturing stream; else queued or run now, in order.
-        if !capturing(s)? {
-            // Safety: both sides are device addresses, or page-locked memory the driver holds.
-            if unsafe { queue_copy(s, dst, src, n) }? {
-                return Ok(());
-            }
-            let _order = stream(s)?;
-            return Self::cuMemcpyDtoD_v2(dst, src, n);
-        }
         // Safety: device addresses only, checked when the copy runs.
         let body = move || unsafe { Self::cuMemcpyDtoD_v2(dst, src, n) };
-        async_op(s, false, || format!("DtoD {n} bytes"), body)
+        // Safety: both sides are device addresses, or page-locked memory the driver holds.
+        unsafe { async_copy(s, dst, src, n, true, || format!("DtoD {n} bytes"), body) }
     }
 
     unsafe fn cuMemcpyAsync(
@@ -279,18 +275,11 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        // Captured into a graph on a capturing stream; else queued or run now, in order.
-        if !capturing(s)? {
-            // Safety: cuda.h requires host sides valid for n bytes until the copy has run.
-            if dst != 0 && src != 0 && unsafe { queue_copy(s, dst, src, n) }? {
-                return Ok(());
-            }
-            let _order = stream(s)?;
-            return Self::cuMemcpy(dst, src, n);
-        }
         // Safety: the program keeps host addresses valid until the copy has run (cuda.h).
         let body = move || unsafe { Self::cuMemcpy(dst, src, n) };
-        async_op(s, false, || format!("{n} bytes"), body)
+        // Safety: as above; a NULL side is left to the copy's own error.
+        let queueable = dst != 0 && src != 0;
+        unsafe { async_copy(s, dst, src, n, queueable, || format!("{n} bytes"), body) }
     }
 
     // Per-thread default stream variants: a synchronous one is issued on the calling
@@ -810,6 +799,28 @@ impl QueuedSide {
 ///
 /// # Safety
 /// Host sides are the program's, valid as cuda.h requires of an async copy.
+/// An async copy: a graph node on a capturing stream (`async_op`); else queued on the
+/// stream's worker when both sides allow it (`queue_copy`, when `queueable`); else run
+/// now, in the stream's order (`async_op` again).
+///
+/// # Safety
+/// Host sides are the program's, valid as cuda.h requires of an async copy.
+unsafe fn async_copy(
+    s: CUstream,
+    dst: u64,
+    src: u64,
+    n: usize,
+    queueable: bool,
+    what: impl FnOnce() -> String,
+    body: impl Fn() -> CuResult<()> + Send + Sync + 'static,
+) -> CuResult<()> {
+    // Safety: the caller's contract.
+    if queueable && !capturing(s)? && unsafe { queue_copy(s, dst, src, n) }? {
+        return Ok(());
+    }
+    async_op(s, false, what, body)
+}
+
 /// A synchronous cuMemsetD8/16/32: queued on the legacy stream when work it must follow
 /// is pending (`Driver::memset_queued`), else run now; run now too where an async export
 /// or a graph node runs it already in its stream's order.
