@@ -13,5 +13,16 @@ if [ ! -x "$root/bin/nvcc" ]; then
         'nvidia-cuda-nvcc==13.0.88' 'nvidia-cuda-crt==13.0.88' 'nvidia-nvvm==13.0.88' \
         'nvidia-cuda-runtime==13.0.96' >&2
 fi
+# CCCL (libcu++, CUB, Thrust): cooperative_groups.h includes <nv/target> and <cuda/std/...>.
+# pip --target does not merge a package into a tree another install made, so it gets a
+# tree of its own, linked into the toolkit's include/ where nvcc looks (include/ and
+# include/cccl, nvcc.profile).
+cccl="$PWD/target/cuda-cccl"
+if [ ! -f "$cccl/nvidia/cu13/include/cccl/cuda/std/type_traits" ]; then
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$cccl" \
+        'nvidia-cuda-cccl==13.0.85' >&2
+fi
+ln -sfn "$cccl/nvidia/cu13/include/cccl" "$root/include/cccl"
+ln -sfn "$cccl/nvidia/cu13/include/nv" "$root/include/nv"
 ln -sf libcudart.so.13 "$root/lib/libcudart.so"
 echo "$root"

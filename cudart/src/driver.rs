@@ -153,6 +153,7 @@ driver_functions! {
     safe fn cuCtxSetCacheConfig(config: i32);
     safe fn cuFuncSetCacheConfig(f: CUfunction, config: i32);
     unsafe fn cuLaunchCooperativeKernel(f: CUfunction, gx: u32, gy: u32, gz: u32, bx: u32, by: u32, bz: u32, shared: u32, stream: CUstream, params: *mut *mut c_void);
+    unsafe fn cuLaunchKernelEx(config: *const c_void, f: CUfunction, params: *mut *mut c_void, extra: *mut *mut c_void);
     safe fn cuProfilerStart();
     safe fn cuProfilerStop();
     safe fn cuThreadExchangeStreamCaptureMode(mode: &mut i32);

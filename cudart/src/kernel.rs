@@ -438,6 +438,17 @@ pub struct LaunchConfig {
     pub num_attrs: c_uint,
 }
 
+/// The driver's `CUlaunchConfig`.
+#[repr(C)]
+struct DriverLaunchConfig {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    stream: CUstream,
+    attrs: *mut c_void,
+    num_attrs: c_uint,
+}
+
 fn launch_ex(
     config: *const LaunchConfig,
     func: *const c_void,
@@ -447,9 +458,30 @@ fn launch_ex(
     // Safety: NULL or the program's config.
     let c = unsafe { config.as_ref() }.ok_or_else(|| error::invalid("config is NULL"))?;
     if c.num_attrs != 0 {
-        return Err(error::not_supported(
-            "launch attributes are not implemented",
-        ));
+        // cudaLaunchAttribute is laid out as the driver's CUlaunchAttribute (ids and
+        // values alike): the driver reads them.
+        let (d, f) = function(func)?;
+        let shared = u32::try_from(c.dynamic_smem_bytes).map_err(|_| {
+            error::invalid(format!("{} bytes of shared memory", c.dynamic_smem_bytes))
+        })?;
+        let driver_config = DriverLaunchConfig {
+            grid: [c.grid.x, c.grid.y, c.grid.z],
+            block: [c.block.x, c.block.y, c.block.z],
+            shared,
+            stream: stream_for(c.stream, per_thread),
+            attrs: c.attrs,
+            num_attrs: c.num_attrs,
+        };
+        // Safety: a CUlaunchConfig laid out as cuda.h's, alive for the call; `args` holds
+        // one pointer per kernel parameter, as the program built it.
+        return unsafe {
+            d.cuLaunchKernelEx(
+                (&raw const driver_config).cast(),
+                f,
+                args,
+                std::ptr::null_mut(),
+            )
+        };
     }
     launch(
         func,

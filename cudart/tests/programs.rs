@@ -289,6 +289,14 @@ fn jacobi_graphs() {
     run("jacobi_graphs", &[]);
 }
 
+// In the style of NVIDIA's reductionMultiBlockCG: cooperative launches whose blocks meet at
+// cooperative groups' grid syncs, and the occupancy limit of a cooperative grid.
+
+#[test]
+fn cg_grid_sync() {
+    run("cg_grid_sync", &[]);
+}
+
 #[test]
 fn threads() {
     let exe = common::nvcc("threads");

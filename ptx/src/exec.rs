@@ -3,6 +3,7 @@
 //! together (32 lanes per instruction, an active mask), which reconverges structured
 //! code where it joins, as a GPU's post-dominator reconvergence does.
 
+use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicI64, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
@@ -18,11 +19,25 @@ use crate::math::{self, Lanes, Ty, WarpFn};
 use crate::{
     Access, Engine, FaultKind, Kernel, KernelFault, Launch, Memory, Module, PrintfBuffer, Stats,
 };
-use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
+use crate::{
+    GRID_WINDOW, GRID_WORKSPACE_BYTES, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE,
+};
 
 const FULL: u32 = u32::MAX;
 static ZERO_LANES: Lanes = [0; 32];
 pub(crate) const TLB_ENTRIES: usize = 4;
+/// A warp polls the stop flag and the clock each time its instruction count is a multiple
+/// of this (compiled code stops there too).
+pub(crate) const CHECK_INTERVAL: u64 = 1 << 16;
+/// A cooperative launch's block yields its host thread when a warp's count is a multiple
+/// of this: short enough that a block spinning in a grid sync lets the blocks it waits
+/// for run soon (its spin loop is four instructions), long enough that switching blocks
+/// (a swap of a few vectors) costs little beside the slice.
+const COOPERATIVE_SLICE: u64 = 1 << 10;
+/// Reads of the grid workspace (a grid sync spinning) after which a block yields.
+const GRID_POLLS_BEFORE_YIELD: u32 = 4;
+/// The most host memory the blocks of one cooperative launch may hold at once.
+const COOPERATIVE_HOST_BYTES: u64 = 16 << 30;
 
 /// A span `Memory::translate` handed out, cached for the launch. `repr(C)` because
 /// compiled code (`jit`) reads the same entries at fixed offsets; an empty entry has
@@ -129,16 +144,49 @@ fn run_inner(
     };
     let shared_bytes = shared_limit as usize + 16;
     let threads = launch.host_threads.max(1).min(nblocks.min(256) as usize);
+    if launch.cooperative && per_block.saturating_mul(nblocks) > COOPERATIVE_HOST_BYTES {
+        return Err(launch_fault(
+            module,
+            kernel,
+            format!(
+                "a cooperative launch keeps all {nblocks} blocks in flight: {} bytes of \
+                 registers, local and shared memory, more than the host gives a launch ({} \
+                 bytes)",
+                per_block.saturating_mul(nblocks),
+                COOPERATIVE_HOST_BYTES
+            ),
+        ));
+    }
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let fault: Mutex<Option<KernelFault>> = Mutex::new(None);
     let instructions = AtomicU64::new(0);
+    // A cooperative launch's blocks that have run and yielded, waiting for a host thread,
+    // and how many blocks have not finished.
+    let parked: Mutex<VecDeque<BlockState>> = Mutex::new(VecDeque::new());
+    let unfinished = AtomicU64::new(nblocks);
+    // The grid workspace (`GRID_WINDOW`): written only through atomic operations.
+    let grid_ws = [AtomicU64::new(0), AtomicU64::new(0)];
     let start = Instant::now();
     let deadline = launch.time_limit.and_then(|d| start.checked_add(d));
     // Compiled once per kernel, at its first launch; None: the interpreter runs it all.
     let compiled = match launch.engine {
         Engine::Jit => module.jit.get(module, kernel),
         Engine::Interp => None,
+    };
+    let block_of = |b: u64| {
+        [
+            (b % gx as u64) as u32,
+            ((b / gx as u64) % gy as u64) as u32,
+            (b / (gx as u64 * gy as u64)) as u32,
+        ]
+    };
+    let record = |f: Fault| {
+        stop.store(true, Ordering::Relaxed);
+        let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(*f);
+        }
     };
     let worker = || {
         let mut ctx = BlockCtx {
@@ -163,33 +211,91 @@ fn run_inner(
             tlb_next: 0,
             jit: compiled.as_deref(),
             printf,
+            grid_ws: if launch.cooperative {
+                grid_ws.as_ptr() as *mut u8
+            } else {
+                std::ptr::null_mut()
+            },
+            check_mask: if launch.cooperative {
+                COOPERATIVE_SLICE - 1
+            } else {
+                CHECK_INTERVAL - 1
+            },
+            yielding: false,
+            grid_polls: 0,
         };
         let mut warps: Vec<Warp> = Vec::new();
-        loop {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let b = next.fetch_add(1, Ordering::Relaxed);
-            if b >= nblocks {
-                break;
-            }
-            ctx.ctaid = [
-                (b % gx as u64) as u32,
-                ((b / gx as u64) % gy as u64) as u32,
-                (b / (gx as u64 * gy as u64)) as u32,
-            ];
-            // A clock reading per block (tens of nanoseconds) bounds a huge grid of short
-            // blocks; long blocks are bounded inside (`run_group`).
-            let ran = ctx
-                .past_deadline()
-                .map_or(Ok(()), |f| Err(ctx.block_fault(f)));
-            if let Err(f) = ran.and_then(|()| ctx.run_block(&mut warps, k, &stop)) {
-                stop.store(true, Ordering::Relaxed);
-                let mut slot = fault.lock().unwrap_or_else(|e| e.into_inner());
-                if slot.is_none() {
-                    *slot = Some(*f);
+        if launch.cooperative {
+            // Every block in flight: new blocks first (a grid sync needs all of them to
+            // arrive), then the parked ones in turn, each for a slice.
+            let mut idle = 0u32;
+            while !stop.load(Ordering::Relaxed) && unfinished.load(Ordering::Acquire) != 0 {
+                let b = next.fetch_add(1, Ordering::Relaxed);
+                let mut state = if b < nblocks {
+                    BlockState::new(block_of(b), shared_bytes)
+                } else {
+                    let Some(st) = parked.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
+                    else {
+                        // Every block is on another host thread: let them run.
+                        idle += 1;
+                        if idle > 64 {
+                            std::thread::sleep(std::time::Duration::from_micros(50));
+                        } else {
+                            std::thread::yield_now();
+                        }
+                        continue;
+                    };
+                    st
+                };
+                idle = 0;
+                ctx.swap_block(&mut state, &mut warps);
+                let ran = if state.started {
+                    Ok(())
+                } else {
+                    ctx.past_deadline()
+                        .map_or(Ok(()), |f| Err(ctx.block_fault(f)))
+                };
+                let ran = ran.and_then(|()| {
+                    if !state.started {
+                        state.started = true;
+                        ctx.begin_block(&mut warps, k);
+                    }
+                    ctx.resume_block(&mut warps, &stop)
+                });
+                ctx.swap_block(&mut state, &mut warps);
+                match ran {
+                    Ok(true) => {
+                        unfinished.fetch_sub(1, Ordering::Release);
+                    }
+                    Ok(false) => parked
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push_back(state),
+                    Err(f) => {
+                        record(f);
+                        break;
+                    }
                 }
-                break;
+            }
+        } else {
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let b = next.fetch_add(1, Ordering::Relaxed);
+                if b >= nblocks {
+                    break;
+                }
+                ctx.ctaid = block_of(b);
+                // A clock reading per block (tens of nanoseconds) bounds a huge grid of
+                // short blocks; long blocks are bounded inside (`run_group`).
+                let ran = ctx
+                    .past_deadline()
+                    .map_or(Ok(()), |f| Err(ctx.block_fault(f)));
+                if let Err(f) = ran.and_then(|()| ctx.run_block(&mut warps, k, &stop)) {
+                    record(f);
+                    break;
+                }
             }
         }
         instructions.fetch_add(ctx.instructions, Ordering::Relaxed);
@@ -287,6 +393,42 @@ pub(crate) struct BlockCtx<'a> {
     jit: Option<&'a crate::jit::Compiled>,
     /// Where device printf goes; None: nowhere.
     printf: Option<&'a PrintfBuffer>,
+    /// The launch's grid workspace (`GRID_WINDOW`), null unless the launch is cooperative.
+    grid_ws: *mut u8,
+    /// A warp polls (stop flag, clock, and in a cooperative launch whether to yield) when
+    /// its instruction count has these bits clear.
+    pub(crate) check_mask: u64,
+    /// Set when the block is to give its host thread to another block (cooperative
+    /// launches): the warp running stops at its next instruction, the block at its warp.
+    yielding: bool,
+    /// Reads of the grid workspace since the block last took its host thread.
+    grid_polls: u32,
+}
+
+/// What a block of a cooperative launch is while another block has its host thread:
+/// what `BlockCtx` holds of a block, swapped in and out (`BlockCtx::swap_block`).
+struct BlockState {
+    started: bool,
+    ctaid: [u32; 3],
+    shared: Vec<u8>,
+    local: Vec<u8>,
+    bars: [BarState; 16],
+    exited_threads: u32,
+    warps: Vec<Warp>,
+}
+
+impl BlockState {
+    fn new(ctaid: [u32; 3], shared_bytes: usize) -> BlockState {
+        BlockState {
+            started: false,
+            ctaid,
+            shared: vec![0u8; shared_bytes],
+            local: Vec::new(),
+            bars: [BarState::default(); 16],
+            exited_threads: 0,
+            warps: Vec::new(),
+        }
+    }
 }
 
 enum Loc {
@@ -297,12 +439,32 @@ enum Loc {
 }
 
 impl<'a> BlockCtx<'a> {
+    /// Runs a block (of an ordinary launch) to its end.
     fn run_block(
         &mut self,
         warps: &mut Vec<Warp>,
         k: &Kernel,
         stop: &AtomicBool,
     ) -> Result<(), Fault> {
+        self.begin_block(warps, k);
+        // Only cooperative launches yield.
+        self.resume_block(warps, stop).map(|_| ())
+    }
+
+    /// Swaps the block this context runs with `state` (cooperative launches).
+    fn swap_block(&mut self, state: &mut BlockState, warps: &mut Vec<Warp>) {
+        self.grid_polls = 0;
+        std::mem::swap(&mut self.ctaid, &mut state.ctaid);
+        std::mem::swap(&mut self.shared, &mut state.shared);
+        std::mem::swap(&mut self.local, &mut state.local);
+        std::mem::swap(&mut self.bars, &mut state.bars);
+        std::mem::swap(&mut self.exited_threads, &mut state.exited_threads);
+        std::mem::swap(warps, &mut state.warps);
+    }
+
+    /// Sets up the block `self.ctaid`: its warps at the kernel's entry, its shared and
+    /// local memory zeroed, no barrier pending.
+    fn begin_block(&mut self, warps: &mut Vec<Warp>, k: &Kernel) {
         let entry = k.entry_pc;
         let nwarps = self.nthreads.div_ceil(32);
         let nregs = self.prog.nregs as usize * 32;
@@ -348,17 +510,26 @@ impl<'a> BlockCtx<'a> {
         self.local = vec![0u8; self.local_bytes * self.nthreads as usize];
         self.bars = [BarState::default(); 16];
         self.exited_threads = 0;
+    }
+
+    /// Runs the block's warps until every thread has exited (true), or until the block
+    /// yields its host thread (false; cooperative launches only).
+    fn resume_block(&mut self, warps: &mut [Warp], stop: &AtomicBool) -> Result<bool, Fault> {
         loop {
             for w in warps.iter_mut() {
                 if w.valid & !w.exited & !w.waiting != 0 {
                     self.run_warp(w, stop)?;
+                    if self.yielding {
+                        self.yielding = false;
+                        return Ok(false);
+                    }
                 }
             }
             if warps.iter().all(|w| w.exited == w.valid) {
-                return Ok(());
+                return Ok(true);
             }
             if stop.load(Ordering::Relaxed) {
-                return Ok(());
+                return Ok(true);
             }
             if !self.release_barriers(warps) {
                 let w = warps.iter().find(|w| w.waiting != 0).unwrap_or(&warps[0]);
@@ -551,6 +722,9 @@ impl<'a> BlockCtx<'a> {
             if let Some(pc) = self.run_group(w, pc, mask, other, stop)? {
                 set_pcs(w, mask & !w.exited & !w.waiting, pc);
             }
+            if self.yielding {
+                return Ok(());
+            }
         }
     }
 
@@ -567,7 +741,7 @@ impl<'a> BlockCtx<'a> {
         let insts = &self.prog.insts;
         let limit = self.launch.step_limit.unwrap_or(u64::MAX);
         loop {
-            if pc == other {
+            if pc == other || self.yielding {
                 return Ok(Some(pc));
             }
             if w.steps >= limit {
@@ -578,7 +752,12 @@ impl<'a> BlockCtx<'a> {
                 );
                 return Err(self.fault(w, lane, pc, FaultKind::StepLimit, None, detail));
             }
-            if w.steps & 0xffff == 0 {
+            if w.steps & self.check_mask == 0 {
+                // A cooperative launch's block gives its host thread to the others after
+                // this instruction (at least one runs each turn, so every turn progresses).
+                if !self.grid_ws.is_null() && w.steps != 0 {
+                    self.yielding = true;
+                }
                 if stop.load(Ordering::Relaxed) {
                     // Another block faulted: this one ends where it is.
                     w.exited = w.valid;
@@ -1045,8 +1224,21 @@ impl<'a> BlockCtx<'a> {
             }
             // The H200's driver leaves %envreg1..31 zero for an ordinary launch; %envreg0
             // holds a value of its own (0x038432c8 in the corpus's recording, a declared
-            // difference): zero here.
-            Sreg::Envreg(_) => *out = [0; 32],
+            // difference): zero here. A cooperative launch's %envreg1:%envreg2 is the
+            // address of its grid workspace (cooperative groups read it; zero means not
+            // cooperative, and their grid sync traps).
+            Sreg::Envreg(n) => {
+                let ws = if self.grid_ws.is_null() {
+                    0
+                } else {
+                    GRID_WINDOW
+                };
+                *out = [match n {
+                    1 => ws >> 32,
+                    2 => ws & 0xffff_ffff,
+                    _ => 0,
+                }; 32]
+            }
             // The region the H200 reserves for the system at the start of a block's shared
             // memory, as the corpus's `special_registers_issue21` recorded it: begin 0,
             // end 0x120, cap 0x400 (the 1 KiB sm_90 reserves a block), offsets 0 and 1 at
@@ -1712,6 +1904,9 @@ impl<'a> BlockCtx<'a> {
                 if let Some(p) = tlb_lookup(&self.tlb, addr, size, write) {
                     return Ok(Loc::Host(p));
                 }
+                if (GRID_WINDOW..GRID_WINDOW + WINDOW_SIZE).contains(&addr) {
+                    return self.locate_grid_workspace(w, addr, size, access, lane, pc);
+                }
                 match self.mem.translate(addr, size, access) {
                     Ok(s)
                         if addr >= s.base
@@ -1744,6 +1939,41 @@ impl<'a> BlockCtx<'a> {
                 }
             }
         }
+    }
+
+    /// An access to the grid workspace: the executor's own, inside the window only in a
+    /// cooperative launch; elsewhere an illegal address, as the null workspace pointer an
+    /// ordinary launch has on a GPU.
+    fn locate_grid_workspace(
+        &mut self,
+        w: &Warp,
+        addr: u64,
+        size: u64,
+        access: Access,
+        lane: u32,
+        pc: u32,
+    ) -> Result<Loc, Fault> {
+        let offset = addr - GRID_WINDOW;
+        if self.grid_ws.is_null() || !in_window(offset, size, GRID_WORKSPACE_BYTES) {
+            let detail = if self.grid_ws.is_null() {
+                "the grid workspace exists only in a cooperative launch".to_string()
+            } else {
+                format!("the grid workspace has {GRID_WORKSPACE_BYTES} bytes")
+            };
+            return Err(self.fault(w, lane, pc, FaultKind::IllegalAddress, Some(addr), detail));
+        }
+        // A read of the workspace is a grid sync's spin (its arrival is an atomic): after a
+        // few, the block gives its host thread to the blocks it waits for, rather than spin
+        // through its slice.
+        if access == Access::Read {
+            self.grid_polls += 1;
+            if self.grid_polls >= GRID_POLLS_BEFORE_YIELD {
+                self.yielding = true;
+            }
+        }
+        // `grid_ws` points at the launch's GRID_WORKSPACE_BYTES, alive while its blocks run
+        // and accessed only atomically (`host_read` and friends), like device memory.
+        Ok(Loc::Host(self.grid_ws.wrapping_add(offset as usize)))
     }
 
     fn read(&self, loc: &Loc, size: u64) -> u64 {

@@ -44,6 +44,14 @@ pub const SHARED_WINDOW: u64 = 0x8000_0000_0000_0000;
 pub const LOCAL_WINDOW: u64 = 0x8001_0000_0000_0000;
 /// Generic address of byte 0 of the kernel's parameter buffer.
 pub const PARAM_WINDOW: u64 = 0x8002_0000_0000_0000;
+/// Generic (and global) address of byte 0 of a cooperative launch's grid workspace, the
+/// memory cooperative groups' grid sync counts arrivals in (`%envreg1:%envreg2` hold it).
+/// The executor owns it, one per launch: a fault in one launch leaves no half-counted
+/// barrier behind for the next, and the driver allocates nothing for it.
+pub const GRID_WINDOW: u64 = 0x8003_0000_0000_0000;
+/// Bytes of the grid workspace (cooperative groups' `grid_workspace`: a size word and the
+/// barrier word, padded).
+pub const GRID_WORKSPACE_BYTES: u64 = 16;
 /// Size of each window.
 pub const WINDOW_SIZE: u64 = 1 << 32;
 
@@ -257,6 +265,13 @@ pub struct Launch<'a> {
     pub time_limit: Option<std::time::Duration>,
     /// What runs the kernel's instructions.
     pub engine: Engine,
+    /// A cooperative launch (`cuLaunchCooperativeKernel`): every block of the grid is in
+    /// flight at once, blocks take turns on the host threads (each runs a slice of
+    /// instructions, then yields), and the kernel sees a grid workspace
+    /// ([`GRID_WINDOW`]), so that a grid-wide sync, which spins until every block has
+    /// arrived, completes however few host threads there are. The driver checks that the
+    /// grid fits the device's occupancy, as a GPU must.
+    pub cooperative: bool,
 }
 
 /// What runs a kernel: the interpreter (the reference), or host code compiled from the

@@ -133,6 +133,7 @@ pub fn run_module(m: &Module) -> u64 {
             // The step limit bounds a mutant; the clock is a second guard.
             time_limit: Some(std::time::Duration::from_secs(5)),
             engine: cumock_ptx::Engine::default(),
+            cooperative: false,
         };
         let end = match launch(m, k, &l, &mem) {
             Ok(_) => "ok".to_string(),

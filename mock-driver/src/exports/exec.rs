@@ -57,17 +57,70 @@ impl ExecutionControlApi for Mock {
         kernel_params: *mut *mut c_void,
         extra: *mut *mut c_void,
     ) -> CuResult<()> {
-        let d = drv()?;
-        // Safety: the parameter arrays are the program's, laid out as cuda.h says.
-        let params = unsafe { param_buffer(d, function_key(f), kernel_params, extra)? };
-        d.launch(LaunchRequest {
-            function: function_key(f),
+        let shape = Shape {
             grid: [grid_x, grid_y, grid_z],
             block: [block_x, block_y, block_z],
             shared,
-            stream: stream_key(h_stream),
-            params,
-        })
+        };
+        // Safety: the parameter arrays are the program's, as cuLaunchKernel requires.
+        unsafe { launch(f, shape, h_stream, kernel_params, extra, false) }
+    }
+
+    unsafe fn cuLaunchCooperativeKernel(
+        f: CUfunction,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        shared: c_uint,
+        h_stream: CUstream,
+        kernel_params: *mut *mut c_void,
+    ) -> CuResult<()> {
+        let shape = Shape {
+            grid: [grid_x, grid_y, grid_z],
+            block: [block_x, block_y, block_z],
+            shared,
+        };
+        // Safety: the parameter array is the program's, as cuLaunchCooperativeKernel
+        // requires (it takes no `extra`).
+        unsafe {
+            launch(
+                f,
+                shape,
+                h_stream,
+                kernel_params,
+                std::ptr::null_mut(),
+                true,
+            )
+        }
+    }
+
+    unsafe fn cuLaunchCooperativeKernel_ptsz(
+        f: CUfunction,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        shared: c_uint,
+        h_stream: CUstream,
+        kernel_params: *mut *mut c_void,
+    ) -> CuResult<()> {
+        Self::cuLaunchCooperativeKernel(
+            f,
+            grid_x,
+            grid_y,
+            grid_z,
+            block_x,
+            block_y,
+            block_z,
+            shared,
+            per_thread(h_stream),
+            kernel_params,
+        )
     }
 
     unsafe fn cuLaunchKernel_ptsz(
@@ -109,28 +162,39 @@ impl ExecutionControlApi for Mock {
         }
         // Safety: a non-NULL CUlaunchConfig of the program's, laid out as cuda.h says.
         let c = unsafe { config.cast::<LaunchConfig>().read_unaligned() };
-        if c.num_attrs != 0 {
+        if c.num_attrs != 0 && c.attrs.is_null() {
+            return Err(invalid(format!(
+                "numAttrs is {} and attrs is NULL",
+                c.num_attrs
+            )));
+        }
+        let mut cooperative = false;
+        let mut ignored = 0;
+        for i in 0..c.num_attrs as usize {
+            // Safety: `attrs` holds `numAttrs` CUlaunchAttributes (cuda.h), each 72 bytes:
+            // the id, padding to 8, then the 64-byte value union.
+            let a = unsafe { c.attrs.cast::<LaunchAttribute>().add(i).read_unaligned() };
+            match a.id {
+                LAUNCH_ATTRIBUTE_COOPERATIVE => cooperative = a.value[0] != 0,
+                _ => ignored += 1,
+            }
+        }
+        if ignored != 0 {
             // Attributes (clusters, priorities, programmatic serialisation) change how a GPU
             // schedules blocks, not what a correct kernel computes; the executor has no use
             // for them, but says so.
             crate::diagnostics::warn(
                 "cuLaunchKernelEx",
-                &format!("{} launch attributes ignored: the host executor runs blocks without clusters or priorities", c.num_attrs),
+                &format!("{ignored} launch attributes ignored: the host executor runs blocks without clusters or priorities"),
             );
         }
-        Self::cuLaunchKernel(
-            f,
-            c.grid[0],
-            c.grid[1],
-            c.grid[2],
-            c.block[0],
-            c.block[1],
-            c.block[2],
-            c.shared,
-            c.stream,
-            kernel_params,
-            extra,
-        )
+        let shape = Shape {
+            grid: c.grid,
+            block: c.block,
+            shared: c.shared,
+        };
+        // Safety: the parameter arrays are the program's, as cuLaunchKernelEx requires.
+        unsafe { launch(f, shape, c.stream, kernel_params, extra, cooperative) }
     }
 
     unsafe fn cuLaunchKernelEx_ptsz(
@@ -210,6 +274,53 @@ struct LaunchConfig {
     stream: CUstream,
     attrs: *mut c_void,
     num_attrs: c_uint,
+}
+
+/// cuda.h's CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value union (read
+/// here as 32-bit words).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LaunchAttribute {
+    id: c_int,
+    pad: c_int,
+    value: [u32; 16],
+}
+
+/// CU_LAUNCH_ATTRIBUTE_COOPERATIVE: the value's `int cooperative`.
+const LAUNCH_ATTRIBUTE_COOPERATIVE: c_int = 2;
+
+/// A launch's grid, block and dynamic shared memory.
+struct Shape {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+}
+
+/// cuLaunchKernel, cuLaunchCooperativeKernel and cuLaunchKernelEx: the parameter buffer
+/// read, then the model's launch.
+///
+/// # Safety
+/// The parameter arrays are the program's, as cuLaunchKernel requires.
+unsafe fn launch(
+    f: CUfunction,
+    shape: Shape,
+    h_stream: CUstream,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    cooperative: bool,
+) -> CuResult<()> {
+    let d = drv()?;
+    // Safety: as this function's contract.
+    let params = unsafe { param_buffer(d, function_key(f), kernel_params, extra)? };
+    d.launch(LaunchRequest {
+        function: function_key(f),
+        grid: shape.grid,
+        block: shape.block,
+        shared: shape.shared,
+        stream: stream_key(h_stream),
+        params,
+        cooperative,
+    })
 }
 
 /// The kernel's parameter buffer, from `kernelParams` (one pointer per parameter) or from

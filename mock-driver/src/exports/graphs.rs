@@ -195,6 +195,7 @@ unsafe fn kernel_node(p: &KernelParamsV1, kern: CUkernel) -> CuResult<KernelNode
         shared: p.shared,
         stream: StreamId::NULL,
         params,
+        cooperative: false,
     })
 }
 

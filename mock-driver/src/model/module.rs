@@ -57,6 +57,7 @@ mod attr {
     pub const DEV_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: i32 = 81;
     pub const DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: i32 = 97;
     pub const DEV_MAX_BLOCKS_PER_MULTIPROCESSOR: i32 = 106;
+    pub const DEV_COOPERATIVE_LAUNCH: i32 = 95;
 }
 
 /// The static shared memory a block may use without opting in (48 KiB on every GPU since
@@ -224,6 +225,9 @@ pub struct LaunchRequest {
     pub shared: u32,
     pub stream: StreamId,
     pub params: Vec<u8>,
+    /// cuLaunchCooperativeKernel (or the cooperative launch attribute): every block in
+    /// flight at once, with a grid workspace for grid-wide syncs.
+    pub cooperative: bool,
 }
 
 /// A launch that passed its checks: what a stream's worker needs to run it.
@@ -244,6 +248,7 @@ pub struct PreparedLaunch {
     /// The context's CU_LIMIT_PRINTF_FIFO_SIZE at the launch: the most bytes of device
     /// printf output kept.
     printf_fifo: u64,
+    cooperative: bool,
 }
 
 impl PreparedLaunch {
@@ -265,6 +270,7 @@ impl PreparedLaunch {
             step_limit: self.step_limit,
             time_limit: self.time_limit,
             engine: self.engine,
+            cooperative: self.cooperative,
         };
         driver.run_kernel(
             &self.program,
@@ -1177,6 +1183,9 @@ impl Driver {
                 .unwrap_or(0);
             (program, kernel, globals, device, fifo)
         };
+        if req.cooperative {
+            self.check_cooperative(req, device)?;
+        }
         Ok(PreparedLaunch {
             program,
             kernel,
@@ -1193,7 +1202,38 @@ impl Driver {
             // CUMOCK_KERNEL_ENGINE=interp|jit: the interpreter stays the reference.
             engine: kernel_settings().engine,
             printf_fifo,
+            cooperative: req.cooperative,
         })
+    }
+
+    /// A cooperative launch needs every block resident at once: the grid may not exceed
+    /// what the occupancy calculator says fits on the device's SMs.
+    fn check_cooperative(&self, req: &LaunchRequest, device: usize) -> CuResult<()> {
+        use attr::*;
+        if self.device_attribute(device, DEV_COOPERATIVE_LAUNCH, 1) == 0 {
+            return Err(CuError::new(
+                CUDA_ERROR_NOT_SUPPORTED,
+                "the device does not support cooperative launches \
+                 (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0)",
+            ));
+        }
+        let threads = req.block.iter().map(|&d| d as i32).product::<i32>();
+        let per_sm = self.occupancy_blocks_per_sm(req.function, threads, req.shared as usize)?;
+        let sms = self.device_attribute(device, DEV_MULTIPROCESSOR_COUNT, 132);
+        let fits = i64::from(per_sm) * i64::from(sms);
+        let blocks = req.grid.iter().map(|&d| i64::from(d)).product::<i64>();
+        if blocks > fits {
+            return Err(CuError::new(
+                CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+                format!(
+                    "a cooperative launch of {blocks} blocks: at most {fits} fit at once \
+                     ({per_sm} blocks of {threads} threads and {} bytes of dynamic shared \
+                     memory per SM, {sms} SMs; cuOccupancyMaxActiveBlocksPerMultiprocessor)",
+                    req.shared
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Runs a queued kernel on its stream's worker, without the state's lock (a kernel

@@ -219,9 +219,10 @@ pub(crate) fn enter(
     other: u32,
 ) -> Result<u32, Fault> {
     let limit = ctx.launch.step_limit.unwrap_or(u64::MAX);
-    // The interpreter polls the stop flag and the clock when the step count is a
-    // multiple of 65,536, and checks the limit before every instruction.
-    let stop_at = limit.min((w.steps | 0xffff).saturating_add(1));
+    // The interpreter polls the stop flag and the clock (and a cooperative launch's block
+    // yields) when the step count has `check_mask`'s bits clear, and checks the limit
+    // before every instruction.
+    let stop_at = limit.min((w.steps | ctx.check_mask).saturating_add(1));
     let params = ctx.launch.params;
     let block = ctx.launch.block;
     let ctaid = ctx.ctaid;

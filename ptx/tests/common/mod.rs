@@ -215,6 +215,7 @@ pub fn launch<'a>(grid: u32, block: u32, params: &'a [u8]) -> Launch<'a> {
         step_limit: Some(1 << 24),
         time_limit: None,
         engine: cumock_ptx::Engine::default(),
+        cooperative: false,
     }
 }
 
