@@ -16,6 +16,12 @@
 //!
 //! Copies and memsets still run in the calling thread, after draining what they must
 //! follow (`drain`), which keeps their order exact while their bytes move synchronously.
+//!
+//! When a worker takes its next job is a policy, `CUMOCK_SCHEDULE` ([`Schedule`]): at once
+//! (`eager`, the default), at the latest moment the API allows (`lazy`: when something
+//! waits for it or asks whether it is done, so that a missing synchronisation reads stale
+//! data every time), or after a pseudo-random delay drawn from a seed (`random:SEED`), which
+//! varies the order of work on different streams from run to run of different seeds.
 
 use super::ids::{EventId, StreamId};
 use parking_lot::{Condvar, Mutex};
@@ -69,11 +75,108 @@ pub(super) fn thread_serial() -> u64 {
     SERIAL.with(|s| *s)
 }
 
-/// How many jobs of a queue have run.
+/// When a stream's worker runs its next job (`CUMOCK_SCHEDULE`, read once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// As soon as what it follows has run.
+    Eager,
+    /// Only once something waits for it, or asks whether it is done (a query that says
+    /// CUDA_ERROR_NOT_READY also asks for the work, so that polling loops end), or after
+    /// [`LAZY_LIMIT`] with nobody asking: a GPU runs all its work eventually, and a host
+    /// that spins on a flag the device sets would otherwise wait forever.
+    Lazy,
+    /// After a delay of up to [`RANDOM_MAX_DELAY`] drawn from the seed, the queue and the
+    /// job's place in it.
+    Random(u64),
+}
+
+/// The longest a job waits under `CUMOCK_SCHEDULE=lazy` when nothing asks for it.
+pub const LAZY_LIMIT: std::time::Duration = std::time::Duration::from_millis(250);
+/// The longest delay before a job under `CUMOCK_SCHEDULE=random:SEED`.
+pub const RANDOM_MAX_DELAY: std::time::Duration = std::time::Duration::from_micros(2000);
+
+impl Schedule {
+    /// `eager`, `lazy` or `random:SEED`; anything else is eager, said once on stderr.
+    pub fn parse(text: &str) -> Result<Schedule, String> {
+        match text.trim() {
+            "" | "eager" => Ok(Schedule::Eager),
+            "lazy" => Ok(Schedule::Lazy),
+            t => match t.strip_prefix("random:").map(|n| n.trim().parse::<u64>()) {
+                Some(Ok(seed)) => Ok(Schedule::Random(seed)),
+                _ => Err(format!(
+                    "CUMOCK_SCHEDULE={t:?} is not eager, lazy or random:SEED (a number): \
+                     eager holds"
+                )),
+            },
+        }
+    }
+
+    fn get() -> Schedule {
+        static SCHEDULE: std::sync::OnceLock<Schedule> = std::sync::OnceLock::new();
+        *SCHEDULE.get_or_init(|| {
+            let text = std::env::var("CUMOCK_SCHEDULE").unwrap_or_default();
+            Schedule::parse(&text).unwrap_or_else(|e| {
+                eprintln!("cumock: {e}");
+                Schedule::Eager
+            })
+        })
+    }
+
+    /// The delay before job `ticket` of queue `queue` under `random:seed`: a hash of the
+    /// three (splitmix64), so a seed gives the same delays in every run.
+    fn random_delay(seed: u64, queue: u64, ticket: u64) -> std::time::Duration {
+        let mut z = seed
+            .wrapping_add(queue.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .wrapping_add(ticket.wrapping_mul(0xbf58_476d_1ce4_e5b9));
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        RANDOM_MAX_DELAY.mul_f64((z >> 11) as f64 / (1u64 << 53) as f64)
+    }
+}
+
+/// How many jobs of a queue have run, and up to which one something has asked for.
+#[derive(Debug, Default)]
+struct Counts {
+    done: u64,
+    demanded: u64,
+}
+
 #[derive(Debug, Default)]
 struct Progress {
-    done: Mutex<u64>,
+    counts: Mutex<Counts>,
+    /// Notified when a job has run and when more is demanded.
     ran: Condvar,
+}
+
+impl Progress {
+    /// Asks for the jobs up to `ticket` (`CUMOCK_SCHEDULE=lazy` runs nothing else).
+    fn demand(&self, ticket: u64) {
+        let mut c = self.counts.lock();
+        if c.demanded < ticket {
+            c.demanded = ticket;
+            self.ran.notify_all();
+        }
+    }
+
+    /// Before job `ticket` of queue `queue` runs: what the schedule says to wait.
+    fn before(&self, schedule: Schedule, queue: u64, ticket: u64) {
+        match schedule {
+            Schedule::Eager => {}
+            Schedule::Lazy => {
+                let until = std::time::Instant::now() + LAZY_LIMIT;
+                let mut c = self.counts.lock();
+                while c.demanded < ticket {
+                    if self.ran.wait_until(&mut c, until).timed_out() {
+                        break;
+                    }
+                }
+            }
+            Schedule::Random(seed) => {
+                std::thread::sleep(Schedule::random_delay(seed, queue, ticket));
+            }
+        }
+    }
 }
 
 /// A point in a stream's queue: reached once the jobs up to `ticket` have run.
@@ -85,13 +188,23 @@ pub struct Mark {
 
 impl Mark {
     pub fn reached(&self) -> bool {
-        *self.progress.done.lock() >= self.ticket
+        self.progress.counts.lock().done >= self.ticket
+    }
+
+    /// Whether the work is done; if not, asks for it (a query that says "not yet").
+    pub fn query(&self) -> bool {
+        let done = self.reached();
+        if !done {
+            self.progress.demand(self.ticket);
+        }
+        done
     }
 
     pub fn wait(&self) {
-        let mut done = self.progress.done.lock();
-        while *done < self.ticket {
-            self.progress.ran.wait(&mut done);
+        self.progress.demand(self.ticket);
+        let mut c = self.progress.counts.lock();
+        while c.done < self.ticket {
+            self.progress.ran.wait(&mut c);
         }
     }
 }
@@ -108,13 +221,19 @@ impl Queue {
         let (jobs, incoming) = mpsc::channel::<Job>();
         let progress = Arc::new(Progress::default());
         let p = progress.clone();
+        static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let schedule = Schedule::get();
         std::thread::Builder::new()
             .name("cumock-stream".into())
             .spawn(move || {
                 // Ends when the stream is destroyed (its sender dropped) and drained.
+                let mut ticket = 0;
                 for job in incoming {
+                    ticket += 1;
+                    p.before(schedule, serial, ticket);
                     job();
-                    *p.done.lock() += 1;
+                    p.counts.lock().done += 1;
                     p.ran.notify_all();
                 }
             })?;
@@ -206,9 +325,14 @@ fn sync_marks(stream: StreamId, order: Order) -> Vec<Mark> {
     marks
 }
 
-/// Whether `stream` has work that has not run yet (cuStreamQuery's CUDA_ERROR_NOT_READY).
+/// Whether `stream` has work that has not run yet (cuStreamQuery's CUDA_ERROR_NOT_READY);
+/// asks for that work (`Mark::query`).
 pub fn pending(stream: StreamId, order: Order) -> bool {
-    !sync_marks(stream, order).is_empty()
+    let marks = sync_marks(stream, order);
+    marks.iter().for_each(|m| {
+        m.query();
+    });
+    !marks.is_empty()
 }
 
 /// Waits until what `stream`'s synchronisation covers has run: before work that must
@@ -272,11 +396,12 @@ pub fn record(event: EventId, stream: StreamId, order: Order, stamp: Job) -> std
     Ok(())
 }
 
-/// Where `event` completes, if it is not complete yet.
+/// Where `event` completes, if it is not complete yet; asks for the work before it (a
+/// query, or a wait to come).
 pub fn event_pending(event: EventId) -> Option<Mark> {
     let q = QUEUES.lock();
     let m = q.events.get(&event)?;
-    (!m.reached()).then(|| m.clone())
+    (!m.query()).then(|| m.clone())
 }
 
 /// The stream is gone: its worker ends once its queued jobs have run.
@@ -293,6 +418,29 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::time::Duration;
+
+    #[test]
+    fn schedules_parse_and_random_delays_follow_the_seed() {
+        assert_eq!(Schedule::parse("eager"), Ok(Schedule::Eager));
+        assert_eq!(Schedule::parse(""), Ok(Schedule::Eager));
+        assert_eq!(Schedule::parse(" lazy "), Ok(Schedule::Lazy));
+        assert_eq!(Schedule::parse("random:42"), Ok(Schedule::Random(42)));
+        for bad in ["random", "random:x", "sometimes", "random:-1"] {
+            let e = Schedule::parse(bad).unwrap_err();
+            assert!(e.contains("eager holds"), "{bad}: {e}");
+        }
+        let d = |seed, q, t| Schedule::random_delay(seed, q, t);
+        assert_eq!(d(7, 1, 2), d(7, 1, 2));
+        let delays: Vec<_> = (0..64).map(|t| d(7, 1, t)).collect();
+        assert!(delays.iter().all(|x| *x <= RANDOM_MAX_DELAY));
+        // Spread over the range, not one value.
+        let distinct: std::collections::HashSet<_> = delays.iter().collect();
+        assert!(distinct.len() > 32, "{delays:?}");
+        assert_ne!(
+            (0..16).map(|t| d(7, 1, t)).collect::<Vec<_>>(),
+            (0..16).map(|t| d(8, 1, t)).collect::<Vec<_>>()
+        );
+    }
 
     #[test]
     fn jobs_run_in_order_and_marks_follow_them() {

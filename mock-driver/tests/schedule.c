@@ -1,0 +1,133 @@
+/* Missing synchronisations under CUMOCK_SCHEDULE (mock-driver/tests/schedule.rs): each
+ * line says what the host saw, so that the test can require `lazy` to show stale data
+ * every time, and every schedule to give the right data after the synchronisations a
+ * correct program makes.
+ *   unsynced-host-read V   a kernel's store into mapped page-locked memory, read by the
+ *                          host right after the launch (no synchronisation): 0 is stale
+ *   synced-host-read V     the same after cuStreamSynchronize
+ *   unordered-copy V       a copy on another non-blocking stream (no event) of what a
+ *                          kernel writes: 0 is stale
+ *   ordered-copy V         the same, ordered by an event
+ *   polls-ended            a cuStreamQuery loop over a launch ended
+ *   chain V                kernels on three streams ordered by events: their sum */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *ptx =
+    ".version 8.0\n"
+    ".target sm_90\n"
+    ".address_size 64\n"
+    ".visible .entry put(.param .u64 p, .param .u32 v)\n"
+    "{\n"
+    "  .reg .b32 %r<2>;\n"
+    "  .reg .b64 %rd<2>;\n"
+    "  ld.param.u64 %rd1, [p];\n"
+    "  ld.param.u32 %r1, [v];\n"
+    "  st.volatile.global.u32 [%rd1], %r1;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry add(.param .u64 p, .param .u32 v)\n"
+    "{\n"
+    "  .reg .b32 %r<3>;\n"
+    "  .reg .b64 %rd<2>;\n"
+    "  ld.param.u64 %rd1, [p];\n"
+    "  ld.param.u32 %r1, [v];\n"
+    "  ld.global.u32 %r2, [%rd1];\n"
+    "  add.u32 %r2, %r2, %r1;\n"
+    "  st.global.u32 [%rd1], %r2;\n"
+    "  ret;\n"
+    "}\n";
+
+#define MUST(call)                                                            \
+    do {                                                                      \
+        CUresult r_ = (call);                                                 \
+        if (r_ != CUDA_SUCCESS) {                                             \
+            printf("failed: %s = %d\n", #call, (int)r_);                      \
+            exit(1);                                                          \
+        }                                                                     \
+    } while (0)
+
+static CUfunction put, add;
+
+static void launch(CUfunction f, CUstream s, CUdeviceptr p, unsigned v) {
+    void *args[] = {&p, &v};
+    MUST(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+}
+
+int main(void) {
+    CUcontext ctx;
+    CUmodule m;
+    MUST(cuInit(0));
+    MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
+    MUST(cuCtxSetCurrent(ctx));
+    MUST(cuModuleLoadData(&m, ptx));
+    MUST(cuModuleGetFunction(&put, m, "put"));
+    MUST(cuModuleGetFunction(&add, m, "add"));
+    CUstream a, b, c;
+    MUST(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+    MUST(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+    MUST(cuStreamCreate(&c, CU_STREAM_NON_BLOCKING));
+    volatile unsigned *host = NULL;
+    MUST(cuMemHostAlloc((void **)&host, 4096, CU_MEMHOSTALLOC_DEVICEMAP));
+    CUdeviceptr dhost, dev;
+    MUST(cuMemHostGetDevicePointer(&dhost, (void *)host, 0));
+    MUST(cuMemAlloc(&dev, 4096));
+
+    /* The host reads what a kernel writes, without synchronising first. */
+    host[0] = 0;
+    launch(put, a, dhost, 7);
+    printf("unsynced-host-read %u\n", host[0]);
+    MUST(cuStreamSynchronize(a));
+    printf("synced-host-read %u\n", host[0]);
+
+    /* Stream b copies what stream a's kernel writes, with no event between them. */
+    MUST(cuMemsetD32(dev, 0, 1));
+    unsigned *out = (unsigned *)host + 16;
+    out[0] = 99;
+    launch(put, a, dev, 5);
+    MUST(cuMemcpyDtoHAsync(out, dev, 4, b));
+    MUST(cuStreamSynchronize(b));
+    printf("unordered-copy %u\n", out[0]);
+    MUST(cuStreamSynchronize(a));
+
+    /* The same, ordered by an event. */
+    MUST(cuMemsetD32(dev, 0, 1));
+    CUevent e;
+    MUST(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    launch(put, a, dev, 6);
+    MUST(cuEventRecord(e, a));
+    MUST(cuStreamWaitEvent(b, e, 0));
+    MUST(cuMemcpyDtoHAsync(out, dev, 4, b));
+    MUST(cuStreamSynchronize(b));
+    printf("ordered-copy %u\n", out[0]);
+
+    /* A polling loop ends: a query that says "not ready" asks for the work. */
+    launch(put, a, dev, 1);
+    unsigned long polls = 0;
+    while (cuStreamQuery(a) == CUDA_ERROR_NOT_READY) polls++;
+    printf("polls-ended\n");
+
+    /* A chain over three streams, ordered by events: 1 + 2 + 3 on a zeroed word. */
+    MUST(cuMemsetD32(dev, 0, 1));
+    CUevent e1, e2;
+    MUST(cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING));
+    MUST(cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
+    for (int round = 0; round < 20; round++) {
+        launch(add, a, dev, 1);
+        MUST(cuEventRecord(e1, a));
+        MUST(cuStreamWaitEvent(b, e1, 0));
+        launch(add, b, dev, 2);
+        MUST(cuEventRecord(e2, b));
+        MUST(cuStreamWaitEvent(c, e2, 0));
+        launch(add, c, dev, 3);
+        MUST(cuEventRecord(e, c));
+        MUST(cuStreamWaitEvent(a, e, 0));
+    }
+    MUST(cuCtxSynchronize());
+    unsigned sum = 0;
+    MUST(cuMemcpyDtoH(&sum, dev, 4));
+    printf("chain %u\n", sum);
+    return 0;
+}
