@@ -198,3 +198,9 @@ fn sandbox_images_probe_matches_the_h200() {
 fn async_device_probe_matches_the_h200() {
     compare("async_device", &[]);
 }
+
+/// Cooperative launches: the occupancy limit, the grid workspace, grid syncs.
+#[test]
+fn cooperative_probe_matches_the_h200() {
+    compare("cooperative", &[]);
+}
