@@ -172,19 +172,22 @@ fn page_locked_memory_stops_below_physical_memory() {
     }
 }
 
+/// Managed memory is host memory the program touches directly, so it counts whole when
+/// allocated, in one budget with the device memory the mock backs: a program cannot take
+/// the host's memory twice over (numba-cuda's managed-allocation test once filled a
+/// 24 GiB host that way).
 #[test]
-fn managed_memory_stops_at_device_plus_host_memory() {
-    let phys = physical_memory();
+fn managed_memory_and_touched_device_memory_share_one_budget() {
     if !in_child() {
         let out = guarded(
-            "managed_memory_stops_at_device_plus_host_memory",
-            &[("CUMOCK_DEVICE_MEMORY", "1G")],
+            "managed_memory_and_touched_device_memory_share_one_budget",
+            &[("CUMOCK_DEVICE_MEMORY", "8G")],
             Duration::from_secs(120),
             1 << 30,
         );
         assert!(
             out.contains("cuMemAllocManaged: CUDA_ERROR_OUT_OF_MEMORY")
-                && out.contains("CUMOCK_DEVICE_MEMORY"),
+                && out.contains("CUMOCK_DEVICE_MEMORY=8G"),
             "{out}"
         );
         return;
@@ -192,28 +195,36 @@ fn managed_memory_stops_at_device_plus_host_memory() {
     // Safety: out-pointers are live locals.
     unsafe {
         setup();
-        let bound = phys + GIB as u64;
+        let bound = 8 * GIB as u64;
         let mut held = 0u64;
         let mut ptrs = Vec::new();
         let refused = loop {
             let mut d = 0u64;
-            let r = cuMemAllocManaged(&mut d, 4 * GIB, 1);
+            let r = cuMemAllocManaged(&mut d, GIB, 1);
             if r != CUDA_SUCCESS {
                 break r;
             }
             ptrs.push(d);
-            held += 4 * GIB as u64;
+            held += GIB as u64;
             assert!(held <= bound, "{held} bytes of managed memory granted");
         };
         assert_eq!(refused, CUDA_ERROR_OUT_OF_MEMORY);
+        assert_eq!(held, bound, "the whole budget, no more");
+        // Device memory touched now finds no room either.
+        let mut dev = 0u64;
+        assert_eq!(cuMemAlloc_v2(&mut dev, 64 * MIB), 0);
+        assert_eq!(cuMemsetD8_v2(dev, 1, 64 * MIB), CUDA_ERROR_OUT_OF_MEMORY);
         let d = ptrs.pop().unwrap();
         assert_eq!(cuMemFree_v2(d), 0);
+        assert_eq!(cuMemsetD8_v2(dev, 1, 64 * MIB), 0, "the room comes back");
         let mut d = 0u64;
         assert_eq!(
-            cuMemAllocManaged(&mut d, 4 * GIB, 1),
-            0,
-            "the room comes back"
+            cuMemAllocManaged(&mut d, GIB, 1),
+            CUDA_ERROR_OUT_OF_MEMORY,
+            "the touched device memory holds its part"
         );
+        assert_eq!(cuMemFree_v2(dev), 0);
+        assert_eq!(cuMemAllocManaged(&mut d, GIB, 1), 0);
     }
 }
 

@@ -102,7 +102,8 @@ impl Driver {
             return Ok(());
         }
         Self::free_alloc(&mut st.vmm, ptr)?;
-        st.host.remove_managed(ptr);
+        let st = &mut *st;
+        st.host.remove_managed(ptr, &st.vmm.backing);
         Self::note_free(ptr, len, on);
         Ok(())
     }

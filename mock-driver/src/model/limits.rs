@@ -15,8 +15,10 @@
 //!   Counting at the first touch, not at cuMemCreate, keeps cuMemGetInfo and large
 //!   reservations as on the GPU; counting the whole allocation (not pages) needs no
 //!   system call and no fault handler, and over-counts only allocations touched in part.
-//! - **Managed memory** is bounded as on a real system by device plus host memory: here
-//!   the device memory the mock may back plus the page-locked limit.
+//! - **Managed memory** is host memory the program touches directly, where the mock
+//!   cannot count pages: it counts whole when allocated, in [`Backing`] with the device
+//!   memory (one budget: both are the host's memory; counted apart, a program could take
+//!   the host's memory twice over).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;

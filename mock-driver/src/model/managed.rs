@@ -135,28 +135,37 @@ fn as_location_id(p: Option<Processor>) -> i32 {
 }
 
 impl super::host_memory::HostMemory {
-    /// Forgets the managed allocation at `base` (cuMemFree), if it is one.
-    pub fn remove_managed(&mut self, base: u64) {
+    /// Forgets the managed allocation at `base` (cuMemFree), if it is one, and gives back
+    /// what it counted.
+    pub fn remove_managed(&mut self, base: u64, backing: &super::limits::Backing) {
         if let Some(m) = self.managed.remove(&base) {
-            self.managed_bytes -= m.size;
+            self.uncount_managed(m.size, backing);
         }
     }
-}
 
-impl super::host_memory::HostMemory {
-    /// Counts a managed pool's chunk as managed memory, bounded as cuMemAllocManaged's
-    /// allocations are (`backing`: the device memory the mock may back).
-    pub fn count_managed_chunk(&mut self, size: u64, backing: u64) -> CuResult<()> {
-        let limit = backing.saturating_add(super::limits::page_locked_limit());
-        if self.managed_bytes.saturating_add(size) > limit {
-            return Err(host_limit(format!(
-                "a managed memory pool's chunk of {size} bytes: the process holds {} bytes \
-                 of managed memory, and may hold {limit}",
-                self.managed_bytes
-            )));
-        }
+    /// Counts `size` bytes of managed memory (an allocation, or a managed pool's chunk)
+    /// against what the mock may take from the host. The program touches managed memory
+    /// directly, where the mock cannot count pages, so it counts whole when allocated, in
+    /// the same budget as the device memory the mock backs: both are the host's memory.
+    pub fn count_managed(
+        &mut self,
+        size: u64,
+        backing: &super::limits::Backing,
+        what: &str,
+    ) -> CuResult<()> {
+        backing.commit(size).map_err(|why| {
+            host_limit(format!(
+                "{what}: managed memory counts whole when allocated (the program touches it \
+                 directly): {why}"
+            ))
+        })?;
         self.managed_bytes += size;
         Ok(())
+    }
+
+    pub fn uncount_managed(&mut self, size: u64, backing: &super::limits::Backing) {
+        self.managed_bytes -= size;
+        backing.uncommit(size);
     }
 }
 
@@ -173,9 +182,10 @@ impl Driver {
             )));
         }
         let mut st = self.state.lock();
+        let st = &mut *st;
         let (ctx, c) = st.contexts.require_current()?;
         let device = c.device;
-        self.check_sticky(&st, device)?;
+        self.check_sticky(st, device)?;
         if size == 0 {
             return Err(invalid("size is 0"));
         }
@@ -183,25 +193,11 @@ impl Driver {
         let rounded = size
             .checked_next_multiple_of(g)
             .ok_or_else(|| out_of_memory("size overflows"))?;
-        // A real system bounds managed memory by device plus host memory; here the device
-        // memory is what the mock may back (`limits::Backing`), the host memory what it
-        // may pin. Touched directly by the program, managed memory is host memory the
-        // mock cannot count page by page, so it is bounded when allocated.
-        let limit = st
-            .vmm
-            .backing
-            .limit()
-            .saturating_add(super::limits::page_locked_limit());
-        if st.host.managed_bytes.saturating_add(size) > limit {
-            return Err(host_limit(format!(
-                "cuMemAllocManaged of {size} bytes: the process holds {} bytes of managed \
-                 memory, and may hold {limit}: the device memory the mock may back ({} bytes; \
-                 CUMOCK_DEVICE_MEMORY sets it) plus the host memory it may pin ({} bytes)",
-                st.host.managed_bytes,
-                st.vmm.backing.limit(),
-                super::limits::page_locked_limit()
-            )));
-        }
+        st.host.count_managed(
+            size,
+            &st.vmm.backing,
+            &format!("cuMemAllocManaged of {size} bytes"),
+        )?;
         let prop = AllocationProp {
             location_type: CU_MEM_LOCATION_TYPE_HOST,
             location_id: 0,
@@ -210,11 +206,18 @@ impl Driver {
             gpu_direct_rdma: 0,
             usage: 0,
         };
-        let h = st.vmm.create(rounded, prop, 0, g, u64::MAX)?;
+        let h = match st.vmm.create(rounded, prop, 0, g, u64::MAX) {
+            Ok(h) => h,
+            Err(e) => {
+                st.host.uncount_managed(size, &st.vmm.backing);
+                return Err(e);
+            }
+        };
         let base = match st.vmm.address_reserve(rounded, 0, 0, 0, g) {
             Ok(b) => b,
             Err(e) => {
                 st.vmm.release(h).expect("just created");
+                st.host.uncount_managed(size, &st.vmm.backing);
                 return Err(e);
             }
         };
@@ -229,10 +232,10 @@ impl Driver {
                 .set_host_access(base, rounded, CU_MEM_ACCESS_FLAGS_PROT_READWRITE as u8)
         {
             Self::free_alloc(&mut st.vmm, base).expect("just allocated");
+            st.host.uncount_managed(size, &st.vmm.backing);
             return Err(e);
         }
         st.host.managed.insert(base, Managed::new(size));
-        st.host.managed_bytes += size;
         Ok(base)
     }
 }

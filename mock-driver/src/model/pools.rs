@@ -553,7 +553,11 @@ fn grow(
             u64::MAX
         }
         Place::Managed(..) => {
-            host.count_managed_chunk(more, vmm.backing.limit())?;
+            host.count_managed(
+                more,
+                &vmm.backing,
+                &format!("a managed pool's chunk of {more} bytes"),
+            )?;
             u64::MAX
         }
     };
@@ -588,7 +592,7 @@ fn grow(
             p.regions.remove(&base);
             vmm.remove_reservation(base);
         }
-        uncount(p.place, host, more);
+        uncount(p.place, host, vmm, more);
         return Err(e);
     }
     p.chunks.insert(at, more);
@@ -633,11 +637,11 @@ fn map_chunk(
 }
 
 /// Gives back what `grow` counted for a chunk of `size` bytes of host or managed memory.
-fn uncount(place: Place, host: &mut HostMemory, size: u64) {
+fn uncount(place: Place, host: &mut HostMemory, vmm: &Vmm, size: u64) {
     match place {
         Place::Device(_) => {}
         Place::Host(_) => host.unpin_pool_chunk(size),
-        Place::Managed(..) => host.managed_bytes -= size,
+        Place::Managed(..) => host.uncount_managed(size, &vmm.backing),
     }
 }
 
@@ -664,7 +668,7 @@ fn release_chunks(p: &mut Pool, vmm: &mut Vmm, host: &mut HostMemory, keep: u64,
             continue;
         }
         vmm.remove_mapping(c);
-        uncount(p.place, host, size);
+        uncount(p.place, host, vmm, size);
         p.chunks.remove(&c);
         p.reserved -= size;
         p.free.remove(&f);
@@ -681,7 +685,7 @@ fn release_chunks(p: &mut Pool, vmm: &mut Vmm, host: &mut HostMemory, keep: u64,
 fn drop_pool(mut p: Pool, vmm: &mut Vmm, host: &mut HostMemory) {
     for (&c, &size) in &p.chunks {
         vmm.remove_mapping(c);
-        uncount(p.place, host, size);
+        uncount(p.place, host, vmm, size);
     }
     p.chunks.clear();
     for &base in p.regions.keys() {
