@@ -6,6 +6,7 @@ use crate::driver::{check, Api};
 use anyhow::{bail, Result};
 use cumock_abi::{CUmemAccessDesc, CUmemAllocationProp, CUmemLocation};
 use serde_json::json;
+use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
 const G: usize = 2 << 20;
@@ -187,10 +188,12 @@ pub fn run(api: &Api, o: &Options) -> Result<serde_json::Value> {
     };
     let batch = batch(api, o.batch)?;
     let launches = launches(api)?;
+    let graph = graph_launches(api)?;
     Ok(json!({
         "driver": api.path,
         "batch": batch,
         "launch": launches,
+        "graph_launch": graph,
         "cycle_2mib_us": cycle_us,
         "per_call_median_us": per_call,
         "copy": {
@@ -290,6 +293,92 @@ fn launches(api: &Api) -> Result<serde_json::Value> {
         "launch_returns_us": median(&mut issue),
         "launch_and_synchronize_us": median(&mut round),
         "host_thread_round_trip_us": median(&mut host),
+    }))
+}
+
+/// cuda.h's CUDA_KERNEL_NODE_PARAMS_v2.
+#[repr(C)]
+struct KernelNodeParams {
+    func: *mut c_void,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    kern: *mut c_void,
+    ctx: *mut c_void,
+}
+
+/// Kernels in a graph: a chain of `GRAPH_NODES` empty kernel nodes, instantiated once,
+/// then cuGraphLaunch followed by cuStreamSynchronize (the median of 500), and
+/// cuGraphLaunch alone (launches back to back, 100 at a time).
+const GRAPH_NODES: usize = 100;
+
+fn graph_launches(api: &Api) -> Result<serde_json::Value> {
+    let mut module = std::ptr::null_mut();
+    check!(
+        api,
+        cuModuleLoadData(&mut module, EMPTY_KERNEL.as_ptr().cast())
+    );
+    let mut f = std::ptr::null_mut();
+    check!(api, cuModuleGetFunction(&mut f, module, c"empty".as_ptr()));
+    let mut graph = std::ptr::null_mut();
+    check!(api, cuGraphCreate(&mut graph, 0));
+    let params = KernelNodeParams {
+        func: f,
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+        shared: 0,
+        params: std::ptr::null_mut(),
+        extra: std::ptr::null_mut(),
+        kern: std::ptr::null_mut(),
+        ctx: std::ptr::null_mut(),
+    };
+    let mut prev: *mut c_void = std::ptr::null_mut();
+    for i in 0..GRAPH_NODES {
+        let mut node = std::ptr::null_mut();
+        check!(
+            api,
+            cuGraphAddKernelNode_v2(
+                &mut node,
+                graph,
+                &prev as *const *mut c_void,
+                usize::from(i > 0),
+                (&raw const params).cast()
+            )
+        );
+        prev = node;
+    }
+    let mut exec = std::ptr::null_mut();
+    check!(api, cuGraphInstantiateWithFlags(&mut exec, graph, 0));
+    let mut stream = std::ptr::null_mut();
+    check!(api, cuStreamCreate(&mut stream, 1));
+    check!(api, cuGraphLaunch(exec, stream));
+    check!(api, cuStreamSynchronize(stream));
+    let mut round = Vec::new();
+    for _ in 0..500 {
+        let t = Instant::now();
+        check!(api, cuGraphLaunch(exec, stream));
+        check!(api, cuStreamSynchronize(stream));
+        round.push(t.elapsed());
+    }
+    let mut issue = Vec::new();
+    for _ in 0..9 {
+        let t = Instant::now();
+        for _ in 0..100 {
+            check!(api, cuGraphLaunch(exec, stream));
+        }
+        issue.push(t.elapsed() / 100);
+        check!(api, cuStreamSynchronize(stream));
+    }
+    check!(api, cuStreamDestroy_v2(stream));
+    check!(api, cuGraphExecDestroy(exec));
+    check!(api, cuGraphDestroy(graph));
+    check!(api, cuModuleUnload(module));
+    Ok(json!({
+        "nodes": GRAPH_NODES,
+        "launch_and_synchronize_us": median(&mut round),
+        "launch_returns_us": median(&mut issue),
     }))
 }
 
