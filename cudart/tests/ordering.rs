@@ -75,6 +75,20 @@ fn a_free_on_a_stream_not_ordered_after_its_use_is_reported() {
     report("free", "cuMemFreeAsync");
 }
 
+/// A missing synchronisation reads stale data every time under CUMOCK_SCHEDULE=lazy; the
+/// same program, ordered, reads what the kernel wrote under every schedule.
+#[test]
+fn lazy_scheduling_shows_a_missing_synchronisation_every_time() {
+    for _ in 0..3 {
+        let (out, _) = stderr_of(&planted(), &["stale"], &[("CUMOCK_SCHEDULE", "lazy")]);
+        assert!(out.contains("stale") && !out.contains("fresh"), "{out}");
+    }
+    for schedule in ["eager", "lazy", "random:3"] {
+        let (_, err) = stderr_of(&planted(), &["fixed"], &[("CUMOCK_SCHEDULE", schedule)]);
+        assert!(!err.contains("CHECK FAILED"), "{schedule}: {err}");
+    }
+}
+
 /// A program to run: its name, executable, arguments and environment.
 type Run = (
     String,
@@ -108,6 +122,8 @@ fn correct_programs_draw_no_report() {
         "leaky",
         "simple_cuda_graphs",
         "jacobi_graphs",
+        "cg_grid_sync",
+        "device_printf",
     ] {
         let exe = common::nvcc_with(p, &format!("{p}_ordering"), &[]);
         runs.push((p.to_owned(), exe, vec![], vec![]));
