@@ -365,6 +365,67 @@ fn a_statically_linked_program_is_told_what_to_do() {
         err.contains("-cudart shared") && err.contains("cumock exec"),
         "no advice in:\n{err}"
     );
+    // The message names who asked: the program itself.
+    assert!(
+        err.contains("the program (") && err.contains("device_query_static"),
+        "{err}"
+    );
+}
+
+/// A library that embeds NVIDIA's static runtime (as warp, CuPy or PyTorch's kernels do)
+/// is named in the message, which says it cannot run on the mock and what can.
+#[test]
+fn a_library_embedding_the_static_runtime_is_named() {
+    let dir = common::scratch("embedded-runtime");
+    let lib_src = dir.join("embedded.cu");
+    std::fs::write(
+        &lib_src,
+        "#include <cuda_runtime.h>\n\
+         extern \"C\" int embedded_count(void) { int n = -1; \
+         return cudaGetDeviceCount(&n) == cudaSuccess ? n : -1; }\n",
+    )
+    .unwrap();
+    let lib = dir.join("libembedded.so");
+    let root = common::toolkit();
+    let o = std::process::Command::new(root.join("bin/nvcc"))
+        .args(["-shared", "-Xcompiler", "-fPIC", "-cudart", "static", "-L"])
+        .arg(root.join("lib"))
+        .arg(&lib_src)
+        .arg("-o")
+        .arg(&lib)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let main_src = dir.join("main.c");
+    std::fs::write(
+        &main_src,
+        "#include <stdio.h>\nint embedded_count(void);\n\
+         int main(void) { printf(\"count %d\\n\", embedded_count()); return 0; }\n",
+    )
+    .unwrap();
+    let exe = dir.join("uses-embedded");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let o = std::process::Command::new(cc)
+        .arg(&main_src)
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-L{}", dir.display()))
+        .arg("-lembedded")
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = common::on_mock(&exe).output().unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("count -1"), "{out}");
+    assert!(
+        err.contains("libembedded.so") && err.contains("embeds NVIDIA's static CUDA runtime"),
+        "{err}"
+    );
 }
 
 /// Two devices of the mock (CUMOCK_DEVICES=2).

@@ -669,6 +669,18 @@ impl CallSite {
     }
 }
 
+/// The file of the loaded object whose code called into the mock (the first frame of the
+/// stack outside the mock), if any: who asked, for messages that depend on it.
+pub fn caller_object() -> Option<String> {
+    let own = module_of(own_address as fn() as usize).map(|(base, _)| base);
+    CallSite::capture()
+        .0
+        .iter()
+        .filter_map(|&ip| module_of(ip))
+        .find(|(base, _)| Some(*base) != own)
+        .map(|(_, path)| path)
+}
+
 /// Any function of this library, to find which loaded object is the mock.
 fn own_address() {}
 
