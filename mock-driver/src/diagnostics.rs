@@ -592,10 +592,37 @@ const SHOWN_FRAMES: usize = 12;
 /// and symbolised only if it is reported: capturing is a walk of the stack (a few
 /// microseconds), symbolising reads debug information (milliseconds).
 #[derive(Debug, Clone)]
-pub struct CallSite(Box<[usize]>);
+pub struct CallSite {
+    ips: Box<[usize]>,
+    /// In a Python program, with leak or misuse checking on: the Python frames
+    /// (`python_frames`), which say more than the interpreter's native ones.
+    python: Box<[String]>,
+}
 
 impl CallSite {
+    /// The calling thread's stack. Only where the mock holds none of its locks: in a
+    /// Python program it may take the GIL (see `python_frames`).
     pub fn capture() -> Self {
+        let python = if settings().leaks || settings().misuse {
+            crate::python_frames::frames()
+        } else {
+            Vec::new()
+        };
+        Self::native_with(python)
+    }
+
+    /// As [`capture`](Self::capture), under a lock of the mock's: Python frames only if
+    /// the thread holds the GIL already.
+    pub fn capture_locked() -> Self {
+        let python = if settings().leaks || settings().misuse {
+            crate::python_frames::frames_if_gil_held()
+        } else {
+            Vec::new()
+        };
+        Self::native_with(python)
+    }
+
+    fn native_with(python: Vec<String>) -> Self {
         let mut ips = Vec::with_capacity(MAX_FRAMES);
         // Safety: the unsynchronised walk is not thread-safe only where the platform's
         // unwinder is not; on Linux, libgcc's _Unwind_Backtrace is. The synchronised one
@@ -607,15 +634,21 @@ impl CallSite {
                 ips.len() < MAX_FRAMES
             })
         };
-        Self(ips.into_boxed_slice())
+        Self {
+            ips: ips.into_boxed_slice(),
+            python: python.into_boxed_slice(),
+        }
     }
 
     /// The program's frames, innermost first, as `function (file:line)`: the mock's own
     /// frames are dropped, and the stack ends at `main`.
     pub fn frames(&self) -> Vec<String> {
+        if !self.python.is_empty() {
+            return self.python.iter().take(SHOWN_FRAMES).cloned().collect();
+        }
         let own = module_of(own_address as fn() as usize).map(|(base, _)| base);
         let mut out = Vec::new();
-        for &ip in self.0.iter() {
+        for &ip in self.ips.iter() {
             let module = module_of(ip);
             if module.is_some() && module.as_ref().map(|(base, _)| *base) == own {
                 continue;
@@ -673,8 +706,8 @@ impl CallSite {
 /// stack outside the mock), if any: who asked, for messages that depend on it.
 pub fn caller_object() -> Option<String> {
     let own = module_of(own_address as fn() as usize).map(|(base, _)| base);
-    CallSite::capture()
-        .0
+    CallSite::native_with(Vec::new())
+        .ips
         .iter()
         .filter_map(|&ip| module_of(ip))
         .find(|(base, _)| Some(*base) != own)

@@ -11,7 +11,8 @@
 //!   emulated return CUDA_ERROR_NOT_SUPPORTED;
 //! - `boundary`: what every export does around its method (panics, traces, diagnostics);
 //! - `procaddress`: cuGetProcAddress's version table;
-//! - `diagnostics`: traces, leak reports, misuse messages, fault injection.
+//! - `diagnostics`: traces, leak reports, misuse messages, fault injection;
+//!   `python_frames`: the `.py` call sites of a Python program, for them.
 
 mod boundary;
 pub mod diagnostics;
@@ -21,3 +22,4 @@ pub mod host_bytes;
 pub mod model;
 pub mod os;
 pub mod procaddress;
+mod python_frames;

@@ -273,6 +273,55 @@ fn python(script: &str) -> Output {
         .unwrap()
 }
 
+/// A Python program's leaks and misuse are reported at its own lines and functions (the
+/// mock reads the interpreter's frames), not at the interpreter's native frames.
+#[test]
+fn python_call_sites_name_the_py_file_line_and_function() {
+    let site = common::workspace().join("target/py-clients");
+    let script = common::workspace().join("clients/python/leaky_bindings.py");
+    let o = Command::new("python3")
+        .arg(&script)
+        .env("PYTHONPATH", &site)
+        .env("LD_LIBRARY_PATH", common::mock_dir())
+        .env("CUMOCK_LEAKS", "1")
+        .env("CUMOCK_MISUSE", "1")
+        .output()
+        .unwrap();
+    let out = text(&o);
+    assert!(o.status.success() && out.contains("done"), "{out}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line_of = |needle: &str| {
+        let text = std::fs::read_to_string(&script).unwrap();
+        1 + text.lines().position(|l| l.contains(needle)).unwrap()
+    };
+    for (what, call) in [
+        ("never released", "handle = check(cu.cuMemCreate"),
+        ("never freed", "va = check(cu.cuMemAddressReserve"),
+    ] {
+        let at = err
+            .find(what)
+            .unwrap_or_else(|| panic!("no leak `{what}` in:\n{err}"));
+        let next = err[at..].lines().nth(1).unwrap_or("");
+        assert!(
+            next.contains(&format!(
+                "grow_pool ({}:{})",
+                script.display(),
+                line_of(call)
+            )),
+            "{what}: {next}\n{err}"
+        );
+    }
+    assert!(
+        err.contains(&format!(
+            "misuse ({}:{})",
+            script.display(),
+            line_of("return cu.cuMemAddressReserve(12345")
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("_PyEval_EvalFrameDefault"), "{err}");
+}
+
 #[test]
 fn nvidias_python_bindings_allocate_grow_copy_and_free() {
     let o = python("bindings_vmm.py");

@@ -162,7 +162,7 @@ impl Tracker {
             seq: q.seq,
             clock: q.clock.clone(),
             what,
-            site: CallSite::capture(),
+            site: CallSite::capture_locked(),
         })
     }
 
@@ -370,7 +370,7 @@ pub fn freed_by_host(what: &str, start: u64, len: u64) {
             seq,
             clock: host.clone(),
             what: what.to_owned(),
-            site: CallSite::capture(),
+            site: CallSite::capture_locked(),
         });
         t.record(&stamp, &[(start, start + len, Touch::Free)])
     };
