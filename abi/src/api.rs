@@ -1254,6 +1254,20 @@ pub trait ApiOutcome {
     type Outcome;
     /// The outcome of an export that is not emulated.
     fn not_emulated(name: &'static str) -> Self::Outcome;
+    /// Whether a `_ptds`/`_ptsz` export the implementation does not write runs as its
+    /// plain export of the same signature (through `per_thread_default_stream` and
+    /// `per_thread_stream`) rather than as not emulated.
+    const FORWARD_PER_THREAD_VARIANTS: bool = false;
+    /// A `_ptds` export: the plain export's call, made with the calling thread's
+    /// per-thread stream as the default stream.
+    fn per_thread_default_stream(call: impl FnOnce() -> Self::Outcome) -> Self::Outcome {
+        call()
+    }
+    /// A `_ptsz` export's stream argument: the default stream (NULL) is the calling
+    /// thread's per-thread stream.
+    fn per_thread_stream(stream: CUstream) -> CUstream {
+        stream
+    }
 }
 
 /// Error Handling: the headers' group `CUDA_ERROR`.
@@ -1714,6 +1728,9 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemBatchDecompressAsync")
     }
     unsafe fn cuMemBatchDecompressAsync_ptsz(paramsArray: *mut CUmemDecompressParams, count: usize, flags: ::std::ffi::c_uint, errorIndex: *mut usize, stream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemBatchDecompressAsync(paramsArray, count, flags, errorIndex, Self::per_thread_stream(stream));
+        }
         Self::not_emulated("cuMemBatchDecompressAsync_ptsz")
     }
     unsafe fn cuMemcpy(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> Self::Outcome {
@@ -1729,6 +1746,9 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpy2DAsync_v2")
     }
     unsafe fn cuMemcpy2DAsync_v2_ptsz(pCopy: *const CUDA_MEMCPY2D, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpy2DAsync_v2(pCopy, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpy2DAsync_v2_ptsz")
     }
     unsafe fn cuMemcpy2DUnaligned(pCopy: *const CUDA_MEMCPY2D_v1) -> Self::Outcome {
@@ -1738,12 +1758,18 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpy2DUnaligned_v2")
     }
     unsafe fn cuMemcpy2DUnaligned_v2_ptds(pCopy: *const CUDA_MEMCPY2D) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpy2DUnaligned_v2(pCopy) });
+        }
         Self::not_emulated("cuMemcpy2DUnaligned_v2_ptds")
     }
     unsafe fn cuMemcpy2D_v2(pCopy: *const CUDA_MEMCPY2D) -> Self::Outcome {
         Self::not_emulated("cuMemcpy2D_v2")
     }
     unsafe fn cuMemcpy2D_v2_ptds(pCopy: *const CUDA_MEMCPY2D) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpy2D_v2(pCopy) });
+        }
         Self::not_emulated("cuMemcpy2D_v2_ptds")
     }
     unsafe fn cuMemcpy3D(pCopy: *const CUDA_MEMCPY3D_v1) -> Self::Outcome {
@@ -1756,18 +1782,27 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpy3DAsync_v2")
     }
     unsafe fn cuMemcpy3DAsync_v2_ptsz(pCopy: *const CUDA_MEMCPY3D, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpy3DAsync_v2(pCopy, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpy3DAsync_v2_ptsz")
     }
     unsafe fn cuMemcpy3DBatchAsync(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP, failIdx: *mut usize, flags: ::std::ffi::c_ulonglong, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuMemcpy3DBatchAsync")
     }
     unsafe fn cuMemcpy3DBatchAsync_ptsz(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP, failIdx: *mut usize, flags: ::std::ffi::c_ulonglong, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpy3DBatchAsync(numParams, opList, failIdx, flags, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpy3DBatchAsync_ptsz")
     }
     unsafe fn cuMemcpy3DBatchAsync_v2(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP, flags: ::std::ffi::c_ulonglong, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuMemcpy3DBatchAsync_v2")
     }
     unsafe fn cuMemcpy3DBatchAsync_v2_ptsz(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP, flags: ::std::ffi::c_ulonglong, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpy3DBatchAsync_v2(numParams, opList, flags, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpy3DBatchAsync_v2_ptsz")
     }
     unsafe fn cuMemcpy3DPeer(pCopy: *const CUDA_MEMCPY3D_PEER) -> Self::Outcome {
@@ -1777,21 +1812,33 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpy3DPeerAsync")
     }
     unsafe fn cuMemcpy3DPeerAsync_ptsz(pCopy: *const CUDA_MEMCPY3D_PEER, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpy3DPeerAsync(pCopy, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpy3DPeerAsync_ptsz")
     }
     unsafe fn cuMemcpy3DPeer_ptds(pCopy: *const CUDA_MEMCPY3D_PEER) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpy3DPeer(pCopy) });
+        }
         Self::not_emulated("cuMemcpy3DPeer_ptds")
     }
     unsafe fn cuMemcpy3D_v2(pCopy: *const CUDA_MEMCPY3D) -> Self::Outcome {
         Self::not_emulated("cuMemcpy3D_v2")
     }
     unsafe fn cuMemcpy3D_v2_ptds(pCopy: *const CUDA_MEMCPY3D) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpy3D_v2(pCopy) });
+        }
         Self::not_emulated("cuMemcpy3D_v2_ptds")
     }
     unsafe fn cuMemcpyAsync(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuMemcpyAsync")
     }
     unsafe fn cuMemcpyAsync_ptsz(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpyAsync(dst, src, ByteCount, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpyAsync_ptsz")
     }
     unsafe fn cuMemcpyAtoA(dstArray: CUarray, dstOffset: ::std::ffi::c_uint, srcArray: CUarray, srcOffset: ::std::ffi::c_uint, ByteCount: ::std::ffi::c_uint) -> Self::Outcome {
@@ -1801,6 +1848,9 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpyAtoA_v2")
     }
     unsafe fn cuMemcpyAtoA_v2_ptds(dstArray: CUarray, dstOffset: usize, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpyAtoA_v2(dstArray, dstOffset, srcArray, srcOffset, ByteCount) });
+        }
         Self::not_emulated("cuMemcpyAtoA_v2_ptds")
     }
     unsafe fn cuMemcpyAtoD(dstDevice: CUdeviceptr_v1, srcArray: CUarray, srcOffset: ::std::ffi::c_uint, ByteCount: ::std::ffi::c_uint) -> Self::Outcome {
@@ -1810,6 +1860,9 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpyAtoD_v2")
     }
     unsafe fn cuMemcpyAtoD_v2_ptds(dstDevice: CUdeviceptr, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpyAtoD_v2(dstDevice, srcArray, srcOffset, ByteCount) });
+        }
         Self::not_emulated("cuMemcpyAtoD_v2_ptds")
     }
     unsafe fn cuMemcpyAtoH(dstHost: *mut ::std::ffi::c_void, srcArray: CUarray, srcOffset: ::std::ffi::c_uint, ByteCount: ::std::ffi::c_uint) -> Self::Outcome {
@@ -1822,24 +1875,36 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpyAtoHAsync_v2")
     }
     unsafe fn cuMemcpyAtoHAsync_v2_ptsz(dstHost: *mut ::std::ffi::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpyAtoHAsync_v2(dstHost, srcArray, srcOffset, ByteCount, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpyAtoHAsync_v2_ptsz")
     }
     unsafe fn cuMemcpyAtoH_v2(dstHost: *mut ::std::ffi::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> Self::Outcome {
         Self::not_emulated("cuMemcpyAtoH_v2")
     }
     unsafe fn cuMemcpyAtoH_v2_ptds(dstHost: *mut ::std::ffi::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpyAtoH_v2(dstHost, srcArray, srcOffset, ByteCount) });
+        }
         Self::not_emulated("cuMemcpyAtoH_v2_ptds")
     }
     unsafe fn cuMemcpyBatchAsync(dsts: *mut CUdeviceptr, srcs: *mut CUdeviceptr, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuMemcpyBatchAsync")
     }
     unsafe fn cuMemcpyBatchAsync_ptsz(dsts: *mut CUdeviceptr, srcs: *mut CUdeviceptr, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpyBatchAsync_ptsz")
     }
     unsafe fn cuMemcpyBatchAsync_v2(dsts: *mut CUdeviceptr, srcs: *mut CUdeviceptr, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuMemcpyBatchAsync_v2")
     }
     unsafe fn cuMemcpyBatchAsync_v2_ptsz(dsts: *mut CUdeviceptr, srcs: *mut CUdeviceptr, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpyBatchAsync_v2(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpyBatchAsync_v2_ptsz")
     }
     unsafe fn cuMemcpyDtoA(dstArray: CUarray, dstOffset: ::std::ffi::c_uint, srcDevice: CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint) -> Self::Outcome {
@@ -1849,6 +1914,9 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpyDtoA_v2")
     }
     unsafe fn cuMemcpyDtoA_v2_ptds(dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr, ByteCount: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpyDtoA_v2(dstArray, dstOffset, srcDevice, ByteCount) });
+        }
         Self::not_emulated("cuMemcpyDtoA_v2_ptds")
     }
     unsafe fn cuMemcpyDtoD(dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint) -> Self::Outcome {
@@ -1861,12 +1929,18 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpyDtoDAsync_v2")
     }
     unsafe fn cuMemcpyDtoDAsync_v2_ptsz(dstDevice: CUdeviceptr, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpyDtoDAsync_v2_ptsz")
     }
     unsafe fn cuMemcpyDtoD_v2(dstDevice: CUdeviceptr, srcDevice: CUdeviceptr, ByteCount: usize) -> Self::Outcome {
         Self::not_emulated("cuMemcpyDtoD_v2")
     }
     unsafe fn cuMemcpyDtoD_v2_ptds(dstDevice: CUdeviceptr, srcDevice: CUdeviceptr, ByteCount: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount) });
+        }
         Self::not_emulated("cuMemcpyDtoD_v2_ptds")
     }
     unsafe fn cuMemcpyDtoH(dstHost: *mut ::std::ffi::c_void, srcDevice: CUdeviceptr_v1, ByteCount: ::std::ffi::c_uint) -> Self::Outcome {
@@ -1879,12 +1953,18 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpyDtoHAsync_v2")
     }
     unsafe fn cuMemcpyDtoHAsync_v2_ptsz(dstHost: *mut ::std::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpyDtoHAsync_v2_ptsz")
     }
     unsafe fn cuMemcpyDtoH_v2(dstHost: *mut ::std::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> Self::Outcome {
         Self::not_emulated("cuMemcpyDtoH_v2")
     }
     unsafe fn cuMemcpyDtoH_v2_ptds(dstHost: *mut ::std::ffi::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount) });
+        }
         Self::not_emulated("cuMemcpyDtoH_v2_ptds")
     }
     unsafe fn cuMemcpyHtoA(dstArray: CUarray, dstOffset: ::std::ffi::c_uint, srcHost: *const ::std::ffi::c_void, ByteCount: ::std::ffi::c_uint) -> Self::Outcome {
@@ -1897,12 +1977,18 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpyHtoAAsync_v2")
     }
     unsafe fn cuMemcpyHtoAAsync_v2_ptsz(dstArray: CUarray, dstOffset: usize, srcHost: *const ::std::ffi::c_void, ByteCount: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpyHtoAAsync_v2(dstArray, dstOffset, srcHost, ByteCount, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpyHtoAAsync_v2_ptsz")
     }
     unsafe fn cuMemcpyHtoA_v2(dstArray: CUarray, dstOffset: usize, srcHost: *const ::std::ffi::c_void, ByteCount: usize) -> Self::Outcome {
         Self::not_emulated("cuMemcpyHtoA_v2")
     }
     unsafe fn cuMemcpyHtoA_v2_ptds(dstArray: CUarray, dstOffset: usize, srcHost: *const ::std::ffi::c_void, ByteCount: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpyHtoA_v2(dstArray, dstOffset, srcHost, ByteCount) });
+        }
         Self::not_emulated("cuMemcpyHtoA_v2_ptds")
     }
     unsafe fn cuMemcpyHtoD(dstDevice: CUdeviceptr_v1, srcHost: *const ::std::ffi::c_void, ByteCount: ::std::ffi::c_uint) -> Self::Outcome {
@@ -1915,12 +2001,18 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpyHtoDAsync_v2")
     }
     unsafe fn cuMemcpyHtoDAsync_v2_ptsz(dstDevice: CUdeviceptr, srcHost: *const ::std::ffi::c_void, ByteCount: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpyHtoDAsync_v2_ptsz")
     }
     unsafe fn cuMemcpyHtoD_v2(dstDevice: CUdeviceptr, srcHost: *const ::std::ffi::c_void, ByteCount: usize) -> Self::Outcome {
         Self::not_emulated("cuMemcpyHtoD_v2")
     }
     unsafe fn cuMemcpyHtoD_v2_ptds(dstDevice: CUdeviceptr, srcHost: *const ::std::ffi::c_void, ByteCount: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount) });
+        }
         Self::not_emulated("cuMemcpyHtoD_v2_ptds")
     }
     unsafe fn cuMemcpyPeer(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> Self::Outcome {
@@ -1930,12 +2022,21 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemcpyPeerAsync")
     }
     unsafe fn cuMemcpyPeerAsync_ptsz(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemcpyPeerAsync_ptsz")
     }
     unsafe fn cuMemcpyPeer_ptds(dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount) });
+        }
         Self::not_emulated("cuMemcpyPeer_ptds")
     }
     unsafe fn cuMemcpy_ptds(dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemcpy(dst, src, ByteCount) });
+        }
         Self::not_emulated("cuMemcpy_ptds")
     }
     unsafe fn cuMemFree(dptr: CUdeviceptr_v1) -> Self::Outcome {
@@ -1990,12 +2091,18 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemsetD16Async")
     }
     unsafe fn cuMemsetD16Async_ptsz(dstDevice: CUdeviceptr, us: u16, N: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemsetD16Async(dstDevice, us, N, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemsetD16Async_ptsz")
     }
     unsafe fn cuMemsetD16_v2(dstDevice: CUdeviceptr, us: u16, N: usize) -> Self::Outcome {
         Self::not_emulated("cuMemsetD16_v2")
     }
     unsafe fn cuMemsetD16_v2_ptds(dstDevice: CUdeviceptr, us: u16, N: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemsetD16_v2(dstDevice, us, N) });
+        }
         Self::not_emulated("cuMemsetD16_v2_ptds")
     }
     unsafe fn cuMemsetD2D16(dstDevice: CUdeviceptr_v1, dstPitch: ::std::ffi::c_uint, us: u16, Width: ::std::ffi::c_uint, Height: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2005,12 +2112,18 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemsetD2D16Async")
     }
     unsafe fn cuMemsetD2D16Async_ptsz(dstDevice: CUdeviceptr, dstPitch: usize, us: u16, Width: usize, Height: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemsetD2D16Async_ptsz")
     }
     unsafe fn cuMemsetD2D16_v2(dstDevice: CUdeviceptr, dstPitch: usize, us: u16, Width: usize, Height: usize) -> Self::Outcome {
         Self::not_emulated("cuMemsetD2D16_v2")
     }
     unsafe fn cuMemsetD2D16_v2_ptds(dstDevice: CUdeviceptr, dstPitch: usize, us: u16, Width: usize, Height: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemsetD2D16_v2(dstDevice, dstPitch, us, Width, Height) });
+        }
         Self::not_emulated("cuMemsetD2D16_v2_ptds")
     }
     unsafe fn cuMemsetD2D32(dstDevice: CUdeviceptr_v1, dstPitch: ::std::ffi::c_uint, ui: ::std::ffi::c_uint, Width: ::std::ffi::c_uint, Height: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2020,12 +2133,18 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemsetD2D32Async")
     }
     unsafe fn cuMemsetD2D32Async_ptsz(dstDevice: CUdeviceptr, dstPitch: usize, ui: ::std::ffi::c_uint, Width: usize, Height: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemsetD2D32Async_ptsz")
     }
     unsafe fn cuMemsetD2D32_v2(dstDevice: CUdeviceptr, dstPitch: usize, ui: ::std::ffi::c_uint, Width: usize, Height: usize) -> Self::Outcome {
         Self::not_emulated("cuMemsetD2D32_v2")
     }
     unsafe fn cuMemsetD2D32_v2_ptds(dstDevice: CUdeviceptr, dstPitch: usize, ui: ::std::ffi::c_uint, Width: usize, Height: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemsetD2D32_v2(dstDevice, dstPitch, ui, Width, Height) });
+        }
         Self::not_emulated("cuMemsetD2D32_v2_ptds")
     }
     unsafe fn cuMemsetD2D8(dstDevice: CUdeviceptr_v1, dstPitch: ::std::ffi::c_uint, uc: u8, Width: ::std::ffi::c_uint, Height: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2035,12 +2154,18 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemsetD2D8Async")
     }
     unsafe fn cuMemsetD2D8Async_ptsz(dstDevice: CUdeviceptr, dstPitch: usize, uc: u8, Width: usize, Height: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemsetD2D8Async_ptsz")
     }
     unsafe fn cuMemsetD2D8_v2(dstDevice: CUdeviceptr, dstPitch: usize, uc: u8, Width: usize, Height: usize) -> Self::Outcome {
         Self::not_emulated("cuMemsetD2D8_v2")
     }
     unsafe fn cuMemsetD2D8_v2_ptds(dstDevice: CUdeviceptr, dstPitch: usize, uc: u8, Width: usize, Height: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemsetD2D8_v2(dstDevice, dstPitch, uc, Width, Height) });
+        }
         Self::not_emulated("cuMemsetD2D8_v2_ptds")
     }
     unsafe fn cuMemsetD32(dstDevice: CUdeviceptr_v1, ui: ::std::ffi::c_uint, N: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2050,12 +2175,18 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemsetD32Async")
     }
     unsafe fn cuMemsetD32Async_ptsz(dstDevice: CUdeviceptr, ui: ::std::ffi::c_uint, N: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemsetD32Async(dstDevice, ui, N, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemsetD32Async_ptsz")
     }
     unsafe fn cuMemsetD32_v2(dstDevice: CUdeviceptr, ui: ::std::ffi::c_uint, N: usize) -> Self::Outcome {
         Self::not_emulated("cuMemsetD32_v2")
     }
     unsafe fn cuMemsetD32_v2_ptds(dstDevice: CUdeviceptr, ui: ::std::ffi::c_uint, N: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemsetD32_v2(dstDevice, ui, N) });
+        }
         Self::not_emulated("cuMemsetD32_v2_ptds")
     }
     unsafe fn cuMemsetD8(dstDevice: CUdeviceptr_v1, uc: u8, N: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2065,12 +2196,18 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemsetD8Async")
     }
     unsafe fn cuMemsetD8Async_ptsz(dstDevice: CUdeviceptr, uc: u8, N: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemsetD8Async(dstDevice, uc, N, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemsetD8Async_ptsz")
     }
     unsafe fn cuMemsetD8_v2(dstDevice: CUdeviceptr, uc: u8, N: usize) -> Self::Outcome {
         Self::not_emulated("cuMemsetD8_v2")
     }
     unsafe fn cuMemsetD8_v2_ptds(dstDevice: CUdeviceptr, uc: u8, N: usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuMemsetD8_v2(dstDevice, uc, N) });
+        }
         Self::not_emulated("cuMemsetD8_v2_ptds")
     }
     unsafe fn cuMipmappedArrayCreate(pHandle: *mut CUmipmappedArray, pMipmappedArrayDesc: *const CUDA_ARRAY3D_DESCRIPTOR, numMipmapLevels: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2126,6 +2263,9 @@ pub trait VirtualMemoryApi: ApiOutcome {
         Self::not_emulated("cuMemMapArrayAsync")
     }
     unsafe fn cuMemMapArrayAsync_ptsz(mapInfoList: *mut CUarrayMapInfo, count: ::std::ffi::c_uint, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemMapArrayAsync(mapInfoList, count, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemMapArrayAsync_ptsz")
     }
     unsafe fn cuMemRelease(handle: CUmemGenericAllocationHandle) -> Self::Outcome {
@@ -2151,18 +2291,27 @@ pub trait StreamOrderedMemoryAllocatorApi: ApiOutcome {
         Self::not_emulated("cuMemAllocAsync")
     }
     unsafe fn cuMemAllocAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemAllocAsync(dptr, bytesize, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemAllocAsync_ptsz")
     }
     unsafe fn cuMemAllocFromPoolAsync(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuMemAllocFromPoolAsync")
     }
     unsafe fn cuMemAllocFromPoolAsync_ptsz(dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemAllocFromPoolAsync(dptr, bytesize, pool, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemAllocFromPoolAsync_ptsz")
     }
     unsafe fn cuMemFreeAsync(dptr: CUdeviceptr, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuMemFreeAsync")
     }
     unsafe fn cuMemFreeAsync_ptsz(dptr: CUdeviceptr, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemFreeAsync(dptr, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemFreeAsync_ptsz")
     }
     unsafe fn cuMemGetDefaultMemPool(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> Self::Outcome {
@@ -2249,30 +2398,45 @@ pub trait UnifiedAddressingApi: ApiOutcome {
         Self::not_emulated("cuMemDiscardAndPrefetchBatchAsync")
     }
     unsafe fn cuMemDiscardAndPrefetchBatchAsync_ptsz(dptrs: *mut CUdeviceptr, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::ffi::c_ulonglong, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemDiscardAndPrefetchBatchAsync_ptsz")
     }
     unsafe fn cuMemDiscardBatchAsync(dptrs: *mut CUdeviceptr, sizes: *mut usize, count: usize, flags: ::std::ffi::c_ulonglong, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuMemDiscardBatchAsync")
     }
     unsafe fn cuMemDiscardBatchAsync_ptsz(dptrs: *mut CUdeviceptr, sizes: *mut usize, count: usize, flags: ::std::ffi::c_ulonglong, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemDiscardBatchAsync(dptrs, sizes, count, flags, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemDiscardBatchAsync_ptsz")
     }
     unsafe fn cuMemPrefetchAsync(devPtr: CUdeviceptr, count: usize, dstDevice: CUdevice, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuMemPrefetchAsync")
     }
     unsafe fn cuMemPrefetchAsync_ptsz(devPtr: CUdeviceptr, count: usize, dstDevice: CUdevice, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemPrefetchAsync(devPtr, count, dstDevice, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemPrefetchAsync_ptsz")
     }
     unsafe fn cuMemPrefetchAsync_v2(devPtr: CUdeviceptr, count: usize, location: CUmemLocation, flags: ::std::ffi::c_uint, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuMemPrefetchAsync_v2")
     }
     unsafe fn cuMemPrefetchAsync_v2_ptsz(devPtr: CUdeviceptr, count: usize, location: CUmemLocation, flags: ::std::ffi::c_uint, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemPrefetchAsync_v2(devPtr, count, location, flags, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemPrefetchAsync_v2_ptsz")
     }
     unsafe fn cuMemPrefetchBatchAsync(dptrs: *mut CUdeviceptr, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::ffi::c_ulonglong, hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuMemPrefetchBatchAsync")
     }
     unsafe fn cuMemPrefetchBatchAsync_ptsz(dptrs: *mut CUdeviceptr, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::ffi::c_ulonglong, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuMemPrefetchBatchAsync_ptsz")
     }
     unsafe fn cuMemRangeGetAttribute(data: *mut ::std::ffi::c_void, dataSize: usize, attribute: CUmem_range_attribute, devPtr: CUdeviceptr, count: usize) -> Self::Outcome {
@@ -2301,36 +2465,54 @@ pub trait StreamApi: ApiOutcome {
         Self::not_emulated("cuStreamAddCallback")
     }
     unsafe fn cuStreamAddCallback_ptsz(hStream: CUstream, callback: CUstreamCallback, userData: *mut ::std::ffi::c_void, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamAddCallback(Self::per_thread_stream(hStream), callback, userData, flags);
+        }
         Self::not_emulated("cuStreamAddCallback_ptsz")
     }
     unsafe fn cuStreamAttachMemAsync(hStream: CUstream, dptr: CUdeviceptr, length: usize, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamAttachMemAsync")
     }
     unsafe fn cuStreamAttachMemAsync_ptsz(hStream: CUstream, dptr: CUdeviceptr, length: usize, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamAttachMemAsync(Self::per_thread_stream(hStream), dptr, length, flags);
+        }
         Self::not_emulated("cuStreamAttachMemAsync_ptsz")
     }
     unsafe fn cuStreamBeginCapture(hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuStreamBeginCapture")
     }
     unsafe fn cuStreamBeginCapture_ptsz(hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamBeginCapture(Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuStreamBeginCapture_ptsz")
     }
     unsafe fn cuStreamBeginCaptureToGraph(hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> Self::Outcome {
         Self::not_emulated("cuStreamBeginCaptureToGraph")
     }
     unsafe fn cuStreamBeginCaptureToGraph_ptsz(hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamBeginCaptureToGraph(Self::per_thread_stream(hStream), hGraph, dependencies, dependencyData, numDependencies, mode);
+        }
         Self::not_emulated("cuStreamBeginCaptureToGraph_ptsz")
     }
     unsafe fn cuStreamBeginCapture_v2(hStream: CUstream, mode: CUstreamCaptureMode) -> Self::Outcome {
         Self::not_emulated("cuStreamBeginCapture_v2")
     }
     unsafe fn cuStreamBeginCapture_v2_ptsz(hStream: CUstream, mode: CUstreamCaptureMode) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamBeginCapture_v2(Self::per_thread_stream(hStream), mode);
+        }
         Self::not_emulated("cuStreamBeginCapture_v2_ptsz")
     }
     unsafe fn cuStreamCopyAttributes(dstStream: CUstream, srcStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuStreamCopyAttributes")
     }
     unsafe fn cuStreamCopyAttributes_ptsz(dst: CUstream, src: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamCopyAttributes(Self::per_thread_stream(dst), Self::per_thread_stream(src));
+        }
         Self::not_emulated("cuStreamCopyAttributes_ptsz")
     }
     unsafe fn cuStreamCreate(phStream: *mut CUstream, Flags: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2349,108 +2531,162 @@ pub trait StreamApi: ApiOutcome {
         Self::not_emulated("cuStreamEndCapture")
     }
     unsafe fn cuStreamEndCapture_ptsz(hStream: CUstream, phGraph: *mut CUgraph) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamEndCapture(Self::per_thread_stream(hStream), phGraph);
+        }
         Self::not_emulated("cuStreamEndCapture_ptsz")
     }
     unsafe fn cuStreamGetAttribute(hStream: CUstream, attr: CUstreamAttrID, value: *mut CUstreamAttrValue) -> Self::Outcome {
         Self::not_emulated("cuStreamGetAttribute")
     }
     unsafe fn cuStreamGetAttribute_ptsz(hStream: CUstream, attr: CUstreamAttrID, value_out: *mut CUstreamAttrValue) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamGetAttribute(Self::per_thread_stream(hStream), attr, value_out);
+        }
         Self::not_emulated("cuStreamGetAttribute_ptsz")
     }
     unsafe fn cuStreamGetCaptureInfo(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t) -> Self::Outcome {
         Self::not_emulated("cuStreamGetCaptureInfo")
     }
     unsafe fn cuStreamGetCaptureInfo_ptsz(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamGetCaptureInfo(Self::per_thread_stream(hStream), captureStatus_out, id_out);
+        }
         Self::not_emulated("cuStreamGetCaptureInfo_ptsz")
     }
     unsafe fn cuStreamGetCaptureInfo_v2(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, numDependencies_out: *mut usize) -> Self::Outcome {
         Self::not_emulated("cuStreamGetCaptureInfo_v2")
     }
     unsafe fn cuStreamGetCaptureInfo_v2_ptsz(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, numDependencies_out: *mut usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamGetCaptureInfo_v2(Self::per_thread_stream(hStream), captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
+        }
         Self::not_emulated("cuStreamGetCaptureInfo_v2_ptsz")
     }
     unsafe fn cuStreamGetCaptureInfo_v3(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> Self::Outcome {
         Self::not_emulated("cuStreamGetCaptureInfo_v3")
     }
     unsafe fn cuStreamGetCaptureInfo_v3_ptsz(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamGetCaptureInfo_v3(Self::per_thread_stream(hStream), captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+        }
         Self::not_emulated("cuStreamGetCaptureInfo_v3_ptsz")
     }
     unsafe fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> Self::Outcome {
         Self::not_emulated("cuStreamGetCtx")
     }
     unsafe fn cuStreamGetCtx_ptsz(hStream: CUstream, pctx: *mut CUcontext) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamGetCtx(Self::per_thread_stream(hStream), pctx);
+        }
         Self::not_emulated("cuStreamGetCtx_ptsz")
     }
     unsafe fn cuStreamGetCtx_v2(hStream: CUstream, pctx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> Self::Outcome {
         Self::not_emulated("cuStreamGetCtx_v2")
     }
     unsafe fn cuStreamGetCtx_v2_ptsz(hStream: CUstream, pctx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamGetCtx_v2(Self::per_thread_stream(hStream), pctx, pGreenCtx);
+        }
         Self::not_emulated("cuStreamGetCtx_v2_ptsz")
     }
     unsafe fn cuStreamGetDevice(hStream: CUstream, device: *mut CUdevice) -> Self::Outcome {
         Self::not_emulated("cuStreamGetDevice")
     }
     unsafe fn cuStreamGetDevice_ptsz(hStream: CUstream, device: *mut CUdevice) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamGetDevice(Self::per_thread_stream(hStream), device);
+        }
         Self::not_emulated("cuStreamGetDevice_ptsz")
     }
     unsafe fn cuStreamGetFlags(hStream: CUstream, flags: *mut ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamGetFlags")
     }
     unsafe fn cuStreamGetFlags_ptsz(hStream: CUstream, flags: *mut ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamGetFlags(Self::per_thread_stream(hStream), flags);
+        }
         Self::not_emulated("cuStreamGetFlags_ptsz")
     }
     unsafe fn cuStreamGetId(hStream: CUstream, streamId: *mut ::std::ffi::c_ulonglong) -> Self::Outcome {
         Self::not_emulated("cuStreamGetId")
     }
     unsafe fn cuStreamGetId_ptsz(hStream: CUstream, streamId: *mut ::std::ffi::c_ulonglong) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamGetId(Self::per_thread_stream(hStream), streamId);
+        }
         Self::not_emulated("cuStreamGetId_ptsz")
     }
     unsafe fn cuStreamGetPriority(hStream: CUstream, priority: *mut ::std::ffi::c_int) -> Self::Outcome {
         Self::not_emulated("cuStreamGetPriority")
     }
     unsafe fn cuStreamGetPriority_ptsz(hStream: CUstream, priority: *mut ::std::ffi::c_int) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamGetPriority(Self::per_thread_stream(hStream), priority);
+        }
         Self::not_emulated("cuStreamGetPriority_ptsz")
     }
     unsafe fn cuStreamIsCapturing(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> Self::Outcome {
         Self::not_emulated("cuStreamIsCapturing")
     }
     unsafe fn cuStreamIsCapturing_ptsz(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamIsCapturing(Self::per_thread_stream(hStream), captureStatus);
+        }
         Self::not_emulated("cuStreamIsCapturing_ptsz")
     }
     unsafe fn cuStreamQuery(hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuStreamQuery")
     }
     unsafe fn cuStreamQuery_ptsz(hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamQuery(Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuStreamQuery_ptsz")
     }
     unsafe fn cuStreamSetAttribute(hStream: CUstream, attr: CUstreamAttrID, param: *const CUstreamAttrValue) -> Self::Outcome {
         Self::not_emulated("cuStreamSetAttribute")
     }
     unsafe fn cuStreamSetAttribute_ptsz(hStream: CUstream, attr: CUstreamAttrID, value: *const CUstreamAttrValue) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamSetAttribute(Self::per_thread_stream(hStream), attr, value);
+        }
         Self::not_emulated("cuStreamSetAttribute_ptsz")
     }
     unsafe fn cuStreamSynchronize(hStream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuStreamSynchronize")
     }
     unsafe fn cuStreamSynchronize_ptsz(hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamSynchronize(Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuStreamSynchronize_ptsz")
     }
     unsafe fn cuStreamUpdateCaptureDependencies(hStream: CUstream, dependencies: *mut CUgraphNode, numDependencies: usize, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamUpdateCaptureDependencies")
     }
     unsafe fn cuStreamUpdateCaptureDependencies_ptsz(hStream: CUstream, dependencies: *mut CUgraphNode, numDependencies: usize, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamUpdateCaptureDependencies(Self::per_thread_stream(hStream), dependencies, numDependencies, flags);
+        }
         Self::not_emulated("cuStreamUpdateCaptureDependencies_ptsz")
     }
     unsafe fn cuStreamUpdateCaptureDependencies_v2(hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamUpdateCaptureDependencies_v2")
     }
     unsafe fn cuStreamUpdateCaptureDependencies_v2_ptsz(hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamUpdateCaptureDependencies_v2(Self::per_thread_stream(hStream), dependencies, dependencyData, numDependencies, flags);
+        }
         Self::not_emulated("cuStreamUpdateCaptureDependencies_v2_ptsz")
     }
     unsafe fn cuStreamWaitEvent(hStream: CUstream, hEvent: CUevent, Flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamWaitEvent")
     }
     unsafe fn cuStreamWaitEvent_ptsz(hStream: CUstream, hEvent: CUevent, Flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamWaitEvent(Self::per_thread_stream(hStream), hEvent, Flags);
+        }
         Self::not_emulated("cuStreamWaitEvent_ptsz")
     }
     unsafe fn cuThreadExchangeStreamCaptureMode(mode: *mut CUstreamCaptureMode) -> Self::Outcome {
@@ -2485,12 +2721,18 @@ pub trait EventApi: ApiOutcome {
         Self::not_emulated("cuEventRecord")
     }
     unsafe fn cuEventRecord_ptsz(hEvent: CUevent, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuEventRecord(hEvent, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuEventRecord_ptsz")
     }
     unsafe fn cuEventRecordWithFlags(hEvent: CUevent, hStream: CUstream, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuEventRecordWithFlags")
     }
     unsafe fn cuEventRecordWithFlags_ptsz(hEvent: CUevent, hStream: CUstream, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuEventRecordWithFlags(hEvent, Self::per_thread_stream(hStream), flags);
+        }
         Self::not_emulated("cuEventRecordWithFlags_ptsz")
     }
     unsafe fn cuEventSynchronize(hEvent: CUevent) -> Self::Outcome {
@@ -2525,12 +2767,18 @@ pub trait ExternalResourceInteroperabilityApi: ApiOutcome {
         Self::not_emulated("cuSignalExternalSemaphoresAsync")
     }
     unsafe fn cuSignalExternalSemaphoresAsync_ptsz(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, numExtSems: ::std::ffi::c_uint, stream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, Self::per_thread_stream(stream));
+        }
         Self::not_emulated("cuSignalExternalSemaphoresAsync_ptsz")
     }
     unsafe fn cuWaitExternalSemaphoresAsync(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, numExtSems: ::std::ffi::c_uint, stream: CUstream) -> Self::Outcome {
         Self::not_emulated("cuWaitExternalSemaphoresAsync")
     }
     unsafe fn cuWaitExternalSemaphoresAsync_ptsz(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, numExtSems: ::std::ffi::c_uint, stream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, Self::per_thread_stream(stream));
+        }
         Self::not_emulated("cuWaitExternalSemaphoresAsync_ptsz")
     }
 }
@@ -2550,54 +2798,81 @@ pub trait StreamMemoryOperationsApi: ApiOutcome {
         Self::not_emulated("cuStreamBatchMemOp_v2")
     }
     unsafe fn cuStreamBatchMemOp_v2_ptsz(stream: CUstream, count: ::std::ffi::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamBatchMemOp_v2(Self::per_thread_stream(stream), count, paramArray, flags);
+        }
         Self::not_emulated("cuStreamBatchMemOp_v2_ptsz")
     }
     unsafe fn cuStreamWaitValue32(stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamWaitValue32")
     }
     unsafe fn cuStreamWaitValue32_ptsz(stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamWaitValue32(Self::per_thread_stream(stream), addr, value, flags);
+        }
         Self::not_emulated("cuStreamWaitValue32_ptsz")
     }
     unsafe fn cuStreamWaitValue32_v2(stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamWaitValue32_v2")
     }
     unsafe fn cuStreamWaitValue32_v2_ptsz(stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamWaitValue32_v2(Self::per_thread_stream(stream), addr, value, flags);
+        }
         Self::not_emulated("cuStreamWaitValue32_v2_ptsz")
     }
     unsafe fn cuStreamWaitValue64(stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamWaitValue64")
     }
     unsafe fn cuStreamWaitValue64_ptsz(stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamWaitValue64(Self::per_thread_stream(stream), addr, value, flags);
+        }
         Self::not_emulated("cuStreamWaitValue64_ptsz")
     }
     unsafe fn cuStreamWaitValue64_v2(stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamWaitValue64_v2")
     }
     unsafe fn cuStreamWaitValue64_v2_ptsz(stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamWaitValue64_v2(Self::per_thread_stream(stream), addr, value, flags);
+        }
         Self::not_emulated("cuStreamWaitValue64_v2_ptsz")
     }
     unsafe fn cuStreamWriteValue32(stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamWriteValue32")
     }
     unsafe fn cuStreamWriteValue32_ptsz(stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamWriteValue32(Self::per_thread_stream(stream), addr, value, flags);
+        }
         Self::not_emulated("cuStreamWriteValue32_ptsz")
     }
     unsafe fn cuStreamWriteValue32_v2(stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamWriteValue32_v2")
     }
     unsafe fn cuStreamWriteValue32_v2_ptsz(stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamWriteValue32_v2(Self::per_thread_stream(stream), addr, value, flags);
+        }
         Self::not_emulated("cuStreamWriteValue32_v2_ptsz")
     }
     unsafe fn cuStreamWriteValue64(stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamWriteValue64")
     }
     unsafe fn cuStreamWriteValue64_ptsz(stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamWriteValue64(Self::per_thread_stream(stream), addr, value, flags);
+        }
         Self::not_emulated("cuStreamWriteValue64_ptsz")
     }
     unsafe fn cuStreamWriteValue64_v2(stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
         Self::not_emulated("cuStreamWriteValue64_v2")
     }
     unsafe fn cuStreamWriteValue64_v2_ptsz(stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamWriteValue64_v2(Self::per_thread_stream(stream), addr, value, flags);
+        }
         Self::not_emulated("cuStreamWriteValue64_v2_ptsz")
     }
 }
@@ -2650,6 +2925,9 @@ pub trait ExecutionControlApi: ApiOutcome {
         Self::not_emulated("cuLaunchCooperativeKernelMultiDevice")
     }
     unsafe fn cuLaunchCooperativeKernel_ptsz(f: CUfunction, gridDimX: ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint, hStream: CUstream, kernelParams: *mut *mut ::std::ffi::c_void) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, Self::per_thread_stream(hStream), kernelParams);
+        }
         Self::not_emulated("cuLaunchCooperativeKernel_ptsz")
     }
     unsafe fn cuLaunchGrid(f: CUfunction, grid_width: ::std::ffi::c_int, grid_height: ::std::ffi::c_int) -> Self::Outcome {
@@ -2662,6 +2940,9 @@ pub trait ExecutionControlApi: ApiOutcome {
         Self::not_emulated("cuLaunchHostFunc")
     }
     unsafe fn cuLaunchHostFunc_ptsz(hStream: CUstream, fn_: CUhostFn, userData: *mut ::std::ffi::c_void) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuLaunchHostFunc(Self::per_thread_stream(hStream), fn_, userData);
+        }
         Self::not_emulated("cuLaunchHostFunc_ptsz")
     }
     unsafe fn cuLaunchKernel(f: CUfunction, gridDimX: ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint, hStream: CUstream, kernelParams: *mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void) -> Self::Outcome {
@@ -2671,9 +2952,15 @@ pub trait ExecutionControlApi: ApiOutcome {
         Self::not_emulated("cuLaunchKernelEx")
     }
     unsafe fn cuLaunchKernelEx_ptsz(config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuLaunchKernelEx(config, f, kernelParams, extra);
+        }
         Self::not_emulated("cuLaunchKernelEx_ptsz")
     }
     unsafe fn cuLaunchKernel_ptsz(f: CUfunction, gridDimX: ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint, hStream: CUstream, kernelParams: *mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, Self::per_thread_stream(hStream), kernelParams, extra);
+        }
         Self::not_emulated("cuLaunchKernel_ptsz")
     }
     unsafe fn cuParamSetf(hfunc: CUfunction, offset: ::std::ffi::c_int, value: f32) -> Self::Outcome {
@@ -2891,6 +3178,9 @@ pub trait GraphApi: ApiOutcome {
         Self::not_emulated("cuGraphInstantiateWithParams")
     }
     unsafe fn cuGraphInstantiateWithParams_ptsz(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuGraphInstantiateWithParams(phGraphExec, hGraph, instantiateParams);
+        }
         Self::not_emulated("cuGraphInstantiateWithParams_ptsz")
     }
     unsafe fn cuGraphKernelNodeCopyAttributes(dst: CUgraphNode, src: CUgraphNode) -> Self::Outcome {
@@ -2918,6 +3208,9 @@ pub trait GraphApi: ApiOutcome {
         Self::not_emulated("cuGraphLaunch")
     }
     unsafe fn cuGraphLaunch_ptsz(hGraphExec: CUgraphExec, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuGraphLaunch(hGraphExec, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuGraphLaunch_ptsz")
     }
     unsafe fn cuGraphMemAllocNodeGetParams(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> Self::Outcome {
@@ -2981,6 +3274,9 @@ pub trait GraphApi: ApiOutcome {
         Self::not_emulated("cuGraphUpload")
     }
     unsafe fn cuGraphUpload_ptsz(hGraphExec: CUgraphExec, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuGraphUpload(hGraphExec, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuGraphUpload_ptsz")
     }
     unsafe fn cuUserObjectCreate(object_out: *mut CUuserObject, ptr: *mut ::std::ffi::c_void, destroy: CUhostFn, initialRefcount: ::std::ffi::c_uint, flags: ::std::ffi::c_uint) -> Self::Outcome {
@@ -3223,6 +3519,9 @@ pub trait GraphicsInteroperabilityApi: ApiOutcome {
         Self::not_emulated("cuGraphicsMapResources")
     }
     unsafe fn cuGraphicsMapResources_ptsz(count: ::std::ffi::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuGraphicsMapResources(count, resources, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuGraphicsMapResources_ptsz")
     }
     unsafe fn cuGraphicsResourceGetMappedMipmappedArray(pMipmappedArray: *mut CUmipmappedArray, resource: CUgraphicsResource) -> Self::Outcome {
@@ -3247,6 +3546,9 @@ pub trait GraphicsInteroperabilityApi: ApiOutcome {
         Self::not_emulated("cuGraphicsUnmapResources")
     }
     unsafe fn cuGraphicsUnmapResources_ptsz(count: ::std::ffi::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuGraphicsUnmapResources(count, resources, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuGraphicsUnmapResources_ptsz")
     }
     unsafe fn cuGraphicsUnregisterResource(resource: CUgraphicsResource) -> Self::Outcome {
@@ -3412,12 +3714,18 @@ pub trait OpenGLInteroperabilityApi: ApiOutcome {
         Self::not_emulated("cuGLMapBufferObjectAsync_v2")
     }
     unsafe fn cuGLMapBufferObjectAsync_v2_ptsz(dptr: *mut CUdeviceptr, size: *mut usize, buffer: GLuint, hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuGLMapBufferObjectAsync_v2(dptr, size, buffer, Self::per_thread_stream(hStream));
+        }
         Self::not_emulated("cuGLMapBufferObjectAsync_v2_ptsz")
     }
     unsafe fn cuGLMapBufferObject_v2(dptr: *mut CUdeviceptr, size: *mut usize, buffer: GLuint) -> Self::Outcome {
         Self::not_emulated("cuGLMapBufferObject_v2")
     }
     unsafe fn cuGLMapBufferObject_v2_ptds(dptr: *mut CUdeviceptr, size: *mut usize, buffer: GLuint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::per_thread_default_stream(|| unsafe { Self::cuGLMapBufferObject_v2(dptr, size, buffer) });
+        }
         Self::not_emulated("cuGLMapBufferObject_v2_ptds")
     }
     unsafe fn cuGLRegisterBufferObject(buffer: GLuint) -> Self::Outcome {

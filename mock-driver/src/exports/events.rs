@@ -1,7 +1,7 @@
 //! Event management (cuda.h's group CUDA_EVENT): creating, recording, querying and
 //! destroying events, and the time between two.
 
-use super::{per_thread, Mock};
+use super::Mock;
 use crate::boundary::{drv, event_handle, event_key, out, stream_key};
 use crate::model::error::*;
 use crate::model::stream_queues;
@@ -36,10 +36,6 @@ impl EventApi for Mock {
             return Ok(());
         }
         d.event_record(event_key(e), stream_key(s))
-    }
-
-    unsafe fn cuEventRecord_ptsz(e: CUevent, s: CUstream) -> CuResult<()> {
-        Self::cuEventRecord(e, per_thread(s))
     }
 
     unsafe fn cuEventSynchronize(e: CUevent) -> CuResult<()> {

@@ -97,60 +97,6 @@ impl ExecutionControlApi for Mock {
         }
     }
 
-    unsafe fn cuLaunchCooperativeKernel_ptsz(
-        f: CUfunction,
-        grid_x: c_uint,
-        grid_y: c_uint,
-        grid_z: c_uint,
-        block_x: c_uint,
-        block_y: c_uint,
-        block_z: c_uint,
-        shared: c_uint,
-        h_stream: CUstream,
-        kernel_params: *mut *mut c_void,
-    ) -> CuResult<()> {
-        Self::cuLaunchCooperativeKernel(
-            f,
-            grid_x,
-            grid_y,
-            grid_z,
-            block_x,
-            block_y,
-            block_z,
-            shared,
-            per_thread(h_stream),
-            kernel_params,
-        )
-    }
-
-    unsafe fn cuLaunchKernel_ptsz(
-        f: CUfunction,
-        grid_x: c_uint,
-        grid_y: c_uint,
-        grid_z: c_uint,
-        block_x: c_uint,
-        block_y: c_uint,
-        block_z: c_uint,
-        shared: c_uint,
-        h_stream: CUstream,
-        kernel_params: *mut *mut c_void,
-        extra: *mut *mut c_void,
-    ) -> CuResult<()> {
-        Self::cuLaunchKernel(
-            f,
-            grid_x,
-            grid_y,
-            grid_z,
-            block_x,
-            block_y,
-            block_z,
-            shared,
-            per_thread(h_stream),
-            kernel_params,
-            extra,
-        )
-    }
-
     unsafe fn cuLaunchKernelEx(
         config: *const CUlaunchConfig,
         f: CUfunction,
@@ -230,14 +176,6 @@ impl ExecutionControlApi for Mock {
             "cuLaunchHostFunc",
             Box::new(move || unsafe { f(data.get()) }),
         )
-    }
-
-    unsafe fn cuLaunchHostFunc_ptsz(
-        s: CUstream,
-        f: CUhostFn,
-        user_data: *mut c_void,
-    ) -> CuResult<()> {
-        Self::cuLaunchHostFunc(per_thread(s), f, user_data)
     }
 }
 

@@ -767,20 +767,8 @@ impl GraphApi for Mock {
         r
     }
 
-    unsafe fn cuGraphInstantiateWithParams_ptsz(
-        ph: *mut CUgraphExec,
-        g: CUgraph,
-        p: *mut CUDA_GRAPH_INSTANTIATE_PARAMS,
-    ) -> CuResult<()> {
-        Self::cuGraphInstantiateWithParams(ph, g, p)
-    }
-
     unsafe fn cuGraphLaunch(e: CUgraphExec, s: CUstream) -> CuResult<()> {
         drv()?.graph_launch(exec_key(e), stream_key(s))
-    }
-
-    unsafe fn cuGraphLaunch_ptsz(e: CUgraphExec, s: CUstream) -> CuResult<()> {
-        Self::cuGraphLaunch(e, s)
     }
 
     unsafe fn cuGraphExecDestroy(e: CUgraphExec) -> CuResult<()> {

@@ -6,7 +6,7 @@
 //! (cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer)
 //! is not emulated.
 
-use super::{per_thread, zero_on_failure, CUdevicePtr, Mock};
+use super::{zero_on_failure, CUdevicePtr, Mock};
 use crate::boundary::{drv, input, out, pool_handle, pool_key, stream_key};
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
@@ -49,14 +49,6 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         )
     }
 
-    unsafe fn cuMemAllocAsync_ptsz(
-        dptr: *mut CUdevicePtr,
-        bytesize: usize,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemAllocAsync(dptr, bytesize, per_thread(s))
-    }
-
     unsafe fn cuMemAllocFromPoolAsync(
         dptr: *mut CUdevicePtr,
         bytesize: usize,
@@ -75,21 +67,8 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         )
     }
 
-    unsafe fn cuMemAllocFromPoolAsync_ptsz(
-        dptr: *mut CUdevicePtr,
-        bytesize: usize,
-        pool: CUmemoryPool,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemAllocFromPoolAsync(dptr, bytesize, pool, per_thread(s))
-    }
-
     unsafe fn cuMemFreeAsync(dptr: CUdevicePtr, s: CUstream) -> CuResult<()> {
         drv()?.free_async(dptr, stream_key(s))
-    }
-
-    unsafe fn cuMemFreeAsync_ptsz(dptr: CUdevicePtr, s: CUstream) -> CuResult<()> {
-        Self::cuMemFreeAsync(dptr, per_thread(s))
     }
 
     unsafe fn cuMemPoolCreate(

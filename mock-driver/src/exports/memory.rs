@@ -3,8 +3,8 @@
 //! and the PCI bus ids cuda.h files here.
 
 use super::{
-    async_op, capturing, copy_c_string, legacy_order, out_pair, per_thread, per_thread_order,
-    stream, zero_on_failure, CUdevicePtr, Mock,
+    async_op, capturing, copy_c_string, legacy_order, out_pair, per_thread_order, stream,
+    zero_on_failure, CUdevicePtr, Mock,
 };
 use crate::boundary::{ctx_key, device_ptr, drv, event_handle, event_key, input, out};
 use crate::diagnostics::{created, Made};
@@ -284,61 +284,6 @@ impl MemoryApi for Mock {
 
     // Per-thread default stream variants: a synchronous one is issued on the calling
     // thread's default stream, an async one's NULL stream is that stream.
-    unsafe fn cuMemcpyHtoD_v2_ptds(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {
-        let _order = per_thread_order()?;
-        Self::cuMemcpyHtoD_v2(dst, src, n)
-    }
-
-    unsafe fn cuMemcpyDtoH_v2_ptds(dst: *mut c_void, src: CUdevicePtr, n: usize) -> CuResult<()> {
-        let _order = per_thread_order()?;
-        Self::cuMemcpyDtoH_v2(dst, src, n)
-    }
-
-    unsafe fn cuMemcpyDtoD_v2_ptds(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
-        let _order = per_thread_order()?;
-        Self::cuMemcpyDtoD_v2(dst, src, n)
-    }
-
-    unsafe fn cuMemcpy_ptds(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> CuResult<()> {
-        let _order = per_thread_order()?;
-        Self::cuMemcpy(dst, src, n)
-    }
-
-    unsafe fn cuMemcpyHtoDAsync_v2_ptsz(
-        dst: CUdevicePtr,
-        src: *const c_void,
-        n: usize,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemcpyHtoDAsync_v2(dst, src, n, per_thread(s))
-    }
-
-    unsafe fn cuMemcpyDtoHAsync_v2_ptsz(
-        dst: *mut c_void,
-        src: CUdevicePtr,
-        n: usize,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemcpyDtoHAsync_v2(dst, src, n, per_thread(s))
-    }
-
-    unsafe fn cuMemcpyDtoDAsync_v2_ptsz(
-        dst: CUdevicePtr,
-        src: CUdevicePtr,
-        n: usize,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemcpyDtoDAsync_v2(dst, src, n, per_thread(s))
-    }
-
-    unsafe fn cuMemcpyAsync_ptsz(
-        dst: CUdevicePtr,
-        src: CUdevicePtr,
-        n: usize,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemcpyAsync(dst, src, n, per_thread(s))
-    }
 
     unsafe fn cuMemsetD8_v2(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {
         memset_sync(dst, Pattern::D8(v), n)
@@ -368,43 +313,6 @@ impl MemoryApi for Mock {
         // Safety: a device address, checked when the memset runs.
         let body = move || unsafe { Self::cuMemsetD32_v2(dst, v, n) };
         async_op(s, true, || format!("D32 {n} elements"), body)
-    }
-
-    unsafe fn cuMemsetD8_v2_ptds(dst: CUdevicePtr, v: u8, n: usize) -> CuResult<()> {
-        let _order = per_thread_order()?;
-        Self::cuMemsetD8_v2(dst, v, n)
-    }
-
-    unsafe fn cuMemsetD16_v2_ptds(dst: CUdevicePtr, v: u16, n: usize) -> CuResult<()> {
-        let _order = per_thread_order()?;
-        Self::cuMemsetD16_v2(dst, v, n)
-    }
-
-    unsafe fn cuMemsetD32_v2_ptds(dst: CUdevicePtr, v: u32, n: usize) -> CuResult<()> {
-        let _order = per_thread_order()?;
-        Self::cuMemsetD32_v2(dst, v, n)
-    }
-
-    unsafe fn cuMemsetD8Async_ptsz(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
-        Self::cuMemsetD8Async(dst, v, n, per_thread(s))
-    }
-
-    unsafe fn cuMemsetD16Async_ptsz(
-        dst: CUdevicePtr,
-        v: u16,
-        n: usize,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemsetD16Async(dst, v, n, per_thread(s))
-    }
-
-    unsafe fn cuMemsetD32Async_ptsz(
-        dst: CUdevicePtr,
-        v: u32,
-        n: usize,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemsetD32Async(dst, v, n, per_thread(s))
     }
 
     // ---- page-locked host memory, peer copies, pitched (2D) memory, managed memory ----
@@ -508,28 +416,6 @@ impl MemoryApi for Mock {
         Self::cuMemcpyPeer(dst, dst_ctx, src, src_ctx, n)
     }
 
-    unsafe fn cuMemcpyPeer_ptds(
-        dst: CUdevicePtr,
-        dst_ctx: CUcontext,
-        src: CUdevicePtr,
-        src_ctx: CUcontext,
-        n: usize,
-    ) -> CuResult<()> {
-        let _order = per_thread_order()?;
-        Self::cuMemcpyPeer(dst, dst_ctx, src, src_ctx, n)
-    }
-
-    unsafe fn cuMemcpyPeerAsync_ptsz(
-        dst: CUdevicePtr,
-        dst_ctx: CUcontext,
-        src: CUdevicePtr,
-        src_ctx: CUcontext,
-        n: usize,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, n, per_thread(s))
-    }
-
     unsafe fn cuMemAllocPitch_v2(
         dptr: *mut CUdevicePtr,
         ppitch: *mut usize,
@@ -571,18 +457,9 @@ impl MemoryApi for Mock {
         Self::cuMemcpy2D_v2(copy)
     }
 
-    unsafe fn cuMemcpy2D_v2_ptds(copy: *const CUDA_MEMCPY2D) -> CuResult<()> {
-        let _order = per_thread_order()?;
-        Self::cuMemcpy2D_v2(copy)
-    }
-
     unsafe fn cuMemcpy2DUnaligned_v2_ptds(copy: *const CUDA_MEMCPY2D) -> CuResult<()> {
         let _order = per_thread_order()?;
         Self::cuMemcpy2D_v2(copy)
-    }
-
-    unsafe fn cuMemcpy2DAsync_v2_ptsz(copy: *const CUDA_MEMCPY2D, s: CUstream) -> CuResult<()> {
-        Self::cuMemcpy2DAsync_v2(copy, per_thread(s))
     }
 
     unsafe fn cuMemsetD2D8_v2(
@@ -652,72 +529,6 @@ impl MemoryApi for Mock {
     ) -> CuResult<()> {
         let _order = stream(s)?;
         Self::cuMemsetD2D32_v2(dst, pitch, v, w, h)
-    }
-
-    unsafe fn cuMemsetD2D8_v2_ptds(
-        dst: CUdevicePtr,
-        pitch: usize,
-        v: u8,
-        w: usize,
-        h: usize,
-    ) -> CuResult<()> {
-        let _order = per_thread_order()?;
-        Self::cuMemsetD2D8_v2(dst, pitch, v, w, h)
-    }
-
-    unsafe fn cuMemsetD2D16_v2_ptds(
-        dst: CUdevicePtr,
-        pitch: usize,
-        v: u16,
-        w: usize,
-        h: usize,
-    ) -> CuResult<()> {
-        let _order = per_thread_order()?;
-        Self::cuMemsetD2D16_v2(dst, pitch, v, w, h)
-    }
-
-    unsafe fn cuMemsetD2D32_v2_ptds(
-        dst: CUdevicePtr,
-        pitch: usize,
-        v: c_uint,
-        w: usize,
-        h: usize,
-    ) -> CuResult<()> {
-        let _order = per_thread_order()?;
-        Self::cuMemsetD2D32_v2(dst, pitch, v, w, h)
-    }
-
-    unsafe fn cuMemsetD2D8Async_ptsz(
-        dst: CUdevicePtr,
-        pitch: usize,
-        v: u8,
-        w: usize,
-        h: usize,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemsetD2D8Async(dst, pitch, v, w, h, per_thread(s))
-    }
-
-    unsafe fn cuMemsetD2D16Async_ptsz(
-        dst: CUdevicePtr,
-        pitch: usize,
-        v: u16,
-        w: usize,
-        h: usize,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemsetD2D16Async(dst, pitch, v, w, h, per_thread(s))
-    }
-
-    unsafe fn cuMemsetD2D32Async_ptsz(
-        dst: CUdevicePtr,
-        pitch: usize,
-        v: c_uint,
-        w: usize,
-        h: usize,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemsetD2D32Async(dst, pitch, v, w, h, per_thread(s))
     }
 }
 

@@ -62,6 +62,19 @@ impl ApiOutcome for Mock {
     fn not_emulated(name: &'static str) -> CuResult<()> {
         Err(crate::boundary::not_emulated(name))
     }
+
+    // A `_ptds`/`_ptsz` export the mock does not write runs as its plain export, on the
+    // calling thread's per-thread default stream.
+    const FORWARD_PER_THREAD_VARIANTS: bool = true;
+
+    fn per_thread_default_stream(call: impl FnOnce() -> CuResult<()>) -> CuResult<()> {
+        let _order = per_thread_order()?;
+        call()
+    }
+
+    fn per_thread_stream(stream: CUstream) -> CUstream {
+        per_thread(stream)
+    }
 }
 
 /// Implements each group's trait with no method: every function of the group is not

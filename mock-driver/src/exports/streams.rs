@@ -2,7 +2,7 @@
 //! destroying streams, and waiting on events. The mock runs every operation in order, so
 //! a stream is bookkeeping: its flags, priority, context and id.
 
-use super::{check_stream, per_thread, Mock};
+use super::{check_stream, Mock};
 use crate::boundary::{ctx_handle, drv, event_key, out, stream_handle, stream_key};
 use crate::model::capture::{self, CaptureInfo};
 use crate::model::error::*;
@@ -44,17 +44,9 @@ impl StreamApi for Mock {
         out(priority, props.priority)
     }
 
-    unsafe fn cuStreamGetPriority_ptsz(s: CUstream, priority: *mut c_int) -> CuResult<()> {
-        Self::cuStreamGetPriority(per_thread(s), priority)
-    }
-
     unsafe fn cuStreamGetFlags(s: CUstream, flags: *mut c_uint) -> CuResult<()> {
         let (_, _, props) = drv()?.stream_info(stream_key(s))?;
         out(flags, props.flags)
-    }
-
-    unsafe fn cuStreamGetFlags_ptsz(s: CUstream, flags: *mut c_uint) -> CuResult<()> {
-        Self::cuStreamGetFlags(per_thread(s), flags)
     }
 
     unsafe fn cuStreamGetCtx(s: CUstream, pctx: *mut CUcontext) -> CuResult<()> {
@@ -62,27 +54,15 @@ impl StreamApi for Mock {
         out(pctx, ctx_handle(ctx))
     }
 
-    unsafe fn cuStreamGetCtx_ptsz(s: CUstream, pctx: *mut CUcontext) -> CuResult<()> {
-        Self::cuStreamGetCtx(per_thread(s), pctx)
-    }
-
     unsafe fn cuStreamGetDevice(s: CUstream, device: *mut CUdevice) -> CuResult<()> {
         let (_, dev, _) = drv()?.stream_info(stream_key(s))?;
         out(device, dev as CUdevice)
-    }
-
-    unsafe fn cuStreamGetDevice_ptsz(s: CUstream, device: *mut CUdevice) -> CuResult<()> {
-        Self::cuStreamGetDevice(per_thread(s), device)
     }
 
     unsafe fn cuStreamGetId(s: CUstream, id: *mut u64) -> CuResult<()> {
         drv()?.stream_info(stream_key(s))?;
         // The handle's own number: unique among the process's live streams.
         out(id, stream_key(s).serial())
-    }
-
-    unsafe fn cuStreamGetId_ptsz(s: CUstream, id: *mut u64) -> CuResult<()> {
-        Self::cuStreamGetId(per_thread(s), id)
     }
 
     unsafe fn cuStreamDestroy_v2(s: CUstream) -> CuResult<()> {
@@ -101,16 +81,8 @@ impl StreamApi for Mock {
         drv()?.stream_synchronize(stream_key(s))
     }
 
-    unsafe fn cuStreamSynchronize_ptsz(s: CUstream) -> CuResult<()> {
-        Self::cuStreamSynchronize(per_thread(s))
-    }
-
     unsafe fn cuStreamQuery(s: CUstream) -> CuResult<()> {
         drv()?.stream_query(stream_key(s))
-    }
-
-    unsafe fn cuStreamQuery_ptsz(s: CUstream) -> CuResult<()> {
-        Self::cuStreamQuery(per_thread(s))
     }
 
     unsafe fn cuStreamWaitEvent(s: CUstream, e: CUevent, flags: c_uint) -> CuResult<()> {
@@ -152,10 +124,6 @@ impl StreamApi for Mock {
         Ok(())
     }
 
-    unsafe fn cuStreamWaitEvent_ptsz(s: CUstream, e: CUevent, flags: c_uint) -> CuResult<()> {
-        Self::cuStreamWaitEvent(per_thread(s), e, flags)
-    }
-
     unsafe fn cuStreamAddCallback(
         s: CUstream,
         callback: CUstreamCallback,
@@ -187,21 +155,8 @@ impl StreamApi for Mock {
         )
     }
 
-    unsafe fn cuStreamAddCallback_ptsz(
-        s: CUstream,
-        callback: CUstreamCallback,
-        user_data: *mut c_void,
-        flags: c_uint,
-    ) -> CuResult<()> {
-        Self::cuStreamAddCallback(per_thread(s), callback, user_data, flags)
-    }
-
     unsafe fn cuStreamBeginCapture_v2(s: CUstream, mode: CUstreamCaptureMode) -> CuResult<()> {
         drv()?.begin_capture(stream_key(s), mode)
-    }
-
-    unsafe fn cuStreamBeginCapture_v2_ptsz(s: CUstream, mode: CUstreamCaptureMode) -> CuResult<()> {
-        Self::cuStreamBeginCapture_v2(s, mode)
     }
 
     unsafe fn cuStreamBeginCapture(s: CUstream) -> CuResult<()> {
@@ -226,20 +181,9 @@ impl StreamApi for Mock {
         r.map(|_| ())
     }
 
-    unsafe fn cuStreamEndCapture_ptsz(s: CUstream, ph: *mut CUgraph) -> CuResult<()> {
-        Self::cuStreamEndCapture(s, ph)
-    }
-
     unsafe fn cuStreamIsCapturing(s: CUstream, status: *mut CUstreamCaptureStatus) -> CuResult<()> {
         let info = drv()?.capture_info(stream_key(s))?;
         out(status, info.status)
-    }
-
-    unsafe fn cuStreamIsCapturing_ptsz(
-        s: CUstream,
-        status: *mut CUstreamCaptureStatus,
-    ) -> CuResult<()> {
-        Self::cuStreamIsCapturing(s, status)
     }
 
     unsafe fn cuStreamGetCaptureInfo(
@@ -258,14 +202,6 @@ impl StreamApi for Mock {
         )
     }
 
-    unsafe fn cuStreamGetCaptureInfo_ptsz(
-        s: CUstream,
-        status: *mut CUstreamCaptureStatus,
-        id: *mut cuuint64_t,
-    ) -> CuResult<()> {
-        Self::cuStreamGetCaptureInfo(s, status, id)
-    }
-
     unsafe fn cuStreamGetCaptureInfo_v2(
         s: CUstream,
         status: *mut CUstreamCaptureStatus,
@@ -275,17 +211,6 @@ impl StreamApi for Mock {
         n: *mut usize,
     ) -> CuResult<()> {
         Self::cuStreamGetCaptureInfo_v3(s, status, id, graph, deps, std::ptr::null_mut(), n)
-    }
-
-    unsafe fn cuStreamGetCaptureInfo_v2_ptsz(
-        s: CUstream,
-        status: *mut CUstreamCaptureStatus,
-        id: *mut cuuint64_t,
-        graph: *mut CUgraph,
-        deps: *mut *const CUgraphNode,
-        n: *mut usize,
-    ) -> CuResult<()> {
-        Self::cuStreamGetCaptureInfo_v2(s, status, id, graph, deps, n)
     }
 
     unsafe fn cuStreamGetCaptureInfo_v3(
@@ -328,18 +253,6 @@ impl StreamApi for Mock {
         Ok(())
     }
 
-    unsafe fn cuStreamGetCaptureInfo_v3_ptsz(
-        s: CUstream,
-        status: *mut CUstreamCaptureStatus,
-        id: *mut cuuint64_t,
-        graph: *mut CUgraph,
-        deps: *mut *const CUgraphNode,
-        edges: *mut *const CUgraphEdgeData,
-        n: *mut usize,
-    ) -> CuResult<()> {
-        Self::cuStreamGetCaptureInfo_v3(s, status, id, graph, deps, edges, n)
-    }
-
     unsafe fn cuThreadExchangeStreamCaptureMode(mode: *mut CUstreamCaptureMode) -> CuResult<()> {
         drv()?;
         let new = crate::boundary::input(mode.cast_const(), "mode")?;
@@ -372,14 +285,5 @@ impl StreamApi for Mock {
                 .collect()
         };
         d.capture_update_dependencies(stream_key(s), &nodes, flags == 1)
-    }
-
-    unsafe fn cuStreamUpdateCaptureDependencies_ptsz(
-        s: CUstream,
-        deps: *mut CUgraphNode,
-        n: usize,
-        flags: c_uint,
-    ) -> CuResult<()> {
-        Self::cuStreamUpdateCaptureDependencies(s, deps, n, flags)
     }
 }

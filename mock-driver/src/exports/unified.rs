@@ -1,7 +1,7 @@
 //! Unified addressing (cuda.h's group CUDA_UNIFIED): what the driver knows of a pointer
 //! (cuPointerGetAttribute and cuPointerGetAttributes).
 
-use super::{per_thread, CUdevicePtr, Mock};
+use super::{CUdevicePtr, Mock};
 use crate::boundary::{device_ptr, drv, out, stream_key};
 use crate::model::error::*;
 use cumock_abi::consts::*;
@@ -84,16 +84,6 @@ impl UnifiedAddressingApi for Mock {
         d.mem_prefetch(ptr, count as u64, location.type_, location.id, flags)
     }
 
-    unsafe fn cuMemPrefetchAsync_v2_ptsz(
-        ptr: CUdevicePtr,
-        count: usize,
-        location: CUmemLocation,
-        flags: c_uint,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemPrefetchAsync_v2(ptr, count, location, flags, per_thread(s))
-    }
-
     unsafe fn cuMemPrefetchAsync(
         ptr: CUdevicePtr,
         count: usize,
@@ -101,15 +91,6 @@ impl UnifiedAddressingApi for Mock {
         s: CUstream,
     ) -> CuResult<()> {
         Self::cuMemPrefetchAsync_v2(ptr, count, legacy_location(device), 0, s)
-    }
-
-    unsafe fn cuMemPrefetchAsync_ptsz(
-        ptr: CUdevicePtr,
-        count: usize,
-        device: CUdevice,
-        s: CUstream,
-    ) -> CuResult<()> {
-        Self::cuMemPrefetchAsync(ptr, count, device, per_thread(s))
     }
 
     unsafe fn cuMemRangeGetAttribute(
