@@ -2,8 +2,9 @@
 //! instantiated, updated and launched (model/graphs.rs), and the node parameters of
 //! cuda.h read from the program's structs. Copies, memsets and host functions become
 //! `NodeAction`s here, the one place that may touch the program's pointers: they run
-//! the synchronous export's body in the graph's stream order. Graph memory nodes,
-//! conditional nodes, external semaphore and batch memory-op nodes are not emulated.
+//! the synchronous export's body in the graph's stream order. Graph memory nodes are
+//! model/graph_memory.rs's; conditional nodes, external semaphore and batch memory-op
+//! nodes are not emulated.
 
 use super::exec::{param_buffer, ProgramData};
 use super::{in_stream_order, Mock};
@@ -11,6 +12,7 @@ use crate::boundary::{
     drv, event_handle, event_key, function_handle, function_key, input, kernel_key, out, stream_key,
 };
 use crate::model::error::*;
+use crate::model::graph_memory::AllocNode;
 use crate::model::graphs::{self, GraphId, KernelNode, NodeAction, NodeId, NodeOp};
 use crate::model::ids::StreamId;
 use crate::model::module::LaunchRequest;
@@ -106,6 +108,20 @@ struct Memcpy3D {
     height: usize,
     depth: usize,
 }
+
+/// `CUDA_MEM_ALLOC_NODE_PARAMS_v1` (v2 has the same layout).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct AllocNodeParams {
+    pool_props: CUmemPoolProps,
+    access_descs: *const CUmemAccessDesc,
+    access_desc_count: usize,
+    bytesize: usize,
+    dptr: CUdeviceptr,
+}
+
+/// `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`.
+const AUTO_FREE_ON_LAUNCH: u64 = 1;
 
 /// `CUDA_GRAPH_INSTANTIATE_PARAMS`.
 #[repr(C)]
@@ -490,27 +506,127 @@ impl GraphApi for Mock {
     }
 
     unsafe fn cuGraphAddMemAllocNode(
-        _ph: *mut CUgraphNode,
-        _g: CUgraph,
-        _deps: *const CUgraphNode,
-        _n: usize,
-        _p: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        p: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
     ) -> CuResult<()> {
-        Err(not_supported(
-            "graph memory nodes (cuGraphAddMemAllocNode) are not emulated by cumock",
-        ))
+        let d = drv()?;
+        let deps = deps(dependencies, n)?;
+        let mut params = input(p.cast_const().cast::<AllocNodeParams>(), "nodeParams")?;
+        if ph.is_null() {
+            return Err(invalid("phGraphNode is NULL"));
+        }
+        let props = params.pool_props;
+        if props.handle_types != 0 {
+            // cuda.h: "handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported."
+            return Err(invalid(format!(
+                "poolProps.handleTypes {:#x}: graph allocations cannot be shared (IPC)",
+                props.handle_types
+            )));
+        }
+        let count = params.access_desc_count;
+        if count > d.device_count() {
+            return Err(invalid(format!(
+                "accessDescCount {count} is more than the {} devices",
+                d.device_count()
+            )));
+        }
+        let access = if count == 0 {
+            Vec::new()
+        } else if params.access_descs.is_null() {
+            return Err(invalid(format!("accessDescs is NULL with {count} of them")));
+        } else {
+            // Safety: cuda.h: accessDescs holds accessDescCount descriptors.
+            std::slice::from_raw_parts(params.access_descs, count).to_vec()
+        };
+        let node = AllocNode {
+            dptr: 0,
+            bytesize: params.bytesize as u64,
+            device: usize::try_from(props.location.id).unwrap_or(usize::MAX),
+            alloc_type: props.alloc_type,
+            location: props.location,
+            max_size: props.max_size,
+            usage: props.usage,
+            access,
+        };
+        let (node, dptr) = d.graph_add_alloc_node(graph_key(g), &deps, node)?;
+        params.dptr = dptr;
+        out(p.cast::<AllocNodeParams>(), params)?;
+        out(ph, node_handle(node))
     }
 
     unsafe fn cuGraphAddMemFreeNode(
-        _ph: *mut CUgraphNode,
-        _g: CUgraph,
-        _deps: *const CUgraphNode,
-        _n: usize,
-        _dptr: CUdeviceptr,
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        dptr: CUdeviceptr,
     ) -> CuResult<()> {
-        Err(not_supported(
-            "graph memory nodes (cuGraphAddMemFreeNode) are not emulated by cumock",
-        ))
+        let d = drv()?;
+        let deps = deps(dependencies, n)?;
+        if ph.is_null() {
+            return Err(invalid("phGraphNode is NULL"));
+        }
+        let node = d.graph_add_free_node(graph_key(g), &deps, dptr)?;
+        out(ph, node_handle(node))
+    }
+
+    unsafe fn cuGraphMemAllocNodeGetParams(
+        node: CUgraphNode,
+        p: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
+    ) -> CuResult<()> {
+        let a = drv()?.alloc_node_get(node_key(node))?;
+        // cuda.h: poolProps and accessDescs are owned by the node, valid while it lives:
+        // the array is the node's own (its `Arc` lives in the graph).
+        let access_descs = if a.access.is_empty() {
+            std::ptr::null()
+        } else {
+            a.access.as_ptr()
+        };
+        out(
+            p.cast::<AllocNodeParams>(),
+            AllocNodeParams {
+                pool_props: a.pool_props(),
+                access_descs,
+                access_desc_count: a.access.len(),
+                bytesize: a.bytesize as usize,
+                dptr: a.dptr,
+            },
+        )
+    }
+
+    unsafe fn cuGraphMemFreeNodeGetParams(
+        node: CUgraphNode,
+        dptr: *mut CUdeviceptr,
+    ) -> CuResult<()> {
+        let p = drv()?.free_node_get(node_key(node))?;
+        out(dptr, p)
+    }
+
+    unsafe fn cuDeviceGraphMemTrim(device: CUdevice) -> CuResult<()> {
+        drv()?.graph_mem_trim(device)
+    }
+
+    unsafe fn cuDeviceGetGraphMemAttribute(
+        device: CUdevice,
+        attr: CUgraphMem_attribute,
+        value: *mut c_void,
+    ) -> CuResult<()> {
+        let v = drv()?.graph_mem_attribute(device, attr)?;
+        out(value.cast::<u64>(), v)
+    }
+
+    unsafe fn cuDeviceSetGraphMemAttribute(
+        device: CUdevice,
+        attr: CUgraphMem_attribute,
+        value: *mut c_void,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        // Safety: cuda.h: value points to a cuuint64_t.
+        let v = input(value.cast_const().cast::<u64>(), "value")?;
+        d.graph_mem_reset_high(device, attr, v)
     }
 
     unsafe fn cuGraphConditionalHandleCreate(
@@ -711,14 +827,19 @@ impl GraphApi for Mock {
         if ph.is_null() {
             return Err(invalid("phGraphExec is NULL"));
         }
-        // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH (1), _UPLOAD (2), _USE_NODE_PRIORITY
-        // (8) change nothing the mock runs; DEVICE_LAUNCH (4) needs device-side launches.
+        // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD (2) and _USE_NODE_PRIORITY (8) change nothing
+        // the mock runs; AUTO_FREE_ON_LAUNCH (1) is graph_memory.rs's; DEVICE_LAUNCH (4)
+        // needs device-side launches.
         if flags & !0xB != 0 {
             return Err(not_supported(format!(
                 "graph instantiate flags {flags:#x}: device launch and unknown flags are not emulated"
             )));
         }
-        out(ph, exec_handle(d.graph_instantiate(graph_key(g))?))
+        let auto_free = flags & AUTO_FREE_ON_LAUNCH != 0;
+        out(
+            ph,
+            exec_handle(d.graph_instantiate(graph_key(g), auto_free)?),
+        )
     }
 
     unsafe fn cuGraphInstantiate(

@@ -30,6 +30,7 @@ pub mod copies;
 pub mod copies2d;
 pub mod devices;
 pub mod error;
+pub mod graph_memory;
 pub mod graphs;
 pub mod host_memory;
 pub mod ids;
@@ -82,6 +83,8 @@ pub struct State {
     pub host: host_memory::HostMemory,
     /// CUDA graphs and executable graphs (graphs.rs).
     pub graphs: graphs::Graphs,
+    /// Graph allocations and each device's graph allocator (graph_memory.rs).
+    pub graph_memory: graph_memory::GraphMemory,
     /// Stream captures in progress (capture.rs).
     pub captures: capture::Captures,
     /// The JIT linker's states (link.rs).
@@ -120,6 +123,7 @@ impl Driver {
                 ipc: ipc::Ipc::default(),
                 host: Default::default(),
                 graphs: Default::default(),
+                graph_memory: graph_memory::GraphMemory::new(n),
                 captures: Default::default(),
                 links: Default::default(),
                 printf_out: Vec::new(),

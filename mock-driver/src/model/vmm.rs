@@ -156,8 +156,17 @@ pub struct Mapping {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReservationKind {
     Vmm,
-    Alloc { context: ContextId, requested: u64 },
-    Pool { pool: u64 },
+    Alloc {
+        context: ContextId,
+        requested: u64,
+    },
+    Pool {
+        pool: u64,
+    },
+    /// A graph allocation node's address (graph_memory.rs), of `requested` bytes.
+    Graph {
+        requested: u64,
+    },
 }
 
 #[derive(Debug)]
