@@ -717,7 +717,7 @@ pub fn leaks() -> Vec<Leak> {
                 ),
                 // A pool's own address space: what leaks is its allocations (below).
                 crate::model::vmm::ReservationKind::Pool { .. }
-                | crate::model::vmm::ReservationKind::Graph { .. } => continue,
+                | crate::model::vmm::ReservationKind::Graph => continue,
             };
             out.push((what, Some((Made::Reservation, base))));
         }

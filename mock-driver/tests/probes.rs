@@ -198,3 +198,10 @@ fn sandbox_images_probe_matches_the_h200() {
 fn async_device_probe_matches_the_h200() {
     compare("async_device", &[]);
 }
+
+/// Issue 20's graph memory nodes: attributes, address reuse, capture and the errors,
+/// recorded on the H200.
+#[test]
+fn graph_memory_probe_matches_the_h200() {
+    compare("graph_memory", &[]);
+}

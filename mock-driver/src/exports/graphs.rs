@@ -120,8 +120,9 @@ struct AllocNodeParams {
     dptr: CUdeviceptr,
 }
 
-/// `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`.
+/// `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH` and `_DEVICE_LAUNCH`.
 const AUTO_FREE_ON_LAUNCH: u64 = 1;
+const DEVICE_LAUNCH: u64 = 4;
 
 /// `CUDA_GRAPH_INSTANTIATE_PARAMS`.
 #[repr(C)]
@@ -521,7 +522,8 @@ impl GraphApi for Mock {
         let props = params.pool_props;
         if props.handle_types != 0 {
             // cuda.h: "handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported."
-            return Err(invalid(format!(
+            // Observed: CUDA_ERROR_NOT_SUPPORTED.
+            return Err(not_supported(format!(
                 "poolProps.handleTypes {:#x}: graph allocations cannot be shared (IPC)",
                 props.handle_types
             )));
@@ -536,7 +538,10 @@ impl GraphApi for Mock {
         let access = if count == 0 {
             Vec::new()
         } else if params.access_descs.is_null() {
-            return Err(invalid(format!("accessDescs is NULL with {count} of them")));
+            // Observed: the H200 crashes (SIGSEGV) here.
+            return Err(CuError::would_crash(format!(
+                "accessDescs is NULL with {count} of them (the real driver crashes here)"
+            )));
         } else {
             // Safety: cuda.h: accessDescs holds accessDescCount descriptors.
             std::slice::from_raw_parts(params.access_descs, count).to_vec()
@@ -579,12 +584,9 @@ impl GraphApi for Mock {
     ) -> CuResult<()> {
         let a = drv()?.alloc_node_get(node_key(node))?;
         // cuda.h: poolProps and accessDescs are owned by the node, valid while it lives:
-        // the array is the node's own (its `Arc` lives in the graph).
-        let access_descs = if a.access.is_empty() {
-            std::ptr::null()
-        } else {
-            a.access.as_ptr()
-        };
+        // the array is the node's own (its `Arc` lives in the graph). Observed: not NULL
+        // with no descriptors either.
+        let access_descs = a.access.as_ptr();
         out(
             p.cast::<AllocNodeParams>(),
             AllocNodeParams {
@@ -830,6 +832,12 @@ impl GraphApi for Mock {
         // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD (2) and _USE_NODE_PRIORITY (8) change nothing
         // the mock runs; AUTO_FREE_ON_LAUNCH (1) is graph_memory.rs's; DEVICE_LAUNCH (4)
         // needs device-side launches.
+        if flags & (AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH) == AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH {
+            // cuda.h: "cannot be used in conjunction"; observed: CUDA_ERROR_INVALID_VALUE.
+            return Err(invalid(
+                "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH cannot go with AUTO_FREE_ON_LAUNCH",
+            ));
+        }
         if flags & !0xB != 0 {
             return Err(not_supported(format!(
                 "graph instantiate flags {flags:#x}: device launch and unknown flags are not emulated"

@@ -136,7 +136,7 @@ impl Driver {
             Some(ReservationKind::Pool { .. }) => Err(invalid(format!(
                 "{ptr:#x} lies in a memory pool but no live allocation starts there (freed already?)"
             ))),
-            Some(ReservationKind::Graph { .. }) => Err(invalid(format!(
+            Some(ReservationKind::Graph) => Err(invalid(format!(
                 "{ptr:#x} lies in a graph allocation but is not its start"
             ))),
             None => Err(invalid(format!(

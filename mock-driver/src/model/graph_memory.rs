@@ -1,27 +1,31 @@
 //! Graph memory nodes (cuda.h: cuGraphAddMemAllocNode, cuGraphAddMemFreeNode; the CUDA
-//! programming guide's "Graph Memory Nodes"), over the VMM model.
+//! programming guide's "Graph Memory Nodes"), over the VMM model, as the H200 was seen to
+//! run them (probe graph_memory).
 //!
-//! An allocation node takes its address when it is added: a reservation of its own,
-//! rounded up to the device's granularity, of kind [`ReservationKind::Graph`], kept as
-//! long as the graph or an executable graph made from it lives, or its allocation is
-//! live ("the allocation's address remains fixed across instantiations and launches").
-//! Physical memory is the device's graph allocator's: chunks of the granularity's
-//! multiples, each a physical allocation of the model. When a launch reaches an
-//! allocation node, a chunk is mapped at its address (the one mapped there already by an
-//! earlier launch, else an idle unmapped one large enough, else a new one), with the
-//! access the node asked for; a chunk stays mapped where it is after the allocation is
-//! freed, so a relaunch finds it there (an address that keeps its memory across
-//! launches, and a reserved footprint that does not grow). cuDeviceGraphMemTrim gives
-//! back the chunks no live allocation holds.
+//! Addresses: each graph has address space of its own for its allocation nodes (a
+//! region, a reservation of kind [`ReservationKind::Graph`]), in which the nodes take
+//! their addresses one after another as they are added, [`ALIGNMENT`] apart (H200: a
+//! 1 MiB node at a granularity boundary, the next one off it). An address is fixed for
+//! the life of the node ("across instantiations and launches"); the region lives while
+//! the graph, an executable graph made from it, or a live allocation of it does.
 //!
-//! Lifetimes are kept in API order: a launch makes its allocations live and frees what
-//! its free nodes free when cuGraphLaunch is called (the mock runs the graph's nodes in
-//! that order, after it, on the stream's worker), which is when its errors are due (a
-//! launch while an allocation of its graph is still live is CUDA_ERROR_INVALID_VALUE).
+//! Physical memory: the device's graph allocator holds chunks, each a physical allocation
+//! of the model of a multiple of [`CHUNK`] (H200: 32 MiB behind a 1 MiB allocation). When
+//! a launch starts to run, each region it allocates in gets a chunk mapped at its base
+//! covering its allocations, with their access: the one mapped there already, else an
+//! unmapped one, else one mapped at a region with no live allocation and no launch
+//! queued (H200: two graphs launched one after the other into a stream share one chunk),
+//! else a new one. A chunk stays where it is after the allocations are freed, so a
+//! relaunch finds it; cuDeviceGraphMemTrim gives back the chunks of regions with no live
+//! allocation, and those no region holds.
 //!
-//! Counting (awaiting the H200's recording: probe graph_memory): USED is the chunks that
-//! live allocations hold, RESERVED every chunk the device's graph allocator holds; the
-//! highs are their maxima since the last reset to 0.
+//! Lifetimes are kept in API order: cuGraphLaunch makes its allocations live and frees
+//! what its free nodes free, which is when its errors are due (a launch while an
+//! allocation of its graph is still live is CUDA_ERROR_INVALID_VALUE, cuda.h).
+//!
+//! Counting: the H200 reports USED equal to RESERVED at every step recorded (a chunk
+//! counts as used while the allocator holds it, freed or not, until a trim): RESERVED is
+//! every chunk held, and so is USED; the highs are their maxima since their last reset.
 
 use super::error::*;
 use super::graphs::GraphId;
@@ -29,7 +33,19 @@ use super::vmm::{AccessTable, AllocationProp, ReservationKind, Vmm};
 use super::Driver;
 use cumock_abi::consts::*;
 use cumock_abi::{CUmemAccessDesc, CUmemLocation, CUmemPoolProps};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+/// The physical memory behind a region is a multiple of this (H200: 32 MiB for a graph
+/// allocating 1 MiB, 64 MiB for two live 4 MiB ones in two graphs).
+pub const CHUNK: u64 = 32 << 20;
+
+/// Allocation nodes of a graph take addresses this far apart at least (not recorded: the
+/// stream-ordered pools' 512 bytes; the H200 puts a node right after a 1 MiB one off the
+/// granularity).
+pub const ALIGNMENT: u64 = 512;
+
+/// The address space a graph takes at a time for its allocation nodes.
+const REGION: u64 = 2 << 30;
 
 /// `CUgraphMem_attribute`.
 pub mod attribute {
@@ -67,30 +83,39 @@ impl AllocNode {
     }
 }
 
-/// The address an allocation node reserved, and what became of it.
+/// A graph's address space for its allocation nodes on one device.
+#[derive(Debug)]
+struct Region {
+    device: usize,
+    size: u64,
+    /// Where the next node's address is, from the base.
+    next: u64,
+    /// The graph and the executable graphs made from it that hold its nodes.
+    holders: usize,
+    /// Launches queued or running that allocate in it.
+    in_flight: usize,
+    /// The chunk mapped at its base, by its physical handle.
+    chunk: Option<u64>,
+    /// Who may access it: the device, and what the nodes' descriptors grant.
+    access: AccessTable,
+}
+
+/// The address an allocation node took, and what became of it.
 #[derive(Debug)]
 struct Allocation {
-    device: usize,
-    /// The reservation's size (bytesize rounded to the granularity).
-    size: u64,
+    /// Its region's base.
+    region: u64,
     requested: u64,
-    access: AccessTable,
-    /// The graph whose allocation node made it.
-    graph: GraphId,
     /// The graph holding a free node for it (its own or another: cuda.h allows one).
     freed_in: Option<GraphId>,
-    /// The graph and the executable graphs made from it that still hold the node.
-    holders: usize,
     /// Allocated by a launch and not freed since.
     live: bool,
-    /// The chunk mapped at its address, by the chunk's physical handle.
-    chunk: Option<u64>,
 }
 
 #[derive(Debug)]
 struct Chunk {
     size: u64,
-    /// Where it is mapped: an allocation's address.
+    /// The region it is mapped at.
     mapped_at: Option<u64>,
 }
 
@@ -105,15 +130,18 @@ struct DeviceMemory {
 /// Every graph allocation of the process, and each device's graph allocator.
 #[derive(Debug, Default)]
 pub struct GraphMemory {
+    regions: BTreeMap<u64, Region>,
     allocations: BTreeMap<u64, Allocation>,
+    /// Each graph's regions, by device: the one its next node goes to.
+    current: HashMap<(GraphId, usize), u64>,
     devices: Vec<DeviceMemory>,
 }
 
 impl GraphMemory {
     pub fn new(devices: usize) -> Self {
         Self {
-            allocations: BTreeMap::new(),
             devices: (0..devices).map(|_| DeviceMemory::default()).collect(),
+            ..Default::default()
         }
     }
 
@@ -121,28 +149,24 @@ impl GraphMemory {
         self.allocations.contains_key(&ptr)
     }
 
-    fn used(&self, device: usize) -> u64 {
-        let d = &self.devices[device];
-        self.allocations
-            .values()
-            .filter(|a| a.device == device && a.live)
-            .filter_map(|a| a.chunk.and_then(|c| d.chunks.get(&c)))
-            .map(|c| c.size)
-            .sum()
-    }
-
     fn reserved(&self, device: usize) -> u64 {
         self.devices[device].chunks.values().map(|c| c.size).sum()
     }
 
     fn note_highs(&mut self, device: usize) {
-        let (used, reserved) = (self.used(device), self.reserved(device));
+        let reserved = self.reserved(device);
         let d = &mut self.devices[device];
-        d.used_high = d.used_high.max(used);
+        d.used_high = d.used_high.max(reserved);
         d.reserved_high = d.reserved_high.max(reserved);
     }
 
-    /// A new allocation node's address: a reservation of its own.
+    fn region_has_live(&self, base: u64) -> bool {
+        self.allocations
+            .values()
+            .any(|a| a.region == base && a.live)
+    }
+
+    /// A new allocation node's address, in its graph's region on the device.
     pub fn reserve(
         &mut self,
         vmm: &mut Vmm,
@@ -150,42 +174,61 @@ impl GraphMemory {
         node: &AllocNode,
         granularity: u64,
     ) -> CuResult<u64> {
-        let size = node
+        let overflow = || out_of_memory(format!("{} bytes overflow", node.bytesize));
+        let len = node
             .bytesize
-            .checked_next_multiple_of(granularity)
-            .ok_or_else(|| out_of_memory(format!("{} bytes overflow", node.bytesize)))?;
-        let base = vmm.address_reserve(size, 0, 0, 0, granularity)?;
-        vmm.set_reservation_kind(
-            base,
-            ReservationKind::Graph {
-                requested: node.bytesize,
-            },
-        );
-        let mut access = AccessTable::none(0);
-        access.set(node.device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE as u8);
+            .checked_next_multiple_of(ALIGNMENT)
+            .ok_or_else(overflow)?;
+        let fits = |r: &Region| r.next.checked_add(len).is_some_and(|end| end <= r.size);
+        let base = match self.current.get(&(graph, node.device)) {
+            Some(b) if fits(&self.regions[b]) => *b,
+            _ => {
+                let size = len
+                    .checked_next_multiple_of(CHUNK)
+                    .and_then(|n| n.checked_next_multiple_of(granularity))
+                    .ok_or_else(overflow)?
+                    .max(REGION);
+                let base = vmm.address_reserve(size, 0, 0, 0, granularity)?;
+                vmm.set_reservation_kind(base, ReservationKind::Graph);
+                let mut access = AccessTable::none(0);
+                access.set(node.device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE as u8);
+                self.regions.insert(
+                    base,
+                    Region {
+                        device: node.device,
+                        size,
+                        next: 0,
+                        holders: 1,
+                        in_flight: 0,
+                        chunk: None,
+                        access,
+                    },
+                );
+                self.current.insert((graph, node.device), base);
+                base
+            }
+        };
+        let r = self.regions.get_mut(&base).expect("found or made");
         for a in &node.access {
-            access.set(a.location.id as usize, a.flags as u8);
+            r.access.set(a.location.id as usize, a.flags as u8);
         }
+        let dptr = base + r.next;
+        r.next += len;
         self.allocations.insert(
-            base,
+            dptr,
             Allocation {
-                device: node.device,
-                size,
+                region: base,
                 requested: node.bytesize,
-                access,
-                graph,
                 freed_in: None,
-                holders: 1,
                 live: false,
-                chunk: None,
             },
         );
-        Ok(base)
+        Ok(dptr)
     }
 
     /// A free node for `ptr` in `graph`: cuda.h: INVALID_VALUE for an address no
     /// allocation node returned, for a second free in the same graph, and for a free in
-    /// a graph other than one that frees it already.
+    /// a graph other than one that frees it already (all as the H200 answers).
     pub fn add_free(&mut self, graph: GraphId, ptr: u64) -> CuResult<()> {
         let a = self.allocations.get_mut(&ptr).ok_or_else(|| {
             invalid(format!(
@@ -206,26 +249,27 @@ impl GraphMemory {
         }
     }
 
-    /// Whether `ptr` is freed by a free node of the graph that allocated it (then no
-    /// call outside that graph may free it).
-    fn freed_in_own_graph(&self, ptr: u64) -> bool {
-        self.allocations
-            .get(&ptr)
-            .is_some_and(|a| a.freed_in == Some(a.graph))
+    /// The regions holding these allocations.
+    fn regions_of(&self, ptrs: &[u64]) -> Vec<u64> {
+        let mut v: Vec<u64> = ptrs
+            .iter()
+            .filter_map(|p| self.allocations.get(p).map(|a| a.region))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 
     /// An executable graph holds these allocation nodes too.
     pub fn hold(&mut self, ptrs: &[u64]) {
-        for p in ptrs {
-            if let Some(a) = self.allocations.get_mut(p) {
-                a.holders += 1;
-            }
+        for r in self.regions_of(ptrs) {
+            self.regions.get_mut(&r).expect("found").holders += 1;
         }
     }
 
     /// A graph or an executable graph holding these allocation nodes is gone; `graph`:
-    /// the graph destroyed, whose free nodes go with it. An address no longer held goes
-    /// back (the caller made sure no queued work still uses it).
+    /// the graph destroyed, whose free nodes go with it. Address space nothing holds
+    /// any more goes back (the caller made sure no queued work still uses it).
     pub fn release(&mut self, vmm: &mut Vmm, ptrs: &[u64], graph: Option<GraphId>) {
         if let Some(g) = graph {
             for a in self.allocations.values_mut() {
@@ -233,54 +277,54 @@ impl GraphMemory {
                     a.freed_in = None;
                 }
             }
+            self.current.retain(|(cg, _), _| *cg != g);
         }
-        for p in ptrs {
-            if let Some(a) = self.allocations.get_mut(p) {
-                a.holders -= 1;
-            }
-            self.forget_if_unused(vmm, *p);
+        for r in self.regions_of(ptrs) {
+            self.regions.get_mut(&r).expect("found").holders -= 1;
+            self.forget_if_unused(vmm, r);
         }
     }
 
-    /// Would dropping these holders give an address back (so that work must be drained
-    /// first)?
+    /// Would dropping these holders give address space back (so that queued work must be
+    /// drained first)?
     pub fn release_frees_addresses(&self, ptrs: &[u64]) -> bool {
-        ptrs.iter().any(|p| {
-            self.allocations
-                .get(p)
-                .is_some_and(|a| a.holders == 1 && !a.live)
-        })
+        self.regions_of(ptrs)
+            .into_iter()
+            .any(|r| self.regions[&r].holders == 1 && !self.region_has_live(r))
     }
 
-    /// Gives an allocation's address back once nothing holds its node and it is not
-    /// live; its chunk stays with the device's allocator, unmapped.
-    fn forget_if_unused(&mut self, vmm: &mut Vmm, ptr: u64) {
-        let Some(a) = self.allocations.get(&ptr) else {
+    /// Gives a region's address space back once nothing holds its nodes and none of its
+    /// allocations is live; its chunk stays with the device's allocator, unmapped.
+    fn forget_if_unused(&mut self, vmm: &mut Vmm, base: u64) {
+        let Some(r) = self.regions.get(&base) else {
             return;
         };
-        if a.holders > 0 || a.live {
+        if r.holders > 0 || self.region_has_live(base) {
             return;
         }
-        let a = self.allocations.remove(&ptr).expect("found");
-        if let Some(c) = a.chunk {
-            vmm.remove_mapping(ptr);
-            if let Some(chunk) = self.devices[a.device].chunks.get_mut(&c) {
+        let r = self.regions.remove(&base).expect("found");
+        if let Some(c) = r.chunk {
+            vmm.remove_mapping(base);
+            if let Some(chunk) = self.devices[r.device].chunks.get_mut(&c) {
                 chunk.mapped_at = None;
             }
         }
-        vmm.remove_reservation(ptr);
+        self.allocations.retain(|_, a| a.region != base);
+        self.current.retain(|_, b| *b != base);
+        vmm.remove_reservation(base);
     }
 
-    /// Checks that a launch may allocate `allocs` and free `frees` (in this order, the
-    /// graph's), `auto_free`: the executable graph frees its unfreed allocations first.
-    pub fn check_launch(&self, allocs: &[u64], frees: &[u64], auto_free: bool) -> CuResult<()> {
-        for p in allocs {
+    /// Checks that a launch may allocate and free as `ops` say (in the graph's order),
+    /// `auto_free`: the executable graph frees its unfreed allocations first.
+    pub fn check_launch(&self, ops: &[(bool, u64)], auto_free: bool) -> CuResult<()> {
+        let allocs: Vec<u64> = ops.iter().filter(|o| o.0).map(|o| o.1).collect();
+        for p in &allocs {
             let a = self
                 .allocations
                 .get(p)
                 .ok_or_else(|| invalid(format!("graph allocation {p:#x} is gone")))?;
             if a.live && !auto_free {
-                // cuda.h (cuGraphLaunch): CUDA_ERROR_INVALID_VALUE.
+                // cuda.h (cuGraphLaunch), and the H200: CUDA_ERROR_INVALID_VALUE.
                 return Err(invalid(format!(
                     "the graph's allocation {p:#x} from an earlier launch is still live: free \
                      it (cuMemFreeAsync, cuMemFree, a free node) or instantiate with \
@@ -288,9 +332,10 @@ impl GraphMemory {
                 )));
             }
         }
-        for p in frees {
+        for (alloc, p) in ops {
             let live = self.allocations.get(p).is_some_and(|a| a.live);
-            if !live && !allocs.contains(p) {
+            if !alloc && !live && !allocs.contains(p) {
+                // Observed: a graph freeing an allocation not allocated yet does not launch.
                 return Err(invalid(format!(
                     "the graph frees {p:#x}, which is not allocated (freed already?)"
                 )));
@@ -299,132 +344,171 @@ impl GraphMemory {
         Ok(())
     }
 
-    /// A launch reaches its allocation nodes and free nodes, in order (checked by
-    /// `check_launch`).
-    pub fn launch(
+    /// A launch (checked by `check_launch`) reaches its allocation and free nodes, in
+    /// API order; returns the regions it allocates in, whose chunks its work maps when it
+    /// starts ([`GraphMemory::bind`]) and which stay busy until it ends
+    /// ([`GraphMemory::landed`]).
+    pub fn launch(&mut self, ops: &[(bool, u64)]) -> Vec<u64> {
+        for &(alloc, p) in ops {
+            if let Some(a) = self.allocations.get_mut(&p) {
+                a.live = alloc;
+            }
+        }
+        let allocs: Vec<u64> = ops.iter().filter(|o| o.0).map(|o| o.1).collect();
+        let regions = self.regions_of(&allocs);
+        for r in &regions {
+            self.regions.get_mut(r).expect("found").in_flight += 1;
+        }
+        regions
+    }
+
+    /// A launch is done with its regions.
+    pub fn landed(&mut self, regions: &[u64]) {
+        for r in regions {
+            if let Some(r) = self.regions.get_mut(r) {
+                r.in_flight -= 1;
+            }
+        }
+    }
+
+    /// Maps a chunk at each region that has none large enough, as a launch starts to run.
+    pub fn bind(
         &mut self,
         vmm: &mut Vmm,
+        regions: &[u64],
         free_bytes: impl Fn(&Vmm, usize) -> u64,
         granularity: impl Fn(usize) -> u64,
-        ops: &[(bool, u64)],
     ) -> CuResult<()> {
-        for &(alloc, p) in ops {
-            if alloc {
-                if self.allocations[&p].live {
-                    self.free(p);
+        for &base in regions {
+            let Some(r) = self.regions.get(&base) else {
+                continue;
+            };
+            let (device, g, access) = (r.device, granularity(r.device), r.access);
+            let extent = r
+                .next
+                .checked_next_multiple_of(CHUNK)
+                .and_then(|n| n.checked_next_multiple_of(g))
+                .unwrap_or(r.size)
+                .min(r.size);
+            if let Some(c) = r.chunk {
+                if self.devices[device].chunks[&c].size >= extent {
+                    vmm.set_mapping_access(base, access);
+                    continue;
                 }
-                let device = self.allocations[&p].device;
-                self.bind(vmm, p, free_bytes(vmm, device), granularity(device))?;
-                self.allocations.get_mut(&p).expect("checked").live = true;
-                self.note_highs(device);
-            } else {
-                self.free(p);
+                // Nodes were added since: a larger chunk replaces it.
+                vmm.remove_mapping(base);
+                self.devices[device]
+                    .chunks
+                    .get_mut(&c)
+                    .expect("held")
+                    .mapped_at = None;
+                self.regions.get_mut(&base).expect("found").chunk = None;
             }
+            let region_size = self.regions[&base].size;
+            let reusable = |at: Option<u64>| match at {
+                None => true,
+                Some(other) => {
+                    other != base
+                        && !self.region_has_live(other)
+                        && self.regions.get(&other).is_none_or(|o| o.in_flight == 0)
+                }
+            };
+            let idle = self.devices[device]
+                .chunks
+                .iter()
+                .filter(|(_, c)| c.size >= extent && c.size <= region_size)
+                .filter(|(_, c)| reusable(c.mapped_at))
+                .min_by_key(|(_, c)| (c.mapped_at.is_some(), c.size))
+                .map(|(h, c)| (*h, c.mapped_at));
+            let handle = match idle {
+                Some((h, from)) => {
+                    if let Some(other) = from {
+                        vmm.remove_mapping(other);
+                        if let Some(o) = self.regions.get_mut(&other) {
+                            o.chunk = None;
+                        }
+                    }
+                    h
+                }
+                None => {
+                    let prop = AllocationProp {
+                        location_type: CU_MEM_LOCATION_TYPE_DEVICE,
+                        location_id: device as i32,
+                        handle_types: 0,
+                        compression: CU_MEM_ALLOCATION_COMP_NONE,
+                        gpu_direct_rdma: 0,
+                        usage: 0,
+                    };
+                    let h = vmm.create(extent, prop, 0, g, free_bytes(vmm, device))?;
+                    self.devices[device].chunks.insert(
+                        h,
+                        Chunk {
+                            size: extent,
+                            mapped_at: None,
+                        },
+                    );
+                    h
+                }
+            };
+            let size = self.devices[device].chunks[&handle].size;
+            // cuMemMap maps only into the program's own reservations: the region is one
+            // for the length of the call, as a pool maps its chunks.
+            vmm.set_reservation_kind(base, ReservationKind::Vmm);
+            let mapped = vmm.map(base, size, 0, handle, 0, g);
+            vmm.set_reservation_kind(base, ReservationKind::Graph);
+            if let Err(e) = mapped {
+                self.devices[device]
+                    .chunks
+                    .get_mut(&handle)
+                    .expect("held")
+                    .mapped_at = None;
+                return Err(e);
+            }
+            vmm.set_mapping_access(base, access);
+            self.devices[device]
+                .chunks
+                .get_mut(&handle)
+                .expect("held")
+                .mapped_at = Some(base);
+            self.regions.get_mut(&base).expect("found").chunk = Some(handle);
+            self.note_highs(device);
         }
         Ok(())
-    }
-
-    /// Maps a chunk at the allocation's address, if none is there yet.
-    fn bind(&mut self, vmm: &mut Vmm, ptr: u64, free: u64, granularity: u64) -> CuResult<()> {
-        let a = &self.allocations[&ptr];
-        if a.chunk.is_some() {
-            return Ok(());
-        }
-        let (device, size, access) = (a.device, a.size, a.access);
-        let d = &mut self.devices[device];
-        let idle = d
-            .chunks
-            .iter()
-            .filter(|(_, c)| c.mapped_at.is_none() && c.size >= size)
-            .min_by_key(|(_, c)| c.size)
-            .map(|(h, _)| *h);
-        let handle = match idle {
-            Some(h) => h,
-            None => {
-                let prop = AllocationProp {
-                    location_type: CU_MEM_LOCATION_TYPE_DEVICE,
-                    location_id: device as i32,
-                    handle_types: 0,
-                    compression: CU_MEM_ALLOCATION_COMP_NONE,
-                    gpu_direct_rdma: 0,
-                    usage: 0,
-                };
-                let h = vmm.create(size, prop, 0, granularity, free)?;
-                d.chunks.insert(
-                    h,
-                    Chunk {
-                        size,
-                        mapped_at: None,
-                    },
-                );
-                h
-            }
-        };
-        // cuMemMap maps only into the program's own reservations: the range is one for
-        // the length of the call, as a pool maps its chunks.
-        let kind = ReservationKind::Graph {
-            requested: self.allocations[&ptr].requested,
-        };
-        vmm.set_reservation_kind(ptr, ReservationKind::Vmm);
-        let mapped = vmm.map(ptr, size, 0, handle, 0, granularity);
-        vmm.set_reservation_kind(ptr, kind);
-        mapped?;
-        vmm.set_mapping_access(ptr, access);
-        self.devices[device]
-            .chunks
-            .get_mut(&handle)
-            .expect("inserted")
-            .mapped_at = Some(ptr);
-        self.allocations.get_mut(&ptr).expect("checked").chunk = Some(handle);
-        Ok(())
-    }
-
-    /// Ends a live allocation's lifetime; its chunk stays mapped for the next launch.
-    fn free(&mut self, ptr: u64) {
-        if let Some(a) = self.allocations.get_mut(&ptr) {
-            a.live = false;
-        }
     }
 
     /// cuMemFree or cuMemFreeAsync of a graph allocation.
     pub fn free_outside(&mut self, vmm: &mut Vmm, ptr: u64) -> CuResult<()> {
-        if self.freed_in_own_graph(ptr) {
-            return Err(invalid(format!(
-                "{ptr:#x} is freed by a free node of its own graph: only that graph may free it"
-            )));
-        }
         let a = self
             .allocations
-            .get(&ptr)
+            .get_mut(&ptr)
             .ok_or_else(|| invalid(format!("{ptr:#x} is no graph allocation")))?;
         if !a.live {
+            // Observed: a second free, or a free before any launch, is INVALID_VALUE.
             return Err(invalid(format!(
                 "graph allocation {ptr:#x} is not allocated (no launch since its last free)"
             )));
         }
-        self.free(ptr);
-        self.forget_if_unused(vmm, ptr);
+        a.live = false;
+        let region = a.region;
+        self.forget_if_unused(vmm, region);
         Ok(())
     }
 
-    /// cuDeviceGraphMemTrim: chunks that no live allocation holds go back to the model.
+    /// cuDeviceGraphMemTrim: chunks of regions without a live allocation, and those no
+    /// region holds, go back to the model.
     pub fn trim(&mut self, vmm: &mut Vmm, device: usize) {
-        let d = &self.devices[device];
-        let idle: Vec<u64> = d
+        let idle: Vec<(u64, Option<u64>)> = self.devices[device]
             .chunks
             .iter()
-            .filter(|(_, c)| {
-                c.mapped_at
-                    .is_none_or(|p| self.allocations.get(&p).is_none_or(|a| !a.live))
-            })
-            .map(|(h, _)| *h)
+            .filter(|(_, c)| c.mapped_at.is_none_or(|r| !self.region_has_live(r)))
+            .map(|(h, c)| (*h, c.mapped_at))
             .collect();
-        for h in idle {
-            let c = self.devices[device].chunks.remove(&h).expect("found");
-            if let Some(p) = c.mapped_at {
-                vmm.remove_mapping(p);
-                if let Some(a) = self.allocations.get_mut(&p) {
-                    a.chunk = None;
+        for (h, at) in idle {
+            self.devices[device].chunks.remove(&h);
+            if let Some(base) = at {
+                vmm.remove_mapping(base);
+                if let Some(r) = self.regions.get_mut(&base) {
+                    r.chunk = None;
                 }
             }
             let _ = vmm.release(h);
@@ -434,15 +518,16 @@ impl GraphMemory {
     pub fn attribute(&self, device: usize, attr: i32) -> CuResult<u64> {
         let d = &self.devices[device];
         match attr {
-            attribute::USED_MEM_CURRENT => Ok(self.used(device)),
+            attribute::USED_MEM_CURRENT | attribute::RESERVED_MEM_CURRENT => {
+                Ok(self.reserved(device))
+            }
             attribute::USED_MEM_HIGH => Ok(d.used_high),
-            attribute::RESERVED_MEM_CURRENT => Ok(self.reserved(device)),
             attribute::RESERVED_MEM_HIGH => Ok(d.reserved_high),
             _ => Err(invalid(format!("{attr} is not a CUgraphMem_attribute"))),
         }
     }
 
-    /// cuDeviceSetGraphMemAttribute: cuda.h: only the highs, and only to 0.
+    /// cuDeviceSetGraphMemAttribute: cuda.h (and the H200): only the highs, only to 0.
     pub fn reset_high(&mut self, device: usize, attr: i32, value: u64) -> CuResult<()> {
         if value != 0 {
             return Err(invalid(format!(
@@ -461,13 +546,15 @@ impl GraphMemory {
         Ok(())
     }
 
-    /// The range of the graph allocation holding `addr`: its address and the size asked.
+    /// The graph allocation holding `addr`, while memory is mapped behind it (observed:
+    /// cuMemGetAddressRange finds it after a launch, not before): its address and size.
     pub fn range_at(&self, addr: u64) -> Option<(u64, u64)> {
-        self.allocations
-            .range(..=addr)
-            .next_back()
-            .filter(|(p, a)| addr - **p < a.requested)
-            .map(|(p, a)| (*p, a.requested))
+        let (p, a) = self.allocations.range(..=addr).next_back()?;
+        let mapped = self
+            .regions
+            .get(&a.region)
+            .is_some_and(|r| r.chunk.is_some());
+        (addr - p < a.requested && mapped).then_some((*p, a.requested))
     }
 }
 
@@ -555,11 +642,4 @@ impl Driver {
         }
         Ok(())
     }
-}
-
-/// What a launch of an executable graph allocates and frees, in order.
-pub fn memory_ops(ops: &[(bool, u64)]) -> (Vec<u64>, Vec<u64>) {
-    let allocs = ops.iter().filter(|o| o.0).map(|o| o.1).collect();
-    let frees = ops.iter().filter(|o| !o.0).map(|o| o.1).collect();
-    (allocs, frees)
 }

@@ -12,7 +12,7 @@
 //! boundary (which alone may read the program's pointers) as `NodeAction`s.
 
 use super::error::*;
-use super::graph_memory::{self, AllocNode};
+use super::graph_memory::AllocNode;
 use super::ids::{EventId, StreamId};
 use super::module::{LaunchRequest, PreparedLaunch};
 use super::stream_queues;
@@ -536,7 +536,8 @@ impl Driver {
             // cuda.h (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE, the default): "memory
             // allocation/free nodes can't be present in the child graph".
             if child.has_memory_nodes() {
-                return Err(invalid(
+                // Observed: CUDA_ERROR_NOT_SUPPORTED.
+                return Err(not_supported(
                     "a child graph node cannot hold a graph with memory allocation or free nodes",
                 ));
             }
@@ -641,9 +642,10 @@ impl Driver {
 
     pub fn graph_clone(&self, g: GraphId) -> CuResult<GraphId> {
         let mut st = self.state.lock();
-        // cuda.h (cuGraphAddMemAllocNode): "The graph cannot be cloned".
+        // cuda.h (cuGraphAddMemAllocNode): "The graph cannot be cloned"; observed:
+        // CUDA_ERROR_NOT_SUPPORTED.
         if st.graphs.graph(g)?.has_memory_nodes() {
-            return Err(invalid(format!(
+            return Err(not_supported(format!(
                 "graph {g:#x} has memory allocation or free nodes: it cannot be cloned"
             )));
         }
@@ -665,10 +667,9 @@ impl Driver {
         let memory_ops = body.memory_ops(&order);
         if body.has_memory_nodes() {
             // cuda.h: "at most one executable graph in existence for that graph at a
-            // time"; the error's code is not documented (awaiting the H200's recording:
-            // probe graph_memory, section instantiate).
+            // time"; observed: CUDA_ERROR_NOT_SUPPORTED.
             if let Some((e, _)) = st.graphs.execs.iter().find(|(_, x)| x.graph == g) {
-                return Err(invalid(format!(
+                return Err(not_supported(format!(
                     "graph {g:#x} has memory nodes and an executable graph already ({e:#x}):                      destroy it first"
                 )));
             }
@@ -879,9 +880,13 @@ impl Driver {
         let mut steps = Vec::new();
         let mut waits = Vec::new();
         self.plan(&body, &order, stream, &mut steps, &mut waits)?;
-        if !memory_ops.is_empty() {
-            self.launch_graph_memory(&memory_ops, auto_free)?;
-        }
+        let regions = if memory_ops.is_empty() {
+            Vec::new()
+        } else {
+            let mut st = self.state.lock();
+            st.graph_memory.check_launch(&memory_ops, auto_free)?;
+            st.graph_memory.launch(&memory_ops)
+        };
         let (ctx, device) = {
             let st = self.state.lock();
             let (ctx, c) = st.contexts.require_current()?;
@@ -899,6 +904,11 @@ impl Driver {
             "cuGraphLaunch",
             Box::new(move || {
                 waits.iter().for_each(stream_queues::Mark::wait);
+                if !regions.is_empty() {
+                    if let Err(err) = self.bind_graph_memory(&regions) {
+                        self.device_work_failed(device, err);
+                    }
+                }
                 // Copies and memsets need the launching thread's context, current here too.
                 let pushed = self.state.lock().contexts.push(ctx).is_ok();
                 for step in &steps {
@@ -919,6 +929,9 @@ impl Driver {
                 if pushed {
                     let _ = self.state.lock().contexts.pop();
                 }
+                if !regions.is_empty() {
+                    self.state.lock().graph_memory.landed(&regions);
+                }
             }),
         )?;
         // Each recorded event completes once the graph has run (after its node on a GPU:
@@ -935,19 +948,18 @@ impl Driver {
         Ok(())
     }
 
-    /// A launch's allocations and frees: checked, then made (chunks mapped at the
-    /// allocations' addresses before any node runs).
-    fn launch_graph_memory(&self, ops: &[(bool, u64)], auto_free: bool) -> CuResult<()> {
-        let (allocs, frees) = graph_memory::memory_ops(ops);
+    /// A launch starts to run: chunks mapped behind the regions it allocates in (in
+    /// stream order, so that a chunk moves from a region only once the work before it
+    /// is done with it).
+    fn bind_graph_memory(&self, regions: &[u64]) -> CuResult<()> {
         let mut st = self.state.lock();
         let st = &mut *st;
-        st.graph_memory.check_launch(&allocs, &frees, auto_free)?;
         let profile = &self.profile;
-        st.graph_memory.launch(
+        st.graph_memory.bind(
             &mut st.vmm,
+            regions,
             |vmm, d| profile.devices[d].free_at_start.saturating_sub(vmm.used(d)),
             |d| profile.devices[d].granularity_minimum,
-            ops,
         )
     }
 

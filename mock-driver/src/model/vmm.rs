@@ -163,10 +163,8 @@ pub enum ReservationKind {
     Pool {
         pool: u64,
     },
-    /// A graph allocation node's address (graph_memory.rs), of `requested` bytes.
-    Graph {
-        requested: u64,
-    },
+    /// A graph's address space for its allocation nodes (graph_memory.rs).
+    Graph,
 }
 
 #[derive(Debug)]
