@@ -500,3 +500,75 @@ cudart_fn! {
         unsafe { d.cuGraphDebugDotPrint(graph, path, flags) }
     }
 }
+
+// ---- graph memory nodes (the driver's: cudaMemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS,
+// cudaGraphMemAttributeType is CUgraphMem_attribute) --------------------------------------
+
+cudart_fn! {
+    fn cudaGraphAddMemAllocNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *mut c_void) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's pointers, as the header requires them; the driver writes
+        // the allocation's address into `params`.
+        unsafe { d.cuGraphAddMemAllocNode(node, graph, deps, n, params) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphAddMemFreeNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, dptr: *mut c_void) {
+        let (d, _, _) = with_context()?;
+        // Safety: as above.
+        unsafe { d.cuGraphAddMemFreeNode(node, graph, deps, n, dptr as u64) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphMemAllocNodeGetParams(node: CUgraphNode, params: *mut c_void) {
+        if params.is_null() {
+            return Err(error::invalid("params_out is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // Safety: the program's cudaMemAllocNodeParams, writable, as the header requires.
+        unsafe { d.cuGraphMemAllocNodeGetParams(node, params) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphMemFreeNodeGetParams(node: CUgraphNode, dptr: *mut c_void) {
+        // Safety: the program's out-pointer (a void *): NULL (refused) or writable.
+        let dptr = unsafe { out_ref(dptr.cast::<u64>())? };
+        let (d, _, _) = with_context()?;
+        d.cuGraphMemFreeNodeGetParams(node, dptr)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGraphMemTrim(device: c_int) {
+        let (d, rt, _) = with_context()?;
+        rt.check_device(device)?;
+        d.cuDeviceGraphMemTrim(device)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetGraphMemAttribute(device: c_int, attr: c_int, value: *mut c_void) {
+        if value.is_null() {
+            return Err(error::invalid("value is NULL"));
+        }
+        let (d, rt, _) = with_context()?;
+        rt.check_device(device)?;
+        // Safety: the program's cuuint64_t, writable, as the header requires.
+        unsafe { d.cuDeviceGetGraphMemAttribute(device, attr, value) }
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceSetGraphMemAttribute(device: c_int, attr: c_int, value: *mut c_void) {
+        if value.is_null() {
+            return Err(error::invalid("value is NULL"));
+        }
+        let (d, rt, _) = with_context()?;
+        rt.check_device(device)?;
+        // Safety: the program's cuuint64_t, as the header requires.
+        unsafe { d.cuDeviceSetGraphMemAttribute(device, attr, value) }
+    }
+}

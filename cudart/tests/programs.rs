@@ -285,6 +285,11 @@ fn simple_cuda_graphs() {
 }
 
 #[test]
+fn graph_memory_nodes() {
+    run("graph_memory_nodes", &[]);
+}
+
+#[test]
 fn jacobi_graphs() {
     run("jacobi_graphs", &[]);
 }
