@@ -225,6 +225,8 @@ driver_functions! {
     safe fn cuDeviceGraphMemTrim(dev: i32);
     unsafe fn cuDeviceGetGraphMemAttribute(dev: i32, attr: i32, value: *mut c_void);
     unsafe fn cuDeviceSetGraphMemAttribute(dev: i32, attr: i32, value: *mut c_void);
+    unsafe fn cuGraphConditionalHandleCreate(handle: *mut u64, graph: CUgraph, ctx: CUcontext, default: u32, flags: u32);
+    unsafe fn cuGraphAddNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, edges: *const c_void, n: usize, params: *mut c_void);
 }
 
 /// The loaded driver.

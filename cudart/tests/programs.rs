@@ -290,6 +290,11 @@ fn graph_memory_nodes() {
 }
 
 #[test]
+fn graph_conditional_nodes() {
+    run("graph_conditional_nodes", &[]);
+}
+
+#[test]
 fn jacobi_graphs() {
     run("jacobi_graphs", &[]);
 }

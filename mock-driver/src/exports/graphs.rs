@@ -9,7 +9,8 @@
 use super::exec::{param_buffer, ProgramData};
 use super::{in_stream_order, Mock};
 use crate::boundary::{
-    drv, event_handle, event_key, function_handle, function_key, input, kernel_key, out, stream_key,
+    ctx_key, drv, event_handle, event_key, function_handle, function_key, input, kernel_key, out,
+    stream_key,
 };
 use crate::model::error::*;
 use crate::model::graph_memory::AllocNode;
@@ -356,6 +357,119 @@ pub(super) fn capture_op(
     drv()?.capture_node(stream_key(s), op)
 }
 
+/// Refuses edge data other than default edges.
+///
+/// # Safety
+/// `edge_data` is NULL or holds `n` CUgraphEdgeData (8 bytes each).
+unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult<()> {
+    if !edge_data.is_null() {
+        // Safety: the caller's contract.
+        let bytes = unsafe { std::slice::from_raw_parts(edge_data.cast::<u8>(), n * 8) };
+        if bytes.iter().any(|b| *b != 0) {
+            return Err(not_supported(
+                "cumock's graphs have default edges only (programmatic edges and ports are not emulated)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `CUgraphNodeParams` (256 bytes): the type, then the union at byte 16.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct NodeParams {
+    kind: i32,
+    reserved0: [i32; 3],
+    union: [u64; 29],
+    reserved2: i64,
+}
+
+/// `CUDA_CONDITIONAL_NODE_PARAMS`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct ConditionalParams {
+    handle: u64,
+    kind: i32,
+    size: u32,
+    graphs_out: *mut CUgraph,
+    ctx: CUcontext,
+}
+
+/// cuGraphAddNode: the node types the mock builds from `CUgraphNodeParams` (empty, event
+/// record and wait, memory allocation and free, conditional); the others have their own
+/// cuGraphAdd*Node calls, which the mock emulates.
+///
+/// # Safety
+/// `p` is NULL or a `CUgraphNodeParams`, as cuda.h lays it out.
+unsafe fn add_node(
+    ph: *mut CUgraphNode,
+    g: CUgraph,
+    deps: Vec<NodeId>,
+    p: *mut CUgraphNodeParams,
+) -> CuResult<()> {
+    let d = drv()?;
+    // Safety: the caller's contract.
+    let params = unsafe { input(p.cast_const().cast::<NodeParams>(), "nodeParams")? };
+    if ph.is_null() {
+        return Err(invalid("phGraphNode is NULL"));
+    }
+    let union = p.cast::<u8>().wrapping_add(16);
+    let node = match params.kind {
+        graphs::node_type::EMPTY => d.graph_add_node(graph_key(g), &deps, NodeOp::Empty)?,
+        graphs::node_type::EVENT_RECORD | graphs::node_type::WAIT_EVENT => {
+            let e = event_key(params.union[0] as CUevent);
+            d.event_check(e)?;
+            let op = if params.kind == graphs::node_type::EVENT_RECORD {
+                NodeOp::EventRecord(e)
+            } else {
+                NodeOp::EventWait(e)
+            };
+            d.graph_add_node(graph_key(g), &deps, op)?
+        }
+        graphs::node_type::MEM_FREE => {
+            d.graph_add_free_node(graph_key(g), &deps, params.union[0])?
+        }
+        graphs::node_type::MEM_ALLOC => {
+            let mut node: CUgraphNode = std::ptr::null_mut();
+            // Safety: the union holds CUDA_MEM_ALLOC_NODE_PARAMS_v2, v1's layout; the
+            // address goes back into it, as cuda.h says.
+            unsafe {
+                <Mock as GraphApi>::cuGraphAddMemAllocNode(
+                    &raw mut node,
+                    g,
+                    deps.as_ptr().cast(),
+                    deps.len(),
+                    union.cast(),
+                )?
+            };
+            node_key(node)
+        }
+        graphs::node_type::CONDITIONAL => {
+            // Safety: the union holds CUDA_CONDITIONAL_NODE_PARAMS.
+            let mut c = unsafe { union.cast::<ConditionalParams>().read_unaligned() };
+            // The context must be a live one (NULL: the current one).
+            d.ctx_device(ctx_key(c.ctx))?;
+            let (node, cond) =
+                d.graph_add_conditional(graph_key(g), &deps, c.handle, c.kind, c.size)?;
+            // cuda.h: phGraph_out is "CUDA-owned": the node's array of its body graphs
+            // (graph handles are the model's ids), valid while the node lives.
+            c.graphs_out = cond.bodies.as_ptr().cast_mut().cast();
+            // Safety: as above; the program's struct, writable (cuGraphAddNode's params
+            // are not const).
+            unsafe { union.cast::<ConditionalParams>().write_unaligned(c) };
+            node
+        }
+        t => {
+            return Err(not_supported(format!(
+                "cuGraphAddNode of node type {t} is not emulated by cumock: use that type's \
+                 cuGraphAdd*Node"
+            )))
+        }
+    };
+    // Safety: checked non-NULL; the program's out-pointer.
+    unsafe { out(ph, node_handle(node)) }
+}
+
 fn add(g: CUgraph, deps: Vec<NodeId>, op: NodeOp, ph: *mut CUgraphNode) -> CuResult<()> {
     if ph.is_null() {
         return Err(invalid("phGraphNode is NULL"));
@@ -632,15 +746,43 @@ impl GraphApi for Mock {
     }
 
     unsafe fn cuGraphConditionalHandleCreate(
-        _h: *mut CUgraphConditionalHandle,
-        _g: CUgraph,
-        _ctx: CUcontext,
-        _default: c_uint,
-        _flags: c_uint,
+        h: *mut CUgraphConditionalHandle,
+        g: CUgraph,
+        ctx: CUcontext,
+        default: c_uint,
+        flags: c_uint,
     ) -> CuResult<()> {
-        Err(not_supported(
-            "conditional graph nodes (cuGraphConditionalHandleCreate) are not emulated by cumock",
-        ))
+        let d = drv()?;
+        if h.is_null() {
+            return Err(invalid("pHandle_out is NULL"));
+        }
+        let device = d.ctx_device(ctx_key(ctx))?;
+        let handle = d.conditional_handle_create(graph_key(g), device, default, flags)?;
+        out(h, handle)
+    }
+
+    unsafe fn cuGraphAddNode(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        p: *mut CUgraphNodeParams,
+    ) -> CuResult<()> {
+        let deps = deps(dependencies, n)?;
+        add_node(ph, g, deps, p)
+    }
+
+    unsafe fn cuGraphAddNode_v2(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        edge_data: *const CUgraphEdgeData,
+        n: usize,
+        p: *mut CUgraphNodeParams,
+    ) -> CuResult<()> {
+        default_edges(edge_data, n)?;
+        let deps = deps(dependencies, n)?;
+        add_node(ph, g, deps, p)
     }
 
     unsafe fn cuGraphAddDependencies(
@@ -661,15 +803,7 @@ impl GraphApi for Mock {
         edge_data: *const CUgraphEdgeData,
         n: usize,
     ) -> CuResult<()> {
-        if !edge_data.is_null() {
-            // Safety: `edgeData` holds n entries of 8 bytes (cuda.h's CUgraphEdgeData).
-            let bytes = std::slice::from_raw_parts(edge_data.cast::<u8>(), n * 8);
-            if bytes.iter().any(|b| *b != 0) {
-                return Err(not_supported(
-                    "cumock's graphs have default edges only (programmatic edges and ports are not emulated)",
-                ));
-            }
-        }
+        default_edges(edge_data, n)?;
         Self::cuGraphAddDependencies(g, from, to, n)
     }
 

@@ -11,13 +11,16 @@
 //!
 //! Physical memory: the device's graph allocator holds chunks, each a physical allocation
 //! of the model of a multiple of [`CHUNK`] (H200: 32 MiB behind a 1 MiB allocation). When
-//! a launch starts to run, each region it allocates in gets a chunk mapped at its base
-//! covering its allocations, with their access: the one mapped there already, else an
-//! unmapped one, else one mapped at a region with no live allocation and no launch
-//! queued (H200: two graphs launched one after the other into a stream share one chunk),
-//! else a new one. A chunk stays where it is after the allocations are freed, so a
-//! relaunch finds it; cuDeviceGraphMemTrim gives back the chunks of regions with no live
-//! allocation, and those no region holds.
+//! cuGraphLaunch is called, each region it allocates in gets a chunk mapped at its base
+//! covering its allocations, with their access (mapped then, so that the stream work
+//! issued after the launch finds the memory): the one mapped there already, else one that
+//! may be shared, else a new one. A chunk may be mapped behind several regions at once
+//! (the programming guide: CUDA aliases physical memory across graphs whose allocations'
+//! lifetimes do not overlap): one whose regions have no live allocation, and whose
+//! launches are done or queued before this one on the same stream (H200: two graphs
+//! launched one after the other into a stream take one chunk between them). A chunk stays
+//! where it is after the allocations are freed, so a relaunch finds it;
+//! cuDeviceGraphMemTrim gives back the chunks whose regions have no live allocation.
 //!
 //! Lifetimes are kept in API order: cuGraphLaunch makes its allocations live and frees
 //! what its free nodes free, which is when its errors are due (a launch while an
@@ -29,6 +32,7 @@
 
 use super::error::*;
 use super::graphs::GraphId;
+use super::stream_queues::QueueKey;
 use super::vmm::{AccessTable, AllocationProp, ReservationKind, Vmm};
 use super::Driver;
 use cumock_abi::consts::*;
@@ -92,8 +96,9 @@ struct Region {
     next: u64,
     /// The graph and the executable graphs made from it that hold its nodes.
     holders: usize,
-    /// Launches queued or running that allocate in it.
-    in_flight: usize,
+    /// The queues of the launches queued or running that allocate in it, one entry a
+    /// launch.
+    in_flight: Vec<QueueKey>,
     /// The chunk mapped at its base, by its physical handle.
     chunk: Option<u64>,
     /// Who may access it: the device, and what the nodes' descriptors grant.
@@ -115,8 +120,9 @@ struct Allocation {
 #[derive(Debug)]
 struct Chunk {
     size: u64,
-    /// The region it is mapped at.
-    mapped_at: Option<u64>,
+    /// The regions it is mapped at (one physical chunk behind several graphs' addresses
+    /// whose lifetimes do not overlap, as the programming guide says CUDA aliases them).
+    mapped_at: Vec<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -199,7 +205,7 @@ impl GraphMemory {
                         size,
                         next: 0,
                         holders: 1,
-                        in_flight: 0,
+                        in_flight: Vec::new(),
                         chunk: None,
                         access,
                     },
@@ -306,7 +312,7 @@ impl GraphMemory {
         if let Some(c) = r.chunk {
             vmm.remove_mapping(base);
             if let Some(chunk) = self.devices[r.device].chunks.get_mut(&c) {
-                chunk.mapped_at = None;
+                chunk.mapped_at.retain(|at| *at != base);
             }
         }
         self.allocations.retain(|_, a| a.region != base);
@@ -344,135 +350,134 @@ impl GraphMemory {
         Ok(())
     }
 
-    /// A launch (checked by `check_launch`) reaches its allocation and free nodes, in
-    /// API order; returns the regions it allocates in, whose chunks its work maps when it
-    /// starts ([`GraphMemory::bind`]) and which stay busy until it ends
-    /// ([`GraphMemory::landed`]).
-    pub fn launch(&mut self, ops: &[(bool, u64)]) -> Vec<u64> {
+    /// A launch (checked by `check_launch`) on `queue` reaches its allocation and free
+    /// nodes, in API order: chunks are mapped behind the regions it allocates in now, so
+    /// that the stream work issued after it finds its memory; returns the regions, busy
+    /// until its work ends ([`GraphMemory::landed`]).
+    pub fn launch(
+        &mut self,
+        vmm: &mut Vmm,
+        ops: &[(bool, u64)],
+        queue: QueueKey,
+        free_bytes: impl Fn(&Vmm, usize) -> u64,
+        granularity: impl Fn(usize) -> u64,
+    ) -> CuResult<Vec<u64>> {
+        let allocs: Vec<u64> = ops.iter().filter(|o| o.0).map(|o| o.1).collect();
+        let regions = self.regions_of(&allocs);
+        for &r in &regions {
+            self.bind(vmm, r, queue, &free_bytes, &granularity)?;
+        }
         for &(alloc, p) in ops {
             if let Some(a) = self.allocations.get_mut(&p) {
                 a.live = alloc;
             }
         }
-        let allocs: Vec<u64> = ops.iter().filter(|o| o.0).map(|o| o.1).collect();
-        let regions = self.regions_of(&allocs);
         for r in &regions {
-            self.regions.get_mut(r).expect("found").in_flight += 1;
+            self.regions
+                .get_mut(r)
+                .expect("found")
+                .in_flight
+                .push(queue);
         }
-        regions
+        Ok(regions)
     }
 
-    /// A launch is done with its regions.
-    pub fn landed(&mut self, regions: &[u64]) {
+    /// A launch on `queue` is done with its regions.
+    pub fn landed(&mut self, regions: &[u64], queue: QueueKey) {
         for r in regions {
             if let Some(r) = self.regions.get_mut(r) {
-                r.in_flight -= 1;
+                if let Some(i) = r.in_flight.iter().position(|q| *q == queue) {
+                    r.in_flight.remove(i);
+                }
             }
         }
     }
 
-    /// Maps a chunk at each region that has none large enough, as a launch starts to run.
-    pub fn bind(
+    /// Whether a chunk mapped at `regions` may be mapped at another region for a launch
+    /// on `queue` too: none of their allocations is live, and the work that uses them is
+    /// done or runs before it on the same queue.
+    fn shareable(&self, regions: &[u64], queue: QueueKey) -> bool {
+        regions.iter().all(|r| {
+            !self.region_has_live(*r)
+                && self
+                    .regions
+                    .get(r)
+                    .is_none_or(|o| o.in_flight.iter().all(|q| *q == queue))
+        })
+    }
+
+    /// Maps a chunk at the region at `base` unless one large enough is there: one
+    /// shareable (unmapped, or mapped only at regions it may alias), else a new one.
+    fn bind(
         &mut self,
         vmm: &mut Vmm,
-        regions: &[u64],
-        free_bytes: impl Fn(&Vmm, usize) -> u64,
-        granularity: impl Fn(usize) -> u64,
+        base: u64,
+        queue: QueueKey,
+        free_bytes: &impl Fn(&Vmm, usize) -> u64,
+        granularity: &impl Fn(usize) -> u64,
     ) -> CuResult<()> {
-        for &base in regions {
-            let Some(r) = self.regions.get(&base) else {
-                continue;
-            };
-            let (device, g, access) = (r.device, granularity(r.device), r.access);
-            let extent = r
-                .next
-                .checked_next_multiple_of(CHUNK)
-                .and_then(|n| n.checked_next_multiple_of(g))
-                .unwrap_or(r.size)
-                .min(r.size);
-            if let Some(c) = r.chunk {
-                if self.devices[device].chunks[&c].size >= extent {
-                    vmm.set_mapping_access(base, access);
-                    continue;
-                }
-                // Nodes were added since: a larger chunk replaces it.
-                vmm.remove_mapping(base);
-                self.devices[device]
-                    .chunks
-                    .get_mut(&c)
-                    .expect("held")
-                    .mapped_at = None;
-                self.regions.get_mut(&base).expect("found").chunk = None;
+        let Some(r) = self.regions.get(&base) else {
+            return Ok(());
+        };
+        let (device, g, access, region_size) = (r.device, granularity(r.device), r.access, r.size);
+        let extent = r
+            .next
+            .checked_next_multiple_of(CHUNK)
+            .and_then(|n| n.checked_next_multiple_of(g))
+            .unwrap_or(region_size)
+            .min(region_size);
+        if let Some(c) = r.chunk {
+            if self.devices[device].chunks[&c].size >= extent {
+                vmm.set_mapping_access(base, access);
+                return Ok(());
             }
-            let region_size = self.regions[&base].size;
-            let reusable = |at: Option<u64>| match at {
-                None => true,
-                Some(other) => {
-                    other != base
-                        && !self.region_has_live(other)
-                        && self.regions.get(&other).is_none_or(|o| o.in_flight == 0)
-                }
-            };
-            let idle = self.devices[device]
-                .chunks
-                .iter()
-                .filter(|(_, c)| c.size >= extent && c.size <= region_size)
-                .filter(|(_, c)| reusable(c.mapped_at))
-                .min_by_key(|(_, c)| (c.mapped_at.is_some(), c.size))
-                .map(|(h, c)| (*h, c.mapped_at));
-            let handle = match idle {
-                Some((h, from)) => {
-                    if let Some(other) = from {
-                        vmm.remove_mapping(other);
-                        if let Some(o) = self.regions.get_mut(&other) {
-                            o.chunk = None;
-                        }
-                    }
-                    h
-                }
-                None => {
-                    let prop = AllocationProp {
-                        location_type: CU_MEM_LOCATION_TYPE_DEVICE,
-                        location_id: device as i32,
-                        handle_types: 0,
-                        compression: CU_MEM_ALLOCATION_COMP_NONE,
-                        gpu_direct_rdma: 0,
-                        usage: 0,
-                    };
-                    let h = vmm.create(extent, prop, 0, g, free_bytes(vmm, device))?;
-                    self.devices[device].chunks.insert(
-                        h,
-                        Chunk {
-                            size: extent,
-                            mapped_at: None,
-                        },
-                    );
-                    h
-                }
-            };
-            let size = self.devices[device].chunks[&handle].size;
-            // cuMemMap maps only into the program's own reservations: the region is one
-            // for the length of the call, as a pool maps its chunks.
-            vmm.set_reservation_kind(base, ReservationKind::Vmm);
-            let mapped = vmm.map(base, size, 0, handle, 0, g);
-            vmm.set_reservation_kind(base, ReservationKind::Graph);
-            if let Err(e) = mapped {
-                self.devices[device]
-                    .chunks
-                    .get_mut(&handle)
-                    .expect("held")
-                    .mapped_at = None;
-                return Err(e);
-            }
-            vmm.set_mapping_access(base, access);
-            self.devices[device]
-                .chunks
-                .get_mut(&handle)
-                .expect("held")
-                .mapped_at = Some(base);
-            self.regions.get_mut(&base).expect("found").chunk = Some(handle);
-            self.note_highs(device);
+            // Nodes were added since: a larger chunk replaces it here.
+            vmm.remove_mapping(base);
+            let chunk = self.devices[device].chunks.get_mut(&c).expect("held");
+            chunk.mapped_at.retain(|at| *at != base);
+            self.regions.get_mut(&base).expect("found").chunk = None;
         }
+        let shared = self.devices[device]
+            .chunks
+            .iter()
+            .filter(|(_, c)| c.size >= extent && c.size <= region_size)
+            .filter(|(_, c)| self.shareable(&c.mapped_at, queue))
+            .min_by_key(|(_, c)| (!c.mapped_at.is_empty(), c.size))
+            .map(|(h, _)| *h);
+        let handle = match shared {
+            Some(h) => h,
+            None => {
+                let prop = AllocationProp {
+                    location_type: CU_MEM_LOCATION_TYPE_DEVICE,
+                    location_id: device as i32,
+                    handle_types: 0,
+                    compression: CU_MEM_ALLOCATION_COMP_NONE,
+                    gpu_direct_rdma: 0,
+                    usage: 0,
+                };
+                let h = vmm.create(extent, prop, 0, g, free_bytes(vmm, device))?;
+                self.devices[device].chunks.insert(
+                    h,
+                    Chunk {
+                        size: extent,
+                        mapped_at: Vec::new(),
+                    },
+                );
+                h
+            }
+        };
+        let size = self.devices[device].chunks[&handle].size;
+        // cuMemMap maps only into the program's own reservations: the region is one for
+        // the length of the call, as a pool maps its chunks.
+        vmm.set_reservation_kind(base, ReservationKind::Vmm);
+        let mapped = vmm.map(base, size, 0, handle, 0, g);
+        vmm.set_reservation_kind(base, ReservationKind::Graph);
+        mapped?;
+        vmm.set_mapping_access(base, access);
+        let chunk = self.devices[device].chunks.get_mut(&handle).expect("held");
+        chunk.mapped_at.push(base);
+        self.regions.get_mut(&base).expect("found").chunk = Some(handle);
+        self.note_highs(device);
         Ok(())
     }
 
@@ -497,15 +502,15 @@ impl GraphMemory {
     /// cuDeviceGraphMemTrim: chunks of regions without a live allocation, and those no
     /// region holds, go back to the model.
     pub fn trim(&mut self, vmm: &mut Vmm, device: usize) {
-        let idle: Vec<(u64, Option<u64>)> = self.devices[device]
+        let idle: Vec<(u64, Vec<u64>)> = self.devices[device]
             .chunks
             .iter()
-            .filter(|(_, c)| c.mapped_at.is_none_or(|r| !self.region_has_live(r)))
-            .map(|(h, c)| (*h, c.mapped_at))
+            .filter(|(_, c)| c.mapped_at.iter().all(|r| !self.region_has_live(*r)))
+            .map(|(h, c)| (*h, c.mapped_at.clone()))
             .collect();
         for (h, at) in idle {
             self.devices[device].chunks.remove(&h);
-            if let Some(base) = at {
+            for base in at {
                 vmm.remove_mapping(base);
                 if let Some(r) = self.regions.get_mut(&base) {
                     r.chunk = None;

@@ -11,12 +11,16 @@
 //! before the graph runs. Copies, memsets and host functions are built by the C
 //! boundary (which alone may read the program's pointers) as `NodeAction`s.
 
+use super::conditional::{self, CondNode};
+use super::copies::HostOrDevice;
 use super::error::*;
 use super::graph_memory::AllocNode;
+use super::ids::DevicePtr;
 use super::ids::{EventId, StreamId};
 use super::module::{LaunchRequest, PreparedLaunch};
 use super::stream_queues;
 use super::Driver;
+use crate::host_bytes::HostBytes;
 use cumock_abi::result::CUDA_ERROR_OUT_OF_MEMORY;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -50,6 +54,7 @@ pub mod node_type {
     pub const EVENT_RECORD: i32 = 7;
     pub const MEM_ALLOC: i32 = 10;
     pub const MEM_FREE: i32 = 11;
+    pub const CONDITIONAL: i32 = 13;
 }
 
 /// `CUgraphExecUpdateResult`.
@@ -96,6 +101,8 @@ pub enum NodeOp {
     MemAlloc(Arc<AllocNode>),
     /// Frees the graph allocation at this address.
     MemFree(u64),
+    /// IF, WHILE or SWITCH over body graphs (conditional.rs).
+    Conditional(Arc<CondNode>),
 }
 
 impl NodeOp {
@@ -111,6 +118,7 @@ impl NodeOp {
             NodeOp::Child(_) => node_type::GRAPH,
             NodeOp::MemAlloc(_) => node_type::MEM_ALLOC,
             NodeOp::MemFree(_) => node_type::MEM_FREE,
+            NodeOp::Conditional(_) => node_type::CONDITIONAL,
         }
     }
 
@@ -138,6 +146,14 @@ impl NodeOp {
                 a.bytesize, a.dptr, a.device
             ),
             NodeOp::MemFree(p) => format!("MEM_FREE {p:#x}"),
+            NodeOp::Conditional(c) => format!(
+                "CONDITIONAL {} on handle {:#x}, {} bodies",
+                ["IF", "WHILE", "SWITCH"]
+                    .get(c.kind as usize)
+                    .unwrap_or(&"?"),
+                c.handle,
+                c.bodies.len()
+            ),
         }
     }
 }
@@ -243,6 +259,8 @@ pub struct GraphExec {
     auto_free: bool,
     /// Its allocation (true) and free (false) nodes' addresses, in its order.
     memory_ops: Vec<(bool, u64)>,
+    /// The bodies of its conditional nodes (at any depth) as instantiated.
+    bodies: HashMap<GraphId, GraphBody>,
 }
 
 #[derive(Default)]
@@ -283,8 +301,14 @@ impl Graphs {
             .graphs
             .remove(&g)
             .ok_or_else(|| invalid_handle(format!("{g:#x} is not a live graph")))?;
-        for n in body.order {
-            self.owner.remove(&n);
+        for n in &body.order {
+            self.owner.remove(n);
+            // A conditional node's bodies are its own: they go with it.
+            if let NodeOp::Conditional(c) = &body.nodes[n].op {
+                for b in &c.bodies {
+                    let _ = self.destroy(*b);
+                }
+            }
         }
         Ok(())
     }
@@ -355,9 +379,21 @@ impl Graphs {
         Ok(())
     }
 
-    /// A copy of `g` under new node handles; returns it and the map old -> new.
+    /// A copy of `g` under new node handles (conditional nodes with copies of their
+    /// bodies); returns it and the map old -> new.
     fn copy_body(&mut self, g: GraphId) -> CuResult<(GraphBody, HashMap<NodeId, NodeId>)> {
-        let body = self.graph(g)?.clone();
+        let mut body = self.graph(g)?.clone();
+        for node in body.nodes.values_mut() {
+            if let NodeOp::Conditional(c) = &node.op {
+                let mut copy = (**c).clone();
+                copy.bodies = c
+                    .bodies
+                    .iter()
+                    .map(|b| self.clone_graph(*b))
+                    .collect::<CuResult<_>>()?;
+                node.op = NodeOp::Conditional(Arc::new(copy));
+            }
+        }
         let map: HashMap<NodeId, NodeId> = body
             .order
             .iter()
@@ -416,6 +452,47 @@ enum Step {
     Kernel(PreparedLaunch),
     Action(NodeAction),
     Record(EventId),
+    /// A conditional handle's default, written as its graph starts (conditional.rs).
+    Default {
+        word: u64,
+        value: u32,
+    },
+    /// A conditional node: its handle's word, its type, its bodies' steps.
+    Conditional {
+        word: u64,
+        kind: i32,
+        bodies: Vec<Vec<Step>>,
+    },
+}
+
+/// The bodies of the conditional nodes in `body` (and in its child graphs), at any
+/// depth, as they are now: what an executable graph runs.
+fn snapshot_bodies(
+    graphs: &Graphs,
+    body: &GraphBody,
+    out: &mut HashMap<GraphId, GraphBody>,
+) -> CuResult<()> {
+    for node in body.nodes.values() {
+        match &node.op {
+            NodeOp::Conditional(c) => {
+                for b in &c.bodies {
+                    let bb = graphs.graph(*b)?.clone();
+                    if bb.has_memory_nodes() {
+                        // cuda.h: a body holds kernels, empty nodes, child graphs,
+                        // memsets, copies and conditionals only.
+                        return Err(invalid(
+                            "a conditional node's body graph cannot hold memory allocation or free nodes",
+                        ));
+                    }
+                    snapshot_bodies(graphs, &bb, out)?;
+                    out.insert(*b, bb);
+                }
+            }
+            NodeOp::Child(child) => snapshot_bodies(graphs, child, out)?,
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 impl Driver {
@@ -665,12 +742,14 @@ impl Driver {
         let body = st.graphs.graph(g)?.clone();
         let order = body.topological()?;
         let memory_ops = body.memory_ops(&order);
+        let mut bodies = HashMap::new();
+        snapshot_bodies(&st.graphs, &body, &mut bodies)?;
         if body.has_memory_nodes() {
             // cuda.h: "at most one executable graph in existence for that graph at a
             // time"; observed: CUDA_ERROR_NOT_SUPPORTED.
             if let Some((e, _)) = st.graphs.execs.iter().find(|(_, x)| x.graph == g) {
                 return Err(not_supported(format!(
-                    "graph {g:#x} has memory nodes and an executable graph already ({e:#x}):                      destroy it first"
+                    "graph {g:#x} has memory nodes and an executable graph already ({e:#x}): destroy it first"
                 )));
             }
         }
@@ -684,6 +763,7 @@ impl Driver {
                 graph: g,
                 auto_free,
                 memory_ops,
+                bodies,
             },
         );
         Ok(e)
@@ -737,6 +817,9 @@ impl Driver {
         let mut st = self.state.lock();
         let fail = |err: CuError| (err, 1, None);
         let new = st.graphs.graph(g).map_err(fail)?.clone();
+        // The new graph's conditional bodies replace the executable graph's.
+        let mut bodies = HashMap::new();
+        snapshot_bodies(&st.graphs, &new, &mut bodies).map_err(fail)?;
         let exec = st.graphs.exec_mut(e).map_err(fail)?;
         let update_failed = |why: String| {
             CuError::new(
@@ -809,11 +892,13 @@ impl Driver {
         for (n, old) in new.order.iter().zip(exec.body.order.clone()) {
             exec.body.nodes.get_mut(&old).expect("paired").op = new.nodes[n].op.clone();
         }
+        exec.bodies = bodies;
         Ok(())
     }
 
     /// Puts the nodes of `body` (child graphs in place) in `steps`, in their order; the
     /// checks of a kernel launch are made here, so that they fail cuGraphLaunch.
+    #[allow(clippy::too_many_arguments)]
     fn plan(
         &self,
         body: &GraphBody,
@@ -821,6 +906,7 @@ impl Driver {
         stream: StreamId,
         steps: &mut Vec<Step>,
         waits: &mut Vec<stream_queues::Mark>,
+        bodies: &HashMap<GraphId, GraphBody>,
     ) -> CuResult<()> {
         for n in order {
             match &body.nodes[n].op {
@@ -847,17 +933,109 @@ impl Driver {
                 }
                 NodeOp::Child(child) => {
                     let order = child.topological()?;
-                    self.plan(child, &order, stream, steps, waits)?;
+                    self.plan(child, &order, stream, steps, waits, bodies)?;
+                }
+                NodeOp::Conditional(c) => {
+                    let mut planned = Vec::with_capacity(c.bodies.len());
+                    for b in &c.bodies {
+                        let bb = bodies.get(b).ok_or_else(|| {
+                            invalid(format!(
+                                "conditional body graph {b:#x} was not instantiated"
+                            ))
+                        })?;
+                        let mut s = self.conditional_defaults(*b);
+                        self.plan(bb, &bb.topological()?, stream, &mut s, waits, bodies)?;
+                        planned.push(s);
+                    }
+                    steps.push(Step::Conditional {
+                        word: c.handle,
+                        kind: c.kind,
+                        bodies: planned,
+                    });
                 }
             }
         }
         Ok(())
     }
 
+    /// The steps that assign the defaults of the handles created for `graph`.
+    fn conditional_defaults(&self, graph: GraphId) -> Vec<Step> {
+        self.state
+            .lock()
+            .conditionals
+            .defaults_of(graph)
+            .into_iter()
+            .map(|(word, value)| Step::Default { word, value })
+            .collect()
+    }
+
+    /// Runs a launch's steps on its stream's worker, conditional bodies as their
+    /// handles' words say.
+    fn run_steps(&'static self, steps: &[Step], device: usize) {
+        for step in steps {
+            match step {
+                Step::Kernel(k) => k.run(self),
+                Step::Action(a) => {
+                    if let Err(err) = a() {
+                        self.device_work_failed(device, err);
+                    }
+                }
+                Step::Record(ev) => {
+                    if let Ok(t) = self.state.lock().contexts.event(*ev) {
+                        *t = Some(std::time::Instant::now());
+                    }
+                }
+                Step::Default { word, value } => {
+                    let bytes = value.to_ne_bytes();
+                    let src = HostOrDevice::Host(HostBytes::from_slice(&bytes));
+                    let dst = HostOrDevice::Device(DevicePtr::new(*word));
+                    if let Err(err) = self.copy_on(device, dst, src, 4, false) {
+                        self.device_work_failed(device, err);
+                    }
+                }
+                Step::Conditional { word, kind, bodies } => {
+                    // A fault (the device's sticky error) stops the reads, as it stops
+                    // the GPU's work.
+                    let read = || {
+                        let mut b = [0u8; 4];
+                        let dst = HostOrDevice::Host(HostBytes::from_mut_slice(&mut b));
+                        let src = HostOrDevice::Device(DevicePtr::new(*word));
+                        self.copy_on(device, dst, src, 4, false)
+                            .map(|()| u32::from_ne_bytes(b))
+                    };
+                    match *kind {
+                        conditional::kind::IF => match read() {
+                            Ok(0) => {
+                                if let Some(els) = bodies.get(1) {
+                                    self.run_steps(els, device);
+                                }
+                            }
+                            Ok(_) => self.run_steps(&bodies[0], device),
+                            Err(_) => {}
+                        },
+                        conditional::kind::WHILE => {
+                            while let Ok(v) = read() {
+                                if v == 0 {
+                                    break;
+                                }
+                                self.run_steps(&bodies[0], device);
+                            }
+                        }
+                        _ => {
+                            if let Some(b) = read().ok().and_then(|v| bodies.get(v as usize)) {
+                                self.run_steps(b, device);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// cuGraphLaunch: the whole graph is one piece of work on `stream`. On a capturing
     /// stream it becomes a child graph node of the capture.
     pub fn graph_launch(&'static self, e: ExecId, stream: StreamId) -> CuResult<()> {
-        let (body, order, memory_ops, auto_free) = {
+        let (body, order, memory_ops, auto_free, bodies, graph) = {
             let st = self.state.lock();
             st.contexts.require_current()?;
             st.contexts.check_stream(stream)?;
@@ -867,6 +1045,8 @@ impl Driver {
                 exec.order.clone(),
                 exec.memory_ops.clone(),
                 exec.auto_free,
+                exec.bodies.clone(),
+                exec.graph,
             )
         };
         if self.capture_of(stream)?.is_some() {
@@ -877,15 +1057,24 @@ impl Driver {
             }
             return self.capture_node(stream, NodeOp::Child(Arc::new(body)));
         }
-        let mut steps = Vec::new();
+        let mut steps = self.conditional_defaults(graph);
         let mut waits = Vec::new();
-        self.plan(&body, &order, stream, &mut steps, &mut waits)?;
+        self.plan(&body, &order, stream, &mut steps, &mut waits, &bodies)?;
+        let queue = stream_queues::key_of(stream);
         let regions = if memory_ops.is_empty() {
             Vec::new()
         } else {
             let mut st = self.state.lock();
+            let st = &mut *st;
             st.graph_memory.check_launch(&memory_ops, auto_free)?;
-            st.graph_memory.launch(&memory_ops)
+            let profile = &self.profile;
+            st.graph_memory.launch(
+                &mut st.vmm,
+                &memory_ops,
+                queue,
+                |vmm, d| profile.devices[d].free_at_start.saturating_sub(vmm.used(d)),
+                |d| profile.devices[d].granularity_minimum,
+            )?
         };
         let (ctx, device) = {
             let st = self.state.lock();
@@ -904,33 +1093,14 @@ impl Driver {
             "cuGraphLaunch",
             Box::new(move || {
                 waits.iter().for_each(stream_queues::Mark::wait);
-                if !regions.is_empty() {
-                    if let Err(err) = self.bind_graph_memory(&regions) {
-                        self.device_work_failed(device, err);
-                    }
-                }
                 // Copies and memsets need the launching thread's context, current here too.
                 let pushed = self.state.lock().contexts.push(ctx).is_ok();
-                for step in &steps {
-                    match step {
-                        Step::Kernel(k) => k.run(self),
-                        Step::Action(a) => {
-                            if let Err(err) = a() {
-                                self.device_work_failed(device, err);
-                            }
-                        }
-                        Step::Record(ev) => {
-                            if let Ok(t) = self.state.lock().contexts.event(*ev) {
-                                *t = Some(std::time::Instant::now());
-                            }
-                        }
-                    }
-                }
+                self.run_steps(&steps, device);
                 if pushed {
                     let _ = self.state.lock().contexts.pop();
                 }
                 if !regions.is_empty() {
-                    self.state.lock().graph_memory.landed(&regions);
+                    self.state.lock().graph_memory.landed(&regions, queue);
                 }
             }),
         )?;
@@ -946,21 +1116,6 @@ impl Driver {
             })?;
         }
         Ok(())
-    }
-
-    /// A launch starts to run: chunks mapped behind the regions it allocates in (in
-    /// stream order, so that a chunk moves from a region only once the work before it
-    /// is done with it).
-    fn bind_graph_memory(&self, regions: &[u64]) -> CuResult<()> {
-        let mut st = self.state.lock();
-        let st = &mut *st;
-        let profile = &self.profile;
-        st.graph_memory.bind(
-            &mut st.vmm,
-            regions,
-            |vmm, d| profile.devices[d].free_at_start.saturating_sub(vmm.used(d)),
-            |d| profile.devices[d].granularity_minimum,
-        )
     }
 
     /// A node's copy or memset failed while the graph ran: as a GPU's faulting work, it

@@ -25,6 +25,7 @@
 
 pub mod alloc;
 pub mod capture;
+pub mod conditional;
 pub mod context;
 pub mod copies;
 pub mod copies2d;
@@ -85,6 +86,8 @@ pub struct State {
     pub graphs: graphs::Graphs,
     /// Graph allocations and each device's graph allocator (graph_memory.rs).
     pub graph_memory: graph_memory::GraphMemory,
+    /// Conditional nodes' handles (conditional.rs).
+    pub conditionals: conditional::Conditionals,
     /// Stream captures in progress (capture.rs).
     pub captures: capture::Captures,
     /// The JIT linker's states (link.rs).
@@ -124,6 +127,7 @@ impl Driver {
                 host: Default::default(),
                 graphs: Default::default(),
                 graph_memory: graph_memory::GraphMemory::new(n),
+                conditionals: Default::default(),
                 captures: Default::default(),
                 links: Default::default(),
                 printf_out: Vec::new(),
