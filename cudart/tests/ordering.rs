@@ -109,6 +109,7 @@ fn correct_programs_draw_no_report() {
         "simple_cuda_graphs",
         "jacobi_graphs",
         "graph_memory_nodes",
+        "graph_conditional_nodes",
     ] {
         let exe = common::nvcc_with(p, &format!("{p}_ordering"), &[]);
         runs.push((p.to_owned(), exe, vec![], vec![]));
