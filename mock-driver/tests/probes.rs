@@ -205,3 +205,10 @@ fn async_device_probe_matches_the_h200() {
 fn graph_memory_probe_matches_the_h200() {
     compare("graph_memory", &[]);
 }
+
+/// Issue 20's conditional nodes: handles, node checks, IF/WHILE/SWITCH driven by PTX
+/// kernels calling cudaGraphSetConditional, recorded on the H200.
+#[test]
+fn graph_conditional_probe_matches_the_h200() {
+    compare("graph_conditional", &[]);
+}

@@ -756,7 +756,13 @@ impl GraphApi for Mock {
         if h.is_null() {
             return Err(invalid("pHandle_out is NULL"));
         }
-        let device = d.ctx_device(ctx_key(ctx))?;
+        // Observed: a NULL graph is CUDA_ERROR_INVALID_VALUE, a NULL context
+        // CUDA_ERROR_INVALID_CONTEXT (not the current one).
+        if g.is_null() {
+            return Err(invalid("hGraph is NULL"));
+        }
+        let ctx = ctx_key(ctx).ok_or_else(|| invalid_context("ctx is NULL"))?;
+        let device = d.ctx_device(Some(ctx))?;
         let handle = d.conditional_handle_create(graph_key(g), device, default, flags)?;
         out(h, handle)
     }

@@ -34,6 +34,8 @@ pub struct Handle {
     pub graph: GraphId,
     pub default: u32,
     pub assign_default: bool,
+    /// A conditional node uses it (observed: a second node may not).
+    pub used: bool,
 }
 
 /// A conditional node: its handle (a word's address), its type, its body graphs.
@@ -54,6 +56,18 @@ pub struct Conditionals {
 impl Conditionals {
     pub fn handle(&self, h: u64) -> Option<Handle> {
         self.handles.get(&h).copied()
+    }
+
+    /// A handle created for one of `graphs` that no conditional node uses.
+    pub fn unused_handle(&self, graphs: &[GraphId]) -> Option<u64> {
+        let mut v: Vec<u64> = self
+            .handles
+            .iter()
+            .filter(|(_, h)| !h.used && graphs.contains(&h.graph))
+            .map(|(w, _)| *w)
+            .collect();
+        v.sort_unstable();
+        v.first().copied()
     }
 
     /// The handles created for `graph` that assign a default: (word, value).
@@ -140,6 +154,7 @@ impl Driver {
                 graph,
                 default,
                 assign_default: flags & ASSIGN_DEFAULT != 0,
+                used: false,
             },
         );
         Ok(word)
@@ -177,13 +192,24 @@ impl Driver {
         }
         let bodies = {
             let mut st = self.state.lock();
-            if st.conditionals.handle(handle).is_none() {
-                return Err(invalid(format!(
-                    "{handle:#x} is not a conditional handle (cuGraphConditionalHandleCreate)"
-                )));
+            match st.conditionals.handle(handle) {
+                None => {
+                    return Err(invalid(format!(
+                        "{handle:#x} is not a conditional handle (cuGraphConditionalHandleCreate)"
+                    )))
+                }
+                // Observed: CUDA_ERROR_INVALID_VALUE.
+                Some(h) if h.used => {
+                    return Err(invalid(format!(
+                        "conditional handle {handle:#x} belongs to another conditional node"
+                    )))
+                }
+                Some(_) => {}
             }
             st.graphs.graph(g)?;
-            (0..size).map(|_| st.graphs.create()).collect::<Vec<_>>()
+            let bodies: Vec<GraphId> = (0..size).map(|_| st.graphs.create()).collect();
+            st.graphs.bodies.extend(bodies.iter().copied());
+            bodies
         };
         let node = std::sync::Arc::new(CondNode {
             handle,
@@ -191,10 +217,16 @@ impl Driver {
             bodies: bodies.clone(),
         });
         match self.graph_add_node(g, deps, super::graphs::NodeOp::Conditional(node.clone())) {
-            Ok(n) => Ok((n, node)),
+            Ok(n) => {
+                if let Some(h) = self.state.lock().conditionals.handles.get_mut(&handle) {
+                    h.used = true;
+                }
+                Ok((n, node))
+            }
             Err(e) => {
                 let mut st = self.state.lock();
                 for b in bodies {
+                    st.graphs.bodies.remove(&b);
                     let _ = st.graphs.destroy(b);
                 }
                 Err(e)

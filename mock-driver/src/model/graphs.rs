@@ -269,10 +269,24 @@ pub struct Graphs {
     /// Which graph each live node belongs to.
     owner: HashMap<NodeId, GraphId>,
     execs: HashMap<ExecId, GraphExec>,
+    /// Graphs that are conditional nodes' bodies: the nodes own them.
+    pub bodies: std::collections::HashSet<GraphId>,
     next: u64,
 }
 
 impl Graphs {
+    /// Whether `g`, or a conditional body in it at any depth, has memory nodes.
+    pub fn has_memory_nodes_deep(&self, g: GraphId) -> bool {
+        let Ok(body) = self.graph(g) else {
+            return false;
+        };
+        body.has_memory_nodes()
+            || body.nodes.values().any(|n| match &n.op {
+                NodeOp::Conditional(c) => c.bodies.iter().any(|b| self.has_memory_nodes_deep(*b)),
+                _ => false,
+            })
+    }
+
     fn fresh(&mut self, tag: u64) -> u64 {
         self.next += 1;
         tag | self.next
@@ -306,6 +320,7 @@ impl Graphs {
             // A conditional node's bodies are its own: they go with it.
             if let NodeOp::Conditional(c) = &body.nodes[n].op {
                 for b in &c.bodies {
+                    self.bodies.remove(b);
                     let _ = self.destroy(*b);
                 }
             }
@@ -391,6 +406,7 @@ impl Graphs {
                     .iter()
                     .map(|b| self.clone_graph(*b))
                     .collect::<CuResult<_>>()?;
+                self.bodies.extend(copy.bodies.iter().copied());
                 node.op = NodeOp::Conditional(Arc::new(copy));
             }
         }
@@ -509,6 +525,12 @@ impl Driver {
             if st.captures.graph_in_capture(g) {
                 return Err(invalid(format!(
                     "graph {g:#x} is being built by a stream capture: end the capture first"
+                )));
+            }
+            // Observed: CUDA_ERROR_INVALID_VALUE.
+            if st.graphs.bodies.contains(&g) {
+                return Err(invalid(format!(
+                    "graph {g:#x} is a conditional node's body: it goes with its node"
                 )));
             }
             st.graphs.graph(g)?.allocations()
@@ -720,8 +742,9 @@ impl Driver {
     pub fn graph_clone(&self, g: GraphId) -> CuResult<GraphId> {
         let mut st = self.state.lock();
         // cuda.h (cuGraphAddMemAllocNode): "The graph cannot be cloned"; observed:
-        // CUDA_ERROR_NOT_SUPPORTED.
-        if st.graphs.graph(g)?.has_memory_nodes() {
+        // CUDA_ERROR_NOT_SUPPORTED, for memory nodes in a conditional's body too.
+        st.graphs.graph(g)?;
+        if st.graphs.has_memory_nodes_deep(g) {
             return Err(not_supported(format!(
                 "graph {g:#x} has memory allocation or free nodes: it cannot be cloned"
             )));
@@ -744,6 +767,14 @@ impl Driver {
         let memory_ops = body.memory_ops(&order);
         let mut bodies = HashMap::new();
         snapshot_bodies(&st.graphs, &body, &mut bodies)?;
+        // cuda.h: "Handles not associated with a conditional node may cause graph
+        // instantiation to fail"; observed: CUDA_ERROR_INVALID_VALUE.
+        let graphs: Vec<GraphId> = std::iter::once(g).chain(bodies.keys().copied()).collect();
+        if let Some(h) = st.conditionals.unused_handle(&graphs) {
+            return Err(invalid(format!(
+                "conditional handle {h:#x} of graph {g:#x} belongs to no conditional node"
+            )));
+        }
         if body.has_memory_nodes() {
             // cuda.h: "at most one executable graph in existence for that graph at a
             // time"; observed: CUDA_ERROR_NOT_SUPPORTED.
