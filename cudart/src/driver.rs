@@ -219,6 +219,15 @@ driver_functions! {
     unsafe fn cuGraphExecKernelNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void);
     unsafe fn cuGraphExecUpdate(exec: CUgraphExec, graph: CUgraph, info: *mut c_void);
     unsafe fn cuGraphDebugDotPrint(graph: CUgraph, path: *const c_char, flags: u32);
+    unsafe fn cuGraphAddMemAllocNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *mut c_void);
+    unsafe fn cuGraphAddMemFreeNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, dptr: u64);
+    unsafe fn cuGraphMemAllocNodeGetParams(node: CUgraphNode, params: *mut c_void);
+    safe fn cuGraphMemFreeNodeGetParams(node: CUgraphNode, dptr: &mut u64);
+    safe fn cuDeviceGraphMemTrim(dev: i32);
+    unsafe fn cuDeviceGetGraphMemAttribute(dev: i32, attr: i32, value: *mut c_void);
+    unsafe fn cuDeviceSetGraphMemAttribute(dev: i32, attr: i32, value: *mut c_void);
+    unsafe fn cuGraphConditionalHandleCreate(handle: *mut u64, graph: CUgraph, ctx: CUcontext, default: u32, flags: u32);
+    unsafe fn cuGraphAddNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, edges: *const c_void, n: usize, params: *mut c_void);
 }
 
 /// The loaded driver.

@@ -500,3 +500,137 @@ cudart_fn! {
         unsafe { d.cuGraphDebugDotPrint(graph, path, flags) }
     }
 }
+
+// ---- graph memory nodes (the driver's: cudaMemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS,
+// cudaGraphMemAttributeType is CUgraphMem_attribute) --------------------------------------
+
+cudart_fn! {
+    fn cudaGraphAddMemAllocNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *mut c_void) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's pointers, as the header requires them; the driver writes
+        // the allocation's address into `params`.
+        unsafe { d.cuGraphAddMemAllocNode(node, graph, deps, n, params) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphAddMemFreeNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, dptr: *mut c_void) {
+        let (d, _, _) = with_context()?;
+        // Safety: as above.
+        unsafe { d.cuGraphAddMemFreeNode(node, graph, deps, n, dptr as u64) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphMemAllocNodeGetParams(node: CUgraphNode, params: *mut c_void) {
+        if params.is_null() {
+            return Err(error::invalid("params_out is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // Safety: the program's cudaMemAllocNodeParams, writable, as the header requires.
+        unsafe { d.cuGraphMemAllocNodeGetParams(node, params) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphMemFreeNodeGetParams(node: CUgraphNode, dptr: *mut c_void) {
+        // Safety: the program's out-pointer (a void *): NULL (refused) or writable.
+        let dptr = unsafe { out_ref(dptr.cast::<u64>())? };
+        let (d, _, _) = with_context()?;
+        d.cuGraphMemFreeNodeGetParams(node, dptr)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGraphMemTrim(device: c_int) {
+        let (d, rt, _) = with_context()?;
+        rt.check_device(device)?;
+        d.cuDeviceGraphMemTrim(device)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetGraphMemAttribute(device: c_int, attr: c_int, value: *mut c_void) {
+        if value.is_null() {
+            return Err(error::invalid("value is NULL"));
+        }
+        let (d, rt, _) = with_context()?;
+        rt.check_device(device)?;
+        // Safety: the program's cuuint64_t, writable, as the header requires.
+        unsafe { d.cuDeviceGetGraphMemAttribute(device, attr, value) }
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceSetGraphMemAttribute(device: c_int, attr: c_int, value: *mut c_void) {
+        if value.is_null() {
+            return Err(error::invalid("value is NULL"));
+        }
+        let (d, rt, _) = with_context()?;
+        rt.check_device(device)?;
+        // Safety: the program's cuuint64_t, as the header requires.
+        unsafe { d.cuDeviceSetGraphMemAttribute(device, attr, value) }
+    }
+}
+
+// ---- conditional nodes -------------------------------------------------------------------
+
+cudart_fn! {
+    fn cudaGraphConditionalHandleCreate(handle: *mut u64, graph: CUgraph, default: c_uint, flags: c_uint) {
+        if handle.is_null() {
+            return Err(error::invalid("pHandle_out is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        d.cuCtxGetCurrent(&mut ctx)?;
+        // Safety: a writable handle, checked non-NULL.
+        unsafe { d.cuGraphConditionalHandleCreate(handle, graph, ctx, default, flags) }
+    }
+}
+
+/// `cudaGraphNodeTypeMemAlloc` and `cudaGraphNodeTypeConditional`.
+const NODE_TYPE_MEM_ALLOC: i32 = 10;
+const NODE_TYPE_CONDITIONAL: i32 = 13;
+/// `cudaGraphNodeTypeKernel`, `Memcpy`, `Memset`, `Host`, `Graph`: their runtime
+/// parameters (a kernel's host stub, a copy's kind, ...) are not the driver's.
+const NODE_TYPES_TRANSLATED_ELSEWHERE: [i32; 5] = [0, 1, 2, 3, 4];
+
+cudart_fn! {
+    fn cudaGraphAddNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, edges: *const c_void, n: usize, params: *mut c_void) {
+        if params.is_null() {
+            return Err(error::invalid("nodeParams is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // `cudaGraphNodeParams` is `CUgraphNodeParams` byte for byte (256 bytes: the type,
+        // then the union at byte 16), except a conditional's parameters, which have no
+        // context in the runtime's: the current one is added.
+        let mut p = [0u8; 256];
+        // Safety: the program's cudaGraphNodeParams, 256 bytes, as the header lays it out.
+        unsafe { std::ptr::copy_nonoverlapping(params.cast::<u8>(), p.as_mut_ptr(), 256) };
+        let kind = i32::from_ne_bytes(p[..4].try_into().expect("4 bytes"));
+        if NODE_TYPES_TRANSLATED_ELSEWHERE.contains(&kind) {
+            return Err(RtError::new(
+                error::NOT_SUPPORTED,
+                format!("cudaGraphAddNode of node type {kind}: use that type's cudaGraphAdd*Node"),
+            ));
+        }
+        if kind == NODE_TYPE_CONDITIONAL {
+            let mut ctx: CUcontext = std::ptr::null_mut();
+            d.cuCtxGetCurrent(&mut ctx)?;
+            p[16 + 24..16 + 32].copy_from_slice(&(ctx as usize as u64).to_ne_bytes());
+        }
+        // Safety: the program's arrays of `n` and a full CUgraphNodeParams.
+        unsafe { d.cuGraphAddNode(node, graph, deps, edges, n, p.as_mut_ptr().cast()) }?;
+        // What the driver wrote back goes to the program's struct: an allocation's
+        // address, a conditional's array of body graphs (`phGraph_out`, at the same place
+        // in both structs; the runtime's ends there).
+        let back = match kind {
+            NODE_TYPE_MEM_ALLOC => 232,
+            NODE_TYPE_CONDITIONAL => 24,
+            _ => 0,
+        };
+        // Safety: as above.
+        unsafe { std::ptr::copy_nonoverlapping(p.as_ptr().add(16), params.cast::<u8>().add(16), back) };
+        Ok(())
+    }
+}

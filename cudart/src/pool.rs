@@ -394,7 +394,11 @@ fn malloc_async(
             None => d.cuMemAllocAsync(&mut p, size, stream)?,
             Some(pool) => d.cuMemAllocFromPoolAsync(&mut p, size, pool, stream)?,
         }
-        if p != 0 {
+        // Under capture the address is a graph allocation's: the graph owns it, and it may
+        // be freed by the graph itself, so the runtime's leak report does not count it.
+        let mut capturing = 0;
+        d.cuStreamIsCapturing(stream, &mut capturing)?;
+        if p != 0 && capturing == 0 {
             with_pools(|x| {
                 x.driver_live
                     .insert(p, (device, size, pool.map(|h| h as usize)))

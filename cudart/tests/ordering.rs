@@ -124,6 +124,8 @@ fn correct_programs_draw_no_report() {
         "jacobi_graphs",
         "cg_grid_sync",
         "device_printf",
+        "graph_memory_nodes",
+        "graph_conditional_nodes",
     ] {
         let exe = common::nvcc_with(p, &format!("{p}_ordering"), &[]);
         runs.push((p.to_owned(), exe, vec![], vec![]));

@@ -285,6 +285,16 @@ fn simple_cuda_graphs() {
 }
 
 #[test]
+fn graph_memory_nodes() {
+    run("graph_memory_nodes", &[]);
+}
+
+#[test]
+fn graph_conditional_nodes() {
+    run("graph_conditional_nodes", &[]);
+}
+
+#[test]
 fn jacobi_graphs() {
     run("jacobi_graphs", &[]);
 }

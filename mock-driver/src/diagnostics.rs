@@ -761,7 +761,8 @@ pub fn leaks() -> Vec<Leak> {
                     "cuMemAlloc memory {base:#x} ({requested} bytes) never freed (cuMemFree)"
                 ),
                 // A pool's own address space: what leaks is its allocations (below).
-                crate::model::vmm::ReservationKind::Pool { .. } => continue,
+                crate::model::vmm::ReservationKind::Pool { .. }
+                | crate::model::vmm::ReservationKind::Graph => continue,
             };
             out.push((what, Some((Made::Reservation, base))));
         }

@@ -390,10 +390,16 @@ fn explicit_graph_runs_nodes_in_dependency_order_with_params_copied_at_add_time(
         assert_eq!(cuGraphDestroy(g), 0);
         assert_eq!(cuGraphDestroy(g), CUDA_ERROR_INVALID_HANDLE_CODE);
         // Not emulated, and says which.
+        let g2 = {
+            let mut g2 = std::ptr::null_mut();
+            assert_eq!(cuGraphCreate(&mut g2, 0), 0);
+            g2
+        };
         assert_eq!(
-            cuGraphAddMemFreeNode(&mut extra, g, std::ptr::null(), 0, p),
+            cuGraphAddBatchMemOpNode(&mut extra, g2, std::ptr::null(), 0, std::ptr::null()),
             cumock_abi::result::CUDA_ERROR_NOT_SUPPORTED
         );
+        assert_eq!(cuGraphDestroy(g2), 0);
         cuStreamDestroy_v2(s);
     }
 }
@@ -580,5 +586,113 @@ fn streams_fork_from_and_join_a_capture_through_events() {
         assert_eq!(capture_status(s2), 0);
         cuStreamDestroy_v2(s1);
         cuStreamDestroy_v2(s2);
+    }
+}
+
+/// `CUDA_MEM_ALLOC_NODE_PARAMS`.
+#[repr(C)]
+struct AllocNodeParams {
+    pool_props: CUmemPoolProps,
+    access_descs: *const CUmemAccessDesc,
+    access_desc_count: usize,
+    bytesize: usize,
+    dptr: u64,
+}
+
+/// Let go by the test: a host function on a stream waits for it, so that the stream's
+/// later work stays queued meanwhile.
+static GATE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+unsafe extern "C" fn wait_for_gate(_: *mut c_void) {
+    while !GATE.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+}
+
+/// alloc 1 MiB -> add 1 to its first N words -> free, instantiated.
+fn alloc_add_free(f: CUfunction) -> CUgraphExec {
+    // Safety: live locals and the program's own structs, as cuda.h lays them out.
+    unsafe {
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut g, 0), 0);
+        let mut ap = AllocNodeParams {
+            pool_props: CUmemPoolProps {
+                alloc_type: 1,
+                location: CUmemLocation { type_: 1, id: 0 },
+                ..Default::default()
+            },
+            access_descs: std::ptr::null(),
+            access_desc_count: 0,
+            bytesize: 1 << 20,
+            dptr: 0,
+        };
+        let mut alloc: CUgraphNode = std::ptr::null_mut();
+        let params = (&mut ap as *mut AllocNodeParams).cast();
+        assert_eq!(
+            cuGraphAddMemAllocNode(&mut alloc, g, std::ptr::null(), 0, params),
+            0
+        );
+        let (mut p, mut n, mut v) = (ap.dptr, N as u32, 1u32);
+        let mut args = [
+            (&mut p as *mut u64).cast::<c_void>(),
+            (&mut n as *mut u32).cast(),
+            (&mut v as *mut u32).cast(),
+        ];
+        let kp = KernelParams {
+            func: f,
+            grid: [2, 1, 1],
+            block: [32, 1, 1],
+            shared: 0,
+            kernel_params: args.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+        };
+        let mut kernel: CUgraphNode = std::ptr::null_mut();
+        let kp = (&kp as *const KernelParams).cast();
+        assert_eq!(cuGraphAddKernelNode(&mut kernel, g, &alloc, 1, kp), 0);
+        let mut free: CUgraphNode = std::ptr::null_mut();
+        assert_eq!(cuGraphAddMemFreeNode(&mut free, g, &kernel, 1, ap.dptr), 0);
+        let mut e: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut e, g, 0), 0);
+        e
+    }
+}
+
+fn graph_mem_reserved() -> u64 {
+    let mut v = 0u64;
+    // Safety: a live cuuint64_t; CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT.
+    let r = unsafe { cuDeviceGetGraphMemAttribute(0, 2, (&mut v as *mut u64).cast()) };
+    assert_eq!(r, 0);
+    v
+}
+
+/// Two graphs whose allocations are freed inside them share one chunk of physical memory
+/// when they run one after the other on a stream (as the H200 does: probe graph_memory,
+/// two-graphs), and take one each when they may run at the same time on two streams,
+/// where sharing would let one graph's kernels write the other's memory.
+#[test]
+fn graph_memory_is_shared_only_with_work_ordered_before_it() {
+    let _one = serial();
+    let f = setup();
+    let (e1, e2) = (alloc_add_free(f), alloc_add_free(f));
+    let (s1, s2) = (stream(1), stream(1));
+    // Safety: live handles; a host function that only reads a static.
+    unsafe {
+        for (second, want) in [(s2, 64u64 << 20), (s1, 32 << 20)] {
+            assert_eq!(cuDeviceGraphMemTrim(0), 0);
+            assert_eq!(graph_mem_reserved(), 0);
+            GATE.store(false, Ordering::SeqCst);
+            assert_eq!(
+                cuLaunchHostFunc(s1, Some(wait_for_gate), std::ptr::null_mut()),
+                0
+            );
+            assert_eq!(cuGraphLaunch(e1, s1), 0);
+            assert_eq!(cuGraphLaunch(e2, second), 0);
+            assert_eq!(graph_mem_reserved(), want, "second graph on {second:?}");
+            GATE.store(true, Ordering::SeqCst);
+            assert_eq!(cuCtxSynchronize(), 0);
+        }
+        assert_eq!(cuGraphExecDestroy(e1), 0);
+        assert_eq!(cuGraphExecDestroy(e2), 0);
+        assert_eq!(cuDeviceGraphMemTrim(0), 0);
     }
 }

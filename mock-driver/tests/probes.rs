@@ -204,3 +204,17 @@ fn async_device_probe_matches_the_h200() {
 fn cooperative_probe_matches_the_h200() {
     compare("cooperative", &[]);
 }
+
+/// Issue 20's graph memory nodes: attributes, address reuse, capture and the errors,
+/// recorded on the H200.
+#[test]
+fn graph_memory_probe_matches_the_h200() {
+    compare("graph_memory", &[]);
+}
+
+/// Issue 20's conditional nodes: handles, node checks, IF/WHILE/SWITCH driven by PTX
+/// kernels calling cudaGraphSetConditional, recorded on the H200.
+#[test]
+fn graph_conditional_probe_matches_the_h200() {
+    compare("graph_conditional", &[]);
+}

@@ -250,6 +250,13 @@ pub enum Op {
         args: u32,
         ret: Option<u32>,
     },
+    /// `call cudaGraphSetConditional` (no body in the module): what nvcc makes of the
+    /// runtime's device-side `cudaGraphSetConditional(handle, value)`. Offsets in the
+    /// caller's local memory of the 8-byte handle and the 4-byte value.
+    SetConditional {
+        handle: u32,
+        value: u32,
+    },
     /// `add.cc`, `addc`, `sub.cc`, `subc`, `mad.cc`, `madc`: the carry flag per lane.
     Carry {
         op: CarryOp,
@@ -2094,11 +2101,17 @@ impl FuncDecoder<'_> {
                     return Ok(Op::AssertFail);
                 }
                 "__assertfail" => return Ok(Op::AssertFail),
+                "cudaGraphSetConditional" if sizes(&args_in) == [8, 4] && rets_out.is_empty() => {
+                    return Ok(Op::SetConditional {
+                        handle: args_in[0].0,
+                        value: args_in[1].0,
+                    });
+                }
                 _ => {}
             }
             return Err(unsupported(
                 i,
-                format!("call to `{fname}`, which has no body here (device-library functions other than vprintf and __assertfail, such as malloc, are not supported)"),
+                format!("call to `{fname}`, which has no body here (device-library functions other than vprintf, __assertfail and cudaGraphSetConditional, such as malloc, are not supported)"),
             ));
         }
         Ok(Op::Call {

@@ -1141,6 +1141,40 @@ impl<'a> BlockCtx<'a> {
         });
     }
 
+    /// `call cudaGraphSetConditional(handle, value)`: each active lane stores its value in
+    /// the conditional's word. The driver makes a handle the device address of a 4-byte
+    /// word it reads when the conditional node is reached, so the set is a global store
+    /// (a handle that is no live word faults as a store to its address would).
+    fn set_conditional(
+        &mut self,
+        w: &mut Warp,
+        emask: u32,
+        handle: u32,
+        value: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let mut m = emask;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            let h = self.local_u64(w.id, l as usize, handle);
+            let base = (w.id as usize * 32 + l as usize) * self.local_bytes;
+            let v = if in_window(u64::from(value), 4, self.local_bytes as u64) {
+                read_le(&self.local, base + value as usize, 4)
+            } else {
+                0
+            };
+            if h % 4 != 0 {
+                let detail =
+                    format!("cudaGraphSetConditional: handle {h:#x} is no conditional handle");
+                return Err(self.fault(w, l, pc, FaultKind::MisalignedAddress, Some(h), detail));
+            }
+            let loc = self.locate(w, Space::Global, h, 4, Access::Write, l, pc)?;
+            self.write_mem(&loc, 4, v);
+        }
+        Ok(())
+    }
+
     /// The message a GPU prints for each lane of `emask` failing the assert at `pc`.
     fn assert_messages(&mut self, w: &Warp, emask: u32, pc: u32) {
         let Some(buf) = self.printf else { return };
@@ -1567,6 +1601,9 @@ impl<'a> BlockCtx<'a> {
             } => self.atom(w, *space, *op, *ty, *d, *addr, *off, *b, *c, emask, pc)?,
             Op::Nop | Op::WarpSync { .. } => {}
             Op::Vprintf { fmt, args, ret } => self.vprintf(w, emask, *fmt, *args, *ret),
+            Op::SetConditional { handle, value } => {
+                self.set_conditional(w, emask, *handle, *value, pc)?
+            }
             Op::Shfl {
                 mode,
                 d,

@@ -2,15 +2,18 @@
 //! instantiated, updated and launched (model/graphs.rs), and the node parameters of
 //! cuda.h read from the program's structs. Copies, memsets and host functions become
 //! `NodeAction`s here, the one place that may touch the program's pointers: they run
-//! the synchronous export's body in the graph's stream order. Graph memory nodes,
-//! conditional nodes, external semaphore and batch memory-op nodes are not emulated.
+//! the synchronous export's body in the graph's stream order. Graph memory nodes are
+//! model/graph_memory.rs's; conditional nodes, external semaphore and batch memory-op
+//! nodes are not emulated.
 
 use super::exec::{param_buffer, ProgramData};
 use super::{in_stream_order, Mock};
 use crate::boundary::{
-    drv, event_handle, event_key, function_handle, function_key, input, kernel_key, out, stream_key,
+    ctx_key, drv, event_handle, event_key, function_handle, function_key, input, kernel_key, out,
+    stream_key,
 };
 use crate::model::error::*;
+use crate::model::graph_memory::AllocNode;
 use crate::model::graphs::{self, GraphId, KernelNode, NodeAction, NodeId, NodeOp};
 use crate::model::ids::StreamId;
 use crate::model::module::LaunchRequest;
@@ -106,6 +109,21 @@ struct Memcpy3D {
     height: usize,
     depth: usize,
 }
+
+/// `CUDA_MEM_ALLOC_NODE_PARAMS_v1` (v2 has the same layout).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct AllocNodeParams {
+    pool_props: CUmemPoolProps,
+    access_descs: *const CUmemAccessDesc,
+    access_desc_count: usize,
+    bytesize: usize,
+    dptr: CUdeviceptr,
+}
+
+/// `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH` and `_DEVICE_LAUNCH`.
+const AUTO_FREE_ON_LAUNCH: u64 = 1;
+const DEVICE_LAUNCH: u64 = 4;
 
 /// `CUDA_GRAPH_INSTANTIATE_PARAMS`.
 #[repr(C)]
@@ -340,6 +358,119 @@ pub(super) fn capture_op(
     drv()?.capture_node(stream_key(s), op)
 }
 
+/// Refuses edge data other than default edges.
+///
+/// # Safety
+/// `edge_data` is NULL or holds `n` CUgraphEdgeData (8 bytes each).
+unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult<()> {
+    if !edge_data.is_null() {
+        // Safety: the caller's contract.
+        let bytes = unsafe { std::slice::from_raw_parts(edge_data.cast::<u8>(), n * 8) };
+        if bytes.iter().any(|b| *b != 0) {
+            return Err(not_supported(
+                "cumock's graphs have default edges only (programmatic edges and ports are not emulated)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `CUgraphNodeParams` (256 bytes): the type, then the union at byte 16.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct NodeParams {
+    kind: i32,
+    reserved0: [i32; 3],
+    union: [u64; 29],
+    reserved2: i64,
+}
+
+/// `CUDA_CONDITIONAL_NODE_PARAMS`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct ConditionalParams {
+    handle: u64,
+    kind: i32,
+    size: u32,
+    graphs_out: *mut CUgraph,
+    ctx: CUcontext,
+}
+
+/// cuGraphAddNode: the node types the mock builds from `CUgraphNodeParams` (empty, event
+/// record and wait, memory allocation and free, conditional); the others have their own
+/// cuGraphAdd*Node calls, which the mock emulates.
+///
+/// # Safety
+/// `p` is NULL or a `CUgraphNodeParams`, as cuda.h lays it out.
+unsafe fn add_node(
+    ph: *mut CUgraphNode,
+    g: CUgraph,
+    deps: Vec<NodeId>,
+    p: *mut CUgraphNodeParams,
+) -> CuResult<()> {
+    let d = drv()?;
+    // Safety: the caller's contract.
+    let params = unsafe { input(p.cast_const().cast::<NodeParams>(), "nodeParams")? };
+    if ph.is_null() {
+        return Err(invalid("phGraphNode is NULL"));
+    }
+    let union = p.cast::<u8>().wrapping_add(16);
+    let node = match params.kind {
+        graphs::node_type::EMPTY => d.graph_add_node(graph_key(g), &deps, NodeOp::Empty)?,
+        graphs::node_type::EVENT_RECORD | graphs::node_type::WAIT_EVENT => {
+            let e = event_key(params.union[0] as CUevent);
+            d.event_check(e)?;
+            let op = if params.kind == graphs::node_type::EVENT_RECORD {
+                NodeOp::EventRecord(e)
+            } else {
+                NodeOp::EventWait(e)
+            };
+            d.graph_add_node(graph_key(g), &deps, op)?
+        }
+        graphs::node_type::MEM_FREE => {
+            d.graph_add_free_node(graph_key(g), &deps, params.union[0])?
+        }
+        graphs::node_type::MEM_ALLOC => {
+            let mut node: CUgraphNode = std::ptr::null_mut();
+            // Safety: the union holds CUDA_MEM_ALLOC_NODE_PARAMS_v2, v1's layout; the
+            // address goes back into it, as cuda.h says.
+            unsafe {
+                <Mock as GraphApi>::cuGraphAddMemAllocNode(
+                    &raw mut node,
+                    g,
+                    deps.as_ptr().cast(),
+                    deps.len(),
+                    union.cast(),
+                )?
+            };
+            node_key(node)
+        }
+        graphs::node_type::CONDITIONAL => {
+            // Safety: the union holds CUDA_CONDITIONAL_NODE_PARAMS.
+            let mut c = unsafe { union.cast::<ConditionalParams>().read_unaligned() };
+            // The context must be a live one (NULL: the current one).
+            d.ctx_device(ctx_key(c.ctx))?;
+            let (node, cond) =
+                d.graph_add_conditional(graph_key(g), &deps, c.handle, c.kind, c.size)?;
+            // cuda.h: phGraph_out is "CUDA-owned": the node's array of its body graphs
+            // (graph handles are the model's ids), valid while the node lives.
+            c.graphs_out = cond.bodies.as_ptr().cast_mut().cast();
+            // Safety: as above; the program's struct, writable (cuGraphAddNode's params
+            // are not const).
+            unsafe { union.cast::<ConditionalParams>().write_unaligned(c) };
+            node
+        }
+        t => {
+            return Err(not_supported(format!(
+                "cuGraphAddNode of node type {t} is not emulated by cumock: use that type's \
+                 cuGraphAdd*Node"
+            )))
+        }
+    };
+    // Safety: checked non-NULL; the program's out-pointer.
+    unsafe { out(ph, node_handle(node)) }
+}
+
 fn add(g: CUgraph, deps: Vec<NodeId>, op: NodeOp, ph: *mut CUgraphNode) -> CuResult<()> {
     if ph.is_null() {
         return Err(invalid("phGraphNode is NULL"));
@@ -491,39 +622,174 @@ impl GraphApi for Mock {
     }
 
     unsafe fn cuGraphAddMemAllocNode(
-        _ph: *mut CUgraphNode,
-        _g: CUgraph,
-        _deps: *const CUgraphNode,
-        _n: usize,
-        _p: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        p: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
     ) -> CuResult<()> {
-        Err(not_supported(
-            "graph memory nodes (cuGraphAddMemAllocNode) are not emulated by cumock",
-        ))
+        let d = drv()?;
+        let deps = deps(dependencies, n)?;
+        let mut params = input(p.cast_const().cast::<AllocNodeParams>(), "nodeParams")?;
+        if ph.is_null() {
+            return Err(invalid("phGraphNode is NULL"));
+        }
+        let props = params.pool_props;
+        if props.handle_types != 0 {
+            // cuda.h: "handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported."
+            // Observed: CUDA_ERROR_NOT_SUPPORTED.
+            return Err(not_supported(format!(
+                "poolProps.handleTypes {:#x}: graph allocations cannot be shared (IPC)",
+                props.handle_types
+            )));
+        }
+        let count = params.access_desc_count;
+        if count > d.device_count() {
+            return Err(invalid(format!(
+                "accessDescCount {count} is more than the {} devices",
+                d.device_count()
+            )));
+        }
+        let access = if count == 0 {
+            Vec::new()
+        } else if params.access_descs.is_null() {
+            // Observed: the H200 crashes (SIGSEGV) here.
+            return Err(CuError::would_crash(format!(
+                "accessDescs is NULL with {count} of them (the real driver crashes here)"
+            )));
+        } else {
+            // Safety: cuda.h: accessDescs holds accessDescCount descriptors.
+            std::slice::from_raw_parts(params.access_descs, count).to_vec()
+        };
+        let node = AllocNode {
+            dptr: 0,
+            bytesize: params.bytesize as u64,
+            device: usize::try_from(props.location.id).unwrap_or(usize::MAX),
+            alloc_type: props.alloc_type,
+            location: props.location,
+            max_size: props.max_size,
+            usage: props.usage,
+            access,
+        };
+        let (node, dptr) = d.graph_add_alloc_node(graph_key(g), &deps, node)?;
+        params.dptr = dptr;
+        out(p.cast::<AllocNodeParams>(), params)?;
+        out(ph, node_handle(node))
     }
 
     unsafe fn cuGraphAddMemFreeNode(
-        _ph: *mut CUgraphNode,
-        _g: CUgraph,
-        _deps: *const CUgraphNode,
-        _n: usize,
-        _dptr: CUdeviceptr,
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        dptr: CUdeviceptr,
     ) -> CuResult<()> {
-        Err(not_supported(
-            "graph memory nodes (cuGraphAddMemFreeNode) are not emulated by cumock",
-        ))
+        let d = drv()?;
+        let deps = deps(dependencies, n)?;
+        if ph.is_null() {
+            return Err(invalid("phGraphNode is NULL"));
+        }
+        let node = d.graph_add_free_node(graph_key(g), &deps, dptr)?;
+        out(ph, node_handle(node))
+    }
+
+    unsafe fn cuGraphMemAllocNodeGetParams(
+        node: CUgraphNode,
+        p: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
+    ) -> CuResult<()> {
+        let a = drv()?.alloc_node_get(node_key(node))?;
+        // cuda.h: poolProps and accessDescs are owned by the node, valid while it lives:
+        // the array is the node's own (its `Arc` lives in the graph). Observed: not NULL
+        // with no descriptors either.
+        let access_descs = a.access.as_ptr();
+        out(
+            p.cast::<AllocNodeParams>(),
+            AllocNodeParams {
+                pool_props: a.pool_props(),
+                access_descs,
+                access_desc_count: a.access.len(),
+                bytesize: a.bytesize as usize,
+                dptr: a.dptr,
+            },
+        )
+    }
+
+    unsafe fn cuGraphMemFreeNodeGetParams(
+        node: CUgraphNode,
+        dptr: *mut CUdeviceptr,
+    ) -> CuResult<()> {
+        let p = drv()?.free_node_get(node_key(node))?;
+        out(dptr, p)
+    }
+
+    unsafe fn cuDeviceGraphMemTrim(device: CUdevice) -> CuResult<()> {
+        drv()?.graph_mem_trim(device)
+    }
+
+    unsafe fn cuDeviceGetGraphMemAttribute(
+        device: CUdevice,
+        attr: CUgraphMem_attribute,
+        value: *mut c_void,
+    ) -> CuResult<()> {
+        let v = drv()?.graph_mem_attribute(device, attr)?;
+        out(value.cast::<u64>(), v)
+    }
+
+    unsafe fn cuDeviceSetGraphMemAttribute(
+        device: CUdevice,
+        attr: CUgraphMem_attribute,
+        value: *mut c_void,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        // Safety: cuda.h: value points to a cuuint64_t.
+        let v = input(value.cast_const().cast::<u64>(), "value")?;
+        d.graph_mem_reset_high(device, attr, v)
     }
 
     unsafe fn cuGraphConditionalHandleCreate(
-        _h: *mut CUgraphConditionalHandle,
-        _g: CUgraph,
-        _ctx: CUcontext,
-        _default: c_uint,
-        _flags: c_uint,
+        h: *mut CUgraphConditionalHandle,
+        g: CUgraph,
+        ctx: CUcontext,
+        default: c_uint,
+        flags: c_uint,
     ) -> CuResult<()> {
-        Err(not_supported(
-            "conditional graph nodes (cuGraphConditionalHandleCreate) are not emulated by cumock",
-        ))
+        let d = drv()?;
+        if h.is_null() {
+            return Err(invalid("pHandle_out is NULL"));
+        }
+        // Observed: a NULL graph is CUDA_ERROR_INVALID_VALUE, a NULL context
+        // CUDA_ERROR_INVALID_CONTEXT (not the current one).
+        if g.is_null() {
+            return Err(invalid("hGraph is NULL"));
+        }
+        let ctx = ctx_key(ctx).ok_or_else(|| invalid_context("ctx is NULL"))?;
+        let device = d.ctx_device(Some(ctx))?;
+        let handle = d.conditional_handle_create(graph_key(g), device, default, flags)?;
+        out(h, handle)
+    }
+
+    unsafe fn cuGraphAddNode(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        n: usize,
+        p: *mut CUgraphNodeParams,
+    ) -> CuResult<()> {
+        let deps = deps(dependencies, n)?;
+        add_node(ph, g, deps, p)
+    }
+
+    unsafe fn cuGraphAddNode_v2(
+        ph: *mut CUgraphNode,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        edge_data: *const CUgraphEdgeData,
+        n: usize,
+        p: *mut CUgraphNodeParams,
+    ) -> CuResult<()> {
+        default_edges(edge_data, n)?;
+        let deps = deps(dependencies, n)?;
+        add_node(ph, g, deps, p)
     }
 
     unsafe fn cuGraphAddDependencies(
@@ -544,15 +810,7 @@ impl GraphApi for Mock {
         edge_data: *const CUgraphEdgeData,
         n: usize,
     ) -> CuResult<()> {
-        if !edge_data.is_null() {
-            // Safety: `edgeData` holds n entries of 8 bytes (cuda.h's CUgraphEdgeData).
-            let bytes = std::slice::from_raw_parts(edge_data.cast::<u8>(), n * 8);
-            if bytes.iter().any(|b| *b != 0) {
-                return Err(not_supported(
-                    "cumock's graphs have default edges only (programmatic edges and ports are not emulated)",
-                ));
-            }
-        }
+        default_edges(edge_data, n)?;
         Self::cuGraphAddDependencies(g, from, to, n)
     }
 
@@ -712,14 +970,25 @@ impl GraphApi for Mock {
         if ph.is_null() {
             return Err(invalid("phGraphExec is NULL"));
         }
-        // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH (1), _UPLOAD (2), _USE_NODE_PRIORITY
-        // (8) change nothing the mock runs; DEVICE_LAUNCH (4) needs device-side launches.
+        // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD (2) and _USE_NODE_PRIORITY (8) change nothing
+        // the mock runs; AUTO_FREE_ON_LAUNCH (1) is graph_memory.rs's; DEVICE_LAUNCH (4)
+        // needs device-side launches.
+        if flags & (AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH) == AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH {
+            // cuda.h: "cannot be used in conjunction"; observed: CUDA_ERROR_INVALID_VALUE.
+            return Err(invalid(
+                "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH cannot go with AUTO_FREE_ON_LAUNCH",
+            ));
+        }
         if flags & !0xB != 0 {
             return Err(not_supported(format!(
                 "graph instantiate flags {flags:#x}: device launch and unknown flags are not emulated"
             )));
         }
-        out(ph, exec_handle(d.graph_instantiate(graph_key(g))?))
+        let auto_free = flags & AUTO_FREE_ON_LAUNCH != 0;
+        out(
+            ph,
+            exec_handle(d.graph_instantiate(graph_key(g), auto_free)?),
+        )
     }
 
     unsafe fn cuGraphInstantiate(

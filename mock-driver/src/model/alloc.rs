@@ -101,6 +101,12 @@ impl Driver {
             Self::note_free(ptr, len, on);
             return Ok(());
         }
+        // cuda.h (cuGraphAddMemAllocNode): cuMemFree and cuMemFreeAsync free graph
+        // allocations not freed in their own graph.
+        if st.graph_memory.is_allocation(ptr) {
+            let st = &mut *st;
+            return st.graph_memory.free_outside(&mut st.vmm, ptr);
+        }
         Self::free_alloc(&mut st.vmm, ptr)?;
         let st = &mut *st;
         st.host.remove_managed(ptr, &st.vmm.backing);
@@ -131,6 +137,9 @@ impl Driver {
             Some(ReservationKind::Pool { .. }) => Err(invalid(format!(
                 "{ptr:#x} lies in a memory pool but no live allocation starts there (freed already?)"
             ))),
+            Some(ReservationKind::Graph) => Err(invalid(format!(
+                "{ptr:#x} lies in a graph allocation but is not its start"
+            ))),
             None => Err(invalid(format!(
                 "{ptr:#x} is not the start of a cuMemAlloc allocation"
             ))),
@@ -143,6 +152,9 @@ impl Driver {
         let st = self.state.lock();
         if let Some((base, r)) = st.host.range_at(ptr) {
             return Ok((DevicePtr::new(base), r.size));
+        }
+        if let Some((start, size)) = st.graph_memory.range_at(ptr) {
+            return Ok((DevicePtr::new(start), size));
         }
         // Observed: a pool allocation's range is its own, of the size asked for.
         if let Some((start, b)) = st.pools.block_containing(ptr) {

@@ -15,7 +15,7 @@ use super::graphs::{GraphId, NodeId, NodeOp};
 use super::ids::{EventId, StreamId};
 use super::module::LaunchRequest;
 use super::stream_queues::{self, Order};
-use super::Driver;
+use super::{Driver, State};
 use std::collections::HashMap;
 use std::thread::ThreadId;
 
@@ -273,6 +273,17 @@ impl Driver {
 
     /// Adds `op` as the capturing stream's next node.
     pub fn capture_node(&self, stream: StreamId, op: NodeOp) -> CuResult<()> {
+        self.capture_node_with(stream, |_, _, _| Ok((op, ())))
+    }
+
+    /// A node of the capture's graph, made by `make` from the state, the graph and the
+    /// stream's current dependencies (a graph allocation reserves its address so); returns
+    /// what `make` returned beside the node.
+    pub fn capture_node_with<T>(
+        &self,
+        stream: StreamId,
+        make: impl FnOnce(&mut State, GraphId, &[NodeId]) -> CuResult<(NodeOp, T)>,
+    ) -> CuResult<T> {
         let mut st = self.state.lock();
         let key = StreamKey::of(stream);
         let m = st.captures.streams.get(&key).ok_or_else(|| {
@@ -290,11 +301,12 @@ impl Driver {
             ));
         }
         let graph = c.graph;
+        let (op, made) = make(&mut st, graph, &deps)?;
         let n = st.graphs.add(graph, &deps, op)?;
         let m = st.captures.streams.get_mut(&key).expect("found");
         m.frontier = vec![n];
         m.edges = vec![[0; 8]];
-        Ok(())
+        Ok(made)
     }
 
     /// A launch on a capturing stream: checked as a launch, then a kernel node.

@@ -11,11 +11,16 @@
 //! before the graph runs. Copies, memsets and host functions are built by the C
 //! boundary (which alone may read the program's pointers) as `NodeAction`s.
 
+use super::conditional::{self, CondNode};
+use super::copies::HostOrDevice;
 use super::error::*;
+use super::graph_memory::AllocNode;
+use super::ids::DevicePtr;
 use super::ids::{EventId, StreamId};
 use super::module::{LaunchRequest, PreparedLaunch};
 use super::stream_queues;
 use super::Driver;
+use crate::host_bytes::HostBytes;
 use cumock_abi::result::CUDA_ERROR_OUT_OF_MEMORY;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -47,6 +52,9 @@ pub mod node_type {
     pub const EMPTY: i32 = 5;
     pub const WAIT_EVENT: i32 = 6;
     pub const EVENT_RECORD: i32 = 7;
+    pub const MEM_ALLOC: i32 = 10;
+    pub const MEM_FREE: i32 = 11;
+    pub const CONDITIONAL: i32 = 13;
 }
 
 /// `CUgraphExecUpdateResult`.
@@ -89,6 +97,12 @@ pub enum NodeOp {
     EventWait(EventId),
     /// A copy of the child graph, taken when the node was added (as cuda.h says).
     Child(Arc<GraphBody>),
+    /// A graph allocation (graph_memory.rs): its address is `dptr`, fixed when added.
+    MemAlloc(Arc<AllocNode>),
+    /// Frees the graph allocation at this address.
+    MemFree(u64),
+    /// IF, WHILE or SWITCH over body graphs (conditional.rs).
+    Conditional(Arc<CondNode>),
 }
 
 impl NodeOp {
@@ -102,6 +116,9 @@ impl NodeOp {
             NodeOp::EventRecord(_) => node_type::EVENT_RECORD,
             NodeOp::EventWait(_) => node_type::WAIT_EVENT,
             NodeOp::Child(_) => node_type::GRAPH,
+            NodeOp::MemAlloc(_) => node_type::MEM_ALLOC,
+            NodeOp::MemFree(_) => node_type::MEM_FREE,
+            NodeOp::Conditional(_) => node_type::CONDITIONAL,
         }
     }
 
@@ -124,6 +141,19 @@ impl NodeOp {
             NodeOp::EventRecord(e) => format!("EVENT_RECORD {e:#x}"),
             NodeOp::EventWait(e) => format!("WAIT_EVENT {e:#x}"),
             NodeOp::Child(g) => format!("GRAPH ({} nodes)", g.order.len()),
+            NodeOp::MemAlloc(a) => format!(
+                "MEM_ALLOC {} bytes at {:#x} on device {}",
+                a.bytesize, a.dptr, a.device
+            ),
+            NodeOp::MemFree(p) => format!("MEM_FREE {p:#x}"),
+            NodeOp::Conditional(c) => format!(
+                "CONDITIONAL {} on handle {:#x}, {} bodies",
+                ["IF", "WHILE", "SWITCH"]
+                    .get(c.kind as usize)
+                    .unwrap_or(&"?"),
+                c.handle,
+                c.bodies.len()
+            ),
         }
     }
 }
@@ -177,6 +207,37 @@ impl GraphBody {
         Ok(done)
     }
 
+    /// Whether it has allocation or free nodes (cuda.h: then it cannot be cloned, be a
+    /// child graph, or have two executable graphs at once).
+    pub fn has_memory_nodes(&self) -> bool {
+        self.nodes
+            .values()
+            .any(|n| matches!(n.op, NodeOp::MemAlloc(_) | NodeOp::MemFree(_)))
+    }
+
+    /// The addresses of its allocation nodes.
+    pub fn allocations(&self) -> Vec<u64> {
+        self.order
+            .iter()
+            .filter_map(|n| match &self.nodes[n].op {
+                NodeOp::MemAlloc(a) => Some(a.dptr),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Its allocations (true) and frees (false) in the order `order` runs them.
+    fn memory_ops(&self, order: &[NodeId]) -> Vec<(bool, u64)> {
+        order
+            .iter()
+            .filter_map(|n| match &self.nodes[n].op {
+                NodeOp::MemAlloc(a) => Some((true, a.dptr)),
+                NodeOp::MemFree(p) => Some((false, *p)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Edges as (from, to), by the order of `to`'s addition, then its dependencies' order.
     pub fn edges(&self) -> Vec<(NodeId, NodeId)> {
         self.order
@@ -191,6 +252,15 @@ impl GraphBody {
 pub struct GraphExec {
     body: GraphBody,
     order: Vec<NodeId>,
+    /// The graph it was instantiated from.
+    graph: GraphId,
+    /// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: a launch frees the allocations of
+    /// the last one that are still live first.
+    auto_free: bool,
+    /// Its allocation (true) and free (false) nodes' addresses, in its order.
+    memory_ops: Vec<(bool, u64)>,
+    /// The bodies of its conditional nodes (at any depth) as instantiated.
+    bodies: HashMap<GraphId, GraphBody>,
 }
 
 #[derive(Default)]
@@ -199,10 +269,24 @@ pub struct Graphs {
     /// Which graph each live node belongs to.
     owner: HashMap<NodeId, GraphId>,
     execs: HashMap<ExecId, GraphExec>,
+    /// Graphs that are conditional nodes' bodies: the nodes own them.
+    pub bodies: std::collections::HashSet<GraphId>,
     next: u64,
 }
 
 impl Graphs {
+    /// Whether `g`, or a conditional body in it at any depth, has memory nodes.
+    pub fn has_memory_nodes_deep(&self, g: GraphId) -> bool {
+        let Ok(body) = self.graph(g) else {
+            return false;
+        };
+        body.has_memory_nodes()
+            || body.nodes.values().any(|n| match &n.op {
+                NodeOp::Conditional(c) => c.bodies.iter().any(|b| self.has_memory_nodes_deep(*b)),
+                _ => false,
+            })
+    }
+
     fn fresh(&mut self, tag: u64) -> u64 {
         self.next += 1;
         tag | self.next
@@ -231,8 +315,15 @@ impl Graphs {
             .graphs
             .remove(&g)
             .ok_or_else(|| invalid_handle(format!("{g:#x} is not a live graph")))?;
-        for n in body.order {
-            self.owner.remove(&n);
+        for n in &body.order {
+            self.owner.remove(n);
+            // A conditional node's bodies are its own: they go with it.
+            if let NodeOp::Conditional(c) = &body.nodes[n].op {
+                for b in &c.bodies {
+                    self.bodies.remove(b);
+                    let _ = self.destroy(*b);
+                }
+            }
         }
         Ok(())
     }
@@ -303,9 +394,22 @@ impl Graphs {
         Ok(())
     }
 
-    /// A copy of `g` under new node handles; returns it and the map old -> new.
+    /// A copy of `g` under new node handles (conditional nodes with copies of their
+    /// bodies); returns it and the map old -> new.
     fn copy_body(&mut self, g: GraphId) -> CuResult<(GraphBody, HashMap<NodeId, NodeId>)> {
-        let body = self.graph(g)?.clone();
+        let mut body = self.graph(g)?.clone();
+        for node in body.nodes.values_mut() {
+            if let NodeOp::Conditional(c) = &node.op {
+                let mut copy = (**c).clone();
+                copy.bodies = c
+                    .bodies
+                    .iter()
+                    .map(|b| self.clone_graph(*b))
+                    .collect::<CuResult<_>>()?;
+                self.bodies.extend(copy.bodies.iter().copied());
+                node.op = NodeOp::Conditional(Arc::new(copy));
+            }
+        }
         let map: HashMap<NodeId, NodeId> = body
             .order
             .iter()
@@ -364,6 +468,47 @@ enum Step {
     Kernel(PreparedLaunch),
     Action(NodeAction),
     Record(EventId),
+    /// A conditional handle's default, written as its graph starts (conditional.rs).
+    Default {
+        word: u64,
+        value: u32,
+    },
+    /// A conditional node: its handle's word, its type, its bodies' steps.
+    Conditional {
+        word: u64,
+        kind: i32,
+        bodies: Vec<Vec<Step>>,
+    },
+}
+
+/// The bodies of the conditional nodes in `body` (and in its child graphs), at any
+/// depth, as they are now: what an executable graph runs.
+fn snapshot_bodies(
+    graphs: &Graphs,
+    body: &GraphBody,
+    out: &mut HashMap<GraphId, GraphBody>,
+) -> CuResult<()> {
+    for node in body.nodes.values() {
+        match &node.op {
+            NodeOp::Conditional(c) => {
+                for b in &c.bodies {
+                    let bb = graphs.graph(*b)?.clone();
+                    if bb.has_memory_nodes() {
+                        // cuda.h: a body holds kernels, empty nodes, child graphs,
+                        // memsets, copies and conditionals only.
+                        return Err(invalid(
+                            "a conditional node's body graph cannot hold memory allocation or free nodes",
+                        ));
+                    }
+                    snapshot_bodies(graphs, &bb, out)?;
+                    out.insert(*b, bb);
+                }
+            }
+            NodeOp::Child(child) => snapshot_bodies(graphs, child, out)?,
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 impl Driver {
@@ -375,13 +520,89 @@ impl Driver {
     }
 
     pub fn graph_destroy(&self, g: GraphId) -> CuResult<()> {
-        let mut st = self.state.lock();
-        if st.captures.graph_in_capture(g) {
-            return Err(invalid(format!(
-                "graph {g:#x} is being built by a stream capture: end the capture first"
-            )));
+        let allocations = {
+            let st = self.state.lock();
+            if st.captures.graph_in_capture(g) {
+                return Err(invalid(format!(
+                    "graph {g:#x} is being built by a stream capture: end the capture first"
+                )));
+            }
+            // Observed: CUDA_ERROR_INVALID_VALUE.
+            if st.graphs.bodies.contains(&g) {
+                return Err(invalid(format!(
+                    "graph {g:#x} is a conditional node's body: it goes with its node"
+                )));
+            }
+            st.graphs.graph(g)?.allocations()
+        };
+        self.release_graph_allocations(&allocations, Some(g));
+        self.state.lock().graphs.destroy(g)
+    }
+
+    /// A graph or an executable graph holding allocation nodes goes: addresses nothing
+    /// holds any more go back, after the queued work that may still use them.
+    fn release_graph_allocations(&self, allocations: &[u64], graph: Option<GraphId>) {
+        if allocations.is_empty() && graph.is_none() {
+            return;
         }
-        st.graphs.destroy(g)
+        if self
+            .state
+            .lock()
+            .graph_memory
+            .release_frees_addresses(allocations)
+        {
+            stream_queues::drain_all();
+        }
+        let mut st = self.state.lock();
+        let st = &mut *st;
+        st.graph_memory.release(&mut st.vmm, allocations, graph);
+    }
+
+    /// cuGraphAddMemAllocNode (and cuMemAllocAsync on a capturing stream): the node and
+    /// the address it reserved.
+    pub fn graph_add_alloc_node(
+        &self,
+        g: GraphId,
+        deps: &[NodeId],
+        mut node: AllocNode,
+    ) -> CuResult<(NodeId, u64)> {
+        self.check_alloc_node(&node)?;
+        let granularity = self.profile.devices[node.device].granularity_minimum;
+        let mut st = self.state.lock();
+        let st = &mut *st;
+        st.graphs.graph(g)?;
+        st.graphs.check_deps(g, deps)?;
+        node.dptr = st
+            .graph_memory
+            .reserve(&mut st.vmm, g, &node, granularity)?;
+        let dptr = node.dptr;
+        let n = st.graphs.add(g, deps, NodeOp::MemAlloc(Arc::new(node)))?;
+        Ok((n, dptr))
+    }
+
+    /// cuGraphAddMemFreeNode (and cuMemFreeAsync on a capturing stream).
+    pub fn graph_add_free_node(&self, g: GraphId, deps: &[NodeId], ptr: u64) -> CuResult<NodeId> {
+        let mut st = self.state.lock();
+        st.graphs.graph(g)?;
+        st.graphs.check_deps(g, deps)?;
+        st.graph_memory.add_free(g, ptr)?;
+        st.graphs.add(g, deps, NodeOp::MemFree(ptr))
+    }
+
+    /// An allocation node's parameters.
+    pub fn alloc_node_get(&self, n: NodeId) -> CuResult<Arc<AllocNode>> {
+        match &self.state.lock().graphs.node(n)?.1.op {
+            NodeOp::MemAlloc(a) => Ok(a.clone()),
+            _ => Err(invalid(format!("{n:#x} is not a memory allocation node"))),
+        }
+    }
+
+    /// A free node's address.
+    pub fn free_node_get(&self, n: NodeId) -> CuResult<u64> {
+        match &self.state.lock().graphs.node(n)?.1.op {
+            NodeOp::MemFree(p) => Ok(*p),
+            _ => Err(invalid(format!("{n:#x} is not a memory free node"))),
+        }
     }
 
     /// A kernel node for `launch`, its parameters already copied: the function must be a
@@ -410,6 +631,16 @@ impl Driver {
 
     pub fn graph_add_node(&self, g: GraphId, deps: &[NodeId], op: NodeOp) -> CuResult<NodeId> {
         let mut st = self.state.lock();
+        if let NodeOp::Child(child) = &op {
+            // cuda.h (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE, the default): "memory
+            // allocation/free nodes can't be present in the child graph".
+            if child.has_memory_nodes() {
+                // Observed: CUDA_ERROR_NOT_SUPPORTED.
+                return Err(not_supported(
+                    "a child graph node cannot hold a graph with memory allocation or free nodes",
+                ));
+            }
+        }
         if st.captures.graph_in_capture(g) {
             return Err(invalid(format!(
                 "graph {g:#x} is being built by a stream capture"
@@ -509,11 +740,21 @@ impl Driver {
     }
 
     pub fn graph_clone(&self, g: GraphId) -> CuResult<GraphId> {
-        self.state.lock().graphs.clone_graph(g)
+        let mut st = self.state.lock();
+        // cuda.h (cuGraphAddMemAllocNode): "The graph cannot be cloned"; observed:
+        // CUDA_ERROR_NOT_SUPPORTED, for memory nodes in a conditional's body too.
+        st.graphs.graph(g)?;
+        if st.graphs.has_memory_nodes_deep(g) {
+            return Err(not_supported(format!(
+                "graph {g:#x} has memory allocation or free nodes: it cannot be cloned"
+            )));
+        }
+        st.graphs.clone_graph(g)
     }
 
-    /// cuGraphInstantiate: a snapshot of the graph in a topological order.
-    pub fn graph_instantiate(&self, g: GraphId) -> CuResult<ExecId> {
+    /// cuGraphInstantiate: a snapshot of the graph in a topological order. `auto_free`:
+    /// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH.
+    pub fn graph_instantiate(&self, g: GraphId, auto_free: bool) -> CuResult<ExecId> {
         let mut st = self.state.lock();
         st.contexts.require_current()?;
         if st.captures.graph_in_capture(g) {
@@ -523,15 +764,50 @@ impl Driver {
         }
         let body = st.graphs.graph(g)?.clone();
         let order = body.topological()?;
+        let memory_ops = body.memory_ops(&order);
+        let mut bodies = HashMap::new();
+        snapshot_bodies(&st.graphs, &body, &mut bodies)?;
+        // cuda.h: "Handles not associated with a conditional node may cause graph
+        // instantiation to fail"; observed: CUDA_ERROR_INVALID_VALUE.
+        let graphs: Vec<GraphId> = std::iter::once(g).chain(bodies.keys().copied()).collect();
+        if let Some(h) = st.conditionals.unused_handle(&graphs) {
+            return Err(invalid(format!(
+                "conditional handle {h:#x} of graph {g:#x} belongs to no conditional node"
+            )));
+        }
+        if body.has_memory_nodes() {
+            // cuda.h: "at most one executable graph in existence for that graph at a
+            // time"; observed: CUDA_ERROR_NOT_SUPPORTED.
+            if let Some((e, _)) = st.graphs.execs.iter().find(|(_, x)| x.graph == g) {
+                return Err(not_supported(format!(
+                    "graph {g:#x} has memory nodes and an executable graph already ({e:#x}): destroy it first"
+                )));
+            }
+        }
+        st.graph_memory.hold(&body.allocations());
         let e = st.graphs.fresh(EXEC_TAG);
-        st.graphs.execs.insert(e, GraphExec { body, order });
+        st.graphs.execs.insert(
+            e,
+            GraphExec {
+                body,
+                order,
+                graph: g,
+                auto_free,
+                memory_ops,
+                bodies,
+            },
+        );
         Ok(e)
     }
 
     pub fn graph_exec_destroy(&self, e: ExecId) -> CuResult<()> {
-        let mut st = self.state.lock();
-        st.graphs.exec(e)?;
-        st.graphs.execs.remove(&e);
+        let allocations = {
+            let mut st = self.state.lock();
+            st.graphs.exec(e)?;
+            let exec = st.graphs.execs.remove(&e).expect("checked");
+            exec.body.allocations()
+        };
+        self.release_graph_allocations(&allocations, None);
         Ok(())
     }
 
@@ -572,6 +848,9 @@ impl Driver {
         let mut st = self.state.lock();
         let fail = |err: CuError| (err, 1, None);
         let new = st.graphs.graph(g).map_err(fail)?.clone();
+        // The new graph's conditional bodies replace the executable graph's.
+        let mut bodies = HashMap::new();
+        snapshot_bodies(&st.graphs, &new, &mut bodies).map_err(fail)?;
         let exec = st.graphs.exec_mut(e).map_err(fail)?;
         let update_failed = |why: String| {
             CuError::new(
@@ -613,6 +892,20 @@ impl Driver {
                     Some(*n),
                 ));
             }
+            let memory_changed = match (&a.op, &b.op) {
+                (NodeOp::MemAlloc(x), NodeOp::MemAlloc(y)) => x.dptr != y.dptr,
+                (NodeOp::MemFree(x), NodeOp::MemFree(y)) => x != y,
+                _ => false,
+            };
+            if memory_changed {
+                return Err((
+                    update_failed(format!(
+                        "memory node {n:#x} allocates or frees another address"
+                    )),
+                    update_result::PARAMETERS_CHANGED,
+                    Some(*n),
+                ));
+            }
             if let (NodeOp::EventRecord(x), NodeOp::EventRecord(y))
             | (NodeOp::EventWait(x), NodeOp::EventWait(y)) = (&a.op, &b.op)
             {
@@ -630,11 +923,13 @@ impl Driver {
         for (n, old) in new.order.iter().zip(exec.body.order.clone()) {
             exec.body.nodes.get_mut(&old).expect("paired").op = new.nodes[n].op.clone();
         }
+        exec.bodies = bodies;
         Ok(())
     }
 
     /// Puts the nodes of `body` (child graphs in place) in `steps`, in their order; the
     /// checks of a kernel launch are made here, so that they fail cuGraphLaunch.
+    #[allow(clippy::too_many_arguments)]
     fn plan(
         &self,
         body: &GraphBody,
@@ -642,6 +937,7 @@ impl Driver {
         stream: StreamId,
         steps: &mut Vec<Step>,
         waits: &mut Vec<stream_queues::Mark>,
+        bodies: &HashMap<GraphId, GraphBody>,
     ) -> CuResult<()> {
         for n in order {
             match &body.nodes[n].op {
@@ -653,7 +949,9 @@ impl Driver {
                 NodeOp::Memcpy { action, .. }
                 | NodeOp::Memset { action, .. }
                 | NodeOp::Host { action, .. } => steps.push(Step::Action(action.clone())),
-                NodeOp::Empty => {}
+                // Graph memory is allocated and freed by the launch itself, in API order
+                // (graph_memory.rs); the mapping is in place before any node runs.
+                NodeOp::Empty | NodeOp::MemAlloc(_) | NodeOp::MemFree(_) => {}
                 NodeOp::EventRecord(e) => {
                     self.event_check(*e)?;
                     steps.push(Step::Record(*e));
@@ -666,29 +964,149 @@ impl Driver {
                 }
                 NodeOp::Child(child) => {
                     let order = child.topological()?;
-                    self.plan(child, &order, stream, steps, waits)?;
+                    self.plan(child, &order, stream, steps, waits, bodies)?;
+                }
+                NodeOp::Conditional(c) => {
+                    let mut planned = Vec::with_capacity(c.bodies.len());
+                    for b in &c.bodies {
+                        let bb = bodies.get(b).ok_or_else(|| {
+                            invalid(format!(
+                                "conditional body graph {b:#x} was not instantiated"
+                            ))
+                        })?;
+                        let mut s = self.conditional_defaults(*b);
+                        self.plan(bb, &bb.topological()?, stream, &mut s, waits, bodies)?;
+                        planned.push(s);
+                    }
+                    steps.push(Step::Conditional {
+                        word: c.handle,
+                        kind: c.kind,
+                        bodies: planned,
+                    });
                 }
             }
         }
         Ok(())
     }
 
+    /// The steps that assign the defaults of the handles created for `graph`.
+    fn conditional_defaults(&self, graph: GraphId) -> Vec<Step> {
+        self.state
+            .lock()
+            .conditionals
+            .defaults_of(graph)
+            .into_iter()
+            .map(|(word, value)| Step::Default { word, value })
+            .collect()
+    }
+
+    /// Runs a launch's steps on its stream's worker, conditional bodies as their
+    /// handles' words say.
+    fn run_steps(&'static self, steps: &[Step], device: usize) {
+        for step in steps {
+            match step {
+                Step::Kernel(k) => k.run(self),
+                Step::Action(a) => {
+                    if let Err(err) = a() {
+                        self.device_work_failed(device, err);
+                    }
+                }
+                Step::Record(ev) => {
+                    if let Ok(t) = self.state.lock().contexts.event(*ev) {
+                        *t = Some(std::time::Instant::now());
+                    }
+                }
+                Step::Default { word, value } => {
+                    let bytes = value.to_ne_bytes();
+                    let src = HostOrDevice::Host(HostBytes::from_slice(&bytes));
+                    let dst = HostOrDevice::Device(DevicePtr::new(*word));
+                    if let Err(err) = self.copy_on(device, dst, src, 4, false) {
+                        self.device_work_failed(device, err);
+                    }
+                }
+                Step::Conditional { word, kind, bodies } => {
+                    // A fault (the device's sticky error) stops the reads, as it stops
+                    // the GPU's work.
+                    let read = || {
+                        let mut b = [0u8; 4];
+                        let dst = HostOrDevice::Host(HostBytes::from_mut_slice(&mut b));
+                        let src = HostOrDevice::Device(DevicePtr::new(*word));
+                        self.copy_on(device, dst, src, 4, false)
+                            .map(|()| u32::from_ne_bytes(b))
+                    };
+                    match *kind {
+                        conditional::kind::IF => match read() {
+                            Ok(0) => {
+                                if let Some(els) = bodies.get(1) {
+                                    self.run_steps(els, device);
+                                }
+                            }
+                            Ok(_) => self.run_steps(&bodies[0], device),
+                            Err(_) => {}
+                        },
+                        conditional::kind::WHILE => {
+                            while let Ok(v) = read() {
+                                if v == 0 {
+                                    break;
+                                }
+                                self.run_steps(&bodies[0], device);
+                            }
+                        }
+                        _ => {
+                            if let Some(b) = read().ok().and_then(|v| bodies.get(v as usize)) {
+                                self.run_steps(b, device);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// cuGraphLaunch: the whole graph is one piece of work on `stream`. On a capturing
     /// stream it becomes a child graph node of the capture.
     pub fn graph_launch(&'static self, e: ExecId, stream: StreamId) -> CuResult<()> {
-        let (body, order) = {
+        let (body, order, memory_ops, auto_free, bodies, graph) = {
             let st = self.state.lock();
             st.contexts.require_current()?;
             st.contexts.check_stream(stream)?;
             let exec = st.graphs.exec(e)?;
-            (exec.body.clone(), exec.order.clone())
+            (
+                exec.body.clone(),
+                exec.order.clone(),
+                exec.memory_ops.clone(),
+                exec.auto_free,
+                exec.bodies.clone(),
+                exec.graph,
+            )
         };
         if self.capture_of(stream)?.is_some() {
+            if !memory_ops.is_empty() {
+                return Err(invalid(
+                    "an executable graph with memory nodes cannot be launched into a stream capture",
+                ));
+            }
             return self.capture_node(stream, NodeOp::Child(Arc::new(body)));
         }
-        let mut steps = Vec::new();
+        let mut steps = self.conditional_defaults(graph);
         let mut waits = Vec::new();
-        self.plan(&body, &order, stream, &mut steps, &mut waits)?;
+        self.plan(&body, &order, stream, &mut steps, &mut waits, &bodies)?;
+        let queue = stream_queues::key_of(stream);
+        let regions = if memory_ops.is_empty() {
+            Vec::new()
+        } else {
+            let mut st = self.state.lock();
+            let st = &mut *st;
+            st.graph_memory.check_launch(&memory_ops, auto_free)?;
+            let profile = &self.profile;
+            st.graph_memory.launch(
+                &mut st.vmm,
+                &memory_ops,
+                queue,
+                |vmm, d| profile.devices[d].free_at_start.saturating_sub(vmm.used(d)),
+                |d| profile.devices[d].granularity_minimum,
+            )?
+        };
         let (ctx, device) = {
             let st = self.state.lock();
             let (ctx, c) = st.contexts.require_current()?;
@@ -708,23 +1126,12 @@ impl Driver {
                 waits.iter().for_each(stream_queues::Mark::wait);
                 // Copies and memsets need the launching thread's context, current here too.
                 let pushed = self.state.lock().contexts.push(ctx).is_ok();
-                for step in &steps {
-                    match step {
-                        Step::Kernel(k) => k.run(self),
-                        Step::Action(a) => {
-                            if let Err(err) = a() {
-                                self.device_work_failed(device, err);
-                            }
-                        }
-                        Step::Record(ev) => {
-                            if let Ok(t) = self.state.lock().contexts.event(*ev) {
-                                *t = Some(std::time::Instant::now());
-                            }
-                        }
-                    }
-                }
+                self.run_steps(&steps, device);
                 if pushed {
                     let _ = self.state.lock().contexts.pop();
+                }
+                if !regions.is_empty() {
+                    self.state.lock().graph_memory.landed(&regions, queue);
                 }
             }),
         )?;

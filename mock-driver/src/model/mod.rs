@@ -25,11 +25,13 @@
 
 pub mod alloc;
 pub mod capture;
+pub mod conditional;
 pub mod context;
 pub mod copies;
 pub mod copies2d;
 pub mod devices;
 pub mod error;
+pub mod graph_memory;
 pub mod graphs;
 pub mod host_memory;
 pub mod ids;
@@ -82,6 +84,10 @@ pub struct State {
     pub host: host_memory::HostMemory,
     /// CUDA graphs and executable graphs (graphs.rs).
     pub graphs: graphs::Graphs,
+    /// Graph allocations and each device's graph allocator (graph_memory.rs).
+    pub graph_memory: graph_memory::GraphMemory,
+    /// Conditional nodes' handles (conditional.rs).
+    pub conditionals: conditional::Conditionals,
     /// Stream captures in progress (capture.rs).
     pub captures: capture::Captures,
     /// The JIT linker's states (link.rs).
@@ -120,6 +126,8 @@ impl Driver {
                 ipc: ipc::Ipc::default(),
                 host: Default::default(),
                 graphs: Default::default(),
+                graph_memory: graph_memory::GraphMemory::new(n),
+                conditionals: Default::default(),
                 captures: Default::default(),
                 links: Default::default(),
                 printf_out: Vec::new(),

@@ -29,6 +29,11 @@ impl Driver {
             // Observed: for VMM memory the range is the whole reservation.
             ReservationKind::Vmm => (None, (m.reservation, r.size), 0, id.serial()),
             // Pool memory is known only while allocated; its range is the allocation.
+            // A graph allocation's range is the size its node asked for (as a pool's).
+            ReservationKind::Graph => {
+                let range = st.graph_memory.range_at(ptr)?;
+                (None, range, 0, id.serial())
+            }
             ReservationKind::Pool { pool } => {
                 let (start, b) = st.pools.block_containing(ptr)?;
                 (None, (start, b.requested), pool, b.id)

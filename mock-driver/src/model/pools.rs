@@ -23,6 +23,8 @@
 //! memory after the destroy).
 
 use super::error::*;
+use super::graph_memory::AllocNode;
+use super::graphs::NodeOp;
 use super::host_memory::HostMemory;
 use super::ids::{DevicePtr, StreamId};
 use super::profile::Profile;
@@ -30,7 +32,7 @@ use super::vmm::{AccessTable, AllocationProp, ReservationKind, Vmm};
 use super::{Driver, State};
 use cumock_abi::consts::*;
 use cumock_abi::result::*;
-use cumock_abi::CUmemPoolProps;
+use cumock_abi::{CUmemLocation, CUmemPoolProps};
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{FromRawFd, OwnedFd};
 
@@ -1054,6 +1056,9 @@ impl Driver {
     /// cuMemAllocAsync (`pool` None: the current pool of the stream's device) and
     /// cuMemAllocFromPoolAsync. 0 bytes succeed with address 0 (observed).
     pub fn alloc_async(&self, size: u64, stream: StreamId, pool: Option<u64>) -> CuResult<u64> {
+        if self.capture_of(stream)?.is_some() {
+            return self.capture_alloc(size, stream, pool);
+        }
         let mut st = self.state.lock();
         let st = &mut *st;
         let (ctx, _) = st.contexts.stream(stream)?;
@@ -1077,10 +1082,61 @@ impl Driver {
         Ok(p)
     }
 
+    /// cuMemAllocAsync on a capturing stream: an allocation node of the capture's graph on
+    /// the stream's device, which the device alone may access (as its default pool's
+    /// memory); the address is the node's.
+    fn capture_alloc(&self, size: u64, stream: StreamId, pool: Option<u64>) -> CuResult<u64> {
+        if pool.is_some() {
+            return Err(not_supported(
+                "cuMemAllocFromPoolAsync during stream capture (a graph allocation with the \
+                 pool's properties) is not emulated by cumock",
+            ));
+        }
+        let device = {
+            let st = self.state.lock();
+            let (ctx, _) = st.contexts.stream(stream)?;
+            st.contexts.get(ctx)?.device
+        };
+        if size == 0 {
+            return Ok(0);
+        }
+        let mut node = AllocNode {
+            dptr: 0,
+            bytesize: size,
+            device,
+            alloc_type: CU_MEM_ALLOCATION_TYPE_PINNED,
+            location: CUmemLocation {
+                type_: CU_MEM_LOCATION_TYPE_DEVICE,
+                id: device as i32,
+            },
+            max_size: 0,
+            usage: 0,
+            access: Vec::new(),
+        };
+        self.check_alloc_node(&node)?;
+        let granularity = self.profile.devices[device].granularity_minimum;
+        self.capture_node_with(stream, move |st, g, _| {
+            let st = &mut *st;
+            node.dptr = st
+                .graph_memory
+                .reserve(&mut st.vmm, g, &node, granularity)?;
+            let dptr = node.dptr;
+            Ok((NodeOp::MemAlloc(std::sync::Arc::new(node)), dptr))
+        })
+    }
+
     /// cuMemFreeAsync: pool memory goes back to its pool; cuMemAlloc memory is freed as
     /// cuMemFree frees it (observed: both succeed).
     pub fn free_async(&self, ptr: u64, stream: StreamId) -> CuResult<()> {
         self.state.lock().contexts.stream(stream)?;
+        if self.capture_of(stream)?.is_some() {
+            // A free node of the capture's graph: cuda.h's rules for cuGraphAddMemFreeNode
+            // (the address must be a graph allocation's).
+            return self.capture_node_with(stream, |st, g, _| {
+                st.graph_memory.add_free(g, ptr)?;
+                Ok((NodeOp::MemFree(ptr), ()))
+            });
+        }
         if ptr == 0 {
             return self.mem_free(DevicePtr::new(ptr));
         }

@@ -156,8 +156,15 @@ pub struct Mapping {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReservationKind {
     Vmm,
-    Alloc { context: ContextId, requested: u64 },
-    Pool { pool: u64 },
+    Alloc {
+        context: ContextId,
+        requested: u64,
+    },
+    Pool {
+        pool: u64,
+    },
+    /// A graph's address space for its allocation nodes (graph_memory.rs).
+    Graph,
 }
 
 #[derive(Debug)]
