@@ -323,3 +323,50 @@ K wmma_other(const unsigned* in, unsigned* out, int n) {
   o[44] = ((unsigned*)ua.x)[0]; o[45] = ((unsigned*)ua.x)[1];
   o[46] = ((unsigned*)ub.x)[0]; o[47] = ((unsigned*)ub.x)[1];
 }
+
+// Targeted sums for m16n8k16 f16 -> f32 (and -> f16): D[R][c] = C + sum_k A[R][k] B[k][c]
+// with B = +1 (even columns) or -1 (odd: the same sums negated, so truncation toward zero
+// and toward minus infinity differ), C = +-{1, 2^10, 3, 0}[c/2]. Rows R (16 per warp):
+// 0-15 R+1 terms of 2^-24 (how many bits below C's are kept); 16-31 one term 2^(R-16)
+// and fifteen of 2^-10 (alignment to the largest product); 32-47 2^15 and -2^15 in
+// k = 0 and k = 8 with fourteen terms 2^(-(R-32)) (one block of 16 or two of 8?); 48-63
+// terms 1.75 * 2^(R-56) and -1.5 * 2^(R-56) alternating with 2^-12 (mixed exponents).
+__device__ float probe_a(unsigned R, unsigned k) {
+  if (R < 16) return k <= R ? 5.9604645e-8f : 0.0f;                  // 2^-24
+  if (R < 32) return k == 0 ? (float)(1u << (R - 16)) : 0.0009765625f; // 2^-10
+  if (R < 48) return k == 0 ? 32768.0f : k == 8 ? -32768.0f : exp2f(-(float)(R - 32));
+  float s = exp2f((float)R - 56.0f);
+  return k % 3 == 0 ? 1.75f * s : k % 3 == 1 ? -1.5f * s : 0.000244140625f;
+}
+
+K mma_probe(const unsigned* in, unsigned* out, int n) {
+  unsigned lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  unsigned base = (threadIdx.x >> 5) * 16;
+  const float cm[4] = {1.0f, 1024.0f, 3.0f, 0.0f};
+  unsigned a[4], b[2], c[4], h[2];
+  for (int i = 0; i < 8; i++) {
+    unsigned row = g + 8 * ((i >> 1) & 1), k = 2 * t + (i & 1) + 8 * (i >> 2);
+    unsigned short x = __half_as_ushort(__float2half_rn(probe_a(base + row, k)));
+    if (i & 1) a[i / 2] |= (unsigned)x << 16; else a[i / 2] = x;
+  }
+  // B[k][col] = +-1 by the column: lane's column is g.
+  unsigned one = (g & 1) ? 0xbc00u : 0x3c00u;
+  b[0] = b[1] = one | one << 16;
+  for (int i = 0; i < 4; i++) {
+    unsigned col = 2 * t + (i & 1);
+    float v = (col & 1) ? -cm[col / 2] : cm[col / 2];
+    c[i] = __float_as_uint(v);
+  }
+  for (int i = 0; i < 2; i++) {
+    unsigned short lo = __half_as_ushort(__float2half_rn(__uint_as_float(c[2 * i])));
+    unsigned short hi = __half_as_ushort(__float2half_rn(__uint_as_float(c[2 * i + 1])));
+    h[i] = lo | (unsigned)hi << 16;
+  }
+  unsigned* o = out + 6 * (blockIdx.x * blockDim.x + threadIdx.x);
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+      : "=r"(o[0]), "=r"(o[1]), "=r"(o[2]), "=r"(o[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+  asm("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%9};"
+      : "=r"(o[4]), "=r"(o[5])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]));
+}
