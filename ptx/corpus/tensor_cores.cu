@@ -83,9 +83,15 @@ K mma_half(const unsigned* in, unsigned* out, int n) {
 K mma_tf32(const unsigned* in, unsigned* out, int n) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned* w = in + 12 * t;
-  unsigned* o = out + 8 * t;
+  unsigned* o = out + 13 * t;
   unsigned mode = warp_mode();
   unsigned a[4], b[2], c[4];
+  // cvt to tf32 of raw words (ties, NaNs, infinities, overflow).
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(o[8]) : "r"(w[0]));
+  asm("cvt.rna.satfinite.tf32.f32 %0, %1;" : "=r"(o[9]) : "r"(w[1] | 0x7f7ff000u * (w[2] & 1)));
+  asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(o[10]) : "r"(w[2] & 0xfffff000u | (w[3] & 0x1000u)));
+  asm("cvt.rz.tf32.f32 %0, %1;" : "=r"(o[11]) : "r"(w[3]));
+  asm("cvt.rn.relu.tf32.f32 %0, %1;" : "=r"(o[12]) : "r"(w[4]));
   // tf32 in f32 words: the low 13 bits are left as they come (do they count?).
   for (int i = 0; i < 4; i++) a[i] = shape_f32(w[i], mode == 1 ? 0 : mode);
   for (int i = 0; i < 2; i++) b[i] = shape_f32(w[4 + i], mode == 1 ? 0 : mode);

@@ -1344,7 +1344,12 @@ impl FuncDecoder<'_> {
                 let mode = m.take_any(&["rna", "rn", "rz"]).ok_or_else(|| unsup(m))?;
                 let relu = m.take("relu");
                 let satfinite = m.take("satfinite");
-                if !m.take("tf32") || !m.take("f32") || (relu && mode == "rna") {
+                // sm_90 has `.satfinite` only with `.rna` (ptxas: rn/rz need sm_100).
+                if !m.take("tf32")
+                    || !m.take("f32")
+                    || (relu && mode == "rna")
+                    || (satfinite && mode != "rna")
+                {
                     return Err(unsup(m));
                 }
                 self.alu(i, math::cvt_tf32(&mode, relu, satfinite), 1)

@@ -121,6 +121,14 @@ K wmma_tf32(const float* A, const float* B, const float* C, float* D) {
   wmma::store_matrix_sync(D + tm * 16 * 32 + tn * 16, fc, 32, wmma::mem_row_major);
 }
 
+// cvt to tf32 in its three roundings.
+K to_tf32(const unsigned* in, unsigned* out) {
+  unsigned x = in[threadIdx.x];
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(out[3 * threadIdx.x]) : "r"(x));
+  asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(out[3 * threadIdx.x + 1]) : "r"(x));
+  asm("cvt.rz.tf32.f32 %0, %1;" : "=r"(out[3 * threadIdx.x + 2]) : "r"(x));
+}
+
 // movmatrix and stmatrix: the 8x8 matrix held by the warp transposed, stored both ways.
 K move_store(const unsigned* in, unsigned short* out) {
   __shared__ __align__(16) unsigned short s[128];
@@ -344,5 +352,31 @@ fn movmatrix_transposes_and_stmatrix_stores_rows() {
                 "transposed ({r},{c})"
             );
         }
+    }
+}
+
+#[test]
+fn cvt_to_tf32_rounds_to_ten_mantissa_bits() {
+    let m = module();
+    let k = m.kernel("to_tf32").unwrap();
+    // (input, rna, rn, rz): a tie below an even bit, a tie below an odd one, above a tie
+    // (negative), below a tie, a carry into the exponent, an infinity.
+    let cases: [(u32, u32, u32, u32); 6] = [
+        (0x3f80_1000, 0x3f80_2000, 0x3f80_0000, 0x3f80_0000),
+        (0x3f80_3000, 0x3f80_4000, 0x3f80_4000, 0x3f80_2000),
+        (0xbf80_1001, 0xbf80_2000, 0xbf80_2000, 0xbf80_0000),
+        (0x3f80_0fff, 0x3f80_0000, 0x3f80_0000, 0x3f80_0000),
+        (0x3fff_f000, 0x4000_0000, 0x4000_0000, 0x3fff_e000),
+        (0xff80_0000, 0xff80_0000, 0xff80_0000, 0xff80_0000),
+    ];
+    let input: Vec<u32> = cases.iter().map(|c| c.0).collect();
+    let mut mem = TestMemory::new();
+    let din = mem.map(&u32s(&input), false);
+    let dout = mem.map(&vec![0u8; 12 * cases.len()], true);
+    let p = params(&m.kernels[k], &[din, dout]);
+    run(&m, k, &launch(1, cases.len() as u32, &p), &mem).unwrap();
+    let out = to_u32s(&mem.read(dout));
+    for (i, c) in cases.iter().enumerate() {
+        assert_eq!(&out[3 * i..3 * i + 3], &[c.1, c.2, c.3], "{:08x}", c.0);
     }
 }
