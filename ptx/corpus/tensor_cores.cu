@@ -376,3 +376,48 @@ K mma_probe(const unsigned* in, unsigned* out, int n) {
       : "=r"(o[4]), "=r"(o[5])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]));
 }
+
+// wmma's other shapes: m32n8k16 (f16, u8) and m8n32k16 (bf16), their raw fragments and
+// products, from shared memory staged with shaped values.
+K wmma_shapes(const unsigned* in, unsigned* out, int n) {
+  __shared__ __align__(32) unsigned short sh[4][512 + 128 + 512];
+  __shared__ __align__(32) float sf[4][256];
+  unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int gw = blockIdx.x * (blockDim.x >> 5) + warp;
+  const unsigned* w = in + 256 * gw;
+  unsigned mode = gw & 3 & ~1u;  // varied magnitudes, or tiny ones
+  for (int i = lane; i < 1152; i += 32) sh[warp][i] = shape_half(w[i & 255] ^ (i * 0x9e3779b9u), mode, i >= 640);
+  for (int i = lane; i < 256; i += 32) sf[warp][i] = __uint_as_float(shape_f32(w[i] * 2654435761u, mode));
+  __syncwarp();
+  unsigned* o = out + 55 * (blockIdx.x * blockDim.x + threadIdx.x);
+  wmma::fragment<wmma::matrix_a, 32, 8, 16, half, wmma::row_major> a1;
+  wmma::fragment<wmma::matrix_b, 32, 8, 16, half, wmma::col_major> b1;
+  wmma::fragment<wmma::accumulator, 32, 8, 16, float> c1;
+  wmma::load_matrix_sync(a1, (const half*)sh[warp], 16);
+  wmma::load_matrix_sync(b1, (const half*)sh[warp] + 512, 16);
+  wmma::load_matrix_sync(c1, sf[warp], 8, wmma::mem_row_major);
+  wmma::mma_sync(c1, a1, b1, c1);
+  for (int i = 0; i < 8; i++) o[i] = ((unsigned*)a1.x)[i];
+  for (int i = 0; i < 8; i++) o[8 + i] = ((unsigned*)b1.x)[i];
+  for (int i = 0; i < 8; i++) o[16 + i] = __float_as_uint(c1.x[i]);
+  wmma::fragment<wmma::matrix_a, 8, 32, 16, __nv_bfloat16, wmma::col_major> a2;
+  wmma::fragment<wmma::matrix_b, 8, 32, 16, __nv_bfloat16, wmma::row_major> b2;
+  wmma::fragment<wmma::accumulator, 8, 32, 16, float> c2;
+  wmma::load_matrix_sync(a2, (const __nv_bfloat16*)sh[warp] + 640, 8);
+  wmma::load_matrix_sync(b2, (const __nv_bfloat16*)sh[warp] + 640, 32);
+  wmma::load_matrix_sync(c2, sf[warp], 8, wmma::mem_col_major);
+  wmma::mma_sync(c2, a2, b2, c2);
+  for (int i = 0; i < 2; i++) o[24 + i] = ((unsigned*)a2.x)[i];
+  for (int i = 0; i < 8; i++) o[26 + i] = ((unsigned*)b2.x)[i];
+  for (int i = 0; i < 8; i++) o[34 + i] = __float_as_uint(c2.x[i]);
+  wmma::fragment<wmma::matrix_a, 32, 8, 16, unsigned char, wmma::row_major> a3;
+  wmma::fragment<wmma::matrix_b, 32, 8, 16, unsigned char, wmma::col_major> b3;
+  wmma::fragment<wmma::accumulator, 32, 8, 16, int> c3;
+  wmma::load_matrix_sync(a3, (const unsigned char*)w, 16);
+  wmma::load_matrix_sync(b3, (const unsigned char*)(w + 128), 16);
+  wmma::fill_fragment(c3, (int)w[200]);
+  wmma::mma_sync(c3, a3, b3, c3);
+  for (int i = 0; i < 4; i++) o[42 + i] = ((unsigned*)a3.x)[i];
+  o[46] = ((unsigned*)b3.x)[0];
+  for (int i = 0; i < 8; i++) o[47 + i] = c3.x[i];
+}

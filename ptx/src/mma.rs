@@ -4,10 +4,11 @@
 //!
 //! Layouts: `mma.sync`'s are the PTX ISA's ("Matrix Fragments for mma.mMnNkK": groupID =
 //! lane >> 2, threadID_in_group = lane % 4). `wmma`'s are left unspecified by PTX; here
-//! they are what ptxas builds them from on sm_80 and later, `mma` tiles: a 16x16
-//! accumulator is two m16n8 accumulators side by side, a 16x16x16 A is the m16n8k16 A,
-//! a B is two m16n8 Bs; f16 A and B keep PTX's eight registers (16 halves, from sm_70)
-//! with the second eight a copy of the first. Programs that only load, multiply and
+//! they are taken to be what ptxas builds them from on sm_80 and later, `mma` tiles: a
+//! 16x16 accumulator is two m16n8 accumulators side by side (m32n8: one above the
+//! other), a 16x16x16 A is the m16n8k16 A (m32n8k16: two, stacked), a B is m16n8 Bs side
+//! by side; f16 A and B keep PTX's eight registers (16 halves, from sm_70), repeating
+//! their elements to fill them. Programs that only load, multiply and
 //! store do not depend on this; the corpus (`ptx/corpus/tensor_cores.cu`) records the
 //! H200's registers to check it.
 //!
@@ -159,7 +160,9 @@ impl Frag {
                 matches!(elem, Elem::F16 | Elem::F32 | Elem::F64 | Elem::S32)
                     && match form {
                         Form::Mma => (m == 16 || m == 8) && n == 8,
-                        Form::Wmma => (m, n) == (16, 16) || (m, n, k) == (8, 8, 4),
+                        Form::Wmma => {
+                            matches!((m, n), (16, 16) | (32, 8) | (8, 32)) || (m, n, k) == (8, 8, 4)
+                        }
                     }
             }
             (Form::Mma, _) => match elem {
@@ -175,7 +178,9 @@ impl Frag {
                 _ => false,
             },
             (Form::Wmma, _) => match elem {
-                Elem::F16 | Elem::BF16 | Elem::S8 | Elem::U8 => (m, n, k) == (16, 16, 16),
+                Elem::F16 | Elem::BF16 | Elem::S8 | Elem::U8 => {
+                    k == 16 && matches!((m, n), (16, 16) | (32, 8) | (8, 32))
+                }
                 Elem::TF32 => (m, n, k) == (16, 16, 8),
                 Elem::F64 => (m, n, k) == (8, 8, 4),
                 _ => false,
@@ -194,11 +199,19 @@ impl Frag {
         }
     }
 
-    /// Elements each lane holds (wmma's f16 A and B: twice, see the module's comment).
+    /// Elements each lane holds: wmma's f16 A and B always take PTX's eight registers
+    /// (sm_70's fragments), holding their elements twice or four times over.
     pub fn per_lane(&self) -> usize {
+        if self.form == Form::Wmma && self.role != Role::C && self.elem == Elem::F16 {
+            return 16;
+        }
+        self.unique()
+    }
+
+    /// Distinct elements each lane holds.
+    fn unique(&self) -> usize {
         let (r, c) = self.dims();
-        let dup = self.form == Form::Wmma && self.role != Role::C && self.elem == Elem::F16;
-        (r * c / 32) as usize * if dup { 2 } else { 1 }
+        (r * c / 32) as usize
     }
 
     /// Bits of one register: 64 for f64 fragments, else 32.
@@ -224,26 +237,44 @@ impl Frag {
         let (g, t, i) = ((lane >> 2) as u32, (lane & 3) as u32, i as u32);
         let s = self.shape;
         match (self.form, self.role) {
-            (_, Role::C) if s.m == 8 => (g, 2 * t + i),
+            (Form::Mma, Role::C) if s.m == 8 => (g, 2 * t + i),
             (Form::Mma, Role::C) => (g + 8 * (i >> 1), 2 * t + (i & 1)),
-            (Form::Wmma, Role::C) => (g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)),
             (Form::Mma, role) => mma_coord(self.elem, s, role, g, t, i),
-            (Form::Wmma, Role::A) => {
-                // The m16n8k16 (or m16n8k8 tf32) A; f16's second eight repeat the first.
-                let i = if self.elem == Elem::F16 { i & 7 } else { i };
-                let mma = Shape { n: 8, ..s };
-                mma_coord(self.elem, mma, Role::A, g, t, i)
+            (Form::Wmma, _) => self.wmma_coord(g, t, i % self.unique() as u32),
+        }
+    }
+
+    /// wmma's fragments as `mma` tiles (module comment): A as m16n8kK As stacked down M
+    /// (m8n32k16: the rows g of one), B as m16n8kK Bs side by side along N, the
+    /// accumulator as m16n8 tiles along N, then down M (m8n32k16: their rows g).
+    fn wmma_coord(&self, g: u32, t: u32, j: u32) -> (u32, u32) {
+        let (s, elem) = (self.shape, self.elem);
+        let tile = Shape {
+            m: 16,
+            n: 8,
+            k: s.k,
+        };
+        match self.role {
+            Role::C if s.m == 8 && s.n == 8 => (g, 2 * t + j),
+            _ if elem == Elem::F64 => mma_coord(elem, s, self.role, g, t, j),
+            Role::C if s.m == 8 => (g, 2 * t + (j & 1) + 8 * (j >> 1)),
+            Role::C => {
+                let (tm, tn) = ((j / 4) / (s.n / 8), (j / 4) % (s.n / 8));
+                (g + 8 * ((j >> 1) & 1) + 16 * tm, 2 * t + (j & 1) + 8 * tn)
             }
-            (Form::Wmma, Role::B) => {
-                if s.m == 8 {
-                    return (t, g);
-                }
-                // Two m16n8 Bs, columns 0-7 then 8-15.
-                let i = if self.elem == Elem::F16 { i & 7 } else { i };
-                let half = (self.per_lane() / if self.elem == Elem::F16 { 4 } else { 2 }) as u32;
-                let mma = Shape { n: 8, ..s };
-                let (r, c) = mma_coord(self.elem, mma, Role::B, g, t, i % half);
-                (r, c + 8 * (i / half))
+            Role::A if s.m == 8 => {
+                let v = 32 / elem.bits();
+                (g, v * t + j % v + 4 * v * (j / v))
+            }
+            Role::A => {
+                let per = s.k * 16 / 32;
+                let (r, c) = mma_coord(elem, tile, Role::A, g, t, j % per);
+                (r + 16 * (j / per), c)
+            }
+            Role::B => {
+                let per = s.k * 8 / 32;
+                let (r, c) = mma_coord(elem, tile, Role::B, g, t, j % per);
+                (r, c + 8 * (j / per))
             }
         }
     }
@@ -507,8 +538,16 @@ mod tests {
         math::f64_to_f16(x as f64, Rnd::N) as u64
     }
 
+    fn acc(e: Elem) -> Elem {
+        match e {
+            Elem::F64 => Elem::F64,
+            Elem::S8 | Elem::U8 | Elem::S4 | Elem::U4 | Elem::B1 => Elem::S32,
+            _ => Elem::F32,
+        }
+    }
+
     #[test]
-    fn every_element_of_a_fragment_is_held_once_by_some_lane() {
+    fn every_element_of_a_fragment_is_held_as_often_by_the_lanes() {
         let shapes = [
             (Form::Mma, "m16n8k16", Elem::F16),
             (Form::Mma, "m16n8k8", Elem::BF16),
@@ -520,16 +559,23 @@ mod tests {
             (Form::Mma, "m16n8k32", Elem::U8),
             (Form::Mma, "m16n8k64", Elem::S4),
             (Form::Mma, "m16n8k256", Elem::B1),
+            (Form::Wmma, "m16n16k16", Elem::F16),
             (Form::Wmma, "m16n16k16", Elem::BF16),
             (Form::Wmma, "m16n16k16", Elem::S8),
             (Form::Wmma, "m16n16k8", Elem::TF32),
             (Form::Wmma, "m8n8k4", Elem::F64),
+            (Form::Wmma, "m32n8k16", Elem::F16),
+            (Form::Wmma, "m8n32k16", Elem::F16),
+            (Form::Wmma, "m8n32k16", Elem::BF16),
+            (Form::Wmma, "m32n8k16", Elem::U8),
+            (Form::Wmma, "m8n32k16", Elem::S8),
         ];
         for (form, shape, elem) in shapes {
             let s = Shape::from_name(shape).unwrap();
-            for role in [Role::A, Role::B] {
-                let f =
-                    Frag::new(form, s, role, elem).unwrap_or_else(|| panic!("{shape} {elem:?}"));
+            for role in [Role::A, Role::B, Role::C] {
+                let elem = if role == Role::C { acc(elem) } else { elem };
+                let f = Frag::new(form, s, role, elem)
+                    .unwrap_or_else(|| panic!("{shape} {elem:?} {role:?}"));
                 let (r, c) = f.dims();
                 let mut count = vec![0; (r * c) as usize];
                 for lane in 0..32 {
@@ -542,21 +588,26 @@ mod tests {
                         count[(y * c + x) as usize] += 1;
                     }
                 }
+                let times = f.per_lane() * 32 / count.len();
                 assert!(
-                    count.iter().all(|&n| n == 1),
+                    count.iter().all(|&n| n == times),
                     "{form:?} {shape} {elem:?} {role:?}"
                 );
             }
         }
-        // wmma's f16 A and B: every element twice.
-        let f = Frag::new(
-            Form::Wmma,
-            Shape::from_name("m16n16k16").unwrap(),
-            Role::B,
-            Elem::F16,
-        )
-        .unwrap();
-        assert_eq!((f.per_lane(), f.regs()), (16, 8));
+        // wmma's f16 A and B: eight registers whatever the shape.
+        for shape in ["m16n16k16", "m32n8k16", "m8n32k16"] {
+            for role in [Role::A, Role::B] {
+                let f = Frag::new(
+                    Form::Wmma,
+                    Shape::from_name(shape).unwrap(),
+                    role,
+                    Elem::F16,
+                )
+                .unwrap();
+                assert_eq!((f.per_lane(), f.regs()), (16, 8), "{shape} {role:?}");
+            }
+        }
     }
 
     #[test]

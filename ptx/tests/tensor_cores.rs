@@ -104,6 +104,10 @@ __device__ void gemm(const T* A, const T* B, const Acc* C, Acc* D, int m, int n,
 K wmma_f16(const half* A, const half* B, const float* C, float* D) { gemm<half, float, 16, 16, 16>(A, B, C, D, 32, 32, 32); }
 K wmma_bf16(const __nv_bfloat16* A, const __nv_bfloat16* B, const float* C, float* D) { gemm<__nv_bfloat16, float, 16, 16, 16>(A, B, C, D, 32, 32, 32); }
 K wmma_s8(const signed char* A, const signed char* B, const int* C, int* D) { gemm<signed char, int, 16, 16, 16>(A, B, C, D, 32, 32, 32); }
+K wmma_f16_m32n8(const half* A, const half* B, const float* C, float* D) { gemm<half, float, 32, 8, 16>(A, B, C, D, 32, 32, 32); }
+K wmma_bf16_m8n32(const __nv_bfloat16* A, const __nv_bfloat16* B, const float* C, float* D) { gemm<__nv_bfloat16, float, 8, 32, 16>(A, B, C, D, 32, 32, 32); }
+K wmma_u8_m8n32(const unsigned char* A, const unsigned char* B, const int* C, int* D) { gemm<unsigned char, int, 8, 32, 16>(A, B, C, D, 32, 32, 32); }
+K wmma_s8_m32n8(const signed char* A, const signed char* B, const int* C, int* D) { gemm<signed char, int, 32, 8, 16>(A, B, C, D, 32, 32, 32); }
 K wmma_f64(const double* A, const double* B, const double* C, double* D) { gemm<double, double, 8, 8, 4>(A, B, C, D, 8, 8, 8); }
 K wmma_tf32(const float* A, const float* B, const float* C, float* D) {
   int warp = threadIdx.x / 32, tm = warp / 2, tn = warp % 2;
@@ -279,7 +283,9 @@ fn wmma_gemms_match_host_gemms_in_every_type() {
     let f = |v: &[f64]| bytes(&v.iter().map(|&x| x as f32).collect::<Vec<_>>());
     for (kernel, a_in, b_in) in [
         ("wmma_f16", h(&a), h(&b)),
+        ("wmma_f16_m32n8", h(&a), h(&b)),
         ("wmma_bf16", bf(&a), bf(&b)),
+        ("wmma_bf16_m8n32", bf(&a), bf(&b)),
         ("wmma_tf32", f(&a), f(&b)),
     ] {
         let d = to_f32s(&run4(&m, kernel, 4, &a_in, &b_in, &bytes(&cf)));
@@ -290,21 +296,22 @@ fn wmma_gemms_match_host_gemms_in_every_type() {
     let ai: Vec<i8> = (0..n * k).map(|i| (i * 37 + 11) as u8 as i8).collect();
     let bi: Vec<i8> = (0..n * k).map(|i| (i * 101 + 5) as u8 as i8).collect();
     let ci: Vec<i32> = (0..n * n).map(|i| i as i32 * 1001 - 5000).collect();
-    let d = to_u32s(&run4(
-        &m,
-        "wmma_s8",
-        4,
-        &bytes(&ai),
-        &bytes(&bi),
-        &bytes(&ci),
-    ));
-    for i in 0..n {
-        for j in 0..n {
-            let want = ci[i * n + j]
-                + (0..k)
-                    .map(|kk| ai[i * k + kk] as i32 * bi[j * k + kk] as i32)
-                    .sum::<i32>();
-            assert_eq!(d[i * n + j] as i32, want, "wmma_s8 D[{i}][{j}]");
+    for (kernel, unsigned) in [
+        ("wmma_s8", false),
+        ("wmma_s8_m32n8", false),
+        ("wmma_u8_m8n32", true),
+    ] {
+        let d = to_u32s(&run4(&m, kernel, 4, &bytes(&ai), &bytes(&bi), &bytes(&ci)));
+        let v = |x: i8| if unsigned { x as u8 as i32 } else { x as i32 };
+        for i in 0..n {
+            for j in 0..n {
+                let dot: i32 = (0..k).map(|kk| v(ai[i * k + kk]) * v(bi[j * k + kk])).sum();
+                assert_eq!(
+                    d[i * n + j] as i32,
+                    ci[i * n + j] + dot,
+                    "{kernel} D[{i}][{j}]"
+                );
+            }
         }
     }
     let a8: Vec<f64> = (0..64).map(|i| small(i, 11, 0.5)).collect();
