@@ -307,6 +307,13 @@ fn cg_grid_sync() {
     run("cg_grid_sync", &[]);
 }
 
+// In the style of NVIDIA's simpleTensorCoreGEMM and cudaTensorCoreGemm (and their bf16,
+// tf32, dmma and imma siblings): wmma GEMMs checked against the host's.
+#[test]
+fn tensor_core_gemm() {
+    run("tensor_core_gemm", &[]);
+}
+
 #[test]
 fn threads() {
     let exe = common::nvcc("threads");

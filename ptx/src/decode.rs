@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
+use crate::mma;
 use crate::parse::{Ast, FuncAst, InstAst, Opnd, Stmt, VarDecl, VarSpace};
 use crate::{Global, Kernel, LoadError, LoadErrorKind, Module, Param, StateSpace};
 use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
@@ -319,6 +320,58 @@ pub enum Op {
     WarpSync {
         _mask: Src,
     },
+    /// `mma.sync.aligned` and `wmma.mma.sync.aligned`: D = A·B + C over the warp.
+    Mma(Box<MmaOp>),
+    /// `wmma.load.{a,b,c}`: a fragment from memory, `stride` elements between rows
+    /// (row-major) or columns.
+    WmmaLoad(Box<WmmaMem<Dst>>),
+    /// `wmma.store.d`.
+    WmmaStore(Box<WmmaMem<Src>>),
+    /// `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16`: lanes 8j..8j+7 give the row
+    /// addresses of matrix j, every lane receives its part of each.
+    Ldmatrix {
+        n: u8,
+        trans: bool,
+        space: Space,
+        d: [Dst; 4],
+        addr: Src,
+        off: i64,
+    },
+    /// `stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16`: the store twin of `Ldmatrix`.
+    Stmatrix {
+        n: u8,
+        trans: bool,
+        space: Space,
+        v: [Src; 4],
+        addr: Src,
+        off: i64,
+    },
+    /// `movmatrix.sync.aligned.m8n8.trans.b16`: the warp's 8x8 fragment transposed.
+    Movmatrix {
+        d: Dst,
+        a: Src,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct MmaOp {
+    pub spec: mma::MmaSpec,
+    pub d: Vec<Dst>,
+    pub a: Vec<Src>,
+    pub b: Vec<Src>,
+    pub c: Vec<Src>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WmmaMem<R> {
+    pub frag: mma::Frag,
+    pub row_major: bool,
+    pub space: Space,
+    pub regs: Vec<R>,
+    pub addr: Src,
+    pub off: i64,
+    /// None: the matrix's own width (row-major) or height.
+    pub stride: Option<Src>,
 }
 
 impl Op {
@@ -1293,6 +1346,21 @@ impl FuncDecoder<'_> {
                 let ty = self.one_type(i, m)?;
                 self.alu(i, math::testp(ty, &what).ok_or_else(|| unsup(m))?, 1)
             }
+            "cvt" if m.list.iter().any(|x| x == "tf32") => {
+                // `cvt.{rna,rn,rz}[.relu][.satfinite].tf32.f32`: an f32 cut to tf32's 19 bits.
+                let mode = m.take_any(&["rna", "rn", "rz"]).ok_or_else(|| unsup(m))?;
+                let relu = m.take("relu");
+                let satfinite = m.take("satfinite");
+                // sm_90 has `.satfinite` only with `.rna` (ptxas: rn/rz need sm_100).
+                if !m.take("tf32")
+                    || !m.take("f32")
+                    || (relu && mode == "rna")
+                    || (satfinite && mode != "rna")
+                {
+                    return Err(unsup(m));
+                }
+                self.alu(i, math::cvt_tf32(&mode, relu, satfinite), 1)
+            }
             "cvt" => {
                 let rnd = m.rnd();
                 let int_rnd = m.int_rnd();
@@ -1539,11 +1607,278 @@ impl FuncDecoder<'_> {
                     mask: self.src(i, &i.ops[2])?,
                 })
             }
+            "mma" => self.mma(i, m, mma::Form::Mma),
+            "wmma" => match m.take_any(&["load", "store", "mma"]).as_deref() {
+                Some("mma") => self.mma(i, m, mma::Form::Wmma),
+                Some("load") => self.wmma_mem(i, m, false),
+                Some("store") => self.wmma_mem(i, m, true),
+                _ => Err(unsup(m)),
+            },
+            "ldmatrix" | "stmatrix" => self.ldst_matrix(i, m),
+            "movmatrix" => {
+                for x in ["sync", "aligned", "m8n8", "trans", "b16"] {
+                    if !m.take(x) {
+                        return Err(unsup(m));
+                    }
+                }
+                self.nops(i, 2)?;
+                Ok(Op::Movmatrix {
+                    d: self.reg(i, &i.ops[0])?,
+                    a: self.src(i, &i.ops[1])?,
+                })
+            }
             _ => Err(unsupported(
                 i,
                 format!("unsupported instruction `{}`", m.full),
             )),
         }
+    }
+
+    /// `{r0, r1, ...}` with exactly `n` registers.
+    fn reg_vector(
+        &self,
+        i: &InstAst,
+        o: &Opnd,
+        n: usize,
+        what: &str,
+    ) -> Result<Vec<Dst>, LoadError> {
+        let parts: Vec<&Opnd> = match o {
+            Opnd::Vector(v) => v.iter().collect(),
+            o => vec![o],
+        };
+        if parts.len() != n {
+            return Err(semantic(
+                i,
+                format!("{what} takes {n} registers, found {}", parts.len()),
+            ));
+        }
+        parts.iter().map(|p| self.reg(i, p)).collect()
+    }
+
+    fn src_vector(
+        &self,
+        i: &InstAst,
+        o: &Opnd,
+        n: usize,
+        what: &str,
+    ) -> Result<Vec<Src>, LoadError> {
+        let parts: Vec<&Opnd> = match o {
+            Opnd::Vector(v) => v.iter().collect(),
+            o => vec![o],
+        };
+        if parts.len() != n {
+            return Err(semantic(
+                i,
+                format!("{what} takes {n} registers, found {}", parts.len()),
+            ));
+        }
+        parts.iter().map(|p| self.src(i, p)).collect()
+    }
+
+    /// The first modifier `parse` understands, taken.
+    fn take_parsed<T>(m: &mut Mods, parse: impl Fn(&str) -> Option<T>) -> Option<T> {
+        let k = m.list.iter().position(|x| parse(x).is_some())?;
+        parse(&m.list.remove(k))
+    }
+
+    /// The `.sync.aligned` every warp-level matrix instruction needs.
+    fn sync_aligned(m: &mut Mods) -> bool {
+        m.take("sync") & m.take("aligned")
+    }
+
+    /// The state space of a matrix access: `.shared{::cta}`, `.global`, or generic.
+    fn matrix_space(m: &mut Mods) -> Option<Space> {
+        Some(
+            match m
+                .take_any(&["shared", "shared::cta", "global", "shared::cluster"])
+                .as_deref()
+            {
+                Some("shared" | "shared::cta") => Space::Shared,
+                Some("global") => Space::Global,
+                Some(_) => return None,
+                None => Space::Generic,
+            },
+        )
+    }
+
+    /// `mma.sync.aligned.SHAPE.row.col[.satfinite].D.A.B.C[.xor.popc]` and
+    /// `wmma.mma.sync.aligned.LAYOUTS.SHAPE.D[.A.B].C[.rn][.satfinite]`.
+    fn mma(&mut self, i: &InstAst, m: &mut Mods, form: mma::Form) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        if !Self::sync_aligned(m) {
+            return Err(unsup(m));
+        }
+        let shape = Self::take_parsed(m, mma::Shape::from_name).ok_or_else(|| unsup(m))?;
+        // mma: A row-major and B column-major, the only layouts of sm_80's shapes; wmma:
+        // any, the fragments are the same (`mma`'s module comment).
+        let (la, lb) = (
+            m.take_any(&["row", "col"]).ok_or_else(|| unsup(m))?,
+            m.take_any(&["row", "col"]).ok_or_else(|| unsup(m))?,
+        );
+        if form == mma::Form::Mma && (la != "row" || lb != "col") {
+            return Err(unsup(m));
+        }
+        let satfinite = m.take("satfinite");
+        let xor = m.take("xor");
+        let and = m.take("and");
+        let popc = m.take("popc");
+        // f64 wmma names its rounding: only .rn exists.
+        let _ = m.take("rn");
+        let mut types = Vec::new();
+        m.list.retain(|x| match mma::Elem::from_name(x) {
+            Some(e) => {
+                types.push(e);
+                false
+            }
+            None => true,
+        });
+        let types = match types.as_slice() {
+            [d, a, b, c] => [*d, *a, *b, *c],
+            // wmma's f16: only D and C are named.
+            [d, c] if form == mma::Form::Wmma => [*d, mma::Elem::F16, mma::Elem::F16, *c],
+            _ => return Err(unsup(m)),
+        };
+        if (types[1] == mma::Elem::B1) != (popc && (xor ^ and)) {
+            return Err(unsup(m));
+        }
+        let spec = mma::MmaSpec::new(form, shape, types, satfinite, xor).ok_or_else(|| unsup(m))?;
+        self.nops(i, 4)?;
+        Ok(Op::Mma(Box::new(MmaOp {
+            d: self.reg_vector(i, &i.ops[0], spec.d.regs(), "D")?,
+            a: self.src_vector(i, &i.ops[1], spec.a.regs(), "A")?,
+            b: self.src_vector(i, &i.ops[2], spec.b.regs(), "B")?,
+            c: self.src_vector(i, &i.ops[3], spec.c.regs(), "C")?,
+            spec,
+        })))
+    }
+
+    /// `wmma.load.{a,b,c}.sync.aligned.LAYOUT.SHAPE[.SPACE].TYPE r, [p][, stride]` and
+    /// `wmma.store.d.sync.aligned.LAYOUT.SHAPE[.SPACE].TYPE [p], r[, stride]`.
+    fn wmma_mem(&mut self, i: &InstAst, m: &mut Mods, store: bool) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        let role = match m.take_any(&["a", "b", "c", "d"]).as_deref() {
+            Some("a") if !store => mma::Role::A,
+            Some("b") if !store => mma::Role::B,
+            Some("c") if !store => mma::Role::C,
+            Some("d") if store => mma::Role::C,
+            _ => return Err(unsup(m)),
+        };
+        if !Self::sync_aligned(m) {
+            return Err(unsup(m));
+        }
+        let row_major = m.take_any(&["row", "col"]).ok_or_else(|| unsup(m))? == "row";
+        let space = Self::matrix_space(m).ok_or_else(|| unsup(m))?;
+        let shape = Self::take_parsed(m, mma::Shape::from_name).ok_or_else(|| unsup(m))?;
+        let elem = Self::take_parsed(m, mma::Elem::from_name).ok_or_else(|| unsup(m))?;
+        let frag = mma::Frag::new(mma::Form::Wmma, shape, role, elem).ok_or_else(|| unsup(m))?;
+        if !matches!(i.ops.len(), 2 | 3) {
+            return Err(semantic(i, "`wmma` load/store takes 2 or 3 operands"));
+        }
+        let (addr_op, regs_op) = if store {
+            (&i.ops[0], &i.ops[1])
+        } else {
+            (&i.ops[1], &i.ops[0])
+        };
+        let (addr, off, sym_space) = self.addr(i, addr_op)?;
+        let space = match (space, sym_space) {
+            (Space::Generic, Some(s)) => s,
+            (s, _) => s,
+        };
+        if !matches!(space, Space::Global | Space::Shared | Space::Generic) {
+            return Err(unsup(m));
+        }
+        let stride = match i.ops.get(2) {
+            Some(o) => Some(self.src(i, o)?),
+            None => None,
+        };
+        let n = frag.regs();
+        Ok(if store {
+            Op::WmmaStore(Box::new(WmmaMem {
+                frag,
+                row_major,
+                space,
+                regs: self.src_vector(i, regs_op, n, "the fragment")?,
+                addr,
+                off,
+                stride,
+            }))
+        } else {
+            Op::WmmaLoad(Box::new(WmmaMem {
+                frag,
+                row_major,
+                space,
+                regs: self.reg_vector(i, regs_op, n, "the fragment")?,
+                addr,
+                off,
+                stride,
+            }))
+        })
+    }
+
+    /// `ldmatrix`/`stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans][.shared{::cta}].b16`.
+    fn ldst_matrix(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        let store = i.opcode == "stmatrix";
+        if !Self::sync_aligned(m) || !m.take("m8n8") || !m.take("b16") {
+            return Err(unsup(m));
+        }
+        let n = match m.take_any(&["x1", "x2", "x4"]).as_deref() {
+            Some("x1") => 1,
+            Some("x2") => 2,
+            Some("x4") => 4,
+            _ => return Err(unsup(m)),
+        };
+        let trans = m.take("trans");
+        let space = Self::matrix_space(m).ok_or_else(|| unsup(m))?;
+        if space == Space::Global {
+            return Err(unsup(m));
+        }
+        self.nops(i, 2)?;
+        let (addr_op, regs_op) = if store {
+            (&i.ops[0], &i.ops[1])
+        } else {
+            (&i.ops[1], &i.ops[0])
+        };
+        let (addr, off, sym_space) = self.addr(i, addr_op)?;
+        let space = match (space, sym_space) {
+            (Space::Generic, Some(s)) => s,
+            (s, _) => s,
+        };
+        Ok(if store {
+            let mut v = [Src::Imm(0); 4];
+            for (k, s) in self
+                .src_vector(i, regs_op, n, "`stmatrix`")?
+                .into_iter()
+                .enumerate()
+            {
+                v[k] = s;
+            }
+            Op::Stmatrix {
+                n: n as u8,
+                trans,
+                space,
+                v,
+                addr,
+                off,
+            }
+        } else {
+            let mut d = [Dst::Sink; 4];
+            for (k, r) in self
+                .reg_vector(i, regs_op, n, "`ldmatrix`")?
+                .into_iter()
+                .enumerate()
+            {
+                d[k] = r;
+            }
+            Op::Ldmatrix {
+                n: n as u8,
+                trans,
+                space,
+                d,
+                addr,
+                off,
+            }
+        })
     }
 
     fn arith(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {

@@ -23,6 +23,8 @@ use crate::{
     GRID_WINDOW, GRID_WORKSPACE_BYTES, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE,
 };
 
+mod matrix;
+
 const FULL: u32 = u32::MAX;
 static ZERO_LANES: Lanes = [0; 32];
 pub(crate) const TLB_ENTRIES: usize = 4;
@@ -1803,6 +1805,26 @@ impl<'a> BlockCtx<'a> {
                 }
                 write(w, *d, &out, emask);
             }
+            Op::Mma(m) => self.mma(w, m, emask),
+            Op::WmmaLoad(m) => self.wmma_load(w, m, emask, pc)?,
+            Op::WmmaStore(m) => self.wmma_store(w, m, emask, pc)?,
+            Op::Ldmatrix {
+                n,
+                trans,
+                space,
+                d,
+                addr,
+                off,
+            } => self.ldmatrix(w, *n, *trans, *space, d, *addr, *off, emask, pc)?,
+            Op::Stmatrix {
+                n,
+                trans,
+                space,
+                v,
+                addr,
+                off,
+            } => self.stmatrix(w, *n, *trans, *space, v, *addr, *off, emask, pc)?,
+            Op::Movmatrix { d, a: sa } => self.movmatrix(w, *d, *sa, emask),
             // Control instructions are handled in `run_group`.
             _ => {}
         }

@@ -31,6 +31,7 @@ mod jit;
 mod lex;
 pub mod link;
 mod math;
+mod mma;
 mod parse;
 mod printf;
 

@@ -1960,3 +1960,57 @@ pub fn szext(clamp: bool, signed: bool) -> WarpFn {
         (false, false) => wf!(|a, b, c, e| ext(a, b, false, false)),
     }
 }
+
+/// `cvt.{rna,rn,rz}[.relu][.satfinite].tf32.f32`: the f32 rounded to 10 mantissa bits
+/// (ties away from zero, to even, or toward zero), the 13 bits below cleared; NaN the
+/// canonical NaN; `.relu` clamps negatives to +0; `.satfinite` turns infinities into the
+/// largest finite tf32 of their sign.
+pub fn cvt_tf32(mode: &str, relu: bool, satfinite: bool) -> WarpFn {
+    fn one(x: u32, mode: u8, relu: bool, satfinite: bool) -> u32 {
+        if f32::from_bits(x).is_nan() {
+            return CANONICAL_NAN32;
+        }
+        let r = match mode {
+            0 => x.wrapping_add(0x1000),
+            1 => x.wrapping_add(0xfff + ((x >> 13) & 1)),
+            _ => x,
+        } & !0x1fff;
+        // An infinity keeps its (zero) low bits through every mode.
+        let r = if f32::from_bits(x).is_infinite() {
+            x
+        } else {
+            r
+        };
+        let r = if satfinite && r & 0x7fff_ffff == 0x7f80_0000 {
+            (r & 0x8000_0000) | 0x7f7f_e000
+        } else {
+            r
+        };
+        if relu && r & 0x8000_0000 != 0 {
+            0
+        } else {
+            r
+        }
+    }
+    macro_rules! f {
+        ($mode:expr, $relu:expr, $sat:expr) => {
+            |o: &mut Lanes, a: &Lanes, _: &Lanes, _: &Lanes, _: &Lanes| {
+                for (o, a) in o.iter_mut().zip(a) {
+                    *o = one(*a as u32, $mode, $relu, $sat) as u64;
+                }
+            }
+        };
+    }
+    match (mode, relu, satfinite) {
+        ("rna", _, false) => f!(0, false, false),
+        ("rna", _, true) => f!(0, false, true),
+        ("rn", false, false) => f!(1, false, false),
+        ("rn", false, true) => f!(1, false, true),
+        ("rn", true, false) => f!(1, true, false),
+        ("rn", true, true) => f!(1, true, true),
+        (_, false, false) => f!(2, false, false),
+        (_, false, true) => f!(2, false, true),
+        (_, true, false) => f!(2, true, false),
+        (_, true, true) => f!(2, true, true),
+    }
+}

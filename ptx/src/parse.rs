@@ -100,6 +100,11 @@ pub struct Ast {
 /// Every opcode the decoder knows (each may still refuse some of its modifiers).
 const KNOWN_OPCODES: &[&str] = &[
     "mov",
+    "mma",
+    "wmma",
+    "ldmatrix",
+    "stmatrix",
+    "movmatrix",
     "add",
     "sub",
     "mul",

@@ -153,3 +153,35 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let e = err(&kernel(&"{".repeat(100_000)));
     assert_eq!(e.kind, LoadErrorKind::Syntax);
 }
+
+#[test]
+fn tensor_core_forms_not_emulated_are_named_and_fragments_are_counted() {
+    // sm_70's m8n8k4 f16 mma and wmma's sub-byte m8n8k32 are not decoded: named, with
+    // the line.
+    let e = err(&kernel(
+        "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r0,%r1,%r2,%r3,%r0,%r1,%r2,%r3}, {%r0,%r1}, {%r0,%r1}, {%r0,%r1,%r2,%r3,%r0,%r1,%r2,%r3};",
+    ));
+    assert_eq!(
+        e.to_string(),
+        "line 8: unsupported instruction `mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32`"
+    );
+    let e = err(&kernel(
+        "wmma.load.a.sync.aligned.row.m8n8k32.global.s4 {%r0}, [p];",
+    ));
+    assert_eq!(e.kind, LoadErrorKind::Unsupported);
+    assert!(
+        e.message.contains("wmma.load.a.sync.aligned.row.m8n8k32"),
+        "{e}"
+    );
+    // A fragment with the wrong number of registers is the program's error.
+    let e = err(&kernel(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r0,%r1,%r2,%r3}, {%r0,%r1}, {%r0,%r1}, {%r0,%r1,%r2,%r3};",
+    ));
+    assert_eq!(e.kind, LoadErrorKind::Semantic);
+    assert!(e.message.contains("A takes 4 registers, found 2"), "{e}");
+    // mma's A is row-major and B column-major, nothing else.
+    let e = err(&kernel(
+        "mma.sync.aligned.m16n8k8.col.row.f32.f16.f16.f32 {%r0,%r1,%r2,%r3}, {%r0,%r1}, {%r0}, {%r0,%r1,%r2,%r3};",
+    ));
+    assert_eq!(e.kind, LoadErrorKind::Unsupported);
+}

@@ -1,0 +1,737 @@
+//! Warp-level matrix multiply-accumulate: the fragment layouts of `mma.sync` and
+//! `wmma.*` (which lane holds which element of A, B, C and D) and the arithmetic of one
+//! D = A·B + C, over the registers of all 32 lanes at once.
+//!
+//! Layouts: `mma.sync`'s are the PTX ISA's ("Matrix Fragments for mma.mMnNkK": groupID =
+//! lane >> 2, threadID_in_group = lane % 4). `wmma`'s are left unspecified by PTX; here
+//! they are taken to be what ptxas builds them from on sm_80 and later, `mma` tiles: a
+//! 16x16 accumulator is two m16n8 accumulators side by side (m32n8: one above the
+//! other), a 16x16x16 A is the m16n8k16 A (m32n8k16: two, stacked), a B is m16n8 Bs side
+//! by side; f16 A and B keep PTX's eight registers (16 halves, from sm_70), repeating
+//! their elements to fill them. Programs that only load, multiply and
+//! store do not depend on this; the corpus (`ptx/corpus/tensor_cores.cu`) records the
+//! H200's registers to check it.
+//!
+//! Arithmetic: integers exactly (wrapping, or clamped with `.satfinite`); f64 as a chain
+//! of fused multiply-adds in k order, rounded to nearest each step; f16, bf16 and tf32 as
+//! the tensor cores do it, per the published measurements (Fasi, Higham, Mikaitis,
+//! Pranesh 2021; Khattak, Mikaitis 2025): products exact, every term (C and the k
+//! products) cut toward zero at [`ALIGN_BITS`] bits below the largest term's leading
+//! bit, the cut terms summed exactly, and the sum rounded once: toward zero to an f32
+//! result, to nearest to an f16 result. NaN results are the canonical NaN.
+
+use crate::math::{self, Lanes, Rnd};
+
+/// Bits kept of each term, from the largest term's leading bit down (measured: 24 on
+/// A100, 25 on H100).
+pub const ALIGN_BITS: i32 = 25;
+
+/// Products fused in one sum with the accumulator: an instruction's whole k (16 at most
+/// for f16/bf16, 8 for tf32) on H100, as measured (one final rounding).
+pub const BLOCK_TERMS: usize = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elem {
+    F16,
+    BF16,
+    TF32,
+    F32,
+    F64,
+    S8,
+    U8,
+    S4,
+    U4,
+    B1,
+    S32,
+}
+
+impl Elem {
+    pub fn from_name(s: &str) -> Option<Elem> {
+        Some(match s {
+            "f16" => Elem::F16,
+            "bf16" => Elem::BF16,
+            "tf32" => Elem::TF32,
+            "f32" => Elem::F32,
+            "f64" => Elem::F64,
+            "s8" => Elem::S8,
+            "u8" => Elem::U8,
+            "s4" => Elem::S4,
+            "u4" => Elem::U4,
+            "b1" => Elem::B1,
+            "s32" => Elem::S32,
+            _ => return None,
+        })
+    }
+
+    pub fn bits(self) -> u32 {
+        match self {
+            Elem::F16 | Elem::BF16 => 16,
+            Elem::TF32 | Elem::F32 | Elem::S32 => 32,
+            Elem::F64 => 64,
+            Elem::S8 | Elem::U8 => 8,
+            Elem::S4 | Elem::U4 => 4,
+            Elem::B1 => 1,
+        }
+    }
+
+    fn is_int(self) -> bool {
+        matches!(
+            self,
+            Elem::S8 | Elem::U8 | Elem::S4 | Elem::U4 | Elem::B1 | Elem::S32
+        )
+    }
+
+    /// An integer element's value from its raw bits.
+    fn int(self, raw: u64) -> i64 {
+        match self {
+            Elem::S8 => raw as u8 as i8 as i64,
+            Elem::S4 => ((raw as u8) << 4) as i8 as i64 >> 4,
+            Elem::S32 => raw as u32 as i32 as i64,
+            _ => raw as i64,
+        }
+    }
+
+    /// A float element's value (exact in f64), from its raw bits. tf32 is an f32 of
+    /// which the tensor cores read the top 19 bits.
+    fn float(self, raw: u64) -> f64 {
+        match self {
+            Elem::F16 => math::f16_to_f32(raw as u16) as f64,
+            Elem::BF16 => f32::from_bits((raw as u32) << 16) as f64,
+            Elem::TF32 => f32::from_bits(raw as u32 & 0xffff_e000) as f64,
+            Elem::F32 => f32::from_bits(raw as u32) as f64,
+            _ => f64::from_bits(raw),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+}
+
+impl Shape {
+    /// `m16n8k16` and friends.
+    pub fn from_name(s: &str) -> Option<Shape> {
+        let s = s.strip_prefix('m')?;
+        let (m, s) = s.split_once('n')?;
+        let (n, k) = s.split_once('k')?;
+        Some(Shape {
+            m: m.parse().ok()?,
+            n: n.parse().ok()?,
+            k: k.parse().ok()?,
+        })
+    }
+}
+
+/// Which instruction family's fragments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    Mma,
+    Wmma,
+}
+
+/// Which matrix: A (M×K), B (K×N), or the accumulator C or D (M×N).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    A,
+    B,
+    C,
+}
+
+/// One operand's fragment: which lane holds which element, and how they pack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frag {
+    pub form: Form,
+    pub shape: Shape,
+    pub role: Role,
+    pub elem: Elem,
+}
+
+impl Frag {
+    /// The fragment, if the combination exists (on sm_90).
+    pub fn new(form: Form, shape: Shape, role: Role, elem: Elem) -> Option<Frag> {
+        let f = Frag {
+            form,
+            shape,
+            role,
+            elem,
+        };
+        let (m, n, k) = (shape.m, shape.n, shape.k);
+        let ok = match (form, role) {
+            (_, Role::C) => {
+                matches!(elem, Elem::F16 | Elem::F32 | Elem::F64 | Elem::S32)
+                    && match form {
+                        Form::Mma => (m == 16 || m == 8) && n == 8,
+                        Form::Wmma => {
+                            matches!((m, n), (16, 16) | (32, 8) | (8, 32)) || (m, n, k) == (8, 8, 4)
+                        }
+                    }
+            }
+            (Form::Mma, _) => match elem {
+                Elem::F64 => {
+                    (m, n, k) == (8, 8, 4) || (m == 16 && n == 8 && matches!(k, 4 | 8 | 16))
+                }
+                Elem::TF32 => m == 16 && n == 8 && matches!(k, 4 | 8),
+                Elem::F16 | Elem::BF16 | Elem::S8 | Elem::U8 | Elem::S4 | Elem::U4 | Elem::B1 => {
+                    let v = 32 / elem.bits();
+                    (m == 16 && n == 8 && (k == 4 * v || k == 8 * v))
+                        || (m == 8 && n == 8 && k == 4 * v && elem.is_int())
+                }
+                _ => false,
+            },
+            (Form::Wmma, _) => match elem {
+                Elem::F16 | Elem::BF16 | Elem::S8 | Elem::U8 => {
+                    k == 16 && matches!((m, n), (16, 16) | (32, 8) | (8, 32))
+                }
+                Elem::TF32 => (m, n, k) == (16, 16, 8),
+                Elem::F64 => (m, n, k) == (8, 8, 4),
+                _ => false,
+            },
+        };
+        ok.then_some(f)
+    }
+
+    /// Rows and columns of the matrix.
+    pub fn dims(&self) -> (u32, u32) {
+        let s = self.shape;
+        match self.role {
+            Role::A => (s.m, s.k),
+            Role::B => (s.k, s.n),
+            Role::C => (s.m, s.n),
+        }
+    }
+
+    /// Elements each lane holds: wmma's f16 A and B always take PTX's eight registers
+    /// (sm_70's fragments), holding their elements twice or four times over.
+    pub fn per_lane(&self) -> usize {
+        if self.form == Form::Wmma && self.role != Role::C && self.elem == Elem::F16 {
+            return 16;
+        }
+        self.unique()
+    }
+
+    /// Distinct elements each lane holds.
+    fn unique(&self) -> usize {
+        let (r, c) = self.dims();
+        (r * c / 32) as usize
+    }
+
+    /// Bits of one register: 64 for f64 fragments, else 32.
+    pub fn reg_bits(&self) -> u32 {
+        if self.elem == Elem::F64 {
+            64
+        } else {
+            32
+        }
+    }
+
+    pub fn per_reg(&self) -> usize {
+        (self.reg_bits() / self.elem.bits()) as usize
+    }
+
+    /// Registers the fragment takes in an instruction's vector operand.
+    pub fn regs(&self) -> usize {
+        self.per_lane() / self.per_reg()
+    }
+
+    /// (row, column) of element `i` of `lane`'s fragment.
+    pub fn coord(&self, lane: usize, i: usize) -> (u32, u32) {
+        let (g, t, i) = ((lane >> 2) as u32, (lane & 3) as u32, i as u32);
+        let s = self.shape;
+        match (self.form, self.role) {
+            (Form::Mma, Role::C) if s.m == 8 => (g, 2 * t + i),
+            (Form::Mma, Role::C) => (g + 8 * (i >> 1), 2 * t + (i & 1)),
+            (Form::Mma, role) => mma_coord(self.elem, s, role, g, t, i),
+            (Form::Wmma, _) => self.wmma_coord(g, t, i % self.unique() as u32),
+        }
+    }
+
+    /// wmma's fragments as `mma` tiles (module comment): A as m16n8kK As stacked down M
+    /// (m8n32k16: the rows g of one), B as m16n8kK Bs side by side along N, the
+    /// accumulator as m16n8 tiles along N, then down M (m8n32k16: their rows g).
+    fn wmma_coord(&self, g: u32, t: u32, j: u32) -> (u32, u32) {
+        let (s, elem) = (self.shape, self.elem);
+        let tile = Shape {
+            m: 16,
+            n: 8,
+            k: s.k,
+        };
+        match self.role {
+            Role::C if s.m == 8 && s.n == 8 => (g, 2 * t + j),
+            _ if elem == Elem::F64 => mma_coord(elem, s, self.role, g, t, j),
+            Role::C if s.m == 8 => (g, 2 * t + (j & 1) + 8 * (j >> 1)),
+            Role::C => {
+                let (tm, tn) = ((j / 4) / (s.n / 8), (j / 4) % (s.n / 8));
+                (g + 8 * ((j >> 1) & 1) + 16 * tm, 2 * t + (j & 1) + 8 * tn)
+            }
+            Role::A if s.m == 8 => {
+                let v = 32 / elem.bits();
+                (g, v * t + j % v + 4 * v * (j / v))
+            }
+            Role::A => {
+                let per = s.k * 16 / 32;
+                let (r, c) = mma_coord(elem, tile, Role::A, g, t, j % per);
+                (r + 16 * (j / per), c)
+            }
+            Role::B => {
+                let per = s.k * 8 / 32;
+                let (r, c) = mma_coord(elem, tile, Role::B, g, t, j % per);
+                (r, c + 8 * (j / per))
+            }
+        }
+    }
+}
+
+/// The PTX ISA's layouts of A and B for `mma` (m16n8 or m8n8 shapes).
+fn mma_coord(elem: Elem, s: Shape, role: Role, g: u32, t: u32, i: u32) -> (u32, u32) {
+    match elem {
+        Elem::TF32 | Elem::F64 if s.m == 8 => match role {
+            Role::A => (g, t),
+            _ => (t, g),
+        },
+        Elem::TF32 | Elem::F64 => match role {
+            Role::A => (g + 8 * (i & 1), t + 4 * (i >> 1)),
+            _ => (t + 4 * i, g),
+        },
+        _ => {
+            // `v` elements to a 32-bit register; k is 4v (one block of columns) or 8v
+            // (two, the second 4v further on).
+            let v = 32 / elem.bits();
+            let double = s.k == 8 * v;
+            match (role, s.m) {
+                (Role::A, 8) => (g, v * t + i),
+                (Role::A, _) if double => {
+                    (g + 8 * ((i / v) & 1), v * t + i % v + 4 * v * (i / (2 * v)))
+                }
+                (Role::A, _) => (g + 8 * (i / v), v * t + i % v),
+                (_, _) if double => (v * t + i % v + 4 * v * (i / v), g),
+                _ => (v * t + i, g),
+            }
+        }
+    }
+}
+
+/// The raw bits of element `i` of one lane's fragment.
+pub fn element(f: &Frag, regs: &[Lanes], lane: usize, i: usize) -> u64 {
+    let (per, bits) = (f.per_reg(), f.elem.bits());
+    let word = regs[i / per][lane];
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    (word >> ((i % per) as u32 * bits)) & mask
+}
+
+/// Puts element `i` of one lane's fragment into its register.
+pub fn set_element(f: &Frag, regs: &mut [Lanes], lane: usize, i: usize, v: u64) {
+    let (per, bits) = (f.per_reg(), f.elem.bits());
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let sh = (i % per) as u32 * bits;
+    let w = &mut regs[i / per][lane];
+    *w = (*w & !(mask << sh)) | ((v & mask) << sh);
+}
+
+/// The whole matrix from the warp's fragments (row-major raw bits); where lanes hold an
+/// element twice, the first copy counts.
+fn gather(f: &Frag, regs: &[Lanes]) -> Vec<u64> {
+    let (rows, cols) = f.dims();
+    let mut out = vec![0u64; (rows * cols) as usize];
+    let mut seen = vec![false; out.len()];
+    for lane in 0..32 {
+        for i in 0..f.per_lane() {
+            let (r, c) = f.coord(lane, i);
+            let at = (r * cols + c) as usize;
+            if !seen[at] {
+                seen[at] = true;
+                out[at] = element(f, regs, lane, i);
+            }
+        }
+    }
+    out
+}
+
+/// One `mma`: what it multiplies and adds, in which types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmaSpec {
+    pub a: Frag,
+    pub b: Frag,
+    pub c: Frag,
+    pub d: Frag,
+    pub satfinite: bool,
+    /// b1 only: `.xor.popc` (true) or `.and.popc`.
+    pub xor: bool,
+}
+
+impl MmaSpec {
+    /// Checks the combination of types sm_90 has.
+    pub fn new(
+        form: Form,
+        shape: Shape,
+        [d, a, b, c]: [Elem; 4],
+        satfinite: bool,
+        xor: bool,
+    ) -> Option<MmaSpec> {
+        let ok = match a {
+            Elem::F16 => {
+                // wmma mixes f16 and f32 accumulators; mma has D in C's type.
+                b == a
+                    && matches!(c, Elem::F16 | Elem::F32)
+                    && matches!(d, Elem::F16 | Elem::F32)
+                    && (form == Form::Wmma || c == d)
+            }
+            Elem::BF16 | Elem::TF32 => b == a && c == Elem::F32 && d == Elem::F32,
+            Elem::F64 => b == a && c == a && d == a,
+            Elem::S8 | Elem::U8 => matches!(b, Elem::S8 | Elem::U8) && c == Elem::S32 && d == c,
+            Elem::S4 | Elem::U4 => matches!(b, Elem::S4 | Elem::U4) && c == Elem::S32 && d == c,
+            Elem::B1 => b == a && c == Elem::S32 && d == c,
+            _ => false,
+        };
+        if !ok || satfinite && !a.is_int() {
+            return None;
+        }
+        Some(MmaSpec {
+            a: Frag::new(form, shape, Role::A, a)?,
+            b: Frag::new(form, shape, Role::B, b)?,
+            c: Frag::new(form, shape, Role::C, c)?,
+            d: Frag::new(form, shape, Role::C, d)?,
+            satfinite,
+            xor,
+        })
+    }
+}
+
+/// D = A·B + C over the warp: `a`, `b`, `c` are the operands' registers (all 32 lanes),
+/// the result is D's.
+pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
+    let Shape { m, n, k } = s.a.shape;
+    let (am, bm, cm) = (gather(&s.a, a), gather(&s.b, b), gather(&s.c, c));
+    let mut dm = vec![0u64; (m * n) as usize];
+    let mut prods = Vec::with_capacity(k as usize);
+    for r in 0..m {
+        for col in 0..n {
+            let at = (r * n + col) as usize;
+            let ai = |kk: u32| am[(r * k + kk) as usize];
+            let bi = |kk: u32| bm[(kk * n + col) as usize];
+            dm[at] = if s.a.elem.is_int() {
+                let (ea, eb) = (s.a.elem, s.b.elem);
+                let mut acc = Elem::S32.int(cm[at]);
+                for kk in 0..k {
+                    acc += if ea == Elem::B1 {
+                        let x = if s.xor {
+                            ai(kk) ^ bi(kk)
+                        } else {
+                            ai(kk) & bi(kk)
+                        };
+                        x as i64
+                    } else {
+                        ea.int(ai(kk)) * eb.int(bi(kk))
+                    };
+                }
+                if s.satfinite {
+                    acc.clamp(i32::MIN as i64, i32::MAX as i64) as u32 as u64
+                } else {
+                    acc as u32 as u64
+                }
+            } else if s.a.elem == Elem::F64 {
+                let mut acc = f64::from_bits(cm[at]);
+                for kk in 0..k {
+                    acc = f64::from_bits(ai(kk)).mul_add(f64::from_bits(bi(kk)), acc);
+                }
+                if acc.is_nan() {
+                    math::CANONICAL_NAN64
+                } else {
+                    acc.to_bits()
+                }
+            } else {
+                prods.clear();
+                let mut nan = false;
+                for kk in 0..k {
+                    let (x, y) = (s.a.elem.float(ai(kk)), s.b.elem.float(bi(kk)));
+                    // inf·0 is NaN here as anywhere.
+                    nan |= x.is_nan() || y.is_nan();
+                    prods.push(x * y);
+                }
+                let cv = s.c.elem.float(cm[at]);
+                // Blocks of BLOCK_TERMS products, each fused with the accumulator so far
+                // (rounded to f32 between blocks).
+                let mut acc = cv;
+                let blocks: Vec<&[f64]> = prods.chunks(BLOCK_TERMS).collect();
+                let mut bits = 0;
+                for (n, block) in blocks.iter().enumerate() {
+                    let last = n + 1 == blocks.len();
+                    bits = fused_dot(acc, block, nan, last && s.d.elem == Elem::F16);
+                    acc = f32::from_bits(bits as u32) as f64;
+                }
+                bits
+            };
+        }
+    }
+    let mut out = vec![[0u64; 32]; s.d.regs()];
+    for lane in 0..32 {
+        for i in 0..s.d.per_lane() {
+            let (r, col) = s.d.coord(lane, i);
+            set_element(&s.d, &mut out, lane, i, dm[(r * n + col) as usize]);
+        }
+    }
+    out
+}
+
+/// c + Σ products as the tensor cores add them (module comment): the result's raw bits,
+/// f32, or f16 when `to_f16`.
+fn fused_dot(c: f64, prods: &[f64], nan_in: bool, to_f16: bool) -> u64 {
+    let nan = if to_f16 {
+        0x7fff
+    } else {
+        math::CANONICAL_NAN32 as u64
+    };
+    let terms = || std::iter::once(c).chain(prods.iter().copied());
+    if nan_in || terms().any(f64::is_nan) {
+        return nan;
+    }
+    let (pos_inf, neg_inf) = (
+        terms().any(|x| x == f64::INFINITY),
+        terms().any(|x| x == f64::NEG_INFINITY),
+    );
+    match (pos_inf, neg_inf) {
+        (true, true) => return nan,
+        (true, false) => return round(f64::INFINITY, to_f16),
+        (false, true) => return round(f64::NEG_INFINITY, to_f16),
+        _ => {}
+    }
+    // The exponent of the largest term's leading bit (every term is a normal f64 here:
+    // the smallest, a product of bf16 subnormals, is 2^-266).
+    let top = terms()
+        .filter(|x| *x != 0.0)
+        .map(|x| ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023)
+        .max();
+    let Some(top) = top else {
+        // All zeros: -0 only when every one is -0.
+        let neg = terms().all(|x| x.is_sign_negative());
+        return round(if neg { -0.0 } else { 0.0 }, to_f16);
+    };
+    let q = top - (ALIGN_BITS - 1);
+    let (scale, unscale) = (pow2(-q), pow2(q));
+    // Each term is below 2^ALIGN_BITS in units of 2^q: the sum of 17 fits an i64, and
+    // its value (below 2^30 units) is exact in an f64.
+    let sum: i64 = terms().map(|x| (x * scale).trunc() as i64).sum();
+    round(sum as f64 * unscale, to_f16)
+}
+
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((1023 + e) as u64) << 52)
+}
+
+/// The exact sum's one rounding: toward zero to f32, to nearest to f16.
+fn round(x: f64, to_f16: bool) -> u64 {
+    if to_f16 {
+        return math::f64_to_f16(x, Rnd::N) as u64;
+    }
+    let r = x as f32;
+    let r = if (r as f64).abs() > x.abs() {
+        // Rounded away from zero: the next f32 toward zero (the largest finite for an
+        // overflow, as IEEE's round-toward-zero has it).
+        f32::from_bits(r.to_bits() - 1)
+    } else {
+        r
+    };
+    r.to_bits() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f16(x: f32) -> u64 {
+        math::f64_to_f16(x as f64, Rnd::N) as u64
+    }
+
+    fn acc(e: Elem) -> Elem {
+        match e {
+            Elem::F64 => Elem::F64,
+            Elem::S8 | Elem::U8 | Elem::S4 | Elem::U4 | Elem::B1 => Elem::S32,
+            _ => Elem::F32,
+        }
+    }
+
+    #[test]
+    fn every_element_of_a_fragment_is_held_as_often_by_the_lanes() {
+        let shapes = [
+            (Form::Mma, "m16n8k16", Elem::F16),
+            (Form::Mma, "m16n8k8", Elem::BF16),
+            (Form::Mma, "m16n8k8", Elem::TF32),
+            (Form::Mma, "m16n8k4", Elem::TF32),
+            (Form::Mma, "m8n8k4", Elem::F64),
+            (Form::Mma, "m16n8k16", Elem::F64),
+            (Form::Mma, "m8n8k16", Elem::S8),
+            (Form::Mma, "m16n8k32", Elem::U8),
+            (Form::Mma, "m16n8k64", Elem::S4),
+            (Form::Mma, "m16n8k256", Elem::B1),
+            (Form::Wmma, "m16n16k16", Elem::F16),
+            (Form::Wmma, "m16n16k16", Elem::BF16),
+            (Form::Wmma, "m16n16k16", Elem::S8),
+            (Form::Wmma, "m16n16k8", Elem::TF32),
+            (Form::Wmma, "m8n8k4", Elem::F64),
+            (Form::Wmma, "m32n8k16", Elem::F16),
+            (Form::Wmma, "m8n32k16", Elem::F16),
+            (Form::Wmma, "m8n32k16", Elem::BF16),
+            (Form::Wmma, "m32n8k16", Elem::U8),
+            (Form::Wmma, "m8n32k16", Elem::S8),
+        ];
+        for (form, shape, elem) in shapes {
+            let s = Shape::from_name(shape).unwrap();
+            for role in [Role::A, Role::B, Role::C] {
+                let elem = if role == Role::C { acc(elem) } else { elem };
+                let f = Frag::new(form, s, role, elem)
+                    .unwrap_or_else(|| panic!("{shape} {elem:?} {role:?}"));
+                let (r, c) = f.dims();
+                let mut count = vec![0; (r * c) as usize];
+                for lane in 0..32 {
+                    for i in 0..f.per_lane() {
+                        let (y, x) = f.coord(lane, i);
+                        assert!(
+                            y < r && x < c,
+                            "{shape} {role:?} lane {lane} i {i}: ({y},{x})"
+                        );
+                        count[(y * c + x) as usize] += 1;
+                    }
+                }
+                let times = f.per_lane() * 32 / count.len();
+                assert!(
+                    count.iter().all(|&n| n == times),
+                    "{form:?} {shape} {elem:?} {role:?}"
+                );
+            }
+        }
+        // wmma's f16 A and B: eight registers whatever the shape.
+        for shape in ["m16n16k16", "m32n8k16", "m8n32k16"] {
+            for role in [Role::A, Role::B] {
+                let f = Frag::new(
+                    Form::Wmma,
+                    Shape::from_name(shape).unwrap(),
+                    role,
+                    Elem::F16,
+                )
+                .unwrap();
+                assert_eq!((f.per_lane(), f.regs()), (16, 8), "{shape} {role:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_ptx_isa_examples_of_m16n8k16_layouts() {
+        let s = Shape::from_name("m16n8k16").unwrap();
+        let a = Frag::new(Form::Mma, s, Role::A, Elem::F16).unwrap();
+        // Lane 5: groupID 1, threadID_in_group 1.
+        assert_eq!(a.coord(5, 0), (1, 2));
+        assert_eq!(a.coord(5, 3), (9, 3));
+        assert_eq!(a.coord(5, 6), (9, 10));
+        let b = Frag::new(Form::Mma, s, Role::B, Elem::F16).unwrap();
+        assert_eq!(b.coord(5, 2), (10, 1));
+        let c = Frag::new(Form::Mma, s, Role::C, Elem::F32).unwrap();
+        assert_eq!(c.coord(5, 3), (9, 3));
+    }
+
+    /// Fragments of the matrices given row-major as raw element bits.
+    fn regs(f: &Frag, m: &[u64]) -> Vec<Lanes> {
+        let (_, cols) = f.dims();
+        let mut out = vec![[0u64; 32]; f.regs()];
+        for lane in 0..32 {
+            for i in 0..f.per_lane() {
+                let (r, c) = f.coord(lane, i);
+                set_element(f, &mut out, lane, i, m[(r * cols + c) as usize]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn an_f16_product_is_the_exact_dot_product_when_nothing_is_cut() {
+        let s = MmaSpec::new(
+            Form::Mma,
+            Shape::from_name("m16n8k16").unwrap(),
+            [Elem::F32, Elem::F16, Elem::F16, Elem::F32],
+            false,
+            false,
+        )
+        .unwrap();
+        let a: Vec<u64> = (0..256).map(|i| f16((i % 7) as f32 - 3.0)).collect();
+        let b: Vec<u64> = (0..128).map(|i| f16((i % 5) as f32 * 0.5)).collect();
+        let c: Vec<u64> = (0..128).map(|i| (i as f32).to_bits() as u64).collect();
+        let d = mma(&s, &regs(&s.a, &a), &regs(&s.b, &b), &regs(&s.c, &c));
+        let dm = gather(&s.d, &d);
+        for r in 0..16 {
+            for col in 0..8 {
+                let mut want = (r * 8 + col) as f64;
+                for k in 0..16 {
+                    want += (((r * 16 + k) % 7) as f64 - 3.0) * (((k * 8 + col) % 5) as f64 * 0.5);
+                }
+                assert_eq!(
+                    f32::from_bits(dm[r * 8 + col] as u32) as f64,
+                    want,
+                    "({r},{col})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn terms_below_the_alignment_are_cut_and_the_sum_rounds_toward_zero() {
+        // 1 + 2^-30: the small term lies below 25 bits of the large one: cut.
+        assert_eq!(
+            fused_dot(1.0, &[pow2(-30)], false, false),
+            1f32.to_bits() as u64
+        );
+        // 1 + 3·2^-24 is exact in the 25 bits kept, then rounds toward zero in f32.
+        let x = fused_dot(1.0, &[3.0 * pow2(-24)], false, false);
+        assert_eq!(x, (1.0f32 + pow2(-23) as f32).to_bits() as u64);
+        // -(1 + 3·2^-24) rounds toward zero too.
+        let x = fused_dot(-1.0, &[-3.0 * pow2(-24)], false, false);
+        assert_eq!(x, (-1.0f32 - pow2(-23) as f32).to_bits() as u64);
+        // Cancellation is exact, but what was cut stays cut.
+        assert_eq!(
+            fused_dot(1024.0, &[-1024.0, 0.75], false, false),
+            0.75f32.to_bits() as u64
+        );
+        assert_eq!(fused_dot(1e10, &[-1e10, 0.75], false, false), 0);
+        // inf - inf, NaN, -0.
+        assert_eq!(
+            fused_dot(f64::INFINITY, &[f64::NEG_INFINITY], false, false),
+            0x7fff_ffff
+        );
+        assert_eq!(fused_dot(-0.0, &[-0.0, -0.0], false, false), 0x8000_0000);
+        assert_eq!(fused_dot(-0.0, &[0.0], false, false), 0);
+        assert_eq!(fused_dot(1.0, &[1.0], true, true), 0x7fff);
+    }
+
+    #[test]
+    fn integer_products_wrap_or_saturate() {
+        let shape = Shape::from_name("m8n8k16").unwrap();
+        for sat in [false, true] {
+            let s = MmaSpec::new(
+                Form::Mma,
+                shape,
+                [Elem::S32, Elem::S8, Elem::U8, Elem::S32],
+                sat,
+                false,
+            )
+            .unwrap();
+            let a = vec![0x80u64; 128]; // -128
+            let b = vec![0xffu64; 128]; // 255
+            let c = vec![(i32::MIN as u32) as u64; 64];
+            let d = gather(
+                &s.d,
+                &mma(&s, &regs(&s.a, &a), &regs(&s.b, &b), &regs(&s.c, &c)),
+            );
+            let want = i32::MIN as i64 - 128 * 255 * 16;
+            let want = if sat { i32::MIN as u32 } else { want as u32 };
+            assert!(d.iter().all(|&x| x == want as u64), "sat {sat}");
+        }
+    }
+}
