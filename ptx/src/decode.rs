@@ -5,6 +5,9 @@
 
 use std::collections::HashMap;
 
+mod texture;
+pub use texture::{Bounds, Geom, ImageOp, ImageQuery};
+
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
 use crate::parse::{Ast, FuncAst, InstAst, Opnd, Stmt, VarDecl, VarSpace};
 use crate::{Global, Kernel, LoadError, LoadErrorKind, Module, Param, StateSpace};
@@ -312,6 +315,8 @@ pub enum Op {
     WarpSync {
         _mask: Src,
     },
+    /// Texture and surface instructions (`decode/texture.rs`).
+    Image(Box<ImageOp>),
 }
 
 impl Op {
@@ -1368,6 +1373,7 @@ impl FuncDecoder<'_> {
                 self.alu(i, f, 1)
             }
             "ld" | "ldu" | "st" => self.ld_st(i, m),
+            "tex" | "tld4" | "txq" | "suq" | "suld" | "sust" => self.image(i, m),
             "atom" | "red" => self.atom(i, m),
             "bra" => {
                 m.take("uni");

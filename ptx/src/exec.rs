@@ -3,6 +3,8 @@
 //! together (32 lanes per instruction, an active mask), which reconverges structured
 //! code where it joins, as a GPU's post-dominator reconvergence does.
 
+mod texture;
+
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{
@@ -1766,6 +1768,7 @@ impl<'a> BlockCtx<'a> {
                 }
                 write(w, *d, &out, emask);
             }
+            Op::Image(op) => return self.image(w, op, emask, pc),
             // Control instructions are handled in `run_group`.
             _ => {}
         }
