@@ -49,6 +49,7 @@ pub mod profile;
 pub mod reservations;
 pub mod stream_queues;
 pub mod streams;
+pub mod textures;
 pub mod vmm;
 pub mod vmm_calls;
 
@@ -91,6 +92,8 @@ pub struct State {
     pub printf_out: Vec<u8>,
     /// Failed device asserts' messages, written to stderr at the same points.
     pub printf_err: Vec<u8>,
+    /// CUDA arrays, texture and surface objects (textures.rs).
+    pub textures: textures::Textures,
 }
 
 pub struct Driver {
@@ -124,6 +127,7 @@ impl Driver {
                 links: Default::default(),
                 printf_out: Vec::new(),
                 printf_err: Vec::new(),
+                textures: Default::default(),
             }),
         }
     }
