@@ -568,7 +568,10 @@ impl MemoryApi for Mock {
 
     // ---- CUDA arrays (textures.rs)
 
-    unsafe fn cuArrayCreate_v2(p: *mut CUarray, desc: *const CUDA_ARRAY_DESCRIPTOR) -> CuResult<()> {
+    unsafe fn cuArrayCreate_v2(
+        p: *mut CUarray,
+        desc: *const CUDA_ARRAY_DESCRIPTOR,
+    ) -> CuResult<()> {
         textures::array_create(p, desc)
     }
 

@@ -105,7 +105,15 @@ pub unsafe fn copy_bytes(
     legacy_order()?;
     let d = drv()?;
     // Safety: this function's contract.
-    unsafe { d.copy_array_bytes(&dst, dst_offset as u64, &src, src_offset as u64, count as u64) }
+    unsafe {
+        d.copy_array_bytes(
+            &dst,
+            dst_offset as u64,
+            &src,
+            src_offset as u64,
+            count as u64,
+        )
+    }
 }
 
 pub fn array_side(h: CUarray) -> Volume {
@@ -217,7 +225,13 @@ pub unsafe fn copy_3d(c: &CUDA_MEMCPY3D) -> CuResult<()> {
         c.src_array,
         c.src_pitch,
         c.src_height,
-        extent(c.src_x_in_bytes, c.src_y, c.src_z, c.src_pitch, c.src_height),
+        extent(
+            c.src_x_in_bytes,
+            c.src_y,
+            c.src_z,
+            c.src_pitch,
+            c.src_height,
+        ),
     )?;
     let dst = volume(
         d,
@@ -228,7 +242,13 @@ pub unsafe fn copy_3d(c: &CUDA_MEMCPY3D) -> CuResult<()> {
         c.dst_array,
         c.dst_pitch,
         c.dst_height,
-        extent(c.dst_x_in_bytes, c.dst_y, c.dst_z, c.dst_pitch, c.dst_height),
+        extent(
+            c.dst_x_in_bytes,
+            c.dst_y,
+            c.dst_z,
+            c.dst_pitch,
+            c.dst_height,
+        ),
     )?;
     // Safety: this function's contract.
     unsafe {

@@ -93,7 +93,11 @@ pub struct CudaArray {
 impl CudaArray {
     fn extent(&self) -> [u64; 3] {
         let d = &self.desc;
-        [d.width as u64, (d.height as u64).max(1), (d.depth as u64).max(1)]
+        [
+            d.width as u64,
+            (d.height as u64).max(1),
+            (d.depth as u64).max(1),
+        ]
     }
 
     pub fn row_bytes(&self) -> u64 {
@@ -202,7 +206,10 @@ impl Driver {
         }
         let known = LAYERED | SURFACE_LDST | TEXTURE_GATHER | DEPTH_TEXTURE | COLOR_ATTACHMENT;
         if desc.flags & !(known | CUBEMAP | SPARSE | DEFERRED_MAPPING) != 0 {
-            return Err(invalid(format!("unknown CUDA array flags {:#x}", desc.flags)));
+            return Err(invalid(format!(
+                "unknown CUDA array flags {:#x}",
+                desc.flags
+            )));
         }
         if desc.width == 0 {
             return Err(invalid("Width is 0"));
@@ -220,9 +227,10 @@ impl Driver {
             .ok_or_else(|| out_of_memory("the array's size overflows"))?;
         let mut st = self.state.lock();
         let device = st.contexts.require_current()?.1.device;
-        st.vmm.backing.commit(bytes).map_err(|why| {
-            host_limit(format!("a CUDA array of {bytes} bytes: {why}"))
-        })?;
+        st.vmm
+            .backing
+            .commit(bytes)
+            .map_err(|why| host_limit(format!("a CUDA array of {bytes} bytes: {why}")))?;
         let Some(texels) = usize::try_from(bytes).ok().and_then(Texels::zeroed) else {
             st.vmm.backing.uncommit(bytes);
             return Err(out_of_memory(format!(
@@ -283,7 +291,9 @@ impl Driver {
             m => return Err(invalid(format!("{m} is not a CUfilter_mode"))),
         };
         if texture.flags & TRSF_SRGB != 0 {
-            return Err(not_supported("sRGB texture reads (CU_TRSF_SRGB) are not emulated"));
+            return Err(not_supported(
+                "sRGB texture reads (CU_TRSF_SRGB) are not emulated",
+            ));
         }
         let sampler = Sampler {
             address,
@@ -371,11 +381,19 @@ impl Driver {
 
     /// The objects a kernel names (`module::KernelMemory`).
     pub fn texture_object(&self, h: u64) -> Option<Arc<ptx::TextureObject>> {
-        self.state.lock().textures.texture(h).map(|t| t.object.clone())
+        self.state
+            .lock()
+            .textures
+            .texture(h)
+            .map(|t| t.object.clone())
     }
 
     pub fn surface_object(&self, h: u64) -> Option<Arc<ptx::SurfaceObject>> {
-        self.state.lock().textures.surface(h).map(|s| s.object.clone())
+        self.state
+            .lock()
+            .textures
+            .surface(h)
+            .map(|s| s.object.clone())
     }
 
     fn resource_image(
@@ -595,7 +613,11 @@ impl Driver {
                 if write {
                     self.copy(side, HostOrDevice::Host(HostBytes::from_slice(row)), len)
                 } else {
-                    self.copy(HostOrDevice::Host(HostBytes::from_mut_slice(row)), side, len)
+                    self.copy(
+                        HostOrDevice::Host(HostBytes::from_mut_slice(row)),
+                        side,
+                        len,
+                    )
                 }
             }
             (Volume::Array(_), None) => Err(invalid("the CUDA array is gone")),
@@ -635,7 +657,14 @@ impl Driver {
     ///
     /// # Safety
     /// As `copy_array_bytes`'s.
-    unsafe fn copy_flat(&self, dst: &Volume, d_off: u64, src: &Volume, s_off: u64, count: u64) -> CuResult<()> {
+    unsafe fn copy_flat(
+        &self,
+        dst: &Volume,
+        d_off: u64,
+        src: &Volume,
+        s_off: u64,
+        count: u64,
+    ) -> CuResult<()> {
         let mut buf = vec![0u8; count as usize];
         let texels = |v: &Volume| -> CuResult<Option<Arc<Texels>>> {
             match v {
