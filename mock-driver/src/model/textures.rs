@@ -706,3 +706,203 @@ impl Driver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::Profile;
+    use cumock_abi::result::*;
+
+    fn driver() -> Driver {
+        let d = Driver::new(Profile::builtin_with_devices(1).unwrap());
+        d.init(0).unwrap();
+        let ctx = d.primary_retain(0).unwrap();
+        d.ctx_set_current(Some(ctx)).unwrap();
+        d
+    }
+
+    fn desc(w: usize, h: usize, depth: usize, flags: u32) -> CUDA_ARRAY3D_DESCRIPTOR {
+        CUDA_ARRAY3D_DESCRIPTOR {
+            width: w,
+            height: h,
+            depth,
+            format: 0x20,
+            num_channels: 1,
+            flags,
+        }
+    }
+
+    fn array_resource(h: u64) -> CUDA_RESOURCE_DESC {
+        let mut r = CUDA_RESOURCE_DESC {
+            res_type: RESOURCE_ARRAY,
+            res: [0; 16],
+            flags: 0,
+        };
+        r.res[0] = h;
+        r
+    }
+
+    fn texture_desc() -> CUDA_TEXTURE_DESC {
+        CUDA_TEXTURE_DESC {
+            address_mode: [1; 3],
+            filter_mode: 0,
+            flags: 0,
+            max_anisotropy: 0,
+            mipmap_filter_mode: 0,
+            mipmap_level_bias: 0.0,
+            min_mipmap_level_clamp: 0.0,
+            max_mipmap_level_clamp: 0.0,
+            border_color: [0.0; 4],
+            reserved: [0; 12],
+        }
+    }
+
+    #[test]
+    fn arrays_count_against_the_host_budget_until_destroyed() {
+        let d = driver();
+        let before = d.state.lock().vmm.backing.committed();
+        let h = d.array_create(desc(64, 32, 0, 0)).unwrap();
+        assert_eq!(d.state.lock().vmm.backing.committed(), before + 64 * 32 * 4);
+        assert_eq!(d.array_descriptor(h).unwrap().width, 64);
+        d.array_destroy(h).unwrap();
+        assert_eq!(d.state.lock().vmm.backing.committed(), before);
+        assert_eq!(
+            d.array_destroy(h).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            d.array_destroy(0).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            d.array_descriptor(0x1234).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+    }
+
+    #[test]
+    fn unsupported_and_invalid_descriptors_are_refused() {
+        let d = driver();
+        let code = |r: CuResult<u64>| r.unwrap_err().code;
+        assert_eq!(
+            code(d.array_create(desc(4, 4, 6, CUBEMAP))),
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        assert_eq!(
+            code(d.array_create(desc(4, 4, 1, SPARSE))),
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        assert_eq!(
+            code(d.array_create(desc(0, 4, 0, 0))),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            code(d.array_create(desc(4, 4, 0, LAYERED))),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        let mut three = desc(4, 4, 0, 0);
+        three.num_channels = 3;
+        assert_eq!(code(d.array_create(three)), CUDA_ERROR_INVALID_VALUE);
+        let mut nv12 = desc(4, 4, 0, 0);
+        nv12.format = 0xb0;
+        assert_eq!(code(d.array_create(nv12)), CUDA_ERROR_NOT_SUPPORTED);
+        let huge = desc(usize::MAX / 2, 1 << 20, 1 << 20, 0);
+        assert_eq!(code(d.array_create(huge)), CUDA_ERROR_OUT_OF_MEMORY);
+    }
+
+    #[test]
+    fn objects_check_their_resources_and_handles() {
+        let d = driver();
+        let plain = d.array_create(desc(8, 8, 0, 0)).unwrap();
+        let ldst = d.array_create(desc(8, 8, 0, SURFACE_LDST)).unwrap();
+        let t = d
+            .texture_create(array_resource(plain), texture_desc())
+            .unwrap();
+        assert!(d.texture_object(t).is_some());
+        assert!(
+            d.surface_object(t).is_none(),
+            "a texture handle is no surface"
+        );
+        assert_eq!(
+            d.surface_create(array_resource(plain)).unwrap_err().code,
+            CUDA_ERROR_INVALID_VALUE
+        );
+        let s = d.surface_create(array_resource(ldst)).unwrap();
+        assert_ne!(s, t);
+        let mut bad_mode = texture_desc();
+        bad_mode.address_mode[1] = 9;
+        assert_eq!(
+            d.texture_create(array_resource(plain), bad_mode)
+                .unwrap_err()
+                .code,
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            d.texture_create(array_resource(0xdead), texture_desc())
+                .unwrap_err()
+                .code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        let mut mip = array_resource(plain);
+        mip.res_type = RESOURCE_MIPMAPPED_ARRAY;
+        assert_eq!(
+            d.texture_create(mip, texture_desc()).unwrap_err().code,
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        // An object keeps its texels after its array is gone.
+        let obj = d.texture_object(t).unwrap();
+        d.array_destroy(plain).unwrap();
+        assert!(matches!(obj.image.storage, Storage::Array(ref x) if x.len() == 256));
+        d.texture_destroy(t).unwrap();
+        assert_eq!(
+            d.texture_destroy(t).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert!(d.texture_object(t).is_none());
+        d.surface_destroy(s).unwrap();
+        assert_eq!(
+            d.surface_destroy(s).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+    }
+
+    #[test]
+    fn copies_stay_inside_the_array() {
+        let d = driver();
+        let a = d.array_create(desc(4, 3, 0, 0)).unwrap();
+        let src: Vec<u8> = (0..48).collect();
+        let host = |p: &[u8]| Volume::Linear {
+            start: PlaneStart::Host(p.as_ptr() as *mut u8),
+            pitch: 16,
+            height: 3,
+        };
+        // Safety: the host buffers hold the extents copied.
+        unsafe {
+            d.copy_volume(&Volume::Array(a), [0; 3], &host(&src), [0; 3], [16, 3, 1])
+                .unwrap();
+            let e = d
+                .copy_volume(
+                    &Volume::Array(a),
+                    [4, 0, 0],
+                    &host(&src),
+                    [0; 3],
+                    [16, 1, 1],
+                )
+                .unwrap_err();
+            assert_eq!(e.code, CUDA_ERROR_INVALID_VALUE);
+            let e = d
+                .copy_array_bytes(&Volume::Array(a), 40, &host(&src), 0, 16)
+                .unwrap_err();
+            assert_eq!(e.code, CUDA_ERROR_INVALID_VALUE);
+            let mut back = vec![0u8; 8];
+            let into = Volume::Linear {
+                start: PlaneStart::Host(back.as_mut_ptr()),
+                pitch: 8,
+                height: 1,
+            };
+            d.copy_array_bytes(&into, 0, &Volume::Array(a), 20, 8)
+                .unwrap();
+            assert_eq!(back, (20..28).collect::<Vec<u8>>());
+        }
+    }
+}
