@@ -453,3 +453,124 @@ fn queries_and_unsupported_forms_at_load() {
         assert_eq!(e.line, 8, "{e}");
     }
 }
+
+const INTRINSICS: &str = r#"
+#include <cuda_runtime.h>
+extern "C" __global__ void all_forms(cudaTextureObject_t t, cudaSurfaceObject_t s, float4* f, int4* i, uint4* u, float x, int k) {
+  f[0] = tex1D<float4>(t, x);
+  f[1] = tex2D<float4>(t, x, x);
+  f[2] = tex3D<float4>(t, x, x, x);
+  f[3] = tex1DLayered<float4>(t, x, k);
+  f[4] = tex2DLayered<float4>(t, x, x, k);
+  f[5] = tex1Dfetch<float4>(t, k);
+  i[0] = tex2D<int4>(t, x, x);
+  u[0] = tex3D<uint4>(t, x, x, x);
+  i[1] = tex1Dfetch<int4>(t, k);
+  f[6] = tex2Dgather<float4>(t, x, x, 3);
+  i[2] = tex2Dgather<int4>(t, x, x, 2);
+  char c = surf1Dread<char>(s, k);
+  short h = surf2Dread<short>(s, k, k);
+  int2 v2 = surf3Dread<int2>(s, k, k, k);
+  float4 v4 = surf2DLayeredread<float4>(s, k, k, k);
+  long long d = surf1DLayeredread<long long>(s, k, k);
+  surf1Dwrite(c, s, k);
+  surf2Dwrite(h, s, k, k, cudaBoundaryModeClamp);
+  surf3Dwrite(v2, s, k, k, k, cudaBoundaryModeZero);
+  surf2DLayeredwrite(v4, s, k, k, k);
+  surf1DLayeredwrite(d, s, k, k);
+}
+"#;
+
+#[test]
+fn every_texture_and_surface_form_nvcc_writes_loads() {
+    let src = ptx(INTRINSICS);
+    let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    assert!(m.kernel("all_forms").is_some());
+    for form in [
+        "tex.1d.",
+        "tex.2d.",
+        "tex.3d.",
+        "tex.a1d.",
+        "tex.a2d.",
+        "tld4.",
+        "suld.b.1d",
+        "suld.b.2d",
+        "suld.b.3d",
+        "suld.b.a1d",
+        "suld.b.a2d",
+        "sust.b.1d",
+        "sust.b.a2d",
+    ] {
+        assert!(src.contains(form), "nvcc no longer writes `{form}`:\n{src}");
+    }
+}
+
+#[test]
+fn mutated_texture_ptx_never_panics_and_what_parses_runs_to_an_end() {
+    let seed = ptx(INTRINSICS);
+    let mut mem = ImageMemory {
+        mem: TestMemory::new(),
+        textures: vec![],
+        surfaces: vec![],
+    };
+    let out = mem.mem.map(&[0u8; 4096], true);
+    // Every handle the kernel may be given names an object of some kind.
+    let img = array_image(
+        Format {
+            kind: ChannelKind::Unsigned,
+            bits: 8,
+            channels: 4,
+        },
+        5,
+        3,
+        2,
+        true,
+        &[7u8; 5 * 3 * 2 * 4],
+    );
+    for (h, linear) in [(1u64, true), (2, false)] {
+        let mut s = sampler(linear, h == 2, AddressMode::Mirror);
+        s.read_normalized = linear;
+        mem.textures.push((
+            h,
+            Arc::new(TextureObject {
+                image: img.clone(),
+                sampler: s,
+            }),
+        ));
+        mem.surfaces
+            .push((h, Arc::new(SurfaceObject { image: img.clone() })));
+    }
+    let mut rng = fastrand::Rng::with_seed(21);
+    let (mut parsed, mut ran) = (0, 0);
+    for round in 0..400u64 {
+        let src = common::mutate::mutate(&seed, &mut rng);
+        let Ok(m) = Module::parse(&src) else {
+            continue;
+        };
+        parsed += 1;
+        let Some(k) = m.kernel("all_forms") else {
+            continue;
+        };
+        if m.kernels[k].params.len() != 7 {
+            continue;
+        }
+        let x = (round as f32 * 0.37 - 3.0).to_bits() as u64;
+        let p = params(
+            &m.kernels[k],
+            &[
+                1 + round % 2,
+                1 + round / 2 % 2,
+                out,
+                out,
+                out,
+                x,
+                round % 9,
+            ],
+        );
+        let mut l = launch(1, 32, &p);
+        l.step_limit = Some(20_000);
+        let _ = run(&m, k, &l, &mem);
+        ran += 1;
+    }
+    assert!(parsed > 0 && ran > 0, "{parsed} parsed, {ran} ran");
+}
