@@ -224,6 +224,87 @@ pub struct CUDA_MEMCPY2D {
     pub height: usize,
 }
 
+/// `CUDA_ARRAY_DESCRIPTOR` (`_v2`), taken by `cuArrayCreate_v2`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CUDA_ARRAY_DESCRIPTOR {
+    pub width: usize,
+    pub height: usize,
+    pub format: i32,
+    pub num_channels: u32,
+}
+
+/// `CUDA_ARRAY3D_DESCRIPTOR` (`_v2`), taken by `cuArray3DCreate_v2`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CUDA_ARRAY3D_DESCRIPTOR {
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+    pub format: i32,
+    pub num_channels: u32,
+    pub flags: u32,
+}
+
+/// `CUDA_MEMCPY3D` (`_v2`), taken by `cuMemcpy3D_v2` and its variants.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEMCPY3D {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_z: usize,
+    pub src_lod: usize,
+    pub src_memory_type: u32,
+    pub src_host: *const c_void,
+    pub src_device: u64,
+    pub src_array: *mut c_void,
+    pub reserved0: *mut c_void,
+    pub src_pitch: usize,
+    pub src_height: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_z: usize,
+    pub dst_lod: usize,
+    pub dst_memory_type: u32,
+    pub dst_host: *mut c_void,
+    pub dst_device: u64,
+    pub dst_array: *mut c_void,
+    pub reserved1: *mut c_void,
+    pub dst_pitch: usize,
+    pub dst_height: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+    pub depth: usize,
+}
+
+/// `CUDA_RESOURCE_DESC`: the resource type, then a union read by it (`res`, as 8-byte
+/// words: an array's handle in word 0; linear memory's `devPtr`, `format` and
+/// `numChannels` (the two halves of word 1), `sizeInBytes`; pitch-linear's `devPtr`,
+/// `format`, `numChannels`, `width`, `height`, `pitchInBytes`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_RESOURCE_DESC {
+    pub res_type: i32,
+    pub res: [u64; 16],
+    pub flags: u32,
+}
+
+/// `CUDA_TEXTURE_DESC`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_TEXTURE_DESC {
+    pub address_mode: [i32; 3],
+    pub filter_mode: i32,
+    pub flags: u32,
+    pub max_anisotropy: u32,
+    pub mipmap_filter_mode: i32,
+    pub mipmap_level_bias: f32,
+    pub min_mipmap_level_clamp: f32,
+    pub max_mipmap_level_clamp: f32,
+    pub border_color: [f32; 4],
+    pub reserved: [i32; 12],
+}
+
 /// Result codes the mock returns. Values are `cudaError_enum`'s.
 pub mod result {
     use super::CUresult;

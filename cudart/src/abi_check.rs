@@ -8,6 +8,7 @@ use crate::ipc::FdHandleSize;
 use crate::kernel::{CudaFuncAttributes, Dim3, LaunchConfig};
 use crate::memory::CudaPointerAttributes;
 use crate::pool::CudaMemPoolProps;
+use crate::texture::{ChannelFormatDesc, Memcpy3DParms, ResourceDesc, TextureDesc};
 use std::mem::{offset_of, size_of};
 use std::path::PathBuf;
 use std::process::Command;
@@ -86,6 +87,60 @@ fn checks() -> Vec<(String, i64)> {
     add(
         "offsetof(struct cudaPointerAttributes, hostPointer)",
         offset_of!(CudaPointerAttributes, host_pointer),
+    );
+    add(
+        "sizeof(struct cudaChannelFormatDesc)",
+        size_of::<ChannelFormatDesc>(),
+    );
+    add(
+        "sizeof(struct cudaMemcpy3DParms)",
+        size_of::<Memcpy3DParms>(),
+    );
+    add(
+        "offsetof(struct cudaMemcpy3DParms, dstArray)",
+        offset_of!(Memcpy3DParms, dst_array),
+    );
+    add(
+        "offsetof(struct cudaMemcpy3DParms, extent)",
+        offset_of!(Memcpy3DParms, extent),
+    );
+    add(
+        "offsetof(struct cudaMemcpy3DParms, kind)",
+        offset_of!(Memcpy3DParms, kind),
+    );
+    add("sizeof(struct cudaResourceDesc)", size_of::<ResourceDesc>());
+    add(
+        "offsetof(struct cudaResourceDesc, res)",
+        offset_of!(ResourceDesc, res),
+    );
+    add(
+        "offsetof(struct cudaResourceDesc, res.linear.desc)",
+        offset_of!(ResourceDesc, res) + 8,
+    );
+    add(
+        "offsetof(struct cudaResourceDesc, res.linear.sizeInBytes)",
+        offset_of!(ResourceDesc, res) + 32,
+    );
+    add(
+        "offsetof(struct cudaResourceDesc, res.pitch2D.pitchInBytes)",
+        offset_of!(ResourceDesc, res) + 48,
+    );
+    add(
+        "offsetof(struct cudaResourceDesc, flags)",
+        offset_of!(ResourceDesc, flags),
+    );
+    add("sizeof(struct cudaTextureDesc)", size_of::<TextureDesc>());
+    add(
+        "offsetof(struct cudaTextureDesc, borderColor)",
+        offset_of!(TextureDesc, border_color),
+    );
+    add(
+        "offsetof(struct cudaTextureDesc, normalizedCoords)",
+        offset_of!(TextureDesc, normalized_coords),
+    );
+    add(
+        "offsetof(struct cudaTextureDesc, seamlessCubemap)",
+        offset_of!(TextureDesc, seamless_cubemap),
     );
     add(
         "sizeof(struct cudaFuncAttributes)",
@@ -273,6 +328,7 @@ fn rust_param_size(ty: &str) -> Option<usize> {
         "CUstream" | "CUevent" | "CUmemoryPool" | "CUfunction" | "CUcontext" | "CUmodule" => 8,
         "CUgraph" | "CUgraphExec" | "CUgraphNode" => 8,
         "Dim3" => size_of::<Dim3>(),
+        "Extent" => size_of::<crate::texture::Extent>(),
         "CUipcMemHandle" | "crate::driver::CUipcMemHandle" => {
             size_of::<crate::driver::CUipcMemHandle>()
         }

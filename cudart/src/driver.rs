@@ -4,7 +4,10 @@
 //! runtime does. The private `cuGetExportTable` tables are never asked for.
 
 use crate::error::{self, RtError, RtResult};
-use cumock_abi::{CUmemAccessDesc, CUmemAllocationProp, CUresult};
+use cumock_abi::{
+    CUmemAccessDesc, CUmemAllocationProp, CUresult, CUDA_ARRAY3D_DESCRIPTOR, CUDA_MEMCPY2D,
+    CUDA_MEMCPY3D, CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC,
+};
 use std::ffi::{c_char, c_void, CString};
 use std::sync::OnceLock;
 
@@ -164,6 +167,21 @@ driver_functions! {
     safe fn cuEventQuery(event: CUevent);
     safe fn cuEventDestroy(event: CUevent);
     safe fn cuEventElapsedTime(ms: &mut f32, start: CUevent, end: CUevent);
+    safe fn cuArray3DCreate(array: &mut u64, desc: &CUDA_ARRAY3D_DESCRIPTOR);
+    safe fn cuArray3DGetDescriptor(desc: &mut CUDA_ARRAY3D_DESCRIPTOR, array: u64);
+    safe fn cuArrayDestroy(array: u64);
+    unsafe fn cuMemcpy2D(copy: &CUDA_MEMCPY2D);
+    unsafe fn cuMemcpy2DAsync(copy: &CUDA_MEMCPY2D, stream: CUstream);
+    unsafe fn cuMemcpy3D(copy: &CUDA_MEMCPY3D);
+    unsafe fn cuMemcpy3DAsync(copy: &CUDA_MEMCPY3D, stream: CUstream);
+    unsafe fn cuMemcpyHtoA(dst: u64, offset: usize, src: *const c_void, n: usize);
+    unsafe fn cuMemcpyAtoH(dst: *mut c_void, src: u64, offset: usize, n: usize);
+    safe fn cuMemcpyDtoA(dst: u64, offset: usize, src: u64, n: usize);
+    safe fn cuMemcpyAtoD(dst: u64, src: u64, offset: usize, n: usize);
+    unsafe fn cuTexObjectCreate(tex: &mut u64, res: &CUDA_RESOURCE_DESC, desc: &CUDA_TEXTURE_DESC, view: *const c_void);
+    safe fn cuTexObjectDestroy(tex: u64);
+    safe fn cuSurfObjectCreate(surf: &mut u64, res: &CUDA_RESOURCE_DESC);
+    safe fn cuSurfObjectDestroy(surf: u64);
     safe fn cuMemAddressReserve(ptr: &mut u64, size: usize, alignment: usize, addr: u64, flags: u64);
     safe fn cuMemAddressFree(ptr: u64, size: usize);
     safe fn cuMemCreate(handle: &mut u64, size: usize, prop: &CUmemAllocationProp, flags: u64);

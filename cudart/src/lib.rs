@@ -30,3 +30,4 @@ mod os;
 mod pool;
 mod runtime;
 mod stream;
+mod texture;

@@ -315,6 +315,16 @@ fn tensor_core_gemm() {
 }
 
 #[test]
+fn simple_texture() {
+    run("simple_texture", &[]);
+}
+
+#[test]
+fn texture_probe() {
+    run("texture_probe", &[]);
+}
+
+#[test]
 fn threads() {
     let exe = common::nvcc("threads");
     for _ in 0..10 {

@@ -139,6 +139,86 @@ fn layout_checks() -> Vec<(String, i64)> {
             offset_of!(CUctxCreateParams, cig_params) as i64,
         ),
         (
+            "sizeof(CUDA_ARRAY_DESCRIPTOR)".into(),
+            (size_of::<CUDA_ARRAY_DESCRIPTOR>()) as i64,
+        ),
+        (
+            "offsetof(CUDA_ARRAY_DESCRIPTOR, NumChannels)".into(),
+            (offset_of!(CUDA_ARRAY_DESCRIPTOR, num_channels)) as i64,
+        ),
+        (
+            "sizeof(CUDA_ARRAY3D_DESCRIPTOR)".into(),
+            (size_of::<CUDA_ARRAY3D_DESCRIPTOR>()) as i64,
+        ),
+        (
+            "offsetof(CUDA_ARRAY3D_DESCRIPTOR, Flags)".into(),
+            (offset_of!(CUDA_ARRAY3D_DESCRIPTOR, flags)) as i64,
+        ),
+        (
+            "sizeof(CUDA_MEMCPY3D)".into(),
+            (size_of::<CUDA_MEMCPY3D>()) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY3D, srcArray)".into(),
+            (offset_of!(CUDA_MEMCPY3D, src_array)) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY3D, srcHeight)".into(),
+            (offset_of!(CUDA_MEMCPY3D, src_height)) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY3D, dstMemoryType)".into(),
+            (offset_of!(CUDA_MEMCPY3D, dst_memory_type)) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY3D, dstHeight)".into(),
+            (offset_of!(CUDA_MEMCPY3D, dst_height)) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY3D, Depth)".into(),
+            (offset_of!(CUDA_MEMCPY3D, depth)) as i64,
+        ),
+        (
+            "sizeof(CUDA_RESOURCE_DESC)".into(),
+            (size_of::<CUDA_RESOURCE_DESC>()) as i64,
+        ),
+        (
+            "offsetof(CUDA_RESOURCE_DESC, res)".into(),
+            (offset_of!(CUDA_RESOURCE_DESC, res)) as i64,
+        ),
+        (
+            "offsetof(CUDA_RESOURCE_DESC, res.linear.format)".into(),
+            (offset_of!(CUDA_RESOURCE_DESC, res) + 8) as i64,
+        ),
+        (
+            "offsetof(CUDA_RESOURCE_DESC, res.linear.numChannels)".into(),
+            (offset_of!(CUDA_RESOURCE_DESC, res) + 12) as i64,
+        ),
+        (
+            "offsetof(CUDA_RESOURCE_DESC, res.linear.sizeInBytes)".into(),
+            (offset_of!(CUDA_RESOURCE_DESC, res) + 16) as i64,
+        ),
+        (
+            "offsetof(CUDA_RESOURCE_DESC, res.pitch2D.pitchInBytes)".into(),
+            (offset_of!(CUDA_RESOURCE_DESC, res) + 32) as i64,
+        ),
+        (
+            "offsetof(CUDA_RESOURCE_DESC, flags)".into(),
+            (offset_of!(CUDA_RESOURCE_DESC, flags)) as i64,
+        ),
+        (
+            "sizeof(CUDA_TEXTURE_DESC)".into(),
+            (size_of::<CUDA_TEXTURE_DESC>()) as i64,
+        ),
+        (
+            "offsetof(CUDA_TEXTURE_DESC, flags)".into(),
+            (offset_of!(CUDA_TEXTURE_DESC, flags)) as i64,
+        ),
+        (
+            "offsetof(CUDA_TEXTURE_DESC, borderColor)".into(),
+            (offset_of!(CUDA_TEXTURE_DESC, border_color)) as i64,
+        ),
+        (
             "sizeof(CUDA_MEMCPY2D)".into(),
             size_of::<CUDA_MEMCPY2D>() as i64,
         ),

@@ -5,6 +5,9 @@
 
 use std::collections::HashMap;
 
+mod texture;
+pub use texture::{Bounds, Geom, ImageOp, ImageQuery};
+
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
 use crate::mma;
 use crate::parse::{Ast, FuncAst, InstAst, Opnd, Stmt, VarDecl, VarSpace};
@@ -320,6 +323,8 @@ pub enum Op {
     WarpSync {
         _mask: Src,
     },
+    /// Texture and surface instructions (`decode/texture.rs`).
+    Image(Box<ImageOp>),
     /// `mma.sync.aligned` and `wmma.mma.sync.aligned`: D = A·B + C over the warp.
     Mma(Box<MmaOp>),
     /// `wmma.load.{a,b,c}`: a fragment from memory, `stride` elements between rows
@@ -1443,6 +1448,7 @@ impl FuncDecoder<'_> {
                 self.alu(i, f, 1)
             }
             "ld" | "ldu" | "st" => self.ld_st(i, m),
+            "tex" | "tld4" | "txq" | "suq" | "suld" | "sust" => self.image(i, m),
             "atom" | "red" => self.atom(i, m),
             "bra" => {
                 m.take("uni");

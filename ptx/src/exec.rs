@@ -3,6 +3,8 @@
 //! together (32 lanes per instruction, an active mask), which reconverges structured
 //! code where it joins, as a GPU's post-dominator reconvergence does.
 
+mod texture;
+
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{
@@ -1825,6 +1827,7 @@ impl<'a> BlockCtx<'a> {
                 off,
             } => self.stmatrix(w, *n, *trans, *space, v, *addr, *off, emask, pc)?,
             Op::Movmatrix { d, a: sa } => self.movmatrix(w, *d, *sa, emask),
+            Op::Image(op) => return self.image(w, op, emask, pc),
             // Control instructions are handled in `run_group`.
             _ => {}
         }

@@ -34,10 +34,14 @@ mod math;
 mod mma;
 mod parse;
 mod printf;
+pub mod texture;
 
 use std::fmt;
 
 pub use exec::{run, run_with_printf};
+pub use texture::{
+    AddressMode, ChannelKind, Format, Image, Sampler, Storage, SurfaceObject, Texels, TextureObject,
+};
 
 /// Generic address of byte 0 of the block's shared memory.
 pub const SHARED_WINDOW: u64 = 0x8000_0000_0000_0000;
@@ -241,6 +245,17 @@ pub struct Fault {
 /// races are not undefined behaviour in the host process).
 pub unsafe trait Memory: Sync {
     fn translate(&self, addr: u64, len: u64, access: Access) -> Result<HostSpan, Fault>;
+
+    /// The texture object a kernel names by `handle` (`tex`, `tld4`, `txq`), if it is
+    /// one: the executor reads its texels through [`Image`]'s bounds-checked storage.
+    fn texture(&self, _handle: u64) -> Option<std::sync::Arc<TextureObject>> {
+        None
+    }
+
+    /// The surface object a kernel names by `handle` (`suld`, `sust`, `suq`), if it is one.
+    fn surface(&self, _handle: u64) -> Option<std::sync::Arc<SurfaceObject>> {
+        None
+    }
 }
 
 /// One launch's configuration.

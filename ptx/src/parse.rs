@@ -15,6 +15,8 @@ pub enum Opnd {
     SymOff(String, i64),
     /// `[base+off]`; `base` None for an absolute address.
     Addr(Option<String>, i64),
+    /// `[handle, {coordinates}]`: a texture or surface object and where to read it.
+    Image(String, Box<Opnd>),
     Vector(Vec<Opnd>),
     /// `%r1|%p1`: a result and its predicate.
     Pipe(Box<Opnd>, Box<Opnd>),
@@ -105,6 +107,12 @@ const KNOWN_OPCODES: &[&str] = &[
     "ldmatrix",
     "stmatrix",
     "movmatrix",
+    "tex",
+    "tld4",
+    "txq",
+    "suq",
+    "suld",
+    "sust",
     "add",
     "sub",
     "mul",
@@ -846,7 +854,13 @@ impl<'a> Parser<'a> {
                 let mut base = None;
                 let mut off = 0i64;
                 if let Some(Tok::Ident(_)) = self.peek() {
-                    base = Some(self.name_with_suffix()?);
+                    let name = self.name_with_suffix()?;
+                    if self.eat_punct(',') {
+                        let coords = self.operand_at_depth(depth + 1)?;
+                        self.expect_punct(']')?;
+                        return Ok(Opnd::Image(name, Box::new(coords)));
+                    }
+                    base = Some(name);
                     // `[%rd1+8]`, `[%rd1+-8]`, `[%rd1-8]`.
                     if self.eat_punct('+') || self.peek() == Some(&Tok::Punct('-')) {
                         off = self.int()? as i64;

@@ -14,12 +14,12 @@ fn err(src: &str) -> cumock_ptx::LoadError {
 #[test]
 fn an_unsupported_instruction_is_named_with_its_line() {
     let e = err(&kernel(
-        "mov.u32 %r1, 1;\ntex.1d.v4.s32.s32 {%r0, %r1, %r2, %r3}, [t, {%r1}];",
+        "mov.u32 %r1, 1;\nsured.b.add.1d.u32.trap [t, {%r1}], %r2;",
     ));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 9));
     assert_eq!(
         e.to_string(),
-        "line 9: unsupported instruction `tex.1d.v4.s32.s32`"
+        "line 9: unsupported instruction `sured.b.add.1d.u32.trap`"
     );
     let e = err(&kernel("min.relu.s32 %r1, %r2, %r3;"));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 8));

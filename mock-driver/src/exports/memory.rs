@@ -2,6 +2,7 @@
 //! address ranges, copies and memsets (with their per-thread default stream variants),
 //! and the PCI bus ids cuda.h files here.
 
+use super::textures;
 use super::{
     async_op, capturing, copy_c_string, legacy_order, out_pair, per_thread_order, stream,
     zero_on_failure, CUdevicePtr, Mock,
@@ -445,7 +446,131 @@ impl MemoryApi for Mock {
         legacy_order()?;
         let d = drv()?;
         let c = input(copy, "pCopy")?;
+        if textures::has_array(&c) {
+            return textures::copy_2d_arrays(d, &c);
+        }
         copy_2d(d, &c)
+    }
+
+    // ---- CUDA arrays (textures.rs)
+
+    unsafe fn cuArrayCreate_v2(
+        p: *mut CUarray,
+        desc: *const CUDA_ARRAY_DESCRIPTOR,
+    ) -> CuResult<()> {
+        textures::array_create(p, desc)
+    }
+
+    unsafe fn cuArray3DCreate_v2(
+        p: *mut CUarray,
+        desc: *const CUDA_ARRAY3D_DESCRIPTOR,
+    ) -> CuResult<()> {
+        textures::array_3d_create(p, desc)
+    }
+
+    unsafe fn cuArrayGetDescriptor_v2(p: *mut CUDA_ARRAY_DESCRIPTOR, h: CUarray) -> CuResult<()> {
+        textures::array_descriptor(p, h)
+    }
+
+    unsafe fn cuArray3DGetDescriptor_v2(
+        p: *mut CUDA_ARRAY3D_DESCRIPTOR,
+        h: CUarray,
+    ) -> CuResult<()> {
+        textures::array_3d_descriptor(p, h)
+    }
+
+    unsafe fn cuArrayDestroy(h: CUarray) -> CuResult<()> {
+        textures::array_destroy(h)
+    }
+
+    unsafe fn cuMemcpyHtoA_v2(
+        dst: CUarray,
+        dst_offset: usize,
+        src: *const c_void,
+        count: usize,
+    ) -> CuResult<()> {
+        let s = textures::host_side(src)?;
+        textures::copy_bytes(textures::array_side(dst), dst_offset, s, 0, count)
+    }
+
+    unsafe fn cuMemcpyHtoAAsync_v2(
+        dst: CUarray,
+        dst_offset: usize,
+        src: *const c_void,
+        count: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        let _order = stream(s)?;
+        Self::cuMemcpyHtoA_v2(dst, dst_offset, src, count)
+    }
+
+    unsafe fn cuMemcpyAtoH_v2(
+        dst: *mut c_void,
+        src: CUarray,
+        src_offset: usize,
+        count: usize,
+    ) -> CuResult<()> {
+        let d = textures::host_side(dst)?;
+        textures::copy_bytes(d, 0, textures::array_side(src), src_offset, count)
+    }
+
+    unsafe fn cuMemcpyAtoHAsync_v2(
+        dst: *mut c_void,
+        src: CUarray,
+        src_offset: usize,
+        count: usize,
+        s: CUstream,
+    ) -> CuResult<()> {
+        let _order = stream(s)?;
+        Self::cuMemcpyAtoH_v2(dst, src, src_offset, count)
+    }
+
+    unsafe fn cuMemcpyDtoA_v2(
+        dst: CUarray,
+        dst_offset: usize,
+        src: CUdeviceptr,
+        count: usize,
+    ) -> CuResult<()> {
+        let s = textures::device_side(src);
+        textures::copy_bytes(textures::array_side(dst), dst_offset, s, 0, count)
+    }
+
+    unsafe fn cuMemcpyAtoD_v2(
+        dst: CUdeviceptr,
+        src: CUarray,
+        src_offset: usize,
+        count: usize,
+    ) -> CuResult<()> {
+        let d = textures::device_side(dst);
+        textures::copy_bytes(d, 0, textures::array_side(src), src_offset, count)
+    }
+
+    unsafe fn cuMemcpyAtoA_v2(
+        dst: CUarray,
+        dst_offset: usize,
+        src: CUarray,
+        src_offset: usize,
+        count: usize,
+    ) -> CuResult<()> {
+        textures::copy_bytes(
+            textures::array_side(dst),
+            dst_offset,
+            textures::array_side(src),
+            src_offset,
+            count,
+        )
+    }
+
+    unsafe fn cuMemcpy3D_v2(copy: *const CUDA_MEMCPY3D) -> CuResult<()> {
+        textures::memcpy_3d(copy)
+    }
+
+    unsafe fn cuMemcpy3D_v2_ptds(copy: *const CUDA_MEMCPY3D) -> CuResult<()> {
+        textures::memcpy_3d_ptds(copy)
+    }
+
+    unsafe fn cuMemcpy3DAsync_v2(copy: *const CUDA_MEMCPY3D, s: CUstream) -> CuResult<()> {
+        textures::memcpy_3d_async(copy, s)
     }
 
     unsafe fn cuMemcpy2DUnaligned_v2(copy: *const CUDA_MEMCPY2D) -> CuResult<()> {
@@ -724,7 +849,7 @@ const CU_MEMORYTYPE_UNIFIED: u32 = 4;
 
 /// One side of a cuMemcpy2D, from its memory type and fields, moved to its first byte.
 #[allow(clippy::too_many_arguments)]
-fn plane(
+pub(super) fn plane(
     d: &crate::model::Driver,
     which: &str,
     memory_type: u32,

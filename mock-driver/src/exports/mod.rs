@@ -40,6 +40,7 @@ mod occupancy;
 mod peer_access;
 mod primary_context;
 mod streams;
+mod textures;
 mod unified;
 mod version;
 mod vmm;
@@ -93,8 +94,6 @@ not_emulated! {
     StreamMemoryOperationsApi,
     TextureReferenceApi,
     SurfaceReferenceApi,
-    TextureObjectApi,
-    SurfaceObjectApi,
     TensorMapObjectApi,
     GraphicsInteroperabilityApi,
     CoredumpAttributesControlApi,

@@ -91,7 +91,7 @@ impl Driver {
 
     /// Checks that `[addr, addr+len)` is device memory the current context's device may
     /// use as `need` (a page-locked host range counts as host memory, checked apart).
-    fn check_device_span(&self, addr: u64, len: u64, need: Need) -> CuResult<()> {
+    pub(super) fn check_device_span(&self, addr: u64, len: u64, need: Need) -> CuResult<()> {
         let st = self.state.lock();
         let (_, ctx) = st.contexts.require_current()?;
         super::copies::within_requested(&st.vmm, addr, len)?;

@@ -51,6 +51,7 @@ pub mod profile;
 pub mod reservations;
 pub mod stream_queues;
 pub mod streams;
+pub mod textures;
 pub mod vmm;
 pub mod vmm_calls;
 
@@ -97,6 +98,8 @@ pub struct State {
     pub printf_out: Vec<u8>,
     /// Failed device asserts' messages, written to stderr at the same points.
     pub printf_err: Vec<u8>,
+    /// CUDA arrays, texture and surface objects (textures.rs).
+    pub textures: textures::Textures,
 }
 
 pub struct Driver {
@@ -132,6 +135,7 @@ impl Driver {
                 links: Default::default(),
                 printf_out: Vec::new(),
                 printf_err: Vec::new(),
+                textures: Default::default(),
             }),
         }
     }

@@ -302,6 +302,14 @@ struct KernelMemory<'a> {
 // view is neither given back nor moved meanwhile: the pointers stay valid for the whole
 // launch. Concurrent blocks access them only through the executor's atomics.
 unsafe impl ptx::Memory for KernelMemory<'_> {
+    fn texture(&self, handle: u64) -> Option<std::sync::Arc<ptx::TextureObject>> {
+        self.driver.texture_object(handle)
+    }
+
+    fn surface(&self, handle: u64) -> Option<std::sync::Arc<ptx::SurfaceObject>> {
+        self.driver.surface_object(handle)
+    }
+
     fn translate(
         &self,
         addr: u64,

@@ -1,0 +1,664 @@
+//! CUDA arrays, texture objects and surface objects: the runtime's descriptions
+//! (`cudaChannelFormatDesc`, `cudaResourceDesc`, `cudaTextureDesc`, `cudaMemcpy3DParms`)
+//! turned into the driver's, over cuArray3DCreate, cuMemcpy2D/3D, cuTexObjectCreate and
+//! cuSurfObjectCreate. A `cudaArray_t` is the driver's `CUarray`, as in NVIDIA's runtime.
+
+use crate::boundary::{cudart_fn, out_ref};
+use crate::driver::CUstream;
+use crate::error::{self, RtError, RtResult};
+use crate::memory::stream_for;
+use crate::runtime::with_context;
+use cumock_abi::{
+    CUDA_ARRAY3D_DESCRIPTOR, CUDA_MEMCPY2D, CUDA_MEMCPY3D, CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC,
+};
+use std::ffi::{c_int, c_uint, c_void};
+
+/// cudaErrorInvalidChannelDescriptor.
+const INVALID_CHANNEL_DESCRIPTOR: error::CudaError = 20;
+
+const CU_MEMORYTYPE_HOST: u32 = 1;
+const CU_MEMORYTYPE_DEVICE: u32 = 2;
+const CU_MEMORYTYPE_ARRAY: u32 = 3;
+const CU_MEMORYTYPE_UNIFIED: u32 = 4;
+
+/// `struct cudaChannelFormatDesc`: bits of each channel, and their kind
+/// (cudaChannelFormatKindSigned 0, Unsigned 1, Float 2).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ChannelFormatDesc {
+    pub x: c_int,
+    pub y: c_int,
+    pub z: c_int,
+    pub w: c_int,
+    pub f: c_int,
+}
+
+/// `struct cudaExtent`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Extent {
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+}
+
+/// `struct cudaPos`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pos {
+    pub x: usize,
+    pub y: usize,
+    pub z: usize,
+}
+
+/// `struct cudaPitchedPtr`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PitchedPtr {
+    pub ptr: *mut c_void,
+    pub pitch: usize,
+    pub xsize: usize,
+    pub ysize: usize,
+}
+
+/// `struct cudaMemcpy3DParms`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy3DParms {
+    pub src_array: u64,
+    pub src_pos: Pos,
+    pub src_ptr: PitchedPtr,
+    pub dst_array: u64,
+    pub dst_pos: Pos,
+    pub dst_ptr: PitchedPtr,
+    pub extent: Extent,
+    pub kind: c_int,
+}
+
+/// `struct cudaResourceDesc`: the type, then its union as 8-byte words (an array's handle
+/// in word 0; linear's `devPtr`, then the 20-byte channel description, `sizeInBytes` at
+/// word 4; pitch-linear's `width`, `height`, `pitchInBytes` at words 4 to 6).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ResourceDesc {
+    pub res_type: c_int,
+    pub res: [u64; 16],
+    pub flags: c_uint,
+}
+
+/// `struct cudaTextureDesc`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct TextureDesc {
+    pub address_mode: [c_int; 3],
+    pub filter_mode: c_int,
+    pub read_mode: c_int,
+    pub srgb: c_int,
+    pub border_color: [f32; 4],
+    pub normalized_coords: c_int,
+    pub max_anisotropy: c_uint,
+    pub mipmap_filter_mode: c_int,
+    pub mipmap_level_bias: f32,
+    pub min_mipmap_level_clamp: f32,
+    pub max_mipmap_level_clamp: f32,
+    pub disable_trilinear_optimization: c_int,
+    pub seamless_cubemap: c_int,
+}
+
+/// A channel description as the driver's CUarray_format and channel count.
+fn driver_format(d: &ChannelFormatDesc) -> RtResult<(i32, u32)> {
+    let bits = [d.x, d.y, d.z, d.w];
+    let channels = bits.iter().take_while(|b| **b != 0).count();
+    let bad = || {
+        RtError::new(
+            INVALID_CHANNEL_DESCRIPTOR,
+            format!("{d:?}: channels of one size, 1, 2 or 4 of them, x first"),
+        )
+    };
+    if !matches!(channels, 1 | 2 | 4)
+        || bits[channels..].iter().any(|b| *b != 0)
+        || bits[..channels].iter().any(|b| *b != d.x)
+    {
+        return Err(bad());
+    }
+    let format = match (d.f, d.x) {
+        (0, 8) => 0x08,
+        (0, 16) => 0x09,
+        (0, 32) => 0x0a,
+        (1, 8) => 0x01,
+        (1, 16) => 0x02,
+        (1, 32) => 0x03,
+        (2, 16) => 0x10,
+        (2, 32) => 0x20,
+        (0..=2, _) => return Err(bad()),
+        (f, _) => {
+            return Err(error::not_supported(format!(
+                "cudaChannelFormatKind {f} (NV12, the normalized packed and compressed \
+                 kinds) is not supported"
+            )))
+        }
+    };
+    Ok((format, channels as u32))
+}
+
+/// The driver's format back as a channel description.
+fn channel_desc(format: i32, channels: u32) -> ChannelFormatDesc {
+    let (f, bits) = match format {
+        0x01 => (1, 8),
+        0x02 => (1, 16),
+        0x03 => (1, 32),
+        0x08 => (0, 8),
+        0x09 => (0, 16),
+        0x0a => (0, 32),
+        0x10 => (2, 16),
+        _ => (2, 32),
+    };
+    let b = |k: u32| if k < channels { bits } else { 0 };
+    ChannelFormatDesc {
+        x: b(0),
+        y: b(1),
+        z: b(2),
+        w: b(3),
+        f,
+    }
+}
+
+/// cudaCreateChannelDesc: returns the description itself (not a cudaError_t).
+#[no_mangle]
+pub extern "C" fn cudaCreateChannelDesc(
+    x: c_int,
+    y: c_int,
+    z: c_int,
+    w: c_int,
+    f: c_int,
+) -> ChannelFormatDesc {
+    ChannelFormatDesc { x, y, z, w, f }
+}
+
+fn create_array(
+    array: *mut u64,
+    desc: *const ChannelFormatDesc,
+    extent: Extent,
+    flags: c_uint,
+) -> RtResult<()> {
+    // Safety: the program's pointers: NULL (refused) or valid, as the header requires.
+    let (array, desc) = unsafe { (out_ref(array)?, desc.as_ref()) };
+    let desc = desc.ok_or_else(|| error::invalid("desc is NULL"))?;
+    let (format, channels) = driver_format(desc)?;
+    let (d, _, _) = with_context()?;
+    let mut h = 0;
+    d.cuArray3DCreate(
+        &mut h,
+        &CUDA_ARRAY3D_DESCRIPTOR {
+            width: extent.width,
+            height: extent.height,
+            depth: extent.depth,
+            format,
+            num_channels: channels,
+            flags,
+        },
+    )?;
+    *array = h;
+    Ok(())
+}
+
+cudart_fn! {
+    fn cudaMallocArray(array: *mut u64, desc: *const ChannelFormatDesc, width: usize, height: usize, flags: c_uint) {
+        create_array(array, desc, Extent { width, height, depth: 0 }, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaMalloc3DArray(array: *mut u64, desc: *const ChannelFormatDesc, extent: Extent, flags: c_uint) {
+        create_array(array, desc, extent, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaFreeArray(array: u64) {
+        // The header: "If array is 0, no operation is performed".
+        if array == 0 {
+            return Ok(());
+        }
+        let (d, _, _) = with_context()?;
+        d.cuArrayDestroy(array)
+    }
+}
+
+fn array_descriptor(array: u64) -> RtResult<CUDA_ARRAY3D_DESCRIPTOR> {
+    let (d, _, _) = with_context()?;
+    let mut a = CUDA_ARRAY3D_DESCRIPTOR::default();
+    d.cuArray3DGetDescriptor(&mut a, array)?;
+    Ok(a)
+}
+
+cudart_fn! {
+    fn cudaArrayGetInfo(desc: *mut ChannelFormatDesc, extent: *mut Extent, flags: *mut c_uint, array: u64) {
+        let a = array_descriptor(array)?;
+        // Safety: each out-pointer is NULL (skipped) or writable, as the header requires.
+        unsafe {
+            if let Some(p) = desc.as_mut() {
+                *p = channel_desc(a.format, a.num_channels);
+            }
+            if let Some(p) = extent.as_mut() {
+                *p = Extent { width: a.width, height: a.height, depth: a.depth };
+            }
+            if let Some(p) = flags.as_mut() {
+                *p = a.flags;
+            }
+        }
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaGetChannelDesc(desc: *mut ChannelFormatDesc, array: u64) {
+        // Safety: NULL (refused) or writable, as the header requires.
+        let desc = unsafe { out_ref(desc)? };
+        let a = array_descriptor(array)?;
+        *desc = channel_desc(a.format, a.num_channels);
+        Ok(())
+    }
+}
+
+/// The driver's memory type of a linear side of a copy of this cudaMemcpyKind; `to_dst`
+/// picks the destination's.
+fn memory_type(kind: c_int, to_dst: bool) -> RtResult<u32> {
+    Ok(match (kind, to_dst) {
+        (0, _) | (1, false) | (2, true) => CU_MEMORYTYPE_HOST,
+        (1, true) | (2, false) | (3, _) => CU_MEMORYTYPE_DEVICE,
+        (4, _) => CU_MEMORYTYPE_UNIFIED,
+        _ => {
+            return Err(RtError::new(
+                error::INVALID_MEMCPY_DIRECTION,
+                format!("{kind} is not a cudaMemcpyKind"),
+            ))
+        }
+    })
+}
+
+fn blank_2d() -> CUDA_MEMCPY2D {
+    CUDA_MEMCPY2D {
+        src_x_in_bytes: 0,
+        src_y: 0,
+        src_memory_type: 0,
+        src_host: std::ptr::null(),
+        src_device: 0,
+        src_array: std::ptr::null_mut(),
+        src_pitch: 0,
+        dst_x_in_bytes: 0,
+        dst_y: 0,
+        dst_memory_type: 0,
+        dst_host: std::ptr::null_mut(),
+        dst_device: 0,
+        dst_array: std::ptr::null_mut(),
+        dst_pitch: 0,
+        width_in_bytes: 0,
+        height: 0,
+    }
+}
+
+/// A 2D copy with the driver, synchronous when `stream` is None.
+///
+/// # Safety
+/// The host sides of `c` are valid for their extent.
+unsafe fn copy_2d(c: &CUDA_MEMCPY2D, stream: Option<CUstream>) -> RtResult<()> {
+    let (d, _, _) = with_context()?;
+    // Safety: the caller's contract.
+    unsafe {
+        match stream {
+            None => d.cuMemcpy2D(c),
+            Some(s) => d.cuMemcpy2DAsync(c, s),
+        }
+    }
+}
+
+/// The linear side of a copy: host memory's pointer or device memory's address.
+fn set_linear(c: &mut CUDA_MEMCPY2D, dst: bool, ty: u32, p: *const c_void, pitch: usize) {
+    if dst {
+        c.dst_memory_type = ty;
+        c.dst_host = p as *mut c_void;
+        c.dst_device = p as u64;
+        c.dst_pitch = pitch;
+    } else {
+        c.src_memory_type = ty;
+        c.src_host = p;
+        c.src_device = p as u64;
+        c.src_pitch = pitch;
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn to_array_2d(
+    dst: u64,
+    w_offset: usize,
+    h_offset: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: c_int,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
+    let mut c = blank_2d();
+    c.dst_memory_type = CU_MEMORYTYPE_ARRAY;
+    c.dst_array = dst as *mut c_void;
+    c.dst_x_in_bytes = w_offset;
+    c.dst_y = h_offset;
+    set_linear(&mut c, false, memory_type(kind, false)?, src, spitch);
+    c.width_in_bytes = width;
+    c.height = height;
+    // Safety: the program says `src` holds `height` rows of its pitch.
+    unsafe { copy_2d(&c, stream) }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn from_array_2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: u64,
+    w_offset: usize,
+    h_offset: usize,
+    width: usize,
+    height: usize,
+    kind: c_int,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
+    let mut c = blank_2d();
+    c.src_memory_type = CU_MEMORYTYPE_ARRAY;
+    c.src_array = src as *mut c_void;
+    c.src_x_in_bytes = w_offset;
+    c.src_y = h_offset;
+    set_linear(&mut c, true, memory_type(kind, true)?, dst, dpitch);
+    c.width_in_bytes = width;
+    c.height = height;
+    // Safety: the program says `dst` holds `height` rows of its pitch.
+    unsafe { copy_2d(&c, stream) }
+}
+
+cudart_fn! {
+    fn cudaMemcpy2DToArray(dst: u64, w_offset: usize, h_offset: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int) {
+        to_array_2d(dst, w_offset, h_offset, src, spitch, width, height, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy2DToArrayAsync(dst: u64, w_offset: usize, h_offset: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int, stream: CUstream) {
+        to_array_2d(dst, w_offset, h_offset, src, spitch, width, height, kind, Some(stream_for(stream, false)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy2DFromArray(dst: *mut c_void, dpitch: usize, src: u64, w_offset: usize, h_offset: usize, width: usize, height: usize, kind: c_int) {
+        from_array_2d(dst, dpitch, src, w_offset, h_offset, width, height, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy2DFromArrayAsync(dst: *mut c_void, dpitch: usize, src: u64, w_offset: usize, h_offset: usize, width: usize, height: usize, kind: c_int, stream: CUstream) {
+        from_array_2d(dst, dpitch, src, w_offset, h_offset, width, height, kind, Some(stream_for(stream, false)))
+    }
+}
+
+/// cudaMemcpyToArray/FromArray (deprecated): `count` bytes from row `h_offset`, byte
+/// `w_offset`, running on into the next rows of the array.
+fn array_bytes(array: u64, w_offset: usize, h_offset: usize) -> RtResult<usize> {
+    let a = array_descriptor(array)?;
+    let (_, channels) = (a.format, a.num_channels);
+    let bits = channel_desc(a.format, channels).x as usize;
+    let row = a.width * bits / 8 * channels as usize;
+    Ok(h_offset * row + w_offset)
+}
+
+cudart_fn! {
+    fn cudaMemcpyToArray(dst: u64, w_offset: usize, h_offset: usize, src: *const c_void, count: usize, kind: c_int) {
+        let off = array_bytes(dst, w_offset, h_offset)?;
+        let (d, _, _) = with_context()?;
+        match memory_type(kind, false)? {
+            // Safety: the program says `src` holds `count` bytes.
+            CU_MEMORYTYPE_HOST => unsafe { d.cuMemcpyHtoA(dst, off, src, count) },
+            CU_MEMORYTYPE_DEVICE => d.cuMemcpyDtoA(dst, off, src as u64, count),
+            _ => Err(error::not_supported(
+                "cudaMemcpyToArray with cudaMemcpyDefault: name the source's side",
+            )),
+        }
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyFromArray(dst: *mut c_void, src: u64, w_offset: usize, h_offset: usize, count: usize, kind: c_int) {
+        let off = array_bytes(src, w_offset, h_offset)?;
+        let (d, _, _) = with_context()?;
+        match memory_type(kind, true)? {
+            // Safety: the program says `dst` holds `count` bytes.
+            CU_MEMORYTYPE_HOST => unsafe { d.cuMemcpyAtoH(dst, src, off, count) },
+            CU_MEMORYTYPE_DEVICE => d.cuMemcpyAtoD(dst as u64, src, off, count),
+            _ => Err(error::not_supported(
+                "cudaMemcpyFromArray with cudaMemcpyDefault: name the destination's side",
+            )),
+        }
+    }
+}
+
+/// The bytes of one element of `array`.
+fn element_bytes(array: u64) -> RtResult<usize> {
+    let a = array_descriptor(array)?;
+    let bits = channel_desc(a.format, a.num_channels).x as usize;
+    Ok(bits / 8 * a.num_channels as usize)
+}
+
+/// cudaMemcpy3D: where an array takes part, widths and the array's x are in its
+/// elements (the header); a pitched pointer's x is in bytes.
+fn memcpy_3d(p: *const Memcpy3DParms, stream: Option<CUstream>) -> RtResult<()> {
+    // Safety: NULL (refused) or readable, as the header requires.
+    let p = *unsafe { p.as_ref() }.ok_or_else(|| error::invalid("p is NULL"))?;
+    let elem = match (p.src_array, p.dst_array) {
+        (0, 0) => 1,
+        (0, a) | (a, _) => element_bytes(a)?,
+    };
+    let side = |array: u64, pos: Pos, ptr: PitchedPtr, dst: bool| -> RtResult<_> {
+        Ok(if array != 0 {
+            (
+                CU_MEMORYTYPE_ARRAY,
+                array,
+                pos.x * elem,
+                std::ptr::null_mut(),
+                0,
+                0,
+            )
+        } else {
+            let ty = memory_type(p.kind, dst)?;
+            (ty, 0, pos.x, ptr.ptr, ptr.pitch, ptr.ysize)
+        })
+    };
+    let (sty, sarr, sx, sptr, spitch, sh) = side(p.src_array, p.src_pos, p.src_ptr, false)?;
+    let (dty, darr, dx, dptr, dpitch, dh) = side(p.dst_array, p.dst_pos, p.dst_ptr, true)?;
+    let c = CUDA_MEMCPY3D {
+        src_x_in_bytes: sx,
+        src_y: p.src_pos.y,
+        src_z: p.src_pos.z,
+        src_lod: 0,
+        src_memory_type: sty,
+        src_host: sptr,
+        src_device: sptr as u64,
+        src_array: sarr as *mut c_void,
+        reserved0: std::ptr::null_mut(),
+        src_pitch: spitch,
+        src_height: sh,
+        dst_x_in_bytes: dx,
+        dst_y: p.dst_pos.y,
+        dst_z: p.dst_pos.z,
+        dst_lod: 0,
+        dst_memory_type: dty,
+        dst_host: dptr,
+        dst_device: dptr as u64,
+        dst_array: darr as *mut c_void,
+        reserved1: std::ptr::null_mut(),
+        dst_pitch: dpitch,
+        dst_height: dh,
+        width_in_bytes: p.extent.width * elem,
+        height: p.extent.height,
+        depth: p.extent.depth,
+    };
+    let (d, _, _) = with_context()?;
+    // Safety: the program says its pitched pointers hold the extent.
+    unsafe {
+        match stream {
+            None => d.cuMemcpy3D(&c),
+            Some(s) => d.cuMemcpy3DAsync(&c, s),
+        }
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy3D(p: *const Memcpy3DParms) {
+        memcpy_3d(p, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy3DAsync(p: *const Memcpy3DParms, stream: CUstream) {
+        memcpy_3d(p, Some(stream_for(stream, false)))
+    }
+}
+
+/// The runtime's resource description as the driver's (channel descriptions become
+/// CUarray_format and channel counts).
+fn driver_resource(r: &ResourceDesc) -> RtResult<CUDA_RESOURCE_DESC> {
+    let mut out = CUDA_RESOURCE_DESC {
+        res_type: r.res_type,
+        res: [0; 16],
+        flags: r.flags,
+    };
+    match r.res_type {
+        // cudaResourceTypeArray, MipmappedArray: the handle.
+        0 | 1 => out.res[0] = r.res[0],
+        // cudaResourceTypeLinear, Pitch2D: devPtr, the 20-byte channel description
+        // (words 1 and 2 and half of 3), then the sizes from word 4.
+        2 | 3 => {
+            let w = |i: usize| r.res[i];
+            let desc = ChannelFormatDesc {
+                x: w(1) as u32 as i32,
+                y: (w(1) >> 32) as u32 as i32,
+                z: w(2) as u32 as i32,
+                w: (w(2) >> 32) as u32 as i32,
+                f: w(3) as u32 as i32,
+            };
+            let (format, channels) = driver_format(&desc)?;
+            out.res[0] = w(0);
+            out.res[1] = format as u32 as u64 | (channels as u64) << 32;
+            out.res[2] = w(4);
+            out.res[3] = w(5);
+            out.res[4] = w(6);
+        }
+        t => return Err(error::invalid(format!("{t} is not a cudaResourceType"))),
+    }
+    Ok(out)
+}
+
+cudart_fn! {
+    fn cudaCreateTextureObject(tex: *mut u64, res: *const ResourceDesc, desc: *const TextureDesc, view: *const c_void) {
+        // Safety: the program's pointers: NULL (refused) or valid, as the header requires.
+        let (tex, res, desc) = unsafe { (out_ref(tex)?, res.as_ref(), desc.as_ref()) };
+        let res = res.ok_or_else(|| error::invalid("pResDesc is NULL"))?;
+        let t = desc.ok_or_else(|| error::invalid("pTexDesc is NULL"))?;
+        if !view.is_null() {
+            return Err(error::not_supported("resource views (pResViewDesc) are not supported"));
+        }
+        let mut flags = 0;
+        // cudaReadModeElementType: integers read as integers.
+        if t.read_mode == 0 {
+            flags |= 0x01;
+        }
+        if t.normalized_coords != 0 {
+            flags |= 0x02;
+        }
+        if t.srgb != 0 {
+            flags |= 0x10;
+        }
+        if t.disable_trilinear_optimization != 0 {
+            flags |= 0x20;
+        }
+        if t.seamless_cubemap != 0 {
+            flags |= 0x40;
+        }
+        let td = CUDA_TEXTURE_DESC {
+            address_mode: t.address_mode,
+            filter_mode: t.filter_mode,
+            flags,
+            max_anisotropy: t.max_anisotropy,
+            mipmap_filter_mode: t.mipmap_filter_mode,
+            mipmap_level_bias: t.mipmap_level_bias,
+            min_mipmap_level_clamp: t.min_mipmap_level_clamp,
+            max_mipmap_level_clamp: t.max_mipmap_level_clamp,
+            border_color: t.border_color,
+            reserved: [0; 12],
+        };
+        let r = driver_resource(res)?;
+        let (d, _, _) = with_context()?;
+        let mut h = 0;
+        // Safety: no resource view (NULL), which the driver reads as none.
+        unsafe { d.cuTexObjectCreate(&mut h, &r, &td, std::ptr::null())? };
+        *tex = h;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaDestroyTextureObject(tex: u64) {
+        let (d, _, _) = with_context()?;
+        d.cuTexObjectDestroy(tex)
+    }
+}
+
+cudart_fn! {
+    fn cudaCreateSurfaceObject(surf: *mut u64, res: *const ResourceDesc) {
+        // Safety: the program's pointers: NULL (refused) or valid, as the header requires.
+        let (surf, res) = unsafe { (out_ref(surf)?, res.as_ref()) };
+        let res = res.ok_or_else(|| error::invalid("pResDesc is NULL"))?;
+        let r = driver_resource(res)?;
+        let (d, _, _) = with_context()?;
+        let mut h = 0;
+        d.cuSurfObjectCreate(&mut h, &r)?;
+        *surf = h;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaDestroySurfaceObject(surf: u64) {
+        let (d, _, _) = with_context()?;
+        d.cuSurfObjectDestroy(surf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channel_descriptions_map_to_driver_formats_and_back() {
+        for (desc, want) in [
+            (cudaCreateChannelDesc(32, 0, 0, 0, 2), (0x20, 1)),
+            (cudaCreateChannelDesc(8, 8, 8, 8, 1), (0x01, 4)),
+            (cudaCreateChannelDesc(16, 16, 0, 0, 0), (0x09, 2)),
+            (cudaCreateChannelDesc(16, 0, 0, 0, 2), (0x10, 1)),
+        ] {
+            let got = driver_format(&desc).unwrap();
+            assert_eq!(got, want, "{desc:?}");
+            assert_eq!(channel_desc(got.0, got.1), desc);
+        }
+        for bad in [
+            cudaCreateChannelDesc(8, 8, 8, 0, 1),
+            cudaCreateChannelDesc(8, 16, 0, 0, 1),
+            cudaCreateChannelDesc(0, 8, 0, 0, 1),
+            cudaCreateChannelDesc(64, 0, 0, 0, 2),
+        ] {
+            assert_eq!(
+                driver_format(&bad).unwrap_err().code,
+                INVALID_CHANNEL_DESCRIPTOR,
+                "{bad:?}"
+            );
+        }
+    }
+}

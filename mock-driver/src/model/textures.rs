@@ -1,0 +1,908 @@
+//! CUDA arrays, texture objects and surface objects.
+//!
+//! An array is host memory the mock owns (`ptx::Texels`), row-major and packed (rows
+//! `width * texel` bytes apart, slices `height` rows apart): the GPU's layout is opaque
+//! to programs, which reach an array only through copies and textures. Its bytes count
+//! against the host memory the mock may back (`limits::Backing`), whole, when created.
+//!
+//! Texture and surface objects are descriptions over an array or device memory, shared
+//! (`Arc`) with the kernels that use them: a kernel names one by the 64-bit handle the
+//! driver returned, and `module::KernelMemory` looks it up here, so a bogus handle is a
+//! fault, and an object destroyed while a kernel runs stays valid for that kernel.
+//!
+//! Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): mipmapped arrays, cubemaps, sparse
+//! and deferred-mapping arrays, resource views, sRGB reads, formats other than the
+//! 8/16/32-bit integer, half and float ones.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cumock_abi::{CUDA_ARRAY3D_DESCRIPTOR, CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC};
+use cumock_ptx as ptx;
+use ptx::{AddressMode, ChannelKind, Format, Image, Sampler, Storage, Texels};
+
+use super::copies2d::PlaneStart;
+use super::error::*;
+use super::ids::DevicePtr;
+use super::vmm::Need;
+use super::{Driver, HostBytes, HostOrDevice};
+
+pub const LAYERED: u32 = 0x01;
+pub const SURFACE_LDST: u32 = 0x02;
+pub const CUBEMAP: u32 = 0x04;
+pub const TEXTURE_GATHER: u32 = 0x08;
+pub const DEPTH_TEXTURE: u32 = 0x10;
+pub const COLOR_ATTACHMENT: u32 = 0x20;
+pub const SPARSE: u32 = 0x40;
+pub const DEFERRED_MAPPING: u32 = 0x80;
+
+pub const RESOURCE_ARRAY: i32 = 0;
+pub const RESOURCE_MIPMAPPED_ARRAY: i32 = 1;
+pub const RESOURCE_LINEAR: i32 = 2;
+pub const RESOURCE_PITCH2D: i32 = 3;
+
+const TRSF_READ_AS_INTEGER: u32 = 0x01;
+const TRSF_NORMALIZED_COORDINATES: u32 = 0x02;
+const TRSF_SRGB: u32 = 0x10;
+
+/// cuda.h's `CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT` and `_TEXTURE_PITCH_ALIGNMENT`.
+const ATTR_TEXTURE_ALIGNMENT: i32 = 14;
+const ATTR_TEXTURE_PITCH_ALIGNMENT: i32 = 51;
+
+/// A CUarray_format the mock reads, as the executor's channel layout.
+pub fn channel_format(format: i32, channels: u32) -> CuResult<Format> {
+    let (kind, bits) = match format {
+        0x01 => (ChannelKind::Unsigned, 8),
+        0x02 => (ChannelKind::Unsigned, 16),
+        0x03 => (ChannelKind::Unsigned, 32),
+        0x08 => (ChannelKind::Signed, 8),
+        0x09 => (ChannelKind::Signed, 16),
+        0x0a => (ChannelKind::Signed, 32),
+        0x10 => (ChannelKind::Float, 16),
+        0x20 => (ChannelKind::Float, 32),
+        f if f > 0 => {
+            return Err(not_supported(format!(
+                "CUarray_format {f:#x} (NV12, the UNORM/SNORM packed and block-compressed \
+                 formats) is not emulated: 8/16/32-bit integers, half and float are"
+            )))
+        }
+        f => return Err(invalid(format!("{f} is not a CUarray_format"))),
+    };
+    if !matches!(channels, 1 | 2 | 4) {
+        return Err(invalid(format!(
+            "NumChannels {channels}: an array element has 1, 2 or 4 channels"
+        )));
+    }
+    Ok(Format {
+        kind,
+        bits,
+        channels: channels as u8,
+    })
+}
+
+/// One CUDA array.
+#[derive(Debug)]
+pub struct CudaArray {
+    /// As created (a 1D array's height and a 2D array's depth are 0).
+    pub desc: CUDA_ARRAY3D_DESCRIPTOR,
+    pub format: Format,
+    pub texels: Arc<Texels>,
+    pub device: usize,
+}
+
+impl CudaArray {
+    fn extent(&self) -> [u64; 3] {
+        let d = &self.desc;
+        [
+            d.width as u64,
+            (d.height as u64).max(1),
+            (d.depth as u64).max(1),
+        ]
+    }
+
+    pub fn row_bytes(&self) -> u64 {
+        self.desc.width as u64 * self.format.texel_bytes()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.texels.len() as u64
+    }
+
+    fn image(&self) -> Image {
+        let [w, h, d] = self.extent();
+        let row = self.row_bytes();
+        Image {
+            format: self.format,
+            width: w,
+            height: h,
+            depth: d,
+            layered: self.desc.flags & LAYERED != 0,
+            row_pitch: row,
+            slice_pitch: row * h,
+            storage: Storage::Array(self.texels.clone()),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct TextureEntry {
+    pub object: Arc<ptx::TextureObject>,
+    pub resource: CUDA_RESOURCE_DESC,
+    pub texture: CUDA_TEXTURE_DESC,
+}
+
+#[derive(Debug)]
+pub struct SurfaceEntry {
+    pub object: Arc<ptx::SurfaceObject>,
+    pub resource: CUDA_RESOURCE_DESC,
+}
+
+/// The process's arrays and objects, by handle.
+#[derive(Debug, Default)]
+pub struct Textures {
+    arrays: HashMap<u64, CudaArray>,
+    textures: HashMap<u64, TextureEntry>,
+    surfaces: HashMap<u64, SurfaceEntry>,
+    next_array: u64,
+    next_object: u64,
+}
+
+/// Array handles are addresses in a range no host pointer has (above the 47-bit user
+/// space), so a pointer passed by mistake is never taken for one.
+const ARRAY_HANDLE_BASE: u64 = 0xa7a7_0000_0000_0000;
+
+impl Textures {
+    pub fn array(&self, h: u64) -> CuResult<&CudaArray> {
+        if h == 0 {
+            return Err(invalid_handle("the CUarray is NULL"));
+        }
+        self.arrays
+            .get(&h)
+            .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live CUDA array")))
+    }
+
+    pub fn texture(&self, h: u64) -> Option<&TextureEntry> {
+        self.textures.get(&h)
+    }
+
+    pub fn surface(&self, h: u64) -> Option<&SurfaceEntry> {
+        self.surfaces.get(&h)
+    }
+
+    /// Texture and surface handles: small integers from 1, one sequence for both, so
+    /// that one kind's handle is never the other's (0 is never a handle).
+    fn next_handle(&mut self) -> u64 {
+        self.next_object += 1;
+        self.next_object
+    }
+}
+
+/// A copy's side that is a CUDA array or linear memory, 3D: where (x in bytes, y, z) and
+/// for linear memory its pitch and rows per slice.
+pub enum Volume {
+    Linear {
+        start: PlaneStart,
+        pitch: u64,
+        /// Rows from one slice to the next.
+        height: u64,
+    },
+    Array(u64),
+}
+
+impl Driver {
+    /// cuArray3DCreate (and cuArrayCreate, with depth 0 and no flags).
+    pub fn array_create(&self, desc: CUDA_ARRAY3D_DESCRIPTOR) -> CuResult<u64> {
+        let format = channel_format(desc.format, desc.num_channels)?;
+        for (flag, what) in [
+            (CUBEMAP, "cubemap"),
+            (SPARSE, "sparse"),
+            (DEFERRED_MAPPING, "deferred-mapping"),
+        ] {
+            if desc.flags & flag != 0 {
+                return Err(not_supported(format!(
+                    "{what} CUDA arrays are not emulated"
+                )));
+            }
+        }
+        let known = LAYERED | SURFACE_LDST | TEXTURE_GATHER | DEPTH_TEXTURE | COLOR_ATTACHMENT;
+        if desc.flags & !(known | CUBEMAP | SPARSE | DEFERRED_MAPPING) != 0 {
+            return Err(invalid(format!(
+                "unknown CUDA array flags {:#x}",
+                desc.flags
+            )));
+        }
+        if desc.width == 0 {
+            return Err(invalid("Width is 0"));
+        }
+        if desc.height == 0 && desc.depth != 0 && desc.flags & LAYERED == 0 {
+            return Err(invalid("a 3D array's Height is 0"));
+        }
+        if desc.flags & LAYERED != 0 && desc.depth == 0 {
+            return Err(invalid("a layered array's Depth (its layer count) is 0"));
+        }
+        let bytes = (desc.width as u64)
+            .checked_mul(format.texel_bytes())
+            .and_then(|r| r.checked_mul((desc.height as u64).max(1)))
+            .and_then(|r| r.checked_mul((desc.depth as u64).max(1)))
+            .ok_or_else(|| out_of_memory("the array's size overflows"))?;
+        let mut st = self.state.lock();
+        let device = st.contexts.require_current()?.1.device;
+        st.vmm
+            .backing
+            .commit(bytes)
+            .map_err(|why| host_limit(format!("a CUDA array of {bytes} bytes: {why}")))?;
+        let Some(texels) = usize::try_from(bytes).ok().and_then(Texels::zeroed) else {
+            st.vmm.backing.uncommit(bytes);
+            return Err(out_of_memory(format!(
+                "the host cannot give the {bytes} bytes of the CUDA array"
+            )));
+        };
+        let t = &mut st.textures;
+        t.next_array += 1;
+        let h = ARRAY_HANDLE_BASE + t.next_array * 0x100;
+        t.arrays.insert(
+            h,
+            CudaArray {
+                desc,
+                format,
+                texels: Arc::new(texels),
+                device,
+            },
+        );
+        Ok(h)
+    }
+
+    pub fn array_descriptor(&self, h: u64) -> CuResult<CUDA_ARRAY3D_DESCRIPTOR> {
+        Ok(self.state.lock().textures.array(h)?.desc)
+    }
+
+    /// cuArrayDestroy: its bytes go back to the host once no texture or surface object
+    /// (nor a kernel using one) holds them.
+    pub fn array_destroy(&self, h: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        st.textures.array(h)?;
+        let a = st.textures.arrays.remove(&h).expect("checked above");
+        st.vmm.backing.uncommit(a.bytes());
+        Ok(())
+    }
+
+    /// cuTexObjectCreate.
+    pub fn texture_create(
+        &self,
+        resource: CUDA_RESOURCE_DESC,
+        texture: CUDA_TEXTURE_DESC,
+    ) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        let device = st.contexts.require_current()?.1.device;
+        let image = self.resource_image(&st, device, &resource)?;
+        let mut address = [AddressMode::Wrap; 3];
+        for (slot, mode) in address.iter_mut().zip(texture.address_mode) {
+            *slot = match mode {
+                0 => AddressMode::Wrap,
+                1 => AddressMode::Clamp,
+                2 => AddressMode::Mirror,
+                3 => AddressMode::Border,
+                m => return Err(invalid(format!("{m} is not a CUaddress_mode"))),
+            };
+        }
+        let linear = match texture.filter_mode {
+            0 => false,
+            1 => true,
+            m => return Err(invalid(format!("{m} is not a CUfilter_mode"))),
+        };
+        if texture.flags & TRSF_SRGB != 0 {
+            return Err(not_supported(
+                "sRGB texture reads (CU_TRSF_SRGB) are not emulated",
+            ));
+        }
+        let sampler = Sampler {
+            address,
+            linear,
+            normalized_coords: texture.flags & TRSF_NORMALIZED_COORDINATES != 0,
+            read_normalized: texture.flags & TRSF_READ_AS_INTEGER == 0,
+            border: texture.border_color,
+        };
+        let h = st.textures.next_handle();
+        st.textures.textures.insert(
+            h,
+            TextureEntry {
+                object: Arc::new(ptx::TextureObject { image, sampler }),
+                resource,
+                texture,
+            },
+        );
+        Ok(h)
+    }
+
+    /// cuSurfObjectCreate: a CUDA array created with CUDA_ARRAY3D_SURFACE_LDST.
+    pub fn surface_create(&self, resource: CUDA_RESOURCE_DESC) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        let device = st.contexts.require_current()?.1.device;
+        if resource.res_type != RESOURCE_ARRAY {
+            return Err(invalid(
+                "a surface object's resource is a CUDA array (CU_RESOURCE_TYPE_ARRAY)",
+            ));
+        }
+        let a = st.textures.array(resource.res[0])?;
+        // cuda.h: "The CUDA array must have been created with CUDA_ARRAY3D_SURFACE_LDST".
+        if a.desc.flags & SURFACE_LDST == 0 {
+            return Err(invalid(
+                "the CUDA array was not created with CUDA_ARRAY3D_SURFACE_LDST",
+            ));
+        }
+        let image = self.resource_image(&st, device, &resource)?;
+        let h = st.textures.next_handle();
+        st.textures.surfaces.insert(
+            h,
+            SurfaceEntry {
+                object: Arc::new(ptx::SurfaceObject { image }),
+                resource,
+            },
+        );
+        Ok(h)
+    }
+
+    pub fn texture_destroy(&self, h: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        st.textures
+            .textures
+            .remove(&h)
+            .map(|_| ())
+            .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live texture object")))
+    }
+
+    pub fn surface_destroy(&self, h: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        st.textures
+            .surfaces
+            .remove(&h)
+            .map(|_| ())
+            .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live surface object")))
+    }
+
+    /// What cuTexObjectGetResourceDesc and cuTexObjectGetTextureDesc return: the
+    /// descriptors the object was created with.
+    pub fn texture_descriptors(&self, h: u64) -> CuResult<(CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC)> {
+        let st = self.state.lock();
+        let t = st
+            .textures
+            .texture(h)
+            .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live texture object")))?;
+        Ok((t.resource, t.texture))
+    }
+
+    pub fn surface_resource(&self, h: u64) -> CuResult<CUDA_RESOURCE_DESC> {
+        let st = self.state.lock();
+        st.textures
+            .surface(h)
+            .map(|s| s.resource)
+            .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live surface object")))
+    }
+
+    /// The objects a kernel names (`module::KernelMemory`).
+    pub fn texture_object(&self, h: u64) -> Option<Arc<ptx::TextureObject>> {
+        self.state
+            .lock()
+            .textures
+            .texture(h)
+            .map(|t| t.object.clone())
+    }
+
+    pub fn surface_object(&self, h: u64) -> Option<Arc<ptx::SurfaceObject>> {
+        self.state
+            .lock()
+            .textures
+            .surface(h)
+            .map(|s| s.object.clone())
+    }
+
+    fn resource_image(
+        &self,
+        st: &super::State,
+        device: usize,
+        r: &CUDA_RESOURCE_DESC,
+    ) -> CuResult<Image> {
+        if r.flags != 0 {
+            return Err(invalid("CUDA_RESOURCE_DESC's flags must be 0"));
+        }
+        let attr = |code| {
+            self.profile.devices[device]
+                .attribute(code)
+                .unwrap_or(0)
+                .max(1) as u64
+        };
+        let word_halves = |w: u64| (w as u32 as i32, (w >> 32) as u32);
+        match r.res_type {
+            RESOURCE_ARRAY => Ok(st.textures.array(r.res[0])?.image()),
+            RESOURCE_MIPMAPPED_ARRAY => Err(not_supported(
+                "mipmapped arrays (CU_RESOURCE_TYPE_MIPMAPPED_ARRAY) are not emulated",
+            )),
+            RESOURCE_LINEAR | RESOURCE_PITCH2D => {
+                let base = r.res[0];
+                let (fmt, channels) = word_halves(r.res[1]);
+                let format = channel_format(fmt, channels)?;
+                // cuda.h: devPtr "must be ... aligned to CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT".
+                let align = attr(ATTR_TEXTURE_ALIGNMENT);
+                if base == 0 || !base.is_multiple_of(align) {
+                    return Err(invalid(format!(
+                        "devPtr {base:#x} is NULL or not aligned to the texture alignment \
+                         ({align} bytes)"
+                    )));
+                }
+                let tb = format.texel_bytes();
+                let (width, height, pitch) = if r.res_type == RESOURCE_LINEAR {
+                    let size = r.res[2];
+                    (size / tb, 1, size)
+                } else {
+                    let (w, h, p) = (r.res[2], r.res[3], r.res[4]);
+                    let pa = attr(ATTR_TEXTURE_PITCH_ALIGNMENT);
+                    if w == 0 || h == 0 || !p.is_multiple_of(pa) || p < w.saturating_mul(tb) {
+                        return Err(invalid(format!(
+                            "pitch2D {w}x{h}, pitch {p}: the pitch must hold a row and be a \
+                             multiple of the texture pitch alignment ({pa} bytes)"
+                        )));
+                    }
+                    (w, h, p)
+                };
+                if width == 0 {
+                    return Err(invalid("the linear resource holds no element"));
+                }
+                let span = (height - 1) * pitch + width * tb;
+                super::copies::within_requested(&st.vmm, base, span)?;
+                Ok(Image {
+                    format,
+                    width,
+                    height,
+                    depth: 1,
+                    layered: false,
+                    row_pitch: pitch,
+                    slice_pitch: pitch * height,
+                    storage: Storage::Device(base),
+                })
+            }
+            t => Err(invalid(format!("{t} is not a CUresourcetype"))),
+        }
+    }
+
+    /// Copies `width` bytes x `height` rows x `depth` slices between arrays and linear
+    /// memory (cuMemcpy2D/3D with an array side, cuMemcpyHtoA and friends as one row):
+    /// every side checked whole first, then row by row through a buffer.
+    ///
+    /// # Safety
+    /// Host sides are valid for their extent, as cuda.h requires of the program.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn copy_volume(
+        &self,
+        dst: &Volume,
+        dst_at: [u64; 3],
+        src: &Volume,
+        src_at: [u64; 3],
+        extent: [u64; 3],
+    ) -> CuResult<()> {
+        let [w, h, d] = extent;
+        if w == 0 || h == 0 || d == 0 {
+            return Ok(());
+        }
+        let dst_texels = self.check_volume(dst, dst_at, extent, Need::Write, "destination")?;
+        let src_texels = self.check_volume(src, src_at, extent, Need::Read, "source")?;
+        let mut row = vec![0u8; w as usize];
+        for z in 0..d {
+            for y in 0..h {
+                let at = |o: [u64; 3]| [o[0], o[1] + y, o[2] + z];
+                // Safety: this function's contract, for the rows of the checked extent.
+                unsafe {
+                    self.volume_row(src, src_texels.as_deref(), at(src_at), &mut row, false)?;
+                    self.volume_row(dst, dst_texels.as_deref(), at(dst_at), &mut row, true)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that a side holds the copy's extent; an array's texels.
+    fn check_volume(
+        &self,
+        v: &Volume,
+        at: [u64; 3],
+        extent: [u64; 3],
+        need: Need,
+        which: &str,
+    ) -> CuResult<Option<Arc<Texels>>> {
+        match v {
+            Volume::Array(h) => {
+                let st = self.state.lock();
+                let a = st.textures.array(*h)?;
+                let [_, ah, ad] = a.extent();
+                let fits = |o: u64, n: u64, lim: u64| o.checked_add(n).is_some_and(|e| e <= lim);
+                if !fits(at[0], extent[0], a.row_bytes())
+                    || !fits(at[1], extent[1], ah)
+                    || !fits(at[2], extent[2], ad)
+                {
+                    return Err(invalid(format!(
+                        "the {which} region ({}+{} bytes, row {}+{}, slice {}+{}) runs past the \
+                         CUDA array ({} bytes x {ah} rows x {ad} slices)",
+                        at[0],
+                        extent[0],
+                        at[1],
+                        extent[1],
+                        at[2],
+                        extent[2],
+                        a.row_bytes()
+                    )));
+                }
+                Ok(Some(a.texels.clone()))
+            }
+            Volume::Linear {
+                start,
+                pitch,
+                height,
+            } => {
+                let [w, h, d] = extent;
+                let rows_pitch = (*height).max(1) * pitch;
+                if (h > 1 || d > 1) && *pitch < w + at[0] {
+                    return Err(invalid(format!(
+                        "the {which} pitch {pitch} is less than the row's end ({} bytes)",
+                        w + at[0]
+                    )));
+                }
+                if d > 1 && *height < h + at[1] {
+                    return Err(invalid(format!(
+                        "the {which} height {height} is less than the rows copied"
+                    )));
+                }
+                if let PlaneStart::Device(a) = start {
+                    let first = at[2] * rows_pitch + at[1] * pitch + at[0];
+                    let span = (d - 1) * rows_pitch + (h - 1) * pitch + w;
+                    self.check_device_span(a + first, span, need)?;
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// One row of a side, read into `row` or written from it.
+    ///
+    /// # Safety
+    /// As `copy_volume`'s.
+    unsafe fn volume_row(
+        &self,
+        v: &Volume,
+        texels: Option<&Texels>,
+        at: [u64; 3],
+        row: &mut [u8],
+        write: bool,
+    ) -> CuResult<()> {
+        match (v, texels) {
+            (Volume::Array(h), Some(t)) => {
+                let st = self.state.lock();
+                let a = st.textures.array(*h)?;
+                let off = at[2] * a.row_bytes() * a.extent()[1] + at[1] * a.row_bytes() + at[0];
+                drop(st);
+                let ok = if write {
+                    t.write(off, row)
+                } else {
+                    t.read(off, row)
+                };
+                ok.then_some(())
+                    .ok_or_else(|| invalid("the copy runs past the CUDA array"))
+            }
+            (
+                Volume::Linear {
+                    start,
+                    pitch,
+                    height,
+                },
+                _,
+            ) => {
+                let off = at[2] * (*height).max(1) * pitch + at[1] * pitch + at[0];
+                let len = row.len() as u64;
+                let side = match start {
+                    PlaneStart::Host(p) => {
+                        let p = p.wrapping_add(off as usize);
+                        // Safety: the row lies in the host side's extent (the contract).
+                        HostOrDevice::Host(unsafe {
+                            if write {
+                                HostBytes::writable(p, row.len())
+                            } else {
+                                HostBytes::readable(p, row.len())
+                            }
+                        })
+                    }
+                    PlaneStart::Device(a) => HostOrDevice::Device(DevicePtr::new(a + off)),
+                };
+                if write {
+                    self.copy(side, HostOrDevice::Host(HostBytes::from_slice(row)), len)
+                } else {
+                    self.copy(
+                        HostOrDevice::Host(HostBytes::from_mut_slice(row)),
+                        side,
+                        len,
+                    )
+                }
+            }
+            (Volume::Array(_), None) => Err(invalid("the CUDA array is gone")),
+        }
+    }
+
+    /// cuMemcpyHtoA/AtoH/DtoA/AtoD/AtoA: `count` bytes at a byte offset of the array, as
+    /// one row of its packed layout.
+    ///
+    /// # Safety
+    /// A host side is valid for `count` bytes.
+    pub unsafe fn copy_array_bytes(
+        &self,
+        dst: &Volume,
+        dst_offset: u64,
+        src: &Volume,
+        src_offset: u64,
+        count: u64,
+    ) -> CuResult<()> {
+        for (v, off) in [(dst, dst_offset), (src, src_offset)] {
+            if let Volume::Array(h) = v {
+                let st = self.state.lock();
+                let a = st.textures.array(*h)?;
+                if off.checked_add(count).is_none_or(|e| e > a.bytes()) {
+                    return Err(invalid(format!(
+                        "{count} bytes at offset {off} run past the CUDA array's {} bytes",
+                        a.bytes()
+                    )));
+                }
+            }
+        }
+        // Safety: this function's contract.
+        unsafe { self.copy_flat(dst, dst_offset, src, src_offset, count) }
+    }
+
+    /// A flat copy: arrays addressed by byte offset in their packed layout.
+    ///
+    /// # Safety
+    /// As `copy_array_bytes`'s.
+    unsafe fn copy_flat(
+        &self,
+        dst: &Volume,
+        d_off: u64,
+        src: &Volume,
+        s_off: u64,
+        count: u64,
+    ) -> CuResult<()> {
+        let mut buf = vec![0u8; count as usize];
+        let texels = |v: &Volume| -> CuResult<Option<Arc<Texels>>> {
+            match v {
+                Volume::Array(h) => Ok(Some(self.state.lock().textures.array(*h)?.texels.clone())),
+                _ => Ok(None),
+            }
+        };
+        let (dt, stx) = (texels(dst)?, texels(src)?);
+        if let Volume::Linear {
+            start: PlaneStart::Device(a),
+            ..
+        } = dst
+        {
+            self.check_device_span(a + d_off, count, Need::Write)?;
+        }
+        if let Volume::Linear {
+            start: PlaneStart::Device(a),
+            ..
+        } = src
+        {
+            self.check_device_span(a + s_off, count, Need::Read)?;
+        }
+        match &stx {
+            Some(t) => {
+                if !t.read(s_off, &mut buf) {
+                    return Err(invalid("the copy runs past the CUDA array"));
+                }
+            }
+            // Safety: this function's contract.
+            None => unsafe { self.volume_row(src, None, [s_off, 0, 0], &mut buf, false)? },
+        }
+        match &dt {
+            Some(t) => t
+                .write(d_off, &buf)
+                .then_some(())
+                .ok_or_else(|| invalid("the copy runs past the CUDA array")),
+            // Safety: this function's contract.
+            None => unsafe { self.volume_row(dst, None, [d_off, 0, 0], &mut buf, true) },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::profile::Profile;
+    use cumock_abi::result::*;
+
+    fn driver() -> Driver {
+        let d = Driver::new(Profile::builtin_with_devices(1).unwrap());
+        d.init(0).unwrap();
+        let ctx = d.primary_retain(0).unwrap();
+        d.ctx_set_current(Some(ctx)).unwrap();
+        d
+    }
+
+    fn desc(w: usize, h: usize, depth: usize, flags: u32) -> CUDA_ARRAY3D_DESCRIPTOR {
+        CUDA_ARRAY3D_DESCRIPTOR {
+            width: w,
+            height: h,
+            depth,
+            format: 0x20,
+            num_channels: 1,
+            flags,
+        }
+    }
+
+    fn array_resource(h: u64) -> CUDA_RESOURCE_DESC {
+        let mut r = CUDA_RESOURCE_DESC {
+            res_type: RESOURCE_ARRAY,
+            res: [0; 16],
+            flags: 0,
+        };
+        r.res[0] = h;
+        r
+    }
+
+    fn texture_desc() -> CUDA_TEXTURE_DESC {
+        CUDA_TEXTURE_DESC {
+            address_mode: [1; 3],
+            filter_mode: 0,
+            flags: 0,
+            max_anisotropy: 0,
+            mipmap_filter_mode: 0,
+            mipmap_level_bias: 0.0,
+            min_mipmap_level_clamp: 0.0,
+            max_mipmap_level_clamp: 0.0,
+            border_color: [0.0; 4],
+            reserved: [0; 12],
+        }
+    }
+
+    #[test]
+    fn arrays_count_against_the_host_budget_until_destroyed() {
+        let d = driver();
+        let before = d.state.lock().vmm.backing.committed();
+        let h = d.array_create(desc(64, 32, 0, 0)).unwrap();
+        assert_eq!(d.state.lock().vmm.backing.committed(), before + 64 * 32 * 4);
+        assert_eq!(d.array_descriptor(h).unwrap().width, 64);
+        d.array_destroy(h).unwrap();
+        assert_eq!(d.state.lock().vmm.backing.committed(), before);
+        assert_eq!(
+            d.array_destroy(h).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            d.array_destroy(0).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            d.array_descriptor(0x1234).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+    }
+
+    #[test]
+    fn unsupported_and_invalid_descriptors_are_refused() {
+        let d = driver();
+        let code = |r: CuResult<u64>| r.unwrap_err().code;
+        assert_eq!(
+            code(d.array_create(desc(4, 4, 6, CUBEMAP))),
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        assert_eq!(
+            code(d.array_create(desc(4, 4, 1, SPARSE))),
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        assert_eq!(
+            code(d.array_create(desc(0, 4, 0, 0))),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            code(d.array_create(desc(4, 4, 0, LAYERED))),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        let mut three = desc(4, 4, 0, 0);
+        three.num_channels = 3;
+        assert_eq!(code(d.array_create(three)), CUDA_ERROR_INVALID_VALUE);
+        let mut nv12 = desc(4, 4, 0, 0);
+        nv12.format = 0xb0;
+        assert_eq!(code(d.array_create(nv12)), CUDA_ERROR_NOT_SUPPORTED);
+        let huge = desc(usize::MAX / 2, 1 << 20, 1 << 20, 0);
+        assert_eq!(code(d.array_create(huge)), CUDA_ERROR_OUT_OF_MEMORY);
+    }
+
+    #[test]
+    fn objects_check_their_resources_and_handles() {
+        let d = driver();
+        let plain = d.array_create(desc(8, 8, 0, 0)).unwrap();
+        let ldst = d.array_create(desc(8, 8, 0, SURFACE_LDST)).unwrap();
+        let t = d
+            .texture_create(array_resource(plain), texture_desc())
+            .unwrap();
+        assert!(d.texture_object(t).is_some());
+        assert!(
+            d.surface_object(t).is_none(),
+            "a texture handle is no surface"
+        );
+        assert_eq!(
+            d.surface_create(array_resource(plain)).unwrap_err().code,
+            CUDA_ERROR_INVALID_VALUE
+        );
+        let s = d.surface_create(array_resource(ldst)).unwrap();
+        assert_ne!(s, t);
+        let mut bad_mode = texture_desc();
+        bad_mode.address_mode[1] = 9;
+        assert_eq!(
+            d.texture_create(array_resource(plain), bad_mode)
+                .unwrap_err()
+                .code,
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            d.texture_create(array_resource(0xdead), texture_desc())
+                .unwrap_err()
+                .code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        let mut mip = array_resource(plain);
+        mip.res_type = RESOURCE_MIPMAPPED_ARRAY;
+        assert_eq!(
+            d.texture_create(mip, texture_desc()).unwrap_err().code,
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        // An object keeps its texels after its array is gone.
+        let obj = d.texture_object(t).unwrap();
+        d.array_destroy(plain).unwrap();
+        assert!(matches!(obj.image.storage, Storage::Array(ref x) if x.len() == 256));
+        d.texture_destroy(t).unwrap();
+        assert_eq!(
+            d.texture_destroy(t).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert!(d.texture_object(t).is_none());
+        d.surface_destroy(s).unwrap();
+        assert_eq!(
+            d.surface_destroy(s).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+    }
+
+    #[test]
+    fn copies_stay_inside_the_array() {
+        let d = driver();
+        let a = d.array_create(desc(4, 3, 0, 0)).unwrap();
+        let src: Vec<u8> = (0..48).collect();
+        let host = |p: &[u8]| Volume::Linear {
+            start: PlaneStart::Host(p.as_ptr() as *mut u8),
+            pitch: 16,
+            height: 3,
+        };
+        // Safety: the host buffers hold the extents copied.
+        unsafe {
+            d.copy_volume(&Volume::Array(a), [0; 3], &host(&src), [0; 3], [16, 3, 1])
+                .unwrap();
+            let e = d
+                .copy_volume(
+                    &Volume::Array(a),
+                    [4, 0, 0],
+                    &host(&src),
+                    [0; 3],
+                    [16, 1, 1],
+                )
+                .unwrap_err();
+            assert_eq!(e.code, CUDA_ERROR_INVALID_VALUE);
+            let e = d
+                .copy_array_bytes(&Volume::Array(a), 40, &host(&src), 0, 16)
+                .unwrap_err();
+            assert_eq!(e.code, CUDA_ERROR_INVALID_VALUE);
+            let mut back = vec![0u8; 8];
+            let into = Volume::Linear {
+                start: PlaneStart::Host(back.as_mut_ptr()),
+                pitch: 8,
+                height: 1,
+            };
+            d.copy_array_bytes(&into, 0, &Volume::Array(a), 20, 8)
+                .unwrap();
+            assert_eq!(back, (20..28).collect::<Vec<u8>>());
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! Texture and surface instructions (`tex`, `tld4`, `txq`, `suld.b`, `sust.b`, `suq`)
+//! decoded into [`ImageOp`]: the object handle, the coordinate operands as written, and
+//! what to do at the image's edges. The sampling itself is `crate::texture`'s.
+//!
+//! Only texture and surface objects (a 64-bit handle in a register or parameter) are
+//! taken; module-scope `.texref`/`.surfref` (the deprecated reference API) are refused at
+//! their declaration. Mipmaps (`tex.level`, `tex.grad`), cubemaps, multisample
+//! geometries, depth compare, sparse residency (`|p`) and formatted stores (`sust.p`)
+//! are unsupported, each saying so at load.
+
+use super::{semantic, unsupported, Dst, FuncDecoder, Mods, Op, Src};
+use crate::math::Ty;
+use crate::parse::{InstAst, Opnd};
+use crate::LoadError;
+
+/// A texture's or surface's geometry, as the instruction names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Geom {
+    D1,
+    D2,
+    D3,
+    /// `.a1d`, `.a2d`: layered; the layer index comes first in the coordinates.
+    A1,
+    A2,
+}
+
+impl Geom {
+    /// Coordinates of the image (not counting the layer).
+    pub fn dims(self) -> usize {
+        match self {
+            Geom::D1 | Geom::A1 => 1,
+            Geom::D2 | Geom::A2 => 2,
+            Geom::D3 => 3,
+        }
+    }
+
+    pub fn layered(self) -> bool {
+        matches!(self, Geom::A1 | Geom::A2)
+    }
+
+    fn from_mods(m: &mut Mods) -> Option<Geom> {
+        Some(
+            match m.take_any(&["1d", "2d", "3d", "a1d", "a2d"])?.as_str() {
+                "1d" => Geom::D1,
+                "2d" => Geom::D2,
+                "3d" => Geom::D3,
+                "a1d" => Geom::A1,
+                _ => Geom::A2,
+            },
+        )
+    }
+}
+
+/// What `txq` and `suq` ask of an image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageQuery {
+    Width,
+    Height,
+    Depth,
+    ArraySize,
+}
+
+/// `suld`/`sust` out of the image: `.trap` faults, `.clamp` reads or writes the nearest
+/// element, `.zero` reads zero and drops writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bounds {
+    Trap,
+    Clamp,
+    Zero,
+}
+
+#[derive(Debug, Clone)]
+pub enum ImageOp {
+    /// `tex.geom.v4.dtype.ctype d, [t, c]`: `float_coords` when ctype is f32.
+    Tex {
+        geom: Geom,
+        d: [Dst; 4],
+        handle: Src,
+        coords: [Src; 4],
+        float_coords: bool,
+    },
+    /// `tld4.comp.2d.v4.dtype.f32 d, [t, {x, y}]`.
+    Tld4 {
+        comp: u8,
+        d: [Dst; 4],
+        handle: Src,
+        coords: [Src; 2],
+    },
+    Txq {
+        query: ImageQuery,
+        d: Dst,
+        handle: Src,
+    },
+    /// `suld.b.geom{.v2,.v4}.btype.bounds d, [s, c]`: x in bytes.
+    Suld {
+        geom: Geom,
+        n: u8,
+        bytes: u8,
+        bounds: Bounds,
+        d: [Dst; 4],
+        handle: Src,
+        coords: [Src; 4],
+    },
+    /// `sust.b.geom{.v2,.v4}.btype.bounds [s, c], v`.
+    Sust {
+        geom: Geom,
+        n: u8,
+        bytes: u8,
+        bounds: Bounds,
+        v: [Src; 4],
+        handle: Src,
+        coords: [Src; 4],
+    },
+    Suq {
+        query: ImageQuery,
+        d: Dst,
+        handle: Src,
+    },
+}
+
+impl FuncDecoder<'_> {
+    /// `[handle, {coords}]` (or `[handle]` for the queries): the handle operand and the
+    /// coordinates as written, padded with zeros.
+    fn image_operand(
+        &self,
+        i: &InstAst,
+        o: &Opnd,
+        ncoords: usize,
+    ) -> Result<(Src, [Src; 4]), LoadError> {
+        let (name, coords) = match o {
+            Opnd::Image(name, coords) => (name, Some(coords)),
+            Opnd::Addr(Some(name), 0) if ncoords == 0 => (name, None),
+            _ => return Err(semantic(i, "expected `[object, {coordinates}]`")),
+        };
+        let handle = self.src(i, &Opnd::Name(name.clone()))?;
+        let mut out = [Src::Imm(0); 4];
+        if let Some(c) = coords {
+            let parts: Vec<&Opnd> = match c.as_ref() {
+                Opnd::Vector(v) => v.iter().collect(),
+                o => vec![o],
+            };
+            if parts.len() != ncoords {
+                return Err(semantic(
+                    i,
+                    format!("expected {ncoords} coordinates, found {}", parts.len()),
+                ));
+            }
+            for (slot, p) in out.iter_mut().zip(parts) {
+                *slot = self.src(i, p)?;
+            }
+        }
+        Ok((handle, out))
+    }
+
+    fn dests(&self, i: &InstAst, o: &Opnd, n: usize) -> Result<[Dst; 4], LoadError> {
+        let parts: Vec<&Opnd> = match o {
+            Opnd::Vector(v) => v.iter().collect(),
+            Opnd::Pipe(..) => {
+                return Err(unsupported(
+                    i,
+                    "a texture residency predicate (`|p`, sparse textures) is not supported",
+                ))
+            }
+            o => vec![o],
+        };
+        if parts.len() != n {
+            return Err(semantic(i, format!("expected {n} destinations")));
+        }
+        let mut d = [Dst::Sink; 4];
+        for (slot, p) in d.iter_mut().zip(parts) {
+            *slot = self.reg(i, p)?;
+        }
+        Ok(d)
+    }
+
+    /// How many coordinate operands a geometry takes (layer first, 3D padded to 4).
+    fn coord_count(geom: Geom) -> usize {
+        match geom {
+            Geom::D1 => 1,
+            Geom::D2 | Geom::A1 => 2,
+            Geom::D3 | Geom::A2 => 4,
+        }
+    }
+
+    pub(super) fn image(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods, why: &str| {
+            unsupported(i, format!("unsupported instruction `{}`: {why}", m.full))
+        };
+        let op = match i.opcode.as_str() {
+            "tex" => {
+                m.take("base");
+                if m.take_any(&["level", "grad"]).is_some() {
+                    return Err(unsup(m, "mipmapped textures are not emulated"));
+                }
+                let geom = Geom::from_mods(m).ok_or_else(|| {
+                    unsup(m, "only 1d, 2d, 3d, a1d and a2d textures are emulated")
+                })?;
+                if !m.take("v4") {
+                    return Err(unsup(m, "only `.v4` results are emulated"));
+                }
+                let (dty, cty) = match m.types().as_slice() {
+                    [d, c] => (*d, *c),
+                    _ => return Err(semantic(i, "`tex` takes a result and a coordinate type")),
+                };
+                if !matches!(dty, Ty::F32 | Ty::S32 | Ty::U32) || !matches!(cty, Ty::F32 | Ty::S32)
+                {
+                    return Err(unsup(m, "results f32, s32 or u32; coordinates f32 or s32"));
+                }
+                if i.ops.len() != 2 {
+                    return Err(unsup(
+                        m,
+                        "sampler operands and depth compare are not emulated",
+                    ));
+                }
+                let d = self.dests(i, &i.ops[0], 4)?;
+                let (handle, coords) = self.image_operand(i, &i.ops[1], Self::coord_count(geom))?;
+                ImageOp::Tex {
+                    geom,
+                    d,
+                    handle,
+                    coords,
+                    float_coords: cty == Ty::F32,
+                }
+            }
+            "tld4" => {
+                let comp = match m.take_any(&["r", "g", "b", "a"]).as_deref() {
+                    Some("r") => 0,
+                    Some("g") => 1,
+                    Some("b") => 2,
+                    Some("a") => 3,
+                    _ => return Err(semantic(i, "`tld4` names a component (.r .g .b .a)")),
+                };
+                if !m.take("2d") {
+                    return Err(unsup(m, "only 2d gathers are emulated"));
+                }
+                if !m.take("v4") {
+                    return Err(semantic(i, "`tld4` returns a `.v4`"));
+                }
+                match m.types().as_slice() {
+                    [Ty::F32 | Ty::S32 | Ty::U32, Ty::F32] => {}
+                    _ => return Err(unsup(m, "results f32, s32 or u32 of f32 coordinates")),
+                }
+                self.nops(i, 2)?;
+                let d = self.dests(i, &i.ops[0], 4)?;
+                let (handle, c) = self.image_operand(i, &i.ops[1], 2)?;
+                ImageOp::Tld4 {
+                    comp,
+                    d,
+                    handle,
+                    coords: [c[0], c[1]],
+                }
+            }
+            "txq" | "suq" => {
+                let query = match m
+                    .take_any(&["width", "height", "depth", "array_size"])
+                    .as_deref()
+                {
+                    Some("width") => ImageQuery::Width,
+                    Some("height") => ImageQuery::Height,
+                    Some("depth") => ImageQuery::Depth,
+                    Some("array_size") => ImageQuery::ArraySize,
+                    _ => {
+                        return Err(unsup(
+                            m,
+                            "only width, height, depth and array_size are emulated",
+                        ))
+                    }
+                };
+                if m.types().as_slice() != [Ty::B32] {
+                    return Err(semantic(i, "a query's result is `.b32`"));
+                }
+                self.nops(i, 2)?;
+                let d = self.reg(i, &i.ops[0])?;
+                let (handle, _) = self.image_operand(i, &i.ops[1], 0)?;
+                if i.opcode == "txq" {
+                    ImageOp::Txq { query, d, handle }
+                } else {
+                    ImageOp::Suq { query, d, handle }
+                }
+            }
+            "suld" | "sust" => {
+                let store = i.opcode == "sust";
+                if m.take("p") {
+                    return Err(unsup(m, "formatted surface stores are not emulated"));
+                }
+                if !m.take("b") {
+                    return Err(semantic(i, "expected `.b`"));
+                }
+                m.drop_hints();
+                let geom = Geom::from_mods(m)
+                    .ok_or_else(|| unsup(m, "only 1d, 2d, 3d, a1d and a2d surfaces"))?;
+                let n = match m.take_any(&["v2", "v4"]).as_deref() {
+                    Some("v2") => 2,
+                    Some("v4") => 4,
+                    _ => 1,
+                };
+                let bytes = match m.types().as_slice() {
+                    [Ty::B8] => 1,
+                    [Ty::B16] => 2,
+                    [Ty::B32] => 4,
+                    [Ty::B64] => 8,
+                    _ => return Err(semantic(i, "expected one of .b8 .b16 .b32 .b64")),
+                };
+                let bounds = match m.take_any(&["trap", "clamp", "zero"]).as_deref() {
+                    Some("clamp") => Bounds::Clamp,
+                    Some("zero") => Bounds::Zero,
+                    _ => Bounds::Trap,
+                };
+                self.nops(i, 2)?;
+                let (img, val) = if store {
+                    (&i.ops[0], &i.ops[1])
+                } else {
+                    (&i.ops[1], &i.ops[0])
+                };
+                let (handle, coords) = self.image_operand(i, img, Self::coord_count(geom))?;
+                if store {
+                    let parts: Vec<&Opnd> = match val {
+                        Opnd::Vector(v) => v.iter().collect(),
+                        o => vec![o],
+                    };
+                    if parts.len() != n {
+                        return Err(semantic(i, format!("expected {n} values")));
+                    }
+                    let mut v = [Src::Imm(0); 4];
+                    for (slot, p) in v.iter_mut().zip(parts) {
+                        *slot = self.src(i, p)?;
+                    }
+                    ImageOp::Sust {
+                        geom,
+                        n: n as u8,
+                        bytes,
+                        bounds,
+                        v,
+                        handle,
+                        coords,
+                    }
+                } else {
+                    ImageOp::Suld {
+                        geom,
+                        n: n as u8,
+                        bytes,
+                        bounds,
+                        d: self.dests(i, val, n)?,
+                        handle,
+                        coords,
+                    }
+                }
+            }
+            _ => return Err(unsup(m, "not a texture or surface instruction")),
+        };
+        Ok(Op::Image(Box::new(op)))
+    }
+}

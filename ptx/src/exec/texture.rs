@@ -1,0 +1,365 @@
+//! Texture and surface instructions over a warp: each active lane's object handle looked
+//! up through [`crate::Memory`] (once per distinct handle in the warp), its coordinates
+//! read, and the sample (`crate::texture`) or surface element written back.
+
+use std::sync::Arc;
+
+use super::{for_lanes, write_lane, BlockCtx, Fault, Warp};
+use crate::decode::{Bounds, Geom, ImageOp, ImageQuery, Src};
+use crate::math::Lanes;
+use crate::texture::{Image, Lookup, SurfaceObject, TextureObject};
+use crate::FaultKind;
+
+/// The objects a warp's lanes name, looked up once each.
+struct Handles<T> {
+    seen: Vec<(u64, Arc<T>)>,
+}
+
+impl<T> Handles<T> {
+    fn get(&mut self, handle: u64, look: impl Fn(u64) -> Option<Arc<T>>) -> Option<Arc<T>> {
+        if let Some((_, t)) = self.seen.iter().find(|(h, _)| *h == handle) {
+            return Some(t.clone());
+        }
+        let t = look(handle)?;
+        self.seen.push((handle, t.clone()));
+        Some(t)
+    }
+}
+
+impl BlockCtx<'_> {
+    fn lanes(&self, w: &Warp, s: Src) -> Lanes {
+        let mut v = [0u64; 32];
+        self.fetch(w, s, &mut v);
+        v
+    }
+
+    fn coord_lanes(&self, w: &Warp, coords: &[Src]) -> Vec<Lanes> {
+        coords.iter().map(|s| self.lanes(w, *s)).collect()
+    }
+
+    pub(super) fn image(
+        &mut self,
+        w: &mut Warp,
+        op: &ImageOp,
+        emask: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let mem = self.mem;
+        let mut textures = Handles::<TextureObject> { seen: Vec::new() };
+        let mut surfaces = Handles::<SurfaceObject> { seen: Vec::new() };
+        let mut fault = None;
+        let bad_handle = |ctx: &Self, w: &Warp, lane: usize, h: u64, what: &str| {
+            ctx.fault(
+                w,
+                lane as u32,
+                pc,
+                FaultKind::IllegalAddress,
+                None,
+                format!("{h:#x} is not a {what} object of this context"),
+            )
+        };
+        let read_fault = |ctx: &Self, w: &Warp, lane: usize, why: String| {
+            ctx.fault(w, lane as u32, pc, FaultKind::IllegalAddress, None, why)
+        };
+        match op {
+            ImageOp::Tex {
+                geom,
+                d,
+                handle,
+                coords,
+                float_coords,
+            } => {
+                let h = self.lanes(w, *handle);
+                let c = self.coord_lanes(w, coords);
+                let mut results = [[0u32; 4]; 32];
+                for_lanes(emask, |l| {
+                    if fault.is_some() {
+                        return;
+                    }
+                    let Some(t) = textures.get(h[l], |x| mem.texture(x)) else {
+                        fault = Some(bad_handle(self, w, l, h[l], "texture"));
+                        return;
+                    };
+                    // Layered geometries put the (integer) layer first.
+                    let (layer, first) = if geom.layered() {
+                        (Some(c[0][l] as u32 as i32 as i64), 1)
+                    } else {
+                        (None, 0)
+                    };
+                    let r = if *float_coords {
+                        let mut xyz = [0f32; 3];
+                        for (k, v) in xyz.iter_mut().enumerate().take(geom.dims()) {
+                            *v = f32::from_bits(c[first + k][l] as u32);
+                        }
+                        t.sample(
+                            mem,
+                            &Lookup {
+                                dims: geom.dims(),
+                                coords: xyz,
+                                layer,
+                            },
+                        )
+                    } else {
+                        let mut at = [0i64; 3];
+                        for (k, v) in at.iter_mut().enumerate().take(geom.dims()) {
+                            *v = c[first + k][l] as u32 as i32 as i64;
+                        }
+                        t.fetch(mem, geom.dims(), at, layer)
+                    };
+                    match r {
+                        Ok(v) => results[l] = v,
+                        Err(why) => fault = Some(read_fault(self, w, l, why)),
+                    }
+                });
+                if let Some(f) = fault {
+                    return Err(f);
+                }
+                write_results(w, d, 4, &results, emask);
+            }
+            ImageOp::Tld4 {
+                comp,
+                d,
+                handle,
+                coords,
+            } => {
+                let h = self.lanes(w, *handle);
+                let c = self.coord_lanes(w, coords);
+                let mut results = [[0u32; 4]; 32];
+                for_lanes(emask, |l| {
+                    if fault.is_some() {
+                        return;
+                    }
+                    let Some(t) = textures.get(h[l], |x| mem.texture(x)) else {
+                        fault = Some(bad_handle(self, w, l, h[l], "texture"));
+                        return;
+                    };
+                    let xy = [c[0][l], c[1][l]].map(|v| f32::from_bits(v as u32));
+                    match t.gather(mem, xy, *comp as usize) {
+                        Ok(v) => results[l] = v,
+                        Err(why) => fault = Some(read_fault(self, w, l, why)),
+                    }
+                });
+                if let Some(f) = fault {
+                    return Err(f);
+                }
+                write_results(w, d, 4, &results, emask);
+            }
+            ImageOp::Txq { query, d, handle } | ImageOp::Suq { query, d, handle } => {
+                let surface = matches!(op, ImageOp::Suq { .. });
+                let h = self.lanes(w, *handle);
+                let mut results = [[0u32; 4]; 32];
+                for_lanes(emask, |l| {
+                    if fault.is_some() {
+                        return;
+                    }
+                    let image = if surface {
+                        surfaces
+                            .get(h[l], |x| mem.surface(x))
+                            .map(|s| s.image.clone())
+                    } else {
+                        textures
+                            .get(h[l], |x| mem.texture(x))
+                            .map(|t| t.image.clone())
+                    };
+                    let Some(img) = image else {
+                        let what = if surface { "surface" } else { "texture" };
+                        fault = Some(bad_handle(self, w, l, h[l], what));
+                        return;
+                    };
+                    results[l][0] = query_value(&img, *query);
+                });
+                if let Some(f) = fault {
+                    return Err(f);
+                }
+                write_results(w, &[*d; 4], 1, &results, emask);
+            }
+            ImageOp::Suld {
+                geom,
+                n,
+                bytes,
+                bounds,
+                d,
+                handle,
+                coords,
+            } => {
+                let h = self.lanes(w, *handle);
+                let c = self.coord_lanes(w, coords);
+                let access = *n as u64 * *bytes as u64;
+                let mut results = [[0u64; 4]; 32];
+                for_lanes(emask, |l| {
+                    if fault.is_some() {
+                        return;
+                    }
+                    let Some(s) = surfaces.get(h[l], |x| mem.surface(x)) else {
+                        fault = Some(bad_handle(self, w, l, h[l], "surface"));
+                        return;
+                    };
+                    let at = match element_offset(&s.image, *geom, &c, l, access, *bounds) {
+                        Ok(Some(off)) => off,
+                        Ok(None) => return, // `.zero`: reads zero.
+                        Err(why) => {
+                            fault = Some(read_fault(self, w, l, why));
+                            return;
+                        }
+                    };
+                    let mut buf = [0u8; 32];
+                    if let Err(why) = s.image.read(mem, at, &mut buf[..access as usize]) {
+                        fault = Some(read_fault(self, w, l, why));
+                        return;
+                    }
+                    for k in 0..*n as usize {
+                        let mut v = 0u64;
+                        for b in 0..*bytes as usize {
+                            v |= (buf[k * *bytes as usize + b] as u64) << (8 * b);
+                        }
+                        results[l][k] = v;
+                    }
+                });
+                if let Some(f) = fault {
+                    return Err(f);
+                }
+                for_lanes(emask, |l| {
+                    for k in 0..*n as usize {
+                        write_lane(w, d[k], l, results[l][k]);
+                    }
+                });
+            }
+            ImageOp::Sust {
+                geom,
+                n,
+                bytes,
+                bounds,
+                v,
+                handle,
+                coords,
+            } => {
+                let h = self.lanes(w, *handle);
+                let c = self.coord_lanes(w, coords);
+                let vals = self.coord_lanes(w, &v[..*n as usize]);
+                let access = *n as u64 * *bytes as u64;
+                for_lanes(emask, |l| {
+                    if fault.is_some() {
+                        return;
+                    }
+                    let Some(s) = surfaces.get(h[l], |x| mem.surface(x)) else {
+                        fault = Some(bad_handle(self, w, l, h[l], "surface"));
+                        return;
+                    };
+                    let at = match element_offset(&s.image, *geom, &c, l, access, *bounds) {
+                        Ok(Some(off)) => off,
+                        Ok(None) => return, // `.zero`: the store is dropped.
+                        Err(why) => {
+                            fault = Some(read_fault(self, w, l, why));
+                            return;
+                        }
+                    };
+                    let mut buf = [0u8; 32];
+                    for (k, lanes) in vals.iter().enumerate() {
+                        for b in 0..*bytes as usize {
+                            buf[k * *bytes as usize + b] = (lanes[l] >> (8 * b)) as u8;
+                        }
+                    }
+                    if let Err(why) = s.image.write(mem, at, &buf[..access as usize]) {
+                        fault = Some(read_fault(self, w, l, why));
+                    }
+                });
+                if let Some(f) = fault {
+                    return Err(f);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write_results(
+    w: &mut Warp,
+    d: &[crate::decode::Dst; 4],
+    n: usize,
+    r: &[[u32; 4]; 32],
+    emask: u32,
+) {
+    for_lanes(emask, |l| {
+        for k in 0..n {
+            write_lane(w, d[k], l, r[l][k] as u64);
+        }
+    });
+}
+
+fn query_value(img: &Image, q: ImageQuery) -> u32 {
+    let v = match q {
+        ImageQuery::Width => img.width,
+        ImageQuery::Height => img.height,
+        ImageQuery::Depth if img.layered => 1,
+        ImageQuery::Depth => img.depth,
+        ImageQuery::ArraySize if img.layered => img.depth,
+        ImageQuery::ArraySize => 0,
+    };
+    v as u32
+}
+
+/// The byte offset of a surface access of `access` bytes in lane `l`: x in bytes (it must
+/// be a multiple of the access), y and z in rows and slices, the layer first when
+/// layered. Out of the image: `.trap` is an error, `.clamp` the nearest element,
+/// `.zero` None.
+fn element_offset(
+    img: &Image,
+    geom: Geom,
+    c: &[Lanes],
+    l: usize,
+    access: u64,
+    bounds: Bounds,
+) -> Result<Option<u64>, String> {
+    let signed = |k: usize| c[k][l] as u32 as i32 as i64;
+    let first = geom.layered() as usize;
+    let mut pos = [0i64; 3];
+    for (k, p) in pos.iter_mut().enumerate().take(geom.dims()) {
+        *p = signed(first + k);
+    }
+    let slice_index = if geom.layered() { signed(0) } else { pos[2] };
+    let row_bytes = img.width as i64 * img.format.texel_bytes() as i64;
+    if pos[0] % access as i64 != 0 {
+        return Err(format!(
+            "surface x {} (bytes) is not a multiple of the {access}-byte access",
+            pos[0]
+        ));
+    }
+    let limits = [
+        row_bytes - access as i64,
+        img.height as i64 - 1,
+        img.depth as i64 - 1,
+    ];
+    let mut at = [pos[0], pos[1], slice_index];
+    let dims_checked: &[usize] = match (geom.dims(), geom.layered()) {
+        (1, false) => &[0],
+        (2, false) => &[0, 1],
+        (1, true) => &[0, 2],
+        (2, true) => &[0, 1, 2],
+        _ => &[0, 1, 2],
+    };
+    for &k in dims_checked {
+        if at[k] < 0 || at[k] > limits[k] {
+            match bounds {
+                Bounds::Trap => {
+                    return Err(format!(
+                        "surface access at ({}, {}, {}) lies outside the {}x{}x{} surface \
+                         (x in bytes, {} per row)",
+                        at[0], at[1], at[2], img.width, img.height, img.depth, row_bytes
+                    ))
+                }
+                Bounds::Zero => return Ok(None),
+                Bounds::Clamp => {
+                    let hi = if k == 0 {
+                        limits[0] - limits[0].rem_euclid(access as i64)
+                    } else {
+                        limits[k]
+                    };
+                    at[k] = at[k].clamp(0, hi.max(0));
+                }
+            }
+        }
+    }
+    Ok(Some(
+        at[2] as u64 * img.slice_pitch + at[1] as u64 * img.row_pitch + at[0] as u64,
+    ))
+}

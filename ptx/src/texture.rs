@@ -1,0 +1,603 @@
+//! Textures and surfaces as a kernel sees them: the image (CUDA array or linear device
+//! memory) and the sampler a texture or surface object names, and the sampling
+//! arithmetic of `tex` and `tld4` (addressing, point and linear filtering, read modes).
+//!
+//! The driver owns the objects; the executor reaches them only through
+//! [`crate::Memory::texture`] and [`crate::Memory::surface`], by the 64-bit handle a
+//! kernel holds, so a bogus handle is a fault, never a dereference.
+//!
+//! The arithmetic follows the CUDA programming guide's "Texture Fetching" appendix:
+//! linear filtering's weights are 9-bit fixed point with 8 fractional bits (so 1.0 is
+//! exact). Where the guide is silent (how the fraction is rounded to 1/256, the order of
+//! the weighted sum, what missing channels read as), the choices below are marked and
+//! the programs in `clients/runtime/texture_*.cu` print what the H200 does, to record.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+use crate::math::f16_to_f32;
+use crate::{Access, Memory};
+
+/// The bytes of a CUDA array: host memory owned by the driver, read and written by
+/// kernels (surfaces) on several host threads at once, so each byte is an atomic.
+#[derive(Debug)]
+pub struct Texels {
+    bytes: Box<[AtomicU8]>,
+}
+
+impl Texels {
+    /// `len` zero bytes, or None when the host cannot give them.
+    pub fn zeroed(len: usize) -> Option<Texels> {
+        let mut v: Vec<AtomicU8> = Vec::new();
+        v.try_reserve_exact(len).ok()?;
+        v.extend((0..len).map(|_| AtomicU8::new(0)));
+        Some(Texels {
+            bytes: v.into_boxed_slice(),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Copies `out.len()` bytes from `offset`; false (and nothing read) when they do not
+    /// all lie in the array.
+    pub fn read(&self, offset: u64, out: &mut [u8]) -> bool {
+        let Some(src) = self.window(offset, out.len()) else {
+            return false;
+        };
+        for (o, b) in out.iter_mut().zip(src) {
+            *o = b.load(Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// Copies `data` to `offset`; false (and nothing written) when it does not fit.
+    pub fn write(&self, offset: u64, data: &[u8]) -> bool {
+        let Some(dst) = self.window(offset, data.len()) else {
+            return false;
+        };
+        for (b, v) in dst.iter().zip(data) {
+            b.store(*v, Ordering::Relaxed);
+        }
+        true
+    }
+
+    fn window(&self, offset: u64, len: usize) -> Option<&[AtomicU8]> {
+        let start = usize::try_from(offset).ok()?;
+        self.bytes.get(start..start.checked_add(len)?)
+    }
+}
+
+/// How a channel's bits are to be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChannelKind {
+    Unsigned,
+    Signed,
+    /// f16 for 16-bit channels, f32 for 32-bit ones.
+    Float,
+}
+
+/// A texel's layout: 1, 2 or 4 channels of 8, 16 or 32 bits each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Format {
+    pub kind: ChannelKind,
+    pub bits: u8,
+    pub channels: u8,
+}
+
+impl Format {
+    pub fn texel_bytes(&self) -> u64 {
+        self.bits as u64 / 8 * self.channels as u64
+    }
+}
+
+/// Where an image's texels are.
+#[derive(Debug, Clone)]
+pub enum Storage {
+    /// A CUDA array: bytes the driver owns, row-major, rows `row_pitch` apart.
+    Array(Arc<Texels>),
+    /// Linear or pitch-linear device memory from this address, read through
+    /// [`Memory::translate`] like any global load.
+    Device(u64),
+}
+
+/// The texels a texture or surface object reads: `width` x `height` x `depth` (1 where a
+/// dimension is absent), or `depth` layers of `width` x `height` when `layered`.
+#[derive(Debug, Clone)]
+pub struct Image {
+    pub format: Format,
+    pub width: u64,
+    pub height: u64,
+    pub depth: u64,
+    pub layered: bool,
+    /// Bytes from one row to the next, and from one slice (or layer) to the next.
+    pub row_pitch: u64,
+    pub slice_pitch: u64,
+    pub storage: Storage,
+}
+
+/// Out-of-range coordinates (CUaddress_mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddressMode {
+    Wrap,
+    Clamp,
+    Mirror,
+    Border,
+}
+
+/// How a texture object samples its image (CUDA_TEXTURE_DESC).
+#[derive(Debug, Clone)]
+pub struct Sampler {
+    pub address: [AddressMode; 3],
+    pub linear: bool,
+    pub normalized_coords: bool,
+    /// 8- and 16-bit integer channels read as floats in [0, 1] (unsigned) or [-1, 1]
+    /// (signed), as without CU_TRSF_READ_AS_INTEGER.
+    pub read_normalized: bool,
+    pub border: [f32; 4],
+}
+
+#[derive(Debug, Clone)]
+pub struct TextureObject {
+    pub image: Image,
+    pub sampler: Sampler,
+}
+
+#[derive(Debug, Clone)]
+pub struct SurfaceObject {
+    pub image: Image,
+}
+
+impl Image {
+    /// Bytes at `offset` from the image's first byte, or why they cannot be read.
+    pub(crate) fn read(&self, mem: &dyn Memory, offset: u64, out: &mut [u8]) -> Result<(), String> {
+        match &self.storage {
+            Storage::Array(t) => t
+                .read(offset, out)
+                .then_some(())
+                .ok_or_else(|| format!("offset {offset:#x} lies outside the CUDA array")),
+            Storage::Device(base) => {
+                let addr = base.wrapping_add(offset);
+                let len = out.len() as u64;
+                let span = mem
+                    .translate(addr, len, Access::Read)
+                    .map_err(|f| f.message)?;
+                let at = addr.wrapping_sub(span.base);
+                if addr < span.base || at.saturating_add(len) > span.len {
+                    return Err(format!("{addr:#x}+{len} runs past the texture's memory"));
+                }
+                for (k, o) in out.iter_mut().enumerate() {
+                    // Safety: `Memory`'s contract: the span is valid for reads of its
+                    // `len` bytes for the whole launch, and other threads touch it only
+                    // atomically; `at + k < span.len` was checked above.
+                    *o = unsafe { AtomicU8::from_ptr(span.host.add(at as usize + k)) }
+                        .load(Ordering::Relaxed);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes bytes at `offset` (surfaces).
+    pub(crate) fn write(&self, mem: &dyn Memory, offset: u64, data: &[u8]) -> Result<(), String> {
+        match &self.storage {
+            Storage::Array(t) => t
+                .write(offset, data)
+                .then_some(())
+                .ok_or_else(|| format!("offset {offset:#x} lies outside the CUDA array")),
+            Storage::Device(base) => {
+                let addr = base.wrapping_add(offset);
+                let len = data.len() as u64;
+                let span = mem
+                    .translate(addr, len, Access::Write)
+                    .map_err(|f| f.message)?;
+                let at = addr.wrapping_sub(span.base);
+                if addr < span.base || at.saturating_add(len) > span.len || !span.writable {
+                    return Err(format!("{addr:#x}+{len} is not writable surface memory"));
+                }
+                for (k, v) in data.iter().enumerate() {
+                    // Safety: as in `read`, for writes (the span is writable).
+                    unsafe { AtomicU8::from_ptr(span.host.add(at as usize + k)) }
+                        .store(*v, Ordering::Relaxed);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Size in elements of dimension `k` (0: x, 1: y, 2: z).
+    pub(crate) fn size(&self, k: usize) -> u64 {
+        [self.width, self.height, self.depth][k]
+    }
+
+    fn offset(&self, x: u64, y: u64, z: u64) -> u64 {
+        z * self.slice_pitch + y * self.row_pitch + x * self.format.texel_bytes()
+    }
+
+    /// The channels of texel (x, y, z) as 32-bit values: floats' bits where the texture
+    /// reads floats, integers otherwise.
+    fn texel(
+        &self,
+        mem: &dyn Memory,
+        at: [u64; 3],
+        as_float: bool,
+        normalize: bool,
+    ) -> Result<[u32; 4], String> {
+        let f = self.format;
+        let mut buf = [0u8; 16];
+        let n = f.texel_bytes() as usize;
+        self.read(mem, self.offset(at[0], at[1], at[2]), &mut buf[..n])?;
+        Ok(channels(f, &buf[..n], as_float, normalize))
+    }
+}
+
+/// A texel's bytes as four 32-bit lanes. Missing channels read (0, 0, 0, 1) (1.0 for
+/// floats): the common hardware convention, awaiting a recording on the H200.
+pub(crate) fn channels(f: Format, bytes: &[u8], as_float: bool, normalize: bool) -> [u32; 4] {
+    let one = if as_float { 1f32.to_bits() } else { 1 };
+    let mut out = [0, 0, 0, one];
+    let w = f.bits as usize / 8;
+    for (c, o) in out.iter_mut().enumerate().take(f.channels as usize) {
+        let mut raw = 0u32;
+        for (k, b) in bytes[c * w..c * w + w].iter().enumerate() {
+            raw |= (*b as u32) << (8 * k);
+        }
+        *o = match (f.kind, f.bits) {
+            (ChannelKind::Float, 16) => f16_to_f32(raw as u16).to_bits(),
+            (ChannelKind::Float, _) => raw,
+            (ChannelKind::Unsigned, b) if normalize && b < 32 => {
+                (raw as f32 / ((1u64 << b) - 1) as f32).to_bits()
+            }
+            (ChannelKind::Signed, b) if normalize && b < 32 => {
+                let v = sign_extend(raw, b);
+                let max = ((1u64 << (b - 1)) - 1) as f32;
+                (v as f32 / max).max(-1.0).to_bits()
+            }
+            (ChannelKind::Signed, b) => sign_extend(raw, b) as u32,
+            (ChannelKind::Unsigned, _) => raw,
+        };
+    }
+    out
+}
+
+fn sign_extend(raw: u32, bits: u8) -> i32 {
+    let sh = 32 - bits as u32;
+    ((raw << sh) as i32) >> sh
+}
+
+/// The index `i` of a dimension of `n` texels under `mode`; None: the border.
+fn address(i: i64, n: u64, mode: AddressMode) -> Option<u64> {
+    let n = n as i64;
+    match mode {
+        AddressMode::Border => (0..n).contains(&i).then_some(i as u64),
+        AddressMode::Clamp => Some(i.clamp(0, n - 1) as u64),
+        AddressMode::Wrap => Some(i.rem_euclid(n) as u64),
+        AddressMode::Mirror => {
+            let period = i.div_euclid(n);
+            let r = i.rem_euclid(n);
+            Some(if period % 2 == 0 { r } else { n - 1 - r } as u64)
+        }
+    }
+}
+
+/// A coordinate in texel space (unnormalized), from the instruction's. Normalized
+/// coordinates under wrap and mirror are folded into [0, 1) first, as the guide's
+/// appendix describes; unnormalized ones take wrap and mirror as clamp (the guide: wrap
+/// and mirror exist only for normalized coordinates).
+fn texel_space(u: f32, n: u64, s: &Sampler, k: usize) -> (f32, AddressMode) {
+    let mode = s.address[k];
+    if !s.normalized_coords {
+        let mode = match mode {
+            AddressMode::Wrap | AddressMode::Mirror => AddressMode::Clamp,
+            m => m,
+        };
+        return (u, mode);
+    }
+    let folded = match mode {
+        AddressMode::Wrap => u - u.floor(),
+        AddressMode::Mirror => {
+            let fl = u.floor();
+            let fr = u - fl;
+            if (fl as i64).rem_euclid(2) == 0 {
+                fr
+            } else {
+                1.0 - fr
+            }
+        }
+        _ => u,
+    };
+    (folded * n as f32, mode)
+}
+
+/// Linear filtering's weight of the upper texel: the fraction in 1.8 fixed point
+/// (0..=256), rounded to nearest (1.0 being representable suggests rounding; awaiting
+/// the recording of `texture_filtering`).
+pub(crate) fn weight_q8(frac: f32) -> f32 {
+    (frac * 256.0).round() / 256.0
+}
+
+/// Floor as an index, NaN as 0 and infinities saturated (they then address like any
+/// far-away coordinate).
+fn floor_index(u: f32) -> i64 {
+    if u.is_nan() {
+        0
+    } else {
+        u.floor().clamp(-(1i64 << 40) as f32, (1i64 << 40) as f32) as i64
+    }
+}
+
+/// What a `tex` fetch reads: the image's coordinates (`dims` of them) and layer.
+pub(crate) struct Lookup {
+    pub dims: usize,
+    pub coords: [f32; 3],
+    pub layer: Option<i64>,
+}
+
+impl TextureObject {
+    fn reads_float(&self) -> bool {
+        let f = self.image.format;
+        f.kind == ChannelKind::Float || (self.sampler.read_normalized && f.bits < 32)
+    }
+
+    fn layer_slice(&self, layer: Option<i64>) -> u64 {
+        match layer {
+            // A layer index past the ends reads the nearest layer (awaiting recording).
+            Some(l) if self.image.layered => l.clamp(0, self.image.depth as i64 - 1) as u64,
+            _ => 0,
+        }
+    }
+
+    /// A texel by its indices, each already addressed (None: the border's colour).
+    fn at(&self, mem: &dyn Memory, idx: [Option<u64>; 3], slice: u64) -> Result<[u32; 4], String> {
+        let float = self.reads_float();
+        if idx.iter().any(Option::is_none) {
+            return Ok(if float {
+                self.sampler.border.map(f32::to_bits)
+            } else {
+                self.sampler.border.map(|b| b as u32)
+            });
+        }
+        let [x, y, z] = idx.map(|i| i.unwrap_or(0));
+        let z = if self.image.layered { slice } else { z };
+        self.image.texel(
+            mem,
+            [x, y, z],
+            float,
+            self.sampler.read_normalized && self.image.format.kind != ChannelKind::Float,
+        )
+    }
+
+    /// `tex` with floating-point coordinates.
+    pub(crate) fn sample(&self, mem: &dyn Memory, q: &Lookup) -> Result<[u32; 4], String> {
+        let slice = self.layer_slice(q.layer);
+        let mut base = [0i64; 3];
+        let mut frac = [0f32; 3];
+        let mut modes = [AddressMode::Clamp; 3];
+        // Integer results cannot be interpolated: such textures sample the nearest texel.
+        let linear = self.sampler.linear && self.reads_float();
+        for k in 0..q.dims {
+            let n = self.image.size(k);
+            let (u, mode) = texel_space(q.coords[k], n, &self.sampler, k);
+            modes[k] = mode;
+            if linear {
+                let ub = u - 0.5;
+                base[k] = floor_index(ub);
+                frac[k] = weight_q8(ub - ub.floor());
+            } else {
+                base[k] = floor_index(u);
+            }
+        }
+        let index = |k: usize, off: i64| -> Option<u64> {
+            if k >= q.dims {
+                return Some(0);
+            }
+            address(base[k] + off, self.image.size(k), modes[k])
+        };
+        if !linear {
+            return self.at(mem, [index(0, 0), index(1, 0), index(2, 0)], slice);
+        }
+        // Sum over the 2^dims corners, each weighted by the product of its dimensions'
+        // weights, in corner order x fastest (order awaiting the recording).
+        let mut acc = [0f32; 4];
+        for corner in 0..(1usize << q.dims) {
+            let mut w = 1f32;
+            let mut idx = [Some(0); 3];
+            for (k, slot) in idx.iter_mut().enumerate().take(q.dims) {
+                let hi = corner >> k & 1;
+                w *= if hi == 1 { frac[k] } else { 1.0 - frac[k] };
+                *slot = index(k, hi as i64);
+            }
+            let t = self.at(mem, idx, slice)?;
+            for c in 0..4 {
+                acc[c] += w * f32::from_bits(t[c]);
+            }
+        }
+        Ok(acc.map(f32::to_bits))
+    }
+
+    /// `tex` with integer coordinates: the texel at those indices, unfiltered.
+    pub(crate) fn fetch(
+        &self,
+        mem: &dyn Memory,
+        dims: usize,
+        at: [i64; 3],
+        layer: Option<i64>,
+    ) -> Result<[u32; 4], String> {
+        let slice = self.layer_slice(layer);
+        let mut idx = [Some(0); 3];
+        for k in 0..dims {
+            let mode = match self.sampler.address[k] {
+                AddressMode::Border => AddressMode::Border,
+                _ => AddressMode::Clamp,
+            };
+            idx[k] = address(at[k], self.image.size(k), mode);
+        }
+        self.at(mem, idx, slice)
+    }
+
+    /// `tld4.comp.2d`: component `comp` of the four texels bilinear filtering would
+    /// weigh, counter-clockwise from the lower left (PTX ISA): (i, j+1), (i+1, j+1),
+    /// (i+1, j), (i, j).
+    pub(crate) fn gather(
+        &self,
+        mem: &dyn Memory,
+        coords: [f32; 2],
+        comp: usize,
+    ) -> Result<[u32; 4], String> {
+        let mut base = [0i64; 2];
+        let mut modes = [AddressMode::Clamp; 2];
+        for k in 0..2 {
+            let (u, mode) = texel_space(coords[k], self.image.size(k), &self.sampler, k);
+            base[k] = floor_index(u - 0.5);
+            modes[k] = mode;
+        }
+        let ix = |dx: i64, dy: i64| {
+            [
+                address(base[0] + dx, self.image.width, modes[0]),
+                address(base[1] + dy, self.image.height, modes[1]),
+                Some(0),
+            ]
+        };
+        let mut out = [0u32; 4];
+        for (o, (dx, dy)) in out.iter_mut().zip([(0, 1), (1, 1), (1, 0), (0, 0)]) {
+            *o = self.at(mem, ix(dx, dy), 0)?[comp];
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoMemory;
+    // Safety: it hands out no span.
+    unsafe impl Memory for NoMemory {
+        fn translate(&self, _: u64, _: u64, _: Access) -> Result<crate::HostSpan, crate::Fault> {
+            Err(crate::Fault {
+                message: "no memory".into(),
+            })
+        }
+    }
+
+    fn float_texture(
+        values: &[f32],
+        width: u64,
+        height: u64,
+        linear: bool,
+        mode: AddressMode,
+    ) -> TextureObject {
+        let t = Texels::zeroed(values.len() * 4).unwrap();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert!(t.write(0, &bytes));
+        TextureObject {
+            image: Image {
+                format: Format {
+                    kind: ChannelKind::Float,
+                    bits: 32,
+                    channels: 1,
+                },
+                width,
+                height,
+                depth: 1,
+                layered: false,
+                row_pitch: width * 4,
+                slice_pitch: width * height * 4,
+                storage: Storage::Array(Arc::new(t)),
+            },
+            sampler: Sampler {
+                address: [mode; 3],
+                linear,
+                normalized_coords: false,
+                read_normalized: false,
+                border: [0.0; 4],
+            },
+        }
+    }
+
+    fn tex1(t: &TextureObject, x: f32) -> f32 {
+        let q = Lookup {
+            dims: 1,
+            coords: [x, 0.0, 0.0],
+            layer: None,
+        };
+        f32::from_bits(t.sample(&NoMemory, &q).unwrap()[0])
+    }
+
+    #[test]
+    fn linear_filtering_weighs_in_steps_of_one_256th() {
+        let t = float_texture(&[0.0, 1.0], 2, 1, true, AddressMode::Clamp);
+        // Texel centres at 0.5 and 1.5: halfway between is 0.5 exactly.
+        assert_eq!(tex1(&t, 1.0), 0.5);
+        assert_eq!(tex1(&t, 0.5), 0.0);
+        assert_eq!(tex1(&t, 1.5), 1.0);
+        // 0.5 + 1/1000 is not a multiple of 1/256: the weight is quantised.
+        assert_eq!(tex1(&t, 0.501), 0.0);
+        assert_eq!(tex1(&t, 0.5 + 5.0 / 1024.0), 1.0 / 256.0);
+    }
+
+    #[test]
+    fn point_sampling_addresses_by_mode() {
+        let vals = [10.0, 11.0, 12.0, 13.0];
+        let clamp = float_texture(&vals, 4, 1, false, AddressMode::Clamp);
+        assert_eq!(tex1(&clamp, -3.0), 10.0);
+        assert_eq!(tex1(&clamp, 9.0), 13.0);
+        let border = float_texture(&vals, 4, 1, false, AddressMode::Border);
+        assert_eq!(tex1(&border, -0.5), 0.0);
+        assert_eq!(tex1(&border, 3.9), 13.0);
+        let mut wrap = float_texture(&vals, 4, 1, false, AddressMode::Wrap);
+        wrap.sampler.normalized_coords = true;
+        assert_eq!(tex1(&wrap, 1.0 + 0.3), 11.0);
+        assert_eq!(tex1(&wrap, -0.1), 13.0);
+        let mut mirror = float_texture(&vals, 4, 1, false, AddressMode::Mirror);
+        mirror.sampler.normalized_coords = true;
+        assert_eq!(tex1(&mirror, 1.1), 13.0);
+        assert_eq!(tex1(&mirror, 1.9), 10.0);
+    }
+
+    #[test]
+    fn gather_returns_the_footprint_counter_clockwise_from_lower_left() {
+        let t = float_texture(&[1.0, 2.0, 3.0, 4.0], 2, 2, false, AddressMode::Clamp);
+        let g = t
+            .gather(&NoMemory, [1.0, 1.0], 0)
+            .unwrap()
+            .map(f32::from_bits);
+        assert_eq!(g, [3.0, 4.0, 2.0, 1.0]);
+    }
+
+    #[test]
+    fn normalized_reads_map_integers_to_unit_range() {
+        let u8f = Format {
+            kind: ChannelKind::Unsigned,
+            bits: 8,
+            channels: 2,
+        };
+        let c = channels(u8f, &[255, 51], true, true).map(f32::from_bits);
+        assert_eq!(c, [1.0, 0.2, 0.0, 1.0]);
+        let s16 = Format {
+            kind: ChannelKind::Signed,
+            bits: 16,
+            channels: 1,
+        };
+        let c = channels(s16, &(-32768i16).to_le_bytes(), true, true);
+        assert_eq!(f32::from_bits(c[0]), -1.0);
+        let c = channels(s16, &(-5i16).to_le_bytes(), false, false);
+        assert_eq!(c[0] as i32, -5);
+    }
+
+    #[test]
+    fn texels_refuse_out_of_range_access() {
+        let t = Texels::zeroed(8).unwrap();
+        assert!(!t.write(6, &[1, 2, 3]));
+        assert!(t.write(5, &[1, 2, 3]));
+        let mut b = [0u8; 4];
+        assert!(!t.read(u64::MAX, &mut b));
+        assert!(t.read(4, &mut b));
+        assert_eq!(b, [0, 1, 2, 3]);
+    }
+}

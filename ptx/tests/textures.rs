@@ -1,0 +1,576 @@
+//! Texture and surface objects in kernels compiled by nvcc 13.0: `tex` in each geometry,
+//! `tld4`, `suld`/`sust`, the queries, over a memory that knows a few objects, each
+//! result checked against a host computation written here apart from the executor's.
+
+mod common;
+use common::*;
+use cumock_ptx::{
+    run, AddressMode, ChannelKind, Engine, FaultKind, Format, Image, Module, Sampler, Storage,
+    SurfaceObject, Texels, TextureObject,
+};
+use std::sync::Arc;
+
+/// TestMemory plus the texture and surface objects a kernel may name.
+struct ImageMemory {
+    mem: TestMemory,
+    textures: Vec<(u64, Arc<TextureObject>)>,
+    surfaces: Vec<(u64, Arc<SurfaceObject>)>,
+}
+
+// Safety: as TestMemory's; the objects own their texels.
+unsafe impl cumock_ptx::Memory for ImageMemory {
+    fn translate(
+        &self,
+        addr: u64,
+        len: u64,
+        access: cumock_ptx::Access,
+    ) -> Result<cumock_ptx::HostSpan, cumock_ptx::Fault> {
+        self.mem.translate(addr, len, access)
+    }
+    fn texture(&self, h: u64) -> Option<Arc<TextureObject>> {
+        self.textures.iter().find(|t| t.0 == h).map(|t| t.1.clone())
+    }
+    fn surface(&self, h: u64) -> Option<Arc<SurfaceObject>> {
+        self.surfaces.iter().find(|t| t.0 == h).map(|t| t.1.clone())
+    }
+}
+
+fn array_image(format: Format, w: u64, h: u64, d: u64, layered: bool, bytes: &[u8]) -> Image {
+    let t = Texels::zeroed(bytes.len()).unwrap();
+    assert!(t.write(0, bytes));
+    let row = w * format.texel_bytes();
+    Image {
+        format,
+        width: w,
+        height: h,
+        depth: d,
+        layered,
+        row_pitch: row,
+        slice_pitch: row * h,
+        storage: Storage::Array(Arc::new(t)),
+    }
+}
+
+const F32X1: Format = Format {
+    kind: ChannelKind::Float,
+    bits: 32,
+    channels: 1,
+};
+
+fn sampler(linear: bool, normalized: bool, mode: AddressMode) -> Sampler {
+    Sampler {
+        address: [mode; 3],
+        linear,
+        normalized_coords: normalized,
+        read_normalized: false,
+        border: [0.0; 4],
+    }
+}
+
+const KERNELS: &str = r#"
+#include <cuda_runtime.h>
+extern "C" __global__ void sample2d(cudaTextureObject_t t, float* out, int n, float scale, float off) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n * n) out[i] = tex2D<float>(t, (i % n) * scale + off, (i / n) * scale + off);
+}
+extern "C" __global__ void fetch1d(cudaTextureObject_t t, int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex1Dfetch<int>(t, i * 2 - 3);
+}
+extern "C" __global__ void sample3d(cudaTextureObject_t t, float* out, float x, float y, float z) {
+  out[threadIdx.x] = tex3D<float>(t, x + threadIdx.x, y, z);
+}
+extern "C" __global__ void layered(cudaTextureObject_t t, float* out, int layers) {
+  int l = threadIdx.x % layers;
+  out[threadIdx.x] = tex2DLayered<float>(t, 1.5f, 0.5f, l);
+}
+extern "C" __global__ void gather(cudaTextureObject_t t, float4* out, float x, float y) {
+  out[threadIdx.x] = tex2Dgather<float4>(t, x + threadIdx.x, y, 0);
+}
+extern "C" __global__ void rgba(cudaTextureObject_t t, float4* out) {
+  out[threadIdx.x] = tex2D<float4>(t, threadIdx.x + 0.5f, 0.5f);
+}
+extern "C" __global__ void double_surface(cudaSurfaceObject_t s, int w, int h) {
+  int x = threadIdx.x, y = blockIdx.x;
+  if (x < w && y < h) {
+    float v = surf2Dread<float>(s, x * 4, y);
+    surf2Dwrite(v * 2.0f + 1.0f, s, x * 4, y);
+  }
+}
+extern "C" __global__ void surface_oob(cudaSurfaceObject_t s, int* out, int trap) {
+  if (trap) {
+    out[0] = surf2Dread<int>(s, 4 * 1000, 0);
+  } else {
+    out[0] = surf2Dread<int>(s, 4 * 1000, 0, cudaBoundaryModeZero);
+    out[1] = surf2Dread<int>(s, 4 * 1000, 0, cudaBoundaryModeClamp);
+  }
+}
+"#;
+
+fn module() -> Module {
+    Module::parse(&ptx(KERNELS)).unwrap()
+}
+
+fn engines() -> [Engine; 2] {
+    [Engine::Interp, Engine::Jit]
+}
+
+/// The guide's linear filter with 1.8 fixed-point weights, in f64 (the test's own model).
+fn bilinear(t: &[f32], n: usize, x: f32, y: f32) -> f32 {
+    let clampi = |i: i64| i.clamp(0, n as i64 - 1) as usize;
+    let (xb, yb) = (x - 0.5, y - 0.5);
+    let (i, j) = (xb.floor() as i64, yb.floor() as i64);
+    let a = ((xb - xb.floor()) * 256.0).round() as f64 / 256.0;
+    let b = ((yb - yb.floor()) * 256.0).round() as f64 / 256.0;
+    let at = |ii: i64, jj: i64| t[clampi(jj) * n + clampi(ii)] as f64;
+    ((1.0 - a) * (1.0 - b) * at(i, j)
+        + a * (1.0 - b) * at(i + 1, j)
+        + (1.0 - a) * b * at(i, j + 1)
+        + a * b * at(i + 1, j + 1)) as f32
+}
+
+#[test]
+fn tex2d_point_and_linear_match_the_guides_arithmetic() {
+    let m = module();
+    let k = m.kernel("sample2d").unwrap();
+    let n = 16usize;
+    // Small integers: every weighted sum is exact in f32, whatever its order.
+    let vals: Vec<f32> = (0..n * n).map(|i| ((i * 7) % 13) as f32).collect();
+    for engine in engines() {
+        for linear in [false, true] {
+            let mut mem = ImageMemory {
+                mem: TestMemory::new(),
+                textures: vec![(
+                    0x51,
+                    Arc::new(TextureObject {
+                        image: array_image(F32X1, n as u64, n as u64, 1, false, &f32s(&vals)),
+                        sampler: sampler(linear, false, AddressMode::Clamp),
+                    }),
+                )],
+                surfaces: vec![],
+            };
+            let out = mem.mem.map(&vec![0u8; n * n * 4], true);
+            let (scale, off) = (0.93f32, 0.3f32);
+            let p = params(
+                &m.kernels[k],
+                &[
+                    0x51,
+                    out,
+                    n as u64,
+                    scale.to_bits() as u64,
+                    off.to_bits() as u64,
+                ],
+            );
+            let mut l = launch(2, 128, &p);
+            l.engine = engine;
+            run(&m, k, &l, &mem).unwrap();
+            let got = to_f32s(&mem.mem.read(out));
+            for (i, g) in got.iter().enumerate() {
+                let (x, y) = ((i % n) as f32 * scale + off, (i / n) as f32 * scale + off);
+                let want = if linear {
+                    bilinear(&vals, n, x, y)
+                } else {
+                    let c = |u: f32| (u.floor() as i64).clamp(0, n as i64 - 1) as usize;
+                    vals[c(y) * n + c(x)]
+                };
+                assert!(
+                    (g - want).abs() <= 1e-4 * want.abs().max(1.0),
+                    "{engine:?} linear={linear} texel {i} at ({x}, {y}): {g} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn tex1dfetch_reads_linear_memory_with_integer_coordinates() {
+    let m = module();
+    let k = m.kernel("fetch1d").unwrap();
+    let n = 40usize;
+    let data: Vec<u32> = (0..n as u32).map(|i| i * 1000 + 7).collect();
+    let mut mem = ImageMemory {
+        mem: TestMemory::new(),
+        textures: vec![],
+        surfaces: vec![],
+    };
+    let base = mem.mem.map(&u32s(&data), false);
+    mem.textures.push((
+        9,
+        Arc::new(TextureObject {
+            image: Image {
+                format: Format {
+                    kind: ChannelKind::Signed,
+                    bits: 32,
+                    channels: 1,
+                },
+                width: n as u64,
+                height: 1,
+                depth: 1,
+                layered: false,
+                row_pitch: n as u64 * 4,
+                slice_pitch: n as u64 * 4,
+                storage: Storage::Device(base),
+            },
+            sampler: sampler(false, false, AddressMode::Border),
+        }),
+    ));
+    let out = mem.mem.map(&vec![0u8; n * 4], true);
+    let p = params(&m.kernels[k], &[9, out, n as u64]);
+    run(&m, k, &launch(1, 64, &p), &mem).unwrap();
+    let got = to_u32s(&mem.mem.read(out));
+    for (i, g) in got.iter().enumerate() {
+        let x = i as i64 * 2 - 3;
+        // Border: outside [0, n) reads the border colour, 0.
+        let want = if (0..n as i64).contains(&x) {
+            data[x as usize]
+        } else {
+            0
+        };
+        assert_eq!(*g, want, "element {i} (x = {x})");
+    }
+}
+
+#[test]
+fn tex3d_and_layered_read_their_slices() {
+    let m = module();
+    let (w, h, d) = (4u64, 3u64, 5u64);
+    let vals: Vec<f32> = (0..w * h * d).map(|i| i as f32).collect();
+    let mut mem = ImageMemory {
+        mem: TestMemory::new(),
+        textures: vec![
+            (
+                1,
+                Arc::new(TextureObject {
+                    image: array_image(F32X1, w, h, d, false, &f32s(&vals)),
+                    sampler: sampler(false, false, AddressMode::Clamp),
+                }),
+            ),
+            (
+                2,
+                Arc::new(TextureObject {
+                    image: array_image(F32X1, w, h, d, true, &f32s(&vals)),
+                    sampler: sampler(false, false, AddressMode::Clamp),
+                }),
+            ),
+        ],
+        surfaces: vec![],
+    };
+    let out = mem.mem.map(&[0u8; 32 * 4], true);
+    let k = m.kernel("sample3d").unwrap();
+    let p = params(
+        &m.kernels[k],
+        &[
+            1,
+            out,
+            0.5f32.to_bits() as u64,
+            2.5f32.to_bits() as u64,
+            3.5f32.to_bits() as u64,
+        ],
+    );
+    run(&m, k, &launch(1, 8, &p), &mem).unwrap();
+    let got = to_f32s(&mem.mem.read(out));
+    for (x, g) in got.iter().take(8).enumerate() {
+        let xi = (x as u64).min(w - 1);
+        assert_eq!(*g, vals[(3 * h * w + 2 * w + xi) as usize], "x = {x}");
+    }
+    let k = m.kernel("layered").unwrap();
+    let p = params(&m.kernels[k], &[2, out, d]);
+    run(&m, k, &launch(1, 10, &p), &mem).unwrap();
+    let got = to_f32s(&mem.mem.read(out));
+    for (t, g) in got.iter().take(10).enumerate() {
+        let layer = t as u64 % d;
+        assert_eq!(*g, vals[(layer * w * h + 1) as usize], "thread {t}");
+    }
+}
+
+#[test]
+fn gather_and_four_channel_normalized_reads() {
+    let m = module();
+    let n = 4u64;
+    let vals: Vec<f32> = (0..n * n).map(|i| i as f32 * 10.0).collect();
+    let rgba: Vec<u8> = (0..n * 4).map(|i| (i * 17) as u8).collect();
+    let mut norm = sampler(false, false, AddressMode::Clamp);
+    norm.read_normalized = true;
+    let mut mem = ImageMemory {
+        mem: TestMemory::new(),
+        textures: vec![
+            (
+                3,
+                Arc::new(TextureObject {
+                    image: array_image(F32X1, n, n, 1, false, &f32s(&vals)),
+                    sampler: sampler(false, false, AddressMode::Clamp),
+                }),
+            ),
+            (
+                4,
+                Arc::new(TextureObject {
+                    image: array_image(
+                        Format {
+                            kind: ChannelKind::Unsigned,
+                            bits: 8,
+                            channels: 4,
+                        },
+                        n,
+                        1,
+                        1,
+                        false,
+                        &rgba,
+                    ),
+                    sampler: norm,
+                }),
+            ),
+        ],
+        surfaces: vec![],
+    };
+    let out = mem.mem.map(&[0u8; 16 * 4], true);
+    let k = m.kernel("gather").unwrap();
+    let p = params(
+        &m.kernels[k],
+        &[3, out, 1.0f32.to_bits() as u64, 2.0f32.to_bits() as u64],
+    );
+    run(&m, k, &launch(1, 2, &p), &mem).unwrap();
+    let got = to_f32s(&mem.mem.read(out));
+    // At (1 + t, 2): i = t, j = 1; lower left (i, j+1), lower right, upper right, upper left.
+    for t in 0..2u64 {
+        let v = |x: u64, y: u64| vals[(y * n + x) as usize];
+        let want = [v(t, 2), v(t + 1, 2), v(t + 1, 1), v(t, 1)];
+        assert_eq!(
+            &got[t as usize * 4..t as usize * 4 + 4],
+            &want,
+            "thread {t}"
+        );
+    }
+    let k = m.kernel("rgba").unwrap();
+    let p = params(&m.kernels[k], &[4, out]);
+    run(&m, k, &launch(1, 4, &p), &mem).unwrap();
+    let got = to_f32s(&mem.mem.read(out));
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, rgba[i] as f32 / 255.0, "channel {i}");
+    }
+}
+
+#[test]
+fn surfaces_read_and_write_with_byte_x_and_bounds_modes() {
+    let m = module();
+    let (w, h) = (5u64, 3u64);
+    let vals: Vec<f32> = (0..w * h).map(|i| i as f32).collect();
+    let img = array_image(F32X1, w, h, 1, false, &f32s(&vals));
+    let Storage::Array(texels) = img.storage.clone() else {
+        unreachable!()
+    };
+    let mut mem = ImageMemory {
+        mem: TestMemory::new(),
+        textures: vec![],
+        surfaces: vec![(0x77, Arc::new(SurfaceObject { image: img }))],
+    };
+    let k = m.kernel("double_surface").unwrap();
+    let p = params(&m.kernels[k], &[0x77, w, h]);
+    run(&m, k, &launch(h as u32, 32, &p), &mem).unwrap();
+    let mut b = vec![0u8; (w * h * 4) as usize];
+    assert!(texels.read(0, &mut b));
+    let want: Vec<f32> = vals.iter().map(|v| v * 2.0 + 1.0).collect();
+    assert_eq!(to_f32s(&b), want);
+
+    let out = mem.mem.map(&[0xffu8; 8], true);
+    let k = m.kernel("surface_oob").unwrap();
+    let p = params(&m.kernels[k], &[0x77, out, 0]);
+    run(&m, k, &launch(1, 1, &p), &mem).unwrap();
+    let got = to_u32s(&mem.mem.read(out));
+    // `.zero` read 0; `.clamp` read the row's last element.
+    assert_eq!(got, [0, want[(w - 1) as usize].to_bits()]);
+    let p = params(&m.kernels[k], &[0x77, out, 1]);
+    let f = run(&m, k, &launch(1, 1, &p), &mem).unwrap_err();
+    assert_eq!(f.kind, FaultKind::IllegalAddress, "{f}");
+    assert!(f.instruction.starts_with("suld.b.2d.b32.trap"), "{f}");
+
+    mem.surfaces.clear();
+    let f = run(&m, k, &launch(1, 1, &p), &mem).unwrap_err();
+    assert!(f.detail.contains("not a surface object"), "{f}");
+}
+
+#[test]
+fn queries_and_unsupported_forms_at_load() {
+    let src = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry q(.param .u64 t, .param .u64 o) {
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [t];
+  ld.param.u64 %rd2, [o];
+  txq.width.b32 %r1, [%rd1];
+  txq.height.b32 %r2, [%rd1];
+  suq.depth.b32 %r3, [%rd1];
+  st.global.v2.u32 [%rd2], {%r1, %r2};
+  st.global.u32 [%rd2+8], %r3;
+  ret;
+}
+"#;
+    let m = Module::parse(src).unwrap();
+    let img = array_image(F32X1, 7, 3, 2, false, &[0u8; 7 * 3 * 2 * 4]);
+    let mut mem = ImageMemory {
+        mem: TestMemory::new(),
+        textures: vec![(
+            5,
+            Arc::new(TextureObject {
+                image: img.clone(),
+                sampler: sampler(false, false, AddressMode::Clamp),
+            }),
+        )],
+        surfaces: vec![(5, Arc::new(SurfaceObject { image: img }))],
+    };
+    let out = mem.mem.map(&[0u8; 12], true);
+    let p = params(&m.kernels[0], &[5, out]);
+    run(&m, 0, &launch(1, 1, &p), &mem).unwrap();
+    assert_eq!(to_u32s(&mem.mem.read(out)), [7, 3, 2]);
+
+    for (form, why) in [
+        (
+            "tex.level.2d.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1}], %f1;",
+            "mipmap",
+        ),
+        (
+            "tex.cube.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1, %f1, %f1}];",
+            "1d, 2d",
+        ),
+        (
+            "sust.p.2d.v4.b32.trap [%rd1, {%r1, %r1}], {%r1, %r1, %r1, %r1};",
+            "formatted",
+        ),
+    ] {
+        let src = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {{\n\
+             .reg .b32 %r<2>;\n.reg .f32 %f<2>;\n.reg .b64 %rd<2>;\n{form}\nret;\n}}\n"
+        );
+        let e = Module::parse(&src).unwrap_err();
+        assert_eq!(
+            e.kind,
+            cumock_ptx::LoadErrorKind::Unsupported,
+            "{form}: {e}"
+        );
+        assert!(e.message.contains(why), "{form}: {e}");
+        assert_eq!(e.line, 8, "{e}");
+    }
+}
+
+const INTRINSICS: &str = r#"
+#include <cuda_runtime.h>
+extern "C" __global__ void all_forms(cudaTextureObject_t t, cudaSurfaceObject_t s, float4* f, int4* i, uint4* u, float x, int k) {
+  f[0] = tex1D<float4>(t, x);
+  f[1] = tex2D<float4>(t, x, x);
+  f[2] = tex3D<float4>(t, x, x, x);
+  f[3] = tex1DLayered<float4>(t, x, k);
+  f[4] = tex2DLayered<float4>(t, x, x, k);
+  f[5] = tex1Dfetch<float4>(t, k);
+  i[0] = tex2D<int4>(t, x, x);
+  u[0] = tex3D<uint4>(t, x, x, x);
+  i[1] = tex1Dfetch<int4>(t, k);
+  f[6] = tex2Dgather<float4>(t, x, x, 3);
+  i[2] = tex2Dgather<int4>(t, x, x, 2);
+  char c = surf1Dread<char>(s, k);
+  short h = surf2Dread<short>(s, k, k);
+  int2 v2 = surf3Dread<int2>(s, k, k, k);
+  float4 v4 = surf2DLayeredread<float4>(s, k, k, k);
+  long long d = surf1DLayeredread<long long>(s, k, k);
+  surf1Dwrite(c, s, k);
+  surf2Dwrite(h, s, k, k, cudaBoundaryModeClamp);
+  surf3Dwrite(v2, s, k, k, k, cudaBoundaryModeZero);
+  surf2DLayeredwrite(v4, s, k, k, k);
+  surf1DLayeredwrite(d, s, k, k);
+}
+"#;
+
+#[test]
+fn every_texture_and_surface_form_nvcc_writes_loads() {
+    let src = ptx(INTRINSICS);
+    let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    assert!(m.kernel("all_forms").is_some());
+    for form in [
+        "tex.1d.",
+        "tex.2d.",
+        "tex.3d.",
+        "tex.a1d.",
+        "tex.a2d.",
+        "tld4.",
+        "suld.b.1d",
+        "suld.b.2d",
+        "suld.b.3d",
+        "suld.b.a1d",
+        "suld.b.a2d",
+        "sust.b.1d",
+        "sust.b.a2d",
+    ] {
+        assert!(src.contains(form), "nvcc no longer writes `{form}`:\n{src}");
+    }
+}
+
+#[test]
+fn mutated_texture_ptx_never_panics_and_what_parses_runs_to_an_end() {
+    let seed = ptx(INTRINSICS);
+    let mut mem = ImageMemory {
+        mem: TestMemory::new(),
+        textures: vec![],
+        surfaces: vec![],
+    };
+    let out = mem.mem.map(&[0u8; 4096], true);
+    // Every handle the kernel may be given names an object of some kind.
+    let img = array_image(
+        Format {
+            kind: ChannelKind::Unsigned,
+            bits: 8,
+            channels: 4,
+        },
+        5,
+        3,
+        2,
+        true,
+        &[7u8; 5 * 3 * 2 * 4],
+    );
+    for (h, linear) in [(1u64, true), (2, false)] {
+        let mut s = sampler(linear, h == 2, AddressMode::Mirror);
+        s.read_normalized = linear;
+        mem.textures.push((
+            h,
+            Arc::new(TextureObject {
+                image: img.clone(),
+                sampler: s,
+            }),
+        ));
+        mem.surfaces
+            .push((h, Arc::new(SurfaceObject { image: img.clone() })));
+    }
+    let mut rng = fastrand::Rng::with_seed(21);
+    let (mut parsed, mut ran) = (0, 0);
+    for round in 0..400u64 {
+        let src = common::mutate::mutate(&seed, &mut rng);
+        let Ok(m) = Module::parse(&src) else {
+            continue;
+        };
+        parsed += 1;
+        let Some(k) = m.kernel("all_forms") else {
+            continue;
+        };
+        if m.kernels[k].params.len() != 7 {
+            continue;
+        }
+        let x = (round as f32 * 0.37 - 3.0).to_bits() as u64;
+        let p = params(
+            &m.kernels[k],
+            &[
+                1 + round % 2,
+                1 + round / 2 % 2,
+                out,
+                out,
+                out,
+                x,
+                round % 9,
+            ],
+        );
+        let mut l = launch(1, 32, &p);
+        l.step_limit = Some(20_000);
+        let _ = run(&m, k, &l, &mem);
+        ran += 1;
+    }
+    assert!(parsed > 0 && ran > 0, "{parsed} parsed, {ran} ran");
+}
