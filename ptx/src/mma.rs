@@ -14,17 +14,21 @@
 //!
 //! Arithmetic: integers exactly (wrapping, or clamped with `.satfinite`); f64 as a chain
 //! of fused multiply-adds in k order, rounded to nearest each step; f16, bf16 and tf32 as
-//! the tensor cores do it, per the published measurements (Fasi, Higham, Mikaitis,
-//! Pranesh 2021; Khattak, Mikaitis 2025): products exact, every term (C and the k
-//! products) cut toward zero at [`ALIGN_BITS`] bits below the largest term's leading
-//! bit, the cut terms summed exactly, and the sum rounded once: toward zero to an f32
-//! result, to nearest to an f16 result. NaN results are the canonical NaN.
+//! the H200's tensor cores do it, measured by the corpus (`mma_probe`, `mma_half`,
+//! `mma_tf32`, bit for bit): products exact; each term aligned by its exponent, a
+//! product's being the sum of its factors' exponents (a subnormal's the format's
+//! smallest), not its own leading bit; every term (C and the k products) cut toward zero
+//! at 2^(E - 25), E the largest of those exponents ([`ALIGN_BITS`]); the cut terms summed
+//! exactly and the sum rounded once: toward zero to an f32 result (past f32's range: an
+//! infinity), to nearest to an f16 result (a sum that rounds to zero there is +0). NaN
+//! results are the canonical NaN.
 
 use crate::math::{self, Lanes, Rnd};
 
-/// Bits kept of each term, from the largest term's leading bit down (measured: 24 on
-/// A100, 25 on H100).
-pub const ALIGN_BITS: i32 = 25;
+/// Bits kept of each term, from the largest term's exponent down: 26 on the H200
+/// (`mma_probe`: 2^15 + 14·2^-10 keeps the small terms, 14·2^-11 is cut; 3 + n·2^-24
+/// keeps them). Published measurements by the leading bit say 24 on A100, 25 on H100.
+pub const ALIGN_BITS: i32 = 26;
 
 /// Products fused in one sum with the accumulator: an instruction's whole k (16 at most
 /// for f16/bf16, 8 for tf32) on H100, as measured (one final rounding).
@@ -89,6 +93,17 @@ impl Elem {
             Elem::S32 => raw as u32 as i32 as i64,
             _ => raw as i64,
         }
+    }
+
+    /// A float element's exponent as the tensor cores align it: a subnormal's is the
+    /// format's smallest (its significand is 0.xxx).
+    fn exponent(self, raw: u64) -> i32 {
+        let (field, bias) = match self {
+            Elem::F16 => ((raw >> 10) & 0x1f, 15),
+            Elem::BF16 => ((raw >> 7) & 0xff, 127),
+            _ => ((raw >> 23) & 0xff, 127),
+        };
+        field.max(1) as i32 - bias
     }
 
     /// A float element's value (exact in f64), from its raw bits. tf32 is an f32 of
@@ -453,21 +468,28 @@ pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
                 prods.clear();
                 let mut nan = false;
                 for kk in 0..k {
-                    let (x, y) = (s.a.elem.float(ai(kk)), s.b.elem.float(bi(kk)));
+                    let (ea, eb) = (s.a.elem, s.b.elem);
+                    let (x, y) = (ea.float(ai(kk)), eb.float(bi(kk)));
                     // inf·0 is NaN here as anywhere.
                     nan |= x.is_nan() || y.is_nan();
-                    prods.push(x * y);
+                    prods.push(Term {
+                        value: x * y,
+                        exp: ea.exponent(ai(kk)) + eb.exponent(bi(kk)),
+                    });
                 }
-                let cv = s.c.elem.float(cm[at]);
                 // Blocks of BLOCK_TERMS products, each fused with the accumulator so far
                 // (rounded to f32 between blocks).
-                let mut acc = cv;
-                let blocks: Vec<&[f64]> = prods.chunks(BLOCK_TERMS).collect();
+                let (mut acc, mut acc_elem) = (cm[at], s.c.elem);
+                let blocks: Vec<&[Term]> = prods.chunks(BLOCK_TERMS).collect();
                 let mut bits = 0;
                 for (n, block) in blocks.iter().enumerate() {
                     let last = n + 1 == blocks.len();
-                    bits = fused_dot(acc, block, nan, last && s.d.elem == Elem::F16);
-                    acc = f32::from_bits(bits as u32) as f64;
+                    let c = Term {
+                        value: acc_elem.float(acc),
+                        exp: acc_elem.exponent(acc),
+                    };
+                    bits = fused_dot(c, block, nan, last && s.d.elem == Elem::F16);
+                    (acc, acc_elem) = (bits, Elem::F32);
                 }
                 bits
             };
@@ -483,21 +505,30 @@ pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
     out
 }
 
+/// One term of a fused sum: its exact value, and the exponent the tensor cores align it
+/// by (a product's: the sum of its factors' exponents).
+#[derive(Debug, Clone, Copy)]
+struct Term {
+    value: f64,
+    exp: i32,
+}
+
 /// c + Σ products as the tensor cores add them (module comment): the result's raw bits,
 /// f32, or f16 when `to_f16`.
-fn fused_dot(c: f64, prods: &[f64], nan_in: bool, to_f16: bool) -> u64 {
+fn fused_dot(c: Term, prods: &[Term], nan_in: bool, to_f16: bool) -> u64 {
     let nan = if to_f16 {
         0x7fff
     } else {
         math::CANONICAL_NAN32 as u64
     };
     let terms = || std::iter::once(c).chain(prods.iter().copied());
-    if nan_in || terms().any(f64::is_nan) {
+    let values = || terms().map(|t| t.value);
+    if nan_in || values().any(f64::is_nan) {
         return nan;
     }
     let (pos_inf, neg_inf) = (
-        terms().any(|x| x == f64::INFINITY),
-        terms().any(|x| x == f64::NEG_INFINITY),
+        values().any(|x| x == f64::INFINITY),
+        values().any(|x| x == f64::NEG_INFINITY),
     );
     match (pos_inf, neg_inf) {
         (true, true) => return nan,
@@ -505,23 +536,30 @@ fn fused_dot(c: f64, prods: &[f64], nan_in: bool, to_f16: bool) -> u64 {
         (false, true) => return round(f64::NEG_INFINITY, to_f16),
         _ => {}
     }
-    // The exponent of the largest term's leading bit (every term is a normal f64 here:
-    // the smallest, a product of bf16 subnormals, is 2^-266).
-    let top = terms()
-        .filter(|x| *x != 0.0)
-        .map(|x| ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023)
-        .max();
+    // The largest exponent among the non-zero terms: the products' are their factors'
+    // exponent sums, so a product of significands in [2, 4) has one bit above it.
+    let top = terms().filter(|t| t.value != 0.0).map(|t| t.exp).max();
     let Some(top) = top else {
         // All zeros: -0 only when every one is -0.
-        let neg = terms().all(|x| x.is_sign_negative());
+        let neg = values().all(|x| x.is_sign_negative());
         return round(if neg { -0.0 } else { 0.0 }, to_f16);
     };
     let q = top - (ALIGN_BITS - 1);
     let (scale, unscale) = (pow2(-q), pow2(q));
-    // Each term is below 2^ALIGN_BITS in units of 2^q: the sum of 17 fits an i64, and
-    // its value (below 2^30 units) is exact in an f64.
-    let sum: i64 = terms().map(|x| (x * scale).trunc() as i64).sum();
-    round(sum as f64 * unscale, to_f16)
+    // Each term is below 2^(ALIGN_BITS + 1) units of 2^q: the sum of 17 fits an i64,
+    // and its value (below 2^32 units) is exact in an f64.
+    let sum: i64 = values().map(|x| (x * scale).trunc() as i64).sum();
+    if sum == 0 {
+        // Cancelled or cut to nothing: +0.
+        return 0;
+    }
+    let r = round(sum as f64 * unscale, to_f16);
+    // A sum that rounds to zero in f16 is +0 (measured: negative sums too).
+    if to_f16 && r == 0x8000 {
+        0
+    } else {
+        r
+    }
 }
 
 fn pow2(e: i32) -> f64 {
@@ -533,10 +571,15 @@ fn round(x: f64, to_f16: bool) -> u64 {
     if to_f16 {
         return math::f64_to_f16(x, Rnd::N) as u64;
     }
+    // At or past 2^128 (f32's range): an infinity, as measured on the H200 (IEEE's
+    // round-toward-zero would give the largest finite).
+    if x.abs() >= pow2(128) {
+        return (x as f32).to_bits() as u64;
+    }
     let r = x as f32;
+    // Rounded away from zero (to nearest, possibly up to an infinity): the next f32
+    // toward zero.
     let r = if (r as f64).abs() > x.abs() {
-        // Rounded away from zero: the next f32 toward zero (the largest finite for an
-        // overflow, as IEEE's round-toward-zero has it).
         f32::from_bits(r.to_bits() - 1)
     } else {
         r
@@ -681,33 +724,58 @@ mod tests {
         }
     }
 
+    /// A term aligned by its own leading bit (a C, or a product of a power of two).
+    fn t(x: f64) -> Term {
+        let exp = if x == 0.0 || !x.is_finite() {
+            0
+        } else {
+            ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023
+        };
+        Term { value: x, exp }
+    }
+
     #[test]
     fn terms_below_the_alignment_are_cut_and_the_sum_rounds_toward_zero() {
-        // 1 + 2^-30: the small term lies below 25 bits of the large one: cut.
+        let f32_bits = |x: f32| x.to_bits() as u64;
+        // 1 + 2^-30: the small term lies below 26 bits of the large one: cut.
         assert_eq!(
-            fused_dot(1.0, &[pow2(-30)], false, false),
-            1f32.to_bits() as u64
+            fused_dot(t(1.0), &[t(pow2(-30))], false, false),
+            f32_bits(1.0)
         );
-        // 1 + 3·2^-24 is exact in the 25 bits kept, then rounds toward zero in f32.
-        let x = fused_dot(1.0, &[3.0 * pow2(-24)], false, false);
-        assert_eq!(x, (1.0f32 + pow2(-23) as f32).to_bits() as u64);
-        // -(1 + 3·2^-24) rounds toward zero too.
-        let x = fused_dot(-1.0, &[-3.0 * pow2(-24)], false, false);
-        assert_eq!(x, (-1.0f32 - pow2(-23) as f32).to_bits() as u64);
+        // 3 + 4·2^-24: kept (26 bits below 3's leading bit), exact in f32.
+        let quarter_ulps = [t(pow2(-24)); 4];
+        let x = fused_dot(t(3.0), &quarter_ulps, false, false);
+        assert_eq!(x, f32_bits(3.0 + pow2(-22) as f32));
+        // 1 + 3·2^-24 rounds toward zero in f32, and so does its negation.
+        let x = fused_dot(t(1.0), &[t(3.0 * pow2(-24))], false, false);
+        assert_eq!(x, f32_bits(1.0 + pow2(-23) as f32));
+        let x = fused_dot(t(-1.0), &[t(-3.0 * pow2(-24))], false, false);
+        assert_eq!(x, f32_bits(-1.0 - pow2(-23) as f32));
+        // A product aligns by its factors' exponent sum: 1.5·1.5 by 2^0, so 2^-25 is
+        // kept though it lies 26 bits below the product's leading bit.
+        let p = |value| Term { value, exp: 0 };
+        let x = fused_dot(t(0.0), &[p(2.25), p(-2.25), t(pow2(-25))], false, false);
+        assert_eq!(x, f32_bits(pow2(-25) as f32));
         // Cancellation is exact, but what was cut stays cut.
+        let x = fused_dot(t(1024.0), &[t(-1024.0), t(0.75)], false, false);
+        assert_eq!(x, f32_bits(0.75));
+        assert_eq!(fused_dot(t(1e10), &[t(-1e10), t(0.75)], false, false), 0);
+        // Past f32's range: an infinity, not the largest finite.
+        let big = t(f32::MAX as f64);
         assert_eq!(
-            fused_dot(1024.0, &[-1024.0, 0.75], false, false),
-            0.75f32.to_bits() as u64
+            fused_dot(big, &[big], false, false),
+            f32_bits(f32::INFINITY)
         );
-        assert_eq!(fused_dot(1e10, &[-1e10, 0.75], false, false), 0);
-        // inf - inf, NaN, -0.
+        // inf - inf, NaN, -0; an f16 sum that rounds to zero is +0.
+        let x = fused_dot(t(f64::INFINITY), &[t(f64::NEG_INFINITY)], false, false);
+        assert_eq!(x, 0x7fff_ffff);
         assert_eq!(
-            fused_dot(f64::INFINITY, &[f64::NEG_INFINITY], false, false),
-            0x7fff_ffff
+            fused_dot(t(-0.0), &[t(-0.0), t(-0.0)], false, false),
+            0x8000_0000
         );
-        assert_eq!(fused_dot(-0.0, &[-0.0, -0.0], false, false), 0x8000_0000);
-        assert_eq!(fused_dot(-0.0, &[0.0], false, false), 0);
-        assert_eq!(fused_dot(1.0, &[1.0], true, true), 0x7fff);
+        assert_eq!(fused_dot(t(-0.0), &[t(0.0)], false, false), 0);
+        assert_eq!(fused_dot(t(0.0), &[t(-pow2(-30))], false, true), 0);
+        assert_eq!(fused_dot(t(1.0), &[t(1.0)], true, true), 0x7fff);
     }
 
     #[test]
