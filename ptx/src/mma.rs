@@ -13,7 +13,8 @@
 //! H200's registers to check it.
 //!
 //! Arithmetic: integers exactly (wrapping, or clamped with `.satfinite`); f64 as a chain
-//! of fused multiply-adds in k order, rounded to nearest each step; f16, bf16 and tf32 as
+//! of fused multiply-adds in k order, rounded to nearest each step (NaNs propagated as
+//! [`fma_f64`] says); f16, bf16 and tf32 as
 //! the H200's tensor cores do it, measured by the corpus (`mma_probe`, `mma_half`,
 //! `mma_tf32`, bit for bit): products exact; each term aligned by its exponent, a
 //! product's being the sum of its factors' exponents (a subnormal's the format's
@@ -455,15 +456,11 @@ pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
                     acc as u32 as u64
                 }
             } else if s.a.elem == Elem::F64 {
-                let mut acc = f64::from_bits(cm[at]);
+                let mut acc = cm[at];
                 for kk in 0..k {
-                    acc = f64::from_bits(ai(kk)).mul_add(f64::from_bits(bi(kk)), acc);
+                    acc = fma_f64(ai(kk), bi(kk), acc);
                 }
-                if acc.is_nan() {
-                    math::CANONICAL_NAN64
-                } else {
-                    acc.to_bits()
-                }
+                acc
             } else {
                 prods.clear();
                 let mut nan = false;
@@ -503,6 +500,20 @@ pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
         }
     }
     out
+}
+
+/// One step of an f64 `mma`: a·b + c rounded once, on raw bits. A NaN result is the
+/// first NaN of b, c, a (measured on the H200: B's NaN before the accumulator's, which
+/// is before A's), quieted; made from no NaN (inf - inf, 0·inf), 0xfff8000000000000.
+fn fma_f64(a: u64, b: u64, c: u64) -> u64 {
+    let r = f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c));
+    if !r.is_nan() {
+        return r.to_bits();
+    }
+    [b, c, a]
+        .into_iter()
+        .find(|&x| f64::from_bits(x).is_nan())
+        .map_or(math::DEFAULT_NAN64, |x| x | 0x0008_0000_0000_0000)
 }
 
 /// One term of a fused sum: its exact value, and the exponent the tensor cores align it
