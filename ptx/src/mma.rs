@@ -31,9 +31,15 @@ use crate::math::{self, Lanes, Rnd};
 /// keeps them). Published measurements by the leading bit say 24 on A100, 25 on H100.
 pub const ALIGN_BITS: i32 = 26;
 
-/// Products fused in one sum with the accumulator: an instruction's whole k (16 at most
-/// for f16/bf16, 8 for tf32) on H100, as measured (one final rounding).
+/// Products fused in one sum with the accumulator: an `mma` instruction's whole k (16 at
+/// most for f16/bf16, 8 for tf32), with one final rounding, as the H200 measures
+/// (`mma_tf32`'s m16n8k8 is one sum).
 pub const BLOCK_TERMS: usize = 16;
+
+/// Products fused in one sum by wmma's tf32 m16n16k8: 4, its k in two halves, the first
+/// half's sum rounded to f32 before the second is added (measured on the H200: ptxas
+/// builds it from m16n8k4 steps; f16 and bf16 wmma are single sums).
+pub const WMMA_TF32_BLOCK_TERMS: usize = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Elem {
@@ -474,10 +480,15 @@ pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
                         exp: ea.exponent(ai(kk)) + eb.exponent(bi(kk)),
                     });
                 }
-                // Blocks of BLOCK_TERMS products, each fused with the accumulator so far
-                // (rounded to f32 between blocks).
+                // Blocks of products, each fused with the accumulator so far (rounded to
+                // f32 between blocks).
+                let block = if s.a.form == Form::Wmma && s.a.elem == Elem::TF32 {
+                    WMMA_TF32_BLOCK_TERMS
+                } else {
+                    BLOCK_TERMS
+                };
                 let (mut acc, mut acc_elem) = (cm[at], s.c.elem);
-                let blocks: Vec<&[Term]> = prods.chunks(BLOCK_TERMS).collect();
+                let blocks: Vec<&[Term]> = prods.chunks(block).collect();
                 let mut bits = 0;
                 for (n, block) in blocks.iter().enumerate() {
                     let last = n + 1 == blocks.len();
