@@ -7,10 +7,12 @@
 //! they are taken to be what ptxas builds them from on sm_80 and later, `mma` tiles: a
 //! 16x16 accumulator is two m16n8 accumulators side by side (m32n8: one above the
 //! other), a 16x16x16 A is the m16n8k16 A (m32n8k16: two, stacked), a B is m16n8 Bs side
-//! by side; f16 A and B keep PTX's eight registers (16 halves, from sm_70), repeating
-//! their elements to fill them. Programs that only load, multiply and
-//! store do not depend on this; the corpus (`ptx/corpus/tensor_cores.cu`) records the
-//! H200's registers to check it.
+//! by side; m8n32k16 is m32n8k16 transposed (its A that B, its B that A, its
+//! accumulator that accumulator, each transposed); f16 A and B keep PTX's eight
+//! registers (16 halves, from sm_70), repeating their elements to fill them. Programs
+//! that only load, multiply and store do not depend on this; the corpus
+//! (`ptx/corpus/tensor_cores.cu`: `wmma_half`, `wmma_other`, `wmma_shapes`) records the
+//! H200's registers, and they match.
 //!
 //! Arithmetic: integers exactly (wrapping, or clamped with `.satfinite`); f64 as a chain
 //! of fused multiply-adds in k order, rounded to nearest each step (NaNs propagated as
@@ -21,8 +23,8 @@
 //! smallest), not its own leading bit; every term (C and the k products) cut toward zero
 //! at 2^(E - 25), E the largest of those exponents ([`ALIGN_BITS`]); the cut terms summed
 //! exactly and the sum rounded once: toward zero to an f32 result (past f32's range: an
-//! infinity), to nearest to an f16 result (a sum that rounds to zero there is +0). NaN
-//! results are the canonical NaN.
+//! infinity), to nearest to an f16 result; a sum that rounds to zero is +0. NaN results
+//! are the canonical NaN.
 
 use crate::math::{self, Lanes, Rnd};
 
@@ -270,9 +272,9 @@ impl Frag {
         }
     }
 
-    /// wmma's fragments as `mma` tiles (module comment): A as m16n8kK As stacked down M
-    /// (m8n32k16: the rows g of one), B as m16n8kK Bs side by side along N, the
-    /// accumulator as m16n8 tiles along N, then down M (m8n32k16: their rows g).
+    /// wmma's fragments as `mma` tiles (module comment): A as m16n8kK As stacked down M,
+    /// B as m16n8kK Bs side by side along N, the accumulator as m16n8 tiles along N, then
+    /// down M; m8n32k16 as m32n8k16 transposed.
     fn wmma_coord(&self, g: u32, t: u32, j: u32) -> (u32, u32) {
         let (s, elem) = (self.shape, self.elem);
         let tile = Shape {
@@ -283,14 +285,31 @@ impl Frag {
         match self.role {
             Role::C if s.m == 8 && s.n == 8 => (g, 2 * t + j),
             _ if elem == Elem::F64 => mma_coord(elem, s, self.role, g, t, j),
-            Role::C if s.m == 8 => (g, 2 * t + (j & 1) + 8 * (j >> 1)),
+            // m8n32k16 is m32n8k16 transposed (D' = B'A'): its A is that B transposed,
+            // its B that A, its accumulator that accumulator (measured on the H200 for
+            // bf16 with f32 accumulators).
+            _ if s.m == 8 => {
+                let role = match self.role {
+                    Role::A => Role::B,
+                    Role::B => Role::A,
+                    Role::C => Role::C,
+                };
+                let shape = Shape {
+                    m: s.n,
+                    n: s.m,
+                    k: s.k,
+                };
+                let (r, c) = Frag {
+                    shape,
+                    role,
+                    ..*self
+                }
+                .wmma_coord(g, t, j);
+                (c, r)
+            }
             Role::C => {
                 let (tm, tn) = ((j / 4) / (s.n / 8), (j / 4) % (s.n / 8));
                 (g + 8 * ((j >> 1) & 1) + 16 * tm, 2 * t + (j & 1) + 8 * tn)
-            }
-            Role::A if s.m == 8 => {
-                let v = 32 / elem.bits();
-                (g, v * t + j % v + 4 * v * (j / v))
             }
             Role::A => {
                 let per = s.k * 16 / 32;
@@ -576,8 +595,9 @@ fn fused_dot(c: Term, prods: &[Term], nan_in: bool, to_f16: bool) -> u64 {
         return 0;
     }
     let r = round(sum as f64 * unscale, to_f16);
-    // A sum that rounds to zero in f16 is +0 (measured: negative sums too).
-    if to_f16 && r == 0x8000 {
+    // A sum that rounds to zero is +0, negative or not (measured: f16 results, and f32
+    // ones from bf16 products below f32's subnormals).
+    if r == 0x8000 && to_f16 || r == 0x8000_0000 && !to_f16 {
         0
     } else {
         r
@@ -797,6 +817,7 @@ mod tests {
         );
         assert_eq!(fused_dot(t(-0.0), &[t(0.0)], false, false), 0);
         assert_eq!(fused_dot(t(0.0), &[t(-pow2(-30))], false, true), 0);
+        assert_eq!(fused_dot(t(0.0), &[t(-pow2(-160))], false, false), 0);
         assert_eq!(fused_dot(t(1.0), &[t(1.0)], true, true), 0x7fff);
     }
 
