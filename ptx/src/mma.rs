@@ -808,7 +808,7 @@ mod tests {
             fused_dot(big, &[big], false, false),
             f32_bits(f32::INFINITY)
         );
-        // inf - inf, NaN, -0; an f16 sum that rounds to zero is +0.
+        // inf - inf, NaN, -0; a sum that rounds to zero is +0.
         let x = fused_dot(t(f64::INFINITY), &[t(f64::NEG_INFINITY)], false, false);
         assert_eq!(x, 0x7fff_ffff);
         assert_eq!(
