@@ -1962,13 +1962,21 @@ pub fn szext(clamp: bool, signed: bool) -> WarpFn {
 }
 
 /// `cvt.{rna,rn,rz}[.relu][.satfinite].tf32.f32`: the f32 rounded to 10 mantissa bits
-/// (ties away from zero, to even, or toward zero), the 13 bits below cleared; NaN the
-/// canonical NaN; `.relu` clamps negatives to +0; `.satfinite` turns infinities into the
-/// largest finite tf32 of their sign.
+/// (ties away from zero, to even, or toward zero), the 13 bits below cleared; `.relu`
+/// clamps negatives to +0; `.satfinite` turns infinities into the largest finite tf32 of
+/// their sign. NaNs as the H200 converts them (corpus `mma_tf32`): `rna` keeps the NaN's
+/// sign and payload, the low 13 bits cleared (a signaling NaN stays signaling);
+/// `rna.satfinite` takes one tf32 unit off that (the same operation as turns an infinity
+/// into the largest finite: 0x7fc00000 gives 0x7fbfe000); `rn` and `rz` give
+/// 0x7fffe000.
 pub fn cvt_tf32(mode: &str, relu: bool, satfinite: bool) -> WarpFn {
     fn one(x: u32, mode: u8, relu: bool, satfinite: bool) -> u32 {
         if f32::from_bits(x).is_nan() {
-            return CANONICAL_NAN32;
+            return match (mode, satfinite) {
+                (0, false) => x & !0x1fff,
+                (0, true) => (x & !0x1fff) - 0x2000,
+                _ => 0x7fff_e000,
+            };
         }
         let r = match mode {
             0 => x.wrapping_add(0x1000),

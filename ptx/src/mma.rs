@@ -7,28 +7,41 @@
 //! they are taken to be what ptxas builds them from on sm_80 and later, `mma` tiles: a
 //! 16x16 accumulator is two m16n8 accumulators side by side (m32n8: one above the
 //! other), a 16x16x16 A is the m16n8k16 A (m32n8k16: two, stacked), a B is m16n8 Bs side
-//! by side; f16 A and B keep PTX's eight registers (16 halves, from sm_70), repeating
-//! their elements to fill them. Programs that only load, multiply and
-//! store do not depend on this; the corpus (`ptx/corpus/tensor_cores.cu`) records the
-//! H200's registers to check it.
+//! by side; m8n32k16 is m32n8k16 transposed (its A that B, its B that A, its
+//! accumulator that accumulator, each transposed); f16 A and B keep PTX's eight
+//! registers (16 halves, from sm_70), repeating their elements to fill them. Programs
+//! that only load, multiply and store do not depend on this; the corpus
+//! (`ptx/corpus/tensor_cores.cu`: `wmma_half`, `wmma_other`, `wmma_shapes`) records the
+//! H200's registers, and they match.
 //!
 //! Arithmetic: integers exactly (wrapping, or clamped with `.satfinite`); f64 as a chain
-//! of fused multiply-adds in k order, rounded to nearest each step; f16, bf16 and tf32 as
-//! the tensor cores do it, per the published measurements (Fasi, Higham, Mikaitis,
-//! Pranesh 2021; Khattak, Mikaitis 2025): products exact, every term (C and the k
-//! products) cut toward zero at [`ALIGN_BITS`] bits below the largest term's leading
-//! bit, the cut terms summed exactly, and the sum rounded once: toward zero to an f32
-//! result, to nearest to an f16 result. NaN results are the canonical NaN.
+//! of fused multiply-adds in k order, rounded to nearest each step (NaNs propagated as
+//! [`fma_f64`] says); f16, bf16 and tf32 as
+//! the H200's tensor cores do it, measured by the corpus (`mma_probe`, `mma_half`,
+//! `mma_tf32`, bit for bit): products exact; each term aligned by its exponent, a
+//! product's being the sum of its factors' exponents (a subnormal's the format's
+//! smallest), not its own leading bit; every term (C and the k products) cut toward zero
+//! at 2^(E - 25), E the largest of those exponents ([`ALIGN_BITS`]); the cut terms summed
+//! exactly and the sum rounded once: toward zero to an f32 result (past f32's range: an
+//! infinity), to nearest to an f16 result; a sum that rounds to zero is +0. NaN results
+//! are the canonical NaN.
 
 use crate::math::{self, Lanes, Rnd};
 
-/// Bits kept of each term, from the largest term's leading bit down (measured: 24 on
-/// A100, 25 on H100).
-pub const ALIGN_BITS: i32 = 25;
+/// Bits kept of each term, from the largest term's exponent down: 26 on the H200
+/// (`mma_probe`: 2^15 + 14·2^-10 keeps the small terms, 14·2^-11 is cut; 3 + n·2^-24
+/// keeps them). Published measurements by the leading bit say 24 on A100, 25 on H100.
+pub const ALIGN_BITS: i32 = 26;
 
-/// Products fused in one sum with the accumulator: an instruction's whole k (16 at most
-/// for f16/bf16, 8 for tf32) on H100, as measured (one final rounding).
+/// Products fused in one sum with the accumulator: an `mma` instruction's whole k (16 at
+/// most for f16/bf16, 8 for tf32), with one final rounding, as the H200 measures
+/// (`mma_tf32`'s m16n8k8 is one sum).
 pub const BLOCK_TERMS: usize = 16;
+
+/// Products fused in one sum by wmma's tf32 m16n16k8: 4, its k in two halves, the first
+/// half's sum rounded to f32 before the second is added (measured on the H200: ptxas
+/// builds it from m16n8k4 steps; f16 and bf16 wmma are single sums).
+pub const WMMA_TF32_BLOCK_TERMS: usize = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Elem {
@@ -89,6 +102,17 @@ impl Elem {
             Elem::S32 => raw as u32 as i32 as i64,
             _ => raw as i64,
         }
+    }
+
+    /// A float element's exponent as the tensor cores align it: a subnormal's is the
+    /// format's smallest (its significand is 0.xxx).
+    fn exponent(self, raw: u64) -> i32 {
+        let (field, bias) = match self {
+            Elem::F16 => ((raw >> 10) & 0x1f, 15),
+            Elem::BF16 => ((raw >> 7) & 0xff, 127),
+            _ => ((raw >> 23) & 0xff, 127),
+        };
+        field.max(1) as i32 - bias
     }
 
     /// A float element's value (exact in f64), from its raw bits. tf32 is an f32 of
@@ -248,9 +272,9 @@ impl Frag {
         }
     }
 
-    /// wmma's fragments as `mma` tiles (module comment): A as m16n8kK As stacked down M
-    /// (m8n32k16: the rows g of one), B as m16n8kK Bs side by side along N, the
-    /// accumulator as m16n8 tiles along N, then down M (m8n32k16: their rows g).
+    /// wmma's fragments as `mma` tiles (module comment): A as m16n8kK As stacked down M,
+    /// B as m16n8kK Bs side by side along N, the accumulator as m16n8 tiles along N, then
+    /// down M; m8n32k16 as m32n8k16 transposed.
     fn wmma_coord(&self, g: u32, t: u32, j: u32) -> (u32, u32) {
         let (s, elem) = (self.shape, self.elem);
         let tile = Shape {
@@ -261,14 +285,31 @@ impl Frag {
         match self.role {
             Role::C if s.m == 8 && s.n == 8 => (g, 2 * t + j),
             _ if elem == Elem::F64 => mma_coord(elem, s, self.role, g, t, j),
-            Role::C if s.m == 8 => (g, 2 * t + (j & 1) + 8 * (j >> 1)),
+            // m8n32k16 is m32n8k16 transposed (D' = B'A'): its A is that B transposed,
+            // its B that A, its accumulator that accumulator (measured on the H200 for
+            // bf16 with f32 accumulators).
+            _ if s.m == 8 => {
+                let role = match self.role {
+                    Role::A => Role::B,
+                    Role::B => Role::A,
+                    Role::C => Role::C,
+                };
+                let shape = Shape {
+                    m: s.n,
+                    n: s.m,
+                    k: s.k,
+                };
+                let (r, c) = Frag {
+                    shape,
+                    role,
+                    ..*self
+                }
+                .wmma_coord(g, t, j);
+                (c, r)
+            }
             Role::C => {
                 let (tm, tn) = ((j / 4) / (s.n / 8), (j / 4) % (s.n / 8));
                 (g + 8 * ((j >> 1) & 1) + 16 * tm, 2 * t + (j & 1) + 8 * tn)
-            }
-            Role::A if s.m == 8 => {
-                let v = 32 / elem.bits();
-                (g, v * t + j % v + 4 * v * (j / v))
             }
             Role::A => {
                 let per = s.k * 16 / 32;
@@ -440,34 +481,42 @@ pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
                     acc as u32 as u64
                 }
             } else if s.a.elem == Elem::F64 {
-                let mut acc = f64::from_bits(cm[at]);
+                let mut acc = cm[at];
                 for kk in 0..k {
-                    acc = f64::from_bits(ai(kk)).mul_add(f64::from_bits(bi(kk)), acc);
+                    acc = fma_f64(ai(kk), bi(kk), acc);
                 }
-                if acc.is_nan() {
-                    math::CANONICAL_NAN64
-                } else {
-                    acc.to_bits()
-                }
+                acc
             } else {
                 prods.clear();
                 let mut nan = false;
                 for kk in 0..k {
-                    let (x, y) = (s.a.elem.float(ai(kk)), s.b.elem.float(bi(kk)));
+                    let (ea, eb) = (s.a.elem, s.b.elem);
+                    let (x, y) = (ea.float(ai(kk)), eb.float(bi(kk)));
                     // inf·0 is NaN here as anywhere.
                     nan |= x.is_nan() || y.is_nan();
-                    prods.push(x * y);
+                    prods.push(Term {
+                        value: x * y,
+                        exp: ea.exponent(ai(kk)) + eb.exponent(bi(kk)),
+                    });
                 }
-                let cv = s.c.elem.float(cm[at]);
-                // Blocks of BLOCK_TERMS products, each fused with the accumulator so far
-                // (rounded to f32 between blocks).
-                let mut acc = cv;
-                let blocks: Vec<&[f64]> = prods.chunks(BLOCK_TERMS).collect();
+                // Blocks of products, each fused with the accumulator so far (rounded to
+                // f32 between blocks).
+                let block = if s.a.form == Form::Wmma && s.a.elem == Elem::TF32 {
+                    WMMA_TF32_BLOCK_TERMS
+                } else {
+                    BLOCK_TERMS
+                };
+                let (mut acc, mut acc_elem) = (cm[at], s.c.elem);
+                let blocks: Vec<&[Term]> = prods.chunks(block).collect();
                 let mut bits = 0;
                 for (n, block) in blocks.iter().enumerate() {
                     let last = n + 1 == blocks.len();
-                    bits = fused_dot(acc, block, nan, last && s.d.elem == Elem::F16);
-                    acc = f32::from_bits(bits as u32) as f64;
+                    let c = Term {
+                        value: acc_elem.float(acc),
+                        exp: acc_elem.exponent(acc),
+                    };
+                    bits = fused_dot(c, block, nan, last && s.d.elem == Elem::F16);
+                    (acc, acc_elem) = (bits, Elem::F32);
                 }
                 bits
             };
@@ -483,21 +532,44 @@ pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
     out
 }
 
+/// One step of an f64 `mma`: a·b + c rounded once, on raw bits. A NaN result is the
+/// first NaN of b, c, a (measured on the H200: B's NaN before the accumulator's, which
+/// is before A's), quieted; made from no NaN (inf - inf, 0·inf), 0xfff8000000000000.
+fn fma_f64(a: u64, b: u64, c: u64) -> u64 {
+    let r = f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c));
+    if !r.is_nan() {
+        return r.to_bits();
+    }
+    [b, c, a]
+        .into_iter()
+        .find(|&x| f64::from_bits(x).is_nan())
+        .map_or(math::DEFAULT_NAN64, |x| x | 0x0008_0000_0000_0000)
+}
+
+/// One term of a fused sum: its exact value, and the exponent the tensor cores align it
+/// by (a product's: the sum of its factors' exponents).
+#[derive(Debug, Clone, Copy)]
+struct Term {
+    value: f64,
+    exp: i32,
+}
+
 /// c + Σ products as the tensor cores add them (module comment): the result's raw bits,
 /// f32, or f16 when `to_f16`.
-fn fused_dot(c: f64, prods: &[f64], nan_in: bool, to_f16: bool) -> u64 {
+fn fused_dot(c: Term, prods: &[Term], nan_in: bool, to_f16: bool) -> u64 {
     let nan = if to_f16 {
         0x7fff
     } else {
         math::CANONICAL_NAN32 as u64
     };
     let terms = || std::iter::once(c).chain(prods.iter().copied());
-    if nan_in || terms().any(f64::is_nan) {
+    let values = || terms().map(|t| t.value);
+    if nan_in || values().any(f64::is_nan) {
         return nan;
     }
     let (pos_inf, neg_inf) = (
-        terms().any(|x| x == f64::INFINITY),
-        terms().any(|x| x == f64::NEG_INFINITY),
+        values().any(|x| x == f64::INFINITY),
+        values().any(|x| x == f64::NEG_INFINITY),
     );
     match (pos_inf, neg_inf) {
         (true, true) => return nan,
@@ -505,23 +577,31 @@ fn fused_dot(c: f64, prods: &[f64], nan_in: bool, to_f16: bool) -> u64 {
         (false, true) => return round(f64::NEG_INFINITY, to_f16),
         _ => {}
     }
-    // The exponent of the largest term's leading bit (every term is a normal f64 here:
-    // the smallest, a product of bf16 subnormals, is 2^-266).
-    let top = terms()
-        .filter(|x| *x != 0.0)
-        .map(|x| ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023)
-        .max();
+    // The largest exponent among the non-zero terms: the products' are their factors'
+    // exponent sums, so a product of significands in [2, 4) has one bit above it.
+    let top = terms().filter(|t| t.value != 0.0).map(|t| t.exp).max();
     let Some(top) = top else {
         // All zeros: -0 only when every one is -0.
-        let neg = terms().all(|x| x.is_sign_negative());
+        let neg = values().all(|x| x.is_sign_negative());
         return round(if neg { -0.0 } else { 0.0 }, to_f16);
     };
     let q = top - (ALIGN_BITS - 1);
     let (scale, unscale) = (pow2(-q), pow2(q));
-    // Each term is below 2^ALIGN_BITS in units of 2^q: the sum of 17 fits an i64, and
-    // its value (below 2^30 units) is exact in an f64.
-    let sum: i64 = terms().map(|x| (x * scale).trunc() as i64).sum();
-    round(sum as f64 * unscale, to_f16)
+    // Each term is below 2^(ALIGN_BITS + 1) units of 2^q: the sum of 17 fits an i64,
+    // and its value (below 2^32 units) is exact in an f64.
+    let sum: i64 = values().map(|x| (x * scale).trunc() as i64).sum();
+    if sum == 0 {
+        // Cancelled or cut to nothing: +0.
+        return 0;
+    }
+    let r = round(sum as f64 * unscale, to_f16);
+    // A sum that rounds to zero is +0, negative or not (measured: f16 results, and f32
+    // ones from bf16 products below f32's subnormals).
+    if r == 0x8000 && to_f16 || r == 0x8000_0000 && !to_f16 {
+        0
+    } else {
+        r
+    }
 }
 
 fn pow2(e: i32) -> f64 {
@@ -533,10 +613,15 @@ fn round(x: f64, to_f16: bool) -> u64 {
     if to_f16 {
         return math::f64_to_f16(x, Rnd::N) as u64;
     }
+    // At or past 2^128 (f32's range): an infinity, as measured on the H200 (IEEE's
+    // round-toward-zero would give the largest finite).
+    if x.abs() >= pow2(128) {
+        return (x as f32).to_bits() as u64;
+    }
     let r = x as f32;
+    // Rounded away from zero (to nearest, possibly up to an infinity): the next f32
+    // toward zero.
     let r = if (r as f64).abs() > x.abs() {
-        // Rounded away from zero: the next f32 toward zero (the largest finite for an
-        // overflow, as IEEE's round-toward-zero has it).
         f32::from_bits(r.to_bits() - 1)
     } else {
         r
@@ -681,33 +766,59 @@ mod tests {
         }
     }
 
+    /// A term aligned by its own leading bit (a C, or a product of a power of two).
+    fn t(x: f64) -> Term {
+        let exp = if x == 0.0 || !x.is_finite() {
+            0
+        } else {
+            ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023
+        };
+        Term { value: x, exp }
+    }
+
     #[test]
     fn terms_below_the_alignment_are_cut_and_the_sum_rounds_toward_zero() {
-        // 1 + 2^-30: the small term lies below 25 bits of the large one: cut.
+        let f32_bits = |x: f32| x.to_bits() as u64;
+        // 1 + 2^-30: the small term lies below 26 bits of the large one: cut.
         assert_eq!(
-            fused_dot(1.0, &[pow2(-30)], false, false),
-            1f32.to_bits() as u64
+            fused_dot(t(1.0), &[t(pow2(-30))], false, false),
+            f32_bits(1.0)
         );
-        // 1 + 3·2^-24 is exact in the 25 bits kept, then rounds toward zero in f32.
-        let x = fused_dot(1.0, &[3.0 * pow2(-24)], false, false);
-        assert_eq!(x, (1.0f32 + pow2(-23) as f32).to_bits() as u64);
-        // -(1 + 3·2^-24) rounds toward zero too.
-        let x = fused_dot(-1.0, &[-3.0 * pow2(-24)], false, false);
-        assert_eq!(x, (-1.0f32 - pow2(-23) as f32).to_bits() as u64);
+        // 3 + 4·2^-24: kept (26 bits below 3's leading bit), exact in f32.
+        let quarter_ulps = [t(pow2(-24)); 4];
+        let x = fused_dot(t(3.0), &quarter_ulps, false, false);
+        assert_eq!(x, f32_bits(3.0 + pow2(-22) as f32));
+        // 1 + 3·2^-24 rounds toward zero in f32, and so does its negation.
+        let x = fused_dot(t(1.0), &[t(3.0 * pow2(-24))], false, false);
+        assert_eq!(x, f32_bits(1.0 + pow2(-23) as f32));
+        let x = fused_dot(t(-1.0), &[t(-3.0 * pow2(-24))], false, false);
+        assert_eq!(x, f32_bits(-1.0 - pow2(-23) as f32));
+        // A product aligns by its factors' exponent sum: 1.5·1.5 by 2^0, so 2^-25 is
+        // kept though it lies 26 bits below the product's leading bit.
+        let p = |value| Term { value, exp: 0 };
+        let x = fused_dot(t(0.0), &[p(2.25), p(-2.25), t(pow2(-25))], false, false);
+        assert_eq!(x, f32_bits(pow2(-25) as f32));
         // Cancellation is exact, but what was cut stays cut.
+        let x = fused_dot(t(1024.0), &[t(-1024.0), t(0.75)], false, false);
+        assert_eq!(x, f32_bits(0.75));
+        assert_eq!(fused_dot(t(1e10), &[t(-1e10), t(0.75)], false, false), 0);
+        // Past f32's range: an infinity, not the largest finite.
+        let big = t(f32::MAX as f64);
         assert_eq!(
-            fused_dot(1024.0, &[-1024.0, 0.75], false, false),
-            0.75f32.to_bits() as u64
+            fused_dot(big, &[big], false, false),
+            f32_bits(f32::INFINITY)
         );
-        assert_eq!(fused_dot(1e10, &[-1e10, 0.75], false, false), 0);
-        // inf - inf, NaN, -0.
+        // inf - inf, NaN, -0; a sum that rounds to zero is +0.
+        let x = fused_dot(t(f64::INFINITY), &[t(f64::NEG_INFINITY)], false, false);
+        assert_eq!(x, 0x7fff_ffff);
         assert_eq!(
-            fused_dot(f64::INFINITY, &[f64::NEG_INFINITY], false, false),
-            0x7fff_ffff
+            fused_dot(t(-0.0), &[t(-0.0), t(-0.0)], false, false),
+            0x8000_0000
         );
-        assert_eq!(fused_dot(-0.0, &[-0.0, -0.0], false, false), 0x8000_0000);
-        assert_eq!(fused_dot(-0.0, &[0.0], false, false), 0);
-        assert_eq!(fused_dot(1.0, &[1.0], true, true), 0x7fff);
+        assert_eq!(fused_dot(t(-0.0), &[t(0.0)], false, false), 0);
+        assert_eq!(fused_dot(t(0.0), &[t(-pow2(-30))], false, true), 0);
+        assert_eq!(fused_dot(t(0.0), &[t(-pow2(-160))], false, false), 0);
+        assert_eq!(fused_dot(t(1.0), &[t(1.0)], true, true), 0x7fff);
     }
 
     #[test]
