@@ -140,8 +140,58 @@ fn uses(inst: &crate::decode::Inst, kind: Option<&Kind>) -> Option<(Vec<u32>, Ve
             }
             _ => return None,
         },
-        Kind::Helper => return None,
+        Kind::Helper => return helper_uses(&inst.op, regs),
     })
+}
+
+/// `uses` of an instruction run through the interpreter's code: the registers its
+/// operands name; it kills none (whether the interpreter's code writes a destination in
+/// every lane is not asserted here, so its old value stays live).
+fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, Vec<u32>)> {
+    let comb = |c: &Option<(BoolOp, Src)>| c.map(|(_, s)| s).unwrap_or(Src::Imm(0));
+    let reads = match op {
+        Op::Alu { s, n, .. } => {
+            let mut r = regs(&s[..*n as usize]);
+            r.extend(regs(&[s[0]]));
+            r
+        }
+        Op::Cvt { a, .. } | Op::Unpack { a, .. } => regs(&[*a]),
+        Op::Setp { a, b, comb: c, .. }
+        | Op::SetpPair { a, b, comb: c, .. }
+        | Op::Set { a, b, comb: c, .. }
+        | Op::SetHalf { a, b, comb: c, .. } => regs(&[*a, *b, comb(c)]),
+        Op::Pack { parts, n, .. } => regs(&parts[..*n as usize]),
+        Op::Ld { addr, .. } => regs(&[*addr]),
+        Op::St { v, addr, n, .. } => {
+            let mut r = regs(&v[..*n as usize]);
+            r.extend(regs(&[*addr]));
+            r
+        }
+        Op::Atom { addr, b, c, .. } => regs(&[*addr, *b, *c]),
+        Op::Carry { a, b, c, .. } => regs(&[*a, *b, *c]),
+        Op::Elect { mask, .. } => regs(&[*mask]),
+        // Activemask reads no register; printf reads local memory only.
+        Op::Activemask { .. } | Op::Nop | Op::WarpSync { .. } | Op::Vprintf { .. } => Vec::new(),
+        Op::Shfl { a, b, c, _mask, .. } => regs(&[*a, *b, *c, *_mask]),
+        Op::Vote { a, mask, .. } | Op::Match { a, mask, .. } | Op::Redux { a, mask, .. } => {
+            regs(&[*a, *mask])
+        }
+        _ => return None,
+    };
+    Some((reads, Vec::new()))
+}
+
+/// Registers an instruction reads in other lanes than its own (shuffles and the other
+/// warp-wide instructions): live everywhere, since those lanes may be anywhere.
+fn cross_lane_reads(op: &Op) -> Vec<u32> {
+    let src = match op {
+        Op::Shfl { a, .. } | Op::Vote { a, .. } | Op::Match { a, .. } | Op::Redux { a, .. } => *a,
+        _ => return Vec::new(),
+    };
+    match src {
+        Src::Reg(r) => vec![r],
+        _ => Vec::new(),
+    }
 }
 
 /// Registers live at each pc (one bit per register): those some path from there reads
@@ -150,8 +200,8 @@ fn uses(inst: &crate::decode::Inst, kind: Option<&Kind>) -> Option<(Vec<u32>, Ve
 /// finds the registers this one left (`run_block`), so a register read before written
 /// stays live to the end. None (every register live) when the kernel has an
 /// instruction whose register reads are not known here: an instruction run through the
-/// interpreter's code may read other lanes' registers (shuffles, votes), which lanes
-/// elsewhere in the program do not know.
+/// interpreter's code reads other lanes' registers (shuffles, votes), the registers it
+/// reads are live everywhere: those lanes may be anywhere in the program.
 fn liveness(
     prog: &Program,
     reach: &[bool],
@@ -171,7 +221,13 @@ fn liveness(
             (Vec::new(), Vec::new())
         });
     }
-    let mut live = vec![vec![0u64; words]; n + 1];
+    let mut everywhere = vec![0u64; words];
+    for pc in (0..n).filter(|pc| reach[*pc]) {
+        for r in cross_lane_reads(&prog.insts[pc].op) {
+            everywhere[r as usize / 64] |= 1u64 << (r % 64);
+        }
+    }
+    let mut live = vec![everywhere.clone(); n + 1];
     let mut changed = true;
     while changed {
         changed = false;
@@ -208,6 +264,9 @@ fn liveness(
             }
             for r in reads {
                 out[*r as usize / 64] |= 1u64 << (r % 64);
+            }
+            for (o, e) in out.iter_mut().zip(&everywhere) {
+                *o |= e;
             }
             if out != live[pc] {
                 live[pc] = out;
@@ -265,6 +324,43 @@ fn address_slice(list: &[Item], insts: &[crate::decode::Inst]) -> Vec<bool> {
         }
     }
     out
+}
+
+/// The operands `Gen::native_eval` reads, and how many: operands past `nsrc` are the
+/// first, as the interpreter passes them.
+fn operands(x: &Native) -> ([Src; 4], usize) {
+    let need = match x.n {
+        N::Int { op, .. } => match op {
+            IntOp::Not | IntOp::Neg => 1,
+            IntOp::MadLo | IntOp::MadWide => 3,
+            _ => 2,
+        },
+        N::Mov | N::Cvt { .. } => 1,
+        N::Selp => 3,
+        N::Pred(PredOp::Not | PredOp::Mov) => 1,
+        N::Pred(_) => 2,
+        N::F32(FOp::Fma) => 3,
+        N::F32(_) | N::CmpInt { .. } | N::CmpF32(_) => 2,
+    };
+    let mut s = [x.s[0]; 4];
+    for (k, v) in s.iter_mut().enumerate().take(need) {
+        if k < x.nsrc as usize {
+            *v = x.s[k];
+        }
+    }
+    (s, need)
+}
+
+/// Whether `s` has one value in every lane of a run, given the registers and predicates
+/// computed uniformly so far in it (`Gen::run`).
+fn uniform(s: Src, st: &LaneState) -> bool {
+    match s {
+        Src::Imm(_) | Src::DynShared(_) => true,
+        Src::Sreg(Sreg::Ntid(_) | Sreg::Ctaid(_) | Sreg::Nctaid(_)) => true,
+        Src::Reg(r) => st.regs.contains_key(&r),
+        Src::Pred(p) | Src::NotPred(p) => st.bits.contains_key(&p),
+        _ => false,
+    }
 }
 
 fn classify(op: &Op) -> Kind {
@@ -586,6 +682,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             helper_sig,
             next_var: 3,
             live: live.as_deref(),
+            tid_consts: None,
         };
         for u in &units {
             match *u {
@@ -762,6 +859,19 @@ struct Gen<'a, 'f> {
     next_var: u32,
     /// Registers live at each pc (`liveness`), when known.
     live: Option<&'a [Vec<u64>]>,
+    /// Inside a run that reads `%tid`: what computing it needs, read once before the
+    /// loops over the lanes (`tid_setup`).
+    tid_consts: Option<TidConsts>,
+}
+
+/// The warp's first linear thread index, whether the block is one-dimensional, and the
+/// block's x and y sides.
+#[derive(Clone, Copy)]
+struct TidConsts {
+    first: Value,
+    flat: Value,
+    bx: Value,
+    by: Value,
 }
 
 /// Per lane of a run: values of registers and predicate bits so far.
@@ -1071,14 +1181,16 @@ impl Gen<'_, '_> {
         let ld = |g: &mut Self, off: i32| g.b.ins().load(types::I32, f, frame, off);
         let v = match s {
             Sreg::Tid(d) => {
-                let wid = ld(self, OFF_WARP_ID);
-                let w32 = self.b.ins().imul_imm(wid, 32);
-                let lin = self.b.ins().iadd(w32, lane);
-                let bx = ld(self, OFF_NTID);
+                let t = match self.tid_consts {
+                    Some(t) => t,
+                    None => self.tid_load(),
+                };
+                let lin = self.b.ins().iadd(t.first, lane);
+                let bx = t.bx;
                 match d {
                     0 => {
                         // One-dimensional blocks (the common case) need no division.
-                        let flat = ld(self, OFF_FLAT);
+                        let flat = t.flat;
                         let slow = self.b.create_block();
                         let join = self.b.create_block();
                         let v = self.b.append_block_param(join, types::I32);
@@ -1092,12 +1204,11 @@ impl Gen<'_, '_> {
                         v
                     }
                     1 => {
-                        let by = ld(self, OFF_NTID + 4);
                         let q = self.b.ins().udiv(lin, bx);
-                        self.b.ins().urem(q, by)
+                        self.b.ins().urem(q, t.by)
                     }
                     _ => {
-                        let by = ld(self, OFF_NTID + 4);
+                        let by = t.by;
                         let bxy = self.b.ins().imul(bx, by);
                         self.b.ins().udiv(lin, bxy)
                     }
@@ -1109,6 +1220,28 @@ impl Gen<'_, '_> {
             _ => lane,
         };
         self.b.ins().uextend(types::I64, v)
+    }
+
+    /// What `%tid` needs, read from the frame.
+    fn tid_load(&mut self) -> TidConsts {
+        let f = MemFlags::trusted();
+        let wid = self.b.ins().load(types::I32, f, self.frame, OFF_WARP_ID);
+        TidConsts {
+            first: self.b.ins().imul_imm(wid, 32),
+            flat: self.b.ins().load(types::I32, f, self.frame, OFF_FLAT),
+            bx: self.b.ins().load(types::I32, f, self.frame, OFF_NTID),
+            by: self.b.ins().load(types::I32, f, self.frame, OFF_NTID + 4),
+        }
+    }
+
+    /// `tid_load` once before a run's loops, when an instruction of it reads `%tid`.
+    fn tid_setup(&mut self, list: &[Item]) -> Option<TidConsts> {
+        let tid = |s: &Src| matches!(s, Src::Sreg(Sreg::Tid(_)));
+        let reads = list.iter().any(|it| match it {
+            Item::Nat(x) => x.s.iter().any(tid) || x.comb.is_some_and(|(_, c)| tid(&c)),
+            Item::Mem(m) => tid(&m.addr) || m.v.iter().any(tid),
+        });
+        reads.then(|| self.tid_load())
     }
 
     fn bra(&mut self, pc: u32, target: u32, guard: Option<(u32, bool)>) {
@@ -1222,6 +1355,54 @@ impl Gen<'_, '_> {
                 }
             }
         }
+        // What every lane computes alike (from parameters, immediates, the block's and
+        // grid's shape, and values computed so from them earlier in the run, unguarded)
+        // is computed once here, before the loops over the lanes, which only write it.
+        let mut pre: Vec<Option<(Value, Option<Value>)>> = vec![None; list.len()];
+        {
+            let mut ust = LaneState::default();
+            let lane0 = self.b.ins().iconst(types::I32, 0);
+            for (k, it) in list.iter().enumerate() {
+                let guarded = insts[k].guard.is_some();
+                let forget = |ust: &mut LaneState, d: Dst| match d {
+                    Dst::Reg(r) => {
+                        ust.regs.remove(&r);
+                    }
+                    Dst::Pred(p) => {
+                        ust.bits.remove(&p);
+                    }
+                    Dst::Sink => {}
+                };
+                match it {
+                    Item::Nat(x) => {
+                        let (srcs, need) = operands(x);
+                        let all = srcs[..need].iter().all(|s| uniform(*s, &ust))
+                            && x.comb.is_none_or(|(_, c)| uniform(c, &ust));
+                        if all && !guarded {
+                            let v = self.native_eval(&mut ust, &words, self.regs, lane0, x);
+                            self.native_write(&mut ust, &words, self.regs, lane0, x, v, None);
+                            pre[k] = Some(v);
+                        } else {
+                            forget(&mut ust, x.d);
+                            forget(&mut ust, x.q);
+                        }
+                    }
+                    Item::Mem(m) => {
+                        if let Some(d) = m.d {
+                            for (i, x) in d[..m.n as usize].iter().enumerate() {
+                                match (m.space, x, guarded, i) {
+                                    (Space::KParam, Dst::Reg(r), false, 0) => {
+                                        ust.regs.insert(*r, params[&k]);
+                                    }
+                                    _ => forget(&mut ust, *x),
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.tid_consts = self.tid_setup(list);
         let accesses: Vec<usize> = (0..list.len())
             .filter(|k| matches!(list[*k], Item::Mem(m) if m.space != Space::KParam))
             .collect();
@@ -1258,9 +1439,10 @@ impl Gen<'_, '_> {
                         }
                     });
                     match it {
-                        Item::Nat(x) if slice[k] => {
-                            g.native(&mut st, &words, base, lane, x, active)
-                        }
+                        Item::Nat(x) if slice[k] => match pre[k] {
+                            Some(v) => g.native_write(&mut st, &words, base, lane, x, v, None),
+                            None => g.native(&mut st, &words, base, lane, x, active),
+                        },
                         Item::Mem(m) if m.space == Space::KParam => {
                             if let (true, Some(d)) = (slice[k], m.d) {
                                 g.write(&mut st, &words, base, lane, d[0], params[&k], active);
@@ -1345,7 +1527,10 @@ impl Gen<'_, '_> {
                 }
             };
             match it {
-                Item::Nat(x) => self.native(&mut st, &words, base, lane, x, active),
+                Item::Nat(x) => match pre[k] {
+                    Some(v) => self.native_write(&mut st, &words, base, lane, x, v, None),
+                    None => self.native(&mut st, &words, base, lane, x, active),
+                },
                 Item::Mem(m) if m.space == Space::KParam => {
                     if let Some(d) = m.d {
                         self.write(&mut st, &words, base, lane, d[0], params[&k], active);
@@ -1380,6 +1565,7 @@ impl Gen<'_, '_> {
             let new = self.b.ins().bor(old, acc);
             self.b.ins().store(flags, new, self.preds, *p as i32 * 4);
         }
+        self.tid_consts = None;
         self.add_steps(len as i64);
         let pop = self.popcnt64(self.mask);
         let base_count = self.b.ins().imul_imm(pop, unguarded);
@@ -1628,24 +1814,41 @@ impl Gen<'_, '_> {
         x: &Native,
         active: Option<Value>,
     ) {
-        // Operands past `nsrc` are the first, as the interpreter passes them.
+        let (v, q) = self.native_eval(st, words, base, lane, x);
+        self.native_write(st, words, base, lane, x, (v, q), active);
+    }
+
+    /// Writes what `native_eval` computed (`Gen::run` computes uniform ones once).
+    #[allow(clippy::too_many_arguments)]
+    fn native_write(
+        &mut self,
+        st: &mut LaneState,
+        words: &HashMap<u32, Value>,
+        base: Value,
+        lane: Value,
+        x: &Native,
+        (v, q): (Value, Option<Value>),
+        active: Option<Value>,
+    ) {
+        self.write(st, words, base, lane, x.d, v, active);
+        if let Some(q) = q {
+            self.write(st, words, base, lane, x.q, q, active);
+        }
+    }
+
+    /// The value of `x`'s destination, and of its second (`setp p|q`).
+    fn native_eval(
+        &mut self,
+        st: &mut LaneState,
+        words: &HashMap<u32, Value>,
+        base: Value,
+        lane: Value,
+        x: &Native,
+    ) -> (Value, Option<Value>) {
         let mut ops = [None; 4];
-        let need = match x.n {
-            N::Int { op, .. } => match op {
-                IntOp::Not | IntOp::Neg => 1,
-                IntOp::MadLo | IntOp::MadWide => 3,
-                _ => 2,
-            },
-            N::Mov | N::Cvt { .. } => 1,
-            N::Selp => 3,
-            N::Pred(PredOp::Not | PredOp::Mov) => 1,
-            N::Pred(_) => 2,
-            N::F32(FOp::Fma) => 3,
-            N::F32(_) | N::CmpInt { .. } | N::CmpF32(_) => 2,
-        };
+        let (srcs, need) = operands(x);
         for (k, o) in ops.iter_mut().enumerate().take(need) {
-            let s = if k < x.nsrc as usize { x.s[k] } else { x.s[0] };
-            *o = Some(self.src(st, words, base, lane, s));
+            *o = Some(self.src(st, words, base, lane, srcs[k]));
         }
         let z = self.b.ins().iconst(types::I64, 0);
         let [a, bb, c, _] = ops.map(|o| o.unwrap_or(z));
@@ -1665,13 +1868,10 @@ impl Gen<'_, '_> {
                     }
                     None => v,
                 };
-                self.write(st, words, base, lane, x.d, p, active);
-                if x.q != Dst::Sink {
-                    let nv = self.b.ins().bxor_imm(v, 1);
-                    self.write(st, words, base, lane, x.q, nv, active);
-                }
+                let q = (x.q != Dst::Sink).then(|| self.b.ins().bxor_imm(v, 1));
+                (p, q)
             }
-            _ => self.write(st, words, base, lane, x.d, v, active),
+            _ => (v, None),
         }
     }
 
