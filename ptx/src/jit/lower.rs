@@ -279,7 +279,7 @@ fn liveness(
 
 /// Which instructions of a run the first pass needs: those computing (within the run)
 /// an address or a guard of a load or store. `RunFit` keeps loaded values out of them.
-fn address_slice(list: &[Item], insts: &[crate::decode::Inst]) -> Vec<bool> {
+fn address_slice(list: &[Item], guards: &[Option<(u32, bool)>]) -> Vec<bool> {
     let (mut regs, mut preds): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
     let mut out = vec![false; list.len()];
     fn need(s: Src, regs: &mut Vec<u32>, preds: &mut Vec<u32>) {
@@ -296,6 +296,7 @@ fn address_slice(list: &[Item], insts: &[crate::decode::Inst]) -> Vec<bool> {
     };
     for k in (0..list.len()).rev() {
         let take = match list[k] {
+            Item::Skip { .. } => false,
             Item::Mem(m) if m.space != Space::KParam => {
                 need(m.addr, &mut regs, &mut preds);
                 true
@@ -318,7 +319,7 @@ fn address_slice(list: &[Item], insts: &[crate::decode::Inst]) -> Vec<bool> {
         };
         if take {
             out[k] = true;
-            if let Some((p, _)) = insts[k].guard {
+            if let Some((p, _)) = guards[k] {
                 need(Src::Pred(p), &mut regs, &mut preds);
             }
         }
@@ -488,10 +489,10 @@ fn param_offset(a: u64) -> u64 {
 }
 
 enum Unit {
-    /// `len` native instructions from `pc`.
+    /// The instructions from `pc`, one item each, with the guard each runs under.
     Run {
         pc: u32,
-        len: u32,
+        items: Vec<(Item, Option<(u32, bool)>)>,
     },
     Single(u32),
 }
@@ -555,6 +556,17 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     let kinds: Vec<Option<Kind>> = (0..n)
         .map(|pc| reach[pc].then(|| classify(&insts[pc].op)))
         .collect();
+    // Why each pc is a leader: the entry, each branch to it, following control flow.
+    let mut refs = vec![0u32; n + 1];
+    refs[entry as usize] += 1;
+    for pc in (0..n).filter(|pc| reach[*pc]) {
+        if let Op::Bra { target } = insts[pc].op {
+            refs[(target as usize).min(n)] += 1;
+        }
+        if insts[pc].op.is_control() {
+            refs[pc + 1] += 1;
+        }
+    }
     let mut units = Vec::new();
     let mut pc = 0;
     while pc < n {
@@ -563,20 +575,65 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             Some(Kind::Native(_) | Kind::Mem(_)) => {
                 let start = pc;
                 let mut fit = RunFit::default();
-                while pc < n
-                    && (pc == start || !leader[pc])
-                    && fit.admits(insts[pc].guard, kinds[pc].as_ref())
-                {
-                    pc += 1;
+                let mut items = Vec::new();
+                // Where the run may go on past a leader: the end of a branch it took in.
+                let mut absorbed = None;
+                while pc < n && (pc == start || !leader[pc] || absorbed == Some(pc)) {
+                    let guard = insts[pc].guard;
+                    match &kinds[pc] {
+                        Some(k @ (Kind::Native(_) | Kind::Mem(_))) => {
+                            if !fit.admits(guard, Some(k)) {
+                                break;
+                            }
+                            items.push((item(k), guard));
+                            pc += 1;
+                        }
+                        Some(Kind::Bra(t)) => {
+                            let Some(body) = if_convert(insts, &kinds, &refs, &fit, pc, *t) else {
+                                break;
+                            };
+                            let (p, neg) = guard.unwrap_or((0, false));
+                            for k in &body {
+                                fit.admits(Some((p, !neg)), Some(k));
+                            }
+                            items.push((
+                                Item::Skip {
+                                    body: body.len() as u32,
+                                },
+                                guard,
+                            ));
+                            items.extend(body.iter().map(|k| (item(k), Some((p, !neg)))));
+                            pc = *t as usize;
+                            absorbed = Some(pc);
+                        }
+                        _ => break,
+                    }
                 }
                 units.push(Unit::Run {
                     pc: start as u32,
-                    len: (pc - start) as u32,
+                    items,
                 });
             }
             Some(_) => {
                 units.push(Unit::Single(pc as u32));
                 pc += 1;
+            }
+        }
+    }
+    if std::env::var_os("CUMOCK_JIT_UNITS").is_some() {
+        for u in &units {
+            match u {
+                Unit::Run { pc, items } => eprintln!(
+                    "run {pc}..{}: {}",
+                    *pc as usize + items.len(),
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(k, _)| prog.info[*pc as usize + k].text.clone())
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                ),
+                Unit::Single(pc) => eprintln!("single {pc}: {}", prog.info[*pc as usize].text),
             }
         }
     }
@@ -686,16 +743,11 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         };
         for u in &units {
             match *u {
-                Unit::Run { pc, len } => {
-                    let list: Vec<Item> = (pc..pc + len)
-                        .map(|p| match &kinds[p as usize] {
-                            Some(Kind::Mem(m)) => Item::Mem(*m),
-                            Some(Kind::Native(x)) => Item::Nat(*x),
-                            _ => Item::Nat(unreachable_native()),
-                        })
-                        .collect();
+                Unit::Run { pc, ref items } => {
+                    let list: Vec<Item> = items.iter().map(|x| x.0).collect();
+                    let guards: Vec<_> = items.iter().map(|x| x.1).collect();
                     native_count += list.len();
-                    g.run(prog, pc, &list);
+                    g.run(pc, &list, &guards);
                 }
                 Unit::Single(pc) => {
                     let inst = &insts[pc as usize];
@@ -745,6 +797,59 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
 enum Item {
     Nat(Native),
     Mem(Mem),
+    /// A forward branch over the next `body` instructions, which run under the branch's
+    /// guard negated (`if_convert`).
+    Skip {
+        body: u32,
+    },
+}
+
+fn item(k: &Kind) -> Item {
+    match k {
+        Kind::Mem(m) => Item::Mem(*m),
+        Kind::Native(x) => Item::Nat(*x),
+        _ => Item::Nat(unreachable_native()),
+    }
+}
+
+/// The instructions a guarded forward branch at `pc` to `target` jumps over, when a run
+/// can take them in as instructions guarded by the branch's guard negated: each native
+/// or a load or store the run admits, unguarded, none writing the guard, no other way
+/// into them or to `target` (no other leader). The result is the interpreter's: the
+/// lanes not taking the branch run the body, in order, then all go on at `target`
+/// (where the interpreter merges them); the step count adds the body only when some
+/// lane runs it, as the interpreter's does (`Gen::run`).
+fn if_convert<'k>(
+    insts: &[crate::decode::Inst],
+    kinds: &'k [Option<Kind>],
+    refs: &[u32],
+    fit: &RunFit,
+    pc: usize,
+    target: u32,
+) -> Option<Vec<&'k Kind>> {
+    let (p, neg) = insts[pc].guard?;
+    let t = target as usize;
+    if t <= pc + 1 || t >= kinds.len() || t - pc > 64 || refs[t] != 1 || refs[pc + 1] != 1 {
+        return None;
+    }
+    let mut fit = fit.clone();
+    let mut body = Vec::new();
+    for q in pc + 1..t {
+        if q > pc + 1 && refs[q] != 0 || insts[q].guard.is_some() {
+            return None;
+        }
+        let k = kinds[q].as_ref()?;
+        let writes_guard = match k {
+            Kind::Native(x) => x.d == Dst::Pred(p) || x.q == Dst::Pred(p),
+            Kind::Mem(_) => false,
+            _ => return None,
+        };
+        if writes_guard || !fit.admits(Some((p, !neg)), Some(k)) {
+            return None;
+        }
+        body.push(k);
+    }
+    Some(body)
 }
 
 /// Which instructions a run may take, in order. A run executes lane by lane (each lane
@@ -756,7 +861,7 @@ enum Item {
 /// Loads and stores are checked for every lane before any runs (a first pass over the
 /// lanes computing only addresses and guards), so an address or guard must not depend
 /// on a value loaded in the same run: such an instruction starts a new run.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct RunFit {
     stored: bool,
     loaded: bool,
@@ -828,6 +933,71 @@ impl RunFit {
             _ => false,
         }
     }
+}
+
+/// Where a compiled access finds its host address: a delta checked for every lane before
+/// the run (`Gen::mem_check`), or checked lane by lane (`Gen::lane_check`).
+#[derive(Clone, Copy)]
+enum At {
+    Delta(Value),
+    Lane(LaneCache, Block),
+}
+
+/// The span an access's last lane hit: device addresses `lo..=lo + lim` (for the whole
+/// access) at `+ delta` on the host; `valid` 0 until a lane found one.
+#[derive(Clone, Copy)]
+struct LaneCache {
+    valid: Variable,
+    lo: Variable,
+    lim: Variable,
+    delta: Variable,
+}
+
+/// Whether a run of loads (no store) may be checked lane by lane and, when a lane's
+/// access fails, left for the interpreter to run again from its start, after earlier
+/// lanes wrote their registers: so when no register the run writes is read by it before
+/// being written in every lane (what the run reads is then what it read the first
+/// time). Its predicate writes and counts are committed only after the last lane.
+fn idempotent_loads(list: &[Item], guards: &[Option<(u32, bool)>]) -> bool {
+    let (mut reads, mut writes, mut written) = (Vec::new(), Vec::new(), Vec::new());
+    let mut read = |s: Src, written: &Vec<u32>| {
+        if let Src::Reg(r) = s {
+            if !written.contains(&r) {
+                reads.push(r);
+            }
+        }
+    };
+    for (k, it) in list.iter().enumerate() {
+        let dsts: Vec<Dst> = match it {
+            Item::Nat(x) => {
+                let (srcs, need) = operands(x);
+                for s in &srcs[..need] {
+                    read(*s, &written);
+                }
+                if let Some((_, c)) = x.comb {
+                    read(c, &written);
+                }
+                vec![x.d, x.q]
+            }
+            Item::Mem(m) => match m.d {
+                Some(d) => {
+                    read(m.addr, &written);
+                    d[..m.n as usize].to_vec()
+                }
+                None => return false,
+            },
+            Item::Skip { .. } => Vec::new(),
+        };
+        for d in dsts {
+            if let Dst::Reg(r) = d {
+                writes.push(r);
+                if guards[k].is_none() {
+                    written.push(r);
+                }
+            }
+        }
+    }
+    !reads.iter().any(|r| writes.contains(r))
 }
 
 /// A run holds only native instructions (built so above).
@@ -1240,6 +1410,7 @@ impl Gen<'_, '_> {
         let reads = list.iter().any(|it| match it {
             Item::Nat(x) => x.s.iter().any(tid) || x.comb.is_some_and(|(_, c)| tid(&c)),
             Item::Mem(m) => tid(&m.addr) || m.v.iter().any(tid),
+            Item::Skip { .. } => false,
         });
         reads.then(|| self.tid_load())
     }
@@ -1292,7 +1463,7 @@ impl Gen<'_, '_> {
     /// leaves to the interpreter at the run's first instruction, before any lane has
     /// run any of it: it runs them one by one and faults exactly where it always does,
     /// or translates what the TLB missed (the next run hits). Then the lanes run.
-    fn run(&mut self, prog: &Program, pc: u32, list: &[Item]) {
+    fn run(&mut self, pc: u32, list: &[Item], guards: &[Option<(u32, bool)>]) {
         let len = list.len() as u32;
         self.enter_unit(pc, len);
         let flags = MemFlags::trusted();
@@ -1303,9 +1474,8 @@ impl Gen<'_, '_> {
                 used.push(p);
             }
         }
-        let insts = &prog.insts[pc as usize..(pc + len) as usize];
         for (k, it) in list.iter().enumerate() {
-            if let Some((p, _)) = insts[k].guard {
+            if let Some((p, _)) = guards[k] {
                 note(p, &mut used);
             }
             let Item::Nat(x) = it else { continue };
@@ -1340,7 +1510,7 @@ impl Gen<'_, '_> {
             .filter(|p| {
                 list.iter().any(|it| match it {
                     Item::Nat(x) => x.d == Dst::Pred(*p) || x.q == Dst::Pred(*p),
-                    Item::Mem(_) => false,
+                    Item::Mem(_) | Item::Skip { .. } => false,
                 })
             })
             .collect();
@@ -1363,7 +1533,7 @@ impl Gen<'_, '_> {
             let mut ust = LaneState::default();
             let lane0 = self.b.ins().iconst(types::I32, 0);
             for (k, it) in list.iter().enumerate() {
-                let guarded = insts[k].guard.is_some();
+                let guarded = guards[k].is_some();
                 let forget = |ust: &mut LaneState, d: Dst| match d {
                     Dst::Reg(r) => {
                         ust.regs.remove(&r);
@@ -1387,6 +1557,7 @@ impl Gen<'_, '_> {
                             forget(&mut ust, x.q);
                         }
                     }
+                    Item::Skip { .. } => {}
                     Item::Mem(m) => {
                         if let Some(d) = m.d {
                             for (i, x) in d[..m.n as usize].iter().enumerate() {
@@ -1407,8 +1578,27 @@ impl Gen<'_, '_> {
             .filter(|k| matches!(list[*k], Item::Mem(m) if m.space != Space::KParam))
             .collect();
         let mut deltas: HashMap<usize, Value> = HashMap::new();
-        if !accesses.is_empty() {
-            let slice = address_slice(list, insts);
+        // Loads only, in a run that may run again from its start: each lane's access is
+        // checked as it runs, against the span the previous lane used (`Gen::lane_check`).
+        let per_lane = !accesses.is_empty() && idempotent_loads(list, guards);
+        let mut caches: HashMap<usize, LaneCache> = HashMap::new();
+        if per_lane {
+            for &k in &accesses {
+                let c = LaneCache {
+                    valid: self.var(types::I64),
+                    lo: self.var(types::I64),
+                    lim: self.var(types::I64),
+                    delta: self.var(types::I64),
+                };
+                let z = self.b.ins().iconst(types::I64, 0);
+                for v in [c.valid, c.lo, c.lim, c.delta] {
+                    self.b.def_var(v, z);
+                }
+                caches.insert(k, c);
+            }
+        }
+        if !accesses.is_empty() && !per_lane {
+            let slice = address_slice(list, guards);
             // Per access: lowest and highest address, their bits or-ed, any lane at all.
             let acc: Vec<[Variable; 4]> = accesses
                 .iter()
@@ -1430,7 +1620,7 @@ impl Gen<'_, '_> {
                 let mut st = LaneState::default();
                 let mut j = 0;
                 for (k, it) in list.iter().enumerate() {
-                    let active = insts[k].guard.map(|(p, neg)| {
+                    let active = guards[k].map(|(p, neg)| {
                         let bit = g.pbit(&mut st, &words, p, lane);
                         if neg {
                             g.b.ins().bxor_imm(bit, 1)
@@ -1481,12 +1671,27 @@ impl Gen<'_, '_> {
         }
         let left = self.var(types::I32);
         let guarded_count = self.var(types::I64);
+        let skips: Vec<(usize, u32)> = list
+            .iter()
+            .enumerate()
+            .filter_map(|(k, it)| match it {
+                Item::Skip { body } => Some((k, *body)),
+                _ => None,
+            })
+            .collect();
+        let skip_any: HashMap<usize, Variable> = skips
+            .iter()
+            .map(|&(k, _)| (k, self.var(types::I64)))
+            .collect();
         let accs: HashMap<u32, Variable> =
             written.iter().map(|&p| (p, self.var(types::I32))).collect();
         let zero32 = self.b.ins().iconst(types::I32, 0);
         let zero64 = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(left, self.mask);
         self.b.def_var(guarded_count, zero64);
+        for v in skip_any.values() {
+            self.b.def_var(*v, zero64);
+        }
         for v in accs.values() {
             self.b.def_var(*v, zero32);
         }
@@ -1508,7 +1713,7 @@ impl Gen<'_, '_> {
         let mut st = LaneState::default();
         let mut unguarded = 0i64;
         for (k, it) in list.iter().enumerate() {
-            let active = match insts[k].guard {
+            let active = match guards[k] {
                 None => {
                     unguarded += 1;
                     None
@@ -1536,7 +1741,21 @@ impl Gen<'_, '_> {
                         self.write(&mut st, &words, base, lane, d[0], params[&k], active);
                     }
                 }
-                Item::Mem(m) => self.access(&mut st, &words, base, lane, *m, deltas[&k], active),
+                Item::Mem(m) => {
+                    let at = match caches.get(&k) {
+                        Some(c) => At::Lane(*c, bail),
+                        None => At::Delta(deltas[&k]),
+                    };
+                    self.access(&mut st, &words, base, lane, *m, at, active)
+                }
+                Item::Skip { .. } => {
+                    // `active`: the lane takes the branch; the body runs when one does not.
+                    let v = skip_any[&k];
+                    let not = self.b.ins().bxor_imm(active.unwrap_or(zero64), 1);
+                    let any = self.b.use_var(v);
+                    let any = self.b.ins().bor(any, not);
+                    self.b.def_var(v, any);
+                }
             }
         }
         let live_after = self.live.map(|l| &l[(pc + len) as usize]);
@@ -1566,7 +1785,16 @@ impl Gen<'_, '_> {
             self.b.ins().store(flags, new, self.preds, *p as i32 * 4);
         }
         self.tid_consts = None;
-        self.add_steps(len as i64);
+        // A branch's body counts as issued when a lane ran it (`if_convert`).
+        let skipped: u32 = skips.iter().map(|s| s.1).sum();
+        self.add_steps((len - skipped) as i64);
+        for &(k, body) in &skips {
+            let any = self.b.use_var(skip_any[&k]);
+            let n = self.b.ins().imul_imm(any, body as i64);
+            let s = self.b.use_var(self.steps);
+            let s = self.b.ins().iadd(s, n);
+            self.b.def_var(self.steps, s);
+        }
         let pop = self.popcnt64(self.mask);
         let base_count = self.b.ins().imul_imm(pop, unguarded);
         let g = self.b.use_var(guarded_count);
@@ -1588,12 +1816,11 @@ impl Gen<'_, '_> {
         base: Value,
         lane: Value,
         m: Mem,
-        delta: Value,
+        at: At,
         active: Option<Value>,
     ) {
         let a = self.src(st, words, base, lane, m.addr);
         let a = self.b.ins().iadd_imm(a, m.off);
-        let p = self.b.ins().iadd(a, delta);
         let n = m.n as usize;
         let size = m.size;
         // Values to store, read before the guard's branch (so they dominate what follows).
@@ -1622,6 +1849,11 @@ impl Gen<'_, '_> {
             None => (None, None),
         };
         let _ = go;
+        let delta = match at {
+            At::Delta(d) => d,
+            At::Lane(c, bail) => self.lane_check(m, a, c, bail),
+        };
+        let p = self.b.ins().iadd(a, delta);
         match m.d {
             Some(d) => {
                 let loaded: Vec<Value> = (0..n)
@@ -1650,6 +1882,112 @@ impl Gen<'_, '_> {
                     self.b.switch_to_block(join);
                 }
             }
+        }
+    }
+
+    /// The host delta of one lane's access at `a`: the span the last lane used when it
+    /// covers the whole access, else the TLB's or shared memory's (`lane_lookup`), else
+    /// to `bail`. Misaligned: to `bail`.
+    fn lane_check(&mut self, m: Mem, a: Value, c: LaneCache, bail: Block) -> Value {
+        let total = m.size as i64 * m.n as i64;
+        let hit = self.b.create_block();
+        let miss = self.b.create_block();
+        let aligned = self.b.create_block();
+        let mis = self.b.ins().band_imm(a, total - 1);
+        self.b.ins().brif(mis, bail, &[], aligned, &[]);
+        self.b.switch_to_block(aligned);
+        let (valid, lo, lim) = (
+            self.b.use_var(c.valid),
+            self.b.use_var(c.lo),
+            self.b.use_var(c.lim),
+        );
+        let off = self.b.ins().isub(a, lo);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, off, lim);
+        let inside = self.b.ins().uextend(types::I64, inside);
+        let ok = self.b.ins().band(inside, valid);
+        self.b.ins().brif(ok, hit, &[], miss, &[]);
+        self.b.switch_to_block(miss);
+        self.lane_lookup(m, a, total, c, hit, bail);
+        self.b.switch_to_block(hit);
+        self.b.use_var(c.delta)
+    }
+
+    /// Finds the span holding `total` bytes at `a` for `lane_check`: sets the cache and
+    /// goes to `hit`, or to `bail`.
+    fn lane_lookup(&mut self, m: Mem, a: Value, total: i64, c: LaneCache, hit: Block, bail: Block) {
+        let flags = MemFlags::trusted();
+        let mut set = |g: &mut Self, lo: Value, lim: Value, delta: Value| {
+            let one = g.b.ins().iconst(types::I64, 1);
+            g.b.def_var(c.valid, one);
+            g.b.def_var(c.lo, lo);
+            g.b.def_var(c.lim, lim);
+            g.b.def_var(c.delta, delta);
+            g.b.ins().jump(hit, &[]);
+        };
+        let shared =
+            |g: &mut Self, window: u64, set: &mut dyn FnMut(&mut Self, Value, Value, Value)| {
+                // As `shared_check`: `a - window + total <= limit`.
+                let limit = g.b.ins().load(types::I64, flags, g.frame, OFF_SHARED_LIMIT);
+                let buf = g.b.ins().load(types::I64, flags, g.frame, OFF_SHARED);
+                let fits =
+                    g.b.ins()
+                        .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, limit, total);
+                let lim = g.b.ins().iadd_imm(limit, -total);
+                let off = g.b.ins().iadd_imm(a, (window as i64).wrapping_neg());
+                let inside = g.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, off, lim);
+                let ok = g.b.ins().band(fits, inside);
+                let go = g.b.create_block();
+                g.b.ins().brif(ok, go, &[], bail, &[]);
+                g.b.switch_to_block(go);
+                let lo = g.b.ins().iconst(types::I64, window as i64);
+                let delta = g.b.ins().iadd_imm(buf, (window as i64).wrapping_neg());
+                set(g, lo, lim, delta);
+            };
+        let global = |g: &mut Self, set: &mut dyn FnMut(&mut Self, Value, Value, Value)| {
+            // As `tlb_check` for one address: the entry covers the access, its host
+            // address aligned as the device address is.
+            let tlb = g.b.ins().load(types::I64, flags, g.frame, OFF_TLB);
+            for e in 0..TLB_ENTRIES as i32 {
+                let at = e * TLB_ENTRY_SIZE;
+                let base = g.b.ins().load(types::I64, flags, tlb, at + TLB_BASE);
+                let len = g.b.ins().load(types::I64, flags, tlb, at + TLB_LEN);
+                let host = g.b.ins().load(types::I64, flags, tlb, at + TLB_HOST);
+                let fits =
+                    g.b.ins()
+                        .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, total);
+                let lim = g.b.ins().iadd_imm(len, -total);
+                let off = g.b.ins().isub(a, base);
+                let inside = g.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, off, lim);
+                let delta = g.b.ins().isub(host, base);
+                let mis = g.b.ins().band_imm(delta, m.size as i64 - 1);
+                let aligned = g.b.ins().icmp_imm(IntCC::Equal, mis, 0);
+                let ok = g.b.ins().band(fits, inside);
+                let ok = g.b.ins().band(ok, aligned);
+                let go = g.b.create_block();
+                let next = g.b.create_block();
+                g.b.ins().brif(ok, go, &[], next, &[]);
+                g.b.switch_to_block(go);
+                set(g, base, lim, delta);
+                g.b.switch_to_block(next);
+            }
+            g.b.ins().jump(bail, &[]);
+        };
+        match m.space {
+            Space::Shared => shared(self, 0, &mut set),
+            Space::Generic => {
+                let glob = self.b.create_block();
+                let shr = self.b.create_block();
+                let below = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::UnsignedLessThan, a, SHARED_WINDOW as i64);
+                self.b.ins().brif(below, glob, &[], shr, &[]);
+                self.b.switch_to_block(glob);
+                global(self, &mut set);
+                self.b.switch_to_block(shr);
+                shared(self, SHARED_WINDOW, &mut set);
+            }
+            _ => global(self, &mut set),
         }
     }
 
