@@ -621,8 +621,11 @@ impl<'a> BlockCtx<'a> {
                 // and says where the interpreter goes on: at the same pc, it runs that
                 // instruction itself.
                 if !w.has_calls {
+                    let before = w.steps;
                     let next = crate::jit::enter(code, self, w, pc, mask, other)?;
-                    if next != pc {
+                    // Back at the same pc after a loop's trip is not "ran nothing": the
+                    // checks are due again (every compiled unit that runs counts steps).
+                    if next != pc || w.steps != before {
                         pc = next;
                         continue;
                     }
