@@ -374,6 +374,16 @@ const MEM_KERNELS: &[(&str, &str)] = &[
          add.u32 %r4, %r4, %r6; st.global.u32 [%rd30], %r4;",
     ),
     (
+        // An accumulator (read, then written) in loads checked lane by lane, the lanes
+        // in two buffers: the first odd lane misses the TLB and the interpreter runs the
+        // run again, so the lanes before it must not have added to it yet.
+        "accumulator_two_spans",
+        "mov.u32 %r9, 5; ld.global.u32 %r8, [%rd2]; and.b32 %r6, %r3, 1; setp.eq.u32 %p2, %r6, 0;
+         selp.b64 %rd42, %rd2, %rd3, %p2; add.s64 %rd42, %rd42, %rd7; bar.sync 0;
+         ld.global.u32 %r5, [%rd42]; add.u32 %r9, %r9, %r5; ld.global.u32 %r7, [%rd31];
+         add.u32 %r9, %r9, %r7; st.global.u32 [%rd30], %r9;",
+    ),
+    (
         // A run that writes a register it read first: checked for every lane first.
         "rewrites_its_input",
         "bar.sync 0; add.s64 %rd31, %rd31, 0; ld.global.u32 %r4, [%rd31];

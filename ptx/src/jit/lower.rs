@@ -7,7 +7,8 @@ use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlags, Signature, Value,
+    types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlags, Signature,
+    StackSlotData, StackSlotKind, Value,
 };
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -954,15 +955,16 @@ struct LaneCache {
 }
 
 /// Whether a run of loads (no store) may be checked lane by lane and, when a lane's
-/// access fails, left for the interpreter to run again from its start, after earlier
-/// lanes wrote their registers: so when no register the run writes is read by it before
-/// being written in every lane (what the run reads is then what it read the first
-/// time). Its predicate writes and counts are committed only after the last lane.
-fn idempotent_loads(list: &[Item], guards: &[Option<(u32, bool)>]) -> bool {
+/// access fails, left for the interpreter to run again from its start after earlier
+/// lanes ran it: its memory is as before, and so are the registers it reads, when the
+/// registers it reads before writing and also writes (an accumulator) are kept aside
+/// for each lane and written only after the last lane (the returned list). Its
+/// predicate writes and counts are committed only after the last lane too.
+fn loads_rerunnable(list: &[Item], guards: &[Option<(u32, bool)>]) -> Option<Vec<u32>> {
     let (mut reads, mut writes, mut written) = (Vec::new(), Vec::new(), Vec::new());
     let mut read = |s: Src, written: &Vec<u32>| {
         if let Src::Reg(r) = s {
-            if !written.contains(&r) {
+            if !written.contains(&r) && !reads.contains(&r) {
                 reads.push(r);
             }
         }
@@ -984,20 +986,24 @@ fn idempotent_loads(list: &[Item], guards: &[Option<(u32, bool)>]) -> bool {
                     read(m.addr, &written);
                     d[..m.n as usize].to_vec()
                 }
-                None => return false,
+                None => return None,
             },
             Item::Skip { .. } => Vec::new(),
         };
         for d in dsts {
             if let Dst::Reg(r) = d {
-                writes.push(r);
-                if guards[k].is_none() {
+                // A guarded write leaves the old value in some lanes: a later read
+                // may still read what the run found.
+                if guards[k].is_none() && !written.contains(&r) {
                     written.push(r);
+                }
+                if !writes.contains(&r) {
+                    writes.push(r);
                 }
             }
         }
     }
-    !reads.iter().any(|r| writes.contains(r))
+    Some(reads.into_iter().filter(|r| writes.contains(r)).collect())
 }
 
 /// A run holds only native instructions (built so above).
@@ -1580,7 +1586,25 @@ impl Gen<'_, '_> {
         let mut deltas: HashMap<usize, Value> = HashMap::new();
         // Loads only, in a run that may run again from its start: each lane's access is
         // checked as it runs, against the span the previous lane used (`Gen::lane_check`).
-        let per_lane = !accesses.is_empty() && idempotent_loads(list, guards);
+        let deferred = if accesses.is_empty() {
+            None
+        } else {
+            loads_rerunnable(list, guards)
+        };
+        let per_lane = deferred.is_some();
+        // Each deferred register's lanes, kept aside until the last lane has run.
+        let aside: HashMap<u32, Value> = deferred
+            .iter()
+            .flatten()
+            .map(|&r| {
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    32 * 8,
+                    3,
+                ));
+                (r, self.b.ins().stack_addr(types::I64, slot, 0))
+            })
+            .collect();
         let mut caches: HashMap<usize, LaneCache> = HashMap::new();
         if per_lane {
             for &k in &accesses {
@@ -1765,7 +1789,17 @@ impl Gen<'_, '_> {
                 continue;
             }
             let v = st.regs[&r];
-            self.b.ins().store(flags, v, base, r as i32 * 256);
+            match aside.get(&r) {
+                Some(&slot) => {
+                    let lane64 = self.b.ins().uextend(types::I64, lane);
+                    let off = self.b.ins().imul_imm(lane64, 8);
+                    let at = self.b.ins().iadd(slot, off);
+                    self.b.ins().store(flags, v, at, 0);
+                }
+                None => {
+                    self.b.ins().store(flags, v, base, r as i32 * 256);
+                }
+            }
         }
         for p in std::mem::take(&mut st.dirty_preds) {
             let bit = st.bits[&p];
@@ -1777,6 +1811,20 @@ impl Gen<'_, '_> {
         }
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(after);
+        if !aside.is_empty() {
+            // Every lane ran: the values kept aside go to the register file.
+            let mut regs: Vec<(u32, Value)> = aside.iter().map(|(r, v)| (*r, *v)).collect();
+            regs.sort_by_key(|x| x.0);
+            self.lanes(self.mask, |g, lane, base| {
+                let lane64 = g.b.ins().uextend(types::I64, lane);
+                let off = g.b.ins().imul_imm(lane64, 8);
+                for (r, slot) in &regs {
+                    let at = g.b.ins().iadd(*slot, off);
+                    let v = g.b.ins().load(types::I64, flags, at, 0);
+                    g.b.ins().store(flags, v, base, *r as i32 * 256);
+                }
+            });
+        }
         for p in &written {
             let keep = self.b.ins().bnot(self.mask);
             let old = self.b.ins().band(words[p], keep);
