@@ -384,6 +384,15 @@ const MEM_KERNELS: &[(&str, &str)] = &[
          add.u32 %r9, %r9, %r7; st.global.u32 [%rd30], %r9;",
     ),
     (
+        // Loads through one base register at several offsets, checked once per lane as
+        // a group (all the bytes from the lowest to the highest offset).
+        "grouped_loads",
+        "st.shared.u32 [%rd20], %r3; bar.sync 0; ld.global.u32 %r4, [%rd31];
+         ld.global.u32 %r5, [%rd31+8]; ld.shared.u32 %r6, [%rd21]; ld.shared.u32 %r7, [%rd21+4];
+         ld.global.u32 %r8, [%rd31+4]; add.u32 %r4, %r4, %r5; add.u32 %r4, %r4, %r6;
+         add.u32 %r4, %r4, %r7; add.u32 %r4, %r4, %r8; st.global.u32 [%rd30], %r4;",
+    ),
+    (
         // A run that writes a register it read first: checked for every lane first.
         "rewrites_its_input",
         "bar.sync 0; add.s64 %rd31, %rd31, 0; ld.global.u32 %r4, [%rd31];

@@ -741,6 +741,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             next_var: 3,
             live: live.as_deref(),
             tid_consts: None,
+            group_delta: None,
         };
         for u in &units {
             match *u {
@@ -942,6 +943,92 @@ impl RunFit {
 enum At {
     Delta(Value),
     Lane(LaneCache, Block),
+    /// The first of a group: checks the whole group's bytes at once.
+    Group(LaneCache, Block, Group),
+}
+
+/// Accesses of one space through one base register (not rewritten between them) at
+/// constant offsets, unguarded, each aligned as its offset allows: one check of every
+/// byte they touch, aligned to the largest, at the first of them covers them all.
+#[derive(Clone, Copy)]
+struct Group {
+    lo_off: i64,
+    bytes: i64,
+    align: i64,
+    /// The largest element: the host address's alignment.
+    elem: u8,
+}
+
+/// The groups of a run's accesses (`Group`): for each access in one, the first access
+/// of its group; for each first, its group.
+fn access_groups(
+    list: &[Item],
+    guards: &[Option<(u32, bool)>],
+    accesses: &[usize],
+) -> (HashMap<usize, usize>, HashMap<usize, Group>) {
+    // Each register's version: how many writes of it came before.
+    let mut version: HashMap<u32, u32> = HashMap::new();
+    let mut keys: HashMap<(u8, u32, u32), Vec<usize>> = HashMap::new();
+    for (k, it) in list.iter().enumerate() {
+        if let (true, Item::Mem(m)) = (accesses.contains(&k), it) {
+            let total = m.size as i64 * m.n as i64;
+            if let (Src::Reg(r), None, 0) = (m.addr, guards[k], m.off.rem_euclid(total)) {
+                let space = m.space as u8;
+                let v = version.get(&r).copied().unwrap_or(0);
+                keys.entry((space, r, v)).or_default().push(k);
+            }
+        }
+        let dsts: Vec<Dst> = match it {
+            Item::Nat(x) => vec![x.d, x.q],
+            Item::Mem(m) => m.d.map(|d| d[..m.n as usize].to_vec()).unwrap_or_default(),
+            Item::Skip { .. } => Vec::new(),
+        };
+        for d in dsts {
+            if let Dst::Reg(r) = d {
+                *version.entry(r).or_default() += 1;
+            }
+        }
+    }
+    let (mut lead, mut groups) = (HashMap::new(), HashMap::new());
+    for members in keys.into_values().filter(|m| m.len() > 1) {
+        let mem = |k: usize| match list[k] {
+            Item::Mem(m) => m,
+            _ => unreachable!("accesses are loads and stores"),
+        };
+        let lo = members.iter().map(|&k| mem(k).off).min().unwrap_or(0);
+        let hi = members
+            .iter()
+            .map(|&k| mem(k).off + mem(k).size as i64 * mem(k).n as i64)
+            .max()
+            .unwrap_or(0);
+        if hi - lo > 1 << 16 {
+            continue;
+        }
+        let align = members
+            .iter()
+            .map(|&k| mem(k).size as i64 * mem(k).n as i64)
+            .max()
+            .unwrap_or(1);
+        let elem = members.iter().map(|&k| mem(k).size).max().unwrap_or(1);
+        // The group's first byte must be as aligned as its largest access.
+        if lo.rem_euclid(align) != 0 {
+            continue;
+        }
+        let first = members[0];
+        for &k in &members {
+            lead.insert(k, first);
+        }
+        groups.insert(
+            first,
+            Group {
+                lo_off: lo,
+                bytes: hi - lo,
+                align,
+                elem,
+            },
+        );
+    }
+    (lead, groups)
 }
 
 /// The span an access's last lane hit: device addresses `lo..=lo + lim` (for the whole
@@ -1038,6 +1125,8 @@ struct Gen<'a, 'f> {
     /// Inside a run that reads `%tid`: what computing it needs, read once before the
     /// loops over the lanes (`tid_setup`).
     tid_consts: Option<TidConsts>,
+    /// The delta the first access of a group found (`At::Group`), for the others.
+    group_delta: Option<Value>,
 }
 
 /// The warp's first linear thread index, whether the block is one-dimensional, and the
@@ -1621,6 +1710,11 @@ impl Gen<'_, '_> {
                 caches.insert(k, c);
             }
         }
+        let (lead, groups) = if per_lane {
+            access_groups(list, guards, &accesses)
+        } else {
+            Default::default()
+        };
         if !accesses.is_empty() && !per_lane {
             let slice = address_slice(list, guards);
             // Per access: lowest and highest address, their bits or-ed, any lane at all.
@@ -1736,6 +1830,7 @@ impl Gen<'_, '_> {
         let base = self.b.ins().iadd(self.regs, off);
         let mut st = LaneState::default();
         let mut unguarded = 0i64;
+        let mut group_delta: HashMap<usize, Value> = HashMap::new();
         for (k, it) in list.iter().enumerate() {
             let active = match guards[k] {
                 None => {
@@ -1766,11 +1861,16 @@ impl Gen<'_, '_> {
                     }
                 }
                 Item::Mem(m) => {
-                    let at = match caches.get(&k) {
-                        Some(c) => At::Lane(*c, bail),
-                        None => At::Delta(deltas[&k]),
+                    let at = match (caches.get(&k), lead.get(&k)) {
+                        (Some(c), Some(&first)) if first == k => At::Group(*c, bail, groups[&k]),
+                        (Some(_), Some(first)) => At::Delta(group_delta[first]),
+                        (Some(c), None) => At::Lane(*c, bail),
+                        (None, _) => At::Delta(deltas[&k]),
                     };
-                    self.access(&mut st, &words, base, lane, *m, at, active)
+                    self.access(&mut st, &words, base, lane, *m, at, active);
+                    if let Some(d) = self.group_delta.take() {
+                        group_delta.insert(k, d);
+                    }
                 }
                 Item::Skip { .. } => {
                     // `active`: the lane takes the branch; the body runs when one does not.
@@ -1899,7 +1999,17 @@ impl Gen<'_, '_> {
         let _ = go;
         let delta = match at {
             At::Delta(d) => d,
-            At::Lane(c, bail) => self.lane_check(m, a, c, bail),
+            At::Lane(c, bail) => {
+                let total = m.size as i64 * m.n as i64;
+                self.lane_check(m, a, (total, total), c, bail)
+            }
+            At::Group(c, bail, g) => {
+                // The whole group's bytes, from the same base register.
+                let lo = self.b.ins().iadd_imm(a, g.lo_off - m.off);
+                let d = self.lane_check(Mem { size: g.elem, ..m }, lo, (g.bytes, g.align), c, bail);
+                self.group_delta = Some(d);
+                d
+            }
         };
         let p = self.b.ins().iadd(a, delta);
         match m.d {
@@ -1936,12 +2046,19 @@ impl Gen<'_, '_> {
     /// The host delta of one lane's access at `a`: the span the last lane used when it
     /// covers the whole access, else the TLB's or shared memory's (`lane_lookup`), else
     /// to `bail`. Misaligned: to `bail`.
-    fn lane_check(&mut self, m: Mem, a: Value, c: LaneCache, bail: Block) -> Value {
-        let total = m.size as i64 * m.n as i64;
+    /// `total` bytes from `a`, aligned to `align` (for a group of accesses: `Group`).
+    fn lane_check(
+        &mut self,
+        m: Mem,
+        a: Value,
+        (total, align): (i64, i64),
+        c: LaneCache,
+        bail: Block,
+    ) -> Value {
         let hit = self.b.create_block();
         let miss = self.b.create_block();
         let aligned = self.b.create_block();
-        let mis = self.b.ins().band_imm(a, total - 1);
+        let mis = self.b.ins().band_imm(a, align - 1);
         self.b.ins().brif(mis, bail, &[], aligned, &[]);
         self.b.switch_to_block(aligned);
         let (valid, lo, lim) = (
