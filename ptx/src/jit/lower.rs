@@ -654,6 +654,11 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     helper_sig.params.push(AbiParam::new(types::I32));
     helper_sig.params.push(AbiParam::new(types::I32));
     helper_sig.returns.push(AbiParam::new(types::I32));
+    let mut lookup_sig = Signature::new(module.isa().default_call_conv());
+    for t in [ptr, types::I64, types::I64, types::I32] {
+        lookup_sig.params.push(AbiParam::new(t));
+    }
+    lookup_sig.returns.push(AbiParam::new(types::I32));
     let id = module
         .declare_function("kernel", Linkage::Local, &sig)
         .map_err(|e| e.to_string())?;
@@ -665,6 +670,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         let helper_sig = b.import_signature(helper_sig);
+        let lookup_sig = b.import_signature(lookup_sig);
         let start = b.create_block();
         b.append_block_params_for_function_params(start);
         b.switch_to_block(start);
@@ -738,6 +744,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             exit,
             blocks: &blocks,
             helper_sig,
+            lookup_sig,
             next_var: 3,
             live: live.as_deref(),
             tid_consts: None,
@@ -1041,7 +1048,7 @@ struct LaneCache {
     delta: Variable,
 }
 
-/// Whether a run of loads (no store) may be checked lane by lane and, when a lane's
+/// Whether a run of loads (or of one store) may be checked lane by lane and, when a lane's
 /// access fails, left for the interpreter to run again from its start after earlier
 /// lanes ran it: its memory is as before, and so are the registers it reads, when the
 /// registers it reads before writing and also writes (an accumulator) are kept aside
@@ -1049,6 +1056,7 @@ struct LaneCache {
 /// predicate writes and counts are committed only after the last lane too.
 fn loads_rerunnable(list: &[Item], guards: &[Option<(u32, bool)>]) -> Option<Vec<u32>> {
     let (mut reads, mut writes, mut written) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut accesses, mut stores) = (0, 0);
     let mut read = |s: Src, written: &Vec<u32>| {
         if let Src::Reg(r) = s {
             if !written.contains(&r) && !reads.contains(&r) {
@@ -1068,13 +1076,22 @@ fn loads_rerunnable(list: &[Item], guards: &[Option<(u32, bool)>]) -> Option<Vec
                 }
                 vec![x.d, x.q]
             }
-            Item::Mem(m) => match m.d {
-                Some(d) => {
-                    read(m.addr, &written);
-                    d[..m.n as usize].to_vec()
+            Item::Mem(m) => {
+                read(m.addr, &written);
+                if m.space != Space::KParam {
+                    accesses += 1;
                 }
-                None => return None,
-            },
+                match m.d {
+                    Some(d) => d[..m.n as usize].to_vec(),
+                    None => {
+                        for v in &m.v[..m.n as usize] {
+                            read(*v, &written);
+                        }
+                        stores += 1;
+                        Vec::new()
+                    }
+                }
+            }
             Item::Skip { .. } => Vec::new(),
         };
         for d in dsts {
@@ -1089,6 +1106,12 @@ fn loads_rerunnable(list: &[Item], guards: &[Option<(u32, bool)>]) -> Option<Vec
                 }
             }
         }
+    }
+    // A store goes lane by lane only alone: the interpreter stores lane by lane too, so
+    // lanes that stored before a failing one store the same again when it runs the run
+    // (and the lanes before a faulting one have stored, as in the interpreter).
+    if stores > 0 && accesses > 1 {
+        return None;
     }
     Some(reads.into_iter().filter(|r| writes.contains(r)).collect())
 }
@@ -1119,6 +1142,7 @@ struct Gen<'a, 'f> {
     exit: Block,
     blocks: &'a HashMap<u32, Block>,
     helper_sig: cranelift_codegen::ir::SigRef,
+    lookup_sig: cranelift_codegen::ir::SigRef,
     next_var: u32,
     /// Registers live at each pc (`liveness`), when known.
     live: Option<&'a [Vec<u64>]>,
@@ -2077,83 +2101,37 @@ impl Gen<'_, '_> {
         self.b.use_var(c.delta)
     }
 
-    /// Finds the span holding `total` bytes at `a` for `lane_check`: sets the cache and
-    /// goes to `hit`, or to `bail`.
+    /// Finds the span holding `total` bytes at `a` for `lane_check` (`super::helper_lookup`,
+    /// called: a miss is rare, and the code of a search is large for the register
+    /// allocator): sets the cache and goes to `hit`, or to `bail`.
     fn lane_lookup(&mut self, m: Mem, a: Value, total: i64, c: LaneCache, hit: Block, bail: Block) {
         let flags = MemFlags::trusted();
-        let mut set = |g: &mut Self, lo: Value, lim: Value, delta: Value| {
-            let one = g.b.ins().iconst(types::I64, 1);
-            g.b.def_var(c.valid, one);
-            g.b.def_var(c.lo, lo);
-            g.b.def_var(c.lim, lim);
-            g.b.def_var(c.delta, delta);
-            g.b.ins().jump(hit, &[]);
-        };
-        let shared =
-            |g: &mut Self, window: u64, set: &mut dyn FnMut(&mut Self, Value, Value, Value)| {
-                // As `shared_check`: `a - window + total <= limit`.
-                let limit = g.b.ins().load(types::I64, flags, g.frame, OFF_SHARED_LIMIT);
-                let buf = g.b.ins().load(types::I64, flags, g.frame, OFF_SHARED);
-                let fits =
-                    g.b.ins()
-                        .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, limit, total);
-                let lim = g.b.ins().iadd_imm(limit, -total);
-                let off = g.b.ins().iadd_imm(a, (window as i64).wrapping_neg());
-                let inside = g.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, off, lim);
-                let ok = g.b.ins().band(fits, inside);
-                let go = g.b.create_block();
-                g.b.ins().brif(ok, go, &[], bail, &[]);
-                g.b.switch_to_block(go);
-                let lo = g.b.ins().iconst(types::I64, window as i64);
-                let delta = g.b.ins().iadd_imm(buf, (window as i64).wrapping_neg());
-                set(g, lo, lim, delta);
-            };
-        let global = |g: &mut Self, set: &mut dyn FnMut(&mut Self, Value, Value, Value)| {
-            // As `tlb_check` for one address: the entry covers the access, its host
-            // address aligned as the device address is.
-            let tlb = g.b.ins().load(types::I64, flags, g.frame, OFF_TLB);
-            for e in 0..TLB_ENTRIES as i32 {
-                let at = e * TLB_ENTRY_SIZE;
-                let base = g.b.ins().load(types::I64, flags, tlb, at + TLB_BASE);
-                let len = g.b.ins().load(types::I64, flags, tlb, at + TLB_LEN);
-                let host = g.b.ins().load(types::I64, flags, tlb, at + TLB_HOST);
-                let fits =
-                    g.b.ins()
-                        .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, len, total);
-                let lim = g.b.ins().iadd_imm(len, -total);
-                let off = g.b.ins().isub(a, base);
-                let inside = g.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, off, lim);
-                let delta = g.b.ins().isub(host, base);
-                let mis = g.b.ins().band_imm(delta, m.size as i64 - 1);
-                let aligned = g.b.ins().icmp_imm(IntCC::Equal, mis, 0);
-                let ok = g.b.ins().band(fits, inside);
-                let ok = g.b.ins().band(ok, aligned);
-                let go = g.b.create_block();
-                let next = g.b.create_block();
-                g.b.ins().brif(ok, go, &[], next, &[]);
-                g.b.switch_to_block(go);
-                set(g, base, lim, delta);
-                g.b.switch_to_block(next);
-            }
-            g.b.ins().jump(bail, &[]);
-        };
-        match m.space {
-            Space::Shared => shared(self, 0, &mut set),
-            Space::Generic => {
-                let glob = self.b.create_block();
-                let shr = self.b.create_block();
-                let below = self
-                    .b
-                    .ins()
-                    .icmp_imm(IntCC::UnsignedLessThan, a, SHARED_WINDOW as i64);
-                self.b.ins().brif(below, glob, &[], shr, &[]);
-                self.b.switch_to_block(glob);
-                global(self, &mut set);
-                self.b.switch_to_block(shr);
-                shared(self, SHARED_WINDOW, &mut set);
-            }
-            _ => global(self, &mut set),
-        }
+        let how = super::lookup_code(m.space, m.size, m.d.is_none());
+        let f = self.b.ins().iconst(
+            types::I64,
+            super::helper_lookup as *const () as usize as i64,
+        );
+        let t = self.b.ins().iconst(types::I64, total);
+        let h = self.b.ins().iconst(types::I32, how as i64);
+        let call = self
+            .b
+            .ins()
+            .call_indirect(self.lookup_sig, f, &[self.frame, a, t, h]);
+        let found = self.b.inst_results(call)[0];
+        let go = self.b.create_block();
+        self.b.ins().brif(found, go, &[], bail, &[]);
+        self.b.switch_to_block(go);
+        let [lo, lim, delta] = [0, 8, 16].map(|o| {
+            self.b
+                .ins()
+                .load(types::I64, flags, self.frame, super::OFF_LOOKUP + o)
+        });
+        let one = self.b.ins().iconst(types::I64, 1);
+        self.b.def_var(c.valid, one);
+        self.b.def_var(c.lo, lo);
+        self.b.def_var(c.lim, lim);
+        self.b.def_var(c.delta, delta);
+        self.b.ins().jump(hit, &[]);
     }
 
     /// The host delta (host address - device address) of an access whose lanes' lowest

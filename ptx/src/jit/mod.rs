@@ -149,6 +149,9 @@ pub(crate) struct Frame {
     ntid: [u32; 3],
     ctaid: [u32; 3],
     nctaid: [u32; 3],
+    /// What `helper_lookup` found: the span's first address, the highest offset an
+    /// access may start at, the host delta.
+    lookup: [u64; 3],
     ctx: *mut c_void,
     warp: *mut Warp,
     fault: Option<Fault>,
@@ -173,6 +176,7 @@ pub(crate) const OFF_FLAT: i32 = 100;
 pub(crate) const OFF_NTID: i32 = 104;
 pub(crate) const OFF_CTAID: i32 = 116;
 pub(crate) const OFF_NCTAID: i32 = 128;
+pub(crate) const OFF_LOOKUP: i32 = 144;
 
 // The offsets `lower` compiles in are the frame's (checked when this crate compiles).
 const _: () = {
@@ -195,6 +199,7 @@ const _: () = {
     assert!(offset_of!(Frame, ntid) == OFF_NTID as usize);
     assert!(offset_of!(Frame, ctaid) == OFF_CTAID as usize);
     assert!(offset_of!(Frame, nctaid) == OFF_NCTAID as usize);
+    assert!(offset_of!(Frame, lookup) == OFF_LOOKUP as usize);
     assert!(offset_of!(TlbEntry, base) == TLB_BASE as usize);
     assert!(offset_of!(TlbEntry, len) == TLB_LEN as usize);
     assert!(offset_of!(TlbEntry, host) == TLB_HOST as usize);
@@ -256,6 +261,7 @@ pub(crate) fn enter(
         ntid: block.map(|x| x.max(1)),
         ctaid,
         nctaid: ctx.launch.grid,
+        lookup: [0; 3],
         ctx: ctxp as *mut c_void,
         warp: w as *mut Warp,
         fault: None,
@@ -290,6 +296,58 @@ pub(crate) fn enter(
 fn internal(ctx: &BlockCtx<'_>, w: &Warp, pc: u32, mask: u32, what: &str) -> Fault {
     let kind = crate::FaultKind::IllegalInstruction;
     ctx.fault(w, mask.trailing_zeros(), pc, kind, None, what.into())
+}
+
+/// How `helper_lookup` searches: the space, the element size, whether it stores.
+pub(crate) fn lookup_code(space: crate::decode::Space, size: u8, store: bool) -> u32 {
+    use crate::decode::Space;
+    let s = match space {
+        Space::Shared => 1,
+        Space::Generic => 2,
+        _ => 0,
+    };
+    s | (size as u32) << 8 | (store as u32) << 16
+}
+
+/// Called by compiled code when a lane's access (`total` bytes at `addr`, `how` from
+/// `lookup_code`) is not in the span the previous lane used: finds the span that holds
+/// it, as `lower::Gen::tlb_check` and `shared_check` do for a whole run: the block's
+/// shared memory below its bound, or a TLB entry covering it whose host address is
+/// aligned like the device address (writable, for a store). 1 and the span in
+/// `frame.lookup`, or 0 (the run goes back to the interpreter).
+pub(crate) extern "C" fn helper_lookup(frame: *mut Frame, addr: u64, total: u64, how: u32) -> u32 {
+    // Safety: compiled code passes the frame `enter` gave it, alive for the call; its
+    // TLB pointer is the block's `TLB_ENTRIES` entries, which nothing changes meanwhile.
+    let f = unsafe { &mut *frame };
+    let (space, size, store) = (how & 0xff, (how >> 8) & 0xff, how >> 16 != 0);
+    let shared = space == 1 || space == 2 && addr >= crate::SHARED_WINDOW;
+    if shared {
+        let window = if space == 2 { crate::SHARED_WINDOW } else { 0 };
+        let limit = f.shared_limit;
+        if limit >= total && addr.wrapping_sub(window) <= limit - total {
+            f.lookup = [
+                window,
+                limit - total,
+                (f.shared as u64).wrapping_sub(window),
+            ];
+            return 1;
+        }
+        return 0;
+    }
+    // Safety: as above.
+    let tlb = unsafe { std::slice::from_raw_parts(f.tlb, crate::exec::TLB_ENTRIES) };
+    for e in tlb {
+        let delta = (e.host as u64).wrapping_sub(e.base);
+        if e.len >= total
+            && addr.wrapping_sub(e.base) <= e.len - total
+            && delta & (u64::from(size.max(1)) - 1) == 0
+            && (!store || e.writable != 0)
+        {
+            f.lookup = [e.base, e.len - total, delta];
+            return 1;
+        }
+    }
+    0
 }
 
 /// Called by compiled code for an instruction it runs through the interpreter's code:
