@@ -20,8 +20,14 @@
 //! parameters at constant addresses, are compiled (`lower::mem_kind`). The code reaches
 //! only what the interpreter would: the block's shared buffer below its bound, the
 //! launch's parameter buffer below its length, and spans `Memory::translate` handed out,
-//! read from the block's own TLB (`BlockCtx::tlb`, laid out `repr(C)` for this). Every
-//! access is checked for all lanes before any lane runs it: alignment (as `locate`), the
+//! read from the block's own TLB (`BlockCtx::tlb`, laid out `repr(C)` for this). A run
+//! of loads, or of one store, that can run again from its start (the registers it reads
+//! then writes are kept aside until its last lane) checks each lane's access as the lane
+//! runs, against the span the previous lane used (`helper_lookup` on a miss); a failing
+//! lane sends the whole run back to the interpreter, which runs it again (loads change
+//! nothing; the interpreter stores lane by lane too, so the lanes before store the same
+//! again). Any other run checks every access for all lanes before any lane runs it:
+//! alignment (as `locate`), the
 //! shared bound (the highest address decides; an address that wraps around is above
 //! it), or one TLB span covering the lowest to the highest address (writable for stores,
 //! its host address aligned). When any check fails (a fault, a TLB miss, lanes in two
@@ -32,7 +38,9 @@
 //! the interpreter's by construction.
 //!
 //! Lanes: arithmetic the compiler knows exactly (`native`) and the loads and stores above
-//! run in *runs*, straight-line sequences with no branch target inside: a loop over the
+//! run in *runs*, straight-line sequences with no branch target inside (a forward branch
+//! over a short body of them becomes a guard on the body: `lower::if_convert`; what every
+//! lane computes alike is computed once before the lanes): a loop over the
 //! group's lanes runs the whole sequence for one lane with its values in host registers.
 //! Register arithmetic of one lane never reads another lane's, so the order (lane by lane
 //! instead of instruction by instruction) changes nothing but speed; memory could, so a
