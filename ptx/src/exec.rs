@@ -771,7 +771,13 @@ impl<'a> BlockCtx<'a> {
                 }
                 Op::Ret => {
                     let mut exits = 0u32;
-                    let mut m = emask;
+                    // Without calls every lane's stack is empty: they all exit.
+                    let mut m = if w.has_calls {
+                        emask
+                    } else {
+                        exits = emask;
+                        0
+                    };
                     while m != 0 {
                         let l = m.trailing_zeros() as usize;
                         m &= m - 1;
@@ -2225,7 +2231,10 @@ fn for_lanes(mask: u32, mut f: impl FnMut(usize)) {
 }
 
 fn set_pcs(w: &mut Warp, mask: u32, pc: u32) {
-    for_lanes(mask, |l| w.pcs[l] = pc);
+    // Over all 32 lanes without branches (vectorised): usually most lanes are set.
+    for (l, p) in w.pcs.iter_mut().enumerate() {
+        *p = if mask >> l & 1 != 0 { pc } else { *p };
+    }
 }
 
 #[inline(always)]
