@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The long fuzzing run (issue 19): ci/fuzz.sh [SECONDS] [TARGET]
 #
-# Each target (ptx fatbin case jit api, or the one named) for SECONDS (default 300),
+# Each target (ptx fatbin case jit engines api, or the one named) for SECONDS (default 300),
 # coverage-guided by libFuzzer on stable Rust: cumock-fuzz's `libfuzzer` feature, built
 # with LLVM's sanitizer coverage. It starts from the committed corpus
 # (fuzz/corpus/TARGET/) and the regression inputs (fuzz/regressions/TARGET/); at the end
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-300}
-targets=${2:-ptx fatbin case jit api}
+targets=${2:-ptx fatbin case jit engines api}
 mkdir -p fuzz/crashes
 
 deterministic() {
@@ -51,10 +51,13 @@ for t in $targets; do
     mkdir -p "$work" "fuzz/corpus/$t"
     dict=()
     [ -f "fuzz/dict/$t.dict" ] && dict=(-dict="fuzz/dict/$t.dict")
+    # The engines target mutates PTX text too.
+    [ "$t" = engines ] && dict=(-dict="fuzz/dict/ptx.dict")
     case $t in
         jit) max_len=512 ;;
         api) max_len=1024 ;;
         case) max_len=8192 ;;
+        engines) max_len=16384 ;;
         ptx) max_len=32768 ;;
         *) max_len=65536 ;;
     esac

@@ -6,6 +6,7 @@
 //! | `fatbin` | `cumock_ptx::fatbin`'s readers, then the PTX they give | the same |
 //! | `case` | the harness's case parser and expression evaluator | the same |
 //! | `jit` | `cuModuleLoadDataEx` / `cuLibraryLoadData` with option arrays | the same, an internal error, a log buffer written past its size |
+//! | `engines` | PTX text, every kernel run by the interpreter and by the compiled code | the same, any difference between the two (result, fault message, memory) |
 //! | `api` | a byte-coded sequence of memory calls on the mock's model | the same, host memory outside the mock's reservations changed |
 //!
 //! Each target returns a small signature of what the input did (its error, its results),
@@ -61,6 +62,12 @@ pub const TARGETS: &[Target] = &[
         run: targets::jit::run,
         mutate: targets::jit::mutate,
         max_len: 512,
+    },
+    Target {
+        name: "engines",
+        run: targets::engines::run,
+        mutate: targets::engines::mutate,
+        max_len: 16 << 10,
     },
     Target {
         name: "api",

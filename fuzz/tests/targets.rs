@@ -86,6 +86,11 @@ fn jit() {
 }
 
 #[test]
+fn engines() {
+    short_run("engines", 600);
+}
+
+#[test]
 fn api() {
     short_run("api", 3000);
 }

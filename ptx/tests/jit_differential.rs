@@ -349,6 +349,66 @@ const MEM_KERNELS: &[(&str, &str)] = &[
         "add.u32 %r11, %r3, 5; st.global.u32 [%rd30], %r12; mov.u32 %r12, %r11;",
     ),
     (
+        // A forward branch over loads (if-converted: the body runs guarded in one run),
+        // taken by some lanes: the body's load goes wrong at lane `bad` when it runs it.
+        "if_converted",
+        "mov.u32 %r4, 1; and.b32 %r6, %r3, 3; setp.eq.u32 %p2, %r6, 0;
+         @%p2 bra $Lskip; ld.global.u32 %r4, [%rd31]; add.u32 %r4, %r4, %r6;
+         $Lskip: add.u32 %r4, %r4, %r3; st.global.u32 [%rd30], %r4;",
+    ),
+    (
+        // Taken by every lane (lane `bad` beyond the block) or by none: the body counts
+        // as issued only when a lane runs it.
+        "if_converted_uniform",
+        "mov.u32 %r4, 2; setp.lt.u32 %p2, %r1, 64;
+         @%p2 bra $Lskip; ld.global.u32 %r4, [%rd31]; add.u32 %r4, %r4, 7;
+         $Lskip: st.global.u32 [%rd30], %r4;",
+    ),
+    (
+        // Loads checked lane by lane (the run reads no register it writes): lanes before
+        // the faulting one have written their registers when it goes back to the
+        // interpreter, which runs the whole run again.
+        "per_lane_loads",
+        "bar.sync 0; ld.global.u32 %r4, [%rd31]; ld.global.u32 %r5, [%rd37];
+         cvta.to.global.u64 %rd46, %rd31; ld.u32 %r6, [%rd46]; add.u32 %r4, %r4, %r5;
+         add.u32 %r4, %r4, %r6; st.global.u32 [%rd30], %r4;",
+    ),
+    (
+        // An accumulator (read, then written) in loads checked lane by lane, the lanes
+        // in two buffers: the first odd lane misses the TLB and the interpreter runs the
+        // run again, so the lanes before it must not have added to it yet.
+        "accumulator_two_spans",
+        "mov.u32 %r9, 5; ld.global.u32 %r8, [%rd2]; and.b32 %r6, %r3, 1; setp.eq.u32 %p2, %r6, 0;
+         selp.b64 %rd42, %rd2, %rd3, %p2; add.s64 %rd42, %rd42, %rd7; bar.sync 0;
+         ld.global.u32 %r5, [%rd42]; add.u32 %r9, %r9, %r5; ld.global.u32 %r7, [%rd31];
+         add.u32 %r9, %r9, %r7; st.global.u32 [%rd30], %r9;",
+    ),
+    (
+        // Loads through one base register at several offsets, checked once per lane as
+        // a group (all the bytes from the lowest to the highest offset).
+        "grouped_loads",
+        "st.shared.u32 [%rd20], %r3; bar.sync 0; ld.global.u32 %r4, [%rd31];
+         ld.global.u32 %r5, [%rd31+8]; ld.shared.u32 %r6, [%rd21]; ld.shared.u32 %r7, [%rd21+4];
+         ld.global.u32 %r8, [%rd31+4]; add.u32 %r4, %r4, %r5; add.u32 %r4, %r4, %r6;
+         add.u32 %r4, %r4, %r7; add.u32 %r4, %r4, %r8; st.global.u32 [%rd30], %r4;",
+    ),
+    (
+        // A run that writes a register it read first: checked for every lane first.
+        "rewrites_its_input",
+        "bar.sync 0; add.s64 %rd31, %rd31, 0; ld.global.u32 %r4, [%rd31];
+         add.u32 %r4, %r4, 3; st.global.u32 [%rd30], %r4;",
+    ),
+    (
+        // Lanes 16-31 write %r5 in a run and never read it again; lanes 0-15, run after
+        // them, read it through a shuffle: a register a shuffle reads stays live
+        // everywhere, so the run stores it.
+        "shuffle_of_a_dead_register",
+        "mov.u32 %r5, 0; setp.lt.u32 %p2, %r3, 16; @%p2 bra $Llow; mul.lo.u32 %r5, %r3, 3;
+         add.u32 %r5, %r5, %r1; bra $Ljoin;
+         $Llow: shfl.sync.idx.b32 %r6, %r5, 20, 31, -1; st.global.u32 [%rd30], %r6;
+         $Ljoin: ret;",
+    ),
+    (
         "const_space",
         "mov.u64 %rd43, tab; and.b64 %rd44, %rd4, 252; add.s64 %rd43, %rd43, %rd44;
          add.s64 %rd43, %rd43, %rd6; ld.const.u32 %r4, [%rd43]; st.global.u32 [%rd30], %r4;",
@@ -470,4 +530,52 @@ fn compiled_loads_and_stores_fault_as_the_interpreter_does() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// A loop whose if-converted body every lane skips on some trips, some lanes on others,
+/// no lane on the rest, stopped by the step limit at many points: the body counts as
+/// issued only on trips where a lane ran it, so both engines stop at the same
+/// instruction of the same trip (the fault names the step count, the pc and the thread).
+#[test]
+fn if_converted_bodies_count_steps_as_the_interpreter_does() {
+    let src = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 a)\n{\n\
+        .reg .pred %p<4>; .reg .b32 %r<16>; .reg .b64 %rd<8>;\n\
+        ld.param.u64 %rd1, [a]; mov.u32 %r3, %tid.x; mov.u32 %r4, 0; mov.u32 %r5, 0;\n\
+        cvt.u64.u32 %rd2, %r3; shl.b64 %rd2, %rd2, 2; add.s64 %rd3, %rd1, %rd2;\n\
+        $Lloop: and.b32 %r6, %r4, 3; setp.ge.u32 %p1, %r6, 2;\n\
+        setp.eq.u32 %p2, %r6, 1; and.b32 %r7, %r3, 1; setp.eq.u32 %p3, %r7, 0;\n\
+        and.pred %p2, %p2, %p3; or.pred %p1, %p1, %p2;\n\
+        @%p1 bra $Lskip; ld.global.u32 %r8, [%rd3]; add.u32 %r5, %r5, %r8; add.u32 %r5, %r5, %r4;\n\
+        $Lskip: add.u32 %r4, %r4, 1; setp.lt.u32 %p1, %r4, 40; @%p1 bra $Lloop;\n\
+        st.global.u32 [%rd3], %r5; ret;\n}\n";
+    let m = Module::parse(src).unwrap();
+    let k = m.kernel("k").unwrap();
+    let (mut stopped, mut failures) = (0, Vec::new());
+    for limit in (20..700).step_by(7) {
+        let make = |m: &Module| {
+            let mut mem = TestMemory::new();
+            let a = mem.map(&u32s(&input("steps", 64)), true);
+            Setup {
+                params: params(&m.kernels[k], &[a]),
+                mem,
+                buffers: vec![a],
+                globals: Vec::new(),
+            }
+        };
+        let configure = |l: &mut Launch| {
+            l.block = [64, 1, 1];
+            l.step_limit = Some(limit);
+        };
+        if let Some(d) = differ(&m, k, &make, &configure) {
+            failures.push(format!("step limit {limit}: {d}"));
+        }
+        let s = make(&m);
+        let mut l = launch(1, 64, &s.params);
+        configure(&mut l);
+        l.engine = Engine::Jit;
+        stopped += run(&m, k, &l, &s.mem).is_err() as usize;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(stopped > 50, "only {stopped} launches met the step limit");
 }

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod case;
+pub mod engines;
 pub mod fatbin;
 pub mod jit;
 pub mod ptx;

@@ -65,6 +65,21 @@ impl SmallMemory {
         }
     }
 
+    /// How many buffers are mapped.
+    pub fn regions(&self) -> usize {
+        self.regions.len()
+    }
+
+    /// The bytes of buffer `i` (in mapping order), read between launches.
+    pub fn contents(&self, i: usize) -> Vec<u8> {
+        self.regions[i]
+            .1
+            .iter()
+            // Safety: `&self` outside a launch: no executor thread holds a span of it.
+            .map(|c| unsafe { *c.get() })
+            .collect()
+    }
+
     pub fn map(&mut self, bytes: &[u8], writable: bool) -> u64 {
         let base = 0x7f00_0000_0000u64 + (self.regions.len() as u64) * (1 << 32);
         let data = bytes.iter().map(|b| UnsafeCell::new(*b)).collect();

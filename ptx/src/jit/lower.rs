@@ -7,7 +7,8 @@ use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlags, Signature, Value,
+    types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlags, Signature,
+    StackSlotData, StackSlotKind, Value,
 };
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
@@ -140,8 +141,58 @@ fn uses(inst: &crate::decode::Inst, kind: Option<&Kind>) -> Option<(Vec<u32>, Ve
             }
             _ => return None,
         },
-        Kind::Helper => return None,
+        Kind::Helper => return helper_uses(&inst.op, regs),
     })
+}
+
+/// `uses` of an instruction run through the interpreter's code: the registers its
+/// operands name; it kills none (whether the interpreter's code writes a destination in
+/// every lane is not asserted here, so its old value stays live).
+fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, Vec<u32>)> {
+    let comb = |c: &Option<(BoolOp, Src)>| c.map(|(_, s)| s).unwrap_or(Src::Imm(0));
+    let reads = match op {
+        Op::Alu { s, n, .. } => {
+            let mut r = regs(&s[..*n as usize]);
+            r.extend(regs(&[s[0]]));
+            r
+        }
+        Op::Cvt { a, .. } | Op::Unpack { a, .. } => regs(&[*a]),
+        Op::Setp { a, b, comb: c, .. }
+        | Op::SetpPair { a, b, comb: c, .. }
+        | Op::Set { a, b, comb: c, .. }
+        | Op::SetHalf { a, b, comb: c, .. } => regs(&[*a, *b, comb(c)]),
+        Op::Pack { parts, n, .. } => regs(&parts[..*n as usize]),
+        Op::Ld { addr, .. } => regs(&[*addr]),
+        Op::St { v, addr, n, .. } => {
+            let mut r = regs(&v[..*n as usize]);
+            r.extend(regs(&[*addr]));
+            r
+        }
+        Op::Atom { addr, b, c, .. } => regs(&[*addr, *b, *c]),
+        Op::Carry { a, b, c, .. } => regs(&[*a, *b, *c]),
+        Op::Elect { mask, .. } => regs(&[*mask]),
+        // Activemask reads no register; printf reads local memory only.
+        Op::Activemask { .. } | Op::Nop | Op::WarpSync { .. } | Op::Vprintf { .. } => Vec::new(),
+        Op::Shfl { a, b, c, _mask, .. } => regs(&[*a, *b, *c, *_mask]),
+        Op::Vote { a, mask, .. } | Op::Match { a, mask, .. } | Op::Redux { a, mask, .. } => {
+            regs(&[*a, *mask])
+        }
+        _ => return None,
+    };
+    Some((reads, Vec::new()))
+}
+
+/// Registers an instruction reads in other lanes than its own (shuffles and the other
+/// warp-wide instructions): live everywhere, since those lanes may be anywhere.
+fn cross_lane_reads(op: &Op) -> Vec<u32> {
+    let src = match op {
+        Op::Shfl { a, .. } | Op::Vote { a, .. } | Op::Match { a, .. } | Op::Redux { a, .. } => *a,
+        _ => return Vec::new(),
+    };
+    match src {
+        Src::Reg(r) => vec![r],
+        _ => Vec::new(),
+    }
 }
 
 /// Registers live at each pc (one bit per register): those some path from there reads
@@ -150,8 +201,8 @@ fn uses(inst: &crate::decode::Inst, kind: Option<&Kind>) -> Option<(Vec<u32>, Ve
 /// finds the registers this one left (`run_block`), so a register read before written
 /// stays live to the end. None (every register live) when the kernel has an
 /// instruction whose register reads are not known here: an instruction run through the
-/// interpreter's code may read other lanes' registers (shuffles, votes), which lanes
-/// elsewhere in the program do not know.
+/// interpreter's code reads other lanes' registers (shuffles, votes), the registers it
+/// reads are live everywhere: those lanes may be anywhere in the program.
 fn liveness(
     prog: &Program,
     reach: &[bool],
@@ -171,7 +222,13 @@ fn liveness(
             (Vec::new(), Vec::new())
         });
     }
-    let mut live = vec![vec![0u64; words]; n + 1];
+    let mut everywhere = vec![0u64; words];
+    for pc in (0..n).filter(|pc| reach[*pc]) {
+        for r in cross_lane_reads(&prog.insts[pc].op) {
+            everywhere[r as usize / 64] |= 1u64 << (r % 64);
+        }
+    }
+    let mut live = vec![everywhere.clone(); n + 1];
     let mut changed = true;
     while changed {
         changed = false;
@@ -209,6 +266,9 @@ fn liveness(
             for r in reads {
                 out[*r as usize / 64] |= 1u64 << (r % 64);
             }
+            for (o, e) in out.iter_mut().zip(&everywhere) {
+                *o |= e;
+            }
             if out != live[pc] {
                 live[pc] = out;
                 changed = true;
@@ -220,7 +280,7 @@ fn liveness(
 
 /// Which instructions of a run the first pass needs: those computing (within the run)
 /// an address or a guard of a load or store. `RunFit` keeps loaded values out of them.
-fn address_slice(list: &[Item], insts: &[crate::decode::Inst]) -> Vec<bool> {
+fn address_slice(list: &[Item], guards: &[Option<(u32, bool)>]) -> Vec<bool> {
     let (mut regs, mut preds): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
     let mut out = vec![false; list.len()];
     fn need(s: Src, regs: &mut Vec<u32>, preds: &mut Vec<u32>) {
@@ -237,6 +297,7 @@ fn address_slice(list: &[Item], insts: &[crate::decode::Inst]) -> Vec<bool> {
     };
     for k in (0..list.len()).rev() {
         let take = match list[k] {
+            Item::Skip { .. } => false,
             Item::Mem(m) if m.space != Space::KParam => {
                 need(m.addr, &mut regs, &mut preds);
                 true
@@ -259,12 +320,49 @@ fn address_slice(list: &[Item], insts: &[crate::decode::Inst]) -> Vec<bool> {
         };
         if take {
             out[k] = true;
-            if let Some((p, _)) = insts[k].guard {
+            if let Some((p, _)) = guards[k] {
                 need(Src::Pred(p), &mut regs, &mut preds);
             }
         }
     }
     out
+}
+
+/// The operands `Gen::native_eval` reads, and how many: operands past `nsrc` are the
+/// first, as the interpreter passes them.
+fn operands(x: &Native) -> ([Src; 4], usize) {
+    let need = match x.n {
+        N::Int { op, .. } => match op {
+            IntOp::Not | IntOp::Neg => 1,
+            IntOp::MadLo | IntOp::MadWide => 3,
+            _ => 2,
+        },
+        N::Mov | N::Cvt { .. } => 1,
+        N::Selp => 3,
+        N::Pred(PredOp::Not | PredOp::Mov) => 1,
+        N::Pred(_) => 2,
+        N::F32(FOp::Fma) => 3,
+        N::F32(_) | N::CmpInt { .. } | N::CmpF32(_) => 2,
+    };
+    let mut s = [x.s[0]; 4];
+    for (k, v) in s.iter_mut().enumerate().take(need) {
+        if k < x.nsrc as usize {
+            *v = x.s[k];
+        }
+    }
+    (s, need)
+}
+
+/// Whether `s` has one value in every lane of a run, given the registers and predicates
+/// computed uniformly so far in it (`Gen::run`).
+fn uniform(s: Src, st: &LaneState) -> bool {
+    match s {
+        Src::Imm(_) | Src::DynShared(_) => true,
+        Src::Sreg(Sreg::Ntid(_) | Sreg::Ctaid(_) | Sreg::Nctaid(_)) => true,
+        Src::Reg(r) => st.regs.contains_key(&r),
+        Src::Pred(p) | Src::NotPred(p) => st.bits.contains_key(&p),
+        _ => false,
+    }
 }
 
 fn classify(op: &Op) -> Kind {
@@ -392,10 +490,10 @@ fn param_offset(a: u64) -> u64 {
 }
 
 enum Unit {
-    /// `len` native instructions from `pc`.
+    /// The instructions from `pc`, one item each, with the guard each runs under.
     Run {
         pc: u32,
-        len: u32,
+        items: Vec<(Item, Option<(u32, bool)>)>,
     },
     Single(u32),
 }
@@ -459,6 +557,17 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     let kinds: Vec<Option<Kind>> = (0..n)
         .map(|pc| reach[pc].then(|| classify(&insts[pc].op)))
         .collect();
+    // Why each pc is a leader: the entry, each branch to it, following control flow.
+    let mut refs = vec![0u32; n + 1];
+    refs[entry as usize] += 1;
+    for pc in (0..n).filter(|pc| reach[*pc]) {
+        if let Op::Bra { target } = insts[pc].op {
+            refs[(target as usize).min(n)] += 1;
+        }
+        if insts[pc].op.is_control() {
+            refs[pc + 1] += 1;
+        }
+    }
     let mut units = Vec::new();
     let mut pc = 0;
     while pc < n {
@@ -467,20 +576,65 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             Some(Kind::Native(_) | Kind::Mem(_)) => {
                 let start = pc;
                 let mut fit = RunFit::default();
-                while pc < n
-                    && (pc == start || !leader[pc])
-                    && fit.admits(insts[pc].guard, kinds[pc].as_ref())
-                {
-                    pc += 1;
+                let mut items = Vec::new();
+                // Where the run may go on past a leader: the end of a branch it took in.
+                let mut absorbed = None;
+                while pc < n && (pc == start || !leader[pc] || absorbed == Some(pc)) {
+                    let guard = insts[pc].guard;
+                    match &kinds[pc] {
+                        Some(k @ (Kind::Native(_) | Kind::Mem(_))) => {
+                            if !fit.admits(guard, Some(k)) {
+                                break;
+                            }
+                            items.push((item(k), guard));
+                            pc += 1;
+                        }
+                        Some(Kind::Bra(t)) => {
+                            let Some(body) = if_convert(insts, &kinds, &refs, &fit, pc, *t) else {
+                                break;
+                            };
+                            let (p, neg) = guard.unwrap_or((0, false));
+                            for k in &body {
+                                fit.admits(Some((p, !neg)), Some(k));
+                            }
+                            items.push((
+                                Item::Skip {
+                                    body: body.len() as u32,
+                                },
+                                guard,
+                            ));
+                            items.extend(body.iter().map(|k| (item(k), Some((p, !neg)))));
+                            pc = *t as usize;
+                            absorbed = Some(pc);
+                        }
+                        _ => break,
+                    }
                 }
                 units.push(Unit::Run {
                     pc: start as u32,
-                    len: (pc - start) as u32,
+                    items,
                 });
             }
             Some(_) => {
                 units.push(Unit::Single(pc as u32));
                 pc += 1;
+            }
+        }
+    }
+    if std::env::var_os("CUMOCK_JIT_UNITS").is_some() {
+        for u in &units {
+            match u {
+                Unit::Run { pc, items } => eprintln!(
+                    "run {pc}..{}: {}",
+                    *pc as usize + items.len(),
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(k, _)| prog.info[*pc as usize + k].text.clone())
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                ),
+                Unit::Single(pc) => eprintln!("single {pc}: {}", prog.info[*pc as usize].text),
             }
         }
     }
@@ -500,6 +654,11 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     helper_sig.params.push(AbiParam::new(types::I32));
     helper_sig.params.push(AbiParam::new(types::I32));
     helper_sig.returns.push(AbiParam::new(types::I32));
+    let mut lookup_sig = Signature::new(module.isa().default_call_conv());
+    for t in [ptr, types::I64, types::I64, types::I32] {
+        lookup_sig.params.push(AbiParam::new(t));
+    }
+    lookup_sig.returns.push(AbiParam::new(types::I32));
     let id = module
         .declare_function("kernel", Linkage::Local, &sig)
         .map_err(|e| e.to_string())?;
@@ -511,6 +670,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         let helper_sig = b.import_signature(helper_sig);
+        let lookup_sig = b.import_signature(lookup_sig);
         let start = b.create_block();
         b.append_block_params_for_function_params(start);
         b.switch_to_block(start);
@@ -584,21 +744,19 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             exit,
             blocks: &blocks,
             helper_sig,
+            lookup_sig,
             next_var: 3,
             live: live.as_deref(),
+            tid_consts: None,
+            group_delta: None,
         };
         for u in &units {
             match *u {
-                Unit::Run { pc, len } => {
-                    let list: Vec<Item> = (pc..pc + len)
-                        .map(|p| match &kinds[p as usize] {
-                            Some(Kind::Mem(m)) => Item::Mem(*m),
-                            Some(Kind::Native(x)) => Item::Nat(*x),
-                            _ => Item::Nat(unreachable_native()),
-                        })
-                        .collect();
+                Unit::Run { pc, ref items } => {
+                    let list: Vec<Item> = items.iter().map(|x| x.0).collect();
+                    let guards: Vec<_> = items.iter().map(|x| x.1).collect();
                     native_count += list.len();
-                    g.run(prog, pc, &list);
+                    g.run(pc, &list, &guards);
                 }
                 Unit::Single(pc) => {
                     let inst = &insts[pc as usize];
@@ -648,6 +806,59 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
 enum Item {
     Nat(Native),
     Mem(Mem),
+    /// A forward branch over the next `body` instructions, which run under the branch's
+    /// guard negated (`if_convert`).
+    Skip {
+        body: u32,
+    },
+}
+
+fn item(k: &Kind) -> Item {
+    match k {
+        Kind::Mem(m) => Item::Mem(*m),
+        Kind::Native(x) => Item::Nat(*x),
+        _ => Item::Nat(unreachable_native()),
+    }
+}
+
+/// The instructions a guarded forward branch at `pc` to `target` jumps over, when a run
+/// can take them in as instructions guarded by the branch's guard negated: each native
+/// or a load or store the run admits, unguarded, none writing the guard, no other way
+/// into them or to `target` (no other leader). The result is the interpreter's: the
+/// lanes not taking the branch run the body, in order, then all go on at `target`
+/// (where the interpreter merges them); the step count adds the body only when some
+/// lane runs it, as the interpreter's does (`Gen::run`).
+fn if_convert<'k>(
+    insts: &[crate::decode::Inst],
+    kinds: &'k [Option<Kind>],
+    refs: &[u32],
+    fit: &RunFit,
+    pc: usize,
+    target: u32,
+) -> Option<Vec<&'k Kind>> {
+    let (p, neg) = insts[pc].guard?;
+    let t = target as usize;
+    if t <= pc + 1 || t >= kinds.len() || t - pc > 64 || refs[t] != 1 || refs[pc + 1] != 1 {
+        return None;
+    }
+    let mut fit = fit.clone();
+    let mut body = Vec::new();
+    for q in pc + 1..t {
+        if q > pc + 1 && refs[q] != 0 || insts[q].guard.is_some() {
+            return None;
+        }
+        let k = kinds[q].as_ref()?;
+        let writes_guard = match k {
+            Kind::Native(x) => x.d == Dst::Pred(p) || x.q == Dst::Pred(p),
+            Kind::Mem(_) => false,
+            _ => return None,
+        };
+        if writes_guard || !fit.admits(Some((p, !neg)), Some(k)) {
+            return None;
+        }
+        body.push(k);
+    }
+    Some(body)
 }
 
 /// Which instructions a run may take, in order. A run executes lane by lane (each lane
@@ -659,7 +870,7 @@ enum Item {
 /// Loads and stores are checked for every lane before any runs (a first pass over the
 /// lanes computing only addresses and guards), so an address or guard must not depend
 /// on a value loaded in the same run: such an instruction starts a new run.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct RunFit {
     stored: bool,
     loaded: bool,
@@ -733,6 +944,178 @@ impl RunFit {
     }
 }
 
+/// Where a compiled access finds its host address: a delta checked for every lane before
+/// the run (`Gen::mem_check`), or checked lane by lane (`Gen::lane_check`).
+#[derive(Clone, Copy)]
+enum At {
+    Delta(Value),
+    Lane(LaneCache, Block),
+    /// The first of a group: checks the whole group's bytes at once.
+    Group(LaneCache, Block, Group),
+}
+
+/// Accesses of one space through one base register (not rewritten between them) at
+/// constant offsets, unguarded, each aligned as its offset allows: one check of every
+/// byte they touch, aligned to the largest, at the first of them covers them all.
+#[derive(Clone, Copy)]
+struct Group {
+    lo_off: i64,
+    bytes: i64,
+    align: i64,
+    /// The largest element: the host address's alignment.
+    elem: u8,
+}
+
+/// The groups of a run's accesses (`Group`): for each access in one, the first access
+/// of its group; for each first, its group.
+fn access_groups(
+    list: &[Item],
+    guards: &[Option<(u32, bool)>],
+    accesses: &[usize],
+) -> (HashMap<usize, usize>, HashMap<usize, Group>) {
+    // Each register's version: how many writes of it came before.
+    let mut version: HashMap<u32, u32> = HashMap::new();
+    let mut keys: HashMap<(u8, u32, u32), Vec<usize>> = HashMap::new();
+    for (k, it) in list.iter().enumerate() {
+        if let (true, Item::Mem(m)) = (accesses.contains(&k), it) {
+            let total = m.size as i64 * m.n as i64;
+            if let (Src::Reg(r), None, 0) = (m.addr, guards[k], m.off.rem_euclid(total)) {
+                let space = m.space as u8;
+                let v = version.get(&r).copied().unwrap_or(0);
+                keys.entry((space, r, v)).or_default().push(k);
+            }
+        }
+        let dsts: Vec<Dst> = match it {
+            Item::Nat(x) => vec![x.d, x.q],
+            Item::Mem(m) => m.d.map(|d| d[..m.n as usize].to_vec()).unwrap_or_default(),
+            Item::Skip { .. } => Vec::new(),
+        };
+        for d in dsts {
+            if let Dst::Reg(r) = d {
+                *version.entry(r).or_default() += 1;
+            }
+        }
+    }
+    let (mut lead, mut groups) = (HashMap::new(), HashMap::new());
+    for members in keys.into_values().filter(|m| m.len() > 1) {
+        let mem = |k: usize| match list[k] {
+            Item::Mem(m) => m,
+            _ => unreachable!("accesses are loads and stores"),
+        };
+        let lo = members.iter().map(|&k| mem(k).off).min().unwrap_or(0);
+        let hi = members
+            .iter()
+            .map(|&k| mem(k).off + mem(k).size as i64 * mem(k).n as i64)
+            .max()
+            .unwrap_or(0);
+        if hi - lo > 1 << 16 {
+            continue;
+        }
+        let align = members
+            .iter()
+            .map(|&k| mem(k).size as i64 * mem(k).n as i64)
+            .max()
+            .unwrap_or(1);
+        let elem = members.iter().map(|&k| mem(k).size).max().unwrap_or(1);
+        // The group's first byte must be as aligned as its largest access.
+        if lo.rem_euclid(align) != 0 {
+            continue;
+        }
+        let first = members[0];
+        for &k in &members {
+            lead.insert(k, first);
+        }
+        groups.insert(
+            first,
+            Group {
+                lo_off: lo,
+                bytes: hi - lo,
+                align,
+                elem,
+            },
+        );
+    }
+    (lead, groups)
+}
+
+/// The span an access's last lane hit: device addresses `lo..=lo + lim` (for the whole
+/// access) at `+ delta` on the host; `valid` 0 until a lane found one.
+#[derive(Clone, Copy)]
+struct LaneCache {
+    valid: Variable,
+    lo: Variable,
+    lim: Variable,
+    delta: Variable,
+}
+
+/// Whether a run of loads (or of one store) may be checked lane by lane and, when a lane's
+/// access fails, left for the interpreter to run again from its start after earlier
+/// lanes ran it: its memory is as before, and so are the registers it reads, when the
+/// registers it reads before writing and also writes (an accumulator) are kept aside
+/// for each lane and written only after the last lane (the returned list). Its
+/// predicate writes and counts are committed only after the last lane too.
+fn loads_rerunnable(list: &[Item], guards: &[Option<(u32, bool)>]) -> Option<Vec<u32>> {
+    let (mut reads, mut writes, mut written) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut accesses, mut stores) = (0, 0);
+    let mut read = |s: Src, written: &Vec<u32>| {
+        if let Src::Reg(r) = s {
+            if !written.contains(&r) && !reads.contains(&r) {
+                reads.push(r);
+            }
+        }
+    };
+    for (k, it) in list.iter().enumerate() {
+        let dsts: Vec<Dst> = match it {
+            Item::Nat(x) => {
+                let (srcs, need) = operands(x);
+                for s in &srcs[..need] {
+                    read(*s, &written);
+                }
+                if let Some((_, c)) = x.comb {
+                    read(c, &written);
+                }
+                vec![x.d, x.q]
+            }
+            Item::Mem(m) => {
+                read(m.addr, &written);
+                if m.space != Space::KParam {
+                    accesses += 1;
+                }
+                match m.d {
+                    Some(d) => d[..m.n as usize].to_vec(),
+                    None => {
+                        for v in &m.v[..m.n as usize] {
+                            read(*v, &written);
+                        }
+                        stores += 1;
+                        Vec::new()
+                    }
+                }
+            }
+            Item::Skip { .. } => Vec::new(),
+        };
+        for d in dsts {
+            if let Dst::Reg(r) = d {
+                // A guarded write leaves the old value in some lanes: a later read
+                // may still read what the run found.
+                if guards[k].is_none() && !written.contains(&r) {
+                    written.push(r);
+                }
+                if !writes.contains(&r) {
+                    writes.push(r);
+                }
+            }
+        }
+    }
+    // A store goes lane by lane only alone: the interpreter stores lane by lane too, so
+    // lanes that stored before a failing one store the same again when it runs the run
+    // (and the lanes before a faulting one have stored, as in the interpreter).
+    if stores > 0 && accesses > 1 {
+        return None;
+    }
+    Some(reads.into_iter().filter(|r| writes.contains(r)).collect())
+}
+
 /// A run holds only native instructions (built so above).
 fn unreachable_native() -> Native {
     Native {
@@ -759,9 +1142,25 @@ struct Gen<'a, 'f> {
     exit: Block,
     blocks: &'a HashMap<u32, Block>,
     helper_sig: cranelift_codegen::ir::SigRef,
+    lookup_sig: cranelift_codegen::ir::SigRef,
     next_var: u32,
     /// Registers live at each pc (`liveness`), when known.
     live: Option<&'a [Vec<u64>]>,
+    /// Inside a run that reads `%tid`: what computing it needs, read once before the
+    /// loops over the lanes (`tid_setup`).
+    tid_consts: Option<TidConsts>,
+    /// The delta the first access of a group found (`At::Group`), for the others.
+    group_delta: Option<Value>,
+}
+
+/// The warp's first linear thread index, whether the block is one-dimensional, and the
+/// block's x and y sides.
+#[derive(Clone, Copy)]
+struct TidConsts {
+    first: Value,
+    flat: Value,
+    bx: Value,
+    by: Value,
 }
 
 /// Per lane of a run: values of registers and predicate bits so far.
@@ -1071,14 +1470,16 @@ impl Gen<'_, '_> {
         let ld = |g: &mut Self, off: i32| g.b.ins().load(types::I32, f, frame, off);
         let v = match s {
             Sreg::Tid(d) => {
-                let wid = ld(self, OFF_WARP_ID);
-                let w32 = self.b.ins().imul_imm(wid, 32);
-                let lin = self.b.ins().iadd(w32, lane);
-                let bx = ld(self, OFF_NTID);
+                let t = match self.tid_consts {
+                    Some(t) => t,
+                    None => self.tid_load(),
+                };
+                let lin = self.b.ins().iadd(t.first, lane);
+                let bx = t.bx;
                 match d {
                     0 => {
                         // One-dimensional blocks (the common case) need no division.
-                        let flat = ld(self, OFF_FLAT);
+                        let flat = t.flat;
                         let slow = self.b.create_block();
                         let join = self.b.create_block();
                         let v = self.b.append_block_param(join, types::I32);
@@ -1092,12 +1493,11 @@ impl Gen<'_, '_> {
                         v
                     }
                     1 => {
-                        let by = ld(self, OFF_NTID + 4);
                         let q = self.b.ins().udiv(lin, bx);
-                        self.b.ins().urem(q, by)
+                        self.b.ins().urem(q, t.by)
                     }
                     _ => {
-                        let by = ld(self, OFF_NTID + 4);
+                        let by = t.by;
                         let bxy = self.b.ins().imul(bx, by);
                         self.b.ins().udiv(lin, bxy)
                     }
@@ -1109,6 +1509,29 @@ impl Gen<'_, '_> {
             _ => lane,
         };
         self.b.ins().uextend(types::I64, v)
+    }
+
+    /// What `%tid` needs, read from the frame.
+    fn tid_load(&mut self) -> TidConsts {
+        let f = MemFlags::trusted();
+        let wid = self.b.ins().load(types::I32, f, self.frame, OFF_WARP_ID);
+        TidConsts {
+            first: self.b.ins().imul_imm(wid, 32),
+            flat: self.b.ins().load(types::I32, f, self.frame, OFF_FLAT),
+            bx: self.b.ins().load(types::I32, f, self.frame, OFF_NTID),
+            by: self.b.ins().load(types::I32, f, self.frame, OFF_NTID + 4),
+        }
+    }
+
+    /// `tid_load` once before a run's loops, when an instruction of it reads `%tid`.
+    fn tid_setup(&mut self, list: &[Item]) -> Option<TidConsts> {
+        let tid = |s: &Src| matches!(s, Src::Sreg(Sreg::Tid(_)));
+        let reads = list.iter().any(|it| match it {
+            Item::Nat(x) => x.s.iter().any(tid) || x.comb.is_some_and(|(_, c)| tid(&c)),
+            Item::Mem(m) => tid(&m.addr) || m.v.iter().any(tid),
+            Item::Skip { .. } => false,
+        });
+        reads.then(|| self.tid_load())
     }
 
     fn bra(&mut self, pc: u32, target: u32, guard: Option<(u32, bool)>) {
@@ -1159,7 +1582,7 @@ impl Gen<'_, '_> {
     /// leaves to the interpreter at the run's first instruction, before any lane has
     /// run any of it: it runs them one by one and faults exactly where it always does,
     /// or translates what the TLB missed (the next run hits). Then the lanes run.
-    fn run(&mut self, prog: &Program, pc: u32, list: &[Item]) {
+    fn run(&mut self, pc: u32, list: &[Item], guards: &[Option<(u32, bool)>]) {
         let len = list.len() as u32;
         self.enter_unit(pc, len);
         let flags = MemFlags::trusted();
@@ -1170,9 +1593,8 @@ impl Gen<'_, '_> {
                 used.push(p);
             }
         }
-        let insts = &prog.insts[pc as usize..(pc + len) as usize];
         for (k, it) in list.iter().enumerate() {
-            if let Some((p, _)) = insts[k].guard {
+            if let Some((p, _)) = guards[k] {
                 note(p, &mut used);
             }
             let Item::Nat(x) = it else { continue };
@@ -1207,7 +1629,7 @@ impl Gen<'_, '_> {
             .filter(|p| {
                 list.iter().any(|it| match it {
                     Item::Nat(x) => x.d == Dst::Pred(*p) || x.q == Dst::Pred(*p),
-                    Item::Mem(_) => false,
+                    Item::Mem(_) | Item::Skip { .. } => false,
                 })
             })
             .collect();
@@ -1222,12 +1644,103 @@ impl Gen<'_, '_> {
                 }
             }
         }
+        // What every lane computes alike (from parameters, immediates, the block's and
+        // grid's shape, and values computed so from them earlier in the run, unguarded)
+        // is computed once here, before the loops over the lanes, which only write it.
+        let mut pre: Vec<Option<(Value, Option<Value>)>> = vec![None; list.len()];
+        {
+            let mut ust = LaneState::default();
+            let lane0 = self.b.ins().iconst(types::I32, 0);
+            for (k, it) in list.iter().enumerate() {
+                let guarded = guards[k].is_some();
+                let forget = |ust: &mut LaneState, d: Dst| match d {
+                    Dst::Reg(r) => {
+                        ust.regs.remove(&r);
+                    }
+                    Dst::Pred(p) => {
+                        ust.bits.remove(&p);
+                    }
+                    Dst::Sink => {}
+                };
+                match it {
+                    Item::Nat(x) => {
+                        let (srcs, need) = operands(x);
+                        let all = srcs[..need].iter().all(|s| uniform(*s, &ust))
+                            && x.comb.is_none_or(|(_, c)| uniform(c, &ust));
+                        if all && !guarded {
+                            let v = self.native_eval(&mut ust, &words, self.regs, lane0, x);
+                            self.native_write(&mut ust, &words, self.regs, lane0, x, v, None);
+                            pre[k] = Some(v);
+                        } else {
+                            forget(&mut ust, x.d);
+                            forget(&mut ust, x.q);
+                        }
+                    }
+                    Item::Skip { .. } => {}
+                    Item::Mem(m) => {
+                        if let Some(d) = m.d {
+                            for (i, x) in d[..m.n as usize].iter().enumerate() {
+                                match (m.space, x, guarded, i) {
+                                    (Space::KParam, Dst::Reg(r), false, 0) => {
+                                        ust.regs.insert(*r, params[&k]);
+                                    }
+                                    _ => forget(&mut ust, *x),
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.tid_consts = self.tid_setup(list);
         let accesses: Vec<usize> = (0..list.len())
             .filter(|k| matches!(list[*k], Item::Mem(m) if m.space != Space::KParam))
             .collect();
         let mut deltas: HashMap<usize, Value> = HashMap::new();
-        if !accesses.is_empty() {
-            let slice = address_slice(list, insts);
+        // Loads only, in a run that may run again from its start: each lane's access is
+        // checked as it runs, against the span the previous lane used (`Gen::lane_check`).
+        let deferred = if accesses.is_empty() {
+            None
+        } else {
+            loads_rerunnable(list, guards)
+        };
+        let per_lane = deferred.is_some();
+        // Each deferred register's lanes, kept aside until the last lane has run.
+        let aside: HashMap<u32, Value> = deferred
+            .iter()
+            .flatten()
+            .map(|&r| {
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    32 * 8,
+                    3,
+                ));
+                (r, self.b.ins().stack_addr(types::I64, slot, 0))
+            })
+            .collect();
+        let mut caches: HashMap<usize, LaneCache> = HashMap::new();
+        if per_lane {
+            for &k in &accesses {
+                let c = LaneCache {
+                    valid: self.var(types::I64),
+                    lo: self.var(types::I64),
+                    lim: self.var(types::I64),
+                    delta: self.var(types::I64),
+                };
+                let z = self.b.ins().iconst(types::I64, 0);
+                for v in [c.valid, c.lo, c.lim, c.delta] {
+                    self.b.def_var(v, z);
+                }
+                caches.insert(k, c);
+            }
+        }
+        let (lead, groups) = if per_lane {
+            access_groups(list, guards, &accesses)
+        } else {
+            Default::default()
+        };
+        if !accesses.is_empty() && !per_lane {
+            let slice = address_slice(list, guards);
             // Per access: lowest and highest address, their bits or-ed, any lane at all.
             let acc: Vec<[Variable; 4]> = accesses
                 .iter()
@@ -1249,7 +1762,7 @@ impl Gen<'_, '_> {
                 let mut st = LaneState::default();
                 let mut j = 0;
                 for (k, it) in list.iter().enumerate() {
-                    let active = insts[k].guard.map(|(p, neg)| {
+                    let active = guards[k].map(|(p, neg)| {
                         let bit = g.pbit(&mut st, &words, p, lane);
                         if neg {
                             g.b.ins().bxor_imm(bit, 1)
@@ -1258,9 +1771,10 @@ impl Gen<'_, '_> {
                         }
                     });
                     match it {
-                        Item::Nat(x) if slice[k] => {
-                            g.native(&mut st, &words, base, lane, x, active)
-                        }
+                        Item::Nat(x) if slice[k] => match pre[k] {
+                            Some(v) => g.native_write(&mut st, &words, base, lane, x, v, None),
+                            None => g.native(&mut st, &words, base, lane, x, active),
+                        },
                         Item::Mem(m) if m.space == Space::KParam => {
                             if let (true, Some(d)) = (slice[k], m.d) {
                                 g.write(&mut st, &words, base, lane, d[0], params[&k], active);
@@ -1299,12 +1813,27 @@ impl Gen<'_, '_> {
         }
         let left = self.var(types::I32);
         let guarded_count = self.var(types::I64);
+        let skips: Vec<(usize, u32)> = list
+            .iter()
+            .enumerate()
+            .filter_map(|(k, it)| match it {
+                Item::Skip { body } => Some((k, *body)),
+                _ => None,
+            })
+            .collect();
+        let skip_any: HashMap<usize, Variable> = skips
+            .iter()
+            .map(|&(k, _)| (k, self.var(types::I64)))
+            .collect();
         let accs: HashMap<u32, Variable> =
             written.iter().map(|&p| (p, self.var(types::I32))).collect();
         let zero32 = self.b.ins().iconst(types::I32, 0);
         let zero64 = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(left, self.mask);
         self.b.def_var(guarded_count, zero64);
+        for v in skip_any.values() {
+            self.b.def_var(*v, zero64);
+        }
         for v in accs.values() {
             self.b.def_var(*v, zero32);
         }
@@ -1325,8 +1854,9 @@ impl Gen<'_, '_> {
         let base = self.b.ins().iadd(self.regs, off);
         let mut st = LaneState::default();
         let mut unguarded = 0i64;
+        let mut group_delta: HashMap<usize, Value> = HashMap::new();
         for (k, it) in list.iter().enumerate() {
-            let active = match insts[k].guard {
+            let active = match guards[k] {
                 None => {
                     unguarded += 1;
                     None
@@ -1345,13 +1875,35 @@ impl Gen<'_, '_> {
                 }
             };
             match it {
-                Item::Nat(x) => self.native(&mut st, &words, base, lane, x, active),
+                Item::Nat(x) => match pre[k] {
+                    Some(v) => self.native_write(&mut st, &words, base, lane, x, v, None),
+                    None => self.native(&mut st, &words, base, lane, x, active),
+                },
                 Item::Mem(m) if m.space == Space::KParam => {
                     if let Some(d) = m.d {
                         self.write(&mut st, &words, base, lane, d[0], params[&k], active);
                     }
                 }
-                Item::Mem(m) => self.access(&mut st, &words, base, lane, *m, deltas[&k], active),
+                Item::Mem(m) => {
+                    let at = match (caches.get(&k), lead.get(&k)) {
+                        (Some(c), Some(&first)) if first == k => At::Group(*c, bail, groups[&k]),
+                        (Some(_), Some(first)) => At::Delta(group_delta[first]),
+                        (Some(c), None) => At::Lane(*c, bail),
+                        (None, _) => At::Delta(deltas[&k]),
+                    };
+                    self.access(&mut st, &words, base, lane, *m, at, active);
+                    if let Some(d) = self.group_delta.take() {
+                        group_delta.insert(k, d);
+                    }
+                }
+                Item::Skip { .. } => {
+                    // `active`: the lane takes the branch; the body runs when one does not.
+                    let v = skip_any[&k];
+                    let not = self.b.ins().bxor_imm(active.unwrap_or(zero64), 1);
+                    let any = self.b.use_var(v);
+                    let any = self.b.ins().bor(any, not);
+                    self.b.def_var(v, any);
+                }
             }
         }
         let live_after = self.live.map(|l| &l[(pc + len) as usize]);
@@ -1361,7 +1913,17 @@ impl Gen<'_, '_> {
                 continue;
             }
             let v = st.regs[&r];
-            self.b.ins().store(flags, v, base, r as i32 * 256);
+            match aside.get(&r) {
+                Some(&slot) => {
+                    let lane64 = self.b.ins().uextend(types::I64, lane);
+                    let off = self.b.ins().imul_imm(lane64, 8);
+                    let at = self.b.ins().iadd(slot, off);
+                    self.b.ins().store(flags, v, at, 0);
+                }
+                None => {
+                    self.b.ins().store(flags, v, base, r as i32 * 256);
+                }
+            }
         }
         for p in std::mem::take(&mut st.dirty_preds) {
             let bit = st.bits[&p];
@@ -1373,6 +1935,20 @@ impl Gen<'_, '_> {
         }
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(after);
+        if !aside.is_empty() {
+            // Every lane ran: the values kept aside go to the register file.
+            let mut regs: Vec<(u32, Value)> = aside.iter().map(|(r, v)| (*r, *v)).collect();
+            regs.sort_by_key(|x| x.0);
+            self.lanes(self.mask, |g, lane, base| {
+                let lane64 = g.b.ins().uextend(types::I64, lane);
+                let off = g.b.ins().imul_imm(lane64, 8);
+                for (r, slot) in &regs {
+                    let at = g.b.ins().iadd(*slot, off);
+                    let v = g.b.ins().load(types::I64, flags, at, 0);
+                    g.b.ins().store(flags, v, base, *r as i32 * 256);
+                }
+            });
+        }
         for p in &written {
             let keep = self.b.ins().bnot(self.mask);
             let old = self.b.ins().band(words[p], keep);
@@ -1380,7 +1956,17 @@ impl Gen<'_, '_> {
             let new = self.b.ins().bor(old, acc);
             self.b.ins().store(flags, new, self.preds, *p as i32 * 4);
         }
-        self.add_steps(len as i64);
+        self.tid_consts = None;
+        // A branch's body counts as issued when a lane ran it (`if_convert`).
+        let skipped: u32 = skips.iter().map(|s| s.1).sum();
+        self.add_steps((len - skipped) as i64);
+        for &(k, body) in &skips {
+            let any = self.b.use_var(skip_any[&k]);
+            let n = self.b.ins().imul_imm(any, body as i64);
+            let s = self.b.use_var(self.steps);
+            let s = self.b.ins().iadd(s, n);
+            self.b.def_var(self.steps, s);
+        }
         let pop = self.popcnt64(self.mask);
         let base_count = self.b.ins().imul_imm(pop, unguarded);
         let g = self.b.use_var(guarded_count);
@@ -1402,12 +1988,11 @@ impl Gen<'_, '_> {
         base: Value,
         lane: Value,
         m: Mem,
-        delta: Value,
+        at: At,
         active: Option<Value>,
     ) {
         let a = self.src(st, words, base, lane, m.addr);
         let a = self.b.ins().iadd_imm(a, m.off);
-        let p = self.b.ins().iadd(a, delta);
         let n = m.n as usize;
         let size = m.size;
         // Values to store, read before the guard's branch (so they dominate what follows).
@@ -1436,6 +2021,21 @@ impl Gen<'_, '_> {
             None => (None, None),
         };
         let _ = go;
+        let delta = match at {
+            At::Delta(d) => d,
+            At::Lane(c, bail) => {
+                let total = m.size as i64 * m.n as i64;
+                self.lane_check(m, a, (total, total), c, bail)
+            }
+            At::Group(c, bail, g) => {
+                // The whole group's bytes, from the same base register.
+                let lo = self.b.ins().iadd_imm(a, g.lo_off - m.off);
+                let d = self.lane_check(Mem { size: g.elem, ..m }, lo, (g.bytes, g.align), c, bail);
+                self.group_delta = Some(d);
+                d
+            }
+        };
+        let p = self.b.ins().iadd(a, delta);
         match m.d {
             Some(d) => {
                 let loaded: Vec<Value> = (0..n)
@@ -1465,6 +2065,73 @@ impl Gen<'_, '_> {
                 }
             }
         }
+    }
+
+    /// The host delta of one lane's access at `a`: the span the last lane used when it
+    /// covers the whole access, else the TLB's or shared memory's (`lane_lookup`), else
+    /// to `bail`. Misaligned: to `bail`.
+    /// `total` bytes from `a`, aligned to `align` (for a group of accesses: `Group`).
+    fn lane_check(
+        &mut self,
+        m: Mem,
+        a: Value,
+        (total, align): (i64, i64),
+        c: LaneCache,
+        bail: Block,
+    ) -> Value {
+        let hit = self.b.create_block();
+        let miss = self.b.create_block();
+        let aligned = self.b.create_block();
+        let mis = self.b.ins().band_imm(a, align - 1);
+        self.b.ins().brif(mis, bail, &[], aligned, &[]);
+        self.b.switch_to_block(aligned);
+        let (valid, lo, lim) = (
+            self.b.use_var(c.valid),
+            self.b.use_var(c.lo),
+            self.b.use_var(c.lim),
+        );
+        let off = self.b.ins().isub(a, lo);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, off, lim);
+        let inside = self.b.ins().uextend(types::I64, inside);
+        let ok = self.b.ins().band(inside, valid);
+        self.b.ins().brif(ok, hit, &[], miss, &[]);
+        self.b.switch_to_block(miss);
+        self.lane_lookup(m, a, total, c, hit, bail);
+        self.b.switch_to_block(hit);
+        self.b.use_var(c.delta)
+    }
+
+    /// Finds the span holding `total` bytes at `a` for `lane_check` (`super::helper_lookup`,
+    /// called: a miss is rare, and the code of a search is large for the register
+    /// allocator): sets the cache and goes to `hit`, or to `bail`.
+    fn lane_lookup(&mut self, m: Mem, a: Value, total: i64, c: LaneCache, hit: Block, bail: Block) {
+        let flags = MemFlags::trusted();
+        let how = super::lookup_code(m.space, m.size, m.d.is_none());
+        let f = self.b.ins().iconst(
+            types::I64,
+            super::helper_lookup as *const () as usize as i64,
+        );
+        let t = self.b.ins().iconst(types::I64, total);
+        let h = self.b.ins().iconst(types::I32, how as i64);
+        let call = self
+            .b
+            .ins()
+            .call_indirect(self.lookup_sig, f, &[self.frame, a, t, h]);
+        let found = self.b.inst_results(call)[0];
+        let go = self.b.create_block();
+        self.b.ins().brif(found, go, &[], bail, &[]);
+        self.b.switch_to_block(go);
+        let [lo, lim, delta] = [0, 8, 16].map(|o| {
+            self.b
+                .ins()
+                .load(types::I64, flags, self.frame, super::OFF_LOOKUP + o)
+        });
+        let one = self.b.ins().iconst(types::I64, 1);
+        self.b.def_var(c.valid, one);
+        self.b.def_var(c.lo, lo);
+        self.b.def_var(c.lim, lim);
+        self.b.def_var(c.delta, delta);
+        self.b.ins().jump(hit, &[]);
     }
 
     /// The host delta (host address - device address) of an access whose lanes' lowest
@@ -1628,24 +2295,41 @@ impl Gen<'_, '_> {
         x: &Native,
         active: Option<Value>,
     ) {
-        // Operands past `nsrc` are the first, as the interpreter passes them.
+        let (v, q) = self.native_eval(st, words, base, lane, x);
+        self.native_write(st, words, base, lane, x, (v, q), active);
+    }
+
+    /// Writes what `native_eval` computed (`Gen::run` computes uniform ones once).
+    #[allow(clippy::too_many_arguments)]
+    fn native_write(
+        &mut self,
+        st: &mut LaneState,
+        words: &HashMap<u32, Value>,
+        base: Value,
+        lane: Value,
+        x: &Native,
+        (v, q): (Value, Option<Value>),
+        active: Option<Value>,
+    ) {
+        self.write(st, words, base, lane, x.d, v, active);
+        if let Some(q) = q {
+            self.write(st, words, base, lane, x.q, q, active);
+        }
+    }
+
+    /// The value of `x`'s destination, and of its second (`setp p|q`).
+    fn native_eval(
+        &mut self,
+        st: &mut LaneState,
+        words: &HashMap<u32, Value>,
+        base: Value,
+        lane: Value,
+        x: &Native,
+    ) -> (Value, Option<Value>) {
         let mut ops = [None; 4];
-        let need = match x.n {
-            N::Int { op, .. } => match op {
-                IntOp::Not | IntOp::Neg => 1,
-                IntOp::MadLo | IntOp::MadWide => 3,
-                _ => 2,
-            },
-            N::Mov | N::Cvt { .. } => 1,
-            N::Selp => 3,
-            N::Pred(PredOp::Not | PredOp::Mov) => 1,
-            N::Pred(_) => 2,
-            N::F32(FOp::Fma) => 3,
-            N::F32(_) | N::CmpInt { .. } | N::CmpF32(_) => 2,
-        };
+        let (srcs, need) = operands(x);
         for (k, o) in ops.iter_mut().enumerate().take(need) {
-            let s = if k < x.nsrc as usize { x.s[k] } else { x.s[0] };
-            *o = Some(self.src(st, words, base, lane, s));
+            *o = Some(self.src(st, words, base, lane, srcs[k]));
         }
         let z = self.b.ins().iconst(types::I64, 0);
         let [a, bb, c, _] = ops.map(|o| o.unwrap_or(z));
@@ -1665,13 +2349,10 @@ impl Gen<'_, '_> {
                     }
                     None => v,
                 };
-                self.write(st, words, base, lane, x.d, p, active);
-                if x.q != Dst::Sink {
-                    let nv = self.b.ins().bxor_imm(v, 1);
-                    self.write(st, words, base, lane, x.q, nv, active);
-                }
+                let q = (x.q != Dst::Sink).then(|| self.b.ins().bxor_imm(v, 1));
+                (p, q)
             }
-            _ => self.write(st, words, base, lane, x.d, v, active),
+            _ => (v, None),
         }
     }
 

@@ -20,8 +20,14 @@
 //! parameters at constant addresses, are compiled (`lower::mem_kind`). The code reaches
 //! only what the interpreter would: the block's shared buffer below its bound, the
 //! launch's parameter buffer below its length, and spans `Memory::translate` handed out,
-//! read from the block's own TLB (`BlockCtx::tlb`, laid out `repr(C)` for this). Every
-//! access is checked for all lanes before any lane runs it: alignment (as `locate`), the
+//! read from the block's own TLB (`BlockCtx::tlb`, laid out `repr(C)` for this). A run
+//! of loads, or of one store, that can run again from its start (the registers it reads
+//! then writes are kept aside until its last lane) checks each lane's access as the lane
+//! runs, against the span the previous lane used (`helper_lookup` on a miss); a failing
+//! lane sends the whole run back to the interpreter, which runs it again (loads change
+//! nothing; the interpreter stores lane by lane too, so the lanes before store the same
+//! again). Any other run checks every access for all lanes before any lane runs it:
+//! alignment (as `locate`), the
 //! shared bound (the highest address decides; an address that wraps around is above
 //! it), or one TLB span covering the lowest to the highest address (writable for stores,
 //! its host address aligned). When any check fails (a fault, a TLB miss, lanes in two
@@ -32,7 +38,9 @@
 //! the interpreter's by construction.
 //!
 //! Lanes: arithmetic the compiler knows exactly (`native`) and the loads and stores above
-//! run in *runs*, straight-line sequences with no branch target inside: a loop over the
+//! run in *runs*, straight-line sequences with no branch target inside (a forward branch
+//! over a short body of them becomes a guard on the body: `lower::if_convert`; what every
+//! lane computes alike is computed once before the lanes): a loop over the
 //! group's lanes runs the whole sequence for one lane with its values in host registers.
 //! Register arithmetic of one lane never reads another lane's, so the order (lane by lane
 //! instead of instruction by instruction) changes nothing but speed; memory could, so a
@@ -149,6 +157,9 @@ pub(crate) struct Frame {
     ntid: [u32; 3],
     ctaid: [u32; 3],
     nctaid: [u32; 3],
+    /// What `helper_lookup` found: the span's first address, the highest offset an
+    /// access may start at, the host delta.
+    lookup: [u64; 3],
     ctx: *mut c_void,
     warp: *mut Warp,
     fault: Option<Fault>,
@@ -173,6 +184,7 @@ pub(crate) const OFF_FLAT: i32 = 100;
 pub(crate) const OFF_NTID: i32 = 104;
 pub(crate) const OFF_CTAID: i32 = 116;
 pub(crate) const OFF_NCTAID: i32 = 128;
+pub(crate) const OFF_LOOKUP: i32 = 144;
 
 // The offsets `lower` compiles in are the frame's (checked when this crate compiles).
 const _: () = {
@@ -195,6 +207,7 @@ const _: () = {
     assert!(offset_of!(Frame, ntid) == OFF_NTID as usize);
     assert!(offset_of!(Frame, ctaid) == OFF_CTAID as usize);
     assert!(offset_of!(Frame, nctaid) == OFF_NCTAID as usize);
+    assert!(offset_of!(Frame, lookup) == OFF_LOOKUP as usize);
     assert!(offset_of!(TlbEntry, base) == TLB_BASE as usize);
     assert!(offset_of!(TlbEntry, len) == TLB_LEN as usize);
     assert!(offset_of!(TlbEntry, host) == TLB_HOST as usize);
@@ -257,6 +270,7 @@ pub(crate) fn enter(
         ntid: block.map(|x| x.max(1)),
         ctaid,
         nctaid: ctx.launch.grid,
+        lookup: [0; 3],
         ctx: ctxp as *mut c_void,
         warp: w as *mut Warp,
         fault: None,
@@ -291,6 +305,58 @@ pub(crate) fn enter(
 fn internal(ctx: &BlockCtx<'_>, w: &Warp, pc: u32, mask: u32, what: &str) -> Fault {
     let kind = crate::FaultKind::IllegalInstruction;
     ctx.fault(w, mask.trailing_zeros(), pc, kind, None, what.into())
+}
+
+/// How `helper_lookup` searches: the space, the element size, whether it stores.
+pub(crate) fn lookup_code(space: crate::decode::Space, size: u8, store: bool) -> u32 {
+    use crate::decode::Space;
+    let s = match space {
+        Space::Shared => 1,
+        Space::Generic => 2,
+        _ => 0,
+    };
+    s | (size as u32) << 8 | (store as u32) << 16
+}
+
+/// Called by compiled code when a lane's access (`total` bytes at `addr`, `how` from
+/// `lookup_code`) is not in the span the previous lane used: finds the span that holds
+/// it, as `lower::Gen::tlb_check` and `shared_check` do for a whole run: the block's
+/// shared memory below its bound, or a TLB entry covering it whose host address is
+/// aligned like the device address (writable, for a store). 1 and the span in
+/// `frame.lookup`, or 0 (the run goes back to the interpreter).
+pub(crate) extern "C" fn helper_lookup(frame: *mut Frame, addr: u64, total: u64, how: u32) -> u32 {
+    // Safety: compiled code passes the frame `enter` gave it, alive for the call; its
+    // TLB pointer is the block's `TLB_ENTRIES` entries, which nothing changes meanwhile.
+    let f = unsafe { &mut *frame };
+    let (space, size, store) = (how & 0xff, (how >> 8) & 0xff, how >> 16 != 0);
+    let shared = space == 1 || space == 2 && addr >= crate::SHARED_WINDOW;
+    if shared {
+        let window = if space == 2 { crate::SHARED_WINDOW } else { 0 };
+        let limit = f.shared_limit;
+        if limit >= total && addr.wrapping_sub(window) <= limit - total {
+            f.lookup = [
+                window,
+                limit - total,
+                (f.shared as u64).wrapping_sub(window),
+            ];
+            return 1;
+        }
+        return 0;
+    }
+    // Safety: as above.
+    let tlb = unsafe { std::slice::from_raw_parts(f.tlb, crate::exec::TLB_ENTRIES) };
+    for e in tlb {
+        let delta = (e.host as u64).wrapping_sub(e.base);
+        if e.len >= total
+            && addr.wrapping_sub(e.base) <= e.len - total
+            && delta & (u64::from(size.max(1)) - 1) == 0
+            && (!store || e.writable != 0)
+        {
+            f.lookup = [e.base, e.len - total, delta];
+            return 1;
+        }
+    }
+    0
 }
 
 /// Called by compiled code for an instruction it runs through the interpreter's code:
