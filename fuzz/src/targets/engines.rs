@@ -60,6 +60,7 @@ fn one(m: &Module, k: usize, engine: Engine) -> Option<Outcome> {
         step_limit: Some(20_000),
         time_limit: Some(std::time::Duration::from_secs(5)),
         engine,
+        cooperative: false,
     };
     let r = launch(m, k, &l, &mem).map_err(|f| {
         if f.kind == FaultKind::TimeLimit {
