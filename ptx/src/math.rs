@@ -1213,10 +1213,16 @@ pub fn half_op(op: &str, ty: Ty, m: FMods) -> Option<WarpFn> {
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
             |a, b, c| two_sum64(a * b, c)
         ),
-        ("neg", false) if ty == Ty::F16 => wf!(|a, b, c, e| (a as u16 ^ 0x8000) as u64),
-        ("abs", false) if ty == Ty::F16 => wf!(|a, b, c, e| (a as u16 & 0x7fff) as u64),
-        ("neg", false) => wf!(|a, b, c, e| (a as u32 ^ 0x8000_8000) as u64),
-        ("abs", false) => wf!(|a, b, c, e| (a as u32 & 0x7fff_7fff) as u64),
+        // The sign bit alone, in f16 and bf16 alike (the ISA: "NaN inputs yield an
+        // unspecified NaN"; a NaN with its sign changed is one).
+        ("neg", _) if matches!(ty, Ty::F16 | Ty::BF16) => {
+            wf!(|a, b, c, e| (a as u16 ^ 0x8000) as u64)
+        }
+        ("abs", _) if matches!(ty, Ty::F16 | Ty::BF16) => {
+            wf!(|a, b, c, e| (a as u16 & 0x7fff) as u64)
+        }
+        ("neg", _) => wf!(|a, b, c, e| (a as u32 ^ 0x8000_8000) as u64),
+        ("abs", _) => wf!(|a, b, c, e| (a as u32 & 0x7fff_7fff) as u64),
         _ => return None,
     })
 }

@@ -151,3 +151,19 @@ fn module_arrays_are_addressed_by_name_and_offset() {
     );
     assert_eq!(out, [77, 40, 10, 2, 3, 12, 0, 1]);
 }
+
+#[test]
+fn abs_and_neg_of_bf16_change_the_sign_bit_only() {
+    // bf16: 1.0 = 0x3f80, -1.0 = 0xbf80, -2.0 = 0xc000, 0x7fc1 a NaN.
+    let body = "mov.b16 %h1, 0xbf80;\nabs.bf16 %h2, %h1;\ncvt.u32.u16 %r1, %h2;\n\
+                mov.b16 %h3, 0x3f80;\nneg.bf16 %h4, %h3;\ncvt.u32.u16 %r2, %h4;\n\
+                mov.b32 %r10, 0xbf80c000;\nabs.bf16x2 %r3, %r10;\n\
+                mov.b32 %r11, 0x3f80c000;\nneg.bf16x2 %r4, %r11;\n\
+                mov.b16 %h5, 0x7fc1;\nneg.bf16 %h6, %h5;\ncvt.u32.u16 %r5, %h6;\n";
+    let out = run_body(
+        "",
+        &format!("{body}{}", store(&["%r1", "%r2", "%r3", "%r4", "%r5"])),
+        5,
+    );
+    assert_eq!(out, [0x3f80, 0xbf80, 0x3f80_4000, 0xbf80_4000, 0xffc1]);
+}
