@@ -619,6 +619,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 max_threads_per_block,
                 reqntid: f.reqntid,
                 registers: layout.next_reg + layout.next_pred - regs_before,
+                max_registers: f.maxnreg,
                 entry_pc: funcs[&f.name].entry,
             });
         }
