@@ -30,7 +30,13 @@ EXPECTED = os.path.join(HERE, "expected.txt")
 PACKAGES = ["nocuda", "cudasim", "cudadrv", "cudapy", "nrt", "doc_examples"]
 # Modules that cannot be loaded by the unittest runner at all: they call
 # pytest.importorskip at import, whose Skipped escapes unittest's loader.
-UNLOADABLE = {"numba.cuda.tests.cudapy.test_cupy_bfloat16_interop": "needs CuPy >= 14"}
+UNLOADABLE = {
+    "numba.cuda.tests.cudapy.test_cupy_bfloat16_interop": "needs CuPy >= 14",
+    # Modules whose only tests are pytest-style functions, which the unittest runner does
+    # not see (numba's runner then runs its default suite instead).
+    "numba.cuda.tests.cudapy.test_matmul": "pytest functions only",
+    "numba.cuda.tests.doc_examples.test_matmul": "pytest functions only",
+}
 
 # `test_x (numba.cuda.tests.m.Class.test_x) ... ok` (verbose unittest); a docstring's
 # first line may stand before the dots, and the mock's own messages (written to fd 2,
