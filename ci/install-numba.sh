@@ -20,7 +20,7 @@ if [ ! -f "$stamp" ]; then
         'nvidia-nvvm==13.0.*' 'nvidia-cuda-nvrtc==13.0.*' 'nvidia-cuda-runtime==13.0.*' \
         'nvidia-cuda-cccl==13.0.*' \
         pytest filecheck cffi ml_dtypes psutil >&2
-    if "$venv/bin/python" -c 'import importlib.util as u; exit(0 if u.find_spec("nvidia.nvjitlink") else 1)'; then
+    if "$venv/bin/pip" show --quiet nvidia-nvjitlink > /dev/null 2>&1; then
         echo "install-numba.sh: nvidia-nvjitlink got installed; numba-cuda would make SASS" >&2
         exit 1
     fi
