@@ -812,6 +812,28 @@ static void peer_copy_one_gpu(void) {
 }
 
 /* 7. Async memsets and 2D async copies on a stream. */
+/* Memsets on page-locked host memory named by its device address (numba-cuda's
+ * test_host_alloc sets mapped host memory so); past the range's end. Awaits a recording. */
+static void memset_page_locked(void) {
+    init_primary(0, &cur_ctx);
+    void *h = NULL;
+    MUST(cuMemHostAlloc(&h, 4096, CU_MEMHOSTALLOC_DEVICEMAP));
+    CUdeviceptr d = 0;
+    MUST(cuMemHostGetDevicePointer(&d, h, 0));
+    memset(h, 0, 4096);
+    CALL("memset-d8 0xab x 10 at 1", cuMemsetD8(d + 1, 0xab, 10));
+    CALL("memset-d32 0x01020304 x 4 at 64", cuMemsetD32(d + 64, 0x01020304, 4));
+    CALL("memset-d16-async 0xbeef x 3 at 128", cuMemsetD16Async(d + 128, 0xbeef, 3, NULL));
+    CALL("ctx-synchronize", cuCtxSynchronize());
+    unsigned char *b = h;
+    SAY("bytes 0, 1, 10, 11 = %02x %02x %02x %02x; word at 64 = 0x%08x; bytes 128, 133, 134 = %02x %02x %02x",
+        b[0], b[1], b[10], b[11], *(uint32_t *)(b + 64), b[128], b[133], b[134]);
+    CALL("memset-d8 past the range's end", cuMemsetD8(d + 4090, 0xcd, 10));
+    CALL("ctx-synchronize", cuCtxSynchronize());
+    SAY("byte 4090 = %02x", b[4090]);
+    MUST(cuMemFreeHost(h));
+}
+
 static void memset_async_and_2d_async(void) {
     init_primary(0, &cur_ctx);
     CUstream s = NULL;
@@ -913,5 +935,6 @@ int main(void) {
     section("pitch-2d", pitch_2d);
     section("peer-copy-one-gpu", peer_copy_one_gpu);
     section("memset-async-and-2d-async", memset_async_and_2d_async);
+    section("memset-page-locked", memset_page_locked);
     return 0;
 }

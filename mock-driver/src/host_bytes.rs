@@ -145,6 +145,17 @@ pub fn host_to_host(dst: HostBytes<'_>, src: HostBytes<'_>, len: usize) {
     unsafe { std::ptr::copy(src.ptr as *const u8, dst.ptr, len) };
 }
 
+/// Fills a host buffer with `pattern` repeated (a memset on page-locked host memory,
+/// which unified addressing lets device calls name).
+pub fn fill_host(dst: HostBytes<'_>, pattern: &[u8]) {
+    dst.check(dst.len, true);
+    // Safety: valid and writable for its length (HostBytes' contract, checked above).
+    let bytes = unsafe { std::slice::from_raw_parts_mut(dst.ptr, dst.len) };
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = pattern[i % pattern.len()];
+    }
+}
+
 /// Fills the device segments with `pattern` repeated, starting afresh in each segment
 /// (each starts at an element boundary: the memset's address and every mapping are
 /// aligned to the element's width).

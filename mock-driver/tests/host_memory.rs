@@ -190,3 +190,34 @@ fn managed_memory_takes_the_legacy_advice_and_prefetch_forms() {
         );
     }
 }
+
+#[test]
+fn memsets_set_page_locked_memory_named_by_its_device_address_and_stop_at_its_end() {
+    // Safety: every pointer is a live local, or memory the mock handed out and its size.
+    unsafe {
+        setup();
+        let mut pin: *mut c_void = std::ptr::null_mut();
+        assert_eq!(cuMemHostAlloc(&mut pin, 4096, 0x2), 0); // CU_MEMHOSTALLOC_DEVICEMAP
+        let mut d = 0u64;
+        assert_eq!(cuMemHostGetDevicePointer_v2(&mut d, pin, 0), 0);
+        assert_eq!(cuMemsetD8_v2(d + 1, 0xab, 10), 0);
+        assert_eq!(cuMemsetD32_v2(d + 64, 0x0102_0304, 4), 0);
+        assert_eq!(
+            cuMemsetD16Async(d + 128, 0xbeef, 3, std::ptr::null_mut()),
+            0
+        );
+        assert_eq!(cuCtxSynchronize(), 0);
+        let bytes = std::slice::from_raw_parts(pin.cast::<u8>(), 4096);
+        assert_eq!(
+            &bytes[..12],
+            &[0, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0]
+        );
+        assert_eq!(&bytes[64..72], &[4, 3, 2, 1, 4, 3, 2, 1]);
+        assert_eq!(&bytes[128..134], &[0xef, 0xbe, 0xef, 0xbe, 0xef, 0xbe]);
+        assert_eq!(bytes[134], 0);
+        // Past the range's end: refused, nothing written.
+        assert_eq!(cuMemsetD8_v2(d + 4090, 0xcd, 10), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(bytes[4090], 0);
+        assert_eq!(cuMemFreeHost(pin), 0);
+    }
+}

@@ -684,6 +684,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 max_threads_per_block,
                 reqntid: f.reqntid,
                 registers: layout.next_reg + layout.next_pred - regs_before,
+                max_registers: f.maxnreg,
                 entry_pc: funcs[&f.name].entry,
             });
         }
@@ -1902,10 +1903,16 @@ impl FuncDecoder<'_> {
             m.list.extend(width);
             return self.carry(i, m);
         }
-        if m.take("relu") || m.take("xorsign") || m.take("abs") {
+        let relu = m.take("relu");
+        if m.take("xorsign") || m.take("abs") {
             return Err(unsup(m));
         }
         let ty = self.one_type(i, m)?;
+        // `.relu` is the half formats' fma (and min/max, not emulated yet).
+        let half = matches!(ty, Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2);
+        if relu && !(opc == "fma" && half) {
+            return Err(unsup(m));
+        }
         let nsrc = match opc {
             "abs" | "neg" | "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" | "rcp" | "sqrt"
             | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => 1,
@@ -1924,6 +1931,7 @@ impl FuncDecoder<'_> {
                 "div" if approx => "div.approx".to_string(),
                 "div" if full => "div.full".to_string(),
                 "min" | "max" if nan => format!("{opc}.NaN"),
+                "fma" if relu => "fma.relu".to_string(),
                 _ if approx => format!("{opc}.approx"),
                 _ => opc.to_string(),
             };

@@ -203,6 +203,9 @@ pub struct Kernel {
     pub reqntid: Option<[u32; 3]>,
     /// Registers declared by the kernel and the functions it calls.
     pub registers: u32,
+    /// `.maxnreg` (or the linker's CU_JIT_MAX_REGISTERS, which the mock's linker writes
+    /// as `.maxnreg`): what ptxas would hold the kernel's registers to.
+    pub max_registers: Option<u32>,
     pub(crate) entry_pc: u32,
 }
 

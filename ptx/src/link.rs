@@ -79,6 +79,41 @@ struct Parsed {
     idents: Vec<(usize, String)>,
 }
 
+/// The linked text with `.maxnreg max` on every kernel defined in it: how the mock's
+/// linker passes CU_JIT_MAX_REGISTERS on to the module that loads its output (ptxas holds
+/// each kernel to it; a kernel's own smaller `.maxnreg` still holds, the least wins).
+pub fn cap_registers(text: &str, max: u32) -> Result<String, LoadError> {
+    let toks = tokenize(text)?;
+    let starts = line_starts(text);
+    let at = |t: &crate::lex::Token| starts[(t.line - 1) as usize] + (t.column - 1) as usize;
+    let mut bodies = Vec::new();
+    let (mut depth, mut in_entry) = (0i32, false);
+    for t in &toks {
+        match &t.tok {
+            Tok::Dot(d) if depth == 0 && d == "entry" => in_entry = true,
+            Tok::Punct(';') if depth == 0 => in_entry = false,
+            Tok::Punct('{') => {
+                if depth == 0 && in_entry {
+                    bodies.push(at(t));
+                    in_entry = false;
+                }
+                depth += 1;
+            }
+            Tok::Punct('}') => depth -= 1,
+            _ => {}
+        }
+    }
+    let mut out = String::with_capacity(text.len() + bodies.len() * 16);
+    let mut from = 0;
+    for b in bodies {
+        out.push_str(&text[from..b]);
+        out.push_str(&format!(".maxnreg {max}\n"));
+        from = b;
+    }
+    out.push_str(&text[from..]);
+    Ok(out)
+}
+
 fn line_starts(text: &str) -> Vec<usize> {
     std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
@@ -419,5 +454,26 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("s$cumock_link1"), "{out}");
+    }
+
+    #[test]
+    fn a_register_cap_becomes_each_kernels_maxnreg_and_the_least_holds() {
+        let out = l(&[
+            ".visible .entry a() { ret; }\n.func f() { ret; }\n\
+             .visible .entry b() .maxnreg 16 { ret; }\n.extern .func g();\n",
+            ".visible .func g() { ret; }\n",
+        ])
+        .unwrap();
+        let capped = cap_registers(&out, 40).unwrap();
+        assert_eq!(capped.matches(".maxnreg 40").count(), 2, "{capped}");
+        let m = crate::Module::parse(&capped).unwrap_or_else(|e| panic!("{e}\n{capped}"));
+        let cap = |name: &str| {
+            m.kernels
+                .iter()
+                .find(|k| k.name == name)
+                .unwrap()
+                .max_registers
+        };
+        assert_eq!((cap("a"), cap("b")), (Some(40), Some(16)));
     }
 }

@@ -1213,10 +1213,28 @@ pub fn half_op(op: &str, ty: Ty, m: FMods) -> Option<WarpFn> {
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
             |a, b, c| two_sum64(a * b, c)
         ),
-        ("neg", false) if ty == Ty::F16 => wf!(|a, b, c, e| (a as u16 ^ 0x8000) as u64),
-        ("abs", false) if ty == Ty::F16 => wf!(|a, b, c, e| (a as u16 & 0x7fff) as u64),
-        ("neg", false) => wf!(|a, b, c, e| (a as u32 ^ 0x8000_8000) as u64),
-        ("abs", false) => wf!(|a, b, c, e| (a as u32 & 0x7fff_7fff) as u64),
+        // `.relu`: a negative result is 0, a NaN the canonical NaN (the ISA's words; a
+        // -0 result made +0 is the clamp read literally, not yet seen on the H200).
+        ("fma.relu", false) => h!(
+            |v: f64| relu_half(f64_to_f16(v, Rnd::N), 0x7c00),
+            |x: u16| f16_to_f32(x) as f64,
+            |a, b, c| a * b + c
+        ),
+        ("fma.relu", true) => h!(
+            |v: (f64, f64)| relu_half(f32_to_bf16(f32_odd2(v.0, v.1), Rnd::N), 0x7f80),
+            |x: u16| f32::from_bits((x as u32) << 16) as f64,
+            |a, b, c| two_sum64(a * b, c)
+        ),
+        // The sign bit alone, in f16 and bf16 alike (the ISA: "NaN inputs yield an
+        // unspecified NaN"; a NaN with its sign changed is one).
+        ("neg", _) if matches!(ty, Ty::F16 | Ty::BF16) => {
+            wf!(|a, b, c, e| (a as u16 ^ 0x8000) as u64)
+        }
+        ("abs", _) if matches!(ty, Ty::F16 | Ty::BF16) => {
+            wf!(|a, b, c, e| (a as u16 & 0x7fff) as u64)
+        }
+        ("neg", _) => wf!(|a, b, c, e| (a as u32 ^ 0x8000_8000) as u64),
+        ("abs", _) => wf!(|a, b, c, e| (a as u32 & 0x7fff_7fff) as u64),
         _ => return None,
     })
 }
@@ -1784,6 +1802,20 @@ fn cvt_one(
 
 /// The canonical NaN of f16 and bf16 results.
 const HALF_NAN: u16 = 0x7fff;
+
+/// `.relu` on a half result whose exponent field is `exponent` (0x7c00 in f16, 0x7f80
+/// in bf16): NaN (exponent all ones, mantissa not 0) to the canonical NaN, a set sign
+/// bit to +0.
+fn relu_half(h: u16, exponent: u16) -> u16 {
+    let mantissa = !exponent & 0x7fff;
+    if h & exponent == exponent && h & mantissa != 0 {
+        HALF_NAN
+    } else if h & 0x8000 != 0 {
+        0
+    } else {
+        h
+    }
+}
 
 /// A half's value as f32 (exact), flushed to a signed zero when `ftz` and subnormal.
 fn half_value<const BF: bool, const FTZ: bool>(h: u16) -> f32 {

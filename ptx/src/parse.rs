@@ -86,6 +86,8 @@ pub struct FuncAst {
     pub params: Vec<VarDecl>,
     pub maxntid: Option<[u32; 3]>,
     pub reqntid: Option<[u32; 3]>,
+    /// `.maxnreg`: the registers a thread may use at most (the least, if given twice).
+    pub maxnreg: Option<u32>,
     pub body: Option<Vec<Stmt>>,
     pub line: u32,
     pub column: u32,
@@ -608,7 +610,7 @@ impl<'a> Parser<'a> {
         } else {
             Vec::new()
         };
-        let (mut maxntid, mut reqntid) = (None, None);
+        let (mut maxntid, mut reqntid, mut maxnreg) = (None, None, None::<u32>);
         while let Some(Tok::Dot(d)) = self.peek() {
             {
                 match d.as_str() {
@@ -620,7 +622,15 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         reqntid = Some(self.dims()?);
                     }
-                    "minnctapersm" | "maxnctapersm" | "maxnreg" | "noreturn" | "maxclusterrank"
+                    "maxnreg" => {
+                        self.pos += 1;
+                        if let Some(Tok::Int(n)) = self.peek() {
+                            let n = (*n).min(u32::MAX as u64) as u32;
+                            maxnreg = Some(maxnreg.map_or(n, |m| m.min(n)));
+                            self.pos += 1;
+                        }
+                    }
+                    "minnctapersm" | "maxnctapersm" | "noreturn" | "maxclusterrank"
                     | "reqnctapercluster" | "explicitcluster" => {
                         self.pos += 1;
                         while matches!(self.peek(), Some(Tok::Int(_)) | Some(Tok::Punct(','))) {
@@ -652,6 +662,7 @@ impl<'a> Parser<'a> {
             params,
             maxntid,
             reqntid,
+            maxnreg,
             body,
             line,
             column,

@@ -151,3 +151,42 @@ fn module_arrays_are_addressed_by_name_and_offset() {
     );
     assert_eq!(out, [77, 40, 10, 2, 3, 12, 0, 1]);
 }
+
+#[test]
+fn abs_and_neg_of_bf16_change_the_sign_bit_only() {
+    // bf16: 1.0 = 0x3f80, -1.0 = 0xbf80, -2.0 = 0xc000, 0x7fc1 a NaN.
+    let body = "mov.b16 %h1, 0xbf80;\nabs.bf16 %h2, %h1;\ncvt.u32.u16 %r1, %h2;\n\
+                mov.b16 %h3, 0x3f80;\nneg.bf16 %h4, %h3;\ncvt.u32.u16 %r2, %h4;\n\
+                mov.b32 %r10, 0xbf80c000;\nabs.bf16x2 %r3, %r10;\n\
+                mov.b32 %r11, 0x3f80c000;\nneg.bf16x2 %r4, %r11;\n\
+                mov.b16 %h5, 0x7fc1;\nneg.bf16 %h6, %h5;\ncvt.u32.u16 %r5, %h6;\n";
+    let out = run_body(
+        "",
+        &format!("{body}{}", store(&["%r1", "%r2", "%r3", "%r4", "%r5"])),
+        5,
+    );
+    assert_eq!(out, [0x3f80, 0xbf80, 0x3f80_4000, 0xbf80_4000, 0xffc1]);
+}
+
+#[test]
+fn fma_relu_of_halves_clamps_negatives_to_zero_and_nans_to_the_canonical_nan() {
+    // bf16: 1.0 = 0x3f80, -2.0 = 0xc000, 0.5 = 0x3f00, 2.5 = 0x4020, 0x7fc1 a NaN;
+    // f16: 1.0 = 0x3c00, -1.0 = 0xbc00, 2.0 = 0x4000.
+    let body = "mov.b16 %h1, 0x3f80;\nmov.b16 %h2, 0xc000;\nmov.b16 %h3, 0x3f00;\n\
+                fma.rn.relu.bf16 %h4, %h1, %h2, %h3;\ncvt.u32.u16 %r1, %h4;\n\
+                mov.b16 %h5, 0x4000;\nfma.rn.relu.bf16 %h6, %h1, %h5, %h3;\ncvt.u32.u16 %r2, %h6;\n\
+                mov.b16 %h7, 0x7fc1;\nfma.rn.relu.bf16 %h8, %h1, %h7, %h3;\ncvt.u32.u16 %r3, %h8;\n\
+                mov.b32 %r10, 0x3f803f80;\nmov.b32 %r11, 0xc0004000;\nmov.b32 %r12, 0x3f003f00;\n\
+                fma.rn.relu.bf16x2 %r4, %r10, %r11, %r12;\n\
+                mov.b16 %h9, 0x3c00;\nmov.b16 %h10, 0xbc00;\nfma.rn.relu.f16 %h11, %h9, %h10, %h9;\n\
+                cvt.u32.u16 %r5, %h11;\nfma.rn.relu.f16 %h12, %h9, %h9, %h9;\ncvt.u32.u16 %r6, %h12;\n";
+    let out = run_body(
+        "",
+        &format!(
+            "{body}{}",
+            store(&["%r1", "%r2", "%r3", "%r4", "%r5", "%r6"])
+        ),
+        6,
+    );
+    assert_eq!(out, [0, 0x4020, 0x7fff, 0x4020, 0, 0x4000]);
+}

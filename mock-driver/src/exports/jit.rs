@@ -9,6 +9,7 @@ use cumock_abi::CUjit_option;
 use std::ffi::{c_char, c_uint, c_void};
 use std::time::Instant;
 
+const CU_JIT_MAX_REGISTERS: CUjit_option = 0;
 const CU_JIT_WALL_TIME: CUjit_option = 2;
 const CU_JIT_INFO_LOG_BUFFER: CUjit_option = 3;
 const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: CUjit_option = 4;
@@ -33,6 +34,8 @@ struct LogBuffer {
 /// The output options of one call, read from the program's arrays.
 pub struct JitOutputs {
     started: Instant,
+    /// CU_JIT_MAX_REGISTERS: the registers a thread may use at most.
+    pub max_registers: Option<u32>,
     wall_time: Option<usize>,
     info: Option<LogBuffer>,
     error: Option<LogBuffer>,
@@ -52,6 +55,7 @@ impl JitOutputs {
     ) -> CuResult<JitOutputs> {
         let mut out = JitOutputs {
             started: Instant::now(),
+            max_registers: None,
             wall_time: None,
             info: None,
             error: None,
@@ -71,6 +75,8 @@ impl JitOutputs {
             let (opt, slot) = unsafe { (*options.add(i), values.add(i)) };
             match opt {
                 CU_JIT_WALL_TIME => out.wall_time = Some(slot as usize),
+                // Safety: the slot is readable (above); it holds an unsigned int.
+                CU_JIT_MAX_REGISTERS => out.max_registers = Some(unsafe { *slot } as usize as u32),
                 // Safety: the slot is readable (above); it holds the value itself.
                 CU_JIT_INFO_LOG_BUFFER => info_buf = Some(unsafe { *slot } as *mut c_char),
                 CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES => info_size = Some(slot as usize),

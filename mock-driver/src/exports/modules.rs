@@ -111,7 +111,7 @@ impl ModuleApi for Mock {
         // Safety: cuda.h's contract for the option arrays, which also says they stay
         // valid until cuLinkDestroy (the logs are written at cuLinkComplete).
         let jit = unsafe { JitOutputs::read(num_options, options, option_values) }?;
-        let link = d.link_create()?;
+        let link = d.link_create(jit.max_registers)?;
         keep_link_outputs(link, jit);
         out(state_out, link as CUlinkState)
     }

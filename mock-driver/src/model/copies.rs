@@ -196,6 +196,22 @@ impl Driver {
         let (segs, held) = {
             let mut st = self.state.lock();
             self.check_sticky(&st, device)?;
+            // Page-locked host memory has the same address on the device (unified
+            // addressing), and is set as host memory, as copies treat it.
+            if let Some(fits) = st.host.check_copy(dst, len) {
+                fits?;
+                drop(st);
+                super::ordering::touched_now(
+                    "a memset",
+                    &[(dst, dst + len, super::ordering::Touch::Write)],
+                );
+                // Safety: the driver holds this page-locked range (allocated or
+                // registered, so mapped and writable) and `fits` says the memset stays
+                // in it; freeing it meanwhile is the program's race, as on a GPU.
+                let bytes = unsafe { HostBytes::writable(dst as *mut u8, len as usize) };
+                host_bytes::fill_host(bytes, &pattern.bytes());
+                return Ok(());
+            }
             within_requested(&st.vmm, dst, len)?;
             let segs = st.vmm.segments(dst, len, device, Need::Write)?;
             st.vmm.issued(&segs);

@@ -28,6 +28,8 @@ pub mod input {
 #[derive(Default)]
 pub struct LinkState {
     inputs: Vec<(String, String)>,
+    /// CU_JIT_MAX_REGISTERS, written into the image as each kernel's `.maxnreg`.
+    max_registers: Option<u32>,
     /// The linked image, NUL-terminated, once complete: its address is what
     /// cuLinkComplete returns, valid until cuLinkDestroy (a boxed slice never moves).
     output: Option<Box<[u8]>>,
@@ -50,12 +52,18 @@ impl Links {
 }
 
 impl Driver {
-    pub fn link_create(&self) -> CuResult<u64> {
+    pub fn link_create(&self, max_registers: Option<u32>) -> CuResult<u64> {
         let mut st = self.state.lock();
         st.contexts.require_current()?;
         st.links.next_id += 1;
         let id = LINK_TAG | st.links.next_id;
-        st.links.states.insert(id, LinkState::default());
+        st.links.states.insert(
+            id,
+            LinkState {
+                max_registers,
+                ..LinkState::default()
+            },
+        );
         Ok(id)
     }
 
@@ -149,9 +157,10 @@ impl Driver {
 
     /// cuLinkComplete: the linked image's address and size (with its NUL).
     pub fn link_complete(&self, link: u64) -> CuResult<(u64, usize)> {
-        let inputs = {
+        let (inputs, max_registers) = {
             let mut st = self.state.lock();
-            st.links.state(link)?.inputs.clone()
+            let state = st.links.state(link)?;
+            (state.inputs.clone(), state.max_registers)
         };
         let text = ptx::link::link(&inputs).map_err(|e| match e {
             ptx::link::LinkError::Input(n, le) => {
@@ -162,6 +171,10 @@ impl Driver {
             ptx::link::LinkError::Empty => invalid("cuLinkComplete with no inputs added"),
             other => CuError::new(LINK_FAILURE, other.to_string()),
         })?;
+        let text = match max_registers {
+            Some(max) => ptx::link::cap_registers(&text, max).map_err(|e| load_error_for(&e))?,
+            None => text,
+        };
         // What cuModuleLoadData will refuse is refused here, as the driver's ptxas
         // refuses it when it finishes the link.
         ptx::Module::parse(&text).map_err(|e| load_error_for(&e))?;

@@ -933,8 +933,9 @@ impl Driver {
             CONST_SIZE_BYTES => m.const_bytes as i32,
             LOCAL_SIZE_BYTES => k.local_bytes_per_thread as i32,
             // The registers ptxas would allocate are unknown without ptxas: the PTX's own
-            // declarations stand in (an upper bound of what a kernel uses).
-            NUM_REGS => k.registers.min(255) as i32,
+            // declarations stand in (an upper bound of what a kernel uses), held to
+            // `.maxnreg` as ptxas holds its allocation to it.
+            NUM_REGS => k.registers.min(k.max_registers.unwrap_or(255)).min(255) as i32,
             PTX_VERSION => (m.program.version.0 * 10 + m.program.version.1) as i32,
             BINARY_VERSION => self.compute_capability(m.device) as i32,
             CACHE_MODE_CA => 0,

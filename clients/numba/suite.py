@@ -1,0 +1,379 @@
+"""Runs numba-cuda's own test suite, unchanged, one test module per process, and compares
+the outcome with clients/numba/expected.txt.
+
+Each module runs as `python -m numba.runtests -v -b MODULE` (numba's documented runner;
+the wheel's tests need a repository conftest to run under pytest), in a process of its
+own, so a sticky kernel fault or a crash is charged to its module, and a hang is ended
+by a per-module timeout.
+
+  suite.py run [--modules ci|all|M1,M2] [--jobs N] [--timeout S] [--json FILE]
+  suite.py list            the modules the installed numba-cuda has
+
+`run` prints one line per module (passed, failed, errors, skipped) and a total, writes
+every test's outcome to --json, and, when the expected file lists tests for a module it
+ran, exits 1 if any test listed as passing did not pass (a test that passes and is not
+listed is reported as news, not as a failure).
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXPECTED = os.path.join(HERE, "expected.txt")
+# The packages numba-cuda's own load_tests walks, in its order.
+PACKAGES = ["nocuda", "cudasim", "cudadrv", "cudapy", "nrt", "doc_examples"]
+# Modules that cannot be loaded by the unittest runner at all: they call
+# pytest.importorskip at import, whose Skipped escapes unittest's loader.
+UNLOADABLE = {
+    "numba.cuda.tests.cudapy.test_cupy_bfloat16_interop": "needs CuPy >= 14",
+    # Modules whose only tests are pytest-style functions, which the unittest runner does
+    # not see (numba's runner then runs its default suite instead).
+    "numba.cuda.tests.cudapy.test_matmul": "pytest functions only",
+    "numba.cuda.tests.doc_examples.test_matmul": "pytest functions only",
+}
+
+# `test_x (numba.cuda.tests.m.Class.test_x) ... ok` (verbose unittest); a docstring's
+# first line may stand before the dots, and the mock's own messages (written to fd 2,
+# past Python's buffering) may stand between the dots and the outcome.
+RESULT = re.compile(
+    r"^(?P<name>test\w*) \((?P<id>[\w.]+)\)(?:\n(?!test\w* \().*)?? \.\.\. "
+    r"(?:cumock:.*\n)*"
+    r"(?P<outcome>ok|FAIL|ERROR|skipped|expected failure|unexpected success)",
+    re.M,
+)
+# The report's headers: every failed test (and subtest) is named once there.
+REPORTED = re.compile(r"^(?P<outcome>ERROR|FAIL): test\w* \((?P<id>[\w.]+)\)", re.M)
+# The suite calls pytest.importorskip in some tests: under pytest a skip, under the
+# unittest runner an error whose traceback ends in pytest's Skipped.
+PYTEST_SKIP = re.compile(r"^Skipped: ", re.M)
+SEPARATOR = "=" * 70 + "\n"
+OUTCOME = {
+    "ok": "pass",
+    "FAIL": "fail",
+    "ERROR": "error",
+    "skipped": "skip",
+    "expected failure": "skip",
+    "unexpected success": "fail",
+}
+
+
+def parse(out):
+    """Each test's outcome in a module's output: pass, fail, error or skip."""
+    tests = {m.group("id"): OUTCOME[m.group("outcome")] for m in RESULT.finditer(out)}
+    seen_failing = {}
+    for block in out.split(SEPARATOR)[1:]:
+        m = REPORTED.match(block)
+        if not m:
+            continue
+        test = m.group("id")
+        # Header, dashes, traceback (and, after the last one, dashes and the totals).
+        parts = block.split("-" * 70 + "\n")
+        tail = (parts[1] if len(parts) > 1 else "").rstrip().splitlines()[-1:] or [""]
+        if PYTEST_SKIP.match(tail[0]):
+            outcome = "skip"
+        else:
+            outcome = OUTCOME[m.group("outcome")]
+        # A test with several failing subtests is charged once, with the worst.
+        if seen_failing.get(test) not in ("fail", "error"):
+            seen_failing[test] = outcome
+    tests.update(seen_failing)
+    return tests
+
+
+def all_modules():
+    import numba.cuda.tests as tests
+
+    root = os.path.dirname(tests.__file__)
+    found = []
+    for pkg in PACKAGES:
+        for f in sorted(os.listdir(os.path.join(root, pkg))):
+            if f.startswith("test_") and f.endswith(".py"):
+                found.append(f"numba.cuda.tests.{pkg}.{f[:-3]}")
+    return [m for m in found if m not in UNLOADABLE]
+
+
+def read_expected(path=EXPECTED):
+    """{'ci': [modules], 'pass': {test ids}, 'known': {test id: reason}}"""
+    ci, passing, known = [], set(), {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = "" if line.lstrip().startswith("#") else line.strip()
+            if not line:
+                continue
+            kind, _, rest = line.partition(" ")
+            rest = rest.strip()
+            if kind == "ci":
+                ci.append(rest)
+            elif kind == "pass":
+                passing.add(rest)
+            elif kind == "known":
+                test, _, reason = rest.partition(" ")
+                known[test] = reason.strip()
+            else:
+                sys.exit(f"{path}:{n}: unknown line kind {kind!r}")
+    return {"ci": ci, "pass": passing, "known": known}
+
+
+def run_module(module, timeout, env):
+    t0 = time.time()
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "numba.runtests", "-v", "-b", module],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+        )
+        out, rc = p.stdout + p.stderr, p.returncode
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(
+            errors="replace"
+        )
+        rc = "timeout"
+    tests = parse(out)
+    # A module that ran no test to its end (crashed at import, died, timed out) is one
+    # error under its own name, so it is never silently absent.
+    if rc not in (0, 1) or (rc == 1 and not tests):
+        tests.setdefault(module, "crash" if rc != "timeout" else "timeout")
+    return module, tests, out, rc, time.time() - t0
+
+
+def counts_of(tests):
+    counts = {"pass": 0, "fail": 0, "error": 0, "skip": 0}
+    for o in tests.values():
+        counts["error" if o in ("crash", "timeout") else o] += 1
+    return counts
+
+
+def line(module, counts, secs=None):
+    t = f" {secs:6.1f}s" if secs is not None else ""
+    return (
+        f"{module:60} {counts['pass']:4} passed {counts['fail']:3} failed "
+        f"{counts['error']:3} errors {counts['skip']:3} skipped{t}"
+    )
+
+
+def run(a):
+    expected = read_expected(a.expected) if os.path.exists(a.expected) else None
+    if a.modules == "ci":
+        modules = expected["ci"]
+    elif a.modules == "all":
+        modules = all_modules()
+    else:
+        modules = a.modules.split(",")
+    results = {}
+    if a.resume and os.path.exists(a.json):
+        with open(a.json) as f:
+            results = json.load(f)["modules"]
+    todo = [m for m in modules if m not in results]
+    env = dict(os.environ)
+    t0 = time.time()
+
+    def save():
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump({"modules": results}, f, indent=1, sort_keys=True)
+
+    def start(m):
+        # Past the budget, no module starts: a later --resume run takes the rest.
+        if a.budget and time.time() - t0 > a.budget:
+            return m, None, "", "budget", 0.0
+        return run_module(m, a.timeout, env)
+
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        for fut in concurrent.futures.as_completed([pool.submit(start, m) for m in todo]):
+            module, tests, out, rc, secs = fut.result()
+            if tests is None:
+                continue
+            results[module] = tests
+            if a.logs:
+                os.makedirs(a.logs, exist_ok=True)
+                with open(os.path.join(a.logs, module + ".log"), "w") as f:
+                    f.write(out)
+            print(line(module, counts_of(tests), secs), flush=True)
+            save()
+    secs = time.time() - t0
+    left = [m for m in modules if m not in results]
+    totals = counts_of({f"{m}:{t}": o for m in modules for t, o in results.get(m, {}).items()})
+
+    regressions, news, checked = [], [], 0
+    if expected:
+        ran = set(modules) - set(left)
+        for test in sorted(expected["pass"]):
+            module = test.rsplit(".", 2)[0]
+            if module not in ran:
+                continue
+            checked += 1
+            if results.get(module, {}).get(test) != "pass":
+                regressions.append((test, results.get(module, {}).get(test, "absent")))
+        for module in modules:
+            for test, o in sorted(results.get(module, {}).items()):
+                if o == "pass" and test not in expected["pass"]:
+                    news.append(test)
+    for test in news:
+        print(f"news: {test} passes and is not listed as passing in expected.txt")
+    for test, o in regressions:
+        print(f"REGRESSION: {test}: {o}, listed as passing in expected.txt")
+    if left:
+        print(f"{len(left)} modules not run (budget spent): run again with --resume")
+    print(
+        f"numba-cuda suite: {len(modules) - len(left)} modules in {secs:.0f}s: "
+        f"{totals['pass']} passed, {totals['fail']} failed, {totals['error']} errors, "
+        f"{totals['skip']} skipped; {len(regressions)} regressions"
+    )
+    # The tests expected to pass, as CI counts them (ci/test.sh's closing line).
+    print(f"numba-cuda checked: {checked - len(regressions)} passed, {len(regressions)} failed")
+    return 1 if regressions else 0
+
+
+def compare(a):
+    """Of the tests that pass on the GPU, how many pass on the mock, and what the rest
+    did on the mock, by module."""
+    with open(a.mock) as f:
+        mock = json.load(f)["modules"]
+    with open(a.gpu) as f:
+        gpu = json.load(f)["modules"]
+    passed_gpu = passed_both = 0
+    for module in sorted(gpu):
+        on_gpu = [t for t, o in gpu[module].items() if o == "pass"]
+        on_mock = mock.get(module, {})
+        both = [t for t in on_gpu if on_mock.get(t) == "pass"]
+        passed_gpu += len(on_gpu)
+        passed_both += len(both)
+        if len(both) < len(on_gpu):
+            print(f"{module:60} {len(both):4} of {len(on_gpu):4} pass on the mock")
+            for t in sorted(set(on_gpu) - set(both)):
+                print(f"    {t.rsplit('.', 2)[-2:]}: {on_mock.get(t, 'not run')} on the mock")
+    pct = 100.0 * passed_both / max(passed_gpu, 1)
+    print(f"{passed_both} of the {passed_gpu} tests that pass on the GPU pass on the mock ({pct:.1f}%)")
+    return 0
+
+
+# Why a test fails on the mock, from its traceback: the first pattern found names the
+# reason written into expected.txt (one line each); otherwise the traceback's last line.
+REASONS = [
+    (r"recursive calls", "recursion is not emulated by the PTX executor"),
+    (r"\.callprototype", "NRT: indirect calls (.callprototype) are not emulated by the PTX executor"),
+    (r"has no body here", "device-side malloc/free (NRT) are not emulated"),
+    (r"`cvt` needs two types", "FP8 conversions (cvt .e4m3x2/.e5m2x2/.ue8m0x2) are not emulated"),
+    (r"libcudadevrt\.a", "links libcudadevrt.a (grid sync), whose device code is SASS only"),
+    (r"unsupported instruction `([^`]*)`", "the PTX executor lacks `{0}`"),
+    (
+        r"takes \d+ values here, given \d+",
+        "calls a C-ABI function with a return value its definition lacks; the mock's linker refuses the mismatch",
+    ),
+    (r"_graph_builder", "graph user objects (cuUserObjectCreate) are not emulated"),
+    (r"CUDA_ERROR_OUT_OF_MEMORY", "device memory past CUMOCK_DEVICE_MEMORY"),
+    (
+        r"AssertionError: '[^\n]*nvjitlink is not available",
+        "expects no warning; without nvJitLink numba-cuda warns",
+    ),
+    (r"assertEqual\(len\(w\), 0\)", "expects no warning; gets one (numba-cuda's, about nvJitLink)"),
+    (r"check_hits|check_pycache", "the CPU target's cache half of the test (numba's, not the device's)"),
+    (r"cuGetExportTable", "uses NVIDIA's static runtime (cuGetExportTable)"),
+    (r"Call to (cu\w+) results in (CUDA_ERROR_\w+)", "{0} answers {1}"),
+    (r"TimeoutError", "a spawned process misses the test's 4 s deadline on a busy host"),
+]
+
+
+def reason_of(traceback):
+    for pattern, reason in REASONS:
+        m = re.search(pattern, traceback)
+        if m:
+            return reason.format(*m.groups())
+    lines = [l for l in traceback.strip().splitlines() if l.strip()]
+    return (lines[-1] if lines else "no traceback").strip()[:160]
+
+
+def tracebacks(out):
+    """Each failed test's traceback in a module's output (the first, for subtests)."""
+    found = {}
+    for block in out.split(SEPARATOR)[1:]:
+        m = REPORTED.match(block)
+        if m:
+            parts = block.split("-" * 70 + "\n")
+            found.setdefault(m.group("id"), parts[1] if len(parts) > 1 else "")
+    return found
+
+
+def died_during(log):
+    """The test a module's process was running when it died."""
+    out = open(log, errors="replace").read() if os.path.exists(log) else ""
+    started = re.findall(r"^(test\w*) \([\w.]+\)[^\n]* \.\.\. (?:cumock:.*)?$", out, re.M)
+    return f"the process dies in {started[-1]}" if started else "the process dies"
+
+
+def bless(a):
+    """Writes expected.txt from a run's outcomes and logs: every passing test as `pass`,
+    every failing one as `known` with its reason; `ci` lines are kept."""
+    with open(a.json) as f:
+        results = json.load(f)["modules"]
+    old = read_expected(a.expected) if os.path.exists(a.expected) else {"ci": []}
+    ci = a.ci.split(",") if a.ci else old["ci"]
+    lines = [HEADER.rstrip("\n")]
+    lines += [f"ci {m}" for m in ci]
+    for module in sorted(results):
+        log = os.path.join(a.logs, module + ".log")
+        tbs = tracebacks(open(log, errors="replace").read()) if os.path.exists(log) else {}
+        lines.append(f"\n# {module}")
+        for test, o in sorted(results[module].items()):
+            if o == "pass":
+                lines.append(f"pass {test}")
+            elif o == "timeout":
+                lines.append(f"known {test} timeout: the module runs past {a.timeout} s on 2 cores")
+            elif o == "crash":
+                lines.append(f"known {test} crash: {died_during(log)}")
+            elif o != "skip":
+                lines.append(f"known {test} {o}: {reason_of(tbs.get(test, ''))}")
+    with open(a.expected, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return 0
+
+
+HEADER = """\
+# numba-cuda 0.30.4's own test suite on the mock (clients/numba/suite.py), one line each:
+#   ci MODULE              a module CI runs (ci/numba-suite.sh): a few minutes on 2 cores
+#   pass TEST              passes on the mock; CI fails if it does not
+#   known TEST WHY         fails on the mock (fail, error, crash or timeout), and why
+# Written by `suite.py bless` from a whole run (ci/numba-full.sh); skipped tests are not
+# listed.
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--modules", default="ci", help="ci (expected.txt's), all, or M1,M2")
+    r.add_argument("--jobs", type=int, default=2)
+    r.add_argument("--timeout", type=int, default=600, help="seconds a module may take")
+    r.add_argument("--json", help="every test's outcome, written as modules finish")
+    r.add_argument("--resume", action="store_true", help="skip the modules --json has")
+    r.add_argument("--budget", type=int, help="start no module after this many seconds")
+    r.add_argument("--logs", help="folder for each module's output")
+    r.add_argument("--expected", default=EXPECTED)
+    c = sub.add_parser("compare")
+    c.add_argument("mock")
+    c.add_argument("gpu")
+    b = sub.add_parser("bless")
+    b.add_argument("json")
+    b.add_argument("logs")
+    b.add_argument("--ci", help="M1,M2: CI's modules (default: those expected.txt has)")
+    b.add_argument("--timeout", type=int, default=600, help="the run's per-module limit")
+    b.add_argument("--expected", default=EXPECTED)
+    sub.add_parser("list")
+    a = ap.parse_args()
+    if a.cmd == "list":
+        print("\n".join(all_modules()))
+        return 0
+    return {"run": run, "compare": compare, "bless": bless}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
