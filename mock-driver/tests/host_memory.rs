@@ -95,10 +95,10 @@ fn page_locked_memory_is_a_device_address_in_2d_copies_and_bounded_by_its_range(
         c.src_pitch = 2000;
         assert_eq!(cuMemcpy2D_v2(&c), CUDA_ERROR_INVALID_VALUE);
 
-        // CUDA arrays are not emulated, and say so.
+        // A copy from an array handle that names no array is refused.
         let mut a = copy2d(64, 4);
         a.src_memory_type = ARRAY;
-        assert_eq!(cuMemcpy2D_v2(&a), CUDA_ERROR_NOT_SUPPORTED);
+        assert_eq!(cuMemcpy2D_v2(&a), CUDA_ERROR_INVALID_VALUE);
 
         assert_eq!(cuMemFree_v2(d), 0);
         assert_eq!(cuMemFreeHost(pin), 0);
