@@ -3,8 +3,8 @@
 // coordinates, wrap), written through a surface object and read back, and a volume
 // sampled through a 3D texture. Results are checked against a host model of the
 // hardware's filtering (the CUDA programming guide's "Texture Fetching": weights in 1.8
-// fixed point) and printed as checksums of their bits, so the H200's transcript says
-// whether the model is bit-exact.
+// fixed point; the rest as the H200 showed it) and printed as checksums of their bits,
+// so a transcript says whether the model is bit-exact.
 #include "common.h"
 #include <math.h>
 
@@ -57,36 +57,46 @@ __global__ void sample3d(float *out, cudaTextureObject_t tex, int n, float off) 
     }
 }
 
-// The H200's linear filter (texture_probe records its rules): the texel-space coordinate
-// less half a texel rounded to 1/256 (halves up); corner weights that are multiples of
-// 1/256 (the all-upper corner's product rounded, halves up, the others what is left);
-// the weighted sum rounded once.
-static int fixed_q8(float x) { return (int)floor((double)x * 256.0 + 0.5); }
+// The H200's linear filter (texture_probe records its rules): a normalized coordinate
+// floored to 2^-21 and scaled by the size; the texel-space coordinate less half a texel
+// rounded to 1/256 (halves up); corner weights that are multiples of 1/256 (the
+// all-upper corner's product rounded, halves up, the others what is left); the weighted
+// sum rounded once, halves away from zero.
+static long fixed_q8(float u, int n) {
+    double uq = floor((double)u * 2097152.0) / 2097152.0;
+    return (long)floor((uq * n - 0.5) * 256.0 + 0.5);
+}
+
+static float round_half_away(double x) {
+    float r = (float)x;
+    if (fabs(x) <= fabs((double)r)) return r;
+    float next = nextafterf(r, x > 0 ? INFINITY : -INFINITY);
+    return x - (double)r == (double)next - x ? next : r;
+}
 
 static int wrap(int i, int n) { return ((i % n) + n) % n; }
 
 static float bilinear_wrap(const float *img, int w, int h, float u, float v) {
-    float x = (u - floorf(u)) * w - 0.5f, y = (v - floorf(v)) * h - 0.5f;
-    int qx = fixed_q8(x), qy = fixed_q8(y);
-    int i = qx >> 8, j = qy >> 8, a = qx & 255, b = qy & 255;
+    long qx = fixed_q8(u, w), qy = fixed_q8(v, h);
+    int i = (int)(qx >> 8), j = (int)(qy >> 8), a = (int)(qx & 255), b = (int)(qy & 255);
     int ab = (a * b + 128) >> 8;
     double acc = (double)(256 - a - b + ab) * img[wrap(j, h) * w + wrap(i, w)] +
                  (double)(a - ab) * img[wrap(j, h) * w + wrap(i + 1, w)] +
                  (double)(b - ab) * img[wrap(j + 1, h) * w + wrap(i, w)] +
                  (double)ab * img[wrap(j + 1, h) * w + wrap(i + 1, w)];
-    return (float)(acc / 256.0);
+    return round_half_away(acc / 256.0);
 }
 
 static int clampi(int i, int n) { return i < 0 ? 0 : i >= n ? n - 1 : i; }
 
 // In 3D each bilinear corner's weight splits again by the third fraction the same way.
 static float trilinear_clamp(const float *vol, int n, float u, float v, float w) {
-    float c[3] = {u * n - 0.5f, v * n - 0.5f, w * n - 0.5f};
+    float c[3] = {u, v, w};
     int b[3], f[3];
     for (int k = 0; k < 3; k++) {
-        int q = fixed_q8(c[k]);
-        b[k] = q >> 8;
-        f[k] = q & 255;
+        long q = fixed_q8(c[k], n);
+        b[k] = (int)(q >> 8);
+        f[k] = (int)(q & 255);
     }
     int ab = (f[0] * f[1] + 128) >> 8;
     int w2[4] = {256 - f[0] - f[1] + ab, f[0] - ab, f[1] - ab, ab};
@@ -98,7 +108,7 @@ static float trilinear_clamp(const float *vol, int n, float u, float v, float w)
         for (int k = 0; k < 3; k++) idx[k] = clampi(b[k] + (corner >> k & 1), n);
         acc += (double)wt * vol[(idx[2] * n + idx[1]) * n + idx[0]];
     }
-    return (float)(acc / 256.0);
+    return round_half_away(acc / 256.0);
 }
 
 static uint64_t checksum(const float *v, int n) {

@@ -282,49 +282,76 @@ fn address(i: i64, n: u64, mode: AddressMode) -> Option<u64> {
     }
 }
 
-/// A coordinate in texel space (unnormalized), from the instruction's. Normalized
-/// coordinates under wrap and mirror are folded into [0, 1) first, as the guide's
-/// appendix describes; unnormalized ones take wrap and mirror as clamp (the guide: wrap
-/// and mirror exist only for normalized coordinates).
-fn texel_space(u: f32, n: u64, s: &Sampler, k: usize) -> (f32, AddressMode) {
+/// Fraction bits a normalized coordinate keeps: the H200 floors it to a multiple of
+/// 2^-21 before scaling by the texture's size. Of 65536 random coordinates over a
+/// 96-texel texture, every filtered sample fits this and no other precision (the
+/// product taken exactly, or floored to other bit counts of the coordinate or of the
+/// texel position, leaves 121 to 12288 off); simple_texture's 12288 rotated samples
+/// (128 x 96) fit it bit for bit. Whether the count depends on the size (both sizes
+/// recorded need 7 bits) is not recorded.
+const NORMALIZED_FRACTION_BITS: i32 = 21;
+
+/// A coordinate in texel space (unnormalized), from the instruction's, exactly (f64).
+/// Normalized coordinates are floored to 2^-21 and, under wrap and mirror, folded into
+/// [0, 1] first (the guide's appendix); unnormalized ones take wrap and mirror as clamp
+/// (the guide: wrap and mirror exist only for normalized coordinates).
+fn texel_space(u: f32, n: u64, s: &Sampler, k: usize) -> (f64, AddressMode) {
     let mode = s.address[k];
     if !s.normalized_coords {
         let mode = match mode {
             AddressMode::Wrap | AddressMode::Mirror => AddressMode::Clamp,
             m => m,
         };
-        return (u, mode);
+        return (u as f64, mode);
     }
-    let folded = match mode {
-        AddressMode::Wrap => u - u.floor(),
-        AddressMode::Mirror => {
-            let fl = u.floor();
-            let fr = u - fl;
-            if (fl as i64).rem_euclid(2) == 0 {
-                fr
-            } else {
-                1.0 - fr
-            }
-        }
-        _ => u,
+    let one = 1i64 << NORMALIZED_FRACTION_BITS;
+    // NaN as 0; far-away coordinates saturate (they address like any far-away one).
+    let u = if u.is_nan() {
+        0.0
+    } else {
+        u.clamp(-1e9, 1e9) as f64
     };
-    (folded * n as f32, mode)
+    let q = (u * one as f64).floor() as i64;
+    let folded = match mode {
+        AddressMode::Wrap => q.rem_euclid(one),
+        AddressMode::Mirror if q.div_euclid(one) % 2 != 0 => one - q.rem_euclid(one),
+        AddressMode::Mirror => q.rem_euclid(one),
+        _ => q,
+    };
+    (folded as f64 / one as f64 * n as f64, mode)
 }
 
 /// A texel-space coordinate less half a texel (so texel centres fall on integers), in
 /// fixed point with 8 fractional bits: the lower texel of linear filtering (and of a
-/// gather) is this >> 8 and the upper texel's weight this & 255, in 256ths. `u - 0.5` is
-/// rounded in f32 and the result to the nearest 1/256, halves up: on the H200, 0.5 +
-/// (k + 1/2)/256 weighs the upper texel (k + 1)/256 and 0.5 + (k + 1/4)/256 weighs it
-/// k/256, for every k (texture_probe, section 1).
-pub(crate) fn fixed_q8(u: f32) -> i64 {
-    let x = u - 0.5;
+/// gather) is this >> 8 and the upper texel's weight this & 255, in 256ths. Rounded to
+/// the nearest 1/256, halves up: on the H200, 0.5 + (k + 1/2)/256 weighs the upper texel
+/// (k + 1)/256 and 0.5 + (k + 1/4)/256 weighs it k/256, for every k (texture_probe,
+/// section 1), and 262144 corner weights of random unnormalized coordinates agree.
+pub(crate) fn fixed_q8(x: f64) -> i64 {
     if x.is_nan() {
         return 0;
     }
-    // Infinities and far-away coordinates saturate: they address like any far-away one.
     let limit = (1i64 << 48) as f64;
-    (x as f64 * 256.0 + 0.5).floor().clamp(-limit, limit) as i64
+    ((x - 0.5) * 256.0 + 0.5).floor().clamp(-limit, limit) as i64
+}
+
+/// The nearest f32 to an exactly computed `x`, halves away from zero: the H200 rounds
+/// its weighted sums so (of simple_texture's 12288 rotated samples, the 40 whose exact
+/// sum lies halfway between two floats all read the one of larger magnitude, the others
+/// the nearest; negative halves are not recorded).
+fn round_half_away(x: f64) -> f32 {
+    let r = x as f32; // to nearest, halves to even
+    let next = if x.abs() > (r as f64).abs() {
+        f32::from_bits(r.to_bits() + 1)
+    } else {
+        return r;
+    };
+    // A half lies exactly between r and the next float away from zero.
+    if (x - r as f64) == (next as f64 - x) {
+        next
+    } else {
+        r
+    }
 }
 
 /// The weights, in 256ths, of the 2^dims corners of linear filtering (corner bit k set:
@@ -362,11 +389,11 @@ fn corner_weights(dims: usize, f: [i64; 3]) -> [i64; 8] {
 
 /// Floor as an index, NaN as 0 and infinities saturated (they then address like any
 /// far-away coordinate).
-fn floor_index(u: f32) -> i64 {
+fn floor_index(u: f64) -> i64 {
     if u.is_nan() {
         0
     } else {
-        u.floor().clamp(-(1i64 << 40) as f32, (1i64 << 40) as f32) as i64
+        u.floor().clamp(-(1i64 << 40) as f64, (1i64 << 40) as f64) as i64
     }
 }
 
@@ -448,8 +475,9 @@ impl TextureObject {
         }
         // The corners' products are exact in f64 (an integer of 9 bits times an f32), and
         // so is their sum while the texels lie within 2^20 of one another: the sum is
-        // rounded once, to f32 (the H200's bits in texture_probe, section 2, and in
-        // simple_texture's 3D volume; texels of far-apart magnitudes are not recorded).
+        // rounded once, to f32, halves away from zero (the H200's bits in texture_probe,
+        // section 2, and simple_texture's checksums; texels of far-apart magnitudes are
+        // not recorded).
         let weights = corner_weights(dims, frac);
         let mut acc = [0f64; 4];
         for (corner, w) in weights.iter().enumerate().take(1 << dims) {
@@ -462,7 +490,7 @@ impl TextureObject {
                 acc[c] += *w as f64 * f32::from_bits(t[c]) as f64;
             }
         }
-        Ok(acc.map(|a| ((a / 256.0) as f32).to_bits()))
+        Ok(acc.map(|a| round_half_away(a / 256.0).to_bits()))
     }
 
     /// `tex` with integer coordinates: the texel at those indices, unfiltered.
@@ -648,6 +676,44 @@ mod tests {
         assert_eq!(lin.fetch(&NoMemory, 1, [-1, 0, 0], None).unwrap(), [0; 4]);
         assert_eq!(lin.fetch(&NoMemory, 1, [8, 0, 0], None).unwrap(), [0; 4]);
         assert!(lin.fetch(&NoMemory, 1, [7, 0, 0], None).is_err());
+    }
+
+    #[test]
+    fn normalized_coordinates_keep_21_fraction_bits() {
+        // Recorded on the H200 (a 96-texel ramp of texel indices, linear, clamp): the
+        // exact u * 96 lies past the half of its 1/256 step, yet the weight rounds down.
+        let ramp: Vec<f32> = (0..96).map(|k| k as f32).collect();
+        let mut t = float_texture(&ramp, 96, 1, true, AddressMode::Clamp);
+        t.sampler.normalized_coords = true;
+        for (u, h200) in [
+            (0x3e21_3abc, 14.613_281f32),
+            (0x3f51_9eab, 78.105_47),
+            (0x3f02_7157, 48.414_063),
+        ] {
+            let u = f32::from_bits(u);
+            assert_eq!(tex1(&t, u), h200, "u = {u}");
+        }
+    }
+
+    #[test]
+    fn weighted_sums_round_halves_away_from_zero() {
+        // simple_texture's rotated pixel (96, 0) on the H200: weights (29, 43, 75, 109)
+        // over these texels sum to exactly half way between two floats.
+        let texels = [54.0f32, 61.0, 67.0, 74.0].map(|k| k / 251.0);
+        let w = [29.0, 43.0, 75.0, 109.0];
+        let exact: f64 = texels
+            .iter()
+            .zip(w)
+            .map(|(t, w)| *t as f64 * w)
+            .sum::<f64>()
+            / 256.0;
+        assert_ne!(
+            exact as f32, 0.268_924_33,
+            "to nearest even goes the other way"
+        );
+        assert_eq!(round_half_away(exact), 0.268_924_33);
+        assert_eq!(round_half_away(-exact), -0.268_924_33);
+        assert_eq!(round_half_away(0.1), 0.1);
     }
 
     #[test]
