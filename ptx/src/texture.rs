@@ -283,12 +283,12 @@ fn address(i: i64, n: u64, mode: AddressMode) -> Option<u64> {
 }
 
 /// Fraction bits a normalized coordinate keeps: the H200 floors it to a multiple of
-/// 2^-21 before scaling by the texture's size. Of 65536 random coordinates over a
-/// 96-texel texture, every filtered sample fits this and no other precision (the
-/// product taken exactly, or floored to other bit counts of the coordinate or of the
-/// texel position, leaves 121 to 12288 off); simple_texture's 12288 rotated samples
-/// (128 x 96) fit it bit for bit. Whether the count depends on the size (both sizes
-/// recorded need 7 bits) is not recorded.
+/// 2^-21 before scaling by the texture's size. The recorded evidence is simple_texture's
+/// rotated checksum (12288 samples over 128 x 96 texels), reproduced only with this rule
+/// (the exact product, or other bit counts, leave 41 to 4000 samples off); it was found
+/// with a scratch sweep on the H200 (65536 random coordinates over 96 texels, all fitting
+/// 21 bits, 121 to 218 off with 22 or more). Whether the count depends on the size
+/// (both sizes seen need 7 bits) is not recorded.
 const NORMALIZED_FRACTION_BITS: i32 = 21;
 
 /// A coordinate in texel space (unnormalized), from the instruction's, exactly (f64).
@@ -336,9 +336,10 @@ pub(crate) fn fixed_q8(x: f64) -> i64 {
 }
 
 /// The nearest f32 to an exactly computed `x`, halves away from zero: the H200 rounds
-/// its weighted sums so (of simple_texture's 12288 rotated samples, the 40 whose exact
-/// sum lies halfway between two floats all read the one of larger magnitude, the others
-/// the nearest; negative halves are not recorded).
+/// its weighted sums so. In simple_texture's recorded rotation the 40 samples whose
+/// exact sum lies halfway between two floats all read the one of larger magnitude (to
+/// nearest even would change the recorded checksum), the others the nearest; negative
+/// halves are not recorded.
 fn round_half_away(x: f64) -> f32 {
     let r = x as f32; // to nearest, halves to even
     let next = if x.abs() > (r as f64).abs() {
