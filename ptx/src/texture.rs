@@ -285,7 +285,8 @@ fn address(i: i64, n: u64, mode: AddressMode) -> Option<u64> {
 /// Fraction bits a normalized coordinate keeps: the H200 floors it to a multiple of
 /// 2^-21 before scaling by the texture's size. The recorded evidence is simple_texture's
 /// rotated checksum (12288 samples over 128 x 96 texels), reproduced only with this rule
-/// (the exact product, or other bit counts, leave 41 to 4000 samples off); it was found
+/// (the exact product leaves 40 samples off, 19, 20, 22, 23 or 24 bits 145, 49, 22, 33
+/// or 39); it was found
 /// with a scratch sweep on the H200 (65536 random coordinates over 96 texels, all fitting
 /// 21 bits, 121 to 218 off with 22 or more). Whether the count depends on the size
 /// (both sizes seen need 7 bits) is not recorded.
