@@ -285,11 +285,10 @@ fn address(i: i64, n: u64, mode: AddressMode) -> Option<u64> {
 /// Fraction bits a normalized coordinate keeps: the H200 floors it to a multiple of
 /// 2^-21 before scaling by the texture's size. The recorded evidence is simple_texture's
 /// rotated checksum (12288 samples over 128 x 96 texels), reproduced only with this rule
-/// (the exact product leaves 40 samples off, 19, 20, 22, 23 or 24 bits 145, 49, 22, 33
-/// or 39); it was found
-/// with a scratch sweep on the H200 (65536 random coordinates over 96 texels, all fitting
-/// 21 bits, 121 to 218 off with 22 or more). Whether the count depends on the size
-/// (both sizes seen need 7 bits) is not recorded.
+/// (the exact product leaves 40 samples off; 19, 20, 22, 23 or 24 bits leave 145, 49,
+/// 22, 33 or 39). It was found with a scratch sweep on the H200 (65536 random
+/// coordinates over 96 texels, all fitting 21 bits, 121 to 218 off with 22 or more).
+/// Whether the count depends on the size (both sizes seen need 7 bits) is not recorded.
 const NORMALIZED_FRACTION_BITS: i32 = 21;
 
 /// A coordinate in texel space (unnormalized), from the instruction's, exactly (f64).
