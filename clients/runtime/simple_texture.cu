@@ -3,8 +3,8 @@
 // coordinates, wrap), written through a surface object and read back, and a volume
 // sampled through a 3D texture. Results are checked against a host model of the
 // hardware's filtering (the CUDA programming guide's "Texture Fetching": weights in 1.8
-// fixed point) and printed as checksums of their bits, so the H200's transcript says
-// whether the model is bit-exact.
+// fixed point; the rest as the H200 showed it) and printed as checksums of their bits,
+// so a transcript says whether the model is bit-exact.
 #include "common.h"
 #include <math.h>
 
@@ -57,47 +57,58 @@ __global__ void sample3d(float *out, cudaTextureObject_t tex, int n, float off) 
     }
 }
 
-// The guide's linear filter, with the mock's choices where the guide is silent (the
-// weight rounded to nearest 1/256, the corners summed x fastest): what the H200's
-// transcript confirms or refutes.
-static float weight(float t) { return roundf((t - floorf(t)) * 256.0f) / 256.0f; }
+// The H200's linear filter (texture_probe records its rules): a normalized coordinate
+// floored to 2^-21 and scaled by the size; the texel-space coordinate less half a texel
+// rounded to 1/256 (halves up); corner weights that are multiples of 1/256 (the
+// all-upper corner's product rounded, halves up, the others what is left); the weighted
+// sum rounded once, halves away from zero.
+static long fixed_q8(float u, int n) {
+    double uq = floor((double)u * 2097152.0) / 2097152.0;
+    return (long)floor((uq * n - 0.5) * 256.0 + 0.5);
+}
+
+static float round_half_away(double x) {
+    float r = (float)x;
+    if (fabs(x) <= fabs((double)r)) return r;
+    float next = nextafterf(r, x > 0 ? INFINITY : -INFINITY);
+    return x - (double)r == (double)next - x ? next : r;
+}
 
 static int wrap(int i, int n) { return ((i % n) + n) % n; }
 
 static float bilinear_wrap(const float *img, int w, int h, float u, float v) {
-    float x = (u - floorf(u)) * w - 0.5f, y = (v - floorf(v)) * h - 0.5f;
-    int i = (int)floorf(x), j = (int)floorf(y);
-    float a = weight(x), b = weight(y);
-    float acc = 0.0f;
-    acc += (1.0f - a) * (1.0f - b) * img[wrap(j, h) * w + wrap(i, w)];
-    acc += a * (1.0f - b) * img[wrap(j, h) * w + wrap(i + 1, w)];
-    acc += (1.0f - a) * b * img[wrap(j + 1, h) * w + wrap(i, w)];
-    acc += a * b * img[wrap(j + 1, h) * w + wrap(i + 1, w)];
-    return acc;
+    long qx = fixed_q8(u, w), qy = fixed_q8(v, h);
+    int i = (int)(qx >> 8), j = (int)(qy >> 8), a = (int)(qx & 255), b = (int)(qy & 255);
+    int ab = (a * b + 128) >> 8;
+    double acc = (double)(256 - a - b + ab) * img[wrap(j, h) * w + wrap(i, w)] +
+                 (double)(a - ab) * img[wrap(j, h) * w + wrap(i + 1, w)] +
+                 (double)(b - ab) * img[wrap(j + 1, h) * w + wrap(i, w)] +
+                 (double)ab * img[wrap(j + 1, h) * w + wrap(i + 1, w)];
+    return round_half_away(acc / 256.0);
 }
 
 static int clampi(int i, int n) { return i < 0 ? 0 : i >= n ? n - 1 : i; }
 
+// In 3D each bilinear corner's weight splits again by the third fraction the same way.
 static float trilinear_clamp(const float *vol, int n, float u, float v, float w) {
-    float c[3] = {u * n - 0.5f, v * n - 0.5f, w * n - 0.5f};
-    int b[3];
-    float f[3];
+    float c[3] = {u, v, w};
+    int b[3], f[3];
     for (int k = 0; k < 3; k++) {
-        b[k] = (int)floorf(c[k]);
-        f[k] = weight(c[k]);
+        long q = fixed_q8(c[k], n);
+        b[k] = (int)(q >> 8);
+        f[k] = (int)(q & 255);
     }
-    float acc = 0.0f;
+    int ab = (f[0] * f[1] + 128) >> 8;
+    int w2[4] = {256 - f[0] - f[1] + ab, f[0] - ab, f[1] - ab, ab};
+    double acc = 0.0;
     for (int corner = 0; corner < 8; corner++) {
-        float wt = 1.0f;
+        int hi = (w2[corner & 3] * f[2] + 128) >> 8;
+        int wt = corner & 4 ? hi : w2[corner & 3] - hi;
         int idx[3];
-        for (int k = 0; k < 3; k++) {
-            int hi = corner >> k & 1;
-            wt *= hi ? f[k] : 1.0f - f[k];
-            idx[k] = clampi(b[k] + hi, n);
-        }
-        acc += wt * vol[(idx[2] * n + idx[1]) * n + idx[0]];
+        for (int k = 0; k < 3; k++) idx[k] = clampi(b[k] + (corner >> k & 1), n);
+        acc += (double)wt * vol[(idx[2] * n + idx[1]) * n + idx[0]];
     }
-    return acc;
+    return round_half_away(acc / 256.0);
 }
 
 static uint64_t checksum(const float *v, int n) {

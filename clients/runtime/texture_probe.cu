@@ -5,8 +5,8 @@
 // of 8- and 16-bit integers to normalized floats, what absent channels read, half
 // floats, gathers (tld4), layered textures, texture fetches from linear and pitch-linear
 // memory, and surface reads past the edge with each boundary mode.
-// Each section also checks the mock's model (its rules written again here); a CHECK
-// FAILED on the H200 says where the model is wrong.
+// Each section also checks the H200's rules as recorded (written again here, as the mock
+// follows them); a CHECK FAILED says where a platform departs from them.
 #include "common.h"
 #include <math.h>
 
@@ -52,8 +52,18 @@ static uint32_t bits(float f) {
     return b;
 }
 
-// The mock's rules, for the checks.
+// The H200's rules, for the checks: a texel-space coordinate less half a texel, rounded
+// to 1/256 (halves up), gives linear filtering's weight of the upper texel, A/256.
 static float weight(float t) { return roundf((t - floorf(t)) * 256.0f) / 256.0f; }
+
+// Bilinear corners weigh multiples of 1/256: the upper-upper corner A*B/256 rounded (halves
+// up), the others what is left of A, B and 256; the weighted sum is rounded once.
+static float bilinear4(int a, int b, const float v[4]) {
+    int ab = (a * b + 128) >> 8;
+    double s = (double)(256 - a - b + ab) * v[0] + (double)(a - ab) * v[1] +
+               (double)(b - ab) * v[2] + (double)ab * v[3];
+    return (float)(s / 256.0);
+}
 
 static cudaTextureObject_t texture_of(cudaArray_t a, int filter, int mode, int normalized,
                                       int read, float border) {
@@ -151,12 +161,8 @@ int main(void) {
         run2d(t, xy, 8);
         int model_off = 0;
         for (int k = 0; k < 8; k++) {
-            float a_ = weight(xy[k].x - 0.5f), b_ = weight(xy[k].y - 0.5f);
-            float m = 0.0f;
-            m += (1.0f - a_) * (1.0f - b_) * v[0];
-            m += a_ * (1.0f - b_) * v[1];
-            m += (1.0f - a_) * b_ * v[2];
-            m += a_ * b_ * v[3];
+            int a_ = (int)(weight(xy[k].x - 0.5f) * 256.0f), b_ = (int)(weight(xy[k].y - 0.5f) * 256.0f);
+            float m = bilinear4(a_, b_, v);
             OUT("bilinear at (%d/256, %d/256): %08x (model %08x)", 37 + 29 * k, 201 - 23 * k,
                 bits(h4[k].x), bits(m));
             if (bits(h4[k].x) != bits(m)) model_off++;
@@ -198,6 +204,19 @@ int main(void) {
             int n = 0;
             for (int k = 0; k < 6; k++) n += snprintf(buf + n, sizeof(buf) - n, " %08x", bits(h4[k].x));
             OUT("linear %s:%s", names[mode], buf);
+            if (mode == 3) {
+                // A 1D texture filters as 2D of height 1 at y = 0: half a texel above the
+                // row's centre, so the row above (the border) weighs half.
+                int border_off = 0;
+                for (int k = 0; k < 6; k++) {
+                    float x = xl[k] * 4.0f - 0.5f;
+                    int q = (int)floorf(x * 256.0f + 0.5f), i = q >> 8;
+                    float m4[4] = {-1.0f, -1.0f, i >= 0 && i < 4 ? v[i] : -1.0f,
+                                   i + 1 >= 0 && i + 1 < 4 ? v[i + 1] : -1.0f};
+                    if (bits(h4[k].x) != bits(bilinear4(q & 255, 128, m4))) border_off++;
+                }
+                CHECK(border_off == 0);
+            }
             T(cudaDestroyTextureObject(t));
         }
         T(cudaFreeArray(a));
@@ -250,6 +269,7 @@ int main(void) {
         OUT("u16 1, 65535 -> %08x %08x; absent z, w: %08x %08x", bits(h4[0].x), bits(h4[0].y),
             bits(h4[0].z), bits(h4[0].w));
         if (h4[0].x != 1.0f / 65535.0f || h4[0].y != 1.0f) off++;
+        CHECK(h4[0].z == 0.0f && h4[0].w == 0.0f);  // absent channels read 0, w too
         T(cudaDestroyTextureObject(t));
         T(cudaFreeArray(a));
 
@@ -262,6 +282,7 @@ int main(void) {
         run1d(t, xs, 1);
         OUT("float x1 as float4: %08x %08x %08x %08x", bits(h4[0].x), bits(h4[0].y),
             bits(h4[0].z), bits(h4[0].w));
+        CHECK(h4[0].y == 0.0f && h4[0].z == 0.0f && h4[0].w == 0.0f);
         T(cudaDestroyTextureObject(t));
         T(cudaFreeArray(a));
 
@@ -339,6 +360,8 @@ int main(void) {
         for (int k = 0; k < L + 2; k++) n += snprintf(buf + n, sizeof(buf) - n, " %g", out[k]);
         OUT("layers -1..%d at (1.25, 0.75):%s", L, buf);
         CHECK(out[1] == 1.25f && out[2] == 101.25f);
+        // The layer is unsigned and clamped: -1 and L both read the last layer.
+        CHECK(out[0] == 201.25f && out[L + 1] == 201.25f);
         T(cudaDestroyTextureObject(t));
         T(cudaFreeArray(a));
     }
@@ -369,6 +392,7 @@ int main(void) {
         for (int k = 0; k < 12; k++) n += snprintf(buf + n, sizeof(buf) - n, " %d", out[k]);
         OUT("tex1Dfetch at -2..9:%s", buf);
         CHECK(out[2] == 1000 && out[9] == 1007);
+        CHECK(out[0] == 0 && out[1] == 0 && out[10] == 0 && out[11] == 0);  // zero past the ends
         T(cudaDestroyTextureObject(t));
         T(cudaFree(d));
     }
@@ -398,12 +422,14 @@ int main(void) {
         T(cudaMemcpy2DFromArray(back, w * 4, a, 0, 0, w * 4, 2, cudaMemcpyDeviceToHost));
         CHECK(memcmp(back, v, sizeof(v)) == 0);
         T(cudaDestroySurfaceObject(s));
-        // A surface needs cudaArraySurfaceLoadStore.
+        // cuda.h says a surface's array needs cudaArraySurfaceLoadStore; the H200 makes one
+        // without it all the same (destroyed untraced, the transcript as recorded).
         cudaArray_t plain = NULL;
         T(cudaMallocArray(&plain, &c, w, 2, 0));
         res.res.array.array = plain;
-        CHECK(T(cudaCreateSurfaceObject(&s, &res)) != cudaSuccess);
+        CHECK(T(cudaCreateSurfaceObject(&s, &res)) == cudaSuccess);
         T(cudaGetLastError());
+        cudaDestroySurfaceObject(s);
         T(cudaFreeArray(plain));
         T(cudaFreeArray(a));
     }

@@ -6,11 +6,14 @@
 //! [`crate::Memory::texture`] and [`crate::Memory::surface`], by the 64-bit handle a
 //! kernel holds, so a bogus handle is a fault, never a dereference.
 //!
-//! The arithmetic follows the CUDA programming guide's "Texture Fetching" appendix:
-//! linear filtering's weights are 9-bit fixed point with 8 fractional bits (so 1.0 is
-//! exact). Where the guide is silent (how the fraction is rounded to 1/256, the order of
-//! the weighted sum, what missing channels read as), the choices below are marked and
-//! the programs in `clients/runtime/texture_*.cu` print what the H200 does, to record.
+//! The arithmetic is the H200's, as recorded by clients/runtime/texture_probe.cu and
+//! simple_texture.cu (goldens in clients/runtime/goldens/NVIDIA_H200-580.159.04/): the
+//! CUDA programming guide's "Texture Fetching" appendix gives linear filtering's weights
+//! 8 fractional bits; the recordings show how the coordinate is rounded to them, how the
+//! weights of 2 and 3 dimensions are formed (each corner's weight is itself a multiple of
+//! 1/256), that the weighted sum is rounded once, that a 1D texture filters as a 2D one
+//! of height 1 sampled at y = 0, and what absent channels, layers past the ends and
+//! linear memory past its end read. What is not recorded is marked where it is chosen.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -220,27 +223,21 @@ impl Image {
     }
 
     /// The channels of texel (x, y, z) as 32-bit values: floats' bits where the texture
-    /// reads floats, integers otherwise.
-    fn texel(
-        &self,
-        mem: &dyn Memory,
-        at: [u64; 3],
-        as_float: bool,
-        normalize: bool,
-    ) -> Result<[u32; 4], String> {
+    /// reads floats (float channels, or integers `normalize`d), integers otherwise.
+    fn texel(&self, mem: &dyn Memory, at: [u64; 3], normalize: bool) -> Result<[u32; 4], String> {
         let f = self.format;
         let mut buf = [0u8; 16];
         let n = f.texel_bytes() as usize;
         self.read(mem, self.offset(at[0], at[1], at[2]), &mut buf[..n])?;
-        Ok(channels(f, &buf[..n], as_float, normalize))
+        Ok(channels(f, &buf[..n], normalize))
     }
 }
 
-/// A texel's bytes as four 32-bit lanes. Missing channels read (0, 0, 0, 1) (1.0 for
-/// floats): the common hardware convention, awaiting a recording on the H200.
-pub(crate) fn channels(f: Format, bytes: &[u8], as_float: bool, normalize: bool) -> [u32; 4] {
-    let one = if as_float { 1f32.to_bits() } else { 1 };
-    let mut out = [0, 0, 0, one];
+/// A texel's bytes as four 32-bit lanes. Absent channels read 0, w too: on the H200 a
+/// one-channel float texture read as float4 gives (v, 0, 0, 0) and a two-channel
+/// normalized ushort2 gives (x, y, 0, 0) (texture_probe, section 4).
+pub(crate) fn channels(f: Format, bytes: &[u8], normalize: bool) -> [u32; 4] {
+    let mut out = [0u32; 4];
     let w = f.bits as usize / 8;
     for (c, o) in out.iter_mut().enumerate().take(f.channels as usize) {
         let mut raw = 0u32;
@@ -285,49 +282,119 @@ fn address(i: i64, n: u64, mode: AddressMode) -> Option<u64> {
     }
 }
 
-/// A coordinate in texel space (unnormalized), from the instruction's. Normalized
-/// coordinates under wrap and mirror are folded into [0, 1) first, as the guide's
-/// appendix describes; unnormalized ones take wrap and mirror as clamp (the guide: wrap
-/// and mirror exist only for normalized coordinates).
-fn texel_space(u: f32, n: u64, s: &Sampler, k: usize) -> (f32, AddressMode) {
+/// Fraction bits a normalized coordinate keeps: the H200 floors it to a multiple of
+/// 2^-21 before scaling by the texture's size. The recorded evidence is simple_texture's
+/// rotated checksum (12288 samples over 128 x 96 texels), reproduced only with this rule
+/// (the exact product leaves 40 samples off; 19, 20, 22, 23 or 24 bits leave 145, 49,
+/// 22, 33 or 39). It was found with a scratch sweep on the H200 (65536 random
+/// coordinates over 96 texels, all fitting 21 bits, 121 to 218 off with 22 or more).
+/// Whether the count depends on the size (both sizes seen need 7 bits) is not recorded.
+const NORMALIZED_FRACTION_BITS: i32 = 21;
+
+/// A coordinate in texel space (unnormalized), from the instruction's, exactly (f64).
+/// Normalized coordinates are floored to 2^-21 and, under wrap and mirror, folded into
+/// [0, 1] first (the guide's appendix); unnormalized ones take wrap and mirror as clamp
+/// (the guide: wrap and mirror exist only for normalized coordinates).
+fn texel_space(u: f32, n: u64, s: &Sampler, k: usize) -> (f64, AddressMode) {
     let mode = s.address[k];
     if !s.normalized_coords {
         let mode = match mode {
             AddressMode::Wrap | AddressMode::Mirror => AddressMode::Clamp,
             m => m,
         };
-        return (u, mode);
+        return (u as f64, mode);
     }
-    let folded = match mode {
-        AddressMode::Wrap => u - u.floor(),
-        AddressMode::Mirror => {
-            let fl = u.floor();
-            let fr = u - fl;
-            if (fl as i64).rem_euclid(2) == 0 {
-                fr
-            } else {
-                1.0 - fr
-            }
-        }
-        _ => u,
+    let one = 1i64 << NORMALIZED_FRACTION_BITS;
+    // NaN as 0; far-away coordinates saturate (they address like any far-away one).
+    let u = if u.is_nan() {
+        0.0
+    } else {
+        u.clamp(-1e9, 1e9) as f64
     };
-    (folded * n as f32, mode)
+    let q = (u * one as f64).floor() as i64;
+    let folded = match mode {
+        AddressMode::Wrap => q.rem_euclid(one),
+        AddressMode::Mirror if q.div_euclid(one) % 2 != 0 => one - q.rem_euclid(one),
+        AddressMode::Mirror => q.rem_euclid(one),
+        _ => q,
+    };
+    (folded as f64 / one as f64 * n as f64, mode)
 }
 
-/// Linear filtering's weight of the upper texel: the fraction in 1.8 fixed point
-/// (0..=256), rounded to nearest (1.0 being representable suggests rounding; awaiting
-/// the recording of `texture_filtering`).
-pub(crate) fn weight_q8(frac: f32) -> f32 {
-    (frac * 256.0).round() / 256.0
+/// A texel-space coordinate less half a texel (so texel centres fall on integers), in
+/// fixed point with 8 fractional bits: the lower texel of linear filtering (and of a
+/// gather) is this >> 8 and the upper texel's weight this & 255, in 256ths. Rounded to
+/// the nearest 1/256, halves up: on the H200, 0.5 + (k + 1/2)/256 weighs the upper texel
+/// (k + 1)/256 and 0.5 + (k + 1/4)/256 weighs it k/256, for every k (texture_probe,
+/// section 1), and 262144 corner weights of random unnormalized coordinates agree.
+pub(crate) fn fixed_q8(x: f64) -> i64 {
+    if x.is_nan() {
+        return 0;
+    }
+    let limit = (1i64 << 48) as f64;
+    ((x - 0.5) * 256.0 + 0.5).floor().clamp(-limit, limit) as i64
+}
+
+/// The nearest f32 to an exactly computed `x`, halves away from zero: the H200 rounds
+/// its weighted sums so. In simple_texture's recorded rotation the 40 samples whose
+/// exact sum lies halfway between two floats all read the one of larger magnitude (to
+/// nearest even would change the recorded checksum), the others the nearest; negative
+/// halves are not recorded.
+fn round_half_away(x: f64) -> f32 {
+    let r = x as f32; // to nearest, halves to even
+    let next = if x.abs() > (r as f64).abs() {
+        f32::from_bits(r.to_bits() + 1)
+    } else {
+        return r;
+    };
+    // A half lies exactly between r and the next float away from zero.
+    if (x - r as f64) == (next as f64 - x) {
+        next
+    } else {
+        r
+    }
+}
+
+/// The weights, in 256ths, of the 2^dims corners of linear filtering (corner bit k set:
+/// the upper texel in dimension k), from the upper texels' weights `f` of each
+/// dimension. Each corner's weight is a multiple of 1/256 and they sum to 1. In 2D the
+/// corner upper in both dimensions weighs A*B/256 rounded to nearest, halves up, and the
+/// others are what is left of A, B and 1: on the H200, (A, B) = (240, 40) weigh
+/// (14, 202, 2, 38), (77, 128) weigh (90, 38, 89, 39) and every other pair recorded the
+/// nearest 256ths (texture_probe, sections 2 and 3, bits exact). In 3D each of those
+/// splits again by the third weight the same way (upper part rounded, halves up): the
+/// 4096 trilinear samples of simple_texture match it bit for bit; how 3D breaks ties is
+/// not recorded (no tie there).
+fn corner_weights(dims: usize, f: [i64; 3]) -> [i64; 8] {
+    let mut w = [0i64; 8];
+    let (a, b) = (f[0], f[1]);
+    match dims {
+        1 => {
+            w[0] = 256 - a;
+            w[1] = a;
+        }
+        _ => {
+            let ab = (a * b + 128) >> 8;
+            w[..4].copy_from_slice(&[256 - a - b + ab, a - ab, b - ab, ab]);
+            if dims == 3 {
+                for k in 0..4 {
+                    let hi = (w[k] * f[2] + 128) >> 8;
+                    w[k + 4] = hi;
+                    w[k] -= hi;
+                }
+            }
+        }
+    }
+    w
 }
 
 /// Floor as an index, NaN as 0 and infinities saturated (they then address like any
 /// far-away coordinate).
-fn floor_index(u: f32) -> i64 {
+fn floor_index(u: f64) -> i64 {
     if u.is_nan() {
         0
     } else {
-        u.floor().clamp(-(1i64 << 40) as f32, (1i64 << 40) as f32) as i64
+        u.floor().clamp(-(1i64 << 40) as f64, (1i64 << 40) as f64) as i64
     }
 }
 
@@ -346,8 +413,9 @@ impl TextureObject {
 
     fn layer_slice(&self, layer: Option<i64>) -> u64 {
         match layer {
-            // A layer index past the ends reads the nearest layer (awaiting recording).
-            Some(l) if self.image.layered => l.clamp(0, self.image.depth as i64 - 1) as u64,
+            // The layer is unsigned and clamped to the last: on the H200 layer -1 reads
+            // the last layer, as does one past the end (texture_probe, section 6).
+            Some(l) if self.image.layered => (l as u32 as u64).min(self.image.depth - 1),
             _ => 0,
         }
     }
@@ -367,7 +435,6 @@ impl TextureObject {
         self.image.texel(
             mem,
             [x, y, z],
-            float,
             self.sampler.read_normalized && self.image.format.kind != ChannelKind::Float,
         )
     }
@@ -375,25 +442,31 @@ impl TextureObject {
     /// `tex` with floating-point coordinates.
     pub(crate) fn sample(&self, mem: &dyn Memory, q: &Lookup) -> Result<[u32; 4], String> {
         let slice = self.layer_slice(q.layer);
-        let mut base = [0i64; 3];
-        let mut frac = [0f32; 3];
-        let mut modes = [AddressMode::Clamp; 3];
         // Integer results cannot be interpolated: such textures sample the nearest texel.
         let linear = self.sampler.linear && self.reads_float();
-        for k in 0..q.dims {
+        // A 1D texture filters as a 2D one of height 1 sampled at y = 0, half a texel
+        // from the row's centre: under linear filtering with the border mode half of
+        // each sample is the border colour (the H200's six "linear border" samples of
+        // texture_probe, section 3, bit for bit); under the other modes both rows are
+        // row 0, which changes nothing.
+        let dims = if linear && q.dims == 1 { 2 } else { q.dims };
+        let mut base = [0i64; 3];
+        let mut frac = [0i64; 3];
+        let mut modes = [AddressMode::Clamp; 3];
+        for k in 0..dims {
             let n = self.image.size(k);
             let (u, mode) = texel_space(q.coords[k], n, &self.sampler, k);
             modes[k] = mode;
             if linear {
-                let ub = u - 0.5;
-                base[k] = floor_index(ub);
-                frac[k] = weight_q8(ub - ub.floor());
+                let x = fixed_q8(u);
+                base[k] = x >> 8;
+                frac[k] = x & 255;
             } else {
                 base[k] = floor_index(u);
             }
         }
         let index = |k: usize, off: i64| -> Option<u64> {
-            if k >= q.dims {
+            if k >= dims {
                 return Some(0);
             }
             address(base[k] + off, self.image.size(k), modes[k])
@@ -401,23 +474,24 @@ impl TextureObject {
         if !linear {
             return self.at(mem, [index(0, 0), index(1, 0), index(2, 0)], slice);
         }
-        // Sum over the 2^dims corners, each weighted by the product of its dimensions'
-        // weights, in corner order x fastest (order awaiting the recording).
-        let mut acc = [0f32; 4];
-        for corner in 0..(1usize << q.dims) {
-            let mut w = 1f32;
+        // The corners' products are exact in f64 (an integer of 9 bits times an f32), and
+        // so is their sum while the texels lie within 2^20 of one another: the sum is
+        // rounded once, to f32, halves away from zero (the H200's bits in texture_probe,
+        // section 2, and simple_texture's checksums; texels of far-apart magnitudes are
+        // not recorded).
+        let weights = corner_weights(dims, frac);
+        let mut acc = [0f64; 4];
+        for (corner, w) in weights.iter().enumerate().take(1 << dims) {
             let mut idx = [Some(0); 3];
-            for (k, slot) in idx.iter_mut().enumerate().take(q.dims) {
-                let hi = corner >> k & 1;
-                w *= if hi == 1 { frac[k] } else { 1.0 - frac[k] };
-                *slot = index(k, hi as i64);
+            for (k, slot) in idx.iter_mut().enumerate().take(dims) {
+                *slot = index(k, (corner >> k & 1) as i64);
             }
             let t = self.at(mem, idx, slice)?;
             for c in 0..4 {
-                acc[c] += w * f32::from_bits(t[c]);
+                acc[c] += *w as f64 * f32::from_bits(t[c]) as f64;
             }
         }
-        Ok(acc.map(f32::to_bits))
+        Ok(acc.map(|a| round_half_away(a / 256.0).to_bits()))
     }
 
     /// `tex` with integer coordinates: the texel at those indices, unfiltered.
@@ -429,6 +503,13 @@ impl TextureObject {
         layer: Option<i64>,
     ) -> Result<[u32; 4], String> {
         let slice = self.layer_slice(layer);
+        // Linear memory (tex1Dfetch) reads zero past either end whatever the address
+        // mode: on the H200, under wrap with a zero border colour (texture_probe, section
+        // 7); that other modes and colours read zero too is not recorded.
+        let linear_memory = matches!(self.image.storage, Storage::Device(_)) && dims == 1;
+        if linear_memory && !(0..self.image.width as i64).contains(&at[0]) {
+            return Ok([0; 4]);
+        }
         let mut idx = [Some(0); 3];
         for k in 0..dims {
             let mode = match self.sampler.address[k] {
@@ -453,7 +534,9 @@ impl TextureObject {
         let mut modes = [AddressMode::Clamp; 2];
         for k in 0..2 {
             let (u, mode) = texel_space(coords[k], self.image.size(k), &self.sampler, k);
-            base[k] = floor_index(u - 0.5);
+            // The footprint linear filtering would weigh: the coordinate rounded to 1/256
+            // first, as for filtering (a gather's texels and a filter's agree).
+            base[k] = fixed_q8(u) >> 8;
             modes[k] = mode;
         }
         let ix = |dx: i64, dy: i64| {
@@ -542,6 +625,99 @@ mod tests {
     }
 
     #[test]
+    fn corner_weights_are_the_h200s() {
+        // texture_probe, section 2: (A, B) = (240, 40), a tie in every corner.
+        assert_eq!(corner_weights(2, [240, 40, 0])[..4], [14, 202, 2, 38]);
+        // Section 3's 1D border samples at x = -0.05: (77, 128), ties again.
+        assert_eq!(corner_weights(2, [77, 128, 0])[..4], [90, 38, 89, 39]);
+        assert_eq!(corner_weights(2, [37, 201, 0])[..4], [47, 8, 172, 29]);
+        for (a, b, c) in [(0, 0, 0), (256, 17, 3), (205, 205, 205), (1, 255, 128)] {
+            let w = corner_weights(3, [a, b, c]);
+            assert_eq!(w.iter().sum::<i64>(), 256, "{a} {b} {c}: {w:?}");
+        }
+    }
+
+    #[test]
+    fn one_d_linear_border_weighs_half_the_border_colour() {
+        // texture_probe, section 3: "linear border" on the H200, bit for bit.
+        let mut t = float_texture(&[10.0, 11.0, 12.0, 13.0], 4, 1, true, AddressMode::Border);
+        t.sampler.normalized_coords = true;
+        t.sampler.border = [-1.0; 4];
+        let got: Vec<u32> = [-0.05f32, 0.01, 0.5, 0.97, 1.02, 1.3]
+            .iter()
+            .map(|x| tex1(&t, *x).to_bits())
+            .collect();
+        let h200 = [
+            0x3f2d0000, 0x3ffb8000, 0x40a80000, 0x40548000, 0x3ffa0000, 0xbf800000,
+        ];
+        assert_eq!(got, h200);
+    }
+
+    #[test]
+    fn layers_clamp_as_unsigned_and_linear_memory_reads_zero_past_its_ends() {
+        let mut t = float_texture(&[1.0, 2.0, 3.0], 1, 1, false, AddressMode::Clamp);
+        t.image.layered = true;
+        t.image.depth = 3;
+        t.image.slice_pitch = 4;
+        let layer = |l: i64| {
+            let q = Lookup {
+                dims: 1,
+                coords: [0.5, 0.0, 0.0],
+                layer: Some(l),
+            };
+            f32::from_bits(t.sample(&NoMemory, &q).unwrap()[0])
+        };
+        assert_eq!(
+            [layer(-1), layer(0), layer(2), layer(3)],
+            [3.0, 1.0, 3.0, 3.0]
+        );
+        let mut lin = float_texture(&[1.0], 8, 1, false, AddressMode::Clamp);
+        lin.image.storage = Storage::Device(0x1000);
+        // Past the ends nothing is read (NoMemory would fault): zero.
+        assert_eq!(lin.fetch(&NoMemory, 1, [-1, 0, 0], None).unwrap(), [0; 4]);
+        assert_eq!(lin.fetch(&NoMemory, 1, [8, 0, 0], None).unwrap(), [0; 4]);
+        assert!(lin.fetch(&NoMemory, 1, [7, 0, 0], None).is_err());
+    }
+
+    #[test]
+    fn normalized_coordinates_keep_21_fraction_bits() {
+        // Recorded on the H200 (a 96-texel ramp of texel indices, linear, clamp): the
+        // exact u * 96 lies past the half of its 1/256 step, yet the weight rounds down.
+        let ramp: Vec<f32> = (0..96).map(|k| k as f32).collect();
+        let mut t = float_texture(&ramp, 96, 1, true, AddressMode::Clamp);
+        t.sampler.normalized_coords = true;
+        for (u, h200) in [
+            (0x3e21_3abc, 14.613_281f32),
+            (0x3f51_9eab, 78.105_47),
+            (0x3f02_7157, 48.414_063),
+        ] {
+            let u = f32::from_bits(u);
+            assert_eq!(tex1(&t, u), h200, "u = {u}");
+        }
+    }
+
+    #[test]
+    fn weighted_sums_round_halves_away_from_zero() {
+        // simple_texture's rotated pixel (96, 0) on the H200: weights (29, 43, 75, 109)
+        // over these texels sum to exactly half way between two floats.
+        let texels = [54.0f32, 61.0, 67.0, 74.0].map(|k| k / 251.0);
+        let w = [29.0, 43.0, 75.0, 109.0];
+        let exact: f64 = texels
+            .iter()
+            .zip(w)
+            .map(|(t, w)| *t as f64 * w)
+            .sum::<f64>()
+            / 256.0;
+        assert_ne!(
+            exact as f32, 0.268_924_33,
+            "to nearest even goes the other way"
+        );
+        assert_eq!(round_half_away(exact), 0.268_924_33);
+        assert_eq!(round_half_away(-exact), -0.268_924_33);
+        assert_eq!(round_half_away(0.1), 0.1);
+    }
+
+    #[test]
     fn point_sampling_addresses_by_mode() {
         let vals = [10.0, 11.0, 12.0, 13.0];
         let clamp = float_texture(&vals, 4, 1, false, AddressMode::Clamp);
@@ -577,16 +753,16 @@ mod tests {
             bits: 8,
             channels: 2,
         };
-        let c = channels(u8f, &[255, 51], true, true).map(f32::from_bits);
-        assert_eq!(c, [1.0, 0.2, 0.0, 1.0]);
+        let c = channels(u8f, &[255, 51], true).map(f32::from_bits);
+        assert_eq!(c, [1.0, 0.2, 0.0, 0.0]);
         let s16 = Format {
             kind: ChannelKind::Signed,
             bits: 16,
             channels: 1,
         };
-        let c = channels(s16, &(-32768i16).to_le_bytes(), true, true);
+        let c = channels(s16, &(-32768i16).to_le_bytes(), true);
         assert_eq!(f32::from_bits(c[0]), -1.0);
-        let c = channels(s16, &(-5i16).to_le_bytes(), false, false);
+        let c = channels(s16, &(-5i16).to_le_bytes(), false);
         assert_eq!(c[0] as i32, -5);
     }
 

@@ -115,26 +115,30 @@ fn engines() -> [Engine; 2] {
     [Engine::Interp, Engine::Jit]
 }
 
-/// The guide's linear filter with 1.8 fixed-point weights, in f64 (the test's own model).
+/// The H200's bilinear filter (the test's own statement of it): the coordinate less half
+/// a texel rounded to 1/256 (halves up); the corner upper in both dimensions weighs A*B
+/// rounded to 1/256 (halves up), the others what is left of A, B and 1; the weighted sum
+/// rounded once.
 fn bilinear(t: &[f32], n: usize, x: f32, y: f32) -> f32 {
     let clampi = |i: i64| i.clamp(0, n as i64 - 1) as usize;
-    let (xb, yb) = (x - 0.5, y - 0.5);
-    let (i, j) = (xb.floor() as i64, yb.floor() as i64);
-    let a = ((xb - xb.floor()) * 256.0).round() as f64 / 256.0;
-    let b = ((yb - yb.floor()) * 256.0).round() as f64 / 256.0;
+    let q8 = |u: f32| ((u - 0.5) as f64 * 256.0 + 0.5).floor() as i64;
+    let (qx, qy) = (q8(x), q8(y));
+    let (i, j, a, b) = (qx >> 8, qy >> 8, qx & 255, qy & 255);
+    let ab = (a * b + 128) >> 8;
     let at = |ii: i64, jj: i64| t[clampi(jj) * n + clampi(ii)] as f64;
-    ((1.0 - a) * (1.0 - b) * at(i, j)
-        + a * (1.0 - b) * at(i + 1, j)
-        + (1.0 - a) * b * at(i, j + 1)
-        + a * b * at(i + 1, j + 1)) as f32
+    (((256 - a - b + ab) as f64 * at(i, j)
+        + (a - ab) as f64 * at(i + 1, j)
+        + (b - ab) as f64 * at(i, j + 1)
+        + ab as f64 * at(i + 1, j + 1))
+        / 256.0) as f32
 }
 
 #[test]
-fn tex2d_point_and_linear_match_the_guides_arithmetic() {
+fn tex2d_point_and_linear_match_the_h200s_arithmetic() {
     let m = module();
     let k = m.kernel("sample2d").unwrap();
     let n = 16usize;
-    // Small integers: every weighted sum is exact in f32, whatever its order.
+    // Small integers: every weighted sum is exact, so the bits must agree.
     let vals: Vec<f32> = (0..n * n).map(|i| ((i * 7) % 13) as f32).collect();
     for engine in engines() {
         for linear in [false, true] {
@@ -173,8 +177,9 @@ fn tex2d_point_and_linear_match_the_guides_arithmetic() {
                     let c = |u: f32| (u.floor() as i64).clamp(0, n as i64 - 1) as usize;
                     vals[c(y) * n + c(x)]
                 };
-                assert!(
-                    (g - want).abs() <= 1e-4 * want.abs().max(1.0),
+                assert_eq!(
+                    g.to_bits(),
+                    want.to_bits(),
                     "{engine:?} linear={linear} texel {i} at ({x}, {y}): {g} vs {want}"
                 );
             }
