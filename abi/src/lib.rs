@@ -305,6 +305,32 @@ pub struct CUDA_TEXTURE_DESC {
     pub reserved: [i32; 12],
 }
 
+/// `CUlaunchConfig` (cuLaunchKernelEx), which the runtime's `cudaLaunchConfig_t` is
+/// converted to. Named apart from the declaration's opaque `CUlaunchConfig`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchConfig {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+    pub stream: CUstream,
+    pub attrs: *mut LaunchAttribute,
+    pub num_attrs: u32,
+}
+
+/// `CUlaunchAttribute`, laid out as `cudaLaunchAttribute` too: an id, padding to 8 bytes,
+/// a 64-byte value union (read as 32-bit words).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchAttribute {
+    pub id: i32,
+    pub pad: i32,
+    pub value: [u32; 16],
+}
+
+/// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`: the value's `int cooperative`.
+pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: i32 = 2;
+
 /// Result codes the mock returns. Values are `cudaError_enum`'s.
 pub mod result {
     use super::CUresult;

@@ -438,17 +438,6 @@ pub struct LaunchConfig {
     pub num_attrs: c_uint,
 }
 
-/// The driver's `CUlaunchConfig`.
-#[repr(C)]
-struct DriverLaunchConfig {
-    grid: [c_uint; 3],
-    block: [c_uint; 3],
-    shared: c_uint,
-    stream: CUstream,
-    attrs: *mut c_void,
-    num_attrs: c_uint,
-}
-
 fn launch_ex(
     config: *const LaunchConfig,
     func: *const c_void,
@@ -464,12 +453,12 @@ fn launch_ex(
         let shared = u32::try_from(c.dynamic_smem_bytes).map_err(|_| {
             error::invalid(format!("{} bytes of shared memory", c.dynamic_smem_bytes))
         })?;
-        let driver_config = DriverLaunchConfig {
+        let driver_config = cumock_abi::LaunchConfig {
             grid: [c.grid.x, c.grid.y, c.grid.z],
             block: [c.block.x, c.block.y, c.block.z],
             shared,
-            stream: stream_for(c.stream, per_thread),
-            attrs: c.attrs,
+            stream: stream_for(c.stream, per_thread).cast(),
+            attrs: c.attrs.cast(),
             num_attrs: c.num_attrs,
         };
         // Safety: a CUlaunchConfig laid out as cuda.h's, alive for the call; `args` holds

@@ -207,6 +207,34 @@ fn layout_checks() -> Vec<(String, i64)> {
             (offset_of!(CUDA_RESOURCE_DESC, flags)) as i64,
         ),
         (
+            "sizeof(CUlaunchConfig)".into(),
+            size_of::<LaunchConfig>() as i64,
+        ),
+        (
+            "offsetof(CUlaunchConfig, hStream)".into(),
+            offset_of!(LaunchConfig, stream) as i64,
+        ),
+        (
+            "offsetof(CUlaunchConfig, attrs)".into(),
+            offset_of!(LaunchConfig, attrs) as i64,
+        ),
+        (
+            "offsetof(CUlaunchConfig, numAttrs)".into(),
+            offset_of!(LaunchConfig, num_attrs) as i64,
+        ),
+        (
+            "sizeof(CUlaunchAttribute)".into(),
+            size_of::<LaunchAttribute>() as i64,
+        ),
+        (
+            "offsetof(CUlaunchAttribute, value)".into(),
+            offset_of!(LaunchAttribute, value) as i64,
+        ),
+        (
+            "CU_LAUNCH_ATTRIBUTE_COOPERATIVE".into(),
+            CU_LAUNCH_ATTRIBUTE_COOPERATIVE as i64,
+        ),
+        (
             "sizeof(CUDA_TEXTURE_DESC)".into(),
             (size_of::<CUDA_TEXTURE_DESC>()) as i64,
         ),

@@ -107,7 +107,7 @@ impl ExecutionControlApi for Mock {
             return Err(invalid("config is NULL"));
         }
         // Safety: a non-NULL CUlaunchConfig of the program's, laid out as cuda.h says.
-        let c = unsafe { config.cast::<LaunchConfig>().read_unaligned() };
+        let c = unsafe { config.cast::<cumock_abi::LaunchConfig>().read_unaligned() };
         if c.num_attrs != 0 && c.attrs.is_null() {
             return Err(invalid(format!(
                 "numAttrs is {} and attrs is NULL",
@@ -119,9 +119,9 @@ impl ExecutionControlApi for Mock {
         for i in 0..c.num_attrs as usize {
             // Safety: `attrs` holds `numAttrs` CUlaunchAttributes (cuda.h), each 72 bytes:
             // the id, padding to 8, then the 64-byte value union.
-            let a = unsafe { c.attrs.cast::<LaunchAttribute>().add(i).read_unaligned() };
+            let a = unsafe { c.attrs.add(i).read_unaligned() };
             match a.id {
-                LAUNCH_ATTRIBUTE_COOPERATIVE => cooperative = a.value[0] != 0,
+                cumock_abi::CU_LAUNCH_ATTRIBUTE_COOPERATIVE => cooperative = a.value[0] != 0,
                 _ => ignored += 1,
             }
         }
@@ -153,7 +153,7 @@ impl ExecutionControlApi for Mock {
             return Err(invalid("config is NULL"));
         }
         // Safety: a non-NULL CUlaunchConfig of the program's, laid out as cuda.h says.
-        let mut c = unsafe { config.cast::<LaunchConfig>().read_unaligned() };
+        let mut c = unsafe { config.cast::<cumock_abi::LaunchConfig>().read_unaligned() };
         c.stream = per_thread(c.stream);
         Self::cuLaunchKernelEx((&raw const c).cast(), f, kernel_params, extra)
     }
@@ -201,31 +201,6 @@ pub(super) fn queue_host_work(
 ) -> CuResult<()> {
     drv()?.enqueue_work(stream_key(s), what, job)
 }
-
-/// `CUlaunchConfig` as cuda.h lays it out (checked by tests/header.rs).
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct LaunchConfig {
-    grid: [c_uint; 3],
-    block: [c_uint; 3],
-    shared: c_uint,
-    stream: CUstream,
-    attrs: *mut c_void,
-    num_attrs: c_uint,
-}
-
-/// cuda.h's CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value union (read
-/// here as 32-bit words).
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct LaunchAttribute {
-    id: c_int,
-    pad: c_int,
-    value: [u32; 16],
-}
-
-/// CU_LAUNCH_ATTRIBUTE_COOPERATIVE: the value's `int cooperative`.
-const LAUNCH_ATTRIBUTE_COOPERATIVE: c_int = 2;
 
 /// A launch's grid, block and dynamic shared memory.
 struct Shape {
