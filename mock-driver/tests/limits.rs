@@ -113,9 +113,11 @@ fn page_locked_memory_stops_below_physical_memory() {
     if !in_child() {
         // Nothing is touched: a regression maps past physical memory (and is stopped by
         // the child's RLIMIT_AS), it does not fill it.
+        // The device-memory budget (which page-locked allocations share) out of the way:
+        // this is the page-locked limit's test.
         let out = guarded(
             "page_locked_memory_stops_below_physical_memory",
-            &[],
+            &[("CUMOCK_DEVICE_MEMORY", "1T")],
             Duration::from_secs(120),
             1 << 30,
         );
@@ -169,6 +171,56 @@ fn page_locked_memory_stops_below_physical_memory() {
         assert_eq!(cuMemHostRegister_v2(own, len, 0), 0);
         assert_eq!(cuMemHostUnregister(own), 0);
         libc::munmap(own, len);
+    }
+}
+
+/// Page-locked memory the mock allocates is host memory too: it shares the budget of the
+/// device memory the mock backs, so pinning and touching cannot take the host's memory
+/// twice over.
+#[test]
+fn page_locked_and_touched_device_memory_share_one_budget() {
+    const MB: usize = 1 << 20;
+    if !in_child() {
+        let out = guarded(
+            "page_locked_and_touched_device_memory_share_one_budget",
+            &[("CUMOCK_DEVICE_MEMORY", "512M")],
+            Duration::from_secs(120),
+            1 << 30,
+        );
+        assert!(
+            out.contains("cumock: cuMemsetD8_v2: CUDA_ERROR_OUT_OF_MEMORY")
+                && out.contains("cumock: cuMemAllocHost_v2: CUDA_ERROR_OUT_OF_MEMORY"),
+            "{out}"
+        );
+        return;
+    }
+    // Safety: out-pointers are live locals; memory the mock handed out, with its size.
+    unsafe {
+        setup();
+        let mut pinned = Vec::new();
+        for _ in 0..3 {
+            let mut p: *mut c_void = std::ptr::null_mut();
+            assert_eq!(cuMemAllocHost_v2(&mut p, 128 * MB), 0);
+            pinned.push(p);
+        }
+        let mut d = 0u64;
+        assert_eq!(cuMemAlloc_v2(&mut d, 256 * MB), 0);
+        // 384 MiB pinned + 256 MiB touched > 512 MiB.
+        assert_eq!(cuMemsetD8_v2(d, 1, 256 * MB), CUDA_ERROR_OUT_OF_MEMORY);
+        assert_eq!(cuMemFreeHost(pinned.pop().unwrap()), 0);
+        assert_eq!(cuMemsetD8_v2(d, 1, 256 * MB), 0, "the room comes back");
+        // And the other way: no room left to pin.
+        let mut p: *mut c_void = std::ptr::null_mut();
+        assert_eq!(
+            cuMemAllocHost_v2(&mut p, 128 * MB),
+            CUDA_ERROR_OUT_OF_MEMORY
+        );
+        assert_eq!(cuMemFree_v2(d), 0);
+        assert_eq!(cuMemAllocHost_v2(&mut p, 128 * MB), 0);
+        pinned.push(p);
+        for p in pinned {
+            assert_eq!(cuMemFreeHost(p), 0);
+        }
     }
 }
 

@@ -158,8 +158,21 @@ impl Driver {
             return Ok(0);
         }
         st.host.check_room(size, "cuMemHostAlloc")?;
-        let mapping = os::HostMapping::create(size as usize)
-            .map_err(|e| out_of_memory(format!("cannot map {size} bytes of host memory: {e}")))?;
+        // New host memory: also in the budget of what the mock takes from the host, with
+        // the device memory it backs (one budget: both are the host's memory).
+        st.vmm
+            .backing
+            .commit(size)
+            .map_err(|why| host_limit(format!("cuMemHostAlloc of {size} bytes: {why}")))?;
+        let mapping = match os::HostMapping::create(size as usize) {
+            Ok(m) => m,
+            Err(e) => {
+                st.vmm.backing.uncommit(size);
+                return Err(out_of_memory(format!(
+                    "cannot map {size} bytes of host memory: {e}"
+                )));
+            }
+        };
         let start = mapping.base() as u64;
         st.host.insert(
             start,
@@ -189,7 +202,9 @@ impl Driver {
         let mut st = self.state.lock();
         match st.host.ranges.get(&p) {
             Some(r) if r.mapping.is_some() => {
+                let size = r.size;
                 st.host.remove(p);
+                st.vmm.backing.uncommit(size);
                 Ok(())
             }
             Some(_) => Err(invalid(format!(

@@ -6,7 +6,9 @@
 //!   driver pins pages through its kernel module, which `RLIMIT_MEMLOCK` does not bound
 //!   (pinned allocations of gigabytes work under the common 64 KiB `ulimit -l`); what
 //!   bounds them is the physical memory the kernel can pin. So the mock bounds the live
-//!   total by the host's physical memory less a reserve ([`page_locked_limit`]).
+//!   total by the host's physical memory less a reserve ([`page_locked_limit`]); what it
+//!   allocates itself (cuMemAllocHost, cuMemHostAlloc, host pools' chunks; not the
+//!   program's own memory it registers) counts in [`Backing`] too, with device memory.
 //! - **Device memory** is sparse (pages come when touched), so the profile's 141 GB device
 //!   costs nothing until a copy, memset or kernel touches it. The mock counts an
 //!   allocation as committed, at its whole size, when its bytes are first handed out

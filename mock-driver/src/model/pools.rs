@@ -552,6 +552,13 @@ fn grow(
         }
         Place::Host(_) => {
             host.pin_pool_chunk(more)?;
+            // New host memory, in one budget with the device memory the mock backs.
+            if let Err(why) = vmm.backing.commit(more) {
+                host.unpin_pool_chunk(more);
+                return Err(host_limit(format!(
+                    "a host memory pool's chunk of {more} bytes: {why}"
+                )));
+            }
             u64::MAX
         }
         Place::Managed(..) => {
@@ -642,7 +649,10 @@ fn map_chunk(
 fn uncount(place: Place, host: &mut HostMemory, vmm: &Vmm, size: u64) {
     match place {
         Place::Device(_) => {}
-        Place::Host(_) => host.unpin_pool_chunk(size),
+        Place::Host(_) => {
+            host.unpin_pool_chunk(size);
+            vmm.backing.uncommit(size);
+        }
         Place::Managed(..) => host.uncount_managed(size, &vmm.backing),
     }
 }
