@@ -232,11 +232,27 @@ def run(a):
     return 1 if regressions else 0
 
 
+def mock_outcomes(path):
+    """A run's outcomes by module: its --json file, or expected.txt (which `bless` wrote
+    from a whole run: `pass` lines passed, `known` lines did not, skipped tests are not
+    listed)."""
+    if path.endswith(".json"):
+        with open(path) as f:
+            return json.load(f)["modules"]
+    modules, module = {}, None
+    for line in open(path):
+        if line.startswith("# numba."):
+            module = line[2:].strip()
+        elif line.startswith(("pass ", "known ")) and module:
+            kind, test = line.split()[:2]
+            modules.setdefault(module, {})[test] = "pass" if kind == "pass" else "fail"
+    return modules
+
+
 def compare(a):
     """Of the tests that pass on the GPU, how many pass on the mock, and what the rest
     did on the mock, by module."""
-    with open(a.mock) as f:
-        mock = json.load(f)["modules"]
+    mock = mock_outcomes(a.mock)
     with open(a.gpu) as f:
         gpu = json.load(f)["modules"]
     passed_gpu = passed_both = 0
@@ -359,7 +375,7 @@ def main():
     r.add_argument("--logs", help="folder for each module's output")
     r.add_argument("--expected", default=EXPECTED)
     c = sub.add_parser("compare")
-    c.add_argument("mock")
+    c.add_argument("mock", help="the mock's run: its --json file, or expected.txt")
     c.add_argument("gpu")
     b = sub.add_parser("bless")
     b.add_argument("json")
