@@ -8,17 +8,20 @@
 #   here:  ci/pack-numba-gpu.sh                  # writes target/numba-gpu.tar (~2 MiB)
 #   there: bash ci/gpu-numba.sh                  # run with carry: ["target/numba-gpu.tar"]
 #
-# One call runs modules for at most ~8 minutes (a call may take 10), keeping the results
-# in /tmp/numba-h200 between calls on the same warm machine: call it again until it says
-# "all modules run". Each call copies everything so far into $OUT: h200.json (every
-# test's outcome), run.txt (one line a module), versions.txt, logs/ (each module's output).
+# One call starts modules for at most 5.5 minutes, each at most 4 (a call may take 10),
+# keeping the results in target/numba-h200: a machine goes back half a minute after its
+# last call, so the next call carries that folder back (copy $OUT's files into it here,
+# carry ["target/numba-gpu.tar", "target/numba-h200"]) and goes on where it stopped, until
+# it says "all modules run". Each call copies everything so far into $OUT: h200.json
+# (every test's outcome), run.txt (one line a call), versions.txt, logs.tar (each
+# module's output).
 # Then, here: python3 clients/numba/suite.py compare target/numba-mock.json h200.json
 set -uo pipefail
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT to the folder to record into}"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 site=/tmp/numba-site
-state=/tmp/numba-h200
+state=target/numba-h200
 mkdir -p "$state"
 if [ ! -f "$site/.installed" ]; then
     rm -rf "$site" /tmp/numba-gpu && tar -xf target/numba-gpu.tar -C /tmp || exit 1
@@ -43,11 +46,12 @@ cat "$OUT/versions.txt"
 grep -q "^numba_cuda 0.30.4 $site" "$OUT/versions.txt" || { echo "numba-cuda 0.30.4 from $site is not the one imported"; exit 1; }
 python3 -c 'import cuda.bindings, cuda.core, importlib.metadata as m; print(m.version("cuda-bindings"), cuda.bindings.__file__, "cuda-core", m.version("cuda-core"), cuda.core.__file__)' | tee -a "$OUT/versions.txt" \
     | grep -q "^13.0.3 $site" || { echo "cuda-bindings 13.0.3 from $site is not the one imported"; exit 1; }
-PYTHONUNBUFFERED=1 python3 clients/numba/suite.py run --modules all --jobs 12 --timeout 400 \
-    --budget 420 --resume --json "$state/h200.json" --logs "$state/logs" --expected /dev/null \
+PYTHONUNBUFFERED=1 python3 clients/numba/suite.py run --modules all --jobs 12 --timeout 240 \
+    --budget 330 --resume --json "$state/h200.json" --logs "$state/logs" --expected /dev/null \
     | tee "$state/last.txt"
 cat "$state/last.txt" >> "$state/run.txt"
-cp -r "$state/." "$OUT/"
+cp "$state/h200.json" "$state/run.txt" "$OUT/"
+tar -cf "$OUT/logs.tar" -C "$state" logs
 if grep -q "modules not run" "$state/last.txt"; then
     echo "more modules to run: call ci/gpu-numba.sh again"
 else
