@@ -44,7 +44,7 @@ export PYTHONPATH=$site
 } > "$OUT/versions.txt" 2>&1
 cat "$OUT/versions.txt"
 grep -q "^numba_cuda 0.30.4 $site" "$OUT/versions.txt" || { echo "numba-cuda 0.30.4 from $site is not the one imported"; exit 1; }
-python3 -c 'import cuda.bindings, cuda.core, importlib.metadata as m; print(m.version("cuda-bindings"), cuda.bindings.__file__, "cuda-core", m.version("cuda-core"), cuda.core.__file__)' | tee -a "$OUT/versions.txt" \
+python3 -c 'import cuda.bindings, cuda.core, importlib.metadata as m; print(m.version("cuda-bindings"), cuda.bindings.__file__, "cuda-core", m.version("cuda-core"), cuda.core.__file__, "numpy", m.version("numpy"))' | tee -a "$OUT/versions.txt" \
     | grep -q "^13.0.3 $site" || { echo "cuda-bindings 13.0.3 from $site is not the one imported"; exit 1; }
 PYTHONUNBUFFERED=1 python3 clients/numba/suite.py run --modules all --jobs 12 --timeout 240 \
     --budget 330 --resume --json "$state/h200.json" --logs "$state/logs" --expected /dev/null \
