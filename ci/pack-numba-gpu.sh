@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # The wheels ci/gpu-numba.sh installs on the GPU machine (which reaches no registry), for
-# its python3 (3.12, as the device notes read it): numba-cuda, cuda-bindings and cuda-core
-# at the versions the mock's run uses (ci/install-numba.sh), so both runs have the same
-# tests through the same bindings (the image's cuda-bindings 13.3 against its 13.0 driver
-# errored most of the suite), numpy at the mock's run's version (numba-cuda 0.30.4 calls
-# np.row_stack, which the image's numpy 2.5 removed), and the test suite's helpers.
-# numba, llvmlite and the toolkit's NVVM are the image's own (llvmlite and NVVM alone are past the 64 MiB a
-# call may carry).
+# its python3 (3.12, as the device notes read it): numba-cuda, cuda-bindings, cuda-core
+# and numpy at the versions the mock's run uses (ci/install-numba.sh), so both runs have
+# the same tests through the same bindings (numba-cuda 0.30.4 calls np.row_stack, which
+# the image's numpy 2.5 removed: every kernel test errored with it), and the test suite's
+# helpers. numba, llvmlite and the toolkit's NVVM are the image's own (llvmlite and NVVM
+# alone are past the 64 MiB a call may carry).
 # Writes target/numba-gpu.tar (a few MiB), which the lead carries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
