@@ -22,8 +22,12 @@ cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 site=/tmp/numba-site
 state=target/numba-h200
-mkdir -p "$state"
-if [ ! -f "$site/.installed" ]; then
+# A warm machine keeps both folders: begin again when the wheels changed.
+pack=$(sha256sum < target/numba-gpu.tar)
+if [ "$(cat "$state/.pack" 2>/dev/null)" != "$pack" ]; then
+    rm -rf "$state" && mkdir -p "$state" && echo "$pack" > "$state/.pack"
+fi
+if [ "$(cat "$site/.installed" 2>/dev/null)" != "$pack" ]; then
     rm -rf "$site" /tmp/numba-gpu && tar -xf target/numba-gpu.tar -C /tmp || exit 1
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target "$site" /tmp/numba-gpu/*.whl || exit 1
@@ -31,7 +35,7 @@ if [ ! -f "$site/.installed" ]; then
     # site directories only, not in PYTHONPATH's: make this folder one.
     printf 'import os, site\nsite.addsitedir(os.path.dirname(os.path.abspath(__file__)))\n' \
         > "$site/sitecustomize.py"
-    touch "$site/.installed"
+    echo "$pack" > "$site/.installed"
 fi
 export PYTHONPATH=$site
 {
