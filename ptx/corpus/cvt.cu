@@ -58,3 +58,37 @@ K cvt_half_sat(const unsigned* in, unsigned* out, int n) {
   o[4] = hz; o[5] = r0 & 0xff; o[6] = r1 & 0xffff; o[7] = r2 & 0xff; o[8] = r3;
   o[9] = U(__saturatef(a));
 }
+
+// sm_89/sm_90's FP8 conversions (what cuda_fp8.h's intrinsics emit): f32 pairs and f16x2
+// to e4m3x2/e5m2x2 (round to nearest even, saturating to the largest finite), with and
+// without .relu, and back to f16x2. Raw words bring the specials (NaN, infinities,
+// zeros, subnormals); a scaled value per word sweeps the formats' own ranges.
+K cvt_fp8(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  unsigned x = in[t];
+  float a = F(x);
+  float c = ldexpf(1.0f + (x & 0xffff) / 65536.0f, (int)((x >> 16) % 48) - 24);
+  if (x & 0x80000000u) c = -c;
+  unsigned short r[8];
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r[0]) : "f"(a), "f"(c));
+  asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r[1]) : "f"(a), "f"(c));
+  asm("cvt.rn.satfinite.relu.e4m3x2.f32 %0, %1, %2;" : "=h"(r[2]) : "f"(c), "f"(a));
+  asm("cvt.rn.satfinite.relu.e5m2x2.f32 %0, %1, %2;" : "=h"(r[3]) : "f"(c), "f"(a));
+  asm("cvt.rn.satfinite.e4m3x2.f16x2 %0, %1;" : "=h"(r[4]) : "r"(x));
+  asm("cvt.rn.satfinite.e5m2x2.f16x2 %0, %1;" : "=h"(r[5]) : "r"(x));
+  asm("cvt.rn.satfinite.relu.e4m3x2.f16x2 %0, %1;" : "=h"(r[6]) : "r"(x));
+  asm("cvt.rn.satfinite.relu.e5m2x2.f16x2 %0, %1;" : "=h"(r[7]) : "r"(x));
+  unsigned h[6];
+  unsigned short lo = (unsigned short)x, hi = (unsigned short)(x >> 16);
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h[0]) : "h"(lo));
+  asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h[1]) : "h"(lo));
+  asm("cvt.rn.relu.f16x2.e4m3x2 %0, %1;" : "=r"(h[2]) : "h"(hi));
+  asm("cvt.rn.relu.f16x2.e5m2x2 %0, %1;" : "=r"(h[3]) : "h"(hi));
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h[4]) : "h"(hi));
+  asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h[5]) : "h"(hi));
+  unsigned* o = out + 10 * t;
+  o[0] = r[0] | (unsigned)r[1] << 16; o[1] = r[2] | (unsigned)r[3] << 16;
+  o[2] = r[4] | (unsigned)r[5] << 16; o[3] = r[6] | (unsigned)r[7] << 16;
+  for (int k = 0; k < 6; k++) o[4 + k] = h[k];
+}

@@ -1367,6 +1367,32 @@ impl FuncDecoder<'_> {
                 }
                 self.alu(i, math::cvt_tf32(&mode, relu, satfinite), 1)
             }
+            "cvt" if m.list.iter().any(|x| x == "e4m3x2" || x == "e5m2x2") => {
+                // sm_89/sm_90's FP8 pairs (cuda_fp8.h's intrinsics): `.satfinite` is
+                // required toward FP8 and absent from it; the first type names d.
+                let relu = m.take("relu");
+                let satfinite = m.take("satfinite");
+                let first = m.list.iter().position(|x| x == "e4m3x2" || x == "e5m2x2");
+                let to_fp8 = first < m.list.iter().position(|x| x == "f32" || x == "f16x2");
+                let f = match m.take_any(&["e4m3x2", "e5m2x2"]).as_deref() {
+                    Some("e4m3x2") => math::Fp8::E4M3,
+                    _ => math::Fp8::E5M2,
+                };
+                if !m.take("rn") || satfinite != to_fp8 {
+                    return Err(unsup(m));
+                }
+                if m.take("f32") && to_fp8 {
+                    self.alu(i, math::cvt_f32x2_to_fp8x2(f, relu), 2)
+                } else if m.take("f16x2") {
+                    if to_fp8 {
+                        self.alu(i, math::cvt_f16x2_to_fp8x2(f, relu), 1)
+                    } else {
+                        self.alu(i, math::cvt_fp8x2_to_f16x2(f, relu), 1)
+                    }
+                } else {
+                    Err(unsup(m))
+                }
+            }
             "cvt" => {
                 let rnd = m.rnd();
                 let int_rnd = m.int_rnd();

@@ -2054,3 +2054,183 @@ pub fn cvt_tf32(mode: &str, relu: bool, satfinite: bool) -> WarpFn {
         (_, true, true) => f!(2, true, true),
     }
 }
+
+/// The FP8 formats of sm_89 and sm_90's `cvt` (`.e4m3x2`, `.e5m2x2`): E4M3 as OCP's
+/// "FN" variant (no infinities; S.1111.111 the one NaN), E5M2 as IEEE's layout (f16's
+/// upper byte).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fp8 {
+    E4M3,
+    E5M2,
+}
+
+impl Fp8 {
+    fn mantissa_bits(self) -> i32 {
+        match self {
+            Fp8::E4M3 => 3,
+            Fp8::E5M2 => 2,
+        }
+    }
+    fn bias(self) -> i32 {
+        match self {
+            Fp8::E4M3 => 7,
+            Fp8::E5M2 => 15,
+        }
+    }
+    fn max_finite(self) -> u8 {
+        match self {
+            Fp8::E4M3 => 0x7e,
+            Fp8::E5M2 => 0x7b,
+        }
+    }
+
+    /// `x` rounded to nearest even, saturating to the largest finite (`.satfinite`,
+    /// which sm_90 requires: infinities too); `.relu` takes negatives (and -0) to +0.
+    fn encode(self, x: f64, relu: bool) -> u8 {
+        if x.is_nan() {
+            return 0x7f;
+        }
+        let sign = if x.is_sign_negative() { 0x80 } else { 0 };
+        if relu && sign != 0 {
+            return 0;
+        }
+        let a = x.abs();
+        if a == 0.0 {
+            return sign;
+        }
+        if a.is_infinite() {
+            return sign | self.max_finite();
+        }
+        let (m, emin) = (self.mantissa_bits(), 1 - self.bias());
+        // The value's binary exponent (f64's own field: every f32 and f16 is normal in
+        // f64), no lower than the format's least normal one, below which the quantum
+        // stays that of the subnormals.
+        let e = (((a.to_bits() >> 52) & 0x7ff) as i32 - 1023).max(emin);
+        let r = (a * 2f64.powi(m - e)).round_ties_even();
+        // Mantissa and exponent in one: r's implicit leading bit adds one to the
+        // exponent field, and a carry out of the mantissa lands there as rounding up
+        // should.
+        let encoded = (((e - emin) as f64) * 2f64.powi(m) + r).min(255.0) as u32;
+        if encoded > self.max_finite() as u32 {
+            sign | self.max_finite()
+        } else {
+            sign | encoded as u8
+        }
+    }
+
+    /// The f16 holding `x` exactly (every FP8 value is one); E4M3's NaN as f16's
+    /// canonical NaN, E5M2's NaNs and infinities as f16's with the same bits.
+    fn to_f16(self, x: u8, relu: bool) -> u16 {
+        let h = match self {
+            Fp8::E5M2 => (x as u16) << 8,
+            Fp8::E4M3 if x & 0x7f == 0x7f => 0x7fff,
+            Fp8::E4M3 => {
+                let (e, man) = (((x >> 3) & 0xf) as i32, (x & 7) as f64);
+                let v = if e == 0 {
+                    man * 2f64.powi(-9)
+                } else {
+                    (8.0 + man) * 2f64.powi(e - 10)
+                };
+                f64_to_f16(v, Rnd::N) | (((x & 0x80) as u16) << 8)
+            }
+        };
+        if relu && h & 0x8000 != 0 && h & 0x7fff <= 0x7c00 {
+            0
+        } else if relu && h & 0x7fff > 0x7c00 {
+            0x7fff
+        } else {
+            h
+        }
+    }
+}
+
+/// `cvt.rn.satfinite[.relu].{e4m3x2,e5m2x2}.f32 d, a, b`: a into the upper byte.
+pub fn cvt_f32x2_to_fp8x2(f: Fp8, relu: bool) -> WarpFn {
+    macro_rules! w {
+        ($f:expr, $relu:expr) => {
+            wf!(
+                |a, b, c, e| (($f.encode(f32_of(a) as f64, $relu) as u64) << 8)
+                    | $f.encode(f32_of(b) as f64, $relu) as u64
+            )
+        };
+    }
+    match (f, relu) {
+        (Fp8::E4M3, false) => w!(Fp8::E4M3, false),
+        (Fp8::E4M3, true) => w!(Fp8::E4M3, true),
+        (Fp8::E5M2, false) => w!(Fp8::E5M2, false),
+        (Fp8::E5M2, true) => w!(Fp8::E5M2, true),
+    }
+}
+
+/// `cvt.rn.satfinite[.relu].{e4m3x2,e5m2x2}.f16x2 d, a`: each half to a byte, in place.
+pub fn cvt_f16x2_to_fp8x2(f: Fp8, relu: bool) -> WarpFn {
+    macro_rules! w {
+        ($f:expr, $relu:expr) => {
+            wf!(
+                |a, b, c, e| (($f.encode(f16_to_f32((a >> 16) as u16) as f64, $relu) as u64) << 8)
+                    | $f.encode(f16_to_f32(a as u16) as f64, $relu) as u64
+            )
+        };
+    }
+    match (f, relu) {
+        (Fp8::E4M3, false) => w!(Fp8::E4M3, false),
+        (Fp8::E4M3, true) => w!(Fp8::E4M3, true),
+        (Fp8::E5M2, false) => w!(Fp8::E5M2, false),
+        (Fp8::E5M2, true) => w!(Fp8::E5M2, true),
+    }
+}
+
+/// `cvt.rn[.relu].f16x2.{e4m3x2,e5m2x2} d, a`: each byte to a half, in place.
+pub fn cvt_fp8x2_to_f16x2(f: Fp8, relu: bool) -> WarpFn {
+    macro_rules! w {
+        ($f:expr, $relu:expr) => {
+            wf!(
+                |a, b, c, e| (($f.to_f16((a >> 8) as u8, $relu) as u64) << 16)
+                    | $f.to_f16(a as u8, $relu) as u64
+            )
+        };
+    }
+    match (f, relu) {
+        (Fp8::E4M3, false) => w!(Fp8::E4M3, false),
+        (Fp8::E4M3, true) => w!(Fp8::E4M3, true),
+        (Fp8::E5M2, false) => w!(Fp8::E5M2, false),
+        (Fp8::E5M2, true) => w!(Fp8::E5M2, true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values the OCP 8-bit floating point specification tabulates: the largest finite,
+    /// the least subnormal and normal, and rounding at their edges.
+    #[test]
+    fn fp8_encodings_at_the_formats_edges() {
+        let e4 = |x: f64| Fp8::E4M3.encode(x, false);
+        let e5 = |x: f64| Fp8::E5M2.encode(x, false);
+        assert_eq!((e4(1.0), e5(1.0)), (0x38, 0x3c));
+        assert_eq!((e4(448.0), e5(57344.0)), (0x7e, 0x7b));
+        // Past the largest finite (and infinities) saturate, with the sign.
+        assert_eq!(
+            (e4(464.0), e4(1e9), e4(f64::NEG_INFINITY)),
+            (0x7e, 0x7e, 0xfe)
+        );
+        assert_eq!((e5(61440.0), e5(f64::INFINITY)), (0x7b, 0x7b));
+        // Least subnormal 2^-9 (E4M3) and 2^-16 (E5M2); half of it ties to even (0).
+        assert_eq!((e4(2f64.powi(-9)), e4(2f64.powi(-10))), (0x01, 0x00));
+        assert_eq!((e4(3.0 * 2f64.powi(-10)), e5(2f64.powi(-16))), (0x02, 0x01));
+        // The least normal (2^-6, 2^-14) from the largest subnormal rounding up.
+        assert_eq!((e4(2f64.powi(-6)), e4(7.75 * 2f64.powi(-9))), (0x08, 0x08));
+        assert_eq!((e4(-0.0), Fp8::E4M3.encode(-2.0, true)), (0x80, 0x00));
+        assert_eq!((e4(f64::NAN), e5(f64::NAN)), (0x7f, 0x7f));
+        // Back to f16, exactly.
+        for x in 0..=255u8 {
+            for f in [Fp8::E4M3, Fp8::E5M2] {
+                let h = f.to_f16(x, false);
+                if f16_to_f32(h).is_finite() && !(f == Fp8::E4M3 && x & 0x7f == 0x7f) {
+                    assert_eq!(f.encode(f16_to_f32(h) as f64, false), x, "{f:?} {x:#x}");
+                }
+            }
+        }
+    }
+}
