@@ -2118,10 +2118,12 @@ impl Fp8 {
         }
     }
 
-    /// The f16 holding `x` exactly (every FP8 value is one); E4M3's NaN as f16's
-    /// canonical NaN, E5M2's NaNs and infinities as f16's with the same bits.
+    /// The f16 holding `x` exactly (every FP8 value is one); every NaN, of either sign
+    /// and any payload, as f16's canonical 0x7fff (as the H200 converts them: corpus
+    /// `cvt_fp8`), E5M2's infinities as f16's.
     fn to_f16(self, x: u8, relu: bool) -> u16 {
         let h = match self {
+            Fp8::E5M2 if x & 0x7f > 0x7c => 0x7fff,
             Fp8::E5M2 => (x as u16) << 8,
             Fp8::E4M3 if x & 0x7f == 0x7f => 0x7fff,
             Fp8::E4M3 => {
@@ -2223,6 +2225,10 @@ mod tests {
         assert_eq!((e4(2f64.powi(-6)), e4(7.75 * 2f64.powi(-9))), (0x08, 0x08));
         assert_eq!((e4(-0.0), Fp8::E4M3.encode(-2.0, true)), (0x80, 0x00));
         assert_eq!((e4(f64::NAN), e5(f64::NAN)), (0x7f, 0x7f));
+        assert_eq!(
+            (Fp8::E5M2.to_f16(0xfe, false), Fp8::E5M2.to_f16(0xfc, false)),
+            (0x7fff, 0xfc00)
+        );
         // Back to f16, exactly.
         for x in 0..=255u8 {
             for f in [Fp8::E4M3, Fp8::E5M2] {
