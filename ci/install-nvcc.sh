@@ -25,4 +25,10 @@ fi
 ln -sfn "$cccl/nvidia/cu13/include/cccl" "$root/include/cccl"
 ln -sfn "$cccl/nvidia/cu13/include/nv" "$root/include/nv"
 ln -sf libcudart.so.13 "$root/lib/libcudart.so"
+# nvcc.profile looks for libraries (and headers) where a toolkit keeps them,
+# targets/x86_64-linux/{lib,include}; the packages keep them at the root: linked there,
+# `nvcc` links `-lcudart` and `-lcudadevrt` with no -L, as a toolkit's nvcc does.
+mkdir -p "$root/targets/x86_64-linux"
+ln -sfn ../../lib "$root/targets/x86_64-linux/lib"
+ln -sfn ../../include "$root/targets/x86_64-linux/include"
 echo "$root"

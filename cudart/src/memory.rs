@@ -34,14 +34,15 @@ pub fn on_per_thread_stream(op: impl FnOnce(Option<CUstream>) -> RtResult<()>) -
 
 /// Whether cudaMalloc memory is made through VMM: on a driver without
 /// cuIpcGetMemHandle (older cumock mocks), so that cudaIpcGetMemHandle can export it as a
-/// POSIX fd. Asked once, with a NULL pointer: a driver that has the function refuses the
-/// pointer, one that has not says CUDA_ERROR_NOT_SUPPORTED.
-fn malloc_over_vmm(d: &Driver, rt: &Runtime) -> bool {
+/// POSIX fd. Asked once, of the first cuMemAlloc allocation (`first`): a driver that has
+/// the function makes a handle of it, one that has not says CUDA_ERROR_NOT_SUPPORTED. A
+/// valid pointer, so that the question is no misuse a checking driver would report.
+fn malloc_over_vmm(d: &Driver, rt: &Runtime, first: u64) -> bool {
     if let Some(v) = rt.state.lock().malloc_over_vmm {
         return v;
     }
     let mut h = crate::driver::CUipcMemHandle { reserved: [0; 64] };
-    let v = matches!(d.cuIpcGetMemHandle(&mut h, 0), Err(e) if e.code == error::NOT_SUPPORTED);
+    let v = matches!(d.cuIpcGetMemHandle(&mut h, first), Err(e) if e.code == error::NOT_SUPPORTED);
     *rt.state.lock().malloc_over_vmm.get_or_insert(v)
 }
 
@@ -52,12 +53,17 @@ pub fn device_malloc(size: usize) -> RtResult<u64> {
 
 /// One allocation for the program (cudaMalloc) or for a runtime pool, recorded.
 pub fn allocate(d: &Driver, rt: &Runtime, device: i32, size: usize) -> RtResult<u64> {
-    let (ptr, backing) = if malloc_over_vmm(d, rt) {
+    let (ptr, backing) = if rt.state.lock().malloc_over_vmm == Some(true) {
         vmm_alloc(d, rt, device, size)?
     } else {
         let mut p = 0;
         d.cuMemAlloc(&mut p, size)?;
-        (p, Backing::Driver)
+        if malloc_over_vmm(d, rt, p) {
+            d.cuMemFree(p)?;
+            vmm_alloc(d, rt, device, size)?
+        } else {
+            (p, Backing::Driver)
+        }
     };
     rt.state.lock().allocations.insert(
         ptr,

@@ -48,7 +48,10 @@ fn strings() -> &'static HashMap<CudaError, CString> {
             .filter_map(|&(_, v)| {
                 // The driver's description of the same-numbered result where it has one
                 // (the runtime's codes are numbered after the driver's).
+                // Only for codes that are the driver's (asking of others is a misuse a
+                // checking driver reports against the program).
                 let s = d
+                    .filter(|_| cumock_abi::result_name(v as u32).is_some())
                     .and_then(|d| d.error_string(v as u32))
                     .map(CStr::to_owned)
                     .or_else(|| CString::new(error::fallback_string(v)).ok())?;
