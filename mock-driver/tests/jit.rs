@@ -62,20 +62,8 @@ fn under_misuse_messages_a_load_failure_is_still_said_once() {
     assert_eq!(stderr.matches("frobnicate").count(), 1, "{stderr}");
 }
 
-/// nvcc 13.0: `CUMOCK_NVCC_ROOT`, or the registry packages ci/install-nvcc.sh installs.
 fn nvcc() -> PathBuf {
-    if let Some(root) = std::env::var_os("CUMOCK_NVCC_ROOT") {
-        return PathBuf::from(root).join("bin/nvcc");
-    }
-    let out = Command::new(common::workspace().join("ci/install-nvcc.sh"))
-        .output()
-        .expect("running ci/install-nvcc.sh");
-    assert!(
-        out.status.success(),
-        "ci/install-nvcc.sh failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()).join("bin/nvcc")
+    common::nvcc_root().join("bin/nvcc")
 }
 
 /// Compiles tests/jit/SRC with nvcc `args` into the scratch folder as OUT.

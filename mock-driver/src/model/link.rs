@@ -4,7 +4,9 @@
 //! weak definitions giving way), checked as cuModuleLoadData would check it, and handed
 //! back as the "cubin": the linked PTX text, NUL-terminated, which cuModuleLoadData
 //! takes. It is the mock's output, not NVIDIA's; a program only passes it on.
-//! SASS inputs (cubins, objects, libraries) cannot run on the host and are refused.
+//! SASS inputs (cubins, objects, libraries) cannot run on the host and are refused, but
+//! for NVIDIA's device runtime (libcudadevrt.a), in whose place cumock links its own
+//! (`cudadevrt.ptx`: cooperative groups' grid sync).
 
 use super::error::*;
 use super::module::{load_error_for, Image};
@@ -14,6 +16,16 @@ use cumock_ptx as ptx;
 use std::collections::HashMap;
 
 const LINK_TAG: u64 = 0x0011_0000_0000_0000;
+
+/// cumock's own device runtime, linked where a program links NVIDIA's libcudadevrt.a.
+const CUDADEVRT_PTX: &str = include_str!("cudadevrt.ptx");
+
+/// Whether a library input is NVIDIA's device runtime: an `ar` archive whose one member
+/// is `cuda_device_runtime.o`, as the toolkit's libcudadevrt.a is.
+fn is_cudadevrt(bytes: &[u8]) -> bool {
+    const MEMBER: &[u8] = b"cuda_device_runtime.o/";
+    bytes.starts_with(b"!<arch>\n") && bytes.windows(MEMBER.len()).any(|w| w == MEMBER)
+}
 
 /// cuda.h's `CUjitInputType`.
 pub mod input {
@@ -121,6 +133,8 @@ impl Driver {
             }
             input::CUBIN => return Err(sass("the cubin")),
             input::OBJECT => return Err(sass("the object's device code")),
+            // NVIDIA's device runtime (cooperative groups' grid sync): cumock's own, in PTX.
+            input::LIBRARY if is_cudadevrt(&bytes) => CUDADEVRT_PTX.to_string(),
             input::LIBRARY => return Err(sass("the library's device code")),
             input::NVVM => {
                 return Err(not_supported(format!(

@@ -219,3 +219,20 @@ pub fn guarded(
     );
     err
 }
+
+/// nvcc 13.0's toolkit root (bin/nvcc, lib/): `CUMOCK_NVCC_ROOT`, or the registry
+/// packages ci/install-nvcc.sh installs.
+pub fn nvcc_root() -> PathBuf {
+    if let Some(root) = std::env::var_os("CUMOCK_NVCC_ROOT") {
+        return PathBuf::from(root);
+    }
+    let out = Command::new(workspace().join("ci/install-nvcc.sh"))
+        .output()
+        .expect("running ci/install-nvcc.sh");
+    assert!(
+        out.status.success(),
+        "ci/install-nvcc.sh failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
