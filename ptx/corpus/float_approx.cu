@@ -23,3 +23,30 @@ K f32_approx(const unsigned* in, unsigned* out, int n) {
   o[0] = U(__expf(a / 8.0f)); o[1] = U(__logf(fabsf(a) + 1.0f)); o[2] = U(__sinf(a)); o[3] = U(__cosf(a));
   o[4] = U(__fdividef(a, 3.0f)); o[5] = U(expf(a / 8.0f)); o[6] = U(r0); o[7] = U(r1); o[8] = U(r2); o[9] = U(r3); o[10] = U(r4); o[11] = U(r5); o[12] = U(r6);
 }
+
+// The half-precision approximations: tanh and ex2 of f16 and bf16 pairs (sm_90's
+// tanh.approx.bf16x2 and ex2.approx.ftz.bf16x2; f16's since sm_75), on raw halves and on
+// halves scaled into the functions' interesting ranges.
+K half_approx(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  unsigned x = in[t];
+  // Two f16s of magnitude a quarter to one, and two bf16s a quarter to two, signs
+  // from the word.
+  unsigned s = ((x & 0x3ff) | 0x3400) | (x & 0x8000) | ((((x >> 16) & 0x3ff) | 0x3800 | ((x >> 16) & 0x8000)) << 16);
+  unsigned b = ((x & 0x7f) | 0x3e80) | (x & 0x8000) | ((((x >> 16) & 0x7f) | 0x3f00 | ((x >> 16) & 0x8000)) << 16);
+  unsigned r[8];
+  asm("tanh.approx.f16x2 %0, %1;" : "=r"(r[0]) : "r"(x));
+  asm("tanh.approx.f16x2 %0, %1;" : "=r"(r[1]) : "r"(s));
+  asm("tanh.approx.bf16x2 %0, %1;" : "=r"(r[2]) : "r"(x));
+  asm("tanh.approx.bf16x2 %0, %1;" : "=r"(r[3]) : "r"(b));
+  asm("ex2.approx.f16x2 %0, %1;" : "=r"(r[4]) : "r"(s));
+  asm("ex2.approx.ftz.bf16x2 %0, %1;" : "=r"(r[5]) : "r"(b));
+  unsigned short h = (unsigned short)s, hb;
+  asm("tanh.approx.bf16 %0, %1;" : "=h"(hb) : "h"((unsigned short)(b >> 16)));
+  r[6] = hb;
+  asm("tanh.approx.f16 %0, %1;" : "=h"(hb) : "h"(h));
+  r[7] = hb;
+  unsigned* o = out + 8 * t;
+  for (int k = 0; k < 8; k++) o[k] = r[k];
+}

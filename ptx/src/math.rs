@@ -1225,6 +1225,28 @@ pub fn half_op(op: &str, ty: Ty, m: FMods) -> Option<WarpFn> {
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
             |a, b, c| two_sum64(a * b, c)
         ),
+        // The approximations (the H200's are MUFU's, whose f32 tanh is within 2^-16.7:
+        // corpus `f32_approx`): exact, rounded once to the half format.
+        ("tanh.approx", false) => h!(
+            |v: f64| f64_to_f16(v, Rnd::N),
+            |x: u16| f16_to_f32(x) as f64,
+            |a, b, c| a.tanh()
+        ),
+        ("tanh.approx", true) => h!(
+            |v: f64| f32_to_bf16(f32_odd(v), Rnd::N),
+            |x: u16| f32::from_bits((x as u32) << 16) as f64,
+            |a, b, c| a.tanh()
+        ),
+        ("ex2.approx", false) => h!(
+            |v: f64| f64_to_f16(v, Rnd::N),
+            |x: u16| f16_to_f32(x) as f64,
+            |a, b, c| a.exp2()
+        ),
+        ("ex2.approx", true) => h!(
+            |v: f64| f32_to_bf16(f32_odd(v), Rnd::N),
+            |x: u16| f32::from_bits((x as u32) << 16) as f64,
+            |a, b, c| a.exp2()
+        ),
         // The sign bit alone, in f16 and bf16 alike (the ISA: "NaN inputs yield an
         // unspecified NaN"; a NaN with its sign changed is one).
         ("neg", _) if matches!(ty, Ty::F16 | Ty::BF16) => {
