@@ -15,7 +15,8 @@
 # it says "all modules run". Each call copies everything so far into $OUT: h200.json
 # (every test's outcome), run.txt (one line a call), versions.txt, logs.tar (each
 # module's output).
-# Then, here: python3 clients/numba/suite.py compare target/numba-mock.json h200.json
+# Then, here: python3 clients/numba/suite.py compare clients/numba/expected.txt h200.json
+# (kept in runs/DATE-h200-numba/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT to the folder to record into}"
