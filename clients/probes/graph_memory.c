@@ -511,6 +511,55 @@ static void capture_errors(void) {
     CALL("synchronize", cuStreamSynchronize(s));
 }
 
+
+/* Graph user objects (cuUserObjectCreate and kin): what the driver refuses, and when
+ * the destructor runs as references go (the graph's, then its executable graph's). The
+ * destructor sets a flag; the probe polls it for up to two seconds (it runs on the
+ * driver's thread, asynchronously). */
+static volatile int user_object_destroyed;
+static void CUDA_CB user_object_destroy(void *p) {
+    (void)p;
+    user_object_destroyed = 1;
+}
+static int user_object_destroyed_within_2s(void) {
+    for (int i = 0; i < 200 && !user_object_destroyed; i++) usleep(10000);
+    return user_object_destroyed;
+}
+static void user_objects(void) {
+    CUcontext ctx;
+    MUST(cuInit(0));
+    MUST(cuDevicePrimaryCtxRetain(&ctx, 0));
+    MUST(cuCtxSetCurrent(ctx));
+    CUuserObject o;
+    CALL("cuUserObjectCreate(flags 0)", cuUserObjectCreate(&o, NULL, user_object_destroy, 1, 0));
+    CALL("cuUserObjectCreate(initialRefcount 0)",
+         cuUserObjectCreate(&o, NULL, user_object_destroy, 0, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    CALL("cuUserObjectCreate(destroy NULL)",
+         cuUserObjectCreate(&o, NULL, NULL, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    CALL("cuUserObjectCreate(refs 1)",
+         cuUserObjectCreate(&o, NULL, user_object_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    CALL("cuUserObjectRetain(count 0)", cuUserObjectRetain(o, 0));
+    CALL("cuUserObjectRetain(count 1)", cuUserObjectRetain(o, 1));
+    CUgraph g;
+    MUST(cuGraphCreate(&g, 0));
+    CALL("cuGraphRetainUserObject(flags 2)", cuGraphRetainUserObject(g, o, 1, 2));
+    CALL("cuGraphRetainUserObject(count 0)", cuGraphRetainUserObject(g, o, 0, 0));
+    CALL("cuGraphRetainUserObject(move 1)", cuGraphRetainUserObject(g, o, 1, CU_GRAPH_USER_OBJECT_MOVE));
+    CALL("cuGraphReleaseUserObject(count 0)", cuGraphReleaseUserObject(g, o, 0));
+    CALL("cuUserObjectRelease(count 1, the program's last)", cuUserObjectRelease(o, 1));
+    SAY("destroyed after the program's last release: %d", user_object_destroyed_within_2s());
+    CUgraphNode n;
+    MUST(cuGraphAddEmptyNode(&n, g, NULL, 0));
+    CUgraphExec e;
+    MUST(cuGraphInstantiate(&e, g, 0));
+    MUST(cuGraphLaunch(e, 0));
+    CALL("cuGraphDestroy", cuGraphDestroy(g));
+    SAY("destroyed after the graph: %d", user_object_destroyed_within_2s());
+    CALL("cuGraphExecDestroy", cuGraphExecDestroy(e));
+    MUST(cuCtxSynchronize());
+    SAY("destroyed after the executable graph: %d", user_object_destroyed_within_2s());
+}
+
 int main(void) {
     section("attributes-at-start", attributes_at_start);
     section("set-attributes", set_attributes);
@@ -525,5 +574,6 @@ int main(void) {
     section("two-graphs", two_graphs);
     section("capture", capture);
     section("capture-errors", capture_errors);
+    section("user-objects", user_objects);
     return 0;
 }

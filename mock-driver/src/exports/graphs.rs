@@ -500,6 +500,55 @@ impl GraphApi for Mock {
         drv()?.graph_destroy(graph_key(g))
     }
 
+    unsafe fn cuUserObjectCreate(
+        object_out: *mut CUuserObject,
+        ptr: *mut c_void,
+        destroy: CUhostFn,
+        initial_refcount: c_uint,
+        flags: c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if object_out.is_null() {
+            return Err(invalid("object_out is NULL"));
+        }
+        let Some(destroy) = destroy else {
+            return Err(invalid("destroy is NULL"));
+        };
+        let data = super::exec::ProgramData(ptr);
+        // Safety: the program's destructor, called once with its pointer, as it asked,
+        // on the mock's thread after the last reference went (model/user_objects.rs).
+        let destructor = Box::new(move || unsafe { destroy(data.get()) });
+        let o = d.user_object_create(destructor, initial_refcount, flags)?;
+        // Safety: checked non-null; cuda.h's contract makes it writable.
+        unsafe { object_out.write(o as CUuserObject) };
+        Ok(())
+    }
+
+    unsafe fn cuUserObjectRetain(object: CUuserObject, count: c_uint) -> CuResult<()> {
+        drv()?.user_object_retain(object as u64, count)
+    }
+
+    unsafe fn cuUserObjectRelease(object: CUuserObject, count: c_uint) -> CuResult<()> {
+        drv()?.user_object_release(object as u64, count)
+    }
+
+    unsafe fn cuGraphRetainUserObject(
+        g: CUgraph,
+        object: CUuserObject,
+        count: c_uint,
+        flags: c_uint,
+    ) -> CuResult<()> {
+        drv()?.graph_retain_user_object(graph_key(g), object as u64, count, flags)
+    }
+
+    unsafe fn cuGraphReleaseUserObject(
+        g: CUgraph,
+        object: CUuserObject,
+        count: c_uint,
+    ) -> CuResult<()> {
+        drv()?.graph_release_user_object(graph_key(g), object as u64, count)
+    }
+
     unsafe fn cuGraphAddKernelNode(
         ph: *mut CUgraphNode,
         g: CUgraph,

@@ -536,7 +536,13 @@ impl Driver {
             st.graphs.graph(g)?.allocations()
         };
         self.release_graph_allocations(&allocations, Some(g));
-        self.state.lock().graphs.destroy(g)
+        let dead = {
+            let mut st = self.state.lock();
+            st.graphs.destroy(g)?;
+            st.user_objects.drop_holder(g)
+        };
+        super::user_objects::run_destructors(dead);
+        Ok(())
     }
 
     /// A graph or an executable graph holding allocation nodes goes: addresses nothing
@@ -749,7 +755,9 @@ impl Driver {
                 "graph {g:#x} has memory allocation or free nodes: it cannot be cloned"
             )));
         }
-        st.graphs.clone_graph(g)
+        let clone = st.graphs.clone_graph(g)?;
+        st.user_objects.copy_holder(g, clone);
+        Ok(clone)
     }
 
     /// cuGraphInstantiate: a snapshot of the graph in a topological order. `auto_free`:
@@ -786,6 +794,7 @@ impl Driver {
         }
         st.graph_memory.hold(&body.allocations());
         let e = st.graphs.fresh(EXEC_TAG);
+        st.user_objects.copy_holder(g, e);
         st.graphs.execs.insert(
             e,
             GraphExec {
@@ -805,9 +814,11 @@ impl Driver {
             let mut st = self.state.lock();
             st.graphs.exec(e)?;
             let exec = st.graphs.execs.remove(&e).expect("checked");
-            exec.body.allocations()
+            (exec.body.allocations(), st.user_objects.drop_holder(e))
         };
+        let (allocations, dead) = allocations;
         self.release_graph_allocations(&allocations, None);
+        super::user_objects::run_destructors(dead);
         Ok(())
     }
 

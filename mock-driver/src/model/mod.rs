@@ -52,6 +52,7 @@ pub mod reservations;
 pub mod stream_queues;
 pub mod streams;
 pub mod textures;
+pub mod user_objects;
 pub mod vmm;
 pub mod vmm_calls;
 
@@ -89,6 +90,8 @@ pub struct State {
     pub graph_memory: graph_memory::GraphMemory,
     /// Conditional nodes' handles (conditional.rs).
     pub conditionals: conditional::Conditionals,
+    /// Graph user objects and the references graphs hold (user_objects.rs).
+    pub user_objects: user_objects::UserObjects,
     /// Stream captures in progress (capture.rs).
     pub captures: capture::Captures,
     /// The JIT linker's states (link.rs).
@@ -131,6 +134,7 @@ impl Driver {
                 graphs: Default::default(),
                 graph_memory: graph_memory::GraphMemory::new(n),
                 conditionals: Default::default(),
+                user_objects: Default::default(),
                 captures: Default::default(),
                 links: Default::default(),
                 printf_out: Vec::new(),
