@@ -9,7 +9,13 @@
  *                          kernel writes: 0 is stale
  *   ordered-copy V         the same, ordered by an event
  *   polls-ended            a cuStreamQuery loop over a launch ended
- *   chain V                kernels on three streams ordered by events: their sum */
+ *   chain V                kernels on three streams ordered by events: their sum
+ *   unordered-graph V      a copy on another non-blocking stream (no event) of what three
+ *                          launches of an executable graph add: 0 is stale
+ *   graph-setters V        the sum of those launches, each with the kernel parameter it
+ *                          was launched with (1, then 10 set by
+ *                          cuGraphExecKernelNodeSetParams, then 100 by cuGraphExecUpdate),
+ *                          although none had run when the next was set */
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,5 +135,41 @@ int main(void) {
     unsigned sum = 0;
     MUST(cuMemcpyDtoH(&sum, dev, 4));
     printf("chain %u\n", sum);
+
+    /* An executable graph of one `add` node, launched three times with its parameter set
+     * between the launches: each launch keeps the parameter it was launched with. */
+    MUST(cuMemsetD32(dev, 0, 1));
+    CUdeviceptr gp = dev;
+    unsigned gv = 1;
+    void *gargs[] = {&gp, &gv};
+    CUDA_KERNEL_NODE_PARAMS kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = add;
+    kp.gridDimX = kp.gridDimY = kp.gridDimZ = 1;
+    kp.blockDimX = kp.blockDimY = kp.blockDimZ = 1;
+    kp.kernelParams = gargs;
+    CUgraph g, g2;
+    CUgraphNode k, k2;
+    CUgraphExec x;
+    MUST(cuGraphCreate(&g, 0));
+    MUST(cuGraphAddKernelNode(&k, g, NULL, 0, &kp));
+    MUST(cuGraphInstantiateWithFlags(&x, g, 0));
+    MUST(cuGraphLaunch(x, a));
+    gv = 10;
+    MUST(cuGraphExecKernelNodeSetParams(x, k, &kp));
+    MUST(cuGraphLaunch(x, a));
+    gv = 100;
+    MUST(cuGraphCreate(&g2, 0));
+    MUST(cuGraphAddKernelNode(&k2, g2, NULL, 0, &kp));
+    CUgraphExecUpdateResultInfo info;
+    MUST(cuGraphExecUpdate(x, g2, &info));
+    MUST(cuGraphLaunch(x, a));
+    out[0] = 99;
+    MUST(cuMemcpyDtoHAsync(out, dev, 4, b));
+    MUST(cuStreamSynchronize(b));
+    printf("unordered-graph %u\n", out[0]);
+    MUST(cuStreamSynchronize(a));
+    MUST(cuMemcpyDtoH(&sum, dev, 4));
+    printf("graph-setters %u\n", sum);
     return 0;
 }

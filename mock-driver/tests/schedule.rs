@@ -47,6 +47,7 @@ fn check_synchronised(schedule: &str, seen: &HashMap<String, String>) {
     assert_eq!(seen["ordered-copy"], "6", "{schedule}");
     assert!(seen.contains_key("polls-ended"), "{schedule}");
     assert_eq!(seen["chain"], "120", "{schedule}");
+    assert_eq!(seen["graph-setters"], "111", "{schedule}");
 }
 
 #[test]
@@ -56,6 +57,7 @@ fn lazy_shows_every_missing_synchronisation_as_stale_data() {
         let (seen, _) = run("lazy");
         assert_eq!(seen["unsynced-host-read"], "0", "{seen:?}");
         assert_eq!(seen["unordered-copy"], "0", "{seen:?}");
+        assert_eq!(seen["unordered-graph"], "0", "{seen:?}");
         check_synchronised("lazy", &seen);
     }
 }
