@@ -872,6 +872,56 @@ impl Driver {
         Ok(())
     }
 
+    /// cuGraphNodeSetParams and the per-type setters: `op` replaces the node's work, of
+    /// the same type.
+    pub fn graph_node_set(&self, n: NodeId, op: NodeOp) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let node = st.graphs.node_mut(n)?;
+        if node.op.node_type() != op.node_type() {
+            return Err(invalid(format!(
+                "node {n:#x} is of type {}: parameters of type {} cannot be set on it",
+                node.op.node_type(),
+                op.node_type()
+            )));
+        }
+        node.op = op;
+        Ok(())
+    }
+
+    /// cuGraphExecNodeSetParams and the per-type exec setters: `op` replaces the work of
+    /// node `n` (of the graph `e` was instantiated from) in `e`, of the same type. A
+    /// kernel is prepared again alone; other work makes the next launch plan again.
+    pub fn graph_exec_node_set(&self, e: ExecId, n: NodeId, op: NodeOp) -> CuResult<()> {
+        if let NodeOp::Kernel(k) = op {
+            return self.graph_exec_kernel_set(e, n, k);
+        }
+        let mut st = self.state.lock();
+        if !st.graphs.owner.contains_key(&n) {
+            return Err(invalid(format!(
+                "{n:#x} is no live node: the graph it belonged to was destroyed"
+            )));
+        }
+        let exec = st.graphs.exec_mut(e)?;
+        match exec.body.nodes.get_mut(&n) {
+            Some(node) if node.op.node_type() == op.node_type() => node.op = op,
+            Some(node) => {
+                return Err(invalid(format!(
+                    "node {n:#x} is of type {}: parameters of type {} cannot be set on it",
+                    node.op.node_type(),
+                    op.node_type()
+                )))
+            }
+            None => {
+                return Err(invalid(format!(
+                    "{n:#x} is not a node of the graph executable graph {e:#x} came from"
+                )))
+            }
+        }
+        exec.plan = None;
+        exec.generation += 1;
+        Ok(())
+    }
+
     /// cuGraphExecKernelNodeSetParams: `n` is the node of the graph the executable graph
     /// was instantiated from; its function cannot change context. A launch planned
     /// already gets the node prepared again, alone.
