@@ -15,7 +15,15 @@
  *   graph-setters V        the sum of those launches, each with the kernel parameter it
  *                          was launched with (1, then 10 set by
  *                          cuGraphExecKernelNodeSetParams, then 100 by cuGraphExecUpdate),
- *                          although none had run when the next was set */
+ *                          although none had run when the next was set
+ *   unordered-staged V     a copy on another stream (no event) of what cuMemcpyHtoDAsync
+ *                          from pageable memory writes: 0 is stale (the copy was queued)
+ *   staged-htod V          the same after the stream's synchronisation: 42, although the
+ *                          program reused its pageable source as soon as the call returned
+ *   unordered-2d V         the same for cuMemcpy2DAsync of two pageable rows: 0 is stale
+ *   staged-2d V            their sum after the synchronisation (42 + 43 = 85)
+ *   unordered-peer V       the same for cuMemcpyPeerAsync of device memory: 0 is stale
+ *   peer V                 the value it copied, after the synchronisation (42) */
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,5 +179,54 @@ int main(void) {
     MUST(cuStreamSynchronize(a));
     MUST(cuMemcpyDtoH(&sum, dev, 4));
     printf("graph-setters %u\n", sum);
+
+    /* Async copies from pageable memory, 2D copies and peer copies are queued: the
+     * stream has a kernel pending, and the copy waits for it without holding the host. */
+    CUdeviceptr rows, peer;
+    MUST(cuMemAlloc(&rows, 2 * 512));
+    MUST(cuMemAlloc(&peer, 4));
+    MUST(cuMemsetD32(dev, 0, 1));
+    MUST(cuMemsetD32(rows, 0, 2 * 128));
+    MUST(cuMemsetD32(peer, 0, 1));
+    launch(put, a, dhost, 3);
+    unsigned pageable = 42;
+    MUST(cuMemcpyHtoDAsync(dev, &pageable, 4, a));
+    pageable = 0; /* the driver read it before returning */
+    unsigned two[2][64];
+    memset(two, 0, sizeof two);
+    two[0][0] = 42;
+    two[1][0] = 43;
+    CUDA_MEMCPY2D c2;
+    memset(&c2, 0, sizeof c2);
+    c2.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c2.srcHost = two;
+    c2.srcPitch = sizeof two[0];
+    c2.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c2.dstDevice = rows;
+    c2.dstPitch = 512;
+    c2.WidthInBytes = 4;
+    c2.Height = 2;
+    MUST(cuMemcpy2DAsync(&c2, a));
+    two[0][0] = two[1][0] = 0;
+    MUST(cuMemcpyPeerAsync(peer, ctx, dev, ctx, 4, a));
+    unsigned *seen = (unsigned *)host + 32;
+    seen[0] = seen[1] = seen[2] = seen[3] = 99;
+    MUST(cuMemcpyDtoHAsync(seen, dev, 4, b));
+    MUST(cuMemcpyDtoHAsync(seen + 1, rows, 4, b));
+    MUST(cuMemcpyDtoHAsync(seen + 2, rows + 512, 4, b));
+    MUST(cuMemcpyDtoHAsync(seen + 3, peer, 4, b));
+    MUST(cuStreamSynchronize(b));
+    printf("unordered-staged %u\n", seen[0]);
+    printf("unordered-2d %u\n", seen[1] + seen[2]);
+    printf("unordered-peer %u\n", seen[3]);
+    MUST(cuStreamSynchronize(a));
+    unsigned back[3];
+    MUST(cuMemcpyDtoH(&back[0], dev, 4));
+    MUST(cuMemcpyDtoH(&back[1], rows, 4));
+    MUST(cuMemcpyDtoH(&back[2], rows + 512, 4));
+    printf("staged-htod %u\n", back[0]);
+    printf("staged-2d %u\n", back[1] + back[2]);
+    MUST(cuMemcpyDtoH(&back[0], peer, 4));
+    printf("peer %u\n", back[0]);
     return 0;
 }
