@@ -23,7 +23,13 @@
  *   unordered-2d V         the same for cuMemcpy2DAsync of two pageable rows: 0 is stale
  *   staged-2d V            their sum after the synchronisation (42 + 43 = 85)
  *   unordered-peer V       the same for cuMemcpyPeerAsync of device memory: 0 is stale
- *   peer V                 the value it copied, after the synchronisation (42) */
+ *   peer V                 the value it copied, after the synchronisation (42)
+ *   unordered-3d V         the same for cuMemcpy3DAsync of two pageable slices: 0 is stale
+ *   staged-3d V            their sum after the synchronisation (44 + 45 = 89)
+ *   unordered-array V      the same for cuMemcpy2DAsync of a pageable row into a CUDA
+ *                          array, read back by cuMemcpyAtoH on another thread's order: 0
+ *                          is stale
+ *   staged-array V         the array's word after the synchronisation (46) */
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,5 +234,67 @@ int main(void) {
     printf("staged-2d %u\n", back[1] + back[2]);
     MUST(cuMemcpyDtoH(&back[0], peer, 4));
     printf("peer %u\n", back[0]);
+
+    /* A 3D copy of two pageable slices, and a 2D copy of a pageable row into an array. */
+    CUdeviceptr box;
+    MUST(cuMemAlloc(&box, 2 * 512));
+    MUST(cuMemsetD32(box, 0, 2 * 128));
+    CUDA_ARRAY_DESCRIPTOR ad;
+    memset(&ad, 0, sizeof ad);
+    ad.Width = 4;
+    ad.Height = 1;
+    ad.Format = CU_AD_FORMAT_UNSIGNED_INT32;
+    ad.NumChannels = 1;
+    CUarray arr;
+    MUST(cuArrayCreate(&arr, &ad));
+    unsigned zero4[4] = {0, 0, 0, 0};
+    MUST(cuMemcpyHtoA(arr, 0, zero4, sizeof zero4));
+    launch(put, a, dhost, 4);
+    unsigned slices[2][16];
+    memset(slices, 0, sizeof slices);
+    slices[0][0] = 44;
+    slices[1][0] = 45;
+    CUDA_MEMCPY3D c3;
+    memset(&c3, 0, sizeof c3);
+    c3.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c3.srcHost = slices;
+    c3.srcPitch = sizeof slices[0];
+    c3.srcHeight = 1;
+    c3.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c3.dstDevice = box;
+    c3.dstPitch = 512;
+    c3.dstHeight = 1;
+    c3.WidthInBytes = 4;
+    c3.Height = 1;
+    c3.Depth = 2;
+    MUST(cuMemcpy3DAsync(&c3, a));
+    slices[0][0] = slices[1][0] = 0;
+    unsigned row[4] = {46, 0, 0, 0};
+    CUDA_MEMCPY2D ca;
+    memset(&ca, 0, sizeof ca);
+    ca.srcMemoryType = CU_MEMORYTYPE_HOST;
+    ca.srcHost = row;
+    ca.srcPitch = sizeof row;
+    ca.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    ca.dstArray = arr;
+    ca.WidthInBytes = sizeof row;
+    ca.Height = 1;
+    MUST(cuMemcpy2DAsync(&ca, a));
+    row[0] = 0;
+    seen[0] = seen[1] = 99;
+    MUST(cuMemcpyDtoHAsync(seen, box, 4, b));
+    MUST(cuMemcpyDtoHAsync(seen + 1, box + 512, 4, b));
+    MUST(cuStreamSynchronize(b));
+    printf("unordered-3d %u\n", seen[0] + seen[1]);
+    unsigned from_array[4] = {99, 99, 99, 99};
+    MUST(cuMemcpyAtoHAsync(from_array, arr, 0, sizeof from_array, b));
+    MUST(cuStreamSynchronize(b));
+    printf("unordered-array %u\n", from_array[0]);
+    MUST(cuStreamSynchronize(a));
+    MUST(cuMemcpyDtoH(&back[0], box, 4));
+    MUST(cuMemcpyDtoH(&back[1], box + 512, 4));
+    printf("staged-3d %u\n", back[0] + back[1]);
+    MUST(cuMemcpyAtoH(from_array, arr, 0, sizeof from_array));
+    printf("staged-array %u\n", from_array[0]);
     return 0;
 }

@@ -55,6 +55,8 @@ fn check_synchronised(schedule: &str, seen: &HashMap<String, String>) {
     assert_eq!(seen["staged-htod"], "42", "{schedule}");
     assert_eq!(seen["staged-2d"], "85", "{schedule}");
     assert_eq!(seen["peer"], "42", "{schedule}");
+    assert_eq!(seen["staged-3d"], "89", "{schedule}");
+    assert_eq!(seen["staged-array"], "46", "{schedule}");
 }
 
 #[test]
@@ -69,6 +71,8 @@ fn lazy_shows_every_missing_synchronisation_as_stale_data() {
         assert_eq!(seen["unordered-staged"], "0", "{seen:?}");
         assert_eq!(seen["unordered-2d"], "0", "{seen:?}");
         assert_eq!(seen["unordered-peer"], "0", "{seen:?}");
+        assert_eq!(seen["unordered-3d"], "0", "{seen:?}");
+        assert_eq!(seen["unordered-array"], "0", "{seen:?}");
         check_synchronised("lazy", &seen);
     }
 }

@@ -593,8 +593,18 @@ impl MemoryApi for Mock {
         let c = input(copy, "pCopy")?;
         super::check_stream(s)?;
         // Safety: cuda.h's contract on the host sides of an async copy.
-        if !textures::has_array(&c) && !capturing(s)? && unsafe { queue_copy_2d(s, &c) }? {
-            return Ok(());
+        if !capturing(s)? {
+            // Safety: as above.
+            let queued = unsafe {
+                if textures::has_array(&c) {
+                    textures::queue_copy_2d_arrays(s, &c)?
+                } else {
+                    queue_copy_2d(s, &c)?
+                }
+            };
+            if queued {
+                return Ok(());
+            }
         }
         let _order = stream(s)?;
         Self::cuMemcpy2D_v2(copy)
@@ -721,7 +731,7 @@ enum QueuedSide {
 /// order; a larger copy runs in place once the work it follows is done (the driver's
 /// staging memory is bounded too), so that a burst of large copies does not hold the
 /// host's memory twice.
-const STAGING_LIMIT: usize = 64 << 20;
+pub(super) const STAGING_LIMIT: usize = 64 << 20;
 
 /// `len` bytes of pageable host memory at `addr`, read now.
 ///
