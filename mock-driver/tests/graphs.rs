@@ -855,3 +855,98 @@ fn cu_graph_add_node_and_the_generic_setters_build_and_change_work_nodes() {
         cuStreamDestroy_v2(s);
     }
 }
+
+/// What launching `f` directly answers now (shared memory as the graph's node asks).
+fn direct_launch(f: CUfunction, p: u64, shared: u32) -> CUresult {
+    let (mut p, mut n, mut v) = (p, N as u32, 1u32);
+    let mut args = [
+        (&mut p as *mut u64).cast::<c_void>(),
+        (&mut n as *mut u32).cast(),
+        (&mut v as *mut u32).cast(),
+    ];
+    // Safety: the arguments point to live locals of the kernel's parameter types.
+    unsafe {
+        cuLaunchKernel(
+            f,
+            2,
+            1,
+            1,
+            32,
+            1,
+            1,
+            shared,
+            std::ptr::null_mut(),
+            args.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+#[test]
+fn a_graph_launch_answers_as_its_kernels_launch_after_what_the_checks_read_changes() {
+    let _one = serial();
+    setup();
+    let p = managed();
+    let s = stream(1);
+    // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
+    const MAX_DYNAMIC_SHARED: i32 = 8;
+    // Safety: live locals and the program's own structs, as cuda.h lays them out.
+    unsafe {
+        // A module of the test's own, to unload.
+        let ptx = std::ffi::CString::new(ADD).unwrap();
+        let mut module: CUmodule = std::ptr::null_mut();
+        assert_eq!(cuModuleLoadData(&mut module, ptx.as_ptr().cast()), 0);
+        let mut f: CUfunction = std::ptr::null_mut();
+        assert_eq!(cuModuleGetFunction(&mut f, module, c"add".as_ptr()), 0);
+        let (mut pp, mut n, mut v) = (p, N as u32, 1u32);
+        let mut args = [
+            (&mut pp as *mut u64).cast::<c_void>(),
+            (&mut n as *mut u32).cast(),
+            (&mut v as *mut u32).cast(),
+        ];
+        let kp = KernelParams {
+            func: f,
+            grid: [2, 1, 1],
+            block: [32, 1, 1],
+            shared: 1024,
+            kernel_params: args.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+        };
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut g, 0), 0);
+        let mut node: CUgraphNode = std::ptr::null_mut();
+        let kp = (&kp as *const KernelParams).cast();
+        assert_eq!(
+            cuGraphAddKernelNode(&mut node, g, std::ptr::null(), 0, kp),
+            0
+        );
+        let mut exec: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec, g, 0), 0);
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(read(p), vec![1; N]);
+
+        // The function may no longer take the node's dynamic shared memory: the graph's
+        // launch, prepared already, answers as a direct launch does now.
+        assert_eq!(cuFuncSetAttribute(f, MAX_DYNAMIC_SHARED, 512), 0);
+        let direct = direct_launch(f, p, 1024);
+        assert_ne!(direct, 0);
+        assert_eq!(cuGraphLaunch(exec, s), direct);
+        assert_eq!(cuFuncSetAttribute(f, MAX_DYNAMIC_SHARED, 1024), 0);
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(read(p), vec![2; N], "refused launches ran nothing");
+
+        // The module is gone: the kept plan does not run its kernel.
+        assert_eq!(cuModuleUnload(module), 0);
+        let direct = direct_launch(f, p, 1024);
+        assert_ne!(direct, 0);
+        assert_eq!(cuGraphLaunch(exec, s), direct);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(read(p), vec![2; N]);
+
+        assert_eq!(cuGraphExecDestroy(exec), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        cuStreamDestroy_v2(s);
+    }
+}

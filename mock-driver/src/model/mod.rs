@@ -101,8 +101,9 @@ pub struct State {
     /// CUDA arrays, texture and surface objects (textures.rs).
     pub textures: textures::Textures,
     /// Counts the changes to what a launch's checks and its prepared form read besides
-    /// its own arguments (a module unloaded, a function's attribute or a context's limit
-    /// set): executable graphs keep their kernel nodes prepared while it stays.
+    /// its own arguments (a module unloaded or gone with its context, a function's
+    /// attribute or a context's limit set): executable graphs keep their kernel nodes
+    /// prepared while it stays.
     pub launch_epoch: u64,
 }
 
