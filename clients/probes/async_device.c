@@ -388,6 +388,11 @@ static CUresult htoh_pageable(CUstream s) {
     pageable_word = 43;
     return cuMemcpyAsync((CUdeviceptr)&pageable_back, (CUdeviceptr)&pageable_word, 4, s);
 }
+static unsigned *pinned_pair;
+static CUresult htoh_pinned(CUstream s) {
+    pinned_pair[0] = 48;
+    return cuMemcpyAsync((CUdeviceptr)&pinned_pair[1], (CUdeviceptr)&pinned_pair[0], 4, s);
+}
 static CUresult copy_2d_pageable(CUstream s) {
     pageable_rows[0][0] = 44;
     pageable_rows[1][0] = 45;
@@ -449,6 +454,9 @@ static void async_copies_behind_a_kernel(void) {
     SAY("the host got %u", pageable_back);
     copy_behind_a_kernel(s, "memcpy async pageable to pageable", htoh_pageable, clear_word);
     SAY("the host got %u", pageable_back);
+    MUST(cuMemAllocHost((void **)&pinned_pair, 2 * sizeof *pinned_pair));
+    copy_behind_a_kernel(s, "memcpy async page-locked to page-locked", htoh_pinned, NULL);
+    SAY("the host got %u", pinned_pair[1]);
     copy_behind_a_kernel(s, "memcpy 2D async, 2 pageable rows to the device", copy_2d_pageable, clear_rows);
     SAY("the device got %u and %u (44 and 45: read before the call returned)", device_word(dbuf),
         device_word(dbuf + 512));

@@ -849,6 +849,14 @@ unsafe fn queue_copy(s: CUstream, dst: u64, src: u64, n: usize) -> CuResult<bool
     let (Some(to), Some(from)) = (to, from) else {
         return Ok(false);
     };
+    // "For transfers from any host memory to any host memory, the function is fully
+    // synchronous with respect to the host" (the same documentation).
+    if matches!(
+        (&to, &from),
+        (QueuedSide::PageLocked(_), QueuedSide::PageLocked(_))
+    ) {
+        return Ok(false);
+    }
     let device = d.ctx_device(None)?;
     d.check_copy_on(device, to.device(), from.device(), n as u64)?;
     d.enqueue_work(
