@@ -331,6 +331,75 @@ pub struct LaunchAttribute {
 /// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`: the value's `int cooperative`.
 pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: i32 = 2;
 
+/// `CUgraphNodeParams` (cuGraphAddNode, cuGraphNodeSetParams, cuGraphExecNodeSetParams):
+/// the node's type, then a union read by it at byte 16 (`GraphKernelParams`,
+/// `GraphMemcpyParams`, ...), then a reserved word. Named apart from the declaration's
+/// opaque `CUgraphNodeParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GraphNodeParams {
+    pub type_: i32,
+    pub reserved0: [i32; 3],
+    pub union: [u64; 29],
+    pub reserved2: i64,
+}
+
+/// `CUDA_KERNEL_NODE_PARAMS_v3`, laid out as `_v2` (`_v1` is its first 56 bytes): `kern`
+/// is used where `func` is NULL.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GraphKernelParams {
+    pub func: CUfunction,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+    pub kernel_params: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+    pub kern: CUkernel,
+    pub ctx: CUcontext,
+}
+
+/// `CUDA_MEMCPY_NODE_PARAMS`: flags and a reserved word (both zero), the context the copy
+/// runs in (NULL: the current one), the copy.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GraphMemcpyParams {
+    pub flags: i32,
+    pub reserved: i32,
+    pub copy_ctx: CUcontext,
+    pub copy_params: CUDA_MEMCPY3D,
+}
+
+/// `CUDA_MEMSET_NODE_PARAMS_v2` (`_v1` is its first 40 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GraphMemsetParams {
+    pub dst: u64,
+    pub pitch: usize,
+    pub value: u32,
+    pub element_size: u32,
+    pub width: usize,
+    pub height: usize,
+    pub ctx: CUcontext,
+}
+
+/// `CUDA_HOST_NODE_PARAMS_v2`, laid out as `_v1`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GraphHostParams {
+    pub f: CUhostFn,
+    pub user_data: *mut c_void,
+}
+
+/// `CUDA_CHILD_GRAPH_NODE_PARAMS`: `ownership` is a `CUgraphChildGraphNodeOwnership`
+/// (CLONE 0, MOVE 1).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GraphChildParams {
+    pub graph: CUgraph,
+    pub ownership: i32,
+}
+
 /// Result codes the mock returns. Values are `cudaError_enum`'s.
 pub mod result {
     use super::CUresult;

@@ -9,7 +9,12 @@
  * own that sets the flag after RELEASE_MS: a call that waits for the kernel returns once
  * it is released (the transcript says the kernel was done), one that does not returns at
  * once (the kernel still running). Nothing waits unboundedly on a real GPU. The kernels
- * are PTX text, loaded with cuModuleLoadData: no nvcc needed. */
+ * are PTX text, loaded with cuModuleLoadData: no nvcc needed.
+ *
+ * Section async-copies-behind-a-kernel awaits a recording on the H200: which async
+ * copies (pageable sources small and large, to pageable memory, host to host, 2D, 3D,
+ * peer) return while their stream's kernel still runs, and whether a pageable source
+ * changed right after the call still gave the bytes of the call's time. */
 #include "probe.h"
 #include <pthread.h>
 #include <time.h>
@@ -349,6 +354,121 @@ static void per_thread_default_stream(void) {
     settle(t);
 }
 
+/* What each async copy does when its stream has a kernel still running: whether the
+ * call returned before the kernel was done, and (for pageable sources, changed as soon as
+ * the call returned) whether the bytes copied were those of the call's time. */
+static void copy_behind_a_kernel(CUstream s, const char *what, CUresult (*copy)(CUstream),
+                                 void (*after)(void)) {
+    pthread_t t = release_later();
+    CALL("launch wait_flag on a non-blocking stream", launch_wait(s));
+    CALL(what, copy(s));
+    SAY("kernel when it returned: %s", kernel_state());
+    if (after) after();
+    settle(t);
+}
+
+static unsigned pageable_word;
+static unsigned pageable_rows[2][64];
+static unsigned pageable_back;
+static CUdeviceptr dpeer;
+#define LARGE (80u << 20)
+static unsigned char *pageable_large;
+static CUdeviceptr dlarge;
+
+static CUresult htod_pageable(CUstream s) {
+    pageable_word = 42;
+    return cuMemcpyHtoDAsync(dbuf, &pageable_word, 4, s);
+}
+static CUresult htod_pageable_large(CUstream s) {
+    pageable_large[0] = 42;
+    return cuMemcpyHtoDAsync(dlarge, pageable_large, LARGE, s);
+}
+static CUresult dtoh_pageable(CUstream s) { return cuMemcpyDtoHAsync(&pageable_back, dbuf, 4, s); }
+static CUresult htoh_pageable(CUstream s) {
+    pageable_word = 43;
+    return cuMemcpyAsync((CUdeviceptr)&pageable_back, (CUdeviceptr)&pageable_word, 4, s);
+}
+static unsigned *pinned_pair;
+static CUresult htoh_pinned(CUstream s) {
+    pinned_pair[0] = 48;
+    return cuMemcpyAsync((CUdeviceptr)&pinned_pair[1], (CUdeviceptr)&pinned_pair[0], 4, s);
+}
+static CUresult copy_2d_pageable(CUstream s) {
+    pageable_rows[0][0] = 44;
+    pageable_rows[1][0] = 45;
+    CUDA_MEMCPY2D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = pageable_rows;
+    c.srcPitch = sizeof pageable_rows[0];
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = dbuf;
+    c.dstPitch = 512;
+    c.WidthInBytes = 4;
+    c.Height = 2;
+    return cuMemcpy2DAsync(&c, s);
+}
+static CUresult copy_3d_pageable(CUstream s) {
+    pageable_rows[0][0] = 46;
+    pageable_rows[1][0] = 47;
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = pageable_rows;
+    c.srcPitch = sizeof pageable_rows[0];
+    c.srcHeight = 1;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = dbuf;
+    c.dstPitch = 512;
+    c.dstHeight = 1;
+    c.WidthInBytes = 4;
+    c.Height = 1;
+    c.Depth = 2;
+    return cuMemcpy3DAsync(&c, s);
+}
+static CUresult peer_copy(CUstream s) { return cuMemcpyPeerAsync(dpeer, ctx, dbuf, ctx, 4, s); }
+
+/* The source changed as soon as the call returned. */
+static void clear_word(void) { pageable_word = 0; }
+static void clear_rows(void) { pageable_rows[0][0] = pageable_rows[1][0] = 0; }
+static void clear_large(void) { pageable_large[0] = 0; }
+
+static unsigned device_word(CUdeviceptr p) {
+    unsigned v = 0;
+    MUST(cuMemcpyDtoH(&v, p, 4));
+    return v;
+}
+
+static void async_copies_behind_a_kernel(void) {
+    setup();
+    CUstream s;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    MUST(cuMemAlloc(&dpeer, 4));
+    pageable_large = calloc(1, LARGE);
+    MUST(cuMemAlloc(&dlarge, LARGE));
+    copy_behind_a_kernel(s, "memcpy HtoD async, 4 pageable bytes", htod_pageable, clear_word);
+    SAY("the device got %u (42: read before the call returned)", device_word(dbuf));
+    copy_behind_a_kernel(s, "memcpy HtoD async, 80 MiB pageable", htod_pageable_large, clear_large);
+    SAY("the device got %u (42: read before the call returned)", device_word(dlarge));
+    copy_behind_a_kernel(s, "memcpy DtoH async to pageable memory", dtoh_pageable, NULL);
+    SAY("the host got %u", pageable_back);
+    copy_behind_a_kernel(s, "memcpy async pageable to pageable", htoh_pageable, clear_word);
+    SAY("the host got %u", pageable_back);
+    MUST(cuMemAllocHost((void **)&pinned_pair, 2 * sizeof *pinned_pair));
+    copy_behind_a_kernel(s, "memcpy async page-locked to page-locked", htoh_pinned, NULL);
+    SAY("the host got %u", pinned_pair[1]);
+    copy_behind_a_kernel(s, "memcpy 2D async, 2 pageable rows to the device", copy_2d_pageable, clear_rows);
+    SAY("the device got %u and %u (44 and 45: read before the call returned)", device_word(dbuf),
+        device_word(dbuf + 512));
+    copy_behind_a_kernel(s, "memcpy 3D async, 2 pageable slices to the device", copy_3d_pageable, clear_rows);
+    SAY("the device got %u and %u (46 and 47: read before the call returned)", device_word(dbuf),
+        device_word(dbuf + 512));
+    copy_behind_a_kernel(s, "memcpy peer async, device to device", peer_copy, NULL);
+    SAY("the copy got %u", device_word(dpeer));
+    MUST(cuMemFree(dlarge));
+    free(pageable_large);
+}
+
 int main(void) {
     section("query-pending", query_pending);
     section("blocking-stream-vs-legacy", blocking_stream_vs_legacy);
@@ -359,5 +479,6 @@ int main(void) {
     section("frees-vs-a-running-kernel", frees_vs_a_running_kernel);
     section("event-timing", event_timing);
     section("per-thread-default-stream", per_thread_default_stream);
+    section("async-copies-behind-a-kernel", async_copies_behind_a_kernel);
     return 0;
 }

@@ -4,6 +4,7 @@
 //! since a cdylib's types are not visible to integration tests.
 
 use crate::device_prop::{CudaDeviceProp, PROP_ATTRIBUTES};
+use crate::graph;
 use crate::ipc::FdHandleSize;
 use crate::kernel::{CudaFuncAttributes, Dim3, LaunchConfig};
 use crate::memory::CudaPointerAttributes;
@@ -107,6 +108,28 @@ fn checks() -> Vec<(String, i64)> {
     add(
         "offsetof(struct cudaMemcpy3DParms, kind)",
         offset_of!(Memcpy3DParms, kind),
+    );
+    add("sizeof(struct cudaGraphNodeParams)", 256);
+    add("offsetof(struct cudaGraphNodeParams, kernel)", graph::UNION);
+    add(
+        "sizeof(struct cudaKernelNodeParamsV2)",
+        size_of::<graph::KernelNodeParams>(),
+    );
+    add(
+        "sizeof(struct cudaMemcpyNodeParams)",
+        size_of::<graph::MemcpyNodeParams>(),
+    );
+    add(
+        "offsetof(struct cudaMemcpyNodeParams, copyParams)",
+        offset_of!(graph::MemcpyNodeParams, copy),
+    );
+    add(
+        "sizeof(struct cudaMemsetParamsV2)",
+        size_of::<graph::MemsetParams>(),
+    );
+    add(
+        "sizeof(struct cudaHostNodeParamsV2)",
+        size_of::<graph::HostNodeParams>(),
     );
     add("sizeof(struct cudaResourceDesc)", size_of::<ResourceDesc>());
     add(

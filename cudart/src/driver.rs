@@ -246,6 +246,8 @@ driver_functions! {
     unsafe fn cuDeviceSetGraphMemAttribute(dev: i32, attr: i32, value: *mut c_void);
     unsafe fn cuGraphConditionalHandleCreate(handle: *mut u64, graph: CUgraph, ctx: CUcontext, default: u32, flags: u32);
     unsafe fn cuGraphAddNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, edges: *const c_void, n: usize, params: *mut c_void);
+    unsafe fn cuGraphNodeSetParams(node: CUgraphNode, params: *mut c_void);
+    unsafe fn cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut c_void);
 }
 
 /// The loaded driver.

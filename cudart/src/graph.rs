@@ -588,37 +588,116 @@ cudart_fn! {
     }
 }
 
-/// `cudaGraphNodeTypeMemAlloc` and `cudaGraphNodeTypeConditional`.
+/// `cudaGraphNodeType`s whose parameters the runtime translates or writes back.
+const NODE_TYPE_KERNEL: i32 = 0;
+const NODE_TYPE_MEMCPY: i32 = 1;
+const NODE_TYPE_MEMSET: i32 = 2;
 const NODE_TYPE_MEM_ALLOC: i32 = 10;
 const NODE_TYPE_CONDITIONAL: i32 = 13;
-/// `cudaGraphNodeTypeKernel`, `Memcpy`, `Memset`, `Host`, `Graph`: their runtime
-/// parameters (a kernel's host stub, a copy's kind, ...) are not the driver's.
-const NODE_TYPES_TRANSLATED_ELSEWHERE: [i32; 5] = [0, 1, 2, 3, 4];
+
+/// `cudaMemcpyNodeParams` (driver_types.h): flags, three reserved words, the copy.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct MemcpyNodeParams {
+    flags: c_int,
+    reserved: [c_int; 3],
+    pub(crate) copy: Memcpy3DParms,
+}
+
+/// `CUDA_MEMCPY_NODE_PARAMS` (cuda.h): flags, a reserved word, the copy's context.
+#[repr(C)]
+struct DriverMemcpyNodeParams {
+    flags: c_int,
+    reserved: c_int,
+    ctx: CUcontext,
+    copy: DriverMemcpy3D,
+}
+
+/// `CUDA_MEMSET_NODE_PARAMS_v2` (cuda.h): `cudaMemsetParamsV2`, then a context.
+#[repr(C)]
+struct DriverMemsetParams {
+    memset: MemsetParams,
+    ctx: CUcontext,
+}
+
+/// The byte of `cudaGraphNodeParams` (and of `CUgraphNodeParams`) where the union starts.
+pub(crate) const UNION: usize = 16;
+
+/// Writes `value` at the union of a `CUgraphNodeParams`.
+fn put_union<T>(p: &mut [u8; 256], value: T) {
+    assert!(
+        UNION + std::mem::size_of::<T>() <= 256 - 8,
+        "the union is 232 bytes"
+    );
+    // Safety: in bounds (checked above), written unaligned.
+    unsafe { p.as_mut_ptr().add(UNION).cast::<T>().write_unaligned(value) };
+}
+
+/// cuda.h's `CUgraphNodeParams` for the program's `cudaGraphNodeParams`: both are 256
+/// bytes (the type, then the union at byte 16). Host, child graph, event, allocation and
+/// free nodes are laid out alike; a kernel node names the host stub nvcc made (the
+/// kernel's CUfunction in the current context, as cudaGraphAddKernelNode finds it), a
+/// copy is described by `cudaMemcpy3DParms` and a memset or copy has no context (the
+/// current one is given), a conditional node neither. Returns the type too.
+///
+/// # Safety
+/// `params` is the program's `cudaGraphNodeParams` (NULL refused).
+unsafe fn driver_node_params(params: *const c_void) -> RtResult<(&'static Driver, [u8; 256], i32)> {
+    if params.is_null() {
+        return Err(error::invalid("nodeParams is NULL"));
+    }
+    let (d, ctx) = current()?;
+    let mut p = [0u8; 256];
+    // Safety: the program's cudaGraphNodeParams, 256 bytes, as the header lays it out.
+    unsafe { std::ptr::copy_nonoverlapping(params.cast::<u8>(), p.as_mut_ptr(), 256) };
+    let kind = i32::from_ne_bytes(p[..4].try_into().expect("4 bytes"));
+    let union = p.as_ptr().wrapping_add(UNION);
+    match kind {
+        NODE_TYPE_KERNEL => {
+            // Safety: the union holds cudaKernelNodeParamsV2, laid out as
+            // cudaKernelNodeParams.
+            let k = unsafe { union.cast::<KernelNodeParams>().read_unaligned() };
+            // Safety: ours, read above.
+            let (_, driver) = unsafe { kernel_params(&k)? };
+            p[UNION..256 - 8].fill(0);
+            put_union(&mut p, driver);
+        }
+        NODE_TYPE_MEMCPY => {
+            // Safety: the union holds cudaMemcpyNodeParams.
+            let m = unsafe { union.cast::<MemcpyNodeParams>().read_unaligned() };
+            if m.reserved != [0; 3] {
+                return Err(error::invalid("memcpy.reserved must be zero"));
+            }
+            let copy = memcpy3d(&m.copy)?;
+            p[UNION..256 - 8].fill(0);
+            put_union(
+                &mut p,
+                DriverMemcpyNodeParams {
+                    flags: m.flags,
+                    reserved: 0,
+                    ctx,
+                    copy,
+                },
+            );
+        }
+        NODE_TYPE_MEMSET => {
+            // Safety: the union holds cudaMemsetParamsV2.
+            let memset = unsafe { union.cast::<MemsetParams>().read_unaligned() };
+            put_union(&mut p, DriverMemsetParams { memset, ctx });
+        }
+        NODE_TYPE_CONDITIONAL => {
+            // The runtime's conditional parameters end before the context.
+            p[UNION + 24..UNION + 32].copy_from_slice(&(ctx as usize as u64).to_ne_bytes());
+        }
+        _ => {}
+    }
+    Ok((d, p, kind))
+}
 
 cudart_fn! {
     fn cudaGraphAddNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, edges: *const c_void, n: usize, params: *mut c_void) {
-        if params.is_null() {
-            return Err(error::invalid("nodeParams is NULL"));
-        }
-        let (d, _, _) = with_context()?;
-        // `cudaGraphNodeParams` is `CUgraphNodeParams` byte for byte (256 bytes: the type,
-        // then the union at byte 16), except a conditional's parameters, which have no
-        // context in the runtime's: the current one is added.
-        let mut p = [0u8; 256];
-        // Safety: the program's cudaGraphNodeParams, 256 bytes, as the header lays it out.
-        unsafe { std::ptr::copy_nonoverlapping(params.cast::<u8>(), p.as_mut_ptr(), 256) };
-        let kind = i32::from_ne_bytes(p[..4].try_into().expect("4 bytes"));
-        if NODE_TYPES_TRANSLATED_ELSEWHERE.contains(&kind) {
-            return Err(RtError::new(
-                error::NOT_SUPPORTED,
-                format!("cudaGraphAddNode of node type {kind}: use that type's cudaGraphAdd*Node"),
-            ));
-        }
-        if kind == NODE_TYPE_CONDITIONAL {
-            let mut ctx: CUcontext = std::ptr::null_mut();
-            d.cuCtxGetCurrent(&mut ctx)?;
-            p[16 + 24..16 + 32].copy_from_slice(&(ctx as usize as u64).to_ne_bytes());
-        }
+        // Safety: the program's struct, as the header requires.
+        let (d, mut p, kind) = unsafe { driver_node_params(params)? };
         // Safety: the program's arrays of `n` and a full CUgraphNodeParams.
         unsafe { d.cuGraphAddNode(node, graph, deps, edges, n, p.as_mut_ptr().cast()) }?;
         // What the driver wrote back goes to the program's struct: an allocation's
@@ -630,7 +709,25 @@ cudart_fn! {
             _ => 0,
         };
         // Safety: as above.
-        unsafe { std::ptr::copy_nonoverlapping(p.as_ptr().add(16), params.cast::<u8>().add(16), back) };
+        unsafe { std::ptr::copy_nonoverlapping(p.as_ptr().add(UNION), params.cast::<u8>().add(UNION), back) };
         Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphNodeSetParams(node: CUgraphNode, params: *mut c_void) {
+        // Safety: the program's struct, as the header requires.
+        let (d, mut p, _) = unsafe { driver_node_params(params)? };
+        // Safety: ours, a full CUgraphNodeParams.
+        unsafe { d.cuGraphNodeSetParams(node, p.as_mut_ptr().cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut c_void) {
+        // Safety: the program's struct, as the header requires.
+        let (d, mut p, _) = unsafe { driver_node_params(params)? };
+        // Safety: ours, a full CUgraphNodeParams.
+        unsafe { d.cuGraphExecNodeSetParams(exec, node, p.as_mut_ptr().cast()) }
     }
 }

@@ -294,6 +294,13 @@ fn graph_conditional_nodes() {
     run("graph_conditional_nodes", &[]);
 }
 
+/// cudaGraphAddNode, cudaGraphNodeSetParams and cudaGraphExecNodeSetParams for memset,
+/// kernel, memcpy, host and child graph nodes (no H200 transcript yet: awaits a recording).
+#[test]
+fn graph_add_node() {
+    run("graph_add_node", &[]);
+}
+
 #[test]
 fn jacobi_graphs() {
     run("jacobi_graphs", &[]);

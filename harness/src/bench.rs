@@ -310,8 +310,9 @@ struct KernelNodeParams {
 }
 
 /// Kernels in a graph: a chain of `GRAPH_NODES` empty kernel nodes, instantiated once,
-/// then cuGraphLaunch followed by cuStreamSynchronize (the median of 500), and
-/// cuGraphLaunch alone (launches back to back, 100 at a time).
+/// then cuGraphLaunch followed by cuStreamSynchronize (the median of 500), cuGraphLaunch
+/// alone (launches back to back, 100 at a time), and cuGraphExecKernelNodeSetParams on
+/// the last node before each launch (likewise).
 const GRAPH_NODES: usize = 100;
 
 fn graph_launches(api: &Api) -> Result<serde_json::Value> {
@@ -371,6 +372,20 @@ fn graph_launches(api: &Api) -> Result<serde_json::Value> {
         issue.push(t.elapsed() / 100);
         check!(api, cuStreamSynchronize(stream));
     }
+    // A solver's pattern: one node's parameters set before each launch.
+    let mut set_issue = Vec::new();
+    for _ in 0..9 {
+        let t = Instant::now();
+        for _ in 0..100 {
+            check!(
+                api,
+                cuGraphExecKernelNodeSetParams_v2(exec, prev, (&raw const params).cast())
+            );
+            check!(api, cuGraphLaunch(exec, stream));
+        }
+        set_issue.push(t.elapsed() / 100);
+        check!(api, cuStreamSynchronize(stream));
+    }
     check!(api, cuStreamDestroy_v2(stream));
     check!(api, cuGraphExecDestroy(exec));
     check!(api, cuGraphDestroy(graph));
@@ -379,6 +394,7 @@ fn graph_launches(api: &Api) -> Result<serde_json::Value> {
         "nodes": GRAPH_NODES,
         "launch_and_synchronize_us": median(&mut round),
         "launch_returns_us": median(&mut issue),
+        "set_node_and_launch_returns_us": median(&mut set_issue),
     }))
 }
 

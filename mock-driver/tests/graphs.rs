@@ -696,3 +696,257 @@ fn graph_memory_is_shared_only_with_work_ordered_before_it() {
         assert_eq!(cuDeviceGraphMemTrim(0), 0);
     }
 }
+
+/// A `CUgraphNodeParams` of node type `kind` whose union holds `value`.
+fn node_params<T>(kind: i32, value: T) -> GraphNodeParams {
+    assert!(std::mem::size_of::<T>() <= 232, "the union is 232 bytes");
+    let mut p = GraphNodeParams {
+        type_: kind,
+        reserved0: [0; 3],
+        union: [0; 29],
+        reserved2: 0,
+    };
+    // Safety: `T` fits in the union (checked above), written unaligned.
+    unsafe { p.union.as_mut_ptr().cast::<T>().write_unaligned(value) };
+    p
+}
+
+/// `CUDA_MEMCPY3D` of `n` bytes from device memory to host memory.
+fn device_to_host(dst: *mut c_void, src: u64, n: usize) -> CUDA_MEMCPY3D {
+    // Safety: CUDA_MEMCPY3D is plain data; all-zero is its "unused" value.
+    let mut c: CUDA_MEMCPY3D = unsafe { std::mem::zeroed() };
+    c.src_memory_type = 2;
+    c.src_device = src;
+    c.dst_memory_type = 1;
+    c.dst_host = dst;
+    c.width_in_bytes = n;
+    c.height = 1;
+    c.depth = 1;
+    c
+}
+
+#[test]
+fn cu_graph_add_node_and_the_generic_setters_build_and_change_work_nodes() {
+    let _one = serial();
+    let f = setup();
+    let s = stream(1);
+    HOST_CALLS.store(0, Ordering::SeqCst);
+    let mut dev = 0u64;
+    // Safety: live locals and the program's own structs, as cuda.h lays them out.
+    unsafe {
+        assert_eq!(cuMemAlloc_v2(&mut dev, 4 * N), 0);
+        let mut host = vec![0u32; N];
+        let (mut pp, mut n, mut v) = (dev, N as u32, 7u32);
+        let mut args = [
+            (&mut pp as *mut u64).cast::<c_void>(),
+            (&mut n as *mut u32).cast(),
+            (&mut v as *mut u32).cast(),
+        ];
+        let kernel = |args: &mut [*mut c_void; 3]| GraphKernelParams {
+            func: f,
+            grid: [2, 1, 1],
+            block: [32, 1, 1],
+            shared: 0,
+            kernel_params: args.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        };
+        let memset = |value: u32| GraphMemsetParams {
+            dst: dev,
+            pitch: 0,
+            value,
+            element_size: 4,
+            width: N,
+            height: 1,
+            ctx: std::ptr::null_mut(),
+        };
+        let copy = GraphMemcpyParams {
+            flags: 0,
+            reserved: 0,
+            copy_ctx: std::ptr::null_mut(),
+            copy_params: device_to_host(host.as_mut_ptr().cast(), dev, 4 * N),
+        };
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut g, 0), 0);
+        // memset 5 -> kernel adds 7 -> copy to the host -> host function.
+        let mut chain: Vec<CUgraphNode> = Vec::new();
+        let mut params = [
+            node_params(2, memset(5)),
+            node_params(0, kernel(&mut args)),
+            node_params(1, copy),
+            node_params(
+                3,
+                GraphHostParams {
+                    f: Some(count),
+                    user_data: std::ptr::null_mut(),
+                },
+            ),
+        ];
+        for p in params.iter_mut() {
+            let mut node: CUgraphNode = std::ptr::null_mut();
+            let (deps, ndeps) = match chain.last() {
+                Some(d) => (d as *const CUgraphNode, 1),
+                None => (std::ptr::null(), 0),
+            };
+            let r = cuGraphAddNode_v2(
+                &mut node,
+                g,
+                deps,
+                std::ptr::null(),
+                ndeps,
+                (p as *mut GraphNodeParams).cast(),
+            );
+            assert_eq!(r, 0, "node type {}", p.type_);
+            chain.push(node);
+        }
+        assert_eq!(
+            chain.iter().map(|n| node_type(*n)).collect::<Vec<_>>(),
+            vec![2, 0, 1, 3]
+        );
+        // The kernel's parameters were copied when the node was added.
+        args[2].cast::<u32>().write(1000);
+        let mut exec: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec, g, 0), 0);
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(host, vec![12; N]);
+        assert_eq!(HOST_CALLS.load(Ordering::SeqCst), 1);
+
+        // The executable graph's own memset and kernel change; the graph's stay.
+        args[2].cast::<u32>().write(1);
+        let mut set_kernel = node_params(0, kernel(&mut args));
+        let mut set_memset = node_params(2, memset(2));
+        let k = (&mut set_kernel as *mut GraphNodeParams).cast();
+        let m = (&mut set_memset as *mut GraphNodeParams).cast();
+        assert_eq!(cuGraphExecNodeSetParams(exec, chain[1], k), 0);
+        assert_eq!(cuGraphExecNodeSetParams(exec, chain[0], m), 0);
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(host, vec![3; N]);
+
+        // The graph's own kernel changes: a new executable graph runs it.
+        args[2].cast::<u32>().write(10);
+        let mut set_kernel = node_params(0, kernel(&mut args));
+        let k = (&mut set_kernel as *mut GraphNodeParams).cast();
+        assert_eq!(cuGraphNodeSetParams(chain[1], k), 0);
+        let mut exec2: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec2, g, 0), 0);
+        assert_eq!(cuGraphLaunch(exec2, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(host, vec![15; N]);
+        assert_eq!(HOST_CALLS.load(Ordering::SeqCst), 3);
+
+        // cuda.h: the type must be the node's.
+        assert_ne!(cuGraphNodeSetParams(chain[1], m), 0);
+        assert_ne!(cuGraphExecNodeSetParams(exec, chain[0], k), 0);
+        // Types the generic setters do not emulate say so.
+        let mut empty = node_params(5, 0u64);
+        let e = (&mut empty as *mut GraphNodeParams).cast();
+        assert_eq!(
+            cuGraphNodeSetParams(chain[1], e),
+            cumock_abi::result::CUDA_ERROR_NOT_SUPPORTED
+        );
+
+        assert_eq!(cuGraphExecDestroy(exec2), 0);
+        assert_eq!(cuGraphExecDestroy(exec), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        assert_eq!(cuMemFree_v2(dev), 0);
+        cuStreamDestroy_v2(s);
+    }
+}
+
+/// What launching `f` directly answers now (shared memory as the graph's node asks).
+fn direct_launch(f: CUfunction, p: u64, shared: u32) -> CUresult {
+    let (mut p, mut n, mut v) = (p, N as u32, 1u32);
+    let mut args = [
+        (&mut p as *mut u64).cast::<c_void>(),
+        (&mut n as *mut u32).cast(),
+        (&mut v as *mut u32).cast(),
+    ];
+    // Safety: the arguments point to live locals of the kernel's parameter types.
+    unsafe {
+        cuLaunchKernel(
+            f,
+            2,
+            1,
+            1,
+            32,
+            1,
+            1,
+            shared,
+            std::ptr::null_mut(),
+            args.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+#[test]
+fn a_graph_launch_answers_as_its_kernels_launch_after_what_the_checks_read_changes() {
+    let _one = serial();
+    setup();
+    let p = managed();
+    let s = stream(1);
+    // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
+    const MAX_DYNAMIC_SHARED: i32 = 8;
+    // Safety: live locals and the program's own structs, as cuda.h lays them out.
+    unsafe {
+        // A module of the test's own, to unload.
+        let ptx = std::ffi::CString::new(ADD).unwrap();
+        let mut module: CUmodule = std::ptr::null_mut();
+        assert_eq!(cuModuleLoadData(&mut module, ptx.as_ptr().cast()), 0);
+        let mut f: CUfunction = std::ptr::null_mut();
+        assert_eq!(cuModuleGetFunction(&mut f, module, c"add".as_ptr()), 0);
+        let (mut pp, mut n, mut v) = (p, N as u32, 1u32);
+        let mut args = [
+            (&mut pp as *mut u64).cast::<c_void>(),
+            (&mut n as *mut u32).cast(),
+            (&mut v as *mut u32).cast(),
+        ];
+        let kp = KernelParams {
+            func: f,
+            grid: [2, 1, 1],
+            block: [32, 1, 1],
+            shared: 1024,
+            kernel_params: args.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+        };
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut g, 0), 0);
+        let mut node: CUgraphNode = std::ptr::null_mut();
+        let kp = (&kp as *const KernelParams).cast();
+        assert_eq!(
+            cuGraphAddKernelNode(&mut node, g, std::ptr::null(), 0, kp),
+            0
+        );
+        let mut exec: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec, g, 0), 0);
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(read(p), vec![1; N]);
+
+        // The function may no longer take the node's dynamic shared memory: the graph's
+        // launch, prepared already, answers as a direct launch does now.
+        assert_eq!(cuFuncSetAttribute(f, MAX_DYNAMIC_SHARED, 512), 0);
+        let direct = direct_launch(f, p, 1024);
+        assert_ne!(direct, 0);
+        assert_eq!(cuGraphLaunch(exec, s), direct);
+        assert_eq!(cuFuncSetAttribute(f, MAX_DYNAMIC_SHARED, 1024), 0);
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(read(p), vec![2; N], "refused launches ran nothing");
+
+        // The module is gone: the kept plan does not run its kernel.
+        assert_eq!(cuModuleUnload(module), 0);
+        let direct = direct_launch(f, p, 1024);
+        assert_ne!(direct, 0);
+        assert_eq!(cuGraphLaunch(exec, s), direct);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(read(p), vec![2; N]);
+
+        assert_eq!(cuGraphExecDestroy(exec), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        cuStreamDestroy_v2(s);
+    }
+}

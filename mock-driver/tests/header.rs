@@ -231,6 +231,90 @@ fn layout_checks() -> Vec<(String, i64)> {
             offset_of!(LaunchAttribute, value) as i64,
         ),
         (
+            "sizeof(CUgraphNodeParams)".into(),
+            size_of::<GraphNodeParams>() as i64,
+        ),
+        (
+            "offsetof(CUgraphNodeParams, kernel)".into(),
+            offset_of!(GraphNodeParams, union) as i64,
+        ),
+        (
+            "offsetof(CUgraphNodeParams, reserved2)".into(),
+            offset_of!(GraphNodeParams, reserved2) as i64,
+        ),
+        (
+            "sizeof(CUDA_KERNEL_NODE_PARAMS_v3)".into(),
+            size_of::<GraphKernelParams>() as i64,
+        ),
+        (
+            "sizeof(CUDA_KERNEL_NODE_PARAMS_v2)".into(),
+            size_of::<GraphKernelParams>() as i64,
+        ),
+        (
+            "offsetof(CUDA_KERNEL_NODE_PARAMS_v3, sharedMemBytes)".into(),
+            offset_of!(GraphKernelParams, shared) as i64,
+        ),
+        (
+            "offsetof(CUDA_KERNEL_NODE_PARAMS_v3, kernelParams)".into(),
+            offset_of!(GraphKernelParams, kernel_params) as i64,
+        ),
+        (
+            "offsetof(CUDA_KERNEL_NODE_PARAMS_v3, kern)".into(),
+            offset_of!(GraphKernelParams, kern) as i64,
+        ),
+        (
+            "offsetof(CUDA_KERNEL_NODE_PARAMS_v3, ctx)".into(),
+            offset_of!(GraphKernelParams, ctx) as i64,
+        ),
+        (
+            "offsetof(CUDA_KERNEL_NODE_PARAMS_v2, ctx)".into(),
+            offset_of!(GraphKernelParams, ctx) as i64,
+        ),
+        (
+            "sizeof(CUDA_MEMCPY_NODE_PARAMS)".into(),
+            size_of::<GraphMemcpyParams>() as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY_NODE_PARAMS, copyCtx)".into(),
+            offset_of!(GraphMemcpyParams, copy_ctx) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY_NODE_PARAMS, copyParams)".into(),
+            offset_of!(GraphMemcpyParams, copy_params) as i64,
+        ),
+        (
+            "sizeof(CUDA_MEMSET_NODE_PARAMS_v2)".into(),
+            size_of::<GraphMemsetParams>() as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMSET_NODE_PARAMS_v2, elementSize)".into(),
+            offset_of!(GraphMemsetParams, element_size) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMSET_NODE_PARAMS_v2, height)".into(),
+            offset_of!(GraphMemsetParams, height) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMSET_NODE_PARAMS_v2, ctx)".into(),
+            offset_of!(GraphMemsetParams, ctx) as i64,
+        ),
+        (
+            "sizeof(CUDA_HOST_NODE_PARAMS_v2)".into(),
+            size_of::<GraphHostParams>() as i64,
+        ),
+        (
+            "offsetof(CUDA_HOST_NODE_PARAMS_v2, userData)".into(),
+            offset_of!(GraphHostParams, user_data) as i64,
+        ),
+        (
+            "sizeof(CUDA_CHILD_GRAPH_NODE_PARAMS)".into(),
+            size_of::<GraphChildParams>() as i64,
+        ),
+        (
+            "offsetof(CUDA_CHILD_GRAPH_NODE_PARAMS, ownership)".into(),
+            offset_of!(GraphChildParams, ownership) as i64,
+        ),
+        (
             "CU_LAUNCH_ATTRIBUTE_COOPERATIVE".into(),
             CU_LAUNCH_ATTRIBUTE_COOPERATIVE as i64,
         ),

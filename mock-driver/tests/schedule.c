@@ -9,7 +9,27 @@
  *                          kernel writes: 0 is stale
  *   ordered-copy V         the same, ordered by an event
  *   polls-ended            a cuStreamQuery loop over a launch ended
- *   chain V                kernels on three streams ordered by events: their sum */
+ *   chain V                kernels on three streams ordered by events: their sum
+ *   unordered-graph V      a copy on another non-blocking stream (no event) of what three
+ *                          launches of an executable graph add: 0 is stale
+ *   graph-setters V        the sum of those launches, each with the kernel parameter it
+ *                          was launched with (1, then 10 set by
+ *                          cuGraphExecKernelNodeSetParams, then 100 by cuGraphExecUpdate),
+ *                          although none had run when the next was set
+ *   unordered-staged V     a copy on another stream (no event) of what cuMemcpyHtoDAsync
+ *                          from pageable memory writes: 0 is stale (the copy was queued)
+ *   staged-htod V          the same after the stream's synchronisation: 42, although the
+ *                          program reused its pageable source as soon as the call returned
+ *   unordered-2d V         the same for cuMemcpy2DAsync of two pageable rows: 0 is stale
+ *   staged-2d V            their sum after the synchronisation (42 + 43 = 85)
+ *   unordered-peer V       the same for cuMemcpyPeerAsync of device memory: 0 is stale
+ *   peer V                 the value it copied, after the synchronisation (42)
+ *   unordered-3d V         the same for cuMemcpy3DAsync of two pageable slices: 0 is stale
+ *   staged-3d V            their sum after the synchronisation (44 + 45 = 89)
+ *   unordered-array V      the same for cuMemcpy2DAsync of a pageable row into a CUDA
+ *                          array, read back by cuMemcpyAtoH on another thread's order: 0
+ *                          is stale
+ *   staged-array V         the array's word after the synchronisation (46) */
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,5 +149,152 @@ int main(void) {
     unsigned sum = 0;
     MUST(cuMemcpyDtoH(&sum, dev, 4));
     printf("chain %u\n", sum);
+
+    /* An executable graph of one `add` node, launched three times with its parameter set
+     * between the launches: each launch keeps the parameter it was launched with. */
+    MUST(cuMemsetD32(dev, 0, 1));
+    CUdeviceptr gp = dev;
+    unsigned gv = 1;
+    void *gargs[] = {&gp, &gv};
+    CUDA_KERNEL_NODE_PARAMS kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = add;
+    kp.gridDimX = kp.gridDimY = kp.gridDimZ = 1;
+    kp.blockDimX = kp.blockDimY = kp.blockDimZ = 1;
+    kp.kernelParams = gargs;
+    CUgraph g, g2;
+    CUgraphNode k, k2;
+    CUgraphExec x;
+    MUST(cuGraphCreate(&g, 0));
+    MUST(cuGraphAddKernelNode(&k, g, NULL, 0, &kp));
+    MUST(cuGraphInstantiateWithFlags(&x, g, 0));
+    MUST(cuGraphLaunch(x, a));
+    gv = 10;
+    MUST(cuGraphExecKernelNodeSetParams(x, k, &kp));
+    MUST(cuGraphLaunch(x, a));
+    gv = 100;
+    MUST(cuGraphCreate(&g2, 0));
+    MUST(cuGraphAddKernelNode(&k2, g2, NULL, 0, &kp));
+    CUgraphExecUpdateResultInfo info;
+    MUST(cuGraphExecUpdate(x, g2, &info));
+    MUST(cuGraphLaunch(x, a));
+    out[0] = 99;
+    MUST(cuMemcpyDtoHAsync(out, dev, 4, b));
+    MUST(cuStreamSynchronize(b));
+    printf("unordered-graph %u\n", out[0]);
+    MUST(cuStreamSynchronize(a));
+    MUST(cuMemcpyDtoH(&sum, dev, 4));
+    printf("graph-setters %u\n", sum);
+
+    /* Async copies from pageable memory, 2D copies and peer copies are queued: the
+     * stream has a kernel pending, and the copy waits for it without holding the host. */
+    CUdeviceptr rows, peer;
+    MUST(cuMemAlloc(&rows, 2 * 512));
+    MUST(cuMemAlloc(&peer, 4));
+    MUST(cuMemsetD32(dev, 0, 1));
+    MUST(cuMemsetD32(rows, 0, 2 * 128));
+    MUST(cuMemsetD32(peer, 0, 1));
+    launch(put, a, dhost, 3);
+    unsigned pageable = 42;
+    MUST(cuMemcpyHtoDAsync(dev, &pageable, 4, a));
+    pageable = 0; /* the driver read it before returning */
+    unsigned two[2][64];
+    memset(two, 0, sizeof two);
+    two[0][0] = 42;
+    two[1][0] = 43;
+    CUDA_MEMCPY2D c2;
+    memset(&c2, 0, sizeof c2);
+    c2.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c2.srcHost = two;
+    c2.srcPitch = sizeof two[0];
+    c2.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c2.dstDevice = rows;
+    c2.dstPitch = 512;
+    c2.WidthInBytes = 4;
+    c2.Height = 2;
+    MUST(cuMemcpy2DAsync(&c2, a));
+    two[0][0] = two[1][0] = 0;
+    MUST(cuMemcpyPeerAsync(peer, ctx, dev, ctx, 4, a));
+    unsigned *seen = (unsigned *)host + 32;
+    seen[0] = seen[1] = seen[2] = seen[3] = 99;
+    MUST(cuMemcpyDtoHAsync(seen, dev, 4, b));
+    MUST(cuMemcpyDtoHAsync(seen + 1, rows, 4, b));
+    MUST(cuMemcpyDtoHAsync(seen + 2, rows + 512, 4, b));
+    MUST(cuMemcpyDtoHAsync(seen + 3, peer, 4, b));
+    MUST(cuStreamSynchronize(b));
+    printf("unordered-staged %u\n", seen[0]);
+    printf("unordered-2d %u\n", seen[1] + seen[2]);
+    printf("unordered-peer %u\n", seen[3]);
+    MUST(cuStreamSynchronize(a));
+    unsigned back[3];
+    MUST(cuMemcpyDtoH(&back[0], dev, 4));
+    MUST(cuMemcpyDtoH(&back[1], rows, 4));
+    MUST(cuMemcpyDtoH(&back[2], rows + 512, 4));
+    printf("staged-htod %u\n", back[0]);
+    printf("staged-2d %u\n", back[1] + back[2]);
+    MUST(cuMemcpyDtoH(&back[0], peer, 4));
+    printf("peer %u\n", back[0]);
+
+    /* A 3D copy of two pageable slices, and a 2D copy of a pageable row into an array. */
+    CUdeviceptr box;
+    MUST(cuMemAlloc(&box, 2 * 512));
+    MUST(cuMemsetD32(box, 0, 2 * 128));
+    CUDA_ARRAY_DESCRIPTOR ad;
+    memset(&ad, 0, sizeof ad);
+    ad.Width = 4;
+    ad.Height = 1;
+    ad.Format = CU_AD_FORMAT_UNSIGNED_INT32;
+    ad.NumChannels = 1;
+    CUarray arr;
+    MUST(cuArrayCreate(&arr, &ad));
+    unsigned zero4[4] = {0, 0, 0, 0};
+    MUST(cuMemcpyHtoA(arr, 0, zero4, sizeof zero4));
+    launch(put, a, dhost, 4);
+    unsigned slices[2][16];
+    memset(slices, 0, sizeof slices);
+    slices[0][0] = 44;
+    slices[1][0] = 45;
+    CUDA_MEMCPY3D c3;
+    memset(&c3, 0, sizeof c3);
+    c3.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c3.srcHost = slices;
+    c3.srcPitch = sizeof slices[0];
+    c3.srcHeight = 1;
+    c3.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c3.dstDevice = box;
+    c3.dstPitch = 512;
+    c3.dstHeight = 1;
+    c3.WidthInBytes = 4;
+    c3.Height = 1;
+    c3.Depth = 2;
+    MUST(cuMemcpy3DAsync(&c3, a));
+    slices[0][0] = slices[1][0] = 0;
+    unsigned row[4] = {46, 0, 0, 0};
+    CUDA_MEMCPY2D ca;
+    memset(&ca, 0, sizeof ca);
+    ca.srcMemoryType = CU_MEMORYTYPE_HOST;
+    ca.srcHost = row;
+    ca.srcPitch = sizeof row;
+    ca.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    ca.dstArray = arr;
+    ca.WidthInBytes = sizeof row;
+    ca.Height = 1;
+    MUST(cuMemcpy2DAsync(&ca, a));
+    row[0] = 0;
+    seen[0] = seen[1] = 99;
+    MUST(cuMemcpyDtoHAsync(seen, box, 4, b));
+    MUST(cuMemcpyDtoHAsync(seen + 1, box + 512, 4, b));
+    MUST(cuStreamSynchronize(b));
+    printf("unordered-3d %u\n", seen[0] + seen[1]);
+    unsigned from_array[4] = {99, 99, 99, 99};
+    MUST(cuMemcpyAtoHAsync(from_array, arr, 0, sizeof from_array, b));
+    MUST(cuStreamSynchronize(b));
+    printf("unordered-array %u\n", from_array[0]);
+    MUST(cuStreamSynchronize(a));
+    MUST(cuMemcpyDtoH(&back[0], box, 4));
+    MUST(cuMemcpyDtoH(&back[1], box + 512, 4));
+    printf("staged-3d %u\n", back[0] + back[1]);
+    MUST(cuMemcpyAtoH(from_array, arr, 0, sizeof from_array));
+    printf("staged-array %u\n", from_array[0]);
     return 0;
 }

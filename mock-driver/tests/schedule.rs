@@ -10,14 +10,18 @@ use std::collections::HashMap;
 use std::process::Command;
 
 fn run(schedule: &str) -> (HashMap<String, String>, String) {
-    let dir = common::scratch(&format!("schedule-{}", std::process::id()));
-    let exe = dir.join("schedule");
-    if !exe.exists() {
+    // Built once for the tests of this process: the tests run in parallel, and one
+    // running the program while another writes it fails with "text file busy".
+    static EXE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let exe = EXE.get_or_init(|| {
+        let dir = common::scratch(&format!("schedule-{}", std::process::id()));
+        let exe = dir.join("schedule");
         let src = common::workspace().join("mock-driver/tests/schedule.c");
         let lib = common::mock_dir();
         common::build_c(&src, &exe, &["-L", lib.to_str().unwrap(), "-lcuda"]);
-    }
-    let out = Command::new(&exe)
+        exe
+    });
+    let out = Command::new(exe)
         .env("LD_LIBRARY_PATH", common::mock_dir())
         .env("CUMOCK_SCHEDULE", schedule)
         // A few words of device memory: not a claim on what the host has free now.
@@ -47,6 +51,12 @@ fn check_synchronised(schedule: &str, seen: &HashMap<String, String>) {
     assert_eq!(seen["ordered-copy"], "6", "{schedule}");
     assert!(seen.contains_key("polls-ended"), "{schedule}");
     assert_eq!(seen["chain"], "120", "{schedule}");
+    assert_eq!(seen["graph-setters"], "111", "{schedule}");
+    assert_eq!(seen["staged-htod"], "42", "{schedule}");
+    assert_eq!(seen["staged-2d"], "85", "{schedule}");
+    assert_eq!(seen["peer"], "42", "{schedule}");
+    assert_eq!(seen["staged-3d"], "89", "{schedule}");
+    assert_eq!(seen["staged-array"], "46", "{schedule}");
 }
 
 #[test]
@@ -56,6 +66,13 @@ fn lazy_shows_every_missing_synchronisation_as_stale_data() {
         let (seen, _) = run("lazy");
         assert_eq!(seen["unsynced-host-read"], "0", "{seen:?}");
         assert_eq!(seen["unordered-copy"], "0", "{seen:?}");
+        assert_eq!(seen["unordered-graph"], "0", "{seen:?}");
+        // Queued behind the stream's kernel, not copied in the call.
+        assert_eq!(seen["unordered-staged"], "0", "{seen:?}");
+        assert_eq!(seen["unordered-2d"], "0", "{seen:?}");
+        assert_eq!(seen["unordered-peer"], "0", "{seen:?}");
+        assert_eq!(seen["unordered-3d"], "0", "{seen:?}");
+        assert_eq!(seen["unordered-array"], "0", "{seen:?}");
         check_synchronised("lazy", &seen);
     }
 }

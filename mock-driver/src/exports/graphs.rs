@@ -4,7 +4,9 @@
 //! `NodeAction`s here, the one place that may touch the program's pointers: they run
 //! the synchronous export's body in the graph's stream order. Graph memory nodes are
 //! model/graph_memory.rs's; conditional nodes, external semaphore and batch memory-op
-//! nodes are not emulated.
+//! nodes are not emulated. cuGraphAddNode builds every type the mock has, from
+//! `CUgraphNodeParams`; cuGraphNodeSetParams and cuGraphExecNodeSetParams set kernel,
+//! memcpy, memset and host nodes.
 
 use super::exec::{param_buffer, ProgramData};
 use super::{in_stream_order, Mock};
@@ -81,33 +83,6 @@ struct MemsetParams {
 struct HostParams {
     f: CUhostFn,
     user_data: *mut c_void,
-}
-
-/// `CUDA_MEMCPY3D` (one side: source or destination).
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct Memcpy3DSide {
-    x: usize,
-    y: usize,
-    z: usize,
-    lod: usize,
-    memory_type: c_uint,
-    host: *const c_void,
-    device: CUdeviceptr,
-    array: *mut c_void,
-    reserved: *mut c_void,
-    pitch: usize,
-    height: usize,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct Memcpy3D {
-    src: Memcpy3DSide,
-    dst: Memcpy3DSide,
-    width: usize,
-    height: usize,
-    depth: usize,
 }
 
 /// `CUDA_MEM_ALLOC_NODE_PARAMS_v1` (v2 has the same layout).
@@ -246,16 +221,16 @@ fn write_kernel_params(n: NodeId) -> CuResult<KernelParamsV1> {
 
 /// A memcpy node's copy: one-dimensional copies (Height and Depth 1) between host and
 /// device memory; arrays and 2D/3D copies are not emulated in graphs.
-fn memcpy_action(p: &Memcpy3D) -> CuResult<(NodeAction, String)> {
-    if p.height > 1 || p.depth > 1 || p.src.y | p.src.z | p.dst.y | p.dst.z != 0 {
+fn memcpy_action(p: &CUDA_MEMCPY3D) -> CuResult<(NodeAction, String)> {
+    if p.height > 1 || p.depth > 1 || p.src_y | p.src_z | p.dst_y | p.dst_z != 0 {
         return Err(not_supported(
             "cumock's graph memcpy nodes copy one-dimensional ranges only (Height and Depth 1)",
         ));
     }
-    let address = |s: &Memcpy3DSide, which: &str| -> CuResult<u64> {
-        let base = match s.memory_type {
-            1 => s.host as u64,
-            2 | 4 => s.device,
+    let address = |memory_type: u32, host: u64, device: u64, x: usize, which: &str| {
+        let base = match memory_type {
+            1 => host,
+            2 | 4 => device,
             3 => {
                 return Err(not_supported(format!(
                     "cumock's graph memcpy nodes do not copy CUDA arrays ({which})"
@@ -266,12 +241,24 @@ fn memcpy_action(p: &Memcpy3D) -> CuResult<(NodeAction, String)> {
         if base == 0 {
             return Err(invalid(format!("the {which} address is NULL")));
         }
-        Ok(base.wrapping_add(s.x as u64))
+        Ok(base.wrapping_add(x as u64))
     };
     let (src, dst, n) = (
-        address(&p.src, "source")?,
-        address(&p.dst, "destination")?,
-        p.width,
+        address(
+            p.src_memory_type,
+            p.src_host as u64,
+            p.src_device,
+            p.src_x_in_bytes,
+            "source",
+        )?,
+        address(
+            p.dst_memory_type,
+            p.dst_host as u64,
+            p.dst_device,
+            p.dst_x_in_bytes,
+            "destination",
+        )?,
+        p.width_in_bytes,
     );
     let action: NodeAction = Arc::new(move || {
         // Safety: the addresses the program gave for the node, which it keeps valid while
@@ -326,6 +313,21 @@ fn host_action(f: unsafe extern "C" fn(*mut c_void), data: *mut c_void) -> NodeA
     })
 }
 
+/// A host node from `CUDA_HOST_NODE_PARAMS`.
+///
+/// # Safety
+/// `p` is NULL or the program's struct.
+unsafe fn host_op(p: *const CUDA_HOST_NODE_PARAMS) -> CuResult<NodeOp> {
+    // Safety: the caller's contract.
+    let p = unsafe { input(p.cast::<HostParams>(), "nodeParams")? };
+    let f = p.f.ok_or_else(|| invalid("nodeParams->fn is NULL"))?;
+    let what = format!("{:#x}", f as usize);
+    Ok(NodeOp::Host {
+        action: host_action(f, p.user_data),
+        what,
+    })
+}
+
 /// cuLaunchHostFunc on a capturing stream: a host node.
 pub(super) fn capture_host_node(
     s: CUstream,
@@ -375,14 +377,25 @@ unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult
     Ok(())
 }
 
-/// `CUgraphNodeParams` (256 bytes): the type, then the union at byte 16.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct NodeParams {
-    kind: i32,
-    reserved0: [i32; 3],
-    union: [u64; 29],
-    reserved2: i64,
+/// `CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE`: the node holds a copy of the child graph.
+const CHILD_GRAPH_OWNERSHIP_CLONE: i32 = 0;
+
+/// The work node `CUgraphNodeParams` describes, for cuGraphNodeSetParams and
+/// cuGraphExecNodeSetParams: the mock sets kernel, memcpy, memset and host nodes.
+///
+/// # Safety
+/// `p` is NULL or a `CUgraphNodeParams`, as cuda.h lays it out.
+unsafe fn node_params(p: *mut CUgraphNodeParams, call: &str) -> CuResult<NodeOp> {
+    // Safety: the caller's contract.
+    let params = unsafe { input(p.cast_const().cast::<GraphNodeParams>(), "nodeParams")? };
+    // Safety: as above; the union is at byte 16.
+    unsafe { work_node(params.type_, p.cast::<u8>().wrapping_add(16))? }.ok_or_else(|| {
+        not_supported(format!(
+            "{call} of node type {} is not emulated by cumock (kernel, memcpy, memset and host \
+             nodes are)",
+            params.type_
+        ))
+    })
 }
 
 /// `CUDA_CONDITIONAL_NODE_PARAMS`.
@@ -396,9 +409,74 @@ struct ConditionalParams {
     ctx: CUcontext,
 }
 
-/// cuGraphAddNode: the node types the mock builds from `CUgraphNodeParams` (empty, event
-/// record and wait, memory allocation and free, conditional); the others have their own
-/// cuGraphAdd*Node calls, which the mock emulates.
+/// A kernel, memcpy, memset or host node's work from `CUgraphNodeParams`' union (at
+/// `union`, of node type `kind`): what cuGraphAddNode adds and cuGraphNodeSetParams and
+/// cuGraphExecNodeSetParams set. None for the other types.
+///
+/// # Safety
+/// `union` is the program's `CUgraphNodeParams`' union, 232 bytes, as cuda.h lays it out.
+unsafe fn work_node(kind: i32, union: *const u8) -> CuResult<Option<NodeOp>> {
+    let d = drv()?;
+    Ok(Some(match kind {
+        graphs::node_type::KERNEL => {
+            // Safety: the union holds CUDA_KERNEL_NODE_PARAMS_v3.
+            let k = unsafe { union.cast::<GraphKernelParams>().read_unaligned() };
+            let v1 = KernelParamsV1 {
+                func: k.func,
+                grid: k.grid,
+                block: k.block,
+                shared: k.shared,
+                kernel_params: k.kernel_params,
+                extra: k.extra,
+            };
+            // Safety: the program's parameters, as for cuLaunchKernel.
+            NodeOp::Kernel(unsafe { kernel_node(&v1, k.kern)? })
+        }
+        graphs::node_type::MEMCPY => {
+            // Safety: the union holds CUDA_MEMCPY_NODE_PARAMS.
+            let m = unsafe { union.cast::<GraphMemcpyParams>().read_unaligned() };
+            if m.flags != 0 || m.reserved != 0 {
+                return Err(invalid(format!(
+                    "memcpy.flags {:#x} and memcpy.reserved {:#x} must be 0 (cuda.h)",
+                    m.flags, m.reserved
+                )));
+            }
+            // The context must be a live one (NULL: the current one).
+            d.ctx_device(ctx_key(m.copy_ctx))?;
+            let (action, what) = memcpy_action(&m.copy_params)?;
+            NodeOp::Memcpy { action, what }
+        }
+        graphs::node_type::MEMSET => {
+            // Safety: the union holds CUDA_MEMSET_NODE_PARAMS_v2.
+            let m = unsafe { union.cast::<GraphMemsetParams>().read_unaligned() };
+            d.ctx_device(ctx_key(m.ctx))?;
+            let (action, what) = memset_action(&MemsetParams {
+                dst: m.dst,
+                pitch: m.pitch,
+                value: m.value,
+                element_size: m.element_size,
+                width: m.width,
+                height: m.height,
+            })?;
+            NodeOp::Memset { action, what }
+        }
+        graphs::node_type::HOST => {
+            // Safety: the union holds CUDA_HOST_NODE_PARAMS_v2.
+            let h = unsafe { union.cast::<GraphHostParams>().read_unaligned() };
+            let f = h.f.ok_or_else(|| invalid("host.fn is NULL"))?;
+            let what = format!("{:#x}", f as usize);
+            NodeOp::Host {
+                action: host_action(f, h.user_data),
+                what,
+            }
+        }
+        _ => return Ok(None),
+    }))
+}
+
+/// cuGraphAddNode: the node types the mock builds from `CUgraphNodeParams` (kernel,
+/// memcpy, memset, host, child graph, empty, event record and wait, memory allocation and
+/// free, conditional).
 ///
 /// # Safety
 /// `p` is NULL or a `CUgraphNodeParams`, as cuda.h lays it out.
@@ -410,17 +488,33 @@ unsafe fn add_node(
 ) -> CuResult<()> {
     let d = drv()?;
     // Safety: the caller's contract.
-    let params = unsafe { input(p.cast_const().cast::<NodeParams>(), "nodeParams")? };
+    let params = unsafe { input(p.cast_const().cast::<GraphNodeParams>(), "nodeParams")? };
     if ph.is_null() {
         return Err(invalid("phGraphNode is NULL"));
     }
     let union = p.cast::<u8>().wrapping_add(16);
-    let node = match params.kind {
+    // Safety: the caller's contract.
+    if let Some(op) = unsafe { work_node(params.type_, union)? } {
+        return add(g, deps, op, ph);
+    }
+    let node = match params.type_ {
         graphs::node_type::EMPTY => d.graph_add_node(graph_key(g), &deps, NodeOp::Empty)?,
+        graphs::node_type::GRAPH => {
+            // Safety: the union holds CUDA_CHILD_GRAPH_NODE_PARAMS.
+            let c = unsafe { union.cast::<GraphChildParams>().read_unaligned() };
+            if c.ownership != CHILD_GRAPH_OWNERSHIP_CLONE {
+                return Err(not_supported(format!(
+                    "child graph ownership {}: cumock's child graph nodes take a copy of the \
+                     graph (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE) only",
+                    c.ownership
+                )));
+            }
+            d.graph_add_child(graph_key(g), &deps, graph_key(c.graph))?
+        }
         graphs::node_type::EVENT_RECORD | graphs::node_type::WAIT_EVENT => {
             let e = event_key(params.union[0] as CUevent);
             d.event_check(e)?;
-            let op = if params.kind == graphs::node_type::EVENT_RECORD {
+            let op = if params.type_ == graphs::node_type::EVENT_RECORD {
                 NodeOp::EventRecord(e)
             } else {
                 NodeOp::EventWait(e)
@@ -462,8 +556,7 @@ unsafe fn add_node(
         }
         t => {
             return Err(not_supported(format!(
-                "cuGraphAddNode of node type {t} is not emulated by cumock: use that type's \
-                 cuGraphAdd*Node"
+                "cuGraphAddNode of node type {t} is not emulated by cumock"
             )))
         }
     };
@@ -580,7 +673,7 @@ impl GraphApi for Mock {
         _ctx: CUcontext,
     ) -> CuResult<()> {
         let deps = deps(dependencies, n)?;
-        let p = input(copy.cast::<Memcpy3D>(), "copyParams")?;
+        let p = input(copy, "copyParams")?;
         let (action, what) = memcpy_action(&p)?;
         add(g, deps, NodeOp::Memcpy { action, what }, ph)
     }
@@ -607,11 +700,7 @@ impl GraphApi for Mock {
         p: *const CUDA_HOST_NODE_PARAMS,
     ) -> CuResult<()> {
         let deps = deps(dependencies, n)?;
-        let p = input(p.cast::<HostParams>(), "nodeParams")?;
-        let f = p.f.ok_or_else(|| invalid("nodeParams->fn is NULL"))?;
-        let what = format!("{:#x}", f as usize);
-        let action = host_action(f, p.user_data);
-        add(g, deps, NodeOp::Host { action, what }, ph)
+        add(g, deps, host_op(p)?, ph)
     }
 
     unsafe fn cuGraphAddEmptyNode(
@@ -839,6 +928,75 @@ impl GraphApi for Mock {
         default_edges(edge_data, n)?;
         let deps = deps(dependencies, n)?;
         add_node(ph, g, deps, p)
+    }
+
+    unsafe fn cuGraphNodeSetParams(node: CUgraphNode, p: *mut CUgraphNodeParams) -> CuResult<()> {
+        let op = node_params(p, "cuGraphNodeSetParams")?;
+        drv()?.graph_node_set(node_key(node), op)
+    }
+
+    unsafe fn cuGraphExecNodeSetParams(
+        e: CUgraphExec,
+        node: CUgraphNode,
+        p: *mut CUgraphNodeParams,
+    ) -> CuResult<()> {
+        let op = node_params(p, "cuGraphExecNodeSetParams")?;
+        drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
+    }
+
+    unsafe fn cuGraphMemcpyNodeSetParams(
+        node: CUgraphNode,
+        copy: *const CUDA_MEMCPY3D,
+    ) -> CuResult<()> {
+        let (action, what) = memcpy_action(&input(copy, "nodeParams")?)?;
+        drv()?.graph_node_set(node_key(node), NodeOp::Memcpy { action, what })
+    }
+
+    unsafe fn cuGraphExecMemcpyNodeSetParams(
+        e: CUgraphExec,
+        node: CUgraphNode,
+        copy: *const CUDA_MEMCPY3D,
+        _ctx: CUcontext,
+    ) -> CuResult<()> {
+        let (action, what) = memcpy_action(&input(copy, "copyParams")?)?;
+        let op = NodeOp::Memcpy { action, what };
+        drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
+    }
+
+    unsafe fn cuGraphMemsetNodeSetParams(
+        node: CUgraphNode,
+        p: *const CUDA_MEMSET_NODE_PARAMS,
+    ) -> CuResult<()> {
+        let (action, what) = memset_action(&input(p.cast::<MemsetParams>(), "nodeParams")?)?;
+        drv()?.graph_node_set(node_key(node), NodeOp::Memset { action, what })
+    }
+
+    unsafe fn cuGraphExecMemsetNodeSetParams(
+        e: CUgraphExec,
+        node: CUgraphNode,
+        p: *const CUDA_MEMSET_NODE_PARAMS,
+        _ctx: CUcontext,
+    ) -> CuResult<()> {
+        let (action, what) = memset_action(&input(p.cast::<MemsetParams>(), "memsetParams")?)?;
+        let op = NodeOp::Memset { action, what };
+        drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
+    }
+
+    unsafe fn cuGraphHostNodeSetParams(
+        node: CUgraphNode,
+        p: *const CUDA_HOST_NODE_PARAMS,
+    ) -> CuResult<()> {
+        let op = host_op(p)?;
+        drv()?.graph_node_set(node_key(node), op)
+    }
+
+    unsafe fn cuGraphExecHostNodeSetParams(
+        e: CUgraphExec,
+        node: CUgraphNode,
+        p: *const CUDA_HOST_NODE_PARAMS,
+    ) -> CuResult<()> {
+        let op = host_op(p)?;
+        drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
     }
 
     unsafe fn cuGraphAddDependencies(

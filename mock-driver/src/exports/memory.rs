@@ -413,8 +413,20 @@ impl MemoryApi for Mock {
         n: usize,
         s: CUstream,
     ) -> CuResult<()> {
-        let _order = stream(s)?;
-        Self::cuMemcpyPeer(dst, dst_ctx, src, src_ctx, n)
+        let d = drv()?;
+        for c in [dst_ctx, src_ctx] {
+            if let Some(k) = ctx_key(c) {
+                d.ctx_device(Some(k))?;
+            }
+        }
+        // A copy between two devices' memory: queued like any device-to-device copy (the
+        // contexts as addresses, so that the fallback's body may cross threads).
+        let (dc, sc) = (dst_ctx as usize, src_ctx as usize);
+        // Safety: device addresses, checked when the copy runs.
+        let body =
+            move || unsafe { Self::cuMemcpyPeer(dst, dc as CUcontext, src, sc as CUcontext, n) };
+        // Safety: both sides are device addresses (or page-locked memory the driver holds).
+        unsafe { async_copy(s, dst, src, n, true, || format!("peer {n} bytes"), body) }
     }
 
     unsafe fn cuMemAllocPitch_v2(
@@ -578,6 +590,22 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemcpy2DAsync_v2(copy: *const CUDA_MEMCPY2D, s: CUstream) -> CuResult<()> {
+        let c = input(copy, "pCopy")?;
+        super::check_stream(s)?;
+        // Safety: cuda.h's contract on the host sides of an async copy.
+        if !capturing(s)? {
+            // Safety: as above.
+            let queued = unsafe {
+                if textures::has_array(&c) {
+                    textures::queue_copy_2d_arrays(s, &c)?
+                } else {
+                    queue_copy_2d(s, &c)?
+                }
+            };
+            if queued {
+                return Ok(());
+            }
+        }
         let _order = stream(s)?;
         Self::cuMemcpy2D_v2(copy)
     }
@@ -683,18 +711,43 @@ unsafe fn host_side<'a>(
 }
 
 /// One side of an async copy queued on its stream.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum QueuedSide {
     /// Page-locked host memory: it stays mapped until cuMemFreeHost or
     /// cuMemHostUnregister, which wait for every stream's queued work first.
     PageLocked(u64),
     Device(u64),
+    /// Pageable host memory read when the copy was issued (`stage`).
+    Staged(std::sync::Arc<[u8]>),
+}
+
+/// The most bytes of pageable host memory an async copy to the device stages. The CUDA
+/// documentation ("API synchronization behavior"): a copy from pageable host memory to
+/// device memory "will return once the pageable buffer has been copied to the staging
+/// memory for DMA transfer to device memory, but the DMA to final destination may not
+/// have completed", and "if pageable memory must first be staged to pinned memory, the
+/// driver may synchronize with the stream". So the source is read when the call is made
+/// (the program may reuse it as soon as the call returns) and the bytes land in stream
+/// order; a larger copy runs in place once the work it follows is done (the driver's
+/// staging memory is bounded too), so that a burst of large copies does not hold the
+/// host's memory twice.
+pub(super) const STAGING_LIMIT: usize = 64 << 20;
+
+/// `len` bytes of pageable host memory at `addr`, read now.
+///
+/// # Safety
+/// `addr` is readable for `len` bytes (cuda.h's contract on an async copy's source).
+unsafe fn stage(addr: u64, len: usize) -> QueuedSide {
+    let mut buf = vec![0u8; len];
+    // Safety: this function's contract; `buf` is ours.
+    let src = unsafe { HostBytes::readable(addr as *const u8, len) };
+    crate::host_bytes::host_to_host(HostBytes::from_mut_slice(&mut buf), src, len);
+    QueuedSide::Staged(buf.into())
 }
 
 impl QueuedSide {
-    /// The side of an async copy at `addr`, if a queued copy can hold it: None for
-    /// pageable host memory, which the program may reuse as soon as a GPU's async copy of
-    /// it returns (the driver stages it), so the mock copies it at once.
+    /// The side of an async copy at `addr`, if a queued copy can hold it as it is: None
+    /// for pageable host memory (which only a source to the device can be, staged).
     fn of(d: &Driver, addr: u64, len: usize) -> CuResult<Option<Self>> {
         match d.page_locked(addr, len as u64) {
             Some(fits) => fits.map(|()| Some(Self::PageLocked(addr))),
@@ -703,25 +756,27 @@ impl QueuedSide {
         }
     }
 
-    fn device(self) -> Option<crate::model::ids::DevicePtr> {
+    fn device(&self) -> Option<crate::model::ids::DevicePtr> {
         match self {
-            Self::Device(a) => Some(device_ptr(a)),
-            Self::PageLocked(_) => None,
+            Self::Device(a) => Some(device_ptr(*a)),
+            Self::PageLocked(_) | Self::Staged(_) => None,
         }
     }
 
     /// # Safety
-    /// A page-locked side must still be the driver's, `len` bytes long.
-    unsafe fn side(self, len: usize, write: bool) -> HostOrDevice<'static> {
+    /// A page-locked side must still be the driver's, `len` bytes long; a staged side is
+    /// a source, `len` bytes long.
+    unsafe fn side(&self, len: usize, write: bool) -> HostOrDevice<'_> {
         match self {
-            Self::Device(a) => HostOrDevice::Device(device_ptr(a)),
+            Self::Device(a) => HostOrDevice::Device(device_ptr(*a)),
+            Self::Staged(buf) => HostOrDevice::Host(HostBytes::from_slice(&buf[..len])),
             // Safety: this function's contract.
             Self::PageLocked(a) if write => {
-                HostOrDevice::Host(unsafe { HostBytes::writable(a as *mut u8, len) })
+                HostOrDevice::Host(unsafe { HostBytes::writable(*a as *mut u8, len) })
             }
             // Safety: this function's contract.
             Self::PageLocked(a) => {
-                HostOrDevice::Host(unsafe { HostBytes::readable(a as *const u8, len) })
+                HostOrDevice::Host(unsafe { HostBytes::readable(*a as *const u8, len) })
             }
         }
     }
@@ -773,12 +828,35 @@ fn memset_sync(dst: CUdevicePtr, pattern: Pattern, n: usize) -> CuResult<()> {
     d.memset(device_ptr(dst), pattern, n as u64)
 }
 
+/// Queues an async copy on `s` when its sides allow it (device or page-locked memory, or
+/// a pageable source to the device, staged): false when the caller must copy in place.
+///
+/// # Safety
+/// Host sides are the program's, valid as cuda.h requires of an async copy.
 unsafe fn queue_copy(s: CUstream, dst: u64, src: u64, n: usize) -> CuResult<bool> {
     let d = drv()?;
     super::check_stream(s)?;
-    let (Some(to), Some(from)) = (QueuedSide::of(d, dst, n)?, QueuedSide::of(d, src, n)?) else {
+    let to = QueuedSide::of(d, dst, n)?;
+    let from = match (&to, QueuedSide::of(d, src, n)?) {
+        // Pageable host memory to the device (never host to host: that is synchronous).
+        (Some(QueuedSide::Device(_)), None) if src != 0 && n <= STAGING_LIMIT => {
+            d.check_copy_on(d.ctx_device(None)?, device_ptr_of(&to), None, n as u64)?;
+            // Safety: the caller's contract.
+            Some(unsafe { stage(src, n) })
+        }
+        (_, from) => from,
+    };
+    let (Some(to), Some(from)) = (to, from) else {
         return Ok(false);
     };
+    // "For transfers from any host memory to any host memory, the function is fully
+    // synchronous with respect to the host" (the same documentation).
+    if matches!(
+        (&to, &from),
+        (QueuedSide::PageLocked(_), QueuedSide::PageLocked(_))
+    ) {
+        return Ok(false);
+    }
     let device = d.ctx_device(None)?;
     d.check_copy_on(device, to.device(), from.device(), n as u64)?;
     d.enqueue_work(
@@ -798,6 +876,152 @@ unsafe fn queue_copy(s: CUstream, dst: u64, src: u64, n: usize) -> CuResult<bool
         }),
     )?;
     Ok(true)
+}
+
+fn device_ptr_of(side: &Option<QueuedSide>) -> Option<crate::model::ids::DevicePtr> {
+    side.as_ref().and_then(QueuedSide::device)
+}
+
+/// One side of a queued 2D copy, as a worker may hold it.
+#[derive(Clone)]
+enum QueuedPlane {
+    Device(u64),
+    /// Page-locked host memory (see `QueuedSide::PageLocked`).
+    PageLocked(u64),
+    /// The source's rows read when the copy was issued, `width` bytes apart.
+    Staged(std::sync::Arc<[u8]>),
+}
+
+impl QueuedPlane {
+    fn plane(&self, pitch: u64) -> Plane {
+        match self {
+            Self::Device(a) => Plane {
+                start: PlaneStart::Device(*a),
+                pitch,
+            },
+            Self::PageLocked(a) => Plane {
+                start: PlaneStart::Host(*a as *mut u8),
+                pitch,
+            },
+            Self::Staged(buf) => Plane {
+                start: PlaneStart::Host(buf.as_ptr().cast_mut()),
+                pitch,
+            },
+        }
+    }
+}
+
+/// A cuMemcpy2DAsync between linear memory queued on `s`, as `queue_copy` queues a 1D
+/// one: device and page-locked planes as they are, a pageable source to the device
+/// staged (its rows read now); false where the caller must copy in place (a pageable
+/// destination, host to host, a source over the staging limit).
+///
+/// # Safety
+/// The host planes of `c` are valid for their extent, as cuda.h requires.
+unsafe fn queue_copy_2d(s: CUstream, c: &CUDA_MEMCPY2D) -> CuResult<bool> {
+    let d = drv()?;
+    let (w, h) = (c.width_in_bytes, c.height);
+    let extent = |pitch: usize| h.saturating_sub(1).saturating_mul(pitch).saturating_add(w);
+    let src = plane(
+        d,
+        "source",
+        c.src_memory_type,
+        c.src_host,
+        c.src_device,
+        c.src_x_in_bytes,
+        c.src_y,
+        c.src_pitch,
+        extent(c.src_pitch),
+    )?;
+    let dst = plane(
+        d,
+        "destination",
+        c.dst_memory_type,
+        c.dst_host,
+        c.dst_device,
+        c.dst_x_in_bytes,
+        c.dst_y,
+        c.dst_pitch,
+        extent(c.dst_pitch),
+    )?;
+    // Each side as a worker may hold it: None for pageable host memory, and for a
+    // page-locked range the copy runs past (which the copy in place reports).
+    let queued = |p: &Plane, pitch: usize| match p.start {
+        PlaneStart::Device(a) => Some(QueuedPlane::Device(a)),
+        PlaneStart::Host(a) => match d.page_locked(a as u64, extent(pitch) as u64) {
+            Some(Ok(())) => Some(QueuedPlane::PageLocked(a as u64)),
+            _ => None,
+        },
+    };
+    let pageable = |p: &Plane| match p.start {
+        PlaneStart::Host(a) => d.page_locked(a as u64, 1).is_none(),
+        PlaneStart::Device(_) => false,
+    };
+    let to = queued(&dst, c.dst_pitch);
+    let from = match (&to, queued(&src, c.src_pitch)) {
+        // A pageable source to the device is staged: read now, checked first so that a
+        // refused copy reads nothing.
+        (Some(QueuedPlane::Device(_)), None)
+            if pageable(&src) && w.saturating_mul(h) <= STAGING_LIMIT =>
+        {
+            d.check_copy_2d(&dst, &src, w as u64, h as u64)?;
+            // Safety: the caller's contract.
+            Some(unsafe { stage_rows(&src, c.src_pitch, w, h) })
+        }
+        // Host to host is synchronous.
+        (Some(QueuedPlane::PageLocked(_)), Some(QueuedPlane::PageLocked(_))) => None,
+        (_, from) => from,
+    };
+    let (Some(to), Some(from)) = (to, from) else {
+        return Ok(false);
+    };
+    let src_pitch = match from {
+        QueuedPlane::Staged(_) => w as u64,
+        _ => c.src_pitch as u64,
+    };
+    let dst_pitch = c.dst_pitch as u64;
+    let device = d.ctx_device(None)?;
+    d.check_copy_on(device, None, None, 0)?;
+    d.check_copy_2d(
+        &to.plane(dst_pitch),
+        &from.plane(src_pitch),
+        w as u64,
+        h as u64,
+    )?;
+    d.enqueue_work(
+        crate::boundary::stream_key(s),
+        "cuMemcpy2DAsync",
+        Box::new(move || {
+            let (dst, src) = (to.plane(dst_pitch), from.plane(src_pitch));
+            // Safety: page-locked planes outlive the queued work (see QueuedSide), staged
+            // rows are the job's own, and the extents were checked when it was issued.
+            let r = unsafe { d.copy_2d_rows(Some(device), &dst, &src, w as u64, h as u64) };
+            if let Err(e) = r {
+                crate::diagnostics::warn(
+                    "cuMemcpy2DAsync",
+                    &format!("a queued copy failed: {}", e.message),
+                );
+            }
+        }),
+    )?;
+    Ok(true)
+}
+
+/// The rows of a pageable source plane, read now into a buffer of the mock's (see
+/// `STAGING_LIMIT`), `width` bytes apart.
+///
+/// # Safety
+/// A host plane, readable for `height` rows of `width` bytes `pitch` apart.
+unsafe fn stage_rows(src: &Plane, pitch: usize, width: usize, height: usize) -> QueuedPlane {
+    let mut buf = vec![0u8; width * height];
+    if let PlaneStart::Host(p) = src.start {
+        for (y, row) in buf.chunks_mut(width.max(1)).enumerate().take(height) {
+            // Safety: the row lies in the plane's extent (this function's contract).
+            let from = unsafe { HostBytes::readable(p.wrapping_add(y * pitch), width) };
+            crate::host_bytes::host_to_host(HostBytes::from_mut_slice(row), from, width);
+        }
+    }
+    QueuedPlane::Staged(buf.into())
 }
 
 /// A device address of a copy: page-locked host memory has the same address on the

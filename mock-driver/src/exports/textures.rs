@@ -145,17 +145,41 @@ fn volume(
     })
 }
 
-/// cuMemcpy2D with an array on either side.
-///
-/// # Safety
-/// The host sides of `c` are valid for their extent, as cuda.h requires.
-pub unsafe fn copy_2d_arrays(d: &Driver, c: &CUDA_MEMCPY2D) -> CuResult<()> {
+/// A copy between volumes as the program described it: each side, where the copy starts
+/// in it and how many bytes from its origin the copy may touch (for host sides), and the
+/// extent (bytes, rows, slices).
+pub struct VolumeCopy {
+    dst: Volume,
+    dst_at: [u64; 3],
+    dst_bytes: usize,
+    src: Volume,
+    src_at: [u64; 3],
+    src_bytes: usize,
+    extent: [u64; 3],
+}
+
+impl VolumeCopy {
+    /// # Safety
+    /// Host sides are valid for their extent, as cuda.h requires of the program.
+    unsafe fn run(&self, d: &Driver) -> CuResult<()> {
+        // Safety: this function's contract.
+        unsafe { d.copy_volume(&self.dst, self.dst_at, &self.src, self.src_at, self.extent) }
+    }
+}
+
+pub fn has_array(c: &CUDA_MEMCPY2D) -> bool {
+    c.src_memory_type == CU_MEMORYTYPE_ARRAY || c.dst_memory_type == CU_MEMORYTYPE_ARRAY
+}
+
+/// The sides of a cuMemcpy2D with an array on either side.
+fn volumes_2d(d: &Driver, c: &CUDA_MEMCPY2D) -> CuResult<VolumeCopy> {
     let extent = |x: usize, y: usize, pitch: usize| {
         (y + c.height)
             .saturating_sub(1)
             .saturating_mul(pitch)
             .saturating_add(x + c.width_in_bytes)
     };
+    let src_bytes = extent(c.src_x_in_bytes, c.src_y, c.src_pitch);
     let src = volume(
         d,
         "source",
@@ -165,8 +189,9 @@ pub unsafe fn copy_2d_arrays(d: &Driver, c: &CUDA_MEMCPY2D) -> CuResult<()> {
         c.src_array,
         c.src_pitch,
         0,
-        extent(c.src_x_in_bytes, c.src_y, c.src_pitch),
+        src_bytes,
     )?;
+    let dst_bytes = extent(c.dst_x_in_bytes, c.dst_y, c.dst_pitch);
     let dst = volume(
         d,
         "destination",
@@ -176,22 +201,149 @@ pub unsafe fn copy_2d_arrays(d: &Driver, c: &CUDA_MEMCPY2D) -> CuResult<()> {
         c.dst_array,
         c.dst_pitch,
         0,
-        extent(c.dst_x_in_bytes, c.dst_y, c.dst_pitch),
+        dst_bytes,
     )?;
-    // Safety: this function's contract.
-    unsafe {
-        d.copy_volume(
-            &dst,
-            [c.dst_x_in_bytes as u64, c.dst_y as u64, 0],
-            &src,
-            [c.src_x_in_bytes as u64, c.src_y as u64, 0],
-            [c.width_in_bytes as u64, c.height as u64, 1],
-        )
-    }
+    Ok(VolumeCopy {
+        dst,
+        dst_at: [c.dst_x_in_bytes as u64, c.dst_y as u64, 0],
+        dst_bytes,
+        src,
+        src_at: [c.src_x_in_bytes as u64, c.src_y as u64, 0],
+        src_bytes,
+        extent: [c.width_in_bytes as u64, c.height as u64, 1],
+    })
 }
 
-pub fn has_array(c: &CUDA_MEMCPY2D) -> bool {
-    c.src_memory_type == CU_MEMORYTYPE_ARRAY || c.dst_memory_type == CU_MEMORYTYPE_ARRAY
+/// cuMemcpy2D with an array on either side.
+///
+/// # Safety
+/// The host sides of `c` are valid for their extent, as cuda.h requires.
+pub unsafe fn copy_2d_arrays(d: &Driver, c: &CUDA_MEMCPY2D) -> CuResult<()> {
+    // Safety: this function's contract.
+    unsafe { volumes_2d(d, c)?.run(d) }
+}
+
+/// cuMemcpy2DAsync with an array on either side, queued on `s` where `queue_volume_copy`
+/// can: false where the caller must copy in place.
+///
+/// # Safety
+/// As `copy_2d_arrays`'s.
+pub unsafe fn queue_copy_2d_arrays(s: CUstream, c: &CUDA_MEMCPY2D) -> CuResult<bool> {
+    let d = drv()?;
+    // Safety: this function's contract.
+    unsafe { queue_volume_copy(s, volumes_2d(d, c)?, "cuMemcpy2DAsync") }
+}
+
+/// A queued copy between volumes, as its stream's worker holds it.
+struct QueuedVolumeCopy {
+    copy: VolumeCopy,
+    dst_texels: Option<std::sync::Arc<cumock_ptx::Texels>>,
+    src_texels: Option<std::sync::Arc<cumock_ptx::Texels>>,
+    /// The staged source's bytes, which `copy.src` points into.
+    _staged: Option<Box<[u8]>>,
+}
+
+// Safety: a host side of a queued copy is page-locked memory, which stays mapped until
+// cuMemFreeHost or cuMemHostUnregister, and those wait for every stream's queued work
+// first; or the staged buffer the job itself owns. Nothing else holds these pointers.
+unsafe impl Send for QueuedVolumeCopy {}
+
+/// A copy between volumes queued on `s` as async copies are (see `memory.rs`,
+/// `queue_copy`): arrays and device memory as they are, page-locked memory as it is
+/// unless both sides are host memory, a pageable source to the device staged (read now,
+/// up to `STAGING_LIMIT`); false where the caller must copy in place (a pageable
+/// destination, host to host, a larger pageable source).
+///
+/// # Safety
+/// Host sides are valid for their extent, as cuda.h requires of an async copy.
+unsafe fn queue_volume_copy(s: CUstream, mut copy: VolumeCopy, what: &str) -> CuResult<bool> {
+    #[derive(PartialEq)]
+    enum Kind {
+        Device,
+        PageLocked,
+        Pageable,
+    }
+    let d = drv()?;
+    // None: a page-locked range the copy runs past, which the copy in place reports.
+    let kind = |v: &Volume, bytes: usize| match v {
+        Volume::Array(_)
+        | Volume::Linear {
+            start: PlaneStart::Device(_),
+            ..
+        } => Some(Kind::Device),
+        Volume::Linear {
+            start: PlaneStart::Host(p),
+            ..
+        } => match d.page_locked(*p as u64, bytes as u64) {
+            Some(Ok(())) => Some(Kind::PageLocked),
+            Some(Err(_)) => None,
+            None => Some(Kind::Pageable),
+        },
+    };
+    let (Some(to), Some(from)) = (
+        kind(&copy.dst, copy.dst_bytes),
+        kind(&copy.src, copy.src_bytes),
+    ) else {
+        return Ok(false);
+    };
+    // To pageable memory the call waits for the data; host to host is synchronous.
+    if to == Kind::Pageable || (to == Kind::PageLocked && from != Kind::Device) {
+        return Ok(false);
+    }
+    let device = d.ctx_device(None)?;
+    // The device's sticky error, as any copy's.
+    d.check_copy_on(device, None, None, 0)?;
+    let [w, h, depth] = copy.extent;
+    let mut staged = None;
+    if from == Kind::Pageable {
+        let bytes = w.saturating_mul(h).saturating_mul(depth);
+        if bytes > super::memory::STAGING_LIMIT as u64 {
+            return Ok(false);
+        }
+        // Checked before the source is read: a refused copy reads nothing.
+        d.check_copy_volume(&copy.dst, copy.dst_at, &copy.src, copy.src_at, copy.extent)?;
+        let mut buf = vec![0u8; bytes as usize].into_boxed_slice();
+        let into = Volume::Linear {
+            start: PlaneStart::Host(buf.as_mut_ptr()),
+            pitch: w,
+            height: h,
+        };
+        // Safety: the source as this function's contract has it; `buf` holds the extent.
+        unsafe { d.copy_volume(&into, [0; 3], &copy.src, copy.src_at, copy.extent)? };
+        copy.src = into;
+        copy.src_at = [0; 3];
+        staged = Some(buf);
+    }
+    let (dst_texels, src_texels) =
+        d.check_copy_volume(&copy.dst, copy.dst_at, &copy.src, copy.src_at, copy.extent)?;
+    let what = what.to_owned();
+    let job = QueuedVolumeCopy {
+        copy,
+        dst_texels,
+        src_texels,
+        _staged: staged,
+    };
+    d.enqueue_work(
+        crate::boundary::stream_key(s),
+        &what.clone(),
+        Box::new(move || {
+            let j = &job;
+            let c = &j.copy;
+            // Safety: see `QueuedVolumeCopy`; the extent was checked when it was issued.
+            let r = unsafe {
+                d.copy_volume_rows(
+                    Some(device),
+                    (&c.dst, j.dst_texels.as_deref(), c.dst_at),
+                    (&c.src, j.src_texels.as_deref(), c.src_at),
+                    c.extent,
+                )
+            };
+            if let Err(e) = r {
+                crate::diagnostics::warn(&what, &format!("a queued copy failed: {}", e.message));
+            }
+        }),
+    )?;
+    Ok(true)
 }
 
 /// cuMemcpy3D_v2: any sides, arrays included.
@@ -200,6 +352,12 @@ pub fn has_array(c: &CUDA_MEMCPY2D) -> bool {
 /// The host sides of `c` are valid for their extent, as cuda.h requires.
 pub unsafe fn copy_3d(c: &CUDA_MEMCPY3D) -> CuResult<()> {
     let d = drv()?;
+    // Safety: this function's contract.
+    unsafe { volumes_3d(d, c)?.run(d) }
+}
+
+/// The sides of a cuMemcpy3D.
+fn volumes_3d(d: &Driver, c: &CUDA_MEMCPY3D) -> CuResult<VolumeCopy> {
     if c.src_lod != 0 || c.dst_lod != 0 {
         return Err(not_supported(
             "copies to or from a mipmap level (srcLOD, dstLOD) are not emulated",
@@ -216,6 +374,13 @@ pub unsafe fn copy_3d(c: &CUDA_MEMCPY3D) -> CuResult<()> {
             .saturating_add((y + c.height).saturating_sub(1).saturating_mul(pitch))
             .saturating_add(x + c.width_in_bytes)
     };
+    let src_bytes = extent(
+        c.src_x_in_bytes,
+        c.src_y,
+        c.src_z,
+        c.src_pitch,
+        c.src_height,
+    );
     let src = volume(
         d,
         "source",
@@ -225,14 +390,15 @@ pub unsafe fn copy_3d(c: &CUDA_MEMCPY3D) -> CuResult<()> {
         c.src_array,
         c.src_pitch,
         c.src_height,
-        extent(
-            c.src_x_in_bytes,
-            c.src_y,
-            c.src_z,
-            c.src_pitch,
-            c.src_height,
-        ),
+        src_bytes,
     )?;
+    let dst_bytes = extent(
+        c.dst_x_in_bytes,
+        c.dst_y,
+        c.dst_z,
+        c.dst_pitch,
+        c.dst_height,
+    );
     let dst = volume(
         d,
         "destination",
@@ -242,24 +408,17 @@ pub unsafe fn copy_3d(c: &CUDA_MEMCPY3D) -> CuResult<()> {
         c.dst_array,
         c.dst_pitch,
         c.dst_height,
-        extent(
-            c.dst_x_in_bytes,
-            c.dst_y,
-            c.dst_z,
-            c.dst_pitch,
-            c.dst_height,
-        ),
+        dst_bytes,
     )?;
-    // Safety: this function's contract.
-    unsafe {
-        d.copy_volume(
-            &dst,
-            [c.dst_x_in_bytes as u64, c.dst_y as u64, c.dst_z as u64],
-            &src,
-            [c.src_x_in_bytes as u64, c.src_y as u64, c.src_z as u64],
-            [c.width_in_bytes as u64, c.height as u64, c.depth as u64],
-        )
-    }
+    Ok(VolumeCopy {
+        dst,
+        dst_at: [c.dst_x_in_bytes as u64, c.dst_y as u64, c.dst_z as u64],
+        dst_bytes,
+        src,
+        src_at: [c.src_x_in_bytes as u64, c.src_y as u64, c.src_z as u64],
+        src_bytes,
+        extent: [c.width_in_bytes as u64, c.height as u64, c.depth as u64],
+    })
 }
 
 /// cuMemcpy3D_v2 and its variants, ordered as their base: see `memory.rs`.
@@ -270,7 +429,18 @@ pub unsafe fn memcpy_3d(copy: *const CUDA_MEMCPY3D) -> CuResult<()> {
     unsafe { copy_3d(&c) }
 }
 
+/// cuMemcpy3DAsync: queued on `s` where its sides allow (`queue_volume_copy`), else
+/// copied in place in the stream's order.
 pub unsafe fn memcpy_3d_async(copy: *const CUDA_MEMCPY3D, s: CUstream) -> CuResult<()> {
+    let c = input(copy, "pCopy")?;
+    super::check_stream(s)?;
+    if !super::capturing(s)? {
+        let d = drv()?;
+        // Safety: cuda.h's contract on the host sides of an async copy.
+        if unsafe { queue_volume_copy(s, volumes_3d(d, &c)?, "cuMemcpy3DAsync") }? {
+            return Ok(());
+        }
+    }
     let _order = stream(s)?;
     // Safety: as memcpy_3d's.
     unsafe { memcpy_3d(copy) }

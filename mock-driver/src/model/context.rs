@@ -361,8 +361,10 @@ impl Driver {
 
     fn destroy_context(st: &mut State, ctx: ContextId) -> CuResult<()> {
         st.contexts.destroy(ctx)?;
-        // Its modules go with it (their variables are cuMemAlloc memory of it, freed below).
+        // Its modules go with it (their variables are cuMemAlloc memory of it, freed below);
+        // so do executable graphs' prepared launches of them.
         st.modules.modules.retain(|_, m| m.context != ctx);
+        st.launch_epoch += 1;
         let modules = &st.modules.modules;
         st.modules
             .functions

@@ -140,6 +140,15 @@ impl Driver {
     /// Host planes are valid for their extent (readable for the source, writable for the
     /// destination), as cuda.h requires of the program.
     pub unsafe fn copy_2d(&self, dst: Plane, src: Plane, width: u64, height: u64) -> CuResult<()> {
+        self.check_copy_2d(&dst, &src, width, height)?;
+        // Safety: this function's contract.
+        unsafe { self.copy_2d_rows(None, &dst, &src, width, height) }
+    }
+
+    /// What a 2D copy would be refused for: pitches shorter than a row, device planes
+    /// the current context's device may not use for their whole extent. Checked whole
+    /// before any row moves (and when an async copy is issued, before it is queued).
+    pub fn check_copy_2d(&self, dst: &Plane, src: &Plane, width: u64, height: u64) -> CuResult<()> {
         if width == 0 || height == 0 {
             return Ok(());
         }
@@ -149,15 +158,35 @@ impl Driver {
                 src.pitch, dst.pitch
             )));
         }
-        for (plane, need) in [(&dst, Need::Write), (&src, Need::Read)] {
+        for (plane, need) in [(dst, Need::Write), (src, Need::Read)] {
             if let PlaneStart::Device(a) = plane.start {
                 self.check_device_span(a, span(plane.pitch, width, height)?, need)?;
             }
         }
+        Ok(())
+    }
+
+    /// Moves a checked 2D copy's rows: with the current context's device's rights
+    /// (`on` None: a synchronous copy, which settles), or `on` a device's (a copy queued
+    /// on a stream, run by its worker).
+    ///
+    /// # Safety
+    /// As `copy_2d`'s.
+    pub unsafe fn copy_2d_rows(
+        &self,
+        on: Option<usize>,
+        dst: &Plane,
+        src: &Plane,
+        width: u64,
+        height: u64,
+    ) -> CuResult<()> {
         for y in 0..height {
             // Safety: each row lies in its plane, per this function's contract.
             let (d, s) = unsafe { (dst.row(y, width, true), src.row(y, width, false)) };
-            self.copy(d, s, width)?;
+            match on {
+                None => self.copy(d, s, width)?,
+                Some(device) => self.copy_on(device, d, s, width, false)?,
+            }
         }
         Ok(())
     }

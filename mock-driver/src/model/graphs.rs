@@ -4,7 +4,9 @@
 //! graph as one piece of work on its stream (`Driver::enqueue_work`), so it is
 //! asynchronous and ordered like a launch; the stream's worker runs the nodes one after
 //! another in that order, which respects every dependency (a GPU may run independent
-//! nodes concurrently; running them in sequence orders more, never less).
+//! nodes concurrently; running them in sequence orders more, never less). The nodes are
+//! prepared for the worker (a kernel node's launch checked and resolved) at the first
+//! launch and kept (`Plan`): a setter prepares again only the node it changes.
 //!
 //! A kernel node keeps a copy of its parameters, made when it is added or set, as the
 //! driver does: `kernelParams` points into the caller's memory, which may change or die
@@ -16,7 +18,7 @@ use super::copies::HostOrDevice;
 use super::error::*;
 use super::graph_memory::AllocNode;
 use super::ids::DevicePtr;
-use super::ids::{EventId, StreamId};
+use super::ids::{ContextId, EventId, StreamId};
 use super::module::{LaunchRequest, PreparedLaunch};
 use super::stream_queues;
 use super::Driver;
@@ -250,6 +252,16 @@ impl GraphBody {
 /// An executable graph: the graph's nodes as instantiated, under the original graph's
 /// node handles (cuGraphExecKernelNodeSetParams names them so).
 pub struct GraphExec {
+    /// Its nodes ready to run, made at its first launch and kept for the next ones.
+    plan: Option<Arc<Plan>>,
+    /// The graph's own kernel nodes as prepared, with the launch each was prepared from:
+    /// a plan made again (after cuGraphExecUpdate, or in another context) prepares only
+    /// the nodes whose launch changed.
+    prepared: HashMap<NodeId, (LaunchRequest, Arc<PreparedLaunch>)>,
+    /// The context `prepared` was prepared in, and `State::launch_epoch` then.
+    prepared_in: Option<(ContextId, u64)>,
+    /// Counts the changes of its nodes: a plan made while a setter ran is not kept.
+    generation: u64,
     body: GraphBody,
     order: Vec<NodeId>,
     /// The graph it was instantiated from.
@@ -464,8 +476,9 @@ impl Graphs {
 }
 
 /// A node of an executable graph, ready to run on a stream's worker.
+#[derive(Clone)]
 enum Step {
-    Kernel(PreparedLaunch),
+    Kernel(Arc<PreparedLaunch>),
     Action(NodeAction),
     Record(EventId),
     /// A conditional handle's default, written as its graph starts (conditional.rs).
@@ -479,6 +492,50 @@ enum Step {
         kind: i32,
         bodies: Vec<Vec<Step>>,
     },
+}
+
+/// An executable graph's nodes ready to run on a stream's worker: made at its first
+/// launch and kept, because preparing a kernel node (the launch's checks, the function,
+/// its module, the device's limits, each under the state's lock) costs about what running
+/// an empty kernel does, and a graph exists to be launched many times. What a launch must
+/// read as it is issued (the events' last records, whether they are still alive) is
+/// kept as lists, read at each launch.
+#[derive(Clone)]
+struct Plan {
+    steps: Vec<Step>,
+    /// The events of wait nodes, at any depth: a launch waits for their last records
+    /// as of the launch.
+    waits: Vec<EventId>,
+    /// The events of every event node, at any depth: each launch checks they still live.
+    events: Vec<EventId>,
+    /// The events of the record nodes outside conditional bodies: each completes once the
+    /// graph has run.
+    records: Vec<EventId>,
+    /// Where each kernel node of the graph itself (not of a child graph or a conditional
+    /// body) is in `steps`: cuGraphExecKernelNodeSetParams prepares that one again.
+    kernels: HashMap<NodeId, usize>,
+    /// Whether any step, at any depth, is a kernel: a launch then fails on the device's
+    /// sticky error, as the launch of a kernel does.
+    has_kernels: bool,
+    /// The context it was prepared in, and `State::launch_epoch` then: in another context,
+    /// or once a module was unloaded or a function's attribute or a limit set, the plan is
+    /// made again (and fails where a launch would).
+    ctx: ContextId,
+    epoch: u64,
+}
+
+/// What planning an executable graph gathers (`Driver::plan`).
+struct Planning {
+    stream: StreamId,
+    bodies: HashMap<GraphId, GraphBody>,
+    /// The executable graph's own kernel nodes as prepared for its last plan.
+    reuse: HashMap<NodeId, (LaunchRequest, Arc<PreparedLaunch>)>,
+    /// Its own kernel nodes as prepared for this plan.
+    prepared: HashMap<NodeId, (LaunchRequest, Arc<PreparedLaunch>)>,
+    kernels: HashMap<NodeId, usize>,
+    waits: Vec<EventId>,
+    events: Vec<EventId>,
+    has_kernels: bool,
 }
 
 /// The bodies of the conditional nodes in `body` (and in its child graphs), at any
@@ -798,6 +855,10 @@ impl Driver {
         st.graphs.execs.insert(
             e,
             GraphExec {
+                plan: None,
+                prepared: HashMap::new(),
+                prepared_in: None,
+                generation: 0,
                 body,
                 order,
                 graph: g,
@@ -822,29 +883,115 @@ impl Driver {
         Ok(())
     }
 
-    /// cuGraphExecKernelNodeSetParams: `n` is the node of the graph the executable graph
-    /// was instantiated from; its function cannot change context.
-    pub fn graph_exec_kernel_set(&self, e: ExecId, n: NodeId, k: KernelNode) -> CuResult<()> {
+    /// cuGraphNodeSetParams and the per-type setters: `op` replaces the node's work, of
+    /// the same type.
+    pub fn graph_node_set(&self, n: NodeId, op: NodeOp) -> CuResult<()> {
         let mut st = self.state.lock();
-        // A node handle dies with its graph, even where an executable graph made from it
-        // lives on: the H200 refuses it (CUDA_ERROR_INVALID_VALUE, seen through the
-        // runtime's simple_cuda_graphs).
+        let node = st.graphs.node_mut(n)?;
+        if node.op.node_type() != op.node_type() {
+            return Err(invalid(format!(
+                "node {n:#x} is of type {}: parameters of type {} cannot be set on it",
+                node.op.node_type(),
+                op.node_type()
+            )));
+        }
+        node.op = op;
+        Ok(())
+    }
+
+    /// cuGraphExecNodeSetParams and the per-type exec setters: `op` replaces the work of
+    /// node `n` (of the graph `e` was instantiated from) in `e`, of the same type. A
+    /// kernel is prepared again alone; other work makes the next launch plan again.
+    pub fn graph_exec_node_set(&self, e: ExecId, n: NodeId, op: NodeOp) -> CuResult<()> {
+        if let NodeOp::Kernel(k) = op {
+            return self.graph_exec_kernel_set(e, n, k);
+        }
+        let mut st = self.state.lock();
         if !st.graphs.owner.contains_key(&n) {
             return Err(invalid(format!(
                 "{n:#x} is no live node: the graph it belonged to was destroyed"
             )));
         }
         let exec = st.graphs.exec_mut(e)?;
-        match exec.body.nodes.get_mut(&n).map(|node| &mut node.op) {
-            Some(NodeOp::Kernel(old)) => {
-                *old = k;
-                Ok(())
+        match exec.body.nodes.get_mut(&n) {
+            Some(node) if node.op.node_type() == op.node_type() => node.op = op,
+            Some(node) => {
+                return Err(invalid(format!(
+                    "node {n:#x} is of type {}: parameters of type {} cannot be set on it",
+                    node.op.node_type(),
+                    op.node_type()
+                )))
             }
-            Some(_) => Err(invalid(format!("{n:#x} is not a kernel node"))),
-            None => Err(invalid(format!(
-                "{n:#x} is not a node of the graph executable graph {e:#x} came from"
-            ))),
+            None => {
+                return Err(invalid(format!(
+                    "{n:#x} is not a node of the graph executable graph {e:#x} came from"
+                )))
+            }
         }
+        exec.plan = None;
+        exec.generation += 1;
+        Ok(())
+    }
+
+    /// cuGraphExecKernelNodeSetParams: `n` is the node of the graph the executable graph
+    /// was instantiated from; its function cannot change context. A launch planned
+    /// already gets the node prepared again, alone.
+    pub fn graph_exec_kernel_set(&self, e: ExecId, n: NodeId, k: KernelNode) -> CuResult<()> {
+        let patch = {
+            let mut st = self.state.lock();
+            // A node handle dies with its graph, even where an executable graph made from
+            // it lives on: the H200 refuses it (CUDA_ERROR_INVALID_VALUE, seen through the
+            // runtime's simple_cuda_graphs).
+            if !st.graphs.owner.contains_key(&n) {
+                return Err(invalid(format!(
+                    "{n:#x} is no live node: the graph it belonged to was destroyed"
+                )));
+            }
+            let exec = st.graphs.exec_mut(e)?;
+            match exec.body.nodes.get_mut(&n).map(|node| &mut node.op) {
+                Some(NodeOp::Kernel(old)) => *old = k.clone(),
+                Some(_) => return Err(invalid(format!("{n:#x} is not a kernel node"))),
+                None => {
+                    return Err(invalid(format!(
+                        "{n:#x} is not a node of the graph executable graph {e:#x} came from"
+                    )))
+                }
+            }
+            exec.generation += 1;
+            exec.prepared.remove(&n);
+            let at = exec.plan.as_ref().and_then(|p| p.kernels.get(&n).copied());
+            if at.is_none() {
+                exec.plan = None;
+            }
+            at.map(|i| (i, exec.generation))
+        };
+        let Some((at, generation)) = patch else {
+            return Ok(());
+        };
+        // Prepared now, so that the next launch need not; what fails here is the launch's
+        // to report (as before the plan was kept): it only drops the plan.
+        let prepared = self.prepare_launch(&k.launch).map(Arc::new);
+        let mut st = self.state.lock();
+        let st = &mut *st;
+        let now = st
+            .contexts
+            .require_current()
+            .ok()
+            .map(|(ctx, _)| (ctx, st.launch_epoch));
+        if let Ok(exec) = st.graphs.exec_mut(e) {
+            if exec.generation == generation {
+                match (prepared, exec.plan.as_mut()) {
+                    (Ok(p), Some(plan)) if now == Some((plan.ctx, plan.epoch)) => {
+                        Arc::make_mut(plan).steps[at] = Step::Kernel(p.clone());
+                        if exec.prepared_in == now {
+                            exec.prepared.insert(n, (k.launch, p));
+                        }
+                    }
+                    _ => exec.plan = None,
+                }
+            }
+        }
+        Ok(())
     }
 
     /// cuGraphExecUpdate: the graph must have the executable graph's topology (nodes
@@ -935,27 +1082,48 @@ impl Driver {
             exec.body.nodes.get_mut(&old).expect("paired").op = new.nodes[n].op.clone();
         }
         exec.bodies = bodies;
+        // Planned again at the next launch, which prepares only the kernel nodes whose
+        // launch changed (`prepared`).
+        exec.plan = None;
+        exec.generation += 1;
         Ok(())
     }
 
     /// Puts the nodes of `body` (child graphs in place) in `steps`, in their order; the
-    /// checks of a kernel launch are made here, so that they fail cuGraphLaunch.
-    #[allow(clippy::too_many_arguments)]
+    /// checks of a kernel launch are made here, so that they fail cuGraphLaunch. `own`:
+    /// the nodes are the executable graph's own (not a child graph's or a conditional
+    /// body's), which `planning.reuse` may hold prepared already.
     fn plan(
         &self,
         body: &GraphBody,
         order: &[NodeId],
-        stream: StreamId,
+        own: bool,
         steps: &mut Vec<Step>,
-        waits: &mut Vec<stream_queues::Mark>,
-        bodies: &HashMap<GraphId, GraphBody>,
+        planning: &mut Planning,
     ) -> CuResult<()> {
         for n in order {
             match &body.nodes[n].op {
                 NodeOp::Kernel(k) => {
-                    let mut launch = k.launch.clone();
-                    launch.stream = stream;
-                    steps.push(Step::Kernel(self.prepare_launch(&launch)?));
+                    let reused = own
+                        .then(|| planning.reuse.remove(n))
+                        .flatten()
+                        .filter(|(launch, _)| *launch == k.launch);
+                    let prepared = match reused {
+                        Some((_, p)) => p,
+                        None => {
+                            let mut launch = k.launch.clone();
+                            launch.stream = planning.stream;
+                            Arc::new(self.prepare_launch(&launch)?)
+                        }
+                    };
+                    if own {
+                        planning.kernels.insert(*n, steps.len());
+                        planning
+                            .prepared
+                            .insert(*n, (k.launch.clone(), prepared.clone()));
+                    }
+                    planning.has_kernels = true;
+                    steps.push(Step::Kernel(prepared));
                 }
                 NodeOp::Memcpy { action, .. }
                 | NodeOp::Memset { action, .. }
@@ -965,28 +1133,29 @@ impl Driver {
                 NodeOp::Empty | NodeOp::MemAlloc(_) | NodeOp::MemFree(_) => {}
                 NodeOp::EventRecord(e) => {
                     self.event_check(*e)?;
+                    planning.events.push(*e);
                     steps.push(Step::Record(*e));
                 }
                 NodeOp::EventWait(e) => {
                     self.event_check(*e)?;
-                    // The event's last record as of the launch: earlier work, so the
-                    // wait, taken before the whole graph, can never wait on itself.
-                    waits.extend(stream_queues::event_pending(*e));
+                    planning.events.push(*e);
+                    planning.waits.push(*e);
                 }
                 NodeOp::Child(child) => {
                     let order = child.topological()?;
-                    self.plan(child, &order, stream, steps, waits, bodies)?;
+                    self.plan(child, &order, false, steps, planning)?;
                 }
                 NodeOp::Conditional(c) => {
                     let mut planned = Vec::with_capacity(c.bodies.len());
                     for b in &c.bodies {
-                        let bb = bodies.get(b).ok_or_else(|| {
+                        let bb = planning.bodies.get(b).ok_or_else(|| {
                             invalid(format!(
                                 "conditional body graph {b:#x} was not instantiated"
                             ))
                         })?;
+                        let bb = bb.clone();
                         let mut s = self.conditional_defaults(*b);
-                        self.plan(bb, &bb.topological()?, stream, &mut s, waits, bodies)?;
+                        self.plan(&bb, &bb.topological()?, false, &mut s, planning)?;
                         planned.push(s);
                     }
                     steps.push(Step::Conditional {
@@ -996,6 +1165,82 @@ impl Driver {
                     });
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Plans executable graph `e` for a launch on `stream` in context `ctx`, and keeps the
+    /// plan for the next launches (unless a setter changed a node meanwhile).
+    fn make_plan(&self, e: ExecId, stream: StreamId, ctx: ContextId) -> CuResult<Arc<Plan>> {
+        let (body, order, graph, generation, epoch, mut planning) = {
+            let mut st = self.state.lock();
+            let epoch = st.launch_epoch;
+            let exec = st.graphs.exec_mut(e)?;
+            // Prepared in another context, or before a module was unloaded or a
+            // function's attribute or a limit set: nothing is reused.
+            let reuse = if exec.prepared_in == Some((ctx, epoch)) {
+                std::mem::take(&mut exec.prepared)
+            } else {
+                HashMap::new()
+            };
+            let planning = Planning {
+                stream,
+                bodies: exec.bodies.clone(),
+                reuse,
+                prepared: HashMap::new(),
+                kernels: HashMap::new(),
+                waits: Vec::new(),
+                events: Vec::new(),
+                has_kernels: false,
+            };
+            (
+                exec.body.clone(),
+                exec.order.clone(),
+                exec.graph,
+                exec.generation,
+                epoch,
+                planning,
+            )
+        };
+        let mut steps = self.conditional_defaults(graph);
+        self.plan(&body, &order, true, &mut steps, &mut planning)?;
+        let records = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Record(e) => Some(*e),
+                _ => None,
+            })
+            .collect();
+        let plan = Arc::new(Plan {
+            steps,
+            waits: planning.waits,
+            events: planning.events,
+            records,
+            kernels: planning.kernels,
+            has_kernels: planning.has_kernels,
+            ctx,
+            epoch,
+        });
+        let mut st = self.state.lock();
+        if let Ok(exec) = st.graphs.exec_mut(e) {
+            if exec.generation == generation {
+                exec.plan = Some(plan.clone());
+                exec.prepared = planning.prepared;
+                exec.prepared_in = Some((ctx, epoch));
+            }
+        }
+        Ok(plan)
+    }
+
+    /// What a kept plan's launch checks again: the device's sticky error (as a kernel's
+    /// launch does), and that its events still live.
+    fn check_plan(&self, plan: &Plan, device: usize) -> CuResult<()> {
+        let mut st = self.state.lock();
+        if plan.has_kernels {
+            self.check_sticky(&st, device)?;
+        }
+        for e in &plan.events {
+            st.contexts.event(*e)?;
         }
         Ok(())
     }
@@ -1075,21 +1320,21 @@ impl Driver {
     }
 
     /// cuGraphLaunch: the whole graph is one piece of work on `stream`. On a capturing
-    /// stream it becomes a child graph node of the capture.
+    /// stream it becomes a child graph node of the capture. The graph's nodes are planned
+    /// at its first launch (`make_plan`), then only the events are read again.
     pub fn graph_launch(&'static self, e: ExecId, stream: StreamId) -> CuResult<()> {
-        let (body, order, memory_ops, auto_free, bodies, graph) = {
+        let (kept, memory_ops, auto_free, ctx, device) = {
             let st = self.state.lock();
-            st.contexts.require_current()?;
+            let (ctx, c) = st.contexts.require_current()?;
+            let device = c.device;
             st.contexts.check_stream(stream)?;
             let exec = st.graphs.exec(e)?;
-            (
-                exec.body.clone(),
-                exec.order.clone(),
-                exec.memory_ops.clone(),
-                exec.auto_free,
-                exec.bodies.clone(),
-                exec.graph,
-            )
+            let kept = exec
+                .plan
+                .as_ref()
+                .filter(|p| p.ctx == ctx && p.epoch == st.launch_epoch)
+                .cloned();
+            (kept, exec.memory_ops.clone(), exec.auto_free, ctx, device)
         };
         if self.capture_of(stream)?.is_some() {
             if !memory_ops.is_empty() {
@@ -1097,11 +1342,23 @@ impl Driver {
                     "an executable graph with memory nodes cannot be launched into a stream capture",
                 ));
             }
+            let body = self.state.lock().graphs.exec(e)?.body.clone();
             return self.capture_node(stream, NodeOp::Child(Arc::new(body)));
         }
-        let mut steps = self.conditional_defaults(graph);
-        let mut waits = Vec::new();
-        self.plan(&body, &order, stream, &mut steps, &mut waits, &bodies)?;
+        let plan = match kept {
+            Some(plan) => {
+                self.check_plan(&plan, device)?;
+                plan
+            }
+            None => self.make_plan(e, stream, ctx)?,
+        };
+        // The events' last records as of the launch: earlier work, so the waits, taken
+        // before the whole graph, can never wait on the graph itself.
+        let waits: Vec<stream_queues::Mark> = plan
+            .waits
+            .iter()
+            .filter_map(|ev| stream_queues::event_pending(*ev))
+            .collect();
         let queue = stream_queues::key_of(stream);
         let regions = if memory_ops.is_empty() {
             Vec::new()
@@ -1118,18 +1375,7 @@ impl Driver {
                 |d| profile.devices[d].granularity_minimum,
             )?
         };
-        let (ctx, device) = {
-            let st = self.state.lock();
-            let (ctx, c) = st.contexts.require_current()?;
-            (ctx, c.device)
-        };
-        let records: Vec<EventId> = steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Record(e) => Some(*e),
-                _ => None,
-            })
-            .collect();
+        let run = plan.clone();
         self.enqueue_work(
             stream,
             "cuGraphLaunch",
@@ -1137,7 +1383,7 @@ impl Driver {
                 waits.iter().for_each(stream_queues::Mark::wait);
                 // Copies and memsets need the launching thread's context, current here too.
                 let pushed = self.state.lock().contexts.push(ctx).is_ok();
-                self.run_steps(&steps, device);
+                self.run_steps(&run.steps, device);
                 if pushed {
                     let _ = self.state.lock().contexts.pop();
                 }
@@ -1148,14 +1394,16 @@ impl Driver {
         )?;
         // Each recorded event completes once the graph has run (after its node on a GPU:
         // here a little later, never sooner).
-        let order = self.stream_order(stream)?;
-        for ev in records {
-            stream_queues::record(ev, stream, order, Box::new(|| ())).map_err(|err| {
-                CuError::new(
-                    CUDA_ERROR_OUT_OF_MEMORY,
-                    format!("no thread for the stream's work: {err}"),
-                )
-            })?;
+        if !plan.records.is_empty() {
+            let order = self.stream_order(stream)?;
+            for ev in &plan.records {
+                stream_queues::record(*ev, stream, order, Box::new(|| ())).map_err(|err| {
+                    CuError::new(
+                        CUDA_ERROR_OUT_OF_MEMORY,
+                        format!("no thread for the stream's work: {err}"),
+                    )
+                })?;
+            }
         }
         Ok(())
     }

@@ -103,6 +103,11 @@ pub struct State {
     pub printf_err: Vec<u8>,
     /// CUDA arrays, texture and surface objects (textures.rs).
     pub textures: textures::Textures,
+    /// Counts the changes to what a launch's checks and its prepared form read besides
+    /// its own arguments (a module unloaded or gone with its context, a function's
+    /// attribute or a context's limit set): executable graphs keep their kernel nodes
+    /// prepared while it stays.
+    pub launch_epoch: u64,
 }
 
 pub struct Driver {
@@ -140,6 +145,7 @@ impl Driver {
                 printf_out: Vec::new(),
                 printf_err: Vec::new(),
                 textures: Default::default(),
+                launch_epoch: 0,
             }),
         }
     }

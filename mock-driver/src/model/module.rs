@@ -864,6 +864,7 @@ impl Driver {
             st.modules.module(module)?;
             let m = st.modules.modules.remove(&module).expect("checked");
             st.modules.functions.retain(|_, f| f.module != module);
+            st.launch_epoch += 1;
             m
         };
         if m.storage != 0 {
@@ -966,6 +967,7 @@ impl Driver {
     pub fn function_set_attribute(&self, f: u64, attr: i32, value: i32) -> CuResult<()> {
         use attr::*;
         let mut st = self.state.lock();
+        st.launch_epoch += 1;
         let (handle, r) = st.modules.function(f)?;
         let m = st.modules.module(r.module)?;
         let k = &m.program.kernels[r.kernel];

@@ -128,6 +128,7 @@ impl Driver {
             })?;
         if let Some(v) = set {
             st.contexts.set_limit(ctx, limit, v);
+            st.launch_epoch += 1;
         }
         Ok(st.contexts.limit(ctx, limit).unwrap_or(default))
     }

@@ -475,20 +475,63 @@ impl Driver {
         src_at: [u64; 3],
         extent: [u64; 3],
     ) -> CuResult<()> {
+        let (dst_texels, src_texels) = self.check_copy_volume(dst, dst_at, src, src_at, extent)?;
+        // Safety: this function's contract; the extent was checked.
+        unsafe {
+            self.copy_volume_rows(
+                None,
+                (dst, dst_texels.as_deref(), dst_at),
+                (src, src_texels.as_deref(), src_at),
+                extent,
+            )
+        }
+    }
+
+    /// What a copy between volumes would be refused for (checked whole before any row
+    /// moves, and when an async copy is issued); the arrays' texels.
+    #[allow(clippy::type_complexity)]
+    pub fn check_copy_volume(
+        &self,
+        dst: &Volume,
+        dst_at: [u64; 3],
+        src: &Volume,
+        src_at: [u64; 3],
+        extent: [u64; 3],
+    ) -> CuResult<(Option<Arc<Texels>>, Option<Arc<Texels>>)> {
+        let [w, h, d] = extent;
+        if w == 0 || h == 0 || d == 0 {
+            return Ok((None, None));
+        }
+        let dst_texels = self.check_volume(dst, dst_at, extent, Need::Write, "destination")?;
+        let src_texels = self.check_volume(src, src_at, extent, Need::Read, "source")?;
+        Ok((dst_texels, src_texels))
+    }
+
+    /// Moves a checked copy's rows: with the current context's device's rights (`on`
+    /// None: a synchronous copy), or `on` a device's (a copy queued on a stream, run by
+    /// its worker). Each side: the volume, its texels if an array, where the copy starts.
+    ///
+    /// # Safety
+    /// As `copy_volume`'s; the extent was checked (`check_copy_volume`).
+    pub unsafe fn copy_volume_rows(
+        &self,
+        on: Option<usize>,
+        dst: (&Volume, Option<&Texels>, [u64; 3]),
+        src: (&Volume, Option<&Texels>, [u64; 3]),
+        extent: [u64; 3],
+    ) -> CuResult<()> {
         let [w, h, d] = extent;
         if w == 0 || h == 0 || d == 0 {
             return Ok(());
         }
-        let dst_texels = self.check_volume(dst, dst_at, extent, Need::Write, "destination")?;
-        let src_texels = self.check_volume(src, src_at, extent, Need::Read, "source")?;
         let mut row = vec![0u8; w as usize];
         for z in 0..d {
             for y in 0..h {
                 let at = |o: [u64; 3]| [o[0], o[1] + y, o[2] + z];
                 // Safety: this function's contract, for the rows of the checked extent.
                 unsafe {
-                    self.volume_row(src, src_texels.as_deref(), at(src_at), &mut row, false)?;
-                    self.volume_row(dst, dst_texels.as_deref(), at(dst_at), &mut row, true)?;
+                    self.volume_row(on, src.0, src.1, at(src.2), &mut row, false)?;
+                    self.volume_row(on, dst.0, dst.1, at(dst.2), &mut row, true)?;
                 }
             }
         }
@@ -562,6 +605,7 @@ impl Driver {
     /// As `copy_volume`'s.
     unsafe fn volume_row(
         &self,
+        on: Option<usize>,
         v: &Volume,
         texels: Option<&Texels>,
         at: [u64; 3],
@@ -606,14 +650,14 @@ impl Driver {
                     }
                     PlaneStart::Device(a) => HostOrDevice::Device(DevicePtr::new(a + off)),
                 };
-                if write {
-                    self.copy(side, HostOrDevice::Host(HostBytes::from_slice(row)), len)
+                let (to, from) = if write {
+                    (side, HostOrDevice::Host(HostBytes::from_slice(row)))
                 } else {
-                    self.copy(
-                        HostOrDevice::Host(HostBytes::from_mut_slice(row)),
-                        side,
-                        len,
-                    )
+                    (HostOrDevice::Host(HostBytes::from_mut_slice(row)), side)
+                };
+                match on {
+                    None => self.copy(to, from, len),
+                    Some(device) => self.copy_on(device, to, from, len, false),
                 }
             }
             (Volume::Array(_), None) => Err(invalid("the CUDA array is gone")),
@@ -690,7 +734,7 @@ impl Driver {
                 }
             }
             // Safety: this function's contract.
-            None => unsafe { self.volume_row(src, None, [s_off, 0, 0], &mut buf, false)? },
+            None => unsafe { self.volume_row(None, src, None, [s_off, 0, 0], &mut buf, false)? },
         }
         match &dt {
             Some(t) => t
@@ -698,7 +742,7 @@ impl Driver {
                 .then_some(())
                 .ok_or_else(|| invalid("the copy runs past the CUDA array")),
             // Safety: this function's contract.
-            None => unsafe { self.volume_row(dst, None, [d_off, 0, 0], &mut buf, true) },
+            None => unsafe { self.volume_row(None, dst, None, [d_off, 0, 0], &mut buf, true) },
         }
     }
 }
