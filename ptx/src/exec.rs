@@ -1276,8 +1276,11 @@ impl<'a> BlockCtx<'a> {
             }
             Sreg::Nsmid => *out = [self.launch.sm_count as u64; 32],
             Sreg::Clock | Sreg::Clock64 => {
-                // A counter that only grows, at roughly a GPU's clock rate.
-                let t = self.start.elapsed().as_nanos() as u64 * 2 + w.steps;
+                // A counter that only grows, at roughly a GPU's clock rate: of the
+                // process's CPU time, not the wall's, so that the time a busy host gives
+                // other processes does not count, as it would not on a GPU (a kernel's
+                // spin bounded by clock64 times out by its own work, not by the host's).
+                let t = process_cpu_ns() * 2 + w.steps;
                 *out = [if s == Sreg::Clock { t as u32 as u64 } else { t }; 32]
             }
             Sreg::Globaltimer | Sreg::GlobaltimerLo | Sreg::GlobaltimerHi => {
@@ -2724,4 +2727,18 @@ unsafe fn host_atomic(p: *mut u8, op: AtomOp, ty: Ty, x: u64, y: u64) -> u64 {
         };
         old.unwrap_or_else(|v| v)
     }
+}
+
+/// The CPU time this process has had, in nanoseconds.
+fn process_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // Safety: clock_gettime writes the timespec it is given, a live local.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if r != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
