@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 
+mod asynccopy;
 mod texture;
+pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MbarWait};
 pub use texture::{Bounds, Geom, ImageOp, ImageQuery};
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
@@ -356,6 +358,10 @@ pub enum Op {
         d: Dst,
         a: Src,
     },
+    /// Asynchronous copies and mbarriers (`decode/asynccopy.rs`).
+    Async(Box<AsyncOp>),
+    /// `mbarrier.test_wait`/`try_wait`: control, as a failed wait lets other warps run.
+    MbarWait(Box<MbarWait>),
 }
 
 #[derive(Debug, Clone)]
@@ -391,6 +397,7 @@ impl Op {
                 | Op::Trap
                 | Op::AssertFail
                 | Op::Bar { .. }
+                | Op::MbarWait(_)
         )
     }
 }
@@ -1622,6 +1629,8 @@ impl FuncDecoder<'_> {
                 _ => Err(unsup(m)),
             },
             "ldmatrix" | "stmatrix" => self.ldst_matrix(i, m),
+            "cp" => self.async_copy(i, m),
+            "mbarrier" => self.mbarrier(i, m),
             "movmatrix" => {
                 for x in ["sync", "aligned", "m8n8", "trans", "b16"] {
                     if !m.take(x) {

@@ -104,6 +104,8 @@ pub struct Ast {
 /// Every opcode the decoder knows (each may still refuse some of its modifiers).
 const KNOWN_OPCODES: &[&str] = &[
     "mov",
+    "cp",
+    "mbarrier",
     "mma",
     "wmma",
     "ldmatrix",

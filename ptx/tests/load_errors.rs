@@ -24,10 +24,12 @@ fn an_unsupported_instruction_is_named_with_its_line() {
     let e = err(&kernel("min.relu.s32 %r1, %r2, %r3;"));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 8));
     assert!(e.message.contains("min.relu.s32"), "{e}");
-    let e = err(&kernel("cp.async.ca.shared.global [%r1], [%r2], 16;"));
+    let e = err(&kernel(
+        "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%r2, {%r3}], [%r1];",
+    ));
     assert_eq!(
         e.to_string(),
-        "line 8: unsupported instruction `cp.async.ca.shared.global`"
+        "line 8: unsupported instruction `cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`: tensor copies (tensor maps) are not emulated yet"
     );
 }
 

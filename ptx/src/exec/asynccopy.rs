@@ -1,0 +1,502 @@
+//! Asynchronous copies and mbarriers over a warp (`decode/asynccopy.rs` says what each
+//! instruction is).
+//!
+//! Copies complete as they are issued: PTX lets an asynchronous copy complete at any
+//! time before the wait that covers it, so `cp.async.wait_group`, `cp.async.bulk.
+//! wait_group` and the groups' commits have nothing left to wait for. What a copy
+//! touches is checked as `ld`/`st` check it (the same faults, at the lane and address
+//! that fails), with the sizes and alignments the PTX ISA requires.
+//!
+//! An mbarrier is 8 bytes of the block's shared memory, read and written by each
+//! operation, so any number of them live where the program puts them. PTX keeps its
+//! layout opaque (programs only hand states back to `test_wait` and
+//! `pending_count`); the executor's is [`Mbarrier`]'s, whose 64-bit value a program can
+//! still read with `ld.shared`: the H200's layout awaits a recording (corpus kernel
+//! `mbarrier_words`).
+
+use super::{for_lanes, write_lane, BlockCtx, Fault, Loc, Warp};
+use crate::decode::{AddrOp, AsyncOp, BulkDir, MbarWait, Space, Src};
+use crate::math::Lanes;
+use crate::{Access, FaultKind, SHARED_WINDOW, WINDOW_SIZE};
+
+/// The largest arrival count, and tx-count magnitude, PTX allows: 2^20 - 1.
+const COUNT_MAX: u64 = (1 << 20) - 1;
+
+/// An mbarrier's state as the executor keeps it in its 8 bytes: the expected arrival
+/// count (bits 0-20), the pending arrival count (21-41), the tx-count (42-62, two's
+/// complement: transactions may complete before they are expected) and the phase's
+/// parity (63).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mbarrier {
+    pub(crate) expected: u32,
+    pub(crate) pending: u32,
+    pub(crate) tx: i32,
+    pub(crate) phase: bool,
+}
+
+const FIELD: u64 = (1 << 21) - 1;
+
+impl Mbarrier {
+    pub(crate) fn from_bits(v: u64) -> Mbarrier {
+        let tx = ((v >> 42) & FIELD) as i32;
+        Mbarrier {
+            expected: (v & FIELD) as u32,
+            pending: ((v >> 21) & FIELD) as u32,
+            // Sign-extended from 21 bits.
+            tx: (tx << 11) >> 11,
+            phase: v >> 63 != 0,
+        }
+    }
+
+    pub(crate) fn bits(self) -> u64 {
+        u64::from(self.expected) & FIELD
+            | (u64::from(self.pending) & FIELD) << 21
+            | (self.tx as u32 as u64 & FIELD) << 42
+            | u64::from(self.phase) << 63
+    }
+
+    /// The current phase completes when every arrival it expects has happened and its
+    /// transactions balance; the next one then expects the expected count again.
+    fn complete_if_due(&mut self) {
+        if self.pending == 0 && self.tx == 0 {
+            self.phase = !self.phase;
+            self.pending = self.expected;
+        }
+    }
+
+    /// `count` arrivals (and, for `arrive_drop`, as many fewer expected from the next
+    /// phase on).
+    fn arrive(&mut self, count: u32, drop: bool) -> Result<(), String> {
+        if drop {
+            if count > self.expected {
+                return Err(format!(
+                    "arrive_drop of {count} when {} arrivals are expected",
+                    self.expected
+                ));
+            }
+            self.expected -= count;
+        }
+        if count > self.pending {
+            return Err(format!(
+                "{count} arrivals when {} are pending in this phase (undefined in PTX)",
+                self.pending
+            ));
+        }
+        self.pending -= count;
+        self.complete_if_due();
+        Ok(())
+    }
+
+    /// Transaction bytes expected (`delta` > 0) or completed (< 0).
+    fn transact(&mut self, delta: i64) -> Result<(), String> {
+        let tx = i64::from(self.tx) + delta;
+        if tx.unsigned_abs() > COUNT_MAX {
+            return Err(format!(
+                "the tx-count would be {tx}, outside PTX's range of ±(2^20-1)"
+            ));
+        }
+        self.tx = tx as i32;
+        self.complete_if_due();
+        Ok(())
+    }
+}
+
+impl BlockCtx<'_> {
+    fn operand_lanes(&self, w: &Warp, s: Src) -> Lanes {
+        let mut v = [0u64; 32];
+        self.fetch(w, s, &mut v);
+        v
+    }
+
+    /// `buf.len()` bytes at `addr`, each piece checked as a load of its size would be.
+    /// `addr` is aligned to the copy's size, so pieces of descending powers of two stay
+    /// aligned.
+    #[allow(clippy::too_many_arguments)]
+    fn read_span(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        addr: u64,
+        buf: &mut [u8],
+        lane: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let mut k = 0;
+        while k < buf.len() {
+            let a = addr.wrapping_add(k as u64);
+            let piece = piece(a, buf.len() - k);
+            let loc = self.locate(w, space, a, piece as u64, Access::Read, lane, pc)?;
+            let v = self.read(&loc, piece as u64);
+            buf[k..k + piece].copy_from_slice(&v.to_le_bytes()[..piece]);
+            k += piece;
+        }
+        Ok(())
+    }
+
+    /// The store twin of `read_span`.
+    fn write_span(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        addr: u64,
+        buf: &[u8],
+        lane: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let mut k = 0;
+        while k < buf.len() {
+            let a = addr.wrapping_add(k as u64);
+            let piece = piece(a, buf.len() - k);
+            let loc = self.locate(w, space, a, piece as u64, Access::Write, lane, pc)?;
+            let mut b = [0u8; 8];
+            b[..piece].copy_from_slice(&buf[k..k + piece]);
+            self.write_mem(&loc, piece as u64, u64::from_le_bytes(b));
+            k += piece;
+        }
+        Ok(())
+    }
+
+    /// The offset in the block's shared memory of the mbarrier `bar` names for `lane`.
+    fn mbar_at(
+        &mut self,
+        w: &mut Warp,
+        bar: &AddrOp,
+        base: u64,
+        lane: u32,
+        pc: u32,
+    ) -> Result<usize, Fault> {
+        let addr = base.wrapping_add(bar.off as u64);
+        let space = match bar.space {
+            Space::Generic if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&addr) => {
+                Space::Generic
+            }
+            Space::Shared => Space::Shared,
+            _ => {
+                let detail = "an mbarrier object lives in shared memory".to_string();
+                return Err(self.fault(w, lane, pc, FaultKind::IllegalAddress, Some(addr), detail));
+            }
+        };
+        match self.locate(w, space, addr, 8, Access::Atomic, lane, pc)? {
+            Loc::Shared(i) => Ok(i),
+            _ => {
+                let detail = "an mbarrier object lives in shared memory".to_string();
+                Err(self.fault(w, lane, pc, FaultKind::IllegalAddress, Some(addr), detail))
+            }
+        }
+    }
+
+    fn mbar_read(&self, at: usize) -> Mbarrier {
+        Mbarrier::from_bits(super::read_le(&self.shared, at, 8))
+    }
+
+    /// Applies `f` to the mbarrier at `at`; its value before, or the fault `f` reports
+    /// (an operation PTX leaves undefined).
+    fn mbar_update(
+        &mut self,
+        w: &Warp,
+        at: usize,
+        lane: u32,
+        pc: u32,
+        f: impl FnOnce(&mut Mbarrier) -> Result<(), String>,
+    ) -> Result<u64, Fault> {
+        let old = super::read_le(&self.shared, at, 8);
+        let mut m = Mbarrier::from_bits(old);
+        if let Err(why) = f(&mut m) {
+            let detail = format!("mbarrier at shared offset {at:#x}: {why}");
+            return Err(self.fault(w, lane, pc, FaultKind::IllegalInstruction, None, detail));
+        }
+        let new = m.bits();
+        if new != old {
+            super::write_le(&mut self.shared, at, 8, new);
+            self.mbar_changes += 1;
+        }
+        Ok(old)
+    }
+
+    fn count_arg(&self, w: &Warp, v: u64, what: &str, lane: u32, pc: u32) -> Result<u32, Fault> {
+        if v == 0 || v > COUNT_MAX {
+            let detail = format!("{what} {v} is outside 1..=2^20-1");
+            return Err(self.fault(w, lane, pc, FaultKind::IllegalInstruction, None, detail));
+        }
+        Ok(v as u32)
+    }
+
+    pub(super) fn async_op(
+        &mut self,
+        w: &mut Warp,
+        op: &AsyncOp,
+        emask: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        match op {
+            AsyncOp::Copy {
+                dst,
+                src,
+                size,
+                src_size,
+                ignore,
+            } => {
+                let (db, sb) = (
+                    self.operand_lanes(w, dst.base),
+                    self.operand_lanes(w, src.base),
+                );
+                let ss = src_size.map(|s| self.operand_lanes(w, s));
+                let ig = ignore.map(|s| self.operand_lanes(w, s));
+                let size = u64::from(*size);
+                for l in lanes(emask) {
+                    let d = db[l].wrapping_add(dst.off as u64);
+                    let s = sb[l].wrapping_add(src.off as u64);
+                    let lane = l as u32;
+                    let n = match (&ig, &ss) {
+                        (Some(ig), _) if ig[l] != 0 => 0,
+                        (_, Some(ss)) => ss[l] as u32 as u64,
+                        _ => size,
+                    };
+                    if n > size {
+                        let detail = format!(
+                            "cp.async: a source size of {n} bytes, more than the {size} copied (undefined in PTX)"
+                        );
+                        let kind = FaultKind::IllegalInstruction;
+                        return Err(self.fault(w, lane, pc, kind, None, detail));
+                    }
+                    let mut buf = [0u8; 16];
+                    if n > 0 {
+                        if s % size != 0 {
+                            let detail = format!(
+                                "cp.async of {size} bytes: the source must be {size}-byte aligned"
+                            );
+                            let kind = FaultKind::MisalignedAddress;
+                            return Err(self.fault(w, lane, pc, kind, Some(s), detail));
+                        }
+                        self.read_span(w, src.space, s, &mut buf[..n as usize], lane, pc)?;
+                    }
+                    // The destination whole, zeros past the source's bytes.
+                    let loc = self.locate(w, dst.space, d, size, Access::Write, lane, pc)?;
+                    match loc {
+                        Loc::Shared(i) => {
+                            self.shared[i..i + size as usize].copy_from_slice(&buf[..size as usize])
+                        }
+                        _ => {
+                            let detail = "cp.async writes shared memory".to_string();
+                            let kind = FaultKind::IllegalAddress;
+                            return Err(self.fault(w, lane, pc, kind, Some(d), detail));
+                        }
+                    }
+                }
+            }
+            AsyncOp::CopyArrive { bar, noinc } => {
+                let b = self.operand_lanes(w, bar.base);
+                for l in lanes(emask) {
+                    let at = self.mbar_at(w, bar, b[l], l as u32, pc)?;
+                    // The thread's copies are complete: the arrival happens now. Without
+                    // `.noinc` it was counted in first, so the pending count is unchanged.
+                    let noinc = *noinc;
+                    self.mbar_update(w, at, l as u32, pc, |m| {
+                        if !noinc {
+                            m.pending += 1;
+                        }
+                        m.arrive(1, false)
+                    })?;
+                }
+            }
+            AsyncOp::Bulk {
+                dir,
+                dst,
+                src,
+                size,
+                bar,
+            } => {
+                let (db, sb) = (
+                    self.operand_lanes(w, dst.base),
+                    self.operand_lanes(w, src.base),
+                );
+                let sz = self.operand_lanes(w, *size);
+                let bb = bar.map(|b| self.operand_lanes(w, b.base));
+                for l in lanes(emask) {
+                    let lane = l as u32;
+                    let (d, s) = (
+                        db[l].wrapping_add(dst.off as u64),
+                        sb[l].wrapping_add(src.off as u64),
+                    );
+                    let n = sz[l] as u32 as u64;
+                    if n % 16 != 0 {
+                        let detail =
+                            format!("cp.async.bulk: a size of {n} bytes, not a multiple of 16");
+                        let kind = FaultKind::IllegalInstruction;
+                        return Err(self.fault(w, lane, pc, kind, None, detail));
+                    }
+                    for a in [s, d] {
+                        if a % 16 != 0 {
+                            let detail =
+                                "cp.async.bulk: source and destination must be 16-byte aligned"
+                                    .to_string();
+                            let kind = FaultKind::MisalignedAddress;
+                            return Err(self.fault(w, lane, pc, kind, Some(a), detail));
+                        }
+                    }
+                    // The mbarrier is checked before any byte moves.
+                    let at = match (bar, &bb) {
+                        (Some(bar), Some(bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
+                        _ => None,
+                    };
+                    let mut buf = vec![0u8; n as usize];
+                    self.read_span(w, src.space, s, &mut buf, lane, pc)?;
+                    self.write_span(w, dst.space, d, &buf, lane, pc)?;
+                    if let Some(at) = at {
+                        debug_assert!(*dir != BulkDir::SharedToGlobal);
+                        self.mbar_update(w, at, lane, pc, |m| m.transact(-(n as i64)))?;
+                    }
+                }
+            }
+            AsyncOp::Init { bar, count } => {
+                let (b, c) = (
+                    self.operand_lanes(w, bar.base),
+                    self.operand_lanes(w, *count),
+                );
+                for l in lanes(emask) {
+                    let at = self.mbar_at(w, bar, b[l], l as u32, pc)?;
+                    let n = self.count_arg(
+                        w,
+                        c[l] as u32 as u64,
+                        "mbarrier.init: a count of",
+                        l as u32,
+                        pc,
+                    )?;
+                    self.mbar_update(w, at, l as u32, pc, |m| {
+                        *m = Mbarrier {
+                            expected: n,
+                            pending: n,
+                            tx: 0,
+                            phase: false,
+                        };
+                        Ok(())
+                    })?;
+                }
+            }
+            AsyncOp::Inval { bar } => {
+                let b = self.operand_lanes(w, bar.base);
+                for l in lanes(emask) {
+                    let at = self.mbar_at(w, bar, b[l], l as u32, pc)?;
+                    self.mbar_update(w, at, l as u32, pc, |m| {
+                        *m = Mbarrier::from_bits(0);
+                        Ok(())
+                    })?;
+                }
+            }
+            AsyncOp::Arrive {
+                d,
+                bar,
+                count,
+                drop,
+                expect_tx,
+            } => {
+                let (b, c) = (
+                    self.operand_lanes(w, bar.base),
+                    self.operand_lanes(w, *count),
+                );
+                let tx = expect_tx.map(|t| self.operand_lanes(w, t));
+                for l in lanes(emask) {
+                    let lane = l as u32;
+                    let at = self.mbar_at(w, bar, b[l], lane, pc)?;
+                    let n = self.count_arg(
+                        w,
+                        c[l] as u32 as u64,
+                        "mbarrier.arrive: a count of",
+                        lane,
+                        pc,
+                    )?;
+                    let bytes = tx.as_ref().map(|t| t[l] as u32 as i64);
+                    let drop = *drop;
+                    let old = self.mbar_update(w, at, lane, pc, |m| {
+                        if let Some(t) = bytes {
+                            m.transact(t)?;
+                        }
+                        m.arrive(n, drop)
+                    })?;
+                    // The state: the mbarrier as it was before this arrival.
+                    write_lane(w, *d, l, old);
+                }
+            }
+            AsyncOp::Tx {
+                bar,
+                bytes,
+                complete,
+            } => {
+                let (b, t) = (
+                    self.operand_lanes(w, bar.base),
+                    self.operand_lanes(w, *bytes),
+                );
+                for l in lanes(emask) {
+                    let at = self.mbar_at(w, bar, b[l], l as u32, pc)?;
+                    let n = t[l] as u32 as i64;
+                    let delta = if *complete { -n } else { n };
+                    self.mbar_update(w, at, l as u32, pc, |m| m.transact(delta))?;
+                }
+            }
+            AsyncOp::PendingCount { d, state } => {
+                let s = self.operand_lanes(w, *state);
+                for_lanes(emask, |l| {
+                    write_lane(w, *d, l, u64::from(Mbarrier::from_bits(s[l]).pending))
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// `mbarrier.test_wait`/`try_wait`: each active lane's answer into its destination;
+    /// the lanes whose phase has not completed.
+    pub(super) fn mbar_wait(
+        &mut self,
+        w: &mut Warp,
+        op: &MbarWait,
+        emask: u32,
+        pc: u32,
+    ) -> Result<u32, Fault> {
+        let (b, t) = (
+            self.operand_lanes(w, op.bar.base),
+            self.operand_lanes(w, op.token),
+        );
+        if let Some(h) = op.hint {
+            self.operand_lanes(w, h);
+        }
+        let mut incomplete = 0u32;
+        for l in lanes(emask) {
+            let at = self.mbar_at(w, &op.bar, b[l], l as u32, pc)?;
+            let now = self.mbar_read(at).phase;
+            // The phase asked about: its parity, or the phase a state was taken in.
+            let asked = if op.parity {
+                t[l] & 1 != 0
+            } else {
+                Mbarrier::from_bits(t[l]).phase
+            };
+            let done = now != asked;
+            if !done {
+                incomplete |= 1 << l;
+                self.last_wait = Some((w.id, l as u32, pc, at));
+            }
+            write_lane(w, op.d, l, done as u64);
+        }
+        Ok(incomplete)
+    }
+
+    /// What a deadlocked mbarrier wait says: the mbarrier and what it still waits for.
+    pub(super) fn mbar_deadlock(&self, at: usize) -> String {
+        let m = self.mbar_read(at);
+        format!(
+            "mbarrier at shared offset {at:#x}: its phase waits for {} more arrivals and {} transaction bytes, and no thread that could complete it can run (the others exited, wait at a barrier, or wait on mbarriers themselves)",
+            m.pending, m.tx
+        )
+    }
+}
+
+/// The largest power of two up to 8 that `addr` is aligned to and `left` holds.
+fn piece(addr: u64, left: usize) -> usize {
+    [8usize, 4, 2, 1]
+        .into_iter()
+        .find(|&p| p <= left && addr % p as u64 == 0)
+        .unwrap_or(1)
+}
+
+fn lanes(mask: u32) -> impl Iterator<Item = usize> {
+    (0..32).filter(move |l| mask >> l & 1 != 0)
+}

@@ -1,0 +1,602 @@
+//! sm_90's asynchronous copies and mbarriers as nvcc 13.0 writes them for CUDA's own
+//! APIs (cuda::pipeline and cuda::memcpy_async, cuda::barrier, cooperative groups'
+//! memcpy_async, the bulk copies of cuda::device) and as inline PTX writes them, under
+//! both engines: the data arrive, the barriers' phases complete when their arrivals and
+//! transaction bytes do (and not before), warps waiting on a phase let the others run,
+//! and a copy's bad access faults at the lane and address, naming the instruction.
+
+mod common;
+use common::*;
+use cumock_ptx::{run, Engine, FaultKind, KernelFault, Module};
+
+const SOURCE: &str = r#"
+#include <cuda/pipeline>
+#include <cuda/barrier>
+#include <cuda/ptx>
+#include <cooperative_groups.h>
+#include <cooperative_groups/memcpy_async.h>
+namespace cg = cooperative_groups;
+using barrier = cuda::barrier<cuda::thread_scope_block>;
+
+// A two-stage block-scoped pipeline over `tiles` tiles of 256 floats: tile t+1 is copied
+// while tile t is summed; out[t] = the sum of tile t times 2, out[tiles + tid] = the last
+// tile's element tid.
+extern "C" __global__ void pipelined(const float* in, float* out, int tiles) {
+  __shared__ alignas(16) float tile[2][256];
+  __shared__ float partial[256];
+  auto block = cg::this_thread_block();
+  __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, 2> state;
+  auto pipe = cuda::make_pipeline(block, &state);
+  for (int s = 0; s < 2 && s < tiles; s++) {
+    pipe.producer_acquire();
+    cuda::memcpy_async(block, tile[s], in + s * 256, sizeof(float) * 256, pipe);
+    pipe.producer_commit();
+  }
+  for (int t = 0; t < tiles; t++) {
+    pipe.consumer_wait();
+    partial[threadIdx.x] = tile[t % 2][threadIdx.x] * 2;
+    block.sync();
+    if (threadIdx.x == 0) {
+      float sum = 0;
+      for (int i = 0; i < 256; i++) sum += partial[i];
+      out[t] = sum;
+    }
+    if (t == tiles - 1) out[tiles + threadIdx.x] = tile[t % 2][threadIdx.x];
+    block.sync();
+    pipe.consumer_release();
+    if (t + 2 < tiles) {
+      pipe.producer_acquire();
+      cuda::memcpy_async(block, tile[t % 2], in + (t + 2) * 256, sizeof(float) * 256, pipe);
+      pipe.producer_commit();
+    }
+  }
+}
+
+// A thread-scoped pipeline: each thread copies its own 16 bytes (cp.async.cg).
+extern "C" __global__ void per_thread(const float4* in, float4* out) {
+  __shared__ float4 t[256];
+  auto pipe = cuda::make_pipeline();
+  pipe.producer_acquire();
+  cuda::memcpy_async(&t[threadIdx.x], &in[threadIdx.x], sizeof(float4), pipe);
+  pipe.producer_commit();
+  pipe.consumer_wait();
+  // Each thread waited for its own copy only: the neighbour's needs the block's barrier.
+  __syncthreads();
+  float4 v = t[(threadIdx.x + 1) % blockDim.x];
+  out[threadIdx.x] = v;
+}
+
+// cuda::memcpy_async over a cuda::barrier (cp.async with cp.async.mbarrier.arrive).
+extern "C" __global__ void with_barrier(const float* in, float* out) {
+  __shared__ alignas(16) float t[256];
+  #pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ barrier b;
+  auto block = cg::this_thread_block();
+  if (block.thread_rank() == 0) init(&b, block.size());
+  block.sync();
+  cuda::memcpy_async(block, t, in, sizeof(float) * 256, b);
+  b.arrive_and_wait();
+  out[threadIdx.x] = t[255 - threadIdx.x] + 1;
+}
+
+// cooperative_groups::memcpy_async and wait.
+extern "C" __global__ void cg_copy(const float* in, float* out) {
+  __shared__ float t[256];
+  auto block = cg::this_thread_block();
+  cg::memcpy_async(block, t, in + blockIdx.x * 256, sizeof(float) * 256);
+  cg::wait(block);
+  out[blockIdx.x * 256 + threadIdx.x] = t[(threadIdx.x + 7) % 256] * 3;
+}
+
+// Bulk copies: in -> shared through an mbarrier's transaction count (cuda::memcpy_async
+// with 16-byte alignment on sm_90), incremented there, shared -> out as a bulk group.
+extern "C" __global__ void bulk(const float* in, float* out) {
+  __shared__ alignas(16) float t[512];
+  #pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ barrier b;
+  if (threadIdx.x == 0) {
+    init(&b, blockDim.x);
+    cuda::device::experimental::fence_proxy_async_shared_cta();
+  }
+  __syncthreads();
+  barrier::arrival_token tok;
+  if (threadIdx.x == 0) {
+    cuda::memcpy_async(t, in + blockIdx.x * 512, cuda::aligned_size_t<16>(sizeof(t)), b);
+  }
+  tok = b.arrive();
+  b.wait(std::move(tok));
+  t[threadIdx.x] += 1;
+  t[threadIdx.x + 256] += 2;
+  cuda::device::experimental::fence_proxy_async_shared_cta();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    cuda::device::experimental::cp_async_bulk_shared_to_global(out + blockIdx.x * 512, t, sizeof(t));
+    cuda::device::experimental::cp_async_bulk_commit_group();
+    cuda::device::experimental::cp_async_bulk_wait_group_read<0>();
+  }
+}
+
+// Warp specialisation: warp 0 produces tiles into a two-slot ring guarded by "full" and
+// "empty" mbarriers (bulk copies completing on "full"), warps 1-3 consume them. Every
+// wait is a try_wait.parity loop: each side must let the other run.
+extern "C" __global__ void producer_consumer(const int* in, int* out, int tiles) {
+  __shared__ alignas(16) int ring[2][64];
+  __shared__ uint64_t full[2], empty[2];
+  unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < 2; s++) {
+      cuda::ptx::mbarrier_init(&full[s], 1);
+      cuda::ptx::mbarrier_init(&empty[s], 3);
+    }
+  }
+  __syncthreads();
+  if (warp == 0) {
+    for (int t = 0; t < tiles; t++) {
+      int s = t % 2;
+      unsigned parity = ((t / 2) & 1) ^ 1;
+      if (t >= 2)
+        while (!cuda::ptx::mbarrier_try_wait_parity(&empty[s], parity)) {}
+      if (lane == 0) {
+        cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
+                                             cuda::ptx::space_shared, &full[s], 256);
+        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                 ring[s], in + t * 64, 256, &full[s]);
+      }
+      __syncwarp();
+    }
+  } else {
+    int acc = 0;
+    for (int t = 0; t < tiles; t++) {
+      int s = t % 2;
+      while (!cuda::ptx::mbarrier_try_wait_parity(&full[s], (t / 2) & 1)) {}
+      acc += ring[s][(warp - 1) * 21 + lane % 21];
+      __syncwarp();
+      if (lane == 0) cuda::ptx::mbarrier_arrive(&empty[s]);
+    }
+    out[threadIdx.x - 32] = acc;
+  }
+}
+"#;
+
+fn module() -> Module {
+    Module::parse(&ptx(SOURCE)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+const ENGINES: [Engine; 2] = [Engine::Interp, Engine::Jit];
+
+fn go(
+    m: &Module,
+    kernel: &str,
+    grid: u32,
+    block: u32,
+    mem: &TestMemory,
+    vals: &[u64],
+    engine: Engine,
+) {
+    let k = m.kernel(kernel).unwrap();
+    let p = params(&m.kernels[k], vals);
+    let mut l = launch(grid, block, &p);
+    l.engine = engine;
+    run(m, k, &l, mem).unwrap_or_else(|f| panic!("{kernel} ({engine:?}): {f}"));
+}
+
+fn ramp(n: usize) -> Vec<f32> {
+    (0..n).map(|i| (i % 1000) as f32 * 0.5 - 7.0).collect()
+}
+
+#[test]
+fn a_block_pipeline_overlaps_copies_with_compute() {
+    let m = module();
+    for engine in ENGINES {
+        let tiles = 5;
+        let input = ramp(256 * tiles);
+        let mut mem = TestMemory::new();
+        let din = mem.map(&f32s(&input), false);
+        let dout = mem.map(&vec![0u8; (tiles + 256) * 4], true);
+        go(
+            &m,
+            "pipelined",
+            1,
+            256,
+            &mem,
+            &[din, dout, tiles as u64],
+            engine,
+        );
+        let out = to_f32s(&mem.read(dout));
+        for t in 0..tiles {
+            let want: f32 = input[t * 256..(t + 1) * 256].iter().map(|x| x * 2.0).sum();
+            assert!(
+                (out[t] - want).abs() <= want.abs() * 1e-5,
+                "tile {t}: {} vs {want}",
+                out[t]
+            );
+        }
+        assert_eq!(&out[tiles..], &input[(tiles - 1) * 256..], "{engine:?}");
+    }
+}
+
+#[test]
+fn thread_pipelines_copy_16_bytes_each() {
+    let m = module();
+    for engine in ENGINES {
+        let input = ramp(4 * 128);
+        let mut mem = TestMemory::new();
+        let din = mem.map(&f32s(&input), false);
+        let dout = mem.map(&vec![0u8; 4 * 128 * 4], true);
+        go(&m, "per_thread", 1, 128, &mem, &[din, dout], engine);
+        let out = to_f32s(&mem.read(dout));
+        for t in 0..128 {
+            let from = (t + 1) % 128;
+            assert_eq!(
+                &out[4 * t..4 * t + 4],
+                &input[4 * from..4 * from + 4],
+                "{engine:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_cuda_barrier_waits_for_the_copies_it_tracks() {
+    let m = module();
+    for engine in ENGINES {
+        let input = ramp(256);
+        let mut mem = TestMemory::new();
+        let din = mem.map(&f32s(&input), false);
+        let dout = mem.map(&vec![0u8; 256 * 4], true);
+        go(&m, "with_barrier", 1, 256, &mem, &[din, dout], engine);
+        let out = to_f32s(&mem.read(dout));
+        let want: Vec<f32> = (0..256).map(|t| input[255 - t] + 1.0).collect();
+        assert_eq!(out, want, "{engine:?}");
+    }
+}
+
+#[test]
+fn cooperative_groups_memcpy_async_and_wait() {
+    let m = module();
+    for engine in ENGINES {
+        let input = ramp(3 * 256);
+        let mut mem = TestMemory::new();
+        let din = mem.map(&f32s(&input), false);
+        let dout = mem.map(&vec![0u8; 3 * 256 * 4], true);
+        go(&m, "cg_copy", 3, 256, &mem, &[din, dout], engine);
+        let out = to_f32s(&mem.read(dout));
+        for b in 0..3 {
+            for t in 0..256 {
+                assert_eq!(out[b * 256 + t], input[b * 256 + (t + 7) % 256] * 3.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn bulk_copies_complete_transaction_bytes_and_store_back() {
+    let m = module();
+    for engine in ENGINES {
+        let input = ramp(2 * 512);
+        let mut mem = TestMemory::new();
+        let din = mem.map(&f32s(&input), false);
+        let dout = mem.map(&vec![0u8; 2 * 512 * 4], true);
+        go(&m, "bulk", 2, 256, &mem, &[din, dout], engine);
+        let out = to_f32s(&mem.read(dout));
+        for b in 0..2 {
+            for i in 0..512 {
+                let add = if i < 256 { 1.0 } else { 2.0 };
+                assert_eq!(
+                    out[b * 512 + i],
+                    input[b * 512 + i] + add,
+                    "{engine:?} [{b}][{i}]"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn producer_and_consumer_warps_take_turns_on_mbarriers() {
+    let m = module();
+    for engine in ENGINES {
+        let tiles = 9usize;
+        let input: Vec<u32> = (0..tiles as u32 * 64).map(|i| i * 7 + 3).collect();
+        let mut mem = TestMemory::new();
+        let din = mem.map(&u32s(&input), false);
+        let dout = mem.map(&vec![0u8; 96 * 4], true);
+        go(
+            &m,
+            "producer_consumer",
+            1,
+            128,
+            &mem,
+            &[din, dout, tiles as u64],
+            engine,
+        );
+        let out = to_u32s(&mem.read(dout));
+        for (c, got) in out.iter().enumerate() {
+            let (warp, lane) = (c / 32 + 1, c % 32);
+            let want: u32 = (0..tiles)
+                .map(|t| input[t * 64 + (warp - 1) * 21 + lane % 21])
+                .sum();
+            assert_eq!(*got, want, "{engine:?} consumer thread {c}");
+        }
+    }
+}
+
+// Inline PTX: what each instruction does, observed through what it returns.
+const FORMS: &str = r#"
+#define K extern "C" __global__ void
+// cp.async with a source size (the rest zero-filled) and with ignore-src.
+K partial(const unsigned* in, unsigned* out) {
+  __shared__ alignas(16) unsigned s[4 * 32];
+  unsigned d = (unsigned)__cvta_generic_to_shared(&s[4 * threadIdx.x]);
+  for (int k = 0; k < 4; k++) s[4 * threadIdx.x + k] = 0xdeadbeef;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(in + 4 * threadIdx.x), "r"(threadIdx.x % 17));
+  asm volatile("{ .reg .pred p; setp.eq.u32 p, %2, 1; cp.async.ca.shared.global [%0+8], [%1], 8, p; }"
+               :: "r"(d), "l"(in), "r"(threadIdx.x & 1));
+  asm volatile("cp.async.commit_group;");
+  asm volatile("cp.async.wait_group 0;");
+  asm volatile("cp.async.wait_all;");
+  for (int k = 0; k < 4; k++) out[4 * threadIdx.x + k] = s[4 * threadIdx.x + k];
+}
+// mbarrier phases: an init of 3, arrivals with counts, arrive_drop, expect/complete tx,
+// test_wait on states and parities, pending_count of states.
+K phases(unsigned* out) {
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  if (threadIdx.x != 0) return;
+  unsigned r[16];
+  unsigned long long s0, s1, s2, s3;
+  asm volatile("mbarrier.init.shared.b64 [%0], 3;" :: "r"(b));
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(s0) : "r"(b));
+  asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1], 1;" : "=l"(s1) : "r"(b));
+  asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(r[0]) : "l"(s0));
+  asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(r[1]) : "l"(s1));
+  asm volatile("{ .reg .pred p; mbarrier.test_wait.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(r[2]) : "r"(b), "l"(s1));
+  asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }" : "=r"(r[3]) : "r"(b));
+  // The tx-count holds the phase open past its last arrival.
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], 32;" :: "r"(b));
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 %0, [%1];" : "=l"(s2) : "r"(b));
+  asm volatile("{ .reg .pred p; mbarrier.test_wait.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(r[4]) : "r"(b), "l"(s2));
+  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], 16;" :: "r"(b));
+  asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }" : "=r"(r[5]) : "r"(b));
+  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], 16;" :: "r"(b));
+  asm volatile("{ .reg .pred p; mbarrier.test_wait.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(r[6]) : "r"(b), "l"(s2));
+  asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], 0, 1000; selp.u32 %0, 1, 0, p; }" : "=r"(r[7]) : "r"(b));
+  asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], 1; selp.u32 %0, 1, 0, p; }" : "=r"(r[8]) : "r"(b));
+  // Phase 1: arrive_drop lowers the count for the phases after this one.
+  asm volatile("mbarrier.arrive_drop.shared.b64 %0, [%1], 2;" : "=l"(s3) : "r"(b));
+  asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(r[9]) : "l"(s3));
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 48;" :: "r"(b));
+  asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], 1; selp.u32 %0, 1, 0, p; }" : "=r"(r[10]) : "r"(b));
+  asm volatile("mbarrier.complete_tx.shared::cta.b64 [%0], 48;" :: "r"(b));
+  asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], 1; selp.u32 %0, 1, 0, p; }" : "=r"(r[11]) : "r"(b));
+  // Phase 2 expects one arrival.
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(s0) : "r"(b));
+  asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(r[12]) : "l"(s0));
+  asm volatile("{ .reg .pred p; mbarrier.try_wait.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(r[13]) : "r"(b), "l"(s0));
+  asm volatile("mbarrier.inval.shared.b64 [%0];" :: "r"(b));
+  r[14] = 0; r[15] = 0;
+  for (int k = 0; k < 16; k++) out[k] = r[k];
+}
+// A wait that nothing can complete: two arrivals expected, one made.
+K stuck(unsigned* out) {
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  if (threadIdx.x == 0) asm volatile("mbarrier.init.shared.b64 [%0], 64;" :: "r"(b));
+  __syncthreads();
+  unsigned long long s;
+  if (threadIdx.x % 2 == 0) asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(s) : "r"(b));
+  asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(b));
+  out[threadIdx.x] = 1;
+}
+K copy_from(const unsigned* p, unsigned* out) {
+  __shared__ alignas(16) unsigned s[256];
+  unsigned d = (unsigned)__cvta_generic_to_shared(&s[4 * threadIdx.x]);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d), "l"(p + 4 * threadIdx.x));
+  asm volatile("cp.async.wait_all;");
+  out[threadIdx.x] = s[4 * threadIdx.x];
+}
+K copy_misaligned(const unsigned* p, unsigned* out) {
+  __shared__ alignas(16) unsigned s[256];
+  unsigned d = (unsigned)__cvta_generic_to_shared(&s[4 * threadIdx.x]);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" :: "r"(d), "l"(p + 1));
+  asm volatile("cp.async.wait_all;");
+  out[threadIdx.x] = s[4 * threadIdx.x];
+}
+K bulk_size(const unsigned* p, unsigned* out, unsigned n) {
+  __shared__ alignas(16) unsigned s[256];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned d = (unsigned)__cvta_generic_to_shared(&s[0]);
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b));
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(d), "l"(p), "r"(n), "r"(b));
+  out[0] = s[0];
+}
+K bulk_store(unsigned* p) {
+  __shared__ alignas(16) unsigned s[256];
+  unsigned d = (unsigned)__cvta_generic_to_shared(&s[0]);
+  s[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 1024;" :: "l"(p), "r"(d));
+    asm volatile("cp.async.bulk.commit_group;");
+    asm volatile("cp.async.bulk.wait_group 0;");
+  }
+}
+K mbarrier_in_global(unsigned long long* g) {
+  asm volatile("mbarrier.init.b64 [%0], 1;" :: "l"(g));
+}
+"#;
+
+fn forms() -> Module {
+    Module::parse(&ptx(FORMS)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn source_sizes_zero_fill_and_ignore_src_copies_zeros() {
+    let m = forms();
+    for engine in ENGINES {
+        let input: Vec<u32> = (0..128).map(|i| 0x1000 + i).collect();
+        let mut mem = TestMemory::new();
+        let din = mem.map(&u32s(&input), false);
+        let dout = mem.map(&vec![0u8; 128 * 4], true);
+        go(&m, "partial", 1, 32, &mem, &[din, dout], engine);
+        let out = to_u32s(&mem.read(dout));
+        for t in 0..32usize {
+            let n = (t % 17).min(16);
+            let mut want = [0u32; 4];
+            for (k, w) in want.iter_mut().enumerate() {
+                // Bytes below the source size are the source's; the rest zeros.
+                let word = input[4 * t + k].to_le_bytes();
+                let mut b = [0u8; 4];
+                for (j, x) in b.iter_mut().enumerate() {
+                    if 4 * k + j < n {
+                        *x = word[j];
+                    }
+                }
+                *w = u32::from_le_bytes(b);
+            }
+            // The second copy's 8 bytes: zeros for odd threads, in[0..2] for even.
+            if t % 2 == 1 {
+                want[2] = 0;
+                want[3] = 0;
+            } else {
+                want[2] = input[0];
+                want[3] = input[1];
+            }
+            assert_eq!(&out[4 * t..4 * t + 4], &want, "{engine:?} thread {t}");
+        }
+    }
+}
+
+#[test]
+fn mbarrier_phases_complete_on_arrivals_and_transaction_bytes() {
+    let m = forms();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let dout = mem.map(&[0u8; 64], true);
+        go(&m, "phases", 1, 32, &mem, &[dout], engine);
+        let out = to_u32s(&mem.read(dout));
+        let want = [
+            3, 2, // pending counts of the states before the first two arrivals
+            0, 0, // phase 0 incomplete: one arrival left
+            0, // the last arrival made, 32 bytes expected: still open
+            0, // 16 of them completed: open
+            1, 1, 0, // the other 16: phase 0 complete, phase 1 not
+            3, // arrive_drop's state: 3 pending in phase 1
+            0, 1, // phase 1 open until its 48 bytes complete
+            1, 1, // phase 2 expects 1 arrival: its state says 1 pending; then complete
+            0, 0,
+        ];
+        assert_eq!(out, want, "{engine:?}");
+    }
+}
+
+fn fault(
+    m: &Module,
+    kernel: &str,
+    mem: &TestMemory,
+    vals: &[u64],
+    block: u32,
+    engine: Engine,
+) -> KernelFault {
+    let k = m.kernel(kernel).unwrap();
+    let p = params(&m.kernels[k], vals);
+    let mut l = launch(1, block, &p);
+    l.engine = engine;
+    run(m, k, &l, mem).expect_err("the kernel should fault")
+}
+
+#[test]
+fn a_copy_from_unmapped_memory_faults_naming_the_instruction_and_address() {
+    let m = forms();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let src = mem.map(&[0u8; 64], false);
+        let dout = mem.map(&[0u8; 256], true);
+        // Threads 0-3 read inside the 64 bytes; thread 4's 16 bytes are past them.
+        let f = fault(&m, "copy_from", &mem, &[src, dout], 32, engine);
+        assert_eq!(f.kind, FaultKind::IllegalAddress, "{f}");
+        assert_eq!(f.thread, [4, 0, 0], "{f}");
+        assert_eq!(f.address, Some(src + 64), "{f}");
+        assert!(
+            f.instruction.starts_with("cp.async.cg.shared.global"),
+            "{f}"
+        );
+        assert!(f.to_string().contains(&format!("{:#x}", src + 64)), "{f}");
+        let f = fault(
+            &m,
+            "copy_from",
+            &TestMemory::new(),
+            &[0x7000_0000, dout],
+            32,
+            engine,
+        );
+        assert_eq!(
+            (f.kind, f.address),
+            (FaultKind::IllegalAddress, Some(0x7000_0000)),
+            "{f}"
+        );
+        assert!(f.to_string().contains("no mapping at 0x70000000"), "{f}");
+    }
+}
+
+#[test]
+fn copies_enforce_the_sizes_and_alignments_ptx_requires() {
+    let m = forms();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let src = mem.map(&[0u8; 4096], false);
+        let dout = mem.map(&[0u8; 4096], true);
+        let f = fault(&m, "copy_misaligned", &mem, &[src, dout], 32, engine);
+        assert_eq!(
+            (f.kind, f.address),
+            (FaultKind::MisalignedAddress, Some(src + 4)),
+            "{f}"
+        );
+        assert!(
+            f.instruction.starts_with("cp.async.ca.shared.global"),
+            "{f}"
+        );
+        let f = fault(&m, "bulk_size", &mem, &[src, dout, 40], 1, engine);
+        assert_eq!(f.kind, FaultKind::IllegalInstruction, "{f}");
+        assert!(f.detail.contains("not a multiple of 16"), "{f}");
+        // Bulk copies are checked like loads and stores: past the destination's end...
+        let small = mem.map(&[0u8; 512], true);
+        let f = fault(&m, "bulk_store", &mem, &[small], 256, engine);
+        assert_eq!(
+            (f.kind, f.address),
+            (FaultKind::IllegalAddress, Some(small + 512)),
+            "{f}"
+        );
+        assert!(
+            f.instruction
+                .starts_with("cp.async.bulk.global.shared::cta"),
+            "{f}"
+        );
+        // ...and into read-only memory.
+        let ro = mem.map(&[0u8; 1024], false);
+        let f = fault(&m, "bulk_store", &mem, &[ro], 256, engine);
+        assert_eq!(
+            (f.kind, f.address),
+            (FaultKind::IllegalAddress, Some(ro)),
+            "{f}"
+        );
+        let f = fault(&m, "mbarrier_in_global", &mem, &[dout], 32, engine);
+        assert_eq!(f.kind, FaultKind::IllegalAddress, "{f}");
+        assert!(f.detail.contains("shared memory"), "{f}");
+    }
+}
+
+#[test]
+fn a_phase_nothing_can_complete_is_a_deadlock_not_a_hang() {
+    let m = forms();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let dout = mem.map(&[0u8; 512], true);
+        let f = fault(&m, "stuck", &mem, &[dout], 96, engine);
+        assert_eq!(f.kind, FaultKind::Deadlock, "{f}");
+        assert!(f.instruction.contains("mbarrier.try_wait.parity"), "{f}");
+        assert!(f.detail.contains("16 more arrivals"), "{f}");
+    }
+}
