@@ -187,3 +187,10 @@ fn tensor_core_forms_not_emulated_are_named_and_fragments_are_counted() {
     ));
     assert_eq!(e.kind, LoadErrorKind::Unsupported);
 }
+
+#[test]
+fn a_label_defined_twice_in_one_block_is_refused() {
+    let e = err(&kernel("{ W: add.u32 %r1, %r1, 1;\nW: bra W; }"));
+    assert_eq!(e.kind, LoadErrorKind::Semantic);
+    assert!(e.message.contains("label `W` defined twice"), "{e}");
+}
