@@ -314,6 +314,15 @@ fn tensor_core_gemm() {
     run("tensor_core_gemm", &[]);
 }
 
+// In the style of NVIDIA's globalToShmemAsyncCopy and CUDA's asynchronous-copy APIs on
+// sm_90: cuda::pipeline, cooperative groups' memcpy_async, cuda::barrier with bulk
+// copies, a producer warp and consumer warps on mbarriers; each checked by the program.
+// NVIDIA's transcript awaits a recording on the H200 (ci/gpu-runtime.sh).
+#[test]
+fn async_copy() {
+    run("async_copy", &[]);
+}
+
 #[test]
 fn simple_texture() {
     run("simple_texture", &[]);
