@@ -179,6 +179,9 @@ impl FuncDecoder<'_> {
         if !m.take("async") {
             return Err(unsup(m, ""));
         }
+        if m.take("reduce") {
+            return Err(unsup(m, ": bulk reductions are not emulated yet"));
+        }
         if m.take("bulk") {
             return self.bulk(i, m);
         }
