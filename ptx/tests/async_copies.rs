@@ -747,3 +747,17 @@ fn corpus_bulk_copies_matches_the_ptx_model() {
         }
     }
 }
+
+#[test]
+fn a_bulk_copy_larger_than_shared_memory_faults_before_it_moves_anything() {
+    let m = forms();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let src = mem.map(&[0u8; 4096], false);
+        let dout = mem.map(&[0u8; 64], true);
+        // 4 GiB - 16 bytes into a block of about 1 KiB of shared memory.
+        let f = fault(&m, "bulk_size", &mem, &[src, dout, 0xffff_fff0], 1, engine);
+        assert_eq!(f.kind, FaultKind::IllegalAddress, "{f}");
+        assert!(f.detail.contains("shared memory"), "{f}");
+    }
+}

@@ -339,11 +339,19 @@ impl BlockCtx<'_> {
                         (Some(bar), Some(bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
                         _ => None,
                     };
+                    // One side is the block's shared memory: checked whole before the
+                    // bytes are buffered, which bounds the buffer by the block's memory.
+                    let (shared_side, access) = match dir {
+                        BulkDir::SharedToGlobal => (s, Access::Read),
+                        _ => (d, Access::Write),
+                    };
+                    if n > 0 {
+                        self.locate(w, Space::Shared, shared_side, n, access, lane, pc)?;
+                    }
                     let mut buf = vec![0u8; n as usize];
                     self.read_span(w, src.space, s, &mut buf, lane, pc)?;
                     self.write_span(w, dst.space, d, &buf, lane, pc)?;
                     if let Some(at) = at {
-                        debug_assert!(*dir != BulkDir::SharedToGlobal);
                         self.mbar_update(w, at, lane, pc, |m| m.transact(-(n as i64)))?;
                     }
                 }
