@@ -59,6 +59,17 @@ pub enum AsyncOp {
         size: Src,
         bar: Option<AddrOp>,
     },
+    /// `cp.async.bulk.tensor.Nd...tile`: a box of the tensor map at generic address
+    /// `map`, at `coords` (signed, the first `dims`), into shared memory at `smem`
+    /// completing its bytes on `bar` (`load`), or from `smem` into the tensor.
+    Tensor {
+        load: bool,
+        dims: u8,
+        smem: AddrOp,
+        map: Src,
+        coords: [Src; 5],
+        bar: Option<AddrOp>,
+    },
     /// `mbarrier.init [bar], count`.
     Init { bar: AddrOp, count: Src },
     /// `mbarrier.inval [bar]`.
@@ -107,6 +118,19 @@ impl AsyncOp {
                 ..
             } => {
                 let mut v = vec![a(dst), a(src), *size];
+                v.extend(bar.iter().map(a));
+                v
+            }
+            AsyncOp::Tensor {
+                dims,
+                smem,
+                map,
+                coords,
+                bar,
+                ..
+            } => {
+                let mut v = vec![a(smem), *map];
+                v.extend(&coords[..*dims as usize]);
                 v.extend(bar.iter().map(a));
                 v
             }
@@ -273,11 +297,14 @@ impl FuncDecoder<'_> {
         let unsup = |m: &Mods, why: &str| {
             unsupported(i, format!("unsupported instruction `{}`{why}", m.full))
         };
+        if m.take("prefetch") {
+            // A hint to fill L2 (of a range or a tensor's box): no cache here, and a
+            // prefetch never faults.
+            m.list.clear();
+            return Ok(Op::Nop);
+        }
         if m.take("tensor") {
-            return Err(unsup(
-                m,
-                ": tensor copies (tensor maps) are not emulated yet",
-            ));
+            return self.tensor(i, m);
         }
         if m.take("commit_group") {
             self.nops(i, 0)?;
@@ -290,19 +317,6 @@ impl FuncDecoder<'_> {
                 return Err(semantic(
                     i,
                     "`cp.async.bulk.wait_group` takes an integer constant",
-                ));
-            }
-            return Ok(Op::Nop);
-        }
-        if m.take("prefetch") {
-            // A hint to fill L2: no cache here, and a prefetch never faults.
-            m.take("L2");
-            m.take("global");
-            m.take("L2::cache_hint");
-            if !matches!(i.ops.len(), 2 | 3) {
-                return Err(semantic(
-                    i,
-                    "`cp.async.bulk.prefetch` takes 2 or 3 operands",
                 ));
             }
             return Ok(Op::Nop);
@@ -364,6 +378,94 @@ impl FuncDecoder<'_> {
             bar: match ops.get(3) {
                 Some(o) => Some(self.addr_op(i, o, Space::Shared)?),
                 None => None,
+            },
+        })))
+    }
+
+    /// `cp.async.bulk.tensor.Nd...`, after `cp.async.bulk.tensor`: tiled loads into
+    /// shared memory completing on an mbarrier, and tiled stores in bulk groups.
+    fn tensor(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods, why: &str| {
+            unsupported(i, format!("unsupported instruction `{}`{why}", m.full))
+        };
+        let dims = match m.take_any(&["1d", "2d", "3d", "4d", "5d"]).as_deref() {
+            Some(d) => d.as_bytes()[0] - b'0',
+            None => return Err(unsup(m, "")),
+        };
+        if m.list.iter().any(|x| x.starts_with("im2col")) {
+            return Err(unsup(m, ": im2col tensor copies are not emulated yet"));
+        }
+        if m.list.iter().any(|x| x.starts_with("multicast")) {
+            return Err(unsup(m, ": multicast needs clusters of several blocks"));
+        }
+        m.take("tile");
+        let load = if m.take("shared::cluster") && m.take("global") {
+            if !m.take("mbarrier::complete_tx::bytes") {
+                return Err(unsup(m, ""));
+            }
+            true
+        } else if m.take("global") && m.take("shared::cta") {
+            if !m.take("bulk_group") {
+                return Err(unsup(m, ""));
+            }
+            false
+        } else {
+            return Err(unsup(m, ""));
+        };
+        let mut ops: &[Opnd] = &i.ops;
+        if m.take("L2::cache_hint") {
+            let Some((last, rest)) = ops.split_last() else {
+                return Err(semantic(
+                    i,
+                    "`.L2::cache_hint` needs a cache-policy operand",
+                ));
+            };
+            self.src(i, last)?;
+            ops = rest;
+        }
+        let want = if load { 3 } else { 2 };
+        if ops.len() != want {
+            return Err(semantic(
+                i,
+                format!("`{}` takes {want} operands (and a cache policy)", m.full),
+            ));
+        }
+        let (map_op, smem_op) = if load {
+            (&ops[1], &ops[0])
+        } else {
+            (&ops[0], &ops[1])
+        };
+        let Opnd::Image(name, coords) = map_op else {
+            return Err(semantic(i, "expected `[tensorMap, {coordinates}]`"));
+        };
+        let map = self.src(i, &Opnd::Name(name.clone()))?;
+        let parts: Vec<&Opnd> = match coords.as_ref() {
+            Opnd::Vector(v) => v.iter().collect(),
+            o => vec![o],
+        };
+        if parts.len() != dims as usize {
+            return Err(semantic(
+                i,
+                format!(
+                    "a {dims}d tensor copy takes {dims} coordinates, found {}",
+                    parts.len()
+                ),
+            ));
+        }
+        let mut c = [Src::Imm(0); 5];
+        for (slot, p) in c.iter_mut().zip(parts) {
+            *slot = self.src(i, p)?;
+        }
+        Ok(Op::Async(Box::new(AsyncOp::Tensor {
+            load,
+            dims,
+            smem: self.addr_op(i, smem_op, Space::Shared)?,
+            map,
+            coords: c,
+            bar: if load {
+                Some(self.addr_op(i, &ops[2], Space::Shared)?)
+            } else {
+                None
             },
         })))
     }

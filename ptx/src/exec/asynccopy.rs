@@ -17,6 +17,7 @@
 use super::{for_lanes, write_lane, BlockCtx, Fault, Loc, Warp};
 use crate::decode::{AddrOp, AsyncOp, BulkDir, MbarWait, Space, Src};
 use crate::math::Lanes;
+use crate::tensormap::{self, TensorMap};
 use crate::{Access, FaultKind, SHARED_WINDOW, WINDOW_SIZE};
 
 /// The largest arrival count, and tx-count magnitude, PTX allows: 2^20 - 1.
@@ -356,6 +357,37 @@ impl BlockCtx<'_> {
                     }
                 }
             }
+            AsyncOp::Tensor {
+                load,
+                dims,
+                smem,
+                map,
+                coords,
+                bar,
+            } => {
+                let (sb, mb) = (
+                    self.operand_lanes(w, smem.base),
+                    self.operand_lanes(w, *map),
+                );
+                let cs: Vec<Lanes> = coords[..*dims as usize]
+                    .iter()
+                    .map(|c| self.operand_lanes(w, *c))
+                    .collect();
+                let bb = bar.map(|b| self.operand_lanes(w, b.base));
+                for l in lanes(emask) {
+                    let lane = l as u32;
+                    let at = sb[l].wrapping_add(smem.off as u64);
+                    let c: Vec<i64> = cs.iter().map(|v| v[l] as u32 as i32 as i64).collect();
+                    let bar_at = match (bar, &bb) {
+                        (Some(bar), Some(bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
+                        _ => None,
+                    };
+                    let bytes = self.tensor_copy(w, *load, mb[l], &c, at, lane, pc)?;
+                    if let Some(b) = bar_at {
+                        self.mbar_update(w, b, lane, pc, |m| m.transact(-(bytes as i64)))?;
+                    }
+                }
+            }
             AsyncOp::Init { bar, count } => {
                 let (b, c) = (
                     self.operand_lanes(w, bar.base),
@@ -449,6 +481,102 @@ impl BlockCtx<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A box of the tensor map at generic address `map_addr`, at `coords`, into shared
+    /// memory at `smem` (`load`) or out of it; the box's bytes. Elements outside the
+    /// tensor read as zeros and are not written.
+    #[allow(clippy::too_many_arguments)]
+    fn tensor_copy(
+        &mut self,
+        w: &mut Warp,
+        load: bool,
+        map_addr: u64,
+        coords: &[i64],
+        smem: u64,
+        lane: u32,
+        pc: u32,
+    ) -> Result<u64, Fault> {
+        if map_addr % 64 != 0 {
+            let detail = "a tensor map is 64-byte aligned".to_string();
+            let kind = FaultKind::MisalignedAddress;
+            return Err(self.fault(w, lane, pc, kind, Some(map_addr), detail));
+        }
+        let mut raw = [0u8; tensormap::BYTES];
+        self.read_span(w, Space::Generic, map_addr, &mut raw, lane, pc)?;
+        let Some(map) = TensorMap::decode(&raw) else {
+            let detail = "no tensor map cuTensorMapEncodeTiled wrote lies there".to_string();
+            let kind = FaultKind::IllegalInstruction;
+            return Err(self.fault(w, lane, pc, kind, Some(map_addr), detail));
+        };
+        if coords.len() != map.rank as usize {
+            let detail = format!(
+                "a {}d copy through a tensor map of rank {}",
+                coords.len(),
+                map.rank
+            );
+            let kind = FaultKind::IllegalInstruction;
+            return Err(self.fault(w, lane, pc, kind, Some(map_addr), detail));
+        }
+        if smem % 128 != 0 {
+            let detail = "a tensor copy's shared memory must be 128-byte aligned".to_string();
+            let kind = FaultKind::MisalignedAddress;
+            return Err(self.fault(w, lane, pc, kind, Some(smem), detail));
+        }
+        let counts = map.box_counts();
+        let esize = map.element_bytes();
+        let total: u64 = counts.iter().product();
+        let bytes = total * esize;
+        // The box's shared memory, whole, before any element moves (a swizzle moves
+        // chunks within 128-byte rows: the last row is checked whole).
+        let access = if load { Access::Write } else { Access::Read };
+        let span = if map.swizzle != 0 {
+            bytes.next_multiple_of(128)
+        } else {
+            bytes
+        };
+        self.locate(w, Space::Shared, smem, span, access, lane, pc)?;
+        let rank = map.rank as usize;
+        let mut idx = [0u64; 5];
+        for k in 0..total {
+            // The element's coordinates in the tensor, and whether it lies inside.
+            let mut inside = true;
+            let mut addr = map.address;
+            for d in 0..rank {
+                let step = if d == 0 { 1 } else { map.element_strides[d] };
+                let g = coords[d] + (idx[d] * u64::from(step)) as i64;
+                if g < 0 || g as u64 >= map.dims[d] {
+                    inside = false;
+                }
+                addr = addr.wrapping_add((g as u64).wrapping_mul(map.strides[d]));
+            }
+            let at = map.swizzled(smem + k * esize) as usize;
+            if load {
+                let mut v = [0u8; 8];
+                if inside {
+                    self.read_span(w, Space::Global, addr, &mut v[..esize as usize], lane, pc)?;
+                }
+                if let Some(dst) = self.shared.get_mut(at..at + esize as usize) {
+                    dst.copy_from_slice(&v[..esize as usize]);
+                }
+            } else if inside {
+                let v: Vec<u8> = self
+                    .shared
+                    .get(at..at + esize as usize)
+                    .map(<[u8]>::to_vec)
+                    .unwrap_or_default();
+                self.write_span(w, Space::Global, addr, &v, lane, pc)?;
+            }
+            // The next element: the innermost coordinate first.
+            for d in 0..rank {
+                idx[d] += 1;
+                if idx[d] < counts[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Ok(bytes)
     }
 
     /// `mbarrier.test_wait`/`try_wait`: each active lane's answer into its destination;
