@@ -5,7 +5,12 @@
 // staged through a cuda::barrier whose copies are bulk copies completing transaction
 // bytes (cp.async.bulk, mbarrier expect_tx) and written back in bulk groups, and a
 // producer warp feeding consumer warps through mbarriers. Every result is checked on the
-// host, exactly (the inputs are small integers, so every sum is exact in float).
+// host, exactly (the inputs are small integers, so every sum is exact in float). Last,
+// tiles of a matrix through tensor maps (cuTensorMapEncodeTiled from the driver's entry
+// point, cp.async.bulk.tensor): a 128-byte swizzled box read back by the threads with
+// CUDA's swizzle pattern, and stored back through a second map, the padding of each row
+// untouched.
+#include <cuda.h>
 #include <cuda/pipeline>
 #include <cuda/barrier>
 #include <cuda/ptx>
@@ -145,6 +150,48 @@ __global__ void producer_consumer(const int *in, int *sums, int tiles) {
     }
 }
 
+enum { TW = 32, TH = 8, MW = 90, MH = 70, MPITCH = 92 };
+
+// One TW x TH tile of the matrix per block: loaded with a 128B swizzle; each thread reads
+// its element at the swizzled place (16-byte chunk XOR the 128-byte row's index) into
+// `direct`; then the tile, doubled plus one in place, is stored through `tm_out`.
+__global__ void tma_tiles(const __grid_constant__ CUtensorMap tm_in, const __grid_constant__ CUtensorMap tm_out, float *direct) {
+    __shared__ alignas(1024) float box[TH * TW];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+    __shared__ block_barrier bar;
+    int x0 = blockIdx.x * TW, y0 = blockIdx.y * TH;
+    if (threadIdx.x == 0) {
+        init(&bar, blockDim.x);
+        cuda::device::experimental::fence_proxy_async_shared_cta();
+    }
+    __syncthreads();
+    block_barrier::arrival_token tok;
+    if (threadIdx.x == 0) {
+        cuda::device::experimental::cp_async_bulk_tensor_2d_global_to_shared(box, &tm_in, x0, y0, bar);
+        tok = cuda::device::barrier_arrive_tx(bar, 1, sizeof(box));
+    } else {
+        tok = bar.arrive();
+    }
+    bar.wait(std::move(tok));
+    int r = threadIdx.x / TW, c = threadIdx.x % TW;
+    unsigned at = (r * TW + c) * 4;
+    at ^= ((at >> 7) & 7) << 4;
+    if (y0 + r < MH && x0 + c < MW) direct[(y0 + r) * MPITCH + x0 + c] = box[at / 4];
+    __syncthreads();
+    box[threadIdx.x] = box[threadIdx.x] * 2 + 1;
+    cuda::device::experimental::fence_proxy_async_shared_cta();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        cuda::device::experimental::cp_async_bulk_tensor_2d_shared_to_global(&tm_out, x0, y0, box);
+        cuda::device::experimental::cp_async_bulk_commit_group();
+        cuda::device::experimental::cp_async_bulk_wait_group_read<0>();
+    }
+}
+
+typedef CUresult (*EncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
 int main(void) {
     static float a[DIM * DIM], b[DIM * DIM], c[DIM * DIM], want[DIM * DIM];
     for (int i = 0; i < DIM * DIM; i++) {
@@ -222,6 +269,61 @@ int main(void) {
     OUT("producer_consumer: %d of 96 consumer sums differ from the host's", bad);
     CHECK(bad == 0);
 
+    static float mat[MH * MPITCH], back[MH * MPITCH], direct[MH * MPITCH];
+    for (int i = 0; i < MH * MPITCH; i++) mat[i] = (float)(i % 251) - 100;
+    float *dmat = NULL, *dback = NULL, *ddirect = NULL;
+    T(cudaMalloc(&dmat, sizeof mat));
+    T(cudaMalloc(&dback, sizeof back));
+    T(cudaMalloc(&ddirect, sizeof direct));
+    NEED(dmat && dback && ddirect);
+    T(cudaMemcpy(dmat, mat, sizeof mat, cudaMemcpyHostToDevice));
+    T(cudaMemset(dback, 0, sizeof back));
+    T(cudaMemset(ddirect, 0, sizeof direct));
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+    T(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
+    NEED(fn);
+    EncodeTiled encode = (EncodeTiled)fn;
+    alignas(64) CUtensorMap tm_in, tm_out;
+    cuuint64_t dims[2] = {MW, MH}, strides[1] = {MPITCH * sizeof(float)};
+    cuuint32_t box[2] = {TW, TH}, estrides[2] = {1, 1};
+    CUresult r1 = encode(&tm_in, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, dmat, dims, strides, box, estrides,
+                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                         CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    CUresult r2 = encode(&tm_out, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, dback, dims, strides, box, estrides,
+                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                         CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    // A stride that is not a multiple of 16 bytes is refused.
+    cuuint64_t odd[1] = {MW * sizeof(float)};
+    CUtensorMap tm_bad;
+    CUresult r3 = encode(&tm_bad, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, dmat, dims, odd, box, estrides,
+                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                         CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    OUT("cuTensorMapEncodeTiled: in %d, out %d, stride of 360 bytes %d", (int)r1, (int)r2, (int)r3);
+    CHECK(r1 == CUDA_SUCCESS && r2 == CUDA_SUCCESS && r3 == CUDA_ERROR_INVALID_VALUE);
+    dim3 tgrid((MW + TW - 1) / TW, (MH + TH - 1) / TH);
+    tma_tiles<<<tgrid, TW * TH>>>(tm_in, tm_out, ddirect);
+    T(cudaGetLastError());
+    T(cudaMemcpy(back, dback, sizeof back, cudaMemcpyDeviceToHost));
+    T(cudaMemcpy(direct, ddirect, sizeof direct, cudaMemcpyDeviceToHost));
+    int bad_direct = 0, bad_back = 0, bad_pad = 0;
+    for (int y = 0; y < MH; y++)
+        for (int x = 0; x < MPITCH; x++) {
+            int i = y * MPITCH + x;
+            if (x < MW) {
+                bad_direct += direct[i] != mat[i];
+                bad_back += back[i] != mat[i] * 2 + 1;
+            } else {
+                bad_pad += back[i] != 0 || direct[i] != 0;
+            }
+        }
+    OUT("tma_tiles: %d swizzled reads and %d stored elements differ from the host's, %d padding elements written",
+        bad_direct, bad_back, bad_pad);
+    CHECK(bad_direct == 0 && bad_back == 0 && bad_pad == 0);
+
+    T(cudaFree(dmat));
+    T(cudaFree(dback));
+    T(cudaFree(ddirect));
     T(cudaFree(da));
     T(cudaFree(db));
     T(cudaFree(dc));
