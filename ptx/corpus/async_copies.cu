@@ -54,8 +54,10 @@ K mbarrier_phases(const unsigned* in, unsigned* out, int n) {
   unsigned count = 3 + in[blockIdx.x] % 5, tx = 16 * (1 + in[blockIdx.x + 1] % 8);
   unsigned long long s0, s1, s2;
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(b), "r"(count) : "memory");
-  asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(s0) : "r"(b) : "memory");
-  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 %0, [%1], %2;" : "=l"(s1) : "r"(b), "r"(count - 2) : "memory");
+  // pending_count is defined on the states of arrivals that complete no phase
+  // (`.noComplete`): the pending count before them.
+  asm volatile("mbarrier.arrive.noComplete.shared::cta.b64 %0, [%1], 1;" : "=l"(s0) : "r"(b) : "memory");
+  asm volatile("mbarrier.arrive.noComplete.shared.b64 %0, [%1], %2;" : "=l"(s1) : "r"(b), "r"(count - 2) : "memory");
   asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(r[0]) : "l"(s0));
   asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(r[1]) : "l"(s1));
   asm volatile("{ .reg .pred p; mbarrier.test_wait.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(r[2]) : "r"(b), "l"(s1) : "memory");
@@ -70,15 +72,15 @@ K mbarrier_phases(const unsigned* in, unsigned* out, int n) {
   asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0, 1000; selp.u32 %0, 1, 0, p; }" : "=r"(r[7]) : "r"(b) : "memory");
   r[8] = wait_parity(b, 1);
   // Phase 1: arrive_drop lowers the expected count of the phases after it.
-  asm volatile("mbarrier.arrive_drop.shared::cta.b64 %0, [%1], %2;" : "=l"(s0) : "r"(b), "r"(count - 1) : "memory");
+  asm volatile("mbarrier.arrive_drop.noComplete.shared::cta.b64 %0, [%1], %2;" : "=l"(s0) : "r"(b), "r"(count - 1) : "memory");
   asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(r[9]) : "l"(s0));
   asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(tx) : "memory");
   r[10] = wait_parity(b, 1);
   asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(b), "r"(tx) : "memory");
   r[11] = wait_parity(b, 1);
-  // Phase 2 expects one arrival.
-  asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(s0) : "r"(b) : "memory");
-  asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(r[12]) : "l"(s0));
+  // Phase 2 expects one arrival; phase 1 (parity 1) is the one before it.
+  r[12] = wait_parity(b, 1);
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 %0, [%1];" : "=l"(s0) : "r"(b) : "memory");
   asm volatile("{ .reg .pred p; mbarrier.try_wait.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(r[13]) : "r"(b), "l"(s0) : "memory");
   r[14] = wait_parity(b, 0);
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(b) : "memory");

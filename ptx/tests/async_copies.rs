@@ -678,8 +678,8 @@ fn corpus_mbarrier_phases_matches_the_ptx_model() {
         for b in 0..2usize {
             let count = 3 + input[b] % 5;
             let tx = 16 * (1 + input[b + 1] % 8);
-            // Words 0, 1, 9 and 12 are pending counts of states, which the executor takes
-            // before the arrival that returned them (the H200's answer awaits a recording).
+            // Words 0, 1 and 9 are pending counts of `.noComplete` arrivals' states: the
+            // count before the arrival, as the PTX ISA defines it.
             let want = [
                 count,
                 count - 1,
