@@ -87,6 +87,12 @@ impl TensorMap {
         }
         match a.interleave {
             0 => {}
+            1 | 2 if a.rank < 3 => {
+                return invalid(format!(
+                    "an interleaved layout of rank {} (it needs 3 or more)",
+                    a.rank
+                ))
+            }
             1 | 2 => return unsupported("interleaved tensor layouts are not emulated"),
             i => return invalid(format!("interleave {i} is no CUtensorMapInterleave")),
         }
