@@ -344,6 +344,9 @@ mod tests {
         assert!(bad(a), "256 inner bytes under a 128-byte swizzle");
         let mut a = args(&[100, 30], &[400], &[32, 8], &[1, 1]);
         a.interleave = 1;
+        assert!(bad(a), "interleave at rank 2");
+        let mut a = args(&[100, 30, 4], &[400, 12000], &[32, 8, 2], &[1, 1, 1]);
+        a.interleave = 1;
         assert!(matches!(
             TensorMap::tiled(&a),
             Err(Refusal::NotSupported(_))
