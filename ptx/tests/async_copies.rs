@@ -761,3 +761,51 @@ fn a_bulk_copy_larger_than_shared_memory_faults_before_it_moves_anything() {
         assert!(f.detail.contains("shared memory"), "{f}");
     }
 }
+
+// The wrappers of cuda::ptx and the pipeline primitives of cuda_pipeline.h, as nvcc 13.0
+// writes them (orderings, scopes, `.shared::cluster` arrivals with `_`, `.shared::cta`
+// bulk destinations, suspend-time hints).
+const WRAPPERS: &str = r#"
+#include <cuda/ptx>
+#include <cuda_pipeline.h>
+namespace ptx = cuda::ptx;
+extern "C" __global__ void wrappers(const int* in, int* out) {
+  __shared__ alignas(16) int s[32];
+  __shared__ uint64_t bar;
+  if (threadIdx.x != 0) return;
+  ptx::mbarrier_init(&bar, 3);
+  ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+  uint64_t st = ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &bar);
+  ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, &bar, 1);
+  uint64_t st2 = ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cluster, ptx::space_shared, &bar, 128);
+  out[0] = ptx::mbarrier_try_wait(&bar, st);
+  ptx::cp_async_bulk(ptx::space_shared, ptx::space_global, s, in, 128, &bar);
+  out[1] = ptx::mbarrier_try_wait(ptx::sem_acquire, ptx::scope_cluster, &bar, st2);
+  out[2] = ptx::mbarrier_test_wait_parity(ptx::sem_acquire, ptx::scope_cta, &bar, 0);
+  out[3] = ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cta, &bar, 1, 100u);
+  ptx::fence_proxy_async(ptx::space_shared);
+  ptx::cp_async_bulk(ptx::space_global, ptx::space_shared, out + 32, s, 128);
+  ptx::cp_async_bulk_commit_group();
+  ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>());
+  __pipeline_memcpy_async(&s[0], &in[32], 16);
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  out[4] = s[0];
+}
+"#;
+
+#[test]
+fn cuda_ptx_wrappers_and_pipeline_primitives_run() {
+    let m = Module::parse(&ptx(WRAPPERS)).unwrap_or_else(|e| panic!("{e}"));
+    for engine in ENGINES {
+        let input: Vec<u32> = (0..64).map(|i| 7 * i + 1).collect();
+        let mut mem = TestMemory::new();
+        let din = mem.map(&u32s(&input), false);
+        let dout = mem.map(&[0u8; 256], true);
+        go(&m, "wrappers", 1, 32, &mem, &[din, dout], engine);
+        let out = to_u32s(&mem.read(dout));
+        // Three arrivals and 128 transaction bytes: open until the bulk copy lands.
+        assert_eq!(&out[..5], &[0, 1, 1, 0, input[32]], "{engine:?}");
+        assert_eq!(&out[32..64], &input[..32], "{engine:?}");
+    }
+}

@@ -332,7 +332,8 @@ impl FuncDecoder<'_> {
             .cloned()
             .collect();
         let dir = match spaces.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-            ["shared::cluster", "global"] => BulkDir::GlobalToShared,
+            // `.shared::cta` destinations: PTX ISA 8.6's spelling for the block's own.
+            ["shared::cluster" | "shared::cta", "global"] => BulkDir::GlobalToShared,
             ["shared::cluster", "shared::cta"] => BulkDir::SharedToShared,
             ["global", "shared::cta"] => BulkDir::SharedToGlobal,
             _ => return Err(unsup(m, "")),
