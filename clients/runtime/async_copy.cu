@@ -9,7 +9,8 @@
 // tiles of a matrix through tensor maps (cuTensorMapEncodeTiled from the driver's entry
 // point, cp.async.bulk.tensor): a 128-byte swizzled box read back by the threads with
 // CUDA's swizzle pattern, and stored back through a second map, the padding of each row
-// untouched.
+// untouched. With the argument `fault`: a cp.async from freed memory, which faults at the
+// next synchronisation (the freed address on stderr, for the fault message to be checked).
 #include <cuda.h>
 #include <cuda/pipeline>
 #include <cuda/barrier>
@@ -192,7 +193,32 @@ typedef CUresult (*EncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, 
                                 const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
-int main(void) {
+// Each thread copies 16 bytes of `in` into shared memory with cp.async.
+__global__ void copy_in(const int4 *in, int4 *out) {
+    __shared__ int4 t[64];
+    auto pipe = cuda::make_pipeline();
+    pipe.producer_acquire();
+    cuda::memcpy_async(&t[threadIdx.x], &in[threadIdx.x], sizeof(int4), pipe);
+    pipe.producer_commit();
+    pipe.consumer_wait();
+    out[threadIdx.x] = t[threadIdx.x];
+}
+
+static int fault(void) {
+    int4 *d = NULL, *out = NULL;
+    T(cudaMalloc(&d, 64 * sizeof(int4)));
+    T(cudaMalloc(&out, 64 * sizeof(int4)));
+    NEED(d && out);
+    T(cudaFree(d));
+    fprintf(stderr, "freed %p\n", (void *)d);
+    copy_in<<<1, 64>>>(d, out);
+    CHECK(T(cudaGetLastError()) == cudaSuccess);
+    CHECK(T(cudaDeviceSynchronize()) == cudaErrorIllegalAddress);
+    return finish();
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "fault")) return fault();
     static float a[DIM * DIM], b[DIM * DIM], c[DIM * DIM], want[DIM * DIM];
     for (int i = 0; i < DIM * DIM; i++) {
         a[i] = (float)((i * 7 + 3) % 11) - 5;
