@@ -809,3 +809,96 @@ fn cuda_ptx_wrappers_and_pipeline_primitives_run() {
         assert_eq!(&out[32..64], &input[..32], "{engine:?}");
     }
 }
+
+// Bulk reductions: every block adds (u32), takes the max (s32), adds (f32) and xors
+// (b64) its shared rows into the same global rows; and reduces into its own shared
+// memory through an mbarrier.
+const REDUCE: &str = r#"
+extern "C" __global__ void reduce(unsigned* sums, int* maxes, float* fsums, unsigned long long* xors, unsigned* local) {
+  __shared__ alignas(16) unsigned u[64];
+  __shared__ alignas(16) int s[64];
+  __shared__ alignas(16) float f[64];
+  __shared__ alignas(16) unsigned long long x[64];
+  __shared__ alignas(16) unsigned acc[64];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned t = threadIdx.x, b = blockIdx.x;
+  u[t] = b * 100 + t;
+  s[t] = (int)((b * 37 + t * 11) % 101) - 50;
+  f[t] = 0.5f * (b + 1);
+  x[t] = 0x0101010101010101ull << (b % 8) ^ t;
+  acc[t] = 1000 * t;
+  unsigned ba = (unsigned)__cvta_generic_to_shared(&bar);
+  if (t == 0) asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(ba));
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (t == 0) {
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%0], [%1], 256;" :: "l"(sums), "r"((unsigned)__cvta_generic_to_shared(u)) : "memory");
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s32 [%0], [%1], 256;" :: "l"(maxes), "r"((unsigned)__cvta_generic_to_shared(s)) : "memory");
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], 256;" :: "l"(fsums), "r"((unsigned)__cvta_generic_to_shared(f)) : "memory");
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.xor.b64 [%0], [%1], 512;" :: "l"(xors), "r"((unsigned)__cvta_generic_to_shared(x)) : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], 256;" :: "r"(ba) : "memory");
+    asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32 [%0], [%1], 256, [%2];"
+                 :: "r"((unsigned)__cvta_generic_to_shared(acc)), "r"((unsigned)__cvta_generic_to_shared(u)), "r"(ba) : "memory");
+  }
+  asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(ba) : "memory");
+  local[b * 64 + t] = acc[t];
+}
+"#;
+
+#[test]
+fn bulk_reductions_combine_every_block_into_global_and_shared_memory() {
+    let m = Module::parse(&ptx(REDUCE)).unwrap_or_else(|e| panic!("{e}"));
+    let blocks = 6u64;
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let sums = mem.map(&u32s(&[7; 64]), true);
+        let maxes = mem.map(&u32s(&[(-1000i32) as u32; 64]), true);
+        let fsums = mem.map(&f32s(&[1.0; 64]), true);
+        let xors = mem.map(&[0u8; 512], true);
+        let local = mem.map(&vec![0u8; blocks as usize * 256], true);
+        let k = m.kernel("reduce").unwrap();
+        let p = params(&m.kernels[k], &[sums, maxes, fsums, xors, local]);
+        let mut l = launch(blocks as u32, 64, &p);
+        l.engine = engine;
+        run(&m, k, &l, &mem).unwrap_or_else(|f| panic!("{f}"));
+        let (got_sums, got_max) = (to_u32s(&mem.read(sums)), to_u32s(&mem.read(maxes)));
+        let got_f = to_f32s(&mem.read(fsums));
+        let got_x: Vec<u64> = mem
+            .read(xors)
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let got_local = to_u32s(&mem.read(local));
+        for t in 0..64u64 {
+            let bs = 0..blocks;
+            let sum = 7 + bs.clone().map(|b| b * 100 + t).sum::<u64>();
+            assert_eq!(
+                u64::from(got_sums[t as usize]),
+                sum,
+                "{engine:?} add.u32 [{t}]"
+            );
+            let max = bs
+                .clone()
+                .map(|b| ((b * 37 + t * 11) % 101) as i32 - 50)
+                .max()
+                .unwrap();
+            assert_eq!(got_max[t as usize] as i32, max, "{engine:?} max.s32 [{t}]");
+            let f = 1.0 + bs.clone().map(|b| 0.5 * (b + 1) as f32).sum::<f32>();
+            assert_eq!(got_f[t as usize], f, "{engine:?} add.f32 [{t}]");
+            let x = bs
+                .clone()
+                .fold(0u64, |a, b| a ^ (0x0101010101010101u64 << (b % 8) ^ t));
+            assert_eq!(got_x[t as usize], x, "{engine:?} xor.b64 [{t}]");
+            for b in bs {
+                let want = 1000 * t + b * 100 + t;
+                assert_eq!(
+                    u64::from(got_local[(b * 64 + t) as usize]),
+                    want,
+                    "{engine:?} shared"
+                );
+            }
+        }
+    }
+}

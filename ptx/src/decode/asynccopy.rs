@@ -11,7 +11,8 @@
 //! copies (`cp.async.bulk.tensor`, which need tensor maps) and reductions
 //! (`cp.reduce.async.bulk`) are refused at load, saying so.
 
-use super::{semantic, unsupported, Dst, FuncDecoder, Mods, Op, Space, Src};
+use super::{semantic, unsupported, AtomOp, Dst, FuncDecoder, Mods, Op, Space, Src};
+use crate::math::Ty;
 use crate::parse::{InstAst, Opnd};
 use crate::LoadError;
 
@@ -68,6 +69,18 @@ pub enum AsyncOp {
         smem: AddrOp,
         map: Src,
         coords: [Src; 5],
+        bar: Option<AddrOp>,
+    },
+    /// `cp.reduce.async.bulk`: `size` bytes of shared memory at `src`, element by element
+    /// (`ty`), reduced with `op` into `dst` (global memory, atomically per element as
+    /// other blocks may reduce there too, or the block's shared memory, completing its
+    /// bytes on `bar`).
+    BulkReduce {
+        op: AtomOp,
+        ty: Ty,
+        dst: AddrOp,
+        src: AddrOp,
+        size: Src,
         bar: Option<AddrOp>,
     },
     /// `mbarrier.init [bar], count`.
@@ -131,6 +144,17 @@ impl AsyncOp {
             } => {
                 let mut v = vec![a(smem), *map];
                 v.extend(&coords[..*dims as usize]);
+                v.extend(bar.iter().map(a));
+                v
+            }
+            AsyncOp::BulkReduce {
+                dst,
+                src,
+                size,
+                bar,
+                ..
+            } => {
+                let mut v = vec![a(dst), a(src), *size];
                 v.extend(bar.iter().map(a));
                 v
             }
@@ -204,7 +228,7 @@ impl FuncDecoder<'_> {
             return Err(unsup(m, ""));
         }
         if m.take("reduce") {
-            return Err(unsup(m, ": bulk reductions are not emulated yet"));
+            return self.bulk_reduce(i, m);
         }
         if m.take("bulk") {
             return self.bulk(i, m);
@@ -375,6 +399,96 @@ impl FuncDecoder<'_> {
             dir,
             dst: self.addr_op(i, &ops[0], dst_space)?,
             src: self.addr_op(i, &ops[1], src_space)?,
+            size: self.src(i, &ops[2])?,
+            bar: match ops.get(3) {
+                Some(o) => Some(self.addr_op(i, o, Space::Shared)?),
+                None => None,
+            },
+        })))
+    }
+
+    /// `cp.reduce.async.bulk.{dst}.{src}.{completion}.{op}.{type}`, after `cp.reduce.async`.
+    fn bulk_reduce(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods, why: &str| {
+            unsupported(i, format!("unsupported instruction `{}`{why}", m.full))
+        };
+        if !m.take("bulk") {
+            return Err(unsup(m, ""));
+        }
+        if m.take("tensor") {
+            return Err(unsup(m, ": tensor reductions are not emulated yet"));
+        }
+        let to_global = if m.take("global") {
+            if !m.take("shared::cta") || !m.take("bulk_group") {
+                return Err(unsup(m, ""));
+            }
+            true
+        } else if m.take("shared::cluster") {
+            if !m.take("shared::cta") || !m.take("mbarrier::complete_tx::bytes") {
+                return Err(unsup(m, ""));
+            }
+            false
+        } else {
+            return Err(unsup(m, ""));
+        };
+        let op = match m
+            .take_any(&["add", "min", "max", "inc", "dec", "and", "or", "xor"])
+            .as_deref()
+        {
+            Some("add") => AtomOp::Add,
+            Some("min") => AtomOp::Min,
+            Some("max") => AtomOp::Max,
+            Some("inc") => AtomOp::Inc,
+            Some("dec") => AtomOp::Dec,
+            Some("and") => AtomOp::And,
+            Some("or") => AtomOp::Or,
+            Some("xor") => AtomOp::Xor,
+            _ => return Err(unsup(m, "")),
+        };
+        if m.take("noftz") {
+            return Err(unsup(
+                m,
+                ": half-precision bulk reductions are not emulated yet",
+            ));
+        }
+        let ty = self.one_type(i, m)?;
+        let ok = match op {
+            AtomOp::Add => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::F32 | Ty::F64),
+            AtomOp::Min | AtomOp::Max => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64),
+            AtomOp::Inc | AtomOp::Dec => ty == Ty::U32,
+            _ => matches!(ty, Ty::B32 | Ty::B64),
+        };
+        if !ok {
+            return Err(unsup(m, ""));
+        }
+        let mut ops: &[Opnd] = &i.ops;
+        if m.take("L2::cache_hint") {
+            let Some((last, rest)) = ops.split_last() else {
+                return Err(semantic(
+                    i,
+                    "`.L2::cache_hint` needs a cache-policy operand",
+                ));
+            };
+            self.src(i, last)?;
+            ops = rest;
+        }
+        let want = if to_global { 3 } else { 4 };
+        if ops.len() != want {
+            return Err(semantic(
+                i,
+                format!("`{}` takes {want} operands (and a cache policy)", m.full),
+            ));
+        }
+        let dst_space = if to_global {
+            Space::Global
+        } else {
+            Space::Shared
+        };
+        Ok(Op::Async(Box::new(AsyncOp::BulkReduce {
+            op,
+            ty,
+            dst: self.addr_op(i, &ops[0], dst_space)?,
+            src: self.addr_op(i, &ops[1], Space::Shared)?,
             size: self.src(i, &ops[2])?,
             bar: match ops.get(3) {
                 Some(o) => Some(self.addr_op(i, o, Space::Shared)?),

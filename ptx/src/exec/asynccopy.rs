@@ -320,21 +320,7 @@ impl BlockCtx<'_> {
                         sb[l].wrapping_add(src.off as u64),
                     );
                     let n = sz[l] as u32 as u64;
-                    if n % 16 != 0 {
-                        let detail =
-                            format!("cp.async.bulk: a size of {n} bytes, not a multiple of 16");
-                        let kind = FaultKind::IllegalInstruction;
-                        return Err(self.fault(w, lane, pc, kind, None, detail));
-                    }
-                    for a in [s, d] {
-                        if a % 16 != 0 {
-                            let detail =
-                                "cp.async.bulk: source and destination must be 16-byte aligned"
-                                    .to_string();
-                            let kind = FaultKind::MisalignedAddress;
-                            return Err(self.fault(w, lane, pc, kind, Some(a), detail));
-                        }
-                    }
+                    self.bulk_checks(w, n, s, d, lane, pc)?;
                     // The mbarrier is checked before any byte moves.
                     let at = match (bar, &bb) {
                         (Some(bar), Some(bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
@@ -385,6 +371,64 @@ impl BlockCtx<'_> {
                     let bytes = self.tensor_copy(w, *load, mb[l], &c, at, lane, pc)?;
                     if let Some(b) = bar_at {
                         self.mbar_update(w, b, lane, pc, |m| m.transact(-(bytes as i64)))?;
+                    }
+                }
+            }
+            AsyncOp::BulkReduce {
+                op,
+                ty,
+                dst,
+                src,
+                size,
+                bar,
+            } => {
+                let (db, sb) = (
+                    self.operand_lanes(w, dst.base),
+                    self.operand_lanes(w, src.base),
+                );
+                let sz = self.operand_lanes(w, *size);
+                let bb = bar.map(|b| self.operand_lanes(w, b.base));
+                for l in lanes(emask) {
+                    let lane = l as u32;
+                    let (d, s) = (
+                        db[l].wrapping_add(dst.off as u64),
+                        sb[l].wrapping_add(src.off as u64),
+                    );
+                    let n = sz[l] as u32 as u64;
+                    self.bulk_checks(w, n, s, d, lane, pc)?;
+                    let at = match (bar, &bb) {
+                        (Some(bar), Some(bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
+                        _ => None,
+                    };
+                    if n > 0 {
+                        self.locate(w, Space::Shared, s, n, Access::Read, lane, pc)?;
+                    }
+                    let es = u64::from(ty.bytes());
+                    for k in (0..n).step_by(es as usize) {
+                        let x = super::read_le(&self.shared, (s + k) as usize, es);
+                        let a = d.wrapping_add(k);
+                        let loc = self.locate(w, dst.space, a, es, Access::Atomic, lane, pc)?;
+                        match loc {
+                            Loc::Host(p) if (p as usize) % es as usize != 0 => {
+                                let detail = "the memory's host span is not aligned for an atomic"
+                                    .to_string();
+                                let kind = FaultKind::MisalignedAddress;
+                                return Err(self.fault(w, lane, pc, kind, Some(a), detail));
+                            }
+                            // Safety: from `Memory::translate` for atomic access, aligned
+                            // (checked); other blocks reduce there with real atomics too.
+                            Loc::Host(p) => {
+                                unsafe { super::host_atomic(p, *op, *ty, x, 0) };
+                            }
+                            _ => {
+                                let old = self.read(&loc, es);
+                                let (new, _) = super::atomic_result(*op, *ty, old, x, 0);
+                                self.write_mem(&loc, es, new);
+                            }
+                        }
+                    }
+                    if let Some(at) = at {
+                        self.mbar_update(w, at, lane, pc, |m| m.transact(-(n as i64)))?;
                     }
                 }
             }
@@ -478,6 +522,33 @@ impl BlockCtx<'_> {
                 for_lanes(emask, |l| {
                     write_lane(w, *d, l, u64::from(Mbarrier::from_bits(s[l]).pending))
                 });
+            }
+        }
+        Ok(())
+    }
+
+    /// What PTX requires of a bulk copy: a size that is a multiple of 16, 16-byte
+    /// aligned addresses.
+    fn bulk_checks(
+        &self,
+        w: &Warp,
+        n: u64,
+        s: u64,
+        d: u64,
+        lane: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        if n % 16 != 0 {
+            let detail = format!("cp.async.bulk: a size of {n} bytes, not a multiple of 16");
+            let kind = FaultKind::IllegalInstruction;
+            return Err(self.fault(w, lane, pc, kind, None, detail));
+        }
+        for a in [s, d] {
+            if a % 16 != 0 {
+                let detail =
+                    "cp.async.bulk: source and destination must be 16-byte aligned".to_string();
+                let kind = FaultKind::MisalignedAddress;
+                return Err(self.fault(w, lane, pc, kind, Some(a), detail));
             }
         }
         Ok(())
