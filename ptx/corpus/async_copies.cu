@@ -206,3 +206,47 @@ K mbarrier_words(const unsigned* in, unsigned* out, int n) {
     out[16 * blockIdx.x + 2 * k + 1] = (unsigned)(w[k] >> 32);
   }
 }
+
+// Bulk reductions from shared memory into `out`, one block so their order is the
+// program's: add, max, min, inc, dec of 32-bit integers, xor/and/or of 64- and 32-bit
+// words, f32 add (zeros, NaNs, subnormals and all). 448 words.
+
+#define REDUCE(OP, dst, src, bytes)                                                                \
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group." OP " [%0], [%1], %2;"          \
+               :: "l"(dst), "r"(smem_addr(src)), "r"(bytes) : "memory")
+
+#define WAIT_ALL()                                              \
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");     \
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory")
+
+K bulk_reductions(const unsigned* in, unsigned* out, int n) {
+  __shared__ alignas(16) unsigned a[64], b[64];
+  __shared__ alignas(16) unsigned long long x[64], y[64];
+  unsigned t = threadIdx.x;
+  a[t] = in[t];
+  b[t] = in[64 + t];
+  x[t] = in[2 * t] | (unsigned long long)in[2 * t + 1] << 32;
+  y[t] = in[64 + t] | (unsigned long long)in[t] << 32;
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (t == 0) {
+    // Bulk operations of one group may complete in any order: each that another on the
+    // same words must follow is waited for first.
+    REDUCE("add.u32", out, a, 256);
+    REDUCE("add.u32", out, b, 256);
+    REDUCE("max.u32", out + 64, a, 256);
+    REDUCE("inc.u32", out + 128, a, 256);
+    REDUCE("xor.b64", out + 192, x, 512);
+    REDUCE("add.f32", out + 320, a, 256);
+    REDUCE("or.b32", out + 384, a, 256);
+    WAIT_ALL();
+    REDUCE("min.s32", out + 64, b, 256);
+    REDUCE("dec.u32", out + 128, b, 256);
+    REDUCE("and.b64", out + 192, y, 512);
+    REDUCE("add.f32", out + 320, b, 256);
+    REDUCE("and.b32", out + 384, b, 256);
+    WAIT_ALL();
+    REDUCE("or.b64", out + 192, x, 256);
+    WAIT_ALL();
+  }
+}

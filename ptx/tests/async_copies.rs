@@ -902,3 +902,51 @@ fn bulk_reductions_combine_every_block_into_global_and_shared_memory() {
         }
     }
 }
+
+#[test]
+fn corpus_bulk_reductions_matches_the_ptx_model() {
+    for engine in ENGINES {
+        let (input, out) = corpus_kernel("bulk_reductions", engine);
+        let (a, b) = (&input[..64], &input[64..128]);
+        let x: Vec<u64> = (0..64)
+            .map(|t| u64::from(input[2 * t]) | u64::from(input[2 * t + 1]) << 32)
+            .collect();
+        let y: Vec<u64> = (0..64)
+            .map(|t| u64::from(b[t]) | u64::from(a[t]) << 32)
+            .collect();
+        let word = |i: usize| out[i];
+        let dword = |i: usize| u64::from(out[192 + 2 * i]) | u64::from(out[193 + 2 * i]) << 32;
+        for t in 0..64 {
+            assert_eq!(word(t), a[t].wrapping_add(b[t]), "{engine:?} add [{t}]");
+            assert_eq!(
+                word(64 + t) as i32,
+                (a[t] as i32).min(b[t] as i32),
+                "{engine:?} max then min [{t}]"
+            );
+            let inc = u32::from(a[t] != 0);
+            let dec = if inc == 0 || inc > b[t] {
+                b[t]
+            } else {
+                inc - 1
+            };
+            assert_eq!(word(128 + t), dec, "{engine:?} inc then dec [{t}]");
+            let mut v = x[t] & y[t];
+            if t < 32 {
+                v |= x[t];
+            }
+            assert_eq!(dword(t), v, "{engine:?} xor, and, or [{t}]");
+            assert_eq!(word(384 + t), a[t] & b[t], "{engine:?} or then and [{t}]");
+            // f32 adds whose operands and sum are ordinary numbers (no NaN, infinity or
+            // subnormal, whose handling by the H200's bulk reductions awaits the recording).
+            let (fa, fb) = (f32::from_bits(a[t]), f32::from_bits(b[t]));
+            let sum = fa + fb;
+            if [fa, fb, sum].iter().all(|v| v.is_normal()) {
+                assert_eq!(
+                    f32::from_bits(word(320 + t)),
+                    sum,
+                    "{engine:?} add.f32 [{t}]"
+                );
+            }
+        }
+    }
+}
