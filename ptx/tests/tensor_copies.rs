@@ -51,6 +51,23 @@ extern "C" __global__ void load_3d(const CUtensorMap* tm, unsigned* out, int x, 
   for (int i = threadIdx.x; i < 1024; i += blockDim.x) out[i] = box[i];
 }
 
+// The same with PTX ISA 8.6's `.shared::cta` destination, one thread, spinning on the
+// mbarrier's parity.
+extern "C" __global__ void load_2d_cta(const CUtensorMap* tm, float* out, int x, int y) {
+  __shared__ alignas(1024) float box[1024];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  unsigned d = (unsigned)__cvta_generic_to_shared(box);
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b));
+    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], 1024;" :: "r"(b));
+    asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 :: "r"(d), "l"(tm), "r"(x), "r"(y), "r"(b) : "memory");
+    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(b) : "memory");
+    for (int i = 0; i < 1024; i++) out[i] = box[i];
+  }
+}
+
 extern "C" __global__ void store_2d(const CUtensorMap* tm, int x, int y) {
   __shared__ alignas(1024) float box[1024];
   for (int i = threadIdx.x; i < 1024; i += blockDim.x) box[i] = 1000.0f + i;
@@ -161,18 +178,26 @@ fn a_2d_box_loads_with_zeros_outside_the_tensor_and_swizzles() {
                     swizzle,
                 };
                 let dm = mem.map(&map(&t, 7, dt).encode(), false);
-                let dout = mem.map(&[0u8; 4096], true);
-                launch_with(
-                    &m,
-                    "load_2d",
-                    &mem,
-                    &[dm, dout, x as u32 as u64, y as u32 as u64],
-                    engine,
-                )
-                .unwrap_or_else(|f| panic!("{f}"));
-                let got = to_f32s(&mem.read(dout));
                 let want = model_2d(&data, width, height, pitch, x, y, 32, 8, swizzle == 3);
-                assert_eq!(got, want, "{engine:?} swizzle {swizzle} at ({x}, {y})");
+                // `load_2d_cta` leaves the rest of its buffer as the block found it: its
+                // box's 256 words are compared.
+                for (kernel, words) in [("load_2d", 1024), ("load_2d_cta", 256)] {
+                    let dout = mem.map(&[0u8; 4096], true);
+                    launch_with(
+                        &m,
+                        kernel,
+                        &mem,
+                        &[dm, dout, x as u32 as u64, y as u32 as u64],
+                        engine,
+                    )
+                    .unwrap_or_else(|f| panic!("{f}"));
+                    let got = to_f32s(&mem.read(dout));
+                    assert_eq!(
+                        got[..words],
+                        want[..words],
+                        "{kernel} {engine:?} swizzle {swizzle} at ({x}, {y})"
+                    );
+                }
             }
         }
     }

@@ -514,7 +514,17 @@ impl FuncDecoder<'_> {
             return Err(unsup(m, ": multicast needs clusters of several blocks"));
         }
         m.take("tile");
-        let load = if m.take("shared::cluster") && m.take("global") {
+        // The destination is the first state space written; a `.shared::cta` one is PTX
+        // ISA 8.6's spelling of the block's own.
+        let first = m
+            .list
+            .iter()
+            .find(|x| matches!(x.as_str(), "global" | "shared::cta" | "shared::cluster"))
+            .cloned();
+        let load = if first.as_deref() != Some("global")
+            && m.take_any(&["shared::cluster", "shared::cta"]).is_some()
+            && m.take("global")
+        {
             if !m.take("mbarrier::complete_tx::bytes") {
                 return Err(unsup(m, ""));
             }
