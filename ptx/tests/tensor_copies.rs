@@ -68,6 +68,20 @@ extern "C" __global__ void load_2d_cta(const CUtensorMap* tm, float* out, int x,
   }
 }
 
+// Every block adds its box into the tensor (cp.reduce.async.bulk.tensor).
+extern "C" __global__ void reduce_add_2d(const CUtensorMap* tm, int x, int y) {
+  __shared__ alignas(1024) float box[256];
+  box[threadIdx.x] = 1.0f + blockIdx.x;
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];"
+                 :: "l"(tm), "r"(x), "r"(y), "r"((unsigned)__cvta_generic_to_shared(box)) : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  }
+}
+
 extern "C" __global__ void store_2d(const CUtensorMap* tm, int x, int y) {
   __shared__ alignas(1024) float box[1024];
   for (int i = threadIdx.x; i < 1024; i += blockDim.x) box[i] = 1000.0f + i;
@@ -319,5 +333,42 @@ fn a_map_the_driver_did_not_write_or_a_tensor_out_of_memory_faults() {
             (FaultKind::IllegalAddress, Some(small + 64)),
             "{f}"
         );
+    }
+}
+
+#[test]
+fn a_tensor_reduction_adds_every_blocks_box_inside_the_tensor() {
+    let m = module();
+    let (width, height, pitch) = (40i64, 12i64, 160i64);
+    for engine in ENGINES {
+        let (x, y) = (20i64, 7i64);
+        let mut mem = TestMemory::new();
+        let dt = mem.map(&f32s(&vec![0.5; (pitch / 4 * height) as usize]), true);
+        let t = Tensor {
+            dims: vec![width as u64, height as u64],
+            strides: vec![pitch as u64],
+            box_dim: vec![32, 8],
+            element_strides: vec![1, 1],
+            swizzle: 0,
+        };
+        let dm = mem.map(&map(&t, 7, dt).encode(), false);
+        let k = m.kernel("reduce_add_2d").unwrap();
+        let p = params(&m.kernels[k], &[dm, x as u64, y as u64]);
+        let mut l = launch(4, 256, &p);
+        l.engine = engine;
+        run(&m, k, &l, &mem).unwrap_or_else(|f| panic!("{f}"));
+        let got = to_f32s(&mem.read(dt));
+        for gy in 0..height {
+            for gx in 0..pitch / 4 {
+                let inside = gx < width && (x..x + 32).contains(&gx) && (y..y + 8).contains(&gy);
+                // Blocks 0-3 add 1, 2, 3 and 4.
+                let want = if inside { 0.5 + 10.0 } else { 0.5 };
+                assert_eq!(
+                    got[(gy * pitch / 4 + gx) as usize],
+                    want,
+                    "{engine:?} ({gx}, {gy})"
+                );
+            }
+        }
     }
 }

@@ -62,9 +62,11 @@ pub enum AsyncOp {
     },
     /// `cp.async.bulk.tensor.Nd...tile`: a box of the tensor map at generic address
     /// `map`, at `coords` (signed, the first `dims`), into shared memory at `smem`
-    /// completing its bytes on `bar` (`load`), or from `smem` into the tensor.
+    /// completing its bytes on `bar` (`load`), or from `smem` into the tensor (reduced
+    /// into it with `reduce`, for `cp.reduce.async.bulk.tensor`, in the map's type).
     Tensor {
         load: bool,
+        reduce: Option<AtomOp>,
         dims: u8,
         smem: AddrOp,
         map: Src,
@@ -416,7 +418,38 @@ impl FuncDecoder<'_> {
             return Err(unsup(m, ""));
         }
         if m.take("tensor") {
-            return Err(unsup(m, ": tensor reductions are not emulated yet"));
+            // `cp.reduce.async.bulk.tensor.Nd.global.shared::cta.OP.tile.bulk_group`: a
+            // tensor store that reduces, in the tensor map's element type.
+            let op = match m
+                .take_any(&["add", "min", "max", "inc", "dec", "and", "or", "xor"])
+                .as_deref()
+            {
+                Some("add") => AtomOp::Add,
+                Some("min") => AtomOp::Min,
+                Some("max") => AtomOp::Max,
+                Some("inc") => AtomOp::Inc,
+                Some("dec") => AtomOp::Dec,
+                Some("and") => AtomOp::And,
+                Some("or") => AtomOp::Or,
+                Some("xor") => AtomOp::Xor,
+                _ => return Err(unsup(m, "")),
+            };
+            let mut op_ = self.tensor(i, m)?;
+            if let Op::Async(a) = &mut op_ {
+                if let AsyncOp::Tensor {
+                    load: false,
+                    reduce,
+                    ..
+                } = a.as_mut()
+                {
+                    *reduce = Some(op);
+                    return Ok(op_);
+                }
+            }
+            return Err(unsup(
+                m,
+                ": tensor reductions go from shared to global memory",
+            ));
         }
         let to_global = if m.take("global") {
             if !m.take("shared::cta") || !m.take("bulk_group") {
@@ -583,6 +616,7 @@ impl FuncDecoder<'_> {
         }
         Ok(Op::Async(Box::new(AsyncOp::Tensor {
             load,
+            reduce: None,
             dims,
             smem: self.addr_op(i, smem_op, Space::Shared)?,
             map,

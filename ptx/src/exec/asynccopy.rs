@@ -15,10 +15,18 @@
 //! `mbarrier_words`).
 
 use super::{for_lanes, write_lane, BlockCtx, Fault, Loc, Warp};
-use crate::decode::{AddrOp, AsyncOp, BulkDir, MbarWait, Space, Src};
-use crate::math::Lanes;
+use crate::decode::{AddrOp, AsyncOp, AtomOp, BulkDir, MbarWait, Space, Src};
+use crate::math::{Lanes, Ty};
 use crate::tensormap::{self, TensorMap};
 use crate::{Access, FaultKind, SHARED_WINDOW, WINDOW_SIZE};
+
+/// What a tensor copy does with its box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TensorOp {
+    Load,
+    Store,
+    Reduce(AtomOp),
+}
 
 /// The largest arrival count, and tx-count magnitude, PTX allows: 2^20 - 1.
 const COUNT_MAX: u64 = (1 << 20) - 1;
@@ -345,6 +353,7 @@ impl BlockCtx<'_> {
             }
             AsyncOp::Tensor {
                 load,
+                reduce,
                 dims,
                 smem,
                 map,
@@ -368,7 +377,12 @@ impl BlockCtx<'_> {
                         (Some(bar), Some(bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
                         _ => None,
                     };
-                    let bytes = self.tensor_copy(w, *load, mb[l], &c, at, lane, pc)?;
+                    let how = match (load, reduce) {
+                        (true, _) => TensorOp::Load,
+                        (false, None) => TensorOp::Store,
+                        (false, Some(op)) => TensorOp::Reduce(*op),
+                    };
+                    let bytes = self.tensor_copy(w, how, mb[l], &c, at, lane, pc)?;
                     if let Some(b) = bar_at {
                         self.mbar_update(w, b, lane, pc, |m| m.transact(-(bytes as i64)))?;
                     }
@@ -407,25 +421,7 @@ impl BlockCtx<'_> {
                     for k in (0..n).step_by(es as usize) {
                         let x = super::read_le(&self.shared, (s + k) as usize, es);
                         let a = d.wrapping_add(k);
-                        let loc = self.locate(w, dst.space, a, es, Access::Atomic, lane, pc)?;
-                        match loc {
-                            Loc::Host(p) if (p as usize) % es as usize != 0 => {
-                                let detail = "the memory's host span is not aligned for an atomic"
-                                    .to_string();
-                                let kind = FaultKind::MisalignedAddress;
-                                return Err(self.fault(w, lane, pc, kind, Some(a), detail));
-                            }
-                            // Safety: from `Memory::translate` for atomic access, aligned
-                            // (checked); other blocks reduce there with real atomics too.
-                            Loc::Host(p) => {
-                                unsafe { super::host_atomic(p, *op, *ty, x, 0) };
-                            }
-                            _ => {
-                                let old = self.read(&loc, es);
-                                let (new, _) = super::atomic_result(*op, *ty, old, x, 0);
-                                self.write_mem(&loc, es, new);
-                            }
-                        }
+                        self.reduce_element(w, *op, *ty, dst.space, a, x, lane, pc)?;
                     }
                     if let Some(at) = at {
                         self.mbar_update(w, at, lane, pc, |m| m.transact(-(n as i64)))?;
@@ -527,6 +523,42 @@ impl BlockCtx<'_> {
         Ok(())
     }
 
+    /// One element of a bulk reduction into `addr` of `space`: atomically in global
+    /// memory (other blocks may reduce there too), read-modify-write in the block's
+    /// shared memory.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_element(
+        &mut self,
+        w: &mut Warp,
+        op: AtomOp,
+        ty: Ty,
+        space: Space,
+        addr: u64,
+        x: u64,
+        lane: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let es = u64::from(ty.bytes());
+        let loc = self.locate(w, space, addr, es, Access::Atomic, lane, pc)?;
+        match loc {
+            Loc::Host(p) if (p as usize) % es as usize != 0 => {
+                let detail = "the memory's host span is not aligned for an atomic".to_string();
+                let kind = FaultKind::MisalignedAddress;
+                return Err(self.fault(w, lane, pc, kind, Some(addr), detail));
+            }
+            // Safety: from `Memory::translate` for atomic access, aligned (checked).
+            Loc::Host(p) => {
+                unsafe { super::host_atomic(p, op, ty, x, 0) };
+            }
+            _ => {
+                let old = self.read(&loc, es);
+                let (new, _) = super::atomic_result(op, ty, old, x, 0);
+                self.write_mem(&loc, es, new);
+            }
+        }
+        Ok(())
+    }
+
     /// What PTX requires of a bulk copy: a size that is a multiple of 16, 16-byte
     /// aligned addresses.
     fn bulk_checks(
@@ -561,7 +593,7 @@ impl BlockCtx<'_> {
     fn tensor_copy(
         &mut self,
         w: &mut Warp,
-        load: bool,
+        how: TensorOp,
         map_addr: u64,
         coords: &[i64],
         smem: u64,
@@ -594,6 +626,39 @@ impl BlockCtx<'_> {
             let kind = FaultKind::MisalignedAddress;
             return Err(self.fault(w, lane, pc, kind, Some(smem), detail));
         }
+        let load = how == TensorOp::Load;
+        // A reduction's type is the map's: the ones `cp.reduce.async.bulk` has for `op`.
+        let reduce_ty = match how {
+            TensorOp::Reduce(op) => {
+                let ty = match map.data_type {
+                    2 => Ty::U32,
+                    3 => Ty::S32,
+                    4 => Ty::U64,
+                    5 => Ty::S64,
+                    7 => Ty::F32,
+                    8 => Ty::F64,
+                    _ => Ty::Pred,
+                };
+                let ok = match op {
+                    AtomOp::Add => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::F32 | Ty::F64),
+                    AtomOp::Min | AtomOp::Max => {
+                        matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64)
+                    }
+                    AtomOp::Inc | AtomOp::Dec => ty == Ty::U32,
+                    _ => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64),
+                };
+                if !ok {
+                    let detail = format!(
+                        "a tensor reduction ({op:?}) over elements of CUtensorMapDataType {} is not emulated",
+                        map.data_type
+                    );
+                    let kind = FaultKind::IllegalInstruction;
+                    return Err(self.fault(w, lane, pc, kind, Some(map_addr), detail));
+                }
+                Some(ty)
+            }
+            _ => None,
+        };
         let counts = map.box_counts();
         let esize = map.element_bytes();
         let total: u64 = counts.iter().product();
@@ -636,7 +701,15 @@ impl BlockCtx<'_> {
                     .get(at..at + esize as usize)
                     .map(<[u8]>::to_vec)
                     .unwrap_or_default();
-                self.write_span(w, Space::Global, addr, &v, lane, pc)?;
+                match (how, reduce_ty) {
+                    (TensorOp::Reduce(op), Some(ty)) => {
+                        let mut b = [0u8; 8];
+                        b[..v.len()].copy_from_slice(&v);
+                        let x = u64::from_le_bytes(b);
+                        self.reduce_element(w, op, ty, Space::Global, addr, x, lane, pc)?;
+                    }
+                    _ => self.write_span(w, Space::Global, addr, &v, lane, pc)?,
+                }
             }
             // The next element: the innermost coordinate first.
             for d in 0..rank {
