@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 mod asynccopy;
 mod texture;
-pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MbarWait};
+pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
 pub use texture::{Bounds, Geom, ImageOp, ImageQuery};
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
@@ -1670,6 +1670,7 @@ impl FuncDecoder<'_> {
             "ldmatrix" | "stmatrix" => self.ldst_matrix(i, m),
             "cp" => self.async_copy(i, m),
             "mbarrier" => self.mbarrier(i, m),
+            "tensormap" => self.tensormap(i, m),
             "movmatrix" => {
                 for x in ["sync", "aligned", "m8n8", "trans", "b16"] {
                     if !m.take(x) {

@@ -106,6 +106,7 @@ const KNOWN_OPCODES: &[&str] = &[
     "mov",
     "cp",
     "mbarrier",
+    "tensormap",
     "mma",
     "wmma",
     "ldmatrix",

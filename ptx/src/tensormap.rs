@@ -233,8 +233,26 @@ impl TensorMap {
         b
     }
 
-    /// The map `encode` wrote, or None for bytes it did not write.
+    /// The map `encode` wrote, or None for bytes it did not write or fields a copy
+    /// cannot use.
     pub fn decode(b: &[u8; BYTES]) -> Option<TensorMap> {
+        let m = Self::fields(b)?;
+        // What `tiled` guarantees, checked again: the bytes live in program memory, and
+        // `tensormap.replace` changes fields one at a time.
+        let ok = (1..=5).contains(&m.rank)
+            && element_bytes(m.data_type) == Some(m.strides[0])
+            && m.swizzle <= 3
+            && (0..m.rank as usize).all(|i| {
+                (1..=1 << 32).contains(&m.dims[i])
+                    && (1..=256).contains(&m.box_dim[i])
+                    && (1..=8).contains(&m.element_strides[i])
+            });
+        ok.then_some(m)
+    }
+
+    /// The fields of bytes `encode` wrote, as they are (a map being rewritten by
+    /// `tensormap.replace` may be inconsistent between two of its instructions).
+    pub fn fields(b: &[u8; BYTES]) -> Option<TensorMap> {
         let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or_default());
         if u32::from_le_bytes(b[0..4].try_into().ok()?) != MAGIC {
             return None;
@@ -256,16 +274,7 @@ impl TensorMap {
             m.box_dim[i] = u32::from(u16::from_le_bytes([b[96 + 2 * i], b[97 + 2 * i]]));
             m.element_strides[i] = u32::from(b[106 + i]);
         }
-        // What `tiled` guarantees, checked again: the bytes live in program memory.
-        let ok = (1..=5).contains(&m.rank)
-            && element_bytes(m.data_type) == Some(m.strides[0])
-            && m.swizzle <= 3
-            && (0..m.rank as usize).all(|i| {
-                (1..=1 << 32).contains(&m.dims[i])
-                    && (1..=256).contains(&m.box_dim[i])
-                    && (1..=8).contains(&m.element_strides[i])
-            });
-        ok.then_some(m)
+        Some(m)
     }
 
     /// `cuTensorMapReplaceAddress`: the same map over another address.

@@ -372,3 +372,69 @@ fn a_tensor_reduction_adds_every_blocks_box_inside_the_tensor() {
         }
     }
 }
+
+// sm_90a's tensormap.replace: a kernel copies a template map into shared memory, points
+// it at another tensor of fewer rows without the swizzle, publishes it to global memory
+// (tensormap.cp_fenceproxy) and loads a box through it.
+const RETARGET: &str = r#"
+#include <cuda.h>
+extern "C" __global__ void retarget(const CUtensorMap* tmpl, CUtensorMap* slot, const float* other,
+                                    int height, float* out) {
+  __shared__ alignas(128) CUtensorMap sm;
+  __shared__ alignas(1024) float box[256];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned s = (unsigned)__cvta_generic_to_shared(&sm);
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  if (threadIdx.x == 0) {
+    sm = *tmpl;
+    asm volatile("tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;" :: "r"(s), "l"(other) : "memory");
+    asm volatile("tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], 1, %1;" :: "r"(s), "r"(height) : "memory");
+    asm volatile("tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%0], 0;" :: "r"(s) : "memory");
+    asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b));
+  }
+  __syncwarp();
+  asm volatile("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%0], [%1], 128;"
+               :: "l"(slot), "r"(s) : "memory");
+  asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(slot) : "memory");
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], 1024;" :: "r"(b));
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 :: "r"((unsigned)__cvta_generic_to_shared(box)), "l"(slot), "r"(0), "r"(0), "r"(b) : "memory");
+    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(b) : "memory");
+    for (int i = 0; i < 256; i++) out[i] = box[i];
+  }
+}
+"#;
+
+#[test]
+fn tensormap_replace_retargets_a_map_a_kernel_publishes() {
+    let src = String::from_utf8(nvcc(RETARGET, &["-ptx", "-arch=compute_90a", "-O3"])).unwrap();
+    let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+    let (width, pitch) = (100i64, 416i64);
+    let first: Vec<f32> = (0..(pitch / 4 * 37)).map(|i| i as f32).collect();
+    let other: Vec<f32> = (0..(pitch / 4 * 37)).map(|i| -(i as f32)).collect();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let d1 = mem.map(&f32s(&first), false);
+        let d2 = mem.map(&f32s(&other), false);
+        let t = Tensor {
+            dims: vec![width as u64, 37],
+            strides: vec![pitch as u64],
+            box_dim: vec![32, 8],
+            element_strides: vec![1, 1],
+            swizzle: 3,
+        };
+        let tmpl = mem.map(&map(&t, 7, d1).encode(), false);
+        let slot = mem.map(&[0u8; 128], true);
+        let dout = mem.map(&[0u8; 1024], true);
+        let k = m.kernel("retarget").unwrap();
+        let p = params(&m.kernels[k], &[tmpl, slot, d2, 5, dout]);
+        let mut l = launch(1, 32, &p);
+        l.engine = engine;
+        run(&m, k, &l, &mem).unwrap_or_else(|f| panic!("{f}"));
+        let got = to_f32s(&mem.read(dout));
+        // The other tensor, 5 rows high now, unswizzled: rows 5-7 of the box are zeros.
+        let want = model_2d(&other, width, 5, pitch, 0, 0, 32, 8, false);
+        assert_eq!(got[..], want[..256], "{engine:?}");
+    }
+}

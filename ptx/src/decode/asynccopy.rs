@@ -85,6 +85,17 @@ pub enum AsyncOp {
         size: Src,
         bar: Option<AddrOp>,
     },
+    /// `tensormap.replace.tile.FIELD [map]{, ord}, value`: one field of the tensor map
+    /// at `map` (global or shared memory) changed.
+    TensormapReplace {
+        map: AddrOp,
+        field: MapField,
+        ord: u8,
+        value: Src,
+    },
+    /// `tensormap.cp_fenceproxy.global.shared::cta...`: a tensor map (`size` = 128
+    /// bytes) copied from shared to global memory.
+    TensormapCopy { dst: AddrOp, src: AddrOp, size: Src },
     /// `mbarrier.init [bar], count`.
     Init { bar: AddrOp, count: Src },
     /// `mbarrier.inval [bar]`.
@@ -160,6 +171,8 @@ impl AsyncOp {
                 v.extend(bar.iter().map(a));
                 v
             }
+            AsyncOp::TensormapReplace { map, value, .. } => vec![a(map), *value],
+            AsyncOp::TensormapCopy { dst, src, size } => vec![a(dst), a(src), *size],
             AsyncOp::Init { bar, count } => vec![a(bar), *count],
             AsyncOp::Arrive {
                 bar,
@@ -175,6 +188,21 @@ impl AsyncOp {
             AsyncOp::PendingCount { state, .. } => vec![*state],
         }
     }
+}
+
+/// The fields `tensormap.replace` changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapField {
+    GlobalAddress,
+    Rank,
+    BoxDim,
+    GlobalDim,
+    GlobalStride,
+    ElementStride,
+    ElemType,
+    InterleaveLayout,
+    SwizzleMode,
+    FillMode,
 }
 
 /// `mbarrier.test_wait` / `mbarrier.try_wait{.parity}`: whether the phase `token` names
@@ -626,6 +654,88 @@ impl FuncDecoder<'_> {
             } else {
                 None
             },
+        })))
+    }
+
+    /// `tensormap.replace` and `tensormap.cp_fenceproxy` (sm_90a).
+    pub(super) fn tensormap(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        if m.take("cp_fenceproxy") {
+            // The copy of a map its writer made in shared memory to global memory, with
+            // the proxy fence (nothing to order here: copies run in program order).
+            if !m.take("global") || !m.take("shared::cta") || !m.take("tensormap::generic") {
+                return Err(unsup(m));
+            }
+            Self::take_ordering(m);
+            m.take_any(&["gpu", "sys"]);
+            m.take("sync");
+            m.take("aligned");
+            self.nops(i, 3)?;
+            return Ok(Op::Async(Box::new(AsyncOp::TensormapCopy {
+                dst: self.addr_op(i, &i.ops[0], Space::Global)?,
+                src: self.addr_op(i, &i.ops[1], Space::Shared)?,
+                size: self.src(i, &i.ops[2])?,
+            })));
+        }
+        if !m.take("replace") || !m.take("tile") || !m.take("b1024") {
+            return Err(unsup(m));
+        }
+        let field = match m
+            .take_any(&[
+                "global_address",
+                "rank",
+                "box_dim",
+                "global_dim",
+                "global_stride",
+                "element_stride",
+                "elemtype",
+                "interleave_layout",
+                "swizzle_mode",
+                "fill_mode",
+            ])
+            .as_deref()
+        {
+            Some("global_address") => MapField::GlobalAddress,
+            Some("rank") => MapField::Rank,
+            Some("box_dim") => MapField::BoxDim,
+            Some("global_dim") => MapField::GlobalDim,
+            Some("global_stride") => MapField::GlobalStride,
+            Some("element_stride") => MapField::ElementStride,
+            Some("elemtype") => MapField::ElemType,
+            Some("interleave_layout") => MapField::InterleaveLayout,
+            Some("swizzle_mode") => MapField::SwizzleMode,
+            Some("fill_mode") => MapField::FillMode,
+            _ => return Err(unsup(m)),
+        };
+        let space = match m.take_any(&["global", "shared::cta"]).as_deref() {
+            Some("global") => Space::Global,
+            Some(_) => Space::Shared,
+            None => Space::Generic,
+        };
+        if m.take_any(&["b32", "b64"]).is_none() {
+            return Err(unsup(m));
+        }
+        let with_ord = matches!(
+            field,
+            MapField::BoxDim
+                | MapField::GlobalDim
+                | MapField::GlobalStride
+                | MapField::ElementStride
+        );
+        self.nops(i, if with_ord { 3 } else { 2 })?;
+        let ord = if with_ord {
+            match i.ops[1] {
+                Opnd::Int(n) if n < 5 => n as u8,
+                _ => return Err(semantic(i, "`ord` is an integer constant below 5")),
+            }
+        } else {
+            0
+        };
+        Ok(Op::Async(Box::new(AsyncOp::TensormapReplace {
+            map: self.addr_op(i, &i.ops[0], space)?,
+            field,
+            ord,
+            value: self.src(i, i.ops.last().unwrap_or(&i.ops[0]))?,
         })))
     }
 

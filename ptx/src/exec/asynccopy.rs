@@ -15,7 +15,7 @@
 //! `mbarrier_words`).
 
 use super::{for_lanes, write_lane, BlockCtx, Fault, Loc, Warp};
-use crate::decode::{AddrOp, AsyncOp, AtomOp, BulkDir, MbarWait, Space, Src};
+use crate::decode::{AddrOp, AsyncOp, AtomOp, BulkDir, MapField, MbarWait, Space, Src};
 use crate::math::{Lanes, Ty};
 use crate::tensormap::{self, TensorMap};
 use crate::{Access, FaultKind, SHARED_WINDOW, WINDOW_SIZE};
@@ -428,6 +428,43 @@ impl BlockCtx<'_> {
                     }
                 }
             }
+            AsyncOp::TensormapReplace {
+                map,
+                field,
+                ord,
+                value,
+            } => {
+                let (mb, vb) = (
+                    self.operand_lanes(w, map.base),
+                    self.operand_lanes(w, *value),
+                );
+                for l in lanes(emask) {
+                    let at = mb[l].wrapping_add(map.off as u64);
+                    self.replace_field(w, map.space, at, *field, *ord, vb[l], l as u32, pc)?;
+                }
+            }
+            AsyncOp::TensormapCopy { dst, src, size } => {
+                let (db, sb) = (
+                    self.operand_lanes(w, dst.base),
+                    self.operand_lanes(w, src.base),
+                );
+                let sz = self.operand_lanes(w, *size);
+                for l in lanes(emask) {
+                    let lane = l as u32;
+                    if sz[l] as u32 != tensormap::BYTES as u32 {
+                        let detail = format!("a tensor map is 128 bytes, not {}", sz[l] as u32);
+                        let kind = FaultKind::IllegalInstruction;
+                        return Err(self.fault(w, lane, pc, kind, None, detail));
+                    }
+                    let (d, s) = (
+                        db[l].wrapping_add(dst.off as u64),
+                        sb[l].wrapping_add(src.off as u64),
+                    );
+                    let mut raw = [0u8; tensormap::BYTES];
+                    self.read_span(w, src.space, s, &mut raw, lane, pc)?;
+                    self.write_span(w, dst.space, d, &raw, lane, pc)?;
+                }
+            }
             AsyncOp::Init { bar, count } => {
                 let (b, c) = (
                     self.operand_lanes(w, bar.base),
@@ -584,6 +621,63 @@ impl BlockCtx<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `tensormap.replace`: one field of the map at `at` (in `space`) set to `value`, in
+    /// place; the map is checked whole only when a copy uses it.
+    #[allow(clippy::too_many_arguments)]
+    fn replace_field(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        at: u64,
+        field: MapField,
+        ord: u8,
+        value: u64,
+        lane: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let mut raw = [0u8; tensormap::BYTES];
+        self.read_span(w, space, at, &mut raw, lane, pc)?;
+        let fail = |this: &Self, w: &Warp, detail: String| {
+            this.fault(w, lane, pc, FaultKind::IllegalInstruction, Some(at), detail)
+        };
+        let Some(mut m) = TensorMap::fields(&raw) else {
+            let detail = "no tensor map cuTensorMapEncodeTiled wrote lies there".to_string();
+            return Err(fail(self, w, detail));
+        };
+        let k = ord as usize;
+        let v32 = value as u32;
+        match field {
+            MapField::GlobalAddress => m.address = value,
+            // Zero-based: the new rank less one.
+            MapField::Rank => m.rank = v32.wrapping_add(1),
+            MapField::BoxDim => m.box_dim[k] = v32,
+            MapField::GlobalDim => m.dims[k] = u64::from(v32),
+            MapField::GlobalStride if k < 4 => m.strides[k + 1] = value,
+            MapField::ElementStride => m.element_strides[k] = v32,
+            MapField::ElemType => {
+                // PTX numbers the types otherwise than CUtensorMapDataType.
+                let t = match v32 {
+                    8 => 10,
+                    9 => 8,
+                    10 => 9,
+                    t @ 0..=12 => t,
+                    t => return Err(fail(self, w, format!("element type {t} is not emulated"))),
+                };
+                m.data_type = t;
+                m.strides[0] = tensormap::element_bytes(t).unwrap_or(0);
+            }
+            MapField::SwizzleMode if v32 <= 3 => m.swizzle = v32,
+            MapField::InterleaveLayout | MapField::FillMode if v32 == 0 => {}
+            _ => {
+                let detail = format!(
+                    "tensormap.replace of {field:?} (ord {ord}) with {value:#x} is not emulated"
+                );
+                return Err(fail(self, w, detail));
+            }
+        }
+        self.write_span(w, space, at, &m.encode(), lane, pc)
     }
 
     /// A box of the tensor map at generic address `map_addr`, at `coords`, into shared
