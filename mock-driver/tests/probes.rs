@@ -192,6 +192,77 @@ fn sandbox_images_probe_matches_the_h200() {
     compare("sandbox_images", &[]);
 }
 
+/// Tensor maps: cuTensorMapEncodeTiled and cuTensorMapReplaceAddress on valid maps and on
+/// each requirement of cuda.h broken. Awaits its recording on the H200 (ci/gpu-probes.sh):
+/// until then the mock's own answers are checked against cuda.h's requirements here.
+#[test]
+fn tensor_map_probe_matches_the_h200() {
+    let golden = common::workspace().join(GOLDENS).join("tensor_map.txt");
+    if golden.exists() {
+        return compare("tensor_map", &[]);
+    }
+    eprintln!("tensor_map: awaiting a recording on the H200 (ci/gpu-probes.sh OUTDIR)");
+    let mock = sections(&run_probe_with("tensor_map", &[], &[]));
+    let valid = &mock["valid"];
+    for case in [
+        "2d float32, swizzle 128B",
+        "rank 5",
+        "element strides 8",
+        "dimension of 2^32",
+    ] {
+        assert!(
+            valid.contains(&format!("{case} = CUDA_SUCCESS\n  map written")),
+            "{case}:\n{valid}"
+        );
+    }
+    // What the mock does not emulate says so, and leaves the map alone.
+    for case in [
+        "NaN fill, float32",
+        "interleave 16B, rank 3",
+        "swizzle 128B atom 32B",
+    ] {
+        assert!(
+            valid.contains(&format!(
+                "{case} = CUDA_ERROR_NOT_SUPPORTED\n  map untouched"
+            )),
+            "{case}:\n{valid}"
+        );
+    }
+    // Each requirement cuda.h states, broken: an invalid value, the map untouched.
+    let invalid = &mock["invalid"];
+    for case in [
+        "NULL map",
+        "map 32 bytes off 64",
+        "rank 0",
+        "rank 6",
+        "data type 99",
+        "address 8 bytes in",
+        "dimension 0",
+        "dimension 2^32+1",
+        "stride 408",
+        "stride 2^40",
+        "box 0",
+        "box 257",
+        "inner box of 8 bytes",
+        "inner box of 256 bytes under swizzle 128B",
+        "inner box of 128 bytes under swizzle 64B",
+        "element stride 0",
+        "element stride 9",
+        "interleave 16B, rank 2",
+        "interleave 7",
+        "swizzle 9",
+        "L2 promotion 9",
+        "NaN fill, int32",
+        "fill 5",
+    ] {
+        assert!(
+            invalid.contains(&format!("{case} = CUDA_ERROR_INVALID_VALUE\n")),
+            "{case}:\n{invalid}"
+        );
+    }
+    assert!(mock["without-context"].contains("no context = CUDA_SUCCESS"));
+}
+
 /// Issue 20's asynchronous device: what each synchronising call waits for, recorded on
 /// the H200.
 #[test]

@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 
+mod asynccopy;
 mod texture;
+pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
 pub use texture::{Bounds, Geom, ImageOp, ImageQuery};
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
@@ -356,6 +358,10 @@ pub enum Op {
         d: Dst,
         a: Src,
     },
+    /// Asynchronous copies and mbarriers (`decode/asynccopy.rs`).
+    Async(Box<AsyncOp>),
+    /// `mbarrier.test_wait`/`try_wait`: control, as a failed wait lets other warps run.
+    MbarWait(Box<MbarWait>),
 }
 
 #[derive(Debug, Clone)]
@@ -391,6 +397,7 @@ impl Op {
                 | Op::Trap
                 | Op::AssertFail
                 | Op::Bar { .. }
+                | Op::MbarWait(_)
         )
     }
 }
@@ -656,6 +663,8 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             funcs: &funcs,
             scopes: vec![HashMap::new()],
             labels: HashMap::new(),
+            scope_ids: vec![0],
+            next_scope: 1,
             lines: &lines,
             shared: module_shared,
             own_local: 0,
@@ -791,7 +800,13 @@ struct FuncDecoder<'a> {
     module_syms: &'a HashMap<String, Sym>,
     funcs: &'a HashMap<String, FuncInfo>,
     scopes: Vec<HashMap<String, Sym>>,
-    labels: HashMap<String, u32>,
+    /// Labels by the `{ }` block that defines them (0: the body) and name: inline
+    /// assembly inlined twice defines its labels twice, each in its own block.
+    labels: HashMap<(u32, String), u32>,
+    /// The blocks open at the instruction being decoded, innermost last, numbered in
+    /// the order they open.
+    scope_ids: Vec<u32>,
+    next_scope: u32,
     lines: &'a [&'a str],
     shared: u64,
     /// Bytes of `.local` variables this function declares.
@@ -919,25 +934,43 @@ impl FuncDecoder<'_> {
     fn body(&mut self, f: &FuncAst, body: &[Stmt]) -> Result<(), LoadError> {
         let base = self.funcs[&f.name].entry;
         let mut n = 0;
+        let (mut open, mut next) = (vec![0u32], 1u32);
         for s in body {
             match s {
                 Stmt::Inst(_) => n += 1,
-                Stmt::Label(l, line, col) if self.labels.insert(l.clone(), base + n).is_some() => {
-                    return Err(LoadError::at(
-                        *line,
-                        *col,
-                        LoadErrorKind::Semantic,
-                        format!("label `{l}` defined twice"),
-                    ));
+                Stmt::Open => {
+                    open.push(next);
+                    next += 1;
+                }
+                Stmt::Close if open.len() > 1 => {
+                    open.pop();
+                }
+                Stmt::Label(l, line, col) => {
+                    let block = open.last().copied().unwrap_or(0);
+                    if self.labels.insert((block, l.clone()), base + n).is_some() {
+                        return Err(LoadError::at(
+                            *line,
+                            *col,
+                            LoadErrorKind::Semantic,
+                            format!("label `{l}` defined twice"),
+                        ));
+                    }
                 }
                 _ => {}
             }
         }
         for s in body {
             match s {
-                Stmt::Open => self.scopes.push(HashMap::new()),
+                Stmt::Open => {
+                    self.scopes.push(HashMap::new());
+                    self.scope_ids.push(self.next_scope);
+                    self.next_scope += 1;
+                }
                 Stmt::Close => {
                     self.scopes.pop();
+                    if self.scope_ids.len() > 1 {
+                        self.scope_ids.pop();
+                    }
                 }
                 Stmt::Label(..) => {}
                 Stmt::Reg {
@@ -1137,12 +1170,25 @@ impl FuncDecoder<'_> {
         }
     }
 
+    /// The label `name` as the block being decoded sees it: its own or an enclosing
+    /// block's, innermost first; else the function's only label of that name.
+    fn find_label(&self, name: &str) -> Option<u32> {
+        for block in self.scope_ids.iter().rev() {
+            if let Some(pc) = self.labels.get(&(*block, name.to_string())) {
+                return Some(*pc);
+            }
+        }
+        let mut any = self.labels.iter().filter(|((_, l), _)| l == name);
+        match (any.next(), any.next()) {
+            (Some((_, pc)), None) => Some(*pc),
+            _ => None,
+        }
+    }
+
     fn label(&self, i: &InstAst, o: &Opnd) -> Result<u32, LoadError> {
         match o {
             Opnd::Name(n) => self
-                .labels
-                .get(n)
-                .copied()
+                .find_label(n)
                 .ok_or_else(|| semantic(i, format!("unknown label `{n}`"))),
             _ => Err(semantic(i, "expected a label")),
         }
@@ -1258,7 +1304,7 @@ impl FuncDecoder<'_> {
                 }
                 // A label or function address has no meaning on the host.
                 if let Opnd::Name(n) = &i.ops[1] {
-                    if self.labels.contains_key(n) || self.funcs.contains_key(n) {
+                    if self.find_label(n).is_some() || self.funcs.contains_key(n) {
                         return Err(unsupported(
                             i,
                             "taking the address of a label or function is not supported",
@@ -1648,6 +1694,9 @@ impl FuncDecoder<'_> {
                 _ => Err(unsup(m)),
             },
             "ldmatrix" | "stmatrix" => self.ldst_matrix(i, m),
+            "cp" => self.async_copy(i, m),
+            "mbarrier" => self.mbarrier(i, m),
+            "tensormap" => self.tensormap(i, m),
             "movmatrix" => {
                 for x in ["sync", "aligned", "m8n8", "trans", "b16"] {
                     if !m.take(x) {

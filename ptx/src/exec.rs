@@ -3,6 +3,7 @@
 //! together (32 lanes per instruction, an active mask), which reconverges structured
 //! code where it joins, as a GPU's post-dominator reconvergence does.
 
+mod asynccopy;
 mod texture;
 
 use std::collections::VecDeque;
@@ -40,6 +41,10 @@ pub(crate) const CHECK_INTERVAL: u64 = 1 << 16;
 const COOPERATIVE_SLICE: u64 = 1 << 10;
 /// Reads of the grid workspace (a grid sync spinning) after which a block yields.
 const GRID_POLLS_BEFORE_YIELD: u32 = 4;
+/// Rounds of a block's warps in which every warp that ran only found an mbarrier's phase
+/// incomplete, and no mbarrier changed, after which the block is deadlocked: nothing
+/// left can complete the phases they wait for (a GPU hangs there).
+const MBARRIER_IDLE_ROUNDS: u32 = 1 << 14;
 /// The most host memory the blocks of one cooperative launch may hold at once.
 const COOPERATIVE_HOST_BYTES: u64 = 16 << 30;
 
@@ -227,6 +232,8 @@ fn run_inner(
             },
             yielding: false,
             grid_polls: 0,
+            mbar_changes: 0,
+            last_wait: None,
         };
         let mut warps: Vec<Warp> = Vec::new();
         if launch.cooperative {
@@ -358,6 +365,10 @@ pub(crate) struct Warp {
     exited: u32,
     /// Lanes stopped at a barrier, and which.
     waiting: u32,
+    /// Lanes that found an mbarrier's phase incomplete: they sit out the rest of the
+    /// warp's turn, so its other lanes and the block's other warps (who can complete it)
+    /// run.
+    polled: u32,
     wait_bar: [u8; 32],
     /// Per-lane return stacks (call pc); empty unless the kernel calls functions.
     stacks: Vec<Vec<u32>>,
@@ -407,6 +418,11 @@ pub(crate) struct BlockCtx<'a> {
     yielding: bool,
     /// Reads of the grid workspace since the block last took its host thread.
     grid_polls: u32,
+    /// Changes to any mbarrier of the block (`exec/asynccopy.rs`), and the last wait that
+    /// found a phase incomplete (warp, lane, pc, the mbarrier's offset): a block whose
+    /// warps only poll, with no mbarrier changing, is deadlocked.
+    mbar_changes: u64,
+    last_wait: Option<(u32, u32, u32, usize)>,
 }
 
 /// What a block of a cooperative launch is while another block has its host thread:
@@ -483,6 +499,7 @@ impl<'a> BlockCtx<'a> {
                 valid: 0,
                 exited: 0,
                 waiting: 0,
+                polled: 0,
                 wait_bar: [0; 32],
                 stacks: Vec::new(),
                 has_calls: false,
@@ -502,6 +519,7 @@ impl<'a> BlockCtx<'a> {
             w.valid = if n == 32 { FULL } else { (1u32 << n) - 1 };
             w.exited = 0;
             w.waiting = 0;
+            w.polled = 0;
             w.stacks.clear();
             w.has_calls = false;
             w.cc = 0;
@@ -519,10 +537,14 @@ impl<'a> BlockCtx<'a> {
     /// Runs the block's warps until every thread has exited (true), or until the block
     /// yields its host thread (false; cooperative launches only).
     fn resume_block(&mut self, warps: &mut [Warp], stop: &AtomicBool) -> Result<bool, Fault> {
+        let mut idle_rounds = 0u32;
         loop {
+            let changes = self.mbar_changes;
+            // Whether every warp that ran stopped only because its lanes polled.
+            let mut only_polled = true;
             for w in warps.iter_mut() {
                 if w.valid & !w.exited & !w.waiting != 0 {
-                    self.run_warp(w, stop)?;
+                    only_polled &= self.run_warp(w, stop)?;
                     if self.yielding {
                         self.yielding = false;
                         return Ok(false);
@@ -535,7 +557,24 @@ impl<'a> BlockCtx<'a> {
             if stop.load(Ordering::Relaxed) {
                 return Ok(true);
             }
-            if !self.release_barriers(warps) {
+            let released = self.release_barriers(warps);
+            if warps.iter().any(|w| w.valid & !w.exited & !w.waiting != 0) {
+                // Some lanes wait on mbarriers: they run again next round, unless no
+                // round changes anything any more.
+                idle_rounds = if released || !only_polled || self.mbar_changes != changes {
+                    0
+                } else {
+                    idle_rounds + 1
+                };
+                if idle_rounds < MBARRIER_IDLE_ROUNDS {
+                    continue;
+                }
+                let (wi, lane, pc, at) = self.last_wait.unwrap_or((0, 0, 0, 0));
+                let w = &warps[(wi as usize).min(warps.len() - 1)];
+                let detail = self.mbar_deadlock(at);
+                return Err(self.fault(w, lane, pc, FaultKind::Deadlock, None, detail));
+            }
+            if !released {
                 let w = warps.iter().find(|w| w.waiting != 0).unwrap_or(&warps[0]);
                 let lane = w.waiting.trailing_zeros().min(31);
                 let b = w.wait_bar[lane as usize];
@@ -739,11 +778,15 @@ impl<'a> BlockCtx<'a> {
         (pc, mask, other)
     }
 
-    fn run_warp(&mut self, w: &mut Warp, stop: &AtomicBool) -> Result<(), Fault> {
+    /// Runs the warp until every lane has exited, waits at a barrier or polled an
+    /// mbarrier in vain; true when some lanes polled (they run again at its next turn).
+    fn run_warp(&mut self, w: &mut Warp, stop: &AtomicBool) -> Result<bool, Fault> {
         loop {
-            let runnable = w.valid & !w.exited & !w.waiting;
+            let runnable = w.valid & !w.exited & !w.waiting & !w.polled;
             if runnable == 0 {
-                return Ok(());
+                let polled = w.polled & w.valid & !w.exited != 0;
+                w.polled = 0;
+                return Ok(polled);
             }
             let (pc, mask, other) = Self::pick(w, runnable);
             // `Some(pc)`: the group's lanes continue at pc; None: their pcs are set.
@@ -751,7 +794,8 @@ impl<'a> BlockCtx<'a> {
                 set_pcs(w, mask & !w.exited & !w.waiting, pc);
             }
             if self.yielding {
-                return Ok(());
+                w.polled = 0;
+                return Ok(false);
             }
         }
     }
@@ -1001,6 +1045,23 @@ impl<'a> BlockCtx<'a> {
                         set_pcs(w, mask & !emask, pc + 1);
                     }
                     return Ok(None);
+                }
+                Op::MbarWait(op) => {
+                    let incomplete = if emask != 0 {
+                        self.mbar_wait(w, op, emask, pc)?
+                    } else {
+                        0
+                    };
+                    pc += 1;
+                    if incomplete != 0 {
+                        // Those lanes sit out the warp's turn (their loop runs again).
+                        w.polled |= incomplete;
+                        set_pcs(w, mask, pc);
+                        return Ok(None);
+                    }
+                    if w.has_calls {
+                        return Ok(Some(pc));
+                    }
                 }
                 _ => return Ok(Some(pc)),
             }
@@ -1864,6 +1925,7 @@ impl<'a> BlockCtx<'a> {
             } => self.stmatrix(w, *n, *trans, *space, v, *addr, *off, emask, pc)?,
             Op::Movmatrix { d, a: sa } => self.movmatrix(w, *d, *sa, emask),
             Op::Image(op) => return self.image(w, op, emask, pc),
+            Op::Async(op) => return self.async_op(w, op, emask, pc),
             // Control instructions are handled in `run_group`.
             _ => {}
         }

@@ -34,6 +34,7 @@ mod math;
 mod mma;
 mod parse;
 mod printf;
+pub mod tensormap;
 pub mod texture;
 
 use std::fmt;

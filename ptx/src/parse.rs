@@ -104,6 +104,9 @@ pub struct Ast {
 /// Every opcode the decoder knows (each may still refuse some of its modifiers).
 const KNOWN_OPCODES: &[&str] = &[
     "mov",
+    "cp",
+    "mbarrier",
+    "tensormap",
     "mma",
     "wmma",
     "ldmatrix",

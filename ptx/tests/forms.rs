@@ -190,3 +190,18 @@ fn fma_relu_of_halves_clamps_negatives_to_zero_and_nans_to_the_canonical_nan() {
     );
     assert_eq!(out, [0, 0x4020, 0x7fff, 0x4020, 0, 0x4000]);
 }
+
+#[test]
+fn a_label_belongs_to_its_block_as_inlined_assembly_needs() {
+    // The same inline assembly inlined twice: each `{ }` block has its own `W`, and each
+    // branch goes to its own block's (to the first block's, %r1 would end at 7).
+    let out = run_body(
+        "",
+        "mov.u32 %r1, 0;\nmov.u32 %r2, 0;\n\
+         { W: add.u32 %r1, %r1, 1; setp.lt.u32 %p1, %r1, 3; @%p1 bra W; }\n\
+         { W: add.u32 %r2, %r2, 1; setp.lt.u32 %p1, %r2, 5; @%p1 bra W; }\n\
+         st.global.u32 [%rd1], %r1;\nst.global.u32 [%rd1+4], %r2;",
+        2,
+    );
+    assert_eq!(out, [3, 5]);
+}

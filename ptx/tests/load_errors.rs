@@ -24,10 +24,12 @@ fn an_unsupported_instruction_is_named_with_its_line() {
     let e = err(&kernel("min.relu.s32 %r1, %r2, %r3;"));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 8));
     assert!(e.message.contains("min.relu.s32"), "{e}");
-    let e = err(&kernel("cp.async.ca.shared.global [%r1], [%r2], 16;"));
+    let e = err(&kernel(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%r2, {%r3, %r3, %r3}], [%r1], {%r3};",
+    ));
     assert_eq!(
         e.to_string(),
-        "line 8: unsupported instruction `cp.async.ca.shared.global`"
+        "line 8: unsupported instruction `cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes`: im2col tensor copies are not emulated yet"
     );
 }
 
@@ -184,4 +186,11 @@ fn tensor_core_forms_not_emulated_are_named_and_fragments_are_counted() {
         "mma.sync.aligned.m16n8k8.col.row.f32.f16.f16.f32 {%r0,%r1,%r2,%r3}, {%r0,%r1}, {%r0}, {%r0,%r1,%r2,%r3};",
     ));
     assert_eq!(e.kind, LoadErrorKind::Unsupported);
+}
+
+#[test]
+fn a_label_defined_twice_in_one_block_is_refused() {
+    let e = err(&kernel("{ W: add.u32 %r1, %r1, 1;\nW: bra W; }"));
+    assert_eq!(e.kind, LoadErrorKind::Semantic);
+    assert!(e.message.contains("label `W` defined twice"), "{e}");
 }

@@ -40,6 +40,7 @@ mod occupancy;
 mod peer_access;
 mod primary_context;
 mod streams;
+mod tensor_maps;
 mod textures;
 mod unified;
 mod version;
@@ -94,7 +95,6 @@ not_emulated! {
     StreamMemoryOperationsApi,
     TextureReferenceApi,
     SurfaceReferenceApi,
-    TensorMapObjectApi,
     GraphicsInteroperabilityApi,
     CoredumpAttributesControlApi,
     GreenContextsApi,

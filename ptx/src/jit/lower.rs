@@ -139,6 +139,11 @@ fn uses(inst: &crate::decode::Inst, kind: Option<&Kind>) -> Option<(Vec<u32>, Ve
                 }));
                 (r, Vec::new())
             }
+            Op::MbarWait(w) => {
+                let mut r = regs(&[w.bar.base, w.token]);
+                r.extend(regs(&w.hint.iter().copied().collect::<Vec<_>>()));
+                (r, Vec::new())
+            }
             _ => return None,
         },
         Kind::Helper => return helper_uses(&inst.op, regs),
@@ -173,6 +178,7 @@ fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, 
         Op::Elect { mask, .. } => regs(&[*mask]),
         // Activemask reads no register; printf reads local memory only.
         Op::Activemask { .. } | Op::Nop | Op::WarpSync { .. } | Op::Vprintf { .. } => Vec::new(),
+        Op::Async(a) => regs(&a.sources()),
         Op::Shfl { a, b, c, _mask, .. } => regs(&[*a, *b, *c, *_mask]),
         Op::Vote { a, mask, .. } | Op::Match { a, mask, .. } | Op::Redux { a, mask, .. } => {
             regs(&[*a, *mask])

@@ -8,6 +8,7 @@ pub const SEEDS: &[&str] = &[
     "memory.cu",
     "calls.cu",
     "cvt.cu",
+    "async_copies.cu",
 ];
 
 pub const VOCAB: &[&str] = &[
@@ -48,6 +49,12 @@ pub const VOCAB: &[&str] = &[
     "cvt.rni.s32.f32",
     "mov.b64",
     "call.uni",
+    "cp.async.cg.shared.global",
+    "cp.async.wait_group",
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+    "mbarrier.init.shared.b64",
+    "mbarrier.arrive.expect_tx.shared::cta.b64",
+    "mbarrier.try_wait.parity.shared.b64",
     ".reg",
     ".param",
     ".local",

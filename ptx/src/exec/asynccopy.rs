@@ -1,0 +1,876 @@
+//! Asynchronous copies and mbarriers over a warp (`decode/asynccopy.rs` says what each
+//! instruction is).
+//!
+//! Copies complete as they are issued: PTX lets an asynchronous copy complete at any
+//! time before the wait that covers it, so `cp.async.wait_group`, `cp.async.bulk.
+//! wait_group` and the groups' commits have nothing left to wait for. What a copy
+//! touches is checked as `ld`/`st` check it (the same faults, at the lane and address
+//! that fails), with the sizes and alignments the PTX ISA requires.
+//!
+//! An mbarrier is 8 bytes of the block's shared memory, read and written by each
+//! operation, so any number of them live where the program puts them. PTX keeps its
+//! layout opaque (programs only hand states back to `test_wait` and
+//! `pending_count`); the executor's is [`Mbarrier`]'s, whose 64-bit value a program can
+//! still read with `ld.shared`: the H200's layout awaits a recording (corpus kernel
+//! `mbarrier_words`).
+
+use super::{for_lanes, write_lane, BlockCtx, Fault, Loc, Warp};
+use crate::decode::{AddrOp, AsyncOp, AtomOp, BulkDir, MapField, MbarWait, Space, Src};
+use crate::math::{Lanes, Ty};
+use crate::tensormap::{self, TensorMap};
+use crate::{Access, FaultKind, SHARED_WINDOW, WINDOW_SIZE};
+
+/// What a tensor copy does with its box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TensorOp {
+    Load,
+    Store,
+    Reduce(AtomOp),
+}
+
+/// The largest arrival count, and tx-count magnitude, PTX allows: 2^20 - 1.
+const COUNT_MAX: u64 = (1 << 20) - 1;
+
+/// An mbarrier's state as the executor keeps it in its 8 bytes: the expected arrival
+/// count (bits 0-20), the pending arrival count (21-41), the tx-count (42-62, two's
+/// complement: transactions may complete before they are expected) and the phase's
+/// parity (63).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mbarrier {
+    pub(crate) expected: u32,
+    pub(crate) pending: u32,
+    pub(crate) tx: i32,
+    pub(crate) phase: bool,
+}
+
+const FIELD: u64 = (1 << 21) - 1;
+
+impl Mbarrier {
+    pub(crate) fn from_bits(v: u64) -> Mbarrier {
+        let tx = ((v >> 42) & FIELD) as i32;
+        Mbarrier {
+            expected: (v & FIELD) as u32,
+            pending: ((v >> 21) & FIELD) as u32,
+            // Sign-extended from 21 bits.
+            tx: (tx << 11) >> 11,
+            phase: v >> 63 != 0,
+        }
+    }
+
+    pub(crate) fn bits(self) -> u64 {
+        u64::from(self.expected) & FIELD
+            | (u64::from(self.pending) & FIELD) << 21
+            | (self.tx as u32 as u64 & FIELD) << 42
+            | u64::from(self.phase) << 63
+    }
+
+    /// The current phase completes when every arrival it expects has happened and its
+    /// transactions balance; the next one then expects the expected count again.
+    fn complete_if_due(&mut self) {
+        if self.pending == 0 && self.tx == 0 {
+            self.phase = !self.phase;
+            self.pending = self.expected;
+        }
+    }
+
+    /// `count` arrivals (and, for `arrive_drop`, as many fewer expected from the next
+    /// phase on).
+    fn arrive(&mut self, count: u32, drop: bool) -> Result<(), String> {
+        if drop {
+            if count > self.expected {
+                return Err(format!(
+                    "arrive_drop of {count} when {} arrivals are expected",
+                    self.expected
+                ));
+            }
+            self.expected -= count;
+        }
+        if count > self.pending {
+            return Err(format!(
+                "{count} arrivals when {} are pending in this phase (undefined in PTX)",
+                self.pending
+            ));
+        }
+        self.pending -= count;
+        self.complete_if_due();
+        Ok(())
+    }
+
+    /// Transaction bytes expected (`delta` > 0) or completed (< 0).
+    fn transact(&mut self, delta: i64) -> Result<(), String> {
+        let tx = i64::from(self.tx) + delta;
+        if tx.unsigned_abs() > COUNT_MAX {
+            return Err(format!(
+                "the tx-count would be {tx}, outside PTX's range of ±(2^20-1)"
+            ));
+        }
+        self.tx = tx as i32;
+        self.complete_if_due();
+        Ok(())
+    }
+}
+
+impl BlockCtx<'_> {
+    fn operand_lanes(&self, w: &Warp, s: Src) -> Lanes {
+        let mut v = [0u64; 32];
+        self.fetch(w, s, &mut v);
+        v
+    }
+
+    /// `buf.len()` bytes at `addr`, each piece checked as a load of its size would be.
+    /// `addr` is aligned to the copy's size, so pieces of descending powers of two stay
+    /// aligned.
+    #[allow(clippy::too_many_arguments)]
+    fn read_span(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        addr: u64,
+        buf: &mut [u8],
+        lane: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let mut k = 0;
+        while k < buf.len() {
+            let a = addr.wrapping_add(k as u64);
+            let piece = piece(a, buf.len() - k);
+            let loc = self.locate(w, space, a, piece as u64, Access::Read, lane, pc)?;
+            let v = self.read(&loc, piece as u64);
+            buf[k..k + piece].copy_from_slice(&v.to_le_bytes()[..piece]);
+            k += piece;
+        }
+        Ok(())
+    }
+
+    /// The store twin of `read_span`.
+    fn write_span(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        addr: u64,
+        buf: &[u8],
+        lane: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let mut k = 0;
+        while k < buf.len() {
+            let a = addr.wrapping_add(k as u64);
+            let piece = piece(a, buf.len() - k);
+            let loc = self.locate(w, space, a, piece as u64, Access::Write, lane, pc)?;
+            let mut b = [0u8; 8];
+            b[..piece].copy_from_slice(&buf[k..k + piece]);
+            self.write_mem(&loc, piece as u64, u64::from_le_bytes(b));
+            k += piece;
+        }
+        Ok(())
+    }
+
+    /// The offset in the block's shared memory of the mbarrier `bar` names for `lane`.
+    fn mbar_at(
+        &mut self,
+        w: &mut Warp,
+        bar: &AddrOp,
+        base: u64,
+        lane: u32,
+        pc: u32,
+    ) -> Result<usize, Fault> {
+        let addr = base.wrapping_add(bar.off as u64);
+        let space = match bar.space {
+            Space::Generic if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&addr) => {
+                Space::Generic
+            }
+            Space::Shared => Space::Shared,
+            _ => {
+                let detail = "an mbarrier object lives in shared memory".to_string();
+                return Err(self.fault(w, lane, pc, FaultKind::IllegalAddress, Some(addr), detail));
+            }
+        };
+        match self.locate(w, space, addr, 8, Access::Atomic, lane, pc)? {
+            Loc::Shared(i) => Ok(i),
+            _ => {
+                let detail = "an mbarrier object lives in shared memory".to_string();
+                Err(self.fault(w, lane, pc, FaultKind::IllegalAddress, Some(addr), detail))
+            }
+        }
+    }
+
+    fn mbar_read(&self, at: usize) -> Mbarrier {
+        Mbarrier::from_bits(super::read_le(&self.shared, at, 8))
+    }
+
+    /// Applies `f` to the mbarrier at `at`; its value before, or the fault `f` reports
+    /// (an operation PTX leaves undefined).
+    fn mbar_update(
+        &mut self,
+        w: &Warp,
+        at: usize,
+        lane: u32,
+        pc: u32,
+        f: impl FnOnce(&mut Mbarrier) -> Result<(), String>,
+    ) -> Result<u64, Fault> {
+        let old = super::read_le(&self.shared, at, 8);
+        let mut m = Mbarrier::from_bits(old);
+        if let Err(why) = f(&mut m) {
+            let detail = format!("mbarrier at shared offset {at:#x}: {why}");
+            return Err(self.fault(w, lane, pc, FaultKind::IllegalInstruction, None, detail));
+        }
+        let new = m.bits();
+        if new != old {
+            super::write_le(&mut self.shared, at, 8, new);
+            self.mbar_changes += 1;
+        }
+        Ok(old)
+    }
+
+    fn count_arg(&self, w: &Warp, v: u64, what: &str, lane: u32, pc: u32) -> Result<u32, Fault> {
+        if v == 0 || v > COUNT_MAX {
+            let detail = format!("{what} {v} is outside 1..=2^20-1");
+            return Err(self.fault(w, lane, pc, FaultKind::IllegalInstruction, None, detail));
+        }
+        Ok(v as u32)
+    }
+
+    pub(super) fn async_op(
+        &mut self,
+        w: &mut Warp,
+        op: &AsyncOp,
+        emask: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        match op {
+            AsyncOp::Copy {
+                dst,
+                src,
+                size,
+                src_size,
+                ignore,
+            } => {
+                let (db, sb) = (
+                    self.operand_lanes(w, dst.base),
+                    self.operand_lanes(w, src.base),
+                );
+                let ss = src_size.map(|s| self.operand_lanes(w, s));
+                let ig = ignore.map(|s| self.operand_lanes(w, s));
+                let size = u64::from(*size);
+                for l in lanes(emask) {
+                    let d = db[l].wrapping_add(dst.off as u64);
+                    let s = sb[l].wrapping_add(src.off as u64);
+                    let lane = l as u32;
+                    let n = match (&ig, &ss) {
+                        (Some(ig), _) if ig[l] != 0 => 0,
+                        (_, Some(ss)) => ss[l] as u32 as u64,
+                        _ => size,
+                    };
+                    if n > size {
+                        let detail = format!(
+                            "cp.async: a source size of {n} bytes, more than the {size} copied (undefined in PTX)"
+                        );
+                        let kind = FaultKind::IllegalInstruction;
+                        return Err(self.fault(w, lane, pc, kind, None, detail));
+                    }
+                    let mut buf = [0u8; 16];
+                    if n > 0 {
+                        if s % size != 0 {
+                            let detail = format!(
+                                "cp.async of {size} bytes: the source must be {size}-byte aligned"
+                            );
+                            let kind = FaultKind::MisalignedAddress;
+                            return Err(self.fault(w, lane, pc, kind, Some(s), detail));
+                        }
+                        self.read_span(w, src.space, s, &mut buf[..n as usize], lane, pc)?;
+                    }
+                    // The destination whole, zeros past the source's bytes.
+                    let loc = self.locate(w, dst.space, d, size, Access::Write, lane, pc)?;
+                    match loc {
+                        Loc::Shared(i) => {
+                            self.shared[i..i + size as usize].copy_from_slice(&buf[..size as usize])
+                        }
+                        _ => {
+                            let detail = "cp.async writes shared memory".to_string();
+                            let kind = FaultKind::IllegalAddress;
+                            return Err(self.fault(w, lane, pc, kind, Some(d), detail));
+                        }
+                    }
+                }
+            }
+            AsyncOp::CopyArrive { bar, noinc } => {
+                let b = self.operand_lanes(w, bar.base);
+                for l in lanes(emask) {
+                    let at = self.mbar_at(w, bar, b[l], l as u32, pc)?;
+                    // The thread's copies are complete: the arrival happens now. Without
+                    // `.noinc` it was counted in first, so the pending count is unchanged.
+                    let noinc = *noinc;
+                    self.mbar_update(w, at, l as u32, pc, |m| {
+                        if !noinc {
+                            m.pending += 1;
+                        }
+                        m.arrive(1, false)
+                    })?;
+                }
+            }
+            AsyncOp::Bulk {
+                dir,
+                dst,
+                src,
+                size,
+                bar,
+            } => {
+                let (db, sb) = (
+                    self.operand_lanes(w, dst.base),
+                    self.operand_lanes(w, src.base),
+                );
+                let sz = self.operand_lanes(w, *size);
+                let bb = bar.map(|b| self.operand_lanes(w, b.base));
+                for l in lanes(emask) {
+                    let lane = l as u32;
+                    let (d, s) = (
+                        db[l].wrapping_add(dst.off as u64),
+                        sb[l].wrapping_add(src.off as u64),
+                    );
+                    let n = sz[l] as u32 as u64;
+                    self.bulk_checks(w, n, s, d, lane, pc)?;
+                    // The mbarrier is checked before any byte moves.
+                    let at = match (bar, &bb) {
+                        (Some(bar), Some(bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
+                        _ => None,
+                    };
+                    // One side is the block's shared memory: checked whole before the
+                    // bytes are buffered, which bounds the buffer by the block's memory.
+                    let (shared_side, access) = match dir {
+                        BulkDir::SharedToGlobal => (s, Access::Read),
+                        _ => (d, Access::Write),
+                    };
+                    if n > 0 {
+                        self.locate(w, Space::Shared, shared_side, n, access, lane, pc)?;
+                    }
+                    let mut buf = vec![0u8; n as usize];
+                    self.read_span(w, src.space, s, &mut buf, lane, pc)?;
+                    self.write_span(w, dst.space, d, &buf, lane, pc)?;
+                    if let Some(at) = at {
+                        self.mbar_update(w, at, lane, pc, |m| m.transact(-(n as i64)))?;
+                    }
+                }
+            }
+            AsyncOp::Tensor {
+                load,
+                reduce,
+                dims,
+                smem,
+                map,
+                coords,
+                bar,
+            } => {
+                let (sb, mb) = (
+                    self.operand_lanes(w, smem.base),
+                    self.operand_lanes(w, *map),
+                );
+                let cs: Vec<Lanes> = coords[..*dims as usize]
+                    .iter()
+                    .map(|c| self.operand_lanes(w, *c))
+                    .collect();
+                let bb = bar.map(|b| self.operand_lanes(w, b.base));
+                for l in lanes(emask) {
+                    let lane = l as u32;
+                    let at = sb[l].wrapping_add(smem.off as u64);
+                    let c: Vec<i64> = cs.iter().map(|v| v[l] as u32 as i32 as i64).collect();
+                    let bar_at = match (bar, &bb) {
+                        (Some(bar), Some(bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
+                        _ => None,
+                    };
+                    let how = match (load, reduce) {
+                        (true, _) => TensorOp::Load,
+                        (false, None) => TensorOp::Store,
+                        (false, Some(op)) => TensorOp::Reduce(*op),
+                    };
+                    let bytes = self.tensor_copy(w, how, mb[l], &c, at, lane, pc)?;
+                    if let Some(b) = bar_at {
+                        self.mbar_update(w, b, lane, pc, |m| m.transact(-(bytes as i64)))?;
+                    }
+                }
+            }
+            AsyncOp::BulkReduce {
+                op,
+                ty,
+                dst,
+                src,
+                size,
+                bar,
+            } => {
+                let (db, sb) = (
+                    self.operand_lanes(w, dst.base),
+                    self.operand_lanes(w, src.base),
+                );
+                let sz = self.operand_lanes(w, *size);
+                let bb = bar.map(|b| self.operand_lanes(w, b.base));
+                for l in lanes(emask) {
+                    let lane = l as u32;
+                    let (d, s) = (
+                        db[l].wrapping_add(dst.off as u64),
+                        sb[l].wrapping_add(src.off as u64),
+                    );
+                    let n = sz[l] as u32 as u64;
+                    self.bulk_checks(w, n, s, d, lane, pc)?;
+                    let at = match (bar, &bb) {
+                        (Some(bar), Some(bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
+                        _ => None,
+                    };
+                    if n > 0 {
+                        self.locate(w, Space::Shared, s, n, Access::Read, lane, pc)?;
+                    }
+                    let es = u64::from(ty.bytes());
+                    for k in (0..n).step_by(es as usize) {
+                        let x = super::read_le(&self.shared, (s + k) as usize, es);
+                        let a = d.wrapping_add(k);
+                        self.reduce_element(w, *op, *ty, dst.space, a, x, lane, pc)?;
+                    }
+                    if let Some(at) = at {
+                        self.mbar_update(w, at, lane, pc, |m| m.transact(-(n as i64)))?;
+                    }
+                }
+            }
+            AsyncOp::TensormapReplace {
+                map,
+                field,
+                ord,
+                value,
+            } => {
+                let (mb, vb) = (
+                    self.operand_lanes(w, map.base),
+                    self.operand_lanes(w, *value),
+                );
+                for l in lanes(emask) {
+                    let at = mb[l].wrapping_add(map.off as u64);
+                    self.replace_field(w, map.space, at, *field, *ord, vb[l], l as u32, pc)?;
+                }
+            }
+            AsyncOp::TensormapCopy { dst, src, size } => {
+                let (db, sb) = (
+                    self.operand_lanes(w, dst.base),
+                    self.operand_lanes(w, src.base),
+                );
+                let sz = self.operand_lanes(w, *size);
+                for l in lanes(emask) {
+                    let lane = l as u32;
+                    if sz[l] as u32 != tensormap::BYTES as u32 {
+                        let detail = format!("a tensor map is 128 bytes, not {}", sz[l] as u32);
+                        let kind = FaultKind::IllegalInstruction;
+                        return Err(self.fault(w, lane, pc, kind, None, detail));
+                    }
+                    let (d, s) = (
+                        db[l].wrapping_add(dst.off as u64),
+                        sb[l].wrapping_add(src.off as u64),
+                    );
+                    let mut raw = [0u8; tensormap::BYTES];
+                    self.read_span(w, src.space, s, &mut raw, lane, pc)?;
+                    self.write_span(w, dst.space, d, &raw, lane, pc)?;
+                }
+            }
+            AsyncOp::Init { bar, count } => {
+                let (b, c) = (
+                    self.operand_lanes(w, bar.base),
+                    self.operand_lanes(w, *count),
+                );
+                for l in lanes(emask) {
+                    let at = self.mbar_at(w, bar, b[l], l as u32, pc)?;
+                    let n = self.count_arg(
+                        w,
+                        c[l] as u32 as u64,
+                        "mbarrier.init: a count of",
+                        l as u32,
+                        pc,
+                    )?;
+                    self.mbar_update(w, at, l as u32, pc, |m| {
+                        *m = Mbarrier {
+                            expected: n,
+                            pending: n,
+                            tx: 0,
+                            phase: false,
+                        };
+                        Ok(())
+                    })?;
+                }
+            }
+            AsyncOp::Inval { bar } => {
+                let b = self.operand_lanes(w, bar.base);
+                for l in lanes(emask) {
+                    let at = self.mbar_at(w, bar, b[l], l as u32, pc)?;
+                    self.mbar_update(w, at, l as u32, pc, |m| {
+                        *m = Mbarrier::from_bits(0);
+                        Ok(())
+                    })?;
+                }
+            }
+            AsyncOp::Arrive {
+                d,
+                bar,
+                count,
+                drop,
+                expect_tx,
+            } => {
+                let (b, c) = (
+                    self.operand_lanes(w, bar.base),
+                    self.operand_lanes(w, *count),
+                );
+                let tx = expect_tx.map(|t| self.operand_lanes(w, t));
+                for l in lanes(emask) {
+                    let lane = l as u32;
+                    let at = self.mbar_at(w, bar, b[l], lane, pc)?;
+                    let n = self.count_arg(
+                        w,
+                        c[l] as u32 as u64,
+                        "mbarrier.arrive: a count of",
+                        lane,
+                        pc,
+                    )?;
+                    let bytes = tx.as_ref().map(|t| t[l] as u32 as i64);
+                    let drop = *drop;
+                    let old = self.mbar_update(w, at, lane, pc, |m| {
+                        if let Some(t) = bytes {
+                            m.transact(t)?;
+                        }
+                        m.arrive(n, drop)
+                    })?;
+                    // The state: the mbarrier as it was before this arrival.
+                    write_lane(w, *d, l, old);
+                }
+            }
+            AsyncOp::Tx {
+                bar,
+                bytes,
+                complete,
+            } => {
+                let (b, t) = (
+                    self.operand_lanes(w, bar.base),
+                    self.operand_lanes(w, *bytes),
+                );
+                for l in lanes(emask) {
+                    let at = self.mbar_at(w, bar, b[l], l as u32, pc)?;
+                    let n = t[l] as u32 as i64;
+                    let delta = if *complete { -n } else { n };
+                    self.mbar_update(w, at, l as u32, pc, |m| m.transact(delta))?;
+                }
+            }
+            AsyncOp::PendingCount { d, state } => {
+                let s = self.operand_lanes(w, *state);
+                for_lanes(emask, |l| {
+                    write_lane(w, *d, l, u64::from(Mbarrier::from_bits(s[l]).pending))
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// One element of a bulk reduction into `addr` of `space`: atomically in global
+    /// memory (other blocks may reduce there too), read-modify-write in the block's
+    /// shared memory.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_element(
+        &mut self,
+        w: &mut Warp,
+        op: AtomOp,
+        ty: Ty,
+        space: Space,
+        addr: u64,
+        x: u64,
+        lane: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let es = u64::from(ty.bytes());
+        let loc = self.locate(w, space, addr, es, Access::Atomic, lane, pc)?;
+        match loc {
+            Loc::Host(p) if (p as usize) % es as usize != 0 => {
+                let detail = "the memory's host span is not aligned for an atomic".to_string();
+                let kind = FaultKind::MisalignedAddress;
+                return Err(self.fault(w, lane, pc, kind, Some(addr), detail));
+            }
+            // Safety: from `Memory::translate` for atomic access, aligned (checked).
+            Loc::Host(p) => {
+                unsafe { super::host_atomic(p, op, ty, x, 0) };
+            }
+            _ => {
+                let old = self.read(&loc, es);
+                let (new, _) = super::atomic_result(op, ty, old, x, 0);
+                self.write_mem(&loc, es, new);
+            }
+        }
+        Ok(())
+    }
+
+    /// What PTX requires of a bulk copy: a size that is a multiple of 16, 16-byte
+    /// aligned addresses.
+    fn bulk_checks(
+        &self,
+        w: &Warp,
+        n: u64,
+        s: u64,
+        d: u64,
+        lane: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        if n % 16 != 0 {
+            let detail = format!("cp.async.bulk: a size of {n} bytes, not a multiple of 16");
+            let kind = FaultKind::IllegalInstruction;
+            return Err(self.fault(w, lane, pc, kind, None, detail));
+        }
+        for a in [s, d] {
+            if a % 16 != 0 {
+                let detail =
+                    "cp.async.bulk: source and destination must be 16-byte aligned".to_string();
+                let kind = FaultKind::MisalignedAddress;
+                return Err(self.fault(w, lane, pc, kind, Some(a), detail));
+            }
+        }
+        Ok(())
+    }
+
+    /// `tensormap.replace`: one field of the map at `at` (in `space`) set to `value`, in
+    /// place; the map is checked whole only when a copy uses it.
+    #[allow(clippy::too_many_arguments)]
+    fn replace_field(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        at: u64,
+        field: MapField,
+        ord: u8,
+        value: u64,
+        lane: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let mut raw = [0u8; tensormap::BYTES];
+        self.read_span(w, space, at, &mut raw, lane, pc)?;
+        let fail = |this: &Self, w: &Warp, detail: String| {
+            this.fault(w, lane, pc, FaultKind::IllegalInstruction, Some(at), detail)
+        };
+        let Some(mut m) = TensorMap::fields(&raw) else {
+            let detail = "no tensor map cuTensorMapEncodeTiled wrote lies there".to_string();
+            return Err(fail(self, w, detail));
+        };
+        let k = ord as usize;
+        let v32 = value as u32;
+        match field {
+            MapField::GlobalAddress => m.address = value,
+            // Zero-based: the new rank less one.
+            MapField::Rank => m.rank = v32.wrapping_add(1),
+            MapField::BoxDim => m.box_dim[k] = v32,
+            MapField::GlobalDim => m.dims[k] = u64::from(v32),
+            MapField::GlobalStride if k < 4 => m.strides[k + 1] = value,
+            MapField::ElementStride => m.element_strides[k] = v32,
+            MapField::ElemType => {
+                // PTX numbers the types otherwise than CUtensorMapDataType.
+                let t = match v32 {
+                    8 => 10,
+                    9 => 8,
+                    10 => 9,
+                    t @ 0..=12 => t,
+                    t => return Err(fail(self, w, format!("element type {t} is not emulated"))),
+                };
+                m.data_type = t;
+                m.strides[0] = tensormap::element_bytes(t).unwrap_or(0);
+            }
+            MapField::SwizzleMode if v32 <= 3 => m.swizzle = v32,
+            MapField::InterleaveLayout | MapField::FillMode if v32 == 0 => {}
+            _ => {
+                let detail = format!(
+                    "tensormap.replace of {field:?} (ord {ord}) with {value:#x} is not emulated"
+                );
+                return Err(fail(self, w, detail));
+            }
+        }
+        self.write_span(w, space, at, &m.encode(), lane, pc)
+    }
+
+    /// A box of the tensor map at generic address `map_addr`, at `coords`, into shared
+    /// memory at `smem` (`load`) or out of it; the box's bytes. Elements outside the
+    /// tensor read as zeros and are not written.
+    #[allow(clippy::too_many_arguments)]
+    fn tensor_copy(
+        &mut self,
+        w: &mut Warp,
+        how: TensorOp,
+        map_addr: u64,
+        coords: &[i64],
+        smem: u64,
+        lane: u32,
+        pc: u32,
+    ) -> Result<u64, Fault> {
+        if map_addr % 64 != 0 {
+            let detail = "a tensor map is 64-byte aligned".to_string();
+            let kind = FaultKind::MisalignedAddress;
+            return Err(self.fault(w, lane, pc, kind, Some(map_addr), detail));
+        }
+        let mut raw = [0u8; tensormap::BYTES];
+        self.read_span(w, Space::Generic, map_addr, &mut raw, lane, pc)?;
+        let Some(map) = TensorMap::decode(&raw) else {
+            let detail = "no tensor map cuTensorMapEncodeTiled wrote lies there".to_string();
+            let kind = FaultKind::IllegalInstruction;
+            return Err(self.fault(w, lane, pc, kind, Some(map_addr), detail));
+        };
+        if coords.len() != map.rank as usize {
+            let detail = format!(
+                "a {}d copy through a tensor map of rank {}",
+                coords.len(),
+                map.rank
+            );
+            let kind = FaultKind::IllegalInstruction;
+            return Err(self.fault(w, lane, pc, kind, Some(map_addr), detail));
+        }
+        if smem % 128 != 0 {
+            let detail = "a tensor copy's shared memory must be 128-byte aligned".to_string();
+            let kind = FaultKind::MisalignedAddress;
+            return Err(self.fault(w, lane, pc, kind, Some(smem), detail));
+        }
+        let load = how == TensorOp::Load;
+        // A reduction's type is the map's: the ones `cp.reduce.async.bulk` has for `op`.
+        let reduce_ty = match how {
+            TensorOp::Reduce(op) => {
+                let ty = match map.data_type {
+                    2 => Ty::U32,
+                    3 => Ty::S32,
+                    4 => Ty::U64,
+                    5 => Ty::S64,
+                    7 => Ty::F32,
+                    8 => Ty::F64,
+                    _ => Ty::Pred,
+                };
+                let ok = match op {
+                    AtomOp::Add => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::F32 | Ty::F64),
+                    AtomOp::Min | AtomOp::Max => {
+                        matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64)
+                    }
+                    AtomOp::Inc | AtomOp::Dec => ty == Ty::U32,
+                    _ => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64),
+                };
+                if !ok {
+                    let detail = format!(
+                        "a tensor reduction ({op:?}) over elements of CUtensorMapDataType {} is not emulated",
+                        map.data_type
+                    );
+                    let kind = FaultKind::IllegalInstruction;
+                    return Err(self.fault(w, lane, pc, kind, Some(map_addr), detail));
+                }
+                Some(ty)
+            }
+            _ => None,
+        };
+        let counts = map.box_counts();
+        let esize = map.element_bytes();
+        let total: u64 = counts.iter().product();
+        let bytes = total * esize;
+        // The box's shared memory, whole, before any element moves (a swizzle moves
+        // chunks within 128-byte rows: the last row is checked whole).
+        let access = if load { Access::Write } else { Access::Read };
+        let span = if map.swizzle != 0 {
+            bytes.next_multiple_of(128)
+        } else {
+            bytes
+        };
+        self.locate(w, Space::Shared, smem, span, access, lane, pc)?;
+        let rank = map.rank as usize;
+        let mut idx = [0u64; 5];
+        for k in 0..total {
+            // The element's coordinates in the tensor, and whether it lies inside.
+            let mut inside = true;
+            let mut addr = map.address;
+            for d in 0..rank {
+                let step = if d == 0 { 1 } else { map.element_strides[d] };
+                let g = coords[d] + (idx[d] * u64::from(step)) as i64;
+                if g < 0 || g as u64 >= map.dims[d] {
+                    inside = false;
+                }
+                addr = addr.wrapping_add((g as u64).wrapping_mul(map.strides[d]));
+            }
+            let at = map.swizzled(smem + k * esize) as usize;
+            if load {
+                let mut v = [0u8; 8];
+                if inside {
+                    self.read_span(w, Space::Global, addr, &mut v[..esize as usize], lane, pc)?;
+                }
+                if let Some(dst) = self.shared.get_mut(at..at + esize as usize) {
+                    dst.copy_from_slice(&v[..esize as usize]);
+                }
+            } else if inside {
+                let v: Vec<u8> = self
+                    .shared
+                    .get(at..at + esize as usize)
+                    .map(<[u8]>::to_vec)
+                    .unwrap_or_default();
+                match (how, reduce_ty) {
+                    (TensorOp::Reduce(op), Some(ty)) => {
+                        let mut b = [0u8; 8];
+                        b[..v.len()].copy_from_slice(&v);
+                        let x = u64::from_le_bytes(b);
+                        self.reduce_element(w, op, ty, Space::Global, addr, x, lane, pc)?;
+                    }
+                    _ => self.write_span(w, Space::Global, addr, &v, lane, pc)?,
+                }
+            }
+            // The next element: the innermost coordinate first.
+            for d in 0..rank {
+                idx[d] += 1;
+                if idx[d] < counts[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Ok(bytes)
+    }
+
+    /// `mbarrier.test_wait`/`try_wait`: each active lane's answer into its destination;
+    /// the lanes whose phase has not completed.
+    pub(super) fn mbar_wait(
+        &mut self,
+        w: &mut Warp,
+        op: &MbarWait,
+        emask: u32,
+        pc: u32,
+    ) -> Result<u32, Fault> {
+        let (b, t) = (
+            self.operand_lanes(w, op.bar.base),
+            self.operand_lanes(w, op.token),
+        );
+        if let Some(h) = op.hint {
+            self.operand_lanes(w, h);
+        }
+        let mut incomplete = 0u32;
+        for l in lanes(emask) {
+            let at = self.mbar_at(w, &op.bar, b[l], l as u32, pc)?;
+            let now = self.mbar_read(at).phase;
+            // The phase asked about: its parity, or the phase a state was taken in.
+            let asked = if op.parity {
+                t[l] & 1 != 0
+            } else {
+                Mbarrier::from_bits(t[l]).phase
+            };
+            let done = now != asked;
+            if !done {
+                incomplete |= 1 << l;
+                self.last_wait = Some((w.id, l as u32, pc, at));
+            }
+            write_lane(w, op.d, l, done as u64);
+        }
+        Ok(incomplete)
+    }
+
+    /// What a deadlocked mbarrier wait says: the mbarrier and what it still waits for.
+    pub(super) fn mbar_deadlock(&self, at: usize) -> String {
+        let m = self.mbar_read(at);
+        format!(
+            "mbarrier at shared offset {at:#x}: its phase waits for {} more arrivals and {} transaction bytes, and no thread that could complete it can run (the others exited, wait at a barrier, or wait on mbarriers themselves)",
+            m.pending, m.tx
+        )
+    }
+}
+
+/// The largest power of two up to 8 that `addr` is aligned to and `left` holds.
+fn piece(addr: u64, left: usize) -> usize {
+    [8usize, 4, 2, 1]
+        .into_iter()
+        .find(|&p| p <= left && addr % p as u64 == 0)
+        .unwrap_or(1)
+}
+
+fn lanes(mask: u32) -> impl Iterator<Item = usize> {
+    (0..32).filter(move |l| mask >> l & 1 != 0)
+}

@@ -1,0 +1,440 @@
+//! Tensor copies (`cp.async.bulk.tensor`) as cuda::device::experimental writes them: a
+//! box of a tensor map into shared memory (completing its bytes on a cuda::barrier),
+//! elements outside the tensor read as zeros, swizzled as the map says, traversal strides;
+//! and a box stored back, elements outside the tensor left unwritten. The maps are the
+//! ones cuTensorMapEncodeTiled writes (`cumock_ptx::tensormap`), in global memory.
+
+mod common;
+use common::*;
+use cumock_ptx::tensormap::{TensorMap, TiledArgs};
+use cumock_ptx::{run, Engine, FaultKind, Module};
+
+const SOURCE: &str = r#"
+#include <cuda.h>
+#include <cuda/barrier>
+using barrier = cuda::barrier<cuda::thread_scope_block>;
+namespace cde = cuda::device::experimental;
+
+extern "C" __global__ void load_2d(const CUtensorMap* tm, float* out, int x, int y) {
+  __shared__ alignas(1024) float box[1024];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ barrier bar;
+  if (threadIdx.x == 0) { init(&bar, blockDim.x); cde::fence_proxy_async_shared_cta(); }
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x) box[i] = -1.0f;
+  __syncthreads();
+  barrier::arrival_token tok;
+  if (threadIdx.x == 0) {
+    cde::cp_async_bulk_tensor_2d_global_to_shared(box, tm, x, y, bar);
+    tok = cuda::device::barrier_arrive_tx(bar, 1, 1024);
+  } else {
+    tok = bar.arrive();
+  }
+  bar.wait(std::move(tok));
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x) out[i] = box[i];
+}
+
+extern "C" __global__ void load_3d(const CUtensorMap* tm, unsigned* out, int x, int y, int z, unsigned bytes) {
+  __shared__ alignas(128) unsigned box[1024];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ barrier bar;
+  if (threadIdx.x == 0) { init(&bar, blockDim.x); cde::fence_proxy_async_shared_cta(); }
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x) box[i] = 0xeeeeeeee;
+  __syncthreads();
+  barrier::arrival_token tok;
+  if (threadIdx.x == 0) {
+    cde::cp_async_bulk_tensor_3d_global_to_shared(box, tm, x, y, z, bar);
+    tok = cuda::device::barrier_arrive_tx(bar, 1, bytes);
+  } else {
+    tok = bar.arrive();
+  }
+  bar.wait(std::move(tok));
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x) out[i] = box[i];
+}
+
+// The same with PTX ISA 8.6's `.shared::cta` destination, one thread, spinning on the
+// mbarrier's parity.
+extern "C" __global__ void load_2d_cta(const CUtensorMap* tm, float* out, int x, int y) {
+  __shared__ alignas(1024) float box[1024];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  unsigned d = (unsigned)__cvta_generic_to_shared(box);
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b));
+    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], 1024;" :: "r"(b));
+    asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 :: "r"(d), "l"(tm), "r"(x), "r"(y), "r"(b) : "memory");
+    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(b) : "memory");
+    for (int i = 0; i < 1024; i++) out[i] = box[i];
+  }
+}
+
+// Every block adds its box into the tensor (cp.reduce.async.bulk.tensor).
+extern "C" __global__ void reduce_add_2d(const CUtensorMap* tm, int x, int y) {
+  __shared__ alignas(1024) float box[256];
+  box[threadIdx.x] = 1.0f + blockIdx.x;
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];"
+                 :: "l"(tm), "r"(x), "r"(y), "r"((unsigned)__cvta_generic_to_shared(box)) : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  }
+}
+
+extern "C" __global__ void store_2d(const CUtensorMap* tm, int x, int y) {
+  __shared__ alignas(1024) float box[1024];
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x) box[i] = 1000.0f + i;
+  cde::fence_proxy_async_shared_cta();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    cde::cp_async_bulk_tensor_2d_shared_to_global(tm, x, y, box);
+    cde::cp_async_bulk_commit_group();
+    cde::cp_async_bulk_wait_group_read<0>();
+  }
+}
+"#;
+
+fn module() -> Module {
+    Module::parse(&ptx(SOURCE)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+const ENGINES: [Engine; 2] = [Engine::Interp, Engine::Jit];
+
+struct Tensor {
+    dims: Vec<u64>,
+    strides: Vec<u64>,
+    box_dim: Vec<u32>,
+    element_strides: Vec<u32>,
+    swizzle: u32,
+}
+
+fn map(t: &Tensor, data_type: u32, address: u64) -> TensorMap {
+    TensorMap::tiled(&TiledArgs {
+        data_type,
+        rank: t.dims.len() as u32,
+        address,
+        dims: &t.dims,
+        global_strides: &t.strides,
+        box_dim: &t.box_dim,
+        element_strides: &t.element_strides,
+        interleave: 0,
+        swizzle: t.swizzle,
+        l2_promotion: 2,
+        oob_fill: 0,
+    })
+    .unwrap()
+}
+
+fn launch_with(
+    m: &Module,
+    kernel: &str,
+    mem: &TestMemory,
+    vals: &[u64],
+    engine: Engine,
+) -> Result<(), cumock_ptx::KernelFault> {
+    let k = m.kernel(kernel).unwrap();
+    let p = params(&m.kernels[k], vals);
+    let mut l = launch(1, 128, &p);
+    l.engine = engine;
+    run(m, k, &l, mem).map(|_| ())
+}
+
+/// The box of a 2D float tensor (row-major, `width` x `height`, `pitch` bytes a row) at
+/// (x, y), `bw` x `bh` elements, as shared memory holds it: row after row, zeros outside
+/// the tensor, 16-byte chunks XORed with the 128-byte row's index under a 128B swizzle.
+#[allow(clippy::too_many_arguments)]
+fn model_2d(
+    data: &[f32],
+    width: i64,
+    height: i64,
+    pitch: i64,
+    x: i64,
+    y: i64,
+    bw: i64,
+    bh: i64,
+    swizzle128: bool,
+) -> Vec<f32> {
+    let mut out = vec![-1.0f32; 1024];
+    for r in 0..bh {
+        for c in 0..bw {
+            let (gx, gy) = (x + c, y + r);
+            let v = if gx < 0 || gy < 0 || gx >= width || gy >= height {
+                0.0
+            } else {
+                data[(gy * pitch / 4 + gx) as usize]
+            };
+            let mut at = ((r * bw + c) * 4) as usize;
+            if swizzle128 {
+                at ^= ((at >> 7) & 7) << 4;
+            }
+            out[at / 4] = v;
+        }
+    }
+    out
+}
+
+#[test]
+fn a_2d_box_loads_with_zeros_outside_the_tensor_and_swizzles() {
+    let m = module();
+    let (width, height, pitch) = (100i64, 37i64, 416i64);
+    let data: Vec<f32> = (0..(pitch / 4 * height)).map(|i| i as f32 * 0.25).collect();
+    for engine in ENGINES {
+        for swizzle in [0u32, 3] {
+            for (x, y) in [(0i64, 0i64), (13, 5), (80, 33), (-7, -3), (96, 36)] {
+                let mut mem = TestMemory::new();
+                let dt = mem.map(&f32s(&data), false);
+                let t = Tensor {
+                    dims: vec![width as u64, height as u64],
+                    strides: vec![pitch as u64],
+                    box_dim: vec![32, 8],
+                    element_strides: vec![1, 1],
+                    swizzle,
+                };
+                let dm = mem.map(&map(&t, 7, dt).encode(), false);
+                let want = model_2d(&data, width, height, pitch, x, y, 32, 8, swizzle == 3);
+                // `load_2d_cta` leaves the rest of its buffer as the block found it: its
+                // box's 256 words are compared.
+                for (kernel, words) in [("load_2d", 1024), ("load_2d_cta", 256)] {
+                    let dout = mem.map(&[0u8; 4096], true);
+                    launch_with(
+                        &m,
+                        kernel,
+                        &mem,
+                        &[dm, dout, x as u32 as u64, y as u32 as u64],
+                        engine,
+                    )
+                    .unwrap_or_else(|f| panic!("{f}"));
+                    let got = to_f32s(&mem.read(dout));
+                    assert_eq!(
+                        got[..words],
+                        want[..words],
+                        "{kernel} {engine:?} swizzle {swizzle} at ({x}, {y})"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn traversal_strides_take_every_nth_element_of_outer_dimensions() {
+    let m = module();
+    // 3D u32 tensor 16 x 10 x 6; box 8 x 6 x 3 with strides 1, 2, 3: 8 x 3 x 1 elements.
+    let (w, h, d) = (16i64, 10i64, 6i64);
+    let data: Vec<u32> = (0..(w * h * d) as u32).map(|i| i * 3 + 1).collect();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let dt = mem.map(&u32s(&data), false);
+        let t = Tensor {
+            dims: vec![w as u64, h as u64, d as u64],
+            strides: vec![(w * 4) as u64, (w * h * 4) as u64],
+            box_dim: vec![8, 6, 3],
+            element_strides: vec![1, 2, 3],
+            swizzle: 0,
+        };
+        let tm = map(&t, 2, dt);
+        assert_eq!(tm.box_counts()[..3], [8, 3, 1]);
+        let dm = mem.map(&tm.encode(), false);
+        let dout = mem.map(&[0u8; 4096], true);
+        let (x, y, z) = (4i64, 5i64, 2i64);
+        launch_with(
+            &m,
+            "load_3d",
+            &mem,
+            &[dm, dout, x as u64, y as u64, z as u64, 8 * 3 * 4],
+            engine,
+        )
+        .unwrap_or_else(|f| panic!("{f}"));
+        let got = to_u32s(&mem.read(dout));
+        let mut k = 0;
+        for zz in 0..1i64 {
+            for yy in 0..3i64 {
+                for xx in 0..8i64 {
+                    let (gx, gy, gz) = (x + xx, y + 2 * yy, z + 3 * zz);
+                    let want = if gx < w && gy < h && gz < d {
+                        data[(gz * w * h + gy * w + gx) as usize]
+                    } else {
+                        0
+                    };
+                    assert_eq!(got[k], want, "{engine:?} element {k}");
+                    k += 1;
+                }
+            }
+        }
+        assert!(
+            got[k..].iter().all(|v| *v == 0xeeee_eeee),
+            "past the box: untouched"
+        );
+    }
+}
+
+#[test]
+fn a_stored_box_writes_only_inside_the_tensor() {
+    let m = module();
+    let (width, height, pitch) = (40i64, 12i64, 160i64);
+    for engine in ENGINES {
+        let (x, y) = (20i64, 7i64);
+        let mut mem = TestMemory::new();
+        let dt = mem.map(&vec![0u8; (pitch * height) as usize], true);
+        let t = Tensor {
+            dims: vec![width as u64, height as u64],
+            strides: vec![pitch as u64],
+            box_dim: vec![32, 8],
+            element_strides: vec![1, 1],
+            swizzle: 0,
+        };
+        let dm = mem.map(&map(&t, 7, dt).encode(), false);
+        launch_with(&m, "store_2d", &mem, &[dm, x as u64, y as u64], engine)
+            .unwrap_or_else(|f| panic!("{f}"));
+        let got = to_f32s(&mem.read(dt));
+        for gy in 0..height {
+            for gx in 0..width {
+                let (c, r) = (gx - x, gy - y);
+                let want = if (0..32).contains(&c) && (0..8).contains(&r) {
+                    1000.0 + (r * 32 + c) as f32
+                } else {
+                    0.0
+                };
+                assert_eq!(
+                    got[(gy * width + gx) as usize],
+                    want,
+                    "{engine:?} ({gx}, {gy})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_map_the_driver_did_not_write_or_a_tensor_out_of_memory_faults() {
+    let m = module();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let dout = mem.map(&[0u8; 4096], true);
+        let junk = mem.map(&[0x5au8; 128], false);
+        let f = launch_with(&m, "load_2d", &mem, &[junk, dout, 0, 0], engine).unwrap_err();
+        assert_eq!(f.kind, FaultKind::IllegalInstruction, "{f}");
+        assert!(f.detail.contains("cuTensorMapEncodeTiled"), "{f}");
+        assert!(f.instruction.contains("cp.async.bulk.tensor.2d"), "{f}");
+        // A map over 64 bytes of memory whose box reaches past them.
+        let small = mem.map(&[0u8; 64], false);
+        let t = Tensor {
+            dims: vec![64, 64],
+            strides: vec![256],
+            box_dim: vec![32, 8],
+            element_strides: vec![1, 1],
+            swizzle: 0,
+        };
+        let dm = mem.map(&map(&t, 7, small).encode(), false);
+        let f = launch_with(&m, "load_2d", &mem, &[dm, dout, 0, 0], engine).unwrap_err();
+        assert_eq!(
+            (f.kind, f.address),
+            (FaultKind::IllegalAddress, Some(small + 64)),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn a_tensor_reduction_adds_every_blocks_box_inside_the_tensor() {
+    let m = module();
+    let (width, height, pitch) = (40i64, 12i64, 160i64);
+    for engine in ENGINES {
+        let (x, y) = (20i64, 7i64);
+        let mut mem = TestMemory::new();
+        let dt = mem.map(&f32s(&vec![0.5; (pitch / 4 * height) as usize]), true);
+        let t = Tensor {
+            dims: vec![width as u64, height as u64],
+            strides: vec![pitch as u64],
+            box_dim: vec![32, 8],
+            element_strides: vec![1, 1],
+            swizzle: 0,
+        };
+        let dm = mem.map(&map(&t, 7, dt).encode(), false);
+        let k = m.kernel("reduce_add_2d").unwrap();
+        let p = params(&m.kernels[k], &[dm, x as u64, y as u64]);
+        let mut l = launch(4, 256, &p);
+        l.engine = engine;
+        run(&m, k, &l, &mem).unwrap_or_else(|f| panic!("{f}"));
+        let got = to_f32s(&mem.read(dt));
+        for gy in 0..height {
+            for gx in 0..pitch / 4 {
+                let inside = gx < width && (x..x + 32).contains(&gx) && (y..y + 8).contains(&gy);
+                // Blocks 0-3 add 1, 2, 3 and 4.
+                let want = if inside { 0.5 + 10.0 } else { 0.5 };
+                assert_eq!(
+                    got[(gy * pitch / 4 + gx) as usize],
+                    want,
+                    "{engine:?} ({gx}, {gy})"
+                );
+            }
+        }
+    }
+}
+
+// sm_90a's tensormap.replace: a kernel copies a template map into shared memory, points
+// it at another tensor of fewer rows without the swizzle, publishes it to global memory
+// (tensormap.cp_fenceproxy) and loads a box through it.
+const RETARGET: &str = r#"
+#include <cuda.h>
+extern "C" __global__ void retarget(const CUtensorMap* tmpl, CUtensorMap* slot, const float* other,
+                                    int height, float* out) {
+  __shared__ alignas(128) CUtensorMap sm;
+  __shared__ alignas(1024) float box[256];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned s = (unsigned)__cvta_generic_to_shared(&sm);
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  if (threadIdx.x == 0) {
+    sm = *tmpl;
+    asm volatile("tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;" :: "r"(s), "l"(other) : "memory");
+    asm volatile("tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], 1, %1;" :: "r"(s), "r"(height) : "memory");
+    asm volatile("tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%0], 0;" :: "r"(s) : "memory");
+    asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b));
+  }
+  __syncwarp();
+  asm volatile("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%0], [%1], 128;"
+               :: "l"(slot), "r"(s) : "memory");
+  asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(slot) : "memory");
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], 1024;" :: "r"(b));
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 :: "r"((unsigned)__cvta_generic_to_shared(box)), "l"(slot), "r"(0), "r"(0), "r"(b) : "memory");
+    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(b) : "memory");
+    for (int i = 0; i < 256; i++) out[i] = box[i];
+  }
+}
+"#;
+
+#[test]
+fn tensormap_replace_retargets_a_map_a_kernel_publishes() {
+    let src = String::from_utf8(nvcc(RETARGET, &["-ptx", "-arch=compute_90a", "-O3"])).unwrap();
+    let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+    let (width, pitch) = (100i64, 416i64);
+    let first: Vec<f32> = (0..(pitch / 4 * 37)).map(|i| i as f32).collect();
+    let other: Vec<f32> = (0..(pitch / 4 * 37)).map(|i| -(i as f32)).collect();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let d1 = mem.map(&f32s(&first), false);
+        let d2 = mem.map(&f32s(&other), false);
+        let t = Tensor {
+            dims: vec![width as u64, 37],
+            strides: vec![pitch as u64],
+            box_dim: vec![32, 8],
+            element_strides: vec![1, 1],
+            swizzle: 3,
+        };
+        let tmpl = mem.map(&map(&t, 7, d1).encode(), false);
+        let slot = mem.map(&[0u8; 128], true);
+        let dout = mem.map(&[0u8; 1024], true);
+        let k = m.kernel("retarget").unwrap();
+        let p = params(&m.kernels[k], &[tmpl, slot, d2, 5, dout]);
+        let mut l = launch(1, 32, &p);
+        l.engine = engine;
+        run(&m, k, &l, &mem).unwrap_or_else(|f| panic!("{f}"));
+        let got = to_f32s(&mem.read(dout));
+        // The other tensor, 5 rows high now, unswizzled: rows 5-7 of the box are zeros.
+        let want = model_2d(&other, width, 5, pitch, 0, 0, 32, 8, false);
+        assert_eq!(got[..], want[..256], "{engine:?}");
+    }
+}
