@@ -652,6 +652,13 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
 
     let mut kernels = Vec::new();
     let mut ranges: HashMap<&str, (IndexRange, IndexRange)> = HashMap::new();
+    // Shared variables a function declares in its body lie after the module's: a
+    // kernel's after those of the functions before it, a function's after those of
+    // every kernel and function before it, so that a kernel's and its callees' never
+    // alias (kernels, which never call each other, may share offsets); a kernel holds
+    // every one it reaches (below).
+    let (mut funcs_end, mut kernels_end) = (module_shared, module_shared);
+    let mut shared_end: HashMap<&str, u64> = HashMap::new();
     for f in &ast.funcs {
         let Some(body) = &f.body else { continue };
         let regs_before = layout.next_reg + layout.next_pred;
@@ -666,13 +673,23 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             scope_ids: vec![0],
             next_scope: 1,
             lines: &lines,
-            shared: module_shared,
+            shared: if f.entry {
+                funcs_end
+            } else {
+                funcs_end.max(kernels_end)
+            },
             own_local: 0,
             is_kernel: f.entry,
         };
         let params = d.declare_params(f)?;
         d.body(f, body)?;
         let shared = d.shared;
+        if f.entry {
+            kernels_end = kernels_end.max(shared);
+        } else {
+            funcs_end = shared;
+        }
+        shared_end.insert(f.name.as_str(), shared);
         let own_local = d.own_local;
         ranges.insert(
             f.name.as_str(),
@@ -701,8 +718,10 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     let local = align_up(layout.local as u64, 16) as u32;
     let calls = call_graph(&ast);
     for k in &mut kernels {
-        // Registers of the kernel and of every function it reaches.
+        // Registers of the kernel and of every function it reaches, and the shared
+        // memory up to the last variable any of them declares.
         let mut callee_regs = 0;
+        let mut shared = u64::from(k.static_shared_bytes);
         let mut todo = vec![k.name.as_str()];
         let mut seen = std::collections::HashSet::new();
         while let Some(f) = todo.pop() {
@@ -716,9 +735,11 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                     (r.1 - r.0) + (p.1 - p.0)
                 };
             }
+            shared = shared.max(shared_end.get(f).copied().unwrap_or(0));
             todo.extend(calls.get(f).into_iter().flatten().copied());
         }
         k.registers += callee_regs;
+        k.static_shared_bytes = shared.min(u64::from(u32::MAX)) as u32;
     }
     prog.nregs = layout.next_reg;
     prog.npreds = layout.next_pred;
@@ -1374,8 +1395,24 @@ impl FuncDecoder<'_> {
                 self.alu(i, math::shf(left, clamp), 3)
             }
             "isspacep" => {
+                // A cluster is one block here (`shared::cluster` is the block's own).
                 let space = m
-                    .take_any(&["shared", "global", "local", "param", "const"])
+                    .take_any(&[
+                        "shared",
+                        "shared::cta",
+                        "shared::cluster",
+                        "global",
+                        "local",
+                        "param",
+                        "const",
+                    ])
+                    .map(|s| {
+                        if s.starts_with("shared") {
+                            "shared".into()
+                        } else {
+                            s
+                        }
+                    })
                     .ok_or_else(|| unsup(m))?;
                 self.alu(i, math::isspacep(&space).ok_or_else(|| unsup(m))?, 1)
             }

@@ -154,3 +154,54 @@ extern "C" __global__ void b(unsigned* out) {
         assert_eq!(to_u32s(&mem.read(out)), want, "kernel {name}");
     }
 }
+
+/// A device function's own `.shared` variable (declared in its body, as NVRTC leaves
+/// cuda::barrier's in numba-cuda's linked CUDA source) belongs to every kernel that calls
+/// it: the kernel's static shared memory holds it, apart from the kernel's own.
+#[test]
+fn a_callees_own_shared_variable_is_its_kernels_apart_from_the_kernels_own() {
+    let src = "
+.version 8.0
+.target sm_90
+.address_size 64
+.func (.param .b32 r) bump(.param .b32 v)
+{
+    .shared .align 4 .b32 counter[2];
+    .reg .b32 %a<4>;
+    ld.param.b32 %a1, [v];
+    st.shared.u32 [counter+4], %a1;
+    ld.shared.u32 %a2, [counter+4];
+    add.u32 %a2, %a2, 1;
+    st.param.b32 [r], %a2;
+    ret;
+}
+.visible .entry k(.param .u64 out)
+{
+    .shared .align 4 .b32 mine[4];
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [out];
+    st.shared.u32 [mine+4], 40;
+    {
+        .param .b32 v;
+        .param .b32 r;
+        st.param.b32 [v], 7;
+        call.uni (r), bump, (v);
+        ld.param.b32 %r1, [r];
+    }
+    ld.shared.u32 %r2, [mine+4];
+    add.u32 %r3, %r1, %r2;
+    st.global.u32 [%rd1], %r3;
+    ret;
+}
+";
+    let m = Module::parse(src).unwrap();
+    assert_eq!(m.kernels[0].static_shared_bytes, 24);
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 4], true);
+    let p = params(&m.kernels[0], &[out]);
+    run(&m, 0, &launch(1, 1, &p), &mem).unwrap();
+    // 8 from the callee, 40 from the kernel's own variable, which the callee's did not
+    // overwrite.
+    assert_eq!(to_u32s(&mem.read(out)), [48]);
+}
