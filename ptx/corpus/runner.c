@@ -3,12 +3,16 @@
  *   runner MANIFEST PTXDIR OUTDIR
  * PTXDIR holds FILE.ptx for every FILE.cu of the manifest (nvcc -ptx -arch=compute_90 -O3).
  * Inputs are generated here, deterministically (the same generator as ptx/tests/corpus.rs
- * uses before a recording exists), and written out next to the outputs. */
+ * uses before a recording exists), and written out next to the outputs. Each kernel runs
+ * in a process of its own (the driver initialised there, never before the fork): a GPU
+ * error such as an illegal instruction poisons the whole process, not just its context. */
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Bit patterns that find the edges: zeros, infinities, NaNs, subnormals, extremes. */
 static const uint32_t SPECIAL[] = {
@@ -74,12 +78,54 @@ static void dims(const char* s, unsigned d[2]) {
 
 #define TRY(step, call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) { write_error(outdir, kernel, step, r_); goto done; } } while (0)
 
+/* One manifest line's kernel, in the calling (child) process: 0 when it ran. */
+static int run_kernel(const char* kernel, const char* file, unsigned grid[2], unsigned block[2],
+                      unsigned shmem, int nin, int nout, const char* ptxdir, const char* outdir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", ptxdir, file);
+  char* dot = strrchr(path, '.');
+  strcpy(dot, ".ptx");
+  char* ptx = read_file(path);
+  if (!ptx) { perror(path); return 1; }
+  uint32_t* in = calloc(nin, 4);
+  uint32_t* out = calloc(nout, 4);
+  generate(kernel, in, nin);
+  write_hex(outdir, kernel, "in", in, nin);
+  CUdevice dev;
+  CUcontext ctx;
+  CUmodule mod = NULL;
+  CUfunction fn;
+  CUdeviceptr din = 0, dout = 0;
+  int failed = 1;
+  TRY("cuInit", cuInit(0));
+  TRY("cuDeviceGet", cuDeviceGet(&dev, 0));
+  TRY("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&ctx, dev));
+  TRY("cuCtxSetCurrent", cuCtxSetCurrent(ctx));
+  TRY("cuModuleLoadData", cuModuleLoadData(&mod, ptx));
+  TRY("cuModuleGetFunction", cuModuleGetFunction(&fn, mod, kernel));
+  TRY("cuMemAlloc", cuMemAlloc(&din, (size_t)nin * 4));
+  TRY("cuMemAlloc", cuMemAlloc(&dout, (size_t)nout * 4));
+  TRY("cuMemcpyHtoD", cuMemcpyHtoD(din, in, (size_t)nin * 4));
+  TRY("cuMemsetD32", cuMemsetD32(dout, 0, nout));
+  {
+    int n = nin;
+    void* args[] = {&din, &dout, &n};
+    TRY("cuLaunchKernel", cuLaunchKernel(fn, grid[0], grid[1], 1, block[0], block[1], 1, shmem, 0, args, NULL));
+  }
+  TRY("cuCtxSynchronize", cuCtxSynchronize());
+  TRY("cuMemcpyDtoH", cuMemcpyDtoH(out, dout, (size_t)nout * 4));
+  write_hex(outdir, kernel, "out", out, nout);
+  printf("%-24s ok\n", kernel);
+  failed = 0;
+done:
+  fflush(stdout);
+  free(in); free(out); free(ptx);
+  return failed;
+}
+
 int main(int argc, char** argv) {
   if (argc != 4) { fprintf(stderr, "usage: %s MANIFEST PTXDIR OUTDIR\n", argv[0]); return 2; }
   const char *manifest = argv[1], *ptxdir = argv[2], *outdir = argv[3];
-  if (cuInit(0) != CUDA_SUCCESS) { fprintf(stderr, "cuInit failed\n"); return 1; }
-  CUdevice dev;
-  cuDeviceGet(&dev, 0);
   FILE* m = fopen(manifest, "r");
   if (!m) { perror(manifest); return 1; }
   char line[1024];
@@ -95,47 +141,16 @@ int main(int argc, char** argv) {
     unsigned grid[2], block[2];
     dims(grid_s, grid);
     dims(block_s, block);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", ptxdir, file);
-    char* dot = strrchr(path, '.');
-    strcpy(dot, ".ptx");
-    char* ptx = read_file(path);
-    if (!ptx) { perror(path); return 1; }
-    uint32_t* in = calloc(nin, 4);
-    uint32_t* out = calloc(nout, 4);
-    generate(kernel, in, nin);
-    write_hex(outdir, kernel, "in", in, nin);
-    CUcontext ctx;
-    CUmodule mod = NULL;
-    CUfunction fn;
-    CUdeviceptr din = 0, dout = 0;
     count++;
-    /* A fresh primary context per kernel: a fault in one must not poison the rest. */
-    TRY("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain(&ctx, dev));
-    TRY("cuCtxSetCurrent", cuCtxSetCurrent(ctx));
-    TRY("cuModuleLoadData", cuModuleLoadData(&mod, ptx));
-    TRY("cuModuleGetFunction", cuModuleGetFunction(&fn, mod, kernel));
-    TRY("cuMemAlloc", cuMemAlloc(&din, (size_t)nin * 4));
-    TRY("cuMemAlloc", cuMemAlloc(&dout, (size_t)nout * 4));
-    TRY("cuMemcpyHtoD", cuMemcpyHtoD(din, in, (size_t)nin * 4));
-    TRY("cuMemsetD32", cuMemsetD32(dout, 0, nout));
-    {
-      int n = nin;
-      void* args[] = {&din, &dout, &n};
-      TRY("cuLaunchKernel", cuLaunchKernel(fn, grid[0], grid[1], 1, block[0], block[1], 1, shmem, 0, args, NULL));
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) { perror("fork"); return 1; }
+    if (pid == 0) _exit(run_kernel(kernel, file, grid, block, shmem, nin, nout, ptxdir, outdir));
+    int status = 0;
+    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      if (WIFSIGNALED(status)) fprintf(stderr, "%s: the process died of signal %d\n", kernel, WTERMSIG(status));
+      failures++;
     }
-    TRY("cuCtxSynchronize", cuCtxSynchronize());
-    TRY("cuMemcpyDtoH", cuMemcpyDtoH(out, dout, (size_t)nout * 4));
-    write_hex(outdir, kernel, "out", out, nout);
-    printf("%-24s ok\n", kernel);
-    failures--;
-  done:
-    failures++;
-    if (din) cuMemFree(din);
-    if (dout) cuMemFree(dout);
-    if (mod) cuModuleUnload(mod);
-    cuDevicePrimaryCtxReset(dev);
-    free(in); free(out); free(ptx);
   }
   fclose(m);
   printf("%d kernels, %d failed\n", count, failures);
