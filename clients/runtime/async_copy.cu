@@ -332,7 +332,11 @@ int main(int argc, char **argv) {
     T(cudaGetLastError());
     T(cudaMemcpy(back, dback, sizeof back, cudaMemcpyDeviceToHost));
     T(cudaMemcpy(direct, ddirect, sizeof direct, cudaMemcpyDeviceToHost));
-    int bad_direct = 0, bad_back = 0, bad_pad = 0;
+    // The row's padding (x >= MW): the threads never write it; the tensor store writes
+    // whole 16-byte units of a row (the H200 wrote floats 90 and 91 of each 90-float
+    // row), so `back` may hold what the kernel stores for the zeros the load read past
+    // the row (0 * 2 + 1), and nothing else.
+    int bad_direct = 0, bad_back = 0, bad_pad = 0, pad_stored = 0;
     for (int y = 0; y < MH; y++)
         for (int x = 0; x < MPITCH; x++) {
             int i = y * MPITCH + x;
@@ -340,11 +344,12 @@ int main(int argc, char **argv) {
                 bad_direct += direct[i] != mat[i];
                 bad_back += back[i] != mat[i] * 2 + 1;
             } else {
-                bad_pad += back[i] != 0 || direct[i] != 0;
+                bad_pad += direct[i] != 0 || (back[i] != 0 && back[i] != 1.0f);
+                pad_stored += back[i] != 0;
             }
         }
-    OUT("tma_tiles: %d swizzled reads and %d stored elements differ from the host's, %d padding elements written",
-        bad_direct, bad_back, bad_pad);
+    OUT("tma_tiles: %d swizzled reads and %d stored elements differ from the host's, %d padding elements written wrongly, %d by the store",
+        bad_direct, bad_back, bad_pad, pad_stored);
     CHECK(bad_direct == 0 && bad_back == 0 && bad_pad == 0);
 
     T(cudaFree(dmat));

@@ -98,7 +98,8 @@ impl TensorMap {
         }
         match a.swizzle {
             0..=3 => {}
-            4..=6 => return unsupported("the 128B atom swizzles are not emulated"),
+            // sm_100's: the H200 refuses them (probe tensor_map: 128B_ATOM_32B).
+            4..=6 => return invalid("the 128B atom swizzles are sm_100's, not sm_90's".into()),
             s => return invalid(format!("swizzle {s} is no CUtensorMapSwizzle")),
         }
         if a.l2_promotion > 3 {

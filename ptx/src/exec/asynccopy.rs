@@ -767,6 +767,17 @@ impl BlockCtx<'_> {
         };
         self.locate(w, Space::Shared, smem, span, access, lane, pc)?;
         let rank = map.rank as usize;
+        // A store writes whole 16-byte units of the innermost dimension: the H200's wrote
+        // a 90-float row's floats 90 and 91 too (runtime program async_copy, tma_tiles),
+        // so its bound there is the dimension rounded up to 16 bytes; loads read zeros
+        // from the dimension's end.
+        let bound = |d: usize| {
+            if d == 0 && !load {
+                map.dims[0].saturating_mul(esize).next_multiple_of(16) / esize.max(1)
+            } else {
+                map.dims[d]
+            }
+        };
         let mut idx = [0u64; 5];
         for k in 0..total {
             // The element's coordinates in the tensor, and whether it lies inside.
@@ -775,7 +786,7 @@ impl BlockCtx<'_> {
             for d in 0..rank {
                 let step = if d == 0 { 1 } else { map.element_strides[d] };
                 let g = coords[d] + (idx[d] * u64::from(step)) as i64;
-                if g < 0 || g as u64 >= map.dims[d] {
+                if g < 0 || g as u64 >= bound(d) {
                     inside = false;
                 }
                 addr = addr.wrapping_add((g as u64).wrapping_mul(map.strides[d]));
