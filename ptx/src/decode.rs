@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 
+mod calls;
 mod texture;
+pub use calls::FuncRt;
 pub use texture::{Bounds, Geom, ImageOp, ImageQuery};
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
@@ -239,6 +241,33 @@ pub enum Op {
         /// (from, to, bytes) in local memory.
         args_in: Vec<(u32, u32, u32)>,
         rets_out: Vec<(u32, u32, u32)>,
+        /// The callee's index in [`Program::funcs`].
+        callee: u32,
+        /// The caller's index when the callee may call it again before returning (both in
+        /// one cycle of the call graph): its registers and local memory are saved for the
+        /// call and restored at the return (`exec/calls.rs`).
+        save: Option<u32>,
+    },
+    /// `call (rets), %rd, (args), prototype;`: a call through a function's address
+    /// ([`crate::FUNC_WINDOW`]). Arguments and return values as (offset in the caller's
+    /// local memory, bytes), matched to the callee's `.param`s when the call runs.
+    CallIndirect {
+        target: Src,
+        args: Vec<(u32, u32)>,
+        rets: Vec<(u32, u32)>,
+        /// The calling function's index in [`Program::funcs`]; None for a kernel (never
+        /// called again, so nothing of it to save).
+        caller: Option<u32>,
+    },
+    /// `call (ret), malloc, (size);` (no body in the module): the device heap's malloc.
+    /// Offsets in the caller's local memory of the 8-byte size and the 8-byte result.
+    Malloc {
+        size: u32,
+        ret: u32,
+    },
+    /// `call free, (ptr);` (no body in the module). Offset of the 8-byte pointer.
+    Free {
+        ptr: u32,
     },
     Ret,
     Exit,
@@ -386,6 +415,7 @@ impl Op {
             self,
             Op::Bra { .. }
                 | Op::Call { .. }
+                | Op::CallIndirect { .. }
                 | Op::Ret
                 | Op::Exit
                 | Op::Trap
@@ -413,13 +443,19 @@ pub struct Program {
     pub info: Vec<InstInfo>,
     pub nregs: u32,
     pub npreds: u32,
-    /// Per-thread local memory: every function's frame (no recursion, so static).
+    /// Per-thread local memory: every function's frame, at a fixed place (a recursive
+    /// call saves its caller's and restores it: `exec/calls.rs`).
     pub local_bytes: u32,
     /// Module-scope `.shared` variables, at the start of every block's shared memory.
     pub module_shared: u32,
     /// Each `Op::AssertFail`'s arguments by pc: offsets in the caller's local memory of
     /// the message, file, line and function (only read when the assert fails).
     pub assert_args: HashMap<u32, AssertArgs>,
+    /// Every function with a body (kernels too), in the order the module defines them:
+    /// what calls, indirect calls and function addresses need at run time.
+    pub funcs: Vec<FuncRt>,
+    /// Some function calls `malloc` or `free` (the device heap's).
+    pub uses_heap: bool,
 }
 
 /// Where `__assertfail(message, file, line, function, charSize)`'s caller put its
@@ -448,6 +484,8 @@ enum Sym {
 struct FuncInfo {
     entry: u32,
     has_body: bool,
+    /// Index in [`Program::funcs`] (functions with a body).
+    index: Option<u32>,
     /// (local offset, size) of each `.param`, in order.
     params: Vec<(u32, u32)>,
     rets: Vec<(u32, u32)>,
@@ -608,6 +646,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         let mut info = FuncInfo {
             entry: pc,
             has_body: f.body.is_some(),
+            index: None,
             params: Vec::new(),
             rets: Vec::new(),
         };
@@ -639,9 +678,13 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 continue;
             }
         }
+        if f.body.is_some() {
+            info.index = Some(prog.funcs.len() as u32);
+            prog.funcs
+                .push(FuncRt::new(f, &info.params, &info.rets, info.entry, pc));
+        }
         funcs.insert(f.name.clone(), info);
     }
-    check_recursion(&ast)?;
 
     let mut kernels = Vec::new();
     let mut ranges: HashMap<&str, (IndexRange, IndexRange)> = HashMap::new();
@@ -660,11 +703,21 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             shared: module_shared,
             own_local: 0,
             is_kernel: f.entry,
+            protos: HashMap::new(),
         };
         let params = d.declare_params(f)?;
+        let local_before = d.layout.local;
         d.body(f, body)?;
         let shared = d.shared;
         let own_local = d.own_local;
+        if let Some(idx) = funcs[&f.name].index {
+            prog.funcs[idx as usize].set_frame(
+                (reg_lo, layout.next_reg),
+                (pred_lo, layout.next_pred),
+                (local_before, layout.local),
+                own_local,
+            );
+        }
         ranges.insert(
             f.name.as_str(),
             ((reg_lo, layout.next_reg), (pred_lo, layout.next_pred)),
@@ -690,6 +743,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         }
     }
     let local = align_up(layout.local as u64, 16) as u32;
+    calls::mark_recursion(&ast, &mut prog, |n| funcs.get(n).and_then(|f| f.index));
     let calls = call_graph(&ast);
     for k in &mut kernels {
         // Registers of the kernel and of every function it reaches.
@@ -744,47 +798,6 @@ fn call_graph(ast: &Ast) -> HashMap<&str, Vec<&str>> {
     calls
 }
 
-fn check_recursion(ast: &Ast) -> Result<(), LoadError> {
-    let calls = call_graph(ast);
-    // Depth-first search for a cycle, with a stack of its own: a chain of 100,000
-    // functions each calling the next must not overflow the loading thread's stack.
-    // State: absent = not seen, 1 = on the current path, 2 = done.
-    let mut state: HashMap<&str, u8> = HashMap::new();
-    for f in &ast.funcs {
-        if state.contains_key(f.name.as_str()) {
-            continue;
-        }
-        // Each frame: a function and the index of its next callee to visit.
-        let mut path: Vec<(&str, usize)> = vec![(f.name.as_str(), 0)];
-        state.insert(f.name.as_str(), 1);
-        while let Some(&mut (n, ref mut next)) = path.last_mut() {
-            let callees = calls.get(n).map(Vec::as_slice).unwrap_or(&[]);
-            let Some(&c) = callees.get(*next) else {
-                state.insert(n, 2);
-                path.pop();
-                continue;
-            };
-            *next += 1;
-            match state.get(c) {
-                Some(1) => {
-                    return Err(LoadError::at(
-                        f.line,
-                        f.column,
-                        LoadErrorKind::Unsupported,
-                        format!("recursive calls (through `{c}`) are not supported"),
-                    ))
-                }
-                Some(_) => {}
-                None => {
-                    state.insert(c, 1);
-                    path.push((c, 0));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 struct FuncDecoder<'a> {
     prog: &'a mut Program,
     layout: &'a mut Layout,
@@ -797,6 +810,8 @@ struct FuncDecoder<'a> {
     /// Bytes of `.local` variables this function declares.
     own_local: u64,
     is_kernel: bool,
+    /// The `.callprototype`s in scope: bytes of each return value and parameter.
+    protos: HashMap<String, (Vec<u32>, Vec<u32>)>,
 }
 
 /// The modifiers of one instruction; each decoder takes those it understands and the
@@ -940,6 +955,15 @@ impl FuncDecoder<'_> {
                     self.scopes.pop();
                 }
                 Stmt::Label(..) => {}
+                Stmt::Proto { name, rets, params } => {
+                    let sizes = |v: &[VarDecl]| -> Result<Vec<u32>, LoadError> {
+                        v.iter()
+                            .map(|p| var_size(p).map(|(n, _)| n as u32))
+                            .collect()
+                    };
+                    let sig = (sizes(rets)?, sizes(params)?);
+                    self.protos.insert(name.clone(), sig);
+                }
                 Stmt::Reg {
                     ty,
                     names,
@@ -1088,7 +1112,21 @@ impl FuncDecoder<'_> {
                 }
                 match self.lookup(n) {
                     Some(s) => self.sym_src(s, 0),
-                    None => return Err(semantic(i, format!("undeclared name `{n}`"))),
+                    None => match self.funcs.get(n) {
+                        // A function's address (`mov.u64 %rd, func;`).
+                        Some(f) => match f.index {
+                            Some(k) => {
+                                Src::Imm(crate::FUNC_WINDOW + u64::from(k) * crate::FUNC_STRIDE)
+                            }
+                            None => {
+                                return Err(unsupported(
+                                    i,
+                                    format!("the address of `{n}`, which has no body here"),
+                                ))
+                            }
+                        },
+                        None => return Err(semantic(i, format!("undeclared name `{n}`"))),
+                    },
                 }
             }
             Opnd::SymOff(n, off) => match self.lookup(n) {
@@ -1256,12 +1294,13 @@ impl FuncDecoder<'_> {
                 if ty == Ty::Pred {
                     return self.alu(i, math::pred_op("mov").ok_or_else(|| unsup(m))?, 1);
                 }
-                // A label or function address has no meaning on the host.
+                // A label's address has no meaning on the host; a function's is in the
+                // function window (`src`).
                 if let Opnd::Name(n) = &i.ops[1] {
-                    if self.labels.contains_key(n) || self.funcs.contains_key(n) {
+                    if self.labels.contains_key(n) {
                         return Err(unsupported(
                             i,
-                            "taking the address of a label or function is not supported",
+                            "taking the address of a label is not supported",
                         ));
                     }
                 }
@@ -2371,17 +2410,22 @@ impl FuncDecoder<'_> {
             first = ops.next();
         }
         let Some(Opnd::Name(fname)) = first else {
-            return Err(unsupported(i, "indirect calls are not supported"));
+            return Err(semantic(i, "a call names a function or a register"));
         };
+        if !self.funcs.contains_key(fname) {
+            if let Some(Sym::Reg(_)) = self.lookup(fname) {
+                return self.call_indirect(i, rets, fname, ops.as_slice());
+            }
+        }
         let args: &[Opnd] = match ops.next() {
             Some(Opnd::List(a)) => a,
             None => &[],
             Some(_) => return Err(semantic(i, "bad call arguments")),
         };
         if ops.next().is_some() {
-            return Err(unsupported(
+            return Err(semantic(
                 i,
-                "call prototypes (indirect calls) are not supported",
+                format!("a prototype or target list after a direct call of `{fname}`"),
             ));
         }
         let Some(f) = self.funcs.get(fname) else {
@@ -2456,17 +2500,98 @@ impl FuncDecoder<'_> {
                         value: args_in[1].0,
                     });
                 }
+                "malloc" if sizes(&args_in) == [8] && sizes(&rets_out) == [8] => {
+                    self.prog.uses_heap = true;
+                    return Ok(Op::Malloc {
+                        size: args_in[0].0,
+                        ret: rets_out[0].1,
+                    });
+                }
+                "free" if sizes(&args_in) == [8] && rets_out.is_empty() => {
+                    self.prog.uses_heap = true;
+                    return Ok(Op::Free { ptr: args_in[0].0 });
+                }
                 _ => {}
             }
             return Err(unsupported(
                 i,
-                format!("call to `{fname}`, which has no body here (device-library functions other than vprintf, __assertfail and cudaGraphSetConditional, such as malloc, are not supported)"),
+                format!("call to `{fname}`, which has no body here (device-library functions other than vprintf, malloc, free, __assertfail and cudaGraphSetConditional are not supported)"),
             ));
         }
         Ok(Op::Call {
             entry: f.entry,
             args_in,
             rets_out,
+            callee: f.index.unwrap_or(0),
+            // Set once the whole call graph is known (`calls::mark_recursion`).
+            save: None,
+        })
+    }
+}
+
+impl FuncDecoder<'_> {
+    /// `call (rets), %rd, (args), prototype;` (after `(rets)` and the register): the
+    /// arguments' and return values' sizes come from the prototype; which function runs,
+    /// and so where they go, from the register's value when the call runs.
+    fn call_indirect(
+        &mut self,
+        i: &InstAst,
+        rets: &[Opnd],
+        reg: &str,
+        rest: &[Opnd],
+    ) -> Result<Op, LoadError> {
+        let target = self.src(i, &Opnd::Name(reg.to_string()))?;
+        let (args, proto): (&[Opnd], &Opnd) = match rest {
+            [Opnd::List(a), p] => (a, p),
+            [p] => (&[], p),
+            _ => {
+                return Err(semantic(
+                    i,
+                    "an indirect call is `call (rets), %rd, (args), prototype;`",
+                ))
+            }
+        };
+        let Opnd::Name(pname) = proto else {
+            return Err(semantic(i, "an indirect call ends in its prototype's name"));
+        };
+        let Some((ret_sizes, arg_sizes)) = self.protos.get(pname).cloned() else {
+            return Err(if self.labels.contains_key(pname) {
+                unsupported(i, format!("`{pname}` is a label: calls through a `.calltargets` list are not supported"))
+            } else {
+                semantic(i, format!("unknown call prototype `{pname}`"))
+            });
+        };
+        let slots =
+            |list: &[Opnd], sizes: &[u32], what: &str| -> Result<Vec<(u32, u32)>, LoadError> {
+                if list.len() != sizes.len() {
+                    return Err(semantic(
+                        i,
+                        format!(
+                            "prototype `{pname}` has {} {what}, the call gives {}",
+                            sizes.len(),
+                            list.len()
+                        ),
+                    ));
+                }
+                list.iter()
+                    .zip(sizes)
+                    .map(|(o, &size)| match o {
+                        Opnd::Name(n) => match self.lookup(n) {
+                            Some(Sym::Local(off)) => Ok((off, size)),
+                            _ => Err(semantic(i, format!("`{n}` is not a `.param` variable"))),
+                        },
+                        _ => Err(semantic(i, "call arguments must be `.param` variables")),
+                    })
+                    .collect()
+            };
+        let args = slots(args, &arg_sizes, "parameters")?;
+        let rets = slots(rets, &ret_sizes, "return values")?;
+        Ok(Op::CallIndirect {
+            target,
+            args,
+            rets,
+            // Set once the whole call graph is known (`calls::mark_recursion`).
+            caller: None,
         })
     }
 }

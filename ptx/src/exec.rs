@@ -3,6 +3,7 @@
 //! together (32 lanes per instruction, an active mask), which reconverges structured
 //! code where it joins, as a GPU's post-dominator reconvergence does.
 
+mod calls;
 mod texture;
 
 use std::collections::VecDeque;
@@ -361,6 +362,8 @@ pub(crate) struct Warp {
     wait_bar: [u8; 32],
     /// Per-lane return stacks (call pc); empty unless the kernel calls functions.
     stacks: Vec<Vec<u32>>,
+    /// The rest of each lane's call frames (`calls.rs`).
+    frames: calls::Frames,
     has_calls: bool,
     /// The carry flag of each lane (`add.cc` and friends).
     cc: u32,
@@ -485,6 +488,7 @@ impl<'a> BlockCtx<'a> {
                 waiting: 0,
                 wait_bar: [0; 32],
                 stacks: Vec::new(),
+                frames: calls::Frames::default(),
                 has_calls: false,
                 cc: 0,
                 steps: 0,
@@ -503,6 +507,7 @@ impl<'a> BlockCtx<'a> {
             w.exited = 0;
             w.waiting = 0;
             w.stacks.clear();
+            w.frames.clear();
             w.has_calls = false;
             w.cc = 0;
             w.steps = 0;
@@ -677,8 +682,20 @@ impl<'a> BlockCtx<'a> {
     /// deepest frame first, then the lowest pc), and the lowest pc of any other lane.
     fn pick(w: &Warp, runnable: u32) -> (u32, u32, u32) {
         if w.has_calls {
-            // Key of a lane: its return addresses, then its pc; compared in place.
             let stack = |l: usize| w.stacks.get(l).map(Vec::as_slice).unwrap_or(&[]);
+            // Usually every runnable lane is at one pc, as deep in calls, returning to the
+            // same place: they run together without comparing whole stacks (thousands of
+            // return addresses deep in a recursion). Lanes at one pc may run together
+            // whatever their stacks below hold: each returns by its own.
+            let first = runnable.trailing_zeros() as usize;
+            let key = |l: usize| (w.pcs[l], stack(l).len(), stack(l).last().copied());
+            let k0 = key(first);
+            let mut same = true;
+            for_lanes(runnable, |l| same &= key(l) == k0);
+            if same {
+                return (k0.0, runnable, k0.0.wrapping_add(1));
+            }
+            // Key of a lane: its return addresses, then its pc; compared in place.
             let cmp = |a: usize, b: usize| -> std::cmp::Ordering {
                 let (sa, sb) = (stack(a), stack(b));
                 let ka = sa.iter().copied().chain(std::iter::once(w.pcs[a]));
@@ -934,18 +951,27 @@ impl<'a> BlockCtx<'a> {
                     }
                     pc += 1;
                 }
-                Op::Call { entry, args_in, .. } => {
-                    if w.stacks.len() < 32 {
-                        w.stacks.resize(32, Vec::new());
+                Op::Call {
+                    entry,
+                    args_in,
+                    callee,
+                    save,
+                    ..
+                } => {
+                    self.call_direct(w, emask, pc, *entry, *callee, args_in, *save)?;
+                    if emask != 0 {
+                        w.has_calls = true;
                     }
-                    let mut m = emask;
-                    while m != 0 {
-                        let l = m.trailing_zeros() as usize;
-                        m &= m - 1;
-                        self.local_copy(w.id, l, args_in);
-                        w.stacks[l].push(pc);
-                        w.pcs[l] = *entry;
-                    }
+                    set_pcs(w, mask & !emask, pc + 1);
+                    return Ok(None);
+                }
+                Op::CallIndirect {
+                    target,
+                    args,
+                    rets,
+                    caller,
+                } => {
+                    self.call_indirect(w, emask, pc, *target, args, rets, *caller)?;
                     if emask != 0 {
                         w.has_calls = true;
                     }
@@ -966,11 +992,7 @@ impl<'a> BlockCtx<'a> {
                         m &= m - 1;
                         match w.stacks.get_mut(l).and_then(|s| s.pop()) {
                             Some(call_pc) => {
-                                if let Some(Op::Call { rets_out, .. }) =
-                                    insts.get(call_pc as usize).map(|i| &i.op)
-                                {
-                                    self.local_copy(w.id, l, rets_out);
-                                }
+                                self.return_lane(w, l, call_pc);
                                 w.pcs[l] = call_pc + 1;
                             }
                             None => exits |= 1 << l,
@@ -1638,6 +1660,8 @@ impl<'a> BlockCtx<'a> {
             } => self.atom(w, *space, *op, *ty, *d, *addr, *off, *b, *c, emask, pc)?,
             Op::Nop | Op::WarpSync { .. } => {}
             Op::Vprintf { fmt, args, ret } => self.vprintf(w, emask, *fmt, *args, *ret),
+            Op::Malloc { size, ret } => self.device_malloc(w, emask, *size, *ret, pc)?,
+            Op::Free { ptr } => self.device_free(w, emask, *ptr, pc)?,
             Op::SetConditional { handle, value } => {
                 self.set_conditional(w, emask, *handle, *value, pc)?
             }
@@ -2001,6 +2025,16 @@ impl<'a> BlockCtx<'a> {
                 }
                 if (GRID_WINDOW..GRID_WINDOW + WINDOW_SIZE).contains(&addr) {
                     return self.locate_grid_workspace(w, addr, size, access, lane, pc);
+                }
+                if let Some(detail) = calls::describe_function_address(self.prog, addr) {
+                    return Err(self.fault(
+                        w,
+                        lane,
+                        pc,
+                        FaultKind::IllegalAddress,
+                        Some(addr),
+                        detail,
+                    ));
                 }
                 match self.mem.translate(addr, size, access) {
                     Ok(s)

@@ -363,6 +363,7 @@ impl Driver {
         st.contexts.destroy(ctx)?;
         // Its modules go with it (their variables are cuMemAlloc memory of it, freed below).
         st.modules.modules.retain(|_, m| m.context != ctx);
+        st.modules.heaps.remove(&ctx);
         let modules = &st.modules.modules;
         st.modules
             .functions
