@@ -269,6 +269,14 @@ pub enum Op {
     Free {
         ptr: u32,
     },
+    /// `mov.u64 %r, local_var;` in function `func` (not a kernel): the variable's local
+    /// address in the running activation, which a recursive activation has in a frame of
+    /// its own (`exec/calls.rs`); else `off`, its place.
+    FrameAddr {
+        d: Dst,
+        off: u32,
+        func: u32,
+    },
     Ret,
     Exit,
     Trap,
@@ -456,6 +464,9 @@ pub struct Program {
     pub funcs: Vec<FuncRt>,
     /// Some function calls `malloc` or `free` (the device heap's).
     pub uses_heap: bool,
+    /// Some recursive function has `.local` variables: each thread's local memory then
+    /// holds a stack for their activations' copies (`exec/calls.rs`).
+    pub recursive_depots: bool,
 }
 
 /// Where `__assertfail(message, file, line, function, charSize)`'s caller put its
@@ -704,18 +715,21 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             own_local: 0,
             is_kernel: f.entry,
             protos: HashMap::new(),
+            func_index: funcs[&f.name].index,
+            depot: (u32::MAX, 0),
         };
         let params = d.declare_params(f)?;
         let local_before = d.layout.local;
         d.body(f, body)?;
         let shared = d.shared;
         let own_local = d.own_local;
+        let depot = d.depot;
         if let Some(idx) = funcs[&f.name].index {
             prog.funcs[idx as usize].set_frame(
                 (reg_lo, layout.next_reg),
                 (pred_lo, layout.next_pred),
                 (local_before, layout.local),
-                own_local,
+                depot,
             );
         }
         ranges.insert(
@@ -812,6 +826,10 @@ struct FuncDecoder<'a> {
     is_kernel: bool,
     /// The `.callprototype`s in scope: bytes of each return value and parameter.
     protos: HashMap<String, (Vec<u32>, Vec<u32>)>,
+    /// The function's index in `Program::funcs`, and the range of local memory its
+    /// `.local` variables take (its depot, which a recursive activation relocates).
+    func_index: Option<u32>,
+    depot: (u32, u32),
 }
 
 /// The modifiers of one instruction; each decoder takes those it understands and the
@@ -1045,6 +1063,10 @@ impl FuncDecoder<'_> {
                             let off = align_up(self.layout.local as u64, align as u64);
                             self.layout.local = (off + size).min(u32::MAX as u64) as u32;
                             self.declare(&v.name, Sym::Local(off as u32));
+                            if v.space == VarSpace::Local {
+                                self.depot.0 = self.depot.0.min(off as u32);
+                                self.depot.1 = self.depot.1.max(self.layout.local);
+                            }
                         }
                         _ => {
                             return Err(LoadError::at(
@@ -1293,6 +1315,17 @@ impl FuncDecoder<'_> {
                 }
                 if ty == Ty::Pred {
                     return self.alu(i, math::pred_op("mov").ok_or_else(|| unsup(m))?, 1);
+                }
+                if let (Some(func), Opnd::Name(n)) = (self.func_index, &i.ops[1]) {
+                    if let Some(Sym::Local(off)) = self.lookup(n) {
+                        if !self.is_kernel && (self.depot.0..self.depot.1).contains(&off) {
+                            return Ok(Op::FrameAddr {
+                                d: self.reg(i, &i.ops[0])?,
+                                off,
+                                func,
+                            });
+                        }
+                    }
                 }
                 // A label's address has no meaning on the host; a function's is in the
                 // function window (`src`).

@@ -123,8 +123,9 @@ fn run_inner(
     }
     // Host memory the launch needs per block: refuse what no GPU would give either,
     // rather than let an allocation abort the process.
+    let local_bytes = calls::local_bytes(&module.program, launch);
     let per_block = module.program.nregs as u64 * 8 * nthreads.div_ceil(32) * 32
-        + module.program.local_bytes as u64 * nthreads
+        + local_bytes as u64 * nthreads
         + k.static_shared_bytes as u64
         + launch.dynamic_shared_bytes as u64;
     if per_block > 1 << 31 {
@@ -206,7 +207,7 @@ fn run_inner(
             shared_limit,
             dyn_shared_base: (k.static_shared_bytes as u64).div_ceil(16) * 16,
             local: Vec::new(),
-            local_bytes: module.program.local_bytes as usize,
+            local_bytes,
             bars: [BarState::default(); 16],
             exited_threads: 0,
             instructions: 0,
@@ -1662,6 +1663,7 @@ impl<'a> BlockCtx<'a> {
             Op::Vprintf { fmt, args, ret } => self.vprintf(w, emask, *fmt, *args, *ret),
             Op::Malloc { size, ret } => self.device_malloc(w, emask, *size, *ret, pc)?,
             Op::Free { ptr } => self.device_free(w, emask, *ptr, pc)?,
+            Op::FrameAddr { d, off, func } => self.frame_addr(w, emask, *d, *off, *func),
             Op::SetConditional { handle, value } => {
                 self.set_conditional(w, emask, *handle, *value, pc)?
             }

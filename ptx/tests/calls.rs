@@ -39,6 +39,21 @@ __device__ __noinline__ long long fib(int n) {
 }
 extern "C" __global__ void fibs(long long* out) { out[threadIdx.x] = fib(threadIdx.x % 16); }
 
+// Results written through pointers into the caller's frame, as numba's calling
+// convention returns values: each activation's `.local` variables are its own.
+__device__ __noinline__ void fib_out(int n, long long* out) {
+  if (n < 2) { *out = n; return; }
+  long long a, b;
+  fib_out(n - 1, &a);
+  fib_out(n - 2, &b);
+  *out = a + b;
+}
+extern "C" __global__ void fibs_out(long long* out) {
+  long long r;
+  fib_out(threadIdx.x % 16, &r);
+  out[threadIdx.x] = r;
+}
+
 __device__ __noinline__ unsigned depth(unsigned n) {
   if (n == 0) return 1;
   unsigned r = depth(n - 1);
@@ -220,6 +235,15 @@ fn recursion_gives_each_activation_its_own_registers_and_parameters() {
             .collect();
         let want: Vec<i64> = (0..64).map(|t| fib(t % 16)).collect();
         assert_eq!(got, want, "{engine:?}");
+        mem = TestMemory::new();
+        let out = mem.map(&[0; 8 * 64], true);
+        go(&m, "fibs_out", &mem, &[out], 64, engine, None, None).unwrap();
+        let got: Vec<i64> = mem
+            .read(out)
+            .chunks(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, want, "through the callers' frames, {engine:?}");
 
         let out = mem.map(&[0; 4 * 32], true);
         go(&m, "mutual", &mem, &[out], 32, engine, None, None).unwrap();

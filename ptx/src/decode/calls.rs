@@ -28,10 +28,13 @@ pub struct FuncRt {
     pub regs: (u32, u32),
     pub preds: (u32, u32),
     pub locals: [(u32, u32); 2],
-    /// Bytes of `.local` variables it declares (its depot, which a GPU keeps on the stack).
-    pub own_local: u32,
+    /// The local memory its `.local` variables take (its depot, which a GPU keeps on the
+    /// stack): a recursive activation has its own copy (`exec/calls.rs`).
+    pub depot: (u32, u32),
     /// Its strongly connected component in the call graph.
     pub scc: u32,
+    /// It may be active twice at once (its component has a cycle).
+    pub recursive: bool,
 }
 
 impl FuncRt {
@@ -55,8 +58,9 @@ impl FuncRt {
             regs: (0, 0),
             preds: (0, 0),
             locals: [(lo, hi), (0, 0)],
-            own_local: 0,
+            depot: (0, 0),
             scc: 0,
+            recursive: false,
         }
     }
 
@@ -65,19 +69,24 @@ impl FuncRt {
         regs: (u32, u32),
         preds: (u32, u32),
         body_local: (u32, u32),
-        own_local: u64,
+        depot: (u32, u32),
     ) {
         self.regs = regs;
         self.preds = preds;
         self.locals[1] = body_local;
-        self.own_local = own_local.min(u32::MAX as u64) as u32;
+        self.depot = if depot.0 < depot.1 { depot } else { (0, 0) };
+    }
+
+    /// Bytes of its depot.
+    pub fn depot_bytes(&self) -> u32 {
+        (self.depot.1 - self.depot.0).next_multiple_of(16)
     }
 
     /// Bytes of call stack one of its activations takes, as a GPU counts against
     /// CU_LIMIT_STACK_SIZE: a return address and saved registers (16 bytes; ptxas keeps
     /// parameters in registers) and its `.local` depot.
     pub fn stack_cost(&self) -> u64 {
-        16 + u64::from(self.own_local).next_multiple_of(16)
+        16 + u64::from(self.depot_bytes())
     }
 }
 
@@ -121,9 +130,16 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
         edges[me as usize].extend(&taken);
     }
     let scc = components(&edges);
+    let mut members = vec![0u32; n];
+    for &c in &scc {
+        members[c as usize] += 1;
+    }
     for (k, f) in prog.funcs.iter_mut().enumerate() {
         f.scc = scc[k];
+        f.recursive = members[scc[k] as usize] > 1 || edges[k].contains(&(k as u32));
     }
+    // Per-thread local memory for recursive activations' depots (`exec/calls.rs`).
+    prog.recursive_depots = prog.funcs.iter().any(|f| f.recursive && f.depot_bytes() > 0);
     let funcs = &prog.funcs;
     for (me, f) in funcs.iter().enumerate() {
         for inst in &mut prog.insts[f.entry as usize..f.end as usize] {

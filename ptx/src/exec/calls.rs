@@ -8,13 +8,17 @@
 //! what `FuncRt::stack_cost` says, and the call that would pass the limit faults.
 //!
 //! Where a GPU gives each activation its own stack frame, the executor keeps each
-//! function's registers and local memory at one place and saves the caller's on a
-//! recursive call (`decode/calls.rs` says which calls). One difference follows: the
-//! generic address of a function's `.local` variable is the same in every activation, so
-//! a pointer to a caller's local variable, passed down a recursion, reads the callee's.
+//! function's registers and parameters at one place and saves the caller's on a
+//! recursive call (`decode/calls.rs` says which calls). A recursive function's `.local`
+//! variables (its depot) are the exception: each activation has its own copy, in a
+//! stack after the thread's static local memory, because their addresses escape (a
+//! caller passes the address of its depot for the callee to write a result through, as
+//! numba's calling convention does); `Op::FrameAddr` gives the running activation's.
+//! A depot reached by name rather than through its address (`ld.local [var+8]`) is
+//! the static copy.
 
-use super::{in_window, write_le, BlockCtx, Fault, Warp};
-use crate::decode::{FuncRt, Op, Program, Src};
+use super::{for_lanes, in_window, write, write_le, BlockCtx, Fault, Warp};
+use crate::decode::{Dst, FuncRt, Op, Program, Src};
 use crate::{FaultKind, FUNC_STRIDE, FUNC_WINDOW, WINDOW_SIZE};
 
 /// Host memory the saved frames of one warp may take (each saved activation copies its
@@ -22,12 +26,30 @@ use crate::{FaultKind, FUNC_STRIDE, FUNC_WINDOW, WINDOW_SIZE};
 /// rather than exhaust the host.
 const SAVED_HOST_BYTES_PER_WARP: u64 = 256 << 20;
 
+/// Most bytes of local memory a thread's stack of recursive depots gets, whatever
+/// CU_LIMIT_STACK_SIZE says: every thread of a block has one, zeroed per block.
+const DEPOT_STACK_MAX: u64 = 1 << 20;
+
+/// Bytes of local memory a thread has in a launch of `prog`: its static local memory,
+/// then (when a recursive function has a depot) the stack of depots.
+pub(super) fn local_bytes(prog: &Program, launch: &crate::Launch) -> usize {
+    let stack = if prog.recursive_depots {
+        launch.stack_bytes.min(DEPOT_STACK_MAX).next_multiple_of(16)
+    } else {
+        0
+    };
+    prog.local_bytes as usize + stack as usize
+}
+
 /// The call frames of a warp's lanes, beside their return addresses (`Warp::stacks`).
 #[derive(Default)]
 pub(crate) struct Frames {
     lanes: Vec<Vec<Frame>>,
-    /// Stack bytes each lane's saved activations take (against `Launch::stack_bytes`).
+    /// Stack bytes each lane's recursive activations take (against
+    /// `Launch::stack_bytes`).
     used: [u64; 32],
+    /// Bytes of each lane's depot stack in use.
+    depot_top: [u32; 32],
     /// Host bytes of all the saved frames.
     host_bytes: u64,
 }
@@ -36,6 +58,7 @@ impl Frames {
     pub(super) fn clear(&mut self) {
         self.lanes.iter_mut().for_each(Vec::clear);
         self.used = [0; 32];
+        self.depot_top = [0; 32];
         self.host_bytes = 0;
     }
 }
@@ -45,6 +68,10 @@ struct Frame {
     callee: u32,
     /// The caller's state, when the callee may re-enter it.
     saved: Option<Box<Saved>>,
+    /// Stack bytes the activation takes (0 unless the callee is recursive).
+    cost: u64,
+    /// Offset of the activation's depot in the depot stack, if it has its own.
+    depot: Option<u32>,
 }
 
 /// A function's registers, predicates and local memory of one lane, as they were at a
@@ -54,7 +81,6 @@ struct Saved {
     regs: Vec<u64>,
     preds: Vec<bool>,
     local: Vec<u8>,
-    cost: u64,
 }
 
 impl Saved {
@@ -139,7 +165,8 @@ impl<'a> BlockCtx<'a> {
                 None => None,
             };
             self.local_copy(w.id, l, args_in);
-            push_frame(w, l, pc, entry, Frame { callee, saved });
+            let frame = self.activation(w, l, pc, callee, saved)?;
+            push_frame(w, l, pc, entry, frame);
         }
         Ok(())
     }
@@ -211,10 +238,7 @@ impl<'a> BlockCtx<'a> {
                 .map(|(&(from, n), &(to, m))| (from, to, n.min(m)))
                 .collect();
             self.local_copy(w.id, l, &copies);
-            let frame = Frame {
-                callee: k as u32,
-                saved,
-            };
+            let frame = self.activation(w, l, pc, k as u32, saved)?;
             push_frame(w, l, pc, f.entry, frame);
         }
         Ok(())
@@ -225,6 +249,12 @@ impl<'a> BlockCtx<'a> {
     pub(super) fn return_lane(&mut self, w: &mut Warp, l: usize, call_pc: u32) {
         let prog: &'a Program = self.prog;
         let frame = w.frames.lanes.get_mut(l).and_then(Vec::pop);
+        if let Some(f) = &frame {
+            w.frames.used[l] -= f.cost;
+            if f.depot.is_some() {
+                w.frames.depot_top[l] -= prog.funcs[f.callee as usize].depot_bytes();
+            }
+        }
         let op = prog.insts.get(call_pc as usize).map(|i| &i.op);
         let saved = frame.as_ref().and_then(|f| f.saved.as_ref());
         // (callee's offset, caller's, bytes) of each return value.
@@ -273,17 +303,6 @@ impl<'a> BlockCtx<'a> {
     ) -> Result<Box<Saved>, Fault> {
         let prog: &'a Program = self.prog;
         let f = &prog.funcs[func as usize];
-        let cost = f.stack_cost();
-        let used = w.frames.used[l] + cost;
-        if used > self.launch.stack_bytes {
-            let detail = format!(
-                "call stack overflow: this recursive call of `{}` takes the thread's stack to \
-                 {used} bytes, past its {} (CU_LIMIT_STACK_SIZE; each activation of `{}` takes \
-                 {cost})",
-                f.name, self.launch.stack_bytes, f.name
-            );
-            return Err(self.fault(w, l as u32, pc, FaultKind::IllegalAddress, None, detail));
-        }
         let regs = (f.regs.0..f.regs.1)
             .map(|r| w.regs[r as usize * 32 + l])
             .collect();
@@ -299,7 +318,6 @@ impl<'a> BlockCtx<'a> {
             regs,
             preds,
             local,
-            cost,
         });
         if w.frames.host_bytes + saved.host_bytes() > SAVED_HOST_BYTES_PER_WARP {
             let detail = format!(
@@ -312,7 +330,6 @@ impl<'a> BlockCtx<'a> {
             return Err(self.fault(w, l as u32, pc, FaultKind::IllegalAddress, None, detail));
         }
         w.frames.host_bytes += saved.host_bytes();
-        w.frames.used[l] = used;
         Ok(saved)
     }
 
@@ -334,8 +351,82 @@ impl<'a> BlockCtx<'a> {
             }
             at += n;
         }
-        w.frames.used[l] -= s.cost;
         w.frames.host_bytes -= s.host_bytes();
+    }
+
+    /// The frame of lane `l`'s new activation of `callee`: a recursive callee's takes
+    /// stack (and its depot a copy of its own), past the limit a fault.
+    fn activation(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        pc: u32,
+        callee: u32,
+        saved: Option<Box<Saved>>,
+    ) -> Result<Frame, Fault> {
+        let prog: &'a Program = self.prog;
+        let f = &prog.funcs[callee as usize];
+        if !f.recursive {
+            return Ok(Frame {
+                callee,
+                saved,
+                cost: 0,
+                depot: None,
+            });
+        }
+        let cost = f.stack_cost();
+        let used = w.frames.used[l] + cost;
+        let room = (self.local_bytes - prog.local_bytes as usize) as u32;
+        let top = w.frames.depot_top[l];
+        let depot = f.depot_bytes();
+        if used > self.launch.stack_bytes || (depot > 0 && top + depot > room) {
+            let limit = if used > self.launch.stack_bytes {
+                self.launch.stack_bytes
+            } else {
+                u64::from(room)
+            };
+            let detail = format!(
+                "call stack overflow: this call of the recursive `{}` takes the thread's stack \
+                 to {used} bytes, past its {limit} (CU_LIMIT_STACK_SIZE; each activation of `{}` \
+                 takes {cost})",
+                f.name, f.name
+            );
+            let lane = l as u32;
+            return Err(self.fault(w, lane, pc, FaultKind::IllegalAddress, None, detail));
+        }
+        w.frames.used[l] = used;
+        let at = (depot > 0).then(|| {
+            w.frames.depot_top[l] = top + depot;
+            top
+        });
+        Ok(Frame {
+            callee,
+            saved,
+            cost,
+            depot: at,
+        })
+    }
+
+    /// `Op::FrameAddr`: the local address of a `.local` variable of `func` in each lane's
+    /// running activation.
+    pub(super) fn frame_addr(&mut self, w: &mut Warp, emask: u32, d: Dst, off: u32, func: u32) {
+        let prog: &'a Program = self.prog;
+        let f = &prog.funcs[func as usize];
+        let mut out = [0u64; 32];
+        for_lanes(emask, |l| {
+            let top = w.frames.lanes.get(l).and_then(|s| s.last());
+            out[l] = match top {
+                Some(Frame {
+                    callee,
+                    depot: Some(at),
+                    ..
+                }) if *callee == func => {
+                    u64::from(prog.local_bytes) + u64::from(*at) + u64::from(off - f.depot.0)
+                }
+                _ => u64::from(off),
+            };
+        });
+        write(w, d, &out, emask);
     }
 
     /// `malloc(size)` of each lane of `emask`, in lane order, from the launch's heap.
