@@ -139,7 +139,10 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
         f.recursive = members[scc[k] as usize] > 1 || edges[k].contains(&(k as u32));
     }
     // Per-thread local memory for recursive activations' depots (`exec/calls.rs`).
-    prog.recursive_depots = prog.funcs.iter().any(|f| f.recursive && f.depot_bytes() > 0);
+    prog.recursive_depots = prog
+        .funcs
+        .iter()
+        .any(|f| f.recursive && f.depot_bytes() > 0);
     let funcs = &prog.funcs;
     for (me, f) in funcs.iter().enumerate() {
         for inst in &mut prog.insts[f.entry as usize..f.end as usize] {
