@@ -107,6 +107,7 @@ fn depth(n: u32) -> u32 {
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn go(
     m: &Module,
     kernel: &str,

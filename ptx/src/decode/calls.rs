@@ -97,6 +97,7 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
     let mut edges: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut indirect_callers = Vec::new();
     let mut taken: HashSet<u32> = HashSet::new();
+    let declared: HashSet<&str> = ast.funcs.iter().map(|f| f.name.as_str()).collect();
     for f in &ast.funcs {
         let (Some(body), Some(me)) = (&f.body, index(&f.name)) else {
             continue;
@@ -104,14 +105,14 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
         for s in body {
             let Stmt::Inst(i) = s else { continue };
             if i.opcode == "call" {
-                match i.ops.iter().find(|o| matches!(o, Opnd::Name(_))) {
-                    Some(Opnd::Name(c)) => match index(c) {
+                if let Some(Opnd::Name(c)) = i.ops.iter().find(|o| matches!(o, Opnd::Name(_))) {
+                    match index(c) {
                         Some(k) => edges[me as usize].push(k),
-                        // A register: an indirect call (a body-less callee is a leaf).
-                        None if c.starts_with('%') => indirect_callers.push(me),
-                        None => {}
-                    },
-                    _ => {}
+                        // A body-less callee (the driver's malloc, vprintf) is a leaf.
+                        None if declared.contains(c.as_str()) => {}
+                        // A register: an indirect call.
+                        None => indirect_callers.push(me),
+                    }
                 }
             } else {
                 for o in &i.ops {
