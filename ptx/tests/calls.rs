@@ -375,3 +375,58 @@ fn freeing_what_malloc_did_not_give_faults_naming_the_pointer() {
 fn u64s(v: &[u64]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
+
+#[test]
+fn a_call_through_a_prototype_the_function_does_not_have_faults() {
+    // Hand-written: `two` takes two parameters, the prototype says one.
+    let text = r#"
+.version 9.0
+.target sm_90
+.address_size 64
+.func (.param .b32 r) two(.param .b32 a, .param .b32 b)
+{
+    .reg .b32 %r<3>;
+    ld.param.b32 %r1, [a];
+    ld.param.b32 %r2, [b];
+    add.s32 %r1, %r1, %r2;
+    st.param.b32 [r], %r1;
+    ret;
+}
+.visible .entry k(.param .u64 out)
+{
+    .reg .b64 %rd<3>;
+    .reg .b32 %r<2>;
+    mov.u64 %rd1, two;
+    {
+    .param .b32 p0;
+    st.param.b32 [p0], 5;
+    .param .b32 ret0;
+    proto : .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (ret0), %rd1, (p0), proto;
+    ld.param.b32 %r1, [ret0];
+    }
+    ld.param.u64 %rd2, [out];
+    st.global.u32 [%rd2], %r1;
+    ret;
+}
+"#;
+    let m = Module::parse(text).unwrap();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let out = mem.map(&[0; 4], true);
+        let f = go(&m, "k", &mem, &[out], 1, engine, None, None).unwrap_err();
+        assert_eq!(f.kind, FaultKind::IllegalInstruction, "{f}");
+        assert!(f.detail.contains("prototype of 1 parameters"), "{f}");
+        assert!(f.detail.contains("`two` has 2"), "{f}");
+    }
+    // A prototype that does not match the call's own arguments is a load error.
+    let bad = text.replace(
+        "call (ret0), %rd1, (p0), proto;",
+        "call (ret0), %rd1, (p0, p0), proto;",
+    );
+    let e = Module::parse(&bad).unwrap_err();
+    assert!(
+        e.message.contains("prototype `proto` has 1 parameters"),
+        "{e}"
+    );
+}
