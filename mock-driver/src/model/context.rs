@@ -363,7 +363,10 @@ impl Driver {
         st.contexts.destroy(ctx)?;
         // Its modules go with it (their variables are cuMemAlloc memory of it, freed below).
         st.modules.modules.retain(|_, m| m.context != ctx);
-        st.modules.heaps.remove(&ctx);
+        // Its device heap is cuMemAlloc memory of it, freed below.
+        if let Some(heap) = st.modules.heaps.remove(&ctx) {
+            crate::diagnostics::driver_owned(heap.base(), false);
+        }
         let modules = &st.modules.modules;
         st.modules
             .functions

@@ -1274,6 +1274,9 @@ impl Driver {
         }
         let heap = Arc::new(ptx::DeviceHeap::new(base, size));
         st.modules.heaps.insert(ctx, heap.clone());
+        if base != 0 {
+            crate::diagnostics::driver_owned(base, true);
+        }
         Ok(heap)
     }
 
