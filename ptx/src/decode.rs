@@ -546,7 +546,9 @@ fn var_size(v: &VarDecl) -> Result<(u64, u32), LoadError> {
 /// The initialised prefix of a variable: its initialisers' bytes, and nothing for the
 /// zeros after them, so that a huge variable with a short initialiser costs its
 /// initialiser, not its size (the device memory it lands in is sparse).
-fn init_bytes(v: &VarDecl) -> Result<Vec<u8>, LoadError> {
+/// `funcs`: the index in `Program::funcs` of each function with a body, whose address an
+/// initialiser may name.
+fn init_bytes(v: &VarDecl, funcs: &HashMap<&str, u32>) -> Result<Vec<u8>, LoadError> {
     if v.init.is_empty() {
         return Ok(Vec::new());
     }
@@ -572,6 +574,29 @@ fn init_bytes(v: &VarDecl) -> Result<Vec<u8>, LoadError> {
     }
     let mut out = Vec::with_capacity(v.init.len() * elem);
     for x in &v.init {
+        if let Opnd::Name(n) = x {
+            let Some(&k) = funcs.get(n.as_str()) else {
+                return Err(LoadError::at(
+                    v.line,
+                    v.column,
+                    LoadErrorKind::Unsupported,
+                    format!("initializer `{n}`: only the addresses of functions with a body here are supported (variables' addresses, generic(var) and var+off are not)"),
+                ));
+            };
+            if elem != 8 {
+                return Err(LoadError::at(
+                    v.line,
+                    v.column,
+                    LoadErrorKind::Semantic,
+                    format!(
+                        "the address of `{n}` initialises a {elem}-byte element: addresses take 8"
+                    ),
+                ));
+            }
+            let a = crate::FUNC_WINDOW + u64::from(k) * crate::FUNC_STRIDE;
+            out.extend_from_slice(&a.to_le_bytes());
+            continue;
+        }
         let bits: u128 = match (x, ty) {
             (Opnd::Int(v), Ty::F32) => (*v as i64 as f32).to_bits().into(),
             (Opnd::Int(v), Ty::F64) => (*v as i64 as f64).to_bits().into(),
@@ -597,6 +622,13 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     let mut globals = Vec::new();
     let mut module_syms: HashMap<String, Sym> = HashMap::new();
     let mut module_shared: u64 = 0;
+    // Each function's index in `Program::funcs`, as pass 1 below gives them (the
+    // functions with a body, in order): initialisers may hold their addresses.
+    let mut func_index: HashMap<&str, u32> = HashMap::new();
+    for f in ast.funcs.iter().filter(|f| f.body.is_some()) {
+        let next = func_index.len() as u32;
+        func_index.entry(f.name.as_str()).or_insert(next);
+    }
     for v in &ast.vars {
         let (size, align) = var_size(v)?;
         match v.space {
@@ -622,7 +654,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                     },
                     size,
                     align,
-                    init: init_bytes(v)?,
+                    init: init_bytes(v, &func_index)?,
                 });
             }
             VarSpace::Shared if v.count.is_none() => {

@@ -551,6 +551,13 @@ impl<'a> Parser<'a> {
             Tok::Int(v) => out.push(Opnd::Int(if neg { v.wrapping_neg() } else { v })),
             Tok::F32(v) if !neg => out.push(Opnd::F32(v)),
             Tok::F64(v) if !neg => out.push(Opnd::F64(v)),
+            // A name alone: a function's address (a table of function pointers, a
+            // virtual table); decode refuses any other name.
+            Tok::Ident(name)
+                if !neg && !matches!(self.peek(), Some(Tok::Punct('+' | '(' | '-'))) =>
+            {
+                out.push(Opnd::Name(name))
+            }
             Tok::Ident(_) | Tok::Punct(_) | Tok::Dot(_) => {
                 self.pos -= 1;
                 return self.err(

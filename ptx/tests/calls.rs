@@ -83,6 +83,27 @@ extern "C" __global__ void heap_keep(unsigned long long* out, unsigned long long
 extern "C" __global__ void heap_free(unsigned long long* ptrs) { free((void*)ptrs[threadIdx.x]); }
 "#;
 
+// A table initialised at load: the functions' addresses are in the module's variable.
+const TABLE: &str = r#"
+typedef int (*binop)(int, int);
+__device__ __noinline__ int add(int a, int b) { return a + b; }
+__device__ __noinline__ int mul(int a, int b) { return a * b; }
+__device__ __noinline__ int sub(int a, int b) { return a - b; }
+__device__ binop ctable[3] = {add, mul, sub};
+extern "C" __global__ void from_table(int* out, int k) {
+  out[threadIdx.x] = ctable[threadIdx.x % 3](threadIdx.x, k);
+}
+// Virtual functions: nvcc's virtual tables are such variables.
+struct Shape { __device__ virtual int area() const { return 0; } };
+struct Sq : Shape { int s; __device__ Sq(int s) : s(s) {} __device__ int area() const override { return s * s; } };
+struct Tri : Shape { int b; __device__ Tri(int b) : b(b) {} __device__ int area() const override { return b * b / 2; } };
+extern "C" __global__ void areas(int* out) {
+  Sq q(threadIdx.x); Tri t(threadIdx.x);
+  const Shape* s = (threadIdx.x & 1) ? (const Shape*)&q : (const Shape*)&t;
+  out[threadIdx.x] = s->area();
+}
+"#;
+
 fn module() -> Module {
     let text = ptx(CALLS);
     assert!(text.contains(".callprototype"), "the calls stayed indirect");
@@ -169,6 +190,42 @@ fn calls_through_function_pointers_reach_each_lanes_function() {
             "{addrs:x?}"
         );
         assert!(addrs[0] != addrs[1] && addrs[1] != addrs[2]);
+    }
+}
+
+#[test]
+fn tables_of_function_pointers_and_virtual_tables_initialised_at_load_are_called_through() {
+    let m = Module::parse(&ptx(TABLE)).unwrap();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let out = mem.map(&[0; 4 * 64], true);
+        // The module's variables as a driver places them, initialised.
+        let globals: Vec<u64> = m.globals.iter().map(|g| mem.map(&g.init, true)).collect();
+        let k = m.kernel("from_table").unwrap();
+        let p = params(&m.kernels[k], &[out, 9]);
+        let mut l = launch(1, 64, &p);
+        l.engine = engine;
+        l.globals = &globals;
+        run(&m, k, &l, &mem).unwrap();
+        let want: Vec<u32> = (0..64i32)
+            .map(|t| match t % 3 {
+                0 => t + 9,
+                1 => t * 9,
+                _ => t - 9,
+            } as u32)
+            .collect();
+        assert_eq!(to_u32s(&mem.read(out)), want, "{engine:?}");
+
+        let k = m.kernel("areas").unwrap();
+        let p = params(&m.kernels[k], &[out]);
+        let mut l = launch(1, 64, &p);
+        l.engine = engine;
+        l.globals = &globals;
+        run(&m, k, &l, &mem).unwrap();
+        let want: Vec<u32> = (0..64u32)
+            .map(|t| if t & 1 == 1 { t * t } else { t * t / 2 })
+            .collect();
+        assert_eq!(to_u32s(&mem.read(out)), want, "virtual calls, {engine:?}");
     }
 }
 

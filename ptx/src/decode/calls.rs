@@ -125,6 +125,17 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
             }
         }
     }
+    // Addresses in variables' initialisers (tables of function pointers).
+    for v in &ast.vars {
+        for o in &v.init {
+            if let Some(k) = match o {
+                Opnd::Name(n) => index(n),
+                _ => None,
+            } {
+                taken.insert(k);
+            }
+        }
+    }
     let mut taken: Vec<u32> = taken.into_iter().collect();
     taken.sort_unstable();
     for me in indirect_callers {
