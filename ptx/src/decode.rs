@@ -260,10 +260,12 @@ pub enum Op {
         caller: Option<u32>,
     },
     /// `call (ret), malloc, (size);` (no body in the module): the device heap's malloc.
-    /// Offsets in the caller's local memory of the 8-byte size and the 8-byte result.
+    /// Offsets in the caller's local memory of the 8-byte size and the 8-byte result,
+    /// and for `__nv_aligned_device_malloc(size, align)` of the 8-byte alignment.
     Malloc {
         size: u32,
         ret: u32,
+        align: Option<u32>,
     },
     /// `call free, (ptr);` (no body in the module). Offset of the 8-byte pointer.
     Free {
@@ -2570,6 +2572,17 @@ impl FuncDecoder<'_> {
                     return Ok(Op::Malloc {
                         size: args_in[0].0,
                         ret: rets_out[0].1,
+                        align: None,
+                    });
+                }
+                "__nv_aligned_device_malloc" | "__cuda_syscall_aligned_malloc"
+                    if sizes(&args_in) == [8, 8] && sizes(&rets_out) == [8] =>
+                {
+                    self.prog.uses_heap = true;
+                    return Ok(Op::Malloc {
+                        size: args_in[0].0,
+                        ret: rets_out[0].1,
+                        align: Some(args_in[1].0),
                     });
                 }
                 "free" if sizes(&args_in) == [8] && rets_out.is_empty() => {
@@ -2580,7 +2593,7 @@ impl FuncDecoder<'_> {
             }
             return Err(unsupported(
                 i,
-                format!("call to `{fname}`, which has no body here (device-library functions other than vprintf, malloc, free, __assertfail and cudaGraphSetConditional are not supported)"),
+                format!("call to `{fname}`, which has no body here (device-library functions other than vprintf, malloc, __nv_aligned_device_malloc (__cuda_syscall_aligned_malloc), free, __assertfail and cudaGraphSetConditional are not supported)"),
             ));
         }
         Ok(Op::Call {

@@ -1661,7 +1661,9 @@ impl<'a> BlockCtx<'a> {
             } => self.atom(w, *space, *op, *ty, *d, *addr, *off, *b, *c, emask, pc)?,
             Op::Nop | Op::WarpSync { .. } => {}
             Op::Vprintf { fmt, args, ret } => self.vprintf(w, emask, *fmt, *args, *ret),
-            Op::Malloc { size, ret } => self.device_malloc(w, emask, *size, *ret, pc)?,
+            Op::Malloc { size, ret, align } => {
+                self.device_malloc(w, emask, *size, *ret, *align, pc)?
+            }
             Op::Free { ptr } => self.device_free(w, emask, *ptr, pc)?,
             Op::FrameAddr { d, off, func } => self.frame_addr(w, emask, *d, *off, *func),
             Op::SetConditional { handle, value } => {

@@ -70,19 +70,39 @@ impl DeviceHeap {
     /// or a unique pointer; a unique pointer is what a program that checks for NULL
     /// expects of a heap with room).
     pub fn malloc(&self, bytes: u64) -> u64 {
+        self.malloc_aligned(bytes, ALIGN)
+    }
+
+    /// `__nv_aligned_device_malloc(bytes, align)`: a block whose device address is a
+    /// multiple of `align`, or 0 (NULL) when `align` is not a power of two or no free
+    /// range holds such a block.
+    pub fn malloc_aligned(&self, bytes: u64, align: u64) -> u64 {
+        if !align.is_power_of_two() {
+            return 0;
+        }
+        let align = align.max(ALIGN);
         let Some(want) = bytes.max(1).checked_next_multiple_of(ALIGN) else {
             return 0;
         };
         let mut b = self.lock();
-        let Some((&at, &len)) = b.free.iter().find(|(_, &len)| len >= want) else {
+        // The first free range holding `want` bytes from an aligned address in it.
+        let fit = b.free.iter().find_map(|(&at, &len)| {
+            let start = (self.base + at).checked_next_multiple_of(align)? - self.base;
+            let end = start.checked_add(want)?;
+            (end <= at + len).then_some((at, len, start))
+        });
+        let Some((at, len, start)) = fit else {
             return 0;
         };
         b.free.remove(&at);
-        if len > want {
-            b.free.insert(at + want, len - want);
+        if start > at {
+            b.free.insert(at, start - at);
         }
-        b.live.insert(at, want);
-        self.base + at
+        if at + len > start + want {
+            b.free.insert(start + want, at + len - start - want);
+        }
+        b.live.insert(start, want);
+        self.base + start
     }
 
     /// `free(addr)`: 0 does nothing (as C's free); the start of a live block returns it
@@ -145,6 +165,20 @@ mod tests {
         );
         assert_eq!(h.malloc(16), 0x1030);
         assert_eq!(h.in_use(), 64);
+    }
+
+    #[test]
+    fn aligned_blocks_start_at_their_alignment_and_leave_the_gap_free() {
+        let h = DeviceHeap::new(0x1010, 4096);
+        let a = h.malloc_aligned(8, 256);
+        assert_eq!(a, 0x1100);
+        assert_eq!(
+            h.malloc(16),
+            0x1010,
+            "the gap before the aligned block is free"
+        );
+        assert_eq!(h.malloc_aligned(8, 3), 0, "not a power of two");
+        h.free(a).unwrap();
     }
 
     #[test]

@@ -81,6 +81,10 @@ extern "C" __global__ void heap_keep(unsigned long long* out, unsigned long long
 }
 
 extern "C" __global__ void heap_free(unsigned long long* ptrs) { free((void*)ptrs[threadIdx.x]); }
+
+extern "C" __global__ void heap_aligned(unsigned long long* out, unsigned long long align) {
+  out[threadIdx.x] = (unsigned long long)__nv_aligned_device_malloc(24, align);
+}
 "#;
 
 // A table initialised at load: the functions' addresses are in the module's variable.
@@ -404,6 +408,40 @@ fn device_malloc_gives_aligned_distinct_blocks_and_null_when_exhausted() {
             .all(|p| p % 16 == 0 && (heap_base..heap_base + (64 << 10)).contains(p)));
         // Freed by another launch, as a GPU allows.
         go(&m, "heap_free", &mem, &[out], 32, engine, Some(&heap), None).unwrap();
+        assert_eq!(heap.in_use(), 0);
+
+        // __nv_aligned_device_malloc: at the alignment asked; NULL for one that is no
+        // power of two.
+        go(
+            &m,
+            "heap_aligned",
+            &mem,
+            &[out, 512],
+            32,
+            engine,
+            Some(&heap),
+            None,
+        )
+        .unwrap();
+        let ptrs: Vec<u64> = mem
+            .read(out)
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert!(ptrs.iter().all(|&p| p != 0 && p % 512 == 0), "{ptrs:x?}");
+        go(&m, "heap_free", &mem, &[out], 32, engine, Some(&heap), None).unwrap();
+        go(
+            &m,
+            "heap_aligned",
+            &mem,
+            &[out, 48],
+            32,
+            engine,
+            Some(&heap),
+            None,
+        )
+        .unwrap();
+        assert!(mem.read(out).iter().all(|&b| b == 0));
         assert_eq!(heap.in_use(), 0);
     }
 }

@@ -429,13 +429,15 @@ impl<'a> BlockCtx<'a> {
         write(w, d, &out, emask);
     }
 
-    /// `malloc(size)` of each lane of `emask`, in lane order, from the launch's heap.
+    /// `malloc(size)` (or `__nv_aligned_device_malloc(size, align)`) of each lane of
+    /// `emask`, in lane order, from the launch's heap.
     pub(super) fn device_malloc(
         &mut self,
         w: &mut Warp,
         emask: u32,
         size: u32,
         ret: u32,
+        align: Option<u32>,
         pc: u32,
     ) -> Result<(), Fault> {
         let Some(heap) = self.launch.heap else {
@@ -448,7 +450,10 @@ impl<'a> BlockCtx<'a> {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
             let bytes = self.local_u64(w.id, l, size);
-            let p = heap.malloc(bytes);
+            let p = match align {
+                Some(a) => heap.malloc_aligned(bytes, self.local_u64(w.id, l, a)),
+                None => heap.malloc(bytes),
+            };
             let base = self.local_base(w.id, l);
             if in_window(u64::from(ret), 8, self.local_bytes as u64) {
                 write_le(&mut self.local, base + ret as usize, 8, p);
