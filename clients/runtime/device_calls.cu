@@ -1,7 +1,8 @@
 // Calls the way C++ on the device makes them: device-side malloc/free (the heap's limit,
 // blocks from many threads and blocks at once, memory kept across launches, exhaustion to
 // NULL, the limit frozen once a kernel using malloc has run), calls through function
-// pointers (a table filled on the device, a different function per thread), and
+// pointers (a table filled on the device, a different function per thread; virtual
+// functions), __nv_aligned_device_malloc, and
 // recursion (direct and mutual, each thread to its own depth). Last, a recursion far
 // past the stack limit: its error, sticky, is what the H200's recording is for.
 #include "common.h"
@@ -42,6 +43,13 @@ __global__ void heap_read_and_free(int **slots, int n, unsigned long long *out) 
     out[t] = s;
 }
 
+__global__ void heap_aligned(unsigned long long *out, size_t align) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    void *p = __nv_aligned_device_malloc(24, align);
+    out[t] = p ? (unsigned long long)p % align : 1;
+    free(p);
+}
+
 // ---- function pointers ----
 
 typedef int (*binop)(int, int);
@@ -59,6 +67,30 @@ __global__ void fill_table(void) {
 __global__ void apply(int *out, int k) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     out[t] = table[t % 3](t, k);
+}
+
+// Virtual functions: nvcc's virtual tables are `.global` variables holding functions'
+// addresses.
+struct Shape {
+    __device__ virtual int area() const { return 0; }
+};
+struct Square : Shape {
+    int s;
+    __device__ Square(int s) : s(s) {}
+    __device__ int area() const override { return s * s; }
+};
+struct Triangle : Shape {
+    int b;
+    __device__ Triangle(int b) : b(b) {}
+    __device__ int area() const override { return b * b / 2; }
+};
+
+__global__ void areas(int *out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    Square q(t);
+    Triangle r(t);
+    const Shape *s = (t & 1) ? (const Shape *)&q : (const Shape *)&r;
+    out[t] = s->area();
 }
 
 // ---- recursion ----
@@ -166,6 +198,15 @@ int main(void) {
     heap_read_and_free<<<BLOCKS, THREADS>>>(slots, 0, sums);
     T(cudaDeviceSynchronize());
 
+    // __nv_aligned_device_malloc: every block at the alignment asked.
+    heap_aligned<<<BLOCKS, THREADS>>>(sums, 256);
+    T(cudaDeviceSynchronize());
+    T(cudaMemcpy(hs, sums, sizeof hs, cudaMemcpyDeviceToHost));
+    right = 0;
+    for (int t = 0; t < N; t++) right += hs[t] == 0;
+    OUT("%d of %d aligned blocks at 256 bytes", right, N);
+    CHECK(right == N);
+
     // A kernel using malloc has run: the heap's size is fixed (cuCtxSetLimit's
     // documentation: cudaErrorInvalidValue).
     T(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 2 << 20));
@@ -187,6 +228,13 @@ int main(void) {
         right += hv[t] == want;
     }
     OUT("%d of %d calls through the table right", right, N);
+    CHECK(right == N);
+    areas<<<BLOCKS, THREADS>>>(vals);
+    T(cudaDeviceSynchronize());
+    T(cudaMemcpy(hv, vals, sizeof hv, cudaMemcpyDeviceToHost));
+    right = 0;
+    for (int t = 0; t < N; t++) right += hv[t] == ((t & 1) ? t * t : t * t / 2);
+    OUT("%d of %d virtual calls right", right, N);
     CHECK(right == N);
 
     // Recursion, each lane to its own depth.
