@@ -1,7 +1,7 @@
 //! The syntax tree checked and lowered into the executor's instruction form: registers
-//! as indices into one module-wide register file (functions never recurse, so each has
-//! its own registers and a call saves nothing), labels as program counters, variables
-//! as addresses, every arithmetic operation as a lane function chosen once here.
+//! as indices into one module-wide register file (each function has its own, so a call
+//! saves nothing unless it may recurse: `decode/calls.rs`), labels as program counters,
+//! variables as addresses, every arithmetic operation as a lane function chosen once here.
 
 use std::collections::HashMap;
 
