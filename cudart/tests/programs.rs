@@ -238,6 +238,13 @@ fn device_printf() {
     run("device_printf", &[]);
 }
 
+/// Device-side malloc/free, calls through function pointers, recursion, and a
+/// recursion past the stack limit (last: its fault is sticky).
+#[test]
+fn device_calls() {
+    run("device_calls", &[]);
+}
+
 #[test]
 fn kernel_more() {
     run("kernel_more", &[]);

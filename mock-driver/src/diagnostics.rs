@@ -506,6 +506,21 @@ static ORIGINS: Mutex<BTreeMap<(Made, u64), (u64, CallSite)>> = Mutex::new(BTree
 static ORIGINS_SEQ: AtomicU64 = AtomicU64::new(0);
 static ORIGINS_PRUNE_AT: AtomicU64 = AtomicU64::new(4096);
 
+/// cuMemAlloc memory the driver allocated for itself (each context's device heap, for
+/// kernels' malloc): not the program's to free, so never reported as a leak.
+static DRIVER_OWNED: Mutex<std::collections::BTreeSet<u64>> =
+    Mutex::new(std::collections::BTreeSet::new());
+
+/// Marks (or, when it is freed, unmarks) the allocation at `base` as the driver's own.
+pub fn driver_owned(base: u64, owned: bool) {
+    let mut set = DRIVER_OWNED.lock();
+    if owned {
+        set.insert(base);
+    } else {
+        set.remove(&base);
+    }
+}
+
 /// Handles carry a tag in their high bits; the model keys allocations by the low ones.
 fn origin_key(what: Made, key: u64) -> (Made, u64) {
     match what {
@@ -749,6 +764,8 @@ pub fn leak_report() -> Vec<String> {
 /// What leaked, with where each was made.
 pub fn leaks() -> Vec<Leak> {
     let mut out: Vec<(String, Option<(Made, u64)>)> = Vec::new();
+    // Read before the model's lock is taken (the set's lock is taken under no other).
+    let driver_owned = DRIVER_OWNED.lock().clone();
     if let Ok(d) = crate::model::driver() {
         d.with_state(|vmm, pools| {
         for (base, r) in vmm.reservations() {
@@ -757,6 +774,9 @@ pub fn leaks() -> Vec<Leak> {
                     "reservation {base:#x}+{:#x} never freed (cuMemAddressFree)",
                     r.size
                 ),
+                crate::model::vmm::ReservationKind::Alloc { .. } if driver_owned.contains(&base) => {
+                    continue
+                }
                 crate::model::vmm::ReservationKind::Alloc { requested, .. } => format!(
                     "cuMemAlloc memory {base:#x} ({requested} bytes) never freed (cuMemFree)"
                 ),

@@ -1,13 +1,15 @@
 //! The syntax tree checked and lowered into the executor's instruction form: registers
-//! as indices into one module-wide register file (functions never recurse, so each has
-//! its own registers and a call saves nothing), labels as program counters, variables
-//! as addresses, every arithmetic operation as a lane function chosen once here.
+//! as indices into one module-wide register file (each function has its own, so a call
+//! saves nothing unless it may recurse: `decode/calls.rs`), labels as program counters,
+//! variables as addresses, every arithmetic operation as a lane function chosen once here.
 
 use std::collections::HashMap;
 
 mod asynccopy;
+mod calls;
 mod texture;
 pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
+pub use calls::FuncRt;
 pub use texture::{Bounds, Geom, ImageOp, ImageQuery};
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
@@ -241,6 +243,43 @@ pub enum Op {
         /// (from, to, bytes) in local memory.
         args_in: Vec<(u32, u32, u32)>,
         rets_out: Vec<(u32, u32, u32)>,
+        /// The callee's index in [`Program::funcs`].
+        callee: u32,
+        /// The caller's index when the callee may call it again before returning (both in
+        /// one cycle of the call graph): its registers and local memory are saved for the
+        /// call and restored at the return (`exec/calls.rs`).
+        save: Option<u32>,
+    },
+    /// `call (rets), %rd, (args), prototype;`: a call through a function's address
+    /// ([`crate::FUNC_WINDOW`]). Arguments and return values as (offset in the caller's
+    /// local memory, bytes), matched to the callee's `.param`s when the call runs.
+    CallIndirect {
+        target: Src,
+        args: Vec<(u32, u32)>,
+        rets: Vec<(u32, u32)>,
+        /// The calling function's index in [`Program::funcs`]; None for a kernel (never
+        /// called again, so nothing of it to save).
+        caller: Option<u32>,
+    },
+    /// `call (ret), malloc, (size);` (no body in the module): the device heap's malloc.
+    /// Offsets in the caller's local memory of the 8-byte size and the 8-byte result,
+    /// and for `__nv_aligned_device_malloc(size, align)` of the 8-byte alignment.
+    Malloc {
+        size: u32,
+        ret: u32,
+        align: Option<u32>,
+    },
+    /// `call free, (ptr);` (no body in the module). Offset of the 8-byte pointer.
+    Free {
+        ptr: u32,
+    },
+    /// `mov.u64 %r, local_var;` in function `func` (not a kernel): the variable's local
+    /// address in the running activation, which a recursive activation has in a frame of
+    /// its own (`exec/calls.rs`); else `off`, its place.
+    FrameAddr {
+        d: Dst,
+        off: u32,
+        func: u32,
     },
     Ret,
     Exit,
@@ -392,6 +431,7 @@ impl Op {
             self,
             Op::Bra { .. }
                 | Op::Call { .. }
+                | Op::CallIndirect { .. }
                 | Op::Ret
                 | Op::Exit
                 | Op::Trap
@@ -420,13 +460,22 @@ pub struct Program {
     pub info: Vec<InstInfo>,
     pub nregs: u32,
     pub npreds: u32,
-    /// Per-thread local memory: every function's frame (no recursion, so static).
+    /// Per-thread local memory: every function's frame, at a fixed place (a recursive
+    /// call saves its caller's and restores it: `exec/calls.rs`).
     pub local_bytes: u32,
     /// Module-scope `.shared` variables, at the start of every block's shared memory.
     pub module_shared: u32,
     /// Each `Op::AssertFail`'s arguments by pc: offsets in the caller's local memory of
     /// the message, file, line and function (only read when the assert fails).
     pub assert_args: HashMap<u32, AssertArgs>,
+    /// Every function with a body (kernels too), in the order the module defines them:
+    /// what calls, indirect calls and function addresses need at run time.
+    pub funcs: Vec<FuncRt>,
+    /// Some function calls `malloc` or `free` (the device heap's).
+    pub uses_heap: bool,
+    /// Some recursive function has `.local` variables: each thread's local memory then
+    /// holds a stack for their activations' copies (`exec/calls.rs`).
+    pub recursive_depots: bool,
 }
 
 /// Where `__assertfail(message, file, line, function, charSize)`'s caller put its
@@ -455,6 +504,8 @@ enum Sym {
 struct FuncInfo {
     entry: u32,
     has_body: bool,
+    /// Index in [`Program::funcs`] (functions with a body).
+    index: Option<u32>,
     /// (local offset, size) of each `.param`, in order.
     params: Vec<(u32, u32)>,
     rets: Vec<(u32, u32)>,
@@ -504,7 +555,9 @@ fn var_size(v: &VarDecl) -> Result<(u64, u32), LoadError> {
 /// The initialised prefix of a variable: its initialisers' bytes, and nothing for the
 /// zeros after them, so that a huge variable with a short initialiser costs its
 /// initialiser, not its size (the device memory it lands in is sparse).
-fn init_bytes(v: &VarDecl) -> Result<Vec<u8>, LoadError> {
+/// `funcs`: the index in `Program::funcs` of each function with a body, whose address an
+/// initialiser may name.
+fn init_bytes(v: &VarDecl, funcs: &HashMap<&str, u32>) -> Result<Vec<u8>, LoadError> {
     if v.init.is_empty() {
         return Ok(Vec::new());
     }
@@ -530,6 +583,29 @@ fn init_bytes(v: &VarDecl) -> Result<Vec<u8>, LoadError> {
     }
     let mut out = Vec::with_capacity(v.init.len() * elem);
     for x in &v.init {
+        if let Opnd::Name(n) = x {
+            let Some(&k) = funcs.get(n.as_str()) else {
+                return Err(LoadError::at(
+                    v.line,
+                    v.column,
+                    LoadErrorKind::Unsupported,
+                    format!("initializer `{n}`: only the addresses of functions with a body here are supported (variables' addresses, generic(var) and var+off are not)"),
+                ));
+            };
+            if elem != 8 {
+                return Err(LoadError::at(
+                    v.line,
+                    v.column,
+                    LoadErrorKind::Semantic,
+                    format!(
+                        "the address of `{n}` initialises a {elem}-byte element: addresses take 8"
+                    ),
+                ));
+            }
+            let a = crate::FUNC_WINDOW + u64::from(k) * crate::FUNC_STRIDE;
+            out.extend_from_slice(&a.to_le_bytes());
+            continue;
+        }
         let bits: u128 = match (x, ty) {
             (Opnd::Int(v), Ty::F32) => (*v as i64 as f32).to_bits().into(),
             (Opnd::Int(v), Ty::F64) => (*v as i64 as f64).to_bits().into(),
@@ -555,6 +631,13 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     let mut globals = Vec::new();
     let mut module_syms: HashMap<String, Sym> = HashMap::new();
     let mut module_shared: u64 = 0;
+    // Each function's index in `Program::funcs`, as pass 1 below gives them (the
+    // functions with a body, in order): initialisers may hold their addresses.
+    let mut func_index: HashMap<&str, u32> = HashMap::new();
+    for f in ast.funcs.iter().filter(|f| f.body.is_some()) {
+        let next = func_index.len() as u32;
+        func_index.entry(f.name.as_str()).or_insert(next);
+    }
     for v in &ast.vars {
         let (size, align) = var_size(v)?;
         match v.space {
@@ -580,7 +663,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                     },
                     size,
                     align,
-                    init: init_bytes(v)?,
+                    init: init_bytes(v, &func_index)?,
                 });
             }
             VarSpace::Shared if v.count.is_none() => {
@@ -615,6 +698,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         let mut info = FuncInfo {
             entry: pc,
             has_body: f.body.is_some(),
+            index: None,
             params: Vec::new(),
             rets: Vec::new(),
         };
@@ -646,9 +730,13 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 continue;
             }
         }
+        if f.body.is_some() {
+            info.index = Some(prog.funcs.len() as u32);
+            prog.funcs
+                .push(FuncRt::new(f, &info.params, &info.rets, info.entry, pc));
+        }
         funcs.insert(f.name.clone(), info);
     }
-    check_recursion(&ast)?;
 
     let mut kernels = Vec::new();
     let mut ranges: HashMap<&str, (IndexRange, IndexRange)> = HashMap::new();
@@ -680,8 +768,12 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             },
             own_local: 0,
             is_kernel: f.entry,
+            protos: HashMap::new(),
+            func_index: funcs[&f.name].index,
+            depot: (u32::MAX, 0),
         };
         let params = d.declare_params(f)?;
+        let local_before = d.layout.local;
         d.body(f, body)?;
         let shared = d.shared;
         if f.entry {
@@ -691,6 +783,15 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         }
         shared_end.insert(f.name.as_str(), shared);
         let own_local = d.own_local;
+        let depot = d.depot;
+        if let Some(idx) = funcs[&f.name].index {
+            prog.funcs[idx as usize].set_frame(
+                (reg_lo, layout.next_reg),
+                (pred_lo, layout.next_pred),
+                (local_before, layout.local),
+                depot,
+            );
+        }
         ranges.insert(
             f.name.as_str(),
             ((reg_lo, layout.next_reg), (pred_lo, layout.next_pred)),
@@ -716,6 +817,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         }
     }
     let local = align_up(layout.local as u64, 16) as u32;
+    calls::mark_recursion(&ast, &mut prog, |n| funcs.get(n).and_then(|f| f.index));
     let calls = call_graph(&ast);
     for k in &mut kernels {
         // Registers of the kernel and of every function it reaches, and the shared
@@ -774,47 +876,6 @@ fn call_graph(ast: &Ast) -> HashMap<&str, Vec<&str>> {
     calls
 }
 
-fn check_recursion(ast: &Ast) -> Result<(), LoadError> {
-    let calls = call_graph(ast);
-    // Depth-first search for a cycle, with a stack of its own: a chain of 100,000
-    // functions each calling the next must not overflow the loading thread's stack.
-    // State: absent = not seen, 1 = on the current path, 2 = done.
-    let mut state: HashMap<&str, u8> = HashMap::new();
-    for f in &ast.funcs {
-        if state.contains_key(f.name.as_str()) {
-            continue;
-        }
-        // Each frame: a function and the index of its next callee to visit.
-        let mut path: Vec<(&str, usize)> = vec![(f.name.as_str(), 0)];
-        state.insert(f.name.as_str(), 1);
-        while let Some(&mut (n, ref mut next)) = path.last_mut() {
-            let callees = calls.get(n).map(Vec::as_slice).unwrap_or(&[]);
-            let Some(&c) = callees.get(*next) else {
-                state.insert(n, 2);
-                path.pop();
-                continue;
-            };
-            *next += 1;
-            match state.get(c) {
-                Some(1) => {
-                    return Err(LoadError::at(
-                        f.line,
-                        f.column,
-                        LoadErrorKind::Unsupported,
-                        format!("recursive calls (through `{c}`) are not supported"),
-                    ))
-                }
-                Some(_) => {}
-                None => {
-                    state.insert(c, 1);
-                    path.push((c, 0));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 struct FuncDecoder<'a> {
     prog: &'a mut Program,
     layout: &'a mut Layout,
@@ -833,6 +894,12 @@ struct FuncDecoder<'a> {
     /// Bytes of `.local` variables this function declares.
     own_local: u64,
     is_kernel: bool,
+    /// The `.callprototype`s in scope: bytes of each return value and parameter.
+    protos: HashMap<String, (Vec<u32>, Vec<u32>)>,
+    /// The function's index in `Program::funcs`, and the range of local memory its
+    /// `.local` variables take (its depot, which a recursive activation relocates).
+    func_index: Option<u32>,
+    depot: (u32, u32),
 }
 
 /// The modifiers of one instruction; each decoder takes those it understands and the
@@ -994,6 +1061,15 @@ impl FuncDecoder<'_> {
                     }
                 }
                 Stmt::Label(..) => {}
+                Stmt::Proto { name, rets, params } => {
+                    let sizes = |v: &[VarDecl]| -> Result<Vec<u32>, LoadError> {
+                        v.iter()
+                            .map(|p| var_size(p).map(|(n, _)| n as u32))
+                            .collect()
+                    };
+                    let sig = (sizes(rets)?, sizes(params)?);
+                    self.protos.insert(name.clone(), sig);
+                }
                 Stmt::Reg {
                     ty,
                     names,
@@ -1075,6 +1151,10 @@ impl FuncDecoder<'_> {
                             let off = align_up(self.layout.local as u64, align as u64);
                             self.layout.local = (off + size).min(u32::MAX as u64) as u32;
                             self.declare(&v.name, Sym::Local(off as u32));
+                            if v.space == VarSpace::Local {
+                                self.depot.0 = self.depot.0.min(off as u32);
+                                self.depot.1 = self.depot.1.max(self.layout.local);
+                            }
                         }
                         _ => {
                             return Err(LoadError::at(
@@ -1142,7 +1222,21 @@ impl FuncDecoder<'_> {
                 }
                 match self.lookup(n) {
                     Some(s) => self.sym_src(s, 0),
-                    None => return Err(semantic(i, format!("undeclared name `{n}`"))),
+                    None => match self.funcs.get(n) {
+                        // A function's address (`mov.u64 %rd, func;`).
+                        Some(f) => match f.index {
+                            Some(k) => {
+                                Src::Imm(crate::FUNC_WINDOW + u64::from(k) * crate::FUNC_STRIDE)
+                            }
+                            None => {
+                                return Err(unsupported(
+                                    i,
+                                    format!("the address of `{n}`, which has no body here"),
+                                ))
+                            }
+                        },
+                        None => return Err(semantic(i, format!("undeclared name `{n}`"))),
+                    },
                 }
             }
             Opnd::SymOff(n, off) => match self.lookup(n) {
@@ -1323,12 +1417,24 @@ impl FuncDecoder<'_> {
                 if ty == Ty::Pred {
                     return self.alu(i, math::pred_op("mov").ok_or_else(|| unsup(m))?, 1);
                 }
-                // A label or function address has no meaning on the host.
+                if let (Some(func), Opnd::Name(n)) = (self.func_index, &i.ops[1]) {
+                    if let Some(Sym::Local(off)) = self.lookup(n) {
+                        if !self.is_kernel && (self.depot.0..self.depot.1).contains(&off) {
+                            return Ok(Op::FrameAddr {
+                                d: self.reg(i, &i.ops[0])?,
+                                off,
+                                func,
+                            });
+                        }
+                    }
+                }
+                // A label's address has no meaning on the host; a function's is in the
+                // function window (`src`).
                 if let Opnd::Name(n) = &i.ops[1] {
-                    if self.find_label(n).is_some() || self.funcs.contains_key(n) {
+                    if self.find_label(n).is_some() {
                         return Err(unsupported(
                             i,
-                            "taking the address of a label or function is not supported",
+                            "taking the address of a label is not supported",
                         ));
                     }
                 }
@@ -2483,17 +2589,22 @@ impl FuncDecoder<'_> {
             first = ops.next();
         }
         let Some(Opnd::Name(fname)) = first else {
-            return Err(unsupported(i, "indirect calls are not supported"));
+            return Err(semantic(i, "a call names a function or a register"));
         };
+        if !self.funcs.contains_key(fname) {
+            if let Some(Sym::Reg(_)) = self.lookup(fname) {
+                return self.call_indirect(i, rets, fname, ops.as_slice());
+            }
+        }
         let args: &[Opnd] = match ops.next() {
             Some(Opnd::List(a)) => a,
             None => &[],
             Some(_) => return Err(semantic(i, "bad call arguments")),
         };
         if ops.next().is_some() {
-            return Err(unsupported(
+            return Err(semantic(
                 i,
-                "call prototypes (indirect calls) are not supported",
+                format!("a prototype or target list after a direct call of `{fname}`"),
             ));
         }
         let Some(f) = self.funcs.get(fname) else {
@@ -2568,17 +2679,109 @@ impl FuncDecoder<'_> {
                         value: args_in[1].0,
                     });
                 }
+                "malloc" if sizes(&args_in) == [8] && sizes(&rets_out) == [8] => {
+                    self.prog.uses_heap = true;
+                    return Ok(Op::Malloc {
+                        size: args_in[0].0,
+                        ret: rets_out[0].1,
+                        align: None,
+                    });
+                }
+                "__nv_aligned_device_malloc" | "__cuda_syscall_aligned_malloc"
+                    if sizes(&args_in) == [8, 8] && sizes(&rets_out) == [8] =>
+                {
+                    self.prog.uses_heap = true;
+                    return Ok(Op::Malloc {
+                        size: args_in[0].0,
+                        ret: rets_out[0].1,
+                        align: Some(args_in[1].0),
+                    });
+                }
+                "free" if sizes(&args_in) == [8] && rets_out.is_empty() => {
+                    self.prog.uses_heap = true;
+                    return Ok(Op::Free { ptr: args_in[0].0 });
+                }
                 _ => {}
             }
             return Err(unsupported(
                 i,
-                format!("call to `{fname}`, which has no body here (device-library functions other than vprintf, __assertfail and cudaGraphSetConditional, such as malloc, are not supported)"),
+                format!("call to `{fname}`, which has no body here (device-library functions other than vprintf, malloc, __nv_aligned_device_malloc (__cuda_syscall_aligned_malloc), free, __assertfail and cudaGraphSetConditional are not supported)"),
             ));
         }
         Ok(Op::Call {
             entry: f.entry,
             args_in,
             rets_out,
+            callee: f.index.unwrap_or(0),
+            // Set once the whole call graph is known (`calls::mark_recursion`).
+            save: None,
+        })
+    }
+}
+
+impl FuncDecoder<'_> {
+    /// `call (rets), %rd, (args), prototype;` (after `(rets)` and the register): the
+    /// arguments' and return values' sizes come from the prototype; which function runs,
+    /// and so where they go, from the register's value when the call runs.
+    fn call_indirect(
+        &mut self,
+        i: &InstAst,
+        rets: &[Opnd],
+        reg: &str,
+        rest: &[Opnd],
+    ) -> Result<Op, LoadError> {
+        let target = self.src(i, &Opnd::Name(reg.to_string()))?;
+        let (args, proto): (&[Opnd], &Opnd) = match rest {
+            [Opnd::List(a), p] => (a, p),
+            [p] => (&[], p),
+            _ => {
+                return Err(semantic(
+                    i,
+                    "an indirect call is `call (rets), %rd, (args), prototype;`",
+                ))
+            }
+        };
+        let Opnd::Name(pname) = proto else {
+            return Err(semantic(i, "an indirect call ends in its prototype's name"));
+        };
+        let Some((ret_sizes, arg_sizes)) = self.protos.get(pname).cloned() else {
+            return Err(if self.find_label(pname).is_some() {
+                unsupported(i, format!("`{pname}` is a label: calls through a `.calltargets` list are not supported"))
+            } else {
+                semantic(i, format!("unknown call prototype `{pname}`"))
+            });
+        };
+        let slots =
+            |list: &[Opnd], sizes: &[u32], what: &str| -> Result<Vec<(u32, u32)>, LoadError> {
+                if list.len() != sizes.len() {
+                    return Err(semantic(
+                        i,
+                        format!(
+                            "prototype `{pname}` has {} {what}, the call gives {}",
+                            sizes.len(),
+                            list.len()
+                        ),
+                    ));
+                }
+                list.iter()
+                    .zip(sizes)
+                    .map(|(o, &size)| match o {
+                        Opnd::Name(n) => match self.lookup(n) {
+                            Some(Sym::Local(off)) => Ok((off, size)),
+                            _ => Err(semantic(i, format!("`{n}` is not a `.param` variable"))),
+                        },
+                        _ => Err(semantic(i, "call arguments must be `.param` variables")),
+                    })
+                    .collect()
+            };
+        let args = slots(args, &arg_sizes, "parameters")?;
+        let rets = slots(rets, &ret_sizes, "return values")?;
+        Ok(Op::CallIndirect {
+            target,
+            args,
+            rets,
+            // Set once the whole call graph is known (`calls::mark_recursion`).
+            caller: None,
         })
     }
 }

@@ -4,6 +4,7 @@
 //! code where it joins, as a GPU's post-dominator reconvergence does.
 
 mod asynccopy;
+mod calls;
 mod texture;
 
 use std::collections::VecDeque;
@@ -127,8 +128,9 @@ fn run_inner(
     }
     // Host memory the launch needs per block: refuse what no GPU would give either,
     // rather than let an allocation abort the process.
+    let local_bytes = calls::local_bytes(&module.program, launch);
     let per_block = module.program.nregs as u64 * 8 * nthreads.div_ceil(32) * 32
-        + module.program.local_bytes as u64 * nthreads
+        + local_bytes as u64 * nthreads
         + k.static_shared_bytes as u64
         + launch.dynamic_shared_bytes as u64;
     if per_block > 1 << 31 {
@@ -210,7 +212,7 @@ fn run_inner(
             shared_limit,
             dyn_shared_base: (k.static_shared_bytes as u64).div_ceil(16) * 16,
             local: Vec::new(),
-            local_bytes: module.program.local_bytes as usize,
+            local_bytes,
             bars: [BarState::default(); 16],
             exited_threads: 0,
             instructions: 0,
@@ -372,6 +374,8 @@ pub(crate) struct Warp {
     wait_bar: [u8; 32],
     /// Per-lane return stacks (call pc); empty unless the kernel calls functions.
     stacks: Vec<Vec<u32>>,
+    /// The rest of each lane's call frames (`calls.rs`).
+    frames: calls::Frames,
     has_calls: bool,
     /// The carry flag of each lane (`add.cc` and friends).
     cc: u32,
@@ -502,6 +506,7 @@ impl<'a> BlockCtx<'a> {
                 polled: 0,
                 wait_bar: [0; 32],
                 stacks: Vec::new(),
+                frames: calls::Frames::default(),
                 has_calls: false,
                 cc: 0,
                 steps: 0,
@@ -521,6 +526,7 @@ impl<'a> BlockCtx<'a> {
             w.waiting = 0;
             w.polled = 0;
             w.stacks.clear();
+            w.frames.clear();
             w.has_calls = false;
             w.cc = 0;
             w.steps = 0;
@@ -716,8 +722,20 @@ impl<'a> BlockCtx<'a> {
     /// deepest frame first, then the lowest pc), and the lowest pc of any other lane.
     fn pick(w: &Warp, runnable: u32) -> (u32, u32, u32) {
         if w.has_calls {
-            // Key of a lane: its return addresses, then its pc; compared in place.
             let stack = |l: usize| w.stacks.get(l).map(Vec::as_slice).unwrap_or(&[]);
+            // Usually every runnable lane is at one pc, as deep in calls, returning to the
+            // same place: they run together without comparing whole stacks (thousands of
+            // return addresses deep in a recursion). Lanes at one pc may run together
+            // whatever their stacks below hold: each returns by its own.
+            let first = runnable.trailing_zeros() as usize;
+            let key = |l: usize| (w.pcs[l], stack(l).len(), stack(l).last().copied());
+            let k0 = key(first);
+            let mut same = true;
+            for_lanes(runnable, |l| same &= key(l) == k0);
+            if same {
+                return (k0.0, runnable, k0.0.wrapping_add(1));
+            }
+            // Key of a lane: its return addresses, then its pc; compared in place.
             let cmp = |a: usize, b: usize| -> std::cmp::Ordering {
                 let (sa, sb) = (stack(a), stack(b));
                 let ka = sa.iter().copied().chain(std::iter::once(w.pcs[a]));
@@ -978,18 +996,27 @@ impl<'a> BlockCtx<'a> {
                     }
                     pc += 1;
                 }
-                Op::Call { entry, args_in, .. } => {
-                    if w.stacks.len() < 32 {
-                        w.stacks.resize(32, Vec::new());
+                Op::Call {
+                    entry,
+                    args_in,
+                    callee,
+                    save,
+                    ..
+                } => {
+                    self.call_direct(w, emask, pc, *entry, *callee, args_in, *save)?;
+                    if emask != 0 {
+                        w.has_calls = true;
                     }
-                    let mut m = emask;
-                    while m != 0 {
-                        let l = m.trailing_zeros() as usize;
-                        m &= m - 1;
-                        self.local_copy(w.id, l, args_in);
-                        w.stacks[l].push(pc);
-                        w.pcs[l] = *entry;
-                    }
+                    set_pcs(w, mask & !emask, pc + 1);
+                    return Ok(None);
+                }
+                Op::CallIndirect {
+                    target,
+                    args,
+                    rets,
+                    caller,
+                } => {
+                    self.call_indirect(w, emask, pc, *target, args, rets, *caller)?;
                     if emask != 0 {
                         w.has_calls = true;
                     }
@@ -1010,11 +1037,7 @@ impl<'a> BlockCtx<'a> {
                         m &= m - 1;
                         match w.stacks.get_mut(l).and_then(|s| s.pop()) {
                             Some(call_pc) => {
-                                if let Some(Op::Call { rets_out, .. }) =
-                                    insts.get(call_pc as usize).map(|i| &i.op)
-                                {
-                                    self.local_copy(w.id, l, rets_out);
-                                }
+                                self.return_lane(w, l, call_pc);
                                 w.pcs[l] = call_pc + 1;
                             }
                             None => exits |= 1 << l,
@@ -1702,6 +1725,11 @@ impl<'a> BlockCtx<'a> {
             } => self.atom(w, *space, *op, *ty, *d, *addr, *off, *b, *c, emask, pc)?,
             Op::Nop | Op::WarpSync { .. } => {}
             Op::Vprintf { fmt, args, ret } => self.vprintf(w, emask, *fmt, *args, *ret),
+            Op::Malloc { size, ret, align } => {
+                self.device_malloc(w, emask, *size, *ret, *align, pc)?
+            }
+            Op::Free { ptr } => self.device_free(w, emask, *ptr, pc)?,
+            Op::FrameAddr { d, off, func } => self.frame_addr(w, emask, *d, *off, *func),
             Op::SetConditional { handle, value } => {
                 self.set_conditional(w, emask, *handle, *value, pc)?
             }
@@ -2066,6 +2094,16 @@ impl<'a> BlockCtx<'a> {
                 }
                 if (GRID_WINDOW..GRID_WINDOW + WINDOW_SIZE).contains(&addr) {
                     return self.locate_grid_workspace(w, addr, size, access, lane, pc);
+                }
+                if let Some(detail) = calls::describe_function_address(self.prog, addr) {
+                    return Err(self.fault(
+                        w,
+                        lane,
+                        pc,
+                        FaultKind::IllegalAddress,
+                        Some(addr),
+                        detail,
+                    ));
                 }
                 match self.mem.translate(addr, size, access) {
                     Ok(s)

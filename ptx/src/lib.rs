@@ -27,6 +27,7 @@
 mod decode;
 mod exec;
 pub mod fatbin;
+pub mod heap;
 mod jit;
 mod lex;
 pub mod link;
@@ -40,6 +41,7 @@ pub mod texture;
 use std::fmt;
 
 pub use exec::{run, run_with_printf};
+pub use heap::DeviceHeap;
 pub use texture::{
     AddressMode, ChannelKind, Format, Image, Sampler, Storage, SurfaceObject, Texels, TextureObject,
 };
@@ -58,6 +60,14 @@ pub const GRID_WINDOW: u64 = 0x8003_0000_0000_0000;
 /// Bytes of the grid workspace (cooperative groups' `grid_workspace`: a size word and the
 /// barrier word, padded).
 pub const GRID_WORKSPACE_BYTES: u64 = 16;
+/// Generic address of the module's function 0: function `i` (in the order the module
+/// defines functions with bodies) is at `FUNC_WINDOW + i * FUNC_STRIDE`. What
+/// `mov.u64 %rd, func;` gives and indirect calls take: no memory lies in the window, so a
+/// load or store through a function's address faults, and a call through anything else
+/// is refused by address.
+pub const FUNC_WINDOW: u64 = 0x8004_0000_0000_0000;
+/// Bytes between two functions' addresses.
+pub const FUNC_STRIDE: u64 = 16;
 /// Size of each window.
 pub const WINDOW_SIZE: u64 = 1 << 32;
 
@@ -118,6 +128,13 @@ impl Module {
             native: c.native,
             via_interpreter: c.via_interp,
         })
+    }
+
+    /// Whether some function of the module calls the device heap's `malloc` or `free`
+    /// (declared without a body: the driver provides them). A launch of such a module
+    /// needs [`Launch::heap`].
+    pub fn uses_device_heap(&self) -> bool {
+        self.program.uses_heap
     }
 
     /// Index of the kernel (`.entry`) named `name`.
@@ -292,6 +309,14 @@ pub struct Launch<'a> {
     /// arrived, completes however few host threads there are. The driver checks that the
     /// grid fits the device's occupancy, as a GPU must.
     pub cooperative: bool,
+    /// The context's `CU_LIMIT_STACK_SIZE`: bytes of call stack a thread has. Only
+    /// recursive calls count against it (a GPU's stack for calls that cannot recurse is
+    /// sized when the module loads): each activation of a function that may be active
+    /// twice costs 16 bytes plus its own `.local` bytes; a call past the limit faults.
+    pub stack_bytes: u64,
+    /// The context's device heap, for modules that call `malloc`/`free`
+    /// ([`Module::uses_device_heap`]); None: such a call faults.
+    pub heap: Option<&'a DeviceHeap>,
 }
 
 /// What runs a kernel: the interpreter (the reference), or host code compiled from the

@@ -73,6 +73,12 @@ pub enum Stmt {
     },
     Var(VarDecl),
     Label(String, u32, u32),
+    /// `name: .callprototype (rets) _ (params);`: the signature indirect calls name.
+    Proto {
+        name: String,
+        rets: Vec<VarDecl>,
+        params: Vec<VarDecl>,
+    },
     Open,
     Close,
     Inst(InstAst),
@@ -548,6 +554,13 @@ impl<'a> Parser<'a> {
             Tok::Int(v) => out.push(Opnd::Int(if neg { v.wrapping_neg() } else { v })),
             Tok::F32(v) if !neg => out.push(Opnd::F32(v)),
             Tok::F64(v) if !neg => out.push(Opnd::F64(v)),
+            // A name alone: a function's address (a table of function pointers, a
+            // virtual table); decode refuses any other name.
+            Tok::Ident(name)
+                if !neg && !matches!(self.peek(), Some(Tok::Punct('+' | '(' | '-'))) =>
+            {
+                out.push(Opnd::Name(name))
+            }
             Tok::Ident(_) | Tok::Punct(_) | Tok::Dot(_) => {
                 self.pos -= 1;
                 return self.err(
@@ -763,11 +776,9 @@ impl<'a> Parser<'a> {
                 },
                 Some(Tok::Ident(name)) if self.peek_at(1) == Some(&Tok::Punct(':')) => {
                     self.pos += 2;
-                    if matches!(self.peek(), Some(Tok::Dot(d)) if d == "callprototype") {
-                        return self.err(
-                            LoadErrorKind::Unsupported,
-                            "`.callprototype` (indirect calls) is not supported",
-                        );
+                    if self.eat_dot("callprototype") {
+                        out.push(self.prototype(name)?);
+                        continue;
                     }
                     out.push(Stmt::Label(name, line, column));
                 }
@@ -782,6 +793,24 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+
+    /// After `name: .callprototype`: `(rets)? _ (params)? .noreturn?;`.
+    fn prototype(&mut self, name: String) -> PResult<Stmt> {
+        let mut rets = Vec::new();
+        if self.peek() == Some(&Tok::Punct('(')) {
+            rets = self.param_list()?;
+        }
+        if self.ident()? != "_" {
+            return self.err(LoadErrorKind::Syntax, "a call prototype's name is `_`");
+        }
+        let mut params = Vec::new();
+        if self.peek() == Some(&Tok::Punct('(')) {
+            params = self.param_list()?;
+        }
+        self.eat_dot("noreturn");
+        self.expect_punct(';')?;
+        Ok(Stmt::Proto { name, rets, params })
     }
 
     fn instruction(&mut self) -> PResult<InstAst> {

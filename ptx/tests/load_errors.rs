@@ -64,11 +64,19 @@ fn a_newer_ptx_version_is_refused_as_a_driver_would() {
 }
 
 #[test]
-fn recursion_and_device_library_calls_are_unsupported() {
+fn device_library_calls_other_than_the_executors_are_unsupported() {
+    // Recursion loads (`tests/calls.rs` runs it).
     let src = ".version 9.0\n.target sm_90\n.address_size 64\n.func f()\n{\ncall f, ();\nret;\n}\n";
-    assert_eq!(err(src).kind, LoadErrorKind::Unsupported);
+    Module::parse(src).unwrap();
+    // malloc is the executor's own with its signature; another bodiless function is not.
     let src = ".version 9.0\n.target sm_90\n.address_size 64\n.extern .func (.param .b64 r) malloc(.param .b64 a);\n.visible .entry k()\n{\n.param .b64 a;\n.param .b64 r;\ncall.uni (r), malloc, (a);\nret;\n}\n";
-    let e = err(src);
+    assert!(Module::parse(src).unwrap().uses_device_heap());
+    let e = err(&src.replace("malloc", "cudaMalloc"));
+    assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 9));
+    assert!(e.message.contains("cudaMalloc"), "{e}");
+    let e = err(&src
+        .replace("(.param .b64 a);", "(.param .b32 a);")
+        .replace(".param .b64 a;", ".param .b32 a;"));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 9));
     assert!(e.message.contains("malloc"), "{e}");
     // vprintf is the executor's own only with its signature.

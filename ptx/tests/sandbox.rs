@@ -168,7 +168,8 @@ fn deep_nesting_and_long_call_chains_are_errors_or_loads_never_a_stack_overflow(
             );
             Module::parse(&blocks).unwrap();
             // 20,000 functions each calling the next, and the last calling the first: the
-            // cycle is found without recursing once per function.
+            // cycle is found without recursing once per function, and the endless
+            // recursion runs into the stack limit (CU_LIMIT_STACK_SIZE), never the host's.
             let n = 20_000;
             let mut chain = head.to_owned();
             for i in 0..n {
@@ -178,8 +179,19 @@ fn deep_nesting_and_long_call_chains_are_errors_or_loads_never_a_stack_overflow(
                 ));
             }
             chain.push_str(".visible .entry k() { call.uni f0, (); ret; }\n");
-            let e = Module::parse(&chain).unwrap_err();
-            assert!(e.message.contains("recursive calls"), "{e}");
+            let m = Module::parse(&chain).unwrap();
+            let mem = common::TestMemory::new();
+            for engine in [cumock_ptx::Engine::Interp, cumock_ptx::Engine::Jit] {
+                let mut l = common::launch(1, 32, &[]);
+                l.engine = engine;
+                let f = cumock_ptx::run(&m, 0, &l, &mem).unwrap_err();
+                assert!(f.detail.contains("call stack overflow"), "{f}");
+                // Far deeper with a larger stack, until the step limit.
+                l.stack_bytes = 1 << 30;
+                l.step_limit = Some(1 << 14);
+                let f = cumock_ptx::run(&m, 0, &l, &mem).unwrap_err();
+                assert_eq!(f.kind, cumock_ptx::FaultKind::StepLimit, "{f}");
+            }
         },
     );
 }

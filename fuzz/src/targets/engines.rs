@@ -61,6 +61,8 @@ fn one(m: &Module, k: usize, engine: Engine) -> Option<Outcome> {
         time_limit: Some(std::time::Duration::from_secs(5)),
         engine,
         cooperative: false,
+        stack_bytes: 1024,
+        heap: None,
     };
     let r = launch(m, k, &l, &mem).map_err(|f| {
         if f.kind == FaultKind::TimeLimit {

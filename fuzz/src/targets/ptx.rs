@@ -149,6 +149,8 @@ pub fn run_module(m: &Module) -> u64 {
             time_limit: Some(std::time::Duration::from_secs(5)),
             engine: cumock_ptx::Engine::default(),
             cooperative: false,
+            stack_bytes: 1024,
+            heap: None,
         };
         let end = match launch(m, k, &l, &mem) {
             Ok(_) => "ok".to_string(),

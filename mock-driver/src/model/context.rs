@@ -365,6 +365,10 @@ impl Driver {
         // so do executable graphs' prepared launches of them.
         st.modules.modules.retain(|_, m| m.context != ctx);
         st.launch_epoch += 1;
+        // Its device heap is cuMemAlloc memory of it, freed below.
+        if let Some(heap) = st.modules.heaps.remove(&ctx) {
+            crate::diagnostics::driver_owned(heap.base(), false);
+        }
         let modules = &st.modules.modules;
         st.modules
             .functions

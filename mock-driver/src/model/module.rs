@@ -114,6 +114,10 @@ pub struct Modules {
     pub libraries: HashMap<u64, Library>,
     /// CUkernel handles: the library and its kernel's function.
     pub kernels: HashMap<u64, (u64, u64)>,
+    /// Each context's device heap (kernels' malloc and free), made at the first launch
+    /// of a kernel whose module calls them; its memory is cuMemAlloc memory of the
+    /// context, freed with it.
+    pub heaps: HashMap<ContextId, Arc<ptx::DeviceHeap>>,
     next_id: u64,
 }
 
@@ -249,6 +253,10 @@ pub struct PreparedLaunch {
     /// printf output kept.
     printf_fifo: u64,
     cooperative: bool,
+    /// The context's CU_LIMIT_STACK_SIZE at the launch.
+    stack_bytes: u64,
+    /// The context's device heap, when the module calls malloc or free.
+    heap: Option<Arc<ptx::DeviceHeap>>,
 }
 
 impl PreparedLaunch {
@@ -271,6 +279,8 @@ impl PreparedLaunch {
             time_limit: self.time_limit,
             engine: self.engine,
             cooperative: self.cooperative,
+            stack_bytes: self.stack_bytes,
+            heap: self.heap.as_deref(),
         };
         driver.run_kernel(
             &self.program,
@@ -432,6 +442,9 @@ fn describe_unmapped(st: &State, addr: u64) -> String {
 
 /// `CU_LIMIT_PRINTF_FIFO_SIZE`, the index of its default in `context::DEFAULT_LIMITS`.
 const LIMIT_PRINTF_FIFO_SIZE: i32 = 1;
+/// CUlimit's CU_LIMIT_STACK_SIZE and CU_LIMIT_MALLOC_HEAP_SIZE.
+const LIMIT_STACK_SIZE: i32 = 0;
+pub(super) const LIMIT_MALLOC_HEAP_SIZE: i32 = 2;
 
 fn fault_code(kind: ptx::FaultKind) -> cumock_abi::CUresult {
     match kind {
@@ -1192,11 +1205,22 @@ impl Driver {
                 .limit(ctx, LIMIT_PRINTF_FIFO_SIZE)
                 .or(super::context::DEFAULT_LIMITS[LIMIT_PRINTF_FIFO_SIZE as usize])
                 .unwrap_or(0);
-            (program, kernel, globals, device, fifo)
+            let stack = st
+                .contexts
+                .limit(ctx, LIMIT_STACK_SIZE)
+                .or(super::context::DEFAULT_LIMITS[LIMIT_STACK_SIZE as usize])
+                .unwrap_or(0);
+            (program, kernel, globals, device, (fifo, stack, ctx))
         };
+        let (printf_fifo, stack_bytes, ctx) = printf_fifo;
         if req.cooperative {
             self.check_cooperative(req, device)?;
         }
+        let heap = if program.uses_device_heap() {
+            Some(self.device_heap(ctx)?)
+        } else {
+            None
+        };
         Ok(PreparedLaunch {
             program,
             kernel,
@@ -1214,7 +1238,48 @@ impl Driver {
             engine: kernel_settings().engine,
             printf_fifo,
             cooperative: req.cooperative,
+            stack_bytes,
+            heap,
         })
+    }
+
+    /// Context `ctx`'s device heap (the current context's), allocated at the first launch
+    /// that needs it with the context's CU_LIMIT_MALLOC_HEAP_SIZE, as a GPU's driver
+    /// sizes its heap when the first kernel using malloc is launched (cuCtxSetLimit
+    /// refuses to change the size after that).
+    fn device_heap(&self, ctx: ContextId) -> CuResult<Arc<ptx::DeviceHeap>> {
+        let size = {
+            let st = self.state.lock();
+            if let Some(h) = st.modules.heaps.get(&ctx) {
+                return Ok(h.clone());
+            }
+            st.contexts
+                .limit(ctx, LIMIT_MALLOC_HEAP_SIZE)
+                .or(super::context::DEFAULT_LIMITS[LIMIT_MALLOC_HEAP_SIZE as usize])
+                .unwrap_or(0)
+        };
+        // A heap of 0 bytes: every malloc gives NULL, with nothing allocated.
+        let base = if size > 0 {
+            self.mem_alloc(size)?.get()
+        } else {
+            0
+        };
+        let mut st = self.state.lock();
+        if let Some(h) = st.modules.heaps.get(&ctx) {
+            // Another thread's launch made it meanwhile: that one stays.
+            let h = h.clone();
+            drop(st);
+            if base != 0 {
+                self.mem_free(DevicePtr::new(base))?;
+            }
+            return Ok(h);
+        }
+        let heap = Arc::new(ptx::DeviceHeap::new(base, size));
+        st.modules.heaps.insert(ctx, heap.clone());
+        if base != 0 {
+            crate::diagnostics::driver_owned(base, true);
+        }
+        Ok(heap)
     }
 
     /// A cooperative launch needs every block resident at once: the grid may not exceed

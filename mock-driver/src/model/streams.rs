@@ -127,6 +127,15 @@ impl Driver {
                 )
             })?;
         if let Some(v) = set {
+            if limit == super::module::LIMIT_MALLOC_HEAP_SIZE && st.modules.heaps.contains_key(&ctx)
+            {
+                // cuCtxSetLimit's documentation: "Setting CU_LIMIT_MALLOC_HEAP_SIZE must be
+                // performed before launching any kernel that uses the malloc() or free()
+                // device system calls, otherwise CUDA_ERROR_INVALID_VALUE will be returned."
+                return Err(invalid(
+                    "CU_LIMIT_MALLOC_HEAP_SIZE cannot change after a kernel using malloc or free                      was launched in the context (its heap is allocated then)",
+                ));
+            }
             st.contexts.set_limit(ctx, limit, v);
             st.launch_epoch += 1;
         }

@@ -176,8 +176,13 @@ fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, 
         Op::Atom { addr, b, c, .. } => regs(&[*addr, *b, *c]),
         Op::Carry { a, b, c, .. } => regs(&[*a, *b, *c]),
         Op::Elect { mask, .. } => regs(&[*mask]),
-        // Activemask reads no register; printf reads local memory only.
-        Op::Activemask { .. } | Op::Nop | Op::WarpSync { .. } | Op::Vprintf { .. } => Vec::new(),
+        // Activemask reads no register; printf, malloc and free read local memory only.
+        Op::Activemask { .. }
+        | Op::Nop
+        | Op::WarpSync { .. }
+        | Op::Vprintf { .. }
+        | Op::Malloc { .. }
+        | Op::Free { .. } => Vec::new(),
         Op::Async(a) => regs(&a.sources()),
         Op::Shfl { a, b, c, _mask, .. } => regs(&[*a, *b, *c, *_mask]),
         Op::Vote { a, mask, .. } | Op::Match { a, mask, .. } | Op::Redux { a, mask, .. } => {
