@@ -787,9 +787,16 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
         eprintln!("{vcode}");
     }
+    let dump = std::env::var_os("CUMOCK_JIT_DUMP")
+        .and_then(|d| Some((d, ctx.compiled_code()?.code_buffer().to_vec())));
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let code = module.get_finalized_function(id);
+    if let Some((dir, bytes)) = dump {
+        let path = std::path::Path::new(&dir).join(format!("jit-{:x}.bin", code as usize));
+        let _ = std::fs::write(&path, bytes);
+        eprintln!("jit code at {:x}: {}", code as usize, path.display());
+    }
     // Safety: `code` is the function just defined with the signature `EntryFn` spells
     // (pointer, u32) -> u64 in the ISA's default (C) calling convention.
     let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
