@@ -579,3 +579,51 @@ fn if_converted_bodies_count_steps_as_the_interpreter_does() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(stopped > 50, "only {stopped} launches met the step limit");
 }
+
+/// Chains of f32 arithmetic over NaNs of every payload, infinities and zeros: compiled
+/// runs carry f32 results between instructions before their NaNs are made canonical, so
+/// every way a value leaves such a chain is here: stored, read as integer bits (`mov.b32`,
+/// an integer add), compared, selected, written under a guard, reread after an integer
+/// write to the same register, and live after the run.
+#[test]
+fn f32_chains_keep_nan_bits_as_the_interpreter_does() {
+    let src = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 a, .param .u64 b)\n{\n\
+        .reg .pred %p<4>; .reg .b32 %r<16>; .reg .f32 %f<16>; .reg .b64 %rd<8>;\n\
+        ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [b]; mov.u32 %r1, %tid.x;\n\
+        mul.wide.u32 %rd3, %r1, 16; add.s64 %rd4, %rd1, %rd3; add.s64 %rd5, %rd2, %rd3;\n\
+        ld.global.f32 %f1, [%rd4]; ld.global.f32 %f2, [%rd4+4]; ld.global.f32 %f3, [%rd4+8];\n\
+        ld.global.f32 %f4, [%rd4+12];\n\
+        fma.rn.f32 %f5, %f1, %f2, %f3; mul.rn.f32 %f6, %f5, %f4; add.rn.f32 %f7, %f6, %f1;\n\
+        sub.rn.f32 %f8, %f7, %f2; mov.b32 %r2, %f6; add.s32 %r3, %r2, 1;\n\
+        setp.lt.f32 %p1, %f8, %f5; setp.nan.f32 %p2, %f7, %f6; selp.f32 %f9, %f8, %f5, %p1;\n\
+        @%p2 add.rn.f32 %f9, %f9, %f3; fma.rn.f32 %f10, %f9, %f9, %f8;\n\
+        mov.b32 %f11, %r3; add.rn.f32 %f11, %f11, %f10; mov.b32 %r4, %f5;\n\
+        st.global.f32 [%rd5], %f10; st.global.b32 [%rd5+4], %r4;\n\
+        @%p1 bra $Lskip; fma.rn.f32 %f12, %f8, %f7, %f6; st.global.f32 [%rd5+8], %f12;\n\
+        $Lskip: st.global.f32 [%rd5+12], %f11;\n\
+        ret;\n}\n";
+    let m = Module::parse(src).unwrap();
+    let k = m.kernel("k").unwrap();
+    let info = m.jit_compile(k).expect("compiles");
+    assert!(info.native > 20, "{info:?}");
+    let mut failures = Vec::new();
+    for seed in ["nan0", "nan1", "nan2", "nan3", "nan4", "nan5"] {
+        let make = |m: &Module| {
+            let mut mem = TestMemory::new();
+            let a = mem.map(&u32s(&input(seed, 4 * 64)), false);
+            let b = mem.map(&[0u8; 16 * 64], true);
+            Setup {
+                params: params(&m.kernels[k], &[a, b]),
+                mem,
+                buffers: vec![b],
+                globals: Vec::new(),
+            }
+        };
+        let configure = |l: &mut Launch| l.block = [64, 1, 1];
+        if let Some(d) = differ(&m, k, &make, &configure) {
+            failures.push(format!("{seed}: {d}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -749,6 +749,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             live: live.as_deref(),
             tid_consts: None,
             group_delta: None,
+            raw_f32: None,
         };
         for u in &units {
             match *u {
@@ -1158,6 +1159,8 @@ struct Gen<'a, 'f> {
     tid_consts: Option<TidConsts>,
     /// The delta the first access of a group found (`At::Group`), for the others.
     group_delta: Option<Value>,
+    /// The F32 result of the last `native_eval` of f32 arithmetic (`LaneState::f32s`).
+    raw_f32: Option<Value>,
 }
 
 /// The warp's first linear thread index, whether the block is one-dimensional, and the
@@ -1174,6 +1177,12 @@ struct TidConsts {
 #[derive(Default)]
 struct LaneState {
     regs: HashMap<u32, Value>,
+    /// Registers last written by f32 arithmetic, as the host's F32 result before NaNs are
+    /// made canonical (`regs` holds the canonical bits): f32 arithmetic and comparisons
+    /// read these, as a NaN in gives a NaN out whatever its bits and a comparison ignores
+    /// them, so a chain of them (a dot product's multiply-adds) waits on no canonicalising
+    /// and no moves between register kinds; what is never read canonical is never computed.
+    f32s: HashMap<u32, Value>,
     dirty: Vec<u32>,
     bits: HashMap<u32, Value>,
     dirty_preds: Vec<u32>,
@@ -2270,6 +2279,7 @@ impl Gen<'_, '_> {
                     None => v,
                 };
                 st.regs.insert(r, v);
+                st.f32s.remove(&r);
                 if !st.dirty.contains(&r) {
                     st.dirty.push(r);
                 }
@@ -2303,7 +2313,31 @@ impl Gen<'_, '_> {
         active: Option<Value>,
     ) {
         let (v, q) = self.native_eval(st, words, base, lane, x);
+        let raw = self.raw_f32.take();
         self.native_write(st, words, base, lane, x, (v, q), active);
+        if let (Some(raw), None, Dst::Reg(r)) = (raw, active, x.d) {
+            st.f32s.insert(r, raw);
+        }
+    }
+
+    /// An f32 operand: the F32 a run computed (NaNs not yet canonical) (`LaneState::f32s`), or the
+    /// register's bits.
+    fn f32_operand(
+        &mut self,
+        st: &mut LaneState,
+        words: &HashMap<u32, Value>,
+        base: Value,
+        lane: Value,
+        s: Src,
+    ) -> Value {
+        if let Src::Reg(r) = s {
+            if let Some(v) = st.f32s.get(&r) {
+                return *v;
+            }
+        }
+        let v = self.src(st, words, base, lane, s);
+        let v = self.b.ins().ireduce(types::I32, v);
+        self.b.ins().bitcast(types::F32, MemFlags::new(), v)
     }
 
     /// Writes what `native_eval` computed (`Gen::run` computes uniform ones once).
@@ -2333,14 +2367,43 @@ impl Gen<'_, '_> {
         lane: Value,
         x: &Native,
     ) -> (Value, Option<Value>) {
-        let mut ops = [None; 4];
+        self.raw_f32 = None;
         let (srcs, need) = operands(x);
-        for (k, o) in ops.iter_mut().enumerate().take(need) {
-            *o = Some(self.src(st, words, base, lane, srcs[k]));
+        if let (N::F32(op), None) = (x.n, x.comb) {
+            let mut f = [None; 3];
+            for (k, o) in f.iter_mut().enumerate().take(need) {
+                *o = Some(self.f32_operand(st, words, base, lane, srcs[k]));
+            }
+            let [a, b, c] = f;
+            let (a, b) = (a.expect("two operands"), b.expect("two operands"));
+            let r = match op {
+                FOp::Add => self.b.ins().fadd(a, b),
+                FOp::Sub => self.b.ins().fsub(a, b),
+                FOp::Mul => self.b.ins().fmul(a, b),
+                FOp::Fma => {
+                    let c = c.expect("three operands");
+                    self.b.ins().fma(a, b, c)
+                }
+            };
+            self.raw_f32 = Some(r);
+            return (self.canonical32(r), None);
         }
-        let z = self.b.ins().iconst(types::I64, 0);
-        let [a, bb, c, _] = ops.map(|o| o.unwrap_or(z));
-        let v = self.op(x.n, a, bb, c);
+        let mut ops = [None; 4];
+        let v = match x.n {
+            N::CmpF32(cmp) => {
+                let a = self.f32_operand(st, words, base, lane, srcs[0]);
+                let b = self.f32_operand(st, words, base, lane, srcs[1]);
+                self.fcmp32(cmp, a, b)
+            }
+            _ => {
+                for (k, o) in ops.iter_mut().enumerate().take(need) {
+                    *o = Some(self.src(st, words, base, lane, srcs[k]));
+                }
+                let z = self.b.ins().iconst(types::I64, 0);
+                let [a, bb, c, _] = ops.map(|o| o.unwrap_or(z));
+                self.op(x.n, a, bb, c)
+            }
+        };
         match (x.n, x.comb) {
             (N::CmpInt { .. } | N::CmpF32(_), comb) => {
                 let p = match comb {
@@ -2361,6 +2424,18 @@ impl Gen<'_, '_> {
             }
             _ => (v, None),
         }
+    }
+
+    /// An F32 result's bits as the interpreter keeps them: any NaN canonical.
+    fn canonical32(&mut self, r: Value) -> Value {
+        let nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
+        let bits = self.b.ins().bitcast(types::I32, MemFlags::new(), r);
+        let canon = self
+            .b
+            .ins()
+            .iconst(types::I32, crate::math::CANONICAL_NAN32 as i64);
+        let bits = self.b.ins().select(nan, canon, bits);
+        self.b.ins().uextend(types::I64, bits)
     }
 
     fn low(&mut self, v: Value, bits: u8) -> Value {
@@ -2434,14 +2509,7 @@ impl Gen<'_, '_> {
                         self.b.ins().fma(x, y, z)
                     }
                 };
-                let nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
-                let bits = self.b.ins().bitcast(types::I32, MemFlags::new(), r);
-                let canon = self
-                    .b
-                    .ins()
-                    .iconst(types::I32, crate::math::CANONICAL_NAN32 as i64);
-                let bits = self.b.ins().select(nan, canon, bits);
-                self.b.ins().uextend(types::I64, bits)
+                self.canonical32(r)
             }
             N::CmpInt { cmp, bits, signed } => {
                 let (x, y) = (self.ext(a, bits, signed), self.ext(b, bits, signed));
@@ -2466,26 +2534,31 @@ impl Gen<'_, '_> {
                     g.b.ins().bitcast(types::F32, MemFlags::new(), v)
                 };
                 let (x, y) = (f(self, a), f(self, b));
-                let cc = match cmp {
-                    Cmp::Eq => FloatCC::Equal,
-                    Cmp::Ne => FloatCC::OrderedNotEqual,
-                    Cmp::Lt => FloatCC::LessThan,
-                    Cmp::Le => FloatCC::LessThanOrEqual,
-                    Cmp::Gt => FloatCC::GreaterThan,
-                    Cmp::Ge => FloatCC::GreaterThanOrEqual,
-                    Cmp::Equ => FloatCC::UnorderedOrEqual,
-                    Cmp::Neu => FloatCC::NotEqual,
-                    Cmp::Ltu => FloatCC::UnorderedOrLessThan,
-                    Cmp::Leu => FloatCC::UnorderedOrLessThanOrEqual,
-                    Cmp::Gtu => FloatCC::UnorderedOrGreaterThan,
-                    Cmp::Geu => FloatCC::UnorderedOrGreaterThanOrEqual,
-                    Cmp::Num => FloatCC::Ordered,
-                    _ => FloatCC::Unordered,
-                };
-                let r = self.b.ins().fcmp(cc, x, y);
-                self.b.ins().uextend(types::I64, r)
+                self.fcmp32(cmp, x, y)
             }
         }
+    }
+
+    /// An f32 comparison, 0 or 1 (i64), as the interpreter's (NaN bits play no part).
+    fn fcmp32(&mut self, cmp: Cmp, x: Value, y: Value) -> Value {
+        let cc = match cmp {
+            Cmp::Eq => FloatCC::Equal,
+            Cmp::Ne => FloatCC::OrderedNotEqual,
+            Cmp::Lt => FloatCC::LessThan,
+            Cmp::Le => FloatCC::LessThanOrEqual,
+            Cmp::Gt => FloatCC::GreaterThan,
+            Cmp::Ge => FloatCC::GreaterThanOrEqual,
+            Cmp::Equ => FloatCC::UnorderedOrEqual,
+            Cmp::Neu => FloatCC::NotEqual,
+            Cmp::Ltu => FloatCC::UnorderedOrLessThan,
+            Cmp::Leu => FloatCC::UnorderedOrLessThanOrEqual,
+            Cmp::Gtu => FloatCC::UnorderedOrGreaterThan,
+            Cmp::Geu => FloatCC::UnorderedOrGreaterThanOrEqual,
+            Cmp::Num => FloatCC::Ordered,
+            _ => FloatCC::Unordered,
+        };
+        let r = self.b.ins().fcmp(cc, x, y);
+        self.b.ins().uextend(types::I64, r)
     }
 
     fn int(&mut self, op: IntOp, bits: u8, signed: bool, a: Value, b: Value, c: Value) -> Value {
