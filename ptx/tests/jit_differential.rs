@@ -627,3 +627,46 @@ fn f32_chains_keep_nan_bits_as_the_interpreter_does() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// If-converted bodies whose registers the lanes that skip them read afterwards: inside
+/// the run (after the branch's target), after it (live out), and not at all (a body's
+/// temporary, which compiled code may write in every lane): the skipping lanes must see
+/// their old values wherever they look.
+#[test]
+fn if_converted_bodies_keep_what_skipping_lanes_read() {
+    let src = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 a, .param .u64 b)\n{\n\
+        .reg .pred %p<4>; .reg .b32 %r<16>; .reg .b64 %rd<8>;\n\
+        ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [b]; mov.u32 %r3, %tid.x;\n\
+        mul.wide.u32 %rd4, %r3, 4; add.s64 %rd3, %rd1, %rd4; add.s64 %rd5, %rd2, %rd4;\n\
+        ld.global.u32 %r1, [%rd3]; add.u32 %r8, %r3, 7; add.u32 %r9, %r3, 100;\n\
+        and.b32 %r2, %r3, 3; setp.eq.u32 %p1, %r2, 0;\n\
+        @%p1 bra $Lskip; ld.global.u32 %r8, [%rd3+256]; add.u32 %r9, %r8, 1;\n\
+        add.u32 %r11, %r8, %r9;\n\
+        $Lskip: add.u32 %r10, %r9, %r3;\n\
+        st.global.u32 [%rd5], %r10; st.global.u32 [%rd5+256], %r8;\n\
+        ret;\n}\n";
+    let m = Module::parse(src).unwrap();
+    let k = m.kernel("k").unwrap();
+    let info = m.jit_compile(k).expect("compiles");
+    assert!(info.native > 10, "{info:?}");
+    let mut failures = Vec::new();
+    for seed in ["skip0", "skip1", "skip2", "skip3"] {
+        let make = |m: &Module| {
+            let mut mem = TestMemory::new();
+            let a = mem.map(&u32s(&input(seed, 128)), false);
+            let b = mem.map(&[0u8; 512], true);
+            Setup {
+                params: params(&m.kernels[k], &[a, b]),
+                mem,
+                buffers: vec![b],
+                globals: Vec::new(),
+            }
+        };
+        let configure = |l: &mut Launch| l.block = [64, 1, 1];
+        if let Some(d) = differ(&m, k, &make, &configure) {
+            failures.push(format!("{seed}: {d}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -750,6 +750,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             tid_consts: None,
             group_delta: None,
             raw_f32: None,
+            no_old: false,
         };
         for u in &units {
             match *u {
@@ -985,7 +986,8 @@ fn access_groups(
     let mut version: HashMap<u32, u32> = HashMap::new();
     let mut keys: HashMap<(u8, u32, u32), Vec<usize>> = HashMap::new();
     for (k, it) in list.iter().enumerate() {
-        if let (true, Item::Mem(m)) = (accesses.contains(&k), it) {
+        // Loads only: a group's check is its first load's (no write access).
+        if let (true, Item::Mem(m @ Mem { d: Some(_), .. })) = (accesses.contains(&k), it) {
             let total = m.size as i64 * m.n as i64;
             if let (Src::Reg(r), None, 0) = (m.addr, guards[k], m.off.rem_euclid(total)) {
                 let space = m.space as u8;
@@ -1064,50 +1066,64 @@ struct LaneCache {
 /// predicate writes and counts are committed only after the last lane too.
 fn loads_rerunnable(list: &[Item], guards: &[Option<(u32, bool)>]) -> Option<Vec<u32>> {
     let (mut reads, mut writes, mut written) = (Vec::new(), Vec::new(), Vec::new());
+    // Registers written under a guard, with it: a read under the same guard (the predicate
+    // not written since) reads what the run wrote in every lane that uses what it reads
+    // (an if-converted body's temporaries).
+    let mut written_under: Vec<(u32, (u32, bool))> = Vec::new();
     let (mut accesses, mut stores) = (0, 0);
-    let mut read = |s: Src, written: &Vec<u32>| {
-        if let Src::Reg(r) = s {
-            if !written.contains(&r) && !reads.contains(&r) {
-                reads.push(r);
-            }
-        }
-    };
     for (k, it) in list.iter().enumerate() {
-        let dsts: Vec<Dst> = match it {
+        let g = guards[k];
+        let mut read = |s: Src| {
+            if let Src::Reg(r) = s {
+                let mine = g.is_some_and(|g| written_under.contains(&(r, g)));
+                if !written.contains(&r) && !mine && !reads.contains(&r) {
+                    reads.push(r);
+                }
+            }
+        };
+        let (dsts, preds): (Vec<Dst>, Vec<Dst>) = match it {
             Item::Nat(x) => {
                 let (srcs, need) = operands(x);
                 for s in &srcs[..need] {
-                    read(*s, &written);
+                    read(*s);
                 }
                 if let Some((_, c)) = x.comb {
-                    read(c, &written);
+                    read(c);
                 }
-                vec![x.d, x.q]
+                (vec![x.d, x.q], vec![x.d, x.q])
             }
             Item::Mem(m) => {
-                read(m.addr, &written);
+                read(m.addr);
                 if m.space != Space::KParam {
                     accesses += 1;
                 }
                 match m.d {
-                    Some(d) => d[..m.n as usize].to_vec(),
+                    Some(d) => (d[..m.n as usize].to_vec(), Vec::new()),
                     None => {
                         for v in &m.v[..m.n as usize] {
-                            read(*v, &written);
+                            read(*v);
                         }
                         stores += 1;
-                        Vec::new()
+                        (Vec::new(), Vec::new())
                     }
                 }
             }
-            Item::Skip { .. } => Vec::new(),
+            Item::Skip { .. } => (Vec::new(), Vec::new()),
         };
+        for d in preds {
+            if let Dst::Pred(p) = d {
+                // The guard changed: what was written under it no longer says who wrote.
+                written_under.retain(|(_, (q, _))| *q != p);
+            }
+        }
         for d in dsts {
             if let Dst::Reg(r) = d {
                 // A guarded write leaves the old value in some lanes: a later read
-                // may still read what the run found.
-                if guards[k].is_none() && !written.contains(&r) {
-                    written.push(r);
+                // may still read what the run found (unless under the same guard).
+                match g {
+                    None if !written.contains(&r) => written.push(r),
+                    Some(g) if !written_under.contains(&(r, g)) => written_under.push((r, g)),
+                    _ => {}
                 }
                 if !writes.contains(&r) {
                     writes.push(r);
@@ -1122,6 +1138,76 @@ fn loads_rerunnable(list: &[Item], guards: &[Option<(u32, bool)>]) -> Option<Vec
         return None;
     }
     Some(reads.into_iter().filter(|r| writes.contains(r)).collect())
+}
+
+/// Registers an item of a run reads and writes.
+fn item_regs(it: &Item) -> (Vec<u32>, Vec<Dst>) {
+    let reg = |s: &Src| match s {
+        Src::Reg(r) => Some(*r),
+        _ => None,
+    };
+    match it {
+        Item::Nat(x) => {
+            let (srcs, need) = operands(x);
+            let mut r: Vec<u32> = srcs[..need].iter().filter_map(reg).collect();
+            r.extend(x.comb.iter().filter_map(|(_, c)| reg(c)));
+            (r, vec![x.d, x.q])
+        }
+        Item::Mem(m) => {
+            let mut r: Vec<u32> = reg(&m.addr).into_iter().collect();
+            match m.d {
+                Some(d) => (r, d[..m.n as usize].to_vec()),
+                None => {
+                    r.extend(m.v[..m.n as usize].iter().filter_map(reg));
+                    (r, Vec::new())
+                }
+            }
+        }
+        Item::Skip { .. } => (Vec::new(), Vec::new()),
+    }
+}
+
+/// For each item of a run: whether its guard may be ignored for the registers it writes,
+/// writing them in every lane: each is dead after the run (`live_after`, when known) and
+/// read later in the run only under the same guard, its predicate unchanged, until it
+/// is written unguarded. Lanes the guard skips never read what they got. An if-converted
+/// body's temporaries (`if_convert`) so need no old value read and selected.
+fn unguarded_writes(
+    list: &[Item],
+    guards: &[Option<(u32, bool)>],
+    live_after: Option<&[u64]>,
+) -> Vec<bool> {
+    let regs: Vec<(Vec<u32>, Vec<Dst>)> = list.iter().map(item_regs).collect();
+    (0..list.len())
+        .map(|k| {
+            let (Some(g), Some(live)) = (guards[k], live_after) else {
+                return false;
+            };
+            regs[k].1.iter().all(|d| {
+                let r = match d {
+                    Dst::Reg(r) => *r,
+                    Dst::Pred(_) => return false,
+                    Dst::Sink => return true,
+                };
+                if live[r as usize / 64] >> (r % 64) & 1 != 0 {
+                    return false;
+                }
+                let mut pred_changed = false;
+                for j in k + 1..list.len() {
+                    if regs[j].0.contains(&r) && (guards[j] != Some(g) || pred_changed) {
+                        return false;
+                    }
+                    if regs[j].1.contains(&Dst::Pred(g.0)) {
+                        pred_changed = true;
+                    }
+                    if guards[j].is_none() && regs[j].1.contains(&Dst::Reg(r)) {
+                        return true;
+                    }
+                }
+                true
+            })
+        })
+        .collect()
 }
 
 /// A run holds only native instructions (built so above).
@@ -1161,6 +1247,9 @@ struct Gen<'a, 'f> {
     group_delta: Option<Value>,
     /// The F32 result of the last `native_eval` of f32 arithmetic (`LaneState::f32s`).
     raw_f32: Option<Value>,
+    /// The instruction being compiled writes its registers in every lane, guarded or not
+    /// (`unguarded_writes`).
+    no_old: bool,
 }
 
 /// The warp's first linear thread index, whether the block is one-dimensional, and the
@@ -1871,7 +1960,13 @@ impl Gen<'_, '_> {
         let mut st = LaneState::default();
         let mut unguarded = 0i64;
         let mut group_delta: HashMap<usize, Value> = HashMap::new();
+        let no_old = unguarded_writes(
+            list,
+            guards,
+            self.live.map(|l| l[(pc + len) as usize].as_slice()),
+        );
         for (k, it) in list.iter().enumerate() {
+            self.no_old = no_old[k];
             let active = match guards[k] {
                 None => {
                     unguarded += 1;
@@ -1922,6 +2017,7 @@ impl Gen<'_, '_> {
                 }
             }
         }
+        self.no_old = false;
         let live_after = self.live.map(|l| &l[(pc + len) as usize]);
         for r in std::mem::take(&mut st.dirty) {
             // A register no path reads again before overwriting it need not be stored.
@@ -2272,11 +2368,11 @@ impl Gen<'_, '_> {
         match d {
             Dst::Reg(r) => {
                 let v = match active {
-                    Some(a) => {
+                    Some(a) if !self.no_old => {
                         let old = self.reg(st, base, r);
                         self.b.ins().select(a, v, old)
                     }
-                    None => v,
+                    _ => v,
                 };
                 st.regs.insert(r, v);
                 st.f32s.remove(&r);
@@ -2315,8 +2411,10 @@ impl Gen<'_, '_> {
         let (v, q) = self.native_eval(st, words, base, lane, x);
         let raw = self.raw_f32.take();
         self.native_write(st, words, base, lane, x, (v, q), active);
-        if let (Some(raw), None, Dst::Reg(r)) = (raw, active, x.d) {
-            st.f32s.insert(r, raw);
+        if let (Some(raw), Dst::Reg(r)) = (raw, x.d) {
+            if active.is_none() || self.no_old {
+                st.f32s.insert(r, raw);
+            }
         }
     }
 
