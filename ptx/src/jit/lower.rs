@@ -751,6 +751,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             group_delta: None,
             raw_f32: None,
             no_old: false,
+            shared_span: None,
         };
         for u in &units {
             match *u {
@@ -1250,6 +1251,8 @@ struct Gen<'a, 'f> {
     /// The instruction being compiled writes its registers in every lane, guarded or not
     /// (`unguarded_writes`).
     no_old: bool,
+    /// Inside a run with shared accesses: the block's shared bound and buffer.
+    shared_span: Option<(Value, Value)>,
 }
 
 /// The warp's first linear thread index, whether the block is one-dimensional, and the
@@ -1798,6 +1801,19 @@ impl Gen<'_, '_> {
             }
         }
         self.tid_consts = self.tid_setup(list);
+        // The block's shared memory, for accesses checked lane by lane (`lane_check`).
+        self.shared_span = list
+            .iter()
+            .any(|it| matches!(it, Item::Mem(m) if m.space == Space::Shared))
+            .then(|| {
+                let f = MemFlags::trusted();
+                (
+                    self.b
+                        .ins()
+                        .load(types::I64, f, self.frame, OFF_SHARED_LIMIT),
+                    self.b.ins().load(types::I64, f, self.frame, OFF_SHARED),
+                )
+            });
         let accesses: Vec<usize> = (0..list.len())
             .filter(|k| matches!(list[*k], Item::Mem(m) if m.space != Space::KParam))
             .collect();
@@ -2069,6 +2085,7 @@ impl Gen<'_, '_> {
             self.b.ins().store(flags, new, self.preds, *p as i32 * 4);
         }
         self.tid_consts = None;
+        self.shared_span = None;
         // A branch's body counts as issued when a lane ran it (`if_convert`).
         let skipped: u32 = skips.iter().map(|s| s.1).sum();
         self.add_steps((len - skipped) as i64);
@@ -2197,6 +2214,22 @@ impl Gen<'_, '_> {
         let mis = self.b.ins().band_imm(a, align - 1);
         self.b.ins().brif(mis, bail, &[], aligned, &[]);
         self.b.switch_to_block(aligned);
+        if let (Space::Shared, Some((limit, shared))) = (m.space, self.shared_span) {
+            // One span, the same for every lane: checked inline as `helper_lookup` does
+            // (`total` bytes at `a` below the bound), with no cache to keep.
+            let room = self
+                .b
+                .ins()
+                .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, limit, total);
+            let top = self.b.ins().iadd_imm(limit, -total);
+            let below = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, a, top);
+            let ok = self.b.ins().band(room, below);
+            self.b.ins().brif(ok, hit, &[], bail, &[]);
+            self.b.switch_to_block(miss);
+            self.b.ins().jump(bail, &[]);
+            self.b.switch_to_block(hit);
+            return shared;
+        }
         let (valid, lo, lim) = (
             self.b.use_var(c.valid),
             self.b.use_var(c.lo),
