@@ -670,3 +670,63 @@ fn if_converted_bodies_keep_what_skipping_lanes_read() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Shuffles (compiled as their own unit) of every mode with lane and clamp operands taken
+/// from the data (any bits, segment masks included), under a guard some lanes fail, in a
+/// partial warp, one writing its own source register: both engines alike.
+#[test]
+fn shuffles_run_the_same_under_both_engines() {
+    let mut body = String::new();
+    for (i, mode) in ["up", "down", "bfly", "idx"].iter().enumerate() {
+        body += &format!(
+            "shfl.sync.{mode}.b32 %r{d}|%p2, %r5, %r6, %r7, -1;\n\
+             @%p1 shfl.sync.{mode}.b32 %r5|%p3, %r5, {imm}, 0x1f, -1;\n\
+             selp.u32 %r{q}, 1, 0, %p2; selp.u32 %r{q2}, 1, 0, %p3;\n\
+             st.global.u32 [%rd5+{o0}], %r{d}; st.global.u32 [%rd5+{o1}], %r{q};\n\
+             st.global.u32 [%rd5+{o2}], %r5; st.global.u32 [%rd5+{o3}], %r{q2};\n",
+            d = 10 + i,
+            q = 20 + i,
+            q2 = 30 + i,
+            imm = 3 + 5 * i,
+            o0 = 256 * (4 * i),
+            o1 = 256 * (4 * i + 1),
+            o2 = 256 * (4 * i + 2),
+            o3 = 256 * (4 * i + 3),
+        );
+    }
+    let src = format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 a, .param .u64 b)\n{{\n\
+        .reg .pred %p<4>; .reg .b32 %r<40>; .reg .b64 %rd<8>;\n\
+        ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [b]; mov.u32 %r3, %tid.x;\n\
+        mul.wide.u32 %rd4, %r3, 4; add.s64 %rd3, %rd1, %rd4; add.s64 %rd5, %rd2, %rd4;\n\
+        ld.global.u32 %r5, [%rd3]; ld.global.u32 %r6, [%rd3+256]; ld.global.u32 %r7, [%rd3+512];\n\
+        and.b32 %r8, %r5, 5; setp.ne.u32 %p1, %r8, 0;\n\
+        {body}ret;\n}}\n"
+    );
+    let m = Module::parse(&src).unwrap();
+    let k = m.kernel("k").unwrap();
+    let info = m.jit_compile(k).expect("compiles");
+    assert!(info.via_interpreter == 0, "shuffles compiled: {info:?}");
+    let mut failures = Vec::new();
+    for seed in ["shfl0", "shfl1", "shfl2", "shfl3", "shfl4"] {
+        for threads in [64u32, 48] {
+            let make = |m: &Module| {
+                let mut mem = TestMemory::new();
+                let a = mem.map(&u32s(&input(seed, 3 * 64)), false);
+                let b = mem.map(&[0u8; 16 * 256], true);
+                Setup {
+                    params: params(&m.kernels[k], &[a, b]),
+                    mem,
+                    buffers: vec![b],
+                    globals: Vec::new(),
+                }
+            };
+            let configure = |l: &mut Launch| l.block = [threads, 1, 1];
+            if let Some(d) = differ(&m, k, &make, &configure) {
+                failures.push(format!("{seed} {threads}: {d}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -12,7 +12,10 @@
 //! interpreter goes on. What it does not compile it hands back that way (control flow
 //! that splits or ends the group, barriers, calls) or runs through the interpreter's own
 //! code for that instruction (`BlockCtx::exec`, called per warp instruction: local
-//! memory, shuffles, votes, atomics, conversions...). The step and time limits are
+//! memory, votes, atomics, conversions...). Shuffles of a register by register or
+//! immediate operands are a unit of their own (`lower::Gen::shfl`): every lane's source
+//! lane and value into a buffer, as the interpreter reads all 32 lanes, then the lanes
+//! that run written. The step and time limits are
 //! polled at the same instruction counts: the code stops where the interpreter would
 //! check (`stop_at`).
 //!
@@ -30,7 +33,8 @@
 //! alignment (as `locate`), the
 //! shared bound (the highest address decides; an address that wraps around is above
 //! it), or one TLB span covering the lowest to the highest address (writable for stores,
-//! its host address aligned). When any check fails (a fault, a TLB miss, lanes in two
+//! its host address aligned). A shared access checked lane by lane tests the bound
+//! inline (one span for all lanes, read once per run), with no span cache. When any check fails (a fault, a TLB miss, lanes in two
 //! spans, a generic address in the local window) the code returns to the interpreter at
 //! the start of the run, before any lane has run any of it: the interpreter runs those
 //! instructions itself and faults at the lane, address and message it always does, or
@@ -51,6 +55,15 @@
 //! (`lower::liveness`), when the kernel has no instruction reading other lanes'
 //! registers. Everything else is one warp instruction at a time, in the interpreter's
 //! order.
+//!
+//! Within a lane, f32 arithmetic passes its results on as host F32 values whose NaNs are
+//! not yet canonical (`lower::LaneState::f32s`): a NaN in gives a NaN out whatever its
+//! bits, and comparisons ignore them, so only what leaves that arithmetic (a store, a
+//! register live after the run, an integer or move reading the bits) is made canonical,
+//! and a chain of multiply-adds waits on nothing else. An if-converted body writes the
+//! registers nothing reads where it was skipped (dead after the run, read in it only
+//! under the same guard) in every lane, with no old value read and selected
+//! (`lower::unguarded_writes`).
 
 mod lower;
 mod native;
