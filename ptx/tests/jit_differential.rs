@@ -671,7 +671,7 @@ fn if_converted_bodies_keep_what_skipping_lanes_read() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Shuffles (compiled as their own unit) of every mode with lane and clamp operands taken
+/// Shuffles (the interpreter's code, called from compiled runs) of every mode with lane and clamp operands taken
 /// from the data (any bits, segment masks included), under a guard some lanes fail, in a
 /// partial warp, one writing its own source register: both engines alike.
 #[test]
@@ -707,7 +707,7 @@ fn shuffles_run_the_same_under_both_engines() {
     let m = Module::parse(&src).unwrap();
     let k = m.kernel("k").unwrap();
     let info = m.jit_compile(k).expect("compiles");
-    assert!(info.via_interpreter == 0, "shuffles compiled: {info:?}");
+    assert!(info.native > 20, "{info:?}");
     let mut failures = Vec::new();
     for seed in ["shfl0", "shfl1", "shfl2", "shfl3", "shfl4"] {
         for threads in [64u32, 48] {

@@ -23,7 +23,7 @@ use super::{
     TLB_LEN, TLB_WRITABLE,
 };
 use super::{OFF_INSTRUCTIONS, OFF_MASK, OFF_OTHER, OFF_PREDS, OFF_REGS, OFF_STEPS, OFF_STOP_AT};
-use crate::decode::{BoolOp, Dst, Op, Program, ShflMode, Space, Src, Sreg};
+use crate::decode::{BoolOp, Dst, Op, Program, Space, Src, Sreg};
 use crate::exec::TLB_ENTRIES;
 use crate::math::{Cmp, Ty};
 use crate::{PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
@@ -62,8 +62,6 @@ enum Kind {
     Mem(Mem),
     /// Any other non-control instruction: the interpreter's code runs it.
     Helper,
-    /// A shuffle of a register or immediate by register or immediate lanes (`Gen::shfl`).
-    Shfl,
     Bra(u32),
     /// Other control flow: the interpreter runs it.
     Stop,
@@ -143,7 +141,7 @@ fn uses(inst: &crate::decode::Inst, kind: Option<&Kind>) -> Option<(Vec<u32>, Ve
             }
             _ => return None,
         },
-        Kind::Helper | Kind::Shfl => return helper_uses(&inst.op, regs),
+        Kind::Helper => return helper_uses(&inst.op, regs),
     })
 }
 
@@ -441,19 +439,6 @@ fn classify(op: &Op) -> Kind {
             }
             _ => Kind::Helper,
         },
-        Op::Shfl {
-            d: Dst::Reg(_),
-            p: Dst::Pred(_) | Dst::Sink,
-            a,
-            b,
-            c,
-            ..
-        } if [a, b, c]
-            .iter()
-            .all(|s| matches!(s, Src::Reg(_) | Src::Imm(_))) =>
-        {
-            Kind::Shfl
-        }
         Op::Bra { target } => Kind::Bra(*target),
         op if op.is_control() => Kind::Stop,
         _ => Kind::Helper,
@@ -784,21 +769,6 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
                             g.helper(pc, inst.guard);
                         }
                         Some(Kind::Bra(t)) => g.bra(pc, *t, inst.guard),
-                        Some(Kind::Shfl) => match inst.op {
-                            Op::Shfl {
-                                mode,
-                                d,
-                                p,
-                                a,
-                                b,
-                                c,
-                                ..
-                            } => {
-                                native_count += 1;
-                                g.shfl(pc, inst.guard, mode, [d, p], [a, b, c]);
-                            }
-                            _ => unreachable!("classified a shuffle"),
-                        },
                         _ => {
                             let blk = blocks[&pc];
                             g.b.switch_to_block(blk);
@@ -1670,125 +1640,6 @@ impl Gen<'_, '_> {
             Item::Skip { .. } => false,
         });
         reads.then(|| self.tid_load())
-    }
-
-    /// `shfl.sync`, as `BlockCtx::exec` runs it: for every lane of the warp (running or
-    /// not, as the interpreter reads every lane's operands), the source lane and whether
-    /// it is in range, then the value of `a` there; written to `d` and `p` in the lanes
-    /// the guard lets run. The member mask plays no part (lanes at one pc run together).
-    fn shfl(
-        &mut self,
-        pc: u32,
-        guard: Option<(u32, bool)>,
-        mode: ShflMode,
-        [d, p]: [Dst; 2],
-        [a, b, c]: [Src; 3],
-    ) {
-        self.enter_unit(pc, 1);
-        let em = self.emask(guard);
-        self.add_steps(1);
-        let cnt = self.popcnt64(em);
-        self.add_count(cnt);
-        let go = self.b.create_block();
-        let next = self.b.create_block();
-        self.b.ins().brif(em, go, &[], next, &[]);
-        self.b.switch_to_block(go);
-        let flags = MemFlags::trusted();
-        let out = self.b.create_sized_stack_slot(StackSlotData::new(
-            StackSlotKind::ExplicitSlot,
-            32 * 8,
-            3,
-        ));
-        let out_at = self.b.ins().stack_addr(types::I64, out, 0);
-        let bits = self.var(types::I32);
-        let z = self.b.ins().iconst(types::I32, 0);
-        self.b.def_var(bits, z);
-        let all = self.b.ins().iconst(types::I32, -1);
-        let regs = self.regs;
-        self.lanes(all, |g, l, base| {
-            let mut st = LaneState::default();
-            let words = HashMap::new();
-            let opnd = |g: &mut Self, st: &mut LaneState, s: Src| {
-                let v = g.src(st, &words, base, l, s);
-                g.b.ins().ireduce(types::I32, v)
-            };
-            let bv = opnd(g, &mut st, b);
-            let bv = g.b.ins().band_imm(bv, 0x1f);
-            let cv = opnd(g, &mut st, c);
-            let seg = g.b.ins().ushr_imm(cv, 8);
-            let seg = g.b.ins().band_imm(seg, 0x1f);
-            let cv = g.b.ins().band_imm(cv, 0x1f);
-            let lseg = g.b.ins().band(l, seg);
-            let cnseg = g.b.ins().band_not(cv, seg);
-            let max_lane = g.b.ins().bor(lseg, cnseg);
-            let (j, ok) = match mode {
-                ShflMode::Up => {
-                    let j = g.b.ins().isub(l, bv);
-                    let ok = g.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, j, max_lane);
-                    (j, ok)
-                }
-                ShflMode::Down => {
-                    let j = g.b.ins().iadd(l, bv);
-                    let ok = g.b.ins().icmp(IntCC::SignedLessThanOrEqual, j, max_lane);
-                    (j, ok)
-                }
-                ShflMode::Bfly => {
-                    let j = g.b.ins().bxor(l, bv);
-                    let ok = g.b.ins().icmp(IntCC::SignedLessThanOrEqual, j, max_lane);
-                    (j, ok)
-                }
-                ShflMode::Idx => {
-                    let bn = g.b.ins().band_not(bv, seg);
-                    let j = g.b.ins().bor(lseg, bn);
-                    let ok = g.b.ins().icmp(IntCC::SignedLessThanOrEqual, j, max_lane);
-                    (j, ok)
-                }
-            };
-            let j = g.b.ins().select(ok, j, l);
-            let j = g.b.ins().band_imm(j, 31);
-            let v = match a {
-                Src::Reg(r) => {
-                    let j64 = g.b.ins().uextend(types::I64, j);
-                    let off = g.b.ins().imul_imm(j64, 8);
-                    let at = g.b.ins().iadd(regs, off);
-                    g.b.ins().load(types::I64, flags, at, r as i32 * 256)
-                }
-                _ => g.src(&mut st, &words, base, l, a),
-            };
-            let l64 = g.b.ins().uextend(types::I64, l);
-            let off = g.b.ins().imul_imm(l64, 8);
-            let at = g.b.ins().iadd(out_at, off);
-            g.b.ins().store(flags, v, at, 0);
-            let okw = g.b.ins().uextend(types::I32, ok);
-            let bit = g.b.ins().ishl(okw, l);
-            let old = g.b.use_var(bits);
-            let new = g.b.ins().bor(old, bit);
-            g.b.def_var(bits, new);
-        });
-        // The destinations, in the lanes that ran (after every lane read its source).
-        if let Dst::Reg(r) = d {
-            self.lanes(em, |g, l, base| {
-                let l64 = g.b.ins().uextend(types::I64, l);
-                let off = g.b.ins().imul_imm(l64, 8);
-                let at = g.b.ins().iadd(out_at, off);
-                let v = g.b.ins().load(types::I64, flags, at, 0);
-                g.b.ins().store(flags, v, base, r as i32 * 256);
-            });
-        }
-        if let Dst::Pred(q) = p {
-            let old = self
-                .b
-                .ins()
-                .load(types::I32, flags, self.preds, q as i32 * 4);
-            let keep = self.b.ins().band_not(old, em);
-            let bits = self.b.use_var(bits);
-            let set = self.b.ins().band(bits, em);
-            let new = self.b.ins().bor(keep, set);
-            self.b.ins().store(flags, new, self.preds, q as i32 * 4);
-        }
-        self.b.ins().jump(next, &[]);
-        self.b.switch_to_block(next);
-        self.goto(pc + 1);
     }
 
     fn bra(&mut self, pc: u32, target: u32, guard: Option<(u32, bool)>) {

@@ -12,10 +12,7 @@
 //! interpreter goes on. What it does not compile it hands back that way (control flow
 //! that splits or ends the group, barriers, calls) or runs through the interpreter's own
 //! code for that instruction (`BlockCtx::exec`, called per warp instruction: local
-//! memory, votes, atomics, conversions...). Shuffles of a register by register or
-//! immediate operands are a unit of their own (`lower::Gen::shfl`): every lane's source
-//! lane and value into a buffer, as the interpreter reads all 32 lanes, then the lanes
-//! that run written. The step and time limits are
+//! memory, shuffles, votes, atomics, conversions...). The step and time limits are
 //! polled at the same instruction counts: the code stops where the interpreter would
 //! check (`stop_at`).
 //!
@@ -54,7 +51,8 @@
 //! into their words after the loop. A run stores only registers live after it
 //! (`lower::liveness`), when the kernel has no instruction reading other lanes'
 //! registers. Everything else is one warp instruction at a time, in the interpreter's
-//! order.
+//! order. (Shuffles stay with the interpreter's code: its loops over the 32 lanes are
+//! vectorised; a compiled lane loop measured slower.)
 //!
 //! Within a lane, f32 arithmetic passes its results on as host F32 values whose NaNs are
 //! not yet canonical (`lower::LaneState::f32s`): a NaN in gives a NaN out whatever its
