@@ -730,3 +730,42 @@ fn shuffles_run_the_same_under_both_engines() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Registers a run gives one value in every lane (parameters, constants) are written
+/// after its loop over the lanes, whole-warp or lane by lane: in groups of every size
+/// (a divergent branch splits the warp at a launch parameter), only the group's lanes
+/// get them.
+#[test]
+fn uniform_values_reach_only_the_groups_lanes() {
+    let src = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 a, .param .u32 n)\n{\n\
+        .reg .pred %p<4>; .reg .b32 %r<16>; .reg .f32 %f<4>; .reg .b64 %rd<8>;\n\
+        ld.param.u64 %rd1, [a]; ld.param.u32 %r1, [n]; mov.u32 %r3, %tid.x;\n\
+        mul.wide.u32 %rd4, %r3, 4; add.s64 %rd3, %rd1, %rd4;\n\
+        add.u32 %r8, %r3, 1000; add.u32 %r9, %r3, 2000;\n\
+        setp.lt.u32 %p1, %r3, %r1; @%p1 bra $Lx;\n\
+        cvt.rn.f32.s32 %f1, %r3;\n\
+        ld.param.u32 %r8, [n]; add.u32 %r9, %r8, 7; mov.u32 %r10, 55; add.u32 %r9, %r9, %r10;\n\
+        $Lx: st.global.u32 [%rd3], %r8; st.global.u32 [%rd3+256], %r9;\n\
+        ret;\n}\n";
+    let m = Module::parse(src).unwrap();
+    let k = m.kernel("k").unwrap();
+    let mut failures = Vec::new();
+    for n in [0u64, 1, 5, 31, 32, 33, 40, 63, 64] {
+        let make = |m: &Module| {
+            let mut mem = TestMemory::new();
+            let a = mem.map(&[0u8; 512], true);
+            Setup {
+                params: params(&m.kernels[k], &[a, n]),
+                mem,
+                buffers: vec![a],
+                globals: Vec::new(),
+            }
+        };
+        let configure = |l: &mut Launch| l.block = [64, 1, 1];
+        if let Some(d) = differ(&m, k, &make, &configure) {
+            failures.push(format!("n {n}: {d}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -2035,12 +2035,25 @@ impl Gen<'_, '_> {
         }
         self.no_old = false;
         let live_after = self.live.map(|l| &l[(pc + len) as usize]);
+        // Values computed once before the loop (`pre`, parameters): written after it, to
+        // every lane at once, not carried round the loop.
+        let invariant: Vec<Value> = pre
+            .iter()
+            .flatten()
+            .map(|(v, _)| *v)
+            .chain(params.values().copied())
+            .collect();
+        let mut uniform_out: Vec<(u32, Value)> = Vec::new();
         for r in std::mem::take(&mut st.dirty) {
             // A register no path reads again before overwriting it need not be stored.
             if live_after.is_some_and(|l| l[r as usize / 64] >> (r % 64) & 1 == 0) {
                 continue;
             }
             let v = st.regs[&r];
+            if invariant.contains(&v) && !aside.contains_key(&r) {
+                uniform_out.push((r, v));
+                continue;
+            }
             match aside.get(&r) {
                 Some(&slot) => {
                     let lane64 = self.b.ins().uextend(types::I64, lane);
@@ -2063,6 +2076,9 @@ impl Gen<'_, '_> {
         }
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(after);
+        if !uniform_out.is_empty() {
+            self.write_uniform(&uniform_out);
+        }
         if !aside.is_empty() {
             // Every lane ran: the values kept aside go to the register file.
             let mut regs: Vec<(u32, Value)> = aside.iter().map(|(r, v)| (*r, *v)).collect();
@@ -2104,6 +2120,35 @@ impl Gen<'_, '_> {
         self.goto(pc + len);
         self.b.switch_to_block(bail);
         self.leave(pc);
+    }
+
+    /// Registers with one value for the whole group: every lane of the mask written, with
+    /// 16-byte stores when the group is the whole warp.
+    fn write_uniform(&mut self, regs: &[(u32, Value)]) {
+        let flags = MemFlags::trusted();
+        let full = self.b.ins().icmp_imm(IntCC::Equal, self.mask, -1);
+        let whole = self.b.create_block();
+        let some = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(full, whole, &[], some, &[]);
+        self.b.switch_to_block(whole);
+        for &(r, v) in regs {
+            let pair = self.b.ins().splat(types::I64X2, v);
+            for i in 0..16 {
+                self.b
+                    .ins()
+                    .store(flags, pair, self.regs, r as i32 * 256 + i * 16);
+            }
+        }
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(some);
+        self.lanes(self.mask, |g, _, base| {
+            for &(r, v) in regs {
+                g.b.ins().store(flags, v, base, r as i32 * 256);
+            }
+        });
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
     }
 
     /// One lane's load or store at `address + delta` (its host address: `mem_check`

@@ -41,7 +41,9 @@
 //! Lanes: arithmetic the compiler knows exactly (`native`) and the loads and stores above
 //! run in *runs*, straight-line sequences with no branch target inside (a forward branch
 //! over a short body of them becomes a guard on the body: `lower::if_convert`; what every
-//! lane computes alike is computed once before the lanes): a loop over the
+//! lane computes alike is computed once before the lanes, and written to the registers
+//! that need it after them, the whole warp with 16-byte stores when the group is the
+//! whole warp: `lower::Gen::write_uniform`): a loop over the
 //! group's lanes runs the whole sequence for one lane with its values in host registers.
 //! Register arithmetic of one lane never reads another lane's, so the order (lane by lane
 //! instead of instruction by instruction) changes nothing but speed; memory could, so a
