@@ -790,6 +790,9 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
         eprintln!("{vcode}");
     }
+    // CUMOCK_JIT_DUMP=DIR: each kernel's machine code in DIR/jit-ADDR.bin, ADDR where it
+    // lies (for profiling: `objdump -D -b binary -mi386:x86-64 --adjust-vma=0xADDR` lines
+    // up with `perf script`'s addresses; perf finds the function by cranelift's map).
     let dump = std::env::var_os("CUMOCK_JIT_DUMP")
         .and_then(|d| Some((d, ctx.compiled_code()?.code_buffer().to_vec())));
     module.clear_context(&mut ctx);
