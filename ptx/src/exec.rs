@@ -629,6 +629,24 @@ impl<'a> BlockCtx<'a> {
                 }
                 m &= w.waiting;
                 w.waiting &= !m;
+                if m == 0 {
+                    continue;
+                }
+                // Usually every lane waits at one pc: what it writes is looked up once
+                // and all the lanes move on together, without a loop over the set bits
+                // (that loop once took a tenth of a barrier-heavy kernel's time).
+                let p0 = w.pcs[m.trailing_zeros() as usize];
+                let mut same = 0u32;
+                for (l, p) in w.pcs.iter().enumerate() {
+                    same |= ((*p == p0) as u32) << l;
+                }
+                if m & !same == 0 {
+                    if let Some((d, v)) = self.bar_result(p0, &st) {
+                        write(w, d, &[v; 32], m);
+                    }
+                    set_pcs(w, m, p0 + 1);
+                    continue;
+                }
                 // What the barrier instruction writes, looked up once per pc (all the
                 // lanes of a warp usually wait at one).
                 let mut last: Option<(u32, Option<(Dst, u64)>)> = None;
@@ -639,15 +657,7 @@ impl<'a> BlockCtx<'a> {
                     let out = match last {
                         Some((p, out)) if p == pc => out,
                         _ => {
-                            let out = match self.prog.insts[pc as usize].op {
-                                Op::Bar { kind, d, .. } => match kind {
-                                    BarKind::RedPopc => Some((d, st.acc as u64)),
-                                    BarKind::Red(BoolOp::And) => Some((d, (st.acc != 0) as u64)),
-                                    BarKind::Red(_) => Some((d, st.any as u64)),
-                                    _ => None,
-                                },
-                                _ => None,
-                            };
+                            let out = self.bar_result(pc, &st);
                             last = Some((pc, out));
                             out
                         }
@@ -661,6 +671,19 @@ impl<'a> BlockCtx<'a> {
             self.bars[b] = BarState::default();
         }
         released
+    }
+
+    /// What the barrier instruction at `pc` writes when barrier `st` releases (`bar.red`).
+    fn bar_result(&self, pc: u32, st: &BarState) -> Option<(Dst, u64)> {
+        match self.prog.insts[pc as usize].op {
+            Op::Bar { kind, d, .. } => match kind {
+                BarKind::RedPopc => Some((d, st.acc as u64)),
+                BarKind::Red(BoolOp::And) => Some((d, (st.acc != 0) as u64)),
+                BarKind::Red(_) => Some((d, st.any as u64)),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     fn thread_of(&self, w: &Warp, lane: u32) -> [u32; 3] {
@@ -1102,10 +1125,8 @@ impl<'a> BlockCtx<'a> {
         pred: Option<Src>,
         pc: u32,
     ) -> Result<(), Fault> {
-        let mut ids = [0u64; 32];
-        self.fetch(w, id, &mut ids);
         let lane = emask.trailing_zeros();
-        let b = ids[lane as usize];
+        let b = self.fetch_lane(w, id, lane);
         if b >= 16 {
             return Err(self.fault(
                 w,
@@ -1118,9 +1139,7 @@ impl<'a> BlockCtx<'a> {
         }
         let mut cnt = None;
         if let Some(c) = count {
-            let mut v = [0u64; 32];
-            self.fetch(w, c, &mut v);
-            let n = v[lane as usize] as u32;
+            let n = self.fetch_lane(w, c, lane) as u32;
             if n == 0 || n % 32 != 0 && n < self.nthreads {
                 return Err(self.fault(
                     w,
@@ -1171,7 +1190,10 @@ impl<'a> BlockCtx<'a> {
         }
         if !matches!(kind, BarKind::Arrive) {
             w.waiting |= emask;
-            for_lanes(emask, |l| w.wait_bar[l] = b as u8);
+            // Over all 32 lanes without branches (vectorised).
+            for (l, at) in w.wait_bar.iter_mut().enumerate() {
+                *at = if emask >> l & 1 != 0 { b as u8 } else { *at };
+            }
         }
         Ok(())
     }
@@ -1422,6 +1444,20 @@ impl<'a> BlockCtx<'a> {
     }
 
     #[inline(always)]
+    /// One lane's value of an operand (`fetch` of that lane alone).
+    fn fetch_lane(&self, w: &Warp, s: Src, lane: u32) -> u64 {
+        let lane = lane as usize & 31;
+        match s {
+            Src::Reg(r) => w.regs.get(r as usize * 32 + lane).copied().unwrap_or(0),
+            Src::Imm(v) => v,
+            _ => {
+                let mut v = [0u64; 32];
+                self.fetch(w, s, &mut v);
+                v[lane]
+            }
+        }
+    }
+
     fn fetch(&self, w: &Warp, s: Src, out: &mut Lanes) {
         match s {
             Src::Reg(r) => {

@@ -579,3 +579,193 @@ fn if_converted_bodies_count_steps_as_the_interpreter_does() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(stopped > 50, "only {stopped} launches met the step limit");
 }
+
+/// Chains of f32 arithmetic over NaNs of every payload, infinities and zeros: compiled
+/// runs carry f32 results between instructions before their NaNs are made canonical, so
+/// every way a value leaves such a chain is here: stored, read as integer bits (`mov.b32`,
+/// an integer add), compared, selected, written under a guard, reread after an integer
+/// write to the same register, and live after the run.
+#[test]
+fn f32_chains_keep_nan_bits_as_the_interpreter_does() {
+    let src = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 a, .param .u64 b)\n{\n\
+        .reg .pred %p<4>; .reg .b32 %r<16>; .reg .f32 %f<16>; .reg .b64 %rd<8>;\n\
+        ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [b]; mov.u32 %r1, %tid.x;\n\
+        mul.wide.u32 %rd3, %r1, 16; add.s64 %rd4, %rd1, %rd3; add.s64 %rd5, %rd2, %rd3;\n\
+        ld.global.f32 %f1, [%rd4]; ld.global.f32 %f2, [%rd4+4]; ld.global.f32 %f3, [%rd4+8];\n\
+        ld.global.f32 %f4, [%rd4+12];\n\
+        fma.rn.f32 %f5, %f1, %f2, %f3; mul.rn.f32 %f6, %f5, %f4; add.rn.f32 %f7, %f6, %f1;\n\
+        sub.rn.f32 %f8, %f7, %f2; mov.b32 %r2, %f6; add.s32 %r3, %r2, 1;\n\
+        setp.lt.f32 %p1, %f8, %f5; setp.nan.f32 %p2, %f7, %f6; selp.f32 %f9, %f8, %f5, %p1;\n\
+        @%p2 add.rn.f32 %f9, %f9, %f3; fma.rn.f32 %f10, %f9, %f9, %f8;\n\
+        mov.b32 %f11, %r3; add.rn.f32 %f11, %f11, %f10; mov.b32 %r4, %f5;\n\
+        st.global.f32 [%rd5], %f10; st.global.b32 [%rd5+4], %r4;\n\
+        @%p1 bra $Lskip; fma.rn.f32 %f12, %f8, %f7, %f6; st.global.f32 [%rd5+8], %f12;\n\
+        $Lskip: st.global.f32 [%rd5+12], %f11;\n\
+        ret;\n}\n";
+    let m = Module::parse(src).unwrap();
+    let k = m.kernel("k").unwrap();
+    let info = m.jit_compile(k).expect("compiles");
+    assert!(info.native > 20, "{info:?}");
+    let mut failures = Vec::new();
+    for seed in ["nan0", "nan1", "nan2", "nan3", "nan4", "nan5"] {
+        let make = |m: &Module| {
+            let mut mem = TestMemory::new();
+            let a = mem.map(&u32s(&input(seed, 4 * 64)), false);
+            let b = mem.map(&[0u8; 16 * 64], true);
+            Setup {
+                params: params(&m.kernels[k], &[a, b]),
+                mem,
+                buffers: vec![b],
+                globals: Vec::new(),
+            }
+        };
+        let configure = |l: &mut Launch| l.block = [64, 1, 1];
+        if let Some(d) = differ(&m, k, &make, &configure) {
+            failures.push(format!("{seed}: {d}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// If-converted bodies whose registers the lanes that skip them read afterwards: inside
+/// the run (after the branch's target), after it (live out), and not at all (a body's
+/// temporary, which compiled code may write in every lane): the skipping lanes must see
+/// their old values wherever they look.
+#[test]
+fn if_converted_bodies_keep_what_skipping_lanes_read() {
+    let src = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 a, .param .u64 b)\n{\n\
+        .reg .pred %p<4>; .reg .b32 %r<16>; .reg .b64 %rd<8>;\n\
+        ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [b]; mov.u32 %r3, %tid.x;\n\
+        mul.wide.u32 %rd4, %r3, 4; add.s64 %rd3, %rd1, %rd4; add.s64 %rd5, %rd2, %rd4;\n\
+        ld.global.u32 %r1, [%rd3]; add.u32 %r8, %r3, 7; add.u32 %r9, %r3, 100;\n\
+        and.b32 %r2, %r3, 3; setp.eq.u32 %p1, %r2, 0;\n\
+        @%p1 bra $Lskip; ld.global.u32 %r8, [%rd3+256]; add.u32 %r9, %r8, 1;\n\
+        add.u32 %r11, %r8, %r9;\n\
+        $Lskip: add.u32 %r10, %r9, %r3;\n\
+        st.global.u32 [%rd5], %r10; st.global.u32 [%rd5+256], %r8;\n\
+        ret;\n}\n";
+    let m = Module::parse(src).unwrap();
+    let k = m.kernel("k").unwrap();
+    let info = m.jit_compile(k).expect("compiles");
+    assert!(info.native > 10, "{info:?}");
+    let mut failures = Vec::new();
+    for seed in ["skip0", "skip1", "skip2", "skip3"] {
+        let make = |m: &Module| {
+            let mut mem = TestMemory::new();
+            let a = mem.map(&u32s(&input(seed, 128)), false);
+            let b = mem.map(&[0u8; 512], true);
+            Setup {
+                params: params(&m.kernels[k], &[a, b]),
+                mem,
+                buffers: vec![b],
+                globals: Vec::new(),
+            }
+        };
+        let configure = |l: &mut Launch| l.block = [64, 1, 1];
+        if let Some(d) = differ(&m, k, &make, &configure) {
+            failures.push(format!("{seed}: {d}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Shuffles (the interpreter's code, called from compiled runs) of every mode with lane and clamp operands taken
+/// from the data (any bits, segment masks included), under a guard some lanes fail, in a
+/// partial warp, one writing its own source register: both engines alike.
+#[test]
+fn shuffles_run_the_same_under_both_engines() {
+    let mut body = String::new();
+    for (i, mode) in ["up", "down", "bfly", "idx"].iter().enumerate() {
+        body += &format!(
+            "shfl.sync.{mode}.b32 %r{d}|%p2, %r5, %r6, %r7, -1;\n\
+             @%p1 shfl.sync.{mode}.b32 %r5|%p3, %r5, {imm}, 0x1f, -1;\n\
+             selp.u32 %r{q}, 1, 0, %p2; selp.u32 %r{q2}, 1, 0, %p3;\n\
+             st.global.u32 [%rd5+{o0}], %r{d}; st.global.u32 [%rd5+{o1}], %r{q};\n\
+             st.global.u32 [%rd5+{o2}], %r5; st.global.u32 [%rd5+{o3}], %r{q2};\n",
+            d = 10 + i,
+            q = 20 + i,
+            q2 = 30 + i,
+            imm = 3 + 5 * i,
+            o0 = 256 * (4 * i),
+            o1 = 256 * (4 * i + 1),
+            o2 = 256 * (4 * i + 2),
+            o3 = 256 * (4 * i + 3),
+        );
+    }
+    let src = format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 a, .param .u64 b)\n{{\n\
+        .reg .pred %p<4>; .reg .b32 %r<40>; .reg .b64 %rd<8>;\n\
+        ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [b]; mov.u32 %r3, %tid.x;\n\
+        mul.wide.u32 %rd4, %r3, 4; add.s64 %rd3, %rd1, %rd4; add.s64 %rd5, %rd2, %rd4;\n\
+        ld.global.u32 %r5, [%rd3]; ld.global.u32 %r6, [%rd3+256]; ld.global.u32 %r7, [%rd3+512];\n\
+        and.b32 %r8, %r5, 5; setp.ne.u32 %p1, %r8, 0;\n\
+        {body}ret;\n}}\n"
+    );
+    let m = Module::parse(&src).unwrap();
+    let k = m.kernel("k").unwrap();
+    let info = m.jit_compile(k).expect("compiles");
+    assert!(info.native > 20, "{info:?}");
+    let mut failures = Vec::new();
+    for seed in ["shfl0", "shfl1", "shfl2", "shfl3", "shfl4"] {
+        for threads in [64u32, 48] {
+            let make = |m: &Module| {
+                let mut mem = TestMemory::new();
+                let a = mem.map(&u32s(&input(seed, 3 * 64)), false);
+                let b = mem.map(&[0u8; 16 * 256], true);
+                Setup {
+                    params: params(&m.kernels[k], &[a, b]),
+                    mem,
+                    buffers: vec![b],
+                    globals: Vec::new(),
+                }
+            };
+            let configure = |l: &mut Launch| l.block = [threads, 1, 1];
+            if let Some(d) = differ(&m, k, &make, &configure) {
+                failures.push(format!("{seed} {threads}: {d}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Registers a run gives one value in every lane (parameters, constants) are written
+/// after its loop over the lanes, whole-warp or lane by lane: in groups of every size
+/// (a divergent branch splits the warp at a launch parameter), only the group's lanes
+/// get them.
+#[test]
+fn uniform_values_reach_only_the_groups_lanes() {
+    let src = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 a, .param .u32 n)\n{\n\
+        .reg .pred %p<4>; .reg .b32 %r<16>; .reg .f32 %f<4>; .reg .b64 %rd<8>;\n\
+        ld.param.u64 %rd1, [a]; ld.param.u32 %r1, [n]; mov.u32 %r3, %tid.x;\n\
+        mul.wide.u32 %rd4, %r3, 4; add.s64 %rd3, %rd1, %rd4;\n\
+        add.u32 %r8, %r3, 1000; add.u32 %r9, %r3, 2000;\n\
+        setp.lt.u32 %p1, %r3, %r1; @%p1 bra $Lx;\n\
+        cvt.rn.f32.s32 %f1, %r3;\n\
+        ld.param.u32 %r8, [n]; add.u32 %r9, %r8, 7; mov.u32 %r10, 55; add.u32 %r9, %r9, %r10;\n\
+        $Lx: st.global.u32 [%rd3], %r8; st.global.u32 [%rd3+256], %r9;\n\
+        ret;\n}\n";
+    let m = Module::parse(src).unwrap();
+    let k = m.kernel("k").unwrap();
+    let mut failures = Vec::new();
+    for n in [0u64, 1, 5, 31, 32, 33, 40, 63, 64] {
+        let make = |m: &Module| {
+            let mut mem = TestMemory::new();
+            let a = mem.map(&[0u8; 512], true);
+            Setup {
+                params: params(&m.kernels[k], &[a, n]),
+                mem,
+                buffers: vec![a],
+                globals: Vec::new(),
+            }
+        };
+        let configure = |l: &mut Launch| l.block = [64, 1, 1];
+        if let Some(d) = differ(&m, k, &make, &configure) {
+            failures.push(format!("n {n}: {d}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -760,6 +760,9 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             live: live.as_deref(),
             tid_consts: None,
             group_delta: None,
+            raw_f32: None,
+            no_old: false,
+            shared_span: None,
         };
         for u in &units {
             match *u {
@@ -798,9 +801,19 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     if let Some(vcode) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
         eprintln!("{vcode}");
     }
+    // CUMOCK_JIT_DUMP=DIR: each kernel's machine code in DIR/jit-ADDR.bin, ADDR where it
+    // lies (for profiling: `objdump -D -b binary -mi386:x86-64 --adjust-vma=0xADDR` lines
+    // up with `perf script`'s addresses; perf finds the function by cranelift's map).
+    let dump = std::env::var_os("CUMOCK_JIT_DUMP")
+        .and_then(|d| Some((d, ctx.compiled_code()?.code_buffer().to_vec())));
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let code = module.get_finalized_function(id);
+    if let Some((dir, bytes)) = dump {
+        let path = std::path::Path::new(&dir).join(format!("jit-{:x}.bin", code as usize));
+        let _ = std::fs::write(&path, bytes);
+        eprintln!("jit code at {:x}: {}", code as usize, path.display());
+    }
     // Safety: `code` is the function just defined with the signature `EntryFn` spells
     // (pointer, u32) -> u64 in the ISA's default (C) calling convention.
     let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
@@ -988,7 +1001,8 @@ fn access_groups(
     let mut version: HashMap<u32, u32> = HashMap::new();
     let mut keys: HashMap<(u8, u32, u32), Vec<usize>> = HashMap::new();
     for (k, it) in list.iter().enumerate() {
-        if let (true, Item::Mem(m)) = (accesses.contains(&k), it) {
+        // Loads only: a group's check is its first load's (no write access).
+        if let (true, Item::Mem(m @ Mem { d: Some(_), .. })) = (accesses.contains(&k), it) {
             let total = m.size as i64 * m.n as i64;
             if let (Src::Reg(r), None, 0) = (m.addr, guards[k], m.off.rem_euclid(total)) {
                 let space = m.space as u8;
@@ -1067,50 +1081,64 @@ struct LaneCache {
 /// predicate writes and counts are committed only after the last lane too.
 fn loads_rerunnable(list: &[Item], guards: &[Option<(u32, bool)>]) -> Option<Vec<u32>> {
     let (mut reads, mut writes, mut written) = (Vec::new(), Vec::new(), Vec::new());
+    // Registers written under a guard, with it: a read under the same guard (the predicate
+    // not written since) reads what the run wrote in every lane that uses what it reads
+    // (an if-converted body's temporaries).
+    let mut written_under: Vec<(u32, (u32, bool))> = Vec::new();
     let (mut accesses, mut stores) = (0, 0);
-    let mut read = |s: Src, written: &Vec<u32>| {
-        if let Src::Reg(r) = s {
-            if !written.contains(&r) && !reads.contains(&r) {
-                reads.push(r);
-            }
-        }
-    };
     for (k, it) in list.iter().enumerate() {
-        let dsts: Vec<Dst> = match it {
+        let g = guards[k];
+        let mut read = |s: Src| {
+            if let Src::Reg(r) = s {
+                let mine = g.is_some_and(|g| written_under.contains(&(r, g)));
+                if !written.contains(&r) && !mine && !reads.contains(&r) {
+                    reads.push(r);
+                }
+            }
+        };
+        let (dsts, preds): (Vec<Dst>, Vec<Dst>) = match it {
             Item::Nat(x) => {
                 let (srcs, need) = operands(x);
                 for s in &srcs[..need] {
-                    read(*s, &written);
+                    read(*s);
                 }
                 if let Some((_, c)) = x.comb {
-                    read(c, &written);
+                    read(c);
                 }
-                vec![x.d, x.q]
+                (vec![x.d, x.q], vec![x.d, x.q])
             }
             Item::Mem(m) => {
-                read(m.addr, &written);
+                read(m.addr);
                 if m.space != Space::KParam {
                     accesses += 1;
                 }
                 match m.d {
-                    Some(d) => d[..m.n as usize].to_vec(),
+                    Some(d) => (d[..m.n as usize].to_vec(), Vec::new()),
                     None => {
                         for v in &m.v[..m.n as usize] {
-                            read(*v, &written);
+                            read(*v);
                         }
                         stores += 1;
-                        Vec::new()
+                        (Vec::new(), Vec::new())
                     }
                 }
             }
-            Item::Skip { .. } => Vec::new(),
+            Item::Skip { .. } => (Vec::new(), Vec::new()),
         };
+        for d in preds {
+            if let Dst::Pred(p) = d {
+                // The guard changed: what was written under it no longer says who wrote.
+                written_under.retain(|(_, (q, _))| *q != p);
+            }
+        }
         for d in dsts {
             if let Dst::Reg(r) = d {
                 // A guarded write leaves the old value in some lanes: a later read
-                // may still read what the run found.
-                if guards[k].is_none() && !written.contains(&r) {
-                    written.push(r);
+                // may still read what the run found (unless under the same guard).
+                match g {
+                    None if !written.contains(&r) => written.push(r),
+                    Some(g) if !written_under.contains(&(r, g)) => written_under.push((r, g)),
+                    _ => {}
                 }
                 if !writes.contains(&r) {
                     writes.push(r);
@@ -1125,6 +1153,76 @@ fn loads_rerunnable(list: &[Item], guards: &[Option<(u32, bool)>]) -> Option<Vec
         return None;
     }
     Some(reads.into_iter().filter(|r| writes.contains(r)).collect())
+}
+
+/// Registers an item of a run reads and writes.
+fn item_regs(it: &Item) -> (Vec<u32>, Vec<Dst>) {
+    let reg = |s: &Src| match s {
+        Src::Reg(r) => Some(*r),
+        _ => None,
+    };
+    match it {
+        Item::Nat(x) => {
+            let (srcs, need) = operands(x);
+            let mut r: Vec<u32> = srcs[..need].iter().filter_map(reg).collect();
+            r.extend(x.comb.iter().filter_map(|(_, c)| reg(c)));
+            (r, vec![x.d, x.q])
+        }
+        Item::Mem(m) => {
+            let mut r: Vec<u32> = reg(&m.addr).into_iter().collect();
+            match m.d {
+                Some(d) => (r, d[..m.n as usize].to_vec()),
+                None => {
+                    r.extend(m.v[..m.n as usize].iter().filter_map(reg));
+                    (r, Vec::new())
+                }
+            }
+        }
+        Item::Skip { .. } => (Vec::new(), Vec::new()),
+    }
+}
+
+/// For each item of a run: whether its guard may be ignored for the registers it writes,
+/// writing them in every lane: each is dead after the run (`live_after`, when known) and
+/// read later in the run only under the same guard, its predicate unchanged, until it
+/// is written unguarded. Lanes the guard skips never read what they got. An if-converted
+/// body's temporaries (`if_convert`) so need no old value read and selected.
+fn unguarded_writes(
+    list: &[Item],
+    guards: &[Option<(u32, bool)>],
+    live_after: Option<&[u64]>,
+) -> Vec<bool> {
+    let regs: Vec<(Vec<u32>, Vec<Dst>)> = list.iter().map(item_regs).collect();
+    (0..list.len())
+        .map(|k| {
+            let (Some(g), Some(live)) = (guards[k], live_after) else {
+                return false;
+            };
+            regs[k].1.iter().all(|d| {
+                let r = match d {
+                    Dst::Reg(r) => *r,
+                    Dst::Pred(_) => return false,
+                    Dst::Sink => return true,
+                };
+                if live[r as usize / 64] >> (r % 64) & 1 != 0 {
+                    return false;
+                }
+                let mut pred_changed = false;
+                for j in k + 1..list.len() {
+                    if regs[j].0.contains(&r) && (guards[j] != Some(g) || pred_changed) {
+                        return false;
+                    }
+                    if regs[j].1.contains(&Dst::Pred(g.0)) {
+                        pred_changed = true;
+                    }
+                    if guards[j].is_none() && regs[j].1.contains(&Dst::Reg(r)) {
+                        return true;
+                    }
+                }
+                true
+            })
+        })
+        .collect()
 }
 
 /// A run holds only native instructions (built so above).
@@ -1162,6 +1260,13 @@ struct Gen<'a, 'f> {
     tid_consts: Option<TidConsts>,
     /// The delta the first access of a group found (`At::Group`), for the others.
     group_delta: Option<Value>,
+    /// The F32 result of the last `native_eval` of f32 arithmetic (`LaneState::f32s`).
+    raw_f32: Option<Value>,
+    /// The instruction being compiled writes its registers in every lane, guarded or not
+    /// (`unguarded_writes`).
+    no_old: bool,
+    /// Inside a run with shared accesses: the block's shared bound and buffer.
+    shared_span: Option<(Value, Value)>,
 }
 
 /// The warp's first linear thread index, whether the block is one-dimensional, and the
@@ -1178,6 +1283,12 @@ struct TidConsts {
 #[derive(Default)]
 struct LaneState {
     regs: HashMap<u32, Value>,
+    /// Registers last written by f32 arithmetic, as the host's F32 result before NaNs are
+    /// made canonical (`regs` holds the canonical bits): f32 arithmetic and comparisons
+    /// read these, as a NaN in gives a NaN out whatever its bits and a comparison ignores
+    /// them, so a chain of them (a dot product's multiply-adds) waits on no canonicalising
+    /// and no moves between register kinds; what is never read canonical is never computed.
+    f32s: HashMap<u32, Value>,
     dirty: Vec<u32>,
     bits: HashMap<u32, Value>,
     dirty_preds: Vec<u32>,
@@ -1704,6 +1815,19 @@ impl Gen<'_, '_> {
             }
         }
         self.tid_consts = self.tid_setup(list);
+        // The block's shared memory, for accesses checked lane by lane (`lane_check`).
+        self.shared_span = list
+            .iter()
+            .any(|it| matches!(it, Item::Mem(m) if m.space == Space::Shared))
+            .then(|| {
+                let f = MemFlags::trusted();
+                (
+                    self.b
+                        .ins()
+                        .load(types::I64, f, self.frame, OFF_SHARED_LIMIT),
+                    self.b.ins().load(types::I64, f, self.frame, OFF_SHARED),
+                )
+            });
         let accesses: Vec<usize> = (0..list.len())
             .filter(|k| matches!(list[*k], Item::Mem(m) if m.space != Space::KParam))
             .collect();
@@ -1866,7 +1990,13 @@ impl Gen<'_, '_> {
         let mut st = LaneState::default();
         let mut unguarded = 0i64;
         let mut group_delta: HashMap<usize, Value> = HashMap::new();
+        let no_old = unguarded_writes(
+            list,
+            guards,
+            self.live.map(|l| l[(pc + len) as usize].as_slice()),
+        );
         for (k, it) in list.iter().enumerate() {
+            self.no_old = no_old[k];
             let active = match guards[k] {
                 None => {
                     unguarded += 1;
@@ -1917,13 +2047,27 @@ impl Gen<'_, '_> {
                 }
             }
         }
+        self.no_old = false;
         let live_after = self.live.map(|l| &l[(pc + len) as usize]);
+        // Values computed once before the loop (`pre`, parameters): written after it, to
+        // every lane at once, not carried round the loop.
+        let invariant: Vec<Value> = pre
+            .iter()
+            .flatten()
+            .map(|(v, _)| *v)
+            .chain(params.values().copied())
+            .collect();
+        let mut uniform_out: Vec<(u32, Value)> = Vec::new();
         for r in std::mem::take(&mut st.dirty) {
             // A register no path reads again before overwriting it need not be stored.
             if live_after.is_some_and(|l| l[r as usize / 64] >> (r % 64) & 1 == 0) {
                 continue;
             }
             let v = st.regs[&r];
+            if invariant.contains(&v) && !aside.contains_key(&r) {
+                uniform_out.push((r, v));
+                continue;
+            }
             match aside.get(&r) {
                 Some(&slot) => {
                     let lane64 = self.b.ins().uextend(types::I64, lane);
@@ -1946,6 +2090,9 @@ impl Gen<'_, '_> {
         }
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(after);
+        if !uniform_out.is_empty() {
+            self.write_uniform(&uniform_out);
+        }
         if !aside.is_empty() {
             // Every lane ran: the values kept aside go to the register file.
             let mut regs: Vec<(u32, Value)> = aside.iter().map(|(r, v)| (*r, *v)).collect();
@@ -1968,6 +2115,7 @@ impl Gen<'_, '_> {
             self.b.ins().store(flags, new, self.preds, *p as i32 * 4);
         }
         self.tid_consts = None;
+        self.shared_span = None;
         // A branch's body counts as issued when a lane ran it (`if_convert`).
         let skipped: u32 = skips.iter().map(|s| s.1).sum();
         self.add_steps((len - skipped) as i64);
@@ -1986,6 +2134,35 @@ impl Gen<'_, '_> {
         self.goto(pc + len);
         self.b.switch_to_block(bail);
         self.leave(pc);
+    }
+
+    /// Registers with one value for the whole group: every lane of the mask written, with
+    /// 16-byte stores when the group is the whole warp.
+    fn write_uniform(&mut self, regs: &[(u32, Value)]) {
+        let flags = MemFlags::trusted();
+        let full = self.b.ins().icmp_imm(IntCC::Equal, self.mask, -1);
+        let whole = self.b.create_block();
+        let some = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(full, whole, &[], some, &[]);
+        self.b.switch_to_block(whole);
+        for &(r, v) in regs {
+            let pair = self.b.ins().splat(types::I64X2, v);
+            for i in 0..16 {
+                self.b
+                    .ins()
+                    .store(flags, pair, self.regs, r as i32 * 256 + i * 16);
+            }
+        }
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(some);
+        self.lanes(self.mask, |g, _, base| {
+            for &(r, v) in regs {
+                g.b.ins().store(flags, v, base, r as i32 * 256);
+            }
+        });
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
     }
 
     /// One lane's load or store at `address + delta` (its host address: `mem_check`
@@ -2096,6 +2273,22 @@ impl Gen<'_, '_> {
         let mis = self.b.ins().band_imm(a, align - 1);
         self.b.ins().brif(mis, bail, &[], aligned, &[]);
         self.b.switch_to_block(aligned);
+        if let (Space::Shared, Some((limit, shared))) = (m.space, self.shared_span) {
+            // One span, the same for every lane: checked inline as `helper_lookup` does
+            // (`total` bytes at `a` below the bound), with no cache to keep.
+            let room = self
+                .b
+                .ins()
+                .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, limit, total);
+            let top = self.b.ins().iadd_imm(limit, -total);
+            let below = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, a, top);
+            let ok = self.b.ins().band(room, below);
+            self.b.ins().brif(ok, hit, &[], bail, &[]);
+            self.b.switch_to_block(miss);
+            self.b.ins().jump(bail, &[]);
+            self.b.switch_to_block(hit);
+            return shared;
+        }
         let (valid, lo, lim) = (
             self.b.use_var(c.valid),
             self.b.use_var(c.lo),
@@ -2267,13 +2460,14 @@ impl Gen<'_, '_> {
         match d {
             Dst::Reg(r) => {
                 let v = match active {
-                    Some(a) => {
+                    Some(a) if !self.no_old => {
                         let old = self.reg(st, base, r);
                         self.b.ins().select(a, v, old)
                     }
-                    None => v,
+                    _ => v,
                 };
                 st.regs.insert(r, v);
+                st.f32s.remove(&r);
                 if !st.dirty.contains(&r) {
                     st.dirty.push(r);
                 }
@@ -2307,7 +2501,33 @@ impl Gen<'_, '_> {
         active: Option<Value>,
     ) {
         let (v, q) = self.native_eval(st, words, base, lane, x);
+        let raw = self.raw_f32.take();
         self.native_write(st, words, base, lane, x, (v, q), active);
+        if let (Some(raw), Dst::Reg(r)) = (raw, x.d) {
+            if active.is_none() || self.no_old {
+                st.f32s.insert(r, raw);
+            }
+        }
+    }
+
+    /// An f32 operand: the F32 a run computed (NaNs not yet canonical) (`LaneState::f32s`), or the
+    /// register's bits.
+    fn f32_operand(
+        &mut self,
+        st: &mut LaneState,
+        words: &HashMap<u32, Value>,
+        base: Value,
+        lane: Value,
+        s: Src,
+    ) -> Value {
+        if let Src::Reg(r) = s {
+            if let Some(v) = st.f32s.get(&r) {
+                return *v;
+            }
+        }
+        let v = self.src(st, words, base, lane, s);
+        let v = self.b.ins().ireduce(types::I32, v);
+        self.b.ins().bitcast(types::F32, MemFlags::new(), v)
     }
 
     /// Writes what `native_eval` computed (`Gen::run` computes uniform ones once).
@@ -2337,14 +2557,43 @@ impl Gen<'_, '_> {
         lane: Value,
         x: &Native,
     ) -> (Value, Option<Value>) {
-        let mut ops = [None; 4];
+        self.raw_f32 = None;
         let (srcs, need) = operands(x);
-        for (k, o) in ops.iter_mut().enumerate().take(need) {
-            *o = Some(self.src(st, words, base, lane, srcs[k]));
+        if let (N::F32(op), None) = (x.n, x.comb) {
+            let mut f = [None; 3];
+            for (k, o) in f.iter_mut().enumerate().take(need) {
+                *o = Some(self.f32_operand(st, words, base, lane, srcs[k]));
+            }
+            let [a, b, c] = f;
+            let (a, b) = (a.expect("two operands"), b.expect("two operands"));
+            let r = match op {
+                FOp::Add => self.b.ins().fadd(a, b),
+                FOp::Sub => self.b.ins().fsub(a, b),
+                FOp::Mul => self.b.ins().fmul(a, b),
+                FOp::Fma => {
+                    let c = c.expect("three operands");
+                    self.b.ins().fma(a, b, c)
+                }
+            };
+            self.raw_f32 = Some(r);
+            return (self.canonical32(r), None);
         }
-        let z = self.b.ins().iconst(types::I64, 0);
-        let [a, bb, c, _] = ops.map(|o| o.unwrap_or(z));
-        let v = self.op(x.n, a, bb, c);
+        let mut ops = [None; 4];
+        let v = match x.n {
+            N::CmpF32(cmp) => {
+                let a = self.f32_operand(st, words, base, lane, srcs[0]);
+                let b = self.f32_operand(st, words, base, lane, srcs[1]);
+                self.fcmp32(cmp, a, b)
+            }
+            _ => {
+                for (k, o) in ops.iter_mut().enumerate().take(need) {
+                    *o = Some(self.src(st, words, base, lane, srcs[k]));
+                }
+                let z = self.b.ins().iconst(types::I64, 0);
+                let [a, bb, c, _] = ops.map(|o| o.unwrap_or(z));
+                self.op(x.n, a, bb, c)
+            }
+        };
         match (x.n, x.comb) {
             (N::CmpInt { .. } | N::CmpF32(_), comb) => {
                 let p = match comb {
@@ -2365,6 +2614,18 @@ impl Gen<'_, '_> {
             }
             _ => (v, None),
         }
+    }
+
+    /// An F32 result's bits as the interpreter keeps them: any NaN canonical.
+    fn canonical32(&mut self, r: Value) -> Value {
+        let nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
+        let bits = self.b.ins().bitcast(types::I32, MemFlags::new(), r);
+        let canon = self
+            .b
+            .ins()
+            .iconst(types::I32, crate::math::CANONICAL_NAN32 as i64);
+        let bits = self.b.ins().select(nan, canon, bits);
+        self.b.ins().uextend(types::I64, bits)
     }
 
     fn low(&mut self, v: Value, bits: u8) -> Value {
@@ -2438,14 +2699,7 @@ impl Gen<'_, '_> {
                         self.b.ins().fma(x, y, z)
                     }
                 };
-                let nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
-                let bits = self.b.ins().bitcast(types::I32, MemFlags::new(), r);
-                let canon = self
-                    .b
-                    .ins()
-                    .iconst(types::I32, crate::math::CANONICAL_NAN32 as i64);
-                let bits = self.b.ins().select(nan, canon, bits);
-                self.b.ins().uextend(types::I64, bits)
+                self.canonical32(r)
             }
             N::CmpInt { cmp, bits, signed } => {
                 let (x, y) = (self.ext(a, bits, signed), self.ext(b, bits, signed));
@@ -2470,26 +2724,31 @@ impl Gen<'_, '_> {
                     g.b.ins().bitcast(types::F32, MemFlags::new(), v)
                 };
                 let (x, y) = (f(self, a), f(self, b));
-                let cc = match cmp {
-                    Cmp::Eq => FloatCC::Equal,
-                    Cmp::Ne => FloatCC::OrderedNotEqual,
-                    Cmp::Lt => FloatCC::LessThan,
-                    Cmp::Le => FloatCC::LessThanOrEqual,
-                    Cmp::Gt => FloatCC::GreaterThan,
-                    Cmp::Ge => FloatCC::GreaterThanOrEqual,
-                    Cmp::Equ => FloatCC::UnorderedOrEqual,
-                    Cmp::Neu => FloatCC::NotEqual,
-                    Cmp::Ltu => FloatCC::UnorderedOrLessThan,
-                    Cmp::Leu => FloatCC::UnorderedOrLessThanOrEqual,
-                    Cmp::Gtu => FloatCC::UnorderedOrGreaterThan,
-                    Cmp::Geu => FloatCC::UnorderedOrGreaterThanOrEqual,
-                    Cmp::Num => FloatCC::Ordered,
-                    _ => FloatCC::Unordered,
-                };
-                let r = self.b.ins().fcmp(cc, x, y);
-                self.b.ins().uextend(types::I64, r)
+                self.fcmp32(cmp, x, y)
             }
         }
+    }
+
+    /// An f32 comparison, 0 or 1 (i64), as the interpreter's (NaN bits play no part).
+    fn fcmp32(&mut self, cmp: Cmp, x: Value, y: Value) -> Value {
+        let cc = match cmp {
+            Cmp::Eq => FloatCC::Equal,
+            Cmp::Ne => FloatCC::OrderedNotEqual,
+            Cmp::Lt => FloatCC::LessThan,
+            Cmp::Le => FloatCC::LessThanOrEqual,
+            Cmp::Gt => FloatCC::GreaterThan,
+            Cmp::Ge => FloatCC::GreaterThanOrEqual,
+            Cmp::Equ => FloatCC::UnorderedOrEqual,
+            Cmp::Neu => FloatCC::NotEqual,
+            Cmp::Ltu => FloatCC::UnorderedOrLessThan,
+            Cmp::Leu => FloatCC::UnorderedOrLessThanOrEqual,
+            Cmp::Gtu => FloatCC::UnorderedOrGreaterThan,
+            Cmp::Geu => FloatCC::UnorderedOrGreaterThanOrEqual,
+            Cmp::Num => FloatCC::Ordered,
+            _ => FloatCC::Unordered,
+        };
+        let r = self.b.ins().fcmp(cc, x, y);
+        self.b.ins().uextend(types::I64, r)
     }
 
     fn int(&mut self, op: IntOp, bits: u8, signed: bool, a: Value, b: Value, c: Value) -> Value {
