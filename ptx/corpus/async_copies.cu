@@ -2,7 +2,8 @@
 // sizes (zero-filled) and ignore-src, its groups and cp.async.mbarrier.arrive; mbarrier
 // phases (init, arrive with counts, arrive_drop, expect_tx/complete_tx, test_wait and
 // try_wait on states and parities, pending_count); 1-D bulk copies global -> shared
-// completing transaction bytes, shared -> shared::cluster (the block's own), and
+// completing transaction bytes (twice: a copy from shared::cta to shared::cluster is an
+// illegal instruction on the H200 without clusters), and
 // shared -> global in bulk groups; and the mbarrier's 64-bit words as a program can read
 // them (opaque in PTX: mbarrier_words records what the H200 keeps there).
 #define K extern "C" __global__ void
@@ -154,9 +155,11 @@ K bulk_copies(const unsigned* in, unsigned* out, int n) {
   }
   spin_parity(ba, 0);
   if (t == 0) {
+    // (A copy from shared::cta to shared::cluster here is an illegal instruction on the
+    // H200 in a launch without clusters: the second phase copies from global memory.)
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], 2048;" :: "r"(bc) : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], 2048, [%2];"
-                 :: "r"(smem_addr(c)), "r"(smem_addr(a)), "r"(bc) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 2048, [%2];"
+                 :: "r"(smem_addr(c)), "l"(in + ((blockIdx.x + 1) % gridDim.x) * 512), "r"(bc) : "memory");
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bc) : "memory");
   }
   spin_parity(bc, 0);

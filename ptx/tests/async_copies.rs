@@ -412,6 +412,18 @@ K bulk_size(const unsigned* p, unsigned* out, unsigned n) {
                :: "r"(d), "l"(p), "r"(n), "r"(b));
   out[0] = s[0];
 }
+// A bulk copy from the block's shared memory to shared::cluster (its own block's):
+// the H200 raises an illegal instruction in a launch without clusters.
+K bulk_shared_to_cluster(unsigned* out) {
+  __shared__ alignas(16) unsigned a[64], c[64];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b));
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 256;" :: "r"(b));
+  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], 256, [%2];"
+               :: "r"((unsigned)__cvta_generic_to_shared(c)), "r"((unsigned)__cvta_generic_to_shared(a)), "r"(b));
+  out[0] = c[0];
+}
 K bulk_store(unsigned* p) {
   __shared__ alignas(16) unsigned s[256];
   unsigned d = (unsigned)__cvta_generic_to_shared(&s[0]);
@@ -538,6 +550,24 @@ fn a_copy_from_unmapped_memory_faults_naming_the_instruction_and_address() {
             "{f}"
         );
         assert!(f.to_string().contains("no mapping at 0x70000000"), "{f}");
+    }
+}
+
+#[test]
+fn a_bulk_copy_between_shared_memories_without_a_cluster_is_an_illegal_instruction() {
+    let m = forms();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let dout = mem.map(&[0u8; 64], true);
+        let f = fault(&m, "bulk_shared_to_cluster", &mem, &[dout], 1, engine);
+        assert_eq!(f.kind, FaultKind::IllegalInstruction, "{f}");
+        assert!(
+            f.instruction
+                .starts_with("cp.async.bulk.shared::cluster.shared::cta"),
+            "{f}"
+        );
+        assert!(f.detail.contains("without clusters"), "{f}");
+        assert_eq!(to_u32s(&mem.read(dout)), [0; 16], "nothing ran past it");
     }
 }
 
@@ -732,8 +762,10 @@ fn corpus_bulk_copies_matches_the_ptx_model() {
         let (input, out) = corpus_kernel("bulk_copies", engine);
         for b in 0..2usize {
             let a = &input[b * 512..b * 512 + 512];
+            // The second phase copies the next block's words into c.
+            let next = &input[(b + 1) % 2 * 512..][..512];
             let c: Vec<u32> = (0..512)
-                .map(|k| a[k].wrapping_mul(3).wrapping_add(a[511 - k]))
+                .map(|k| next[k].wrapping_mul(3).wrapping_add(a[511 - k]))
                 .collect();
             let o = &out[b * 1024..b * 1024 + 1024];
             assert_eq!(&o[..512], &c[..], "{engine:?} block {b}: c");

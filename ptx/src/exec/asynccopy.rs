@@ -328,6 +328,16 @@ impl BlockCtx<'_> {
                         sb[l].wrapping_add(src.off as u64),
                     );
                     let n = sz[l] as u32 as u64;
+                    if *dir == BulkDir::SharedToShared {
+                        // Recorded: the H200 raises an illegal instruction for this copy
+                        // to the block's own shared::cluster memory in a launch without
+                        // clusters, and every launch here is one (a cluster is a block).
+                        let detail = "a bulk copy from shared::cta to shared::cluster in a \
+                            launch without clusters (the H200 raises an illegal instruction)"
+                            .to_string();
+                        let kind = FaultKind::IllegalInstruction;
+                        return Err(self.fault(w, lane, pc, kind, None, detail));
+                    }
                     self.bulk_checks(w, n, s, d, lane, pc)?;
                     // The mbarrier is checked before any byte moves.
                     let at = match (bar, &bb) {
