@@ -110,6 +110,14 @@ impl Mbarrier {
     }
 }
 
+/// A bulk operation's address operands with every lane's base value, and its sizes.
+struct BulkOperands<'o> {
+    dst: (&'o AddrOp, Lanes),
+    src: (&'o AddrOp, Lanes),
+    size: Lanes,
+    bar: Option<(&'o AddrOp, Lanes)>,
+}
+
 impl BlockCtx<'_> {
     fn operand_lanes(&self, w: &Warp, s: Src) -> Lanes {
         let mut v = [0u64; 32];
@@ -315,19 +323,9 @@ impl BlockCtx<'_> {
                 size,
                 bar,
             } => {
-                let (db, sb) = (
-                    self.operand_lanes(w, dst.base),
-                    self.operand_lanes(w, src.base),
-                );
-                let sz = self.operand_lanes(w, *size);
-                let bb = bar.map(|b| self.operand_lanes(w, b.base));
+                let ops = self.bulk_operands(w, dst, src, *size, bar.as_ref());
                 for l in lanes(emask) {
                     let lane = l as u32;
-                    let (d, s) = (
-                        db[l].wrapping_add(dst.off as u64),
-                        sb[l].wrapping_add(src.off as u64),
-                    );
-                    let n = sz[l] as u32 as u64;
                     if *dir == BulkDir::SharedToShared {
                         // Recorded: the H200 raises an illegal instruction for this copy
                         // to the block's own shared::cluster memory in a launch without
@@ -338,12 +336,8 @@ impl BlockCtx<'_> {
                         let kind = FaultKind::IllegalInstruction;
                         return Err(self.fault(w, lane, pc, kind, None, detail));
                     }
-                    self.bulk_checks(w, n, s, d, lane, pc)?;
                     // The mbarrier is checked before any byte moves.
-                    let at = match (bar, &bb) {
-                        (Some(bar), Some(bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
-                        _ => None,
-                    };
+                    let (d, s, n, at) = self.bulk_lane(w, &ops, l, pc)?;
                     // One side is the block's shared memory: checked whole before the
                     // bytes are buffered, which bounds the buffer by the block's memory.
                     let (shared_side, access) = match dir {
@@ -406,24 +400,10 @@ impl BlockCtx<'_> {
                 size,
                 bar,
             } => {
-                let (db, sb) = (
-                    self.operand_lanes(w, dst.base),
-                    self.operand_lanes(w, src.base),
-                );
-                let sz = self.operand_lanes(w, *size);
-                let bb = bar.map(|b| self.operand_lanes(w, b.base));
+                let ops = self.bulk_operands(w, dst, src, *size, bar.as_ref());
                 for l in lanes(emask) {
                     let lane = l as u32;
-                    let (d, s) = (
-                        db[l].wrapping_add(dst.off as u64),
-                        sb[l].wrapping_add(src.off as u64),
-                    );
-                    let n = sz[l] as u32 as u64;
-                    self.bulk_checks(w, n, s, d, lane, pc)?;
-                    let at = match (bar, &bb) {
-                        (Some(bar), Some(bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
-                        _ => None,
-                    };
+                    let (d, s, n, at) = self.bulk_lane(w, &ops, l, pc)?;
                     if n > 0 {
                         self.locate(w, Space::Shared, s, n, Access::Read, lane, pc)?;
                     }
@@ -608,6 +588,44 @@ impl BlockCtx<'_> {
 
     /// What PTX requires of a bulk copy: a size that is a multiple of 16, 16-byte
     /// aligned addresses.
+    /// A bulk copy's or reduction's operands, every lane's.
+    fn bulk_operands<'o>(
+        &self,
+        w: &Warp,
+        dst: &'o AddrOp,
+        src: &'o AddrOp,
+        size: Src,
+        bar: Option<&'o AddrOp>,
+    ) -> BulkOperands<'o> {
+        BulkOperands {
+            dst: (dst, self.operand_lanes(w, dst.base)),
+            src: (src, self.operand_lanes(w, src.base)),
+            size: self.operand_lanes(w, size),
+            bar: bar.map(|b| (b, self.operand_lanes(w, b.base))),
+        }
+    }
+
+    /// Lane `l`'s destination, source and size, checked (`bulk_checks`), and its
+    /// mbarrier's offset, checked before any byte moves.
+    fn bulk_lane(
+        &mut self,
+        w: &mut Warp,
+        ops: &BulkOperands<'_>,
+        l: usize,
+        pc: u32,
+    ) -> Result<(u64, u64, u64, Option<usize>), Fault> {
+        let lane = l as u32;
+        let d = ops.dst.1[l].wrapping_add(ops.dst.0.off as u64);
+        let s = ops.src.1[l].wrapping_add(ops.src.0.off as u64);
+        let n = ops.size[l] as u32 as u64;
+        self.bulk_checks(w, n, s, d, lane, pc)?;
+        let at = match ops.bar {
+            Some((bar, bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
+            None => None,
+        };
+        Ok((d, s, n, at))
+    }
+
     fn bulk_checks(
         &self,
         w: &Warp,
