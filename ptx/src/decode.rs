@@ -452,6 +452,17 @@ pub struct Inst {
 pub struct InstInfo {
     pub line: u32,
     pub text: String,
+    /// Every register and predicate the instruction's operands and guard name, read or
+    /// written: what an analysis that must not miss a write goes by, whatever the `Op`
+    /// (`jit::uniform`).
+    pub names: Vec<Named>,
+}
+
+/// A register or predicate an instruction names (`InstInfo::names`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Named {
+    Reg(u32),
+    Pred(u32),
 }
 
 #[derive(Debug, Default)]
@@ -1168,13 +1179,18 @@ impl FuncDecoder<'_> {
                 }
                 Stmt::Inst(i) => {
                     let inst = self.inst(i)?;
+                    let names = self.names(i);
                     let text = self
                         .lines
                         .get(i.line as usize - 1)
                         .map(|l| l.trim().trim_end_matches(';').to_string())
                         .unwrap_or_default();
                     self.prog.insts.push(inst);
-                    self.prog.info.push(InstInfo { line: i.line, text });
+                    self.prog.info.push(InstInfo {
+                        line: i.line,
+                        text,
+                        names,
+                    });
                 }
             }
         }
@@ -1186,8 +1202,52 @@ impl FuncDecoder<'_> {
         self.prog.info.push(InstInfo {
             line: f.line,
             text: "(end of function)".into(),
+            names: Vec::new(),
         });
         Ok(())
+    }
+
+    /// The registers and predicates `i` names anywhere in its operands or guard.
+    fn names(&self, i: &InstAst) -> Vec<Named> {
+        fn walk(d: &FuncDecoder<'_>, o: &Opnd, out: &mut Vec<Named>) {
+            let name = match o {
+                Opnd::Name(n) | Opnd::Not(n) | Opnd::SymOff(n, _) | Opnd::Addr(Some(n), _) => n,
+                Opnd::Image(n, inner) => {
+                    walk(d, inner, out);
+                    n
+                }
+                Opnd::Vector(v) | Opnd::List(v) => {
+                    for x in v {
+                        walk(d, x, out);
+                    }
+                    return;
+                }
+                Opnd::Pipe(a, b) => {
+                    walk(d, a, out);
+                    walk(d, b, out);
+                    return;
+                }
+                Opnd::Int(_) | Opnd::F32(_) | Opnd::F64(_) | Opnd::Addr(None, _) | Opnd::Sink => {
+                    return
+                }
+            };
+            let n = match d.lookup(name) {
+                Some(Sym::Reg(r)) => Named::Reg(r),
+                Some(Sym::Pred(p)) => Named::Pred(p),
+                _ => return,
+            };
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+        let mut out = Vec::new();
+        if let Some((g, _)) = &i.guard {
+            walk(self, &Opnd::Name(g.clone()), &mut out);
+        }
+        for o in &i.ops {
+            walk(self, o, &mut out);
+        }
+        out
     }
 
     fn reg(&self, i: &InstAst, o: &Opnd) -> Result<Dst, LoadError> {

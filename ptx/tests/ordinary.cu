@@ -51,3 +51,16 @@ extern "C" __global__ void transpose(const float* in, float* out, int w, int h) 
   x = blockIdx.y * 32 + threadIdx.x; y = blockIdx.x * 32 + threadIdx.y;
   for (int j = 0; j < 32; j += 8) if (x < h && y + j < w) out[(y + j) * h + x] = tile[threadIdx.x][threadIdx.y + j];
 }
+// Registers every lane computes alike from uniform operands, but after the lanes parted
+// (a loop each leaves at its own count, a branch on the lane): the compiler's uniformity
+// analysis must not compute them once for the warp.
+extern "C" __global__ void parted_lanes(const float* x, float* y, int n) {
+  int t = threadIdx.x + blockIdx.x * blockDim.x;
+  int k = n, j = n * 2;
+  for (int i = 0; i < (threadIdx.x & 7); i++) k = k * 3 + 1;
+  if (threadIdx.x & 4) j = __float_as_int(x[t & 31]) & 0xff;
+  int u = n * 5 + blockIdx.x;
+  for (int i = 0; i < n; i += 7) u = u * 3 + (u >> 2);
+  int kk = k * 5 + n;  // uniform operands, a value per lane
+  if (t < 8 * n) y[t] = (float)(kk + j * 7 + u + (k ^ j));
+}

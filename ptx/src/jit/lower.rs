@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+mod uniform;
+
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
     types, AbiParam, Block, BlockArg, InstBuilder, JumpTableData, MemFlags, Signature,
@@ -365,13 +367,18 @@ fn operands(x: &Native) -> ([Src; 4], usize) {
 }
 
 /// Whether `s` has one value in every lane of a run, given the registers and predicates
-/// computed uniformly so far in it (`Gen::run`).
-fn uniform(s: Src, st: &LaneState) -> bool {
+/// computed uniformly so far in it (`Gen::run`), those uniform in the whole kernel
+/// (`uni`) and those the run has written lane by lane so far (`clobbered`).
+fn uniform(s: Src, st: &LaneState, uni: &uniform::Uniform, clobbered: &[Dst]) -> bool {
     match s {
         Src::Imm(_) | Src::DynShared(_) => true,
         Src::Sreg(Sreg::Ntid(_) | Sreg::Ctaid(_) | Sreg::Nctaid(_)) => true,
-        Src::Reg(r) => st.regs.contains_key(&r),
-        Src::Pred(p) | Src::NotPred(p) => st.bits.contains_key(&p),
+        Src::Reg(r) => {
+            st.regs.contains_key(&r) || (uni.reg(r) && !clobbered.contains(&Dst::Reg(r)))
+        }
+        Src::Pred(p) | Src::NotPred(p) => {
+            st.bits.contains_key(&p) || (uni.pred(p) && !clobbered.contains(&Dst::Pred(p)))
+        }
         _ => false,
     }
 }
@@ -526,17 +533,11 @@ fn isa() -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, String
         .map_err(|e| e.to_string())
 }
 
-/// Compiles the code reachable from `entry` (calls are not followed: a warp in a call
-/// runs in the interpreter).
-pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
+/// The pcs reachable from `entry` (calls are not followed), and those that start a
+/// unit: the entry, branch targets, and the pcs after control instructions.
+fn reachable(prog: &Program, entry: u32) -> (Vec<bool>, Vec<bool>) {
     let insts = &prog.insts;
     let n = insts.len();
-    if entry as usize >= n {
-        return Err("no code".into());
-    }
-    if (prog.nregs as u64) * 256 > i32::MAX as u64 {
-        return Err("too many registers".into());
-    }
     let mut reach = vec![false; n];
     let mut leader = vec![false; n];
     leader[entry as usize] = true;
@@ -565,6 +566,21 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             stack.push(pc + 1);
         }
     }
+    (reach, leader)
+}
+
+/// Compiles the code reachable from `entry` (calls are not followed: a warp in a call
+/// runs in the interpreter).
+pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
+    let insts = &prog.insts;
+    let n = insts.len();
+    if entry as usize >= n {
+        return Err("no code".into());
+    }
+    if (prog.nregs as u64) * 256 > i32::MAX as u64 {
+        return Err("too many registers".into());
+    }
+    let (reach, leader) = reachable(prog, entry);
     let kinds: Vec<Option<Kind>> = (0..n)
         .map(|pc| reach[pc].then(|| classify(&insts[pc].op)))
         .collect();
@@ -632,7 +648,22 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             }
         }
     }
+    let uni = uniform::analyse(prog, &reach, &kinds, entry as usize);
     if std::env::var_os("CUMOCK_JIT_UNITS").is_some() {
+        let names = |flags: &[bool]| {
+            flags
+                .iter()
+                .enumerate()
+                .filter(|x| *x.1)
+                .map(|x| x.0.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        eprintln!(
+            "uniform registers: {}; predicates: {}",
+            names(&uni.regs),
+            names(&uni.preds)
+        );
         for u in &units {
             match u {
                 Unit::Run { pc, items } => eprintln!(
@@ -758,6 +789,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             lookup_sig,
             next_var: 3,
             live: live.as_deref(),
+            uni: &uni,
             tid_consts: None,
             group_delta: None,
             raw_f32: None,
@@ -1255,6 +1287,8 @@ struct Gen<'a, 'f> {
     next_var: u32,
     /// Registers live at each pc (`liveness`), when known.
     live: Option<&'a [Vec<u64>]>,
+    /// Registers and predicates with one value in every lane of a group (`uniform`).
+    uni: &'a uniform::Uniform,
     /// Inside a run that reads `%tid`: what computing it needs, read once before the
     /// loops over the lanes (`tid_setup`).
     tid_consts: Option<TidConsts>,
@@ -1772,30 +1806,46 @@ impl Gen<'_, '_> {
         let mut pre: Vec<Option<(Value, Option<Value>)>> = vec![None; list.len()];
         {
             let mut ust = LaneState::default();
-            let lane0 = self.b.ins().iconst(types::I32, 0);
+            // Registers uniform in the kernel are read in the group's first lane (all
+            // its lanes hold the same value), until the run writes them lane by lane.
+            // (A group is never empty; the mask keeps the address inside the registers
+            // whatever it holds.)
+            let lane0 = self.b.ins().ctz(self.mask);
+            let lane0 = self.b.ins().band_imm(lane0, 31);
+            let lane64 = self.b.ins().uextend(types::I64, lane0);
+            let off = self.b.ins().imul_imm(lane64, 8);
+            let base0 = self.b.ins().iadd(self.regs, off);
+            let mut clobbered: Vec<Dst> = Vec::new();
             for (k, it) in list.iter().enumerate() {
                 let guarded = guards[k].is_some();
-                let forget = |ust: &mut LaneState, d: Dst| match d {
-                    Dst::Reg(r) => {
-                        ust.regs.remove(&r);
+                let forget = |ust: &mut LaneState, clobbered: &mut Vec<Dst>, d: Dst| {
+                    match d {
+                        Dst::Reg(r) => {
+                            ust.regs.remove(&r);
+                        }
+                        Dst::Pred(p) => {
+                            ust.bits.remove(&p);
+                        }
+                        Dst::Sink => return,
                     }
-                    Dst::Pred(p) => {
-                        ust.bits.remove(&p);
-                    }
-                    Dst::Sink => {}
+                    clobbered.push(d);
                 };
+                let uni = self.uni;
                 match it {
                     Item::Nat(x) => {
                         let (srcs, need) = operands(x);
-                        let all = srcs[..need].iter().all(|s| uniform(*s, &ust))
-                            && x.comb.is_none_or(|(_, c)| uniform(c, &ust));
+                        let all = srcs[..need]
+                            .iter()
+                            .all(|s| uniform(*s, &ust, uni, &clobbered))
+                            && x.comb
+                                .is_none_or(|(_, c)| uniform(c, &ust, uni, &clobbered));
                         if all && !guarded {
-                            let v = self.native_eval(&mut ust, &words, self.regs, lane0, x);
-                            self.native_write(&mut ust, &words, self.regs, lane0, x, v, None);
+                            let v = self.native_eval(&mut ust, &words, base0, lane0, x);
+                            self.native_write(&mut ust, &words, base0, lane0, x, v, None);
                             pre[k] = Some(v);
                         } else {
-                            forget(&mut ust, x.d);
-                            forget(&mut ust, x.q);
+                            forget(&mut ust, &mut clobbered, x.d);
+                            forget(&mut ust, &mut clobbered, x.q);
                         }
                     }
                     Item::Skip { .. } => {}
@@ -1806,7 +1856,7 @@ impl Gen<'_, '_> {
                                     (Space::KParam, Dst::Reg(r), false, 0) => {
                                         ust.regs.insert(*r, params[&k]);
                                     }
-                                    _ => forget(&mut ust, *x),
+                                    _ => forget(&mut ust, &mut clobbered, *x),
                                 }
                             }
                         }
@@ -1814,6 +1864,7 @@ impl Gen<'_, '_> {
                 }
             }
         }
+        self.pin_once(&mut pre, &mut params);
         self.tid_consts = self.tid_setup(list);
         // The block's shared memory, for accesses checked lane by lane (`lane_check`).
         self.shared_span = list
@@ -2134,6 +2185,58 @@ impl Gen<'_, '_> {
         self.goto(pc + len);
         self.b.switch_to_block(bail);
         self.leave(pc);
+    }
+
+    /// Makes what a run computes once for the group (`pre`, parameters) opaque before
+    /// the loops over its lanes: Cranelift places a pure value where it is used and
+    /// rematerialises its constants there, so the loops would compute it again for every
+    /// lane. An add with overflow flag has two results, which Cranelift never moves nor
+    /// merges: its sum stays computed here.
+    fn pin_once(
+        &mut self,
+        pre: &mut [Option<(Value, Option<Value>)>],
+        params: &mut HashMap<usize, Value>,
+    ) {
+        let mut once: Vec<Value> = pre
+            .iter()
+            .flatten()
+            .flat_map(|(v, r)| std::iter::once(*v).chain(*r))
+            .chain(params.values().copied())
+            .collect();
+        once.sort();
+        once.dedup();
+        let mut map = HashMap::new();
+        for &v in &once {
+            let t = self.b.func.dfg.value_type(v);
+            let pinned = match t {
+                types::I8 | types::I16 | types::I32 | types::I64 => {
+                    let z = self.b.ins().iconst(t, 0);
+                    self.b.ins().uadd_overflow(v, z).0
+                }
+                types::F32 | types::F64 => {
+                    let it = if t == types::F32 {
+                        types::I32
+                    } else {
+                        types::I64
+                    };
+                    let bits = self.b.ins().bitcast(it, MemFlags::new(), v);
+                    let z = self.b.ins().iconst(it, 0);
+                    let bits = self.b.ins().uadd_overflow(bits, z).0;
+                    self.b.ins().bitcast(t, MemFlags::new(), bits)
+                }
+                _ => v,
+            };
+            map.insert(v, pinned);
+        }
+        for (v, r) in pre.iter_mut().flatten() {
+            *v = map[v];
+            if let Some(r) = r {
+                *r = map[r];
+            }
+        }
+        for v in params.values_mut() {
+            *v = map[v];
+        }
     }
 
     /// Registers with one value for the whole group: every lane of the mask written, with
@@ -2631,6 +2734,11 @@ impl Gen<'_, '_> {
     fn low(&mut self, v: Value, bits: u8) -> Value {
         if bits >= 64 {
             v
+        } else if bits == 32 {
+            // A 32-bit move (`mov %eax, %eax`) rather than an and with a 64-bit mask,
+            // which x86 reads from the constant pool.
+            let w = self.b.ins().ireduce(types::I32, v);
+            self.b.ins().uextend(types::I64, w)
         } else {
             self.b.ins().band_imm(v, ((1u64 << bits) - 1) as i64)
         }
