@@ -849,9 +849,21 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     // Safety: `code` is the function just defined with the signature `EntryFn` spells
     // (pointer, u32) -> u64 in the ISA's default (C) calling convention.
     let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(code) };
+    // Where entering the code does something: elsewhere it would return at once.
+    let mut works_at = vec![false; n];
+    for u in &units {
+        match *u {
+            Unit::Run { pc, .. } => works_at[pc as usize] = true,
+            Unit::Single(pc) => {
+                works_at[pc as usize] =
+                    matches!(kinds[pc as usize], Some(Kind::Helper | Kind::Bra(_)))
+            }
+        }
+    }
     Ok(Compiled {
         module: Some(module),
         entry,
+        works_at,
         native: native_count,
         via_interp,
     })

@@ -109,6 +109,10 @@ pub(crate) struct Compiled {
     /// Owns the code's memory (freed on drop).
     module: Option<cranelift_jit::JITModule>,
     entry: EntryFn,
+    /// Per pc: whether entering the code there runs anything (a run, a branch, an
+    /// instruction through the interpreter's code); elsewhere (barriers, exits, calls)
+    /// it would return at once, and the interpreter does not enter it.
+    works_at: Vec<bool>,
     /// Instructions compiled natively, and run through the interpreter's code.
     pub(crate) native: usize,
     pub(crate) via_interp: usize,
@@ -120,6 +124,12 @@ pub(crate) struct Compiled {
 unsafe impl Send for Compiled {}
 // Safety: as for Send.
 unsafe impl Sync for Compiled {}
+
+impl Compiled {
+    pub(crate) fn works_at(&self, pc: u32) -> bool {
+        self.works_at.get(pc as usize).copied().unwrap_or(false)
+    }
+}
 
 impl Drop for Compiled {
     fn drop(&mut self) {
