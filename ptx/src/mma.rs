@@ -738,6 +738,8 @@ mod tests {
             (Form::Mma, "m16n8k32", Elem::U8),
             (Form::Mma, "m16n8k64", Elem::S4),
             (Form::Mma, "m16n8k256", Elem::B1),
+            (Form::Mma, "m16n8k32", Elem::E4M3),
+            (Form::Mma, "m16n8k16", Elem::E5M2),
             (Form::Wmma, "m16n16k16", Elem::F16),
             (Form::Wmma, "m16n16k16", Elem::BF16),
             (Form::Wmma, "m16n16k16", Elem::S8),
