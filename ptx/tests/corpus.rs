@@ -91,23 +91,6 @@ fn execute(m: &Module, e: &Entry, input: &[u32]) -> Result<Vec<u32>, String> {
     Ok(to_u32s(&mem.read(dout)))
 }
 
-/// A corpus file's PTX: `-arch=compute_90`, or what its first line names
-/// (`// corpus-arch: compute_90a`), as ci/gpu-corpus.sh compiles it.
-fn corpus_ptx(src: &str) -> String {
-    let arch = src
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("// corpus-arch:"))
-        .map(str::trim)
-        .unwrap_or("compute_90");
-    assert!(
-        arch.starts_with("compute_")
-            && arch.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'),
-        "corpus-arch: {arch:?} is not a virtual architecture"
-    );
-    String::from_utf8(nvcc(src, &["-ptx", &format!("-arch={arch}"), "-O3"])).unwrap()
-}
-
 fn modules(entries: &[Entry]) -> HashMap<String, Result<Module, String>> {
     let mut out = HashMap::new();
     for e in entries {

@@ -307,11 +307,15 @@ impl BlockCtx<'_> {
     /// Completes every `wgmma.mma_async` whose warpgroup's four warps all wait at it;
     /// true when one did. A warpgroup that can no longer meet is an error.
     pub(super) fn release_warpgroups(&mut self, warps: &mut [Warp]) -> Result<bool, Fault> {
+        // Most kernels have no wgmma: one pass over the warps, nothing allocated.
+        if !warps.iter().any(|w| wgmma_pc(w).is_some()) {
+            return Ok(false);
+        }
         let prog = self.prog;
         let mut released = false;
         for g in 0..warps.len() / 4 {
             let group = &mut warps[4 * g..4 * g + 4];
-            let at: Vec<Option<u32>> = group.iter().map(wgmma_pc).collect();
+            let at: [Option<u32>; 4] = std::array::from_fn(|k| wgmma_pc(&group[k]));
             let Some(first) = at.iter().flatten().next().copied() else {
                 continue;
             };
