@@ -581,11 +581,7 @@ impl<'a> BlockCtx<'a> {
                 return Err(self.fault(w, lane, pc, FaultKind::Deadlock, None, detail));
             }
             if !released {
-                let at_wgmma = |w: &Warp| {
-                    w.waiting != 0
-                        && w.wait_bar[w.waiting.trailing_zeros() as usize] == matrix::WGMMA_WAIT
-                };
-                if let Some(wi) = warps.iter().position(at_wgmma) {
+                if let Some(wi) = warps.iter().position(|w| matrix::wgmma_pc(w).is_some()) {
                     let w = &warps[wi];
                     let detail = self.wgmma_stall(warps, wi / 4);
                     let pc = w.pcs[w.waiting.trailing_zeros() as usize];

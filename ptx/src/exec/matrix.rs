@@ -473,7 +473,7 @@ impl BlockCtx<'_> {
 }
 
 /// The pc of the `wgmma.mma_async` a warp waits at, if it does.
-fn wgmma_pc(w: &Warp) -> Option<u32> {
+pub(super) fn wgmma_pc(w: &Warp) -> Option<u32> {
     let lane = w.waiting.trailing_zeros() as usize;
     (w.waiting != 0 && w.wait_bar[lane] == WGMMA_WAIT).then(|| w.pcs[lane])
 }
