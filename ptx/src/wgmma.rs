@@ -120,7 +120,8 @@ impl MatrixDescriptor {
             return Err(format!(
                 "misaligned matrix descriptor: start address {:#x} lies in row {} of its \
                  {}-byte swizzle pattern with base offset 0 (the PTX ISA: the pattern starts \
-                 at a {}-byte boundary, else the base offset is (start >> 7) & 7)",
+                 at a {}-byte boundary, else the base offset is (start >> 7) & 7); not \
+                 emulated",
                 self.start,
                 into / (16 * sw.width()),
                 16 * sw.width(),
