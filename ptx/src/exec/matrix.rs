@@ -283,7 +283,7 @@ impl BlockCtx<'_> {
         };
         if 4 * g + 3 >= nwarps || self.nthreads < 128 * (g + 1) {
             let detail = format!(
-                "wgmma.mma_async needs the 128 threads of warpgroup {g} (warps {}..{}), the \
+                "wgmma.mma_async needs the 128 threads of warpgroup {g} (warps {}-{}), the \
                  block has {} threads",
                 4 * g,
                 4 * g + 3,
