@@ -684,3 +684,46 @@ fn descriptors_the_mock_cannot_read_fault_naming_why() {
         assert_eq!(f.kind, FaultKind::IllegalAddress, "{f}");
     }
 }
+
+/// A kernel holding one instruction, as PTX.
+fn one(inst: &str) -> String {
+    format!(
+        ".version 9.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{{\n\
+         .reg .b32 %r<200>;\n.reg .b64 %rd<4>;\n.reg .pred %p<2>;\n{inst}\nret;\n}}\n"
+    )
+}
+
+#[test]
+fn malformed_wgmma_is_refused_at_load_naming_why() {
+    use cumock_ptx::LoadErrorKind::{Semantic, Unsupported};
+    let d4 = "{%r0,%r1,%r2,%r3}";
+    let ok = [
+        format!("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d4}, %rd1, %rd2, %p1, 1, -1, 0, 1;"),
+        format!("wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {d4}, {{%r4,%r5,%r6,%r7}}, %rd2, 1, 1, 1, 0;"),
+        format!("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {d4}, %rd1, %rd2, 0, -1, 1;"),
+        format!("wgmma.mma_async.sync.aligned.m64n8k32.satfinite.s32.u8.s8 {d4}, %rd1, %rd2, %p1;"),
+        "wgmma.wait_group.sync.aligned 1;".to_string(),
+    ];
+    for inst in &ok {
+        Module::parse(&one(inst)).unwrap_or_else(|e| panic!("{inst}: {e:?}"));
+    }
+    let bad = [
+        // tf32 has no transposes; f16 needs both (or one with A in registers).
+        (format!("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {d4}, %rd1, %rd2, 1, 1, 1, 0, 0;"), Semantic, "takes 6 operands"),
+        (format!("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d4}, %rd1, %rd2, 1, 1, 1, 0;"), Semantic, "takes 8 operands"),
+        (format!("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d4}, %rd1, %rd2, 1, 2, 1, 0, 0;"), Semantic, "imm-scale-a"),
+        (format!("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d4}, %rd1, %rd2, 1, 1, 1, 2, 0;"), Semantic, "imm-trans-a"),
+        // D's registers: N/2 for f32.
+        ("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%r0,%r1,%r2,%r3}, %rd1, %rd2, 1, 1, 1, 0, 0;".to_string(), Semantic, "D takes 8 registers"),
+        // Shapes and types sm_90a does not have; sparse wgmma; .satfinite on floats.
+        (format!("wgmma.mma_async.sync.aligned.m64n12k16.f32.f16.f16 {d4}, %rd1, %rd2, 1, 1, 1, 0, 0;"), Unsupported, "wgmma"),
+        (format!("wgmma.mma_async.sync.aligned.m64n40k32.s32.s8.s8 {d4}, %rd1, %rd2, 1;"), Unsupported, "wgmma"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {d4}, %rd1, %rd2, %r9, 0, 1, 1, 1, 0, 0;"), Unsupported, "wgmma"),
+        (format!("wgmma.mma_async.sync.aligned.m64n8k16.satfinite.f32.f16.f16 {d4}, %rd1, %rd2, 1, 1, 1, 0, 0;"), Unsupported, "wgmma"),
+        ("wgmma.wait_group.sync.aligned %r1;".to_string(), Semantic, "integer constant"),
+    ];
+    for (inst, kind, why) in &bad {
+        let e = Module::parse(&one(inst)).map(|_| ()).unwrap_err();
+        assert!(e.kind == *kind && e.message.contains(why), "{inst}: {e:?}");
+    }
+}
