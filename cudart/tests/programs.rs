@@ -337,6 +337,14 @@ fn wgmma_gemm() {
     run("wgmma_gemm", &[]);
 }
 
+/// What the PTX ISA leaves open about wgmma's swizzle: a pattern off its 1024-byte
+/// boundary, and the descriptor's base offset. The mock refuses those descriptors (not
+/// emulated); the H200's answers await a recording (ci/gpu-runtime.sh).
+#[test]
+fn wgmma_swizzle_probe() {
+    run("wgmma_swizzle_probe", &[]);
+}
+
 // In the style of NVIDIA's globalToShmemAsyncCopy and CUDA's asynchronous-copy APIs on
 // sm_90: cuda::pipeline, cooperative groups' memcpy_async, cuda::barrier with bulk
 // copies, a producer warp and consumer warps on mbarriers; each checked by the program.
