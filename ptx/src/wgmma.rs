@@ -24,8 +24,8 @@
 //! of 8 rows (1024, 512, 256 bytes) when the base offset is 0 (the ISA); the start
 //! address may lie further into the pattern's first row (CUTLASS steps K that way). The
 //! mock refuses (an illegal-instruction fault that says why) a start further in with a
-//! base offset of 0, and any non-zero base offset: how the H200 applies one awaits a
-//! recording.
+//! base offset of 0, and any non-zero base offset: how the H200 reads those awaits the
+//! record of `clients/runtime/wgmma_swizzle_probe.cu`.
 //!
 //! Fragments: a warp holds rows 16w..16w+15 of D (w its place in the warpgroup), as
 //! `mma`'s m16n8 accumulators side by side: element i of a thread (two to a register
