@@ -16,7 +16,10 @@ mkdir -p "$out/ptx"
 out=$(cd "$out" && pwd)
 for cu in "$corpus"/*.cu; do
     name=$(basename "$cu" .cu)
-    "$nvcc" -ptx -arch=compute_90 -O3 "$cu" -o "$out/ptx/$name.ptx"
+    # A file's first line may name its architecture (`// corpus-arch: compute_90a`, for
+    # wgmma), as ptx/tests/corpus.rs reads it.
+    arch=$(sed -n '1s|^// corpus-arch: *\([a-z0-9_]*\).*|\1|p' "$cu")
+    "$nvcc" -ptx -arch="${arch:-compute_90}" -O3 "$cu" -o "$out/ptx/$name.ptx"
 done
 # libcuda: the driver's own library (no -dev link is needed).
 libcuda=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 / { print $NF; exit }')

@@ -43,7 +43,11 @@ status=0
 for src in clients/runtime/*.cu; do
     name=$(basename "$src" .cu)
     exe="$out/build/$name"
-    if ! "$nvcc" -cudart shared -arch=sm_90 -gencode arch=compute_90,code=compute_90 ${nvidia_lib:+-L"$nvidia_lib"} -o "$exe" "$src" 2> "$out/build/$name.nvcc.txt"; then
+    # sm_90, or what the program's first line names (`// nvcc-arch: sm_90a`, for wgmma),
+    # as cudart/tests/common/mod.rs reads it.
+    arch=$(sed -n '1s|^// nvcc-arch: sm_\([a-z0-9]*\).*|\1|p' "$src")
+    arch=${arch:-90}
+    if ! "$nvcc" -cudart shared -arch=sm_$arch -gencode arch=compute_$arch,code=compute_$arch ${nvidia_lib:+-L"$nvidia_lib"} -o "$exe" "$src" 2> "$out/build/$name.nvcc.txt"; then
         echo "$name: does not compile (see build/$name.nvcc.txt)" >> "$dest/summary.txt"; status=1; continue
     fi
     for side in nvidia cumock; do

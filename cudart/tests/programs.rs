@@ -328,6 +328,23 @@ fn tensor_core_gemm() {
     run("tensor_core_gemm", &[]);
 }
 
+// A small Hopper GEMM, sample style: wgmma.mma_async from shared-memory tiles the threads
+// write (128-byte swizzle, and none), descriptors built by hand, checked against the
+// host's GEMM. Built for sm_90a (its first line). NVIDIA's transcript awaits a recording
+// on the H200 (ci/gpu-runtime.sh).
+#[test]
+fn wgmma_gemm() {
+    run("wgmma_gemm", &[]);
+}
+
+/// What the PTX ISA leaves open about wgmma's swizzle: a pattern off its 1024-byte
+/// boundary, and the descriptor's base offset. The mock refuses those descriptors (not
+/// emulated); the H200's answers await a recording (ci/gpu-runtime.sh).
+#[test]
+fn wgmma_swizzle_probe() {
+    run("wgmma_swizzle_probe", &[]);
+}
+
 // In the style of NVIDIA's globalToShmemAsyncCopy and CUDA's asynchronous-copy APIs on
 // sm_90: cuda::pipeline, cooperative groups' memcpy_async, cuda::barrier with bulk
 // copies, a producer warp and consumer warps on mbarriers; each checked by the program.

@@ -401,6 +401,9 @@ pub enum Op {
     Async(Box<AsyncOp>),
     /// `mbarrier.test_wait`/`try_wait`: control, as a failed wait lets other warps run.
     MbarWait(Box<MbarWait>),
+    /// `wgmma.mma_async`: control, as a warp waits there for the other three of its
+    /// warpgroup (`exec/matrix.rs`).
+    Wgmma(Box<WgmmaOp>),
 }
 
 #[derive(Debug, Clone)]
@@ -410,6 +413,18 @@ pub struct MmaOp {
     pub a: Vec<Src>,
     pub b: Vec<Src>,
     pub c: Vec<Src>,
+}
+
+/// `wgmma.mma_async`'s operands: D (read as the accumulator, then written), A (one
+/// descriptor, or the warp's fragment registers), B's descriptor, `scale-d`.
+#[derive(Debug, Clone)]
+pub struct WgmmaOp {
+    pub spec: crate::wgmma::WgmmaSpec,
+    pub d: Vec<Dst>,
+    pub c: Vec<Src>,
+    pub a: Vec<Src>,
+    pub b: Src,
+    pub scale_d: Src,
 }
 
 #[derive(Debug, Clone)]
@@ -438,6 +453,7 @@ impl Op {
                 | Op::AssertFail
                 | Op::Bar { .. }
                 | Op::MbarWait(_)
+                | Op::Wgmma(_)
         )
     }
 }
@@ -1896,6 +1912,7 @@ impl FuncDecoder<'_> {
                 Some("store") => self.wmma_mem(i, m, true),
                 _ => Err(unsup(m)),
             },
+            "wgmma" => self.wgmma(i, m),
             "ldmatrix" | "stmatrix" => self.ldst_matrix(i, m),
             "cp" => self.async_copy(i, m),
             "mbarrier" => self.mbarrier(i, m),
@@ -2033,6 +2050,112 @@ impl FuncDecoder<'_> {
             a: self.src_vector(i, &i.ops[1], spec.a.regs(), "A")?,
             b: self.src_vector(i, &i.ops[2], spec.b.regs(), "B")?,
             c: self.src_vector(i, &i.ops[3], spec.c.regs(), "C")?,
+            spec,
+        })))
+    }
+
+    /// `wgmma.fence`, `wgmma.commit_group`, `wgmma.wait_group N` (all `.sync.aligned`), and
+    /// `wgmma.mma_async.sync.aligned.m64nNkK[.satfinite].D.A.B[.and.popc] d, a, b-desc,
+    /// scale-d[, imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b]`. The fence and the
+    /// group instructions do nothing here: an `mma_async` completes when the fourth warp
+    /// of its warpgroup issues it (`exec/matrix.rs`), so there is nothing to wait for.
+    fn wgmma(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        let what = m.take_any(&["fence", "commit_group", "wait_group", "mma_async"]);
+        if !Self::sync_aligned(m) {
+            return Err(unsup(m));
+        }
+        match what.as_deref() {
+            Some("fence" | "commit_group") => {
+                self.nops(i, 0)?;
+                return Ok(Op::Nop);
+            }
+            Some("wait_group") => {
+                self.nops(i, 1)?;
+                if !matches!(i.ops[0], Opnd::Int(_)) {
+                    return Err(semantic(i, "`wgmma.wait_group` takes an integer constant"));
+                }
+                return Ok(Op::Nop);
+            }
+            Some("mma_async") => {}
+            _ => return Err(unsup(m)),
+        }
+        let shape = Self::take_parsed(m, mma::Shape::from_name).ok_or_else(|| unsup(m))?;
+        let satfinite = m.take("satfinite");
+        let popc = m.take("and") & m.take("popc");
+        let mut types = Vec::new();
+        m.list.retain(|x| match mma::Elem::from_name(x) {
+            Some(e) => {
+                types.push(e);
+                false
+            }
+            None => true,
+        });
+        let [d, a, b] = types[..] else {
+            return Err(unsup(m));
+        };
+        if (a == mma::Elem::B1) != popc {
+            return Err(unsup(m));
+        }
+        let arith =
+            crate::wgmma::WgmmaSpec::arith(shape, [d, a, b], satfinite).ok_or_else(|| unsup(m))?;
+        // Immediates by type: f16 and bf16 scale and transpose; tf32 and FP8 scale;
+        // integers and b1 neither. An A in registers has no imm-trans-a.
+        let (scales, transposes) = match a {
+            mma::Elem::F16 | mma::Elem::BF16 => (true, true),
+            mma::Elem::TF32 | mma::Elem::E4M3 | mma::Elem::E5M2 => (true, false),
+            _ => (false, false),
+        };
+        let a_in_regs = matches!(i.ops.get(1), Some(Opnd::Vector(_)));
+        let n_ops = 4
+            + if scales { 2 } else { 0 }
+            + match (transposes, a_in_regs) {
+                (false, _) => 0,
+                (true, true) => 1,
+                (true, false) => 2,
+            };
+        self.nops(i, n_ops)?;
+        let imm = |k: usize, what: &str, allowed: &[i64]| -> Result<i64, LoadError> {
+            match i.ops[k] {
+                Opnd::Int(v) if allowed.contains(&(v as i64)) => Ok(v as i64),
+                _ => Err(semantic(
+                    i,
+                    format!("`wgmma.mma_async`'s {what} must be one of {allowed:?}"),
+                )),
+            }
+        };
+        let (mut negate_a, mut negate_b, mut trans_a, mut trans_b) = (false, false, false, false);
+        if scales {
+            negate_a = imm(4, "imm-scale-a", &[1, -1])? == -1;
+            negate_b = imm(5, "imm-scale-b", &[1, -1])? == -1;
+        }
+        if transposes {
+            if !a_in_regs {
+                trans_a = imm(6, "imm-trans-a", &[0, 1])? == 1;
+            }
+            trans_b = imm(n_ops - 1, "imm-trans-b", &[0, 1])? == 1;
+        }
+        let spec = crate::wgmma::WgmmaSpec {
+            n: shape.n,
+            k: shape.k,
+            arith,
+            a_in_regs,
+            negate_a,
+            negate_b,
+            trans_a,
+            trans_b,
+        };
+        let a = if a_in_regs {
+            self.src_vector(i, &i.ops[1], spec.a_frag().regs(), "A")?
+        } else {
+            vec![self.src(i, &i.ops[1])?]
+        };
+        Ok(Op::Wgmma(Box::new(WgmmaOp {
+            d: self.reg_vector(i, &i.ops[0], spec.d_regs(), "D")?,
+            c: self.src_vector(i, &i.ops[0], spec.d_regs(), "D")?,
+            a,
+            b: self.src(i, &i.ops[2])?,
+            scale_d: self.src(i, &i.ops[3])?,
             spec,
         })))
     }

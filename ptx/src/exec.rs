@@ -563,7 +563,7 @@ impl<'a> BlockCtx<'a> {
             if stop.load(Ordering::Relaxed) {
                 return Ok(true);
             }
-            let released = self.release_barriers(warps);
+            let released = self.release_barriers(warps) | self.release_warpgroups(warps)?;
             if warps.iter().any(|w| w.valid & !w.exited & !w.waiting != 0) {
                 // Some lanes wait on mbarriers: they run again next round, unless no
                 // round changes anything any more.
@@ -581,6 +581,12 @@ impl<'a> BlockCtx<'a> {
                 return Err(self.fault(w, lane, pc, FaultKind::Deadlock, None, detail));
             }
             if !released {
+                if let Some(wi) = warps.iter().position(|w| matrix::wgmma_pc(w).is_some()) {
+                    let w = &warps[wi];
+                    let detail = self.wgmma_stall(warps, wi / 4);
+                    let pc = w.pcs[w.waiting.trailing_zeros() as usize];
+                    return Err(self.fault(w, 0, pc, FaultKind::Deadlock, None, detail));
+                }
                 let w = warps.iter().find(|w| w.waiting != 0).unwrap_or(&warps[0]);
                 let lane = w.waiting.trailing_zeros().min(31);
                 let b = w.wait_bar[lane as usize];
@@ -1090,6 +1096,16 @@ impl<'a> BlockCtx<'a> {
                         set_pcs(w, emask, pc);
                         set_pcs(w, mask & !emask, pc + 1);
                     }
+                    return Ok(None);
+                }
+                Op::Wgmma(_) => {
+                    if emask == 0 {
+                        pc += 1;
+                        continue;
+                    }
+                    let nwarps = self.nthreads.div_ceil(32);
+                    self.arrive_wgmma(w, nwarps, mask, emask, pc)?;
+                    set_pcs(w, mask, pc);
                     return Ok(None);
                 }
                 Op::MbarWait(op) => {

@@ -257,8 +257,32 @@ pub fn select_ptx(image: &[u8], sm: u32) -> Result<String, FatbinError> {
         }
         return Err(FatbinError::SassOnly { archs });
     }
-    match ptx.iter().filter(|e| e.sm <= sm).max_by_key(|e| e.sm) {
-        Some(e) => entry_text(e),
+    let best = ptx.iter().filter(|e| e.sm <= sm).map(|e| e.sm).max();
+    match best {
+        Some(best) => {
+            // `-arch=sm_90a` embeds compute_90 PTX beside compute_90a's (nvcc 13), both sm
+            // 90 here. Arch-specific PTX (`.target sm_90a`: wgmma) runs only on that
+            // architecture, and there it is the one to run.
+            let texts = ptx
+                .iter()
+                .filter(|e| e.sm == best)
+                .map(|e| entry_text(e))
+                .collect::<Result<Vec<_>, _>>()?;
+            let specific = |t: &str| {
+                t.lines()
+                    .find_map(|l| l.trim().strip_prefix(".target"))
+                    .and_then(|t| t.split(',').next())
+                    .map(|t| t.trim().to_string())
+                    .filter(|t| t.ends_with('a'))
+            };
+            let exact = format!("sm_{sm}a");
+            let pick = texts
+                .iter()
+                .position(|t| specific(t).as_deref() == Some(exact.as_str()))
+                .or_else(|| texts.iter().rposition(|t| specific(t).is_none()))
+                .unwrap_or(texts.len() - 1);
+            Ok(texts[pick].clone())
+        }
         None => {
             let mut archs: Vec<u32> = ptx.iter().map(|e| e.sm).collect();
             archs.sort_unstable();

@@ -37,6 +37,7 @@ mod parse;
 mod printf;
 pub mod tensormap;
 pub mod texture;
+mod wgmma;
 
 use std::fmt;
 

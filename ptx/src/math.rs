@@ -2169,6 +2169,12 @@ impl Fp8 {
     }
 }
 
+/// An FP8 value, exactly (the tensor cores' operands: `mma`, `wgmma`); NaN for its NaNs,
+/// E5M2's infinities as infinities.
+pub fn fp8_value(f: Fp8, x: u8) -> f64 {
+    f16_to_f32(f.to_f16(x, false)) as f64
+}
+
 /// `cvt.rn.satfinite[.relu].{e4m3x2,e5m2x2}.f32 d, a, b`: a into the upper byte.
 pub fn cvt_f32x2_to_fp8x2(f: Fp8, relu: bool) -> WarpFn {
     macro_rules! w {

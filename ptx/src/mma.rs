@@ -56,6 +56,9 @@ pub enum Elem {
     U4,
     B1,
     S32,
+    /// FP8 (sm_89's `mma`, sm_90a's `wgmma`): decoded by `math::Fp8`.
+    E4M3,
+    E5M2,
 }
 
 impl Elem {
@@ -72,6 +75,8 @@ impl Elem {
             "u4" => Elem::U4,
             "b1" => Elem::B1,
             "s32" => Elem::S32,
+            "e4m3" => Elem::E4M3,
+            "e5m2" => Elem::E5M2,
             _ => return None,
         })
     }
@@ -81,13 +86,13 @@ impl Elem {
             Elem::F16 | Elem::BF16 => 16,
             Elem::TF32 | Elem::F32 | Elem::S32 => 32,
             Elem::F64 => 64,
-            Elem::S8 | Elem::U8 => 8,
+            Elem::S8 | Elem::U8 | Elem::E4M3 | Elem::E5M2 => 8,
             Elem::S4 | Elem::U4 => 4,
             Elem::B1 => 1,
         }
     }
 
-    fn is_int(self) -> bool {
+    pub(crate) fn is_int(self) -> bool {
         matches!(
             self,
             Elem::S8 | Elem::U8 | Elem::S4 | Elem::U4 | Elem::B1 | Elem::S32
@@ -110,6 +115,8 @@ impl Elem {
         let (field, bias) = match self {
             Elem::F16 => ((raw >> 10) & 0x1f, 15),
             Elem::BF16 => ((raw >> 7) & 0xff, 127),
+            Elem::E4M3 => ((raw >> 3) & 0xf, 7),
+            Elem::E5M2 => ((raw >> 2) & 0x1f, 15),
             _ => ((raw >> 23) & 0xff, 127),
         };
         field.max(1) as i32 - bias
@@ -123,7 +130,19 @@ impl Elem {
             Elem::BF16 => f32::from_bits((raw as u32) << 16) as f64,
             Elem::TF32 => f32::from_bits(raw as u32 & 0xffff_e000) as f64,
             Elem::F32 => f32::from_bits(raw as u32) as f64,
+            Elem::E4M3 => math::fp8_value(math::Fp8::E4M3, raw as u8),
+            Elem::E5M2 => math::fp8_value(math::Fp8::E5M2, raw as u8),
             _ => f64::from_bits(raw),
+        }
+    }
+
+    /// A float element's raw bits with its sign flipped (`wgmma`'s `imm-scale` of -1);
+    /// tf32 is an f32's upper bits, its sign bit 31.
+    pub(crate) fn negate(self, raw: u64) -> u64 {
+        match self {
+            Elem::TF32 | Elem::F32 => raw ^ 0x8000_0000,
+            e if !e.is_int() => raw ^ (1 << (e.bits() - 1)),
+            _ => raw,
         }
     }
 }
@@ -198,7 +217,15 @@ impl Frag {
                     (m, n, k) == (8, 8, 4) || (m == 16 && n == 8 && matches!(k, 4 | 8 | 16))
                 }
                 Elem::TF32 => m == 16 && n == 8 && matches!(k, 4 | 8),
-                Elem::F16 | Elem::BF16 | Elem::S8 | Elem::U8 | Elem::S4 | Elem::U4 | Elem::B1 => {
+                Elem::F16
+                | Elem::BF16
+                | Elem::S8
+                | Elem::U8
+                | Elem::S4
+                | Elem::U4
+                | Elem::B1
+                | Elem::E4M3
+                | Elem::E5M2 => {
                     let v = 32 / elem.bits();
                     (m == 16 && n == 8 && (k == 4 * v || k == 8 * v))
                         || (m == 8 && n == 8 && k == 4 * v && elem.is_int())
@@ -432,6 +459,14 @@ impl MmaSpec {
             Elem::S8 | Elem::U8 => matches!(b, Elem::S8 | Elem::U8) && c == Elem::S32 && d == c,
             Elem::S4 | Elem::U4 => matches!(b, Elem::S4 | Elem::U4) && c == Elem::S32 && d == c,
             Elem::B1 => b == a && c == Elem::S32 && d == c,
+            // sm_89's FP8 `mma` (m16n8k16, m16n8k32): any mix of the two formats, f32 or
+            // f16 accumulators.
+            Elem::E4M3 | Elem::E5M2 => {
+                form == Form::Mma
+                    && matches!(b, Elem::E4M3 | Elem::E5M2)
+                    && matches!(c, Elem::F16 | Elem::F32)
+                    && d == c
+            }
             _ => false,
         };
         if !ok || satfinite && !a.is_int() {
@@ -448,11 +483,115 @@ impl MmaSpec {
     }
 }
 
+/// What one element of D is made of: the operands' types and the instruction's options,
+/// shared by `mma`, `wmma` and `wgmma`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arith {
+    pub a: Elem,
+    pub b: Elem,
+    pub c: Elem,
+    pub d: Elem,
+    pub satfinite: bool,
+    /// b1 only: `.xor.popc` (true) or `.and.popc`.
+    pub xor: bool,
+    /// Products fused in one sum with the accumulator so far (floats).
+    pub block: usize,
+}
+
+impl MmaSpec {
+    pub fn arith(&self) -> Arith {
+        let block = match self.a.elem {
+            Elem::TF32 if self.a.form == Form::Wmma => WMMA_TF32_BLOCK_TERMS,
+            // FP8's k (16 or 32) in one sum, as the other types' whole k: what the H200
+            // does awaits the recording of the corpus kernel `mma_fp8`.
+            Elem::E4M3 | Elem::E5M2 => self.a.shape.k as usize,
+            _ => BLOCK_TERMS,
+        };
+        Arith {
+            a: self.a.elem,
+            b: self.b.elem,
+            c: self.c.elem,
+            d: self.d.elem,
+            satfinite: self.satfinite,
+            xor: self.xor,
+            block,
+        }
+    }
+}
+
+/// One element of D: the accumulator `c` plus the `k` products `ai(kk)·bi(kk)` (raw bits
+/// in, raw bits out), as the module comment says. `prods` is scratch space.
+pub(crate) fn dot(
+    s: &Arith,
+    k: u32,
+    ai: impl Fn(u32) -> u64,
+    bi: impl Fn(u32) -> u64,
+    c: u64,
+    prods: &mut Vec<Term>,
+) -> u64 {
+    let (ea, eb) = (s.a, s.b);
+    if ea.is_int() {
+        let mut acc = Elem::S32.int(c);
+        for kk in 0..k {
+            acc += if ea == Elem::B1 {
+                let x = if s.xor {
+                    ai(kk) ^ bi(kk)
+                } else {
+                    ai(kk) & bi(kk)
+                };
+                x as i64
+            } else {
+                ea.int(ai(kk)) * eb.int(bi(kk))
+            };
+        }
+        return if s.satfinite {
+            acc.clamp(i32::MIN as i64, i32::MAX as i64) as u32 as u64
+        } else {
+            acc as u32 as u64
+        };
+    }
+    if ea == Elem::F64 {
+        let mut acc = c;
+        for kk in 0..k {
+            acc = fma_f64(ai(kk), bi(kk), acc);
+        }
+        return acc;
+    }
+    prods.clear();
+    let mut nan = false;
+    for kk in 0..k {
+        let (x, y) = (ea.float(ai(kk)), eb.float(bi(kk)));
+        // inf·0 is NaN here as anywhere.
+        nan |= x.is_nan() || y.is_nan();
+        prods.push(Term {
+            value: x * y,
+            exp: ea.exponent(ai(kk)) + eb.exponent(bi(kk)),
+        });
+    }
+    // Blocks of products, each fused with the accumulator so far (rounded to f32 between
+    // blocks).
+    let (mut acc, mut acc_elem) = (c, s.c);
+    let nblocks = prods.len().div_ceil(s.block).max(1);
+    let mut bits = 0;
+    for n in 0..nblocks {
+        let block = &prods[(n * s.block).min(prods.len())..((n + 1) * s.block).min(prods.len())];
+        let last = n + 1 == nblocks;
+        let c = Term {
+            value: acc_elem.float(acc),
+            exp: acc_elem.exponent(acc),
+        };
+        bits = fused_dot(c, block, nan, last && s.d == Elem::F16);
+        (acc, acc_elem) = (bits, Elem::F32);
+    }
+    bits
+}
+
 /// D = A·B + C over the warp: `a`, `b`, `c` are the operands' registers (all 32 lanes),
 /// the result is D's.
 pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
     let Shape { m, n, k } = s.a.shape;
     let (am, bm, cm) = (gather(&s.a, a), gather(&s.b, b), gather(&s.c, c));
+    let arith = s.arith();
     let mut dm = vec![0u64; (m * n) as usize];
     let mut prods = Vec::with_capacity(k as usize);
     for r in 0..m {
@@ -460,66 +599,7 @@ pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
             let at = (r * n + col) as usize;
             let ai = |kk: u32| am[(r * k + kk) as usize];
             let bi = |kk: u32| bm[(kk * n + col) as usize];
-            dm[at] = if s.a.elem.is_int() {
-                let (ea, eb) = (s.a.elem, s.b.elem);
-                let mut acc = Elem::S32.int(cm[at]);
-                for kk in 0..k {
-                    acc += if ea == Elem::B1 {
-                        let x = if s.xor {
-                            ai(kk) ^ bi(kk)
-                        } else {
-                            ai(kk) & bi(kk)
-                        };
-                        x as i64
-                    } else {
-                        ea.int(ai(kk)) * eb.int(bi(kk))
-                    };
-                }
-                if s.satfinite {
-                    acc.clamp(i32::MIN as i64, i32::MAX as i64) as u32 as u64
-                } else {
-                    acc as u32 as u64
-                }
-            } else if s.a.elem == Elem::F64 {
-                let mut acc = cm[at];
-                for kk in 0..k {
-                    acc = fma_f64(ai(kk), bi(kk), acc);
-                }
-                acc
-            } else {
-                prods.clear();
-                let mut nan = false;
-                for kk in 0..k {
-                    let (ea, eb) = (s.a.elem, s.b.elem);
-                    let (x, y) = (ea.float(ai(kk)), eb.float(bi(kk)));
-                    // inf·0 is NaN here as anywhere.
-                    nan |= x.is_nan() || y.is_nan();
-                    prods.push(Term {
-                        value: x * y,
-                        exp: ea.exponent(ai(kk)) + eb.exponent(bi(kk)),
-                    });
-                }
-                // Blocks of products, each fused with the accumulator so far (rounded to
-                // f32 between blocks).
-                let block = if s.a.form == Form::Wmma && s.a.elem == Elem::TF32 {
-                    WMMA_TF32_BLOCK_TERMS
-                } else {
-                    BLOCK_TERMS
-                };
-                let (mut acc, mut acc_elem) = (cm[at], s.c.elem);
-                let blocks: Vec<&[Term]> = prods.chunks(block).collect();
-                let mut bits = 0;
-                for (n, block) in blocks.iter().enumerate() {
-                    let last = n + 1 == blocks.len();
-                    let c = Term {
-                        value: acc_elem.float(acc),
-                        exp: acc_elem.exponent(acc),
-                    };
-                    bits = fused_dot(c, block, nan, last && s.d.elem == Elem::F16);
-                    (acc, acc_elem) = (bits, Elem::F32);
-                }
-                bits
-            };
+            dm[at] = dot(&arith, k, ai, bi, cm[at], &mut prods);
         }
     }
     let mut out = vec![[0u64; 32]; s.d.regs()];
@@ -549,7 +629,7 @@ fn fma_f64(a: u64, b: u64, c: u64) -> u64 {
 /// One term of a fused sum: its exact value, and the exponent the tensor cores align it
 /// by (a product's: the sum of its factors' exponents).
 #[derive(Debug, Clone, Copy)]
-struct Term {
+pub(crate) struct Term {
     value: f64,
     exp: i32,
 }
@@ -658,6 +738,8 @@ mod tests {
             (Form::Mma, "m16n8k32", Elem::U8),
             (Form::Mma, "m16n8k64", Elem::S4),
             (Form::Mma, "m16n8k256", Elem::B1),
+            (Form::Mma, "m16n8k32", Elem::E4M3),
+            (Form::Mma, "m16n8k16", Elem::E5M2),
             (Form::Wmma, "m16n16k16", Elem::F16),
             (Form::Wmma, "m16n16k16", Elem::BF16),
             (Form::Wmma, "m16n16k16", Elem::S8),

@@ -115,6 +115,7 @@ const KNOWN_OPCODES: &[&str] = &[
     "tensormap",
     "mma",
     "wmma",
+    "wgmma",
     "ldmatrix",
     "stmatrix",
     "movmatrix",

@@ -96,7 +96,7 @@ fn modules(entries: &[Entry]) -> HashMap<String, Result<Module, String>> {
     for e in entries {
         out.entry(e.file.clone()).or_insert_with(|| {
             let src = std::fs::read_to_string(corpus_dir().join(&e.file)).unwrap();
-            Module::parse(&ptx(&src)).map_err(|err| format!("{}: {err}", e.file))
+            Module::parse(&corpus_ptx(&src)).map_err(|err| format!("{}: {err}", e.file))
         });
     }
     out
@@ -219,7 +219,7 @@ fn corpus_matches_the_h200() {
     {
         let recorded = expected.join("ptx").join(file.replace(".cu", ".ptx"));
         if let Ok(theirs) = std::fs::read_to_string(&recorded) {
-            let ours = ptx(&std::fs::read_to_string(corpus_dir().join(file)).unwrap());
+            let ours = corpus_ptx(&std::fs::read_to_string(corpus_dir().join(file)).unwrap());
             if theirs != ours {
                 println!(
                     "note: {} differs from the PTX nvcc writes here",

@@ -47,6 +47,14 @@ fn picks_the_highest_ptx_not_above_the_device() {
 }
 
 #[test]
+fn arch_specific_ptx_runs_on_its_architecture_only() {
+    // nvcc 13's `-arch=sm_90a`: compute_90 PTX, compute_90a PTX and sm_90a SASS.
+    let img = nvcc(KERNEL, &["-fatbin", "-arch=sm_90a"]);
+    assert_eq!(target_of(&fatbin::select_ptx(&img, 90).unwrap()), "sm_90a");
+    assert_eq!(target_of(&fatbin::select_ptx(&img, 100).unwrap()), "sm_90");
+}
+
+#[test]
 fn every_compression_gives_the_same_ptx_and_it_runs() {
     let plain = fatbin_with(&["-Xfatbin", "-compress-all", "-compress-mode=none"]);
     let lz4 = fatbin_with(&["-Xfatbin", "-compress-all", "-compress-mode=speed"]);

@@ -106,7 +106,7 @@ fn the_corpus_runs_the_same_under_both_engines() {
         let (nin, nout): (usize, usize) = (f[5].parse().unwrap(), f[6].parse().unwrap());
         let m = modules.entry(file.to_string()).or_insert_with(|| {
             let src = std::fs::read_to_string(corpus_dir().join(file)).unwrap();
-            Module::parse(&ptx(&src)).unwrap()
+            Module::parse(&corpus_ptx(&src)).unwrap()
         });
         let k = m.kernel(name).unwrap();
         kernels += 1;

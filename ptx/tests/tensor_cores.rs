@@ -58,6 +58,32 @@ K mma_s8(const signed char* A, const signed char* B, const int* C, int* D) {
   for (int i = 0; i < 4; i++) D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)] = d[i];
 }
 
+// FP8 (sm_89): m16n8k32 e4m3 x e5m2 -> f32, and m16n8k16 e5m2 x e4m3 -> f16 (A 16xK, B
+// Kx8 as row-major bytes, C and D as raw 32- or 16-bit words), fragments by the PTX ISA's
+// formulas (s8's layouts).
+K mma_fp8(const unsigned char* A, const unsigned char* B, const unsigned* C, unsigned* D) {
+  unsigned l = threadIdx.x, g = l >> 2, t = l & 3;
+  unsigned a[4] = {0, 0, 0, 0}, b[2] = {0, 0}, c[4], d[4];
+  for (int i = 0; i < 16; i++)
+    a[i / 4] |= (unsigned)A[(g + 8 * ((i >> 2) & 1)) * 32 + 4 * t + (i & 3) + 16 * (i >> 3)] << (8 * (i % 4));
+  for (int i = 0; i < 8; i++) b[i / 4] |= (unsigned)B[(4 * t + (i & 3) + 16 * (i >> 2)) * 8 + g] << (8 * (i % 4));
+  for (int i = 0; i < 4; i++) c[i] = C[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)];
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+  for (int i = 0; i < 4; i++) D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)] = d[i];
+}
+K mma_fp8_f16(const unsigned char* A, const unsigned char* B, const unsigned short* C, unsigned short* D) {
+  unsigned l = threadIdx.x, g = l >> 2, t = l & 3;
+  unsigned a[2] = {0, 0}, b = 0, c[2] = {0, 0}, d[2];
+  for (int i = 0; i < 8; i++) a[i / 4] |= (unsigned)A[(g + 8 * (i >> 2)) * 16 + 4 * t + (i & 3)] << (8 * (i % 4));
+  for (int i = 0; i < 4; i++) b |= (unsigned)B[(4 * t + i) * 8 + g] << (8 * i);
+  for (int i = 0; i < 4; i++) c[i / 2] |= (unsigned)C[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)] << (16 * (i & 1));
+  asm("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16 {%0,%1}, {%2,%3}, {%4}, {%5,%6};"
+      : "=r"(d[0]), "=r"(d[1]) : "r"(a[0]), "r"(a[1]), "r"(b), "r"(c[0]), "r"(c[1]));
+  for (int i = 0; i < 4; i++) D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)] = d[i / 2] >> (16 * (i & 1));
+}
+
 // f64 m16n8k16 and tf32 m16n8k8, fragments by the PTX ISA's formulas.
 K mma_f64(const double* A, const double* B, const double* C, double* D) {
   unsigned l = threadIdx.x, g = l >> 2, t = l & 3;
@@ -259,6 +285,53 @@ fn integer_f64_and_tf32_mma_match_host_gemms() {
     let want = host_gemm(16, 8, 8, &a, |kk, j| b[kk * 8 + j], &c);
     for (i, (x, y)) in d.iter().zip(&want).enumerate() {
         assert_eq!(*x as f64, *y, "tf32 D[{}][{}]", i / 8, i % 8);
+    }
+}
+
+/// Small integers (and halves) as FP8 bytes: E4M3 (bias 7, 3 mantissa bits) or E5M2
+/// (f16's upper byte).
+fn fp8(x: f64, e4m3: bool) -> u8 {
+    if x == 0.0 {
+        return 0;
+    }
+    let f = (x as f32).to_bits();
+    let (e, sign) = (((f >> 23) & 0xff) as i32 - 127, (f >> 24) as u8 & 0x80);
+    if e4m3 {
+        assert_eq!(f & 0xf_ffff, 0, "{x} is not an exact E4M3");
+        sign | ((e + 7) as u8) << 3 | ((f >> 20) & 7) as u8
+    } else {
+        assert_eq!(f & 0x1f_ffff, 0, "{x} is not an exact E5M2");
+        sign | ((e + 15) as u8) << 2 | ((f >> 21) & 3) as u8
+    }
+}
+
+#[test]
+fn fp8_mma_matches_host_gemms() {
+    let m = module();
+    // m16n8k32 e4m3 · e5m2 + f32: sums exact in f32.
+    let a: Vec<f64> = (0..512).map(|i| small(i, 7, 0.5)).collect();
+    let b: Vec<f64> = (0..256).map(|i| small(i + 3, 5, 2.0)).collect();
+    let c: Vec<f64> = (0..128).map(|i| small(i, 11, 1.0)).collect();
+    let ab: Vec<u8> = a.iter().map(|&x| fp8(x, true)).collect();
+    let bb: Vec<u8> = b.iter().map(|&x| fp8(x, false)).collect();
+    let cb: Vec<f32> = c.iter().map(|&x| x as f32).collect();
+    let d = to_f32s(&run4(&m, "mma_fp8", 1, &ab, &bb, &bytes(&cb)));
+    let want = host_gemm(16, 8, 32, &a, |kk, j| b[kk * 8 + j], &c);
+    for (i, (x, y)) in d.iter().zip(&want).enumerate() {
+        assert_eq!(*x as f64, *y, "e4m3·e5m2 D[{}][{}]", i / 8, i % 8);
+    }
+    // m16n8k16 e5m2 · e4m3 + f16.
+    let a: Vec<f64> = (0..256).map(|i| small(i, 5, 1.0)).collect();
+    let b: Vec<f64> = (0..128).map(|i| small(i + 1, 7, 0.5)).collect();
+    let c: Vec<f64> = (0..128).map(|i| small(i, 9, 2.0)).collect();
+    let ab: Vec<u8> = a.iter().map(|&x| fp8(x, false)).collect();
+    let bb: Vec<u8> = b.iter().map(|&x| fp8(x, true)).collect();
+    let cb: Vec<u16> = c.iter().map(|&x| f16_bits(x as f32)).collect();
+    let d = run4(&m, "mma_fp8_f16", 1, &ab, &bb, &bytes(&cb));
+    let want = host_gemm(16, 8, 16, &a, |kk, j| b[kk * 8 + j], &c);
+    for (i, y) in want.iter().enumerate() {
+        let x = u16::from_le_bytes([d[2 * i], d[2 * i + 1]]);
+        assert_eq!(x, f16_bits(*y as f32), "e5m2·e4m3 D[{}][{}]", i / 8, i % 8);
     }
 }
 

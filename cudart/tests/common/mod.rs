@@ -97,6 +97,24 @@ pub fn nvcc(program: &str) -> PathBuf {
     nvcc_with(program, program, &[])
 }
 
+/// A program's architecture: 90, or what its first line names (`// nvcc-arch: sm_90a`,
+/// for wgmma), as ci/gpu-runtime.sh reads it.
+pub fn program_arch(src: &Path) -> String {
+    let text = std::fs::read_to_string(src).unwrap_or_default();
+    let arch = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("// nvcc-arch: sm_"))
+        .map(str::trim)
+        .unwrap_or("90");
+    assert!(
+        arch.bytes().all(|b| b.is_ascii_alphanumeric()),
+        "{}: nvcc-arch sm_{arch:?}",
+        src.display()
+    );
+    arch.to_string()
+}
+
 /// As `nvcc`, with more nvcc options, into an executable of another name.
 pub fn nvcc_with(program: &str, exe_name: &str, options: &[&str]) -> PathBuf {
     let root = toolkit();
@@ -104,13 +122,14 @@ pub fn nvcc_with(program: &str, exe_name: &str, options: &[&str]) -> PathBuf {
         .join("clients/runtime")
         .join(format!("{program}.cu"));
     let exe = scratch("programs").join(exe_name);
+    let arch = program_arch(&src);
     let o = Command::new(root.join("bin/nvcc"))
         .args([
             "-cudart",
             "shared",
-            "-arch=sm_90",
+            &format!("-arch=sm_{arch}"),
             "-gencode",
-            "arch=compute_90,code=compute_90",
+            &format!("arch=compute_{arch},code=compute_{arch}"),
         ])
         .args(options)
         .arg("-L")

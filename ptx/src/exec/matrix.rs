@@ -2,12 +2,25 @@
 //! Each reads every lane's registers (a lane's fragment is part of the warp's matrix) and
 //! writes the active lanes' results; memory is reached per element through `locate`, as
 //! any access. The layouts and arithmetic are `crate::mma`'s.
+//!
+//! And the warpgroup's `wgmma.mma_async` (layouts and arithmetic: `crate::wgmma`): a
+//! warp that issues it waits there, as at a barrier, until the four warps of its
+//! warpgroup have all issued the same one (`arrive_wgmma`, `release_warpgroups`); then
+//! each warp's quarter of D is computed and written, and they go on. So the instruction
+//! completes at issue: `wgmma.commit_group` and `wgmma.wait_group` have nothing left to
+//! wait for, and D read before `wait_group` (undefined on a GPU) already holds the
+//! result. A warpgroup that cannot meet there (a warp exited, waits at a barrier, or
+//! issued another `wgmma`) is an error naming its warps, not a hang.
 
-use super::{write, BlockCtx, Fault, Warp};
-use crate::decode::{Dst, MmaOp, Space, Src, WmmaMem};
+use super::{set_pcs, write, BlockCtx, Fault, Warp, FULL};
+use crate::decode::{Dst, MmaOp, Op, Space, Src, WgmmaOp, WmmaMem};
 use crate::math::Lanes;
 use crate::mma::{self, Role};
-use crate::Access;
+use crate::wgmma::{self as wg, MatrixDescriptor};
+use crate::{Access, FaultKind};
+
+/// `Warp::wait_bar`'s mark of a lane waiting at a `wgmma.mma_async` (barriers are 0-15).
+pub(super) const WGMMA_WAIT: u8 = 16;
 
 impl BlockCtx<'_> {
     fn lanes_of(&self, w: &Warp, srcs: &[Src]) -> Vec<Lanes> {
@@ -252,4 +265,215 @@ impl BlockCtx<'_> {
         }
         write(w, d, &out, emask);
     }
+
+    /// A warp issues `wgmma.mma_async` (`emask` of the `mask` that reached it): every
+    /// thread of its warpgroup must (`.sync.aligned`); it waits for the other warps.
+    pub(super) fn arrive_wgmma(
+        &mut self,
+        w: &mut Warp,
+        nwarps: u32,
+        mask: u32,
+        emask: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let g = w.id / 4;
+        let lane = emask.trailing_zeros();
+        let fail = |ctx: &Self, w: &Warp, detail: String| {
+            Err(ctx.fault(w, lane, pc, FaultKind::IllegalInstruction, None, detail))
+        };
+        if 4 * g + 3 >= nwarps || self.nthreads < 128 * (g + 1) {
+            let detail = format!(
+                "wgmma.mma_async needs the 128 threads of warpgroup {g} (warps {}-{}), the \
+                 block has {} threads",
+                4 * g,
+                4 * g + 3,
+                self.nthreads
+            );
+            return fail(self, w, detail);
+        }
+        if w.valid != FULL || w.exited != 0 || emask != mask || mask != w.valid {
+            let detail = format!(
+                "wgmma.mma_async is .aligned: every thread of the warpgroup issues it \
+                 together, but in warp {} only lanes {:#010x} did",
+                w.id, emask
+            );
+            return fail(self, w, detail);
+        }
+        w.waiting |= emask;
+        w.wait_bar = [WGMMA_WAIT; 32];
+        Ok(())
+    }
+
+    /// Completes every `wgmma.mma_async` whose warpgroup's four warps all wait at it;
+    /// true when one did. A warpgroup that can no longer meet is an error.
+    pub(super) fn release_warpgroups(&mut self, warps: &mut [Warp]) -> Result<bool, Fault> {
+        // Most kernels have no wgmma: one pass over the warps, nothing allocated.
+        if !warps.iter().any(|w| wgmma_pc(w).is_some()) {
+            return Ok(false);
+        }
+        let prog = self.prog;
+        let mut released = false;
+        for g in 0..warps.len() / 4 {
+            let group = &mut warps[4 * g..4 * g + 4];
+            let at: [Option<u32>; 4] = std::array::from_fn(|k| wgmma_pc(&group[k]));
+            let Some(first) = at.iter().flatten().next().copied() else {
+                continue;
+            };
+            let line = |pc: u32| prog.info.get(pc as usize).map_or(0, |i| i.line);
+            if let Some(k) = group.iter().position(|w| w.exited != 0) {
+                let detail = format!(
+                    "warp {} of warpgroup {g} exited while the others wait at \
+                     wgmma.mma_async (line {}): every thread of the warpgroup must issue it",
+                    4 * g + k,
+                    line(first)
+                );
+                let w = &group[at.iter().position(Option::is_some).unwrap_or(0)];
+                return Err(self.fault(w, 0, first, FaultKind::IllegalInstruction, None, detail));
+            }
+            if at.iter().any(Option::is_none) {
+                continue;
+            }
+            if let Some(k) = at.iter().position(|p| *p != Some(first)) {
+                let other = at[k].unwrap_or(first);
+                let detail = format!(
+                    "the warps of warpgroup {g} issued different wgmma.mma_async \
+                     instructions (line {} in warp {}, line {} in warp {})",
+                    line(first),
+                    4 * g,
+                    line(other),
+                    4 * g + k
+                );
+                return Err(self.fault(
+                    &group[k],
+                    0,
+                    other,
+                    FaultKind::IllegalInstruction,
+                    None,
+                    detail,
+                ));
+            }
+            let Op::Wgmma(op) = &prog.insts[first as usize].op else {
+                continue;
+            };
+            for w in group.iter_mut() {
+                self.wgmma(w, op, first)?;
+                w.waiting = 0;
+                set_pcs(w, w.valid, first + 1);
+            }
+            released = true;
+        }
+        Ok(released)
+    }
+
+    /// Why a block whose warps can no longer move holds a warpgroup at a `wgmma`: where
+    /// each of its warps is.
+    pub(super) fn wgmma_stall(&self, warps: &[Warp], g: usize) -> String {
+        let line = |pc: u32| self.prog.info.get(pc as usize).map_or(0, |i| i.line);
+        let mut parts = Vec::new();
+        for (k, w) in warps.iter().enumerate().skip(4 * g).take(4) {
+            let lane = w.waiting.trailing_zeros().min(31) as usize;
+            let pc = w.pcs[lane];
+            parts.push(match wgmma_pc(w) {
+                Some(pc) => format!("warp {k} waits at wgmma.mma_async (line {})", line(pc)),
+                None if w.waiting != 0 => format!(
+                    "warp {k} waits at barrier {} (line {})",
+                    w.wait_bar[lane],
+                    line(pc)
+                ),
+                None => format!("warp {k} is at line {}", line(pc)),
+            });
+        }
+        format!(
+            "warpgroup {g} can never complete its wgmma.mma_async: {}",
+            parts.join(", ")
+        )
+    }
+
+    /// One warp's part of a `wgmma.mma_async` its warpgroup issued: its 16 rows of A
+    /// (registers, or the descriptor's), B from its descriptor, D in and out of its
+    /// registers.
+    fn wgmma(&mut self, w: &mut Warp, op: &WgmmaOp, pc: u32) -> Result<(), Fault> {
+        let s = &op.spec;
+        let (n, k) = (s.n as usize, s.k as usize);
+        let quarter = w.id % 4;
+        let mut a = vec![0u64; 16 * k];
+        if s.a_in_regs {
+            let regs = self.lanes_of(w, &op.a);
+            let f = s.a_frag();
+            for lane in 0..32 {
+                for i in 0..f.per_lane() {
+                    let (r, c) = f.coord(lane, i);
+                    a[r as usize * k + c as usize] = mma::element(&f, &regs, lane, i);
+                }
+            }
+        } else {
+            let desc = self.descriptor(w, op.a[0], pc)?;
+            let bits = s.arith.a.bits();
+            for r in 0..16 {
+                for kk in 0..k {
+                    let mn = 16 * quarter + r as u32;
+                    a[r * k + kk] =
+                        self.matrix_elem(w, &desc, mn, kk as u32, bits, !s.trans_a, pc)?;
+                }
+            }
+        }
+        let desc = self.descriptor(w, op.b, pc)?;
+        let bits = s.arith.b.bits();
+        let mut b = vec![0u64; k * n];
+        for kk in 0..k {
+            for col in 0..n {
+                b[kk * n + col] =
+                    self.matrix_elem(w, &desc, col as u32, kk as u32, bits, !s.trans_b, pc)?;
+            }
+        }
+        let scale_d = self.fetch_lane(w, op.scale_d, 0) != 0;
+        let mut d = self.lanes_of(w, &op.c);
+        wg::multiply(s, &a, &b, &mut d, scale_d);
+        Self::write_all(w, &op.d, &d, w.valid);
+        Ok(())
+    }
+
+    /// A matrix descriptor operand (lane 0's: it is the warpgroup's), refused as
+    /// `MatrixDescriptor::check` says.
+    fn descriptor(&self, w: &Warp, src: Src, pc: u32) -> Result<MatrixDescriptor, Fault> {
+        let d = MatrixDescriptor::decode(self.fetch_lane(w, src, 0));
+        d.check().map_err(|e| {
+            self.fault(
+                w,
+                0,
+                pc,
+                FaultKind::IllegalInstruction,
+                None,
+                format!("wgmma.mma_async: {e}"),
+            )
+        })?;
+        Ok(d)
+    }
+
+    /// Element (mn, k) of a matrix in shared memory, read through `locate` (a fault names
+    /// the warp's lane 0).
+    #[allow(clippy::too_many_arguments)]
+    fn matrix_elem(
+        &mut self,
+        w: &mut Warp,
+        desc: &MatrixDescriptor,
+        mn: u32,
+        k: u32,
+        bits: u32,
+        k_major: bool,
+        pc: u32,
+    ) -> Result<u64, Fault> {
+        let (addr, bit) = desc.locate(mn, k, bits, k_major);
+        if bits == 1 {
+            let byte = self.read_elem(w, Space::Shared, addr, 1, 0, pc)?;
+            return Ok(byte >> bit & 1);
+        }
+        self.read_elem(w, Space::Shared, addr, bits as u64 / 8, 0, pc)
+    }
+}
+
+/// The pc of the `wgmma.mma_async` a warp waits at, if it does.
+pub(super) fn wgmma_pc(w: &Warp) -> Option<u32> {
+    let lane = w.waiting.trailing_zeros() as usize;
+    (w.waiting != 0 && w.wait_bar[lane] == WGMMA_WAIT).then(|| w.pcs[lane])
 }

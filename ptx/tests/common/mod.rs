@@ -74,6 +74,23 @@ pub fn ptx(source: &str) -> String {
     String::from_utf8(nvcc(source, &["-ptx", "-arch=compute_90", "-O3"])).unwrap()
 }
 
+/// A corpus file's PTX: `-arch=compute_90`, or what its first line names
+/// (`// corpus-arch: compute_90a`), as ci/gpu-corpus.sh compiles it.
+pub fn corpus_ptx(src: &str) -> String {
+    let arch = src
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("// corpus-arch:"))
+        .map(str::trim)
+        .unwrap_or("compute_90");
+    assert!(
+        arch.starts_with("compute_")
+            && arch.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'),
+        "corpus-arch: {arch:?} is not a virtual architecture"
+    );
+    String::from_utf8(nvcc(src, &["-ptx", &format!("-arch={arch}"), "-O3"])).unwrap()
+}
+
 /// Device memory for tests: regions at fixed device addresses, each backed by a host
 /// buffer, readable or read-write; anything else faults.
 pub struct TestMemory {

@@ -1,0 +1,556 @@
+//! Warpgroup matrix multiply-accumulate, `wgmma.mma_async` (sm_90a): D (64×N) = A (64×K)
+//! · B (K×N) + D, over the 128 threads of a warpgroup (warps 4k..4k+3 of a block). Here:
+//! the 64-bit shared-memory matrix descriptors, where each element of a matrix lies in
+//! shared memory, the register fragments, and one warp's quarter of the arithmetic. The
+//! executor's side (the four warps meeting at the instruction) is `exec/matrix.rs`.
+//!
+//! Descriptors: the PTX ISA's "Matrix Descriptor Format" (bits 0-13 the start address,
+//! 16-29 the leading dimension byte offset, 32-45 the stride dimension byte offset, each
+//! `(x & 0x3ffff) >> 4`; 49-51 the base offset; 62-63 the swizzle mode: 0 none, 1 128B,
+//! 2 64B, 3 32B). Layouts: the ISA's "Shared Memory Matrix Layout", in the form CUTLASS
+//! (cute's `make_gmma_desc`) writes them, in 16-byte chunks of T = 128/bits elements and
+//! W chunks a swizzle row (1, 2, 4, 8 for none, 32B, 64B, 128B):
+//!
+//! ```text
+//! K-major,  none:     ((8,m),(T,2)) : ((1 chunk, SBO), (1, LBO))
+//! K-major,  swizzled: ((8,m),(T,2)) : ((W chunks, SBO), (1, 1 chunk))    LBO unused
+//! MN-major, none:     ((T,m),(8,k)) : ((1, SBO), (1 chunk, LBO))
+//! MN-major, swizzled: ((T,W,m),(8,k)) : ((1, 1 chunk, LBO), (W chunks, SBO))
+//! ```
+//!
+//! then the swizzle, on the shared address's bits as CUTLASS's `Swizzle<B,4,3>` and TMA
+//! write the data: bits 4.. (the chunk in a row) XOR bits 7.. (the row in the pattern),
+//! B = 3, 2, 1 bits for 128B, 64B, 32B. A swizzled matrix's pattern starts at a multiple
+//! of 8 rows (1024, 512, 256 bytes) when the base offset is 0 (the ISA); the start
+//! address may lie further into the pattern's first row (CUTLASS steps K that way). The
+//! mock refuses (an illegal-instruction fault that says why) a start further in with a
+//! base offset of 0, and any non-zero base offset: how the H200 reads those awaits the
+//! record of `clients/runtime/wgmma_swizzle_probe.cu`.
+//!
+//! Fragments: a warp holds rows 16w..16w+15 of D (w its place in the warpgroup), as
+//! `mma`'s m16n8 accumulators side by side: element i of a thread (two to a register
+//! for f16) is row g + 8·(i/2 mod 2), column 8·(i/4) + 2t + i mod 2 (g = lane/4, t =
+//! lane mod 4; the ISA's "WGMMA .m64nNk16 register fragment layout for accumulator matrix
+//! D"). An A in registers is the warp's 16 rows as `mma`'s m16n8kK A fragment.
+//!
+//! Arithmetic: each element of D is `mma::dot` of the instruction's whole K (products
+//! exact, aligned and cut as the H200's `mma` does, one rounding), with `imm-scale-a/b`
+//! of -1 flipping the operands' signs and `scale-d` 0 adding +0 instead of D.
+
+use crate::math::Lanes;
+use crate::mma::{self, Arith, Elem, Form, Frag, Role, Shape};
+
+/// The swizzle mode of a matrix descriptor (bits 62-63).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swizzle {
+    None,
+    B128,
+    B64,
+    B32,
+}
+
+impl Swizzle {
+    /// 16-byte chunks in one row of the swizzle pattern.
+    pub fn width(self) -> u32 {
+        match self {
+            Swizzle::None => 1,
+            Swizzle::B32 => 2,
+            Swizzle::B64 => 4,
+            Swizzle::B128 => 8,
+        }
+    }
+
+    /// Bytes after which the pattern repeats: 8 rows.
+    pub fn repeat(self) -> u32 {
+        8 * 16 * self.width()
+    }
+
+    /// A shared address as the pattern places it: the chunk bits 4.. XOR the row bits 7..
+    pub fn apply(self, addr: u64) -> u64 {
+        let rows = (self.width() - 1) as u64;
+        addr ^ (((addr >> 7) & rows) << 4)
+    }
+}
+
+/// A `wgmma` matrix descriptor, decoded: byte addresses and offsets in the shared window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatrixDescriptor {
+    pub start: u32,
+    /// Leading dimension byte offset (LBO).
+    pub leading: u32,
+    /// Stride dimension byte offset (SBO).
+    pub stride: u32,
+    pub base_offset: u32,
+    pub swizzle: Swizzle,
+}
+
+impl MatrixDescriptor {
+    pub fn decode(raw: u64) -> MatrixDescriptor {
+        let field = |lo: u32| ((raw >> lo) & 0x3fff) as u32 * 16;
+        MatrixDescriptor {
+            start: field(0),
+            leading: field(16),
+            stride: field(32),
+            base_offset: ((raw >> 49) & 7) as u32,
+            swizzle: match raw >> 62 {
+                0 => Swizzle::None,
+                1 => Swizzle::B128,
+                2 => Swizzle::B64,
+                _ => Swizzle::B32,
+            },
+        }
+    }
+
+    /// Why the mock cannot read the matrix (module comment), if it cannot.
+    pub fn check(&self) -> Result<(), String> {
+        let sw = self.swizzle;
+        if sw == Swizzle::None {
+            // The base offset "is valid for all swizzling modes except the no-swizzle mode".
+            return Ok(());
+        }
+        if self.base_offset != 0 {
+            return Err(format!(
+                "a matrix descriptor with base offset {} is not emulated (how the H200 \
+                 applies it awaits a recording)",
+                self.base_offset
+            ));
+        }
+        let into = self.start % sw.repeat();
+        if into >= 16 * sw.width() {
+            return Err(format!(
+                "misaligned matrix descriptor: start address {:#x} lies in row {} of its \
+                 {}-byte swizzle pattern with base offset 0 (the PTX ISA: the pattern starts \
+                 at a {}-byte boundary, else the base offset is (start >> 7) & 7); not \
+                 emulated",
+                self.start,
+                into / (16 * sw.width()),
+                16 * sw.width(),
+                sw.repeat()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The shared address of the byte holding element (mn, k) of a matrix of `bits`-bit
+    /// elements (mn: A's row or B's column), and the element's first bit in that byte.
+    pub fn locate(&self, mn: u32, k: u32, bits: u32, k_major: bool) -> (u64, u32) {
+        let per = 128 / bits;
+        let (w, lbo, sbo) = (self.swizzle.width(), self.leading, self.stride);
+        let swizzled = self.swizzle != Swizzle::None;
+        let (chunk, within) = if k_major {
+            let (row, kc) = (mn, k / per);
+            let off = if swizzled {
+                (row % 8) * 16 * w + (row / 8) * sbo + kc * 16
+            } else {
+                (row % 8) * 16 + (row / 8) * sbo + kc * lbo
+            };
+            (off, k % per)
+        } else {
+            let mc = mn / per;
+            let off = if swizzled {
+                (mc % w) * 16 + (mc / w) * lbo + (k % 8) * 16 * w + (k / 8) * sbo
+            } else {
+                mc * sbo + (k % 8) * 16 + (k / 8) * lbo
+            };
+            (off, mn % per)
+        };
+        let at = self.swizzle.apply(self.start as u64 + chunk as u64);
+        let bit = within * bits;
+        (at + (bit / 8) as u64, bit % 8)
+    }
+}
+
+/// One `wgmma.mma_async`: shape, types and immediates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WgmmaSpec {
+    pub n: u32,
+    pub k: u32,
+    pub arith: Arith,
+    /// A from registers (else from a descriptor).
+    pub a_in_regs: bool,
+    /// `imm-scale-a`, `imm-scale-b` of -1.
+    pub negate_a: bool,
+    pub negate_b: bool,
+    /// `imm-trans-a`, `imm-trans-b` of 1: M-major A, N-major B (else K-major).
+    pub trans_a: bool,
+    pub trans_b: bool,
+}
+
+/// N of the integer and b1 shapes: 8 to 32 by 8, then to 256 by 16.
+fn int_n(n: u32) -> bool {
+    (n <= 32 && n % 8 == 0 || n % 16 == 0) && (8..=256).contains(&n)
+}
+
+impl WgmmaSpec {
+    /// The arithmetic of `.m64nNkK.D.A.B[.satfinite]`, if sm_90a has the combination.
+    pub fn arith(shape: Shape, [d, a, b]: [Elem; 3], satfinite: bool) -> Option<Arith> {
+        let Shape { m, n, k } = shape;
+        let float_n = n % 8 == 0 && (8..=256).contains(&n);
+        let is_fp8 = |e: Elem| matches!(e, Elem::E4M3 | Elem::E5M2);
+        let ok = m == 64
+            && match a {
+                Elem::F16 => b == a && matches!(d, Elem::F16 | Elem::F32) && k == 16 && float_n,
+                Elem::BF16 => b == a && d == Elem::F32 && k == 16 && float_n,
+                Elem::TF32 => b == a && d == Elem::F32 && k == 8 && float_n,
+                Elem::E4M3 | Elem::E5M2 => {
+                    is_fp8(b) && matches!(d, Elem::F16 | Elem::F32) && k == 32 && float_n
+                }
+                Elem::S8 | Elem::U8 => {
+                    matches!(b, Elem::S8 | Elem::U8) && d == Elem::S32 && k == 32 && int_n(n)
+                }
+                Elem::B1 => b == a && d == Elem::S32 && k == 256 && int_n(n),
+                _ => false,
+            };
+        if !ok || satfinite && !matches!(a, Elem::S8 | Elem::U8) {
+            return None;
+        }
+        Some(Arith {
+            a,
+            b,
+            c: d,
+            d,
+            satfinite,
+            xor: false,
+            block: k as usize,
+        })
+    }
+
+    /// Registers of D: N/2 (f32, s32) or N/4 (f16 pairs).
+    pub fn d_regs(&self) -> usize {
+        self.n as usize / if self.arith.d == Elem::F16 { 4 } else { 2 }
+    }
+
+    /// The fragment of an A held in registers: `mma`'s m16n8kK A.
+    pub fn a_frag(&self) -> Frag {
+        let shape = Shape {
+            m: 16,
+            n: 8,
+            k: self.k,
+        };
+        Frag::new(Form::Mma, shape, Role::A, self.arith.a).expect("every wgmma A type is mma's")
+    }
+}
+
+/// (row in the warp's 16, column) of element `i` of `lane`'s D.
+pub fn d_coord(lane: usize, i: usize) -> (u32, u32) {
+    let (g, t, i) = ((lane >> 2) as u32, (lane & 3) as u32, i as u32);
+    let q = i % 4;
+    (g + 8 * (q >> 1), 8 * (i / 4) + 2 * t + (q & 1))
+}
+
+fn d_element(f16: bool, d: &[Lanes], lane: usize, i: usize) -> u64 {
+    if f16 {
+        (d[i / 2][lane] >> (16 * (i % 2))) & 0xffff
+    } else {
+        d[i][lane] & 0xffff_ffff
+    }
+}
+
+fn set_d_element(f16: bool, d: &mut [Lanes], lane: usize, i: usize, v: u64) {
+    if f16 {
+        let (w, sh) = (&mut d[i / 2][lane], 16 * (i % 2));
+        *w = (*w & !(0xffff << sh)) | ((v & 0xffff) << sh);
+    } else {
+        d[i][lane] = v & 0xffff_ffff;
+    }
+}
+
+/// One warp's quarter of D = A·B + D: `a` the warp's 16 rows of A (16×K), `b` all of B
+/// (K×N), raw element bits row-major; `d` the warp's D registers, read as C when
+/// `scale_d`, then written with the result.
+pub fn multiply(s: &WgmmaSpec, a: &[u64], b: &[u64], d: &mut [Lanes], scale_d: bool) {
+    let (n, k) = (s.n, s.k);
+    let f16 = s.arith.d == Elem::F16;
+    let per_lane = n as usize / 2;
+    let mut c = vec![0u64; 16 * n as usize];
+    if scale_d {
+        for lane in 0..32 {
+            for i in 0..per_lane {
+                let (r, col) = d_coord(lane, i);
+                c[(r * n + col) as usize] = d_element(f16, d, lane, i);
+            }
+        }
+    }
+    let (ea, eb) = (s.arith.a, s.arith.b);
+    let a: Vec<u64> = if s.negate_a {
+        a.iter().map(|&x| ea.negate(x)).collect()
+    } else {
+        a.to_vec()
+    };
+    let b: Vec<u64> = if s.negate_b {
+        b.iter().map(|&x| eb.negate(x)).collect()
+    } else {
+        b.to_vec()
+    };
+    let mut prods = Vec::with_capacity(k as usize);
+    let mut out = vec![0u64; c.len()];
+    for r in 0..16 {
+        for col in 0..n {
+            let at = (r * n + col) as usize;
+            let ai = |kk: u32| a[(r * k + kk) as usize];
+            let bi = |kk: u32| b[(kk * n + col) as usize];
+            out[at] = mma::dot(&s.arith, k, ai, bi, c[at], &mut prods);
+        }
+    }
+    for lane in 0..32 {
+        for i in 0..per_lane {
+            let (r, col) = d_coord(lane, i);
+            set_d_element(f16, d, lane, i, out[(r * n + col) as usize]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desc(start: u32, lbo: u32, sbo: u32, base: u64, swizzle: u64) -> u64 {
+        ((start as u64 & 0x3ffff) >> 4)
+            | (((lbo as u64 & 0x3ffff) >> 4) << 16)
+            | (((sbo as u64 & 0x3ffff) >> 4) << 32)
+            | (base << 49)
+            | (swizzle << 62)
+    }
+
+    #[test]
+    fn a_descriptor_decodes_field_by_field() {
+        let d = MatrixDescriptor::decode(desc(0x1230, 0x40, 0x400, 5, 2));
+        assert_eq!(
+            d,
+            MatrixDescriptor {
+                start: 0x1230,
+                leading: 0x40,
+                stride: 0x400,
+                base_offset: 5,
+                swizzle: Swizzle::B64,
+            }
+        );
+        // Only bits 0-17 of an address are encoded: the shared window's.
+        assert_eq!(
+            MatrixDescriptor::decode(desc(0x4_0010, 0, 0, 0, 0)).start,
+            0x10
+        );
+        // Every field at its maximum, and the modes by their number.
+        let all = MatrixDescriptor::decode(u64::MAX);
+        assert_eq!(
+            (all.start, all.leading, all.stride),
+            (0x3fff0, 0x3fff0, 0x3fff0)
+        );
+        assert_eq!(all.base_offset, 7);
+        let modes = [0, 1, 2, 3].map(|m| MatrixDescriptor::decode(m << 62).swizzle);
+        assert_eq!(
+            modes,
+            [Swizzle::None, Swizzle::B128, Swizzle::B64, Swizzle::B32]
+        );
+    }
+
+    /// Where CUTLASS's `Swizzle<B,4,3>` puts byte offset `x` of a tile whose pattern starts
+    /// at `base` (a multiple of its repeat): the reference the layouts are checked against.
+    fn cute_swizzle(bits: u32, base: u64, x: u64) -> u64 {
+        let mask = ((1u64 << bits) - 1) << 7;
+        base + (x ^ ((x & mask) >> 3))
+    }
+
+    #[test]
+    fn k_major_layouts_of_each_swizzle_mode() {
+        // A 64×16 f16 A, K-major: row r's 32 bytes of K.
+        let base = 0x2000u64;
+        for (mode, bits, width) in [(1u64, 3, 128u32), (2, 2, 64), (3, 1, 32)] {
+            // Rows `width` bytes apart, 8-row groups 8·width apart (SBO); LBO unused.
+            let sbo = 8 * width;
+            let d = MatrixDescriptor::decode(desc(base as u32, 16, sbo, 0, mode));
+            d.check().unwrap();
+            for r in 0..64u32 {
+                for k in 0..16u32 {
+                    let plain = (r % 8) * width + (r / 8) * sbo + 2 * k;
+                    let want = cute_swizzle(bits, base, plain as u64);
+                    assert_eq!(d.locate(r, k, 16, true), (want, 0), "mode {mode} ({r},{k})");
+                }
+            }
+            // The second K step inside a 128-byte row: the start moves 32 bytes on and the
+            // pattern still counts from the aligned base.
+            if width >= 64 {
+                let d = MatrixDescriptor::decode(desc(base as u32 + 32, 16, sbo, 0, mode));
+                d.check().unwrap();
+                let plain = 3 * width + 32 + 2 * 5;
+                assert_eq!(
+                    d.locate(3, 5, 16, true).0,
+                    cute_swizzle(bits, base, plain as u64)
+                );
+            }
+        }
+        // No swizzle: 8×16-byte core matrices; LBO between the two K halves, SBO between
+        // 8-row groups.
+        let d = MatrixDescriptor::decode(desc(0x100, 0x80, 0x100, 0, 0));
+        assert_eq!(d.locate(0, 0, 16, true), (0x100, 0));
+        assert_eq!(d.locate(1, 7, 16, true), (0x100 + 16 + 14, 0));
+        assert_eq!(d.locate(0, 8, 16, true), (0x180, 0));
+        assert_eq!(d.locate(9, 9, 16, true), (0x100 + 0x100 + 16 + 0x80 + 2, 0));
+        // tf32: 4 to a chunk; 8-bit: 16; b1: 128, a bit each.
+        assert_eq!(d.locate(0, 5, 32, true), (0x184, 0));
+        assert_eq!(d.locate(0, 17, 8, true), (0x181, 0));
+        assert_eq!(d.locate(2, 131, 1, true), (0x100 + 32 + 0x80, 3));
+    }
+
+    #[test]
+    fn mn_major_layouts_of_each_swizzle_mode() {
+        // A 16×64 f16 B, N-major (imm-trans-b 1): k row k's columns contiguous.
+        let base = 0x4000u64;
+        for (mode, bits, width) in [(1u64, 3, 128u32), (2, 2, 64), (3, 1, 32)] {
+            // `width` bytes of N a row; the next `width` bytes of N at LBO; the next 8 K
+            // rows at SBO.
+            let (cols, lbo, sbo) = (width / 2, 8 * width, 8 * width * (64 * 2 / width));
+            let d = MatrixDescriptor::decode(desc(base as u32, lbo, sbo, 0, mode));
+            for k in 0..16u32 {
+                for n in 0..64u32 {
+                    let plain = (n % cols) * 2 + (n / cols) * lbo + (k % 8) * width + (k / 8) * sbo;
+                    let want = cute_swizzle(bits, base, plain as u64);
+                    assert_eq!(
+                        d.locate(n, k, 16, false),
+                        (want, 0),
+                        "mode {mode} ({n},{k})"
+                    );
+                }
+            }
+        }
+        // No swizzle: 8 columns (16 bytes) by 8 K rows a core matrix; SBO to the next 8
+        // columns, LBO to the next 8 K rows.
+        let d = MatrixDescriptor::decode(desc(0, 0x400, 0x80, 0, 0));
+        assert_eq!(d.locate(3, 2, 16, false), (2 * 16 + 6, 0));
+        assert_eq!(d.locate(11, 9, 16, false), (0x80 + 0x400 + 16 + 6, 0));
+    }
+
+    #[test]
+    fn misaligned_and_unemulated_descriptors_are_refused() {
+        // 128B: the pattern starts on 1024 bytes; 32, 64, 96 bytes into the first row is
+        // CUTLASS's K step.
+        for start in [0x400, 0x420, 0x460] {
+            assert!(MatrixDescriptor::decode(desc(start, 16, 1024, 0, 1))
+                .check()
+                .is_ok());
+        }
+        let e = MatrixDescriptor::decode(desc(0x480, 16, 1024, 0, 1))
+            .check()
+            .unwrap_err();
+        assert!(e.contains("row 1 of its 128-byte"), "{e}");
+        let e = MatrixDescriptor::decode(desc(0x440, 16, 512, 0, 2))
+            .check()
+            .unwrap_err();
+        assert!(e.contains("misaligned"), "{e}");
+        // 32B: 256-byte pattern.
+        assert!(MatrixDescriptor::decode(desc(0x110, 16, 256, 0, 3))
+            .check()
+            .is_ok());
+        assert!(MatrixDescriptor::decode(desc(0x120, 16, 256, 0, 3))
+            .check()
+            .is_err());
+        let e = MatrixDescriptor::decode(desc(0x480, 16, 1024, 1, 1))
+            .check()
+            .unwrap_err();
+        assert!(e.contains("base offset 1"), "{e}");
+        // Without swizzle, any 16-byte start, and the base offset does not apply.
+        assert!(MatrixDescriptor::decode(desc(0x490, 16, 128, 3, 0))
+            .check()
+            .is_ok());
+    }
+
+    #[test]
+    fn the_accumulator_fragment_is_the_isas_figure() {
+        // m64nNk16 D, f32: lane 0 holds (0,0) (0,1) (8,0) (8,1) (0,8)...; lane 5 is
+        // groupID 1, threadID_in_group 1.
+        assert_eq!(d_coord(0, 0), (0, 0));
+        assert_eq!(d_coord(0, 1), (0, 1));
+        assert_eq!(d_coord(0, 2), (8, 0));
+        assert_eq!(d_coord(0, 3), (8, 1));
+        assert_eq!(d_coord(0, 4), (0, 8));
+        assert_eq!(d_coord(5, 6), (9, 10));
+        assert_eq!(d_coord(31, 127), (15, 255));
+        // Every element of a warp's 16×N exactly once, for every N.
+        for n in (8..=256).step_by(8) {
+            let mut seen = vec![0u8; 16 * n];
+            for lane in 0..32 {
+                for i in 0..n / 2 {
+                    let (r, c) = d_coord(lane, i);
+                    seen[r as usize * n + c as usize] += 1;
+                }
+            }
+            assert!(seen.iter().all(|&x| x == 1), "n {n}");
+        }
+    }
+
+    #[test]
+    fn shapes_and_types_are_those_of_sm_90a() {
+        let ok = |s: &str, t: [Elem; 3], sat| {
+            WgmmaSpec::arith(Shape::from_name(s).unwrap(), t, sat).is_some()
+        };
+        use Elem::*;
+        for n in (8..=256).step_by(8) {
+            let s = format!("m64n{n}k16");
+            assert!(ok(&s, [F32, F16, F16], false) && ok(&s, [F16, F16, F16], false));
+            assert!(ok(&s, [F32, BF16, BF16], false) && !ok(&s, [F16, BF16, BF16], false));
+            assert!(ok(&format!("m64n{n}k8"), [F32, TF32, TF32], false));
+            assert!(ok(&format!("m64n{n}k32"), [F16, E4M3, E5M2], false));
+            let int = n <= 32 || n % 16 == 0;
+            assert_eq!(ok(&format!("m64n{n}k32"), [S32, S8, U8], true), int, "{n}");
+            assert_eq!(
+                ok(&format!("m64n{n}k256"), [S32, B1, B1], false),
+                int,
+                "{n}"
+            );
+        }
+        assert!(!ok("m64n264k16", [F32, F16, F16], false));
+        assert!(!ok("m64n12k16", [F32, F16, F16], false));
+        assert!(!ok("m32n8k16", [F32, F16, F16], false));
+        assert!(!ok("m64n8k32", [F32, F16, F16], false));
+        assert!(!ok("m64n8k16", [F32, F16, F16], true));
+        assert!(!ok("m64n8k32", [S32, S8, E4M3], false));
+    }
+
+    #[test]
+    #[allow(clippy::needless_range_loop)]
+    fn a_warps_quarter_is_its_rows_of_the_product() {
+        // m64n16k16 f16 → f32, scale-d 1 then 0, A negated: small integers, exact.
+        let arith = WgmmaSpec::arith(
+            Shape::from_name("m64n16k16").unwrap(),
+            [Elem::F32, Elem::F16, Elem::F16],
+            false,
+        )
+        .unwrap();
+        let spec = WgmmaSpec {
+            n: 16,
+            k: 16,
+            arith,
+            a_in_regs: false,
+            negate_a: true,
+            negate_b: false,
+            trans_a: false,
+            trans_b: false,
+        };
+        let h = |x: f32| crate::math::f64_to_f16(x as f64, crate::math::Rnd::N) as u64;
+        let a: Vec<u64> = (0..256).map(|i| h((i % 5) as f32 - 2.0)).collect();
+        let b: Vec<u64> = (0..256).map(|i| h((i % 3) as f32)).collect();
+        for scale_d in [true, false] {
+            let mut d = vec![[0u64; 32]; spec.d_regs()];
+            for lane in 0..32 {
+                for i in 0..8 {
+                    let (r, c) = d_coord(lane, i);
+                    d[i][lane] = ((r * 16 + c) as f32).to_bits() as u64;
+                }
+            }
+            multiply(&spec, &a, &b, &mut d, scale_d);
+            for lane in 0..32 {
+                for i in 0..8 {
+                    let (r, c) = d_coord(lane, i);
+                    let mut want = if scale_d { (r * 16 + c) as f64 } else { 0.0 };
+                    for k in 0..16u32 {
+                        let x = ((r * 16 + k) % 5) as f64 - 2.0;
+                        let y = ((k * 16 + c) % 3) as f64;
+                        want -= x * y;
+                    }
+                    let got = f32::from_bits(d[i][lane] as u32) as f64;
+                    assert_eq!(got, want, "scale_d {scale_d} ({r},{c})");
+                }
+            }
+        }
+    }
+}
