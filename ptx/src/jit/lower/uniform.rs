@@ -23,8 +23,9 @@
 //!
 //! The analysis gives up (nothing uniform) where lanes may run apart without a branch:
 //! calls (the interpreter runs them, deepest frame first), `mbarrier` waits (lanes whose
-//! phase is incomplete sit out their warp's turn) and barriers inside a divergent region
-//! (lanes waiting there let the others run ahead); and on kernels too large for its
+//! phase is incomplete sit out their warp's turn) and barriers (or `wgmma`, where a warp
+//! waits for its warpgroup) inside a divergent region (lanes waiting there let the
+//! others run ahead); and on kernels too large for its
 //! bit sets.
 
 use super::{operands, Kind};
@@ -278,7 +279,7 @@ fn analyse_or_none(
         }
         if pcs
             .iter()
-            .any(|&pc| region[pc] && matches!(prog.insts[pc].op, Op::Bar { .. }))
+            .any(|&pc| region[pc] && matches!(prog.insts[pc].op, Op::Bar { .. } | Op::Wgmma(_)))
         {
             return None;
         }
