@@ -1111,8 +1111,9 @@ fn access_groups(
 /// access) at `+ delta` on the host; `valid` 0 until a lane found one.
 #[derive(Clone, Copy)]
 struct LaneCache {
-    valid: Variable,
     lo: Variable,
+    /// How many start addresses from `lo` on the span admits (0: nothing cached yet, so
+    /// one unsigned compare says both "cached" and "inside").
     lim: Variable,
     delta: Variable,
 }
@@ -1920,13 +1921,12 @@ impl Gen<'_, '_> {
         if per_lane {
             for &k in &accesses {
                 let c = LaneCache {
-                    valid: self.var(types::I64),
                     lo: self.var(types::I64),
                     lim: self.var(types::I64),
                     delta: self.var(types::I64),
                 };
                 let z = self.b.ins().iconst(types::I64, 0);
-                for v in [c.valid, c.lo, c.lim, c.delta] {
+                for v in [c.lo, c.lim, c.delta] {
                     self.b.def_var(v, z);
                 }
                 caches.insert(k, c);
@@ -2404,16 +2404,10 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(hit);
             return shared;
         }
-        let (valid, lo, lim) = (
-            self.b.use_var(c.valid),
-            self.b.use_var(c.lo),
-            self.b.use_var(c.lim),
-        );
+        let (lo, lim) = (self.b.use_var(c.lo), self.b.use_var(c.lim));
         let off = self.b.ins().isub(a, lo);
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, off, lim);
-        let inside = self.b.ins().uextend(types::I64, inside);
-        let ok = self.b.ins().band(inside, valid);
-        self.b.ins().brif(ok, hit, &[], miss, &[]);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, off, lim);
+        self.b.ins().brif(inside, hit, &[], miss, &[]);
         self.b.switch_to_block(miss);
         self.lane_lookup(m, a, total, c, hit, bail);
         self.b.switch_to_block(hit);
@@ -2445,8 +2439,8 @@ impl Gen<'_, '_> {
                 .ins()
                 .load(types::I64, flags, self.frame, super::OFF_LOOKUP + o)
         });
-        let one = self.b.ins().iconst(types::I64, 1);
-        self.b.def_var(c.valid, one);
+        // The highest start offset, plus one: a span's length is far below 2^64.
+        let lim = self.b.ins().iadd_imm(lim, 1);
         self.b.def_var(c.lo, lo);
         self.b.def_var(c.lim, lim);
         self.b.def_var(c.delta, delta);
