@@ -46,6 +46,16 @@ pub enum Sreg {
     Envreg(u8),
     /// `%reserved_smem_offset_begin`, `_end`, `_cap`, `_0`, `_1` (0..=4).
     ReservedSmem(u8),
+    /// `%clusterid`, `%nclusterid`, `%cluster_ctaid`, `%cluster_nctaid` (x, y, z).
+    ClusterId(u8),
+    Nclusterid(u8),
+    ClusterCtaid(u8),
+    ClusterNctaid(u8),
+    /// `%cluster_ctarank`, `%cluster_nctarank`.
+    ClusterCtarank,
+    ClusterNctarank,
+    /// `%is_explicit_cluster`: the launch gave a cluster shape.
+    IsExplicitCluster,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +85,9 @@ pub enum Space {
     Global,
     Shared,
     Local,
+    /// `.shared::cluster`: the shared memory of any block of the cluster
+    /// (`crate::CLUSTER_RANK_STRIDE` says how its addresses name a block).
+    SharedCluster,
     /// The kernel's parameter buffer.
     KParam,
     Const,
@@ -399,6 +412,17 @@ pub enum Op {
     },
     /// Asynchronous copies and mbarriers (`decode/asynccopy.rs`).
     Async(Box<AsyncOp>),
+    /// `barrier.cluster.arrive`: the lanes arrive at their cluster's barrier.
+    ClusterArrive,
+    /// `barrier.cluster.wait`: the lanes wait until the phase they arrived in completes.
+    ClusterWait,
+    /// `getctarank{.shared::cluster}`: the cluster rank of the block whose shared memory
+    /// `a` names.
+    GetCtaRank {
+        d: Dst,
+        a: Src,
+        generic: bool,
+    },
     /// `mbarrier.test_wait`/`try_wait`: control, as a failed wait lets other warps run.
     MbarWait(Box<MbarWait>),
 }
@@ -438,6 +462,7 @@ impl Op {
                 | Op::AssertFail
                 | Op::Bar { .. }
                 | Op::MbarWait(_)
+                | Op::ClusterWait
         )
     }
 }
@@ -812,6 +837,9 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 reqntid: f.reqntid,
                 registers: layout.next_reg + layout.next_pred - regs_before,
                 max_registers: f.maxnreg,
+                required_cluster: f.reqnctapercluster,
+                explicit_cluster: f.explicitcluster,
+                max_cluster_rank: f.maxclusterrank,
                 entry_pc: funcs[&f.name].entry,
             });
         }
@@ -1501,7 +1529,6 @@ impl FuncDecoder<'_> {
                 self.alu(i, math::shf(left, clamp), 3)
             }
             "isspacep" => {
-                // A cluster is one block here (`shared::cluster` is the block's own).
                 let space = m
                     .take_any(&[
                         "shared",
@@ -1513,7 +1540,7 @@ impl FuncDecoder<'_> {
                         "const",
                     ])
                     .map(|s| {
-                        if s.starts_with("shared") {
+                        if s == "shared::cta" {
                             "shared".into()
                         } else {
                             s
@@ -1624,7 +1651,15 @@ impl FuncDecoder<'_> {
             "cvta" => {
                 let to = m.take("to");
                 let space = m
-                    .take_any(&["global", "shared", "local", "const", "param"])
+                    .take_any(&[
+                        "global",
+                        "shared",
+                        "shared::cta",
+                        "shared::cluster",
+                        "local",
+                        "const",
+                        "param",
+                    ])
                     .ok_or_else(|| unsup(m))?;
                 let ty = self.one_type(i, m)?;
                 if ty.bytes() != 8 && ty.bytes() != 4 {
@@ -1632,7 +1667,9 @@ impl FuncDecoder<'_> {
                 }
                 let base = match space.as_str() {
                     "global" | "const" => 0,
-                    "shared" => SHARED_WINDOW,
+                    // shared::cluster addresses are 32 bits too (the block's own window
+                    // lies inside the cluster's: `CLUSTER_RANK_STRIDE`).
+                    "shared" | "shared::cta" | "shared::cluster" => SHARED_WINDOW,
                     "local" => LOCAL_WINDOW,
                     _ => PARAM_WINDOW,
                 };
@@ -1720,6 +1757,43 @@ impl FuncDecoder<'_> {
             }
             "createpolicy" => Err(unsup(m)),
             "bar" | "barrier" => self.bar(i, m),
+            "mapa" => {
+                // `mapa{.shared::cluster}.type d, a, rank`: the address of `a` in the
+                // shared memory of block `rank` of the cluster.
+                let cluster = m.take("shared::cluster");
+                let ty = self.one_type(i, m)?;
+                if !matches!(ty, Ty::U32 | Ty::U64 | Ty::B32 | Ty::B64) {
+                    return Err(unsup(m));
+                }
+                let f: WarpFn = if cluster {
+                    |o, a, b, _, _| {
+                        o.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (a, b))| {
+                            *o = crate::cluster_address(*b as u32, *a) & 0xffff_ffff
+                        })
+                    }
+                } else {
+                    |o, a, b, _, _| {
+                        o.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (a, b))| {
+                            *o = SHARED_WINDOW
+                                + crate::cluster_address(*b as u32, a.wrapping_sub(SHARED_WINDOW))
+                        })
+                    }
+                };
+                self.alu(i, f, 2)
+            }
+            "getctarank" => {
+                let generic = !m.take("shared::cluster");
+                let ty = self.one_type(i, m)?;
+                if !matches!(ty, Ty::U32 | Ty::U64 | Ty::B32 | Ty::B64) {
+                    return Err(unsup(m));
+                }
+                self.nops(i, 2)?;
+                Ok(Op::GetCtaRank {
+                    d: self.reg(i, &i.ops[0])?,
+                    a: self.src(i, &i.ops[1])?,
+                    generic,
+                })
+            }
             "shfl" => {
                 m.take("sync");
                 let mode = match m.take_any(&["up", "down", "bfly", "idx"]).as_deref() {
@@ -2361,11 +2435,20 @@ impl FuncDecoder<'_> {
     fn space(m: &mut Mods) -> Option<Space> {
         Some(
             match m
-                .take_any(&["global", "shared", "local", "param", "const"])
+                .take_any(&[
+                    "global",
+                    "shared",
+                    "shared::cta",
+                    "shared::cluster",
+                    "local",
+                    "param",
+                    "const",
+                ])
                 .as_deref()
             {
                 Some("global") => Space::Global,
-                Some("shared") => Space::Shared,
+                Some("shared" | "shared::cta") => Space::Shared,
+                Some("shared::cluster") => Space::SharedCluster,
                 Some("local") => Space::Local,
                 Some("param") => Space::KParam,
                 Some("const") => Space::Const,
@@ -2413,7 +2496,9 @@ impl FuncDecoder<'_> {
             }
         }
         if let (Some(s), false) = (sym_space, space == Space::Generic) {
-            if s != space && !(s == Space::Global && space == Space::Const) {
+            // A block's own shared variable is a `.shared::cluster` address too.
+            let own_shared = s == Space::Shared && space == Space::SharedCluster;
+            if s != space && !(s == Space::Global && space == Space::Const) && !own_shared {
                 return Err(semantic(i, "variable used with a different state space"));
             }
         }
@@ -2533,6 +2618,21 @@ impl FuncDecoder<'_> {
             return Ok(Op::WarpSync {
                 _mask: self.src(i, &i.ops[0])?,
             });
+        }
+        if i.opcode == "barrier" && m.take("cluster") {
+            // `barrier.cluster.arrive{.release,.relaxed}{.aligned}`,
+            // `barrier.cluster.wait{.acquire}{.aligned}`: the orderings change nothing
+            // here (every access is visible to the cluster once made).
+            self.nops(i, 0)?;
+            return if m.take("arrive") {
+                m.take_any(&["release", "relaxed"]);
+                Ok(Op::ClusterArrive)
+            } else if m.take("wait") {
+                m.take("acquire");
+                Ok(Op::ClusterWait)
+            } else {
+                Err(unsup(m))
+            };
         }
         let kind = match m.take_any(&["sync", "arrive", "red"]).as_deref() {
             Some("sync") => BarKind::Sync,
@@ -2800,6 +2900,10 @@ fn sreg(n: &str) -> Option<Sreg> {
             "%ntid" => Sreg::Ntid(d),
             "%ctaid" => Sreg::Ctaid(d),
             "%nctaid" => Sreg::Nctaid(d),
+            "%clusterid" => Sreg::ClusterId(d),
+            "%nclusterid" => Sreg::Nclusterid(d),
+            "%cluster_ctaid" => Sreg::ClusterCtaid(d),
+            "%cluster_nctaid" => Sreg::ClusterNctaid(d),
             _ => return None,
         });
     }
@@ -2827,6 +2931,9 @@ fn sreg(n: &str) -> Option<Sreg> {
         "%reserved_smem_offset_cap" => Sreg::ReservedSmem(2),
         "%reserved_smem_offset_0" => Sreg::ReservedSmem(3),
         "%reserved_smem_offset_1" => Sreg::ReservedSmem(4),
+        "%cluster_ctarank" => Sreg::ClusterCtarank,
+        "%cluster_nctarank" => Sreg::ClusterNctarank,
+        "%is_explicit_cluster" => Sreg::IsExplicitCluster,
         _ => {
             let n: u8 = n.strip_prefix("%envreg")?.parse().ok()?;
             if n >= 32 {

@@ -5,6 +5,7 @@
 
 mod asynccopy;
 mod calls;
+mod cluster;
 mod texture;
 
 use std::collections::VecDeque;
@@ -24,7 +25,8 @@ use crate::{
     Access, Engine, FaultKind, Kernel, KernelFault, Launch, Memory, Module, PrintfBuffer, Stats,
 };
 use crate::{
-    GRID_WINDOW, GRID_WORKSPACE_BYTES, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE,
+    CLUSTER_RANK_STRIDE, GRID_WINDOW, GRID_WORKSPACE_BYTES, LOCAL_WINDOW, PARAM_WINDOW,
+    SHARED_WINDOW, WINDOW_SIZE,
 };
 
 mod matrix;
@@ -154,6 +156,12 @@ fn run_inner(
         (k.static_shared_bytes as u64).div_ceil(16) * 16 + launch.dynamic_shared_bytes as u64
     };
     let shared_bytes = shared_limit as usize + 16;
+    let shape = match cluster::shape(launch, k) {
+        Ok(shape) => shape,
+        Err(detail) => return Err(launch_fault(module, kernel, detail)),
+    };
+    let nclusters = nblocks / cluster::blocks_in(shape) as u64;
+    let in_clusters = cluster::blocks_in(shape) > 1;
     let threads = launch.host_threads.max(1).min(nblocks.min(256) as usize);
     if launch.cooperative && per_block.saturating_mul(nblocks) > COOPERATIVE_HOST_BYTES {
         return Err(launch_fault(
@@ -227,18 +235,40 @@ fn run_inner(
             } else {
                 std::ptr::null_mut()
             },
-            check_mask: if launch.cooperative {
+            check_mask: if launch.cooperative || in_clusters {
                 COOPERATIVE_SLICE - 1
             } else {
                 CHECK_INTERVAL - 1
             },
             yielding: false,
+            yields: launch.cooperative || in_clusters,
             grid_polls: 0,
             mbar_changes: 0,
             last_wait: None,
+            cluster_shape: shape,
+            explicit_cluster: launch.cluster.is_some() || k.required_cluster.is_some(),
+            cluster_blocks: Vec::new(),
+            cluster_bar: cluster::ClusterBarrier::default(),
+            idle: false,
+            resumed_at: 0,
         };
         let mut warps: Vec<Warp> = Vec::new();
-        if launch.cooperative {
+        if in_clusters && !launch.cooperative {
+            // A cluster at a time, its blocks taking turns on this host thread.
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let c = next.fetch_add(1, Ordering::Relaxed);
+                if c >= nclusters {
+                    break;
+                }
+                if let Err(f) = ctx.run_cluster(c, &mut warps, k, shared_bytes, &stop) {
+                    record(f);
+                    break;
+                }
+            }
+        } else if launch.cooperative {
             // Every block in flight: new blocks first (a grid sync needs all of them to
             // arrive), then the parked ones in turn, each for a slice.
             let mut idle = 0u32;
@@ -379,6 +409,9 @@ pub(crate) struct Warp {
     has_calls: bool,
     /// The carry flag of each lane (`add.cc` and friends).
     cc: u32,
+    /// Per lane, the count of completed cluster barrier phases its `barrier.cluster.wait`
+    /// waits for (`exec/cluster.rs`).
+    cluster_target: [u32; 32],
     pub(crate) steps: u64,
 }
 
@@ -427,10 +460,26 @@ pub(crate) struct BlockCtx<'a> {
     /// warps only poll, with no mbarrier changing, is deadlocked.
     mbar_changes: u64,
     last_wait: Option<(u32, u32, u32, usize)>,
+    /// Whether blocks take turns on host threads (cooperative launches, clusters of
+    /// several blocks): a warp sets `yielding` every `check_mask + 1` instructions.
+    yields: bool,
+    /// The launch's cluster shape ([1, 1, 1] without clusters) and whether it gave one.
+    cluster_shape: [u32; 3],
+    explicit_cluster: bool,
+    /// While a cluster of several blocks runs: its blocks by rank (`exec/cluster.rs`);
+    /// the running block's entry is a placeholder, its state being in this context.
+    cluster_blocks: Vec<BlockState>,
+    cluster_bar: cluster::ClusterBarrier,
+    /// Set when the block yielded because its warps could only poll (a cluster's block
+    /// waiting for the others).
+    idle: bool,
+    /// `instructions` when the running block of a cluster took its host thread.
+    resumed_at: u64,
 }
 
 /// What a block of a cooperative launch is while another block has its host thread:
 /// what `BlockCtx` holds of a block, swapped in and out (`BlockCtx::swap_block`).
+#[derive(Default)]
 struct BlockState {
     started: bool,
     ctaid: [u32; 3],
@@ -458,6 +507,8 @@ impl BlockState {
 enum Loc {
     Host(*mut u8),
     Shared(usize),
+    /// Another block of the cluster's shared memory: its rank and the offset.
+    Remote(usize, usize),
     Local(usize),
     Param(usize),
 }
@@ -509,6 +560,7 @@ impl<'a> BlockCtx<'a> {
                 frames: calls::Frames::default(),
                 has_calls: false,
                 cc: 0,
+                cluster_target: [0; 32],
                 steps: 0,
             });
         }
@@ -529,6 +581,7 @@ impl<'a> BlockCtx<'a> {
             w.frames.clear();
             w.has_calls = false;
             w.cc = 0;
+            w.cluster_target = [0; 32];
             w.steps = 0;
         }
         self.shared.fill(0);
@@ -538,6 +591,10 @@ impl<'a> BlockCtx<'a> {
         self.local = vec![0u8; self.local_bytes * self.nthreads as usize];
         self.bars = [BarState::default(); 16];
         self.exited_threads = 0;
+        if self.cluster_blocks.is_empty() {
+            // A cluster of one block: its barrier is the block's.
+            self.cluster_bar = cluster::ClusterBarrier::default();
+        }
     }
 
     /// Runs the block's warps until every thread has exited (true), or until the block
@@ -572,13 +629,16 @@ impl<'a> BlockCtx<'a> {
                 } else {
                     idle_rounds + 1
                 };
+                if idle_rounds > 0 && !self.cluster_blocks.is_empty() {
+                    // Only the cluster's other blocks can change what these lanes wait
+                    // for: they run now (`run_cluster` finds deadlocks).
+                    self.idle = true;
+                    return Ok(false);
+                }
                 if idle_rounds < MBARRIER_IDLE_ROUNDS {
                     continue;
                 }
-                let (wi, lane, pc, at) = self.last_wait.unwrap_or((0, 0, 0, 0));
-                let w = &warps[(wi as usize).min(warps.len() - 1)];
-                let detail = self.mbar_deadlock(at);
-                return Err(self.fault(w, lane, pc, FaultKind::Deadlock, None, detail));
+                return Err(self.wait_deadlock(warps));
             }
             if !released {
                 let w = warps.iter().find(|w| w.waiting != 0).unwrap_or(&warps[0]);
@@ -868,7 +928,11 @@ impl<'a> BlockCtx<'a> {
             if w.steps & self.check_mask == 0 {
                 // A cooperative launch's block gives its host thread to the others after
                 // this instruction (at least one runs each turn, so every turn progresses).
-                if !self.grid_ws.is_null() && w.steps != 0 {
+                // A cluster's block that only polled since it took the host thread has
+                // yielded already if it can: the slice is for blocks that work or spin.
+                let spun = self.cluster_blocks.is_empty()
+                    || self.instructions - self.resumed_at >= COOPERATIVE_SLICE;
+                if self.yields && w.steps != 0 && spun {
                     self.yielding = true;
                 }
                 if stop.load(Ordering::Relaxed) {
@@ -981,8 +1045,7 @@ impl<'a> BlockCtx<'a> {
                     return Ok(None);
                 }
                 Op::Exit => {
-                    w.exited |= emask;
-                    self.exited_threads += emask.count_ones();
+                    self.exit_lanes(w, emask);
                     mask &= !emask;
                     pc += 1;
                     if mask == 0 {
@@ -1066,8 +1129,7 @@ impl<'a> BlockCtx<'a> {
                             None => exits |= 1 << l,
                         }
                     }
-                    w.exited |= exits;
-                    self.exited_threads += exits.count_ones();
+                    self.exit_lanes(w, exits);
                     set_pcs(w, mask & !emask, pc + 1);
                     if w.stacks.iter().all(|s| s.is_empty()) {
                         w.has_calls = false;
@@ -1091,6 +1153,20 @@ impl<'a> BlockCtx<'a> {
                         set_pcs(w, mask & !emask, pc + 1);
                     }
                     return Ok(None);
+                }
+                Op::ClusterWait => {
+                    let incomplete = self.cluster_wait(w, emask, pc);
+                    if incomplete != 0 {
+                        // Those lanes stay at the wait and sit out the warp's turn.
+                        w.polled |= incomplete;
+                        set_pcs(w, mask & !incomplete, pc + 1);
+                        set_pcs(w, incomplete, pc);
+                        return Ok(None);
+                    }
+                    pc += 1;
+                    if w.has_calls {
+                        return Ok(Some(pc));
+                    }
                 }
                 Op::MbarWait(op) => {
                     let incomplete = if emask != 0 {
@@ -1440,6 +1516,13 @@ impl<'a> BlockCtx<'a> {
             Sreg::Gridid => *out = [1; 32],
             Sreg::DynamicSmemSize => *out = [self.launch.dynamic_shared_bytes as u64; 32],
             Sreg::TotalSmemSize => *out = [self.shared_limit; 32],
+            Sreg::ClusterId(_)
+            | Sreg::Nclusterid(_)
+            | Sreg::ClusterCtaid(_)
+            | Sreg::ClusterNctaid(_)
+            | Sreg::ClusterCtarank
+            | Sreg::ClusterNctarank
+            | Sreg::IsExplicitCluster => *out = [self.cluster_sreg(s); 32],
         }
     }
 
@@ -1990,6 +2073,13 @@ impl<'a> BlockCtx<'a> {
             Op::Movmatrix { d, a: sa } => self.movmatrix(w, *d, *sa, emask),
             Op::Image(op) => return self.image(w, op, emask, pc),
             Op::Async(op) => return self.async_op(w, op, emask, pc),
+            Op::ClusterArrive => {
+                self.cluster_arrive(w, emask, pc)?;
+                return Ok(());
+            }
+            Op::GetCtaRank { d, a, generic } => {
+                return self.get_cta_rank(w, *d, *a, *generic, emask, pc)
+            }
             // Control instructions are handled in `run_group`.
             _ => {}
         }
@@ -2023,9 +2113,10 @@ impl<'a> BlockCtx<'a> {
         let space = match space {
             Space::Generic => {
                 if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&addr) {
+                    // The block's own window, or another block's of the cluster.
                     return self.locate(
                         w,
-                        Space::Shared,
+                        Space::SharedCluster,
                         addr - SHARED_WINDOW,
                         size,
                         access,
@@ -2084,6 +2175,10 @@ impl<'a> BlockCtx<'a> {
                 }
                 Ok(Loc::Shared(addr as usize))
             }
+            Space::SharedCluster if addr < CLUSTER_RANK_STRIDE => {
+                self.locate(w, Space::Shared, addr, size, access, lane, pc)
+            }
+            Space::SharedCluster => self.locate_remote(w, addr, size, lane, pc),
             Space::Local => {
                 if !in_window(addr, size, self.local_bytes as u64) {
                     let detail = format!("local memory: the thread has {} bytes", self.local_bytes);
@@ -2213,6 +2308,7 @@ impl<'a> BlockCtx<'a> {
     fn read(&self, loc: &Loc, size: u64) -> u64 {
         match *loc {
             Loc::Shared(i) => read_le(&self.shared, i, size),
+            Loc::Remote(r, i) => read_le(&self.cluster_blocks[r].shared, i, size),
             Loc::Local(i) => read_le(&self.local, i, size),
             Loc::Param(i) => read_le(self.launch.params, i, size),
             // Safety: `locate` got this pointer from `Memory::translate`, valid for `size`
@@ -2224,6 +2320,7 @@ impl<'a> BlockCtx<'a> {
     fn write_mem(&mut self, loc: &Loc, size: u64, v: u64) {
         match *loc {
             Loc::Shared(i) => write_le(&mut self.shared, i, size, v),
+            Loc::Remote(r, i) => write_le(&mut self.cluster_blocks[r].shared, i, size, v),
             Loc::Local(i) => write_le(&mut self.local, i, size, v),
             Loc::Param(_) => {}
             // Safety: as in `read`, and `locate` asked for write access.
@@ -2533,7 +2630,8 @@ impl<'a> BlockCtx<'a> {
                     return Err(self.fault(w, l, pc, FaultKind::IllegalAddress, Some(a), detail));
                 }
                 _ => {
-                    // Shared and local memory belong to this host thread alone.
+                    // Shared and local memory belong to this host thread alone (a
+                    // cluster's blocks all run on one).
                     let old = self.read(&loc, size);
                     let (new, ret) = atomic_result(op, ty, old, x, y);
                     self.write_mem(&loc, size, new);

@@ -94,6 +94,12 @@ pub struct FuncAst {
     pub reqntid: Option<[u32; 3]>,
     /// `.maxnreg`: the registers a thread may use at most (the least, if given twice).
     pub maxnreg: Option<u32>,
+    /// `.reqnctapercluster`: the cluster shape the kernel must be launched with.
+    pub reqnctapercluster: Option<[u32; 3]>,
+    /// `.explicitcluster`: the kernel must be launched with a cluster shape.
+    pub explicitcluster: bool,
+    /// `.maxclusterrank`: the most blocks a cluster of the kernel may have.
+    pub maxclusterrank: Option<u32>,
     pub body: Option<Vec<Stmt>>,
     pub line: u32,
     pub column: u32,
@@ -205,6 +211,8 @@ const KNOWN_OPCODES: &[&str] = &[
     "elect",
     "dp4a",
     "griddepcontrol",
+    "mapa",
+    "getctarank",
 ];
 
 pub struct Parser<'a> {
@@ -627,6 +635,7 @@ impl<'a> Parser<'a> {
             Vec::new()
         };
         let (mut maxntid, mut reqntid, mut maxnreg) = (None, None, None::<u32>);
+        let (mut reqnctapercluster, mut explicitcluster, mut maxclusterrank) = (None, false, None);
         while let Some(Tok::Dot(d)) = self.peek() {
             {
                 match d.as_str() {
@@ -646,8 +655,19 @@ impl<'a> Parser<'a> {
                             self.pos += 1;
                         }
                     }
-                    "minnctapersm" | "maxnctapersm" | "noreturn" | "maxclusterrank"
-                    | "reqnctapercluster" | "explicitcluster" => {
+                    "reqnctapercluster" => {
+                        self.pos += 1;
+                        reqnctapercluster = Some(self.dims()?);
+                    }
+                    "explicitcluster" => {
+                        self.pos += 1;
+                        explicitcluster = true;
+                    }
+                    "maxclusterrank" => {
+                        self.pos += 1;
+                        maxclusterrank = Some(self.small_int()?);
+                    }
+                    "minnctapersm" | "maxnctapersm" | "noreturn" => {
                         self.pos += 1;
                         while matches!(self.peek(), Some(Tok::Int(_)) | Some(Tok::Punct(','))) {
                             self.pos += 1;
@@ -679,6 +699,9 @@ impl<'a> Parser<'a> {
             maxntid,
             reqntid,
             maxnreg,
+            reqnctapercluster,
+            explicitcluster,
+            maxclusterrank,
             body,
             line,
             column,

@@ -233,6 +233,8 @@ impl FuncDecoder<'_> {
         let (base, off, sym) = self.addr(i, o)?;
         let space = match (space, sym) {
             (Space::Generic, Some(s)) => s,
+            // A block's own shared variable is a `.shared::cluster` address too.
+            (Space::SharedCluster, Some(Space::Shared)) => Space::SharedCluster,
             (s, Some(t)) if s != t => {
                 return Err(semantic(i, "variable used with a different state space"))
             }
@@ -243,7 +245,12 @@ impl FuncDecoder<'_> {
 
     /// The state space of an mbarrier operand: `.shared{::cta,::cluster}` or generic.
     fn mbar_space(m: &mut Mods) -> Space {
-        match m.take_any(&["shared", "shared::cta", "shared::cluster"]) {
+        match m
+            .take_any(&["shared", "shared::cta", "shared::cluster"])
+            .as_deref()
+        {
+            // Another block's mbarrier (`mapa`), or the block's own.
+            Some("shared::cluster") => Space::SharedCluster,
             Some(_) => Space::Shared,
             None => Space::Generic,
         }

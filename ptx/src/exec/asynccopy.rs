@@ -173,7 +173,9 @@ impl BlockCtx<'_> {
         Ok(())
     }
 
-    /// The offset in the block's shared memory of the mbarrier `bar` names for `lane`.
+    /// Where the mbarrier `bar` names for `lane` is: its offset in the block's shared
+    /// memory, or (an mbarrier of another block of the cluster) its `.shared::cluster`
+    /// address, at or above `CLUSTER_RANK_STRIDE`.
     fn mbar_at(
         &mut self,
         w: &mut Warp,
@@ -188,6 +190,7 @@ impl BlockCtx<'_> {
                 Space::Generic
             }
             Space::Shared => Space::Shared,
+            Space::SharedCluster => Space::SharedCluster,
             _ => {
                 let detail = "an mbarrier object lives in shared memory".to_string();
                 return Err(self.fault(w, lane, pc, FaultKind::IllegalAddress, Some(addr), detail));
@@ -195,6 +198,7 @@ impl BlockCtx<'_> {
         };
         match self.locate(w, space, addr, 8, Access::Atomic, lane, pc)? {
             Loc::Shared(i) => Ok(i),
+            Loc::Remote(r, i) => Ok(crate::cluster_address(r as u32, i as u64) as usize),
             _ => {
                 let detail = "an mbarrier object lives in shared memory".to_string();
                 Err(self.fault(w, lane, pc, FaultKind::IllegalAddress, Some(addr), detail))
@@ -203,7 +207,21 @@ impl BlockCtx<'_> {
     }
 
     fn mbar_read(&self, at: usize) -> Mbarrier {
-        Mbarrier::from_bits(super::read_le(&self.shared, at, 8))
+        Mbarrier::from_bits(super::read_le(
+            self.mbar_memory(at).0,
+            self.mbar_memory(at).1,
+            8,
+        ))
+    }
+
+    /// The shared memory an mbarrier's place (`mbar_at`) lies in, and its offset there.
+    fn mbar_memory(&self, at: usize) -> (&[u8], usize) {
+        let stride = crate::CLUSTER_RANK_STRIDE as usize;
+        if at < stride {
+            (&self.shared, at)
+        } else {
+            (&self.cluster_blocks[at / stride - 1].shared, at % stride)
+        }
     }
 
     /// Applies `f` to the mbarrier at `at`; its value before, or the fault `f` reports
@@ -216,7 +234,8 @@ impl BlockCtx<'_> {
         pc: u32,
         f: impl FnOnce(&mut Mbarrier) -> Result<(), String>,
     ) -> Result<u64, Fault> {
-        let old = super::read_le(&self.shared, at, 8);
+        let (memory, i) = self.mbar_memory(at);
+        let old = super::read_le(memory, i, 8);
         let mut m = Mbarrier::from_bits(old);
         if let Err(why) = f(&mut m) {
             let detail = format!("mbarrier at shared offset {at:#x}: {why}");
@@ -224,7 +243,13 @@ impl BlockCtx<'_> {
         }
         let new = m.bits();
         if new != old {
-            super::write_le(&mut self.shared, at, 8, new);
+            let stride = crate::CLUSTER_RANK_STRIDE as usize;
+            if at < stride {
+                super::write_le(&mut self.shared, at, 8, new);
+            } else {
+                let remote = &mut self.cluster_blocks[at / stride - 1].shared;
+                super::write_le(remote, at % stride, 8, new);
+            }
             self.mbar_changes += 1;
         }
         Ok(old)
