@@ -156,6 +156,56 @@ SPIN:
     ret;
 }
 
+// Rank 0 copies its 32-byte array into rank 1's with a bulk copy, completing on rank 1's
+// mbarrier, which rank 1 expects the bytes on and waits for; rank 1 writes what came.
+.visible .entry bulk_push(.param .u64 out) {
+    .reg .u32 %r<12>;
+    .reg .pred %p<5>;
+    .reg .b64 %rd<4>;
+    .shared .align 16 .b32 src[8];
+    .shared .align 16 .b32 dst[8];
+    .shared .align 8 .b64 bar;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %cluster_ctarank;
+    setp.lt.u32 %p1, %r1, 8;
+    mul.lo.u32 %r3, %r2, 100;
+    add.u32 %r3, %r3, %r1;
+    shl.b32 %r4, %r1, 2;
+    mov.u32 %r5, src;
+    add.u32 %r5, %r5, %r4;
+    @%p1 st.shared.u32 [%r5], %r3;
+    setp.eq.u32 %p2, %r1, 0;
+    @%p2 mbarrier.init.shared::cta.b64 [bar], 1;
+    barrier.cluster.arrive;
+    barrier.cluster.wait;
+    setp.eq.u32 %p3, %r2, 0;
+    and.pred %p4, %p2, %p3;
+    @!%p4 bra RECEIVE;
+    mov.u32 %r6, dst;
+    mapa.shared::cluster.u32 %r7, %r6, 1;
+    mov.u32 %r8, bar;
+    mapa.shared::cluster.u32 %r9, %r8, 1;
+    cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r7], [src], 32, [%r9];
+RECEIVE:
+    @%p3 bra DONE;
+    @%p2 mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 32;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p4, [bar], 0;
+    @!%p4 bra WAIT;
+    mov.u32 %r10, dst;
+    add.u32 %r10, %r10, %r4;
+    @!%p1 bra DONE;
+    ld.shared.u32 %r11, [%r10];
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r11;
+DONE:
+    barrier.cluster.arrive;
+    barrier.cluster.wait;
+    ret;
+}
+
 // Reads word `off` of block `rank`'s 16-byte array through mapa and ld.shared::cluster.
 .visible .entry reach(.param .u32 rank, .param .u32 off, .param .u64 out) {
     .reg .u32 %r<8>;
@@ -424,6 +474,31 @@ fn a_block_spinning_on_its_shared_memory_sees_another_blocks_store() {
         let l = clustered([2, 1, 1], 32, [2, 1, 1], &p, engine, 1);
         run(&m, k, &l, &mem).unwrap();
         assert_eq!(to_u32s(&mem.read(out)), [5000], "{engine:?}");
+    }
+}
+
+#[test]
+fn a_bulk_copy_lands_in_another_blocks_shared_memory_and_completes_its_mbarrier() {
+    let m = hand();
+    let k = m.kernel("bulk_push").unwrap();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let out = mem.map(&u32s(&[0; 8]), true);
+        let p = params(&m.kernels[k], &[out]);
+        let l = clustered([2, 1, 1], 32, [2, 1, 1], &p, engine, 1);
+        run(&m, k, &l, &mem).unwrap();
+        assert_eq!(
+            to_u32s(&mem.read(out)),
+            [0, 1, 2, 3, 4, 5, 6, 7],
+            "{engine:?}"
+        );
+        // Without clusters the copy is the illegal instruction the H200 raises.
+        let l = Launch {
+            engine,
+            ..launch(2, 32, &p)
+        };
+        let f = run(&m, k, &l, &mem).unwrap_err();
+        assert_eq!(f.kind, FaultKind::IllegalInstruction, "{f}");
     }
 }
 

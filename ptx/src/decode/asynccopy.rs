@@ -399,6 +399,8 @@ impl FuncDecoder<'_> {
             ["global", "shared::cta"] => BulkDir::SharedToGlobal,
             _ => return Err(unsup(m, "")),
         };
+        // A `.shared::cluster` destination may be another block's (its mbarrier too).
+        let to_cluster = spaces[0] == "shared::cluster";
         for s in &spaces {
             m.take(s);
         }
@@ -427,9 +429,14 @@ impl FuncDecoder<'_> {
                 format!("`{}` takes {want} operands (and a cache policy)", m.full),
             ));
         }
+        let shared_dst = if to_cluster {
+            Space::SharedCluster
+        } else {
+            Space::Shared
+        };
         let (dst_space, src_space) = match dir {
-            BulkDir::GlobalToShared => (Space::Shared, Space::Global),
-            BulkDir::SharedToShared => (Space::Shared, Space::Shared),
+            BulkDir::GlobalToShared => (shared_dst, Space::Global),
+            BulkDir::SharedToShared => (shared_dst, Space::Shared),
             BulkDir::SharedToGlobal => (Space::Global, Space::Shared),
         };
         Ok(Op::Async(Box::new(AsyncOp::Bulk {
@@ -438,7 +445,7 @@ impl FuncDecoder<'_> {
             src: self.addr_op(i, &ops[1], src_space)?,
             size: self.src(i, &ops[2])?,
             bar: match ops.get(3) {
-                Some(o) => Some(self.addr_op(i, o, Space::Shared)?),
+                Some(o) => Some(self.addr_op(i, o, shared_dst)?),
                 None => None,
             },
         })))

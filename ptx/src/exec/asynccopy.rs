@@ -351,10 +351,10 @@ impl BlockCtx<'_> {
                 let ops = self.bulk_operands(w, dst, src, *size, bar.as_ref());
                 for l in lanes(emask) {
                     let lane = l as u32;
-                    if *dir == BulkDir::SharedToShared {
+                    if *dir == BulkDir::SharedToShared && !self.explicit_cluster {
                         // Recorded: the H200 raises an illegal instruction for this copy
                         // to the block's own shared::cluster memory in a launch without
-                        // clusters, and every launch here is one (a cluster is a block).
+                        // clusters.
                         let detail = "a bulk copy from shared::cta to shared::cluster in a \
                             launch without clusters (the H200 raises an illegal instruction)"
                             .to_string();
@@ -365,12 +365,12 @@ impl BlockCtx<'_> {
                     let (d, s, n, at) = self.bulk_lane(w, &ops, l, pc)?;
                     // One side is the block's shared memory: checked whole before the
                     // bytes are buffered, which bounds the buffer by the block's memory.
-                    let (shared_side, access) = match dir {
-                        BulkDir::SharedToGlobal => (s, Access::Read),
-                        _ => (d, Access::Write),
+                    let (shared_side, space, access) = match dir {
+                        BulkDir::SharedToGlobal => (s, Space::Shared, Access::Read),
+                        _ => (d, dst.space, Access::Write),
                     };
                     if n > 0 {
-                        self.locate(w, Space::Shared, shared_side, n, access, lane, pc)?;
+                        self.locate(w, space, shared_side, n, access, lane, pc)?;
                     }
                     let mut buf = vec![0u8; n as usize];
                     self.read_span(w, src.space, s, &mut buf, lane, pc)?;
