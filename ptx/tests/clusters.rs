@@ -206,6 +206,48 @@ DONE:
     ret;
 }
 
+// Rank 0 multicasts 32 bytes of `src` (global) to the same offset in every block of
+// the cluster; each block expects them on its own mbarrier, waits, and writes them out.
+.visible .entry multicast(.param .u64 src, .param .u64 out) {
+    .reg .u32 %r<12>;
+    .reg .pred %p<5>;
+    .reg .b64 %rd<6>;
+    .reg .b16 %rs<2>;
+    .shared .align 16 .b32 dst[8];
+    .shared .align 8 .b64 bar;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %cluster_ctarank;
+    setp.eq.u32 %p2, %r1, 0;
+    @%p2 mbarrier.init.shared::cta.b64 [bar], 1;
+    @%p2 mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 32;
+    barrier.cluster.arrive;
+    barrier.cluster.wait;
+    setp.eq.u32 %p3, %r2, 0;
+    and.pred %p4, %p2, %p3;
+    ld.param.u64 %rd1, [src];
+    mov.u16 %rs1, 15;
+    @%p4 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [dst], [%rd1], 32, [bar], %rs1;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p4, [bar], 0;
+    @!%p4 bra WAIT;
+    setp.lt.u32 %p1, %r1, 8;
+    @!%p1 bra DONE;
+    shl.b32 %r4, %r1, 2;
+    mov.u32 %r10, dst;
+    add.u32 %r10, %r10, %r4;
+    ld.shared.u32 %r11, [%r10];
+    ld.param.u64 %rd2, [out];
+    shl.b32 %r5, %r2, 3;
+    add.u32 %r5, %r5, %r1;
+    mul.wide.u32 %rd3, %r5, 4;
+    add.u64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4], %r11;
+DONE:
+    barrier.cluster.arrive;
+    barrier.cluster.wait;
+    ret;
+}
+
 // Reads word `off` of block `rank`'s 16-byte array through mapa and ld.shared::cluster.
 .visible .entry reach(.param .u32 rank, .param .u32 off, .param .u64 out) {
     .reg .u32 %r<8>;
@@ -499,6 +541,22 @@ fn a_bulk_copy_lands_in_another_blocks_shared_memory_and_completes_its_mbarrier(
         };
         let f = run(&m, k, &l, &mem).unwrap_err();
         assert_eq!(f.kind, FaultKind::IllegalInstruction, "{f}");
+    }
+}
+
+#[test]
+fn a_multicast_bulk_copy_lands_in_every_block_of_its_mask() {
+    let m = hand();
+    let k = m.kernel("multicast").unwrap();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let src = mem.map(&u32s(&[10, 11, 12, 13, 14, 15, 16, 17]), false);
+        let out = mem.map(&u32s(&[0; 32]), true);
+        let p = params(&m.kernels[k], &[src, out]);
+        let l = clustered([4, 1, 1], 32, [4, 1, 1], &p, engine, 1);
+        run(&m, k, &l, &mem).unwrap();
+        let want: Vec<u32> = (0..32).map(|i| 10 + i % 8).collect();
+        assert_eq!(to_u32s(&mem.read(out)), want, "{engine:?}");
     }
 }
 

@@ -5,11 +5,11 @@
 //!
 //! Each operand keeps its form (register or immediate, address and offset); the
 //! modifiers with nothing to emulate on the host (cache levels and policies, memory
-//! ordering and scopes) are taken and dropped here. Clusters are of one block: a
-//! `.shared::cluster` address is one of the block's own shared memory, as the
-//! `.shared::cta` window lies inside the `.shared::cluster` one. Multicast, tensor
-//! copies (`cp.async.bulk.tensor`, which need tensor maps) and reductions
-//! (`cp.reduce.async.bulk`) are refused at load, saying so.
+//! ordering and scopes) are taken and dropped here. A `.shared::cluster` destination or
+//! mbarrier may be another block's of the cluster (`exec/cluster.rs`); the block's own
+//! `.shared::cta` window lies inside the `.shared::cluster` one. 1-D bulk copies from
+//! global memory may multicast to the cluster's blocks; tensor copies do not (refused at
+//! load, saying so).
 
 use super::{semantic, unsupported, AtomOp, Dst, FuncDecoder, Mods, Op, Space, Src};
 use crate::math::Ty;
@@ -59,6 +59,10 @@ pub enum AsyncOp {
         src: AddrOp,
         size: Src,
         bar: Option<AddrOp>,
+        /// `.multicast::cluster`'s ctaMask: the bytes land at the same offset in each
+        /// block of the mask (a global source only), each block's mbarrier at the same
+        /// offset completing them.
+        multicast: Option<Src>,
     },
     /// `cp.async.bulk.tensor.Nd...tile`: a box of the tensor map at generic address
     /// `map`, at `coords` (signed, the first `dims`), into shared memory at `smem`
@@ -141,10 +145,12 @@ impl AsyncOp {
                 src,
                 size,
                 bar,
+                multicast,
                 ..
             } => {
                 let mut v = vec![a(dst), a(src), *size];
                 v.extend(bar.iter().map(a));
+                v.extend(multicast.iter().copied());
                 v
             }
             AsyncOp::Tensor {
@@ -382,9 +388,7 @@ impl FuncDecoder<'_> {
             }
             return Ok(Op::Nop);
         }
-        if m.list.iter().any(|x| x.starts_with("multicast")) {
-            return Err(unsup(m, ": multicast needs clusters of several blocks"));
-        }
+        let multicast = m.take("multicast::cluster");
         // The two state spaces in the order written: destination, then source.
         let spaces: Vec<String> = m
             .list
@@ -422,7 +426,10 @@ impl FuncDecoder<'_> {
             self.src(i, last)?;
             ops = rest;
         }
-        let want = if completes { 4 } else { 3 };
+        if multicast && dir != BulkDir::GlobalToShared {
+            return Err(unsup(m, ": multicast copies from global memory"));
+        }
+        let want = if completes { 4 } else { 3 } + multicast as usize;
         if ops.len() != want {
             return Err(semantic(
                 i,
@@ -447,6 +454,10 @@ impl FuncDecoder<'_> {
             bar: match ops.get(3) {
                 Some(o) => Some(self.addr_op(i, o, shared_dst)?),
                 None => None,
+            },
+            multicast: match multicast {
+                true => Some(self.src(i, &ops[4])?),
+                false => None,
             },
         })))
     }
@@ -586,7 +597,10 @@ impl FuncDecoder<'_> {
             return Err(unsup(m, ": im2col tensor copies are not emulated yet"));
         }
         if m.list.iter().any(|x| x.starts_with("multicast")) {
-            return Err(unsup(m, ": multicast needs clusters of several blocks"));
+            return Err(unsup(
+                m,
+                ": tensor copies multicast to a cluster are not emulated (1-D bulk copies are)",
+            ));
         }
         m.take("tile");
         // The destination is the first state space written; a `.shared::cta` one is PTX

@@ -347,10 +347,16 @@ impl BlockCtx<'_> {
                 src,
                 size,
                 bar,
+                multicast,
             } => {
                 let ops = self.bulk_operands(w, dst, src, *size, bar.as_ref());
+                let masks = multicast.map(|m| self.operand_lanes(w, m));
                 for l in lanes(emask) {
                     let lane = l as u32;
+                    if let Some(masks) = &masks {
+                        self.bulk_multicast(w, &ops, masks[l] as u16, l, pc)?;
+                        continue;
+                    }
                     if *dir == BulkDir::SharedToShared && !self.explicit_cluster {
                         // Recorded: the H200 raises an illegal instruction for this copy
                         // to the block's own shared::cluster memory in a launch without
@@ -570,6 +576,43 @@ impl BlockCtx<'_> {
                 for_lanes(emask, |l| {
                     write_lane(w, *d, l, u64::from(Mbarrier::from_bits(s[l]).pending))
                 });
+            }
+        }
+        Ok(())
+    }
+
+    /// A multicast bulk copy of lane `l`: the global bytes read once (checked as any
+    /// load), then written at the destination's offset in each block of `mask` and
+    /// completed on the mbarrier at the same offset there. A rank past the cluster faults
+    /// as an access to it does.
+    fn bulk_multicast(
+        &mut self,
+        w: &mut Warp,
+        ops: &BulkOperands<'_>,
+        mask: u16,
+        l: usize,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let lane = l as u32;
+        // The running block's own mbarrier is checked (`bulk_lane`) before any byte moves.
+        let (d, s, n, _) = self.bulk_lane(w, ops, l, pc)?;
+        let mut buf = vec![0u8; n as usize];
+        self.read_span(w, ops.src.0.space, s, &mut buf, lane, pc)?;
+        let bar = ops.bar.map(|(b, bb)| (b, bb[l].wrapping_add(b.off as u64)));
+        for rank in (0..16u32).filter(|r| mask >> r & 1 != 0) {
+            let dr = crate::cluster_address(rank, d);
+            if n > 0 {
+                self.locate(w, Space::SharedCluster, dr, n, Access::Write, lane, pc)?;
+            }
+            self.write_span(w, Space::SharedCluster, dr, &buf, lane, pc)?;
+            if let Some((bar_op, b)) = bar {
+                let remote = AddrOp {
+                    space: Space::SharedCluster,
+                    base: bar_op.base,
+                    off: 0,
+                };
+                let at = self.mbar_at(w, &remote, crate::cluster_address(rank, b), lane, pc)?;
+                self.mbar_update(w, at, lane, pc, |m| m.transact(-(n as i64)))?;
             }
         }
         Ok(())
