@@ -226,7 +226,7 @@ pub struct MbarWait {
 }
 
 /// Memory ordering and scope qualifiers: the executor's shared memory is sequentially
-/// consistent, and a cluster is one block.
+/// consistent, and a cluster's blocks all run on one host thread.
 const ORDERING: &[&str] = &["relaxed", "release", "acquire", "cta", "cluster"];
 
 impl FuncDecoder<'_> {
