@@ -412,6 +412,12 @@ pub enum Op {
     },
     /// Asynchronous copies and mbarriers (`decode/asynccopy.rs`).
     Async(Box<AsyncOp>),
+    /// `brx.idx index, tlist;`: each lane goes to the `index`th label of the
+    /// `.branchtargets` list (an index past it faults: undefined in PTX).
+    BrxIdx {
+        index: Src,
+        targets: Box<[u32]>,
+    },
     /// `barrier.cluster.arrive`: the lanes arrive at their cluster's barrier.
     ClusterArrive,
     /// `barrier.cluster.wait`: the lanes wait until the phase they arrived in completes.
@@ -463,6 +469,7 @@ impl Op {
                 | Op::Bar { .. }
                 | Op::MbarWait(_)
                 | Op::ClusterWait
+                | Op::BrxIdx { .. }
         )
     }
 }
@@ -524,6 +531,15 @@ enum Sym {
     /// Offset in the kernel's parameter buffer.
     KParam(u32),
     Global(u32),
+}
+
+/// A list a function body declares for indirect control flow.
+#[derive(Debug, Clone)]
+enum TargetList {
+    /// `.branchtargets`: the labels' pcs.
+    Branches(Vec<u32>),
+    /// `.calltargets`: the functions' names.
+    Calls(Vec<String>),
 }
 
 struct FuncInfo {
@@ -794,6 +810,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             own_local: 0,
             is_kernel: f.entry,
             protos: HashMap::new(),
+            target_lists: HashMap::new(),
             func_index: funcs[&f.name].index,
             depot: (u32::MAX, 0),
         };
@@ -924,6 +941,9 @@ struct FuncDecoder<'a> {
     is_kernel: bool,
     /// The `.callprototype`s in scope: bytes of each return value and parameter.
     protos: HashMap<String, (Vec<u32>, Vec<u32>)>,
+    /// The `.branchtargets` (labels, as pcs) and `.calltargets` (function names) lists in
+    /// scope, by name.
+    target_lists: HashMap<String, TargetList>,
     /// The function's index in `Program::funcs`, and the range of local memory its
     /// `.local` variables take (its depot, which a recursive activation relocates).
     func_index: Option<u32>,
@@ -1097,6 +1117,34 @@ impl FuncDecoder<'_> {
                     };
                     let sig = (sizes(rets)?, sizes(params)?);
                     self.protos.insert(name.clone(), sig);
+                }
+                Stmt::Targets {
+                    name,
+                    calls,
+                    list,
+                    line,
+                    column,
+                } => {
+                    let at =
+                        |what: String| LoadError::at(*line, *column, LoadErrorKind::Semantic, what);
+                    let t = if *calls {
+                        for f in list {
+                            if !self.funcs.contains_key(f) {
+                                return Err(at(format!("`{name}` lists `{f}`, not a function")));
+                            }
+                        }
+                        TargetList::Calls(list.clone())
+                    } else {
+                        let pcs = list
+                            .iter()
+                            .map(|l| {
+                                self.find_label(l)
+                                    .ok_or_else(|| at(format!("`{name}` lists `{l}`, not a label")))
+                            })
+                            .collect::<Result<Vec<u32>, LoadError>>()?;
+                        TargetList::Branches(pcs)
+                    };
+                    self.target_lists.insert(name.clone(), t);
                 }
                 Stmt::Reg {
                     ty,
@@ -1703,6 +1751,26 @@ impl FuncDecoder<'_> {
             "ld" | "ldu" | "st" => self.ld_st(i, m),
             "tex" | "tld4" | "txq" | "suq" | "suld" | "sust" => self.image(i, m),
             "atom" | "red" => self.atom(i, m),
+            "brx" => {
+                if !m.take("idx") {
+                    return Err(unsup(m));
+                }
+                m.take("uni");
+                self.nops(i, 2)?;
+                let list = match &i.ops[1] {
+                    Opnd::Name(n) => match self.target_lists.get(n) {
+                        Some(TargetList::Branches(pcs)) => pcs.clone(),
+                        _ => {
+                            return Err(semantic(i, format!("`{n}` is not a .branchtargets list")))
+                        }
+                    },
+                    _ => return Err(semantic(i, "`brx.idx` names a .branchtargets list")),
+                };
+                Ok(Op::BrxIdx {
+                    index: self.src(i, &i.ops[0])?,
+                    targets: list.into_boxed_slice(),
+                })
+            }
             "bra" => {
                 m.take("uni");
                 self.nops(i, 1)?;
@@ -2844,12 +2912,31 @@ impl FuncDecoder<'_> {
         let Opnd::Name(pname) = proto else {
             return Err(semantic(i, "an indirect call ends in its prototype's name"));
         };
-        let Some((ret_sizes, arg_sizes)) = self.protos.get(pname).cloned() else {
-            return Err(if self.find_label(pname).is_some() {
-                unsupported(i, format!("`{pname}` is a label: calls through a `.calltargets` list are not supported"))
-            } else {
-                semantic(i, format!("unknown call prototype `{pname}`"))
-            });
+        let sig = match self.target_lists.get(pname) {
+            // A `.calltargets` list: its functions' shared signature stands for a
+            // prototype (which of them runs is the register's value, as for a prototype).
+            Some(TargetList::Calls(fs)) => {
+                let sizes = |v: &[(u32, u32)]| v.iter().map(|p| p.1).collect::<Vec<u32>>();
+                let sig_of = |f: &String| {
+                    let info = &self.funcs[f];
+                    (sizes(&info.rets), sizes(&info.params))
+                };
+                let first = sig_of(&fs[0]);
+                if let Some(other) = fs.iter().find(|f| sig_of(f) != first) {
+                    return Err(semantic(
+                        i,
+                        format!(
+                            "`{pname}` lists `{}` and `{other}`, which take different parameters",
+                            fs[0]
+                        ),
+                    ));
+                }
+                Some(first)
+            }
+            _ => self.protos.get(pname).cloned(),
+        };
+        let Some((ret_sizes, arg_sizes)) = sig else {
+            return Err(semantic(i, format!("unknown call prototype `{pname}`")));
         };
         let slots =
             |list: &[Opnd], sizes: &[u32], what: &str| -> Result<Vec<(u32, u32)>, LoadError> {

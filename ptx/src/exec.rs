@@ -1154,6 +1154,28 @@ impl<'a> BlockCtx<'a> {
                     }
                     return Ok(None);
                 }
+                Op::BrxIdx { index, targets } => {
+                    let mut idx = [0u64; 32];
+                    self.fetch(w, *index, &mut idx);
+                    let mut m = emask;
+                    while m != 0 {
+                        let l = m.trailing_zeros();
+                        m &= m - 1;
+                        let k = idx[l as usize] as u32;
+                        let Some(&t) = targets.get(k as usize) else {
+                            // Undefined in PTX: the GPU jumps somewhere.
+                            let detail = format!(
+                                "brx.idx: index {k}, past the list's {} targets",
+                                targets.len()
+                            );
+                            let kind = FaultKind::IllegalInstruction;
+                            return Err(self.fault(w, l, pc, kind, None, detail));
+                        };
+                        w.pcs[l as usize] = t;
+                    }
+                    set_pcs(w, mask & !emask, pc + 1);
+                    return Ok(None);
+                }
                 Op::ClusterWait => {
                     let incomplete = self.cluster_wait(w, emask, pc);
                     if incomplete != 0 {

@@ -79,6 +79,15 @@ pub enum Stmt {
         rets: Vec<VarDecl>,
         params: Vec<VarDecl>,
     },
+    /// `name: .branchtargets L1, L2, ...;` (`brx.idx`'s labels) or `name: .calltargets
+    /// f1, f2, ...;` (the functions an indirect call may reach).
+    Targets {
+        name: String,
+        calls: bool,
+        list: Vec<String>,
+        line: u32,
+        column: u32,
+    },
     Open,
     Close,
     Inst(InstAst),
@@ -213,6 +222,7 @@ const KNOWN_OPCODES: &[&str] = &[
     "griddepcontrol",
     "mapa",
     "getctarank",
+    "brx",
 ];
 
 pub struct Parser<'a> {
@@ -801,6 +811,22 @@ impl<'a> Parser<'a> {
                     self.pos += 2;
                     if self.eat_dot("callprototype") {
                         out.push(self.prototype(name)?);
+                        continue;
+                    }
+                    let calls = self.eat_dot("calltargets");
+                    if calls || self.eat_dot("branchtargets") {
+                        let mut list = vec![self.ident()?];
+                        while self.eat_punct(',') {
+                            list.push(self.ident()?);
+                        }
+                        self.expect_punct(';')?;
+                        out.push(Stmt::Targets {
+                            name,
+                            calls,
+                            list,
+                            line,
+                            column,
+                        });
                         continue;
                     }
                     out.push(Stmt::Label(name, line, column));
