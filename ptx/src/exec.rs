@@ -488,6 +488,9 @@ struct BlockState {
     bars: [BarState; 16],
     exited_threads: u32,
     warps: Vec<Warp>,
+    /// The block's cluster barrier while it is a cluster of one (a cooperative launch's
+    /// blocks take turns; a cluster of several shares the context's).
+    cluster_bar: cluster::ClusterBarrier,
 }
 
 impl BlockState {
@@ -500,6 +503,7 @@ impl BlockState {
             bars: [BarState::default(); 16],
             exited_threads: 0,
             warps: Vec::new(),
+            cluster_bar: cluster::ClusterBarrier::default(),
         }
     }
 }
@@ -535,6 +539,9 @@ impl<'a> BlockCtx<'a> {
         std::mem::swap(&mut self.bars, &mut state.bars);
         std::mem::swap(&mut self.exited_threads, &mut state.exited_threads);
         std::mem::swap(warps, &mut state.warps);
+        if self.cluster_blocks.is_empty() {
+            std::mem::swap(&mut self.cluster_bar, &mut state.cluster_bar);
+        }
     }
 
     /// Sets up the block `self.ctaid`: its warps at the kernel's entry, its shared and

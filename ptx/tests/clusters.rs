@@ -248,6 +248,39 @@ DONE:
     ret;
 }
 
+// Each block (a cluster of one) syncs its cluster 3 - %ctaid.x times, arrives, works long
+// enough to yield its host thread in a cooperative launch, then waits: the phases other
+// blocks complete meanwhile are not its own.
+.visible .entry long_split(.param .u64 out) {
+    .reg .u32 %r<4>;
+    .reg .pred %p<2>;
+    .reg .b64 %rd<4>;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, 3;
+    sub.u32 %r3, %r3, %r2;
+PAIRS:
+    setp.eq.u32 %p1, %r3, 0;
+    @%p1 bra ARRIVE;
+    barrier.cluster.arrive;
+    barrier.cluster.wait;
+    sub.u32 %r3, %r3, 1;
+    bra.uni PAIRS;
+ARRIVE:
+    barrier.cluster.arrive;
+    mov.u32 %r1, 0;
+LOOP:
+    add.u32 %r1, %r1, 1;
+    setp.lt.u32 %p1, %r1, 3000;
+    @%p1 bra LOOP;
+    barrier.cluster.wait;
+    mov.u32 %r2, %ctaid.x;
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r2, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}
+
 // Reads word `off` of block `rank`'s 16-byte array through mapa and ld.shared::cluster.
 .visible .entry reach(.param .u32 rank, .param .u32 off, .param .u64 out) {
     .reg .u32 %r<8>;
@@ -557,6 +590,25 @@ fn a_multicast_bulk_copy_lands_in_every_block_of_its_mask() {
         run(&m, k, &l, &mem).unwrap();
         let want: Vec<u32> = (0..32).map(|i| 10 + i % 8).collect();
         assert_eq!(to_u32s(&mem.read(out)), want, "{engine:?}");
+    }
+}
+
+#[test]
+fn blocks_of_a_cooperative_launch_keep_their_own_cluster_barrier() {
+    let m = hand();
+    let k = m.kernel("long_split").unwrap();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let out = mem.map(&u32s(&[0; 4]), true);
+        let p = params(&m.kernels[k], &[out]);
+        let l = Launch {
+            engine,
+            host_threads: 1,
+            cooperative: true,
+            ..launch(4, 32, &p)
+        };
+        run(&m, k, &l, &mem).unwrap();
+        assert_eq!(to_u32s(&mem.read(out)), [3000; 4], "{engine:?}");
     }
 }
 
