@@ -1748,6 +1748,7 @@ impl FuncDecoder<'_> {
                 };
                 self.alu(i, f, 1)
             }
+            "st" | "red" if m.take("async") => self.store_async(i, m),
             "ld" | "ldu" | "st" => self.ld_st(i, m),
             "tex" | "tld4" | "txq" | "suq" | "suld" | "sust" => self.image(i, m),
             "atom" | "red" => self.atom(i, m),

@@ -281,6 +281,59 @@ LOOP:
     ret;
 }
 
+// Rank 1's threads push words into rank 0's array (st.async) and add into its counter
+// (red.async), each completing 4 bytes on rank 0's mbarrier, which expects 256; rank 0
+// waits for the phase and writes the array and the counter.
+.visible .entry push_async(.param .u64 out) {
+    .reg .u32 %r<16>;
+    .reg .pred %p<4>;
+    .reg .b64 %rd<4>;
+    .shared .align 4 .b32 slots[32];
+    .shared .align 4 .b32 count;
+    .shared .align 8 .b64 bar;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %cluster_ctarank;
+    setp.eq.u32 %p1, %r2, 0;
+    setp.eq.u32 %p2, %r1, 0;
+    and.pred %p3, %p1, %p2;
+    @%p3 st.shared.u32 [count], 1000;
+    @%p3 mbarrier.init.shared::cta.b64 [bar], 1;
+    @%p3 mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 256;
+    barrier.cluster.arrive;
+    barrier.cluster.wait;
+    @%p1 bra WAIT;
+    mov.u32 %r3, slots;
+    shl.b32 %r4, %r1, 2;
+    add.u32 %r3, %r3, %r4;
+    mapa.shared::cluster.u32 %r5, %r3, 0;
+    mov.u32 %r6, bar;
+    mapa.shared::cluster.u32 %r7, %r6, 0;
+    mov.u32 %r8, count;
+    mapa.shared::cluster.u32 %r9, %r8, 0;
+    mul.lo.u32 %r10, %r1, 7;
+    st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r5], %r10, [%r7];
+    red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r9], %r1, [%r7];
+    bra.uni DONE;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], 0;
+    @!%p3 bra WAIT;
+    shl.b32 %r4, %r1, 2;
+    mov.u32 %r3, slots;
+    add.u32 %r3, %r3, %r4;
+    ld.shared.u32 %r11, [%r3];
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r11;
+    @!%p2 bra DONE;
+    ld.shared.u32 %r12, [count];
+    st.global.u32 [%rd1+128], %r12;
+DONE:
+    barrier.cluster.arrive;
+    barrier.cluster.wait;
+    ret;
+}
+
 // Reads word `off` of block `rank`'s 16-byte array through mapa and ld.shared::cluster.
 .visible .entry reach(.param .u32 rank, .param .u32 off, .param .u64 out) {
     .reg .u32 %r<8>;
@@ -609,6 +662,22 @@ fn blocks_of_a_cooperative_launch_keep_their_own_cluster_barrier() {
         };
         run(&m, k, &l, &mem).unwrap();
         assert_eq!(to_u32s(&mem.read(out)), [3000; 4], "{engine:?}");
+    }
+}
+
+#[test]
+fn st_async_and_red_async_complete_their_bytes_on_the_receivers_mbarrier() {
+    let m = hand();
+    let k = m.kernel("push_async").unwrap();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let out = mem.map(&u32s(&[0; 33]), true);
+        let p = params(&m.kernels[k], &[out]);
+        let l = clustered([2, 1, 1], 32, [2, 1, 1], &p, engine, 1);
+        run(&m, k, &l, &mem).unwrap();
+        let mut want: Vec<u32> = (0..32).map(|t| 7 * t).collect();
+        want.push(1000 + (0..32).sum::<u32>());
+        assert_eq!(to_u32s(&mem.read(out)), want, "{engine:?}");
     }
 }
 

@@ -37,6 +37,18 @@ pub enum BulkDir {
 
 #[derive(Debug, Clone)]
 pub enum AsyncOp {
+    /// `st.async.shared::cluster.mbarrier::complete_tx::bytes{.v2,.v4}.type [dst], v,
+    /// [bar]` and `red.async...op.type [dst], v, [bar]`: a store (or a reduction, `red`)
+    /// into a block of the cluster, completing its bytes on the mbarrier `bar` of that
+    /// block.
+    StoreAsync {
+        dst: AddrOp,
+        vals: [Src; 4],
+        n: u8,
+        ty: Ty,
+        red: Option<AtomOp>,
+        bar: AddrOp,
+    },
     /// `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], size{, src_size}{, ignore}`:
     /// `size` bytes written to shared memory, the first `src_size` of them (all by
     /// default, none when `ignore` holds) read from global memory, the rest zeros.
@@ -128,6 +140,13 @@ impl AsyncOp {
     pub fn sources(&self) -> Vec<Src> {
         let a = |x: &AddrOp| x.base;
         match self {
+            AsyncOp::StoreAsync {
+                dst, vals, n, bar, ..
+            } => {
+                let mut v = vec![a(dst), a(bar)];
+                v.extend(&vals[..*n as usize]);
+                v
+            }
             AsyncOp::Copy {
                 dst,
                 src,
@@ -764,6 +783,69 @@ impl FuncDecoder<'_> {
             field,
             ord,
             value: self.src(i, i.ops.last().unwrap_or(&i.ops[0]))?,
+        })))
+    }
+
+    /// `st.async` and `red.async` (after `.async` was taken): a store or reduction into a
+    /// block of the cluster completing its bytes on that block's mbarrier.
+    pub(super) fn store_async(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        Self::take_ordering(m);
+        m.take("weak");
+        if !m.take("shared::cluster") || !m.take("mbarrier::complete_tx::bytes") {
+            return Err(unsup(m));
+        }
+        let red = if i.opcode == "red" {
+            Some(
+                match m
+                    .take_any(&["add", "min", "max", "inc", "dec", "and", "or", "xor"])
+                    .as_deref()
+                {
+                    Some("add") => AtomOp::Add,
+                    Some("min") => AtomOp::Min,
+                    Some("max") => AtomOp::Max,
+                    Some("inc") => AtomOp::Inc,
+                    Some("dec") => AtomOp::Dec,
+                    Some("and") => AtomOp::And,
+                    Some("or") => AtomOp::Or,
+                    _ => AtomOp::Xor,
+                },
+            )
+        } else {
+            None
+        };
+        let n = match m.take_any(&["v2", "v4"]).as_deref() {
+            Some("v2") => 2,
+            Some("v4") => 4,
+            _ => 1,
+        };
+        let t = m.types();
+        let [ty] = t.as_slice() else {
+            return Err(unsup(m));
+        };
+        let ty = *ty;
+        if !matches!(ty.bytes(), 4 | 8) || red.is_some() && n != 1 {
+            return Err(unsup(m));
+        }
+        self.nops(i, 3)?;
+        let vals: Vec<&Opnd> = match &i.ops[1] {
+            Opnd::Vector(v) => v.iter().collect(),
+            o => vec![o],
+        };
+        if vals.len() != n {
+            return Err(semantic(i, format!("`{}` needs {n} values", m.full)));
+        }
+        let mut v = [Src::Imm(0); 4];
+        for (k, o) in vals.iter().enumerate() {
+            v[k] = self.src(i, o)?;
+        }
+        Ok(Op::Async(Box::new(AsyncOp::StoreAsync {
+            dst: self.addr_op(i, &i.ops[0], Space::SharedCluster)?,
+            vals: v,
+            n: n as u8,
+            ty,
+            red,
+            bar: self.addr_op(i, &i.ops[2], Space::SharedCluster)?,
         })))
     }
 

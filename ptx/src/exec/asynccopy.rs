@@ -271,6 +271,50 @@ impl BlockCtx<'_> {
         pc: u32,
     ) -> Result<(), Fault> {
         match op {
+            AsyncOp::StoreAsync {
+                dst,
+                vals,
+                n,
+                ty,
+                red,
+                bar,
+            } => {
+                let (db, bb) = (
+                    self.operand_lanes(w, dst.base),
+                    self.operand_lanes(w, bar.base),
+                );
+                let vs: Vec<Lanes> = vals[..*n as usize]
+                    .iter()
+                    .map(|v| self.operand_lanes(w, *v))
+                    .collect();
+                let size = u64::from(ty.bytes());
+                let bytes = size * u64::from(*n);
+                for l in lanes(emask) {
+                    let lane = l as u32;
+                    let d = db[l].wrapping_add(dst.off as u64);
+                    // The mbarrier is checked before the bytes land.
+                    let at = self.mbar_at(w, bar, bb[l], lane, pc)?;
+                    if d % bytes != 0 {
+                        let detail =
+                            format!("a {bytes}-byte st.async must be {bytes}-byte aligned");
+                        let kind = FaultKind::MisalignedAddress;
+                        return Err(self.fault(w, lane, pc, kind, Some(d), detail));
+                    }
+                    for (k, v) in vs.iter().enumerate() {
+                        let a = d + k as u64 * size;
+                        let loc = self.locate(w, dst.space, a, size, Access::Atomic, lane, pc)?;
+                        let new = match red {
+                            Some(op) => {
+                                let old = self.read(&loc, size);
+                                super::atomic_result(*op, *ty, old, v[l], 0).0
+                            }
+                            None => v[l],
+                        };
+                        self.write_mem(&loc, size, new);
+                    }
+                    self.mbar_update(w, at, lane, pc, |m| m.transact(-(bytes as i64)))?;
+                }
+            }
             AsyncOp::Copy {
                 dst,
                 src,
