@@ -261,6 +261,26 @@ static void launch_errors(void) {
     CALL("", cuLaunchKernel(explicitk, 4, 1, 1, 32, 1, 1, 0, 0, args, NULL));
     printf("explicit_only, clusters of 4: ");
     CALL("", launch(explicitk, 4, 1, 32, 4, 1));
+    {
+        /* Cooperative and clustered at once (the mock runs either, not both). */
+        CUlaunchAttribute attrs[2];
+        memset(attrs, 0, sizeof attrs);
+        attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[0].value.clusterDim.x = 2;
+        attrs[0].value.clusterDim.y = attrs[0].value.clusterDim.z = 1;
+        attrs[1].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[1].value.cooperative = 1;
+        CUlaunchConfig c;
+        memset(&c, 0, sizeof c);
+        c.gridDimX = 4;
+        c.gridDimY = c.gridDimZ = 1;
+        c.blockDimX = 32;
+        c.blockDimY = c.blockDimZ = 1;
+        c.attrs = attrs;
+        c.numAttrs = 2;
+        printf("plain, cooperative, clusters of 2: ");
+        CALL("", cuLaunchKernelEx(&c, plaink, args, NULL));
+    }
     printf("small, clusters of 4: ");
     CALL("", launch(smallk, 8, 1, 32, 4, 1));
     printf("small, clusters of 8: ");
