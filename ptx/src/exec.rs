@@ -163,6 +163,19 @@ fn run_inner(
     let nclusters = nblocks / cluster::blocks_in(shape) as u64;
     let in_clusters = cluster::blocks_in(shape) > 1;
     let threads = launch.host_threads.max(1).min(nblocks.min(256) as usize);
+    let cluster_bytes = per_block.saturating_mul(cluster::blocks_in(shape) as u64);
+    if in_clusters && cluster_bytes > COOPERATIVE_HOST_BYTES {
+        return Err(launch_fault(
+            module,
+            kernel,
+            format!(
+                "a cluster keeps its {} blocks in flight: {cluster_bytes} bytes of registers, \
+                 local and shared memory, more than the host gives a launch \
+                 ({COOPERATIVE_HOST_BYTES} bytes)",
+                cluster::blocks_in(shape)
+            ),
+        ));
+    }
     if launch.cooperative && per_block.saturating_mul(nblocks) > COOPERATIVE_HOST_BYTES {
         return Err(launch_fault(
             module,
@@ -2103,7 +2116,7 @@ impl<'a> BlockCtx<'a> {
             Op::Image(op) => return self.image(w, op, emask, pc),
             Op::Async(op) => return self.async_op(w, op, emask, pc),
             Op::ClusterArrive => {
-                self.cluster_arrive(w, emask, pc)?;
+                self.cluster_arrive(w, emask);
                 return Ok(());
             }
             Op::GetCtaRank { d, a, generic } => {

@@ -268,18 +268,14 @@ impl BlockCtx<'_> {
         }
     }
 
-    pub(super) fn cluster_arrive(
-        &mut self,
-        w: &mut Warp,
-        emask: u32,
-        _pc: u32,
-    ) -> Result<(), Fault> {
+    /// `barrier.cluster.arrive`: each lane of `emask` waits, at its next wait, for the
+    /// phase now pending.
+    pub(super) fn cluster_arrive(&mut self, w: &mut Warp, emask: u32) {
         let target = self.cluster_bar.completed.wrapping_add(1);
         for_lanes(emask, |l| w.cluster_target[l] = target);
         self.cluster_bar.arrived += emask.count_ones();
         self.cluster_bar.changes += 1;
         self.cluster_try_complete();
-        Ok(())
     }
 
     /// The lanes of `emask` whose phase has not completed yet.
