@@ -330,6 +330,8 @@ pub struct LaunchAttribute {
 
 /// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`: the value's `int cooperative`.
 pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: i32 = 2;
+/// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`: the value's `clusterDim` (x, y, z).
+pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: i32 = 4;
 
 /// `CUgraphNodeParams` (cuGraphAddNode, cuGraphNodeSetParams, cuGraphExecNodeSetParams):
 /// the node's type, then a union read by it at byte 16 (`GraphKernelParams`,
@@ -438,6 +440,7 @@ pub mod result {
     pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
     pub const CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: CUresult = 720;
     pub const CUDA_ERROR_NOT_PERMITTED: CUresult = 800;
+    pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: CUresult = 912;
     pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
     pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
 }

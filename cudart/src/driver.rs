@@ -215,6 +215,8 @@ driver_functions! {
     safe fn cuFuncGetAttribute(value: &mut i32, attr: i32, f: CUfunction);
     safe fn cuFuncSetAttribute(f: CUfunction, attr: i32, value: i32);
     safe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks: &mut i32, f: CUfunction, block_size: i32, shared: usize, flags: u32);
+    unsafe fn cuOccupancyMaxActiveClusters(clusters: &mut i32, f: CUfunction, config: *const c_void);
+    unsafe fn cuOccupancyMaxPotentialClusterSize(size: &mut i32, f: CUfunction, config: *const c_void);
     safe fn cuStreamBeginCapture(stream: CUstream, mode: i32);
     safe fn cuStreamEndCapture(stream: CUstream, graph: &mut CUgraph);
     safe fn cuGraphCreate(graph: &mut CUgraph, flags: u32);

@@ -335,8 +335,6 @@ crate::boundary::not_implemented! {
     cudaMipmappedArrayGetMemoryRequirements,
     cudaMipmappedArrayGetSparseProperties,
     cudaOccupancyAvailableDynamicSMemPerBlock,
-    cudaOccupancyMaxActiveClusters,
-    cudaOccupancyMaxPotentialClusterSize,
     cudaSetValidDevices,
     cudaSignalExternalSemaphoresAsync,
     cudaSignalExternalSemaphoresAsync_ptsz,

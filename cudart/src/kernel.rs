@@ -438,6 +438,21 @@ pub struct LaunchConfig {
     pub num_attrs: c_uint,
 }
 
+/// The driver's CUlaunchConfig for a cudaLaunchConfig_t: cudaLaunchAttribute is laid out
+/// as the driver's CUlaunchAttribute (ids and values alike), so the driver reads them.
+fn driver_config(c: &LaunchConfig, per_thread: bool) -> RtResult<cumock_abi::LaunchConfig> {
+    let shared = u32::try_from(c.dynamic_smem_bytes)
+        .map_err(|_| error::invalid(format!("{} bytes of shared memory", c.dynamic_smem_bytes)))?;
+    Ok(cumock_abi::LaunchConfig {
+        grid: [c.grid.x, c.grid.y, c.grid.z],
+        block: [c.block.x, c.block.y, c.block.z],
+        shared,
+        stream: stream_for(c.stream, per_thread).cast(),
+        attrs: c.attrs.cast(),
+        num_attrs: c.num_attrs,
+    })
+}
+
 fn launch_ex(
     config: *const LaunchConfig,
     func: *const c_void,
@@ -447,20 +462,8 @@ fn launch_ex(
     // Safety: NULL or the program's config.
     let c = unsafe { config.as_ref() }.ok_or_else(|| error::invalid("config is NULL"))?;
     if c.num_attrs != 0 {
-        // cudaLaunchAttribute is laid out as the driver's CUlaunchAttribute (ids and
-        // values alike): the driver reads them.
         let (d, f) = function(func)?;
-        let shared = u32::try_from(c.dynamic_smem_bytes).map_err(|_| {
-            error::invalid(format!("{} bytes of shared memory", c.dynamic_smem_bytes))
-        })?;
-        let driver_config = cumock_abi::LaunchConfig {
-            grid: [c.grid.x, c.grid.y, c.grid.z],
-            block: [c.block.x, c.block.y, c.block.z],
-            shared,
-            stream: stream_for(c.stream, per_thread).cast(),
-            attrs: c.attrs.cast(),
-            num_attrs: c.num_attrs,
-        };
+        let driver_config = driver_config(c, per_thread)?;
         // Safety: a CUlaunchConfig laid out as cuda.h's, alive for the call; `args` holds
         // one pointer per kernel parameter, as the program built it.
         return unsafe {
@@ -480,6 +483,30 @@ fn launch_ex(
         c.dynamic_smem_bytes,
         stream_for(c.stream, per_thread),
     )
+}
+
+cudart_fn! {
+    fn cudaOccupancyMaxActiveClusters(num_clusters: *mut c_int, func: *const c_void, config: *const LaunchConfig) {
+        // Safety: the program's out-pointer (NULL refused) and config (NULL refused).
+        let out = unsafe { out_ref(num_clusters)? };
+        let c = unsafe { config.as_ref() }.ok_or_else(|| error::invalid("config is NULL"))?;
+        let (d, f) = function(func)?;
+        let dc = driver_config(c, false)?;
+        // Safety: a CUlaunchConfig laid out as cuda.h's, alive for the call.
+        unsafe { d.cuOccupancyMaxActiveClusters(out, f, (&raw const dc).cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaOccupancyMaxPotentialClusterSize(cluster_size: *mut c_int, func: *const c_void, config: *const LaunchConfig) {
+        // Safety: as cudaOccupancyMaxActiveClusters.
+        let out = unsafe { out_ref(cluster_size)? };
+        let c = unsafe { config.as_ref() }.ok_or_else(|| error::invalid("config is NULL"))?;
+        let (d, f) = function(func)?;
+        let dc = driver_config(c, false)?;
+        // Safety: as above.
+        unsafe { d.cuOccupancyMaxPotentialClusterSize(out, f, (&raw const dc).cast()) }
+    }
 }
 
 cudart_fn! {

@@ -321,6 +321,15 @@ fn cg_grid_sync() {
     run("cg_grid_sync", &[]);
 }
 
+// In the style of the CUDA programming guide's thread block cluster examples: a kernel
+// compiled for clusters, the distributed shared memory histogram, neighbours' shared
+// memory between cluster syncs, a split cluster barrier, non-portable and misconfigured
+// clusters (no H200 transcript yet: awaits a recording).
+#[test]
+fn clusters() {
+    run("clusters", &[]);
+}
+
 // In the style of NVIDIA's simpleTensorCoreGEMM and cudaTensorCoreGemm (and their bf16,
 // tf32, dmma and imma siblings): wmma GEMMs checked against the host's.
 #[test]

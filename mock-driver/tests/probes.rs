@@ -192,6 +192,79 @@ fn sandbox_images_probe_matches_the_h200() {
     compare("sandbox_images", &[]);
 }
 
+/// Thread-block clusters: attributes, launch errors, occupancy, and a kernel's view of
+/// its cluster. Awaits its recording on the H200 (ci/gpu-probes.sh): until then the
+/// mock's answers are checked against what cuda.h and the programming guide state.
+#[test]
+fn clusters_probe_matches_the_h200() {
+    let golden = common::workspace().join(GOLDENS).join("clusters.txt");
+    if golden.exists() {
+        return compare("clusters", &[]);
+    }
+    eprintln!("clusters: awaiting a recording on the H200 (ci/gpu-probes.sh OUTDIR)");
+    let mock = sections(&run_probe_with("clusters", &[], &[]));
+    let attrs = &mock["attributes"];
+    for line in [
+        "fixed CLUSTER_SIZE_MUST_BE_SET = CUDA_SUCCESS, 1",
+        "fixed REQUIRED_CLUSTER_WIDTH = CUDA_SUCCESS, 2",
+        "plain REQUIRED_CLUSTER_WIDTH = CUDA_SUCCESS, 0",
+    ] {
+        assert!(attrs.contains(line), "{line}:\n{attrs}");
+    }
+    // cuda.h: a compile-time cluster shape cannot be set at run time.
+    let set = &mock["set-attributes"];
+    assert!(
+        set.contains("set fixed REQUIRED_CLUSTER_WIDTH 4 = CUDA_ERROR_NOT_PERMITTED"),
+        "{set}"
+    );
+    assert!(
+        set.contains("plain, no cluster attribute, 4 blocks:  = CUDA_SUCCESS"),
+        "{set}"
+    );
+    let launches = &mock["launch-errors"];
+    for (case, result) in [
+        ("plain, 4 blocks in clusters of 2", "CUDA_SUCCESS"),
+        (
+            "plain, 3 blocks in clusters of 2",
+            "CUDA_ERROR_INVALID_CLUSTER_SIZE",
+        ),
+        ("plain, 8 blocks in clusters of 8", "CUDA_SUCCESS"),
+        (
+            "plain, 16 blocks in clusters of 16",
+            "CUDA_ERROR_INVALID_CLUSTER_SIZE",
+        ),
+        (
+            "plain non-portable, 16 blocks in clusters of 16",
+            "CUDA_SUCCESS",
+        ),
+        (
+            "plain non-portable, 32 blocks in clusters of 32",
+            "CUDA_ERROR_INVALID_CLUSTER_SIZE",
+        ),
+        ("fixed, cuLaunchKernel of 4 blocks", "CUDA_SUCCESS"),
+        ("fixed, clusters of 4", "CUDA_ERROR_INVALID_CLUSTER_SIZE"),
+        (
+            "explicit_only, cuLaunchKernel",
+            "CUDA_ERROR_INVALID_CLUSTER_SIZE",
+        ),
+        ("small, clusters of 8", "CUDA_ERROR_INVALID_CLUSTER_SIZE"),
+    ] {
+        assert!(
+            launches.contains(&format!("{case}:  = {result}\n")),
+            "{case}:\n{launches}"
+        );
+    }
+    // Each block reads the next rank's array and is counted by every thread of the next.
+    let dsmem = &mock["shared-memory"];
+    for line in [
+        "block 3: read 0, hits 128, rank 3 of 4, cluster_ctaid 3, clusterid 0 of 3, explicit 1",
+        "block 14: read 7000, hits 128, rank 6 of 8, cluster_ctaid 6, clusterid 1 of 2, explicit 1",
+        "block 1: read 0, hits 128, rank 0 of 1, cluster_ctaid 0, clusterid 1 of 2, explicit 0",
+    ] {
+        assert!(dsmem.contains(line), "{line}:\n{dsmem}");
+    }
+}
+
 /// Tensor maps: cuTensorMapEncodeTiled and cuTensorMapReplaceAddress on valid maps and on
 /// each requirement of cuda.h broken. Awaits its recording on the H200 (ci/gpu-probes.sh):
 /// until then the mock's own answers are checked against cuda.h's requirements here.

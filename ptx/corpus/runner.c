@@ -80,7 +80,8 @@ static void dims(const char* s, unsigned d[2]) {
 
 /* One manifest line's kernel, in the calling (child) process: 0 when it ran. */
 static int run_kernel(const char* kernel, const char* file, unsigned grid[2], unsigned block[2],
-                      unsigned shmem, int nin, int nout, const char* ptxdir, const char* outdir) {
+                      unsigned shmem, int nin, int nout, const unsigned* cluster, const char* ptxdir,
+                      const char* outdir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", ptxdir, file);
   char* dot = strrchr(path, '.');
@@ -110,7 +111,25 @@ static int run_kernel(const char* kernel, const char* file, unsigned grid[2], un
   {
     int n = nin;
     void* args[] = {&din, &dout, &n};
-    TRY("cuLaunchKernel", cuLaunchKernel(fn, grid[0], grid[1], 1, block[0], block[1], 1, shmem, 0, args, NULL));
+    if (cluster) {
+      /* The manifest's cluster shape: cuLaunchKernelEx with the cluster attribute. */
+      CUlaunchAttribute attr;
+      memset(&attr, 0, sizeof attr);
+      attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attr.value.clusterDim.x = cluster[0];
+      attr.value.clusterDim.y = cluster[1];
+      attr.value.clusterDim.z = 1;
+      CUlaunchConfig c;
+      memset(&c, 0, sizeof c);
+      c.gridDimX = grid[0]; c.gridDimY = grid[1]; c.gridDimZ = 1;
+      c.blockDimX = block[0]; c.blockDimY = block[1]; c.blockDimZ = 1;
+      c.sharedMemBytes = shmem;
+      c.attrs = &attr;
+      c.numAttrs = 1;
+      TRY("cuLaunchKernelEx", cuLaunchKernelEx(&c, fn, args, NULL));
+    } else {
+      TRY("cuLaunchKernel", cuLaunchKernel(fn, grid[0], grid[1], 1, block[0], block[1], 1, shmem, 0, args, NULL));
+    }
   }
   TRY("cuCtxSynchronize", cuCtxSynchronize());
   TRY("cuMemcpyDtoH", cuMemcpyDtoH(out, dout, (size_t)nout * 4));
@@ -132,20 +151,22 @@ int main(int argc, char** argv) {
   int failures = 0, count = 0;
   while (fgets(line, sizeof line, m)) {
     if (line[0] == '#' || line[0] == '\n') continue;
-    char kernel[256], file[256], grid_s[64], block_s[64], cmp[64];
+    char kernel[256], file[256], grid_s[64], block_s[64], cmp[64], cluster_s[64];
     unsigned shmem; int nin, nout;
-    if (sscanf(line, "%255s %255s %63s %63s %u %d %d %63s", kernel, file, grid_s, block_s, &shmem, &nin, &nout, cmp) != 8) {
+    int fields = sscanf(line, "%255s %255s %63s %63s %u %d %d %63s %63s", kernel, file, grid_s, block_s, &shmem, &nin, &nout, cmp, cluster_s);
+    if (fields != 8 && fields != 9) {
       fprintf(stderr, "bad manifest line: %s", line);
       return 1;
     }
-    unsigned grid[2], block[2];
+    unsigned grid[2], block[2], cluster[2];
     dims(grid_s, grid);
     dims(block_s, block);
+    if (fields == 9) dims(cluster_s, cluster);
     count++;
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) { perror("fork"); return 1; }
-    if (pid == 0) _exit(run_kernel(kernel, file, grid, block, shmem, nin, nout, ptxdir, outdir));
+    if (pid == 0) _exit(run_kernel(kernel, file, grid, block, shmem, nin, nout, fields == 9 ? cluster : NULL, ptxdir, outdir));
     int status = 0;
     if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       if (WIFSIGNALED(status)) fprintf(stderr, "%s: the process died of signal %d\n", kernel, WTERMSIG(status));

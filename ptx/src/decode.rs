@@ -46,6 +46,16 @@ pub enum Sreg {
     Envreg(u8),
     /// `%reserved_smem_offset_begin`, `_end`, `_cap`, `_0`, `_1` (0..=4).
     ReservedSmem(u8),
+    /// `%clusterid`, `%nclusterid`, `%cluster_ctaid`, `%cluster_nctaid` (x, y, z).
+    ClusterId(u8),
+    Nclusterid(u8),
+    ClusterCtaid(u8),
+    ClusterNctaid(u8),
+    /// `%cluster_ctarank`, `%cluster_nctarank`.
+    ClusterCtarank,
+    ClusterNctarank,
+    /// `%is_explicit_cluster`: the launch gave a cluster shape.
+    IsExplicitCluster,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +85,9 @@ pub enum Space {
     Global,
     Shared,
     Local,
+    /// `.shared::cluster`: the shared memory of any block of the cluster
+    /// (`crate::CLUSTER_RANK_STRIDE` says how its addresses name a block).
+    SharedCluster,
     /// The kernel's parameter buffer.
     KParam,
     Const,
@@ -399,6 +412,23 @@ pub enum Op {
     },
     /// Asynchronous copies and mbarriers (`decode/asynccopy.rs`).
     Async(Box<AsyncOp>),
+    /// `brx.idx index, tlist;`: each lane goes to the `index`th label of the
+    /// `.branchtargets` list (an index past it faults: undefined in PTX).
+    BrxIdx {
+        index: Src,
+        targets: Box<[u32]>,
+    },
+    /// `barrier.cluster.arrive`: the lanes arrive at their cluster's barrier.
+    ClusterArrive,
+    /// `barrier.cluster.wait`: the lanes wait until the phase they arrived in completes.
+    ClusterWait,
+    /// `getctarank{.shared::cluster}`: the cluster rank of the block whose shared memory
+    /// `a` names.
+    GetCtaRank {
+        d: Dst,
+        a: Src,
+        generic: bool,
+    },
     /// `mbarrier.test_wait`/`try_wait`: control, as a failed wait lets other warps run.
     MbarWait(Box<MbarWait>),
     /// `wgmma.mma_async`: control, as a warp waits there for the other three of its
@@ -454,6 +484,8 @@ impl Op {
                 | Op::Bar { .. }
                 | Op::MbarWait(_)
                 | Op::Wgmma(_)
+                | Op::ClusterWait
+                | Op::BrxIdx { .. }
         )
     }
 }
@@ -526,6 +558,15 @@ enum Sym {
     /// Offset in the kernel's parameter buffer.
     KParam(u32),
     Global(u32),
+}
+
+/// A list a function body declares for indirect control flow.
+#[derive(Debug, Clone)]
+enum TargetList {
+    /// `.branchtargets`: the labels' pcs.
+    Branches(Vec<u32>),
+    /// `.calltargets`: the functions' names.
+    Calls(Vec<String>),
 }
 
 struct FuncInfo {
@@ -796,6 +837,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             own_local: 0,
             is_kernel: f.entry,
             protos: HashMap::new(),
+            target_lists: HashMap::new(),
             func_index: funcs[&f.name].index,
             depot: (u32::MAX, 0),
         };
@@ -839,6 +881,9 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 reqntid: f.reqntid,
                 registers: layout.next_reg + layout.next_pred - regs_before,
                 max_registers: f.maxnreg,
+                required_cluster: f.reqnctapercluster,
+                explicit_cluster: f.explicitcluster,
+                max_cluster_rank: f.maxclusterrank,
                 entry_pc: funcs[&f.name].entry,
             });
         }
@@ -923,6 +968,9 @@ struct FuncDecoder<'a> {
     is_kernel: bool,
     /// The `.callprototype`s in scope: bytes of each return value and parameter.
     protos: HashMap<String, (Vec<u32>, Vec<u32>)>,
+    /// The `.branchtargets` (labels, as pcs) and `.calltargets` (function names) lists in
+    /// scope, by name.
+    target_lists: HashMap<String, TargetList>,
     /// The function's index in `Program::funcs`, and the range of local memory its
     /// `.local` variables take (its depot, which a recursive activation relocates).
     func_index: Option<u32>,
@@ -1096,6 +1144,34 @@ impl FuncDecoder<'_> {
                     };
                     let sig = (sizes(rets)?, sizes(params)?);
                     self.protos.insert(name.clone(), sig);
+                }
+                Stmt::Targets {
+                    name,
+                    calls,
+                    list,
+                    line,
+                    column,
+                } => {
+                    let at =
+                        |what: String| LoadError::at(*line, *column, LoadErrorKind::Semantic, what);
+                    let t = if *calls {
+                        for f in list {
+                            if !self.funcs.contains_key(f) {
+                                return Err(at(format!("`{name}` lists `{f}`, not a function")));
+                            }
+                        }
+                        TargetList::Calls(list.clone())
+                    } else {
+                        let pcs = list
+                            .iter()
+                            .map(|l| {
+                                self.find_label(l)
+                                    .ok_or_else(|| at(format!("`{name}` lists `{l}`, not a label")))
+                            })
+                            .collect::<Result<Vec<u32>, LoadError>>()?;
+                        TargetList::Branches(pcs)
+                    };
+                    self.target_lists.insert(name.clone(), t);
                 }
                 Stmt::Reg {
                     ty,
@@ -1577,7 +1653,6 @@ impl FuncDecoder<'_> {
                 self.alu(i, math::shf(left, clamp), 3)
             }
             "isspacep" => {
-                // A cluster is one block here (`shared::cluster` is the block's own).
                 let space = m
                     .take_any(&[
                         "shared",
@@ -1589,7 +1664,7 @@ impl FuncDecoder<'_> {
                         "const",
                     ])
                     .map(|s| {
-                        if s.starts_with("shared") {
+                        if s == "shared::cta" {
                             "shared".into()
                         } else {
                             s
@@ -1700,7 +1775,15 @@ impl FuncDecoder<'_> {
             "cvta" => {
                 let to = m.take("to");
                 let space = m
-                    .take_any(&["global", "shared", "local", "const", "param"])
+                    .take_any(&[
+                        "global",
+                        "shared",
+                        "shared::cta",
+                        "shared::cluster",
+                        "local",
+                        "const",
+                        "param",
+                    ])
                     .ok_or_else(|| unsup(m))?;
                 let ty = self.one_type(i, m)?;
                 if ty.bytes() != 8 && ty.bytes() != 4 {
@@ -1708,7 +1791,9 @@ impl FuncDecoder<'_> {
                 }
                 let base = match space.as_str() {
                     "global" | "const" => 0,
-                    "shared" => SHARED_WINDOW,
+                    // shared::cluster addresses are 32 bits too (the block's own window
+                    // lies inside the cluster's: `CLUSTER_RANK_STRIDE`).
+                    "shared" | "shared::cta" | "shared::cluster" => SHARED_WINDOW,
                     "local" => LOCAL_WINDOW,
                     _ => PARAM_WINDOW,
                 };
@@ -1739,9 +1824,30 @@ impl FuncDecoder<'_> {
                 };
                 self.alu(i, f, 1)
             }
+            "st" | "red" if m.take("async") => self.store_async(i, m),
             "ld" | "ldu" | "st" => self.ld_st(i, m),
             "tex" | "tld4" | "txq" | "suq" | "suld" | "sust" => self.image(i, m),
             "atom" | "red" => self.atom(i, m),
+            "brx" => {
+                if !m.take("idx") {
+                    return Err(unsup(m));
+                }
+                m.take("uni");
+                self.nops(i, 2)?;
+                let list = match &i.ops[1] {
+                    Opnd::Name(n) => match self.target_lists.get(n) {
+                        Some(TargetList::Branches(pcs)) => pcs.clone(),
+                        _ => {
+                            return Err(semantic(i, format!("`{n}` is not a .branchtargets list")))
+                        }
+                    },
+                    _ => return Err(semantic(i, "`brx.idx` names a .branchtargets list")),
+                };
+                Ok(Op::BrxIdx {
+                    index: self.src(i, &i.ops[0])?,
+                    targets: list.into_boxed_slice(),
+                })
+            }
             "bra" => {
                 m.take("uni");
                 self.nops(i, 1)?;
@@ -1796,6 +1902,43 @@ impl FuncDecoder<'_> {
             }
             "createpolicy" => Err(unsup(m)),
             "bar" | "barrier" => self.bar(i, m),
+            "mapa" => {
+                // `mapa{.shared::cluster}.type d, a, rank`: the address of `a` in the
+                // shared memory of block `rank` of the cluster.
+                let cluster = m.take("shared::cluster");
+                let ty = self.one_type(i, m)?;
+                if !matches!(ty, Ty::U32 | Ty::U64 | Ty::B32 | Ty::B64) {
+                    return Err(unsup(m));
+                }
+                let f: WarpFn = if cluster {
+                    |o, a, b, _, _| {
+                        o.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (a, b))| {
+                            *o = crate::cluster_address(*b as u32, *a) & 0xffff_ffff
+                        })
+                    }
+                } else {
+                    |o, a, b, _, _| {
+                        o.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (a, b))| {
+                            *o = SHARED_WINDOW
+                                + crate::cluster_address(*b as u32, a.wrapping_sub(SHARED_WINDOW))
+                        })
+                    }
+                };
+                self.alu(i, f, 2)
+            }
+            "getctarank" => {
+                let generic = !m.take("shared::cluster");
+                let ty = self.one_type(i, m)?;
+                if !matches!(ty, Ty::U32 | Ty::U64 | Ty::B32 | Ty::B64) {
+                    return Err(unsup(m));
+                }
+                self.nops(i, 2)?;
+                Ok(Op::GetCtaRank {
+                    d: self.reg(i, &i.ops[0])?,
+                    a: self.src(i, &i.ops[1])?,
+                    generic,
+                })
+            }
             "shfl" => {
                 m.take("sync");
                 let mode = match m.take_any(&["up", "down", "bfly", "idx"]).as_deref() {
@@ -2544,11 +2687,20 @@ impl FuncDecoder<'_> {
     fn space(m: &mut Mods) -> Option<Space> {
         Some(
             match m
-                .take_any(&["global", "shared", "local", "param", "const"])
+                .take_any(&[
+                    "global",
+                    "shared",
+                    "shared::cta",
+                    "shared::cluster",
+                    "local",
+                    "param",
+                    "const",
+                ])
                 .as_deref()
             {
                 Some("global") => Space::Global,
-                Some("shared") => Space::Shared,
+                Some("shared" | "shared::cta") => Space::Shared,
+                Some("shared::cluster") => Space::SharedCluster,
                 Some("local") => Space::Local,
                 Some("param") => Space::KParam,
                 Some("const") => Space::Const,
@@ -2596,7 +2748,9 @@ impl FuncDecoder<'_> {
             }
         }
         if let (Some(s), false) = (sym_space, space == Space::Generic) {
-            if s != space && !(s == Space::Global && space == Space::Const) {
+            // A block's own shared variable is a `.shared::cluster` address too.
+            let own_shared = s == Space::Shared && space == Space::SharedCluster;
+            if s != space && !(s == Space::Global && space == Space::Const) && !own_shared {
                 return Err(semantic(i, "variable used with a different state space"));
             }
         }
@@ -2716,6 +2870,21 @@ impl FuncDecoder<'_> {
             return Ok(Op::WarpSync {
                 _mask: self.src(i, &i.ops[0])?,
             });
+        }
+        if i.opcode == "barrier" && m.take("cluster") {
+            // `barrier.cluster.arrive{.release,.relaxed}{.aligned}`,
+            // `barrier.cluster.wait{.acquire}{.aligned}`: the orderings change nothing
+            // here (every access is visible to the cluster once made).
+            self.nops(i, 0)?;
+            return if m.take("arrive") {
+                m.take_any(&["release", "relaxed"]);
+                Ok(Op::ClusterArrive)
+            } else if m.take("wait") {
+                m.take("acquire");
+                Ok(Op::ClusterWait)
+            } else {
+                Err(unsup(m))
+            };
         }
         let kind = match m.take_any(&["sync", "arrive", "red"]).as_deref() {
             Some("sync") => BarKind::Sync,
@@ -2927,12 +3096,31 @@ impl FuncDecoder<'_> {
         let Opnd::Name(pname) = proto else {
             return Err(semantic(i, "an indirect call ends in its prototype's name"));
         };
-        let Some((ret_sizes, arg_sizes)) = self.protos.get(pname).cloned() else {
-            return Err(if self.find_label(pname).is_some() {
-                unsupported(i, format!("`{pname}` is a label: calls through a `.calltargets` list are not supported"))
-            } else {
-                semantic(i, format!("unknown call prototype `{pname}`"))
-            });
+        let sig = match self.target_lists.get(pname) {
+            // A `.calltargets` list: its functions' shared signature stands for a
+            // prototype (which of them runs is the register's value, as for a prototype).
+            Some(TargetList::Calls(fs)) => {
+                let sizes = |v: &[(u32, u32)]| v.iter().map(|p| p.1).collect::<Vec<u32>>();
+                let sig_of = |f: &String| {
+                    let info = &self.funcs[f];
+                    (sizes(&info.rets), sizes(&info.params))
+                };
+                let first = sig_of(&fs[0]);
+                if let Some(other) = fs.iter().find(|f| sig_of(f) != first) {
+                    return Err(semantic(
+                        i,
+                        format!(
+                            "`{pname}` lists `{}` and `{other}`, which take different parameters",
+                            fs[0]
+                        ),
+                    ));
+                }
+                Some(first)
+            }
+            _ => self.protos.get(pname).cloned(),
+        };
+        let Some((ret_sizes, arg_sizes)) = sig else {
+            return Err(semantic(i, format!("unknown call prototype `{pname}`")));
         };
         let slots =
             |list: &[Opnd], sizes: &[u32], what: &str| -> Result<Vec<(u32, u32)>, LoadError> {
@@ -2983,6 +3171,10 @@ fn sreg(n: &str) -> Option<Sreg> {
             "%ntid" => Sreg::Ntid(d),
             "%ctaid" => Sreg::Ctaid(d),
             "%nctaid" => Sreg::Nctaid(d),
+            "%clusterid" => Sreg::ClusterId(d),
+            "%nclusterid" => Sreg::Nclusterid(d),
+            "%cluster_ctaid" => Sreg::ClusterCtaid(d),
+            "%cluster_nctaid" => Sreg::ClusterNctaid(d),
             _ => return None,
         });
     }
@@ -3010,6 +3202,9 @@ fn sreg(n: &str) -> Option<Sreg> {
         "%reserved_smem_offset_cap" => Sreg::ReservedSmem(2),
         "%reserved_smem_offset_0" => Sreg::ReservedSmem(3),
         "%reserved_smem_offset_1" => Sreg::ReservedSmem(4),
+        "%cluster_ctarank" => Sreg::ClusterCtarank,
+        "%cluster_nctarank" => Sreg::ClusterNctarank,
+        "%is_explicit_cluster" => Sreg::IsExplicitCluster,
         _ => {
             let n: u8 = n.strip_prefix("%envreg")?.parse().ok()?;
             if n >= 32 {

@@ -5,6 +5,7 @@
 
 mod asynccopy;
 mod calls;
+mod cluster;
 mod texture;
 
 use std::collections::VecDeque;
@@ -24,7 +25,8 @@ use crate::{
     Access, Engine, FaultKind, Kernel, KernelFault, Launch, Memory, Module, PrintfBuffer, Stats,
 };
 use crate::{
-    GRID_WINDOW, GRID_WORKSPACE_BYTES, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE,
+    CLUSTER_RANK_STRIDE, GRID_WINDOW, GRID_WORKSPACE_BYTES, LOCAL_WINDOW, PARAM_WINDOW,
+    SHARED_WINDOW, WINDOW_SIZE,
 };
 
 mod matrix;
@@ -154,7 +156,26 @@ fn run_inner(
         (k.static_shared_bytes as u64).div_ceil(16) * 16 + launch.dynamic_shared_bytes as u64
     };
     let shared_bytes = shared_limit as usize + 16;
+    let shape = match cluster::shape(launch, k) {
+        Ok(shape) => shape,
+        Err(detail) => return Err(launch_fault(module, kernel, detail)),
+    };
+    let nclusters = nblocks / cluster::blocks_in(shape) as u64;
+    let in_clusters = cluster::blocks_in(shape) > 1;
     let threads = launch.host_threads.max(1).min(nblocks.min(256) as usize);
+    let cluster_bytes = per_block.saturating_mul(cluster::blocks_in(shape) as u64);
+    if in_clusters && cluster_bytes > COOPERATIVE_HOST_BYTES {
+        return Err(launch_fault(
+            module,
+            kernel,
+            format!(
+                "a cluster keeps its {} blocks in flight: {cluster_bytes} bytes of registers, \
+                 local and shared memory, more than the host gives a launch \
+                 ({COOPERATIVE_HOST_BYTES} bytes)",
+                cluster::blocks_in(shape)
+            ),
+        ));
+    }
     if launch.cooperative && per_block.saturating_mul(nblocks) > COOPERATIVE_HOST_BYTES {
         return Err(launch_fault(
             module,
@@ -227,18 +248,40 @@ fn run_inner(
             } else {
                 std::ptr::null_mut()
             },
-            check_mask: if launch.cooperative {
+            check_mask: if launch.cooperative || in_clusters {
                 COOPERATIVE_SLICE - 1
             } else {
                 CHECK_INTERVAL - 1
             },
             yielding: false,
+            yields: launch.cooperative || in_clusters,
             grid_polls: 0,
             mbar_changes: 0,
             last_wait: None,
+            cluster_shape: shape,
+            explicit_cluster: launch.cluster.is_some() || k.required_cluster.is_some(),
+            cluster_blocks: Vec::new(),
+            cluster_bar: cluster::ClusterBarrier::default(),
+            idle: false,
+            resumed_at: 0,
         };
         let mut warps: Vec<Warp> = Vec::new();
-        if launch.cooperative {
+        if in_clusters && !launch.cooperative {
+            // A cluster at a time, its blocks taking turns on this host thread.
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let c = next.fetch_add(1, Ordering::Relaxed);
+                if c >= nclusters {
+                    break;
+                }
+                if let Err(f) = ctx.run_cluster(c, &mut warps, k, shared_bytes, &stop) {
+                    record(f);
+                    break;
+                }
+            }
+        } else if launch.cooperative {
             // Every block in flight: new blocks first (a grid sync needs all of them to
             // arrive), then the parked ones in turn, each for a slice.
             let mut idle = 0u32;
@@ -379,6 +422,9 @@ pub(crate) struct Warp {
     has_calls: bool,
     /// The carry flag of each lane (`add.cc` and friends).
     cc: u32,
+    /// Per lane, the count of completed cluster barrier phases its `barrier.cluster.wait`
+    /// waits for (`exec/cluster.rs`).
+    cluster_target: [u32; 32],
     pub(crate) steps: u64,
 }
 
@@ -427,10 +473,26 @@ pub(crate) struct BlockCtx<'a> {
     /// warps only poll, with no mbarrier changing, is deadlocked.
     mbar_changes: u64,
     last_wait: Option<(u32, u32, u32, usize)>,
+    /// Whether blocks take turns on host threads (cooperative launches, clusters of
+    /// several blocks): a warp sets `yielding` every `check_mask + 1` instructions.
+    yields: bool,
+    /// The launch's cluster shape ([1, 1, 1] without clusters) and whether it gave one.
+    cluster_shape: [u32; 3],
+    explicit_cluster: bool,
+    /// While a cluster of several blocks runs: its blocks by rank (`exec/cluster.rs`);
+    /// the running block's entry is a placeholder, its state being in this context.
+    cluster_blocks: Vec<BlockState>,
+    cluster_bar: cluster::ClusterBarrier,
+    /// Set when the block yielded because its warps could only poll (a cluster's block
+    /// waiting for the others).
+    idle: bool,
+    /// `instructions` when the running block of a cluster took its host thread.
+    resumed_at: u64,
 }
 
 /// What a block of a cooperative launch is while another block has its host thread:
 /// what `BlockCtx` holds of a block, swapped in and out (`BlockCtx::swap_block`).
+#[derive(Default)]
 struct BlockState {
     started: bool,
     ctaid: [u32; 3],
@@ -439,6 +501,9 @@ struct BlockState {
     bars: [BarState; 16],
     exited_threads: u32,
     warps: Vec<Warp>,
+    /// The block's cluster barrier while it is a cluster of one (a cooperative launch's
+    /// blocks take turns; a cluster of several shares the context's).
+    cluster_bar: cluster::ClusterBarrier,
 }
 
 impl BlockState {
@@ -451,6 +516,7 @@ impl BlockState {
             bars: [BarState::default(); 16],
             exited_threads: 0,
             warps: Vec::new(),
+            cluster_bar: cluster::ClusterBarrier::default(),
         }
     }
 }
@@ -458,6 +524,8 @@ impl BlockState {
 enum Loc {
     Host(*mut u8),
     Shared(usize),
+    /// Another block of the cluster's shared memory: its rank and the offset.
+    Remote(usize, usize),
     Local(usize),
     Param(usize),
 }
@@ -484,6 +552,9 @@ impl<'a> BlockCtx<'a> {
         std::mem::swap(&mut self.bars, &mut state.bars);
         std::mem::swap(&mut self.exited_threads, &mut state.exited_threads);
         std::mem::swap(warps, &mut state.warps);
+        if self.cluster_blocks.is_empty() {
+            std::mem::swap(&mut self.cluster_bar, &mut state.cluster_bar);
+        }
     }
 
     /// Sets up the block `self.ctaid`: its warps at the kernel's entry, its shared and
@@ -509,6 +580,7 @@ impl<'a> BlockCtx<'a> {
                 frames: calls::Frames::default(),
                 has_calls: false,
                 cc: 0,
+                cluster_target: [0; 32],
                 steps: 0,
             });
         }
@@ -529,6 +601,7 @@ impl<'a> BlockCtx<'a> {
             w.frames.clear();
             w.has_calls = false;
             w.cc = 0;
+            w.cluster_target = [0; 32];
             w.steps = 0;
         }
         self.shared.fill(0);
@@ -538,6 +611,10 @@ impl<'a> BlockCtx<'a> {
         self.local = vec![0u8; self.local_bytes * self.nthreads as usize];
         self.bars = [BarState::default(); 16];
         self.exited_threads = 0;
+        if self.cluster_blocks.is_empty() {
+            // A cluster of one block: its barrier is the block's.
+            self.cluster_bar = cluster::ClusterBarrier::default();
+        }
     }
 
     /// Runs the block's warps until every thread has exited (true), or until the block
@@ -572,13 +649,16 @@ impl<'a> BlockCtx<'a> {
                 } else {
                     idle_rounds + 1
                 };
+                if idle_rounds > 0 && !self.cluster_blocks.is_empty() {
+                    // Only the cluster's other blocks can change what these lanes wait
+                    // for: they run now (`run_cluster` finds deadlocks).
+                    self.idle = true;
+                    return Ok(false);
+                }
                 if idle_rounds < MBARRIER_IDLE_ROUNDS {
                     continue;
                 }
-                let (wi, lane, pc, at) = self.last_wait.unwrap_or((0, 0, 0, 0));
-                let w = &warps[(wi as usize).min(warps.len() - 1)];
-                let detail = self.mbar_deadlock(at);
-                return Err(self.fault(w, lane, pc, FaultKind::Deadlock, None, detail));
+                return Err(self.wait_deadlock(warps));
             }
             if !released {
                 if let Some(wi) = warps.iter().position(|w| matrix::wgmma_pc(w).is_some()) {
@@ -874,7 +954,11 @@ impl<'a> BlockCtx<'a> {
             if w.steps & self.check_mask == 0 {
                 // A cooperative launch's block gives its host thread to the others after
                 // this instruction (at least one runs each turn, so every turn progresses).
-                if !self.grid_ws.is_null() && w.steps != 0 {
+                // A cluster's block that only polled since it took the host thread has
+                // yielded already if it can: the slice is for blocks that work or spin.
+                let spun = self.cluster_blocks.is_empty()
+                    || self.instructions - self.resumed_at >= COOPERATIVE_SLICE;
+                if self.yields && w.steps != 0 && spun {
                     self.yielding = true;
                 }
                 if stop.load(Ordering::Relaxed) {
@@ -987,8 +1071,7 @@ impl<'a> BlockCtx<'a> {
                     return Ok(None);
                 }
                 Op::Exit => {
-                    w.exited |= emask;
-                    self.exited_threads += emask.count_ones();
+                    self.exit_lanes(w, emask);
                     mask &= !emask;
                     pc += 1;
                     if mask == 0 {
@@ -1072,8 +1155,7 @@ impl<'a> BlockCtx<'a> {
                             None => exits |= 1 << l,
                         }
                     }
-                    w.exited |= exits;
-                    self.exited_threads += exits.count_ones();
+                    self.exit_lanes(w, exits);
                     set_pcs(w, mask & !emask, pc + 1);
                     if w.stacks.iter().all(|s| s.is_empty()) {
                         w.has_calls = false;
@@ -1107,6 +1189,42 @@ impl<'a> BlockCtx<'a> {
                     self.arrive_wgmma(w, nwarps, mask, emask, pc)?;
                     set_pcs(w, mask, pc);
                     return Ok(None);
+                }
+                Op::BrxIdx { index, targets } => {
+                    let mut idx = [0u64; 32];
+                    self.fetch(w, *index, &mut idx);
+                    let mut m = emask;
+                    while m != 0 {
+                        let l = m.trailing_zeros();
+                        m &= m - 1;
+                        let k = idx[l as usize] as u32;
+                        let Some(&t) = targets.get(k as usize) else {
+                            // Undefined in PTX: the GPU jumps somewhere.
+                            let detail = format!(
+                                "brx.idx: index {k}, past the list's {} targets",
+                                targets.len()
+                            );
+                            let kind = FaultKind::IllegalInstruction;
+                            return Err(self.fault(w, l, pc, kind, None, detail));
+                        };
+                        w.pcs[l as usize] = t;
+                    }
+                    set_pcs(w, mask & !emask, pc + 1);
+                    return Ok(None);
+                }
+                Op::ClusterWait => {
+                    let incomplete = self.cluster_wait(w, emask, pc);
+                    if incomplete != 0 {
+                        // Those lanes stay at the wait and sit out the warp's turn.
+                        w.polled |= incomplete;
+                        set_pcs(w, mask & !incomplete, pc + 1);
+                        set_pcs(w, incomplete, pc);
+                        return Ok(None);
+                    }
+                    pc += 1;
+                    if w.has_calls {
+                        return Ok(Some(pc));
+                    }
                 }
                 Op::MbarWait(op) => {
                     let incomplete = if emask != 0 {
@@ -1456,6 +1574,13 @@ impl<'a> BlockCtx<'a> {
             Sreg::Gridid => *out = [1; 32],
             Sreg::DynamicSmemSize => *out = [self.launch.dynamic_shared_bytes as u64; 32],
             Sreg::TotalSmemSize => *out = [self.shared_limit; 32],
+            Sreg::ClusterId(_)
+            | Sreg::Nclusterid(_)
+            | Sreg::ClusterCtaid(_)
+            | Sreg::ClusterNctaid(_)
+            | Sreg::ClusterCtarank
+            | Sreg::ClusterNctarank
+            | Sreg::IsExplicitCluster => *out = [self.cluster_sreg(s); 32],
         }
     }
 
@@ -2006,6 +2131,13 @@ impl<'a> BlockCtx<'a> {
             Op::Movmatrix { d, a: sa } => self.movmatrix(w, *d, *sa, emask),
             Op::Image(op) => return self.image(w, op, emask, pc),
             Op::Async(op) => return self.async_op(w, op, emask, pc),
+            Op::ClusterArrive => {
+                self.cluster_arrive(w, emask);
+                return Ok(());
+            }
+            Op::GetCtaRank { d, a, generic } => {
+                return self.get_cta_rank(w, *d, *a, *generic, emask, pc)
+            }
             // Control instructions are handled in `run_group`.
             _ => {}
         }
@@ -2039,9 +2171,10 @@ impl<'a> BlockCtx<'a> {
         let space = match space {
             Space::Generic => {
                 if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&addr) {
+                    // The block's own window, or another block's of the cluster.
                     return self.locate(
                         w,
-                        Space::Shared,
+                        Space::SharedCluster,
                         addr - SHARED_WINDOW,
                         size,
                         access,
@@ -2100,6 +2233,10 @@ impl<'a> BlockCtx<'a> {
                 }
                 Ok(Loc::Shared(addr as usize))
             }
+            Space::SharedCluster if addr < CLUSTER_RANK_STRIDE => {
+                self.locate(w, Space::Shared, addr, size, access, lane, pc)
+            }
+            Space::SharedCluster => self.locate_remote(w, addr, size, lane, pc),
             Space::Local => {
                 if !in_window(addr, size, self.local_bytes as u64) {
                     let detail = format!("local memory: the thread has {} bytes", self.local_bytes);
@@ -2229,6 +2366,7 @@ impl<'a> BlockCtx<'a> {
     fn read(&self, loc: &Loc, size: u64) -> u64 {
         match *loc {
             Loc::Shared(i) => read_le(&self.shared, i, size),
+            Loc::Remote(r, i) => read_le(&self.cluster_blocks[r].shared, i, size),
             Loc::Local(i) => read_le(&self.local, i, size),
             Loc::Param(i) => read_le(self.launch.params, i, size),
             // Safety: `locate` got this pointer from `Memory::translate`, valid for `size`
@@ -2240,6 +2378,7 @@ impl<'a> BlockCtx<'a> {
     fn write_mem(&mut self, loc: &Loc, size: u64, v: u64) {
         match *loc {
             Loc::Shared(i) => write_le(&mut self.shared, i, size, v),
+            Loc::Remote(r, i) => write_le(&mut self.cluster_blocks[r].shared, i, size, v),
             Loc::Local(i) => write_le(&mut self.local, i, size, v),
             Loc::Param(_) => {}
             // Safety: as in `read`, and `locate` asked for write access.
@@ -2549,7 +2688,8 @@ impl<'a> BlockCtx<'a> {
                     return Err(self.fault(w, l, pc, FaultKind::IllegalAddress, Some(a), detail));
                 }
                 _ => {
-                    // Shared and local memory belong to this host thread alone.
+                    // Shared and local memory belong to this host thread alone (a
+                    // cluster's blocks all run on one).
                     let old = self.read(&loc, size);
                     let (new, ret) = atomic_result(op, ty, old, x, y);
                     self.write_mem(&loc, size, new);

@@ -72,6 +72,23 @@ pub const FUNC_STRIDE: u64 = 16;
 /// Size of each window.
 pub const WINDOW_SIZE: u64 = 1 << 32;
 
+/// How a `.shared::cluster` address names a block: its offset in the block's shared
+/// memory plus `(rank + 1) * CLUSTER_RANK_STRIDE`, what `mapa` gives; below the stride,
+/// the running block's own (the `.shared::cta` window lies inside the `.shared::cluster`
+/// one, as PTX requires). Generic addresses add [`SHARED_WINDOW`]. A block has at most
+/// 227 KiB of shared memory, so 16 MiB between blocks leaves every other offset outside
+/// any block: an address past a block's bytes faults rather than reaching the next.
+pub const CLUSTER_RANK_STRIDE: u64 = 1 << 24;
+/// The most blocks a cluster may have: 8 portably, 16 on the H200 with the kernel's
+/// non-portable cluster size attribute (CUDA programming guide, "Thread Block Clusters").
+pub const MAX_CLUSTER_BLOCKS: u32 = 16;
+
+/// The `.shared::cluster` address of offset `a` (a block's own shared address, or any
+/// cluster address: its block is replaced) in the shared memory of block `rank`.
+pub(crate) fn cluster_address(rank: u32, a: u64) -> u64 {
+    ((rank as u64 + 1) * CLUSTER_RANK_STRIDE) | (a & (CLUSTER_RANK_STRIDE - 1))
+}
+
 /// The newest PTX ISA version the parser accepts (nvcc 13.0 writes 9.0).
 pub const MAX_PTX_VERSION: (u32, u32) = (9, 0);
 
@@ -225,6 +242,13 @@ pub struct Kernel {
     /// `.maxnreg` (or the linker's CU_JIT_MAX_REGISTERS, which the mock's linker writes
     /// as `.maxnreg`): what ptxas would hold the kernel's registers to.
     pub max_registers: Option<u32>,
+    /// `.reqnctapercluster`: the cluster shape every launch must have (a launch without
+    /// one gets it, as the CUDA programming guide says of `__cluster_dims__`).
+    pub required_cluster: Option<[u32; 3]>,
+    /// `.explicitcluster`: a launch must give a cluster shape.
+    pub explicit_cluster: bool,
+    /// `.maxclusterrank`: the most blocks a cluster may have.
+    pub max_cluster_rank: Option<u32>,
     pub(crate) entry_pc: u32,
 }
 
@@ -310,6 +334,13 @@ pub struct Launch<'a> {
     /// arrived, completes however few host threads there are. The driver checks that the
     /// grid fits the device's occupancy, as a GPU must.
     pub cooperative: bool,
+    /// The launch's cluster shape (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`), which the grid
+    /// is a multiple of; None: the kernel's `.reqnctapercluster` if it has one, else each
+    /// block is a cluster of one (as on a GPU), and `%is_explicit_cluster` is false. The
+    /// blocks of a cluster of several run together, taking turns on one host thread, so
+    /// that they can wait for each other (`barrier.cluster`) and reach each other's shared
+    /// memory (`.shared::cluster`); different clusters run in parallel.
+    pub cluster: Option<[u32; 3]>,
     /// The context's `CU_LIMIT_STACK_SIZE`: bytes of call stack a thread has. Only
     /// recursive calls count against it (a GPU's stack for calls that cannot recurse is
     /// sized when the module loads): each activation of a function that may be active

@@ -414,7 +414,13 @@ pub fn pred_op(op: &str) -> Option<WarpFn> {
 pub fn isspacep(space: &str) -> Option<WarpFn> {
     use crate::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
     Some(match space {
-        "shared" => wf!(|a, b, c, e| (a.wrapping_sub(SHARED_WINDOW) < WINDOW_SIZE) as u64),
+        // The block's own window; `shared::cluster`: any block's a cluster can have.
+        "shared" => {
+            wf!(|a, b, c, e| (a.wrapping_sub(SHARED_WINDOW) < crate::CLUSTER_RANK_STRIDE) as u64)
+        }
+        "shared::cluster" => wf!(|a, b, c, e| (a.wrapping_sub(SHARED_WINDOW)
+            < (crate::MAX_CLUSTER_BLOCKS as u64 + 1) * crate::CLUSTER_RANK_STRIDE)
+            as u64),
         "local" => wf!(|a, b, c, e| (a.wrapping_sub(LOCAL_WINDOW) < WINDOW_SIZE) as u64),
         "param" => wf!(|a, b, c, e| (a.wrapping_sub(PARAM_WINDOW) < WINDOW_SIZE) as u64),
         // Everything else in the generic space is global (const lives in device memory).

@@ -79,6 +79,15 @@ pub enum Stmt {
         rets: Vec<VarDecl>,
         params: Vec<VarDecl>,
     },
+    /// `name: .branchtargets L1, L2, ...;` (`brx.idx`'s labels) or `name: .calltargets
+    /// f1, f2, ...;` (the functions an indirect call may reach).
+    Targets {
+        name: String,
+        calls: bool,
+        list: Vec<String>,
+        line: u32,
+        column: u32,
+    },
     Open,
     Close,
     Inst(InstAst),
@@ -94,6 +103,12 @@ pub struct FuncAst {
     pub reqntid: Option<[u32; 3]>,
     /// `.maxnreg`: the registers a thread may use at most (the least, if given twice).
     pub maxnreg: Option<u32>,
+    /// `.reqnctapercluster`: the cluster shape the kernel must be launched with.
+    pub reqnctapercluster: Option<[u32; 3]>,
+    /// `.explicitcluster`: the kernel must be launched with a cluster shape.
+    pub explicitcluster: bool,
+    /// `.maxclusterrank`: the most blocks a cluster of the kernel may have.
+    pub maxclusterrank: Option<u32>,
     pub body: Option<Vec<Stmt>>,
     pub line: u32,
     pub column: u32,
@@ -206,6 +221,9 @@ const KNOWN_OPCODES: &[&str] = &[
     "elect",
     "dp4a",
     "griddepcontrol",
+    "mapa",
+    "getctarank",
+    "brx",
 ];
 
 pub struct Parser<'a> {
@@ -628,6 +646,7 @@ impl<'a> Parser<'a> {
             Vec::new()
         };
         let (mut maxntid, mut reqntid, mut maxnreg) = (None, None, None::<u32>);
+        let (mut reqnctapercluster, mut explicitcluster, mut maxclusterrank) = (None, false, None);
         while let Some(Tok::Dot(d)) = self.peek() {
             {
                 match d.as_str() {
@@ -647,8 +666,19 @@ impl<'a> Parser<'a> {
                             self.pos += 1;
                         }
                     }
-                    "minnctapersm" | "maxnctapersm" | "noreturn" | "maxclusterrank"
-                    | "reqnctapercluster" | "explicitcluster" => {
+                    "reqnctapercluster" => {
+                        self.pos += 1;
+                        reqnctapercluster = Some(self.dims()?);
+                    }
+                    "explicitcluster" => {
+                        self.pos += 1;
+                        explicitcluster = true;
+                    }
+                    "maxclusterrank" => {
+                        self.pos += 1;
+                        maxclusterrank = Some(self.small_int()?);
+                    }
+                    "minnctapersm" | "maxnctapersm" | "noreturn" => {
                         self.pos += 1;
                         while matches!(self.peek(), Some(Tok::Int(_)) | Some(Tok::Punct(','))) {
                             self.pos += 1;
@@ -680,6 +710,9 @@ impl<'a> Parser<'a> {
             maxntid,
             reqntid,
             maxnreg,
+            reqnctapercluster,
+            explicitcluster,
+            maxclusterrank,
             body,
             line,
             column,
@@ -779,6 +812,22 @@ impl<'a> Parser<'a> {
                     self.pos += 2;
                     if self.eat_dot("callprototype") {
                         out.push(self.prototype(name)?);
+                        continue;
+                    }
+                    let calls = self.eat_dot("calltargets");
+                    if calls || self.eat_dot("branchtargets") {
+                        let mut list = vec![self.ident()?];
+                        while self.eat_punct(',') {
+                            list.push(self.ident()?);
+                        }
+                        self.expect_punct(';')?;
+                        out.push(Stmt::Targets {
+                            name,
+                            calls,
+                            list,
+                            line,
+                            column,
+                        });
                         continue;
                     }
                     out.push(Stmt::Label(name, line, column));

@@ -24,6 +24,8 @@ struct Entry {
     nin: usize,
     nout: usize,
     approx: bool,
+    /// The launch's cluster shape (x, y), when the manifest gives one.
+    cluster: Option<[u32; 2]>,
 }
 
 fn corpus_dir() -> PathBuf {
@@ -41,7 +43,7 @@ fn manifest() -> Vec<Entry> {
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            assert_eq!(f.len(), 8, "manifest line: {l}");
+            assert!(matches!(f.len(), 8 | 9), "manifest line: {l}");
             Entry {
                 kernel: f[0].into(),
                 file: f[1].into(),
@@ -51,6 +53,7 @@ fn manifest() -> Vec<Entry> {
                 nin: f[5].parse().unwrap(),
                 nout: f[6].parse().unwrap(),
                 approx: f[7] == "approx",
+                cluster: f.get(8).map(|c| dims(c)),
             }
         })
         .collect()
@@ -87,6 +90,7 @@ fn execute(m: &Module, e: &Entry, input: &[u32]) -> Result<Vec<u32>, String> {
     l.block = [e.block[0], e.block[1], 1];
     l.dynamic_shared_bytes = e.shmem;
     l.globals = &globals;
+    l.cluster = e.cluster.map(|[x, y]| [x, y, 1]);
     run(m, k, &l, &mem).map_err(|f| f.to_string())?;
     Ok(to_u32s(&mem.read(dout)))
 }

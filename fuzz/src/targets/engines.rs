@@ -61,6 +61,7 @@ fn one(m: &Module, k: usize, engine: Engine) -> Option<Outcome> {
         time_limit: Some(std::time::Duration::from_secs(5)),
         engine,
         cooperative: false,
+        cluster: None,
         stack_bytes: 1024,
         heap: None,
     };

@@ -149,6 +149,7 @@ pub fn run_module(m: &Module) -> u64 {
             time_limit: Some(std::time::Duration::from_secs(5)),
             engine: cumock_ptx::Engine::default(),
             cooperative: false,
+            cluster: None,
             stack_bytes: 1024,
             heap: None,
         };

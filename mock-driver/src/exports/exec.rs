@@ -63,7 +63,7 @@ impl ExecutionControlApi for Mock {
             shared,
         };
         // Safety: the parameter arrays are the program's, as cuLaunchKernel requires.
-        unsafe { launch(f, shape, h_stream, kernel_params, extra, false) }
+        unsafe { launch(f, shape, h_stream, kernel_params, extra, How::default()) }
     }
 
     unsafe fn cuLaunchCooperativeKernel(
@@ -92,7 +92,10 @@ impl ExecutionControlApi for Mock {
                 h_stream,
                 kernel_params,
                 std::ptr::null_mut(),
-                true,
+                How {
+                    cooperative: true,
+                    cluster: None,
+                },
             )
         }
     }
@@ -115,6 +118,7 @@ impl ExecutionControlApi for Mock {
             )));
         }
         let mut cooperative = false;
+        let mut cluster = None;
         let mut ignored = 0;
         for i in 0..c.num_attrs as usize {
             // Safety: `attrs` holds `numAttrs` CUlaunchAttributes (cuda.h), each 72 bytes:
@@ -122,16 +126,20 @@ impl ExecutionControlApi for Mock {
             let a = unsafe { c.attrs.add(i).read_unaligned() };
             match a.id {
                 cumock_abi::CU_LAUNCH_ATTRIBUTE_COOPERATIVE => cooperative = a.value[0] != 0,
+                // The blocks of a cluster run together (ptx/src/exec/cluster.rs).
+                cumock_abi::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => {
+                    cluster = Some([a.value[0], a.value[1], a.value[2]])
+                }
                 _ => ignored += 1,
             }
         }
         if ignored != 0 {
-            // Attributes (clusters, priorities, programmatic serialisation) change how a GPU
-            // schedules blocks, not what a correct kernel computes; the executor has no use
-            // for them, but says so.
+            // Attributes (priorities, programmatic serialisation, scheduling policies)
+            // change how a GPU schedules blocks, not what a correct kernel computes; the
+            // executor has no use for them, but says so.
             crate::diagnostics::warn(
                 "cuLaunchKernelEx",
-                &format!("{ignored} launch attributes ignored: the host executor runs blocks without clusters or priorities"),
+                &format!("{ignored} launch attributes ignored: the host executor runs blocks without priorities or scheduling policies"),
             );
         }
         let shape = Shape {
@@ -139,8 +147,12 @@ impl ExecutionControlApi for Mock {
             block: c.block,
             shared: c.shared,
         };
+        let how = How {
+            cooperative,
+            cluster,
+        };
         // Safety: the parameter arrays are the program's, as cuLaunchKernelEx requires.
-        unsafe { launch(f, shape, c.stream, kernel_params, extra, cooperative) }
+        unsafe { launch(f, shape, c.stream, kernel_params, extra, how) }
     }
 
     unsafe fn cuLaunchKernelEx_ptsz(
@@ -209,6 +221,14 @@ struct Shape {
     shared: c_uint,
 }
 
+/// How a launch runs its blocks: cooperatively, in clusters (cuLaunchKernelEx's
+/// attributes).
+#[derive(Default)]
+struct How {
+    cooperative: bool,
+    cluster: Option<[u32; 3]>,
+}
+
 /// cuLaunchKernel, cuLaunchCooperativeKernel and cuLaunchKernelEx: the parameter buffer
 /// read, then the model's launch.
 ///
@@ -220,7 +240,7 @@ unsafe fn launch(
     h_stream: CUstream,
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
-    cooperative: bool,
+    how: How,
 ) -> CuResult<()> {
     let d = drv()?;
     // Safety: as this function's contract.
@@ -232,7 +252,8 @@ unsafe fn launch(
         shared: shape.shared,
         stream: stream_key(h_stream),
         params,
-        cooperative,
+        cooperative: how.cooperative,
+        cluster: how.cluster,
     })
 }
 

@@ -189,6 +189,7 @@ unsafe fn kernel_node(p: &KernelParamsV1, kern: CUkernel) -> CuResult<KernelNode
         stream: StreamId::NULL,
         params,
         cooperative: false,
+        cluster: None,
     })
 }
 

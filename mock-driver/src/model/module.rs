@@ -99,6 +99,13 @@ pub struct FunctionRef {
     /// Set by cuFuncSetAttribute(PREFERRED_SHARED_MEMORY_CARVEOUT): read back as set, as
     /// the H200 does (probe kernels, kernel-attributes); -1 until then.
     pub carveout: Option<i32>,
+    /// Set by cuFuncSetAttribute(REQUIRED_CLUSTER_WIDTH/HEIGHT/DEPTH): the cluster shape
+    /// a launch without one gets (0s: none).
+    pub required_cluster: [u32; 3],
+    /// cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED): clusters of up to 16 blocks.
+    pub non_portable_cluster: bool,
+    /// cuFuncSetAttribute(CLUSTER_SCHEDULING_POLICY_PREFERENCE), read back as set.
+    pub cluster_policy: i32,
 }
 
 /// A library loaded with cuLibraryLoad*: here, a module of the context current at load
@@ -167,6 +174,9 @@ impl Modules {
                 kernel,
                 max_dynamic_shared: None,
                 carveout: None,
+                required_cluster: [0; 3],
+                non_portable_cluster: false,
+                cluster_policy: 0,
             },
         );
         if let Some(m) = self.modules.get_mut(&module) {
@@ -232,6 +242,8 @@ pub struct LaunchRequest {
     /// cuLaunchCooperativeKernel (or the cooperative launch attribute): every block in
     /// flight at once, with a grid workspace for grid-wide syncs.
     pub cooperative: bool,
+    /// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, when given.
+    pub cluster: Option<[u32; 3]>,
 }
 
 /// A launch that passed its checks: what a stream's worker needs to run it.
@@ -253,6 +265,8 @@ pub struct PreparedLaunch {
     /// printf output kept.
     printf_fifo: u64,
     cooperative: bool,
+    /// The cluster shape the launch runs with (`Driver::launch_cluster`).
+    cluster: Option<[u32; 3]>,
     /// The context's CU_LIMIT_STACK_SIZE at the launch.
     stack_bytes: u64,
     /// The context's device heap, when the module calls malloc or free.
@@ -279,6 +293,7 @@ impl PreparedLaunch {
             time_limit: self.time_limit,
             engine: self.engine,
             cooperative: self.cooperative,
+            cluster: self.cluster,
             stack_bytes: self.stack_bytes,
             heap: self.heap.as_deref(),
         };
@@ -422,6 +437,79 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
 
 /// What lies at an address no mapping covers: a reservation's hole, or nothing at all
 /// (then the nearest mapping below, which is what an off-by-N bug usually ran past).
+/// The cluster shape a launch runs with, checked as the CUDA programming guide states
+/// ("Thread Block Clusters"): the launch's CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, else the
+/// kernel's compile-time shape (`__cluster_dims__`: `.reqnctapercluster`), else one set by
+/// cuFuncSetAttribute(REQUIRED_CLUSTER_*); None: no clusters. A misconfigured cluster is
+/// CUDA_ERROR_INVALID_CLUSTER_SIZE, which cuda.h documents as "a kernel launch error due
+/// to cluster misconfiguration"; the H200's code for each case awaits a recording (probe
+/// clusters, launch-errors).
+fn launch_cluster(
+    req: &LaunchRequest,
+    k: &ptx::Kernel,
+    r: &FunctionRef,
+) -> CuResult<Option<[u32; 3]>> {
+    let bad = |why: String| Err(CuError::new(CUDA_ERROR_INVALID_CLUSTER_SIZE, why));
+    let set_at_run_time = (r.required_cluster != [0; 3]).then_some(r.required_cluster);
+    let shape = match (req.cluster, k.required_cluster) {
+        (Some(c), Some(want)) if c != want => {
+            return bad(format!(
+                "a cluster of {c:?}: the kernel was compiled for clusters of {want:?}"
+            ))
+        }
+        (Some(c), _) => c,
+        (None, Some(want)) => want,
+        (None, None) => match set_at_run_time {
+            Some(c) => c,
+            None if k.explicit_cluster => {
+                return bad(
+                    "the kernel must be launched with a cluster shape (.explicitcluster): \
+                     give CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION"
+                        .to_string(),
+                )
+            }
+            None => return Ok(None),
+        },
+    };
+    if shape.contains(&0) {
+        return bad(format!("a cluster of {shape:?}: no dimension may be 0"));
+    }
+    if (0..3).any(|d| !req.grid[d].is_multiple_of(shape[d])) {
+        return bad(format!(
+            "the grid {:?} is not a whole number of clusters of {shape:?}",
+            req.grid
+        ));
+    }
+    let blocks = shape.iter().map(|&d| u64::from(d)).product::<u64>();
+    // 8 blocks is the portable size on sm_90; the H200 runs 16 with the kernel's
+    // NON_PORTABLE_CLUSTER_SIZE_ALLOWED set (cuda.h, CU_FUNC_ATTRIBUTE_NON_PORTABLE_...).
+    let limit = if r.non_portable_cluster { 16 } else { 8 };
+    if blocks > limit {
+        return bad(format!(
+            "a cluster of {blocks} blocks: at most {limit}{}",
+            if limit == 8 {
+                " (a portable cluster; cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED) allows 16)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(max) = k.max_cluster_rank {
+        if blocks > u64::from(max) {
+            return bad(format!(
+                "a cluster of {blocks} blocks: the kernel allows at most {max} (.maxclusterrank)"
+            ));
+        }
+    }
+    if req.cooperative && blocks > 1 {
+        return Err(CuError::new(
+            CUDA_ERROR_NOT_SUPPORTED,
+            "a cooperative launch with clusters is not emulated: the mock runs either",
+        ));
+    }
+    Ok(Some(shape))
+}
+
 fn describe_unmapped(st: &State, addr: u64) -> String {
     if let Some((base, r)) = st.vmm.reservation_at(addr) {
         return format!(
@@ -955,10 +1043,15 @@ impl Driver {
             CACHE_MODE_CA => 0,
             MAX_DYNAMIC_SHARED_SIZE_BYTES => self.dynamic_shared_limit(m, &r) as i32,
             PREFERRED_SHARED_MEMORY_CARVEOUT => r.carveout.unwrap_or(-1),
-            CLUSTER_SIZE_MUST_BE_SET => 0,
-            REQUIRED_CLUSTER_WIDTH | REQUIRED_CLUSTER_HEIGHT | REQUIRED_CLUSTER_DEPTH => 0,
-            NON_PORTABLE_CLUSTER_SIZE_ALLOWED => 0,
-            CLUSTER_SCHEDULING_POLICY_PREFERENCE => 0,
+            // `.explicitcluster` (what nvcc writes for `__cluster_dims__`); the shape from
+            // `.reqnctapercluster`, else as cuFuncSetAttribute set it.
+            CLUSTER_SIZE_MUST_BE_SET => k.explicit_cluster as i32,
+            REQUIRED_CLUSTER_WIDTH | REQUIRED_CLUSTER_HEIGHT | REQUIRED_CLUSTER_DEPTH => {
+                let d = (attr - REQUIRED_CLUSTER_WIDTH) as usize;
+                k.required_cluster.map_or(r.required_cluster[d], |c| c[d]) as i32
+            }
+            NON_PORTABLE_CLUSTER_SIZE_ALLOWED => r.non_portable_cluster as i32,
+            CLUSTER_SCHEDULING_POLICY_PREFERENCE => r.cluster_policy,
             _ => return Err(invalid(format!("{attr} is not a CUfunction_attribute"))),
         })
     }
@@ -1018,11 +1111,44 @@ impl Driver {
                     .carveout = Some(value);
                 Ok(())
             }
-            REQUIRED_CLUSTER_WIDTH
-            | REQUIRED_CLUSTER_HEIGHT
-            | REQUIRED_CLUSTER_DEPTH
-            | NON_PORTABLE_CLUSTER_SIZE_ALLOWED
-            | CLUSTER_SCHEDULING_POLICY_PREFERENCE => Ok(()),
+            REQUIRED_CLUSTER_WIDTH | REQUIRED_CLUSTER_HEIGHT | REQUIRED_CLUSTER_DEPTH => {
+                // cuda.h: set at compile time (`__cluster_dims__`), it cannot be set at run
+                // time: CUDA_ERROR_NOT_PERMITTED. Its validity is checked at launch.
+                if k.required_cluster.is_some() {
+                    return Err(CuError::new(
+                        CUDA_ERROR_NOT_PERMITTED,
+                        "the kernel's cluster shape is set at compile time (.reqnctapercluster)",
+                    ));
+                }
+                if value < 0 {
+                    return Err(invalid(format!("a cluster dimension of {value}")));
+                }
+                let f = st.modules.functions.get_mut(&handle).expect("found");
+                f.required_cluster[(attr - REQUIRED_CLUSTER_WIDTH) as usize] = value as u32;
+                Ok(())
+            }
+            NON_PORTABLE_CLUSTER_SIZE_ALLOWED => {
+                if !(0..=1).contains(&value) {
+                    return Err(invalid(format!(
+                        "NON_PORTABLE_CLUSTER_SIZE_ALLOWED is 0 or 1, not {value}"
+                    )));
+                }
+                let f = st.modules.functions.get_mut(&handle).expect("found");
+                f.non_portable_cluster = value == 1;
+                Ok(())
+            }
+            CLUSTER_SCHEDULING_POLICY_PREFERENCE => {
+                // CUclusterSchedulingPolicy: DEFAULT 0, SPREAD 1, LOAD_BALANCING 2. Where
+                // blocks go changes nothing the program sees.
+                if !(0..=2).contains(&value) {
+                    return Err(invalid(format!(
+                        "{value} is not a CUclusterSchedulingPolicy (0 to 2)"
+                    )));
+                }
+                let f = st.modules.functions.get_mut(&handle).expect("found");
+                f.cluster_policy = value;
+                Ok(())
+            }
             _ => Err(invalid(format!(
                 "attribute {attr} cannot be set (or is not a CUfunction_attribute)"
             ))),
@@ -1057,6 +1183,78 @@ impl Driver {
         let shared = i64::from(k.static_shared_bytes) + dynamic_shared as i64 + 1024;
         let by_shared = (shared_per_sm / shared) as i32;
         Ok(by_threads.min(blocks_per_sm).min(by_shared).max(0))
+    }
+
+    /// cuOccupancyMaxPotentialClusterSize: the kernel's required cluster size if it has
+    /// one (cuda.h), else the largest cluster a launch may have: 8 blocks (portable), 16
+    /// with NON_PORTABLE_CLUSTER_SIZE_ALLOWED; 0 when no block of the configuration fits
+    /// an SM. The H200's answers await a recording (probe clusters, occupancy): a model
+    /// that ignores how SMs group into GPCs.
+    pub fn occupancy_cluster_size(&self, f: u64, threads: i32, shared: usize) -> CuResult<i32> {
+        let (required, non_portable) = {
+            let st = self.state.lock();
+            let (_, r) = st.modules.function(f)?;
+            let m = st.modules.module(r.module)?;
+            let k = &m.program.kernels[r.kernel];
+            let set = (r.required_cluster != [0; 3]).then_some(r.required_cluster);
+            (k.required_cluster.or(set), r.non_portable_cluster)
+        };
+        if self.occupancy_blocks_per_sm(f, threads, shared)? == 0 {
+            return Ok(0);
+        }
+        Ok(match required {
+            Some(c) => c.iter().product::<u32>() as i32,
+            None if non_portable => 16,
+            None => 8,
+        })
+    }
+
+    /// cuOccupancyMaxActiveClusters: clusters of the launch's shape (or the kernel's
+    /// required one; one of them must be given, cuda.h) resident at once, modelled as the
+    /// blocks resident on all SMs divided by the cluster's blocks. The H200's answers await
+    /// a recording (probe clusters, occupancy): its SMs form GPCs a cluster may not span.
+    pub fn occupancy_active_clusters(
+        &self,
+        f: u64,
+        threads: i32,
+        shared: usize,
+        cluster: Option<[u32; 3]>,
+    ) -> CuResult<i32> {
+        let (required, device) = {
+            let st = self.state.lock();
+            let (_, r) = st.modules.function(f)?;
+            let m = st.modules.module(r.module)?;
+            let k = &m.program.kernels[r.kernel];
+            let set = (r.required_cluster != [0; 3]).then_some(r.required_cluster);
+            (k.required_cluster.or(set), m.device)
+        };
+        let shape = match (cluster, required) {
+            (Some(c), Some(r)) if c != r => {
+                return Err(CuError::new(
+                    CUDA_ERROR_INVALID_CLUSTER_SIZE,
+                    format!("a cluster of {c:?}: the kernel requires {r:?}"),
+                ))
+            }
+            (Some(c), _) | (None, Some(c)) => c,
+            (None, None) => {
+                return Err(CuError::new(
+                    CUDA_ERROR_INVALID_CLUSTER_SIZE,
+                    "the configuration gives no CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION and the \
+                     kernel requires no cluster shape",
+                ))
+            }
+        };
+        let blocks = shape.iter().map(|&d| i64::from(d)).product::<i64>();
+        let limit = self.occupancy_cluster_size(f, threads, shared)?.max(8);
+        if blocks == 0 || blocks > i64::from(limit) {
+            return Err(CuError::new(
+                CUDA_ERROR_INVALID_CLUSTER_SIZE,
+                format!("a cluster of {shape:?}: between 1 and {limit} blocks"),
+            ));
+        }
+        let per_sm = self.occupancy_blocks_per_sm(f, threads, shared)?;
+        let sms = self.device_attribute(device, attr::DEV_MULTIPROCESSOR_COUNT, 132);
+        Ok((i64::from(per_sm) * i64::from(sms) / blocks) as i32)
     }
 
     /// cuOccupancyMaxPotentialBlockSize: the block size with the most resident threads
@@ -1198,6 +1396,7 @@ impl Driver {
                     self.dynamic_shared_limit(m, &r)
                 )));
             }
+            let cluster = launch_cluster(req, k, &r)?;
             st.contexts.check_stream(req.stream)?;
             let (program, kernel, globals) = (m.program.clone(), r.kernel, m.globals.clone());
             let fifo = st
@@ -1210,9 +1409,15 @@ impl Driver {
                 .limit(ctx, LIMIT_STACK_SIZE)
                 .or(super::context::DEFAULT_LIMITS[LIMIT_STACK_SIZE as usize])
                 .unwrap_or(0);
-            (program, kernel, globals, device, (fifo, stack, ctx))
+            (
+                program,
+                kernel,
+                globals,
+                device,
+                (fifo, stack, ctx, cluster),
+            )
         };
-        let (printf_fifo, stack_bytes, ctx) = printf_fifo;
+        let (printf_fifo, stack_bytes, ctx, cluster) = printf_fifo;
         if req.cooperative {
             self.check_cooperative(req, device)?;
         }
@@ -1238,6 +1443,7 @@ impl Driver {
             engine: kernel_settings().engine,
             printf_fifo,
             cooperative: req.cooperative,
+            cluster,
             stack_bytes,
             heap,
         })

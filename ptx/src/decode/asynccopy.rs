@@ -5,11 +5,11 @@
 //!
 //! Each operand keeps its form (register or immediate, address and offset); the
 //! modifiers with nothing to emulate on the host (cache levels and policies, memory
-//! ordering and scopes) are taken and dropped here. Clusters are of one block: a
-//! `.shared::cluster` address is one of the block's own shared memory, as the
-//! `.shared::cta` window lies inside the `.shared::cluster` one. Multicast, tensor
-//! copies (`cp.async.bulk.tensor`, which need tensor maps) and reductions
-//! (`cp.reduce.async.bulk`) are refused at load, saying so.
+//! ordering and scopes) are taken and dropped here. A `.shared::cluster` destination or
+//! mbarrier may be another block's of the cluster (`exec/cluster.rs`); the block's own
+//! `.shared::cta` window lies inside the `.shared::cluster` one. 1-D bulk copies from
+//! global memory may multicast to the cluster's blocks; tensor copies do not (refused at
+//! load, saying so).
 
 use super::{semantic, unsupported, AtomOp, Dst, FuncDecoder, Mods, Op, Space, Src};
 use crate::math::Ty;
@@ -37,6 +37,18 @@ pub enum BulkDir {
 
 #[derive(Debug, Clone)]
 pub enum AsyncOp {
+    /// `st.async.shared::cluster.mbarrier::complete_tx::bytes{.v2,.v4}.type [dst], v,
+    /// [bar]` and `red.async...op.type [dst], v, [bar]`: a store (or a reduction, `red`)
+    /// into a block of the cluster, completing its bytes on the mbarrier `bar` of that
+    /// block.
+    StoreAsync {
+        dst: AddrOp,
+        vals: [Src; 4],
+        n: u8,
+        ty: Ty,
+        red: Option<AtomOp>,
+        bar: AddrOp,
+    },
     /// `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], size{, src_size}{, ignore}`:
     /// `size` bytes written to shared memory, the first `src_size` of them (all by
     /// default, none when `ignore` holds) read from global memory, the rest zeros.
@@ -59,6 +71,10 @@ pub enum AsyncOp {
         src: AddrOp,
         size: Src,
         bar: Option<AddrOp>,
+        /// `.multicast::cluster`'s ctaMask: the bytes land at the same offset in each
+        /// block of the mask (a global source only), each block's mbarrier at the same
+        /// offset completing them.
+        multicast: Option<Src>,
     },
     /// `cp.async.bulk.tensor.Nd...tile`: a box of the tensor map at generic address
     /// `map`, at `coords` (signed, the first `dims`), into shared memory at `smem`
@@ -124,6 +140,13 @@ impl AsyncOp {
     pub fn sources(&self) -> Vec<Src> {
         let a = |x: &AddrOp| x.base;
         match self {
+            AsyncOp::StoreAsync {
+                dst, vals, n, bar, ..
+            } => {
+                let mut v = vec![a(dst), a(bar)];
+                v.extend(&vals[..*n as usize]);
+                v
+            }
             AsyncOp::Copy {
                 dst,
                 src,
@@ -141,10 +164,12 @@ impl AsyncOp {
                 src,
                 size,
                 bar,
+                multicast,
                 ..
             } => {
                 let mut v = vec![a(dst), a(src), *size];
                 v.extend(bar.iter().map(a));
+                v.extend(multicast.iter().copied());
                 v
             }
             AsyncOp::Tensor {
@@ -220,7 +245,7 @@ pub struct MbarWait {
 }
 
 /// Memory ordering and scope qualifiers: the executor's shared memory is sequentially
-/// consistent, and a cluster is one block.
+/// consistent, and a cluster's blocks all run on one host thread.
 const ORDERING: &[&str] = &["relaxed", "release", "acquire", "cta", "cluster"];
 
 impl FuncDecoder<'_> {
@@ -233,6 +258,8 @@ impl FuncDecoder<'_> {
         let (base, off, sym) = self.addr(i, o)?;
         let space = match (space, sym) {
             (Space::Generic, Some(s)) => s,
+            // A block's own shared variable is a `.shared::cluster` address too.
+            (Space::SharedCluster, Some(Space::Shared)) => Space::SharedCluster,
             (s, Some(t)) if s != t => {
                 return Err(semantic(i, "variable used with a different state space"))
             }
@@ -243,7 +270,12 @@ impl FuncDecoder<'_> {
 
     /// The state space of an mbarrier operand: `.shared{::cta,::cluster}` or generic.
     fn mbar_space(m: &mut Mods) -> Space {
-        match m.take_any(&["shared", "shared::cta", "shared::cluster"]) {
+        match m
+            .take_any(&["shared", "shared::cta", "shared::cluster"])
+            .as_deref()
+        {
+            // Another block's mbarrier (`mapa`), or the block's own.
+            Some("shared::cluster") => Space::SharedCluster,
             Some(_) => Space::Shared,
             None => Space::Generic,
         }
@@ -375,9 +407,7 @@ impl FuncDecoder<'_> {
             }
             return Ok(Op::Nop);
         }
-        if m.list.iter().any(|x| x.starts_with("multicast")) {
-            return Err(unsup(m, ": multicast needs clusters of several blocks"));
-        }
+        let multicast = m.take("multicast::cluster");
         // The two state spaces in the order written: destination, then source.
         let spaces: Vec<String> = m
             .list
@@ -392,6 +422,8 @@ impl FuncDecoder<'_> {
             ["global", "shared::cta"] => BulkDir::SharedToGlobal,
             _ => return Err(unsup(m, "")),
         };
+        // A `.shared::cluster` destination may be another block's (its mbarrier too).
+        let to_cluster = spaces[0] == "shared::cluster";
         for s in &spaces {
             m.take(s);
         }
@@ -413,16 +445,24 @@ impl FuncDecoder<'_> {
             self.src(i, last)?;
             ops = rest;
         }
-        let want = if completes { 4 } else { 3 };
+        if multicast && dir != BulkDir::GlobalToShared {
+            return Err(unsup(m, ": multicast copies from global memory"));
+        }
+        let want = if completes { 4 } else { 3 } + multicast as usize;
         if ops.len() != want {
             return Err(semantic(
                 i,
                 format!("`{}` takes {want} operands (and a cache policy)", m.full),
             ));
         }
+        let shared_dst = if to_cluster {
+            Space::SharedCluster
+        } else {
+            Space::Shared
+        };
         let (dst_space, src_space) = match dir {
-            BulkDir::GlobalToShared => (Space::Shared, Space::Global),
-            BulkDir::SharedToShared => (Space::Shared, Space::Shared),
+            BulkDir::GlobalToShared => (shared_dst, Space::Global),
+            BulkDir::SharedToShared => (shared_dst, Space::Shared),
             BulkDir::SharedToGlobal => (Space::Global, Space::Shared),
         };
         Ok(Op::Async(Box::new(AsyncOp::Bulk {
@@ -431,8 +471,12 @@ impl FuncDecoder<'_> {
             src: self.addr_op(i, &ops[1], src_space)?,
             size: self.src(i, &ops[2])?,
             bar: match ops.get(3) {
-                Some(o) => Some(self.addr_op(i, o, Space::Shared)?),
+                Some(o) => Some(self.addr_op(i, o, shared_dst)?),
                 None => None,
+            },
+            multicast: match multicast {
+                true => Some(self.src(i, &ops[4])?),
+                false => None,
             },
         })))
     }
@@ -572,7 +616,10 @@ impl FuncDecoder<'_> {
             return Err(unsup(m, ": im2col tensor copies are not emulated yet"));
         }
         if m.list.iter().any(|x| x.starts_with("multicast")) {
-            return Err(unsup(m, ": multicast needs clusters of several blocks"));
+            return Err(unsup(
+                m,
+                ": tensor copies multicast to a cluster are not emulated (1-D bulk copies are)",
+            ));
         }
         m.take("tile");
         // The destination is the first state space written; a `.shared::cta` one is PTX
@@ -736,6 +783,69 @@ impl FuncDecoder<'_> {
             field,
             ord,
             value: self.src(i, i.ops.last().unwrap_or(&i.ops[0]))?,
+        })))
+    }
+
+    /// `st.async` and `red.async` (after `.async` was taken): a store or reduction into a
+    /// block of the cluster completing its bytes on that block's mbarrier.
+    pub(super) fn store_async(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        Self::take_ordering(m);
+        m.take("weak");
+        if !m.take("shared::cluster") || !m.take("mbarrier::complete_tx::bytes") {
+            return Err(unsup(m));
+        }
+        let red = if i.opcode == "red" {
+            Some(
+                match m
+                    .take_any(&["add", "min", "max", "inc", "dec", "and", "or", "xor"])
+                    .as_deref()
+                {
+                    Some("add") => AtomOp::Add,
+                    Some("min") => AtomOp::Min,
+                    Some("max") => AtomOp::Max,
+                    Some("inc") => AtomOp::Inc,
+                    Some("dec") => AtomOp::Dec,
+                    Some("and") => AtomOp::And,
+                    Some("or") => AtomOp::Or,
+                    _ => AtomOp::Xor,
+                },
+            )
+        } else {
+            None
+        };
+        let n = match m.take_any(&["v2", "v4"]).as_deref() {
+            Some("v2") => 2,
+            Some("v4") => 4,
+            _ => 1,
+        };
+        let t = m.types();
+        let [ty] = t.as_slice() else {
+            return Err(unsup(m));
+        };
+        let ty = *ty;
+        if !matches!(ty.bytes(), 4 | 8) || red.is_some() && n != 1 {
+            return Err(unsup(m));
+        }
+        self.nops(i, 3)?;
+        let vals: Vec<&Opnd> = match &i.ops[1] {
+            Opnd::Vector(v) => v.iter().collect(),
+            o => vec![o],
+        };
+        if vals.len() != n {
+            return Err(semantic(i, format!("`{}` needs {n} values", m.full)));
+        }
+        let mut v = [Src::Imm(0); 4];
+        for (k, o) in vals.iter().enumerate() {
+            v[k] = self.src(i, o)?;
+        }
+        Ok(Op::Async(Box::new(AsyncOp::StoreAsync {
+            dst: self.addr_op(i, &i.ops[0], Space::SharedCluster)?,
+            vals: v,
+            n: n as u8,
+            ty,
+            red,
+            bar: self.addr_op(i, &i.ops[2], Space::SharedCluster)?,
         })))
     }
 

@@ -173,7 +173,9 @@ impl BlockCtx<'_> {
         Ok(())
     }
 
-    /// The offset in the block's shared memory of the mbarrier `bar` names for `lane`.
+    /// Where the mbarrier `bar` names for `lane` is: its offset in the block's shared
+    /// memory, or (an mbarrier of another block of the cluster) its `.shared::cluster`
+    /// address, at or above `CLUSTER_RANK_STRIDE`.
     fn mbar_at(
         &mut self,
         w: &mut Warp,
@@ -188,6 +190,7 @@ impl BlockCtx<'_> {
                 Space::Generic
             }
             Space::Shared => Space::Shared,
+            Space::SharedCluster => Space::SharedCluster,
             _ => {
                 let detail = "an mbarrier object lives in shared memory".to_string();
                 return Err(self.fault(w, lane, pc, FaultKind::IllegalAddress, Some(addr), detail));
@@ -195,6 +198,7 @@ impl BlockCtx<'_> {
         };
         match self.locate(w, space, addr, 8, Access::Atomic, lane, pc)? {
             Loc::Shared(i) => Ok(i),
+            Loc::Remote(r, i) => Ok(crate::cluster_address(r as u32, i as u64) as usize),
             _ => {
                 let detail = "an mbarrier object lives in shared memory".to_string();
                 Err(self.fault(w, lane, pc, FaultKind::IllegalAddress, Some(addr), detail))
@@ -203,7 +207,21 @@ impl BlockCtx<'_> {
     }
 
     fn mbar_read(&self, at: usize) -> Mbarrier {
-        Mbarrier::from_bits(super::read_le(&self.shared, at, 8))
+        Mbarrier::from_bits(super::read_le(
+            self.mbar_memory(at).0,
+            self.mbar_memory(at).1,
+            8,
+        ))
+    }
+
+    /// The shared memory an mbarrier's place (`mbar_at`) lies in, and its offset there.
+    fn mbar_memory(&self, at: usize) -> (&[u8], usize) {
+        let stride = crate::CLUSTER_RANK_STRIDE as usize;
+        if at < stride {
+            (&self.shared, at)
+        } else {
+            (&self.cluster_blocks[at / stride - 1].shared, at % stride)
+        }
     }
 
     /// Applies `f` to the mbarrier at `at`; its value before, or the fault `f` reports
@@ -216,7 +234,8 @@ impl BlockCtx<'_> {
         pc: u32,
         f: impl FnOnce(&mut Mbarrier) -> Result<(), String>,
     ) -> Result<u64, Fault> {
-        let old = super::read_le(&self.shared, at, 8);
+        let (memory, i) = self.mbar_memory(at);
+        let old = super::read_le(memory, i, 8);
         let mut m = Mbarrier::from_bits(old);
         if let Err(why) = f(&mut m) {
             let detail = format!("mbarrier at shared offset {at:#x}: {why}");
@@ -224,7 +243,13 @@ impl BlockCtx<'_> {
         }
         let new = m.bits();
         if new != old {
-            super::write_le(&mut self.shared, at, 8, new);
+            let stride = crate::CLUSTER_RANK_STRIDE as usize;
+            if at < stride {
+                super::write_le(&mut self.shared, at, 8, new);
+            } else {
+                let remote = &mut self.cluster_blocks[at / stride - 1].shared;
+                super::write_le(remote, at % stride, 8, new);
+            }
             self.mbar_changes += 1;
         }
         Ok(old)
@@ -246,6 +271,50 @@ impl BlockCtx<'_> {
         pc: u32,
     ) -> Result<(), Fault> {
         match op {
+            AsyncOp::StoreAsync {
+                dst,
+                vals,
+                n,
+                ty,
+                red,
+                bar,
+            } => {
+                let (db, bb) = (
+                    self.operand_lanes(w, dst.base),
+                    self.operand_lanes(w, bar.base),
+                );
+                let vs: Vec<Lanes> = vals[..*n as usize]
+                    .iter()
+                    .map(|v| self.operand_lanes(w, *v))
+                    .collect();
+                let size = u64::from(ty.bytes());
+                let bytes = size * u64::from(*n);
+                for l in lanes(emask) {
+                    let lane = l as u32;
+                    let d = db[l].wrapping_add(dst.off as u64);
+                    // The mbarrier is checked before the bytes land.
+                    let at = self.mbar_at(w, bar, bb[l], lane, pc)?;
+                    if d % bytes != 0 {
+                        let detail =
+                            format!("a {bytes}-byte st.async must be {bytes}-byte aligned");
+                        let kind = FaultKind::MisalignedAddress;
+                        return Err(self.fault(w, lane, pc, kind, Some(d), detail));
+                    }
+                    for (k, v) in vs.iter().enumerate() {
+                        let a = d + k as u64 * size;
+                        let loc = self.locate(w, dst.space, a, size, Access::Atomic, lane, pc)?;
+                        let new = match red {
+                            Some(op) => {
+                                let old = self.read(&loc, size);
+                                super::atomic_result(*op, *ty, old, v[l], 0).0
+                            }
+                            None => v[l],
+                        };
+                        self.write_mem(&loc, size, new);
+                    }
+                    self.mbar_update(w, at, lane, pc, |m| m.transact(-(bytes as i64)))?;
+                }
+            }
             AsyncOp::Copy {
                 dst,
                 src,
@@ -322,14 +391,20 @@ impl BlockCtx<'_> {
                 src,
                 size,
                 bar,
+                multicast,
             } => {
                 let ops = self.bulk_operands(w, dst, src, *size, bar.as_ref());
+                let masks = multicast.map(|m| self.operand_lanes(w, m));
                 for l in lanes(emask) {
                     let lane = l as u32;
-                    if *dir == BulkDir::SharedToShared {
+                    if let Some(masks) = &masks {
+                        self.bulk_multicast(w, &ops, masks[l] as u16, l, pc)?;
+                        continue;
+                    }
+                    if *dir == BulkDir::SharedToShared && !self.explicit_cluster {
                         // Recorded: the H200 raises an illegal instruction for this copy
                         // to the block's own shared::cluster memory in a launch without
-                        // clusters, and every launch here is one (a cluster is a block).
+                        // clusters.
                         let detail = "a bulk copy from shared::cta to shared::cluster in a \
                             launch without clusters (the H200 raises an illegal instruction)"
                             .to_string();
@@ -340,12 +415,12 @@ impl BlockCtx<'_> {
                     let (d, s, n, at) = self.bulk_lane(w, &ops, l, pc)?;
                     // One side is the block's shared memory: checked whole before the
                     // bytes are buffered, which bounds the buffer by the block's memory.
-                    let (shared_side, access) = match dir {
-                        BulkDir::SharedToGlobal => (s, Access::Read),
-                        _ => (d, Access::Write),
+                    let (shared_side, space, access) = match dir {
+                        BulkDir::SharedToGlobal => (s, Space::Shared, Access::Read),
+                        _ => (d, dst.space, Access::Write),
                     };
                     if n > 0 {
-                        self.locate(w, Space::Shared, shared_side, n, access, lane, pc)?;
+                        self.locate(w, space, shared_side, n, access, lane, pc)?;
                     }
                     let mut buf = vec![0u8; n as usize];
                     self.read_span(w, src.space, s, &mut buf, lane, pc)?;
@@ -545,6 +620,43 @@ impl BlockCtx<'_> {
                 for_lanes(emask, |l| {
                     write_lane(w, *d, l, u64::from(Mbarrier::from_bits(s[l]).pending))
                 });
+            }
+        }
+        Ok(())
+    }
+
+    /// A multicast bulk copy of lane `l`: the global bytes read once (checked as any
+    /// load), then written at the destination's offset in each block of `mask` and
+    /// completed on the mbarrier at the same offset there. A rank past the cluster faults
+    /// as an access to it does.
+    fn bulk_multicast(
+        &mut self,
+        w: &mut Warp,
+        ops: &BulkOperands<'_>,
+        mask: u16,
+        l: usize,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let lane = l as u32;
+        // The running block's own mbarrier is checked (`bulk_lane`) before any byte moves.
+        let (d, s, n, _) = self.bulk_lane(w, ops, l, pc)?;
+        let mut buf = vec![0u8; n as usize];
+        self.read_span(w, ops.src.0.space, s, &mut buf, lane, pc)?;
+        let bar = ops.bar.map(|(b, bb)| (b, bb[l].wrapping_add(b.off as u64)));
+        for rank in (0..16u32).filter(|r| mask >> r & 1 != 0) {
+            let dr = crate::cluster_address(rank, d);
+            if n > 0 {
+                self.locate(w, Space::SharedCluster, dr, n, Access::Write, lane, pc)?;
+            }
+            self.write_span(w, Space::SharedCluster, dr, &buf, lane, pc)?;
+            if let Some((bar_op, b)) = bar {
+                let remote = AddrOp {
+                    space: Space::SharedCluster,
+                    base: bar_op.base,
+                    off: 0,
+                };
+                let at = self.mbar_at(w, &remote, crate::cluster_address(rank, b), lane, pc)?;
+                self.mbar_update(w, at, lane, pc, |m| m.transact(-(n as i64)))?;
             }
         }
         Ok(())

@@ -141,6 +141,7 @@ fn uses(inst: &crate::decode::Inst, kind: Option<&Kind>) -> Option<(Vec<u32>, Ve
                 }));
                 (r, Vec::new())
             }
+            Op::ClusterWait => (Vec::new(), Vec::new()),
             Op::MbarWait(w) => {
                 let mut r = regs(&[w.bar.base, w.token]);
                 r.extend(regs(&w.hint.iter().copied().collect::<Vec<_>>()));
@@ -184,7 +185,9 @@ fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, 
         | Op::WarpSync { .. }
         | Op::Vprintf { .. }
         | Op::Malloc { .. }
-        | Op::Free { .. } => Vec::new(),
+        | Op::Free { .. }
+        | Op::ClusterArrive => Vec::new(),
+        Op::GetCtaRank { a, .. } => regs(&[*a]),
         Op::Async(a) => regs(&a.sources()),
         Op::Shfl { a, b, c, _mask, .. } => regs(&[*a, *b, *c, *_mask]),
         Op::Vote { a, mask, .. } | Op::Match { a, mask, .. } | Op::Redux { a, mask, .. } => {
@@ -483,7 +486,8 @@ fn mem_kind(space: Space, ty: Ty, n: u8, addr: Src, off: i64, store: bool) -> Op
                 && matches!(addr, Src::Imm(a) if a.wrapping_add(off as u64) % size as u64 == 0
                     && param_offset(a.wrapping_add(off as u64)) < u32::MAX as u64)
         }
-        Space::Local => false,
+        // Another block's shared memory: the interpreter's.
+        Space::Local | Space::SharedCluster => false,
     };
     let addr_ok = matches!(addr, Src::Reg(_) | Src::Imm(_) | Src::DynShared(_));
     (ok && addr_ok).then_some(Mem {

@@ -233,6 +233,7 @@ pub fn launch<'a>(grid: u32, block: u32, params: &'a [u8]) -> Launch<'a> {
         time_limit: None,
         engine: cumock_ptx::Engine::default(),
         cooperative: false,
+        cluster: None,
         stack_bytes: 1024,
         heap: None,
     }

@@ -21,12 +21,12 @@
 //!   register file is the previous block's on this host thread (`run_block`), whose
 //!   lanes may have exited at different points.
 //!
-//! The analysis gives up (nothing uniform) where lanes may run apart without a branch:
-//! calls (the interpreter runs them, deepest frame first), `mbarrier` waits (lanes whose
-//! phase is incomplete sit out their warp's turn) and barriers (or `wgmma`, where a warp
-//! waits for its warpgroup) inside a divergent region (lanes waiting there let the
-//! others run ahead); and on kernels too large for its
-//! bit sets.
+//! The analysis gives up (nothing uniform) where lanes may run apart without a branch
+//! or go where it cannot follow: calls (the interpreter runs them, deepest frame first),
+//! indexed branches (`brx.idx`), `mbarrier` waits (lanes whose phase is incomplete sit
+//! out their warp's turn), and barriers (of the block or the cluster, or a `wgmma`,
+//! where a warp waits for its warpgroup) inside a divergent region (lanes waiting there
+//! let the others run ahead); and on kernels too large for its bit sets.
 
 use super::{operands, Kind};
 use crate::decode::{Dst, Named, Op, Program, Space, Src, Sreg};
@@ -164,7 +164,7 @@ fn analyse_or_none(
     if pcs.iter().any(|&pc| {
         matches!(
             prog.insts[pc].op,
-            Op::Call { .. } | Op::CallIndirect { .. } | Op::MbarWait(_)
+            Op::Call { .. } | Op::CallIndirect { .. } | Op::MbarWait(_) | Op::BrxIdx { .. }
         )
     }) {
         return None;
@@ -277,10 +277,13 @@ fn analyse_or_none(
                 region[pc] = true;
             }
         }
-        if pcs
-            .iter()
-            .any(|&pc| region[pc] && matches!(prog.insts[pc].op, Op::Bar { .. } | Op::Wgmma(_)))
-        {
+        if pcs.iter().any(|&pc| {
+            region[pc]
+                && matches!(
+                    prog.insts[pc].op,
+                    Op::Bar { .. } | Op::Wgmma(_) | Op::ClusterWait
+                )
+        }) {
             return None;
         }
         let mut changed = false;
