@@ -319,6 +319,10 @@ fn corpus_matches_the_h200() {
             .filter(|&i| differs(i) && !is_declared(i))
             .collect();
         if !bad.is_empty() {
+            if std::env::var_os("CORPUS_DIFF_WORDS").is_some() {
+                // Every differing word as expected-differences.txt writes them, to declare.
+                eprintln!("{} {}: REASON", e.kernel, word_ranges(&bad));
+            }
             let show: Vec<String> = bad
                 .iter()
                 .take(8)
@@ -342,4 +346,23 @@ fn corpus_matches_the_h200() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// Sorted word indices as `a-b,c,...` (expected-differences.txt's form).
+fn word_ranges(words: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < words.len() {
+        let mut j = k;
+        while j + 1 < words.len() && words[j + 1] == words[j] + 1 {
+            j += 1;
+        }
+        out.push(if j == k {
+            words[k].to_string()
+        } else {
+            format!("{}-{}", words[k], words[j])
+        });
+        k = j + 1;
+    }
+    out.join(",")
 }

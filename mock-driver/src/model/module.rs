@@ -1112,11 +1112,11 @@ impl Driver {
                 Ok(())
             }
             REQUIRED_CLUSTER_WIDTH | REQUIRED_CLUSTER_HEIGHT | REQUIRED_CLUSTER_DEPTH => {
-                // cuda.h: set at compile time (`__cluster_dims__`), it cannot be set at run
-                // time: CUDA_ERROR_NOT_PERMITTED. Its validity is checked at launch.
+                // Set at compile time (`__cluster_dims__`), it cannot be set at run time:
+                // the H200 answers CUDA_ERROR_INVALID_VALUE (cuda.h says NOT_PERMITTED;
+                // probe clusters, set-attributes). Its validity is checked at launch.
                 if k.required_cluster.is_some() {
-                    return Err(CuError::new(
-                        CUDA_ERROR_NOT_PERMITTED,
+                    return Err(invalid(
                         "the kernel's cluster shape is set at compile time (.reqnctapercluster)",
                     ));
                 }
@@ -1128,13 +1128,9 @@ impl Driver {
                 Ok(())
             }
             NON_PORTABLE_CLUSTER_SIZE_ALLOWED => {
-                if !(0..=1).contains(&value) {
-                    return Err(invalid(format!(
-                        "NON_PORTABLE_CLUSTER_SIZE_ALLOWED is 0 or 1, not {value}"
-                    )));
-                }
+                // Any value but 0 allows (the H200 takes 2 and reads back 1).
                 let f = st.modules.functions.get_mut(&handle).expect("found");
-                f.non_portable_cluster = value == 1;
+                f.non_portable_cluster = value != 0;
                 Ok(())
             }
             CLUSTER_SCHEDULING_POLICY_PREFERENCE => {
@@ -1185,34 +1181,24 @@ impl Driver {
         Ok(by_threads.min(blocks_per_sm).min(by_shared).max(0))
     }
 
-    /// cuOccupancyMaxPotentialClusterSize: the kernel's required cluster size if it has
-    /// one (cuda.h), else the largest cluster a launch may have: 8 blocks (portable), 16
-    /// with NON_PORTABLE_CLUSTER_SIZE_ALLOWED; 0 when no block of the configuration fits
-    /// an SM. The H200's answers await a recording (probe clusters, occupancy): a model
-    /// that ignores how SMs group into GPCs.
+    /// cuOccupancyMaxPotentialClusterSize: the largest cluster a launch may have, 8
+    /// blocks (portable) or 16 with NON_PORTABLE_CLUSTER_SIZE_ALLOWED, as the H200 answers
+    /// even for a kernel whose shape is compiled in; 0 when no block of the configuration
+    /// fits an SM.
     pub fn occupancy_cluster_size(&self, f: u64, threads: i32, shared: usize) -> CuResult<i32> {
-        let (required, non_portable) = {
+        let non_portable = {
             let st = self.state.lock();
             let (_, r) = st.modules.function(f)?;
-            let m = st.modules.module(r.module)?;
-            let k = &m.program.kernels[r.kernel];
-            let set = (r.required_cluster != [0; 3]).then_some(r.required_cluster);
-            (k.required_cluster.or(set), r.non_portable_cluster)
+            r.non_portable_cluster
         };
         if self.occupancy_blocks_per_sm(f, threads, shared)? == 0 {
             return Ok(0);
         }
-        Ok(match required {
-            Some(c) => c.iter().product::<u32>() as i32,
-            None if non_portable => 16,
-            None => 8,
-        })
+        Ok(if non_portable { 16 } else { 8 })
     }
 
     /// cuOccupancyMaxActiveClusters: clusters of the launch's shape (or the kernel's
-    /// required one; one of them must be given, cuda.h) resident at once, modelled as the
-    /// blocks resident on all SMs divided by the cluster's blocks. The H200's answers await
-    /// a recording (probe clusters, occupancy): its SMs form GPCs a cluster may not span.
+    /// required one; neither: 0, as on the H200) resident at once.
     pub fn occupancy_active_clusters(
         &self,
         f: u64,
@@ -1236,13 +1222,8 @@ impl Driver {
                 ))
             }
             (Some(c), _) | (None, Some(c)) => c,
-            (None, None) => {
-                return Err(CuError::new(
-                    CUDA_ERROR_INVALID_CLUSTER_SIZE,
-                    "the configuration gives no CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION and the \
-                     kernel requires no cluster shape",
-                ))
-            }
+            // No shape given nor required: no clusters, none resident (as the H200).
+            (None, None) => return Ok(0),
         };
         let blocks = shape.iter().map(|&d| i64::from(d)).product::<i64>();
         let limit = self.occupancy_cluster_size(f, threads, shared)?.max(8);
@@ -1252,9 +1233,22 @@ impl Driver {
                 format!("a cluster of {shape:?}: between 1 and {limit} blocks"),
             ));
         }
-        let per_sm = self.occupancy_blocks_per_sm(f, threads, shared)?;
-        let sms = self.device_attribute(device, attr::DEV_MULTIPROCESSOR_COUNT, 132);
-        Ok((i64::from(per_sm) * i64::from(sms) / blocks) as i32)
+        // Recorded on the H200 (clients/probes/clusters.c, occupancy): at most 8 blocks of
+        // clusters per SM whatever the block size (1056 clusters of one 32-thread block on
+        // 132 SMs); clusters of 1 or 2 blocks fill every SM; larger ones fill GPCs, which
+        // a cluster may not span. The GPC sizes below are the one layout that gives all
+        // three recorded answers for clusters of 4 and 8 (248, 124 with 8 blocks an SM;
+        // 30 of 8 with 2): 124 SMs' worth in GPCs of 16 and 14. Sizes 3, 5-7 and 16 follow
+        // the same rule unrecorded.
+        const H200_GPCS: [i64; 8] = [16, 16, 16, 16, 16, 16, 14, 14];
+        let per_sm = i64::from(self.occupancy_blocks_per_sm(f, threads, shared)?.min(8));
+        let sms = i64::from(self.device_attribute(device, attr::DEV_MULTIPROCESSOR_COUNT, 132));
+        let clusters = if blocks <= 2 || sms != 132 {
+            per_sm * sms / blocks
+        } else {
+            H200_GPCS.iter().map(|g| g * per_sm / blocks).sum()
+        };
+        Ok(clusters as i32)
     }
 
     /// cuOccupancyMaxPotentialBlockSize: the block size with the most resident threads
