@@ -248,6 +248,25 @@ driver_functions! {
     unsafe fn cuGraphAddNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, edges: *const c_void, n: usize, params: *mut c_void);
     unsafe fn cuGraphNodeSetParams(node: CUgraphNode, params: *mut c_void);
     unsafe fn cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut c_void);
+    unsafe fn cuGraphAddChildGraphNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, child: CUgraph);
+    unsafe fn cuGraphAddEventRecordNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent);
+    unsafe fn cuGraphAddEventWaitNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent);
+    safe fn cuGraphEventRecordNodeGetEvent(node: CUgraphNode, event: &mut CUevent);
+    safe fn cuGraphEventWaitNodeGetEvent(node: CUgraphNode, event: &mut CUevent);
+    safe fn cuGraphEventRecordNodeSetEvent(node: CUgraphNode, event: CUevent);
+    safe fn cuGraphEventWaitNodeSetEvent(node: CUgraphNode, event: CUevent);
+    safe fn cuGraphExecEventRecordNodeSetEvent(exec: CUgraphExec, node: CUgraphNode, event: CUevent);
+    safe fn cuGraphExecEventWaitNodeSetEvent(exec: CUgraphExec, node: CUgraphNode, event: CUevent);
+    safe fn cuGraphExecChildGraphNodeSetParams(exec: CUgraphExec, node: CUgraphNode, child: CUgraph);
+    unsafe fn cuGraphMemcpyNodeSetParams(node: CUgraphNode, params: *const c_void);
+    unsafe fn cuGraphMemsetNodeSetParams(node: CUgraphNode, params: *const c_void);
+    unsafe fn cuGraphHostNodeSetParams(node: CUgraphNode, params: *const c_void);
+    unsafe fn cuGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void, ctx: CUcontext);
+    unsafe fn cuGraphExecMemsetNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void, ctx: CUcontext);
+    unsafe fn cuGraphExecHostNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void);
+    safe fn cuGraphNodeSetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: u32);
+    safe fn cuGraphNodeGetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: &mut u32);
+    unsafe fn cuGraphRemoveDependencies(graph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edges: *const c_void, n: usize);
 }
 
 /// The loaded driver.

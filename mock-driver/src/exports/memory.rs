@@ -301,19 +301,31 @@ impl MemoryApi for Mock {
     unsafe fn cuMemsetD8Async(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
         // Safety: a device address, checked when the memset runs.
         let body = move || unsafe { Self::cuMemsetD8_v2(dst, v, n) };
-        async_op(s, true, || format!("D8 {n} elements"), body)
+        async_op(
+            s,
+            || (format!("D8 {n} elements"), fill_shape(dst, 1, n)),
+            body,
+        )
     }
 
     unsafe fn cuMemsetD16Async(dst: CUdevicePtr, v: u16, n: usize, s: CUstream) -> CuResult<()> {
         // Safety: a device address, checked when the memset runs.
         let body = move || unsafe { Self::cuMemsetD16_v2(dst, v, n) };
-        async_op(s, true, || format!("D16 {n} elements"), body)
+        async_op(
+            s,
+            || (format!("D16 {n} elements"), fill_shape(dst, 2, n)),
+            body,
+        )
     }
 
     unsafe fn cuMemsetD32Async(dst: CUdevicePtr, v: u32, n: usize, s: CUstream) -> CuResult<()> {
         // Safety: a device address, checked when the memset runs.
         let body = move || unsafe { Self::cuMemsetD32_v2(dst, v, n) };
-        async_op(s, true, || format!("D32 {n} elements"), body)
+        async_op(
+            s,
+            || (format!("D32 {n} elements"), fill_shape(dst, 4, n)),
+            body,
+        )
     }
 
     // ---- page-locked host memory, peer copies, pitched (2D) memory, managed memory ----
@@ -809,7 +821,26 @@ unsafe fn async_copy(
     if queueable && !capturing(s)? && unsafe { queue_copy(s, dst, src, n) }? {
         return Ok(());
     }
-    async_op(s, false, what, body)
+    let what = || {
+        let shape = crate::model::graphs::Shape::Copy {
+            src: super::graphs::operand(src, None),
+            dst: super::graphs::operand(dst, None),
+            bytes: n,
+        };
+        (what(), shape)
+    };
+    async_op(s, what, body)
+}
+
+/// A captured cuMemsetD*Async's node: `n` elements of `size` bytes at `dst`.
+fn fill_shape(dst: CUdevicePtr, size: u32, n: usize) -> crate::model::graphs::Shape {
+    crate::model::graphs::Shape::Fill {
+        dst: super::graphs::operand(dst, Some(2)),
+        element_size: size,
+        width: n,
+        height: 1,
+        pitch: 0,
+    }
 }
 
 /// A synchronous cuMemsetD8/16/32: queued on the legacy stream when work it must follow

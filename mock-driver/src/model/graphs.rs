@@ -62,9 +62,118 @@ pub mod node_type {
 /// `CUgraphExecUpdateResult`.
 pub mod update_result {
     pub const SUCCESS: i32 = 0;
+    pub const ERROR: i32 = 1;
     pub const TOPOLOGY_CHANGED: i32 = 2;
     pub const NODE_TYPE_CHANGED: i32 = 3;
+    pub const FUNCTION_CHANGED: i32 = 4;
     pub const PARAMETERS_CHANGED: i32 = 5;
+}
+
+/// One memory operand of a memcpy or memset node, as the executable graph's setters and
+/// cuGraphExecUpdate compare it: cuda.h lets neither the memory type of a copy's side nor
+/// the context and device its memory belongs to change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operand {
+    /// `CUmemorytype` as the node names it (1 host, 2 device, 4 unified; a memset's is 2).
+    pub memory_type: u32,
+    /// The context (None for VMM and pool memory, which have none) and device of the
+    /// memory, where the driver knows the address when the node is made; None for
+    /// pageable host memory and for a graph allocation not yet mapped (which only a
+    /// launch maps): those are compared by memory type alone.
+    pub owner: Option<(Option<ContextId>, usize)>,
+}
+
+impl Operand {
+    /// Whether `new` may replace `self` in an instantiated node.
+    fn keeps(&self, new: &Operand) -> bool {
+        self.memory_type == new.memory_type
+            && match (self.owner, new.owner) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
+    }
+}
+
+/// A memcpy or memset node's operands and dimensions: what cuda.h lets an executable
+/// graph's node change (cuGraphExecMemcpyNodeSetParams, cuGraphExecMemsetNodeSetParams,
+/// cuGraphExecNodeSetParams, cuGraphExecUpdate) and what not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A one-dimensional copy (the mock's memcpy nodes all are).
+    Copy {
+        src: Operand,
+        dst: Operand,
+        bytes: usize,
+    },
+    Fill {
+        dst: Operand,
+        element_size: u32,
+        width: usize,
+        height: usize,
+        pitch: usize,
+    },
+}
+
+impl Shape {
+    /// Why `new` may not replace `self` in an instantiated node (cuda.h): a memory type,
+    /// context or device changed, an operation of zero bytes, any dimension of a 2D
+    /// memset or the height of a 1D one. A 1D memset's width and element size "are
+    /// opportunistically allowed if the resulting work maps onto the work resources
+    /// already allocated for the node": the mock allows them (probe graph_exec_update,
+    /// awaiting its recording, asks the H200).
+    pub fn refuses(&self, new: &Shape) -> Option<String> {
+        match (self, new) {
+            (Shape::Copy { .. }, Shape::Copy { bytes: 0, .. })
+            | (Shape::Fill { .. }, Shape::Fill { width: 0, .. }) => {
+                Some("an operation of zero bytes cannot be set on an executable graph".into())
+            }
+            (Shape::Copy { src, dst, .. }, Shape::Copy { src: s, dst: d, .. }) => {
+                if !src.keeps(s) {
+                    Some(format!(
+                        "the source changes memory type or owner ({src:?} -> {s:?})"
+                    ))
+                } else if !dst.keeps(d) {
+                    Some(format!(
+                        "the destination changes memory type or owner ({dst:?} -> {d:?})"
+                    ))
+                } else {
+                    None
+                }
+            }
+            (
+                Shape::Fill {
+                    dst,
+                    element_size,
+                    width,
+                    height,
+                    pitch,
+                },
+                Shape::Fill {
+                    dst: d,
+                    element_size: e,
+                    width: w,
+                    height: h,
+                    pitch: p,
+                },
+            ) => {
+                if !dst.keeps(d) {
+                    Some(format!(
+                        "the destination changes memory type or owner ({dst:?} -> {d:?})"
+                    ))
+                } else if *height > 1 && (element_size, width, height, pitch) != (e, w, h, p) {
+                    Some(format!(
+                        "a 2D memset's dimensions cannot change ({width}x{height} of {element_size} \
+                         bytes, pitch {pitch} -> {w}x{h} of {e}, pitch {p})"
+                    ))
+                } else if height != h {
+                    Some(format!("a 1D memset's height cannot change (to {h})"))
+                } else {
+                    None
+                }
+            }
+            _ => Some("the node's type changes".into()),
+        }
+    }
 }
 
 /// A kernel node: the launch, with its own copy of the parameters.
@@ -85,10 +194,12 @@ pub enum NodeOp {
     Memcpy {
         action: NodeAction,
         what: String,
+        shape: Shape,
     },
     Memset {
         action: NodeAction,
         what: String,
+        shape: Shape,
     },
     Host {
         action: NodeAction,
@@ -273,6 +384,8 @@ pub struct GraphExec {
     memory_ops: Vec<(bool, u64)>,
     /// The bodies of its conditional nodes (at any depth) as instantiated.
     bodies: HashMap<GraphId, GraphBody>,
+    /// Its nodes disabled by cuGraphNodeSetEnabled: they run as empty nodes.
+    disabled: std::collections::HashSet<NodeId>,
 }
 
 #[derive(Default)]
@@ -402,6 +515,29 @@ impl Graphs {
         let body = self.graph_mut(g)?;
         for &(from, to) in edges {
             body.nodes.get_mut(&to).expect("checked").deps.push(from);
+        }
+        Ok(())
+    }
+
+    /// cuGraphRemoveDependencies: each edge must exist (cuda.h: "Specifying a
+    /// non-existing dependency will return an error").
+    pub fn remove_dependencies(&mut self, g: GraphId, edges: &[(NodeId, NodeId)]) -> CuResult<()> {
+        for (i, &(from, to)) in edges.iter().enumerate() {
+            self.check_deps(g, &[from, to])?;
+            let present = self.graph(g)?.nodes[&to].deps.contains(&from);
+            if !present || edges[..i].contains(&(from, to)) {
+                return Err(invalid(format!(
+                    "there is no dependency {from:#x} -> {to:#x} to remove"
+                )));
+            }
+        }
+        let body = self.graph_mut(g)?;
+        for &(from, to) in edges {
+            body.nodes
+                .get_mut(&to)
+                .expect("checked")
+                .deps
+                .retain(|d| *d != from);
         }
         Ok(())
     }
@@ -536,6 +672,8 @@ struct Planning {
     waits: Vec<EventId>,
     events: Vec<EventId>,
     has_kernels: bool,
+    /// The executable graph's own nodes disabled (cuGraphNodeSetEnabled).
+    disabled: std::collections::HashSet<NodeId>,
 }
 
 /// The bodies of the conditional nodes in `body` (and in its child graphs), at any
@@ -566,6 +704,178 @@ fn snapshot_bodies(
         }
     }
     Ok(())
+}
+
+/// Why cuGraphExecUpdate refused a graph: the error, the `CUgraphExecUpdateResult`, the
+/// node of the new graph that differs and the dependency that does not match.
+pub struct UpdateFailure {
+    pub err: CuError,
+    pub result: i32,
+    pub node: Option<NodeId>,
+    pub from: Option<NodeId>,
+}
+
+/// Where a graph cannot update an executable graph's nodes.
+struct Mismatch {
+    result: i32,
+    node: Option<NodeId>,
+    from: Option<NodeId>,
+    why: String,
+}
+
+/// Pairs a graph's nodes with an executable graph's (cuGraphExecUpdate's rules, cuda.h):
+/// nodes in the order they were added, dependencies in edge order; child graphs and
+/// conditional bodies recursively, a difference inside one reported at the node of the
+/// top-level graph that holds it.
+struct Pairing<'a> {
+    modules: &'a super::module::Modules,
+    /// The conditional bodies as the executable graph has them, and as the new graph does.
+    old_bodies: &'a HashMap<GraphId, GraphBody>,
+    new_bodies: &'a HashMap<GraphId, GraphBody>,
+}
+
+impl Pairing<'_> {
+    /// The context a kernel node's function belongs to (its module's).
+    fn function_context(&self, k: &KernelNode) -> Option<ContextId> {
+        let (_, r) = self.modules.function(k.launch.function).ok()?;
+        Some(self.modules.module(r.module).ok()?.context)
+    }
+
+    /// `new` against `old`; `top`: the node of the top-level graph holding both, if they
+    /// are a child graph or a conditional body.
+    fn body(&self, old: &GraphBody, new: &GraphBody, top: Option<NodeId>) -> Result<(), Mismatch> {
+        let at = |n: NodeId| Some(top.unwrap_or(n));
+        if new.order.len() != old.order.len() {
+            return Err(Mismatch {
+                result: update_result::TOPOLOGY_CHANGED,
+                node: top,
+                from: None,
+                why: format!(
+                    "the graph has {} nodes, the executable graph {}",
+                    new.order.len(),
+                    old.order.len()
+                ),
+            });
+        }
+        let pair: HashMap<NodeId, NodeId> = new
+            .order
+            .iter()
+            .zip(&old.order)
+            .map(|(a, b)| (*a, *b))
+            .collect();
+        for (n, o) in new.order.iter().zip(&old.order) {
+            let (a, b) = (&new.nodes[n], &old.nodes[o]);
+            if a.deps.len() != b.deps.len() {
+                return Err(Mismatch {
+                    result: update_result::TOPOLOGY_CHANGED,
+                    node: at(*n),
+                    from: None,
+                    why: format!(
+                        "node {n:#x} has {} dependencies, its pair {}",
+                        a.deps.len(),
+                        b.deps.len()
+                    ),
+                });
+            }
+            if let Some(d) = a.deps.iter().zip(&b.deps).find(|(d, e)| pair[*d] != **e) {
+                return Err(Mismatch {
+                    result: update_result::TOPOLOGY_CHANGED,
+                    node: at(*n),
+                    from: if top.is_some() { None } else { Some(*d.0) },
+                    why: format!("node {n:#x} depends on {:#x}, its pair elsewhere", d.0),
+                });
+            }
+            if a.op.node_type() != b.op.node_type() {
+                return Err(Mismatch {
+                    result: update_result::NODE_TYPE_CHANGED,
+                    node: at(*n),
+                    from: None,
+                    why: format!("node {n:#x} is of another type"),
+                });
+            }
+            let parameters = |why: String| Mismatch {
+                result: update_result::PARAMETERS_CHANGED,
+                node: at(*n),
+                from: None,
+                why: format!("node {n:#x}: {why}"),
+            };
+            match (&b.op, &a.op) {
+                // cuda.h: "The owning context of the function cannot change."
+                (NodeOp::Kernel(x), NodeOp::Kernel(y))
+                    if self.function_context(x) != self.function_context(y) =>
+                {
+                    return Err(Mismatch {
+                        result: update_result::FUNCTION_CHANGED,
+                        node: at(*n),
+                        from: None,
+                        why: format!("node {n:#x}'s function belongs to another context"),
+                    });
+                }
+                (NodeOp::Memcpy { shape: x, .. }, NodeOp::Memcpy { shape: y, .. })
+                | (NodeOp::Memset { shape: x, .. }, NodeOp::Memset { shape: y, .. }) => {
+                    if let Some(why) = x.refuses(y) {
+                        return Err(parameters(why));
+                    }
+                }
+                (NodeOp::MemAlloc(x), NodeOp::MemAlloc(y)) if x.dptr != y.dptr => {
+                    return Err(parameters("it allocates another address".into()))
+                }
+                (NodeOp::MemFree(x), NodeOp::MemFree(y)) if x != y => {
+                    return Err(parameters("it frees another address".into()))
+                }
+                (NodeOp::Child(x), NodeOp::Child(y)) => self.body(x, y, at(*n))?,
+                (NodeOp::Conditional(x), NodeOp::Conditional(y)) => {
+                    // cuda.h: "Changing node parameters is not supported." Its type and
+                    // size, here; a graph built again has handles of its own, and the
+                    // mock runs the new one (probe graph_exec_update asks the H200).
+                    if (x.kind, x.bodies.len()) != (y.kind, y.bodies.len()) {
+                        return Err(parameters(
+                            "a conditional node's type or size cannot change".into(),
+                        ));
+                    }
+                    for (bx, by) in x.bodies.iter().zip(&y.bodies) {
+                        match (self.old_bodies.get(bx), self.new_bodies.get(by)) {
+                            (Some(ox), Some(ny)) => self.body(ox, ny, at(*n))?,
+                            _ => return Err(parameters("a body graph is missing".into())),
+                        }
+                    }
+                }
+                // Host functions and events may change freely (cuda.h's table for
+                // cuGraphExecNodeSetParams: "Unrestricted").
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `n` is a node of a live graph: cuda.h's setters name the node of the graph the
+/// executable graph came from, which "must not have been removed" (the H200 refuses a
+/// node whose graph was destroyed with CUDA_ERROR_INVALID_VALUE, seen through the
+/// runtime's simple_cuda_graphs).
+fn live_node(graphs: &Graphs, n: NodeId) -> CuResult<()> {
+    if graphs.owner.contains_key(&n) {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "{n:#x} is no live node: the graph it belonged to was destroyed"
+        )))
+    }
+}
+
+/// cuGraphNodeSetEnabled and GetEnabled take kernel, memset and memcpy nodes of the
+/// graph `exec` came from.
+fn enableable(exec: &GraphExec, e: ExecId, n: NodeId) -> CuResult<()> {
+    match exec.body.nodes.get(&n).map(|node| node.op.node_type()) {
+        Some(node_type::KERNEL | node_type::MEMCPY | node_type::MEMSET) => Ok(()),
+        Some(t) => Err(invalid(format!(
+            "node {n:#x} is of type {t}: only kernel, memset and memcpy nodes can be enabled \
+             or disabled (cuda.h)"
+        ))),
+        None => Err(invalid(format!(
+            "{n:#x} is not a node of the graph executable graph {e:#x} came from"
+        ))),
+    }
 }
 
 impl Driver {
@@ -724,6 +1034,20 @@ impl Driver {
         self.state.lock().graphs.add_dependencies(g, edges)
     }
 
+    pub fn graph_remove_dependencies(
+        &self,
+        g: GraphId,
+        edges: &[(NodeId, NodeId)],
+    ) -> CuResult<()> {
+        let mut st = self.state.lock();
+        if st.captures.graph_in_capture(g) {
+            return Err(invalid(format!(
+                "graph {g:#x} is being built by a stream capture"
+            )));
+        }
+        st.graphs.remove_dependencies(g, edges)
+    }
+
     /// The graph's nodes, in the order they were added.
     pub fn graph_nodes(&self, g: GraphId) -> CuResult<Vec<NodeId>> {
         Ok(self.state.lock().graphs.graph(g)?.order.clone())
@@ -865,6 +1189,7 @@ impl Driver {
                 auto_free,
                 memory_ops,
                 bodies,
+                disabled: Default::default(),
             },
         );
         Ok(e)
@@ -899,6 +1224,28 @@ impl Driver {
         Ok(())
     }
 
+    /// cuGraphNodeSetParams of a child graph node: it takes a copy of `child` (of any
+    /// topology: only an executable graph's node must keep its own).
+    pub fn graph_node_set_child(&self, n: NodeId, child: GraphId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let (g, node) = st.graphs.node(n)?;
+        if !matches!(node.op, NodeOp::Child(_)) {
+            return Err(invalid(format!("{n:#x} is not a child graph node")));
+        }
+        if g == child {
+            return Err(invalid("a graph cannot be its own child"));
+        }
+        let copy = st.graphs.child_copy(child)?;
+        if copy.has_memory_nodes() {
+            // As cuGraphAddChildGraphNode (observed: CUDA_ERROR_NOT_SUPPORTED).
+            return Err(not_supported(
+                "a child graph node cannot hold a graph with memory allocation or free nodes",
+            ));
+        }
+        st.graphs.node_mut(n)?.op = NodeOp::Child(copy);
+        Ok(())
+    }
+
     /// cuGraphExecNodeSetParams and the per-type exec setters: `op` replaces the work of
     /// node `n` (of the graph `e` was instantiated from) in `e`, of the same type. A
     /// kernel is prepared again alone; other work makes the next launch plan again.
@@ -907,14 +1254,25 @@ impl Driver {
             return self.graph_exec_kernel_set(e, n, k);
         }
         let mut st = self.state.lock();
-        if !st.graphs.owner.contains_key(&n) {
-            return Err(invalid(format!(
-                "{n:#x} is no live node: the graph it belonged to was destroyed"
-            )));
+        live_node(&st.graphs, n)?;
+        if let NodeOp::EventRecord(ev) | NodeOp::EventWait(ev) = &op {
+            st.contexts.event(*ev)?;
         }
         let exec = st.graphs.exec_mut(e)?;
         match exec.body.nodes.get_mut(&n) {
-            Some(node) if node.op.node_type() == op.node_type() => node.op = op,
+            Some(node) if node.op.node_type() == op.node_type() => {
+                if let (
+                    NodeOp::Memcpy { shape: old, .. } | NodeOp::Memset { shape: old, .. },
+                    NodeOp::Memcpy { shape: new, .. } | NodeOp::Memset { shape: new, .. },
+                ) = (&node.op, &op)
+                {
+                    // cuda.h: CUDA_ERROR_INVALID_VALUE.
+                    if let Some(why) = old.refuses(new) {
+                        return Err(invalid(format!("node {n:#x}: {why}")));
+                    }
+                }
+                node.op = op
+            }
             Some(node) => {
                 return Err(invalid(format!(
                     "node {n:#x} is of type {}: parameters of type {} cannot be set on it",
@@ -939,16 +1297,21 @@ impl Driver {
     pub fn graph_exec_kernel_set(&self, e: ExecId, n: NodeId, k: KernelNode) -> CuResult<()> {
         let patch = {
             let mut st = self.state.lock();
-            // A node handle dies with its graph, even where an executable graph made from
-            // it lives on: the H200 refuses it (CUDA_ERROR_INVALID_VALUE, seen through the
-            // runtime's simple_cuda_graphs).
-            if !st.graphs.owner.contains_key(&n) {
-                return Err(invalid(format!(
-                    "{n:#x} is no live node: the graph it belonged to was destroyed"
-                )));
-            }
+            let st = &mut *st;
+            live_node(&st.graphs, n)?;
+            let context = |k: &KernelNode| {
+                let (_, r) = st.modules.function(k.launch.function).ok()?;
+                Some(st.modules.module(r.module).ok()?.context)
+            };
             let exec = st.graphs.exec_mut(e)?;
             match exec.body.nodes.get_mut(&n).map(|node| &mut node.op) {
+                // cuda.h: "The owning context of the function cannot change";
+                // CUDA_ERROR_INVALID_VALUE.
+                Some(NodeOp::Kernel(old)) if context(old) != context(&k) => {
+                    return Err(invalid(format!(
+                        "node {n:#x}: the function belongs to another context than the node's"
+                    )))
+                }
                 Some(NodeOp::Kernel(old)) => *old = k.clone(),
                 Some(_) => return Err(invalid(format!("{n:#x} is not a kernel node"))),
                 None => {
@@ -996,88 +1359,40 @@ impl Driver {
 
     /// cuGraphExecUpdate: the graph must have the executable graph's topology (nodes
     /// paired in the order they were added, of the same types, with the same
-    /// dependencies); then its nodes' parameters replace the executable graph's. On
-    /// failure: the `CUgraphExecUpdateResult` and the node that differs.
-    pub fn graph_exec_update(
-        &self,
-        e: ExecId,
-        g: GraphId,
-    ) -> Result<(), (CuError, i32, Option<NodeId>)> {
+    /// dependencies, child graphs and conditional bodies alike) and change only what
+    /// cuda.h lets an instantiated node change (`update_check`); then its nodes'
+    /// parameters replace the executable graph's. On failure: the error, the
+    /// `CUgraphExecUpdateResult`, the node of `g` that differs and the dependency.
+    pub fn graph_exec_update(&self, e: ExecId, g: GraphId) -> Result<(), UpdateFailure> {
         let mut st = self.state.lock();
-        let fail = |err: CuError| (err, 1, None);
+        let fail = |err: CuError| UpdateFailure {
+            err,
+            result: update_result::ERROR,
+            node: None,
+            from: None,
+        };
         let new = st.graphs.graph(g).map_err(fail)?.clone();
         // The new graph's conditional bodies replace the executable graph's.
         let mut bodies = HashMap::new();
         snapshot_bodies(&st.graphs, &new, &mut bodies).map_err(fail)?;
-        let exec = st.graphs.exec_mut(e).map_err(fail)?;
-        let update_failed = |why: String| {
-            CuError::new(
-                GRAPH_EXEC_UPDATE_FAILURE,
-                format!("cuGraphExecUpdate: {why}"),
-            )
+        let exec = st.graphs.exec(e).map_err(fail)?;
+        let check = Pairing {
+            modules: &st.modules,
+            old_bodies: &exec.bodies,
+            new_bodies: &bodies,
         };
-        if new.order.len() != exec.body.order.len() {
-            return Err((
-                update_failed(format!(
-                    "the graph has {} nodes, the executable graph {}",
-                    new.order.len(),
-                    exec.body.order.len()
-                )),
-                update_result::TOPOLOGY_CHANGED,
-                None,
-            ));
-        }
-        let pair: HashMap<NodeId, NodeId> = new
-            .order
-            .iter()
-            .zip(&exec.body.order)
-            .map(|(a, b)| (*a, *b))
-            .collect();
-        for (n, old) in new.order.iter().zip(&exec.body.order) {
-            let (a, b) = (&new.nodes[n], &exec.body.nodes[old]);
-            if a.op.node_type() != b.op.node_type() {
-                return Err((
-                    update_failed(format!("node {n:#x} is of another type")),
-                    update_result::NODE_TYPE_CHANGED,
-                    Some(*n),
-                ));
-            }
-            let deps: Vec<NodeId> = a.deps.iter().map(|d| pair[d]).collect();
-            if deps != b.deps {
-                return Err((
-                    update_failed(format!("node {n:#x} has other dependencies")),
-                    update_result::TOPOLOGY_CHANGED,
-                    Some(*n),
-                ));
-            }
-            let memory_changed = match (&a.op, &b.op) {
-                (NodeOp::MemAlloc(x), NodeOp::MemAlloc(y)) => x.dptr != y.dptr,
-                (NodeOp::MemFree(x), NodeOp::MemFree(y)) => x != y,
-                _ => false,
-            };
-            if memory_changed {
-                return Err((
-                    update_failed(format!(
-                        "memory node {n:#x} allocates or frees another address"
-                    )),
-                    update_result::PARAMETERS_CHANGED,
-                    Some(*n),
-                ));
-            }
-            if let (NodeOp::EventRecord(x), NodeOp::EventRecord(y))
-            | (NodeOp::EventWait(x), NodeOp::EventWait(y)) = (&a.op, &b.op)
-            {
-                // Allowed on a GPU, but the mock keeps the events an executable graph
-                // was made with.
-                if x != y {
-                    return Err((
-                        update_failed(format!("event node {n:#x} names another event")),
-                        update_result::PARAMETERS_CHANGED,
-                        Some(*n),
-                    ));
-                }
-            }
-        }
+        check
+            .body(&exec.body, &new, None)
+            .map_err(|m| UpdateFailure {
+                err: CuError::new(
+                    GRAPH_EXEC_UPDATE_FAILURE,
+                    format!("cuGraphExecUpdate: {}", m.why),
+                ),
+                result: m.result,
+                node: m.node,
+                from: m.from,
+            })?;
+        let exec = st.graphs.exec_mut(e).map_err(fail)?;
         for (n, old) in new.order.iter().zip(exec.body.order.clone()) {
             exec.body.nodes.get_mut(&old).expect("paired").op = new.nodes[n].op.clone();
         }
@@ -1087,6 +1402,76 @@ impl Driver {
         exec.plan = None;
         exec.generation += 1;
         Ok(())
+    }
+
+    /// cuGraphExecChildGraphNodeSetParams: the child graph node `n` of executable graph
+    /// `e` runs `child`'s nodes from now on; `child` must have the topology of the node's
+    /// graph and change only what cuGraphExecUpdate may (cuda.h; CUDA_ERROR_INVALID_VALUE
+    /// otherwise).
+    pub fn graph_exec_child_set(&self, e: ExecId, n: NodeId, child: GraphId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        live_node(&st.graphs, n)?;
+        let copy = st.graphs.child_copy(child)?;
+        if copy.has_memory_nodes() {
+            return Err(invalid(
+                "a child graph node cannot hold a graph with memory allocation or free nodes",
+            ));
+        }
+        let exec = st.graphs.exec(e)?;
+        let old = match exec.body.nodes.get(&n).map(|node| &node.op) {
+            Some(NodeOp::Child(old)) => old.clone(),
+            Some(_) => return Err(invalid(format!("{n:#x} is not a child graph node"))),
+            None => {
+                return Err(invalid(format!(
+                    "{n:#x} is not a node of the graph executable graph {e:#x} came from"
+                )))
+            }
+        };
+        let no_bodies = HashMap::new();
+        let check = Pairing {
+            modules: &st.modules,
+            old_bodies: &no_bodies,
+            new_bodies: &no_bodies,
+        };
+        check.body(&old, &copy, None).map_err(|m| {
+            invalid(format!(
+                "the child graph cannot update node {n:#x}: {}",
+                m.why
+            ))
+        })?;
+        let exec = st.graphs.exec_mut(e)?;
+        exec.body.nodes.get_mut(&n).expect("checked").op = NodeOp::Child(copy);
+        exec.plan = None;
+        exec.generation += 1;
+        Ok(())
+    }
+
+    /// cuGraphNodeSetEnabled: a disabled node runs as an empty node until enabled again.
+    /// cuda.h: "Currently only kernel, memset and memcpy nodes are supported".
+    pub fn graph_exec_set_enabled(&self, e: ExecId, n: NodeId, enabled: bool) -> CuResult<()> {
+        let mut st = self.state.lock();
+        live_node(&st.graphs, n)?;
+        let exec = st.graphs.exec_mut(e)?;
+        enableable(exec, e, n)?;
+        let changed = if enabled {
+            exec.disabled.remove(&n)
+        } else {
+            exec.disabled.insert(n)
+        };
+        if changed {
+            exec.plan = None;
+            exec.generation += 1;
+        }
+        Ok(())
+    }
+
+    /// cuGraphNodeGetEnabled.
+    pub fn graph_exec_enabled(&self, e: ExecId, n: NodeId) -> CuResult<bool> {
+        let st = self.state.lock();
+        live_node(&st.graphs, n)?;
+        let exec = st.graphs.exec(e)?;
+        enableable(exec, e, n)?;
+        Ok(!exec.disabled.contains(&n))
     }
 
     /// Puts the nodes of `body` (child graphs in place) in `steps`, in their order; the
@@ -1102,6 +1487,9 @@ impl Driver {
         planning: &mut Planning,
     ) -> CuResult<()> {
         for n in order {
+            if own && planning.disabled.contains(n) {
+                continue;
+            }
             match &body.nodes[n].op {
                 NodeOp::Kernel(k) => {
                     let reused = own
@@ -1192,6 +1580,7 @@ impl Driver {
                 waits: Vec::new(),
                 events: Vec::new(),
                 has_kernels: false,
+                disabled: exec.disabled.clone(),
             };
             (
                 exec.body.clone(),
