@@ -177,6 +177,10 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemcpyHtoD_v2(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {
+        // Safety: cuda.h requires `src` readable for n bytes.
+        if unsafe { staged_htod(dst, src, n) }? {
+            return Ok(());
+        }
         legacy_order()?;
         let d = drv()?;
         // Safety: cuda.h requires `src` readable for n bytes.
@@ -841,6 +845,44 @@ fn fill_shape(dst: CUdevicePtr, size: u32, n: usize) -> crate::model::graphs::Sh
         height: 1,
         pitch: 0,
     }
+}
+
+/// A synchronous cuMemcpyHtoD from pageable host memory, as CUDA's "API synchronization
+/// behavior" describes it: "a stream sync is performed before the copy is initiated" (the
+/// legacy stream's order: the H200 returned from a 4-byte copy only after a blocking
+/// stream's kernel, probe async_device, sync-copy-vs-blocking-stream), and the call "will
+/// return once the pageable buffer has been copied to the staging memory for DMA
+/// transfer to device memory, but the DMA to final destination may not have completed".
+/// Under a deferring schedule (`stream_queues::deferred`) the source is staged and the
+/// bytes land later in the legacy stream's order (`queue_copy`), so that work on a
+/// non-blocking stream with nothing ordering it reads them stale; under `eager` they land
+/// in the call, once the stream sync is done (nothing is pending then). False where the
+/// copy runs in place: eager, inside an async export or a graph node (in its stream's
+/// order already), a page-locked source ("synchronous with respect to the host"), a
+/// managed or host destination, a source over the staging limit.
+///
+/// # Safety
+/// `src` is readable for `n` bytes.
+unsafe fn staged_htod(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<bool> {
+    use crate::model::stream_queues::deferred;
+    if !deferred() || super::IN_STREAM_ORDER.get() || src.is_null() || n == 0 {
+        return Ok(false);
+    }
+    if n > STAGING_LIMIT {
+        return Ok(false);
+    }
+    let d = drv()?;
+    let pageable = d.page_locked(src as u64, n as u64).is_none()
+        && !d.is_device_address(device_ptr(src as u64));
+    if !pageable || !d.stream_ordered_destination(device_ptr(dst)) {
+        return Ok(false);
+    }
+    // The stream sync (and the capture checks of a synchronous copy).
+    legacy_order()?;
+    // A blocking copy empties the printf FIFO, as the synchronising calls do.
+    d.blocking_copy_flush();
+    // Safety: the caller's contract.
+    unsafe { queue_copy(std::ptr::null_mut(), dst, src as u64, n) }
 }
 
 /// A synchronous cuMemsetD8/16/32: queued on the legacy stream when work it must follow

@@ -230,30 +230,25 @@ impl Driver {
     /// blocking stream's kernel it must follow still runs (probe async_device,
     /// sync-copy-vs-blocking-stream), and runs one at once when nothing is pending before
     /// it (a later memset on a non-blocking stream sees it done: probe host_memory,
-    /// memset-async-and-2d-async). So it is queued on the legacy stream, checked now, only
-    /// when work it must follow is pending. Managed memory is set at once, as the
-    /// documentation excepts it. False when the memset must run now.
+    /// memset-async-and-2d-async). So it is queued on the legacy stream, checked now, when
+    /// work it must follow is pending, and always under a deferring schedule
+    /// (`stream_queues::deferred`). Managed memory is set at once, as the documentation
+    /// excepts it. False when the memset must run now.
     pub fn memset_queued(
         &'static self,
         dst: DevicePtr,
         pattern: Pattern,
         count: u64,
     ) -> CuResult<bool> {
-        use super::stream_queues::{pending, Order};
-        if !pending(super::ids::StreamId::NULL, Order::Legacy) {
+        use super::stream_queues::{deferred, pending, Order};
+        if !deferred() && !pending(super::ids::StreamId::NULL, Order::Legacy) {
             return Ok(false);
         }
         let device = self.ctx_device(None)?;
         let (a, len) = memset_range(dst, &pattern, count)?;
         {
             let st = self.state.lock();
-            let managed = st
-                .host
-                .managed
-                .range(..=a)
-                .next_back()
-                .is_some_and(|(base, m)| a - base < m.size());
-            if managed || !st.vmm.is_device_address(a) {
+            if managed_at(&st, a) || !st.vmm.is_device_address(a) {
                 return Ok(false);
             }
             // The memset's errors are the call's: its checks now, its bytes later.
@@ -276,6 +271,30 @@ impl Driver {
             }),
         )?;
         Ok(true)
+    }
+}
+
+/// Whether `a` is in cuMemAllocManaged memory, which the host reads and writes in place:
+/// synchronous copies and memsets of it run in the call.
+fn managed_at(st: &super::State, a: u64) -> bool {
+    st.host
+        .managed
+        .range(..=a)
+        .next_back()
+        .is_some_and(|(base, m)| a - base < m.size())
+}
+
+impl Driver {
+    /// Whether `a` is device memory a synchronous copy from pageable host memory may land
+    /// in later, in the legacy stream's order: device memory, not managed memory.
+    pub fn stream_ordered_destination(&self, a: DevicePtr) -> bool {
+        let st = self.state.lock();
+        st.vmm.is_device_address(a.get()) && !managed_at(&st, a.get())
+    }
+
+    /// The printf FIFO emptied, as a blocking copy empties it.
+    pub fn blocking_copy_flush(&self) {
+        self.flush_printf();
     }
 }
 
