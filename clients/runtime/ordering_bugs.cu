@@ -8,8 +8,15 @@
 //   free       cudaFreeAsync on a stream that is not ordered after the kernel using it
 //   stale      the host reads a buffer right after launching the kernel that fills it
 //              (prints "stale" or "fresh": under CUMOCK_SCHEDULE=lazy always stale)
+//   host-write the host stores into page-locked memory a kernel writes, having seen only
+//              the kernel's first word land (no synchronisation) and waited a while
+//   fixed      also trims the pool right after a cudaFreeAsync ordered after a kernel
+//              that may still run: the driver counts that memory as outstanding until the
+//              free completes, so it is no bug (and the kernel must not fault); a trim
+//              after a free nothing orders is the free's bug, reported at the free
 //   fixed      all of the above, each correctly ordered
 #include "common.h"
+#include <unistd.h>
 
 __global__ void fill(int *p, int n, int v) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -69,6 +76,38 @@ int main(int argc, char **argv) {
         cudaDeviceSynchronize();
         if (fixed) CHECK(seen == 5);
         cudaFreeHost(pinned);
+    }
+    if (fixed || strcmp(what, "host-write") == 0) {
+        int *pinned = NULL;
+        cudaMallocHost((void **)&pinned, 64 * sizeof(int));
+        NEED(pinned);
+        pinned[0] = 0;
+        fill<<<1, 64, 0, a>>>(pinned, 64, 6);
+        if (fixed) {
+            cudaStreamSynchronize(a);
+        } else {
+            // Seeing one word land says nothing of the others: not a synchronisation.
+            while (*(volatile int *)&pinned[0] != 6) {
+            }
+            usleep(100000);
+        }
+        pinned[3] = 9;
+        cudaStreamSynchronize(a);
+        CHECK(pinned[3] == 9);
+        cudaFreeHost(pinned);
+    }
+    if (fixed) {
+        cudaMemPool_t pool;
+        cudaDeviceGetDefaultMemPool(&pool, 0);
+        int *p = NULL;
+        cudaMallocAsync((void **)&p, N * sizeof(int), a);
+        cudaStreamSynchronize(a);
+        fill<<<N / 256, 256, 0, b>>>(p, N, 7);
+        cudaEventRecord(done, b);
+        cudaStreamWaitEvent(a, done, 0);
+        cudaFreeAsync(p, a);
+        cudaMemPoolTrimTo(pool, 0);
+        CHECK(cudaDeviceSynchronize() == cudaSuccess);
     }
     cudaFree(d);
     cudaEventDestroy(done);

@@ -336,6 +336,17 @@ fn sync_marks(stream: StreamId, order: Order) -> Vec<Mark> {
     marks
 }
 
+/// The points work issued now on `stream` follows (its queue's tail and what the legacy
+/// semantics add), not reached yet: where a cuMemFreeAsync issued now completes.
+pub fn marks_before(stream: StreamId, order: Order) -> Vec<Mark> {
+    let key = QueueKey::of(stream);
+    let q = QUEUES.lock();
+    let mut marks: Vec<Mark> = q.by_stream.get(&key).map(Queue::tail).into_iter().collect();
+    marks.extend(q.implicit_marks(key, order));
+    marks.retain(|m| !m.reached());
+    marks
+}
+
 /// Whether `stream` has work that has not run yet (cuStreamQuery's CUDA_ERROR_NOT_READY);
 /// asks for that work (`Mark::query`).
 pub fn pending(stream: StreamId, order: Order) -> bool {
