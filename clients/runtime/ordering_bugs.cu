@@ -10,6 +10,7 @@
 //              (prints "stale" or "fresh": under CUMOCK_SCHEDULE=lazy always stale)
 //   host-write the host stores into page-locked memory a kernel writes, having seen only
 //              the kernel's first word land (no synchronisation) and waited a while
+//   managed-write  the same with managed memory (cudaMallocManaged)
 //   fixed      also trims the pool right after a cudaFreeAsync ordered after a kernel
 //              that may still run: the driver counts that memory as outstanding until the
 //              free completes, so it is no bug (and the kernel must not fault); a trim
@@ -77,9 +78,13 @@ int main(int argc, char **argv) {
         if (fixed) CHECK(seen == 5);
         cudaFreeHost(pinned);
     }
-    if (fixed || strcmp(what, "host-write") == 0) {
+    for (int managed = 0; managed < 2; managed++) {
+        if (!fixed && strcmp(what, managed ? "managed-write" : "host-write") != 0) continue;
         int *pinned = NULL;
-        cudaMallocHost((void **)&pinned, 64 * sizeof(int));
+        if (managed)
+            cudaMallocManaged((void **)&pinned, 64 * sizeof(int));
+        else
+            cudaMallocHost((void **)&pinned, 64 * sizeof(int));
         NEED(pinned);
         pinned[0] = 0;
         fill<<<1, 64, 0, a>>>(pinned, 64, 6);
@@ -94,7 +99,10 @@ int main(int argc, char **argv) {
         pinned[3] = 9;
         cudaStreamSynchronize(a);
         CHECK(pinned[3] == 9);
-        cudaFreeHost(pinned);
+        if (managed)
+            cudaFree(pinned);
+        else
+            cudaFreeHost(pinned);
     }
     if (fixed) {
         cudaMemPool_t pool;

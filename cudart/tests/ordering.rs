@@ -80,6 +80,11 @@ fn a_host_store_to_page_locked_memory_a_kernel_writes_is_reported_at_the_synchro
     report("host-write", "the host stored to bytes");
 }
 
+#[test]
+fn a_host_store_to_managed_memory_a_kernel_writes_is_reported_at_the_synchronisation() {
+    report("managed-write", "the host stored to bytes");
+}
+
 /// A missing synchronisation reads stale data every time under CUMOCK_SCHEDULE=lazy; the
 /// same program, ordered, reads what the kernel wrote under every schedule.
 #[test]
