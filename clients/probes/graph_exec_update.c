@@ -4,7 +4,8 @@
  * child graph, empty, memory nodes), what cuda.h documents only as "may be rejected"
  * (a 1D memset's width and element size), which CUgraphExecUpdateResult and error nodes
  * cuGraphExecUpdate reports for each kind of change, and that a launch after a setter
- * runs the new work. Kernels are PTX text (cuModuleLoadData, no nvcc). Written for issue
+ * runs the new work; cuGraphUpload, cuGraphExecGetFlags, cuGraphNodeFindInClone and
+ * cuGraphDestroyNode. Kernels are PTX text (cuModuleLoadData, no nvcc). Written for issue
  * 20; awaits its recording on the H200 (ci/gpu-probes.sh). No multicast API is called. */
 #include "probe.h"
 
@@ -610,6 +611,70 @@ static void update_children(void) {
     report(e, u, "a child graph whose node is of another type", y, NULL);
 }
 
+/* cuGraphUpload, cuGraphExecGetFlags, cuGraphNodeFindInClone, cuGraphDestroyNode. */
+static void upload_find_destroy(void) {
+    setup();
+    CUgraph g;
+    MUST(cuGraphCreate(&g, 0));
+    unsigned one = 1;
+    void *args[] = {&da, &one};
+    CUDA_KERNEL_NODE_PARAMS k = kparams(addk, args);
+    CUgraphNode a, b, c;
+    MUST(cuGraphAddKernelNode(&a, g, NULL, 0, &k));
+    MUST(cuGraphAddEmptyNode(&b, g, &a, 1));
+    MUST(cuGraphAddKernelNode(&c, g, &b, 1, &k));
+    CUgraphExec e;
+    MUST(cuGraphInstantiateWithFlags(&e, g, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+    cuuint64_t flags = SENTINEL;
+    CALL("flags", cuGraphExecGetFlags(e, &flags));
+    SAY("flags = %llu", (unsigned long long)flags);
+    CALL("flags into NULL", cuGraphExecGetFlags(e, NULL));
+    CALL("upload", cuGraphUpload(e, s));
+    CALL("upload on the legacy stream", cuGraphUpload(e, NULL));
+    run(e, "after the uploads");
+    SAY("word %u", word(da));
+    CALL("upload of NULL", cuGraphUpload(NULL, s));
+
+    CUgraph clone;
+    MUST(cuGraphClone(&clone, g));
+    size_t count = 3;
+    CUgraphNode cn[3];
+    MUST(cuGraphGetNodes(clone, cn, &count));
+    CUgraphNode found = NULL;
+    CALL("find the second node in the clone", cuGraphNodeFindInClone(&found, b, clone));
+    SAY("it is the clone's second node: %s", found == cn[1] ? "yes" : "no");
+    CALL("find in the original graph", cuGraphNodeFindInClone(&found, b, g));
+    CUgraphNode later;
+    MUST(cuGraphAddEmptyNode(&later, g, NULL, 0));
+    CALL("find a node added after the clone", cuGraphNodeFindInClone(&found, later, clone));
+    CALL("destroy the clone's second node", cuGraphDestroyNode(cn[1]));
+    CALL("find it now", cuGraphNodeFindInClone(&found, b, clone));
+    size_t edges = 99;
+    MUST(cuGraphGetEdges(clone, NULL, NULL, NULL, &edges));
+    count = 99;
+    MUST(cuGraphGetNodes(clone, NULL, &count));
+    SAY("clone: %zu nodes, %zu edges", count, edges);
+    CALL("destroy it again", cuGraphDestroyNode(cn[1]));
+    CALL("destroy NULL", cuGraphDestroyNode(NULL));
+    CUgraphExec ce;
+    CALL("instantiate the clone", cuGraphInstantiateWithFlags(&ce, clone, 0));
+    run(ce, "the clone");
+    SAY("word %u", word(da));
+    CALL("update the graph's executable graph from the clone", cuGraphExecUpdate(e, clone, NULL));
+
+    CUgraph mg;
+    MUST(cuGraphCreate(&mg, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS ap;
+    memset(&ap, 0, sizeof ap);
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ap.bytesize = 1 << 20;
+    CUgraphNode an, en;
+    MUST(cuGraphAddMemAllocNode(&an, mg, NULL, 0, &ap));
+    MUST(cuGraphAddEmptyNode(&en, mg, &an, 1));
+    CALL("destroy an empty node of a graph with an allocation node", cuGraphDestroyNode(en));
+}
+
 int main(void) {
     section("kernel-setters", kernel_setters);
     section("memcpy-setters", memcpy_setters);
@@ -620,5 +685,6 @@ int main(void) {
     section("generic-setters", generic_setters);
     section("update", update);
     section("update-children", update_children);
+    section("upload-find-destroy", upload_find_destroy);
     return 0;
 }

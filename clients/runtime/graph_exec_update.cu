@@ -4,8 +4,9 @@
 // cudaGraphExecNodeSetParams, cudaGraphNodeSetEnabled/GetEnabled, and cudaGraphExecUpdate
 // from a graph of the same topology, then from graphs that change it (a node more, an
 // edge from elsewhere, a node of another type, a copy to host memory, a 2D memset's
-// width), with the result and error node each one reports. Every launch is checked by
-// the data it leaves.
+// width), with the result and error node each one reports; cudaGraphUpload,
+// cudaGraphExecGetFlags, cudaGraphNodeFindInClone and cudaGraphDestroyNode. Every launch
+// is checked by the data it leaves.
 #include "common.h"
 
 #define N 256
@@ -304,6 +305,32 @@ int main(void) {
     launch(e, s);
     OUT("after the refused updates: a = %d, b = %d", uniform(a), uniform(b));
     CHECK(uniform(a) == 6 && uniform(b) == 6);
+
+    // ---- upload, flags, clones ------------------------------------------------------------
+    printf("-- upload, flags, clones\n");
+    unsigned long long flags = 99;
+    T(cudaGraphExecGetFlags(e, &flags));
+    OUT("flags %llu", flags);
+    T(cudaGraphUpload(e, s));
+    launch(e, s);
+    OUT("a = %d", uniform(a));
+    CHECK(uniform(a) == 6);
+    cudaGraph_t cl;
+    T(cudaGraphClone(&cl, g));
+    cudaGraphNode_t found = NULL;
+    T(cudaGraphNodeFindInClone(&found, nodes[2], cl));
+    {
+        cudaGraphNodeType type;
+        T(cudaGraphNodeGetType(found, &type));
+        OUT("the copy of the host node is a host node: %s", type == cudaGraphNodeTypeHost ? "yes" : "no");
+    }
+    T(cudaGraphDestroyNode(found));
+    size_t cnt = 0;
+    T(cudaGraphGetNodes(cl, NULL, &cnt));
+    OUT("the clone has %zu nodes", cnt);
+    CHECK(cnt == 5);
+    T(cudaGraphNodeFindInClone(&found, nodes[2], cl));
+    T(cudaGraphDestroy(cl));
 
     T(cudaGraphExecDestroy(oe));
     T(cudaGraphExecDestroy(e));

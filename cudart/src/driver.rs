@@ -266,6 +266,10 @@ driver_functions! {
     unsafe fn cuGraphExecHostNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void);
     safe fn cuGraphNodeSetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: u32);
     safe fn cuGraphNodeGetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: &mut u32);
+    safe fn cuGraphUpload(exec: CUgraphExec, stream: CUstream);
+    safe fn cuGraphExecGetFlags(exec: CUgraphExec, flags: &mut u64);
+    safe fn cuGraphNodeFindInClone(node: &mut CUgraphNode, original: CUgraphNode, clone: CUgraph);
+    safe fn cuGraphDestroyNode(node: CUgraphNode);
     unsafe fn cuGraphRemoveDependencies(graph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edges: *const c_void, n: usize);
 }
 

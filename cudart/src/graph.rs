@@ -958,3 +958,43 @@ cudart_fn! {
         unsafe { d.cuGraphRemoveDependencies(graph, from, to, edges, n) }
     }
 }
+
+cudart_fn! {
+    fn cudaGraphUpload(exec: CUgraphExec, stream: CUstream) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphUpload(exec, stream_for(stream, false))
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphUpload_ptsz(exec: CUgraphExec, stream: CUstream) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphUpload(exec, stream_for(stream, true))
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecGetFlags(exec: CUgraphExec, flags: *mut c_ulonglong) {
+        // Safety: the program's out-pointer: NULL (refused) or writable.
+        let flags = unsafe { out_ref(flags)? };
+        let (d, _, _) = with_context()?;
+        // cudaGraphInstantiateFlags are CUgraphInstantiate_flags.
+        d.cuGraphExecGetFlags(exec, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphNodeFindInClone(node: *mut CUgraphNode, original: CUgraphNode, clone: CUgraph) {
+        // Safety: as above.
+        let node = unsafe { out_ref(node)? };
+        let (d, _, _) = with_context()?;
+        d.cuGraphNodeFindInClone(node, original, clone)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphDestroyNode(node: CUgraphNode) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphDestroyNode(node)
+    }
+}

@@ -313,6 +313,7 @@ fn graph_exec_update_probe_matches_the_h200_once_recorded() {
         "generic-setters",
         "update",
         "update-children",
+        "upload-find-destroy",
     ] {
         let text = mock.get(s).unwrap_or_else(|| panic!("section {s} missing"));
         assert!(
@@ -340,6 +341,9 @@ fn graph_exec_update_probe_matches_the_h200_once_recorded() {
         ("enable", "kernel's word 6"),
         ("update", "word 11, host calls: first data 0, second 1"),
         ("update-children", "word 40"),
+        ("upload-find-destroy", "word 2"),
+        ("upload-find-destroy", "clone: 2 nodes, 0 edges"),
+        ("upload-find-destroy", "word 4"),
     ] {
         assert!(mock[s].contains(line), "{s}: no '{line}' in\n{}", mock[s]);
     }

@@ -1083,6 +1083,35 @@ impl GraphApi for Mock {
         drv()?.graph_exec_child_set(exec_key(e), node_key(node), graph_key(child))
     }
 
+    unsafe fn cuGraphExecGetFlags(e: CUgraphExec, flags: *mut cuuint64_t) -> CuResult<()> {
+        let d = drv()?;
+        if flags.is_null() {
+            return Err(invalid("flags is NULL"));
+        }
+        out(flags.cast::<u64>(), d.graph_exec_flags(exec_key(e))?)
+    }
+
+    unsafe fn cuGraphNodeFindInClone(
+        ph: *mut CUgraphNode,
+        original: CUgraphNode,
+        clone: CUgraph,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phNode is NULL"));
+        }
+        let n = d.graph_find_in_clone(node_key(original), graph_key(clone))?;
+        out(ph, node_handle(n))
+    }
+
+    unsafe fn cuGraphDestroyNode(node: CUgraphNode) -> CuResult<()> {
+        drv()?.graph_destroy_node(node_key(node))
+    }
+
+    unsafe fn cuGraphUpload(e: CUgraphExec, s: CUstream) -> CuResult<()> {
+        drv()?.graph_upload(exec_key(e), stream_key(s))
+    }
+
     unsafe fn cuGraphNodeSetEnabled(
         e: CUgraphExec,
         node: CUgraphNode,
@@ -1380,11 +1409,7 @@ impl GraphApi for Mock {
                 "graph instantiate flags {flags:#x}: device launch and unknown flags are not emulated"
             )));
         }
-        let auto_free = flags & AUTO_FREE_ON_LAUNCH != 0;
-        out(
-            ph,
-            exec_handle(d.graph_instantiate(graph_key(g), auto_free)?),
-        )
+        out(ph, exec_handle(d.graph_instantiate(graph_key(g), flags)?))
     }
 
     unsafe fn cuGraphInstantiate(

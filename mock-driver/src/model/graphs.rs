@@ -380,6 +380,8 @@ pub struct GraphExec {
     /// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: a launch frees the allocations of
     /// the last one that are still live first.
     auto_free: bool,
+    /// The flags it was instantiated with (cuGraphExecGetFlags).
+    flags: u64,
     /// Its allocation (true) and free (false) nodes' addresses, in its order.
     memory_ops: Vec<(bool, u64)>,
     /// The bodies of its conditional nodes (at any depth) as instantiated.
@@ -396,6 +398,9 @@ pub struct Graphs {
     execs: HashMap<ExecId, GraphExec>,
     /// Graphs that are conditional nodes' bodies: the nodes own them.
     pub bodies: std::collections::HashSet<GraphId>,
+    /// For each graph made by cuGraphClone: original node -> its copy
+    /// (cuGraphNodeFindInClone).
+    clones: HashMap<GraphId, HashMap<NodeId, NodeId>>,
     next: u64,
 }
 
@@ -440,6 +445,7 @@ impl Graphs {
             .graphs
             .remove(&g)
             .ok_or_else(|| invalid_handle(format!("{g:#x} is not a live graph")))?;
+        self.clones.remove(&g);
         for n in &body.order {
             self.owner.remove(n);
             // A conditional node's bodies are its own: they go with it.
@@ -583,13 +589,66 @@ impl Graphs {
     }
 
     pub fn clone_graph(&mut self, g: GraphId) -> CuResult<GraphId> {
-        let (copy, _) = self.copy_body(g)?;
+        let (copy, map) = self.copy_body(g)?;
         let c = self.fresh(GRAPH_TAG);
         for n in &copy.order {
             self.owner.insert(*n, c);
         }
         self.graphs.insert(c, copy);
+        self.clones.insert(c, map);
         Ok(c)
+    }
+
+    /// cuGraphNodeFindInClone: the copy in `clone` (made by cuGraphClone) of `original`,
+    /// while it is still a node of `clone`.
+    pub fn find_in_clone(&self, original: NodeId, clone: GraphId) -> CuResult<NodeId> {
+        self.graph(clone)?;
+        let copy = self
+            .clones
+            .get(&clone)
+            .ok_or_else(|| invalid(format!("graph {clone:#x} was not made by cuGraphClone")))?
+            .get(&original)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "{original:#x} was not a node of the graph {clone:#x} was cloned from"
+                ))
+            })?;
+        if self.owner.get(copy) != Some(&clone) {
+            return Err(invalid(format!(
+                "the copy of {original:#x} was removed from graph {clone:#x}"
+            )));
+        }
+        Ok(*copy)
+    }
+
+    /// cuGraphDestroyNode: the node goes, with every dependency on it and of it (a
+    /// conditional node's bodies with it). cuda.h: "Nodes which belong to a graph which
+    /// contains allocation or free nodes cannot be destroyed."
+    pub fn destroy_node(&mut self, n: NodeId) -> CuResult<()> {
+        let (g, _) = self.node(n)?;
+        if self.graph(g)?.has_memory_nodes() {
+            return Err(invalid(format!(
+                "node {n:#x} belongs to a graph with memory allocation or free nodes: it \
+                 cannot be destroyed"
+            )));
+        }
+        let body = self.graph_mut(g)?;
+        let node = body
+            .nodes
+            .remove(&n)
+            .expect("owner is kept with the graphs");
+        body.order.retain(|m| *m != n);
+        for other in body.nodes.values_mut() {
+            other.deps.retain(|d| *d != n);
+        }
+        self.owner.remove(&n);
+        if let NodeOp::Conditional(c) = &node.op {
+            for b in &c.bodies {
+                self.bodies.remove(b);
+                let _ = self.destroy(*b);
+            }
+        }
+        Ok(())
     }
 
     /// The child graph as a node holds it: a copy, so that later changes to `g` do not
@@ -1141,9 +1200,11 @@ impl Driver {
         Ok(clone)
     }
 
-    /// cuGraphInstantiate: a snapshot of the graph in a topological order. `auto_free`:
-    /// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH.
-    pub fn graph_instantiate(&self, g: GraphId, auto_free: bool) -> CuResult<ExecId> {
+    /// cuGraphInstantiate: a snapshot of the graph in a topological order. `flags`: the
+    /// CUgraphInstantiate_flags (AUTO_FREE_ON_LAUNCH is this model's; the others the
+    /// boundary checked), kept for cuGraphExecGetFlags.
+    pub fn graph_instantiate(&self, g: GraphId, flags: u64) -> CuResult<ExecId> {
+        let auto_free = flags & 1 != 0;
         let mut st = self.state.lock();
         st.contexts.require_current()?;
         if st.captures.graph_in_capture(g) {
@@ -1187,6 +1248,7 @@ impl Driver {
                 order,
                 graph: g,
                 auto_free,
+                flags,
                 memory_ops,
                 bodies,
                 disabled: Default::default(),
@@ -1443,6 +1505,52 @@ impl Driver {
         exec.body.nodes.get_mut(&n).expect("checked").op = NodeOp::Child(copy);
         exec.plan = None;
         exec.generation += 1;
+        Ok(())
+    }
+
+    /// cuGraphExecGetFlags.
+    pub fn graph_exec_flags(&self, e: ExecId) -> CuResult<u64> {
+        Ok(self.state.lock().graphs.exec(e)?.flags)
+    }
+
+    pub fn graph_find_in_clone(&self, original: NodeId, clone: GraphId) -> CuResult<NodeId> {
+        self.state.lock().graphs.find_in_clone(original, clone)
+    }
+
+    pub fn graph_destroy_node(&self, n: NodeId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let g = st.graphs.node(n)?.0;
+        if st.captures.graph_in_capture(g) {
+            return Err(invalid(format!(
+                "graph {g:#x} is being built by a stream capture"
+            )));
+        }
+        st.graphs.destroy_node(n)
+    }
+
+    /// cuGraphUpload: the executable graph made ready for its launches on `stream`'s
+    /// device, as its first launch would (`make_plan`), without running it. A plan that
+    /// fails is left to the launch to report, as before an upload.
+    pub fn graph_upload(&self, e: ExecId, stream: StreamId) -> CuResult<()> {
+        let (ctx, kept) = {
+            let st = self.state.lock();
+            let (ctx, _) = st.contexts.require_current()?;
+            st.contexts.check_stream(stream)?;
+            let exec = st.graphs.exec(e)?;
+            let kept = exec
+                .plan
+                .as_ref()
+                .is_some_and(|p| p.ctx == ctx && p.epoch == st.launch_epoch);
+            (ctx, kept)
+        };
+        if self.capture_of(stream)?.is_some() {
+            return Err(not_supported(
+                "cuGraphUpload on a capturing stream is not emulated by cumock",
+            ));
+        }
+        if !kept {
+            let _ = self.make_plan(e, stream, ctx);
+        }
         Ok(())
     }
 
