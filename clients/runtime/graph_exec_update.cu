@@ -332,10 +332,46 @@ int main(void) {
     T(cudaGraphNodeFindInClone(&found, nodes[2], cl));
     T(cudaGraphDestroy(cl));
 
+    // ---- queries with edge data, instantiation with parameters, user objects ----------
+    printf("-- queries and user objects\n");
+    cudaGraphNode_t deps[4];
+    cudaGraphEdgeData edges[4];
+    memset(edges, 0xA5, sizeof edges);
+    size_t ndeps = 4;
+    T(cudaGraphNodeGetDependencies(nodes[1], deps, edges, &ndeps));
+    OUT("the kernel depends on %zu node(s), the memset: %s; default edge: %s", ndeps,
+        ndeps == 1 && deps[0] == nodes[0] ? "yes" : "no",
+        edges[0].type == cudaGraphDependencyTypeDefault && edges[0].from_port == 0 ? "yes" : "no");
+    CHECK(ndeps == 1 && deps[0] == nodes[0]);
+    ndeps = 4;
+    T(cudaGraphNodeGetDependentNodes(nodes[1], deps, NULL, &ndeps));
+    OUT("%zu node(s) depend on the kernel", ndeps);
+    CHECK(ndeps == 2);
+    cudaGraphInstantiateParams ip = {};
+    ip.flags = cudaGraphInstantiateFlagUpload;
+    ip.uploadStream = s;
+    cudaGraphExec_t pe = NULL;
+    T(cudaGraphInstantiateWithParams(&pe, g, &ip));
+    OUT("result %d", (int)ip.result_out);
+    launch(pe, s);
+    CHECK(uniform(a) == 3);
+    T(cudaGraphExecDestroy(pe));
+    static int destroyed;
+    cudaUserObject_t object;
+    T(cudaUserObjectCreate(&object, &destroyed, count, 1, cudaUserObjectNoDestructorSync));
+    T(cudaGraphRetainUserObject(g, object, 1, cudaGraphUserObjectMove));
+    cudaGraph_t holder;
+    T(cudaGraphClone(&holder, g));
+    T(cudaGraphDestroy(holder));
+    OUT("destroyed after the clone went: %d", destroyed);
+    CHECK(destroyed == 0);
+
     T(cudaGraphExecDestroy(oe));
     T(cudaGraphExecDestroy(e));
     T(cudaGraphDestroy(outer));
     T(cudaGraphDestroy(g));
+    // Its destructor runs once the graph went, on a thread of the driver's, with no
+    // synchronisation promised (cudaUserObjectNoDestructorSync): not looked at here.
     T(cudaFree(a));
     T(cudaFree(b));
     T(cudaFree(c));

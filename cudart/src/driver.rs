@@ -266,6 +266,15 @@ driver_functions! {
     unsafe fn cuGraphExecHostNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void);
     safe fn cuGraphNodeSetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: u32);
     safe fn cuGraphNodeGetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: &mut u32);
+    unsafe fn cuGraphNodeGetDependencies(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut c_void, n: *mut usize);
+    unsafe fn cuGraphNodeGetDependentNodes(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut c_void, n: *mut usize);
+    unsafe fn cuGraphInstantiateWithParams(exec: *mut CUgraphExec, graph: CUgraph, params: *mut c_void);
+    unsafe fn cuUserObjectCreate(object: *mut *mut c_void, ptr: *mut c_void, destroy: HostFn, refcount: u32, flags: u32);
+    safe fn cuUserObjectRetain(object: *mut c_void, count: u32);
+    safe fn cuUserObjectRelease(object: *mut c_void, count: u32);
+    safe fn cuGraphRetainUserObject(graph: CUgraph, object: *mut c_void, count: u32, flags: u32);
+    safe fn cuGraphReleaseUserObject(graph: CUgraph, object: *mut c_void, count: u32);
+    unsafe fn cuStreamUpdateCaptureDependencies(stream: CUstream, deps: *mut CUgraphNode, edges: *const c_void, n: usize, flags: u32);
     safe fn cuGraphUpload(exec: CUgraphExec, stream: CUstream);
     safe fn cuGraphExecGetFlags(exec: CUgraphExec, flags: &mut u64);
     safe fn cuGraphNodeFindInClone(node: &mut CUgraphNode, original: CUgraphNode, clone: CUgraph);

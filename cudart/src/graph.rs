@@ -998,3 +998,90 @@ cudart_fn! {
         d.cuGraphDestroyNode(node)
     }
 }
+
+cudart_fn! {
+    fn cudaGraphNodeGetDependencies(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut c_void, n: *mut usize) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's arrays and count, as the header requires (cudaGraphEdgeData
+        // is CUgraphEdgeData).
+        unsafe { d.cuGraphNodeGetDependencies(node, deps, edges, n) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphNodeGetDependentNodes(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut c_void, n: *mut usize) {
+        let (d, _, _) = with_context()?;
+        // Safety: as above.
+        unsafe { d.cuGraphNodeGetDependentNodes(node, deps, edges, n) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphInstantiateWithParams(exec: *mut CUgraphExec, graph: CUgraph, params: *mut c_void) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's pointers, as the header requires; cudaGraphInstantiateParams
+        // is CUDA_GRAPH_INSTANTIATE_PARAMS (flags, upload stream, error node, result).
+        unsafe { d.cuGraphInstantiateWithParams(exec, graph, params) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphInstantiateWithParams_ptsz(exec: *mut CUgraphExec, graph: CUgraph, params: *mut c_void) {
+        let (d, _, _) = with_context()?;
+        // Safety: as above (the upload stream is not used).
+        unsafe { d.cuGraphInstantiateWithParams(exec, graph, params) }
+    }
+}
+
+cudart_fn! {
+    fn cudaUserObjectCreate(object: *mut *mut c_void, ptr: *mut c_void, destroy: crate::driver::HostFn, refcount: c_uint, flags: c_uint) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's out-pointer and destructor, as the header requires (the
+        // driver checks NULL).
+        unsafe { d.cuUserObjectCreate(object, ptr, destroy, refcount, flags) }
+    }
+}
+
+cudart_fn! {
+    fn cudaUserObjectRetain(object: *mut c_void, count: c_uint) {
+        let (d, _, _) = with_context()?;
+        d.cuUserObjectRetain(object, count)
+    }
+}
+
+cudart_fn! {
+    fn cudaUserObjectRelease(object: *mut c_void, count: c_uint) {
+        let (d, _, _) = with_context()?;
+        d.cuUserObjectRelease(object, count)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphRetainUserObject(graph: CUgraph, object: *mut c_void, count: c_uint, flags: c_uint) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphRetainUserObject(graph, object, count, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphReleaseUserObject(graph: CUgraph, object: *mut c_void, count: c_uint) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphReleaseUserObject(graph, object, count)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamUpdateCaptureDependencies(stream: CUstream, deps: *mut CUgraphNode, edges: *const c_void, n: usize, flags: c_uint) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's arrays of `n`, as the header requires.
+        unsafe { d.cuStreamUpdateCaptureDependencies(stream_for(stream, false), deps, edges, n, flags) }
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamUpdateCaptureDependencies_ptsz(stream: CUstream, deps: *mut CUgraphNode, edges: *const c_void, n: usize, flags: c_uint) {
+        let (d, _, _) = with_context()?;
+        // Safety: as above.
+        unsafe { d.cuStreamUpdateCaptureDependencies(stream_for(stream, true), deps, edges, n, flags) }
+    }
+}

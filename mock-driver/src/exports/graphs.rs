@@ -432,7 +432,7 @@ pub(super) fn capture_op(
 ///
 /// # Safety
 /// `edge_data` is NULL or holds `n` CUgraphEdgeData (8 bytes each).
-unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult<()> {
+pub(super) unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult<()> {
     if !edge_data.is_null() {
         // Safety: the caller's contract.
         let bytes = unsafe { std::slice::from_raw_parts(edge_data.cast::<u8>(), n * 8) };
@@ -442,6 +442,28 @@ unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult
             ));
         }
     }
+    Ok(())
+}
+
+/// The edge data a `_v2` query writes beside its nodes: every edge of the mock's graphs
+/// is a default one (all zero bytes), `*n` of them when the nodes are asked for.
+///
+/// # Safety
+/// `n` is NULL or a `usize`; `edge_data` is NULL or holds `*n` CUgraphEdgeData.
+unsafe fn default_edges_out(
+    count_only: bool,
+    edge_data: *mut CUgraphEdgeData,
+    n: *mut usize,
+) -> CuResult<()> {
+    if edge_data.is_null() {
+        return Ok(());
+    }
+    if count_only {
+        return Err(invalid("edgeData needs the node array too"));
+    }
+    let room = input(n, "numDependencies")?;
+    // Safety: edgeData holds numDependencies entries of 8 bytes (cuda.h).
+    unsafe { std::ptr::write_bytes(edge_data.cast::<u8>(), 0, room * 8) };
     Ok(())
 }
 
@@ -1320,6 +1342,26 @@ impl GraphApi for Mock {
             .map(node_handle)
             .collect();
         list_out(&list, deps, n, std::ptr::null_mut())
+    }
+
+    unsafe fn cuGraphNodeGetDependencies_v2(
+        node: CUgraphNode,
+        deps: *mut CUgraphNode,
+        edge_data: *mut CUgraphEdgeData,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        default_edges_out(deps.is_null(), edge_data, n)?;
+        Self::cuGraphNodeGetDependencies(node, deps, n)
+    }
+
+    unsafe fn cuGraphNodeGetDependentNodes_v2(
+        node: CUgraphNode,
+        deps: *mut CUgraphNode,
+        edge_data: *mut CUgraphEdgeData,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        default_edges_out(deps.is_null(), edge_data, n)?;
+        Self::cuGraphNodeGetDependentNodes(node, deps, n)
     }
 
     unsafe fn cuGraphNodeGetType(node: CUgraphNode, t: *mut CUgraphNodeType) -> CuResult<()> {
