@@ -305,6 +305,9 @@ impl MemoryApi for Mock {
     unsafe fn cuMemsetD8Async(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
         // Safety: a device address, checked when the memset runs.
         let body = move || unsafe { Self::cuMemsetD8_v2(dst, v, n) };
+        if memset_async_queued(s, dst, Pattern::D8(v), n)? {
+            return Ok(());
+        }
         async_op(
             s,
             || (format!("D8 {n} elements"), fill_shape(dst, 1, n)),
@@ -315,6 +318,9 @@ impl MemoryApi for Mock {
     unsafe fn cuMemsetD16Async(dst: CUdevicePtr, v: u16, n: usize, s: CUstream) -> CuResult<()> {
         // Safety: a device address, checked when the memset runs.
         let body = move || unsafe { Self::cuMemsetD16_v2(dst, v, n) };
+        if memset_async_queued(s, dst, Pattern::D16(v), n)? {
+            return Ok(());
+        }
         async_op(
             s,
             || (format!("D16 {n} elements"), fill_shape(dst, 2, n)),
@@ -325,6 +331,9 @@ impl MemoryApi for Mock {
     unsafe fn cuMemsetD32Async(dst: CUdevicePtr, v: u32, n: usize, s: CUstream) -> CuResult<()> {
         // Safety: a device address, checked when the memset runs.
         let body = move || unsafe { Self::cuMemsetD32_v2(dst, v, n) };
+        if memset_async_queued(s, dst, Pattern::D32(v), n)? {
+            return Ok(());
+        }
         async_op(
             s,
             || (format!("D32 {n} elements"), fill_shape(dst, 4, n)),
@@ -883,6 +892,26 @@ unsafe fn staged_htod(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResul
     d.blocking_copy_flush();
     // Safety: the caller's contract.
     unsafe { queue_copy(std::ptr::null_mut(), dst, src as u64, n) }
+}
+
+/// A cuMemsetD8/16/32Async queued on its stream (`Driver::memset_queued_on`): false on a
+/// capturing stream (a node), and where it runs in the call after the work it follows.
+fn memset_async_queued(
+    s: CUstream,
+    dst: CUdevicePtr,
+    pattern: Pattern,
+    n: usize,
+) -> CuResult<bool> {
+    super::check_stream(s)?;
+    if capturing(s)? {
+        return Ok(false);
+    }
+    drv()?.memset_queued_on(
+        crate::boundary::stream_key(s),
+        device_ptr(dst),
+        pattern,
+        n as u64,
+    )
 }
 
 /// A synchronous cuMemsetD8/16/32: queued on the legacy stream when work it must follow

@@ -240,8 +240,22 @@ impl Driver {
         pattern: Pattern,
         count: u64,
     ) -> CuResult<bool> {
-        use super::stream_queues::{deferred, pending, Order};
-        if !deferred() && !pending(super::ids::StreamId::NULL, Order::Legacy) {
+        self.memset_queued_on(super::ids::StreamId::NULL, dst, pattern, count)
+    }
+
+    /// A cuMemsetD8/16/32Async on `stream` (and a synchronous one, on the legacy stream):
+    /// queued as `memset_queued` says, so that a memset behind a running kernel does not
+    /// hold the host until the kernel ends (it used to run in the call, after the kernel).
+    pub fn memset_queued_on(
+        &'static self,
+        stream: super::ids::StreamId,
+        dst: DevicePtr,
+        pattern: Pattern,
+        count: u64,
+    ) -> CuResult<bool> {
+        use super::stream_queues::{deferred, pending};
+        let order = self.stream_order(stream)?;
+        if !deferred() && !pending(stream, order) {
             return Ok(false);
         }
         let device = self.ctx_device(None)?;
@@ -257,7 +271,7 @@ impl Driver {
             st.vmm.segments(a, len, device, Need::Write)?;
         }
         self.enqueue_work(
-            super::ids::StreamId::NULL,
+            stream,
             "a memset",
             Box::new(move || {
                 // Checked when issued: what fails now was unmapped or freed meanwhile (on
