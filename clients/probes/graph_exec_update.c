@@ -675,6 +675,70 @@ static void upload_find_destroy(void) {
     CALL("destroy an empty node of a graph with an allocation node", cuGraphDestroyNode(en));
 }
 
+/* cuGraphHostNodeGetParams, cuGraphMemsetNodeGetParams, cuGraphMemcpyNodeGetParams of
+ * nodes added with parameters, and of nodes captured from a stream. */
+static void node_params(void) {
+    setup();
+    CUgraph g;
+    MUST(cuGraphCreate(&g, 0));
+    static int calls;
+    CUDA_HOST_NODE_PARAMS h = {host_fn, &calls};
+    CUgraphNode hn, mn, cn;
+    MUST(cuGraphAddHostNode(&hn, g, NULL, 0, &h));
+    CUDA_MEMSET_NODE_PARAMS f = fill(db, 0x5a, 2, 8, 3, 64);
+    MUST(cuGraphAddMemsetNode(&mn, g, NULL, 0, &f, ctx));
+    CUDA_MEMCPY3D c = copy1d(CU_MEMORYTYPE_DEVICE, NULL, da + 8, CU_MEMORYTYPE_DEVICE, NULL, db + 16, 12);
+    MUST(cuGraphAddMemcpyNode(&cn, g, NULL, 0, &c, ctx));
+    CUDA_HOST_NODE_PARAMS hg;
+    FILL(hg);
+    CALL("host node", cuGraphHostNodeGetParams(hn, &hg));
+    SAY("same function and data: %s", hg.fn == host_fn && hg.userData == &calls ? "yes" : "no");
+    CUDA_MEMSET_NODE_PARAMS fg;
+    FILL(fg);
+    CALL("memset node", cuGraphMemsetNodeGetParams(mn, &fg));
+    SAY("dst %s, value 0x%x, element %u, %zux%zu, pitch %zu", fg.dst == db ? "same" : "other",
+        fg.value, fg.elementSize, fg.width, fg.height, fg.pitch);
+    CUDA_MEMCPY3D cg;
+    FILL(cg);
+    CALL("memcpy node", cuGraphMemcpyNodeGetParams(cn, &cg));
+    SAY("src %s type %d, dst %s type %d, width %zu, height %zu, depth %zu",
+        cg.srcDevice == da + 8 ? "same" : "other", (int)cg.srcMemoryType,
+        cg.dstDevice == db + 16 ? "same" : "other", (int)cg.dstMemoryType, cg.WidthInBytes,
+        cg.Height, cg.Depth);
+    CALL("memset params of the host node", cuGraphMemsetNodeGetParams(hn, &fg));
+    CALL("host params into NULL", cuGraphHostNodeGetParams(hn, NULL));
+
+    /* Captured. */
+    CUgraph cap;
+    MUST(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    MUST(cuMemsetD32Async(da, 7, 4, s));
+    MUST(cuMemcpyDtoDAsync(db, da, 16, s));
+    MUST(cuLaunchHostFunc(s, host_fn, &calls));
+    MUST(cuStreamEndCapture(s, &cap));
+    size_t count = 3;
+    CUgraphNode nodes[3];
+    MUST(cuGraphGetNodes(cap, nodes, &count));
+    for (size_t i = 0; i < count; i++) {
+        CUgraphNodeType t;
+        MUST(cuGraphNodeGetType(nodes[i], &t));
+        if (t == CU_GRAPH_NODE_TYPE_MEMSET) {
+            FILL(fg);
+            if (CALL("captured memset", cuGraphMemsetNodeGetParams(nodes[i], &fg)) == CUDA_SUCCESS)
+                SAY("dst %s, value 0x%x, element %u, %zux%zu", fg.dst == da ? "same" : "other",
+                fg.value, fg.elementSize, fg.width, fg.height);
+        } else if (t == CU_GRAPH_NODE_TYPE_MEMCPY) {
+            FILL(cg);
+            if (CALL("captured copy", cuGraphMemcpyNodeGetParams(nodes[i], &cg)) == CUDA_SUCCESS)
+                SAY("src type %d, dst type %d, width %zu", (int)cg.srcMemoryType,
+                (int)cg.dstMemoryType, cg.WidthInBytes);
+        } else if (t == CU_GRAPH_NODE_TYPE_HOST) {
+            FILL(hg);
+            if (CALL("captured host function", cuGraphHostNodeGetParams(nodes[i], &hg)) == CUDA_SUCCESS)
+                SAY("same function and data: %s", hg.fn == host_fn && hg.userData == &calls ? "yes" : "no");
+        }
+    }
+}
+
 int main(void) {
     section("kernel-setters", kernel_setters);
     section("memcpy-setters", memcpy_setters);
@@ -686,5 +750,6 @@ int main(void) {
     section("update", update);
     section("update-children", update_children);
     section("upload-find-destroy", upload_find_destroy);
+    section("node-params", node_params);
     return 0;
 }

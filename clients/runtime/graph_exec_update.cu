@@ -347,6 +347,15 @@ int main(void) {
     T(cudaGraphNodeGetDependentNodes(nodes[1], deps, NULL, &ndeps));
     OUT("%zu node(s) depend on the kernel", ndeps);
     CHECK(ndeps == 2);
+    cudaHostNodeParams hp = {};
+    T(cudaGraphHostNodeGetParams(nodes[2], &hp));
+    OUT("the host node's function and data: %s", hp.fn == count && hp.userData == &calls[0] ? "as given" : "other");
+    CHECK(hp.fn == count && hp.userData == &calls[0]);
+    cudaMemsetParams mp = {};
+    T(cudaGraphMemsetNodeGetParams(nodes[4], &mp));
+    OUT("the 2D memset: value %u, %zux%zu of %u bytes, pitch %zu, dst %s", mp.value, mp.width,
+        mp.height, mp.elementSize, mp.pitch, mp.dst == c ? "as given" : "other");
+    CHECK(mp.value == 5 && mp.width == 16 && mp.height == 4 && mp.pitch == 256 && mp.dst == c);
     cudaGraphInstantiateParams ip = {};
     ip.flags = cudaGraphInstantiateFlagUpload;
     ip.uploadStream = s;

@@ -275,6 +275,8 @@ driver_functions! {
     safe fn cuGraphRetainUserObject(graph: CUgraph, object: *mut c_void, count: u32, flags: u32);
     safe fn cuGraphReleaseUserObject(graph: CUgraph, object: *mut c_void, count: u32);
     unsafe fn cuStreamUpdateCaptureDependencies(stream: CUstream, deps: *mut CUgraphNode, edges: *const c_void, n: usize, flags: u32);
+    unsafe fn cuGraphHostNodeGetParams(node: CUgraphNode, params: *mut c_void);
+    unsafe fn cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut c_void);
     safe fn cuGraphUpload(exec: CUgraphExec, stream: CUstream);
     safe fn cuGraphExecGetFlags(exec: CUgraphExec, flags: &mut u64);
     safe fn cuGraphNodeFindInClone(node: &mut CUgraphNode, original: CUgraphNode, clone: CUgraph);

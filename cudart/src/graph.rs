@@ -1085,3 +1085,25 @@ cudart_fn! {
         unsafe { d.cuStreamUpdateCaptureDependencies(stream_for(stream, true), deps, edges, n, flags) }
     }
 }
+
+cudart_fn! {
+    fn cudaGraphHostNodeGetParams(node: CUgraphNode, params: *mut HostNodeParams) {
+        if params.is_null() {
+            return Err(error::invalid("pNodeParams is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // Safety: the program's struct, laid out as CUDA_HOST_NODE_PARAMS, writable.
+        unsafe { d.cuGraphHostNodeGetParams(node, params.cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut MemsetParams) {
+        if params.is_null() {
+            return Err(error::invalid("pNodeParams is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // Safety: the program's struct, laid out as CUDA_MEMSET_NODE_PARAMS, writable.
+        unsafe { d.cuGraphMemsetNodeGetParams(node, params.cast()) }
+    }
+}

@@ -314,6 +314,7 @@ fn graph_exec_update_probe_matches_the_h200_once_recorded() {
         "update",
         "update-children",
         "upload-find-destroy",
+        "node-params",
     ] {
         let text = mock.get(s).unwrap_or_else(|| panic!("section {s} missing"));
         assert!(
@@ -344,6 +345,14 @@ fn graph_exec_update_probe_matches_the_h200_once_recorded() {
         ("upload-find-destroy", "word 2"),
         ("upload-find-destroy", "clone: 2 nodes, 0 edges"),
         ("upload-find-destroy", "word 4"),
+        (
+            "node-params",
+            "dst same, value 0x5a, element 2, 8x3, pitch 64",
+        ),
+        (
+            "node-params",
+            "src same type 2, dst same type 2, width 12, height 1, depth 1",
+        ),
     ] {
         assert!(mock[s].contains(line), "{s}: no '{line}' in\n{}", mock[s]);
     }

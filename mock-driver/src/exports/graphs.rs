@@ -301,6 +301,14 @@ fn memcpy_action(p: &CUDA_MEMCPY3D) -> CuResult<(NodeAction, String, Shape)> {
     Ok((action, format!("{n} bytes {src:#x} -> {dst:#x}"), shape))
 }
 
+/// The bytes of a cuda.h struct of the program's, kept for cuGraph*NodeGetParams.
+fn bytes_of<T: Copy>(v: &T) -> Arc<[u8]> {
+    // Safety: a plain C struct of `size_of::<T>()` bytes, read as bytes; its padding is
+    // what the program wrote there (handed back as it was).
+    unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>()) }
+        .into()
+}
+
 /// A memcpy node's work.
 fn memcpy_op(p: &CUDA_MEMCPY3D) -> CuResult<NodeOp> {
     let (action, what, shape) = memcpy_action(p)?;
@@ -308,6 +316,7 @@ fn memcpy_op(p: &CUDA_MEMCPY3D) -> CuResult<NodeOp> {
         action,
         what,
         shape,
+        given: Some(bytes_of(p)),
     })
 }
 
@@ -318,6 +327,7 @@ fn memset_op(p: &MemsetParams) -> CuResult<NodeOp> {
         action,
         what,
         shape,
+        given: Some(bytes_of(p)),
     })
 }
 
@@ -386,6 +396,7 @@ unsafe fn host_op(p: *const CUDA_HOST_NODE_PARAMS) -> CuResult<NodeOp> {
     Ok(NodeOp::Host {
         action: host_action(f, p.user_data),
         what,
+        given: (f as usize, p.user_data as usize),
     })
 }
 
@@ -401,6 +412,7 @@ pub(super) fn capture_host_node(
         NodeOp::Host {
             action: host_action(f, data),
             what,
+            given: (f as usize, data as usize),
         },
     )
 }
@@ -418,11 +430,13 @@ pub(super) fn capture_op(
             action,
             what,
             shape,
+            given: None,
         },
         Shape::Copy { .. } => NodeOp::Memcpy {
             action,
             what,
             shape,
+            given: None,
         },
     };
     drv()?.capture_node(stream_key(s), op)
@@ -602,6 +616,7 @@ unsafe fn work_node(kind: i32, union: *const u8) -> CuResult<Option<NodeOp>> {
             NodeOp::Host {
                 action: host_action(f, h.user_data),
                 what,
+                given: (f as usize, h.user_data as usize),
             }
         }
         _ => return Ok(None),
@@ -692,6 +707,21 @@ fn add(g: CUgraph, deps: Vec<NodeId>, op: NodeOp, ph: *mut CUgraphNode) -> CuRes
     let n = drv()?.graph_add_node(graph_key(g), &deps, op)?;
     // Safety: checked non-NULL; the program's out-pointer.
     unsafe { out(ph, node_handle(n)) }
+}
+
+/// Writes what node `n` of type `kind` was given into the program's struct at `p`.
+///
+/// # Safety
+/// `p` is NULL or the program's struct of that type, writable.
+unsafe fn given_out(n: CUgraphNode, kind: i32, p: *mut u8) -> CuResult<()> {
+    let d = drv()?;
+    if p.is_null() {
+        return Err(invalid("nodeParams is NULL"));
+    }
+    let bytes = d.node_given(node_key(n), kind)?;
+    // Safety: the caller's contract; `bytes` is the struct's size, as it was given.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+    Ok(())
 }
 
 /// A result the H200 would describe in its log buffer: the message, NUL-terminated.
@@ -1103,6 +1133,24 @@ impl GraphApi for Mock {
         child: CUgraph,
     ) -> CuResult<()> {
         drv()?.graph_exec_child_set(exec_key(e), node_key(node), graph_key(child))
+    }
+
+    unsafe fn cuGraphHostNodeGetParams(
+        node: CUgraphNode,
+        p: *mut CUDA_HOST_NODE_PARAMS,
+    ) -> CuResult<()> {
+        given_out(node, graphs::node_type::HOST, p.cast())
+    }
+
+    unsafe fn cuGraphMemsetNodeGetParams(
+        node: CUgraphNode,
+        p: *mut CUDA_MEMSET_NODE_PARAMS,
+    ) -> CuResult<()> {
+        given_out(node, graphs::node_type::MEMSET, p.cast())
+    }
+
+    unsafe fn cuGraphMemcpyNodeGetParams(node: CUgraphNode, p: *mut CUDA_MEMCPY3D) -> CuResult<()> {
+        given_out(node, graphs::node_type::MEMCPY, p.cast())
     }
 
     unsafe fn cuGraphExecGetFlags(e: CUgraphExec, flags: *mut cuuint64_t) -> CuResult<()> {

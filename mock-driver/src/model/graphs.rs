@@ -195,15 +195,23 @@ pub enum NodeOp {
         action: NodeAction,
         what: String,
         shape: Shape,
+        /// The `CUDA_MEMCPY3D` it was given, as bytes (cuGraphMemcpyNodeGetParams); None
+        /// for a captured copy.
+        given: Option<Arc<[u8]>>,
     },
     Memset {
         action: NodeAction,
         what: String,
         shape: Shape,
+        /// The `CUDA_MEMSET_NODE_PARAMS` it was given, as bytes
+        /// (cuGraphMemsetNodeGetParams); None for a captured memset.
+        given: Option<Arc<[u8]>>,
     },
     Host {
         action: NodeAction,
         what: String,
+        /// The function and its data, as given (cuGraphHostNodeGetParams).
+        given: (usize, usize),
     },
     Empty,
     EventRecord(EventId),
@@ -1150,6 +1158,31 @@ impl Driver {
         match &self.state.lock().graphs.node(n)?.1.op {
             NodeOp::Kernel(k) => Ok(k.clone()),
             _ => Err(invalid(format!("{n:#x} is not a kernel node"))),
+        }
+    }
+
+    /// What a memcpy, memset or host node was given (cuGraph*NodeGetParams): the
+    /// cuda.h struct's bytes, for a node of type `kind`.
+    pub fn node_given(&self, n: NodeId, kind: i32) -> CuResult<Vec<u8>> {
+        let st = self.state.lock();
+        let op = &st.graphs.node(n)?.1.op;
+        if op.node_type() != kind {
+            return Err(invalid(format!(
+                "node {n:#x} is of type {}, not {kind}",
+                op.node_type()
+            )));
+        }
+        match op {
+            NodeOp::Memcpy { given: Some(g), .. } | NodeOp::Memset { given: Some(g), .. } => {
+                Ok(g.to_vec())
+            }
+            NodeOp::Host { given, .. } => Ok([given.0.to_ne_bytes(), given.1.to_ne_bytes()]
+                .concat()
+                .to_vec()),
+            _ => Err(not_supported(format!(
+                "node {n:#x} was captured from a stream: cumock keeps no cuda.h parameters \
+                 for it (cuGraph*NodeGetParams of a captured copy or memset is not emulated)"
+            ))),
         }
     }
 
