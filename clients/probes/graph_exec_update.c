@@ -739,6 +739,49 @@ static void node_params(void) {
     }
 }
 
+/* cuGraphChildGraphNodeGetGraph: the node's own graph (not a clone), which changes the
+ * node, and what a graph made by cloning or instantiating holds. */
+static void child_graph_handle(void) {
+    setup();
+    CUgraph child, g;
+    MUST(cuGraphCreate(&child, 0));
+    unsigned one = 1, ten = 10;
+    void *args[] = {&da, &one}, *args10[] = {&da, &ten};
+    CUDA_KERNEL_NODE_PARAMS k = kparams(addk, args), k10 = kparams(addk, args10);
+    CUgraphNode x, cn;
+    MUST(cuGraphAddKernelNode(&x, child, NULL, 0, &k));
+    MUST(cuGraphCreate(&g, 0));
+    MUST(cuGraphAddChildGraphNode(&cn, g, NULL, 0, child));
+    CUgraph inner = NULL, again = NULL;
+    CALL("its graph", cuGraphChildGraphNodeGetGraph(cn, &inner));
+    CALL("its graph again", cuGraphChildGraphNodeGetGraph(cn, &again));
+    SAY("the same handle: %s; the graph added: %s", inner == again ? "yes" : "no", inner == child ? "yes" : "no");
+    size_t count = 0;
+    MUST(cuGraphGetNodes(inner, NULL, &count));
+    SAY("nodes %zu", count);
+    CALL("a kernel node added to it", cuGraphAddKernelNode(&x, inner, NULL, 0, &k10));
+    CUgraphExec e;
+    MUST(cuGraphInstantiateWithFlags(&e, g, 0));
+    run(e, "the parent");
+    SAY("word %u (1 + 10 if the node took the new kernel)", word(da));
+    CALL("another kernel node added after instantiation", cuGraphAddKernelNode(&x, inner, NULL, 0, &k10));
+    run(e, "the parent again");
+    SAY("word %u", word(da));
+    CUgraph clone, cloned_inner = NULL;
+    MUST(cuGraphClone(&clone, g));
+    size_t n = 1;
+    CUgraphNode ccn;
+    MUST(cuGraphGetNodes(clone, &ccn, &n));
+    CALL("the clone's child graph", cuGraphChildGraphNodeGetGraph(ccn, &cloned_inner));
+    SAY("another graph: %s", cloned_inner != inner ? "yes" : "no");
+    CALL("on a kernel node", cuGraphChildGraphNodeGetGraph(x, &again));
+    CALL("into NULL", cuGraphChildGraphNodeGetGraph(cn, NULL));
+    CALL("destroy the node's graph", cuGraphDestroy(inner));
+    CALL("destroy the parent", cuGraphDestroy(g));
+    run(e, "the executable graph after its graph went");
+    SAY("word %u", word(da));
+}
+
 int main(void) {
     section("kernel-setters", kernel_setters);
     section("memcpy-setters", memcpy_setters);
@@ -751,5 +794,6 @@ int main(void) {
     section("update-children", update_children);
     section("upload-find-destroy", upload_find_destroy);
     section("node-params", node_params);
+    section("child-graph-handle", child_graph_handle);
     return 0;
 }

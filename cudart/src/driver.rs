@@ -277,6 +277,7 @@ driver_functions! {
     unsafe fn cuStreamUpdateCaptureDependencies(stream: CUstream, deps: *mut CUgraphNode, edges: *const c_void, n: usize, flags: u32);
     unsafe fn cuGraphHostNodeGetParams(node: CUgraphNode, params: *mut c_void);
     unsafe fn cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut c_void);
+    safe fn cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: &mut CUgraph);
     safe fn cuGraphUpload(exec: CUgraphExec, stream: CUstream);
     safe fn cuGraphExecGetFlags(exec: CUgraphExec, flags: &mut u64);
     safe fn cuGraphNodeFindInClone(node: &mut CUgraphNode, original: CUgraphNode, clone: CUgraph);

@@ -200,7 +200,6 @@ crate::boundary::not_implemented! {
     cudaGraphAddExternalSemaphoresWaitNode,
     cudaGraphAddMemcpyNodeFromSymbol,
     cudaGraphAddMemcpyNodeToSymbol,
-    cudaGraphChildGraphNodeGetGraph,
     cudaGraphExecExternalSemaphoresSignalNodeSetParams,
     cudaGraphExecExternalSemaphoresWaitNodeSetParams,
     cudaGraphExecMemcpyNodeSetParamsFromSymbol,

@@ -1107,3 +1107,12 @@ cudart_fn! {
         unsafe { d.cuGraphMemsetNodeGetParams(node, params.cast()) }
     }
 }
+
+cudart_fn! {
+    fn cudaGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph) {
+        // Safety: the program's out-pointer: NULL (refused) or writable.
+        let graph = unsafe { out_ref(graph)? };
+        let (d, _, _) = with_context()?;
+        d.cuGraphChildGraphNodeGetGraph(node, graph)
+    }
+}

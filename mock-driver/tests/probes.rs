@@ -315,6 +315,7 @@ fn graph_exec_update_probe_matches_the_h200_once_recorded() {
         "update-children",
         "upload-find-destroy",
         "node-params",
+        "child-graph-handle",
     ] {
         let text = mock.get(s).unwrap_or_else(|| panic!("section {s} missing"));
         assert!(
@@ -353,6 +354,16 @@ fn graph_exec_update_probe_matches_the_h200_once_recorded() {
             "node-params",
             "src same type 2, dst same type 2, width 12, height 1, depth 1",
         ),
+        (
+            "child-graph-handle",
+            "the same handle: yes; the graph added: no",
+        ),
+        (
+            "child-graph-handle",
+            "word 11 (1 + 10 if the node took the new kernel)",
+        ),
+        ("child-graph-handle", "word 22"),
+        ("child-graph-handle", "word 33"),
     ] {
         assert!(mock[s].contains(line), "{s}: no '{line}' in\n{}", mock[s]);
     }

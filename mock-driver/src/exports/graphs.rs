@@ -1153,6 +1153,14 @@ impl GraphApi for Mock {
         given_out(node, graphs::node_type::MEMCPY, p.cast())
     }
 
+    unsafe fn cuGraphChildGraphNodeGetGraph(node: CUgraphNode, ph: *mut CUgraph) -> CuResult<()> {
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phGraph is NULL"));
+        }
+        out(ph, graph_handle(d.graph_child_graph(node_key(node))?))
+    }
+
     unsafe fn cuGraphExecGetFlags(e: CUgraphExec, flags: *mut cuuint64_t) -> CuResult<()> {
         let d = drv()?;
         if flags.is_null() {

@@ -216,8 +216,10 @@ pub enum NodeOp {
     Empty,
     EventRecord(EventId),
     EventWait(EventId),
-    /// A copy of the child graph, taken when the node was added (as cuda.h says).
-    Child(Arc<GraphBody>),
+    /// A copy of the child graph, taken when the node was added (as cuda.h says), kept as
+    /// a graph the node owns: cuGraphChildGraphNodeGetGraph hands it out, and changes to
+    /// it are the node's ("This call does not clone the graph").
+    Child(GraphId),
     /// A graph allocation (graph_memory.rs): its address is `dptr`, fixed when added.
     MemAlloc(Arc<AllocNode>),
     /// Frees the graph allocation at this address.
@@ -227,6 +229,16 @@ pub enum NodeOp {
 }
 
 impl NodeOp {
+    /// The graphs the node owns (a child graph, a conditional node's bodies): they go
+    /// with it, and are copied with it.
+    fn owned_graphs(&self) -> Vec<GraphId> {
+        match self {
+            NodeOp::Child(g) => vec![*g],
+            NodeOp::Conditional(c) => c.bodies.clone(),
+            _ => Vec::new(),
+        }
+    }
+
     pub fn node_type(&self) -> i32 {
         match self {
             NodeOp::Kernel(_) => node_type::KERNEL,
@@ -261,7 +273,7 @@ impl NodeOp {
             NodeOp::Empty => "EMPTY".into(),
             NodeOp::EventRecord(e) => format!("EVENT_RECORD {e:#x}"),
             NodeOp::EventWait(e) => format!("WAIT_EVENT {e:#x}"),
-            NodeOp::Child(g) => format!("GRAPH ({} nodes)", g.order.len()),
+            NodeOp::Child(g) => format!("GRAPH {g:#x}"),
             NodeOp::MemAlloc(a) => format!(
                 "MEM_ALLOC {} bytes at {:#x} on device {}",
                 a.bytesize, a.dptr, a.device
@@ -413,15 +425,17 @@ pub struct Graphs {
 }
 
 impl Graphs {
-    /// Whether `g`, or a conditional body in it at any depth, has memory nodes.
+    /// Whether `g`, or a graph its nodes own (child graphs, conditional bodies) at any
+    /// depth, has memory nodes.
     pub fn has_memory_nodes_deep(&self, g: GraphId) -> bool {
         let Ok(body) = self.graph(g) else {
             return false;
         };
         body.has_memory_nodes()
-            || body.nodes.values().any(|n| match &n.op {
-                NodeOp::Conditional(c) => c.bodies.iter().any(|b| self.has_memory_nodes_deep(*b)),
-                _ => false,
+            || body.nodes.values().any(|n| {
+                n.op.owned_graphs()
+                    .iter()
+                    .any(|b| self.has_memory_nodes_deep(*b))
             })
     }
 
@@ -456,12 +470,10 @@ impl Graphs {
         self.clones.remove(&g);
         for n in &body.order {
             self.owner.remove(n);
-            // A conditional node's bodies are its own: they go with it.
-            if let NodeOp::Conditional(c) = &body.nodes[n].op {
-                for b in &c.bodies {
-                    self.bodies.remove(b);
-                    let _ = self.destroy(*b);
-                }
+            // A node's child graph and conditional bodies are its own: they go with it.
+            for b in body.nodes[n].op.owned_graphs() {
+                self.bodies.remove(&b);
+                let _ = self.destroy(b);
             }
         }
         Ok(())
@@ -561,6 +573,10 @@ impl Graphs {
     fn copy_body(&mut self, g: GraphId) -> CuResult<(GraphBody, HashMap<NodeId, NodeId>)> {
         let mut body = self.graph(g)?.clone();
         for node in body.nodes.values_mut() {
+            if let NodeOp::Child(c) = &node.op {
+                let copy = self.child_copy(*c)?;
+                node.op = NodeOp::Child(copy);
+            }
             if let NodeOp::Conditional(c) = &node.op {
                 let mut copy = (**c).clone();
                 copy.bodies = c
@@ -650,19 +666,95 @@ impl Graphs {
             other.deps.retain(|d| *d != n);
         }
         self.owner.remove(&n);
-        if let NodeOp::Conditional(c) = &node.op {
-            for b in &c.bodies {
-                self.bodies.remove(b);
-                let _ = self.destroy(*b);
-            }
+        for b in node.op.owned_graphs() {
+            self.bodies.remove(&b);
+            let _ = self.destroy(b);
         }
         Ok(())
     }
 
     /// The child graph as a node holds it: a copy, so that later changes to `g` do not
-    /// reach the node.
-    pub fn child_copy(&mut self, g: GraphId) -> CuResult<Arc<GraphBody>> {
-        Ok(Arc::new(self.copy_body(g)?.0))
+    /// reach the node, made a graph the node owns (`bodies`).
+    pub fn child_copy(&mut self, g: GraphId) -> CuResult<GraphId> {
+        let copy = self.clone_graph(g)?;
+        self.clones.remove(&copy);
+        self.bodies.insert(copy);
+        Ok(copy)
+    }
+
+    /// Gives back a graph `child_copy` made that no node took.
+    fn drop_child_copy(&mut self, g: GraphId) {
+        self.bodies.remove(&g);
+        let _ = self.destroy(g);
+    }
+
+    /// A graph a node will own, made from an executable graph's snapshot (`body`, with
+    /// `bodies` for the graphs its nodes own): cuGraphLaunch into a stream capture adds
+    /// the executable graph as a child graph node. Child graphs and conditional bodies are
+    /// made graphs of their own too, owned by their nodes.
+    fn register_snapshot(
+        &mut self,
+        body: &GraphBody,
+        bodies: &HashMap<GraphId, GraphBody>,
+    ) -> GraphId {
+        let mut copy = body.clone();
+        for node in copy.nodes.values_mut() {
+            match &node.op {
+                NodeOp::Child(c) => {
+                    let inner = bodies.get(c).cloned().unwrap_or_default();
+                    node.op = NodeOp::Child(self.register_snapshot(&inner, bodies));
+                }
+                NodeOp::Conditional(c) => {
+                    let mut cond = (**c).clone();
+                    cond.bodies = c
+                        .bodies
+                        .iter()
+                        .map(|b| {
+                            let inner = bodies.get(b).cloned().unwrap_or_default();
+                            self.register_snapshot(&inner, bodies)
+                        })
+                        .collect();
+                    node.op = NodeOp::Conditional(Arc::new(cond));
+                }
+                _ => {}
+            }
+        }
+        let map: HashMap<NodeId, NodeId> = copy
+            .order
+            .iter()
+            .map(|n| (*n, self.fresh(NODE_TAG)))
+            .collect();
+        let g = self.fresh(GRAPH_TAG);
+        let renamed = GraphBody {
+            order: copy.order.iter().map(|n| map[n]).collect(),
+            nodes: copy
+                .nodes
+                .into_iter()
+                .map(|(n, node)| {
+                    (
+                        map[&n],
+                        GraphNode {
+                            deps: node.deps.iter().map(|d| map[d]).collect(),
+                            op: node.op,
+                        },
+                    )
+                })
+                .collect(),
+        };
+        for n in &renamed.order {
+            self.owner.insert(*n, g);
+        }
+        self.graphs.insert(g, renamed);
+        self.bodies.insert(g);
+        g
+    }
+
+    /// cuGraphChildGraphNodeGetGraph: the graph a child graph node owns.
+    pub fn child_graph(&self, n: NodeId) -> CuResult<GraphId> {
+        match &self.node(n)?.1.op {
+            NodeOp::Child(g) => Ok(*g),
+            _ => Err(invalid(format!("{n:#x} is not a child graph node"))),
+        }
     }
 
     pub fn exec(&self, e: ExecId) -> CuResult<&GraphExec> {
@@ -766,7 +858,19 @@ fn snapshot_bodies(
                     out.insert(*b, bb);
                 }
             }
-            NodeOp::Child(child) => snapshot_bodies(graphs, child, out)?,
+            NodeOp::Child(child) => {
+                let cb = graphs.graph(*child)?.clone();
+                if cb.has_memory_nodes() {
+                    // cuda.h: "memory allocation/free nodes can't be present in the
+                    // child graph" (observed at cuGraphAddChildGraphNode:
+                    // CUDA_ERROR_NOT_SUPPORTED); added since through its handle.
+                    return Err(not_supported(
+                        "a child graph node's graph holds memory allocation or free nodes",
+                    ));
+                }
+                snapshot_bodies(graphs, &cb, out)?;
+                out.insert(*child, cb);
+            }
             _ => {}
         }
     }
@@ -890,7 +994,12 @@ impl Pairing<'_> {
                 (NodeOp::MemFree(x), NodeOp::MemFree(y)) if x != y => {
                     return Err(parameters("it frees another address".into()))
                 }
-                (NodeOp::Child(x), NodeOp::Child(y)) => self.body(x, y, at(*n))?,
+                (NodeOp::Child(x), NodeOp::Child(y)) => {
+                    match (self.old_bodies.get(x), self.new_bodies.get(y)) {
+                        (Some(ox), Some(ny)) => self.body(ox, ny, at(*n))?,
+                        _ => return Err(parameters("a child graph is missing".into())),
+                    }
+                }
                 (NodeOp::Conditional(x), NodeOp::Conditional(y)) => {
                     // cuda.h: "Changing node parameters is not supported." Its type and
                     // size, here; a graph built again has handles of its own, and the
@@ -964,7 +1073,8 @@ impl Driver {
             // Observed: CUDA_ERROR_INVALID_VALUE.
             if st.graphs.bodies.contains(&g) {
                 return Err(invalid(format!(
-                    "graph {g:#x} is a conditional node's body: it goes with its node"
+                    "graph {g:#x} is a conditional node's body or a child graph node's \
+                     graph: it goes with its node"
                 )));
             }
             st.graphs.graph(g)?.allocations()
@@ -1071,16 +1181,6 @@ impl Driver {
 
     pub fn graph_add_node(&self, g: GraphId, deps: &[NodeId], op: NodeOp) -> CuResult<NodeId> {
         let mut st = self.state.lock();
-        if let NodeOp::Child(child) = &op {
-            // cuda.h (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE, the default): "memory
-            // allocation/free nodes can't be present in the child graph".
-            if child.has_memory_nodes() {
-                // Observed: CUDA_ERROR_NOT_SUPPORTED.
-                return Err(not_supported(
-                    "a child graph node cannot hold a graph with memory allocation or free nodes",
-                ));
-            }
-        }
         if st.captures.graph_in_capture(g) {
             return Err(invalid(format!(
                 "graph {g:#x} is being built by a stream capture"
@@ -1093,8 +1193,30 @@ impl Driver {
         if g == child {
             return Err(invalid("a graph cannot be its own child"));
         }
-        let body = self.state.lock().graphs.child_copy(child)?;
-        self.graph_add_node(g, deps, NodeOp::Child(body))
+        let mut st = self.state.lock();
+        st.graphs.graph(child)?;
+        // cuda.h (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE, the default): "memory
+        // allocation/free nodes can't be present in the child graph".
+        if st.graphs.has_memory_nodes_deep(child) {
+            // Observed: CUDA_ERROR_NOT_SUPPORTED.
+            return Err(not_supported(
+                "a child graph node cannot hold a graph with memory allocation or free nodes",
+            ));
+        }
+        if st.captures.graph_in_capture(g) {
+            return Err(invalid(format!(
+                "graph {g:#x} is being built by a stream capture"
+            )));
+        }
+        let copy = st.graphs.child_copy(child)?;
+        st.graphs
+            .add(g, deps, NodeOp::Child(copy))
+            .inspect_err(|_| st.graphs.drop_child_copy(copy))
+    }
+
+    /// cuGraphChildGraphNodeGetGraph.
+    pub fn graph_child_graph(&self, n: NodeId) -> CuResult<GraphId> {
+        self.state.lock().graphs.child_graph(n)
     }
 
     pub fn graph_add_dependencies(&self, g: GraphId, edges: &[(NodeId, NodeId)]) -> CuResult<()> {
@@ -1330,14 +1452,18 @@ impl Driver {
         if g == child {
             return Err(invalid("a graph cannot be its own child"));
         }
-        let copy = st.graphs.child_copy(child)?;
-        if copy.has_memory_nodes() {
+        st.graphs.graph(child)?;
+        if st.graphs.has_memory_nodes_deep(child) {
             // As cuGraphAddChildGraphNode (observed: CUDA_ERROR_NOT_SUPPORTED).
             return Err(not_supported(
                 "a child graph node cannot hold a graph with memory allocation or free nodes",
             ));
         }
-        st.graphs.node_mut(n)?.op = NodeOp::Child(copy);
+        let copy = st.graphs.child_copy(child)?;
+        let old = std::mem::replace(&mut st.graphs.node_mut(n)?.op, NodeOp::Child(copy));
+        for b in old.owned_graphs() {
+            st.graphs.drop_child_copy(b);
+        }
         Ok(())
     }
 
@@ -1505,16 +1631,22 @@ impl Driver {
     /// otherwise).
     pub fn graph_exec_child_set(&self, e: ExecId, n: NodeId, child: GraphId) -> CuResult<()> {
         let mut st = self.state.lock();
+        let st = &mut *st;
         live_node(&st.graphs, n)?;
-        let copy = st.graphs.child_copy(child)?;
-        if copy.has_memory_nodes() {
+        let new = st.graphs.graph(child)?.clone();
+        if st.graphs.has_memory_nodes_deep(child) {
             return Err(invalid(
                 "a child graph node cannot hold a graph with memory allocation or free nodes",
             ));
         }
+        // The child graph as it is now, and the graphs its nodes own: what the executable
+        // graph runs from now on, under a key of its own (no live graph's).
+        let mut new_bodies = HashMap::new();
+        snapshot_bodies(&st.graphs, &new, &mut new_bodies)?;
+        let key = st.graphs.fresh(GRAPH_TAG);
         let exec = st.graphs.exec(e)?;
         let old = match exec.body.nodes.get(&n).map(|node| &node.op) {
-            Some(NodeOp::Child(old)) => old.clone(),
+            Some(NodeOp::Child(old)) => *old,
             Some(_) => return Err(invalid(format!("{n:#x} is not a child graph node"))),
             None => {
                 return Err(invalid(format!(
@@ -1522,20 +1654,26 @@ impl Driver {
                 )))
             }
         };
-        let no_bodies = HashMap::new();
+        let old_body = exec
+            .bodies
+            .get(&old)
+            .cloned()
+            .ok_or_else(|| invalid(format!("child graph {old:#x} was not instantiated")))?;
         let check = Pairing {
             modules: &st.modules,
-            old_bodies: &no_bodies,
-            new_bodies: &no_bodies,
+            old_bodies: &exec.bodies,
+            new_bodies: &new_bodies,
         };
-        check.body(&old, &copy, None).map_err(|m| {
+        check.body(&old_body, &new, None).map_err(|m| {
             invalid(format!(
                 "the child graph cannot update node {n:#x}: {}",
                 m.why
             ))
         })?;
         let exec = st.graphs.exec_mut(e)?;
-        exec.body.nodes.get_mut(&n).expect("checked").op = NodeOp::Child(copy);
+        exec.bodies.extend(new_bodies);
+        exec.bodies.insert(key, new);
+        exec.body.nodes.get_mut(&n).expect("checked").op = NodeOp::Child(key);
         exec.plan = None;
         exec.generation += 1;
         Ok(())
@@ -1671,8 +1809,10 @@ impl Driver {
                     planning.waits.push(*e);
                 }
                 NodeOp::Child(child) => {
-                    let order = child.topological()?;
-                    self.plan(child, &order, false, steps, planning)?;
+                    let cb = planning.bodies.get(child).cloned().ok_or_else(|| {
+                        invalid(format!("child graph {child:#x} was not instantiated"))
+                    })?;
+                    self.plan(&cb, &cb.topological()?, false, steps, planning)?;
                 }
                 NodeOp::Conditional(c) => {
                     let mut planned = Vec::with_capacity(c.bodies.len());
@@ -1872,8 +2012,15 @@ impl Driver {
                     "an executable graph with memory nodes cannot be launched into a stream capture",
                 ));
             }
-            let body = self.state.lock().graphs.exec(e)?.body.clone();
-            return self.capture_node(stream, NodeOp::Child(Arc::new(body)));
+            let child = {
+                let mut st = self.state.lock();
+                let exec = st.graphs.exec(e)?;
+                let (body, bodies) = (exec.body.clone(), exec.bodies.clone());
+                st.graphs.register_snapshot(&body, &bodies)
+            };
+            return self
+                .capture_node(stream, NodeOp::Child(child))
+                .inspect_err(|_| self.state.lock().graphs.drop_child_copy(child));
         }
         let plan = match kept {
             Some(plan) => {
@@ -1968,7 +2115,10 @@ impl Driver {
                 op.label(self).replace('"', "'")
             );
             if let NodeOp::Child(child) = op {
-                self.dot_body(child, dot, &format!("{prefix}node{i}."));
+                let cb = self.state.lock().graphs.graph(*child).cloned();
+                if let Ok(cb) = cb {
+                    self.dot_body(&cb, dot, &format!("{prefix}node{i}."));
+                }
             }
         }
         let index: HashMap<NodeId, usize> = body
