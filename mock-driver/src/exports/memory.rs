@@ -681,6 +681,9 @@ impl MemoryApi for Mock {
         h: usize,
         s: CUstream,
     ) -> CuResult<()> {
+        if memset_2d_async_queued(s, dst, pitch, Pattern::D8(v), w, h)? {
+            return Ok(());
+        }
         let _order = stream(s)?;
         Self::cuMemsetD2D8_v2(dst, pitch, v, w, h)
     }
@@ -693,6 +696,9 @@ impl MemoryApi for Mock {
         h: usize,
         s: CUstream,
     ) -> CuResult<()> {
+        if memset_2d_async_queued(s, dst, pitch, Pattern::D16(v), w, h)? {
+            return Ok(());
+        }
         let _order = stream(s)?;
         Self::cuMemsetD2D16_v2(dst, pitch, v, w, h)
     }
@@ -705,6 +711,9 @@ impl MemoryApi for Mock {
         h: usize,
         s: CUstream,
     ) -> CuResult<()> {
+        if memset_2d_async_queued(s, dst, pitch, Pattern::D32(v), w, h)? {
+            return Ok(());
+        }
         let _order = stream(s)?;
         Self::cuMemsetD2D32_v2(dst, pitch, v, w, h)
     }
@@ -911,6 +920,30 @@ fn memset_async_queued(
         device_ptr(dst),
         pattern,
         n as u64,
+    )
+}
+
+/// A cuMemsetD2D8/16/32Async queued on its stream (`Driver::memset_2d_queued_on`), as
+/// `memset_async_queued` queues the 1D ones.
+fn memset_2d_async_queued(
+    s: CUstream,
+    dst: CUdevicePtr,
+    pitch: usize,
+    pattern: Pattern,
+    w: usize,
+    h: usize,
+) -> CuResult<bool> {
+    super::check_stream(s)?;
+    if capturing(s)? {
+        return Ok(false);
+    }
+    drv()?.memset_2d_queued_on(
+        crate::boundary::stream_key(s),
+        dst,
+        pitch as u64,
+        pattern,
+        w as u64,
+        h as u64,
     )
 }
 

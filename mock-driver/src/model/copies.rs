@@ -185,7 +185,7 @@ impl Driver {
 
     /// A memset as `device` does it, whichever thread runs it (a stream's worker has no
     /// current context).
-    fn memset_on(
+    pub(super) fn memset_on(
         &self,
         device: usize,
         dst: DevicePtr,
@@ -290,7 +290,7 @@ impl Driver {
 
 /// Whether `a` is in cuMemAllocManaged memory, which the host reads and writes in place:
 /// synchronous copies and memsets of it run in the call.
-fn managed_at(st: &super::State, a: u64) -> bool {
+pub(super) fn managed_at(st: &super::State, a: u64) -> bool {
     st.host
         .managed
         .range(..=a)
