@@ -347,6 +347,12 @@ int main(void) {
     T(cudaGraphNodeGetDependentNodes(nodes[1], deps, NULL, &ndeps));
     OUT("%zu node(s) depend on the kernel", ndeps);
     CHECK(ndeps == 2);
+    cudaKernelNodeParams kp = {};
+    T(cudaGraphKernelNodeGetParams(nodes[1], &kp));
+    int kv = kp.kernelParams ? *(int *)kp.kernelParams[2] : -1;
+    OUT("the kernel node: add %s, grid %u, block %u, its v %d", kp.func == (void *)add ? "yes" : "no",
+        kp.gridDim.x, kp.blockDim.x, kv);
+    CHECK(kp.func == (void *)add && kp.gridDim.x == N / 64 && kp.blockDim.x == 64 && kv == 2);
     cudaHostNodeParams hp = {};
     T(cudaGraphHostNodeGetParams(nodes[2], &hp));
     OUT("the host node's function and data: %s", hp.fn == count && hp.userData == &calls[0] ? "as given" : "other");

@@ -278,6 +278,7 @@ driver_functions! {
     unsafe fn cuGraphHostNodeGetParams(node: CUgraphNode, params: *mut c_void);
     unsafe fn cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut c_void);
     safe fn cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: &mut CUgraph);
+    unsafe fn cuGraphKernelNodeGetParams(node: CUgraphNode, params: *mut c_void);
     safe fn cuGraphUpload(exec: CUgraphExec, stream: CUstream);
     safe fn cuGraphExecGetFlags(exec: CUgraphExec, flags: &mut u64);
     safe fn cuGraphNodeFindInClone(node: &mut CUgraphNode, original: CUgraphNode, clone: CUgraph);

@@ -210,7 +210,6 @@ crate::boundary::not_implemented! {
     cudaGraphExternalSemaphoresWaitNodeSetParams,
     cudaGraphKernelNodeCopyAttributes,
     cudaGraphKernelNodeGetAttribute,
-    cudaGraphKernelNodeGetParams,
     cudaGraphKernelNodeSetAttribute,
     cudaGraphMemcpyNodeGetParams,
     cudaGraphMemcpyNodeSetParamsFromSymbol,

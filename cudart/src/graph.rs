@@ -1116,3 +1116,42 @@ cudart_fn! {
         d.cuGraphChildGraphNodeGetGraph(node, graph)
     }
 }
+
+cudart_fn! {
+    fn cudaGraphKernelNodeGetParams(node: CUgraphNode, params: *mut KernelNodeParams) {
+        if params.is_null() {
+            return Err(error::invalid("pNodeParams is NULL"));
+        }
+        let (d, _, device) = with_context()?;
+        let mut p = DriverKernelParams {
+            func: std::ptr::null_mut(),
+            grid: [0; 3],
+            block: [0; 3],
+            shared: 0,
+            kernel_params: std::ptr::null_mut(),
+            extra: std::ptr::null_mut(),
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        };
+        // Safety: ours, CUDA_KERNEL_NODE_PARAMS_v2's layout.
+        unsafe { d.cuGraphKernelNodeGetParams(node, (&mut p as *mut DriverKernelParams).cast())? };
+        // The node names a CUfunction; the program named the stub nvcc made for it.
+        let func = crate::kernel::stub_of(p.func, device).ok_or_else(|| {
+            RtError::new(
+                error::INVALID_DEVICE_FUNCTION,
+                "the kernel node's function was not launched through this runtime: it has no host stub to hand back",
+            )
+        })?;
+        let out = KernelNodeParams {
+            func,
+            grid: Dim3 { x: p.grid[0], y: p.grid[1], z: p.grid[2] },
+            block: Dim3 { x: p.block[0], y: p.block[1], z: p.block[2] },
+            shared: p.shared,
+            kernel_params: p.kernel_params,
+            extra: p.extra,
+        };
+        // Safety: the program's struct, checked non-NULL, writable as the header requires.
+        unsafe { params.write_unaligned(out) };
+        Ok(())
+    }
+}
