@@ -11,6 +11,7 @@
 //   host-write the host stores into page-locked memory a kernel writes, having seen only
 //              the kernel's first word land (no synchronisation) and waited a while
 //   managed-write  the same with managed memory (cudaMallocManaged)
+//   copy-write the same with page-locked memory an async copy from the device writes
 //   fixed      also trims the pool right after a cudaFreeAsync ordered after a kernel
 //              that may still run: the driver counts that memory as outstanding until the
 //              free completes, so it is no bug (and the kernel must not fault); a trim
@@ -103,6 +104,25 @@ int main(int argc, char **argv) {
             cudaFree(pinned);
         else
             cudaFreeHost(pinned);
+    }
+    if (fixed || strcmp(what, "copy-write") == 0) {
+        int *pinned = NULL;
+        cudaMallocHost((void **)&pinned, N * sizeof(int));
+        NEED(pinned);
+        pinned[0] = 0;
+        fill<<<N / 256, 256, 0, a>>>(d, N, 8);
+        cudaMemcpyAsync(pinned, d, N * sizeof(int), cudaMemcpyDeviceToHost, a);
+        if (fixed) {
+            cudaStreamSynchronize(a);
+        } else {
+            while (*(volatile int *)&pinned[0] != 8) {
+            }
+            usleep(100000);
+        }
+        pinned[3] = 9;
+        cudaStreamSynchronize(a);
+        CHECK(pinned[3] == 9);
+        cudaFreeHost(pinned);
     }
     if (fixed) {
         cudaMemPool_t pool;

@@ -81,6 +81,11 @@ fn a_host_store_to_page_locked_memory_a_kernel_writes_is_reported_at_the_synchro
 }
 
 #[test]
+fn a_host_store_to_page_locked_memory_an_async_copy_writes_is_reported() {
+    report("copy-write", "the host stored to bytes");
+}
+
+#[test]
 fn a_host_store_to_managed_memory_a_kernel_writes_is_reported_at_the_synchronisation() {
     report("managed-write", "the host stored to bytes");
 }

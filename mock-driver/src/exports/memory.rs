@@ -1007,6 +1007,12 @@ unsafe fn queue_copy(s: CUstream, dst: u64, src: u64, n: usize) -> CuResult<bool
                     "cuMemcpyAsync",
                     &format!("a queued copy failed: {}", e.message),
                 );
+            } else if let QueuedSide::PageLocked(a) = to {
+                // What the host must not store to before it synchronises with the copy.
+                if crate::model::ordering::enabled() {
+                    use crate::model::ordering::Touch;
+                    d.note_host_visible_writes(&[(a, a + n as u64, Touch::Write)]);
+                }
             }
         }),
     )?;

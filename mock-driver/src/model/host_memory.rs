@@ -380,10 +380,10 @@ fn read_host_visible(start: u64, len: usize) -> Vec<u8> {
 }
 
 impl Driver {
-    /// A kernel's writes (`ranges` as its memory recorded them) that landed in memory the
-    /// host reaches directly, as it left them, for the ordering-bug reports
-    /// (`ordering::kernel_wrote_host_visible`). Called on the kernel's worker.
-    pub(super) fn note_host_visible_writes(&self, ranges: &[(u64, u64, super::ordering::Touch)]) {
+    /// A kernel's writes (`ranges` as its memory recorded them), or a queued copy's, that
+    /// landed in memory the host reaches directly, as it left them, for the ordering-bug
+    /// reports (`ordering::kernel_wrote_host_visible`). Called on the stream's worker.
+    pub fn note_host_visible_writes(&self, ranges: &[(u64, u64, super::ordering::Touch)]) {
         let writes: Vec<(u64, Vec<u8>)> = {
             let st = self.state.lock();
             ranges
