@@ -435,6 +435,10 @@ impl Pools {
             .expect("a live allocation keeps its pool");
         give_back(&mut p.free, ptr, b.len);
         if !pending.is_empty() {
+            // Frees that completed meanwhile go first, so that the list stays as short as
+            // the work in flight.
+            p.freeing
+                .retain(|(_, _, marks)| marks.iter().any(|m| !m.reached()));
             p.freeing.push((ptr, b.len, pending));
         }
         p.used -= b.requested;
