@@ -12,7 +12,9 @@
 //              the kernel's first word land (no synchronisation) and waited a while
 //   managed-write  the same with managed memory (cudaMallocManaged)
 //   copy-write the same with page-locked memory an async copy from the device writes
-//   fixed      also trims the pool right after a cudaFreeAsync ordered after a kernel
+//   fixed      also has a kernel hand its words to the host through flags in page-locked
+//              memory, which the host then stores to before synchronising (no bug);
+//              and trims the pool right after a cudaFreeAsync ordered after a kernel
 //              that may still run: the driver counts that memory as outstanding until the
 //              free completes, so it is no bug (and the kernel must not fault); a trim
 //              after a free nothing orders is the free's bug, reported at the free
@@ -23,6 +25,18 @@
 __global__ void fill(int *p, int n, int v) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) p[i] = v;
+}
+
+// Waits for the host's flag, writes its word, and says so through `done` after a
+// system-wide fence: the host may store to the words once it sees `done`, with no call in
+// between (CUDA's memory model orders it), which must draw no report.
+__global__ void handshake(volatile int *flag, int *data, volatile int *done) {
+    while (*flag == 0) {
+    }
+    data[threadIdx.x] = 1;
+    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0) *done = 1;
 }
 
 enum { N = 4096 };
@@ -123,6 +137,21 @@ int main(int argc, char **argv) {
         cudaStreamSynchronize(a);
         CHECK(pinned[3] == 9);
         cudaFreeHost(pinned);
+    }
+    if (fixed) {
+        int *shared = NULL;
+        cudaMallocHost((void **)&shared, 64 * sizeof(int));
+        NEED(shared);
+        memset(shared, 0, 64 * sizeof(int));
+        volatile int *flag = shared, *done = shared + 1;
+        handshake<<<1, 32, 0, a>>>(flag, shared + 32, done);
+        *flag = 1;
+        while (*done == 0) {
+        }
+        shared[32] = 2;
+        cudaStreamSynchronize(a);
+        CHECK(shared[32] == 2 && shared[63] == 1);
+        cudaFreeHost(shared);
     }
     if (fixed) {
         cudaMemPool_t pool;

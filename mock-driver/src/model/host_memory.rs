@@ -383,9 +383,20 @@ impl Driver {
     /// A kernel's writes (`ranges` as its memory recorded them), or a queued copy's, that
     /// landed in memory the host reaches directly, as it left them, for the ordering-bug
     /// reports (`ordering::kernel_wrote_host_visible`). Called on the stream's worker.
+    ///
+    /// A kernel that also reads or updates host-reachable memory atomically is left out:
+    /// it may be synchronising with the host through that memory (a flag it polls, a
+    /// queue's head, as persistent kernels and communication libraries' proxies do),
+    /// which orders the host's stores without any call the mock sees.
     pub fn note_host_visible_writes(&self, ranges: &[(u64, u64, super::ordering::Touch)]) {
         let writes: Vec<(u64, Vec<u8>)> = {
             let st = self.state.lock();
+            let talks_to_host = ranges.iter().any(|(lo, hi, t)| {
+                *t != super::ordering::Touch::Write && host_visible(&st, *lo, hi - lo)
+            });
+            if talks_to_host {
+                return;
+            }
             ranges
                 .iter()
                 .filter(|(lo, hi, t)| {
