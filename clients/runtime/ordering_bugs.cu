@@ -9,7 +9,8 @@
 //   stale      the host reads a buffer right after launching the kernel that fills it
 //              (prints "stale" or "fresh": under CUMOCK_SCHEDULE=lazy always stale)
 //   host-write the host stores into page-locked memory a kernel writes, having seen only
-//              the kernel's first word land (no synchronisation) and waited a while
+//              a later kernel's flag land (no synchronisation: the flag kernel reads
+//              nothing, so it orders nothing the model knows)
 //   managed-write  the same with managed memory (cudaMallocManaged)
 //   copy-write the same with page-locked memory an async copy from the device writes
 //   fixed      also has a kernel hand its words to the host through flags in page-locked
@@ -20,7 +21,6 @@
 //              after a free nothing orders is the free's bug, reported at the free
 //   fixed      all of the above, each correctly ordered
 #include "common.h"
-#include <unistd.h>
 
 __global__ void fill(int *p, int n, int v) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -97,19 +97,19 @@ int main(int argc, char **argv) {
         if (!fixed && strcmp(what, managed ? "managed-write" : "host-write") != 0) continue;
         int *pinned = NULL;
         if (managed)
-            cudaMallocManaged((void **)&pinned, 64 * sizeof(int));
+            cudaMallocManaged((void **)&pinned, 65 * sizeof(int));
         else
-            cudaMallocHost((void **)&pinned, 64 * sizeof(int));
+            cudaMallocHost((void **)&pinned, 65 * sizeof(int));
         NEED(pinned);
-        pinned[0] = 0;
+        pinned[64] = 0;
         fill<<<1, 64, 0, a>>>(pinned, 64, 6);
         if (fixed) {
             cudaStreamSynchronize(a);
         } else {
-            // Seeing one word land says nothing of the others: not a synchronisation.
-            while (*(volatile int *)&pinned[0] != 6) {
+            // A flag set by the next kernel on the stream: seen by polling, not by a call.
+            fill<<<1, 1, 0, a>>>(pinned + 64, 1, 1);
+            while (*(volatile int *)&pinned[64] != 1) {
             }
-            usleep(100000);
         }
         pinned[3] = 9;
         cudaStreamSynchronize(a);
@@ -123,20 +123,24 @@ int main(int argc, char **argv) {
         int *pinned = NULL;
         cudaMallocHost((void **)&pinned, N * sizeof(int));
         NEED(pinned);
-        pinned[0] = 0;
+        int *flag = NULL;
+        cudaMallocHost((void **)&flag, sizeof(int));
+        NEED(flag);
+        *flag = 0;
         fill<<<N / 256, 256, 0, a>>>(d, N, 8);
         cudaMemcpyAsync(pinned, d, N * sizeof(int), cudaMemcpyDeviceToHost, a);
         if (fixed) {
             cudaStreamSynchronize(a);
         } else {
-            while (*(volatile int *)&pinned[0] != 8) {
+            fill<<<1, 1, 0, a>>>(flag, 1, 1);
+            while (*(volatile int *)flag != 1) {
             }
-            usleep(100000);
         }
         pinned[3] = 9;
         cudaStreamSynchronize(a);
         CHECK(pinned[3] == 9);
         cudaFreeHost(pinned);
+        cudaFreeHost(flag);
     }
     if (fixed) {
         int *shared = NULL;
