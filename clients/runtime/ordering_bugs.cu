@@ -8,12 +8,35 @@
 //   free       cudaFreeAsync on a stream that is not ordered after the kernel using it
 //   stale      the host reads a buffer right after launching the kernel that fills it
 //              (prints "stale" or "fresh": under CUMOCK_SCHEDULE=lazy always stale)
+//   host-write the host stores into page-locked memory a kernel writes, having seen only
+//              a later kernel's flag land (no synchronisation: the flag kernel reads
+//              nothing, so it orders nothing the model knows)
+//   managed-write  the same with managed memory (cudaMallocManaged)
+//   copy-write the same with page-locked memory an async copy from the device writes
+//   fixed      also has a kernel hand its words to the host through flags in page-locked
+//              memory, which the host then stores to before synchronising (no bug);
+//              and trims the pool right after a cudaFreeAsync ordered after a kernel
+//              that may still run: the driver counts that memory as outstanding until the
+//              free completes, so it is no bug (and the kernel must not fault); a trim
+//              after a free nothing orders is the free's bug, reported at the free
 //   fixed      all of the above, each correctly ordered
 #include "common.h"
 
 __global__ void fill(int *p, int n, int v) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) p[i] = v;
+}
+
+// Waits for the host's flag, writes its word, and says so through `done` after a
+// system-wide fence: the host may store to the words once it sees `done`, with no call in
+// between (CUDA's memory model orders it), which must draw no report.
+__global__ void handshake(volatile int *flag, int *data, volatile int *done) {
+    while (*flag == 0) {
+    }
+    data[threadIdx.x] = 1;
+    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0) *done = 1;
 }
 
 enum { N = 4096 };
@@ -69,6 +92,83 @@ int main(int argc, char **argv) {
         cudaDeviceSynchronize();
         if (fixed) CHECK(seen == 5);
         cudaFreeHost(pinned);
+    }
+    for (int managed = 0; managed < 2; managed++) {
+        if (!fixed && strcmp(what, managed ? "managed-write" : "host-write") != 0) continue;
+        int *pinned = NULL;
+        if (managed)
+            cudaMallocManaged((void **)&pinned, 65 * sizeof(int));
+        else
+            cudaMallocHost((void **)&pinned, 65 * sizeof(int));
+        NEED(pinned);
+        pinned[64] = 0;
+        fill<<<1, 64, 0, a>>>(pinned, 64, 6);
+        if (fixed) {
+            cudaStreamSynchronize(a);
+        } else {
+            // A flag set by the next kernel on the stream: seen by polling, not by a call.
+            fill<<<1, 1, 0, a>>>(pinned + 64, 1, 1);
+            while (*(volatile int *)&pinned[64] != 1) {
+            }
+        }
+        pinned[3] = 9;
+        cudaStreamSynchronize(a);
+        CHECK(pinned[3] == 9);
+        if (managed)
+            cudaFree(pinned);
+        else
+            cudaFreeHost(pinned);
+    }
+    if (fixed || strcmp(what, "copy-write") == 0) {
+        int *pinned = NULL;
+        cudaMallocHost((void **)&pinned, N * sizeof(int));
+        NEED(pinned);
+        int *flag = NULL;
+        cudaMallocHost((void **)&flag, sizeof(int));
+        NEED(flag);
+        *flag = 0;
+        fill<<<N / 256, 256, 0, a>>>(d, N, 8);
+        cudaMemcpyAsync(pinned, d, N * sizeof(int), cudaMemcpyDeviceToHost, a);
+        if (fixed) {
+            cudaStreamSynchronize(a);
+        } else {
+            fill<<<1, 1, 0, a>>>(flag, 1, 1);
+            while (*(volatile int *)flag != 1) {
+            }
+        }
+        pinned[3] = 9;
+        cudaStreamSynchronize(a);
+        CHECK(pinned[3] == 9);
+        cudaFreeHost(pinned);
+        cudaFreeHost(flag);
+    }
+    if (fixed) {
+        int *shared = NULL;
+        cudaMallocHost((void **)&shared, 64 * sizeof(int));
+        NEED(shared);
+        memset(shared, 0, 64 * sizeof(int));
+        volatile int *flag = shared, *done = shared + 1;
+        handshake<<<1, 32, 0, a>>>(flag, shared + 32, done);
+        *flag = 1;
+        while (*done == 0) {
+        }
+        shared[32] = 2;
+        cudaStreamSynchronize(a);
+        CHECK(shared[32] == 2 && shared[63] == 1);
+        cudaFreeHost(shared);
+    }
+    if (fixed) {
+        cudaMemPool_t pool;
+        cudaDeviceGetDefaultMemPool(&pool, 0);
+        int *p = NULL;
+        cudaMallocAsync((void **)&p, N * sizeof(int), a);
+        cudaStreamSynchronize(a);
+        fill<<<N / 256, 256, 0, b>>>(p, N, 7);
+        cudaEventRecord(done, b);
+        cudaStreamWaitEvent(a, done, 0);
+        cudaFreeAsync(p, a);
+        cudaMemPoolTrimTo(pool, 0);
+        CHECK(cudaDeviceSynchronize() == cudaSuccess);
     }
     cudaFree(d);
     cudaEventDestroy(done);

@@ -250,6 +250,42 @@ driver_functions! {
     unsafe fn cuGraphAddNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, edges: *const c_void, n: usize, params: *mut c_void);
     unsafe fn cuGraphNodeSetParams(node: CUgraphNode, params: *mut c_void);
     unsafe fn cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut c_void);
+    unsafe fn cuGraphAddChildGraphNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, child: CUgraph);
+    unsafe fn cuGraphAddEventRecordNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent);
+    unsafe fn cuGraphAddEventWaitNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent);
+    safe fn cuGraphEventRecordNodeGetEvent(node: CUgraphNode, event: &mut CUevent);
+    safe fn cuGraphEventWaitNodeGetEvent(node: CUgraphNode, event: &mut CUevent);
+    safe fn cuGraphEventRecordNodeSetEvent(node: CUgraphNode, event: CUevent);
+    safe fn cuGraphEventWaitNodeSetEvent(node: CUgraphNode, event: CUevent);
+    safe fn cuGraphExecEventRecordNodeSetEvent(exec: CUgraphExec, node: CUgraphNode, event: CUevent);
+    safe fn cuGraphExecEventWaitNodeSetEvent(exec: CUgraphExec, node: CUgraphNode, event: CUevent);
+    safe fn cuGraphExecChildGraphNodeSetParams(exec: CUgraphExec, node: CUgraphNode, child: CUgraph);
+    unsafe fn cuGraphMemcpyNodeSetParams(node: CUgraphNode, params: *const c_void);
+    unsafe fn cuGraphMemsetNodeSetParams(node: CUgraphNode, params: *const c_void);
+    unsafe fn cuGraphHostNodeSetParams(node: CUgraphNode, params: *const c_void);
+    unsafe fn cuGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void, ctx: CUcontext);
+    unsafe fn cuGraphExecMemsetNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void, ctx: CUcontext);
+    unsafe fn cuGraphExecHostNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const c_void);
+    safe fn cuGraphNodeSetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: u32);
+    safe fn cuGraphNodeGetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: &mut u32);
+    unsafe fn cuGraphNodeGetDependencies(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut c_void, n: *mut usize);
+    unsafe fn cuGraphNodeGetDependentNodes(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut c_void, n: *mut usize);
+    unsafe fn cuGraphInstantiateWithParams(exec: *mut CUgraphExec, graph: CUgraph, params: *mut c_void);
+    unsafe fn cuUserObjectCreate(object: *mut *mut c_void, ptr: *mut c_void, destroy: HostFn, refcount: u32, flags: u32);
+    safe fn cuUserObjectRetain(object: *mut c_void, count: u32);
+    safe fn cuUserObjectRelease(object: *mut c_void, count: u32);
+    safe fn cuGraphRetainUserObject(graph: CUgraph, object: *mut c_void, count: u32, flags: u32);
+    safe fn cuGraphReleaseUserObject(graph: CUgraph, object: *mut c_void, count: u32);
+    unsafe fn cuStreamUpdateCaptureDependencies(stream: CUstream, deps: *mut CUgraphNode, edges: *const c_void, n: usize, flags: u32);
+    unsafe fn cuGraphHostNodeGetParams(node: CUgraphNode, params: *mut c_void);
+    unsafe fn cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut c_void);
+    safe fn cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: &mut CUgraph);
+    unsafe fn cuGraphKernelNodeGetParams(node: CUgraphNode, params: *mut c_void);
+    safe fn cuGraphUpload(exec: CUgraphExec, stream: CUstream);
+    safe fn cuGraphExecGetFlags(exec: CUgraphExec, flags: &mut u64);
+    safe fn cuGraphNodeFindInClone(node: &mut CUgraphNode, original: CUgraphNode, clone: CUgraph);
+    safe fn cuGraphDestroyNode(node: CUgraphNode);
+    unsafe fn cuGraphRemoveDependencies(graph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edges: *const c_void, n: usize);
 }
 
 /// The loaded driver.

@@ -7,7 +7,7 @@
 //! cuda.h's `CUDA_MEMCPY3D`, with the memory types the `cudaMemcpyKind` names.
 
 use crate::boundary::{cudart_fn, out_ref};
-use crate::driver::{CUcontext, CUgraph, CUgraphExec, CUgraphNode, CUstream, Driver};
+use crate::driver::{CUcontext, CUevent, CUgraph, CUgraphExec, CUgraphNode, CUstream, Driver};
 use crate::error::{self, RtError, RtResult};
 use crate::kernel::Dim3;
 use crate::memory::stream_for;
@@ -729,5 +729,429 @@ cudart_fn! {
         let (d, mut p, _) = unsafe { driver_node_params(params)? };
         // Safety: ours, a full CUgraphNodeParams.
         unsafe { d.cuGraphExecNodeSetParams(exec, node, p.as_mut_ptr().cast()) }
+    }
+}
+
+// ---- child graph and event nodes, and the setters of instantiated graphs (the driver's:
+// cudaMemsetParams and cudaHostNodeParams are cuda.h's layouts, copies translated as for
+// cudaGraphAddMemcpyNode) ------------------------------------------------------------------
+
+cudart_fn! {
+    fn cudaGraphAddChildGraphNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, child: CUgraph) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's pointers, as the header requires them (the driver checks
+        // NULL).
+        unsafe { d.cuGraphAddChildGraphNode(node, graph, deps, n, child) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphAddEventRecordNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) {
+        let (d, _, _) = with_context()?;
+        // Safety: as above.
+        unsafe { d.cuGraphAddEventRecordNode(node, graph, deps, n, event) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphAddEventWaitNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) {
+        let (d, _, _) = with_context()?;
+        // Safety: as above.
+        unsafe { d.cuGraphAddEventWaitNode(node, graph, deps, n, event) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphEventRecordNodeGetEvent(node: CUgraphNode, event: *mut CUevent) {
+        // Safety: the program's out-pointer: NULL (refused) or writable.
+        let event = unsafe { out_ref(event)? };
+        let (d, _, _) = with_context()?;
+        d.cuGraphEventRecordNodeGetEvent(node, event)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphEventWaitNodeGetEvent(node: CUgraphNode, event: *mut CUevent) {
+        // Safety: as above.
+        let event = unsafe { out_ref(event)? };
+        let (d, _, _) = with_context()?;
+        d.cuGraphEventWaitNodeGetEvent(node, event)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphEventRecordNodeSetEvent(node: CUgraphNode, event: CUevent) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphEventRecordNodeSetEvent(node, event)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphEventWaitNodeSetEvent(node: CUgraphNode, event: CUevent) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphEventWaitNodeSetEvent(node, event)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecEventRecordNodeSetEvent(exec: CUgraphExec, node: CUgraphNode, event: CUevent) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphExecEventRecordNodeSetEvent(exec, node, event)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecEventWaitNodeSetEvent(exec: CUgraphExec, node: CUgraphNode, event: CUevent) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphExecEventWaitNodeSetEvent(exec, node, event)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecChildGraphNodeSetParams(exec: CUgraphExec, node: CUgraphNode, child: CUgraph) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphExecChildGraphNodeSetParams(exec, node, child)
+    }
+}
+
+/// A 1D copy of `count` bytes as `cudaMemcpy3DParms`, for the `...1D` setters.
+fn copy_1d(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int) -> Memcpy3DParms {
+    Memcpy3DParms {
+        src_array: std::ptr::null_mut(),
+        src_pos: Pos { x: 0, y: 0, z: 0 },
+        src_ptr: PitchedPtr {
+            ptr: src.cast_mut(),
+            pitch: count,
+            xsize: count,
+            ysize: 1,
+        },
+        dst_array: std::ptr::null_mut(),
+        dst_pos: Pos { x: 0, y: 0, z: 0 },
+        dst_ptr: PitchedPtr {
+            ptr: dst,
+            pitch: count,
+            xsize: count,
+            ysize: 1,
+        },
+        extent: Extent {
+            width: count,
+            height: 1,
+            depth: 1,
+        },
+        kind,
+    }
+}
+
+/// The driver's copy for the program's `cudaMemcpy3DParms` (NULL refused).
+///
+/// # Safety
+/// `params` is NULL or the program's struct.
+unsafe fn copy_params(params: *const Memcpy3DParms) -> RtResult<DriverMemcpy3D> {
+    // Safety: the caller's contract.
+    let p = unsafe { params.as_ref() }.ok_or_else(|| error::invalid("pNodeParams is NULL"))?;
+    memcpy3d(p)
+}
+
+cudart_fn! {
+    fn cudaGraphMemcpyNodeSetParams(node: CUgraphNode, params: *const Memcpy3DParms) {
+        // Safety: the program's struct, as the header requires.
+        let copy = unsafe { copy_params(params)? };
+        let (d, _, _) = with_context()?;
+        // Safety: ours, for the call.
+        unsafe { d.cuGraphMemcpyNodeSetParams(node, (&copy as *const DriverMemcpy3D).cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphMemcpyNodeSetParams1D(node: CUgraphNode, dst: *mut c_void, src: *const c_void, count: usize, kind: c_int) {
+        let copy = memcpy3d(&copy_1d(dst, src, count, kind))?;
+        let (d, _, _) = with_context()?;
+        // Safety: ours, for the call.
+        unsafe { d.cuGraphMemcpyNodeSetParams(node, (&copy as *const DriverMemcpy3D).cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const Memcpy3DParms) {
+        // Safety: the program's struct, as the header requires.
+        let copy = unsafe { copy_params(params)? };
+        let (d, ctx) = current()?;
+        // Safety: ours, for the call.
+        unsafe { d.cuGraphExecMemcpyNodeSetParams(exec, node, (&copy as *const DriverMemcpy3D).cast(), ctx) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecMemcpyNodeSetParams1D(exec: CUgraphExec, node: CUgraphNode, dst: *mut c_void, src: *const c_void, count: usize, kind: c_int) {
+        let copy = memcpy3d(&copy_1d(dst, src, count, kind))?;
+        let (d, ctx) = current()?;
+        // Safety: ours, for the call.
+        unsafe { d.cuGraphExecMemcpyNodeSetParams(exec, node, (&copy as *const DriverMemcpy3D).cast(), ctx) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphMemsetNodeSetParams(node: CUgraphNode, params: *const MemsetParams) {
+        if params.is_null() {
+            return Err(error::invalid("pNodeParams is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // Safety: the program's struct, laid out as CUDA_MEMSET_NODE_PARAMS.
+        unsafe { d.cuGraphMemsetNodeSetParams(node, params.cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecMemsetNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const MemsetParams) {
+        if params.is_null() {
+            return Err(error::invalid("pNodeParams is NULL"));
+        }
+        let (d, ctx) = current()?;
+        // Safety: as above.
+        unsafe { d.cuGraphExecMemsetNodeSetParams(exec, node, params.cast(), ctx) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphHostNodeSetParams(node: CUgraphNode, params: *const HostNodeParams) {
+        if params.is_null() {
+            return Err(error::invalid("pNodeParams is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // Safety: the program's struct, laid out as CUDA_HOST_NODE_PARAMS.
+        unsafe { d.cuGraphHostNodeSetParams(node, params.cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecHostNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const HostNodeParams) {
+        if params.is_null() {
+            return Err(error::invalid("pNodeParams is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // Safety: as above.
+        unsafe { d.cuGraphExecHostNodeSetParams(exec, node, params.cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphNodeSetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: c_uint) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphNodeSetEnabled(exec, node, enabled)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphNodeGetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: *mut c_uint) {
+        // Safety: the program's out-pointer: NULL (refused) or writable.
+        let enabled = unsafe { out_ref(enabled)? };
+        let (d, _, _) = with_context()?;
+        d.cuGraphNodeGetEnabled(exec, node, enabled)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphRemoveDependencies(graph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edges: *const c_void, n: usize) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's arrays of `n`, as the header requires (cudaGraphEdgeData is
+        // CUgraphEdgeData).
+        unsafe { d.cuGraphRemoveDependencies(graph, from, to, edges, n) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphUpload(exec: CUgraphExec, stream: CUstream) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphUpload(exec, stream_for(stream, false))
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphUpload_ptsz(exec: CUgraphExec, stream: CUstream) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphUpload(exec, stream_for(stream, true))
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecGetFlags(exec: CUgraphExec, flags: *mut c_ulonglong) {
+        // Safety: the program's out-pointer: NULL (refused) or writable.
+        let flags = unsafe { out_ref(flags)? };
+        let (d, _, _) = with_context()?;
+        // cudaGraphInstantiateFlags are CUgraphInstantiate_flags.
+        d.cuGraphExecGetFlags(exec, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphNodeFindInClone(node: *mut CUgraphNode, original: CUgraphNode, clone: CUgraph) {
+        // Safety: as above.
+        let node = unsafe { out_ref(node)? };
+        let (d, _, _) = with_context()?;
+        d.cuGraphNodeFindInClone(node, original, clone)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphDestroyNode(node: CUgraphNode) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphDestroyNode(node)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphNodeGetDependencies(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut c_void, n: *mut usize) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's arrays and count, as the header requires (cudaGraphEdgeData
+        // is CUgraphEdgeData).
+        unsafe { d.cuGraphNodeGetDependencies(node, deps, edges, n) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphNodeGetDependentNodes(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut c_void, n: *mut usize) {
+        let (d, _, _) = with_context()?;
+        // Safety: as above.
+        unsafe { d.cuGraphNodeGetDependentNodes(node, deps, edges, n) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphInstantiateWithParams(exec: *mut CUgraphExec, graph: CUgraph, params: *mut c_void) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's pointers, as the header requires; cudaGraphInstantiateParams
+        // is CUDA_GRAPH_INSTANTIATE_PARAMS (flags, upload stream, error node, result).
+        unsafe { d.cuGraphInstantiateWithParams(exec, graph, params) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphInstantiateWithParams_ptsz(exec: *mut CUgraphExec, graph: CUgraph, params: *mut c_void) {
+        let (d, _, _) = with_context()?;
+        // Safety: as above (the upload stream is not used).
+        unsafe { d.cuGraphInstantiateWithParams(exec, graph, params) }
+    }
+}
+
+cudart_fn! {
+    fn cudaUserObjectCreate(object: *mut *mut c_void, ptr: *mut c_void, destroy: crate::driver::HostFn, refcount: c_uint, flags: c_uint) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's out-pointer and destructor, as the header requires (the
+        // driver checks NULL).
+        unsafe { d.cuUserObjectCreate(object, ptr, destroy, refcount, flags) }
+    }
+}
+
+cudart_fn! {
+    fn cudaUserObjectRetain(object: *mut c_void, count: c_uint) {
+        let (d, _, _) = with_context()?;
+        d.cuUserObjectRetain(object, count)
+    }
+}
+
+cudart_fn! {
+    fn cudaUserObjectRelease(object: *mut c_void, count: c_uint) {
+        let (d, _, _) = with_context()?;
+        d.cuUserObjectRelease(object, count)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphRetainUserObject(graph: CUgraph, object: *mut c_void, count: c_uint, flags: c_uint) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphRetainUserObject(graph, object, count, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphReleaseUserObject(graph: CUgraph, object: *mut c_void, count: c_uint) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphReleaseUserObject(graph, object, count)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamUpdateCaptureDependencies(stream: CUstream, deps: *mut CUgraphNode, edges: *const c_void, n: usize, flags: c_uint) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's arrays of `n`, as the header requires.
+        unsafe { d.cuStreamUpdateCaptureDependencies(stream_for(stream, false), deps, edges, n, flags) }
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamUpdateCaptureDependencies_ptsz(stream: CUstream, deps: *mut CUgraphNode, edges: *const c_void, n: usize, flags: c_uint) {
+        let (d, _, _) = with_context()?;
+        // Safety: as above.
+        unsafe { d.cuStreamUpdateCaptureDependencies(stream_for(stream, true), deps, edges, n, flags) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphHostNodeGetParams(node: CUgraphNode, params: *mut HostNodeParams) {
+        if params.is_null() {
+            return Err(error::invalid("pNodeParams is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // Safety: the program's struct, laid out as CUDA_HOST_NODE_PARAMS, writable.
+        unsafe { d.cuGraphHostNodeGetParams(node, params.cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut MemsetParams) {
+        if params.is_null() {
+            return Err(error::invalid("pNodeParams is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // Safety: the program's struct, laid out as CUDA_MEMSET_NODE_PARAMS, writable.
+        unsafe { d.cuGraphMemsetNodeGetParams(node, params.cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph) {
+        // Safety: the program's out-pointer: NULL (refused) or writable.
+        let graph = unsafe { out_ref(graph)? };
+        let (d, _, _) = with_context()?;
+        d.cuGraphChildGraphNodeGetGraph(node, graph)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphKernelNodeGetParams(node: CUgraphNode, params: *mut KernelNodeParams) {
+        if params.is_null() {
+            return Err(error::invalid("pNodeParams is NULL"));
+        }
+        let (d, _, device) = with_context()?;
+        let mut p = DriverKernelParams {
+            func: std::ptr::null_mut(),
+            grid: [0; 3],
+            block: [0; 3],
+            shared: 0,
+            kernel_params: std::ptr::null_mut(),
+            extra: std::ptr::null_mut(),
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        };
+        // Safety: ours, CUDA_KERNEL_NODE_PARAMS_v2's layout.
+        unsafe { d.cuGraphKernelNodeGetParams(node, (&mut p as *mut DriverKernelParams).cast())? };
+        // The node names a CUfunction; the program named the stub nvcc made for it.
+        let func = crate::kernel::stub_of(p.func, device).ok_or_else(|| {
+            RtError::new(
+                error::INVALID_DEVICE_FUNCTION,
+                "the kernel node's function was not launched through this runtime: it has no host stub to hand back",
+            )
+        })?;
+        let out = KernelNodeParams {
+            func,
+            grid: Dim3 { x: p.grid[0], y: p.grid[1], z: p.grid[2] },
+            block: Dim3 { x: p.block[0], y: p.block[1], z: p.block[2] },
+            shared: p.shared,
+            kernel_params: p.kernel_params,
+            extra: p.extra,
+        };
+        // Safety: the program's struct, checked non-NULL, writable as the header requires.
+        unsafe { params.write_unaligned(out) };
+        Ok(())
     }
 }

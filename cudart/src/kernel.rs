@@ -298,6 +298,18 @@ fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
 }
 
 /// The CUfunction of a registered kernel (by its host stub) in the current context.
+/// The host stub nvcc made for the kernel whose CUfunction is `f` on `device`, as
+/// `function` loaded it (cudaGraphKernelNodeGetParams hands the stub back); None for a
+/// function the runtime did not load.
+pub fn stub_of(f: CUfunction, device: i32) -> Option<*mut c_void> {
+    with_registry(|r| {
+        r.loaded_functions
+            .iter()
+            .find(|((_, d), func)| *d == device && **func == f as usize)
+            .map(|((stub, _), _)| *stub as *mut c_void)
+    })
+}
+
 pub fn function(host_fun: *const c_void) -> RtResult<(&'static Driver, CUfunction)> {
     let (d, _, device) = with_context()?;
     if let Some(f) = with_registry(|r| {

@@ -75,6 +75,21 @@ fn a_free_on_a_stream_not_ordered_after_its_use_is_reported() {
     report("free", "cuMemFreeAsync");
 }
 
+#[test]
+fn a_host_store_to_page_locked_memory_a_kernel_writes_is_reported_at_the_synchronisation() {
+    report("host-write", "the host stored to bytes");
+}
+
+#[test]
+fn a_host_store_to_page_locked_memory_an_async_copy_writes_is_reported() {
+    report("copy-write", "the host stored to bytes");
+}
+
+#[test]
+fn a_host_store_to_managed_memory_a_kernel_writes_is_reported_at_the_synchronisation() {
+    report("managed-write", "the host stored to bytes");
+}
+
 /// A missing synchronisation reads stale data every time under CUMOCK_SCHEDULE=lazy; the
 /// same program, ordered, reads what the kernel wrote under every schedule.
 #[test]
@@ -126,6 +141,8 @@ fn correct_programs_draw_no_report() {
         "device_printf",
         "graph_memory_nodes",
         "graph_conditional_nodes",
+        "graph_add_node",
+        "graph_exec_update",
     ] {
         let exe = common::nvcc_with(p, &format!("{p}_ordering"), &[]);
         runs.push((p.to_owned(), exe, vec![], vec![]));

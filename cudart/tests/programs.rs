@@ -308,6 +308,13 @@ fn graph_add_node() {
     run("graph_add_node", &[]);
 }
 
+/// The exec setters of every node type, cudaGraphNodeSetEnabled and cudaGraphExecUpdate's
+/// results (no H200 transcript yet: awaits a recording, ci/gpu-runtime.sh).
+#[test]
+fn graph_exec_update() {
+    run("graph_exec_update", &[]);
+}
+
 #[test]
 fn jacobi_graphs() {
     run("jacobi_graphs", &[]);

@@ -364,3 +364,39 @@ fn event_timing_measures_the_work_between_two_records() {
         }
     });
 }
+
+/// cuMemsetD32Async and cuMemsetD2D32Async behind a kernel still running on their stream
+/// are queued there: the calls return (it used to wait for the kernel in the calling thread, a hang here, since the
+/// kernel waits for the host), and the memset lands after the kernel.
+#[test]
+fn an_async_memset_behind_a_running_kernel_returns_and_lands_after_it() {
+    within(Duration::from_secs(60), "async memset", || {
+        let s = setup();
+        let (flag, done) = words();
+        let (other, _) = words();
+        let _release = Release(flag);
+        let mut stream: cumock_abi::CUstream = std::ptr::null_mut();
+        // Safety: a live out-parameter; CU_STREAM_NON_BLOCKING.
+        assert_eq!(unsafe { cuStreamCreate(&mut stream, 1) }, 0);
+        launch_waiter(s.waiter, stream, flag, done);
+        // Safety: device words of this test; a live stream.
+        assert_eq!(unsafe { cuMemsetD32Async(done, 5, 1, stream) }, 0);
+        assert_eq!(unsafe { cuMemsetD32Async(other, 6, 1, stream) }, 0);
+        let (rows, _) = words();
+        // Two rows of one word, 4 bytes apart.
+        assert_eq!(unsafe { cuMemsetD2D32Async(rows, 4, 9, 1, 2, stream) }, 0);
+        assert_eq!(
+            unsafe { cuStreamQuery(stream) },
+            CUDA_ERROR_NOT_READY,
+            "the kernel still waits for the host"
+        );
+        write_word(flag, 1);
+        // Safety: a live stream.
+        assert_eq!(unsafe { cuStreamSynchronize(stream) }, 0);
+        // The kernel wrote 1 to `done`; the memset, after it, 5.
+        assert_eq!(read_word(done), 5);
+        assert_eq!(read_word(other), 6);
+        assert_eq!((read_word(rows), read_word(rows + 4)), (9, 9));
+        let _ = s.ctx;
+    });
+}

@@ -362,3 +362,82 @@ fn graph_memory_probe_matches_the_h200() {
 fn graph_conditional_probe_matches_the_h200() {
     compare("graph_conditional", &[]);
 }
+
+/// Issue 20's exec setters and cuGraphExecUpdate: what each setter accepts and refuses
+/// for every node type, and the update results. Awaits its recording on the H200
+/// (ci/gpu-probes.sh): compared once the golden exists; until then the mock must answer
+/// every section, and its launches must leave what the setters asked for.
+#[test]
+fn graph_exec_update_probe_matches_the_h200_once_recorded() {
+    let golden = common::workspace()
+        .join(GOLDENS)
+        .join("graph_exec_update.txt");
+    if golden.exists() {
+        return compare("graph_exec_update", &[]);
+    }
+    let mock = sections(&run_probe_with("graph_exec_update", &[], &[]));
+    for s in [
+        "kernel-setters",
+        "memcpy-setters",
+        "memset-setters",
+        "host-and-event-setters",
+        "child-setters",
+        "enable",
+        "generic-setters",
+        "update",
+        "update-children",
+        "upload-find-destroy",
+        "node-params",
+        "child-graph-handle",
+    ] {
+        let text = mock.get(s).unwrap_or_else(|| panic!("section {s} missing"));
+        assert!(
+            !text.contains("setup failed") && !text.contains("crash"),
+            "{s}:\n{text}"
+        );
+    }
+    // The launches ran what the setters set (the data each leaves), and each refusal
+    // left the node as it was.
+    for (s, line) in [
+        ("kernel-setters", "first word 0, second 10"),
+        ("memcpy-setters", "copied 99"),
+        ("memset-setters", "2D filled 5"),
+        (
+            "host-and-event-setters",
+            "host calls: first data 0, second 1",
+        ),
+        ("child-setters", "first word 4, second 40"),
+        ("child-setters", "second word 40"),
+        (
+            "enable",
+            "kernel's word 0, memset's 0, copy's 0, host calls 1",
+        ),
+        ("enable", "kernel's word 1, memset's 0"),
+        ("enable", "kernel's word 6"),
+        ("update", "word 11, host calls: first data 0, second 1"),
+        ("update-children", "word 40"),
+        ("upload-find-destroy", "word 2"),
+        ("upload-find-destroy", "clone: 2 nodes, 0 edges"),
+        ("upload-find-destroy", "word 4"),
+        (
+            "node-params",
+            "dst same, value 0x5a, element 2, 8x3, pitch 64",
+        ),
+        (
+            "node-params",
+            "src same type 2, dst same type 2, width 12, height 1, depth 1",
+        ),
+        (
+            "child-graph-handle",
+            "the same handle: yes; the graph added: no",
+        ),
+        (
+            "child-graph-handle",
+            "word 11 (1 + 10 if the node took the new kernel)",
+        ),
+        ("child-graph-handle", "word 22"),
+        ("child-graph-handle", "word 33"),
+    ] {
+        assert!(mock[s].contains(line), "{s}: no '{line}' in\n{}", mock[s]);
+    }
+}

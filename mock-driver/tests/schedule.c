@@ -29,7 +29,14 @@
  *   unordered-array V      the same for cuMemcpy2DAsync of a pageable row into a CUDA
  *                          array, read back by cuMemcpyAtoH on another thread's order: 0
  *                          is stale
- *   staged-array V         the array's word after the synchronisation (46) */
+ *   staged-array V         the array's word after the synchronisation (46)
+ *   unordered-sync-htod V  a copy on another stream (no event) of what a synchronous
+ *                          cuMemcpyHtoD from pageable memory wrote: 0 is stale (the call
+ *                          returned once its source was staged)
+ *   unordered-sync-memset V  the same for a synchronous cuMemsetD32 of 7: 0 is stale
+ *   sync-htod V            the word after a synchronous cuMemcpyDtoH (the legacy
+ *                          stream's order): 42, although the source was reused at once
+ *   sync-memset V          the same for the memset: 7 */
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +78,15 @@ static const char *ptx =
 
 static CUfunction put, add;
 
+/* Zeroes `words` words, finished before the next work: a synchronous memset of device
+ * memory is asynchronous with respect to the host, and nothing orders it with the work
+ * of non-blocking streams (CUDA's "API synchronization behavior"; under `lazy` it lands
+ * when something waits for the legacy stream). */
+static void zero(CUdeviceptr p, size_t words) {
+    MUST(cuMemsetD32(p, 0, words));
+    MUST(cuCtxSynchronize());
+}
+
 static void launch(CUfunction f, CUstream s, CUdeviceptr p, unsigned v) {
     void *args[] = {&p, &v};
     MUST(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
@@ -103,7 +119,7 @@ int main(void) {
     printf("synced-host-read %u\n", host[0]);
 
     /* Stream b copies what stream a's kernel writes, with no event between them. */
-    MUST(cuMemsetD32(dev, 0, 1));
+    zero(dev, 1);
     unsigned *out = (unsigned *)host + 16;
     out[0] = 99;
     launch(put, a, dev, 5);
@@ -113,7 +129,7 @@ int main(void) {
     MUST(cuStreamSynchronize(a));
 
     /* The same, ordered by an event. */
-    MUST(cuMemsetD32(dev, 0, 1));
+    zero(dev, 1);
     CUevent e;
     MUST(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
     launch(put, a, dev, 6);
@@ -130,7 +146,7 @@ int main(void) {
     printf("polls-ended\n");
 
     /* A chain over three streams, ordered by events: 1 + 2 + 3 on a zeroed word. */
-    MUST(cuMemsetD32(dev, 0, 1));
+    zero(dev, 1);
     CUevent e1, e2;
     MUST(cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING));
     MUST(cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING));
@@ -152,7 +168,7 @@ int main(void) {
 
     /* An executable graph of one `add` node, launched three times with its parameter set
      * between the launches: each launch keeps the parameter it was launched with. */
-    MUST(cuMemsetD32(dev, 0, 1));
+    zero(dev, 1);
     CUdeviceptr gp = dev;
     unsigned gv = 1;
     void *gargs[] = {&gp, &gv};
@@ -191,9 +207,9 @@ int main(void) {
     CUdeviceptr rows, peer;
     MUST(cuMemAlloc(&rows, 2 * 512));
     MUST(cuMemAlloc(&peer, 4));
-    MUST(cuMemsetD32(dev, 0, 1));
-    MUST(cuMemsetD32(rows, 0, 2 * 128));
-    MUST(cuMemsetD32(peer, 0, 1));
+    zero(dev, 1);
+    zero(rows, 2 * 128);
+    zero(peer, 1);
     launch(put, a, dhost, 3);
     unsigned pageable = 42;
     MUST(cuMemcpyHtoDAsync(dev, &pageable, 4, a));
@@ -238,7 +254,7 @@ int main(void) {
     /* A 3D copy of two pageable slices, and a 2D copy of a pageable row into an array. */
     CUdeviceptr box;
     MUST(cuMemAlloc(&box, 2 * 512));
-    MUST(cuMemsetD32(box, 0, 2 * 128));
+    zero(box, 2 * 128);
     CUDA_ARRAY_DESCRIPTOR ad;
     memset(&ad, 0, sizeof ad);
     ad.Width = 4;
@@ -296,5 +312,21 @@ int main(void) {
     printf("staged-3d %u\n", back[0] + back[1]);
     MUST(cuMemcpyAtoH(from_array, arr, 0, sizeof from_array));
     printf("staged-array %u\n", from_array[0]);
+
+    /* A synchronous copy from pageable memory and a synchronous memset on the legacy
+     * stream, read by stream b with nothing ordering them. */
+    zero(dev, 2);
+    unsigned word = 42;
+    MUST(cuMemcpyHtoD(dev, &word, 4));
+    word = 0; /* staged before the call returned */
+    MUST(cuMemsetD32(dev + 4, 7, 1));
+    seen[0] = seen[1] = 99;
+    MUST(cuMemcpyDtoHAsync(seen, dev, 8, b));
+    MUST(cuStreamSynchronize(b));
+    printf("unordered-sync-htod %u\n", seen[0]);
+    printf("unordered-sync-memset %u\n", seen[1]);
+    MUST(cuMemcpyDtoH(back, dev, 8));
+    printf("sync-htod %u\n", back[0]);
+    printf("sync-memset %u\n", back[1]);
     return 0;
 }

@@ -57,6 +57,8 @@ fn check_synchronised(schedule: &str, seen: &HashMap<String, String>) {
     assert_eq!(seen["peer"], "42", "{schedule}");
     assert_eq!(seen["staged-3d"], "89", "{schedule}");
     assert_eq!(seen["staged-array"], "46", "{schedule}");
+    assert_eq!(seen["sync-htod"], "42", "{schedule}");
+    assert_eq!(seen["sync-memset"], "7", "{schedule}");
 }
 
 #[test]
@@ -73,6 +75,10 @@ fn lazy_shows_every_missing_synchronisation_as_stale_data() {
         assert_eq!(seen["unordered-peer"], "0", "{seen:?}");
         assert_eq!(seen["unordered-3d"], "0", "{seen:?}");
         assert_eq!(seen["unordered-array"], "0", "{seen:?}");
+        // A synchronous copy from pageable memory and a synchronous memset land in the
+        // legacy stream's order, after the call returned.
+        assert_eq!(seen["unordered-sync-htod"], "0", "{seen:?}");
+        assert_eq!(seen["unordered-sync-memset"], "0", "{seen:?}");
         check_synchronised("lazy", &seen);
     }
 }

@@ -51,6 +51,7 @@ impl EventApi for Mock {
             ));
         }
         crate::model::ordering::event_done(event_key(e));
+        drv()?.settle_host_writes();
         Ok(())
     }
 

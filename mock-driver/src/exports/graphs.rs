@@ -16,7 +16,7 @@ use crate::boundary::{
 };
 use crate::model::error::*;
 use crate::model::graph_memory::AllocNode;
-use crate::model::graphs::{self, GraphId, KernelNode, NodeAction, NodeId, NodeOp};
+use crate::model::graphs::{self, GraphId, KernelNode, NodeAction, NodeId, NodeOp, Operand, Shape};
 use crate::model::ids::StreamId;
 use crate::model::module::LaunchRequest;
 use cumock_abi::*;
@@ -220,9 +220,37 @@ fn write_kernel_params(n: NodeId) -> CuResult<KernelParamsV1> {
     })
 }
 
+/// A copy's or memset's operand at `addr`, as an executable graph compares it: the memory
+/// type the node names, a unified side (and a captured copy's, `declared` None) resolved
+/// to where the address is (device memory or the host), with the context and device the
+/// driver knows the memory by.
+pub(super) fn operand(addr: u64, declared: Option<u32>) -> Operand {
+    let Ok(d) = drv() else {
+        return Operand {
+            memory_type: declared.unwrap_or(0),
+            owner: None,
+        };
+    };
+    let on_device = || {
+        if d.is_device_address(crate::boundary::device_ptr(addr)) {
+            2
+        } else {
+            1
+        }
+    };
+    let memory_type = match declared {
+        Some(4) | None => on_device(),
+        Some(t) => t,
+    };
+    let owner = d
+        .pointer_info(crate::boundary::device_ptr(addr))
+        .map(|i| (i.context, i.device));
+    Operand { memory_type, owner }
+}
+
 /// A memcpy node's copy: one-dimensional copies (Height and Depth 1) between host and
 /// device memory; arrays and 2D/3D copies are not emulated in graphs.
-fn memcpy_action(p: &CUDA_MEMCPY3D) -> CuResult<(NodeAction, String)> {
+fn memcpy_action(p: &CUDA_MEMCPY3D) -> CuResult<(NodeAction, String, Shape)> {
     if p.height > 1 || p.depth > 1 || p.src_y | p.src_z | p.dst_y | p.dst_z != 0 {
         return Err(not_supported(
             "cumock's graph memcpy nodes copy one-dimensional ranges only (Height and Depth 1)",
@@ -266,11 +294,46 @@ fn memcpy_action(p: &CUDA_MEMCPY3D) -> CuResult<(NodeAction, String)> {
         // the graph may run (cuda.h).
         in_stream_order(|| unsafe { <Mock as MemoryApi>::cuMemcpy(dst, src, n) })
     });
-    Ok((action, format!("{n} bytes {src:#x} -> {dst:#x}")))
+    let shape = Shape::Copy {
+        src: operand(src, Some(p.src_memory_type)),
+        dst: operand(dst, Some(p.dst_memory_type)),
+        bytes: n,
+    };
+    Ok((action, format!("{n} bytes {src:#x} -> {dst:#x}"), shape))
+}
+
+/// The bytes of a cuda.h struct of the program's, kept for cuGraph*NodeGetParams.
+fn bytes_of<T: Copy>(v: &T) -> Arc<[u8]> {
+    // Safety: a plain C struct of `size_of::<T>()` bytes, read as bytes; its padding is
+    // what the program wrote there (handed back as it was).
+    unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>()) }
+        .into()
+}
+
+/// A memcpy node's work.
+fn memcpy_op(p: &CUDA_MEMCPY3D) -> CuResult<NodeOp> {
+    let (action, what, shape) = memcpy_action(p)?;
+    Ok(NodeOp::Memcpy {
+        action,
+        what,
+        shape,
+        given: Some(bytes_of(p)),
+    })
+}
+
+/// A memset node's work.
+fn memset_op(p: &MemsetParams) -> CuResult<NodeOp> {
+    let (action, what, shape) = memset_action(p)?;
+    Ok(NodeOp::Memset {
+        action,
+        what,
+        shape,
+        given: Some(bytes_of(p)),
+    })
 }
 
 /// A memset node's fill.
-fn memset_action(p: &MemsetParams) -> CuResult<(NodeAction, String)> {
+fn memset_action(p: &MemsetParams) -> CuResult<(NodeAction, String, Shape)> {
     let (dst, pitch, w, h, v) = (p.dst, p.pitch, p.width, p.height.max(1), p.value);
     let size = p.element_size;
     if ![1, 2, 4].contains(&size) {
@@ -296,9 +359,17 @@ fn memset_action(p: &MemsetParams) -> CuResult<(NodeAction, String)> {
             }
         })
     });
+    let shape = Shape::Fill {
+        dst: operand(dst, Some(2)),
+        element_size: size,
+        width: w,
+        height: h,
+        pitch: if h > 1 { pitch } else { 0 },
+    };
     Ok((
         action,
         format!("{w}x{h} elements of {size} bytes = {v:#x} at {dst:#x}"),
+        shape,
     ))
 }
 
@@ -326,6 +397,7 @@ unsafe fn host_op(p: *const CUDA_HOST_NODE_PARAMS) -> CuResult<NodeOp> {
     Ok(NodeOp::Host {
         action: host_action(f, p.user_data),
         what,
+        given: (f as usize, p.user_data as usize),
     })
 }
 
@@ -341,6 +413,7 @@ pub(super) fn capture_host_node(
         NodeOp::Host {
             action: host_action(f, data),
             what,
+            given: (f as usize, data as usize),
         },
     )
 }
@@ -348,15 +421,24 @@ pub(super) fn capture_host_node(
 /// An async copy or memset on a capturing stream: a node that runs `body` in order.
 pub(super) fn capture_op(
     s: CUstream,
-    memset: bool,
     what: String,
+    shape: Shape,
     body: impl Fn() -> CuResult<()> + Send + Sync + 'static,
 ) -> CuResult<()> {
     let action: NodeAction = Arc::new(move || in_stream_order(&body));
-    let op = if memset {
-        NodeOp::Memset { action, what }
-    } else {
-        NodeOp::Memcpy { action, what }
+    let op = match shape {
+        Shape::Fill { .. } => NodeOp::Memset {
+            action,
+            what,
+            shape,
+            given: None,
+        },
+        Shape::Copy { .. } => NodeOp::Memcpy {
+            action,
+            what,
+            shape,
+            given: None,
+        },
     };
     drv()?.capture_node(stream_key(s), op)
 }
@@ -365,7 +447,7 @@ pub(super) fn capture_op(
 ///
 /// # Safety
 /// `edge_data` is NULL or holds `n` CUgraphEdgeData (8 bytes each).
-unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult<()> {
+pub(super) unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult<()> {
     if !edge_data.is_null() {
         // Safety: the caller's contract.
         let bytes = unsafe { std::slice::from_raw_parts(edge_data.cast::<u8>(), n * 8) };
@@ -378,25 +460,93 @@ unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult
     Ok(())
 }
 
+/// The edge data a `_v2` query writes beside its nodes: every edge of the mock's graphs
+/// is a default one (all zero bytes), `*n` of them when the nodes are asked for.
+///
+/// # Safety
+/// `n` is NULL or a `usize`; `edge_data` is NULL or holds `*n` CUgraphEdgeData.
+unsafe fn default_edges_out(
+    count_only: bool,
+    edge_data: *mut CUgraphEdgeData,
+    n: *mut usize,
+) -> CuResult<()> {
+    if edge_data.is_null() {
+        return Ok(());
+    }
+    if count_only {
+        return Err(invalid("edgeData needs the node array too"));
+    }
+    let room = input(n, "numDependencies")?;
+    // Safety: edgeData holds numDependencies entries of 8 bytes (cuda.h).
+    unsafe { std::ptr::write_bytes(edge_data.cast::<u8>(), 0, room * 8) };
+    Ok(())
+}
+
 /// `CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE`: the node holds a copy of the child graph.
 const CHILD_GRAPH_OWNERSHIP_CLONE: i32 = 0;
 
-/// The work node `CUgraphNodeParams` describes, for cuGraphNodeSetParams and
-/// cuGraphExecNodeSetParams: the mock sets kernel, memcpy, memset and host nodes.
+/// What `CUgraphNodeParams` sets on a node (cuGraphNodeSetParams,
+/// cuGraphExecNodeSetParams): new work, or a child graph node's graph.
+enum NodeSetting {
+    Op(NodeOp),
+    Child(GraphId),
+}
+
+/// The setting `CUgraphNodeParams` describes, for cuGraphNodeSetParams and
+/// cuGraphExecNodeSetParams: kernel, memcpy, memset, host, event record and wait, and
+/// child graph nodes.
 ///
 /// # Safety
 /// `p` is NULL or a `CUgraphNodeParams`, as cuda.h lays it out.
-unsafe fn node_params(p: *mut CUgraphNodeParams, call: &str) -> CuResult<NodeOp> {
+unsafe fn node_params(p: *mut CUgraphNodeParams, call: &str) -> CuResult<NodeSetting> {
     // Safety: the caller's contract.
     let params = unsafe { input(p.cast_const().cast::<GraphNodeParams>(), "nodeParams")? };
+    let union = p.cast::<u8>().wrapping_add(16);
     // Safety: as above; the union is at byte 16.
-    unsafe { work_node(params.type_, p.cast::<u8>().wrapping_add(16))? }.ok_or_else(|| {
-        not_supported(format!(
-            "{call} of node type {} is not emulated by cumock (kernel, memcpy, memset and host \
-             nodes are)",
-            params.type_
-        ))
+    if let Some(op) = unsafe { work_node(params.type_, union)? } {
+        return Ok(NodeSetting::Op(op));
+    }
+    Ok(match params.type_ {
+        graphs::node_type::EVENT_RECORD | graphs::node_type::WAIT_EVENT => {
+            NodeSetting::Op(event_op(params.type_, params.union[0] as CUevent)?)
+        }
+        // Safety: the union holds CUDA_CHILD_GRAPH_NODE_PARAMS.
+        graphs::node_type::GRAPH => NodeSetting::Child(unsafe { child_params(union)? }),
+        t => {
+            return Err(not_supported(format!(
+                "{call} of node type {t} is not emulated by cumock (kernel, memcpy, memset, \
+                 host, event record and wait, and child graph nodes are)"
+            )))
+        }
     })
+}
+
+/// An event record (`kind` EVENT_RECORD) or wait node's work.
+fn event_op(kind: i32, event: CUevent) -> CuResult<NodeOp> {
+    let e = event_key(event);
+    drv()?.event_check(e)?;
+    Ok(if kind == graphs::node_type::EVENT_RECORD {
+        NodeOp::EventRecord(e)
+    } else {
+        NodeOp::EventWait(e)
+    })
+}
+
+/// The graph of `CUDA_CHILD_GRAPH_NODE_PARAMS`, which the node takes a copy of.
+///
+/// # Safety
+/// `union` holds a `CUDA_CHILD_GRAPH_NODE_PARAMS`.
+unsafe fn child_params(union: *const u8) -> CuResult<GraphId> {
+    // Safety: the caller's contract.
+    let c = unsafe { union.cast::<GraphChildParams>().read_unaligned() };
+    if c.ownership != CHILD_GRAPH_OWNERSHIP_CLONE {
+        return Err(not_supported(format!(
+            "child graph ownership {}: cumock's child graph nodes take a copy of the \
+             graph (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE) only",
+            c.ownership
+        )));
+    }
+    Ok(graph_key(c.graph))
 }
 
 /// `CUDA_CONDITIONAL_NODE_PARAMS`.
@@ -444,22 +594,20 @@ unsafe fn work_node(kind: i32, union: *const u8) -> CuResult<Option<NodeOp>> {
             }
             // The context must be a live one (NULL: the current one).
             d.ctx_device(ctx_key(m.copy_ctx))?;
-            let (action, what) = memcpy_action(&m.copy_params)?;
-            NodeOp::Memcpy { action, what }
+            memcpy_op(&m.copy_params)?
         }
         graphs::node_type::MEMSET => {
             // Safety: the union holds CUDA_MEMSET_NODE_PARAMS_v2.
             let m = unsafe { union.cast::<GraphMemsetParams>().read_unaligned() };
             d.ctx_device(ctx_key(m.ctx))?;
-            let (action, what) = memset_action(&MemsetParams {
+            memset_op(&MemsetParams {
                 dst: m.dst,
                 pitch: m.pitch,
                 value: m.value,
                 element_size: m.element_size,
                 width: m.width,
                 height: m.height,
-            })?;
-            NodeOp::Memset { action, what }
+            })?
         }
         graphs::node_type::HOST => {
             // Safety: the union holds CUDA_HOST_NODE_PARAMS_v2.
@@ -469,6 +617,7 @@ unsafe fn work_node(kind: i32, union: *const u8) -> CuResult<Option<NodeOp>> {
             NodeOp::Host {
                 action: host_action(f, h.user_data),
                 what,
+                given: (f as usize, h.user_data as usize),
             }
         }
         _ => return Ok(None),
@@ -502,24 +651,11 @@ unsafe fn add_node(
         graphs::node_type::EMPTY => d.graph_add_node(graph_key(g), &deps, NodeOp::Empty)?,
         graphs::node_type::GRAPH => {
             // Safety: the union holds CUDA_CHILD_GRAPH_NODE_PARAMS.
-            let c = unsafe { union.cast::<GraphChildParams>().read_unaligned() };
-            if c.ownership != CHILD_GRAPH_OWNERSHIP_CLONE {
-                return Err(not_supported(format!(
-                    "child graph ownership {}: cumock's child graph nodes take a copy of the \
-                     graph (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE) only",
-                    c.ownership
-                )));
-            }
-            d.graph_add_child(graph_key(g), &deps, graph_key(c.graph))?
+            let child = unsafe { child_params(union)? };
+            d.graph_add_child(graph_key(g), &deps, child)?
         }
         graphs::node_type::EVENT_RECORD | graphs::node_type::WAIT_EVENT => {
-            let e = event_key(params.union[0] as CUevent);
-            d.event_check(e)?;
-            let op = if params.type_ == graphs::node_type::EVENT_RECORD {
-                NodeOp::EventRecord(e)
-            } else {
-                NodeOp::EventWait(e)
-            };
+            let op = event_op(params.type_, params.union[0] as CUevent)?;
             d.graph_add_node(graph_key(g), &deps, op)?
         }
         graphs::node_type::MEM_FREE => {
@@ -572,6 +708,21 @@ fn add(g: CUgraph, deps: Vec<NodeId>, op: NodeOp, ph: *mut CUgraphNode) -> CuRes
     let n = drv()?.graph_add_node(graph_key(g), &deps, op)?;
     // Safety: checked non-NULL; the program's out-pointer.
     unsafe { out(ph, node_handle(n)) }
+}
+
+/// Writes what node `n` of type `kind` was given into the program's struct at `p`.
+///
+/// # Safety
+/// `p` is NULL or the program's struct of that type, writable.
+unsafe fn given_out(n: CUgraphNode, kind: i32, p: *mut u8) -> CuResult<()> {
+    let d = drv()?;
+    if p.is_null() {
+        return Err(invalid("nodeParams is NULL"));
+    }
+    let bytes = d.node_given(node_key(n), kind)?;
+    // Safety: the caller's contract; `bytes` is the struct's size, as it was given.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+    Ok(())
 }
 
 /// A result the H200 would describe in its log buffer: the message, NUL-terminated.
@@ -675,8 +826,7 @@ impl GraphApi for Mock {
     ) -> CuResult<()> {
         let deps = deps(dependencies, n)?;
         let p = input(copy, "copyParams")?;
-        let (action, what) = memcpy_action(&p)?;
-        add(g, deps, NodeOp::Memcpy { action, what }, ph)
+        add(g, deps, memcpy_op(&p)?, ph)
     }
 
     unsafe fn cuGraphAddMemsetNode(
@@ -689,8 +839,7 @@ impl GraphApi for Mock {
     ) -> CuResult<()> {
         let deps = deps(dependencies, n)?;
         let p = input(p.cast::<MemsetParams>(), "memsetParams")?;
-        let (action, what) = memset_action(&p)?;
-        add(g, deps, NodeOp::Memset { action, what }, ph)
+        add(g, deps, memset_op(&p)?, ph)
     }
 
     unsafe fn cuGraphAddHostNode(
@@ -932,8 +1081,11 @@ impl GraphApi for Mock {
     }
 
     unsafe fn cuGraphNodeSetParams(node: CUgraphNode, p: *mut CUgraphNodeParams) -> CuResult<()> {
-        let op = node_params(p, "cuGraphNodeSetParams")?;
-        drv()?.graph_node_set(node_key(node), op)
+        let d = drv()?;
+        match node_params(p, "cuGraphNodeSetParams")? {
+            NodeSetting::Op(op) => d.graph_node_set(node_key(node), op),
+            NodeSetting::Child(g) => d.graph_node_set_child(node_key(node), g),
+        }
     }
 
     unsafe fn cuGraphExecNodeSetParams(
@@ -941,16 +1093,131 @@ impl GraphApi for Mock {
         node: CUgraphNode,
         p: *mut CUgraphNodeParams,
     ) -> CuResult<()> {
-        let op = node_params(p, "cuGraphExecNodeSetParams")?;
+        let d = drv()?;
+        match node_params(p, "cuGraphExecNodeSetParams")? {
+            NodeSetting::Op(op) => d.graph_exec_node_set(exec_key(e), node_key(node), op),
+            NodeSetting::Child(g) => d.graph_exec_child_set(exec_key(e), node_key(node), g),
+        }
+    }
+
+    unsafe fn cuGraphEventRecordNodeSetEvent(node: CUgraphNode, event: CUevent) -> CuResult<()> {
+        let op = event_op(graphs::node_type::EVENT_RECORD, event)?;
+        drv()?.graph_node_set(node_key(node), op)
+    }
+
+    unsafe fn cuGraphEventWaitNodeSetEvent(node: CUgraphNode, event: CUevent) -> CuResult<()> {
+        let op = event_op(graphs::node_type::WAIT_EVENT, event)?;
+        drv()?.graph_node_set(node_key(node), op)
+    }
+
+    unsafe fn cuGraphExecEventRecordNodeSetEvent(
+        e: CUgraphExec,
+        node: CUgraphNode,
+        event: CUevent,
+    ) -> CuResult<()> {
+        let op = event_op(graphs::node_type::EVENT_RECORD, event)?;
         drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
+    }
+
+    unsafe fn cuGraphExecEventWaitNodeSetEvent(
+        e: CUgraphExec,
+        node: CUgraphNode,
+        event: CUevent,
+    ) -> CuResult<()> {
+        let op = event_op(graphs::node_type::WAIT_EVENT, event)?;
+        drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
+    }
+
+    unsafe fn cuGraphExecChildGraphNodeSetParams(
+        e: CUgraphExec,
+        node: CUgraphNode,
+        child: CUgraph,
+    ) -> CuResult<()> {
+        drv()?.graph_exec_child_set(exec_key(e), node_key(node), graph_key(child))
+    }
+
+    unsafe fn cuGraphHostNodeGetParams(
+        node: CUgraphNode,
+        p: *mut CUDA_HOST_NODE_PARAMS,
+    ) -> CuResult<()> {
+        given_out(node, graphs::node_type::HOST, p.cast())
+    }
+
+    unsafe fn cuGraphMemsetNodeGetParams(
+        node: CUgraphNode,
+        p: *mut CUDA_MEMSET_NODE_PARAMS,
+    ) -> CuResult<()> {
+        given_out(node, graphs::node_type::MEMSET, p.cast())
+    }
+
+    unsafe fn cuGraphMemcpyNodeGetParams(node: CUgraphNode, p: *mut CUDA_MEMCPY3D) -> CuResult<()> {
+        given_out(node, graphs::node_type::MEMCPY, p.cast())
+    }
+
+    unsafe fn cuGraphChildGraphNodeGetGraph(node: CUgraphNode, ph: *mut CUgraph) -> CuResult<()> {
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phGraph is NULL"));
+        }
+        out(ph, graph_handle(d.graph_child_graph(node_key(node))?))
+    }
+
+    unsafe fn cuGraphExecGetFlags(e: CUgraphExec, flags: *mut cuuint64_t) -> CuResult<()> {
+        let d = drv()?;
+        if flags.is_null() {
+            return Err(invalid("flags is NULL"));
+        }
+        out(flags.cast::<u64>(), d.graph_exec_flags(exec_key(e))?)
+    }
+
+    unsafe fn cuGraphNodeFindInClone(
+        ph: *mut CUgraphNode,
+        original: CUgraphNode,
+        clone: CUgraph,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if ph.is_null() {
+            return Err(invalid("phNode is NULL"));
+        }
+        let n = d.graph_find_in_clone(node_key(original), graph_key(clone))?;
+        out(ph, node_handle(n))
+    }
+
+    unsafe fn cuGraphDestroyNode(node: CUgraphNode) -> CuResult<()> {
+        drv()?.graph_destroy_node(node_key(node))
+    }
+
+    unsafe fn cuGraphUpload(e: CUgraphExec, s: CUstream) -> CuResult<()> {
+        drv()?.graph_upload(exec_key(e), stream_key(s))
+    }
+
+    unsafe fn cuGraphNodeSetEnabled(
+        e: CUgraphExec,
+        node: CUgraphNode,
+        enabled: c_uint,
+    ) -> CuResult<()> {
+        drv()?.graph_exec_set_enabled(exec_key(e), node_key(node), enabled != 0)
+    }
+
+    unsafe fn cuGraphNodeGetEnabled(
+        e: CUgraphExec,
+        node: CUgraphNode,
+        enabled: *mut c_uint,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if enabled.is_null() {
+            return Err(invalid("isEnabled is NULL"));
+        }
+        let on = d.graph_exec_enabled(exec_key(e), node_key(node))?;
+        out(enabled, c_uint::from(on))
     }
 
     unsafe fn cuGraphMemcpyNodeSetParams(
         node: CUgraphNode,
         copy: *const CUDA_MEMCPY3D,
     ) -> CuResult<()> {
-        let (action, what) = memcpy_action(&input(copy, "nodeParams")?)?;
-        drv()?.graph_node_set(node_key(node), NodeOp::Memcpy { action, what })
+        let op = memcpy_op(&input(copy, "nodeParams")?)?;
+        drv()?.graph_node_set(node_key(node), op)
     }
 
     unsafe fn cuGraphExecMemcpyNodeSetParams(
@@ -959,8 +1226,16 @@ impl GraphApi for Mock {
         copy: *const CUDA_MEMCPY3D,
         _ctx: CUcontext,
     ) -> CuResult<()> {
-        let (action, what) = memcpy_action(&input(copy, "copyParams")?)?;
-        let op = NodeOp::Memcpy { action, what };
+        let p = input(copy, "copyParams")?;
+        // cuda.h: "Returns CUDA_ERROR_INVALID_VALUE if ... either the original or new
+        // memory operands are multidimensional" (graph_exec_node_set compares the rest).
+        if p.height > 1 || p.depth > 1 {
+            return Err(invalid(format!(
+                "copyParams is {}x{}x{}: an executable graph's copy is one-dimensional",
+                p.width_in_bytes, p.height, p.depth
+            )));
+        }
+        let op = memcpy_op(&p)?;
         drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
     }
 
@@ -968,8 +1243,8 @@ impl GraphApi for Mock {
         node: CUgraphNode,
         p: *const CUDA_MEMSET_NODE_PARAMS,
     ) -> CuResult<()> {
-        let (action, what) = memset_action(&input(p.cast::<MemsetParams>(), "nodeParams")?)?;
-        drv()?.graph_node_set(node_key(node), NodeOp::Memset { action, what })
+        let op = memset_op(&input(p.cast::<MemsetParams>(), "nodeParams")?)?;
+        drv()?.graph_node_set(node_key(node), op)
     }
 
     unsafe fn cuGraphExecMemsetNodeSetParams(
@@ -978,8 +1253,7 @@ impl GraphApi for Mock {
         p: *const CUDA_MEMSET_NODE_PARAMS,
         _ctx: CUcontext,
     ) -> CuResult<()> {
-        let (action, what) = memset_action(&input(p.cast::<MemsetParams>(), "memsetParams")?)?;
-        let op = NodeOp::Memset { action, what };
+        let op = memset_op(&input(p.cast::<MemsetParams>(), "memsetParams")?)?;
         drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
     }
 
@@ -1020,6 +1294,28 @@ impl GraphApi for Mock {
     ) -> CuResult<()> {
         default_edges(edge_data, n)?;
         Self::cuGraphAddDependencies(g, from, to, n)
+    }
+
+    unsafe fn cuGraphRemoveDependencies(
+        g: CUgraph,
+        from: *const CUgraphNode,
+        to: *const CUgraphNode,
+        n: usize,
+    ) -> CuResult<()> {
+        let (from, to) = (deps(from, n)?, deps(to, n)?);
+        let edges: Vec<_> = from.into_iter().zip(to).collect();
+        drv()?.graph_remove_dependencies(graph_key(g), &edges)
+    }
+
+    unsafe fn cuGraphRemoveDependencies_v2(
+        g: CUgraph,
+        from: *const CUgraphNode,
+        to: *const CUgraphNode,
+        edge_data: *const CUgraphEdgeData,
+        n: usize,
+    ) -> CuResult<()> {
+        default_edges(edge_data, n)?;
+        Self::cuGraphRemoveDependencies(g, from, to, n)
     }
 
     unsafe fn cuGraphGetNodes(g: CUgraph, nodes: *mut CUgraphNode, n: *mut usize) -> CuResult<()> {
@@ -1103,6 +1399,26 @@ impl GraphApi for Mock {
             .map(node_handle)
             .collect();
         list_out(&list, deps, n, std::ptr::null_mut())
+    }
+
+    unsafe fn cuGraphNodeGetDependencies_v2(
+        node: CUgraphNode,
+        deps: *mut CUgraphNode,
+        edge_data: *mut CUgraphEdgeData,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        default_edges_out(deps.is_null(), edge_data, n)?;
+        Self::cuGraphNodeGetDependencies(node, deps, n)
+    }
+
+    unsafe fn cuGraphNodeGetDependentNodes_v2(
+        node: CUgraphNode,
+        deps: *mut CUgraphNode,
+        edge_data: *mut CUgraphEdgeData,
+        n: *mut usize,
+    ) -> CuResult<()> {
+        default_edges_out(deps.is_null(), edge_data, n)?;
+        Self::cuGraphNodeGetDependentNodes(node, deps, n)
     }
 
     unsafe fn cuGraphNodeGetType(node: CUgraphNode, t: *mut CUgraphNodeType) -> CuResult<()> {
@@ -1192,11 +1508,7 @@ impl GraphApi for Mock {
                 "graph instantiate flags {flags:#x}: device launch and unknown flags are not emulated"
             )));
         }
-        let auto_free = flags & AUTO_FREE_ON_LAUNCH != 0;
-        out(
-            ph,
-            exec_handle(d.graph_instantiate(graph_key(g), auto_free)?),
-        )
+        out(ph, exec_handle(d.graph_instantiate(graph_key(g), flags)?))
     }
 
     unsafe fn cuGraphInstantiate(
@@ -1277,16 +1589,16 @@ impl GraphApi for Mock {
         if info.is_null() {
             return Err(invalid("resultInfo is NULL"));
         }
-        let (r, result, node) = match d.graph_exec_update(exec_key(e), graph_key(g)) {
-            Ok(()) => (Ok(()), graphs::update_result::SUCCESS, None),
-            Err((err, result, node)) => (Err(err), result, node),
+        let (r, result, node, from) = match d.graph_exec_update(exec_key(e), graph_key(g)) {
+            Ok(()) => (Ok(()), graphs::update_result::SUCCESS, None, None),
+            Err(f) => (Err(f.err), f.result, f.node, f.from),
         };
         out(
             info.cast::<UpdateResultInfo>(),
             UpdateResultInfo {
                 result: result as u32,
                 error_node: node.map_or(std::ptr::null_mut(), node_handle),
-                error_from_node: std::ptr::null_mut(),
+                error_from_node: from.map_or(std::ptr::null_mut(), node_handle),
             },
         )?;
         r

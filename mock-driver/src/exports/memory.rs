@@ -177,6 +177,10 @@ impl MemoryApi for Mock {
     }
 
     unsafe fn cuMemcpyHtoD_v2(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {
+        // Safety: cuda.h requires `src` readable for n bytes.
+        if unsafe { staged_htod(dst, src, n) }? {
+            return Ok(());
+        }
         legacy_order()?;
         let d = drv()?;
         // Safety: cuda.h requires `src` readable for n bytes.
@@ -301,19 +305,40 @@ impl MemoryApi for Mock {
     unsafe fn cuMemsetD8Async(dst: CUdevicePtr, v: u8, n: usize, s: CUstream) -> CuResult<()> {
         // Safety: a device address, checked when the memset runs.
         let body = move || unsafe { Self::cuMemsetD8_v2(dst, v, n) };
-        async_op(s, true, || format!("D8 {n} elements"), body)
+        if memset_async_queued(s, dst, Pattern::D8(v), n)? {
+            return Ok(());
+        }
+        async_op(
+            s,
+            || (format!("D8 {n} elements"), fill_shape(dst, 1, n)),
+            body,
+        )
     }
 
     unsafe fn cuMemsetD16Async(dst: CUdevicePtr, v: u16, n: usize, s: CUstream) -> CuResult<()> {
         // Safety: a device address, checked when the memset runs.
         let body = move || unsafe { Self::cuMemsetD16_v2(dst, v, n) };
-        async_op(s, true, || format!("D16 {n} elements"), body)
+        if memset_async_queued(s, dst, Pattern::D16(v), n)? {
+            return Ok(());
+        }
+        async_op(
+            s,
+            || (format!("D16 {n} elements"), fill_shape(dst, 2, n)),
+            body,
+        )
     }
 
     unsafe fn cuMemsetD32Async(dst: CUdevicePtr, v: u32, n: usize, s: CUstream) -> CuResult<()> {
         // Safety: a device address, checked when the memset runs.
         let body = move || unsafe { Self::cuMemsetD32_v2(dst, v, n) };
-        async_op(s, true, || format!("D32 {n} elements"), body)
+        if memset_async_queued(s, dst, Pattern::D32(v), n)? {
+            return Ok(());
+        }
+        async_op(
+            s,
+            || (format!("D32 {n} elements"), fill_shape(dst, 4, n)),
+            body,
+        )
     }
 
     // ---- page-locked host memory, peer copies, pitched (2D) memory, managed memory ----
@@ -656,6 +681,9 @@ impl MemoryApi for Mock {
         h: usize,
         s: CUstream,
     ) -> CuResult<()> {
+        if memset_2d_async_queued(s, dst, pitch, Pattern::D8(v), w, h)? {
+            return Ok(());
+        }
         let _order = stream(s)?;
         Self::cuMemsetD2D8_v2(dst, pitch, v, w, h)
     }
@@ -668,6 +696,9 @@ impl MemoryApi for Mock {
         h: usize,
         s: CUstream,
     ) -> CuResult<()> {
+        if memset_2d_async_queued(s, dst, pitch, Pattern::D16(v), w, h)? {
+            return Ok(());
+        }
         let _order = stream(s)?;
         Self::cuMemsetD2D16_v2(dst, pitch, v, w, h)
     }
@@ -680,6 +711,9 @@ impl MemoryApi for Mock {
         h: usize,
         s: CUstream,
     ) -> CuResult<()> {
+        if memset_2d_async_queued(s, dst, pitch, Pattern::D32(v), w, h)? {
+            return Ok(());
+        }
         let _order = stream(s)?;
         Self::cuMemsetD2D32_v2(dst, pitch, v, w, h)
     }
@@ -809,7 +843,108 @@ unsafe fn async_copy(
     if queueable && !capturing(s)? && unsafe { queue_copy(s, dst, src, n) }? {
         return Ok(());
     }
-    async_op(s, false, what, body)
+    let what = || {
+        let shape = crate::model::graphs::Shape::Copy {
+            src: super::graphs::operand(src, None),
+            dst: super::graphs::operand(dst, None),
+            bytes: n,
+        };
+        (what(), shape)
+    };
+    async_op(s, what, body)
+}
+
+/// A captured cuMemsetD*Async's node: `n` elements of `size` bytes at `dst`.
+fn fill_shape(dst: CUdevicePtr, size: u32, n: usize) -> crate::model::graphs::Shape {
+    crate::model::graphs::Shape::Fill {
+        dst: super::graphs::operand(dst, Some(2)),
+        element_size: size,
+        width: n,
+        height: 1,
+        pitch: 0,
+    }
+}
+
+/// A synchronous cuMemcpyHtoD from pageable host memory, as CUDA's "API synchronization
+/// behavior" describes it: "a stream sync is performed before the copy is initiated" (the
+/// legacy stream's order: the H200 returned from a 4-byte copy only after a blocking
+/// stream's kernel, probe async_device, sync-copy-vs-blocking-stream), and the call "will
+/// return once the pageable buffer has been copied to the staging memory for DMA
+/// transfer to device memory, but the DMA to final destination may not have completed".
+/// Under a deferring schedule (`stream_queues::deferred`) the source is staged and the
+/// bytes land later in the legacy stream's order (`queue_copy`), so that work on a
+/// non-blocking stream with nothing ordering it reads them stale; under `eager` they land
+/// in the call, once the stream sync is done (nothing is pending then). False where the
+/// copy runs in place: eager, inside an async export or a graph node (in its stream's
+/// order already), a page-locked source ("synchronous with respect to the host"), a
+/// managed or host destination, a source over the staging limit.
+///
+/// # Safety
+/// `src` is readable for `n` bytes.
+unsafe fn staged_htod(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<bool> {
+    use crate::model::stream_queues::deferred;
+    if !deferred() || super::IN_STREAM_ORDER.get() || src.is_null() || n == 0 {
+        return Ok(false);
+    }
+    if n > STAGING_LIMIT {
+        return Ok(false);
+    }
+    let d = drv()?;
+    let pageable = d.page_locked(src as u64, n as u64).is_none()
+        && !d.is_device_address(device_ptr(src as u64));
+    if !pageable || !d.stream_ordered_destination(device_ptr(dst)) {
+        return Ok(false);
+    }
+    // The stream sync (and the capture checks of a synchronous copy).
+    legacy_order()?;
+    // A blocking copy empties the printf FIFO, as the synchronising calls do.
+    d.blocking_copy_flush();
+    // Safety: the caller's contract.
+    unsafe { queue_copy(std::ptr::null_mut(), dst, src as u64, n) }
+}
+
+/// A cuMemsetD8/16/32Async queued on its stream (`Driver::memset_queued_on`): false on a
+/// capturing stream (a node), and where it runs in the call after the work it follows.
+fn memset_async_queued(
+    s: CUstream,
+    dst: CUdevicePtr,
+    pattern: Pattern,
+    n: usize,
+) -> CuResult<bool> {
+    super::check_stream(s)?;
+    if capturing(s)? {
+        return Ok(false);
+    }
+    drv()?.memset_queued_on(
+        crate::boundary::stream_key(s),
+        device_ptr(dst),
+        pattern,
+        n as u64,
+    )
+}
+
+/// A cuMemsetD2D8/16/32Async queued on its stream (`Driver::memset_2d_queued_on`), as
+/// `memset_async_queued` queues the 1D ones.
+fn memset_2d_async_queued(
+    s: CUstream,
+    dst: CUdevicePtr,
+    pitch: usize,
+    pattern: Pattern,
+    w: usize,
+    h: usize,
+) -> CuResult<bool> {
+    super::check_stream(s)?;
+    if capturing(s)? {
+        return Ok(false);
+    }
+    drv()?.memset_2d_queued_on(
+        crate::boundary::stream_key(s),
+        dst,
+        pitch as u64,
+        pattern,
+        w as u64,
+        h as u64,
+    )
 }
 
 /// A synchronous cuMemsetD8/16/32: queued on the legacy stream when work it must follow
@@ -872,6 +1007,12 @@ unsafe fn queue_copy(s: CUstream, dst: u64, src: u64, n: usize) -> CuResult<bool
                     "cuMemcpyAsync",
                     &format!("a queued copy failed: {}", e.message),
                 );
+            } else if let QueuedSide::PageLocked(a) = to {
+                // What the host must not store to before it synchronises with the copy.
+                if crate::model::ordering::enabled() {
+                    use crate::model::ordering::Touch;
+                    d.note_host_visible_writes(&[(a, a + n as u64, Touch::Write)]);
+                }
             }
         }),
     )?;

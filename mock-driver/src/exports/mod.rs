@@ -283,13 +283,13 @@ fn in_stream_order<R>(body: impl FnOnce() -> R) -> R {
 /// now in the stream's order.
 fn async_op(
     s: CUstream,
-    memset: bool,
-    what: impl FnOnce() -> String,
+    what: impl FnOnce() -> (String, crate::model::graphs::Shape),
     body: impl Fn() -> CuResult<()> + Send + Sync + 'static,
 ) -> CuResult<()> {
     check_stream(s)?;
     if drv()?.capture_of(stream_key(s))?.is_some() {
-        return graphs::capture_op(s, memset, what(), body);
+        let (what, shape) = what();
+        return graphs::capture_op(s, what, shape, body);
     }
     let _order = stream(s)?;
     body()

@@ -259,6 +259,18 @@ impl StreamApi for Mock {
         out(mode, capture::exchange_thread_mode(new)?)
     }
 
+    unsafe fn cuStreamUpdateCaptureDependencies_v2(
+        s: CUstream,
+        deps: *mut CUgraphNode,
+        edge_data: *const CUgraphEdgeData,
+        n: usize,
+        flags: c_uint,
+    ) -> CuResult<()> {
+        // Safety: cuda.h: NULL or `n` entries.
+        unsafe { super::graphs::default_edges(edge_data, n)? };
+        Self::cuStreamUpdateCaptureDependencies(s, deps, n, flags)
+    }
+
     unsafe fn cuStreamUpdateCaptureDependencies(
         s: CUstream,
         deps: *mut CUgraphNode,

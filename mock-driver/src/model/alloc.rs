@@ -80,6 +80,12 @@ impl Driver {
         ptr: u64,
         on: Option<(StreamId, super::stream_queues::Order)>,
     ) -> CuResult<()> {
+        // Where a cuMemFreeAsync completes, taken before the state's lock (the queues'
+        // lock is never taken under it here).
+        let pending = match on {
+            Some((s, order)) => super::stream_queues::marks_before(s, order),
+            None => Vec::new(),
+        };
         let mut st = self.state.lock();
         let len = if super::ordering::enabled() {
             let block = st
@@ -97,7 +103,7 @@ impl Driver {
         // Observed: cuMemFree frees stream-ordered (pool) memory too. The free is noted
         // under the state's lock, before another thread can be given the addresses (and
         // forget their history: `ordering::allocated`).
-        if st.free_pool_allocation(ptr) {
+        if st.free_pool_allocation(ptr, pending) {
             Self::note_free(ptr, len, on);
             return Ok(());
         }

@@ -428,6 +428,7 @@ impl Driver {
         };
         super::stream_queues::drain_all();
         super::ordering::all_done();
+        self.settle_host_writes();
         self.flush_printf();
         let mut st = self.state.lock();
         self.check_sticky(&st, device)?;

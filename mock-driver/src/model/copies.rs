@@ -185,7 +185,7 @@ impl Driver {
 
     /// A memset as `device` does it, whichever thread runs it (a stream's worker has no
     /// current context).
-    fn memset_on(
+    pub(super) fn memset_on(
         &self,
         device: usize,
         dst: DevicePtr,
@@ -230,30 +230,39 @@ impl Driver {
     /// blocking stream's kernel it must follow still runs (probe async_device,
     /// sync-copy-vs-blocking-stream), and runs one at once when nothing is pending before
     /// it (a later memset on a non-blocking stream sees it done: probe host_memory,
-    /// memset-async-and-2d-async). So it is queued on the legacy stream, checked now, only
-    /// when work it must follow is pending. Managed memory is set at once, as the
-    /// documentation excepts it. False when the memset must run now.
+    /// memset-async-and-2d-async). So it is queued on the legacy stream, checked now, when
+    /// work it must follow is pending, and always under a deferring schedule
+    /// (`stream_queues::deferred`). Managed memory is set at once, as the documentation
+    /// excepts it. False when the memset must run now.
     pub fn memset_queued(
         &'static self,
         dst: DevicePtr,
         pattern: Pattern,
         count: u64,
     ) -> CuResult<bool> {
-        use super::stream_queues::{pending, Order};
-        if !pending(super::ids::StreamId::NULL, Order::Legacy) {
+        self.memset_queued_on(super::ids::StreamId::NULL, dst, pattern, count)
+    }
+
+    /// A cuMemsetD8/16/32Async on `stream` (and a synchronous one, on the legacy stream):
+    /// queued as `memset_queued` says, so that a memset behind a running kernel does not
+    /// hold the host until the kernel ends (it used to run in the call, after the kernel).
+    pub fn memset_queued_on(
+        &'static self,
+        stream: super::ids::StreamId,
+        dst: DevicePtr,
+        pattern: Pattern,
+        count: u64,
+    ) -> CuResult<bool> {
+        use super::stream_queues::{deferred, pending};
+        let order = self.stream_order(stream)?;
+        if !deferred() && !pending(stream, order) {
             return Ok(false);
         }
         let device = self.ctx_device(None)?;
         let (a, len) = memset_range(dst, &pattern, count)?;
         {
             let st = self.state.lock();
-            let managed = st
-                .host
-                .managed
-                .range(..=a)
-                .next_back()
-                .is_some_and(|(base, m)| a - base < m.size());
-            if managed || !st.vmm.is_device_address(a) {
+            if managed_at(&st, a) || !st.vmm.is_device_address(a) {
                 return Ok(false);
             }
             // The memset's errors are the call's: its checks now, its bytes later.
@@ -262,7 +271,7 @@ impl Driver {
             st.vmm.segments(a, len, device, Need::Write)?;
         }
         self.enqueue_work(
-            super::ids::StreamId::NULL,
+            stream,
             "a memset",
             Box::new(move || {
                 // Checked when issued: what fails now was unmapped or freed meanwhile (on
@@ -276,6 +285,30 @@ impl Driver {
             }),
         )?;
         Ok(true)
+    }
+}
+
+/// Whether `a` is in cuMemAllocManaged memory, which the host reads and writes in place:
+/// synchronous copies and memsets of it run in the call.
+pub(super) fn managed_at(st: &super::State, a: u64) -> bool {
+    st.host
+        .managed
+        .range(..=a)
+        .next_back()
+        .is_some_and(|(base, m)| a - base < m.size())
+}
+
+impl Driver {
+    /// Whether `a` is device memory a synchronous copy from pageable host memory may land
+    /// in later, in the legacy stream's order: device memory, not managed memory.
+    pub fn stream_ordered_destination(&self, a: DevicePtr) -> bool {
+        let st = self.state.lock();
+        st.vmm.is_device_address(a.get()) && !managed_at(&st, a.get())
+    }
+
+    /// The printf FIFO emptied, as a blocking copy empties it.
+    pub fn blocking_copy_flush(&self) {
+        self.flush_printf();
     }
 }
 

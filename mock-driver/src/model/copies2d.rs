@@ -107,6 +107,71 @@ impl Driver {
         width: u64,
         height: u64,
     ) -> CuResult<()> {
+        if !self.check_memset_2d(dst, pitch, pattern, width, height)? {
+            return Ok(());
+        }
+        for y in 0..height {
+            self.memset(DevicePtr::new(dst + y * pitch), pattern, width)?;
+        }
+        Ok(())
+    }
+
+    /// cuMemsetD2D8/16/32Async queued on `stream` when work it follows is pending there
+    /// (always under a deferring schedule), as the 1D ones are (`memset_queued_on`):
+    /// checked now, its rows set by the stream's worker. False where it runs in the call:
+    /// nothing pending, managed memory.
+    pub fn memset_2d_queued_on(
+        &'static self,
+        stream: super::ids::StreamId,
+        dst: u64,
+        pitch: u64,
+        pattern: Pattern,
+        width: u64,
+        height: u64,
+    ) -> CuResult<bool> {
+        use super::stream_queues::{deferred, pending};
+        let order = self.stream_order(stream)?;
+        if !deferred() && !pending(stream, order) {
+            return Ok(false);
+        }
+        if super::copies::managed_at(&self.state.lock(), dst) {
+            return Ok(false);
+        }
+        let device = self.ctx_device(None)?;
+        if !self.check_memset_2d(dst, pitch, pattern, width, height)? {
+            return Ok(true);
+        }
+        self.check_sticky(&self.state.lock(), device)?;
+        self.enqueue_work(
+            stream,
+            "a 2D memset",
+            Box::new(move || {
+                for y in 0..height {
+                    let row = DevicePtr::new(dst + y * pitch);
+                    // Checked when issued: what fails now was unmapped or freed meanwhile
+                    // (on a GPU, a fault).
+                    if let Err(e) = self.memset_on(device, row, pattern, width) {
+                        crate::diagnostics::warn(
+                            "cuMemsetD2D*",
+                            &format!("a queued memset failed: {}", e.message),
+                        );
+                        return;
+                    }
+                }
+            }),
+        )?;
+        Ok(true)
+    }
+
+    /// A 2D memset's checks: false when it sets nothing (no rows, or rows of nothing).
+    fn check_memset_2d(
+        &self,
+        dst: u64,
+        pitch: u64,
+        pattern: Pattern,
+        width: u64,
+        height: u64,
+    ) -> CuResult<bool> {
         let elem = pattern.bytes().len() as u64;
         if !dst.is_multiple_of(elem) {
             return Err(invalid(format!(
@@ -114,7 +179,7 @@ impl Driver {
             )));
         }
         if width == 0 || height == 0 {
-            return Ok(());
+            return Ok(false);
         }
         let row = width
             .checked_mul(elem)
@@ -128,10 +193,7 @@ impl Driver {
             )));
         }
         self.check_device_span(dst, span(pitch, row, height)?, Need::Write)?;
-        for y in 0..height {
-            self.memset(DevicePtr::new(dst + y * pitch), pattern, width)?;
-        }
-        Ok(())
+        Ok(true)
     }
 
     /// cuMemcpy2D: `width` bytes of each of `height` rows.

@@ -62,9 +62,118 @@ pub mod node_type {
 /// `CUgraphExecUpdateResult`.
 pub mod update_result {
     pub const SUCCESS: i32 = 0;
+    pub const ERROR: i32 = 1;
     pub const TOPOLOGY_CHANGED: i32 = 2;
     pub const NODE_TYPE_CHANGED: i32 = 3;
+    pub const FUNCTION_CHANGED: i32 = 4;
     pub const PARAMETERS_CHANGED: i32 = 5;
+}
+
+/// One memory operand of a memcpy or memset node, as the executable graph's setters and
+/// cuGraphExecUpdate compare it: cuda.h lets neither the memory type of a copy's side nor
+/// the context and device its memory belongs to change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operand {
+    /// `CUmemorytype` as the node names it (1 host, 2 device, 4 unified; a memset's is 2).
+    pub memory_type: u32,
+    /// The context (None for VMM and pool memory, which have none) and device of the
+    /// memory, where the driver knows the address when the node is made; None for
+    /// pageable host memory and for a graph allocation not yet mapped (which only a
+    /// launch maps): those are compared by memory type alone.
+    pub owner: Option<(Option<ContextId>, usize)>,
+}
+
+impl Operand {
+    /// Whether `new` may replace `self` in an instantiated node.
+    fn keeps(&self, new: &Operand) -> bool {
+        self.memory_type == new.memory_type
+            && match (self.owner, new.owner) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
+    }
+}
+
+/// A memcpy or memset node's operands and dimensions: what cuda.h lets an executable
+/// graph's node change (cuGraphExecMemcpyNodeSetParams, cuGraphExecMemsetNodeSetParams,
+/// cuGraphExecNodeSetParams, cuGraphExecUpdate) and what not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A one-dimensional copy (the mock's memcpy nodes all are).
+    Copy {
+        src: Operand,
+        dst: Operand,
+        bytes: usize,
+    },
+    Fill {
+        dst: Operand,
+        element_size: u32,
+        width: usize,
+        height: usize,
+        pitch: usize,
+    },
+}
+
+impl Shape {
+    /// Why `new` may not replace `self` in an instantiated node (cuda.h): a memory type,
+    /// context or device changed, an operation of zero bytes, any dimension of a 2D
+    /// memset or the height of a 1D one. A 1D memset's width and element size "are
+    /// opportunistically allowed if the resulting work maps onto the work resources
+    /// already allocated for the node": the mock allows them (probe graph_exec_update,
+    /// awaiting its recording, asks the H200).
+    pub fn refuses(&self, new: &Shape) -> Option<String> {
+        match (self, new) {
+            (Shape::Copy { .. }, Shape::Copy { bytes: 0, .. })
+            | (Shape::Fill { .. }, Shape::Fill { width: 0, .. }) => {
+                Some("an operation of zero bytes cannot be set on an executable graph".into())
+            }
+            (Shape::Copy { src, dst, .. }, Shape::Copy { src: s, dst: d, .. }) => {
+                if !src.keeps(s) {
+                    Some(format!(
+                        "the source changes memory type or owner ({src:?} -> {s:?})"
+                    ))
+                } else if !dst.keeps(d) {
+                    Some(format!(
+                        "the destination changes memory type or owner ({dst:?} -> {d:?})"
+                    ))
+                } else {
+                    None
+                }
+            }
+            (
+                Shape::Fill {
+                    dst,
+                    element_size,
+                    width,
+                    height,
+                    pitch,
+                },
+                Shape::Fill {
+                    dst: d,
+                    element_size: e,
+                    width: w,
+                    height: h,
+                    pitch: p,
+                },
+            ) => {
+                if !dst.keeps(d) {
+                    Some(format!(
+                        "the destination changes memory type or owner ({dst:?} -> {d:?})"
+                    ))
+                } else if *height > 1 && (element_size, width, height, pitch) != (e, w, h, p) {
+                    Some(format!(
+                        "a 2D memset's dimensions cannot change ({width}x{height} of {element_size} \
+                         bytes, pitch {pitch} -> {w}x{h} of {e}, pitch {p})"
+                    ))
+                } else if height != h {
+                    Some(format!("a 1D memset's height cannot change (to {h})"))
+                } else {
+                    None
+                }
+            }
+            _ => Some("the node's type changes".into()),
+        }
+    }
 }
 
 /// A kernel node: the launch, with its own copy of the parameters.
@@ -85,20 +194,32 @@ pub enum NodeOp {
     Memcpy {
         action: NodeAction,
         what: String,
+        shape: Shape,
+        /// The `CUDA_MEMCPY3D` it was given, as bytes (cuGraphMemcpyNodeGetParams); None
+        /// for a captured copy.
+        given: Option<Arc<[u8]>>,
     },
     Memset {
         action: NodeAction,
         what: String,
+        shape: Shape,
+        /// The `CUDA_MEMSET_NODE_PARAMS` it was given, as bytes
+        /// (cuGraphMemsetNodeGetParams); None for a captured memset.
+        given: Option<Arc<[u8]>>,
     },
     Host {
         action: NodeAction,
         what: String,
+        /// The function and its data, as given (cuGraphHostNodeGetParams).
+        given: (usize, usize),
     },
     Empty,
     EventRecord(EventId),
     EventWait(EventId),
-    /// A copy of the child graph, taken when the node was added (as cuda.h says).
-    Child(Arc<GraphBody>),
+    /// A copy of the child graph, taken when the node was added (as cuda.h says), kept as
+    /// a graph the node owns: cuGraphChildGraphNodeGetGraph hands it out, and changes to
+    /// it are the node's ("This call does not clone the graph").
+    Child(GraphId),
     /// A graph allocation (graph_memory.rs): its address is `dptr`, fixed when added.
     MemAlloc(Arc<AllocNode>),
     /// Frees the graph allocation at this address.
@@ -108,6 +229,16 @@ pub enum NodeOp {
 }
 
 impl NodeOp {
+    /// The graphs the node owns (a child graph, a conditional node's bodies): they go
+    /// with it, and are copied with it.
+    fn owned_graphs(&self) -> Vec<GraphId> {
+        match self {
+            NodeOp::Child(g) => vec![*g],
+            NodeOp::Conditional(c) => c.bodies.clone(),
+            _ => Vec::new(),
+        }
+    }
+
     pub fn node_type(&self) -> i32 {
         match self {
             NodeOp::Kernel(_) => node_type::KERNEL,
@@ -142,7 +273,7 @@ impl NodeOp {
             NodeOp::Empty => "EMPTY".into(),
             NodeOp::EventRecord(e) => format!("EVENT_RECORD {e:#x}"),
             NodeOp::EventWait(e) => format!("WAIT_EVENT {e:#x}"),
-            NodeOp::Child(g) => format!("GRAPH ({} nodes)", g.order.len()),
+            NodeOp::Child(g) => format!("GRAPH {g:#x}"),
             NodeOp::MemAlloc(a) => format!(
                 "MEM_ALLOC {} bytes at {:#x} on device {}",
                 a.bytesize, a.dptr, a.device
@@ -269,10 +400,14 @@ pub struct GraphExec {
     /// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: a launch frees the allocations of
     /// the last one that are still live first.
     auto_free: bool,
+    /// The flags it was instantiated with (cuGraphExecGetFlags).
+    flags: u64,
     /// Its allocation (true) and free (false) nodes' addresses, in its order.
     memory_ops: Vec<(bool, u64)>,
     /// The bodies of its conditional nodes (at any depth) as instantiated.
     bodies: HashMap<GraphId, GraphBody>,
+    /// Its nodes disabled by cuGraphNodeSetEnabled: they run as empty nodes.
+    disabled: std::collections::HashSet<NodeId>,
 }
 
 #[derive(Default)]
@@ -283,19 +418,24 @@ pub struct Graphs {
     execs: HashMap<ExecId, GraphExec>,
     /// Graphs that are conditional nodes' bodies: the nodes own them.
     pub bodies: std::collections::HashSet<GraphId>,
+    /// For each graph made by cuGraphClone: original node -> its copy
+    /// (cuGraphNodeFindInClone).
+    clones: HashMap<GraphId, HashMap<NodeId, NodeId>>,
     next: u64,
 }
 
 impl Graphs {
-    /// Whether `g`, or a conditional body in it at any depth, has memory nodes.
+    /// Whether `g`, or a graph its nodes own (child graphs, conditional bodies) at any
+    /// depth, has memory nodes.
     pub fn has_memory_nodes_deep(&self, g: GraphId) -> bool {
         let Ok(body) = self.graph(g) else {
             return false;
         };
         body.has_memory_nodes()
-            || body.nodes.values().any(|n| match &n.op {
-                NodeOp::Conditional(c) => c.bodies.iter().any(|b| self.has_memory_nodes_deep(*b)),
-                _ => false,
+            || body.nodes.values().any(|n| {
+                n.op.owned_graphs()
+                    .iter()
+                    .any(|b| self.has_memory_nodes_deep(*b))
             })
     }
 
@@ -327,14 +467,13 @@ impl Graphs {
             .graphs
             .remove(&g)
             .ok_or_else(|| invalid_handle(format!("{g:#x} is not a live graph")))?;
+        self.clones.remove(&g);
         for n in &body.order {
             self.owner.remove(n);
-            // A conditional node's bodies are its own: they go with it.
-            if let NodeOp::Conditional(c) = &body.nodes[n].op {
-                for b in &c.bodies {
-                    self.bodies.remove(b);
-                    let _ = self.destroy(*b);
-                }
+            // A node's child graph and conditional bodies are its own: they go with it.
+            for b in body.nodes[n].op.owned_graphs() {
+                self.bodies.remove(&b);
+                let _ = self.destroy(b);
             }
         }
         Ok(())
@@ -406,11 +545,38 @@ impl Graphs {
         Ok(())
     }
 
+    /// cuGraphRemoveDependencies: each edge must exist (cuda.h: "Specifying a
+    /// non-existing dependency will return an error").
+    pub fn remove_dependencies(&mut self, g: GraphId, edges: &[(NodeId, NodeId)]) -> CuResult<()> {
+        for (i, &(from, to)) in edges.iter().enumerate() {
+            self.check_deps(g, &[from, to])?;
+            let present = self.graph(g)?.nodes[&to].deps.contains(&from);
+            if !present || edges[..i].contains(&(from, to)) {
+                return Err(invalid(format!(
+                    "there is no dependency {from:#x} -> {to:#x} to remove"
+                )));
+            }
+        }
+        let body = self.graph_mut(g)?;
+        for &(from, to) in edges {
+            body.nodes
+                .get_mut(&to)
+                .expect("checked")
+                .deps
+                .retain(|d| *d != from);
+        }
+        Ok(())
+    }
+
     /// A copy of `g` under new node handles (conditional nodes with copies of their
     /// bodies); returns it and the map old -> new.
     fn copy_body(&mut self, g: GraphId) -> CuResult<(GraphBody, HashMap<NodeId, NodeId>)> {
         let mut body = self.graph(g)?.clone();
         for node in body.nodes.values_mut() {
+            if let NodeOp::Child(c) = &node.op {
+                let copy = self.child_copy(*c)?;
+                node.op = NodeOp::Child(copy);
+            }
             if let NodeOp::Conditional(c) = &node.op {
                 let mut copy = (**c).clone();
                 copy.bodies = c
@@ -447,19 +613,148 @@ impl Graphs {
     }
 
     pub fn clone_graph(&mut self, g: GraphId) -> CuResult<GraphId> {
-        let (copy, _) = self.copy_body(g)?;
+        let (copy, map) = self.copy_body(g)?;
         let c = self.fresh(GRAPH_TAG);
         for n in &copy.order {
             self.owner.insert(*n, c);
         }
         self.graphs.insert(c, copy);
+        self.clones.insert(c, map);
         Ok(c)
     }
 
+    /// cuGraphNodeFindInClone: the copy in `clone` (made by cuGraphClone) of `original`,
+    /// while it is still a node of `clone`.
+    pub fn find_in_clone(&self, original: NodeId, clone: GraphId) -> CuResult<NodeId> {
+        self.graph(clone)?;
+        let copy = self
+            .clones
+            .get(&clone)
+            .ok_or_else(|| invalid(format!("graph {clone:#x} was not made by cuGraphClone")))?
+            .get(&original)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "{original:#x} was not a node of the graph {clone:#x} was cloned from"
+                ))
+            })?;
+        if self.owner.get(copy) != Some(&clone) {
+            return Err(invalid(format!(
+                "the copy of {original:#x} was removed from graph {clone:#x}"
+            )));
+        }
+        Ok(*copy)
+    }
+
+    /// cuGraphDestroyNode: the node goes, with every dependency on it and of it (a
+    /// conditional node's bodies with it). cuda.h: "Nodes which belong to a graph which
+    /// contains allocation or free nodes cannot be destroyed."
+    pub fn destroy_node(&mut self, n: NodeId) -> CuResult<()> {
+        let (g, _) = self.node(n)?;
+        if self.graph(g)?.has_memory_nodes() {
+            return Err(invalid(format!(
+                "node {n:#x} belongs to a graph with memory allocation or free nodes: it \
+                 cannot be destroyed"
+            )));
+        }
+        let body = self.graph_mut(g)?;
+        let node = body
+            .nodes
+            .remove(&n)
+            .expect("owner is kept with the graphs");
+        body.order.retain(|m| *m != n);
+        for other in body.nodes.values_mut() {
+            other.deps.retain(|d| *d != n);
+        }
+        self.owner.remove(&n);
+        for b in node.op.owned_graphs() {
+            self.bodies.remove(&b);
+            let _ = self.destroy(b);
+        }
+        Ok(())
+    }
+
     /// The child graph as a node holds it: a copy, so that later changes to `g` do not
-    /// reach the node.
-    pub fn child_copy(&mut self, g: GraphId) -> CuResult<Arc<GraphBody>> {
-        Ok(Arc::new(self.copy_body(g)?.0))
+    /// reach the node, made a graph the node owns (`bodies`).
+    pub fn child_copy(&mut self, g: GraphId) -> CuResult<GraphId> {
+        let copy = self.clone_graph(g)?;
+        self.clones.remove(&copy);
+        self.bodies.insert(copy);
+        Ok(copy)
+    }
+
+    /// Gives back a graph `child_copy` made that no node took.
+    fn drop_child_copy(&mut self, g: GraphId) {
+        self.bodies.remove(&g);
+        let _ = self.destroy(g);
+    }
+
+    /// A graph a node will own, made from an executable graph's snapshot (`body`, with
+    /// `bodies` for the graphs its nodes own): cuGraphLaunch into a stream capture adds
+    /// the executable graph as a child graph node. Child graphs and conditional bodies are
+    /// made graphs of their own too, owned by their nodes.
+    fn register_snapshot(
+        &mut self,
+        body: &GraphBody,
+        bodies: &HashMap<GraphId, GraphBody>,
+    ) -> GraphId {
+        let mut copy = body.clone();
+        for node in copy.nodes.values_mut() {
+            match &node.op {
+                NodeOp::Child(c) => {
+                    let inner = bodies.get(c).cloned().unwrap_or_default();
+                    node.op = NodeOp::Child(self.register_snapshot(&inner, bodies));
+                }
+                NodeOp::Conditional(c) => {
+                    let mut cond = (**c).clone();
+                    cond.bodies = c
+                        .bodies
+                        .iter()
+                        .map(|b| {
+                            let inner = bodies.get(b).cloned().unwrap_or_default();
+                            self.register_snapshot(&inner, bodies)
+                        })
+                        .collect();
+                    node.op = NodeOp::Conditional(Arc::new(cond));
+                }
+                _ => {}
+            }
+        }
+        let map: HashMap<NodeId, NodeId> = copy
+            .order
+            .iter()
+            .map(|n| (*n, self.fresh(NODE_TAG)))
+            .collect();
+        let g = self.fresh(GRAPH_TAG);
+        let renamed = GraphBody {
+            order: copy.order.iter().map(|n| map[n]).collect(),
+            nodes: copy
+                .nodes
+                .into_iter()
+                .map(|(n, node)| {
+                    (
+                        map[&n],
+                        GraphNode {
+                            deps: node.deps.iter().map(|d| map[d]).collect(),
+                            op: node.op,
+                        },
+                    )
+                })
+                .collect(),
+        };
+        for n in &renamed.order {
+            self.owner.insert(*n, g);
+        }
+        self.graphs.insert(g, renamed);
+        self.bodies.insert(g);
+        g
+    }
+
+    /// cuGraphChildGraphNodeGetGraph: the graph a child graph node owns.
+    pub fn child_graph(&self, n: NodeId) -> CuResult<GraphId> {
+        match &self.node(n)?.1.op {
+            NodeOp::Child(g) => Ok(*g),
+            _ => Err(invalid(format!("{n:#x} is not a child graph node"))),
+        }
     }
 
     pub fn exec(&self, e: ExecId) -> CuResult<&GraphExec> {
@@ -536,6 +831,8 @@ struct Planning {
     waits: Vec<EventId>,
     events: Vec<EventId>,
     has_kernels: bool,
+    /// The executable graph's own nodes disabled (cuGraphNodeSetEnabled).
+    disabled: std::collections::HashSet<NodeId>,
 }
 
 /// The bodies of the conditional nodes in `body` (and in its child graphs), at any
@@ -561,11 +858,200 @@ fn snapshot_bodies(
                     out.insert(*b, bb);
                 }
             }
-            NodeOp::Child(child) => snapshot_bodies(graphs, child, out)?,
+            NodeOp::Child(child) => {
+                let cb = graphs.graph(*child)?.clone();
+                if cb.has_memory_nodes() {
+                    // cuda.h: "memory allocation/free nodes can't be present in the
+                    // child graph" (observed at cuGraphAddChildGraphNode:
+                    // CUDA_ERROR_NOT_SUPPORTED); added since through its handle.
+                    return Err(not_supported(
+                        "a child graph node's graph holds memory allocation or free nodes",
+                    ));
+                }
+                snapshot_bodies(graphs, &cb, out)?;
+                out.insert(*child, cb);
+            }
             _ => {}
         }
     }
     Ok(())
+}
+
+/// Why cuGraphExecUpdate refused a graph: the error, the `CUgraphExecUpdateResult`, the
+/// node of the new graph that differs and the dependency that does not match.
+pub struct UpdateFailure {
+    pub err: CuError,
+    pub result: i32,
+    pub node: Option<NodeId>,
+    pub from: Option<NodeId>,
+}
+
+/// Where a graph cannot update an executable graph's nodes.
+struct Mismatch {
+    result: i32,
+    node: Option<NodeId>,
+    from: Option<NodeId>,
+    why: String,
+}
+
+/// Pairs a graph's nodes with an executable graph's (cuGraphExecUpdate's rules, cuda.h):
+/// nodes in the order they were added, dependencies in edge order; child graphs and
+/// conditional bodies recursively, a difference inside one reported at the node of the
+/// top-level graph that holds it.
+struct Pairing<'a> {
+    modules: &'a super::module::Modules,
+    /// The conditional bodies as the executable graph has them, and as the new graph does.
+    old_bodies: &'a HashMap<GraphId, GraphBody>,
+    new_bodies: &'a HashMap<GraphId, GraphBody>,
+}
+
+impl Pairing<'_> {
+    /// The context a kernel node's function belongs to (its module's).
+    fn function_context(&self, k: &KernelNode) -> Option<ContextId> {
+        let (_, r) = self.modules.function(k.launch.function).ok()?;
+        Some(self.modules.module(r.module).ok()?.context)
+    }
+
+    /// `new` against `old`; `top`: the node of the top-level graph holding both, if they
+    /// are a child graph or a conditional body.
+    fn body(&self, old: &GraphBody, new: &GraphBody, top: Option<NodeId>) -> Result<(), Mismatch> {
+        let at = |n: NodeId| Some(top.unwrap_or(n));
+        if new.order.len() != old.order.len() {
+            return Err(Mismatch {
+                result: update_result::TOPOLOGY_CHANGED,
+                node: top,
+                from: None,
+                why: format!(
+                    "the graph has {} nodes, the executable graph {}",
+                    new.order.len(),
+                    old.order.len()
+                ),
+            });
+        }
+        let pair: HashMap<NodeId, NodeId> = new
+            .order
+            .iter()
+            .zip(&old.order)
+            .map(|(a, b)| (*a, *b))
+            .collect();
+        for (n, o) in new.order.iter().zip(&old.order) {
+            let (a, b) = (&new.nodes[n], &old.nodes[o]);
+            if a.deps.len() != b.deps.len() {
+                return Err(Mismatch {
+                    result: update_result::TOPOLOGY_CHANGED,
+                    node: at(*n),
+                    from: None,
+                    why: format!(
+                        "node {n:#x} has {} dependencies, its pair {}",
+                        a.deps.len(),
+                        b.deps.len()
+                    ),
+                });
+            }
+            if let Some(d) = a.deps.iter().zip(&b.deps).find(|(d, e)| pair[*d] != **e) {
+                return Err(Mismatch {
+                    result: update_result::TOPOLOGY_CHANGED,
+                    node: at(*n),
+                    from: if top.is_some() { None } else { Some(*d.0) },
+                    why: format!("node {n:#x} depends on {:#x}, its pair elsewhere", d.0),
+                });
+            }
+            if a.op.node_type() != b.op.node_type() {
+                return Err(Mismatch {
+                    result: update_result::NODE_TYPE_CHANGED,
+                    node: at(*n),
+                    from: None,
+                    why: format!("node {n:#x} is of another type"),
+                });
+            }
+            let parameters = |why: String| Mismatch {
+                result: update_result::PARAMETERS_CHANGED,
+                node: at(*n),
+                from: None,
+                why: format!("node {n:#x}: {why}"),
+            };
+            match (&b.op, &a.op) {
+                // cuda.h: "The owning context of the function cannot change."
+                (NodeOp::Kernel(x), NodeOp::Kernel(y))
+                    if self.function_context(x) != self.function_context(y) =>
+                {
+                    return Err(Mismatch {
+                        result: update_result::FUNCTION_CHANGED,
+                        node: at(*n),
+                        from: None,
+                        why: format!("node {n:#x}'s function belongs to another context"),
+                    });
+                }
+                (NodeOp::Memcpy { shape: x, .. }, NodeOp::Memcpy { shape: y, .. })
+                | (NodeOp::Memset { shape: x, .. }, NodeOp::Memset { shape: y, .. }) => {
+                    if let Some(why) = x.refuses(y) {
+                        return Err(parameters(why));
+                    }
+                }
+                (NodeOp::MemAlloc(x), NodeOp::MemAlloc(y)) if x.dptr != y.dptr => {
+                    return Err(parameters("it allocates another address".into()))
+                }
+                (NodeOp::MemFree(x), NodeOp::MemFree(y)) if x != y => {
+                    return Err(parameters("it frees another address".into()))
+                }
+                (NodeOp::Child(x), NodeOp::Child(y)) => {
+                    match (self.old_bodies.get(x), self.new_bodies.get(y)) {
+                        (Some(ox), Some(ny)) => self.body(ox, ny, at(*n))?,
+                        _ => return Err(parameters("a child graph is missing".into())),
+                    }
+                }
+                (NodeOp::Conditional(x), NodeOp::Conditional(y)) => {
+                    // cuda.h: "Changing node parameters is not supported." Its type and
+                    // size, here; a graph built again has handles of its own, and the
+                    // mock runs the new one (probe graph_exec_update asks the H200).
+                    if (x.kind, x.bodies.len()) != (y.kind, y.bodies.len()) {
+                        return Err(parameters(
+                            "a conditional node's type or size cannot change".into(),
+                        ));
+                    }
+                    for (bx, by) in x.bodies.iter().zip(&y.bodies) {
+                        match (self.old_bodies.get(bx), self.new_bodies.get(by)) {
+                            (Some(ox), Some(ny)) => self.body(ox, ny, at(*n))?,
+                            _ => return Err(parameters("a body graph is missing".into())),
+                        }
+                    }
+                }
+                // Host functions and events may change freely (cuda.h's table for
+                // cuGraphExecNodeSetParams: "Unrestricted").
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `n` is a node of a live graph: cuda.h's setters name the node of the graph the
+/// executable graph came from, which "must not have been removed" (the H200 refuses a
+/// node whose graph was destroyed with CUDA_ERROR_INVALID_VALUE, seen through the
+/// runtime's simple_cuda_graphs).
+fn live_node(graphs: &Graphs, n: NodeId) -> CuResult<()> {
+    if graphs.owner.contains_key(&n) {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "{n:#x} is no live node: the graph it belonged to was destroyed"
+        )))
+    }
+}
+
+/// cuGraphNodeSetEnabled and GetEnabled take kernel, memset and memcpy nodes of the
+/// graph `exec` came from.
+fn enableable(exec: &GraphExec, e: ExecId, n: NodeId) -> CuResult<()> {
+    match exec.body.nodes.get(&n).map(|node| node.op.node_type()) {
+        Some(node_type::KERNEL | node_type::MEMCPY | node_type::MEMSET) => Ok(()),
+        Some(t) => Err(invalid(format!(
+            "node {n:#x} is of type {t}: only kernel, memset and memcpy nodes can be enabled \
+             or disabled (cuda.h)"
+        ))),
+        None => Err(invalid(format!(
+            "{n:#x} is not a node of the graph executable graph {e:#x} came from"
+        ))),
+    }
 }
 
 impl Driver {
@@ -587,7 +1073,8 @@ impl Driver {
             // Observed: CUDA_ERROR_INVALID_VALUE.
             if st.graphs.bodies.contains(&g) {
                 return Err(invalid(format!(
-                    "graph {g:#x} is a conditional node's body: it goes with its node"
+                    "graph {g:#x} is a conditional node's body or a child graph node's \
+                     graph: it goes with its node"
                 )));
             }
             st.graphs.graph(g)?.allocations()
@@ -694,16 +1181,6 @@ impl Driver {
 
     pub fn graph_add_node(&self, g: GraphId, deps: &[NodeId], op: NodeOp) -> CuResult<NodeId> {
         let mut st = self.state.lock();
-        if let NodeOp::Child(child) = &op {
-            // cuda.h (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE, the default): "memory
-            // allocation/free nodes can't be present in the child graph".
-            if child.has_memory_nodes() {
-                // Observed: CUDA_ERROR_NOT_SUPPORTED.
-                return Err(not_supported(
-                    "a child graph node cannot hold a graph with memory allocation or free nodes",
-                ));
-            }
-        }
         if st.captures.graph_in_capture(g) {
             return Err(invalid(format!(
                 "graph {g:#x} is being built by a stream capture"
@@ -716,12 +1193,48 @@ impl Driver {
         if g == child {
             return Err(invalid("a graph cannot be its own child"));
         }
-        let body = self.state.lock().graphs.child_copy(child)?;
-        self.graph_add_node(g, deps, NodeOp::Child(body))
+        let mut st = self.state.lock();
+        st.graphs.graph(child)?;
+        // cuda.h (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE, the default): "memory
+        // allocation/free nodes can't be present in the child graph".
+        if st.graphs.has_memory_nodes_deep(child) {
+            // Observed: CUDA_ERROR_NOT_SUPPORTED.
+            return Err(not_supported(
+                "a child graph node cannot hold a graph with memory allocation or free nodes",
+            ));
+        }
+        if st.captures.graph_in_capture(g) {
+            return Err(invalid(format!(
+                "graph {g:#x} is being built by a stream capture"
+            )));
+        }
+        let copy = st.graphs.child_copy(child)?;
+        st.graphs
+            .add(g, deps, NodeOp::Child(copy))
+            .inspect_err(|_| st.graphs.drop_child_copy(copy))
+    }
+
+    /// cuGraphChildGraphNodeGetGraph.
+    pub fn graph_child_graph(&self, n: NodeId) -> CuResult<GraphId> {
+        self.state.lock().graphs.child_graph(n)
     }
 
     pub fn graph_add_dependencies(&self, g: GraphId, edges: &[(NodeId, NodeId)]) -> CuResult<()> {
         self.state.lock().graphs.add_dependencies(g, edges)
+    }
+
+    pub fn graph_remove_dependencies(
+        &self,
+        g: GraphId,
+        edges: &[(NodeId, NodeId)],
+    ) -> CuResult<()> {
+        let mut st = self.state.lock();
+        if st.captures.graph_in_capture(g) {
+            return Err(invalid(format!(
+                "graph {g:#x} is being built by a stream capture"
+            )));
+        }
+        st.graphs.remove_dependencies(g, edges)
     }
 
     /// The graph's nodes, in the order they were added.
@@ -767,6 +1280,31 @@ impl Driver {
         match &self.state.lock().graphs.node(n)?.1.op {
             NodeOp::Kernel(k) => Ok(k.clone()),
             _ => Err(invalid(format!("{n:#x} is not a kernel node"))),
+        }
+    }
+
+    /// What a memcpy, memset or host node was given (cuGraph*NodeGetParams): the
+    /// cuda.h struct's bytes, for a node of type `kind`.
+    pub fn node_given(&self, n: NodeId, kind: i32) -> CuResult<Vec<u8>> {
+        let st = self.state.lock();
+        let op = &st.graphs.node(n)?.1.op;
+        if op.node_type() != kind {
+            return Err(invalid(format!(
+                "node {n:#x} is of type {}, not {kind}",
+                op.node_type()
+            )));
+        }
+        match op {
+            NodeOp::Memcpy { given: Some(g), .. } | NodeOp::Memset { given: Some(g), .. } => {
+                Ok(g.to_vec())
+            }
+            NodeOp::Host { given, .. } => Ok([given.0.to_ne_bytes(), given.1.to_ne_bytes()]
+                .concat()
+                .to_vec()),
+            _ => Err(not_supported(format!(
+                "node {n:#x} was captured from a stream: cumock keeps no cuda.h parameters \
+                 for it (cuGraph*NodeGetParams of a captured copy or memset is not emulated)"
+            ))),
         }
     }
 
@@ -817,9 +1355,11 @@ impl Driver {
         Ok(clone)
     }
 
-    /// cuGraphInstantiate: a snapshot of the graph in a topological order. `auto_free`:
-    /// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH.
-    pub fn graph_instantiate(&self, g: GraphId, auto_free: bool) -> CuResult<ExecId> {
+    /// cuGraphInstantiate: a snapshot of the graph in a topological order. `flags`: the
+    /// CUgraphInstantiate_flags (AUTO_FREE_ON_LAUNCH is this model's; the others the
+    /// boundary checked), kept for cuGraphExecGetFlags.
+    pub fn graph_instantiate(&self, g: GraphId, flags: u64) -> CuResult<ExecId> {
+        let auto_free = flags & 1 != 0;
         let mut st = self.state.lock();
         st.contexts.require_current()?;
         if st.captures.graph_in_capture(g) {
@@ -863,8 +1403,10 @@ impl Driver {
                 order,
                 graph: g,
                 auto_free,
+                flags,
                 memory_ops,
                 bodies,
+                disabled: Default::default(),
             },
         );
         Ok(e)
@@ -899,6 +1441,32 @@ impl Driver {
         Ok(())
     }
 
+    /// cuGraphNodeSetParams of a child graph node: it takes a copy of `child` (of any
+    /// topology: only an executable graph's node must keep its own).
+    pub fn graph_node_set_child(&self, n: NodeId, child: GraphId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let (g, node) = st.graphs.node(n)?;
+        if !matches!(node.op, NodeOp::Child(_)) {
+            return Err(invalid(format!("{n:#x} is not a child graph node")));
+        }
+        if g == child {
+            return Err(invalid("a graph cannot be its own child"));
+        }
+        st.graphs.graph(child)?;
+        if st.graphs.has_memory_nodes_deep(child) {
+            // As cuGraphAddChildGraphNode (observed: CUDA_ERROR_NOT_SUPPORTED).
+            return Err(not_supported(
+                "a child graph node cannot hold a graph with memory allocation or free nodes",
+            ));
+        }
+        let copy = st.graphs.child_copy(child)?;
+        let old = std::mem::replace(&mut st.graphs.node_mut(n)?.op, NodeOp::Child(copy));
+        for b in old.owned_graphs() {
+            st.graphs.drop_child_copy(b);
+        }
+        Ok(())
+    }
+
     /// cuGraphExecNodeSetParams and the per-type exec setters: `op` replaces the work of
     /// node `n` (of the graph `e` was instantiated from) in `e`, of the same type. A
     /// kernel is prepared again alone; other work makes the next launch plan again.
@@ -907,14 +1475,25 @@ impl Driver {
             return self.graph_exec_kernel_set(e, n, k);
         }
         let mut st = self.state.lock();
-        if !st.graphs.owner.contains_key(&n) {
-            return Err(invalid(format!(
-                "{n:#x} is no live node: the graph it belonged to was destroyed"
-            )));
+        live_node(&st.graphs, n)?;
+        if let NodeOp::EventRecord(ev) | NodeOp::EventWait(ev) = &op {
+            st.contexts.event(*ev)?;
         }
         let exec = st.graphs.exec_mut(e)?;
         match exec.body.nodes.get_mut(&n) {
-            Some(node) if node.op.node_type() == op.node_type() => node.op = op,
+            Some(node) if node.op.node_type() == op.node_type() => {
+                if let (
+                    NodeOp::Memcpy { shape: old, .. } | NodeOp::Memset { shape: old, .. },
+                    NodeOp::Memcpy { shape: new, .. } | NodeOp::Memset { shape: new, .. },
+                ) = (&node.op, &op)
+                {
+                    // cuda.h: CUDA_ERROR_INVALID_VALUE.
+                    if let Some(why) = old.refuses(new) {
+                        return Err(invalid(format!("node {n:#x}: {why}")));
+                    }
+                }
+                node.op = op
+            }
             Some(node) => {
                 return Err(invalid(format!(
                     "node {n:#x} is of type {}: parameters of type {} cannot be set on it",
@@ -939,16 +1518,21 @@ impl Driver {
     pub fn graph_exec_kernel_set(&self, e: ExecId, n: NodeId, k: KernelNode) -> CuResult<()> {
         let patch = {
             let mut st = self.state.lock();
-            // A node handle dies with its graph, even where an executable graph made from
-            // it lives on: the H200 refuses it (CUDA_ERROR_INVALID_VALUE, seen through the
-            // runtime's simple_cuda_graphs).
-            if !st.graphs.owner.contains_key(&n) {
-                return Err(invalid(format!(
-                    "{n:#x} is no live node: the graph it belonged to was destroyed"
-                )));
-            }
+            let st = &mut *st;
+            live_node(&st.graphs, n)?;
+            let context = |k: &KernelNode| {
+                let (_, r) = st.modules.function(k.launch.function).ok()?;
+                Some(st.modules.module(r.module).ok()?.context)
+            };
             let exec = st.graphs.exec_mut(e)?;
             match exec.body.nodes.get_mut(&n).map(|node| &mut node.op) {
+                // cuda.h: "The owning context of the function cannot change";
+                // CUDA_ERROR_INVALID_VALUE.
+                Some(NodeOp::Kernel(old)) if context(old) != context(&k) => {
+                    return Err(invalid(format!(
+                        "node {n:#x}: the function belongs to another context than the node's"
+                    )))
+                }
                 Some(NodeOp::Kernel(old)) => *old = k.clone(),
                 Some(_) => return Err(invalid(format!("{n:#x} is not a kernel node"))),
                 None => {
@@ -996,88 +1580,40 @@ impl Driver {
 
     /// cuGraphExecUpdate: the graph must have the executable graph's topology (nodes
     /// paired in the order they were added, of the same types, with the same
-    /// dependencies); then its nodes' parameters replace the executable graph's. On
-    /// failure: the `CUgraphExecUpdateResult` and the node that differs.
-    pub fn graph_exec_update(
-        &self,
-        e: ExecId,
-        g: GraphId,
-    ) -> Result<(), (CuError, i32, Option<NodeId>)> {
+    /// dependencies, child graphs and conditional bodies alike) and change only what
+    /// cuda.h lets an instantiated node change (`update_check`); then its nodes'
+    /// parameters replace the executable graph's. On failure: the error, the
+    /// `CUgraphExecUpdateResult`, the node of `g` that differs and the dependency.
+    pub fn graph_exec_update(&self, e: ExecId, g: GraphId) -> Result<(), UpdateFailure> {
         let mut st = self.state.lock();
-        let fail = |err: CuError| (err, 1, None);
+        let fail = |err: CuError| UpdateFailure {
+            err,
+            result: update_result::ERROR,
+            node: None,
+            from: None,
+        };
         let new = st.graphs.graph(g).map_err(fail)?.clone();
         // The new graph's conditional bodies replace the executable graph's.
         let mut bodies = HashMap::new();
         snapshot_bodies(&st.graphs, &new, &mut bodies).map_err(fail)?;
-        let exec = st.graphs.exec_mut(e).map_err(fail)?;
-        let update_failed = |why: String| {
-            CuError::new(
-                GRAPH_EXEC_UPDATE_FAILURE,
-                format!("cuGraphExecUpdate: {why}"),
-            )
+        let exec = st.graphs.exec(e).map_err(fail)?;
+        let check = Pairing {
+            modules: &st.modules,
+            old_bodies: &exec.bodies,
+            new_bodies: &bodies,
         };
-        if new.order.len() != exec.body.order.len() {
-            return Err((
-                update_failed(format!(
-                    "the graph has {} nodes, the executable graph {}",
-                    new.order.len(),
-                    exec.body.order.len()
-                )),
-                update_result::TOPOLOGY_CHANGED,
-                None,
-            ));
-        }
-        let pair: HashMap<NodeId, NodeId> = new
-            .order
-            .iter()
-            .zip(&exec.body.order)
-            .map(|(a, b)| (*a, *b))
-            .collect();
-        for (n, old) in new.order.iter().zip(&exec.body.order) {
-            let (a, b) = (&new.nodes[n], &exec.body.nodes[old]);
-            if a.op.node_type() != b.op.node_type() {
-                return Err((
-                    update_failed(format!("node {n:#x} is of another type")),
-                    update_result::NODE_TYPE_CHANGED,
-                    Some(*n),
-                ));
-            }
-            let deps: Vec<NodeId> = a.deps.iter().map(|d| pair[d]).collect();
-            if deps != b.deps {
-                return Err((
-                    update_failed(format!("node {n:#x} has other dependencies")),
-                    update_result::TOPOLOGY_CHANGED,
-                    Some(*n),
-                ));
-            }
-            let memory_changed = match (&a.op, &b.op) {
-                (NodeOp::MemAlloc(x), NodeOp::MemAlloc(y)) => x.dptr != y.dptr,
-                (NodeOp::MemFree(x), NodeOp::MemFree(y)) => x != y,
-                _ => false,
-            };
-            if memory_changed {
-                return Err((
-                    update_failed(format!(
-                        "memory node {n:#x} allocates or frees another address"
-                    )),
-                    update_result::PARAMETERS_CHANGED,
-                    Some(*n),
-                ));
-            }
-            if let (NodeOp::EventRecord(x), NodeOp::EventRecord(y))
-            | (NodeOp::EventWait(x), NodeOp::EventWait(y)) = (&a.op, &b.op)
-            {
-                // Allowed on a GPU, but the mock keeps the events an executable graph
-                // was made with.
-                if x != y {
-                    return Err((
-                        update_failed(format!("event node {n:#x} names another event")),
-                        update_result::PARAMETERS_CHANGED,
-                        Some(*n),
-                    ));
-                }
-            }
-        }
+        check
+            .body(&exec.body, &new, None)
+            .map_err(|m| UpdateFailure {
+                err: CuError::new(
+                    GRAPH_EXEC_UPDATE_FAILURE,
+                    format!("cuGraphExecUpdate: {}", m.why),
+                ),
+                result: m.result,
+                node: m.node,
+                from: m.from,
+            })?;
+        let exec = st.graphs.exec_mut(e).map_err(fail)?;
         for (n, old) in new.order.iter().zip(exec.body.order.clone()) {
             exec.body.nodes.get_mut(&old).expect("paired").op = new.nodes[n].op.clone();
         }
@@ -1087,6 +1623,134 @@ impl Driver {
         exec.plan = None;
         exec.generation += 1;
         Ok(())
+    }
+
+    /// cuGraphExecChildGraphNodeSetParams: the child graph node `n` of executable graph
+    /// `e` runs `child`'s nodes from now on; `child` must have the topology of the node's
+    /// graph and change only what cuGraphExecUpdate may (cuda.h; CUDA_ERROR_INVALID_VALUE
+    /// otherwise).
+    pub fn graph_exec_child_set(&self, e: ExecId, n: NodeId, child: GraphId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let st = &mut *st;
+        live_node(&st.graphs, n)?;
+        let new = st.graphs.graph(child)?.clone();
+        if st.graphs.has_memory_nodes_deep(child) {
+            return Err(invalid(
+                "a child graph node cannot hold a graph with memory allocation or free nodes",
+            ));
+        }
+        // The child graph as it is now, and the graphs its nodes own: what the executable
+        // graph runs from now on, under a key of its own (no live graph's).
+        let mut new_bodies = HashMap::new();
+        snapshot_bodies(&st.graphs, &new, &mut new_bodies)?;
+        let key = st.graphs.fresh(GRAPH_TAG);
+        let exec = st.graphs.exec(e)?;
+        let old = match exec.body.nodes.get(&n).map(|node| &node.op) {
+            Some(NodeOp::Child(old)) => *old,
+            Some(_) => return Err(invalid(format!("{n:#x} is not a child graph node"))),
+            None => {
+                return Err(invalid(format!(
+                    "{n:#x} is not a node of the graph executable graph {e:#x} came from"
+                )))
+            }
+        };
+        let old_body = exec
+            .bodies
+            .get(&old)
+            .cloned()
+            .ok_or_else(|| invalid(format!("child graph {old:#x} was not instantiated")))?;
+        let check = Pairing {
+            modules: &st.modules,
+            old_bodies: &exec.bodies,
+            new_bodies: &new_bodies,
+        };
+        check.body(&old_body, &new, None).map_err(|m| {
+            invalid(format!(
+                "the child graph cannot update node {n:#x}: {}",
+                m.why
+            ))
+        })?;
+        let exec = st.graphs.exec_mut(e)?;
+        exec.bodies.extend(new_bodies);
+        exec.bodies.insert(key, new);
+        exec.body.nodes.get_mut(&n).expect("checked").op = NodeOp::Child(key);
+        exec.plan = None;
+        exec.generation += 1;
+        Ok(())
+    }
+
+    /// cuGraphExecGetFlags.
+    pub fn graph_exec_flags(&self, e: ExecId) -> CuResult<u64> {
+        Ok(self.state.lock().graphs.exec(e)?.flags)
+    }
+
+    pub fn graph_find_in_clone(&self, original: NodeId, clone: GraphId) -> CuResult<NodeId> {
+        self.state.lock().graphs.find_in_clone(original, clone)
+    }
+
+    pub fn graph_destroy_node(&self, n: NodeId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let g = st.graphs.node(n)?.0;
+        if st.captures.graph_in_capture(g) {
+            return Err(invalid(format!(
+                "graph {g:#x} is being built by a stream capture"
+            )));
+        }
+        st.graphs.destroy_node(n)
+    }
+
+    /// cuGraphUpload: the executable graph made ready for its launches on `stream`'s
+    /// device, as its first launch would (`make_plan`), without running it. A plan that
+    /// fails is left to the launch to report, as before an upload.
+    pub fn graph_upload(&self, e: ExecId, stream: StreamId) -> CuResult<()> {
+        let (ctx, kept) = {
+            let st = self.state.lock();
+            let (ctx, _) = st.contexts.require_current()?;
+            st.contexts.check_stream(stream)?;
+            let exec = st.graphs.exec(e)?;
+            let kept = exec
+                .plan
+                .as_ref()
+                .is_some_and(|p| p.ctx == ctx && p.epoch == st.launch_epoch);
+            (ctx, kept)
+        };
+        if self.capture_of(stream)?.is_some() {
+            return Err(not_supported(
+                "cuGraphUpload on a capturing stream is not emulated by cumock",
+            ));
+        }
+        if !kept {
+            let _ = self.make_plan(e, stream, ctx);
+        }
+        Ok(())
+    }
+
+    /// cuGraphNodeSetEnabled: a disabled node runs as an empty node until enabled again.
+    /// cuda.h: "Currently only kernel, memset and memcpy nodes are supported".
+    pub fn graph_exec_set_enabled(&self, e: ExecId, n: NodeId, enabled: bool) -> CuResult<()> {
+        let mut st = self.state.lock();
+        live_node(&st.graphs, n)?;
+        let exec = st.graphs.exec_mut(e)?;
+        enableable(exec, e, n)?;
+        let changed = if enabled {
+            exec.disabled.remove(&n)
+        } else {
+            exec.disabled.insert(n)
+        };
+        if changed {
+            exec.plan = None;
+            exec.generation += 1;
+        }
+        Ok(())
+    }
+
+    /// cuGraphNodeGetEnabled.
+    pub fn graph_exec_enabled(&self, e: ExecId, n: NodeId) -> CuResult<bool> {
+        let st = self.state.lock();
+        live_node(&st.graphs, n)?;
+        let exec = st.graphs.exec(e)?;
+        enableable(exec, e, n)?;
+        Ok(!exec.disabled.contains(&n))
     }
 
     /// Puts the nodes of `body` (child graphs in place) in `steps`, in their order; the
@@ -1102,6 +1766,9 @@ impl Driver {
         planning: &mut Planning,
     ) -> CuResult<()> {
         for n in order {
+            if own && planning.disabled.contains(n) {
+                continue;
+            }
             match &body.nodes[n].op {
                 NodeOp::Kernel(k) => {
                     let reused = own
@@ -1142,8 +1809,10 @@ impl Driver {
                     planning.waits.push(*e);
                 }
                 NodeOp::Child(child) => {
-                    let order = child.topological()?;
-                    self.plan(child, &order, false, steps, planning)?;
+                    let cb = planning.bodies.get(child).cloned().ok_or_else(|| {
+                        invalid(format!("child graph {child:#x} was not instantiated"))
+                    })?;
+                    self.plan(&cb, &cb.topological()?, false, steps, planning)?;
                 }
                 NodeOp::Conditional(c) => {
                     let mut planned = Vec::with_capacity(c.bodies.len());
@@ -1192,6 +1861,7 @@ impl Driver {
                 waits: Vec::new(),
                 events: Vec::new(),
                 has_kernels: false,
+                disabled: exec.disabled.clone(),
             };
             (
                 exec.body.clone(),
@@ -1342,8 +2012,15 @@ impl Driver {
                     "an executable graph with memory nodes cannot be launched into a stream capture",
                 ));
             }
-            let body = self.state.lock().graphs.exec(e)?.body.clone();
-            return self.capture_node(stream, NodeOp::Child(Arc::new(body)));
+            let child = {
+                let mut st = self.state.lock();
+                let exec = st.graphs.exec(e)?;
+                let (body, bodies) = (exec.body.clone(), exec.bodies.clone());
+                st.graphs.register_snapshot(&body, &bodies)
+            };
+            return self
+                .capture_node(stream, NodeOp::Child(child))
+                .inspect_err(|_| self.state.lock().graphs.drop_child_copy(child));
         }
         let plan = match kept {
             Some(plan) => {
@@ -1438,7 +2115,10 @@ impl Driver {
                 op.label(self).replace('"', "'")
             );
             if let NodeOp::Child(child) = op {
-                self.dot_body(child, dot, &format!("{prefix}node{i}."));
+                let cb = self.state.lock().graphs.graph(*child).cloned();
+                if let Ok(cb) = cb {
+                    self.dot_body(&cb, dot, &format!("{prefix}node{i}."));
+                }
             }
         }
         let index: HashMap<NodeId, usize> = body

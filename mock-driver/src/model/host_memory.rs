@@ -347,6 +347,82 @@ impl Driver {
     }
 }
 
+/// Whether `[start, start+len)` lies in one page-locked range the mock mapped itself
+/// (cuMemAllocHost, cuMemHostAlloc: not the program's registered memory) or in one
+/// managed allocation: memory the host loads and stores at that address directly, which
+/// stays mapped while the state (whose lock frees take) lists it.
+fn host_visible(st: &super::State, start: u64, len: u64) -> bool {
+    let end = start.saturating_add(len);
+    let own = st
+        .host
+        .range_at(start)
+        .is_some_and(|(base, r)| r.mapping.is_some() && end <= base + r.size);
+    own || st
+        .host
+        .managed
+        .range(..=start)
+        .next_back()
+        .is_some_and(|(base, m)| end <= base + m.size())
+}
+
+/// The bytes at `[start, start+len)`, which `host_visible` says are mapped.
+fn read_host_visible(start: u64, len: usize) -> Vec<u8> {
+    let mut bytes = vec![0u8; len];
+    // Safety: `host_visible` checked the range under the state's lock, which the caller
+    // holds: the mock's own mapping (or managed memory's), alive until a free takes it.
+    let src = unsafe { crate::host_bytes::HostBytes::readable(start as *const u8, len) };
+    crate::host_bytes::host_to_host(
+        crate::host_bytes::HostBytes::from_mut_slice(&mut bytes),
+        src,
+        len,
+    );
+    bytes
+}
+
+impl Driver {
+    /// A kernel's writes (`ranges` as its memory recorded them), or a queued copy's, that
+    /// landed in memory the host reaches directly, as it left them, for the ordering-bug
+    /// reports (`ordering::kernel_wrote_host_visible`). Called on the stream's worker.
+    ///
+    /// A kernel that also reads or updates host-reachable memory atomically is left out:
+    /// it may be synchronising with the host through that memory (a flag it polls, a
+    /// queue's head, as persistent kernels and communication libraries' proxies do),
+    /// which orders the host's stores without any call the mock sees.
+    pub fn note_host_visible_writes(&self, ranges: &[(u64, u64, super::ordering::Touch)]) {
+        let writes: Vec<(u64, Vec<u8>)> = {
+            let st = self.state.lock();
+            let talks_to_host = ranges.iter().any(|(lo, hi, t)| {
+                *t != super::ordering::Touch::Write && host_visible(&st, *lo, hi - lo)
+            });
+            if talks_to_host {
+                return;
+            }
+            ranges
+                .iter()
+                .filter(|(lo, hi, t)| {
+                    *t == super::ordering::Touch::Write && host_visible(&st, *lo, hi - lo)
+                })
+                .map(|(lo, hi, _)| (*lo, read_host_visible(*lo, (hi - lo) as usize)))
+                .collect()
+        };
+        if !writes.is_empty() {
+            super::ordering::kernel_wrote_host_visible(writes);
+        }
+    }
+
+    /// After a synchronisation: host stores to what the kernels it covers wrote into
+    /// host-reachable memory, made before it, are reported (`ordering::settle_host_visible`).
+    pub fn settle_host_writes(&self) {
+        if !super::ordering::enabled() {
+            return;
+        }
+        let st = self.state.lock();
+        super::ordering::settle_host_visible(|start, len| {
+            host_visible(&st, start, len as u64).then(|| read_host_visible(start, len))
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -352,6 +352,30 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
             // them. It stays mapped while queued work may use it: cuMemFreeHost and
             // cuMemHostUnregister wait for every stream's work first.
             if let Some((start, r)) = st.host.range_at(addr) {
+                if let Some(ranges) = &self.ranges {
+                    // Only the bytes accessed, as for device memory below (what the
+                    // ordering-bug reports compare with the host's stores).
+                    let hi = addr.saturating_add(_len.max(1)).min(start + r.size);
+                    let touch = match access {
+                        ptx::Access::Read => super::ordering::Touch::Read,
+                        ptx::Access::Write => super::ordering::Touch::Write,
+                        ptx::Access::Atomic => super::ordering::Touch::Atomic,
+                    };
+                    let mut ranges = ranges.lock();
+                    match ranges.last_mut() {
+                        Some(last) if last.2 == touch && last.0 <= hi && addr <= last.1 => {
+                            last.0 = last.0.min(addr);
+                            last.1 = last.1.max(hi);
+                        }
+                        _ => ranges.push((addr, hi, touch)),
+                    }
+                    return Ok(ptx::HostSpan {
+                        base: addr,
+                        len: hi - addr,
+                        host: addr as *mut u8,
+                        writable: access != ptx::Access::Read,
+                    });
+                }
                 return Ok(ptx::HostSpan {
                     base: start,
                     len: r.size,
@@ -1537,7 +1561,9 @@ impl Driver {
         };
         let result = ptx::run_with_printf(program, kernel, launch, &memory, &printf);
         if let Some(ranges) = &memory.ranges {
-            super::ordering::kernel_touched(&ranges.lock());
+            let ranges = ranges.lock();
+            super::ordering::kernel_touched(&ranges);
+            self.note_host_visible_writes(&ranges);
         }
         let mut st = self.state.lock();
         // A GPU's printf FIFO reaches the host at its next synchronisation: kept till then,

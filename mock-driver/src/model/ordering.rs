@@ -104,6 +104,25 @@ struct Tracker {
     history: VecDeque<Access>,
     reported: HashSet<(usize, usize)>,
     reports: usize,
+    /// Bytes kernels wrote into memory the host reaches, as they left them, until the
+    /// host synchronises with them (`settle_host_visible`).
+    host_visible: Vec<HostVisibleWrite>,
+    /// Per host thread, the records its last synchronisation covered, for the comparison
+    /// that follows it; dropped at its next one (a synchronisation that compares nothing,
+    /// a synchronous copy, leaves the host free to store to them).
+    to_compare: HashMap<u64, Vec<HostVisibleWrite>>,
+}
+
+/// What a kernel wrote into page-locked memory of the mock's own or managed memory: the
+/// host may load and store it directly, which the mock cannot see. A host store to these
+/// bytes before the host has synchronised with the kernel is a race (a GPU may still be
+/// writing them); it shows at that synchronisation as bytes that differ from what the
+/// kernel left, unless device work ordered after the kernel wrote them meanwhile (then
+/// the record is dropped: `Tracker::record`).
+struct HostVisibleWrite {
+    stamp: Arc<Stamp>,
+    start: u64,
+    bytes: Vec<u8>,
 }
 
 static TRACKER: LazyLock<Mutex<Tracker>> = LazyLock::new(Default::default);
@@ -122,6 +141,19 @@ pub fn enabled() -> bool {
 impl Tracker {
     fn host(&mut self) -> &mut Clock {
         self.hosts.entry(thread_serial()).or_default()
+    }
+
+    /// After the calling thread's clock advanced (it has seen work finish): the records of
+    /// host-reachable writes that are now ordered before it wait for the comparison of
+    /// this synchronisation (`settle_host_visible`); those of the last one go.
+    fn host_advanced(&mut self) {
+        let me = thread_serial();
+        let host = self.host().clone();
+        let (covered, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.host_visible)
+            .into_iter()
+            .partition(|w| host.get(&w.stamp.comp).is_some_and(|s| *s >= w.stamp.seq));
+        self.host_visible = kept;
+        self.to_compare.insert(me, covered);
     }
 
     /// The clock work issued now on `key` starts from (the queue's, joined with the
@@ -237,6 +269,19 @@ impl Tracker {
                 touch,
             };
             out.extend(self.check(&a));
+            if touch != Touch::Read {
+                // Device work wrote these bytes after: what an earlier kernel left there
+                // is no longer what the host should find.
+                let apart = |w: &HostVisibleWrite| {
+                    Arc::ptr_eq(&w.stamp, stamp)
+                        || w.start + w.bytes.len() as u64 <= start
+                        || end <= w.start
+                };
+                self.host_visible.retain(apart);
+                for list in self.to_compare.values_mut() {
+                    list.retain(apart);
+                }
+            }
             if touch == Touch::Free {
                 // What was done to the bytes before is checked against the free (above);
                 // the free stays, for work that runs after it was issued.
@@ -310,6 +355,7 @@ pub fn touched_now(what: &str, ranges: &[(u64, u64, Touch)]) {
         // The call returns with its bytes moved: the thread has seen it done.
         let clock = stamp.clock.clone();
         join(t.host(), &clock);
+        t.host_advanced();
         r
     };
     tell(r);
@@ -433,6 +479,7 @@ pub fn stream_done(key: QueueKey, order: Order) {
         for c in &clocks {
             join(host, c);
         }
+        t.host_advanced();
     }
 }
 
@@ -443,6 +490,7 @@ pub fn event_done(event: EventId) {
         if let Some(c) = t.events.get(&event).cloned() {
             join(t.host(), &c);
         }
+        t.host_advanced();
     }
 }
 
@@ -455,6 +503,7 @@ pub fn all_done() {
         for c in &clocks {
             join(host, c);
         }
+        t.host_advanced();
     }
 }
 
@@ -462,4 +511,71 @@ pub fn forget_event(event: EventId) {
     if enabled() {
         TRACKER.lock().events.remove(&event);
     }
+}
+
+/// What the kernel the calling worker runs wrote into memory the host reaches, as it left
+/// it: `(start, bytes)`. Records of other work over the same bytes go (this kernel wrote
+/// them last).
+pub fn kernel_wrote_host_visible(writes: Vec<(u64, Vec<u8>)>) {
+    let Some(stamp) = current() else { return };
+    let mut t = TRACKER.lock();
+    for (start, bytes) in writes {
+        let end = start + bytes.len() as u64;
+        t.host_visible
+            .retain(|w| w.start + w.bytes.len() as u64 <= start || end <= w.start);
+        t.host_visible.push(HostVisibleWrite {
+            stamp: stamp.clone(),
+            start,
+            bytes,
+        });
+    }
+    // Bounded as the history is: the oldest go first (a race missed, never a false one).
+    let excess = t.host_visible.len().saturating_sub(HISTORY);
+    t.host_visible.drain(..excess);
+}
+
+/// Right after a synchronisation by the calling thread: the kernels' writes into
+/// host-reachable memory it made ordered before the thread are compared with the memory as it is
+/// (`read` gives the bytes at an address while the memory is the mock's and alive, None
+/// once it is not); a byte that differs was stored by the host before it synchronised
+/// with the kernel, which is reported, naming the launch and this synchronisation (the
+/// store came between them).
+pub fn settle_host_visible(read: impl Fn(u64, usize) -> Option<Vec<u8>>) {
+    if !enabled() {
+        return;
+    }
+    let r = {
+        let mut t = TRACKER.lock();
+        let settled = t.to_compare.remove(&thread_serial()).unwrap_or_default();
+        let mut out = Vec::new();
+        for w in settled {
+            let Some(now) = read(w.start, w.bytes.len()) else {
+                continue;
+            };
+            let differ = |i: &usize| now[*i] != w.bytes[*i];
+            let (Some(lo), Some(hi)) = (
+                (0..now.len()).find(differ),
+                (0..now.len()).rev().find(differ),
+            ) else {
+                continue;
+            };
+            if t.reports >= MAX_REPORTS {
+                break;
+            }
+            t.reports += 1;
+            let (lo, hi) = (w.start + lo as u64, w.start + hi as u64 + 1);
+            out.push(format!(
+                "cumock: ordering bug: the host stored to bytes {lo:#x}..{hi:#x} that {} wrote, \
+                 before synchronising with it (a GPU may still have been writing them; \
+                 the store came after the launch and before this synchronisation)\n\
+                 cumock:   {} was issued\n{}cumock:   the synchronisation that found it was called\n{}",
+                w.stamp.what,
+                w.stamp.what,
+                w.stamp.site.show(),
+                CallSite::capture_locked().show()
+            ));
+        }
+        out
+    };
+    tell(r);
 }

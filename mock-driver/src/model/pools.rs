@@ -200,6 +200,12 @@ pub struct Pool {
     free: BTreeMap<u64, u64>,
     /// How many allocations of it are live.
     live: usize,
+    /// Blocks given back by cuMemFreeAsync whose free has not completed (its stream has
+    /// not reached it): cuda.h counts them as outstanding ("allocations that have been
+    /// asynchronously freed but whose completion has not been observed on the host ...
+    /// can count as outstanding"), so no trim or release takes their chunks while the
+    /// work before the free may still use them.
+    freeing: Vec<(u64, u64, Vec<super::stream_queues::Mark>)>,
     /// The file cuMemPoolExportToShareableHandle hands out (duplicated each time).
     export: Option<OwnedFd>,
 }
@@ -250,6 +256,7 @@ impl Pool {
             free: BTreeMap::new(),
             live: 0,
             export: None,
+            freeing: Vec::new(),
         }
     }
 }
@@ -412,7 +419,13 @@ impl Pools {
     }
 
     /// Frees the live allocation at `ptr`; false if there is none there.
-    fn free(&mut self, vmm: &mut Vmm, host: &mut HostMemory, ptr: u64) -> bool {
+    fn free(
+        &mut self,
+        vmm: &mut Vmm,
+        host: &mut HostMemory,
+        ptr: u64,
+        pending: Vec<super::stream_queues::Mark>,
+    ) -> bool {
         let Some(b) = self.blocks.remove(&ptr) else {
             return false;
         };
@@ -421,6 +434,13 @@ impl Pools {
             .get_mut(&b.pool)
             .expect("a live allocation keeps its pool");
         give_back(&mut p.free, ptr, b.len);
+        if !pending.is_empty() {
+            // Frees that completed meanwhile go first, so that the list stays as short as
+            // the work in flight.
+            p.freeing
+                .retain(|(_, _, marks)| marks.iter().any(|m| !m.reached()));
+            p.freeing.push((ptr, b.len, pending));
+        }
         p.used -= b.requested;
         p.live -= 1;
         if p.destroyed {
@@ -661,9 +681,18 @@ fn uncount(place: Place, host: &mut HostMemory, vmm: &Vmm, size: u64) {
 /// `keep` bytes; chunks with work in flight (no synchronisation since a copy or memset
 /// to them) stay unless `force`.
 fn release_chunks(p: &mut Pool, vmm: &mut Vmm, host: &mut HostMemory, keep: u64, force: bool) {
+    p.freeing
+        .retain(|(_, _, marks)| marks.iter().any(|m| !m.reached()));
     let chunks: Vec<(u64, u64)> = p.chunks.iter().rev().map(|(c, s)| (*c, *s)).collect();
     for (c, size) in chunks {
         if p.reserved - size < keep {
+            continue;
+        }
+        let freeing = p
+            .freeing
+            .iter()
+            .any(|(a, len, _)| *a < c + size && c < a + len);
+        if freeing && !force {
             continue;
         }
         let Some((&f, &fl)) = p.free.range(..=c).next_back() else {
@@ -724,8 +753,14 @@ fn pool_file(pool: u64) -> std::io::Result<OwnedFd> {
 impl State {
     /// Frees the pool allocation at `ptr` (cuMemFreeAsync, and cuMemFree, which the H200
     /// lets free stream-ordered memory); false if no pool allocation starts there.
-    pub fn free_pool_allocation(&mut self, ptr: u64) -> bool {
-        self.pools.free(&mut self.vmm, &mut self.host, ptr)
+    /// `pending`: for cuMemFreeAsync, the work the free follows that has not run (the
+    /// block's chunk stays until it has: `Pool::freeing`).
+    pub fn free_pool_allocation(
+        &mut self,
+        ptr: u64,
+        pending: Vec<super::stream_queues::Mark>,
+    ) -> bool {
+        self.pools.free(&mut self.vmm, &mut self.host, ptr, pending)
     }
 
     /// At a stream, event or context synchronisation: pools give memory back down to

@@ -90,6 +90,17 @@ pub enum Schedule {
     Random(u64),
 }
 
+/// Whether work is deferred (`CUMOCK_SCHEDULE=lazy` or `random:SEED`): then the work a
+/// GPU may finish after the call returns is queued even where nothing is pending before
+/// it (a synchronous memset, a synchronous copy from pageable memory once staged), so that
+/// work on other streams with nothing ordering it sees it stale. Under `eager` such work
+/// runs in the call when nothing is pending, which is the order the H200 showed (a later
+/// memset on a non-blocking stream saw a synchronous one done: probe host_memory,
+/// memset-async-and-2d-async).
+pub fn deferred() -> bool {
+    !matches!(Schedule::get(), Schedule::Eager)
+}
+
 /// The longest a job waits under `CUMOCK_SCHEDULE=lazy` when nothing asks for it.
 pub const LAZY_LIMIT: std::time::Duration = std::time::Duration::from_millis(250);
 /// The longest delay before a job under `CUMOCK_SCHEDULE=random:SEED`.
@@ -321,6 +332,17 @@ fn sync_marks(stream: StreamId, order: Order) -> Vec<Mark> {
     if order == Order::Legacy {
         marks.extend(q.implicit_marks(key, order));
     }
+    marks.retain(|m| !m.reached());
+    marks
+}
+
+/// The points work issued now on `stream` follows (its queue's tail and what the legacy
+/// semantics add), not reached yet: where a cuMemFreeAsync issued now completes.
+pub fn marks_before(stream: StreamId, order: Order) -> Vec<Mark> {
+    let key = QueueKey::of(stream);
+    let q = QUEUES.lock();
+    let mut marks: Vec<Mark> = q.by_stream.get(&key).map(Queue::tail).into_iter().collect();
+    marks.extend(q.implicit_marks(key, order));
     marks.retain(|m| !m.reached());
     marks
 }

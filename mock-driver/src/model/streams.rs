@@ -79,6 +79,7 @@ impl Driver {
         let order = self.stream_order(stream)?;
         stream_queues::drain(stream, order);
         stream_queues::seen_done(stream, order);
+        self.settle_host_writes();
         Ok(())
     }
 
@@ -200,6 +201,7 @@ impl Driver {
             ));
         }
         stream_queues::seen_done(stream, order);
+        self.settle_host_writes();
         self.check_sticky_current()?;
         Ok(())
     }
@@ -213,6 +215,7 @@ impl Driver {
         }
         self.flush_printf();
         super::ordering::event_done(event);
+        self.settle_host_writes();
         self.check_sticky_current()?;
         self.synchronized();
         Ok(())
