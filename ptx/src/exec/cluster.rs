@@ -243,9 +243,14 @@ impl BlockCtx<'_> {
     pub(super) fn exit_lanes(&mut self, w: &mut Warp, m: u32) {
         w.exited |= m;
         self.exited_threads += m.count_ones();
+        // Only while the cluster's barrier has arrivals (every exit of every kernel
+        // comes here: a loop over the lanes would cost each one).
+        if self.cluster_bar.arrived == 0 {
+            return;
+        }
         let pending = self.cluster_bar.completed.wrapping_add(1);
         for_lanes(m, |l| {
-            if self.cluster_bar.arrived > 0 && w.cluster_target[l] == pending {
+            if w.cluster_target[l] == pending {
                 self.cluster_bar.exited_arrived += 1;
             }
         });
