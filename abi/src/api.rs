@@ -4561,5 +4561,979 @@ macro_rules! for_each_export {
     };
 }
 
+/// The CUDA version of the headers (cuda.h's `CUDA_VERSION`): the version
+/// [`entry_point!`] resolves base names at.
+pub const CUDA_VERSION: u32 = 13000;
+
+/// Every base name and the export cuGetProcAddress gives for it at [`CUDA_VERSION`]
+/// with the legacy default stream, as [`entry_point!`] declares them.
+pub const ENTRY_POINTS: &[(&str, &str)] = &[
+    ("cuArray3DCreate", "cuArray3DCreate_v2"),
+    ("cuArray3DGetDescriptor", "cuArray3DGetDescriptor_v2"),
+    ("cuArrayCreate", "cuArrayCreate_v2"),
+    ("cuArrayDestroy", "cuArrayDestroy"),
+    ("cuArrayGetDescriptor", "cuArrayGetDescriptor_v2"),
+    ("cuArrayGetMemoryRequirements", "cuArrayGetMemoryRequirements"),
+    ("cuArrayGetPlane", "cuArrayGetPlane"),
+    ("cuArrayGetSparseProperties", "cuArrayGetSparseProperties"),
+    ("cuCheckpointProcessCheckpoint", "cuCheckpointProcessCheckpoint"),
+    ("cuCheckpointProcessGetRestoreThreadId", "cuCheckpointProcessGetRestoreThreadId"),
+    ("cuCheckpointProcessGetState", "cuCheckpointProcessGetState"),
+    ("cuCheckpointProcessLock", "cuCheckpointProcessLock"),
+    ("cuCheckpointProcessRestore", "cuCheckpointProcessRestore"),
+    ("cuCheckpointProcessUnlock", "cuCheckpointProcessUnlock"),
+    ("cuCoredumpGetAttribute", "cuCoredumpGetAttribute"),
+    ("cuCoredumpGetAttributeGlobal", "cuCoredumpGetAttributeGlobal"),
+    ("cuCoredumpSetAttribute", "cuCoredumpSetAttribute"),
+    ("cuCoredumpSetAttributeGlobal", "cuCoredumpSetAttributeGlobal"),
+    ("cuCtxAttach", "cuCtxAttach"),
+    ("cuCtxCreate", "cuCtxCreate_v4"),
+    ("cuCtxDestroy", "cuCtxDestroy_v2"),
+    ("cuCtxDetach", "cuCtxDetach"),
+    ("cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess"),
+    ("cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess"),
+    ("cuCtxFromGreenCtx", "cuCtxFromGreenCtx"),
+    ("cuCtxGetApiVersion", "cuCtxGetApiVersion"),
+    ("cuCtxGetCacheConfig", "cuCtxGetCacheConfig"),
+    ("cuCtxGetCurrent", "cuCtxGetCurrent"),
+    ("cuCtxGetDevResource", "cuCtxGetDevResource"),
+    ("cuCtxGetDevice", "cuCtxGetDevice_v2"),
+    ("cuCtxGetExecAffinity", "cuCtxGetExecAffinity"),
+    ("cuCtxGetFlags", "cuCtxGetFlags"),
+    ("cuCtxGetId", "cuCtxGetId"),
+    ("cuCtxGetLimit", "cuCtxGetLimit"),
+    ("cuCtxGetSharedMemConfig", "cuCtxGetSharedMemConfig"),
+    ("cuCtxGetStreamPriorityRange", "cuCtxGetStreamPriorityRange"),
+    ("cuCtxPopCurrent", "cuCtxPopCurrent_v2"),
+    ("cuCtxPushCurrent", "cuCtxPushCurrent_v2"),
+    ("cuCtxRecordEvent", "cuCtxRecordEvent"),
+    ("cuCtxResetPersistingL2Cache", "cuCtxResetPersistingL2Cache"),
+    ("cuCtxSetCacheConfig", "cuCtxSetCacheConfig"),
+    ("cuCtxSetCurrent", "cuCtxSetCurrent"),
+    ("cuCtxSetFlags", "cuCtxSetFlags"),
+    ("cuCtxSetLimit", "cuCtxSetLimit"),
+    ("cuCtxSetSharedMemConfig", "cuCtxSetSharedMemConfig"),
+    ("cuCtxSynchronize", "cuCtxSynchronize_v2"),
+    ("cuCtxWaitEvent", "cuCtxWaitEvent"),
+    ("cuDestroyExternalMemory", "cuDestroyExternalMemory"),
+    ("cuDestroyExternalSemaphore", "cuDestroyExternalSemaphore"),
+    ("cuDevResourceGenerateDesc", "cuDevResourceGenerateDesc"),
+    ("cuDevSmResourceSplitByCount", "cuDevSmResourceSplitByCount"),
+    ("cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer"),
+    ("cuDeviceComputeCapability", "cuDeviceComputeCapability"),
+    ("cuDeviceGet", "cuDeviceGet"),
+    ("cuDeviceGetAttribute", "cuDeviceGetAttribute"),
+    ("cuDeviceGetByPCIBusId", "cuDeviceGetByPCIBusId"),
+    ("cuDeviceGetCount", "cuDeviceGetCount"),
+    ("cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool"),
+    ("cuDeviceGetDevResource", "cuDeviceGetDevResource"),
+    ("cuDeviceGetExecAffinitySupport", "cuDeviceGetExecAffinitySupport"),
+    ("cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute"),
+    ("cuDeviceGetHostAtomicCapabilities", "cuDeviceGetHostAtomicCapabilities"),
+    ("cuDeviceGetLuid", "cuDeviceGetLuid"),
+    ("cuDeviceGetMemPool", "cuDeviceGetMemPool"),
+    ("cuDeviceGetName", "cuDeviceGetName"),
+    ("cuDeviceGetNvSciSyncAttributes", "cuDeviceGetNvSciSyncAttributes"),
+    ("cuDeviceGetP2PAtomicCapabilities", "cuDeviceGetP2PAtomicCapabilities"),
+    ("cuDeviceGetP2PAttribute", "cuDeviceGetP2PAttribute"),
+    ("cuDeviceGetPCIBusId", "cuDeviceGetPCIBusId"),
+    ("cuDeviceGetProperties", "cuDeviceGetProperties"),
+    ("cuDeviceGetTexture1DLinearMaxWidth", "cuDeviceGetTexture1DLinearMaxWidth"),
+    ("cuDeviceGetUuid", "cuDeviceGetUuid_v2"),
+    ("cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim"),
+    ("cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState"),
+    ("cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2"),
+    ("cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2"),
+    ("cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain"),
+    ("cuDevicePrimaryCtxSetFlags", "cuDevicePrimaryCtxSetFlags_v2"),
+    ("cuDeviceRegisterAsyncNotification", "cuDeviceRegisterAsyncNotification"),
+    ("cuDeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute"),
+    ("cuDeviceSetMemPool", "cuDeviceSetMemPool"),
+    ("cuDeviceTotalMem", "cuDeviceTotalMem_v2"),
+    ("cuDeviceUnregisterAsyncNotification", "cuDeviceUnregisterAsyncNotification"),
+    ("cuDriverGetVersion", "cuDriverGetVersion"),
+    ("cuEGLStreamConsumerAcquireFrame", "cuEGLStreamConsumerAcquireFrame"),
+    ("cuEGLStreamConsumerConnect", "cuEGLStreamConsumerConnect"),
+    ("cuEGLStreamConsumerConnectWithFlags", "cuEGLStreamConsumerConnectWithFlags"),
+    ("cuEGLStreamConsumerDisconnect", "cuEGLStreamConsumerDisconnect"),
+    ("cuEGLStreamConsumerReleaseFrame", "cuEGLStreamConsumerReleaseFrame"),
+    ("cuEGLStreamProducerConnect", "cuEGLStreamProducerConnect"),
+    ("cuEGLStreamProducerDisconnect", "cuEGLStreamProducerDisconnect"),
+    ("cuEGLStreamProducerPresentFrame", "cuEGLStreamProducerPresentFrame"),
+    ("cuEGLStreamProducerReturnFrame", "cuEGLStreamProducerReturnFrame"),
+    ("cuEventCreate", "cuEventCreate"),
+    ("cuEventDestroy", "cuEventDestroy_v2"),
+    ("cuEventElapsedTime", "cuEventElapsedTime_v2"),
+    ("cuEventQuery", "cuEventQuery"),
+    ("cuEventRecord", "cuEventRecord"),
+    ("cuEventRecordWithFlags", "cuEventRecordWithFlags"),
+    ("cuEventSynchronize", "cuEventSynchronize"),
+    ("cuExternalMemoryGetMappedBuffer", "cuExternalMemoryGetMappedBuffer"),
+    ("cuExternalMemoryGetMappedMipmappedArray", "cuExternalMemoryGetMappedMipmappedArray"),
+    ("cuFlushGPUDirectRDMAWrites", "cuFlushGPUDirectRDMAWrites"),
+    ("cuFuncGetAttribute", "cuFuncGetAttribute"),
+    ("cuFuncGetModule", "cuFuncGetModule"),
+    ("cuFuncGetName", "cuFuncGetName"),
+    ("cuFuncGetParamInfo", "cuFuncGetParamInfo"),
+    ("cuFuncIsLoaded", "cuFuncIsLoaded"),
+    ("cuFuncLoad", "cuFuncLoad"),
+    ("cuFuncSetAttribute", "cuFuncSetAttribute"),
+    ("cuFuncSetBlockShape", "cuFuncSetBlockShape"),
+    ("cuFuncSetCacheConfig", "cuFuncSetCacheConfig"),
+    ("cuFuncSetSharedMemConfig", "cuFuncSetSharedMemConfig"),
+    ("cuFuncSetSharedSize", "cuFuncSetSharedSize"),
+    ("cuGLCtxCreate", "cuGLCtxCreate_v2"),
+    ("cuGLGetDevices", "cuGLGetDevices_v2"),
+    ("cuGLInit", "cuGLInit"),
+    ("cuGLMapBufferObject", "cuGLMapBufferObject_v2"),
+    ("cuGLMapBufferObjectAsync", "cuGLMapBufferObjectAsync_v2"),
+    ("cuGLRegisterBufferObject", "cuGLRegisterBufferObject"),
+    ("cuGLSetBufferObjectMapFlags", "cuGLSetBufferObjectMapFlags"),
+    ("cuGLUnmapBufferObject", "cuGLUnmapBufferObject"),
+    ("cuGLUnmapBufferObjectAsync", "cuGLUnmapBufferObjectAsync"),
+    ("cuGLUnregisterBufferObject", "cuGLUnregisterBufferObject"),
+    ("cuGetErrorName", "cuGetErrorName"),
+    ("cuGetErrorString", "cuGetErrorString"),
+    ("cuGetExportTable", "cuGetExportTable"),
+    ("cuGetProcAddress", "cuGetProcAddress_v2"),
+    ("cuGraphAddBatchMemOpNode", "cuGraphAddBatchMemOpNode"),
+    ("cuGraphAddChildGraphNode", "cuGraphAddChildGraphNode"),
+    ("cuGraphAddDependencies", "cuGraphAddDependencies_v2"),
+    ("cuGraphAddEmptyNode", "cuGraphAddEmptyNode"),
+    ("cuGraphAddEventRecordNode", "cuGraphAddEventRecordNode"),
+    ("cuGraphAddEventWaitNode", "cuGraphAddEventWaitNode"),
+    ("cuGraphAddExternalSemaphoresSignalNode", "cuGraphAddExternalSemaphoresSignalNode"),
+    ("cuGraphAddExternalSemaphoresWaitNode", "cuGraphAddExternalSemaphoresWaitNode"),
+    ("cuGraphAddHostNode", "cuGraphAddHostNode"),
+    ("cuGraphAddKernelNode", "cuGraphAddKernelNode_v2"),
+    ("cuGraphAddMemAllocNode", "cuGraphAddMemAllocNode"),
+    ("cuGraphAddMemFreeNode", "cuGraphAddMemFreeNode"),
+    ("cuGraphAddMemcpyNode", "cuGraphAddMemcpyNode"),
+    ("cuGraphAddMemsetNode", "cuGraphAddMemsetNode"),
+    ("cuGraphAddNode", "cuGraphAddNode_v2"),
+    ("cuGraphBatchMemOpNodeGetParams", "cuGraphBatchMemOpNodeGetParams"),
+    ("cuGraphBatchMemOpNodeSetParams", "cuGraphBatchMemOpNodeSetParams"),
+    ("cuGraphChildGraphNodeGetGraph", "cuGraphChildGraphNodeGetGraph"),
+    ("cuGraphClone", "cuGraphClone"),
+    ("cuGraphConditionalHandleCreate", "cuGraphConditionalHandleCreate"),
+    ("cuGraphCreate", "cuGraphCreate"),
+    ("cuGraphDebugDotPrint", "cuGraphDebugDotPrint"),
+    ("cuGraphDestroy", "cuGraphDestroy"),
+    ("cuGraphDestroyNode", "cuGraphDestroyNode"),
+    ("cuGraphEventRecordNodeGetEvent", "cuGraphEventRecordNodeGetEvent"),
+    ("cuGraphEventRecordNodeSetEvent", "cuGraphEventRecordNodeSetEvent"),
+    ("cuGraphEventWaitNodeGetEvent", "cuGraphEventWaitNodeGetEvent"),
+    ("cuGraphEventWaitNodeSetEvent", "cuGraphEventWaitNodeSetEvent"),
+    ("cuGraphExecBatchMemOpNodeSetParams", "cuGraphExecBatchMemOpNodeSetParams"),
+    ("cuGraphExecChildGraphNodeSetParams", "cuGraphExecChildGraphNodeSetParams"),
+    ("cuGraphExecDestroy", "cuGraphExecDestroy"),
+    ("cuGraphExecEventRecordNodeSetEvent", "cuGraphExecEventRecordNodeSetEvent"),
+    ("cuGraphExecEventWaitNodeSetEvent", "cuGraphExecEventWaitNodeSetEvent"),
+    ("cuGraphExecExternalSemaphoresSignalNodeSetParams", "cuGraphExecExternalSemaphoresSignalNodeSetParams"),
+    ("cuGraphExecExternalSemaphoresWaitNodeSetParams", "cuGraphExecExternalSemaphoresWaitNodeSetParams"),
+    ("cuGraphExecGetFlags", "cuGraphExecGetFlags"),
+    ("cuGraphExecHostNodeSetParams", "cuGraphExecHostNodeSetParams"),
+    ("cuGraphExecKernelNodeSetParams", "cuGraphExecKernelNodeSetParams_v2"),
+    ("cuGraphExecMemcpyNodeSetParams", "cuGraphExecMemcpyNodeSetParams"),
+    ("cuGraphExecMemsetNodeSetParams", "cuGraphExecMemsetNodeSetParams"),
+    ("cuGraphExecNodeSetParams", "cuGraphExecNodeSetParams"),
+    ("cuGraphExecUpdate", "cuGraphExecUpdate_v2"),
+    ("cuGraphExternalSemaphoresSignalNodeGetParams", "cuGraphExternalSemaphoresSignalNodeGetParams"),
+    ("cuGraphExternalSemaphoresSignalNodeSetParams", "cuGraphExternalSemaphoresSignalNodeSetParams"),
+    ("cuGraphExternalSemaphoresWaitNodeGetParams", "cuGraphExternalSemaphoresWaitNodeGetParams"),
+    ("cuGraphExternalSemaphoresWaitNodeSetParams", "cuGraphExternalSemaphoresWaitNodeSetParams"),
+    ("cuGraphGetEdges", "cuGraphGetEdges_v2"),
+    ("cuGraphGetNodes", "cuGraphGetNodes"),
+    ("cuGraphGetRootNodes", "cuGraphGetRootNodes"),
+    ("cuGraphHostNodeGetParams", "cuGraphHostNodeGetParams"),
+    ("cuGraphHostNodeSetParams", "cuGraphHostNodeSetParams"),
+    ("cuGraphInstantiate", "cuGraphInstantiate_v2"),
+    ("cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags"),
+    ("cuGraphInstantiateWithParams", "cuGraphInstantiateWithParams"),
+    ("cuGraphKernelNodeCopyAttributes", "cuGraphKernelNodeCopyAttributes"),
+    ("cuGraphKernelNodeGetAttribute", "cuGraphKernelNodeGetAttribute"),
+    ("cuGraphKernelNodeGetParams", "cuGraphKernelNodeGetParams_v2"),
+    ("cuGraphKernelNodeSetAttribute", "cuGraphKernelNodeSetAttribute"),
+    ("cuGraphKernelNodeSetParams", "cuGraphKernelNodeSetParams_v2"),
+    ("cuGraphLaunch", "cuGraphLaunch"),
+    ("cuGraphMemAllocNodeGetParams", "cuGraphMemAllocNodeGetParams"),
+    ("cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams"),
+    ("cuGraphMemcpyNodeGetParams", "cuGraphMemcpyNodeGetParams"),
+    ("cuGraphMemcpyNodeSetParams", "cuGraphMemcpyNodeSetParams"),
+    ("cuGraphMemsetNodeGetParams", "cuGraphMemsetNodeGetParams"),
+    ("cuGraphMemsetNodeSetParams", "cuGraphMemsetNodeSetParams"),
+    ("cuGraphNodeFindInClone", "cuGraphNodeFindInClone"),
+    ("cuGraphNodeGetDependencies", "cuGraphNodeGetDependencies_v2"),
+    ("cuGraphNodeGetDependentNodes", "cuGraphNodeGetDependentNodes_v2"),
+    ("cuGraphNodeGetEnabled", "cuGraphNodeGetEnabled"),
+    ("cuGraphNodeGetType", "cuGraphNodeGetType"),
+    ("cuGraphNodeSetEnabled", "cuGraphNodeSetEnabled"),
+    ("cuGraphNodeSetParams", "cuGraphNodeSetParams"),
+    ("cuGraphReleaseUserObject", "cuGraphReleaseUserObject"),
+    ("cuGraphRemoveDependencies", "cuGraphRemoveDependencies_v2"),
+    ("cuGraphRetainUserObject", "cuGraphRetainUserObject"),
+    ("cuGraphUpload", "cuGraphUpload"),
+    ("cuGraphicsEGLRegisterImage", "cuGraphicsEGLRegisterImage"),
+    ("cuGraphicsGLRegisterBuffer", "cuGraphicsGLRegisterBuffer"),
+    ("cuGraphicsGLRegisterImage", "cuGraphicsGLRegisterImage"),
+    ("cuGraphicsMapResources", "cuGraphicsMapResources"),
+    ("cuGraphicsResourceGetMappedEglFrame", "cuGraphicsResourceGetMappedEglFrame"),
+    ("cuGraphicsResourceGetMappedMipmappedArray", "cuGraphicsResourceGetMappedMipmappedArray"),
+    ("cuGraphicsResourceGetMappedPointer", "cuGraphicsResourceGetMappedPointer_v2"),
+    ("cuGraphicsResourceSetMapFlags", "cuGraphicsResourceSetMapFlags_v2"),
+    ("cuGraphicsSubResourceGetMappedArray", "cuGraphicsSubResourceGetMappedArray"),
+    ("cuGraphicsUnmapResources", "cuGraphicsUnmapResources"),
+    ("cuGraphicsUnregisterResource", "cuGraphicsUnregisterResource"),
+    ("cuGraphicsVDPAURegisterOutputSurface", "cuGraphicsVDPAURegisterOutputSurface"),
+    ("cuGraphicsVDPAURegisterVideoSurface", "cuGraphicsVDPAURegisterVideoSurface"),
+    ("cuGreenCtxCreate", "cuGreenCtxCreate"),
+    ("cuGreenCtxDestroy", "cuGreenCtxDestroy"),
+    ("cuGreenCtxGetDevResource", "cuGreenCtxGetDevResource"),
+    ("cuGreenCtxGetId", "cuGreenCtxGetId"),
+    ("cuGreenCtxRecordEvent", "cuGreenCtxRecordEvent"),
+    ("cuGreenCtxStreamCreate", "cuGreenCtxStreamCreate"),
+    ("cuGreenCtxWaitEvent", "cuGreenCtxWaitEvent"),
+    ("cuImportExternalMemory", "cuImportExternalMemory"),
+    ("cuImportExternalSemaphore", "cuImportExternalSemaphore"),
+    ("cuInit", "cuInit"),
+    ("cuIpcCloseMemHandle", "cuIpcCloseMemHandle"),
+    ("cuIpcGetEventHandle", "cuIpcGetEventHandle"),
+    ("cuIpcGetMemHandle", "cuIpcGetMemHandle"),
+    ("cuIpcOpenEventHandle", "cuIpcOpenEventHandle"),
+    ("cuIpcOpenMemHandle", "cuIpcOpenMemHandle_v2"),
+    ("cuKernelGetAttribute", "cuKernelGetAttribute"),
+    ("cuKernelGetFunction", "cuKernelGetFunction"),
+    ("cuKernelGetLibrary", "cuKernelGetLibrary"),
+    ("cuKernelGetName", "cuKernelGetName"),
+    ("cuKernelGetParamInfo", "cuKernelGetParamInfo"),
+    ("cuKernelSetAttribute", "cuKernelSetAttribute"),
+    ("cuKernelSetCacheConfig", "cuKernelSetCacheConfig"),
+    ("cuLaunch", "cuLaunch"),
+    ("cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel"),
+    ("cuLaunchCooperativeKernelMultiDevice", "cuLaunchCooperativeKernelMultiDevice"),
+    ("cuLaunchGrid", "cuLaunchGrid"),
+    ("cuLaunchGridAsync", "cuLaunchGridAsync"),
+    ("cuLaunchHostFunc", "cuLaunchHostFunc"),
+    ("cuLaunchKernel", "cuLaunchKernel"),
+    ("cuLaunchKernelEx", "cuLaunchKernelEx"),
+    ("cuLibraryEnumerateKernels", "cuLibraryEnumerateKernels"),
+    ("cuLibraryGetGlobal", "cuLibraryGetGlobal"),
+    ("cuLibraryGetKernel", "cuLibraryGetKernel"),
+    ("cuLibraryGetKernelCount", "cuLibraryGetKernelCount"),
+    ("cuLibraryGetManaged", "cuLibraryGetManaged"),
+    ("cuLibraryGetModule", "cuLibraryGetModule"),
+    ("cuLibraryGetUnifiedFunction", "cuLibraryGetUnifiedFunction"),
+    ("cuLibraryLoadData", "cuLibraryLoadData"),
+    ("cuLibraryLoadFromFile", "cuLibraryLoadFromFile"),
+    ("cuLibraryUnload", "cuLibraryUnload"),
+    ("cuLinkAddData", "cuLinkAddData_v2"),
+    ("cuLinkAddFile", "cuLinkAddFile_v2"),
+    ("cuLinkComplete", "cuLinkComplete"),
+    ("cuLinkCreate", "cuLinkCreate_v2"),
+    ("cuLinkDestroy", "cuLinkDestroy"),
+    ("cuLogsCurrent", "cuLogsCurrent"),
+    ("cuLogsDumpToFile", "cuLogsDumpToFile"),
+    ("cuLogsDumpToMemory", "cuLogsDumpToMemory"),
+    ("cuLogsRegisterCallback", "cuLogsRegisterCallback"),
+    ("cuLogsUnregisterCallback", "cuLogsUnregisterCallback"),
+    ("cuMemAddressFree", "cuMemAddressFree"),
+    ("cuMemAddressReserve", "cuMemAddressReserve"),
+    ("cuMemAdvise", "cuMemAdvise_v2"),
+    ("cuMemAlloc", "cuMemAlloc_v2"),
+    ("cuMemAllocAsync", "cuMemAllocAsync"),
+    ("cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync"),
+    ("cuMemAllocHost", "cuMemAllocHost_v2"),
+    ("cuMemAllocManaged", "cuMemAllocManaged"),
+    ("cuMemAllocPitch", "cuMemAllocPitch_v2"),
+    ("cuMemBatchDecompressAsync", "cuMemBatchDecompressAsync"),
+    ("cuMemCreate", "cuMemCreate"),
+    ("cuMemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync"),
+    ("cuMemDiscardBatchAsync", "cuMemDiscardBatchAsync"),
+    ("cuMemExportToShareableHandle", "cuMemExportToShareableHandle"),
+    ("cuMemFree", "cuMemFree_v2"),
+    ("cuMemFreeAsync", "cuMemFreeAsync"),
+    ("cuMemFreeHost", "cuMemFreeHost"),
+    ("cuMemGetAccess", "cuMemGetAccess"),
+    ("cuMemGetAddressRange", "cuMemGetAddressRange_v2"),
+    ("cuMemGetAllocationGranularity", "cuMemGetAllocationGranularity"),
+    ("cuMemGetAllocationPropertiesFromHandle", "cuMemGetAllocationPropertiesFromHandle"),
+    ("cuMemGetDefaultMemPool", "cuMemGetDefaultMemPool"),
+    ("cuMemGetHandleForAddressRange", "cuMemGetHandleForAddressRange"),
+    ("cuMemGetInfo", "cuMemGetInfo_v2"),
+    ("cuMemGetMemPool", "cuMemGetMemPool"),
+    ("cuMemHostAlloc", "cuMemHostAlloc"),
+    ("cuMemHostGetDevicePointer", "cuMemHostGetDevicePointer_v2"),
+    ("cuMemHostGetFlags", "cuMemHostGetFlags"),
+    ("cuMemHostRegister", "cuMemHostRegister_v2"),
+    ("cuMemHostUnregister", "cuMemHostUnregister"),
+    ("cuMemImportFromShareableHandle", "cuMemImportFromShareableHandle"),
+    ("cuMemMap", "cuMemMap"),
+    ("cuMemMapArrayAsync", "cuMemMapArrayAsync"),
+    ("cuMemPoolCreate", "cuMemPoolCreate"),
+    ("cuMemPoolDestroy", "cuMemPoolDestroy"),
+    ("cuMemPoolExportPointer", "cuMemPoolExportPointer"),
+    ("cuMemPoolExportToShareableHandle", "cuMemPoolExportToShareableHandle"),
+    ("cuMemPoolGetAccess", "cuMemPoolGetAccess"),
+    ("cuMemPoolGetAttribute", "cuMemPoolGetAttribute"),
+    ("cuMemPoolImportFromShareableHandle", "cuMemPoolImportFromShareableHandle"),
+    ("cuMemPoolImportPointer", "cuMemPoolImportPointer"),
+    ("cuMemPoolSetAccess", "cuMemPoolSetAccess"),
+    ("cuMemPoolSetAttribute", "cuMemPoolSetAttribute"),
+    ("cuMemPoolTrimTo", "cuMemPoolTrimTo"),
+    ("cuMemPrefetchAsync", "cuMemPrefetchAsync_v2"),
+    ("cuMemPrefetchBatchAsync", "cuMemPrefetchBatchAsync"),
+    ("cuMemRangeGetAttribute", "cuMemRangeGetAttribute"),
+    ("cuMemRangeGetAttributes", "cuMemRangeGetAttributes"),
+    ("cuMemRelease", "cuMemRelease"),
+    ("cuMemRetainAllocationHandle", "cuMemRetainAllocationHandle"),
+    ("cuMemSetAccess", "cuMemSetAccess"),
+    ("cuMemSetMemPool", "cuMemSetMemPool"),
+    ("cuMemUnmap", "cuMemUnmap"),
+    ("cuMemcpy", "cuMemcpy"),
+    ("cuMemcpy2D", "cuMemcpy2D_v2"),
+    ("cuMemcpy2DAsync", "cuMemcpy2DAsync_v2"),
+    ("cuMemcpy2DUnaligned", "cuMemcpy2DUnaligned_v2"),
+    ("cuMemcpy3D", "cuMemcpy3D_v2"),
+    ("cuMemcpy3DAsync", "cuMemcpy3DAsync_v2"),
+    ("cuMemcpy3DBatchAsync", "cuMemcpy3DBatchAsync_v2"),
+    ("cuMemcpy3DPeer", "cuMemcpy3DPeer"),
+    ("cuMemcpy3DPeerAsync", "cuMemcpy3DPeerAsync"),
+    ("cuMemcpyAsync", "cuMemcpyAsync"),
+    ("cuMemcpyAtoA", "cuMemcpyAtoA_v2"),
+    ("cuMemcpyAtoD", "cuMemcpyAtoD_v2"),
+    ("cuMemcpyAtoH", "cuMemcpyAtoH_v2"),
+    ("cuMemcpyAtoHAsync", "cuMemcpyAtoHAsync_v2"),
+    ("cuMemcpyBatchAsync", "cuMemcpyBatchAsync_v2"),
+    ("cuMemcpyDtoA", "cuMemcpyDtoA_v2"),
+    ("cuMemcpyDtoD", "cuMemcpyDtoD_v2"),
+    ("cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2"),
+    ("cuMemcpyDtoH", "cuMemcpyDtoH_v2"),
+    ("cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2"),
+    ("cuMemcpyHtoA", "cuMemcpyHtoA_v2"),
+    ("cuMemcpyHtoAAsync", "cuMemcpyHtoAAsync_v2"),
+    ("cuMemcpyHtoD", "cuMemcpyHtoD_v2"),
+    ("cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2"),
+    ("cuMemcpyPeer", "cuMemcpyPeer"),
+    ("cuMemcpyPeerAsync", "cuMemcpyPeerAsync"),
+    ("cuMemsetD16", "cuMemsetD16_v2"),
+    ("cuMemsetD16Async", "cuMemsetD16Async"),
+    ("cuMemsetD2D16", "cuMemsetD2D16_v2"),
+    ("cuMemsetD2D16Async", "cuMemsetD2D16Async"),
+    ("cuMemsetD2D32", "cuMemsetD2D32_v2"),
+    ("cuMemsetD2D32Async", "cuMemsetD2D32Async"),
+    ("cuMemsetD2D8", "cuMemsetD2D8_v2"),
+    ("cuMemsetD2D8Async", "cuMemsetD2D8Async"),
+    ("cuMemsetD32", "cuMemsetD32_v2"),
+    ("cuMemsetD32Async", "cuMemsetD32Async"),
+    ("cuMemsetD8", "cuMemsetD8_v2"),
+    ("cuMemsetD8Async", "cuMemsetD8Async"),
+    ("cuMipmappedArrayCreate", "cuMipmappedArrayCreate"),
+    ("cuMipmappedArrayDestroy", "cuMipmappedArrayDestroy"),
+    ("cuMipmappedArrayGetLevel", "cuMipmappedArrayGetLevel"),
+    ("cuMipmappedArrayGetMemoryRequirements", "cuMipmappedArrayGetMemoryRequirements"),
+    ("cuMipmappedArrayGetSparseProperties", "cuMipmappedArrayGetSparseProperties"),
+    ("cuModuleEnumerateFunctions", "cuModuleEnumerateFunctions"),
+    ("cuModuleGetFunction", "cuModuleGetFunction"),
+    ("cuModuleGetFunctionCount", "cuModuleGetFunctionCount"),
+    ("cuModuleGetGlobal", "cuModuleGetGlobal_v2"),
+    ("cuModuleGetLoadingMode", "cuModuleGetLoadingMode"),
+    ("cuModuleGetSurfRef", "cuModuleGetSurfRef"),
+    ("cuModuleGetTexRef", "cuModuleGetTexRef"),
+    ("cuModuleLoad", "cuModuleLoad"),
+    ("cuModuleLoadData", "cuModuleLoadData"),
+    ("cuModuleLoadDataEx", "cuModuleLoadDataEx"),
+    ("cuModuleLoadFatBinary", "cuModuleLoadFatBinary"),
+    ("cuModuleUnload", "cuModuleUnload"),
+    ("cuMulticastAddDevice", "cuMulticastAddDevice"),
+    ("cuMulticastBindAddr", "cuMulticastBindAddr"),
+    ("cuMulticastBindMem", "cuMulticastBindMem"),
+    ("cuMulticastCreate", "cuMulticastCreate"),
+    ("cuMulticastGetGranularity", "cuMulticastGetGranularity"),
+    ("cuMulticastUnbind", "cuMulticastUnbind"),
+    ("cuOccupancyAvailableDynamicSMemPerBlock", "cuOccupancyAvailableDynamicSMemPerBlock"),
+    ("cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
+    ("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags"),
+    ("cuOccupancyMaxActiveClusters", "cuOccupancyMaxActiveClusters"),
+    ("cuOccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSize"),
+    ("cuOccupancyMaxPotentialBlockSizeWithFlags", "cuOccupancyMaxPotentialBlockSizeWithFlags"),
+    ("cuOccupancyMaxPotentialClusterSize", "cuOccupancyMaxPotentialClusterSize"),
+    ("cuParamSetSize", "cuParamSetSize"),
+    ("cuParamSetTexRef", "cuParamSetTexRef"),
+    ("cuParamSetf", "cuParamSetf"),
+    ("cuParamSeti", "cuParamSeti"),
+    ("cuParamSetv", "cuParamSetv"),
+    ("cuPointerGetAttribute", "cuPointerGetAttribute"),
+    ("cuPointerGetAttributes", "cuPointerGetAttributes"),
+    ("cuPointerSetAttribute", "cuPointerSetAttribute"),
+    ("cuProfilerInitialize", "cuProfilerInitialize"),
+    ("cuProfilerStart", "cuProfilerStart"),
+    ("cuProfilerStop", "cuProfilerStop"),
+    ("cuSignalExternalSemaphoresAsync", "cuSignalExternalSemaphoresAsync"),
+    ("cuStreamAddCallback", "cuStreamAddCallback"),
+    ("cuStreamAttachMemAsync", "cuStreamAttachMemAsync"),
+    ("cuStreamBatchMemOp", "cuStreamBatchMemOp_v2"),
+    ("cuStreamBeginCapture", "cuStreamBeginCapture_v2"),
+    ("cuStreamBeginCaptureToGraph", "cuStreamBeginCaptureToGraph"),
+    ("cuStreamCopyAttributes", "cuStreamCopyAttributes"),
+    ("cuStreamCreate", "cuStreamCreate"),
+    ("cuStreamCreateWithPriority", "cuStreamCreateWithPriority"),
+    ("cuStreamDestroy", "cuStreamDestroy_v2"),
+    ("cuStreamEndCapture", "cuStreamEndCapture"),
+    ("cuStreamGetAttribute", "cuStreamGetAttribute"),
+    ("cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v3"),
+    ("cuStreamGetCtx", "cuStreamGetCtx_v2"),
+    ("cuStreamGetDevice", "cuStreamGetDevice"),
+    ("cuStreamGetFlags", "cuStreamGetFlags"),
+    ("cuStreamGetGreenCtx", "cuStreamGetGreenCtx"),
+    ("cuStreamGetId", "cuStreamGetId"),
+    ("cuStreamGetPriority", "cuStreamGetPriority"),
+    ("cuStreamIsCapturing", "cuStreamIsCapturing"),
+    ("cuStreamQuery", "cuStreamQuery"),
+    ("cuStreamSetAttribute", "cuStreamSetAttribute"),
+    ("cuStreamSynchronize", "cuStreamSynchronize"),
+    ("cuStreamUpdateCaptureDependencies", "cuStreamUpdateCaptureDependencies_v2"),
+    ("cuStreamWaitEvent", "cuStreamWaitEvent"),
+    ("cuStreamWaitValue32", "cuStreamWaitValue32_v2"),
+    ("cuStreamWaitValue64", "cuStreamWaitValue64_v2"),
+    ("cuStreamWriteValue32", "cuStreamWriteValue32_v2"),
+    ("cuStreamWriteValue64", "cuStreamWriteValue64_v2"),
+    ("cuSurfObjectCreate", "cuSurfObjectCreate"),
+    ("cuSurfObjectDestroy", "cuSurfObjectDestroy"),
+    ("cuSurfObjectGetResourceDesc", "cuSurfObjectGetResourceDesc"),
+    ("cuSurfRefGetArray", "cuSurfRefGetArray"),
+    ("cuSurfRefSetArray", "cuSurfRefSetArray"),
+    ("cuTensorMapEncodeIm2col", "cuTensorMapEncodeIm2col"),
+    ("cuTensorMapEncodeIm2colWide", "cuTensorMapEncodeIm2colWide"),
+    ("cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled"),
+    ("cuTensorMapReplaceAddress", "cuTensorMapReplaceAddress"),
+    ("cuTexObjectCreate", "cuTexObjectCreate"),
+    ("cuTexObjectDestroy", "cuTexObjectDestroy"),
+    ("cuTexObjectGetResourceDesc", "cuTexObjectGetResourceDesc"),
+    ("cuTexObjectGetResourceViewDesc", "cuTexObjectGetResourceViewDesc"),
+    ("cuTexObjectGetTextureDesc", "cuTexObjectGetTextureDesc"),
+    ("cuTexRefCreate", "cuTexRefCreate"),
+    ("cuTexRefDestroy", "cuTexRefDestroy"),
+    ("cuTexRefGetAddress", "cuTexRefGetAddress_v2"),
+    ("cuTexRefGetAddressMode", "cuTexRefGetAddressMode"),
+    ("cuTexRefGetArray", "cuTexRefGetArray"),
+    ("cuTexRefGetBorderColor", "cuTexRefGetBorderColor"),
+    ("cuTexRefGetFilterMode", "cuTexRefGetFilterMode"),
+    ("cuTexRefGetFlags", "cuTexRefGetFlags"),
+    ("cuTexRefGetFormat", "cuTexRefGetFormat"),
+    ("cuTexRefGetMaxAnisotropy", "cuTexRefGetMaxAnisotropy"),
+    ("cuTexRefGetMipmapFilterMode", "cuTexRefGetMipmapFilterMode"),
+    ("cuTexRefGetMipmapLevelBias", "cuTexRefGetMipmapLevelBias"),
+    ("cuTexRefGetMipmapLevelClamp", "cuTexRefGetMipmapLevelClamp"),
+    ("cuTexRefGetMipmappedArray", "cuTexRefGetMipmappedArray"),
+    ("cuTexRefSetAddress", "cuTexRefSetAddress_v2"),
+    ("cuTexRefSetAddress2D", "cuTexRefSetAddress2D_v3"),
+    ("cuTexRefSetAddressMode", "cuTexRefSetAddressMode"),
+    ("cuTexRefSetArray", "cuTexRefSetArray"),
+    ("cuTexRefSetBorderColor", "cuTexRefSetBorderColor"),
+    ("cuTexRefSetFilterMode", "cuTexRefSetFilterMode"),
+    ("cuTexRefSetFlags", "cuTexRefSetFlags"),
+    ("cuTexRefSetFormat", "cuTexRefSetFormat"),
+    ("cuTexRefSetMaxAnisotropy", "cuTexRefSetMaxAnisotropy"),
+    ("cuTexRefSetMipmapFilterMode", "cuTexRefSetMipmapFilterMode"),
+    ("cuTexRefSetMipmapLevelBias", "cuTexRefSetMipmapLevelBias"),
+    ("cuTexRefSetMipmapLevelClamp", "cuTexRefSetMipmapLevelClamp"),
+    ("cuTexRefSetMipmappedArray", "cuTexRefSetMipmappedArray"),
+    ("cuThreadExchangeStreamCaptureMode", "cuThreadExchangeStreamCaptureMode"),
+    ("cuUserObjectCreate", "cuUserObjectCreate"),
+    ("cuUserObjectRelease", "cuUserObjectRelease"),
+    ("cuUserObjectRetain", "cuUserObjectRetain"),
+    ("cuVDPAUCtxCreate", "cuVDPAUCtxCreate_v2"),
+    ("cuVDPAUGetDevice", "cuVDPAUGetDevice"),
+    ("cuWaitExternalSemaphoresAsync", "cuWaitExternalSemaphoresAsync"),
+];
+
+/// The entry point cuGetProcAddress gives for a base name at [`CUDA_VERSION`] with the
+/// legacy default stream (`cuMemAlloc` is `cuMemAlloc_v2`): `entry_point!(cuMemAlloc,
+/// callback)` calls `callback! { cuMemAlloc = cuMemAlloc_v2(dptr: *mut CUdeviceptr |
+/// &mut CUdeviceptr, bytesize: usize | usize) }`, each parameter with its declared type
+/// and the type a caller holding references passes (an outer `*mut T` as `&mut T`,
+/// `*const T` as `&T`). A name without an arm is not a base name the headers declare.
+/// Types are paths that resolve in any crate.
+#[macro_export]
+macro_rules! entry_point {
+    (cuArray3DCreate, $callback:ident) => { $callback! { cuArray3DCreate = cuArray3DCreate_v2(pHandle: *mut $crate::CUarray | &mut $crate::CUarray, pAllocateArray: *const $crate::CUDA_ARRAY3D_DESCRIPTOR | &$crate::CUDA_ARRAY3D_DESCRIPTOR) } };
+    (cuArray3DGetDescriptor, $callback:ident) => { $callback! { cuArray3DGetDescriptor = cuArray3DGetDescriptor_v2(pArrayDescriptor: *mut $crate::CUDA_ARRAY3D_DESCRIPTOR | &mut $crate::CUDA_ARRAY3D_DESCRIPTOR, hArray: $crate::CUarray | $crate::CUarray) } };
+    (cuArrayCreate, $callback:ident) => { $callback! { cuArrayCreate = cuArrayCreate_v2(pHandle: *mut $crate::CUarray | &mut $crate::CUarray, pAllocateArray: *const $crate::CUDA_ARRAY_DESCRIPTOR | &$crate::CUDA_ARRAY_DESCRIPTOR) } };
+    (cuArrayDestroy, $callback:ident) => { $callback! { cuArrayDestroy = cuArrayDestroy(hArray: $crate::CUarray | $crate::CUarray) } };
+    (cuArrayGetDescriptor, $callback:ident) => { $callback! { cuArrayGetDescriptor = cuArrayGetDescriptor_v2(pArrayDescriptor: *mut $crate::CUDA_ARRAY_DESCRIPTOR | &mut $crate::CUDA_ARRAY_DESCRIPTOR, hArray: $crate::CUarray | $crate::CUarray) } };
+    (cuArrayGetMemoryRequirements, $callback:ident) => { $callback! { cuArrayGetMemoryRequirements = cuArrayGetMemoryRequirements(memoryRequirements: *mut $crate::CUDA_ARRAY_MEMORY_REQUIREMENTS | &mut $crate::CUDA_ARRAY_MEMORY_REQUIREMENTS, array: $crate::CUarray | $crate::CUarray, device: $crate::CUdevice | $crate::CUdevice) } };
+    (cuArrayGetPlane, $callback:ident) => { $callback! { cuArrayGetPlane = cuArrayGetPlane(pPlaneArray: *mut $crate::CUarray | &mut $crate::CUarray, hArray: $crate::CUarray | $crate::CUarray, planeIdx: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuArrayGetSparseProperties, $callback:ident) => { $callback! { cuArrayGetSparseProperties = cuArrayGetSparseProperties(sparseProperties: *mut $crate::CUDA_ARRAY_SPARSE_PROPERTIES | &mut $crate::CUDA_ARRAY_SPARSE_PROPERTIES, array: $crate::CUarray | $crate::CUarray) } };
+    (cuCheckpointProcessCheckpoint, $callback:ident) => { $callback! { cuCheckpointProcessCheckpoint = cuCheckpointProcessCheckpoint(pid: ::std::ffi::c_int | ::std::ffi::c_int, args: *mut $crate::CUcheckpointCheckpointArgs | &mut $crate::CUcheckpointCheckpointArgs) } };
+    (cuCheckpointProcessGetRestoreThreadId, $callback:ident) => { $callback! { cuCheckpointProcessGetRestoreThreadId = cuCheckpointProcessGetRestoreThreadId(pid: ::std::ffi::c_int | ::std::ffi::c_int, tid: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int) } };
+    (cuCheckpointProcessGetState, $callback:ident) => { $callback! { cuCheckpointProcessGetState = cuCheckpointProcessGetState(pid: ::std::ffi::c_int | ::std::ffi::c_int, state: *mut $crate::CUprocessState | &mut $crate::CUprocessState) } };
+    (cuCheckpointProcessLock, $callback:ident) => { $callback! { cuCheckpointProcessLock = cuCheckpointProcessLock(pid: ::std::ffi::c_int | ::std::ffi::c_int, args: *mut $crate::CUcheckpointLockArgs | &mut $crate::CUcheckpointLockArgs) } };
+    (cuCheckpointProcessRestore, $callback:ident) => { $callback! { cuCheckpointProcessRestore = cuCheckpointProcessRestore(pid: ::std::ffi::c_int | ::std::ffi::c_int, args: *mut $crate::CUcheckpointRestoreArgs | &mut $crate::CUcheckpointRestoreArgs) } };
+    (cuCheckpointProcessUnlock, $callback:ident) => { $callback! { cuCheckpointProcessUnlock = cuCheckpointProcessUnlock(pid: ::std::ffi::c_int | ::std::ffi::c_int, args: *mut $crate::CUcheckpointUnlockArgs | &mut $crate::CUcheckpointUnlockArgs) } };
+    (cuCoredumpGetAttribute, $callback:ident) => { $callback! { cuCoredumpGetAttribute = cuCoredumpGetAttribute(get: $crate::CUcoredumpSettings | $crate::CUcoredumpSettings, value: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, size: *mut usize | &mut usize) } };
+    (cuCoredumpGetAttributeGlobal, $callback:ident) => { $callback! { cuCoredumpGetAttributeGlobal = cuCoredumpGetAttributeGlobal(get: $crate::CUcoredumpSettings | $crate::CUcoredumpSettings, value: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, size: *mut usize | &mut usize) } };
+    (cuCoredumpSetAttribute, $callback:ident) => { $callback! { cuCoredumpSetAttribute = cuCoredumpSetAttribute(set: $crate::CUcoredumpSettings | $crate::CUcoredumpSettings, value: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, size: *mut usize | &mut usize) } };
+    (cuCoredumpSetAttributeGlobal, $callback:ident) => { $callback! { cuCoredumpSetAttributeGlobal = cuCoredumpSetAttributeGlobal(set: $crate::CUcoredumpSettings | $crate::CUcoredumpSettings, value: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, size: *mut usize | &mut usize) } };
+    (cuCtxAttach, $callback:ident) => { $callback! { cuCtxAttach = cuCtxAttach(pctx: *mut $crate::CUcontext | &mut $crate::CUcontext, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuCtxCreate, $callback:ident) => { $callback! { cuCtxCreate = cuCtxCreate_v4(pctx: *mut $crate::CUcontext | &mut $crate::CUcontext, ctxCreateParams: *mut $crate::CUctxCreateParams | &mut $crate::CUctxCreateParams, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuCtxDestroy, $callback:ident) => { $callback! { cuCtxDestroy = cuCtxDestroy_v2(ctx: $crate::CUcontext | $crate::CUcontext) } };
+    (cuCtxDetach, $callback:ident) => { $callback! { cuCtxDetach = cuCtxDetach(ctx: $crate::CUcontext | $crate::CUcontext) } };
+    (cuCtxDisablePeerAccess, $callback:ident) => { $callback! { cuCtxDisablePeerAccess = cuCtxDisablePeerAccess(peerContext: $crate::CUcontext | $crate::CUcontext) } };
+    (cuCtxEnablePeerAccess, $callback:ident) => { $callback! { cuCtxEnablePeerAccess = cuCtxEnablePeerAccess(peerContext: $crate::CUcontext | $crate::CUcontext, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuCtxFromGreenCtx, $callback:ident) => { $callback! { cuCtxFromGreenCtx = cuCtxFromGreenCtx(pContext: *mut $crate::CUcontext | &mut $crate::CUcontext, hCtx: $crate::CUgreenCtx | $crate::CUgreenCtx) } };
+    (cuCtxGetApiVersion, $callback:ident) => { $callback! { cuCtxGetApiVersion = cuCtxGetApiVersion(ctx: $crate::CUcontext | $crate::CUcontext, version: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint) } };
+    (cuCtxGetCacheConfig, $callback:ident) => { $callback! { cuCtxGetCacheConfig = cuCtxGetCacheConfig(pconfig: *mut $crate::CUfunc_cache | &mut $crate::CUfunc_cache) } };
+    (cuCtxGetCurrent, $callback:ident) => { $callback! { cuCtxGetCurrent = cuCtxGetCurrent(pctx: *mut $crate::CUcontext | &mut $crate::CUcontext) } };
+    (cuCtxGetDevResource, $callback:ident) => { $callback! { cuCtxGetDevResource = cuCtxGetDevResource(hCtx: $crate::CUcontext | $crate::CUcontext, result: *mut $crate::CUdevResource | &mut $crate::CUdevResource, type_: $crate::CUdevResourceType | $crate::CUdevResourceType) } };
+    (cuCtxGetDevice, $callback:ident) => { $callback! { cuCtxGetDevice = cuCtxGetDevice_v2(device: *mut $crate::CUdevice | &mut $crate::CUdevice, ctx: $crate::CUcontext | $crate::CUcontext) } };
+    (cuCtxGetExecAffinity, $callback:ident) => { $callback! { cuCtxGetExecAffinity = cuCtxGetExecAffinity(pExecAffinity: *mut $crate::CUexecAffinityParam | &mut $crate::CUexecAffinityParam, type_: $crate::CUexecAffinityType | $crate::CUexecAffinityType) } };
+    (cuCtxGetFlags, $callback:ident) => { $callback! { cuCtxGetFlags = cuCtxGetFlags(flags: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint) } };
+    (cuCtxGetId, $callback:ident) => { $callback! { cuCtxGetId = cuCtxGetId(ctx: $crate::CUcontext | $crate::CUcontext, ctxId: *mut ::std::ffi::c_ulonglong | &mut ::std::ffi::c_ulonglong) } };
+    (cuCtxGetLimit, $callback:ident) => { $callback! { cuCtxGetLimit = cuCtxGetLimit(pvalue: *mut usize | &mut usize, limit: $crate::CUlimit | $crate::CUlimit) } };
+    (cuCtxGetSharedMemConfig, $callback:ident) => { $callback! { cuCtxGetSharedMemConfig = cuCtxGetSharedMemConfig(pConfig: *mut $crate::CUsharedconfig | &mut $crate::CUsharedconfig) } };
+    (cuCtxGetStreamPriorityRange, $callback:ident) => { $callback! { cuCtxGetStreamPriorityRange = cuCtxGetStreamPriorityRange(leastPriority: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, greatestPriority: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int) } };
+    (cuCtxPopCurrent, $callback:ident) => { $callback! { cuCtxPopCurrent = cuCtxPopCurrent_v2(pctx: *mut $crate::CUcontext | &mut $crate::CUcontext) } };
+    (cuCtxPushCurrent, $callback:ident) => { $callback! { cuCtxPushCurrent = cuCtxPushCurrent_v2(ctx: $crate::CUcontext | $crate::CUcontext) } };
+    (cuCtxRecordEvent, $callback:ident) => { $callback! { cuCtxRecordEvent = cuCtxRecordEvent(hCtx: $crate::CUcontext | $crate::CUcontext, hEvent: $crate::CUevent | $crate::CUevent) } };
+    (cuCtxResetPersistingL2Cache, $callback:ident) => { $callback! { cuCtxResetPersistingL2Cache = cuCtxResetPersistingL2Cache() } };
+    (cuCtxSetCacheConfig, $callback:ident) => { $callback! { cuCtxSetCacheConfig = cuCtxSetCacheConfig(config: $crate::CUfunc_cache | $crate::CUfunc_cache) } };
+    (cuCtxSetCurrent, $callback:ident) => { $callback! { cuCtxSetCurrent = cuCtxSetCurrent(ctx: $crate::CUcontext | $crate::CUcontext) } };
+    (cuCtxSetFlags, $callback:ident) => { $callback! { cuCtxSetFlags = cuCtxSetFlags(flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuCtxSetLimit, $callback:ident) => { $callback! { cuCtxSetLimit = cuCtxSetLimit(limit: $crate::CUlimit | $crate::CUlimit, value: usize | usize) } };
+    (cuCtxSetSharedMemConfig, $callback:ident) => { $callback! { cuCtxSetSharedMemConfig = cuCtxSetSharedMemConfig(config: $crate::CUsharedconfig | $crate::CUsharedconfig) } };
+    (cuCtxSynchronize, $callback:ident) => { $callback! { cuCtxSynchronize = cuCtxSynchronize_v2(ctx: $crate::CUcontext | $crate::CUcontext) } };
+    (cuCtxWaitEvent, $callback:ident) => { $callback! { cuCtxWaitEvent = cuCtxWaitEvent(hCtx: $crate::CUcontext | $crate::CUcontext, hEvent: $crate::CUevent | $crate::CUevent) } };
+    (cuDestroyExternalMemory, $callback:ident) => { $callback! { cuDestroyExternalMemory = cuDestroyExternalMemory(extMem: $crate::CUexternalMemory | $crate::CUexternalMemory) } };
+    (cuDestroyExternalSemaphore, $callback:ident) => { $callback! { cuDestroyExternalSemaphore = cuDestroyExternalSemaphore(extSem: $crate::CUexternalSemaphore | $crate::CUexternalSemaphore) } };
+    (cuDevResourceGenerateDesc, $callback:ident) => { $callback! { cuDevResourceGenerateDesc = cuDevResourceGenerateDesc(phDesc: *mut $crate::CUdevResourceDesc | &mut $crate::CUdevResourceDesc, resources: *mut $crate::CUdevResource | &mut $crate::CUdevResource, nbResources: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuDevSmResourceSplitByCount, $callback:ident) => { $callback! { cuDevSmResourceSplitByCount = cuDevSmResourceSplitByCount(result: *mut $crate::CUdevResource | &mut $crate::CUdevResource, nbGroups: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint, input: *const $crate::CUdevResource | &$crate::CUdevResource, remaining: *mut $crate::CUdevResource | &mut $crate::CUdevResource, useFlags: ::std::ffi::c_uint | ::std::ffi::c_uint, minCount: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuDeviceCanAccessPeer, $callback:ident) => { $callback! { cuDeviceCanAccessPeer = cuDeviceCanAccessPeer(canAccessPeer: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, dev: $crate::CUdevice | $crate::CUdevice, peerDev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceComputeCapability, $callback:ident) => { $callback! { cuDeviceComputeCapability = cuDeviceComputeCapability(major: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, minor: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGet, $callback:ident) => { $callback! { cuDeviceGet = cuDeviceGet(device: *mut $crate::CUdevice | &mut $crate::CUdevice, ordinal: ::std::ffi::c_int | ::std::ffi::c_int) } };
+    (cuDeviceGetAttribute, $callback:ident) => { $callback! { cuDeviceGetAttribute = cuDeviceGetAttribute(pi: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, attrib: $crate::CUdevice_attribute | $crate::CUdevice_attribute, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGetByPCIBusId, $callback:ident) => { $callback! { cuDeviceGetByPCIBusId = cuDeviceGetByPCIBusId(dev: *mut $crate::CUdevice | &mut $crate::CUdevice, pciBusId: *const ::std::ffi::c_char | &::std::ffi::c_char) } };
+    (cuDeviceGetCount, $callback:ident) => { $callback! { cuDeviceGetCount = cuDeviceGetCount(count: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int) } };
+    (cuDeviceGetDefaultMemPool, $callback:ident) => { $callback! { cuDeviceGetDefaultMemPool = cuDeviceGetDefaultMemPool(pool_out: *mut $crate::CUmemoryPool | &mut $crate::CUmemoryPool, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGetDevResource, $callback:ident) => { $callback! { cuDeviceGetDevResource = cuDeviceGetDevResource(dev: $crate::CUdevice | $crate::CUdevice, result: *mut $crate::CUdevResource | &mut $crate::CUdevResource, type_: $crate::CUdevResourceType | $crate::CUdevResourceType) } };
+    (cuDeviceGetExecAffinitySupport, $callback:ident) => { $callback! { cuDeviceGetExecAffinitySupport = cuDeviceGetExecAffinitySupport(pi: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, type_: $crate::CUexecAffinityType | $crate::CUexecAffinityType, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGetGraphMemAttribute, $callback:ident) => { $callback! { cuDeviceGetGraphMemAttribute = cuDeviceGetGraphMemAttribute(device: $crate::CUdevice | $crate::CUdevice, attr: $crate::CUgraphMem_attribute | $crate::CUgraphMem_attribute, value: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void) } };
+    (cuDeviceGetHostAtomicCapabilities, $callback:ident) => { $callback! { cuDeviceGetHostAtomicCapabilities = cuDeviceGetHostAtomicCapabilities(capabilities: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint, operations: *const $crate::CUatomicOperation | &$crate::CUatomicOperation, count: ::std::ffi::c_uint | ::std::ffi::c_uint, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGetLuid, $callback:ident) => { $callback! { cuDeviceGetLuid = cuDeviceGetLuid(luid: *mut ::std::ffi::c_char | &mut ::std::ffi::c_char, deviceNodeMask: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGetMemPool, $callback:ident) => { $callback! { cuDeviceGetMemPool = cuDeviceGetMemPool(pool: *mut $crate::CUmemoryPool | &mut $crate::CUmemoryPool, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGetName, $callback:ident) => { $callback! { cuDeviceGetName = cuDeviceGetName(name: *mut ::std::ffi::c_char | &mut ::std::ffi::c_char, len: ::std::ffi::c_int | ::std::ffi::c_int, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGetNvSciSyncAttributes, $callback:ident) => { $callback! { cuDeviceGetNvSciSyncAttributes = cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, dev: $crate::CUdevice | $crate::CUdevice, flags: ::std::ffi::c_int | ::std::ffi::c_int) } };
+    (cuDeviceGetP2PAtomicCapabilities, $callback:ident) => { $callback! { cuDeviceGetP2PAtomicCapabilities = cuDeviceGetP2PAtomicCapabilities(capabilities: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint, operations: *const $crate::CUatomicOperation | &$crate::CUatomicOperation, count: ::std::ffi::c_uint | ::std::ffi::c_uint, srcDevice: $crate::CUdevice | $crate::CUdevice, dstDevice: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGetP2PAttribute, $callback:ident) => { $callback! { cuDeviceGetP2PAttribute = cuDeviceGetP2PAttribute(value: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, attrib: $crate::CUdevice_P2PAttribute | $crate::CUdevice_P2PAttribute, srcDevice: $crate::CUdevice | $crate::CUdevice, dstDevice: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGetPCIBusId, $callback:ident) => { $callback! { cuDeviceGetPCIBusId = cuDeviceGetPCIBusId(pciBusId: *mut ::std::ffi::c_char | &mut ::std::ffi::c_char, len: ::std::ffi::c_int | ::std::ffi::c_int, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGetProperties, $callback:ident) => { $callback! { cuDeviceGetProperties = cuDeviceGetProperties(prop: *mut $crate::CUdevprop | &mut $crate::CUdevprop, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGetTexture1DLinearMaxWidth, $callback:ident) => { $callback! { cuDeviceGetTexture1DLinearMaxWidth = cuDeviceGetTexture1DLinearMaxWidth(maxWidthInElements: *mut usize | &mut usize, format: $crate::CUarray_format | $crate::CUarray_format, numChannels: ::std::ffi::c_uint | ::std::ffi::c_uint, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGetUuid, $callback:ident) => { $callback! { cuDeviceGetUuid = cuDeviceGetUuid_v2(uuid: *mut $crate::CUuuid | &mut $crate::CUuuid, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceGraphMemTrim, $callback:ident) => { $callback! { cuDeviceGraphMemTrim = cuDeviceGraphMemTrim(device: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDevicePrimaryCtxGetState, $callback:ident) => { $callback! { cuDevicePrimaryCtxGetState = cuDevicePrimaryCtxGetState(dev: $crate::CUdevice | $crate::CUdevice, flags: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint, active: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int) } };
+    (cuDevicePrimaryCtxRelease, $callback:ident) => { $callback! { cuDevicePrimaryCtxRelease = cuDevicePrimaryCtxRelease_v2(dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDevicePrimaryCtxReset, $callback:ident) => { $callback! { cuDevicePrimaryCtxReset = cuDevicePrimaryCtxReset_v2(dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDevicePrimaryCtxRetain, $callback:ident) => { $callback! { cuDevicePrimaryCtxRetain = cuDevicePrimaryCtxRetain(pctx: *mut $crate::CUcontext | &mut $crate::CUcontext, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDevicePrimaryCtxSetFlags, $callback:ident) => { $callback! { cuDevicePrimaryCtxSetFlags = cuDevicePrimaryCtxSetFlags_v2(dev: $crate::CUdevice | $crate::CUdevice, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuDeviceRegisterAsyncNotification, $callback:ident) => { $callback! { cuDeviceRegisterAsyncNotification = cuDeviceRegisterAsyncNotification(device: $crate::CUdevice | $crate::CUdevice, callbackFunc: $crate::CUasyncCallback | $crate::CUasyncCallback, userData: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, callback: *mut $crate::CUasyncCallbackHandle | &mut $crate::CUasyncCallbackHandle) } };
+    (cuDeviceSetGraphMemAttribute, $callback:ident) => { $callback! { cuDeviceSetGraphMemAttribute = cuDeviceSetGraphMemAttribute(device: $crate::CUdevice | $crate::CUdevice, attr: $crate::CUgraphMem_attribute | $crate::CUgraphMem_attribute, value: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void) } };
+    (cuDeviceSetMemPool, $callback:ident) => { $callback! { cuDeviceSetMemPool = cuDeviceSetMemPool(dev: $crate::CUdevice | $crate::CUdevice, pool: $crate::CUmemoryPool | $crate::CUmemoryPool) } };
+    (cuDeviceTotalMem, $callback:ident) => { $callback! { cuDeviceTotalMem = cuDeviceTotalMem_v2(bytes: *mut usize | &mut usize, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuDeviceUnregisterAsyncNotification, $callback:ident) => { $callback! { cuDeviceUnregisterAsyncNotification = cuDeviceUnregisterAsyncNotification(device: $crate::CUdevice | $crate::CUdevice, callback: $crate::CUasyncCallbackHandle | $crate::CUasyncCallbackHandle) } };
+    (cuDriverGetVersion, $callback:ident) => { $callback! { cuDriverGetVersion = cuDriverGetVersion(driverVersion: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int) } };
+    (cuEGLStreamConsumerAcquireFrame, $callback:ident) => { $callback! { cuEGLStreamConsumerAcquireFrame = cuEGLStreamConsumerAcquireFrame(conn: *mut $crate::CUeglStreamConnection | &mut $crate::CUeglStreamConnection, pCudaResource: *mut $crate::CUgraphicsResource | &mut $crate::CUgraphicsResource, pStream: *mut $crate::CUstream | &mut $crate::CUstream, timeout: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuEGLStreamConsumerConnect, $callback:ident) => { $callback! { cuEGLStreamConsumerConnect = cuEGLStreamConsumerConnect(conn: *mut $crate::CUeglStreamConnection | &mut $crate::CUeglStreamConnection, stream: $crate::EGLStreamKHR | $crate::EGLStreamKHR) } };
+    (cuEGLStreamConsumerConnectWithFlags, $callback:ident) => { $callback! { cuEGLStreamConsumerConnectWithFlags = cuEGLStreamConsumerConnectWithFlags(conn: *mut $crate::CUeglStreamConnection | &mut $crate::CUeglStreamConnection, stream: $crate::EGLStreamKHR | $crate::EGLStreamKHR, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuEGLStreamConsumerDisconnect, $callback:ident) => { $callback! { cuEGLStreamConsumerDisconnect = cuEGLStreamConsumerDisconnect(conn: *mut $crate::CUeglStreamConnection | &mut $crate::CUeglStreamConnection) } };
+    (cuEGLStreamConsumerReleaseFrame, $callback:ident) => { $callback! { cuEGLStreamConsumerReleaseFrame = cuEGLStreamConsumerReleaseFrame(conn: *mut $crate::CUeglStreamConnection | &mut $crate::CUeglStreamConnection, pCudaResource: $crate::CUgraphicsResource | $crate::CUgraphicsResource, pStream: *mut $crate::CUstream | &mut $crate::CUstream) } };
+    (cuEGLStreamProducerConnect, $callback:ident) => { $callback! { cuEGLStreamProducerConnect = cuEGLStreamProducerConnect(conn: *mut $crate::CUeglStreamConnection | &mut $crate::CUeglStreamConnection, stream: $crate::EGLStreamKHR | $crate::EGLStreamKHR, width: $crate::EGLint | $crate::EGLint, height: $crate::EGLint | $crate::EGLint) } };
+    (cuEGLStreamProducerDisconnect, $callback:ident) => { $callback! { cuEGLStreamProducerDisconnect = cuEGLStreamProducerDisconnect(conn: *mut $crate::CUeglStreamConnection | &mut $crate::CUeglStreamConnection) } };
+    (cuEGLStreamProducerPresentFrame, $callback:ident) => { $callback! { cuEGLStreamProducerPresentFrame = cuEGLStreamProducerPresentFrame(conn: *mut $crate::CUeglStreamConnection | &mut $crate::CUeglStreamConnection, eglframe: $crate::CUeglFrame | $crate::CUeglFrame, pStream: *mut $crate::CUstream | &mut $crate::CUstream) } };
+    (cuEGLStreamProducerReturnFrame, $callback:ident) => { $callback! { cuEGLStreamProducerReturnFrame = cuEGLStreamProducerReturnFrame(conn: *mut $crate::CUeglStreamConnection | &mut $crate::CUeglStreamConnection, eglframe: *mut $crate::CUeglFrame | &mut $crate::CUeglFrame, pStream: *mut $crate::CUstream | &mut $crate::CUstream) } };
+    (cuEventCreate, $callback:ident) => { $callback! { cuEventCreate = cuEventCreate(phEvent: *mut $crate::CUevent | &mut $crate::CUevent, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuEventDestroy, $callback:ident) => { $callback! { cuEventDestroy = cuEventDestroy_v2(hEvent: $crate::CUevent | $crate::CUevent) } };
+    (cuEventElapsedTime, $callback:ident) => { $callback! { cuEventElapsedTime = cuEventElapsedTime_v2(pMilliseconds: *mut f32 | &mut f32, hStart: $crate::CUevent | $crate::CUevent, hEnd: $crate::CUevent | $crate::CUevent) } };
+    (cuEventQuery, $callback:ident) => { $callback! { cuEventQuery = cuEventQuery(hEvent: $crate::CUevent | $crate::CUevent) } };
+    (cuEventRecord, $callback:ident) => { $callback! { cuEventRecord = cuEventRecord(hEvent: $crate::CUevent | $crate::CUevent, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuEventRecordWithFlags, $callback:ident) => { $callback! { cuEventRecordWithFlags = cuEventRecordWithFlags(hEvent: $crate::CUevent | $crate::CUevent, hStream: $crate::CUstream | $crate::CUstream, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuEventSynchronize, $callback:ident) => { $callback! { cuEventSynchronize = cuEventSynchronize(hEvent: $crate::CUevent | $crate::CUevent) } };
+    (cuExternalMemoryGetMappedBuffer, $callback:ident) => { $callback! { cuExternalMemoryGetMappedBuffer = cuExternalMemoryGetMappedBuffer(devPtr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, extMem: $crate::CUexternalMemory | $crate::CUexternalMemory, bufferDesc: *const $crate::CUDA_EXTERNAL_MEMORY_BUFFER_DESC | &$crate::CUDA_EXTERNAL_MEMORY_BUFFER_DESC) } };
+    (cuExternalMemoryGetMappedMipmappedArray, $callback:ident) => { $callback! { cuExternalMemoryGetMappedMipmappedArray = cuExternalMemoryGetMappedMipmappedArray(mipmap: *mut $crate::CUmipmappedArray | &mut $crate::CUmipmappedArray, extMem: $crate::CUexternalMemory | $crate::CUexternalMemory, mipmapDesc: *const $crate::CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC | &$crate::CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC) } };
+    (cuFlushGPUDirectRDMAWrites, $callback:ident) => { $callback! { cuFlushGPUDirectRDMAWrites = cuFlushGPUDirectRDMAWrites(target: $crate::CUflushGPUDirectRDMAWritesTarget | $crate::CUflushGPUDirectRDMAWritesTarget, scope: $crate::CUflushGPUDirectRDMAWritesScope | $crate::CUflushGPUDirectRDMAWritesScope) } };
+    (cuFuncGetAttribute, $callback:ident) => { $callback! { cuFuncGetAttribute = cuFuncGetAttribute(pi: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, attrib: $crate::CUfunction_attribute | $crate::CUfunction_attribute, hfunc: $crate::CUfunction | $crate::CUfunction) } };
+    (cuFuncGetModule, $callback:ident) => { $callback! { cuFuncGetModule = cuFuncGetModule(hmod: *mut $crate::CUmodule | &mut $crate::CUmodule, hfunc: $crate::CUfunction | $crate::CUfunction) } };
+    (cuFuncGetName, $callback:ident) => { $callback! { cuFuncGetName = cuFuncGetName(name: *mut *const ::std::ffi::c_char | &mut *const ::std::ffi::c_char, hfunc: $crate::CUfunction | $crate::CUfunction) } };
+    (cuFuncGetParamInfo, $callback:ident) => { $callback! { cuFuncGetParamInfo = cuFuncGetParamInfo(func: $crate::CUfunction | $crate::CUfunction, paramIndex: usize | usize, paramOffset: *mut usize | &mut usize, paramSize: *mut usize | &mut usize) } };
+    (cuFuncIsLoaded, $callback:ident) => { $callback! { cuFuncIsLoaded = cuFuncIsLoaded(state: *mut $crate::CUfunctionLoadingState | &mut $crate::CUfunctionLoadingState, hfunc: $crate::CUfunction | $crate::CUfunction) } };
+    (cuFuncLoad, $callback:ident) => { $callback! { cuFuncLoad = cuFuncLoad(hfunc: $crate::CUfunction | $crate::CUfunction) } };
+    (cuFuncSetAttribute, $callback:ident) => { $callback! { cuFuncSetAttribute = cuFuncSetAttribute(hfunc: $crate::CUfunction | $crate::CUfunction, attrib: $crate::CUfunction_attribute | $crate::CUfunction_attribute, value: ::std::ffi::c_int | ::std::ffi::c_int) } };
+    (cuFuncSetBlockShape, $callback:ident) => { $callback! { cuFuncSetBlockShape = cuFuncSetBlockShape(hfunc: $crate::CUfunction | $crate::CUfunction, x: ::std::ffi::c_int | ::std::ffi::c_int, y: ::std::ffi::c_int | ::std::ffi::c_int, z: ::std::ffi::c_int | ::std::ffi::c_int) } };
+    (cuFuncSetCacheConfig, $callback:ident) => { $callback! { cuFuncSetCacheConfig = cuFuncSetCacheConfig(hfunc: $crate::CUfunction | $crate::CUfunction, config: $crate::CUfunc_cache | $crate::CUfunc_cache) } };
+    (cuFuncSetSharedMemConfig, $callback:ident) => { $callback! { cuFuncSetSharedMemConfig = cuFuncSetSharedMemConfig(hfunc: $crate::CUfunction | $crate::CUfunction, config: $crate::CUsharedconfig | $crate::CUsharedconfig) } };
+    (cuFuncSetSharedSize, $callback:ident) => { $callback! { cuFuncSetSharedSize = cuFuncSetSharedSize(hfunc: $crate::CUfunction | $crate::CUfunction, bytes: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGLCtxCreate, $callback:ident) => { $callback! { cuGLCtxCreate = cuGLCtxCreate_v2(pCtx: *mut $crate::CUcontext | &mut $crate::CUcontext, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint, device: $crate::CUdevice | $crate::CUdevice) } };
+    (cuGLGetDevices, $callback:ident) => { $callback! { cuGLGetDevices = cuGLGetDevices_v2(pCudaDeviceCount: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint, pCudaDevices: *mut $crate::CUdevice | &mut $crate::CUdevice, cudaDeviceCount: ::std::ffi::c_uint | ::std::ffi::c_uint, deviceList: $crate::CUGLDeviceList | $crate::CUGLDeviceList) } };
+    (cuGLInit, $callback:ident) => { $callback! { cuGLInit = cuGLInit() } };
+    (cuGLMapBufferObject, $callback:ident) => { $callback! { cuGLMapBufferObject = cuGLMapBufferObject_v2(dptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, size: *mut usize | &mut usize, buffer: $crate::GLuint | $crate::GLuint) } };
+    (cuGLMapBufferObjectAsync, $callback:ident) => { $callback! { cuGLMapBufferObjectAsync = cuGLMapBufferObjectAsync_v2(dptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, size: *mut usize | &mut usize, buffer: $crate::GLuint | $crate::GLuint, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuGLRegisterBufferObject, $callback:ident) => { $callback! { cuGLRegisterBufferObject = cuGLRegisterBufferObject(buffer: $crate::GLuint | $crate::GLuint) } };
+    (cuGLSetBufferObjectMapFlags, $callback:ident) => { $callback! { cuGLSetBufferObjectMapFlags = cuGLSetBufferObjectMapFlags(buffer: $crate::GLuint | $crate::GLuint, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGLUnmapBufferObject, $callback:ident) => { $callback! { cuGLUnmapBufferObject = cuGLUnmapBufferObject(buffer: $crate::GLuint | $crate::GLuint) } };
+    (cuGLUnmapBufferObjectAsync, $callback:ident) => { $callback! { cuGLUnmapBufferObjectAsync = cuGLUnmapBufferObjectAsync(buffer: $crate::GLuint | $crate::GLuint, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuGLUnregisterBufferObject, $callback:ident) => { $callback! { cuGLUnregisterBufferObject = cuGLUnregisterBufferObject(buffer: $crate::GLuint | $crate::GLuint) } };
+    (cuGetErrorName, $callback:ident) => { $callback! { cuGetErrorName = cuGetErrorName(error: $crate::CUresult | $crate::CUresult, pStr: *mut *const ::std::ffi::c_char | &mut *const ::std::ffi::c_char) } };
+    (cuGetErrorString, $callback:ident) => { $callback! { cuGetErrorString = cuGetErrorString(error: $crate::CUresult | $crate::CUresult, pStr: *mut *const ::std::ffi::c_char | &mut *const ::std::ffi::c_char) } };
+    (cuGetExportTable, $callback:ident) => { $callback! { cuGetExportTable = cuGetExportTable(ppExportTable: *mut *const ::std::ffi::c_void | &mut *const ::std::ffi::c_void, pExportTableId: *const $crate::CUuuid | &$crate::CUuuid) } };
+    (cuGetProcAddress, $callback:ident) => { $callback! { cuGetProcAddress = cuGetProcAddress_v2(symbol: *const ::std::ffi::c_char | &::std::ffi::c_char, pfn: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, driverVersion: ::std::ffi::c_int | ::std::ffi::c_int, flags: $crate::cuuint64_t | $crate::cuuint64_t, symbolFound: *mut $crate::CUdriverProcAddressQueryResult | &mut $crate::CUdriverProcAddressQueryResult) } };
+    (cuGraphAddBatchMemOpNode, $callback:ident) => { $callback! { cuGraphAddBatchMemOpNode = cuGraphAddBatchMemOpNode(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize, nodeParams: *const $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS | &$crate::CUDA_BATCH_MEM_OP_NODE_PARAMS) } };
+    (cuGraphAddChildGraphNode, $callback:ident) => { $callback! { cuGraphAddChildGraphNode = cuGraphAddChildGraphNode(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize, childGraph: $crate::CUgraph | $crate::CUgraph) } };
+    (cuGraphAddDependencies, $callback:ident) => { $callback! { cuGraphAddDependencies = cuGraphAddDependencies_v2(hGraph: $crate::CUgraph | $crate::CUgraph, from: *const $crate::CUgraphNode | &$crate::CUgraphNode, to: *const $crate::CUgraphNode | &$crate::CUgraphNode, edgeData: *const $crate::CUgraphEdgeData | &$crate::CUgraphEdgeData, numDependencies: usize | usize) } };
+    (cuGraphAddEmptyNode, $callback:ident) => { $callback! { cuGraphAddEmptyNode = cuGraphAddEmptyNode(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize) } };
+    (cuGraphAddEventRecordNode, $callback:ident) => { $callback! { cuGraphAddEventRecordNode = cuGraphAddEventRecordNode(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize, event: $crate::CUevent | $crate::CUevent) } };
+    (cuGraphAddEventWaitNode, $callback:ident) => { $callback! { cuGraphAddEventWaitNode = cuGraphAddEventWaitNode(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize, event: $crate::CUevent | $crate::CUevent) } };
+    (cuGraphAddExternalSemaphoresSignalNode, $callback:ident) => { $callback! { cuGraphAddExternalSemaphoresSignalNode = cuGraphAddExternalSemaphoresSignalNode(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize, nodeParams: *const $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS | &$crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) } };
+    (cuGraphAddExternalSemaphoresWaitNode, $callback:ident) => { $callback! { cuGraphAddExternalSemaphoresWaitNode = cuGraphAddExternalSemaphoresWaitNode(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize, nodeParams: *const $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS | &$crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS) } };
+    (cuGraphAddHostNode, $callback:ident) => { $callback! { cuGraphAddHostNode = cuGraphAddHostNode(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize, nodeParams: *const $crate::CUDA_HOST_NODE_PARAMS | &$crate::CUDA_HOST_NODE_PARAMS) } };
+    (cuGraphAddKernelNode, $callback:ident) => { $callback! { cuGraphAddKernelNode = cuGraphAddKernelNode_v2(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS | &$crate::CUDA_KERNEL_NODE_PARAMS) } };
+    (cuGraphAddMemAllocNode, $callback:ident) => { $callback! { cuGraphAddMemAllocNode = cuGraphAddMemAllocNode(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize, nodeParams: *mut $crate::CUDA_MEM_ALLOC_NODE_PARAMS | &mut $crate::CUDA_MEM_ALLOC_NODE_PARAMS) } };
+    (cuGraphAddMemFreeNode, $callback:ident) => { $callback! { cuGraphAddMemFreeNode = cuGraphAddMemFreeNode(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr) } };
+    (cuGraphAddMemcpyNode, $callback:ident) => { $callback! { cuGraphAddMemcpyNode = cuGraphAddMemcpyNode(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize, copyParams: *const $crate::CUDA_MEMCPY3D | &$crate::CUDA_MEMCPY3D, ctx: $crate::CUcontext | $crate::CUcontext) } };
+    (cuGraphAddMemsetNode, $callback:ident) => { $callback! { cuGraphAddMemsetNode = cuGraphAddMemsetNode(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, numDependencies: usize | usize, memsetParams: *const $crate::CUDA_MEMSET_NODE_PARAMS | &$crate::CUDA_MEMSET_NODE_PARAMS, ctx: $crate::CUcontext | $crate::CUcontext) } };
+    (cuGraphAddNode, $callback:ident) => { $callback! { cuGraphAddNode = cuGraphAddNode_v2(phGraphNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, dependencyData: *const $crate::CUgraphEdgeData | &$crate::CUgraphEdgeData, numDependencies: usize | usize, nodeParams: *mut $crate::CUgraphNodeParams | &mut $crate::CUgraphNodeParams) } };
+    (cuGraphBatchMemOpNodeGetParams, $callback:ident) => { $callback! { cuGraphBatchMemOpNodeGetParams = cuGraphBatchMemOpNodeGetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams_out: *mut $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS | &mut $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS) } };
+    (cuGraphBatchMemOpNodeSetParams, $callback:ident) => { $callback! { cuGraphBatchMemOpNodeSetParams = cuGraphBatchMemOpNodeSetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *const $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS | &$crate::CUDA_BATCH_MEM_OP_NODE_PARAMS) } };
+    (cuGraphChildGraphNodeGetGraph, $callback:ident) => { $callback! { cuGraphChildGraphNodeGetGraph = cuGraphChildGraphNodeGetGraph(hNode: $crate::CUgraphNode | $crate::CUgraphNode, phGraph: *mut $crate::CUgraph | &mut $crate::CUgraph) } };
+    (cuGraphClone, $callback:ident) => { $callback! { cuGraphClone = cuGraphClone(phGraphClone: *mut $crate::CUgraph | &mut $crate::CUgraph, originalGraph: $crate::CUgraph | $crate::CUgraph) } };
+    (cuGraphConditionalHandleCreate, $callback:ident) => { $callback! { cuGraphConditionalHandleCreate = cuGraphConditionalHandleCreate(pHandle_out: *mut $crate::CUgraphConditionalHandle | &mut $crate::CUgraphConditionalHandle, hGraph: $crate::CUgraph | $crate::CUgraph, ctx: $crate::CUcontext | $crate::CUcontext, defaultLaunchValue: ::std::ffi::c_uint | ::std::ffi::c_uint, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphCreate, $callback:ident) => { $callback! { cuGraphCreate = cuGraphCreate(phGraph: *mut $crate::CUgraph | &mut $crate::CUgraph, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphDebugDotPrint, $callback:ident) => { $callback! { cuGraphDebugDotPrint = cuGraphDebugDotPrint(hGraph: $crate::CUgraph | $crate::CUgraph, path: *const ::std::ffi::c_char | &::std::ffi::c_char, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphDestroy, $callback:ident) => { $callback! { cuGraphDestroy = cuGraphDestroy(hGraph: $crate::CUgraph | $crate::CUgraph) } };
+    (cuGraphDestroyNode, $callback:ident) => { $callback! { cuGraphDestroyNode = cuGraphDestroyNode(hNode: $crate::CUgraphNode | $crate::CUgraphNode) } };
+    (cuGraphEventRecordNodeGetEvent, $callback:ident) => { $callback! { cuGraphEventRecordNodeGetEvent = cuGraphEventRecordNodeGetEvent(hNode: $crate::CUgraphNode | $crate::CUgraphNode, event_out: *mut $crate::CUevent | &mut $crate::CUevent) } };
+    (cuGraphEventRecordNodeSetEvent, $callback:ident) => { $callback! { cuGraphEventRecordNodeSetEvent = cuGraphEventRecordNodeSetEvent(hNode: $crate::CUgraphNode | $crate::CUgraphNode, event: $crate::CUevent | $crate::CUevent) } };
+    (cuGraphEventWaitNodeGetEvent, $callback:ident) => { $callback! { cuGraphEventWaitNodeGetEvent = cuGraphEventWaitNodeGetEvent(hNode: $crate::CUgraphNode | $crate::CUgraphNode, event_out: *mut $crate::CUevent | &mut $crate::CUevent) } };
+    (cuGraphEventWaitNodeSetEvent, $callback:ident) => { $callback! { cuGraphEventWaitNodeSetEvent = cuGraphEventWaitNodeSetEvent(hNode: $crate::CUgraphNode | $crate::CUgraphNode, event: $crate::CUevent | $crate::CUevent) } };
+    (cuGraphExecBatchMemOpNodeSetParams, $callback:ident) => { $callback! { cuGraphExecBatchMemOpNodeSetParams = cuGraphExecBatchMemOpNodeSetParams(graphExec: $crate::CUgraphExec | $crate::CUgraphExec, node: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *const $crate::CUDA_BATCH_MEM_OP_NODE_PARAMS | &$crate::CUDA_BATCH_MEM_OP_NODE_PARAMS) } };
+    (cuGraphExecChildGraphNodeSetParams, $callback:ident) => { $callback! { cuGraphExecChildGraphNodeSetParams = cuGraphExecChildGraphNodeSetParams(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hNode: $crate::CUgraphNode | $crate::CUgraphNode, childGraph: $crate::CUgraph | $crate::CUgraph) } };
+    (cuGraphExecDestroy, $callback:ident) => { $callback! { cuGraphExecDestroy = cuGraphExecDestroy(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec) } };
+    (cuGraphExecEventRecordNodeSetEvent, $callback:ident) => { $callback! { cuGraphExecEventRecordNodeSetEvent = cuGraphExecEventRecordNodeSetEvent(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hNode: $crate::CUgraphNode | $crate::CUgraphNode, event: $crate::CUevent | $crate::CUevent) } };
+    (cuGraphExecEventWaitNodeSetEvent, $callback:ident) => { $callback! { cuGraphExecEventWaitNodeSetEvent = cuGraphExecEventWaitNodeSetEvent(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hNode: $crate::CUgraphNode | $crate::CUgraphNode, event: $crate::CUevent | $crate::CUevent) } };
+    (cuGraphExecExternalSemaphoresSignalNodeSetParams, $callback:ident) => { $callback! { cuGraphExecExternalSemaphoresSignalNodeSetParams = cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *const $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS | &$crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) } };
+    (cuGraphExecExternalSemaphoresWaitNodeSetParams, $callback:ident) => { $callback! { cuGraphExecExternalSemaphoresWaitNodeSetParams = cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *const $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS | &$crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS) } };
+    (cuGraphExecGetFlags, $callback:ident) => { $callback! { cuGraphExecGetFlags = cuGraphExecGetFlags(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, flags: *mut $crate::cuuint64_t | &mut $crate::cuuint64_t) } };
+    (cuGraphExecHostNodeSetParams, $callback:ident) => { $callback! { cuGraphExecHostNodeSetParams = cuGraphExecHostNodeSetParams(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *const $crate::CUDA_HOST_NODE_PARAMS | &$crate::CUDA_HOST_NODE_PARAMS) } };
+    (cuGraphExecKernelNodeSetParams, $callback:ident) => { $callback! { cuGraphExecKernelNodeSetParams = cuGraphExecKernelNodeSetParams_v2(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS | &$crate::CUDA_KERNEL_NODE_PARAMS) } };
+    (cuGraphExecMemcpyNodeSetParams, $callback:ident) => { $callback! { cuGraphExecMemcpyNodeSetParams = cuGraphExecMemcpyNodeSetParams(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hNode: $crate::CUgraphNode | $crate::CUgraphNode, copyParams: *const $crate::CUDA_MEMCPY3D | &$crate::CUDA_MEMCPY3D, ctx: $crate::CUcontext | $crate::CUcontext) } };
+    (cuGraphExecMemsetNodeSetParams, $callback:ident) => { $callback! { cuGraphExecMemsetNodeSetParams = cuGraphExecMemsetNodeSetParams(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hNode: $crate::CUgraphNode | $crate::CUgraphNode, memsetParams: *const $crate::CUDA_MEMSET_NODE_PARAMS | &$crate::CUDA_MEMSET_NODE_PARAMS, ctx: $crate::CUcontext | $crate::CUcontext) } };
+    (cuGraphExecNodeSetParams, $callback:ident) => { $callback! { cuGraphExecNodeSetParams = cuGraphExecNodeSetParams(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *mut $crate::CUgraphNodeParams | &mut $crate::CUgraphNodeParams) } };
+    (cuGraphExecUpdate, $callback:ident) => { $callback! { cuGraphExecUpdate = cuGraphExecUpdate_v2(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hGraph: $crate::CUgraph | $crate::CUgraph, resultInfo: *mut $crate::CUgraphExecUpdateResultInfo | &mut $crate::CUgraphExecUpdateResultInfo) } };
+    (cuGraphExternalSemaphoresSignalNodeGetParams, $callback:ident) => { $callback! { cuGraphExternalSemaphoresSignalNodeGetParams = cuGraphExternalSemaphoresSignalNodeGetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, params_out: *mut $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS | &mut $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) } };
+    (cuGraphExternalSemaphoresSignalNodeSetParams, $callback:ident) => { $callback! { cuGraphExternalSemaphoresSignalNodeSetParams = cuGraphExternalSemaphoresSignalNodeSetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *const $crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS | &$crate::CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) } };
+    (cuGraphExternalSemaphoresWaitNodeGetParams, $callback:ident) => { $callback! { cuGraphExternalSemaphoresWaitNodeGetParams = cuGraphExternalSemaphoresWaitNodeGetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, params_out: *mut $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS | &mut $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS) } };
+    (cuGraphExternalSemaphoresWaitNodeSetParams, $callback:ident) => { $callback! { cuGraphExternalSemaphoresWaitNodeSetParams = cuGraphExternalSemaphoresWaitNodeSetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *const $crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS | &$crate::CUDA_EXT_SEM_WAIT_NODE_PARAMS) } };
+    (cuGraphGetEdges, $callback:ident) => { $callback! { cuGraphGetEdges = cuGraphGetEdges_v2(hGraph: $crate::CUgraph | $crate::CUgraph, from: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, to: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, edgeData: *mut $crate::CUgraphEdgeData | &mut $crate::CUgraphEdgeData, numEdges: *mut usize | &mut usize) } };
+    (cuGraphGetNodes, $callback:ident) => { $callback! { cuGraphGetNodes = cuGraphGetNodes(hGraph: $crate::CUgraph | $crate::CUgraph, nodes: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, numNodes: *mut usize | &mut usize) } };
+    (cuGraphGetRootNodes, $callback:ident) => { $callback! { cuGraphGetRootNodes = cuGraphGetRootNodes(hGraph: $crate::CUgraph | $crate::CUgraph, rootNodes: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, numRootNodes: *mut usize | &mut usize) } };
+    (cuGraphHostNodeGetParams, $callback:ident) => { $callback! { cuGraphHostNodeGetParams = cuGraphHostNodeGetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *mut $crate::CUDA_HOST_NODE_PARAMS | &mut $crate::CUDA_HOST_NODE_PARAMS) } };
+    (cuGraphHostNodeSetParams, $callback:ident) => { $callback! { cuGraphHostNodeSetParams = cuGraphHostNodeSetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *const $crate::CUDA_HOST_NODE_PARAMS | &$crate::CUDA_HOST_NODE_PARAMS) } };
+    (cuGraphInstantiate, $callback:ident) => { $callback! { cuGraphInstantiate = cuGraphInstantiate_v2(phGraphExec: *mut $crate::CUgraphExec | &mut $crate::CUgraphExec, hGraph: $crate::CUgraph | $crate::CUgraph, phErrorNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, logBuffer: *mut ::std::ffi::c_char | &mut ::std::ffi::c_char, bufferSize: usize | usize) } };
+    (cuGraphInstantiateWithFlags, $callback:ident) => { $callback! { cuGraphInstantiateWithFlags = cuGraphInstantiateWithFlags(phGraphExec: *mut $crate::CUgraphExec | &mut $crate::CUgraphExec, hGraph: $crate::CUgraph | $crate::CUgraph, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong) } };
+    (cuGraphInstantiateWithParams, $callback:ident) => { $callback! { cuGraphInstantiateWithParams = cuGraphInstantiateWithParams(phGraphExec: *mut $crate::CUgraphExec | &mut $crate::CUgraphExec, hGraph: $crate::CUgraph | $crate::CUgraph, instantiateParams: *mut $crate::CUDA_GRAPH_INSTANTIATE_PARAMS | &mut $crate::CUDA_GRAPH_INSTANTIATE_PARAMS) } };
+    (cuGraphKernelNodeCopyAttributes, $callback:ident) => { $callback! { cuGraphKernelNodeCopyAttributes = cuGraphKernelNodeCopyAttributes(dst: $crate::CUgraphNode | $crate::CUgraphNode, src: $crate::CUgraphNode | $crate::CUgraphNode) } };
+    (cuGraphKernelNodeGetAttribute, $callback:ident) => { $callback! { cuGraphKernelNodeGetAttribute = cuGraphKernelNodeGetAttribute(hNode: $crate::CUgraphNode | $crate::CUgraphNode, attr: $crate::CUkernelNodeAttrID | $crate::CUkernelNodeAttrID, value_out: *mut $crate::CUkernelNodeAttrValue | &mut $crate::CUkernelNodeAttrValue) } };
+    (cuGraphKernelNodeGetParams, $callback:ident) => { $callback! { cuGraphKernelNodeGetParams = cuGraphKernelNodeGetParams_v2(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *mut $crate::CUDA_KERNEL_NODE_PARAMS | &mut $crate::CUDA_KERNEL_NODE_PARAMS) } };
+    (cuGraphKernelNodeSetAttribute, $callback:ident) => { $callback! { cuGraphKernelNodeSetAttribute = cuGraphKernelNodeSetAttribute(hNode: $crate::CUgraphNode | $crate::CUgraphNode, attr: $crate::CUkernelNodeAttrID | $crate::CUkernelNodeAttrID, value: *const $crate::CUkernelNodeAttrValue | &$crate::CUkernelNodeAttrValue) } };
+    (cuGraphKernelNodeSetParams, $callback:ident) => { $callback! { cuGraphKernelNodeSetParams = cuGraphKernelNodeSetParams_v2(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *const $crate::CUDA_KERNEL_NODE_PARAMS | &$crate::CUDA_KERNEL_NODE_PARAMS) } };
+    (cuGraphLaunch, $callback:ident) => { $callback! { cuGraphLaunch = cuGraphLaunch(hGraph: $crate::CUgraphExec | $crate::CUgraphExec, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuGraphMemAllocNodeGetParams, $callback:ident) => { $callback! { cuGraphMemAllocNodeGetParams = cuGraphMemAllocNodeGetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, params_out: *mut $crate::CUDA_MEM_ALLOC_NODE_PARAMS | &mut $crate::CUDA_MEM_ALLOC_NODE_PARAMS) } };
+    (cuGraphMemFreeNodeGetParams, $callback:ident) => { $callback! { cuGraphMemFreeNodeGetParams = cuGraphMemFreeNodeGetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, dptr_out: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr) } };
+    (cuGraphMemcpyNodeGetParams, $callback:ident) => { $callback! { cuGraphMemcpyNodeGetParams = cuGraphMemcpyNodeGetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *mut $crate::CUDA_MEMCPY3D | &mut $crate::CUDA_MEMCPY3D) } };
+    (cuGraphMemcpyNodeSetParams, $callback:ident) => { $callback! { cuGraphMemcpyNodeSetParams = cuGraphMemcpyNodeSetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *const $crate::CUDA_MEMCPY3D | &$crate::CUDA_MEMCPY3D) } };
+    (cuGraphMemsetNodeGetParams, $callback:ident) => { $callback! { cuGraphMemsetNodeGetParams = cuGraphMemsetNodeGetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *mut $crate::CUDA_MEMSET_NODE_PARAMS | &mut $crate::CUDA_MEMSET_NODE_PARAMS) } };
+    (cuGraphMemsetNodeSetParams, $callback:ident) => { $callback! { cuGraphMemsetNodeSetParams = cuGraphMemsetNodeSetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *const $crate::CUDA_MEMSET_NODE_PARAMS | &$crate::CUDA_MEMSET_NODE_PARAMS) } };
+    (cuGraphNodeFindInClone, $callback:ident) => { $callback! { cuGraphNodeFindInClone = cuGraphNodeFindInClone(phNode: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, hOriginalNode: $crate::CUgraphNode | $crate::CUgraphNode, hClonedGraph: $crate::CUgraph | $crate::CUgraph) } };
+    (cuGraphNodeGetDependencies, $callback:ident) => { $callback! { cuGraphNodeGetDependencies = cuGraphNodeGetDependencies_v2(hNode: $crate::CUgraphNode | $crate::CUgraphNode, dependencies: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, edgeData: *mut $crate::CUgraphEdgeData | &mut $crate::CUgraphEdgeData, numDependencies: *mut usize | &mut usize) } };
+    (cuGraphNodeGetDependentNodes, $callback:ident) => { $callback! { cuGraphNodeGetDependentNodes = cuGraphNodeGetDependentNodes_v2(hNode: $crate::CUgraphNode | $crate::CUgraphNode, dependentNodes: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, edgeData: *mut $crate::CUgraphEdgeData | &mut $crate::CUgraphEdgeData, numDependentNodes: *mut usize | &mut usize) } };
+    (cuGraphNodeGetEnabled, $callback:ident) => { $callback! { cuGraphNodeGetEnabled = cuGraphNodeGetEnabled(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hNode: $crate::CUgraphNode | $crate::CUgraphNode, isEnabled: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint) } };
+    (cuGraphNodeGetType, $callback:ident) => { $callback! { cuGraphNodeGetType = cuGraphNodeGetType(hNode: $crate::CUgraphNode | $crate::CUgraphNode, type_: *mut $crate::CUgraphNodeType | &mut $crate::CUgraphNodeType) } };
+    (cuGraphNodeSetEnabled, $callback:ident) => { $callback! { cuGraphNodeSetEnabled = cuGraphNodeSetEnabled(hGraphExec: $crate::CUgraphExec | $crate::CUgraphExec, hNode: $crate::CUgraphNode | $crate::CUgraphNode, isEnabled: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphNodeSetParams, $callback:ident) => { $callback! { cuGraphNodeSetParams = cuGraphNodeSetParams(hNode: $crate::CUgraphNode | $crate::CUgraphNode, nodeParams: *mut $crate::CUgraphNodeParams | &mut $crate::CUgraphNodeParams) } };
+    (cuGraphReleaseUserObject, $callback:ident) => { $callback! { cuGraphReleaseUserObject = cuGraphReleaseUserObject(graph: $crate::CUgraph | $crate::CUgraph, object: $crate::CUuserObject | $crate::CUuserObject, count: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphRemoveDependencies, $callback:ident) => { $callback! { cuGraphRemoveDependencies = cuGraphRemoveDependencies_v2(hGraph: $crate::CUgraph | $crate::CUgraph, from: *const $crate::CUgraphNode | &$crate::CUgraphNode, to: *const $crate::CUgraphNode | &$crate::CUgraphNode, edgeData: *const $crate::CUgraphEdgeData | &$crate::CUgraphEdgeData, numDependencies: usize | usize) } };
+    (cuGraphRetainUserObject, $callback:ident) => { $callback! { cuGraphRetainUserObject = cuGraphRetainUserObject(graph: $crate::CUgraph | $crate::CUgraph, object: $crate::CUuserObject | $crate::CUuserObject, count: ::std::ffi::c_uint | ::std::ffi::c_uint, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphUpload, $callback:ident) => { $callback! { cuGraphUpload = cuGraphUpload(hGraph: $crate::CUgraphExec | $crate::CUgraphExec, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuGraphicsEGLRegisterImage, $callback:ident) => { $callback! { cuGraphicsEGLRegisterImage = cuGraphicsEGLRegisterImage(pCudaResource: *mut $crate::CUgraphicsResource | &mut $crate::CUgraphicsResource, image: $crate::EGLImageKHR | $crate::EGLImageKHR, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphicsGLRegisterBuffer, $callback:ident) => { $callback! { cuGraphicsGLRegisterBuffer = cuGraphicsGLRegisterBuffer(pCudaResource: *mut $crate::CUgraphicsResource | &mut $crate::CUgraphicsResource, buffer: $crate::GLuint | $crate::GLuint, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphicsGLRegisterImage, $callback:ident) => { $callback! { cuGraphicsGLRegisterImage = cuGraphicsGLRegisterImage(pCudaResource: *mut $crate::CUgraphicsResource | &mut $crate::CUgraphicsResource, image: $crate::GLuint | $crate::GLuint, target: $crate::GLenum | $crate::GLenum, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphicsMapResources, $callback:ident) => { $callback! { cuGraphicsMapResources = cuGraphicsMapResources(count: ::std::ffi::c_uint | ::std::ffi::c_uint, resources: *mut $crate::CUgraphicsResource | &mut $crate::CUgraphicsResource, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuGraphicsResourceGetMappedEglFrame, $callback:ident) => { $callback! { cuGraphicsResourceGetMappedEglFrame = cuGraphicsResourceGetMappedEglFrame(eglFrame: *mut $crate::CUeglFrame | &mut $crate::CUeglFrame, resource: $crate::CUgraphicsResource | $crate::CUgraphicsResource, index: ::std::ffi::c_uint | ::std::ffi::c_uint, mipLevel: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphicsResourceGetMappedMipmappedArray, $callback:ident) => { $callback! { cuGraphicsResourceGetMappedMipmappedArray = cuGraphicsResourceGetMappedMipmappedArray(pMipmappedArray: *mut $crate::CUmipmappedArray | &mut $crate::CUmipmappedArray, resource: $crate::CUgraphicsResource | $crate::CUgraphicsResource) } };
+    (cuGraphicsResourceGetMappedPointer, $callback:ident) => { $callback! { cuGraphicsResourceGetMappedPointer = cuGraphicsResourceGetMappedPointer_v2(pDevPtr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, pSize: *mut usize | &mut usize, resource: $crate::CUgraphicsResource | $crate::CUgraphicsResource) } };
+    (cuGraphicsResourceSetMapFlags, $callback:ident) => { $callback! { cuGraphicsResourceSetMapFlags = cuGraphicsResourceSetMapFlags_v2(resource: $crate::CUgraphicsResource | $crate::CUgraphicsResource, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphicsSubResourceGetMappedArray, $callback:ident) => { $callback! { cuGraphicsSubResourceGetMappedArray = cuGraphicsSubResourceGetMappedArray(pArray: *mut $crate::CUarray | &mut $crate::CUarray, resource: $crate::CUgraphicsResource | $crate::CUgraphicsResource, arrayIndex: ::std::ffi::c_uint | ::std::ffi::c_uint, mipLevel: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphicsUnmapResources, $callback:ident) => { $callback! { cuGraphicsUnmapResources = cuGraphicsUnmapResources(count: ::std::ffi::c_uint | ::std::ffi::c_uint, resources: *mut $crate::CUgraphicsResource | &mut $crate::CUgraphicsResource, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuGraphicsUnregisterResource, $callback:ident) => { $callback! { cuGraphicsUnregisterResource = cuGraphicsUnregisterResource(resource: $crate::CUgraphicsResource | $crate::CUgraphicsResource) } };
+    (cuGraphicsVDPAURegisterOutputSurface, $callback:ident) => { $callback! { cuGraphicsVDPAURegisterOutputSurface = cuGraphicsVDPAURegisterOutputSurface(pCudaResource: *mut $crate::CUgraphicsResource | &mut $crate::CUgraphicsResource, vdpSurface: $crate::VdpOutputSurface | $crate::VdpOutputSurface, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGraphicsVDPAURegisterVideoSurface, $callback:ident) => { $callback! { cuGraphicsVDPAURegisterVideoSurface = cuGraphicsVDPAURegisterVideoSurface(pCudaResource: *mut $crate::CUgraphicsResource | &mut $crate::CUgraphicsResource, vdpSurface: $crate::VdpVideoSurface | $crate::VdpVideoSurface, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGreenCtxCreate, $callback:ident) => { $callback! { cuGreenCtxCreate = cuGreenCtxCreate(phCtx: *mut $crate::CUgreenCtx | &mut $crate::CUgreenCtx, desc: $crate::CUdevResourceDesc | $crate::CUdevResourceDesc, dev: $crate::CUdevice | $crate::CUdevice, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuGreenCtxDestroy, $callback:ident) => { $callback! { cuGreenCtxDestroy = cuGreenCtxDestroy(hCtx: $crate::CUgreenCtx | $crate::CUgreenCtx) } };
+    (cuGreenCtxGetDevResource, $callback:ident) => { $callback! { cuGreenCtxGetDevResource = cuGreenCtxGetDevResource(hCtx: $crate::CUgreenCtx | $crate::CUgreenCtx, result: *mut $crate::CUdevResource | &mut $crate::CUdevResource, type_: $crate::CUdevResourceType | $crate::CUdevResourceType) } };
+    (cuGreenCtxGetId, $callback:ident) => { $callback! { cuGreenCtxGetId = cuGreenCtxGetId(greenCtx: $crate::CUgreenCtx | $crate::CUgreenCtx, greenCtxId: *mut ::std::ffi::c_ulonglong | &mut ::std::ffi::c_ulonglong) } };
+    (cuGreenCtxRecordEvent, $callback:ident) => { $callback! { cuGreenCtxRecordEvent = cuGreenCtxRecordEvent(hCtx: $crate::CUgreenCtx | $crate::CUgreenCtx, hEvent: $crate::CUevent | $crate::CUevent) } };
+    (cuGreenCtxStreamCreate, $callback:ident) => { $callback! { cuGreenCtxStreamCreate = cuGreenCtxStreamCreate(phStream: *mut $crate::CUstream | &mut $crate::CUstream, greenCtx: $crate::CUgreenCtx | $crate::CUgreenCtx, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, priority: ::std::ffi::c_int | ::std::ffi::c_int) } };
+    (cuGreenCtxWaitEvent, $callback:ident) => { $callback! { cuGreenCtxWaitEvent = cuGreenCtxWaitEvent(hCtx: $crate::CUgreenCtx | $crate::CUgreenCtx, hEvent: $crate::CUevent | $crate::CUevent) } };
+    (cuImportExternalMemory, $callback:ident) => { $callback! { cuImportExternalMemory = cuImportExternalMemory(extMem_out: *mut $crate::CUexternalMemory | &mut $crate::CUexternalMemory, memHandleDesc: *const $crate::CUDA_EXTERNAL_MEMORY_HANDLE_DESC | &$crate::CUDA_EXTERNAL_MEMORY_HANDLE_DESC) } };
+    (cuImportExternalSemaphore, $callback:ident) => { $callback! { cuImportExternalSemaphore = cuImportExternalSemaphore(extSem_out: *mut $crate::CUexternalSemaphore | &mut $crate::CUexternalSemaphore, semHandleDesc: *const $crate::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC | &$crate::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC) } };
+    (cuInit, $callback:ident) => { $callback! { cuInit = cuInit(Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuIpcCloseMemHandle, $callback:ident) => { $callback! { cuIpcCloseMemHandle = cuIpcCloseMemHandle(dptr: $crate::CUdeviceptr | $crate::CUdeviceptr) } };
+    (cuIpcGetEventHandle, $callback:ident) => { $callback! { cuIpcGetEventHandle = cuIpcGetEventHandle(pHandle: *mut $crate::CUipcEventHandle | &mut $crate::CUipcEventHandle, event: $crate::CUevent | $crate::CUevent) } };
+    (cuIpcGetMemHandle, $callback:ident) => { $callback! { cuIpcGetMemHandle = cuIpcGetMemHandle(pHandle: *mut $crate::CUipcMemHandle | &mut $crate::CUipcMemHandle, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr) } };
+    (cuIpcOpenEventHandle, $callback:ident) => { $callback! { cuIpcOpenEventHandle = cuIpcOpenEventHandle(phEvent: *mut $crate::CUevent | &mut $crate::CUevent, handle: $crate::CUipcEventHandle | $crate::CUipcEventHandle) } };
+    (cuIpcOpenMemHandle, $callback:ident) => { $callback! { cuIpcOpenMemHandle = cuIpcOpenMemHandle_v2(pdptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, handle: $crate::CUipcMemHandle | $crate::CUipcMemHandle, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuKernelGetAttribute, $callback:ident) => { $callback! { cuKernelGetAttribute = cuKernelGetAttribute(pi: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, attrib: $crate::CUfunction_attribute | $crate::CUfunction_attribute, kernel: $crate::CUkernel | $crate::CUkernel, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuKernelGetFunction, $callback:ident) => { $callback! { cuKernelGetFunction = cuKernelGetFunction(pFunc: *mut $crate::CUfunction | &mut $crate::CUfunction, kernel: $crate::CUkernel | $crate::CUkernel) } };
+    (cuKernelGetLibrary, $callback:ident) => { $callback! { cuKernelGetLibrary = cuKernelGetLibrary(pLib: *mut $crate::CUlibrary | &mut $crate::CUlibrary, kernel: $crate::CUkernel | $crate::CUkernel) } };
+    (cuKernelGetName, $callback:ident) => { $callback! { cuKernelGetName = cuKernelGetName(name: *mut *const ::std::ffi::c_char | &mut *const ::std::ffi::c_char, hfunc: $crate::CUkernel | $crate::CUkernel) } };
+    (cuKernelGetParamInfo, $callback:ident) => { $callback! { cuKernelGetParamInfo = cuKernelGetParamInfo(kernel: $crate::CUkernel | $crate::CUkernel, paramIndex: usize | usize, paramOffset: *mut usize | &mut usize, paramSize: *mut usize | &mut usize) } };
+    (cuKernelSetAttribute, $callback:ident) => { $callback! { cuKernelSetAttribute = cuKernelSetAttribute(attrib: $crate::CUfunction_attribute | $crate::CUfunction_attribute, val: ::std::ffi::c_int | ::std::ffi::c_int, kernel: $crate::CUkernel | $crate::CUkernel, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuKernelSetCacheConfig, $callback:ident) => { $callback! { cuKernelSetCacheConfig = cuKernelSetCacheConfig(kernel: $crate::CUkernel | $crate::CUkernel, config: $crate::CUfunc_cache | $crate::CUfunc_cache, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuLaunch, $callback:ident) => { $callback! { cuLaunch = cuLaunch(f: $crate::CUfunction | $crate::CUfunction) } };
+    (cuLaunchCooperativeKernel, $callback:ident) => { $callback! { cuLaunchCooperativeKernel = cuLaunchCooperativeKernel(f: $crate::CUfunction | $crate::CUfunction, gridDimX: ::std::ffi::c_uint | ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint | ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint | ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | $crate::CUstream, kernelParams: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void) } };
+    (cuLaunchCooperativeKernelMultiDevice, $callback:ident) => { $callback! { cuLaunchCooperativeKernelMultiDevice = cuLaunchCooperativeKernelMultiDevice(launchParamsList: *mut $crate::CUDA_LAUNCH_PARAMS | &mut $crate::CUDA_LAUNCH_PARAMS, numDevices: ::std::ffi::c_uint | ::std::ffi::c_uint, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuLaunchGrid, $callback:ident) => { $callback! { cuLaunchGrid = cuLaunchGrid(f: $crate::CUfunction | $crate::CUfunction, grid_width: ::std::ffi::c_int | ::std::ffi::c_int, grid_height: ::std::ffi::c_int | ::std::ffi::c_int) } };
+    (cuLaunchGridAsync, $callback:ident) => { $callback! { cuLaunchGridAsync = cuLaunchGridAsync(f: $crate::CUfunction | $crate::CUfunction, grid_width: ::std::ffi::c_int | ::std::ffi::c_int, grid_height: ::std::ffi::c_int | ::std::ffi::c_int, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuLaunchHostFunc, $callback:ident) => { $callback! { cuLaunchHostFunc = cuLaunchHostFunc(hStream: $crate::CUstream | $crate::CUstream, fn_: $crate::CUhostFn | $crate::CUhostFn, userData: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void) } };
+    (cuLaunchKernel, $callback:ident) => { $callback! { cuLaunchKernel = cuLaunchKernel(f: $crate::CUfunction | $crate::CUfunction, gridDimX: ::std::ffi::c_uint | ::std::ffi::c_uint, gridDimY: ::std::ffi::c_uint | ::std::ffi::c_uint, gridDimZ: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimX: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimY: ::std::ffi::c_uint | ::std::ffi::c_uint, blockDimZ: ::std::ffi::c_uint | ::std::ffi::c_uint, sharedMemBytes: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | $crate::CUstream, kernelParams: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void) } };
+    (cuLaunchKernelEx, $callback:ident) => { $callback! { cuLaunchKernelEx = cuLaunchKernelEx(config: *const $crate::CUlaunchConfig | &$crate::CUlaunchConfig, f: $crate::CUfunction | $crate::CUfunction, kernelParams: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, extra: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void) } };
+    (cuLibraryEnumerateKernels, $callback:ident) => { $callback! { cuLibraryEnumerateKernels = cuLibraryEnumerateKernels(kernels: *mut $crate::CUkernel | &mut $crate::CUkernel, numKernels: ::std::ffi::c_uint | ::std::ffi::c_uint, lib: $crate::CUlibrary | $crate::CUlibrary) } };
+    (cuLibraryGetGlobal, $callback:ident) => { $callback! { cuLibraryGetGlobal = cuLibraryGetGlobal(dptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, bytes: *mut usize | &mut usize, library: $crate::CUlibrary | $crate::CUlibrary, name: *const ::std::ffi::c_char | &::std::ffi::c_char) } };
+    (cuLibraryGetKernel, $callback:ident) => { $callback! { cuLibraryGetKernel = cuLibraryGetKernel(pKernel: *mut $crate::CUkernel | &mut $crate::CUkernel, library: $crate::CUlibrary | $crate::CUlibrary, name: *const ::std::ffi::c_char | &::std::ffi::c_char) } };
+    (cuLibraryGetKernelCount, $callback:ident) => { $callback! { cuLibraryGetKernelCount = cuLibraryGetKernelCount(count: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint, lib: $crate::CUlibrary | $crate::CUlibrary) } };
+    (cuLibraryGetManaged, $callback:ident) => { $callback! { cuLibraryGetManaged = cuLibraryGetManaged(dptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, bytes: *mut usize | &mut usize, library: $crate::CUlibrary | $crate::CUlibrary, name: *const ::std::ffi::c_char | &::std::ffi::c_char) } };
+    (cuLibraryGetModule, $callback:ident) => { $callback! { cuLibraryGetModule = cuLibraryGetModule(pMod: *mut $crate::CUmodule | &mut $crate::CUmodule, library: $crate::CUlibrary | $crate::CUlibrary) } };
+    (cuLibraryGetUnifiedFunction, $callback:ident) => { $callback! { cuLibraryGetUnifiedFunction = cuLibraryGetUnifiedFunction(fptr: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, library: $crate::CUlibrary | $crate::CUlibrary, symbol: *const ::std::ffi::c_char | &::std::ffi::c_char) } };
+    (cuLibraryLoadData, $callback:ident) => { $callback! { cuLibraryLoadData = cuLibraryLoadData(library: *mut $crate::CUlibrary | &mut $crate::CUlibrary, code: *const ::std::ffi::c_void | &::std::ffi::c_void, jitOptions: *mut $crate::CUjit_option | &mut $crate::CUjit_option, jitOptionsValues: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, numJitOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, libraryOptions: *mut $crate::CUlibraryOption | &mut $crate::CUlibraryOption, libraryOptionValues: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, numLibraryOptions: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuLibraryLoadFromFile, $callback:ident) => { $callback! { cuLibraryLoadFromFile = cuLibraryLoadFromFile(library: *mut $crate::CUlibrary | &mut $crate::CUlibrary, fileName: *const ::std::ffi::c_char | &::std::ffi::c_char, jitOptions: *mut $crate::CUjit_option | &mut $crate::CUjit_option, jitOptionsValues: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, numJitOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, libraryOptions: *mut $crate::CUlibraryOption | &mut $crate::CUlibraryOption, libraryOptionValues: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, numLibraryOptions: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuLibraryUnload, $callback:ident) => { $callback! { cuLibraryUnload = cuLibraryUnload(library: $crate::CUlibrary | $crate::CUlibrary) } };
+    (cuLinkAddData, $callback:ident) => { $callback! { cuLinkAddData = cuLinkAddData_v2(state: $crate::CUlinkState | $crate::CUlinkState, type_: $crate::CUjitInputType | $crate::CUjitInputType, data: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, size: usize | usize, name: *const ::std::ffi::c_char | &::std::ffi::c_char, numOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, options: *mut $crate::CUjit_option | &mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void) } };
+    (cuLinkAddFile, $callback:ident) => { $callback! { cuLinkAddFile = cuLinkAddFile_v2(state: $crate::CUlinkState | $crate::CUlinkState, type_: $crate::CUjitInputType | $crate::CUjitInputType, path: *const ::std::ffi::c_char | &::std::ffi::c_char, numOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, options: *mut $crate::CUjit_option | &mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void) } };
+    (cuLinkComplete, $callback:ident) => { $callback! { cuLinkComplete = cuLinkComplete(state: $crate::CUlinkState | $crate::CUlinkState, cubinOut: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, sizeOut: *mut usize | &mut usize) } };
+    (cuLinkCreate, $callback:ident) => { $callback! { cuLinkCreate = cuLinkCreate_v2(numOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, options: *mut $crate::CUjit_option | &mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, stateOut: *mut $crate::CUlinkState | &mut $crate::CUlinkState) } };
+    (cuLinkDestroy, $callback:ident) => { $callback! { cuLinkDestroy = cuLinkDestroy(state: $crate::CUlinkState | $crate::CUlinkState) } };
+    (cuLogsCurrent, $callback:ident) => { $callback! { cuLogsCurrent = cuLogsCurrent(iterator: *mut $crate::CUlogIterator | &mut $crate::CUlogIterator, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuLogsDumpToFile, $callback:ident) => { $callback! { cuLogsDumpToFile = cuLogsDumpToFile(iterator: *mut $crate::CUlogIterator | &mut $crate::CUlogIterator, pathToFile: *const ::std::ffi::c_char | &::std::ffi::c_char, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuLogsDumpToMemory, $callback:ident) => { $callback! { cuLogsDumpToMemory = cuLogsDumpToMemory(iterator: *mut $crate::CUlogIterator | &mut $crate::CUlogIterator, buffer: *mut ::std::ffi::c_char | &mut ::std::ffi::c_char, size: *mut usize | &mut usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuLogsRegisterCallback, $callback:ident) => { $callback! { cuLogsRegisterCallback = cuLogsRegisterCallback(callbackFunc: $crate::CUlogsCallback | $crate::CUlogsCallback, userData: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, callback: *mut $crate::CUlogsCallbackHandle | &mut $crate::CUlogsCallbackHandle) } };
+    (cuLogsUnregisterCallback, $callback:ident) => { $callback! { cuLogsUnregisterCallback = cuLogsUnregisterCallback(callback: $crate::CUlogsCallbackHandle | $crate::CUlogsCallbackHandle) } };
+    (cuMemAddressFree, $callback:ident) => { $callback! { cuMemAddressFree = cuMemAddressFree(ptr: $crate::CUdeviceptr | $crate::CUdeviceptr, size: usize | usize) } };
+    (cuMemAddressReserve, $callback:ident) => { $callback! { cuMemAddressReserve = cuMemAddressReserve(ptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, size: usize | usize, alignment: usize | usize, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong) } };
+    (cuMemAdvise, $callback:ident) => { $callback! { cuMemAdvise = cuMemAdvise_v2(devPtr: $crate::CUdeviceptr | $crate::CUdeviceptr, count: usize | usize, advice: $crate::CUmem_advise | $crate::CUmem_advise, location: $crate::CUmemLocation | $crate::CUmemLocation) } };
+    (cuMemAlloc, $callback:ident) => { $callback! { cuMemAlloc = cuMemAlloc_v2(dptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, bytesize: usize | usize) } };
+    (cuMemAllocAsync, $callback:ident) => { $callback! { cuMemAllocAsync = cuMemAllocAsync(dptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, bytesize: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemAllocFromPoolAsync, $callback:ident) => { $callback! { cuMemAllocFromPoolAsync = cuMemAllocFromPoolAsync(dptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, bytesize: usize | usize, pool: $crate::CUmemoryPool | $crate::CUmemoryPool, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemAllocHost, $callback:ident) => { $callback! { cuMemAllocHost = cuMemAllocHost_v2(pp: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, bytesize: usize | usize) } };
+    (cuMemAllocManaged, $callback:ident) => { $callback! { cuMemAllocManaged = cuMemAllocManaged(dptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, bytesize: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuMemAllocPitch, $callback:ident) => { $callback! { cuMemAllocPitch = cuMemAllocPitch_v2(dptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, pPitch: *mut usize | &mut usize, WidthInBytes: usize | usize, Height: usize | usize, ElementSizeBytes: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuMemBatchDecompressAsync, $callback:ident) => { $callback! { cuMemBatchDecompressAsync = cuMemBatchDecompressAsync(paramsArray: *mut $crate::CUmemDecompressParams | &mut $crate::CUmemDecompressParams, count: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, errorIndex: *mut usize | &mut usize, stream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemCreate, $callback:ident) => { $callback! { cuMemCreate = cuMemCreate(handle: *mut $crate::CUmemGenericAllocationHandle | &mut $crate::CUmemGenericAllocationHandle, size: usize | usize, prop: *const $crate::CUmemAllocationProp | &$crate::CUmemAllocationProp, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong) } };
+    (cuMemDiscardAndPrefetchBatchAsync, $callback:ident) => { $callback! { cuMemDiscardAndPrefetchBatchAsync = cuMemDiscardAndPrefetchBatchAsync(dptrs: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, sizes: *mut usize | &mut usize, count: usize | usize, prefetchLocs: *mut $crate::CUmemLocation | &mut $crate::CUmemLocation, prefetchLocIdxs: *mut usize | &mut usize, numPrefetchLocs: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemDiscardBatchAsync, $callback:ident) => { $callback! { cuMemDiscardBatchAsync = cuMemDiscardBatchAsync(dptrs: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, sizes: *mut usize | &mut usize, count: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemExportToShareableHandle, $callback:ident) => { $callback! { cuMemExportToShareableHandle = cuMemExportToShareableHandle(shareableHandle: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, handle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, handleType: $crate::CUmemAllocationHandleType | $crate::CUmemAllocationHandleType, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong) } };
+    (cuMemFree, $callback:ident) => { $callback! { cuMemFree = cuMemFree_v2(dptr: $crate::CUdeviceptr | $crate::CUdeviceptr) } };
+    (cuMemFreeAsync, $callback:ident) => { $callback! { cuMemFreeAsync = cuMemFreeAsync(dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemFreeHost, $callback:ident) => { $callback! { cuMemFreeHost = cuMemFreeHost(p: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void) } };
+    (cuMemGetAccess, $callback:ident) => { $callback! { cuMemGetAccess = cuMemGetAccess(flags: *mut ::std::ffi::c_ulonglong | &mut ::std::ffi::c_ulonglong, location: *const $crate::CUmemLocation | &$crate::CUmemLocation, ptr: $crate::CUdeviceptr | $crate::CUdeviceptr) } };
+    (cuMemGetAddressRange, $callback:ident) => { $callback! { cuMemGetAddressRange = cuMemGetAddressRange_v2(pbase: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, psize: *mut usize | &mut usize, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr) } };
+    (cuMemGetAllocationGranularity, $callback:ident) => { $callback! { cuMemGetAllocationGranularity = cuMemGetAllocationGranularity(granularity: *mut usize | &mut usize, prop: *const $crate::CUmemAllocationProp | &$crate::CUmemAllocationProp, option: $crate::CUmemAllocationGranularity_flags | $crate::CUmemAllocationGranularity_flags) } };
+    (cuMemGetAllocationPropertiesFromHandle, $callback:ident) => { $callback! { cuMemGetAllocationPropertiesFromHandle = cuMemGetAllocationPropertiesFromHandle(prop: *mut $crate::CUmemAllocationProp | &mut $crate::CUmemAllocationProp, handle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle) } };
+    (cuMemGetDefaultMemPool, $callback:ident) => { $callback! { cuMemGetDefaultMemPool = cuMemGetDefaultMemPool(pool_out: *mut $crate::CUmemoryPool | &mut $crate::CUmemoryPool, location: *mut $crate::CUmemLocation | &mut $crate::CUmemLocation, type_: $crate::CUmemAllocationType | $crate::CUmemAllocationType) } };
+    (cuMemGetHandleForAddressRange, $callback:ident) => { $callback! { cuMemGetHandleForAddressRange = cuMemGetHandleForAddressRange(handle: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, size: usize | usize, handleType: $crate::CUmemRangeHandleType | $crate::CUmemRangeHandleType, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong) } };
+    (cuMemGetInfo, $callback:ident) => { $callback! { cuMemGetInfo = cuMemGetInfo_v2(free: *mut usize | &mut usize, total: *mut usize | &mut usize) } };
+    (cuMemGetMemPool, $callback:ident) => { $callback! { cuMemGetMemPool = cuMemGetMemPool(pool_out: *mut $crate::CUmemoryPool | &mut $crate::CUmemoryPool, location: *mut $crate::CUmemLocation | &mut $crate::CUmemLocation, type_: $crate::CUmemAllocationType | $crate::CUmemAllocationType) } };
+    (cuMemHostAlloc, $callback:ident) => { $callback! { cuMemHostAlloc = cuMemHostAlloc(pp: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, bytesize: usize | usize, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuMemHostGetDevicePointer, $callback:ident) => { $callback! { cuMemHostGetDevicePointer = cuMemHostGetDevicePointer_v2(pdptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, p: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuMemHostGetFlags, $callback:ident) => { $callback! { cuMemHostGetFlags = cuMemHostGetFlags(pFlags: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint, p: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void) } };
+    (cuMemHostRegister, $callback:ident) => { $callback! { cuMemHostRegister = cuMemHostRegister_v2(p: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, bytesize: usize | usize, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuMemHostUnregister, $callback:ident) => { $callback! { cuMemHostUnregister = cuMemHostUnregister(p: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void) } };
+    (cuMemImportFromShareableHandle, $callback:ident) => { $callback! { cuMemImportFromShareableHandle = cuMemImportFromShareableHandle(handle: *mut $crate::CUmemGenericAllocationHandle | &mut $crate::CUmemGenericAllocationHandle, osHandle: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, shHandleType: $crate::CUmemAllocationHandleType | $crate::CUmemAllocationHandleType) } };
+    (cuMemMap, $callback:ident) => { $callback! { cuMemMap = cuMemMap(ptr: $crate::CUdeviceptr | $crate::CUdeviceptr, size: usize | usize, offset: usize | usize, handle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong) } };
+    (cuMemMapArrayAsync, $callback:ident) => { $callback! { cuMemMapArrayAsync = cuMemMapArrayAsync(mapInfoList: *mut $crate::CUarrayMapInfo | &mut $crate::CUarrayMapInfo, count: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemPoolCreate, $callback:ident) => { $callback! { cuMemPoolCreate = cuMemPoolCreate(pool: *mut $crate::CUmemoryPool | &mut $crate::CUmemoryPool, poolProps: *const $crate::CUmemPoolProps | &$crate::CUmemPoolProps) } };
+    (cuMemPoolDestroy, $callback:ident) => { $callback! { cuMemPoolDestroy = cuMemPoolDestroy(pool: $crate::CUmemoryPool | $crate::CUmemoryPool) } };
+    (cuMemPoolExportPointer, $callback:ident) => { $callback! { cuMemPoolExportPointer = cuMemPoolExportPointer(shareData_out: *mut $crate::CUmemPoolPtrExportData | &mut $crate::CUmemPoolPtrExportData, ptr: $crate::CUdeviceptr | $crate::CUdeviceptr) } };
+    (cuMemPoolExportToShareableHandle, $callback:ident) => { $callback! { cuMemPoolExportToShareableHandle = cuMemPoolExportToShareableHandle(handle_out: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, pool: $crate::CUmemoryPool | $crate::CUmemoryPool, handleType: $crate::CUmemAllocationHandleType | $crate::CUmemAllocationHandleType, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong) } };
+    (cuMemPoolGetAccess, $callback:ident) => { $callback! { cuMemPoolGetAccess = cuMemPoolGetAccess(flags: *mut $crate::CUmemAccess_flags | &mut $crate::CUmemAccess_flags, memPool: $crate::CUmemoryPool | $crate::CUmemoryPool, location: *mut $crate::CUmemLocation | &mut $crate::CUmemLocation) } };
+    (cuMemPoolGetAttribute, $callback:ident) => { $callback! { cuMemPoolGetAttribute = cuMemPoolGetAttribute(pool: $crate::CUmemoryPool | $crate::CUmemoryPool, attr: $crate::CUmemPool_attribute | $crate::CUmemPool_attribute, value: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void) } };
+    (cuMemPoolImportFromShareableHandle, $callback:ident) => { $callback! { cuMemPoolImportFromShareableHandle = cuMemPoolImportFromShareableHandle(pool_out: *mut $crate::CUmemoryPool | &mut $crate::CUmemoryPool, handle: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, handleType: $crate::CUmemAllocationHandleType | $crate::CUmemAllocationHandleType, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong) } };
+    (cuMemPoolImportPointer, $callback:ident) => { $callback! { cuMemPoolImportPointer = cuMemPoolImportPointer(ptr_out: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, pool: $crate::CUmemoryPool | $crate::CUmemoryPool, shareData: *mut $crate::CUmemPoolPtrExportData | &mut $crate::CUmemPoolPtrExportData) } };
+    (cuMemPoolSetAccess, $callback:ident) => { $callback! { cuMemPoolSetAccess = cuMemPoolSetAccess(pool: $crate::CUmemoryPool | $crate::CUmemoryPool, map: *const $crate::CUmemAccessDesc | &$crate::CUmemAccessDesc, count: usize | usize) } };
+    (cuMemPoolSetAttribute, $callback:ident) => { $callback! { cuMemPoolSetAttribute = cuMemPoolSetAttribute(pool: $crate::CUmemoryPool | $crate::CUmemoryPool, attr: $crate::CUmemPool_attribute | $crate::CUmemPool_attribute, value: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void) } };
+    (cuMemPoolTrimTo, $callback:ident) => { $callback! { cuMemPoolTrimTo = cuMemPoolTrimTo(pool: $crate::CUmemoryPool | $crate::CUmemoryPool, minBytesToKeep: usize | usize) } };
+    (cuMemPrefetchAsync, $callback:ident) => { $callback! { cuMemPrefetchAsync = cuMemPrefetchAsync_v2(devPtr: $crate::CUdeviceptr | $crate::CUdeviceptr, count: usize | usize, location: $crate::CUmemLocation | $crate::CUmemLocation, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemPrefetchBatchAsync, $callback:ident) => { $callback! { cuMemPrefetchBatchAsync = cuMemPrefetchBatchAsync(dptrs: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, sizes: *mut usize | &mut usize, count: usize | usize, prefetchLocs: *mut $crate::CUmemLocation | &mut $crate::CUmemLocation, prefetchLocIdxs: *mut usize | &mut usize, numPrefetchLocs: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemRangeGetAttribute, $callback:ident) => { $callback! { cuMemRangeGetAttribute = cuMemRangeGetAttribute(data: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, dataSize: usize | usize, attribute: $crate::CUmem_range_attribute | $crate::CUmem_range_attribute, devPtr: $crate::CUdeviceptr | $crate::CUdeviceptr, count: usize | usize) } };
+    (cuMemRangeGetAttributes, $callback:ident) => { $callback! { cuMemRangeGetAttributes = cuMemRangeGetAttributes(data: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, dataSizes: *mut usize | &mut usize, attributes: *mut $crate::CUmem_range_attribute | &mut $crate::CUmem_range_attribute, numAttributes: usize | usize, devPtr: $crate::CUdeviceptr | $crate::CUdeviceptr, count: usize | usize) } };
+    (cuMemRelease, $callback:ident) => { $callback! { cuMemRelease = cuMemRelease(handle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle) } };
+    (cuMemRetainAllocationHandle, $callback:ident) => { $callback! { cuMemRetainAllocationHandle = cuMemRetainAllocationHandle(handle: *mut $crate::CUmemGenericAllocationHandle | &mut $crate::CUmemGenericAllocationHandle, addr: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void) } };
+    (cuMemSetAccess, $callback:ident) => { $callback! { cuMemSetAccess = cuMemSetAccess(ptr: $crate::CUdeviceptr | $crate::CUdeviceptr, size: usize | usize, desc: *const $crate::CUmemAccessDesc | &$crate::CUmemAccessDesc, count: usize | usize) } };
+    (cuMemSetMemPool, $callback:ident) => { $callback! { cuMemSetMemPool = cuMemSetMemPool(location: *mut $crate::CUmemLocation | &mut $crate::CUmemLocation, type_: $crate::CUmemAllocationType | $crate::CUmemAllocationType, pool: $crate::CUmemoryPool | $crate::CUmemoryPool) } };
+    (cuMemUnmap, $callback:ident) => { $callback! { cuMemUnmap = cuMemUnmap(ptr: $crate::CUdeviceptr | $crate::CUdeviceptr, size: usize | usize) } };
+    (cuMemcpy, $callback:ident) => { $callback! { cuMemcpy = cuMemcpy(dst: $crate::CUdeviceptr | $crate::CUdeviceptr, src: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize) } };
+    (cuMemcpy2D, $callback:ident) => { $callback! { cuMemcpy2D = cuMemcpy2D_v2(pCopy: *const $crate::CUDA_MEMCPY2D | &$crate::CUDA_MEMCPY2D) } };
+    (cuMemcpy2DAsync, $callback:ident) => { $callback! { cuMemcpy2DAsync = cuMemcpy2DAsync_v2(pCopy: *const $crate::CUDA_MEMCPY2D | &$crate::CUDA_MEMCPY2D, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemcpy2DUnaligned, $callback:ident) => { $callback! { cuMemcpy2DUnaligned = cuMemcpy2DUnaligned_v2(pCopy: *const $crate::CUDA_MEMCPY2D | &$crate::CUDA_MEMCPY2D) } };
+    (cuMemcpy3D, $callback:ident) => { $callback! { cuMemcpy3D = cuMemcpy3D_v2(pCopy: *const $crate::CUDA_MEMCPY3D | &$crate::CUDA_MEMCPY3D) } };
+    (cuMemcpy3DAsync, $callback:ident) => { $callback! { cuMemcpy3DAsync = cuMemcpy3DAsync_v2(pCopy: *const $crate::CUDA_MEMCPY3D | &$crate::CUDA_MEMCPY3D, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemcpy3DBatchAsync, $callback:ident) => { $callback! { cuMemcpy3DBatchAsync = cuMemcpy3DBatchAsync_v2(numParams: usize | usize, opList: *mut $crate::CUDA_MEMCPY3D_BATCH_OP | &mut $crate::CUDA_MEMCPY3D_BATCH_OP, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemcpy3DPeer, $callback:ident) => { $callback! { cuMemcpy3DPeer = cuMemcpy3DPeer(pCopy: *const $crate::CUDA_MEMCPY3D_PEER | &$crate::CUDA_MEMCPY3D_PEER) } };
+    (cuMemcpy3DPeerAsync, $callback:ident) => { $callback! { cuMemcpy3DPeerAsync = cuMemcpy3DPeerAsync(pCopy: *const $crate::CUDA_MEMCPY3D_PEER | &$crate::CUDA_MEMCPY3D_PEER, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemcpyAsync, $callback:ident) => { $callback! { cuMemcpyAsync = cuMemcpyAsync(dst: $crate::CUdeviceptr | $crate::CUdeviceptr, src: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemcpyAtoA, $callback:ident) => { $callback! { cuMemcpyAtoA = cuMemcpyAtoA_v2(dstArray: $crate::CUarray | $crate::CUarray, dstOffset: usize | usize, srcArray: $crate::CUarray | $crate::CUarray, srcOffset: usize | usize, ByteCount: usize | usize) } };
+    (cuMemcpyAtoD, $callback:ident) => { $callback! { cuMemcpyAtoD = cuMemcpyAtoD_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcArray: $crate::CUarray | $crate::CUarray, srcOffset: usize | usize, ByteCount: usize | usize) } };
+    (cuMemcpyAtoH, $callback:ident) => { $callback! { cuMemcpyAtoH = cuMemcpyAtoH_v2(dstHost: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, srcArray: $crate::CUarray | $crate::CUarray, srcOffset: usize | usize, ByteCount: usize | usize) } };
+    (cuMemcpyAtoHAsync, $callback:ident) => { $callback! { cuMemcpyAtoHAsync = cuMemcpyAtoHAsync_v2(dstHost: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, srcArray: $crate::CUarray | $crate::CUarray, srcOffset: usize | usize, ByteCount: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemcpyBatchAsync, $callback:ident) => { $callback! { cuMemcpyBatchAsync = cuMemcpyBatchAsync_v2(dsts: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, srcs: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, sizes: *mut usize | &mut usize, count: usize | usize, attrs: *mut $crate::CUmemcpyAttributes | &mut $crate::CUmemcpyAttributes, attrIdxs: *mut usize | &mut usize, numAttrs: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemcpyDtoA, $callback:ident) => { $callback! { cuMemcpyDtoA = cuMemcpyDtoA_v2(dstArray: $crate::CUarray | $crate::CUarray, dstOffset: usize | usize, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize) } };
+    (cuMemcpyDtoD, $callback:ident) => { $callback! { cuMemcpyDtoD = cuMemcpyDtoD_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize) } };
+    (cuMemcpyDtoDAsync, $callback:ident) => { $callback! { cuMemcpyDtoDAsync = cuMemcpyDtoDAsync_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemcpyDtoH, $callback:ident) => { $callback! { cuMemcpyDtoH = cuMemcpyDtoH_v2(dstHost: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize) } };
+    (cuMemcpyDtoHAsync, $callback:ident) => { $callback! { cuMemcpyDtoHAsync = cuMemcpyDtoHAsync_v2(dstHost: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ByteCount: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemcpyHtoA, $callback:ident) => { $callback! { cuMemcpyHtoA = cuMemcpyHtoA_v2(dstArray: $crate::CUarray | $crate::CUarray, dstOffset: usize | usize, srcHost: *const ::std::ffi::c_void | &::std::ffi::c_void, ByteCount: usize | usize) } };
+    (cuMemcpyHtoAAsync, $callback:ident) => { $callback! { cuMemcpyHtoAAsync = cuMemcpyHtoAAsync_v2(dstArray: $crate::CUarray | $crate::CUarray, dstOffset: usize | usize, srcHost: *const ::std::ffi::c_void | &::std::ffi::c_void, ByteCount: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemcpyHtoD, $callback:ident) => { $callback! { cuMemcpyHtoD = cuMemcpyHtoD_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcHost: *const ::std::ffi::c_void | &::std::ffi::c_void, ByteCount: usize | usize) } };
+    (cuMemcpyHtoDAsync, $callback:ident) => { $callback! { cuMemcpyHtoDAsync = cuMemcpyHtoDAsync_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcHost: *const ::std::ffi::c_void | &::std::ffi::c_void, ByteCount: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemcpyPeer, $callback:ident) => { $callback! { cuMemcpyPeer = cuMemcpyPeer(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstContext: $crate::CUcontext | $crate::CUcontext, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcContext: $crate::CUcontext | $crate::CUcontext, ByteCount: usize | usize) } };
+    (cuMemcpyPeerAsync, $callback:ident) => { $callback! { cuMemcpyPeerAsync = cuMemcpyPeerAsync(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstContext: $crate::CUcontext | $crate::CUcontext, srcDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, srcContext: $crate::CUcontext | $crate::CUcontext, ByteCount: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemsetD16, $callback:ident) => { $callback! { cuMemsetD16 = cuMemsetD16_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, us: u16 | u16, N: usize | usize) } };
+    (cuMemsetD16Async, $callback:ident) => { $callback! { cuMemsetD16Async = cuMemsetD16Async(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, us: u16 | u16, N: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemsetD2D16, $callback:ident) => { $callback! { cuMemsetD2D16 = cuMemsetD2D16_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, us: u16 | u16, Width: usize | usize, Height: usize | usize) } };
+    (cuMemsetD2D16Async, $callback:ident) => { $callback! { cuMemsetD2D16Async = cuMemsetD2D16Async(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, us: u16 | u16, Width: usize | usize, Height: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemsetD2D32, $callback:ident) => { $callback! { cuMemsetD2D32 = cuMemsetD2D32_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, Width: usize | usize, Height: usize | usize) } };
+    (cuMemsetD2D32Async, $callback:ident) => { $callback! { cuMemsetD2D32Async = cuMemsetD2D32Async(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, Width: usize | usize, Height: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemsetD2D8, $callback:ident) => { $callback! { cuMemsetD2D8 = cuMemsetD2D8_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, uc: u8 | u8, Width: usize | usize, Height: usize | usize) } };
+    (cuMemsetD2D8Async, $callback:ident) => { $callback! { cuMemsetD2D8Async = cuMemsetD2D8Async(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, dstPitch: usize | usize, uc: u8 | u8, Width: usize | usize, Height: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemsetD32, $callback:ident) => { $callback! { cuMemsetD32 = cuMemsetD32_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, N: usize | usize) } };
+    (cuMemsetD32Async, $callback:ident) => { $callback! { cuMemsetD32Async = cuMemsetD32Async(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, ui: ::std::ffi::c_uint | ::std::ffi::c_uint, N: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMemsetD8, $callback:ident) => { $callback! { cuMemsetD8 = cuMemsetD8_v2(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, uc: u8 | u8, N: usize | usize) } };
+    (cuMemsetD8Async, $callback:ident) => { $callback! { cuMemsetD8Async = cuMemsetD8Async(dstDevice: $crate::CUdeviceptr | $crate::CUdeviceptr, uc: u8 | u8, N: usize | usize, hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuMipmappedArrayCreate, $callback:ident) => { $callback! { cuMipmappedArrayCreate = cuMipmappedArrayCreate(pHandle: *mut $crate::CUmipmappedArray | &mut $crate::CUmipmappedArray, pMipmappedArrayDesc: *const $crate::CUDA_ARRAY3D_DESCRIPTOR | &$crate::CUDA_ARRAY3D_DESCRIPTOR, numMipmapLevels: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuMipmappedArrayDestroy, $callback:ident) => { $callback! { cuMipmappedArrayDestroy = cuMipmappedArrayDestroy(hMipmappedArray: $crate::CUmipmappedArray | $crate::CUmipmappedArray) } };
+    (cuMipmappedArrayGetLevel, $callback:ident) => { $callback! { cuMipmappedArrayGetLevel = cuMipmappedArrayGetLevel(pLevelArray: *mut $crate::CUarray | &mut $crate::CUarray, hMipmappedArray: $crate::CUmipmappedArray | $crate::CUmipmappedArray, level: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuMipmappedArrayGetMemoryRequirements, $callback:ident) => { $callback! { cuMipmappedArrayGetMemoryRequirements = cuMipmappedArrayGetMemoryRequirements(memoryRequirements: *mut $crate::CUDA_ARRAY_MEMORY_REQUIREMENTS | &mut $crate::CUDA_ARRAY_MEMORY_REQUIREMENTS, mipmap: $crate::CUmipmappedArray | $crate::CUmipmappedArray, device: $crate::CUdevice | $crate::CUdevice) } };
+    (cuMipmappedArrayGetSparseProperties, $callback:ident) => { $callback! { cuMipmappedArrayGetSparseProperties = cuMipmappedArrayGetSparseProperties(sparseProperties: *mut $crate::CUDA_ARRAY_SPARSE_PROPERTIES | &mut $crate::CUDA_ARRAY_SPARSE_PROPERTIES, mipmap: $crate::CUmipmappedArray | $crate::CUmipmappedArray) } };
+    (cuModuleEnumerateFunctions, $callback:ident) => { $callback! { cuModuleEnumerateFunctions = cuModuleEnumerateFunctions(functions: *mut $crate::CUfunction | &mut $crate::CUfunction, numFunctions: ::std::ffi::c_uint | ::std::ffi::c_uint, mod_: $crate::CUmodule | $crate::CUmodule) } };
+    (cuModuleGetFunction, $callback:ident) => { $callback! { cuModuleGetFunction = cuModuleGetFunction(hfunc: *mut $crate::CUfunction | &mut $crate::CUfunction, hmod: $crate::CUmodule | $crate::CUmodule, name: *const ::std::ffi::c_char | &::std::ffi::c_char) } };
+    (cuModuleGetFunctionCount, $callback:ident) => { $callback! { cuModuleGetFunctionCount = cuModuleGetFunctionCount(count: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint, hmod: $crate::CUmodule | $crate::CUmodule) } };
+    (cuModuleGetGlobal, $callback:ident) => { $callback! { cuModuleGetGlobal = cuModuleGetGlobal_v2(dptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, bytes: *mut usize | &mut usize, hmod: $crate::CUmodule | $crate::CUmodule, name: *const ::std::ffi::c_char | &::std::ffi::c_char) } };
+    (cuModuleGetLoadingMode, $callback:ident) => { $callback! { cuModuleGetLoadingMode = cuModuleGetLoadingMode(mode: *mut $crate::CUmoduleLoadingMode | &mut $crate::CUmoduleLoadingMode) } };
+    (cuModuleGetSurfRef, $callback:ident) => { $callback! { cuModuleGetSurfRef = cuModuleGetSurfRef(pSurfRef: *mut $crate::CUsurfref | &mut $crate::CUsurfref, hmod: $crate::CUmodule | $crate::CUmodule, name: *const ::std::ffi::c_char | &::std::ffi::c_char) } };
+    (cuModuleGetTexRef, $callback:ident) => { $callback! { cuModuleGetTexRef = cuModuleGetTexRef(pTexRef: *mut $crate::CUtexref | &mut $crate::CUtexref, hmod: $crate::CUmodule | $crate::CUmodule, name: *const ::std::ffi::c_char | &::std::ffi::c_char) } };
+    (cuModuleLoad, $callback:ident) => { $callback! { cuModuleLoad = cuModuleLoad(module: *mut $crate::CUmodule | &mut $crate::CUmodule, fname: *const ::std::ffi::c_char | &::std::ffi::c_char) } };
+    (cuModuleLoadData, $callback:ident) => { $callback! { cuModuleLoadData = cuModuleLoadData(module: *mut $crate::CUmodule | &mut $crate::CUmodule, image: *const ::std::ffi::c_void | &::std::ffi::c_void) } };
+    (cuModuleLoadDataEx, $callback:ident) => { $callback! { cuModuleLoadDataEx = cuModuleLoadDataEx(module: *mut $crate::CUmodule | &mut $crate::CUmodule, image: *const ::std::ffi::c_void | &::std::ffi::c_void, numOptions: ::std::ffi::c_uint | ::std::ffi::c_uint, options: *mut $crate::CUjit_option | &mut $crate::CUjit_option, optionValues: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void) } };
+    (cuModuleLoadFatBinary, $callback:ident) => { $callback! { cuModuleLoadFatBinary = cuModuleLoadFatBinary(module: *mut $crate::CUmodule | &mut $crate::CUmodule, fatCubin: *const ::std::ffi::c_void | &::std::ffi::c_void) } };
+    (cuModuleUnload, $callback:ident) => { $callback! { cuModuleUnload = cuModuleUnload(hmod: $crate::CUmodule | $crate::CUmodule) } };
+    (cuMulticastAddDevice, $callback:ident) => { $callback! { cuMulticastAddDevice = cuMulticastAddDevice(mcHandle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, dev: $crate::CUdevice | $crate::CUdevice) } };
+    (cuMulticastBindAddr, $callback:ident) => { $callback! { cuMulticastBindAddr = cuMulticastBindAddr(mcHandle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, mcOffset: usize | usize, memptr: $crate::CUdeviceptr | $crate::CUdeviceptr, size: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong) } };
+    (cuMulticastBindMem, $callback:ident) => { $callback! { cuMulticastBindMem = cuMulticastBindMem(mcHandle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, mcOffset: usize | usize, memHandle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, memOffset: usize | usize, size: usize | usize, flags: ::std::ffi::c_ulonglong | ::std::ffi::c_ulonglong) } };
+    (cuMulticastCreate, $callback:ident) => { $callback! { cuMulticastCreate = cuMulticastCreate(mcHandle: *mut $crate::CUmemGenericAllocationHandle | &mut $crate::CUmemGenericAllocationHandle, prop: *const $crate::CUmulticastObjectProp | &$crate::CUmulticastObjectProp) } };
+    (cuMulticastGetGranularity, $callback:ident) => { $callback! { cuMulticastGetGranularity = cuMulticastGetGranularity(granularity: *mut usize | &mut usize, prop: *const $crate::CUmulticastObjectProp | &$crate::CUmulticastObjectProp, option: $crate::CUmulticastGranularity_flags | $crate::CUmulticastGranularity_flags) } };
+    (cuMulticastUnbind, $callback:ident) => { $callback! { cuMulticastUnbind = cuMulticastUnbind(mcHandle: $crate::CUmemGenericAllocationHandle | $crate::CUmemGenericAllocationHandle, dev: $crate::CUdevice | $crate::CUdevice, mcOffset: usize | usize, size: usize | usize) } };
+    (cuOccupancyAvailableDynamicSMemPerBlock, $callback:ident) => { $callback! { cuOccupancyAvailableDynamicSMemPerBlock = cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize: *mut usize | &mut usize, func: $crate::CUfunction | $crate::CUfunction, numBlocks: ::std::ffi::c_int | ::std::ffi::c_int, blockSize: ::std::ffi::c_int | ::std::ffi::c_int) } };
+    (cuOccupancyMaxActiveBlocksPerMultiprocessor, $callback:ident) => { $callback! { cuOccupancyMaxActiveBlocksPerMultiprocessor = cuOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, func: $crate::CUfunction | $crate::CUfunction, blockSize: ::std::ffi::c_int | ::std::ffi::c_int, dynamicSMemSize: usize | usize) } };
+    (cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, $callback:ident) => { $callback! { cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags = cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, func: $crate::CUfunction | $crate::CUfunction, blockSize: ::std::ffi::c_int | ::std::ffi::c_int, dynamicSMemSize: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuOccupancyMaxActiveClusters, $callback:ident) => { $callback! { cuOccupancyMaxActiveClusters = cuOccupancyMaxActiveClusters(numClusters: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, func: $crate::CUfunction | $crate::CUfunction, config: *const $crate::CUlaunchConfig | &$crate::CUlaunchConfig) } };
+    (cuOccupancyMaxPotentialBlockSize, $callback:ident) => { $callback! { cuOccupancyMaxPotentialBlockSize = cuOccupancyMaxPotentialBlockSize(minGridSize: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, blockSize: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, func: $crate::CUfunction | $crate::CUfunction, blockSizeToDynamicSMemSize: $crate::CUoccupancyB2DSize | $crate::CUoccupancyB2DSize, dynamicSMemSize: usize | usize, blockSizeLimit: ::std::ffi::c_int | ::std::ffi::c_int) } };
+    (cuOccupancyMaxPotentialBlockSizeWithFlags, $callback:ident) => { $callback! { cuOccupancyMaxPotentialBlockSizeWithFlags = cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, blockSize: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, func: $crate::CUfunction | $crate::CUfunction, blockSizeToDynamicSMemSize: $crate::CUoccupancyB2DSize | $crate::CUoccupancyB2DSize, dynamicSMemSize: usize | usize, blockSizeLimit: ::std::ffi::c_int | ::std::ffi::c_int, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuOccupancyMaxPotentialClusterSize, $callback:ident) => { $callback! { cuOccupancyMaxPotentialClusterSize = cuOccupancyMaxPotentialClusterSize(clusterSize: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, func: $crate::CUfunction | $crate::CUfunction, config: *const $crate::CUlaunchConfig | &$crate::CUlaunchConfig) } };
+    (cuParamSetSize, $callback:ident) => { $callback! { cuParamSetSize = cuParamSetSize(hfunc: $crate::CUfunction | $crate::CUfunction, numbytes: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuParamSetTexRef, $callback:ident) => { $callback! { cuParamSetTexRef = cuParamSetTexRef(hfunc: $crate::CUfunction | $crate::CUfunction, texunit: ::std::ffi::c_int | ::std::ffi::c_int, hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuParamSetf, $callback:ident) => { $callback! { cuParamSetf = cuParamSetf(hfunc: $crate::CUfunction | $crate::CUfunction, offset: ::std::ffi::c_int | ::std::ffi::c_int, value: f32 | f32) } };
+    (cuParamSeti, $callback:ident) => { $callback! { cuParamSeti = cuParamSeti(hfunc: $crate::CUfunction | $crate::CUfunction, offset: ::std::ffi::c_int | ::std::ffi::c_int, value: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuParamSetv, $callback:ident) => { $callback! { cuParamSetv = cuParamSetv(hfunc: $crate::CUfunction | $crate::CUfunction, offset: ::std::ffi::c_int | ::std::ffi::c_int, ptr: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, numbytes: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuPointerGetAttribute, $callback:ident) => { $callback! { cuPointerGetAttribute = cuPointerGetAttribute(data: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, attribute: $crate::CUpointer_attribute | $crate::CUpointer_attribute, ptr: $crate::CUdeviceptr | $crate::CUdeviceptr) } };
+    (cuPointerGetAttributes, $callback:ident) => { $callback! { cuPointerGetAttributes = cuPointerGetAttributes(numAttributes: ::std::ffi::c_uint | ::std::ffi::c_uint, attributes: *mut $crate::CUpointer_attribute | &mut $crate::CUpointer_attribute, data: *mut *mut ::std::ffi::c_void | &mut *mut ::std::ffi::c_void, ptr: $crate::CUdeviceptr | $crate::CUdeviceptr) } };
+    (cuPointerSetAttribute, $callback:ident) => { $callback! { cuPointerSetAttribute = cuPointerSetAttribute(value: *const ::std::ffi::c_void | &::std::ffi::c_void, attribute: $crate::CUpointer_attribute | $crate::CUpointer_attribute, ptr: $crate::CUdeviceptr | $crate::CUdeviceptr) } };
+    (cuProfilerInitialize, $callback:ident) => { $callback! { cuProfilerInitialize = cuProfilerInitialize(configFile: *const ::std::ffi::c_char | &::std::ffi::c_char, outputFile: *const ::std::ffi::c_char | &::std::ffi::c_char, outputMode: $crate::CUoutput_mode | $crate::CUoutput_mode) } };
+    (cuProfilerStart, $callback:ident) => { $callback! { cuProfilerStart = cuProfilerStart() } };
+    (cuProfilerStop, $callback:ident) => { $callback! { cuProfilerStop = cuProfilerStop() } };
+    (cuSignalExternalSemaphoresAsync, $callback:ident) => { $callback! { cuSignalExternalSemaphoresAsync = cuSignalExternalSemaphoresAsync(extSemArray: *const $crate::CUexternalSemaphore | &$crate::CUexternalSemaphore, paramsArray: *const $crate::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS | &$crate::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, numExtSems: ::std::ffi::c_uint | ::std::ffi::c_uint, stream: $crate::CUstream | $crate::CUstream) } };
+    (cuStreamAddCallback, $callback:ident) => { $callback! { cuStreamAddCallback = cuStreamAddCallback(hStream: $crate::CUstream | $crate::CUstream, callback: $crate::CUstreamCallback | $crate::CUstreamCallback, userData: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuStreamAttachMemAsync, $callback:ident) => { $callback! { cuStreamAttachMemAsync = cuStreamAttachMemAsync(hStream: $crate::CUstream | $crate::CUstream, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, length: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuStreamBatchMemOp, $callback:ident) => { $callback! { cuStreamBatchMemOp = cuStreamBatchMemOp_v2(stream: $crate::CUstream | $crate::CUstream, count: ::std::ffi::c_uint | ::std::ffi::c_uint, paramArray: *mut $crate::CUstreamBatchMemOpParams | &mut $crate::CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuStreamBeginCapture, $callback:ident) => { $callback! { cuStreamBeginCapture = cuStreamBeginCapture_v2(hStream: $crate::CUstream | $crate::CUstream, mode: $crate::CUstreamCaptureMode | $crate::CUstreamCaptureMode) } };
+    (cuStreamBeginCaptureToGraph, $callback:ident) => { $callback! { cuStreamBeginCaptureToGraph = cuStreamBeginCaptureToGraph(hStream: $crate::CUstream | $crate::CUstream, hGraph: $crate::CUgraph | $crate::CUgraph, dependencies: *const $crate::CUgraphNode | &$crate::CUgraphNode, dependencyData: *const $crate::CUgraphEdgeData | &$crate::CUgraphEdgeData, numDependencies: usize | usize, mode: $crate::CUstreamCaptureMode | $crate::CUstreamCaptureMode) } };
+    (cuStreamCopyAttributes, $callback:ident) => { $callback! { cuStreamCopyAttributes = cuStreamCopyAttributes(dstStream: $crate::CUstream | $crate::CUstream, srcStream: $crate::CUstream | $crate::CUstream) } };
+    (cuStreamCreate, $callback:ident) => { $callback! { cuStreamCreate = cuStreamCreate(phStream: *mut $crate::CUstream | &mut $crate::CUstream, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuStreamCreateWithPriority, $callback:ident) => { $callback! { cuStreamCreateWithPriority = cuStreamCreateWithPriority(phStream: *mut $crate::CUstream | &mut $crate::CUstream, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, priority: ::std::ffi::c_int | ::std::ffi::c_int) } };
+    (cuStreamDestroy, $callback:ident) => { $callback! { cuStreamDestroy = cuStreamDestroy_v2(hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuStreamEndCapture, $callback:ident) => { $callback! { cuStreamEndCapture = cuStreamEndCapture(hStream: $crate::CUstream | $crate::CUstream, phGraph: *mut $crate::CUgraph | &mut $crate::CUgraph) } };
+    (cuStreamGetAttribute, $callback:ident) => { $callback! { cuStreamGetAttribute = cuStreamGetAttribute(hStream: $crate::CUstream | $crate::CUstream, attr: $crate::CUstreamAttrID | $crate::CUstreamAttrID, value: *mut $crate::CUstreamAttrValue | &mut $crate::CUstreamAttrValue) } };
+    (cuStreamGetCaptureInfo, $callback:ident) => { $callback! { cuStreamGetCaptureInfo = cuStreamGetCaptureInfo_v3(hStream: $crate::CUstream | $crate::CUstream, captureStatus_out: *mut $crate::CUstreamCaptureStatus | &mut $crate::CUstreamCaptureStatus, id_out: *mut $crate::cuuint64_t | &mut $crate::cuuint64_t, graph_out: *mut $crate::CUgraph | &mut $crate::CUgraph, dependencies_out: *mut *const $crate::CUgraphNode | &mut *const $crate::CUgraphNode, edgeData_out: *mut *const $crate::CUgraphEdgeData | &mut *const $crate::CUgraphEdgeData, numDependencies_out: *mut usize | &mut usize) } };
+    (cuStreamGetCtx, $callback:ident) => { $callback! { cuStreamGetCtx = cuStreamGetCtx_v2(hStream: $crate::CUstream | $crate::CUstream, pctx: *mut $crate::CUcontext | &mut $crate::CUcontext, pGreenCtx: *mut $crate::CUgreenCtx | &mut $crate::CUgreenCtx) } };
+    (cuStreamGetDevice, $callback:ident) => { $callback! { cuStreamGetDevice = cuStreamGetDevice(hStream: $crate::CUstream | $crate::CUstream, device: *mut $crate::CUdevice | &mut $crate::CUdevice) } };
+    (cuStreamGetFlags, $callback:ident) => { $callback! { cuStreamGetFlags = cuStreamGetFlags(hStream: $crate::CUstream | $crate::CUstream, flags: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint) } };
+    (cuStreamGetGreenCtx, $callback:ident) => { $callback! { cuStreamGetGreenCtx = cuStreamGetGreenCtx(hStream: $crate::CUstream | $crate::CUstream, phCtx: *mut $crate::CUgreenCtx | &mut $crate::CUgreenCtx) } };
+    (cuStreamGetId, $callback:ident) => { $callback! { cuStreamGetId = cuStreamGetId(hStream: $crate::CUstream | $crate::CUstream, streamId: *mut ::std::ffi::c_ulonglong | &mut ::std::ffi::c_ulonglong) } };
+    (cuStreamGetPriority, $callback:ident) => { $callback! { cuStreamGetPriority = cuStreamGetPriority(hStream: $crate::CUstream | $crate::CUstream, priority: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int) } };
+    (cuStreamIsCapturing, $callback:ident) => { $callback! { cuStreamIsCapturing = cuStreamIsCapturing(hStream: $crate::CUstream | $crate::CUstream, captureStatus: *mut $crate::CUstreamCaptureStatus | &mut $crate::CUstreamCaptureStatus) } };
+    (cuStreamQuery, $callback:ident) => { $callback! { cuStreamQuery = cuStreamQuery(hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuStreamSetAttribute, $callback:ident) => { $callback! { cuStreamSetAttribute = cuStreamSetAttribute(hStream: $crate::CUstream | $crate::CUstream, attr: $crate::CUstreamAttrID | $crate::CUstreamAttrID, param: *const $crate::CUstreamAttrValue | &$crate::CUstreamAttrValue) } };
+    (cuStreamSynchronize, $callback:ident) => { $callback! { cuStreamSynchronize = cuStreamSynchronize(hStream: $crate::CUstream | $crate::CUstream) } };
+    (cuStreamUpdateCaptureDependencies, $callback:ident) => { $callback! { cuStreamUpdateCaptureDependencies = cuStreamUpdateCaptureDependencies_v2(hStream: $crate::CUstream | $crate::CUstream, dependencies: *mut $crate::CUgraphNode | &mut $crate::CUgraphNode, dependencyData: *const $crate::CUgraphEdgeData | &$crate::CUgraphEdgeData, numDependencies: usize | usize, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuStreamWaitEvent, $callback:ident) => { $callback! { cuStreamWaitEvent = cuStreamWaitEvent(hStream: $crate::CUstream | $crate::CUstream, hEvent: $crate::CUevent | $crate::CUevent, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuStreamWaitValue32, $callback:ident) => { $callback! { cuStreamWaitValue32 = cuStreamWaitValue32_v2(stream: $crate::CUstream | $crate::CUstream, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint32_t | $crate::cuuint32_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuStreamWaitValue64, $callback:ident) => { $callback! { cuStreamWaitValue64 = cuStreamWaitValue64_v2(stream: $crate::CUstream | $crate::CUstream, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint64_t | $crate::cuuint64_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuStreamWriteValue32, $callback:ident) => { $callback! { cuStreamWriteValue32 = cuStreamWriteValue32_v2(stream: $crate::CUstream | $crate::CUstream, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint32_t | $crate::cuuint32_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuStreamWriteValue64, $callback:ident) => { $callback! { cuStreamWriteValue64 = cuStreamWriteValue64_v2(stream: $crate::CUstream | $crate::CUstream, addr: $crate::CUdeviceptr | $crate::CUdeviceptr, value: $crate::cuuint64_t | $crate::cuuint64_t, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuSurfObjectCreate, $callback:ident) => { $callback! { cuSurfObjectCreate = cuSurfObjectCreate(pSurfObject: *mut $crate::CUsurfObject | &mut $crate::CUsurfObject, pResDesc: *const $crate::CUDA_RESOURCE_DESC | &$crate::CUDA_RESOURCE_DESC) } };
+    (cuSurfObjectDestroy, $callback:ident) => { $callback! { cuSurfObjectDestroy = cuSurfObjectDestroy(surfObject: $crate::CUsurfObject | $crate::CUsurfObject) } };
+    (cuSurfObjectGetResourceDesc, $callback:ident) => { $callback! { cuSurfObjectGetResourceDesc = cuSurfObjectGetResourceDesc(pResDesc: *mut $crate::CUDA_RESOURCE_DESC | &mut $crate::CUDA_RESOURCE_DESC, surfObject: $crate::CUsurfObject | $crate::CUsurfObject) } };
+    (cuSurfRefGetArray, $callback:ident) => { $callback! { cuSurfRefGetArray = cuSurfRefGetArray(phArray: *mut $crate::CUarray | &mut $crate::CUarray, hSurfRef: $crate::CUsurfref | $crate::CUsurfref) } };
+    (cuSurfRefSetArray, $callback:ident) => { $callback! { cuSurfRefSetArray = cuSurfRefSetArray(hSurfRef: $crate::CUsurfref | $crate::CUsurfref, hArray: $crate::CUarray | $crate::CUarray, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuTensorMapEncodeIm2col, $callback:ident) => { $callback! { cuTensorMapEncodeIm2col = cuTensorMapEncodeIm2col(tensorMap: *mut $crate::CUtensorMap | &mut $crate::CUtensorMap, tensorDataType: $crate::CUtensorMapDataType | $crate::CUtensorMapDataType, tensorRank: $crate::cuuint32_t | $crate::cuuint32_t, globalAddress: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, globalDim: *const $crate::cuuint64_t | &$crate::cuuint64_t, globalStrides: *const $crate::cuuint64_t | &$crate::cuuint64_t, pixelBoxLowerCorner: *const ::std::ffi::c_int | &::std::ffi::c_int, pixelBoxUpperCorner: *const ::std::ffi::c_int | &::std::ffi::c_int, channelsPerPixel: $crate::cuuint32_t | $crate::cuuint32_t, pixelsPerColumn: $crate::cuuint32_t | $crate::cuuint32_t, elementStrides: *const $crate::cuuint32_t | &$crate::cuuint32_t, interleave: $crate::CUtensorMapInterleave | $crate::CUtensorMapInterleave, swizzle: $crate::CUtensorMapSwizzle | $crate::CUtensorMapSwizzle, l2Promotion: $crate::CUtensorMapL2promotion | $crate::CUtensorMapL2promotion, oobFill: $crate::CUtensorMapFloatOOBfill | $crate::CUtensorMapFloatOOBfill) } };
+    (cuTensorMapEncodeIm2colWide, $callback:ident) => { $callback! { cuTensorMapEncodeIm2colWide = cuTensorMapEncodeIm2colWide(tensorMap: *mut $crate::CUtensorMap | &mut $crate::CUtensorMap, tensorDataType: $crate::CUtensorMapDataType | $crate::CUtensorMapDataType, tensorRank: $crate::cuuint32_t | $crate::cuuint32_t, globalAddress: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, globalDim: *const $crate::cuuint64_t | &$crate::cuuint64_t, globalStrides: *const $crate::cuuint64_t | &$crate::cuuint64_t, pixelBoxLowerCornerWidth: ::std::ffi::c_int | ::std::ffi::c_int, pixelBoxUpperCornerWidth: ::std::ffi::c_int | ::std::ffi::c_int, channelsPerPixel: $crate::cuuint32_t | $crate::cuuint32_t, pixelsPerColumn: $crate::cuuint32_t | $crate::cuuint32_t, elementStrides: *const $crate::cuuint32_t | &$crate::cuuint32_t, interleave: $crate::CUtensorMapInterleave | $crate::CUtensorMapInterleave, mode: $crate::CUtensorMapIm2ColWideMode | $crate::CUtensorMapIm2ColWideMode, swizzle: $crate::CUtensorMapSwizzle | $crate::CUtensorMapSwizzle, l2Promotion: $crate::CUtensorMapL2promotion | $crate::CUtensorMapL2promotion, oobFill: $crate::CUtensorMapFloatOOBfill | $crate::CUtensorMapFloatOOBfill) } };
+    (cuTensorMapEncodeTiled, $callback:ident) => { $callback! { cuTensorMapEncodeTiled = cuTensorMapEncodeTiled(tensorMap: *mut $crate::CUtensorMap | &mut $crate::CUtensorMap, tensorDataType: $crate::CUtensorMapDataType | $crate::CUtensorMapDataType, tensorRank: $crate::cuuint32_t | $crate::cuuint32_t, globalAddress: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, globalDim: *const $crate::cuuint64_t | &$crate::cuuint64_t, globalStrides: *const $crate::cuuint64_t | &$crate::cuuint64_t, boxDim: *const $crate::cuuint32_t | &$crate::cuuint32_t, elementStrides: *const $crate::cuuint32_t | &$crate::cuuint32_t, interleave: $crate::CUtensorMapInterleave | $crate::CUtensorMapInterleave, swizzle: $crate::CUtensorMapSwizzle | $crate::CUtensorMapSwizzle, l2Promotion: $crate::CUtensorMapL2promotion | $crate::CUtensorMapL2promotion, oobFill: $crate::CUtensorMapFloatOOBfill | $crate::CUtensorMapFloatOOBfill) } };
+    (cuTensorMapReplaceAddress, $callback:ident) => { $callback! { cuTensorMapReplaceAddress = cuTensorMapReplaceAddress(tensorMap: *mut $crate::CUtensorMap | &mut $crate::CUtensorMap, globalAddress: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void) } };
+    (cuTexObjectCreate, $callback:ident) => { $callback! { cuTexObjectCreate = cuTexObjectCreate(pTexObject: *mut $crate::CUtexObject | &mut $crate::CUtexObject, pResDesc: *const $crate::CUDA_RESOURCE_DESC | &$crate::CUDA_RESOURCE_DESC, pTexDesc: *const $crate::CUDA_TEXTURE_DESC | &$crate::CUDA_TEXTURE_DESC, pResViewDesc: *const $crate::CUDA_RESOURCE_VIEW_DESC | &$crate::CUDA_RESOURCE_VIEW_DESC) } };
+    (cuTexObjectDestroy, $callback:ident) => { $callback! { cuTexObjectDestroy = cuTexObjectDestroy(texObject: $crate::CUtexObject | $crate::CUtexObject) } };
+    (cuTexObjectGetResourceDesc, $callback:ident) => { $callback! { cuTexObjectGetResourceDesc = cuTexObjectGetResourceDesc(pResDesc: *mut $crate::CUDA_RESOURCE_DESC | &mut $crate::CUDA_RESOURCE_DESC, texObject: $crate::CUtexObject | $crate::CUtexObject) } };
+    (cuTexObjectGetResourceViewDesc, $callback:ident) => { $callback! { cuTexObjectGetResourceViewDesc = cuTexObjectGetResourceViewDesc(pResViewDesc: *mut $crate::CUDA_RESOURCE_VIEW_DESC | &mut $crate::CUDA_RESOURCE_VIEW_DESC, texObject: $crate::CUtexObject | $crate::CUtexObject) } };
+    (cuTexObjectGetTextureDesc, $callback:ident) => { $callback! { cuTexObjectGetTextureDesc = cuTexObjectGetTextureDesc(pTexDesc: *mut $crate::CUDA_TEXTURE_DESC | &mut $crate::CUDA_TEXTURE_DESC, texObject: $crate::CUtexObject | $crate::CUtexObject) } };
+    (cuTexRefCreate, $callback:ident) => { $callback! { cuTexRefCreate = cuTexRefCreate(pTexRef: *mut $crate::CUtexref | &mut $crate::CUtexref) } };
+    (cuTexRefDestroy, $callback:ident) => { $callback! { cuTexRefDestroy = cuTexRefDestroy(hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuTexRefGetAddress, $callback:ident) => { $callback! { cuTexRefGetAddress = cuTexRefGetAddress_v2(pdptr: *mut $crate::CUdeviceptr | &mut $crate::CUdeviceptr, hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuTexRefGetAddressMode, $callback:ident) => { $callback! { cuTexRefGetAddressMode = cuTexRefGetAddressMode(pam: *mut $crate::CUaddress_mode | &mut $crate::CUaddress_mode, hTexRef: $crate::CUtexref | $crate::CUtexref, dim: ::std::ffi::c_int | ::std::ffi::c_int) } };
+    (cuTexRefGetArray, $callback:ident) => { $callback! { cuTexRefGetArray = cuTexRefGetArray(phArray: *mut $crate::CUarray | &mut $crate::CUarray, hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuTexRefGetBorderColor, $callback:ident) => { $callback! { cuTexRefGetBorderColor = cuTexRefGetBorderColor(pBorderColor: *mut f32 | &mut f32, hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuTexRefGetFilterMode, $callback:ident) => { $callback! { cuTexRefGetFilterMode = cuTexRefGetFilterMode(pfm: *mut $crate::CUfilter_mode | &mut $crate::CUfilter_mode, hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuTexRefGetFlags, $callback:ident) => { $callback! { cuTexRefGetFlags = cuTexRefGetFlags(pFlags: *mut ::std::ffi::c_uint | &mut ::std::ffi::c_uint, hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuTexRefGetFormat, $callback:ident) => { $callback! { cuTexRefGetFormat = cuTexRefGetFormat(pFormat: *mut $crate::CUarray_format | &mut $crate::CUarray_format, pNumChannels: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuTexRefGetMaxAnisotropy, $callback:ident) => { $callback! { cuTexRefGetMaxAnisotropy = cuTexRefGetMaxAnisotropy(pmaxAniso: *mut ::std::ffi::c_int | &mut ::std::ffi::c_int, hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuTexRefGetMipmapFilterMode, $callback:ident) => { $callback! { cuTexRefGetMipmapFilterMode = cuTexRefGetMipmapFilterMode(pfm: *mut $crate::CUfilter_mode | &mut $crate::CUfilter_mode, hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuTexRefGetMipmapLevelBias, $callback:ident) => { $callback! { cuTexRefGetMipmapLevelBias = cuTexRefGetMipmapLevelBias(pbias: *mut f32 | &mut f32, hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuTexRefGetMipmapLevelClamp, $callback:ident) => { $callback! { cuTexRefGetMipmapLevelClamp = cuTexRefGetMipmapLevelClamp(pminMipmapLevelClamp: *mut f32 | &mut f32, pmaxMipmapLevelClamp: *mut f32 | &mut f32, hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuTexRefGetMipmappedArray, $callback:ident) => { $callback! { cuTexRefGetMipmappedArray = cuTexRefGetMipmappedArray(phMipmappedArray: *mut $crate::CUmipmappedArray | &mut $crate::CUmipmappedArray, hTexRef: $crate::CUtexref | $crate::CUtexref) } };
+    (cuTexRefSetAddress, $callback:ident) => { $callback! { cuTexRefSetAddress = cuTexRefSetAddress_v2(ByteOffset: *mut usize | &mut usize, hTexRef: $crate::CUtexref | $crate::CUtexref, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, bytes: usize | usize) } };
+    (cuTexRefSetAddress2D, $callback:ident) => { $callback! { cuTexRefSetAddress2D = cuTexRefSetAddress2D_v3(hTexRef: $crate::CUtexref | $crate::CUtexref, desc: *const $crate::CUDA_ARRAY_DESCRIPTOR | &$crate::CUDA_ARRAY_DESCRIPTOR, dptr: $crate::CUdeviceptr | $crate::CUdeviceptr, Pitch: usize | usize) } };
+    (cuTexRefSetAddressMode, $callback:ident) => { $callback! { cuTexRefSetAddressMode = cuTexRefSetAddressMode(hTexRef: $crate::CUtexref | $crate::CUtexref, dim: ::std::ffi::c_int | ::std::ffi::c_int, am: $crate::CUaddress_mode | $crate::CUaddress_mode) } };
+    (cuTexRefSetArray, $callback:ident) => { $callback! { cuTexRefSetArray = cuTexRefSetArray(hTexRef: $crate::CUtexref | $crate::CUtexref, hArray: $crate::CUarray | $crate::CUarray, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuTexRefSetBorderColor, $callback:ident) => { $callback! { cuTexRefSetBorderColor = cuTexRefSetBorderColor(hTexRef: $crate::CUtexref | $crate::CUtexref, pBorderColor: *mut f32 | &mut f32) } };
+    (cuTexRefSetFilterMode, $callback:ident) => { $callback! { cuTexRefSetFilterMode = cuTexRefSetFilterMode(hTexRef: $crate::CUtexref | $crate::CUtexref, fm: $crate::CUfilter_mode | $crate::CUfilter_mode) } };
+    (cuTexRefSetFlags, $callback:ident) => { $callback! { cuTexRefSetFlags = cuTexRefSetFlags(hTexRef: $crate::CUtexref | $crate::CUtexref, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuTexRefSetFormat, $callback:ident) => { $callback! { cuTexRefSetFormat = cuTexRefSetFormat(hTexRef: $crate::CUtexref | $crate::CUtexref, fmt: $crate::CUarray_format | $crate::CUarray_format, NumPackedComponents: ::std::ffi::c_int | ::std::ffi::c_int) } };
+    (cuTexRefSetMaxAnisotropy, $callback:ident) => { $callback! { cuTexRefSetMaxAnisotropy = cuTexRefSetMaxAnisotropy(hTexRef: $crate::CUtexref | $crate::CUtexref, maxAniso: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuTexRefSetMipmapFilterMode, $callback:ident) => { $callback! { cuTexRefSetMipmapFilterMode = cuTexRefSetMipmapFilterMode(hTexRef: $crate::CUtexref | $crate::CUtexref, fm: $crate::CUfilter_mode | $crate::CUfilter_mode) } };
+    (cuTexRefSetMipmapLevelBias, $callback:ident) => { $callback! { cuTexRefSetMipmapLevelBias = cuTexRefSetMipmapLevelBias(hTexRef: $crate::CUtexref | $crate::CUtexref, bias: f32 | f32) } };
+    (cuTexRefSetMipmapLevelClamp, $callback:ident) => { $callback! { cuTexRefSetMipmapLevelClamp = cuTexRefSetMipmapLevelClamp(hTexRef: $crate::CUtexref | $crate::CUtexref, minMipmapLevelClamp: f32 | f32, maxMipmapLevelClamp: f32 | f32) } };
+    (cuTexRefSetMipmappedArray, $callback:ident) => { $callback! { cuTexRefSetMipmappedArray = cuTexRefSetMipmappedArray(hTexRef: $crate::CUtexref | $crate::CUtexref, hMipmappedArray: $crate::CUmipmappedArray | $crate::CUmipmappedArray, Flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuThreadExchangeStreamCaptureMode, $callback:ident) => { $callback! { cuThreadExchangeStreamCaptureMode = cuThreadExchangeStreamCaptureMode(mode: *mut $crate::CUstreamCaptureMode | &mut $crate::CUstreamCaptureMode) } };
+    (cuUserObjectCreate, $callback:ident) => { $callback! { cuUserObjectCreate = cuUserObjectCreate(object_out: *mut $crate::CUuserObject | &mut $crate::CUuserObject, ptr: *mut ::std::ffi::c_void | &mut ::std::ffi::c_void, destroy: $crate::CUhostFn | $crate::CUhostFn, initialRefcount: ::std::ffi::c_uint | ::std::ffi::c_uint, flags: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuUserObjectRelease, $callback:ident) => { $callback! { cuUserObjectRelease = cuUserObjectRelease(object: $crate::CUuserObject | $crate::CUuserObject, count: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuUserObjectRetain, $callback:ident) => { $callback! { cuUserObjectRetain = cuUserObjectRetain(object: $crate::CUuserObject | $crate::CUuserObject, count: ::std::ffi::c_uint | ::std::ffi::c_uint) } };
+    (cuVDPAUCtxCreate, $callback:ident) => { $callback! { cuVDPAUCtxCreate = cuVDPAUCtxCreate_v2(pCtx: *mut $crate::CUcontext | &mut $crate::CUcontext, flags: ::std::ffi::c_uint | ::std::ffi::c_uint, device: $crate::CUdevice | $crate::CUdevice, vdpDevice: $crate::VdpDevice | $crate::VdpDevice, vdpGetProcAddress: *mut $crate::VdpGetProcAddress | &mut $crate::VdpGetProcAddress) } };
+    (cuVDPAUGetDevice, $callback:ident) => { $callback! { cuVDPAUGetDevice = cuVDPAUGetDevice(pDevice: *mut $crate::CUdevice | &mut $crate::CUdevice, vdpDevice: $crate::VdpDevice | $crate::VdpDevice, vdpGetProcAddress: *mut $crate::VdpGetProcAddress | &mut $crate::VdpGetProcAddress) } };
+    (cuWaitExternalSemaphoresAsync, $callback:ident) => { $callback! { cuWaitExternalSemaphoresAsync = cuWaitExternalSemaphoresAsync(extSemArray: *const $crate::CUexternalSemaphore | &$crate::CUexternalSemaphore, paramsArray: *const $crate::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS | &$crate::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, numExtSems: ::std::ffi::c_uint | ::std::ffi::c_uint, stream: $crate::CUstream | $crate::CUstream) } };
+}
+
 // In the headers, not exported by 580.159.04: PFN_cuEventCreateFromEGLSync_v9000
 // In the headers, not exported by 580.159.04: PFN_cuWGLGetDevice_v2020

@@ -8,6 +8,8 @@
 //!   all of them; [`for_each_export!`], which hands every declaration (with its group's
 //!   trait) to a macro of the caller's (the mock's shims, the pass-through's forwarders,
 //!   the harness's function pointers are all expanded from it).
+//!   [`entry_point!`]: each base name as cuGetProcAddress gives it at [`CUDA_VERSION`]
+//!   (cumock's runtime's driver table is expanded from it).
 //! - this file: the structs the mock reads and writes, laid out by hand and compared
 //!   with cuda.h by `mock-driver/tests/header.rs`, and cuGetProcAddress's resolution.
 //!

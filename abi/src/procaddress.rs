@@ -48,6 +48,20 @@ pub fn proc_address(base: &str, version: u32, per_thread: bool) -> ProcLookup {
 mod tests {
     use super::*;
 
+    /// `entry_point!` (the runtime's driver table) types each base name as the export
+    /// this resolution gives at the headers' version.
+    #[test]
+    fn entry_points_are_what_cu_get_proc_address_gives() {
+        assert!(crate::ENTRY_POINTS.len() > 400);
+        for (base, symbol) in crate::ENTRY_POINTS {
+            assert_eq!(
+                proc_address(base, crate::CUDA_VERSION, false),
+                ProcLookup::Found(symbol),
+                "{base}"
+            );
+        }
+    }
+
     #[test]
     fn versions_pick_the_right_variant() {
         use ProcLookup::*;

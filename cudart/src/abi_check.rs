@@ -349,13 +349,12 @@ fn rust_param_size(ty: &str) -> Option<usize> {
         "c_int" | "i32" | "c_uint" | "u32" | "f32" | "CudaError" => 4,
         "usize" | "u64" | "c_ulonglong" | "i64" => 8,
         "CUstream" | "CUevent" | "CUmemoryPool" | "CUfunction" | "CUcontext" | "CUmodule" => 8,
-        "CUgraph" | "CUgraphExec" | "CUgraphNode" => 8,
+        "CUgraph" | "CUgraphExec" | "CUgraphNode" | "CUuserObject" => 8,
         "Dim3" => size_of::<Dim3>(),
         "Extent" => size_of::<crate::texture::Extent>(),
-        "CUipcMemHandle" | "crate::driver::CUipcMemHandle" => {
-            size_of::<crate::driver::CUipcMemHandle>()
-        }
-        "crate::driver::HostFn" | "crate::driver::StreamCallback" => 8,
+        "CUipcMemHandle" | "cumock_abi::CUipcMemHandle" => size_of::<cumock_abi::CUipcMemHandle>(),
+        "cumock_abi::CUipcEventHandle" => size_of::<cumock_abi::CUipcEventHandle>(),
+        "cumock_abi::CUhostFn" | "cumock_abi::CUstreamCallback" => 8,
         _ => return None,
     })
 }

@@ -5,6 +5,7 @@ use crate::device_prop::{CudaDeviceProp, PROP_ATTRIBUTES};
 use crate::driver::{driver, CUDART_VERSION};
 use crate::error;
 use crate::runtime::{runtime, thread_device, with_context};
+use cumock_abi::CUuuid;
 use std::ffi::{c_char, c_int, c_uint};
 
 cudart_fn! {
@@ -119,7 +120,9 @@ cudart_fn! {
         let mut p: CudaDeviceProp = unsafe { std::mem::zeroed() };
         // Safety: the buffer holds 256 chars and the driver is told so.
         unsafe { d.cuDeviceGetName(p.name.as_mut_ptr(), 256, device)? };
-        d.cuDeviceGetUuid(&mut p.uuid, device)?;
+        let mut uuid = CUuuid::default();
+        d.cuDeviceGetUuid(&mut uuid, device)?;
+        p.uuid = uuid.bytes;
         d.cuDeviceTotalMem(&mut p.totalGlobalMem, device)?;
         for (field, attrs, _) in PROP_ATTRIBUTES {
             let mut v = [0i32; 3];

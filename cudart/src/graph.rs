@@ -7,11 +7,14 @@
 //! cuda.h's `CUDA_MEMCPY3D`, with the memory types the `cudaMemcpyKind` names.
 
 use crate::boundary::{cudart_fn, out_ref};
-use crate::driver::{CUcontext, CUevent, CUgraph, CUgraphExec, CUgraphNode, CUstream, Driver};
+use crate::driver::Driver;
 use crate::error::{self, RtError, RtResult};
 use crate::kernel::Dim3;
 use crate::memory::stream_for;
 use crate::runtime::with_context;
+use cumock_abi::{
+    CUcontext, CUevent, CUfunction, CUgraph, CUgraphExec, CUgraphNode, CUstream, CUuserObject,
+};
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
 /// `cudaKernelNodeParams` (driver_types.h).
@@ -30,7 +33,7 @@ pub struct KernelNodeParams {
 /// later: `kern` and `ctx` NULL, so `func` is used in the current context.
 #[repr(C)]
 struct DriverKernelParams {
-    func: *mut c_void,
+    func: CUfunction,
     grid: [c_uint; 3],
     block: [c_uint; 3],
     shared: c_uint,
@@ -128,7 +131,7 @@ pub struct MemsetParams {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct HostNodeParams {
-    f: crate::driver::HostFn,
+    f: cumock_abi::CUhostFn,
     user_data: *mut c_void,
 }
 
@@ -392,7 +395,7 @@ cudart_fn! {
         let (d, _, _) = with_context()?;
         // Safety: the program's arrays of `n`, as the header requires (cudaGraphEdgeData is
         // CUgraphEdgeData).
-        unsafe { d.cuGraphAddDependencies(graph, from, to, edges, n) }
+        unsafe { d.cuGraphAddDependencies(graph, from, to, edges.cast(), n) }
     }
 }
 
@@ -416,7 +419,7 @@ cudart_fn! {
     fn cudaGraphGetEdges(graph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, edges: *mut c_void, n: *mut usize) {
         let (d, _, _) = with_context()?;
         // Safety: as above.
-        unsafe { d.cuGraphGetEdges(graph, from, to, edges, n) }
+        unsafe { d.cuGraphGetEdges(graph, from, to, edges.cast(), n) }
     }
 }
 
@@ -485,7 +488,7 @@ cudart_fn! {
         let (d, _, _) = with_context()?;
         // Safety: the program's cudaGraphExecUpdateResultInfo (CUgraphExecUpdateResultInfo's
         // layout), as the header requires.
-        unsafe { d.cuGraphExecUpdate(exec, graph, info) }
+        unsafe { d.cuGraphExecUpdate(exec, graph, info.cast()) }
     }
 }
 
@@ -509,7 +512,7 @@ cudart_fn! {
         let (d, _, _) = with_context()?;
         // Safety: the program's pointers, as the header requires them; the driver writes
         // the allocation's address into `params`.
-        unsafe { d.cuGraphAddMemAllocNode(node, graph, deps, n, params) }
+        unsafe { d.cuGraphAddMemAllocNode(node, graph, deps, n, params.cast()) }
     }
 }
 
@@ -528,7 +531,7 @@ cudart_fn! {
         }
         let (d, _, _) = with_context()?;
         // Safety: the program's cudaMemAllocNodeParams, writable, as the header requires.
-        unsafe { d.cuGraphMemAllocNodeGetParams(node, params) }
+        unsafe { d.cuGraphMemAllocNodeGetParams(node, params.cast()) }
     }
 }
 
@@ -699,7 +702,7 @@ cudart_fn! {
         // Safety: the program's struct, as the header requires.
         let (d, mut p, kind) = unsafe { driver_node_params(params)? };
         // Safety: the program's arrays of `n` and a full CUgraphNodeParams.
-        unsafe { d.cuGraphAddNode(node, graph, deps, edges, n, p.as_mut_ptr().cast()) }?;
+        unsafe { d.cuGraphAddNode(node, graph, deps, edges.cast(), n, p.as_mut_ptr().cast()) }?;
         // What the driver wrote back goes to the program's struct: an allocation's
         // address, a conditional's array of body graphs (`phGraph_out`, at the same place
         // in both structs; the runtime's ends there).
@@ -955,7 +958,7 @@ cudart_fn! {
         let (d, _, _) = with_context()?;
         // Safety: the program's arrays of `n`, as the header requires (cudaGraphEdgeData is
         // CUgraphEdgeData).
-        unsafe { d.cuGraphRemoveDependencies(graph, from, to, edges, n) }
+        unsafe { d.cuGraphRemoveDependencies(graph, from, to, edges.cast(), n) }
     }
 }
 
@@ -1004,7 +1007,7 @@ cudart_fn! {
         let (d, _, _) = with_context()?;
         // Safety: the program's arrays and count, as the header requires (cudaGraphEdgeData
         // is CUgraphEdgeData).
-        unsafe { d.cuGraphNodeGetDependencies(node, deps, edges, n) }
+        unsafe { d.cuGraphNodeGetDependencies(node, deps, edges.cast(), n) }
     }
 }
 
@@ -1012,7 +1015,7 @@ cudart_fn! {
     fn cudaGraphNodeGetDependentNodes(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut c_void, n: *mut usize) {
         let (d, _, _) = with_context()?;
         // Safety: as above.
-        unsafe { d.cuGraphNodeGetDependentNodes(node, deps, edges, n) }
+        unsafe { d.cuGraphNodeGetDependentNodes(node, deps, edges.cast(), n) }
     }
 }
 
@@ -1021,7 +1024,7 @@ cudart_fn! {
         let (d, _, _) = with_context()?;
         // Safety: the program's pointers, as the header requires; cudaGraphInstantiateParams
         // is CUDA_GRAPH_INSTANTIATE_PARAMS (flags, upload stream, error node, result).
-        unsafe { d.cuGraphInstantiateWithParams(exec, graph, params) }
+        unsafe { d.cuGraphInstantiateWithParams(exec, graph, params.cast()) }
     }
 }
 
@@ -1029,12 +1032,12 @@ cudart_fn! {
     fn cudaGraphInstantiateWithParams_ptsz(exec: *mut CUgraphExec, graph: CUgraph, params: *mut c_void) {
         let (d, _, _) = with_context()?;
         // Safety: as above (the upload stream is not used).
-        unsafe { d.cuGraphInstantiateWithParams(exec, graph, params) }
+        unsafe { d.cuGraphInstantiateWithParams(exec, graph, params.cast()) }
     }
 }
 
 cudart_fn! {
-    fn cudaUserObjectCreate(object: *mut *mut c_void, ptr: *mut c_void, destroy: crate::driver::HostFn, refcount: c_uint, flags: c_uint) {
+    fn cudaUserObjectCreate(object: *mut CUuserObject, ptr: *mut c_void, destroy: cumock_abi::CUhostFn, refcount: c_uint, flags: c_uint) {
         let (d, _, _) = with_context()?;
         // Safety: the program's out-pointer and destructor, as the header requires (the
         // driver checks NULL).
@@ -1043,28 +1046,28 @@ cudart_fn! {
 }
 
 cudart_fn! {
-    fn cudaUserObjectRetain(object: *mut c_void, count: c_uint) {
+    fn cudaUserObjectRetain(object: CUuserObject, count: c_uint) {
         let (d, _, _) = with_context()?;
         d.cuUserObjectRetain(object, count)
     }
 }
 
 cudart_fn! {
-    fn cudaUserObjectRelease(object: *mut c_void, count: c_uint) {
+    fn cudaUserObjectRelease(object: CUuserObject, count: c_uint) {
         let (d, _, _) = with_context()?;
         d.cuUserObjectRelease(object, count)
     }
 }
 
 cudart_fn! {
-    fn cudaGraphRetainUserObject(graph: CUgraph, object: *mut c_void, count: c_uint, flags: c_uint) {
+    fn cudaGraphRetainUserObject(graph: CUgraph, object: CUuserObject, count: c_uint, flags: c_uint) {
         let (d, _, _) = with_context()?;
         d.cuGraphRetainUserObject(graph, object, count, flags)
     }
 }
 
 cudart_fn! {
-    fn cudaGraphReleaseUserObject(graph: CUgraph, object: *mut c_void, count: c_uint) {
+    fn cudaGraphReleaseUserObject(graph: CUgraph, object: CUuserObject, count: c_uint) {
         let (d, _, _) = with_context()?;
         d.cuGraphReleaseUserObject(graph, object, count)
     }
@@ -1074,7 +1077,7 @@ cudart_fn! {
     fn cudaStreamUpdateCaptureDependencies(stream: CUstream, deps: *mut CUgraphNode, edges: *const c_void, n: usize, flags: c_uint) {
         let (d, _, _) = with_context()?;
         // Safety: the program's arrays of `n`, as the header requires.
-        unsafe { d.cuStreamUpdateCaptureDependencies(stream_for(stream, false), deps, edges, n, flags) }
+        unsafe { d.cuStreamUpdateCaptureDependencies(stream_for(stream, false), deps, edges.cast(), n, flags) }
     }
 }
 
@@ -1082,7 +1085,7 @@ cudart_fn! {
     fn cudaStreamUpdateCaptureDependencies_ptsz(stream: CUstream, deps: *mut CUgraphNode, edges: *const c_void, n: usize, flags: c_uint) {
         let (d, _, _) = with_context()?;
         // Safety: as above.
-        unsafe { d.cuStreamUpdateCaptureDependencies(stream_for(stream, true), deps, edges, n, flags) }
+        unsafe { d.cuStreamUpdateCaptureDependencies(stream_for(stream, true), deps, edges.cast(), n, flags) }
     }
 }
 

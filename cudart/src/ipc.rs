@@ -25,13 +25,13 @@
 //! 8 zeros.
 
 use crate::boundary::{cudart_fn, out_ref};
-use crate::driver::CUipcMemHandle;
 use crate::error::{self, RtError, RtResult};
 use crate::runtime::{with_context, Backing, IpcMapping};
 use cumock_abi::consts::*;
+use cumock_abi::CUipcMemHandle;
 use cumock_abi::CUmemAccessDesc;
 use cumock_fd_passing::{self as fd_passing, Export, Secret};
-use std::ffi::{c_uint, c_void};
+use std::ffi::{c_char, c_uint, c_void};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 
 /// The name of the runtime's fd service (the mock driver's is `cumock-driver-ipc`).
@@ -133,14 +133,14 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
         // Not the runtime's VMM memory: the driver's handle, if it has them.
         let mut h = CUipcMemHandle { reserved: [0; 64] };
         d.cuIpcGetMemHandle(&mut h, ptr)?;
-        return Ok(h.reserved);
+        return Ok(h.reserved.map(|c| c as u8));
     };
     let (handle, reserved) = match alloc.backing {
         Backing::Vmm { handle, reserved } => (handle, reserved),
         Backing::Driver => {
             let mut h = CUipcMemHandle { reserved: [0; 64] };
             d.cuIpcGetMemHandle(&mut h, ptr)?;
-            return Ok(h.reserved);
+            return Ok(h.reserved.map(|c| c as u8));
         }
     };
     let os_error = |what: &str, e: std::io::Error| {
@@ -153,13 +153,16 @@ fn get_handle(ptr: u64) -> RtResult<[u8; 64]> {
             fd_passing::serve_exported_fds(FD_SERVICE, exported_fd)
                 .map_err(|e| os_error("the IPC fd service could not start", e))?;
             let secret = Secret::new().map_err(|e| os_error("getrandom", e))?;
-            let mut fd = -1;
-            d.cuMemExportToShareableHandle(
-                &mut fd,
-                handle,
-                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                0,
-            )?;
+            let mut fd: i32 = -1;
+            // Safety: a POSIX fd handle is an int, written to a live one.
+            unsafe {
+                d.cuMemExportToShareableHandle(
+                    (&mut fd as *mut i32).cast(),
+                    handle,
+                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                    0,
+                )?
+            };
             let e = crate::runtime::ExportedFd { fd, secret };
             if let Some(a) = rt.state.lock().allocations.get_mut(&base) {
                 a.exported = Some(e);
@@ -185,7 +188,7 @@ cudart_fn! {
     fn cudaIpcGetMemHandle(handle: *mut CUipcMemHandle, dev_ptr: *mut c_void) {
         // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let handle = unsafe { out_ref(handle)? };
-        handle.reserved = get_handle(dev_ptr as u64)?;
+        handle.reserved = get_handle(dev_ptr as u64)?.map(|b| b as c_char);
         Ok(())
     }
 }
@@ -196,8 +199,9 @@ fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
             "flags {flags:#x} are not cudaIpcMemLazyEnablePeerAccess"
         )));
     }
+    let bytes = h.reserved.map(|c| c as u8);
     let (d, rt, _) = with_context()?;
-    let Some(fh) = FdHandle::decode(&h.reserved) else {
+    let Some(fh) = FdHandle::decode(&bytes) else {
         let mut p = 0;
         d.cuIpcOpenMemHandle(&mut p, h, flags)?;
         return Ok(p);
@@ -208,7 +212,7 @@ fn open(h: CUipcMemHandle, flags: u32) -> RtResult<u64> {
             "a handle cannot be opened in the process that exported it",
         ));
     }
-    if !fh.well_formed(&h.reserved) {
+    if !fh.well_formed(&bytes) {
         return Err(error::invalid(format!(
             "the handle is not one cudaIpcGetMemHandle made (offset {:#x} of {:#x} bytes)",
             fh.offset, fh.size

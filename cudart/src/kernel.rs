@@ -6,10 +6,11 @@
 //! executes kernels (until then the launch says the driver cannot load them).
 
 use crate::boundary::{cudart_fn, out_ref};
-use crate::driver::{CUfunction, CUmodule, CUstream, Driver};
+use crate::driver::Driver;
 use crate::error::{self, RtError, RtResult};
 use crate::memory::stream_for;
 use crate::runtime::with_context;
+use cumock_abi::{CUfunction, CUmodule, CUstream};
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -3,11 +3,12 @@
 //! first use (`libcuda.so.1`, entry points from `cuGetProcAddress_v2`). The same library
 //! runs over cumock's mock driver and over NVIDIA's driver.
 //!
-//! - `driver`: the loaded driver and the entry points the runtime uses;
+//! - `driver`: the loaded driver and the entry points the runtime uses, typed by
+//!   `cumock_abi`'s declaration;
 //! - `runtime`: the process's state: devices, primary contexts, what the program holds;
 //! - `device`, `memory`, `pool`, `stream`, `graph`, `ipc`, `kernel`, `misc`: the exports, by noun,
 //!   each a few lines over `runtime` and `driver`;
-//! - `generated`: cudaError_t's names and the exports not implemented;
+//! - `generated`: cudaError_t's names; `not_implemented`: the exports not implemented;
 //! - `boundary`: the export macro, panics, the last error; `diagnostics`: trace, faults,
 //!   leaks.
 #![allow(clippy::missing_safety_doc)]
@@ -26,6 +27,7 @@ mod ipc;
 mod kernel;
 mod memory;
 mod misc;
+mod not_implemented;
 mod os;
 mod pool;
 mod runtime;

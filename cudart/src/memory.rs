@@ -2,10 +2,11 @@
 //! memsets (plain, async, 2D, peer), pointer attributes, cudaMemGetInfo.
 
 use crate::boundary::{cudart_fn, out_ref};
-use crate::driver::{CUstream, Driver};
+use crate::driver::Driver;
 use crate::error::{self, RtError, RtResult};
 use crate::runtime::{with_context, Backing, DeviceAllocation, HostAllocation, HostKind, Runtime};
 use cumock_abi::consts::*;
+use cumock_abi::CUstream;
 use cumock_abi::{CUmemAccessDesc, CUmemAllocationProp};
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -41,7 +42,7 @@ fn malloc_over_vmm(d: &Driver, rt: &Runtime, first: u64) -> bool {
     if let Some(v) = rt.state.lock().malloc_over_vmm {
         return v;
     }
-    let mut h = crate::driver::CUipcMemHandle { reserved: [0; 64] };
+    let mut h = cumock_abi::CUipcMemHandle { reserved: [0; 64] };
     let v = matches!(d.cuIpcGetMemHandle(&mut h, first), Err(e) if e.code == error::NOT_SUPPORTED);
     *rt.state.lock().malloc_over_vmm.get_or_insert(v)
 }

@@ -13,10 +13,11 @@
 //! can be reused, so a block is never handed out while earlier work may still touch it.
 
 use crate::boundary::{cudart_fn, out_ref};
-use crate::driver::{CUmemoryPool, CUstream, Driver};
+use crate::driver::Driver;
 use crate::error::{self, RtError, RtResult};
 use crate::memory::{allocate, granularity, release, stream_for};
 use crate::runtime::{runtime, with_context, Runtime};
+use cumock_abi::{CUmemoryPool, CUstream};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_int, c_void};

@@ -3,8 +3,9 @@
 //! errors, and what the program holds (memory, streams, events) for frees and the leak
 //! report.
 
-use crate::driver::{driver, CUcontext, Driver};
+use crate::driver::{driver, Driver};
 use crate::error::{self, CudaError, RtError, RtResult};
+use cumock_abi::CUcontext;
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};

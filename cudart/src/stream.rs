@@ -2,10 +2,10 @@
 //! cudaStreamLegacy (1) and cudaStreamPerThread (2) are the driver's special handles.
 
 use crate::boundary::{cudart_fn, out_ref};
-use crate::driver::{CUevent, CUstream};
 use crate::error::{self, RtError, RtResult};
 use crate::memory::stream_for;
 use crate::runtime::{with_context, Runtime};
+use cumock_abi::{CUevent, CUgraph, CUgraphNode, CUstream};
 use std::ffi::{c_int, c_uint};
 
 fn create_stream(flags: u32, priority: Option<i32>) -> RtResult<CUstream> {
@@ -241,8 +241,8 @@ fn capture_info(
     stream: CUstream,
     status: *mut c_int,
     id: *mut u64,
-    graph: *mut *mut std::ffi::c_void,
-    deps: *mut *const *mut std::ffi::c_void,
+    graph: *mut CUgraph,
+    deps: *mut *const CUgraphNode,
     edges: *mut *const std::ffi::c_void,
     num_deps: *mut usize,
 ) -> RtResult<()> {
@@ -252,7 +252,9 @@ fn capture_info(
     let (d, rt, _) = with_context()?;
     // Safety: the program's out-pointers, NULL or writable, as the header requires; the
     // driver checks the ones it needs.
-    match unsafe { d.cuStreamGetCaptureInfo(stream, status, id, graph, deps, edges, num_deps) } {
+    match unsafe {
+        d.cuStreamGetCaptureInfo(stream, status, id, graph, deps, edges.cast(), num_deps)
+    } {
         Err(e) if e.code == error::NOT_SUPPORTED => {
             let s = capture_status(rt, d, stream)?;
             // Safety: checked non-NULL above.
@@ -264,13 +266,13 @@ fn capture_info(
 }
 
 cudart_fn! {
-    fn cudaStreamGetCaptureInfo(stream: CUstream, status: *mut c_int, id: *mut u64, graph: *mut *mut std::ffi::c_void, deps: *mut *const *mut std::ffi::c_void, edges: *mut *const std::ffi::c_void, num_deps: *mut usize) {
+    fn cudaStreamGetCaptureInfo(stream: CUstream, status: *mut c_int, id: *mut u64, graph: *mut CUgraph, deps: *mut *const CUgraphNode, edges: *mut *const std::ffi::c_void, num_deps: *mut usize) {
         capture_info(stream_for(stream, false), status, id, graph, deps, edges, num_deps)
     }
 }
 
 cudart_fn! {
-    fn cudaStreamGetCaptureInfo_ptsz(stream: CUstream, status: *mut c_int, id: *mut u64, graph: *mut *mut std::ffi::c_void, deps: *mut *const *mut std::ffi::c_void, edges: *mut *const std::ffi::c_void, num_deps: *mut usize) {
+    fn cudaStreamGetCaptureInfo_ptsz(stream: CUstream, status: *mut c_int, id: *mut u64, graph: *mut CUgraph, deps: *mut *const CUgraphNode, edges: *mut *const std::ffi::c_void, num_deps: *mut usize) {
         capture_info(stream_for(stream, true), status, id, graph, deps, edges, num_deps)
     }
 }
@@ -460,7 +462,7 @@ cudart_fn! {
 /// the caller waits for it.
 fn launch_host_func(
     stream: CUstream,
-    f: crate::driver::HostFn,
+    f: cumock_abi::CUhostFn,
     user_data: *mut std::ffi::c_void,
 ) -> RtResult<()> {
     let Some(func) = f else {
@@ -480,13 +482,13 @@ fn launch_host_func(
 }
 
 cudart_fn! {
-    fn cudaLaunchHostFunc(stream: CUstream, f: crate::driver::HostFn, user_data: *mut std::ffi::c_void) {
+    fn cudaLaunchHostFunc(stream: CUstream, f: cumock_abi::CUhostFn, user_data: *mut std::ffi::c_void) {
         launch_host_func(stream_for(stream, false), f, user_data)
     }
 }
 
 cudart_fn! {
-    fn cudaLaunchHostFunc_ptsz(stream: CUstream, f: crate::driver::HostFn, user_data: *mut std::ffi::c_void) {
+    fn cudaLaunchHostFunc_ptsz(stream: CUstream, f: cumock_abi::CUhostFn, user_data: *mut std::ffi::c_void) {
         launch_host_func(stream_for(stream, true), f, user_data)
     }
 }
@@ -495,7 +497,7 @@ cudart_fn! {
 /// its status.
 fn add_callback(
     stream: CUstream,
-    f: crate::driver::StreamCallback,
+    f: cumock_abi::CUstreamCallback,
     user_data: *mut std::ffi::c_void,
     flags: u32,
 ) -> RtResult<()> {
@@ -513,8 +515,9 @@ fn add_callback(
                 Ok(()) => error::SUCCESS,
                 Err(e) => e.code,
             };
-            // Safety: as above.
-            unsafe { func(stream, status, user_data) };
+            // Safety: as above. The callback's cudaError_t is the driver's number
+            // (CUstreamCallback types it as CUresult: the same bits).
+            unsafe { func(stream, status as cumock_abi::CUresult, user_data) };
             Ok(())
         }
         r => r,
@@ -522,13 +525,13 @@ fn add_callback(
 }
 
 cudart_fn! {
-    fn cudaStreamAddCallback(stream: CUstream, f: crate::driver::StreamCallback, user_data: *mut std::ffi::c_void, flags: c_uint) {
+    fn cudaStreamAddCallback(stream: CUstream, f: cumock_abi::CUstreamCallback, user_data: *mut std::ffi::c_void, flags: c_uint) {
         add_callback(stream_for(stream, false), f, user_data, flags)
     }
 }
 
 cudart_fn! {
-    fn cudaStreamAddCallback_ptsz(stream: CUstream, f: crate::driver::StreamCallback, user_data: *mut std::ffi::c_void, flags: c_uint) {
+    fn cudaStreamAddCallback_ptsz(stream: CUstream, f: cumock_abi::CUstreamCallback, user_data: *mut std::ffi::c_void, flags: c_uint) {
         add_callback(stream_for(stream, true), f, user_data, flags)
     }
 }
@@ -552,7 +555,7 @@ cudart_fn! {
 }
 
 cudart_fn! {
-    fn cudaIpcGetEventHandle(handle: *mut crate::driver::CUipcMemHandle, event: CUevent) {
+    fn cudaIpcGetEventHandle(handle: *mut cumock_abi::CUipcEventHandle, event: CUevent) {
         // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let handle = unsafe { out_ref(handle)? };
         let (d, _, _) = with_context()?;
@@ -561,7 +564,7 @@ cudart_fn! {
 }
 
 cudart_fn! {
-    fn cudaIpcOpenEventHandle(event: *mut CUevent, handle: crate::driver::CUipcMemHandle) {
+    fn cudaIpcOpenEventHandle(event: *mut CUevent, handle: cumock_abi::CUipcEventHandle) {
         // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let event = unsafe { out_ref(event)? };
         let (d, _, _) = with_context()?;

@@ -4,10 +4,10 @@
 //! cuSurfObjectCreate. A `cudaArray_t` is the driver's `CUarray`, as in NVIDIA's runtime.
 
 use crate::boundary::{cudart_fn, out_ref};
-use crate::driver::CUstream;
 use crate::error::{self, RtError, RtResult};
 use crate::memory::stream_for;
 use crate::runtime::with_context;
+use cumock_abi::{CUarray, CUstream};
 use cumock_abi::{
     CUDA_ARRAY3D_DESCRIPTOR, CUDA_MEMCPY2D, CUDA_MEMCPY3D, CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC,
 };
@@ -186,7 +186,7 @@ fn create_array(
     let desc = desc.ok_or_else(|| error::invalid("desc is NULL"))?;
     let (format, channels) = driver_format(desc)?;
     let (d, _, _) = with_context()?;
-    let mut h = 0;
+    let mut h = std::ptr::null_mut();
     d.cuArray3DCreate(
         &mut h,
         &CUDA_ARRAY3D_DESCRIPTOR {
@@ -198,7 +198,7 @@ fn create_array(
             flags,
         },
     )?;
-    *array = h;
+    *array = h as u64;
     Ok(())
 }
 
@@ -221,14 +221,20 @@ cudart_fn! {
             return Ok(());
         }
         let (d, _, _) = with_context()?;
-        d.cuArrayDestroy(array)
+        d.cuArrayDestroy(cu_array(array))
     }
+}
+
+/// The driver's handle of a `cudaArray_t`, which the runtime keeps as its address (the
+/// structs it shares with programs hold it as an 8-byte word).
+fn cu_array(array: u64) -> CUarray {
+    array as CUarray
 }
 
 fn array_descriptor(array: u64) -> RtResult<CUDA_ARRAY3D_DESCRIPTOR> {
     let (d, _, _) = with_context()?;
     let mut a = CUDA_ARRAY3D_DESCRIPTOR::default();
-    d.cuArray3DGetDescriptor(&mut a, array)?;
+    d.cuArray3DGetDescriptor(&mut a, cu_array(array))?;
     Ok(a)
 }
 
@@ -416,8 +422,8 @@ cudart_fn! {
         let (d, _, _) = with_context()?;
         match memory_type(kind, false)? {
             // Safety: the program says `src` holds `count` bytes.
-            CU_MEMORYTYPE_HOST => unsafe { d.cuMemcpyHtoA(dst, off, src, count) },
-            CU_MEMORYTYPE_DEVICE => d.cuMemcpyDtoA(dst, off, src as u64, count),
+            CU_MEMORYTYPE_HOST => unsafe { d.cuMemcpyHtoA(cu_array(dst), off, src, count) },
+            CU_MEMORYTYPE_DEVICE => d.cuMemcpyDtoA(cu_array(dst), off, src as u64, count),
             _ => Err(error::not_supported(
                 "cudaMemcpyToArray with cudaMemcpyDefault: name the source's side",
             )),
@@ -431,8 +437,8 @@ cudart_fn! {
         let (d, _, _) = with_context()?;
         match memory_type(kind, true)? {
             // Safety: the program says `dst` holds `count` bytes.
-            CU_MEMORYTYPE_HOST => unsafe { d.cuMemcpyAtoH(dst, src, off, count) },
-            CU_MEMORYTYPE_DEVICE => d.cuMemcpyAtoD(dst as u64, src, off, count),
+            CU_MEMORYTYPE_HOST => unsafe { d.cuMemcpyAtoH(dst, cu_array(src), off, count) },
+            CU_MEMORYTYPE_DEVICE => d.cuMemcpyAtoD(dst as u64, cu_array(src), off, count),
             _ => Err(error::not_supported(
                 "cudaMemcpyFromArray with cudaMemcpyDefault: name the destination's side",
             )),
