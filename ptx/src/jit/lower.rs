@@ -799,6 +799,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             raw_f32: None,
             no_old: false,
             shared_span: None,
+            shared_tops: HashMap::new(),
         };
         for u in &units {
             match *u {
@@ -1318,6 +1319,9 @@ struct Gen<'a, 'f> {
     no_old: bool,
     /// Inside a run with shared accesses: the block's shared bound and buffer.
     shared_span: Option<(Value, Value)>,
+    /// Inside a run: per size of its shared accesses checked lane by lane, the bound
+    /// one compare checks (`shared_top`).
+    shared_tops: HashMap<i64, Value>,
 }
 
 /// The warp's first linear thread index, whether the block is one-dimensional, and the
@@ -2039,6 +2043,25 @@ impl Gen<'_, '_> {
         for v in accs.values() {
             self.b.def_var(*v, zero32);
         }
+        // Shared accesses checked lane by lane: each size's bound computed once here.
+        if let Some((limit, _)) = self.shared_span {
+            let mut totals: Vec<i64> = Vec::new();
+            for &k in &accesses {
+                let Item::Mem(m) = list[k] else { continue };
+                if m.space == Space::Shared && caches.contains_key(&k) {
+                    totals.push(m.size as i64 * m.n as i64);
+                    if let Some(g) = groups.get(&k) {
+                        totals.push(g.bytes);
+                    }
+                }
+            }
+            totals.sort_unstable();
+            totals.dedup();
+            self.shared_tops = totals
+                .into_iter()
+                .map(|t| (t, self.shared_top(limit, t)))
+                .collect();
+        }
         let header = self.b.create_block();
         let body = self.b.create_block();
         let after = self.b.create_block();
@@ -2183,6 +2206,7 @@ impl Gen<'_, '_> {
         }
         self.tid_consts = None;
         self.shared_span = None;
+        self.shared_tops.clear();
         // A branch's body counts as issued when a lane ran it (`if_convert`).
         let skipped: u32 = skips.iter().map(|s| s.1).sum();
         self.add_steps((len - skipped) as i64);
@@ -2201,6 +2225,22 @@ impl Gen<'_, '_> {
         self.goto(pc + len);
         self.b.switch_to_block(bail);
         self.leave(pc);
+    }
+
+    /// How many start addresses of a `total`-byte shared access lie below `limit`
+    /// (`limit - total + 1`, 0 when `total` exceeds it): one unsigned compare checks a
+    /// lane's address. Computed before the loops over the lanes and kept there: an add
+    /// with an overflow flag has two results, and Cranelift never moves such an
+    /// instruction (see `pin_once`).
+    fn shared_top(&mut self, limit: Value, total: i64) -> Value {
+        let room = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, limit, total);
+        let top = self.b.ins().iadd_imm(limit, 1 - total);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let top = self.b.ins().select(room, top, zero);
+        self.b.ins().uadd_overflow(top, zero).0
     }
 
     /// Makes what a run computes once for the group (`pre`, parameters) opaque before
@@ -2392,6 +2432,18 @@ impl Gen<'_, '_> {
         let mis = self.b.ins().band_imm(a, align - 1);
         self.b.ins().brif(mis, bail, &[], aligned, &[]);
         self.b.switch_to_block(aligned);
+        if let (Space::Shared, Some((_, shared)), Some(&top)) =
+            (m.space, self.shared_span, self.shared_tops.get(&total))
+        {
+            // One span, the same for every lane: `total` bytes at `a` below the bound,
+            // as `helper_lookup` checks, in one compare (`shared_top`).
+            let below = self.b.ins().icmp(IntCC::UnsignedLessThan, a, top);
+            self.b.ins().brif(below, hit, &[], bail, &[]);
+            self.b.switch_to_block(miss);
+            self.b.ins().jump(bail, &[]);
+            self.b.switch_to_block(hit);
+            return shared;
+        }
         if let (Space::Shared, Some((limit, shared))) = (m.space, self.shared_span) {
             // One span, the same for every lane: checked inline as `helper_lookup` does
             // (`total` bytes at `a` below the bound), with no cache to keep.
