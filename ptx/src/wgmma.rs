@@ -34,7 +34,8 @@
 //! D"). An A in registers is the warp's 16 rows as `mma`'s m16n8kK A fragment.
 //!
 //! Arithmetic: each element of D is `mma::dot` of the instruction's whole K (products
-//! exact, aligned and cut as the H200's `mma` does, one rounding), with `imm-scale-a/b`
+//! exact, aligned and cut as the H200's `mma` does, one rounding; FP8 by the FP8 tensor
+//! cores' shorter accumulator, `mma::Fp8Path::TensorCore`), with `imm-scale-a/b`
 //! of -1 flipping the operands' signs and `scale-d` 0 adding +0 instead of D.
 
 use crate::math::Lanes;
@@ -212,6 +213,7 @@ impl WgmmaSpec {
             satfinite,
             xor: false,
             block: k as usize,
+            fp8: mma::Fp8Path::TensorCore,
         })
     }
 
