@@ -361,6 +361,14 @@ fn wgmma_swizzle_probe() {
     run("wgmma_swizzle_probe", &[]);
 }
 
+/// The swizzle phase for every start row and base offset in each mode (the mock: the
+/// address's row bits less the base offset); the H200's answers await a recording
+/// (ci/gpu-runtime.sh).
+#[test]
+fn wgmma_swizzle_phase_probe() {
+    run("wgmma_swizzle_phase_probe", &[]);
+}
+
 // In the style of NVIDIA's globalToShmemAsyncCopy and CUDA's asynchronous-copy APIs on
 // sm_90: cuda::pipeline, cooperative groups' memcpy_async, cuda::barrier with bulk
 // copies, a producer warp and consumer warps on mbarriers; each checked by the program.
