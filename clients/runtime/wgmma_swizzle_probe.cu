@@ -8,9 +8,10 @@
 // ("absolute"); each read with base offset 0 and 3. A control has B on the boundary. A is
 // 1 on the diagonal of its first 16 rows, so D's row k is B's row k as the tensor cores
 // read it: the program prints whether that is B as written, else what it read.
-// Each case runs in its own process (this program with arguments): a case the GPU (or
-// the mock, which refuses these descriptors as not emulated) faults on leaves the others
-// clean. The H200's transcript awaits a recording (ci/gpu-runtime.sh).
+// Each case runs in its own process (this program with arguments): a case the GPU faults
+// on would leave the others clean. Recorded on the H200 (goldens/): relative layout with
+// base offset 3 and absolute layout with base offset 0 read B as written; the other two
+// read zeros (other chunks of B's rows), "-" below.
 #include <cuda_fp16.h>
 #include "common.h"
 

@@ -354,11 +354,19 @@ fn wgmma_gemm() {
 }
 
 /// What the PTX ISA leaves open about wgmma's swizzle: a pattern off its 1024-byte
-/// boundary, and the descriptor's base offset. The mock refuses those descriptors (not
-/// emulated); the H200's answers await a recording (ci/gpu-runtime.sh).
+/// boundary, and the descriptor's base offset. Recorded on the H200: the mock's transcript
+/// is the golden's, every case (the swizzle on absolute address bits, less the base offset).
 #[test]
 fn wgmma_swizzle_probe() {
     run("wgmma_swizzle_probe", &[]);
+}
+
+/// The swizzle phase for every start row and base offset in each mode (the mock: the
+/// address's row bits less the base offset); the H200's answers await a recording
+/// (ci/gpu-runtime.sh).
+#[test]
+fn wgmma_swizzle_phase_probe() {
+    run("wgmma_swizzle_phase_probe", &[]);
 }
 
 // In the style of NVIDIA's globalToShmemAsyncCopy and CUDA's asynchronous-copy APIs on

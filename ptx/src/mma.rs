@@ -25,6 +25,18 @@
 //! exactly and the sum rounded once: toward zero to an f32 result (past f32's range: an
 //! infinity), to nearest to an f16 result; a sum that rounds to zero is +0. NaN results
 //! are the canonical NaN.
+//!
+//! FP8 (e4m3, e5m2) two ways, each measured bit for bit by the corpus (`wgmma_fp8`,
+//! `mma_fp8`). `wgmma` runs on Hopper's FP8 tensor cores ([`Fp8Path::TensorCore`]): C and
+//! the instruction's whole k of products aligned and cut as above but at 2^(E - 13)
+//! ([`FP8_ALIGN_BITS`]: the limited accumulator the DeepSeek-V3 report describes), summed
+//! exactly, then to an f32 result cut toward zero to 13 fraction bits, or to an f16
+//! result rounded to nearest. sm_90 has no FP8 `mma.sync`: ptxas lowers it
+//! ([`Fp8Path::ViaF16`]) to conversions to f16 and two f16 `mma`s (`HMMA.16816` for
+//! k32, `HMMA.1688` for k16) from a zero accumulator, the first on the k with k mod 4 < 2
+//! (the low halves of the fragment's registers), the second on the rest, each the f16
+//! arithmetic above; then C added by an ordinary `add` (`FADD`, `HADD2`: rounded to
+//! nearest).
 
 use crate::math::{self, Lanes, Rnd};
 
@@ -42,6 +54,21 @@ pub const BLOCK_TERMS: usize = 16;
 /// half's sum rounded to f32 before the second is added (measured on the H200: ptxas
 /// builds it from m16n8k4 steps; f16 and bf16 wmma are single sums).
 pub const WMMA_TF32_BLOCK_TERMS: usize = 4;
+
+/// Bits kept of each term of an FP8 `wgmma`, from the largest term's exponent down: 14
+/// on the H200 (`wgmma_fp8`: every word, 13 to 26 tried), and 13 fraction bits of an f32
+/// result.
+pub const FP8_ALIGN_BITS: i32 = 14;
+const FP8_F32_FRACTION_BITS: u32 = 13;
+
+/// How the H200 computes a product of FP8 matrices (module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fp8Path {
+    /// `wgmma`: the FP8 tensor cores' own sum.
+    TensorCore,
+    /// `mma.sync`: ptxas's f16 `mma` pair and an `add` of C.
+    ViaF16,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Elem {
@@ -494,17 +521,16 @@ pub struct Arith {
     pub satfinite: bool,
     /// b1 only: `.xor.popc` (true) or `.and.popc`.
     pub xor: bool,
-    /// Products fused in one sum with the accumulator so far (floats).
+    /// Products fused in one sum with the accumulator so far (floats but FP8).
     pub block: usize,
+    /// FP8 operands only: which instruction's arithmetic.
+    pub fp8: Fp8Path,
 }
 
 impl MmaSpec {
     pub fn arith(&self) -> Arith {
         let block = match self.a.elem {
             Elem::TF32 if self.a.form == Form::Wmma => WMMA_TF32_BLOCK_TERMS,
-            // FP8's k (16 or 32) in one sum, as the other types' whole k: what the H200
-            // does awaits the recording of the corpus kernel `mma_fp8`.
-            Elem::E4M3 | Elem::E5M2 => self.a.shape.k as usize,
             _ => BLOCK_TERMS,
         };
         Arith {
@@ -515,6 +541,7 @@ impl MmaSpec {
             satfinite: self.satfinite,
             xor: self.xor,
             block,
+            fp8: Fp8Path::ViaF16,
         }
     }
 }
@@ -557,6 +584,9 @@ pub(crate) fn dot(
         }
         return acc;
     }
+    if matches!(ea, Elem::E4M3 | Elem::E5M2) {
+        return fp8_dot(s, k, ai, bi, c, prods);
+    }
     prods.clear();
     let mut nan = false;
     for kk in 0..k {
@@ -584,6 +614,84 @@ pub(crate) fn dot(
         (acc, acc_elem) = (bits, Elem::F32);
     }
     bits
+}
+
+/// [`dot`] of FP8 operands, by the instruction's path (module comment).
+fn fp8_dot(
+    s: &Arith,
+    k: u32,
+    ai: impl Fn(u32) -> u64,
+    bi: impl Fn(u32) -> u64,
+    c: u64,
+    prods: &mut Vec<Term>,
+) -> u64 {
+    let (ea, eb) = (s.a, s.b);
+    let to_f16 = s.d == Elem::F16;
+    let c_term = Term {
+        value: s.c.float(c),
+        exp: s.c.exponent(c),
+    };
+    // An FP8 value as an f16 `mma` sees it after ptxas's exact conversion: the same
+    // value, its exponent f16's (an e4m3 subnormal is a normal half).
+    let via_f16 = |e: Elem, raw: u64| {
+        let h = math::f64_to_f16(e.float(raw), Rnd::N) as u64;
+        (Elem::F16.float(h), Elem::F16.exponent(h))
+    };
+    prods.clear();
+    let mut nan = false;
+    for kk in 0..k {
+        let ((x, xe), (y, ye)) = match s.fp8 {
+            Fp8Path::TensorCore => (
+                (ea.float(ai(kk)), ea.exponent(ai(kk))),
+                (eb.float(bi(kk)), eb.exponent(bi(kk))),
+            ),
+            Fp8Path::ViaF16 => (via_f16(ea, ai(kk)), via_f16(eb, bi(kk))),
+        };
+        nan |= x.is_nan() || y.is_nan();
+        prods.push(Term {
+            value: x * y,
+            exp: xe + ye,
+        });
+    }
+    match s.fp8 {
+        Fp8Path::TensorCore => {
+            let out = if to_f16 { Out::F16 } else { Out::F32Fp8 };
+            fused_dot_cut(c_term, prods, nan, FP8_ALIGN_BITS, out)
+        }
+        Fp8Path::ViaF16 => {
+            // The two f16 `mma`s, from +0: k mod 4 < 2, then the rest.
+            let half = |low: bool| -> Vec<Term> {
+                (0..k as usize)
+                    .filter(|kk| (kk % 4 < 2) == low)
+                    .map(|kk| prods[kk])
+                    .collect()
+            };
+            let zero = Term { value: 0.0, exp: 0 };
+            let first = fused_dot(zero, &half(true), nan, to_f16);
+            let acc_elem = if to_f16 { Elem::F16 } else { Elem::F32 };
+            let acc = Term {
+                value: acc_elem.float(first),
+                exp: acc_elem.exponent(first),
+            };
+            let sum = fused_dot(acc, &half(false), nan, to_f16);
+            // C joins by an ordinary add, rounded to nearest; a NaN is the canonical one.
+            if to_f16 {
+                let x = Elem::F16.float(sum) + s.c.float(c);
+                if x.is_nan() {
+                    0x7fff
+                } else {
+                    math::f64_to_f16(x, Rnd::N) as u64
+                }
+            } else {
+                let x = f32::from_bits(sum as u32) + f32::from_bits(c as u32);
+                if x.is_nan() {
+                    math::CANONICAL_NAN32 as u64
+                } else {
+                    x.to_bits() as u64
+                }
+            }
+        }
+    }
 }
 
 /// D = A·B + C over the warp: `a`, `b`, `c` are the operands' registers (all 32 lanes),
@@ -634,9 +742,27 @@ pub(crate) struct Term {
     exp: i32,
 }
 
+/// The result of a fused sum: its type and rounding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Out {
+    /// f32, toward zero.
+    F32,
+    /// f32 toward zero to [`FP8_F32_FRACTION_BITS`] fraction bits (FP8 `wgmma`).
+    F32Fp8,
+    /// f16, to nearest.
+    F16,
+}
+
 /// c + Σ products as the tensor cores add them (module comment): the result's raw bits,
 /// f32, or f16 when `to_f16`.
 fn fused_dot(c: Term, prods: &[Term], nan_in: bool, to_f16: bool) -> u64 {
+    let out = if to_f16 { Out::F16 } else { Out::F32 };
+    fused_dot_cut(c, prods, nan_in, ALIGN_BITS, out)
+}
+
+/// [`fused_dot`] with the terms cut at 2^(E - (align - 1)) and the result as `out` says.
+fn fused_dot_cut(c: Term, prods: &[Term], nan_in: bool, align: i32, out: Out) -> u64 {
+    let to_f16 = out == Out::F16;
     let nan = if to_f16 {
         0x7fff
     } else {
@@ -665,7 +791,7 @@ fn fused_dot(c: Term, prods: &[Term], nan_in: bool, to_f16: bool) -> u64 {
         let neg = values().all(|x| x.is_sign_negative());
         return round(if neg { -0.0 } else { 0.0 }, to_f16);
     };
-    let q = top - (ALIGN_BITS - 1);
+    let q = top - (align - 1);
     let (scale, unscale) = (pow2(-q), pow2(q));
     // Each term is below 2^(ALIGN_BITS + 1) units of 2^q: the sum of 17 fits an i64,
     // and its value (below 2^32 units) is exact in an f64.
@@ -674,10 +800,13 @@ fn fused_dot(c: Term, prods: &[Term], nan_in: bool, to_f16: bool) -> u64 {
         // Cancelled or cut to nothing: +0.
         return 0;
     }
-    let r = round(sum as f64 * unscale, to_f16);
+    let mut r = round(sum as f64 * unscale, to_f16);
+    if out == Out::F32Fp8 && r & 0x7f80_0000 != 0x7f80_0000 {
+        r &= !((1 << (23 - FP8_F32_FRACTION_BITS)) - 1);
+    }
     // A sum that rounds to zero is +0, negative or not (measured: f16 results, and f32
     // ones from bf16 products below f32's subnormals).
-    if r == 0x8000 && to_f16 || r == 0x8000_0000 && !to_f16 {
+    if r == 0x8000 && to_f16 || r & 0x7fff_ffff == 0 && !to_f16 {
         0
     } else {
         r
@@ -901,6 +1030,72 @@ mod tests {
         assert_eq!(fused_dot(t(0.0), &[t(-pow2(-30))], false, true), 0);
         assert_eq!(fused_dot(t(0.0), &[t(-pow2(-160))], false, false), 0);
         assert_eq!(fused_dot(t(1.0), &[t(1.0)], true, true), 0x7fff);
+    }
+
+    /// One FP8 dot product by `path`: e4m3 `a`, e5m2 `b`, an f32 accumulator.
+    fn fp8(path: Fp8Path, a: &[u8], b: &[u8], c: f32) -> f32 {
+        let s = Arith {
+            a: Elem::E4M3,
+            b: Elem::E5M2,
+            c: Elem::F32,
+            d: Elem::F32,
+            satfinite: false,
+            xor: false,
+            block: a.len(),
+            fp8: path,
+        };
+        let (ai, bi) = (|k: u32| a[k as usize] as u64, |k: u32| b[k as usize] as u64);
+        let r = dot(
+            &s,
+            a.len() as u32,
+            ai,
+            bi,
+            c.to_bits() as u64,
+            &mut Vec::new(),
+        );
+        f32::from_bits(r as u32)
+    }
+
+    #[test]
+    fn fp8_wgmma_keeps_13_bits_below_the_largest_term() {
+        use Fp8Path::TensorCore as T;
+        // e4m3 1.0 (0x38), 2^-6 (0x08); e5m2 1.0 (0x3c), 2^-8 (0x1c), 2^-7 (0x20).
+        assert_eq!(fp8(T, &[0x38, 0x08], &[0x3c, 0x1c], 0.0), 1.0);
+        assert_eq!(
+            fp8(T, &[0x38, 0x08], &[0x3c, 0x20], 0.0),
+            1.0 + pow2(-13) as f32
+        );
+        // C is a term like the products: 2^-13 kept, 2^-14 cut.
+        assert_eq!(fp8(T, &[0x38], &[0x3c], pow2(-14) as f32), 1.0);
+        // 1.75·1.75 = 3.0625 has its leading bit above the alignment exponent (0): the
+        // f32 result keeps 13 fraction bits, so C's 2^-13 goes.
+        assert_eq!(fp8(T, &[0x3e], &[0x3c + 3], pow2(-13) as f32), 3.0625);
+        // mma.sync adds C afterwards, in full.
+        let via = fp8(Fp8Path::ViaF16, &[0x3e], &[0x3c + 3], pow2(-13) as f32);
+        assert_eq!(via, 3.0625 + pow2(-13) as f32);
+    }
+
+    #[test]
+    fn fp8_mma_sync_is_two_f16_mmas_and_an_add() {
+        use Fp8Path::ViaF16 as V;
+        // 16·16 (e4m3 0x58, e5m2 0x4c) + 2^-9·2^-8 (0x01, 0x1c) in the first f16 mma
+        // (k mod 4 < 2): 256 + 2^-17 needs 26 bits and rounds toward zero to 256; the
+        // second (k = 2) takes -256 away: +0, not the 2^-17 of one sum.
+        assert_eq!(
+            fp8(V, &[0x58, 0x01, 0xd8], &[0x4c, 0x1c, 0x4c], 0.0).to_bits(),
+            0
+        );
+        // With -256 at k = 1, the first mma cancels and the second keeps 2^-17.
+        let x = fp8(V, &[0x58, 0xd8, 0x01], &[0x4c, 0x4c, 0x1c], 0.0);
+        assert_eq!(x, pow2(-17) as f32);
+        // C joins by an f32 add, to nearest: 1 + 3·2^-25 (e4m3 3·2^-9, e5m2 2^-16) is 1
+        // and 3/4 of a unit in the last place, so 1 + 2^-23.
+        assert_eq!(fp8(V, &[0x03], &[0x01], 1.0), 1.0 + pow2(-23) as f32);
+        // A NaN (e4m3 0x7f) gives the canonical NaN.
+        assert_eq!(
+            fp8(V, &[0x7f], &[0x3c], 1.0).to_bits(),
+            math::CANONICAL_NAN32
+        );
     }
 
     #[test]

@@ -19,13 +19,17 @@
 //! ```
 //!
 //! then the swizzle, on the shared address's bits as CUTLASS's `Swizzle<B,4,3>` and TMA
-//! write the data: bits 4.. (the chunk in a row) XOR bits 7.. (the row in the pattern),
-//! B = 3, 2, 1 bits for 128B, 64B, 32B. A swizzled matrix's pattern starts at a multiple
-//! of 8 rows (1024, 512, 256 bytes) when the base offset is 0 (the ISA); the start
-//! address may lie further into the pattern's first row (CUTLASS steps K that way). The
-//! mock refuses (an illegal-instruction fault that says why) a start further in with a
-//! base offset of 0, and any non-zero base offset: how the H200 reads those awaits the
-//! record of `clients/runtime/wgmma_swizzle_probe.cu`.
+//! write the data: bits 4.. (the chunk in a row) XOR bits 7.. (the row in the pattern)
+//! less the base offset, B = 3, 2, 1 bits for 128B, 64B, 32B. So a matrix whose start
+//! lies anywhere in a pattern (CUTLASS steps K inside its first row) is read by its
+//! absolute addresses with base offset 0, and the base offset (the ISA: the pattern
+//! start's bits 7-9) shifts the pattern's phase, for a pattern laid out from a start off the
+//! repeat boundary. Recorded on the H200 (`clients/runtime/wgmma_swizzle_probe.cu`):
+//! 128B-swizzled B 3 rows into its 1024-byte block reads as written when laid out by
+//! absolute address with base offset 0, or from its own start with base offset 3, and
+//! reads other bytes (the image's zeros) the other two ways. The row less the base
+//! offset (not XOR: that reads the relative layout's rows 1-7 elsewhere) is what fits; 64B
+//! and 32B are taken to do the same in their 2 and 1 row bits.
 //!
 //! Fragments: a warp holds rows 16w..16w+15 of D (w its place in the warpgroup), as
 //! `mma`'s m16n8 accumulators side by side: element i of a thread (two to a register
@@ -34,7 +38,8 @@
 //! D"). An A in registers is the warp's 16 rows as `mma`'s m16n8kK A fragment.
 //!
 //! Arithmetic: each element of D is `mma::dot` of the instruction's whole K (products
-//! exact, aligned and cut as the H200's `mma` does, one rounding), with `imm-scale-a/b`
+//! exact, aligned and cut as the H200's `mma` does, one rounding; FP8 by the FP8 tensor
+//! cores' shorter accumulator, `mma::Fp8Path::TensorCore`), with `imm-scale-a/b`
 //! of -1 flipping the operands' signs and `scale-d` 0 adding +0 instead of D.
 
 use crate::math::Lanes;
@@ -60,15 +65,12 @@ impl Swizzle {
         }
     }
 
-    /// Bytes after which the pattern repeats: 8 rows.
-    pub fn repeat(self) -> u32 {
-        8 * 16 * self.width()
-    }
-
     /// A shared address as the pattern places it: the chunk bits 4.. XOR the row bits 7..
-    pub fn apply(self, addr: u64) -> u64 {
+    /// less `base_offset` (the descriptor's: the pattern's phase).
+    pub fn apply(self, addr: u64, base_offset: u32) -> u64 {
         let rows = (self.width() - 1) as u64;
-        addr ^ (((addr >> 7) & rows) << 4)
+        let row = (addr >> 7).wrapping_sub(base_offset as u64) & rows;
+        addr ^ (row << 4)
     }
 }
 
@@ -101,36 +103,6 @@ impl MatrixDescriptor {
         }
     }
 
-    /// Why the mock cannot read the matrix (module comment), if it cannot.
-    pub fn check(&self) -> Result<(), String> {
-        let sw = self.swizzle;
-        if sw == Swizzle::None {
-            // The base offset "is valid for all swizzling modes except the no-swizzle mode".
-            return Ok(());
-        }
-        if self.base_offset != 0 {
-            return Err(format!(
-                "a matrix descriptor with base offset {} is not emulated (how the H200 \
-                 applies it awaits a recording)",
-                self.base_offset
-            ));
-        }
-        let into = self.start % sw.repeat();
-        if into >= 16 * sw.width() {
-            return Err(format!(
-                "misaligned matrix descriptor: start address {:#x} lies in row {} of its \
-                 {}-byte swizzle pattern with base offset 0 (the PTX ISA: the pattern starts \
-                 at a {}-byte boundary, else the base offset is (start >> 7) & 7); not \
-                 emulated",
-                self.start,
-                into / (16 * sw.width()),
-                16 * sw.width(),
-                sw.repeat()
-            ));
-        }
-        Ok(())
-    }
-
     /// The shared address of the byte holding element (mn, k) of a matrix of `bits`-bit
     /// elements (mn: A's row or B's column), and the element's first bit in that byte.
     pub fn locate(&self, mn: u32, k: u32, bits: u32, k_major: bool) -> (u64, u32) {
@@ -154,7 +126,9 @@ impl MatrixDescriptor {
             };
             (off, mn % per)
         };
-        let at = self.swizzle.apply(self.start as u64 + chunk as u64);
+        let at = self
+            .swizzle
+            .apply(self.start as u64 + chunk as u64, self.base_offset);
         let bit = within * bits;
         (at + (bit / 8) as u64, bit % 8)
     }
@@ -212,6 +186,7 @@ impl WgmmaSpec {
             satfinite,
             xor: false,
             block: k as usize,
+            fp8: mma::Fp8Path::TensorCore,
         })
     }
 
@@ -359,7 +334,6 @@ mod tests {
             // Rows `width` bytes apart, 8-row groups 8·width apart (SBO); LBO unused.
             let sbo = 8 * width;
             let d = MatrixDescriptor::decode(desc(base as u32, 16, sbo, 0, mode));
-            d.check().unwrap();
             for r in 0..64u32 {
                 for k in 0..16u32 {
                     let plain = (r % 8) * width + (r / 8) * sbo + 2 * k;
@@ -371,7 +345,6 @@ mod tests {
             // pattern still counts from the aligned base.
             if width >= 64 {
                 let d = MatrixDescriptor::decode(desc(base as u32 + 32, 16, sbo, 0, mode));
-                d.check().unwrap();
                 let plain = 3 * width + 32 + 2 * 5;
                 assert_eq!(
                     d.locate(3, 5, 16, true).0,
@@ -421,37 +394,55 @@ mod tests {
     }
 
     #[test]
-    fn misaligned_and_unemulated_descriptors_are_refused() {
-        // 128B: the pattern starts on 1024 bytes; 32, 64, 96 bytes into the first row is
-        // CUTLASS's K step.
-        for start in [0x400, 0x420, 0x460] {
-            assert!(MatrixDescriptor::decode(desc(start, 16, 1024, 0, 1))
-                .check()
-                .is_ok());
+    fn a_swizzled_start_off_its_pattern_reads_by_address_and_the_base_offset_shifts_the_phase() {
+        // The probe's B: 8 rows of 128 bytes (K-major, 128B swizzle) 3 rows into a
+        // 1024-byte block at 0x800: row n at 0x980 + 128n.
+        let start = 0x980u32;
+        // Element (n, k) as laid out by absolute address (TMA, CUTLASS), and from the
+        // pattern's own start (row n's chunks XOR n).
+        let absolute = |n: u32, k: u32| {
+            let row = start + 128 * n;
+            (row + ((k / 8) ^ ((row >> 7) & 7)) * 16 + (k % 8) * 2) as u64
+        };
+        let relative = |n: u32, k: u32| (start + 128 * n + ((k / 8) ^ n) * 16 + (k % 8) * 2) as u64;
+        let read = |base: u64| MatrixDescriptor::decode(desc(start, 16, 1024, base, 1));
+        let (abs0, rel3) = (read(0), read(3));
+        for n in 0..8 {
+            for k in 0..16 {
+                assert_eq!(
+                    abs0.locate(n, k, 16, true),
+                    (absolute(n, k), 0),
+                    "({n},{k})"
+                );
+                assert_eq!(
+                    rel3.locate(n, k, 16, true),
+                    (relative(n, k), 0),
+                    "({n},{k})"
+                );
+                // The other two ways read other chunks of the row (the H200 read zeros).
+                assert_ne!(rel3.locate(n, k, 16, true).0, absolute(n, k), "({n},{k})");
+                assert_ne!(abs0.locate(n, k, 16, true).0, relative(n, k), "({n},{k})");
+            }
         }
-        let e = MatrixDescriptor::decode(desc(0x480, 16, 1024, 0, 1))
-            .check()
-            .unwrap_err();
-        assert!(e.contains("row 1 of its 128-byte"), "{e}");
-        let e = MatrixDescriptor::decode(desc(0x440, 16, 512, 0, 2))
-            .check()
-            .unwrap_err();
-        assert!(e.contains("misaligned"), "{e}");
-        // 32B: 256-byte pattern.
-        assert!(MatrixDescriptor::decode(desc(0x110, 16, 256, 0, 3))
-            .check()
-            .is_ok());
-        assert!(MatrixDescriptor::decode(desc(0x120, 16, 256, 0, 3))
-            .check()
-            .is_err());
-        let e = MatrixDescriptor::decode(desc(0x480, 16, 1024, 1, 1))
-            .check()
-            .unwrap_err();
-        assert!(e.contains("base offset 1"), "{e}");
-        // Without swizzle, any 16-byte start, and the base offset does not apply.
-        assert!(MatrixDescriptor::decode(desc(0x490, 16, 128, 3, 0))
-            .check()
-            .is_ok());
+        // On the pattern's boundary base offset 0 is both layouts (the control); CUTLASS's
+        // K step 32 bytes into the first row keeps the aligned pattern.
+        let on = MatrixDescriptor::decode(desc(0x800, 16, 1024, 0, 1));
+        assert_eq!(on.locate(2, 9, 16, true).0, 0x800 + 256 + (1 ^ 2) * 16 + 2);
+        let step = MatrixDescriptor::decode(desc(0x820, 16, 1024, 0, 1));
+        assert_eq!(
+            step.locate(2, 1, 16, true).0,
+            (0x800 + 256 + 32 + 2) ^ (2 << 4)
+        );
+        // 64B: two row bits (7, 8: two 64-byte rows a phase), less the base offset.
+        let d = MatrixDescriptor::decode(desc(0x480, 16, 512, 1, 2));
+        assert_eq!(d.locate(0, 0, 16, true).0, 0x480);
+        assert_eq!(d.locate(1, 8, 16, true).0, 0x4c0 + 16);
+        assert_eq!(d.locate(2, 0, 16, true).0, 0x500 ^ (1 << 4));
+        let d = MatrixDescriptor::decode(desc(0x480, 16, 512, 0, 2));
+        assert_eq!(d.locate(2, 0, 16, true).0, 0x500 ^ (2 << 4));
+        // Without swizzle the base offset does not apply.
+        let d = MatrixDescriptor::decode(desc(0x490, 16, 128, 3, 0));
+        assert_eq!(d.locate(1, 0, 16, true).0, 0x490 + 16);
     }
 
     #[test]

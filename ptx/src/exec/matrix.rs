@@ -407,7 +407,7 @@ impl BlockCtx<'_> {
                 }
             }
         } else {
-            let desc = self.descriptor(w, op.a[0], pc)?;
+            let desc = self.descriptor(w, op.a[0]);
             let bits = s.arith.a.bits();
             for r in 0..16 {
                 for kk in 0..k {
@@ -417,7 +417,7 @@ impl BlockCtx<'_> {
                 }
             }
         }
-        let desc = self.descriptor(w, op.b, pc)?;
+        let desc = self.descriptor(w, op.b);
         let bits = s.arith.b.bits();
         let mut b = vec![0u64; k * n];
         for kk in 0..k {
@@ -433,21 +433,10 @@ impl BlockCtx<'_> {
         Ok(())
     }
 
-    /// A matrix descriptor operand (lane 0's: it is the warpgroup's), refused as
-    /// `MatrixDescriptor::check` says.
-    fn descriptor(&self, w: &Warp, src: Src, pc: u32) -> Result<MatrixDescriptor, Fault> {
-        let d = MatrixDescriptor::decode(self.fetch_lane(w, src, 0));
-        d.check().map_err(|e| {
-            self.fault(
-                w,
-                0,
-                pc,
-                FaultKind::IllegalInstruction,
-                None,
-                format!("wgmma.mma_async: {e}"),
-            )
-        })?;
-        Ok(d)
+    /// A matrix descriptor operand (lane 0's: it is the warpgroup's). Every descriptor
+    /// reads somewhere: a matrix past shared memory faults as any shared access.
+    fn descriptor(&self, w: &Warp, src: Src) -> MatrixDescriptor {
+        MatrixDescriptor::decode(self.fetch_lane(w, src, 0))
     }
 
     /// Element (mn, k) of a matrix in shared memory, read through `locate` (a fault names
