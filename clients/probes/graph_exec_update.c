@@ -6,7 +6,7 @@
  * cuGraphExecUpdate reports for each kind of change, and that a launch after a setter
  * runs the new work; cuGraphUpload, cuGraphExecGetFlags, cuGraphNodeFindInClone and
  * cuGraphDestroyNode. Kernels are PTX text (cuModuleLoadData, no nvcc). Written for issue
- * 20; awaits its recording on the H200 (ci/gpu-probes.sh). No multicast API is called. */
+ * 20; recorded on the H200 (ci/gpu-probes.sh). No multicast API is called. */
 #include "probe.h"
 
 static const char *ptx =

@@ -840,11 +840,20 @@ fn cu_graph_add_node_and_the_generic_setters_build_and_change_work_nodes() {
         // cuda.h: the type must be the node's.
         assert_ne!(cuGraphNodeSetParams(chain[1], m), 0);
         assert_ne!(cuGraphExecNodeSetParams(exec, chain[0], k), 0);
-        // Types the generic setters do not emulate say so.
+        // An empty node's parameters (none) are of a type too (the H200 sets them on an
+        // empty node: probe graph_exec_update).
         let mut empty = node_params(5, 0u64);
         let e = (&mut empty as *mut GraphNodeParams).cast();
         assert_eq!(
             cuGraphNodeSetParams(chain[1], e),
+            cumock_abi::result::CUDA_ERROR_INVALID_VALUE
+        );
+        // Memory nodes' parameters cannot be set (cuda.h; the H200 answers
+        // CUDA_ERROR_NOT_SUPPORTED).
+        let mut free = node_params(11, 0u64);
+        let f = (&mut free as *mut GraphNodeParams).cast();
+        assert_eq!(
+            cuGraphNodeSetParams(chain[1], f),
             cumock_abi::result::CUDA_ERROR_NOT_SUPPORTED
         );
 
