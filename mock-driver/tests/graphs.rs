@@ -478,6 +478,142 @@ fn capture_turns_work_into_nodes_without_running_it() {
 }
 
 #[test]
+fn capture_to_graph_adds_the_work_to_the_programs_graph_after_the_nodes_given() {
+    let _one = serial();
+    let f = setup();
+    let p = managed();
+    let s = stream(1);
+    // Safety: live locals.
+    unsafe {
+        // The program's graph: a memset of 2 and an empty node, neither depending on the
+        // other.
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut g, 0), 0);
+        let fill = MemsetParams {
+            dst: p,
+            pitch: 0,
+            value: 2,
+            element_size: 4,
+            width: N,
+            height: 1,
+        };
+        let (mut set, mut empty): (CUgraphNode, CUgraphNode) =
+            (std::ptr::null_mut(), std::ptr::null_mut());
+        let ctx = {
+            let mut c: CUcontext = std::ptr::null_mut();
+            assert_eq!(cuCtxGetCurrent(&mut c), 0);
+            c
+        };
+        assert_eq!(
+            cuGraphAddMemsetNode(
+                &mut set,
+                g,
+                std::ptr::null(),
+                0,
+                (&fill as *const MemsetParams).cast(),
+                ctx
+            ),
+            0
+        );
+        assert_eq!(cuGraphAddEmptyNode(&mut empty, g, std::ptr::null(), 0), 0);
+
+        // A dependency of another graph, and edge data, are refused before any capture.
+        let mut other: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut other, 0), 0);
+        let mut stranger: CUgraphNode = std::ptr::null_mut();
+        assert_eq!(
+            cuGraphAddEmptyNode(&mut stranger, other, std::ptr::null(), 0),
+            0
+        );
+        let null_data = std::ptr::null::<CUgraphEdgeData>();
+        assert_eq!(
+            cuStreamBeginCaptureToGraph(s, g, &stranger, null_data, 1, 0),
+            cumock_abi::result::CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(capture_status(s), 0);
+        assert_eq!(
+            cuStreamBeginCaptureToGraph(s, std::ptr::null_mut(), &set, null_data, 1, 0),
+            cumock_abi::result::CUDA_ERROR_INVALID_VALUE
+        );
+
+        // Captured after the memset: the kernel adds 3, a host function follows.
+        HOST_CALLS.store(0, Ordering::SeqCst);
+        assert_eq!(cuStreamBeginCaptureToGraph(s, g, &set, null_data, 1, 0), 0);
+        assert_eq!(capture_status(s), 1);
+        assert_eq!(
+            cuGraphDestroy(g),
+            cumock_abi::result::CUDA_ERROR_INVALID_VALUE,
+            "the graph is being built"
+        );
+        assert_eq!(launch(f, s, p, 3), 0);
+        assert_eq!(cuLaunchHostFunc(s, Some(count), std::ptr::null_mut()), 0);
+        let mut got: CUgraph = std::ptr::null_mut();
+        // The empty node, no dependent of the capture's, is not work left unjoined.
+        assert_eq!(cuStreamEndCapture(s, &mut got), 0);
+        assert_eq!(got, g, "the program's own graph comes back");
+        assert_eq!(read(p), vec![0; N], "nothing ran");
+        let ns = nodes(g);
+        assert_eq!(ns.len(), 4);
+        assert_eq!(
+            ns.iter().map(|n| node_type(*n)).collect::<Vec<_>>(),
+            vec![2, 5, 0, 3]
+        );
+        assert_eq!(edges(g), vec![(set, ns[2]), (ns[2], ns[3])]);
+        let mut exec: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec, g, 0), 0);
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(read(p), vec![5; N]);
+        assert_eq!(HOST_CALLS.load(Ordering::SeqCst), 1);
+
+        // Captured memsets and copies keep their parameters (cuGraph*NodeGetParams).
+        let mut cap: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuStreamBeginCapture_v2(s, 0), 0);
+        assert_eq!(cuMemsetD16Async(p, 0x1234, 6, s), 0);
+        assert_eq!(cuMemcpyDtoDAsync_v2(p + 64, p, 12, s), 0);
+        assert_eq!(cuStreamEndCapture(s, &mut cap), 0);
+        let cn = nodes(cap);
+        let mut m = MemsetParams {
+            dst: 0,
+            pitch: 9,
+            value: 0,
+            element_size: 0,
+            width: 0,
+            height: 0,
+        };
+        assert_eq!(
+            cuGraphMemsetNodeGetParams(cn[0], (&mut m as *mut MemsetParams).cast()),
+            0
+        );
+        assert_eq!(
+            (m.dst, m.value, m.element_size, m.width, m.height),
+            (p, 0x1234, 2, 6, 1)
+        );
+        let mut c: CUDA_MEMCPY3D = std::mem::zeroed();
+        assert_eq!(
+            cuGraphMemcpyNodeGetParams(cn[1], (&mut c as *mut CUDA_MEMCPY3D).cast()),
+            0
+        );
+        assert_eq!(
+            (
+                c.src_memory_type,
+                c.src_device,
+                c.dst_memory_type,
+                c.dst_device
+            ),
+            (2, p, 2, p + 64)
+        );
+        assert_eq!((c.width_in_bytes, c.height, c.depth), (12, 1, 1));
+
+        cuGraphExecDestroy(exec);
+        cuGraphDestroy(cap);
+        cuGraphDestroy(other);
+        assert_eq!(cuGraphDestroy(g), 0);
+        cuStreamDestroy_v2(s);
+    }
+}
+
+#[test]
 fn calls_a_capture_forbids_fail_and_invalidate_it() {
     let _one = serial();
     let f = setup();

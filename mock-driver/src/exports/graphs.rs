@@ -24,7 +24,7 @@ use std::ffi::{c_char, c_uint, c_ulonglong, c_void, CStr};
 use std::sync::Arc;
 
 // Handles: the model's keys as pointers, as for streams and events.
-fn graph_key(g: CUgraph) -> GraphId {
+pub(super) fn graph_key(g: CUgraph) -> GraphId {
     g as u64
 }
 fn graph_handle(g: GraphId) -> CUgraph {
@@ -123,7 +123,7 @@ struct UpdateResultInfo {
 ///
 /// # Safety
 /// `deps` is NULL or holds `n` node handles (cuda.h).
-unsafe fn deps(deps: *const CUgraphNode, n: usize) -> CuResult<Vec<NodeId>> {
+pub(super) unsafe fn deps(deps: *const CUgraphNode, n: usize) -> CuResult<Vec<NodeId>> {
     if n == 0 {
         return Ok(Vec::new());
     }
