@@ -6,8 +6,9 @@
  * cuGraphExecUpdate reports for each kind of change, and that a launch after a setter
  * runs the new work; cuGraphUpload, cuGraphExecGetFlags, cuGraphNodeFindInClone and
  * cuGraphDestroyNode. Kernels are PTX text (cuModuleLoadData, no nvcc). Written for issue
- * 20; recorded on the H200 (ci/gpu-probes.sh) but for its last section, update-topology,
- * which awaits its recording. No multicast API is called. */
+ * 20; recorded on the H200 (ci/gpu-probes.sh) but for its last sections, update-topology
+ * and capture-to-graph (cuStreamBeginCaptureToGraph), which await their recording. No
+ * multicast API is called. */
 #include "probe.h"
 
 static const char *ptx =
@@ -692,6 +693,48 @@ static void update_topology(void) {
     report_which(e2, u, "dependencies given in the other order", q, 3);
 }
 
+/* cuStreamBeginCaptureToGraph: a capture into the program's graph after nodes given.
+ * Awaits its recording on the H200. */
+static void capture_to_graph(void) {
+    setup();
+    CUgraph g, other;
+    MUST(cuGraphCreate(&g, 0));
+    MUST(cuGraphCreate(&other, 0));
+    CUgraphNode set, empty, stranger;
+    CUDA_MEMSET_NODE_PARAMS f = fill(da, 2, 4, 1, 1, 0);
+    MUST(cuGraphAddMemsetNode(&set, g, NULL, 0, &f, ctx));
+    MUST(cuGraphAddEmptyNode(&empty, g, NULL, 0));
+    MUST(cuGraphAddEmptyNode(&stranger, other, NULL, 0));
+    CALL("a dependency of another graph", cuStreamBeginCaptureToGraph(s, g, &stranger, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CUstreamCaptureStatus status = 7;
+    MUST(cuStreamIsCapturing(s, &status));
+    SAY("capturing: %d", (int)status);
+    CALL("a NULL graph", cuStreamBeginCaptureToGraph(s, NULL, &set, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    if (CALL("after the memset", cuStreamBeginCaptureToGraph(s, g, &set, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL)) != CUDA_SUCCESS)
+        return;
+    CUgraph in = NULL;
+    const CUgraphNode *deps = NULL;
+    size_t ndeps = 99;
+    CALL("capture info", cuStreamGetCaptureInfo(s, &status, NULL, &in, &deps, NULL, &ndeps));
+    SAY("status %d, the graph given: %s, %zu dependencies, the memset: %s", (int)status,
+        in == g ? "yes" : "no", ndeps, ndeps == 1 && deps[0] == set ? "yes" : "no");
+    CALL("destroy the graph", cuGraphDestroy(g));
+    unsigned three = 3;
+    void *args[] = {&da, &three};
+    CALL("a kernel", cuLaunchKernel(addk, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+    CUgraph got = NULL;
+    CALL("end", cuStreamEndCapture(s, &got));
+    SAY("the graph given: %s", got == g ? "yes" : got == NULL ? "NULL" : "another");
+    size_t count = 99, edges = 99;
+    MUST(cuGraphGetNodes(g, NULL, &count));
+    MUST(cuGraphGetEdges(g, NULL, NULL, NULL, &edges));
+    SAY("%zu nodes, %zu edges", count, edges);
+    CUgraphExec e;
+    MUST(cuGraphInstantiateWithFlags(&e, g, 0));
+    run(e, "the graph");
+    SAY("word %u", word(da));
+}
+
 /* cuGraphUpload, cuGraphExecGetFlags, cuGraphNodeFindInClone, cuGraphDestroyNode. */
 static void upload_find_destroy(void) {
     setup();
@@ -877,5 +920,6 @@ int main(void) {
     section("node-params", node_params);
     section("child-graph-handle", child_graph_handle);
     section("update-topology", update_topology);
+    section("capture-to-graph", capture_to_graph);
     return 0;
 }
