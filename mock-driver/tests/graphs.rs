@@ -375,14 +375,43 @@ fn explicit_graph_runs_nodes_in_dependency_order_with_params_copied_at_add_time(
 
         let path = std::env::temp_dir().join(format!("cumock-graph-{}.dot", std::process::id()));
         let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-        assert_eq!(cuGraphDebugDotPrint(g, cpath.as_ptr(), 0), 0);
-        let dot = std::fs::read_to_string(&path).unwrap();
-        let _ = std::fs::remove_file(&path);
+        let dot_with = |flags: u32| {
+            assert_eq!(cuGraphDebugDotPrint(g, cpath.as_ptr(), flags), 0);
+            let dot = std::fs::read_to_string(&path).unwrap();
+            let _ = std::fs::remove_file(&path);
+            dot
+        };
+        let dot = dot_with(0);
         assert!(
             dot.contains("KERNEL add") && dot.contains("MEMSET") && dot.contains("HOST"),
             "{dot}"
         );
         assert_eq!(dot.matches("->").count(), 2, "{dot}");
+        // Parameters only where a flag asks for them: the kernel's with
+        // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS, every node's with VERBOSE.
+        assert!(!dot.contains("grid") && !dot.contains("elements"), "{dot}");
+        let kernel = dot_with(1 << 2);
+        assert!(
+            kernel.contains("grid") && !kernel.contains("elements"),
+            "{kernel}"
+        );
+        let verbose = dot_with(1);
+        assert!(
+            verbose.contains("grid") && verbose.contains("elements"),
+            "{verbose}"
+        );
+        assert!(
+            verbose.contains("edge 1") && !dot.contains("edge 0"),
+            "{verbose}"
+        );
+        // The runtime's type names, and handles.
+        let runtime = dot_with(1 << 1);
+        assert!(runtime.contains("cudaGraphNodeTypeKernel add"), "{runtime}");
+        let handles = dot_with(1 << 10);
+        assert!(
+            handles.contains(&format!("node {:#x}", nodes(g)[0] as u64)),
+            "{handles}"
+        );
 
         assert_eq!(cuGraphExecDestroy(exec), 0);
         assert_eq!(cuGraphLaunch(exec, s), CUDA_ERROR_INVALID_HANDLE_CODE);

@@ -1700,16 +1700,12 @@ impl GraphApi for Mock {
         r
     }
 
-    unsafe fn cuGraphDebugDotPrint(
-        g: CUgraph,
-        path: *const c_char,
-        _flags: c_uint,
-    ) -> CuResult<()> {
+    unsafe fn cuGraphDebugDotPrint(g: CUgraph, path: *const c_char, flags: c_uint) -> CuResult<()> {
         let d = drv()?;
         if path.is_null() {
             return Err(invalid("path is NULL"));
         }
-        let dot = d.graph_dot(graph_key(g))?;
+        let dot = d.graph_dot(graph_key(g), flags)?;
         // Safety: a non-NULL C string, per cuda.h.
         let path = CStr::from_ptr(path).to_string_lossy().into_owned();
         std::fs::write(&path, dot)

@@ -255,40 +255,118 @@ impl NodeOp {
         }
     }
 
-    /// A label for cuGraphDebugDotPrint.
-    fn label(&self, driver: &Driver) -> String {
-        match self {
-            NodeOp::Kernel(k) => format!(
-                "KERNEL {} grid {:?} block {:?} shared {}",
-                driver
+    /// A label for cuGraphDebugDotPrint: the node's type (cuda.h's name, or the
+    /// runtime's with RUNTIME_TYPES) and what identifies it (a kernel's function, a child
+    /// graph's handle), then its parameters where `flags` ask for its type's (or VERBOSE).
+    fn label(&self, driver: &Driver, flags: u32) -> String {
+        use dot_flags::*;
+        let on = |flag: u32| flags & (VERBOSE | flag) != 0;
+        // RUNTIME_TYPES picks a naming, not more data: VERBOSE leaves cuda.h's names.
+        let type_name = if flags & RUNTIME_TYPES != 0 {
+            RUNTIME_NAMES
+        } else {
+            DRIVER_NAMES
+        }
+        .iter()
+        .find(|(t, _)| *t == self.node_type())
+        .map_or("?", |(_, name)| name);
+        let details = match self {
+            NodeOp::Kernel(k) => {
+                let name = driver
                     .function_name(k.launch.function)
-                    .unwrap_or_else(|_| "?".into()),
-                k.launch.grid,
-                k.launch.block,
-                k.launch.shared
-            ),
-            NodeOp::Memcpy { what, .. } => format!("MEMCPY {what}"),
-            NodeOp::Memset { what, .. } => format!("MEMSET {what}"),
-            NodeOp::Host { what, .. } => format!("HOST {what}"),
-            NodeOp::Empty => "EMPTY".into(),
-            NodeOp::EventRecord(e) => format!("EVENT_RECORD {e:#x}"),
-            NodeOp::EventWait(e) => format!("WAIT_EVENT {e:#x}"),
-            NodeOp::Child(g) => format!("GRAPH {g:#x}"),
-            NodeOp::MemAlloc(a) => format!(
-                "MEM_ALLOC {} bytes at {:#x} on device {}",
+                    .unwrap_or_else(|_| "?".into());
+                let mut d = format!(" {name}");
+                if on(KERNEL_NODE_PARAMS) {
+                    let _ = write!(
+                        d,
+                        " grid {:?} block {:?} shared {} params {} bytes",
+                        k.launch.grid,
+                        k.launch.block,
+                        k.launch.shared,
+                        k.launch.params.len()
+                    );
+                }
+                if on(HANDLES) {
+                    let _ = write!(d, " function {:#x}", k.launch.function);
+                }
+                d
+            }
+            NodeOp::Memcpy { what, .. } if on(MEMCPY_NODE_PARAMS) => format!(" {what}"),
+            NodeOp::Memset { what, .. } if on(MEMSET_NODE_PARAMS) => format!(" {what}"),
+            NodeOp::Host { what, given, .. } if on(HOST_NODE_PARAMS) => {
+                format!(" function {what} data {:#x}", given.1)
+            }
+            NodeOp::EventRecord(e) | NodeOp::EventWait(e) if on(EVENT_NODE_PARAMS) => {
+                format!(" event {e:#x}")
+            }
+            NodeOp::Child(g) => format!(" {g:#x}"),
+            NodeOp::MemAlloc(a) if on(MEM_ALLOC_NODE_PARAMS) => format!(
+                " {} bytes at {:#x} on device {}",
                 a.bytesize, a.dptr, a.device
             ),
-            NodeOp::MemFree(p) => format!("MEM_FREE {p:#x}"),
-            NodeOp::Conditional(c) => format!(
-                "CONDITIONAL {} on handle {:#x}, {} bodies",
+            NodeOp::MemFree(p) if on(MEM_FREE_NODE_PARAMS) => format!(" {p:#x}"),
+            NodeOp::Conditional(c) if on(CONDITIONAL_NODE_PARAMS) => format!(
+                " {} on handle {:#x}, {} bodies",
                 ["IF", "WHILE", "SWITCH"]
                     .get(c.kind as usize)
                     .unwrap_or(&"?"),
                 c.handle,
                 c.bodies.len()
             ),
-        }
+            _ => String::new(),
+        };
+        format!("{type_name}{details}")
     }
+}
+
+/// cuGraphDebugDotPrint's `CUgraphDebugDot_flags` that the mock's DOT output honours
+/// (the others, for node types the mock does not build, change nothing). The layout of
+/// the output is the mock's own: the H200's has not been recorded.
+pub mod dot_flags {
+    pub const VERBOSE: u32 = 1;
+    pub const RUNTIME_TYPES: u32 = 1 << 1;
+    pub const KERNEL_NODE_PARAMS: u32 = 1 << 2;
+    pub const MEMCPY_NODE_PARAMS: u32 = 1 << 3;
+    pub const MEMSET_NODE_PARAMS: u32 = 1 << 4;
+    pub const HOST_NODE_PARAMS: u32 = 1 << 5;
+    pub const EVENT_NODE_PARAMS: u32 = 1 << 6;
+    pub const HANDLES: u32 = 1 << 10;
+    pub const MEM_ALLOC_NODE_PARAMS: u32 = 1 << 11;
+    pub const MEM_FREE_NODE_PARAMS: u32 = 1 << 12;
+    pub const EXTRA_TOPO_INFO: u32 = 1 << 14;
+    pub const CONDITIONAL_NODE_PARAMS: u32 = 1 << 15;
+
+    use super::node_type::*;
+
+    /// cuda.h's names of the node types (CU_GRAPH_NODE_TYPE_*).
+    pub const DRIVER_NAMES: &[(i32, &str)] = &[
+        (KERNEL, "KERNEL"),
+        (MEMCPY, "MEMCPY"),
+        (MEMSET, "MEMSET"),
+        (HOST, "HOST"),
+        (GRAPH, "GRAPH"),
+        (EMPTY, "EMPTY"),
+        (WAIT_EVENT, "WAIT_EVENT"),
+        (EVENT_RECORD, "EVENT_RECORD"),
+        (MEM_ALLOC, "MEM_ALLOC"),
+        (MEM_FREE, "MEM_FREE"),
+        (CONDITIONAL, "CONDITIONAL"),
+    ];
+
+    /// cuda_runtime_api.h's names of the same types (cudaGraphNodeType*).
+    pub const RUNTIME_NAMES: &[(i32, &str)] = &[
+        (KERNEL, "cudaGraphNodeTypeKernel"),
+        (MEMCPY, "cudaGraphNodeTypeMemcpy"),
+        (MEMSET, "cudaGraphNodeTypeMemset"),
+        (HOST, "cudaGraphNodeTypeHost"),
+        (GRAPH, "cudaGraphNodeTypeGraph"),
+        (EMPTY, "cudaGraphNodeTypeEmpty"),
+        (WAIT_EVENT, "cudaGraphNodeTypeWaitEvent"),
+        (EVENT_RECORD, "cudaGraphNodeTypeEventRecord"),
+        (MEM_ALLOC, "cudaGraphNodeTypeMemAlloc"),
+        (MEM_FREE, "cudaGraphNodeTypeMemFree"),
+        (CONDITIONAL, "cudaGraphNodeTypeConditional"),
+    ];
 }
 
 #[derive(Clone)]
@@ -2167,26 +2245,34 @@ impl Driver {
 
     /// cuGraphDebugDotPrint's text: every node, labelled with its type and parameters,
     /// and every edge.
-    pub fn graph_dot(&self, g: GraphId) -> CuResult<String> {
+    /// cuGraphDebugDotPrint's DOT text of graph `g` (child graphs inside their nodes),
+    /// as `flags` ask (`dot_flags`).
+    pub fn graph_dot(&self, g: GraphId, flags: u32) -> CuResult<String> {
         let body = self.state.lock().graphs.graph(g)?.clone();
         let mut dot = format!("digraph cumock_graph_{g:x} {{\n");
-        self.dot_body(&body, &mut dot, "");
+        self.dot_body(&body, &mut dot, "", flags);
         dot.push_str("}\n");
         Ok(dot)
     }
 
-    fn dot_body(&self, body: &GraphBody, dot: &mut String, prefix: &str) {
+    fn dot_body(&self, body: &GraphBody, dot: &mut String, prefix: &str, flags: u32) {
+        let on = |flag: u32| flags & (dot_flags::VERBOSE | flag) != 0;
         for (i, n) in body.order.iter().enumerate() {
             let op = &body.nodes[n].op;
+            let handle = if on(dot_flags::HANDLES) {
+                format!(" node {n:#x}")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 dot,
-                "  \"{prefix}node{i}\" [label=\"{prefix}node{i}: {}\"];",
-                op.label(self).replace('"', "'")
+                "  \"{prefix}node{i}\" [label=\"{prefix}node{i}: {}{handle}\"];",
+                op.label(self, flags).replace('"', "'")
             );
             if let NodeOp::Child(child) = op {
                 let cb = self.state.lock().graphs.graph(*child).cloned();
                 if let Ok(cb) = cb {
-                    self.dot_body(&cb, dot, &format!("{prefix}node{i}."));
+                    self.dot_body(&cb, dot, &format!("{prefix}node{i}."), flags);
                 }
             }
         }
@@ -2196,10 +2282,16 @@ impl Driver {
             .enumerate()
             .map(|(i, n)| (*n, i))
             .collect();
-        for (from, to) in body.edges() {
+        for (k, (from, to)) in body.edges().into_iter().enumerate() {
+            // EXTRA_TOPO_INFO: each edge numbered, in the order cuGraphGetEdges lists them.
+            let number = if on(dot_flags::EXTRA_TOPO_INFO) {
+                format!(" [label=\"edge {k}\"]")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 dot,
-                "  \"{prefix}node{}\" -> \"{prefix}node{}\";",
+                "  \"{prefix}node{}\" -> \"{prefix}node{}\"{number};",
                 index[&from], index[&to]
             );
         }
