@@ -218,6 +218,7 @@ driver_functions! {
     unsafe fn cuOccupancyMaxActiveClusters(clusters: &mut i32, f: CUfunction, config: *const c_void);
     unsafe fn cuOccupancyMaxPotentialClusterSize(size: &mut i32, f: CUfunction, config: *const c_void);
     safe fn cuStreamBeginCapture(stream: CUstream, mode: i32);
+    unsafe fn cuStreamBeginCaptureToGraph(stream: CUstream, graph: CUgraph, deps: *const CUgraphNode, edges: *const c_void, n: usize, mode: i32);
     safe fn cuStreamEndCapture(stream: CUstream, graph: &mut CUgraph);
     safe fn cuGraphCreate(graph: &mut CUgraph, flags: u32);
     safe fn cuGraphDestroy(graph: CUgraph);
