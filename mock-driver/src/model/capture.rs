@@ -61,7 +61,7 @@ struct Capture {
     graph: GraphId,
     /// The nodes the graph had when the capture began: a graph the program gave
     /// (cuStreamBeginCaptureToGraph) keeps them, and they are not the capture's to join.
-    /// Empty for a graph the capture made, which goes when the capture fails.
+    /// None for a graph the capture made, which goes when the capture fails.
     given: Option<std::collections::HashSet<NodeId>>,
     mode: i32,
     thread: ThreadId,
