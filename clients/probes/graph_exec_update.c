@@ -6,7 +6,9 @@
  * cuGraphExecUpdate reports for each kind of change, and that a launch after a setter
  * runs the new work; cuGraphUpload, cuGraphExecGetFlags, cuGraphNodeFindInClone and
  * cuGraphDestroyNode. Kernels are PTX text (cuModuleLoadData, no nvcc). Written for issue
- * 20; awaits its recording on the H200 (ci/gpu-probes.sh). No multicast API is called. */
+ * 20; recorded on the H200 (ci/gpu-probes.sh) but for its last sections, update-topology
+ * and capture-to-graph (cuStreamBeginCaptureToGraph), which await their recording. No
+ * multicast API is called. */
 #include "probe.h"
 
 static const char *ptx =
@@ -611,6 +613,128 @@ static void update_children(void) {
     report(e, u, "a child graph whose node is of another type", y, NULL);
 }
 
+/* cuGraphExecUpdate's pairing of nodes, where cuda.h does not say its order: which node
+ * and dependency it names for an edge less, an edge moved (more or fewer exit nodes),
+ * the same graph built in another order, and a node's dependencies given in the other
+ * order. Awaits its recording on the H200 (the sections before were recorded). */
+static const char *which(CUgraphNode x, const CUgraphNode *m, int count) {
+    static const char *names[] = {"m0", "m1", "m2", "m3", "m4", "m5"};
+    if (x == NULL) return "NULL";
+    for (int i = 0; i < count; i++)
+        if (x == m[i]) return names[i];
+    return "another";
+}
+
+static void report_which(CUgraphExec e, CUgraph g, const char *what, const CUgraphNode *m, int count) {
+    CUgraphExecUpdateResultInfo info;
+    FILL(info);
+    CUresult r = cuGraphExecUpdate(e, g, &info);
+    printf("%s = %s\n", what, rname(r));
+    printf("  result %d, error node %s, from node %s\n", (int)info.result,
+           which(info.errorNode, m, count), which(info.errorFromNode, m, count));
+    fflush(stdout);
+}
+
+static void update_topology(void) {
+    setup();
+    unsigned one = 1;
+    void *args[] = {&da, &one};
+    CUDA_KERNEL_NODE_PARAMS k = kparams(addk, args);
+    static int calls;
+    CUDA_HOST_NODE_PARAMS h = {host_fn, &calls};
+    CUevent ev;
+    MUST(cuEventCreate(&ev, 0));
+    CUgraphNode n[6], m[6];
+    CUgraph g = base_graph(n, ev, &k, &h);
+    CUgraphExec e;
+    MUST(cuGraphInstantiateWithFlags(&e, g, 0));
+
+    CUgraph u = base_graph(m, ev, &k, &h);
+    MUST(cuGraphRemoveDependencies(u, &m[0], &m[3], NULL, 1));
+    report_which(e, u, "an edge less", m, 6);
+
+    u = base_graph(m, ev, &k, &h);
+    MUST(cuGraphRemoveDependencies(u, &m[1], &m[2], NULL, 1));
+    MUST(cuGraphAddDependencies(u, &m[0], &m[2], NULL, 1));
+    report_which(e, u, "an edge moved: more exit nodes", m, 6);
+
+    u = base_graph(m, ev, &k, &h);
+    MUST(cuGraphRemoveDependencies(u, &m[0], &m[3], NULL, 1));
+    MUST(cuGraphAddDependencies(u, &m[4], &m[5], NULL, 1));
+    report_which(e, u, "an edge moved: fewer exit nodes", m, 6);
+
+    /* The same nodes and edges, the copy and the 2D memset added first. */
+    MUST(cuGraphCreate(&u, 0));
+    CUDA_MEMCPY3D c = copy1d(CU_MEMORYTYPE_DEVICE, NULL, db, CU_MEMORYTYPE_DEVICE, NULL, db + 64, 4);
+    MUST(cuGraphAddMemcpyNode(&m[4], u, NULL, 0, &c, ctx));
+    CUDA_MEMSET_NODE_PARAMS f2 = fill(db + 1024, 2, 1, 8, 4, 64);
+    MUST(cuGraphAddMemsetNode(&m[5], u, NULL, 0, &f2, ctx));
+    CUDA_MEMSET_NODE_PARAMS f = fill(da, 1, 4, 1, 1, 0);
+    MUST(cuGraphAddMemsetNode(&m[0], u, NULL, 0, &f, ctx));
+    MUST(cuGraphAddKernelNode(&m[1], u, &m[0], 1, &k));
+    MUST(cuGraphAddHostNode(&m[2], u, &m[1], 1, &h));
+    MUST(cuGraphAddEventRecordNode(&m[3], u, &m[0], 1, ev));
+    report_which(e, u, "the same graph built in another order", m, 6);
+
+    /* memset and kernel, both before an empty node: its dependencies in the other order. */
+    CUgraph two;
+    CUgraphNode p[3], q[3];
+    MUST(cuGraphCreate(&two, 0));
+    MUST(cuGraphAddMemsetNode(&p[0], two, NULL, 0, &f, ctx));
+    MUST(cuGraphAddKernelNode(&p[1], two, NULL, 0, &k));
+    MUST(cuGraphAddEmptyNode(&p[2], two, p, 2));
+    CUgraphExec e2;
+    MUST(cuGraphInstantiateWithFlags(&e2, two, 0));
+    MUST(cuGraphCreate(&u, 0));
+    MUST(cuGraphAddMemsetNode(&q[0], u, NULL, 0, &f, ctx));
+    MUST(cuGraphAddKernelNode(&q[1], u, NULL, 0, &k));
+    CUgraphNode swapped[2] = {q[1], q[0]};
+    MUST(cuGraphAddEmptyNode(&q[2], u, swapped, 2));
+    report_which(e2, u, "dependencies given in the other order", q, 3);
+}
+
+/* cuStreamBeginCaptureToGraph: a capture into the program's graph after nodes given.
+ * Awaits its recording on the H200. */
+static void capture_to_graph(void) {
+    setup();
+    CUgraph g, other;
+    MUST(cuGraphCreate(&g, 0));
+    MUST(cuGraphCreate(&other, 0));
+    CUgraphNode set, empty, stranger;
+    CUDA_MEMSET_NODE_PARAMS f = fill(da, 2, 4, 1, 1, 0);
+    MUST(cuGraphAddMemsetNode(&set, g, NULL, 0, &f, ctx));
+    MUST(cuGraphAddEmptyNode(&empty, g, NULL, 0));
+    MUST(cuGraphAddEmptyNode(&stranger, other, NULL, 0));
+    CALL("a dependency of another graph", cuStreamBeginCaptureToGraph(s, g, &stranger, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CUstreamCaptureStatus status = 7;
+    MUST(cuStreamIsCapturing(s, &status));
+    SAY("capturing: %d", (int)status);
+    CALL("a NULL graph", cuStreamBeginCaptureToGraph(s, NULL, &set, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    if (CALL("after the memset", cuStreamBeginCaptureToGraph(s, g, &set, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL)) != CUDA_SUCCESS)
+        return;
+    CUgraph in = NULL;
+    const CUgraphNode *deps = NULL;
+    size_t ndeps = 99;
+    CALL("capture info", cuStreamGetCaptureInfo(s, &status, NULL, &in, &deps, NULL, &ndeps));
+    SAY("status %d, the graph given: %s, %zu dependencies, the memset: %s", (int)status,
+        in == g ? "yes" : "no", ndeps, ndeps == 1 && deps[0] == set ? "yes" : "no");
+    CALL("destroy the graph", cuGraphDestroy(g));
+    unsigned three = 3;
+    void *args[] = {&da, &three};
+    CALL("a kernel", cuLaunchKernel(addk, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+    CUgraph got = NULL;
+    CALL("end", cuStreamEndCapture(s, &got));
+    SAY("the graph given: %s", got == g ? "yes" : got == NULL ? "NULL" : "another");
+    size_t count = 99, edges = 99;
+    MUST(cuGraphGetNodes(g, NULL, &count));
+    MUST(cuGraphGetEdges(g, NULL, NULL, NULL, &edges));
+    SAY("%zu nodes, %zu edges", count, edges);
+    CUgraphExec e;
+    MUST(cuGraphInstantiateWithFlags(&e, g, 0));
+    run(e, "the graph");
+    SAY("word %u", word(da));
+}
+
 /* cuGraphUpload, cuGraphExecGetFlags, cuGraphNodeFindInClone, cuGraphDestroyNode. */
 static void upload_find_destroy(void) {
     setup();
@@ -795,5 +919,7 @@ int main(void) {
     section("upload-find-destroy", upload_find_destroy);
     section("node-params", node_params);
     section("child-graph-handle", child_graph_handle);
+    section("update-topology", update_topology);
+    section("capture-to-graph", capture_to_graph);
     return 0;
 }

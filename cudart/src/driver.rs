@@ -215,6 +215,7 @@ driver_functions! {
     unsafe cuOccupancyMaxActiveClusters,
     unsafe cuOccupancyMaxPotentialClusterSize,
     safe cuStreamBeginCapture,
+    unsafe cuStreamBeginCaptureToGraph,
     safe cuStreamEndCapture,
     safe cuGraphCreate,
     safe cuGraphDestroy,

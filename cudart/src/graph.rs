@@ -277,6 +277,33 @@ cudart_fn! {
     }
 }
 
+/// cudaStreamBeginCaptureToGraph: the driver's, with the runtime's stream; the edge data
+/// (`cudaGraphEdgeData`) has the driver's layout.
+fn begin_capture_to_graph(
+    stream: CUstream,
+    graph: CUgraph,
+    deps: *const CUgraphNode,
+    edges: *const c_void,
+    n: usize,
+    mode: c_int,
+) -> RtResult<()> {
+    let (d, _, _) = with_context()?;
+    // Safety: the program's arrays of `n`, or NULL, passed on as cuda.h's.
+    unsafe { d.cuStreamBeginCaptureToGraph(stream, graph, deps, edges.cast(), n, mode as _) }
+}
+
+cudart_fn! {
+    fn cudaStreamBeginCaptureToGraph(stream: CUstream, graph: CUgraph, deps: *const CUgraphNode, edges: *const c_void, n: usize, mode: c_int) {
+        begin_capture_to_graph(stream_for(stream, false), graph, deps, edges, n, mode)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamBeginCaptureToGraph_ptsz(stream: CUstream, graph: CUgraph, deps: *const CUgraphNode, edges: *const c_void, n: usize, mode: c_int) {
+        begin_capture_to_graph(stream_for(stream, true), graph, deps, edges, n, mode)
+    }
+}
+
 cudart_fn! {
     fn cudaStreamEndCapture(stream: CUstream, graph: *mut CUgraph) {
         end_capture(stream_for(stream, false), graph)

@@ -172,8 +172,6 @@ crate::boundary::not_implemented! {
     cudaSignalExternalSemaphoresAsync_ptsz,
     cudaStreamAttachMemAsync,
     cudaStreamAttachMemAsync_ptsz,
-    cudaStreamBeginCaptureToGraph,
-    cudaStreamBeginCaptureToGraph_ptsz,
     cudaStreamCopyAttributes,
     cudaStreamCopyAttributes_ptsz,
     cudaStreamGetAttribute,

@@ -375,14 +375,43 @@ fn explicit_graph_runs_nodes_in_dependency_order_with_params_copied_at_add_time(
 
         let path = std::env::temp_dir().join(format!("cumock-graph-{}.dot", std::process::id()));
         let cpath = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-        assert_eq!(cuGraphDebugDotPrint(g, cpath.as_ptr(), 0), 0);
-        let dot = std::fs::read_to_string(&path).unwrap();
-        let _ = std::fs::remove_file(&path);
+        let dot_with = |flags: u32| {
+            assert_eq!(cuGraphDebugDotPrint(g, cpath.as_ptr(), flags), 0);
+            let dot = std::fs::read_to_string(&path).unwrap();
+            let _ = std::fs::remove_file(&path);
+            dot
+        };
+        let dot = dot_with(0);
         assert!(
             dot.contains("KERNEL add") && dot.contains("MEMSET") && dot.contains("HOST"),
             "{dot}"
         );
         assert_eq!(dot.matches("->").count(), 2, "{dot}");
+        // Parameters only where a flag asks for them: the kernel's with
+        // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS, every node's with VERBOSE.
+        assert!(!dot.contains("grid") && !dot.contains("elements"), "{dot}");
+        let kernel = dot_with(1 << 2);
+        assert!(
+            kernel.contains("grid") && !kernel.contains("elements"),
+            "{kernel}"
+        );
+        let verbose = dot_with(1);
+        assert!(
+            verbose.contains("grid") && verbose.contains("elements"),
+            "{verbose}"
+        );
+        assert!(
+            verbose.contains("edge 1") && !dot.contains("edge 0"),
+            "{verbose}"
+        );
+        // The runtime's type names, and handles.
+        let runtime = dot_with(1 << 1);
+        assert!(runtime.contains("cudaGraphNodeTypeKernel add"), "{runtime}");
+        let handles = dot_with(1 << 10);
+        assert!(
+            handles.contains(&format!("node {:#x}", nodes(g)[0] as u64)),
+            "{handles}"
+        );
 
         assert_eq!(cuGraphExecDestroy(exec), 0);
         assert_eq!(cuGraphLaunch(exec, s), CUDA_ERROR_INVALID_HANDLE_CODE);
@@ -473,6 +502,142 @@ fn capture_turns_work_into_nodes_without_running_it() {
         assert_eq!(HOST_CALLS.load(Ordering::SeqCst), 2);
         cuGraphExecDestroy(exec);
         cuGraphDestroy(g);
+        cuStreamDestroy_v2(s);
+    }
+}
+
+#[test]
+fn capture_to_graph_adds_the_work_to_the_programs_graph_after_the_nodes_given() {
+    let _one = serial();
+    let f = setup();
+    let p = managed();
+    let s = stream(1);
+    // Safety: live locals.
+    unsafe {
+        // The program's graph: a memset of 2 and an empty node, neither depending on the
+        // other.
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut g, 0), 0);
+        let fill = MemsetParams {
+            dst: p,
+            pitch: 0,
+            value: 2,
+            element_size: 4,
+            width: N,
+            height: 1,
+        };
+        let (mut set, mut empty): (CUgraphNode, CUgraphNode) =
+            (std::ptr::null_mut(), std::ptr::null_mut());
+        let ctx = {
+            let mut c: CUcontext = std::ptr::null_mut();
+            assert_eq!(cuCtxGetCurrent(&mut c), 0);
+            c
+        };
+        assert_eq!(
+            cuGraphAddMemsetNode(
+                &mut set,
+                g,
+                std::ptr::null(),
+                0,
+                (&fill as *const MemsetParams).cast(),
+                ctx
+            ),
+            0
+        );
+        assert_eq!(cuGraphAddEmptyNode(&mut empty, g, std::ptr::null(), 0), 0);
+
+        // A dependency of another graph, and edge data, are refused before any capture.
+        let mut other: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut other, 0), 0);
+        let mut stranger: CUgraphNode = std::ptr::null_mut();
+        assert_eq!(
+            cuGraphAddEmptyNode(&mut stranger, other, std::ptr::null(), 0),
+            0
+        );
+        let null_data = std::ptr::null::<CUgraphEdgeData>();
+        assert_eq!(
+            cuStreamBeginCaptureToGraph(s, g, &stranger, null_data, 1, 0),
+            cumock_abi::result::CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(capture_status(s), 0);
+        assert_eq!(
+            cuStreamBeginCaptureToGraph(s, std::ptr::null_mut(), &set, null_data, 1, 0),
+            cumock_abi::result::CUDA_ERROR_INVALID_VALUE
+        );
+
+        // Captured after the memset: the kernel adds 3, a host function follows.
+        HOST_CALLS.store(0, Ordering::SeqCst);
+        assert_eq!(cuStreamBeginCaptureToGraph(s, g, &set, null_data, 1, 0), 0);
+        assert_eq!(capture_status(s), 1);
+        assert_eq!(
+            cuGraphDestroy(g),
+            cumock_abi::result::CUDA_ERROR_INVALID_VALUE,
+            "the graph is being built"
+        );
+        assert_eq!(launch(f, s, p, 3), 0);
+        assert_eq!(cuLaunchHostFunc(s, Some(count), std::ptr::null_mut()), 0);
+        let mut got: CUgraph = std::ptr::null_mut();
+        // The empty node, no dependent of the capture's, is not work left unjoined.
+        assert_eq!(cuStreamEndCapture(s, &mut got), 0);
+        assert_eq!(got, g, "the program's own graph comes back");
+        assert_eq!(read(p), vec![0; N], "nothing ran");
+        let ns = nodes(g);
+        assert_eq!(ns.len(), 4);
+        assert_eq!(
+            ns.iter().map(|n| node_type(*n)).collect::<Vec<_>>(),
+            vec![2, 5, 0, 3]
+        );
+        assert_eq!(edges(g), vec![(set, ns[2]), (ns[2], ns[3])]);
+        let mut exec: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec, g, 0), 0);
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(read(p), vec![5; N]);
+        assert_eq!(HOST_CALLS.load(Ordering::SeqCst), 1);
+
+        // Captured memsets and copies keep their parameters (cuGraph*NodeGetParams).
+        let mut cap: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuStreamBeginCapture_v2(s, 0), 0);
+        assert_eq!(cuMemsetD16Async(p, 0x1234, 6, s), 0);
+        assert_eq!(cuMemcpyDtoDAsync_v2(p + 64, p, 12, s), 0);
+        assert_eq!(cuStreamEndCapture(s, &mut cap), 0);
+        let cn = nodes(cap);
+        let mut m = MemsetParams {
+            dst: 0,
+            pitch: 9,
+            value: 0,
+            element_size: 0,
+            width: 0,
+            height: 0,
+        };
+        assert_eq!(
+            cuGraphMemsetNodeGetParams(cn[0], (&mut m as *mut MemsetParams).cast()),
+            0
+        );
+        assert_eq!(
+            (m.dst, m.value, m.element_size, m.width, m.height),
+            (p, 0x1234, 2, 6, 1)
+        );
+        let mut c: CUDA_MEMCPY3D = std::mem::zeroed();
+        assert_eq!(
+            cuGraphMemcpyNodeGetParams(cn[1], (&mut c as *mut CUDA_MEMCPY3D).cast()),
+            0
+        );
+        assert_eq!(
+            (
+                c.src_memory_type,
+                c.src_device,
+                c.dst_memory_type,
+                c.dst_device
+            ),
+            (2, p, 2, p + 64)
+        );
+        assert_eq!((c.width_in_bytes, c.height, c.depth), (12, 1, 1));
+
+        cuGraphExecDestroy(exec);
+        cuGraphDestroy(cap);
+        cuGraphDestroy(other);
+        assert_eq!(cuGraphDestroy(g), 0);
         cuStreamDestroy_v2(s);
     }
 }
@@ -840,11 +1005,20 @@ fn cu_graph_add_node_and_the_generic_setters_build_and_change_work_nodes() {
         // cuda.h: the type must be the node's.
         assert_ne!(cuGraphNodeSetParams(chain[1], m), 0);
         assert_ne!(cuGraphExecNodeSetParams(exec, chain[0], k), 0);
-        // Types the generic setters do not emulate say so.
+        // An empty node's parameters (none) are of a type too (the H200 sets them on an
+        // empty node: probe graph_exec_update).
         let mut empty = node_params(5, 0u64);
         let e = (&mut empty as *mut GraphNodeParams).cast();
         assert_eq!(
             cuGraphNodeSetParams(chain[1], e),
+            cumock_abi::result::CUDA_ERROR_INVALID_VALUE
+        );
+        // Memory nodes' parameters cannot be set (cuda.h; the H200 answers
+        // CUDA_ERROR_NOT_SUPPORTED).
+        let mut free = node_params(11, 0u64);
+        let f = (&mut free as *mut GraphNodeParams).cast();
+        assert_eq!(
+            cuGraphNodeSetParams(chain[1], f),
             cumock_abi::result::CUDA_ERROR_NOT_SUPPORTED
         );
 

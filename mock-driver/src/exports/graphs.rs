@@ -24,7 +24,7 @@ use std::ffi::{c_char, c_uint, c_ulonglong, c_void, CStr};
 use std::sync::Arc;
 
 // Handles: the model's keys as pointers, as for streams and events.
-fn graph_key(g: CUgraph) -> GraphId {
+pub(super) fn graph_key(g: CUgraph) -> GraphId {
     g as u64
 }
 fn graph_handle(g: GraphId) -> CUgraph {
@@ -123,7 +123,7 @@ struct UpdateResultInfo {
 ///
 /// # Safety
 /// `deps` is NULL or holds `n` node handles (cuda.h).
-unsafe fn deps(deps: *const CUgraphNode, n: usize) -> CuResult<Vec<NodeId>> {
+pub(super) unsafe fn deps(deps: *const CUgraphNode, n: usize) -> CuResult<Vec<NodeId>> {
     if n == 0 {
         return Ok(Vec::new());
     }
@@ -221,7 +221,8 @@ fn write_kernel_params(n: NodeId) -> CuResult<KernelParamsV1> {
 }
 
 /// A copy's or memset's operand at `addr`, as an executable graph compares it: the memory
-/// type the node names, a unified side (and a captured copy's, `declared` None) resolved
+/// type the node names (a unified side stays unified: the H200 refuses the same device
+/// memory named UNIFIED instead of DEVICE), a captured copy's (`declared` None) resolved
 /// to where the address is (device memory or the host), with the context and device the
 /// driver knows the memory by.
 pub(super) fn operand(addr: u64, declared: Option<u32>) -> Operand {
@@ -238,10 +239,7 @@ pub(super) fn operand(addr: u64, declared: Option<u32>) -> Operand {
             1
         }
     };
-    let memory_type = match declared {
-        Some(4) | None => on_device(),
-        Some(t) => t,
-    };
+    let memory_type = declared.unwrap_or_else(on_device);
     let owner = d
         .pointer_info(crate::boundary::device_ptr(addr))
         .map(|i| (i.context, i.device));
@@ -317,7 +315,7 @@ fn memcpy_op(p: &CUDA_MEMCPY3D) -> CuResult<NodeOp> {
         action,
         what,
         shape,
-        given: Some(bytes_of(p)),
+        given: bytes_of(p),
     })
 }
 
@@ -328,7 +326,7 @@ fn memset_op(p: &MemsetParams) -> CuResult<NodeOp> {
         action,
         what,
         shape,
-        given: Some(bytes_of(p)),
+        given: bytes_of(p),
     })
 }
 
@@ -418,26 +416,87 @@ pub(super) fn capture_host_node(
     )
 }
 
+/// What a captured copy or memset becomes: its label, its shape, and the cuda.h struct
+/// cuGraph*NodeGetParams answers for it (`captured_fill`, `captured_copy`).
+pub(super) struct Captured {
+    pub what: String,
+    pub shape: Shape,
+    pub given: Arc<[u8]>,
+}
+
+/// The `CUDA_MEMSET_NODE_PARAMS` of a captured cuMemsetD*Async: `n` elements of `size`
+/// bytes in one row (the H200 answers dst, value, element size, n x 1; its pitch is not
+/// recorded: 0 here, as a one-row memset's pitch is unused).
+pub(super) fn captured_fill(dst: CUdeviceptr, value: u32, size: u32, n: usize) -> Arc<[u8]> {
+    bytes_of(&MemsetParams {
+        dst,
+        pitch: 0,
+        value,
+        element_size: size,
+        width: n,
+        height: 1,
+    })
+}
+
+/// The `CUDA_MEMCPY3D` of a captured one-dimensional copy of `n` bytes: each side's
+/// memory type where the address is (the H200 answers DEVICE for both sides of a
+/// captured cuMemcpyDtoDAsync), its address as a host or device pointer, one row.
+pub(super) fn captured_copy(src: u64, dst: u64, n: usize) -> Arc<[u8]> {
+    let (s, d) = (
+        operand(src, None).memory_type,
+        operand(dst, None).memory_type,
+    );
+    let host = |t: u32, a: u64| if t == 1 { a } else { 0 };
+    let device = |t: u32, a: u64| if t == 1 { 0 } else { a };
+    bytes_of(&CUDA_MEMCPY3D {
+        src_x_in_bytes: 0,
+        src_y: 0,
+        src_z: 0,
+        src_lod: 0,
+        src_memory_type: s,
+        src_host: host(s, src) as *const c_void,
+        src_device: device(s, src),
+        src_array: std::ptr::null_mut(),
+        reserved0: std::ptr::null_mut(),
+        src_pitch: 0,
+        src_height: 0,
+        dst_x_in_bytes: 0,
+        dst_y: 0,
+        dst_z: 0,
+        dst_lod: 0,
+        dst_memory_type: d,
+        dst_host: host(d, dst) as *mut c_void,
+        dst_device: device(d, dst),
+        dst_array: std::ptr::null_mut(),
+        reserved1: std::ptr::null_mut(),
+        dst_pitch: 0,
+        dst_height: 0,
+        width_in_bytes: n,
+        height: 1,
+        depth: 1,
+    })
+}
+
 /// An async copy or memset on a capturing stream: a node that runs `body` in order.
 pub(super) fn capture_op(
     s: CUstream,
-    what: String,
-    shape: Shape,
+    captured: Captured,
     body: impl Fn() -> CuResult<()> + Send + Sync + 'static,
 ) -> CuResult<()> {
     let action: NodeAction = Arc::new(move || in_stream_order(&body));
+    let Captured { what, shape, given } = captured;
     let op = match shape {
         Shape::Fill { .. } => NodeOp::Memset {
             action,
             what,
             shape,
-            given: None,
+            given,
         },
         Shape::Copy { .. } => NodeOp::Memcpy {
             action,
             what,
             shape,
-            given: None,
+            given,
         },
     };
     drv()?.capture_node(stream_key(s), op)
@@ -507,6 +566,8 @@ unsafe fn node_params(p: *mut CUgraphNodeParams, call: &str) -> CuResult<NodeSet
         return Ok(NodeSetting::Op(op));
     }
     Ok(match params.type_ {
+        // An empty node has no parameters: setting them succeeds (observed).
+        graphs::node_type::EMPTY => NodeSetting::Op(NodeOp::Empty),
         graphs::node_type::EVENT_RECORD | graphs::node_type::WAIT_EVENT => {
             NodeSetting::Op(event_op(params.type_, params.union[0] as CUevent)?)
         }
@@ -1115,6 +1176,10 @@ impl GraphApi for Mock {
         node: CUgraphNode,
         event: CUevent,
     ) -> CuResult<()> {
+        // Observed: CUDA_ERROR_INVALID_VALUE (a destroyed event's is INVALID_HANDLE).
+        if event.is_null() {
+            return Err(invalid("event is NULL"));
+        }
         let op = event_op(graphs::node_type::EVENT_RECORD, event)?;
         drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
     }
@@ -1133,7 +1198,12 @@ impl GraphApi for Mock {
         node: CUgraphNode,
         child: CUgraph,
     ) -> CuResult<()> {
-        drv()?.graph_exec_child_set(exec_key(e), node_key(node), graph_key(child))
+        let d = drv()?;
+        // Observed: CUDA_ERROR_INVALID_VALUE.
+        if child.is_null() {
+            return Err(invalid("hChildGraph is NULL"));
+        }
+        d.graph_exec_child_set(exec_key(e), node_key(node), graph_key(child))
     }
 
     unsafe fn cuGraphHostNodeGetParams(
@@ -1188,7 +1258,12 @@ impl GraphApi for Mock {
     }
 
     unsafe fn cuGraphUpload(e: CUgraphExec, s: CUstream) -> CuResult<()> {
-        drv()?.graph_upload(exec_key(e), stream_key(s))
+        let d = drv()?;
+        // Observed: CUDA_ERROR_INVALID_VALUE.
+        if e.is_null() {
+            return Err(invalid("hGraphExec is NULL"));
+        }
+        d.graph_upload(exec_key(e), stream_key(s))
     }
 
     unsafe fn cuGraphNodeSetEnabled(
@@ -1625,16 +1700,12 @@ impl GraphApi for Mock {
         r
     }
 
-    unsafe fn cuGraphDebugDotPrint(
-        g: CUgraph,
-        path: *const c_char,
-        _flags: c_uint,
-    ) -> CuResult<()> {
+    unsafe fn cuGraphDebugDotPrint(g: CUgraph, path: *const c_char, flags: c_uint) -> CuResult<()> {
         let d = drv()?;
         if path.is_null() {
             return Err(invalid("path is NULL"));
         }
-        let dot = d.graph_dot(graph_key(g))?;
+        let dot = d.graph_dot(graph_key(g), flags)?;
         // Safety: a non-NULL C string, per cuda.h.
         let path = CStr::from_ptr(path).to_string_lossy().into_owned();
         std::fs::write(&path, dot)

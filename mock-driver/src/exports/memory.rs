@@ -310,7 +310,11 @@ impl MemoryApi for Mock {
         }
         async_op(
             s,
-            || (format!("D8 {n} elements"), fill_shape(dst, 1, n)),
+            || super::graphs::Captured {
+                what: format!("D8 {n} elements"),
+                shape: fill_shape(dst, 1, n),
+                given: super::graphs::captured_fill(dst, v as u32, 1, n),
+            },
             body,
         )
     }
@@ -323,7 +327,11 @@ impl MemoryApi for Mock {
         }
         async_op(
             s,
-            || (format!("D16 {n} elements"), fill_shape(dst, 2, n)),
+            || super::graphs::Captured {
+                what: format!("D16 {n} elements"),
+                shape: fill_shape(dst, 2, n),
+                given: super::graphs::captured_fill(dst, v as u32, 2, n),
+            },
             body,
         )
     }
@@ -336,7 +344,11 @@ impl MemoryApi for Mock {
         }
         async_op(
             s,
-            || (format!("D32 {n} elements"), fill_shape(dst, 4, n)),
+            || super::graphs::Captured {
+                what: format!("D32 {n} elements"),
+                shape: fill_shape(dst, 4, n),
+                given: super::graphs::captured_fill(dst, v, 4, n),
+            },
             body,
         )
     }
@@ -843,13 +855,14 @@ unsafe fn async_copy(
     if queueable && !capturing(s)? && unsafe { queue_copy(s, dst, src, n) }? {
         return Ok(());
     }
-    let what = || {
-        let shape = crate::model::graphs::Shape::Copy {
+    let what = || super::graphs::Captured {
+        what: what(),
+        shape: crate::model::graphs::Shape::Copy {
             src: super::graphs::operand(src, None),
             dst: super::graphs::operand(dst, None),
             bytes: n,
-        };
-        (what(), shape)
+        },
+        given: super::graphs::captured_copy(src, dst, n),
     };
     async_op(s, what, body)
 }

@@ -283,13 +283,12 @@ fn in_stream_order<R>(body: impl FnOnce() -> R) -> R {
 /// now in the stream's order.
 fn async_op(
     s: CUstream,
-    what: impl FnOnce() -> (String, crate::model::graphs::Shape),
+    what: impl FnOnce() -> graphs::Captured,
     body: impl Fn() -> CuResult<()> + Send + Sync + 'static,
 ) -> CuResult<()> {
     check_stream(s)?;
     if drv()?.capture_of(stream_key(s))?.is_some() {
-        let (what, shape) = what();
-        return graphs::capture_op(s, what, shape, body);
+        return graphs::capture_op(s, what(), body);
     }
     let _order = stream(s)?;
     body()

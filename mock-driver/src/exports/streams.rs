@@ -2,6 +2,7 @@
 //! destroying streams, and waiting on events. The mock runs every operation in order, so
 //! a stream is bookkeeping: its flags, priority, context and id.
 
+use super::graphs::graph_key;
 use super::{check_stream, Mock};
 use crate::boundary::{ctx_handle, drv, event_key, out, stream_handle, stream_key};
 use crate::model::capture::{self, CaptureInfo};
@@ -157,6 +158,25 @@ impl StreamApi for Mock {
 
     unsafe fn cuStreamBeginCapture_v2(s: CUstream, mode: CUstreamCaptureMode) -> CuResult<()> {
         drv()?.begin_capture(stream_key(s), mode)
+    }
+
+    unsafe fn cuStreamBeginCaptureToGraph(
+        s: CUstream,
+        g: CUgraph,
+        dependencies: *const CUgraphNode,
+        dependency_data: *const CUgraphEdgeData,
+        n: usize,
+        mode: CUstreamCaptureMode,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        if g.is_null() {
+            return Err(invalid("hGraph is NULL"));
+        }
+        // Safety: the caller's contract (cuda.h): `n` of each, or NULL.
+        unsafe { super::graphs::default_edges(dependency_data, n)? };
+        // Safety: as above.
+        let deps = unsafe { super::graphs::deps(dependencies, n)? };
+        d.begin_capture_to_graph(stream_key(s), graph_key(g), &deps, mode)
     }
 
     unsafe fn cuStreamBeginCapture(s: CUstream) -> CuResult<()> {

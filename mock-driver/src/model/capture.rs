@@ -59,6 +59,10 @@ impl StreamKey {
 
 struct Capture {
     graph: GraphId,
+    /// The nodes the graph had when the capture began: a graph the program gave
+    /// (cuStreamBeginCaptureToGraph) keeps them, and they are not the capture's to join.
+    /// None for a graph the capture made, which goes when the capture fails.
+    given: Option<std::collections::HashSet<NodeId>>,
     mode: i32,
     thread: ThreadId,
     origin: StreamKey,
@@ -139,6 +143,29 @@ impl Driver {
 
     /// cuStreamBeginCapture.
     pub fn begin_capture(&self, stream: StreamId, mode: i32) -> CuResult<()> {
+        self.begin_capture_into(stream, mode, None)
+    }
+
+    /// cuStreamBeginCaptureToGraph: the capture adds its nodes to graph `g`, the first
+    /// ones depending on `deps` (distinct nodes of `g`); cuStreamEndCapture gives `g` back.
+    pub fn begin_capture_to_graph(
+        &self,
+        stream: StreamId,
+        g: GraphId,
+        deps: &[NodeId],
+        mode: i32,
+    ) -> CuResult<()> {
+        self.begin_capture_into(stream, mode, Some((g, deps)))
+    }
+
+    /// A capture into a graph of its own (`into` None) or into the program's graph, from
+    /// those of its nodes.
+    fn begin_capture_into(
+        &self,
+        stream: StreamId,
+        mode: i32,
+        into: Option<(GraphId, &[NodeId])>,
+    ) -> CuResult<()> {
         if !(MODE_GLOBAL..=MODE_RELAXED).contains(&mode) {
             return Err(invalid(format!("{mode} is not a CUstreamCaptureMode")));
         }
@@ -158,13 +185,34 @@ impl Driver {
                 format!("stream {stream:#x} is being captured already"),
             ));
         }
-        let graph = st.graphs.create();
+        let (graph, given, frontier) = match into {
+            None => (st.graphs.create(), None, Vec::new()),
+            Some((g, deps)) => {
+                let body = st.graphs.graph(g)?;
+                for (i, d) in deps.iter().enumerate() {
+                    if !body.nodes.contains_key(d) || deps[..i].contains(d) {
+                        return Err(invalid(format!(
+                            "dependency {i} ({d:#x}) is not a node of graph {g:#x}, or is given twice"
+                        )));
+                    }
+                }
+                if st.captures.graph_in_capture(g) {
+                    return Err(capture_error(
+                        CUDA_ERROR_ILLEGAL_STATE,
+                        format!("graph {g:#x} is being built by another capture"),
+                    ));
+                }
+                let before = body.order.iter().copied().collect();
+                (g, Some(before), deps.to_vec())
+            }
+        };
         st.captures.next += 1;
         let id = st.captures.next;
         st.captures.captures.insert(
             id,
             Capture {
                 graph,
+                given,
                 mode,
                 thread: std::thread::current().id(),
                 origin: key,
@@ -176,8 +224,8 @@ impl Driver {
             key,
             Member {
                 capture: id,
-                frontier: Vec::new(),
-                edges: Vec::new(),
+                edges: vec![[0; 8]; frontier.len()],
+                frontier,
             },
         );
         Ok(())
@@ -218,8 +266,15 @@ impl Driver {
         let origin_frontier = st.captures.streams[&key].frontier.clone();
         st.captures.streams.retain(|_, m| m.capture != id);
         st.captures.events.retain(|_, (cap, _)| *cap != id);
-        if let Some(why) = c.invalidated {
-            let _ = st.graphs.destroy(c.graph);
+        // A graph the program gave stays its own, with what was captured into it (what the
+        // H200 leaves in it is not recorded).
+        let drop_graph = |st: &mut State| {
+            if c.given.is_none() {
+                let _ = st.graphs.destroy(c.graph);
+            }
+        };
+        if let Some(why) = &c.invalidated {
+            drop_graph(&mut st);
             return Err(capture_error(
                 STREAM_CAPTURE_INVALIDATED,
                 format!("the capture was invalidated: {why}"),
@@ -232,11 +287,13 @@ impl Driver {
             .order
             .iter()
             .find(|n| {
-                !origin_frontier.contains(n) && !body.nodes.values().any(|m| m.deps.contains(n))
+                !c.given.as_ref().is_some_and(|before| before.contains(n))
+                    && !origin_frontier.contains(n)
+                    && !body.nodes.values().any(|m| m.deps.contains(n))
             })
             .copied();
         if let Some(n) = unjoined {
-            let _ = st.graphs.destroy(c.graph);
+            drop_graph(&mut st);
             return Err(capture_error(
                 STREAM_CAPTURE_UNJOINED,
                 format!(

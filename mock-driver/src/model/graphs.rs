@@ -65,8 +65,8 @@ pub mod update_result {
     pub const ERROR: i32 = 1;
     pub const TOPOLOGY_CHANGED: i32 = 2;
     pub const NODE_TYPE_CHANGED: i32 = 3;
-    pub const FUNCTION_CHANGED: i32 = 4;
     pub const PARAMETERS_CHANGED: i32 = 5;
+    pub const UNSUPPORTED_FUNCTION_CHANGE: i32 = 7;
 }
 
 /// One memory operand of a memcpy or memset node, as the executable graph's setters and
@@ -119,8 +119,8 @@ impl Shape {
     /// context or device changed, an operation of zero bytes, any dimension of a 2D
     /// memset or the height of a 1D one. A 1D memset's width and element size "are
     /// opportunistically allowed if the resulting work maps onto the work resources
-    /// already allocated for the node": the mock allows them (probe graph_exec_update,
-    /// awaiting its recording, asks the H200).
+    /// already allocated for the node": the mock allows them, as the H200 did for 4-byte
+    /// elements 16 -> 8 and 64 wide and 2-byte elements (probe graph_exec_update).
     pub fn refuses(&self, new: &Shape) -> Option<String> {
         match (self, new) {
             (Shape::Copy { .. }, Shape::Copy { bytes: 0, .. })
@@ -195,17 +195,17 @@ pub enum NodeOp {
         action: NodeAction,
         what: String,
         shape: Shape,
-        /// The `CUDA_MEMCPY3D` it was given, as bytes (cuGraphMemcpyNodeGetParams); None
-        /// for a captured copy.
-        given: Option<Arc<[u8]>>,
+        /// The `CUDA_MEMCPY3D` it was given, as bytes (cuGraphMemcpyNodeGetParams); a
+        /// captured copy's as the capture made it (`exports::graphs::captured_copy`).
+        given: Arc<[u8]>,
     },
     Memset {
         action: NodeAction,
         what: String,
         shape: Shape,
         /// The `CUDA_MEMSET_NODE_PARAMS` it was given, as bytes
-        /// (cuGraphMemsetNodeGetParams); None for a captured memset.
-        given: Option<Arc<[u8]>>,
+        /// (cuGraphMemsetNodeGetParams); a captured memset's as the capture made it.
+        given: Arc<[u8]>,
     },
     Host {
         action: NodeAction,
@@ -255,40 +255,118 @@ impl NodeOp {
         }
     }
 
-    /// A label for cuGraphDebugDotPrint.
-    fn label(&self, driver: &Driver) -> String {
-        match self {
-            NodeOp::Kernel(k) => format!(
-                "KERNEL {} grid {:?} block {:?} shared {}",
-                driver
+    /// A label for cuGraphDebugDotPrint: the node's type (cuda.h's name, or the
+    /// runtime's with RUNTIME_TYPES) and what identifies it (a kernel's function, a child
+    /// graph's handle), then its parameters where `flags` ask for its type's (or VERBOSE).
+    fn label(&self, driver: &Driver, flags: u32) -> String {
+        use dot_flags::*;
+        let on = |flag: u32| flags & (VERBOSE | flag) != 0;
+        // RUNTIME_TYPES picks a naming, not more data: VERBOSE leaves cuda.h's names.
+        let type_name = if flags & RUNTIME_TYPES != 0 {
+            RUNTIME_NAMES
+        } else {
+            DRIVER_NAMES
+        }
+        .iter()
+        .find(|(t, _)| *t == self.node_type())
+        .map_or("?", |(_, name)| name);
+        let details = match self {
+            NodeOp::Kernel(k) => {
+                let name = driver
                     .function_name(k.launch.function)
-                    .unwrap_or_else(|_| "?".into()),
-                k.launch.grid,
-                k.launch.block,
-                k.launch.shared
-            ),
-            NodeOp::Memcpy { what, .. } => format!("MEMCPY {what}"),
-            NodeOp::Memset { what, .. } => format!("MEMSET {what}"),
-            NodeOp::Host { what, .. } => format!("HOST {what}"),
-            NodeOp::Empty => "EMPTY".into(),
-            NodeOp::EventRecord(e) => format!("EVENT_RECORD {e:#x}"),
-            NodeOp::EventWait(e) => format!("WAIT_EVENT {e:#x}"),
-            NodeOp::Child(g) => format!("GRAPH {g:#x}"),
-            NodeOp::MemAlloc(a) => format!(
-                "MEM_ALLOC {} bytes at {:#x} on device {}",
+                    .unwrap_or_else(|_| "?".into());
+                let mut d = format!(" {name}");
+                if on(KERNEL_NODE_PARAMS) {
+                    let _ = write!(
+                        d,
+                        " grid {:?} block {:?} shared {} params {} bytes",
+                        k.launch.grid,
+                        k.launch.block,
+                        k.launch.shared,
+                        k.launch.params.len()
+                    );
+                }
+                if on(HANDLES) {
+                    let _ = write!(d, " function {:#x}", k.launch.function);
+                }
+                d
+            }
+            NodeOp::Memcpy { what, .. } if on(MEMCPY_NODE_PARAMS) => format!(" {what}"),
+            NodeOp::Memset { what, .. } if on(MEMSET_NODE_PARAMS) => format!(" {what}"),
+            NodeOp::Host { what, given, .. } if on(HOST_NODE_PARAMS) => {
+                format!(" function {what} data {:#x}", given.1)
+            }
+            NodeOp::EventRecord(e) | NodeOp::EventWait(e) if on(EVENT_NODE_PARAMS) => {
+                format!(" event {e:#x}")
+            }
+            NodeOp::Child(g) => format!(" {g:#x}"),
+            NodeOp::MemAlloc(a) if on(MEM_ALLOC_NODE_PARAMS) => format!(
+                " {} bytes at {:#x} on device {}",
                 a.bytesize, a.dptr, a.device
             ),
-            NodeOp::MemFree(p) => format!("MEM_FREE {p:#x}"),
-            NodeOp::Conditional(c) => format!(
-                "CONDITIONAL {} on handle {:#x}, {} bodies",
+            NodeOp::MemFree(p) if on(MEM_FREE_NODE_PARAMS) => format!(" {p:#x}"),
+            NodeOp::Conditional(c) if on(CONDITIONAL_NODE_PARAMS) => format!(
+                " {} on handle {:#x}, {} bodies",
                 ["IF", "WHILE", "SWITCH"]
                     .get(c.kind as usize)
                     .unwrap_or(&"?"),
                 c.handle,
                 c.bodies.len()
             ),
-        }
+            _ => String::new(),
+        };
+        format!("{type_name}{details}")
     }
+}
+
+/// cuGraphDebugDotPrint's `CUgraphDebugDot_flags` that the mock's DOT output honours
+/// (the others, for node types the mock does not build, change nothing). The layout of
+/// the output is the mock's own: the H200's has not been recorded.
+pub mod dot_flags {
+    pub const VERBOSE: u32 = 1;
+    pub const RUNTIME_TYPES: u32 = 1 << 1;
+    pub const KERNEL_NODE_PARAMS: u32 = 1 << 2;
+    pub const MEMCPY_NODE_PARAMS: u32 = 1 << 3;
+    pub const MEMSET_NODE_PARAMS: u32 = 1 << 4;
+    pub const HOST_NODE_PARAMS: u32 = 1 << 5;
+    pub const EVENT_NODE_PARAMS: u32 = 1 << 6;
+    pub const HANDLES: u32 = 1 << 10;
+    pub const MEM_ALLOC_NODE_PARAMS: u32 = 1 << 11;
+    pub const MEM_FREE_NODE_PARAMS: u32 = 1 << 12;
+    pub const EXTRA_TOPO_INFO: u32 = 1 << 14;
+    pub const CONDITIONAL_NODE_PARAMS: u32 = 1 << 15;
+
+    use super::node_type::*;
+
+    /// cuda.h's names of the node types (CU_GRAPH_NODE_TYPE_*).
+    pub const DRIVER_NAMES: &[(i32, &str)] = &[
+        (KERNEL, "KERNEL"),
+        (MEMCPY, "MEMCPY"),
+        (MEMSET, "MEMSET"),
+        (HOST, "HOST"),
+        (GRAPH, "GRAPH"),
+        (EMPTY, "EMPTY"),
+        (WAIT_EVENT, "WAIT_EVENT"),
+        (EVENT_RECORD, "EVENT_RECORD"),
+        (MEM_ALLOC, "MEM_ALLOC"),
+        (MEM_FREE, "MEM_FREE"),
+        (CONDITIONAL, "CONDITIONAL"),
+    ];
+
+    /// cuda_runtime_api.h's names of the same types (cudaGraphNodeType*).
+    pub const RUNTIME_NAMES: &[(i32, &str)] = &[
+        (KERNEL, "cudaGraphNodeTypeKernel"),
+        (MEMCPY, "cudaGraphNodeTypeMemcpy"),
+        (MEMSET, "cudaGraphNodeTypeMemset"),
+        (HOST, "cudaGraphNodeTypeHost"),
+        (GRAPH, "cudaGraphNodeTypeGraph"),
+        (EMPTY, "cudaGraphNodeTypeEmpty"),
+        (WAIT_EVENT, "cudaGraphNodeTypeWaitEvent"),
+        (EVENT_RECORD, "cudaGraphNodeTypeEventRecord"),
+        (MEM_ALLOC, "cudaGraphNodeTypeMemAlloc"),
+        (MEM_FREE, "cudaGraphNodeTypeMemFree"),
+        (CONDITIONAL, "cudaGraphNodeTypeConditional"),
+    ];
 }
 
 #[derive(Clone)]
@@ -894,15 +972,40 @@ struct Mismatch {
     why: String,
 }
 
-/// Pairs a graph's nodes with an executable graph's (cuGraphExecUpdate's rules, cuda.h):
-/// nodes in the order they were added, dependencies in edge order; child graphs and
-/// conditional bodies recursively, a difference inside one reported at the node of the
-/// top-level graph that holds it.
+/// Pairs a graph's nodes with an executable graph's as cuGraphExecUpdate does, and checks
+/// each pair. cuda.h says what is compared (node counts, exit nodes, dependencies "paired
+/// based on edge order") but not in what order; the order here is the one the H200's
+/// answers fit (probe graph_exec_update, program graph_exec_update): node counts, then
+/// edge counts (an edge more: TOPOLOGY_CHANGED with no node), then the exit nodes (nodes
+/// no node depends on) paired in the order they were added, then pairs visited first in,
+/// first out, starting from the last exit node: a pair's types, then its dependencies
+/// (each new pair joins the queue), then its parameters. A moved edge is so reported at
+/// the first node that finds its dependency paired elsewhere (an edge moved from one
+/// dependent to another: the other dependent, the moved edge's source as the mismatched
+/// dependency), or, where a walk pairs nodes of different types first, as a node of
+/// another type. Child graphs and conditional bodies are paired the same way, a
+/// difference inside one reported at the node inside (the H200: a child graph's node of
+/// another type is reported at no node of the top-level graph, a child graph with a node
+/// more at no node at all).
 struct Pairing<'a> {
     modules: &'a super::module::Modules,
     /// The conditional bodies as the executable graph has them, and as the new graph does.
     old_bodies: &'a HashMap<GraphId, GraphBody>,
     new_bodies: &'a HashMap<GraphId, GraphBody>,
+}
+
+/// The nodes of `body` no node depends on, in the order they were added.
+fn exit_nodes(body: &GraphBody) -> Vec<NodeId> {
+    let depended: std::collections::HashSet<NodeId> = body
+        .nodes
+        .values()
+        .flat_map(|n| n.deps.iter().copied())
+        .collect();
+    body.order
+        .iter()
+        .filter(|n| !depended.contains(n))
+        .copied()
+        .collect()
 }
 
 impl Pairing<'_> {
@@ -912,114 +1015,162 @@ impl Pairing<'_> {
         Some(self.modules.module(r.module).ok()?.context)
     }
 
-    /// `new` against `old`; `top`: the node of the top-level graph holding both, if they
-    /// are a child graph or a conditional body.
-    fn body(&self, old: &GraphBody, new: &GraphBody, top: Option<NodeId>) -> Result<(), Mismatch> {
-        let at = |n: NodeId| Some(top.unwrap_or(n));
+    /// Pairs `new`'s nodes with `old`'s; returns new node -> old node.
+    fn body(&self, old: &GraphBody, new: &GraphBody) -> Result<HashMap<NodeId, NodeId>, Mismatch> {
+        let topology = |node: Option<NodeId>, from: Option<NodeId>, why: String| Mismatch {
+            result: update_result::TOPOLOGY_CHANGED,
+            node,
+            from,
+            why,
+        };
         if new.order.len() != old.order.len() {
-            return Err(Mismatch {
-                result: update_result::TOPOLOGY_CHANGED,
-                node: top,
-                from: None,
-                why: format!(
+            return Err(topology(
+                None,
+                None,
+                format!(
                     "the graph has {} nodes, the executable graph {}",
                     new.order.len(),
                     old.order.len()
                 ),
-            });
+            ));
         }
-        let pair: HashMap<NodeId, NodeId> = new
-            .order
-            .iter()
-            .zip(&old.order)
-            .map(|(a, b)| (*a, *b))
-            .collect();
-        for (n, o) in new.order.iter().zip(&old.order) {
-            let (a, b) = (&new.nodes[n], &old.nodes[o]);
-            if a.deps.len() != b.deps.len() {
+        let (new_edges, old_edges) = (new.edges().len(), old.edges().len());
+        if new_edges != old_edges {
+            return Err(topology(
+                None,
+                None,
+                format!("the graph has {new_edges} edges, the executable graph {old_edges}"),
+            ));
+        }
+        let (new_exits, old_exits) = (exit_nodes(new), exit_nodes(old));
+        if new_exits.len() != old_exits.len() {
+            // cuda.h: more exit nodes report one of them (the first one left unpaired).
+            return Err(topology(
+                new_exits.get(old_exits.len()).copied(),
+                None,
+                format!(
+                    "the graph has {} exit nodes, the executable graph {}",
+                    new_exits.len(),
+                    old_exits.len()
+                ),
+            ));
+        }
+        let mut pair: HashMap<NodeId, NodeId> = HashMap::new();
+        let mut paired: HashMap<NodeId, NodeId> = HashMap::new();
+        let mut queue = std::collections::VecDeque::new();
+        for (n, o) in new_exits.iter().zip(&old_exits).rev() {
+            pair.insert(*n, *o);
+            paired.insert(*o, *n);
+            queue.push_back((*n, *o));
+        }
+        while let Some((n, o)) = queue.pop_front() {
+            let (a, b) = (&new.nodes[&n], &old.nodes[&o]);
+            if a.op.node_type() != b.op.node_type() {
                 return Err(Mismatch {
-                    result: update_result::TOPOLOGY_CHANGED,
-                    node: at(*n),
+                    result: update_result::NODE_TYPE_CHANGED,
+                    node: Some(n),
                     from: None,
-                    why: format!(
+                    why: format!("node {n:#x} is of another type than its pair"),
+                });
+            }
+            if a.deps.len() != b.deps.len() {
+                return Err(topology(
+                    Some(n),
+                    None,
+                    format!(
                         "node {n:#x} has {} dependencies, its pair {}",
                         a.deps.len(),
                         b.deps.len()
                     ),
-                });
+                ));
             }
-            if let Some(d) = a.deps.iter().zip(&b.deps).find(|(d, e)| pair[*d] != **e) {
-                return Err(Mismatch {
-                    result: update_result::TOPOLOGY_CHANGED,
-                    node: at(*n),
-                    from: if top.is_some() { None } else { Some(*d.0) },
-                    why: format!("node {n:#x} depends on {:#x}, its pair elsewhere", d.0),
-                });
+            for (d, e) in a.deps.iter().zip(&b.deps) {
+                match (pair.get(d), paired.get(e)) {
+                    (None, None) => {
+                        pair.insert(*d, *e);
+                        paired.insert(*e, *d);
+                        queue.push_back((*d, *e));
+                    }
+                    (Some(x), _) if x == e => {}
+                    _ => {
+                        return Err(topology(
+                            Some(n),
+                            Some(*d),
+                            format!(
+                                "node {n:#x} depends on {d:#x}, which is paired with another \
+                                 node than its pair's dependency"
+                            ),
+                        ))
+                    }
+                }
             }
-            if a.op.node_type() != b.op.node_type() {
+            self.parameters(n, b, a)?;
+        }
+        Ok(pair)
+    }
+
+    /// Whether new node `n` (`a`) may replace its pair `b` in the executable graph.
+    fn parameters(&self, n: NodeId, b: &GraphNode, a: &GraphNode) -> Result<(), Mismatch> {
+        let parameters = |why: String| Mismatch {
+            result: update_result::PARAMETERS_CHANGED,
+            node: Some(n),
+            from: None,
+            why: format!("node {n:#x}: {why}"),
+        };
+        match (&b.op, &a.op) {
+            // cuda.h: "The owning context of the function cannot change"; the H200 reports
+            // it as UNSUPPORTED_FUNCTION_CHANGE.
+            (NodeOp::Kernel(x), NodeOp::Kernel(y))
+                if self.function_context(x) != self.function_context(y) =>
+            {
                 return Err(Mismatch {
-                    result: update_result::NODE_TYPE_CHANGED,
-                    node: at(*n),
+                    result: update_result::UNSUPPORTED_FUNCTION_CHANGE,
+                    node: Some(n),
                     from: None,
-                    why: format!("node {n:#x} is of another type"),
+                    why: format!("node {n:#x}'s function belongs to another context"),
                 });
             }
-            let parameters = |why: String| Mismatch {
-                result: update_result::PARAMETERS_CHANGED,
-                node: at(*n),
-                from: None,
-                why: format!("node {n:#x}: {why}"),
-            };
-            match (&b.op, &a.op) {
-                // cuda.h: "The owning context of the function cannot change."
-                (NodeOp::Kernel(x), NodeOp::Kernel(y))
-                    if self.function_context(x) != self.function_context(y) =>
-                {
-                    return Err(Mismatch {
-                        result: update_result::FUNCTION_CHANGED,
-                        node: at(*n),
-                        from: None,
-                        why: format!("node {n:#x}'s function belongs to another context"),
-                    });
+            (NodeOp::Memcpy { shape: x, .. }, NodeOp::Memcpy { shape: y, .. })
+            | (NodeOp::Memset { shape: x, .. }, NodeOp::Memset { shape: y, .. }) => {
+                if let Some(why) = x.refuses(y) {
+                    return Err(parameters(why));
                 }
-                (NodeOp::Memcpy { shape: x, .. }, NodeOp::Memcpy { shape: y, .. })
-                | (NodeOp::Memset { shape: x, .. }, NodeOp::Memset { shape: y, .. }) => {
-                    if let Some(why) = x.refuses(y) {
-                        return Err(parameters(why));
-                    }
-                }
-                (NodeOp::MemAlloc(x), NodeOp::MemAlloc(y)) if x.dptr != y.dptr => {
-                    return Err(parameters("it allocates another address".into()))
-                }
-                (NodeOp::MemFree(x), NodeOp::MemFree(y)) if x != y => {
-                    return Err(parameters("it frees another address".into()))
-                }
-                (NodeOp::Child(x), NodeOp::Child(y)) => {
-                    match (self.old_bodies.get(x), self.new_bodies.get(y)) {
-                        (Some(ox), Some(ny)) => self.body(ox, ny, at(*n))?,
-                        _ => return Err(parameters("a child graph is missing".into())),
-                    }
-                }
-                (NodeOp::Conditional(x), NodeOp::Conditional(y)) => {
-                    // cuda.h: "Changing node parameters is not supported." Its type and
-                    // size, here; a graph built again has handles of its own, and the
-                    // mock runs the new one (probe graph_exec_update asks the H200).
-                    if (x.kind, x.bodies.len()) != (y.kind, y.bodies.len()) {
-                        return Err(parameters(
-                            "a conditional node's type or size cannot change".into(),
-                        ));
-                    }
-                    for (bx, by) in x.bodies.iter().zip(&y.bodies) {
-                        match (self.old_bodies.get(bx), self.new_bodies.get(by)) {
-                            (Some(ox), Some(ny)) => self.body(ox, ny, at(*n))?,
-                            _ => return Err(parameters("a body graph is missing".into())),
-                        }
-                    }
-                }
-                // Host functions and events may change freely (cuda.h's table for
-                // cuGraphExecNodeSetParams: "Unrestricted").
-                _ => {}
             }
+            (NodeOp::MemAlloc(x), NodeOp::MemAlloc(y)) if x.dptr != y.dptr => {
+                return Err(parameters("it allocates another address".into()))
+            }
+            (NodeOp::MemFree(x), NodeOp::MemFree(y)) if x != y => {
+                return Err(parameters("it frees another address".into()))
+            }
+            (NodeOp::Child(x), NodeOp::Child(y)) => {
+                match (self.old_bodies.get(x), self.new_bodies.get(y)) {
+                    (Some(ox), Some(ny)) => {
+                        self.body(ox, ny)?;
+                    }
+                    _ => return Err(parameters("a child graph is missing".into())),
+                }
+            }
+            (NodeOp::Conditional(x), NodeOp::Conditional(y)) => {
+                // cuda.h: "Changing node parameters is not supported." Its type and
+                // size, here; a graph built again has handles of its own, and the
+                // mock runs the new one (not recorded on the H200 yet).
+                if (x.kind, x.bodies.len()) != (y.kind, y.bodies.len()) {
+                    return Err(parameters(
+                        "a conditional node's type or size cannot change".into(),
+                    ));
+                }
+                for (bx, by) in x.bodies.iter().zip(&y.bodies) {
+                    match (self.old_bodies.get(bx), self.new_bodies.get(by)) {
+                        (Some(ox), Some(ny)) => {
+                            self.body(ox, ny)?;
+                        }
+                        _ => return Err(parameters("a body graph is missing".into())),
+                    }
+                }
+            }
+            // Host functions and events may change freely (cuda.h's table for
+            // cuGraphExecNodeSetParams: "Unrestricted").
+            _ => {}
         }
         Ok(())
     }
@@ -1295,15 +1446,12 @@ impl Driver {
             )));
         }
         match op {
-            NodeOp::Memcpy { given: Some(g), .. } | NodeOp::Memset { given: Some(g), .. } => {
-                Ok(g.to_vec())
-            }
+            NodeOp::Memcpy { given, .. } | NodeOp::Memset { given, .. } => Ok(given.to_vec()),
             NodeOp::Host { given, .. } => Ok([given.0.to_ne_bytes(), given.1.to_ne_bytes()]
                 .concat()
                 .to_vec()),
-            _ => Err(not_supported(format!(
-                "node {n:#x} was captured from a stream: cumock keeps no cuda.h parameters \
-                 for it (cuGraph*NodeGetParams of a captured copy or memset is not emulated)"
+            _ => Err(invalid(format!(
+                "node {n:#x} is of type {kind}, which keeps no struct"
             ))),
         }
     }
@@ -1579,9 +1727,9 @@ impl Driver {
     }
 
     /// cuGraphExecUpdate: the graph must have the executable graph's topology (nodes
-    /// paired in the order they were added, of the same types, with the same
-    /// dependencies, child graphs and conditional bodies alike) and change only what
-    /// cuda.h lets an instantiated node change (`update_check`); then its nodes'
+    /// paired as `Pairing` says, of the same types, with the same dependencies, child
+    /// graphs and conditional bodies alike) and change only what cuda.h lets an
+    /// instantiated node change (`Pairing::parameters`); then its nodes'
     /// parameters replace the executable graph's. On failure: the error, the
     /// `CUgraphExecUpdateResult`, the node of `g` that differs and the dependency.
     pub fn graph_exec_update(&self, e: ExecId, g: GraphId) -> Result<(), UpdateFailure> {
@@ -1602,20 +1750,18 @@ impl Driver {
             old_bodies: &exec.bodies,
             new_bodies: &bodies,
         };
-        check
-            .body(&exec.body, &new, None)
-            .map_err(|m| UpdateFailure {
-                err: CuError::new(
-                    GRAPH_EXEC_UPDATE_FAILURE,
-                    format!("cuGraphExecUpdate: {}", m.why),
-                ),
-                result: m.result,
-                node: m.node,
-                from: m.from,
-            })?;
+        let pair = check.body(&exec.body, &new).map_err(|m| UpdateFailure {
+            err: CuError::new(
+                GRAPH_EXEC_UPDATE_FAILURE,
+                format!("cuGraphExecUpdate: {}", m.why),
+            ),
+            result: m.result,
+            node: m.node,
+            from: m.from,
+        })?;
         let exec = st.graphs.exec_mut(e).map_err(fail)?;
-        for (n, old) in new.order.iter().zip(exec.body.order.clone()) {
-            exec.body.nodes.get_mut(&old).expect("paired").op = new.nodes[n].op.clone();
+        for (n, old) in pair {
+            exec.body.nodes.get_mut(&old).expect("paired").op = new.nodes[&n].op.clone();
         }
         exec.bodies = bodies;
         // Planned again at the next launch, which prepares only the kernel nodes whose
@@ -1627,8 +1773,8 @@ impl Driver {
 
     /// cuGraphExecChildGraphNodeSetParams: the child graph node `n` of executable graph
     /// `e` runs `child`'s nodes from now on; `child` must have the topology of the node's
-    /// graph and change only what cuGraphExecUpdate may (cuda.h; CUDA_ERROR_INVALID_VALUE
-    /// otherwise).
+    /// graph and change only what cuGraphExecUpdate may (cuda.h), else
+    /// CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE as cuGraphExecUpdate (observed).
     pub fn graph_exec_child_set(&self, e: ExecId, n: NodeId, child: GraphId) -> CuResult<()> {
         let mut st = self.state.lock();
         let st = &mut *st;
@@ -1664,11 +1810,12 @@ impl Driver {
             old_bodies: &exec.bodies,
             new_bodies: &new_bodies,
         };
-        check.body(&old_body, &new, None).map_err(|m| {
-            invalid(format!(
-                "the child graph cannot update node {n:#x}: {}",
-                m.why
-            ))
+        // Observed: what cuGraphExecUpdate refuses, this refuses alike.
+        check.body(&old_body, &new).map_err(|m| {
+            CuError::new(
+                GRAPH_EXEC_UPDATE_FAILURE,
+                format!("the child graph cannot update node {n:#x}: {}", m.why),
+            )
         })?;
         let exec = st.graphs.exec_mut(e)?;
         exec.bodies.extend(new_bodies);
@@ -2098,26 +2245,34 @@ impl Driver {
 
     /// cuGraphDebugDotPrint's text: every node, labelled with its type and parameters,
     /// and every edge.
-    pub fn graph_dot(&self, g: GraphId) -> CuResult<String> {
+    /// cuGraphDebugDotPrint's DOT text of graph `g` (child graphs inside their nodes),
+    /// as `flags` ask (`dot_flags`).
+    pub fn graph_dot(&self, g: GraphId, flags: u32) -> CuResult<String> {
         let body = self.state.lock().graphs.graph(g)?.clone();
         let mut dot = format!("digraph cumock_graph_{g:x} {{\n");
-        self.dot_body(&body, &mut dot, "");
+        self.dot_body(&body, &mut dot, "", flags);
         dot.push_str("}\n");
         Ok(dot)
     }
 
-    fn dot_body(&self, body: &GraphBody, dot: &mut String, prefix: &str) {
+    fn dot_body(&self, body: &GraphBody, dot: &mut String, prefix: &str, flags: u32) {
+        let on = |flag: u32| flags & (dot_flags::VERBOSE | flag) != 0;
         for (i, n) in body.order.iter().enumerate() {
             let op = &body.nodes[n].op;
+            let handle = if on(dot_flags::HANDLES) {
+                format!(" node {n:#x}")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 dot,
-                "  \"{prefix}node{i}\" [label=\"{prefix}node{i}: {}\"];",
-                op.label(self).replace('"', "'")
+                "  \"{prefix}node{i}\" [label=\"{prefix}node{i}: {}{handle}\"];",
+                op.label(self, flags).replace('"', "'")
             );
             if let NodeOp::Child(child) = op {
                 let cb = self.state.lock().graphs.graph(*child).cloned();
                 if let Ok(cb) = cb {
-                    self.dot_body(&cb, dot, &format!("{prefix}node{i}."));
+                    self.dot_body(&cb, dot, &format!("{prefix}node{i}."), flags);
                 }
             }
         }
@@ -2127,10 +2282,16 @@ impl Driver {
             .enumerate()
             .map(|(i, n)| (*n, i))
             .collect();
-        for (from, to) in body.edges() {
+        for (k, (from, to)) in body.edges().into_iter().enumerate() {
+            // EXTRA_TOPO_INFO: each edge numbered, in the order cuGraphGetEdges lists them.
+            let number = if on(dot_flags::EXTRA_TOPO_INFO) {
+                format!(" [label=\"edge {k}\"]")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 dot,
-                "  \"{prefix}node{}\" -> \"{prefix}node{}\";",
+                "  \"{prefix}node{}\" -> \"{prefix}node{}\"{number};",
                 index[&from], index[&to]
             );
         }
