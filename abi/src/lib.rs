@@ -441,6 +441,7 @@ pub mod result {
     pub const CUDA_ERROR_MISALIGNED_ADDRESS: CUresult = 716;
     pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
     pub const CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: CUresult = 720;
+    pub const CUDA_ERROR_ILLEGAL_STATE: CUresult = 401;
     pub const CUDA_ERROR_NOT_PERMITTED: CUresult = 800;
     pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: CUresult = 912;
     pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;

@@ -14,7 +14,7 @@ use cumock_abi::*;
 use std::ffi::{c_int, c_uint, c_void};
 
 /// What the H200 answers for CU_EVENT_WAIT_EXTERNAL outside a capture.
-const CUDA_ERROR_ILLEGAL_STATE: CUresult = 401;
+use cumock_abi::result::CUDA_ERROR_ILLEGAL_STATE;
 
 impl StreamApi for Mock {
     unsafe fn cuStreamCreate(ph: *mut CUstream, flags: c_uint) -> CuResult<()> {

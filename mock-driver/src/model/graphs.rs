@@ -976,9 +976,9 @@ struct Mismatch {
 /// each pair. cuda.h says what is compared (node counts, exit nodes, dependencies "paired
 /// based on edge order") but not in what order; the order here is the one the H200's
 /// answers fit (probe graph_exec_update, program graph_exec_update): node counts, then
-/// edge counts (an edge more: TOPOLOGY_CHANGED with no node), then the exit nodes (nodes
-/// no node depends on) paired in the order they were added, then pairs visited first in,
-/// first out, starting from the last exit node: a pair's types, then its dependencies
+/// exit nodes (nodes no node depends on; fewer: TOPOLOGY_CHANGED with no node), paired
+/// from the last added backwards, then pairs visited first in, first out, starting from
+/// the last exit node: a pair's dependency counts, then its types, then its dependencies
 /// (each new pair joins the queue), then its parameters. A moved edge is so reported at
 /// the first node that finds its dependency paired elsewhere (an edge moved from one
 /// dependent to another: the other dependent, the moved edge's source as the mismatched
@@ -1034,19 +1034,14 @@ impl Pairing<'_> {
                 ),
             ));
         }
-        let (new_edges, old_edges) = (new.edges().len(), old.edges().len());
-        if new_edges != old_edges {
-            return Err(topology(
-                None,
-                None,
-                format!("the graph has {new_edges} edges, the executable graph {old_edges}"),
-            ));
-        }
+        // Fewer exit nodes: no node named (the H200, an edge more or moved so). More: the
+        // exits are paired from the last ones added, and a mismatch found then names its
+        // node but no dependency. Edge counts alone decide nothing (an edge less is
+        // reported at the node that lost it).
         let (new_exits, old_exits) = (exit_nodes(new), exit_nodes(old));
-        if new_exits.len() != old_exits.len() {
-            // cuda.h: more exit nodes report one of them (the first one left unpaired).
+        if new_exits.len() < old_exits.len() {
             return Err(topology(
-                new_exits.get(old_exits.len()).copied(),
+                None,
                 None,
                 format!(
                     "the graph has {} exit nodes, the executable graph {}",
@@ -1055,24 +1050,17 @@ impl Pairing<'_> {
                 ),
             ));
         }
+        let more_exits = new_exits.len() > old_exits.len();
         let mut pair: HashMap<NodeId, NodeId> = HashMap::new();
         let mut paired: HashMap<NodeId, NodeId> = HashMap::new();
         let mut queue = std::collections::VecDeque::new();
-        for (n, o) in new_exits.iter().zip(&old_exits).rev() {
+        for (n, o) in new_exits.iter().rev().zip(old_exits.iter().rev()) {
             pair.insert(*n, *o);
             paired.insert(*o, *n);
             queue.push_back((*n, *o));
         }
         while let Some((n, o)) = queue.pop_front() {
             let (a, b) = (&new.nodes[&n], &old.nodes[&o]);
-            if a.op.node_type() != b.op.node_type() {
-                return Err(Mismatch {
-                    result: update_result::NODE_TYPE_CHANGED,
-                    node: Some(n),
-                    from: None,
-                    why: format!("node {n:#x} is of another type than its pair"),
-                });
-            }
             if a.deps.len() != b.deps.len() {
                 return Err(topology(
                     Some(n),
@@ -1083,6 +1071,14 @@ impl Pairing<'_> {
                         b.deps.len()
                     ),
                 ));
+            }
+            if a.op.node_type() != b.op.node_type() {
+                return Err(Mismatch {
+                    result: update_result::NODE_TYPE_CHANGED,
+                    node: Some(n),
+                    from: None,
+                    why: format!("node {n:#x} is of another type than its pair"),
+                });
             }
             for (d, e) in a.deps.iter().zip(&b.deps) {
                 match (pair.get(d), paired.get(e)) {
@@ -1095,7 +1091,7 @@ impl Pairing<'_> {
                     _ => {
                         return Err(topology(
                             Some(n),
-                            Some(*d),
+                            (!more_exits).then_some(*d),
                             format!(
                                 "node {n:#x} depends on {d:#x}, which is paired with another \
                                  node than its pair's dependency"
@@ -1216,10 +1212,14 @@ impl Driver {
     pub fn graph_destroy(&self, g: GraphId) -> CuResult<()> {
         let allocations = {
             let st = self.state.lock();
+            // Observed (probe graph_exec_update, capture-to-graph): ILLEGAL_STATE.
             if st.captures.graph_in_capture(g) {
-                return Err(invalid(format!(
-                    "graph {g:#x} is being built by a stream capture: end the capture first"
-                )));
+                return Err(CuError::new(
+                    cumock_abi::result::CUDA_ERROR_ILLEGAL_STATE,
+                    format!(
+                        "graph {g:#x} is being built by a stream capture: end the capture first"
+                    ),
+                ));
             }
             // Observed: CUDA_ERROR_INVALID_VALUE.
             if st.graphs.bodies.contains(&g) {
