@@ -2428,10 +2428,12 @@ impl Gen<'_, '_> {
     ) -> Value {
         let hit = self.b.create_block();
         let miss = self.b.create_block();
-        let aligned = self.b.create_block();
-        let mis = self.b.ins().band_imm(a, align - 1);
-        self.b.ins().brif(mis, bail, &[], aligned, &[]);
-        self.b.switch_to_block(aligned);
+        if m.space == Space::Shared && self.shared_span.is_some() {
+            let aligned = self.b.create_block();
+            let mis = self.b.ins().band_imm(a, align - 1);
+            self.b.ins().brif(mis, bail, &[], aligned, &[]);
+            self.b.switch_to_block(aligned);
+        }
         if let (Space::Shared, Some((_, shared)), Some(&top)) =
             (m.space, self.shared_span, self.shared_tops.get(&total))
         {
@@ -2460,12 +2462,22 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(hit);
             return shared;
         }
+        // Alignment and span in one compare: the cached span starts aligned (else its
+        // bound is 0, `lane_lookup`), so an offset from it is aligned exactly when the
+        // address is; rotated right by the alignment's bits, a misaligned offset turns
+        // into a huge number, an aligned one into its count of `align` steps, which the
+        // bound counts too.
         let (lo, lim) = (self.b.use_var(c.lo), self.b.use_var(c.lim));
         let off = self.b.ins().isub(a, lo);
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, off, lim);
+        let steps = self.b.ins().rotr_imm(off, align.trailing_zeros() as i64);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, steps, lim);
         self.b.ins().brif(inside, hit, &[], miss, &[]);
         self.b.switch_to_block(miss);
-        self.lane_lookup(m, a, total, c, hit, bail);
+        let aligned = self.b.create_block();
+        let mis = self.b.ins().band_imm(a, align - 1);
+        self.b.ins().brif(mis, bail, &[], aligned, &[]);
+        self.b.switch_to_block(aligned);
+        self.lane_lookup(m, a, (total, align), c, hit, bail);
         self.b.switch_to_block(hit);
         self.b.use_var(c.delta)
     }
@@ -2473,7 +2485,15 @@ impl Gen<'_, '_> {
     /// Finds the span holding `total` bytes at `a` for `lane_check` (`super::helper_lookup`,
     /// called: a miss is rare, and the code of a search is large for the register
     /// allocator): sets the cache and goes to `hit`, or to `bail`.
-    fn lane_lookup(&mut self, m: Mem, a: Value, total: i64, c: LaneCache, hit: Block, bail: Block) {
+    fn lane_lookup(
+        &mut self,
+        m: Mem,
+        a: Value,
+        (total, align): (i64, i64),
+        c: LaneCache,
+        hit: Block,
+        bail: Block,
+    ) {
         let flags = MemFlags::trusted();
         let how = super::lookup_code(m.space, m.size, m.d.is_none());
         let f = self.b.ins().iconst(
@@ -2495,8 +2515,16 @@ impl Gen<'_, '_> {
                 .ins()
                 .load(types::I64, flags, self.frame, super::OFF_LOOKUP + o)
         });
-        // The highest start offset, plus one: a span's length is far below 2^64.
-        let lim = self.b.ins().iadd_imm(lim, 1);
+        // The aligned start offsets: (highest + 1) / align rounded up, as `lane_check`
+        // counts them (a span's length is far below 2^64); none when the span's start
+        // is not aligned (registered host memory may start anywhere), so every lane takes
+        // this slower path, which checks the address's own alignment.
+        let k = align.trailing_zeros() as i64;
+        let lim = self.b.ins().iadd_imm(lim, align);
+        let lim = self.b.ins().ushr_imm(lim, k);
+        let odd = self.b.ins().band_imm(lo, align - 1);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let lim = self.b.ins().select(odd, zero, lim);
         self.b.def_var(c.lo, lo);
         self.b.def_var(c.lim, lim);
         self.b.def_var(c.delta, delta);
