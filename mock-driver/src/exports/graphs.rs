@@ -137,6 +137,21 @@ pub(super) unsafe fn deps(deps: *const CUgraphNode, n: usize) -> CuResult<Vec<No
         .collect())
 }
 
+/// The edges `from[i] -> to[i]` that cuGraphAddDependencies and cuGraphRemoveDependencies
+/// take.
+///
+/// # Safety
+/// `from` and `to` are NULL or hold `n` node handles each (cuda.h).
+unsafe fn edges(
+    from: *const CUgraphNode,
+    to: *const CUgraphNode,
+    n: usize,
+) -> CuResult<Vec<(NodeId, NodeId)>> {
+    // Safety: the caller's contract.
+    let (from, to) = unsafe { (deps(from, n)?, deps(to, n)?) };
+    Ok(from.into_iter().zip(to).collect())
+}
+
 /// Writes a list of handles the way cuGraphGetNodes and its kin do: with `out` NULL, the
 /// count; else up to `*count` of them, then the count written (the rest NULL).
 ///
@@ -1355,9 +1370,7 @@ impl GraphApi for Mock {
         to: *const CUgraphNode,
         n: usize,
     ) -> CuResult<()> {
-        let (from, to) = (deps(from, n)?, deps(to, n)?);
-        let edges: Vec<_> = from.into_iter().zip(to).collect();
-        drv()?.graph_add_dependencies(graph_key(g), &edges)
+        drv()?.graph_add_dependencies(graph_key(g), &edges(from, to, n)?)
     }
 
     unsafe fn cuGraphAddDependencies_v2(
@@ -1377,9 +1390,7 @@ impl GraphApi for Mock {
         to: *const CUgraphNode,
         n: usize,
     ) -> CuResult<()> {
-        let (from, to) = (deps(from, n)?, deps(to, n)?);
-        let edges: Vec<_> = from.into_iter().zip(to).collect();
-        drv()?.graph_remove_dependencies(graph_key(g), &edges)
+        drv()?.graph_remove_dependencies(graph_key(g), &edges(from, to, n)?)
     }
 
     unsafe fn cuGraphRemoveDependencies_v2(

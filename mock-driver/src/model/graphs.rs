@@ -646,6 +646,28 @@ impl Graphs {
         Ok(())
     }
 
+    /// `body` under new node handles (its dependencies renamed alike); returns it and
+    /// the map old -> new.
+    fn with_fresh_nodes(&mut self, body: GraphBody) -> (GraphBody, HashMap<NodeId, NodeId>) {
+        let map: HashMap<NodeId, NodeId> = body
+            .order
+            .iter()
+            .map(|n| (*n, self.fresh(NODE_TAG)))
+            .collect();
+        let renamed = GraphBody {
+            order: body.order.iter().map(|n| map[n]).collect(),
+            nodes: body
+                .nodes
+                .into_iter()
+                .map(|(n, node)| {
+                    let deps = node.deps.iter().map(|d| map[d]).collect();
+                    (map[&n], GraphNode { deps, op: node.op })
+                })
+                .collect(),
+        };
+        (renamed, map)
+    }
+
     /// A copy of `g` under new node handles (conditional nodes with copies of their
     /// bodies); returns it and the map old -> new.
     fn copy_body(&mut self, g: GraphId) -> CuResult<(GraphBody, HashMap<NodeId, NodeId>)> {
@@ -666,28 +688,7 @@ impl Graphs {
                 node.op = NodeOp::Conditional(Arc::new(copy));
             }
         }
-        let map: HashMap<NodeId, NodeId> = body
-            .order
-            .iter()
-            .map(|n| (*n, self.fresh(NODE_TAG)))
-            .collect();
-        let copy = GraphBody {
-            order: body.order.iter().map(|n| map[n]).collect(),
-            nodes: body
-                .nodes
-                .into_iter()
-                .map(|(n, node)| {
-                    (
-                        map[&n],
-                        GraphNode {
-                            deps: node.deps.iter().map(|d| map[d]).collect(),
-                            op: node.op,
-                        },
-                    )
-                })
-                .collect(),
-        };
-        Ok((copy, map))
+        Ok(self.with_fresh_nodes(body))
     }
 
     pub fn clone_graph(&mut self, g: GraphId) -> CuResult<GraphId> {
@@ -797,28 +798,8 @@ impl Graphs {
                 _ => {}
             }
         }
-        let map: HashMap<NodeId, NodeId> = copy
-            .order
-            .iter()
-            .map(|n| (*n, self.fresh(NODE_TAG)))
-            .collect();
+        let (renamed, _) = self.with_fresh_nodes(copy);
         let g = self.fresh(GRAPH_TAG);
-        let renamed = GraphBody {
-            order: copy.order.iter().map(|n| map[n]).collect(),
-            nodes: copy
-                .nodes
-                .into_iter()
-                .map(|(n, node)| {
-                    (
-                        map[&n],
-                        GraphNode {
-                            deps: node.deps.iter().map(|d| map[d]).collect(),
-                            op: node.op,
-                        },
-                    )
-                })
-                .collect(),
-        };
         for n in &renamed.order {
             self.owner.insert(*n, g);
         }
