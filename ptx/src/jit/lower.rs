@@ -1886,6 +1886,25 @@ impl Gen<'_, '_> {
             }
         }
         self.pin_once(&mut pre, &mut params);
+        // Predicates every write of the run computes once for the group: their words are
+        // set after the lanes, without a bit per lane.
+        let mut once_preds: HashMap<u32, Value> = HashMap::new();
+        let mut lane_preds: Vec<u32> = Vec::new();
+        for (k, it) in list.iter().enumerate() {
+            let Item::Nat(x) = it else { continue };
+            for (d, v) in [(x.d, pre[k].map(|p| p.0)), (x.q, pre[k].and_then(|p| p.1))] {
+                let Dst::Pred(p) = d else { continue };
+                match v {
+                    Some(v) if !lane_preds.contains(&p) => {
+                        once_preds.insert(p, v);
+                    }
+                    _ => {
+                        once_preds.remove(&p);
+                        lane_preds.push(p);
+                    }
+                }
+            }
+        }
         self.tid_consts = self.tid_setup(list);
         // The block's shared memory, for accesses checked lane by lane (`lane_check`).
         self.shared_span = list
@@ -2035,7 +2054,18 @@ impl Gen<'_, '_> {
             written.iter().map(|&p| (p, self.var(types::I32))).collect();
         let zero32 = self.b.ins().iconst(types::I32, 0);
         let zero64 = self.b.ins().iconst(types::I64, 0);
-        self.b.def_var(left, self.mask);
+        // A run whose every instruction is computed once for the group has nothing to do
+        // lane by lane: its loop runs no lane (what it writes is written after it).
+        let all_once = list.iter().enumerate().all(|(k, it)| match it {
+            Item::Nat(_) => pre[k].is_some(),
+            Item::Mem(m) => m.space == Space::KParam && guards[k].is_none(),
+            Item::Skip { .. } => false,
+        });
+        if all_once {
+            self.b.def_var(left, zero32);
+        } else {
+            self.b.def_var(left, self.mask);
+        }
         self.b.def_var(guarded_count, zero64);
         for v in skip_any.values() {
             self.b.def_var(*v, zero64);
@@ -2171,6 +2201,9 @@ impl Gen<'_, '_> {
             }
         }
         for p in std::mem::take(&mut st.dirty_preds) {
+            if once_preds.contains_key(&p) {
+                continue;
+            }
             let bit = st.bits[&p];
             let bit = self.b.ins().ireduce(types::I32, bit);
             let sh = self.b.ins().ishl(bit, lane);
@@ -2200,7 +2233,13 @@ impl Gen<'_, '_> {
         for p in &written {
             let keep = self.b.ins().bnot(self.mask);
             let old = self.b.ins().band(words[p], keep);
-            let acc = self.b.use_var(accs[p]);
+            let acc = match once_preds.get(p) {
+                Some(&bit) => {
+                    let zero = self.b.ins().iconst(types::I32, 0);
+                    self.b.ins().select(bit, self.mask, zero)
+                }
+                None => self.b.use_var(accs[p]),
+            };
             let new = self.b.ins().bor(old, acc);
             self.b.ins().store(flags, new, self.preds, *p as i32 * 4);
         }
