@@ -1927,6 +1927,34 @@ impl<'a> BlockCtx<'a> {
                 self.fetch(w, *sb, &mut b);
                 self.fetch(w, *sc, &mut c);
                 let mut pv = [0u64; 32];
+                // The common form: one lane offset and the whole warp as one segment for
+                // every lane (no segment mask; the clamp 0 for `up`, whose bound is the
+                // lowest lane, 31 for the others): the shuffle is a shift, a permutation
+                // or a broadcast of the 32 values (the general loop below, whose loads
+                // depend on each lane's operands, does not vectorise).
+                let s = (b[0] & 0x1f) as usize;
+                let clamp = if matches!(mode, ShflMode::Up) {
+                    0
+                } else {
+                    0x1f
+                };
+                let whole = b.iter().all(|x| *x & 0x1f == s as u64)
+                    && c.iter().all(|x| *x & 0x1f1f == clamp);
+                if whole {
+                    for (lane, (o, ok)) in out.iter_mut().zip(pv.iter_mut()).enumerate() {
+                        let j = match mode {
+                            ShflMode::Up => lane.checked_sub(s),
+                            ShflMode::Down => Some(lane + s).filter(|j| *j < 32),
+                            ShflMode::Bfly => Some(lane ^ s),
+                            ShflMode::Idx => Some(s),
+                        };
+                        *o = a[j.unwrap_or(lane)];
+                        *ok = j.is_some() as u64;
+                    }
+                    write(w, *d, &out, emask);
+                    write(w, *p, &pv, emask);
+                    return Ok(());
+                }
                 for lane in 0..32usize {
                     let bval = (b[lane] & 0x1f) as i32;
                     let cval = (c[lane] & 0x1f) as i32;
