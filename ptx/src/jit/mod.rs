@@ -38,6 +38,14 @@
 //! translates and fills the TLB, so the next warp's run hits. Faults and messages stay
 //! the interpreter's by construction.
 //!
+//! Uniform values: a divergence analysis (`lower/uniform.rs`) finds the registers and
+//! predicates that hold one value in every lane of any group that reads them (written
+//! only from parameters, the grid's shape and index, immediates and each other, outside
+//! what a divergent branch controls, and written before any read). A run computes what
+//! depends only on those once for the group, reading them in its first lane; a
+//! predicate so computed is set for the whole group at once, and a run computed wholly
+//! so runs no lane.
+//!
 //! Lanes: arithmetic the compiler knows exactly (`native`) and the loads and stores above
 //! run in *runs*, straight-line sequences with no branch target inside (a forward branch
 //! over a short body of them becomes a guard on the body: `lower::if_convert`; what every
