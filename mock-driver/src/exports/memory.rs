@@ -418,6 +418,13 @@ impl MemoryApi for Mock {
         drv()?.host_register(p as u64, bytesize as u64, flags)
     }
 
+    // CUDA 4.0's version, which the _v2 of CUDA 6.5 replaced with the same parameters:
+    // what the H200 answers to it is not recorded, so it is not emulated, rather than
+    // taking _v2's behaviour by default.
+    unsafe fn cuMemHostRegister(_p: *mut c_void, _bytesize: usize, _flags: c_uint) -> CuResult<()> {
+        Self::not_emulated("cuMemHostRegister")
+    }
+
     unsafe fn cuMemHostUnregister(p: *mut c_void) -> CuResult<()> {
         drv()?.host_unregister(p as u64)
     }

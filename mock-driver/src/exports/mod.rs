@@ -61,13 +61,18 @@ pub struct Mock;
 impl ApiOutcome for Mock {
     type Outcome = CuResult<()>;
 
-    fn not_emulated(name: &'static str) -> CuResult<()> {
-        Err(crate::boundary::not_emulated(name))
+    fn not_emulated(_name: &'static str) -> CuResult<()> {
+        // `boundary::report` names the export the program called.
+        Err(crate::boundary::not_emulated())
     }
 
     // A `_ptds`/`_ptsz` export the mock does not write runs as its plain export, on the
     // calling thread's per-thread default stream.
     const FORWARD_PER_THREAD_VARIANTS: bool = true;
+
+    // An older export the mock does not write (`cuCtxDestroy`) runs as the newest one of
+    // its base name with the same parameters (`cuCtxDestroy_v2`).
+    const FORWARD_OLDER_VERSIONS: bool = true;
 
     fn per_thread_default_stream(call: impl FnOnce() -> CuResult<()>) -> CuResult<()> {
         let _order = per_thread_order()?;
