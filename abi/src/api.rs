@@ -1258,6 +1258,10 @@ pub trait ApiOutcome {
     /// plain export of the same signature (through `per_thread_default_stream` and
     /// `per_thread_stream`) rather than as not emulated.
     const FORWARD_PER_THREAD_VARIANTS: bool = false;
+    /// Whether an older plain export the implementation does not write (`cuCtxDestroy`)
+    /// runs as the newest plain export of its base name with the same parameter types
+    /// (`cuCtxDestroy_v2`) rather than as not emulated.
+    const FORWARD_OLDER_VERSIONS: bool = false;
     /// A `_ptds` export: the plain export's call, made with the calling thread's
     /// per-thread stream as the default stream.
     fn per_thread_default_stream(call: impl FnOnce() -> Self::Outcome) -> Self::Outcome {
@@ -1348,6 +1352,9 @@ pub trait DeviceApi: ApiOutcome {
         Self::not_emulated("cuDeviceGetTexture1DLinearMaxWidth")
     }
     unsafe fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuDeviceGetUuid_v2(uuid, dev);
+        }
         Self::not_emulated("cuDeviceGetUuid")
     }
     unsafe fn cuDeviceGetUuid_v2(uuid: *mut CUuuid, dev: CUdevice) -> Self::Outcome {
@@ -1376,12 +1383,18 @@ pub trait PrimaryContextApi: ApiOutcome {
         Self::not_emulated("cuDevicePrimaryCtxGetState")
     }
     unsafe fn cuDevicePrimaryCtxRelease(dev: CUdevice) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuDevicePrimaryCtxRelease_v2(dev);
+        }
         Self::not_emulated("cuDevicePrimaryCtxRelease")
     }
     unsafe fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> Self::Outcome {
         Self::not_emulated("cuDevicePrimaryCtxRelease_v2")
     }
     unsafe fn cuDevicePrimaryCtxReset(dev: CUdevice) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuDevicePrimaryCtxReset_v2(dev);
+        }
         Self::not_emulated("cuDevicePrimaryCtxReset")
     }
     unsafe fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> Self::Outcome {
@@ -1391,6 +1404,9 @@ pub trait PrimaryContextApi: ApiOutcome {
         Self::not_emulated("cuDevicePrimaryCtxRetain")
     }
     unsafe fn cuDevicePrimaryCtxSetFlags(dev: CUdevice, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+        }
         Self::not_emulated("cuDevicePrimaryCtxSetFlags")
     }
     unsafe fn cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: ::std::ffi::c_uint) -> Self::Outcome {
@@ -1407,6 +1423,9 @@ pub trait ContextApi: ApiOutcome {
         Self::not_emulated("cuCtxAttach")
     }
     unsafe fn cuCtxCreate(pctx: *mut CUcontext, flags: ::std::ffi::c_uint, dev: CUdevice) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuCtxCreate_v2(pctx, flags, dev);
+        }
         Self::not_emulated("cuCtxCreate")
     }
     unsafe fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: ::std::ffi::c_uint, dev: CUdevice) -> Self::Outcome {
@@ -1419,6 +1438,9 @@ pub trait ContextApi: ApiOutcome {
         Self::not_emulated("cuCtxCreate_v4")
     }
     unsafe fn cuCtxDestroy(ctx: CUcontext) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuCtxDestroy_v2(ctx);
+        }
         Self::not_emulated("cuCtxDestroy")
     }
     unsafe fn cuCtxDestroy_v2(ctx: CUcontext) -> Self::Outcome {
@@ -1461,12 +1483,18 @@ pub trait ContextApi: ApiOutcome {
         Self::not_emulated("cuCtxGetStreamPriorityRange")
     }
     unsafe fn cuCtxPopCurrent(pctx: *mut CUcontext) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuCtxPopCurrent_v2(pctx);
+        }
         Self::not_emulated("cuCtxPopCurrent")
     }
     unsafe fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> Self::Outcome {
         Self::not_emulated("cuCtxPopCurrent_v2")
     }
     unsafe fn cuCtxPushCurrent(ctx: CUcontext) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuCtxPushCurrent_v2(ctx);
+        }
         Self::not_emulated("cuCtxPushCurrent")
     }
     unsafe fn cuCtxPushCurrent_v2(ctx: CUcontext) -> Self::Outcome {
@@ -1510,12 +1538,18 @@ pub trait ContextApi: ApiOutcome {
 /// `not_emulated` gives.
 pub trait ModuleApi: ApiOutcome {
     unsafe fn cuLinkAddData(state: CUlinkState, type_: CUjitInputType, data: *mut ::std::ffi::c_void, size: usize, name: *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint, options: *mut CUjit_option, optionValues: *mut *mut ::std::ffi::c_void) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuLinkAddData_v2(state, type_, data, size, name, numOptions, options, optionValues);
+        }
         Self::not_emulated("cuLinkAddData")
     }
     unsafe fn cuLinkAddData_v2(state: CUlinkState, type_: CUjitInputType, data: *mut ::std::ffi::c_void, size: usize, name: *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint, options: *mut CUjit_option, optionValues: *mut *mut ::std::ffi::c_void) -> Self::Outcome {
         Self::not_emulated("cuLinkAddData_v2")
     }
     unsafe fn cuLinkAddFile(state: CUlinkState, type_: CUjitInputType, path: *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint, options: *mut CUjit_option, optionValues: *mut *mut ::std::ffi::c_void) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuLinkAddFile_v2(state, type_, path, numOptions, options, optionValues);
+        }
         Self::not_emulated("cuLinkAddFile")
     }
     unsafe fn cuLinkAddFile_v2(state: CUlinkState, type_: CUjitInputType, path: *const ::std::ffi::c_char, numOptions: ::std::ffi::c_uint, options: *mut CUjit_option, optionValues: *mut *mut ::std::ffi::c_void) -> Self::Outcome {
@@ -1525,6 +1559,9 @@ pub trait ModuleApi: ApiOutcome {
         Self::not_emulated("cuLinkComplete")
     }
     unsafe fn cuLinkCreate(numOptions: ::std::ffi::c_uint, options: *mut CUjit_option, optionValues: *mut *mut ::std::ffi::c_void, stateOut: *mut CUlinkState) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuLinkCreate_v2(numOptions, options, optionValues, stateOut);
+        }
         Self::not_emulated("cuLinkCreate")
     }
     unsafe fn cuLinkCreate_v2(numOptions: ::std::ffi::c_uint, options: *mut CUjit_option, optionValues: *mut *mut ::std::ffi::c_void, stateOut: *mut CUlinkState) -> Self::Outcome {
@@ -1698,6 +1735,9 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuIpcOpenEventHandle")
     }
     unsafe fn cuIpcOpenMemHandle(pdptr: *mut CUdeviceptr, handle: CUipcMemHandle, Flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuIpcOpenMemHandle_v2(pdptr, handle, Flags);
+        }
         Self::not_emulated("cuIpcOpenMemHandle")
     }
     unsafe fn cuIpcOpenMemHandle_v2(pdptr: *mut CUdeviceptr, handle: CUipcMemHandle, Flags: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2076,6 +2116,9 @@ pub trait MemoryApi: ApiOutcome {
         Self::not_emulated("cuMemHostGetFlags")
     }
     unsafe fn cuMemHostRegister(p: *mut ::std::ffi::c_void, bytesize: usize, Flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuMemHostRegister_v2(p, bytesize, Flags);
+        }
         Self::not_emulated("cuMemHostRegister")
     }
     unsafe fn cuMemHostRegister_v2(p: *mut ::std::ffi::c_void, bytesize: usize, Flags: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2522,6 +2565,9 @@ pub trait StreamApi: ApiOutcome {
         Self::not_emulated("cuStreamCreateWithPriority")
     }
     unsafe fn cuStreamDestroy(hStream: CUstream) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuStreamDestroy_v2(hStream);
+        }
         Self::not_emulated("cuStreamDestroy")
     }
     unsafe fn cuStreamDestroy_v2(hStream: CUstream) -> Self::Outcome {
@@ -2703,12 +2749,18 @@ pub trait EventApi: ApiOutcome {
         Self::not_emulated("cuEventCreate")
     }
     unsafe fn cuEventDestroy(hEvent: CUevent) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuEventDestroy_v2(hEvent);
+        }
         Self::not_emulated("cuEventDestroy")
     }
     unsafe fn cuEventDestroy_v2(hEvent: CUevent) -> Self::Outcome {
         Self::not_emulated("cuEventDestroy_v2")
     }
     unsafe fn cuEventElapsedTime(pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuEventElapsedTime_v2(pMilliseconds, hStart, hEnd);
+        }
         Self::not_emulated("cuEventElapsedTime")
     }
     unsafe fn cuEventElapsedTime_v2(pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> Self::Outcome {
@@ -2789,6 +2841,9 @@ pub trait ExternalResourceInteroperabilityApi: ApiOutcome {
 /// `not_emulated` gives.
 pub trait StreamMemoryOperationsApi: ApiOutcome {
     unsafe fn cuStreamBatchMemOp(stream: CUstream, count: ::std::ffi::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuStreamBatchMemOp_v2(stream, count, paramArray, flags);
+        }
         Self::not_emulated("cuStreamBatchMemOp")
     }
     unsafe fn cuStreamBatchMemOp_ptsz(stream: CUstream, count: ::std::ffi::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2804,6 +2859,9 @@ pub trait StreamMemoryOperationsApi: ApiOutcome {
         Self::not_emulated("cuStreamBatchMemOp_v2_ptsz")
     }
     unsafe fn cuStreamWaitValue32(stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuStreamWaitValue32_v2(stream, addr, value, flags);
+        }
         Self::not_emulated("cuStreamWaitValue32")
     }
     unsafe fn cuStreamWaitValue32_ptsz(stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2822,6 +2880,9 @@ pub trait StreamMemoryOperationsApi: ApiOutcome {
         Self::not_emulated("cuStreamWaitValue32_v2_ptsz")
     }
     unsafe fn cuStreamWaitValue64(stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuStreamWaitValue64_v2(stream, addr, value, flags);
+        }
         Self::not_emulated("cuStreamWaitValue64")
     }
     unsafe fn cuStreamWaitValue64_ptsz(stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2840,6 +2901,9 @@ pub trait StreamMemoryOperationsApi: ApiOutcome {
         Self::not_emulated("cuStreamWaitValue64_v2_ptsz")
     }
     unsafe fn cuStreamWriteValue32(stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuStreamWriteValue32_v2(stream, addr, value, flags);
+        }
         Self::not_emulated("cuStreamWriteValue32")
     }
     unsafe fn cuStreamWriteValue32_ptsz(stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
@@ -2858,6 +2922,9 @@ pub trait StreamMemoryOperationsApi: ApiOutcome {
         Self::not_emulated("cuStreamWriteValue32_v2_ptsz")
     }
     unsafe fn cuStreamWriteValue64(stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuStreamWriteValue64_v2(stream, addr, value, flags);
+        }
         Self::not_emulated("cuStreamWriteValue64")
     }
     unsafe fn cuStreamWriteValue64_ptsz(stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::ffi::c_uint) -> Self::Outcome {
@@ -3166,6 +3233,9 @@ pub trait GraphApi: ApiOutcome {
         Self::not_emulated("cuGraphHostNodeSetParams")
     }
     unsafe fn cuGraphInstantiate(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: *mut ::std::ffi::c_char, bufferSize: usize) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuGraphInstantiate_v2(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+        }
         Self::not_emulated("cuGraphInstantiate")
     }
     unsafe fn cuGraphInstantiate_v2(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: *mut ::std::ffi::c_char, bufferSize: usize) -> Self::Outcome {
@@ -3375,6 +3445,9 @@ pub trait TextureReferenceApi: ApiOutcome {
         Self::not_emulated("cuTexRefSetAddress2D")
     }
     unsafe fn cuTexRefSetAddress2D_v2(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR, dptr: CUdeviceptr, Pitch: usize) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuTexRefSetAddress2D_v3(hTexRef, desc, dptr, Pitch);
+        }
         Self::not_emulated("cuTexRefSetAddress2D_v2")
     }
     unsafe fn cuTexRefSetAddress2D_v3(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR, dptr: CUdeviceptr, Pitch: usize) -> Self::Outcome {
@@ -3534,6 +3607,9 @@ pub trait GraphicsInteroperabilityApi: ApiOutcome {
         Self::not_emulated("cuGraphicsResourceGetMappedPointer_v2")
     }
     unsafe fn cuGraphicsResourceSetMapFlags(resource: CUgraphicsResource, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuGraphicsResourceSetMapFlags_v2(resource, flags);
+        }
         Self::not_emulated("cuGraphicsResourceSetMapFlags")
     }
     unsafe fn cuGraphicsResourceSetMapFlags_v2(resource: CUgraphicsResource, flags: ::std::ffi::c_uint) -> Self::Outcome {
@@ -3690,12 +3766,18 @@ pub trait CheckpointingApi: ApiOutcome {
 /// `not_emulated` gives.
 pub trait OpenGLInteroperabilityApi: ApiOutcome {
     unsafe fn cuGLCtxCreate(pCtx: *mut CUcontext, Flags: ::std::ffi::c_uint, device: CUdevice) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuGLCtxCreate_v2(pCtx, Flags, device);
+        }
         Self::not_emulated("cuGLCtxCreate")
     }
     unsafe fn cuGLCtxCreate_v2(pCtx: *mut CUcontext, Flags: ::std::ffi::c_uint, device: CUdevice) -> Self::Outcome {
         Self::not_emulated("cuGLCtxCreate_v2")
     }
     unsafe fn cuGLGetDevices(pCudaDeviceCount: *mut ::std::ffi::c_uint, pCudaDevices: *mut CUdevice, cudaDeviceCount: ::std::ffi::c_uint, deviceList: CUGLDeviceList) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuGLGetDevices_v2(pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList);
+        }
         Self::not_emulated("cuGLGetDevices")
     }
     unsafe fn cuGLGetDevices_v2(pCudaDeviceCount: *mut ::std::ffi::c_uint, pCudaDevices: *mut CUdevice, cudaDeviceCount: ::std::ffi::c_uint, deviceList: CUGLDeviceList) -> Self::Outcome {
@@ -3803,6 +3885,9 @@ pub trait VdpauInteroperabilityApi: ApiOutcome {
         Self::not_emulated("cuGraphicsVDPAURegisterVideoSurface")
     }
     unsafe fn cuVDPAUCtxCreate(pCtx: *mut CUcontext, flags: ::std::ffi::c_uint, device: CUdevice, vdpDevice: VdpDevice, vdpGetProcAddress: *mut VdpGetProcAddress) -> Self::Outcome {
+        if Self::FORWARD_OLDER_VERSIONS {
+            return Self::cuVDPAUCtxCreate_v2(pCtx, flags, device, vdpDevice, vdpGetProcAddress);
+        }
         Self::not_emulated("cuVDPAUCtxCreate")
     }
     unsafe fn cuVDPAUCtxCreate_v2(pCtx: *mut CUcontext, flags: ::std::ffi::c_uint, device: CUdevice, vdpDevice: VdpDevice, vdpGetProcAddress: *mut VdpGetProcAddress) -> Self::Outcome {

@@ -87,13 +87,16 @@ pub fn call(
     code
 }
 
-fn report(name: &str, e: &CuError) {
+fn report(name: &'static str, e: &CuError) {
     let show = match e.severity {
         Severity::WouldCrash | Severity::HostLimit => true,
         Severity::Misuse => crate::diagnostics::misuse_enabled(),
         Severity::Said => false,
-        // Said once, by `not_emulated`; not the program's mistake.
-        Severity::NotEmulated => return,
+        // Not the program's mistake: said once per export.
+        Severity::NotEmulated => {
+            say_not_emulated(name);
+            return;
+        }
     };
     if show && !e.message.is_empty() {
         let code = cumock_abi::result_name(e.code).unwrap_or("?");
@@ -104,9 +107,12 @@ fn report(name: &str, e: &CuError) {
     }
 }
 
-/// The error of a function the mock does not emulate: CUDA_ERROR_NOT_SUPPORTED, said
-/// once per function on stderr (here, so that `report` stays quiet about it).
-pub fn not_emulated(name: &'static str) -> CuError {
+/// Says once per export, on stderr, that the program called one the mock does not
+/// emulate. Said here, with the name of the export the program called, rather than where
+/// the error is made: an export the mock does not write may run another by default (an
+/// older version its newest, a `_ptsz` one its plain one), and the program called this
+/// one.
+fn say_not_emulated(name: &'static str) {
     static SAID: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
     let first = SAID
         .lock()
@@ -115,6 +121,11 @@ pub fn not_emulated(name: &'static str) -> CuError {
     if first {
         eprintln!("cumock: {name} is not emulated; it returns CUDA_ERROR_NOT_SUPPORTED");
     }
+}
+
+/// The error of a function the mock does not emulate: CUDA_ERROR_NOT_SUPPORTED, said
+/// once per export by `report`.
+pub fn not_emulated() -> CuError {
     CuError {
         code: CUDA_ERROR_NOT_SUPPORTED,
         message: "".into(),

@@ -217,6 +217,9 @@ fn delegation_child() {
             "cuGetProcAddress",
             cuGetProcAddress(std::ptr::null(), std::ptr::null_mut(), 13000, 0),
         );
+        // Not emulated, nor is the _v2 its default runs.
+        let code = cuStreamWriteValue32(bogus(), 0, 0, 0);
+        println!("NOT_EMULATED cuStreamWriteValue32 {code}");
     }
     println!("RESULTS {}", results.join(","));
 }
@@ -271,4 +274,16 @@ fn a_delegating_export_says_why_once() {
         wrong.join("\n")
     );
     assert_eq!(results.split(',').count(), DELEGATING_CALLS.len());
+    // An older version the mock does not write runs its newest by default; when that is
+    // not emulated either, the program is told so of the export it called.
+    assert!(
+        stdout.contains("NOT_EMULATED cuStreamWriteValue32 801"),
+        "{stdout}"
+    );
+    let said = |name: &str| {
+        let line = format!("cumock: {name} is not emulated; it returns CUDA_ERROR_NOT_SUPPORTED");
+        stderr.lines().filter(|l| *l == line).count()
+    };
+    assert_eq!(said("cuStreamWriteValue32"), 1, "{stderr}");
+    assert_eq!(said("cuStreamWriteValue32_v2"), 0, "{stderr}");
 }

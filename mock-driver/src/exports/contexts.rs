@@ -17,10 +17,6 @@ impl ContextApi for Mock {
         out(pctx, ctx_handle(d.ctx_create(flags, dev)?))
     }
 
-    unsafe fn cuCtxCreate(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CuResult<()> {
-        Self::cuCtxCreate_v2(pctx, flags, dev)
-    }
-
     unsafe fn cuCtxCreate_v3(
         pctx: *mut CUcontext,
         params: *mut CUexecAffinityParam,
@@ -58,10 +54,6 @@ impl ContextApi for Mock {
         drv()?.ctx_destroy(key)
     }
 
-    unsafe fn cuCtxDestroy(ctx: CUcontext) -> CuResult<()> {
-        Self::cuCtxDestroy_v2(ctx)
-    }
-
     unsafe fn cuCtxSetCurrent(ctx: CUcontext) -> CuResult<()> {
         drv()?.ctx_set_current(ctx_key(ctx))
     }
@@ -79,20 +71,12 @@ impl ContextApi for Mock {
         drv()?.ctx_push(key)
     }
 
-    unsafe fn cuCtxPushCurrent(ctx: CUcontext) -> CuResult<()> {
-        Self::cuCtxPushCurrent_v2(ctx)
-    }
-
     unsafe fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CuResult<()> {
         let c = drv()?.ctx_pop()?;
         if !pctx.is_null() {
             out(pctx, ctx_handle(c))?;
         }
         Ok(())
-    }
-
-    unsafe fn cuCtxPopCurrent(pctx: *mut CUcontext) -> CuResult<()> {
-        Self::cuCtxPopCurrent_v2(pctx)
     }
 
     unsafe fn cuCtxGetDevice(device: *mut CUdevice) -> CuResult<()> {

@@ -47,7 +47,7 @@ impl DeviceApi for Mock {
         out(bytes, d.device(dev)?.total_mem as usize)
     }
 
-    unsafe fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice) -> CuResult<()> {
+    unsafe fn cuDeviceGetUuid_v2(uuid: *mut CUuuid, dev: CUdevice) -> CuResult<()> {
         let d = drv()?;
         if uuid.is_null() {
             return Err(invalid("uuid is NULL"));
@@ -55,10 +55,6 @@ impl DeviceApi for Mock {
         let p = d.device(dev)?;
         let bytes = crate::model::profile::uuid_bytes(&p.uuid).expect("validated profile");
         out(uuid, CUuuid { bytes })
-    }
-
-    unsafe fn cuDeviceGetUuid_v2(uuid: *mut CUuuid, dev: CUdevice) -> CuResult<()> {
-        Self::cuDeviceGetUuid(uuid, dev)
     }
 
     unsafe fn cuDeviceComputeCapability(

@@ -62,10 +62,6 @@ impl EventApi for Mock {
         Ok(())
     }
 
-    unsafe fn cuEventDestroy(e: CUevent) -> CuResult<()> {
-        Self::cuEventDestroy_v2(e)
-    }
-
     unsafe fn cuEventElapsedTime_v2(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult<()> {
         let d = drv()?;
         if ms.is_null() {
@@ -73,9 +69,5 @@ impl EventApi for Mock {
             return Err(invalid_handle("pMilliseconds is NULL"));
         }
         out(ms, d.event_elapsed_ms(event_key(start), event_key(end))?)
-    }
-
-    unsafe fn cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> CuResult<()> {
-        Self::cuEventElapsedTime_v2(ms, start, end)
     }
 }

@@ -1597,7 +1597,7 @@ impl GraphApi for Mock {
         out(ph, exec_handle(d.graph_instantiate(graph_key(g), flags)?))
     }
 
-    unsafe fn cuGraphInstantiate(
+    unsafe fn cuGraphInstantiate_v2(
         ph: *mut CUgraphExec,
         g: CUgraph,
         err_node: *mut CUgraphNode,
@@ -1613,16 +1613,6 @@ impl GraphApi for Mock {
             Err(e) => log_to(log, size, &e.message),
         }
         r
-    }
-
-    unsafe fn cuGraphInstantiate_v2(
-        ph: *mut CUgraphExec,
-        g: CUgraph,
-        err_node: *mut CUgraphNode,
-        log: *mut c_char,
-        size: usize,
-    ) -> CuResult<()> {
-        Self::cuGraphInstantiate(ph, g, err_node, log, size)
     }
 
     unsafe fn cuGraphInstantiateWithParams(

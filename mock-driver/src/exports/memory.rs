@@ -4,8 +4,8 @@
 
 use super::textures;
 use super::{
-    async_op, capturing, copy_c_string, legacy_order, out_pair, per_thread_order, stream,
-    zero_on_failure, CUdevicePtr, Mock,
+    async_op, capturing, copy_c_string, legacy_order, out_pair, stream, zero_on_failure,
+    CUdevicePtr, Mock,
 };
 use crate::boundary::{ctx_key, device_ptr, drv, event_handle, event_key, input, out};
 use crate::diagnostics::{created, Made};
@@ -49,14 +49,6 @@ impl MemoryApi for Mock {
             pdptr,
             d.ipc_open_mem_handle(&handle.reserved.map(|b| b as u8), flags)?,
         )
-    }
-
-    unsafe fn cuIpcOpenMemHandle(
-        pdptr: *mut CUdevicePtr,
-        handle: CUipcMemHandle,
-        flags: c_uint,
-    ) -> CuResult<()> {
-        Self::cuIpcOpenMemHandle_v2(pdptr, handle, flags)
     }
 
     unsafe fn cuIpcCloseMemHandle(dptr: CUdevicePtr) -> CuResult<()> {
@@ -418,6 +410,13 @@ impl MemoryApi for Mock {
         drv()?.host_register(p as u64, bytesize as u64, flags)
     }
 
+    // CUDA 4.0's version, which the _v2 of CUDA 6.5 replaced with the same parameters:
+    // what the H200 answers to it is not recorded, so it is not emulated, rather than
+    // taking _v2's behaviour by default.
+    unsafe fn cuMemHostRegister(_p: *mut c_void, _bytesize: usize, _flags: c_uint) -> CuResult<()> {
+        Self::not_emulated("cuMemHostRegister")
+    }
+
     unsafe fn cuMemHostUnregister(p: *mut c_void) -> CuResult<()> {
         drv()?.host_unregister(p as u64)
     }
@@ -614,10 +613,6 @@ impl MemoryApi for Mock {
         textures::memcpy_3d(copy)
     }
 
-    unsafe fn cuMemcpy3D_v2_ptds(copy: *const CUDA_MEMCPY3D) -> CuResult<()> {
-        textures::memcpy_3d_ptds(copy)
-    }
-
     unsafe fn cuMemcpy3DAsync_v2(copy: *const CUDA_MEMCPY3D, s: CUstream) -> CuResult<()> {
         textures::memcpy_3d_async(copy, s)
     }
@@ -644,11 +639,6 @@ impl MemoryApi for Mock {
             }
         }
         let _order = stream(s)?;
-        Self::cuMemcpy2D_v2(copy)
-    }
-
-    unsafe fn cuMemcpy2DUnaligned_v2_ptds(copy: *const CUDA_MEMCPY2D) -> CuResult<()> {
-        let _order = per_thread_order()?;
         Self::cuMemcpy2D_v2(copy)
     }
 

@@ -19,8 +19,14 @@
 //! 3. that is all: `boundary::export_all!` turns every method of the group traits into
 //!    the C export of that name, with the panic guard, the trace, fault injection and the
 //!    diagnostics, and cuGetProcAddress finds it. A function that delegates to another
-//!    (a `_ptsz` variant to its base) calls `Self::cuOther(..)`, in Rust, so the error
-//!    keeps its message; never the C export.
+//!    calls `Self::cuOther(..)`, in Rust, so the error keeps its message; never the C
+//!    export.
+//!
+//! Variants with their base's parameters need no method: an older version
+//! (`cuCtxDestroy`) runs the newest one of the same parameter types (`cuCtxDestroy_v2`),
+//! a `_ptds`/`_ptsz` export its plain one on the calling thread's default stream (the
+//! trait's defaults, which `FORWARD_OLDER_VERSIONS` and `FORWARD_PER_THREAD_VARIANTS`
+//! switch on below). Write the variant only where it behaves otherwise.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 mod contexts;
@@ -61,13 +67,18 @@ pub struct Mock;
 impl ApiOutcome for Mock {
     type Outcome = CuResult<()>;
 
-    fn not_emulated(name: &'static str) -> CuResult<()> {
-        Err(crate::boundary::not_emulated(name))
+    fn not_emulated(_name: &'static str) -> CuResult<()> {
+        // `boundary::report` names the export the program called.
+        Err(crate::boundary::not_emulated())
     }
 
     // A `_ptds`/`_ptsz` export the mock does not write runs as its plain export, on the
     // calling thread's per-thread default stream.
     const FORWARD_PER_THREAD_VARIANTS: bool = true;
+
+    // An older export the mock does not write (`cuCtxDestroy`) runs as the newest one of
+    // its base name with the same parameters (`cuCtxDestroy_v2`).
+    const FORWARD_OLDER_VERSIONS: bool = true;
 
     fn per_thread_default_stream(call: impl FnOnce() -> CuResult<()>) -> CuResult<()> {
         let _order = per_thread_order()?;

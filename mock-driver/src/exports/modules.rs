@@ -116,15 +116,6 @@ impl ModuleApi for Mock {
         out(state_out, link as CUlinkState)
     }
 
-    unsafe fn cuLinkCreate(
-        num_options: c_uint,
-        options: *mut CUjit_option,
-        option_values: *mut *mut c_void,
-        state_out: *mut CUlinkState,
-    ) -> CuResult<()> {
-        Self::cuLinkCreate_v2(num_options, options, option_values, state_out)
-    }
-
     unsafe fn cuLinkAddData_v2(
         state: CUlinkState,
         type_: CUjitInputType,
@@ -154,28 +145,6 @@ impl ModuleApi for Mock {
         r
     }
 
-    unsafe fn cuLinkAddData(
-        state: CUlinkState,
-        type_: CUjitInputType,
-        data: *mut c_void,
-        size: usize,
-        name: *const c_char,
-        num_options: c_uint,
-        options: *mut CUjit_option,
-        option_values: *mut *mut c_void,
-    ) -> CuResult<()> {
-        Self::cuLinkAddData_v2(
-            state,
-            type_,
-            data,
-            size,
-            name,
-            num_options,
-            options,
-            option_values,
-        )
-    }
-
     unsafe fn cuLinkAddFile_v2(
         state: CUlinkState,
         type_: CUjitInputType,
@@ -203,17 +172,6 @@ impl ModuleApi for Mock {
             finish_link(link, &r);
         }
         r
-    }
-
-    unsafe fn cuLinkAddFile(
-        state: CUlinkState,
-        type_: CUjitInputType,
-        path: *const c_char,
-        num_options: c_uint,
-        options: *mut CUjit_option,
-        option_values: *mut *mut c_void,
-    ) -> CuResult<()> {
-        Self::cuLinkAddFile_v2(state, type_, path, num_options, options, option_values)
     }
 
     unsafe fn cuLinkComplete(

@@ -20,23 +20,11 @@ impl PrimaryContextApi for Mock {
         drv()?.primary_release(dev)
     }
 
-    unsafe fn cuDevicePrimaryCtxRelease(dev: CUdevice) -> CuResult<()> {
-        drv()?.primary_release(dev)
-    }
-
     unsafe fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CuResult<()> {
         drv()?.primary_reset(dev)
     }
 
-    unsafe fn cuDevicePrimaryCtxReset(dev: CUdevice) -> CuResult<()> {
-        drv()?.primary_reset(dev)
-    }
-
     unsafe fn cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: c_uint) -> CuResult<()> {
-        drv()?.primary_set_flags(dev, flags)
-    }
-
-    unsafe fn cuDevicePrimaryCtxSetFlags(dev: CUdevice, flags: c_uint) -> CuResult<()> {
         drv()?.primary_set_flags(dev, flags)
     }
 

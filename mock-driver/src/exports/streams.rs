@@ -74,10 +74,6 @@ impl StreamApi for Mock {
         Ok(())
     }
 
-    unsafe fn cuStreamDestroy(s: CUstream) -> CuResult<()> {
-        Self::cuStreamDestroy_v2(s)
-    }
-
     unsafe fn cuStreamSynchronize(s: CUstream) -> CuResult<()> {
         drv()?.stream_synchronize(stream_key(s))
     }

@@ -3,7 +3,7 @@
 //! surface objects (`SurfaceObjectApi`), over `model::textures`.
 
 use super::memory::plane;
-use super::{legacy_order, per_thread_order, stream, Mock};
+use super::{legacy_order, stream, Mock};
 use crate::boundary::{drv, input, out};
 use crate::model::copies2d::PlaneStart;
 use crate::model::error::*;
@@ -442,12 +442,6 @@ pub unsafe fn memcpy_3d_async(copy: *const CUDA_MEMCPY3D, s: CUstream) -> CuResu
         }
     }
     let _order = stream(s)?;
-    // Safety: as memcpy_3d's.
-    unsafe { memcpy_3d(copy) }
-}
-
-pub unsafe fn memcpy_3d_ptds(copy: *const CUDA_MEMCPY3D) -> CuResult<()> {
-    let _order = per_thread_order()?;
     // Safety: as memcpy_3d's.
     unsafe { memcpy_3d(copy) }
 }
