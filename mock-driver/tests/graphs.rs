@@ -1124,3 +1124,30 @@ fn a_graph_launch_answers_as_its_kernels_launch_after_what_the_checks_read_chang
         cuStreamDestroy_v2(s);
     }
 }
+
+#[test]
+fn the_old_per_thread_begin_capture_captures_the_threads_own_default_stream() {
+    let _g = serial();
+    let _ = setup();
+    // Safety: NULL streams (the thread's default one in `_ptsz` exports) and live locals.
+    unsafe {
+        // nvcc's --default-stream per-thread: NULL is this thread's stream, which may be
+        // captured (the legacy stream may not).
+        assert_eq!(cuStreamBeginCapture_ptsz(std::ptr::null_mut()), 0);
+        let mut st = -1;
+        assert_eq!(
+            cuStreamIsCapturing_ptsz(std::ptr::null_mut(), (&mut st as *mut i32).cast()),
+            0
+        );
+        assert_eq!(st, 1, "the per-thread stream captures");
+        assert_eq!(
+            capture_status(std::ptr::null_mut()),
+            0,
+            "the legacy one does not"
+        );
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuStreamEndCapture_ptsz(std::ptr::null_mut(), &mut g), 0);
+        assert!(!g.is_null());
+        assert_eq!(cuGraphDestroy(g), 0);
+    }
+}

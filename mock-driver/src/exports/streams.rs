@@ -176,11 +176,12 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamBeginCapture(s: CUstream) -> CuResult<()> {
-        Self::cuStreamBeginCapture_v2(s, capture::MODE_GLOBAL)
+        Self::cuStreamBeginCapture_v2(super::per_thread(s), capture::MODE_GLOBAL)
     }
 
     unsafe fn cuStreamBeginCapture_ptsz(s: CUstream) -> CuResult<()> {
-        Self::cuStreamBeginCapture_v2(s, capture::MODE_GLOBAL)
+        // NULL is the calling thread's default stream here, as in every `_ptsz` export.
+        Self::cuStreamBeginCapture_v2(super::per_thread(s), capture::MODE_GLOBAL)
     }
 
     unsafe fn cuStreamEndCapture(s: CUstream, ph: *mut CUgraph) -> CuResult<()> {
