@@ -341,6 +341,40 @@ static void occupancy(void) {
     printf("cuOccupancyMaxPotentialClusterSize(non-portable) = %s, %d\n", rname(r), n);
 }
 
+/* cuOccupancyMaxActiveClusters for every cluster size (1-16, non-portable allowed) and
+ * several block sizes: the occupancy section's answers fit GPCs of 16/16/16/16/16/16/14/14
+ * SMs for clusters of 4 and 8; this says whether the other sizes follow the same rule. */
+static void occupancy_sizes(void) {
+    setup();
+    MUST(cuFuncSetAttribute(plaink, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+    static const unsigned threads[] = {32, 128, 384, 512, 1024};
+    for (unsigned t = 0; t < 5; t++) {
+        printf("%u threads:", threads[t]);
+        for (unsigned size = 1; size <= 16; size++) {
+            CUlaunchConfig c;
+            memset(&c, 0, sizeof c);
+            c.gridDimX = 16 * 15 * 14 * 13 * 11;
+            c.gridDimY = c.gridDimZ = 1;
+            c.blockDimX = threads[t];
+            c.blockDimY = c.blockDimZ = 1;
+            CUlaunchAttribute attr;
+            memset(&attr, 0, sizeof attr);
+            attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attr.value.clusterDim.x = size;
+            attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+            c.attrs = &attr;
+            c.numAttrs = 1;
+            int n = -7;
+            CUresult r = cuOccupancyMaxActiveClusters(&n, plaink, &c);
+            if (r == CUDA_SUCCESS)
+                printf(" %d", n);
+            else
+                printf(" %s", rname(r));
+        }
+        printf("\n");
+    }
+}
+
 static void shared_memory(void) {
     setup();
     unsigned out[64 * 8];
@@ -368,5 +402,6 @@ int main(void) {
     section("launch-errors", launch_errors);
     section("occupancy", occupancy);
     section("shared-memory", shared_memory);
+    section("occupancy-sizes", occupancy_sizes);
     return 0;
 }
