@@ -12,7 +12,10 @@ use std::ffi::{c_int, c_uint};
 ///
 /// # Safety
 /// `config` is NULL or the program's CUlaunchConfig, its `attrs` holding `numAttrs`.
-unsafe fn launch_shape(config: *const CUlaunchConfig) -> CuResult<(i32, usize, Option<[u32; 3]>)> {
+#[allow(clippy::type_complexity)]
+unsafe fn launch_shape(
+    config: *const CUlaunchConfig,
+) -> CuResult<(i32, usize, Option<[u32; 3]>, [u32; 3])> {
     if config.is_null() {
         return Err(invalid("config is NULL"));
     }
@@ -37,6 +40,7 @@ unsafe fn launch_shape(config: *const CUlaunchConfig) -> CuResult<(i32, usize, O
         threads.min(i64::from(i32::MAX)) as i32,
         c.shared as usize,
         cluster,
+        c.grid,
     ))
 }
 
@@ -108,7 +112,7 @@ impl OccupancyApi for Mock {
             return Err(invalid("clusterSize is NULL"));
         }
         // Safety: NULL (refused) or the program's config, as cuda.h lays it out.
-        let (threads, shared, _) = unsafe { launch_shape(config)? };
+        let (threads, shared, _, _) = unsafe { launch_shape(config)? };
         out(
             cluster_size,
             d.occupancy_cluster_size(function_key(func), threads, shared)?,
@@ -125,10 +129,10 @@ impl OccupancyApi for Mock {
             return Err(invalid("numClusters is NULL"));
         }
         // Safety: as above.
-        let (threads, shared, cluster) = unsafe { launch_shape(config)? };
+        let (threads, shared, cluster, grid) = unsafe { launch_shape(config)? };
         out(
             num_clusters,
-            d.occupancy_active_clusters(function_key(func), threads, shared, cluster)?,
+            d.occupancy_active_clusters(function_key(func), threads, shared, cluster, grid)?,
         )
     }
 

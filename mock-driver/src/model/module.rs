@@ -1229,6 +1229,7 @@ impl Driver {
         threads: i32,
         shared: usize,
         cluster: Option<[u32; 3]>,
+        grid: [u32; 3],
     ) -> CuResult<i32> {
         let (required, device) = {
             let st = self.state.lock();
@@ -1249,6 +1250,13 @@ impl Driver {
             // No shape given nor required: no clusters, none resident (as the H200).
             (None, None) => return Ok(0),
         };
+        // Recorded: a grid the cluster does not divide is refused here too.
+        if shape.iter().zip(grid).any(|(&c, g)| c != 0 && g % c != 0) {
+            return Err(CuError::new(
+                CUDA_ERROR_INVALID_CLUSTER_SIZE,
+                format!("a cluster of {shape:?} does not divide the grid {grid:?}"),
+            ));
+        }
         let blocks = shape.iter().map(|&d| i64::from(d)).product::<i64>();
         let limit = self.occupancy_cluster_size(f, threads, shared)?.max(8);
         if blocks == 0 || blocks > i64::from(limit) {
@@ -1267,6 +1275,11 @@ impl Driver {
         const H200_GPCS: [i64; 8] = [16, 16, 16, 16, 16, 16, 14, 14];
         let per_sm = i64::from(self.occupancy_blocks_per_sm(f, threads, shared)?.min(8));
         let sms = i64::from(self.device_attribute(device, attr::DEV_MULTIPROCESSOR_COUNT, 132));
+        if sms == 132 {
+            if let Some(n) = h200_active_clusters(per_sm, blocks) {
+                return Ok(n);
+            }
+        }
         let clusters = if blocks <= 2 || sms != 132 {
             per_sm * sms / blocks
         } else {
@@ -1734,4 +1747,41 @@ fn step_limit() -> Option<u64> {
     std::env::var("CUMOCK_KERNEL_STEP_LIMIT")
         .ok()
         .and_then(|v| v.parse().ok())
+}
+
+/// cuOccupancyMaxActiveClusters as the H200 (driver 580.159.04) answered it, by blocks of
+/// clusters per SM (the block's occupancy, at most 8) and cluster size 1-16 (probe
+/// clusters, section occupancy-sizes; 0: size 9, whose grid there was refused, not
+/// recorded). No formula over its GPCs found so far gives all of these (clusters of 3:
+/// 327 where even GPCs give 326), so the recording is the model where it has an answer.
+fn h200_active_clusters(per_sm: i64, size: i64) -> Option<i32> {
+    const BY_SIZE: [(i64, [i32; 16]); 4] = [
+        (
+            8,
+            [
+                1056, 528, 327, 248, 193, 163, 139, 124, 0, 88, 81, 74, 67, 65, 58, 58,
+            ],
+        ),
+        (
+            5,
+            [
+                660, 330, 203, 154, 124, 101, 84, 77, 0, 58, 51, 44, 42, 37, 37, 35,
+            ],
+        ),
+        (
+            4,
+            [
+                528, 264, 163, 124, 94, 79, 69, 62, 0, 44, 37, 37, 30, 30, 28, 28,
+            ],
+        ),
+        (
+            2,
+            [
+                264, 132, 79, 62, 47, 39, 32, 30, 0, 21, 16, 16, 14, 14, 14, 14,
+            ],
+        ),
+    ];
+    let (_, row) = BY_SIZE.iter().find(|(p, _)| *p == per_sm)?;
+    let n = *row.get(usize::try_from(size - 1).ok()?)?;
+    (n != 0).then_some(n)
 }
