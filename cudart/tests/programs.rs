@@ -378,6 +378,11 @@ fn async_copy() {
     run("async_copy", &[]);
 }
 
+#[test]
+fn tensor_oob_fill() {
+    run("tensor_oob_fill", &[]);
+}
+
 /// A cp.async from freed memory: cudaErrorIllegalAddress at the synchronisation, and the
 /// mock's message names the kernel, the instruction and the freed address.
 #[test]
