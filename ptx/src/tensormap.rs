@@ -4,10 +4,10 @@
 //! `cp.async.bulk.tensor`, which `exec/asynccopy.rs` runs).
 //!
 //! Emulated: tiled maps of the 13 sm_90 element types, ranks 1 to 5, any element strides,
-//! no interleave, swizzles none, 32B, 64B and 128B, out-of-bound elements read as zeros.
+//! no interleave, swizzles none, 32B, 64B and 128B, out-of-bound elements read as zeros
+//! or, with `CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA`, as the H200's NaN.
 //! Refused as not supported (each saying so): interleaved layouts, the packed 4- and
-//! 6-bit types and the 128B atom swizzles (sm_100's), and the NaN fill of
-//! `CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA`, whose bits await a recording.
+//! 6-bit types and the 128B atom swizzles (sm_100's).
 
 /// The mock's tag in a tensor map's first bytes: a map it did not write is refused by the
 /// copies that use it.
@@ -31,7 +31,15 @@ pub struct TensorMap {
     /// `CUtensorMapSwizzle`: 0 none, 1 32B, 2 64B, 3 128B.
     pub swizzle: u32,
     pub l2_promotion: u32,
+    /// `CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA`: loads read elements outside
+    /// the tensor as the H200 does, every 16 bits 0x7ff7 (a NaN of f16, bf16 and f32 alike;
+    /// runtime program tensor_oob_fill); else as zeros.
+    pub nan_fill: bool,
 }
+
+/// The bytes a NaN-filling map's load gives an element outside the tensor, repeated
+/// (recorded on the H200 for f32 and f16 boxes: 0x7ff77ff7 words).
+pub const NAN_FILL: [u8; 2] = [0xf7, 0x7f];
 
 /// Why a map is refused: an invalid value (CUDA_ERROR_INVALID_VALUE) or one the mock does
 /// not emulate (CUDA_ERROR_NOT_SUPPORTED).
@@ -110,11 +118,7 @@ impl TensorMap {
         }
         match a.oob_fill {
             0 => {}
-            1 if matches!(a.data_type, 6..=12) => {
-                return unsupported(
-                    "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA is not emulated (its NaN awaits a recording)",
-                )
-            }
+            1 if matches!(a.data_type, 6..=12) => {}
             1 => return invalid("a NaN fill needs a floating-point tensorDataType".into()),
             f => return invalid(format!("oobFill {f} is no CUtensorMapFloatOOBfill")),
         }
@@ -135,6 +139,7 @@ impl TensorMap {
             element_strides: [1; 5],
             swizzle: a.swizzle,
             l2_promotion: a.l2_promotion,
+            nan_fill: a.oob_fill == 1,
         };
         m.strides[0] = esize;
         for i in 0..r {
@@ -224,6 +229,7 @@ impl TensorMap {
         b[5] = self.data_type as u8;
         b[6] = self.swizzle as u8;
         b[7] = self.l2_promotion as u8;
+        b[112] = self.nan_fill as u8;
         b[8..16].copy_from_slice(&self.address.to_le_bytes());
         for i in 0..5 {
             b[16 + 8 * i..24 + 8 * i].copy_from_slice(&self.dims[i].to_le_bytes());
@@ -268,6 +274,7 @@ impl TensorMap {
             element_strides: [0; 5],
             swizzle: u32::from(b[6]),
             l2_promotion: u32::from(b[7]),
+            nan_fill: b[112] != 0,
         };
         for i in 0..5 {
             m.dims[i] = u64_at(16 + 8 * i);

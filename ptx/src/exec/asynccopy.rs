@@ -809,7 +809,9 @@ impl BlockCtx<'_> {
                 m.strides[0] = tensormap::element_bytes(t).unwrap_or(0);
             }
             MapField::SwizzleMode if v32 <= 3 => m.swizzle = v32,
-            MapField::InterleaveLayout | MapField::FillMode if v32 == 0 => {}
+            // PTX: fill mode 0 zeros, 1 the NaN fill.
+            MapField::FillMode if v32 <= 1 => m.nan_fill = v32 == 1,
+            MapField::InterleaveLayout if v32 == 0 => {}
             _ => {
                 let detail = format!(
                     "tensormap.replace of {field:?} (ord {ord}) with {value:#x} is not emulated"
@@ -822,7 +824,7 @@ impl BlockCtx<'_> {
 
     /// A box of the tensor map at generic address `map_addr`, at `coords`, into shared
     /// memory at `smem` (`load`) or out of it; the box's bytes. Elements outside the
-    /// tensor read as zeros and are not written.
+    /// tensor read as zeros (or the map's NaN fill) and are not written.
     #[allow(clippy::too_many_arguments)]
     fn tensor_copy(
         &mut self,
@@ -936,6 +938,10 @@ impl BlockCtx<'_> {
                 let mut v = [0u8; 8];
                 if inside {
                     self.read_span(w, Space::Global, addr, &mut v[..esize as usize], lane, pc)?;
+                } else if map.nan_fill {
+                    for (b, f) in v.iter_mut().zip(tensormap::NAN_FILL.iter().cycle()) {
+                        *b = *f;
+                    }
                 }
                 if let Some(dst) = self.shared.get_mut(at..at + esize as usize) {
                     dst.copy_from_slice(&v[..esize as usize]);
