@@ -2268,9 +2268,8 @@ impl Gen<'_, '_> {
 
     /// How many start addresses of a `total`-byte shared access lie below `limit`
     /// (`limit - total + 1`, 0 when `total` exceeds it): one unsigned compare checks a
-    /// lane's address. Computed before the loops over the lanes and kept there: an add
-    /// with an overflow flag has two results, and Cranelift never moves such an
-    /// instruction (see `pin_once`).
+    /// lane's address. Computed before the loops over the lanes and kept there
+    /// (`opaque`).
     fn shared_top(&mut self, limit: Value, total: i64) -> Value {
         let room = self
             .b
@@ -2279,7 +2278,15 @@ impl Gen<'_, '_> {
         let top = self.b.ins().iadd_imm(limit, 1 - total);
         let zero = self.b.ins().iconst(types::I64, 0);
         let top = self.b.ins().select(room, top, zero);
-        self.b.ins().uadd_overflow(top, zero).0
+        self.opaque(top)
+    }
+
+    /// `v` as a value Cranelift neither moves nor recomputes: an add with an overflow
+    /// flag has two results, and such an instruction stays where it is placed.
+    fn opaque(&mut self, v: Value) -> Value {
+        let t = self.b.func.dfg.value_type(v);
+        let zero = self.b.ins().iconst(t, 0);
+        self.b.ins().uadd_overflow(v, zero).0
     }
 
     /// Makes what a run computes once for the group (`pre`, parameters) opaque before
@@ -2304,10 +2311,7 @@ impl Gen<'_, '_> {
         for &v in &once {
             let t = self.b.func.dfg.value_type(v);
             let pinned = match t {
-                types::I8 | types::I16 | types::I32 | types::I64 => {
-                    let z = self.b.ins().iconst(t, 0);
-                    self.b.ins().uadd_overflow(v, z).0
-                }
+                types::I8 | types::I16 | types::I32 | types::I64 => self.opaque(v),
                 types::F32 | types::F64 => {
                     let it = if t == types::F32 {
                         types::I32
@@ -2315,8 +2319,7 @@ impl Gen<'_, '_> {
                         types::I64
                     };
                     let bits = self.b.ins().bitcast(it, MemFlags::new(), v);
-                    let z = self.b.ins().iconst(it, 0);
-                    let bits = self.b.ins().uadd_overflow(bits, z).0;
+                    let bits = self.opaque(bits);
                     self.b.ins().bitcast(t, MemFlags::new(), bits)
                 }
                 _ => v,
@@ -2480,22 +2483,6 @@ impl Gen<'_, '_> {
             // as `helper_lookup` checks, in one compare (`shared_top`).
             let below = self.b.ins().icmp(IntCC::UnsignedLessThan, a, top);
             self.b.ins().brif(below, hit, &[], bail, &[]);
-            self.b.switch_to_block(miss);
-            self.b.ins().jump(bail, &[]);
-            self.b.switch_to_block(hit);
-            return shared;
-        }
-        if let (Space::Shared, Some((limit, shared))) = (m.space, self.shared_span) {
-            // One span, the same for every lane: checked inline as `helper_lookup` does
-            // (`total` bytes at `a` below the bound), with no cache to keep.
-            let room = self
-                .b
-                .ins()
-                .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, limit, total);
-            let top = self.b.ins().iadd_imm(limit, -total);
-            let below = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, a, top);
-            let ok = self.b.ins().band(room, below);
-            self.b.ins().brif(ok, hit, &[], bail, &[]);
             self.b.switch_to_block(miss);
             self.b.ins().jump(bail, &[]);
             self.b.switch_to_block(hit);
