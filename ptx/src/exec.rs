@@ -426,6 +426,11 @@ pub(crate) struct Warp {
     /// waits for (`exec/cluster.rs`).
     cluster_target: [u32; 32],
     pub(crate) steps: u64,
+    /// `%tid.x`, `%tid.y`, `%tid.z` of each lane, for the block shape and warp index in
+    /// `tid_for` (compiled code reads a lane's in one load: `jit::Frame::tids`). Kept
+    /// across the blocks a host thread runs: the shape and the index do not change.
+    pub(crate) tids: [[u32; 32]; 3],
+    tid_for: Option<(u32, [u32; 3])>,
 }
 
 pub(crate) type Fault = Box<KernelFault>;
@@ -582,10 +587,23 @@ impl<'a> BlockCtx<'a> {
                 cc: 0,
                 cluster_target: [0; 32],
                 steps: 0,
+                tids: [[0; 32]; 3],
+                tid_for: None,
             });
         }
+        let block = self.launch.block;
         for (i, w) in warps.iter_mut().enumerate() {
             w.id = i as u32;
+            if w.tid_for != Some((w.id, block)) {
+                let [bx, by, _] = block.map(|x| x.max(1));
+                for l in 0..32 {
+                    let lin = 32 * w.id + l as u32;
+                    w.tids[0][l] = lin % bx;
+                    w.tids[1][l] = lin / bx % by;
+                    w.tids[2][l] = lin / (bx * by);
+                }
+                w.tid_for = Some((w.id, block));
+            }
             // Registers start undefined in PTX: a block finds what the previous one on
             // this host thread left (zeros for a new warp). Clearing them per block cost a
             // third of the time of small kernels.
@@ -721,11 +739,7 @@ impl<'a> BlockCtx<'a> {
                 // and all the lanes move on together, without a loop over the set bits
                 // (that loop once took a tenth of a barrier-heavy kernel's time).
                 let p0 = w.pcs[m.trailing_zeros() as usize];
-                let mut same = 0u32;
-                for (l, p) in w.pcs.iter().enumerate() {
-                    same |= ((*p == p0) as u32) << l;
-                }
-                if m & !same == 0 {
+                if m & !lanes_eq(&w.pcs, p0) == 0 {
                     if let Some((d, v)) = self.bar_result(p0, &st) {
                         write(w, d, &[v; 32], m);
                     }
@@ -876,11 +890,7 @@ impl<'a> BlockCtx<'a> {
         // (vectorised), no loop over the set bits (pick once took a seventh of a
         // barrier-heavy kernel's time).
         let p0 = w.pcs[runnable.trailing_zeros() as usize & 31];
-        let mut same = 0u32;
-        for (l, p) in w.pcs.iter().enumerate() {
-            same |= ((*p == p0) as u32) << l;
-        }
-        if runnable & !same == 0 {
+        if runnable & !lanes_eq(&w.pcs, p0) == 0 {
             return (p0, runnable, u32::MAX);
         }
         let mut pc = u32::MAX;
@@ -1941,15 +1951,30 @@ impl<'a> BlockCtx<'a> {
                 let whole = b.iter().all(|x| *x & 0x1f == s as u64)
                     && c.iter().all(|x| *x & 0x1f1f == clamp);
                 if whole {
-                    for (lane, (o, ok)) in out.iter_mut().zip(pv.iter_mut()).enumerate() {
-                        let j = match mode {
-                            ShflMode::Up => lane.checked_sub(s),
-                            ShflMode::Down => Some(lane + s).filter(|j| *j < 32),
-                            ShflMode::Bfly => Some(lane ^ s),
-                            ShflMode::Idx => Some(s),
-                        };
-                        *o = a[j.unwrap_or(lane)];
-                        *ok = j.is_some() as u64;
+                    // One copy per mode (a match inside the loop over the lanes kept it
+                    // from vectorising): lanes with no source keep their own value and
+                    // report false.
+                    match mode {
+                        ShflMode::Up => {
+                            out[..s].copy_from_slice(&a[..s]);
+                            out[s..].copy_from_slice(&a[..32 - s]);
+                            pv[s..].fill(1);
+                        }
+                        ShflMode::Down => {
+                            out[..32 - s].copy_from_slice(&a[s..]);
+                            out[32 - s..].copy_from_slice(&a[32 - s..]);
+                            pv[..32 - s].fill(1);
+                        }
+                        ShflMode::Bfly => {
+                            for (lane, o) in out.iter_mut().enumerate() {
+                                *o = a[lane ^ s];
+                            }
+                            pv.fill(1);
+                        }
+                        ShflMode::Idx => {
+                            out.fill(a[s]);
+                            pv.fill(1);
+                        }
                     }
                     write(w, *d, &out, emask);
                     write(w, *p, &pv, emask);
@@ -2854,9 +2879,27 @@ fn set_pcs(w: &mut Warp, mask: u32, pc: u32) {
         w.pcs = [pc; 32];
         return;
     }
-    for (l, p) in w.pcs.iter_mut().enumerate() {
-        *p = if mask >> l & 1 != 0 { pc } else { *p };
+    // Otherwise usually no lane or a few (a barrier's lanes left behind): a loop over
+    // the set bits (a select per lane by a variable shift does not vectorise on the
+    // baseline x86-64 the library is built for).
+    let mut m = mask;
+    while m != 0 {
+        w.pcs[m.trailing_zeros() as usize] = pc;
+        m &= m - 1;
     }
+}
+
+/// The lanes whose pc is `pc`, as a mask. Usually every lane is there: an OR of the 32
+/// differences (vectorised, no early exit) says so; a mask built bit by bit
+/// from 32 compares does not vectorise on the baseline x86-64 (it took 3% of a
+/// barrier-heavy kernel's time).
+fn lanes_eq(pcs: &[u32; 32], pc: u32) -> u32 {
+    if pcs.iter().fold(0, |acc, p| acc | (p ^ pc)) == 0 {
+        return u32::MAX;
+    }
+    pcs.iter()
+        .enumerate()
+        .fold(0, |m, (l, p)| m | ((*p == pc) as u32) << l)
 }
 
 /// The lanes whose byte in `bytes` is `v`, as a mask: eight lanes at a time in a u64 (a
@@ -3092,7 +3135,7 @@ fn process_cpu_ns() -> u64 {
 
 #[cfg(test)]
 mod lane_mask_tests {
-    use super::lanes_at;
+    use super::{lanes_at, lanes_eq};
 
     #[test]
     fn lanes_at_finds_exactly_the_lanes_holding_the_byte() {
@@ -3109,6 +3152,9 @@ mod lane_mask_tests {
             for v in [0u8, 1, 2, 0x7f, 0x80, 0xff, 0xfe, 17, 99] {
                 let want = (0..32).fold(0u32, |m, l| m | ((bytes[l] == v) as u32) << l);
                 assert_eq!(lanes_at(&bytes, v), want, "{bytes:?} {v}");
+                let pcs = bytes.map(|b| u32::from(b) << 24 | 5);
+                let pc = u32::from(v) << 24 | 5;
+                assert_eq!(lanes_eq(&pcs, pc), want, "{pcs:?} {pc}");
             }
         }
     }

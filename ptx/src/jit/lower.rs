@@ -20,9 +20,8 @@ use cranelift_module::{default_libcall_names, Linkage, Module as _};
 use super::native::{self, FOp, IntOp, PredOp, N};
 use super::{Compiled, EntryFn};
 use super::{
-    OFF_CTAID, OFF_DYN_SHARED, OFF_FLAT, OFF_NCTAID, OFF_NTID, OFF_PARAMS, OFF_PARAMS_LEN,
-    OFF_SHARED, OFF_SHARED_LIMIT, OFF_TLB, OFF_WARP_ID, TLB_BASE, TLB_ENTRY_SIZE, TLB_HOST,
-    TLB_LEN, TLB_WRITABLE,
+    OFF_CTAID, OFF_DYN_SHARED, OFF_NCTAID, OFF_NTID, OFF_PARAMS, OFF_PARAMS_LEN, OFF_SHARED,
+    OFF_SHARED_LIMIT, OFF_TIDS, OFF_TLB, TLB_BASE, TLB_ENTRY_SIZE, TLB_HOST, TLB_LEN, TLB_WRITABLE,
 };
 use super::{OFF_INSTRUCTIONS, OFF_MASK, OFF_OTHER, OFF_PREDS, OFF_REGS, OFF_STEPS, OFF_STOP_AT};
 use crate::decode::{BoolOp, Dst, Op, Program, Space, Src, Sreg};
@@ -1324,14 +1323,10 @@ struct Gen<'a, 'f> {
     shared_tops: HashMap<i64, Value>,
 }
 
-/// The warp's first linear thread index, whether the block is one-dimensional, and the
-/// block's x and y sides.
+/// Where the warp's lanes' `%tid` values are (`Warp::tids`).
 #[derive(Clone, Copy)]
 struct TidConsts {
-    first: Value,
-    flat: Value,
-    bx: Value,
-    by: Value,
+    table: Value,
 }
 
 /// Per lane of a run: values of registers and predicate bits so far.
@@ -1651,34 +1646,10 @@ impl Gen<'_, '_> {
                     Some(t) => t,
                     None => self.tid_load(),
                 };
-                let lin = self.b.ins().iadd(t.first, lane);
-                let bx = t.bx;
-                match d {
-                    0 => {
-                        // One-dimensional blocks (the common case) need no division.
-                        let flat = t.flat;
-                        let slow = self.b.create_block();
-                        let join = self.b.create_block();
-                        let v = self.b.append_block_param(join, types::I32);
-                        self.b
-                            .ins()
-                            .brif(flat, join, &[BlockArg::Value(lin)], slow, &[]);
-                        self.b.switch_to_block(slow);
-                        let r = self.b.ins().urem(lin, bx);
-                        self.b.ins().jump(join, &[BlockArg::Value(r)]);
-                        self.b.switch_to_block(join);
-                        v
-                    }
-                    1 => {
-                        let q = self.b.ins().udiv(lin, bx);
-                        self.b.ins().urem(q, t.by)
-                    }
-                    _ => {
-                        let by = t.by;
-                        let bxy = self.b.ins().imul(bx, by);
-                        self.b.ins().udiv(lin, bxy)
-                    }
-                }
+                let lane64 = self.b.ins().uextend(types::I64, lane);
+                let off = self.b.ins().imul_imm(lane64, 4);
+                let at = self.b.ins().iadd(t.table, off);
+                self.b.ins().load(types::I32, f, at, 128 * d as i32)
             }
             Sreg::Ntid(d) => ld(self, OFF_NTID + 4 * d as i32),
             Sreg::Ctaid(d) => ld(self, OFF_CTAID + 4 * d as i32),
@@ -1688,15 +1659,11 @@ impl Gen<'_, '_> {
         self.b.ins().uextend(types::I64, v)
     }
 
-    /// What `%tid` needs, read from the frame.
+    /// What `%tid` needs, read from the frame: the warp's table of lanes' indices.
     fn tid_load(&mut self) -> TidConsts {
         let f = MemFlags::trusted();
-        let wid = self.b.ins().load(types::I32, f, self.frame, OFF_WARP_ID);
         TidConsts {
-            first: self.b.ins().imul_imm(wid, 32),
-            flat: self.b.ins().load(types::I32, f, self.frame, OFF_FLAT),
-            bx: self.b.ins().load(types::I32, f, self.frame, OFF_NTID),
-            by: self.b.ins().load(types::I32, f, self.frame, OFF_NTID + 4),
+            table: self.b.ins().load(types::I64, f, self.frame, OFF_TIDS),
         }
     }
 

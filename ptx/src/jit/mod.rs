@@ -180,17 +180,15 @@ pub(crate) struct Frame {
     /// The launch's parameter buffer.
     params: *const u8,
     params_len: u64,
-    /// What special registers read: the warp's index in the block, whether the block
-    /// is one-dimensional (`%tid.x` is then the lane's index), its shape, the block's
-    /// index and the grid's shape.
-    warp_id: u32,
-    flat: u32,
+    /// What special registers read: the block's shape, its index and the grid's shape.
     ntid: [u32; 3],
     ctaid: [u32; 3],
     nctaid: [u32; 3],
     /// What `helper_lookup` found: the span's first address, the highest offset an
     /// access may start at, the host delta.
     lookup: [u64; 3],
+    /// The warp's `%tid` of each lane (`Warp::tids`: x, then y, then z, 32 each).
+    tids: *const u32,
     ctx: *mut c_void,
     warp: *mut Warp,
     fault: Option<Fault>,
@@ -210,12 +208,11 @@ pub(crate) const OFF_SHARED_LIMIT: i32 = 64;
 pub(crate) const OFF_DYN_SHARED: i32 = 72;
 pub(crate) const OFF_PARAMS: i32 = 80;
 pub(crate) const OFF_PARAMS_LEN: i32 = 88;
-pub(crate) const OFF_WARP_ID: i32 = 96;
-pub(crate) const OFF_FLAT: i32 = 100;
-pub(crate) const OFF_NTID: i32 = 104;
-pub(crate) const OFF_CTAID: i32 = 116;
-pub(crate) const OFF_NCTAID: i32 = 128;
-pub(crate) const OFF_LOOKUP: i32 = 144;
+pub(crate) const OFF_NTID: i32 = 96;
+pub(crate) const OFF_CTAID: i32 = 108;
+pub(crate) const OFF_NCTAID: i32 = 120;
+pub(crate) const OFF_LOOKUP: i32 = 136;
+pub(crate) const OFF_TIDS: i32 = 160;
 
 // The offsets `lower` compiles in are the frame's (checked when this crate compiles).
 const _: () = {
@@ -233,12 +230,11 @@ const _: () = {
     assert!(offset_of!(Frame, dyn_shared_base) == OFF_DYN_SHARED as usize);
     assert!(offset_of!(Frame, params) == OFF_PARAMS as usize);
     assert!(offset_of!(Frame, params_len) == OFF_PARAMS_LEN as usize);
-    assert!(offset_of!(Frame, warp_id) == OFF_WARP_ID as usize);
-    assert!(offset_of!(Frame, flat) == OFF_FLAT as usize);
     assert!(offset_of!(Frame, ntid) == OFF_NTID as usize);
     assert!(offset_of!(Frame, ctaid) == OFF_CTAID as usize);
     assert!(offset_of!(Frame, nctaid) == OFF_NCTAID as usize);
     assert!(offset_of!(Frame, lookup) == OFF_LOOKUP as usize);
+    assert!(offset_of!(Frame, tids) == OFF_TIDS as usize);
     assert!(offset_of!(TlbEntry, base) == TLB_BASE as usize);
     assert!(offset_of!(TlbEntry, len) == TLB_LEN as usize);
     assert!(offset_of!(TlbEntry, host) == TLB_HOST as usize);
@@ -295,13 +291,12 @@ pub(crate) fn enter(
         dyn_shared_base,
         params: params.as_ptr(),
         params_len: params.len() as u64,
-        warp_id: w.id,
-        flat: (block[1] == 1 && block[2] == 1) as u32,
         // At least 1, so compiled code never divides by 0 (a launch has no empty side).
         ntid: block.map(|x| x.max(1)),
         ctaid,
         nctaid: ctx.launch.grid,
         lookup: [0; 3],
+        tids: w.tids.as_ptr() as *const u32,
         ctx: ctxp as *mut c_void,
         warp: w as *mut Warp,
         fault: None,
