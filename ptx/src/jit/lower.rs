@@ -293,6 +293,133 @@ fn liveness(
     Some(live)
 }
 
+/// Predicates live at each pc (one bit per predicate), as `liveness` finds registers':
+/// a run merges into the predicate words only what some path reads before overwriting.
+/// An instruction reads every predicate it names (`InstInfo::names`, so nothing the
+/// interpreter's code reads is missed), except what a compiled instruction only writes;
+/// only a compiled, unguarded instruction kills what it writes. What an instruction
+/// reading other lanes names (votes, shuffles) is live everywhere: those lanes may be
+/// anywhere in the program.
+fn pred_liveness(
+    prog: &Program,
+    reach: &[bool],
+    kinds: &[Option<Kind>],
+    entry: usize,
+) -> Option<Vec<Vec<u64>>> {
+    use crate::decode::Named;
+    let n = prog.insts.len();
+    let words = (prog.npreds as usize).div_ceil(64).max(1);
+    if n.saturating_mul(words) > 1 << 22 {
+        return None;
+    }
+    let bit = |v: &mut Vec<u64>, p: u32, on: bool| {
+        let (w, b) = (p as usize / 64, 1u64 << (p % 64));
+        if on {
+            v[w] |= b
+        } else {
+            v[w] &= !b
+        }
+    };
+    let mut reads = vec![Vec::new(); n];
+    let mut kills = vec![Vec::new(); n];
+    let mut everywhere = vec![0u64; words];
+    for pc in (0..n).filter(|pc| reach[*pc]) {
+        let inst = &prog.insts[pc];
+        let named: Vec<u32> = prog.info[pc]
+            .names
+            .iter()
+            .filter_map(|x| match x {
+                Named::Pred(p) => Some(*p),
+                Named::Reg(_) => None,
+            })
+            .collect();
+        if !cross_lane_reads(&inst.op).is_empty()
+            || matches!(
+                inst.op,
+                Op::Shfl { .. } | Op::Vote { .. } | Op::Match { .. } | Op::Redux { .. }
+            )
+        {
+            for p in &named {
+                bit(&mut everywhere, *p, true);
+            }
+        }
+        match &kinds[pc] {
+            Some(Kind::Native(x)) => {
+                let mut r: Vec<u32> = inst.guard.iter().map(|g| g.0).collect();
+                let srcs = x.s[..x.nsrc as usize]
+                    .iter()
+                    .chain([&x.s[0]])
+                    .chain(x.comb.as_ref().map(|(_, c)| c));
+                for s in srcs {
+                    if let Src::Pred(p) | Src::NotPred(p) = s {
+                        r.push(*p);
+                    }
+                }
+                // Anything else it names (never expected) counts as read.
+                let writes: Vec<u32> = [x.d, x.q]
+                    .iter()
+                    .filter_map(|d| match d {
+                        Dst::Pred(p) => Some(*p),
+                        _ => None,
+                    })
+                    .collect();
+                r.extend(named.iter().filter(|p| !writes.contains(p)));
+                if inst.guard.is_none() {
+                    kills[pc] = writes;
+                }
+                reads[pc] = r;
+            }
+            _ => reads[pc] = named,
+        }
+    }
+    let mut live = vec![everywhere.clone(); n + 1];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for pc in (0..n).rev() {
+            if !reach[pc] {
+                continue;
+            }
+            let inst = &prog.insts[pc];
+            let mut out = vec![0u64; words];
+            let mut join = |pc: usize, live: &Vec<Vec<u64>>| {
+                for (o, x) in out.iter_mut().zip(&live[pc.min(n)]) {
+                    *o |= x;
+                }
+            };
+            match inst.op {
+                Op::Bra { target } => {
+                    join(target as usize, &live);
+                    if inst.guard.is_some() {
+                        join(pc + 1, &live);
+                    }
+                }
+                Op::Exit | Op::Ret => {
+                    join(entry, &live);
+                    if inst.guard.is_some() {
+                        join(pc + 1, &live);
+                    }
+                }
+                _ => join(pc + 1, &live),
+            }
+            for p in &kills[pc] {
+                bit(&mut out, *p, false);
+            }
+            for p in &reads[pc] {
+                bit(&mut out, *p, true);
+            }
+            for (o, e) in out.iter_mut().zip(&everywhere) {
+                *o |= e;
+            }
+            if out != live[pc] {
+                live[pc] = out;
+                changed = true;
+            }
+        }
+    }
+    Some(live)
+}
+
 /// Which instructions of a run the first pass needs: those computing (within the run)
 /// an address or a guard of a load or store. `RunFit` keeps loaded values out of them.
 fn address_slice(list: &[Item], guards: &[Option<(u32, bool)>]) -> Vec<bool> {
@@ -684,6 +811,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         }
     }
     let live = liveness(prog, &reach, &kinds, entry as usize);
+    let plive = pred_liveness(prog, &reach, &kinds, entry as usize);
     let lo = reach.iter().position(|r| *r).unwrap_or(0);
     let hi = reach.iter().rposition(|r| *r).unwrap_or(0);
 
@@ -792,6 +920,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             lookup_sig,
             next_var: 3,
             live: live.as_deref(),
+            plive: plive.as_deref(),
             uni: &uni,
             tid_consts: None,
             group_delta: None,
@@ -1304,6 +1433,8 @@ struct Gen<'a, 'f> {
     next_var: u32,
     /// Registers live at each pc (`liveness`), when known.
     live: Option<&'a [Vec<u64>]>,
+    /// Predicates live at each pc (`pred_liveness`), when known.
+    plive: Option<&'a [Vec<u64>]>,
     /// Registers and predicates with one value in every lane of a group (`uniform`).
     uni: &'a uniform::Uniform,
     /// Inside a run that reads `%tid`: what computing it needs, read once before the
@@ -1767,9 +1898,13 @@ impl Gen<'_, '_> {
                 )
             })
             .collect();
+        // Predicates no path reads after the run before overwriting them are not merged
+        // into their words (their bits live only in the lanes' code).
+        let plive_after = self.plive.map(|l| &l[(pc + len) as usize]);
         let written: Vec<u32> = used
             .iter()
             .copied()
+            .filter(|p| plive_after.is_none_or(|l| l[*p as usize / 64] >> (p % 64) & 1 != 0))
             .filter(|p| {
                 list.iter().any(|it| match it {
                     Item::Nat(x) => x.d == Dst::Pred(*p) || x.q == Dst::Pred(*p),
@@ -2168,7 +2303,7 @@ impl Gen<'_, '_> {
             }
         }
         for p in std::mem::take(&mut st.dirty_preds) {
-            if once_preds.contains_key(&p) {
+            if once_preds.contains_key(&p) || !accs.contains_key(&p) {
                 continue;
             }
             let bit = st.bits[&p];
