@@ -29,6 +29,10 @@ use crate::exec::TLB_ENTRIES;
 use crate::math::{Cmp, Ty};
 use crate::{PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
+/// Runs of at most this many instructions run full warps four lanes an iteration
+/// (`Gen::run`): longer bodies would cost more compile time than they save.
+const UNROLL_MAX_LEN: usize = 4;
+
 /// An instruction the compiler emits itself.
 #[derive(Clone, Copy)]
 struct Native {
@@ -2194,10 +2198,151 @@ impl Gen<'_, '_> {
                 .map(|t| (t, self.shared_top(limit, t)))
                 .collect();
         }
+        let no_old = unguarded_writes(
+            list,
+            guards,
+            self.live.map(|l| l[(pc + len) as usize].as_slice()),
+        );
+        let live_after = self.live.map(|l| &l[(pc + len) as usize]);
+        // Values computed once before the loop (`pre`, parameters): written after it, to
+        // every lane at once, not carried round the loop.
+        let invariant: Vec<Value> = pre
+            .iter()
+            .flatten()
+            .map(|(v, _)| *v)
+            .chain(params.values().copied())
+            .collect();
+        // One lane's code, emitted once for the loop over the group's lanes (and four
+        // more times for full warps, below): what every copy writes after the lanes (the
+        // same in each) and how many unguarded instructions it issued.
+        let lane_body = |g: &mut Self, lane: Value, base: Value| -> (Vec<(u32, Value)>, i64) {
+            let mut st = LaneState::default();
+            let mut unguarded = 0i64;
+            let mut group_delta: HashMap<usize, Value> = HashMap::new();
+            for (k, it) in list.iter().enumerate() {
+                g.no_old = no_old[k];
+                let active = match guards[k] {
+                    None => {
+                        unguarded += 1;
+                        None
+                    }
+                    Some((p, neg)) => {
+                        let bit = g.pbit(&mut st, &words, p, lane);
+                        let bit = if neg { g.b.ins().bxor_imm(bit, 1) } else { bit };
+                        let c = g.b.use_var(guarded_count);
+                        let c = g.b.ins().iadd(c, bit);
+                        g.b.def_var(guarded_count, c);
+                        Some(bit)
+                    }
+                };
+                match it {
+                    Item::Nat(x) => match pre[k] {
+                        Some(v) => g.native_write(&mut st, &words, base, lane, x, v, None),
+                        None => g.native(&mut st, &words, base, lane, x, active),
+                    },
+                    Item::Mem(m) if m.space == Space::KParam => {
+                        if let Some(d) = m.d {
+                            g.write(&mut st, &words, base, lane, d[0], params[&k], active);
+                        }
+                    }
+                    Item::Mem(m) => {
+                        let at = match (caches.get(&k), lead.get(&k)) {
+                            (Some(c), Some(&first)) if first == k => {
+                                At::Group(*c, bail, groups[&k])
+                            }
+                            (Some(_), Some(first)) => At::Delta(group_delta[first]),
+                            (Some(c), None) => At::Lane(*c, bail),
+                            (None, _) => At::Delta(deltas[&k]),
+                        };
+                        g.access(&mut st, &words, base, lane, *m, at, active);
+                        if let Some(d) = g.group_delta.take() {
+                            group_delta.insert(k, d);
+                        }
+                    }
+                    Item::Skip { .. } => {
+                        // `active`: the lane takes the branch; the body runs when one does not.
+                        let v = skip_any[&k];
+                        let not = g.b.ins().bxor_imm(active.unwrap_or(zero64), 1);
+                        let any = g.b.use_var(v);
+                        let any = g.b.ins().bor(any, not);
+                        g.b.def_var(v, any);
+                    }
+                }
+            }
+            g.no_old = false;
+            let mut uniform_out: Vec<(u32, Value)> = Vec::new();
+            for r in std::mem::take(&mut st.dirty) {
+                // A register no path reads again before overwriting it need not be stored.
+                if live_after.is_some_and(|l| l[r as usize / 64] >> (r % 64) & 1 == 0) {
+                    continue;
+                }
+                let v = st.regs[&r];
+                if invariant.contains(&v) && !aside.contains_key(&r) {
+                    uniform_out.push((r, v));
+                    continue;
+                }
+                match aside.get(&r) {
+                    Some(&slot) => {
+                        let lane64 = g.b.ins().uextend(types::I64, lane);
+                        let off = g.b.ins().imul_imm(lane64, 8);
+                        let at = g.b.ins().iadd(slot, off);
+                        g.b.ins().store(flags, v, at, 0);
+                    }
+                    None => {
+                        g.b.ins().store(flags, v, base, r as i32 * 256);
+                    }
+                }
+            }
+            for p in std::mem::take(&mut st.dirty_preds) {
+                if once_preds.contains_key(&p) || !accs.contains_key(&p) {
+                    continue;
+                }
+                let bit = st.bits[&p];
+                let bit = g.b.ins().ireduce(types::I32, bit);
+                let sh = g.b.ins().ishl(bit, lane);
+                let acc = g.b.use_var(accs[&p]);
+                let acc = g.b.ins().bor(acc, sh);
+                g.b.def_var(accs[&p], acc);
+            }
+            (uniform_out, unguarded)
+        };
         let header = self.b.create_block();
         let body = self.b.create_block();
         let after = self.b.create_block();
-        self.b.ins().jump(header, &[]);
+        // Full warps running a short run: four lanes an iteration at known offsets, with
+        // no search for the next lane (a loop of a few instructions a lane spent half of
+        // them finding the next one).
+        let unroll = !all_once
+            && aside.is_empty()
+            && list.len() <= UNROLL_MAX_LEN
+            // A lane cache's compare and refill measured no faster unrolled.
+            && (0..list.len()).all(|k| !caches.contains_key(&k));
+        let mut first: Option<(Vec<(u32, Value)>, i64)> = None;
+        if unroll {
+            let wide = self.b.create_block();
+            let i = self.b.append_block_param(wide, types::I32);
+            let full = self.b.ins().icmp_imm(IntCC::Equal, self.mask, 0xffff_ffff);
+            let i0 = self.b.ins().iconst(types::I32, 0);
+            self.b
+                .ins()
+                .brif(full, wide, &[BlockArg::Value(i0)], header, &[]);
+            self.b.switch_to_block(wide);
+            for k in 0..4 {
+                let lane = self.b.ins().iadd_imm(i, k);
+                let lane64 = self.b.ins().uextend(types::I64, lane);
+                let off = self.b.ins().imul_imm(lane64, 8);
+                let base = self.b.ins().iadd(self.regs, off);
+                let out = lane_body(self, lane, base);
+                first.get_or_insert(out);
+            }
+            let next = self.b.ins().iadd_imm(i, 4);
+            let more = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, next, 32);
+            self.b
+                .ins()
+                .brif(more, wide, &[BlockArg::Value(next)], after, &[]);
+        } else {
+            self.b.ins().jump(header, &[]);
+        }
         self.b.switch_to_block(header);
         let m = self.b.use_var(left);
         self.b.ins().brif(m, body, &[], after, &[]);
@@ -2209,110 +2354,8 @@ impl Gen<'_, '_> {
         let lane64 = self.b.ins().uextend(types::I64, lane);
         let off = self.b.ins().imul_imm(lane64, 8);
         let base = self.b.ins().iadd(self.regs, off);
-        let mut st = LaneState::default();
-        let mut unguarded = 0i64;
-        let mut group_delta: HashMap<usize, Value> = HashMap::new();
-        let no_old = unguarded_writes(
-            list,
-            guards,
-            self.live.map(|l| l[(pc + len) as usize].as_slice()),
-        );
-        for (k, it) in list.iter().enumerate() {
-            self.no_old = no_old[k];
-            let active = match guards[k] {
-                None => {
-                    unguarded += 1;
-                    None
-                }
-                Some((p, neg)) => {
-                    let bit = self.pbit(&mut st, &words, p, lane);
-                    let bit = if neg {
-                        self.b.ins().bxor_imm(bit, 1)
-                    } else {
-                        bit
-                    };
-                    let g = self.b.use_var(guarded_count);
-                    let g = self.b.ins().iadd(g, bit);
-                    self.b.def_var(guarded_count, g);
-                    Some(bit)
-                }
-            };
-            match it {
-                Item::Nat(x) => match pre[k] {
-                    Some(v) => self.native_write(&mut st, &words, base, lane, x, v, None),
-                    None => self.native(&mut st, &words, base, lane, x, active),
-                },
-                Item::Mem(m) if m.space == Space::KParam => {
-                    if let Some(d) = m.d {
-                        self.write(&mut st, &words, base, lane, d[0], params[&k], active);
-                    }
-                }
-                Item::Mem(m) => {
-                    let at = match (caches.get(&k), lead.get(&k)) {
-                        (Some(c), Some(&first)) if first == k => At::Group(*c, bail, groups[&k]),
-                        (Some(_), Some(first)) => At::Delta(group_delta[first]),
-                        (Some(c), None) => At::Lane(*c, bail),
-                        (None, _) => At::Delta(deltas[&k]),
-                    };
-                    self.access(&mut st, &words, base, lane, *m, at, active);
-                    if let Some(d) = self.group_delta.take() {
-                        group_delta.insert(k, d);
-                    }
-                }
-                Item::Skip { .. } => {
-                    // `active`: the lane takes the branch; the body runs when one does not.
-                    let v = skip_any[&k];
-                    let not = self.b.ins().bxor_imm(active.unwrap_or(zero64), 1);
-                    let any = self.b.use_var(v);
-                    let any = self.b.ins().bor(any, not);
-                    self.b.def_var(v, any);
-                }
-            }
-        }
-        self.no_old = false;
-        let live_after = self.live.map(|l| &l[(pc + len) as usize]);
-        // Values computed once before the loop (`pre`, parameters): written after it, to
-        // every lane at once, not carried round the loop.
-        let invariant: Vec<Value> = pre
-            .iter()
-            .flatten()
-            .map(|(v, _)| *v)
-            .chain(params.values().copied())
-            .collect();
-        let mut uniform_out: Vec<(u32, Value)> = Vec::new();
-        for r in std::mem::take(&mut st.dirty) {
-            // A register no path reads again before overwriting it need not be stored.
-            if live_after.is_some_and(|l| l[r as usize / 64] >> (r % 64) & 1 == 0) {
-                continue;
-            }
-            let v = st.regs[&r];
-            if invariant.contains(&v) && !aside.contains_key(&r) {
-                uniform_out.push((r, v));
-                continue;
-            }
-            match aside.get(&r) {
-                Some(&slot) => {
-                    let lane64 = self.b.ins().uextend(types::I64, lane);
-                    let off = self.b.ins().imul_imm(lane64, 8);
-                    let at = self.b.ins().iadd(slot, off);
-                    self.b.ins().store(flags, v, at, 0);
-                }
-                None => {
-                    self.b.ins().store(flags, v, base, r as i32 * 256);
-                }
-            }
-        }
-        for p in std::mem::take(&mut st.dirty_preds) {
-            if once_preds.contains_key(&p) || !accs.contains_key(&p) {
-                continue;
-            }
-            let bit = st.bits[&p];
-            let bit = self.b.ins().ireduce(types::I32, bit);
-            let sh = self.b.ins().ishl(bit, lane);
-            let acc = self.b.use_var(accs[&p]);
-            let acc = self.b.ins().bor(acc, sh);
-            self.b.def_var(accs[&p], acc);
-        }
+        let out = lane_body(self, lane, base);
+        let (uniform_out, unguarded) = first.unwrap_or(out);
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(after);
         if !uniform_out.is_empty() {
