@@ -361,17 +361,6 @@ pub enum Engine {
     Jit,
 }
 
-impl Engine {
-    /// `CUMOCK_KERNEL_ENGINE=interp|jit`; anything else (or unset) is the default.
-    pub fn from_env() -> Engine {
-        match std::env::var("CUMOCK_KERNEL_ENGINE").as_deref() {
-            Ok("interp") => Engine::Interp,
-            Ok("jit") => Engine::Jit,
-            _ => Engine::default(),
-        }
-    }
-}
-
 /// What a launch's device `printf` calls (nvcc's `vprintf`) and failed `assert`s print,
 /// as a GPU's printf FIFO holds it until the host's next synchronisation: records in the
 /// order the threads made them (blocks in no fixed order, as on a GPU; a warp's lanes in

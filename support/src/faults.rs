@@ -38,8 +38,7 @@ pub struct FaultSpec {
     pub error: String,
 }
 
-const EXPECTED: &str =
-    "expected FUNC:N:ERROR, FUNC:every=K:ERROR or FUNC:rate=P:seed=S:ERROR";
+const EXPECTED: &str = "expected FUNC:N:ERROR, FUNC:every=K:ERROR or FUNC:rate=P:seed=S:ERROR";
 
 impl FaultSpec {
     pub fn parse(spec: &str) -> Result<Self, String> {
@@ -76,14 +75,18 @@ impl FaultSpec {
             }
         }
         let when = match (when, rate) {
-            (Some(_), Some(_)) => return Err(format!("a call number and rate= both given; {EXPECTED}")),
+            (Some(_), Some(_)) => {
+                return Err(format!("a call number and rate= both given; {EXPECTED}"))
+            }
             (None, Some(probability)) => When::Rate {
                 probability,
                 seed: seed.unwrap_or(1),
             },
             (Some(w), None) if seed.is_none() => w,
             (Some(_), None) => return Err("seed= goes with rate=".into()),
-            (None, None) => return Err(format!("no call number, every= or rate= given; {EXPECTED}")),
+            (None, None) => {
+                return Err(format!("no call number, every= or rate= given; {EXPECTED}"))
+            }
         };
         Ok(Self {
             function: function.to_string(),
@@ -201,6 +204,13 @@ impl<C: Copy> FaultPlan<C> {
 /// A layer's plans.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FaultPlans<C>(Vec<FaultPlan<C>>);
+
+impl<C> Default for FaultPlans<C> {
+    /// No planned failure.
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
 
 impl<C: Copy> FaultPlans<C> {
     pub fn is_empty(&self) -> bool {

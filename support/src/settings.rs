@@ -159,8 +159,8 @@ impl Settings {
                 problems.push(e);
                 Schedule::Eager
             });
-        let kernel_threads = lookup("CUMOCK_KERNEL_THREADS").and_then(|v| {
-            match v.trim().parse::<usize>() {
+        let kernel_threads =
+            lookup("CUMOCK_KERNEL_THREADS").and_then(|v| match v.trim().parse::<usize>() {
                 Ok(n) if n > 0 => Some(n),
                 _ => {
                     problems.push(format!(
@@ -168,8 +168,7 @@ impl Settings {
                     ));
                     None
                 }
-            }
-        });
+            });
         let timeout_s = match lookup("CUMOCK_KERNEL_TIMEOUT") {
             None => DEFAULT_KERNEL_TIMEOUT_S as f64,
             Some(v) => match v.trim().parse::<f64>() {
@@ -183,8 +182,7 @@ impl Settings {
                 }
             },
         };
-        let kernel_timeout =
-            (timeout_s > 0.0).then(|| Duration::from_secs_f64(timeout_s.min(1e9)));
+        let kernel_timeout = (timeout_s > 0.0).then(|| Duration::from_secs_f64(timeout_s.min(1e9)));
         let kernel_step_limit =
             lookup("CUMOCK_KERNEL_STEP_LIMIT").and_then(|v| match v.trim().parse::<u64>() {
                 Ok(n) => Some(n),
@@ -320,7 +318,10 @@ mod tests {
         assert_eq!(s.device_memory, None);
         assert_eq!(s.schedule, Schedule::Eager);
         assert_eq!(s.kernel_timeout, Some(Duration::from_secs(300)));
-        assert_eq!((s.kernel_engine, s.kernel_step_limit, s.kernel_threads), (None, None, None));
+        assert_eq!(
+            (s.kernel_engine, s.kernel_step_limit, s.kernel_threads),
+            (None, None, None)
+        );
         assert_eq!(s.problems.len(), 6, "{:?}", s.problems);
         for (p, var) in s.problems.iter().zip([
             "CUMOCK_DEVICE_MEMORY=\"lots\" is not a size",

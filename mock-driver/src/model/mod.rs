@@ -62,11 +62,11 @@ mod tests;
 pub use crate::host_bytes::HostBytes;
 pub use copies::{HostOrDevice, Pattern, Translation};
 pub use pointers::PointerInfo;
-pub use process::{driver, profile_from_env};
+pub use process::{driver, profile_from_settings};
 
 use context::Contexts;
+use cumock_support::Settings;
 use error::*;
-use parking_lot::Mutex;
 use profile::Profile;
 use std::sync::atomic::AtomicBool;
 use vmm::Vmm;
@@ -112,24 +112,37 @@ pub struct State {
 
 pub struct Driver {
     pub profile: Profile,
+    /// The kernel executor's settings, given at creation.
+    kernel: module::KernelSettings,
     initialized: AtomicBool,
     /// Set in a child forked after cuInit.
     forked_after_init: AtomicBool,
     /// Private, so that the state is read and changed only through `Driver`'s calls (and
     /// [`Driver::with_vmm`] for the leak report).
-    state: Mutex<State>,
+    state: cumock_support::ForkSafeMutex<State>,
 }
 
 impl Driver {
+    /// A driver with every setting at its default (the model's tests).
     pub fn new(profile: Profile) -> Self {
+        Self::with_settings(profile, &Settings::default())
+    }
+
+    /// A driver with the settings' values: `lenient`, the device memory it may back, the
+    /// kernel executor's threads, limits and engine.
+    pub fn with_settings(profile: Profile, settings: &Settings) -> Self {
         let n = profile.devices.len();
         let granularity = profile.minimum_granularity();
+        let mut vmm = Vmm::new(n, granularity);
+        vmm.lenient = settings.lenient;
+        vmm.backing = limits::Backing::from_setting(settings.device_memory.clone());
         Self {
             profile,
+            kernel: module::KernelSettings::from(settings),
             initialized: AtomicBool::new(false),
             forked_after_init: AtomicBool::new(false),
-            state: Mutex::new(State {
-                vmm: Vmm::new(n, granularity),
+            state: cumock_support::ForkSafeMutex::new(State {
+                vmm,
                 contexts: Contexts::new(n),
                 modules: module::Modules::default(),
                 pools: pools::Pools::new(n),

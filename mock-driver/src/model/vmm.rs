@@ -247,14 +247,16 @@ pub struct Vmm {
 }
 
 impl Vmm {
-    /// `granularity`: the profile's minimum, to which every mapping is aligned.
+    /// `granularity`: the profile's minimum, to which every mapping is aligned. Not
+    /// lenient, and backed up to the host's default limit (the driver sets both from
+    /// the settings).
     pub fn new(devices: usize, granularity: u64) -> Self {
         Self {
             used: vec![0; devices],
             mappings: Mappings::new(granularity),
             next_handle: 1,
-            lenient: std::env::var("CUMOCK_LENIENT").is_ok_and(|v| v == "1"),
-            backing: Backing::from_env(),
+            lenient: false,
+            backing: Backing::from_setting(None),
             ..Default::default()
         }
     }
