@@ -695,16 +695,4 @@ mod tests {
             Err(ImportError::NotAnFd)
         ));
     }
-
-    #[test]
-    fn the_pipe_fallback_reads_what_is_readable_and_nothing_else() {
-        // The path taken where a sandbox forbids process_vm_readv.
-        let bytes = *b"cumock";
-        let mut buf = [0u8; 6];
-        assert_eq!(read_chunk_through_pipe(bytes.as_ptr() as u64, &mut buf), 6);
-        assert_eq!(buf, bytes);
-        let space = AddressSpace::reserve(1 << 16, 1 << 16, 0).unwrap();
-        assert_eq!(read_chunk_through_pipe(space.base as u64, &mut buf), 0);
-        assert_eq!(read_program_memory(space.base as u64, &mut buf), 0);
-    }
 }

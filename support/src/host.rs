@@ -174,6 +174,21 @@ mod tests {
     }
 
     #[test]
+    fn the_pipe_fallback_reads_what_is_readable_and_nothing_else() {
+        // The path taken where a sandbox forbids process_vm_readv.
+        let bytes = *b"cumock";
+        let mut buf = [0u8; 6];
+        assert_eq!(read_chunk_through_pipe(bytes.as_ptr() as u64, &mut buf), 6);
+        assert_eq!(buf, bytes);
+        let m = HostMapping::create(1 << 16).unwrap();
+        // Safety: the test's own mapping, made unreadable.
+        let r = unsafe { libc::mprotect(m.base() as *mut libc::c_void, m.len(), libc::PROT_NONE) };
+        assert_eq!(r, 0);
+        assert_eq!(read_chunk_through_pipe(m.base() as u64, &mut buf), 0);
+        assert_eq!(read_program_memory(m.base() as u64, &mut buf), 0);
+    }
+
+    #[test]
     fn reading_stops_where_readable_memory_ends() {
         assert_eq!(read_program_memory(0, &mut [0; 8]), 0);
         assert_eq!(read_program_memory(0x10, &mut [0; 8]), 0);
