@@ -26,7 +26,7 @@ use super::{
 };
 use super::{OFF_INSTRUCTIONS, OFF_MASK, OFF_OTHER, OFF_PREDS, OFF_REGS, OFF_STEPS, OFF_STOP_AT};
 use crate::decode::{BoolOp, Dst, Op, Program, Space, Src, Sreg};
-use crate::exec::TLB_ENTRIES;
+use crate::executor::TLB_ENTRIES;
 use crate::math::{Cmp, Ty};
 use crate::{PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
