@@ -294,6 +294,12 @@ mod tests {
         // A bad spec of the other layer is the other's to report.
         assert!(driver("cudaMalloc:0:x, cuMemMap:1:CUDA_ERROR_UNKNOWN").is_ok());
         assert!(runtime("cuMemMap:x, cudaMalloc:1:cudaErrorNotReady").is_ok());
+        // The runtime's functions take every spelling the driver's do.
+        let mut r = runtime("cudaMalloc:rate=1:seed=3:cudaErrorMemoryAllocation").unwrap();
+        assert_eq!(r.hit("cudaMalloc"), Some(2));
+        let mut r = runtime("__cudaRegisterFatBinary:1:cudaErrorNotReady").unwrap();
+        assert_eq!(r.hit("__cudaRegisterFatBinary"), Some(600));
+        assert!(driver("__cudaRegisterFatBinary:1:cudaErrorNotReady").is_ok());
         let mut d = driver("cuIpcGetMemHandle:1:CUDA_ERROR_NOT_SUPPORTED").unwrap();
         assert_eq!(d.hit("cuIpcGetMemHandle"), Some(801));
     }
