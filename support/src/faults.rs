@@ -188,7 +188,7 @@ impl<C: Copy> FaultPlan<C> {
         self.calls += 1;
         let fail = match self.when {
             When::Nth(n) => self.calls == n,
-            When::Every(k) => self.calls.is_multiple_of(k),
+            When::Every(k) => self.calls % k == 0,
             When::Rate { probability, .. } => {
                 // xorshift64: reproducible from the seed, no dependency needed for it.
                 self.rng ^= self.rng << 13;
