@@ -2,13 +2,13 @@
 //! CUDA runtime (`libcudart.so.13`), the pass-through recorder and the kernel engine each
 //! link their own copy, so that each reads the same variables the same way.
 //!
-//! - [`settings`]: every `CUMOCK_*` variable, read once into one typed [`Settings`],
+//! - [`settings`](mod@settings): every `CUMOCK_*` variable, read once into one typed [`Settings`],
 //!   with a message for each value that does not parse;
 //! - [`faults`]: the `CUMOCK_FAULT` grammar (`FUNC:N:ERROR`, `FUNC:every=K:ERROR`,
 //!   `FUNC:rate=P:seed=S:ERROR`), and the plans that fail calls on purpose;
 //! - [`fork_safe`]: a lock that a `fork()` from another thread cannot leave held in the
 //!   child;
-//! - [`panic`]: the message of a panic caught at the C boundary;
+//! - [`panic`](mod@panic): the message of a panic caught at the C boundary;
 //! - [`host`]: anonymous host mappings, and reading the program's memory without
 //!   trusting its pointers.
 //!
