@@ -1,7 +1,8 @@
 //! The few system calls the model stands on: address space (mmap PROT_NONE), device memory
 //! (large sparse memfd arenas, and a memfd of its own for memory that was exported), and
-//! the host views through which the mock reads and writes it. Every `unsafe` of the model
-//! lives here.
+//! the host views through which the mock reads and writes it. The system calls the model
+//! needs are here (the model's own `unsafe` blocks are where it touches the program's
+//! host memory, its pools' fds and its lock across fork; see `model`).
 //!
 //! What this costs the host, and why: a process may hold 1,024 fds (the common soft
 //! limit) and 65,530 mappings (`vm.max_map_count`), and a full H200 holds about 71,000
