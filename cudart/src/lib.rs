@@ -6,11 +6,15 @@
 //! - `driver`: the loaded driver and the entry points the runtime uses, typed by
 //!   `cumock_abi`'s declaration;
 //! - `runtime`: the process's state: devices, primary contexts, what the program holds;
-//! - `device`, `memory`, `pool`, `stream`, `graph`, `ipc`, `kernel`, `misc`: the exports, by noun,
-//!   each a few lines over `runtime` and `driver`;
-//! - `generated`: cudaError_t's names; `not_implemented`: the exports not implemented;
+//! - `device`, `memory`, `pool`, `stream`, `graph`, `ipc`, `kernel`, `texture`, `misc`: the
+//!   exports, by noun, each a few lines over `runtime` and `driver`; `device_prop`:
+//!   `cudaDeviceProp`, and the cuda.h attribute each field comes from;
+//! - `error`: cudaError_t, its names and strings, how a driver result becomes one, which
+//!   errors are sticky; `generated`: the tables generated from driver_types.h; `not_implemented`: the exports not implemented;
 //! - `boundary`: the export macro, panics, the last error; `diagnostics`: trace, faults,
-//!   leaks.
+//!   leaks, over the settings `cumock_support` reads once;
+//! - `os`: the system calls under the runtime (the shared ones are `cumock_support`'s);
+//! - `abi_check` (tests only): the exports checked against NVIDIA's headers.
 #![allow(clippy::missing_safety_doc)]
 
 #[cfg(test)]

@@ -273,12 +273,15 @@ fn host_alloc(size: usize, flags: u32) -> RtResult<*mut c_void> {
         Err(e) if e.code == error::NOT_SUPPORTED => {
             // A driver without pinned host memory (cumock's mock, whose devices reach all
             // host memory): the runtime's own anonymous mapping.
-            p = crate::os::map_anonymous(size).map_err(|e| {
-                RtError::new(
-                    error::MEMORY_ALLOCATION,
-                    format!("mmap of {size} bytes: {e}"),
-                )
-            })?;
+            // The table keeps its address and size; cudaFreeHost takes it back.
+            p = crate::os::HostMapping::create(size)
+                .map_err(|e| {
+                    RtError::new(
+                        error::MEMORY_ALLOCATION,
+                        format!("mmap of {size} bytes: {e}"),
+                    )
+                })?
+                .into_raw();
             HostKind::Runtime
         }
         Err(e) => return Err(e),
@@ -321,7 +324,9 @@ cudart_fn! {
             // Safety: the driver gave this pointer.
             Some(HostAllocation { kind: HostKind::Driver, .. }) => unsafe { d.cuMemFreeHost(ptr) },
             Some(HostAllocation { kind: HostKind::Runtime, size, .. }) => {
-                crate::os::unmap(ptr, size);
+                // Safety: the runtime's own mapping of this size (`host_alloc`), out of
+                // the table now, so handed back once.
+                drop(unsafe { crate::os::HostMapping::from_raw(ptr, size) });
                 Ok(())
             }
             _ => Err(error::invalid(format!("{ptr:?} is not memory from cudaMallocHost or cudaHostAlloc"))),

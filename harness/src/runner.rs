@@ -282,7 +282,7 @@ fn run_in_process(
     driver: &str,
     c: &crate::case::Case,
     body: impl FnOnce(
-        &mut crate::exec::Exec<'_>,
+        &mut crate::case_steps::Exec<'_>,
         &crate::case::Case,
     ) -> Result<Option<crate::transcript::Outcome>>,
 ) -> Result<Option<crate::transcript::Outcome>> {
@@ -296,8 +296,8 @@ fn run_in_process(
             LOADED.get_or_init(|| a)
         }
     };
-    let mut sink = crate::exec::stdout_sink();
-    let mut e = crate::exec::Exec::new(api, c, &mut sink);
+    let mut sink = crate::case_steps::stdout_sink();
+    let mut e = crate::case_steps::Exec::new(api, c, &mut sink);
     body(&mut e, c)
 }
 

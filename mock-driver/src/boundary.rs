@@ -72,11 +72,7 @@ pub fn call(
             e.code
         }
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let what = cumock_support::panic::panic_message(&*panic);
             eprintln!("cumock: internal error in {name}: {what} (please report this)");
             CUDA_ERROR_UNKNOWN
         }

@@ -1,9 +1,11 @@
 //! cumock's mock `libcuda.so.1`: the CUDA driver's virtual memory management, emulated
 //! on the host.
 //!
-//! - `model`: the driver's state and rules, in safe Rust (unit-tested without the C ABI);
+//! - `model`: the driver's state and rules as Rust types and methods (unit-tested without
+//!   the C ABI); its few `unsafe` blocks (host memory the program reads directly, fds,
+//!   fork) each say why they are sound;
 //! - `os`: the system calls under it (mmap, memfd); with `host_bytes`, the copy engine's
-//!   byte moves, the model's only `unsafe`;
+//!   byte moves;
 //! - `exports`: the emulated functions, filed by noun as cuda.h's documentation groups
 //!   them (`exports/vmm.rs` implements `cumock_abi::VirtualMemoryApi`, `exports/streams.rs`
 //!   `StreamApi`...), each a few lines over the model, and the C exports of all 707
@@ -11,12 +13,15 @@
 //!   emulated return CUDA_ERROR_NOT_SUPPORTED;
 //! - `boundary`: what every export does around its method (panics, traces, diagnostics);
 //! - `procaddress`: cuGetProcAddress's version table;
-//! - `diagnostics`: traces, leak reports, misuse messages, fault injection;
+//! - `error_strings`: cuGetErrorName's and cuGetErrorString's answers, as the H200 gave
+//!   them;
+//! - `diagnostics`: traces, leak reports, misuse messages, fault injection (one module
+//!   each, see its docs), over the settings `cumock_support` reads once;
 //!   `python_frames`: the `.py` call sites of a Python program, for them.
 
 mod boundary;
 pub mod diagnostics;
-mod errors;
+mod error_strings;
 pub mod exports;
 pub mod host_bytes;
 pub mod model;

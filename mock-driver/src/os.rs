@@ -1,7 +1,8 @@
 //! The few system calls the model stands on: address space (mmap PROT_NONE), device memory
 //! (large sparse memfd arenas, and a memfd of its own for memory that was exported), and
-//! the host views through which the mock reads and writes it. Every `unsafe` of the model
-//! lives here.
+//! the host views through which the mock reads and writes it. The system calls the model
+//! needs are here (the model's own `unsafe` blocks are where it touches the program's
+//! host memory, its pools' fds and its lock across fork; see `model`).
 //!
 //! What this costs the host, and why: a process may hold 1,024 fds (the common soft
 //! limit) and 65,530 mappings (`vm.max_map_count`), and a full H200 holds about 71,000
@@ -513,47 +514,14 @@ fn fd_error(e: io::Error) -> io::Error {
 }
 
 /// Page-locked host memory the mock hands out (cuMemAllocHost, cuMemHostAlloc): an
-/// anonymous read-write mapping, unmapped on drop. The program reads and writes it
-/// directly, so it is ordinary host memory; nothing else maps it.
-#[derive(Debug)]
-pub struct HostMapping {
-    base: usize,
-    len: usize,
-}
+/// anonymous read-write mapping, unmapped on drop (`cumock_support::host`, shared with the
+/// runtime).
+pub use cumock_support::host::HostMapping;
 
-impl HostMapping {
-    /// `len` (> 0) bytes of zeroed, page-aligned host memory.
-    pub fn create(len: usize) -> io::Result<Self> {
-        // Safety: a fresh anonymous mapping, owned by the returned value.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(mapping_error(io::Error::last_os_error()));
-        }
-        Ok(Self {
-            base: p as usize,
-            len,
-        })
-    }
-
-    pub fn base(&self) -> usize {
-        self.base
-    }
-}
-
-impl Drop for HostMapping {
-    fn drop(&mut self) {
-        // Safety: the range was mapped by `create` and is owned by self.
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
-    }
+/// `len` (> 0) bytes of zeroed, page-aligned host memory; a failure says the host's limit
+/// on mappings where that is the cause.
+pub fn map_host(len: usize) -> io::Result<HostMapping> {
+    HostMapping::create(len).map_err(mapping_error)
 }
 
 /// The host's physical memory in bytes: page-locked memory cannot exceed it.
@@ -568,75 +536,9 @@ pub fn physical_memory() -> u64 {
     (pages.max(0) as u64).saturating_mul(size.max(0) as u64)
 }
 
-/// Copies the program's bytes at `addr` into `buf` without trusting the address: as many
-/// bytes as are readable from `addr` on, stopping at the first byte that is not (an
-/// unmapped page, a PROT_NONE reservation, an address past the user range). Returns how
-/// many were copied. A plain read of a bad pointer would fault the whole process; here the
-/// kernel checks the range and answers EFAULT.
-///
-/// Page by page, so that a short read ends exactly where readable memory ends whatever
-/// the kernel's granularity of partial transfers.
-pub fn read_program_memory(addr: u64, buf: &mut [u8]) -> usize {
-    const PAGE: u64 = 4096;
-    let mut done = 0usize;
-    while done < buf.len() {
-        let at = match addr.checked_add(done as u64) {
-            Some(a) if a != 0 => a,
-            _ => break,
-        };
-        let to_page_end = (PAGE - at % PAGE) as usize;
-        let n = to_page_end.min(buf.len() - done);
-        let got = read_chunk(at, &mut buf[done..done + n]);
-        done += got;
-        if got < n {
-            break;
-        }
-    }
-    done
-}
-
-/// One chunk within a page: process_vm_readv on this very process, or, where a sandbox
-/// forbids that call (seccomp: EPERM, ENOSYS), a write of the bytes into a pipe, which
-/// the kernel equally checks (EFAULT) before reading them back.
-fn read_chunk(addr: u64, buf: &mut [u8]) -> usize {
-    let local = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
-    };
-    let remote = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: buf.len(),
-    };
-    // Safety: the kernel writes at most `buf.len()` bytes into `buf`, which we own, and
-    // checks the remote range itself (EFAULT where it is not readable).
-    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
-    if n >= 0 {
-        return n as usize;
-    }
-    match io::Error::last_os_error().raw_os_error() {
-        Some(libc::EFAULT) | Some(libc::ESRCH) => 0,
-        _ => read_chunk_through_pipe(addr, buf),
-    }
-}
-
-fn read_chunk_through_pipe(addr: u64, buf: &mut [u8]) -> usize {
-    let mut fds = [0; 2];
-    // Safety: pipe2 writes two fds into the array we own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-        return 0;
-    }
-    // Safety: both fds are fresh and ours; OwnedFd closes them.
-    let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // Safety: write reads from `addr` in the kernel, which answers EFAULT for bytes that
-    // are not readable instead of faulting; a chunk (at most a page) fits a pipe's buffer.
-    let w = unsafe { libc::write(wr.as_raw_fd(), addr as *const libc::c_void, buf.len()) };
-    if w <= 0 {
-        return 0;
-    }
-    // Safety: read writes at most `w` (<= buf.len()) bytes into `buf`, which we own.
-    let r = unsafe { libc::read(rd.as_raw_fd(), buf.as_mut_ptr().cast(), w as usize) };
-    r.max(0) as usize
-}
+/// The program's bytes at `addr`, as many as are readable, without trusting the address
+/// (`cumock_support::host`, shared with the runtime).
+pub use cumock_support::host::read_program_memory;
 
 /// Whether every byte of `[start, start+len)` is mapped readable in this process, and if
 /// so whether all of it is writable too (from /proc/self/maps); None where some byte is
@@ -793,17 +695,5 @@ mod tests {
             MemFile::import(999_999),
             Err(ImportError::NotAnFd)
         ));
-    }
-
-    #[test]
-    fn the_pipe_fallback_reads_what_is_readable_and_nothing_else() {
-        // The path taken where a sandbox forbids process_vm_readv.
-        let bytes = *b"cumock";
-        let mut buf = [0u8; 6];
-        assert_eq!(read_chunk_through_pipe(bytes.as_ptr() as u64, &mut buf), 6);
-        assert_eq!(buf, bytes);
-        let space = AddressSpace::reserve(1 << 16, 1 << 16, 0).unwrap();
-        assert_eq!(read_chunk_through_pipe(space.base as u64, &mut buf), 0);
-        assert_eq!(read_program_memory(space.base as u64, &mut buf), 0);
     }
 }

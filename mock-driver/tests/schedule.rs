@@ -95,5 +95,7 @@ fn eager_and_random_schedules_keep_a_correct_program_correct() {
 fn a_schedule_that_is_not_one_says_so_and_runs_eagerly() {
     let (seen, stderr) = run("sometimes");
     assert!(stderr.contains("CUMOCK_SCHEDULE=\"sometimes\""), "{stderr}");
+    // The settings are read once, so said once, however many streams and threads ask.
+    assert_eq!(stderr.matches("CUMOCK_SCHEDULE=").count(), 1, "{stderr}");
     check_synchronised("sometimes", &seen);
 }

@@ -43,7 +43,11 @@ fn own_path() -> Option<String> {
 
 fn open_real() -> Real {
     let me = own_path();
-    let mut candidates: Vec<String> = std::env::var("CUMOCK_REAL_DRIVER").into_iter().collect();
+    let mut candidates: Vec<String> = cumock_support::settings()
+        .real_driver
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     candidates.extend(
         [
             "/usr/lib/x86_64-linux-gnu/libcuda.so.1",

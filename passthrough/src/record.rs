@@ -21,8 +21,11 @@ struct Sink {
 fn sink() -> &'static Sink {
     static S: OnceLock<Sink> = OnceLock::new();
     S.get_or_init(|| {
-        let path = std::env::var("CUMOCK_PASSTHROUGH_TRACE")
-            .unwrap_or_else(|_| format!("cumock-trace-{}.jsonl", std::process::id()));
+        let path = cumock_support::settings()
+            .passthrough_trace
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| format!("cumock-trace-{}.jsonl", std::process::id()));
         // The unit tests' binary runs this library's initialiser too: it writes no trace.
         let file = (!cfg!(test))
             .then(|| {

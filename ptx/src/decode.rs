@@ -260,7 +260,7 @@ pub enum Op {
         callee: u32,
         /// The caller's index when the callee may call it again before returning (both in
         /// one cycle of the call graph): its registers and local memory are saved for the
-        /// call and restored at the return (`exec/calls.rs`).
+        /// call and restored at the return (`executor/calls.rs`).
         save: Option<u32>,
     },
     /// `call (rets), %rd, (args), prototype;`: a call through a function's address
@@ -288,7 +288,7 @@ pub enum Op {
     },
     /// `mov.u64 %r, local_var;` in function `func` (not a kernel): the variable's local
     /// address in the running activation, which a recursive activation has in a frame of
-    /// its own (`exec/calls.rs`); else `off`, its place.
+    /// its own (`executor/calls.rs`); else `off`, its place.
     FrameAddr {
         d: Dst,
         off: u32,
@@ -432,7 +432,7 @@ pub enum Op {
     /// `mbarrier.test_wait`/`try_wait`: control, as a failed wait lets other warps run.
     MbarWait(Box<MbarWait>),
     /// `wgmma.mma_async`: control, as a warp waits there for the other three of its
-    /// warpgroup (`exec/matrix.rs`).
+    /// warpgroup (`executor/matrix.rs`).
     Wgmma(Box<WgmmaOp>),
 }
 
@@ -520,7 +520,7 @@ pub struct Program {
     pub nregs: u32,
     pub npreds: u32,
     /// Per-thread local memory: every function's frame, at a fixed place (a recursive
-    /// call saves its caller's and restores it: `exec/calls.rs`).
+    /// call saves its caller's and restores it: `executor/calls.rs`).
     pub local_bytes: u32,
     /// Module-scope `.shared` variables, at the start of every block's shared memory.
     pub module_shared: u32,
@@ -533,7 +533,7 @@ pub struct Program {
     /// Some function calls `malloc` or `free` (the device heap's).
     pub uses_heap: bool,
     /// Some recursive function has `.local` variables: each thread's local memory then
-    /// holds a stack for their activations' copies (`exec/calls.rs`).
+    /// holds a stack for their activations' copies (`executor/calls.rs`).
     pub recursive_depots: bool,
 }
 
@@ -2201,7 +2201,7 @@ impl FuncDecoder<'_> {
     /// `wgmma.mma_async.sync.aligned.m64nNkK[.satfinite].D.A.B[.and.popc] d, a, b-desc,
     /// scale-d[, imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b]`. The fence and the
     /// group instructions do nothing here: an `mma_async` completes when the fourth warp
-    /// of its warpgroup issues it (`exec/matrix.rs`), so there is nothing to wait for.
+    /// of its warpgroup issues it (`executor/matrix.rs`), so there is nothing to wait for.
     fn wgmma(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
         let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
         let what = m.take_any(&["fence", "commit_group", "wait_group", "mma_async"]);

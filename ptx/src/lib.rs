@@ -23,9 +23,18 @@
 //! address space in windows above the canonical 64-bit user range, where no host (and so
 //! no mock device) address can lie: [`SHARED_WINDOW`], [`LOCAL_WINDOW`], [`PARAM_WINDOW`],
 //! each 4 GiB. `cvta.shared`/`cvta.local` add the window base; `cvta.to.*` subtract it.
+//!
+//! Modules: `lex`, `parse`, `decode` (text to the executor's form); `executor` (blocks,
+//! warps, lanes; memory spaces, barriers, clusters, calls, async copies); `math` (the
+//! lane functions); `mma` and `wgmma` (tensor-core fragments and arithmetic); `jit`
+//! (kernels compiled to host code with Cranelift, inside the executor's loop); `printf`
+//! (device printf and assert messages); `heap` (the device heap behind `malloc`);
+//! `texture` (textures and surfaces as a kernel samples them); `tensormap` (tensor maps);
+//! `fatbin` (the PTX a fatbin holds for a compute capability); `link` (the JIT linker's
+//! PTX inputs combined).
 
 mod decode;
-mod exec;
+mod executor;
 pub mod fatbin;
 pub mod heap;
 mod jit;
@@ -41,7 +50,7 @@ mod wgmma;
 
 use std::fmt;
 
-pub use exec::{run, run_with_printf};
+pub use executor::{run, run_with_printf};
 pub use heap::DeviceHeap;
 pub use texture::{
     AddressMode, ChannelKind, Format, Image, Sampler, Storage, SurfaceObject, Texels, TextureObject,
@@ -359,17 +368,6 @@ pub enum Engine {
     Interp,
     #[default]
     Jit,
-}
-
-impl Engine {
-    /// `CUMOCK_KERNEL_ENGINE=interp|jit`; anything else (or unset) is the default.
-    pub fn from_env() -> Engine {
-        match std::env::var("CUMOCK_KERNEL_ENGINE").as_deref() {
-            Ok("interp") => Engine::Interp,
-            Ok("jit") => Engine::Jit,
-            _ => Engine::default(),
-        }
-    }
 }
 
 /// What a launch's device `printf` calls (nvcc's `vprintf`) and failed `assert`s print,

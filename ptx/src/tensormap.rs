@@ -1,7 +1,7 @@
 //! Tensor maps (`CUtensorMap`): what `cuTensorMapEncodeTiled` describes, checked against
 //! the requirements cuda.h lists for it, and its 128 bytes as the mock writes them (PTX
 //! and CUDA keep them opaque; kernels only hand their address to
-//! `cp.async.bulk.tensor`, which `exec/asynccopy.rs` runs).
+//! `cp.async.bulk.tensor`, which `executor/asynccopy.rs` runs).
 //!
 //! Emulated: tiled maps of the 13 sm_90 element types, ranks 1 to 5, any element strides,
 //! no interleave, swizzles none, 32B, 64B and 128B, out-of-bound elements read as zeros

@@ -2,7 +2,7 @@
 //! · B (K×N) + D, over the 128 threads of a warpgroup (warps 4k..4k+3 of a block). Here:
 //! the 64-bit shared-memory matrix descriptors, where each element of a matrix lies in
 //! shared memory, the register fragments, and one warp's quarter of the arithmetic. The
-//! executor's side (the four warps meeting at the instruction) is `exec/matrix.rs`.
+//! executor's side (the four warps meeting at the instruction) is `executor/matrix.rs`.
 //!
 //! Descriptors: the PTX ISA's "Matrix Descriptor Format" (bits 0-13 the start address,
 //! 16-29 the leading dimension byte offset, 32-45 the stride dimension byte offset, each

@@ -3,7 +3,7 @@
 
 use super::{Args, Expr, Ptr, Spec};
 use crate::case::Bad;
-use crate::exec::{call, Exec, Kind, Out};
+use crate::case_steps::{call, Exec, Kind, Out};
 use anyhow::Result;
 use std::ffi::c_void;
 

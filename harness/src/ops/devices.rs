@@ -2,7 +2,7 @@
 
 use super::{Args, Expr, Spec, WordOr};
 use crate::case::Bad;
-use crate::exec::{call, Exec, Kind, Out};
+use crate::case_steps::{call, Exec, Kind, Out};
 use crate::normalize;
 use anyhow::{anyhow, Result};
 use std::ffi::{c_char, CStr};

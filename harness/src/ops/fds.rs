@@ -4,7 +4,7 @@
 
 use super::{Args, Expr, Spec};
 use crate::case::Bad;
-use crate::exec::{Exec, Kind, Out};
+use crate::case_steps::{Exec, Kind, Out};
 use anyhow::{bail, Result};
 
 pub const SPECS: &[Spec] = &[

@@ -3,7 +3,7 @@
 
 use super::{Args, Expr, Spec, WordOr};
 use crate::case::Bad;
-use crate::exec::{call, Exec, Out};
+use crate::case_steps::{call, Exec, Out};
 use crate::normalize;
 use anyhow::Result;
 use std::ffi::{CStr, CString};

@@ -3,7 +3,7 @@
 
 use super::{Args, Expr, Ptr, Spec};
 use crate::case::Bad;
-use crate::exec::{call, Exec, Kind, Out};
+use crate::case_steps::{call, Exec, Kind, Out};
 use crate::expr::show_size;
 use crate::normalize;
 use anyhow::{bail, Result};

@@ -28,7 +28,7 @@ pub mod streams;
 pub mod vmm;
 
 use crate::case::{Bad, RawArg, Step};
-use crate::exec::{Exec, Out};
+use crate::case_steps::{Exec, Out};
 use anyhow::Result;
 use std::collections::HashSet;
 

@@ -8,13 +8,13 @@ use std::ffi::c_char;
 
 impl ErrorHandlingApi for Mock {
     unsafe fn cuGetErrorName(error: CUresult, p_str: *mut *const c_char) -> CuResult<()> {
-        let name =
-            crate::errors::name(error).ok_or_else(|| invalid(format!("{error} is not a CUresult")));
+        let name = crate::error_strings::name(error)
+            .ok_or_else(|| invalid(format!("{error} is not a CUresult")));
         zero_on_failure(p_str, name.map(|n| n.as_ptr()))
     }
 
     unsafe fn cuGetErrorString(error: CUresult, p_str: *mut *const c_char) -> CuResult<()> {
-        let s = crate::errors::string(error)
+        let s = crate::error_strings::string(error)
             .ok_or_else(|| invalid(format!("{error} is not a CUresult")));
         zero_on_failure(p_str, s.map(|s| s.as_ptr()))
     }

@@ -164,7 +164,7 @@ impl Driver {
             .backing
             .commit(size)
             .map_err(|why| host_limit(format!("cuMemHostAlloc of {size} bytes: {why}")))?;
-        let mapping = match os::HostMapping::create(size as usize) {
+        let mapping = match os::map_host(size as usize) {
             Ok(m) => m,
             Err(e) => {
                 st.vmm.backing.uncommit(size);
@@ -434,7 +434,7 @@ mod tests {
             context: ContextId::from_handle(1),
             device: 0,
             id: 0,
-            mapping: mapped.then(|| os::HostMapping::create(4096).unwrap()),
+            mapping: mapped.then(|| os::map_host(4096).unwrap()),
         }
     }
 
@@ -461,7 +461,7 @@ mod tests {
 
     #[test]
     fn writability_follows_the_host_mapping() {
-        let m = os::HostMapping::create(8192).unwrap();
+        let m = os::map_host(8192).unwrap();
         let base = m.base() as u64;
         assert_eq!(os::host_range_writable(base + 16, 8000), Some(true));
         assert_eq!(os::host_range_writable(base, 8193), None);

@@ -60,23 +60,6 @@ fn available_memory() -> u64 {
     cgroup().map_or(host, |room| room.min(host))
 }
 
-/// `8G`, `512M`, `1T`, `4096` (bytes), binary units, an optional `iB` or `B`.
-pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let s = s
-        .strip_suffix("iB")
-        .or_else(|| s.strip_suffix('B'))
-        .unwrap_or(s);
-    let (digits, shift) = match s.chars().last()? {
-        'k' | 'K' => (&s[..s.len() - 1], 10),
-        'm' | 'M' => (&s[..s.len() - 1], 20),
-        'g' | 'G' => (&s[..s.len() - 1], 30),
-        't' | 'T' => (&s[..s.len() - 1], 40),
-        _ => (s, 0),
-    };
-    digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
-}
-
 /// Device memory the mock backs with the host's: the bytes of allocations touched so far
 /// (see the module's note), against a limit.
 #[derive(Debug)]
@@ -102,17 +85,11 @@ impl Backing {
         }
     }
 
-    /// `CUMOCK_DEVICE_MEMORY`, or the host's available memory less the reserve.
-    pub fn from_env() -> Self {
-        let setting = std::env::var("CUMOCK_DEVICE_MEMORY").ok();
-        if let Some(v) = &setting {
-            match parse_size(v) {
-                Some(limit) => return Self::with_limit(limit, format!("CUMOCK_DEVICE_MEMORY={v}")),
-                None => eprintln!(
-                    "cumock: CUMOCK_DEVICE_MEMORY={v:?} is not a size (8G, 512M, 4096): the \
-                     default holds"
-                ),
-            }
+    /// `CUMOCK_DEVICE_MEMORY`'s limit and how it was set, or (None) the host's available
+    /// memory less the reserve.
+    pub fn from_setting(setting: Option<(u64, String)>) -> Self {
+        if let Some((limit, origin)) = setting {
+            return Self::with_limit(limit, origin);
         }
         let available = available_memory();
         let limit = available.saturating_sub(reserve(crate::os::physical_memory()));
@@ -167,19 +144,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_parse_in_binary_units() {
-        assert_eq!(parse_size("8G"), Some(8 << 30));
-        assert_eq!(parse_size("512MiB"), Some(512 << 20));
-        assert_eq!(parse_size(" 3k "), Some(3 << 10));
-        assert_eq!(parse_size("1T"), Some(1 << 40));
-        assert_eq!(parse_size("4096"), Some(4096));
-        assert_eq!(parse_size("100B"), Some(100));
-        assert_eq!(parse_size("lots"), None);
-        assert_eq!(parse_size(""), None);
-        assert_eq!(parse_size("99999999999T"), None, "overflow");
-    }
-
-    #[test]
     fn commits_stop_at_the_limit_and_say_so() {
         let b = Backing::with_limit(10 << 20, "CUMOCK_DEVICE_MEMORY=10M".into());
         b.commit(4 << 20).unwrap();
@@ -195,10 +159,7 @@ mod tests {
 
     #[test]
     fn the_default_device_memory_leaves_the_reserve_of_what_is_available() {
-        if std::env::var_os("CUMOCK_DEVICE_MEMORY").is_some() {
-            return;
-        }
-        let b = Backing::from_env();
+        let b = Backing::from_setting(None);
         let physical = crate::os::physical_memory();
         assert!(b.limit() <= physical - reserve(physical));
         assert!(

@@ -1,29 +1,47 @@
-//! The emulated driver, in safe Rust. The C boundary (`crate::exports`) converts
-//! arguments and calls these methods; unit tests call them directly.
+//! The emulated driver. The C boundary (`crate::exports`) converts arguments and calls
+//! these methods; unit tests call them directly. The model is Rust types and methods,
+//! with `unsafe` where it touches what the program or the host owns, each block with its
+//! reason: host memory the program named in a copy (`copies`, `copies2d`, `textures`,
+//! through `crate::host_bytes`), the arenas' views and exported memory (`arenas`, `vmm`),
+//! fds of memory pools (`pools`), the state's lock across fork (`process`).
 //!
 //! `Driver` and its `State` are defined here; their operations are filed by noun, each
 //! file an `impl Driver` block beside the tables it works on:
 //!
 //! - `devices`: cuInit, the devices, granularity, an allocation's properties;
 //! - `vmm_calls`: the virtual memory management calls, over the `vmm` table (itself
-//!   over `reservations`, `mappings` and `memory`);
+//!   over `reservations`, `mappings` and `arenas`);
 //! - `alloc`: cuMemAlloc and cuMemFree, cuMemGetAddressRange, cuMemGetInfo;
-//! - `copies`: copies, memsets, device memory as host pointers for a kernel;
+//! - `limits`: what the mock may take from the host (device memory backed, page-locked);
+//! - `host_memory`: page-locked and registered host memory; `managed`: managed memory;
+//! - `pools`: the stream-ordered allocator's memory pools; `ipc`: legacy IPC handles;
+//! - `copies`: copies, memsets, device memory as host pointers for a kernel; `copies2d`:
+//!   pitched memory and the 2D copies and memsets;
 //! - `context`: the contexts' tables and calls, peer access;
 //! - `streams`: streams, events and limits (their tables are in `context`);
+//!   `stream_queues`: device work in stream order, run by each stream's worker;
+//!   `ordering`: ordering-bug reports over that work;
 //! - `pointers`: cuPointerGetAttribute's view of an address;
 //! - `graphs`: CUDA graphs and their launch; `capture`: stream capture into graphs;
-//! - `module`: modules, libraries, launches and the sticky faults of kernels;
+//!   `conditional`: conditional nodes; `graph_memory`: memory nodes; `user_objects`:
+//!   graph user objects;
+//! - `module`: modules, libraries, launches and the sticky faults of kernels; `link`:
+//!   the JIT linker; `textures`: CUDA arrays, texture and surface objects;
 //! - `images`: module images read from the program's memory and from files, bounded;
 //! - `process`: the process's driver, and fork;
 //! - `profile`: the devices' description; `error`: the errors the calls return;
 //! - `ids`: the handles (`ContextId`, `StreamId`, `EventId`, `AllocationId`) and device
-//!   addresses (`DevicePtr`) the calls take and return, as types.
+//!   addresses (`DevicePtr`) the calls take and return, as types;
+//! - `tests`: the model's unit tests that span several files.
 //!
 //! The bytes of copies and memsets move through `crate::host_bytes`, beside `crate::os`:
 //! the model itself has no raw-pointer copies.
+//!
+//! The model reads no environment variable: `process::driver` gives it the process's
+//! settings (`cumock_support::Settings`) when it makes the driver.
 
 pub mod alloc;
+pub mod arenas;
 pub mod capture;
 pub mod conditional;
 pub mod context;
@@ -41,7 +59,6 @@ pub mod limits;
 pub mod link;
 pub mod managed;
 pub mod mappings;
-pub mod memory;
 pub mod module;
 pub mod ordering;
 pub mod pointers;
@@ -62,11 +79,11 @@ mod tests;
 pub use crate::host_bytes::HostBytes;
 pub use copies::{HostOrDevice, Pattern, Translation};
 pub use pointers::PointerInfo;
-pub use process::{driver, profile_from_env};
+pub use process::{driver, profile_from_settings};
 
 use context::Contexts;
+use cumock_support::Settings;
 use error::*;
-use parking_lot::Mutex;
 use profile::Profile;
 use std::sync::atomic::AtomicBool;
 use vmm::Vmm;
@@ -112,24 +129,37 @@ pub struct State {
 
 pub struct Driver {
     pub profile: Profile,
+    /// The kernel executor's settings, given at creation.
+    kernel: module::KernelSettings,
     initialized: AtomicBool,
     /// Set in a child forked after cuInit.
     forked_after_init: AtomicBool,
     /// Private, so that the state is read and changed only through `Driver`'s calls (and
     /// [`Driver::with_vmm`] for the leak report).
-    state: Mutex<State>,
+    state: cumock_support::ForkSafeMutex<State>,
 }
 
 impl Driver {
+    /// A driver with every setting at its default (the model's tests).
     pub fn new(profile: Profile) -> Self {
+        Self::with_settings(profile, &Settings::default())
+    }
+
+    /// A driver with the settings' values: `lenient`, the device memory it may back, the
+    /// kernel executor's threads, limits and engine.
+    pub fn with_settings(profile: Profile, settings: &Settings) -> Self {
         let n = profile.devices.len();
         let granularity = profile.minimum_granularity();
+        let mut vmm = Vmm::new(n, granularity);
+        vmm.lenient = settings.lenient;
+        vmm.backing = limits::Backing::from_setting(settings.device_memory.clone());
         Self {
             profile,
+            kernel: module::KernelSettings::from(settings),
             initialized: AtomicBool::new(false),
             forked_after_init: AtomicBool::new(false),
-            state: Mutex::new(State {
-                vmm: Vmm::new(n, granularity),
+            state: cumock_support::ForkSafeMutex::new(State {
+                vmm,
                 contexts: Contexts::new(n),
                 modules: module::Modules::default(),
                 pools: pools::Pools::new(n),

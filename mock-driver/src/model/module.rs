@@ -1467,11 +1467,10 @@ impl Driver {
             shared: req.shared,
             params: req.params.clone(),
             sm_count: self.device_attribute(device, DEV_MULTIPROCESSOR_COUNT, 132) as u32,
-            host_threads: kernel_settings().host_threads,
-            step_limit: kernel_settings().step_limit,
-            time_limit: kernel_settings().time_limit,
-            // CUMOCK_KERNEL_ENGINE=interp|jit: the interpreter stays the reference.
-            engine: kernel_settings().engine,
+            host_threads: self.kernel.host_threads,
+            step_limit: self.kernel.step_limit,
+            time_limit: self.kernel.time_limit,
+            engine: self.kernel.engine,
             printf_fifo,
             cooperative: req.cooperative,
             cluster,
@@ -1606,7 +1605,8 @@ impl Driver {
             if fault.kind == ptx::FaultKind::TimeLimit {
                 message.push_str(&format!(
                     " (CUMOCK_KERNEL_TIMEOUT=SECONDS sets the limit, 0 for none; the default \
-                     is {DEFAULT_KERNEL_TIMEOUT_S} s)"
+                     is {} s)",
+                    cumock_support::settings::DEFAULT_KERNEL_TIMEOUT_S
                 ));
             }
             crate::diagnostics::kernel_fault(&message);
@@ -1684,69 +1684,43 @@ impl Driver {
     }
 }
 
-/// Host threads that run a launch's blocks: all the cores, or `CUMOCK_KERNEL_THREADS`.
-/// The executor's settings, read from the environment once: they do not change under a
-/// running program, and reading them (available_parallelism reads the cgroup's files) on
-/// every launch cost more than the rest of an empty kernel's launch.
-struct KernelSettings {
+/// The executor's settings, given once when the driver is made: they do not change under
+/// a running program, and finding the host's CPUs (available_parallelism reads the
+/// cgroup's files) on every launch cost more than the rest of an empty kernel's launch.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct KernelSettings {
+    /// Host threads that run a launch's blocks: all the cores, or
+    /// `CUMOCK_KERNEL_THREADS`.
     host_threads: usize,
+    /// A GPU has no watchdog for compute kernels, so an endless loop hangs it; the mock
+    /// does the same unless `CUMOCK_KERNEL_STEP_LIMIT` caps the instructions a warp may
+    /// issue (then the launch ends in CUDA_ERROR_LAUNCH_TIMEOUT).
     step_limit: Option<u64>,
+    /// A GPU with a display has a watchdog that ends a long kernel in
+    /// CUDA_ERROR_LAUNCH_TIMEOUT; a compute GPU has none and hangs. The mock bounds every
+    /// launch by default (`CUMOCK_KERNEL_TIMEOUT=SECONDS`, fractions allowed; 0: no
+    /// limit), so that a runaway kernel ends a CI job with a message rather than hanging
+    /// it. The executor polls the deadline, so it holds whichever thread runs the launch.
     time_limit: Option<std::time::Duration>,
+    /// `CUMOCK_KERNEL_ENGINE=interp|jit`: the interpreter stays the reference.
     engine: ptx::Engine,
 }
 
-fn kernel_settings() -> &'static KernelSettings {
-    static SETTINGS: std::sync::OnceLock<KernelSettings> = std::sync::OnceLock::new();
-    SETTINGS.get_or_init(|| KernelSettings {
-        host_threads: host_threads(),
-        step_limit: step_limit(),
-        time_limit: kernel_timeout(),
-        engine: ptx::Engine::from_env(),
-    })
-}
-
-fn host_threads() -> usize {
-    std::env::var("CUMOCK_KERNEL_THREADS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n: &usize| *n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
-/// A launch's wall-clock limit when `CUMOCK_KERNEL_TIMEOUT` says nothing: five minutes,
-/// far beyond what a kernel of a test suite takes on the host, and far below the hours
-/// after which a CI job that hangs is killed without a word.
-const DEFAULT_KERNEL_TIMEOUT_S: u64 = 300;
-
-/// A GPU with a display has a watchdog that ends a long kernel in
-/// CUDA_ERROR_LAUNCH_TIMEOUT; a compute GPU has none and hangs. The mock bounds every
-/// launch by default (`CUMOCK_KERNEL_TIMEOUT=SECONDS`, fractions allowed; 0: no limit),
-/// so that a runaway kernel ends a CI job with a message rather than hanging it. The
-/// executor polls the deadline, so it holds whichever thread runs the launch.
-fn kernel_timeout() -> Option<std::time::Duration> {
-    let secs = match std::env::var("CUMOCK_KERNEL_TIMEOUT") {
-        Ok(v) => match v.trim().parse::<f64>() {
-            Ok(s) if s.is_finite() && s >= 0.0 => s,
-            _ => {
-                eprintln!(
-                    "cumock: CUMOCK_KERNEL_TIMEOUT={v:?} is not a number of seconds: the \
-                     default, {DEFAULT_KERNEL_TIMEOUT_S} s, holds"
-                );
-                DEFAULT_KERNEL_TIMEOUT_S as f64
-            }
-        },
-        Err(_) => DEFAULT_KERNEL_TIMEOUT_S as f64,
-    };
-    (secs > 0.0).then(|| std::time::Duration::from_secs_f64(secs.min(1e9)))
-}
-
-/// A GPU has no watchdog for compute kernels, so an endless loop hangs it; the mock does
-/// the same unless `CUMOCK_KERNEL_STEP_LIMIT` caps the instructions a warp may issue
-/// (then the launch ends in CUDA_ERROR_LAUNCH_TIMEOUT).
-fn step_limit() -> Option<u64> {
-    std::env::var("CUMOCK_KERNEL_STEP_LIMIT")
-        .ok()
-        .and_then(|v| v.parse().ok())
+impl From<&cumock_support::Settings> for KernelSettings {
+    fn from(s: &cumock_support::Settings) -> Self {
+        Self {
+            host_threads: s
+                .kernel_threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            step_limit: s.kernel_step_limit,
+            time_limit: s.kernel_timeout,
+            engine: match s.kernel_engine {
+                Some(cumock_support::KernelEngine::Interp) => ptx::Engine::Interp,
+                Some(cumock_support::KernelEngine::Jit) => ptx::Engine::Jit,
+                None => ptx::Engine::default(),
+            },
+        }
+    }
 }
 
 /// cuOccupancyMaxActiveClusters as the H200 (driver 580.159.04) answered it, by blocks of

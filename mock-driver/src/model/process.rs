@@ -5,6 +5,7 @@
 use super::error::*;
 use super::profile::Profile;
 use super::Driver;
+use cumock_support::Settings;
 use std::sync::atomic::Ordering;
 
 impl Driver {
@@ -22,13 +23,16 @@ impl Driver {
     }
 }
 
-/// The process's driver, made on first use from the environment (`CUMOCK_PROFILE`, a
-/// profile file; `CUMOCK_DEVICES`, a device count).
+/// The process's driver, made on first use from the process's settings (read once by
+/// `cumock_support::settings`, through the diagnostics, which say what did not parse):
+/// the only place the model is given them.
 pub fn driver() -> Result<&'static Driver, &'static str> {
     static DRIVER: std::sync::OnceLock<Result<Driver, String>> = std::sync::OnceLock::new();
     DRIVER
         .get_or_init(|| {
-            let d = profile_from_env().map(Driver::new);
+            let settings = crate::diagnostics::settings();
+            super::stream_queues::set_schedule(settings.schedule);
+            let d = profile_from_settings(settings).map(|p| Driver::with_settings(p, settings));
             // Safety: registering plain extern "C" functions with no captured state.
             unsafe {
                 libc::pthread_atfork(
@@ -48,27 +52,22 @@ pub fn driver() -> Result<&'static Driver, &'static str> {
 /// sides, so the child starts with a consistent, unlocked state.
 extern "C" fn before_fork() {
     if let Ok(d) = driver() {
-        std::mem::forget(d.state.lock());
+        d.state.hold_for_fork();
     }
 }
 
 extern "C" fn after_fork_parent() {
     if let Ok(d) = driver() {
-        // Safety: before_fork took the lock in this thread and forgot its guard.
-        unsafe { d.state.force_unlock() };
+        // Safety: before_fork took the lock in this thread.
+        unsafe { d.state.release_in_parent() };
     }
 }
 
 extern "C" fn after_fork_child() {
     if let Ok(d) = driver() {
-        // An unlock could hand the lock to a thread parked on it in the parent, which
-        // does not exist here: the child resets the lock to its initial state instead.
         // Safety: this thread is the only one in the child, and it holds the lock (taken
-        // in before_fork), so nothing else reads the lock's state while it is written.
-        unsafe {
-            let raw = d.state.raw() as *const parking_lot::RawMutex as *mut parking_lot::RawMutex;
-            raw.write(<parking_lot::RawMutex as parking_lot::lock_api::RawMutex>::INIT);
-        }
+        // in before_fork).
+        unsafe { d.state.reset_in_child() };
         d.state.lock().vmm.after_fork_child();
         if d.initialized.load(Ordering::Acquire) {
             d.forked_after_init.store(true, Ordering::Release);
@@ -76,17 +75,18 @@ extern "C" fn after_fork_child() {
     }
 }
 
-pub fn profile_from_env() -> Result<Profile, String> {
-    if let Ok(path) = std::env::var("CUMOCK_PROFILE") {
-        let bytes = super::images::read_file(&path, super::images::MAX_PROFILE_BYTES)
+/// The devices: a profile file (`CUMOCK_PROFILE`), cut to `CUMOCK_DEVICES` of them if
+/// that is set, or that many copies of the built-in H200.
+pub fn profile_from_settings(settings: &Settings) -> Result<Profile, String> {
+    let devices = settings.devices.clone()?;
+    if let Some(path) = &settings.profile {
+        let path = path.display();
+        let bytes = super::images::read_file(&path.to_string(), super::images::MAX_PROFILE_BYTES)
             .map_err(|e| format!("CUMOCK_PROFILE={e}"))?;
         let text = String::from_utf8(bytes)
             .map_err(|_| format!("CUMOCK_PROFILE={path}: not UTF-8 text"))?;
         let mut p = Profile::parse(&text).map_err(|e| format!("CUMOCK_PROFILE={path}: {e}"))?;
-        if let Ok(n) = std::env::var("CUMOCK_DEVICES") {
-            let n: usize = n
-                .parse()
-                .map_err(|_| format!("CUMOCK_DEVICES={n} is not a number"))?;
+        if let Some(n) = devices {
             if n > p.devices.len() {
                 return Err(format!(
                     "CUMOCK_DEVICES={n} but the profile has {} device(s)",
@@ -101,11 +101,8 @@ pub fn profile_from_env() -> Result<Profile, String> {
         }
         return Ok(p);
     }
-    match std::env::var("CUMOCK_DEVICES") {
-        Ok(n) => Profile::builtin_with_devices(
-            n.parse()
-                .map_err(|_| format!("CUMOCK_DEVICES={n} is not a number"))?,
-        ),
-        Err(_) => Ok(Profile::builtin()),
+    match devices {
+        Some(n) => Profile::builtin_with_devices(n),
+        None => Ok(Profile::builtin()),
     }
 }

@@ -75,19 +75,26 @@ pub(super) fn thread_serial() -> u64 {
     SERIAL.with(|s| *s)
 }
 
-/// When a stream's worker runs its next job (`CUMOCK_SCHEDULE`, read once).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Schedule {
-    /// As soon as what it follows has run.
-    Eager,
-    /// Only once something waits for it, or asks whether it is done (a query that says
-    /// CUDA_ERROR_NOT_READY also asks for the work, so that polling loops end), or after
-    /// [`LAZY_LIMIT`] with nobody asking: a GPU runs all its work eventually, and a host
-    /// that spins on a flag the device sets would otherwise wait forever.
-    Lazy,
-    /// After a delay of up to [`RANDOM_MAX_DELAY`] drawn from the seed, the queue and the
-    /// job's place in it.
-    Random(u64),
+/// When a stream's worker runs its next job (`CUMOCK_SCHEDULE`, parsed by
+/// `cumock_support::settings`): `Eager`, as soon as what it follows has run; `Lazy`, only
+/// once something waits for it, or asks whether it is done (a query that says
+/// CUDA_ERROR_NOT_READY also asks for the work, so that polling loops end), or after
+/// [`LAZY_LIMIT`] with nobody asking: a GPU runs all its work eventually, and a host that
+/// spins on a flag the device sets would otherwise wait forever; `Random(seed)`, after a
+/// delay of up to [`RANDOM_MAX_DELAY`] drawn from the seed, the queue and the job's place
+/// in it.
+pub use cumock_support::Schedule;
+
+/// The process's schedule, given once by the process's driver when it is made
+/// (`process::driver`); eager until then, and for drivers made otherwise (the tests').
+static SCHEDULE: std::sync::OnceLock<Schedule> = std::sync::OnceLock::new();
+
+pub fn set_schedule(schedule: Schedule) {
+    let _ = SCHEDULE.set(schedule);
+}
+
+fn schedule() -> Schedule {
+    SCHEDULE.get().copied().unwrap_or_default()
 }
 
 /// Whether work is deferred (`CUMOCK_SCHEDULE=lazy` or `random:SEED`): then the work a
@@ -98,7 +105,7 @@ pub enum Schedule {
 /// memset on a non-blocking stream saw a synchronous one done: probe host_memory,
 /// memset-async-and-2d-async).
 pub fn deferred() -> bool {
-    !matches!(Schedule::get(), Schedule::Eager)
+    !matches!(schedule(), Schedule::Eager)
 }
 
 /// The longest a job waits under `CUMOCK_SCHEDULE=lazy` when nothing asks for it.
@@ -106,44 +113,16 @@ pub const LAZY_LIMIT: std::time::Duration = std::time::Duration::from_millis(250
 /// The longest delay before a job under `CUMOCK_SCHEDULE=random:SEED`.
 pub const RANDOM_MAX_DELAY: std::time::Duration = std::time::Duration::from_micros(2000);
 
-impl Schedule {
-    /// `eager`, `lazy` or `random:SEED`; anything else is eager, said once on stderr.
-    pub fn parse(text: &str) -> Result<Schedule, String> {
-        match text.trim() {
-            "" | "eager" => Ok(Schedule::Eager),
-            "lazy" => Ok(Schedule::Lazy),
-            t => match t.strip_prefix("random:").map(|n| n.trim().parse::<u64>()) {
-                Some(Ok(seed)) => Ok(Schedule::Random(seed)),
-                _ => Err(format!(
-                    "CUMOCK_SCHEDULE={t:?} is not eager, lazy or random:SEED (a number): \
-                     eager holds"
-                )),
-            },
-        }
-    }
-
-    fn get() -> Schedule {
-        static SCHEDULE: std::sync::OnceLock<Schedule> = std::sync::OnceLock::new();
-        *SCHEDULE.get_or_init(|| {
-            let text = std::env::var("CUMOCK_SCHEDULE").unwrap_or_default();
-            Schedule::parse(&text).unwrap_or_else(|e| {
-                eprintln!("cumock: {e}");
-                Schedule::Eager
-            })
-        })
-    }
-
-    /// The delay before job `ticket` of queue `queue` under `random:seed`: a hash of the
-    /// three (splitmix64), so a seed gives the same delays in every run.
-    fn random_delay(seed: u64, queue: u64, ticket: u64) -> std::time::Duration {
-        let mut z = seed
-            .wrapping_add(queue.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-            .wrapping_add(ticket.wrapping_mul(0xbf58_476d_1ce4_e5b9));
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        RANDOM_MAX_DELAY.mul_f64((z >> 11) as f64 / (1u64 << 53) as f64)
-    }
+/// The delay before job `ticket` of queue `queue` under `random:seed`: a hash of the
+/// three (splitmix64), so a seed gives the same delays in every run.
+fn random_delay(seed: u64, queue: u64, ticket: u64) -> std::time::Duration {
+    let mut z = seed
+        .wrapping_add(queue.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .wrapping_add(ticket.wrapping_mul(0xbf58_476d_1ce4_e5b9));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    RANDOM_MAX_DELAY.mul_f64((z >> 11) as f64 / (1u64 << 53) as f64)
 }
 
 /// How many jobs of a queue have run, and up to which one something has asked for.
@@ -184,7 +163,7 @@ impl Progress {
                 }
             }
             Schedule::Random(seed) => {
-                std::thread::sleep(Schedule::random_delay(seed, queue, ticket));
+                std::thread::sleep(random_delay(seed, queue, ticket));
             }
         }
     }
@@ -234,7 +213,7 @@ impl Queue {
         let p = progress.clone();
         static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let schedule = Schedule::get();
+        let schedule = schedule();
         std::thread::Builder::new()
             .name("cumock-stream".into())
             .spawn(move || {
@@ -451,7 +430,7 @@ mod tests {
             let e = Schedule::parse(bad).unwrap_err();
             assert!(e.contains("eager holds"), "{bad}: {e}");
         }
-        let d = |seed, q, t| Schedule::random_delay(seed, q, t);
+        let d = |seed, q, t| random_delay(seed, q, t);
         assert_eq!(d(7, 1, 2), d(7, 1, 2));
         let delays: Vec<_> = (0..64).map(|t| d(7, 1, t)).collect();
         assert!(delays.iter().all(|x| *x <= RANDOM_MAX_DELAY));

@@ -118,7 +118,7 @@ fn released_memory_is_reused_and_reads_zeros() {
     let va = d.address_reserve(G, 0, DevicePtr::NULL, 0).unwrap();
     let mut places = Vec::new();
     // Touched memory goes back to the host 64 ranges at a time (see
-    // memory::DeviceMemory::release); then its ranges are reused.
+    // arenas::DeviceMemory::release); then its ranges are reused.
     for round in 0..150u8 {
         let h = d.create(G, dev_prop(&d, 0), 0).unwrap();
         d.map(va, G, 0, h, 0).unwrap();

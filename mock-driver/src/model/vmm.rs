@@ -4,18 +4,18 @@
 //! The rules are the real driver's as observed on an H200 (driver 580.159.04): see
 //! `cases/` for each, by the CUDA function's name.
 //!
-//! Where the bytes are: an allocation is a range of an arena (`memory::DeviceMemory`)
+//! Where the bytes are: an allocation is a range of an arena (`arenas::DeviceMemory`)
 //! until it is exported, when its pages move once to a file of its own that another
 //! process can map (`os::MemFile`); imports are such files. Mapping is bookkeeping: the
 //! reserved addresses stay PROT_NONE, so the host faults on a device address as it does
 //! on a GPU, and copies, memsets and kernels reach the bytes through
 //! [`Vmm::segments`] (host pointers into the arena or file), so aliases see the same bytes.
 
+use super::arenas::{AddressPool, ArenaRange, DeviceMemory};
 use super::error::*;
 use super::ids::{AllocationId, ContextId};
 use super::limits::Backing;
 use super::mappings::Mappings;
-use super::memory::{AddressPool, ArenaRange, DeviceMemory};
 use super::reservations::Reservations;
 use crate::os::{HostPtr, ImportError, MemFile};
 use cumock_abi::consts::*;
@@ -247,14 +247,16 @@ pub struct Vmm {
 }
 
 impl Vmm {
-    /// `granularity`: the profile's minimum, to which every mapping is aligned.
+    /// `granularity`: the profile's minimum, to which every mapping is aligned. Not
+    /// lenient, and backed up to the host's default limit (the driver sets both from
+    /// the settings).
     pub fn new(devices: usize, granularity: u64) -> Self {
         Self {
             used: vec![0; devices],
             mappings: Mappings::new(granularity),
             next_handle: 1,
-            lenient: std::env::var("CUMOCK_LENIENT").is_ok_and(|v| v == "1"),
-            backing: Backing::from_env(),
+            lenient: false,
+            backing: Backing::from_setting(None),
             ..Default::default()
         }
     }
@@ -1221,7 +1223,7 @@ impl Vmm {
     }
 
     /// In a child after fork: no other thread is moving bytes here, and the parent's
-    /// arenas are the parent's (see `memory::DeviceMemory::after_fork_child`).
+    /// arenas are the parent's (see `arenas::DeviceMemory::after_fork_child`).
     /// Allocates nothing: it runs in a fork handler.
     pub fn after_fork_child(&mut self) {
         self.bytes_in_use.store(0, Ordering::Release);

@@ -1,12 +1,12 @@
 //! sm_90's asynchronous copies and the barriers that track them, decoded into
 //! [`AsyncOp`] and [`Op::MbarWait`]: `cp.async` (and its groups, and
 //! `cp.async.mbarrier.arrive`), the 1-D bulk copies `cp.async.bulk` (and their groups),
-//! and `mbarrier.*` on shared memory. What they do is `exec/asynccopy.rs`'s.
+//! and `mbarrier.*` on shared memory. What they do is `executor/asynccopy.rs`'s.
 //!
 //! Each operand keeps its form (register or immediate, address and offset); the
 //! modifiers with nothing to emulate on the host (cache levels and policies, memory
 //! ordering and scopes) are taken and dropped here. A `.shared::cluster` destination or
-//! mbarrier may be another block's of the cluster (`exec/cluster.rs`); the block's own
+//! mbarrier may be another block's of the cluster (`executor/cluster.rs`); the block's own
 //! `.shared::cta` window lies inside the `.shared::cluster` one. 1-D bulk copies from
 //! global memory may multicast to the cluster's blocks; tensor copies do not (refused at
 //! load, saying so).

@@ -4,7 +4,7 @@
 //! Every function has its own registers and local memory at fixed places (no frame
 //! pointer), so a call saves nothing, unless the callee may call the caller again before
 //! returning: then the caller's registers, predicates and local memory are saved at the
-//! call and restored at the return (`exec/calls.rs`). That happens exactly when caller
+//! call and restored at the return (`executor/calls.rs`). That happens exactly when caller
 //! and callee are in one strongly connected component of the call graph, where an
 //! indirect call is an edge to every function whose address the module takes.
 
@@ -29,7 +29,7 @@ pub struct FuncRt {
     pub preds: (u32, u32),
     pub locals: [(u32, u32); 2],
     /// The local memory its `.local` variables take (its depot, which a GPU keeps on the
-    /// stack): a recursive activation has its own copy (`exec/calls.rs`).
+    /// stack): a recursive activation has its own copy (`executor/calls.rs`).
     pub depot: (u32, u32),
     /// Its strongly connected component in the call graph.
     pub scc: u32,
@@ -150,7 +150,7 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
         f.scc = scc[k];
         f.recursive = members[scc[k] as usize] > 1 || edges[k].contains(&(k as u32));
     }
-    // Per-thread local memory for recursive activations' depots (`exec/calls.rs`).
+    // Per-thread local memory for recursive activations' depots (`executor/calls.rs`).
     prog.recursive_depots = prog
         .funcs
         .iter()

@@ -25,7 +25,7 @@ use super::{
 };
 use super::{OFF_INSTRUCTIONS, OFF_MASK, OFF_OTHER, OFF_PREDS, OFF_REGS, OFF_STEPS, OFF_STOP_AT};
 use crate::decode::{BoolOp, Dst, Op, Program, Space, Src, Sreg};
-use crate::exec::TLB_ENTRIES;
+use crate::executor::TLB_ENTRIES;
 use crate::math::{Cmp, Ty};
 use crate::{PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE};
 
@@ -783,7 +783,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         }
     }
     let uni = uniform::analyse(prog, &reach, &kinds, entry as usize);
-    if std::env::var_os("CUMOCK_JIT_UNITS").is_some() {
+    if cumock_support::settings().jit_units {
         let names = |flags: &[bool]| {
             flags
                 .iter()
@@ -962,7 +962,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         g.b.finalize();
     }
     // CUMOCK_JIT_DISASM=1: the host code of each kernel on stderr (for tuning).
-    let disasm = std::env::var_os("CUMOCK_JIT_DISASM").is_some();
+    let disasm = cumock_support::settings().jit_disasm;
     ctx.set_disasm(disasm);
     module
         .define_function(id, &mut ctx)
@@ -973,13 +973,15 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     // CUMOCK_JIT_DUMP=DIR: each kernel's machine code in DIR/jit-ADDR.bin, ADDR where it
     // lies (for profiling: `objdump -D -b binary -mi386:x86-64 --adjust-vma=0xADDR` lines
     // up with `perf script`'s addresses; perf finds the function by cranelift's map).
-    let dump = std::env::var_os("CUMOCK_JIT_DUMP")
+    let dump = cumock_support::settings()
+        .jit_dump
+        .as_ref()
         .and_then(|d| Some((d, ctx.compiled_code()?.code_buffer().to_vec())));
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let code = module.get_finalized_function(id);
     if let Some((dir, bytes)) = dump {
-        let path = std::path::Path::new(&dir).join(format!("jit-{:x}.bin", code as usize));
+        let path = dir.join(format!("jit-{:x}.bin", code as usize));
         let _ = std::fs::write(&path, bytes);
         eprintln!("jit code at {:x}: {}", code as usize, path.display());
     }

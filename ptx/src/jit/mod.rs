@@ -5,7 +5,7 @@
 //! self-contained), and it compiles in milliseconds, which lazily compiling each kernel
 //! of a module with hundreds of them needs.
 //!
-//! The compiled code is a fast path inside the interpreter's own loop (`exec::run_group`),
+//! The compiled code is a fast path inside the interpreter's own loop (`executor::run_group`),
 //! never a second executor: it works on the same warp (the register file laid out as
 //! `regs[reg * 32 + lane]`, predicates as one bit per lane), runs while the warp's group of
 //! lanes goes on in straight lines or uniform branches, and returns the pc at which the
@@ -82,7 +82,7 @@ use std::ffi::c_void;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
-use crate::exec::{BlockCtx, Fault, TlbEntry, Warp};
+use crate::executor::{BlockCtx, Fault, TlbEntry, Warp};
 use crate::Module;
 
 /// Per kernel of a module: its compiled code, or None when it did not compile (the
@@ -370,7 +370,7 @@ pub(crate) extern "C" fn helper_lookup(frame: *mut Frame, addr: u64, total: u64,
         return 0;
     }
     // Safety: as above.
-    let tlb = unsafe { std::slice::from_raw_parts(f.tlb, crate::exec::TLB_ENTRIES) };
+    let tlb = unsafe { std::slice::from_raw_parts(f.tlb, crate::executor::TLB_ENTRIES) };
     for e in tlb {
         let delta = (e.host as u64).wrapping_sub(e.base);
         if e.len >= total

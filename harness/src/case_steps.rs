@@ -98,7 +98,7 @@ fn code_name(code: u32) -> String {
 macro_rules! call {
     ($api:expr, $name:ident($($arg:expr),* $(,)?)) => {{
         let Some(f) = $api.$name else {
-            return Ok($crate::exec::Out { result: concat!("not-exported: ", stringify!($name)).to_owned(), outputs: Vec::new() });
+            return Ok($crate::case_steps::Out { result: concat!("not-exported: ", stringify!($name)).to_owned(), outputs: Vec::new() });
         };
         // Safety: the arguments match the signature in cuda.h; pointers are to live locals.
         unsafe { f($($arg),*) }

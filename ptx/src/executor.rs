@@ -423,7 +423,7 @@ pub(crate) struct Warp {
     /// The carry flag of each lane (`add.cc` and friends).
     cc: u32,
     /// Per lane, the count of completed cluster barrier phases its `barrier.cluster.wait`
-    /// waits for (`exec/cluster.rs`).
+    /// waits for (`executor/cluster.rs`).
     cluster_target: [u32; 32],
     pub(crate) steps: u64,
     /// `%tid.x`, `%tid.y`, `%tid.z` of each lane, for the block shape and warp index in
@@ -473,7 +473,7 @@ pub(crate) struct BlockCtx<'a> {
     yielding: bool,
     /// Reads of the grid workspace since the block last took its host thread.
     grid_polls: u32,
-    /// Changes to any mbarrier of the block (`exec/asynccopy.rs`), and the last wait that
+    /// Changes to any mbarrier of the block (`executor/asynccopy.rs`), and the last wait that
     /// found a phase incomplete (warp, lane, pc, the mbarrier's offset): a block whose
     /// warps only poll, with no mbarrier changing, is deadlocked.
     mbar_changes: u64,
@@ -484,7 +484,7 @@ pub(crate) struct BlockCtx<'a> {
     /// The launch's cluster shape ([1, 1, 1] without clusters) and whether it gave one.
     cluster_shape: [u32; 3],
     explicit_cluster: bool,
-    /// While a cluster of several blocks runs: its blocks by rank (`exec/cluster.rs`);
+    /// While a cluster of several blocks runs: its blocks by rank (`executor/cluster.rs`);
     /// the running block's entry is a placeholder, its state being in this context.
     cluster_blocks: Vec<BlockState>,
     cluster_bar: cluster::ClusterBarrier,
