@@ -712,6 +712,11 @@ fn malformed_wgmma_is_refused_at_load_naming_why() {
         format!("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {d4}, %rd1, %rd2, 0, -1, 1;"),
         format!("wgmma.mma_async.sync.aligned.m64n8k32.satfinite.s32.u8.s8 {d4}, %rd1, %rd2, %p1;"),
         "wgmma.wait_group.sync.aligned 1;".to_string(),
+        // Sparse: metadata and selector after B.
+        format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {d4}, %rd1, %rd2, %r9, 1, %p1, 1, 1, 0, 0;"),
+        format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16 {d4}, {{%r4,%r5,%r6,%r7}}, %rd2, %r9, 0, 1, -1, 1, 1;"),
+        format!("wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32 {d4}, %rd1, %rd2, %r9, 0, 1, 1, 1;"),
+        format!("wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.u8 {d4}, %rd1, %rd2, %r9, 0, 1;"),
     ];
     for inst in &ok {
         Module::parse(&one(inst)).unwrap_or_else(|e| panic!("{inst}: {e:?}"));
@@ -724,10 +729,15 @@ fn malformed_wgmma_is_refused_at_load_naming_why() {
         (format!("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d4}, %rd1, %rd2, 1, 1, 1, 2, 0;"), Semantic, "imm-trans-a"),
         // D's registers: N/2 for f32.
         ("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%r0,%r1,%r2,%r3}, %rd1, %rd2, 1, 1, 1, 0, 0;".to_string(), Semantic, "D takes 8 registers"),
-        // Shapes and types sm_90a does not have; sparse wgmma; .satfinite on floats.
+        // Shapes and types sm_90a does not have (dense K for sparse, sparse b1); selectors;
+        // .satfinite on floats.
         (format!("wgmma.mma_async.sync.aligned.m64n12k16.f32.f16.f16 {d4}, %rd1, %rd2, 1, 1, 1, 0, 0;"), Unsupported, "wgmma"),
         (format!("wgmma.mma_async.sync.aligned.m64n40k32.s32.s8.s8 {d4}, %rd1, %rd2, 1;"), Unsupported, "wgmma"),
-        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {d4}, %rd1, %rd2, %r9, 0, 1, 1, 1, 0, 0;"), Unsupported, "wgmma"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.f16.f16 {d4}, %rd1, %rd2, %r9, 0, 1, 1, 1, 0, 0;"), Unsupported, "wgmma"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {d4}, %rd1, %rd2, %r9, 2, 1, 1, 1, 0, 0;"), Semantic, "sp-sel"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.u8 {d4}, %rd1, %rd2, %r9, 1, 1;"), Semantic, "sp-sel"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {d4}, %rd1, %rd2, 1, 1, 1, 0, 0;"), Semantic, "takes 10 operands"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k512.s32.b1.b1.and.popc {d4}, %rd1, %rd2, %r9, 0, 1;"), Unsupported, "wgmma"),
         (format!("wgmma.mma_async.sync.aligned.m64n8k16.satfinite.f32.f16.f16 {d4}, %rd1, %rd2, 1, 1, 1, 0, 0;"), Unsupported, "wgmma"),
         ("wgmma.wait_group.sync.aligned %r1;".to_string(), Semantic, "integer constant"),
     ];
