@@ -159,7 +159,9 @@ impl TensorMap {
         let invalid = |s: String| Err(Refusal::Invalid(s));
         let rank = a.tiled.rank;
         if !(3..=5).contains(&rank) {
-            return invalid(format!("tensorRank {rank} is outside 3..=5 for an im2col map"));
+            return invalid(format!(
+                "tensorRank {rank} is outside 3..=5 for an im2col map"
+            ));
         }
         let mut m = Self::common(&TiledArgs {
             box_dim: &[],
@@ -201,10 +203,7 @@ impl TensorMap {
             ));
         }
         if !(1..=1024).contains(&a.pixels) {
-            return invalid(format!(
-                "pixelsPerColumn {} is outside 1..=1024",
-                a.pixels
-            ));
+            return invalid(format!("pixelsPerColumn {} is outside 1..=1024", a.pixels));
         }
         let esize = m.element_bytes();
         let pixel = u64::from(a.channels) * esize;
@@ -731,11 +730,7 @@ mod tests {
     #[test]
     fn im2col_maps_are_checked_as_cuda_h_says() {
         // NHWC f32: C 8, W 5, H 4, N 2.
-        let (d, st, es) = (
-            [8u64, 5, 4, 2],
-            [32u64, 160, 640],
-            [1u32, 1, 1, 1],
-        );
+        let (d, st, es) = ([8u64, 5, 4, 2], [32u64, 160, 640], [1u32, 1, 1, 1]);
         let t = || args(&d, &st, &[], &es);
         let m = im2col(t(), &[-1, -1], &[-1, -1], 8, 12).unwrap();
         assert_eq!(m.box_bytes(), 8 * 12 * 4);
@@ -747,7 +742,10 @@ mod tests {
         let t3 = || args(&d[..3], &st[..2], &[], &es[..3]);
         assert!(im2col(t3(), &[-300], &[200], 8, 12).is_ok());
         let t5 = || args(&[8, 5, 4, 3, 2], &[32, 160, 640, 1920], &[], &[1; 5]);
-        assert!(bad(im2col(t5(), &[-17, 0, 0], &[0, 0, 0], 8, 12)), "5d corner");
+        assert!(
+            bad(im2col(t5(), &[-17, 0, 0], &[0, 0, 0], 8, 12)),
+            "5d corner"
+        );
         assert!(im2col(t5(), &[-16, 0, 0], &[15, 0, 0], 8, 12).is_ok());
         // An empty bounding box: W from 3 to 5 - 1 - 2 = 2.
         assert!(bad(im2col(t(), &[3, 0], &[-2, 0], 8, 12)), "empty box");
@@ -756,11 +754,20 @@ mod tests {
         assert!(bad(im2col(t(), &[0, 0], &[0, 0], 8, 1025)), "1025 pixels");
         assert!(im2col(t(), &[0, 0], &[0, 0], 8, 1024).is_ok());
         // Ranks 1 and 2 have no image.
-        assert!(bad(im2col(args(&[8, 5], &[32], &[], &[1, 1]), &[], &[], 8, 4)));
+        assert!(bad(im2col(
+            args(&[8, 5], &[32], &[], &[1, 1]),
+            &[],
+            &[],
+            8,
+            4
+        )));
         // 64 f32 channels (256 bytes) under the 128B swizzle.
         let mut s = t();
         s.swizzle = 3;
-        assert!(bad(im2col(s, &[0, 0], &[0, 0], 64, 4)), "wider than the swizzle");
+        assert!(
+            bad(im2col(s, &[0, 0], &[0, 0], 64, 4)),
+            "wider than the swizzle"
+        );
         // A pixel of 8 bytes: its layout is not recorded.
         assert!(matches!(
             im2col(t(), &[0, 0], &[0, 0], 2, 4),
@@ -794,7 +801,11 @@ mod tests {
         for (p, (w, h, n)) in pixels.into_iter().enumerate() {
             for c in 0..4u64 {
                 let k = p as u64 * 4 + c;
-                assert_eq!(got[k as usize], (k, at(c, w, h, n)), "pixel {p} channel {c}");
+                assert_eq!(
+                    got[k as usize],
+                    (k, at(c, w, h, n)),
+                    "pixel {p} channel {c}"
+                );
             }
         }
         // Without offsets the first pixels of N 1 lie outside the tensor (W or H -1), and
@@ -802,7 +813,10 @@ mod tests {
         let got = walk(&m, &[2, 1, 0, 1], &[0, 0]);
         assert_eq!(got[0], (0, at(2, 1, 0, 1)));
         assert_eq!(got[2], (2, None));
-        assert!(got[4..8].iter().all(|e| e.1.is_none()), "N 2 is past the batch");
+        assert!(
+            got[4..8].iter().all(|e| e.1.is_none()),
+            "N 2 is past the batch"
+        );
     }
 
     #[test]

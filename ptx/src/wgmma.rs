@@ -689,7 +689,11 @@ mod tests {
                     let l = 4 * (r % 8) + 2 * sel as usize + c / 4;
                     let (i0, i1) = pair(l, 4 * (r / 8) + c % 4);
                     let got = (at[r * 16 + 2 * c], at[r * 16 + 2 * c + 1]);
-                    assert_eq!(got, (4 * c as u32 + i0, 4 * c as u32 + i1), "sel {sel} r {r} c {c}");
+                    assert_eq!(
+                        got,
+                        (4 * c as u32 + i0, 4 * c as u32 + i1),
+                        "sel {sel} r {r} c {c}"
+                    );
                 }
             }
         }

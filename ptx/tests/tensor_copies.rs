@@ -571,7 +571,10 @@ fn an_im2col_box_walks_the_pixels_of_its_bounding_box() {
                     }
                 }
             }
-            assert_eq!(got, want, "{engine:?} {lower:?} {upper:?} {coords:?} {offs:?}");
+            assert_eq!(
+                got, want,
+                "{engine:?} {lower:?} {upper:?} {coords:?} {offs:?}"
+            );
         }
     }
 }
@@ -591,8 +594,14 @@ fn an_im2col_copy_needs_an_im2col_map() {
     let dm = mem.map(&map(&t, 7, dt).encode(), false);
     let dout = mem.map(&[0u8; 4096], true);
     for engine in ENGINES {
-        let f = launch_with(&m, "load_im2col_4d", &mem, &[dm, dout, 0, 0, 0, 0, 0, 0, 512], engine)
-            .unwrap_err();
+        let f = launch_with(
+            &m,
+            "load_im2col_4d",
+            &mem,
+            &[dm, dout, 0, 0, 0, 0, 0, 0, 512],
+            engine,
+        )
+        .unwrap_err();
         assert_eq!(f.kind, FaultKind::IllegalInstruction, "{engine:?}: {f}");
         assert!(f.to_string().contains("im2col"), "{f}");
     }

@@ -627,8 +627,7 @@ impl FuncDecoder<'_> {
         // load modes (sm_100's `.im2col::w`, `.tile::gather4`) and im2col stores are not
         // emulated.
         let im2col = m.take("im2col");
-        if m
-            .list
+        if m.list
             .iter()
             .any(|x| x.starts_with("im2col") || x.starts_with("tile::"))
         {

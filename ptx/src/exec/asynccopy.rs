@@ -451,8 +451,12 @@ impl BlockCtx<'_> {
                     .collect();
                 let bb = bar.map(|b| self.operand_lanes(w, b.base));
                 let n_off = (*dims as usize).saturating_sub(2);
-                let os: Option<Vec<Lanes>> = im2col
-                    .map(|o| o[..n_off].iter().map(|x| self.operand_lanes(w, *x)).collect());
+                let os: Option<Vec<Lanes>> = im2col.map(|o| {
+                    o[..n_off]
+                        .iter()
+                        .map(|x| self.operand_lanes(w, *x))
+                        .collect()
+                });
                 let masks = multicast.map(|m| self.operand_lanes(w, m));
                 for l in lanes(emask) {
                     let lane = l as u32;
