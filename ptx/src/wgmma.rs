@@ -714,6 +714,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_range_loop)]
     fn a_sparse_product_multiplies_the_stored_elements_only() {
         // m64n8k32 f16 → f32: row r's stored elements at K 4c + (0, 2); B infinite at
         // every K the metadata skips, so a dense product would be NaN.
