@@ -130,6 +130,33 @@ extern "C" __global__ void multicast_2d(const CUtensorMap* tm, float* out, int x
   asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
 }
 
+// The same with an im2col box of a 3d (NWC) map, offset `ow`: 64 pixels of 4 floats.
+extern "C" __global__ void multicast_im2col(const CUtensorMap* tm, float* out, int c, int w, int n,
+                                            unsigned short ow, unsigned mask) {
+  __shared__ alignas(1024) float box[256];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  unsigned d = (unsigned)__cvta_generic_to_shared(box);
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) box[i] = -1.0f;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    if (mask >> rank & 1)
+      asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], 1024;" :: "r"(b));
+  }
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
+  if (threadIdx.x == 0 && rank == 1)
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;"
+                 :: "r"(d), "l"(tm), "r"(c), "r"(w), "r"(n), "r"(b), "h"(ow), "h"((unsigned short)mask) : "memory");
+  if (mask >> rank & 1)
+    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(b) : "memory");
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) out[rank * 256 + i] = box[i];
+  asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
+}
+
 extern "C" __global__ void store_2d(const CUtensorMap* tm, int x, int y) {
   __shared__ alignas(1024) float box[1024];
   for (int i = threadIdx.x; i < 1024; i += blockDim.x) box[i] = 1000.0f + i;
@@ -708,5 +735,83 @@ fn an_interleaved_box_loads_one_slice_a_row() {
             }
         }
         assert!(got[k..].iter().all(|v| *v == 0xeeee_eeee), "past the box");
+    }
+}
+
+#[test]
+fn a_multicast_im2col_load_lands_in_every_block_of_its_mask() {
+    let m = module();
+    let k = m.kernel("multicast_im2col").unwrap();
+    // NWC f32: C 4, W 10, N 3; padding 1 on the left, a 3-wide filter at its tap 2: bases
+    // W -1..=7; 64 pixels run past the batch.
+    let (c_, w_, n_) = (4i64, 10i64, 3i64);
+    let data: Vec<f32> = (0..c_ * w_ * n_).map(|i| i as f32 + 1.0).collect();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let dt = mem.map(&f32s(&data), false);
+        let tm = TensorMap::im2col(&Im2colArgs {
+            tiled: TiledArgs {
+                data_type: 7,
+                rank: 3,
+                address: dt,
+                dims: &[c_ as u64, w_ as u64, n_ as u64],
+                global_strides: &[16, 160],
+                box_dim: &[],
+                element_strides: &[1, 1, 1],
+                interleave: 0,
+                swizzle: 0,
+                l2_promotion: 0,
+                oob_fill: 1,
+            },
+            lower: &[-1],
+            upper: &[-2],
+            channels: 4,
+            pixels: 64,
+        })
+        .unwrap();
+        let dm = mem.map(&tm.encode(), false);
+        let dout = mem.map(&[0u8; 4 * 1024], true);
+        let mask = 0b1101u64;
+        let p = params(
+            &m.kernels[k],
+            &[dm, dout, 0, (-1i32) as u32 as u64, 0, 2, mask],
+        );
+        let l = cumock_ptx::Launch {
+            grid: [4, 1, 1],
+            engine,
+            cluster: Some([4, 1, 1]),
+            ..launch(1, 64, &p)
+        };
+        run(&m, k, &l, &mem).unwrap_or_else(|f| panic!("{f}"));
+        let got = to_f32s(&mem.read(dout));
+        let mut boxed = Vec::new();
+        let (mut w, mut n) = (-1i64, 0i64);
+        for _ in 0..64 {
+            for ch in 0..4 {
+                let gw = w + 2;
+                boxed.push(if (0..w_).contains(&gw) && n < n_ {
+                    data[(n * w_ * c_ + gw * c_ + ch) as usize]
+                } else {
+                    f32::from_bits(0x7ff7_7ff7)
+                });
+            }
+            w += 1;
+            if w > w_ - 1 - 2 {
+                w = -1;
+                n += 1;
+            }
+        }
+        for rank in 0..4usize {
+            let want: Vec<u32> = if mask >> rank & 1 != 0 {
+                boxed.iter().map(|x| x.to_bits()).collect()
+            } else {
+                vec![(-1.0f32).to_bits(); 256]
+            };
+            let have: Vec<u32> = got[rank * 256..rank * 256 + 256]
+                .iter()
+                .map(|x| x.to_bits())
+                .collect();
+            assert_eq!(have, want, "{engine:?} rank {rank}");
+        }
     }
 }
