@@ -383,6 +383,22 @@ fn tensor_oob_fill() {
     run("tensor_oob_fill", &[]);
 }
 
+/// Im2col tensor maps and loads of every rank, each box checked by the program against
+/// the PTX ISA's im2col mode; cuTensorMapEncodeIm2col's answers to broken arguments. The
+/// H200's transcript awaits a recording (ci/gpu-runtime.sh).
+#[test]
+fn tensor_im2col() {
+    run("tensor_im2col", &[]);
+}
+
+/// Interleaved tiled maps (16B and 32B slices) loaded past their edges, each box checked
+/// by the program; the encoder's answers to other interleaved boxes. The H200's
+/// transcript awaits a recording (ci/gpu-runtime.sh).
+#[test]
+fn tensor_interleave() {
+    run("tensor_interleave", &[]);
+}
+
 /// A cp.async from freed memory: cudaErrorIllegalAddress at the synchronisation, and the
 /// mock's message names the kernel, the instruction and the freed address.
 #[test]

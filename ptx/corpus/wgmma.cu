@@ -304,3 +304,74 @@ K mma_fp8(const unsigned* in, unsigned* out, int n) {
     O[(g + 8 * i) * 8 + 2 * t + 1] = d16[i] >> 16;
   }
 }
+
+// Sparse wgmma (wgmma.mma_async.sp, 2:4): A's rows stored packed (64 x K/2), the place of
+// each stored element in its chunk of four given by 4-bit metadata from the input (one of
+// the six ordered pairs), every thread's different, so a metadata read from the wrong
+// thread, bit or selector shows. f16 m64n32k32 f32 += A (packed 64x16, K-major, 32-byte
+// swizzle) . B (32x32, K-major, 64-byte swizzle), selector 0; bf16 m64n16k32 with the
+// packed A from registers (m16n8k16's A fragment of the packed rows), negated, B 64-byte
+// swizzled, selector 1 (threads 2 and 3 of each four).
+// in: A 64x16 halves (512 words), B 32x32 (512), C 64x32 f32 (2048); A2 64x16 bf16 (512),
+// B2 16x32 (256), C2 64x16 f32 (1024); metadata words (2 x 128). out: 64x32, then 64x16.
+__device__ unsigned sparse_meta(unsigned x) {
+  const unsigned pairs[6] = {0x4, 0x8, 0xc, 0x9, 0xd, 0xe};  // (0,1) (0,2) (0,3) (1,2) (1,3) (2,3)
+  unsigned m = 0;
+  for (int i = 0; i < 8; i++) m |= pairs[((x >> (4 * i)) & 0xf) % 6] << (4 * i);
+  return m;
+}
+K wgmma_sparse(const unsigned* in, unsigned* out, int n) {
+  __shared__ __align__(1024) unsigned char sa[2048], sb[2048], sb2[1024];
+  const unsigned char* img = (const unsigned char*)in;
+  place(sa, img, 64, 32, true, 2, 16, 256, 2, 1);
+  place(sb, img + 2048, 32, 64, true, 4, 16, 512, 2, 1);
+  const unsigned char* i2 = img + 2048 + 2048 + 8192;
+  place(sb2, i2 + 2048, 16, 64, true, 4, 16, 512, 2, 2);
+  __syncthreads();
+  const unsigned* metas = in + 512 + 512 + 2048 + 512 + 256 + 1024;
+  unsigned e0 = sparse_meta(metas[threadIdx.x]), e1 = sparse_meta(metas[128 + threadIdx.x]);
+  unsigned d[16], e[8], a[4];
+  load_d(d, in + 1024, 32, 3);
+  load_d(e, in + 512 + 512 + 2048 + 512 + 256, 16, 3);
+  load_a(a, i2, 32, 0, 2, 2, 2);
+  FENCE;
+  asm volatile(SCALE(19) " wgmma.mma_async.sp.sync.aligned.m64n32k32.f32.f16.f16 " R16 ", %16, %17, %18, 0, p, 1, 1, 0, 0;\n}"
+               : O16(d) : "l"(desc(sa, 16, 256, 3)), "l"(desc(sb, 16, 512, 2)), "r"(e0), "r"(1));
+  asm volatile(SCALE(14) " wgmma.mma_async.sp.sync.aligned.m64n16k32.f32.bf16.bf16 " R8 ", {%8,%9,%10,%11}, %12, %13, 1, p, -1, 1, 0;\n}"
+               : O8(e) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc(sb2, 16, 512, 2)), "r"(e1), "r"(1));
+  DONE;
+  store_d(d, out, 32);
+  store_d(e, out + 2048, 16);
+}
+
+// Sparse wgmma of the other kinds: tf32 m64n8k16 (1:2, metadata nibbles 0b0100 or 0b1110,
+// selector 1), A packed 64x8 with 32-byte swizzle, B 8x16 with 64-byte swizzle; s8
+// m64n16k64 (2:4, every thread's metadata, selector 0), A packed 64x32 bytes with
+// 32-byte swizzle, B 16x64 bytes with 64-byte swizzle, C's raw words wrapping.
+// in: tf32 A (512 words), B (128), C 64x8 f32 (512); s8 A (512), B (256), C 64x16 (1024);
+// metadata words (2 x 128). out: 64x8 f32, then 64x16 s32.
+K wgmma_sparse_tf32_s8(const unsigned* in, unsigned* out, int n) {
+  __shared__ __align__(1024) unsigned char sa[2048], sb[512], sa2[2048], sb2[1024];
+  const unsigned char* img = (const unsigned char*)in;
+  place(sa, img, 64, 32, true, 2, 16, 256, 4, 3);
+  place(sb, img + 2048, 8, 64, true, 4, 16, 512, 4, 3);
+  const unsigned char* i2 = img + 4 * (512 + 128 + 512);
+  place(sa2, i2, 64, 32, true, 2, 16, 256, 1, 0);
+  place(sb2, i2 + 2048, 16, 64, true, 4, 16, 512, 1, 0);
+  __syncthreads();
+  const unsigned* metas = in + 512 + 128 + 512 + 512 + 256 + 1024;
+  unsigned x = metas[threadIdx.x], e0 = 0;
+  for (int i = 0; i < 8; i++) e0 |= ((x >> i) & 1 ? 0xeu : 0x4u) << (4 * i);
+  unsigned e1 = sparse_meta(metas[128 + threadIdx.x]);
+  unsigned d[4], e[8];
+  load_d(d, in + 640, 8, 3);
+  load_d(e, in + 512 + 128 + 512 + 512 + 256, 16, 0);
+  FENCE;
+  asm volatile(SCALE(7) " wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32 " R4 ", %4, %5, %6, 1, p, 1, 1;\n}"
+               : O4(d) : "l"(desc(sa, 16, 256, 3)), "l"(desc(sb, 16, 512, 2)), "r"(e0), "r"(1));
+  asm volatile(SCALE(11) " wgmma.mma_async.sp.sync.aligned.m64n16k64.s32.s8.s8 " R8 ", %8, %9, %10, 0, p;\n}"
+               : O8(e) : "l"(desc(sa2, 16, 256, 3)), "l"(desc(sb2, 16, 512, 2)), "r"(e1), "r"(1));
+  DONE;
+  store_d(d, out, 8);
+  store_d(e, out + 512, 16);
+}

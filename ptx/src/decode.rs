@@ -454,6 +454,8 @@ pub struct WgmmaOp {
     pub c: Vec<Src>,
     pub a: Vec<Src>,
     pub b: Src,
+    /// `.sp`'s metadata register (`sp-meta`).
+    pub meta: Option<Src>,
     pub scale_d: Src,
 }
 
@@ -2198,13 +2200,14 @@ impl FuncDecoder<'_> {
     }
 
     /// `wgmma.fence`, `wgmma.commit_group`, `wgmma.wait_group N` (all `.sync.aligned`), and
-    /// `wgmma.mma_async.sync.aligned.m64nNkK[.satfinite].D.A.B[.and.popc] d, a, b-desc,
-    /// scale-d[, imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b]`. The fence and the
+    /// `wgmma.mma_async{.sp}.sync.aligned.m64nNkK[.satfinite].D.A.B[.and.popc] d, a, b-desc,
+    /// {sp-meta, sp-sel,} scale-d[, imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b]`. The fence and the
     /// group instructions do nothing here: an `mma_async` completes when the fourth warp
     /// of its warpgroup issues it (`executor/matrix.rs`), so there is nothing to wait for.
     fn wgmma(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
         let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
         let what = m.take_any(&["fence", "commit_group", "wait_group", "mma_async"]);
+        let sparse = what.as_deref() == Some("mma_async") && m.take("sp");
         if !Self::sync_aligned(m) {
             return Err(unsup(m));
         }
@@ -2240,8 +2243,14 @@ impl FuncDecoder<'_> {
         if (a == mma::Elem::B1) != popc {
             return Err(unsup(m));
         }
-        let arith =
-            crate::wgmma::WgmmaSpec::arith(shape, [d, a, b], satfinite).ok_or_else(|| unsup(m))?;
+        let arith = if sparse {
+            crate::wgmma::WgmmaSpec::sparse_arith(shape, [d, a, b], satfinite)
+        } else {
+            crate::wgmma::WgmmaSpec::arith(shape, [d, a, b], satfinite)
+        }
+        .ok_or_else(|| unsup(m))?;
+        // `.sp` adds the metadata and the selector after B: the rest move two on.
+        let sp = if sparse { 2 } else { 0 };
         // Immediates by type: f16 and bf16 scale and transpose; tf32 and FP8 scale;
         // integers and b1 neither. An A in registers has no imm-trans-a.
         let (scales, transposes) = match a {
@@ -2251,6 +2260,7 @@ impl FuncDecoder<'_> {
         };
         let a_in_regs = matches!(i.ops.get(1), Some(Opnd::Vector(_)));
         let n_ops = 4
+            + sp
             + if scales { 2 } else { 0 }
             + match (transposes, a_in_regs) {
                 (false, _) => 0,
@@ -2269,15 +2279,23 @@ impl FuncDecoder<'_> {
         };
         let (mut negate_a, mut negate_b, mut trans_a, mut trans_b) = (false, false, false, false);
         if scales {
-            negate_a = imm(4, "imm-scale-a", &[1, -1])? == -1;
-            negate_b = imm(5, "imm-scale-b", &[1, -1])? == -1;
+            negate_a = imm(4 + sp, "imm-scale-a", &[1, -1])? == -1;
+            negate_b = imm(5 + sp, "imm-scale-b", &[1, -1])? == -1;
         }
         if transposes {
             if !a_in_regs {
-                trans_a = imm(6, "imm-trans-a", &[0, 1])? == 1;
+                trans_a = imm(6 + sp, "imm-trans-a", &[0, 1])? == 1;
             }
             trans_b = imm(n_ops - 1, "imm-trans-b", &[0, 1])? == 1;
         }
+        // The selector: 0 or 1 (a thread pair) for 16- and 32-bit A, 0 for 8-bit A (every
+        // thread contributes); the PTX ISA leaves other values undefined.
+        let selector = if sparse {
+            let allowed: &[i64] = if a.bits() == 8 { &[0] } else { &[0, 1] };
+            Some(imm(4, "sp-sel", allowed)? as u8)
+        } else {
+            None
+        };
         let spec = crate::wgmma::WgmmaSpec {
             n: shape.n,
             k: shape.k,
@@ -2287,6 +2305,7 @@ impl FuncDecoder<'_> {
             negate_b,
             trans_a,
             trans_b,
+            sparse: selector,
         };
         let a = if a_in_regs {
             self.src_vector(i, &i.ops[1], spec.a_frag().regs(), "A")?
@@ -2298,7 +2317,12 @@ impl FuncDecoder<'_> {
             c: self.src_vector(i, &i.ops[0], spec.d_regs(), "D")?,
             a,
             b: self.src(i, &i.ops[2])?,
-            scale_d: self.src(i, &i.ops[3])?,
+            meta: if sparse {
+                Some(self.src(i, &i.ops[3])?)
+            } else {
+                None
+            },
+            scale_d: self.src(i, &i.ops[3 + sp])?,
             spec,
         })))
     }

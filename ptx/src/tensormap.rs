@@ -1,19 +1,36 @@
-//! Tensor maps (`CUtensorMap`): what `cuTensorMapEncodeTiled` describes, checked against
-//! the requirements cuda.h lists for it, and its 128 bytes as the mock writes them (PTX
-//! and CUDA keep them opaque; kernels only hand their address to
-//! `cp.async.bulk.tensor`, which `executor/asynccopy.rs` runs).
+//! Tensor maps (`CUtensorMap`): what `cuTensorMapEncodeTiled` and `cuTensorMapEncodeIm2col`
+//! describe, checked against the requirements cuda.h lists for them, and their 128 bytes as
+//! the mock writes them (PTX and CUDA keep them opaque; kernels only hand their address to
+//! `cp.async.bulk.tensor`, which `executor/asynccopy.rs` runs). Which element of the tensor
+//! lands where in shared memory is [`TensorMap::for_each_element`]'s.
 //!
 //! Emulated: tiled maps of the 13 sm_90 element types, ranks 1 to 5, any element strides,
-//! no interleave, swizzles none, 32B, 64B and 128B, out-of-bound elements read as zeros
-//! or, with `CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA`, as the H200's NaN.
-//! Refused as not supported (each saying so): interleaved layouts, the packed 4- and
-//! 6-bit types and the 128B atom swizzles (sm_100's).
+//! swizzles none, 32B, 64B and 128B, out-of-bound elements read as zeros or, with
+//! `CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA`, as the H200's NaN; interleaved
+//! layouts (16B, 32B) whose box fills the interleave's slice exactly (the PTX ISA's
+//! NC/8HWC8 and NC/16HWC16: one slice a row of the box, packed as a tiled box is); im2col
+//! maps of ranks 3 to 5 (the PTX ISA's "im2col mode": pixels of the bounding box walked W
+//! first, then H, D and N, each its channels), whose pixel is a multiple of 16 bytes.
+//! Refused as not supported (each saying so): other interleaved boxes and im2col pixels
+//! (the H200's shared-memory layout for them is not recorded), the packed 4- and 6-bit
+//! types and the 128B atom swizzles (sm_100's).
 
 /// The mock's tag in a tensor map's first bytes: a map it did not write is refused by the
 /// copies that use it.
 const MAGIC: u32 = 0x4d54_4d43; // "CMTM"
 
 pub const BYTES: usize = 128;
+
+/// What an im2col map adds to a tiled one (`cuTensorMapEncodeIm2col`): the bounding box's
+/// corners in the W, H, D dimensions (innermost first, as `pixelBoxLowerCorner` lists
+/// them; rank - 2 of them), and the pixels and channels a copy takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Im2col {
+    pub lower: [i32; 3],
+    pub upper: [i32; 3],
+    pub channels: u32,
+    pub pixels: u32,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TensorMap {
@@ -26,8 +43,11 @@ pub struct TensorMap {
     /// Bytes between consecutive elements of each dimension: [0] is the element's size,
     /// [i] the caller's `globalStrides[i - 1]`.
     pub strides: [u64; 5],
+    /// The box (tiled maps; all ones in an im2col map).
     pub box_dim: [u32; 5],
     pub element_strides: [u32; 5],
+    /// `CUtensorMapInterleave`: 0 none, 1 16B, 2 32B.
+    pub interleave: u32,
     /// `CUtensorMapSwizzle`: 0 none, 1 32B, 2 64B, 3 128B.
     pub swizzle: u32,
     pub l2_promotion: u32,
@@ -35,6 +55,8 @@ pub struct TensorMap {
     /// the tensor as the H200 does, every 16 bits 0x7ff7 (a NaN of f16, bf16 and f32 alike;
     /// runtime program tensor_oob_fill); else as zeros.
     pub nan_fill: bool,
+    /// An im2col map's bounding box and sizes; None for a tiled map.
+    pub im2col: Option<Im2col>,
 }
 
 /// The bytes a NaN-filling map's load gives an element outside the tensor, repeated
@@ -76,9 +98,139 @@ pub struct TiledArgs<'a> {
     pub oob_fill: u32,
 }
 
+/// What `cuTensorMapEncodeIm2col` takes beyond a tiled map's common arguments (`lower`
+/// and `upper` hold `rank - 2` corners); `tiled.box_dim` is unused.
+pub struct Im2colArgs<'a> {
+    pub tiled: TiledArgs<'a>,
+    pub lower: &'a [i32],
+    pub upper: &'a [i32],
+    pub channels: u32,
+    pub pixels: u32,
+}
+
+/// The range of an im2col corner at `rank` (cuda.h: 16-bit, 8-bit and 5-bit signed
+/// offsets for ranks 3, 4 and 5).
+fn corner_range(rank: u32) -> std::ops::RangeInclusive<i32> {
+    match rank {
+        3 => -32768..=32767,
+        4 => -128..=127,
+        _ => -16..=15,
+    }
+}
+
 impl TensorMap {
     /// A tiled map, checked as cuda.h's requirements for cuTensorMapEncodeTiled say.
     pub fn tiled(a: &TiledArgs) -> Result<TensorMap, Refusal> {
+        let invalid = |s: String| Err(Refusal::Invalid(s));
+        let mut m = Self::common(a)?;
+        let r = a.rank as usize;
+        for i in 0..r {
+            let b = a.box_dim[i];
+            if b == 0 || b > 256 {
+                return invalid(format!("boxDim[{i}] = {b} is outside 1..=256"));
+            }
+            m.box_dim[i] = b;
+        }
+        let esize = m.element_bytes();
+        let inner = u64::from(m.box_dim[0]) * esize;
+        if m.interleave == 0 {
+            if inner % 16 != 0 {
+                return invalid(format!(
+                    "boxDim[0] * element size = {inner} bytes, not a multiple of 16"
+                ));
+            }
+            m.check_swizzle_span(inner)?;
+        } else {
+            // The slice of C the interleave groups: one row of the box, packed. Other
+            // boxes' layouts in shared memory are not recorded.
+            let slice = m.interleave_bytes();
+            let row = m.box_counts()[0] * esize;
+            if row != slice {
+                return Err(Refusal::NotSupported(format!(
+                    "an interleaved box whose row is {row} bytes, not the interleave's {slice} (its shared-memory layout is not emulated)"
+                )));
+            }
+        }
+        Ok(m)
+    }
+
+    /// An im2col map, checked as cuda.h's requirements for cuTensorMapEncodeIm2col say.
+    pub fn im2col(a: &Im2colArgs) -> Result<TensorMap, Refusal> {
+        let invalid = |s: String| Err(Refusal::Invalid(s));
+        let rank = a.tiled.rank;
+        if !(3..=5).contains(&rank) {
+            return invalid(format!(
+                "tensorRank {rank} is outside 3..=5 for an im2col map"
+            ));
+        }
+        let mut m = Self::common(&TiledArgs {
+            box_dim: &[],
+            ..a.tiled
+        })?;
+        let n = rank as usize - 2;
+        let range = corner_range(rank);
+        let (mut lower, mut upper) = ([0i32; 3], [0i32; 3]);
+        for i in 0..n {
+            for (what, v, slot) in [
+                ("pixelBoxLowerCorner", a.lower[i], &mut lower[i]),
+                ("pixelBoxUpperCorner", a.upper[i], &mut upper[i]),
+            ] {
+                if !range.contains(&v) {
+                    return invalid(format!(
+                        "{what}[{i}] = {v} is outside {}..={} at rank {rank}",
+                        range.start(),
+                        range.end()
+                    ));
+                }
+                *slot = v;
+            }
+            // The bounding box has its filter bases from lower to dim - 1 + upper.
+            let hi = m.dims[i + 1] as i64 - 1 + i64::from(upper[i]);
+            if hi < i64::from(lower[i]) {
+                return invalid(format!(
+                    "the bounding box is empty along dimension {} (corners {} and {}, size {})",
+                    i + 1,
+                    lower[i],
+                    upper[i],
+                    m.dims[i + 1]
+                ));
+            }
+        }
+        if !(1..=256).contains(&a.channels) {
+            return invalid(format!(
+                "channelsPerPixel {} is outside 1..=256",
+                a.channels
+            ));
+        }
+        if !(1..=1024).contains(&a.pixels) {
+            return invalid(format!("pixelsPerColumn {} is outside 1..=1024", a.pixels));
+        }
+        let esize = m.element_bytes();
+        let pixel = u64::from(a.channels) * esize;
+        if m.interleave == 0 {
+            m.check_swizzle_span(pixel)?;
+        }
+        let row = if m.interleave == 0 {
+            16
+        } else {
+            m.interleave_bytes()
+        };
+        if pixel % row != 0 || m.interleave != 0 && pixel != row {
+            return Err(Refusal::NotSupported(format!(
+                "an im2col pixel of {pixel} bytes (its shared-memory layout is not emulated: only whole 16-byte rows, or the interleave's slice)"
+            )));
+        }
+        m.im2col = Some(Im2col {
+            lower,
+            upper,
+            channels: a.channels,
+            pixels: a.pixels,
+        });
+        Ok(m)
+    }
+
+    /// The checks tiled and im2col maps share, and the map without its box.
+    fn common(a: &TiledArgs) -> Result<TensorMap, Refusal> {
         let invalid = |s: String| Err(Refusal::Invalid(s));
         let unsupported = |s: &str| Err(Refusal::NotSupported(s.to_string()));
         if (13..=15).contains(&a.data_type) {
@@ -101,7 +253,7 @@ impl TensorMap {
                     a.rank
                 ))
             }
-            1 | 2 => return unsupported("interleaved tensor layouts are not emulated"),
+            1 | 2 => {}
             i => return invalid(format!("interleave {i} is no CUtensorMapInterleave")),
         }
         match a.swizzle {
@@ -109,6 +261,9 @@ impl TensorMap {
             // sm_100's: the H200 refuses them (probe tensor_map: 128B_ATOM_32B).
             4..=6 => return invalid("the 128B atom swizzles are sm_100's, not sm_90's".into()),
             s => return invalid(format!("swizzle {s} is no CUtensorMapSwizzle")),
+        }
+        if a.interleave == 2 && a.swizzle != 1 {
+            return invalid("a 32B interleave needs the 32B swizzle".into());
         }
         if a.l2_promotion > 3 {
             return invalid(format!(
@@ -122,9 +277,10 @@ impl TensorMap {
             1 => return invalid("a NaN fill needs a floating-point tensorDataType".into()),
             f => return invalid(format!("oobFill {f} is no CUtensorMapFloatOOBfill")),
         }
-        if a.address % 16 != 0 {
+        let align = if a.interleave == 2 { 32 } else { 16 };
+        if a.address % align != 0 {
             return invalid(format!(
-                "globalAddress {:#x} is not 16-byte aligned",
+                "globalAddress {:#x} is not {align}-byte aligned",
                 a.address
             ));
         }
@@ -137,9 +293,11 @@ impl TensorMap {
             strides: [0; 5],
             box_dim: [1; 5],
             element_strides: [1; 5],
+            interleave: a.interleave,
             swizzle: a.swizzle,
             l2_promotion: a.l2_promotion,
             nan_fill: a.oob_fill == 1,
+            im2col: None,
         };
         m.strides[0] = esize;
         for i in 0..r {
@@ -148,11 +306,6 @@ impl TensorMap {
                 return invalid(format!("globalDim[{i}] = {d} is outside 1..=2^32"));
             }
             m.dims[i] = d;
-            let b = a.box_dim[i];
-            if b == 0 || b > 256 {
-                return invalid(format!("boxDim[{i}] = {b} is outside 1..=256"));
-            }
-            m.box_dim[i] = b;
             let e = a.element_strides[i];
             if e == 0 || e > 8 {
                 return invalid(format!("elementStrides[{i}] = {e} is outside 1..=8"));
@@ -161,30 +314,39 @@ impl TensorMap {
         }
         for i in 0..r - 1 {
             let s = a.global_strides[i];
-            if s % 16 != 0 || s >= 1 << 40 {
+            if s % align != 0 || s >= 1 << 40 {
                 return invalid(format!(
-                    "globalStrides[{i}] = {s} is not a multiple of 16 below 2^40"
+                    "globalStrides[{i}] = {s} is not a multiple of {align} below 2^40"
                 ));
             }
             m.strides[i + 1] = s;
         }
-        let inner = u64::from(m.box_dim[0]) * esize;
-        if inner % 16 != 0 {
-            return invalid(format!(
-                "boxDim[0] * element size = {inner} bytes, not a multiple of 16"
-            ));
-        }
-        let span = m.swizzle_span();
-        if span != 0 && inner > span {
-            return invalid(format!(
-                "the box's inner dimension ({inner} bytes) is wider than the {span}-byte swizzle"
-            ));
-        }
         Ok(m)
+    }
+
+    /// cuda.h: without interleave, a swizzled box's inner dimension (`inner` bytes) fits
+    /// in the swizzle's span.
+    fn check_swizzle_span(&self, inner: u64) -> Result<(), Refusal> {
+        let span = self.swizzle_span();
+        if span != 0 && inner > span {
+            return Err(Refusal::Invalid(format!(
+                "the box's inner dimension ({inner} bytes) is wider than the {span}-byte swizzle"
+            )));
+        }
+        Ok(())
     }
 
     pub fn element_bytes(&self) -> u64 {
         self.strides[0]
+    }
+
+    /// Bytes of an interleave's slice of C (0 without interleave).
+    pub fn interleave_bytes(&self) -> u64 {
+        match self.interleave {
+            1 => 16,
+            2 => 32,
+            _ => 0,
+        }
     }
 
     /// Bytes the swizzle permutes 16-byte chunks within (0: no swizzle).
@@ -197,15 +359,127 @@ impl TensorMap {
         }
     }
 
-    /// Elements a box holds along each dimension: the box's size over its traversal
+    /// Elements a tiled box holds along each dimension: the box's size over its traversal
     /// stride, rounded up (dimension 0 has no stride without interleave).
     pub fn box_counts(&self) -> [u64; 5] {
         let mut c = [1u64; 5];
         for (i, n) in c.iter_mut().enumerate().take(self.rank as usize) {
-            let e = if i == 0 { 1 } else { self.element_strides[i] };
+            let e = if i == 0 && self.interleave == 0 {
+                1
+            } else {
+                self.element_strides[i]
+            };
             *n = u64::from(self.box_dim[i]).div_ceil(u64::from(e));
         }
         c
+    }
+
+    /// Elements a copy moves: the box's, or an im2col map's pixels times channels.
+    pub fn box_elements(&self) -> u64 {
+        match self.im2col {
+            Some(i) => u64::from(i.pixels) * u64::from(i.channels),
+            None => self.box_counts().iter().product(),
+        }
+    }
+
+    /// Bytes a copy moves (what it completes on its mbarrier).
+    pub fn box_bytes(&self) -> u64 {
+        self.box_elements() * self.element_bytes()
+    }
+
+    /// Every element a copy at `coords` (and, for an im2col map, `offsets`: the
+    /// instruction's im2col offsets, W first) moves, in shared-memory order: `f(k, addr)`
+    /// for the k-th element of the box (its bytes at `k * element size` before the
+    /// swizzle), with its global address when it lies inside the tensor (`bound0`
+    /// elements along dimension 0: a store's is wider, see `executor/asynccopy.rs`).
+    ///
+    /// Tiled: the box from `coords`, innermost dimension first, each outer dimension
+    /// stepping by its traversal stride. Im2col (the PTX ISA's "im2col mode"): the filter
+    /// base starts at the W, H, D coordinates and walks the bounding box (lower corner to
+    /// size - 1 + upper corner, inclusive) W first by its traversal stride, wrapping to
+    /// the lower corner and stepping H, then D, then N by one; each pixel read at the base
+    /// plus the offsets is `channels` elements from C coordinate `coords[0]`.
+    pub fn for_each_element<E>(
+        &self,
+        coords: &[i64],
+        offsets: &[u16],
+        bound0: u64,
+        mut f: impl FnMut(u64, Option<u64>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let rank = self.rank as usize;
+        let bound = |d: usize| if d == 0 { bound0 } else { self.dims[d] };
+        // The global address of tensor coordinates `g`, if inside.
+        let locate = |g: &[i64; 5]| -> Option<u64> {
+            let mut addr = self.address;
+            for (d, &x) in g.iter().enumerate().take(rank) {
+                if x < 0 || x as u64 >= bound(d) {
+                    return None;
+                }
+                addr = addr.wrapping_add((x as u64).wrapping_mul(self.strides[d]));
+            }
+            Some(addr)
+        };
+        let mut g = [0i64; 5];
+        if let Some(ic) = self.im2col {
+            let n = rank - 2;
+            let mut base = [0i64; 5];
+            base[..rank].copy_from_slice(&coords[..rank]);
+            let mut k = 0u64;
+            for _ in 0..ic.pixels {
+                g[..rank].copy_from_slice(&base[..rank]);
+                for s in 0..n {
+                    g[s + 1] += i64::from(offsets.get(s).copied().unwrap_or(0));
+                }
+                for ch in 0..u64::from(ic.channels) {
+                    g[0] = base[0] + ch as i64;
+                    f(k, locate(&g))?;
+                    k += 1;
+                }
+                // The next pixel: W first, wrapping inside the bounding box.
+                let mut s = 0;
+                loop {
+                    if s == n {
+                        base[rank - 1] += 1;
+                        break;
+                    }
+                    let hi = self.dims[s + 1] as i64 - 1 + i64::from(ic.upper[s]);
+                    base[s + 1] += i64::from(self.element_strides[s + 1]);
+                    if base[s + 1] <= hi {
+                        break;
+                    }
+                    base[s + 1] = i64::from(ic.lower[s]);
+                    s += 1;
+                }
+            }
+            return Ok(());
+        }
+        let counts = self.box_counts();
+        let steps = {
+            let mut e = [1i64; 5];
+            for (d, s) in e.iter_mut().enumerate().take(rank) {
+                if d > 0 || self.interleave != 0 {
+                    *s = i64::from(self.element_strides[d]);
+                }
+            }
+            e
+        };
+        let total: u64 = counts.iter().product();
+        let mut idx = [0u64; 5];
+        for k in 0..total {
+            for d in 0..rank {
+                g[d] = coords[d] + idx[d] as i64 * steps[d];
+            }
+            f(k, locate(&g))?;
+            // The next element: the innermost coordinate first.
+            for d in 0..rank {
+                idx[d] += 1;
+                if idx[d] < counts[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Ok(())
     }
 
     /// Where the byte at shared-memory address `a` of a box lands: the 16-byte chunk's
@@ -229,13 +503,25 @@ impl TensorMap {
         b[5] = self.data_type as u8;
         b[6] = self.swizzle as u8;
         b[7] = self.l2_promotion as u8;
-        b[112] = self.nan_fill as u8;
         b[8..16].copy_from_slice(&self.address.to_le_bytes());
         for i in 0..5 {
             b[16 + 8 * i..24 + 8 * i].copy_from_slice(&self.dims[i].to_le_bytes());
             b[56 + 8 * i..64 + 8 * i].copy_from_slice(&self.strides[i].to_le_bytes());
             b[96 + 2 * i..98 + 2 * i].copy_from_slice(&(self.box_dim[i] as u16).to_le_bytes());
             b[106 + i] = self.element_strides[i] as u8;
+        }
+        // Byte 112: the NaN fill (bit 0), the interleave (bits 1-2), im2col (bit 3); then
+        // an im2col map's corners (16-bit each), pixels (16-bit) and channels less one.
+        b[112] = self.nan_fill as u8
+            | ((self.interleave as u8 & 3) << 1)
+            | (self.im2col.is_some() as u8) << 3;
+        if let Some(ic) = self.im2col {
+            for i in 0..3 {
+                b[113 + 2 * i..115 + 2 * i].copy_from_slice(&(ic.lower[i] as i16).to_le_bytes());
+                b[119 + 2 * i..121 + 2 * i].copy_from_slice(&(ic.upper[i] as i16).to_le_bytes());
+            }
+            b[125..127].copy_from_slice(&(ic.pixels as u16).to_le_bytes());
+            b[127] = ic.channels.wrapping_sub(1) as u8;
         }
         b
     }
@@ -244,16 +530,30 @@ impl TensorMap {
     /// cannot use.
     pub fn decode(b: &[u8; BYTES]) -> Option<TensorMap> {
         let m = Self::fields(b)?;
-        // What `tiled` guarantees, checked again: the bytes live in program memory, and
-        // `tensormap.replace` changes fields one at a time.
+        // What `tiled` and `im2col` guarantee, checked again: the bytes live in program
+        // memory, and `tensormap.replace` changes fields one at a time.
+        let r = m.rank as usize;
         let ok = (1..=5).contains(&m.rank)
             && element_bytes(m.data_type) == Some(m.strides[0])
             && m.swizzle <= 3
-            && (0..m.rank as usize).all(|i| {
+            && m.interleave <= 2
+            && (m.interleave == 0 || m.rank >= 3)
+            && (0..r).all(|i| {
                 (1..=1 << 32).contains(&m.dims[i])
                     && (1..=256).contains(&m.box_dim[i])
                     && (1..=8).contains(&m.element_strides[i])
-            });
+            })
+            && match m.im2col {
+                None => true,
+                Some(ic) => {
+                    (3..=5).contains(&m.rank)
+                        && (1..=1024).contains(&ic.pixels)
+                        && (0..r - 2).all(|i| {
+                            m.dims[i + 1] as i64 - 1 + i64::from(ic.upper[i])
+                                >= i64::from(ic.lower[i])
+                        })
+                }
+            };
         ok.then_some(m)
     }
 
@@ -261,6 +561,7 @@ impl TensorMap {
     /// `tensormap.replace` may be inconsistent between two of its instructions).
     pub fn fields(b: &[u8; BYTES]) -> Option<TensorMap> {
         let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or_default());
+        let i16_at = |o: usize| i32::from(i16::from_le_bytes([b[o], b[o + 1]]));
         if u32::from_le_bytes(b[0..4].try_into().ok()?) != MAGIC {
             return None;
         }
@@ -272,9 +573,16 @@ impl TensorMap {
             strides: [0; 5],
             box_dim: [0; 5],
             element_strides: [0; 5],
+            interleave: u32::from(b[112] >> 1 & 3),
             swizzle: u32::from(b[6]),
             l2_promotion: u32::from(b[7]),
-            nan_fill: b[112] != 0,
+            nan_fill: b[112] & 1 != 0,
+            im2col: (b[112] & 8 != 0).then(|| Im2col {
+                lower: [i16_at(113), i16_at(115), i16_at(117)],
+                upper: [i16_at(119), i16_at(121), i16_at(123)],
+                pixels: u32::from(u16::from_le_bytes([b[125], b[126]])),
+                channels: u32::from(b[127]) + 1,
+            }),
         };
         for i in 0..5 {
             m.dims[i] = u64_at(16 + 8 * i);
@@ -287,9 +595,10 @@ impl TensorMap {
 
     /// `cuTensorMapReplaceAddress`: the same map over another address.
     pub fn with_address(&self, address: u64) -> Result<TensorMap, Refusal> {
-        if address % 16 != 0 {
+        let align = if self.interleave == 2 { 32 } else { 16 };
+        if address % align != 0 {
             return Err(Refusal::Invalid(format!(
-                "globalAddress {address:#x} is not 16-byte aligned"
+                "globalAddress {address:#x} is not {align}-byte aligned"
             )));
         }
         Ok(TensorMap { address, ..*self })
@@ -368,6 +677,165 @@ mod tests {
             TensorMap::tiled(&a),
             Err(Refusal::NotSupported(_))
         ));
+    }
+
+    #[test]
+    fn interleaved_maps_box_one_slice_a_row() {
+        // NC/8HWC8 of f16 seen as f32 pairs: 4 f32 a 16-byte slice.
+        let mut a = args(&[4, 30, 6], &[16, 480], &[4, 8, 2], &[1, 1, 1]);
+        a.interleave = 1;
+        let m = TensorMap::tiled(&a).unwrap();
+        assert_eq!(m.box_bytes(), 16 * 8 * 2);
+        assert_eq!(TensorMap::decode(&m.encode()), Some(m));
+        // A traversal stride on dimension 0 counts with interleave: 8 by 2 is 4 a row.
+        let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 2], &[2, 1, 1]);
+        a.interleave = 1;
+        assert_eq!(TensorMap::tiled(&a).unwrap().box_counts()[..3], [4, 8, 2]);
+        // 32B: the 32B swizzle, 32-byte strides and address.
+        let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 2], &[1, 1, 1]);
+        a.interleave = 2;
+        assert!(matches!(TensorMap::tiled(&a), Err(Refusal::Invalid(_))));
+        a.swizzle = 1;
+        assert!(TensorMap::tiled(&a).is_ok());
+        let mut b = args(&[8, 30, 6], &[48, 1440], &[8, 8, 2], &[1, 1, 1]);
+        b.interleave = 2;
+        b.swizzle = 1;
+        assert!(matches!(TensorMap::tiled(&b), Err(Refusal::Invalid(_))));
+        b.global_strides = &[32, 960];
+        b.address += 16;
+        assert!(matches!(TensorMap::tiled(&b), Err(Refusal::Invalid(_))));
+        // The swizzle's span does not bound an interleaved box.
+        let mut a = args(&[4, 30, 6], &[16, 480], &[4, 8, 2], &[1, 1, 1]);
+        a.interleave = 1;
+        a.swizzle = 1;
+        assert!(TensorMap::tiled(&a).is_ok());
+    }
+
+    fn im2col<'a>(
+        t: TiledArgs<'a>,
+        lower: &'a [i32],
+        upper: &'a [i32],
+        channels: u32,
+        pixels: u32,
+    ) -> Result<TensorMap, Refusal> {
+        TensorMap::im2col(&Im2colArgs {
+            tiled: t,
+            lower,
+            upper,
+            channels,
+            pixels,
+        })
+    }
+
+    #[test]
+    fn im2col_maps_are_checked_as_cuda_h_says() {
+        // NHWC f32: C 8, W 5, H 4, N 2.
+        let (d, st, es) = ([8u64, 5, 4, 2], [32u64, 160, 640], [1u32, 1, 1, 1]);
+        let t = || args(&d, &st, &[], &es);
+        let m = im2col(t(), &[-1, -1], &[-1, -1], 8, 12).unwrap();
+        assert_eq!(m.box_bytes(), 8 * 12 * 4);
+        assert_eq!(TensorMap::decode(&m.encode()), Some(m));
+        let bad = |r: Result<TensorMap, Refusal>| matches!(r, Err(Refusal::Invalid(_)));
+        // Corners of a rank-4 map are 8-bit; a rank-3 map's 16-bit.
+        assert!(bad(im2col(t(), &[-129, 0], &[0, 0], 8, 12)), "corner -129");
+        assert!(bad(im2col(t(), &[0, 0], &[128, 0], 8, 12)), "corner 128");
+        let t3 = || args(&d[..3], &st[..2], &[], &es[..3]);
+        assert!(im2col(t3(), &[-300], &[200], 8, 12).is_ok());
+        let t5 = || args(&[8, 5, 4, 3, 2], &[32, 160, 640, 1920], &[], &[1; 5]);
+        assert!(
+            bad(im2col(t5(), &[-17, 0, 0], &[0, 0, 0], 8, 12)),
+            "5d corner"
+        );
+        assert!(im2col(t5(), &[-16, 0, 0], &[15, 0, 0], 8, 12).is_ok());
+        // An empty bounding box: W from 3 to 5 - 1 - 2 = 2.
+        assert!(bad(im2col(t(), &[3, 0], &[-2, 0], 8, 12)), "empty box");
+        assert!(bad(im2col(t(), &[0, 0], &[0, 0], 0, 12)), "no channels");
+        assert!(bad(im2col(t(), &[0, 0], &[0, 0], 257, 12)), "257 channels");
+        assert!(bad(im2col(t(), &[0, 0], &[0, 0], 8, 1025)), "1025 pixels");
+        assert!(im2col(t(), &[0, 0], &[0, 0], 8, 1024).is_ok());
+        // Ranks 1 and 2 have no image.
+        assert!(bad(im2col(
+            args(&[8, 5], &[32], &[], &[1, 1]),
+            &[],
+            &[],
+            8,
+            4
+        )));
+        // 64 f32 channels (256 bytes) under the 128B swizzle.
+        let mut s = t();
+        s.swizzle = 3;
+        assert!(
+            bad(im2col(s, &[0, 0], &[0, 0], 64, 4)),
+            "wider than the swizzle"
+        );
+        // A pixel of 8 bytes: its layout is not recorded.
+        assert!(matches!(
+            im2col(t(), &[0, 0], &[0, 0], 2, 4),
+            Err(Refusal::NotSupported(_))
+        ));
+    }
+
+    /// Every element's (box index, tensor coordinates or None) of a copy.
+    fn walk(m: &TensorMap, coords: &[i64], offsets: &[u16]) -> Vec<(u64, Option<u64>)> {
+        let mut v = Vec::new();
+        m.for_each_element(coords, offsets, m.dims[0], |k, a| {
+            v.push((k, a.map(|a| a - m.address)));
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        v
+    }
+
+    #[test]
+    fn an_im2col_copy_walks_the_bounding_box_w_first() {
+        // NHWC f32: C 4, W 3, H 2, N 2; corners -1 both ways: filter bases W -1..=1,
+        // H -1..=0.
+        let (d, st) = ([4u64, 3, 2, 2], [16u64, 48, 96]);
+        let m = im2col(args(&d, &st, &[], &[1; 4]), &[-1, -1], &[-1, -1], 4, 5).unwrap();
+        let at = |c: u64, w: u64, h: u64, n: u64| Some(4 * c + 16 * w + 48 * h + 96 * n);
+        let got = walk(&m, &[0, 1, 0, 0], &[1, 1]);
+        assert_eq!(got.len(), 20);
+        // Bases (1,0,0), then W wraps to -1 and H past 0 wraps too: N 1, (-1,-1), (0,-1),
+        // (1,-1), (-1,0); each read one further in W and H.
+        let pixels = [(2, 1, 0), (0, 0, 1), (1, 0, 1), (2, 0, 1), (0, 1, 1)];
+        for (p, (w, h, n)) in pixels.into_iter().enumerate() {
+            for c in 0..4u64 {
+                let k = p as u64 * 4 + c;
+                assert_eq!(
+                    got[k as usize],
+                    (k, at(c, w, h, n)),
+                    "pixel {p} channel {c}"
+                );
+            }
+        }
+        // Without offsets the first pixels of N 1 lie outside the tensor (W or H -1), and
+        // channels from 2 pass C's end.
+        let got = walk(&m, &[2, 1, 0, 1], &[0, 0]);
+        assert_eq!(got[0], (0, at(2, 1, 0, 1)));
+        assert_eq!(got[2], (2, None));
+        assert!(
+            got[4..8].iter().all(|e| e.1.is_none()),
+            "N 2 is past the batch"
+        );
+    }
+
+    #[test]
+    fn im2col_traversal_strides_step_the_filter_base() {
+        // NWC f32: C 4, W 10, N 2; corners 0 and -2: bases 0..=7 by 3 (0 3 6), then N.
+        let m = im2col(
+            args(&[4, 10, 2], &[16, 160], &[], &[1, 3, 1]),
+            &[0],
+            &[-2],
+            4,
+            4,
+        )
+        .unwrap();
+        let got = walk(&m, &[0, 0, 0], &[2]);
+        let w: Vec<Option<u64>> = got.iter().step_by(4).map(|e| e.1).collect();
+        assert_eq!(
+            w,
+            [Some(2 * 16), Some(5 * 16), Some(8 * 16), Some(160 + 2 * 16)]
+        );
     }
 
     #[test]

@@ -148,6 +148,9 @@ pub struct WgmmaSpec {
     /// `imm-trans-a`, `imm-trans-b` of 1: M-major A, N-major B (else K-major).
     pub trans_a: bool,
     pub trans_b: bool,
+    /// `wgmma.mma_async.sp`: the sparsity selector (`sp-sel`); A is stored packed, 64 ×
+    /// K/2, its elements' places in K given by the metadata (`sparse_k`).
+    pub sparse: Option<u8>,
 }
 
 /// N of the integer and b1 shapes: 8 to 32 by 8, then to 256 by 16.
@@ -190,20 +193,82 @@ impl WgmmaSpec {
         })
     }
 
+    /// The arithmetic of `.sp.m64nNkK.D.A.B[.satfinite]` (sparse A: twice the dense K,
+    /// the products of A's stored half only, fused as one block), if sm_90a has it.
+    pub fn sparse_arith(shape: Shape, types: [Elem; 3], satfinite: bool) -> Option<Arith> {
+        if types[1] == Elem::B1 || shape.k % 2 != 0 {
+            return None;
+        }
+        let half = Shape {
+            k: shape.k / 2,
+            ..shape
+        };
+        let mut a = Self::arith(half, types, satfinite)?;
+        a.block = half.k as usize;
+        Some(a)
+    }
+
+    /// Elements of A's stored (packed) rows: K/2 when sparse.
+    pub fn a_cols(&self) -> u32 {
+        if self.sparse.is_some() {
+            self.k / 2
+        } else {
+            self.k
+        }
+    }
+
     /// Registers of D: N/2 (f32, s32) or N/4 (f16 pairs).
     pub fn d_regs(&self) -> usize {
         self.n as usize / if self.arith.d == Elem::F16 { 4 } else { 2 }
     }
 
-    /// The fragment of an A held in registers: `mma`'s m16n8kK A.
+    /// The fragment of an A held in registers: `mma`'s m16n8kK A (sparse: of the packed
+    /// 16 × K/2, as `mma.sp`'s A fragments are).
     pub fn a_frag(&self) -> Frag {
         let shape = Shape {
             m: 16,
             n: 8,
-            k: self.k,
+            k: self.a_cols(),
         };
         Frag::new(Form::Mma, shape, Role::A, self.arith.a).expect("every wgmma A type is mma's")
     }
+}
+
+/// Where in K each stored element of a warp's 16 packed rows of a sparse A lies (16 ×
+/// K/2, row-major), from the metadata registers `meta` of the warp's lanes and the
+/// selector. The PTX ISA's "Sparse matrix storage" and its metadata figures for wgmma, in
+/// the form CUTLASS's `ELayout_64x{16,32,64}` give them:
+///
+/// - 16-bit A (k32, 2:4) and tf32 (k16, 1:2): a chunk's 4 bits for row r, chunk c (of 8)
+///   in lane `4·(r mod 8) + 2·sel + c/4`, bits `16·(r/8) + 4·(c mod 4)`; the pair `sel`
+///   picks (0: threads 0 and 1 of each four, 1: threads 2 and 3) contributes.
+/// - 8-bit A (k64, 2:4): row r, chunk c (of 16) in lane `4·(r mod 8) + r/8 + 2·(c/8)`,
+///   bits `4·(c mod 8)`; every thread contributes.
+///
+/// In a chunk's 4 bits, bits 0-1 place its first stored element, bits 2-3 its second, in
+/// 16-bit (or 8-bit) units within the chunk's four: tf32's one element a chunk of two
+/// takes the first index over two (0b0100: the first, 0b1110: the second).
+pub fn sparse_k(s: &WgmmaSpec, meta: &Lanes) -> Vec<u32> {
+    let sel = u32::from(s.sparse.unwrap_or(0));
+    let cols = s.a_cols();
+    let eight_bit = s.arith.a.bits() == 8;
+    let tf32 = s.arith.a.bits() == 32;
+    let mut at = vec![0u32; 16 * cols as usize];
+    for r in 0..16u32 {
+        for j in 0..cols {
+            // The chunk the stored element j belongs to, and which of its stored ones.
+            let (c, which) = if tf32 { (j, 0) } else { (j / 2, j % 2) };
+            let (lane, bit) = if eight_bit {
+                (4 * (r % 8) + r / 8 + 2 * (c / 8), 4 * (c % 8))
+            } else {
+                (4 * (r % 8) + 2 * sel + c / 4, 16 * (r / 8) + 4 * (c % 4))
+            };
+            let nibble = (meta[lane as usize % 32] >> bit) as u32 & 0xf;
+            let idx = (nibble >> (2 * which)) & 3;
+            at[(r * cols + j) as usize] = if tf32 { 2 * c + idx / 2 } else { 4 * c + idx };
+        }
+    }
+    at
 }
 
 /// (row in the warp's 16, column) of element `i` of `lane`'s D.
@@ -233,8 +298,25 @@ fn set_d_element(f16: bool, d: &mut [Lanes], lane: usize, i: usize, v: u64) {
 /// One warp's quarter of D = A·B + D: `a` the warp's 16 rows of A (16×K), `b` all of B
 /// (K×N), raw element bits row-major; `d` the warp's D registers, read as C when
 /// `scale_d`, then written with the result.
+#[cfg(test)]
 pub fn multiply(s: &WgmmaSpec, a: &[u64], b: &[u64], d: &mut [Lanes], scale_d: bool) {
-    let (n, k) = (s.n, s.k);
+    multiply_sparse(s, a, None, b, d, scale_d)
+}
+
+/// `multiply` with a sparse A: `a` the warp's 16 packed rows (16 × K/2) and `places` where in
+/// K each of their elements lies (`sparse_k`); each element of D sums the K/2 products of
+/// the stored elements only (the zeros are never multiplied: an infinite B there gives
+/// no NaN).
+pub fn multiply_sparse(
+    s: &WgmmaSpec,
+    a: &[u64],
+    places: Option<&[u32]>,
+    b: &[u64],
+    d: &mut [Lanes],
+    scale_d: bool,
+) {
+    let n = s.n;
+    let k = if places.is_some() { s.a_cols() } else { s.k };
     let f16 = s.arith.d == Elem::F16;
     let per_lane = n as usize / 2;
     let mut c = vec![0u64; 16 * n as usize];
@@ -263,7 +345,11 @@ pub fn multiply(s: &WgmmaSpec, a: &[u64], b: &[u64], d: &mut [Lanes], scale_d: b
         for col in 0..n {
             let at = (r * n + col) as usize;
             let ai = |kk: u32| a[(r * k + kk) as usize];
-            let bi = |kk: u32| b[(kk * n + col) as usize];
+            let bk = |kk: u32| match places {
+                Some(p) => p[(r * k + kk) as usize],
+                None => kk,
+            };
+            let bi = |kk: u32| b[(bk(kk) * n + col) as usize];
             out[at] = mma::dot(&s.arith, k, ai, bi, c[at], &mut prods);
         }
     }
@@ -516,6 +602,7 @@ mod tests {
             negate_b: false,
             trans_a: false,
             trans_b: false,
+            sparse: None,
         };
         let h = |x: f32| crate::math::f64_to_f16(x as f64, crate::math::Rnd::N) as u64;
         let a: Vec<u64> = (0..256).map(|i| h((i % 5) as f32 - 2.0)).collect();
@@ -541,6 +628,124 @@ mod tests {
                     let got = f32::from_bits(d[i][lane] as u32) as f64;
                     assert_eq!(got, want, "scale_d {scale_d} ({r},{c})");
                 }
+            }
+        }
+    }
+
+    fn sparse_spec(shape: &str, t: [Elem; 3], sel: u8) -> WgmmaSpec {
+        let sh = Shape::from_name(shape).unwrap();
+        WgmmaSpec {
+            n: sh.n,
+            k: sh.k,
+            arith: WgmmaSpec::sparse_arith(sh, t, false).unwrap(),
+            a_in_regs: false,
+            negate_a: false,
+            negate_b: false,
+            trans_a: false,
+            trans_b: false,
+            sparse: Some(sel),
+        }
+    }
+
+    #[test]
+    fn sparse_shapes_double_the_dense_k() {
+        use Elem::*;
+        let ok = |s: &str, t: [Elem; 3]| {
+            WgmmaSpec::sparse_arith(Shape::from_name(s).unwrap(), t, false).is_some()
+        };
+        assert!(ok("m64n32k32", [F32, F16, F16]) && ok("m64n8k32", [F16, F16, F16]));
+        assert!(ok("m64n256k32", [F32, BF16, BF16]) && ok("m64n16k16", [F32, TF32, TF32]));
+        assert!(ok("m64n8k64", [F16, E4M3, E5M2]) && ok("m64n24k64", [S32, S8, U8]));
+        assert!(!ok("m64n32k16", [F32, F16, F16]), "dense K");
+        assert!(!ok("m64n8k512", [S32, B1, B1]), "no sparse b1");
+        assert!(!ok("m64n40k64", [S32, S8, S8]), "integer N");
+        // A's packed rows: K/2 stored, in mma's m16n8k(K/2) fragment when in registers.
+        let s = sparse_spec("m64n16k32", [F32, F16, F16], 0);
+        assert_eq!((s.a_cols(), s.a_frag().regs()), (16, 4));
+        assert_eq!(s.arith.block, 16);
+    }
+
+    #[test]
+    fn sparse_metadata_is_read_from_the_selected_threads_bits() {
+        // Every lane's metadata different: lane l's nibble q holds (l + q) mod 6 of the
+        // six ordered pairs.
+        const PAIRS: [u64; 6] = [0x4, 0x8, 0xc, 0x9, 0xd, 0xe];
+        let mut meta = [0u64; 32];
+        for (l, m) in meta.iter_mut().enumerate() {
+            for q in 0..8 {
+                *m |= PAIRS[(l + q) % 6] << (4 * q);
+            }
+        }
+        let pair = |l: usize, q: usize| {
+            let n = PAIRS[(l + q) % 6] as u32;
+            (n & 3, n >> 2)
+        };
+        for sel in [0u8, 1] {
+            let s = sparse_spec("m64n8k32", [Elem::F32, Elem::F16, Elem::F16], sel);
+            let at = sparse_k(&s, &meta);
+            for r in 0..16usize {
+                for c in 0..8usize {
+                    // Row r's chunk c: lane 4(r mod 8) + 2 sel + c/4, nibble 4(r/8) + c mod 4.
+                    let l = 4 * (r % 8) + 2 * sel as usize + c / 4;
+                    let (i0, i1) = pair(l, 4 * (r / 8) + c % 4);
+                    let got = (at[r * 16 + 2 * c], at[r * 16 + 2 * c + 1]);
+                    assert_eq!(
+                        got,
+                        (4 * c as u32 + i0, 4 * c as u32 + i1),
+                        "sel {sel} r {r} c {c}"
+                    );
+                }
+            }
+        }
+        // tf32 (1:2): 0b0100 the first of two, 0b1110 the second.
+        let s = sparse_spec("m64n8k16", [Elem::F32, Elem::TF32, Elem::TF32], 1);
+        let mut meta = [0u64; 32];
+        meta[2] = 0x0000_e4e4; // lane 2 (sel 1): row 0's chunks 0-3, then row 8's (zero)
+        let at = sparse_k(&s, &meta);
+        assert_eq!(&at[..4], &[0, 3, 4, 7]);
+        // 8-bit (k64): every lane; row r's chunk c in lane 4(r mod 8) + r/8 + 2(c/8).
+        let s = sparse_spec("m64n8k64", [Elem::S32, Elem::S8, Elem::S8], 0);
+        let mut meta = [0u64; 32];
+        meta[4 + 1 + 2] = 0xe << 4; // row 9, chunk 9: elements (2, 3)
+        meta[1] = 0x9; // row 8, chunk 0: (1, 2)
+        let at = sparse_k(&s, &meta);
+        assert_eq!((at[9 * 32 + 18], at[9 * 32 + 19]), (38, 39));
+        assert_eq!((at[8 * 32], at[8 * 32 + 1]), (1, 2));
+    }
+
+    #[test]
+    #[allow(clippy::needless_range_loop)]
+    fn a_sparse_product_multiplies_the_stored_elements_only() {
+        // m64n8k32 f16 → f32: row r's stored elements at K 4c + (0, 2); B infinite at
+        // every K the metadata skips, so a dense product would be NaN.
+        let s = sparse_spec("m64n8k32", [Elem::F32, Elem::F16, Elem::F16], 0);
+        let h = |x: f64| crate::math::f64_to_f16(x, crate::math::Rnd::N) as u64;
+        let meta = [0x8888_8888u64; 32];
+        let at = sparse_k(&s, &meta);
+        let a: Vec<u64> = (0..16 * 16).map(|i| h((i % 7) as f64 - 3.0)).collect();
+        let b: Vec<u64> = (0..32 * 8)
+            .map(|i| {
+                let kk = i / 8;
+                if kk % 4 == 0 || kk % 4 == 2 {
+                    h((i % 5) as f64)
+                } else {
+                    0x7c00 // +inf
+                }
+            })
+            .collect();
+        let mut d = vec![[0u64; 32]; s.d_regs()];
+        multiply_sparse(&s, &a, Some(&at), &b, &mut d, false);
+        for lane in 0..32 {
+            for i in 0..4 {
+                let (r, c) = d_coord(lane, i);
+                let mut want = 0.0;
+                for j in 0..16u32 {
+                    let x = ((r * 16 + j) % 7) as f64 - 3.0;
+                    let kk = 4 * (j / 2) + 2 * (j % 2);
+                    want += x * ((kk * 8 + c) % 5) as f64;
+                }
+                let got = f32::from_bits(d[i][lane] as u32) as f64;
+                assert_eq!(got, want, "({r},{c})");
             }
         }
     }

@@ -25,11 +25,11 @@ fn an_unsupported_instruction_is_named_with_its_line() {
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 8));
     assert!(e.message.contains("min.relu.s32"), "{e}");
     let e = err(&kernel(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%r2, {%r3, %r3, %r3}], [%r1], {%r3};",
+        "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes [%r1], [%r2, {%r3, %r3, %r3}], [%r1], {%r3, %r3};",
     ));
     assert_eq!(
         e.to_string(),
-        "line 8: unsupported instruction `cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes`: im2col tensor copies are not emulated yet"
+        "line 8: unsupported instruction `cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes`: this tensor copy mode is not emulated"
     );
 }
 

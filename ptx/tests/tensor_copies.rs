@@ -6,7 +6,7 @@
 
 mod common;
 use common::*;
-use cumock_ptx::tensormap::{TensorMap, TiledArgs};
+use cumock_ptx::tensormap::{Im2colArgs, TensorMap, TiledArgs};
 use cumock_ptx::{run, Engine, FaultKind, Module};
 
 const SOURCE: &str = r#"
@@ -80,6 +80,81 @@ extern "C" __global__ void reduce_add_2d(const CUtensorMap* tm, int x, int y) {
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
   }
+}
+
+// An im2col box of an NHWC map: `pixels` pixels of its channels from the filter base
+// (w, h) of image n, read at the im2col offsets (ow, oh).
+extern "C" __global__ void load_im2col_4d(const CUtensorMap* tm, float* out, int c, int w, int h,
+                                          int n, unsigned short ow, unsigned short oh, unsigned bytes) {
+  __shared__ alignas(1024) float box[1024];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  unsigned d = (unsigned)__cvta_generic_to_shared(box);
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < 1024; i++) box[i] = -1.0f;
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b));
+    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" :: "r"(b), "r"(bytes));
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};"
+                 :: "r"(d), "l"(tm), "r"(c), "r"(w), "r"(h), "r"(n), "r"(b), "h"(ow), "h"(oh) : "memory");
+    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(b) : "memory");
+    for (int i = 0; i < 1024; i++) out[i] = box[i];
+  }
+}
+
+// Rank 0 of a cluster of 4 multicasts a 2D box to the blocks of `mask`; each of them
+// waits on its own mbarrier, and every block writes its buffer out (those outside the
+// mask: as they left it).
+extern "C" __global__ void multicast_2d(const CUtensorMap* tm, float* out, int x, int y, unsigned mask) {
+  __shared__ alignas(1024) float box[256];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  unsigned d = (unsigned)__cvta_generic_to_shared(box);
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) box[i] = -1.0f;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    if (mask >> rank & 1)
+      asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], 1024;" :: "r"(b));
+  }
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
+  if (threadIdx.x == 0 && rank == 0)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+                 :: "r"(d), "l"(tm), "r"(x), "r"(y), "r"(b), "h"((unsigned short)mask) : "memory");
+  if (mask >> rank & 1)
+    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(b) : "memory");
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) out[rank * 256 + i] = box[i];
+  asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
+}
+
+// The same with an im2col box of a 3d (NWC) map, offset `ow`: 64 pixels of 4 floats.
+extern "C" __global__ void multicast_im2col(const CUtensorMap* tm, float* out, int c, int w, int n,
+                                            unsigned short ow, unsigned mask) {
+  __shared__ alignas(1024) float box[256];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  unsigned d = (unsigned)__cvta_generic_to_shared(box);
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) box[i] = -1.0f;
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    if (mask >> rank & 1)
+      asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], 1024;" :: "r"(b));
+  }
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
+  if (threadIdx.x == 0 && rank == 1)
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;"
+                 :: "r"(d), "l"(tm), "r"(c), "r"(w), "r"(n), "r"(b), "h"(ow), "h"((unsigned short)mask) : "memory");
+  if (mask >> rank & 1)
+    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(b) : "memory");
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) out[rank * 256 + i] = box[i];
+  asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
 }
 
 extern "C" __global__ void store_2d(const CUtensorMap* tm, int x, int y) {
@@ -436,5 +511,307 @@ fn tensormap_replace_retargets_a_map_a_kernel_publishes() {
         // The other tensor, 5 rows high now, unswizzled: rows 5-7 of the box are zeros.
         let want = model_2d(&other, width, 5, pitch, 0, 0, 32, 8, false);
         assert_eq!(got[..], want[..256], "{engine:?}");
+    }
+}
+
+#[test]
+fn an_im2col_box_walks_the_pixels_of_its_bounding_box() {
+    let m = module();
+    // NHWC f32: C 12, W 6, H 5, N 2, rows padded to 64 bytes; 8 channels a pixel.
+    let (c_, w_, h_, n_) = (12i64, 6i64, 5i64, 2i64);
+    let (sw, sh, sn) = (64i64, 6 * 64, 5 * 6 * 64);
+    let data: Vec<f32> = (0..(sn * n_ / 4)).map(|i| i as f32 + 0.5).collect();
+    // (lower, upper corners W first, pixels, coordinates c w h n, offsets, swizzle)
+    type Case = ([i32; 2], [i32; 2], u32, [i64; 4], [u16; 2], u32);
+    let cases: [Case; 5] = [
+        // Padding 1, a 3x3 filter at its (1, 2) tap: bases W -1..=2, H -1..=1.
+        ([-1, -1], [-2, -2], 20, [0, 2, -1, 0], [1, 2], 0),
+        // No padding, from the last base: wraps into image 1, then past the batch.
+        ([0, 0], [0, 0], 64, [4, 5, 4, 1], [0, 0], 0),
+        // Channels 4.. run past C's 12.
+        ([-2, 0], [1, 0], 32, [8, -2, 0, 0], [3, 1], 0),
+        // 128B swizzle (a pixel is 32 bytes).
+        ([-1, -1], [-1, -1], 32, [0, -1, -1, 0], [0, 0], 3),
+        ([-1, -1], [-1, -1], 16, [2, 0, 3, 1], [2, 1], 2),
+    ];
+    for engine in ENGINES {
+        for (lower, upper, pixels, coords, offs, swizzle) in cases {
+            let mut mem = TestMemory::new();
+            let dt = mem.map(&f32s(&data), false);
+            let tm = TensorMap::im2col(&Im2colArgs {
+                tiled: TiledArgs {
+                    data_type: 7,
+                    rank: 4,
+                    address: dt,
+                    dims: &[c_ as u64, w_ as u64, h_ as u64, n_ as u64],
+                    global_strides: &[sw as u64, sh as u64, sn as u64],
+                    box_dim: &[],
+                    element_strides: &[1, 1, 1, 1],
+                    interleave: 0,
+                    swizzle,
+                    l2_promotion: 0,
+                    oob_fill: 0,
+                },
+                lower: &lower,
+                upper: &upper,
+                channels: 8,
+                pixels,
+            })
+            .unwrap();
+            let dm = mem.map(&tm.encode(), false);
+            let dout = mem.map(&[0u8; 4096], true);
+            let bytes = pixels as u64 * 8 * 4;
+            let mut vals = vec![dm, dout];
+            vals.extend(coords.iter().map(|&v| v as u32 as u64));
+            vals.extend([offs[0] as u64, offs[1] as u64, bytes]);
+            launch_with(&m, "load_im2col_4d", &mem, &vals, engine)
+                .unwrap_or_else(|f| panic!("{f}"));
+            let got = to_f32s(&mem.read(dout));
+            // The model: bases walk W then H inside the box, then the next image.
+            let mut want = vec![-1.0f32; 1024];
+            let (mut w, mut h, mut n) = (coords[1], coords[2], coords[3]);
+            let hi = |d: i64, u: i32| d - 1 + u as i64;
+            for p in 0..pixels as i64 {
+                for ch in 0..8i64 {
+                    let (gc, gw, gh) = (coords[0] + ch, w + offs[0] as i64, h + offs[1] as i64);
+                    let inside = (0..c_).contains(&gc)
+                        && (0..w_).contains(&gw)
+                        && (0..h_).contains(&gh)
+                        && (0..n_).contains(&n);
+                    let v = if inside {
+                        data[((n * sn + gh * sh + gw * sw) / 4 + gc) as usize]
+                    } else {
+                        0.0
+                    };
+                    let mut at = ((p * 8 + ch) * 4) as usize;
+                    let bits = [0, 1, 2, 3][swizzle as usize];
+                    at ^= ((at >> 7) & ((1 << bits) - 1)) << 4;
+                    want[at / 4] = v;
+                }
+                w += 1;
+                if w > hi(w_, upper[0]) {
+                    w = lower[0] as i64;
+                    h += 1;
+                    if h > hi(h_, upper[1]) {
+                        h = lower[1] as i64;
+                        n += 1;
+                    }
+                }
+            }
+            assert_eq!(
+                got, want,
+                "{engine:?} {lower:?} {upper:?} {coords:?} {offs:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_im2col_copy_needs_an_im2col_map() {
+    let m = module();
+    let mut mem = TestMemory::new();
+    let dt = mem.map(&[0u8; 4096], false);
+    let t = Tensor {
+        dims: vec![8, 4, 4, 2],
+        strides: vec![32, 128, 512],
+        box_dim: vec![8, 4, 4, 1],
+        element_strides: vec![1; 4],
+        swizzle: 0,
+    };
+    let dm = mem.map(&map(&t, 7, dt).encode(), false);
+    let dout = mem.map(&[0u8; 4096], true);
+    for engine in ENGINES {
+        let f = launch_with(
+            &m,
+            "load_im2col_4d",
+            &mem,
+            &[dm, dout, 0, 0, 0, 0, 0, 0, 512],
+            engine,
+        )
+        .unwrap_err();
+        assert_eq!(f.kind, FaultKind::IllegalInstruction, "{engine:?}: {f}");
+        assert!(f.to_string().contains("im2col"), "{f}");
+    }
+}
+
+#[test]
+fn a_multicast_tensor_load_lands_in_every_block_of_its_mask() {
+    let m = module();
+    let k = m.kernel("multicast_2d").unwrap();
+    let (width, height, pitch) = (40i64, 20i64, 160i64);
+    let data: Vec<f32> = (0..(pitch / 4 * height)).map(|i| i as f32).collect();
+    for engine in ENGINES {
+        for mask in [0b1011u32, 0b0100, 0b1111] {
+            let mut mem = TestMemory::new();
+            let dt = mem.map(&f32s(&data), false);
+            let t = Tensor {
+                dims: vec![width as u64, height as u64],
+                strides: vec![pitch as u64],
+                box_dim: vec![32, 8],
+                element_strides: vec![1, 1],
+                swizzle: 3,
+            };
+            let dm = mem.map(&map(&t, 7, dt).encode(), false);
+            let dout = mem.map(&[0u8; 4 * 1024], true);
+            let (x, y) = (16i64, 15i64);
+            let p = params(
+                &m.kernels[k],
+                &[dm, dout, x as u64, y as u64, u64::from(mask)],
+            );
+            let l = cumock_ptx::Launch {
+                grid: [4, 1, 1],
+                engine,
+                cluster: Some([4, 1, 1]),
+                ..launch(1, 64, &p)
+            };
+            run(&m, k, &l, &mem).unwrap_or_else(|f| panic!("{f}"));
+            let got = to_f32s(&mem.read(dout));
+            let boxed = model_2d(&data, width, height, pitch, x, y, 32, 8, true);
+            for rank in 0..4usize {
+                let want: &[f32] = if mask >> rank & 1 != 0 {
+                    &boxed[..256]
+                } else {
+                    &[-1.0; 256]
+                };
+                assert_eq!(
+                    &got[rank * 256..rank * 256 + 256],
+                    want,
+                    "{engine:?} mask {mask:#b} rank {rank}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_interleaved_box_loads_one_slice_a_row() {
+    let m = module();
+    // NC/4HWC4 of f32 (a 16-byte slice of 4 channels): C4 x W 10 x H 6 x C/4 2, seen by
+    // `load_3d` through its first three dimensions; W stepping by 2.
+    let (c, w, h) = (4i64, 10i64, 6i64);
+    let data: Vec<u32> = (0..(c * w * h) as u32).map(|i| i + 7).collect();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let dt = mem.map(&u32s(&data), false);
+        let tm = TensorMap::tiled(&TiledArgs {
+            data_type: 2,
+            rank: 3,
+            address: dt,
+            dims: &[c as u64, w as u64, h as u64],
+            global_strides: &[(c * 4) as u64, (c * w * 4) as u64],
+            box_dim: &[4, 6, 4],
+            element_strides: &[1, 2, 1],
+            interleave: 1,
+            swizzle: 0,
+            l2_promotion: 0,
+            oob_fill: 0,
+        })
+        .unwrap();
+        let dm = mem.map(&tm.encode(), false);
+        let dout = mem.map(&[0u8; 4096], true);
+        let (x, y) = (5i64, 4i64);
+        launch_with(
+            &m,
+            "load_3d",
+            &mem,
+            &[dm, dout, 0, x as u64, y as u64, 4 * 3 * 4 * 4],
+            engine,
+        )
+        .unwrap_or_else(|f| panic!("{f}"));
+        let got = to_u32s(&mem.read(dout));
+        let mut k = 0;
+        for yy in 0..4i64 {
+            for xx in 0..3i64 {
+                for cc in 0..4i64 {
+                    let (gx, gy) = (x + 2 * xx, y + yy);
+                    let want = if gx < w && gy < h {
+                        data[(gy * w * c + gx * c + cc) as usize]
+                    } else {
+                        0
+                    };
+                    assert_eq!(got[k], want, "{engine:?} element {k}");
+                    k += 1;
+                }
+            }
+        }
+        assert!(got[k..].iter().all(|v| *v == 0xeeee_eeee), "past the box");
+    }
+}
+
+#[test]
+fn a_multicast_im2col_load_lands_in_every_block_of_its_mask() {
+    let m = module();
+    let k = m.kernel("multicast_im2col").unwrap();
+    // NWC f32: C 4, W 10, N 3; padding 1 on the left, a 3-wide filter at its tap 2: bases
+    // W -1..=7; 64 pixels run past the batch.
+    let (c_, w_, n_) = (4i64, 10i64, 3i64);
+    let data: Vec<f32> = (0..c_ * w_ * n_).map(|i| i as f32 + 1.0).collect();
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let dt = mem.map(&f32s(&data), false);
+        let tm = TensorMap::im2col(&Im2colArgs {
+            tiled: TiledArgs {
+                data_type: 7,
+                rank: 3,
+                address: dt,
+                dims: &[c_ as u64, w_ as u64, n_ as u64],
+                global_strides: &[16, 160],
+                box_dim: &[],
+                element_strides: &[1, 1, 1],
+                interleave: 0,
+                swizzle: 0,
+                l2_promotion: 0,
+                oob_fill: 1,
+            },
+            lower: &[-1],
+            upper: &[-2],
+            channels: 4,
+            pixels: 64,
+        })
+        .unwrap();
+        let dm = mem.map(&tm.encode(), false);
+        let dout = mem.map(&[0u8; 4 * 1024], true);
+        let mask = 0b1101u64;
+        let p = params(
+            &m.kernels[k],
+            &[dm, dout, 0, (-1i32) as u32 as u64, 0, 2, mask],
+        );
+        let l = cumock_ptx::Launch {
+            grid: [4, 1, 1],
+            engine,
+            cluster: Some([4, 1, 1]),
+            ..launch(1, 64, &p)
+        };
+        run(&m, k, &l, &mem).unwrap_or_else(|f| panic!("{f}"));
+        let got = to_f32s(&mem.read(dout));
+        let mut boxed = Vec::new();
+        let (mut w, mut n) = (-1i64, 0i64);
+        for _ in 0..64 {
+            for ch in 0..4 {
+                let gw = w + 2;
+                boxed.push(if (0..w_).contains(&gw) && n < n_ {
+                    data[(n * w_ * c_ + gw * c_ + ch) as usize]
+                } else {
+                    f32::from_bits(0x7ff7_7ff7)
+                });
+            }
+            w += 1;
+            if w > w_ - 1 - 2 {
+                w = -1;
+                n += 1;
+            }
+        }
+        for rank in 0..4usize {
+            let want: Vec<u32> = if mask >> rank & 1 != 0 {
+                boxed.iter().map(|x| x.to_bits()).collect()
+            } else {
+                vec![(-1.0f32).to_bits(); 256]
+            };
+            let have: Vec<u32> = got[rank * 256..rank * 256 + 256]
+                .iter()
+                .map(|x| x.to_bits())
+                .collect();
+            assert_eq!(have, want, "{engine:?} rank {rank}");
+        }
     }
 }

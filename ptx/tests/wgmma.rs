@@ -712,6 +712,11 @@ fn malformed_wgmma_is_refused_at_load_naming_why() {
         format!("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {d4}, %rd1, %rd2, 0, -1, 1;"),
         format!("wgmma.mma_async.sync.aligned.m64n8k32.satfinite.s32.u8.s8 {d4}, %rd1, %rd2, %p1;"),
         "wgmma.wait_group.sync.aligned 1;".to_string(),
+        // Sparse: metadata and selector after B.
+        format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {d4}, %rd1, %rd2, %r9, 1, %p1, 1, 1, 0, 0;"),
+        format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16 {d4}, {{%r4,%r5,%r6,%r7}}, %rd2, %r9, 0, 1, -1, 1, 1;"),
+        format!("wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32 {d4}, %rd1, %rd2, %r9, 0, 1, 1, 1;"),
+        format!("wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.u8 {d4}, %rd1, %rd2, %r9, 0, 1;"),
     ];
     for inst in &ok {
         Module::parse(&one(inst)).unwrap_or_else(|e| panic!("{inst}: {e:?}"));
@@ -724,10 +729,15 @@ fn malformed_wgmma_is_refused_at_load_naming_why() {
         (format!("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {d4}, %rd1, %rd2, 1, 1, 1, 2, 0;"), Semantic, "imm-trans-a"),
         // D's registers: N/2 for f32.
         ("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%r0,%r1,%r2,%r3}, %rd1, %rd2, 1, 1, 1, 0, 0;".to_string(), Semantic, "D takes 8 registers"),
-        // Shapes and types sm_90a does not have; sparse wgmma; .satfinite on floats.
+        // Shapes and types sm_90a does not have (dense K for sparse, sparse b1); selectors;
+        // .satfinite on floats.
         (format!("wgmma.mma_async.sync.aligned.m64n12k16.f32.f16.f16 {d4}, %rd1, %rd2, 1, 1, 1, 0, 0;"), Unsupported, "wgmma"),
         (format!("wgmma.mma_async.sync.aligned.m64n40k32.s32.s8.s8 {d4}, %rd1, %rd2, 1;"), Unsupported, "wgmma"),
-        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {d4}, %rd1, %rd2, %r9, 0, 1, 1, 1, 0, 0;"), Unsupported, "wgmma"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.f16.f16 {d4}, %rd1, %rd2, %r9, 0, 1, 1, 1, 0, 0;"), Unsupported, "wgmma"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {d4}, %rd1, %rd2, %r9, 2, 1, 1, 1, 0, 0;"), Semantic, "sp-sel"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.u8 {d4}, %rd1, %rd2, %r9, 1, 1;"), Semantic, "sp-sel"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {d4}, %rd1, %rd2, 1, 1, 1, 0, 0;"), Semantic, "takes 10 operands"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k512.s32.b1.b1.and.popc {d4}, %rd1, %rd2, %r9, 0, 1;"), Unsupported, "wgmma"),
         (format!("wgmma.mma_async.sync.aligned.m64n8k16.satfinite.f32.f16.f16 {d4}, %rd1, %rd2, 1, 1, 1, 0, 0;"), Unsupported, "wgmma"),
         ("wgmma.wait_group.sync.aligned %r1;".to_string(), Semantic, "integer constant"),
     ];
@@ -735,4 +745,129 @@ fn malformed_wgmma_is_refused_at_load_naming_why() {
         let e = Module::parse(&one(inst)).map(|_| ()).unwrap_err();
         assert!(e.kind == *kind && e.message.contains(why), "{inst}: {e:?}");
     }
+}
+
+/// Sparse wgmma against the host: packed A (small integers in f16, exact in f32), a
+/// different metadata word in every thread, both selectors, A from shared memory (32-byte
+/// swizzle) and from registers; D = A·B with the zeros A's metadata leaves.
+const SPARSE: &str = r#"// corpus-arch: compute_90a
+__device__ unsigned swz32(unsigned a) { return a ^ (((a >> 7) & 1) << 4); }
+// in: A packed 64x16 halves, B 32(N)x32(K) halves, metadata 128 words; out: 64x32 f32.
+extern "C" __global__ void sparse(const unsigned short* a, const unsigned short* b, const unsigned* meta,
+                                  float* out, int sel, int regs) {
+  __shared__ __align__(1024) unsigned short sa[64 * 16], sb[32 * 32];
+  unsigned base = (unsigned)__cvta_generic_to_shared(sa);
+  for (unsigned i = threadIdx.x; i < 64 * 16; i += 128) {
+    unsigned r = i / 16, c = i % 16;  // K-major, 32-byte rows, 32-byte swizzle
+    unsigned off = (r % 8) * 32 + (r / 8) * 256 + 2 * c;
+    sa[(swz32(base + off) - base) / 2] = a[i];
+  }
+  for (unsigned i = threadIdx.x; i < 32 * 32; i += 128) {
+    unsigned n = i / 32, k = i % 32;  // K-major, no swizzle: 8x16-byte core matrices
+    unsigned off = (n % 8) * 16 + (n / 8) * 512 + (k / 8) * 128 + 2 * (k % 8);
+    sb[off / 2] = b[i];
+  }
+  __syncthreads();
+  unsigned long long da = ((base & 0x3ffff) >> 4) | (1ull << 16) | ((256ull >> 4) << 32) | (3ull << 62);
+  unsigned bb = (unsigned)__cvta_generic_to_shared(sb);
+  unsigned long long db = ((bb & 0x3ffff) >> 4) | ((128ull >> 4) << 16) | ((512ull >> 4) << 32);
+  unsigned w = threadIdx.x / 32, l = threadIdx.x % 32, g = l / 4, t = l % 4;
+  unsigned f[4];
+  for (int i = 0; i < 4; i++) {
+    unsigned row = 16 * w + g + 8 * (i & 1), col = 2 * t + 8 * (i >> 1);
+    f[i] = a[row * 16 + col] | (unsigned)a[row * 16 + col + 1] << 16;
+  }
+  unsigned e = meta[threadIdx.x];
+  float d[16];
+  for (int i = 0; i < 16; i++) d[i] = 0.0f;
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#define D16 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}"
+#define O16 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+            "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+  if (regs && sel)
+    asm volatile("wgmma.mma_async.sp.sync.aligned.m64n32k32.f32.f16.f16 " D16 ", {%16,%17,%18,%19}, %20, %21, 1, 0, 1, 1, 0;"
+                 : O16 : "r"(f[0]), "r"(f[1]), "r"(f[2]), "r"(f[3]), "l"(db), "r"(e));
+  else if (regs)
+    asm volatile("wgmma.mma_async.sp.sync.aligned.m64n32k32.f32.f16.f16 " D16 ", {%16,%17,%18,%19}, %20, %21, 0, 0, 1, 1, 0;"
+                 : O16 : "r"(f[0]), "r"(f[1]), "r"(f[2]), "r"(f[3]), "l"(db), "r"(e));
+  else if (sel)
+    asm volatile("wgmma.mma_async.sp.sync.aligned.m64n32k32.f32.f16.f16 " D16 ", %16, %17, %18, 1, 0, 1, 1, 0, 0;"
+                 : O16 : "l"(da), "l"(db), "r"(e));
+  else
+    asm volatile("wgmma.mma_async.sp.sync.aligned.m64n32k32.f32.f16.f16 " D16 ", %16, %17, %18, 0, 0, 1, 1, 0, 0;"
+                 : O16 : "l"(da), "l"(db), "r"(e));
+  asm volatile("wgmma.commit_group.sync.aligned;\n wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  for (unsigned i = 0; i < 16; i++) {
+    unsigned row = 16 * w + g + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * t + i % 2;
+    out[row * 32 + col] = d[i];
+  }
+}
+"#;
+
+#[test]
+fn sparse_wgmma_places_the_stored_elements_as_the_metadata_says() {
+    let m = Module::parse(&common::corpus_ptx(SPARSE)).unwrap_or_else(|e| panic!("{e}"));
+    let k = m.kernel("sparse").unwrap();
+    // A small integer as f16 bits (exact).
+    let h = |x: i32| -> u16 {
+        if x == 0 {
+            return 0;
+        }
+        let (sign, m) = (u16::from(x < 0) << 15, x.unsigned_abs());
+        let e = 31 - m.leading_zeros();
+        sign | ((e + 15) as u16) << 10 | (((m << 10) >> e) & 0x3ff) as u16
+    };
+    let a: Vec<i32> = (0..64 * 16).map(|i| (i * 7 % 11) - 5).collect();
+    let b: Vec<i32> = (0..32 * 32).map(|i| (i * 5 % 9) - 4).collect();
+    // Each thread's nibbles: one of the six ordered pairs, by thread and nibble.
+    const PAIRS: [u32; 6] = [0x4, 0x8, 0xc, 0x9, 0xd, 0xe];
+    let meta: Vec<u32> = (0..128u32)
+        .map(|t| {
+            (0..8).fold(0, |m, q| {
+                m | PAIRS[((t * 5 + q * 3) % 6) as usize] << (4 * q)
+            })
+        })
+        .collect();
+    let bytes16 = |v: &[i32]| -> Vec<u8> { v.iter().flat_map(|&x| h(x).to_le_bytes()).collect() };
+    let mut bad = Vec::new();
+    for engine in [Engine::Interp, Engine::Jit] {
+        for (sel, regs) in [(0u64, 0u64), (1, 0), (0, 1), (1, 1)] {
+            let mut mem = TestMemory::new();
+            let da = mem.map(&bytes16(&a), false);
+            let db = mem.map(&bytes16(&b), false);
+            let dm = mem.map(&u32s(&meta), false);
+            let dout = mem.map(&[0u8; 64 * 32 * 4], true);
+            let p = params(&m.kernels[k], &[da, db, dm, dout, sel, regs]);
+            let mut l = launch(1, 128, &p);
+            l.engine = engine;
+            run(&m, k, &l, &mem).unwrap_or_else(|f| panic!("{f}"));
+            let got = to_f32s(&mem.read(dout));
+            for row in 0..64usize {
+                let (w, r) = (row / 16, row % 16);
+                for col in 0..32usize {
+                    let mut want = 0.0f32;
+                    for j in 0..16usize {
+                        let c = j / 2;
+                        let lane = 4 * (r % 8) + 2 * sel as usize + c / 4;
+                        let nib = meta[32 * w + lane] >> (16 * (r / 8) + 4 * (c % 4)) & 0xf;
+                        let idx = if j % 2 == 0 { nib & 3 } else { nib >> 2 };
+                        let kk = 4 * c + idx as usize;
+                        want += (a[row * 16 + j] * b[col * 32 + kk]) as f32;
+                    }
+                    if got[row * 32 + col] != want {
+                        bad.push(format!(
+                            "{engine:?} sel {sel} regs {regs} ({row},{col}): {} vs {want}",
+                            got[row * 32 + col]
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} differ: {:?}",
+        bad.len(),
+        &bad[..bad.len().min(12)]
+    );
 }

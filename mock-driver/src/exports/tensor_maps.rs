@@ -1,14 +1,15 @@
 //! Tensor maps (`TensorMapObjectApi`): `cuTensorMapEncodeTiled` checks what it is given as
 //! cuda.h's requirements say and writes the 128 bytes kernels hand to
 //! `cp.async.bulk.tensor` (`cumock_ptx::tensormap`: the layout is the mock's, opaque as
-//! CUDA keeps it); `cuTensorMapReplaceAddress` changes their address. Im2col maps are
-//! not emulated (the trait's default says so).
+//! CUDA keeps it); `cuTensorMapEncodeIm2col` the same for im2col maps;
+//! `cuTensorMapReplaceAddress` changes their address. `cuTensorMapEncodeIm2colWide` is
+//! sm_100's (the trait's default says it is not emulated).
 
 use super::Mock;
 use crate::boundary::drv;
 use crate::model::error::*;
 use cumock_abi::*;
-use cumock_ptx::tensormap::{self, Refusal, TensorMap, TiledArgs};
+use cumock_ptx::tensormap::{self, Im2colArgs, Refusal, TensorMap, TiledArgs};
 use std::ffi::c_void;
 
 fn refused(r: Refusal) -> CuError {
@@ -89,6 +90,71 @@ impl TensorMapObjectApi for Mock {
             }
             e
         })
+    }
+
+    unsafe fn cuTensorMapEncodeIm2col(
+        tensor_map: *mut CUtensorMap,
+        data_type: CUtensorMapDataType,
+        rank: cuuint32_t,
+        address: *mut c_void,
+        dims: *const cuuint64_t,
+        strides: *const cuuint64_t,
+        lower: *const std::ffi::c_int,
+        upper: *const std::ffi::c_int,
+        channels: cuuint32_t,
+        pixels: cuuint32_t,
+        element_strides: *const cuuint32_t,
+        interleave: CUtensorMapInterleave,
+        swizzle: CUtensorMapSwizzle,
+        l2_promotion: CUtensorMapL2promotion,
+        oob_fill: CUtensorMapFloatOOBfill,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        let p = map_ptr(tensor_map)?;
+        d.ctx_device(None)?;
+        // The rank first: it sizes every array (3..=5 for im2col), and a refusal there
+        // leaves the map as it was, as for tiled maps.
+        if !(3..=5).contains(&rank) {
+            return Err(invalid(format!(
+                "tensorRank {rank} is outside 3..=5 for an im2col map"
+            )));
+        }
+        let r = rank as usize;
+        // Safety: the caller passes arrays of `rank` values (strides: `rank - 1`, corners
+        // `rank - 2`), as cuTensorMapEncodeIm2col's contract says; NULL is refused.
+        let (dims, strides, lower, upper, element_strides) = unsafe {
+            (
+                array(dims, r, "globalDim")?,
+                array(strides, r - 1, "globalStrides")?,
+                array(lower, r - 2, "pixelBoxLowerCorner")?,
+                array(upper, r - 2, "pixelBoxUpperCorner")?,
+                array(element_strides, r, "elementStrides")?,
+            )
+        };
+        let map = TensorMap::im2col(&Im2colArgs {
+            tiled: TiledArgs {
+                data_type: data_type as u32,
+                rank,
+                address: address as u64,
+                dims: &dims,
+                global_strides: &strides,
+                box_dim: &[],
+                element_strides: &element_strides,
+                interleave: interleave as u32,
+                swizzle: swizzle as u32,
+                l2_promotion: l2_promotion as u32,
+                oob_fill: oob_fill as u32,
+            },
+            lower: &lower,
+            upper: &upper,
+            channels,
+            pixels,
+        })
+        .map_err(refused)?;
+        let bytes = map.encode();
+        // Safety: `p` is the caller's CUtensorMap, 128 bytes, non-null as checked.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, tensormap::BYTES) };
+        Ok(())
     }
 
     unsafe fn cuTensorMapReplaceAddress(

@@ -8,8 +8,7 @@
 //! ordering and scopes) are taken and dropped here. A `.shared::cluster` destination or
 //! mbarrier may be another block's of the cluster (`executor/cluster.rs`); the block's own
 //! `.shared::cta` window lies inside the `.shared::cluster` one. 1-D bulk copies from
-//! global memory may multicast to the cluster's blocks; tensor copies do not (refused at
-//! load, saying so).
+//! global memory and tensor loads may multicast to the cluster's blocks.
 
 use super::{semantic, unsupported, AtomOp, Dst, FuncDecoder, Mods, Op, Space, Src};
 use crate::math::Ty;
@@ -88,6 +87,11 @@ pub enum AsyncOp {
         map: Src,
         coords: [Src; 5],
         bar: Option<AddrOp>,
+        /// `.im2col`'s offsets (16-bit, W first; `dims - 2` of them).
+        im2col: Option<[Src; 3]>,
+        /// `.multicast::cluster`'s ctaMask: the box lands at the same offset in each block
+        /// of the mask, each block's mbarrier at the same offset completing its bytes.
+        multicast: Option<Src>,
     },
     /// `cp.reduce.async.bulk`: `size` bytes of shared memory at `src`, element by element
     /// (`ty`), reduced with `op` into `dst` (global memory, atomically per element as
@@ -178,11 +182,17 @@ impl AsyncOp {
                 map,
                 coords,
                 bar,
+                im2col,
+                multicast,
                 ..
             } => {
                 let mut v = vec![a(smem), *map];
                 v.extend(&coords[..*dims as usize]);
                 v.extend(bar.iter().map(a));
+                if let Some(o) = im2col {
+                    v.extend(&o[..(*dims as usize).saturating_sub(2)]);
+                }
+                v.extend(multicast.iter().copied());
                 v
             }
             AsyncOp::BulkReduce {
@@ -602,8 +612,9 @@ impl FuncDecoder<'_> {
         })))
     }
 
-    /// `cp.async.bulk.tensor.Nd...`, after `cp.async.bulk.tensor`: tiled loads into
-    /// shared memory completing on an mbarrier, and tiled stores in bulk groups.
+    /// `cp.async.bulk.tensor.Nd...`, after `cp.async.bulk.tensor`: tiled and im2col
+    /// loads into shared memory completing on an mbarrier (multicast to the cluster's
+    /// blocks or not), and tiled stores in bulk groups.
     fn tensor(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
         let unsup = |m: &Mods, why: &str| {
             unsupported(i, format!("unsupported instruction `{}`{why}", m.full))
@@ -612,14 +623,19 @@ impl FuncDecoder<'_> {
             Some(d) => d.as_bytes()[0] - b'0',
             None => return Err(unsup(m, "")),
         };
-        if m.list.iter().any(|x| x.starts_with("im2col")) {
-            return Err(unsup(m, ": im2col tensor copies are not emulated yet"));
+        // `.im2col` loads take the map's im2col offsets after the mbarrier; the other
+        // load modes (sm_100's `.im2col::w`, `.tile::gather4`) and im2col stores are not
+        // emulated.
+        let im2col = m.take("im2col");
+        if m.list
+            .iter()
+            .any(|x| x.starts_with("im2col") || x.starts_with("tile::"))
+        {
+            return Err(unsup(m, ": this tensor copy mode is not emulated"));
         }
+        let multicast = m.take("multicast::cluster");
         if m.list.iter().any(|x| x.starts_with("multicast")) {
-            return Err(unsup(
-                m,
-                ": tensor copies multicast to a cluster are not emulated (1-D bulk copies are)",
-            ));
+            return Err(unsup(m, ""));
         }
         m.take("tile");
         // The destination is the first state space written; a `.shared::cta` one is PTX
@@ -656,13 +672,47 @@ impl FuncDecoder<'_> {
             self.src(i, last)?;
             ops = rest;
         }
-        let want = if load { 3 } else { 2 };
+        if (im2col || multicast) && !load {
+            return Err(unsup(
+                m,
+                ": im2col and multicast tensor copies go from global to shared memory",
+            ));
+        }
+        let want = if load { 3 } else { 2 } + im2col as usize + multicast as usize;
         if ops.len() != want {
             return Err(semantic(
                 i,
                 format!("`{}` takes {want} operands (and a cache policy)", m.full),
             ));
         }
+        let offsets = if im2col {
+            let parts: Vec<&Opnd> = match &ops[3] {
+                Opnd::Vector(v) => v.iter().collect(),
+                o => vec![o],
+            };
+            if dims < 3 || parts.len() != dims as usize - 2 {
+                return Err(semantic(
+                    i,
+                    format!(
+                        "a {dims}d im2col copy takes {} im2col offsets, found {}",
+                        dims.saturating_sub(2),
+                        parts.len()
+                    ),
+                ));
+            }
+            let mut o = [Src::Imm(0); 3];
+            for (slot, p) in o.iter_mut().zip(parts) {
+                *slot = self.src(i, p)?;
+            }
+            Some(o)
+        } else {
+            None
+        };
+        let mask = if multicast {
+            Some(self.src(i, &ops[want - 1])?)
+        } else {
+            None
+        };
         let (map_op, smem_op) = if load {
             (&ops[1], &ops[0])
         } else {
@@ -701,6 +751,8 @@ impl FuncDecoder<'_> {
             } else {
                 None
             },
+            im2col: offsets,
+            multicast: mask,
         })))
     }
 

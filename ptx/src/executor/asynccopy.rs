@@ -438,6 +438,8 @@ impl BlockCtx<'_> {
                 map,
                 coords,
                 bar,
+                im2col,
+                multicast,
             } => {
                 let (sb, mb) = (
                     self.operand_lanes(w, smem.base),
@@ -448,20 +450,43 @@ impl BlockCtx<'_> {
                     .map(|c| self.operand_lanes(w, *c))
                     .collect();
                 let bb = bar.map(|b| self.operand_lanes(w, b.base));
+                let n_off = (*dims as usize).saturating_sub(2);
+                let os: Option<Vec<Lanes>> = im2col.map(|o| {
+                    o[..n_off]
+                        .iter()
+                        .map(|x| self.operand_lanes(w, *x))
+                        .collect()
+                });
+                let masks = multicast.map(|m| self.operand_lanes(w, m));
                 for l in lanes(emask) {
                     let lane = l as u32;
                     let at = sb[l].wrapping_add(smem.off as u64);
                     let c: Vec<i64> = cs.iter().map(|v| v[l] as u32 as i32 as i64).collect();
+                    let off: Option<Vec<u16>> =
+                        os.as_ref().map(|o| o.iter().map(|v| v[l] as u16).collect());
+                    // The running block's mbarrier is checked before any byte moves; a
+                    // multicast completes the one at its offset in each block of the mask.
                     let bar_at = match (bar, &bb) {
                         (Some(bar), Some(bb)) => Some(self.mbar_at(w, bar, bb[l], lane, pc)?),
                         _ => None,
                     };
+                    let cast = masks.as_ref().map(|m| {
+                        let raw = match (bar, &bb) {
+                            (Some(bar), Some(bb)) => Some(bb[l].wrapping_add(bar.off as u64)),
+                            _ => None,
+                        };
+                        (m[l] as u16, raw)
+                    });
                     let how = match (load, reduce) {
                         (true, _) => TensorOp::Load,
                         (false, None) => TensorOp::Store,
                         (false, Some(op)) => TensorOp::Reduce(*op),
                     };
-                    let bytes = self.tensor_copy(w, how, mb[l], &c, at, lane, pc)?;
+                    let bytes =
+                        self.tensor_copy(w, how, mb[l], &c, off.as_deref(), cast, at, lane, pc)?;
+                    if cast.is_some() {
+                        continue;
+                    }
                     if let Some(b) = bar_at {
                         self.mbar_update(w, b, lane, pc, |m| m.transact(-(bytes as i64)))?;
                     }
@@ -792,7 +817,8 @@ impl BlockCtx<'_> {
             MapField::GlobalAddress => m.address = value,
             // Zero-based: the new rank less one.
             MapField::Rank => m.rank = v32.wrapping_add(1),
-            MapField::BoxDim => m.box_dim[k] = v32,
+            // An im2col map has no box (its pixels and channels stay).
+            MapField::BoxDim if m.im2col.is_none() => m.box_dim[k] = v32,
             MapField::GlobalDim => m.dims[k] = u64::from(v32),
             MapField::GlobalStride if k < 4 => m.strides[k + 1] = value,
             MapField::ElementStride => m.element_strides[k] = v32,
@@ -811,7 +837,8 @@ impl BlockCtx<'_> {
             MapField::SwizzleMode if v32 <= 3 => m.swizzle = v32,
             // PTX: fill mode 0 zeros, 1 the NaN fill.
             MapField::FillMode if v32 <= 1 => m.nan_fill = v32 == 1,
-            MapField::InterleaveLayout if v32 == 0 => {}
+            // PTX: 0 none, 1 16B, 2 32B, as CUtensorMapInterleave.
+            MapField::InterleaveLayout if v32 <= 2 => m.interleave = v32,
             _ => {
                 let detail = format!(
                     "tensormap.replace of {field:?} (ord {ord}) with {value:#x} is not emulated"
@@ -832,6 +859,8 @@ impl BlockCtx<'_> {
         how: TensorOp,
         map_addr: u64,
         coords: &[i64],
+        offsets: Option<&[u16]>,
+        multicast: Option<(u16, Option<u64>)>,
         smem: u64,
         lane: u32,
         pc: u32,
@@ -857,6 +886,18 @@ impl BlockCtx<'_> {
             let kind = FaultKind::IllegalInstruction;
             return Err(self.fault(w, lane, pc, kind, Some(map_addr), detail));
         }
+        // The instruction's mode is the map's: an im2col copy through a tiled map, or a
+        // tiled one through an im2col map, has nothing defined to do.
+        if offsets.is_some() != map.im2col.is_some() {
+            let detail = if map.im2col.is_some() {
+                "a tiled copy through an im2col tensor map"
+            } else {
+                "an im2col copy through a tiled tensor map"
+            };
+            let kind = FaultKind::IllegalInstruction;
+            return Err(self.fault(w, lane, pc, kind, Some(map_addr), detail.to_string()));
+        }
+        let offsets = offsets.unwrap_or(&[]);
         if smem % 128 != 0 {
             let detail = "a tensor copy's shared memory must be 128-byte aligned".to_string();
             let kind = FaultKind::MisalignedAddress;
@@ -895,10 +936,8 @@ impl BlockCtx<'_> {
             }
             _ => None,
         };
-        let counts = map.box_counts();
         let esize = map.element_bytes();
-        let total: u64 = counts.iter().product();
-        let bytes = total * esize;
+        let bytes = map.box_bytes();
         // The box's shared memory, whole, before any element moves (a swizzle moves
         // chunks within 128-byte rows: the last row is checked whole).
         let access = if load { Access::Write } else { Access::Read };
@@ -908,48 +947,47 @@ impl BlockCtx<'_> {
             bytes
         };
         self.locate(w, Space::Shared, smem, span, access, lane, pc)?;
-        let rank = map.rank as usize;
         // A store writes whole 16-byte units of the innermost dimension: the H200's wrote
         // a 90-float row's floats 90 and 91 too (runtime program async_copy, tma_tiles),
         // so its bound there is the dimension rounded up to 16 bytes; loads read zeros
         // from the dimension's end.
-        let bound = |d: usize| {
-            if d == 0 && !load {
-                map.dims[0].saturating_mul(esize).next_multiple_of(16) / esize.max(1)
-            } else {
-                map.dims[d]
+        let bound0 = if load {
+            map.dims[0]
+        } else {
+            map.dims[0].saturating_mul(esize).next_multiple_of(16) / esize.max(1)
+        };
+        let fill = |v: &mut [u8; 8]| {
+            if map.nan_fill {
+                for (b, f) in v.iter_mut().zip(tensormap::NAN_FILL.iter().cycle()) {
+                    *b = *f;
+                }
             }
         };
-        let mut idx = [0u64; 5];
-        for k in 0..total {
-            // The element's coordinates in the tensor, and whether it lies inside.
-            let mut inside = true;
-            let mut addr = map.address;
-            for d in 0..rank {
-                let step = if d == 0 { 1 } else { map.element_strides[d] };
-                let g = coords[d] + (idx[d] * u64::from(step)) as i64;
-                if g < 0 || g as u64 >= bound(d) {
-                    inside = false;
-                }
-                addr = addr.wrapping_add((g as u64).wrapping_mul(map.strides[d]));
-            }
-            let at = map.swizzled(smem + k * esize) as usize;
+        let es = esize as usize;
+        // A multicast load reads the box once, then lands it in every block of the mask.
+        let mut image: Option<Vec<(u64, [u8; 8])>> = multicast.map(|_| Vec::new());
+        map.for_each_element(coords, offsets, bound0, |k, addr| {
+            let at = map.swizzled(smem + k * esize);
             if load {
                 let mut v = [0u8; 8];
-                if inside {
-                    self.read_span(w, Space::Global, addr, &mut v[..esize as usize], lane, pc)?;
-                } else if map.nan_fill {
-                    for (b, f) in v.iter_mut().zip(tensormap::NAN_FILL.iter().cycle()) {
-                        *b = *f;
+                match addr {
+                    Some(a) => self.read_span(w, Space::Global, a, &mut v[..es], lane, pc)?,
+                    None => fill(&mut v),
+                }
+                match &mut image {
+                    Some(img) => img.push((at, v)),
+                    None => {
+                        let at = at as usize;
+                        if let Some(dst) = self.shared.get_mut(at..at + es) {
+                            dst.copy_from_slice(&v[..es]);
+                        }
                     }
                 }
-                if let Some(dst) = self.shared.get_mut(at..at + esize as usize) {
-                    dst.copy_from_slice(&v[..esize as usize]);
-                }
-            } else if inside {
+            } else if let Some(a) = addr {
+                let at = at as usize;
                 let v: Vec<u8> = self
                     .shared
-                    .get(at..at + esize as usize)
+                    .get(at..at + es)
                     .map(<[u8]>::to_vec)
                     .unwrap_or_default();
                 match (how, reduce_ty) {
@@ -957,18 +995,30 @@ impl BlockCtx<'_> {
                         let mut b = [0u8; 8];
                         b[..v.len()].copy_from_slice(&v);
                         let x = u64::from_le_bytes(b);
-                        self.reduce_element(w, op, ty, Space::Global, addr, x, lane, pc)?;
+                        self.reduce_element(w, op, ty, Space::Global, a, x, lane, pc)?;
                     }
-                    _ => self.write_span(w, Space::Global, addr, &v, lane, pc)?,
+                    _ => self.write_span(w, Space::Global, a, &v, lane, pc)?,
                 }
             }
-            // The next element: the innermost coordinate first.
-            for d in 0..rank {
-                idx[d] += 1;
-                if idx[d] < counts[d] {
-                    break;
+            Ok::<(), Fault>(())
+        })?;
+        if let (Some(img), Some(mask)) = (image, multicast) {
+            for rank in (0..16u32).filter(|r| mask.0 >> r & 1 != 0) {
+                let base = crate::cluster_address(rank, smem);
+                self.locate(w, Space::SharedCluster, base, span, Access::Write, lane, pc)?;
+                for (at, v) in &img {
+                    let dr = crate::cluster_address(rank, *at);
+                    self.write_span(w, Space::SharedCluster, dr, &v[..es], lane, pc)?;
                 }
-                idx[d] = 0;
+                if let Some(b) = mask.1 {
+                    let remote = AddrOp {
+                        space: Space::SharedCluster,
+                        base: Src::Imm(0),
+                        off: 0,
+                    };
+                    let at = self.mbar_at(w, &remote, crate::cluster_address(rank, b), lane, pc)?;
+                    self.mbar_update(w, at, lane, pc, |m| m.transact(-(bytes as i64)))?;
+                }
             }
         }
         Ok(bytes)

@@ -395,28 +395,36 @@ impl BlockCtx<'_> {
     fn wgmma(&mut self, w: &mut Warp, op: &WgmmaOp, pc: u32) -> Result<(), Fault> {
         let s = &op.spec;
         let (n, k) = (s.n as usize, s.k as usize);
+        // A's stored columns: K, or K/2 packed for `.sp` (its descriptor and fragment
+        // describe the packed matrix).
+        let ka = s.a_cols() as usize;
         let quarter = w.id % 4;
-        let mut a = vec![0u64; 16 * k];
+        let mut a = vec![0u64; 16 * ka];
         if s.a_in_regs {
             let regs = self.lanes_of(w, &op.a);
             let f = s.a_frag();
             for lane in 0..32 {
                 for i in 0..f.per_lane() {
                     let (r, c) = f.coord(lane, i);
-                    a[r as usize * k + c as usize] = mma::element(&f, &regs, lane, i);
+                    a[r as usize * ka + c as usize] = mma::element(&f, &regs, lane, i);
                 }
             }
         } else {
             let desc = self.descriptor(w, op.a[0]);
             let bits = s.arith.a.bits();
             for r in 0..16 {
-                for kk in 0..k {
+                for kk in 0..ka {
                     let mn = 16 * quarter + r as u32;
-                    a[r * k + kk] =
+                    a[r * ka + kk] =
                         self.matrix_elem(w, &desc, mn, kk as u32, bits, !s.trans_a, pc)?;
                 }
             }
         }
+        // The warp's metadata registers place its rows' stored elements in K.
+        let at = op.meta.map(|m| {
+            let meta = self.lanes_of(w, std::slice::from_ref(&m));
+            wg::sparse_k(s, &meta[0])
+        });
         let desc = self.descriptor(w, op.b);
         let bits = s.arith.b.bits();
         let mut b = vec![0u64; k * n];
@@ -428,7 +436,7 @@ impl BlockCtx<'_> {
         }
         let scale_d = self.fetch_lane(w, op.scale_d, 0) != 0;
         let mut d = self.lanes_of(w, &op.c);
-        wg::multiply(s, &a, &b, &mut d, scale_d);
+        wg::multiply_sparse(s, &a, at.as_deref(), &b, &mut d, scale_d);
         Self::write_all(w, &op.d, &d, w.valid);
         Ok(())
     }
