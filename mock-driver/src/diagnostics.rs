@@ -637,6 +637,16 @@ impl CallSite {
         Self::native_with(python)
     }
 
+    /// The instruction at `pc` alone (a load the trap on host memory saw: `host_trap`),
+    /// shown as the line that holds it.
+    pub fn at_instruction(pc: usize) -> Self {
+        // `frames` looks one byte back from a return address; this is no return address.
+        Self {
+            ips: Box::new([pc.wrapping_add(1)]),
+            python: Box::new([]),
+        }
+    }
+
     fn native_with(python: Vec<String>) -> Self {
         let mut ips = Vec::with_capacity(MAX_FRAMES);
         // Safety: the unsynchronised walk is not thread-safe only where the platform's

@@ -19,6 +19,7 @@ pub mod diagnostics;
 mod errors;
 pub mod exports;
 pub mod host_bytes;
+pub mod host_trap;
 pub mod model;
 pub mod os;
 pub mod procaddress;
