@@ -441,3 +441,25 @@ fn graph_exec_update_probe_matches_the_h200_once_recorded() {
         assert!(mock[s].contains(line), "{s}: no '{line}' in\n{}", mock[s]);
     }
 }
+
+/// Kernel-node attributes (probe graph_exec_update, section kernel-attributes, awaiting
+/// its recording on the H200): until then, what the mock keeps is checked here: a value
+/// set is read back, a cluster shape set on a node is the shape its kernel runs with, and
+/// new parameters (on the node, on the executable graph) leave the attributes.
+#[test]
+fn kernel_node_attributes_are_kept_and_a_cluster_shape_is_honoured() {
+    let mock = sections(&run_probe_with("graph_exec_update", &[], &[]));
+    let s = &mock["kernel-attributes"];
+    for line in [
+        "set cluster 2x1x1 = CUDA_SUCCESS\nafter it: get 4 = CUDA_SUCCESS, words 2 1 1 0\n",
+        "instantiated: launch and synchronize = CUDA_SUCCESS\n  cluster sizes seen by blocks 0 and 3: 2 2\n",
+        "after it: launch and synchronize = CUDA_SUCCESS\n  cluster sizes seen by blocks 0 and 3: 2 2\n",
+        "cuGraphKernelNodeSetParams, same kernel = CUDA_SUCCESS\nafter it: get 4 = CUDA_SUCCESS, words 2 1 1 0\n",
+        "base is da: yes, bytes 4096, hit ratio 0.50, hit 2, miss 1\n",
+        "second node: get 4 = CUDA_SUCCESS, words 2 1 1 0\n",
+        "second node: get 8 = CUDA_SUCCESS, words 4294967295 0 0 0\n",
+        "set on the empty node = CUDA_ERROR_INVALID_VALUE\n",
+    ] {
+        assert!(s.contains(line), "{line}:\n{s}");
+    }
+}
