@@ -94,12 +94,18 @@ fn a_host_store_to_managed_memory_a_kernel_writes_is_reported_at_the_synchronisa
 
 #[test]
 fn a_host_load_of_page_locked_memory_a_kernel_wrote_is_reported() {
-    report("host-load", "the host loaded bytes that the launch of kernel _Z4fillPiii writes");
+    report(
+        "host-load",
+        "the host loaded bytes that the launch of kernel _Z4fillPiii writes",
+    );
 }
 
 #[test]
 fn a_host_load_of_managed_memory_a_kernel_wrote_is_reported() {
-    report("managed-load", "the host loaded bytes that the launch of kernel _Z4fillPiii writes");
+    report(
+        "managed-load",
+        "the host loaded bytes that the launch of kernel _Z4fillPiii writes",
+    );
 }
 
 /// A missing synchronisation reads stale data every time under CUMOCK_SCHEDULE=lazy; the
