@@ -39,12 +39,13 @@ struct Allocation {
     len: AtomicUsize,
 }
 
-const NO_ALLOCATION: Allocation = Allocation {
-    state: AtomicU8::new(FREE),
-    start: AtomicUsize::new(0),
-    len: AtomicUsize::new(0),
-};
-static TABLE: [Allocation; ALLOCATIONS] = [NO_ALLOCATION; ALLOCATIONS];
+static TABLE: [Allocation; ALLOCATIONS] = [const {
+    Allocation {
+        state: AtomicU8::new(FREE),
+        start: AtomicUsize::new(0),
+        len: AtomicUsize::new(0),
+    }
+}; ALLOCATIONS];
 
 const EMPTY: u8 = 0;
 const FILLING: u8 = 1;
@@ -61,21 +62,21 @@ struct Load {
     epoch: AtomicU64,
 }
 
-const NO_LOAD: Load = Load {
-    state: AtomicU8::new(EMPTY),
-    tid: AtomicI32::new(0),
-    addr: AtomicUsize::new(0),
-    pc: AtomicUsize::new(0),
-    epoch: AtomicU64::new(0),
-};
-static NOTED: [Load; LOADS] = [NO_LOAD; LOADS];
+static NOTED: [Load; LOADS] = [const {
+    Load {
+        state: AtomicU8::new(EMPTY),
+        tid: AtomicI32::new(0),
+        addr: AtomicUsize::new(0),
+        pc: AtomicUsize::new(0),
+        epoch: AtomicU64::new(0),
+    }
+}; LOADS];
 static PENDING: AtomicUsize = AtomicUsize::new(0);
 static DRAINS: AtomicU64 = AtomicU64::new(0);
 
 /// Threads that are the mock's for now (a stream's worker, a thread inside a driver
 /// call): their faults disarm and note nothing. Thread ids, 0 for a free slot.
-const NO_THREAD: AtomicI32 = AtomicI32::new(0);
-static MOCK: [AtomicI32; MOCK_THREADS] = [NO_THREAD; MOCK_THREADS];
+static MOCK: [AtomicI32; MOCK_THREADS] = [const { AtomicI32::new(0) }; MOCK_THREADS];
 
 /// The SIGSEGV action installed before ours.
 static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
