@@ -1628,6 +1628,18 @@ impl GraphApi for Mock {
         out(ph, exec_handle(d.graph_instantiate(graph_key(g), flags)?))
     }
 
+    /// The CUDA 10 symbol, for programs built against those headers: the same call as
+    /// `_v2` (cuda.h now defines cuGraphInstantiate as cuGraphInstantiateWithFlags).
+    unsafe fn cuGraphInstantiate(
+        ph: *mut CUgraphExec,
+        g: CUgraph,
+        err_node: *mut CUgraphNode,
+        log: *mut c_char,
+        size: usize,
+    ) -> CuResult<()> {
+        Self::cuGraphInstantiate_v2(ph, g, err_node, log, size)
+    }
+
     unsafe fn cuGraphInstantiate_v2(
         ph: *mut CUgraphExec,
         g: CUgraph,
