@@ -260,8 +260,16 @@ unsafe fn where_faulted(ctx: *mut libc::c_void) -> (usize, bool) {
 
 extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // Safety: the kernel passes a valid siginfo to a SA_SIGINFO handler.
-    let addr = unsafe { (*info).si_addr() } as usize;
-    let Some(a) = slot_at(addr) else {
+    let (addr, code) = unsafe { ((*info).si_addr() as usize, (*info).si_code) };
+    // Ours only as a protection fault (SEGV_ACCERR) inside a registered allocation: an
+    // unmapped page there, or a SIGSEGV sent by kill or raise, is not the trap's.
+    const SEGV_ACCERR: libc::c_int = 2;
+    let ours = if code == SEGV_ACCERR {
+        slot_at(addr)
+    } else {
+        None
+    };
+    let Some(a) = ours else {
         // Safety: the arguments the kernel gave us, passed on as they came.
         unsafe { chain(sig, info, ctx) };
         return;
