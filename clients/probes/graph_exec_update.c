@@ -7,10 +7,11 @@
  * runs the new work; cuGraphUpload, cuGraphExecGetFlags, cuGraphNodeFindInClone and
  * cuGraphDestroyNode. Kernels are PTX text (cuModuleLoadData, no nvcc). Written for issue
  * 20; recorded on the H200 (ci/gpu-probes.sh) but for its last sections, update-topology,
- * capture-to-graph (cuStreamBeginCaptureToGraph) and kernel-attributes, which await their
- * recording. No
+ * capture-to-graph (cuStreamBeginCaptureToGraph), kernel-attributes and capture-modes,
+ * which await their recording. No
  * multicast API is called. */
 #include "probe.h"
+#include <pthread.h>
 
 static const char *ptx =
     ".version 8.0\n"
@@ -1002,6 +1003,78 @@ static void kernel_attributes(void) {
     CALL("get with a NULL value", cuGraphKernelNodeGetAttribute(n, CU_LAUNCH_ATTRIBUTE_PRIORITY, NULL));
 }
 
+/* Stream capture modes (cuda.h, cuStreamBeginCapture and cuThreadExchangeStreamCaptureMode):
+ * which calls each mode refuses while a capture is active, on the capturing thread and on
+ * another thread, and what the capture's end answers after. Awaits its recording on the
+ * H200 (ci/gpu-probes.sh). */
+static CUstream capturing;
+
+static void *other_thread_alloc(void *arg) {
+    (void)arg;
+    MUST(cuCtxSetCurrent(ctx));
+    CUdeviceptr p = 0;
+    CUresult r = cuMemAlloc(&p, 256);
+    printf("  another thread's cuMemAlloc = %s\n", rname(r));
+    if (r == CUDA_SUCCESS) MUST(cuMemFree(p));
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    r = cuStreamIsCapturing(capturing, &st);
+    printf("  another thread's cuStreamIsCapturing = %s, status %d\n", rname(r), (int)st);
+    fflush(stdout);
+    return NULL;
+}
+
+static void end_capture(const char *what) {
+    CUgraph g = NULL;
+    CUresult r = cuStreamEndCapture(capturing, &g);
+    printf("%s: end capture = %s, graph %s\n", what, rname(r), g ? "set" : "NULL");
+    fflush(stdout);
+    if (g) cuGraphDestroy(g);
+}
+
+static void capture_modes(void) {
+    setup();
+    const char *names[] = {"global", "thread-local", "relaxed"};
+    CUstreamCaptureMode modes[] = {CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                   CU_STREAM_CAPTURE_MODE_RELAXED};
+    for (int i = 0; i < 3; i++) {
+        MUST(cuStreamCreate(&capturing, CU_STREAM_NON_BLOCKING));
+        printf("mode %s\n", names[i]);
+        CALL("  begin capture", cuStreamBeginCapture(capturing, modes[i]));
+        CUdeviceptr p = 0;
+        CUresult r = cuMemAlloc(&p, 256);
+        printf("  this thread's cuMemAlloc = %s\n", rname(r));
+        if (r == CUDA_SUCCESS) MUST(cuMemFree(p));
+        pthread_t t;
+        pthread_create(&t, NULL, other_thread_alloc, NULL);
+        pthread_join(t, NULL);
+        end_capture(names[i]);
+        MUST(cuStreamDestroy(capturing));
+    }
+    MUST(cuStreamCreate(&capturing, CU_STREAM_NON_BLOCKING));
+    CALL("capture, then synchronize the capturing stream", cuStreamBeginCapture(capturing, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CALL("  cuStreamSynchronize", cuStreamSynchronize(capturing));
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CALL("  cuStreamIsCapturing", cuStreamIsCapturing(capturing, &st));
+    SAY("status %d", (int)st);
+    end_capture("after the synchronize");
+    CALL("capture, then query the capturing stream", cuStreamBeginCapture(capturing, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CALL("  cuStreamQuery", cuStreamQuery(capturing));
+    end_capture("after the query");
+    MUST(cuStreamDestroy(capturing));
+    MUST(cuStreamCreate(&capturing, 0));
+    CALL("capture a blocking stream, then a memset on the legacy stream",
+         cuStreamBeginCapture(capturing, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CALL("  cuMemsetD8Async on the legacy stream", cuMemsetD8Async(da, 1, 4, NULL));
+    end_capture("after it");
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    CALL("exchange the thread's mode for relaxed", cuThreadExchangeStreamCaptureMode(&mode));
+    SAY("it was %d", (int)mode);
+    CALL("  and back", cuThreadExchangeStreamCaptureMode(&mode));
+    SAY("it was %d", (int)mode);
+    MUST(cuStreamDestroy(capturing));
+    CALL("synchronize the context after all of it", cuCtxSynchronize());
+}
+
 int main(void) {
     section("kernel-setters", kernel_setters);
     section("memcpy-setters", memcpy_setters);
@@ -1018,5 +1091,6 @@ int main(void) {
     section("update-topology", update_topology);
     section("capture-to-graph", capture_to_graph);
     section("kernel-attributes", kernel_attributes);
+    section("capture-modes", capture_modes);
     return 0;
 }

@@ -463,3 +463,26 @@ fn kernel_node_attributes_are_kept_and_a_cluster_shape_is_honoured() {
         assert!(s.contains(line), "{line}:\n{s}");
     }
 }
+
+/// Capture modes (probe graph_exec_update, section capture-modes, awaiting its recording
+/// on the H200): until then, the rules cuda.h and the programming guide state are checked
+/// on the mock: an unsafe call is refused on the capturing thread unless the mode is
+/// relaxed, on other threads only in global mode; synchronising or querying a capturing
+/// stream, or using the legacy stream while a blocking stream captures, fails and
+/// invalidates the capture.
+#[test]
+fn capture_modes_refuse_what_cuda_h_says() {
+    let mock = sections(&run_probe_with("graph_exec_update", &[], &[]));
+    let s = &mock["capture-modes"];
+    for line in [
+        "mode global\n  begin capture = CUDA_SUCCESS\n  this thread's cuMemAlloc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED\n  another thread's cuMemAlloc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED\n",
+        "mode thread-local\n  begin capture = CUDA_SUCCESS\n  this thread's cuMemAlloc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED\n  another thread's cuMemAlloc = CUDA_SUCCESS\n",
+        "mode relaxed\n  begin capture = CUDA_SUCCESS\n  this thread's cuMemAlloc = CUDA_SUCCESS\n  another thread's cuMemAlloc = CUDA_SUCCESS\n",
+        "relaxed: end capture = CUDA_SUCCESS, graph set\n",
+        "  cuStreamSynchronize = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED\n",
+        "after the synchronize: end capture = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, graph NULL\n",
+        "  cuMemsetD8Async on the legacy stream = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT\nafter it: end capture = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, graph NULL\n",
+    ] {
+        assert!(s.contains(line), "{line}:\n{s}");
+    }
+}
