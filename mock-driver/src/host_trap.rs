@@ -30,8 +30,10 @@ const LOADS: usize = 256;
 const MOCK_THREADS: usize = 512;
 
 const FREE: u8 = 0;
-const REGISTERED: u8 = 1;
-const ARMED: u8 = 2;
+/// Taken, its range being written: not yet anyone's to match.
+const CLAIMED: u8 = 1;
+const REGISTERED: u8 = 2;
+const ARMED: u8 = 3;
 
 struct Allocation {
     state: AtomicU8,
@@ -123,7 +125,7 @@ fn is_mock_thread(me: i32) -> bool {
 /// The registered allocation holding `addr`.
 fn slot_at(addr: usize) -> Option<&'static Allocation> {
     TABLE.iter().find(|a| {
-        a.state.load(Ordering::Acquire) != FREE && {
+        a.state.load(Ordering::Acquire) >= REGISTERED && {
             let start = a.start.load(Ordering::Acquire);
             addr >= start && addr - start < a.len.load(Ordering::Acquire)
         }
@@ -160,13 +162,14 @@ pub fn arm(start: u64, len: u64, lo: u64, hi: u64) {
         None => {
             let Some(a) = TABLE.iter().find(|a| {
                 a.state
-                    .compare_exchange(FREE, REGISTERED, Ordering::AcqRel, Ordering::Relaxed)
+                    .compare_exchange(FREE, CLAIMED, Ordering::AcqRel, Ordering::Relaxed)
                     .is_ok()
             }) else {
                 return;
             };
             a.start.store(start, Ordering::Release);
             a.len.store(len, Ordering::Release);
+            a.state.store(REGISTERED, Ordering::Release);
             a
         }
     };
@@ -183,7 +186,10 @@ pub fn arm(start: u64, len: u64, lo: u64, hi: u64) {
 /// The host synchronised with what wrote at `addr`: its allocation is accessible again.
 pub fn disarm_at(addr: u64) {
     if let Some(a) = slot_at(addr as usize) {
-        if a.state.swap(REGISTERED, Ordering::AcqRel) == ARMED {
+        if a.state
+            .compare_exchange(ARMED, REGISTERED, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
             restore(a);
         }
     }
@@ -193,7 +199,7 @@ pub fn disarm_at(addr: u64) {
 /// unmapped or replaced by the caller right after).
 pub fn forget(start: u64) {
     for a in &TABLE {
-        if a.state.load(Ordering::Acquire) != FREE
+        if a.state.load(Ordering::Acquire) >= REGISTERED
             && a.start.load(Ordering::Acquire) == start as usize
         {
             if a.state.load(Ordering::Acquire) == ARMED {
@@ -274,9 +280,21 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
         unsafe { chain(sig, info, ctx) };
         return;
     };
-    let was = a.state.swap(REGISTERED, Ordering::AcqRel);
-    // Whatever the state (another thread may be disarming it now), the allocation gets
-    // its access back, so the load runs again and proceeds.
+    let was = match a
+        .state
+        .compare_exchange(ARMED, REGISTERED, Ordering::AcqRel, Ordering::Acquire)
+    {
+        Ok(_) => ARMED,
+        Err(now) => now,
+    };
+    if was == FREE || was == CLAIMED {
+        // Forgotten (being freed) since it matched: not ours any more.
+        // Safety: the arguments the kernel gave us, passed on as they came.
+        unsafe { chain(sig, info, ctx) };
+        return;
+    }
+    // Armed or not (another thread may be disarming it now), the allocation gets its
+    // access back, so the load runs again and proceeds.
     restore(a);
     if was != ARMED {
         return;
