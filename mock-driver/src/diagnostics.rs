@@ -640,9 +640,12 @@ impl CallSite {
     /// The instruction at `pc` alone (a load the trap on host memory saw: `host_trap`),
     /// shown as the line that holds it.
     pub fn at_instruction(pc: usize) -> Self {
-        // `frames` looks one byte back from a return address; this is no return address.
+        // This is no return address: `frames` looks one byte back from one, and
+        // `backtrace::resolve` one more (it takes every address it is given for one), so
+        // two bytes on is the instruction itself (a fault at a function's first byte
+        // would otherwise resolve to the function before it).
         Self {
-            ips: Box::new([pc.wrapping_add(1)]),
+            ips: Box::new([pc.wrapping_add(2)]),
             python: Box::new([]),
         }
     }

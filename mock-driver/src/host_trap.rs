@@ -118,8 +118,33 @@ impl Drop for MockThread {
     }
 }
 
+/// Threads of the mock's running the program's code now (a stream's worker calling a
+/// host function): their loads are the program's.
+static PROGRAM: [AtomicI32; 64] = [const { AtomicI32::new(0) }; 64];
+
 fn is_mock_thread(me: i32) -> bool {
     MOCK.iter().any(|t| t.load(Ordering::Acquire) == me)
+        && !PROGRAM.iter().any(|t| t.load(Ordering::Acquire) == me)
+}
+
+/// Runs the program's host function `f` on a stream's worker: its loads are noted as a
+/// program thread's, and handed to the ordering-bug model as the host function's own
+/// (it runs in its stream's order) once it returns: `(address, instruction)` each.
+pub fn program_code(f: impl FnOnce()) -> Vec<(u64, usize)> {
+    if !crate::diagnostics::misuse_enabled() {
+        f();
+        return Vec::new();
+    }
+    let me = tid();
+    let slot = PROGRAM.iter().find(|t| {
+        t.compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    });
+    f();
+    if let Some(t) = slot {
+        t.store(0, Ordering::Release);
+    }
+    drain()
 }
 
 /// The registered allocation holding `addr`.

@@ -6,7 +6,10 @@
  * faults on an address of its own:
  *   chain    with a SIGSEGV handler of the program's installed before the mock's: that
  *            handler runs ("own handler", exit status 3)
- *   default  with none: the process ends by SIGSEGV, as it would without the mock */
+ *   default  with none: the process ends by SIGSEGV, as it would without the mock
+ *   host-function  instead of the host, a host function queued on another non-blocking
+ *            stream loads the word (nothing orders it after the kernel: reported, naming
+ *            the launch and the host function's load); no fault of the program's */
 #include <cuda.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,6 +58,12 @@ static void own_handler(int sig) {
     _exit(3);
 }
 
+static unsigned seen_by_host_function;
+
+static void CUDA_CB reader(void *word) {
+    seen_by_host_function = *(volatile unsigned *)word;
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "default";
     if (strcmp(mode, "chain") == 0) signal(SIGSEGV, own_handler);
@@ -81,6 +90,15 @@ int main(int argc, char **argv) {
     MUST(cuLaunchKernel(put, 1, 1, 1, 1, 1, 1, 0, s, put_args, NULL));
     MUST(cuLaunchKernel(raise_flag, 1, 1, 1, 1, 1, 1, 0, s, raise_args, NULL));
     while (*(volatile unsigned *)flag == 0) {
+    }
+    if (strcmp(mode, "host-function") == 0) {
+        CUstream other;
+        MUST(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+        MUST(cuLaunchHostFunc(other, reader, word));
+        MUST(cuStreamSynchronize(other));
+        printf("loaded %u\n", seen_by_host_function);
+        MUST(cuStreamSynchronize(s));
+        return 0;
     }
     printf("loaded %u\n", *(volatile unsigned *)word);
     fflush(stdout);

@@ -29,6 +29,11 @@ fn run(mode: &str) -> Output {
 }
 
 fn check_report(out: &Output) {
+    check_report_in(out, "main", "main");
+}
+
+/// The report of the load, naming the launch in `launched_in` and the load in `loaded_in`.
+fn check_report_in(out: &Output, launched_in: &str, loaded_in: &str) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stdout.contains("loaded 7"), "{stdout}\n{stderr}");
@@ -48,11 +53,24 @@ fn check_report(out: &Output) {
         )
         .collect();
     let report = report.join("\n");
-    assert_eq!(
-        report.matches(" main (").count(),
-        2,
-        "the load and the launch, both in main:\n{report}"
+    let (launch, load) = report.split_once(" was issued").expect("the launch's site");
+    let _ = launch;
+    assert!(
+        load.contains(&format!(" {launched_in} (")) && report.contains(&format!(" {loaded_in} (")),
+        "the load in {loaded_in} and the launch in {launched_in}:\n{report}"
     );
+    assert_eq!(
+        report.matches("host_trap.c:").count(),
+        2,
+        "two sites in the program:\n{report}"
+    );
+}
+
+#[test]
+fn a_host_functions_load_unordered_after_the_kernel_is_reported() {
+    let out = run("host-function");
+    check_report_in(&out, "main", "reader");
+    assert!(out.status.success(), "{:?}", out.status);
 }
 
 #[test]

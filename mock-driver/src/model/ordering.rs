@@ -457,6 +457,32 @@ pub fn host_loaded(addr: u64, pc: usize) {
     tell(r);
 }
 
+/// Loads the trap saw in a host function the calling worker ran (`host_trap::program_code`):
+/// the host function's own, in its stream's order.
+pub fn host_function_loaded(loads: &[(u64, usize)]) {
+    let Some(op) = current() else { return };
+    if !enabled() || loads.is_empty() {
+        return;
+    }
+    let r = {
+        let mut t = TRACKER.lock();
+        let mut out = Vec::new();
+        for &(addr, pc) in loads {
+            let stamp = Arc::new(Stamp {
+                comp: op.comp,
+                seq: op.seq,
+                clock: op.clock.clone(),
+                what: format!("a load by the host function of {}", op.what),
+                site: CallSite::at_instruction(pc),
+                host_load: true,
+            });
+            out.extend(t.record(&stamp, &[(addr, addr + 1, Touch::Read)]));
+        }
+        out
+    };
+    tell(r);
+}
+
 /// A free by the calling thread (cuMemFree, cuMemUnmap, the last cuMemRelease): ordered
 /// after what the thread has seen finish.
 pub fn freed_by_host(what: &str, start: u64, len: u64) {
