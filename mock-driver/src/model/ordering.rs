@@ -460,10 +460,10 @@ pub fn host_loaded(addr: u64, pc: usize) {
 /// Loads the trap saw in a host function the calling worker ran (`host_trap::program_code`):
 /// the host function's own, in its stream's order.
 pub fn host_function_loaded(loads: &[(u64, usize)]) {
-    let Some(op) = current() else { return };
-    if !enabled() || loads.is_empty() {
+    if loads.is_empty() || !enabled() {
         return;
     }
+    let Some(op) = current() else { return };
     let r = {
         let mut t = TRACKER.lock();
         let mut out = Vec::new();
