@@ -6,10 +6,12 @@
  * cuGraphExecUpdate reports for each kind of change, and that a launch after a setter
  * runs the new work; cuGraphUpload, cuGraphExecGetFlags, cuGraphNodeFindInClone and
  * cuGraphDestroyNode. Kernels are PTX text (cuModuleLoadData, no nvcc). Written for issue
- * 20; recorded on the H200 (ci/gpu-probes.sh) but for its last sections, update-topology
- * and capture-to-graph (cuStreamBeginCaptureToGraph), which await their recording. No
+ * 20; recorded on the H200 (ci/gpu-probes.sh) but for its last sections, update-topology,
+ * capture-to-graph (cuStreamBeginCaptureToGraph), kernel-attributes and capture-modes,
+ * which await their recording. No
  * multicast API is called. */
 #include "probe.h"
+#include <pthread.h>
 
 static const char *ptx =
     ".version 8.0\n"
@@ -25,6 +27,19 @@ static const char *ptx =
     "  ld.global.u32 %r2, [%rd1];\n"
     "  add.u32 %r3, %r2, %r1;\n"
     "  st.global.u32 [%rd1], %r3;\n"
+    "  ret;\n"
+    "}\n"
+    /* ranks(p): p[blockIdx.x] = the number of blocks in the block's cluster */
+    ".visible .entry ranks(.param .u64 p)\n"
+    "{\n"
+    "  .reg .b32 %r<3>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [p];\n"
+    "  mov.u32 %r1, %ctaid.x;\n"
+    "  mov.u32 %r2, %cluster_nctarank;\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r2;\n"
     "  ret;\n"
     "}\n";
 
@@ -906,6 +921,160 @@ static void child_graph_handle(void) {
     SAY("word %u", word(da));
 }
 
+/* Kernel-node attributes (cuGraphKernelNodeGet/SetAttribute, CopyAttributes): each
+ * attribute's value on a fresh node, set and read back, a cluster shape set on a node
+ * and the kernel's view of it after instantiation, what cuGraphKernelNodeSetParams and
+ * cuGraphExecKernelNodeSetParams leave of them, an attribute the mock does not keep, and
+ * a node that is not a kernel node. Awaits its recording on the H200 (ci/gpu-probes.sh). */
+static void print_attr(const char *what, CUgraphNode n, CUkernelNodeAttrID id) {
+    CUkernelNodeAttrValue v;
+    memset(&v, 0, sizeof v);
+    CUresult r = cuGraphKernelNodeGetAttribute(n, id, &v);
+    const unsigned *w = (const unsigned *)&v;
+    printf("%s: get %d = %s, words %u %u %u %u\n", what, (int)id, rname(r), w[0], w[1], w[2], w[3]);
+    fflush(stdout);
+}
+
+static void kernel_attributes(void) {
+    setup();
+    CUfunction ranks;
+    MUST(cuModuleGetFunction(&ranks, mod, "ranks"));
+    CUgraph g;
+    MUST(cuGraphCreate(&g, 0));
+    void *args[] = {&da};
+    CUDA_KERNEL_NODE_PARAMS k = kparams(ranks, args);
+    k.gridDimX = 4;
+    void *args2[] = {&db};
+    CUDA_KERNEL_NODE_PARAMS k2 = kparams(ranks, args2);
+    k2.gridDimX = 4;
+    CUgraphNode n, n2, empty;
+    MUST(cuGraphAddKernelNode(&n, g, NULL, 0, &k));
+    MUST(cuGraphAddKernelNode(&n2, g, &n, 1, &k2));
+    MUST(cuGraphAddEmptyNode(&empty, g, NULL, 0));
+    CUkernelNodeAttrID ids[] = {CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW, CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+                                CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, CU_LAUNCH_ATTRIBUTE_PRIORITY};
+    for (int i = 0; i < 4; i++) print_attr("fresh node", n, ids[i]);
+    CUkernelNodeAttrValue v;
+    memset(&v, 0, sizeof v);
+    v.clusterDim.x = 2;
+    v.clusterDim.y = 1;
+    v.clusterDim.z = 1;
+    CALL("set cluster 2x1x1", cuGraphKernelNodeSetAttribute(n, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v));
+    print_attr("after it", n, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    CUgraphExec e;
+    MUST(cuGraphInstantiateWithFlags(&e, g, 0));
+    MUST(cuMemsetD8(da, 0, 16));
+    run(e, "instantiated");
+    SAY("cluster sizes seen by blocks 0 and 3: %u %u", word(da), word(da + 12));
+    CALL("cuGraphExecKernelNodeSetParams, same kernel", cuGraphExecKernelNodeSetParams(e, n, &k));
+    MUST(cuMemsetD8(da, 0, 16));
+    run(e, "after it");
+    SAY("cluster sizes seen by blocks 0 and 3: %u %u", word(da), word(da + 12));
+    CALL("cuGraphKernelNodeSetParams, same kernel", cuGraphKernelNodeSetParams(n, &k));
+    print_attr("after it", n, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    memset(&v, 0, sizeof v);
+    v.priority = -1;
+    CALL("set priority -1", cuGraphKernelNodeSetAttribute(n, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v));
+    print_attr("after it", n, CU_LAUNCH_ATTRIBUTE_PRIORITY);
+    memset(&v, 0, sizeof v);
+    v.cooperative = 1;
+    CALL("set cooperative 1", cuGraphKernelNodeSetAttribute(n, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v));
+    print_attr("after it", n, CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+    memset(&v, 0, sizeof v);
+    v.accessPolicyWindow.base_ptr = (void *)(uintptr_t)da;
+    v.accessPolicyWindow.num_bytes = 4096;
+    v.accessPolicyWindow.hitRatio = 0.5f;
+    v.accessPolicyWindow.hitProp = CU_ACCESS_PROPERTY_PERSISTING;
+    v.accessPolicyWindow.missProp = CU_ACCESS_PROPERTY_STREAMING;
+    CALL("set an access policy window", cuGraphKernelNodeSetAttribute(n, CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW, &v));
+    memset(&v, 0, sizeof v);
+    CALL("get it", cuGraphKernelNodeGetAttribute(n, CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW, &v));
+    SAY("base is da: %s, bytes %zu, hit ratio %.2f, hit %d, miss %d",
+        v.accessPolicyWindow.base_ptr == (void *)(uintptr_t)da ? "yes" : "no", v.accessPolicyWindow.num_bytes,
+        v.accessPolicyWindow.hitRatio, (int)v.accessPolicyWindow.hitProp, (int)v.accessPolicyWindow.missProp);
+    CALL("copy the attributes to the second node", cuGraphKernelNodeCopyAttributes(n2, n));
+    for (int i = 1; i < 4; i++) print_attr("second node", n2, ids[i]);
+    memset(&v, 0, sizeof v);
+    v.memSyncDomain = CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE;
+    CALL("set MEM_SYNC_DOMAIN", cuGraphKernelNodeSetAttribute(n, CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN, &v));
+    print_attr("the empty node", empty, CU_LAUNCH_ATTRIBUTE_PRIORITY);
+    CALL("set on the empty node", cuGraphKernelNodeSetAttribute(empty, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v));
+    CALL("copy from the empty node", cuGraphKernelNodeCopyAttributes(n2, empty));
+    CALL("get with a NULL value", cuGraphKernelNodeGetAttribute(n, CU_LAUNCH_ATTRIBUTE_PRIORITY, NULL));
+}
+
+/* Stream capture modes (cuda.h, cuStreamBeginCapture and cuThreadExchangeStreamCaptureMode):
+ * which calls each mode refuses while a capture is active, on the capturing thread and on
+ * another thread, and what the capture's end answers after. Awaits its recording on the
+ * H200 (ci/gpu-probes.sh). */
+static CUstream capturing;
+
+static void *other_thread_alloc(void *arg) {
+    (void)arg;
+    MUST(cuCtxSetCurrent(ctx));
+    CUdeviceptr p = 0;
+    CUresult r = cuMemAlloc(&p, 256);
+    printf("  another thread's cuMemAlloc = %s\n", rname(r));
+    if (r == CUDA_SUCCESS) MUST(cuMemFree(p));
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    r = cuStreamIsCapturing(capturing, &st);
+    printf("  another thread's cuStreamIsCapturing = %s, status %d\n", rname(r), (int)st);
+    fflush(stdout);
+    return NULL;
+}
+
+static void end_capture(const char *what) {
+    CUgraph g = NULL;
+    CUresult r = cuStreamEndCapture(capturing, &g);
+    printf("%s: end capture = %s, graph %s\n", what, rname(r), g ? "set" : "NULL");
+    fflush(stdout);
+    if (g) cuGraphDestroy(g);
+}
+
+static void capture_modes(void) {
+    setup();
+    const char *names[] = {"global", "thread-local", "relaxed"};
+    CUstreamCaptureMode modes[] = {CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                   CU_STREAM_CAPTURE_MODE_RELAXED};
+    for (int i = 0; i < 3; i++) {
+        MUST(cuStreamCreate(&capturing, CU_STREAM_NON_BLOCKING));
+        printf("mode %s\n", names[i]);
+        CALL("  begin capture", cuStreamBeginCapture(capturing, modes[i]));
+        CUdeviceptr p = 0;
+        CUresult r = cuMemAlloc(&p, 256);
+        printf("  this thread's cuMemAlloc = %s\n", rname(r));
+        if (r == CUDA_SUCCESS) MUST(cuMemFree(p));
+        pthread_t t;
+        pthread_create(&t, NULL, other_thread_alloc, NULL);
+        pthread_join(t, NULL);
+        end_capture(names[i]);
+        MUST(cuStreamDestroy(capturing));
+    }
+    MUST(cuStreamCreate(&capturing, CU_STREAM_NON_BLOCKING));
+    CALL("capture, then synchronize the capturing stream", cuStreamBeginCapture(capturing, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CALL("  cuStreamSynchronize", cuStreamSynchronize(capturing));
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CALL("  cuStreamIsCapturing", cuStreamIsCapturing(capturing, &st));
+    SAY("status %d", (int)st);
+    end_capture("after the synchronize");
+    CALL("capture, then query the capturing stream", cuStreamBeginCapture(capturing, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CALL("  cuStreamQuery", cuStreamQuery(capturing));
+    end_capture("after the query");
+    MUST(cuStreamDestroy(capturing));
+    MUST(cuStreamCreate(&capturing, 0));
+    CALL("capture a blocking stream, then a memset on the legacy stream",
+         cuStreamBeginCapture(capturing, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CALL("  cuMemsetD8Async on the legacy stream", cuMemsetD8Async(da, 1, 4, NULL));
+    end_capture("after it");
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    CALL("exchange the thread's mode for relaxed", cuThreadExchangeStreamCaptureMode(&mode));
+    SAY("it was %d", (int)mode);
+    CALL("  and back", cuThreadExchangeStreamCaptureMode(&mode));
+    SAY("it was %d", (int)mode);
+    MUST(cuStreamDestroy(capturing));
+    CALL("synchronize the context after all of it", cuCtxSynchronize());
+}
+
 int main(void) {
     section("kernel-setters", kernel_setters);
     section("memcpy-setters", memcpy_setters);
@@ -921,5 +1090,7 @@ int main(void) {
     section("child-graph-handle", child_graph_handle);
     section("update-topology", update_topology);
     section("capture-to-graph", capture_to_graph);
+    section("kernel-attributes", kernel_attributes);
+    section("capture-modes", capture_modes);
     return 0;
 }

@@ -13,6 +13,9 @@
 //              nothing, so it orders nothing the model knows)
 //   managed-write  the same with managed memory (cudaMallocManaged)
 //   copy-write the same with page-locked memory an async copy from the device writes
+//   host-load  the host loads page-locked memory a kernel wrote, having seen only a later
+//              kernel's flag land (as host-write, but a load: the mock's trap sees it)
+//   managed-load  the same with managed memory
 //   fixed      also has a kernel hand its words to the host through flags in page-locked
 //              memory, which the host then stores to before synchronising (no bug);
 //              and trims the pool right after a cudaFreeAsync ordered after a kernel
@@ -37,6 +40,11 @@ __global__ void handshake(volatile int *flag, int *data, volatile int *done) {
     __threadfence_system();
     __syncthreads();
     if (threadIdx.x == 0) *done = 1;
+}
+
+// Sets a flag the host polls, once it reads it clear.
+__global__ void raise_flag(volatile int *flag) {
+    if (*flag == 0) *flag = 1;
 }
 
 enum { N = 4096 };
@@ -118,6 +126,35 @@ int main(int argc, char **argv) {
             cudaFree(pinned);
         else
             cudaFreeHost(pinned);
+    }
+    for (int managed = 0; managed < 2; managed++) {
+        if (!fixed && strcmp(what, managed ? "managed-load" : "host-load") != 0) continue;
+        int *result = NULL, *flag = NULL;
+        if (managed)
+            cudaMallocManaged((void **)&result, N * sizeof(int));
+        else
+            cudaMallocHost((void **)&result, N * sizeof(int));
+        cudaMallocHost((void **)&flag, sizeof(int));
+        NEED(result && flag);
+        *flag = 0;
+        fill<<<N / 256, 256, 0, a>>>(result, N, 10);
+        if (fixed) {
+            cudaStreamSynchronize(a);
+        } else {
+            // The flag's kernel reads it too: it talks to the host through it, so the
+            // mock traps no load of the flag; only the result's is the bug.
+            raise_flag<<<1, 1, 0, a>>>(flag);
+            while (*(volatile int *)flag != 1) {
+            }
+        }
+        int seen = *(volatile int *)&result[N / 2];
+        cudaStreamSynchronize(a);
+        CHECK(seen == 10);
+        if (managed)
+            cudaFree(result);
+        else
+            cudaFreeHost(result);
+        cudaFreeHost(flag);
     }
     if (fixed || strcmp(what, "copy-write") == 0) {
         int *pinned = NULL;

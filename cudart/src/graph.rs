@@ -901,6 +901,172 @@ cudart_fn! {
     }
 }
 
+/// A 1D copy to (`to_symbol`) or from a symbol, as `cudaMemcpy3DParms`: `host` is the
+/// other side, whatever memory it is (`kind` says).
+fn symbol_copy_1d(
+    to_symbol: bool,
+    symbol: *const c_void,
+    other: *mut c_void,
+    count: usize,
+    offset: usize,
+    kind: c_int,
+) -> RtResult<DriverMemcpy3D> {
+    let dev = crate::kernel::symbol_bytes(to_symbol, symbol, count, offset, kind)?;
+    let p = if to_symbol {
+        copy_1d(dev, other, count, kind)
+    } else {
+        copy_1d(other, dev, count, kind)
+    };
+    memcpy3d(&p)
+}
+
+cudart_fn! {
+    fn cudaGraphAddMemcpyNodeToSymbol(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, symbol: *const c_void, src: *const c_void, count: usize, offset: usize, kind: c_int) {
+        let copy = symbol_copy_1d(true, symbol, src.cast_mut(), count, offset, kind)?;
+        add_memcpy(node, graph, deps, n, &copy)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphAddMemcpyNodeFromSymbol(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, dst: *mut c_void, symbol: *const c_void, count: usize, offset: usize, kind: c_int) {
+        let copy = symbol_copy_1d(false, symbol, dst, count, offset, kind)?;
+        add_memcpy(node, graph, deps, n, &copy)
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphMemcpyNodeSetParamsToSymbol(node: CUgraphNode, symbol: *const c_void, src: *const c_void, count: usize, offset: usize, kind: c_int) {
+        let copy = symbol_copy_1d(true, symbol, src.cast_mut(), count, offset, kind)?;
+        let (d, _, _) = with_context()?;
+        // Safety: ours, for the call.
+        unsafe { d.cuGraphMemcpyNodeSetParams(node, (&copy as *const DriverMemcpy3D).cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphMemcpyNodeSetParamsFromSymbol(node: CUgraphNode, dst: *mut c_void, symbol: *const c_void, count: usize, offset: usize, kind: c_int) {
+        let copy = symbol_copy_1d(false, symbol, dst, count, offset, kind)?;
+        let (d, _, _) = with_context()?;
+        // Safety: ours, for the call.
+        unsafe { d.cuGraphMemcpyNodeSetParams(node, (&copy as *const DriverMemcpy3D).cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecMemcpyNodeSetParamsToSymbol(exec: CUgraphExec, node: CUgraphNode, symbol: *const c_void, src: *const c_void, count: usize, offset: usize, kind: c_int) {
+        let copy = symbol_copy_1d(true, symbol, src.cast_mut(), count, offset, kind)?;
+        let (d, ctx) = current()?;
+        // Safety: ours, for the call.
+        unsafe { d.cuGraphExecMemcpyNodeSetParams(exec, node, (&copy as *const DriverMemcpy3D).cast(), ctx) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphExecMemcpyNodeSetParamsFromSymbol(exec: CUgraphExec, node: CUgraphNode, dst: *mut c_void, symbol: *const c_void, count: usize, offset: usize, kind: c_int) {
+        let copy = symbol_copy_1d(false, symbol, dst, count, offset, kind)?;
+        let (d, ctx) = current()?;
+        // Safety: ours, for the call.
+        unsafe { d.cuGraphExecMemcpyNodeSetParams(exec, node, (&copy as *const DriverMemcpy3D).cast(), ctx) }
+    }
+}
+
+/// The runtime's `cudaMemcpyKind` for a driver copy's memory types: one side unified
+/// (or both) is cudaMemcpyDefault, as the runtime made it (`memory_types`).
+fn kind_of(src: c_uint, dst: c_uint) -> RtResult<c_int> {
+    Ok(match (src, dst) {
+        (MEMORY_HOST, MEMORY_HOST) => 0,
+        (MEMORY_HOST, MEMORY_DEVICE) => 1,
+        (MEMORY_DEVICE, MEMORY_HOST) => 2,
+        (MEMORY_DEVICE, MEMORY_DEVICE) => 3,
+        (MEMORY_UNIFIED, _) | (_, MEMORY_UNIFIED) => 4,
+        _ => {
+            return Err(error::not_supported(
+                "the copy node has a CUDA array side: cumock's runtime has no CUDA arrays",
+            ))
+        }
+    })
+}
+
+fn pitched(s: &Memcpy3DSide, width: usize) -> (PitchedPtr, Pos) {
+    let ptr = if s.memory_type == MEMORY_HOST {
+        s.host.cast_mut()
+    } else {
+        s.device as *mut c_void
+    };
+    (
+        PitchedPtr {
+            ptr,
+            pitch: s.pitch,
+            // Not kept by the driver's CUDA_MEMCPY3D: the copy's width (what the H200's
+            // runtime answers awaits a recording: probe graph_exec_update).
+            xsize: width,
+            ysize: s.height,
+        },
+        Pos {
+            x: s.x_in_bytes,
+            y: s.y,
+            z: s.z,
+        },
+    )
+}
+
+cudart_fn! {
+    fn cudaGraphMemcpyNodeGetParams(node: CUgraphNode, params: *mut Memcpy3DParms) {
+        if params.is_null() {
+            return Err(error::invalid("pNodeParams is NULL"));
+        }
+        let (d, _, _) = with_context()?;
+        // Safety: zeroed CUDA_MEMCPY3D is valid (null pointers, zero sizes).
+        let mut copy: DriverMemcpy3D = unsafe { std::mem::zeroed() };
+        // Safety: ours, written by the driver.
+        unsafe { d.cuGraphMemcpyNodeGetParams(node, (&mut copy as *mut DriverMemcpy3D).cast())? };
+        let kind = kind_of(copy.src.memory_type, copy.dst.memory_type)?;
+        let (src_ptr, src_pos) = pitched(&copy.src, copy.width_in_bytes);
+        let (dst_ptr, dst_pos) = pitched(&copy.dst, copy.width_in_bytes);
+        let p = Memcpy3DParms {
+            src_array: std::ptr::null_mut(),
+            src_pos,
+            src_ptr,
+            dst_array: std::ptr::null_mut(),
+            dst_pos,
+            dst_ptr,
+            extent: Extent {
+                width: copy.width_in_bytes,
+                height: copy.height,
+                depth: copy.depth,
+            },
+            kind,
+        };
+        // Safety: a non-NULL cudaMemcpy3DParms of the program's.
+        unsafe { params.write_unaligned(p) };
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphKernelNodeGetAttribute(node: CUgraphNode, attr: c_int, value: *mut c_void) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's pointer, as the header requires (the driver checks NULL);
+        // cudaKernelNodeAttrValue is laid out as CUkernelNodeAttrValue.
+        unsafe { d.cuGraphKernelNodeGetAttribute(node, attr, value.cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphKernelNodeSetAttribute(node: CUgraphNode, attr: c_int, value: *const c_void) {
+        let (d, _, _) = with_context()?;
+        // Safety: as for cudaGraphKernelNodeGetAttribute.
+        unsafe { d.cuGraphKernelNodeSetAttribute(node, attr, value.cast()) }
+    }
+}
+
+cudart_fn! {
+    fn cudaGraphKernelNodeCopyAttributes(dst: CUgraphNode, src: CUgraphNode) {
+        let (d, _, _) = with_context()?;
+        d.cuGraphKernelNodeCopyAttributes(dst, src)
+    }
+}
+
 cudart_fn! {
     fn cudaGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const Memcpy3DParms) {
         // Safety: the program's struct, as the header requires.

@@ -721,6 +721,25 @@ fn symbol_copy(
     kind: c_int,
     stream: Option<CUstream>,
 ) -> RtResult<()> {
+    let dev = symbol_bytes(to_symbol, sym, count, offset, kind)?;
+    let (dst, src) = if to_symbol {
+        (dev, host as *const c_void)
+    } else {
+        (host, dev as *const c_void)
+    };
+    crate::memory::memcpy(dst, src, count, kind, stream)
+}
+
+/// The device address of `count` bytes at `offset` in the symbol, checked as
+/// cudaMemcpyToSymbol (`to_symbol`) or cudaMemcpyFromSymbol checks them and their
+/// direction; graph copy nodes to and from symbols use it too.
+pub(crate) fn symbol_bytes(
+    to_symbol: bool,
+    sym: *const c_void,
+    count: usize,
+    offset: usize,
+    kind: c_int,
+) -> RtResult<*mut c_void> {
     let (_, addr, size) = symbol(sym)?;
     if offset.checked_add(count).is_none_or(|end| end > size) {
         return Err(error::invalid(format!(
@@ -736,13 +755,7 @@ fn symbol_copy(
             format!("{kind} is not a direction for this symbol copy"),
         ));
     }
-    let dev = (addr + offset as u64) as *mut c_void;
-    let (dst, src) = if to_symbol {
-        (dev, host as *const c_void)
-    } else {
-        (host, dev as *const c_void)
-    };
-    crate::memory::memcpy(dst, src, count, kind, stream)
+    Ok((addr + offset as u64) as *mut c_void)
 }
 
 cudart_fn! {

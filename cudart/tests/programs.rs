@@ -315,6 +315,13 @@ fn graph_exec_update() {
     run("graph_exec_update", &[]);
 }
 
+/// Graph copy nodes to and from symbols, cudaGraphMemcpyNodeGetParams and kernel-node
+/// attributes (no H200 transcript yet: awaits a recording, ci/gpu-runtime.sh).
+#[test]
+fn graph_node_params() {
+    run("graph_node_params", &[]);
+}
+
 #[test]
 fn jacobi_graphs() {
     run("jacobi_graphs", &[]);

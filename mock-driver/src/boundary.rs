@@ -58,6 +58,17 @@ pub fn call(
     args: &[(&str, &dyn std::fmt::Debug)],
     body: impl FnOnce() -> CuResult<()>,
 ) -> CUresult {
+    // The calling thread is the mock's while it runs the call (its faults on the load
+    // trap's pages are not the program's loads), and first hands the loads the trap
+    // noted since its last call to the ordering-bug model.
+    let _mine = crate::diagnostics::misuse_enabled()
+        .then(|| {
+            for (addr, pc) in crate::host_trap::drain() {
+                crate::model::ordering::host_loaded(addr, pc);
+            }
+            crate::host_trap::mock_thread()
+        })
+        .flatten();
     let watching = crate::diagnostics::watching_calls();
     if watching {
         if let Some(code) = crate::diagnostics::injected_fault(name) {

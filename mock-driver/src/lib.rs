@@ -24,6 +24,7 @@ pub mod diagnostics;
 mod error_strings;
 pub mod exports;
 pub mod host_bytes;
+pub mod host_trap;
 pub mod model;
 pub mod os;
 pub mod procaddress;

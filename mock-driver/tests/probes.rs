@@ -441,3 +441,48 @@ fn graph_exec_update_probe_matches_the_h200_once_recorded() {
         assert!(mock[s].contains(line), "{s}: no '{line}' in\n{}", mock[s]);
     }
 }
+
+/// Kernel-node attributes (probe graph_exec_update, section kernel-attributes, awaiting
+/// its recording on the H200): until then, what the mock keeps is checked here: a value
+/// set is read back, a cluster shape set on a node is the shape its kernel runs with, and
+/// new parameters (on the node, on the executable graph) leave the attributes.
+#[test]
+fn kernel_node_attributes_are_kept_and_a_cluster_shape_is_honoured() {
+    let mock = sections(&run_probe_with("graph_exec_update", &[], &[]));
+    let s = &mock["kernel-attributes"];
+    for line in [
+        "set cluster 2x1x1 = CUDA_SUCCESS\nafter it: get 4 = CUDA_SUCCESS, words 2 1 1 0\n",
+        "instantiated: launch and synchronize = CUDA_SUCCESS\n  cluster sizes seen by blocks 0 and 3: 2 2\n",
+        "after it: launch and synchronize = CUDA_SUCCESS\n  cluster sizes seen by blocks 0 and 3: 2 2\n",
+        "cuGraphKernelNodeSetParams, same kernel = CUDA_SUCCESS\nafter it: get 4 = CUDA_SUCCESS, words 2 1 1 0\n",
+        "base is da: yes, bytes 4096, hit ratio 0.50, hit 2, miss 1\n",
+        "second node: get 4 = CUDA_SUCCESS, words 2 1 1 0\n",
+        "second node: get 8 = CUDA_SUCCESS, words 4294967295 0 0 0\n",
+        "set on the empty node = CUDA_ERROR_INVALID_VALUE\n",
+    ] {
+        assert!(s.contains(line), "{line}:\n{s}");
+    }
+}
+
+/// Capture modes (probe graph_exec_update, section capture-modes, awaiting its recording
+/// on the H200): until then, the rules cuda.h and the programming guide state are checked
+/// on the mock: an unsafe call is refused on the capturing thread unless the mode is
+/// relaxed, on other threads only in global mode; synchronising or querying a capturing
+/// stream, or using the legacy stream while a blocking stream captures, fails and
+/// invalidates the capture.
+#[test]
+fn capture_modes_refuse_what_cuda_h_says() {
+    let mock = sections(&run_probe_with("graph_exec_update", &[], &[]));
+    let s = &mock["capture-modes"];
+    for line in [
+        "mode global\n  begin capture = CUDA_SUCCESS\n  this thread's cuMemAlloc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED\n  another thread's cuMemAlloc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED\n",
+        "mode thread-local\n  begin capture = CUDA_SUCCESS\n  this thread's cuMemAlloc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED\n  another thread's cuMemAlloc = CUDA_SUCCESS\n",
+        "mode relaxed\n  begin capture = CUDA_SUCCESS\n  this thread's cuMemAlloc = CUDA_SUCCESS\n  another thread's cuMemAlloc = CUDA_SUCCESS\n",
+        "relaxed: end capture = CUDA_SUCCESS, graph set\n",
+        "  cuStreamSynchronize = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED\n",
+        "after the synchronize: end capture = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, graph NULL\n",
+        "  cuMemsetD8Async on the legacy stream = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT\nafter it: end capture = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, graph NULL\n",
+    ] {
+        assert!(s.contains(line), "{line}:\n{s}");
+    }
+}

@@ -42,6 +42,19 @@ impl CallSite {
         Self::native_with(python)
     }
 
+    /// The instruction at `pc` alone (a load the trap on host memory saw: `host_trap`),
+    /// shown as the line that holds it.
+    pub fn at_instruction(pc: usize) -> Self {
+        // This is no return address: `frames` looks one byte back from one, and
+        // `backtrace::resolve` one more (it takes every address it is given for one), so
+        // two bytes on is the instruction itself (a fault at a function's first byte
+        // would otherwise resolve to the function before it).
+        Self {
+            ips: Box::new([pc.wrapping_add(2)]),
+            python: Box::new([]),
+        }
+    }
+
     fn native_with(python: Vec<String>) -> Self {
         let mut ips = Vec::with_capacity(MAX_FRAMES);
         // Safety: the unsynchronised walk is not thread-safe only where the platform's

@@ -205,13 +205,21 @@ impl ProgramData {
     }
 }
 
-/// Queues host work on a stream (model/stream_queues.rs).
+/// Queues host work on a stream (model/stream_queues.rs): the program's code, whose loads
+/// of memory device work wrote are watched as a program thread's (`host_trap`).
 pub(super) fn queue_host_work(
     s: CUstream,
     what: &str,
     job: Box<dyn FnOnce() + Send>,
 ) -> CuResult<()> {
-    drv()?.enqueue_work(stream_key(s), what, job)
+    drv()?.enqueue_work(
+        stream_key(s),
+        what,
+        Box::new(move || {
+            let loads = crate::host_trap::program_code(job);
+            crate::model::ordering::host_function_loaded(&loads);
+        }),
+    )
 }
 
 /// A launch's grid, block and dynamic shared memory.

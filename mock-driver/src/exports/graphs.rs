@@ -1547,6 +1547,37 @@ impl GraphApi for Mock {
         drv()?.kernel_node_set(node_key(node), read_kernel_v2(p)?)
     }
 
+    unsafe fn cuGraphKernelNodeGetAttribute(
+        node: CUgraphNode,
+        attr: CUkernelNodeAttrID,
+        value: *mut CUkernelNodeAttrValue,
+    ) -> CuResult<()> {
+        if value.is_null() {
+            return Err(invalid("value_out is NULL"));
+        }
+        let v = drv()?.kernel_node_attribute(node_key(node), attr)?;
+        // Safety: a non-NULL CUkernelNodeAttrValue of the program's, the 64-byte union.
+        unsafe { value.cast::<[u32; 16]>().write_unaligned(v) };
+        Ok(())
+    }
+
+    unsafe fn cuGraphKernelNodeSetAttribute(
+        node: CUgraphNode,
+        attr: CUkernelNodeAttrID,
+        value: *const CUkernelNodeAttrValue,
+    ) -> CuResult<()> {
+        if value.is_null() {
+            return Err(invalid("value is NULL"));
+        }
+        // Safety: a non-NULL CUkernelNodeAttrValue of the program's, the 64-byte union.
+        let v = unsafe { value.cast::<[u32; 16]>().read_unaligned() };
+        drv()?.kernel_node_set_attribute(node_key(node), attr, &v)
+    }
+
+    unsafe fn cuGraphKernelNodeCopyAttributes(dst: CUgraphNode, src: CUgraphNode) -> CuResult<()> {
+        drv()?.kernel_node_copy_attributes(node_key(dst), node_key(src))
+    }
+
     unsafe fn cuGraphEventRecordNodeGetEvent(node: CUgraphNode, e: *mut CUevent) -> CuResult<()> {
         let d = drv()?;
         if d.graph_node_type(node_key(node))? != graphs::node_type::EVENT_RECORD {
@@ -1595,6 +1626,18 @@ impl GraphApi for Mock {
             )));
         }
         out(ph, exec_handle(d.graph_instantiate(graph_key(g), flags)?))
+    }
+
+    /// The CUDA 10 symbol, for programs built against those headers: the same call as
+    /// `_v2` (cuda.h now defines cuGraphInstantiate as cuGraphInstantiateWithFlags).
+    unsafe fn cuGraphInstantiate(
+        ph: *mut CUgraphExec,
+        g: CUgraph,
+        err_node: *mut CUgraphNode,
+        log: *mut c_char,
+        size: usize,
+    ) -> CuResult<()> {
+        Self::cuGraphInstantiate_v2(ph, g, err_node, log, size)
     }
 
     unsafe fn cuGraphInstantiate_v2(

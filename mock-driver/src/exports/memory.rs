@@ -918,6 +918,7 @@ fn memset_async_queued(
     if capturing(s)? {
         return Ok(false);
     }
+    drv()?.capture_check_legacy(crate::boundary::stream_key(s))?;
     drv()?.memset_queued_on(
         crate::boundary::stream_key(s),
         device_ptr(dst),
@@ -940,6 +941,7 @@ fn memset_2d_async_queued(
     if capturing(s)? {
         return Ok(false);
     }
+    drv()?.capture_check_legacy(crate::boundary::stream_key(s))?;
     drv()?.memset_2d_queued_on(
         crate::boundary::stream_key(s),
         dst,

@@ -301,6 +301,8 @@ fn async_op(
     if drv()?.capture_of(stream_key(s))?.is_some() {
         return graphs::capture_op(s, what(), body);
     }
+    // On the legacy stream it would follow a blocking stream being captured.
+    drv()?.capture_check_legacy(stream_key(s))?;
     let _order = stream(s)?;
     body()
 }

@@ -133,6 +133,8 @@ impl Driver {
     pub(super) fn free_alloc(vmm: &mut Vmm, ptr: u64) -> CuResult<()> {
         match vmm.reservation(ptr).map(|r| r.kind) {
             Some(ReservationKind::Alloc { .. }) => {
+                // Managed memory leaves the load trap's table before its view goes.
+                crate::host_trap::forget(ptr);
                 vmm.remove_mapping(ptr);
                 vmm.remove_reservation(ptr);
                 Ok(())

@@ -185,6 +185,81 @@ pub struct KernelNode {
     /// The address of each parameter in the node's own `launch.params`, once
     /// cuGraphKernelNodeGetParams asked: the `kernelParams` array it hands out.
     pub arg_addrs: Vec<u64>,
+    /// Attributes kept as data (cuGraphKernelNodeSetAttribute); the cooperative and
+    /// cluster ones are the launch's own (`launch.cooperative`, `launch.cluster`).
+    pub attrs: KernelAttrs,
+}
+
+/// The kernel-node attributes the executor has no use for but a program reads back.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelAttrs {
+    /// `CUaccessPolicyWindow` as given (32 bytes): an L2 persistence hint, which a host
+    /// executor has no cache to apply to.
+    pub access_policy_window: [u32; 8],
+    /// CU_LAUNCH_ATTRIBUTE_PRIORITY: blocks of a host executor run in no priority order.
+    pub priority: i32,
+}
+
+/// Kernel-node attributes (`CUlaunchAttributeID`) the mock keeps.
+pub mod kernel_attr {
+    pub const ACCESS_POLICY_WINDOW: i32 = 1;
+    pub const COOPERATIVE: i32 = 2;
+    pub const CLUSTER_DIMENSION: i32 = 4;
+    pub const PRIORITY: i32 = 8;
+}
+
+impl KernelNode {
+    /// The attribute `id`'s value, as the 64-byte `CUlaunchAttributeValue` union.
+    pub fn attribute(&self, id: i32) -> CuResult<[u32; 16]> {
+        let mut v = [0u32; 16];
+        match id {
+            kernel_attr::ACCESS_POLICY_WINDOW => {
+                v[..8].copy_from_slice(&self.attrs.access_policy_window)
+            }
+            kernel_attr::COOPERATIVE => v[0] = u32::from(self.launch.cooperative),
+            kernel_attr::CLUSTER_DIMENSION => {
+                v[..3].copy_from_slice(&self.launch.cluster.unwrap_or([0; 3]))
+            }
+            kernel_attr::PRIORITY => v[0] = self.attrs.priority as u32,
+            _ => return Err(unsupported_attribute(id)),
+        }
+        Ok(v)
+    }
+
+    /// Sets the attribute `id` from the 64-byte union `v`: the cooperative flag and the
+    /// cluster shape change how the node's kernel is launched (checked at launch, as a
+    /// cuLaunchKernelEx with them is); the others are kept.
+    pub fn set_attribute(&mut self, id: i32, v: &[u32; 16]) -> CuResult<()> {
+        match id {
+            kernel_attr::ACCESS_POLICY_WINDOW => {
+                self.attrs.access_policy_window.copy_from_slice(&v[..8])
+            }
+            kernel_attr::COOPERATIVE => self.launch.cooperative = v[0] != 0,
+            kernel_attr::CLUSTER_DIMENSION => {
+                let dims = [v[0], v[1], v[2]];
+                self.launch.cluster = (dims != [0; 3]).then_some(dims);
+            }
+            kernel_attr::PRIORITY => self.attrs.priority = v[0] as i32,
+            _ => return Err(unsupported_attribute(id)),
+        }
+        Ok(())
+    }
+
+    /// New parameters (cuGraphKernelNodeSetParams, cuGraphExecKernelNodeSetParams) leave
+    /// the attributes as they were: `self` takes `old`'s.
+    fn keeping_attributes_of(mut self, old: &KernelNode) -> Self {
+        self.attrs = old.attrs.clone();
+        self.launch.cooperative = old.launch.cooperative;
+        self.launch.cluster = old.launch.cluster;
+        self
+    }
+}
+
+fn unsupported_attribute(id: i32) -> CuError {
+    not_supported(format!(
+        "kernel-node attribute {id} is not emulated (the mock keeps the access policy \
+         window, cooperative, cluster dimension and priority attributes)"
+    ))
 }
 
 /// What a node does.
@@ -1308,6 +1383,7 @@ impl Driver {
             launch,
             offsets: layout.iter().map(|p| p.offset as usize).collect(),
             arg_addrs: Vec::new(),
+            attrs: KernelAttrs::default(),
         })
     }
 
@@ -1455,11 +1531,48 @@ impl Driver {
     pub fn kernel_node_set(&self, n: NodeId, k: KernelNode) -> CuResult<()> {
         let mut st = self.state.lock();
         let node = st.graphs.node_mut(n)?;
-        if !matches!(node.op, NodeOp::Kernel(_)) {
+        let NodeOp::Kernel(old) = &node.op else {
             return Err(invalid(format!("{n:#x} is not a kernel node")));
-        }
-        node.op = NodeOp::Kernel(k);
+        };
+        node.op = NodeOp::Kernel(k.keeping_attributes_of(old));
         Ok(())
+    }
+
+    /// cuGraphKernelNodeGetAttribute.
+    pub fn kernel_node_attribute(&self, n: NodeId, id: i32) -> CuResult<[u32; 16]> {
+        self.kernel_node_get(n)?.attribute(id)
+    }
+
+    /// cuGraphKernelNodeSetAttribute.
+    pub fn kernel_node_set_attribute(&self, n: NodeId, id: i32, v: &[u32; 16]) -> CuResult<()> {
+        let mut st = self.state.lock();
+        match &mut st.graphs.node_mut(n)?.op {
+            NodeOp::Kernel(k) => k.set_attribute(id, v),
+            _ => Err(invalid(format!("{n:#x} is not a kernel node"))),
+        }
+    }
+
+    /// cuGraphKernelNodeCopyAttributes: `dst` takes every attribute of `src` the mock
+    /// keeps (both kernel nodes).
+    pub fn kernel_node_copy_attributes(&self, dst: NodeId, src: NodeId) -> CuResult<()> {
+        let from = self.kernel_node_get(src)?;
+        let mut st = self.state.lock();
+        match &mut st.graphs.node_mut(dst)?.op {
+            NodeOp::Kernel(k) => {
+                let params = std::mem::replace(k, from.clone());
+                *k = KernelNode {
+                    launch: LaunchRequest {
+                        cooperative: from.launch.cooperative,
+                        cluster: from.launch.cluster,
+                        ..params.launch
+                    },
+                    attrs: from.attrs,
+                    ..params
+                };
+                Ok(())
+            }
+            _ => Err(invalid(format!("{dst:#x} is not a kernel node"))),
+        }
     }
 
     pub fn event_node_get(&self, n: NodeId) -> CuResult<EventId> {
@@ -1644,7 +1757,7 @@ impl Driver {
     /// cuGraphExecKernelNodeSetParams: `n` is the node of the graph the executable graph
     /// was instantiated from; its function cannot change context. A launch planned
     /// already gets the node prepared again, alone.
-    pub fn graph_exec_kernel_set(&self, e: ExecId, n: NodeId, k: KernelNode) -> CuResult<()> {
+    pub fn graph_exec_kernel_set(&self, e: ExecId, n: NodeId, mut k: KernelNode) -> CuResult<()> {
         let patch = {
             let mut st = self.state.lock();
             let st = &mut *st;
@@ -1662,7 +1775,10 @@ impl Driver {
                         "node {n:#x}: the function belongs to another context than the node's"
                     )))
                 }
-                Some(NodeOp::Kernel(old)) => *old = k.clone(),
+                Some(NodeOp::Kernel(old)) => {
+                    k = k.keeping_attributes_of(old);
+                    *old = k.clone();
+                }
                 Some(_) => return Err(invalid(format!("{n:#x} is not a kernel node"))),
                 None => {
                     return Err(invalid(format!(

@@ -203,6 +203,8 @@ impl Driver {
         match st.host.ranges.get(&p) {
             Some(r) if r.mapping.is_some() => {
                 let size = r.size;
+                // Out of the load trap's table before the mapping goes.
+                crate::host_trap::forget(p);
                 st.host.remove(p);
                 st.vmm.backing.uncommit(size);
                 Ok(())
@@ -352,17 +354,22 @@ impl Driver {
 /// managed allocation: memory the host loads and stores at that address directly, which
 /// stays mapped while the state (whose lock frees take) lists it.
 fn host_visible(st: &super::State, start: u64, len: u64) -> bool {
+    allocation_of(st, start, len).is_some()
+}
+
+/// The allocation (start, bytes) of the mock's own that `[start, start+len)` lies in, as
+/// `host_visible` says.
+fn allocation_of(st: &super::State, start: u64, len: u64) -> Option<(u64, u64)> {
     let end = start.saturating_add(len);
-    let own = st
-        .host
-        .range_at(start)
-        .is_some_and(|(base, r)| r.mapping.is_some() && end <= base + r.size);
-    own || st
-        .host
+    if let Some((base, r)) = st.host.range_at(start) {
+        return (r.mapping.is_some() && end <= base + r.size).then_some((base, r.size));
+    }
+    st.host
         .managed
         .range(..=start)
         .next_back()
-        .is_some_and(|(base, m)| end <= base + m.size())
+        .filter(|(base, m)| end <= *base + m.size())
+        .map(|(base, m)| (*base, m.size()))
 }
 
 /// The bytes at `[start, start+len)`, which `host_visible` says are mapped.
@@ -397,13 +404,22 @@ impl Driver {
             if talks_to_host {
                 return;
             }
-            ranges
+            let writes: Vec<(u64, u64, (u64, u64))> = ranges
                 .iter()
-                .filter(|(lo, hi, t)| {
-                    *t == super::ordering::Touch::Write && host_visible(&st, *lo, hi - lo)
-                })
+                .filter(|(_, _, t)| *t == super::ordering::Touch::Write)
+                .filter_map(|(lo, hi, _)| Some((*lo, *hi, allocation_of(&st, *lo, hi - lo)?)))
+                .collect();
+            let bytes = writes
+                .iter()
                 .map(|(lo, hi, _)| (*lo, read_host_visible(*lo, (hi - lo) as usize)))
-                .collect()
+                .collect();
+            // The host's loads of these bytes before it synchronises with this work are
+            // trapped from now on (`host_trap`), under the state's lock, which a free of
+            // the allocation takes.
+            for (lo, hi, (base, size)) in writes {
+                crate::host_trap::arm(base, size, lo, hi);
+            }
+            bytes
         };
         if !writes.is_empty() {
             super::ordering::kernel_wrote_host_visible(writes);

@@ -56,6 +56,8 @@ pub struct Stamp {
     clock: Clock,
     what: String,
     site: CallSite,
+    /// A load by a program thread that the trap saw (`host_loaded`).
+    host_load: bool,
 }
 
 impl Stamp {
@@ -153,6 +155,10 @@ impl Tracker {
             .into_iter()
             .partition(|w| host.get(&w.stamp.comp).is_some_and(|s| *s >= w.stamp.seq));
         self.host_visible = kept;
+        // The host may load these bytes now: no trap on them.
+        for w in &covered {
+            crate::host_trap::disarm_at(w.start);
+        }
         self.to_compare.insert(me, covered);
     }
 
@@ -195,6 +201,7 @@ impl Tracker {
             clock: q.clock.clone(),
             what,
             site: CallSite::capture_locked(),
+            host_load: false,
         })
     }
 
@@ -226,7 +233,18 @@ impl Tracker {
             }
             self.reports += 1;
             let (lo, hi) = (old.start.max(new.start), old.end.min(new.end));
+            let (load, other) = if new.stamp.host_load {
+                (&new.stamp, &old.stamp)
+            } else {
+                (&old.stamp, &new.stamp)
+            };
             let kind = match (old.touch, new.touch) {
+                _ if load.host_load => format!(
+                    "the host loaded bytes that {} writes, before synchronising with it (a GPU \
+                     may still have been writing them; the load came after the launch and \
+                     before any stream, event or context synchronisation covering it)",
+                    other.what
+                ),
                 (_, Touch::Free) => format!(
                     "{} frees memory that {} still uses, and nothing orders the free after it \
                      (synchronise, or free on the stream that used it)",
@@ -246,10 +264,12 @@ impl Tracker {
                 ),
             };
             out.push(format!(
-                "cumock: ordering bug: {kind}: bytes {lo:#x}..{hi:#x}\ncumock:   {} was issued\n{}cumock:   {} was issued\n{}",
+                "cumock: ordering bug: {kind}: bytes {lo:#x}..{hi:#x}\ncumock:   {} {}\n{}cumock:   {} {}\n{}",
                 new.stamp.what,
+                made(&new.stamp),
                 new.stamp.site.show(),
                 old.stamp.what,
+                made(&old.stamp),
                 old.stamp.site.show()
             ));
         }
@@ -299,6 +319,15 @@ impl Tracker {
 fn tell(reports: Vec<String>) {
     for r in reports {
         crate::diagnostics::ordering_bug(&r);
+    }
+}
+
+/// How a report says where an operation came from.
+fn made(s: &Stamp) -> &'static str {
+    if s.host_load {
+        "was made"
+    } else {
+        "was issued"
     }
 }
 
@@ -395,6 +424,65 @@ fn merged(ranges: &[(u64, u64, Touch)]) -> Vec<(u64, u64, Touch)> {
     out
 }
 
+/// A load by the calling thread at `addr` (the instruction at `pc`), which the trap on the
+/// mock's page-locked and managed memory saw (`host_trap`) since the thread's last call
+/// into the driver: ordered after what the thread had seen finish then, which nothing has
+/// changed since (the thread has made no call meanwhile). One byte: the trap does not say
+/// how wide the load was, so a wider one that reaches written bytes only past its first
+/// is missed, never one invented.
+pub fn host_loaded(addr: u64, pc: usize) {
+    if !enabled() {
+        return;
+    }
+    let r = {
+        let mut t = TRACKER.lock();
+        let me = thread_serial();
+        let seq = {
+            let s = t.host_seq.entry(me).or_insert(0);
+            *s += 1;
+            *s
+        };
+        let host = t.host();
+        host.insert(Comp::Host(me), seq);
+        let stamp = Arc::new(Stamp {
+            comp: Comp::Host(me),
+            seq,
+            clock: host.clone(),
+            what: "a load by the host".to_owned(),
+            site: CallSite::at_instruction(pc),
+            host_load: true,
+        });
+        t.record(&stamp, &[(addr, addr + 1, Touch::Read)])
+    };
+    tell(r);
+}
+
+/// Loads the trap saw in a host function the calling worker ran (`host_trap::program_code`):
+/// the host function's own, in its stream's order.
+pub fn host_function_loaded(loads: &[(u64, usize)]) {
+    if loads.is_empty() || !enabled() {
+        return;
+    }
+    let Some(op) = current() else { return };
+    let r = {
+        let mut t = TRACKER.lock();
+        let mut out = Vec::new();
+        for &(addr, pc) in loads {
+            let stamp = Arc::new(Stamp {
+                comp: op.comp,
+                seq: op.seq,
+                clock: op.clock.clone(),
+                what: format!("a load by the host function of {}", op.what),
+                site: CallSite::at_instruction(pc),
+                host_load: true,
+            });
+            out.extend(t.record(&stamp, &[(addr, addr + 1, Touch::Read)]));
+        }
+        out
+    };
+    tell(r);
+}
+
 /// A free by the calling thread (cuMemFree, cuMemUnmap, the last cuMemRelease): ordered
 /// after what the thread has seen finish.
 pub fn freed_by_host(what: &str, start: u64, len: u64) {
@@ -417,6 +505,7 @@ pub fn freed_by_host(what: &str, start: u64, len: u64) {
             clock: host.clone(),
             what: what.to_owned(),
             site: CallSite::capture_locked(),
+            host_load: false,
         });
         t.record(&stamp, &[(start, start + len, Touch::Free)])
     };

@@ -218,6 +218,10 @@ impl Queue {
             .name("cumock-stream".into())
             .spawn(move || {
                 // Ends when the stream is destroyed (its sender dropped) and drained.
+                // Its faults on the load trap's pages are the mock's, not the program's.
+                let _mine = crate::diagnostics::misuse_enabled()
+                    .then(crate::host_trap::mock_thread)
+                    .flatten();
                 let mut ticket = 0;
                 for job in incoming {
                     ticket += 1;
