@@ -25,8 +25,7 @@
 
 use super::ids::{EventId, StreamId};
 use parking_lot::{Condvar, Mutex};
-use std::collections::HashMap;
-use std::sync::mpsc;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, LazyLock};
 
 pub type Job = Box<dyn FnOnce() + Send>;
@@ -125,18 +124,55 @@ fn random_delay(seed: u64, queue: u64, ticket: u64) -> std::time::Duration {
     RANDOM_MAX_DELAY.mul_f64((z >> 11) as f64 / (1u64 << 53) as f64)
 }
 
-/// How many jobs of a queue have run, and up to which one something has asked for.
-#[derive(Debug, Default)]
+/// How many jobs of a queue have run, up to which one something has asked for, and the
+/// jobs not taken yet.
+#[derive(Default)]
 struct Counts {
     done: u64,
     demanded: u64,
+    waiting: VecDeque<Job>,
+    /// A thread runs one of the queue's jobs: its worker, or a thread waiting for the
+    /// queue that runs them itself (`Mark::wait`). One at a time keeps stream order.
+    running: bool,
+    /// The stream is gone: its worker ends once nothing is waiting.
+    closed: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Progress {
     counts: Mutex<Counts>,
-    /// Notified when a job has run and when more is demanded.
+    /// Notified when a job has run, is queued, and when more is demanded.
     ran: Condvar,
+    /// Whether a thread waiting for the queue runs its next jobs itself when the worker
+    /// has not taken them (`CUMOCK_SCHEDULE=eager`: a launch and its synchronisation then
+    /// cost no hand-over between threads, which on some hosts takes longer than the whole
+    /// launch; the other schedules keep jobs on the worker, where they are delayed).
+    helps: bool,
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = self.counts.lock();
+        write!(
+            f,
+            "Progress {{ done: {}, demanded: {} }}",
+            c.done, c.demanded
+        )
+    }
+}
+
+/// Marks the job a thread took as run when it ends, even by a panic (which the export's
+/// boundary catches): the queue goes on.
+struct Taken<'a>(&'a Progress);
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        let mut c = self.0.counts.lock();
+        c.done += 1;
+        c.running = false;
+        drop(c);
+        self.0.ran.notify_all();
+    }
 }
 
 impl Progress {
@@ -191,16 +227,31 @@ impl Mark {
     }
 
     pub fn wait(&self) {
-        self.progress.demand(self.ticket);
-        let mut c = self.progress.counts.lock();
+        let p = &*self.progress;
+        p.demand(self.ticket);
+        let mut c = p.counts.lock();
         while c.done < self.ticket {
-            self.progress.ran.wait(&mut c);
+            if p.helps && !c.running {
+                if let Some(job) = c.waiting.pop_front() {
+                    c.running = true;
+                    drop(c);
+                    let _taken = Taken(p);
+                    // Its faults on the load trap's pages are the mock's, as on a worker.
+                    let _mine = crate::diagnostics::misuse_enabled()
+                        .then(crate::host_trap::mock_thread)
+                        .flatten();
+                    job();
+                    drop(_taken);
+                    c = p.counts.lock();
+                    continue;
+                }
+            }
+            p.ran.wait(&mut c);
         }
     }
 }
 
 struct Queue {
-    jobs: mpsc::Sender<Job>,
     progress: Arc<Progress>,
     submitted: u64,
     order: Order,
@@ -208,35 +259,51 @@ struct Queue {
 
 impl Queue {
     fn new(order: Order) -> std::io::Result<Self> {
-        let (jobs, incoming) = mpsc::channel::<Job>();
-        let progress = Arc::new(Progress::default());
+        let schedule = schedule();
+        let progress = Arc::new(Progress {
+            helps: schedule == Schedule::Eager,
+            ..Default::default()
+        });
         let p = progress.clone();
         static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let schedule = schedule();
         std::thread::Builder::new()
             .name("cumock-stream".into())
             .spawn(move || {
-                // Ends when the stream is destroyed (its sender dropped) and drained.
                 // Its faults on the load trap's pages are the mock's, not the program's.
                 let _mine = crate::diagnostics::misuse_enabled()
                     .then(crate::host_trap::mock_thread)
                     .flatten();
-                let mut ticket = 0;
-                for job in incoming {
-                    ticket += 1;
+                loop {
+                    let (job, ticket) = {
+                        let mut c = p.counts.lock();
+                        while c.running || c.waiting.is_empty() {
+                            // Ends when the stream is destroyed and drained.
+                            if c.closed && c.waiting.is_empty() {
+                                return;
+                            }
+                            p.ran.wait(&mut c);
+                        }
+                        c.running = true;
+                        let ticket = c.done + 1;
+                        (c.waiting.pop_front().expect("a job waits"), ticket)
+                    };
+                    let _taken = Taken(&p);
                     p.before(schedule, serial, ticket);
                     job();
-                    p.counts.lock().done += 1;
-                    p.ran.notify_all();
                 }
             })?;
         Ok(Self {
-            jobs,
             progress,
             submitted: 0,
             order,
         })
+    }
+
+    fn push(&mut self, job: Job) {
+        self.submitted += 1;
+        self.progress.counts.lock().waiting.push_back(job);
+        self.progress.ran.notify_all();
     }
 
     fn tail(&self) -> Mark {
@@ -244,6 +311,14 @@ impl Queue {
             progress: self.progress.clone(),
             ticket: self.submitted,
         }
+    }
+}
+
+impl Drop for Queue {
+    /// The stream is gone: its worker ends once its queued jobs have run.
+    fn drop(&mut self) {
+        self.progress.counts.lock().closed = true;
+        self.progress.ran.notify_all();
     }
 }
 
@@ -290,7 +365,6 @@ pub fn enqueue(stream: StreamId, order: Order, what: &str, job: Job) -> std::io:
         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
         std::collections::hash_map::Entry::Vacant(e) => e.insert(Queue::new(order)?),
     };
-    queue.submitted += 1;
     let job: Job = if after.is_empty() {
         job
     } else {
@@ -299,10 +373,7 @@ pub fn enqueue(stream: StreamId, order: Order, what: &str, job: Job) -> std::io:
             job()
         })
     };
-    queue
-        .jobs
-        .send(job)
-        .expect("a stream's worker lives while its queue does");
+    queue.push(job);
     Ok(())
 }
 

@@ -2221,6 +2221,22 @@ impl Gen<'_, '_> {
             let mut st = LaneState::default();
             let mut unguarded = 0i64;
             let mut group_delta: HashMap<usize, Value> = HashMap::new();
+            // Instructions issued under a guard: counted once for each stretch under one
+            // guard whose predicate the stretch does not write (an if-converted body), the
+            // lane's bit times the stretch's length.
+            let mut stretch: Option<((u32, bool), Value, i64)> = None;
+            let count = |g: &mut Self, stretch: &mut Option<((u32, bool), Value, i64)>| {
+                if let Some((_, bit, n)) = stretch.take() {
+                    let add = if n == 1 {
+                        bit
+                    } else {
+                        g.b.ins().imul_imm(bit, n)
+                    };
+                    let c = g.b.use_var(guarded_count);
+                    let c = g.b.ins().iadd(c, add);
+                    g.b.def_var(guarded_count, c);
+                }
+            };
             for (k, it) in list.iter().enumerate() {
                 g.no_old = no_old[k];
                 let active = match guards[k] {
@@ -2228,15 +2244,27 @@ impl Gen<'_, '_> {
                         unguarded += 1;
                         None
                     }
-                    Some((p, neg)) => {
-                        let bit = g.pbit(&mut st, &words, p, lane);
-                        let bit = if neg { g.b.ins().bxor_imm(bit, 1) } else { bit };
-                        let c = g.b.use_var(guarded_count);
-                        let c = g.b.ins().iadd(c, bit);
-                        g.b.def_var(guarded_count, c);
-                        Some(bit)
-                    }
+                    Some(key) => match &mut stretch {
+                        Some((at, bit, n)) if *at == key => {
+                            *n += 1;
+                            Some(*bit)
+                        }
+                        _ => {
+                            count(g, &mut stretch);
+                            let (p, neg) = key;
+                            let bit = g.pbit(&mut st, &words, p, lane);
+                            let bit = if neg { g.b.ins().bxor_imm(bit, 1) } else { bit };
+                            stretch = Some((key, bit, 1));
+                            Some(bit)
+                        }
+                    },
                 };
+                if let (Item::Nat(x), Some(((p, _), _, _))) = (it, stretch) {
+                    if x.d == Dst::Pred(p) || x.q == Dst::Pred(p) {
+                        // Later instructions under this guard see the new value.
+                        count(g, &mut stretch);
+                    }
+                }
                 match it {
                     Item::Nat(x) => match pre[k] {
                         Some(v) => g.native_write(&mut st, &words, base, lane, x, v, None),
@@ -2271,6 +2299,7 @@ impl Gen<'_, '_> {
                     }
                 }
             }
+            count(g, &mut stretch);
             g.no_old = false;
             let mut uniform_out: Vec<(u32, Value)> = Vec::new();
             for r in std::mem::take(&mut st.dirty) {
