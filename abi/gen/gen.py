@@ -508,6 +508,14 @@ def counted_by(i, params, cnames, types):
     return ""
 
 
+def role_word(role):
+    """A role as the one word `declaration!` hands an implementation's conversion."""
+    k, nullable, arg = parse_role(role)
+    word = {"value": "value", "address": "address", "enum": "enumeration", "flags": "flags",
+            "handle": "handle", "in": "input", "out": "output", "string": "string"}.get(k, "raw")
+    return word + "_opt" if nullable and word in ("input", "output", "string") else word
+
+
 def rust_role(role):
     """A role of roles.txt as api.rs's `Role` value."""
     k, nullable, arg = parse_role(role)
@@ -855,6 +863,24 @@ def render_api(rows, mapper, unexported, trait_groups, cuda_version):
     for base, (name, params) in current.items():
         sig = ", ".join(f"{n}: {qualify(r)} | {qualify_borrowed(r)}" for n, r, c, _role in params)
         out.append(f"    ({base}, $callback:ident) => {{ $callback! {{ {base} = {name}({sig}) }} }};")
+    out.append("}")
+    out.append("")
+    # Each declared export with its parameters' roles, for an implementation's argument
+    # conversion.
+    out.append("/// Each declared export with its parameters' roles: `declaration!(cuMemCreate,")
+    out.append("/// callback!(tokens))` calls `callback! { tokens [cuMemCreate in VirtualMemoryApi] (handle:")
+    out.append("/// *mut CUmemGenericAllocationHandle => output, size: usize => value, ...) }`. A role is")
+    out.append("/// [`Role`] as one word: `value`, `address`, `enumeration`, `flags`, `handle`, `input`,")
+    out.append("/// `input_opt`, `output`, `output_opt`, `string`, `string_opt`; `raw` for what an")
+    out.append("/// implementation reads itself (arrays, in-out values, the program's untyped memory,")
+    out.append("/// callbacks). Types are paths that resolve in any crate.")
+    out.append("#[macro_export]")
+    out.append("macro_rules! declaration {")
+    for name, base, ver, variant, params, trait in rows:
+        if base is None:
+            continue
+        sig = ", ".join(f"{n}: {qualify(r)} => {role_word(role)}" for n, r, c, role in params)
+        out.append(f"    ({name}, $callback:ident!($($pass:tt)*)) => {{ $callback! {{ $($pass)* [{name} in {trait}] ({sig}) }} }};")
     out.append("}")
     out.append("")
     for u in unexported:

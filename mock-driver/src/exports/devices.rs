@@ -2,7 +2,7 @@
 //! profile's devices, their names, attributes, memory and compute capability.
 
 use super::{copy_c_string, Mock};
-use crate::boundary::{drv, out, pool_handle, pool_key};
+use crate::boundary::{Handle, drv, out};
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::{c_char, c_int};
@@ -90,7 +90,7 @@ impl DeviceApi for Mock {
         if pool_out.is_null() {
             return Err(invalid("pool_out is NULL"));
         }
-        out(pool_out, pool_handle(d.default_mem_pool(dev)?))
+        out(pool_out, CUmemoryPool::of(d.default_mem_pool(dev)?))
     }
 
     unsafe fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, dev: CUdevice) -> CuResult<()> {
@@ -98,10 +98,10 @@ impl DeviceApi for Mock {
         if pool.is_null() {
             return Err(invalid("pool is NULL"));
         }
-        out(pool, pool_handle(d.current_mem_pool(dev)?))
+        out(pool, CUmemoryPool::of(d.current_mem_pool(dev)?))
     }
 
     unsafe fn cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -> CuResult<()> {
-        drv()?.set_current_mem_pool(dev, pool_key(pool))
+        drv()?.set_current_mem_pool(dev, Handle::key(pool))
     }
 }

@@ -3,7 +3,7 @@
 //! reading of their parameter buffers.
 
 use super::{per_thread, Mock};
-use crate::boundary::{drv, function_key, out, stream_key};
+use crate::boundary::{Handle, drv, out, stream_key};
 use crate::model::error::*;
 use crate::model::module::LaunchRequest;
 use cumock_abi::result::*;
@@ -16,7 +16,7 @@ impl ExecutionControlApi for Mock {
         if name.is_null() {
             return Err(invalid("name is NULL"));
         }
-        let n = d.function_name(function_key(hfunc))?;
+        let n = d.function_name(Handle::key(hfunc))?;
         out(name, intern(&n))
     }
 
@@ -29,7 +29,7 @@ impl ExecutionControlApi for Mock {
         if pi.is_null() {
             return Err(invalid("pi is NULL"));
         }
-        out(pi, d.function_attribute(function_key(hfunc), attrib)?)
+        out(pi, d.function_attribute(Handle::key(hfunc), attrib)?)
     }
 
     unsafe fn cuFuncSetAttribute(
@@ -37,11 +37,11 @@ impl ExecutionControlApi for Mock {
         attrib: CUfunction_attribute,
         value: c_int,
     ) -> CuResult<()> {
-        drv()?.function_set_attribute(function_key(hfunc), attrib, value)
+        drv()?.function_set_attribute(Handle::key(hfunc), attrib, value)
     }
 
     unsafe fn cuFuncSetCacheConfig(hfunc: CUfunction, config: CUfunc_cache) -> CuResult<()> {
-        drv()?.function_set_cache_config(function_key(hfunc), config)
+        drv()?.function_set_cache_config(Handle::key(hfunc), config)
     }
 
     unsafe fn cuLaunchKernel(
@@ -244,9 +244,9 @@ unsafe fn launch(
 ) -> CuResult<()> {
     let d = drv()?;
     // Safety: as this function's contract.
-    let params = unsafe { param_buffer(d, function_key(f), kernel_params, extra)? };
+    let params = unsafe { param_buffer(d, Handle::key(f), kernel_params, extra)? };
     d.launch(LaunchRequest {
-        function: function_key(f),
+        function: Handle::key(f),
         grid: shape.grid,
         block: shape.block,
         shared: shape.shared,

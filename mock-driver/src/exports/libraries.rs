@@ -3,9 +3,8 @@
 
 use super::jit::JitOutputs;
 use super::{image_bytes, read_image_file, Mock};
-use crate::boundary::{
-    drv, function_handle, kernel_handle, kernel_key, library_handle, library_key, module_handle,
-    out,
+use crate::boundary::{Handle, 
+    drv, out,
 };
 use crate::model::error::*;
 use cumock_abi::*;
@@ -30,7 +29,7 @@ impl LibraryApi for Mock {
                 return Err(invalid("library is NULL"));
             }
             let image = image_bytes(code)?;
-            out(library, library_handle(d.library_load(image)?))
+            out(library, CUlibrary::of(d.library_load(image)?))
         })();
         // Safety: as above; the arrays outlive the call.
         unsafe { jit.finish_with(&r) };
@@ -55,7 +54,7 @@ impl LibraryApi for Mock {
                 return Err(invalid("library or fileName is NULL"));
             }
             let image = read_image_file(file_name)?;
-            out(library, library_handle(d.library_load(image)?))
+            out(library, CUlibrary::of(d.library_load(image)?))
         })();
         // Safety: as above; the arrays outlive the call.
         unsafe { jit.finish_with(&r) };
@@ -63,14 +62,14 @@ impl LibraryApi for Mock {
     }
 
     unsafe fn cuLibraryUnload(library: CUlibrary) -> CuResult<()> {
-        drv()?.library_unload(library_key(library))
+        drv()?.library_unload(Handle::key(library))
     }
 
     unsafe fn cuLibraryGetModule(p_mod: *mut CUmodule, library: CUlibrary) -> CuResult<()> {
         let d = drv()?;
         out(
             p_mod,
-            module_handle(d.library_get_module(library_key(library))?),
+            CUmodule::of(d.library_get_module(Handle::key(library))?),
         )
     }
 
@@ -87,7 +86,7 @@ impl LibraryApi for Mock {
         let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
         out(
             p_kernel,
-            kernel_handle(d.library_get_kernel(library_key(library), &name)?),
+            CUkernel::of(d.library_get_kernel(Handle::key(library), &name)?),
         )
     }
 
@@ -97,21 +96,21 @@ impl LibraryApi for Mock {
         library: CUlibrary,
         name: *const c_char,
     ) -> CuResult<()> {
-        let module = drv()?.library_get_module(library_key(library))?;
-        Self::cuModuleGetGlobal_v2(dptr, bytes, module_handle(module), name)
+        let module = drv()?.library_get_module(Handle::key(library))?;
+        Self::cuModuleGetGlobal_v2(dptr, bytes, CUmodule::of(module), name)
     }
 
     unsafe fn cuKernelGetFunction(p_func: *mut CUfunction, kernel: CUkernel) -> CuResult<()> {
         let d = drv()?;
         out(
             p_func,
-            function_handle(d.kernel_get_function(kernel_key(kernel))?),
+            CUfunction::of(d.kernel_get_function(Handle::key(kernel))?),
         )
     }
 
     unsafe fn cuKernelGetName(name: *mut *const c_char, kernel: CUkernel) -> CuResult<()> {
-        let f = drv()?.kernel_get_function(kernel_key(kernel))?;
-        Self::cuFuncGetName(name, function_handle(f))
+        let f = drv()?.kernel_get_function(Handle::key(kernel))?;
+        Self::cuFuncGetName(name, CUfunction::of(f))
     }
 
     unsafe fn cuKernelGetAttribute(
@@ -123,8 +122,8 @@ impl LibraryApi for Mock {
         let d = drv()?;
         // As the H200 answers a device it does not have (probe kernels, kernel-attributes).
         d.device(dev)?;
-        let f = d.kernel_get_function(kernel_key(kernel))?;
-        Self::cuFuncGetAttribute(pi, attrib, function_handle(f))
+        let f = d.kernel_get_function(Handle::key(kernel))?;
+        Self::cuFuncGetAttribute(pi, attrib, CUfunction::of(f))
     }
 
     /// The kernel's function in the mock is one for every device (the mock's devices
@@ -136,7 +135,7 @@ impl LibraryApi for Mock {
         dev: CUdevice,
     ) -> CuResult<()> {
         let d = drv()?;
-        let f = d.kernel_get_function(kernel_key(kernel))?;
+        let f = d.kernel_get_function(Handle::key(kernel))?;
         d.device(dev)?;
         d.function_set_attribute(f, attrib, val)
     }
@@ -147,7 +146,7 @@ impl LibraryApi for Mock {
         dev: CUdevice,
     ) -> CuResult<()> {
         let d = drv()?;
-        let f = d.kernel_get_function(kernel_key(kernel))?;
+        let f = d.kernel_get_function(Handle::key(kernel))?;
         d.device(dev)?;
         d.function_set_cache_config(f, config)
     }

@@ -7,7 +7,7 @@
 //! is not emulated.
 
 use super::{zero_on_failure, CUdevicePtr, Mock};
-use crate::boundary::{drv, input, out, pool_handle, pool_key, stream_key};
+use crate::boundary::{Handle, drv, input, out, stream_key};
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
 use crate::model::pools::{attribute_is_int, Place, PoolAttribute};
@@ -62,7 +62,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         // Observed: a NULL pool writes 0 too.
         zero_on_failure(
             dptr,
-            d.alloc_async(bytesize as u64, stream_key(s), Some(pool_key(pool)))
+            d.alloc_async(bytesize as u64, stream_key(s), Some(Handle::key(pool)))
                 .map(made),
         )
     }
@@ -80,11 +80,11 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         if pool.is_null() {
             return Err(invalid("pool is NULL"));
         }
-        out(pool, pool_handle(created(Made::Pool, d.pool_create(&p)?)))
+        out(pool, CUmemoryPool::of(created(Made::Pool, d.pool_create(&p)?)))
     }
 
     unsafe fn cuMemPoolDestroy(pool: CUmemoryPool) -> CuResult<()> {
-        drv()?.pool_destroy(pool_key(pool))
+        drv()?.pool_destroy(Handle::key(pool))
     }
 
     unsafe fn cuMemPoolGetAttribute(
@@ -96,7 +96,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         if value.is_null() {
             return Err(invalid("value is NULL"));
         }
-        match d.pool_attribute(pool_key(pool), attr)? {
+        match d.pool_attribute(Handle::key(pool), attr)? {
             PoolAttribute::Int(v) => out(value.cast::<c_int>(), v),
             PoolAttribute::Bytes(v) => out(value.cast::<u64>(), v),
         }
@@ -125,11 +125,11 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
                 PoolAttribute::Bytes(value.cast::<u64>().read_unaligned())
             }
         };
-        d.pool_set_attribute(pool_key(pool), attr, v)
+        d.pool_set_attribute(Handle::key(pool), attr, v)
     }
 
     unsafe fn cuMemPoolTrimTo(pool: CUmemoryPool, keep: usize) -> CuResult<()> {
-        drv()?.pool_trim(pool_key(pool), keep as u64)
+        drv()?.pool_trim(Handle::key(pool), keep as u64)
     }
 
     unsafe fn cuMemPoolSetAccess(
@@ -140,7 +140,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         let d = drv()?;
         if count == 0 {
             // Observed: nothing to change succeeds.
-            return d.pool_set_access(pool_key(pool), &[]);
+            return d.pool_set_access(Handle::key(pool), &[]);
         }
         if map.is_null() {
             // Observed: an ordinary error on the H200, not a crash.
@@ -157,7 +157,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
             .iter()
             .map(|x| (x.location.type_, x.location.id, x.flags))
             .collect();
-        d.pool_set_access(pool_key(pool), &grants)
+        d.pool_set_access(Handle::key(pool), &grants)
     }
 
     unsafe fn cuMemPoolGetAccess(
@@ -170,7 +170,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         if flags.is_null() {
             return Err(invalid("flags is NULL"));
         }
-        let f = d.pool_access(pool_key(pool), loc.type_, loc.id)?;
+        let f = d.pool_access(Handle::key(pool), loc.type_, loc.id)?;
         out(flags, CUmemAccess_flags::from(f))
     }
 
@@ -184,7 +184,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         if handle_out.is_null() {
             return Err(invalid("handle_out is NULL"));
         }
-        let fd = d.pool_export(pool_key(pool), handle_type, flags)?;
+        let fd = d.pool_export(Handle::key(pool), handle_type, flags)?;
         crate::diagnostics::note_exported_fd(&fd);
         out(handle_out.cast::<c_int>(), fd.into_raw_fd())
     }
@@ -199,7 +199,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
             return Err(invalid("pool_out is NULL"));
         }
         let at = place(d, location, type_)?;
-        out(pool_out, pool_handle(d.default_pool_at(at)?))
+        out(pool_out, CUmemoryPool::of(d.default_pool_at(at)?))
     }
 
     unsafe fn cuMemGetMemPool(
@@ -212,7 +212,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
             return Err(invalid("pool is NULL"));
         }
         let at = place(d, location, type_)?;
-        out(pool_out, pool_handle(d.current_pool_at(at)?))
+        out(pool_out, CUmemoryPool::of(d.current_pool_at(at)?))
     }
 
     unsafe fn cuMemSetMemPool(
@@ -222,6 +222,6 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
     ) -> CuResult<()> {
         let d = drv()?;
         let at = place(d, location, type_)?;
-        d.set_current_pool_at(at, pool_key(pool))
+        d.set_current_pool_at(at, Handle::key(pool))
     }
 }

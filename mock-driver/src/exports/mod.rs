@@ -29,6 +29,10 @@
 //! switch on below). Write the variant only where it behaves otherwise.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+// First: its macros are in scope in the files below.
+#[macro_use]
+mod emulate;
+
 mod contexts;
 mod devices;
 mod entry_points;

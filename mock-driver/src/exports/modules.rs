@@ -4,7 +4,7 @@
 
 use super::jit::{finish_link, forget_link_outputs, keep_link_outputs, JitOutputs};
 use super::{image_bytes, out_pair, read_image_file, Mock};
-use crate::boundary::{drv, function_handle, module_handle, module_key, out};
+use crate::boundary::{Handle, drv, out};
 use crate::model::error::*;
 use crate::model::images;
 use cumock_abi::result::*;
@@ -18,7 +18,7 @@ impl ModuleApi for Mock {
             return Err(invalid("module is NULL"));
         }
         let image = image_bytes(image)?;
-        out(module, module_handle(d.module_load(image)?))
+        out(module, CUmodule::of(d.module_load(image)?))
     }
 
     unsafe fn cuModuleLoadDataEx(
@@ -49,11 +49,11 @@ impl ModuleApi for Mock {
             return Err(invalid("module or fname is NULL"));
         }
         let image = read_image_file(fname)?;
-        out(module, module_handle(d.module_load(image)?))
+        out(module, CUmodule::of(d.module_load(image)?))
     }
 
     unsafe fn cuModuleUnload(hmod: CUmodule) -> CuResult<()> {
-        drv()?.module_unload(module_key(hmod))
+        drv()?.module_unload(Handle::key(hmod))
     }
 
     unsafe fn cuModuleGetFunction(
@@ -67,8 +67,8 @@ impl ModuleApi for Mock {
         }
         // Safety: a non-NULL C string, per cuda.h.
         let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-        match d.module_get_function(module_key(hmod), &name) {
-            Ok(f) => out(hfunc, function_handle(f)),
+        match d.module_get_function(Handle::key(hmod), &name) {
+            Ok(f) => out(hfunc, CUfunction::of(f)),
             Err(e) => {
                 // The H200 zeroes the function when the name is not found.
                 if e.code == CUDA_ERROR_NOT_FOUND {
@@ -93,7 +93,7 @@ impl ModuleApi for Mock {
         let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
         // The H200 zeroes both outputs when the name is not found.
         let found = d
-            .module_get_global(module_key(hmod), &name)
+            .module_get_global(Handle::key(hmod), &name)
             .map(|(addr, size)| (addr.get(), size as usize));
         out_pair(dptr, bytes, found, |e| e.code == CUDA_ERROR_NOT_FOUND)
     }

@@ -2,7 +2,7 @@
 //! multiprocessor, and the block size that fits the most.
 
 use super::Mock;
-use crate::boundary::{drv, function_key, out};
+use crate::boundary::{Handle, drv, out};
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::{c_int, c_uint};
@@ -57,7 +57,7 @@ impl OccupancyApi for Mock {
         }
         out(
             num_blocks,
-            d.occupancy_blocks_per_sm(function_key(func), block_size, dynamic_smem_size)?,
+            d.occupancy_blocks_per_sm(Handle::key(func), block_size, dynamic_smem_size)?,
         )
     }
 
@@ -94,7 +94,7 @@ impl OccupancyApi for Mock {
             ));
         }
         let (grid, block) = d.occupancy_potential_block_size(
-            function_key(func),
+            Handle::key(func),
             dynamic_smem_size,
             block_size_limit,
         )?;
@@ -115,7 +115,7 @@ impl OccupancyApi for Mock {
         let (threads, shared, _, _) = unsafe { launch_shape(config)? };
         out(
             cluster_size,
-            d.occupancy_cluster_size(function_key(func), threads, shared)?,
+            d.occupancy_cluster_size(Handle::key(func), threads, shared)?,
         )
     }
 
@@ -132,7 +132,7 @@ impl OccupancyApi for Mock {
         let (threads, shared, cluster, grid) = unsafe { launch_shape(config)? };
         out(
             num_clusters,
-            d.occupancy_active_clusters(function_key(func), threads, shared, cluster, grid)?,
+            d.occupancy_active_clusters(Handle::key(func), threads, shared, cluster, grid)?,
         )
     }
 
