@@ -404,6 +404,13 @@ def read_optional(text):
             said = " ".join(p.group(2).replace("*", " ").split())
             if re.search(r"\boptional|\b(may|can) be NULL|\bif NULL", said, re.I):
                 out.add((fn, p.group(1)))
+        # Said in the description: "A NULL may be passed in for \p *leastPriority or \p
+        # *greatestPriority", "\p pctx may be NULL".
+        text1 = " ".join(doc.replace("*", " ").split())
+        for m2 in re.finditer(r"NULL may be passed (?:in )?for ((?:\\p \w+(?: or | and |, )?)+)", text1):
+            out |= {(fn, n) for n in re.findall(r"\\p (\w+)", m2.group(1))}
+        for n in re.findall(r"\\p (\w+) (?:may|can) be NULL", text1):
+            out.add((fn, n))
     # cuda.h declares a function under its newest export's name (`#define cuMemGetInfo
     # cuMemGetInfo_v2`): the documentation is the base name's.
     for alias, name in re.findall(r"^\s*#\s*define\s+(cu\w+)\s+(cu\w+)\s*$", text, re.M):

@@ -211,10 +211,36 @@ impl<T> Out<T> {
             }
         }
     }
+}
 
-    /// The pointer, for the calls that write through it themselves.
+/// An out-parameter checked when written: NULL is CUDA_ERROR_INVALID_VALUE then, after the
+/// call's other checks (`emulate!`'s `#[late]`).
+pub struct Late<T> {
+    p: *mut T,
+    message: &'static str,
+}
+
+impl<T> Late<T> {
+    pub fn new(p: *mut T, message: &'static str) -> Self {
+        Self { p, message }
+    }
+
+    /// Writes the result; NULL is CUDA_ERROR_INVALID_VALUE.
+    pub fn write(self, value: T) -> CuResult<()> {
+        Out::new(self.p, self.message)?.write(value)
+    }
+
+    /// Writes the handle of a model key.
+    pub fn write_key(self, key: T::Key) -> CuResult<()>
+    where
+        T: Handle,
+    {
+        self.write(T::of(key))
+    }
+
+    /// The pointer, for a call that hands it to another, which checks it.
     pub fn as_ptr(&self) -> *mut T {
-        self.0.as_ptr()
+        self.p
     }
 }
 
@@ -228,15 +254,6 @@ pub unsafe fn input<T: Copy>(p: *const T, what: &str) -> CuResult<T> {
     }
     // Safety: non-null, and the caller's contract above.
     Ok(unsafe { p.read_unaligned() })
-}
-
-/// Reads an in-parameter struct the call may be passed NULL for.
-///
-/// # Safety
-/// As [`input`].
-pub unsafe fn input_opt<T: Copy>(p: *const T) -> Option<T> {
-    // Safety: the caller's contract.
-    (!p.is_null()).then(|| unsafe { p.read_unaligned() })
 }
 
 /// A string parameter, not NULL; NULL is CUDA_ERROR_INVALID_VALUE with `message`.
@@ -328,6 +345,8 @@ numbered_handle!(
     CUfunction,
     CUlibrary,
     CUkernel,
+    /// A JIT link (cuLinkCreate).
+    cumock_abi::CUlinkState,
     /// NULL is 0.
     CUmemoryPool,
 );
@@ -360,19 +379,9 @@ pub fn ctx_key(ctx: CUcontext) -> Option<ContextId> {
     ctx.key()
 }
 
-/// The context handle a program receives for a model key.
-pub fn ctx_handle(key: ContextId) -> CUcontext {
-    CUcontext::of(Some(key))
-}
-
 /// The model's key of a stream: NULL, the legacy default stream, is 0.
 pub fn stream_key(stream: CUstream) -> StreamId {
     stream.key()
-}
-
-/// The stream handle a program receives for a model key.
-pub fn stream_handle(key: StreamId) -> CUstream {
-    CUstream::of(key)
 }
 
 /// The model's key of an event.

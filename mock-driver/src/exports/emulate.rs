@@ -28,17 +28,21 @@
 //! first NULL that must not be is the error), then runs the body, which returns
 //! `CuResult<()>`. The names are the emulation's own, one per declared parameter (the
 //! build fails on a wrong count); a name may carry its type (`handle: Out<u64>`), which
-//! the compiler holds to the conversion's.
+//! the compiler holds to the conversion's. An out-parameter marked `#[late]` is checked
+//! when written (`Late<T>`), for the calls whose other checks come first (a stream's
+//! getters check the stream before the pointer). A parameter marked `#[raw]` is passed
+//! as C gave it, for an emulation that reads it its own way (a struct the mock lays out
+//! itself, a NULL refused with another code).
 
 /// Emulated functions of one group's trait, over checked arguments (see the module).
 macro_rules! emulate {
     ($(
         $(#[$attr:meta])*
-        fn $name:ident($d:ident; $($arg:ident $(: $aty:ty)?),* $(,)?) $body:block
+        fn $name:ident($d:ident; $($(#[$when:ident])? $arg:ident $(: $aty:ty)?),* $(,)?) $body:block
     )*) => {
         $(
             cumock_abi::declaration!($name, emulate_one!(
-                ($(#[$attr])*) $d ($($arg $(: $aty)?),*) $body
+                ($(#[$attr])*) $d ($($(#[$when])? $arg $(: $aty)?),*) $body
             ));
         )*
     };
@@ -47,13 +51,13 @@ macro_rules! emulate {
 /// One function of `emulate!`, with its declaration appended by `declaration!`.
 macro_rules! emulate_one {
     (
-        ($(#[$attr:meta])*) $d:ident ($($arg:ident $(: $aty:ty)?),*) $body:block
+        ($(#[$attr:meta])*) $d:ident ($($(#[$when:ident])? $arg:ident $(: $aty:ty)?),*) $body:block
         [$name:ident in $group:ident] ($($p:ident : $ty:ty => $role:ident),*)
     ) => {
         $(#[$attr])*
-        unsafe fn $name($($p: $ty),*) -> CuResult<()> {
+        unsafe fn $name($($p: $ty),*) -> crate::model::error::CuResult<()> {
             let $d = crate::boundary::drv()?;
-            $( let $arg $(: $aty)? = convert!($role, $p); )*
+            $( let $arg $(: $aty)? = convert!($role $($when)?, $p); )*
             $body
         }
     };
@@ -84,11 +88,17 @@ macro_rules! convert {
         unsafe { crate::boundary::input($p, stringify!($p)) }?
     };
     (input_opt, $p:ident) => {
-        // Safety: cuda.h's contract for an in-parameter.
-        unsafe { crate::boundary::input_opt($p) }
+        // Safety: cuda.h's contract for an in-parameter, where not NULL.
+        (!$p.is_null()).then(|| unsafe { $p.read_unaligned() })
     };
     (output, $p:ident) => {
         crate::boundary::Out::new($p, concat!(stringify!($p), " is NULL"))?
+    };
+    ($role:ident raw, $p:ident) => {
+        $p
+    };
+    (output late, $p:ident) => {
+        crate::boundary::Late::new($p, concat!(stringify!($p), " is NULL"))
     };
     (output_opt, $p:ident) => {
         crate::boundary::Out::maybe($p)
