@@ -347,6 +347,8 @@ numbered_handle!(
     CUkernel,
     /// A JIT link (cuLinkCreate).
     cumock_abi::CUlinkState,
+    /// A CUDA array (cuArrayCreate).
+    cumock_abi::CUarray,
     /// NULL is 0.
     CUmemoryPool,
 );

@@ -419,33 +419,43 @@ impl MemoryApi for Mock {
 
     // ---- CUDA arrays (textures.rs)
 
-    unsafe fn cuArrayCreate_v2(
-        p: *mut CUarray,
-        desc: *const CUDA_ARRAY_DESCRIPTOR,
-    ) -> CuResult<()> {
-        textures::array_create(p, desc)
-    }
+    emulate! {
+        /// A 1D (Height 0) or 2D array.
+        fn cuArrayCreate_v2(d; p, desc) {
+            let h = d.array_create(CUDA_ARRAY3D_DESCRIPTOR {
+                width: desc.width,
+                height: desc.height,
+                depth: 0,
+                format: desc.format,
+                num_channels: desc.num_channels,
+                flags: 0,
+            })?;
+            p.write_key(h)
+        }
 
-    unsafe fn cuArray3DCreate_v2(
-        p: *mut CUarray,
-        desc: *const CUDA_ARRAY3D_DESCRIPTOR,
-    ) -> CuResult<()> {
-        textures::array_3d_create(p, desc)
-    }
+        fn cuArray3DCreate_v2(d; p, desc) {
+            p.write_key(d.array_create(desc)?)
+        }
 
-    unsafe fn cuArrayGetDescriptor_v2(p: *mut CUDA_ARRAY_DESCRIPTOR, h: CUarray) -> CuResult<()> {
-        textures::array_descriptor(p, h)
-    }
+        // The getters look the array up before they check the out-parameter.
 
-    unsafe fn cuArray3DGetDescriptor_v2(
-        p: *mut CUDA_ARRAY3D_DESCRIPTOR,
-        h: CUarray,
-    ) -> CuResult<()> {
-        textures::array_3d_descriptor(p, h)
-    }
+        fn cuArrayGetDescriptor_v2(d; #[late] p, h) {
+            let a = d.array_descriptor(h)?;
+            p.write(CUDA_ARRAY_DESCRIPTOR {
+                width: a.width,
+                height: a.height,
+                format: a.format,
+                num_channels: a.num_channels,
+            })
+        }
 
-    unsafe fn cuArrayDestroy(h: CUarray) -> CuResult<()> {
-        textures::array_destroy(h)
+        fn cuArray3DGetDescriptor_v2(d; #[late] p, h) {
+            p.write(d.array_descriptor(h)?)
+        }
+
+        fn cuArrayDestroy(d; h) {
+            d.array_destroy(h)
+        }
     }
 
     unsafe fn cuMemcpyHtoA_v2(
