@@ -60,7 +60,10 @@ fn cu_launch_kernel_takes_a_function_dimensions_a_stream_and_two_optional_arrays
     assert!(r[1..8].iter().all(|(_, role)| *role == Role::Value));
     assert_eq!(r[8], ("hStream", Role::Handle("CUstream")));
     // One pointer per kernel parameter (the count is the kernel's), or NULL.
-    let args = Role::Array { count: "", nullable: true };
+    let args = Role::Array {
+        count: "",
+        nullable: true,
+    };
     assert_eq!(r[9..], [("kernelParams", args), ("extra", args)]);
 }
 
@@ -71,10 +74,7 @@ fn cu_mem_get_allocation_granularity_reads_an_enum_option() {
         [
             ("granularity", Role::Out { nullable: false }),
             ("prop", Role::In { nullable: false }),
-            (
-                "option",
-                Role::Enum("CUmemAllocationGranularity_flags")
-            ),
+            ("option", Role::Enum("CUmemAllocationGranularity_flags")),
         ]
     );
 }
@@ -84,26 +84,50 @@ fn counted_arrays_find_their_count_and_a_filled_array_makes_its_count_in_out() {
     // `desc, count`: the count right after the array.
     assert_eq!(
         roles("cuMemSetAccess")[2],
-        ("desc", Role::Array { count: "count", nullable: false })
+        (
+            "desc",
+            Role::Array {
+                count: "count",
+                nullable: false
+            }
+        )
     );
     // The driver fills up to *numNodes; NULL asks for the count alone.
     assert_eq!(
         roles("cuGraphGetNodes")[1..],
         [
-            ("nodes", Role::OutArray { count: "numNodes", nullable: true }),
+            (
+                "nodes",
+                Role::OutArray {
+                    count: "numNodes",
+                    nullable: true
+                }
+            ),
             ("numNodes", Role::InOut { nullable: false }),
         ]
     );
     // A count that names its array, before it.
     assert_eq!(
         roles("cuPointerGetAttributes")[1],
-        ("attributes", Role::Array { count: "numAttributes", nullable: false })
+        (
+            "attributes",
+            Role::Array {
+                count: "numAttributes",
+                nullable: false
+            }
+        )
     );
     // A buffer for a string, its length beside it.
     assert_eq!(
         roles("cuDeviceGetName"),
         [
-            ("name", Role::OutArray { count: "len", nullable: false }),
+            (
+                "name",
+                Role::OutArray {
+                    count: "len",
+                    nullable: false
+                }
+            ),
             ("len", Role::Value),
             ("dev", Role::Handle("CUdevice")),
         ]

@@ -159,7 +159,6 @@ pub unsafe fn out<T>(p: *mut T, value: T) -> CuResult<()> {
     Ok(())
 }
 
-
 // ------------------------------------------------------------------ argument conversion
 // What `exports::emulate!` makes of each parameter, by the role the declaration gives it
 // (`cumock_abi::Role`, from cuda.h and abi/gen/roles.txt): a pointer the driver must be

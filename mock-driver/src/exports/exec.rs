@@ -4,8 +4,8 @@
 
 use super::{per_thread, Mock};
 use crate::boundary::{drv, stream_key, Handle};
-use crate::model::ids::StreamId;
 use crate::model::error::*;
+use crate::model::ids::StreamId;
 use crate::model::module::LaunchRequest;
 use cumock_abi::result::*;
 use cumock_abi::*;
@@ -29,7 +29,16 @@ impl ExecutionControlApi for Mock {
             d.function_set_cache_config(hfunc, config)
         }
 
-        fn cuLaunchKernel(d; f, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared, stream, kernel_params, extra) {
+        fn cuLaunchKernel(
+            d;
+            f,
+            grid_x, grid_y, grid_z,
+            block_x, block_y, block_z,
+            shared,
+            stream,
+            kernel_params,
+            extra
+        ) {
             let shape = Shape {
                 grid: [grid_x, grid_y, grid_z],
                 block: [block_x, block_y, block_z],
@@ -39,7 +48,15 @@ impl ExecutionControlApi for Mock {
             unsafe { launch(d, f, shape, stream, kernel_params, extra, How::default()) }
         }
 
-        fn cuLaunchCooperativeKernel(d; f, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared, stream, kernel_params) {
+        fn cuLaunchCooperativeKernel(
+            d;
+            f,
+            grid_x, grid_y, grid_z,
+            block_x, block_y, block_z,
+            shared,
+            stream,
+            kernel_params
+        ) {
             let shape = Shape {
                 grid: [grid_x, grid_y, grid_z],
                 block: [block_x, block_y, block_z],
@@ -154,7 +171,6 @@ impl ExecutionControlApi for Mock {
         c.stream = per_thread(c.stream);
         Self::cuLaunchKernelEx((&raw const c).cast(), f, kernel_params, extra)
     }
-
 }
 
 /// The program's pointer for its host function: the program promises it may be used on

@@ -10,10 +10,7 @@
 
 use super::exec::{param_buffer, ProgramData};
 use super::{in_stream_order, Mock};
-use crate::boundary::{Handle, 
-    ctx_key, drv, event_handle, event_key, input, out,
-    stream_key,
-};
+use crate::boundary::{ctx_key, drv, event_handle, event_key, input, out, stream_key, Handle};
 use crate::model::error::*;
 use crate::model::graph_memory::AllocNode;
 use crate::model::graphs::{self, GraphId, KernelNode, NodeAction, NodeId, NodeOp, Operand, Shape};

@@ -3,9 +3,7 @@
 
 use super::jit::JitOutputs;
 use super::{image_bytes, read_image_file, Mock};
-use crate::boundary::{Handle, 
-    drv, out,
-};
+use crate::boundary::{drv, out, Handle};
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::{c_char, c_uint, c_void, CStr};

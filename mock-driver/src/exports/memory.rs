@@ -4,8 +4,7 @@
 
 use super::textures;
 use super::{
-    async_op, capturing, copy_c_string, legacy_order, out_pair, stream,
-    CUdevicePtr, Mock,
+    async_op, capturing, copy_c_string, legacy_order, out_pair, stream, CUdevicePtr, Mock,
 };
 use crate::boundary::{ctx_key, device_ptr, drv, input};
 use crate::diagnostics::{created, Made};

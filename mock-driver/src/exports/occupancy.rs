@@ -45,11 +45,26 @@ unsafe fn launch_shape(
 
 impl OccupancyApi for Mock {
     emulate! {
-        fn cuOccupancyMaxActiveBlocksPerMultiprocessor(d; num_blocks, func, block_size, dynamic_smem_size) {
-            num_blocks.write(d.occupancy_blocks_per_sm(func, block_size, dynamic_smem_size)?)
+        fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            d;
+            num_blocks,
+            func,
+            block_size,
+            dynamic_smem_size
+        ) {
+            let n = d.occupancy_blocks_per_sm(func, block_size, dynamic_smem_size)?;
+            num_blocks.write(n)
         }
 
-        fn cuOccupancyMaxPotentialBlockSize(d; min_grid_size, block_size, func, block_to_smem, dynamic_smem_size, block_size_limit) {
+        fn cuOccupancyMaxPotentialBlockSize(
+            d;
+            min_grid_size,
+            block_size,
+            func,
+            block_to_smem,
+            dynamic_smem_size,
+            block_size_limit
+        ) {
             if block_to_smem.is_some() {
                 return Err(not_supported(
                     "a blockSizeToDynamicSMemSize callback is not emulated: pass NULL and dynamicSMemSize",
@@ -72,7 +87,8 @@ impl OccupancyApi for Mock {
         fn cuOccupancyMaxActiveClusters(d; num_clusters, func, #[raw] config) {
             // Safety: as above.
             let (threads, shared, cluster, grid) = unsafe { launch_shape(config)? };
-            num_clusters.write(d.occupancy_active_clusters(func, threads, shared, cluster, grid)?)
+            let n = d.occupancy_active_clusters(func, threads, shared, cluster, grid)?;
+            num_clusters.write(n)
         }
     }
 

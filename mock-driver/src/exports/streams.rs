@@ -98,7 +98,8 @@ impl StreamApi for Mock {
             // An event still waiting for work: the stream's later work waits too.
             if let Some(m) = stream_queues::event_pending(e) {
                 let handle = CUstream::of(s);
-                super::exec::queue_host_work(handle, "cuStreamWaitEvent", Box::new(move || m.wait()))?;
+                let wait = Box::new(move || m.wait());
+                super::exec::queue_host_work(handle, "cuStreamWaitEvent", wait)?;
             }
             crate::model::ordering::stream_waited(
                 crate::model::stream_queues::key_of(s),
@@ -176,8 +177,7 @@ impl StreamApi for Mock {
             Ok(())
         }
 
-        fn cuThreadExchangeStreamCaptureMode(d; mode) {
-            let _ = d;
+        fn cuThreadExchangeStreamCaptureMode(_d; mode) {
             let new = crate::boundary::input(mode.cast_const(), "mode")?;
             out(mode, capture::exchange_thread_mode(new)?)
         }

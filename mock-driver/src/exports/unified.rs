@@ -108,7 +108,6 @@ impl UnifiedAddressingApi for Mock {
     ) -> CuResult<()> {
         Self::cuMemPrefetchAsync_v2(ptr, count, legacy_location(device), 0, s)
     }
-
 }
 
 /// A legacy (CUDA 12) advice or prefetch target: a device ordinal, or CU_DEVICE_CPU.
