@@ -394,3 +394,70 @@ pub fn event_key(event: CUevent) -> EventId {
 pub fn event_handle(key: EventId) -> CUevent {
     CUevent::of(key)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_null_out_parameter_is_invalid_value_naming_it_and_a_given_one_is_written() {
+        let e = Out::<u64>::new(std::ptr::null_mut(), "handle is NULL")
+            .err()
+            .unwrap();
+        assert_eq!(
+            (e.code, &*e.message),
+            (CUDA_ERROR_INVALID_VALUE, "handle is NULL")
+        );
+        let mut v = 7u64;
+        Out::new(&raw mut v, "handle is NULL")
+            .unwrap()
+            .write(42)
+            .unwrap();
+        assert_eq!(v, 42);
+        // Zeroed on failure, and the call's error kept.
+        let failed: CuResult<u64> = Err(crate::model::error::invalid_device("no device"));
+        let e = Out::new(&raw mut v, "")
+            .unwrap()
+            .zero_on_failure(failed)
+            .err()
+            .unwrap();
+        assert_eq!((v, e.code), (0, CUDA_ERROR_INVALID_DEVICE));
+        assert!(Out::<u64>::maybe(std::ptr::null_mut()).is_none());
+    }
+
+    #[test]
+    fn a_late_out_parameter_is_checked_only_when_written() {
+        let late = Late::<i32>::new(std::ptr::null_mut(), "priority is NULL");
+        let e = late.write(1).err().unwrap();
+        assert_eq!(
+            (e.code, &*e.message),
+            (CUDA_ERROR_INVALID_VALUE, "priority is NULL")
+        );
+    }
+
+    #[test]
+    fn handles_and_keys_go_both_ways_and_null_keeps_its_meaning() {
+        assert_eq!(CUcontext::key(std::ptr::null_mut()), None);
+        assert!(CUcontext::of(None).is_null());
+        let ctx = ContextId::from_handle(0x1234_0000_0001);
+        assert_eq!(CUcontext::of(Some(ctx)).key(), Some(ctx));
+        assert_eq!(CUstream::key(std::ptr::null_mut()), StreamId::NULL);
+        let ev = EventId::from_handle(0x77);
+        assert_eq!(CUevent::of(ev).key(), ev);
+        assert_eq!(cumock_abi::CUmodule::of(0xabc).key(), 0xabc);
+    }
+
+    #[test]
+    fn a_null_string_is_invalid_value_and_a_given_one_is_read() {
+        // Safety: NULL, and a NUL-terminated literal.
+        let e = unsafe { c_str(std::ptr::null(), "name is NULL") }
+            .err()
+            .unwrap();
+        assert_eq!(e.code, CUDA_ERROR_INVALID_VALUE);
+        // Safety: as above.
+        let s = unsafe { c_str(c"kernel".as_ptr(), "name is NULL") }.unwrap();
+        assert_eq!(s.to_str(), Ok("kernel"));
+        // Safety: NULL.
+        assert!(unsafe { c_str_opt(std::ptr::null()) }.is_none());
+    }
+}
