@@ -24,7 +24,8 @@
 //! ```
 //!
 //! defines `cuMemCreate` with cuda.h's signature: it takes the driver after cuInit (`d`,
-//! CUDA_ERROR_NOT_INITIALIZED before), then converts the parameters in their order (the
+//! CUDA_ERROR_NOT_INITIALIZED before; a function that answers before cuInit names none:
+//! `fn cuDriverGetVersion(; version)`), then converts the parameters in their order (the
 //! first NULL that must not be is the error), then runs the body, which returns
 //! `CuResult<()>`. The names are the emulation's own, one per declared parameter (the
 //! build fails on a wrong count); a name may carry its type (`handle: Out<u64>`), which
@@ -38,11 +39,11 @@
 macro_rules! emulate {
     ($(
         $(#[$attr:meta])*
-        fn $name:ident($d:ident; $($(#[$when:ident])? $arg:ident $(: $aty:ty)?),* $(,)?) $body:block
+        fn $name:ident($($d:ident)?; $($(#[$when:ident])? $arg:ident $(: $aty:ty)?),* $(,)?) $body:block
     )*) => {
         $(
             cumock_abi::declaration!($name, emulate_one!(
-                ($(#[$attr])*) $d ($($(#[$when])? $arg $(: $aty)?),*) $body
+                ($(#[$attr])*) ($($d)?) ($($(#[$when])? $arg $(: $aty)?),*) $body
             ));
         )*
     };
@@ -51,12 +52,12 @@ macro_rules! emulate {
 /// One function of `emulate!`, with its declaration appended by `declaration!`.
 macro_rules! emulate_one {
     (
-        ($(#[$attr:meta])*) $d:ident ($($(#[$when:ident])? $arg:ident $(: $aty:ty)?),*) $body:block
+        ($(#[$attr:meta])*) ($($d:ident)?) ($($(#[$when:ident])? $arg:ident $(: $aty:ty)?),*) $body:block
         [$name:ident in $group:ident] ($($p:ident : $ty:ty => $role:ident),*)
     ) => {
         $(#[$attr])*
         unsafe fn $name($($p: $ty),*) -> crate::model::error::CuResult<()> {
-            let $d = crate::boundary::drv()?;
+            $(let $d = crate::boundary::drv()?;)?
             $( let $arg $(: $aty)? = convert!($role $($when)?, $p); )*
             $body
         }
