@@ -325,6 +325,225 @@ def split_params(s):
     return [p.strip() for p in s.split(",")]
 
 
+# ------------------------------------------------------------------ parameter roles
+# What each parameter means to the call, from its C type and name (rules below) and,
+# where the header cannot say, a reviewed line of roles.txt. api.rs's `Role` documents
+# each; `Param::role` carries it, and the mock's argument conversion is chosen by it.
+ROLES_FILE = HERE / "roles.txt"
+
+# Integer types the header declares as plain aliases, which name an object all the same.
+VALUE_HANDLES = {"CUdevice", "CUmemGenericAllocationHandle", "CUtexObject", "CUsurfObject"}
+# The parameter names of a count that goes with an array beside it.
+COUNT_NAME = re.compile(r"^(num[A-Z]\w*|count|len|n[A-Z]\w*|\w+Count)$")
+INTEGERS = set(C_SCALARS) - {"void", "char", "float", "double"}
+
+
+def read_role_overrides(text):
+    """roles.txt's lines: (function or base name, C parameter name) -> role."""
+    out = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fn, param, role = line.split()
+        parse_role(role)  # fails early on a misspelt role
+        out[(fn, param)] = role
+    return out
+
+
+def parse_role(role):
+    """`out?` -> ("out", True, ""); `array?:numOptions` -> ("array", True, "numOptions")."""
+    m = re.fullmatch(r"(in|out|inout|string|host|callback|value|address|flags|enum|handle|array|outarray)(\?)?(?::(\w*))?", role)
+    if not m:
+        sys.exit(f"gen.py: roles.txt: unknown role {role}")
+    return m.group(1), bool(m.group(2)), m.group(3) or ""
+
+
+def split_ctype(ctype):
+    """`const CUmemAccessDesc_v1 *` -> (base type name, pointer depth, pointee const)."""
+    stars = ctype.count("*")
+    words = ctype.replace("*", " * ").split()
+    const = False
+    base = []
+    for w in words:
+        if w == "*":
+            break
+        if w == "const":
+            const = True
+        elif w not in ("struct", "enum", "union"):
+            base.append(w)
+    return " ".join(base), stars, const
+
+
+def resolve(types, name):
+    """The kind of a C type name through its aliases: ("handle"|"enum"|"struct"|"fn"|
+    "scalar"|"platform", canonical name)."""
+    seen = name
+    while True:
+        if name in C_SCALARS:
+            return "scalar", types.canonical(seen), name
+        if name in PLATFORM_TYPES:
+            return "platform", name, name
+        k = types.kind.get(name)
+        if k is None:
+            return "unknown", name, name
+        if k[0] == "alias":
+            name = k[1]
+            continue
+        return k[0], types.canonical(seen), name
+
+
+def read_optional(text):
+    """The pointer parameters cuda.h's documentation says may be NULL ("Optional
+    location...", "Can be NULL..."): {(function, parameter)}."""
+    out = set()
+    decl = r"/\*\*((?:(?!\*/).)*?)\*/\s*(?:__CUDA_DEPRECATED\s+)?CUresult\s+CUDAAPI\s+(\w+)\s*\("
+    for m in re.finditer(decl, text, re.S):
+        doc, fn = m.groups()
+        for p in re.finditer(r"\\param\s+(\w+)\s+(.*?)(?=\\param|\\return|\\note|\\sa|$)", doc, re.S):
+            said = " ".join(p.group(2).replace("*", " ").split())
+            if re.search(r"\boptional|\b(may|can) be NULL|\bif NULL", said, re.I):
+                out.add((fn, p.group(1)))
+        # Said in the description: "A NULL may be passed in for \p *leastPriority or \p
+        # *greatestPriority", "\p pctx may be NULL".
+        text1 = " ".join(doc.replace("*", " ").split())
+        for m2 in re.finditer(r"NULL may be passed (?:in )?for ((?:\\p \w+(?: or | and |, )?)+)", text1):
+            out |= {(fn, n) for n in re.findall(r"\\p (\w+)", m2.group(1))}
+        for n in re.findall(r"\\p (\w+) (?:may|can) be NULL", text1):
+            out.add((fn, n))
+    # cuda.h declares a function under its newest export's name (`#define cuMemGetInfo
+    # cuMemGetInfo_v2`): the documentation is the base name's.
+    for alias, name in re.findall(r"^\s*#\s*define\s+(cu\w+)\s+(cu\w+)\s*$", text, re.M):
+        out |= {(alias, p) for f, p in list(out) if f == name}
+    return out
+
+
+POINTER_ROLES = {"in", "out", "inout", "string", "array", "outarray"}
+
+
+def derive_roles(name, base, params, types, handles, overrides, optional=frozenset()):
+    """Each parameter's role, in order, as roles.txt spells it: roles.txt's line where
+    there is one, else from the C type and name, a pointer nullable where cuda.h's
+    documentation says it may be NULL."""
+    cnames = [n.rstrip("_") if n.rstrip("_") in RUST_KEYWORDS else n for n, r, c in params]
+    roles = []
+    for i, (n, r, c) in enumerate(params):
+        cname = cnames[i]
+        over = overrides.get((name, cname)) or overrides.get((base, cname))
+        if over is not None:
+            roles.append(over)
+            continue
+        tname, depth, const = split_ctype(c)
+        kind, canon, leaf = resolve(types, tname)
+        if depth == 0:
+            if canon in VALUE_HANDLES or (kind == "handle"):
+                roles.append(f"handle:{canon}")
+            elif kind == "enum":
+                roles.append(f"enum:{canon}")
+            elif kind == "fn":
+                roles.append("callback")
+            elif canon in ("CUdeviceptr",):
+                roles.append("address")
+            elif re.search(r"flags$", cname, re.I) and leaf in INTEGERS:
+                roles.append("flags")
+            else:
+                roles.append("value")
+            continue
+        if tname == "void" and depth == 1:
+            roles.append("host")
+            continue
+        if tname == "char" and depth == 1:
+            # A string the driver reads, or a buffer it writes a string to.
+            roles.append("string" if const else f"outarray:{counted_by(i, params, cnames, types)}")
+            continue
+        if depth >= 2:
+            # A pointer to a pointer the driver fills (`const char **pStr`, `void **pp`).
+            roles.append("out")
+            continue
+        # One level of pointer to a typed value: an array where a count is beside it.
+        count = counted_by(i, params, cnames, types)
+        if count:
+            # cuda.h leaves out many an input array's `const` (cuMemcpyBatchAsync's
+            # `sizes`): a counted array is read unless its count is written back, or
+            # roles.txt says the driver fills it.
+            if tname != "char" and split_ctype(params[cnames.index(count)][2])[1] == 0:
+                roles.append(f"array:{count}")
+            elif split_ctype(params[cnames.index(count)][2])[1] == 1:
+                # `CUgraphNode *nodes, size_t *numNodes`: the driver fills up to *numNodes
+                # and says how many there are; NULL asks for the count alone.
+                roles.append(f"outarray?:{count}")
+            else:
+                roles.append(f"outarray:{count}")
+        else:
+            roles.append("in" if const else "out")
+    for i, role in enumerate(roles):
+        k, nullable, arg = parse_role(role)
+        said = (name, cnames[i]) in optional or (base, cnames[i]) in optional
+        if k in POINTER_ROLES and not nullable and said and (name, cnames[i]) not in overrides and (base, cnames[i]) not in overrides:
+            roles[i] = f"{k}?:{arg}" if ":" in role else f"{k}?"
+    # A count that a filled array reads and rewrites is in-out.
+    for i, role in enumerate(roles):
+        k, nullable, count = parse_role(role)
+        if k == "outarray" and count and count in cnames:
+            j = cnames.index(count)
+            if split_ctype(params[j][2])[1] == 1 and (name, count) not in overrides:
+                roles[j] = "inout"
+    return roles
+
+
+def counted_by(i, params, cnames, types):
+    """The count parameter of the array parameter `i`, or "": a count beside it whose name
+    names it (`numAttributes` for `attributes`), else the count right after it that names
+    no other parameter (`desc, count`)."""
+
+    def is_count(j):
+        if not (0 <= j < len(params)) or not COUNT_NAME.match(cnames[j]):
+            return False
+        ctn, cdepth, _ = split_ctype(params[j][2])
+        return resolve(types, ctn)[2] in INTEGERS and cdepth <= 1
+
+    def names(j, k):
+        stem = re.sub(r"^num|^n(?=[A-Z])|Count$", "", cnames[j]).lower()
+        return bool(stem) and stem.rstrip("s") in cnames[k].lower()
+
+    for j in (i + 1, i - 1, i + 2, i - 2):
+        if is_count(j) and names(j, i):
+            return cnames[j]
+    j = i + 1
+    if is_count(j) and not any(names(j, k) for k in range(len(params)) if k not in (i, j)):
+        return cnames[j]
+    return ""
+
+
+def role_word(role):
+    """A role as the one word `declaration!` hands an implementation's conversion."""
+    k, nullable, arg = parse_role(role)
+    word = {"value": "value", "address": "address", "enum": "enumeration", "flags": "flags",
+            "handle": "handle", "in": "input", "out": "output", "string": "string"}.get(k, "raw")
+    return word + "_opt" if nullable and word in ("input", "output", "string") else word
+
+
+def rust_role(role):
+    """A role of roles.txt as api.rs's `Role` value."""
+    k, nullable, arg = parse_role(role)
+    nb = "true" if nullable else "false"
+    return {
+        "in": f"Role::In {{ nullable: {nb} }}",
+        "out": f"Role::Out {{ nullable: {nb} }}",
+        "inout": f"Role::InOut {{ nullable: {nb} }}",
+        "string": f"Role::String {{ nullable: {nb} }}",
+        "host": "Role::HostMemory",
+        "callback": "Role::Callback",
+        "value": "Role::Value",
+        "address": "Role::DeviceAddress",
+        "flags": f'Role::Flags("{arg}")',
+        "enum": f'Role::Enum("{arg}")',
+        "handle": f'Role::Handle("{arg}")',
+        "array": f'Role::Array {{ count: "{arg}", nullable: {nb} }}',
+        "outarray": f'Role::OutArray {{ count: "{arg}", nullable: {nb} }}',
+    }[k]
+
+
 RUST_KEYWORDS = set(
     "as break const continue crate else enum extern false fn for if impl in let loop match mod move mut pub ref return self Self static struct super trait true type unsafe use where while async await dyn abstract become box do final macro override priv typeof unsized virtual yield try gen".split()
 )
@@ -398,12 +617,16 @@ def main():
             else:
                 unexported.append(f"PFN_{base}_v{ver}{suffix}")
 
+    overrides = read_role_overrides(ROLES_FILE.read_text())
+    optional = read_optional((inc / "cuda.h").read_text())
     rows = []
     for name in EXPORTS:
         if name in decl:
             base, ver, variant, params = decl[name]
             ps = [mapper.param(p, i) for i, p in enumerate(split_params(params))]
             params = [(rust_ident(n), r, c) for n, r, c in ps]
+            roles = derive_roles(name, base, params, types, mapper.handles, overrides, optional)
+            params = [(n, r, c, role) for (n, r, c), role in zip(params, roles)]
             rows.append((name, base, ver, variant, params, traits[group_of[base]]))
         else:
             rows.append((name, None, None, None, None, None))
@@ -441,7 +664,7 @@ def per_thread_plains(rows):
         if variant not in ("ptds", "ptsz"):
             continue
         plain = name[: -len("_" + variant)]
-        if plain in params_of and [c for _, _, c in params_of[plain]] == [c for _, _, c in params]:
+        if plain in params_of and [c for _, _, c, _ in params_of[plain]] == [c for _, _, c, _ in params]:
             out[name] = plain
     return out
 
@@ -457,7 +680,7 @@ def newest_of_same_signature(rows):
     for name, base, ver, variant, params, trait in rows:
         if base is None or variant:
             continue
-        same.setdefault((base, tuple(r for _, r, _ in params)), []).append((ver, name))
+        same.setdefault((base, tuple(r for _, r, _, _ in params)), []).append((ver, name))
     out = {}
     for exports in same.values():
         newest = max(exports)[1]
@@ -518,8 +741,8 @@ def render_api(rows, mapper, unexported, trait_groups, cuda_version):
             out.append(f'    Export {{ name: "{name}", proc: None, params: None, group: None }},')
             continue
         ps = ", ".join(
-            f'Param {{ name: "{n}", c_type: "{c}", rust_type: "{r}", size: ::std::mem::size_of::<{r}>() }}'
-            for n, r, c in params
+            f'Param {{ name: "{n}", c_type: "{c}", rust_type: "{r}", size: ::std::mem::size_of::<{r}>(), role: {rust_role(role)} }}'
+            for n, r, c, role in params
         )
         out.append(
             f'    Export {{ name: "{name}", proc: Some(Proc {{ base: "{base}", version: {ver}, variant: "{variant}" }}), params: Some(&[{ps}]), group: Some("{trait}") }},'
@@ -564,23 +787,23 @@ def render_api(rows, mapper, unexported, trait_groups, cuda_version):
         for name, base, ver, variant, params, t in rows:
             if t != trait:
                 continue
-            sig = ", ".join(f"{n}: {r}" for n, r, c in params)
+            sig = ", ".join(f"{n}: {r}" for n, r, c, _role in params)
             out.append(f"    unsafe fn {name}({sig}) -> Self::Outcome {{")
             plain = plain_of.get(name)
             if plain:
                 out.append("        if Self::FORWARD_PER_THREAD_VARIANTS {")
                 if variant == "ptds":
-                    args = ", ".join(n for n, r, c in params)
+                    args = ", ".join(n for n, r, c, _role in params)
                     out.append(f"            return Self::per_thread_default_stream(|| unsafe {{ Self::{plain}({args}) }});")
                 else:
                     args = ", ".join(
-                        f"Self::per_thread_stream({n})" if r == "CUstream" else n for n, r, c in params
+                        f"Self::per_thread_stream({n})" if r == "CUstream" else n for n, r, c, _role in params
                     )
                     out.append(f"            return Self::{plain}({args});")
                 out.append("        }")
             newer = newer_of.get(name)
             if newer:
-                args = ", ".join(n for n, r, c in params)
+                args = ", ".join(n for n, r, c, _role in params)
                 out.append("        if Self::FORWARD_OLDER_VERSIONS {")
                 out.append(f"            return Self::{newer}({args});")
                 out.append("        }")
@@ -610,7 +833,7 @@ def render_api(rows, mapper, unexported, trait_groups, cuda_version):
     out.append("            declared {")
     for name, base, ver, variant, params, trait in rows:
         if base is not None:
-            sig = ", ".join(f"{n}: {qualify(r)} | {erase(r, mapper.handles)}" for n, r, c in params)
+            sig = ", ".join(f"{n}: {qualify(r)} | {erase(r, mapper.handles)}" for n, r, c, _role in params)
             out.append(f"                {name}({sig}) in {trait};")
     out.append("            }")
     out.append("            undeclared {")
@@ -645,8 +868,26 @@ def render_api(rows, mapper, unexported, trait_groups, cuda_version):
     out.append("#[macro_export]")
     out.append("macro_rules! entry_point {")
     for base, (name, params) in current.items():
-        sig = ", ".join(f"{n}: {qualify(r)} | {qualify_borrowed(r)}" for n, r, c in params)
+        sig = ", ".join(f"{n}: {qualify(r)} | {qualify_borrowed(r)}" for n, r, c, _role in params)
         out.append(f"    ({base}, $callback:ident) => {{ $callback! {{ {base} = {name}({sig}) }} }};")
+    out.append("}")
+    out.append("")
+    # Each declared export with its parameters' roles, for an implementation's argument
+    # conversion.
+    out.append("/// Each declared export with its parameters' roles: `declaration!(cuMemCreate,")
+    out.append("/// callback!(tokens))` calls `callback! { tokens [cuMemCreate in VirtualMemoryApi] (handle:")
+    out.append("/// *mut CUmemGenericAllocationHandle => output, size: usize => value, ...) }`. A role is")
+    out.append("/// [`Role`] as one word: `value`, `address`, `enumeration`, `flags`, `handle`, `input`,")
+    out.append("/// `input_opt`, `output`, `output_opt`, `string`, `string_opt`; `raw` for what an")
+    out.append("/// implementation reads itself (arrays, in-out values, the program's untyped memory,")
+    out.append("/// callbacks). Types are paths that resolve in any crate.")
+    out.append("#[macro_export]")
+    out.append("macro_rules! declaration {")
+    for name, base, ver, variant, params, trait in rows:
+        if base is None:
+            continue
+        sig = ", ".join(f"{n}: {qualify(r)} => {role_word(role)}" for n, r, c, role in params)
+        out.append(f"    ({name}, $callback:ident!($($pass:tt)*)) => {{ $callback! {{ $($pass)* [{name} in {trait}] ({sig}) }} }};")
     out.append("}")
     out.append("")
     for u in unexported:

@@ -63,6 +63,44 @@ pub struct Param {
     pub rust_type: &'static str,
     /// `size_of` the Rust type, compared with the C `sizeof` by the ABI test.
     pub size: usize,
+    /// What it means to the call (gen.py derives it from the C type and name, and
+    /// `gen/roles.txt` says it where the header cannot).
+    pub role: Role,
+}
+
+/// What a parameter means to the call. A pointer's role says whether the driver reads or
+/// writes through it and whether NULL is allowed; the mock's argument conversion
+/// (`mock-driver/src/boundary.rs`) checks and converts by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A number: a size, a count, an index, a dimension.
+    Value,
+    /// A device address (`CUdeviceptr`).
+    DeviceAddress,
+    /// A value of the enum of that name, read raw: an unknown value is an error.
+    Enum(&'static str),
+    /// A set of bits; of the enum (or `#define` prefix) named, where roles.txt says it,
+    /// `"reserved"` where the call takes none yet.
+    Flags(&'static str),
+    /// An object of the driver's, by its handle type (`"CUcontext"`, `"CUdevice"`).
+    Handle(&'static str),
+    /// A pointer to one value the driver reads.
+    In { nullable: bool },
+    /// A pointer to one value the driver writes.
+    Out { nullable: bool },
+    /// A pointer to one value the driver reads, then writes.
+    InOut { nullable: bool },
+    /// Values the driver reads, as many as the parameter `count` says (`""`: as the call
+    /// otherwise says, such as one per parameter of a kernel).
+    Array { count: &'static str, nullable: bool },
+    /// Room for values the driver writes, as many as the parameter `count` says.
+    OutArray { count: &'static str, nullable: bool },
+    /// A NUL-terminated string the driver reads.
+    String { nullable: bool },
+    /// The program's memory, untyped (`void *`): bytes to copy, or a value passed along.
+    HostMemory,
+    /// A function of the program's, which the driver calls.
+    Callback,
 }
 
 /// The export of that name.

@@ -11,6 +11,7 @@ use cumock_abi::{
     CUcontext, CUevent, CUfunction, CUkernel, CUlibrary, CUmemoryPool, CUmodule, CUresult, CUstream,
 };
 use std::collections::HashSet;
+use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
@@ -165,6 +166,90 @@ pub unsafe fn out<T>(p: *mut T, value: T) -> CuResult<()> {
     Ok(())
 }
 
+// ------------------------------------------------------------------ argument conversion
+// What `exports::emulate!` makes of each parameter, by the role the declaration gives it
+// (`cumock_abi::Role`, from cuda.h and abi/gen/roles.txt): a pointer the driver must be
+// given is checked here, once, and the emulation receives Rust values.
+
+/// An out-parameter the program passed, not NULL: the emulation writes its result here.
+/// A failed call leaves it alone unless the emulation zeroes it, as the H200 does for
+/// that call.
+pub struct Out<T>(std::ptr::NonNull<T>);
+
+impl<T> Out<T> {
+    /// The out-parameter `p`; NULL is CUDA_ERROR_INVALID_VALUE with `message`.
+    pub fn new(p: *mut T, message: &'static str) -> CuResult<Self> {
+        Self::maybe(p).ok_or_else(|| crate::model::error::invalid(message))
+    }
+
+    /// An out-parameter the call may be passed NULL for (then skipped).
+    pub fn maybe(p: *mut T) -> Option<Self> {
+        std::ptr::NonNull::new(p).map(Self)
+    }
+
+    /// Writes the result.
+    pub fn write(self, value: T) -> CuResult<()> {
+        // Safety: not NULL, and cuda.h requires the program's out-parameters to be
+        // writable for a `T`; unaligned, as a C program's buffer may be.
+        unsafe { self.0.as_ptr().write_unaligned(value) };
+        Ok(())
+    }
+
+    /// Writes the handle of a model key.
+    pub fn write_key(self, key: T::Key) -> CuResult<()>
+    where
+        T: Handle,
+    {
+        self.write(T::of(key))
+    }
+
+    /// Writes the result, or, when the call failed, zero (as the H200 does for this
+    /// call: probe out-params-on-failure), then returns the call's error.
+    pub fn zero_on_failure(self, r: CuResult<T>) -> CuResult<()>
+    where
+        T: Default,
+    {
+        match r {
+            Ok(v) => self.write(v),
+            Err(e) => {
+                self.write(T::default())?;
+                Err(e)
+            }
+        }
+    }
+}
+
+/// An out-parameter checked when written: NULL is CUDA_ERROR_INVALID_VALUE then, after the
+/// call's other checks (`emulate!`'s `#[late]`).
+pub struct Late<T> {
+    p: *mut T,
+    message: &'static str,
+}
+
+impl<T> Late<T> {
+    pub fn new(p: *mut T, message: &'static str) -> Self {
+        Self { p, message }
+    }
+
+    /// Writes the result; NULL is CUDA_ERROR_INVALID_VALUE.
+    pub fn write(self, value: T) -> CuResult<()> {
+        Out::new(self.p, self.message)?.write(value)
+    }
+
+    /// Writes the handle of a model key.
+    pub fn write_key(self, key: T::Key) -> CuResult<()>
+    where
+        T: Handle,
+    {
+        self.write(T::of(key))
+    }
+
+    /// The pointer, for a call that hands it to another, which checks it.
+    pub fn as_ptr(&self) -> *mut T {
+        self.p
+    }
+}
+
 /// Reads an in-parameter struct; NULL is CUDA_ERROR_INVALID_VALUE.
 ///
 /// # Safety
@@ -177,85 +262,209 @@ pub unsafe fn input<T: Copy>(p: *const T, what: &str) -> CuResult<T> {
     Ok(unsafe { p.read_unaligned() })
 }
 
-// Handles the mock gives out are the model's keys, as pointers: the C types keep a
-// context, a stream and an event apart (each points to its own struct of the driver's),
-// and these are the only places that turn one into a key and back.
+/// A string parameter, not NULL; NULL is CUDA_ERROR_INVALID_VALUE with `message`.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string that outlives the call, as cuda.h requires.
+pub unsafe fn c_str<'a>(p: *const c_char, message: &'static str) -> CuResult<&'a CStr> {
+    // Safety: the caller's contract.
+    unsafe { c_str_opt(p) }.ok_or_else(|| crate::model::error::invalid(message))
+}
+
+/// A string parameter the call may be passed NULL for.
+///
+/// # Safety
+/// As [`c_str`].
+pub unsafe fn c_str_opt<'a>(p: *const c_char) -> Option<&'a CStr> {
+    // Safety: not NULL, and the caller's contract.
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) })
+}
 
 /// The model's view of a device address the program passes.
 pub fn device_ptr(p: cumock_abi::CUdeviceptr) -> DevicePtr {
     DevicePtr::new(p)
 }
 
+/// A handle type of cuda.h and the model's key of what it names: the only place a handle
+/// becomes a key and back. The C types keep a context, a stream and an event apart (each
+/// points to its own struct of the driver's); the handles the mock gives out are the
+/// model's keys, as pointers.
+pub trait Handle: Sized {
+    type Key;
+    /// The key of a handle the program passes (it may name nothing: lookups check).
+    fn key(self) -> Self::Key;
+    /// The handle the program receives for a key.
+    fn of(key: Self::Key) -> Self;
+}
+
+/// A context; NULL (the current context, where the call allows it) is None.
+impl Handle for CUcontext {
+    type Key = Option<ContextId>;
+    fn key(self) -> Option<ContextId> {
+        (!self.is_null()).then_some(ContextId::from_handle(self as u64))
+    }
+    fn of(key: Option<ContextId>) -> Self {
+        key.map_or(std::ptr::null_mut(), |k| k.handle() as CUcontext)
+    }
+}
+
+/// A stream; NULL, the legacy default stream, is [`StreamId::NULL`].
+impl Handle for CUstream {
+    type Key = StreamId;
+    fn key(self) -> StreamId {
+        StreamId::from_handle(self as u64)
+    }
+    fn of(key: StreamId) -> Self {
+        key.handle() as CUstream
+    }
+}
+
+impl Handle for CUevent {
+    type Key = EventId;
+    fn key(self) -> EventId {
+        EventId::from_handle(self as u64)
+    }
+    fn of(key: EventId) -> Self {
+        key.handle() as CUevent
+    }
+}
+
+/// The handles whose model key is the handle's value (the model keeps them by number).
+macro_rules! numbered_handle {
+    ($($(#[$doc:meta])* $ty:ty),* $(,)?) => {
+        $(
+            $(#[$doc])*
+            impl Handle for $ty {
+                type Key = u64;
+                fn key(self) -> u64 {
+                    self as u64
+                }
+                fn of(key: u64) -> Self {
+                    key as $ty
+                }
+            }
+        )*
+    };
+}
+numbered_handle!(
+    CUmodule,
+    CUfunction,
+    CUlibrary,
+    CUkernel,
+    /// A JIT link (cuLinkCreate).
+    cumock_abi::CUlinkState,
+    /// A CUDA array (cuArrayCreate).
+    cumock_abi::CUarray,
+    /// NULL is 0.
+    CUmemoryPool,
+);
+
+/// An allocation's handle (cuMemCreate's) is a number in C already; the model checks it.
+impl Handle for cumock_abi::CUmemGenericAllocationHandle {
+    type Key = u64;
+    fn key(self) -> u64 {
+        self
+    }
+    fn of(key: u64) -> Self {
+        key
+    }
+}
+
+/// A device is its ordinal in C; the model checks it.
+impl Handle for cumock_abi::CUdevice {
+    type Key = cumock_abi::CUdevice;
+    fn key(self) -> Self {
+        self
+    }
+    fn of(key: Self) -> Self {
+        key
+    }
+}
+
 /// The model's key of a context; NULL (the current context, where the call allows it)
 /// is None.
 pub fn ctx_key(ctx: CUcontext) -> Option<ContextId> {
-    (!ctx.is_null()).then_some(ContextId::from_handle(ctx as u64))
-}
-
-/// The context handle a program receives for a model key.
-pub fn ctx_handle(key: ContextId) -> CUcontext {
-    key.handle() as CUcontext
+    ctx.key()
 }
 
 /// The model's key of a stream: NULL, the legacy default stream, is 0.
 pub fn stream_key(stream: CUstream) -> StreamId {
-    StreamId::from_handle(stream as u64)
-}
-
-/// The stream handle a program receives for a model key.
-pub fn stream_handle(key: StreamId) -> CUstream {
-    key.handle() as CUstream
-}
-
-/// The model's key of a module, function, library or kernel (cuda.h's handle types).
-pub fn module_key(m: CUmodule) -> u64 {
-    m as u64
-}
-
-pub fn module_handle(key: u64) -> CUmodule {
-    key as CUmodule
-}
-
-pub fn function_key(f: CUfunction) -> u64 {
-    f as u64
-}
-
-pub fn function_handle(key: u64) -> CUfunction {
-    key as CUfunction
-}
-
-pub fn library_key(l: CUlibrary) -> u64 {
-    l as u64
-}
-
-pub fn library_handle(key: u64) -> CUlibrary {
-    key as CUlibrary
-}
-
-pub fn kernel_key(k: CUkernel) -> u64 {
-    k as u64
-}
-
-pub fn kernel_handle(key: u64) -> CUkernel {
-    key as CUkernel
+    stream.key()
 }
 
 /// The model's key of an event.
 pub fn event_key(event: CUevent) -> EventId {
-    EventId::from_handle(event as u64)
+    event.key()
 }
 
 /// The event handle a program receives for a model key.
 pub fn event_handle(key: EventId) -> CUevent {
-    key.handle() as CUevent
+    CUevent::of(key)
 }
 
-/// The model's key of a memory pool: NULL is 0.
-pub fn pool_key(pool: CUmemoryPool) -> u64 {
-    pool as u64
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The pool handle a program receives for a model key.
-pub fn pool_handle(key: u64) -> CUmemoryPool {
-    key as CUmemoryPool
+    #[test]
+    fn a_null_out_parameter_is_invalid_value_naming_it_and_a_given_one_is_written() {
+        let e = Out::<u64>::new(std::ptr::null_mut(), "handle is NULL")
+            .err()
+            .unwrap();
+        assert_eq!(
+            (e.code, &*e.message),
+            (CUDA_ERROR_INVALID_VALUE, "handle is NULL")
+        );
+        let mut v = 7u64;
+        Out::new(&raw mut v, "handle is NULL")
+            .unwrap()
+            .write(42)
+            .unwrap();
+        assert_eq!(v, 42);
+        // Zeroed on failure, and the call's error kept.
+        let failed: CuResult<u64> = Err(crate::model::error::invalid_device("no device"));
+        let e = Out::new(&raw mut v, "")
+            .unwrap()
+            .zero_on_failure(failed)
+            .err()
+            .unwrap();
+        assert_eq!((v, e.code), (0, CUDA_ERROR_INVALID_DEVICE));
+        assert!(Out::<u64>::maybe(std::ptr::null_mut()).is_none());
+    }
+
+    #[test]
+    fn a_late_out_parameter_is_checked_only_when_written() {
+        let late = Late::<i32>::new(std::ptr::null_mut(), "priority is NULL");
+        let e = late.write(1).err().unwrap();
+        assert_eq!(
+            (e.code, &*e.message),
+            (CUDA_ERROR_INVALID_VALUE, "priority is NULL")
+        );
+    }
+
+    #[test]
+    fn handles_and_keys_go_both_ways_and_null_keeps_its_meaning() {
+        assert_eq!(CUcontext::key(std::ptr::null_mut()), None);
+        assert!(CUcontext::of(None).is_null());
+        let ctx = ContextId::from_handle(0x1234_0000_0001);
+        assert_eq!(CUcontext::of(Some(ctx)).key(), Some(ctx));
+        assert_eq!(CUstream::key(std::ptr::null_mut()), StreamId::NULL);
+        let ev = EventId::from_handle(0x77);
+        assert_eq!(CUevent::of(ev).key(), ev);
+        assert_eq!(cumock_abi::CUmodule::of(0xabc).key(), 0xabc);
+    }
+
+    #[test]
+    fn a_null_string_is_invalid_value_and_a_given_one_is_read() {
+        // Safety: NULL, and a NUL-terminated literal.
+        let e = unsafe { c_str(std::ptr::null(), "name is NULL") }
+            .err()
+            .unwrap();
+        assert_eq!(e.code, CUDA_ERROR_INVALID_VALUE);
+        // Safety: as above.
+        let s = unsafe { c_str(c"kernel".as_ptr(), "name is NULL") }.unwrap();
+        assert_eq!(s.to_str(), Ok("kernel"));
+        // Safety: NULL.
+        assert!(unsafe { c_str_opt(std::ptr::null()) }.is_none());
+    }
 }

@@ -3,33 +3,29 @@
 //! the driver's private tables, which the mock refuses with advice.
 
 use super::Mock;
-use crate::boundary::{drv_any, out};
+use crate::boundary::drv_any;
 use crate::model::error::*;
 use cumock_abi::result::*;
 use cumock_abi::*;
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void};
 
 impl DriverEntryPointAccessApi for Mock {
-    unsafe fn cuGetProcAddress_v2(
-        symbol: *const c_char,
-        pfn: *mut *mut c_void,
-        version: c_int,
-        flags: u64,
-        status: *mut c_int,
-    ) -> CuResult<()> {
-        if symbol.is_null() || pfn.is_null() {
-            return Err(invalid("symbol or pfn is NULL"));
+    emulate! {
+        // Before cuInit too.
+        fn cuGetProcAddress_v2(; symbol, pfn, version, flags, status) {
+            let d = drv_any()?;
+            let (ptr, found) = crate::procaddress::resolve(
+                &symbol.to_string_lossy(),
+                version,
+                flags,
+                d.profile.driver_version,
+            )?;
+            pfn.write(ptr)?;
+            if let Some(status) = status {
+                status.write(found)?;
+            }
+            Ok(())
         }
-        // Safety: a non-NULL C string, per cuda.h.
-        let name = unsafe { CStr::from_ptr(symbol) }.to_string_lossy();
-        let d = drv_any()?;
-        let (ptr, found) =
-            crate::procaddress::resolve(&name, version, flags, d.profile.driver_version)?;
-        out(pfn, ptr)?;
-        if !status.is_null() {
-            out(status, found)?;
-        }
-        Ok(())
     }
 
     unsafe fn cuGetProcAddress(

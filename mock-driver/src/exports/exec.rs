@@ -3,99 +3,91 @@
 //! reading of their parameter buffers.
 
 use super::{per_thread, Mock};
-use crate::boundary::{drv, function_key, out, stream_key};
+use crate::boundary::{drv, stream_key, Handle};
 use crate::model::error::*;
+use crate::model::ids::StreamId;
 use crate::model::module::LaunchRequest;
 use cumock_abi::result::*;
 use cumock_abi::*;
-use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ffi::{c_char, c_uint, c_void};
 
 impl ExecutionControlApi for Mock {
-    unsafe fn cuFuncGetName(name: *mut *const c_char, hfunc: CUfunction) -> CuResult<()> {
-        let d = drv()?;
-        if name.is_null() {
-            return Err(invalid("name is NULL"));
+    emulate! {
+        fn cuFuncGetName(d; name, hfunc) {
+            name.write(intern(&d.function_name(hfunc)?))
         }
-        let n = d.function_name(function_key(hfunc))?;
-        out(name, intern(&n))
-    }
 
-    unsafe fn cuFuncGetAttribute(
-        pi: *mut c_int,
-        attrib: CUfunction_attribute,
-        hfunc: CUfunction,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if pi.is_null() {
-            return Err(invalid("pi is NULL"));
+        fn cuFuncGetAttribute(d; pi, attrib, hfunc) {
+            pi.write(d.function_attribute(hfunc, attrib)?)
         }
-        out(pi, d.function_attribute(function_key(hfunc), attrib)?)
-    }
 
-    unsafe fn cuFuncSetAttribute(
-        hfunc: CUfunction,
-        attrib: CUfunction_attribute,
-        value: c_int,
-    ) -> CuResult<()> {
-        drv()?.function_set_attribute(function_key(hfunc), attrib, value)
-    }
+        fn cuFuncSetAttribute(d; hfunc, attrib, value) {
+            d.function_set_attribute(hfunc, attrib, value)
+        }
 
-    unsafe fn cuFuncSetCacheConfig(hfunc: CUfunction, config: CUfunc_cache) -> CuResult<()> {
-        drv()?.function_set_cache_config(function_key(hfunc), config)
-    }
+        fn cuFuncSetCacheConfig(d; hfunc, config) {
+            d.function_set_cache_config(hfunc, config)
+        }
 
-    unsafe fn cuLaunchKernel(
-        f: CUfunction,
-        grid_x: c_uint,
-        grid_y: c_uint,
-        grid_z: c_uint,
-        block_x: c_uint,
-        block_y: c_uint,
-        block_z: c_uint,
-        shared: c_uint,
-        h_stream: CUstream,
-        kernel_params: *mut *mut c_void,
-        extra: *mut *mut c_void,
-    ) -> CuResult<()> {
-        let shape = Shape {
-            grid: [grid_x, grid_y, grid_z],
-            block: [block_x, block_y, block_z],
+        fn cuLaunchKernel(
+            d;
+            f,
+            grid_x, grid_y, grid_z,
+            block_x, block_y, block_z,
             shared,
-        };
-        // Safety: the parameter arrays are the program's, as cuLaunchKernel requires.
-        unsafe { launch(f, shape, h_stream, kernel_params, extra, How::default()) }
-    }
+            stream,
+            kernel_params,
+            extra
+        ) {
+            let shape = Shape {
+                grid: [grid_x, grid_y, grid_z],
+                block: [block_x, block_y, block_z],
+                shared,
+            };
+            // Safety: the parameter arrays are the program's, as cuLaunchKernel requires.
+            unsafe { launch(d, f, shape, stream, kernel_params, extra, How::default()) }
+        }
 
-    unsafe fn cuLaunchCooperativeKernel(
-        f: CUfunction,
-        grid_x: c_uint,
-        grid_y: c_uint,
-        grid_z: c_uint,
-        block_x: c_uint,
-        block_y: c_uint,
-        block_z: c_uint,
-        shared: c_uint,
-        h_stream: CUstream,
-        kernel_params: *mut *mut c_void,
-    ) -> CuResult<()> {
-        let shape = Shape {
-            grid: [grid_x, grid_y, grid_z],
-            block: [block_x, block_y, block_z],
+        fn cuLaunchCooperativeKernel(
+            d;
+            f,
+            grid_x, grid_y, grid_z,
+            block_x, block_y, block_z,
             shared,
-        };
-        // Safety: the parameter array is the program's, as cuLaunchCooperativeKernel
-        // requires (it takes no `extra`).
-        unsafe {
-            launch(
-                f,
-                shape,
-                h_stream,
-                kernel_params,
-                std::ptr::null_mut(),
-                How {
-                    cooperative: true,
-                    cluster: None,
-                },
+            stream,
+            kernel_params
+        ) {
+            let shape = Shape {
+                grid: [grid_x, grid_y, grid_z],
+                block: [block_x, block_y, block_z],
+                shared,
+            };
+            let how = How {
+                cooperative: true,
+                cluster: None,
+            };
+            // Safety: the parameter array is the program's, as cuLaunchCooperativeKernel
+            // requires (it takes no `extra`).
+            unsafe { launch(d, f, shape, stream, kernel_params, std::ptr::null_mut(), how) }
+        }
+
+        fn cuLaunchHostFunc(d; s, f, user_data) {
+            let Some(f) = f else {
+                return Err(invalid("fn is NULL"));
+            };
+            d.ctx_device(None)?;
+            d.stream_check(s)?;
+            let handle = CUstream::of(s);
+            if d.capture_of(s)?.is_some() {
+                return super::graphs::capture_host_node(handle, f, user_data);
+            }
+            let data = ProgramData(user_data);
+            // Safety: the program's function, called with its data, as it asked, after the
+            // stream's earlier work (model/stream_queues.rs).
+            queue_host_work(
+                handle,
+                "cuLaunchHostFunc",
+                Box::new(move || unsafe { f(data.get()) }),
             )
         }
     }
@@ -152,7 +144,17 @@ impl ExecutionControlApi for Mock {
             cluster,
         };
         // Safety: the parameter arrays are the program's, as cuLaunchKernelEx requires.
-        unsafe { launch(f, shape, c.stream, kernel_params, extra, how) }
+        unsafe {
+            launch(
+                drv()?,
+                f.key(),
+                shape,
+                c.stream.key(),
+                kernel_params,
+                extra,
+                how,
+            )
+        }
     }
 
     unsafe fn cuLaunchKernelEx_ptsz(
@@ -168,26 +170,6 @@ impl ExecutionControlApi for Mock {
         let mut c = unsafe { config.cast::<cumock_abi::LaunchConfig>().read_unaligned() };
         c.stream = per_thread(c.stream);
         Self::cuLaunchKernelEx((&raw const c).cast(), f, kernel_params, extra)
-    }
-
-    unsafe fn cuLaunchHostFunc(s: CUstream, f: CUhostFn, user_data: *mut c_void) -> CuResult<()> {
-        let d = drv()?;
-        let Some(f) = f else {
-            return Err(invalid("fn is NULL"));
-        };
-        d.ctx_device(None)?;
-        super::check_stream(s)?;
-        if d.capture_of(stream_key(s))?.is_some() {
-            return super::graphs::capture_host_node(s, f, user_data);
-        }
-        let data = ProgramData(user_data);
-        // Safety: the program's function, called with its data, as it asked, after the
-        // stream's earlier work (model/stream_queues.rs).
-        queue_host_work(
-            s,
-            "cuLaunchHostFunc",
-            Box::new(move || unsafe { f(data.get()) }),
-        )
     }
 }
 
@@ -243,22 +225,22 @@ struct How {
 /// # Safety
 /// The parameter arrays are the program's, as cuLaunchKernel requires.
 unsafe fn launch(
-    f: CUfunction,
+    d: &'static crate::model::Driver,
+    f: u64,
     shape: Shape,
-    h_stream: CUstream,
+    stream: StreamId,
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
     how: How,
 ) -> CuResult<()> {
-    let d = drv()?;
     // Safety: as this function's contract.
-    let params = unsafe { param_buffer(d, function_key(f), kernel_params, extra)? };
+    let params = unsafe { param_buffer(d, f, kernel_params, extra)? };
     d.launch(LaunchRequest {
-        function: function_key(f),
+        function: f,
         grid: shape.grid,
         block: shape.block,
         shared: shape.shared,
-        stream: stream_key(h_stream),
+        stream,
         params,
         cooperative: how.cooperative,
         cluster: how.cluster,

@@ -10,10 +10,7 @@
 
 use super::exec::{param_buffer, ProgramData};
 use super::{in_stream_order, Mock};
-use crate::boundary::{
-    ctx_key, drv, event_handle, event_key, function_handle, function_key, input, kernel_key, out,
-    stream_key,
-};
+use crate::boundary::{ctx_key, drv, event_handle, event_key, input, out, stream_key, Handle};
 use crate::model::error::*;
 use crate::model::graph_memory::AllocNode;
 use crate::model::graphs::{self, GraphId, KernelNode, NodeAction, NodeId, NodeOp, Operand, Shape};
@@ -190,9 +187,9 @@ where
 unsafe fn kernel_node(p: &KernelParamsV1, kern: CUkernel) -> CuResult<KernelNode> {
     let d = drv()?;
     let function = if kern.is_null() {
-        function_key(p.func)
+        Handle::key(p.func)
     } else {
-        kernel_key(kern)
+        Handle::key(kern)
     };
     // Safety: the caller's contract.
     let params = unsafe { param_buffer(d, function, p.kernel_params, p.extra)? };
@@ -226,7 +223,7 @@ fn write_kernel_params(n: NodeId) -> CuResult<KernelParamsV1> {
     let k = d.kernel_node_get(n)?;
     let args = d.kernel_node_param_pointers(n)?;
     Ok(KernelParamsV1 {
-        func: function_handle(k.launch.function),
+        func: CUfunction::of(k.launch.function),
         grid: k.launch.grid,
         block: k.launch.block,
         shared: k.launch.shared,

@@ -3,13 +3,10 @@
 
 use super::jit::JitOutputs;
 use super::{image_bytes, read_image_file, Mock};
-use crate::boundary::{
-    drv, function_handle, kernel_handle, kernel_key, library_handle, library_key, module_handle,
-    out,
-};
+use crate::boundary::{drv, out, Handle};
 use crate::model::error::*;
 use cumock_abi::*;
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ffi::{c_char, c_uint, c_void, CStr};
 
 impl LibraryApi for Mock {
     unsafe fn cuLibraryLoadData(
@@ -30,7 +27,7 @@ impl LibraryApi for Mock {
                 return Err(invalid("library is NULL"));
             }
             let image = image_bytes(code)?;
-            out(library, library_handle(d.library_load(image)?))
+            out(library, CUlibrary::of(d.library_load(image)?))
         })();
         // Safety: as above; the arrays outlive the call.
         unsafe { jit.finish_with(&r) };
@@ -54,41 +51,13 @@ impl LibraryApi for Mock {
             if library.is_null() || file_name.is_null() {
                 return Err(invalid("library or fileName is NULL"));
             }
-            let image = read_image_file(file_name)?;
-            out(library, library_handle(d.library_load(image)?))
+            // Safety: not NULL (checked above), and cuda.h's contract for a string.
+            let image = read_image_file(unsafe { CStr::from_ptr(file_name) })?;
+            out(library, CUlibrary::of(d.library_load(image)?))
         })();
         // Safety: as above; the arrays outlive the call.
         unsafe { jit.finish_with(&r) };
         r
-    }
-
-    unsafe fn cuLibraryUnload(library: CUlibrary) -> CuResult<()> {
-        drv()?.library_unload(library_key(library))
-    }
-
-    unsafe fn cuLibraryGetModule(p_mod: *mut CUmodule, library: CUlibrary) -> CuResult<()> {
-        let d = drv()?;
-        out(
-            p_mod,
-            module_handle(d.library_get_module(library_key(library))?),
-        )
-    }
-
-    unsafe fn cuLibraryGetKernel(
-        p_kernel: *mut CUkernel,
-        library: CUlibrary,
-        name: *const c_char,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if p_kernel.is_null() || name.is_null() {
-            return Err(invalid("pKernel or name is NULL"));
-        }
-        // Safety: a non-NULL C string, per cuda.h.
-        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-        out(
-            p_kernel,
-            kernel_handle(d.library_get_kernel(library_key(library), &name)?),
-        )
     }
 
     unsafe fn cuLibraryGetGlobal(
@@ -97,58 +66,53 @@ impl LibraryApi for Mock {
         library: CUlibrary,
         name: *const c_char,
     ) -> CuResult<()> {
-        let module = drv()?.library_get_module(library_key(library))?;
-        Self::cuModuleGetGlobal_v2(dptr, bytes, module_handle(module), name)
-    }
-
-    unsafe fn cuKernelGetFunction(p_func: *mut CUfunction, kernel: CUkernel) -> CuResult<()> {
-        let d = drv()?;
-        out(
-            p_func,
-            function_handle(d.kernel_get_function(kernel_key(kernel))?),
-        )
+        let module = drv()?.library_get_module(Handle::key(library))?;
+        Self::cuModuleGetGlobal_v2(dptr, bytes, CUmodule::of(module), name)
     }
 
     unsafe fn cuKernelGetName(name: *mut *const c_char, kernel: CUkernel) -> CuResult<()> {
-        let f = drv()?.kernel_get_function(kernel_key(kernel))?;
-        Self::cuFuncGetName(name, function_handle(f))
+        let f = drv()?.kernel_get_function(Handle::key(kernel))?;
+        Self::cuFuncGetName(name, CUfunction::of(f))
     }
 
-    unsafe fn cuKernelGetAttribute(
-        pi: *mut c_int,
-        attrib: CUfunction_attribute,
-        kernel: CUkernel,
-        dev: CUdevice,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        // As the H200 answers a device it does not have (probe kernels, kernel-attributes).
-        d.device(dev)?;
-        let f = d.kernel_get_function(kernel_key(kernel))?;
-        Self::cuFuncGetAttribute(pi, attrib, function_handle(f))
-    }
+    // The library's and kernel's getters check the handle before the out-parameter
+    // (`#[late]`).
+    emulate! {
+        fn cuLibraryUnload(d; library) {
+            d.library_unload(library)
+        }
 
-    /// The kernel's function in the mock is one for every device (the mock's devices
-    /// are copies of one), so the attribute is set on it whichever device is named.
-    unsafe fn cuKernelSetAttribute(
-        attrib: CUfunction_attribute,
-        val: c_int,
-        kernel: CUkernel,
-        dev: CUdevice,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        let f = d.kernel_get_function(kernel_key(kernel))?;
-        d.device(dev)?;
-        d.function_set_attribute(f, attrib, val)
-    }
+        fn cuLibraryGetModule(d; #[late] p_mod, library) {
+            p_mod.write_key(d.library_get_module(library)?)
+        }
 
-    unsafe fn cuKernelSetCacheConfig(
-        kernel: CUkernel,
-        config: CUfunc_cache,
-        dev: CUdevice,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        let f = d.kernel_get_function(kernel_key(kernel))?;
-        d.device(dev)?;
-        d.function_set_cache_config(f, config)
+        fn cuLibraryGetKernel(d; p_kernel, library, name) {
+            p_kernel.write_key(d.library_get_kernel(library, &name.to_string_lossy())?)
+        }
+
+        fn cuKernelGetFunction(d; #[late] p_func, kernel) {
+            p_func.write_key(d.kernel_get_function(kernel)?)
+        }
+
+        fn cuKernelGetAttribute(d; #[late] pi, attrib, kernel, dev) {
+            // As the H200 answers a device it does not have (probe kernels, kernel-attributes).
+            d.device(dev)?;
+            let f = d.kernel_get_function(kernel)?;
+            Self::cuFuncGetAttribute(pi.as_ptr(), attrib, CUfunction::of(f))
+        }
+
+        /// The kernel's function in the mock is one for every device (the mock's devices
+        /// are copies of one), so the attribute is set on it whichever device is named.
+        fn cuKernelSetAttribute(d; attrib, val, kernel, dev) {
+            let f = d.kernel_get_function(kernel)?;
+            d.device(dev)?;
+            d.function_set_attribute(f, attrib, val)
+        }
+
+        fn cuKernelSetCacheConfig(d; kernel, config, dev) {
+            let f = d.kernel_get_function(kernel)?;
+            d.device(dev)?;
+            d.function_set_cache_config(f, config)
+        }
     }
 }

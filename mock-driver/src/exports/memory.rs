@@ -4,168 +4,172 @@
 
 use super::textures;
 use super::{
-    async_op, capturing, copy_c_string, legacy_order, out_pair, stream, zero_on_failure,
-    CUdevicePtr, Mock,
+    async_op, capturing, copy_c_string, legacy_order, out_pair, stream, CUdevicePtr, Mock,
 };
-use crate::boundary::{ctx_key, device_ptr, drv, event_handle, event_key, input, out};
+use crate::boundary::{ctx_key, device_ptr, drv, input};
 use crate::diagnostics::{created, Made};
 use crate::model::copies2d::{Plane, PlaneStart};
 use crate::model::error::*;
 use crate::model::{Driver, HostBytes, HostOrDevice, Pattern};
 use cumock_abi::consts::{CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST};
 use cumock_abi::*;
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ffi::{c_char, c_uint, c_void};
 
 /// CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING: what an opened event is.
 const CU_EVENT_INTERPROCESS_FLAGS: c_uint = 0x4 | 0x2;
 
 impl MemoryApi for Mock {
-    // ---- legacy IPC (model/ipc.rs) ----
+    emulate! {
+        // ---- legacy IPC (model/ipc.rs) ----
 
-    unsafe fn cuIpcGetMemHandle(handle: *mut CUipcMemHandle, dptr: CUdevicePtr) -> CuResult<()> {
-        let d = drv()?;
-        if handle.is_null() {
-            return Err(invalid("pHandle is NULL"));
-        }
-        let bytes = d.ipc_get_mem_handle(dptr)?;
-        out(
-            handle,
-            CUipcMemHandle {
+        fn cuIpcGetMemHandle(d; handle, dptr) {
+            let bytes = d.ipc_get_mem_handle(dptr.get())?;
+            handle.write(CUipcMemHandle {
                 reserved: bytes.map(|b| b as c_char),
-            },
-        )
-    }
-
-    unsafe fn cuIpcOpenMemHandle_v2(
-        pdptr: *mut CUdevicePtr,
-        handle: CUipcMemHandle,
-        flags: c_uint,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if pdptr.is_null() {
-            return Err(invalid("pdptr is NULL"));
+            })
         }
-        out(
-            pdptr,
-            d.ipc_open_mem_handle(&handle.reserved.map(|b| b as u8), flags)?,
-        )
-    }
 
-    unsafe fn cuIpcCloseMemHandle(dptr: CUdevicePtr) -> CuResult<()> {
-        drv()?.ipc_close_mem_handle(dptr)
-    }
-
-    unsafe fn cuIpcGetEventHandle(handle: *mut CUipcEventHandle, event: CUevent) -> CuResult<()> {
-        let d = drv()?;
-        if handle.is_null() || event.is_null() {
-            return Err(invalid("pHandle or event is NULL"));
+        fn cuIpcOpenMemHandle_v2(d; pdptr, handle, flags) {
+            pdptr.write(d.ipc_open_mem_handle(&handle.reserved.map(|b| b as u8), flags)?)
         }
-        match d.ipc_get_event_handle(event_key(event)) {
-            Ok(bytes) => out(
-                handle,
-                CUipcEventHandle {
+
+        fn cuIpcCloseMemHandle(d; dptr) {
+            d.ipc_close_mem_handle(dptr.get())
+        }
+
+        fn cuIpcGetEventHandle(d; handle, event) {
+            if event.handle() == 0 {
+                return Err(invalid("event is NULL"));
+            }
+            match d.ipc_get_event_handle(event) {
+                Ok(bytes) => handle.write(CUipcEventHandle {
                     reserved: bytes.map(|b| b as c_char),
-                },
-            ),
-            Err((e, zeroed)) => {
-                // Observed: the H200 writes the handle of a live event that is not
-                // interprocess before refusing it.
-                if zeroed {
-                    out(handle, CUipcEventHandle { reserved: [0; 64] })?;
+                }),
+                Err((e, zeroed)) => {
+                    // Observed: the H200 writes the handle of a live event that is not
+                    // interprocess before refusing it.
+                    if zeroed {
+                        handle.write(CUipcEventHandle { reserved: [0; 64] })?;
+                    }
+                    Err(e)
                 }
-                Err(e)
             }
         }
-    }
 
-    unsafe fn cuIpcOpenEventHandle(ph: *mut CUevent, handle: CUipcEventHandle) -> CuResult<()> {
-        let d = drv()?;
-        if ph.is_null() {
-            return Err(invalid("phEvent is NULL"));
+        fn cuIpcOpenEventHandle(d; ph, handle) {
+            d.ipc_check_event_handle(&handle.reserved.map(|b| b as u8))?;
+            // Another process's event. The mock finishes device work before the call that
+            // issues it returns, so whatever that process recorded is complete by the time
+            // this one can learn of it: an event of this process that is complete stands
+            // for it (interprocess events have no timing, as CUDA requires).
+            let e = d.event_create(CU_EVENT_INTERPROCESS_FLAGS)?;
+            d.ipc_event_created(e);
+            ph.write_key(e)
         }
-        d.ipc_check_event_handle(&handle.reserved.map(|b| b as u8))?;
-        // Another process's event. The mock finishes device work before the call that
-        // issues it returns, so whatever that process recorded is complete by the time
-        // this one can learn of it: an event of this process that is complete stands
-        // for it (interprocess events have no timing, as CUDA requires).
-        let e = d.event_create(CU_EVENT_INTERPROCESS_FLAGS)?;
-        d.ipc_event_created(e);
-        out(ph, event_handle(e))
-    }
 
-    unsafe fn cuDeviceGetPCIBusId(
-        pci_bus_id: *mut c_char,
-        len: c_int,
-        dev: CUdevice,
-    ) -> CuResult<()> {
-        let d = drv()?.device(dev)?;
-        if pci_bus_id.is_null() || len <= 0 {
-            return Err(invalid("pciBusId is NULL or len is not positive"));
+        fn cuDeviceGetPCIBusId(d; pci_bus_id, len, dev) {
+            let p = d.device(dev)?;
+            if pci_bus_id.is_null() || len <= 0 {
+                return Err(invalid("pciBusId is NULL or len is not positive"));
+            }
+            copy_c_string(&p.pci_bus_id, pci_bus_id, len as usize);
+            Ok(())
         }
-        copy_c_string(&d.pci_bus_id, pci_bus_id, len as usize);
-        Ok(())
-    }
 
-    unsafe fn cuDeviceGetByPCIBusId(dev: *mut CUdevice, pci_bus_id: *const c_char) -> CuResult<()> {
-        let d = drv()?;
-        if pci_bus_id.is_null() {
-            return Err(invalid("pciBusId is NULL"));
+        // The device is looked for before the out-parameter is checked.
+        fn cuDeviceGetByPCIBusId(d; #[late] dev, pci_bus_id) {
+            let want = pci_bus_id.to_string_lossy().to_ascii_uppercase();
+            let found = d.profile.devices.iter().position(|p| {
+                let id = p.pci_bus_id.to_ascii_uppercase();
+                id == want
+                    || id.ends_with(&format!(":{want}"))
+                    || id.trim_start_matches('0') == want.trim_start_matches('0')
+            });
+            match found {
+                Some(i) => dev.write(i as CUdevice),
+                None => Err(invalid_device(format!("no device at PCI bus id {want}"))),
+            }
         }
-        // Safety: a non-NULL C string, per cuda.h.
-        let want = unsafe { CStr::from_ptr(pci_bus_id) }
-            .to_string_lossy()
-            .to_ascii_uppercase();
-        let found = d.profile.devices.iter().position(|p| {
-            let id = p.pci_bus_id.to_ascii_uppercase();
-            id == want
-                || id.ends_with(&format!(":{want}"))
-                || id.trim_start_matches('0') == want.trim_start_matches('0')
-        });
-        match found {
-            Some(i) => out(dev, i as CUdevice),
-            None => Err(invalid_device(format!("no device at PCI bus id {want}"))),
+
+        fn cuMemGetInfo_v2(d; free, total) {
+            // The H200 zeroes both when it fails (no current context, say).
+            let info = d.mem_info().map(|(f, t)| (f as usize, t as usize));
+            out_pair(Some(free), Some(total), info, |_| true)
         }
-    }
 
-    unsafe fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CuResult<()> {
-        let d = drv()?;
-        if free.is_null() || total.is_null() {
-            return Err(invalid("free or total is NULL"));
+        fn cuMemAlloc_v2(d; dptr, bytesize) {
+            d.capture_check_unsafe("cuMemAlloc")?;
+            dptr.zero_on_failure(
+                d.mem_alloc(bytesize as u64)
+                    .map(|p| created(Made::Reservation, p.get())),
+            )
         }
-        // The H200 zeroes both when it fails (no current context, say).
-        let info = d.mem_info().map(|(f, t)| (f as usize, t as usize));
-        out_pair(free, total, info, |_| true)
-    }
 
-    unsafe fn cuMemAlloc_v2(dptr: *mut CUdevicePtr, bytesize: usize) -> CuResult<()> {
-        let d = drv()?;
-        if dptr.is_null() {
-            return Err(invalid("dptr is NULL"));
+        fn cuMemFree_v2(d; dptr) {
+            d.mem_free(dptr)
         }
-        d.capture_check_unsafe("cuMemAlloc")?;
-        zero_on_failure(
-            dptr,
-            d.mem_alloc(bytesize as u64)
-                .map(|p| created(Made::Reservation, p.get())),
-        )
-    }
 
-    unsafe fn cuMemFree_v2(dptr: CUdevicePtr) -> CuResult<()> {
-        drv()?.mem_free(device_ptr(dptr))
-    }
+        fn cuMemGetAddressRange_v2(d; pbase, psize, dptr) {
+            d.ctx_device(None)?;
+            // The H200 zeroes what it was asked for when nothing is found.
+            let found = d.address_range(dptr).map(|(b, s)| (b.get(), s as usize));
+            out_pair(pbase, psize, found, |_| true)
+        }
 
-    unsafe fn cuMemGetAddressRange_v2(
-        pbase: *mut CUdevicePtr,
-        psize: *mut usize,
-        dptr: CUdevicePtr,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        d.ctx_device(None)?;
-        // The H200 zeroes what it was asked for when nothing is found.
-        let found = d
-            .address_range(device_ptr(dptr))
-            .map(|(b, s)| (b.get(), s as usize));
-        out_pair(pbase, psize, found, |_| true)
+        // ---- page-locked host memory, pitched memory, managed memory ----
+
+        fn cuMemAllocManaged(d; dptr, bytesize, flags) {
+            dptr.zero_on_failure(
+                d.mem_alloc_managed(bytesize as u64, flags)
+                    .map(|p| created(Made::Reservation, p)),
+            )
+        }
+
+        fn cuMemHostAlloc(d; pp, bytesize, flags) {
+            match d.host_alloc(bytesize as u64, flags) {
+                Ok(p) => pp.write(p as *mut c_void),
+                Err(e) => {
+                    // Observed: the H200 writes NULL when it fails.
+                    pp.write(std::ptr::null_mut())?;
+                    Err(e)
+                }
+            }
+        }
+
+        fn cuMemFreeHost(d; p) {
+            d.host_free(p as u64)
+        }
+
+        fn cuMemHostGetFlags(d; pflags, p) {
+            pflags.write(d.host_flags(p as u64)?)
+        }
+
+        fn cuMemHostGetDevicePointer_v2(d; pdptr, p, flags) {
+            pdptr.zero_on_failure(d.host_device_pointer(p as u64, flags))
+        }
+
+        fn cuMemHostRegister_v2(d; p, bytesize, flags) {
+            d.host_register(p as u64, bytesize as u64, flags)
+        }
+
+        fn cuMemHostUnregister(d; p) {
+            d.host_unregister(p as u64)
+        }
+
+        fn cuMemAllocPitch_v2(d; dptr, ppitch, width, height, element_size) {
+            match d.mem_alloc_pitch(width as u64, height as u64, element_size) {
+                Ok((p, pitch)) => {
+                    ppitch.write(pitch as usize)?;
+                    dptr.write(created(Made::Reservation, p))
+                }
+                Err(e) => {
+                    // Observed: the H200 zeroes both when it refuses.
+                    dptr.write(0)?;
+                    ppitch.write(0)?;
+                    Err(e)
+                }
+            }
+        }
     }
 
     unsafe fn cuMemcpyHtoD_v2(dst: CUdevicePtr, src: *const c_void, n: usize) -> CuResult<()> {
@@ -345,69 +349,10 @@ impl MemoryApi for Mock {
         )
     }
 
-    // ---- page-locked host memory, peer copies, pitched (2D) memory, managed memory ----
-
-    unsafe fn cuMemAllocManaged(
-        dptr: *mut CUdevicePtr,
-        bytesize: usize,
-        flags: c_uint,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if dptr.is_null() {
-            return Err(invalid("dptr is NULL"));
-        }
-        zero_on_failure(
-            dptr,
-            d.mem_alloc_managed(bytesize as u64, flags)
-                .map(|p| created(Made::Reservation, p)),
-        )
-    }
+    // ---- peer copies, pitched (2D) copies ----
 
     unsafe fn cuMemAllocHost_v2(pp: *mut *mut c_void, bytesize: usize) -> CuResult<()> {
         Self::cuMemHostAlloc(pp, bytesize, 0)
-    }
-
-    unsafe fn cuMemHostAlloc(pp: *mut *mut c_void, bytesize: usize, flags: c_uint) -> CuResult<()> {
-        let d = drv()?;
-        if pp.is_null() {
-            return Err(invalid("pp is NULL"));
-        }
-        match d.host_alloc(bytesize as u64, flags) {
-            Ok(p) => out(pp, p as *mut c_void),
-            Err(e) => {
-                // Observed: the H200 writes NULL when it fails.
-                out(pp, std::ptr::null_mut())?;
-                Err(e)
-            }
-        }
-    }
-
-    unsafe fn cuMemFreeHost(p: *mut c_void) -> CuResult<()> {
-        drv()?.host_free(p as u64)
-    }
-
-    unsafe fn cuMemHostGetFlags(pflags: *mut c_uint, p: *mut c_void) -> CuResult<()> {
-        let d = drv()?;
-        if pflags.is_null() {
-            return Err(invalid("pFlags is NULL"));
-        }
-        out(pflags, d.host_flags(p as u64)?)
-    }
-
-    unsafe fn cuMemHostGetDevicePointer_v2(
-        pdptr: *mut CUdevicePtr,
-        p: *mut c_void,
-        flags: c_uint,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if pdptr.is_null() {
-            return Err(invalid("pdptr is NULL"));
-        }
-        zero_on_failure(pdptr, d.host_device_pointer(p as u64, flags))
-    }
-
-    unsafe fn cuMemHostRegister_v2(p: *mut c_void, bytesize: usize, flags: c_uint) -> CuResult<()> {
-        drv()?.host_register(p as u64, bytesize as u64, flags)
     }
 
     // CUDA 4.0's version, which the _v2 of CUDA 6.5 replaced with the same parameters:
@@ -415,10 +360,6 @@ impl MemoryApi for Mock {
     // taking _v2's behaviour by default.
     unsafe fn cuMemHostRegister(_p: *mut c_void, _bytesize: usize, _flags: c_uint) -> CuResult<()> {
         Self::not_emulated("cuMemHostRegister")
-    }
-
-    unsafe fn cuMemHostUnregister(p: *mut c_void) -> CuResult<()> {
-        drv()?.host_unregister(p as u64)
     }
 
     unsafe fn cuMemcpyPeer(
@@ -465,31 +406,6 @@ impl MemoryApi for Mock {
         unsafe { async_copy(s, dst, src, n, true, || format!("peer {n} bytes"), body) }
     }
 
-    unsafe fn cuMemAllocPitch_v2(
-        dptr: *mut CUdevicePtr,
-        ppitch: *mut usize,
-        width: usize,
-        height: usize,
-        element_size: c_uint,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if dptr.is_null() || ppitch.is_null() {
-            return Err(invalid("dptr or pPitch is NULL"));
-        }
-        match d.mem_alloc_pitch(width as u64, height as u64, element_size) {
-            Ok((p, pitch)) => {
-                out(ppitch, pitch as usize)?;
-                out(dptr, created(Made::Reservation, p))
-            }
-            Err(e) => {
-                // Observed: the H200 zeroes both when it refuses.
-                out(dptr, 0)?;
-                out(ppitch, 0)?;
-                Err(e)
-            }
-        }
-    }
-
     unsafe fn cuMemcpy2D_v2(copy: *const CUDA_MEMCPY2D) -> CuResult<()> {
         legacy_order()?;
         let d = drv()?;
@@ -502,33 +418,43 @@ impl MemoryApi for Mock {
 
     // ---- CUDA arrays (textures.rs)
 
-    unsafe fn cuArrayCreate_v2(
-        p: *mut CUarray,
-        desc: *const CUDA_ARRAY_DESCRIPTOR,
-    ) -> CuResult<()> {
-        textures::array_create(p, desc)
-    }
+    emulate! {
+        /// A 1D (Height 0) or 2D array.
+        fn cuArrayCreate_v2(d; p, desc) {
+            let h = d.array_create(CUDA_ARRAY3D_DESCRIPTOR {
+                width: desc.width,
+                height: desc.height,
+                depth: 0,
+                format: desc.format,
+                num_channels: desc.num_channels,
+                flags: 0,
+            })?;
+            p.write_key(h)
+        }
 
-    unsafe fn cuArray3DCreate_v2(
-        p: *mut CUarray,
-        desc: *const CUDA_ARRAY3D_DESCRIPTOR,
-    ) -> CuResult<()> {
-        textures::array_3d_create(p, desc)
-    }
+        fn cuArray3DCreate_v2(d; p, desc) {
+            p.write_key(d.array_create(desc)?)
+        }
 
-    unsafe fn cuArrayGetDescriptor_v2(p: *mut CUDA_ARRAY_DESCRIPTOR, h: CUarray) -> CuResult<()> {
-        textures::array_descriptor(p, h)
-    }
+        // The getters look the array up before they check the out-parameter.
 
-    unsafe fn cuArray3DGetDescriptor_v2(
-        p: *mut CUDA_ARRAY3D_DESCRIPTOR,
-        h: CUarray,
-    ) -> CuResult<()> {
-        textures::array_3d_descriptor(p, h)
-    }
+        fn cuArrayGetDescriptor_v2(d; #[late] p, h) {
+            let a = d.array_descriptor(h)?;
+            p.write(CUDA_ARRAY_DESCRIPTOR {
+                width: a.width,
+                height: a.height,
+                format: a.format,
+                num_channels: a.num_channels,
+            })
+        }
 
-    unsafe fn cuArrayDestroy(h: CUarray) -> CuResult<()> {
-        textures::array_destroy(h)
+        fn cuArray3DGetDescriptor_v2(d; #[late] p, h) {
+            p.write(d.array_descriptor(h)?)
+        }
+
+        fn cuArrayDestroy(d; h) {
+            d.array_destroy(h)
+        }
     }
 
     unsafe fn cuMemcpyHtoA_v2(

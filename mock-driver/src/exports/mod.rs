@@ -29,6 +29,10 @@
 //! switch on below). Write the variant only where it behaves otherwise.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+// First: its macros are in scope in the files below.
+#[macro_use]
+mod emulate;
+
 mod contexts;
 mod devices;
 mod entry_points;
@@ -52,7 +56,7 @@ mod unified;
 mod version;
 mod vmm;
 
-use crate::boundary::{drv, export_all, out, stream_key};
+use crate::boundary::{drv, export_all, out, stream_key, Out};
 use crate::model::error::*;
 use crate::model::images;
 use crate::model::module::Image;
@@ -144,12 +148,8 @@ fn image_bytes(image: *const c_void) -> CuResult<Image> {
 }
 
 /// Reads a module image from a file (cuModuleLoad, cuLibraryLoadFromFile).
-fn read_image_file(fname: *const c_char) -> CuResult<Image> {
-    // Safety: a non-NULL C string, per cuda.h (checked by the callers).
-    let path = unsafe { CStr::from_ptr(fname) }
-        .to_string_lossy()
-        .into_owned();
-    images::image_file(&path)
+fn read_image_file(fname: &CStr) -> CuResult<Image> {
+    images::image_file(&fname.to_string_lossy())
 }
 
 /// Writes a call's result to its out-parameter, or, when the call fails, zero there, as
@@ -173,36 +173,28 @@ unsafe fn zero_on_failure<T: ZeroValue>(p: *mut T, r: CuResult<T>) -> CuResult<(
 /// Writes a pair of out-parameters, each skipped if NULL: the values on success; on a
 /// failure for which `zeroes` holds, zeros, as the H200 does (cuMemGetInfo,
 /// cuMemGetAddressRange, cuModuleGetGlobal: probe out-params-on-failure).
-///
-/// # Safety
-/// `a` and `b` are NULL or valid for a write of their type.
-unsafe fn out_pair<A: ZeroValue, B: ZeroValue>(
-    a: *mut A,
-    b: *mut B,
+fn out_pair<A: ZeroValue, B: ZeroValue>(
+    a: Option<Out<A>>,
+    b: Option<Out<B>>,
     r: CuResult<(A, B)>,
     zeroes: impl FnOnce(&CuError) -> bool,
 ) -> CuResult<()> {
-    let (va, vb) = match r {
-        Ok(v) => v,
+    let (va, vb, result) = match r {
+        Ok((va, vb)) => (va, vb, Ok(())),
         Err(e) => {
-            if zeroes(&e) {
-                if !a.is_null() {
-                    out(a, A::ZERO)?;
-                }
-                if !b.is_null() {
-                    out(b, B::ZERO)?;
-                }
+            if !zeroes(&e) {
+                return Err(e);
             }
-            return Err(e);
+            (A::ZERO, B::ZERO, Err(e))
         }
     };
-    if !a.is_null() {
-        out(a, va)?;
+    if let Some(a) = a {
+        a.write(va)?;
     }
-    if !b.is_null() {
-        out(b, vb)?;
+    if let Some(b) = b {
+        b.write(vb)?;
     }
-    Ok(())
+    result
 }
 
 /// What a failed call writes to an out-parameter of this type.

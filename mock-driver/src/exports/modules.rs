@@ -4,7 +4,7 @@
 
 use super::jit::{finish_link, forget_link_outputs, keep_link_outputs, JitOutputs};
 use super::{image_bytes, out_pair, read_image_file, Mock};
-use crate::boundary::{drv, function_handle, module_handle, module_key, out};
+use crate::boundary::{drv, out};
 use crate::model::error::*;
 use crate::model::images;
 use cumock_abi::result::*;
@@ -12,13 +12,74 @@ use cumock_abi::*;
 use std::ffi::{c_char, c_uint, c_void, CStr};
 
 impl ModuleApi for Mock {
-    unsafe fn cuModuleLoadData(module: *mut CUmodule, image: *const c_void) -> CuResult<()> {
-        let d = drv()?;
-        if module.is_null() {
-            return Err(invalid("module is NULL"));
+    emulate! {
+        fn cuModuleLoadData(d; module, image) {
+            let image = image_bytes(image)?;
+            module.write_key(d.module_load(image)?)
         }
-        let image = image_bytes(image)?;
-        out(module, module_handle(d.module_load(image)?))
+
+        fn cuModuleLoad(d; module, fname) {
+            let image = read_image_file(fname)?;
+            module.write_key(d.module_load(image)?)
+        }
+
+        fn cuModuleUnload(d; hmod) {
+            d.module_unload(hmod)
+        }
+
+        fn cuModuleGetFunction(d; hfunc, hmod, name) {
+            match d.module_get_function(hmod, &name.to_string_lossy()) {
+                Ok(f) => hfunc.write_key(f),
+                Err(e) => {
+                    // The H200 zeroes the function when the name is not found.
+                    if e.code == CUDA_ERROR_NOT_FOUND {
+                        hfunc.write(std::ptr::null_mut())?;
+                    }
+                    Err(e)
+                }
+            }
+        }
+
+        fn cuModuleGetGlobal_v2(d; dptr, bytes, hmod, name) {
+            // The H200 zeroes both outputs when the name is not found.
+            let found = d
+                .module_get_global(hmod, &name.to_string_lossy())
+                .map(|(addr, size)| (addr.get(), size as usize));
+            out_pair(dptr, bytes, found, |e| e.code == CUDA_ERROR_NOT_FOUND)
+        }
+
+        fn cuLinkCreate_v2(d; num_options, options, option_values, state_out) {
+            // Safety: cuda.h's contract for the option arrays, which also says they stay
+            // valid until cuLinkDestroy (the logs are written at cuLinkComplete).
+            let jit = unsafe { JitOutputs::read(num_options, options, option_values) }?;
+            let link = d.link_create(jit.max_registers)?;
+            keep_link_outputs(link, jit);
+            state_out.write_key(link)
+        }
+
+        fn cuLinkAddData_v2(d; link, type_, data, size, name, num_options, options, option_values) {
+            // Safety: cuda.h's contract for the option arrays.
+            let jit = unsafe { JitOutputs::read(num_options, options, option_values) }?;
+            let r = (|| {
+                if data.is_null() || size == 0 {
+                    return Err(invalid("data is NULL or size is 0"));
+                }
+                let bytes = images::bytes_at(&images::OwnProcess, data as u64, size as u64)?;
+                d.link_add(link, type_, bytes, &input_name(name, "data"))
+            })();
+            // Safety: as above, and cuLinkCreate's arrays are valid until cuLinkDestroy.
+            unsafe {
+                jit.finish_with(&r);
+                finish_link(link, &r);
+            }
+            r
+        }
+
+        fn cuLinkDestroy(d; link) {
+            d.link_destroy(link)?;
+            forget_link_outputs(link);
+            Ok(())
+        }
     }
 
     unsafe fn cuModuleLoadDataEx(
@@ -43,107 +104,8 @@ impl ModuleApi for Mock {
         Self::cuModuleLoadData(module, fat_cubin)
     }
 
-    unsafe fn cuModuleLoad(module: *mut CUmodule, fname: *const c_char) -> CuResult<()> {
-        let d = drv()?;
-        if module.is_null() || fname.is_null() {
-            return Err(invalid("module or fname is NULL"));
-        }
-        let image = read_image_file(fname)?;
-        out(module, module_handle(d.module_load(image)?))
-    }
-
-    unsafe fn cuModuleUnload(hmod: CUmodule) -> CuResult<()> {
-        drv()?.module_unload(module_key(hmod))
-    }
-
-    unsafe fn cuModuleGetFunction(
-        hfunc: *mut CUfunction,
-        hmod: CUmodule,
-        name: *const c_char,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if hfunc.is_null() || name.is_null() {
-            return Err(invalid("hfunc or name is NULL"));
-        }
-        // Safety: a non-NULL C string, per cuda.h.
-        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-        match d.module_get_function(module_key(hmod), &name) {
-            Ok(f) => out(hfunc, function_handle(f)),
-            Err(e) => {
-                // The H200 zeroes the function when the name is not found.
-                if e.code == CUDA_ERROR_NOT_FOUND {
-                    out(hfunc, std::ptr::null_mut())?;
-                }
-                Err(e)
-            }
-        }
-    }
-
-    unsafe fn cuModuleGetGlobal_v2(
-        dptr: *mut CUdeviceptr,
-        bytes: *mut usize,
-        hmod: CUmodule,
-        name: *const c_char,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if name.is_null() {
-            return Err(invalid("name is NULL"));
-        }
-        // Safety: a non-NULL C string, per cuda.h.
-        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-        // The H200 zeroes both outputs when the name is not found.
-        let found = d
-            .module_get_global(module_key(hmod), &name)
-            .map(|(addr, size)| (addr.get(), size as usize));
-        out_pair(dptr, bytes, found, |e| e.code == CUDA_ERROR_NOT_FOUND)
-    }
-
-    unsafe fn cuLinkCreate_v2(
-        num_options: c_uint,
-        options: *mut CUjit_option,
-        option_values: *mut *mut c_void,
-        state_out: *mut CUlinkState,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if state_out.is_null() {
-            return Err(invalid("stateOut is NULL"));
-        }
-        // Safety: cuda.h's contract for the option arrays, which also says they stay
-        // valid until cuLinkDestroy (the logs are written at cuLinkComplete).
-        let jit = unsafe { JitOutputs::read(num_options, options, option_values) }?;
-        let link = d.link_create(jit.max_registers)?;
-        keep_link_outputs(link, jit);
-        out(state_out, link as CUlinkState)
-    }
-
-    unsafe fn cuLinkAddData_v2(
-        state: CUlinkState,
-        type_: CUjitInputType,
-        data: *mut c_void,
-        size: usize,
-        name: *const c_char,
-        num_options: c_uint,
-        options: *mut CUjit_option,
-        option_values: *mut *mut c_void,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        let link = state as u64;
-        // Safety: cuda.h's contract for the option arrays.
-        let jit = unsafe { JitOutputs::read(num_options, options, option_values) }?;
-        let r = (|| {
-            if data.is_null() || size == 0 {
-                return Err(invalid("data is NULL or size is 0"));
-            }
-            let bytes = images::bytes_at(&images::OwnProcess, data as u64, size as u64)?;
-            d.link_add(link, type_, bytes, &input_name(name, "data"))
-        })();
-        // Safety: as above, and cuLinkCreate's arrays are valid until cuLinkDestroy.
-        unsafe {
-            jit.finish_with(&r);
-            finish_link(link, &r);
-        }
-        r
-    }
+    // Written by hand: the option arrays are read, and their outputs written, whatever the
+    // other arguments are.
 
     unsafe fn cuLinkAddFile_v2(
         state: CUlinkState,
@@ -161,7 +123,8 @@ impl ModuleApi for Mock {
             if path.is_null() {
                 return Err(invalid("path is NULL"));
             }
-            let name = input_name(path, "file");
+            // Safety: not NULL (checked above), and cuda.h's contract for a string.
+            let name = input_name(Some(unsafe { CStr::from_ptr(path) }), "file");
             let bytes = images::read_file(&name, images::MAX_IMAGE_BYTES)
                 .map_err(|e| CuError::new(CUDA_ERROR_FILE_NOT_FOUND, format!("{name}: {e}")))?;
             d.link_add(link, type_, bytes, &name)
@@ -193,22 +156,9 @@ impl ModuleApi for Mock {
         unsafe { finish_link(link, &r) };
         r
     }
-
-    unsafe fn cuLinkDestroy(state: CUlinkState) -> CuResult<()> {
-        let link = state as u64;
-        drv()?.link_destroy(link)?;
-        forget_link_outputs(link);
-        Ok(())
-    }
 }
 
 /// An input's name for messages: the program's, or what it is.
-fn input_name(name: *const c_char, what: &str) -> String {
-    if name.is_null() {
-        return format!("<{what}>");
-    }
-    // Safety: a non-NULL C string, per cuda.h.
-    unsafe { CStr::from_ptr(name) }
-        .to_string_lossy()
-        .into_owned()
+fn input_name(name: Option<&CStr>, what: &str) -> String {
+    name.map_or_else(|| format!("<{what}>"), |n| n.to_string_lossy().into_owned())
 }

@@ -2,7 +2,6 @@
 //! multiprocessor, and the block size that fits the most.
 
 use super::Mock;
-use crate::boundary::{drv, function_key, out};
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::{c_int, c_uint};
@@ -45,20 +44,52 @@ unsafe fn launch_shape(
 }
 
 impl OccupancyApi for Mock {
-    unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
-        num_blocks: *mut c_int,
-        func: CUfunction,
-        block_size: c_int,
-        dynamic_smem_size: usize,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if num_blocks.is_null() {
-            return Err(invalid("numBlocks is NULL"));
-        }
-        out(
+    emulate! {
+        fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            d;
             num_blocks,
-            d.occupancy_blocks_per_sm(function_key(func), block_size, dynamic_smem_size)?,
-        )
+            func,
+            block_size,
+            dynamic_smem_size
+        ) {
+            let n = d.occupancy_blocks_per_sm(func, block_size, dynamic_smem_size)?;
+            num_blocks.write(n)
+        }
+
+        fn cuOccupancyMaxPotentialBlockSize(
+            d;
+            min_grid_size,
+            block_size,
+            func,
+            block_to_smem,
+            dynamic_smem_size,
+            block_size_limit
+        ) {
+            if block_to_smem.is_some() {
+                return Err(not_supported(
+                    "a blockSizeToDynamicSMemSize callback is not emulated: pass NULL and dynamicSMemSize",
+                ));
+            }
+            let (grid, block) =
+                d.occupancy_potential_block_size(func, dynamic_smem_size, block_size_limit)?;
+            min_grid_size.write(grid)?;
+            block_size.write(block)
+        }
+
+        // The launch configuration is read by `launch_shape`, which refuses NULL itself.
+
+        fn cuOccupancyMaxPotentialClusterSize(d; cluster_size, func, #[raw] config) {
+            // Safety: NULL (refused) or the program's config, as cuda.h lays it out.
+            let (threads, shared, _, _) = unsafe { launch_shape(config)? };
+            cluster_size.write(d.occupancy_cluster_size(func, threads, shared)?)
+        }
+
+        fn cuOccupancyMaxActiveClusters(d; num_clusters, func, #[raw] config) {
+            // Safety: as above.
+            let (threads, shared, cluster, grid) = unsafe { launch_shape(config)? };
+            let n = d.occupancy_active_clusters(func, threads, shared, cluster, grid)?;
+            num_clusters.write(n)
+        }
     }
 
     unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
@@ -73,66 +104,6 @@ impl OccupancyApi for Mock {
             func,
             block_size,
             dynamic_smem_size,
-        )
-    }
-
-    unsafe fn cuOccupancyMaxPotentialBlockSize(
-        min_grid_size: *mut c_int,
-        block_size: *mut c_int,
-        func: CUfunction,
-        block_to_smem: CUoccupancyB2DSize,
-        dynamic_smem_size: usize,
-        block_size_limit: c_int,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if min_grid_size.is_null() || block_size.is_null() {
-            return Err(invalid("minGridSize or blockSize is NULL"));
-        }
-        if block_to_smem.is_some() {
-            return Err(not_supported(
-                "a blockSizeToDynamicSMemSize callback is not emulated: pass NULL and dynamicSMemSize",
-            ));
-        }
-        let (grid, block) = d.occupancy_potential_block_size(
-            function_key(func),
-            dynamic_smem_size,
-            block_size_limit,
-        )?;
-        out(min_grid_size, grid)?;
-        out(block_size, block)
-    }
-
-    unsafe fn cuOccupancyMaxPotentialClusterSize(
-        cluster_size: *mut c_int,
-        func: CUfunction,
-        config: *const CUlaunchConfig,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if cluster_size.is_null() {
-            return Err(invalid("clusterSize is NULL"));
-        }
-        // Safety: NULL (refused) or the program's config, as cuda.h lays it out.
-        let (threads, shared, _, _) = unsafe { launch_shape(config)? };
-        out(
-            cluster_size,
-            d.occupancy_cluster_size(function_key(func), threads, shared)?,
-        )
-    }
-
-    unsafe fn cuOccupancyMaxActiveClusters(
-        num_clusters: *mut c_int,
-        func: CUfunction,
-        config: *const CUlaunchConfig,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if num_clusters.is_null() {
-            return Err(invalid("numClusters is NULL"));
-        }
-        // Safety: as above.
-        let (threads, shared, cluster, grid) = unsafe { launch_shape(config)? };
-        out(
-            num_clusters,
-            d.occupancy_active_clusters(function_key(func), threads, shared, cluster, grid)?,
         )
     }
 

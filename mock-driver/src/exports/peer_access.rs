@@ -2,61 +2,46 @@
 //! reach another's memory, and enabling it between contexts.
 
 use super::Mock;
-use crate::boundary::{ctx_key, drv, out};
+use crate::boundary::{ctx_key, drv};
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::{c_int, c_uint};
 
 impl PeerContextMemoryAccessApi for Mock {
-    unsafe fn cuDeviceCanAccessPeer(
-        can: *mut c_int,
-        dev: CUdevice,
-        peer: CUdevice,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if can.is_null() {
-            return Err(invalid("canAccessPeer is NULL"));
+    emulate! {
+        fn cuDeviceCanAccessPeer(d; can, dev, peer) {
+            d.device(dev)?;
+            d.device(peer)?;
+            can.write(d.profile.can_access_peer(dev as usize, peer as usize) as c_int)
         }
-        d.device(dev)?;
-        d.device(peer)?;
-        out(
-            can,
-            d.profile.can_access_peer(dev as usize, peer as usize) as c_int,
-        )
+
+        /// Observed on the 2-GPU H200 host (probe two_gpus peer-copies): between two devices
+        /// that reach each other (NVLink), performance rank 0 and access, native atomics and
+        /// array access all supported. Between devices that do not, everything is 0.
+        fn cuDeviceGetP2PAttribute(d; value, attrib, src, dst) {
+            d.device(src)?;
+            d.device(dst)?;
+            if src == dst {
+                return Err(invalid_device(
+                    "srcDevice and dstDevice are the same device (cuda.h: CUDA_ERROR_INVALID_DEVICE)",
+                ));
+            }
+            let reach = d.profile.can_access_peer(src as usize, dst as usize);
+            let v = match attrib {
+                // CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
+                1 => 0,
+                // ACCESS_SUPPORTED, NATIVE_ATOMIC_SUPPORTED, CUDA_ARRAY_ACCESS_SUPPORTED
+                2..=4 => c_int::from(reach),
+                // ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: NVLink's atomics are whole.
+                5 => 0,
+                other => return Err(invalid(format!("{other} is not a CUdevice_P2PAttribute"))),
+            };
+            value.write(v)
+        }
     }
 
-    /// Observed on the 2-GPU H200 host (probe two_gpus peer-copies): between two devices
-    /// that reach each other (NVLink), performance rank 0 and access, native atomics and
-    /// array access all supported. Between devices that do not, everything is 0.
-    unsafe fn cuDeviceGetP2PAttribute(
-        value: *mut c_int,
-        attrib: CUdevice_P2PAttribute,
-        src: CUdevice,
-        dst: CUdevice,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if value.is_null() {
-            return Err(invalid("value is NULL"));
-        }
-        d.device(src)?;
-        d.device(dst)?;
-        if src == dst {
-            return Err(invalid_device(
-                "srcDevice and dstDevice are the same device (cuda.h: CUDA_ERROR_INVALID_DEVICE)",
-            ));
-        }
-        let reach = d.profile.can_access_peer(src as usize, dst as usize);
-        let v = match attrib {
-            // CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
-            1 => 0,
-            // ACCESS_SUPPORTED, NATIVE_ATOMIC_SUPPORTED, CUDA_ARRAY_ACCESS_SUPPORTED
-            2..=4 => c_int::from(reach),
-            // ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: NVLink's atomics are whole.
-            5 => 0,
-            other => return Err(invalid(format!("{other} is not a CUdevice_P2PAttribute"))),
-        };
-        out(value, v)
-    }
+    // Written by hand: a NULL context is refused before the check for cuInit, and as
+    // CUDA_ERROR_INVALID_CONTEXT.
 
     unsafe fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CuResult<()> {
         let key = ctx_key(peer).ok_or_else(|| invalid_context("peerContext is NULL"))?;

@@ -2,43 +2,31 @@
 //! shared context, retained and released by count, its flags and state.
 
 use super::Mock;
-use crate::boundary::{ctx_handle, drv, out};
-use crate::model::error::*;
 use cumock_abi::*;
-use std::ffi::{c_int, c_uint};
+use std::ffi::c_int;
 
 impl PrimaryContextApi for Mock {
-    unsafe fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CuResult<()> {
-        let d = drv()?;
-        if pctx.is_null() {
-            return Err(invalid("pctx is NULL"));
+    emulate! {
+        fn cuDevicePrimaryCtxRetain(d; pctx, dev) {
+            pctx.write_key(Some(d.primary_retain(dev)?))
         }
-        out(pctx, ctx_handle(d.primary_retain(dev)?))
-    }
 
-    unsafe fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CuResult<()> {
-        drv()?.primary_release(dev)
-    }
-
-    unsafe fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CuResult<()> {
-        drv()?.primary_reset(dev)
-    }
-
-    unsafe fn cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: c_uint) -> CuResult<()> {
-        drv()?.primary_set_flags(dev, flags)
-    }
-
-    unsafe fn cuDevicePrimaryCtxGetState(
-        dev: CUdevice,
-        flags: *mut c_uint,
-        active: *mut c_int,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if flags.is_null() || active.is_null() {
-            return Err(invalid("flags or active is NULL"));
+        fn cuDevicePrimaryCtxRelease_v2(d; dev) {
+            d.primary_release(dev)
         }
-        let (f, a) = d.primary_state(dev)?;
-        out(flags, f)?;
-        out(active, a as c_int)
+
+        fn cuDevicePrimaryCtxReset_v2(d; dev) {
+            d.primary_reset(dev)
+        }
+
+        fn cuDevicePrimaryCtxSetFlags_v2(d; dev, flags) {
+            d.primary_set_flags(dev, flags)
+        }
+
+        fn cuDevicePrimaryCtxGetState(d; dev, flags, active) {
+            let (f, a) = d.primary_state(dev)?;
+            flags.write(f)?;
+            active.write(a as c_int)
+        }
     }
 }

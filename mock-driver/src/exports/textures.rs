@@ -4,7 +4,7 @@
 
 use super::memory::plane;
 use super::{legacy_order, stream, Mock};
-use crate::boundary::{drv, input, out};
+use crate::boundary::{drv, input, Handle};
 use crate::model::copies2d::PlaneStart;
 use crate::model::error::*;
 use crate::model::textures::Volume;
@@ -13,63 +13,6 @@ use cumock_abi::*;
 use std::ffi::c_void;
 
 const CU_MEMORYTYPE_ARRAY: u32 = 3;
-
-fn array_key(h: CUarray) -> u64 {
-    h as u64
-}
-
-/// cuArrayCreate_v2: a 1D (Height 0) or 2D array.
-pub unsafe fn array_create(p: *mut CUarray, desc: *const CUDA_ARRAY_DESCRIPTOR) -> CuResult<()> {
-    let d = drv()?;
-    if p.is_null() {
-        return Err(invalid("pHandle is NULL"));
-    }
-    let a = input(desc, "pAllocateArray")?;
-    let h = d.array_create(CUDA_ARRAY3D_DESCRIPTOR {
-        width: a.width,
-        height: a.height,
-        depth: 0,
-        format: a.format,
-        num_channels: a.num_channels,
-        flags: 0,
-    })?;
-    out(p, h as CUarray)
-}
-
-/// cuArray3DCreate_v2.
-pub unsafe fn array_3d_create(
-    p: *mut CUarray,
-    desc: *const CUDA_ARRAY3D_DESCRIPTOR,
-) -> CuResult<()> {
-    let d = drv()?;
-    if p.is_null() {
-        return Err(invalid("pHandle is NULL"));
-    }
-    let h = d.array_create(input(desc, "pAllocateArray")?)?;
-    out(p, h as CUarray)
-}
-
-pub unsafe fn array_descriptor(p: *mut CUDA_ARRAY_DESCRIPTOR, h: CUarray) -> CuResult<()> {
-    let a = drv()?.array_descriptor(array_key(h))?;
-    out(
-        p,
-        CUDA_ARRAY_DESCRIPTOR {
-            width: a.width,
-            height: a.height,
-            format: a.format,
-            num_channels: a.num_channels,
-        },
-    )
-}
-
-pub unsafe fn array_3d_descriptor(p: *mut CUDA_ARRAY3D_DESCRIPTOR, h: CUarray) -> CuResult<()> {
-    let a = drv()?.array_descriptor(array_key(h))?;
-    out(p, a)
-}
-
-pub fn array_destroy(h: CUarray) -> CuResult<()> {
-    drv()?.array_destroy(array_key(h))
-}
 
 /// A side of a byte copy to or from an array (cuMemcpyHtoA and friends).
 pub fn host_side(p: *const c_void) -> CuResult<Volume> {
@@ -117,7 +60,7 @@ pub unsafe fn copy_bytes(
 }
 
 pub fn array_side(h: CUarray) -> Volume {
-    Volume::Array(array_key(h))
+    Volume::Array(h.key())
 }
 
 /// One side of a cuMemcpy2D/3D: an array, or linear memory (host, device, unified) as
@@ -447,67 +390,46 @@ pub unsafe fn memcpy_3d_async(copy: *const CUDA_MEMCPY3D, s: CUstream) -> CuResu
 }
 
 impl TextureObjectApi for Mock {
-    unsafe fn cuTexObjectCreate(
-        p: *mut CUtexObject,
-        res: *const CUDA_RESOURCE_DESC,
-        tex: *const CUDA_TEXTURE_DESC,
-        view: *const CUDA_RESOURCE_VIEW_DESC,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if p.is_null() {
-            return Err(invalid("pTexObject is NULL"));
+    emulate! {
+        fn cuTexObjectCreate(d; p, res, tex, #[raw] view) {
+            if !view.is_null() {
+                return Err(not_supported(
+                    "resource views (pResViewDesc) are not emulated: pass NULL",
+                ));
+            }
+            p.write(d.texture_create(res, tex)?)
         }
-        let r = input(res, "pResDesc")?;
-        let t = input(tex, "pTexDesc")?;
-        if !view.is_null() {
-            return Err(not_supported(
-                "resource views (pResViewDesc) are not emulated: pass NULL",
-            ));
+
+        fn cuTexObjectDestroy(d; t) {
+            d.texture_destroy(t)
         }
-        let h = d.texture_create(r, t)?;
-        out(p, h)
-    }
 
-    unsafe fn cuTexObjectDestroy(t: CUtexObject) -> CuResult<()> {
-        drv()?.texture_destroy(t)
-    }
+        // The getters look the object up before they check the out-parameter.
 
-    unsafe fn cuTexObjectGetResourceDesc(
-        p: *mut CUDA_RESOURCE_DESC,
-        t: CUtexObject,
-    ) -> CuResult<()> {
-        let (r, _) = drv()?.texture_descriptors(t)?;
-        out(p, r)
-    }
+        fn cuTexObjectGetResourceDesc(d; #[late] p, t) {
+            let (r, _) = d.texture_descriptors(t)?;
+            p.write(r)
+        }
 
-    unsafe fn cuTexObjectGetTextureDesc(p: *mut CUDA_TEXTURE_DESC, t: CUtexObject) -> CuResult<()> {
-        let (_, tex) = drv()?.texture_descriptors(t)?;
-        out(p, tex)
+        fn cuTexObjectGetTextureDesc(d; #[late] p, t) {
+            let (_, tex) = d.texture_descriptors(t)?;
+            p.write(tex)
+        }
     }
 }
 
 impl SurfaceObjectApi for Mock {
-    unsafe fn cuSurfObjectCreate(
-        p: *mut CUsurfObject,
-        res: *const CUDA_RESOURCE_DESC,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if p.is_null() {
-            return Err(invalid("pSurfObject is NULL"));
+    emulate! {
+        fn cuSurfObjectCreate(d; p, res) {
+            p.write(d.surface_create(res)?)
         }
-        let h = d.surface_create(input(res, "pResDesc")?)?;
-        out(p, h)
-    }
 
-    unsafe fn cuSurfObjectDestroy(s: CUsurfObject) -> CuResult<()> {
-        drv()?.surface_destroy(s)
-    }
+        fn cuSurfObjectDestroy(d; s) {
+            d.surface_destroy(s)
+        }
 
-    unsafe fn cuSurfObjectGetResourceDesc(
-        p: *mut CUDA_RESOURCE_DESC,
-        s: CUsurfObject,
-    ) -> CuResult<()> {
-        let r = drv()?.surface_resource(s)?;
-        out(p, r)
+        fn cuSurfObjectGetResourceDesc(d; #[late] p, s) {
+            p.write(d.surface_resource(s)?)
+        }
     }
 }

@@ -2,66 +2,94 @@
 //! (cuPointerGetAttribute and cuPointerGetAttributes).
 
 use super::{CUdevicePtr, Mock};
-use crate::boundary::{device_ptr, drv, out, stream_key};
+use crate::boundary::{device_ptr, out};
 use crate::model::error::*;
 use cumock_abi::consts::*;
 use cumock_abi::*;
-use std::ffi::{c_int, c_uint, c_void};
+use std::ffi::{c_int, c_void};
 
 impl UnifiedAddressingApi for Mock {
-    unsafe fn cuPointerGetAttribute(
-        data: *mut c_void,
-        attribute: c_int,
-        ptr: CUdevicePtr,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if data.is_null() {
-            return Err(invalid("data is NULL"));
-        }
-        write_pointer_attribute(d, data, attribute, ptr, true)
-    }
-
-    unsafe fn cuPointerGetAttributes(
-        num: c_uint,
-        attributes: *mut CUpointer_attribute,
-        data: *mut *mut c_void,
-        ptr: CUdevicePtr,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if num == 0 || attributes.is_null() || data.is_null() {
-            return Err(invalid("numAttributes is 0, or attributes or data is NULL"));
-        }
-        if num > 64 {
-            return Err(invalid(format!(
-                "numAttributes {num} is more than there are attributes"
-            )));
-        }
-        // Safety: cuda.h: both arrays hold numAttributes entries.
-        let (attrs, outs) = unsafe {
-            (
-                std::slice::from_raw_parts(attributes, num as usize),
-                std::slice::from_raw_parts(data, num as usize),
-            )
-        };
-        for (a, o) in attrs.iter().zip(outs) {
-            if !o.is_null() {
-                // The plural form reports unknown pointers as zeroed attributes, not errors.
-                write_pointer_attribute(d, *o, *a, ptr, false)?;
+    emulate! {
+        fn cuPointerGetAttribute(d; data, attribute, ptr) {
+            if data.is_null() {
+                return Err(invalid("data is NULL"));
             }
+            write_pointer_attribute(d, data, attribute, ptr.get(), true)
         }
-        Ok(())
+
+        fn cuPointerGetAttributes(d; num, attributes, data, ptr) {
+            if num == 0 || attributes.is_null() || data.is_null() {
+                return Err(invalid("numAttributes is 0, or attributes or data is NULL"));
+            }
+            if num > 64 {
+                return Err(invalid(format!(
+                    "numAttributes {num} is more than there are attributes"
+                )));
+            }
+            // Safety: cuda.h: both arrays hold numAttributes entries.
+            let (attrs, outs) = unsafe {
+                (
+                    std::slice::from_raw_parts(attributes, num as usize),
+                    std::slice::from_raw_parts(data, num as usize),
+                )
+            };
+            for (a, o) in attrs.iter().zip(outs) {
+                if !o.is_null() {
+                    // The plural form reports unknown pointers as zeroed attributes, not errors.
+                    write_pointer_attribute(d, *o, *a, ptr.get(), false)?;
+                }
+            }
+            Ok(())
+        }
+
+        // ---- managed memory: advice, prefetches, range attributes ----
+
+        fn cuMemAdvise_v2(d; ptr, count, advice, location) {
+            d.mem_advise(ptr.get(), count as u64, advice, location.type_, location.id)
+        }
+
+        fn cuMemPrefetchAsync_v2(d; ptr, count, location, flags, s) {
+            d.stream_check(s)?;
+            d.mem_prefetch(ptr.get(), count as u64, location.type_, location.id, flags)
+        }
+
+        fn cuMemRangeGetAttribute(d; data, data_size, attribute, ptr, count) {
+            use crate::model::managed::RangeAttribute as A;
+            let a = match attribute {
+                1 => A::ReadMostly,
+                2 => A::Preferred,
+                3 => A::AccessedBy,
+                4 => A::LastPrefetch,
+                5 => A::PreferredType,
+                6 => A::PreferredId,
+                7 => A::LastPrefetchType,
+                8 => A::LastPrefetchId,
+                other => return Err(invalid(format!("{other} is not a CUmem_range_attribute"))),
+            };
+            if data.is_null() {
+                return Err(invalid("data is NULL"));
+            }
+            let fits = if a == A::AccessedBy {
+                data_size > 0 && data_size.is_multiple_of(4)
+            } else {
+                data_size == 4
+            };
+            if !fits {
+                return Err(invalid(format!(
+                    "dataSize {data_size} does not fit the attribute (4 bytes, or a multiple of 4 \
+                     for ACCESSED_BY)"
+                )));
+            }
+            let values = d.mem_range_attribute(ptr.get(), count as u64, a, data_size / 4)?;
+            for (i, v) in values.into_iter().enumerate() {
+                // Safety: cuda.h: data holds dataSize bytes, 4 for each value.
+                out(unsafe { data.cast::<i32>().add(i) }, v)?;
+            }
+            Ok(())
+        }
     }
 
     // ---- managed memory: advice, prefetches, range attributes ----
-
-    unsafe fn cuMemAdvise_v2(
-        ptr: CUdevicePtr,
-        count: usize,
-        advice: CUmem_advise,
-        location: CUmemLocation,
-    ) -> CuResult<()> {
-        drv()?.mem_advise(ptr, count as u64, advice, location.type_, location.id)
-    }
 
     unsafe fn cuMemAdvise(
         ptr: CUdevicePtr,
@@ -72,18 +100,6 @@ impl UnifiedAddressingApi for Mock {
         Self::cuMemAdvise_v2(ptr, count, advice, legacy_location(device))
     }
 
-    unsafe fn cuMemPrefetchAsync_v2(
-        ptr: CUdevicePtr,
-        count: usize,
-        location: CUmemLocation,
-        flags: c_uint,
-        s: CUstream,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        d.stream_check(stream_key(s))?;
-        d.mem_prefetch(ptr, count as u64, location.type_, location.id, flags)
-    }
-
     unsafe fn cuMemPrefetchAsync(
         ptr: CUdevicePtr,
         count: usize,
@@ -91,47 +107,6 @@ impl UnifiedAddressingApi for Mock {
         s: CUstream,
     ) -> CuResult<()> {
         Self::cuMemPrefetchAsync_v2(ptr, count, legacy_location(device), 0, s)
-    }
-
-    unsafe fn cuMemRangeGetAttribute(
-        data: *mut c_void,
-        data_size: usize,
-        attribute: CUmem_range_attribute,
-        ptr: CUdevicePtr,
-        count: usize,
-    ) -> CuResult<()> {
-        use crate::model::managed::RangeAttribute as A;
-        let d = drv()?;
-        let a = match attribute {
-            1 => A::ReadMostly,
-            2 => A::Preferred,
-            3 => A::AccessedBy,
-            4 => A::LastPrefetch,
-            5 => A::PreferredType,
-            6 => A::PreferredId,
-            7 => A::LastPrefetchType,
-            8 => A::LastPrefetchId,
-            other => return Err(invalid(format!("{other} is not a CUmem_range_attribute"))),
-        };
-        if data.is_null() {
-            return Err(invalid("data is NULL"));
-        }
-        let fits = if a == A::AccessedBy {
-            data_size > 0 && data_size.is_multiple_of(4)
-        } else {
-            data_size == 4
-        };
-        if !fits {
-            return Err(invalid(format!(
-                "dataSize {data_size} does not fit the attribute (4 bytes, or a multiple of 4 \
-                 for ACCESSED_BY)"
-            )));
-        }
-        let values = d.mem_range_attribute(ptr, count as u64, a, data_size / 4)?;
-        for (i, v) in values.into_iter().enumerate() {
-            out(data.cast::<i32>().add(i), v)?;
-        }
-        Ok(())
     }
 }
 

@@ -1,0 +1,115 @@
+//! `emulate!`: an emulated function written over checked arguments. The declaration
+//! (`cumock_abi::declaration!`, generated from cuda.h and abi/gen/roles.txt) gives each
+//! parameter's role, and `convert!` turns it into what the emulation receives, by role:
+//!
+//! | role | the emulation receives |
+//! |---|---|
+//! | `value`, `flags`, `enumeration` | the value (an enum stays raw: the model rejects an unknown one) |
+//! | `address` | `DevicePtr` |
+//! | `handle` | the model's key (`boundary::Handle`: `CUstream` is a `StreamId`, `CUcontext` an `Option<ContextId>`) |
+//! | `input` | a copy of the struct; NULL: CUDA_ERROR_INVALID_VALUE, naming the parameter |
+//! | `input_opt` | `Option` of the copy |
+//! | `output` | `Out<T>`; NULL: CUDA_ERROR_INVALID_VALUE, naming the parameter |
+//! | `output_opt` | `Option<Out<T>>` |
+//! | `string` | `&CStr`; NULL: CUDA_ERROR_INVALID_VALUE, naming the parameter |
+//! | `string_opt` | `Option<&CStr>` |
+//! | `raw` (arrays, in-out values, untyped memory, callbacks) | the C value, which the emulation reads itself |
+//!
+//! ```ignore
+//! emulate! {
+//!     fn cuMemCreate(d; handle, size, prop, flags) {
+//!         handle.write(d.create(size as u64, d.check_prop(&prop)?, flags)?)
+//!     }
+//! }
+//! ```
+//!
+//! defines `cuMemCreate` with cuda.h's signature: it takes the driver after cuInit (`d`,
+//! CUDA_ERROR_NOT_INITIALIZED before; a function that answers before cuInit names none:
+//! `fn cuDriverGetVersion(; version)`), then converts the parameters in their order (the
+//! first NULL that must not be is the error), then runs the body, which returns
+//! `CuResult<()>`. The names are the emulation's own, one per declared parameter (the
+//! build fails on a wrong count); a name may carry its type (`handle: Out<u64>`), which
+//! the compiler holds to the conversion's. An out-parameter marked `#[late]` is checked
+//! when written (`Late<T>`), for the calls whose other checks come first (a stream's
+//! getters check the stream before the pointer). A parameter marked `#[raw]` is passed
+//! as C gave it, for an emulation that reads it its own way (a struct the mock lays out
+//! itself, a NULL refused with another code).
+
+/// Emulated functions of one group's trait, over checked arguments (see the module).
+macro_rules! emulate {
+    ($(
+        $(#[$attr:meta])*
+        fn $name:ident($($d:ident)?; $($(#[$when:ident])? $arg:ident $(: $aty:ty)?),* $(,)?) $body:block
+    )*) => {
+        $(
+            cumock_abi::declaration!($name, emulate_one!(
+                ($(#[$attr])*) ($($d)?) ($($(#[$when])? $arg $(: $aty)?),*) $body
+            ));
+        )*
+    };
+}
+
+/// One function of `emulate!`, with its declaration appended by `declaration!`.
+macro_rules! emulate_one {
+    (
+        ($(#[$attr:meta])*) ($($d:ident)?) ($($(#[$when:ident])? $arg:ident $(: $aty:ty)?),*) $body:block
+        [$name:ident in $group:ident] ($($p:ident : $ty:ty => $role:ident),*)
+    ) => {
+        $(#[$attr])*
+        unsafe fn $name($($p: $ty),*) -> crate::model::error::CuResult<()> {
+            $(let $d = crate::boundary::drv()?;)?
+            $( let $arg $(: $aty)? = convert!($role $($when)?, $p); )*
+            $body
+        }
+    };
+}
+
+/// One parameter, by its role (see the module); `?` returns a NULL's error.
+macro_rules! convert {
+    (value, $p:ident) => {
+        $p
+    };
+    (flags, $p:ident) => {
+        $p
+    };
+    (enumeration, $p:ident) => {
+        $p
+    };
+    (raw, $p:ident) => {
+        $p
+    };
+    (address, $p:ident) => {
+        crate::boundary::device_ptr($p)
+    };
+    (handle, $p:ident) => {
+        crate::boundary::Handle::key($p)
+    };
+    (input, $p:ident) => {
+        // Safety: cuda.h's contract for an in-parameter.
+        unsafe { crate::boundary::input($p, stringify!($p)) }?
+    };
+    (input_opt, $p:ident) => {
+        // Safety: cuda.h's contract for an in-parameter, where not NULL.
+        (!$p.is_null()).then(|| unsafe { $p.read_unaligned() })
+    };
+    (output, $p:ident) => {
+        crate::boundary::Out::new($p, concat!(stringify!($p), " is NULL"))?
+    };
+    ($role:ident raw, $p:ident) => {
+        $p
+    };
+    (output late, $p:ident) => {
+        crate::boundary::Late::new($p, concat!(stringify!($p), " is NULL"))
+    };
+    (output_opt, $p:ident) => {
+        crate::boundary::Out::maybe($p)
+    };
+    (string, $p:ident) => {
+        // Safety: cuda.h's contract for a string parameter.
+        unsafe { crate::boundary::c_str($p, concat!(stringify!($p), " is NULL")) }?
+    };
+    (string_opt, $p:ident) => {
+        // Safety: cuda.h's contract for a string parameter.
+        unsafe { crate::boundary::c_str_opt($p) }
+    };
+}
