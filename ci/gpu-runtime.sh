@@ -42,6 +42,8 @@ status=0
 : > "$dest/summary.txt"
 for src in clients/runtime/*.cu; do
     name=$(basename "$src" .cu)
+    # PROGRAMS="a b": only those (a recording of what changed).
+    [ -n "${PROGRAMS:-}" ] && [[ " $PROGRAMS " != *" $name "* ]] && continue
     exe="$out/build/$name"
     # sm_90, or what the program's first line names (`// nvcc-arch: sm_90a`, for wgmma),
     # as cudart/tests/common/mod.rs reads it.
