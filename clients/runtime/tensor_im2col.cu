@@ -111,7 +111,8 @@ static void model(const Case &k, unsigned char *bytes) {
         int s = 0;
         for (;;) {
             if (s == sp) {
-                base[4] += 1;
+                // N by its traversal stride too (as the H200 does: recorded).
+                base[4] += k.estrides[k.rank - 1];
                 break;
             }
             long hi = (long)k.dims[s + 1] - 1 + k.upper[s];
@@ -153,7 +154,7 @@ int main(void) {
         {"4d f32 128B swizzle", 4, 4, {32, 5, 4, 2}, {-1, -1}, {-1, -1}, 32, 24, {1, 1, 1, 1}, CU_TENSOR_MAP_SWIZZLE_128B, ZERO, {0, -1, -1, 0, 0}, {1, 1}},
         // Traversal strides 2 in W and H (a stride-2 convolution's bases).
         {"4d f32 strides 2", 4, 4, {8, 9, 7, 2}, {-1, -1}, {-1, -1}, 8, 40, {1, 2, 2, 1}, NONE, ZERO, {0, -1, -1, 0, 0}, {1, 0}},
-        // A traversal stride on N (the ISA strides only D, H and W).
+        // A traversal stride on N (the ISA names only D, H and W; the H200 steps N by it).
         {"4d f32 stride on N", 4, 4, {8, 3, 2, 4}, {0, 0}, {0, 0}, 8, 20, {1, 1, 1, 2}, NONE, ZERO, {0, 0, 0, 0, 0}, {0, 0}},
         // NDHWC, 3x3x3 filter, padding 1, tap (1, 1, 1).
         {"5d f32 3x3x3", 5, 4, {8, 4, 3, 3, 2}, {-1, -1, -1}, {-1, -1, -1}, 8, 80, {1, 1, 1, 1, 1}, NONE, ZERO, {0, -1, -1, -1, 0}, {1, 1, 1}},

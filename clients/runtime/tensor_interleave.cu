@@ -14,6 +14,8 @@ typedef CUresult (*EncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, 
 
 enum { BOX_WORDS = 2048 };
 
+__device__ unsigned incomplete;
+
 __global__ void load_4d(const __grid_constant__ CUtensorMap tm, int x, int y, int z, int v, unsigned bytes,
                         unsigned *out, int words) {
     __shared__ alignas(1024) unsigned box[BOX_WORDS];
@@ -31,8 +33,15 @@ __global__ void load_4d(const __grid_constant__ CUtensorMap tm, int x, int y, in
             " [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(s),
             "l"(&tm), "r"(x), "r"(y), "r"(z), "r"(v), "r"(b)
             : "memory");
-        asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" ::"r"(b)
-                     : "memory");
+        // A bounded wait: a load whose bytes never all arrive (the H200 hung here once,
+        // at the first interleaved box) is said, not waited for forever.
+        unsigned done = 0;
+        for (int t = 0; t < (1 << 16) && !done; t++)
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+                         : "=r"(done)
+                         : "r"(b)
+                         : "memory");
+        if (!done) incomplete = 1;
     }
     __syncthreads();
     for (int i = threadIdx.x; i < words; i += blockDim.x) out[i] = box[i];
@@ -94,6 +103,14 @@ int main(void) {
         load_4d<<<1, 128>>>(tm, k.at[0], k.at[1], k.at[2], k.at[3], bytes, dout, words);
         T(cudaGetLastError());
         T(cudaDeviceSynchronize());
+        unsigned stuck = 0;
+        T(cudaMemcpyFromSymbol(&stuck, incomplete, sizeof stuck));
+        if (stuck) {
+            OUT("  the load did not complete: its mbarrier phase never passed");
+            unsigned zero = 0;
+            T(cudaMemcpyToSymbol(incomplete, &zero, sizeof zero));
+            continue;
+        }
         static unsigned got[BOX_WORDS], want[BOX_WORDS];
         T(cudaMemcpy(got, dout, words * 4, cudaMemcpyDeviceToHost));
         memset(want, 0xab, sizeof want);

@@ -397,7 +397,7 @@ impl TensorMap {
     /// stepping by its traversal stride. Im2col (the PTX ISA's "im2col mode"): the filter
     /// base starts at the W, H, D coordinates and walks the bounding box (lower corner to
     /// size - 1 + upper corner, inclusive) W first by its traversal stride, wrapping to
-    /// the lower corner and stepping H, then D, then N by one; each pixel read at the base
+    /// the lower corner and stepping H, then D, then N (by its stride too); each pixel read at the base
     /// plus the offsets is `channels` elements from C coordinate `coords[0]`.
     pub fn for_each_element<E>(
         &self,
@@ -439,7 +439,9 @@ impl TensorMap {
                 let mut s = 0;
                 loop {
                     if s == n {
-                        base[rank - 1] += 1;
+                        // N steps by its traversal stride too: the ISA names only D, H
+                        // and W, but the H200 strides N (recorded: tensor_im2col).
+                        base[rank - 1] += i64::from(self.element_strides[rank - 1]);
                         break;
                     }
                     let hi = self.dims[s + 1] as i64 - 1 + i64::from(ic.upper[s]);
