@@ -684,61 +684,6 @@ fn a_multicast_tensor_load_lands_in_every_block_of_its_mask() {
 }
 
 #[test]
-fn an_interleaved_box_loads_one_slice_a_row() {
-    let m = module();
-    // NC/4HWC4 of f32 (a 16-byte slice of 4 channels): C4 x W 10 x H 6 x C/4 2, seen by
-    // `load_3d` through its first three dimensions; W stepping by 2.
-    let (c, w, h) = (4i64, 10i64, 6i64);
-    let data: Vec<u32> = (0..(c * w * h) as u32).map(|i| i + 7).collect();
-    for engine in ENGINES {
-        let mut mem = TestMemory::new();
-        let dt = mem.map(&u32s(&data), false);
-        let tm = TensorMap::tiled(&TiledArgs {
-            data_type: 2,
-            rank: 3,
-            address: dt,
-            dims: &[c as u64, w as u64, h as u64],
-            global_strides: &[(c * 4) as u64, (c * w * 4) as u64],
-            box_dim: &[4, 6, 4],
-            element_strides: &[1, 2, 1],
-            interleave: 1,
-            swizzle: 0,
-            l2_promotion: 0,
-            oob_fill: 0,
-        })
-        .unwrap();
-        let dm = mem.map(&tm.encode(), false);
-        let dout = mem.map(&[0u8; 4096], true);
-        let (x, y) = (5i64, 4i64);
-        launch_with(
-            &m,
-            "load_3d",
-            &mem,
-            &[dm, dout, 0, x as u64, y as u64, 4 * 3 * 4 * 4],
-            engine,
-        )
-        .unwrap_or_else(|f| panic!("{f}"));
-        let got = to_u32s(&mem.read(dout));
-        let mut k = 0;
-        for yy in 0..4i64 {
-            for xx in 0..3i64 {
-                for cc in 0..4i64 {
-                    let (gx, gy) = (x + 2 * xx, y + yy);
-                    let want = if gx < w && gy < h {
-                        data[(gy * w * c + gx * c + cc) as usize]
-                    } else {
-                        0
-                    };
-                    assert_eq!(got[k], want, "{engine:?} element {k}");
-                    k += 1;
-                }
-            }
-        }
-        assert!(got[k..].iter().all(|v| *v == 0xeeee_eeee), "past the box");
-    }
-}
-
-#[test]
 fn a_multicast_im2col_load_lands_in_every_block_of_its_mask() {
     let m = module();
     let k = m.kernel("multicast_im2col").unwrap();

@@ -198,6 +198,10 @@ pub struct KernelAttrs {
     pub access_policy_window: [u32; 8],
     /// CU_LAUNCH_ATTRIBUTE_PRIORITY: blocks of a host executor run in no priority order.
     pub priority: i32,
+    /// CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP (two bytes) and _MEM_SYNC_DOMAIN: which
+    /// domain a kernel's memory fences cover; a host executor's fences cover everything.
+    pub mem_sync_domain_map: [u32; 1],
+    pub mem_sync_domain: u32,
 }
 
 /// Kernel-node attributes (`CUlaunchAttributeID`) the mock keeps.
@@ -206,6 +210,8 @@ pub mod kernel_attr {
     pub const COOPERATIVE: i32 = 2;
     pub const CLUSTER_DIMENSION: i32 = 4;
     pub const PRIORITY: i32 = 8;
+    pub const MEM_SYNC_DOMAIN_MAP: i32 = 9;
+    pub const MEM_SYNC_DOMAIN: i32 = 10;
 }
 
 impl KernelNode {
@@ -221,6 +227,8 @@ impl KernelNode {
                 v[..3].copy_from_slice(&self.launch.cluster.unwrap_or([0; 3]))
             }
             kernel_attr::PRIORITY => v[0] = self.attrs.priority as u32,
+            kernel_attr::MEM_SYNC_DOMAIN_MAP => v[0] = self.attrs.mem_sync_domain_map[0],
+            kernel_attr::MEM_SYNC_DOMAIN => v[0] = self.attrs.mem_sync_domain,
             _ => return Err(unsupported_attribute(id)),
         }
         Ok(v)
@@ -240,6 +248,9 @@ impl KernelNode {
                 self.launch.cluster = (dims != [0; 3]).then_some(dims);
             }
             kernel_attr::PRIORITY => self.attrs.priority = v[0] as i32,
+            // The map is two bytes (default, remote); the domain one enum.
+            kernel_attr::MEM_SYNC_DOMAIN_MAP => self.attrs.mem_sync_domain_map = [v[0] & 0xffff],
+            kernel_attr::MEM_SYNC_DOMAIN => self.attrs.mem_sync_domain = v[0],
             _ => return Err(unsupported_attribute(id)),
         }
         Ok(())
@@ -258,7 +269,7 @@ impl KernelNode {
 fn unsupported_attribute(id: i32) -> CuError {
     not_supported(format!(
         "kernel-node attribute {id} is not emulated (the mock keeps the access policy \
-         window, cooperative, cluster dimension and priority attributes)"
+         window, cooperative, cluster dimension, priority and memory sync domain attributes)"
     ))
 }
 
