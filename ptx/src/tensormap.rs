@@ -690,7 +690,10 @@ mod tests {
             let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 2], &[1, 1, 1]);
             a.interleave = interleave;
             a.swizzle = 1;
-            assert!(matches!(TensorMap::tiled(&a), Err(Refusal::NotSupported(_))));
+            assert!(matches!(
+                TensorMap::tiled(&a),
+                Err(Refusal::NotSupported(_))
+            ));
         }
     }
 
