@@ -1598,6 +1598,23 @@ impl Gen<'_, '_> {
         self.goto(pc + 1);
     }
 
+    /// The lowest lane of the mask `m` (not empty), taken out of `left`, and where its
+    /// registers start.
+    fn next_lane(&mut self, left: Variable, m: Value) -> (Value, Value) {
+        let lane = self.b.ins().ctz(m);
+        let m1 = self.b.ins().iadd_imm(m, -1);
+        let rest = self.b.ins().band(m, m1);
+        self.b.def_var(left, rest);
+        (lane, self.lane_base(lane))
+    }
+
+    /// Where lane `lane`'s registers start (`regs[reg * 32 + lane]`, 8 bytes each).
+    fn lane_base(&mut self, lane: Value) -> Value {
+        let lane64 = self.b.ins().uextend(types::I64, lane);
+        let off = self.b.ins().imul_imm(lane64, 8);
+        self.b.ins().iadd(self.regs, off)
+    }
+
     /// A loop over the lanes of `m`, lowest first: `body(self, lane, the lane's register
     /// base)`; the builder ends after the loop.
     fn lanes(&mut self, m: Value, mut body: impl FnMut(&mut Self, Value, Value)) {
@@ -1611,13 +1628,7 @@ impl Gen<'_, '_> {
         let mm = self.b.use_var(left);
         self.b.ins().brif(mm, each, &[], after, &[]);
         self.b.switch_to_block(each);
-        let lane = self.b.ins().ctz(mm);
-        let m1 = self.b.ins().iadd_imm(mm, -1);
-        let rest = self.b.ins().band(mm, m1);
-        self.b.def_var(left, rest);
-        let lane64 = self.b.ins().uextend(types::I64, lane);
-        let off = self.b.ins().imul_imm(lane64, 8);
-        let base = self.b.ins().iadd(self.regs, off);
+        let (lane, base) = self.next_lane(left, mm);
         body(self, lane, base);
         self.b.ins().jump(header, &[]);
         self.b.switch_to_block(after);
@@ -2360,9 +2371,7 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(wide);
             for k in 0..4 {
                 let lane = self.b.ins().iadd_imm(i, k);
-                let lane64 = self.b.ins().uextend(types::I64, lane);
-                let off = self.b.ins().imul_imm(lane64, 8);
-                let base = self.b.ins().iadd(self.regs, off);
+                let base = self.lane_base(lane);
                 let out = lane_body(self, lane, base);
                 first.get_or_insert(out);
             }
@@ -2378,13 +2387,7 @@ impl Gen<'_, '_> {
         let m = self.b.use_var(left);
         self.b.ins().brif(m, body, &[], after, &[]);
         self.b.switch_to_block(body);
-        let lane = self.b.ins().ctz(m);
-        let m1 = self.b.ins().iadd_imm(m, -1);
-        let rest = self.b.ins().band(m, m1);
-        self.b.def_var(left, rest);
-        let lane64 = self.b.ins().uextend(types::I64, lane);
-        let off = self.b.ins().imul_imm(lane64, 8);
-        let base = self.b.ins().iadd(self.regs, off);
+        let (lane, base) = self.next_lane(left, m);
         let out = lane_body(self, lane, base);
         let (uniform_out, unguarded) = first.unwrap_or(out);
         self.b.ins().jump(header, &[]);
