@@ -145,6 +145,27 @@ impl Tracker {
         self.hosts.entry(thread_serial()).or_default()
     }
 
+    /// The calling thread's next operation (a free, or a load the trap saw): its clock
+    /// ticks, and the stamp carries the clock as it is now.
+    fn host_stamp(&mut self, what: &str, site: CallSite, host_load: bool) -> Arc<Stamp> {
+        let me = thread_serial();
+        let seq = {
+            let s = self.host_seq.entry(me).or_insert(0);
+            *s += 1;
+            *s
+        };
+        let host = self.host();
+        host.insert(Comp::Host(me), seq);
+        Arc::new(Stamp {
+            comp: Comp::Host(me),
+            seq,
+            clock: host.clone(),
+            what: what.to_owned(),
+            site,
+            host_load,
+        })
+    }
+
     /// After the calling thread's clock advanced (it has seen work finish): the records of
     /// host-reachable writes that are now ordered before it wait for the comparison of
     /// this synchronisation (`settle_host_visible`); those of the last one go.
@@ -436,22 +457,7 @@ pub fn host_loaded(addr: u64, pc: usize) {
     }
     let r = {
         let mut t = TRACKER.lock();
-        let me = thread_serial();
-        let seq = {
-            let s = t.host_seq.entry(me).or_insert(0);
-            *s += 1;
-            *s
-        };
-        let host = t.host();
-        host.insert(Comp::Host(me), seq);
-        let stamp = Arc::new(Stamp {
-            comp: Comp::Host(me),
-            seq,
-            clock: host.clone(),
-            what: "a load by the host".to_owned(),
-            site: CallSite::at_instruction(pc),
-            host_load: true,
-        });
+        let stamp = t.host_stamp("a load by the host", CallSite::at_instruction(pc), true);
         t.record(&stamp, &[(addr, addr + 1, Touch::Read)])
     };
     tell(r);
@@ -491,22 +497,7 @@ pub fn freed_by_host(what: &str, start: u64, len: u64) {
     }
     let r = {
         let mut t = TRACKER.lock();
-        let me = thread_serial();
-        let seq = {
-            let s = t.host_seq.entry(me).or_insert(0);
-            *s += 1;
-            *s
-        };
-        let host = t.host();
-        host.insert(Comp::Host(me), seq);
-        let stamp = Arc::new(Stamp {
-            comp: Comp::Host(me),
-            seq,
-            clock: host.clone(),
-            what: what.to_owned(),
-            site: CallSite::capture_locked(),
-            host_load: false,
-        });
+        let stamp = t.host_stamp(what, CallSite::capture_locked(), false);
         t.record(&stamp, &[(start, start + len, Touch::Free)])
     };
     tell(r);
