@@ -316,7 +316,10 @@ fn if_node(
     unsafe {
         let mut h = 0u64;
         // CU_GRAPH_COND_ASSIGN_DEFAULT.
-        assert_eq!(cuGraphConditionalHandleCreate(&mut h, g, ctx, default, 1), 0);
+        assert_eq!(
+            cuGraphConditionalHandleCreate(&mut h, g, ctx, default, 1),
+            0
+        );
         let mut p = node_params(
             CONDITIONAL,
             ConditionalParams {
@@ -344,7 +347,11 @@ fn if_node(
             ),
             0
         );
-        let back = p.union.as_ptr().cast::<ConditionalParams>().read_unaligned();
+        let back = p
+            .union
+            .as_ptr()
+            .cast::<ConditionalParams>()
+            .read_unaligned();
         assert!(!back.bodies.is_null(), "phGraph_out is filled");
         (n, *back.bodies)
     }

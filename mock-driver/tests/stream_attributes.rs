@@ -35,7 +35,10 @@ fn setup() -> std::sync::MutexGuard<'static, ()> {
 fn stream(priority: i32) -> CUstream {
     let mut s: CUstream = std::ptr::null_mut();
     // Safety: a pointer to a live local.
-    assert_eq!(unsafe { cuStreamCreateWithPriority(&mut s, 1, priority) }, 0);
+    assert_eq!(
+        unsafe { cuStreamCreateWithPriority(&mut s, 1, priority) },
+        0
+    );
     s
 }
 
@@ -70,7 +73,11 @@ fn a_fresh_stream_answers_its_priority_and_the_defaults() {
     let _g = setup();
     let s = stream(-3);
     assert_eq!(get(s, ACCESS_POLICY_WINDOW).unwrap(), [0; 16]);
-    assert_eq!(get(s, SYNCHRONIZATION_POLICY).unwrap()[0], 1, "CU_SYNC_POLICY_AUTO");
+    assert_eq!(
+        get(s, SYNCHRONIZATION_POLICY).unwrap()[0],
+        1,
+        "CU_SYNC_POLICY_AUTO"
+    );
     assert_eq!(get(s, PRIORITY).unwrap()[0] as i32, -3);
     assert_eq!(get(s, MEM_SYNC_DOMAIN_MAP).unwrap()[0], 0);
     assert_eq!(get(s, MEM_SYNC_DOMAIN).unwrap()[0], 0);
@@ -96,7 +103,11 @@ fn set_values_read_back_and_the_priority_is_the_streams() {
     assert_eq!(get(s, MEM_SYNC_DOMAIN).unwrap()[0], 1);
     assert_eq!(set(s, PRIORITY, &[-2i32 as u32]), 0);
     assert_eq!(get(s, PRIORITY).unwrap()[0] as i32, -2);
-    assert_eq!(priority(s), -2, "cuStreamGetPriority reads the same priority");
+    assert_eq!(
+        priority(s),
+        -2,
+        "cuStreamGetPriority reads the same priority"
+    );
     // Out of the device's range: clamped, as cuStreamCreateWithPriority clamps.
     assert_eq!(set(s, PRIORITY, &[-9i32 as u32]), 0);
     assert_eq!(priority(s), -5);
@@ -125,17 +136,27 @@ fn copy_takes_every_attribute_of_the_source() {
     assert_eq!(get(dst, SYNCHRONIZATION_POLICY).unwrap()[0], 3);
     // The `_ptsz` form: NULL is the calling thread's default stream.
     // Safety: live streams.
-    assert_eq!(unsafe { cuStreamCopyAttributes_ptsz(std::ptr::null_mut(), src) }, 0);
+    assert_eq!(
+        unsafe { cuStreamCopyAttributes_ptsz(std::ptr::null_mut(), src) },
+        0
+    );
     let mut v = [0u32; 16];
     // Safety: a 64-byte buffer.
     let r = unsafe {
-        cuStreamGetAttribute_ptsz(std::ptr::null_mut(), SYNCHRONIZATION_POLICY, v.as_mut_ptr().cast())
+        cuStreamGetAttribute_ptsz(
+            std::ptr::null_mut(),
+            SYNCHRONIZATION_POLICY,
+            v.as_mut_ptr().cast(),
+        )
     };
     assert_eq!((r, v[0]), (0, 2));
     let per_thread = 2usize as CUstream;
     assert_eq!(get(per_thread, SYNCHRONIZATION_POLICY).unwrap()[0], 2);
     // The legacy stream is another stream.
-    assert_eq!(get(std::ptr::null_mut(), SYNCHRONIZATION_POLICY).unwrap()[0], 1);
+    assert_eq!(
+        get(std::ptr::null_mut(), SYNCHRONIZATION_POLICY).unwrap()[0],
+        1
+    );
     // Restore the per-thread stream's defaults for the other tests.
     assert_eq!(set(per_thread, SYNCHRONIZATION_POLICY, &[1]), 0);
     assert_eq!(set(per_thread, MEM_SYNC_DOMAIN, &[0]), 0);
@@ -154,7 +175,10 @@ fn the_legacy_stream_keeps_its_attributes_under_both_names() {
     assert_eq!(set(std::ptr::null_mut(), MEM_SYNC_DOMAIN_MAP, &[0x0101]), 0);
     assert_eq!(get(legacy, MEM_SYNC_DOMAIN_MAP).unwrap()[0], 0x0101);
     assert_eq!(set(legacy, MEM_SYNC_DOMAIN_MAP, &[0]), 0);
-    assert_eq!(get(std::ptr::null_mut(), MEM_SYNC_DOMAIN_MAP).unwrap()[0], 0);
+    assert_eq!(
+        get(std::ptr::null_mut(), MEM_SYNC_DOMAIN_MAP).unwrap()[0],
+        0
+    );
 }
 
 #[test]

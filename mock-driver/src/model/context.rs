@@ -198,7 +198,8 @@ impl Contexts {
         let _ = STACK.try_with(|s| s.borrow_mut().retain(|x| *x != ctx));
         self.streams.retain(|_, owner| *owner != ctx);
         self.stream_attrs.retain(|(owner, _), _| *owner != ctx);
-        self.default_priorities.retain(|(owner, _), _| *owner != ctx);
+        self.default_priorities
+            .retain(|(owner, _), _| *owner != ctx);
         Ok(c)
     }
 
@@ -236,7 +237,11 @@ impl Contexts {
     }
 
     /// The attributes of `stream` of context `ctx` (cuStreamGetAttribute).
-    pub fn stream_attrs(&self, ctx: ContextId, stream: StreamId) -> super::stream_attrs::StreamAttrs {
+    pub fn stream_attrs(
+        &self,
+        ctx: ContextId,
+        stream: StreamId,
+    ) -> super::stream_attrs::StreamAttrs {
         self.stream_attrs
             .get(&(ctx, attrs_key(stream)))
             .copied()

@@ -58,7 +58,9 @@ impl Default for StreamAttrs {
 /// CUDA_ERROR_INVALID_VALUE (the only value error cuda.h lists for them).
 fn not_a_stream_attribute(id: i32) -> CuError {
     let what = match id {
-        2 | 4 | 5 | 6 | 7 | 11 | 12 | 13 | 14 => "a launch or graph-node attribute (cuda.h: not valid for streams)",
+        2 | 4 | 5 | 6 | 7 | 11 | 12 | 13 | 14 => {
+            "a launch or graph-node attribute (cuda.h: not valid for streams)"
+        }
         _ => "not a CUstreamAttrID",
     };
     invalid(format!(
@@ -139,7 +141,8 @@ impl Driver {
             )));
         }
         let attrs = st.contexts.stream_attrs(sctx, src);
-        st.contexts.set_stream_attrs(dctx, dst, attrs, sprops.priority);
+        st.contexts
+            .set_stream_attrs(dctx, dst, attrs, sprops.priority);
         Ok(())
     }
 }
