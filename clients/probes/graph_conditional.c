@@ -3,7 +3,10 @@
  * right and wrong, what it hands back (phGraph_out, node types, body graphs), and kernels
  * loaded as PTX text (cuModuleLoadData, no nvcc) that call the device runtime's
  * cudaGraphSetConditional, as nvcc compiles it: an IF, a WHILE counting down with a
- * default assigned at each launch, a SWITCH. No multicast API is called. */
+ * default assigned at each launch, a SWITCH. Section capture (bodies filled by
+ * cuStreamBeginCaptureToGraph, a conditional node added into a capture in progress, a
+ * graph allocation captured into a body) awaits its recording on the H200
+ * (ci/gpu-probes.sh). No multicast API is called. */
 #include "probe.h"
 
 static const char *ptx =
@@ -257,6 +260,115 @@ static void body_rules(void) {
     CALL("destroy a body graph", cuGraphDestroy(p.conditional.phGraph_out[0]));
 }
 
+/* Conditional nodes and stream capture: cuda.h says bodies "may be populated using graph
+ * node creation APIs or cuStreamBeginCaptureToGraph", and that every operation but
+ * destroy and node removal is permitted on a graph being captured into. */
+static void capture(void) {
+    setup();
+    CUstream s, side;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    MUST(cuStreamCreate(&side, CU_STREAM_NON_BLOCKING));
+    unsigned two = 2, ten = 10, hundred = 100;
+    void *two_args[] = {&dout, &two}, *ten_args[] = {&dout, &ten}, *hundred_args[] = {&dout, &hundred};
+
+    /* An IF/ELSE whose bodies are captured, the condition set by a kernel. */
+    CUgraph g;
+    MUST(cuGraphCreate(&g, 0));
+    CUgraphConditionalHandle h;
+    MUST(cuGraphConditionalHandleCreate(&h, g, ctx, 0, 0));
+    CUgraphNode set, c;
+    void *set_args[] = {&h, &dval};
+    MUST(add_kernel(&set, g, NULL, setk, set_args));
+    CUgraphNodeParams p = cond_params(h, CU_GRAPH_COND_TYPE_IF, 2);
+    MUST(cuGraphAddNode(&c, g, &set, NULL, 1, &p));
+    CUgraph then = p.conditional.phGraph_out[0], other = p.conditional.phGraph_out[1];
+    if (CALL("capture into the IF body", cuStreamBeginCaptureToGraph(s, then, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL)) == CUDA_SUCCESS) {
+        CALL("  a kernel", cuLaunchKernel(addk, 1, 1, 1, 1, 1, 1, 0, s, two_args, NULL));
+        CALL("  a memset", cuMemsetD32Async(dval, 0, 1, s));
+        CALL("  a kernel", cuLaunchKernel(addk, 1, 1, 1, 1, 1, 1, 0, s, ten_args, NULL));
+        CUgraph got = NULL;
+        CALL("  end", cuStreamEndCapture(s, &got));
+        SAY("the body given: %s", got == then ? "yes" : got == NULL ? "NULL" : "another");
+        size_t count = 99;
+        MUST(cuGraphGetNodes(then, NULL, &count));
+        SAY("%zu nodes in the body", count);
+    }
+    if (CALL("capture into the ELSE body", cuStreamBeginCaptureToGraph(s, other, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL)) == CUDA_SUCCESS) {
+        CALL("  a kernel", cuLaunchKernel(addk, 1, 1, 1, 1, 1, 1, 0, s, hundred_args, NULL));
+        CUgraph got = NULL;
+        CALL("  end", cuStreamEndCapture(s, &got));
+    }
+    CUgraphExec e;
+    if (CALL("instantiate", cuGraphInstantiateWithFlags(&e, g, 0)) == CUDA_SUCCESS) {
+        unsigned inputs[2] = {1, 0};
+        for (int i = 0; i < 2; i++) {
+            put(dval, inputs[i]);
+            put(dout, 0);
+            CALL("launch", cuGraphLaunch(e, s));
+            CALL("synchronize", cuStreamSynchronize(s));
+            SAY("condition %u: added %u, condition word now %u", inputs[i], get(dout), get(dval));
+        }
+    }
+
+    /* A conditional node added into a capture in progress, its body captured on a second
+     * stream while the first capture goes on. */
+    put(dout, 0);
+    if (CALL("begin a capture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL)) == CUDA_SUCCESS) {
+        CALL("  a kernel", cuLaunchKernel(addk, 1, 1, 1, 1, 1, 1, 0, s, two_args, NULL));
+        CUstreamCaptureStatus status;
+        CUgraph cg = NULL;
+        const CUgraphNode *deps = NULL;
+        size_t ndeps = 0;
+        CALL("  capture info", cuStreamGetCaptureInfo(s, &status, NULL, &cg, &deps, NULL, &ndeps));
+        SAY("status %d, %zu dependencies", (int)status, ndeps);
+        CUgraphConditionalHandle ch;
+        CALL("  a handle of the capture's graph", cuGraphConditionalHandleCreate(&ch, cg, ctx, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
+        CUgraphNode cn = NULL;
+        CUgraphNodeParams cp = cond_params(ch, CU_GRAPH_COND_TYPE_IF, 1);
+        CUresult r = CALL("  an IF node after them", cuGraphAddNode(&cn, cg, deps, NULL, ndeps, &cp));
+        if (r == CUDA_SUCCESS) {
+            CALL("  the IF node as the stream's dependency", cuStreamUpdateCaptureDependencies(s, &cn, NULL, 1, CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+            if (CALL("  capture its body on another stream", cuStreamBeginCaptureToGraph(side, cp.conditional.phGraph_out[0], NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL)) == CUDA_SUCCESS) {
+                CALL("    a kernel", cuLaunchKernel(addk, 1, 1, 1, 1, 1, 1, 0, side, ten_args, NULL));
+                CUgraph body = NULL;
+                CALL("    end", cuStreamEndCapture(side, &body));
+            }
+        }
+        CALL("  a kernel after the IF", cuLaunchKernel(addk, 1, 1, 1, 1, 1, 1, 0, s, hundred_args, NULL));
+        CUgraph got = NULL;
+        if (CALL("  end", cuStreamEndCapture(s, &got)) == CUDA_SUCCESS && got) {
+            size_t count = 99, edges = 99;
+            MUST(cuGraphGetNodes(got, NULL, &count));
+            MUST(cuGraphGetEdges(got, NULL, NULL, NULL, &edges));
+            SAY("%zu nodes, %zu edges", count, edges);
+            CUgraphExec ce;
+            if (CALL("  instantiate", cuGraphInstantiateWithFlags(&ce, got, 0)) == CUDA_SUCCESS) {
+                CALL("  launch", cuGraphLaunch(ce, s));
+                CALL("  synchronize", cuStreamSynchronize(s));
+                SAY("added %u", get(dout));
+            }
+        }
+    }
+
+    /* A graph allocation captured into a body (cuGraphAddMemAllocNode there is accepted,
+     * and the graph refused at instantiate: section body-rules). */
+    CUgraph g2;
+    MUST(cuGraphCreate(&g2, 0));
+    CUgraphConditionalHandle h2;
+    MUST(cuGraphConditionalHandleCreate(&h2, g2, ctx, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
+    CUgraphNode c2;
+    CUgraphNodeParams p2 = cond_params(h2, CU_GRAPH_COND_TYPE_IF, 1);
+    MUST(cuGraphAddNode(&c2, g2, NULL, NULL, 0, &p2));
+    if (CALL("capture into a body", cuStreamBeginCaptureToGraph(s, p2.conditional.phGraph_out[0], NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL)) == CUDA_SUCCESS) {
+        CUdeviceptr a = 0;
+        CALL("  cuMemAllocAsync", cuMemAllocAsync(&a, 4096, s));
+        CUgraph got = NULL;
+        CALL("  end", cuStreamEndCapture(s, &got));
+        CUgraphExec e2;
+        CALL("instantiate", cuGraphInstantiateWithFlags(&e2, g2, 0));
+    }
+}
+
 int main(void) {
     section("handles", handles);
     section("nodes", nodes);
@@ -264,5 +376,6 @@ int main(void) {
     section("while-node", while_node);
     section("switch-node", switch_node);
     section("body-rules", body_rules);
+    section("capture", capture);
     return 0;
 }

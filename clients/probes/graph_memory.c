@@ -8,7 +8,10 @@
  *
  * Addresses differ from run to run: only their relations are printed (aligned, equal to
  * an earlier one). The attributes are printed as numbers of bytes. The kernel is PTX
- * text, loaded with cuModuleLoadData: no nvcc needed. No multicast API is called. */
+ * text, loaded with cuModuleLoadData: no nvcc needed. Section capture-to-graph
+ * (cuMemAllocAsync and cuMemFreeAsync captured by cuStreamBeginCaptureToGraph into a
+ * graph holding an allocation node already) awaits its recording on the H200
+ * (ci/gpu-probes.sh). No multicast API is called. */
 #include "probe.h"
 
 #define MIB (1ull << 20)
@@ -511,6 +514,74 @@ static void capture_errors(void) {
     CALL("synchronize", cuStreamSynchronize(s));
 }
 
+/* cuStreamBeginCaptureToGraph into a graph that holds an allocation node: a captured
+ * cuMemAllocAsync, kernels on both allocations, a copy out, and captured frees of both
+ * (the graph's own node's address among them). */
+static void capture_to_graph(void) {
+    setup();
+    CUstream s;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr out;
+    MUST(cuMemAlloc(&out, 8));
+    MUST(cuMemsetD8(out, 0, 8));
+    CUgraph gr;
+    MUST(cuGraphCreate(&gr, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS ap;
+    memset(&ap, 0, sizeof ap);
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ap.bytesize = MIB;
+    CUgraphNode an;
+    MUST(cuGraphAddMemAllocNode(&an, gr, NULL, 0, &ap));
+    CUdeviceptr first = ap.dptr;
+    if (CALL("begin capture to the graph", cuStreamBeginCaptureToGraph(s, gr, &an, NULL, 1, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)) != CUDA_SUCCESS)
+        return;
+    CUdeviceptr p = SENTINEL;
+    CALL("cuMemAllocAsync of 1 MiB", cuMemAllocAsync(&p, MIB, s));
+    yes_no("address set", p != SENTINEL && p != 0);
+    yes_no("another than the node's", p != first);
+    attrs("after the captured allocation");
+    unsigned n = MIB / 4, v1 = 3, v2 = 4;
+    void *a1[] = {&first, &n, &v1}, *a2[] = {&p, &n, &v2};
+    CALL("fill the node's allocation", cuLaunchKernel(fillk, n / 256, 1, 1, 256, 1, 1, 0, s, a1, NULL));
+    CALL("fill the captured one", cuLaunchKernel(fillk, n / 256, 1, 1, 256, 1, 1, 0, s, a2, NULL));
+    CALL("copy a word of each out", cuMemcpyDtoDAsync(out, first, 4, s));
+    CALL("  and of the other", cuMemcpyDtoDAsync(out + 4, p, 4, s));
+    CALL("cuMemFreeAsync of the node's allocation", cuMemFreeAsync(first, s));
+    CALL("cuMemFreeAsync of the captured one", cuMemFreeAsync(p, s));
+    CUgraph got = NULL;
+    CALL("end capture", cuStreamEndCapture(s, &got));
+    yes_no("the graph given", got == gr);
+    size_t count = 0;
+    MUST(cuGraphGetNodes(gr, NULL, &count));
+    CUgraphNode nodes[16];
+    if (count > 16) count = 16;
+    MUST(cuGraphGetNodes(gr, nodes, &count));
+    printf("  node types:");
+    for (size_t i = 0; i < count; i++) {
+        CUgraphNodeType t;
+        MUST(cuGraphNodeGetType(nodes[i], &t));
+        printf(" %d", (int)t);
+    }
+    printf("\n");
+    CUgraphExec e;
+    if (CALL("instantiate", cuGraphInstantiateWithFlags(&e, gr, 0)) != CUDA_SUCCESS) return;
+    for (int i = 0; i < 2; i++) {
+        MUST(cuMemsetD8(out, 0, 8));
+        CALL("launch", cuGraphLaunch(e, s));
+        CALL("synchronize", cuStreamSynchronize(s));
+        unsigned w[2] = {0, 0};
+        MUST(cuMemcpyDtoH(w, out, 8));
+        SAY("words %u %u", w[0], w[1]);
+    }
+    attrs("after two launches");
+    MUST(cuGraphExecDestroy(e));
+    MUST(cuGraphDestroy(gr));
+    CALL("trim", cuDeviceGraphMemTrim(0));
+    attrs("after the graph was destroyed and memory trimmed");
+    MUST(cuMemFree(out));
+    MUST(cuStreamDestroy(s));
+}
 
 /* Graph user objects (cuUserObjectCreate and kin): what the driver refuses, and when
  * the destructor runs as references go (the graph's, then its executable graph's). The
@@ -575,5 +646,6 @@ int main(void) {
     section("capture", capture);
     section("capture-errors", capture_errors);
     section("user-objects", user_objects);
+    section("capture-to-graph", capture_to_graph);
     return 0;
 }

@@ -1,5 +1,7 @@
 /* Streams as frameworks query them: the priority range, streams created with a priority
- * (in and out of range), their flags, context and device; and context limits. */
+ * (in and out of range), their flags, context and device; and context limits.
+ * Section stream-attributes (cuStreamGetAttribute/SetAttribute/CopyAttributes) awaits
+ * its recording on the H200 (ci/gpu-probes.sh). No multicast API is called. */
 #include "probe.h"
 
 static void priorities(void) {
@@ -55,9 +57,159 @@ static void limits(void) {
     SAY("stack %zu", v);
 }
 
+/* One stream attribute's union as its first four words. */
+static void show_attr(const char *what, CUstream s, CUstreamAttrID id) {
+    CUstreamAttrValue v;
+    memset(&v, 0, sizeof v);
+    CUresult r = cuStreamGetAttribute(s, id, &v);
+    const unsigned *w = (const unsigned *)&v;
+    printf("%s: get %d = %s, words %u %u %u %u\n", what, (int)id, rname(r), w[0], w[1], w[2], w[3]);
+    fflush(stdout);
+}
+
+static const char *empty_ptx =
+    ".version 8.0\n"
+    ".target sm_90\n"
+    ".address_size 64\n"
+    ".visible .entry nothing()\n"
+    "{\n"
+    "  ret;\n"
+    "}\n";
+
+static void attributes(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUstreamAttrID ids[] = {CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY,
+                            CU_STREAM_ATTRIBUTE_PRIORITY, CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP,
+                            CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN};
+    CUstream s, t;
+    MUST(cuStreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, -3));
+    MUST(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING));
+    for (int i = 0; i < 5; i++) show_attr("fresh stream, priority -3", s, ids[i]);
+    for (int i = 0; i < 5; i++) show_attr("the legacy stream", CU_STREAM_LEGACY, ids[i]);
+    show_attr("the per-thread stream", CU_STREAM_PER_THREAD, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY);
+
+    CUstreamAttrValue v;
+    memset(&v, 0, sizeof v);
+    v.accessPolicyWindow.base_ptr = (void *)(uintptr_t)0x10000;
+    v.accessPolicyWindow.num_bytes = 4096;
+    v.accessPolicyWindow.hitRatio = 0.5f;
+    v.accessPolicyWindow.hitProp = CU_ACCESS_PROPERTY_PERSISTING;
+    v.accessPolicyWindow.missProp = CU_ACCESS_PROPERTY_STREAMING;
+    CALL("set an access policy window", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &v));
+    memset(&v, 0, sizeof v);
+    CALL("get it", cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &v));
+    SAY("base %#lx, bytes %zu, hit ratio %.2f, hit %d, miss %d", (unsigned long)(uintptr_t)v.accessPolicyWindow.base_ptr,
+        v.accessPolicyWindow.num_bytes, v.accessPolicyWindow.hitRatio, (int)v.accessPolicyWindow.hitProp,
+        (int)v.accessPolicyWindow.missProp);
+    memset(&v, 0, sizeof v);
+    v.syncPolicy = CU_SYNC_POLICY_BLOCKING_SYNC;
+    CALL("set sync policy BLOCKING_SYNC", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, &v));
+    show_attr("after it", s, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY);
+    memset(&v, 0, sizeof v);
+    v.syncPolicy = (CUsynchronizationPolicy)9;
+    CALL("set sync policy 9", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, &v));
+    show_attr("after it", s, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY);
+    memset(&v, 0, sizeof v);
+    v.memSyncDomainMap.default_ = 0;
+    v.memSyncDomainMap.remote = 1;
+    CALL("set mem sync domain map 0/1", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP, &v));
+    show_attr("after it", s, CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP);
+    memset(&v, 0, sizeof v);
+    v.memSyncDomain = CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE;
+    CALL("set mem sync domain REMOTE", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN, &v));
+    show_attr("after it", s, CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN);
+
+    int p = 99;
+    memset(&v, 0, sizeof v);
+    v.priority = -1;
+    CALL("set priority -1", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, &v));
+    show_attr("after it", s, CU_STREAM_ATTRIBUTE_PRIORITY);
+    CALL("  cuStreamGetPriority", cuStreamGetPriority(s, &p));
+    SAY("priority %d", p);
+    memset(&v, 0, sizeof v);
+    v.priority = -9;
+    CALL("set priority -9", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, &v));
+    show_attr("after it", s, CU_STREAM_ATTRIBUTE_PRIORITY);
+    CALL("  cuStreamGetPriority", cuStreamGetPriority(s, &p));
+    SAY("priority %d", p);
+
+    /* Work after the sets: a kernel launched on the stream, and one captured from it. */
+    CUmodule mod;
+    CUfunction f;
+    MUST(cuModuleLoadData(&mod, empty_ptx));
+    MUST(cuModuleGetFunction(&f, mod, "nothing"));
+    CALL("launch on the stream", cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+    CALL("synchronize", cuStreamSynchronize(s));
+    if (CALL("capture on the stream", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED)) == CUDA_SUCCESS) {
+        CALL("  launch", cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+        CUgraph g = NULL;
+        CALL("  end capture", cuStreamEndCapture(s, &g));
+        CUgraphNode n;
+        size_t count = 1;
+        if (g && CALL("  the graph's node", cuGraphGetNodes(g, &n, &count)) == CUDA_SUCCESS && count == 1) {
+            CUkernelNodeAttrID kids[] = {CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW, CU_LAUNCH_ATTRIBUTE_PRIORITY,
+                                         CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP, CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN};
+            for (int i = 0; i < 4; i++) {
+                CUkernelNodeAttrValue kv;
+                memset(&kv, 0, sizeof kv);
+                CUresult r = cuGraphKernelNodeGetAttribute(n, kids[i], &kv);
+                const unsigned *w = (const unsigned *)&kv;
+                SAY("captured kernel node: get %d = %s, words %u %u %u %u", (int)kids[i], rname(r), w[0], w[1], w[2],
+                    w[3]);
+            }
+        }
+        if (g) MUST(cuGraphDestroy(g));
+    }
+
+    CALL("copy the attributes to a second stream", cuStreamCopyAttributes(t, s));
+    for (int i = 0; i < 5; i++) show_attr("second stream", t, ids[i]);
+    CALL("  cuStreamGetPriority", cuStreamGetPriority(t, &p));
+    SAY("priority %d", p);
+    CALL("copy from the legacy stream", cuStreamCopyAttributes(t, CU_STREAM_LEGACY));
+    show_attr("second stream", t, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY);
+    show_attr("second stream", t, CU_STREAM_ATTRIBUTE_PRIORITY);
+
+    memset(&v, 0, sizeof v);
+    v.syncPolicy = CU_SYNC_POLICY_YIELD;
+    CALL("set sync policy YIELD on the legacy stream", cuStreamSetAttribute(CU_STREAM_LEGACY, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, &v));
+    show_attr("the NULL stream", NULL, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY);
+    v.syncPolicy = CU_SYNC_POLICY_AUTO;
+    CALL("set it back to AUTO", cuStreamSetAttribute(CU_STREAM_LEGACY, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, &v));
+
+    CUstreamAttrID bad[] = {(CUstreamAttrID)0, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                            (CUstreamAttrID)15, (CUstreamAttrID)99};
+    for (int i = 0; i < 5; i++) {
+        show_attr("bad id", s, bad[i]);
+        memset(&v, 0, sizeof v);
+        char what[64];
+        snprintf(what, sizeof what, "set bad id %d", (int)bad[i]);
+        CALL(what, cuStreamSetAttribute(s, bad[i], &v));
+    }
+    CALL("get with a NULL value", cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, NULL));
+    CALL("set with a NULL value", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, NULL));
+
+    CUcontext other;
+    if (CALL("create a second context", cuCtxCreate(&other, NULL, 0, 0)) == CUDA_SUCCESS) {
+        CUstream u;
+        MUST(cuStreamCreate(&u, CU_STREAM_NON_BLOCKING));
+        CALL("copy between streams of two contexts", cuStreamCopyAttributes(u, s));
+        MUST(cuStreamDestroy(u));
+        MUST(cuCtxDestroy(other));
+        MUST(cuCtxSetCurrent(ctx));
+    }
+
+    MUST(cuStreamDestroy(t));
+    MUST(cuModuleUnload(mod));
+    CALL("destroy the stream", cuStreamDestroy(s));
+    show_attr("destroyed stream", s, CU_STREAM_ATTRIBUTE_PRIORITY);
+    CALL("set on the destroyed stream", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, &v));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     section("stream-priorities", priorities);
     section("context-limits", limits);
+    section("stream-attributes", attributes);
     return 0;
 }

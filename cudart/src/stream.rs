@@ -6,7 +6,7 @@ use crate::error::{self, RtError, RtResult};
 use crate::memory::stream_for;
 use crate::runtime::{with_context, Runtime};
 use cumock_abi::{CUevent, CUgraph, CUgraphNode, CUstream};
-use std::ffi::{c_int, c_uint};
+use std::ffi::{c_int, c_uint, c_void};
 
 fn create_stream(flags: u32, priority: Option<i32>) -> RtResult<CUstream> {
     if flags > 1 {
@@ -569,5 +569,61 @@ cudart_fn! {
         let event = unsafe { out_ref(event)? };
         let (d, _, _) = with_context()?;
         d.cuIpcOpenEventHandle(event, handle)
+    }
+}
+
+// Stream attributes: the driver's (cudaStreamAttrValue is laid out as CUstreamAttrValue,
+// the 64-byte launch attribute union, and cudaStreamAttrID's values are the driver's).
+
+fn get_attribute(stream: CUstream, attr: c_int, value: *mut c_void) -> RtResult<()> {
+    let (d, _, _) = with_context()?;
+    // Safety: the program's pointer, as the header requires (the driver checks NULL).
+    unsafe { d.cuStreamGetAttribute(stream, attr, value.cast()) }
+}
+
+fn set_attribute(stream: CUstream, attr: c_int, value: *const c_void) -> RtResult<()> {
+    let (d, _, _) = with_context()?;
+    // Safety: as for get_attribute.
+    unsafe { d.cuStreamSetAttribute(stream, attr, value.cast()) }
+}
+
+fn copy_attributes(dst: CUstream, src: CUstream) -> RtResult<()> {
+    let (d, _, _) = with_context()?;
+    d.cuStreamCopyAttributes(dst, src)
+}
+
+cudart_fn! {
+    fn cudaStreamGetAttribute(stream: CUstream, attr: c_int, value: *mut c_void) {
+        get_attribute(stream_for(stream, false), attr, value)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamGetAttribute_ptsz(stream: CUstream, attr: c_int, value: *mut c_void) {
+        get_attribute(stream_for(stream, true), attr, value)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamSetAttribute(stream: CUstream, attr: c_int, value: *const c_void) {
+        set_attribute(stream_for(stream, false), attr, value)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamSetAttribute_ptsz(stream: CUstream, attr: c_int, value: *const c_void) {
+        set_attribute(stream_for(stream, true), attr, value)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamCopyAttributes(dst: CUstream, src: CUstream) {
+        copy_attributes(stream_for(dst, false), stream_for(src, false))
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamCopyAttributes_ptsz(dst: CUstream, src: CUstream) {
+        copy_attributes(stream_for(dst, true), stream_for(src, true))
     }
 }

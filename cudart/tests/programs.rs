@@ -322,6 +322,13 @@ fn graph_node_params() {
     run("graph_node_params", &[]);
 }
 
+/// Stream attributes: defaults, round trips, a copy, refused ids (no H200 transcript yet:
+/// awaits a recording, ci/gpu-runtime.sh).
+#[test]
+fn stream_attributes() {
+    run("stream_attributes", &[]);
+}
+
 #[test]
 fn jacobi_graphs() {
     run("jacobi_graphs", &[]);

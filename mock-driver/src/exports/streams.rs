@@ -224,6 +224,42 @@ impl StreamApi for Mock {
         d.begin_capture_to_graph(stream_key(s), graph_key(g), &deps, mode)
     }
 
+    // Stream attributes (model/stream_attrs.rs). The stream is checked before the value
+    // pointer, as a stream's other getters check it.
+
+    unsafe fn cuStreamGetAttribute(
+        s: CUstream,
+        attr: CUstreamAttrID,
+        value: *mut CUstreamAttrValue,
+    ) -> CuResult<()> {
+        let v = drv()?.stream_attribute(stream_key(s), attr)?;
+        if value.is_null() {
+            return Err(invalid("value_out is NULL"));
+        }
+        // Safety: a non-NULL CUstreamAttrValue of the program's, the 64-byte union.
+        unsafe { value.cast::<[u32; 16]>().write_unaligned(v) };
+        Ok(())
+    }
+
+    unsafe fn cuStreamSetAttribute(
+        s: CUstream,
+        attr: CUstreamAttrID,
+        value: *const CUstreamAttrValue,
+    ) -> CuResult<()> {
+        let d = drv()?;
+        d.stream_check(stream_key(s))?;
+        if value.is_null() {
+            return Err(invalid("value is NULL"));
+        }
+        // Safety: a non-NULL CUstreamAttrValue of the program's, the 64-byte union.
+        let v = unsafe { value.cast::<[u32; 16]>().read_unaligned() };
+        d.stream_set_attribute(stream_key(s), attr, &v)
+    }
+
+    unsafe fn cuStreamCopyAttributes(dst: CUstream, src: CUstream) -> CuResult<()> {
+        drv()?.stream_copy_attributes(stream_key(dst), stream_key(src))
+    }
+
     unsafe fn cuStreamBeginCapture(s: CUstream) -> CuResult<()> {
         Self::cuStreamBeginCapture_v2(super::per_thread(s), capture::MODE_GLOBAL)
     }

@@ -66,9 +66,24 @@ pub struct Contexts {
     limits: HashMap<(ContextId, i32), u64>,
     /// The flags and priority each stream was created with.
     stream_props: HashMap<StreamId, StreamProps>,
+    /// Attributes set with cuStreamSetAttribute, by context and stream (a default stream
+    /// is each context's own; NULL is the legacy stream). Unset: the defaults.
+    stream_attrs: HashMap<(ContextId, StreamId), super::stream_attrs::StreamAttrs>,
+    /// Priorities set on a context's default streams (a created stream's is in its props).
+    default_priorities: HashMap<(ContextId, StreamId), i32>,
     events: HashMap<EventId, Option<Instant>>,
     /// Events created with CU_EVENT_DISABLE_TIMING: cuEventElapsedTime refuses them.
     untimed_events: std::collections::HashSet<EventId>,
+}
+
+/// A stream as its attributes are kept: NULL is the legacy default stream. (The
+/// per-thread default stream's attributes are shared by the context's threads.)
+fn attrs_key(stream: StreamId) -> StreamId {
+    if stream == StreamId::NULL {
+        StreamId::LEGACY
+    } else {
+        stream
+    }
 }
 
 thread_local! {
@@ -182,6 +197,9 @@ impl Contexts {
         })?;
         let _ = STACK.try_with(|s| s.borrow_mut().retain(|x| *x != ctx));
         self.streams.retain(|_, owner| *owner != ctx);
+        self.stream_attrs.retain(|(owner, _), _| *owner != ctx);
+        self.default_priorities
+            .retain(|(owner, _), _| *owner != ctx);
         Ok(c)
     }
 
@@ -200,7 +218,51 @@ impl Contexts {
                 ctx,
                 self.stream_props.get(&stream).copied().unwrap_or_default(),
             )),
-            None => Ok((self.require_current()?.0, StreamProps::default())),
+            None => {
+                let ctx = self.require_current()?.0;
+                let priority = self
+                    .default_priorities
+                    .get(&(ctx, attrs_key(stream)))
+                    .copied()
+                    .unwrap_or_default();
+                Ok((
+                    ctx,
+                    StreamProps {
+                        priority,
+                        ..StreamProps::default()
+                    },
+                ))
+            }
+        }
+    }
+
+    /// The attributes of `stream` of context `ctx` (cuStreamGetAttribute).
+    pub fn stream_attrs(
+        &self,
+        ctx: ContextId,
+        stream: StreamId,
+    ) -> super::stream_attrs::StreamAttrs {
+        self.stream_attrs
+            .get(&(ctx, attrs_key(stream)))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Sets the attributes and priority of `stream` (a live stream of `ctx`).
+    pub fn set_stream_attrs(
+        &mut self,
+        ctx: ContextId,
+        stream: StreamId,
+        attrs: super::stream_attrs::StreamAttrs,
+        priority: i32,
+    ) {
+        let key = attrs_key(stream);
+        self.stream_attrs.insert((ctx, key), attrs);
+        match self.stream_props.get_mut(&stream) {
+            Some(props) => props.priority = priority,
+            None => {
+                self.default_priorities.insert((ctx, key), priority);
+            }
         }
     }
 
@@ -221,6 +283,7 @@ impl Contexts {
 
     pub fn destroy_stream(&mut self, stream: StreamId) -> CuResult<()> {
         self.stream_props.remove(&stream);
+        self.stream_attrs.retain(|(_, s), _| *s != stream);
         self.streams
             .remove(&stream)
             .map(|_| ())

@@ -1398,14 +1398,13 @@ impl Driver {
         })
     }
 
+    /// Adds a node. A graph being captured into takes nodes too: cuda.h
+    /// (cuStreamGetCaptureInfo): "all operations other than destroy and node removal are
+    /// permitted on the graph while the capture sequence is in progress", which is how a
+    /// conditional node joins a capture (cuGraphAddNode after the capture's dependencies,
+    /// then cuStreamUpdateCaptureDependencies).
     pub fn graph_add_node(&self, g: GraphId, deps: &[NodeId], op: NodeOp) -> CuResult<NodeId> {
-        let mut st = self.state.lock();
-        if st.captures.graph_in_capture(g) {
-            return Err(invalid(format!(
-                "graph {g:#x} is being built by a stream capture"
-            )));
-        }
-        st.graphs.add(g, deps, op)
+        self.state.lock().graphs.add(g, deps, op)
     }
 
     pub fn graph_add_child(&self, g: GraphId, deps: &[NodeId], child: GraphId) -> CuResult<NodeId> {
@@ -1422,11 +1421,7 @@ impl Driver {
                 "a child graph node cannot hold a graph with memory allocation or free nodes",
             ));
         }
-        if st.captures.graph_in_capture(g) {
-            return Err(invalid(format!(
-                "graph {g:#x} is being built by a stream capture"
-            )));
-        }
+        // A graph being captured into takes nodes too (cuda.h, as in graph_add_node).
         let copy = st.graphs.child_copy(child)?;
         st.graphs
             .add(g, deps, NodeOp::Child(copy))

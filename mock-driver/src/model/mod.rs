@@ -66,6 +66,7 @@ pub mod pools;
 pub mod process;
 pub mod profile;
 pub mod reservations;
+pub mod stream_attrs;
 pub mod stream_queues;
 pub mod streams;
 pub mod textures;
