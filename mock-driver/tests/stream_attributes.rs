@@ -75,11 +75,11 @@ fn a_fresh_stream_answers_its_priority_and_the_defaults() {
     assert_eq!(get(s, ACCESS_POLICY_WINDOW).unwrap(), [0; 16]);
     assert_eq!(
         get(s, SYNCHRONIZATION_POLICY).unwrap()[0],
-        1,
-        "CU_SYNC_POLICY_AUTO"
+        u32::MAX,
+        "no policy set: all bits, as the H200 answers"
     );
     assert_eq!(get(s, PRIORITY).unwrap()[0] as i32, -3);
-    assert_eq!(get(s, MEM_SYNC_DOMAIN_MAP).unwrap()[0], 0);
+    assert_eq!(get(s, MEM_SYNC_DOMAIN_MAP).unwrap()[0], 0x100, "default 0, remote 1");
     assert_eq!(get(s, MEM_SYNC_DOMAIN).unwrap()[0], 0);
     // The whole union is written, not only the member.
     assert_eq!(get(s, PRIORITY).unwrap()[1..], [0; 15]);
@@ -115,7 +115,7 @@ fn set_values_read_back_and_the_priority_is_the_streams() {
     assert_eq!(unsafe { cuStreamDestroy_v2(s) }, 0);
     // A new stream starts from the defaults again.
     let t = stream(0);
-    assert_eq!(get(t, SYNCHRONIZATION_POLICY).unwrap()[0], 1);
+    assert_eq!(get(t, SYNCHRONIZATION_POLICY).unwrap()[0], u32::MAX);
     // Safety: a live stream.
     assert_eq!(unsafe { cuStreamDestroy_v2(t) }, 0);
 }
@@ -155,7 +155,7 @@ fn copy_takes_every_attribute_of_the_source() {
     // The legacy stream is another stream.
     assert_eq!(
         get(std::ptr::null_mut(), SYNCHRONIZATION_POLICY).unwrap()[0],
-        1
+        u32::MAX
     );
     // Restore the per-thread stream's defaults for the other tests.
     assert_eq!(set(per_thread, SYNCHRONIZATION_POLICY, &[1]), 0);

@@ -371,7 +371,20 @@ impl Driver {
         self.prepare_launch(&req)?;
         let mut launch = req;
         launch.stream = StreamId::NULL;
-        let node = self.kernel_node(launch)?;
+        let mut node = self.kernel_node(launch)?;
+        // The node takes the stream's launch attributes, as the H200's captured nodes
+        // answer them (probe streams, stream-attributes): its access policy window,
+        // priority and memory sync domain and map.
+        {
+            let st = self.state.lock();
+            if let Ok((ctx, props)) = st.contexts.stream(stream) {
+                let a = st.contexts.stream_attrs(ctx, stream);
+                node.attrs.access_policy_window = a.access_policy_window;
+                node.attrs.priority = props.priority;
+                node.attrs.mem_sync_domain_map = [a.mem_sync_domain_map];
+                node.attrs.mem_sync_domain = a.mem_sync_domain;
+            }
+        }
         self.capture_node(stream, NodeOp::Kernel(node))
     }
 

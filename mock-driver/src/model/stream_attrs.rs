@@ -23,9 +23,18 @@ pub mod stream_attr {
     pub const NVLINK_UTIL_CENTRIC_SCHEDULING: i32 = 16;
 }
 
-/// cuda.h's CU_SYNC_POLICY_AUTO, the policy of a stream nobody set one on (what the H200
-/// answers for a fresh stream awaits probe streams' stream-attributes section).
-pub const SYNC_POLICY_AUTO: u32 = 1;
+/// The synchronization policy of a stream nobody set one on: none of cuda.h's
+/// CUsynchronizationPolicy values (AUTO is 1) but all bits set, as the H200 answers for a
+/// fresh, the legacy and the per-thread stream (probe streams, stream-attributes).
+pub const SYNC_POLICY_UNSET: u32 = u32::MAX;
+
+/// cuda.h's CUsynchronizationPolicy values, AUTO (1) to BLOCKING_SYNC (4): the H200
+/// refuses 9 (recorded); 0 and other values are refused alike (not recorded).
+const SYNC_POLICIES: std::ops::RangeInclusive<u32> = 1..=4;
+
+/// The memory sync domain map of a stream nobody set one on: default 0, remote 1 (two
+/// bytes), as the H200 answers (recorded).
+pub const MEM_SYNC_DOMAIN_MAP_DEFAULT: u32 = 0x100;
 
 /// The attributes a stream keeps beside its flags (its priority is in `StreamProps`,
 /// where cuStreamGetPriority reads it).
@@ -46,8 +55,8 @@ impl Default for StreamAttrs {
     fn default() -> Self {
         Self {
             access_policy_window: [0; 8],
-            sync_policy: SYNC_POLICY_AUTO,
-            mem_sync_domain_map: 0,
+            sync_policy: SYNC_POLICY_UNSET,
+            mem_sync_domain_map: MEM_SYNC_DOMAIN_MAP_DEFAULT,
             mem_sync_domain: 0,
             nvlink_util_centric: 0,
         }
@@ -91,7 +100,15 @@ pub fn get(attrs: &StreamAttrs, priority: i32, id: i32) -> CuResult<[u32; 16]> {
 pub fn set(attrs: &mut StreamAttrs, priority: &mut i32, id: i32, v: &[u32; 16]) -> CuResult<()> {
     match id {
         stream_attr::ACCESS_POLICY_WINDOW => attrs.access_policy_window.copy_from_slice(&v[..8]),
-        stream_attr::SYNCHRONIZATION_POLICY => attrs.sync_policy = v[0],
+        stream_attr::SYNCHRONIZATION_POLICY if SYNC_POLICIES.contains(&v[0]) => {
+            attrs.sync_policy = v[0]
+        }
+        stream_attr::SYNCHRONIZATION_POLICY => {
+            return Err(invalid(format!(
+                "synchronization policy {} is no CUsynchronizationPolicy",
+                v[0]
+            )))
+        }
         stream_attr::PRIORITY => {
             *priority = (v[0] as i32).clamp(
                 context::STREAM_PRIORITY_GREATEST,
