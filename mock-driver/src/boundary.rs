@@ -203,6 +203,20 @@ impl<T> Out<T> {
         self.write(T::of(key))
     }
 
+    /// The program's pointer, for a struct the mock reads or writes as bytes (an opaque
+    /// cuda.h type), not NULL.
+    pub fn as_ptr(&self) -> *mut T {
+        self.0.as_ptr()
+    }
+
+    /// The same out-parameter as the mock's own layout of cuda.h's struct.
+    ///
+    /// # Safety
+    /// `U` is cuda.h's layout of the struct the parameter points to (or a prefix of it).
+    pub unsafe fn cast<U>(self) -> Out<U> {
+        Out(self.0.cast())
+    }
+
     /// Writes the result, or, when the call failed, zero (as the H200 does for this
     /// call: probe out-params-on-failure), then returns the call's error.
     pub fn zero_on_failure(self, r: CuResult<T>) -> CuResult<()>
@@ -242,6 +256,23 @@ impl<T> Late<T> {
         T: Handle,
     {
         self.write(T::of(key))
+    }
+
+    /// The out-parameter checked now, for a call that writes it after a change to the
+    /// model that must not happen when it is NULL.
+    pub fn check(self) -> CuResult<Out<T>> {
+        Out::new(self.p, self.message)
+    }
+
+    /// As [`Out::cast`].
+    ///
+    /// # Safety
+    /// As [`Out::cast`].
+    pub unsafe fn cast<U>(self) -> Late<U> {
+        Late {
+            p: self.p.cast(),
+            message: self.message,
+        }
     }
 
     /// The pointer, for a call that hands it to another, which checks it.
@@ -357,6 +388,14 @@ numbered_handle!(
     cumock_abi::CUarray,
     /// NULL is 0.
     CUmemoryPool,
+    /// A graph (cuGraphCreate); NULL is 0.
+    cumock_abi::CUgraph,
+    /// A node of a graph.
+    cumock_abi::CUgraphNode,
+    /// An executable graph (cuGraphInstantiate).
+    cumock_abi::CUgraphExec,
+    /// A user object (cuUserObjectCreate).
+    cumock_abi::CUuserObject,
 );
 
 /// An allocation's handle (cuMemCreate's) is a number in C already; the model checks it.
@@ -395,11 +434,6 @@ pub fn stream_key(stream: CUstream) -> StreamId {
 /// The model's key of an event.
 pub fn event_key(event: CUevent) -> EventId {
     event.key()
-}
-
-/// The event handle a program receives for a model key.
-pub fn event_handle(key: EventId) -> CUevent {
-    CUevent::of(key)
 }
 
 #[cfg(test)]
