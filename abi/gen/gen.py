@@ -518,6 +518,9 @@ def counted_by(i, params, cnames, types):
 def role_word(role):
     """A role as the one word `declaration!` hands an implementation's conversion."""
     k, nullable, arg = parse_role(role)
+    if k == "array" and arg:
+        # An array the driver reads, with the by-value parameter that counts it.
+        return f"array{'_opt' if nullable else ''}({arg})"
     word = {"value": "value", "address": "address", "enum": "enumeration", "flags": "flags",
             "handle": "handle", "in": "input", "out": "output", "string": "string"}.get(k, "raw")
     return word + "_opt" if nullable and word in ("input", "output", "string") else word
@@ -878,9 +881,10 @@ def render_api(rows, mapper, unexported, trait_groups, cuda_version):
     out.append("/// callback!(tokens))` calls `callback! { tokens [cuMemCreate in VirtualMemoryApi] (handle:")
     out.append("/// *mut CUmemGenericAllocationHandle => output, size: usize => value, ...) }`. A role is")
     out.append("/// [`Role`] as one word: `value`, `address`, `enumeration`, `flags`, `handle`, `input`,")
-    out.append("/// `input_opt`, `output`, `output_opt`, `string`, `string_opt`; `raw` for what an")
-    out.append("/// implementation reads itself (arrays, in-out values, the program's untyped memory,")
-    out.append("/// callbacks). Types are paths that resolve in any crate.")
+    out.append("/// `input_opt`, `output`, `output_opt`, `string`, `string_opt`; `array(count)` and")
+    out.append("/// `array_opt(count)` for an array the driver reads, with the parameter that counts it;")
+    out.append("/// `raw` for what an implementation reads itself (filled arrays, in-out values, the")
+    out.append("/// program's untyped memory, callbacks). Types are paths that resolve in any crate.")
     out.append("#[macro_export]")
     out.append("macro_rules! declaration {")
     for name, base, ver, variant, params, trait in rows:

@@ -293,6 +293,31 @@ pub unsafe fn input<T: Copy>(p: *const T, what: &str) -> CuResult<T> {
     Ok(unsafe { p.read_unaligned() })
 }
 
+/// An array parameter of `count` values: none when `count` is 0 (whatever the pointer);
+/// NULL with a count is CUDA_ERROR_INVALID_VALUE, naming the parameter.
+///
+/// # Safety
+/// `p` is NULL or points to `count` readable values that outlive the call, as cuda.h
+/// requires.
+pub unsafe fn slice<'a, T>(p: *const T, count: usize, what: &str) -> CuResult<&'a [T]> {
+    if count == 0 {
+        return Ok(&[]);
+    }
+    // Safety: the caller's contract.
+    unsafe { slice_opt(p, count) }
+        .ok_or_else(|| crate::model::error::invalid(format!("{what} is NULL with {count} of them")))
+}
+
+/// An array parameter the call may be passed NULL for: None then.
+///
+/// # Safety
+/// As [`slice`].
+pub unsafe fn slice_opt<'a, T>(p: *const T, count: usize) -> Option<&'a [T]> {
+    // Safety: not NULL, and the caller's contract; a C array may be unaligned only where
+    // its type's alignment is 1 (cuda.h's arrays are of naturally aligned types).
+    (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, count) })
+}
+
 /// A string parameter, not NULL; NULL is CUDA_ERROR_INVALID_VALUE with `message`.
 ///
 /// # Safety

@@ -10,7 +10,7 @@
 
 use super::exec::{param_buffer, ProgramData};
 use super::{in_stream_order, Mock};
-use crate::boundary::{ctx_key, drv, event_key, input, out, stream_key, Handle, Late, Out};
+use crate::boundary::{ctx_key, drv, event_key, input, out, slice, stream_key, Handle, Late, Out};
 use crate::model::error::*;
 use crate::model::graph_memory::AllocNode;
 use crate::model::graphs::{self, GraphId, KernelNode, NodeAction, NodeId, NodeOp, Operand, Shape};
@@ -102,37 +102,25 @@ struct UpdateResultInfo {
     error_from_node: CUgraphNode,
 }
 
-/// The dependencies a node is added with.
+/// The model's keys of the nodes of an array parameter (`emulate!`'s `#[slice]`).
+fn node_keys(nodes: &[CUgraphNode]) -> Vec<NodeId> {
+    nodes.iter().map(|n| n.key()).collect()
+}
+
+/// The dependencies a node is added with, for the calls that read their arrays
+/// themselves (stream capture into a graph).
 ///
 /// # Safety
 /// `deps` is NULL or holds `n` node handles (cuda.h).
 pub(super) unsafe fn deps(deps: *const CUgraphNode, n: usize) -> CuResult<Vec<NodeId>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    if deps.is_null() {
-        return Err(invalid(format!("dependencies is NULL with {n} of them")));
-    }
     // Safety: the caller's contract.
-    Ok(unsafe { std::slice::from_raw_parts(deps, n) }
-        .iter()
-        .map(|d| d.key())
-        .collect())
+    Ok(node_keys(unsafe { slice(deps, n, "dependencies") }?))
 }
 
 /// The edges `from[i] -> to[i]` that cuGraphAddDependencies and cuGraphRemoveDependencies
 /// take.
-///
-/// # Safety
-/// `from` and `to` are NULL or hold `n` node handles each (cuda.h).
-unsafe fn edges(
-    from: *const CUgraphNode,
-    to: *const CUgraphNode,
-    n: usize,
-) -> CuResult<Vec<(NodeId, NodeId)>> {
-    // Safety: the caller's contract.
-    let (from, to) = unsafe { (deps(from, n)?, deps(to, n)?) };
-    Ok(from.into_iter().zip(to).collect())
+fn edges(from: &[CUgraphNode], to: &[CUgraphNode]) -> Vec<(NodeId, NodeId)> {
+    node_keys(from).into_iter().zip(node_keys(to)).collect()
 }
 
 /// Writes a list of handles the way cuGraphGetNodes and its kin do: with `out` NULL, the
@@ -499,21 +487,23 @@ pub(super) fn capture_op(
     drv()?.capture_node(stream_key(s), op)
 }
 
-/// Refuses edge data other than default edges.
-///
-/// # Safety
-/// `edge_data` is NULL or holds `n` CUgraphEdgeData (8 bytes each).
-pub(super) unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult<()> {
-    if !edge_data.is_null() {
-        // Safety: the caller's contract.
-        let bytes = unsafe { std::slice::from_raw_parts(edge_data.cast::<u8>(), n * 8) };
-        if bytes.iter().any(|b| *b != 0) {
-            return Err(not_supported(
-                "cumock's graphs have default edges only (programmatic edges and ports are not emulated)",
-            ));
-        }
+/// Refuses edge data other than default edges (NULL: all default).
+fn only_default_edges(edge_data: Option<&[CUgraphEdgeData]>) -> CuResult<()> {
+    if edge_data.is_some_and(|e| e.iter().any(|e| *e != CUgraphEdgeData::default())) {
+        return Err(not_supported(
+            "cumock's graphs have default edges only (programmatic edges and ports are not emulated)",
+        ));
     }
     Ok(())
+}
+
+/// [`only_default_edges`] for the calls that read their arrays themselves.
+///
+/// # Safety
+/// `edge_data` is NULL or holds `n` CUgraphEdgeData.
+pub(super) unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult<()> {
+    // Safety: the caller's contract.
+    only_default_edges(unsafe { crate::boundary::slice_opt(edge_data, n) })
 }
 
 /// The edge data a `_v2` query writes beside its nodes: every edge of the mock's graphs
@@ -825,53 +815,53 @@ impl GraphApi for Mock {
             d.graph_release_user_object(g, object, count)
         }
 
-        fn cuGraphAddKernelNode(d; #[late] ph, g, #[raw] dependencies, n, #[raw] p) {
-            let deps = deps(dependencies, n)?;
+        fn cuGraphAddKernelNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
+            let deps = node_keys(dependencies);
             add(d, g, deps, NodeOp::Kernel(read_kernel_v1(p)?), ph)
         }
 
-        fn cuGraphAddKernelNode_v2(d; #[late] ph, g, #[raw] dependencies, n, #[raw] p) {
-            let deps = deps(dependencies, n)?;
+        fn cuGraphAddKernelNode_v2(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
+            let deps = node_keys(dependencies);
             add(d, g, deps, NodeOp::Kernel(read_kernel_v2(p)?), ph)
         }
 
-        fn cuGraphAddMemcpyNode(d; #[late] ph, g, #[raw] dependencies, n, #[raw] copy, _ctx) {
-            let deps = deps(dependencies, n)?;
+        fn cuGraphAddMemcpyNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] copy, _ctx) {
+            let deps = node_keys(dependencies);
             let p = input(copy, "copyParams")?;
             add(d, g, deps, memcpy_op(&p)?, ph)
         }
 
-        fn cuGraphAddMemsetNode(d; #[late] ph, g, #[raw] dependencies, n, #[raw] p, _ctx) {
-            let deps = deps(dependencies, n)?;
+        fn cuGraphAddMemsetNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p, _ctx) {
+            let deps = node_keys(dependencies);
             let p = input(p.cast::<MemsetParams>(), "memsetParams")?;
             add(d, g, deps, memset_op(&p)?, ph)
         }
 
-        fn cuGraphAddHostNode(d; #[late] ph, g, #[raw] dependencies, n, #[raw] p) {
-            let deps = deps(dependencies, n)?;
+        fn cuGraphAddHostNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
+            let deps = node_keys(dependencies);
             add(d, g, deps, host_op(p)?, ph)
         }
 
-        fn cuGraphAddEmptyNode(d; #[late] ph, g, #[raw] dependencies, n) {
-            add(d, g, deps(dependencies, n)?, NodeOp::Empty, ph)
+        fn cuGraphAddEmptyNode(d; #[late] ph, g, #[slice] dependencies, _n) {
+            add(d, g, node_keys(dependencies), NodeOp::Empty, ph)
         }
 
-        fn cuGraphAddEventRecordNode(d; #[late] ph, g, #[raw] dependencies, n, event) {
+        fn cuGraphAddEventRecordNode(d; #[late] ph, g, #[slice] dependencies, _n, event) {
             d.event_check(event)?;
-            add(d, g, deps(dependencies, n)?, NodeOp::EventRecord(event), ph)
+            add(d, g, node_keys(dependencies), NodeOp::EventRecord(event), ph)
         }
 
-        fn cuGraphAddEventWaitNode(d; #[late] ph, g, #[raw] dependencies, n, event) {
+        fn cuGraphAddEventWaitNode(d; #[late] ph, g, #[slice] dependencies, _n, event) {
             d.event_check(event)?;
-            add(d, g, deps(dependencies, n)?, NodeOp::EventWait(event), ph)
+            add(d, g, node_keys(dependencies), NodeOp::EventWait(event), ph)
         }
 
-        fn cuGraphAddChildGraphNode(d; ph, g, #[raw] dependencies, n, child) {
-            ph.write_key(d.graph_add_child(g, &deps(dependencies, n)?, child)?)
+        fn cuGraphAddChildGraphNode(d; ph, g, #[slice] dependencies, _n, child) {
+            ph.write_key(d.graph_add_child(g, &node_keys(dependencies), child)?)
         }
 
-        fn cuGraphAddMemAllocNode(d; #[late] ph, g, #[raw] dependencies, n, #[raw] p) {
-            let deps = deps(dependencies, n)?;
+        fn cuGraphAddMemAllocNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
+            let deps = node_keys(dependencies);
             let mut params = input(p.cast_const().cast::<AllocNodeParams>(), "nodeParams")?;
             let ph = ph.check()?;
             let props = params.pool_props;
@@ -918,8 +908,8 @@ impl GraphApi for Mock {
             ph.write_key(node)
         }
 
-        fn cuGraphAddMemFreeNode(d; #[late] ph, g, #[raw] dependencies, n, #[raw] dptr) {
-            let deps = deps(dependencies, n)?;
+        fn cuGraphAddMemFreeNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] dptr) {
+            let deps = node_keys(dependencies);
             let ph = ph.check()?;
             ph.write_key(d.graph_add_free_node(g, &deps, dptr)?)
         }
@@ -971,13 +961,14 @@ impl GraphApi for Mock {
             h.write(d.conditional_handle_create(g, device, default, flags)?)
         }
 
-        fn cuGraphAddNode(d; #[late] ph, g, #[raw] dependencies, n, #[raw] p) {
-            let deps = deps(dependencies, n)?;
+        fn cuGraphAddNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
+            let deps = node_keys(dependencies);
             add_node(d, ph, g, deps, p)
         }
 
-        fn cuGraphAddNode_v2(d; #[late] ph, g, #[raw] dependencies, #[raw] edge_data, n, #[raw] p) {
-            default_edges(edge_data, n)?;
+        fn cuGraphAddNode_v2(d; #[late] ph, g, #[raw] dependencies, #[slice] edge_data, n, #[raw] p) {
+            // The edges first (a refusal of them comes before the nodes').
+            only_default_edges(edge_data)?;
             let deps = deps(dependencies, n)?;
             add_node(d, ph, g, deps, p)
         }
@@ -1107,22 +1098,28 @@ impl GraphApi for Mock {
             d.graph_exec_node_set(e, node, host_op(p)?)
         }
 
-        fn cuGraphAddDependencies(d; g, #[raw] from, #[raw] to, n) {
-            d.graph_add_dependencies(g, &edges(from, to, n)?)
+        fn cuGraphAddDependencies(d; g, #[slice] from, #[slice] to, _n) {
+            d.graph_add_dependencies(g, &edges(from, to))
         }
 
-        fn cuGraphAddDependencies_v2(d; g, #[raw] from, #[raw] to, #[raw] edge_data, n) {
-            default_edges(edge_data, n)?;
-            d.graph_add_dependencies(g, &edges(from, to, n)?)
+        fn cuGraphAddDependencies_v2(d; g, #[raw] from, #[raw] to, #[slice] edge_data, n) {
+            // The edges' data first (a refusal of it comes before the nodes').
+            only_default_edges(edge_data)?;
+            // Safety: cuda.h's contract for two arrays of `n` nodes.
+            let (from, to) = unsafe { (slice(from, n, "from")?, slice(to, n, "to")?) };
+            d.graph_add_dependencies(g, &edges(from, to))
         }
 
-        fn cuGraphRemoveDependencies(d; g, #[raw] from, #[raw] to, n) {
-            d.graph_remove_dependencies(g, &edges(from, to, n)?)
+        fn cuGraphRemoveDependencies(d; g, #[slice] from, #[slice] to, _n) {
+            d.graph_remove_dependencies(g, &edges(from, to))
         }
 
-        fn cuGraphRemoveDependencies_v2(d; g, #[raw] from, #[raw] to, #[raw] edge_data, n) {
-            default_edges(edge_data, n)?;
-            d.graph_remove_dependencies(g, &edges(from, to, n)?)
+        fn cuGraphRemoveDependencies_v2(d; g, #[raw] from, #[raw] to, #[slice] edge_data, n) {
+            // The edges' data first (a refusal of it comes before the nodes').
+            only_default_edges(edge_data)?;
+            // Safety: cuda.h's contract for two arrays of `n` nodes.
+            let (from, to) = unsafe { (slice(from, n, "from")?, slice(to, n, "to")?) };
+            d.graph_remove_dependencies(g, &edges(from, to))
         }
 
         fn cuGraphGetNodes(d; g, #[raw] nodes, #[raw] n) {
