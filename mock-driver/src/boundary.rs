@@ -281,6 +281,44 @@ impl<T> Late<T> {
     }
 }
 
+/// An array the driver fills, up to the count the program gives in an in-out parameter,
+/// which then says how many it wrote (`emulate!`'s `#[filled]`). The count is checked
+/// when written, after the call's other checks (NULL: CUDA_ERROR_INVALID_VALUE).
+pub struct Filled<T> {
+    p: *mut T,
+    count: *mut usize,
+    message: &'static str,
+}
+
+impl<T: Copy> Filled<T> {
+    /// The array `p` with its in-out count; `message` for a NULL count.
+    pub fn new(p: *mut T, count: *mut usize, message: &'static str) -> Self {
+        Self { p, count, message }
+    }
+
+    /// Writes `items` as cuGraphGetNodes and its kin do: with the array NULL, how many
+    /// there are; else up to the count the program gave (the rest `pad`), then how many
+    /// were written.
+    pub fn fill(self, items: &[T], pad: T) -> CuResult<()> {
+        let count = Out::new(self.count, self.message)?;
+        let Some(array) = std::ptr::NonNull::new(self.p) else {
+            return count.write(items.len());
+        };
+        // Safety: not NULL; cuda.h's contract makes the in-out count readable.
+        let room = unsafe { count.as_ptr().read_unaligned() };
+        for i in 0..room {
+            // Safety: cuda.h's contract: the array holds the count the program gave.
+            unsafe {
+                array
+                    .as_ptr()
+                    .add(i)
+                    .write_unaligned(items.get(i).copied().unwrap_or(pad))
+            };
+        }
+        count.write(room.min(items.len()))
+    }
+}
+
 /// Reads an in-parameter struct; NULL is CUDA_ERROR_INVALID_VALUE.
 ///
 /// # Safety

@@ -15,7 +15,8 @@
 //! | `string_opt` | `Option<&CStr>` |
 //! | `array(count)` marked `#[slice]` | `&[T]` of `count` values (none: count 0, whatever the pointer); NULL with a count: CUDA_ERROR_INVALID_VALUE, naming the parameter |
 //! | `array_opt(count)` marked `#[slice]` | `Option<&[T]>` (NULL: None) |
-//! | `raw` (filled arrays, in-out values, untyped memory, callbacks; an array not marked `#[slice]`) | the C value, which the emulation reads itself |
+//! | `filled(count)` marked `#[filled]` | `Filled<T>`: the array with its in-out count, written by `fill` (the count checked then: NULL is CUDA_ERROR_INVALID_VALUE, naming it) |
+//! | `raw` (filled arrays not marked `#[filled]`, in-out values, untyped memory, callbacks; an array not marked `#[slice]`) | the C value, which the emulation reads itself |
 //!
 //! ```ignore
 //! emulate! {
@@ -107,6 +108,12 @@ macro_rules! convert {
     };
     (array_opt($count:ident) $(raw)?, $p:ident) => {
         $p
+    };
+    (filled($count:ident) $(raw)?, $p:ident) => {
+        $p
+    };
+    (filled($count:ident) filled, $p:ident) => {
+        crate::boundary::Filled::new($p, $count, concat!(stringify!($count), " is NULL"))
     };
     (array($count:ident) slice, $p:ident) => {
         // Safety: cuda.h's contract for an array of `count` values.

@@ -10,7 +10,9 @@
 
 use super::exec::{param_buffer, ProgramData};
 use super::{in_stream_order, Mock};
-use crate::boundary::{ctx_key, drv, event_key, input, out, slice, stream_key, Handle, Late, Out};
+use crate::boundary::{
+    ctx_key, drv, event_key, input, out, slice, stream_key, Filled, Handle, Late, Out,
+};
 use crate::model::error::*;
 use crate::model::graph_memory::AllocNode;
 use crate::model::graphs::{self, GraphId, KernelNode, NodeAction, NodeId, NodeOp, Operand, Shape};
@@ -123,35 +125,13 @@ fn edges(from: &[CUgraphNode], to: &[CUgraphNode]) -> Vec<(NodeId, NodeId)> {
     node_keys(from).into_iter().zip(node_keys(to)).collect()
 }
 
-/// Writes a list of handles the way cuGraphGetNodes and its kin do: with `out` NULL, the
-/// count; else up to `*count` of them, then the count written (the rest NULL).
+/// Writes a list of handles the way cuGraphGetNodes and its kin do ([`Filled::fill`]), for
+/// cuGraphGetEdges, whose two arrays share one count.
 ///
 /// # Safety
 /// `count` is NULL or a `usize`; `out` is NULL or holds `*count` handles.
-unsafe fn list_out<T>(items: &[T], out: *mut T, count: *mut usize, null: T) -> CuResult<()>
-where
-    T: Copy,
-{
-    if count.is_null() {
-        return Err(invalid("the count pointer is NULL"));
-    }
-    if out.is_null() {
-        // Safety: checked non-NULL; the caller's contract.
-        unsafe { count.write_unaligned(items.len()) };
-        return Ok(());
-    }
-    // Safety: as above.
-    let room = unsafe { count.read_unaligned() };
-    for i in 0..room {
-        // Safety: `out` holds `room` handles.
-        unsafe {
-            out.add(i)
-                .write_unaligned(items.get(i).copied().unwrap_or(null))
-        };
-    }
-    // Safety: as above.
-    unsafe { count.write_unaligned(room.min(items.len())) };
-    Ok(())
+unsafe fn list_out<T: Copy>(items: &[T], out: *mut T, count: *mut usize, null: T) -> CuResult<()> {
+    Filled::new(out, count, "the count pointer is NULL").fill(items, null)
 }
 
 /// A kernel node from cuda.h's params: the parameters copied now, as the driver does.
@@ -1122,22 +1102,22 @@ impl GraphApi for Mock {
             d.graph_remove_dependencies(g, &edges(from, to))
         }
 
-        fn cuGraphGetNodes(d; g, #[raw] nodes, #[raw] n) {
-            list_out(&node_handles(d.graph_nodes(g)?), nodes, n, std::ptr::null_mut())
+        fn cuGraphGetNodes(d; g, #[filled] nodes, _n) {
+            nodes.fill(&node_handles(d.graph_nodes(g)?), std::ptr::null_mut())
         }
 
-        fn cuGraphGetRootNodes(d; g, #[raw] nodes, #[raw] n) {
-            list_out(&node_handles(d.graph_root_nodes(g)?), nodes, n, std::ptr::null_mut())
+        fn cuGraphGetRootNodes(d; g, #[filled] nodes, _n) {
+            nodes.fill(&node_handles(d.graph_root_nodes(g)?), std::ptr::null_mut())
         }
 
-        fn cuGraphNodeGetDependencies(d; node, #[raw] deps, #[raw] n) {
+        fn cuGraphNodeGetDependencies(d; node, #[filled] nodes, _n) {
             let list = node_handles(d.graph_node_neighbours(node, false)?);
-            list_out(&list, deps, n, std::ptr::null_mut())
+            nodes.fill(&list, std::ptr::null_mut())
         }
 
-        fn cuGraphNodeGetDependentNodes(d; node, #[raw] deps, #[raw] n) {
+        fn cuGraphNodeGetDependentNodes(d; node, #[filled] nodes, _n) {
             let list = node_handles(d.graph_node_neighbours(node, true)?);
-            list_out(&list, deps, n, std::ptr::null_mut())
+            nodes.fill(&list, std::ptr::null_mut())
         }
 
         fn cuGraphNodeGetType(d; node, #[late] t) {
