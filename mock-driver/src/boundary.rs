@@ -540,6 +540,61 @@ mod tests {
     }
 
     #[test]
+    fn an_array_is_a_slice_of_its_count_and_null_with_a_count_is_invalid_value() {
+        let nodes = [3u64, 4, 5];
+        // Safety: `nodes` holds 3 values; NULL is only read with a count of 0.
+        unsafe {
+            assert_eq!(slice(nodes.as_ptr(), 2, "dependencies").unwrap(), &[3, 4]);
+            assert!(slice::<u64>(std::ptr::null(), 0, "dependencies")
+                .unwrap()
+                .is_empty());
+            let e = slice::<u64>(std::ptr::null(), 2, "dependencies")
+                .err()
+                .unwrap();
+            assert_eq!(
+                (e.code, &*e.message),
+                (
+                    CUDA_ERROR_INVALID_VALUE,
+                    "dependencies is NULL with 2 of them"
+                )
+            );
+            assert!(slice_opt::<u64>(std::ptr::null(), 2).is_none());
+        }
+    }
+
+    #[test]
+    fn a_filled_array_takes_up_to_its_count_and_says_how_many() {
+        let items = [7u64, 8, 9];
+        // The array NULL: the count alone.
+        let mut n = 0usize;
+        Filled::new(std::ptr::null_mut(), &raw mut n, "numNodes is NULL")
+            .fill(&items, 0)
+            .unwrap();
+        assert_eq!(n, 3);
+        // Room for two: two written, the third slot untouched.
+        let (mut out, mut n) = ([1u64; 3], 2usize);
+        Filled::new(out.as_mut_ptr(), &raw mut n, "numNodes is NULL")
+            .fill(&items, 0)
+            .unwrap();
+        assert_eq!((out, n), ([7, 8, 1], 2));
+        // Room for more: padded, and the count is how many there are.
+        let (mut out, mut n) = ([1u64; 5], 5usize);
+        Filled::new(out.as_mut_ptr(), &raw mut n, "numNodes is NULL")
+            .fill(&items, 0)
+            .unwrap();
+        assert_eq!((out, n), ([7, 8, 9, 0, 0], 3));
+        // A NULL count is refused, naming it.
+        let e = Filled::new(out.as_mut_ptr(), std::ptr::null_mut(), "numNodes is NULL")
+            .fill(&items, 0)
+            .err()
+            .unwrap();
+        assert_eq!(
+            (e.code, &*e.message),
+            (CUDA_ERROR_INVALID_VALUE, "numNodes is NULL")
+        );
+    }
+
+    #[test]
     fn handles_and_keys_go_both_ways_and_null_keeps_its_meaning() {
         assert_eq!(CUcontext::key(std::ptr::null_mut()), None);
         assert!(CUcontext::of(None).is_null());
