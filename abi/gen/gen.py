@@ -515,9 +515,17 @@ def counted_by(i, params, cnames, types):
     return ""
 
 
-def role_word(role):
-    """A role as the one word `declaration!` hands an implementation's conversion."""
+def role_word(role, pointers=()):
+    """A role as the one word `declaration!` hands an implementation's conversion;
+    `pointers`: the names of the export's pointer parameters."""
     k, nullable, arg = parse_role(role)
+    if k == "outarray" and arg in pointers:
+        # An array the driver fills, up to the count the program gives in the in-out
+        # parameter `arg`, which the driver rewrites.
+        return f"filled({arg})"
+    if k == "array" and arg:
+        # An array the driver reads, with the by-value parameter that counts it.
+        return f"array{'_opt' if nullable else ''}({arg})"
     word = {"value": "value", "address": "address", "enum": "enumeration", "flags": "flags",
             "handle": "handle", "in": "input", "out": "output", "string": "string"}.get(k, "raw")
     return word + "_opt" if nullable and word in ("input", "output", "string") else word
@@ -878,15 +886,18 @@ def render_api(rows, mapper, unexported, trait_groups, cuda_version):
     out.append("/// callback!(tokens))` calls `callback! { tokens [cuMemCreate in VirtualMemoryApi] (handle:")
     out.append("/// *mut CUmemGenericAllocationHandle => output, size: usize => value, ...) }`. A role is")
     out.append("/// [`Role`] as one word: `value`, `address`, `enumeration`, `flags`, `handle`, `input`,")
-    out.append("/// `input_opt`, `output`, `output_opt`, `string`, `string_opt`; `raw` for what an")
-    out.append("/// implementation reads itself (arrays, in-out values, the program's untyped memory,")
-    out.append("/// callbacks). Types are paths that resolve in any crate.")
+    out.append("/// `input_opt`, `output`, `output_opt`, `string`, `string_opt`; `array(count)` and")
+    out.append("/// `array_opt(count)` for an array the driver reads, with the parameter that counts it;")
+    out.append("/// `filled(count)` for an array the driver fills, counted by the in-out `count`;")
+    out.append("/// `raw` for what an implementation reads itself (filled arrays, in-out values, the")
+    out.append("/// program's untyped memory, callbacks). Types are paths that resolve in any crate.")
     out.append("#[macro_export]")
     out.append("macro_rules! declaration {")
     for name, base, ver, variant, params, trait in rows:
         if base is None:
             continue
-        sig = ", ".join(f"{n}: {qualify(r)} => {role_word(role)}" for n, r, c, role in params)
+        pointers = {n for n, r, c, role in params if r.startswith("*")}
+        sig = ", ".join(f"{n}: {qualify(r)} => {role_word(role, pointers)}" for n, r, c, role in params)
         out.append(f"    ({name}, $callback:ident!($($pass:tt)*)) => {{ $callback! {{ $($pass)* [{name} in {trait}] ({sig}) }} }};")
     out.append("}")
     out.append("")

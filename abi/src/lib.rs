@@ -286,6 +286,16 @@ pub struct CUDA_ARRAY3D_DESCRIPTOR {
     pub flags: u32,
 }
 
+/// `CUgraphEdgeData`: the ports and type of a graph edge; all zero is the default edge.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUgraphEdgeData {
+    pub from_port: u8,
+    pub to_port: u8,
+    pub type_: u8,
+    pub reserved: [u8; 5],
+}
+
 /// `CUDA_MEMCPY3D` (`_v2`), taken by `cuMemcpy3D_v2` and its variants.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

@@ -203,6 +203,20 @@ impl<T> Out<T> {
         self.write(T::of(key))
     }
 
+    /// The program's pointer, for a struct the mock reads or writes as bytes (an opaque
+    /// cuda.h type), not NULL.
+    pub fn as_ptr(&self) -> *mut T {
+        self.0.as_ptr()
+    }
+
+    /// The same out-parameter as the mock's own layout of cuda.h's struct.
+    ///
+    /// # Safety
+    /// `U` is cuda.h's layout of the struct the parameter points to (or a prefix of it).
+    pub unsafe fn cast<U>(self) -> Out<U> {
+        Out(self.0.cast())
+    }
+
     /// Writes the result, or, when the call failed, zero (as the H200 does for this
     /// call: probe out-params-on-failure), then returns the call's error.
     pub fn zero_on_failure(self, r: CuResult<T>) -> CuResult<()>
@@ -244,9 +258,64 @@ impl<T> Late<T> {
         self.write(T::of(key))
     }
 
+    /// The out-parameter checked now, for a call that writes it after a change to the
+    /// model that must not happen when it is NULL.
+    pub fn check(self) -> CuResult<Out<T>> {
+        Out::new(self.p, self.message)
+    }
+
+    /// As [`Out::cast`].
+    ///
+    /// # Safety
+    /// As [`Out::cast`].
+    pub unsafe fn cast<U>(self) -> Late<U> {
+        Late {
+            p: self.p.cast(),
+            message: self.message,
+        }
+    }
+
     /// The pointer, for a call that hands it to another, which checks it.
     pub fn as_ptr(&self) -> *mut T {
         self.p
+    }
+}
+
+/// An array the driver fills, up to the count the program gives in an in-out parameter,
+/// which then says how many it wrote (`emulate!`'s `#[filled]`). The count is checked
+/// when written, after the call's other checks (NULL: CUDA_ERROR_INVALID_VALUE).
+pub struct Filled<T> {
+    p: *mut T,
+    count: *mut usize,
+    message: &'static str,
+}
+
+impl<T: Copy> Filled<T> {
+    /// The array `p` with its in-out count; `message` for a NULL count.
+    pub fn new(p: *mut T, count: *mut usize, message: &'static str) -> Self {
+        Self { p, count, message }
+    }
+
+    /// Writes `items` as cuGraphGetNodes and its kin do: with the array NULL, how many
+    /// there are; else up to the count the program gave (the rest `pad`), then how many
+    /// were written.
+    pub fn fill(self, items: &[T], pad: T) -> CuResult<()> {
+        let count = Out::new(self.count, self.message)?;
+        let Some(array) = std::ptr::NonNull::new(self.p) else {
+            return count.write(items.len());
+        };
+        // Safety: not NULL; cuda.h's contract makes the in-out count readable.
+        let room = unsafe { count.as_ptr().read_unaligned() };
+        for i in 0..room {
+            // Safety: cuda.h's contract: the array holds the count the program gave.
+            unsafe {
+                array
+                    .as_ptr()
+                    .add(i)
+                    .write_unaligned(items.get(i).copied().unwrap_or(pad))
+            };
+        }
+        count.write(room.min(items.len()))
     }
 }
 
@@ -260,6 +329,31 @@ pub unsafe fn input<T: Copy>(p: *const T, what: &str) -> CuResult<T> {
     }
     // Safety: non-null, and the caller's contract above.
     Ok(unsafe { p.read_unaligned() })
+}
+
+/// An array parameter of `count` values: none when `count` is 0 (whatever the pointer);
+/// NULL with a count is CUDA_ERROR_INVALID_VALUE, naming the parameter.
+///
+/// # Safety
+/// `p` is NULL or points to `count` readable values that outlive the call, as cuda.h
+/// requires.
+pub unsafe fn slice<'a, T>(p: *const T, count: usize, what: &str) -> CuResult<&'a [T]> {
+    if count == 0 {
+        return Ok(&[]);
+    }
+    // Safety: the caller's contract.
+    unsafe { slice_opt(p, count) }
+        .ok_or_else(|| crate::model::error::invalid(format!("{what} is NULL with {count} of them")))
+}
+
+/// An array parameter the call may be passed NULL for: None then.
+///
+/// # Safety
+/// As [`slice`].
+pub unsafe fn slice_opt<'a, T>(p: *const T, count: usize) -> Option<&'a [T]> {
+    // Safety: not NULL, and the caller's contract; a C array may be unaligned only where
+    // its type's alignment is 1 (cuda.h's arrays are of naturally aligned types).
+    (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, count) })
 }
 
 /// A string parameter, not NULL; NULL is CUDA_ERROR_INVALID_VALUE with `message`.
@@ -357,6 +451,14 @@ numbered_handle!(
     cumock_abi::CUarray,
     /// NULL is 0.
     CUmemoryPool,
+    /// A graph (cuGraphCreate); NULL is 0.
+    cumock_abi::CUgraph,
+    /// A node of a graph.
+    cumock_abi::CUgraphNode,
+    /// An executable graph (cuGraphInstantiate).
+    cumock_abi::CUgraphExec,
+    /// A user object (cuUserObjectCreate).
+    cumock_abi::CUuserObject,
 );
 
 /// An allocation's handle (cuMemCreate's) is a number in C already; the model checks it.
@@ -397,11 +499,6 @@ pub fn event_key(event: CUevent) -> EventId {
     event.key()
 }
 
-/// The event handle a program receives for a model key.
-pub fn event_handle(key: EventId) -> CUevent {
-    CUevent::of(key)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,6 +536,61 @@ mod tests {
         assert_eq!(
             (e.code, &*e.message),
             (CUDA_ERROR_INVALID_VALUE, "priority is NULL")
+        );
+    }
+
+    #[test]
+    fn an_array_is_a_slice_of_its_count_and_null_with_a_count_is_invalid_value() {
+        let nodes = [3u64, 4, 5];
+        // Safety: `nodes` holds 3 values; NULL is only read with a count of 0.
+        unsafe {
+            assert_eq!(slice(nodes.as_ptr(), 2, "dependencies").unwrap(), &[3, 4]);
+            assert!(slice::<u64>(std::ptr::null(), 0, "dependencies")
+                .unwrap()
+                .is_empty());
+            let e = slice::<u64>(std::ptr::null(), 2, "dependencies")
+                .err()
+                .unwrap();
+            assert_eq!(
+                (e.code, &*e.message),
+                (
+                    CUDA_ERROR_INVALID_VALUE,
+                    "dependencies is NULL with 2 of them"
+                )
+            );
+            assert!(slice_opt::<u64>(std::ptr::null(), 2).is_none());
+        }
+    }
+
+    #[test]
+    fn a_filled_array_takes_up_to_its_count_and_says_how_many() {
+        let items = [7u64, 8, 9];
+        // The array NULL: the count alone.
+        let mut n = 0usize;
+        Filled::new(std::ptr::null_mut(), &raw mut n, "numNodes is NULL")
+            .fill(&items, 0)
+            .unwrap();
+        assert_eq!(n, 3);
+        // Room for two: two written, the third slot untouched.
+        let (mut out, mut n) = ([1u64; 3], 2usize);
+        Filled::new(out.as_mut_ptr(), &raw mut n, "numNodes is NULL")
+            .fill(&items, 0)
+            .unwrap();
+        assert_eq!((out, n), ([7, 8, 1], 2));
+        // Room for more: padded, and the count is how many there are.
+        let (mut out, mut n) = ([1u64; 5], 5usize);
+        Filled::new(out.as_mut_ptr(), &raw mut n, "numNodes is NULL")
+            .fill(&items, 0)
+            .unwrap();
+        assert_eq!((out, n), ([7, 8, 9, 0, 0], 3));
+        // A NULL count is refused, naming it.
+        let e = Filled::new(out.as_mut_ptr(), std::ptr::null_mut(), "numNodes is NULL")
+            .fill(&items, 0)
+            .err()
+            .unwrap();
+        assert_eq!(
+            (e.code, &*e.message),
+            (CUDA_ERROR_INVALID_VALUE, "numNodes is NULL")
         );
     }
 

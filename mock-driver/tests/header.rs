@@ -155,6 +155,18 @@ fn layout_checks() -> Vec<(String, i64)> {
             (offset_of!(CUDA_ARRAY3D_DESCRIPTOR, flags)) as i64,
         ),
         (
+            "sizeof(CUgraphEdgeData)".into(),
+            (size_of::<CUgraphEdgeData>()) as i64,
+        ),
+        (
+            "offsetof(CUgraphEdgeData, type)".into(),
+            (offset_of!(CUgraphEdgeData, type_)) as i64,
+        ),
+        (
+            "offsetof(CUgraphEdgeData, reserved)".into(),
+            (offset_of!(CUgraphEdgeData, reserved)) as i64,
+        ),
+        (
             "sizeof(CUDA_MEMCPY3D)".into(),
             (size_of::<CUDA_MEMCPY3D>()) as i64,
         ),

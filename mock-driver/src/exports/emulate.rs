@@ -13,7 +13,10 @@
 //! | `output_opt` | `Option<Out<T>>` |
 //! | `string` | `&CStr`; NULL: CUDA_ERROR_INVALID_VALUE, naming the parameter |
 //! | `string_opt` | `Option<&CStr>` |
-//! | `raw` (arrays, in-out values, untyped memory, callbacks) | the C value, which the emulation reads itself |
+//! | `array(count)` marked `#[slice]` | `&[T]` of `count` values (none: count 0, whatever the pointer); NULL with a count: CUDA_ERROR_INVALID_VALUE, naming the parameter |
+//! | `array_opt(count)` marked `#[slice]` | `Option<&[T]>` (NULL: None) |
+//! | `filled(count)` marked `#[filled]` | `Filled<T>`: the array with its in-out count, written by `fill` (the count checked then: NULL is CUDA_ERROR_INVALID_VALUE, naming it) |
+//! | `raw` (filled arrays not marked `#[filled]`, in-out values, untyped memory, callbacks; an array not marked `#[slice]`) | the C value, which the emulation reads itself |
 //!
 //! ```ignore
 //! emulate! {
@@ -53,12 +56,12 @@ macro_rules! emulate {
 macro_rules! emulate_one {
     (
         ($(#[$attr:meta])*) ($($d:ident)?) ($($(#[$when:ident])? $arg:ident $(: $aty:ty)?),*) $body:block
-        [$name:ident in $group:ident] ($($p:ident : $ty:ty => $role:ident),*)
+        [$name:ident in $group:ident] ($($p:ident : $ty:ty => $role:ident $(($count:ident))?),*)
     ) => {
         $(#[$attr])*
         unsafe fn $name($($p: $ty),*) -> crate::model::error::CuResult<()> {
             $(let $d = crate::boundary::drv()?;)?
-            $( let $arg $(: $aty)? = convert!($role $($when)?, $p); )*
+            $( let $arg $(: $aty)? = convert!($role $(($count))? $($when)?, $p); )*
             $body
         }
     };
@@ -97,6 +100,28 @@ macro_rules! convert {
     };
     ($role:ident raw, $p:ident) => {
         $p
+    };
+    // An array stays as C gave it unless the emulation asks for the slice (`#[slice]`):
+    // the emulations written before the conversion read their arrays themselves.
+    (array($count:ident) $(raw)?, $p:ident) => {
+        $p
+    };
+    (array_opt($count:ident) $(raw)?, $p:ident) => {
+        $p
+    };
+    (filled($count:ident) $(raw)?, $p:ident) => {
+        $p
+    };
+    (filled($count:ident) filled, $p:ident) => {
+        crate::boundary::Filled::new($p, $count, concat!(stringify!($count), " is NULL"))
+    };
+    (array($count:ident) slice, $p:ident) => {
+        // Safety: cuda.h's contract for an array of `count` values.
+        unsafe { crate::boundary::slice($p, $count as usize, stringify!($p)) }?
+    };
+    (array_opt($count:ident) slice, $p:ident) => {
+        // Safety: cuda.h's contract for an array of `count` values, where not NULL.
+        unsafe { crate::boundary::slice_opt($p, $count as usize) }
     };
     (output late, $p:ident) => {
         crate::boundary::Late::new($p, concat!(stringify!($p), " is NULL"))

@@ -10,34 +10,22 @@
 
 use super::exec::{param_buffer, ProgramData};
 use super::{in_stream_order, Mock};
-use crate::boundary::{ctx_key, drv, event_handle, event_key, input, out, stream_key, Handle};
+use crate::boundary::{
+    ctx_key, drv, event_key, input, out, slice, stream_key, Filled, Handle, Late, Out,
+};
 use crate::model::error::*;
 use crate::model::graph_memory::AllocNode;
 use crate::model::graphs::{self, GraphId, KernelNode, NodeAction, NodeId, NodeOp, Operand, Shape};
-use crate::model::ids::StreamId;
+use crate::model::ids::{EventId, StreamId};
 use crate::model::module::LaunchRequest;
+use crate::model::Driver;
 use cumock_abi::*;
-use std::ffi::{c_char, c_uint, c_ulonglong, c_void, CStr};
+use std::ffi::{c_char, c_uint, c_void};
 use std::sync::Arc;
 
-// Handles: the model's keys as pointers, as for streams and events.
+/// A graph's key (`Handle`), for the stream capture that builds into a graph.
 pub(super) fn graph_key(g: CUgraph) -> GraphId {
-    g as u64
-}
-fn graph_handle(g: GraphId) -> CUgraph {
-    g as CUgraph
-}
-fn node_key(n: CUgraphNode) -> NodeId {
-    n as u64
-}
-fn node_handle(n: NodeId) -> CUgraphNode {
-    n as CUgraphNode
-}
-fn exec_key(e: CUgraphExec) -> u64 {
-    e as u64
-}
-fn exec_handle(e: u64) -> CUgraphExec {
-    e as CUgraphExec
+    g.key()
 }
 
 /// `CUDA_KERNEL_NODE_PARAMS_v1` as cuda.h lays it out.
@@ -116,68 +104,34 @@ struct UpdateResultInfo {
     error_from_node: CUgraphNode,
 }
 
-/// The dependencies a node is added with.
+/// The model's keys of the nodes of an array parameter (`emulate!`'s `#[slice]`).
+fn node_keys(nodes: &[CUgraphNode]) -> Vec<NodeId> {
+    nodes.iter().map(|n| n.key()).collect()
+}
+
+/// The dependencies a node is added with, for the calls that read their arrays
+/// themselves (stream capture into a graph).
 ///
 /// # Safety
 /// `deps` is NULL or holds `n` node handles (cuda.h).
 pub(super) unsafe fn deps(deps: *const CUgraphNode, n: usize) -> CuResult<Vec<NodeId>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    if deps.is_null() {
-        return Err(invalid(format!("dependencies is NULL with {n} of them")));
-    }
     // Safety: the caller's contract.
-    Ok(unsafe { std::slice::from_raw_parts(deps, n) }
-        .iter()
-        .map(|d| node_key(*d))
-        .collect())
+    Ok(node_keys(unsafe { slice(deps, n, "dependencies") }?))
 }
 
 /// The edges `from[i] -> to[i]` that cuGraphAddDependencies and cuGraphRemoveDependencies
 /// take.
-///
-/// # Safety
-/// `from` and `to` are NULL or hold `n` node handles each (cuda.h).
-unsafe fn edges(
-    from: *const CUgraphNode,
-    to: *const CUgraphNode,
-    n: usize,
-) -> CuResult<Vec<(NodeId, NodeId)>> {
-    // Safety: the caller's contract.
-    let (from, to) = unsafe { (deps(from, n)?, deps(to, n)?) };
-    Ok(from.into_iter().zip(to).collect())
+fn edges(from: &[CUgraphNode], to: &[CUgraphNode]) -> Vec<(NodeId, NodeId)> {
+    node_keys(from).into_iter().zip(node_keys(to)).collect()
 }
 
-/// Writes a list of handles the way cuGraphGetNodes and its kin do: with `out` NULL, the
-/// count; else up to `*count` of them, then the count written (the rest NULL).
+/// Writes a list of handles the way cuGraphGetNodes and its kin do ([`Filled::fill`]), for
+/// cuGraphGetEdges, whose two arrays share one count.
 ///
 /// # Safety
 /// `count` is NULL or a `usize`; `out` is NULL or holds `*count` handles.
-unsafe fn list_out<T>(items: &[T], out: *mut T, count: *mut usize, null: T) -> CuResult<()>
-where
-    T: Copy,
-{
-    if count.is_null() {
-        return Err(invalid("the count pointer is NULL"));
-    }
-    if out.is_null() {
-        // Safety: checked non-NULL; the caller's contract.
-        unsafe { count.write_unaligned(items.len()) };
-        return Ok(());
-    }
-    // Safety: as above.
-    let room = unsafe { count.read_unaligned() };
-    for i in 0..room {
-        // Safety: `out` holds `room` handles.
-        unsafe {
-            out.add(i)
-                .write_unaligned(items.get(i).copied().unwrap_or(null))
-        };
-    }
-    // Safety: as above.
-    unsafe { count.write_unaligned(room.min(items.len())) };
-    Ok(())
+unsafe fn list_out<T: Copy>(items: &[T], out: *mut T, count: *mut usize, null: T) -> CuResult<()> {
+    Filled::new(out, count, "the count pointer is NULL").fill(items, null)
 }
 
 /// A kernel node from cuda.h's params: the parameters copied now, as the driver does.
@@ -218,8 +172,7 @@ unsafe fn read_kernel_v2(p: *const CUDA_KERNEL_NODE_PARAMS) -> CuResult<KernelNo
 }
 
 /// Writes a kernel node's params: `kernelParams` points at the node's own copy.
-fn write_kernel_params(n: NodeId) -> CuResult<KernelParamsV1> {
-    let d = drv()?;
+fn write_kernel_params(d: &Driver, n: NodeId) -> CuResult<KernelParamsV1> {
     let k = d.kernel_node_get(n)?;
     let args = d.kernel_node_param_pointers(n)?;
     Ok(KernelParamsV1 {
@@ -514,21 +467,23 @@ pub(super) fn capture_op(
     drv()?.capture_node(stream_key(s), op)
 }
 
-/// Refuses edge data other than default edges.
-///
-/// # Safety
-/// `edge_data` is NULL or holds `n` CUgraphEdgeData (8 bytes each).
-pub(super) unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult<()> {
-    if !edge_data.is_null() {
-        // Safety: the caller's contract.
-        let bytes = unsafe { std::slice::from_raw_parts(edge_data.cast::<u8>(), n * 8) };
-        if bytes.iter().any(|b| *b != 0) {
-            return Err(not_supported(
-                "cumock's graphs have default edges only (programmatic edges and ports are not emulated)",
-            ));
-        }
+/// Refuses edge data other than default edges (NULL: all default).
+fn only_default_edges(edge_data: Option<&[CUgraphEdgeData]>) -> CuResult<()> {
+    if edge_data.is_some_and(|e| e.iter().any(|e| *e != CUgraphEdgeData::default())) {
+        return Err(not_supported(
+            "cumock's graphs have default edges only (programmatic edges and ports are not emulated)",
+        ));
     }
     Ok(())
+}
+
+/// [`only_default_edges`] for the calls that read their arrays themselves.
+///
+/// # Safety
+/// `edge_data` is NULL or holds `n` CUgraphEdgeData.
+pub(super) unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult<()> {
+    // Safety: the caller's contract.
+    only_default_edges(unsafe { crate::boundary::slice_opt(edge_data, n) })
 }
 
 /// The edge data a `_v2` query writes beside its nodes: every edge of the mock's graphs
@@ -580,9 +535,9 @@ unsafe fn node_params(p: *mut CUgraphNodeParams, call: &str) -> CuResult<NodeSet
     Ok(match params.type_ {
         // An empty node has no parameters: setting them succeeds (observed).
         graphs::node_type::EMPTY => NodeSetting::Op(NodeOp::Empty),
-        graphs::node_type::EVENT_RECORD | graphs::node_type::WAIT_EVENT => {
-            NodeSetting::Op(event_op(params.type_, params.union[0] as CUevent)?)
-        }
+        graphs::node_type::EVENT_RECORD | graphs::node_type::WAIT_EVENT => NodeSetting::Op(
+            event_op(params.type_, event_key(params.union[0] as CUevent))?,
+        ),
         // Safety: the union holds CUDA_CHILD_GRAPH_NODE_PARAMS.
         graphs::node_type::GRAPH => NodeSetting::Child(unsafe { child_params(union)? }),
         t => {
@@ -595,8 +550,7 @@ unsafe fn node_params(p: *mut CUgraphNodeParams, call: &str) -> CuResult<NodeSet
 }
 
 /// An event record (`kind` EVENT_RECORD) or wait node's work.
-fn event_op(kind: i32, event: CUevent) -> CuResult<NodeOp> {
-    let e = event_key(event);
+fn event_op(kind: i32, e: EventId) -> CuResult<NodeOp> {
     drv()?.event_check(e)?;
     Ok(if kind == graphs::node_type::EVENT_RECORD {
         NodeOp::EventRecord(e)
@@ -619,7 +573,7 @@ unsafe fn child_params(union: *const u8) -> CuResult<GraphId> {
             c.ownership
         )));
     }
-    Ok(graph_key(c.graph))
+    Ok(c.graph.key())
 }
 
 /// `CUDA_CONDITIONAL_NODE_PARAMS`.
@@ -704,36 +658,32 @@ unsafe fn work_node(kind: i32, union: *const u8) -> CuResult<Option<NodeOp>> {
 /// # Safety
 /// `p` is NULL or a `CUgraphNodeParams`, as cuda.h lays it out.
 unsafe fn add_node(
-    ph: *mut CUgraphNode,
-    g: CUgraph,
+    d: &Driver,
+    ph: Late<CUgraphNode>,
+    g: GraphId,
     deps: Vec<NodeId>,
     p: *mut CUgraphNodeParams,
 ) -> CuResult<()> {
-    let d = drv()?;
     // Safety: the caller's contract.
     let params = unsafe { input(p.cast_const().cast::<GraphNodeParams>(), "nodeParams")? };
-    if ph.is_null() {
-        return Err(invalid("phGraphNode is NULL"));
-    }
+    let ph = ph.check()?;
     let union = p.cast::<u8>().wrapping_add(16);
     // Safety: the caller's contract.
     if let Some(op) = unsafe { work_node(params.type_, union)? } {
-        return add(g, deps, op, ph);
+        return ph.write_key(d.graph_add_node(g, &deps, op)?);
     }
     let node = match params.type_ {
-        graphs::node_type::EMPTY => d.graph_add_node(graph_key(g), &deps, NodeOp::Empty)?,
+        graphs::node_type::EMPTY => d.graph_add_node(g, &deps, NodeOp::Empty)?,
         graphs::node_type::GRAPH => {
             // Safety: the union holds CUDA_CHILD_GRAPH_NODE_PARAMS.
             let child = unsafe { child_params(union)? };
-            d.graph_add_child(graph_key(g), &deps, child)?
+            d.graph_add_child(g, &deps, child)?
         }
         graphs::node_type::EVENT_RECORD | graphs::node_type::WAIT_EVENT => {
-            let op = event_op(params.type_, params.union[0] as CUevent)?;
-            d.graph_add_node(graph_key(g), &deps, op)?
+            let op = event_op(params.type_, event_key(params.union[0] as CUevent))?;
+            d.graph_add_node(g, &deps, op)?
         }
-        graphs::node_type::MEM_FREE => {
-            d.graph_add_free_node(graph_key(g), &deps, params.union[0])?
-        }
+        graphs::node_type::MEM_FREE => d.graph_add_free_node(g, &deps, params.union[0])?,
         graphs::node_type::MEM_ALLOC => {
             let mut node: CUgraphNode = std::ptr::null_mut();
             // Safety: the union holds CUDA_MEM_ALLOC_NODE_PARAMS_v2, v1's layout; the
@@ -741,21 +691,20 @@ unsafe fn add_node(
             unsafe {
                 <Mock as GraphApi>::cuGraphAddMemAllocNode(
                     &raw mut node,
-                    g,
+                    CUgraph::of(g),
                     deps.as_ptr().cast(),
                     deps.len(),
                     union.cast(),
                 )?
             };
-            node_key(node)
+            node.key()
         }
         graphs::node_type::CONDITIONAL => {
             // Safety: the union holds CUDA_CONDITIONAL_NODE_PARAMS.
             let mut c = unsafe { union.cast::<ConditionalParams>().read_unaligned() };
             // The context must be a live one (NULL: the current one).
             d.ctx_device(ctx_key(c.ctx))?;
-            let (node, cond) =
-                d.graph_add_conditional(graph_key(g), &deps, c.handle, c.kind, c.size)?;
+            let (node, cond) = d.graph_add_conditional(g, &deps, c.handle, c.kind, c.size)?;
             // cuda.h: phGraph_out is "CUDA-owned": the node's array of its body graphs
             // (graph handles are the model's ids), valid while the node lives.
             c.graphs_out = cond.bodies.as_ptr().cast_mut().cast();
@@ -770,29 +719,28 @@ unsafe fn add_node(
             )))
         }
     };
-    // Safety: checked non-NULL; the program's out-pointer.
-    unsafe { out(ph, node_handle(node)) }
+    ph.write_key(node)
 }
 
-fn add(g: CUgraph, deps: Vec<NodeId>, op: NodeOp, ph: *mut CUgraphNode) -> CuResult<()> {
-    if ph.is_null() {
-        return Err(invalid("phGraphNode is NULL"));
-    }
-    let n = drv()?.graph_add_node(graph_key(g), &deps, op)?;
-    // Safety: checked non-NULL; the program's out-pointer.
-    unsafe { out(ph, node_handle(n)) }
+/// Adds a node of `op`; the node's out-parameter is checked after the call's other
+/// arguments (the dependencies, the node's parameters), before the graph changes.
+fn add(
+    d: &Driver,
+    g: GraphId,
+    deps: Vec<NodeId>,
+    op: NodeOp,
+    ph: Late<CUgraphNode>,
+) -> CuResult<()> {
+    let ph = ph.check()?;
+    ph.write_key(d.graph_add_node(g, &deps, op)?)
 }
 
 /// Writes what node `n` of type `kind` was given into the program's struct at `p`.
 ///
 /// # Safety
-/// `p` is NULL or the program's struct of that type, writable.
-unsafe fn given_out(n: CUgraphNode, kind: i32, p: *mut u8) -> CuResult<()> {
-    let d = drv()?;
-    if p.is_null() {
-        return Err(invalid("nodeParams is NULL"));
-    }
-    let bytes = d.node_given(node_key(n), kind)?;
+/// `p` is the program's struct of that type, writable.
+unsafe fn given_out(d: &Driver, n: NodeId, kind: i32, p: *mut u8) -> CuResult<()> {
+    let bytes = d.node_given(n, kind)?;
     // Safety: the caller's contract; `bytes` is the struct's size, as it was given.
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
     Ok(())
@@ -805,622 +753,491 @@ fn log_to(buf: *mut c_char, size: usize, message: &str) {
     }
 }
 
+/// A list of node keys as the handles the program receives.
+fn node_handles(nodes: Vec<NodeId>) -> Vec<CUgraphNode> {
+    nodes.into_iter().map(CUgraphNode::of).collect()
+}
+
 impl GraphApi for Mock {
-    unsafe fn cuGraphCreate(ph: *mut CUgraph, flags: c_uint) -> CuResult<()> {
-        let d = drv()?;
-        if ph.is_null() {
-            return Err(invalid("phGraph is NULL"));
+    emulate! {
+        fn cuGraphCreate(d; ph, flags) {
+            ph.write_key(d.graph_create(flags)?)
         }
-        out(ph, graph_handle(d.graph_create(flags)?))
-    }
 
-    unsafe fn cuGraphDestroy(g: CUgraph) -> CuResult<()> {
-        drv()?.graph_destroy(graph_key(g))
-    }
-
-    unsafe fn cuUserObjectCreate(
-        object_out: *mut CUuserObject,
-        ptr: *mut c_void,
-        destroy: CUhostFn,
-        initial_refcount: c_uint,
-        flags: c_uint,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if object_out.is_null() {
-            return Err(invalid("object_out is NULL"));
+        fn cuGraphDestroy(d; g) {
+            d.graph_destroy(g)
         }
-        let Some(destroy) = destroy else {
-            return Err(invalid("destroy is NULL"));
-        };
-        let data = super::exec::ProgramData(ptr);
-        // Safety: the program's destructor, called once with its pointer, as it asked,
-        // on the mock's thread after the last reference went (model/user_objects.rs).
-        let destructor = Box::new(move || unsafe { destroy(data.get()) });
-        let o = d.user_object_create(destructor, initial_refcount, flags)?;
-        // Safety: checked non-null; cuda.h's contract makes it writable.
-        unsafe { object_out.write(o as CUuserObject) };
-        Ok(())
-    }
 
-    unsafe fn cuUserObjectRetain(object: CUuserObject, count: c_uint) -> CuResult<()> {
-        drv()?.user_object_retain(object as u64, count)
-    }
-
-    unsafe fn cuUserObjectRelease(object: CUuserObject, count: c_uint) -> CuResult<()> {
-        drv()?.user_object_release(object as u64, count)
-    }
-
-    unsafe fn cuGraphRetainUserObject(
-        g: CUgraph,
-        object: CUuserObject,
-        count: c_uint,
-        flags: c_uint,
-    ) -> CuResult<()> {
-        drv()?.graph_retain_user_object(graph_key(g), object as u64, count, flags)
-    }
-
-    unsafe fn cuGraphReleaseUserObject(
-        g: CUgraph,
-        object: CUuserObject,
-        count: c_uint,
-    ) -> CuResult<()> {
-        drv()?.graph_release_user_object(graph_key(g), object as u64, count)
-    }
-
-    unsafe fn cuGraphAddKernelNode(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        n: usize,
-        p: *const CUDA_KERNEL_NODE_PARAMS_v1,
-    ) -> CuResult<()> {
-        let deps = deps(dependencies, n)?;
-        add(g, deps, NodeOp::Kernel(read_kernel_v1(p)?), ph)
-    }
-
-    unsafe fn cuGraphAddKernelNode_v2(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        n: usize,
-        p: *const CUDA_KERNEL_NODE_PARAMS,
-    ) -> CuResult<()> {
-        let deps = deps(dependencies, n)?;
-        add(g, deps, NodeOp::Kernel(read_kernel_v2(p)?), ph)
-    }
-
-    unsafe fn cuGraphAddMemcpyNode(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        n: usize,
-        copy: *const CUDA_MEMCPY3D,
-        _ctx: CUcontext,
-    ) -> CuResult<()> {
-        let deps = deps(dependencies, n)?;
-        let p = input(copy, "copyParams")?;
-        add(g, deps, memcpy_op(&p)?, ph)
-    }
-
-    unsafe fn cuGraphAddMemsetNode(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        n: usize,
-        p: *const CUDA_MEMSET_NODE_PARAMS,
-        _ctx: CUcontext,
-    ) -> CuResult<()> {
-        let deps = deps(dependencies, n)?;
-        let p = input(p.cast::<MemsetParams>(), "memsetParams")?;
-        add(g, deps, memset_op(&p)?, ph)
-    }
-
-    unsafe fn cuGraphAddHostNode(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        n: usize,
-        p: *const CUDA_HOST_NODE_PARAMS,
-    ) -> CuResult<()> {
-        let deps = deps(dependencies, n)?;
-        add(g, deps, host_op(p)?, ph)
-    }
-
-    unsafe fn cuGraphAddEmptyNode(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        n: usize,
-    ) -> CuResult<()> {
-        add(g, deps(dependencies, n)?, NodeOp::Empty, ph)
-    }
-
-    unsafe fn cuGraphAddEventRecordNode(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        n: usize,
-        event: CUevent,
-    ) -> CuResult<()> {
-        drv()?.event_check(event_key(event))?;
-        add(
-            g,
-            deps(dependencies, n)?,
-            NodeOp::EventRecord(event_key(event)),
-            ph,
-        )
-    }
-
-    unsafe fn cuGraphAddEventWaitNode(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        n: usize,
-        event: CUevent,
-    ) -> CuResult<()> {
-        drv()?.event_check(event_key(event))?;
-        add(
-            g,
-            deps(dependencies, n)?,
-            NodeOp::EventWait(event_key(event)),
-            ph,
-        )
-    }
-
-    unsafe fn cuGraphAddChildGraphNode(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        n: usize,
-        child: CUgraph,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if ph.is_null() {
-            return Err(invalid("phGraphNode is NULL"));
+        fn cuUserObjectCreate(d; object_out, #[raw] ptr, #[raw] destroy, initial_refcount, flags) {
+            let Some(destroy) = destroy else {
+                return Err(invalid("destroy is NULL"));
+            };
+            let data = super::exec::ProgramData(ptr);
+            // Safety: the program's destructor, called once with its pointer, as it asked,
+            // on the mock's thread after the last reference went (model/user_objects.rs).
+            let destructor = Box::new(move || unsafe { destroy(data.get()) });
+            object_out.write_key(d.user_object_create(destructor, initial_refcount, flags)?)
         }
-        let node = d.graph_add_child(graph_key(g), &deps(dependencies, n)?, graph_key(child))?;
-        out(ph, node_handle(node))
-    }
 
-    unsafe fn cuGraphAddMemAllocNode(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        n: usize,
-        p: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        let deps = deps(dependencies, n)?;
-        let mut params = input(p.cast_const().cast::<AllocNodeParams>(), "nodeParams")?;
-        if ph.is_null() {
-            return Err(invalid("phGraphNode is NULL"));
+        fn cuUserObjectRetain(d; object, count) {
+            d.user_object_retain(object, count)
         }
-        let props = params.pool_props;
-        if props.handle_types != 0 {
-            // cuda.h: "handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported."
-            // Observed: CUDA_ERROR_NOT_SUPPORTED.
-            return Err(not_supported(format!(
-                "poolProps.handleTypes {:#x}: graph allocations cannot be shared (IPC)",
-                props.handle_types
-            )));
-        }
-        let count = params.access_desc_count;
-        if count > d.device_count() {
-            return Err(invalid(format!(
-                "accessDescCount {count} is more than the {} devices",
-                d.device_count()
-            )));
-        }
-        let access = if count == 0 {
-            Vec::new()
-        } else if params.access_descs.is_null() {
-            // Observed: the H200 crashes (SIGSEGV) here.
-            return Err(CuError::would_crash(format!(
-                "accessDescs is NULL with {count} of them (the real driver crashes here)"
-            )));
-        } else {
-            // Safety: cuda.h: accessDescs holds accessDescCount descriptors.
-            std::slice::from_raw_parts(params.access_descs, count).to_vec()
-        };
-        let node = AllocNode {
-            dptr: 0,
-            bytesize: params.bytesize as u64,
-            device: usize::try_from(props.location.id).unwrap_or(usize::MAX),
-            alloc_type: props.alloc_type,
-            location: props.location,
-            max_size: props.max_size,
-            usage: props.usage,
-            access,
-        };
-        let (node, dptr) = d.graph_add_alloc_node(graph_key(g), &deps, node)?;
-        params.dptr = dptr;
-        out(p.cast::<AllocNodeParams>(), params)?;
-        out(ph, node_handle(node))
-    }
 
-    unsafe fn cuGraphAddMemFreeNode(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        n: usize,
-        dptr: CUdeviceptr,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        let deps = deps(dependencies, n)?;
-        if ph.is_null() {
-            return Err(invalid("phGraphNode is NULL"));
+        fn cuUserObjectRelease(d; object, count) {
+            d.user_object_release(object, count)
         }
-        let node = d.graph_add_free_node(graph_key(g), &deps, dptr)?;
-        out(ph, node_handle(node))
-    }
 
-    unsafe fn cuGraphMemAllocNodeGetParams(
-        node: CUgraphNode,
-        p: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
-    ) -> CuResult<()> {
-        let a = drv()?.alloc_node_get(node_key(node))?;
-        // cuda.h: poolProps and accessDescs are owned by the node, valid while it lives:
-        // the array is the node's own (its `Arc` lives in the graph). Observed: not NULL
-        // with no descriptors either.
-        let access_descs = a.access.as_ptr();
-        out(
-            p.cast::<AllocNodeParams>(),
-            AllocNodeParams {
+        fn cuGraphRetainUserObject(d; g, object, count, flags) {
+            d.graph_retain_user_object(g, object, count, flags)
+        }
+
+        fn cuGraphReleaseUserObject(d; g, object, count) {
+            d.graph_release_user_object(g, object, count)
+        }
+
+        fn cuGraphAddKernelNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
+            let deps = node_keys(dependencies);
+            add(d, g, deps, NodeOp::Kernel(read_kernel_v1(p)?), ph)
+        }
+
+        fn cuGraphAddKernelNode_v2(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
+            let deps = node_keys(dependencies);
+            add(d, g, deps, NodeOp::Kernel(read_kernel_v2(p)?), ph)
+        }
+
+        fn cuGraphAddMemcpyNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] copy, _ctx) {
+            let deps = node_keys(dependencies);
+            let p = input(copy, "copyParams")?;
+            add(d, g, deps, memcpy_op(&p)?, ph)
+        }
+
+        fn cuGraphAddMemsetNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p, _ctx) {
+            let deps = node_keys(dependencies);
+            let p = input(p.cast::<MemsetParams>(), "memsetParams")?;
+            add(d, g, deps, memset_op(&p)?, ph)
+        }
+
+        fn cuGraphAddHostNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
+            let deps = node_keys(dependencies);
+            add(d, g, deps, host_op(p)?, ph)
+        }
+
+        fn cuGraphAddEmptyNode(d; #[late] ph, g, #[slice] dependencies, _n) {
+            add(d, g, node_keys(dependencies), NodeOp::Empty, ph)
+        }
+
+        fn cuGraphAddEventRecordNode(d; #[late] ph, g, #[slice] dependencies, _n, event) {
+            d.event_check(event)?;
+            add(d, g, node_keys(dependencies), NodeOp::EventRecord(event), ph)
+        }
+
+        fn cuGraphAddEventWaitNode(d; #[late] ph, g, #[slice] dependencies, _n, event) {
+            d.event_check(event)?;
+            add(d, g, node_keys(dependencies), NodeOp::EventWait(event), ph)
+        }
+
+        fn cuGraphAddChildGraphNode(d; ph, g, #[slice] dependencies, _n, child) {
+            ph.write_key(d.graph_add_child(g, &node_keys(dependencies), child)?)
+        }
+
+        fn cuGraphAddMemAllocNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
+            let deps = node_keys(dependencies);
+            let mut params = input(p.cast_const().cast::<AllocNodeParams>(), "nodeParams")?;
+            let ph = ph.check()?;
+            let props = params.pool_props;
+            if props.handle_types != 0 {
+                // cuda.h: "handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not
+                // supported." Observed: CUDA_ERROR_NOT_SUPPORTED.
+                return Err(not_supported(format!(
+                    "poolProps.handleTypes {:#x}: graph allocations cannot be shared (IPC)",
+                    props.handle_types
+                )));
+            }
+            let count = params.access_desc_count;
+            if count > d.device_count() {
+                return Err(invalid(format!(
+                    "accessDescCount {count} is more than the {} devices",
+                    d.device_count()
+                )));
+            }
+            let access = if count == 0 {
+                Vec::new()
+            } else if params.access_descs.is_null() {
+                // Observed: the H200 crashes (SIGSEGV) here.
+                return Err(CuError::would_crash(format!(
+                    "accessDescs is NULL with {count} of them (the real driver crashes here)"
+                )));
+            } else {
+                // Safety: cuda.h: accessDescs holds accessDescCount descriptors.
+                std::slice::from_raw_parts(params.access_descs, count).to_vec()
+            };
+            let node = AllocNode {
+                dptr: 0,
+                bytesize: params.bytesize as u64,
+                device: usize::try_from(props.location.id).unwrap_or(usize::MAX),
+                alloc_type: props.alloc_type,
+                location: props.location,
+                max_size: props.max_size,
+                usage: props.usage,
+                access,
+            };
+            let (node, dptr) = d.graph_add_alloc_node(g, &deps, node)?;
+            params.dptr = dptr;
+            // Safety: checked non-NULL above (`input`); the program's struct, writable.
+            unsafe { p.cast::<AllocNodeParams>().write_unaligned(params) };
+            ph.write_key(node)
+        }
+
+        fn cuGraphAddMemFreeNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] dptr) {
+            let deps = node_keys(dependencies);
+            let ph = ph.check()?;
+            ph.write_key(d.graph_add_free_node(g, &deps, dptr)?)
+        }
+
+        fn cuGraphMemAllocNodeGetParams(d; node, #[late] p) {
+            let a = d.alloc_node_get(node)?;
+            // cuda.h: poolProps and accessDescs are owned by the node, valid while it
+            // lives: the array is the node's own (its `Arc` lives in the graph). Observed:
+            // not NULL with no descriptors either.
+            let access_descs = a.access.as_ptr();
+            // Safety: AllocNodeParams is cuda.h's layout of CUDA_MEM_ALLOC_NODE_PARAMS.
+            unsafe { p.cast::<AllocNodeParams>() }.write(AllocNodeParams {
                 pool_props: a.pool_props(),
                 access_descs,
                 access_desc_count: a.access.len(),
                 bytesize: a.bytesize as usize,
                 dptr: a.dptr,
-            },
-        )
-    }
-
-    unsafe fn cuGraphMemFreeNodeGetParams(
-        node: CUgraphNode,
-        dptr: *mut CUdeviceptr,
-    ) -> CuResult<()> {
-        let p = drv()?.free_node_get(node_key(node))?;
-        out(dptr, p)
-    }
-
-    unsafe fn cuDeviceGraphMemTrim(device: CUdevice) -> CuResult<()> {
-        drv()?.graph_mem_trim(device)
-    }
-
-    unsafe fn cuDeviceGetGraphMemAttribute(
-        device: CUdevice,
-        attr: CUgraphMem_attribute,
-        value: *mut c_void,
-    ) -> CuResult<()> {
-        let v = drv()?.graph_mem_attribute(device, attr)?;
-        out(value.cast::<u64>(), v)
-    }
-
-    unsafe fn cuDeviceSetGraphMemAttribute(
-        device: CUdevice,
-        attr: CUgraphMem_attribute,
-        value: *mut c_void,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        // Safety: cuda.h: value points to a cuuint64_t.
-        let v = input(value.cast_const().cast::<u64>(), "value")?;
-        d.graph_mem_reset_high(device, attr, v)
-    }
-
-    unsafe fn cuGraphConditionalHandleCreate(
-        h: *mut CUgraphConditionalHandle,
-        g: CUgraph,
-        ctx: CUcontext,
-        default: c_uint,
-        flags: c_uint,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if h.is_null() {
-            return Err(invalid("pHandle_out is NULL"));
+            })
         }
-        // Observed: a NULL graph is CUDA_ERROR_INVALID_VALUE, a NULL context
-        // CUDA_ERROR_INVALID_CONTEXT (not the current one).
-        if g.is_null() {
-            return Err(invalid("hGraph is NULL"));
+
+        fn cuGraphMemFreeNodeGetParams(d; node, #[late] dptr) {
+            dptr.write(d.free_node_get(node)?)
         }
-        let ctx = ctx_key(ctx).ok_or_else(|| invalid_context("ctx is NULL"))?;
-        let device = d.ctx_device(Some(ctx))?;
-        let handle = d.conditional_handle_create(graph_key(g), device, default, flags)?;
-        out(h, handle)
-    }
 
-    unsafe fn cuGraphAddNode(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        n: usize,
-        p: *mut CUgraphNodeParams,
-    ) -> CuResult<()> {
-        let deps = deps(dependencies, n)?;
-        add_node(ph, g, deps, p)
-    }
-
-    unsafe fn cuGraphAddNode_v2(
-        ph: *mut CUgraphNode,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        edge_data: *const CUgraphEdgeData,
-        n: usize,
-        p: *mut CUgraphNodeParams,
-    ) -> CuResult<()> {
-        default_edges(edge_data, n)?;
-        let deps = deps(dependencies, n)?;
-        add_node(ph, g, deps, p)
-    }
-
-    unsafe fn cuGraphNodeSetParams(node: CUgraphNode, p: *mut CUgraphNodeParams) -> CuResult<()> {
-        let d = drv()?;
-        match node_params(p, "cuGraphNodeSetParams")? {
-            NodeSetting::Op(op) => d.graph_node_set(node_key(node), op),
-            NodeSetting::Child(g) => d.graph_node_set_child(node_key(node), g),
+        fn cuDeviceGraphMemTrim(d; device) {
+            d.graph_mem_trim(device)
         }
-    }
 
-    unsafe fn cuGraphExecNodeSetParams(
-        e: CUgraphExec,
-        node: CUgraphNode,
-        p: *mut CUgraphNodeParams,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        match node_params(p, "cuGraphExecNodeSetParams")? {
-            NodeSetting::Op(op) => d.graph_exec_node_set(exec_key(e), node_key(node), op),
-            NodeSetting::Child(g) => d.graph_exec_child_set(exec_key(e), node_key(node), g),
+        fn cuDeviceGetGraphMemAttribute(d; device, attr, #[raw] value) {
+            let v = d.graph_mem_attribute(device, attr)?;
+            // cuda.h: value points to a cuuint64_t.
+            Late::new(value.cast::<u64>(), "value is NULL").write(v)
         }
-    }
 
-    unsafe fn cuGraphEventRecordNodeSetEvent(node: CUgraphNode, event: CUevent) -> CuResult<()> {
-        let op = event_op(graphs::node_type::EVENT_RECORD, event)?;
-        drv()?.graph_node_set(node_key(node), op)
-    }
-
-    unsafe fn cuGraphEventWaitNodeSetEvent(node: CUgraphNode, event: CUevent) -> CuResult<()> {
-        let op = event_op(graphs::node_type::WAIT_EVENT, event)?;
-        drv()?.graph_node_set(node_key(node), op)
-    }
-
-    unsafe fn cuGraphExecEventRecordNodeSetEvent(
-        e: CUgraphExec,
-        node: CUgraphNode,
-        event: CUevent,
-    ) -> CuResult<()> {
-        // Observed: CUDA_ERROR_INVALID_VALUE (a destroyed event's is INVALID_HANDLE).
-        if event.is_null() {
-            return Err(invalid("event is NULL"));
+        fn cuDeviceSetGraphMemAttribute(d; device, attr, #[raw] value) {
+            // Safety: cuda.h: value points to a cuuint64_t.
+            let v = input(value.cast_const().cast::<u64>(), "value")?;
+            d.graph_mem_reset_high(device, attr, v)
         }
-        let op = event_op(graphs::node_type::EVENT_RECORD, event)?;
-        drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
-    }
 
-    unsafe fn cuGraphExecEventWaitNodeSetEvent(
-        e: CUgraphExec,
-        node: CUgraphNode,
-        event: CUevent,
-    ) -> CuResult<()> {
-        let op = event_op(graphs::node_type::WAIT_EVENT, event)?;
-        drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
-    }
-
-    unsafe fn cuGraphExecChildGraphNodeSetParams(
-        e: CUgraphExec,
-        node: CUgraphNode,
-        child: CUgraph,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        // Observed: CUDA_ERROR_INVALID_VALUE.
-        if child.is_null() {
-            return Err(invalid("hChildGraph is NULL"));
+        fn cuGraphConditionalHandleCreate(d; h, g, ctx, default, flags) {
+            // Observed: a NULL graph is CUDA_ERROR_INVALID_VALUE, a NULL context
+            // CUDA_ERROR_INVALID_CONTEXT (not the current one).
+            if g == 0 {
+                return Err(invalid("hGraph is NULL"));
+            }
+            let ctx = ctx.ok_or_else(|| invalid_context("ctx is NULL"))?;
+            let device = d.ctx_device(Some(ctx))?;
+            h.write(d.conditional_handle_create(g, device, default, flags)?)
         }
-        d.graph_exec_child_set(exec_key(e), node_key(node), graph_key(child))
-    }
 
-    unsafe fn cuGraphHostNodeGetParams(
-        node: CUgraphNode,
-        p: *mut CUDA_HOST_NODE_PARAMS,
-    ) -> CuResult<()> {
-        given_out(node, graphs::node_type::HOST, p.cast())
-    }
-
-    unsafe fn cuGraphMemsetNodeGetParams(
-        node: CUgraphNode,
-        p: *mut CUDA_MEMSET_NODE_PARAMS,
-    ) -> CuResult<()> {
-        given_out(node, graphs::node_type::MEMSET, p.cast())
-    }
-
-    unsafe fn cuGraphMemcpyNodeGetParams(node: CUgraphNode, p: *mut CUDA_MEMCPY3D) -> CuResult<()> {
-        given_out(node, graphs::node_type::MEMCPY, p.cast())
-    }
-
-    unsafe fn cuGraphChildGraphNodeGetGraph(node: CUgraphNode, ph: *mut CUgraph) -> CuResult<()> {
-        let d = drv()?;
-        if ph.is_null() {
-            return Err(invalid("phGraph is NULL"));
+        fn cuGraphAddNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
+            let deps = node_keys(dependencies);
+            add_node(d, ph, g, deps, p)
         }
-        out(ph, graph_handle(d.graph_child_graph(node_key(node))?))
-    }
 
-    unsafe fn cuGraphExecGetFlags(e: CUgraphExec, flags: *mut cuuint64_t) -> CuResult<()> {
-        let d = drv()?;
-        if flags.is_null() {
-            return Err(invalid("flags is NULL"));
+        fn cuGraphAddNode_v2(d; #[late] ph, g, #[raw] dependencies, #[slice] edge_data, n, #[raw] p) {
+            // The edges first (a refusal of them comes before the nodes').
+            only_default_edges(edge_data)?;
+            let deps = deps(dependencies, n)?;
+            add_node(d, ph, g, deps, p)
         }
-        out(flags.cast::<u64>(), d.graph_exec_flags(exec_key(e))?)
-    }
 
-    unsafe fn cuGraphNodeFindInClone(
-        ph: *mut CUgraphNode,
-        original: CUgraphNode,
-        clone: CUgraph,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if ph.is_null() {
-            return Err(invalid("phNode is NULL"));
+        fn cuGraphNodeSetParams(d; node, #[raw] p) {
+            match node_params(p, "cuGraphNodeSetParams")? {
+                NodeSetting::Op(op) => d.graph_node_set(node, op),
+                NodeSetting::Child(g) => d.graph_node_set_child(node, g),
+            }
         }
-        let n = d.graph_find_in_clone(node_key(original), graph_key(clone))?;
-        out(ph, node_handle(n))
-    }
 
-    unsafe fn cuGraphDestroyNode(node: CUgraphNode) -> CuResult<()> {
-        drv()?.graph_destroy_node(node_key(node))
-    }
-
-    unsafe fn cuGraphUpload(e: CUgraphExec, s: CUstream) -> CuResult<()> {
-        let d = drv()?;
-        // Observed: CUDA_ERROR_INVALID_VALUE.
-        if e.is_null() {
-            return Err(invalid("hGraphExec is NULL"));
+        fn cuGraphExecNodeSetParams(d; e, node, #[raw] p) {
+            match node_params(p, "cuGraphExecNodeSetParams")? {
+                NodeSetting::Op(op) => d.graph_exec_node_set(e, node, op),
+                NodeSetting::Child(g) => d.graph_exec_child_set(e, node, g),
+            }
         }
-        d.graph_upload(exec_key(e), stream_key(s))
-    }
 
-    unsafe fn cuGraphNodeSetEnabled(
-        e: CUgraphExec,
-        node: CUgraphNode,
-        enabled: c_uint,
-    ) -> CuResult<()> {
-        drv()?.graph_exec_set_enabled(exec_key(e), node_key(node), enabled != 0)
-    }
-
-    unsafe fn cuGraphNodeGetEnabled(
-        e: CUgraphExec,
-        node: CUgraphNode,
-        enabled: *mut c_uint,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if enabled.is_null() {
-            return Err(invalid("isEnabled is NULL"));
+        fn cuGraphEventRecordNodeSetEvent(d; node, event) {
+            let op = event_op(graphs::node_type::EVENT_RECORD, event)?;
+            d.graph_node_set(node, op)
         }
-        let on = d.graph_exec_enabled(exec_key(e), node_key(node))?;
-        out(enabled, c_uint::from(on))
-    }
 
-    unsafe fn cuGraphMemcpyNodeSetParams(
-        node: CUgraphNode,
-        copy: *const CUDA_MEMCPY3D,
-    ) -> CuResult<()> {
-        let op = memcpy_op(&input(copy, "nodeParams")?)?;
-        drv()?.graph_node_set(node_key(node), op)
-    }
-
-    unsafe fn cuGraphExecMemcpyNodeSetParams(
-        e: CUgraphExec,
-        node: CUgraphNode,
-        copy: *const CUDA_MEMCPY3D,
-        _ctx: CUcontext,
-    ) -> CuResult<()> {
-        let p = input(copy, "copyParams")?;
-        // cuda.h: "Returns CUDA_ERROR_INVALID_VALUE if ... either the original or new
-        // memory operands are multidimensional" (graph_exec_node_set compares the rest).
-        if p.height > 1 || p.depth > 1 {
-            return Err(invalid(format!(
-                "copyParams is {}x{}x{}: an executable graph's copy is one-dimensional",
-                p.width_in_bytes, p.height, p.depth
-            )));
+        fn cuGraphEventWaitNodeSetEvent(d; node, event) {
+            let op = event_op(graphs::node_type::WAIT_EVENT, event)?;
+            d.graph_node_set(node, op)
         }
-        let op = memcpy_op(&p)?;
-        drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
-    }
 
-    unsafe fn cuGraphMemsetNodeSetParams(
-        node: CUgraphNode,
-        p: *const CUDA_MEMSET_NODE_PARAMS,
-    ) -> CuResult<()> {
-        let op = memset_op(&input(p.cast::<MemsetParams>(), "nodeParams")?)?;
-        drv()?.graph_node_set(node_key(node), op)
-    }
+        fn cuGraphExecEventRecordNodeSetEvent(d; e, node, #[raw] event) {
+            // Observed: CUDA_ERROR_INVALID_VALUE (a destroyed event's is INVALID_HANDLE).
+            if event.is_null() {
+                return Err(invalid("event is NULL"));
+            }
+            let op = event_op(graphs::node_type::EVENT_RECORD, event.key())?;
+            d.graph_exec_node_set(e, node, op)
+        }
 
-    unsafe fn cuGraphExecMemsetNodeSetParams(
-        e: CUgraphExec,
-        node: CUgraphNode,
-        p: *const CUDA_MEMSET_NODE_PARAMS,
-        _ctx: CUcontext,
-    ) -> CuResult<()> {
-        let op = memset_op(&input(p.cast::<MemsetParams>(), "memsetParams")?)?;
-        drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
-    }
+        fn cuGraphExecEventWaitNodeSetEvent(d; e, node, event) {
+            let op = event_op(graphs::node_type::WAIT_EVENT, event)?;
+            d.graph_exec_node_set(e, node, op)
+        }
 
-    unsafe fn cuGraphHostNodeSetParams(
-        node: CUgraphNode,
-        p: *const CUDA_HOST_NODE_PARAMS,
-    ) -> CuResult<()> {
-        let op = host_op(p)?;
-        drv()?.graph_node_set(node_key(node), op)
-    }
+        fn cuGraphExecChildGraphNodeSetParams(d; e, node, child) {
+            // Observed: CUDA_ERROR_INVALID_VALUE.
+            if child == 0 {
+                return Err(invalid("hChildGraph is NULL"));
+            }
+            d.graph_exec_child_set(e, node, child)
+        }
 
-    unsafe fn cuGraphExecHostNodeSetParams(
-        e: CUgraphExec,
-        node: CUgraphNode,
-        p: *const CUDA_HOST_NODE_PARAMS,
-    ) -> CuResult<()> {
-        let op = host_op(p)?;
-        drv()?.graph_exec_node_set(exec_key(e), node_key(node), op)
-    }
+        fn cuGraphHostNodeGetParams(d; node, p) {
+            given_out(d, node, graphs::node_type::HOST, p.as_ptr().cast())
+        }
 
-    unsafe fn cuGraphAddDependencies(
-        g: CUgraph,
-        from: *const CUgraphNode,
-        to: *const CUgraphNode,
-        n: usize,
-    ) -> CuResult<()> {
-        drv()?.graph_add_dependencies(graph_key(g), &edges(from, to, n)?)
-    }
+        fn cuGraphMemsetNodeGetParams(d; node, p) {
+            given_out(d, node, graphs::node_type::MEMSET, p.as_ptr().cast())
+        }
 
-    unsafe fn cuGraphAddDependencies_v2(
-        g: CUgraph,
-        from: *const CUgraphNode,
-        to: *const CUgraphNode,
-        edge_data: *const CUgraphEdgeData,
-        n: usize,
-    ) -> CuResult<()> {
-        default_edges(edge_data, n)?;
-        Self::cuGraphAddDependencies(g, from, to, n)
-    }
+        fn cuGraphMemcpyNodeGetParams(d; node, p) {
+            given_out(d, node, graphs::node_type::MEMCPY, p.as_ptr().cast())
+        }
 
-    unsafe fn cuGraphRemoveDependencies(
-        g: CUgraph,
-        from: *const CUgraphNode,
-        to: *const CUgraphNode,
-        n: usize,
-    ) -> CuResult<()> {
-        drv()?.graph_remove_dependencies(graph_key(g), &edges(from, to, n)?)
-    }
+        fn cuGraphChildGraphNodeGetGraph(d; node, ph) {
+            ph.write_key(d.graph_child_graph(node)?)
+        }
 
-    unsafe fn cuGraphRemoveDependencies_v2(
-        g: CUgraph,
-        from: *const CUgraphNode,
-        to: *const CUgraphNode,
-        edge_data: *const CUgraphEdgeData,
-        n: usize,
-    ) -> CuResult<()> {
-        default_edges(edge_data, n)?;
-        Self::cuGraphRemoveDependencies(g, from, to, n)
-    }
+        fn cuGraphExecGetFlags(d; e, flags) {
+            flags.write(d.graph_exec_flags(e)?)
+        }
 
-    unsafe fn cuGraphGetNodes(g: CUgraph, nodes: *mut CUgraphNode, n: *mut usize) -> CuResult<()> {
-        let list: Vec<CUgraphNode> = drv()?
-            .graph_nodes(graph_key(g))?
-            .into_iter()
-            .map(node_handle)
-            .collect();
-        list_out(&list, nodes, n, std::ptr::null_mut())
-    }
+        fn cuGraphNodeFindInClone(d; ph, original, clone) {
+            ph.write_key(d.graph_find_in_clone(original, clone)?)
+        }
 
-    unsafe fn cuGraphGetRootNodes(
-        g: CUgraph,
-        nodes: *mut CUgraphNode,
-        n: *mut usize,
-    ) -> CuResult<()> {
-        let list: Vec<CUgraphNode> = drv()?
-            .graph_root_nodes(graph_key(g))?
-            .into_iter()
-            .map(node_handle)
-            .collect();
-        list_out(&list, nodes, n, std::ptr::null_mut())
+        fn cuGraphDestroyNode(d; node) {
+            d.graph_destroy_node(node)
+        }
+
+        fn cuGraphUpload(d; e, s) {
+            // Observed: CUDA_ERROR_INVALID_VALUE.
+            if e == 0 {
+                return Err(invalid("hGraphExec is NULL"));
+            }
+            d.graph_upload(e, s)
+        }
+
+        fn cuGraphNodeSetEnabled(d; e, node, enabled) {
+            d.graph_exec_set_enabled(e, node, enabled != 0)
+        }
+
+        fn cuGraphNodeGetEnabled(d; e, node, enabled) {
+            enabled.write(c_uint::from(d.graph_exec_enabled(e, node)?))
+        }
+
+        fn cuGraphMemcpyNodeSetParams(d; node, copy) {
+            d.graph_node_set(node, memcpy_op(&copy)?)
+        }
+
+        fn cuGraphExecMemcpyNodeSetParams(d; e, node, copy, _ctx) {
+            // cuda.h: "Returns CUDA_ERROR_INVALID_VALUE if ... either the original or new
+            // memory operands are multidimensional" (graph_exec_node_set compares the
+            // rest).
+            if copy.height > 1 || copy.depth > 1 {
+                return Err(invalid(format!(
+                    "copyParams is {}x{}x{}: an executable graph's copy is one-dimensional",
+                    copy.width_in_bytes, copy.height, copy.depth
+                )));
+            }
+            d.graph_exec_node_set(e, node, memcpy_op(&copy)?)
+        }
+
+        fn cuGraphMemsetNodeSetParams(d; node, #[raw] p) {
+            let op = memset_op(&input(p.cast::<MemsetParams>(), "nodeParams")?)?;
+            d.graph_node_set(node, op)
+        }
+
+        fn cuGraphExecMemsetNodeSetParams(d; e, node, #[raw] p, _ctx) {
+            let op = memset_op(&input(p.cast::<MemsetParams>(), "memsetParams")?)?;
+            d.graph_exec_node_set(e, node, op)
+        }
+
+        fn cuGraphHostNodeSetParams(d; node, #[raw] p) {
+            d.graph_node_set(node, host_op(p)?)
+        }
+
+        fn cuGraphExecHostNodeSetParams(d; e, node, #[raw] p) {
+            d.graph_exec_node_set(e, node, host_op(p)?)
+        }
+
+        fn cuGraphAddDependencies(d; g, #[slice] from, #[slice] to, _n) {
+            d.graph_add_dependencies(g, &edges(from, to))
+        }
+
+        fn cuGraphAddDependencies_v2(d; g, #[raw] from, #[raw] to, #[slice] edge_data, n) {
+            // The edges' data first (a refusal of it comes before the nodes').
+            only_default_edges(edge_data)?;
+            // Safety: cuda.h's contract for two arrays of `n` nodes.
+            let (from, to) = unsafe { (slice(from, n, "from")?, slice(to, n, "to")?) };
+            d.graph_add_dependencies(g, &edges(from, to))
+        }
+
+        fn cuGraphRemoveDependencies(d; g, #[slice] from, #[slice] to, _n) {
+            d.graph_remove_dependencies(g, &edges(from, to))
+        }
+
+        fn cuGraphRemoveDependencies_v2(d; g, #[raw] from, #[raw] to, #[slice] edge_data, n) {
+            // The edges' data first (a refusal of it comes before the nodes').
+            only_default_edges(edge_data)?;
+            // Safety: cuda.h's contract for two arrays of `n` nodes.
+            let (from, to) = unsafe { (slice(from, n, "from")?, slice(to, n, "to")?) };
+            d.graph_remove_dependencies(g, &edges(from, to))
+        }
+
+        fn cuGraphGetNodes(d; g, #[filled] nodes, _n) {
+            nodes.fill(&node_handles(d.graph_nodes(g)?), std::ptr::null_mut())
+        }
+
+        fn cuGraphGetRootNodes(d; g, #[filled] nodes, _n) {
+            nodes.fill(&node_handles(d.graph_root_nodes(g)?), std::ptr::null_mut())
+        }
+
+        fn cuGraphNodeGetDependencies(d; node, #[filled] nodes, _n) {
+            let list = node_handles(d.graph_node_neighbours(node, false)?);
+            nodes.fill(&list, std::ptr::null_mut())
+        }
+
+        fn cuGraphNodeGetDependentNodes(d; node, #[filled] nodes, _n) {
+            let list = node_handles(d.graph_node_neighbours(node, true)?);
+            nodes.fill(&list, std::ptr::null_mut())
+        }
+
+        fn cuGraphNodeGetType(d; node, #[late] t) {
+            t.write(d.graph_node_type(node)?)
+        }
+
+        fn cuGraphKernelNodeGetParams(d; node, #[late] p) {
+            let v = write_kernel_params(d, node)?;
+            // Safety: KernelParamsV1 is cuda.h's layout of CUDA_KERNEL_NODE_PARAMS_v1.
+            unsafe { p.cast::<KernelParamsV1>() }.write(v)
+        }
+
+        fn cuGraphKernelNodeGetParams_v2(d; node, #[late] p) {
+            let v1 = write_kernel_params(d, node)?;
+            let v = KernelParamsV2 {
+                v1,
+                kern: std::ptr::null_mut(),
+                ctx: std::ptr::null_mut(),
+            };
+            // Safety: KernelParamsV2 is cuda.h's layout of CUDA_KERNEL_NODE_PARAMS_v2.
+            unsafe { p.cast::<KernelParamsV2>() }.write(v)
+        }
+
+        fn cuGraphKernelNodeSetParams(d; node, #[raw] p) {
+            d.kernel_node_set(node, read_kernel_v1(p)?)
+        }
+
+        fn cuGraphKernelNodeSetParams_v2(d; node, #[raw] p) {
+            d.kernel_node_set(node, read_kernel_v2(p)?)
+        }
+
+        fn cuGraphKernelNodeGetAttribute(d; node, attr, value) {
+            let v = d.kernel_node_attribute(node, attr)?;
+            // Safety: a CUkernelNodeAttrValue of the program's is the 64-byte union.
+            unsafe { value.cast::<[u32; 16]>() }.write(v)
+        }
+
+        fn cuGraphKernelNodeSetAttribute(d; node, attr, #[raw] value) {
+            // Safety: a CUkernelNodeAttrValue of the program's, the 64-byte union.
+            let v = input(value.cast::<[u32; 16]>(), "value")?;
+            d.kernel_node_set_attribute(node, attr, &v)
+        }
+
+        fn cuGraphKernelNodeCopyAttributes(d; dst, src) {
+            d.kernel_node_copy_attributes(dst, src)
+        }
+
+        fn cuGraphEventRecordNodeGetEvent(d; node, #[late] e) {
+            if d.graph_node_type(node)? != graphs::node_type::EVENT_RECORD {
+                return Err(invalid("the node is not an event record node"));
+            }
+            e.write_key(d.event_node_get(node)?)
+        }
+
+        fn cuGraphEventWaitNodeGetEvent(d; node, #[late] e) {
+            if d.graph_node_type(node)? != graphs::node_type::WAIT_EVENT {
+                return Err(invalid("the node is not an event wait node"));
+            }
+            e.write_key(d.event_node_get(node)?)
+        }
+
+        fn cuGraphClone(d; ph, g) {
+            ph.write_key(d.graph_clone(g)?)
+        }
+
+        fn cuGraphInstantiateWithFlags(d; ph, g, flags) {
+            // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD (2) and _USE_NODE_PRIORITY (8) change
+            // nothing the mock runs; AUTO_FREE_ON_LAUNCH (1) is graph_memory.rs's;
+            // DEVICE_LAUNCH (4) needs device-side launches.
+            if flags & (AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH) == AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH {
+                // cuda.h: "cannot be used in conjunction"; observed:
+                // CUDA_ERROR_INVALID_VALUE.
+                return Err(invalid(
+                    "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH cannot go with AUTO_FREE_ON_LAUNCH",
+                ));
+            }
+            if flags & !0xB != 0 {
+                return Err(not_supported(format!(
+                    "graph instantiate flags {flags:#x}: device launch and unknown flags are not emulated"
+                )));
+            }
+            ph.write_key(d.graph_instantiate(g, flags)?)
+        }
+
+        fn cuGraphLaunch(d; e, s) {
+            d.graph_launch(e, s)
+        }
+
+        fn cuGraphExecDestroy(d; e) {
+            d.graph_exec_destroy(e)
+        }
+
+        fn cuGraphExecKernelNodeSetParams(d; e, node, #[raw] p) {
+            d.graph_exec_kernel_set(e, node, read_kernel_v1(p)?)
+        }
+
+        fn cuGraphExecKernelNodeSetParams_v2(d; e, node, #[raw] p) {
+            d.graph_exec_kernel_set(e, node, read_kernel_v2(p)?)
+        }
+
+        fn cuGraphExecUpdate_v2(d; e, g, info) {
+            let (r, result, node, from) = match d.graph_exec_update(e, g) {
+                Ok(()) => (Ok(()), graphs::update_result::SUCCESS, None, None),
+                Err(f) => (Err(f.err), f.result, f.node, f.from),
+            };
+            // Safety: UpdateResultInfo is cuda.h's layout of CUgraphExecUpdateResultInfo.
+            unsafe { info.cast::<UpdateResultInfo>() }.write(UpdateResultInfo {
+                result: result as u32,
+                error_node: node.map_or(std::ptr::null_mut(), CUgraphNode::of),
+                error_from_node: from.map_or(std::ptr::null_mut(), CUgraphNode::of),
+            })?;
+            r
+        }
+
+        fn cuGraphDebugDotPrint(d; g, path, flags) {
+            let dot = d.graph_dot(g, flags)?;
+            let path = path.to_string_lossy().into_owned();
+            std::fs::write(&path, dot)
+                .map_err(|e| invalid(format!("cannot write the DOT file {path}: {e}")))
+        }
     }
 
     unsafe fn cuGraphGetEdges(
@@ -1432,9 +1249,9 @@ impl GraphApi for Mock {
         if from.is_null() != to.is_null() {
             return Err(invalid("from and to must both be NULL or both be given"));
         }
-        let edges = drv()?.graph_edges(graph_key(g))?;
-        let froms: Vec<CUgraphNode> = edges.iter().map(|e| node_handle(e.0)).collect();
-        let tos: Vec<CUgraphNode> = edges.iter().map(|e| node_handle(e.1)).collect();
+        let edges = drv()?.graph_edges(g.key())?;
+        let froms: Vec<CUgraphNode> = edges.iter().map(|e| CUgraphNode::of(e.0)).collect();
+        let tos: Vec<CUgraphNode> = edges.iter().map(|e| CUgraphNode::of(e.1)).collect();
         if !from.is_null() {
             let room = input(n, "numEdges")?;
             list_out(&froms, from, n, std::ptr::null_mut())?;
@@ -1458,32 +1275,6 @@ impl GraphApi for Mock {
         Self::cuGraphGetEdges(g, from, to, n)
     }
 
-    unsafe fn cuGraphNodeGetDependencies(
-        node: CUgraphNode,
-        deps: *mut CUgraphNode,
-        n: *mut usize,
-    ) -> CuResult<()> {
-        let list: Vec<CUgraphNode> = drv()?
-            .graph_node_neighbours(node_key(node), false)?
-            .into_iter()
-            .map(node_handle)
-            .collect();
-        list_out(&list, deps, n, std::ptr::null_mut())
-    }
-
-    unsafe fn cuGraphNodeGetDependentNodes(
-        node: CUgraphNode,
-        deps: *mut CUgraphNode,
-        n: *mut usize,
-    ) -> CuResult<()> {
-        let list: Vec<CUgraphNode> = drv()?
-            .graph_node_neighbours(node_key(node), true)?
-            .into_iter()
-            .map(node_handle)
-            .collect();
-        list_out(&list, deps, n, std::ptr::null_mut())
-    }
-
     unsafe fn cuGraphNodeGetDependencies_v2(
         node: CUgraphNode,
         deps: *mut CUgraphNode,
@@ -1502,127 +1293,6 @@ impl GraphApi for Mock {
     ) -> CuResult<()> {
         default_edges_out(deps.is_null(), edge_data, n)?;
         Self::cuGraphNodeGetDependentNodes(node, deps, n)
-    }
-
-    unsafe fn cuGraphNodeGetType(node: CUgraphNode, t: *mut CUgraphNodeType) -> CuResult<()> {
-        let ty = drv()?.graph_node_type(node_key(node))?;
-        out(t.cast::<i32>(), ty)
-    }
-
-    unsafe fn cuGraphKernelNodeGetParams(
-        node: CUgraphNode,
-        p: *mut CUDA_KERNEL_NODE_PARAMS_v1,
-    ) -> CuResult<()> {
-        let v = write_kernel_params(node_key(node))?;
-        out(p.cast::<KernelParamsV1>(), v)
-    }
-
-    unsafe fn cuGraphKernelNodeGetParams_v2(
-        node: CUgraphNode,
-        p: *mut CUDA_KERNEL_NODE_PARAMS,
-    ) -> CuResult<()> {
-        let v1 = write_kernel_params(node_key(node))?;
-        let v = KernelParamsV2 {
-            v1,
-            kern: std::ptr::null_mut(),
-            ctx: std::ptr::null_mut(),
-        };
-        out(p.cast::<KernelParamsV2>(), v)
-    }
-
-    unsafe fn cuGraphKernelNodeSetParams(
-        node: CUgraphNode,
-        p: *const CUDA_KERNEL_NODE_PARAMS_v1,
-    ) -> CuResult<()> {
-        drv()?.kernel_node_set(node_key(node), read_kernel_v1(p)?)
-    }
-
-    unsafe fn cuGraphKernelNodeSetParams_v2(
-        node: CUgraphNode,
-        p: *const CUDA_KERNEL_NODE_PARAMS,
-    ) -> CuResult<()> {
-        drv()?.kernel_node_set(node_key(node), read_kernel_v2(p)?)
-    }
-
-    unsafe fn cuGraphKernelNodeGetAttribute(
-        node: CUgraphNode,
-        attr: CUkernelNodeAttrID,
-        value: *mut CUkernelNodeAttrValue,
-    ) -> CuResult<()> {
-        if value.is_null() {
-            return Err(invalid("value_out is NULL"));
-        }
-        let v = drv()?.kernel_node_attribute(node_key(node), attr)?;
-        // Safety: a non-NULL CUkernelNodeAttrValue of the program's, the 64-byte union.
-        unsafe { value.cast::<[u32; 16]>().write_unaligned(v) };
-        Ok(())
-    }
-
-    unsafe fn cuGraphKernelNodeSetAttribute(
-        node: CUgraphNode,
-        attr: CUkernelNodeAttrID,
-        value: *const CUkernelNodeAttrValue,
-    ) -> CuResult<()> {
-        if value.is_null() {
-            return Err(invalid("value is NULL"));
-        }
-        // Safety: a non-NULL CUkernelNodeAttrValue of the program's, the 64-byte union.
-        let v = unsafe { value.cast::<[u32; 16]>().read_unaligned() };
-        drv()?.kernel_node_set_attribute(node_key(node), attr, &v)
-    }
-
-    unsafe fn cuGraphKernelNodeCopyAttributes(dst: CUgraphNode, src: CUgraphNode) -> CuResult<()> {
-        drv()?.kernel_node_copy_attributes(node_key(dst), node_key(src))
-    }
-
-    unsafe fn cuGraphEventRecordNodeGetEvent(node: CUgraphNode, e: *mut CUevent) -> CuResult<()> {
-        let d = drv()?;
-        if d.graph_node_type(node_key(node))? != graphs::node_type::EVENT_RECORD {
-            return Err(invalid("the node is not an event record node"));
-        }
-        out(e, event_handle(d.event_node_get(node_key(node))?))
-    }
-
-    unsafe fn cuGraphEventWaitNodeGetEvent(node: CUgraphNode, e: *mut CUevent) -> CuResult<()> {
-        let d = drv()?;
-        if d.graph_node_type(node_key(node))? != graphs::node_type::WAIT_EVENT {
-            return Err(invalid("the node is not an event wait node"));
-        }
-        out(e, event_handle(d.event_node_get(node_key(node))?))
-    }
-
-    unsafe fn cuGraphClone(ph: *mut CUgraph, g: CUgraph) -> CuResult<()> {
-        let d = drv()?;
-        if ph.is_null() {
-            return Err(invalid("phGraphClone is NULL"));
-        }
-        out(ph, graph_handle(d.graph_clone(graph_key(g))?))
-    }
-
-    unsafe fn cuGraphInstantiateWithFlags(
-        ph: *mut CUgraphExec,
-        g: CUgraph,
-        flags: c_ulonglong,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if ph.is_null() {
-            return Err(invalid("phGraphExec is NULL"));
-        }
-        // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD (2) and _USE_NODE_PRIORITY (8) change nothing
-        // the mock runs; AUTO_FREE_ON_LAUNCH (1) is graph_memory.rs's; DEVICE_LAUNCH (4)
-        // needs device-side launches.
-        if flags & (AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH) == AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH {
-            // cuda.h: "cannot be used in conjunction"; observed: CUDA_ERROR_INVALID_VALUE.
-            return Err(invalid(
-                "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH cannot go with AUTO_FREE_ON_LAUNCH",
-            ));
-        }
-        if flags & !0xB != 0 {
-            return Err(not_supported(format!(
-                "graph instantiate flags {flags:#x}: device launch and unknown flags are not emulated"
-            )));
-        }
-        out(ph, exec_handle(d.graph_instantiate(graph_key(g), flags)?))
     }
 
     /// The CUDA 10 symbol, for programs built against those headers: the same call as
@@ -1645,8 +1315,9 @@ impl GraphApi for Mock {
         size: usize,
     ) -> CuResult<()> {
         let r = Self::cuGraphInstantiateWithFlags(ph, g, 0);
-        if !err_node.is_null() {
-            out(err_node, std::ptr::null_mut())?;
+        // The error node is optional here (cuda.h's declaration says nothing of it).
+        if let Some(err_node) = Out::maybe(err_node) {
+            err_node.write(std::ptr::null_mut())?;
         }
         match &r {
             Ok(()) => log_to(log, size, ""),
@@ -1672,54 +1343,6 @@ impl GraphApi for Mock {
         r
     }
 
-    unsafe fn cuGraphLaunch(e: CUgraphExec, s: CUstream) -> CuResult<()> {
-        drv()?.graph_launch(exec_key(e), stream_key(s))
-    }
-
-    unsafe fn cuGraphExecDestroy(e: CUgraphExec) -> CuResult<()> {
-        drv()?.graph_exec_destroy(exec_key(e))
-    }
-
-    unsafe fn cuGraphExecKernelNodeSetParams(
-        e: CUgraphExec,
-        node: CUgraphNode,
-        p: *const CUDA_KERNEL_NODE_PARAMS_v1,
-    ) -> CuResult<()> {
-        drv()?.graph_exec_kernel_set(exec_key(e), node_key(node), read_kernel_v1(p)?)
-    }
-
-    unsafe fn cuGraphExecKernelNodeSetParams_v2(
-        e: CUgraphExec,
-        node: CUgraphNode,
-        p: *const CUDA_KERNEL_NODE_PARAMS,
-    ) -> CuResult<()> {
-        drv()?.graph_exec_kernel_set(exec_key(e), node_key(node), read_kernel_v2(p)?)
-    }
-
-    unsafe fn cuGraphExecUpdate_v2(
-        e: CUgraphExec,
-        g: CUgraph,
-        info: *mut CUgraphExecUpdateResultInfo,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if info.is_null() {
-            return Err(invalid("resultInfo is NULL"));
-        }
-        let (r, result, node, from) = match d.graph_exec_update(exec_key(e), graph_key(g)) {
-            Ok(()) => (Ok(()), graphs::update_result::SUCCESS, None, None),
-            Err(f) => (Err(f.err), f.result, f.node, f.from),
-        };
-        out(
-            info.cast::<UpdateResultInfo>(),
-            UpdateResultInfo {
-                result: result as u32,
-                error_node: node.map_or(std::ptr::null_mut(), node_handle),
-                error_from_node: from.map_or(std::ptr::null_mut(), node_handle),
-            },
-        )?;
-        r
-    }
-
     unsafe fn cuGraphExecUpdate(
         e: CUgraphExec,
         g: CUgraph,
@@ -1732,24 +1355,13 @@ impl GraphApi for Mock {
             error_from_node: std::ptr::null_mut(),
         };
         let r = Self::cuGraphExecUpdate_v2(e, g, (&raw mut info).cast());
-        if !err_node.is_null() {
-            out(err_node, info.error_node)?;
+        // Both optional here: the CUDA 11 call's outputs, filled when given.
+        if let Some(err_node) = Out::maybe(err_node) {
+            err_node.write(info.error_node)?;
         }
-        if !result.is_null() {
-            out(result.cast::<u32>(), info.result)?;
+        if let Some(result) = Out::maybe(result.cast::<u32>()) {
+            result.write(info.result)?;
         }
         r
-    }
-
-    unsafe fn cuGraphDebugDotPrint(g: CUgraph, path: *const c_char, flags: c_uint) -> CuResult<()> {
-        let d = drv()?;
-        if path.is_null() {
-            return Err(invalid("path is NULL"));
-        }
-        let dot = d.graph_dot(graph_key(g), flags)?;
-        // Safety: a non-NULL C string, per cuda.h.
-        let path = CStr::from_ptr(path).to_string_lossy().into_owned();
-        std::fs::write(&path, dot)
-            .map_err(|e| invalid(format!("cannot write the DOT file {path}: {e}")))
     }
 }

@@ -4,12 +4,12 @@
 
 use super::jit::{finish_link, forget_link_outputs, keep_link_outputs, JitOutputs};
 use super::{image_bytes, out_pair, read_image_file, Mock};
-use crate::boundary::{drv, out};
+use crate::boundary::{c_str, Late};
 use crate::model::error::*;
 use crate::model::images;
 use cumock_abi::result::*;
 use cumock_abi::*;
-use std::ffi::{c_char, c_uint, c_void, CStr};
+use std::ffi::{c_uint, c_void, CStr};
 
 impl ModuleApi for Mock {
     emulate! {
@@ -104,57 +104,44 @@ impl ModuleApi for Mock {
         Self::cuModuleLoadData(module, fat_cubin)
     }
 
-    // Written by hand: the option arrays are read, and their outputs written, whatever the
-    // other arguments are.
-
-    unsafe fn cuLinkAddFile_v2(
-        state: CUlinkState,
-        type_: CUjitInputType,
-        path: *const c_char,
-        num_options: c_uint,
-        options: *mut CUjit_option,
-        option_values: *mut *mut c_void,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        let link = state as u64;
-        // Safety: cuda.h's contract for the option arrays.
-        let jit = unsafe { JitOutputs::read(num_options, options, option_values) }?;
-        let r = (|| {
-            if path.is_null() {
-                return Err(invalid("path is NULL"));
+    // The option arrays are read, and their outputs written, whatever the other arguments
+    // are: the path and the outputs are checked inside the call's result (`#[raw]`,
+    // `#[late]`), which the logs report.
+    emulate! {
+        fn cuLinkAddFile_v2(d; link, type_, #[raw] path, num_options, options, option_values) {
+            // Safety: cuda.h's contract for the option arrays.
+            let jit = unsafe { JitOutputs::read(num_options, options, option_values) }?;
+            let r = (|| {
+                // Safety: cuda.h's contract for a string.
+                let path = unsafe { c_str(path, "path is NULL") }?;
+                let name = input_name(Some(path), "file");
+                let bytes = images::read_file(&name, images::MAX_IMAGE_BYTES).map_err(|e| {
+                    CuError::new(CUDA_ERROR_FILE_NOT_FOUND, format!("{name}: {e}"))
+                })?;
+                d.link_add(link, type_, bytes, &name)
+            })();
+            // Safety: as in cuLinkAddData_v2.
+            unsafe {
+                jit.finish_with(&r);
+                finish_link(link, &r);
             }
-            // Safety: not NULL (checked above), and cuda.h's contract for a string.
-            let name = input_name(Some(unsafe { CStr::from_ptr(path) }), "file");
-            let bytes = images::read_file(&name, images::MAX_IMAGE_BYTES)
-                .map_err(|e| CuError::new(CUDA_ERROR_FILE_NOT_FOUND, format!("{name}: {e}")))?;
-            d.link_add(link, type_, bytes, &name)
-        })();
-        // Safety: as in cuLinkAddData_v2.
-        unsafe {
-            jit.finish_with(&r);
-            finish_link(link, &r);
+            r
         }
-        r
-    }
 
-    unsafe fn cuLinkComplete(
-        state: CUlinkState,
-        cubin_out: *mut *mut c_void,
-        size_out: *mut usize,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        let link = state as u64;
-        let r = (|| {
-            if cubin_out.is_null() || size_out.is_null() {
-                return Err(invalid("cubinOut or sizeOut is NULL"));
-            }
-            let (addr, len) = d.link_complete(link)?;
-            out(cubin_out, addr as *mut c_void)?;
-            out(size_out, len)
-        })();
-        // Safety: cuLinkCreate's arrays are valid until cuLinkDestroy, per cuda.h.
-        unsafe { finish_link(link, &r) };
-        r
+        fn cuLinkComplete(d; link, #[late] cubin_out, #[raw] size_out) {
+            // cuda.h says sizeOut is optional; the mock needs it (the cubin is the
+            // program's to copy).
+            let size_out = Late::new(size_out, "sizeOut is NULL");
+            let r = (|| {
+                let (cubin_out, size_out) = (cubin_out.check()?, size_out.check()?);
+                let (addr, len) = d.link_complete(link)?;
+                cubin_out.write(addr as *mut c_void)?;
+                size_out.write(len)
+            })();
+            // Safety: cuLinkCreate's arrays are valid until cuLinkDestroy, per cuda.h.
+            unsafe { finish_link(link, &r) };
+            r
+        }
     }
 }
 

@@ -6,7 +6,6 @@
 //! sm_100's (the trait's default says it is not emulated).
 
 use super::Mock;
-use crate::boundary::drv;
 use crate::model::error::*;
 use cumock_abi::*;
 use cumock_ptx::tensormap::{self, Im2colArgs, Refusal, TensorMap, TiledArgs};
@@ -36,144 +35,137 @@ unsafe fn array<T: Copy>(p: *const T, n: usize, what: &str) -> CuResult<Vec<T>> 
         .collect())
 }
 
-/// The map's 128 bytes at `p`. cuda.h asks for 64-byte alignment, which the H200's
-/// driver does not check (probe tensor_map: a map 32 bytes off is encoded); kernels that
-/// use it are where alignment matters.
-fn map_ptr(p: *mut CUtensorMap) -> CuResult<*mut u8> {
-    if p.is_null() {
-        return Err(invalid("tensorMap is NULL"));
-    }
-    Ok(p as *mut u8)
-}
-
+// The map's 128 bytes are the program's `CUtensorMap` (an `Out`: NULL is refused first).
+// cuda.h asks for 64-byte alignment, which the H200's driver does not check (probe
+// tensor_map: a map 32 bytes off is encoded); kernels that use it are where alignment
+// matters.
 impl TensorMapObjectApi for Mock {
-    unsafe fn cuTensorMapEncodeTiled(
-        tensor_map: *mut CUtensorMap,
-        data_type: CUtensorMapDataType,
-        rank: cuuint32_t,
-        address: *mut c_void,
-        dims: *const cuuint64_t,
-        strides: *const cuuint64_t,
-        box_dim: *const cuuint32_t,
-        element_strides: *const cuuint32_t,
-        interleave: CUtensorMapInterleave,
-        swizzle: CUtensorMapSwizzle,
-        l2_promotion: CUtensorMapL2promotion,
-        oob_fill: CUtensorMapFloatOOBfill,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        let p = map_ptr(tensor_map)?;
-        d.ctx_device(None)?;
-        // Safety: the caller's contract for every argument, as below.
-        let r = unsafe {
-            encode_tiled(
-                p,
-                data_type,
-                rank,
-                address,
-                [dims, strides],
-                [box_dim, element_strides],
-                [
-                    interleave as u32,
-                    swizzle as u32,
-                    l2_promotion as u32,
-                    oob_fill as u32,
-                ],
-            )
-        };
-        r.map_err(|(e, written)| {
-            if written {
-                // The H200 writes the map even when it refuses it, past its first checks
-                // (probe tensor_map); what it writes is not recorded: zeros here.
-                // Safety: `p` is the caller's non-null 128-byte CUtensorMap.
-                unsafe { std::ptr::write_bytes(p, 0, tensormap::BYTES) };
-            }
-            e
-        })
-    }
-
-    unsafe fn cuTensorMapEncodeIm2col(
-        tensor_map: *mut CUtensorMap,
-        data_type: CUtensorMapDataType,
-        rank: cuuint32_t,
-        address: *mut c_void,
-        dims: *const cuuint64_t,
-        strides: *const cuuint64_t,
-        lower: *const std::ffi::c_int,
-        upper: *const std::ffi::c_int,
-        channels: cuuint32_t,
-        pixels: cuuint32_t,
-        element_strides: *const cuuint32_t,
-        interleave: CUtensorMapInterleave,
-        swizzle: CUtensorMapSwizzle,
-        l2_promotion: CUtensorMapL2promotion,
-        oob_fill: CUtensorMapFloatOOBfill,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        let p = map_ptr(tensor_map)?;
-        d.ctx_device(None)?;
-        // The rank first: it sizes every array (3..=5 for im2col), and a refusal there
-        // leaves the map as it was, as for tiled maps.
-        if !(3..=5).contains(&rank) {
-            return Err(invalid(format!(
-                "tensorRank {rank} is outside 3..=5 for an im2col map"
-            )));
+    emulate! {
+        fn cuTensorMapEncodeTiled(
+            d;
+            tensor_map,
+            data_type,
+            rank,
+            #[raw] address,
+            #[raw] dims,
+            #[raw] strides,
+            #[raw] box_dim,
+            #[raw] element_strides,
+            interleave,
+            swizzle,
+            l2_promotion,
+            oob_fill,
+        ) {
+            let p = tensor_map.as_ptr().cast::<u8>();
+            d.ctx_device(None)?;
+            // Safety: the caller's contract for every argument, as below.
+            let r = unsafe {
+                encode_tiled(
+                    p,
+                    data_type,
+                    rank,
+                    address,
+                    [dims, strides],
+                    [box_dim, element_strides],
+                    [
+                        interleave as u32,
+                        swizzle as u32,
+                        l2_promotion as u32,
+                        oob_fill as u32,
+                    ],
+                )
+            };
+            r.map_err(|(e, written)| {
+                if written {
+                    // The H200 writes the map even when it refuses it, past its first
+                    // checks (probe tensor_map); what it writes is not recorded: zeros here.
+                    // Safety: `p` is the caller's non-null 128-byte CUtensorMap.
+                    unsafe { std::ptr::write_bytes(p, 0, tensormap::BYTES) };
+                }
+                e
+            })
         }
-        let r = rank as usize;
-        // Safety: the caller passes arrays of `rank` values (strides: `rank - 1`, corners
-        // `rank - 2`), as cuTensorMapEncodeIm2col's contract says; NULL is refused.
-        let (dims, strides, lower, upper, element_strides) = unsafe {
-            (
-                array(dims, r, "globalDim")?,
-                array(strides, r - 1, "globalStrides")?,
-                array(lower, r - 2, "pixelBoxLowerCorner")?,
-                array(upper, r - 2, "pixelBoxUpperCorner")?,
-                array(element_strides, r, "elementStrides")?,
-            )
-        };
-        let map = TensorMap::im2col(&Im2colArgs {
-            tiled: TiledArgs {
-                data_type: data_type as u32,
-                rank,
-                address: address as u64,
-                dims: &dims,
-                global_strides: &strides,
-                box_dim: &[],
-                element_strides: &element_strides,
-                interleave: interleave as u32,
-                swizzle: swizzle as u32,
-                l2_promotion: l2_promotion as u32,
-                oob_fill: oob_fill as u32,
-            },
-            lower: &lower,
-            upper: &upper,
+
+        fn cuTensorMapEncodeIm2col(
+            d;
+            tensor_map,
+            data_type,
+            rank,
+            #[raw] address,
+            #[raw] dims,
+            #[raw] strides,
+            #[raw] lower,
+            #[raw] upper,
             channels,
             pixels,
-        })
-        .map_err(refused)?;
-        let bytes = map.encode();
-        // Safety: `p` is the caller's CUtensorMap, 128 bytes, non-null as checked.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, tensormap::BYTES) };
-        Ok(())
-    }
+            #[raw] element_strides,
+            interleave,
+            swizzle,
+            l2_promotion,
+            oob_fill,
+        ) {
+            let p = tensor_map.as_ptr().cast::<u8>();
+            d.ctx_device(None)?;
+            // The rank first: it sizes every array (3..=5 for im2col), and a refusal there
+            // leaves the map as it was, as for tiled maps.
+            if !(3..=5).contains(&rank) {
+                return Err(invalid(format!(
+                    "tensorRank {rank} is outside 3..=5 for an im2col map"
+                )));
+            }
+            let r = rank as usize;
+            // Safety: the caller passes arrays of `rank` values (strides: `rank - 1`,
+            // corners `rank - 2`), as cuTensorMapEncodeIm2col's contract says; NULL is
+            // refused.
+            let (dims, strides, lower, upper, element_strides) = unsafe {
+                (
+                    array(dims, r, "globalDim")?,
+                    array(strides, r - 1, "globalStrides")?,
+                    array(lower, r - 2, "pixelBoxLowerCorner")?,
+                    array(upper, r - 2, "pixelBoxUpperCorner")?,
+                    array(element_strides, r, "elementStrides")?,
+                )
+            };
+            let map = TensorMap::im2col(&Im2colArgs {
+                tiled: TiledArgs {
+                    data_type: data_type as u32,
+                    rank,
+                    address: address as u64,
+                    dims: &dims,
+                    global_strides: &strides,
+                    box_dim: &[],
+                    element_strides: &element_strides,
+                    interleave: interleave as u32,
+                    swizzle: swizzle as u32,
+                    l2_promotion: l2_promotion as u32,
+                    oob_fill: oob_fill as u32,
+                },
+                lower: &lower,
+                upper: &upper,
+                channels,
+                pixels,
+            })
+            .map_err(refused)?;
+            let bytes = map.encode();
+            // Safety: `p` is the caller's CUtensorMap, 128 bytes, not NULL.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, tensormap::BYTES) };
+            Ok(())
+        }
 
-    unsafe fn cuTensorMapReplaceAddress(
-        tensor_map: *mut CUtensorMap,
-        address: *mut c_void,
-    ) -> CuResult<()> {
-        drv()?;
-        let p = map_ptr(tensor_map)?;
-        let mut bytes = [0u8; tensormap::BYTES];
-        // Safety: as in cuTensorMapEncodeTiled: the caller's 128-byte CUtensorMap.
-        unsafe {
-            std::ptr::copy_nonoverlapping(p as *const u8, bytes.as_mut_ptr(), tensormap::BYTES)
-        };
-        let map = TensorMap::decode(&bytes)
-            .ok_or_else(|| invalid("tensorMap is no map cuTensorMapEncodeTiled wrote"))?;
-        let bytes = map.with_address(address as u64).map_err(refused)?.encode();
-        // Safety: as above.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, tensormap::BYTES) };
-        Ok(())
+        fn cuTensorMapReplaceAddress(_d; tensor_map, #[raw] address) {
+            let p = tensor_map.as_ptr().cast::<u8>();
+            let mut bytes = [0u8; tensormap::BYTES];
+            // Safety: as in cuTensorMapEncodeTiled: the caller's 128-byte CUtensorMap.
+            unsafe {
+                std::ptr::copy_nonoverlapping(p as *const u8, bytes.as_mut_ptr(), tensormap::BYTES)
+            };
+            let map = TensorMap::decode(&bytes)
+                .ok_or_else(|| invalid("tensorMap is no map cuTensorMapEncodeTiled wrote"))?;
+            let bytes = map.with_address(address as u64).map_err(refused)?.encode();
+            // Safety: as above.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, tensormap::BYTES) };
+            Ok(())
+        }
     }
 }
 
@@ -231,7 +223,7 @@ unsafe fn encode_tiled(
     .map_err(|r| (refused(r), true))?;
     let bytes = map.encode();
     // Safety: `p` is the caller's CUtensorMap, 128 bytes (CU_TENSOR_MAP_NUM_QWORDS
-    // = 16), non-null as checked.
+    // = 16), not NULL (`emulate!`'s `Out`).
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, tensormap::BYTES) };
     Ok(())
 }
