@@ -13,7 +13,7 @@
 use super::error::*;
 use super::graphs::{GraphId, NodeId, NodeOp};
 use super::ids::{EventId, StreamId};
-use super::module::LaunchRequest;
+use super::launch::LaunchRequest;
 use super::stream_queues::{self, Order};
 use super::{Driver, State};
 use std::collections::HashMap;

@@ -55,6 +55,7 @@ pub mod host_memory;
 pub mod ids;
 pub mod images;
 pub mod ipc;
+pub mod launch;
 pub mod limits;
 pub mod link;
 pub mod managed;
