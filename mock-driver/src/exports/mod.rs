@@ -19,6 +19,8 @@
 //! | `ipc.rs` | cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle |
 //! | `managed.rs` | cuMemAllocManaged |
 //! | `textures.rs` | CUDA arrays (cuArrayCreate..., cuMemcpyHtoA..., cuMemcpy3D), texture and surface objects |
+//! | `exec.rs` | cuFuncGetName, cuFuncGetAttribute, cuFuncSetAttribute, cuFuncSetCacheConfig, cuLaunchHostFunc |
+//! | `launch.rs` | cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx |
 //! | `devices.rs` | cuDevice*, and the PCI bus ids (cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId) |
 //! | the others | their group's trait, named in the file's first line | Every export of the real driver that is not a method here is not emulated:
 //! it returns CUDA_ERROR_NOT_SUPPORTED and says so once. The groups the mock emulates
@@ -65,6 +67,7 @@ mod host_memory;
 mod init;
 mod ipc;
 mod jit;
+mod launch;
 mod libraries;
 mod malloc_async;
 mod managed;
@@ -141,6 +144,17 @@ not_emulated! {
     OpenGLInteroperabilityApi,
     EglInteroperabilityApi,
     VdpauInteroperabilityApi,
+}
+
+// cuda.h's "Execution Control" (`ExecutionControlApi`): functions' attributes and host
+// functions, and kernel launches.
+methods_in_files! {
+    ExecutionControlApi {
+        exec: cuFuncGetName, cuFuncGetAttribute, cuFuncSetAttribute, cuFuncSetCacheConfig,
+            cuLaunchHostFunc;
+        launch: cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx,
+            cuLaunchKernelEx_ptsz;
+    }
 }
 
 // cuda.h's "Memory Management" (`MemoryApi`): a method per function, calling the function

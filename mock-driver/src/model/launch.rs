@@ -36,6 +36,25 @@ pub struct LaunchRequest {
     pub cluster: Option<[u32; 3]>,
 }
 
+/// A launch's function, looked up once (`Driver::launch_function`): what the parameter
+/// buffer and the launch's checks read of it.
+pub struct LaunchFunction {
+    r: FunctionRef,
+    /// The context of its module.
+    context: ContextId,
+    program: Arc<ptx::Module>,
+    globals: Vec<u64>,
+    /// The most dynamic shared memory a launch may ask for.
+    shared_limit: u32,
+}
+
+impl LaunchFunction {
+    /// Its parameters' layout.
+    pub fn params(&self) -> &[ptx::Param] {
+        &self.program.kernels[self.r.kernel].params
+    }
+}
+
 /// A launch that passed its checks: what a stream's worker needs to run it.
 pub struct PreparedLaunch {
     program: Arc<ptx::Module>,
@@ -373,34 +392,68 @@ impl Driver {
             .unwrap_or(0)
     }
 
-    /// cuLaunchKernel: checks the launch as the H200 does (its errors are the launch's),
-    /// then queues the kernel on its stream and returns: the stream's worker runs it
-    /// (model/stream_queues.rs). A fault does not fail the launch: it becomes the device's
-    /// sticky error, reported by the synchronising calls that follow, as on a GPU.
-    pub fn launch(&'static self, req: LaunchRequest) -> CuResult<()> {
+    /// The function a launch names (a CUfunction, or a CUkernel), looked up once: its
+    /// parameters' layout (for the boundary to build the buffer) and the launch's checks
+    /// both read it.
+    pub fn launch_function(&self, f: u64) -> CuResult<LaunchFunction> {
+        self.function_in(&self.state.lock(), f)
+    }
+
+    fn function_in(&self, st: &State, f: u64) -> CuResult<LaunchFunction> {
+        let (_, r) = st.modules.function(f)?;
+        let m = st.modules.module(r.module)?;
+        Ok(LaunchFunction {
+            r,
+            context: m.context,
+            program: m.program.clone(),
+            globals: m.globals.clone(),
+            shared_limit: self.dynamic_shared_limit(m, &r),
+        })
+    }
+
+    /// cuLaunchKernel of `function` (`launch_function(req.function)`): checks the launch
+    /// as the H200 does (its errors are the launch's), then queues the kernel on its
+    /// stream and returns: the stream's worker runs it (model/stream_queues.rs). A fault
+    /// does not fail the launch: it becomes the device's sticky error, reported by the
+    /// synchronising calls that follow, as on a GPU.
+    pub fn launch(&'static self, function: &LaunchFunction, req: LaunchRequest) -> CuResult<()> {
         if self.capture_of(req.stream)?.is_some() {
             // A capturing stream records the launch as a graph node instead.
             let stream = req.stream;
-            return self.capture_kernel(stream, req);
+            return self.capture_kernel(stream, function, req);
         }
-        let prepared = self.prepare_launch(&req)?;
+        let prepared = self.prepare_launch_of(function, &req)?;
         let what = format!("the launch of kernel {}", prepared.kernel_name());
         self.enqueue_work(req.stream, &what, Box::new(move || prepared.run(self)))
     }
 
-    /// The checks of a launch (its errors are the launch's), and what running it needs:
-    /// shared by cuLaunchKernel and a graph's kernel nodes.
+    /// The checks of a launch (its errors are the launch's), and what running it needs,
+    /// for a graph's kernel node, which holds its function's handle: the current context
+    /// checked, then the function looked up, then `prepare_launch_of`.
     pub fn prepare_launch(&self, req: &LaunchRequest) -> CuResult<PreparedLaunch> {
+        let function = {
+            let st = self.state.lock();
+            self.current_device(&st)?;
+            self.function_in(&st, req.function)?
+        };
+        self.prepare_launch_of(&function, req)
+    }
+
+    /// The checks of a launch of `f` (its errors are the launch's), and what running it
+    /// needs: shared by cuLaunchKernel, a capture and a graph's kernel nodes.
+    pub fn prepare_launch_of(
+        &self,
+        f: &LaunchFunction,
+        req: &LaunchRequest,
+    ) -> CuResult<PreparedLaunch> {
         use attr::*;
         let (program, kernel, globals, device, printf_fifo) = {
             let st = self.state.lock();
             let (ctx, device) = self.current_device(&st)?;
-            let (_, r) = st.modules.function(req.function)?;
-            let m = st.modules.module(r.module)?;
-            if m.context != ctx {
+            if f.context != ctx {
                 return Err(invalid_handle(format!(
                     "the function belongs to a module of context {:#x}, not the current {ctx:#x}",
-                    m.context
+                    f.context
                 )));
             }
             let dim_limit = |a: i32, d: u32| self.device_attribute(device, a, d as i32) as u32;
@@ -428,7 +481,7 @@ impl Driver {
                     )));
                 }
             }
-            let k = &m.program.kernels[r.kernel];
+            let k = &f.program.kernels[f.r.kernel];
             let threads =
                 u64::from(req.block[0]) * u64::from(req.block[1]) * u64::from(req.block[2]);
             let limit = k
@@ -447,17 +500,16 @@ impl Driver {
                     k.local_bytes_per_thread
                 )));
             }
-            if req.shared > self.dynamic_shared_limit(m, &r) {
+            if req.shared > f.shared_limit {
                 return Err(invalid(format!(
                     "{} bytes of dynamic shared memory: the kernel may use {} (cuFuncSetAttribute \
                      MAX_DYNAMIC_SHARED_SIZE_BYTES raises it)",
-                    req.shared,
-                    self.dynamic_shared_limit(m, &r)
+                    req.shared, f.shared_limit
                 )));
             }
-            let cluster = launch_cluster(req, k, &r)?;
+            let cluster = launch_cluster(req, k, &f.r)?;
             st.contexts.check_stream(req.stream)?;
-            let (program, kernel, globals) = (m.program.clone(), r.kernel, m.globals.clone());
+            let (program, kernel, globals) = (f.program.clone(), f.r.kernel, f.globals.clone());
             let fifo = st
                 .contexts
                 .limit(ctx, LIMIT_PRINTF_FIFO_SIZE)
