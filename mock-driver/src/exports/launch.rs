@@ -167,10 +167,8 @@ unsafe fn launch(
     extra: *mut *mut c_void,
     how: How,
 ) -> CuResult<()> {
-    if f == 0 {
-        return Err(invalid_handle("the function is NULL"));
-    }
-    // Looked up once: its parameters' layout here, the launch's checks in the model.
+    // Looked up once (a NULL or stale handle refused there): its parameters' layout
+    // here, the launch's checks in the model.
     let function = d.launch_function(f)?;
     // Safety: as this function's contract.
     let params = unsafe { read_params(function.params(), kernel_params, extra)? };

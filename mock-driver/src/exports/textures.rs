@@ -195,7 +195,7 @@ struct QueuedVolumeCopy {
 // first; or the staged buffer the job itself owns. Nothing else holds these pointers.
 unsafe impl Send for QueuedVolumeCopy {}
 
-/// A copy between volumes queued on `s` as async copies are (see `memory.rs`,
+/// A copy between volumes queued on `s` as async copies are (see `copies.rs`,
 /// `queue_copy`): arrays and device memory as they are, page-locked memory as it is
 /// unless both sides are host memory, a pageable source to the device staged (read now,
 /// up to `STAGING_LIMIT`); false where the caller must copy in place (a pageable
@@ -368,7 +368,7 @@ fn volumes_3d(d: &Driver, c: &CUDA_MEMCPY3D) -> CuResult<VolumeCopy> {
     })
 }
 
-/// cuMemcpy3D_v2 and its variants, ordered as their base: see `memory.rs`.
+/// cuMemcpy3D_v2 and its variants, ordered as their base: see `copies.rs`.
 pub unsafe fn memcpy_3d(copy: *const CUDA_MEMCPY3D) -> CuResult<()> {
     legacy_order()?;
     let c = input(copy, "pCopy")?;

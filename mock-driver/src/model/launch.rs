@@ -1,8 +1,13 @@
 //! Kernel launches: a launch's function looked up once (`LaunchFunction`), the launch
 //! checked as the H200 checks it (`prepare_launch`), queued on its stream and run by the
 //! stream's worker over `KernelMemory`, the device's memory as a kernel sees it (every
-//! access translated through the mappings, with the launching device's rights). A fault
-//! becomes the device's sticky error (see `module.rs` for what the H200 does).
+//! access translated through the mappings, with the launching device's rights).
+//!
+//! What the H200 does, recorded by clients/probes/kernels.c, is the rule here: a launch
+//! that faults returns CUDA_SUCCESS; the fault shows at the next call that needs the
+//! device (cuCtxSynchronize, cuMemAlloc, copies, cuModuleLoadData, even cuCtxCreate on
+//! that device) and stays, for the life of the process: a primary-context reset does not
+//! clear it. VMM calls (reserve, create, map, set access) go on working.
 
 use super::error::*;
 use super::ids::{ContextId, DevicePtr, StreamId};

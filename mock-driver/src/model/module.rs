@@ -1,14 +1,7 @@
-//! Modules, libraries, functions and kernel launches: PTX (alone or in a fatbin) decoded
-//! once by `cumock_ptx`, its `.global`/`.const` variables placed in device memory of the
-//! loading context, and its kernels run on the host over the mock's own address
-//! translation (a `Memory` whose every span comes from `Vmm::segments`, with the access
-//! rights of the launching context's device).
-//!
-//! What the H200 does, recorded by clients/probes/kernels.c, is the rule here: a launch
-//! that faults returns CUDA_SUCCESS; the fault shows at the next call that needs the
-//! device (cuCtxSynchronize, cuMemAlloc, copies, cuModuleLoadData, even cuCtxCreate on
-//! that device) and stays, for the life of the process: a primary-context reset does not
-//! clear it. VMM calls (reserve, create, map, set access) go on working.
+//! Modules, libraries and functions: PTX (alone or in a fatbin) decoded once by
+//! `cumock_ptx`, its `.global`/`.const` variables placed in device memory of the loading
+//! context, its functions' attributes and occupancy. Its kernels are launched by
+//! `launch.rs`.
 
 use super::error::*;
 use super::ids::{ContextId, DevicePtr};
