@@ -60,6 +60,8 @@ macro_rules! emulate_one {
         [$name:ident in $group:ident] ($($p:ident : $ty:ty => $role:ident),*)
     ) => {
         $(#[$attr])*
+        // cuda.h's parameters, however many (cuLaunchKernel takes 11).
+        #[allow(clippy::too_many_arguments)]
         $vis unsafe fn $name($($p: $ty),*) -> crate::model::error::CuResult<()> {
             $(let $d = crate::boundary::drv()?;)?
             $( let $arg $(: $aty)? = convert!($role $($when)?, $p); )*

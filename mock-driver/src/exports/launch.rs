@@ -217,7 +217,7 @@ unsafe fn read_params(
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CuResult<Vec<u8>> {
-    let size = crate::model::Driver::params_size(&layout);
+    let size = crate::model::Driver::params_size(layout);
     let mut buf = vec![0u8; size];
     match (kernel_params.is_null(), extra.is_null()) {
         (false, false) => Err(invalid("both kernelParams and extra are given: pass one")),
