@@ -22,8 +22,10 @@
 //! | `exec.rs` | cuFuncGetName, cuFuncGetAttribute, cuFuncSetAttribute, cuFuncSetCacheConfig, cuLaunchHostFunc |
 //! | `launch.rs` | cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx |
 //! | `devices.rs` | cuDevice*, and the PCI bus ids (cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId) |
-//! | the others | their group's trait, named in the file's first line | Every export of the real driver that is not a method here is not emulated:
-//! it returns CUDA_ERROR_NOT_SUPPORTED and says so once. The groups the mock emulates
+//! | the others | their group's trait, named in the file's first line |
+//!
+//! Every export of the real driver that is not a method here is not emulated: it returns
+//! CUDA_ERROR_NOT_SUPPORTED and says so once. The groups the mock emulates
 //! nothing of are listed at the end of this file, so that each group's trait is
 //! implemented once (the exports below do not compile otherwise).
 //!
@@ -39,8 +41,8 @@
 //! 3. that is all: `boundary::export_all!` turns every method of the group traits into
 //!    the C export of that name, with the panic guard, the trace, fault injection and the
 //!    diagnostics, and cuGetProcAddress finds it. A function that delegates to another
-//!    calls `Self::cuOther(..)`, in Rust, so the error keeps its message; never the C
-//!    export.
+//!    calls `Self::cuOther(..)` (in a listed group's file, the function `cuOther(..)`),
+//!    in Rust, so the error keeps its message; never the C export.
 //!
 //! Variants with their base's parameters need no method: an older version
 //! (`cuCtxDestroy`) runs the newest one of the same parameter types (`cuCtxDestroy_v2`),
