@@ -1,5 +1,7 @@
 //! Device management (cuda.h's group CUDA_DEVICE, with its deprecated part): the
-//! profile's devices, their names, attributes, memory and compute capability.
+//! profile's devices, their names, attributes, memory and compute capability; and their
+//! PCI bus ids (cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId), which cuda.h files under
+//! `MemoryApi`.
 
 use super::{copy_c_string, Mock};
 use crate::boundary::{drv, out};
@@ -84,5 +86,35 @@ impl DeviceApi for Mock {
                 .copied()
                 .unwrap_or(0),
         )
+    }
+}
+
+// ---- PCI bus ids: cuda.h files them under `MemoryApi`, whose methods (exports/mod.rs)
+// call these.
+
+emulate! {
+
+    pub(super) fn cuDeviceGetPCIBusId(d; pci_bus_id, len, dev) {
+        let p = d.device(dev)?;
+        if pci_bus_id.is_null() || len <= 0 {
+            return Err(invalid("pciBusId is NULL or len is not positive"));
+        }
+        copy_c_string(&p.pci_bus_id, pci_bus_id, len as usize);
+        Ok(())
+    }
+
+    // The device is looked for before the out-parameter is checked.
+    pub(super) fn cuDeviceGetByPCIBusId(d; #[late] dev, pci_bus_id) {
+        let want = pci_bus_id.to_string_lossy().to_ascii_uppercase();
+        let found = d.profile.devices.iter().position(|p| {
+            let id = p.pci_bus_id.to_ascii_uppercase();
+            id == want
+                || id.ends_with(&format!(":{want}"))
+                || id.trim_start_matches('0') == want.trim_start_matches('0')
+        });
+        match found {
+            Some(i) => dev.write(i as CUdevice),
+            None => Err(invalid_device(format!("no device at PCI bus id {want}"))),
+        }
     }
 }

@@ -37,16 +37,20 @@
 //! getters check the stream before the pointer). A parameter marked `#[raw]` is passed
 //! as C gave it, for an emulation that reads it its own way (a struct the mock lays out
 //! itself, a NULL refused with another code).
+//!
+//! A function may carry a visibility (`pub(super) fn cuMemAlloc_v2(d; dptr, bytesize)`):
+//! written outside its group's trait, in the file of its noun, it is a free function that
+//! the trait's method calls (`methods_in_files!`).
 
 /// Emulated functions of one group's trait, over checked arguments (see the module).
 macro_rules! emulate {
     ($(
         $(#[$attr:meta])*
-        fn $name:ident($($d:ident)?; $($(#[$when:ident])? $arg:ident $(: $aty:ty)?),* $(,)?) $body:block
+        $vis:vis fn $name:ident($($d:ident)?; $($(#[$when:ident])? $arg:ident $(: $aty:ty)?),* $(,)?) $body:block
     )*) => {
         $(
             cumock_abi::declaration!($name, emulate_one!(
-                ($(#[$attr])*) ($($d)?) ($($(#[$when])? $arg $(: $aty)?),*) $body
+                ($(#[$attr])*) ($vis) ($($d)?) ($($(#[$when])? $arg $(: $aty)?),*) $body
             ));
         )*
     };
@@ -55,14 +59,41 @@ macro_rules! emulate {
 /// One function of `emulate!`, with its declaration appended by `declaration!`.
 macro_rules! emulate_one {
     (
-        ($(#[$attr:meta])*) ($($d:ident)?) ($($(#[$when:ident])? $arg:ident $(: $aty:ty)?),*) $body:block
+        ($(#[$attr:meta])*) ($vis:vis) ($($d:ident)?) ($($(#[$when:ident])? $arg:ident $(: $aty:ty)?),*) $body:block
         [$name:ident in $group:ident] ($($p:ident : $ty:ty => $role:ident $(($count:ident))?),*)
     ) => {
         $(#[$attr])*
-        unsafe fn $name($($p: $ty),*) -> crate::model::error::CuResult<()> {
+        // cuda.h's parameters, however many (cuLaunchKernel takes 11).
+        #[allow(clippy::too_many_arguments)]
+        $vis unsafe fn $name($($p: $ty),*) -> crate::model::error::CuResult<()> {
             $(let $d = crate::boundary::drv()?;)?
             $( let $arg $(: $aty)? = convert!($role $(($count))? $($when)?, $p); )*
             $body
+        }
+    };
+}
+
+/// A group's trait whose methods live in the files of several nouns (see exports/mod.rs):
+/// `methods_in_files! { MemoryApi { copies: cuMemcpy, cuMemcpyAsync; ipc: ... } }`
+/// implements `MemoryApi` with a method per name that calls the function of that name in
+/// that file (`copies::cuMemcpy`), written there with `pub(super)` by `emulate!` or by
+/// hand. A trait is implemented once, and one `impl` block cannot span files: this is
+/// that block, as a list. The declaration gives each method its parameters, so the list
+/// names functions only; the call holds each function to the declared types.
+macro_rules! methods_in_files {
+    ($group:ident { $($file:ident: $($name:ident),+ $(,)?;)* }) => {
+        impl $group for Mock {
+            $($(cumock_abi::declaration!($name, method_in_file!($file));)+)*
+        }
+    };
+}
+
+/// One method of `methods_in_files!`, with its declaration appended by `declaration!`.
+macro_rules! method_in_file {
+    ($file:ident [$name:ident in $group:ident] ($($p:ident : $ty:ty => $role:ident),*)) => {
+        unsafe fn $name($($p: $ty),*) -> crate::model::error::CuResult<()> {
+            // Safety: the export's contract, which the function it calls has too.
+            unsafe { $file::$name($($p),*) }
         }
     };
 }

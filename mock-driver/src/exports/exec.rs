@@ -1,175 +1,51 @@
-//! Execution control (cuda.h's group CUDA_EXEC, with its deprecated part): functions'
-//! names and attributes, and kernel launches (cuLaunchKernel, cuLaunchKernelEx), with the
-//! reading of their parameter buffers.
+//! Functions and host functions (cuda.h's group CUDA_EXEC, with its deprecated part,
+//! `ExecutionControlApi`, whose methods in exports/mod.rs call these): functions' names
+//! and attributes (cuFuncGetName, cuFuncGetAttribute, cuFuncSetAttribute,
+//! cuFuncSetCacheConfig) and cuLaunchHostFunc. Kernel launches are in `launch.rs`.
 
-use super::{per_thread, Mock};
 use crate::boundary::{drv, stream_key, Handle};
 use crate::model::error::*;
-use crate::model::ids::StreamId;
-use crate::model::module::LaunchRequest;
-use cumock_abi::result::*;
 use cumock_abi::*;
-use std::ffi::{c_char, c_uint, c_void};
+use std::ffi::{c_char, c_void};
 
-impl ExecutionControlApi for Mock {
-    emulate! {
-        fn cuFuncGetName(d; name, hfunc) {
-            name.write(intern(&d.function_name(hfunc)?))
-        }
+// graphs.rs reads a kernel node's parameters from here.
+pub(super) use super::launch::param_buffer;
 
-        fn cuFuncGetAttribute(d; pi, attrib, hfunc) {
-            pi.write(d.function_attribute(hfunc, attrib)?)
-        }
-
-        fn cuFuncSetAttribute(d; hfunc, attrib, value) {
-            d.function_set_attribute(hfunc, attrib, value)
-        }
-
-        fn cuFuncSetCacheConfig(d; hfunc, config) {
-            d.function_set_cache_config(hfunc, config)
-        }
-
-        fn cuLaunchKernel(
-            d;
-            f,
-            grid_x, grid_y, grid_z,
-            block_x, block_y, block_z,
-            shared,
-            stream,
-            kernel_params,
-            extra
-        ) {
-            let shape = Shape {
-                grid: [grid_x, grid_y, grid_z],
-                block: [block_x, block_y, block_z],
-                shared,
-            };
-            // Safety: the parameter arrays are the program's, as cuLaunchKernel requires.
-            unsafe { launch(d, f, shape, stream, kernel_params, extra, How::default()) }
-        }
-
-        fn cuLaunchCooperativeKernel(
-            d;
-            f,
-            grid_x, grid_y, grid_z,
-            block_x, block_y, block_z,
-            shared,
-            stream,
-            kernel_params
-        ) {
-            let shape = Shape {
-                grid: [grid_x, grid_y, grid_z],
-                block: [block_x, block_y, block_z],
-                shared,
-            };
-            let how = How {
-                cooperative: true,
-                cluster: None,
-            };
-            // Safety: the parameter array is the program's, as cuLaunchCooperativeKernel
-            // requires (it takes no `extra`).
-            unsafe { launch(d, f, shape, stream, kernel_params, std::ptr::null_mut(), how) }
-        }
-
-        fn cuLaunchHostFunc(d; s, f, user_data) {
-            let Some(f) = f else {
-                return Err(invalid("fn is NULL"));
-            };
-            d.ctx_device(None)?;
-            d.stream_check(s)?;
-            let handle = CUstream::of(s);
-            if d.capture_of(s)?.is_some() {
-                return super::graphs::capture_host_node(handle, f, user_data);
-            }
-            let data = ProgramData(user_data);
-            // Safety: the program's function, called with its data, as it asked, after the
-            // stream's earlier work (model/stream_queues.rs).
-            queue_host_work(
-                handle,
-                "cuLaunchHostFunc",
-                Box::new(move || unsafe { f(data.get()) }),
-            )
-        }
+emulate! {
+    pub(super) fn cuFuncGetName(d; name, hfunc) {
+        name.write(intern(&d.function_name(hfunc)?))
     }
 
-    unsafe fn cuLaunchKernelEx(
-        config: *const CUlaunchConfig,
-        f: CUfunction,
-        kernel_params: *mut *mut c_void,
-        extra: *mut *mut c_void,
-    ) -> CuResult<()> {
-        if config.is_null() {
-            return Err(invalid("config is NULL"));
-        }
-        // Safety: a non-NULL CUlaunchConfig of the program's, laid out as cuda.h says.
-        let c = unsafe { config.cast::<cumock_abi::LaunchConfig>().read_unaligned() };
-        if c.num_attrs != 0 && c.attrs.is_null() {
-            return Err(invalid(format!(
-                "numAttrs is {} and attrs is NULL",
-                c.num_attrs
-            )));
-        }
-        let mut cooperative = false;
-        let mut cluster = None;
-        let mut ignored = 0;
-        for i in 0..c.num_attrs as usize {
-            // Safety: `attrs` holds `numAttrs` CUlaunchAttributes (cuda.h), each 72 bytes:
-            // the id, padding to 8, then the 64-byte value union.
-            let a = unsafe { c.attrs.add(i).read_unaligned() };
-            match a.id {
-                cumock_abi::CU_LAUNCH_ATTRIBUTE_COOPERATIVE => cooperative = a.value[0] != 0,
-                // The blocks of a cluster run together (ptx/src/exec/cluster.rs).
-                cumock_abi::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => {
-                    cluster = Some([a.value[0], a.value[1], a.value[2]])
-                }
-                _ => ignored += 1,
-            }
-        }
-        if ignored != 0 {
-            // Attributes (priorities, programmatic serialisation, scheduling policies)
-            // change how a GPU schedules blocks, not what a correct kernel computes; the
-            // executor has no use for them, but says so.
-            crate::diagnostics::warn(
-                "cuLaunchKernelEx",
-                &format!("{ignored} launch attributes ignored: the host executor runs blocks without priorities or scheduling policies"),
-            );
-        }
-        let shape = Shape {
-            grid: c.grid,
-            block: c.block,
-            shared: c.shared,
-        };
-        let how = How {
-            cooperative,
-            cluster,
-        };
-        // Safety: the parameter arrays are the program's, as cuLaunchKernelEx requires.
-        unsafe {
-            launch(
-                drv()?,
-                f.key(),
-                shape,
-                c.stream.key(),
-                kernel_params,
-                extra,
-                how,
-            )
-        }
+    pub(super) fn cuFuncGetAttribute(d; pi, attrib, hfunc) {
+        pi.write(d.function_attribute(hfunc, attrib)?)
     }
 
-    unsafe fn cuLaunchKernelEx_ptsz(
-        config: *const CUlaunchConfig,
-        f: CUfunction,
-        kernel_params: *mut *mut c_void,
-        extra: *mut *mut c_void,
-    ) -> CuResult<()> {
-        if config.is_null() {
-            return Err(invalid("config is NULL"));
+    pub(super) fn cuFuncSetAttribute(d; hfunc, attrib, value) {
+        d.function_set_attribute(hfunc, attrib, value)
+    }
+
+    pub(super) fn cuFuncSetCacheConfig(d; hfunc, config) {
+        d.function_set_cache_config(hfunc, config)
+    }
+
+    pub(super) fn cuLaunchHostFunc(d; s, f, user_data) {
+        let Some(f) = f else {
+            return Err(invalid("fn is NULL"));
+        };
+        d.ctx_device(None)?;
+        d.stream_check(s)?;
+        let handle = CUstream::of(s);
+        if d.capture_of(s)?.is_some() {
+            return super::graphs::capture_host_node(handle, f, user_data);
         }
-        // Safety: a non-NULL CUlaunchConfig of the program's, laid out as cuda.h says.
-        let mut c = unsafe { config.cast::<cumock_abi::LaunchConfig>().read_unaligned() };
-        c.stream = per_thread(c.stream);
-        Self::cuLaunchKernelEx((&raw const c).cast(), f, kernel_params, extra)
+        let data = ProgramData(user_data);
+        // Safety: the program's function, called with its data, as it asked, after the
+        // stream's earlier work (model/stream_queues.rs).
+        queue_host_work(
+            handle,
+            "cuLaunchHostFunc",
+            Box::new(move || unsafe { f(data.get()) }),
+        )
     }
 }
 
@@ -202,139 +78,6 @@ pub(super) fn queue_host_work(
             crate::model::ordering::host_function_loaded(&loads);
         }),
     )
-}
-
-/// A launch's grid, block and dynamic shared memory.
-struct Shape {
-    grid: [c_uint; 3],
-    block: [c_uint; 3],
-    shared: c_uint,
-}
-
-/// How a launch runs its blocks: cooperatively, in clusters (cuLaunchKernelEx's
-/// attributes).
-#[derive(Default)]
-struct How {
-    cooperative: bool,
-    cluster: Option<[u32; 3]>,
-}
-
-/// cuLaunchKernel, cuLaunchCooperativeKernel and cuLaunchKernelEx: the parameter buffer
-/// read, then the model's launch.
-///
-/// # Safety
-/// The parameter arrays are the program's, as cuLaunchKernel requires.
-unsafe fn launch(
-    d: &'static crate::model::Driver,
-    f: u64,
-    shape: Shape,
-    stream: StreamId,
-    kernel_params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-    how: How,
-) -> CuResult<()> {
-    // Safety: as this function's contract.
-    let params = unsafe { param_buffer(d, f, kernel_params, extra)? };
-    d.launch(LaunchRequest {
-        function: f,
-        grid: shape.grid,
-        block: shape.block,
-        shared: shape.shared,
-        stream,
-        params,
-        cooperative: how.cooperative,
-        cluster: how.cluster,
-    })
-}
-
-/// The kernel's parameter buffer, from `kernelParams` (one pointer per parameter) or from
-/// `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE), with the H200's answers to misuse.
-///
-/// # Safety
-/// The arrays are the program's, as cuLaunchKernel requires.
-pub(super) unsafe fn param_buffer(
-    d: &crate::model::Driver,
-    f: u64,
-    kernel_params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-) -> CuResult<Vec<u8>> {
-    if f == 0 {
-        return Err(invalid_handle("the function is NULL"));
-    }
-    let layout = d.function_params(f)?;
-    let size = crate::model::Driver::params_size(&layout);
-    let mut buf = vec![0u8; size];
-    match (kernel_params.is_null(), extra.is_null()) {
-        (false, false) => Err(invalid("both kernelParams and extra are given: pass one")),
-        (true, true) if size > 0 => Err(invalid(format!(
-            "the kernel takes {} parameters and neither kernelParams nor extra is given",
-            layout.len()
-        ))),
-        (true, true) => Ok(buf),
-        (false, true) => {
-            for (i, p) in layout.iter().enumerate() {
-                // Safety: kernelParams holds one pointer per parameter, each to a value of
-                // the parameter's size (cuda.h).
-                let src = unsafe { *kernel_params.add(i) };
-                if src.is_null() {
-                    return Err(invalid(format!("kernelParams[{i}] is NULL")));
-                }
-                let at = p.offset as usize;
-                // Safety: as above.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        src.cast::<u8>(),
-                        buf[at..].as_mut_ptr(),
-                        p.size as usize,
-                    )
-                };
-            }
-            Ok(buf)
-        }
-        (true, false) => {
-            let (mut pointer, mut len) = (std::ptr::null::<u8>(), None::<usize>);
-            let mut i = 0;
-            loop {
-                // Safety: `extra` is a list of (key, value) pointers ending at
-                // CU_LAUNCH_PARAM_END (cuda.h); it is read one key at a time.
-                let key = unsafe { *extra.add(i) } as usize;
-                match key {
-                    0x00 => break,
-                    0x01 => pointer = unsafe { *extra.add(i + 1) }.cast(),
-                    0x02 => {
-                        let p = unsafe { *extra.add(i + 1) }.cast::<usize>();
-                        if p.is_null() {
-                            return Err(invalid("CU_LAUNCH_PARAM_BUFFER_SIZE points to NULL"));
-                        }
-                        len = Some(unsafe { p.read_unaligned() });
-                    }
-                    other => {
-                        return Err(invalid(format!("{other:#x} is not a CU_LAUNCH_PARAM key")))
-                    }
-                }
-                i += 2;
-                if i > 64 {
-                    return Err(invalid("extra is not ended by CU_LAUNCH_PARAM_END"));
-                }
-            }
-            let len = len.ok_or_else(|| invalid("extra has no CU_LAUNCH_PARAM_BUFFER_SIZE"))?;
-            if pointer.is_null() {
-                return Err(invalid("extra has no CU_LAUNCH_PARAM_BUFFER_POINTER"));
-            }
-            if len != size {
-                // The H200 answers a buffer of another size than the kernel's parameters so.
-                return Err(CuError::new(
-                    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
-                    format!(
-                        "the parameter buffer is {len} bytes; the kernel's parameters take {size}"
-                    ),
-                ));
-            }
-            // Safety: the program's buffer of `len` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(pointer, buf.as_mut_ptr(), len) };
-            Ok(buf)
-        }
-    }
 }
 
 /// A C string that lives as long as the process (cuFuncGetName hands out pointers the

@@ -1,10 +1,31 @@
-//! The functions the mock emulates, filed by noun as cuda.h's documentation groups them:
-//! each file implements one group's trait of `cumock_abi` (`vmm.rs` is
-//! `VirtualMemoryApi`, cuda.h's "Virtual Memory Management"), one method per CUDA entry
-//! point. Each converts and checks its arguments and calls the model (`crate::model`);
-//! `grep -rn cuMemMap` finds both the method and, in `cases/`, the cases that show its
-//! behaviour. Every export of the real driver that is not a method here is not emulated:
-//! it returns CUDA_ERROR_NOT_SUPPORTED and says so once. The groups the mock emulates
+//! The functions the mock emulates, filed by the model's nouns: a file here is the C side
+//! of the `model/` file of its name (`vmm.rs` of `model/vmm.rs`). An emulated function is
+//! a method of its cuda.h group's trait of `cumock_abi` (`cuMemMap` of
+//! `VirtualMemoryApi`, cuda.h's "Virtual Memory Management"); where a group is one noun,
+//! its file implements the trait; where a group holds several (cuda.h's "Memory
+//! Management" holds IPC, copies, host memory...), `methods_in_files!` below implements
+//! it by a list that names, for each function, the file that writes it, as a `pub(super)`
+//! free function of the declared signature. Each function converts and checks its
+//! arguments and calls the model (`crate::model`); `grep -rn cuMemMap` finds the function
+//! (and, for a listed group, the list naming its file) and, in `cases/`, the cases that
+//! show its behaviour.
+//!
+//! | file | functions |
+//! |---|---|
+//! | `alloc.rs` | cuMemAlloc, cuMemFree, cuMemGetInfo, cuMemGetAddressRange |
+//! | `copies.rs` | cuMemcpy, cuMemcpyHtoD/DtoH/DtoD, cuMemcpyPeer (and Async), cuMemsetD8/16/32 (and Async) |
+//! | `copies2d.rs` | cuMemAllocPitch, cuMemcpy2D (Unaligned, Async), cuMemsetD2D8/16/32 (and Async) |
+//! | `host_memory.rs` | cuMemHostAlloc, cuMemAllocHost, cuMemFreeHost, cuMemHostGetFlags, cuMemHostGetDevicePointer, cuMemHostRegister, cuMemHostUnregister |
+//! | `ipc.rs` | cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle |
+//! | `managed.rs` | cuMemAllocManaged |
+//! | `textures.rs` | CUDA arrays (cuArrayCreate..., cuMemcpyHtoA..., cuMemcpy3D), texture and surface objects |
+//! | `exec.rs` | cuFuncGetName, cuFuncGetAttribute, cuFuncSetAttribute, cuFuncSetCacheConfig, cuLaunchHostFunc |
+//! | `launch.rs` | cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx |
+//! | `devices.rs` | cuDevice*, and the PCI bus ids (cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId) |
+//! | the others | their group's trait, named in the file's first line |
+//!
+//! Every export of the real driver that is not a method here is not emulated: it returns
+//! CUDA_ERROR_NOT_SUPPORTED and says so once. The groups the mock emulates
 //! nothing of are listed at the end of this file, so that each group's trait is
 //! implemented once (the exports below do not compile otherwise).
 //!
@@ -15,12 +36,13 @@
 //! 2. write the method in that trait's impl, in the file of that noun (a group with no
 //!    file yet: move it from the list below to a new file), with that signature,
 //!    returning `CuResult<()>` (parameter names may differ; the compiler checks the types
-//!    against the declaration);
+//!    against the declaration); for a group listed in `methods_in_files!`, write a
+//!    `pub(super)` function of that name in the noun's file and add its name to the list;
 //! 3. that is all: `boundary::export_all!` turns every method of the group traits into
 //!    the C export of that name, with the panic guard, the trace, fault injection and the
 //!    diagnostics, and cuGetProcAddress finds it. A function that delegates to another
-//!    calls `Self::cuOther(..)`, in Rust, so the error keeps its message; never the C
-//!    export.
+//!    calls `Self::cuOther(..)` (in a listed group's file, the function `cuOther(..)`),
+//!    in Rust, so the error keeps its message; never the C export.
 //!
 //! Variants with their base's parameters need no method: an older version
 //! (`cuCtxDestroy`) runs the newest one of the same parameter types (`cuCtxDestroy_v2`),
@@ -33,18 +55,24 @@
 #[macro_use]
 mod emulate;
 
+mod alloc;
 mod contexts;
+mod copies;
+mod copies2d;
 mod devices;
 mod entry_points;
 mod error_handling;
 mod events;
 mod exec;
 mod graphs;
+mod host_memory;
 mod init;
+mod ipc;
 mod jit;
+mod launch;
 mod libraries;
 mod malloc_async;
-mod memory;
+mod managed;
 mod modules;
 mod occupancy;
 mod peer_access;
@@ -118,6 +146,45 @@ not_emulated! {
     OpenGLInteroperabilityApi,
     EglInteroperabilityApi,
     VdpauInteroperabilityApi,
+}
+
+// cuda.h's "Execution Control" (`ExecutionControlApi`): functions' attributes and host
+// functions, and kernel launches.
+methods_in_files! {
+    ExecutionControlApi {
+        exec: cuFuncGetName, cuFuncGetAttribute, cuFuncSetAttribute, cuFuncSetCacheConfig,
+            cuLaunchHostFunc;
+        launch: cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx,
+            cuLaunchKernelEx_ptsz;
+    }
+}
+
+// cuda.h's "Memory Management" (`MemoryApi`): a method per function, calling the function
+// of its name in its noun's file.
+methods_in_files! {
+    MemoryApi {
+        alloc: cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuMemGetAddressRange_v2;
+        copies: cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyDtoD_v2, cuMemcpy,
+            cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemcpyDtoDAsync_v2, cuMemcpyAsync,
+            cuMemcpyPeer, cuMemcpyPeerAsync,
+            cuMemsetD8_v2, cuMemsetD16_v2, cuMemsetD32_v2,
+            cuMemsetD8Async, cuMemsetD16Async, cuMemsetD32Async;
+        copies2d: cuMemAllocPitch_v2, cuMemcpy2D_v2, cuMemcpy2DUnaligned_v2, cuMemcpy2DAsync_v2,
+            cuMemsetD2D8_v2, cuMemsetD2D16_v2, cuMemsetD2D32_v2,
+            cuMemsetD2D8Async, cuMemsetD2D16Async, cuMemsetD2D32Async;
+        devices: cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId;
+        host_memory: cuMemHostAlloc, cuMemAllocHost_v2, cuMemFreeHost, cuMemHostGetFlags,
+            cuMemHostGetDevicePointer_v2, cuMemHostRegister, cuMemHostRegister_v2,
+            cuMemHostUnregister;
+        ipc: cuIpcGetMemHandle, cuIpcOpenMemHandle_v2, cuIpcCloseMemHandle,
+            cuIpcGetEventHandle, cuIpcOpenEventHandle;
+        managed: cuMemAllocManaged;
+        textures: cuArrayCreate_v2, cuArray3DCreate_v2, cuArrayGetDescriptor_v2,
+            cuArray3DGetDescriptor_v2, cuArrayDestroy,
+            cuMemcpyHtoA_v2, cuMemcpyHtoAAsync_v2, cuMemcpyAtoH_v2, cuMemcpyAtoHAsync_v2,
+            cuMemcpyDtoA_v2, cuMemcpyAtoD_v2, cuMemcpyAtoA_v2,
+            cuMemcpy3D_v2, cuMemcpy3DAsync_v2;
+    }
 }
 
 /// cuProfilerStart and cuProfilerStop: no profiler is ever attached to the mock, and the

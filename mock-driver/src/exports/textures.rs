@@ -1,8 +1,12 @@
-//! CUDA arrays (cuda.h files them under Memory management: `MemoryApi`'s methods in
-//! `memory.rs` call the functions here), texture objects (`TextureObjectApi`) and
-//! surface objects (`SurfaceObjectApi`), over `model::textures`.
+//! CUDA arrays, texture objects (`TextureObjectApi`) and surface objects
+//! (`SurfaceObjectApi`), over `model::textures`. cuda.h files the arrays under
+//! `MemoryApi`, whose methods (exports/mod.rs) call the functions here: cuArrayCreate,
+//! cuArray3DCreate, cuArrayGetDescriptor, cuArray3DGetDescriptor, cuArrayDestroy,
+//! cuMemcpyHtoA, cuMemcpyAtoH, cuMemcpyDtoA, cuMemcpyAtoD, cuMemcpyAtoA (and the Async
+//! forms), cuMemcpy3D and cuMemcpy3DAsync; the 2D copies with an array side come here
+//! from `copies2d.rs`.
 
-use super::memory::plane;
+use super::copies2d::plane;
 use super::{legacy_order, stream, Mock};
 use crate::boundary::{drv, input, Handle};
 use crate::model::copies2d::PlaneStart;
@@ -191,7 +195,7 @@ struct QueuedVolumeCopy {
 // first; or the staged buffer the job itself owns. Nothing else holds these pointers.
 unsafe impl Send for QueuedVolumeCopy {}
 
-/// A copy between volumes queued on `s` as async copies are (see `memory.rs`,
+/// A copy between volumes queued on `s` as async copies are (see `copies.rs`,
 /// `queue_copy`): arrays and device memory as they are, page-locked memory as it is
 /// unless both sides are host memory, a pageable source to the device staged (read now,
 /// up to `STAGING_LIMIT`); false where the caller must copy in place (a pageable
@@ -240,7 +244,7 @@ unsafe fn queue_volume_copy(s: CUstream, mut copy: VolumeCopy, what: &str) -> Cu
     let mut staged = None;
     if from == Kind::Pageable {
         let bytes = w.saturating_mul(h).saturating_mul(depth);
-        if bytes > super::memory::STAGING_LIMIT as u64 {
+        if bytes > super::copies::STAGING_LIMIT as u64 {
             return Ok(false);
         }
         // Checked before the source is read: a refused copy reads nothing.
@@ -364,7 +368,7 @@ fn volumes_3d(d: &Driver, c: &CUDA_MEMCPY3D) -> CuResult<VolumeCopy> {
     })
 }
 
-/// cuMemcpy3D_v2 and its variants, ordered as their base: see `memory.rs`.
+/// cuMemcpy3D_v2 and its variants, ordered as their base: see `copies.rs`.
 pub unsafe fn memcpy_3d(copy: *const CUDA_MEMCPY3D) -> CuResult<()> {
     legacy_order()?;
     let c = input(copy, "pCopy")?;
@@ -387,6 +391,133 @@ pub unsafe fn memcpy_3d_async(copy: *const CUDA_MEMCPY3D, s: CUstream) -> CuResu
     let _order = stream(s)?;
     // Safety: as memcpy_3d's.
     unsafe { memcpy_3d(copy) }
+}
+
+// ---------------------------------------------------------------- CUDA arrays
+
+emulate! {
+    /// A 1D (Height 0) or 2D array.
+    pub(super) fn cuArrayCreate_v2(d; p, desc) {
+        let h = d.array_create(CUDA_ARRAY3D_DESCRIPTOR {
+            width: desc.width,
+            height: desc.height,
+            depth: 0,
+            format: desc.format,
+            num_channels: desc.num_channels,
+            flags: 0,
+        })?;
+        p.write_key(h)
+    }
+
+    pub(super) fn cuArray3DCreate_v2(d; p, desc) {
+        p.write_key(d.array_create(desc)?)
+    }
+
+    // The getters look the array up before they check the out-parameter.
+
+    pub(super) fn cuArrayGetDescriptor_v2(d; #[late] p, h) {
+        let a = d.array_descriptor(h)?;
+        p.write(CUDA_ARRAY_DESCRIPTOR {
+            width: a.width,
+            height: a.height,
+            format: a.format,
+            num_channels: a.num_channels,
+        })
+    }
+
+    pub(super) fn cuArray3DGetDescriptor_v2(d; #[late] p, h) {
+        p.write(d.array_descriptor(h)?)
+    }
+
+    pub(super) fn cuArrayDestroy(d; h) {
+        d.array_destroy(h)
+    }
+}
+
+pub(super) unsafe fn cuMemcpyHtoA_v2(
+    dst: CUarray,
+    dst_offset: usize,
+    src: *const c_void,
+    count: usize,
+) -> CuResult<()> {
+    let s = host_side(src)?;
+    copy_bytes(array_side(dst), dst_offset, s, 0, count)
+}
+
+pub(super) unsafe fn cuMemcpyHtoAAsync_v2(
+    dst: CUarray,
+    dst_offset: usize,
+    src: *const c_void,
+    count: usize,
+    s: CUstream,
+) -> CuResult<()> {
+    let _order = stream(s)?;
+    cuMemcpyHtoA_v2(dst, dst_offset, src, count)
+}
+
+pub(super) unsafe fn cuMemcpyAtoH_v2(
+    dst: *mut c_void,
+    src: CUarray,
+    src_offset: usize,
+    count: usize,
+) -> CuResult<()> {
+    let d = host_side(dst)?;
+    copy_bytes(d, 0, array_side(src), src_offset, count)
+}
+
+pub(super) unsafe fn cuMemcpyAtoHAsync_v2(
+    dst: *mut c_void,
+    src: CUarray,
+    src_offset: usize,
+    count: usize,
+    s: CUstream,
+) -> CuResult<()> {
+    let _order = stream(s)?;
+    cuMemcpyAtoH_v2(dst, src, src_offset, count)
+}
+
+pub(super) unsafe fn cuMemcpyDtoA_v2(
+    dst: CUarray,
+    dst_offset: usize,
+    src: CUdeviceptr,
+    count: usize,
+) -> CuResult<()> {
+    let s = device_side(src);
+    copy_bytes(array_side(dst), dst_offset, s, 0, count)
+}
+
+pub(super) unsafe fn cuMemcpyAtoD_v2(
+    dst: CUdeviceptr,
+    src: CUarray,
+    src_offset: usize,
+    count: usize,
+) -> CuResult<()> {
+    let d = device_side(dst);
+    copy_bytes(d, 0, array_side(src), src_offset, count)
+}
+
+pub(super) unsafe fn cuMemcpyAtoA_v2(
+    dst: CUarray,
+    dst_offset: usize,
+    src: CUarray,
+    src_offset: usize,
+    count: usize,
+) -> CuResult<()> {
+    copy_bytes(
+        array_side(dst),
+        dst_offset,
+        array_side(src),
+        src_offset,
+        count,
+    )
+}
+
+pub(super) unsafe fn cuMemcpy3D_v2(copy: *const CUDA_MEMCPY3D) -> CuResult<()> {
+    memcpy_3d(copy)
+}
+
+pub(super) unsafe fn cuMemcpy3DAsync_v2(copy: *const CUDA_MEMCPY3D, s: CUstream) -> CuResult<()> {
+    memcpy_3d_async(copy, s)
 }
 
 impl TextureObjectApi for Mock {

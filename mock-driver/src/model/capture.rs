@@ -13,7 +13,7 @@
 use super::error::*;
 use super::graphs::{GraphId, NodeId, NodeOp};
 use super::ids::{EventId, StreamId};
-use super::module::LaunchRequest;
+use super::launch::{LaunchFunction, LaunchRequest};
 use super::stream_queues::{self, Order};
 use super::{Driver, State};
 use std::collections::HashMap;
@@ -366,9 +366,15 @@ impl Driver {
         Ok(made)
     }
 
-    /// A launch on a capturing stream: checked as a launch, then a kernel node.
-    pub fn capture_kernel(&self, stream: StreamId, req: LaunchRequest) -> CuResult<()> {
-        self.prepare_launch(&req)?;
+    /// A launch of `function` on a capturing stream: checked as a launch, then a kernel
+    /// node.
+    pub fn capture_kernel(
+        &self,
+        stream: StreamId,
+        function: &LaunchFunction,
+        req: LaunchRequest,
+    ) -> CuResult<()> {
+        self.prepare_launch_of(function, &req)?;
         let mut launch = req;
         launch.stream = StreamId::NULL;
         let mut node = self.kernel_node(launch)?;

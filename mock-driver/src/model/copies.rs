@@ -158,7 +158,7 @@ impl Driver {
     /// copy's does.
     ///
     /// Launches do not call this: the kernel executor asks for memory an address at a
-    /// time, and `module::KernelMemory` answers with the whole mapping there (a fault, not
+    /// time, and `launch::KernelMemory` answers with the whole mapping there (a fault, not
     /// an error, when there is none). This range-at-once form is what the tests use to
     /// look at device memory as a kernel would.
     pub fn translate(

@@ -25,8 +25,9 @@
 //! - `graphs`: CUDA graphs and their launch; `capture`: stream capture into graphs;
 //!   `conditional`: conditional nodes; `graph_memory`: memory nodes; `user_objects`:
 //!   graph user objects;
-//! - `module`: modules, libraries, launches and the sticky faults of kernels; `link`:
-//!   the JIT linker; `textures`: CUDA arrays, texture and surface objects;
+//! - `module`: modules, libraries and functions; `launch`: kernel launches (the
+//!   function looked up once, the checks, the kernel run over `KernelMemory`) and the
+//!   sticky faults of kernels; `link`: the JIT linker; `textures`: CUDA arrays, texture and surface objects;
 //! - `images`: module images read from the program's memory and from files, bounded;
 //! - `process`: the process's driver, and fork;
 //! - `profile`: the devices' description; `error`: the errors the calls return;
@@ -55,6 +56,7 @@ pub mod host_memory;
 pub mod ids;
 pub mod images;
 pub mod ipc;
+pub mod launch;
 pub mod limits;
 pub mod link;
 pub mod managed;

@@ -1,24 +1,17 @@
-//! Modules, libraries, functions and kernel launches: PTX (alone or in a fatbin) decoded
-//! once by `cumock_ptx`, its `.global`/`.const` variables placed in device memory of the
-//! loading context, and its kernels run on the host over the mock's own address
-//! translation (a `Memory` whose every span comes from `Vmm::segments`, with the access
-//! rights of the launching context's device).
-//!
-//! What the H200 does, recorded by clients/probes/kernels.c, is the rule here: a launch
-//! that faults returns CUDA_SUCCESS; the fault shows at the next call that needs the
-//! device (cuCtxSynchronize, cuMemAlloc, copies, cuModuleLoadData, even cuCtxCreate on
-//! that device) and stays, for the life of the process: a primary-context reset does not
-//! clear it. VMM calls (reserve, create, map, set access) go on working.
+//! Modules, libraries and functions: PTX (alone or in a fatbin) decoded once by
+//! `cumock_ptx`, its `.global`/`.const` variables placed in device memory of the loading
+//! context, its functions' attributes and occupancy. Its kernels are launched by
+//! `launch.rs`.
 
 use super::error::*;
-use super::ids::{ContextId, DevicePtr, StreamId};
-use super::vmm::{Need, Segment};
+use super::ids::{ContextId, DevicePtr};
 use super::{Driver, State};
+// Launches are in launch.rs; the files that import them from here still may.
+pub use super::launch::{LaunchRequest, PreparedLaunch};
 use crate::host_bytes::HostBytes;
 use cumock_abi::result::*;
 use cumock_ptx as ptx;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 const MODULE_TAG: u64 = 0x00d0_0000_0000_0000;
@@ -28,7 +21,7 @@ const KERNEL_TAG: u64 = 0x00ce_0000_0000_0000;
 
 /// The values of cuda.h's `CUfunction_attribute` and the `CUdevice_attribute`s launches
 /// check (the attribute tables of `cumock_abi` are by name; these are matched on).
-mod attr {
+pub(super) mod attr {
     pub const MAX_THREADS_PER_BLOCK: i32 = 0;
     pub const SHARED_SIZE_BYTES: i32 = 1;
     pub const CONST_SIZE_BYTES: i32 = 2;
@@ -69,7 +62,7 @@ const DEFAULT_SHARED_LIMIT: u32 = 48 << 10;
 /// itself: it launches a 523,712-byte frame and refuses 523,728 with
 /// CUDA_ERROR_INVALID_VALUE, for 1 thread as for 1024 (probe sandbox_images,
 /// local-largest). ptxas takes a larger frame; the launch is refused.
-const LOCAL_LIMIT_PER_THREAD: u64 = 523_712;
+pub(super) const LOCAL_LIMIT_PER_THREAD: u64 = 523_712;
 
 /// The smallest initialised variable the H200 refuses to load (see
 /// `check_declared_sizes`).
@@ -227,349 +220,11 @@ impl Image {
     }
 }
 
-/// How long a kernel's fault takes to reach the host (see `Driver::run_kernel`).
-const FAULT_DELIVERY: std::time::Duration = std::time::Duration::from_millis(50);
-
-/// The launch as the program asked for it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LaunchRequest {
-    pub function: u64,
-    pub grid: [u32; 3],
-    pub block: [u32; 3],
-    pub shared: u32,
-    pub stream: StreamId,
-    pub params: Vec<u8>,
-    /// cuLaunchCooperativeKernel (or the cooperative launch attribute): every block in
-    /// flight at once, with a grid workspace for grid-wide syncs.
-    pub cooperative: bool,
-    /// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, when given.
-    pub cluster: Option<[u32; 3]>,
-}
-
-/// A launch that passed its checks: what a stream's worker needs to run it.
-pub struct PreparedLaunch {
-    program: Arc<ptx::Module>,
-    kernel: usize,
-    globals: Vec<u64>,
-    device: usize,
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared: u32,
-    params: Vec<u8>,
-    sm_count: u32,
-    host_threads: usize,
-    step_limit: Option<u64>,
-    time_limit: Option<std::time::Duration>,
-    engine: ptx::Engine,
-    /// The context's CU_LIMIT_PRINTF_FIFO_SIZE at the launch: the most bytes of device
-    /// printf output kept.
-    printf_fifo: u64,
-    cooperative: bool,
-    /// The cluster shape the launch runs with (`Driver::launch_cluster`).
-    cluster: Option<[u32; 3]>,
-    /// The context's CU_LIMIT_STACK_SIZE at the launch.
-    stack_bytes: u64,
-    /// The context's device heap, when the module calls malloc or free.
-    heap: Option<Arc<ptx::DeviceHeap>>,
-}
-
-impl PreparedLaunch {
-    pub fn kernel_name(&self) -> &str {
-        &self.program.kernels[self.kernel].name
-    }
-
-    /// Runs the kernel (on a stream's worker: see `Driver::run_kernel`).
-    pub fn run(&self, driver: &Driver) {
-        let launch = ptx::Launch {
-            grid: self.grid,
-            block: self.block,
-            dynamic_shared_bytes: self.shared,
-            params: &self.params,
-            globals: &self.globals,
-            device_ordinal: self.device as u32,
-            sm_count: self.sm_count,
-            host_threads: self.host_threads,
-            step_limit: self.step_limit,
-            time_limit: self.time_limit,
-            engine: self.engine,
-            cooperative: self.cooperative,
-            cluster: self.cluster,
-            stack_bytes: self.stack_bytes,
-            heap: self.heap.as_deref(),
-        };
-        driver.run_kernel(
-            &self.program,
-            self.kernel,
-            &launch,
-            self.device,
-            self.printf_fifo,
-        );
-    }
-}
-
-/// The device's memory as a kernel sees it: every access translated through the
-/// mappings, with the launching device's rights; the spans it handed out are recorded so
-/// that the launch counts as work in flight on them.
-struct KernelMemory<'a> {
-    driver: &'a Driver,
-    device: usize,
-    touched: parking_lot::Mutex<Vec<Segment>>,
-    /// With ordering-bug reports on: the windows of device memory handed out, and whether
-    /// for writing (`ordering::WINDOW`).
-    ranges: Option<parking_lot::Mutex<Vec<(u64, u64, super::ordering::Touch)>>>,
-    /// Set when a translation failed because the host cannot back the memory (see
-    /// `limits`): the launch then ends in CUDA_ERROR_OUT_OF_MEMORY, not in a fault.
-    out_of_memory: AtomicBool,
-}
-
-// Safety: every span comes from `Vmm::segments` for a whole mapping, and its allocation is
-// pinned (`Vmm::pin`) from then until the kernel ends, so that its arena range or file
-// view is neither given back nor moved meanwhile: the pointers stay valid for the whole
-// launch. Concurrent blocks access them only through the executor's atomics.
-unsafe impl ptx::Memory for KernelMemory<'_> {
-    fn texture(&self, handle: u64) -> Option<std::sync::Arc<ptx::TextureObject>> {
-        self.driver.texture_object(handle)
-    }
-
-    fn surface(&self, handle: u64) -> Option<std::sync::Arc<ptx::SurfaceObject>> {
-        self.driver.surface_object(handle)
-    }
-
-    fn translate(
-        &self,
-        addr: u64,
-        _len: u64,
-        access: ptx::Access,
-    ) -> Result<ptx::HostSpan, ptx::Fault> {
-        let mut st = self.driver.state.lock();
-        let need = match access {
-            ptx::Access::Read => Need::Read,
-            ptx::Access::Write | ptx::Access::Atomic => Need::Write,
-        };
-        let Some(m) = st.vmm.mapping_at(addr) else {
-            // Page-locked host memory is the device's too (unified addressing: its device
-            // pointer is its host address), as flags a kernel polls while the host sets
-            // them. It stays mapped while queued work may use it: cuMemFreeHost and
-            // cuMemHostUnregister wait for every stream's work first.
-            if let Some((start, r)) = st.host.range_at(addr) {
-                if let Some(ranges) = &self.ranges {
-                    // Only the bytes accessed, as for device memory below (what the
-                    // ordering-bug reports compare with the host's stores).
-                    let hi = addr.saturating_add(_len.max(1)).min(start + r.size);
-                    let touch = match access {
-                        ptx::Access::Read => super::ordering::Touch::Read,
-                        ptx::Access::Write => super::ordering::Touch::Write,
-                        ptx::Access::Atomic => super::ordering::Touch::Atomic,
-                    };
-                    let mut ranges = ranges.lock();
-                    match ranges.last_mut() {
-                        Some(last) if last.2 == touch && last.0 <= hi && addr <= last.1 => {
-                            last.0 = last.0.min(addr);
-                            last.1 = last.1.max(hi);
-                        }
-                        _ => ranges.push((addr, hi, touch)),
-                    }
-                    return Ok(ptx::HostSpan {
-                        base: addr,
-                        len: hi - addr,
-                        host: addr as *mut u8,
-                        writable: access != ptx::Access::Read,
-                    });
-                }
-                return Ok(ptx::HostSpan {
-                    base: start,
-                    len: r.size,
-                    host: start as *mut u8,
-                    writable: true,
-                });
-            }
-            return Err(ptx::Fault {
-                message: describe_unmapped(&st, addr),
-            });
-        };
-        let (start, size) = (m.start, m.size);
-        let writable = m.access.allows(self.device, Need::Write);
-        let segs = st
-            .vmm
-            .segments(start, size, self.device, need)
-            .inspect_err(|e| {
-                if e.code == CUDA_ERROR_OUT_OF_MEMORY {
-                    self.out_of_memory.store(true, Ordering::Relaxed);
-                }
-            })
-            .map_err(|e| ptx::Fault {
-                message: format!(
-                    "{} (the mapping {start:#x}+{size:#x} of reservation {:#x})",
-                    e.message, m.reservation
-                ),
-            })?;
-        let seg = segs[0];
-        debug_assert_eq!(
-            segs.len(),
-            1,
-            "a mapping is one allocation, contiguous on the host"
-        );
-        let mut touched = self.touched.lock();
-        // The kernel keeps this pointer for the rest of the launch: the allocation's
-        // bytes must stay where they are until it ends (`Vmm::pin`). One entry an
-        // allocation: with ordering reports on, translations come per window, and a list
-        // of every one would grow with the kernel's accesses.
-        if !touched.iter().any(|t| t.allocation == seg.allocation) {
-            st.vmm.pin(seg.allocation);
-            touched.push(seg);
-        }
-        if let Some(ranges) = &self.ranges {
-            // Only the bytes accessed: the executor translates again for any others, or
-            // for a write where these were handed out for reading, so the spans say
-            // exactly what the kernel read, wrote and updated atomically (slower, a
-            // translation per access: only while ordering bugs are looked for). Coarser
-            // windows would make two streams' neighbouring words, which programs write
-            // apart (simple_hyperq), look like a race.
-            let lo = addr;
-            let hi = addr.saturating_add(_len.max(1)).min(start + size);
-            let touch = match access {
-                ptx::Access::Read => super::ordering::Touch::Read,
-                ptx::Access::Write => super::ordering::Touch::Write,
-                ptx::Access::Atomic => super::ordering::Touch::Atomic,
-            };
-            let write = touch != super::ordering::Touch::Read;
-            let mut ranges = ranges.lock();
-            match ranges.last_mut() {
-                // Consecutive accesses (a warp walking an array) make one range.
-                Some(last) if last.2 == touch && last.0 <= hi && lo <= last.1 => {
-                    last.0 = last.0.min(lo);
-                    last.1 = last.1.max(hi);
-                }
-                _ => ranges.push((lo, hi, touch)),
-            }
-            drop(ranges);
-            return Ok(ptx::HostSpan {
-                base: lo,
-                len: hi - lo,
-                host: seg.ptr.as_ptr().wrapping_add((lo - start) as usize),
-                writable: write && writable,
-            });
-        }
-        Ok(ptx::HostSpan {
-            base: start,
-            len: size,
-            host: seg.ptr.as_ptr(),
-            writable,
-        })
-    }
-}
-
-/// What lies at an address no mapping covers: a reservation's hole, or nothing at all
-/// (then the nearest mapping below, which is what an off-by-N bug usually ran past).
-/// The cluster shape a launch runs with, checked as the CUDA programming guide states
-/// ("Thread Block Clusters"): the launch's CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, else the
-/// kernel's compile-time shape (`__cluster_dims__`: `.reqnctapercluster`), else one set by
-/// cuFuncSetAttribute(REQUIRED_CLUSTER_*); None: no clusters. A misconfigured cluster is
-/// CUDA_ERROR_INVALID_CLUSTER_SIZE, which cuda.h documents as "a kernel launch error due
-/// to cluster misconfiguration"; the H200's code for each case awaits a recording (probe
-/// clusters, launch-errors).
-fn launch_cluster(
-    req: &LaunchRequest,
-    k: &ptx::Kernel,
-    r: &FunctionRef,
-) -> CuResult<Option<[u32; 3]>> {
-    let bad = |why: String| Err(CuError::new(CUDA_ERROR_INVALID_CLUSTER_SIZE, why));
-    let set_at_run_time = (r.required_cluster != [0; 3]).then_some(r.required_cluster);
-    let shape = match (req.cluster, k.required_cluster) {
-        (Some(c), Some(want)) if c != want => {
-            return bad(format!(
-                "a cluster of {c:?}: the kernel was compiled for clusters of {want:?}"
-            ))
-        }
-        (Some(c), _) => c,
-        (None, Some(want)) => want,
-        (None, None) => match set_at_run_time {
-            Some(c) => c,
-            None if k.explicit_cluster => {
-                return bad(
-                    "the kernel must be launched with a cluster shape (.explicitcluster): \
-                     give CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION"
-                        .to_string(),
-                )
-            }
-            None => return Ok(None),
-        },
-    };
-    if shape.contains(&0) {
-        return bad(format!("a cluster of {shape:?}: no dimension may be 0"));
-    }
-    if (0..3).any(|d| !req.grid[d].is_multiple_of(shape[d])) {
-        return bad(format!(
-            "the grid {:?} is not a whole number of clusters of {shape:?}",
-            req.grid
-        ));
-    }
-    let blocks = shape.iter().map(|&d| u64::from(d)).product::<u64>();
-    // 8 blocks is the portable size on sm_90; the H200 runs 16 with the kernel's
-    // NON_PORTABLE_CLUSTER_SIZE_ALLOWED set (cuda.h, CU_FUNC_ATTRIBUTE_NON_PORTABLE_...).
-    let limit = if r.non_portable_cluster { 16 } else { 8 };
-    if blocks > limit {
-        return bad(format!(
-            "a cluster of {blocks} blocks: at most {limit}{}",
-            if limit == 8 {
-                " (a portable cluster; cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED) allows 16)"
-            } else {
-                ""
-            }
-        ));
-    }
-    if let Some(max) = k.max_cluster_rank {
-        if blocks > u64::from(max) {
-            return bad(format!(
-                "a cluster of {blocks} blocks: the kernel allows at most {max} (.maxclusterrank)"
-            ));
-        }
-    }
-    if req.cooperative && blocks > 1 {
-        return Err(CuError::new(
-            CUDA_ERROR_NOT_SUPPORTED,
-            "a cooperative launch with clusters is not emulated: the mock runs either",
-        ));
-    }
-    Ok(Some(shape))
-}
-
-fn describe_unmapped(st: &State, addr: u64) -> String {
-    if let Some((base, r)) = st.vmm.reservation_at(addr) {
-        return format!(
-            "{addr:#x} is reserved (reservation {base:#x}+{:#x}) but nothing is mapped there",
-            r.size
-        );
-    }
-    match st.vmm.last_mapping_at_or_before(addr) {
-        Some(m) => format!(
-            "{addr:#x} is not device memory: nothing is mapped or reserved there; the nearest \
-             mapping below ends at {:#x} ({} bytes before it)",
-            m.start + m.size,
-            addr - (m.start + m.size)
-        ),
-        None => format!("{addr:#x} is not device memory: nothing is mapped or reserved there"),
-    }
-}
-
 /// `CU_LIMIT_PRINTF_FIFO_SIZE`, the index of its default in `context::DEFAULT_LIMITS`.
-const LIMIT_PRINTF_FIFO_SIZE: i32 = 1;
+pub(super) const LIMIT_PRINTF_FIFO_SIZE: i32 = 1;
 /// CUlimit's CU_LIMIT_STACK_SIZE and CU_LIMIT_MALLOC_HEAP_SIZE.
-const LIMIT_STACK_SIZE: i32 = 0;
+pub(super) const LIMIT_STACK_SIZE: i32 = 0;
 pub(super) const LIMIT_MALLOC_HEAP_SIZE: i32 = 2;
-
-fn fault_code(kind: ptx::FaultKind) -> cumock_abi::CUresult {
-    match kind {
-        ptx::FaultKind::IllegalAddress => CUDA_ERROR_ILLEGAL_ADDRESS,
-        ptx::FaultKind::MisalignedAddress => CUDA_ERROR_MISALIGNED_ADDRESS,
-        ptx::FaultKind::IllegalInstruction => CUDA_ERROR_ILLEGAL_INSTRUCTION,
-        ptx::FaultKind::Trap => CUDA_ERROR_LAUNCH_FAILED,
-        ptx::FaultKind::Assert => CUDA_ERROR_ASSERT,
-        ptx::FaultKind::StepLimit | ptx::FaultKind::TimeLimit => CUDA_ERROR_LAUNCH_TIMEOUT,
-        // A GPU hangs on a barrier nobody completes; the mock ends the launch instead.
-        ptx::FaultKind::Deadlock => CUDA_ERROR_LAUNCH_FAILED,
-    }
-}
 
 /// Prints why a module did not load, once per image (`key`) and cause, and marks the
 /// error as said so that the boundary does not repeat it under CUMOCK_MISUSE.
@@ -781,7 +436,7 @@ impl Driver {
         (major * 10 + minor) as u32
     }
 
-    fn device_attribute(&self, device: usize, attr: i32, default: i32) -> i32 {
+    pub(super) fn device_attribute(&self, device: usize, attr: i32, default: i32) -> i32 {
         self.profile.devices[device]
             .attribute(attr)
             .unwrap_or(default)
@@ -796,7 +451,7 @@ impl Driver {
     }
 
     /// The current context and its device, checked for a sticky error.
-    fn current_device(&self, st: &State) -> CuResult<(ContextId, usize)> {
+    pub(super) fn current_device(&self, st: &State) -> CuResult<(ContextId, usize)> {
         let (ctx, c) = st.contexts.require_current()?;
         let device = c.device;
         self.check_sticky(st, device)?;
@@ -1037,7 +692,7 @@ impl Driver {
     }
 
     /// The most dynamic shared memory a launch of `f` may ask for.
-    fn dynamic_shared_limit(&self, m: &LoadedModule, r: &FunctionRef) -> u32 {
+    pub(super) fn dynamic_shared_limit(&self, m: &LoadedModule, r: &FunctionRef) -> u32 {
         let k = &m.program.kernels[r.kernel];
         r.max_dynamic_shared
             .unwrap_or(DEFAULT_SHARED_LIMIT.saturating_sub(k.static_shared_bytes))
@@ -1328,301 +983,6 @@ impl Driver {
         Ok((best.0 * sms, best.1))
     }
 
-    /// The parameter layout of a function, for the boundary to build the buffer.
-    pub fn function_params(&self, f: u64) -> CuResult<Vec<ptx::Param>> {
-        let st = self.state.lock();
-        let (_, r) = st.modules.function(f)?;
-        let m = st.modules.module(r.module)?;
-        Ok(m.program.kernels[r.kernel].params.clone())
-    }
-
-    /// The size of a function's parameter buffer.
-    pub fn params_size(params: &[ptx::Param]) -> usize {
-        params
-            .iter()
-            .map(|p| (p.offset + p.size) as usize)
-            .max()
-            .unwrap_or(0)
-    }
-
-    /// cuLaunchKernel: checks the launch as the H200 does (its errors are the launch's),
-    /// then queues the kernel on its stream and returns: the stream's worker runs it
-    /// (model/stream_queues.rs). A fault does not fail the launch: it becomes the device's
-    /// sticky error, reported by the synchronising calls that follow, as on a GPU.
-    pub fn launch(&'static self, req: LaunchRequest) -> CuResult<()> {
-        if self.capture_of(req.stream)?.is_some() {
-            // A capturing stream records the launch as a graph node instead.
-            let stream = req.stream;
-            return self.capture_kernel(stream, req);
-        }
-        let prepared = self.prepare_launch(&req)?;
-        let what = format!("the launch of kernel {}", prepared.kernel_name());
-        self.enqueue_work(req.stream, &what, Box::new(move || prepared.run(self)))
-    }
-
-    /// The checks of a launch (its errors are the launch's), and what running it needs:
-    /// shared by cuLaunchKernel and a graph's kernel nodes.
-    pub fn prepare_launch(&self, req: &LaunchRequest) -> CuResult<PreparedLaunch> {
-        use attr::*;
-        let (program, kernel, globals, device, printf_fifo) = {
-            let st = self.state.lock();
-            let (ctx, device) = self.current_device(&st)?;
-            let (_, r) = st.modules.function(req.function)?;
-            let m = st.modules.module(r.module)?;
-            if m.context != ctx {
-                return Err(invalid_handle(format!(
-                    "the function belongs to a module of context {:#x}, not the current {ctx:#x}",
-                    m.context
-                )));
-            }
-            let dim_limit = |a: i32, d: u32| self.device_attribute(device, a, d as i32) as u32;
-            let max_block = [
-                dim_limit(DEV_MAX_BLOCK_DIM[0], 1024),
-                dim_limit(DEV_MAX_BLOCK_DIM[1], 1024),
-                dim_limit(DEV_MAX_BLOCK_DIM[2], 64),
-            ];
-            let max_grid = [
-                dim_limit(DEV_MAX_GRID_DIM[0], 0x7fff_ffff),
-                dim_limit(DEV_MAX_GRID_DIM[1], 65535),
-                dim_limit(DEV_MAX_GRID_DIM[2], 65535),
-            ];
-            for i in 0..3 {
-                if req.grid[i] == 0 || req.block[i] == 0 {
-                    return Err(invalid(format!(
-                        "grid {:?} and block {:?}: no dimension may be 0",
-                        req.grid, req.block
-                    )));
-                }
-                if req.block[i] > max_block[i] || req.grid[i] > max_grid[i] {
-                    return Err(invalid(format!(
-                        "grid {:?} or block {:?} exceeds the device's limits (grid {max_grid:?}, block {max_block:?})",
-                        req.grid, req.block
-                    )));
-                }
-            }
-            let k = &m.program.kernels[r.kernel];
-            let threads =
-                u64::from(req.block[0]) * u64::from(req.block[1]) * u64::from(req.block[2]);
-            let limit = k
-                .max_threads_per_block
-                .unwrap_or(max_block[0])
-                .min(dim_limit(DEV_MAX_THREADS_PER_BLOCK, 1024));
-            if threads > u64::from(limit) {
-                return Err(invalid(format!(
-                    "{threads} threads per block: the kernel takes at most {limit}"
-                )));
-            }
-            if u64::from(k.local_bytes_per_thread) > LOCAL_LIMIT_PER_THREAD {
-                return Err(invalid(format!(
-                    "the kernel declares {} bytes of local memory a thread: the device gives at \
-                     most {LOCAL_LIMIT_PER_THREAD}",
-                    k.local_bytes_per_thread
-                )));
-            }
-            if req.shared > self.dynamic_shared_limit(m, &r) {
-                return Err(invalid(format!(
-                    "{} bytes of dynamic shared memory: the kernel may use {} (cuFuncSetAttribute \
-                     MAX_DYNAMIC_SHARED_SIZE_BYTES raises it)",
-                    req.shared,
-                    self.dynamic_shared_limit(m, &r)
-                )));
-            }
-            let cluster = launch_cluster(req, k, &r)?;
-            st.contexts.check_stream(req.stream)?;
-            let (program, kernel, globals) = (m.program.clone(), r.kernel, m.globals.clone());
-            let fifo = st
-                .contexts
-                .limit(ctx, LIMIT_PRINTF_FIFO_SIZE)
-                .or(super::context::DEFAULT_LIMITS[LIMIT_PRINTF_FIFO_SIZE as usize])
-                .unwrap_or(0);
-            let stack = st
-                .contexts
-                .limit(ctx, LIMIT_STACK_SIZE)
-                .or(super::context::DEFAULT_LIMITS[LIMIT_STACK_SIZE as usize])
-                .unwrap_or(0);
-            (
-                program,
-                kernel,
-                globals,
-                device,
-                (fifo, stack, ctx, cluster),
-            )
-        };
-        let (printf_fifo, stack_bytes, ctx, cluster) = printf_fifo;
-        if req.cooperative {
-            self.check_cooperative(req, device)?;
-        }
-        let heap = if program.uses_device_heap() {
-            Some(self.device_heap(ctx)?)
-        } else {
-            None
-        };
-        Ok(PreparedLaunch {
-            program,
-            kernel,
-            globals,
-            device,
-            grid: req.grid,
-            block: req.block,
-            shared: req.shared,
-            params: req.params.clone(),
-            sm_count: self.device_attribute(device, DEV_MULTIPROCESSOR_COUNT, 132) as u32,
-            host_threads: self.kernel.host_threads,
-            step_limit: self.kernel.step_limit,
-            time_limit: self.kernel.time_limit,
-            engine: self.kernel.engine,
-            printf_fifo,
-            cooperative: req.cooperative,
-            cluster,
-            stack_bytes,
-            heap,
-        })
-    }
-
-    /// Context `ctx`'s device heap (the current context's), allocated at the first launch
-    /// that needs it with the context's CU_LIMIT_MALLOC_HEAP_SIZE, as a GPU's driver
-    /// sizes its heap when the first kernel using malloc is launched (cuCtxSetLimit
-    /// refuses to change the size after that).
-    fn device_heap(&self, ctx: ContextId) -> CuResult<Arc<ptx::DeviceHeap>> {
-        let size = {
-            let st = self.state.lock();
-            if let Some(h) = st.modules.heaps.get(&ctx) {
-                return Ok(h.clone());
-            }
-            st.contexts
-                .limit(ctx, LIMIT_MALLOC_HEAP_SIZE)
-                .or(super::context::DEFAULT_LIMITS[LIMIT_MALLOC_HEAP_SIZE as usize])
-                .unwrap_or(0)
-        };
-        // A heap of 0 bytes: every malloc gives NULL, with nothing allocated.
-        let base = if size > 0 {
-            self.mem_alloc(size)?.get()
-        } else {
-            0
-        };
-        let mut st = self.state.lock();
-        if let Some(h) = st.modules.heaps.get(&ctx) {
-            // Another thread's launch made it meanwhile: that one stays.
-            let h = h.clone();
-            drop(st);
-            if base != 0 {
-                self.mem_free(DevicePtr::new(base))?;
-            }
-            return Ok(h);
-        }
-        let heap = Arc::new(ptx::DeviceHeap::new(base, size));
-        st.modules.heaps.insert(ctx, heap.clone());
-        if base != 0 {
-            crate::diagnostics::driver_owned(base, true);
-        }
-        Ok(heap)
-    }
-
-    /// A cooperative launch needs every block resident at once: the grid may not exceed
-    /// what the occupancy calculator says fits on the device's SMs.
-    fn check_cooperative(&self, req: &LaunchRequest, device: usize) -> CuResult<()> {
-        use attr::*;
-        if self.device_attribute(device, DEV_COOPERATIVE_LAUNCH, 1) == 0 {
-            return Err(CuError::new(
-                CUDA_ERROR_NOT_SUPPORTED,
-                "the device does not support cooperative launches \
-                 (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0)",
-            ));
-        }
-        let threads = req.block.iter().map(|&d| d as i32).product::<i32>();
-        let per_sm = self.occupancy_blocks_per_sm(req.function, threads, req.shared as usize)?;
-        let sms = self.device_attribute(device, DEV_MULTIPROCESSOR_COUNT, 132);
-        let fits = i64::from(per_sm) * i64::from(sms);
-        let blocks = req.grid.iter().map(|&d| i64::from(d)).product::<i64>();
-        if blocks > fits {
-            return Err(CuError::new(
-                CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
-                format!(
-                    "a cooperative launch of {blocks} blocks: at most {fits} fit at once \
-                     ({per_sm} blocks of {threads} threads and {} bytes of dynamic shared \
-                     memory per SM, {sms} SMs; cuOccupancyMaxActiveBlocksPerMultiprocessor)",
-                    req.shared
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Runs a queued kernel on its stream's worker, without the state's lock (a kernel
-    /// takes it only to translate an address it has not used yet), and makes its fault
-    /// the device's sticky error. A device already poisoned runs nothing more, as a GPU
-    /// whose context faulted.
-    fn run_kernel(
-        &self,
-        program: &ptx::Module,
-        kernel: usize,
-        launch: &ptx::Launch,
-        device: usize,
-        printf_fifo: u64,
-    ) {
-        if self.state.lock().sticky[device].is_some() {
-            return;
-        }
-        let printf = ptx::PrintfBuffer::new(printf_fifo);
-        let memory = KernelMemory {
-            driver: self,
-            device,
-            touched: parking_lot::Mutex::new(Vec::new()),
-            ranges: super::ordering::enabled().then(|| parking_lot::Mutex::new(Vec::new())),
-            out_of_memory: AtomicBool::new(false),
-        };
-        let result = ptx::run_with_printf(program, kernel, launch, &memory, &printf);
-        if let Some(ranges) = &memory.ranges {
-            let ranges = ranges.lock();
-            super::ordering::kernel_touched(&ranges);
-            self.note_host_visible_writes(&ranges);
-        }
-        let mut st = self.state.lock();
-        // A GPU's printf FIFO reaches the host at its next synchronisation: kept till then,
-        // what was printed before a fault too.
-        st.printf_out.extend_from_slice(&printf.take());
-        st.printf_err.extend_from_slice(&printf.take_errors());
-        // What a kernel touched is work in flight until the next synchronisation.
-        let touched = memory.touched.into_inner();
-        st.vmm.issued(&touched);
-        let mut pinned: Vec<_> = touched.iter().map(|t| t.allocation).collect();
-        pinned.sort_unstable();
-        pinned.dedup();
-        st.vmm.unpin(pinned);
-        if let Err(fault) = result {
-            // Memory the host could not back ends the kernel as a GPU's memory never
-            // would: the program is told so, and how to give the mock more.
-            let code = if memory.out_of_memory.load(Ordering::Relaxed) {
-                CUDA_ERROR_OUT_OF_MEMORY
-            } else {
-                fault_code(fault.kind)
-            };
-            let mut message = if code == CUDA_ERROR_OUT_OF_MEMORY {
-                format!("kernel stopped, out of host memory to back the device's: {fault}")
-            } else {
-                format!("kernel fault: {fault}")
-            };
-            if fault.kind == ptx::FaultKind::TimeLimit {
-                message.push_str(&format!(
-                    " (CUMOCK_KERNEL_TIMEOUT=SECONDS sets the limit, 0 for none; the default \
-                     is {} s)",
-                    cumock_support::settings::DEFAULT_KERNEL_TIMEOUT_S
-                ));
-            }
-            crate::diagnostics::kernel_fault(&message);
-            st.sticky[device] = Some(CuError::new(
-                code,
-                format!("{message} (an earlier kernel's fault is sticky: the device stays unusable in this process)"),
-            ));
-            drop(st);
-            // A GPU's fault reaches the host only after the hardware has stopped the
-            // context, milliseconds later: until then cuStreamQuery still says
-            // CUDA_ERROR_NOT_READY (probe kernels, fault-stream-sync). The stream's work
-            // stays unfinished as long.
-            std::thread::sleep(FAULT_DELIVERY);
-        }
-    }
-
     // ---- libraries ----
 
     pub fn library_load(&self, image: Image) -> CuResult<u64> {
@@ -1691,19 +1051,19 @@ impl Driver {
 pub(super) struct KernelSettings {
     /// Host threads that run a launch's blocks: all the cores, or
     /// `CUMOCK_KERNEL_THREADS`.
-    host_threads: usize,
+    pub(super) host_threads: usize,
     /// A GPU has no watchdog for compute kernels, so an endless loop hangs it; the mock
     /// does the same unless `CUMOCK_KERNEL_STEP_LIMIT` caps the instructions a warp may
     /// issue (then the launch ends in CUDA_ERROR_LAUNCH_TIMEOUT).
-    step_limit: Option<u64>,
+    pub(super) step_limit: Option<u64>,
     /// A GPU with a display has a watchdog that ends a long kernel in
     /// CUDA_ERROR_LAUNCH_TIMEOUT; a compute GPU has none and hangs. The mock bounds every
     /// launch by default (`CUMOCK_KERNEL_TIMEOUT=SECONDS`, fractions allowed; 0: no
     /// limit), so that a runaway kernel ends a CI job with a message rather than hanging
     /// it. The executor polls the deadline, so it holds whichever thread runs the launch.
-    time_limit: Option<std::time::Duration>,
+    pub(super) time_limit: Option<std::time::Duration>,
     /// `CUMOCK_KERNEL_ENGINE=interp|jit`: the interpreter stays the reference.
-    engine: ptx::Engine,
+    pub(super) engine: ptx::Engine,
 }
 
 impl From<&cumock_support::Settings> for KernelSettings {

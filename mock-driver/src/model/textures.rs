@@ -7,7 +7,7 @@
 //!
 //! Texture and surface objects are descriptions over an array or device memory, shared
 //! (`Arc`) with the kernels that use them: a kernel names one by the 64-bit handle the
-//! driver returned, and `module::KernelMemory` looks it up here, so a bogus handle is a
+//! driver returned, and `launch::KernelMemory` looks it up here, so a bogus handle is a
 //! fault, and an object destroyed while a kernel runs stays valid for that kernel.
 //!
 //! Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): mipmapped arrays, cubemaps, sparse
@@ -375,7 +375,7 @@ impl Driver {
             .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live surface object")))
     }
 
-    /// The objects a kernel names (`module::KernelMemory`).
+    /// The objects a kernel names (`launch::KernelMemory`).
     pub fn texture_object(&self, h: u64) -> Option<Arc<ptx::TextureObject>> {
         self.state
             .lock()
