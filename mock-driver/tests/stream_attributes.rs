@@ -79,7 +79,11 @@ fn a_fresh_stream_answers_its_priority_and_the_defaults() {
         "no policy set: all bits, as the H200 answers"
     );
     assert_eq!(get(s, PRIORITY).unwrap()[0] as i32, -3);
-    assert_eq!(get(s, MEM_SYNC_DOMAIN_MAP).unwrap()[0], 0x100, "default 0, remote 1");
+    assert_eq!(
+        get(s, MEM_SYNC_DOMAIN_MAP).unwrap()[0],
+        0x100,
+        "default 0, remote 1"
+    );
     assert_eq!(get(s, MEM_SYNC_DOMAIN).unwrap()[0], 0);
     // The whole union is written, not only the member.
     assert_eq!(get(s, PRIORITY).unwrap()[1..], [0; 15]);
