@@ -102,14 +102,12 @@ extern "C" __global__ void load_im2col_4d(const CUtensorMap* tm, float* out, int
   }
 }
 
-// Rank 0 of a cluster of 4 multicasts a 2D box to the blocks of `mask`; each of them
-// waits on its own mbarrier, and every block writes its buffer out (those outside the
-// mask: as they left it).
-extern "C" __global__ void multicast_2d(const CUtensorMap* tm, float* out, int x, int y, unsigned mask) {
-  __shared__ alignas(1024) float box[256];
-  __shared__ alignas(8) unsigned long long bar;
-  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
-  unsigned d = (unsigned)__cvta_generic_to_shared(box);
+// A multicast's receiving side, shared by the two kernels below: every block of the
+// cluster fills its box with -1 and sets up its mbarrier (expecting the box's 1024 bytes
+// when `mask` names it), the cluster meets, and `rank` (the block's) is returned; after
+// the copy, `multicast_wait_and_write` waits in the blocks of the mask and every block
+// writes its box out (those outside the mask: as they left it).
+__device__ unsigned multicast_setup(float* box, unsigned b, unsigned mask) {
   unsigned rank;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
   for (int i = threadIdx.x; i < 256; i += blockDim.x) box[i] = -1.0f;
@@ -121,40 +119,42 @@ extern "C" __global__ void multicast_2d(const CUtensorMap* tm, float* out, int x
   }
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
-  if (threadIdx.x == 0 && rank == 0)
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
-                 :: "r"(d), "l"(tm), "r"(x), "r"(y), "r"(b), "h"((unsigned short)mask) : "memory");
+  return rank;
+}
+
+__device__ void multicast_wait_and_write(const float* box, unsigned b, unsigned mask, unsigned rank, float* out) {
   if (mask >> rank & 1)
     asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(b) : "memory");
   for (int i = threadIdx.x; i < 256; i += blockDim.x) out[rank * 256 + i] = box[i];
   asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
 }
 
-// The same with an im2col box of a 3d (NWC) map, offset `ow`: 64 pixels of 4 floats.
+// Rank 0 of a cluster of 4 multicasts a 2D box to the blocks of `mask`.
+extern "C" __global__ void multicast_2d(const CUtensorMap* tm, float* out, int x, int y, unsigned mask) {
+  __shared__ alignas(1024) float box[256];
+  __shared__ alignas(8) unsigned long long bar;
+  unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+  unsigned d = (unsigned)__cvta_generic_to_shared(box);
+  unsigned rank = multicast_setup(box, b, mask);
+  if (threadIdx.x == 0 && rank == 0)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+                 :: "r"(d), "l"(tm), "r"(x), "r"(y), "r"(b), "h"((unsigned short)mask) : "memory");
+  multicast_wait_and_write(box, b, mask, rank, out);
+}
+
+// The same with an im2col box of a 3d (NWC) map, offset `ow`: 64 pixels of 4 floats, sent
+// by rank 1.
 extern "C" __global__ void multicast_im2col(const CUtensorMap* tm, float* out, int c, int w, int n,
                                             unsigned short ow, unsigned mask) {
   __shared__ alignas(1024) float box[256];
   __shared__ alignas(8) unsigned long long bar;
   unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
   unsigned d = (unsigned)__cvta_generic_to_shared(box);
-  unsigned rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-  for (int i = threadIdx.x; i < 256; i += blockDim.x) box[i] = -1.0f;
-  if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared.b64 [%0], 1;" :: "r"(b));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    if (mask >> rank & 1)
-      asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], 1024;" :: "r"(b));
-  }
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
+  unsigned rank = multicast_setup(box, b, mask);
   if (threadIdx.x == 0 && rank == 1)
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], {%6}, %7;"
                  :: "r"(d), "l"(tm), "r"(c), "r"(w), "r"(n), "r"(b), "h"(ow), "h"((unsigned short)mask) : "memory");
-  if (mask >> rank & 1)
-    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" :: "r"(b) : "memory");
-  for (int i = threadIdx.x; i < 256; i += blockDim.x) out[rank * 256 + i] = box[i];
-  asm volatile("barrier.cluster.arrive; barrier.cluster.wait;" ::: "memory");
+  multicast_wait_and_write(box, b, mask, rank, out);
 }
 
 extern "C" __global__ void store_2d(const CUtensorMap* tm, int x, int y) {
