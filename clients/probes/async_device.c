@@ -11,7 +11,7 @@
  * once (the kernel still running). Nothing waits unboundedly on a real GPU. The kernels
  * are PTX text, loaded with cuModuleLoadData: no nvcc needed.
  *
- * Section async-copies-behind-a-kernel awaits a recording on the H200: which async
+ * Section async-copies-behind-a-kernel (recorded on the H200) says which async
  * copies (pageable sources small and large, to pageable memory, host to host, 2D, 3D,
  * peer) return while their stream's kernel still runs, and whether a pageable source
  * changed right after the call still gave the bytes of the call's time. */

@@ -3,10 +3,10 @@
  * right and wrong, what it hands back (phGraph_out, node types, body graphs), and kernels
  * loaded as PTX text (cuModuleLoadData, no nvcc) that call the device runtime's
  * cudaGraphSetConditional, as nvcc compiles it: an IF, a WHILE counting down with a
- * default assigned at each launch, a SWITCH. Section capture (bodies filled by
+ * default assigned at each launch, a SWITCH, and section capture (bodies filled by
  * cuStreamBeginCaptureToGraph, a conditional node added into a capture in progress, a
- * graph allocation captured into a body) awaits its recording on the H200
- * (ci/gpu-probes.sh). No multicast API is called. */
+ * graph allocation captured into a body); recorded on the H200 (ci/gpu-probes.sh). No
+ * multicast API is called. */
 #include "probe.h"
 
 static const char *ptx =

@@ -6,10 +6,8 @@
  * cuGraphExecUpdate reports for each kind of change, and that a launch after a setter
  * runs the new work; cuGraphUpload, cuGraphExecGetFlags, cuGraphNodeFindInClone and
  * cuGraphDestroyNode. Kernels are PTX text (cuModuleLoadData, no nvcc). Written for issue
- * 20; recorded on the H200 (ci/gpu-probes.sh) but for its last sections, update-topology,
- * capture-to-graph (cuStreamBeginCaptureToGraph), kernel-attributes and capture-modes,
- * which await their recording. No
- * multicast API is called. */
+ * 20; recorded on the H200 (ci/gpu-probes.sh), every section. No multicast API is
+ * called. */
 #include "probe.h"
 #include <pthread.h>
 

@@ -8,10 +8,10 @@
  *
  * Addresses differ from run to run: only their relations are printed (aligned, equal to
  * an earlier one). The attributes are printed as numbers of bytes. The kernel is PTX
- * text, loaded with cuModuleLoadData: no nvcc needed. Section capture-to-graph
- * (cuMemAllocAsync and cuMemFreeAsync captured by cuStreamBeginCaptureToGraph into a
- * graph holding an allocation node already) awaits its recording on the H200
- * (ci/gpu-probes.sh). No multicast API is called. */
+ * text, loaded with cuModuleLoadData: no nvcc needed. Recorded on the H200
+ * (ci/gpu-probes.sh); section host-and-managed (allocation nodes of host and managed
+ * memory, cuda.core's GraphMemoryType HOST and MANAGED) awaits its recording. No
+ * multicast API is called. */
 #include "probe.h"
 
 #define MIB (1ull << 20)
@@ -587,6 +587,85 @@ static void capture_to_graph(void) {
  * the destructor runs as references go (the graph's, then its executable graph's). The
  * destructor sets a flag; the probe polls it for up to two seconds (it runs on the
  * driver's thread, asynchronously). */
+/* Graph allocations of host and managed memory (cuda.core's GraphMemoryType HOST and
+ * MANAGED): which pool properties cuGraphAddMemAllocNode takes, and where it does, what
+ * the allocation is once the graph ran: its memory type, whether it is managed, whether
+ * a kernel node wrote it, the attributes (which count device memory). */
+static void host_and_managed_one(const char *what, CUmemAllocationType type,
+                                 CUmemLocationType loc, int id, int host_access) {
+    SAY("-- %s", what);
+    CUgraph g;
+    MUST(cuGraphCreate(&g, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS p = alloc_params(MIB);
+    p.poolProps.allocType = type;
+    p.poolProps.location.type = loc;
+    p.poolProps.location.id = id;
+    CUmemAccessDesc d = access_for(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    if (host_access) {
+        p.accessDescs = &d;
+        p.accessDescCount = 1;
+    }
+    CUgraphNode a, k, f;
+    CUresult r = cuGraphAddMemAllocNode(&a, g, NULL, 0, &p);
+    SAY("add the allocation node = %s", rname(r));
+    if (r != CUDA_SUCCESS) {
+        MUST(cuGraphDestroy(g));
+        return;
+    }
+    yes_no("dptr set", p.dptr != 0);
+    CUDA_MEM_ALLOC_NODE_PARAMS back;
+    memset(&back, 0, sizeof back);
+    CALL("get the node's parameters", cuGraphMemAllocNodeGetParams(a, &back));
+    SAY("  back: allocType %d location (%d, %d) same dptr %s", (int)back.poolProps.allocType,
+        (int)back.poolProps.location.type, back.poolProps.location.id,
+        back.dptr == p.dptr ? "yes" : "no");
+    MUST(add_fill(&k, g, &a, 1, p.dptr, (unsigned)(MIB / 4), 7));
+    CUgraphExec e;
+    r = cuGraphInstantiateWithFlags(&e, g, 0);
+    SAY("instantiate = %s", rname(r));
+    if (r != CUDA_SUCCESS) {
+        MUST(cuGraphDestroy(g));
+        return;
+    }
+    CUstream s;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CALL("launch", cuGraphLaunch(e, s));
+    CALL("synchronize", cuStreamSynchronize(s));
+    attrs("after the launch");
+    unsigned mt = 0, managed = 0;
+    CALL("memory type", cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p.dptr));
+    SAY("  memory type %u", mt);
+    CALL("is managed", cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p.dptr));
+    SAY("  is managed %u", managed);
+    unsigned word = 0;
+    CALL("copy the last word to the host", cuMemcpyDtoH(&word, p.dptr + MIB - 4, 4));
+    SAY("  last word %u", word);
+    MUST(cuGraphAddMemFreeNode(&f, g, &k, 1, p.dptr));
+    CALL("free the allocation outside the graph", cuMemFreeAsync(p.dptr, s));
+    CALL("synchronize", cuStreamSynchronize(s));
+    MUST(cuGraphExecDestroy(e));
+    MUST(cuGraphDestroy(g));
+    MUST(cuStreamDestroy(s));
+    CALL("trim", cuDeviceGraphMemTrim(0));
+}
+
+static void host_and_managed(void) {
+    setup();
+    host_and_managed_one("pinned, host", CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST, 0, 0);
+    host_and_managed_one("pinned, host, device 0 read-write", CU_MEM_ALLOCATION_TYPE_PINNED,
+                         CU_MEM_LOCATION_TYPE_HOST, 0, 1);
+    host_and_managed_one("pinned, host NUMA 0", CU_MEM_ALLOCATION_TYPE_PINNED,
+                         CU_MEM_LOCATION_TYPE_HOST_NUMA, 0, 0);
+    host_and_managed_one("pinned, host NUMA current", CU_MEM_ALLOCATION_TYPE_PINNED,
+                         CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0, 0);
+    host_and_managed_one("managed, device 0", CU_MEM_ALLOCATION_TYPE_MANAGED,
+                         CU_MEM_LOCATION_TYPE_DEVICE, 0, 0);
+    host_and_managed_one("managed, no location", CU_MEM_ALLOCATION_TYPE_MANAGED,
+                         CU_MEM_LOCATION_TYPE_NONE, 0, 0);
+    host_and_managed_one("managed, host", CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_HOST, 0, 0);
+    attrs("at the end");
+}
+
 static volatile int user_object_destroyed;
 static void CUDA_CB user_object_destroy(void *p) {
     (void)p;
@@ -647,5 +726,6 @@ int main(void) {
     section("capture-errors", capture_errors);
     section("user-objects", user_objects);
     section("capture-to-graph", capture_to_graph);
+    section("host-and-managed", host_and_managed);
     return 0;
 }

@@ -1,7 +1,7 @@
 /* Streams as frameworks query them: the priority range, streams created with a priority
  * (in and out of range), their flags, context and device; and context limits.
- * Section stream-attributes (cuStreamGetAttribute/SetAttribute/CopyAttributes) awaits
- * its recording on the H200 (ci/gpu-probes.sh). No multicast API is called. */
+ * Section stream-attributes: cuStreamGetAttribute/SetAttribute/CopyAttributes, recorded
+ * on the H200 (ci/gpu-probes.sh). No multicast API is called. */
 #include "probe.h"
 
 static void priorities(void) {
