@@ -640,7 +640,7 @@ static void host_and_managed_one(const char *what, CUmemAllocationType type,
     unsigned word = 0;
     CALL("copy the last word to the host", cuMemcpyDtoH(&word, p.dptr + MIB - 4, 4));
     SAY("  last word %u", word);
-    MUST(cuGraphAddMemFreeNode(&f, g, &k, 1, p.dptr));
+    CALL("add a free node after the fill", cuGraphAddMemFreeNode(&f, g, &k, 1, p.dptr));
     CALL("free the allocation outside the graph", cuMemFreeAsync(p.dptr, s));
     CALL("synchronize", cuStreamSynchronize(s));
     MUST(cuGraphExecDestroy(e));
