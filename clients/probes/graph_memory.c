@@ -651,6 +651,7 @@ static void host_and_managed_one(const char *what, CUmemAllocationType type,
 
 static void host_and_managed(void) {
     setup();
+    host_and_managed_one("pinned, device 0", CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE, 0, 0);
     host_and_managed_one("pinned, host", CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST, 0, 0);
     host_and_managed_one("pinned, host, device 0 read-write", CU_MEM_ALLOCATION_TYPE_PINNED,
                          CU_MEM_LOCATION_TYPE_HOST, 0, 1);
@@ -664,6 +665,42 @@ static void host_and_managed(void) {
                          CU_MEM_LOCATION_TYPE_NONE, 0, 0);
     host_and_managed_one("managed, host", CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_HOST, 0, 0);
     attrs("at the end");
+}
+
+/* A free node added to a graph after it was instantiated: before its first launch, and
+ * after a launch left the allocation live. */
+static void free_node_after_instantiate(void) {
+    setup();
+    CUstream s;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    for (int launched = 0; launched < 2; launched++) {
+        SAY("-- %s", launched ? "after a launch" : "before any launch");
+        CUgraph g;
+        MUST(cuGraphCreate(&g, 0));
+        CUDA_MEM_ALLOC_NODE_PARAMS p = alloc_params(MIB);
+        CUgraphNode a, k, f;
+        MUST(cuGraphAddMemAllocNode(&a, g, NULL, 0, &p));
+        MUST(add_fill(&k, g, &a, 1, p.dptr, (unsigned)(MIB / 4), 7));
+        CUgraphExec e;
+        MUST(cuGraphInstantiateWithFlags(&e, g, 0));
+        if (launched) {
+            CALL("launch", cuGraphLaunch(e, s));
+            CALL("synchronize", cuStreamSynchronize(s));
+        }
+        CUgraph g2;
+        MUST(cuGraphCreate(&g2, 0));
+        CALL("add a free node of it to another graph", cuGraphAddMemFreeNode(&f, g2, NULL, 0, p.dptr));
+        CALL("add a free node after the fill", cuGraphAddMemFreeNode(&f, g, &k, 1, p.dptr));
+        MUST(cuGraphExecDestroy(e));
+        if (launched) {
+            CALL("free it", cuMemFreeAsync(p.dptr, s));
+            CALL("synchronize", cuStreamSynchronize(s));
+        }
+        MUST(cuGraphDestroy(g2));
+        MUST(cuGraphDestroy(g));
+    }
+    MUST(cuStreamDestroy(s));
+    CALL("trim", cuDeviceGraphMemTrim(0));
 }
 
 static volatile int user_object_destroyed;
@@ -727,5 +764,6 @@ int main(void) {
     section("user-objects", user_objects);
     section("capture-to-graph", capture_to_graph);
     section("host-and-managed", host_and_managed);
+    section("free-node-after-instantiate", free_node_after_instantiate);
     return 0;
 }

@@ -601,9 +601,15 @@ impl Driver {
         if node.bytesize == 0 {
             return Err(invalid("bytesize is 0"));
         }
-        if node.alloc_type != CU_MEM_ALLOCATION_TYPE_PINNED {
+        // CU_MEM_ALLOCATION_TYPE_MANAGED at a device is taken and gives device graph
+        // memory, as on the H200 (probe graph_memory, host-and-managed: memory type
+        // DEVICE, not managed, counted in the attributes); host locations are refused as
+        // the H200 refuses them (cuda.core's GraphMemoryType HOST and MANAGED without a
+        // device meet the same answers).
+        let managed = node.alloc_type == CU_MEM_ALLOCATION_TYPE_MANAGED;
+        if node.alloc_type != CU_MEM_ALLOCATION_TYPE_PINNED && !managed {
             return Err(invalid(format!(
-                "poolProps.allocType {} is not CU_MEM_ALLOCATION_TYPE_PINNED",
+                "poolProps.allocType {} is neither CU_MEM_ALLOCATION_TYPE_PINNED nor MANAGED",
                 node.alloc_type
             )));
         }
@@ -611,7 +617,13 @@ impl Driver {
             CU_MEM_LOCATION_TYPE_DEVICE => {}
             CU_MEM_LOCATION_TYPE_HOST | CU_MEM_LOCATION_TYPE_HOST_NUMA => {
                 return Err(not_supported(
-                    "graph allocations of host memory are not emulated by cumock",
+                    "graph allocations of host memory: the H200 (driver 580) refuses them too",
+                ))
+            }
+            CU_MEM_LOCATION_TYPE_NONE if managed => {
+                return Err(not_supported(
+                    "a managed graph allocation without a device location: the H200 \
+                     (driver 580) refuses it too",
                 ))
             }
             t => return Err(invalid(format!("poolProps.location.type {t} is no device"))),
