@@ -605,7 +605,7 @@ static void host_and_managed_one(const char *what, CUmemAllocationType type,
         p.accessDescs = &d;
         p.accessDescCount = 1;
     }
-    CUgraphNode a, k, f;
+    CUgraphNode a, k;
     CUresult r = cuGraphAddMemAllocNode(&a, g, NULL, 0, &p);
     SAY("add the allocation node = %s", rname(r));
     if (r != CUDA_SUCCESS) {
@@ -640,7 +640,6 @@ static void host_and_managed_one(const char *what, CUmemAllocationType type,
     unsigned word = 0;
     CALL("copy the last word to the host", cuMemcpyDtoH(&word, p.dptr + MIB - 4, 4));
     SAY("  last word %u", word);
-    CALL("add a free node after the fill", cuGraphAddMemFreeNode(&f, g, &k, 1, p.dptr));
     CALL("free the allocation outside the graph", cuMemFreeAsync(p.dptr, s));
     CALL("synchronize", cuStreamSynchronize(s));
     MUST(cuGraphExecDestroy(e));
@@ -673,31 +672,37 @@ static void free_node_after_instantiate(void) {
     setup();
     CUstream s;
     MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    for (int launched = 0; launched < 2; launched++) {
-        SAY("-- %s", launched ? "after a launch" : "before any launch");
-        CUgraph g;
-        MUST(cuGraphCreate(&g, 0));
-        CUDA_MEM_ALLOC_NODE_PARAMS p = alloc_params(MIB);
-        CUgraphNode a, k, f;
-        MUST(cuGraphAddMemAllocNode(&a, g, NULL, 0, &p));
-        MUST(add_fill(&k, g, &a, 1, p.dptr, (unsigned)(MIB / 4), 7));
-        CUgraphExec e;
-        MUST(cuGraphInstantiateWithFlags(&e, g, 0));
-        if (launched) {
-            CALL("launch", cuGraphLaunch(e, s));
-            CALL("synchronize", cuStreamSynchronize(s));
+    static const char *when[] = {"never instantiated", "instantiated, not launched", "launched"};
+    for (int own_first = 1; own_first >= 0; own_first--) {
+        for (int stage = 0; stage < 3; stage++) {
+            SAY("-- %s, %s first", when[stage], own_first ? "its own graph" : "another graph");
+            CUgraph g, g2;
+            MUST(cuGraphCreate(&g, 0));
+            MUST(cuGraphCreate(&g2, 0));
+            CUDA_MEM_ALLOC_NODE_PARAMS p = alloc_params(MIB);
+            CUgraphNode a, k, f;
+            MUST(cuGraphAddMemAllocNode(&a, g, NULL, 0, &p));
+            MUST(add_fill(&k, g, &a, 1, p.dptr, (unsigned)(MIB / 4), 7));
+            CUgraphExec e = NULL;
+            if (stage >= 1) MUST(cuGraphInstantiateWithFlags(&e, g, 0));
+            if (stage == 2) {
+                CALL("launch", cuGraphLaunch(e, s));
+                CALL("synchronize", cuStreamSynchronize(s));
+            }
+            for (int i = 0; i < 2; i++) {
+                if ((i == 0) == own_first)
+                    CALL("add a free node to its own graph", cuGraphAddMemFreeNode(&f, g, &k, 1, p.dptr));
+                else
+                    CALL("add a free node to another graph", cuGraphAddMemFreeNode(&f, g2, NULL, 0, p.dptr));
+            }
+            if (e) MUST(cuGraphExecDestroy(e));
+            if (stage == 2) {
+                CALL("free it", cuMemFreeAsync(p.dptr, s));
+                CALL("synchronize", cuStreamSynchronize(s));
+            }
+            MUST(cuGraphDestroy(g2));
+            MUST(cuGraphDestroy(g));
         }
-        CUgraph g2;
-        MUST(cuGraphCreate(&g2, 0));
-        CALL("add a free node of it to another graph", cuGraphAddMemFreeNode(&f, g2, NULL, 0, p.dptr));
-        CALL("add a free node after the fill", cuGraphAddMemFreeNode(&f, g, &k, 1, p.dptr));
-        MUST(cuGraphExecDestroy(e));
-        if (launched) {
-            CALL("free it", cuMemFreeAsync(p.dptr, s));
-            CALL("synchronize", cuStreamSynchronize(s));
-        }
-        MUST(cuGraphDestroy(g2));
-        MUST(cuGraphDestroy(g));
     }
     MUST(cuStreamDestroy(s));
     CALL("trim", cuDeviceGraphMemTrim(0));
