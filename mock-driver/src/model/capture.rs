@@ -16,7 +16,8 @@ use super::ids::{EventId, StreamId};
 use super::launch::{LaunchFunction, LaunchRequest};
 use super::stream_queues::{self, Order};
 use super::{Driver, State};
-use std::collections::HashMap;
+// Ids the mock hands out as keys: Fx hashing, not SipHash (a launch looks up several).
+use rustc_hash::FxHashMap as HashMap;
 use std::thread::ThreadId;
 
 pub const CUDA_ERROR_ILLEGAL_STATE: u32 = 401;

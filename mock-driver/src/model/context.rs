@@ -10,7 +10,8 @@ use super::vmm::ReservationKind;
 use super::{Driver, State};
 use cumock_abi::consts::*;
 use std::cell::RefCell;
-use std::collections::HashMap;
+// Ids the mock hands out as keys: Fx hashing, not SipHash (a launch looks up several).
+use rustc_hash::FxHashMap as HashMap;
 use std::time::Instant;
 
 const CONTEXT_TAG: u64 = 0x00c7_0000_0000_0000;

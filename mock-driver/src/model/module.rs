@@ -11,7 +11,8 @@ pub use super::launch::{LaunchRequest, PreparedLaunch};
 use crate::host_bytes::HostBytes;
 use cumock_abi::result::*;
 use cumock_ptx as ptx;
-use std::collections::HashMap;
+// Ids the mock hands out as keys: Fx hashing, not SipHash (a launch looks up several).
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 const MODULE_TAG: u64 = 0x00d0_0000_0000_0000;

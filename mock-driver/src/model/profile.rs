@@ -34,6 +34,34 @@ pub struct DeviceProfile {
     pub granularity_recommended: u64,
     /// `CU_DEVICE_ATTRIBUTE_*` name to value.
     pub attributes: BTreeMap<String, i32>,
+    /// `attributes` by code, built at the first lookup: a launch reads half a dozen
+    /// attributes, and finding each by name cost more than the rest of the launch.
+    #[serde(skip)]
+    by_code: AttributeIndex,
+}
+
+/// Attribute values by code (`None`: not a CUdevice_attribute), derived from the names.
+/// Not part of what a profile is: clones start empty, and it never makes two profiles
+/// differ.
+#[derive(Default)]
+struct AttributeIndex(std::sync::OnceLock<Vec<Option<i32>>>);
+
+impl Clone for AttributeIndex {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for AttributeIndex {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for AttributeIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AttributeIndex")
+    }
 }
 
 impl Profile {
@@ -145,12 +173,29 @@ impl DeviceProfile {
     /// The value of an attribute by its code; cuda.h gives some codes two names (a
     /// deprecated alias), and a profile may use either. `None`: not a CUdevice_attribute.
     pub fn attribute(&self, code: i32) -> Option<i32> {
-        cumock_abi::device_attribute_name(code)?;
-        let by_code = cumock_abi::CU_DEVICE_ATTRIBUTES
-            .iter()
-            .filter(|(_, v)| *v == i64::from(code))
-            .find_map(|(n, _)| self.attributes.get(*n).copied());
-        Some(by_code.unwrap_or(0))
+        let index = self.by_code.0.get_or_init(|| {
+            let max = cumock_abi::CU_DEVICE_ATTRIBUTES
+                .iter()
+                .map(|(_, v)| *v)
+                .filter(|v| (0..4096).contains(v))
+                .max()
+                .unwrap_or(0);
+            (0..=max as i32)
+                .map(|c| {
+                    cumock_abi::device_attribute_name(c)?;
+                    let by_code = cumock_abi::CU_DEVICE_ATTRIBUTES
+                        .iter()
+                        .filter(|(_, v)| *v == i64::from(c))
+                        .find_map(|(n, _)| self.attributes.get(*n).copied());
+                    Some(by_code.unwrap_or(0))
+                })
+                .collect()
+        });
+        match usize::try_from(code).ok().and_then(|c| index.get(c)) {
+            Some(v) => *v,
+            // Codes past the table: only what cuda.h names (none today) counts.
+            None => cumock_abi::device_attribute_name(code).map(|_| 0),
+        }
     }
 }
 

@@ -25,7 +25,8 @@
 
 use super::ids::{EventId, StreamId};
 use parking_lot::{Condvar, Mutex};
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
@@ -150,9 +151,8 @@ struct Counts {
 const WATCH: Duration = Duration::from_micros(50);
 
 fn may_watch() -> bool {
-    static SPARE: LazyLock<bool> = LazyLock::new(|| {
-        std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
-    });
+    static SPARE: LazyLock<bool> =
+        LazyLock::new(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1));
     *SPARE
 }
 
