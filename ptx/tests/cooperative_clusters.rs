@@ -1,6 +1,7 @@
 //! Cooperative launches with thread-block clusters: every cluster of the grid in flight at
 //! once, so that cooperative groups' grid sync completes across clusters while cluster
-//! barriers, distributed shared memory and mbarriers work inside each; a cluster that
+//! barriers, distributed shared memory and mbarriers (a remote arrival each round) work
+//! inside each; a cluster that
 //! deadlocks on its own barriers is a deadlock while the others wait in a grid sync, a
 //! deadlock across a grid sync and a cluster barrier ends at the time limit, a fault in
 //! one cluster ends the launch; both engines, one host thread and several.
@@ -56,6 +57,50 @@ extern "C" __global__ void reduce(const int *in, int *partial, int *totals, int 
         }
         grid.sync();
         if (threadIdx.x == 0 && totals[r] != expect * (r + 1)) atomicAdd(wrong, 1);
+    }
+}
+
+__device__ bool try_wait(unsigned bar, unsigned parity) {
+    unsigned ok;
+    asm volatile("{\n .reg .pred p;\n"
+                 " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                 " selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(ok)
+                 : "r"(bar), "r"(parity));
+    return ok;
+}
+
+// Clusters of 2. Each round, rank 0 stores a word into rank 1's shared memory and arrives
+// on rank 1's mbarrier (after working `work` iterations on odd rounds); rank 1 waits for
+// the round's phase, writes the word to out[cluster * n_rounds + round]; the grid syncs
+// before the next round reuses the word.
+extern "C" __global__ void handoff(int *out, int n_rounds, int work) {
+    cg::grid_group grid = cg::this_grid();
+    cg::cluster_group cluster = cg::this_cluster();
+    __shared__ unsigned long long bar;
+    __shared__ int slot;
+    unsigned rank = cluster.block_rank();
+    unsigned a = (unsigned)__cvta_generic_to_shared(&bar);
+    if (threadIdx.x == 0) asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(a));
+    cluster.sync();
+    for (int r = 0; r < n_rounds; r++) {
+        if (rank == 0 && threadIdx.x == 0) {
+            if (r & 1) {
+                volatile int spin = 0;
+                for (int i = 0; i < work; i++) spin = spin + 1;
+            }
+            *cluster.map_shared_rank(&slot, 1) = blockIdx.x * 100 + r;
+            unsigned remote;
+            asm volatile("mapa.shared::cluster.u32 %0, %1, 1;" : "=r"(remote) : "r"(a));
+            asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote)
+                         : "memory");
+        }
+        if (rank == 1 && threadIdx.x == 0) {
+            while (!try_wait(a, r & 1)) {
+            }
+            out[(blockIdx.x / 2) * n_rounds + r] = slot;
+        }
+        grid.sync();
     }
 }
 
@@ -186,6 +231,26 @@ fn several_grid_syncs_in_a_loop_with_a_block_that_works_long() {
 #[test]
 fn more_clusters_than_host_threads_sync_many_times() {
     reduce(Engine::Jit, 2, 96, 4, 8, 0);
+}
+
+#[test]
+fn mbarriers_hand_words_over_inside_clusters_between_grid_syncs() {
+    let m = module();
+    let k = m.kernel("handoff").unwrap();
+    let (clusters, rounds) = (6u32, 5u32);
+    for engine in ENGINES {
+        for threads in [1, 2] {
+            let mut mem = TestMemory::new();
+            let out = mem.map(&u32s(&vec![0; (clusters * rounds) as usize]), true);
+            let p = params(&m.kernels[k], &[out, rounds as u64, 3000]);
+            let l = coop_clusters(2 * clusters, 64, 2, &p, engine, threads);
+            run(&m, k, &l, &mem).unwrap();
+            let want: Vec<u32> = (0..clusters)
+                .flat_map(|c| (0..rounds).map(move |r| 2 * c * 100 + r))
+                .collect();
+            assert_eq!(to_u32s(&mem.read(out)), want, "{engine:?}, {threads}");
+        }
+    }
 }
 
 #[test]
