@@ -4,8 +4,9 @@
  * cuFuncSetAttribute lets a program set, the launch errors of misconfigured clusters
  * (the grid not a multiple of the cluster, more than 8 blocks portable or 16
  * non-portable, a shape other than the compiled one, none where one is required), the
- * occupancy calculator's cluster answers, and what a kernel sees: its cluster registers
- * and its neighbours' shared memory through mapa.
+ * occupancy calculator's cluster answers, the limit of a cooperative launch in clusters
+ * (section cooperative-occupancy), and what a kernel sees: its cluster registers and its
+ * neighbours' shared memory through mapa.
  *
  * No kernel waits for anything but a cluster barrier every block of its cluster
  * reaches: nothing can hang a real GPU. The kernels are PTX text: no nvcc needed. */
@@ -262,7 +263,7 @@ static void launch_errors(void) {
     printf("explicit_only, clusters of 4: ");
     CALL("", launch(explicitk, 4, 1, 32, 4, 1));
     {
-        /* Cooperative and clustered at once (the mock runs either, not both). */
+        /* Cooperative and clustered at once. */
         CUlaunchAttribute attrs[2];
         memset(attrs, 0, sizeof attrs);
         attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -375,6 +376,75 @@ static void occupancy_sizes(void) {
     }
 }
 
+/* A cooperative cuLaunchKernelEx of `plain` in clusters of `size`: `clusters` of them. */
+static CUresult launch_cooperative(unsigned clusters, unsigned size, unsigned threads) {
+    CUlaunchAttribute attrs[2];
+    memset(attrs, 0, sizeof attrs);
+    attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[0].value.clusterDim.x = size;
+    attrs[0].value.clusterDim.y = attrs[0].value.clusterDim.z = 1;
+    attrs[1].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[1].value.cooperative = 1;
+    CUlaunchConfig c;
+    memset(&c, 0, sizeof c);
+    c.gridDimX = clusters * size;
+    c.gridDimY = c.gridDimZ = 1;
+    c.blockDimX = threads;
+    c.blockDimY = c.blockDimZ = 1;
+    c.attrs = attrs;
+    c.numAttrs = 2;
+    void *args[] = {&dout};
+    return cuLaunchKernelEx(&c, plaink, args, NULL);
+}
+
+/* The occupancy limit of cooperative launches with clusters: for each block and cluster
+ * size, what cuOccupancyMaxActiveClusters answers (n), and a cooperative launch of n
+ * clusters, of n + 1, and of as many clusters as the blocks-per-SM limit of an ordinary
+ * cooperative launch allows (blocks per SM times SMs, over the cluster size). The mock
+ * refuses more than n clusters (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE). `plain` does
+ * nothing: nothing waits. */
+static void cooperative_occupancy(void) {
+    setup();
+    int sms = 0;
+    MUST(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    static const unsigned threads[] = {32, 256, 1024};
+    static const unsigned sizes[] = {2, 4, 8};
+    for (unsigned t = 0; t < 3; t++) {
+        int per_sm = 0;
+        MUST(cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, plaink, threads[t], 0));
+        for (unsigned s = 0; s < 3; s++) {
+            CUlaunchAttribute attr;
+            memset(&attr, 0, sizeof attr);
+            attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attr.value.clusterDim.x = sizes[s];
+            attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+            CUlaunchConfig c;
+            memset(&c, 0, sizeof c);
+            c.gridDimX = sizes[s];
+            c.gridDimY = c.gridDimZ = 1;
+            c.blockDimX = threads[t];
+            c.blockDimY = c.blockDimZ = 1;
+            c.attrs = &attr;
+            c.numAttrs = 1;
+            int n = -7;
+            CUresult r = cuOccupancyMaxActiveClusters(&n, plaink, &c);
+            printf("%u threads, clusters of %u: cuOccupancyMaxActiveClusters = %s, %d\n",
+                   threads[t], sizes[s], rname(r), n);
+            if (r != CUDA_SUCCESS || n <= 0) continue;
+            printf("  cooperative, %d clusters: ", n);
+            CALL("", launch_cooperative(n, sizes[s], threads[t]));
+            printf("  cooperative, %d clusters: ", n + 1);
+            CALL("", launch_cooperative(n + 1, sizes[s], threads[t]));
+            unsigned by_blocks = (unsigned)(per_sm * sms) / sizes[s];
+            if (by_blocks > (unsigned)n + 1) {
+                printf("  cooperative, %u clusters (%d blocks an SM): ", by_blocks, per_sm);
+                CALL("", launch_cooperative(by_blocks, sizes[s], threads[t]));
+            }
+            CALL("  cuCtxSynchronize", cuCtxSynchronize());
+        }
+    }
+}
+
 static void shared_memory(void) {
     setup();
     unsigned out[64 * 8];
@@ -403,5 +473,6 @@ int main(void) {
     section("occupancy", occupancy);
     section("shared-memory", shared_memory);
     section("occupancy-sizes", occupancy_sizes);
+    section("cooperative-occupancy", cooperative_occupancy);
     return 0;
 }

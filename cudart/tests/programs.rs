@@ -351,6 +351,15 @@ fn clusters() {
     run("clusters", &[]);
 }
 
+// A cooperative launch in thread-block clusters: grid syncs across clusters, cluster syncs
+// and distributed shared memory inside each, the occupancy limit of such a grid
+// (cudaOccupancyMaxActiveClusters), a __cluster_dims__ kernel launched cooperatively
+// (awaits its recording on the H200: ci/gpu-runtime.sh).
+#[test]
+fn cg_clusters() {
+    run("cg_clusters", &[]);
+}
+
 // In the style of NVIDIA's simpleTensorCoreGEMM and cudaTensorCoreGemm (and their bf16,
 // tf32, dmma and imma siblings): wmma GEMMs checked against the host's.
 #[test]

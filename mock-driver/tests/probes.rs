@@ -442,6 +442,39 @@ fn graph_exec_update_probe_matches_the_h200_once_recorded() {
     }
 }
 
+/// The limit of a cooperative launch in clusters (probe clusters, section
+/// cooperative-occupancy): once recorded on the H200 (ci/gpu-probes.sh), the section is
+/// compared with the rest of the probe; until then the mock's model is checked: as many
+/// clusters as cuOccupancyMaxActiveClusters answers launch, one more is too large, and so
+/// is the blocks-per-SM limit of a cooperative launch without clusters where that is more.
+#[test]
+fn cooperative_launches_in_clusters_fit_what_max_active_clusters_says() {
+    let golden = common::workspace().join(GOLDENS).join("clusters.txt");
+    let recorded = std::fs::read_to_string(&golden).unwrap_or_default();
+    if sections(&recorded).contains_key("cooperative-occupancy") {
+        return; // clusters_probe_matches_the_h200 compares it
+    }
+    eprintln!("clusters cooperative-occupancy: awaiting a recording on the H200 (ci/gpu-probes.sh OUTDIR)");
+    let mock = sections(&run_probe_with("clusters", &[], &[]));
+    let s = &mock["cooperative-occupancy"];
+    for line in [
+        "256 threads, clusters of 4: cuOccupancyMaxActiveClusters = CUDA_SUCCESS, 248\n\
+         \x20 cooperative, 248 clusters:  = CUDA_SUCCESS\n\
+         \x20 cooperative, 249 clusters:  = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE\n\
+         \x20 cooperative, 264 clusters (8 blocks an SM):  = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE\n",
+        "1024 threads, clusters of 8: cuOccupancyMaxActiveClusters = CUDA_SUCCESS, 30\n\
+         \x20 cooperative, 30 clusters:  = CUDA_SUCCESS\n\
+         \x20 cooperative, 31 clusters:  = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE\n",
+    ] {
+        assert!(s.contains(line), "{line}:\n{s}");
+    }
+    assert_eq!(
+        s.matches("cuCtxSynchronize = CUDA_SUCCESS").count(),
+        9,
+        "{s}"
+    );
+}
+
 /// Kernel-node attributes (probe graph_exec_update, section kernel-attributes, awaiting
 /// its recording on the H200): until then, what the mock keeps is checked here: a value
 /// set is read back, a cluster shape set on a node is the shape its kernel runs with, and

@@ -162,7 +162,8 @@ fn run_inner(
     };
     let nclusters = nblocks / cluster::blocks_in(shape) as u64;
     let in_clusters = cluster::blocks_in(shape) > 1;
-    let threads = launch.host_threads.max(1).min(nblocks.min(256) as usize);
+    // A cluster's blocks take one host thread.
+    let threads = launch.host_threads.max(1).min(nclusters.min(256) as usize);
     let cluster_bytes = per_block.saturating_mul(cluster::blocks_in(shape) as u64);
     if in_clusters && cluster_bytes > COOPERATIVE_HOST_BYTES {
         return Err(launch_fault(
@@ -176,6 +177,7 @@ fn run_inner(
             ),
         ));
     }
+    // Every block of a cooperative grid is in flight at once, clusters or not.
     if launch.cooperative && per_block.saturating_mul(nblocks) > COOPERATIVE_HOST_BYTES {
         return Err(launch_fault(
             module,
@@ -193,10 +195,11 @@ fn run_inner(
     let stop = AtomicBool::new(false);
     let fault: Mutex<Option<KernelFault>> = Mutex::new(None);
     let instructions = AtomicU64::new(0);
-    // A cooperative launch's blocks that have run and yielded, waiting for a host thread,
-    // and how many blocks have not finished.
+    // A cooperative launch's blocks (with clusters of several blocks: its clusters) that
+    // have run and yielded, waiting for a host thread, and how many have not finished.
     let parked: Mutex<VecDeque<BlockState>> = Mutex::new(VecDeque::new());
-    let unfinished = AtomicU64::new(nblocks);
+    let parked_clusters: Mutex<VecDeque<cluster::ParkedCluster>> = Mutex::new(VecDeque::new());
+    let unfinished = AtomicU64::new(if in_clusters { nclusters } else { nblocks });
     // The grid workspace (`GRID_WINDOW`): written only through atomic operations.
     let grid_ws = [AtomicU64::new(0), AtomicU64::new(0)];
     let start = Instant::now();
@@ -266,7 +269,47 @@ fn run_inner(
             resumed_at: 0,
         };
         let mut warps: Vec<Warp> = Vec::new();
-        if in_clusters && !launch.cooperative {
+        if in_clusters && launch.cooperative {
+            // Every cluster in flight: new clusters first (a grid sync needs all of them
+            // to arrive), then the parked ones in turn (`executor/cluster.rs`).
+            let mut idle = 0u32;
+            while !stop.load(Ordering::Relaxed) && unfinished.load(Ordering::Acquire) != 0 {
+                let c = next.fetch_add(1, Ordering::Relaxed);
+                let (c, state) = if c < nclusters {
+                    (c, None)
+                } else {
+                    let Some(p) = parked_clusters
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .pop_front()
+                    else {
+                        // Every cluster is on another host thread: let them run.
+                        idle += 1;
+                        if idle > 64 {
+                            std::thread::sleep(std::time::Duration::from_micros(50));
+                        } else {
+                            std::thread::yield_now();
+                        }
+                        continue;
+                    };
+                    (0, Some(p))
+                };
+                idle = 0;
+                match ctx.run_cluster_turn(c, state, &mut warps, k, shared_bytes, &stop) {
+                    Ok(None) => {
+                        unfinished.fetch_sub(1, Ordering::Release);
+                    }
+                    Ok(Some(p)) => parked_clusters
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push_back(p),
+                    Err(f) => {
+                        record(f);
+                        break;
+                    }
+                }
+            }
+        } else if in_clusters {
             // A cluster at a time, its blocks taking turns on this host thread.
             loop {
                 if stop.load(Ordering::Relaxed) {

@@ -348,7 +348,8 @@ pub struct Launch<'a> {
     /// block is a cluster of one (as on a GPU), and `%is_explicit_cluster` is false. The
     /// blocks of a cluster of several run together, taking turns on one host thread, so
     /// that they can wait for each other (`barrier.cluster`) and reach each other's shared
-    /// memory (`.shared::cluster`); different clusters run in parallel.
+    /// memory (`.shared::cluster`); different clusters run in parallel. In a cooperative
+    /// launch the clusters take turns on the host threads as its blocks otherwise do.
     pub cluster: Option<[u32; 3]>,
     /// The context's `CU_LIMIT_STACK_SIZE`: bytes of call stack a thread has. Only
     /// recursive calls count against it (a GPU's stack for calls that cannot recurse is

@@ -84,7 +84,7 @@ pub(super) unsafe fn cuLaunchKernelEx(
         let a = unsafe { c.attrs.add(i).read_unaligned() };
         match a.id {
             cumock_abi::CU_LAUNCH_ATTRIBUTE_COOPERATIVE => cooperative = a.value[0] != 0,
-            // The blocks of a cluster run together (ptx/src/exec/cluster.rs).
+            // The blocks of a cluster run together (ptx/src/executor/cluster.rs).
             cumock_abi::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => {
                 cluster = Some([a.value[0], a.value[1], a.value[2]])
             }

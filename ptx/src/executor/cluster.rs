@@ -22,6 +22,15 @@
 //! - Deadlock: a pass over the cluster's blocks in which every block could only poll and
 //!   nothing changed (no arrival at any barrier, no mbarrier changed), repeated as often as
 //!   a block's own mbarrier deadlock takes, ends the launch in `FaultKind::Deadlock`.
+//! - A cooperative launch with clusters: the cluster is the unit of scheduling. Every
+//!   cluster of the grid is in flight at once (a grid sync needs all of them); a host
+//!   thread takes a new cluster, else a parked one (`ParkedCluster`: its blocks and its
+//!   barrier), runs it for a turn and parks it again. A turn is one pass over its blocks,
+//!   and more passes while every block only polled its cluster's barrier or mbarriers
+//!   (nothing outside the cluster can complete those, so the deadlock count goes on in
+//!   one turn); a block spinning in a grid sync yields after a few reads of the grid
+//!   workspace, which is not polling: the cluster goes back to the queue for the others,
+//!   and a grid sync that can never complete ends at the launch's time limit.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -58,13 +67,6 @@ pub(super) fn shape(launch: &Launch, k: &Kernel) -> Result<[u32; 3], String> {
             launch.grid
         ));
     }
-    if launch.cooperative && blocks_in(shape) > 1 {
-        return Err(
-            "a cooperative launch with clusters of several blocks: the mock \
-             runs either, not both at once"
-                .to_string(),
-        );
-    }
     if blocks_in(shape) > MAX_CLUSTER_BLOCKS {
         return Err(format!(
             "a cluster of {} blocks, more than {MAX_CLUSTER_BLOCKS}",
@@ -78,6 +80,15 @@ pub(super) fn blocks_in(shape: [u32; 3]) -> u32 {
     shape[0] * shape[1] * shape[2]
 }
 
+/// A cluster of a cooperative launch while other clusters have the host threads: what
+/// `BlockCtx` holds of a running cluster, taken out and put back.
+pub(super) struct ParkedCluster {
+    blocks: Vec<BlockState>,
+    bar: ClusterBarrier,
+    /// Per rank, whether the block has finished.
+    done: Vec<bool>,
+}
+
 impl BlockCtx<'_> {
     /// Runs cluster `c` (clusters numbered x first, as blocks are) to its end.
     pub(super) fn run_cluster(
@@ -88,6 +99,54 @@ impl BlockCtx<'_> {
         shared_bytes: usize,
         stop: &AtomicBool,
     ) -> Result<(), Fault> {
+        let mut done = self.begin_cluster(c, warps, k, shared_bytes)?;
+        let result = self.run_cluster_blocks(warps, stop, &mut done, false);
+        self.cluster_blocks.clear();
+        result.map(|_| ())
+    }
+
+    /// Runs a turn of cluster `c` of a cooperative launch: a new cluster when `parked` is
+    /// None, set up first. Returns None when the cluster finished (or the launch stops),
+    /// else the cluster to park until its next turn.
+    pub(super) fn run_cluster_turn(
+        &mut self,
+        c: u64,
+        parked: Option<ParkedCluster>,
+        warps: &mut Vec<Warp>,
+        k: &Kernel,
+        shared_bytes: usize,
+        stop: &AtomicBool,
+    ) -> Result<Option<ParkedCluster>, Fault> {
+        let mut done = match parked {
+            Some(p) => {
+                self.cluster_blocks = p.blocks;
+                self.cluster_bar = p.bar;
+                p.done
+            }
+            None => self.begin_cluster(c, warps, k, shared_bytes)?,
+        };
+        let result = self.run_cluster_blocks(warps, stop, &mut done, true);
+        let blocks = std::mem::take(&mut self.cluster_blocks);
+        match result {
+            Ok(false) => Ok(Some(ParkedCluster {
+                blocks,
+                bar: self.cluster_bar,
+                done,
+            })),
+            Ok(true) => Ok(None),
+            Err(f) => Err(f),
+        }
+    }
+
+    /// Sets up cluster `c`: every block exists, at the kernel's entry, before any runs.
+    /// Returns the blocks' done flags (none yet).
+    fn begin_cluster(
+        &mut self,
+        c: u64,
+        warps: &mut Vec<Warp>,
+        k: &Kernel,
+        shared_bytes: usize,
+    ) -> Result<Vec<bool>, Fault> {
         let [sx, sy, sz] = self.cluster_shape;
         let [nx, ny, _] = [
             self.launch.grid[0] / sx,
@@ -127,18 +186,19 @@ impl BlockCtx<'_> {
             self.swap_block(&mut st, warps);
             self.cluster_blocks[r] = st;
         }
-        let result = self.run_cluster_blocks(warps, stop);
-        self.cluster_blocks.clear();
-        result
+        Ok(vec![false; n])
     }
 
+    /// Runs the cluster's blocks in turn until all are `done` (true), the launch stops
+    /// (true), or, with `turn`, after the first pass in which some block did more than
+    /// poll its cluster's barriers (false: the cluster gives its host thread to others).
     fn run_cluster_blocks(
         &mut self,
         warps: &mut Vec<Warp>,
         stop: &AtomicBool,
-    ) -> Result<(), Fault> {
-        let n = self.cluster_blocks.len();
-        let mut done = vec![false; n];
+        done: &mut [bool],
+        turn: bool,
+    ) -> Result<bool, Fault> {
         let mut idle_passes = 0u32;
         while done.iter().any(|d| !d) {
             let before = (self.cluster_bar.changes, self.mbar_changes);
@@ -164,11 +224,14 @@ impl BlockCtx<'_> {
                     all_idle &= self.idle;
                 }
                 if stop.load(Ordering::Relaxed) {
-                    return Ok(());
+                    return Ok(true);
                 }
             }
             if !all_idle || (self.cluster_bar.changes, self.mbar_changes) != before {
                 idle_passes = 0;
+                if turn && !all_idle && done.iter().any(|d| !d) {
+                    return Ok(false);
+                }
                 continue;
             }
             idle_passes += 1;
@@ -182,7 +245,7 @@ impl BlockCtx<'_> {
                 return Err(f);
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// The deadlock of a block whose lanes only poll: the last wait they polled.
