@@ -421,3 +421,67 @@ K wmma_shapes(const unsigned* in, unsigned* out, int n) {
   o[46] = ((unsigned*)b3.x)[0];
   for (int i = 0; i < 8; i++) o[47 + i] = c3.x[i];
 }
+
+// Sparse mma.sp / mma.sp::ordered_metadata (2:4; tf32 1:2; 4-bit pairs) in every shape and
+// type sm_90 has, selectors across their range: A's stored half and B straight from the
+// input words (shaped by the mode), the metadata valid (two different indices a chunk,
+// in increasing order; tf32 0b0100 or 0b1110) from a word that differs in every lane, so
+// where the H200 reads each chunk's bits shows. The last, plain `.sp`, gives chunks'
+// indices in either order (what `::ordered_metadata` forbids).
+__device__ unsigned sparse_meta(unsigned x, int kind) {
+  // kind 0: increasing pairs; 1: tf32; 2: any two different indices.
+  const unsigned char ordered[6] = {0x4, 0x8, 0xc, 0x9, 0xd, 0xe};
+  unsigned e = 0;
+  for (int q = 0; q < 8; q++) {
+    unsigned nib = (x >> (4 * q)) & 0xf, v;
+    if (kind == 1) v = (nib & 1) ? 0xe : 0x4;
+    else if (kind == 0) v = ordered[nib % 6];
+    else { unsigned i0 = nib & 3, i1 = (i0 + 1 + (nib >> 2) % 3) & 3; v = i0 | i1 << 2; }
+    e |= v << (4 * q);
+  }
+  return e;
+}
+
+K mma_sparse(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned* w = in + 16 * t;
+  unsigned* o = out + 42 * t;
+  unsigned mode = warp_mode();
+  unsigned a[4], ab[4], af[4], b[4], bb[4], bf[4], c[4], h[2], ai[4], bi[4];
+  for (int i = 0; i < 4; i++) {
+    a[i] = shape_half2(w[i], w[i + 8], mode, false);
+    ab[i] = shape_half2(w[i], w[i + 8], mode, true);
+    af[i] = shape_f32(w[i] * 2246822519u + w[12], mode);
+    b[i] = shape_half2(w[4 + i], w[12 + (i & 1)], mode, false);
+    bb[i] = shape_half2(w[4 + i], w[12 + (i & 1)], mode, true);
+    bf[i] = shape_f32(w[4 + i] ^ w[13], mode);
+    c[i] = shape_f32(w[8 + i] * 2654435761u + w[i], mode);
+    ai[i] = w[i] ^ w[14];
+    bi[i] = w[4 + i] + w[15];
+  }
+  for (int i = 0; i < 2; i++) h[i] = shape_half2(w[14 + i], w[6 + i], mode == 1 ? 0 : mode, false);
+  unsigned e = sparse_meta(w[15] ^ w[11], 0), et = sparse_meta(w[15] ^ w[10], 1), eu = sparse_meta(w[15] ^ w[9], 2);
+#define SP4(INST, SEL, O, A, B, E)                                                        \
+  asm(INST " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, {%12,%13,%14,%15}, %16, " #SEL ";" \
+      : "=r"(o[O]), "=r"(o[O + 1]), "=r"(o[O + 2]), "=r"(o[O + 3])                        \
+      : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]), "r"(B[2]), "r"(B[3]), \
+        "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(E))
+#define SP2(INST, SEL, O, A, B, E)                                                        \
+  asm(INST " {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%8,%9,%10,%11}, %12, " #SEL ";"           \
+      : "=r"(o[O]), "=r"(o[O + 1]), "=r"(o[O + 2]), "=r"(o[O + 3])                        \
+      : "r"(A[0]), "r"(A[1]), "r"(B[0]), "r"(B[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(E))
+  SP2("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 0, 0, a, b, e);
+  asm("mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3}, {%4,%5}, {%6,%7}, %8, 2;"
+      : "=r"(o[4]), "=r"(o[5]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]), "r"(e));
+  SP4("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", 1, 6, a, b, e);
+  SP4("mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32", 0, 10, ab, bb, e);
+  SP2("mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 3, 14, af, bf, et);
+  SP4("mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32", 1, 18, af, bf, et);
+  SP2("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32", 1, 22, ai, bi, e);
+  SP4("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32", 0, 26, ai, bi, e);
+  SP2("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32", 1, 30, ai, bi, e);
+  SP4("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32", 0, 34, ai, bi, e);
+  SP2("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 1, 38, a, b, eu);
+#undef SP4
+#undef SP2
+}

@@ -392,9 +392,9 @@ fn mma_coord(elem: Elem, s: Shape, role: Role, g: u32, t: u32, i: u32) -> (u32, 
         },
         _ => {
             // `v` elements to a 32-bit register; k is 4v (one block of columns) or 8v
-            // (two, the second 4v further on).
+            // (two, the second 4v further on; a sparse `mma`'s B of 16v rows: four).
             let v = 32 / elem.bits();
-            let double = s.k == 8 * v;
+            let double = s.k >= 8 * v;
             match (role, s.m) {
                 (Role::A, 8) => (g, v * t + i),
                 (Role::A, _) if double => {
@@ -462,6 +462,9 @@ pub struct MmaSpec {
     pub satfinite: bool,
     /// b1 only: `.xor.popc` (true) or `.and.popc`.
     pub xor: bool,
+    /// `mma.sp`: the sparsity selector. A is then stored packed (M × K/2, `a`'s shape
+    /// has K/2), its elements' places in K given by the metadata ([`sparse_k`]).
+    pub sparse: Option<u8>,
 }
 
 impl MmaSpec {
@@ -506,8 +509,131 @@ impl MmaSpec {
             d: Frag::new(form, shape, Role::C, d)?,
             satfinite,
             xor,
+            sparse: None,
         })
     }
+
+    /// `mma.sp{::ordered_metadata}.sync.aligned.SHAPE.row.col[.satfinite].D.A.B.C` with
+    /// sparsity selector `sel`, if sm_90 has it (as ptxas 13 accepts them): f16 (D in C's
+    /// type) and bf16 m16n8k16/k32, tf32 m16n8k8/k16, s8/u8 m16n8k32/k64, s4/u4
+    /// m16n8k64/k128. `Err` names what is wrong: the selector's range (0..=3 where a
+    /// group's metadata fits one thread, 0..=1 where it takes two, 0 where four), or
+    /// FP8, which sm_90 has no sparse tensor-core path for that is known here.
+    pub fn sparse(
+        shape: Shape,
+        [d, a, b, c]: [Elem; 4],
+        satfinite: bool,
+        sel: u8,
+    ) -> Result<MmaSpec, String> {
+        let Shape { m, n, k } = shape;
+        let dense_k = match a {
+            Elem::F16 | Elem::BF16 => 16,
+            Elem::TF32 => 8,
+            Elem::S8 | Elem::U8 => 32,
+            Elem::S4 | Elem::U4 => 64,
+            _ => return Err(format!("sparse `mma` of {a:?} is not emulated")),
+        };
+        let ok = (m, n) == (16, 8)
+            && (k == dense_k || k == 2 * dense_k)
+            && match a {
+                Elem::F16 => b == a && c == d && matches!(c, Elem::F16 | Elem::F32),
+                Elem::BF16 | Elem::TF32 => b == a && c == Elem::F32 && d == c,
+                Elem::S8 | Elem::U8 => matches!(b, Elem::S8 | Elem::U8) && c == Elem::S32,
+                _ => matches!(b, Elem::S4 | Elem::U4) && c == Elem::S32 && d == c,
+            }
+            && d == c
+            && (!satfinite || a.is_int());
+        if !ok {
+            return Err("no such sparse `mma` on sm_90".into());
+        }
+        let max_sel = match sparse_chunks(a, k) {
+            4 => 3,
+            8 => 1,
+            _ => 0,
+        };
+        if sel > max_sel {
+            return Err(format!(
+                "the sparsity selector of this shape and type must be 0..={max_sel}"
+            ));
+        }
+        let half = Shape { k: k / 2, ..shape };
+        let frag = |s, role, e| Frag::new(Form::Mma, s, role, e).ok_or("no such fragment");
+        Ok(MmaSpec {
+            a: frag(half, Role::A, a)?,
+            // B has twice the rows of the largest dense shape's for f16, bf16, tf32 and
+            // the 8- and 4-bit k64/k128: the ISA's sparse B figures extend the dense
+            // formula (`mma_coord`) by further blocks of 4v rows.
+            b: Frag {
+                form: Form::Mma,
+                shape,
+                role: Role::B,
+                elem: b,
+            },
+            c: frag(shape, Role::C, c)?,
+            d: frag(shape, Role::C, d)?,
+            satfinite,
+            xor: false,
+            sparse: Some(sel),
+        })
+    }
+}
+
+/// Metadata chunks in a row of a sparse A of `k` columns: a chunk is four 16-bit units
+/// (f16, bf16: 2:4; tf32: 1:2) or four bytes (8-bit: 2:4; 4-bit: pairs, 4:8) of the
+/// dense row, and its 4 bits of metadata place the half it stores.
+fn sparse_chunks(a: Elem, k: u32) -> u32 {
+    let unit = if a.bits() >= 16 { 16 } else { 8 };
+    k * a.bits() / (4 * unit)
+}
+
+/// Where in K each stored element of a sparse A lies (16 × K/2, row-major), from the
+/// metadata registers `meta` of the warp's lanes: the PTX ISA's "Sparse matrix storage"
+/// and its metadata figures for `mma.sp`, the same placement `wgmma`'s sparse A has
+/// (`wgmma::sparse_k`):
+///
+/// - 16-bit units (f16, bf16, tf32), C chunks a row (4 or 8): row r's chunk c in lane
+///   `4·(r mod 8) + (C/4)·sel + c/4`, bits `16·(r/8) + 4·(c mod 4)`: one thread of each
+///   four (C = 4, `sel` 0..=3) or a pair (C = 8, `sel` 0 or 1) holds the group's.
+/// - byte units (8- and 4-bit), C = 16 (every thread, `sel` 0): lane
+///   `4·(r mod 8) + r/8 + 2·(c/8)`, bits `4·(c mod 8)`; C = 8 (a pair, `sel` 0 or 1):
+///   lane `4·(r mod 8) + 2·sel + r/8`, bits `4·c` (the C = 16 placement's first half,
+///   the pair the selector names; the corpus's `mma_sparse` records it on the H200).
+///
+/// In a chunk's 4 bits, bits 0-1 are the unit index of its first stored unit, bits 2-3
+/// of its second: f16 and 8-bit elements are one unit each; tf32's one element a chunk
+/// takes two units (0b0100: the first, 0b1110: the second element); a 4-bit pair is one
+/// byte unit (so a chunk of 8 nibbles keeps two pairs).
+pub fn sparse_k(s: &MmaSpec, meta: &Lanes) -> Vec<u32> {
+    let sel = u32::from(s.sparse.unwrap_or(0));
+    let a = s.a.elem;
+    let k = s.b.shape.k;
+    let cols = k / 2;
+    let chunks = sparse_chunks(a, k);
+    let bytes = a.bits() < 16;
+    // Stored elements a chunk has.
+    let per = cols / chunks;
+    let mut at = vec![0u32; (16 * cols) as usize];
+    for r in 0..16u32 {
+        for j in 0..cols {
+            let (c, w) = (j / per, j % per);
+            let (lane, bit) = match (bytes, chunks) {
+                (false, _) => (
+                    4 * (r % 8) + (chunks / 4) * sel + c / 4,
+                    16 * (r / 8) + 4 * (c % 4),
+                ),
+                (true, 16) => (4 * (r % 8) + r / 8 + 2 * (c / 8), 4 * (c % 8)),
+                (true, _) => (4 * (r % 8) + 2 * sel + r / 8, 4 * c),
+            };
+            let nibble = (meta[lane as usize % 32] >> bit) as u32 & 0xf;
+            let idx = |which: u32| (nibble >> (2 * which)) & 3;
+            at[(r * cols + j) as usize] = match a.bits() {
+                32 => 2 * c + idx(0) / 2,
+                4 => 8 * c + 2 * idx(w / 2) + w % 2,
+                _ => 4 * c + idx(w),
+            };
+        }
+    }
+    at
 }
 
 /// What one element of D is made of: the operands' types and the instruction's options,
@@ -696,8 +822,25 @@ fn fp8_dot(
 
 /// D = A·B + C over the warp: `a`, `b`, `c` are the operands' registers (all 32 lanes),
 /// the result is D's.
+#[cfg(test)]
 pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
-    let Shape { m, n, k } = s.a.shape;
+    mma_sparse(s, a, b, c, None)
+}
+
+/// [`mma`], or `mma.sp` with the warp's metadata registers `meta`: each element of D
+/// sums the K/2 products of A's stored elements with the rows of B the metadata places
+/// them at (a zero's place is never multiplied), one fused sum as a dense `mma`'s K.
+pub fn mma_sparse(
+    s: &MmaSpec,
+    a: &[Lanes],
+    b: &[Lanes],
+    c: &[Lanes],
+    meta: Option<&Lanes>,
+) -> Vec<Lanes> {
+    let Shape { m, n, .. } = s.b.shape;
+    // The products each element of D sums: A's stored columns.
+    let k = s.a.shape.k;
+    let places = meta.map(|meta| sparse_k(s, meta));
     let (am, bm, cm) = (gather(&s.a, a), gather(&s.b, b), gather(&s.c, c));
     let arith = s.arith();
     let mut dm = vec![0u64; (m * n) as usize];
@@ -706,7 +849,10 @@ pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
         for col in 0..n {
             let at = (r * n + col) as usize;
             let ai = |kk: u32| am[(r * k + kk) as usize];
-            let bi = |kk: u32| bm[(kk * n + col) as usize];
+            let bi = |kk: u32| {
+                let row = places.as_ref().map_or(kk, |p| p[(r * k + kk) as usize]);
+                bm[(row * n + col) as usize]
+            };
             dm[at] = dot(&arith, k, ai, bi, cm[at], &mut prods);
         }
     }

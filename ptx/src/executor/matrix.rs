@@ -87,7 +87,12 @@ impl BlockCtx<'_> {
             self.lanes_of(w, &op.b),
             self.lanes_of(w, &op.c),
         );
-        let d = mma::mma(&op.spec, &a, &b, &c);
+        let meta = op.meta.map(|m| {
+            let mut v = [0u64; 32];
+            self.fetch(w, m, &mut v);
+            v
+        });
+        let d = mma::mma_sparse(&op.spec, &a, &b, &c, meta.as_ref());
         Self::write_all(w, &op.d, &d, emask);
     }
 
