@@ -485,3 +485,33 @@ K mma_sparse(const unsigned* in, unsigned* out, int n) {
 #undef SP4
 #undef SP2
 }
+
+// wmma's sub-byte shapes: m8n8k32 s4/u4 and m8n8k128 b1 (xor and and popc), loaded from
+// the input words (A row-major, B column-major, 16 bytes a row or column), so which lane's
+// register holds which element shows; D in registers and stored column-major.
+K wmma_subbyte(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x, warp = t >> 5;
+  const unsigned* w = in + 128 * warp;
+  unsigned* o = out + 14 * t;
+  unsigned a, b, c[2], cs[2], d[2];
+  asm volatile("wmma.load.a.sync.aligned.row.m8n8k32.global.s4 {%0}, [%1], 32;" : "=r"(a) : "l"(w));
+  asm volatile("wmma.load.b.sync.aligned.col.m8n8k32.global.s4 {%0}, [%1], 32;" : "=r"(b) : "l"(w + 32));
+  asm volatile("wmma.load.c.sync.aligned.row.m8n8k32.global.s32 {%0,%1}, [%2], 8;" : "=r"(c[0]), "=r"(c[1]) : "l"(w + 64));
+  o[0] = a; o[1] = b; o[2] = c[0]; o[3] = c[1];
+  asm volatile("wmma.mma.sync.aligned.row.col.m8n8k32.s32.s4.s4.s32 {%0,%1}, {%2}, {%3}, {%4,%5};"
+      : "=r"(d[0]), "=r"(d[1]) : "r"(a), "r"(b), "r"(c[0]), "r"(c[1]));
+  o[4] = d[0]; o[5] = d[1];
+  asm volatile("wmma.store.d.sync.aligned.col.m8n8k32.global.s32 [%0], {%1,%2}, 8;"
+      :: "l"(out + 14 * 256 + 64 * warp), "r"(d[0]), "r"(d[1]) : "memory");
+  // Accumulators near the ends of s32: saturation shows.
+  for (int i = 0; i < 2; i++) cs[i] = (c[i] & 0x80000000u) ? 0x80000000u + (c[i] & 0x3fff) : 0x7fffc000u + (c[i] & 0x3fff);
+  asm volatile("wmma.mma.sync.aligned.row.col.m8n8k32.s32.u4.u4.s32.satfinite {%0,%1}, {%2}, {%3}, {%4,%5};"
+      : "=r"(o[6]), "=r"(o[7]) : "r"(a), "r"(b), "r"(cs[0]), "r"(cs[1]));
+  asm volatile("wmma.load.a.sync.aligned.row.m8n8k128.global.b1 {%0}, [%1], 128;" : "=r"(a) : "l"(w + 32));
+  asm volatile("wmma.load.b.sync.aligned.col.m8n8k128.global.b1 {%0}, [%1], 128;" : "=r"(b) : "l"(w));
+  o[8] = a; o[9] = b;
+  asm volatile("wmma.mma.xor.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {%0,%1}, {%2}, {%3}, {%4,%5};"
+      : "=r"(o[10]), "=r"(o[11]) : "r"(a), "r"(b), "r"(c[0]), "r"(c[1]));
+  asm volatile("wmma.mma.and.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {%0,%1}, {%2}, {%3}, {%4,%5};"
+      : "=r"(o[12]), "=r"(o[13]) : "r"(a), "r"(b), "r"(c[0]), "r"(c[1]));
+}

@@ -2374,6 +2374,11 @@ impl FuncDecoder<'_> {
         let shape = Self::take_parsed(m, mma::Shape::from_name).ok_or_else(|| unsup(m))?;
         let elem = Self::take_parsed(m, mma::Elem::from_name).ok_or_else(|| unsup(m))?;
         let frag = mma::Frag::new(mma::Form::Wmma, shape, role, elem).ok_or_else(|| unsup(m))?;
+        // The sub-byte shapes load A row-major and B column-major only.
+        let sub_byte = elem.bits() < 8;
+        if sub_byte && (role == mma::Role::A) != row_major && role != mma::Role::C {
+            return Err(unsup(m));
+        }
         if !matches!(i.ops.len(), 2 | 3) {
             return Err(semantic(i, "`wmma` load/store takes 2 or 3 operands"));
         }

@@ -235,7 +235,8 @@ impl Frag {
                     && match form {
                         Form::Mma => (m == 16 || m == 8) && n == 8,
                         Form::Wmma => {
-                            matches!((m, n), (16, 16) | (32, 8) | (8, 32)) || (m, n, k) == (8, 8, 4)
+                            matches!((m, n), (16, 16) | (32, 8) | (8, 32))
+                                || (m, n) == (8, 8) && matches!(k, 4 | 32 | 128)
                         }
                     }
             }
@@ -265,6 +266,9 @@ impl Frag {
                 }
                 Elem::TF32 => (m, n, k) == (16, 16, 8),
                 Elem::F64 => (m, n, k) == (8, 8, 4),
+                // The sub-byte shapes (sm_75's): A row-major, B column-major only.
+                Elem::S4 | Elem::U4 => (m, n, k) == (8, 8, 32),
+                Elem::B1 => (m, n, k) == (8, 8, 128),
                 _ => false,
             },
         };
@@ -338,7 +342,8 @@ impl Frag {
         };
         match self.role {
             Role::C if s.m == 8 && s.n == 8 => (g, 2 * t + j),
-            _ if elem == Elem::F64 => mma_coord(elem, s, self.role, g, t, j),
+            // f64 and the sub-byte shapes: `mma`'s m8n8k4, m8n8k32 and m8n8k128.
+            _ if elem == Elem::F64 || elem.bits() < 8 => mma_coord(elem, s, self.role, g, t, j),
             // m8n32k16 is m32n8k16 transposed (D' = B'A'): its A is that B transposed,
             // its B that A, its accumulator that accumulator (measured on the H200 for
             // bf16 with f32 accumulators).
@@ -487,7 +492,13 @@ impl MmaSpec {
             Elem::BF16 | Elem::TF32 => b == a && c == Elem::F32 && d == Elem::F32,
             Elem::F64 => b == a && c == a && d == a,
             Elem::S8 | Elem::U8 => matches!(b, Elem::S8 | Elem::U8) && c == Elem::S32 && d == c,
-            Elem::S4 | Elem::U4 => matches!(b, Elem::S4 | Elem::U4) && c == Elem::S32 && d == c,
+            // wmma's sub-byte products take one type for both.
+            Elem::S4 | Elem::U4 => {
+                matches!(b, Elem::S4 | Elem::U4)
+                    && (form == Form::Mma || b == a)
+                    && c == Elem::S32
+                    && d == c
+            }
             Elem::B1 => b == a && c == Elem::S32 && d == c,
             // sm_89's FP8 `mma` (m16n8k16, m16n8k32): any mix of the two formats, f32 or
             // f16 accumulators.
@@ -1025,6 +1036,9 @@ mod tests {
             (Form::Wmma, "m8n32k16", Elem::BF16),
             (Form::Wmma, "m32n8k16", Elem::U8),
             (Form::Wmma, "m8n32k16", Elem::S8),
+            (Form::Wmma, "m8n8k32", Elem::S4),
+            (Form::Wmma, "m8n8k32", Elem::U4),
+            (Form::Wmma, "m8n8k128", Elem::B1),
         ];
         for (form, shape, elem) in shapes {
             let s = Shape::from_name(shape).unwrap();
