@@ -515,3 +515,31 @@ K wmma_subbyte(const unsigned* in, unsigned* out, int n) {
   asm volatile("wmma.mma.and.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {%0,%1}, {%2}, {%3}, {%4,%5};"
       : "=r"(o[12]), "=r"(o[13]) : "r"(a), "r"(b), "r"(c[0]), "r"(c[1]));
 }
+
+// mma.m8n8k4 with f16 A and B (sm_70's quad pairs: four 8x8x4 products a warp), every
+// layout pair, f32 and f16 accumulators and f32 D from f16 C (whose D layout the ISA
+// gives by .ctype), values shaped by the mode as mma_half's.
+K mma_m8n8k4(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned* w = in + 16 * t;
+  unsigned* o = out + 28 * t;
+  unsigned mode = warp_mode();
+  unsigned a[2], b[2], c[8], h[4];
+  for (int i = 0; i < 2; i++) a[i] = shape_half2(w[i], w[i + 8], mode, false);
+  for (int i = 0; i < 2; i++) b[i] = shape_half2(w[2 + i], w[10 + i], mode, false);
+  for (int i = 0; i < 8; i++) c[i] = shape_f32(w[4 + i] * 2654435761u + w[i], mode);
+  for (int i = 0; i < 4; i++) h[i] = shape_half2(w[12 + i], w[4 + i], mode == 1 ? 0 : mode, false);
+  if (mode == 1) a[1] = a[0] ^ 0x80008000u;  // products that cancel in pairs
+  asm("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%13,%14,%15,%16,%17,%18,%19};"
+      : "=r"(o[0]), "=r"(o[1]), "=r"(o[2]), "=r"(o[3]), "=r"(o[4]), "=r"(o[5]), "=r"(o[6]), "=r"(o[7])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(c[5]), "r"(c[6]), "r"(c[7]));
+  asm("mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16 {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%8,%9,%10,%11};"
+      : "=r"(o[8]), "=r"(o[9]), "=r"(o[10]), "=r"(o[11])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]), "r"(h[2]), "r"(h[3]));
+  asm("mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%13,%14,%15};"
+      : "=r"(o[12]), "=r"(o[13]), "=r"(o[14]), "=r"(o[15]), "=r"(o[16]), "=r"(o[17]), "=r"(o[18]), "=r"(o[19])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]), "r"(h[2]), "r"(h[3]));
+  asm("mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%12,%12,%12,%12,%12,%12,%12};"
+      : "=r"(o[20]), "=r"(o[21]), "=r"(o[22]), "=r"(o[23]), "=r"(o[24]), "=r"(o[25]), "=r"(o[26]), "=r"(o[27])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(0u));
+}

@@ -2171,7 +2171,12 @@ impl FuncDecoder<'_> {
             m.take_any(&["row", "col"]).ok_or_else(|| unsup(m))?,
         );
         let sub_byte = form == mma::Form::Wmma && shape.k >= 32;
-        if (form == mma::Form::Mma || sub_byte) && (la != "row" || lb != "col") {
+        // m8n8k4 of f16 (sm_70's quad pairs) takes either layout for A and B.
+        let quad_pair = form == mma::Form::Mma
+            && !sparse
+            && shape == (mma::Shape { m: 8, n: 8, k: 4 })
+            && m.list.iter().any(|x| x == "f16");
+        if (form == mma::Form::Mma && !quad_pair || sub_byte) && (la != "row" || lb != "col") {
             return Err(unsup(m));
         }
         let satfinite = m.take("satfinite");
@@ -2211,6 +2216,12 @@ impl FuncDecoder<'_> {
             let spec = mma::MmaSpec::sparse(shape, types, satfinite, sel)
                 .map_err(|e| unsupported(i, format!("`{}`: {e}", m.full)))?;
             (spec, Some(self.src(i, &i.ops[4])?))
+        } else if quad_pair {
+            self.nops(i, 4)?;
+            let spec = mma::MmaSpec::quad_pair(types, la == "col", lb == "col")
+                .filter(|_| !satfinite)
+                .ok_or_else(|| unsup(m))?;
+            (spec, None)
         } else {
             self.nops(i, 4)?;
             let spec =

@@ -217,6 +217,28 @@ pub struct Frag {
     pub shape: Shape,
     pub role: Role,
     pub elem: Elem,
+    /// `mma.m8n8k4` with f16 A and B (sm_70's shape): the fragment's layout among the
+    /// ISA's four ("Matrix Fragments for mma.m8n8k4 with .f16 floating point type");
+    /// None for every other fragment.
+    pub quad: Option<Quad>,
+}
+
+/// The layouts of `mma.m8n8k4`'s f16 fragments. The warp computes four independent
+/// 8x8x4 products, product q on the quad pair of lanes 4q..4q+3 (the low group, A's and
+/// C's rows 0-3, B's columns 0-3) and 4q+16..4q+19 (the high group: rows or columns
+/// 4-7). A fragment's coordinates stack the four matrices: product q's A rows at 8q,
+/// B rows at 4q, accumulator rows at 8q.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quad {
+    /// A or B given `.row`.
+    Row,
+    /// A or B given `.col`.
+    Col,
+    /// The accumulator when `.ctype` is f16 (C, and D whatever its type): a lane holds
+    /// one row of its product's D.
+    AccRows,
+    /// The accumulator when `.ctype` is f32.
+    AccF32,
 }
 
 impl Frag {
@@ -227,6 +249,7 @@ impl Frag {
             shape,
             role,
             elem,
+            quad: None,
         };
         let (m, n, k) = (shape.m, shape.n, shape.k);
         let ok = match (form, role) {
@@ -275,9 +298,27 @@ impl Frag {
         ok.then_some(f)
     }
 
-    /// Rows and columns of the matrix.
+    /// `mma.m8n8k4`'s f16 fragment of `role` in layout `quad` (see [`Quad`]).
+    pub fn quad_pair(role: Role, elem: Elem, quad: Quad) -> Frag {
+        Frag {
+            form: Form::Mma,
+            shape: Shape { m: 8, n: 8, k: 4 },
+            role,
+            elem,
+            quad: Some(quad),
+        }
+    }
+
+    /// Rows and columns of the matrix (`mma.m8n8k4` f16: its four matrices stacked).
     pub fn dims(&self) -> (u32, u32) {
         let s = self.shape;
+        if self.quad.is_some() {
+            return match self.role {
+                Role::A => (32, 4),
+                Role::B => (16, 8),
+                Role::C => (32, 8),
+            };
+        }
         match self.role {
             Role::A => (s.m, s.k),
             Role::B => (s.k, s.n),
@@ -322,6 +363,21 @@ impl Frag {
     pub fn coord(&self, lane: usize, i: usize) -> (u32, u32) {
         let (g, t, i) = ((lane >> 2) as u32, (lane & 3) as u32, i as u32);
         let s = self.shape;
+        if let Some(quad) = self.quad {
+            // The ISA's formulas, in the product's own matrix, then stacked.
+            let (q, hi, lane) = (g & 3, 4 * (g >> 2), lane as u32);
+            return match (self.role, quad) {
+                (Role::A, Quad::Col) => (8 * q + i % 4 + hi, t),
+                (Role::A, _) => (8 * q + t + hi, i),
+                (Role::B, Quad::Col) => (4 * q + i, t + hi),
+                (Role::B, _) => (4 * q + t, i + hi),
+                (_, Quad::AccF32) => (
+                    8 * q + (lane & 1) + (i & 2) + hi,
+                    (i & 4) + (lane & 2) + (i & 1),
+                ),
+                _ => (8 * q + t + hi, i),
+            };
+        }
         match (self.form, self.role) {
             (Form::Mma, Role::C) if s.m == 8 => (g, 2 * t + i),
             (Form::Mma, Role::C) => (g + 8 * (i >> 1), 2 * t + (i & 1)),
@@ -524,6 +580,32 @@ impl MmaSpec {
         })
     }
 
+    /// `mma.sync.aligned.m8n8k4.ALAYOUT.BLAYOUT.D.f16.f16.C` (sm_70's shape; `col_a`,
+    /// `col_b`: given `.col`): D and C f16, D f32 from C f16, or both f32.
+    pub fn quad_pair([d, a, b, c]: [Elem; 4], col_a: bool, col_b: bool) -> Option<MmaSpec> {
+        use Elem::{F16, F32};
+        let ok = a == F16 && b == F16 && matches!((d, c), (F16, F16) | (F32, F16) | (F32, F32));
+        if !ok {
+            return None;
+        }
+        let layout = |col| if col { Quad::Col } else { Quad::Row };
+        // The accumulator's layout follows `.ctype`, for D as for C.
+        let acc = if c == F16 {
+            Quad::AccRows
+        } else {
+            Quad::AccF32
+        };
+        Some(MmaSpec {
+            a: Frag::quad_pair(Role::A, a, layout(col_a)),
+            b: Frag::quad_pair(Role::B, b, layout(col_b)),
+            c: Frag::quad_pair(Role::C, c, acc),
+            d: Frag::quad_pair(Role::C, d, acc),
+            satfinite: false,
+            xor: false,
+            sparse: None,
+        })
+    }
+
     /// `mma.sp{::ordered_metadata}.sync.aligned.SHAPE.row.col[.satfinite].D.A.B.C` with
     /// sparsity selector `sel`, if sm_90 has it (as ptxas 13 accepts them): f16 (D in C's
     /// type) and bf16 m16n8k16/k32, tf32 m16n8k8/k16, s8/u8 m16n8k32/k64, s4/u4
@@ -579,6 +661,7 @@ impl MmaSpec {
                 shape,
                 role: Role::B,
                 elem: b,
+                quad: None,
             },
             c: frag(shape, Role::C, c)?,
             d: frag(shape, Role::C, d)?,
@@ -848,21 +931,28 @@ pub fn mma_sparse(
     c: &[Lanes],
     meta: Option<&Lanes>,
 ) -> Vec<Lanes> {
-    let Shape { m, n, .. } = s.b.shape;
+    let Shape { n, .. } = s.b.shape;
     // The products each element of D sums: A's stored columns.
     let k = s.a.shape.k;
+    // D's rows: m.8n8k4's four products' stacked (each product's B its own 4 rows).
+    let (m, quads) = if s.a.quad.is_some() {
+        (32, true)
+    } else {
+        (s.b.shape.m, false)
+    };
     let places = meta.map(|meta| sparse_k(s, meta));
     let (am, bm, cm) = (gather(&s.a, a), gather(&s.b, b), gather(&s.c, c));
     let arith = s.arith();
     let mut dm = vec![0u64; (m * n) as usize];
     let mut prods = Vec::with_capacity(k as usize);
     for r in 0..m {
+        let b_row0 = if quads { 4 * (r / 8) } else { 0 };
         for col in 0..n {
             let at = (r * n + col) as usize;
             let ai = |kk: u32| am[(r * k + kk) as usize];
             let bi = |kk: u32| {
                 let row = places.as_ref().map_or(kk, |p| p[(r * k + kk) as usize]);
-                bm[(row * n + col) as usize]
+                bm[((b_row0 + row) * n + col) as usize]
             };
             dm[at] = dot(&arith, k, ai, bi, cm[at], &mut prods);
         }
@@ -1078,6 +1168,45 @@ mod tests {
                 assert_eq!((f.per_lane(), f.regs()), (16, 8), "{shape} {role:?}");
             }
         }
+    }
+
+    #[test]
+    fn m8n8k4_f16_fragments_hold_each_element_of_the_four_products_once() {
+        for quad in [Quad::Row, Quad::Col, Quad::AccRows, Quad::AccF32] {
+            for role in [Role::A, Role::B, Role::C] {
+                let acc = matches!(quad, Quad::AccRows | Quad::AccF32);
+                if acc != (role == Role::C) {
+                    continue;
+                }
+                let elem = if quad == Quad::AccF32 {
+                    Elem::F32
+                } else {
+                    Elem::F16
+                };
+                let f = Frag::quad_pair(role, elem, quad);
+                let (r, c) = f.dims();
+                let mut count = vec![0; (r * c) as usize];
+                for lane in 0..32 {
+                    for i in 0..f.per_lane() {
+                        let (y, x) = f.coord(lane, i);
+                        // Product q = (lane / 4) mod 4 is stacked at its own rows.
+                        let q = ((lane / 4) % 4) as u32;
+                        assert_eq!(y / (r / 4), q, "{quad:?} {role:?} lane {lane} i {i}");
+                        count[(y * c + x) as usize] += 1;
+                    }
+                }
+                assert!(count.iter().all(|&n| n == 1), "{quad:?} {role:?}");
+            }
+        }
+        // The ISA's f32 accumulator: lane 18 (high group of product 0) holds rows 4-7's
+        // (lane & 1) + (i & 2) + 4 and columns (i & 4) + (lane & 2) + (i & 1).
+        let f = Frag::quad_pair(Role::C, Elem::F32, Quad::AccF32);
+        assert_eq!(f.coord(18, 0), (4, 2));
+        assert_eq!(f.coord(18, 7), (6, 7));
+        assert_eq!(f.regs(), 8);
+        let a = Frag::quad_pair(Role::A, Elem::F16, Quad::Col);
+        // Lane 21: product 1, high group: A's rows 4-7 of column 1, at 8 + 4.
+        assert_eq!(a.coord(21, 3), (15, 1));
     }
 
     #[test]
