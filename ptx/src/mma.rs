@@ -3,7 +3,8 @@
 //! D = A·B + C, over the registers of all 32 lanes at once.
 //!
 //! Layouts: `mma.sync`'s are the PTX ISA's ("Matrix Fragments for mma.mMnNkK": groupID =
-//! lane >> 2, threadID_in_group = lane % 4). `wmma`'s are left unspecified by PTX; here
+//! lane >> 2, threadID_in_group = lane % 4; m8n8k4 f16's quad pairs: [`Quad`]; sparse
+//! `mma.sp`'s packed A and metadata: [`sparse_k`]). `wmma`'s are left unspecified by PTX; here
 //! they are taken to be what ptxas builds them from on sm_80 and later, `mma` tiles: a
 //! 16x16 accumulator is two m16n8 accumulators side by side (m32n8: one above the
 //! other), a 16x16x16 A is the m16n8k16 A (m32n8k16: two, stacked), a B is m16n8 Bs side
