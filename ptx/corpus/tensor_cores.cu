@@ -421,3 +421,125 @@ K wmma_shapes(const unsigned* in, unsigned* out, int n) {
   o[46] = ((unsigned*)b3.x)[0];
   for (int i = 0; i < 8; i++) o[47 + i] = c3.x[i];
 }
+
+// Sparse mma.sp / mma.sp::ordered_metadata (2:4; tf32 1:2; 4-bit pairs) in every shape and
+// type sm_90 has, selectors across their range: A's stored half and B straight from the
+// input words (shaped by the mode), the metadata valid (two different indices a chunk,
+// in increasing order; tf32 0b0100 or 0b1110) from a word that differs in every lane, so
+// where the H200 reads each chunk's bits shows. The last, plain `.sp`, gives chunks'
+// indices in either order (what `::ordered_metadata` forbids).
+__device__ unsigned sparse_meta(unsigned x, int kind) {
+  // kind 0: increasing pairs; 1: tf32; 2: any two different indices.
+  const unsigned char ordered[6] = {0x4, 0x8, 0xc, 0x9, 0xd, 0xe};
+  unsigned e = 0;
+  for (int q = 0; q < 8; q++) {
+    unsigned nib = (x >> (4 * q)) & 0xf, v;
+    if (kind == 1) v = (nib & 1) ? 0xe : 0x4;
+    else if (kind == 0) v = ordered[nib % 6];
+    else { unsigned i0 = nib & 3, i1 = (i0 + 1 + (nib >> 2) % 3) & 3; v = i0 | i1 << 2; }
+    e |= v << (4 * q);
+  }
+  return e;
+}
+
+K mma_sparse(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned* w = in + 16 * t;
+  unsigned* o = out + 42 * t;
+  unsigned mode = warp_mode();
+  unsigned a[4], ab[4], af[4], b[4], bb[4], bf[4], c[4], h[2], ai[4], bi[4];
+  for (int i = 0; i < 4; i++) {
+    a[i] = shape_half2(w[i], w[i + 8], mode, false);
+    ab[i] = shape_half2(w[i], w[i + 8], mode, true);
+    af[i] = shape_f32(w[i] * 2246822519u + w[12], mode);
+    b[i] = shape_half2(w[4 + i], w[12 + (i & 1)], mode, false);
+    bb[i] = shape_half2(w[4 + i], w[12 + (i & 1)], mode, true);
+    bf[i] = shape_f32(w[4 + i] ^ w[13], mode);
+    c[i] = shape_f32(w[8 + i] * 2654435761u + w[i], mode);
+    ai[i] = w[i] ^ w[14];
+    bi[i] = w[4 + i] + w[15];
+  }
+  for (int i = 0; i < 2; i++) h[i] = shape_half2(w[14 + i], w[6 + i], mode == 1 ? 0 : mode, false);
+  unsigned e = sparse_meta(w[15] ^ w[11], 0), et = sparse_meta(w[15] ^ w[10], 1), eu = sparse_meta(w[15] ^ w[9], 2);
+#define SP4(INST, SEL, O, A, B, E)                                                        \
+  asm(INST " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, {%12,%13,%14,%15}, %16, " #SEL ";" \
+      : "=r"(o[O]), "=r"(o[O + 1]), "=r"(o[O + 2]), "=r"(o[O + 3])                        \
+      : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]), "r"(B[2]), "r"(B[3]), \
+        "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(E))
+#define SP2(INST, SEL, O, A, B, E)                                                        \
+  asm(INST " {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%8,%9,%10,%11}, %12, " #SEL ";"           \
+      : "=r"(o[O]), "=r"(o[O + 1]), "=r"(o[O + 2]), "=r"(o[O + 3])                        \
+      : "r"(A[0]), "r"(A[1]), "r"(B[0]), "r"(B[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(E))
+  SP2("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 0, 0, a, b, e);
+  asm("mma.sp.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3}, {%4,%5}, {%6,%7}, %8, 2;"
+      : "=r"(o[4]), "=r"(o[5]) : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]), "r"(e));
+  SP4("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", 1, 6, a, b, e);
+  SP4("mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32", 0, 10, ab, bb, e);
+  SP2("mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 3, 14, af, bf, et);
+  SP4("mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32", 1, 18, af, bf, et);
+  SP2("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32", 1, 22, ai, bi, e);
+  SP4("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32", 0, 26, ai, bi, e);
+  SP2("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32", 1, 30, ai, bi, e);
+  SP4("mma.sp.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.s4.s32", 0, 34, ai, bi, e);
+  SP2("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 1, 38, a, b, eu);
+#undef SP4
+#undef SP2
+}
+
+// wmma's sub-byte shapes: m8n8k32 s4/u4 and m8n8k128 b1 (xor and and popc), loaded from
+// the input words (A row-major, B column-major, 16 bytes a row or column), so which lane's
+// register holds which element shows; D in registers and stored column-major.
+K wmma_subbyte(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x, warp = t >> 5;
+  const unsigned* w = in + 128 * warp;
+  unsigned* o = out + 14 * t;
+  unsigned a, b, c[2], cs[2], d[2];
+  asm volatile("wmma.load.a.sync.aligned.row.m8n8k32.global.s4 {%0}, [%1], 32;" : "=r"(a) : "l"(w));
+  asm volatile("wmma.load.b.sync.aligned.col.m8n8k32.global.s4 {%0}, [%1], 32;" : "=r"(b) : "l"(w + 32));
+  asm volatile("wmma.load.c.sync.aligned.row.m8n8k32.global.s32 {%0,%1}, [%2], 8;" : "=r"(c[0]), "=r"(c[1]) : "l"(w + 64));
+  o[0] = a; o[1] = b; o[2] = c[0]; o[3] = c[1];
+  asm volatile("wmma.mma.sync.aligned.row.col.m8n8k32.s32.s4.s4.s32 {%0,%1}, {%2}, {%3}, {%4,%5};"
+      : "=r"(d[0]), "=r"(d[1]) : "r"(a), "r"(b), "r"(c[0]), "r"(c[1]));
+  o[4] = d[0]; o[5] = d[1];
+  asm volatile("wmma.store.d.sync.aligned.col.m8n8k32.global.s32 [%0], {%1,%2}, 8;"
+      :: "l"(out + 14 * 256 + 64 * warp), "r"(d[0]), "r"(d[1]) : "memory");
+  // Accumulators near the ends of s32: saturation shows.
+  for (int i = 0; i < 2; i++) cs[i] = (c[i] & 0x80000000u) ? 0x80000000u + (c[i] & 0x3fff) : 0x7fffc000u + (c[i] & 0x3fff);
+  asm volatile("wmma.mma.sync.aligned.row.col.m8n8k32.s32.u4.u4.s32.satfinite {%0,%1}, {%2}, {%3}, {%4,%5};"
+      : "=r"(o[6]), "=r"(o[7]) : "r"(a), "r"(b), "r"(cs[0]), "r"(cs[1]));
+  asm volatile("wmma.load.a.sync.aligned.row.m8n8k128.global.b1 {%0}, [%1], 128;" : "=r"(a) : "l"(w + 32));
+  asm volatile("wmma.load.b.sync.aligned.col.m8n8k128.global.b1 {%0}, [%1], 128;" : "=r"(b) : "l"(w));
+  o[8] = a; o[9] = b;
+  asm volatile("wmma.mma.xor.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {%0,%1}, {%2}, {%3}, {%4,%5};"
+      : "=r"(o[10]), "=r"(o[11]) : "r"(a), "r"(b), "r"(c[0]), "r"(c[1]));
+  asm volatile("wmma.mma.and.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {%0,%1}, {%2}, {%3}, {%4,%5};"
+      : "=r"(o[12]), "=r"(o[13]) : "r"(a), "r"(b), "r"(c[0]), "r"(c[1]));
+}
+
+// mma.m8n8k4 with f16 A and B (sm_70's quad pairs: four 8x8x4 products a warp), every
+// layout pair, f32 and f16 accumulators and f32 D from f16 C (whose D layout the ISA
+// gives by .ctype), values shaped by the mode as mma_half's.
+K mma_m8n8k4(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned* w = in + 16 * t;
+  unsigned* o = out + 28 * t;
+  unsigned mode = warp_mode();
+  unsigned a[2], b[2], c[8], h[4];
+  for (int i = 0; i < 2; i++) a[i] = shape_half2(w[i], w[i + 8], mode, false);
+  for (int i = 0; i < 2; i++) b[i] = shape_half2(w[2 + i], w[10 + i], mode, false);
+  for (int i = 0; i < 8; i++) c[i] = shape_f32(w[4 + i] * 2654435761u + w[i], mode);
+  for (int i = 0; i < 4; i++) h[i] = shape_half2(w[12 + i], w[4 + i], mode == 1 ? 0 : mode, false);
+  if (mode == 1) a[1] = a[0] ^ 0x80008000u;  // products that cancel in pairs
+  asm("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%13,%14,%15,%16,%17,%18,%19};"
+      : "=r"(o[0]), "=r"(o[1]), "=r"(o[2]), "=r"(o[3]), "=r"(o[4]), "=r"(o[5]), "=r"(o[6]), "=r"(o[7])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(c[5]), "r"(c[6]), "r"(c[7]));
+  asm("mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f16 {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%8,%9,%10,%11};"
+      : "=r"(o[8]), "=r"(o[9]), "=r"(o[10]), "=r"(o[11])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]), "r"(h[2]), "r"(h[3]));
+  asm("mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%13,%14,%15};"
+      : "=r"(o[12]), "=r"(o[13]), "=r"(o[14]), "=r"(o[15]), "=r"(o[16]), "=r"(o[17]), "=r"(o[18]), "=r"(o[19])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]), "r"(h[2]), "r"(h[3]));
+  asm("mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%12,%12,%12,%12,%12,%12,%12};"
+      : "=r"(o[20]), "=r"(o[21]), "=r"(o[22]), "=r"(o[23]), "=r"(o[24]), "=r"(o[25]), "=r"(o[26]), "=r"(o[27])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(0u));
+}

@@ -443,6 +443,8 @@ pub struct MmaOp {
     pub a: Vec<Src>,
     pub b: Vec<Src>,
     pub c: Vec<Src>,
+    /// `mma.sp`'s metadata register (`e`); the selector is `spec.sparse`.
+    pub meta: Option<Src>,
 }
 
 /// `wgmma.mma_async`'s operands: D (read as the accumulator, then written), A (one
@@ -2148,21 +2150,33 @@ impl FuncDecoder<'_> {
         )
     }
 
-    /// `mma.sync.aligned.SHAPE.row.col[.satfinite].D.A.B.C[.xor.popc]` and
+    /// `mma.sync.aligned.SHAPE.row.col[.satfinite].D.A.B.C[.xor.popc]`,
+    /// `mma.sp{::ordered_metadata}.sync.aligned.SHAPE.row.col[.satfinite].D.A.B.C d, a,
+    /// b, c, e, f` (metadata `e`, selector `f`) and
     /// `wmma.mma.sync.aligned.LAYOUTS.SHAPE.D[.A.B].C[.rn][.satfinite]`.
     fn mma(&mut self, i: &InstAst, m: &mut Mods, form: mma::Form) -> Result<Op, LoadError> {
         let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        // `::ordered_metadata` asks that each chunk's two indices be in increasing
+        // order; plain `.sp` does not, and places the elements by the same indices.
+        let sparse = form == mma::Form::Mma && (m.take("sp") | m.take("sp::ordered_metadata"));
         if !Self::sync_aligned(m) {
             return Err(unsup(m));
         }
         let shape = Self::take_parsed(m, mma::Shape::from_name).ok_or_else(|| unsup(m))?;
         // mma: A row-major and B column-major, the only layouts of sm_80's shapes; wmma:
-        // any, the fragments are the same (`mma`'s module comment).
+        // any, the fragments are the same (`mma`'s module comment), but for the sub-byte
+        // shapes, which have row.col only.
         let (la, lb) = (
             m.take_any(&["row", "col"]).ok_or_else(|| unsup(m))?,
             m.take_any(&["row", "col"]).ok_or_else(|| unsup(m))?,
         );
-        if form == mma::Form::Mma && (la != "row" || lb != "col") {
+        let sub_byte = form == mma::Form::Wmma && shape.k >= 32;
+        // m8n8k4 of f16 (sm_70's quad pairs) takes either layout for A and B.
+        let quad_pair = form == mma::Form::Mma
+            && !sparse
+            && shape == (mma::Shape { m: 8, n: 8, k: 4 })
+            && m.list.iter().any(|x| x == "f16");
+        if (form == mma::Form::Mma && !quad_pair || sub_byte) && (la != "row" || lb != "col") {
             return Err(unsup(m));
         }
         let satfinite = m.take("satfinite");
@@ -2188,13 +2202,38 @@ impl FuncDecoder<'_> {
         if (types[1] == mma::Elem::B1) != (popc && (xor ^ and)) {
             return Err(unsup(m));
         }
-        let spec = mma::MmaSpec::new(form, shape, types, satfinite, xor).ok_or_else(|| unsup(m))?;
-        self.nops(i, 4)?;
+        let (spec, meta) = if sparse {
+            self.nops(i, 6)?;
+            let sel = match i.ops[5] {
+                Opnd::Int(v) if (0..4).contains(&v) => v as u8,
+                _ => {
+                    return Err(semantic(
+                        i,
+                        "`mma.sp`'s sparsity selector must be an integer constant 0..=3",
+                    ))
+                }
+            };
+            let spec = mma::MmaSpec::sparse(shape, types, satfinite, sel)
+                .map_err(|e| unsupported(i, format!("`{}`: {e}", m.full)))?;
+            (spec, Some(self.src(i, &i.ops[4])?))
+        } else if quad_pair {
+            self.nops(i, 4)?;
+            let spec = mma::MmaSpec::quad_pair(types, la == "col", lb == "col")
+                .filter(|_| !satfinite)
+                .ok_or_else(|| unsup(m))?;
+            (spec, None)
+        } else {
+            self.nops(i, 4)?;
+            let spec =
+                mma::MmaSpec::new(form, shape, types, satfinite, xor).ok_or_else(|| unsup(m))?;
+            (spec, None)
+        };
         Ok(Op::Mma(Box::new(MmaOp {
             d: self.reg_vector(i, &i.ops[0], spec.d.regs(), "D")?,
             a: self.src_vector(i, &i.ops[1], spec.a.regs(), "A")?,
             b: self.src_vector(i, &i.ops[2], spec.b.regs(), "B")?,
             c: self.src_vector(i, &i.ops[3], spec.c.regs(), "C")?,
+            meta,
             spec,
         })))
     }
@@ -2346,6 +2385,11 @@ impl FuncDecoder<'_> {
         let shape = Self::take_parsed(m, mma::Shape::from_name).ok_or_else(|| unsup(m))?;
         let elem = Self::take_parsed(m, mma::Elem::from_name).ok_or_else(|| unsup(m))?;
         let frag = mma::Frag::new(mma::Form::Wmma, shape, role, elem).ok_or_else(|| unsup(m))?;
+        // The sub-byte shapes load A row-major and B column-major only.
+        let sub_byte = elem.bits() < 8;
+        if sub_byte && (role == mma::Role::A) != row_major && role != mma::Role::C {
+            return Err(unsup(m));
+        }
         if !matches!(i.ops.len(), 2 | 3) {
             return Err(semantic(i, "`wmma` load/store takes 2 or 3 operands"));
         }

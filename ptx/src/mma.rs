@@ -3,7 +3,8 @@
 //! D = A·B + C, over the registers of all 32 lanes at once.
 //!
 //! Layouts: `mma.sync`'s are the PTX ISA's ("Matrix Fragments for mma.mMnNkK": groupID =
-//! lane >> 2, threadID_in_group = lane % 4). `wmma`'s are left unspecified by PTX; here
+//! lane >> 2, threadID_in_group = lane % 4; m8n8k4 f16's quad pairs: [`Quad`]; sparse
+//! `mma.sp`'s packed A and metadata: [`sparse_k`]). `wmma`'s are left unspecified by PTX; here
 //! they are taken to be what ptxas builds them from on sm_80 and later, `mma` tiles: a
 //! 16x16 accumulator is two m16n8 accumulators side by side (m32n8: one above the
 //! other), a 16x16x16 A is the m16n8k16 A (m32n8k16: two, stacked), a B is m16n8 Bs side
@@ -217,6 +218,28 @@ pub struct Frag {
     pub shape: Shape,
     pub role: Role,
     pub elem: Elem,
+    /// `mma.m8n8k4` with f16 A and B (sm_70's shape): the fragment's layout among the
+    /// ISA's four ("Matrix Fragments for mma.m8n8k4 with .f16 floating point type");
+    /// None for every other fragment.
+    pub quad: Option<Quad>,
+}
+
+/// The layouts of `mma.m8n8k4`'s f16 fragments. The warp computes four independent
+/// 8x8x4 products, product q on the quad pair of lanes 4q..4q+3 (the low group, A's and
+/// C's rows 0-3, B's columns 0-3) and 4q+16..4q+19 (the high group: rows or columns
+/// 4-7). A fragment's coordinates stack the four matrices: product q's A rows at 8q,
+/// B rows at 4q, accumulator rows at 8q.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quad {
+    /// A or B given `.row`.
+    Row,
+    /// A or B given `.col`.
+    Col,
+    /// The accumulator when `.ctype` is f16 (C, and D whatever its type): a lane holds
+    /// one row of its product's D.
+    AccRows,
+    /// The accumulator when `.ctype` is f32.
+    AccF32,
 }
 
 impl Frag {
@@ -227,6 +250,7 @@ impl Frag {
             shape,
             role,
             elem,
+            quad: None,
         };
         let (m, n, k) = (shape.m, shape.n, shape.k);
         let ok = match (form, role) {
@@ -235,7 +259,8 @@ impl Frag {
                     && match form {
                         Form::Mma => (m == 16 || m == 8) && n == 8,
                         Form::Wmma => {
-                            matches!((m, n), (16, 16) | (32, 8) | (8, 32)) || (m, n, k) == (8, 8, 4)
+                            matches!((m, n), (16, 16) | (32, 8) | (8, 32))
+                                || (m, n) == (8, 8) && matches!(k, 4 | 32 | 128)
                         }
                     }
             }
@@ -265,15 +290,36 @@ impl Frag {
                 }
                 Elem::TF32 => (m, n, k) == (16, 16, 8),
                 Elem::F64 => (m, n, k) == (8, 8, 4),
+                // The sub-byte shapes (sm_75's): A row-major, B column-major only.
+                Elem::S4 | Elem::U4 => (m, n, k) == (8, 8, 32),
+                Elem::B1 => (m, n, k) == (8, 8, 128),
                 _ => false,
             },
         };
         ok.then_some(f)
     }
 
-    /// Rows and columns of the matrix.
+    /// `mma.m8n8k4`'s f16 fragment of `role` in layout `quad` (see [`Quad`]).
+    pub fn quad_pair(role: Role, elem: Elem, quad: Quad) -> Frag {
+        Frag {
+            form: Form::Mma,
+            shape: Shape { m: 8, n: 8, k: 4 },
+            role,
+            elem,
+            quad: Some(quad),
+        }
+    }
+
+    /// Rows and columns of the matrix (`mma.m8n8k4` f16: its four matrices stacked).
     pub fn dims(&self) -> (u32, u32) {
         let s = self.shape;
+        if self.quad.is_some() {
+            return match self.role {
+                Role::A => (32, 4),
+                Role::B => (16, 8),
+                Role::C => (32, 8),
+            };
+        }
         match self.role {
             Role::A => (s.m, s.k),
             Role::B => (s.k, s.n),
@@ -318,6 +364,21 @@ impl Frag {
     pub fn coord(&self, lane: usize, i: usize) -> (u32, u32) {
         let (g, t, i) = ((lane >> 2) as u32, (lane & 3) as u32, i as u32);
         let s = self.shape;
+        if let Some(quad) = self.quad {
+            // The ISA's formulas, in the product's own matrix, then stacked.
+            let (q, hi, lane) = (g & 3, 4 * (g >> 2), lane as u32);
+            return match (self.role, quad) {
+                (Role::A, Quad::Col) => (8 * q + i % 4 + hi, t),
+                (Role::A, _) => (8 * q + t + hi, i),
+                (Role::B, Quad::Col) => (4 * q + i, t + hi),
+                (Role::B, _) => (4 * q + t, i + hi),
+                (_, Quad::AccF32) => (
+                    8 * q + (lane & 1) + (i & 2) + hi,
+                    (i & 4) + (lane & 2) + (i & 1),
+                ),
+                _ => (8 * q + t + hi, i),
+            };
+        }
         match (self.form, self.role) {
             (Form::Mma, Role::C) if s.m == 8 => (g, 2 * t + i),
             (Form::Mma, Role::C) => (g + 8 * (i >> 1), 2 * t + (i & 1)),
@@ -338,7 +399,8 @@ impl Frag {
         };
         match self.role {
             Role::C if s.m == 8 && s.n == 8 => (g, 2 * t + j),
-            _ if elem == Elem::F64 => mma_coord(elem, s, self.role, g, t, j),
+            // f64 and the sub-byte shapes: `mma`'s m8n8k4, m8n8k32 and m8n8k128.
+            _ if elem == Elem::F64 || elem.bits() < 8 => mma_coord(elem, s, self.role, g, t, j),
             // m8n32k16 is m32n8k16 transposed (D' = B'A'): its A is that B transposed,
             // its B that A, its accumulator that accumulator (measured on the H200 for
             // bf16 with f32 accumulators).
@@ -392,9 +454,9 @@ fn mma_coord(elem: Elem, s: Shape, role: Role, g: u32, t: u32, i: u32) -> (u32, 
         },
         _ => {
             // `v` elements to a 32-bit register; k is 4v (one block of columns) or 8v
-            // (two, the second 4v further on).
+            // (two, the second 4v further on; a sparse `mma`'s B of 16v rows: four).
             let v = 32 / elem.bits();
-            let double = s.k == 8 * v;
+            let double = s.k >= 8 * v;
             match (role, s.m) {
                 (Role::A, 8) => (g, v * t + i),
                 (Role::A, _) if double => {
@@ -462,6 +524,9 @@ pub struct MmaSpec {
     pub satfinite: bool,
     /// b1 only: `.xor.popc` (true) or `.and.popc`.
     pub xor: bool,
+    /// `mma.sp`: the sparsity selector. A is then stored packed (M × K/2, `a`'s shape
+    /// has K/2), its elements' places in K given by the metadata ([`sparse_k`]).
+    pub sparse: Option<u8>,
 }
 
 impl MmaSpec {
@@ -484,7 +549,13 @@ impl MmaSpec {
             Elem::BF16 | Elem::TF32 => b == a && c == Elem::F32 && d == Elem::F32,
             Elem::F64 => b == a && c == a && d == a,
             Elem::S8 | Elem::U8 => matches!(b, Elem::S8 | Elem::U8) && c == Elem::S32 && d == c,
-            Elem::S4 | Elem::U4 => matches!(b, Elem::S4 | Elem::U4) && c == Elem::S32 && d == c,
+            // wmma's sub-byte products take one type for both.
+            Elem::S4 | Elem::U4 => {
+                matches!(b, Elem::S4 | Elem::U4)
+                    && (form == Form::Mma || b == a)
+                    && c == Elem::S32
+                    && d == c
+            }
             Elem::B1 => b == a && c == Elem::S32 && d == c,
             // sm_89's FP8 `mma` (m16n8k16, m16n8k32): any mix of the two formats, f32 or
             // f16 accumulators.
@@ -506,8 +577,158 @@ impl MmaSpec {
             d: Frag::new(form, shape, Role::C, d)?,
             satfinite,
             xor,
+            sparse: None,
         })
     }
+
+    /// `mma.sync.aligned.m8n8k4.ALAYOUT.BLAYOUT.D.f16.f16.C` (sm_70's shape; `col_a`,
+    /// `col_b`: given `.col`): D and C f16, D f32 from C f16, or both f32.
+    pub fn quad_pair([d, a, b, c]: [Elem; 4], col_a: bool, col_b: bool) -> Option<MmaSpec> {
+        use Elem::{F16, F32};
+        let ok = a == F16 && b == F16 && matches!((d, c), (F16, F16) | (F32, F16) | (F32, F32));
+        if !ok {
+            return None;
+        }
+        let layout = |col| if col { Quad::Col } else { Quad::Row };
+        // The accumulator's layout follows `.ctype`, for D as for C.
+        let acc = if c == F16 {
+            Quad::AccRows
+        } else {
+            Quad::AccF32
+        };
+        Some(MmaSpec {
+            a: Frag::quad_pair(Role::A, a, layout(col_a)),
+            b: Frag::quad_pair(Role::B, b, layout(col_b)),
+            c: Frag::quad_pair(Role::C, c, acc),
+            d: Frag::quad_pair(Role::C, d, acc),
+            satfinite: false,
+            xor: false,
+            sparse: None,
+        })
+    }
+
+    /// `mma.sp{::ordered_metadata}.sync.aligned.SHAPE.row.col[.satfinite].D.A.B.C` with
+    /// sparsity selector `sel`, if sm_90 has it (as ptxas 13 accepts them): f16 (D in C's
+    /// type) and bf16 m16n8k16/k32, tf32 m16n8k8/k16, s8/u8 m16n8k32/k64, s4/u4
+    /// m16n8k64/k128. `Err` names what is wrong: the selector's range (0..=3 where a
+    /// group's metadata fits one thread, 0..=1 where it takes two, 0 where four), or
+    /// FP8, which sm_90 has no sparse tensor-core path for that is known here.
+    pub fn sparse(
+        shape: Shape,
+        [d, a, b, c]: [Elem; 4],
+        satfinite: bool,
+        sel: u8,
+    ) -> Result<MmaSpec, String> {
+        let Shape { m, n, k } = shape;
+        let dense_k = match a {
+            Elem::F16 | Elem::BF16 => 16,
+            Elem::TF32 => 8,
+            Elem::S8 | Elem::U8 => 32,
+            Elem::S4 | Elem::U4 => 64,
+            _ => return Err(format!("sparse `mma` of {a:?} is not emulated")),
+        };
+        let ok = (m, n) == (16, 8)
+            && (k == dense_k || k == 2 * dense_k)
+            && match a {
+                Elem::F16 => b == a && c == d && matches!(c, Elem::F16 | Elem::F32),
+                Elem::BF16 | Elem::TF32 => b == a && c == Elem::F32 && d == c,
+                Elem::S8 | Elem::U8 => matches!(b, Elem::S8 | Elem::U8) && c == Elem::S32,
+                _ => matches!(b, Elem::S4 | Elem::U4) && c == Elem::S32 && d == c,
+            }
+            && d == c
+            && (!satfinite || a.is_int());
+        if !ok {
+            return Err("no such sparse `mma` on sm_90".into());
+        }
+        let max_sel = match sparse_chunks(a, k) {
+            4 => 3,
+            8 => 1,
+            _ => 0,
+        };
+        if sel > max_sel {
+            return Err(format!(
+                "the sparsity selector of this shape and type must be 0..={max_sel}"
+            ));
+        }
+        let half = Shape { k: k / 2, ..shape };
+        let frag = |s, role, e| Frag::new(Form::Mma, s, role, e).ok_or("no such fragment");
+        Ok(MmaSpec {
+            a: frag(half, Role::A, a)?,
+            // B has twice the rows of the largest dense shape's for f16, bf16, tf32 and
+            // the 8- and 4-bit k64/k128: the ISA's sparse B figures extend the dense
+            // formula (`mma_coord`) by further blocks of 4v rows.
+            b: Frag {
+                form: Form::Mma,
+                shape,
+                role: Role::B,
+                elem: b,
+                quad: None,
+            },
+            c: frag(shape, Role::C, c)?,
+            d: frag(shape, Role::C, d)?,
+            satfinite,
+            xor: false,
+            sparse: Some(sel),
+        })
+    }
+}
+
+/// Metadata chunks in a row of a sparse A of `k` columns: a chunk is four 16-bit units
+/// (f16, bf16: 2:4; tf32: 1:2) or four bytes (8-bit: 2:4; 4-bit: pairs, 4:8) of the
+/// dense row, and its 4 bits of metadata place the half it stores.
+fn sparse_chunks(a: Elem, k: u32) -> u32 {
+    let unit = if a.bits() >= 16 { 16 } else { 8 };
+    k * a.bits() / (4 * unit)
+}
+
+/// Where in K each stored element of a sparse A lies (16 × K/2, row-major), from the
+/// metadata registers `meta` of the warp's lanes: the PTX ISA's "Sparse matrix storage"
+/// and its metadata figures for `mma.sp`, the same placement `wgmma`'s sparse A has
+/// (`wgmma::sparse_k`):
+///
+/// - 16-bit units (f16, bf16, tf32), C chunks a row (4 or 8): row r's chunk c in lane
+///   `4·(r mod 8) + (C/4)·sel + c/4`, bits `16·(r/8) + 4·(c mod 4)`: one thread of each
+///   four (C = 4, `sel` 0..=3) or a pair (C = 8, `sel` 0 or 1) holds the group's.
+/// - byte units (8- and 4-bit), C = 16 (every thread, `sel` 0): lane
+///   `4·(r mod 8) + r/8 + 2·(c/8)`, bits `4·(c mod 8)`; C = 8 (a pair, `sel` 0 or 1):
+///   lane `4·(r mod 8) + 2·sel + r/8`, bits `4·c` (the C = 16 placement's first half,
+///   the pair the selector names; the corpus's `mma_sparse` records it on the H200).
+///
+/// In a chunk's 4 bits, bits 0-1 are the unit index of its first stored unit, bits 2-3
+/// of its second: f16 and 8-bit elements are one unit each; tf32's one element a chunk
+/// takes two units (0b0100: the first, 0b1110: the second element); a 4-bit pair is one
+/// byte unit (so a chunk of 8 nibbles keeps two pairs).
+pub fn sparse_k(s: &MmaSpec, meta: &Lanes) -> Vec<u32> {
+    let sel = u32::from(s.sparse.unwrap_or(0));
+    let a = s.a.elem;
+    let k = s.b.shape.k;
+    let cols = k / 2;
+    let chunks = sparse_chunks(a, k);
+    let bytes = a.bits() < 16;
+    // Stored elements a chunk has.
+    let per = cols / chunks;
+    let mut at = vec![0u32; (16 * cols) as usize];
+    for r in 0..16u32 {
+        for j in 0..cols {
+            let (c, w) = (j / per, j % per);
+            let (lane, bit) = match (bytes, chunks) {
+                (false, _) => (
+                    4 * (r % 8) + (chunks / 4) * sel + c / 4,
+                    16 * (r / 8) + 4 * (c % 4),
+                ),
+                (true, 16) => (4 * (r % 8) + r / 8 + 2 * (c / 8), 4 * (c % 8)),
+                (true, _) => (4 * (r % 8) + 2 * sel + r / 8, 4 * c),
+            };
+            let nibble = (meta[lane as usize % 32] >> bit) as u32 & 0xf;
+            let idx = |which: u32| (nibble >> (2 * which)) & 3;
+            at[(r * cols + j) as usize] = match a.bits() {
+                32 => 2 * c + idx(0) / 2,
+                4 => 8 * c + 2 * idx(w / 2) + w % 2,
+                _ => 4 * c + idx(w),
+            };
+        }
+    }
+    at
 }
 
 /// What one element of D is made of: the operands' types and the instruction's options,
@@ -696,17 +917,44 @@ fn fp8_dot(
 
 /// D = A·B + C over the warp: `a`, `b`, `c` are the operands' registers (all 32 lanes),
 /// the result is D's.
+#[cfg(test)]
 pub fn mma(s: &MmaSpec, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
-    let Shape { m, n, k } = s.a.shape;
+    mma_sparse(s, a, b, c, None)
+}
+
+/// [`mma`], or `mma.sp` with the warp's metadata registers `meta`: each element of D
+/// sums the K/2 products of A's stored elements with the rows of B the metadata places
+/// them at (a zero's place is never multiplied), one fused sum as a dense `mma`'s K.
+pub fn mma_sparse(
+    s: &MmaSpec,
+    a: &[Lanes],
+    b: &[Lanes],
+    c: &[Lanes],
+    meta: Option<&Lanes>,
+) -> Vec<Lanes> {
+    let Shape { n, .. } = s.b.shape;
+    // The products each element of D sums: A's stored columns.
+    let k = s.a.shape.k;
+    // D's rows: m.8n8k4's four products' stacked (each product's B its own 4 rows).
+    let (m, quads) = if s.a.quad.is_some() {
+        (32, true)
+    } else {
+        (s.b.shape.m, false)
+    };
+    let places = meta.map(|meta| sparse_k(s, meta));
     let (am, bm, cm) = (gather(&s.a, a), gather(&s.b, b), gather(&s.c, c));
     let arith = s.arith();
     let mut dm = vec![0u64; (m * n) as usize];
     let mut prods = Vec::with_capacity(k as usize);
     for r in 0..m {
+        let b_row0 = if quads { 4 * (r / 8) } else { 0 };
         for col in 0..n {
             let at = (r * n + col) as usize;
             let ai = |kk: u32| am[(r * k + kk) as usize];
-            let bi = |kk: u32| bm[(kk * n + col) as usize];
+            let bi = |kk: u32| {
+                let row = places.as_ref().map_or(kk, |p| p[(r * k + kk) as usize]);
+                bm[((b_row0 + row) * n + col) as usize]
+            };
             dm[at] = dot(&arith, k, ai, bi, cm[at], &mut prods);
         }
     }
@@ -879,6 +1127,9 @@ mod tests {
             (Form::Wmma, "m8n32k16", Elem::BF16),
             (Form::Wmma, "m32n8k16", Elem::U8),
             (Form::Wmma, "m8n32k16", Elem::S8),
+            (Form::Wmma, "m8n8k32", Elem::S4),
+            (Form::Wmma, "m8n8k32", Elem::U4),
+            (Form::Wmma, "m8n8k128", Elem::B1),
         ];
         for (form, shape, elem) in shapes {
             let s = Shape::from_name(shape).unwrap();
@@ -918,6 +1169,45 @@ mod tests {
                 assert_eq!((f.per_lane(), f.regs()), (16, 8), "{shape} {role:?}");
             }
         }
+    }
+
+    #[test]
+    fn m8n8k4_f16_fragments_hold_each_element_of_the_four_products_once() {
+        for quad in [Quad::Row, Quad::Col, Quad::AccRows, Quad::AccF32] {
+            for role in [Role::A, Role::B, Role::C] {
+                let acc = matches!(quad, Quad::AccRows | Quad::AccF32);
+                if acc != (role == Role::C) {
+                    continue;
+                }
+                let elem = if quad == Quad::AccF32 {
+                    Elem::F32
+                } else {
+                    Elem::F16
+                };
+                let f = Frag::quad_pair(role, elem, quad);
+                let (r, c) = f.dims();
+                let mut count = vec![0; (r * c) as usize];
+                for lane in 0..32 {
+                    for i in 0..f.per_lane() {
+                        let (y, x) = f.coord(lane, i);
+                        // Product q = (lane / 4) mod 4 is stacked at its own rows.
+                        let q = ((lane / 4) % 4) as u32;
+                        assert_eq!(y / (r / 4), q, "{quad:?} {role:?} lane {lane} i {i}");
+                        count[(y * c + x) as usize] += 1;
+                    }
+                }
+                assert!(count.iter().all(|&n| n == 1), "{quad:?} {role:?}");
+            }
+        }
+        // The ISA's f32 accumulator: lane 18 (high group of product 0) holds rows 4-7's
+        // (lane & 1) + (i & 2) + 4 and columns (i & 4) + (lane & 2) + (i & 1).
+        let f = Frag::quad_pair(Role::C, Elem::F32, Quad::AccF32);
+        assert_eq!(f.coord(18, 0), (4, 2));
+        assert_eq!(f.coord(18, 7), (6, 7));
+        assert_eq!(f.regs(), 8);
+        let a = Frag::quad_pair(Role::A, Elem::F16, Quad::Col);
+        // Lane 21: product 1, high group: A's rows 4-7 of column 1, at 8 + 4.
+        assert_eq!(a.coord(21, 3), (15, 1));
     }
 
     #[test]

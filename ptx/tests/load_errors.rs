@@ -166,21 +166,23 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
 
 #[test]
 fn tensor_core_forms_not_emulated_are_named_and_fragments_are_counted() {
-    // sm_70's m8n8k4 f16 mma and wmma's sub-byte m8n8k32 are not decoded: named, with
-    // the line.
+    // Sparse FP8 mma (no sm_90 path known here) is not decoded: named, with the line
+    // and why.
     let e = err(&kernel(
-        "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r0,%r1,%r2,%r3,%r0,%r1,%r2,%r3}, {%r0,%r1}, {%r0,%r1}, {%r0,%r1,%r2,%r3,%r0,%r1,%r2,%r3};",
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 {%r0,%r1,%r2,%r3}, {%r0,%r1,%r2,%r3}, {%r0,%r1,%r2,%r3}, {%r0,%r1,%r2,%r3}, %r0, 0;",
     ));
+    assert_eq!(e.kind, LoadErrorKind::Unsupported);
     assert_eq!(
         e.to_string(),
-        "line 8: unsupported instruction `mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32`"
+        "line 8: `mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32`: sparse `mma` of E4M3 is not emulated"
     );
+    // wmma's sub-byte A is row-major only.
     let e = err(&kernel(
-        "wmma.load.a.sync.aligned.row.m8n8k32.global.s4 {%r0}, [p];",
+        "wmma.load.a.sync.aligned.col.m8n8k32.global.s4 {%r0}, [p];",
     ));
     assert_eq!(e.kind, LoadErrorKind::Unsupported);
     assert!(
-        e.message.contains("wmma.load.a.sync.aligned.row.m8n8k32"),
+        e.message.contains("wmma.load.a.sync.aligned.col.m8n8k32"),
         "{e}"
     );
     // A fragment with the wrong number of registers is the program's error.

@@ -87,11 +87,17 @@ impl BlockCtx<'_> {
             self.lanes_of(w, &op.b),
             self.lanes_of(w, &op.c),
         );
-        let d = mma::mma(&op.spec, &a, &b, &c);
+        let meta = op.meta.map(|m| {
+            let mut v = [0u64; 32];
+            self.fetch(w, m, &mut v);
+            v
+        });
+        let d = mma::mma_sparse(&op.spec, &a, &b, &c, meta.as_ref());
         Self::write_all(w, &op.d, &d, emask);
     }
 
-    /// The byte offset of element (r, c) of a wmma matrix in memory.
+    /// The bit offset of element (r, c) of a wmma matrix in memory (sub-byte elements
+    /// pack from a byte's low bits: element 2i of s4 in bits 0-3 of byte i).
     fn wmma_offset(m: &WmmaMem<impl Copy>, stride: u64, r: u32, c: u32) -> u64 {
         let (r, c) = (r as u64, c as u64);
         let at = if m.row_major {
@@ -99,7 +105,7 @@ impl BlockCtx<'_> {
         } else {
             c * stride + r
         };
-        at * (m.frag.elem.bits() as u64 / 8)
+        at.wrapping_mul(m.frag.elem.bits() as u64)
     }
 
     fn wmma_stride(&self, w: &Warp, m: &WmmaMem<impl Copy>) -> Lanes {
@@ -127,7 +133,9 @@ impl BlockCtx<'_> {
         self.fetch(w, m.addr, &mut base);
         let stride = self.wmma_stride(w, m);
         let f = m.frag;
-        let size = f.elem.bits() as u64 / 8;
+        let bits = f.elem.bits() as u64;
+        // Sub-byte elements: the byte holding each, then its bits.
+        let size = bits.div_ceil(8);
         let mut out = vec![[0u64; 32]; f.regs()];
         for lane in 0..32 {
             if emask >> lane & 1 == 0 {
@@ -136,8 +144,14 @@ impl BlockCtx<'_> {
             let at = base[lane].wrapping_add(m.off as u64);
             for i in 0..f.per_lane() {
                 let (r, c) = f.coord(lane, i);
-                let a = at.wrapping_add(Self::wmma_offset(m, stride[lane], r, c));
+                let bit = Self::wmma_offset(m, stride[lane], r, c);
+                let a = at.wrapping_add(bit / 8);
                 let v = self.read_elem(w, m.space, a, size, lane as u32, pc)?;
+                let v = if bits < 8 {
+                    (v >> (bit % 8)) & ((1 << bits) - 1)
+                } else {
+                    v
+                };
                 mma::set_element(&f, &mut out, lane, i, v);
             }
         }
@@ -166,7 +180,7 @@ impl BlockCtx<'_> {
             let at = base[lane].wrapping_add(m.off as u64);
             for i in 0..f.per_lane() {
                 let (r, c) = f.coord(lane, i);
-                let a = at.wrapping_add(Self::wmma_offset(m, stride[lane], r, c));
+                let a = at.wrapping_add(Self::wmma_offset(m, stride[lane], r, c) / 8);
                 let v = mma::element(&f, &vals, lane, i);
                 self.write_elem(w, m.space, a, size, v, lane as u32, pc)?;
             }
