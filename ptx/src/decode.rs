@@ -8,6 +8,7 @@ use std::collections::HashMap;
 mod asynccopy;
 mod calls;
 mod texture;
+mod video;
 pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
 pub use calls::FuncRt;
 pub use texture::{Bounds, Geom, ImageOp, ImageQuery};
@@ -164,6 +165,12 @@ pub enum Op {
         d: Dst,
         s: [Src; 4],
         n: u8,
+    },
+    /// A video instruction (`crate::video`): d from a, b, c.
+    Video {
+        v: crate::video::Video,
+        d: Dst,
+        s: [Src; 3],
     },
     Cvt {
         spec: CvtSpec,
@@ -1045,6 +1052,15 @@ impl Mods {
     }
 }
 
+/// `%r1.b0` as (`%r1`, Some(`b0`)): a video instruction's selector split off a name
+/// (`parse::is_video_selector`); any other name whole.
+pub(crate) fn split_selector(n: &str) -> (&str, Option<&str>) {
+    match n.rsplit_once('.') {
+        Some((base, sel)) if crate::parse::is_video_selector(sel) => (base, Some(sel)),
+        _ => (n, None),
+    }
+}
+
 fn unsupported(i: &InstAst, what: impl Into<String>) -> LoadError {
     LoadError::at(i.line, i.column, LoadErrorKind::Unsupported, what)
 }
@@ -1305,7 +1321,10 @@ impl FuncDecoder<'_> {
     fn names(&self, i: &InstAst) -> Vec<Named> {
         fn walk(d: &FuncDecoder<'_>, o: &Opnd, out: &mut Vec<Named>) {
             let name = match o {
-                Opnd::Name(n) | Opnd::Not(n) | Opnd::SymOff(n, _) | Opnd::Addr(Some(n), _) => n,
+                Opnd::Name(n) | Opnd::Not(n) | Opnd::SymOff(n, _) | Opnd::Addr(Some(n), _) => {
+                    split_selector(n).0
+                }
+                Opnd::Neg(n) => split_selector(n).0,
                 Opnd::Image(n, inner) => {
                     walk(d, inner, out);
                     n
@@ -1694,6 +1713,32 @@ impl FuncDecoder<'_> {
                 let ty = self.one_type(i, m)?;
                 self.alu(i, math::testp(ty, &what).ok_or_else(|| unsup(m))?, 1)
             }
+            "cvt" if m.list.iter().any(|x| x == "pack") => {
+                // `cvt.pack.sat.{u16,s16}.s32 d, a, b`, `cvt.pack.sat.{u8,s8}.s32.b32 d,
+                // a, b, c` (the ISA's only forms: sources are .s32).
+                m.take("pack");
+                if !m.take("sat") {
+                    return Err(unsupported(i, format!("`{}` needs `.sat`", m.full)));
+                }
+                let t = m.types();
+                let (bits, signed, nsrc) = match t.as_slice() {
+                    [Ty::U16, Ty::S32] => (16, false, 2),
+                    [Ty::S16, Ty::S32] => (16, true, 2),
+                    [Ty::U8, Ty::S32, Ty::B32] => (8, false, 3),
+                    [Ty::S8, Ty::S32, Ty::B32] => (8, true, 3),
+                    _ => {
+                        return Err(unsupported(
+                            i,
+                            format!(
+                                "unsupported instruction `{}` (cvt.pack: .u16/.s16 from .s32, \
+                                 or .u8/.s8 from .s32 with a .b32 c)",
+                                m.full
+                            ),
+                        ))
+                    }
+                };
+                self.alu(i, math::cvt_pack_sat(bits, signed), nsrc)
+            }
             "cvt" if m.list.iter().any(|x| x == "tf32") => {
                 // `cvt.{rna,rn,rz}[.relu][.satfinite].tf32.f32`: an f32 cut to tf32's 19 bits.
                 let mode = m.take_any(&["rna", "rn", "rz"]).ok_or_else(|| unsup(m))?;
@@ -1891,6 +1936,47 @@ impl FuncDecoder<'_> {
                     _ => return Err(unsup(m)),
                 };
                 self.alu(i, math::dp4a(sa, sb), 3)
+            }
+            "dp2a" => {
+                let hi = match m.take_any(&["lo", "hi"]).as_deref() {
+                    Some("hi") => true,
+                    Some(_) => false,
+                    None => return Err(unsup(m)),
+                };
+                let t = m.types();
+                let (sa, sb) = match t.as_slice() {
+                    [a @ (Ty::U32 | Ty::S32), b @ (Ty::U32 | Ty::S32)] => {
+                        (a.is_signed(), b.is_signed())
+                    }
+                    _ => return Err(unsup(m)),
+                };
+                self.alu(i, math::dp2a(sa, sb, hi), 3)
+            }
+            "fns" => {
+                if self.one_type(i, m)? != Ty::B32 {
+                    return Err(unsup(m));
+                }
+                self.alu(i, math::fns(), 3)
+            }
+            "slct" => {
+                let ftz = m.take("ftz");
+                let t = m.types();
+                let float_c = match t.as_slice() {
+                    [d, Ty::S32] if !ftz && *d != Ty::Pred && d.bytes() >= 2 && d.bytes() <= 8 => {
+                        false
+                    }
+                    [d, Ty::F32] if *d != Ty::Pred && d.bytes() >= 2 && d.bytes() <= 8 => true,
+                    _ => return Err(unsup(m)),
+                };
+                if matches!(t[0], Ty::F16 | Ty::BF16 | Ty::F16x2 | Ty::BF16x2) {
+                    return Err(unsup(m));
+                }
+                self.alu(i, math::slct(float_c, ftz), 3)
+            }
+            "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl" | "vshr" | "vmad" | "vset"
+            | "vadd2" | "vsub2" | "vavrg2" | "vabsdiff2" | "vmin2" | "vmax2" | "vset2"
+            | "vadd4" | "vsub4" | "vavrg4" | "vabsdiff4" | "vmin4" | "vmax4" | "vset4" => {
+                self.video(i, m)
             }
             "call" => self.call(i, m),
             "membar" | "fence" => {

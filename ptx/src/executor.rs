@@ -1728,6 +1728,16 @@ impl<'a> BlockCtx<'a> {
         let mut a = [0u64; 32];
         let mut out = [0u64; 32];
         match op {
+            Op::Video { v, d, s } => {
+                let (mut b, mut c) = ([0u64; 32], [0u64; 32]);
+                self.fetch(w, s[0], &mut a);
+                self.fetch(w, s[1], &mut b);
+                self.fetch(w, s[2], &mut c);
+                for l in 0..32 {
+                    out[l] = u64::from(v.eval(a[l] as u32, b[l] as u32, c[l] as u32));
+                }
+                write(w, *d, &out, emask);
+            }
             Op::Cvt { spec, d, a: src } => {
                 self.fetch(w, *src, &mut a);
                 math::cvt_lanes(spec, &mut out, &a);

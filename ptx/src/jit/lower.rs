@@ -168,6 +168,7 @@ fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, 
             r
         }
         Op::Cvt { a, .. } | Op::Unpack { a, .. } => regs(&[*a]),
+        Op::Video { s, .. } => regs(s),
         Op::Setp { a, b, comb: c, .. }
         | Op::SetpPair { a, b, comb: c, .. }
         | Op::Set { a, b, comb: c, .. }
