@@ -57,6 +57,12 @@ pub enum Sreg {
     ClusterNctarank,
     /// `%is_explicit_cluster`: the launch gave a cluster shape.
     IsExplicitCluster,
+    /// `%aggr_smem_size`: the block's shared memory with the reserved region.
+    AggrSmemSize,
+    /// `%current_graph_exec`: the device graph being run (64 bits).
+    CurrentGraphExec,
+    /// `%pm0`..`%pm7` (`false`) and `%pm0_64`..`%pm7_64` (`true`).
+    Pm(u8, bool),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,6 +299,24 @@ pub enum Op {
     Free {
         ptr: u32,
     },
+    /// `alloca.type ptr, size{, align}`: `size` bytes of the thread's alloca stack
+    /// (`executor/calls.rs`), aligned to `align` (at least 8), their local address in d.
+    Alloca {
+        d: Dst,
+        size: Src,
+        align: u32,
+    },
+    /// `stacksave.type d`: the thread's stack pointer (a local address).
+    StackSave {
+        d: Dst,
+    },
+    /// `stackrestore.type a`: the stack pointer set back to `a`.
+    StackRestore {
+        a: Src,
+    },
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n`: checked (warp converged, its warpgroup
+    /// whole in the block), nothing else: the host has no register file to divide.
+    SetMaxNreg,
     /// `mov.u64 %r, local_var;` in function `func` (not a kernel): the variable's local
     /// address in the running activation, which a recursive activation has in a frame of
     /// its own (`executor/calls.rs`); else `off`, its place.
@@ -544,6 +568,9 @@ pub struct Program {
     /// Some recursive function has `.local` variables: each thread's local memory then
     /// holds a stack for their activations' copies (`executor/calls.rs`).
     pub recursive_depots: bool,
+    /// Some function uses `alloca`: each thread's local memory ends with an alloca
+    /// stack (`executor/calls.rs`).
+    pub uses_alloca: bool,
 }
 
 /// Where `__assertfail(message, file, line, function, charSize)`'s caller put its
@@ -1937,6 +1964,71 @@ impl FuncDecoder<'_> {
                 };
                 self.alu(i, math::dp4a(sa, sb), 3)
             }
+            "alloca" => {
+                let ty = self.one_type(i, m)?;
+                if !matches!(ty, Ty::U32 | Ty::U64) {
+                    return Err(unsup(m));
+                }
+                if !(i.ops.len() == 2 || i.ops.len() == 3) {
+                    return Err(semantic(
+                        i,
+                        "`alloca` takes ptr, size and an optional alignment",
+                    ));
+                }
+                let align = match i.ops.get(2) {
+                    None => 8,
+                    Some(Opnd::Int(a)) if a.is_power_of_two() && *a <= 1 << 23 => *a as u32,
+                    Some(_) => {
+                        return Err(semantic(
+                            i,
+                            "`alloca`'s alignment is a constant power of 2, at most 2^23",
+                        ))
+                    }
+                };
+                self.prog.uses_alloca = true;
+                Ok(Op::Alloca {
+                    d: self.reg(i, &i.ops[0])?,
+                    size: self.src(i, &i.ops[1])?,
+                    // The stack's own alignment (8) is the least (`frame_align`).
+                    align: align.max(8),
+                })
+            }
+            "stacksave" | "stackrestore" => {
+                let ty = self.one_type(i, m)?;
+                if !matches!(ty, Ty::U32 | Ty::U64) {
+                    return Err(unsup(m));
+                }
+                self.nops(i, 1)?;
+                self.prog.uses_alloca = true;
+                if opc == "stacksave" {
+                    Ok(Op::StackSave {
+                        d: self.reg(i, &i.ops[0])?,
+                    })
+                } else {
+                    Ok(Op::StackRestore {
+                        a: self.src(i, &i.ops[0])?,
+                    })
+                }
+            }
+            "setmaxnreg" => {
+                if m.take_any(&["inc", "dec"]).is_none() || !m.take("sync") || !m.take("aligned") {
+                    return Err(unsupported(
+                        i,
+                        format!("`{}`: setmaxnreg is .inc or .dec, .sync.aligned", m.full),
+                    ));
+                }
+                if self.one_type(i, m)? != Ty::U32 {
+                    return Err(unsup(m));
+                }
+                self.nops(i, 1)?;
+                match &i.ops[0] {
+                    Opnd::Int(n) if (24..=256).contains(n) && n % 8 == 0 => Ok(Op::SetMaxNreg),
+                    _ => Err(semantic(
+                        i,
+                        "setmaxnreg's register count is a constant from 24 to 256, a multiple of 8",
+                    )),
+                }
+            }
             "dp2a" => {
                 let hi = match m.take_any(&["lo", "hi"]).as_deref() {
                     Some("hi") => true,
@@ -3315,6 +3407,20 @@ fn sreg(n: &str) -> Option<Sreg> {
         "%cluster_ctarank" => Sreg::ClusterCtarank,
         "%cluster_nctarank" => Sreg::ClusterNctarank,
         "%is_explicit_cluster" => Sreg::IsExplicitCluster,
+        "%aggr_smem_size" => Sreg::AggrSmemSize,
+        "%current_graph_exec" => Sreg::CurrentGraphExec,
+        _ if n.starts_with("%pm") => {
+            let (k, wide) = match n[3..].strip_suffix("_64") {
+                Some(k) => (k, true),
+                None => (&n[3..], false),
+            };
+            match k {
+                "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" => {
+                    Sreg::Pm(k.as_bytes()[0] - b'0', wide)
+                }
+                _ => return None,
+            }
+        }
         _ => {
             let n: u8 = n.strip_prefix("%envreg")?.parse().ok()?;
             if n >= 32 {
