@@ -597,6 +597,9 @@ impl ScalarForm {
     }
 }
 
+/// What the ISA's pseudocode gives for (a, b, c).
+type Reference = Box<dyn Fn(u32, u32, u32) -> u32>;
+
 /// A fixed sequence of pseudo-random words (xorshift), the same every run.
 fn words(n: usize, mut seed: u64) -> Vec<u32> {
     (0..n)
@@ -700,7 +703,7 @@ fn scalar_video_forms_match_the_isa_pseudocode() {
     }
     // The reference names comparisons `vset.cmp`.
     let texts: Vec<String> = forms.iter().map(ScalarForm::text).collect();
-    let refs: Vec<Box<dyn Fn(u32, u32, u32) -> u32>> = forms
+    let refs: Vec<Reference> = forms
         .into_iter()
         .map(|f| {
             let f = if f.op == "vset" {
@@ -720,7 +723,7 @@ fn scalar_video_forms_match_the_isa_pseudocode() {
             } else {
                 f
             };
-            Box::new(move |a, b, c| f.reference(a, b, c)) as Box<dyn Fn(u32, u32, u32) -> u32>
+            Box::new(move |a, b, c| f.reference(a, b, c)) as Reference
         })
         .collect();
     let refs: Vec<&dyn Fn(u32, u32, u32) -> u32> = refs.iter().map(|b| b.as_ref()).collect();
@@ -732,7 +735,7 @@ fn vmad_forms_match_the_isa_pseudocode() {
     let sels = ["", "b0", "b1", "b2", "b3", "h0", "h1"];
     let r = words(6 * 200, 7);
     let mut texts = Vec::new();
-    let mut refs: Vec<Box<dyn Fn(u32, u32, u32) -> u32>> = Vec::new();
+    let mut refs: Vec<Reference> = Vec::new();
     for k in 0..200 {
         let x = &r[6 * k..6 * k + 6];
         let (sa, sb) = (x[0] & 1 == 1, x[0] & 2 == 2);
@@ -822,7 +825,7 @@ fn simd_video_forms_match_the_isa_pseudocode() {
     ];
     let r = words(8 * 400, 99);
     let mut texts = Vec::new();
-    let mut refs: Vec<Box<dyn Fn(u32, u32, u32) -> u32>> = Vec::new();
+    let mut refs: Vec<Reference> = Vec::new();
     for k in 0..400 {
         let x = &r[8 * k..8 * k + 8];
         let lanes: u32 = if k % 2 == 0 { 2 } else { 4 };
