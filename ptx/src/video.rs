@@ -112,6 +112,16 @@ fn extend(v: u64, bits: u32, signed: bool) -> i128 {
     }
 }
 
+/// `vavrg`: `(a + b + 1) >> 1` for a non-negative sum, `(a + b) >> 1` for a negative one.
+fn avrg(a: i128, b: i128) -> i128 {
+    let s = a + b;
+    if s >= 0 {
+        (s + 1) >> 1
+    } else {
+        s >> 1
+    }
+}
+
 /// CLAMP to the range of a `bits`-wide signed or unsigned integer.
 fn clamp(x: i128, bits: u32, signed: bool) -> i128 {
     let (lo, hi) = if signed {
@@ -169,7 +179,8 @@ impl Scalar {
                 }
             }
             VOp::Set(cmp) => cmp.holds(ta, tb) as i128,
-            VOp::Avrg => unreachable!("vavrg has SIMD forms only"),
+            // SIMD only (the decoder refuses a scalar `vavrg`); the same rounding.
+            VOp::Avrg => avrg(ta, tb),
         };
         // `optSaturate`: the destination's range, its subword's when it merges.
         let tmp = if self.sat {
@@ -289,19 +300,14 @@ impl Simd {
             let t = match self.op {
                 VOp::Add => va + vb,
                 VOp::Sub => va - vb,
-                VOp::Avrg => {
-                    let s = va + vb;
-                    if s >= 0 {
-                        (s + 1) >> 1
-                    } else {
-                        s >> 1
-                    }
-                }
+                VOp::Avrg => avrg(va, vb),
                 VOp::Absdiff => (va - vb).abs(),
                 VOp::Min => va.min(vb),
                 VOp::Max => va.max(vb),
                 VOp::Set(cmp) => cmp.holds(va, vb) as i128,
-                VOp::Shl | VOp::Shr => unreachable!("shifts have scalar forms only"),
+                // Scalar only (the decoder refuses SIMD shifts): by the low 5 bits.
+                VOp::Shl => va << (vb & 31),
+                VOp::Shr => va >> (vb & 31),
             };
             let t = if self.sat {
                 clamp(t, bits, self.d_signed)

@@ -183,6 +183,8 @@ impl FuncDecoder<'_> {
         })
     }
 
+    /// `vmad`: its result's sign is the ISA's `signedFinal` (from the operand types and
+    /// negations), so the destination type is read but decides nothing.
     fn vmad(
         &mut self,
         i: &InstAst,
