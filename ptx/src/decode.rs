@@ -8,6 +8,7 @@ use std::collections::HashMap;
 mod asynccopy;
 mod calls;
 mod texture;
+mod video;
 pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
 pub use calls::FuncRt;
 pub use texture::{Bounds, Geom, ImageOp, ImageQuery};
@@ -56,6 +57,12 @@ pub enum Sreg {
     ClusterNctarank,
     /// `%is_explicit_cluster`: the launch gave a cluster shape.
     IsExplicitCluster,
+    /// `%aggr_smem_size`: the block's shared memory with the reserved region.
+    AggrSmemSize,
+    /// `%current_graph_exec`: the device graph being run (64 bits).
+    CurrentGraphExec,
+    /// `%pm0`..`%pm7` (`false`) and `%pm0_64`..`%pm7_64` (`true`).
+    Pm(u8, bool),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,6 +171,12 @@ pub enum Op {
         d: Dst,
         s: [Src; 4],
         n: u8,
+    },
+    /// A video instruction (`crate::video`): d from a, b, c.
+    Video {
+        v: crate::video::Video,
+        d: Dst,
+        s: [Src; 3],
     },
     Cvt {
         spec: CvtSpec,
@@ -286,6 +299,24 @@ pub enum Op {
     Free {
         ptr: u32,
     },
+    /// `alloca.type ptr, size{, align}`: `size` bytes of the thread's alloca stack
+    /// (`executor/calls.rs`), aligned to `align` (at least 8), their local address in d.
+    Alloca {
+        d: Dst,
+        size: Src,
+        align: u32,
+    },
+    /// `stacksave.type d`: the thread's stack pointer (a local address).
+    StackSave {
+        d: Dst,
+    },
+    /// `stackrestore.type a`: the stack pointer set back to `a`.
+    StackRestore {
+        a: Src,
+    },
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n`: checked (warp converged, its warpgroup
+    /// whole in the block), nothing else: the host has no register file to divide.
+    SetMaxNreg,
     /// `mov.u64 %r, local_var;` in function `func` (not a kernel): the variable's local
     /// address in the running activation, which a recursive activation has in a frame of
     /// its own (`executor/calls.rs`); else `off`, its place.
@@ -539,6 +570,9 @@ pub struct Program {
     /// Some recursive function has `.local` variables: each thread's local memory then
     /// holds a stack for their activations' copies (`executor/calls.rs`).
     pub recursive_depots: bool,
+    /// Some function uses `alloca`: each thread's local memory ends with an alloca
+    /// stack (`executor/calls.rs`).
+    pub uses_alloca: bool,
 }
 
 /// Where `__assertfail(message, file, line, function, charSize)`'s caller put its
@@ -1047,6 +1081,15 @@ impl Mods {
     }
 }
 
+/// `%r1.b0` as (`%r1`, Some(`b0`)): a video instruction's selector split off a name
+/// (`parse::is_video_selector`); any other name whole.
+pub(crate) fn split_selector(n: &str) -> (&str, Option<&str>) {
+    match n.rsplit_once('.') {
+        Some((base, sel)) if crate::parse::is_video_selector(sel) => (base, Some(sel)),
+        _ => (n, None),
+    }
+}
+
 fn unsupported(i: &InstAst, what: impl Into<String>) -> LoadError {
     LoadError::at(i.line, i.column, LoadErrorKind::Unsupported, what)
 }
@@ -1307,7 +1350,10 @@ impl FuncDecoder<'_> {
     fn names(&self, i: &InstAst) -> Vec<Named> {
         fn walk(d: &FuncDecoder<'_>, o: &Opnd, out: &mut Vec<Named>) {
             let name = match o {
-                Opnd::Name(n) | Opnd::Not(n) | Opnd::SymOff(n, _) | Opnd::Addr(Some(n), _) => n,
+                Opnd::Name(n) | Opnd::Not(n) | Opnd::SymOff(n, _) | Opnd::Addr(Some(n), _) => {
+                    split_selector(n).0
+                }
+                Opnd::Neg(n) => split_selector(n).0,
                 Opnd::Image(n, inner) => {
                     walk(d, inner, out);
                     n
@@ -1696,6 +1742,32 @@ impl FuncDecoder<'_> {
                 let ty = self.one_type(i, m)?;
                 self.alu(i, math::testp(ty, &what).ok_or_else(|| unsup(m))?, 1)
             }
+            "cvt" if m.list.iter().any(|x| x == "pack") => {
+                // `cvt.pack.sat.{u16,s16}.s32 d, a, b`, `cvt.pack.sat.{u8,s8}.s32.b32 d,
+                // a, b, c` (the ISA's only forms: sources are .s32).
+                m.take("pack");
+                if !m.take("sat") {
+                    return Err(unsupported(i, format!("`{}` needs `.sat`", m.full)));
+                }
+                let t = m.types();
+                let (bits, signed, nsrc) = match t.as_slice() {
+                    [Ty::U16, Ty::S32] => (16, false, 2),
+                    [Ty::S16, Ty::S32] => (16, true, 2),
+                    [Ty::U8, Ty::S32, Ty::B32] => (8, false, 3),
+                    [Ty::S8, Ty::S32, Ty::B32] => (8, true, 3),
+                    _ => {
+                        return Err(unsupported(
+                            i,
+                            format!(
+                                "unsupported instruction `{}` (cvt.pack: .u16/.s16 from .s32, \
+                                 or .u8/.s8 from .s32 with a .b32 c)",
+                                m.full
+                            ),
+                        ))
+                    }
+                };
+                self.alu(i, math::cvt_pack_sat(bits, signed), nsrc)
+            }
             "cvt" if m.list.iter().any(|x| x == "tf32") => {
                 // `cvt.{rna,rn,rz}[.relu][.satfinite].tf32.f32`: an f32 cut to tf32's 19 bits.
                 let mode = m.take_any(&["rna", "rn", "rz"]).ok_or_else(|| unsup(m))?;
@@ -1893,6 +1965,112 @@ impl FuncDecoder<'_> {
                     _ => return Err(unsup(m)),
                 };
                 self.alu(i, math::dp4a(sa, sb), 3)
+            }
+            "alloca" => {
+                let ty = self.one_type(i, m)?;
+                if !matches!(ty, Ty::U32 | Ty::U64) {
+                    return Err(unsup(m));
+                }
+                if !(i.ops.len() == 2 || i.ops.len() == 3) {
+                    return Err(semantic(
+                        i,
+                        "`alloca` takes ptr, size and an optional alignment",
+                    ));
+                }
+                let align = match i.ops.get(2) {
+                    None => 8,
+                    Some(Opnd::Int(a)) if a.is_power_of_two() && *a <= 1 << 23 => *a as u32,
+                    Some(_) => {
+                        return Err(semantic(
+                            i,
+                            "`alloca`'s alignment is a constant power of 2, at most 2^23",
+                        ))
+                    }
+                };
+                self.prog.uses_alloca = true;
+                Ok(Op::Alloca {
+                    d: self.reg(i, &i.ops[0])?,
+                    size: self.src(i, &i.ops[1])?,
+                    // The stack's own alignment (8) is the least (`frame_align`).
+                    align: align.max(8),
+                })
+            }
+            "stacksave" | "stackrestore" => {
+                let ty = self.one_type(i, m)?;
+                if !matches!(ty, Ty::U32 | Ty::U64) {
+                    return Err(unsup(m));
+                }
+                self.nops(i, 1)?;
+                self.prog.uses_alloca = true;
+                if opc == "stacksave" {
+                    Ok(Op::StackSave {
+                        d: self.reg(i, &i.ops[0])?,
+                    })
+                } else {
+                    Ok(Op::StackRestore {
+                        a: self.src(i, &i.ops[0])?,
+                    })
+                }
+            }
+            "setmaxnreg" => {
+                if m.take_any(&["inc", "dec"]).is_none() || !m.take("sync") || !m.take("aligned") {
+                    return Err(unsupported(
+                        i,
+                        format!("`{}`: setmaxnreg is .inc or .dec, .sync.aligned", m.full),
+                    ));
+                }
+                if self.one_type(i, m)? != Ty::U32 {
+                    return Err(unsup(m));
+                }
+                self.nops(i, 1)?;
+                match &i.ops[0] {
+                    Opnd::Int(n) if (24..=256).contains(n) && n % 8 == 0 => Ok(Op::SetMaxNreg),
+                    _ => Err(semantic(
+                        i,
+                        "setmaxnreg's register count is a constant from 24 to 256, a multiple of 8",
+                    )),
+                }
+            }
+            "dp2a" => {
+                let hi = match m.take_any(&["lo", "hi"]).as_deref() {
+                    Some("hi") => true,
+                    Some(_) => false,
+                    None => return Err(unsup(m)),
+                };
+                let t = m.types();
+                let (sa, sb) = match t.as_slice() {
+                    [a @ (Ty::U32 | Ty::S32), b @ (Ty::U32 | Ty::S32)] => {
+                        (a.is_signed(), b.is_signed())
+                    }
+                    _ => return Err(unsup(m)),
+                };
+                self.alu(i, math::dp2a(sa, sb, hi), 3)
+            }
+            "fns" => {
+                if self.one_type(i, m)? != Ty::B32 {
+                    return Err(unsup(m));
+                }
+                self.alu(i, math::fns(), 3)
+            }
+            "slct" => {
+                let ftz = m.take("ftz");
+                let t = m.types();
+                let float_c = match t.as_slice() {
+                    [d, Ty::S32] if !ftz && *d != Ty::Pred && d.bytes() >= 2 && d.bytes() <= 8 => {
+                        false
+                    }
+                    [d, Ty::F32] if *d != Ty::Pred && d.bytes() >= 2 && d.bytes() <= 8 => true,
+                    _ => return Err(unsup(m)),
+                };
+                if matches!(t[0], Ty::F16 | Ty::BF16 | Ty::F16x2 | Ty::BF16x2) {
+                    return Err(unsup(m));
+                }
+                self.alu(i, math::slct(float_c, ftz), 3)
+            }
+            "vadd" | "vsub" | "vabsdiff" | "vmin" | "vmax" | "vshl" | "vshr" | "vmad" | "vset"
+            | "vadd2" | "vsub2" | "vavrg2" | "vabsdiff2" | "vmin2" | "vmax2" | "vset2"
+            | "vadd4" | "vsub4" | "vavrg4" | "vabsdiff4" | "vmin4" | "vmax4" | "vset4" => {
+                self.video(i, m)
             }
             "call" => self.call(i, m),
             "membar" | "fence" => {
@@ -3273,6 +3451,20 @@ fn sreg(n: &str) -> Option<Sreg> {
         "%cluster_ctarank" => Sreg::ClusterCtarank,
         "%cluster_nctarank" => Sreg::ClusterNctarank,
         "%is_explicit_cluster" => Sreg::IsExplicitCluster,
+        "%aggr_smem_size" => Sreg::AggrSmemSize,
+        "%current_graph_exec" => Sreg::CurrentGraphExec,
+        _ if n.starts_with("%pm") => {
+            let (k, wide) = match n[3..].strip_suffix("_64") {
+                Some(k) => (k, true),
+                None => (&n[3..], false),
+            };
+            match k {
+                "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" => {
+                    Sreg::Pm(k.as_bytes()[0] - b'0', wide)
+                }
+                _ => return None,
+            }
+        }
         _ => {
             let n: u8 = n.strip_prefix("%envreg")?.parse().ok()?;
             if n >= 32 {

@@ -1630,6 +1630,15 @@ impl<'a> BlockCtx<'a> {
             Sreg::Gridid => *out = [1; 32],
             Sreg::DynamicSmemSize => *out = [self.launch.dynamic_shared_bytes as u64; 32],
             Sreg::TotalSmemSize => *out = [self.shared_limit; 32],
+            // The block's shared memory and the 1 KiB region sm_90 reserves for the
+            // system (`%reserved_smem_offset_cap` above).
+            Sreg::AggrSmemSize => *out = [self.shared_limit + 0x400; 32],
+            // Zero outside a device graph (`CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`),
+            // which the mock refuses to instantiate: every launch here is outside one.
+            Sreg::CurrentGraphExec => *out = [0; 32],
+            // Performance monitor counters count the events a profiler programs them
+            // for; nothing programs them here, so they read zero.
+            Sreg::Pm(..) => *out = [0; 32],
             Sreg::ClusterId(_)
             | Sreg::Nclusterid(_)
             | Sreg::ClusterCtaid(_)
@@ -1771,6 +1780,16 @@ impl<'a> BlockCtx<'a> {
         let mut a = [0u64; 32];
         let mut out = [0u64; 32];
         match op {
+            Op::Video { v, d, s } => {
+                let (mut b, mut c) = ([0u64; 32], [0u64; 32]);
+                self.fetch(w, s[0], &mut a);
+                self.fetch(w, s[1], &mut b);
+                self.fetch(w, s[2], &mut c);
+                for l in 0..32 {
+                    out[l] = u64::from(v.eval(a[l] as u32, b[l] as u32, c[l] as u32));
+                }
+                write(w, *d, &out, emask);
+            }
             Op::Cvt { spec, d, a: src } => {
                 self.fetch(w, *src, &mut a);
                 math::cvt_lanes(spec, &mut out, &a);
@@ -1962,6 +1981,10 @@ impl<'a> BlockCtx<'a> {
                 self.device_malloc(w, emask, *size, *ret, *align, pc)?
             }
             Op::Free { ptr } => self.device_free(w, emask, *ptr, pc)?,
+            Op::Alloca { d, size, align } => self.alloca(w, emask, *d, *size, *align, pc)?,
+            Op::StackSave { d } => self.stack_save(w, emask, *d),
+            Op::StackRestore { a } => self.stack_restore(w, emask, *a, pc)?,
+            Op::SetMaxNreg => self.set_max_nreg(w, emask, pc)?,
             Op::FrameAddr { d, off, func } => self.frame_addr(w, emask, *d, *off, *func),
             Op::SetConditional { handle, value } => {
                 self.set_conditional(w, emask, *handle, *value, pc)?

@@ -46,6 +46,7 @@ mod parse;
 mod printf;
 pub mod tensormap;
 pub mod texture;
+mod video;
 mod wgmma;
 
 use std::fmt;

@@ -1311,6 +1311,108 @@ pub fn dp4a(sa: bool, sb: bool) -> WarpFn {
     }
 }
 
+/// `dp2a.mode.atype.btype d, a, b, c`: c plus the products of a's two halves with two
+/// bytes of b (bytes 0 and 1 for `.lo`, 2 and 3 for `.hi`).
+pub fn dp2a(sa: bool, sb: bool, hi: bool) -> WarpFn {
+    fn dot(a: u64, b: u64, c: u64, sa: bool, sb: bool, hi: bool) -> u64 {
+        let half = |i: u32| {
+            let v = (a >> (16 * i)) as u16;
+            if sa {
+                v as i16 as i64
+            } else {
+                v as i64
+            }
+        };
+        let byte = |i: u32| {
+            let v = (b >> (8 * i)) as u8;
+            if sb {
+                v as i8 as i64
+            } else {
+                v as i64
+            }
+        };
+        let first = if hi { 2 } else { 0 };
+        // c is .u32 when both are, else .s32: only the low 32 bits of the sum remain.
+        let c = if sa || sb {
+            c as i32 as i64
+        } else {
+            c as u32 as i64
+        };
+        (c + half(0) * byte(first) + half(1) * byte(first + 1)) as u32 as u64
+    }
+    match (sa, sb, hi) {
+        (false, false, false) => wf!(|a, b, c, e| dot(a, b, c, false, false, false)),
+        (false, false, true) => wf!(|a, b, c, e| dot(a, b, c, false, false, true)),
+        (false, true, false) => wf!(|a, b, c, e| dot(a, b, c, false, true, false)),
+        (false, true, true) => wf!(|a, b, c, e| dot(a, b, c, false, true, true)),
+        (true, false, false) => wf!(|a, b, c, e| dot(a, b, c, true, false, false)),
+        (true, false, true) => wf!(|a, b, c, e| dot(a, b, c, true, false, true)),
+        (true, true, false) => wf!(|a, b, c, e| dot(a, b, c, true, true, false)),
+        (true, true, true) => wf!(|a, b, c, e| dot(a, b, c, true, true, true)),
+    }
+}
+
+/// `fns.b32 d, mask, base, offset`: the position of the offset-th set bit of mask
+/// counting from bit base (up for a positive offset, down for a negative one; offset 0:
+/// base itself if set), 0xffffffff when there is none. A base above 31 (undefined in
+/// the ISA) finds nothing.
+pub fn fns() -> WarpFn {
+    fn find(mask: u32, base: u32, offset: i32) -> u32 {
+        let set = |pos: i64| (0..32).contains(&pos) && mask >> pos & 1 == 1;
+        if offset == 0 {
+            return if set(base as i64) { base } else { u32::MAX };
+        }
+        let inc: i64 = if offset > 0 { 1 } else { -1 };
+        let mut count = (offset as i64).abs() - 1;
+        let mut pos = base as i64;
+        while (0..32).contains(&pos) {
+            if set(pos) {
+                if count == 0 {
+                    return pos as u32;
+                }
+                count -= 1;
+            }
+            pos += inc;
+        }
+        u32::MAX
+    }
+    wf!(|a, b, c, e| find(a as u32, b as u32, c as i32) as u64)
+}
+
+/// `slct.dtype.s32 d, a, b, c` and `slct{.ftz}.dtype.f32`: a where c >= 0, else b. An
+/// f32 c compares as a float: -0 selects a, NaN selects b; `.ftz` makes a negative
+/// subnormal -0 (so a).
+pub fn slct(float_c: bool, ftz: bool) -> WarpFn {
+    match (float_c, ftz) {
+        (false, _) => wf!(|a, b, c, e| if c as u32 as i32 >= 0 { a } else { b }),
+        (true, false) => wf!(|a, b, c, e| if f32_of(c) >= 0.0 { a } else { b }),
+        (true, true) => wf!(|a, b, c, e| if ftz32(f32_of(c)) >= 0.0 { a } else { b }),
+    }
+}
+
+/// `cvt.pack.sat.{u16,s16}.s32 d, a, b` (`c` None) and `cvt.pack.sat.{u8,s8}.s32.b32 d,
+/// a, b, c`: b saturated into the low `bits`, a above it, then c's low bits above both.
+pub fn cvt_pack_sat(bits: u32, signed: bool) -> WarpFn {
+    fn pack(a: u64, b: u64, c: u64, bits: u32, signed: bool) -> u64 {
+        let sat = |x: u64| {
+            let x = x as u32 as i32 as i64;
+            let (lo, hi) = if signed {
+                (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+            } else {
+                (0, (1i64 << bits) - 1)
+            };
+            (x.clamp(lo, hi) as u64) & ((1u64 << bits) - 1)
+        };
+        ((sat(b) | sat(a) << bits | c << (2 * bits)) as u32) as u64
+    }
+    match (bits, signed) {
+        (8, false) => wf!(|a, b, c, e| pack(a, b, c, 8, false)),
+        (8, true) => wf!(|a, b, c, e| pack(a, b, c, 8, true)),
+        (16, false) => wf!(|a, b, c, e| pack(a, b, 0, 16, false)),
+        _ => wf!(|a, b, c, e| pack(a, b, 0, 16, true)),
+    }
+}
+
 // ---- comparisons ---------------------------------------------------------------
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

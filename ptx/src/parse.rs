@@ -22,6 +22,8 @@ pub enum Opnd {
     Pipe(Box<Opnd>, Box<Opnd>),
     /// `!%p`: a negated predicate source.
     Not(String),
+    /// `-%r1`: a negated register (`vmad`'s operands), with its selector if any.
+    Neg(String),
     /// `(a, b)`: call arguments and results.
     List(Vec<Opnd>),
     /// `_`: a result nobody reads.
@@ -220,6 +222,36 @@ const KNOWN_OPCODES: &[&str] = &[
     "madc",
     "elect",
     "dp4a",
+    "dp2a",
+    "vadd",
+    "vsub",
+    "vabsdiff",
+    "vmin",
+    "vmax",
+    "vshl",
+    "vshr",
+    "vmad",
+    "vset",
+    "vadd2",
+    "vsub2",
+    "vavrg2",
+    "vabsdiff2",
+    "vmin2",
+    "vmax2",
+    "vset2",
+    "vadd4",
+    "vsub4",
+    "vavrg4",
+    "vabsdiff4",
+    "vmin4",
+    "vmax4",
+    "vset4",
+    "fns",
+    "slct",
+    "stacksave",
+    "stackrestore",
+    "alloca",
+    "setmaxnreg",
     "griddepcontrol",
     "mapa",
     "getctarank",
@@ -921,6 +953,16 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+        // `%r1.b0`, `%r2.h10`, `%r3.b7654`: a video instruction's byte or half selector
+        // (or destination mask), kept in the name for the decoder to split off; no
+        // other operand is followed by a modifier.
+        if let Some(Tok::Dot(d)) = self.peek() {
+            if is_video_selector(d) {
+                n.push('.');
+                n.push_str(d);
+                self.pos += 1;
+            }
+        }
         Ok(n)
     }
 
@@ -995,6 +1037,9 @@ impl<'a> Parser<'a> {
             }
             Some(Tok::Punct('-')) => {
                 self.pos += 1;
+                if let Some(Tok::Ident(_)) = self.peek() {
+                    return Ok(Opnd::Neg(self.name_with_suffix()?));
+                }
                 match self.next()? {
                     Tok::Int(v) => Ok(Opnd::Int(v.wrapping_neg())),
                     Tok::F64(b) => Ok(Opnd::F64((-f64::from_bits(b)).to_bits())),
@@ -1040,6 +1085,20 @@ impl<'a> Parser<'a> {
             ),
         }
     }
+}
+
+/// `b0`..`b7` up to four digits, `h0`..`h3` up to two: the selectors and masks of the
+/// video instructions.
+pub fn is_video_selector(s: &str) -> bool {
+    let (max_digit, max_len) = match s.as_bytes().first() {
+        Some(b'b') => (b'7', 4),
+        Some(b'h') => (b'3', 2),
+        _ => return false,
+    };
+    let digits = &s.as_bytes()[1..];
+    !digits.is_empty()
+        && digits.len() <= max_len
+        && digits.iter().all(|c| (b'0'..=max_digit).contains(c))
 }
 
 fn describe(t: Option<&Tok>) -> String {

@@ -459,6 +459,60 @@ fn queries_and_unsupported_forms_at_load() {
     }
 }
 
+/// `txq.level`: textures here have one level, so level 0 answers as the plain query
+/// does and any other level faults, saying so (a mipmapped texture is not emulated).
+#[test]
+fn txq_level_answers_for_level_zero_and_faults_for_others() {
+    let src = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry q(.param .u64 t, .param .u64 o, .param .u32 lod) {
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [t];
+  ld.param.u64 %rd2, [o];
+  ld.param.u32 %r4, [lod];
+  txq.level.width.b32 %r1, [%rd1], %r4;
+  txq.level.height.b32 %r2, [%rd1], %r4;
+  txq.level.depth.b32 %r3, [%rd1], 0;
+  st.global.v2.u32 [%rd2], {%r1, %r2};
+  st.global.u32 [%rd2+8], %r3;
+  ret;
+}
+"#;
+    let m = Module::parse(src).unwrap();
+    let img = array_image(F32X1, 7, 3, 2, false, &[0u8; 7 * 3 * 2 * 4]);
+    let texture = Arc::new(TextureObject {
+        image: img,
+        sampler: sampler(false, false, AddressMode::Clamp),
+    });
+    for engine in engines() {
+        let mut mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: vec![(5, texture.clone())],
+            surfaces: Vec::new(),
+        };
+        let out = mem.mem.map(&[0u8; 12], true);
+        let p = params(&m.kernels[0], &[5, out, 0]);
+        let mut l = launch(1, 1, &p);
+        l.engine = engine;
+        run(&m, 0, &l, &mem).unwrap();
+        assert_eq!(to_u32s(&mem.mem.read(out)), [7, 3, 2]);
+        let p = params(&m.kernels[0], &[5, out, 1]);
+        let mut l = launch(1, 1, &p);
+        l.engine = engine;
+        let e = run(&m, 0, &l, &mem).unwrap_err();
+        assert_eq!(e.kind, cumock_ptx::FaultKind::IllegalInstruction, "{e:?}");
+        assert!(e.detail.contains("only level 0"), "{e:?}");
+    }
+    let src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {\n\
+               .reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n\
+               txq.level.array_size.b32 %r1, [%rd1], 0;\nret;\n}\n";
+    let e = Module::parse(src).unwrap_err();
+    assert!(e.message.contains("width, height or depth"), "{e}");
+}
+
 const INTRINSICS: &str = r#"
 #include <cuda_runtime.h>
 extern "C" __global__ void all_forms(cudaTextureObject_t t, cudaSurfaceObject_t s, float4* f, int4* i, uint4* u, float x, int k) {

@@ -6,7 +6,8 @@
 //! taken; module-scope `.texref`/`.surfref` (the deprecated reference API) are refused at
 //! their declaration. Mipmaps (`tex.level`, `tex.grad`), cubemaps, multisample
 //! geometries, depth compare, sparse residency (`|p`) and formatted stores (`sust.p`)
-//! are unsupported, each saying so at load.
+//! are unsupported, each saying so at load. Textures here have one level, so
+//! `txq.level` answers for level 0 and faults, saying so, for any other.
 
 use super::{semantic, unsupported, Dst, FuncDecoder, Mods, Op, Src};
 use crate::math::Ty;
@@ -86,10 +87,12 @@ pub enum ImageOp {
         handle: Src,
         coords: [Src; 2],
     },
+    /// `txq{.level}.query.b32 d, [t]{, lod}`.
     Txq {
         query: ImageQuery,
         d: Dst,
         handle: Src,
+        level: Option<Src>,
     },
     /// `suld.b.geom{.v2,.v4}.btype.bounds d, [s, c]`: x in bytes.
     Suld {
@@ -251,6 +254,16 @@ impl FuncDecoder<'_> {
                 }
             }
             "txq" | "suq" => {
+                // `txq.level.{width,height,depth}.b32 d, [t], lod`: a mipmap level's size.
+                let level = i.opcode == "txq" && m.take("level");
+                if level
+                    && !m
+                        .list
+                        .iter()
+                        .any(|x| matches!(x.as_str(), "width" | "height" | "depth"))
+                {
+                    return Err(unsup(m, "txq.level queries width, height or depth"));
+                }
                 let query = match m
                     .take_any(&["width", "height", "depth", "array_size"])
                     .as_deref()
@@ -269,11 +282,21 @@ impl FuncDecoder<'_> {
                 if m.types().as_slice() != [Ty::B32] {
                     return Err(semantic(i, "a query's result is `.b32`"));
                 }
-                self.nops(i, 2)?;
+                self.nops(i, if level { 3 } else { 2 })?;
                 let d = self.reg(i, &i.ops[0])?;
                 let (handle, _) = self.image_operand(i, &i.ops[1], 0)?;
                 if i.opcode == "txq" {
-                    ImageOp::Txq { query, d, handle }
+                    let level = if level {
+                        Some(self.src(i, &i.ops[2])?)
+                    } else {
+                        None
+                    };
+                    ImageOp::Txq {
+                        query,
+                        d,
+                        handle,
+                        level,
+                    }
                 } else {
                     ImageOp::Suq { query, d, handle }
                 }

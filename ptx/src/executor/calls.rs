@@ -31,14 +31,26 @@ const SAVED_HOST_BYTES_PER_WARP: u64 = 256 << 20;
 const DEPOT_STACK_MAX: u64 = 1 << 20;
 
 /// Bytes of local memory a thread has in a launch of `prog`: its static local memory,
-/// then (when a recursive function has a depot) the stack of depots.
+/// then (when a recursive function has a depot) the stack of depots, then (when a
+/// function uses `alloca`) the alloca stack.
 pub(super) fn local_bytes(prog: &Program, launch: &crate::Launch) -> usize {
     let stack = if prog.recursive_depots {
         launch.stack_bytes.min(DEPOT_STACK_MAX).next_multiple_of(16)
     } else {
         0
     };
-    prog.local_bytes as usize + stack as usize
+    prog.local_bytes as usize + stack as usize + alloca_bytes(prog, launch) as usize
+}
+
+/// Bytes of the alloca stack at the end of each thread's local memory: the stack
+/// CU_LIMIT_STACK_SIZE gives (bounded like the depots'). It grows down from the end;
+/// what it holds counts against the limit together with recursive activations.
+pub(super) fn alloca_bytes(prog: &Program, launch: &crate::Launch) -> u64 {
+    if prog.uses_alloca {
+        launch.stack_bytes.min(DEPOT_STACK_MAX).next_multiple_of(16)
+    } else {
+        0
+    }
 }
 
 /// The call frames of a warp's lanes, beside their return addresses (`Warp::stacks`).
@@ -50,6 +62,8 @@ pub(crate) struct Frames {
     used: [u64; 32],
     /// Bytes of each lane's depot stack in use.
     depot_top: [u32; 32],
+    /// Bytes of each lane's alloca stack in use, from its end (alignment included).
+    alloca_used: [u64; 32],
     /// Host bytes of all the saved frames.
     host_bytes: u64,
 }
@@ -59,6 +73,7 @@ impl Frames {
         self.lanes.iter_mut().for_each(Vec::clear);
         self.used = [0; 32];
         self.depot_top = [0; 32];
+        self.alloca_used = [0; 32];
         self.host_bytes = 0;
     }
 }
@@ -72,6 +87,9 @@ struct Frame {
     cost: u64,
     /// Offset of the activation's depot in the depot stack, if it has its own.
     depot: Option<u32>,
+    /// The caller's alloca stack use at the call: what the callee allocates is freed
+    /// when it returns.
+    alloca_mark: u64,
 }
 
 /// A function's registers, predicates and local memory of one lane, as they were at a
@@ -251,6 +269,9 @@ impl<'a> BlockCtx<'a> {
         let frame = w.frames.lanes.get_mut(l).and_then(Vec::pop);
         if let Some(f) = &frame {
             w.frames.used[l] -= f.cost;
+            let freed = w.frames.alloca_used[l].saturating_sub(f.alloca_mark);
+            w.frames.used[l] -= freed.min(w.frames.used[l]);
+            w.frames.alloca_used[l] = f.alloca_mark.min(w.frames.alloca_used[l]);
             if f.depot.is_some() {
                 w.frames.depot_top[l] -= prog.funcs[f.callee as usize].depot_bytes();
             }
@@ -366,17 +387,21 @@ impl<'a> BlockCtx<'a> {
     ) -> Result<Frame, Fault> {
         let prog: &'a Program = self.prog;
         let f = &prog.funcs[callee as usize];
+        let alloca_mark = w.frames.alloca_used[l];
         if !f.recursive {
             return Ok(Frame {
                 callee,
                 saved,
                 cost: 0,
                 depot: None,
+                alloca_mark,
             });
         }
         let cost = f.stack_cost();
         let used = w.frames.used[l] + cost;
-        let room = (self.local_bytes - prog.local_bytes as usize) as u32;
+        let room = (self.local_bytes
+            - prog.local_bytes as usize
+            - alloca_bytes(prog, self.launch) as usize) as u32;
         let top = w.frames.depot_top[l];
         let depot = f.depot_bytes();
         if used > self.launch.stack_bytes || (depot > 0 && top + depot > room) {
@@ -404,7 +429,146 @@ impl<'a> BlockCtx<'a> {
             saved,
             cost,
             depot: at,
+            alloca_mark,
         })
+    }
+
+    /// `alloca`: each lane's stack pointer moves down by `size`, then down to a multiple
+    /// of `align`; past the alloca stack or CU_LIMIT_STACK_SIZE (with what recursive
+    /// activations take) the lane faults, where a GPU would overflow its stack.
+    pub(super) fn alloca(
+        &mut self,
+        w: &mut Warp,
+        emask: u32,
+        d: Dst,
+        size: Src,
+        align: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let prog: &'a Program = self.prog;
+        let room = alloca_bytes(prog, self.launch);
+        let end = self.local_bytes as u64;
+        let mut sizes = [0u64; 32];
+        self.fetch(w, size, &mut sizes);
+        let mut out = [0u64; 32];
+        let mut fault = None;
+        for_lanes(emask, |l| {
+            if fault.is_some() {
+                return;
+            }
+            let used = w.frames.alloca_used[l];
+            let sp = end - used;
+            let ptr = sp
+                .checked_sub(sizes[l])
+                .map(|p| p & !(u64::from(align) - 1))
+                .filter(|p| *p >= end - room);
+            let grown = ptr.map_or(u64::MAX, |p| end - p - used);
+            let total = w.frames.used[l].saturating_add(grown);
+            match ptr {
+                Some(p) if total <= self.launch.stack_bytes => {
+                    w.frames.alloca_used[l] = end - p;
+                    w.frames.used[l] = total;
+                    out[l] = p;
+                }
+                _ => fault = Some((l, sizes[l], used)),
+            }
+        });
+        if let Some((l, n, used)) = fault {
+            let detail = format!(
+                "stack overflow: alloca of {n} bytes (aligned to {align}) with {used} bytes \
+                 of the thread's alloca stack in use and {} taken by calls: past its {} \
+                 (CU_LIMIT_STACK_SIZE)",
+                w.frames.used[l] - used.min(w.frames.used[l]),
+                self.launch.stack_bytes.min(room)
+            );
+            return Err(self.fault(w, l as u32, pc, FaultKind::IllegalAddress, None, detail));
+        }
+        write(w, d, &out, emask);
+        Ok(())
+    }
+
+    /// `setmaxnreg`: `.sync.aligned` over a warpgroup: every thread of the warp runs it
+    /// together, and the block holds the warp's whole warpgroup (four warps). Anything
+    /// else is undefined on a GPU; here it faults. The register count itself changes
+    /// nothing on the host.
+    pub(super) fn set_max_nreg(&mut self, w: &mut Warp, emask: u32, pc: u32) -> Result<(), Fault> {
+        let group_end = (w.id / 4 + 1) * 128;
+        let detail = if emask != w.valid {
+            format!(
+                "setmaxnreg.sync.aligned run by lanes {emask:#010x} of a warp whose threads are \
+                 {:#010x}: every thread of the warpgroup must run it together",
+                w.valid
+            )
+        } else if self.nthreads < group_end {
+            format!(
+                "setmaxnreg in warp {} of a block of {} threads: its warpgroup (threads {}..{}) \
+                 is not whole",
+                w.id,
+                self.nthreads,
+                group_end - 128,
+                group_end
+            )
+        } else {
+            return Ok(());
+        };
+        let lane = (!emask & w.valid)
+            .trailing_zeros()
+            .min(emask.trailing_zeros())
+            % 32;
+        Err(self.fault(w, lane, pc, FaultKind::IllegalInstruction, None, detail))
+    }
+
+    /// `stacksave`: each lane's stack pointer.
+    pub(super) fn stack_save(&mut self, w: &mut Warp, emask: u32, d: Dst) {
+        let end = self.local_bytes as u64;
+        let mut out = [0u64; 32];
+        for_lanes(emask, |l| out[l] = end - w.frames.alloca_used[l]);
+        write(w, d, &out, emask);
+    }
+
+    /// `stackrestore`: the stack pointer set to a value `stacksave` (or `alloca`) gave;
+    /// anything outside the alloca stack faults rather than corrupt the stack.
+    pub(super) fn stack_restore(
+        &mut self,
+        w: &mut Warp,
+        emask: u32,
+        a: Src,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let prog: &'a Program = self.prog;
+        let room = alloca_bytes(prog, self.launch);
+        let end = self.local_bytes as u64;
+        let mut v = [0u64; 32];
+        self.fetch(w, a, &mut v);
+        let mut bad = None;
+        for_lanes(emask, |l| {
+            if bad.is_some() {
+                return;
+            }
+            let sp = v[l];
+            if sp > end || sp < end - room {
+                bad = Some(l);
+                return;
+            }
+            let (old, new) = (w.frames.alloca_used[l], end - sp);
+            let others = w.frames.used[l] - old.min(w.frames.used[l]);
+            if others + new > self.launch.stack_bytes {
+                bad = Some(l);
+                return;
+            }
+            w.frames.alloca_used[l] = new;
+            w.frames.used[l] = others + new;
+        });
+        if let Some(l) = bad {
+            let detail = format!(
+                "stackrestore to {:#x}: not a stack pointer of this thread (its alloca stack \
+                 is local addresses {:#x}..={end:#x})",
+                v[l],
+                end - room
+            );
+            return Err(self.fault(w, l as u32, pc, FaultKind::IllegalAddress, None, detail));
+        }
+        Ok(())
     }
 
     /// `Op::FrameAddr`: the local address of a `.local` variable of `func` in each lane's

@@ -61,6 +61,9 @@ impl BlockCtx<'_> {
         let read_fault = |ctx: &Self, w: &Warp, lane: usize, why: String| {
             ctx.fault(w, lane as u32, pc, FaultKind::IllegalAddress, None, why)
         };
+        let ctx_fault = |ctx: &Self, w: &Warp, lane: usize, why: String| {
+            ctx.fault(w, lane as u32, pc, FaultKind::IllegalInstruction, None, why)
+        };
         match op {
             ImageOp::Tex {
                 geom,
@@ -144,9 +147,20 @@ impl BlockCtx<'_> {
                 }
                 write_results(w, d, 4, &results, emask);
             }
-            ImageOp::Txq { query, d, handle } | ImageOp::Suq { query, d, handle } => {
+            ImageOp::Txq {
+                query, d, handle, ..
+            }
+            | ImageOp::Suq { query, d, handle } => {
                 let surface = matches!(op, ImageOp::Suq { .. });
                 let h = self.lanes(w, *handle);
+                // Textures here are not mipmapped: level 0 is the texture itself; there
+                // is no other level to describe.
+                let lod = match op {
+                    ImageOp::Txq {
+                        level: Some(lod), ..
+                    } => Some(self.lanes(w, *lod)),
+                    _ => None,
+                };
                 let mut results = [[0u32; 4]; 32];
                 for_lanes(emask, |l| {
                     if fault.is_some() {
@@ -166,6 +180,17 @@ impl BlockCtx<'_> {
                         fault = Some(bad_handle(self, w, l, h[l], what));
                         return;
                     };
+                    if let Some(lod) = &lod {
+                        if lod[l] as u32 != 0 {
+                            let why = format!(
+                                "txq.level for level {}: the texture has only level 0 \
+                                 (mipmapped textures are not emulated)",
+                                lod[l] as u32 as i32
+                            );
+                            fault = Some(ctx_fault(self, w, l, why));
+                            return;
+                        }
+                    }
                     results[l][0] = query_value(&img, *query);
                 });
                 if let Some(f) = fault {

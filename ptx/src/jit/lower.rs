@@ -168,6 +168,10 @@ fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, 
             r
         }
         Op::Cvt { a, .. } | Op::Unpack { a, .. } => regs(&[*a]),
+        Op::Video { s, .. } => regs(s),
+        Op::Alloca { size, .. } => regs(&[*size]),
+        Op::StackRestore { a } => regs(&[*a]),
+        Op::StackSave { .. } | Op::SetMaxNreg => Vec::new(),
         Op::Setp { a, b, comb: c, .. }
         | Op::SetpPair { a, b, comb: c, .. }
         | Op::Set { a, b, comb: c, .. }

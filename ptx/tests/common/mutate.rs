@@ -9,9 +9,17 @@ pub const SEEDS: &[&str] = &[
     "calls.cu",
     "cvt.cu",
     "async_copies.cu",
+    "video.cu",
+    "stack_system.cu",
 ];
 
 pub const VOCAB: &[&str] = &[
+    "%r1.b3",
+    "-%r2",
+    "%r3.h10",
+    "%r1.b7654",
+    "%r2.h1,",
+    "%rd1.b0",
     "%r1",
     "%r2",
     "%rd1",
