@@ -1582,7 +1582,10 @@ impl FuncDecoder<'_> {
                 ));
             }
             let Some((last, rest)) = i.ops.split_last() else {
-                return Err(semantic(i, "`.L2::cache_hint` needs a cache-policy operand"));
+                return Err(semantic(
+                    i,
+                    "`.L2::cache_hint` needs a cache-policy operand",
+                ));
             };
             self.src64(i, last)?;
             stripped = InstAst {
@@ -1646,12 +1649,14 @@ impl FuncDecoder<'_> {
                 if ty == Ty::B128 {
                     // `mov.b128 q, {lo, hi}`, `mov.b128 {lo, hi}, q`, `mov.b128 q, r`.
                     let (d, s) = match (&i.ops[0], &i.ops[1]) {
-                        (d, Opnd::Vector(p)) if p.len() == 2 => {
-                            (self.reg128(i, d)?, [self.src(i, &p[0])?, self.src(i, &p[1])?])
-                        }
-                        (Opnd::Vector(p), a) if p.len() == 2 => {
-                            ([self.reg(i, &p[0])?, self.reg(i, &p[1])?], self.src128(i, a)?)
-                        }
+                        (d, Opnd::Vector(p)) if p.len() == 2 => (
+                            self.reg128(i, d)?,
+                            [self.src(i, &p[0])?, self.src(i, &p[1])?],
+                        ),
+                        (Opnd::Vector(p), a) if p.len() == 2 => (
+                            [self.reg(i, &p[0])?, self.reg(i, &p[1])?],
+                            self.src128(i, a)?,
+                        ),
                         (Opnd::Vector(_), _) | (_, Opnd::Vector(_)) => {
                             return Err(unsupported(
                                 i,
@@ -1897,7 +1902,8 @@ impl FuncDecoder<'_> {
                     && int_rnd.is_none()
                 {
                     if rnd == Some(Rnd::Z) {
-                        let f = math::cvt_half_from_f32(*dst == Ty::BF16x2, true, false, false, true);
+                        let f =
+                            math::cvt_half_from_f32(*dst == Ty::BF16x2, true, false, false, true);
                         return self.alu(i, f, 2);
                     }
                     // `cvt.rn.f16x2.f32 d, a, b`: a into the upper half, b the lower.
@@ -3053,10 +3059,12 @@ impl FuncDecoder<'_> {
             return self.atom_b128(i, m, is_red, space, op);
         }
         let ok = match op {
-            AtomOp::Add => matches!(
-                ty,
-                Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64 | Ty::F32 | Ty::F64
-            ) || half,
+            AtomOp::Add => {
+                matches!(
+                    ty,
+                    Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64 | Ty::F32 | Ty::F64
+                ) || half
+            }
             AtomOp::Min | AtomOp::Max => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64),
             AtomOp::Inc | AtomOp::Dec => ty == Ty::U32,
             AtomOp::And | AtomOp::Or | AtomOp::Xor => matches!(ty, Ty::B32 | Ty::B64),
@@ -3161,7 +3169,12 @@ impl FuncDecoder<'_> {
                 Opnd::F32(b) if (0.0..=1.0).contains(&f32::from_bits(*b)) && *b != 0 => {
                     Src::Imm(*b as u64)
                 }
-                Opnd::F64(b) if { let f = f64::from_bits(*b); f > 0.0 && f <= 1.0 } => {
+                Opnd::F64(b)
+                    if {
+                        let f = f64::from_bits(*b);
+                        f > 0.0 && f <= 1.0
+                    } =>
+                {
                     Src::Imm((f64::from_bits(*b) as f32).to_bits() as u64)
                 }
                 Opnd::Int(1) => Src::Imm(1f32.to_bits() as u64),

@@ -17,9 +17,8 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::decode::{
-    AtomWide,
-    AtomOp, BarKind, BoolOp, CarryOp, Dst, Op, Program, ReduxOp, ShflMode, Space, Src, Sreg,
-    VoteMode,
+    AtomOp, AtomWide, BarKind, BoolOp, CarryOp, Dst, Op, Program, ReduxOp, ShflMode, Space, Src,
+    Sreg, VoteMode,
 };
 use crate::math::{self, Lanes, Ty, WarpFn};
 use crate::{
@@ -2770,13 +2769,7 @@ impl<'a> BlockCtx<'a> {
 impl BlockCtx<'_> {
     /// `atom`/`red` of `.b128` and the vector atomics (`Op::AtomWide`): each lane's
     /// access aligned to its whole size, each element atomic on its own.
-    fn atom_wide(
-        &mut self,
-        w: &mut Warp,
-        x: &AtomWide,
-        emask: u32,
-        pc: u32,
-    ) -> Result<(), Fault> {
+    fn atom_wide(&mut self, w: &mut Warp, x: &AtomWide, emask: u32, pc: u32) -> Result<(), Fault> {
         let wide = x.elem == Ty::B128;
         let esize = if wide { 8 } else { x.elem.bytes() as u64 };
         let total = if wide { 16 } else { esize * x.n as u64 };
@@ -2807,7 +2800,14 @@ impl BlockCtx<'_> {
             match loc {
                 Loc::Host(p) if (p as usize) % esize as usize != 0 => {
                     let detail = "the memory's host span is not aligned for an atomic".to_string();
-                    return Err(self.fault(w, l, pc, FaultKind::MisalignedAddress, Some(a), detail));
+                    return Err(self.fault(
+                        w,
+                        l,
+                        pc,
+                        FaultKind::MisalignedAddress,
+                        Some(a),
+                        detail,
+                    ));
                 }
                 Loc::Param(_) => {
                     let detail = "kernel parameters are read-only".to_string();

@@ -2385,9 +2385,7 @@ pub fn half_sat_op(op: &str, ty: Ty) -> Option<WarpFn> {
 /// One f32 to f16 or bf16 rounded to nearest (`RZ`: toward zero); `.satfinite` makes
 /// infinities (and what rounds to them) the largest finite value of their sign, a NaN
 /// stays NaN; `.relu` makes negatives +0 and NaN the canonical NaN.
-fn half_of_f32<const BF: bool, const RZ: bool, const RELU: bool, const SATF: bool>(
-    x: u64,
-) -> u16 {
+fn half_of_f32<const BF: bool, const RZ: bool, const RELU: bool, const SATF: bool>(x: u64) -> u16 {
     let f = f32_of(x);
     let mode = if RZ { Rnd::Z } else { Rnd::N };
     let exponent = if BF { 0x7f80 } else { 0x7c00 };
