@@ -1,8 +1,9 @@
 // sm_90 forms of PTX ISA 9.0 (issue 21, second part): min/max .xorsign.abs, saturated
-// f16 arithmetic, cvt .relu/.satfinite to halves, half-precision and vector atomics
-// (`.noftz`, `.v2/.v4/.v8`), cas.b16, .b128 registers and their atomics, createpolicy with
-// .L2::cache_hint operands. Atomics act on each thread's own words (order-independent)
-// except the sums of exactly representable values in `contended_atomics`.
+// and flushing (.ftz) f16 arithmetic, cvt .relu/.satfinite to halves, half-precision and
+// vector atomics (`.noftz`, `.v2/.v4/.v8`), cas.b16, .b128 registers and their atomics,
+// createpolicy with .L2::cache_hint operands. Atomics act on each thread's own words
+// (order-independent) except the sums of exactly representable values in
+// `contended_atomics`.
 #define K extern "C" __global__ void
 
 K xorsign_minmax(const unsigned* in, unsigned* out, int n) {
@@ -43,8 +44,12 @@ K half_sat_relu(const unsigned* in, unsigned* out, int n) {
   unsigned a = in[3 * t], b = in[3 * t + 1], c = in[3 * t + 2];
   float fa = __uint_as_float(a), fb = __uint_as_float(b);
   unsigned short ha = a, hb = b, hc = c;
-  unsigned r[8];
-  unsigned short h[12];
+  unsigned r[10];
+  unsigned short h[14];
+  asm("add.ftz.f16x2 %0, %1, %2;" : "=r"(r[8]) : "r"(a), "r"(b));
+  asm("fma.rn.ftz.relu.f16x2 %0, %1, %2, %3;" : "=r"(r[9]) : "r"(a), "r"(b), "r"(c));
+  asm("mul.ftz.f16 %0, %1, %2;" : "=h"(h[12]) : "h"(ha), "h"(hb));
+  asm("fma.rn.ftz.sat.f16 %0, %1, %2, %3;" : "=h"(h[13]) : "h"(ha), "h"(hb), "h"(hc));
   asm("fma.rn.sat.f16x2 %0, %1, %2, %3;" : "=r"(r[0]) : "r"(a), "r"(b), "r"(c));
   asm("add.rn.sat.f16x2 %0, %1, %2;" : "=r"(r[1]) : "r"(a), "r"(b));
   asm("mul.rn.sat.f16x2 %0, %1, %2;" : "=r"(r[2]) : "r"(a), "r"(c));
@@ -65,9 +70,9 @@ K half_sat_relu(const unsigned* in, unsigned* out, int n) {
   asm("cvt.rz.relu.satfinite.bf16.f32 %0, %1;" : "=h"(h[9]) : "f"(fb));
   asm("fma.rn.relu.bf16 %0, %1, %2, %3;" : "=h"(h[10]) : "h"(ha), "h"(hb), "h"(hc));
   asm("fma.rn.relu.f16 %0, %1, %2, %3;" : "=h"(h[11]) : "h"(ha), "h"(hb), "h"(hc));
-  unsigned* o = out + 14 * t;
-  for (int k = 0; k < 8; k++) o[k] = r[k];
-  for (int k = 0; k < 6; k++) o[8 + k] = h[2 * k] | (unsigned)h[2 * k + 1] << 16;
+  unsigned* o = out + 17 * t;
+  for (int k = 0; k < 10; k++) o[k] = r[k];
+  for (int k = 0; k < 7; k++) o[10 + k] = h[2 * k] | (unsigned)h[2 * k + 1] << 16;
 }
 
 // Each thread's own 16 words: the inputs stored, then every half and vector atomic on

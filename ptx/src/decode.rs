@@ -2632,7 +2632,8 @@ impl FuncDecoder<'_> {
         let xorsign = m.take("xorsign");
         if xorsign || m.list.iter().any(|x| x == "abs") {
             let ty = self.one_type(i, m)?;
-            if !(xorsign && m.take("abs")) || !matches!(opc, "min" | "max") || relu || sat {
+            let both = xorsign && m.take("abs");
+            if !both || !matches!(opc, "min" | "max") || relu || sat {
                 return Err(unsup(m));
             }
             if rnd.is_some() || approx || full || width.is_some() || shiftamt {
@@ -2685,13 +2686,17 @@ impl FuncDecoder<'_> {
                     }
                     math::half_minmax(opc == "max", nan, ftz, ty)
                 }
-                // `.sat` (f16 and f16x2 only; rounding to nearest).
-                Ty::F16 | Ty::F16x2 if sat => {
-                    if rnd.is_some_and(|r| r != Rnd::N) || ftz {
+                // `.sat` and `.ftz` of the f16 arithmetic (rounding to nearest).
+                Ty::F16 | Ty::F16x2
+                    if (sat || ftz)
+                        && matches!(name.as_str(), "add" | "sub" | "mul" | "fma" | "fma.relu") =>
+                {
+                    if rnd.is_some_and(|r| r != Rnd::N) {
                         return Err(unsup(m));
                     }
-                    math::half_sat_op(&name, ty)
+                    math::half_ftz_sat_op(&name, ty, ftz, sat)
                 }
+                Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2 if sat => None,
                 Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2 => math::half_op(&name, ty, fm),
                 _ => None,
             }

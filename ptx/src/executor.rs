@@ -2834,19 +2834,19 @@ impl BlockCtx<'_> {
                     out[1][li] = old[1];
                 }
                 Loc::Host(p) => {
-                    for k in 0..x.n as usize {
-                        // Safety: inside the span `locate` gave for the whole vector,
-                        // aligned to the element (checked above).
+                    for (k, bk) in b.iter().enumerate() {
+                        // Safety: inside the span `locate` gave for the whole vector
+                        // (`b` has its `n` elements), aligned to the element (checked).
                         let e = unsafe { p.add(k * esize as usize) };
                         let old = if x.elem == Ty::F32 {
                             // Safety: as above.
                             let a = unsafe { AtomicU32::from_ptr(e as *mut u32) };
-                            let f = |v: u32| Some(add_f32_ftz(v, b[k][li] as u32));
+                            let f = |v: u32| Some(add_f32_ftz(v, bk[li] as u32));
                             a.fetch_update(Ordering::SeqCst, Ordering::SeqCst, f)
                                 .unwrap_or_else(|v| v) as u64
                         } else {
                             // Safety: as above.
-                            unsafe { host_atomic_narrow(e, x.op, x.elem, b[k][li], 0) }
+                            unsafe { host_atomic_narrow(e, x.op, x.elem, bk[li], 0) }
                         };
                         if let Some(o) = out.get_mut(k) {
                             o[li] = old;
@@ -2871,13 +2871,13 @@ impl BlockCtx<'_> {
                         out[0][li] = old[0];
                         out[1][li] = old[1];
                     } else {
-                        for k in 0..x.n as usize {
+                        for (k, bk) in b.iter().enumerate() {
                             let e = at(k as u64 * esize);
                             let old = self.read(&e, esize);
                             let new = if x.elem == Ty::F32 {
-                                add_f32_ftz(old as u32, b[k][li] as u32) as u64
+                                add_f32_ftz(old as u32, bk[li] as u32) as u64
                             } else {
-                                atomic_result(x.op, x.elem, old, b[k][li], 0).0
+                                atomic_result(x.op, x.elem, old, bk[li], 0).0
                             };
                             self.write_mem(&e, esize, new);
                             if let Some(o) = out.get_mut(k) {

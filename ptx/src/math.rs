@@ -2348,38 +2348,82 @@ fn sat_f16(h: u16) -> u16 {
     }
 }
 
-/// `{add,sub,mul,fma}.rn.sat.{f16,f16x2}` (bf16 has no `.sat`): rounded once, then
-/// clamped to [0, 1].
-pub fn half_sat_op(op: &str, ty: Ty) -> Option<WarpFn> {
-    macro_rules! h {
-        (|$a:ident, $b:ident, $c:ident| $body:expr) => {{
-            #[allow(unused_variables)]
-            fn one(a: u16, b: u16, c: u16) -> u16 {
-                let ($a, $b, $c) = (
-                    f16_to_f32(a) as f64,
-                    f16_to_f32(b) as f64,
-                    f16_to_f32(c) as f64,
-                );
-                // Products and sums of f16s are exact in f64: one rounding.
-                sat_f16(f64_to_f16($body, Rnd::N))
-            }
-            match ty {
-                Ty::F16 => wf!(|a, b, c, e| one(a as u16, b as u16, c as u16) as u64),
-                _ => wf!(|a, b, c, e| (one(a as u16, b as u16, c as u16) as u64)
-                    | (one((a >> 16) as u16, (b >> 16) as u16, (c >> 16) as u16) as u64) << 16),
-            }
-        }};
+/// A subnormal f16 as a zero of its sign (`.ftz`).
+fn ftz_f16(h: u16) -> u16 {
+    if h & 0x7c00 == 0 {
+        h & 0x8000
+    } else {
+        h
     }
-    if !matches!(ty, Ty::F16 | Ty::F16x2) {
+}
+
+fn half_ftz_sat_lanes<const OP: u8, const FTZ: bool, const SAT: bool, const X2: bool>(
+    o: &mut Lanes,
+    a: &Lanes,
+    b: &Lanes,
+    c: &Lanes,
+    _e: &Lanes,
+) {
+    let one = |a: u16, b: u16, c: u16| {
+        let v = |h: u16| f16_to_f32(if FTZ { ftz_f16(h) } else { h }) as f64;
+        let (x, y, z) = (v(a), v(b), v(c));
+        // Products and sums of f16s are exact in f64: one rounding.
+        let r = f64_to_f16(
+            match OP {
+                0 => x + y,
+                1 => x - y,
+                2 => x * y,
+                _ => x * y + z,
+            },
+            Rnd::N,
+        );
+        let r = if FTZ { ftz_f16(r) } else { r };
+        match (SAT, OP) {
+            (true, _) => sat_f16(r),
+            (false, 4) => relu_half(r, 0x7c00),
+            _ => r,
+        }
+    };
+    for i in 0..32 {
+        let lo = one(a[i] as u16, b[i] as u16, c[i] as u16) as u64;
+        o[i] = if X2 {
+            let hi = one(
+                (a[i] >> 16) as u16,
+                (b[i] >> 16) as u16,
+                (c[i] >> 16) as u16,
+            );
+            lo | (hi as u64) << 16
+        } else {
+            lo
+        };
+    }
+}
+
+/// `{add,sub,mul,fma}.rn{.ftz}{.sat}.{f16,f16x2}` and `fma.rn{.ftz}.relu` (bf16 has
+/// neither `.ftz` nor `.sat`): `.ftz` flushes subnormal inputs and results to zeros of
+/// their sign; `.sat` clamps to [0, 1] (NaN to +0).
+pub fn half_ftz_sat_op(op: &str, ty: Ty, ftz: bool, sat: bool) -> Option<WarpFn> {
+    macro_rules! pick {
+        ($($o:literal $f:literal $s:literal $x:literal),* $(,)?) => {
+            match (op, ftz, sat, ty == Ty::F16x2) {
+                $((name, $f, $s, $x) if OPS[$o] == name => {
+                    Some(half_ftz_sat_lanes::<$o, $f, $s, $x> as WarpFn)
+                })*
+                _ => None,
+            }
+        };
+    }
+    const OPS: [&str; 5] = ["add", "sub", "mul", "fma", "fma.relu"];
+    if !matches!(ty, Ty::F16 | Ty::F16x2) || op == "fma.relu" && sat {
         return None;
     }
-    Some(match op {
-        "add" => h!(|a, b, c| a + b),
-        "sub" => h!(|a, b, c| a - b),
-        "mul" => h!(|a, b, c| a * b),
-        "fma" => h!(|a, b, c| a * b + c),
-        _ => return None,
-    })
+    pick!(
+        0 false true false, 0 false true true, 0 true false false, 0 true false true, 0 true true false, 0 true true true,
+        1 false true false, 1 false true true, 1 true false false, 1 true false true, 1 true true false, 1 true true true,
+        2 false true false, 2 false true true, 2 true false false, 2 true false true, 2 true true false, 2 true true true,
+        3 false true false, 3 false true true, 3 true false false, 3 true false true, 3 true true false, 3 true true true,
+        4 true false false, 4 true false true,
+    )
 }
 
 /// One f32 to f16 or bf16 rounded to nearest (`RZ`: toward zero); `.satfinite` makes

@@ -418,6 +418,27 @@ fn saturated_half_arithmetic_clamps_to_zero_and_one() {
 }
 
 #[test]
+fn ftz_half_arithmetic_flushes_subnormal_inputs_and_results() {
+    // add: the least subnormal + 0 flushes to +0 (without .ftz: 0x0001); sub: a negative
+    // subnormal flushed is -0, -0 - +0 = -0; mul: 2^-14 * 0.5 = 2^-15 is a subnormal
+    // result, flushed (without: 0x0200); fma.ftz.sat of 2^-14 * 0.5 + 0.5 = 0.5 (inputs
+    // normal, exact sum); fma.ftz.relu.f16x2 per half.
+    let body = "add.ftz.f16 %h1, 0x0001, 0x0000;\n\
+                add.f16 %h2, 0x0001, 0x0000;\n\
+                sub.ftz.f16 %h3, 0x8001, 0x0000;\n\
+                mul.ftz.f16 %h4, 0x0400, 0x3800;\n\
+                mul.f16 %h5, 0x0400, 0x3800;\n\
+                fma.rn.ftz.sat.f16 %h6, 0x0400, 0x3800, 0x3800;\n\
+                mov.b32 %r1, {%h1, %h2};\n\
+                mov.b32 %r2, {%h3, %h4};\n\
+                mov.b32 %r3, {%h5, %h6};\n\
+                fma.rn.ftz.relu.f16x2 %r4, 0xbc000001, 0x3c003c00, 0x00000000;\n\
+                st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};";
+    let out = run_ok(body, 1, &[], 4);
+    assert_eq!(out, [0x0001_0000, 0x0000_8000, 0x3800_0200, 0x0000_0000]);
+}
+
+#[test]
 fn cvt_relu_and_satfinite_to_halves() {
     // f16x2 relu: a (-1.5) high -> 0, b (2.5) low -> 0x4100; NaN -> 0x7fff.
     // satfinite: 1e6 -> 65504 (0x7bff), -inf -> -65504 (0xfbff), NaN -> NaN.
