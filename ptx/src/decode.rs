@@ -3171,7 +3171,12 @@ impl FuncDecoder<'_> {
         let fraction = match i.ops.len() {
             1 => Src::Imm(1f32.to_bits() as u64),
             2 => match &i.ops[1] {
-                Opnd::F32(b) if (0.0..=1.0).contains(&f32::from_bits(*b)) && *b != 0 => {
+                Opnd::F32(b)
+                    if {
+                        let f = f32::from_bits(*b);
+                        f > 0.0 && f <= 1.0
+                    } =>
+                {
                     Src::Imm(*b as u64)
                 }
                 Opnd::F64(b)

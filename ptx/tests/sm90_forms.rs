@@ -329,6 +329,8 @@ fn cache_hints_outside_global_memory_and_bad_policies_are_load_errors() {
         "ld.shared.L2::cache_hint.u32 %r1, [sm], %rd1;",
         "ld.global.L2::cache_hint.u32 %r1, [%rd1];",
         "createpolicy.fractional.L2::evict_last.b64 %rd1, 1.5;",
+        "createpolicy.fractional.L2::evict_last.b64 %rd1, 0f80000000;",
+        "createpolicy.fractional.L2::evict_last.b64 %rd1, 0.0;",
         "createpolicy.fractional.L2::evict_normal.L2::evict_last.b64 %rd1, 0.5;",
         "createpolicy.fractional.L2::evict_last.b32 %r1, 0.5;",
     ] {
