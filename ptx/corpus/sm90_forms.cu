@@ -231,3 +231,22 @@ K cache_hints(const unsigned* in, unsigned* out, int n) {
   o[3] = 0x600d;
   (void)n;
 }
+
+// Packed 16-bit integers (sm_90) and the integer `.relu` min/max.
+K packed_int16(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (2 * t + 1 >= n) return;
+  unsigned a = in[2 * t], b = in[2 * t + 1];
+  unsigned r[10];
+  asm("add.u16x2 %0, %1, %2;" : "=r"(r[0]) : "r"(a), "r"(b));
+  asm("add.s16x2 %0, %1, %2;" : "=r"(r[1]) : "r"(a), "r"(b));
+  asm("min.u16x2 %0, %1, %2;" : "=r"(r[2]) : "r"(a), "r"(b));
+  asm("max.u16x2 %0, %1, %2;" : "=r"(r[3]) : "r"(a), "r"(b));
+  asm("min.s16x2 %0, %1, %2;" : "=r"(r[4]) : "r"(a), "r"(b));
+  asm("max.s16x2 %0, %1, %2;" : "=r"(r[5]) : "r"(a), "r"(b));
+  asm("min.relu.s16x2 %0, %1, %2;" : "=r"(r[6]) : "r"(a), "r"(b));
+  asm("max.relu.s16x2 %0, %1, %2;" : "=r"(r[7]) : "r"(a), "r"(b));
+  asm("min.relu.s32 %0, %1, %2;" : "=r"(r[8]) : "r"(a), "r"(b));
+  asm("max.relu.s32 %0, %1, %2;" : "=r"(r[9]) : "r"(a), "r"(b));
+  for (int k = 0; k < 10; k++) out[10 * t + k] = r[k];
+}

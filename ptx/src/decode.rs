@@ -2615,6 +2615,24 @@ impl FuncDecoder<'_> {
     fn arith(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
         let opc = i.opcode.as_str();
         let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        // sm_90's packed 16-bit integers (`add`, `min`/`max{.relu}` of `.u16x2`/`.s16x2`)
+        // and `min`/`max.relu.s32`; other modifiers stay and are refused.
+        let packed = m.take_any(&["u16x2", "s16x2"]);
+        if packed.is_some()
+            || m.list.iter().any(|x| x == "relu") && m.list.iter().any(|x| x == "s32")
+        {
+            let relu = m.take("relu");
+            let ty = match packed.as_deref() {
+                Some("u16x2") => "u16x2",
+                Some(_) => "s16x2",
+                None => {
+                    m.take("s32");
+                    "s32"
+                }
+            };
+            let f = math::packed_int_op(opc, ty, relu).ok_or_else(|| unsup(m))?;
+            return self.alu(i, f, 2);
+        }
         let rnd = m.rnd();
         let ftz = m.take("ftz");
         let sat = m.take("sat");

@@ -2426,6 +2426,43 @@ pub fn half_ftz_sat_op(op: &str, ty: Ty, ftz: bool, sat: bool) -> Option<WarpFn>
     )
 }
 
+/// sm_90's `add.{u16x2,s16x2}` (each half wrapping), `min`/`max.{u16x2,s16x2}` per half,
+/// and `min`/`max.relu` of `.s16x2` and `.s32` (the result, if negative, is 0).
+pub fn packed_int_op(op: &str, ty: &str, relu: bool) -> Option<WarpFn> {
+    Some(match (op, ty, relu) {
+        ("add", "u16x2" | "s16x2", false) => wf!(|a, b, c, e| ((a as u16).wrapping_add(b as u16)
+            as u64)
+            | ((((a >> 16) as u16).wrapping_add((b >> 16) as u16) as u64) << 16)),
+        ("min", "u16x2", false) => {
+            wf!(|a, b, c, e| ((a as u16).min(b as u16) as u64)
+                | (((a >> 16) as u16).min((b >> 16) as u16) as u64) << 16)
+        }
+        ("max", "u16x2", false) => {
+            wf!(|a, b, c, e| ((a as u16).max(b as u16) as u64)
+                | (((a >> 16) as u16).max((b >> 16) as u16) as u64) << 16)
+        }
+        ("min", "s16x2", false) => {
+            wf!(|a, b, c, e| ((a as i16).min(b as i16) as u16 as u64)
+                | (((a >> 16) as i16).min((b >> 16) as i16) as u16 as u64) << 16)
+        }
+        ("max", "s16x2", false) => {
+            wf!(|a, b, c, e| ((a as i16).max(b as i16) as u16 as u64)
+                | (((a >> 16) as i16).max((b >> 16) as i16) as u16 as u64) << 16)
+        }
+        ("min", "s16x2", true) => {
+            wf!(|a, b, c, e| ((a as i16).min(b as i16).max(0) as u16 as u64)
+                | (((a >> 16) as i16).min((b >> 16) as i16).max(0) as u16 as u64) << 16)
+        }
+        ("max", "s16x2", true) => {
+            wf!(|a, b, c, e| ((a as i16).max(b as i16).max(0) as u16 as u64)
+                | (((a >> 16) as i16).max((b >> 16) as i16).max(0) as u16 as u64) << 16)
+        }
+        ("min", "s32", true) => wf!(|a, b, c, e| (a as i32).min(b as i32).max(0) as u32 as u64),
+        ("max", "s32", true) => wf!(|a, b, c, e| (a as i32).max(b as i32).max(0) as u32 as u64),
+        _ => return None,
+    })
+}
+
 /// One f32 to f16 or bf16 rounded to nearest (`RZ`: toward zero); `.satfinite` makes
 /// infinities (and what rounds to them) the largest finite value of their sign, a NaN
 /// stays NaN; `.relu` makes negatives +0 and NaN the canonical NaN.

@@ -21,9 +21,9 @@ fn an_unsupported_instruction_is_named_with_its_line() {
         e.to_string(),
         "line 9: unsupported instruction `sured.b.add.1d.u32.trap`"
     );
-    let e = err(&kernel("min.relu.s32 %r1, %r2, %r3;"));
+    let e = err(&kernel("max.relu.u32 %r1, %r2, %r3;"));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 8));
-    assert!(e.message.contains("min.relu.s32"), "{e}");
+    assert!(e.message.contains("max.relu.u32"), "{e}");
     let e = err(&kernel(
         "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes [%r1], [%r2, {%r3, %r3, %r3}], [%r1], {%r3, %r3};",
     ));

@@ -1,6 +1,7 @@
 //! sm_90 forms of PTX ISA 9.0 (issue 21): `.b128` registers, half-precision and vector
 //! atomics, `createpolicy` with `.L2::cache_hint` operands, `min`/`max` `.xorsign.abs`,
-//! saturated half arithmetic and `cvt` `.relu`/`.satfinite` to halves. Expectations are
+//! packed 16-bit integers and `.relu` integer min/max, saturated and flushing half
+//! arithmetic and `cvt` `.relu`/`.satfinite` to halves. Expectations are
 //! the IEEE encodings worked out by hand from the ISA's definitions; the H200's bits are
 //! recorded by the corpus (ptx/corpus/sm90_forms.cu).
 
@@ -438,6 +439,45 @@ fn ftz_half_arithmetic_flushes_subnormal_inputs_and_results() {
                 st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};";
     let out = run_ok(body, 1, &[], 4);
     assert_eq!(out, [0x0001_0000, 0x0000_8000, 0x3800_0200, 0x0000_0000]);
+}
+
+#[test]
+fn packed_16_bit_integers_and_relu_min_max() {
+    // a = (0x8000, 0xffff), b = (0x0001, 0x0002) as (high, low) halves.
+    let body = "mov.b32 %r1, 0x8000ffff;\n\
+                mov.b32 %r2, 0x00010002;\n\
+                add.u16x2 %r3, %r1, %r2;\n\
+                add.s16x2 %r4, %r1, %r2;\n\
+                min.u16x2 %r5, %r1, %r2;\n\
+                min.s16x2 %r6, %r1, %r2;\n\
+                max.s16x2 %r7, %r1, %r2;\n\
+                max.u16x2 %r8, %r1, %r2;\n\
+                min.relu.s16x2 %r9, %r1, %r2;\n\
+                max.relu.s16x2 %r10, %r1, 0xfff0fff0;\n\
+                min.relu.s32 %r11, -5, 3;\n\
+                max.relu.s32 %r12, -5, 3;\n\
+                min.relu.s32 %r13, 7, 3;\n\
+                st.global.v4.u32 [%rd1], {%r3, %r4, %r5, %r6};\n\
+                st.global.v4.u32 [%rd1+16], {%r7, %r8, %r9, %r10};\n\
+                st.global.v4.u32 [%rd1+32], {%r11, %r12, %r13, %r13};";
+    let out = run_ok(body, 1, &[], 12);
+    assert_eq!(
+        out,
+        [
+            0x8001_0001, // each half wraps: 0xffff + 2 = 0x0001
+            0x8001_0001, // the same bits signed
+            0x0001_0002, // unsigned: 1 < 0x8000, 2 < 0xffff
+            0x8000_ffff, // signed: -32768 < 1, -1 < 2
+            0x0001_0002,
+            0x8000_ffff,
+            0x0000_0000, // min (-32768, -1) clamped to 0
+            0x0000_0000, // max(-32768, -16) and max(-1, -16) negative: 0
+            0,
+            3,
+            3,
+            3,
+        ]
+    );
 }
 
 #[test]
