@@ -235,6 +235,16 @@ pub enum Op {
         n: u8,
         bits: u8,
     },
+    /// Two 64-bit moves at once (both sources read first): `mov.b128` packing, unpacking
+    /// or copying the halves of `.b128` registers.
+    Mov2 {
+        d: [Dst; 2],
+        s: [Src; 2],
+    },
+    /// `atom.cas.b128`/`atom.exch.b128` (`elem` B128, one element of two halves) and the
+    /// vector atomics of sm_90 (`atom`/`red.global.v2/.v4/.v8`): `n` elements of `elem`
+    /// at consecutive addresses, each atomic on its own.
+    AtomWide(Box<AtomWide>),
     Ld {
         space: Space,
         ty: Ty,
@@ -468,6 +478,21 @@ pub enum Op {
 }
 
 #[derive(Debug, Clone)]
+pub struct AtomWide {
+    pub space: Space,
+    pub op: AtomOp,
+    pub elem: Ty,
+    pub n: u8,
+    /// Per element (a `.b128`: low and high halves); `d` empty for `red`.
+    pub d: Vec<Dst>,
+    pub b: Vec<Src>,
+    /// `cas`'s new value (its halves).
+    pub c: Vec<Src>,
+    pub addr: Src,
+    pub off: i64,
+}
+
+#[derive(Debug, Clone)]
 pub struct MmaOp {
     pub spec: mma::MmaSpec,
     pub d: Vec<Dst>,
@@ -588,6 +613,9 @@ pub struct AssertArgs {
 #[derive(Debug, Clone, Copy)]
 enum Sym {
     Reg(u32),
+    /// A `.b128` register: two consecutive 64-bit registers, the low half first. Only
+    /// `mov`, `ld`, `st` and `atom` take it (`FuncDecoder::reg128`, `src128`).
+    Wide(u32),
     Pred(u32),
     /// Offset in the block's shared memory.
     Shared(u32),
@@ -1094,6 +1122,14 @@ fn unsupported(i: &InstAst, what: impl Into<String>) -> LoadError {
     LoadError::at(i.line, i.column, LoadErrorKind::Unsupported, what)
 }
 
+/// A `.b128` register where the instruction takes no 128-bit operand.
+fn not_wide(i: &InstAst, name: &str) -> LoadError {
+    semantic(
+        i,
+        format!("`{name}` is a `.b128` register: only `mov`, `ld`, `st` and `atom.cas`/`atom.exch` take one"),
+    )
+}
+
 fn semantic(i: &InstAst, what: impl Into<String>) -> LoadError {
     LoadError::at(i.line, i.column, LoadErrorKind::Semantic, what)
 }
@@ -1234,15 +1270,10 @@ impl FuncDecoder<'_> {
                             let sym = if t == Ty::Pred {
                                 this.layout.next_pred += 1;
                                 Sym::Pred(this.layout.next_pred - 1)
+                            } else if t == Ty::B128 {
+                                this.layout.next_reg += 2;
+                                Sym::Wide(this.layout.next_reg - 2)
                             } else {
-                                if t == Ty::B128 {
-                                    return Err(LoadError::at(
-                                        *line,
-                                        *column,
-                                        LoadErrorKind::Unsupported,
-                                        "`.b128` registers are not supported",
-                                    ));
-                                }
                                 this.layout.next_reg += 1;
                                 Sym::Reg(this.layout.next_reg - 1)
                             };
@@ -1374,6 +1405,14 @@ impl FuncDecoder<'_> {
                 }
             };
             let n = match d.lookup(name) {
+                Some(Sym::Wide(r)) => {
+                    for n in [Named::Reg(r), Named::Reg(r + 1)] {
+                        if !out.contains(&n) {
+                            out.push(n);
+                        }
+                    }
+                    return;
+                }
                 Some(Sym::Reg(r)) => Named::Reg(r),
                 Some(Sym::Pred(p)) => Named::Pred(p),
                 _ => return,
@@ -1398,6 +1437,7 @@ impl FuncDecoder<'_> {
             Opnd::Name(n) => match self.lookup(n) {
                 Some(Sym::Reg(r)) => Ok(Dst::Reg(r)),
                 Some(Sym::Pred(p)) => Ok(Dst::Pred(p)),
+                Some(Sym::Wide(_)) => Err(not_wide(i, n)),
                 Some(_) => Err(semantic(i, format!("`{n}` is not a register"))),
                 None => Err(semantic(i, format!("undeclared register `{n}`"))),
             },
@@ -1423,6 +1463,7 @@ impl FuncDecoder<'_> {
                     return Ok(Src::Imm(32));
                 }
                 match self.lookup(n) {
+                    Some(Sym::Wide(_)) => return Err(not_wide(i, n)),
                     Some(s) => self.sym_src(s, 0),
                     None => match self.funcs.get(n) {
                         // A function's address (`mov.u64 %rd, func;`).
@@ -1442,17 +1483,57 @@ impl FuncDecoder<'_> {
                 }
             }
             Opnd::SymOff(n, off) => match self.lookup(n) {
-                Some(s) if !matches!(s, Sym::Reg(_) | Sym::Pred(_)) => self.sym_src(s, *off),
+                Some(s) if !matches!(s, Sym::Reg(_) | Sym::Wide(_) | Sym::Pred(_)) => {
+                    self.sym_src(s, *off)
+                }
                 _ => return Err(semantic(i, format!("`{n}+{off}`: not a variable"))),
             },
             _ => return Err(semantic(i, "unexpected operand")),
         })
     }
 
+    /// A `.b128` destination: its low and high 64-bit registers.
+    fn reg128(&self, i: &InstAst, o: &Opnd) -> Result<[Dst; 2], LoadError> {
+        match o {
+            Opnd::Sink => Ok([Dst::Sink; 2]),
+            Opnd::Name(n) => match self.lookup(n) {
+                Some(Sym::Wide(r)) => Ok([Dst::Reg(r), Dst::Reg(r + 1)]),
+                _ => Err(semantic(i, format!("`{n}` is not a `.b128` register"))),
+            },
+            _ => Err(semantic(i, "expected a `.b128` register")),
+        }
+    }
+
+    /// A `.b128` source: a `.b128` register's halves, or an immediate (ptxas takes
+    /// integers; one below 2^63 is the same zero- or sign-extended, others are refused).
+    fn src128(&self, i: &InstAst, o: &Opnd) -> Result<[Src; 2], LoadError> {
+        match o {
+            Opnd::Name(n) => match self.lookup(n) {
+                Some(Sym::Wide(r)) => Ok([Src::Reg(r), Src::Reg(r + 1)]),
+                _ => Err(semantic(i, format!("`{n}` is not a `.b128` register"))),
+            },
+            Opnd::Int(v) if *v >> 63 == 0 => Ok([Src::Imm(*v), Src::Imm(0)]),
+            Opnd::Int(_) => Err(unsupported(
+                i,
+                "a `.b128` immediate with bit 63 set (its extension to 128 bits is not documented)",
+            )),
+            _ => Err(semantic(i, "expected a `.b128` register")),
+        }
+    }
+
+    /// A 64-bit operand that is only a hint (a cache policy): a register of 64 bits or an
+    /// immediate.
+    fn src64(&self, i: &InstAst, o: &Opnd) -> Result<Src, LoadError> {
+        match self.src(i, o)? {
+            s @ (Src::Reg(_) | Src::Imm(_)) => Ok(s),
+            _ => Err(semantic(i, "a cache policy is a 64-bit register")),
+        }
+    }
+
     /// The value of a symbol as an operand: a register's content, a variable's address.
     fn sym_src(&self, s: Sym, off: i64) -> Src {
         match s {
-            Sym::Reg(r) => Src::Reg(r),
+            Sym::Reg(r) | Sym::Wide(r) => Src::Reg(r),
             Sym::Pred(p) => Src::Pred(p),
             Sym::Shared(o) if o == u32::MAX => Src::DynShared(off),
             Sym::Shared(o) => Src::Imm((o as u64).wrapping_add(off as u64)),
@@ -1483,6 +1564,7 @@ impl FuncDecoder<'_> {
                 i,
                 format!("`{base}` is a predicate, not an address"),
             )),
+            Some(Sym::Wide(_)) => Err(not_wide(i, base)),
             None => Err(semantic(i, format!("undeclared name `{base}`"))),
         }
     }
@@ -1531,6 +1613,36 @@ impl FuncDecoder<'_> {
         let mut m = Mods {
             list: i.mods.clone(),
             full: full.clone(),
+        };
+        let stripped;
+        let i = if matches!(i.opcode.as_str(), "ld" | "st" | "atom" | "red")
+            && m.take("L2::cache_hint")
+        {
+            // `.L2::cache_hint`: its cache-policy operand (64 bits, last) is a hint only,
+            // which the ISA allows on global accesses (and generic ones reaching global
+            // memory: there the policy is simply unused).
+            if m.list.iter().any(|x| {
+                x.starts_with("shared") || matches!(x.as_str(), "local" | "param" | "const")
+            }) {
+                return Err(semantic(
+                    i,
+                    format!("`{full}`: `.L2::cache_hint` is for global memory only"),
+                ));
+            }
+            let Some((last, rest)) = i.ops.split_last() else {
+                return Err(semantic(
+                    i,
+                    "`.L2::cache_hint` needs a cache-policy operand",
+                ));
+            };
+            self.src64(i, last)?;
+            stripped = InstAst {
+                ops: rest.to_vec(),
+                ..i.clone()
+            };
+            &stripped
+        } else {
+            i
         };
         let op = self.op(i, &mut m)?;
         if let Some(extra) = m.list.first() {
@@ -1582,6 +1694,27 @@ impl FuncDecoder<'_> {
             "mov" => {
                 let ty = self.one_type(i, m)?;
                 self.nops(i, 2)?;
+                if ty == Ty::B128 {
+                    // `mov.b128 q, {lo, hi}`, `mov.b128 {lo, hi}, q`, `mov.b128 q, r`.
+                    let (d, s) = match (&i.ops[0], &i.ops[1]) {
+                        (d, Opnd::Vector(p)) if p.len() == 2 => (
+                            self.reg128(i, d)?,
+                            [self.src(i, &p[0])?, self.src(i, &p[1])?],
+                        ),
+                        (Opnd::Vector(p), a) if p.len() == 2 => (
+                            [self.reg(i, &p[0])?, self.reg(i, &p[1])?],
+                            self.src128(i, a)?,
+                        ),
+                        (Opnd::Vector(_), _) | (_, Opnd::Vector(_)) => {
+                            return Err(unsupported(
+                                i,
+                                "`mov.b128` packs and unpacks two 64-bit halves only",
+                            ))
+                        }
+                        (d, a) => (self.reg128(i, d)?, self.src128(i, a)?),
+                    };
+                    return Ok(Op::Mov2 { d, s });
+                }
                 if let Opnd::Vector(parts) = &i.ops[1] {
                     let d = self.reg(i, &i.ops[0])?;
                     let (n, bits) = (parts.len(), ty.bytes() * 8 / parts.len().max(1) as u32);
@@ -1814,16 +1947,39 @@ impl FuncDecoder<'_> {
                 let int_rnd = m.int_rnd();
                 let ftz = m.take("ftz");
                 let sat = m.take("sat");
+                let relu = m.take("relu");
+                let satfinite = m.take("satfinite");
                 let t = m.types();
                 let [dst, src] = t.as_slice() else {
                     return Err(semantic(i, "`cvt` needs two types"));
                 };
+                if matches!(dst, Ty::F16 | Ty::BF16 | Ty::F16x2 | Ty::BF16x2)
+                    && *src == Ty::F32
+                    && (relu || satfinite)
+                {
+                    // `cvt.{rn,rz}{.relu}{.satfinite}.{f16,bf16}{x2}.f32`.
+                    if !matches!(rnd, Some(Rnd::N | Rnd::Z)) || sat || ftz || int_rnd.is_some() {
+                        return Err(unsup(m));
+                    }
+                    let x2 = matches!(dst, Ty::F16x2 | Ty::BF16x2);
+                    let bf = matches!(dst, Ty::BF16 | Ty::BF16x2);
+                    let f = math::cvt_half_from_f32(bf, rnd == Some(Rnd::Z), relu, satfinite, x2);
+                    return self.alu(i, f, if x2 { 2 } else { 1 });
+                }
+                if relu || satfinite {
+                    return Err(unsup(m));
+                }
                 if matches!(dst, Ty::F16x2 | Ty::BF16x2)
                     && *src == Ty::F32
-                    && rnd == Some(Rnd::N)
+                    && matches!(rnd, Some(Rnd::N | Rnd::Z))
                     && !sat
                     && int_rnd.is_none()
                 {
+                    if rnd == Some(Rnd::Z) {
+                        let f =
+                            math::cvt_half_from_f32(*dst == Ty::BF16x2, true, false, false, true);
+                        return self.alu(i, f, 2);
+                    }
                     // `cvt.rn.f16x2.f32 d, a, b`: a into the upper half, b the lower.
                     return self.alu(i, math::cvt_pack_x2(*dst == Ty::BF16x2), 2);
                 }
@@ -2082,7 +2238,7 @@ impl FuncDecoder<'_> {
                 m.list.clear();
                 Ok(Op::Nop)
             }
-            "createpolicy" => Err(unsup(m)),
+            "createpolicy" => self.createpolicy(i, m),
             "bar" | "barrier" => self.bar(i, m),
             "mapa" => {
                 // `mapa{.shared::cluster}.type d, a, rank`: the address of `a` in the
@@ -2681,6 +2837,24 @@ impl FuncDecoder<'_> {
     fn arith(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
         let opc = i.opcode.as_str();
         let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        // sm_90's packed 16-bit integers (`add`, `min`/`max{.relu}` of `.u16x2`/`.s16x2`)
+        // and `min`/`max.relu.s32`; other modifiers stay and are refused.
+        let packed = m.take_any(&["u16x2", "s16x2"]);
+        if packed.is_some()
+            || m.list.iter().any(|x| x == "relu") && m.list.iter().any(|x| x == "s32")
+        {
+            let relu = m.take("relu");
+            let ty = match packed.as_deref() {
+                Some("u16x2") => "u16x2",
+                Some(_) => "s16x2",
+                None => {
+                    m.take("s32");
+                    "s32"
+                }
+            };
+            let f = math::packed_int_op(opc, ty, relu).ok_or_else(|| unsup(m))?;
+            return self.alu(i, f, 2);
+        }
         let rnd = m.rnd();
         let ftz = m.take("ftz");
         let sat = m.take("sat");
@@ -2694,8 +2868,19 @@ impl FuncDecoder<'_> {
             return self.carry(i, m);
         }
         let relu = m.take("relu");
-        if m.take("xorsign") || m.take("abs") {
-            return Err(unsup(m));
+        // `.xorsign.abs` (together, as the ISA requires) on min/max of halves and f32.
+        let xorsign = m.take("xorsign");
+        if xorsign || m.list.iter().any(|x| x == "abs") {
+            let ty = self.one_type(i, m)?;
+            let both = xorsign && m.take("abs");
+            if !both || !matches!(opc, "min" | "max") || relu || sat {
+                return Err(unsup(m));
+            }
+            if rnd.is_some() || approx || full || width.is_some() || shiftamt {
+                return Err(unsup(m));
+            }
+            let f = math::xorsign_minmax(opc == "max", nan, ftz, ty).ok_or_else(|| unsup(m))?;
+            return self.alu(i, f, 2);
         }
         let ty = self.one_type(i, m)?;
         // `.relu` is the half formats' fma (and min/max, not emulated yet).
@@ -2741,6 +2926,17 @@ impl FuncDecoder<'_> {
                     }
                     math::half_minmax(opc == "max", nan, ftz, ty)
                 }
+                // `.sat` and `.ftz` of the f16 arithmetic (rounding to nearest).
+                Ty::F16 | Ty::F16x2
+                    if (sat || ftz)
+                        && matches!(name.as_str(), "add" | "sub" | "mul" | "fma" | "fma.relu") =>
+                {
+                    if rnd.is_some_and(|r| r != Rnd::N) {
+                        return Err(unsup(m));
+                    }
+                    math::half_ftz_sat_op(&name, ty, ftz, sat)
+                }
+                Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2 if sat => None,
                 Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2 => math::half_op(&name, ty, fm),
                 _ => None,
             }
@@ -2968,8 +3164,8 @@ impl FuncDecoder<'_> {
             Some("v4") => 4,
             _ => 1,
         };
-        let ty = self.one_type(i, m)?;
-        if matches!(ty, Ty::B128 | Ty::Pred) {
+        let mut ty = self.one_type(i, m)?;
+        if ty == Ty::Pred || ty == Ty::B128 && n != 1 {
             return Err(unsup(m));
         }
         self.nops(i, 2)?;
@@ -2999,6 +3195,32 @@ impl FuncDecoder<'_> {
             if s != space && !(s == Space::Global && space == Space::Const) && !own_shared {
                 return Err(semantic(i, "variable used with a different state space"));
             }
+        }
+        if ty == Ty::B128 {
+            // `ld`/`st` `.b128`: the two halves as one 16-byte aligned `.v2.b64` access
+            // (little-endian: the low half at the lower address).
+            ty = Ty::B64;
+            return Ok(if is_st {
+                let [lo, hi] = self.src128(i, val_op)?;
+                Op::St {
+                    space,
+                    ty,
+                    n: 2,
+                    v: [lo, hi, Src::Imm(0), Src::Imm(0)],
+                    addr,
+                    off,
+                }
+            } else {
+                let [lo, hi] = self.reg128(i, val_op)?;
+                Op::Ld {
+                    space,
+                    ty,
+                    n: 2,
+                    d: [lo, hi, Dst::Sink, Dst::Sink],
+                    addr,
+                    off,
+                }
+            });
         }
         let vals: Vec<&Opnd> = match val_op {
             Opnd::Vector(v) => v.iter().collect(),
@@ -3044,7 +3266,13 @@ impl FuncDecoder<'_> {
             return Err(unsup(m));
         }
         m.drop_hints();
-        m.take("noftz");
+        let noftz = m.take("noftz");
+        let vec = match m.take_any(&["v2", "v4", "v8"]).as_deref() {
+            Some("v2") => 2,
+            Some("v4") => 4,
+            Some("v8") => 8,
+            _ => 1,
+        };
         let op = match m
             .take_any(&[
                 "add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas",
@@ -3064,18 +3292,33 @@ impl FuncDecoder<'_> {
             _ => return Err(unsup(m)),
         };
         let ty = self.one_type(i, m)?;
+        let half = matches!(ty, Ty::F16 | Ty::BF16 | Ty::F16x2 | Ty::BF16x2);
+        // `.noftz` goes with the half types, which take nothing else (the ISA).
+        if noftz != half {
+            return Err(unsup(m));
+        }
+        if vec > 1 {
+            return self.atom_vector(i, m, is_red, space, op, ty, vec);
+        }
+        if ty == Ty::B128 {
+            return self.atom_b128(i, m, is_red, space, op);
+        }
         let ok = match op {
-            AtomOp::Add => matches!(
-                ty,
-                Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64 | Ty::F32 | Ty::F64
-            ),
+            AtomOp::Add => {
+                matches!(
+                    ty,
+                    Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64 | Ty::F32 | Ty::F64
+                ) || half
+            }
             AtomOp::Min | AtomOp::Max => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64),
             AtomOp::Inc | AtomOp::Dec => ty == Ty::U32,
             AtomOp::And | AtomOp::Or | AtomOp::Xor => matches!(ty, Ty::B32 | Ty::B64),
-            AtomOp::Exch | AtomOp::Cas => matches!(
-                ty,
-                Ty::B32 | Ty::B64 | Ty::U32 | Ty::U64 | Ty::S32 | Ty::S64
-            ),
+            AtomOp::Exch | AtomOp::Cas => {
+                matches!(
+                    ty,
+                    Ty::B32 | Ty::B64 | Ty::U32 | Ty::U64 | Ty::S32 | Ty::S64
+                ) || ty == Ty::B16 && op == AtomOp::Cas
+            }
         };
         if !ok {
             return Err(unsup(m));
@@ -3105,6 +3348,204 @@ impl FuncDecoder<'_> {
             b,
             c,
         })
+    }
+
+    /// `createpolicy`: an L2 eviction policy, opaque 64 bits that only `.L2::cache_hint`
+    /// operands read, and they are hints (the ISA: "may not always be respected"). The
+    /// mock's encoding: the form and priorities in the top byte, a fractional policy's
+    /// f32 fraction in the low word (a range policy keeps none of its range); `.cvt`
+    /// passes the CUDA access property through.
+    fn createpolicy(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        if self.one_type(i, m)? != Ty::B64 {
+            return Err(unsup(m));
+        }
+        if m.take("cvt") {
+            if !m.take("L2") {
+                return Err(unsup(m));
+            }
+            return self.alu(i, math::mov(), 1);
+        }
+        let range = m.take("range");
+        if !range && !m.take("fractional") {
+            return Err(unsup(m));
+        }
+        if range {
+            m.take("global");
+        }
+        const PRIMARY: [&str; 4] = [
+            "L2::evict_last",
+            "L2::evict_normal",
+            "L2::evict_first",
+            "L2::evict_unchanged",
+        ];
+        let primary = m.take_any(&PRIMARY).ok_or_else(|| unsup(m))?;
+        let secondary = m.take_any(&["L2::evict_first", "L2::evict_unchanged"]);
+        let p = PRIMARY.iter().position(|x| *x == primary).unwrap_or(0) as u64;
+        let s = match secondary.as_deref() {
+            None => 0,
+            Some("L2::evict_first") => 1,
+            _ => 2,
+        };
+        let tag = Src::Imm((0x80 | (range as u64) << 4 | p << 2 | s) << 56);
+        let or: WarpFn = |o, a, b, _, _| {
+            for ((o, a), b) in o.iter_mut().zip(a).zip(b) {
+                *o = a | (b & 0xffff_ffff);
+            }
+        };
+        if range {
+            // `createpolicy.range d, [a], primary-size, total-size`.
+            self.nops(i, 4)?;
+            self.addr(i, &i.ops[1])?;
+            self.src(i, &i.ops[2])?;
+            self.src(i, &i.ops[3])?;
+            let d = self.reg(i, &i.ops[0])?;
+            return Ok(Op::Alu {
+                f: or,
+                d,
+                s: [tag, Src::Imm(0), Src::Imm(0), Src::Imm(0)],
+                n: 2,
+            });
+        }
+        // `createpolicy.fractional d{, fraction}`: the fraction in (0, 1], 1 by default.
+        let fraction = match i.ops.len() {
+            1 => Src::Imm(1f32.to_bits() as u64),
+            2 => match &i.ops[1] {
+                Opnd::F32(b)
+                    if {
+                        let f = f32::from_bits(*b);
+                        f > 0.0 && f <= 1.0
+                    } =>
+                {
+                    Src::Imm(*b as u64)
+                }
+                Opnd::F64(b)
+                    if {
+                        let f = f64::from_bits(*b);
+                        f > 0.0 && f <= 1.0
+                    } =>
+                {
+                    Src::Imm((f64::from_bits(*b) as f32).to_bits() as u64)
+                }
+                Opnd::Int(1) => Src::Imm(1f32.to_bits() as u64),
+                Opnd::Name(_) => self.src(i, &i.ops[1])?,
+                _ => return Err(semantic(i, "a policy's fraction is in (0.0, 1.0]")),
+            },
+            n => {
+                return Err(semantic(
+                    i,
+                    format!("`createpolicy.fractional` takes 1 or 2 operands, found {n}"),
+                ))
+            }
+        };
+        let d = self.reg(i, &i.ops[0])?;
+        Ok(Op::Alu {
+            f: or,
+            d,
+            s: [tag, fraction, Src::Imm(0), Src::Imm(0)],
+            n: 2,
+        })
+    }
+
+    /// sm_90's vector atomics: `atom`/`red{.global}.add.v2/.v4.f32`, and `.add/.min/.max
+    /// .noftz` of `.v2/.v4/.v8.f16/.bf16` and `.v2/.v4.f16x2/.bf16x2`, in global memory.
+    #[allow(clippy::too_many_arguments)]
+    fn atom_vector(
+        &mut self,
+        i: &InstAst,
+        m: &Mods,
+        is_red: bool,
+        space: Space,
+        op: AtomOp,
+        elem: Ty,
+        n: usize,
+    ) -> Result<Op, LoadError> {
+        let unsup = |m: &Mods| unsupported(i, format!("unsupported instruction `{}`", m.full));
+        let ok = match elem {
+            Ty::F32 => op == AtomOp::Add && n <= 4,
+            Ty::F16 | Ty::BF16 => matches!(op, AtomOp::Add | AtomOp::Min | AtomOp::Max),
+            Ty::F16x2 | Ty::BF16x2 => {
+                matches!(op, AtomOp::Add | AtomOp::Min | AtomOp::Max) && n <= 4
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(unsup(m));
+        }
+        if !matches!(space, Space::Global | Space::Generic) {
+            return Err(semantic(
+                i,
+                format!("`{}`: vector atomics are for global memory only", m.full),
+            ));
+        }
+        let first = if is_red { 0 } else { 1 };
+        self.nops(i, first + 2)?;
+        let vector = |o: &Opnd| match o {
+            Opnd::Vector(v) if v.len() == n => Ok(v.clone()),
+            _ => Err(semantic(i, format!("`{}` needs vectors of {n}", m.full))),
+        };
+        let d = if is_red {
+            Vec::new()
+        } else {
+            vector(&i.ops[0])?
+                .iter()
+                .map(|o| self.reg(i, o))
+                .collect::<Result<_, _>>()?
+        };
+        let (addr, off, _) = self.addr(i, &i.ops[first])?;
+        let b = vector(&i.ops[first + 1])?
+            .iter()
+            .map(|o| self.src(i, o))
+            .collect::<Result<_, _>>()?;
+        Ok(Op::AtomWide(Box::new(AtomWide {
+            space,
+            op,
+            elem,
+            n: n as u8,
+            d,
+            b,
+            c: Vec::new(),
+            addr,
+            off,
+        })))
+    }
+
+    /// `atom{.space}.cas.b128 d, [a], b, c` and `atom{.space}.exch.b128 d, [a], b`.
+    fn atom_b128(
+        &mut self,
+        i: &InstAst,
+        m: &Mods,
+        is_red: bool,
+        space: Space,
+        op: AtomOp,
+    ) -> Result<Op, LoadError> {
+        if is_red || !matches!(op, AtomOp::Cas | AtomOp::Exch) {
+            return Err(unsupported(
+                i,
+                format!("unsupported instruction `{}`", m.full),
+            ));
+        }
+        let cas = op == AtomOp::Cas;
+        self.nops(i, if cas { 4 } else { 3 })?;
+        let d = self.reg128(i, &i.ops[0])?.to_vec();
+        let (addr, off, _) = self.addr(i, &i.ops[1])?;
+        let b = self.src128(i, &i.ops[2])?.to_vec();
+        let c = if cas {
+            self.src128(i, &i.ops[3])?.to_vec()
+        } else {
+            Vec::new()
+        };
+        Ok(Op::AtomWide(Box::new(AtomWide {
+            space,
+            op,
+            elem: Ty::B128,
+            n: 1,
+            d,
+            b,
+            c,
+            addr,
+            off,
+        })))
     }
 
     fn bar(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {

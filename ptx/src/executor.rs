@@ -17,8 +17,8 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::decode::{
-    AtomOp, BarKind, BoolOp, CarryOp, Dst, Op, Program, ReduxOp, ShflMode, Space, Src, Sreg,
-    VoteMode,
+    AtomOp, AtomWide, BarKind, BoolOp, CarryOp, Dst, Op, Program, ReduxOp, ShflMode, Space, Src,
+    Sreg, VoteMode,
 };
 use crate::math::{self, Lanes, Ty, WarpFn};
 use crate::{
@@ -1935,6 +1935,14 @@ impl<'a> BlockCtx<'a> {
                 }
                 write(w, *d, &out, emask);
             }
+            Op::Mov2 { d, s } => {
+                let mut hi = [0u64; 32];
+                self.fetch(w, s[0], &mut a);
+                self.fetch(w, s[1], &mut hi);
+                write(w, d[0], &a, emask);
+                write(w, d[1], &hi, emask);
+            }
+            Op::AtomWide(x) => self.atom_wide(w, x, emask, pc)?,
             Op::Unpack { d, a: src, n, bits } => {
                 self.fetch(w, *src, &mut a);
                 let mask = if *bits == 64 {
@@ -2824,6 +2832,145 @@ impl<'a> BlockCtx<'a> {
     }
 }
 
+impl BlockCtx<'_> {
+    /// `atom`/`red` of `.b128` and the vector atomics (`Op::AtomWide`): each lane's
+    /// access aligned to its whole size, each element atomic on its own.
+    fn atom_wide(&mut self, w: &mut Warp, x: &AtomWide, emask: u32, pc: u32) -> Result<(), Fault> {
+        let wide = x.elem == Ty::B128;
+        let esize = if wide { 8 } else { x.elem.bytes() as u64 };
+        let total = if wide { 16 } else { esize * x.n as u64 };
+        let fetch_all = |this: &Self, w: &Warp, v: &[Src]| {
+            v.iter()
+                .map(|s| {
+                    let mut l = [0u64; 32];
+                    this.fetch(w, *s, &mut l);
+                    l
+                })
+                .collect::<Vec<Lanes>>()
+        };
+        let mut base = [0u64; 32];
+        self.fetch(w, x.addr, &mut base);
+        let (b, c) = (fetch_all(self, w, &x.b), fetch_all(self, w, &x.c));
+        let mut out = vec![[0u64; 32]; x.d.len()];
+        let mut m = emask;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            let li = l as usize;
+            let a = base[li].wrapping_add(x.off as u64);
+            if a % total != 0 {
+                let detail = format!("a {total}-byte atomic must be {total}-byte aligned");
+                return Err(self.fault(w, l, pc, FaultKind::MisalignedAddress, Some(a), detail));
+            }
+            let loc = self.locate(w, x.space, a, total, Access::Atomic, l, pc)?;
+            match loc {
+                Loc::Host(p) if (p as usize) % esize as usize != 0 => {
+                    let detail = "the memory's host span is not aligned for an atomic".to_string();
+                    return Err(self.fault(
+                        w,
+                        l,
+                        pc,
+                        FaultKind::MisalignedAddress,
+                        Some(a),
+                        detail,
+                    ));
+                }
+                Loc::Param(_) => {
+                    let detail = "kernel parameters are read-only".to_string();
+                    return Err(self.fault(w, l, pc, FaultKind::IllegalAddress, Some(a), detail));
+                }
+                Loc::Host(p) if wide => {
+                    let lock = &WIDE_LOCKS[(p as usize >> 4) % WIDE_LOCKS.len()];
+                    let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
+                    // Safety: from `Memory::translate` for 16 bytes with atomic access,
+                    // 8-byte aligned (checked); the lock orders it against other `.b128`
+                    // atomics on these bytes.
+                    let (lo, hi) = unsafe {
+                        (
+                            AtomicU64::from_ptr(p as *mut u64),
+                            AtomicU64::from_ptr(p.add(8) as *mut u64),
+                        )
+                    };
+                    let old = [lo.load(Ordering::SeqCst), hi.load(Ordering::SeqCst)];
+                    if let Some(new) = wide_result(x.op, old, &b, &c, li) {
+                        lo.store(new[0], Ordering::SeqCst);
+                        hi.store(new[1], Ordering::SeqCst);
+                    }
+                    out[0][li] = old[0];
+                    out[1][li] = old[1];
+                }
+                Loc::Host(p) => {
+                    for (k, bk) in b.iter().enumerate() {
+                        // Safety: inside the span `locate` gave for the whole vector
+                        // (`b` has its `n` elements), aligned to the element (checked).
+                        let e = unsafe { p.add(k * esize as usize) };
+                        let old = if x.elem == Ty::F32 {
+                            // Safety: as above.
+                            let a = unsafe { AtomicU32::from_ptr(e as *mut u32) };
+                            let f = |v: u32| Some(add_f32_ftz(v, bk[li] as u32));
+                            a.fetch_update(Ordering::SeqCst, Ordering::SeqCst, f)
+                                .unwrap_or_else(|v| v) as u64
+                        } else {
+                            // Safety: as above.
+                            unsafe { host_atomic_narrow(e, x.op, x.elem, bk[li], 0) }
+                        };
+                        if let Some(o) = out.get_mut(k) {
+                            o[li] = old;
+                        }
+                    }
+                }
+                _ => {
+                    // Shared memory: this host thread's alone (see `atom`).
+                    let at = |k: u64| match loc {
+                        Loc::Shared(i) => Loc::Shared(i + k as usize),
+                        Loc::Remote(r, i) => Loc::Remote(r, i + k as usize),
+                        Loc::Local(i) => Loc::Local(i + k as usize),
+                        Loc::Param(i) => Loc::Param(i + k as usize),
+                        Loc::Host(p) => Loc::Host(p.wrapping_add(k as usize)),
+                    };
+                    if wide {
+                        let old = [self.read(&at(0), 8), self.read(&at(8), 8)];
+                        if let Some(new) = wide_result(x.op, old, &b, &c, li) {
+                            self.write_mem(&at(0), 8, new[0]);
+                            self.write_mem(&at(8), 8, new[1]);
+                        }
+                        out[0][li] = old[0];
+                        out[1][li] = old[1];
+                    } else {
+                        for (k, bk) in b.iter().enumerate() {
+                            let e = at(k as u64 * esize);
+                            let old = self.read(&e, esize);
+                            let new = if x.elem == Ty::F32 {
+                                add_f32_ftz(old as u32, bk[li] as u32) as u64
+                            } else {
+                                atomic_result(x.op, x.elem, old, bk[li], 0).0
+                            };
+                            self.write_mem(&e, esize, new);
+                            if let Some(o) = out.get_mut(k) {
+                                o[li] = old;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (d, o) in x.d.iter().zip(&out) {
+            write(w, *d, o, emask);
+        }
+        Ok(())
+    }
+}
+
+/// The new value of a `.b128` atomic over `old` (lane `l`'s operands), None when `cas`
+/// finds another value (nothing is written).
+fn wide_result(op: AtomOp, old: [u64; 2], b: &[Lanes], c: &[Lanes], l: usize) -> Option<[u64; 2]> {
+    match op {
+        AtomOp::Cas if old == [b[0][l], b[1][l]] => Some([c[0][l], c[1][l]]),
+        AtomOp::Cas => None,
+        _ => Some([b[0][l], b[1][l]]),
+    }
+}
+
 fn lanemask(out: &mut Lanes, f: impl Fn(u64) -> u64) {
     for (l, o) in out.iter_mut().enumerate() {
         *o = f(l as u64);
@@ -3076,7 +3223,34 @@ unsafe fn host_write(p: *mut u8, size: u64, v: u64) {
 
 /// The new value and the value returned, for an atomic on plain memory.
 fn atomic_result(op: AtomOp, ty: Ty, old: u64, x: u64, y: u64) -> (u64, u64) {
+    let half = |f: fn(u16, u16) -> u16| {
+        let lo = f(old as u16, x as u16) as u64;
+        if ty.bytes() == 4 {
+            lo | (f((old >> 16) as u16, (x >> 16) as u16) as u64) << 16
+        } else {
+            lo
+        }
+    };
+    let m = match ty.bytes() {
+        2 => 0xffff,
+        4 => 0xffff_ffff,
+        _ => u64::MAX,
+    };
     let new = match (op, ty) {
+        (AtomOp::Add, Ty::F16 | Ty::F16x2) => half(|a, b| math::half_add_noftz(a, b, false)),
+        (AtomOp::Add, Ty::BF16 | Ty::BF16x2) => half(|a, b| math::half_add_noftz(a, b, true)),
+        (AtomOp::Min, Ty::F16 | Ty::F16x2) => {
+            half(|a, b| math::half_minmax_noftz(false, a, b, false))
+        }
+        (AtomOp::Min, Ty::BF16 | Ty::BF16x2) => {
+            half(|a, b| math::half_minmax_noftz(false, a, b, true))
+        }
+        (AtomOp::Max, Ty::F16 | Ty::F16x2) => {
+            half(|a, b| math::half_minmax_noftz(true, a, b, false))
+        }
+        (AtomOp::Max, Ty::BF16 | Ty::BF16x2) => {
+            half(|a, b| math::half_minmax_noftz(true, a, b, true))
+        }
         (AtomOp::Add, Ty::F32) => math::bits32(math::f32_of(old) + math::f32_of(x)),
         (AtomOp::Add, Ty::F64) => math::bits64(math::f64_of(old) + math::f64_of(x)),
         (AtomOp::Add, _) => old.wrapping_add(x),
@@ -3105,11 +3279,6 @@ fn atomic_result(op: AtomOp, ty: Ty, old: u64, x: u64, y: u64) -> (u64, u64) {
         (AtomOp::Xor, _) => old ^ x,
         (AtomOp::Exch, _) => x,
         (AtomOp::Cas, _) => {
-            let m = if ty.bytes() == 4 {
-                0xffff_ffff
-            } else {
-                u64::MAX
-            };
             if old & m == x & m {
                 y
             } else {
@@ -3117,12 +3286,45 @@ fn atomic_result(op: AtomOp, ty: Ty, old: u64, x: u64, y: u64) -> (u64, u64) {
             }
         }
     };
-    let m = if ty.bytes() == 4 {
-        0xffff_ffff
-    } else {
-        u64::MAX
-    };
     (new & m, old & m)
+}
+
+/// The f32 `add` of the vector atomics: as the ISA says of `atom.add.f32` in global
+/// memory, subnormal inputs (the old value too) and results flush to signed zeros.
+fn add_f32_ftz(old: u32, x: u32) -> u32 {
+    let f = math::ftz32(math::ftz32(f32::from_bits(old)) + math::ftz32(f32::from_bits(x)));
+    math::bits32(f) as u32
+}
+
+/// 128-bit atomics on host memory take one of these locks (by address), then access the
+/// two halves with 64-bit atomics: atomic against each other, and no host data race with
+/// anything else (a `.b128` atomic and a narrower access to the same bytes are not
+/// morally strong in PTX, so their interleaving is the program's race).
+static WIDE_LOCKS: [Mutex<()>; 64] = [const { Mutex::new(()) }; 64];
+
+/// A 16-bit or half-float atomic (`cas.b16`, `add.noftz`, the vector atomics' `min`/`max`)
+/// on the span, by compare-and-swap.
+///
+/// # Safety
+/// `p` valid for reads and writes of `ty.bytes()` (2 or 4) and aligned to them.
+unsafe fn host_atomic_narrow(p: *mut u8, op: AtomOp, ty: Ty, x: u64, y: u64) -> u64 {
+    const O: Ordering = Ordering::SeqCst;
+    if ty.bytes() == 2 {
+        // Safety: per the caller.
+        let a = unsafe { AtomicU16::from_ptr(p as *mut u16) };
+        if op == AtomOp::Cas {
+            return a
+                .compare_exchange(x as u16, y as u16, O, O)
+                .unwrap_or_else(|v| v) as u64;
+        }
+        let f = |v: u16| Some(atomic_result(op, ty, v as u64, x, y).0 as u16);
+        a.fetch_update(O, O, f).unwrap_or_else(|v| v) as u64
+    } else {
+        // Safety: per the caller.
+        let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };
+        let f = |v: u32| Some(atomic_result(op, ty, v as u64, x, y).0 as u32);
+        a.fetch_update(O, O, f).unwrap_or_else(|v| v) as u64
+    }
 }
 
 /// A real atomic on the span: other blocks run on other host threads.
@@ -3131,6 +3333,10 @@ fn atomic_result(op: AtomOp, ty: Ty, old: u64, x: u64, y: u64) -> (u64, u64) {
 /// `p` valid for reads and writes of `ty.bytes()` and aligned to them.
 unsafe fn host_atomic(p: *mut u8, op: AtomOp, ty: Ty, x: u64, y: u64) -> u64 {
     const O: Ordering = Ordering::SeqCst;
+    if ty.bytes() == 2 || matches!(ty, Ty::F16x2 | Ty::BF16x2) {
+        // Safety: per the caller.
+        return unsafe { host_atomic_narrow(p, op, ty, x, y) };
+    }
     // Safety (all blocks below): per the caller.
     if ty.bytes() == 4 {
         let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };

@@ -2337,6 +2337,325 @@ pub fn cvt_fp8x2_to_f16x2(f: Fp8, relu: bool) -> WarpFn {
     }
 }
 
+// ---- sm_90 forms (issue 21): xorsign.abs, saturated halves, relu conversions, half atomics
+
+/// `min`/`max` `{.ftz}{.NaN}.xorsign.abs` of `.f32` (sm_86+), `.f16`, `.f16x2`, `.bf16` and
+/// `.bf16x2`: the ISA's semantics: the sign is the XOR of the operands' signs (taken
+/// before `.abs`), the magnitude the min/max of the absolute values, a NaN result stays the
+/// (canonical) NaN without the sign.
+pub fn xorsign_minmax(max: bool, nan: bool, ftz: bool, ty: Ty) -> Option<WarpFn> {
+    if ty == Ty::F32 {
+        return Some(match (max, nan, ftz) {
+            (false, false, false) => xorsign_f32_lanes::<false, false, false>,
+            (false, false, true) => xorsign_f32_lanes::<false, false, true>,
+            (false, true, false) => xorsign_f32_lanes::<false, true, false>,
+            (false, true, true) => xorsign_f32_lanes::<false, true, true>,
+            (true, false, false) => xorsign_f32_lanes::<true, false, false>,
+            (true, false, true) => xorsign_f32_lanes::<true, false, true>,
+            (true, true, false) => xorsign_f32_lanes::<true, true, false>,
+            (true, true, true) => xorsign_f32_lanes::<true, true, true>,
+        });
+    }
+    macro_rules! pick {
+        ($($m:literal $n:literal $f:literal $b:literal $x:literal),* $(,)?) => {
+            match (max, nan, ftz, matches!(ty, Ty::BF16 | Ty::BF16x2), matches!(ty, Ty::F16x2 | Ty::BF16x2)) {
+                $(($m, $n, $f, $b, $x) => Some(xorsign_half_lanes::<$m, $n, $f, $b, $x> as WarpFn),)*
+                _ => None,
+            }
+        };
+    }
+    if !matches!(ty, Ty::F16 | Ty::F16x2 | Ty::BF16 | Ty::BF16x2) {
+        return None;
+    }
+    // bf16 has no `.ftz` (the pick leaves those out).
+    pick!(
+        false false false false false, false false false false true, false false false true false, false false false true true,
+        false false true false false, false false true false true,
+        false true false false false, false true false false true, false true false true false, false true false true true,
+        false true true false false, false true true false true,
+        true false false false false, true false false false true, true false false true false, true false false true true,
+        true false true false false, true false true false true,
+        true true false false false, true true false false true, true true false true false, true true false true true,
+        true true true false false, true true true false true,
+    )
+}
+
+fn xorsign_f32_lanes<const MAX: bool, const NAN: bool, const FTZ: bool>(
+    o: &mut Lanes,
+    a: &Lanes,
+    b: &Lanes,
+    _c: &Lanes,
+    _e: &Lanes,
+) {
+    for i in 0..32 {
+        let sign = (a[i] ^ b[i]) as u32 & 0x8000_0000;
+        let (mut x, mut y) = (f32_of(a[i]), f32_of(b[i]));
+        if FTZ {
+            (x, y) = (ftz32(x), ftz32(y));
+        }
+        let (x, y) = (x.abs(), y.abs());
+        let r = if NAN && (x.is_nan() || y.is_nan()) {
+            f32::NAN
+        } else if MAX {
+            fmax32(x, y)
+        } else {
+            fmin32(x, y)
+        };
+        o[i] = if r.is_nan() {
+            bits32(r)
+        } else {
+            (r.to_bits() | sign) as u64
+        };
+    }
+}
+
+fn xorsign_half_lanes<
+    const MAX: bool,
+    const NAN: bool,
+    const FTZ: bool,
+    const BF: bool,
+    const X2: bool,
+>(
+    o: &mut Lanes,
+    a: &Lanes,
+    b: &Lanes,
+    _c: &Lanes,
+    _e: &Lanes,
+) {
+    let one = |x: u16, y: u16| {
+        let r = half_minmax1::<MAX, NAN, FTZ, BF>(x & 0x7fff, y & 0x7fff);
+        if r == HALF_NAN {
+            r
+        } else {
+            r | (x ^ y) & 0x8000
+        }
+    };
+    for i in 0..32 {
+        let lo = one(a[i] as u16, b[i] as u16) as u64;
+        o[i] = if X2 {
+            lo | (one((a[i] >> 16) as u16, (b[i] >> 16) as u16) as u64) << 16
+        } else {
+            lo
+        };
+    }
+}
+
+/// `.sat` of an f16 result: NaN and everything not above +0 (-0 included, as f32's
+/// `.sat` on the H200) to +0, above 1.0 to 1.0.
+fn sat_f16(h: u16) -> u16 {
+    if h & 0x7fff > 0x7c00 || h & 0x8000 != 0 {
+        0
+    } else {
+        h.min(0x3c00)
+    }
+}
+
+/// A subnormal f16 as a zero of its sign (`.ftz`).
+fn ftz_f16(h: u16) -> u16 {
+    if h & 0x7c00 == 0 {
+        h & 0x8000
+    } else {
+        h
+    }
+}
+
+fn half_ftz_sat_lanes<const OP: u8, const FTZ: bool, const SAT: bool, const X2: bool>(
+    o: &mut Lanes,
+    a: &Lanes,
+    b: &Lanes,
+    c: &Lanes,
+    _e: &Lanes,
+) {
+    let one = |a: u16, b: u16, c: u16| {
+        let v = |h: u16| f16_to_f32(if FTZ { ftz_f16(h) } else { h }) as f64;
+        let (x, y, z) = (v(a), v(b), v(c));
+        // Products and sums of f16s are exact in f64: one rounding.
+        let r = f64_to_f16(
+            match OP {
+                0 => x + y,
+                1 => x - y,
+                2 => x * y,
+                _ => x * y + z,
+            },
+            Rnd::N,
+        );
+        let r = if FTZ { ftz_f16(r) } else { r };
+        match (SAT, OP) {
+            (true, _) => sat_f16(r),
+            (false, 4) => relu_half(r, 0x7c00),
+            _ => r,
+        }
+    };
+    for i in 0..32 {
+        let lo = one(a[i] as u16, b[i] as u16, c[i] as u16) as u64;
+        o[i] = if X2 {
+            let hi = one(
+                (a[i] >> 16) as u16,
+                (b[i] >> 16) as u16,
+                (c[i] >> 16) as u16,
+            );
+            lo | (hi as u64) << 16
+        } else {
+            lo
+        };
+    }
+}
+
+/// `{add,sub,mul,fma}.rn{.ftz}{.sat}.{f16,f16x2}` and `fma.rn{.ftz}.relu` (bf16 has
+/// neither `.ftz` nor `.sat`): `.ftz` flushes subnormal inputs and results to zeros of
+/// their sign; `.sat` clamps to [0, 1] (NaN to +0).
+pub fn half_ftz_sat_op(op: &str, ty: Ty, ftz: bool, sat: bool) -> Option<WarpFn> {
+    macro_rules! pick {
+        ($($o:literal $f:literal $s:literal $x:literal),* $(,)?) => {
+            match (op, ftz, sat, ty == Ty::F16x2) {
+                $((name, $f, $s, $x) if OPS[$o] == name => {
+                    Some(half_ftz_sat_lanes::<$o, $f, $s, $x> as WarpFn)
+                })*
+                _ => None,
+            }
+        };
+    }
+    const OPS: [&str; 5] = ["add", "sub", "mul", "fma", "fma.relu"];
+    if !matches!(ty, Ty::F16 | Ty::F16x2) || op == "fma.relu" && sat {
+        return None;
+    }
+    pick!(
+        0 false true false, 0 false true true, 0 true false false, 0 true false true, 0 true true false, 0 true true true,
+        1 false true false, 1 false true true, 1 true false false, 1 true false true, 1 true true false, 1 true true true,
+        2 false true false, 2 false true true, 2 true false false, 2 true false true, 2 true true false, 2 true true true,
+        3 false true false, 3 false true true, 3 true false false, 3 true false true, 3 true true false, 3 true true true,
+        4 true false false, 4 true false true,
+    )
+}
+
+/// sm_90's `add.{u16x2,s16x2}` (each half wrapping), `min`/`max.{u16x2,s16x2}` per half,
+/// and `min`/`max.relu` of `.s16x2` and `.s32` (the result, if negative, is 0).
+pub fn packed_int_op(op: &str, ty: &str, relu: bool) -> Option<WarpFn> {
+    Some(match (op, ty, relu) {
+        ("add", "u16x2" | "s16x2", false) => wf!(|a, b, c, e| ((a as u16).wrapping_add(b as u16)
+            as u64)
+            | ((((a >> 16) as u16).wrapping_add((b >> 16) as u16) as u64) << 16)),
+        ("min", "u16x2", false) => {
+            wf!(|a, b, c, e| ((a as u16).min(b as u16) as u64)
+                | (((a >> 16) as u16).min((b >> 16) as u16) as u64) << 16)
+        }
+        ("max", "u16x2", false) => {
+            wf!(|a, b, c, e| ((a as u16).max(b as u16) as u64)
+                | (((a >> 16) as u16).max((b >> 16) as u16) as u64) << 16)
+        }
+        ("min", "s16x2", false) => {
+            wf!(|a, b, c, e| ((a as i16).min(b as i16) as u16 as u64)
+                | (((a >> 16) as i16).min((b >> 16) as i16) as u16 as u64) << 16)
+        }
+        ("max", "s16x2", false) => {
+            wf!(|a, b, c, e| ((a as i16).max(b as i16) as u16 as u64)
+                | (((a >> 16) as i16).max((b >> 16) as i16) as u16 as u64) << 16)
+        }
+        ("min", "s16x2", true) => {
+            wf!(|a, b, c, e| ((a as i16).min(b as i16).max(0) as u16 as u64)
+                | (((a >> 16) as i16).min((b >> 16) as i16).max(0) as u16 as u64) << 16)
+        }
+        ("max", "s16x2", true) => {
+            wf!(|a, b, c, e| ((a as i16).max(b as i16).max(0) as u16 as u64)
+                | (((a >> 16) as i16).max((b >> 16) as i16).max(0) as u16 as u64) << 16)
+        }
+        ("min", "s32", true) => wf!(|a, b, c, e| (a as i32).min(b as i32).max(0) as u32 as u64),
+        ("max", "s32", true) => wf!(|a, b, c, e| (a as i32).max(b as i32).max(0) as u32 as u64),
+        _ => return None,
+    })
+}
+
+/// One f32 to f16 or bf16 rounded to nearest (`RZ`: toward zero); `.satfinite` makes
+/// infinities (and what rounds to them) the largest finite value of their sign, a NaN
+/// stays NaN; `.relu` makes negatives +0 and NaN the canonical NaN.
+fn half_of_f32<const BF: bool, const RZ: bool, const RELU: bool, const SATF: bool>(x: u64) -> u16 {
+    let f = f32_of(x);
+    let mode = if RZ { Rnd::Z } else { Rnd::N };
+    let exponent = if BF { 0x7f80 } else { 0x7c00 };
+    let mut h = if BF {
+        f32_to_bf16(f, mode)
+    } else {
+        f64_to_f16(f as f64, mode)
+    };
+    if SATF && h & 0x7fff == exponent {
+        h = (h & 0x8000) | (exponent - 1);
+    }
+    if RELU {
+        h = relu_half(h, exponent);
+    }
+    h
+}
+
+fn cvt_half_lanes<
+    const BF: bool,
+    const RZ: bool,
+    const RELU: bool,
+    const SATF: bool,
+    const X2: bool,
+>(
+    o: &mut Lanes,
+    a: &Lanes,
+    b: &Lanes,
+    _c: &Lanes,
+    _e: &Lanes,
+) {
+    for i in 0..32 {
+        o[i] = if X2 {
+            // `cvt.f16x2.f32 d, a, b`: a into the upper half.
+            (half_of_f32::<BF, RZ, RELU, SATF>(a[i]) as u64) << 16
+                | half_of_f32::<BF, RZ, RELU, SATF>(b[i]) as u64
+        } else {
+            half_of_f32::<BF, RZ, RELU, SATF>(a[i]) as u64
+        };
+    }
+}
+
+/// `cvt.{rn,rz}{.relu}{.satfinite}.{f16,bf16,f16x2,bf16x2}.f32`.
+pub fn cvt_half_from_f32(bf: bool, rz: bool, relu: bool, satfinite: bool, x2: bool) -> WarpFn {
+    macro_rules! pick {
+        ($($b:literal $z:literal $r:literal $s:literal $x:literal),* $(,)?) => {
+            match (bf, rz, relu, satfinite, x2) {
+                $(($b, $z, $r, $s, $x) => cvt_half_lanes::<$b, $z, $r, $s, $x> as WarpFn,)*
+            }
+        };
+    }
+    pick!(
+        false false false false false, false false false false true, false false false true false, false false false true true,
+        false false true false false, false false true false true, false false true true false, false false true true true,
+        false true false false false, false true false false true, false true false true false, false true false true true,
+        false true true false false, false true true false true, false true true true false, false true true true true,
+        true false false false false, true false false false true, true false false true false, true false false true true,
+        true false true false false, true false true false true, true false true true false, true false true true true,
+        true true false false false, true true false false true, true true false true false, true true false true true,
+        true true true false false, true true true false true, true true true true false, true true true true true,
+    )
+}
+
+/// `atom`/`red` `.add.noftz` of one f16 or bf16: rounded to nearest, subnormals kept; a
+/// NaN result is the canonical NaN.
+pub fn half_add_noftz(a: u16, b: u16, bf: bool) -> u16 {
+    if bf {
+        let v = |h: u16| f32::from_bits((h as u32) << 16) as f64;
+        // Rounded to odd first, so the rounding to bf16 is the exact sum's.
+        let (s, lo) = two_sum64(v(a), v(b));
+        f32_to_bf16(f32_odd2(s, lo), Rnd::N)
+    } else {
+        // Two f16s sum exactly in f64.
+        f64_to_f16(f16_to_f32(a) as f64 + f16_to_f32(b) as f64, Rnd::N)
+    }
+}
+
+/// `atom`/`red` `.min`/`.max` `.noftz` of one f16 or bf16 (vector atomics): `min`/`max`'s
+/// own rule (a NaN operand gives the other operand).
+pub fn half_minmax_noftz(max: bool, a: u16, b: u16, bf: bool) -> u16 {
+    match (max, bf) {
+        (false, false) => half_minmax1::<false, false, false, false>(a, b),
+        (false, true) => half_minmax1::<false, false, false, true>(a, b),
+        (true, false) => half_minmax1::<true, false, false, false>(a, b),
+        (true, true) => half_minmax1::<true, false, false, true>(a, b),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

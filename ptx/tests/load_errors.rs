@@ -21,9 +21,9 @@ fn an_unsupported_instruction_is_named_with_its_line() {
         e.to_string(),
         "line 9: unsupported instruction `sured.b.add.1d.u32.trap`"
     );
-    let e = err(&kernel("min.relu.s32 %r1, %r2, %r3;"));
+    let e = err(&kernel("max.relu.u32 %r1, %r2, %r3;"));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 8));
-    assert!(e.message.contains("min.relu.s32"), "{e}");
+    assert!(e.message.contains("max.relu.u32"), "{e}");
     let e = err(&kernel(
         "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes [%r1], [%r2, {%r3, %r3, %r3}], [%r1], {%r3, %r3};",
     ));
@@ -141,13 +141,16 @@ fn module_variables_kernels_and_attributes() {
 }
 
 #[test]
-fn cache_policy_modifiers_are_accepted_and_cache_hint_operands_are_not() {
-    let ok =
-        kernel("ld.param.u64 %rd1, [p];\nld.global.nc.L1::no_allocate.L2::256B.u32 %r1, [%rd1];")
-            .replace(".reg .b32 %r<4>;", ".reg .b32 %r<4>;\n.reg .b64 %rd<2>;");
+fn cache_policy_modifiers_and_global_cache_hint_operands_are_accepted() {
+    let ok = kernel(
+        "ld.param.u64 %rd1, [p];\nld.global.nc.L1::no_allocate.L2::256B.u32 %r1, [%rd1];\n\
+         ld.global.L2::cache_hint.u32 %r1, [%rd1], %rd1;",
+    )
+    .replace(".reg .b32 %r<4>;", ".reg .b32 %r<4>;\n.reg .b64 %rd<2>;");
     Module::parse(&ok).unwrap();
-    let e = err(&kernel("ld.global.L2::cache_hint.u32 %r1, [%r2], %r3;"));
-    assert_eq!(e.kind, LoadErrorKind::Unsupported, "{e}");
+    // The ISA allows `.L2::cache_hint` on global memory only.
+    let e = err(&kernel("ld.shared.L2::cache_hint.u32 %r1, [%r2], %r3;"));
+    assert_eq!(e.kind, LoadErrorKind::Semantic, "{e}");
     assert!(e.message.contains("L2::cache_hint"), "{e}");
 }
 

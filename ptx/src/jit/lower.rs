@@ -184,6 +184,13 @@ fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, 
             r
         }
         Op::Atom { addr, b, c, .. } => regs(&[*addr, *b, *c]),
+        Op::Mov2 { s, .. } => regs(s),
+        Op::AtomWide(x) => {
+            let mut r = regs(&[x.addr]);
+            r.extend(regs(&x.b));
+            r.extend(regs(&x.c));
+            r
+        }
         Op::Carry { a, b, c, .. } => regs(&[*a, *b, *c]),
         Op::Elect { mask, .. } => regs(&[*mask]),
         // Activemask reads no register; printf, malloc and free read local memory only.
