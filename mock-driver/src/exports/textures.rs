@@ -1,7 +1,9 @@
 //! CUDA arrays, texture objects (`TextureObjectApi`) and surface objects
 //! (`SurfaceObjectApi`), over `model::textures`. cuda.h files the arrays under
 //! `MemoryApi`, whose methods (exports/mod.rs) call the functions here: cuArrayCreate,
-//! cuArray3DCreate, cuArrayGetDescriptor, cuArray3DGetDescriptor, cuArrayDestroy,
+//! cuArray3DCreate, cuArrayGetDescriptor, cuArray3DGetDescriptor, cuArrayDestroy, the
+//! mipmapped arrays' cuMipmappedArrayCreate, GetLevel and Destroy, the memory
+//! requirements and sparse properties of arrays and mipmapped arrays,
 //! cuMemcpyHtoA, cuMemcpyAtoH, cuMemcpyDtoA, cuMemcpyAtoD, cuMemcpyAtoA (and the Async
 //! forms), cuMemcpy3D and cuMemcpy3DAsync; the 2D copies with an array side come here
 //! from `copies2d.rs`.
@@ -431,6 +433,37 @@ emulate! {
 
     pub(super) fn cuArrayDestroy(d; h) {
         d.array_destroy(h)
+    }
+
+    pub(super) fn cuMipmappedArrayCreate(d; p, desc, levels) {
+        p.write_key(d.mipmapped_create(desc, levels)?)
+    }
+
+    pub(super) fn cuMipmappedArrayGetLevel(d; #[late] p, h, level) {
+        p.write_key(d.mipmapped_level(h, level)?)
+    }
+
+    pub(super) fn cuMipmappedArrayDestroy(d; h) {
+        d.mipmapped_destroy(h)
+    }
+
+    // The requirements and sparse properties exist only for arrays the mock does not
+    // create (deferred-mapping, sparse): each call checks its handles and refuses.
+
+    pub(super) fn cuArrayGetMemoryRequirements(d; #[late] _p, h, device) {
+        d.array_memory_requirements(h, false, device)
+    }
+
+    pub(super) fn cuMipmappedArrayGetMemoryRequirements(d; #[late] _p, h, device) {
+        d.array_memory_requirements(h, true, device)
+    }
+
+    pub(super) fn cuArrayGetSparseProperties(d; #[late] _p, h) {
+        d.array_sparse_properties(h, false)
+    }
+
+    pub(super) fn cuMipmappedArrayGetSparseProperties(d; #[late] _p, h) {
+        d.array_sparse_properties(h, true)
     }
 }
 
