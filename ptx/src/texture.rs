@@ -473,8 +473,8 @@ impl Sampled {
 /// axis m (the largest magnitude), then ((s/m + 1)/2, (t/m + 1)/2) with s and t the
 /// table's signed minor coordinates. The guide's conditions are strict (|x| > |y|...),
 /// so which face a tie picks is not documented: here z before y before x, and a zero
-/// component as positive (recorded on the H200 by ptx/corpus/tex_cube.cu; until then a
-/// choice). Face coordinates are computed in f32, as the guide writes them.
+/// component as positive: a choice until clients/runtime/cubemap_mipmap.cu ("ties and
+/// edges") is recorded on the H200. Face coordinates are computed in f32, as the guide writes them.
 pub(crate) fn cube_face(x: f32, y: f32, z: f32) -> (u64, f32, f32) {
     let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
     let (face, m, s, t) = if az >= ax && az >= ay {
@@ -573,7 +573,8 @@ impl TextureObject {
     /// A cubemap lookup as the face's 2D one: the face's layer, its normalized
     /// coordinates, and a sampler that clamps at the face's edges. Filtering across
     /// faces (seamless cubemaps) is not emulated: a linear sample at a face's edge
-    /// weighs that face's edge texels twice (the H200's edges: corpus tex_cube).
+    /// weighs that face's edge texels twice (a choice until cubemap_mipmap's "ties and edges, linear"
+    /// line is recorded on the H200).
     fn on_face(&self, q: &Lookup) -> (Sampler, [f32; 3], u64) {
         let (face, u, v) = cube_face(q.coords[0], q.coords[1], q.coords[2]);
         let s = Sampler {
@@ -616,8 +617,8 @@ impl TextureObject {
         };
         // The level of detail with its bias, clamped to the sampler's range and then to
         // the levels there are, in fixed point with 8 fractional bits as linear
-        // filtering's coordinates are (the rounding is a choice until corpus
-        // tex_mip_levels is recorded).
+        // filtering's coordinates are (the rounding is a choice until
+        // clients/runtime/cubemap_mipmap.cu's tex2DLod lines are recorded).
         let m = &self.sampler.mipmap;
         let last = self.levels.len() as f32;
         let lod = if lod.is_nan() { 0.0 } else { lod };
@@ -646,7 +647,7 @@ impl TextureObject {
     /// each in level 0's texels (scaled by its size when the coordinates are
     /// normalized), the isotropic formula of OpenGL's specification (section 8.14,
     /// "scale factor" rho). The H200's own (its rounding, whether it takes the exact
-    /// length) is not documented: corpus tex_mip_grad records it.
+    /// length) is not documented: clients/runtime/cubemap_mipmap.cu's tex2DGrad lines record it.
     fn gradient_lod(&self, dims: usize, dx: [f32; 3], dy: [f32; 3]) -> Result<f32, String> {
         if self.sampler.mipmap.max_anisotropy > 1 {
             return Err(format!(

@@ -4,7 +4,8 @@
 //! programming guide's cubemap table, CUDA_TEXTURE_DESC's mipmap fields), apart from
 //! the executor's code. What the documents leave open (ties between cube faces, the
 //! rounding of the level of detail) is kept out of these expectations: the H200 records
-//! it through ptx/corpus/tex_cube.cu and tex_mip.cu.
+//! it through clients/runtime/cubemap_mipmap.cu (textures take objects the corpus's
+//! kernels cannot be given).
 
 mod common;
 use common::*;

@@ -51,6 +51,7 @@ pub const RESOURCE_PITCH2D: i32 = 3;
 const TRSF_READ_AS_INTEGER: u32 = 0x01;
 const TRSF_NORMALIZED_COORDINATES: u32 = 0x02;
 const TRSF_SRGB: u32 = 0x10;
+const TRSF_SEAMLESS_CUBEMAP: u32 = 0x40;
 
 /// cuda.h's `CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT` and `_TEXTURE_PITCH_ALIGNMENT`.
 const ATTR_TEXTURE_ALIGNMENT: i32 = 14;
@@ -475,6 +476,12 @@ impl Driver {
         if texture.flags & TRSF_SRGB != 0 {
             return Err(not_supported(
                 "sRGB texture reads (CU_TRSF_SRGB) are not emulated",
+            ));
+        }
+        if texture.flags & TRSF_SEAMLESS_CUBEMAP != 0 && image.cubemap && linear {
+            return Err(not_supported(
+                "seamless cubemap filtering (CU_TRSF_SEAMLESS_CUBEMAP) is not emulated: \
+                 linear filtering clamps at each face's edges",
             ));
         }
         let mipmap_linear = match texture.mipmap_filter_mode {

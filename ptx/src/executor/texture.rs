@@ -363,7 +363,7 @@ fn query_value(img: &Image, q: ImageQuery) -> u32 {
         ImageQuery::Height => img.height,
         ImageQuery::Depth if img.layered || img.cubemap => 1,
         ImageQuery::Depth => img.depth,
-        // A cubemap array's size counts cubes (not recorded: corpus tex_cube asks).
+        // A cubemap array's size counts cubes (not recorded).
         ImageQuery::ArraySize if img.cubemap && img.layered => img.depth / 6,
         ImageQuery::ArraySize if img.layered => img.depth,
         ImageQuery::ArraySize => 0,
