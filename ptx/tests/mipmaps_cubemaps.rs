@@ -10,7 +10,7 @@
 mod common;
 use common::*;
 use cumock_ptx::{
-    run, AddressMode, ChannelKind, Format, Image, MipmapSampler, Module, Sampler, Storage,
+    run, AddressMode, ChannelKind, Engine, Format, Image, MipmapSampler, Module, Sampler, Storage,
     SurfaceObject, Texels, TextureObject,
 };
 use std::sync::Arc;
@@ -288,8 +288,16 @@ fn tex_level_picks_and_blends_levels_with_bias_and_clamps() {
                 0.6f32.to_bits() as u64,
             ],
         );
-        run(&m, k, &launch(1, 9, &p), &mem).unwrap();
-        assert_eq!(to_f32s(&mem.mem.read(out)), want, "{linear} {mip:?}");
+        for engine in [Engine::Interp, Engine::Jit] {
+            let mut l = launch(1, 9, &p);
+            l.engine = engine;
+            run(&m, k, &l, &mem).unwrap();
+            assert_eq!(
+                to_f32s(&mem.mem.read(out)),
+                want,
+                "{engine:?} {linear} {mip:?}"
+            );
+        }
     }
 }
 
