@@ -290,6 +290,29 @@ static int mipmaps(void) {
     T(cudaFree(d_lods));
     T(cudaFree(d_out));
     T(cudaFreeMipmappedArray(mip));
+
+    // For the record: whether the level count's clamp (the header: 1 + floor(log2(max(
+    // width, height, depth)))) counts a layered array's layers, and the levels of a
+    // mipmapped cubemap.
+    cudaMipmappedArray_t layered = NULL, cubes = NULL;
+    T(cudaMallocMipmappedArray(&layered, &fd, make_cudaExtent(4, 4, 16), 9, cudaArrayLayered));
+    T(cudaMallocMipmappedArray(&cubes, &fd, make_cudaExtent(8, 8, 6), 9, cudaArrayCubemap));
+    cudaMipmappedArray_t both[2] = {layered, cubes};
+    for (int k = 0; k < 2; k++) {
+        if (!both[k]) continue;
+        int levels = 0;
+        cudaExtent last = {0, 0, 0};
+        for (int l = 0; l < 9; l++) {
+            cudaArray_t a = NULL;
+            if (cudaGetMipmappedArrayLevel(&a, both[k], l) != cudaSuccess) break;
+            levels++;
+            cudaArrayGetInfo(NULL, &last, NULL, a);
+        }
+        cudaGetLastError();
+        OUT("%s: %d levels, the last %zu x %zu x %zu", k ? "cubemap 8x8" : "4x4, 16 layers", levels, last.width,
+            last.height, last.depth);
+        T(cudaFreeMipmappedArray(both[k]));
+    }
     return 0;
 }
 

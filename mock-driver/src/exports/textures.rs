@@ -307,9 +307,12 @@ pub unsafe fn copy_3d(c: &CUDA_MEMCPY3D) -> CuResult<()> {
 
 /// The sides of a cuMemcpy3D.
 fn volumes_3d(d: &Driver, c: &CUDA_MEMCPY3D) -> CuResult<VolumeCopy> {
+    // cuda.h: "The srcLOD and dstLOD members of the CUDA_MEMCPY3D structure must be set
+    // to 0"; a mipmap level is copied through its own array (cuMipmappedArrayGetLevel).
     if c.src_lod != 0 || c.dst_lod != 0 {
-        return Err(not_supported(
-            "copies to or from a mipmap level (srcLOD, dstLOD) are not emulated",
+        return Err(invalid(
+            "srcLOD and dstLOD must be 0: copy a mipmap level through the array \
+             cuMipmappedArrayGetLevel gives",
         ));
     }
     if !c.reserved0.is_null() || !c.reserved1.is_null() {
