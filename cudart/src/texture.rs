@@ -1,13 +1,15 @@
 //! CUDA arrays, texture objects and surface objects: the runtime's descriptions
 //! (`cudaChannelFormatDesc`, `cudaResourceDesc`, `cudaTextureDesc`, `cudaMemcpy3DParms`)
-//! turned into the driver's, over cuArray3DCreate, cuMemcpy2D/3D, cuTexObjectCreate and
-//! cuSurfObjectCreate. A `cudaArray_t` is the driver's `CUarray`, as in NVIDIA's runtime.
+//! turned into the driver's, over cuArray3DCreate, cuMipmappedArrayCreate, cuMemcpy2D/3D,
+//! cuTexObjectCreate and cuSurfObjectCreate. A `cudaArray_t` is the driver's `CUarray`
+//! and a `cudaMipmappedArray_t` its `CUmipmappedArray`, as in NVIDIA's runtime; the
+//! array flags (cudaArrayLayered, cudaArrayCubemap...) are the driver's.
 
 use crate::boundary::{cudart_fn, out_ref};
 use crate::error::{self, RtError, RtResult};
 use crate::memory::stream_for;
 use crate::runtime::with_context;
-use cumock_abi::{CUarray, CUstream};
+use cumock_abi::{CUarray, CUmipmappedArray, CUstream};
 use cumock_abi::{
     CUDA_ARRAY3D_DESCRIPTOR, CUDA_MEMCPY2D, CUDA_MEMCPY3D, CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC,
 };
@@ -211,6 +213,50 @@ cudart_fn! {
 cudart_fn! {
     fn cudaMalloc3DArray(array: *mut u64, desc: *const ChannelFormatDesc, extent: Extent, flags: c_uint) {
         create_array(array, desc, extent, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaMallocMipmappedArray(mipmapped: *mut u64, desc: *const ChannelFormatDesc, extent: Extent, levels: c_uint, flags: c_uint) {
+        // Safety: the program's pointers: NULL (refused) or valid, as the header requires.
+        let (out, desc) = unsafe { (out_ref(mipmapped)?, desc.as_ref()) };
+        let desc = desc.ok_or_else(|| error::invalid("desc is NULL"))?;
+        let (format, channels) = driver_format(desc)?;
+        let (d, _, _) = with_context()?;
+        let mut h = std::ptr::null_mut();
+        d.cuMipmappedArrayCreate(
+            &mut h,
+            &CUDA_ARRAY3D_DESCRIPTOR {
+                width: extent.width,
+                height: extent.height,
+                depth: extent.depth,
+                format,
+                num_channels: channels,
+                flags,
+            },
+            levels,
+        )?;
+        *out = h as u64;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaGetMipmappedArrayLevel(level_array: *mut u64, mipmapped: u64, level: c_uint) {
+        // Safety: NULL (refused) or writable, as the header requires.
+        let out = unsafe { out_ref(level_array)? };
+        let (d, _, _) = with_context()?;
+        let mut a = std::ptr::null_mut();
+        d.cuMipmappedArrayGetLevel(&mut a, mipmapped as CUmipmappedArray, level)?;
+        *out = a as u64;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaFreeMipmappedArray(mipmapped: u64) {
+        let (d, _, _) = with_context()?;
+        d.cuMipmappedArrayDestroy(mipmapped as CUmipmappedArray)
     }
 }
 

@@ -466,6 +466,11 @@ fn texture_probe() {
 }
 
 #[test]
+fn cubemap_mipmap() {
+    run("cubemap_mipmap", &[]);
+}
+
+#[test]
 fn threads() {
     let exe = common::nvcc("threads");
     for _ in 0..10 {

@@ -449,6 +449,8 @@ numbered_handle!(
     cumock_abi::CUlinkState,
     /// A CUDA array (cuArrayCreate).
     cumock_abi::CUarray,
+    /// A mipmapped array (cuMipmappedArrayCreate).
+    cumock_abi::CUmipmappedArray,
     /// NULL is 0.
     CUmemoryPool,
     /// A graph (cuGraphCreate); NULL is 0.

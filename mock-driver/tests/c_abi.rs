@@ -267,7 +267,7 @@ fn error_names_and_strings_are_the_real_drivers() {
 fn functions_not_emulated_say_not_supported() {
     let m = mock();
     // Safety: a function that is not emulated ignores its arguments.
-    let r = unsafe { f!(m, "cuMipmappedArrayCreate": fn())() };
+    let r = unsafe { f!(m, "cuArrayGetPlane": fn())() };
     assert_eq!(r, CUDA_ERROR_NOT_SUPPORTED);
 }
 

@@ -11,7 +11,7 @@ mod texture;
 mod video;
 pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
 pub use calls::FuncRt;
-pub use texture::{Bounds, Geom, ImageOp, ImageQuery};
+pub use texture::{Bounds, Geom, ImageOp, ImageQuery, LodOperand};
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
 use crate::mma;

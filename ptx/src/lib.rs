@@ -54,7 +54,8 @@ use std::fmt;
 pub use executor::{run, run_with_printf};
 pub use heap::DeviceHeap;
 pub use texture::{
-    AddressMode, ChannelKind, Format, Image, Sampler, Storage, SurfaceObject, Texels, TextureObject,
+    AddressMode, ChannelKind, Format, Image, MipmapSampler, Sampler, Storage, SurfaceObject,
+    Texels, TextureObject,
 };
 
 /// Generic address of byte 0 of the block's shared memory.

@@ -45,6 +45,7 @@ fn array_image(format: Format, w: u64, h: u64, d: u64, layered: bool, bytes: &[u
         height: h,
         depth: d,
         layered,
+        cubemap: false,
         row_pitch: row,
         slice_pitch: row * h,
         storage: Storage::Array(Arc::new(t)),
@@ -64,6 +65,7 @@ fn sampler(linear: bool, normalized: bool, mode: AddressMode) -> Sampler {
         normalized_coords: normalized,
         read_normalized: false,
         border: [0.0; 4],
+        mipmap: Default::default(),
     }
 }
 
@@ -147,6 +149,7 @@ fn tex2d_point_and_linear_match_the_h200s_arithmetic() {
                 textures: vec![(
                     0x51,
                     Arc::new(TextureObject {
+                        levels: Vec::new(),
                         image: array_image(F32X1, n as u64, n as u64, 1, false, &f32s(&vals)),
                         sampler: sampler(linear, false, AddressMode::Clamp),
                     }),
@@ -202,6 +205,7 @@ fn tex1dfetch_reads_linear_memory_with_integer_coordinates() {
     mem.textures.push((
         9,
         Arc::new(TextureObject {
+            levels: Vec::new(),
             image: Image {
                 format: Format {
                     kind: ChannelKind::Signed,
@@ -212,6 +216,7 @@ fn tex1dfetch_reads_linear_memory_with_integer_coordinates() {
                 height: 1,
                 depth: 1,
                 layered: false,
+                cubemap: false,
                 row_pitch: n as u64 * 4,
                 slice_pitch: n as u64 * 4,
                 storage: Storage::Device(base),
@@ -246,6 +251,7 @@ fn tex3d_and_layered_read_their_slices() {
             (
                 1,
                 Arc::new(TextureObject {
+                    levels: Vec::new(),
                     image: array_image(F32X1, w, h, d, false, &f32s(&vals)),
                     sampler: sampler(false, false, AddressMode::Clamp),
                 }),
@@ -253,6 +259,7 @@ fn tex3d_and_layered_read_their_slices() {
             (
                 2,
                 Arc::new(TextureObject {
+                    levels: Vec::new(),
                     image: array_image(F32X1, w, h, d, true, &f32s(&vals)),
                     sampler: sampler(false, false, AddressMode::Clamp),
                 }),
@@ -302,6 +309,7 @@ fn gather_and_four_channel_normalized_reads() {
             (
                 3,
                 Arc::new(TextureObject {
+                    levels: Vec::new(),
                     image: array_image(F32X1, n, n, 1, false, &f32s(&vals)),
                     sampler: sampler(false, false, AddressMode::Clamp),
                 }),
@@ -309,6 +317,7 @@ fn gather_and_four_channel_normalized_reads() {
             (
                 4,
                 Arc::new(TextureObject {
+                    levels: Vec::new(),
                     image: array_image(
                         Format {
                             kind: ChannelKind::Unsigned,
@@ -419,6 +428,7 @@ fn queries_and_unsupported_forms_at_load() {
         textures: vec![(
             5,
             Arc::new(TextureObject {
+                levels: Vec::new(),
                 image: img.clone(),
                 sampler: sampler(false, false, AddressMode::Clamp),
             }),
@@ -432,11 +442,12 @@ fn queries_and_unsupported_forms_at_load() {
 
     for (form, why) in [
         (
-            "tex.level.2d.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1}], %f1;",
-            "mipmap",
+            "tex.grad.cube.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1, %f1, %f1}], \
+             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1};",
+            "gradients on cubemaps",
         ),
         (
-            "tex.cube.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1, %f1, %f1}];",
+            "tex.2dms.v4.f32.s32 {%f1, %f1, %f1, %f1}, [%rd1, {%r1, %r1, %r1, %r1}];",
             "1d, 2d",
         ),
         (
@@ -592,6 +603,7 @@ fn mutated_texture_ptx_never_panics_and_what_parses_runs_to_an_end() {
         mem.textures.push((
             h,
             Arc::new(TextureObject {
+                levels: Vec::new(),
                 image: img.clone(),
                 sampler: s,
             }),

@@ -1,7 +1,9 @@
 //! CUDA arrays, texture objects (`TextureObjectApi`) and surface objects
 //! (`SurfaceObjectApi`), over `model::textures`. cuda.h files the arrays under
 //! `MemoryApi`, whose methods (exports/mod.rs) call the functions here: cuArrayCreate,
-//! cuArray3DCreate, cuArrayGetDescriptor, cuArray3DGetDescriptor, cuArrayDestroy,
+//! cuArray3DCreate, cuArrayGetDescriptor, cuArray3DGetDescriptor, cuArrayDestroy, the
+//! mipmapped arrays' cuMipmappedArrayCreate, GetLevel and Destroy, the memory
+//! requirements and sparse properties of arrays and mipmapped arrays,
 //! cuMemcpyHtoA, cuMemcpyAtoH, cuMemcpyDtoA, cuMemcpyAtoD, cuMemcpyAtoA (and the Async
 //! forms), cuMemcpy3D and cuMemcpy3DAsync; the 2D copies with an array side come here
 //! from `copies2d.rs`.
@@ -305,9 +307,12 @@ pub unsafe fn copy_3d(c: &CUDA_MEMCPY3D) -> CuResult<()> {
 
 /// The sides of a cuMemcpy3D.
 fn volumes_3d(d: &Driver, c: &CUDA_MEMCPY3D) -> CuResult<VolumeCopy> {
+    // cuda.h: "The srcLOD and dstLOD members of the CUDA_MEMCPY3D structure must be set
+    // to 0"; a mipmap level is copied through its own array (cuMipmappedArrayGetLevel).
     if c.src_lod != 0 || c.dst_lod != 0 {
-        return Err(not_supported(
-            "copies to or from a mipmap level (srcLOD, dstLOD) are not emulated",
+        return Err(invalid(
+            "srcLOD and dstLOD must be 0: copy a mipmap level through the array \
+             cuMipmappedArrayGetLevel gives",
         ));
     }
     if !c.reserved0.is_null() || !c.reserved1.is_null() {
@@ -431,6 +436,37 @@ emulate! {
 
     pub(super) fn cuArrayDestroy(d; h) {
         d.array_destroy(h)
+    }
+
+    pub(super) fn cuMipmappedArrayCreate(d; p, desc, levels) {
+        p.write_key(d.mipmapped_create(desc, levels)?)
+    }
+
+    pub(super) fn cuMipmappedArrayGetLevel(d; #[late] p, h, level) {
+        p.write_key(d.mipmapped_level(h, level)?)
+    }
+
+    pub(super) fn cuMipmappedArrayDestroy(d; h) {
+        d.mipmapped_destroy(h)
+    }
+
+    // The requirements and sparse properties exist only for arrays the mock does not
+    // create (deferred-mapping, sparse): each call checks its handles and refuses.
+
+    pub(super) fn cuArrayGetMemoryRequirements(d; #[late] _p, h, device) {
+        d.array_memory_requirements(h, false, device)
+    }
+
+    pub(super) fn cuMipmappedArrayGetMemoryRequirements(d; #[late] _p, h, device) {
+        d.array_memory_requirements(h, true, device)
+    }
+
+    pub(super) fn cuArrayGetSparseProperties(d; #[late] _p, h) {
+        d.array_sparse_properties(h, false)
+    }
+
+    pub(super) fn cuMipmappedArrayGetSparseProperties(d; #[late] _p, h) {
+        d.array_sparse_properties(h, true)
     }
 }
 

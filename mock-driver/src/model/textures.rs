@@ -10,16 +10,23 @@
 //! driver returned, and `launch::KernelMemory` looks it up here, so a bogus handle is a
 //! fault, and an object destroyed while a kernel runs stays valid for that kernel.
 //!
-//! Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): mipmapped arrays, cubemaps, sparse
-//! and deferred-mapping arrays, resource views, sRGB reads, formats other than the
-//! 8/16/32-bit integer, half and float ones.
+//! A cubemap array holds its faces as layers (6, or 6 per cube of a layered cubemap);
+//! a mipmapped array is one array per level, each half the one before (at least 1) in
+//! every dimension but layers, reached by cuMipmappedArrayGetLevel and destroyed with
+//! the mipmapped array.
+//!
+//! Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): sparse and deferred-mapping
+//! arrays (so cuArrayGetMemoryRequirements and cuArrayGetSparseProperties, which
+//! answer only for those, refuse every array as cuda.h says they do other arrays),
+//! resource views, sRGB reads, formats other than the 8/16/32-bit integer, half and
+//! float ones.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use cumock_abi::{CUDA_ARRAY3D_DESCRIPTOR, CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC};
 use cumock_ptx as ptx;
-use ptx::{AddressMode, ChannelKind, Format, Image, Sampler, Storage, Texels};
+use ptx::{AddressMode, ChannelKind, Format, Image, MipmapSampler, Sampler, Storage, Texels};
 
 use super::copies2d::PlaneStart;
 use super::error::*;
@@ -44,6 +51,7 @@ pub const RESOURCE_PITCH2D: i32 = 3;
 const TRSF_READ_AS_INTEGER: u32 = 0x01;
 const TRSF_NORMALIZED_COORDINATES: u32 = 0x02;
 const TRSF_SRGB: u32 = 0x10;
+const TRSF_SEAMLESS_CUBEMAP: u32 = 0x40;
 
 /// cuda.h's `CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT` and `_TEXTURE_PITCH_ALIGNMENT`.
 const ATTR_TEXTURE_ALIGNMENT: i32 = 14;
@@ -88,6 +96,15 @@ pub struct CudaArray {
     pub format: Format,
     pub texels: Arc<Texels>,
     pub device: usize,
+    /// The mipmapped array this array is a level of: it goes with that one only.
+    pub mipmapped: Option<u64>,
+}
+
+/// One mipmapped array: its levels' arrays, level 0 first.
+#[derive(Debug)]
+pub struct MipmappedArray {
+    pub desc: CUDA_ARRAY3D_DESCRIPTOR,
+    pub levels: Vec<u64>,
 }
 
 impl CudaArray {
@@ -117,6 +134,7 @@ impl CudaArray {
             height: h,
             depth: d,
             layered: self.desc.flags & LAYERED != 0,
+            cubemap: self.desc.flags & CUBEMAP != 0,
             row_pitch: row,
             slice_pitch: row * h,
             storage: Storage::Array(self.texels.clone()),
@@ -141,6 +159,8 @@ pub struct SurfaceEntry {
 #[derive(Debug, Default)]
 pub struct Textures {
     arrays: HashMap<u64, CudaArray>,
+    mipmapped: HashMap<u64, MipmappedArray>,
+    next_mipmapped: u64,
     textures: HashMap<u64, TextureEntry>,
     surfaces: HashMap<u64, SurfaceEntry>,
     next_array: u64,
@@ -150,6 +170,8 @@ pub struct Textures {
 /// Array handles are addresses in a range no host pointer has (above the 47-bit user
 /// space), so a pointer passed by mistake is never taken for one.
 const ARRAY_HANDLE_BASE: u64 = 0xa7a7_0000_0000_0000;
+/// Mipmapped arrays' handles, likewise, apart from arrays'.
+const MIPMAPPED_HANDLE_BASE: u64 = 0xa7a8_0000_0000_0000;
 
 impl Textures {
     pub fn array(&self, h: u64) -> CuResult<&CudaArray> {
@@ -159,6 +181,15 @@ impl Textures {
         self.arrays
             .get(&h)
             .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live CUDA array")))
+    }
+
+    pub fn mipmapped(&self, h: u64) -> CuResult<&MipmappedArray> {
+        if h == 0 {
+            return Err(invalid_handle("the CUmipmappedArray is NULL"));
+        }
+        self.mipmapped
+            .get(&h)
+            .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live mipmapped array")))
     }
 
     pub fn texture(&self, h: u64) -> Option<&TextureEntry> {
@@ -189,67 +220,214 @@ pub enum Volume {
     Array(u64),
 }
 
+/// What cuArray3DCreate and cuMipmappedArrayCreate refuse in a descriptor; the texel
+/// layout.
+fn check_descriptor(desc: &CUDA_ARRAY3D_DESCRIPTOR) -> CuResult<Format> {
+    let format = channel_format(desc.format, desc.num_channels)?;
+    for (flag, what) in [(SPARSE, "sparse"), (DEFERRED_MAPPING, "deferred-mapping")] {
+        if desc.flags & flag != 0 {
+            return Err(not_supported(format!(
+                "{what} CUDA arrays are not emulated"
+            )));
+        }
+    }
+    let known =
+        LAYERED | SURFACE_LDST | CUBEMAP | TEXTURE_GATHER | DEPTH_TEXTURE | COLOR_ATTACHMENT;
+    if desc.flags & !(known | SPARSE | DEFERRED_MAPPING) != 0 {
+        return Err(invalid(format!(
+            "unknown CUDA array flags {:#x}",
+            desc.flags
+        )));
+    }
+    if desc.width == 0 {
+        return Err(invalid("Width is 0"));
+    }
+    if desc.flags & CUBEMAP != 0 {
+        // cuda.h: "Width must be equal to Height, and Depth must be six. If
+        // CUDA_ARRAY3D_LAYERED flag is also set, then Depth must be a multiple of six."
+        let layered = desc.flags & LAYERED != 0;
+        let faces_ok = if layered {
+            desc.depth != 0 && desc.depth.is_multiple_of(6)
+        } else {
+            desc.depth == 6
+        };
+        if desc.width != desc.height || !faces_ok {
+            return Err(invalid(format!(
+                "a cubemap{} is Width == Height with Depth {}: {}x{}x{}",
+                if layered { " array" } else { "" },
+                if layered { "a multiple of 6" } else { "6" },
+                desc.width,
+                desc.height,
+                desc.depth
+            )));
+        }
+    }
+    if desc.height == 0 && desc.depth != 0 && desc.flags & LAYERED == 0 {
+        return Err(invalid("a 3D array's Height is 0"));
+    }
+    if desc.flags & LAYERED != 0 && desc.depth == 0 {
+        return Err(invalid("a layered array's Depth (its layer count) is 0"));
+    }
+    Ok(format)
+}
+
+/// A new array's texels, counted against the host budget, under a new handle.
+fn new_array(
+    st: &mut super::State,
+    desc: CUDA_ARRAY3D_DESCRIPTOR,
+    format: Format,
+    device: usize,
+    mipmapped: Option<u64>,
+) -> CuResult<u64> {
+    let bytes = (desc.width as u64)
+        .checked_mul(format.texel_bytes())
+        .and_then(|r| r.checked_mul((desc.height as u64).max(1)))
+        .and_then(|r| r.checked_mul((desc.depth as u64).max(1)))
+        .ok_or_else(|| out_of_memory("the array's size overflows"))?;
+    st.vmm
+        .backing
+        .commit(bytes)
+        .map_err(|why| host_limit(format!("a CUDA array of {bytes} bytes: {why}")))?;
+    let Some(texels) = usize::try_from(bytes).ok().and_then(Texels::zeroed) else {
+        st.vmm.backing.uncommit(bytes);
+        return Err(out_of_memory(format!(
+            "the host cannot give the {bytes} bytes of the CUDA array"
+        )));
+    };
+    let t = &mut st.textures;
+    t.next_array += 1;
+    let h = ARRAY_HANDLE_BASE + t.next_array * 0x100;
+    t.arrays.insert(
+        h,
+        CudaArray {
+            desc,
+            format,
+            texels: Arc::new(texels),
+            device,
+            mipmapped,
+        },
+    );
+    Ok(h)
+}
+
 impl Driver {
     /// cuArray3DCreate (and cuArrayCreate, with depth 0 and no flags).
     pub fn array_create(&self, desc: CUDA_ARRAY3D_DESCRIPTOR) -> CuResult<u64> {
-        let format = channel_format(desc.format, desc.num_channels)?;
-        for (flag, what) in [
-            (CUBEMAP, "cubemap"),
-            (SPARSE, "sparse"),
-            (DEFERRED_MAPPING, "deferred-mapping"),
-        ] {
-            if desc.flags & flag != 0 {
-                return Err(not_supported(format!(
-                    "{what} CUDA arrays are not emulated"
-                )));
-            }
-        }
-        let known = LAYERED | SURFACE_LDST | TEXTURE_GATHER | DEPTH_TEXTURE | COLOR_ATTACHMENT;
-        if desc.flags & !(known | CUBEMAP | SPARSE | DEFERRED_MAPPING) != 0 {
-            return Err(invalid(format!(
-                "unknown CUDA array flags {:#x}",
-                desc.flags
-            )));
-        }
-        if desc.width == 0 {
-            return Err(invalid("Width is 0"));
-        }
-        if desc.height == 0 && desc.depth != 0 && desc.flags & LAYERED == 0 {
-            return Err(invalid("a 3D array's Height is 0"));
-        }
-        if desc.flags & LAYERED != 0 && desc.depth == 0 {
-            return Err(invalid("a layered array's Depth (its layer count) is 0"));
-        }
-        let bytes = (desc.width as u64)
-            .checked_mul(format.texel_bytes())
-            .and_then(|r| r.checked_mul((desc.height as u64).max(1)))
-            .and_then(|r| r.checked_mul((desc.depth as u64).max(1)))
-            .ok_or_else(|| out_of_memory("the array's size overflows"))?;
+        let format = check_descriptor(&desc)?;
         let mut st = self.state.lock();
         let device = st.contexts.require_current()?.1.device;
-        st.vmm
-            .backing
-            .commit(bytes)
-            .map_err(|why| host_limit(format!("a CUDA array of {bytes} bytes: {why}")))?;
-        let Some(texels) = usize::try_from(bytes).ok().and_then(Texels::zeroed) else {
-            st.vmm.backing.uncommit(bytes);
-            return Err(out_of_memory(format!(
-                "the host cannot give the {bytes} bytes of the CUDA array"
-            )));
-        };
+        new_array(&mut st, desc, format, device, None)
+    }
+
+    /// cuMipmappedArrayCreate: `levels` clamped to [1, 1 + floor(log2(the largest
+    /// dimension))] as cuda.h says (layers and faces not counted), each level an array
+    /// of its own, all or none made.
+    pub fn mipmapped_create(&self, desc: CUDA_ARRAY3D_DESCRIPTOR, levels: u32) -> CuResult<u64> {
+        let format = check_descriptor(&desc)?;
+        let layers = desc.flags & (LAYERED | CUBEMAP) != 0;
+        let largest = [desc.width, desc.height, if layers { 0 } else { desc.depth }]
+            .into_iter()
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let most = usize::BITS - largest.leading_zeros();
+        let levels = levels.clamp(1, most);
+        let mut st = self.state.lock();
+        let device = st.contexts.require_current()?.1.device;
         let t = &mut st.textures;
-        t.next_array += 1;
-        let h = ARRAY_HANDLE_BASE + t.next_array * 0x100;
-        t.arrays.insert(
-            h,
-            CudaArray {
-                desc,
-                format,
-                texels: Arc::new(texels),
-                device,
-            },
-        );
+        t.next_mipmapped += 1;
+        let h = MIPMAPPED_HANDLE_BASE + t.next_mipmapped * 0x100;
+        let mut made = Vec::new();
+        for l in 0..levels {
+            // Halved (at least 1) where the dimension exists; layers and faces stay.
+            let half = |n: usize| if n == 0 { 0 } else { (n >> l).max(1) };
+            let level = CUDA_ARRAY3D_DESCRIPTOR {
+                width: half(desc.width),
+                height: half(desc.height),
+                depth: if layers { desc.depth } else { half(desc.depth) },
+                ..desc
+            };
+            match new_array(&mut st, level, format, device, Some(h)) {
+                Ok(a) => made.push(a),
+                Err(e) => {
+                    for a in made {
+                        let a = st.textures.arrays.remove(&a).expect("made above");
+                        st.vmm.backing.uncommit(a.bytes());
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        st.textures
+            .mipmapped
+            .insert(h, MipmappedArray { desc, levels: made });
         Ok(h)
+    }
+
+    /// cuMipmappedArrayGetLevel.
+    pub fn mipmapped_level(&self, h: u64, level: u32) -> CuResult<u64> {
+        let st = self.state.lock();
+        let m = st.textures.mipmapped(h)?;
+        m.levels.get(level as usize).copied().ok_or_else(|| {
+            invalid(format!(
+                "level {level}: the mipmapped array has {} levels",
+                m.levels.len()
+            ))
+        })
+    }
+
+    /// cuMipmappedArrayDestroy: its levels' arrays with it.
+    pub fn mipmapped_destroy(&self, h: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        st.textures.mipmapped(h)?;
+        let m = st.textures.mipmapped.remove(&h).expect("checked above");
+        for a in m.levels {
+            let a = st
+                .textures
+                .arrays
+                .remove(&a)
+                .expect("a level lives with its array");
+            st.vmm.backing.uncommit(a.bytes());
+        }
+        Ok(())
+    }
+
+    /// cuArrayGetMemoryRequirements and cuMipmappedArrayGetMemoryRequirements
+    /// (`mipmapped`): cuda.h answers only for arrays created with
+    /// CUDA_ARRAY3D_DEFERRED_MAPPING, which the mock does not create, and returns
+    /// CUDA_ERROR_INVALID_VALUE for the others.
+    pub fn array_memory_requirements(&self, h: u64, mipmapped: bool, device: i32) -> CuResult<()> {
+        let st = self.state.lock();
+        if mipmapped {
+            st.textures.mipmapped(h)?;
+        } else {
+            st.textures.array(h)?;
+        }
+        if usize::try_from(device).map_or(true, |d| d >= self.profile.devices.len()) {
+            return Err(super::error::invalid_device(format!(
+                "{device} is not a device ordinal"
+            )));
+        }
+        Err(invalid(
+            "the array was not created with CUDA_ARRAY3D_DEFERRED_MAPPING (deferred-mapping \
+             arrays are not emulated)",
+        ))
+    }
+
+    /// cuArrayGetSparseProperties and cuMipmappedArrayGetSparseProperties: cuda.h answers
+    /// only for arrays created with CUDA_ARRAY3D_SPARSE, which the mock does not create,
+    /// and returns CUDA_ERROR_INVALID_VALUE for the others.
+    pub fn array_sparse_properties(&self, h: u64, mipmapped: bool) -> CuResult<()> {
+        let st = self.state.lock();
+        if mipmapped {
+            st.textures.mipmapped(h)?;
+        } else {
+            st.textures.array(h)?;
+        }
+        Err(invalid(
+            "the array was not created with CUDA_ARRAY3D_SPARSE (sparse arrays are not \
+             emulated)",
+        ))
     }
 
     pub fn array_descriptor(&self, h: u64) -> CuResult<CUDA_ARRAY3D_DESCRIPTOR> {
@@ -260,7 +438,12 @@ impl Driver {
     /// (nor a kernel using one) holds them.
     pub fn array_destroy(&self, h: u64) -> CuResult<()> {
         let mut st = self.state.lock();
-        st.textures.array(h)?;
+        if let Some(m) = st.textures.array(h)?.mipmapped {
+            return Err(invalid(format!(
+                "{h:#x} is a level of mipmapped array {m:#x}: cuMipmappedArrayDestroy \
+                 destroys it"
+            )));
+        }
         let a = st.textures.arrays.remove(&h).expect("checked above");
         st.vmm.backing.uncommit(a.bytes());
         Ok(())
@@ -274,7 +457,7 @@ impl Driver {
     ) -> CuResult<u64> {
         let mut st = self.state.lock();
         let device = st.contexts.require_current()?.1.device;
-        let image = self.resource_image(&st, device, &resource)?;
+        let (image, levels) = self.resource_images(&st, device, &resource)?;
         let mut address = [AddressMode::Wrap; 3];
         for (slot, mode) in address.iter_mut().zip(texture.address_mode) {
             *slot = match mode {
@@ -295,18 +478,44 @@ impl Driver {
                 "sRGB texture reads (CU_TRSF_SRGB) are not emulated",
             ));
         }
+        if texture.flags & TRSF_SEAMLESS_CUBEMAP != 0 && image.cubemap && linear {
+            return Err(not_supported(
+                "seamless cubemap filtering (CU_TRSF_SEAMLESS_CUBEMAP) is not emulated: \
+                 linear filtering clamps at each face's edges",
+            ));
+        }
+        let mipmap_linear = match texture.mipmap_filter_mode {
+            0 => false,
+            1 => true,
+            m => {
+                return Err(invalid(format!(
+                    "{m} is not a CUfilter_mode (mipmapFilterMode)"
+                )))
+            }
+        };
         let sampler = Sampler {
             address,
             linear,
             normalized_coords: texture.flags & TRSF_NORMALIZED_COORDINATES != 0,
             read_normalized: texture.flags & TRSF_READ_AS_INTEGER == 0,
             border: texture.border_color,
+            mipmap: MipmapSampler {
+                linear: mipmap_linear,
+                bias: texture.mipmap_level_bias,
+                min_clamp: texture.min_mipmap_level_clamp,
+                max_clamp: texture.max_mipmap_level_clamp,
+                max_anisotropy: texture.max_anisotropy,
+            },
         };
         let h = st.textures.next_handle();
         st.textures.textures.insert(
             h,
             TextureEntry {
-                object: Arc::new(ptx::TextureObject { image, sampler }),
+                object: Arc::new(ptx::TextureObject {
+                    image,
+                    sampler,
+                    levels,
+                }),
                 resource,
                 texture,
             },
@@ -392,6 +601,26 @@ impl Driver {
             .map(|s| s.object.clone())
     }
 
+    /// A texture's images: the resource's, and a mipmapped array's levels past the first.
+    fn resource_images(
+        &self,
+        st: &super::State,
+        device: usize,
+        r: &CUDA_RESOURCE_DESC,
+    ) -> CuResult<(Image, Vec<Image>)> {
+        if r.res_type != RESOURCE_MIPMAPPED_ARRAY || r.flags != 0 {
+            return Ok((self.resource_image(st, device, r)?, Vec::new()));
+        }
+        let m = st.textures.mipmapped(r.res[0])?;
+        let mut images = m
+            .levels
+            .iter()
+            .map(|a| st.textures.array(*a).map(CudaArray::image))
+            .collect::<CuResult<Vec<_>>>()?;
+        let first = images.remove(0);
+        Ok((first, images))
+    }
+
     fn resource_image(
         &self,
         st: &super::State,
@@ -410,8 +639,8 @@ impl Driver {
         let word_halves = |w: u64| (w as u32 as i32, (w >> 32) as u32);
         match r.res_type {
             RESOURCE_ARRAY => Ok(st.textures.array(r.res[0])?.image()),
-            RESOURCE_MIPMAPPED_ARRAY => Err(not_supported(
-                "mipmapped arrays (CU_RESOURCE_TYPE_MIPMAPPED_ARRAY) are not emulated",
+            RESOURCE_MIPMAPPED_ARRAY => Err(invalid(
+                "a surface's resource is a CUDA array, not a mipmapped array",
             )),
             RESOURCE_LINEAR | RESOURCE_PITCH2D => {
                 let base = r.res[0];
@@ -451,6 +680,7 @@ impl Driver {
                     height,
                     depth: 1,
                     layered: false,
+                    cubemap: false,
                     row_pitch: pitch,
                     slice_pitch: pitch * height,
                     storage: Storage::Device(base),
@@ -824,9 +1054,22 @@ mod tests {
     fn unsupported_and_invalid_descriptors_are_refused() {
         let d = driver();
         let code = |r: CuResult<u64>| r.unwrap_err().code;
+        // cuda.h: a cubemap is Width == Height, Depth 6 (a multiple of 6 when layered).
         assert_eq!(
-            code(d.array_create(desc(4, 4, 6, CUBEMAP))),
-            CUDA_ERROR_NOT_SUPPORTED
+            code(d.array_create(desc(4, 5, 6, CUBEMAP))),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            code(d.array_create(desc(4, 4, 12, CUBEMAP))),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            code(d.array_create(desc(4, 4, 9, CUBEMAP | LAYERED))),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            code(d.array_create(desc(4, 4, 0, CUBEMAP | LAYERED))),
+            CUDA_ERROR_INVALID_VALUE
         );
         assert_eq!(
             code(d.array_create(desc(4, 4, 1, SPARSE))),
@@ -886,7 +1129,8 @@ mod tests {
         mip.res_type = RESOURCE_MIPMAPPED_ARRAY;
         assert_eq!(
             d.texture_create(mip, texture_desc()).unwrap_err().code,
-            CUDA_ERROR_NOT_SUPPORTED
+            CUDA_ERROR_INVALID_HANDLE,
+            "an array is no mipmapped array"
         );
         // An object keeps its texels after its array is gone.
         let obj = d.texture_object(t).unwrap();
@@ -943,5 +1187,141 @@ mod tests {
                 .unwrap();
             assert_eq!(back, (20..28).collect::<Vec<u8>>());
         }
+    }
+
+    #[test]
+    fn cubemaps_hold_their_faces_as_layers() {
+        let d = driver();
+        let one = d.array_create(desc(4, 4, 6, CUBEMAP)).unwrap();
+        let two = d.array_create(desc(4, 4, 12, CUBEMAP | LAYERED)).unwrap();
+        let t = d
+            .texture_create(array_resource(one), texture_desc())
+            .unwrap();
+        let obj = d.texture_object(t).unwrap();
+        assert!(obj.image.cubemap && !obj.image.layered);
+        assert_eq!((obj.image.width, obj.image.depth), (4, 6));
+        let t2 = d
+            .texture_create(array_resource(two), texture_desc())
+            .unwrap();
+        let obj2 = d.texture_object(t2).unwrap();
+        assert!(obj2.image.cubemap && obj2.image.layered);
+        assert_eq!(obj2.image.depth, 12);
+        // Faces are slices to copies: face 5 of cube 1 is slice 11.
+        let face: Vec<u8> = (0..64).collect();
+        let host = Volume::Linear {
+            start: PlaneStart::Host(face.as_ptr() as *mut u8),
+            pitch: 16,
+            height: 4,
+        };
+        // Safety: the host buffer holds the extent copied.
+        unsafe {
+            d.copy_volume(&Volume::Array(two), [0, 0, 11], &host, [0; 3], [16, 4, 1])
+                .unwrap();
+            assert!(d
+                .copy_volume(&Volume::Array(two), [0, 0, 12], &host, [0; 3], [16, 4, 1])
+                .is_err());
+        }
+        let Storage::Array(texels) = &obj2.image.storage else {
+            panic!("an array's texels")
+        };
+        let mut back = [0u8; 64];
+        assert!(texels.read(11 * 64, &mut back));
+        assert_eq!(back.to_vec(), face);
+    }
+
+    #[test]
+    fn mipmapped_arrays_halve_each_level_and_go_whole() {
+        let d = driver();
+        let before = d.state.lock().vmm.backing.committed();
+        // 10 x 6: levels 10x6, 5x3, 2x1, 1x1 (1 + floor(log2 10) = 4); 9 asked, 4 made.
+        let m = d.mipmapped_create(desc(10, 6, 0, 0), 9).unwrap();
+        let sizes: Vec<(usize, usize)> = (0..4)
+            .map(|l| {
+                let a = d.mipmapped_level(m, l).unwrap();
+                let x = d.array_descriptor(a).unwrap();
+                (x.width, x.height)
+            })
+            .collect();
+        assert_eq!(sizes, [(10, 6), (5, 3), (2, 1), (1, 1)]);
+        let bytes = 4 * (60 + 15 + 2 + 1);
+        assert_eq!(d.state.lock().vmm.backing.committed(), before + bytes);
+        assert_eq!(
+            d.mipmapped_level(m, 4).unwrap_err().code,
+            CUDA_ERROR_INVALID_VALUE
+        );
+        // A level goes with its mipmapped array only.
+        let l1 = d.mipmapped_level(m, 1).unwrap();
+        assert_eq!(
+            d.array_destroy(l1).unwrap_err().code,
+            CUDA_ERROR_INVALID_VALUE
+        );
+        // Zero levels is one; a cubemap keeps its faces on every level.
+        let z = d.mipmapped_create(desc(8, 8, 0, 0), 0).unwrap();
+        assert!(d.mipmapped_level(z, 0).is_ok() && d.mipmapped_level(z, 1).is_err());
+        let c = d.mipmapped_create(desc(8, 8, 6, CUBEMAP), 4).unwrap();
+        let c3 = d
+            .array_descriptor(d.mipmapped_level(c, 3).unwrap())
+            .unwrap();
+        assert_eq!((c3.width, c3.height, c3.depth), (1, 1, 6));
+        // A texture over it has every level, and its mipmap sampler.
+        let mut r = array_resource(m);
+        r.res_type = RESOURCE_MIPMAPPED_ARRAY;
+        let mut td = texture_desc();
+        td.mipmap_filter_mode = 1;
+        td.max_mipmap_level_clamp = 3.0;
+        td.mipmap_level_bias = 0.25;
+        td.max_anisotropy = 2;
+        let t = d.texture_create(r, td).unwrap();
+        let obj = d.texture_object(t).unwrap();
+        assert_eq!(obj.levels.len(), 3);
+        assert_eq!((obj.levels[0].width, obj.levels[0].height), (5, 3));
+        assert!(obj.sampler.mipmap.linear);
+        assert_eq!(obj.sampler.mipmap.max_clamp, 3.0);
+        assert_eq!(obj.sampler.mipmap.bias, 0.25);
+        assert_eq!(obj.sampler.mipmap.max_anisotropy, 2);
+        td.mipmap_filter_mode = 7;
+        assert_eq!(
+            d.texture_create(r, td).unwrap_err().code,
+            CUDA_ERROR_INVALID_VALUE
+        );
+        // Requirements and sparse properties: only for deferred-mapping and sparse
+        // arrays, which the mock does not make.
+        assert_eq!(
+            d.array_memory_requirements(m, true, 0).unwrap_err().code,
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            d.array_memory_requirements(m, false, 0).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            d.array_memory_requirements(l1, false, 7).unwrap_err().code,
+            CUDA_ERROR_INVALID_DEVICE
+        );
+        assert_eq!(
+            d.array_sparse_properties(l1, false).unwrap_err().code,
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            d.mipmapped_create(desc(8, 8, 0, SPARSE), 2)
+                .unwrap_err()
+                .code,
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        // Destroyed whole: its levels are gone, their bytes back, the object keeps its
+        // texels.
+        d.mipmapped_destroy(m).unwrap();
+        assert_eq!(
+            d.array_descriptor(l1).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            d.mipmapped_destroy(m).unwrap_err().code,
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        d.mipmapped_destroy(z).unwrap();
+        d.mipmapped_destroy(c).unwrap();
+        assert_eq!(d.state.lock().vmm.backing.committed(), before);
+        assert_eq!(obj.levels[2].width, 1);
     }
 }

@@ -4,10 +4,11 @@
 //!
 //! Only texture and surface objects (a 64-bit handle in a register or parameter) are
 //! taken; module-scope `.texref`/`.surfref` (the deprecated reference API) are refused at
-//! their declaration. Mipmaps (`tex.level`, `tex.grad`), cubemaps, multisample
-//! geometries, depth compare, sparse residency (`|p`) and formatted stores (`sust.p`)
-//! are unsupported, each saying so at load. Textures here have one level, so
-//! `txq.level` answers for level 0 and faults, saying so, for any other.
+//! their declaration. Mipmaps (`tex.level`, `tex.grad`, `txq.level`,
+//! `txq.num_mipmap_levels`) and cubemaps (`.cube`, `.acube`, for `tex` and `tld4`) are
+//! emulated; `tex.grad` on cubemaps, multisample geometries, depth compare, texel
+//! offsets, sparse residency (`|p`) and formatted stores (`sust.p`) are unsupported,
+//! each saying so at load.
 
 use super::{semantic, unsupported, Dst, FuncDecoder, Mods, Op, Src};
 use crate::math::Ty;
@@ -23,6 +24,10 @@ pub enum Geom {
     /// `.a1d`, `.a2d`: layered; the layer index comes first in the coordinates.
     A1,
     A2,
+    /// `.cube`, `.acube` (textures only): a direction (x, y, z); `.acube` puts the
+    /// cube's index in a cubemap array first.
+    Cube,
+    ACube,
 }
 
 impl Geom {
@@ -31,12 +36,16 @@ impl Geom {
         match self {
             Geom::D1 | Geom::A1 => 1,
             Geom::D2 | Geom::A2 => 2,
-            Geom::D3 => 3,
+            Geom::D3 | Geom::Cube | Geom::ACube => 3,
         }
     }
 
     pub fn layered(self) -> bool {
-        matches!(self, Geom::A1 | Geom::A2)
+        matches!(self, Geom::A1 | Geom::A2 | Geom::ACube)
+    }
+
+    pub fn cube(self) -> bool {
+        matches!(self, Geom::Cube | Geom::ACube)
     }
 
     fn from_mods(m: &mut Mods) -> Option<Geom> {
@@ -59,6 +68,19 @@ pub enum ImageQuery {
     Height,
     Depth,
     ArraySize,
+    /// `txq.num_mipmap_levels`.
+    MipmapLevels,
+}
+
+/// Which level of detail a `tex` reads, as its operands give it.
+#[derive(Debug, Clone, Copy)]
+pub enum LodOperand {
+    /// Plain `tex` (`.base`).
+    Base,
+    /// `tex.level`: an f32 level of detail.
+    Level(Src),
+    /// `tex.grad`: the derivatives along x and y, one f32 per coordinate.
+    Grad([Src; 3], [Src; 3]),
 }
 
 /// `suld`/`sust` out of the image: `.trap` faults, `.clamp` reads or writes the nearest
@@ -72,27 +94,30 @@ pub enum Bounds {
 
 #[derive(Debug, Clone)]
 pub enum ImageOp {
-    /// `tex.geom.v4.dtype.ctype d, [t, c]`: `float_coords` when ctype is f32.
+    /// `tex{.level,.grad}.geom.v4.dtype.ctype d, [t, c]{, lod | , dPdx, dPdy}`:
+    /// `float_coords` when ctype is f32.
     Tex {
         geom: Geom,
         d: [Dst; 4],
         handle: Src,
         coords: [Src; 4],
         float_coords: bool,
+        lod: LodOperand,
     },
-    /// `tld4.comp.2d.v4.dtype.f32 d, [t, {x, y}]`.
+    /// `tld4.comp.geom.v4.dtype.f32 d, [t, c]` (2d, a2d, cube, acube).
     Tld4 {
         comp: u8,
+        geom: Geom,
         d: [Dst; 4],
         handle: Src,
-        coords: [Src; 2],
+        coords: [Src; 4],
     },
-    /// `txq{.level}.query.b32 d, [t]{, lod}`.
+    /// `txq{.level}.query.b32 d, [t]{, lod}`: `level` names the mipmap level (s32).
     Txq {
         query: ImageQuery,
+        level: Option<Src>,
         d: Dst,
         handle: Src,
-        level: Option<Src>,
     },
     /// `suld.b.geom{.v2,.v4}.btype.bounds d, [s, c]`: x in bytes.
     Suld {
@@ -181,8 +206,33 @@ impl FuncDecoder<'_> {
         match geom {
             Geom::D1 => 1,
             Geom::D2 | Geom::A1 => 2,
-            Geom::D3 | Geom::A2 => 4,
+            Geom::D3 | Geom::A2 | Geom::Cube | Geom::ACube => 4,
         }
+    }
+
+    /// A vector of f32 operands (or one scalar) as up to three sources: `tex.grad`'s
+    /// derivatives, `{x}`, `{x, y}` or `{x, y, z, pad}` by geometry.
+    fn gradient(&self, i: &InstAst, o: &Opnd, geom: Geom) -> Result<[Src; 3], LoadError> {
+        let parts: Vec<&Opnd> = match o {
+            Opnd::Vector(v) => v.iter().collect(),
+            o => vec![o],
+        };
+        let want = match geom.dims() {
+            1 => 1,
+            2 => 2,
+            _ => 4,
+        };
+        if parts.len() != want {
+            return Err(semantic(
+                i,
+                format!("expected {want} derivatives, found {}", parts.len()),
+            ));
+        }
+        let mut out = [Src::Imm(0); 3];
+        for (slot, p) in out.iter_mut().zip(parts) {
+            *slot = self.src(i, p)?;
+        }
+        Ok(out)
     }
 
     pub(super) fn image(&mut self, i: &InstAst, m: &mut Mods) -> Result<Op, LoadError> {
@@ -192,12 +242,19 @@ impl FuncDecoder<'_> {
         let op = match i.opcode.as_str() {
             "tex" => {
                 m.take("base");
-                if m.take_any(&["level", "grad"]).is_some() {
-                    return Err(unsup(m, "mipmapped textures are not emulated"));
-                }
-                let geom = Geom::from_mods(m).ok_or_else(|| {
-                    unsup(m, "only 1d, 2d, 3d, a1d and a2d textures are emulated")
-                })?;
+                let mip = m.take_any(&["level", "grad"]);
+                let geom = if m.take("cube") {
+                    Geom::Cube
+                } else if m.take("acube") {
+                    Geom::ACube
+                } else {
+                    Geom::from_mods(m).ok_or_else(|| {
+                        unsup(
+                            m,
+                            "only 1d, 2d, 3d, a1d, a2d, cube and acube textures are emulated",
+                        )
+                    })?
+                };
                 if !m.take("v4") {
                     return Err(unsup(m, "only `.v4` results are emulated"));
                 }
@@ -209,12 +266,37 @@ impl FuncDecoder<'_> {
                 {
                     return Err(unsup(m, "results f32, s32 or u32; coordinates f32 or s32"));
                 }
-                if i.ops.len() != 2 {
-                    return Err(unsup(
-                        m,
-                        "sampler operands and depth compare are not emulated",
+                if (geom.cube() || mip.is_some()) && cty != Ty::F32 {
+                    return Err(semantic(
+                        i,
+                        "cubemap and mipmap lookups take f32 coordinates",
                     ));
                 }
+                let wanted = match mip.as_deref() {
+                    Some("level") => 3,
+                    Some(_) => 4,
+                    None => 2,
+                };
+                if i.ops.len() != wanted {
+                    return Err(unsup(
+                        m,
+                        "sampler operands, texel offsets and depth compare are not emulated",
+                    ));
+                }
+                let lod = match mip.as_deref() {
+                    Some("level") => LodOperand::Level(self.src(i, &i.ops[2])?),
+                    Some(_) if geom.cube() => {
+                        return Err(unsup(
+                            m,
+                            "gradients on cubemaps (tex.grad.cube) are not emulated",
+                        ))
+                    }
+                    Some(_) => LodOperand::Grad(
+                        self.gradient(i, &i.ops[2], geom)?,
+                        self.gradient(i, &i.ops[3], geom)?,
+                    ),
+                    None => LodOperand::Base,
+                };
                 let d = self.dests(i, &i.ops[0], 4)?;
                 let (handle, coords) = self.image_operand(i, &i.ops[1], Self::coord_count(geom))?;
                 ImageOp::Tex {
@@ -223,6 +305,7 @@ impl FuncDecoder<'_> {
                     handle,
                     coords,
                     float_coords: cty == Ty::F32,
+                    lod,
                 }
             }
             "tld4" => {
@@ -233,9 +316,13 @@ impl FuncDecoder<'_> {
                     Some("a") => 3,
                     _ => return Err(semantic(i, "`tld4` names a component (.r .g .b .a)")),
                 };
-                if !m.take("2d") {
-                    return Err(unsup(m, "only 2d gathers are emulated"));
-                }
+                let geom = match m.take_any(&["2d", "a2d", "cube", "acube"]).as_deref() {
+                    Some("2d") => Geom::D2,
+                    Some("a2d") => Geom::A2,
+                    Some("cube") => Geom::Cube,
+                    Some("acube") => Geom::ACube,
+                    _ => return Err(unsup(m, "gathers are 2d, a2d, cube or acube")),
+                };
                 if !m.take("v4") {
                     return Err(semantic(i, "`tld4` returns a `.v4`"));
                 }
@@ -245,40 +332,54 @@ impl FuncDecoder<'_> {
                 }
                 self.nops(i, 2)?;
                 let d = self.dests(i, &i.ops[0], 4)?;
-                let (handle, c) = self.image_operand(i, &i.ops[1], 2)?;
+                let n = match geom {
+                    Geom::D2 => 2,
+                    _ => 4,
+                };
+                let (handle, coords) = self.image_operand(i, &i.ops[1], n)?;
                 ImageOp::Tld4 {
                     comp,
+                    geom,
                     d,
                     handle,
-                    coords: [c[0], c[1]],
+                    coords,
                 }
             }
             "txq" | "suq" => {
-                // `txq.level.{width,height,depth}.b32 d, [t], lod`: a mipmap level's size.
                 let level = i.opcode == "txq" && m.take("level");
-                if level
-                    && !m
-                        .list
-                        .iter()
-                        .any(|x| matches!(x.as_str(), "width" | "height" | "depth"))
-                {
-                    return Err(unsup(m, "txq.level queries width, height or depth"));
-                }
                 let query = match m
-                    .take_any(&["width", "height", "depth", "array_size"])
+                    .take_any(&[
+                        "width",
+                        "height",
+                        "depth",
+                        "array_size",
+                        "num_mipmap_levels",
+                    ])
                     .as_deref()
                 {
                     Some("width") => ImageQuery::Width,
                     Some("height") => ImageQuery::Height,
                     Some("depth") => ImageQuery::Depth,
                     Some("array_size") => ImageQuery::ArraySize,
+                    Some("num_mipmap_levels") if i.opcode == "txq" && !level => {
+                        ImageQuery::MipmapLevels
+                    }
                     _ => {
                         return Err(unsup(
                             m,
-                            "only width, height, depth and array_size are emulated",
+                            "only width, height, depth, array_size and (txq) \
+                             num_mipmap_levels and level.{width,height,depth} are emulated",
                         ))
                     }
                 };
+                if level
+                    && !matches!(
+                        query,
+                        ImageQuery::Width | ImageQuery::Height | ImageQuery::Depth
+                    )
+                {
+                    return Err(semantic(i, "txq.level queries width, height or depth"));
+                }
                 if m.types().as_slice() != [Ty::B32] {
                     return Err(semantic(i, "a query's result is `.b32`"));
                 }
@@ -293,9 +394,9 @@ impl FuncDecoder<'_> {
                     };
                     ImageOp::Txq {
                         query,
+                        level,
                         d,
                         handle,
-                        level,
                     }
                 } else {
                     ImageOp::Suq { query, d, handle }

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use super::{for_lanes, write_lane, BlockCtx, Fault, Warp};
-use crate::decode::{Bounds, Geom, ImageOp, ImageQuery, Src};
+use crate::decode::{Bounds, Geom, ImageOp, ImageQuery, LodOperand, Src};
 use crate::math::Lanes;
-use crate::texture::{Image, Lookup, SurfaceObject, TextureObject};
+use crate::texture::{Image, Lod, Lookup, SurfaceObject, TextureObject};
 use crate::FaultKind;
 
 /// The objects a warp's lanes name, looked up once each.
@@ -61,9 +61,6 @@ impl BlockCtx<'_> {
         let read_fault = |ctx: &Self, w: &Warp, lane: usize, why: String| {
             ctx.fault(w, lane as u32, pc, FaultKind::IllegalAddress, None, why)
         };
-        let ctx_fault = |ctx: &Self, w: &Warp, lane: usize, why: String| {
-            ctx.fault(w, lane as u32, pc, FaultKind::IllegalInstruction, None, why)
-        };
         match op {
             ImageOp::Tex {
                 geom,
@@ -71,9 +68,16 @@ impl BlockCtx<'_> {
                 handle,
                 coords,
                 float_coords,
+                lod,
             } => {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
+                let lod_lanes = match lod {
+                    LodOperand::Base => Vec::new(),
+                    LodOperand::Level(s) => vec![self.lanes(w, *s)],
+                    LodOperand::Grad(dx, dy) => self.coord_lanes(w, &[&dx[..], &dy[..]].concat()),
+                };
+                let f = |v: u64| f32::from_bits(v as u32);
                 let mut results = [[0u32; 4]; 32];
                 for_lanes(emask, |l| {
                     if fault.is_some() {
@@ -94,12 +98,22 @@ impl BlockCtx<'_> {
                         for (k, v) in xyz.iter_mut().enumerate().take(geom.dims()) {
                             *v = f32::from_bits(c[first + k][l] as u32);
                         }
+                        let lod = match lod {
+                            LodOperand::Base => Lod::Base,
+                            LodOperand::Level(_) => Lod::Level(f(lod_lanes[0][l])),
+                            LodOperand::Grad(..) => Lod::Grad(
+                                std::array::from_fn(|k| f(lod_lanes[k][l])),
+                                std::array::from_fn(|k| f(lod_lanes[3 + k][l])),
+                            ),
+                        };
                         t.sample(
                             mem,
                             &Lookup {
                                 dims: geom.dims(),
                                 coords: xyz,
                                 layer,
+                                cube: geom.cube(),
+                                lod,
                             },
                         )
                     } else {
@@ -121,6 +135,7 @@ impl BlockCtx<'_> {
             }
             ImageOp::Tld4 {
                 comp,
+                geom,
                 d,
                 handle,
                 coords,
@@ -136,8 +151,19 @@ impl BlockCtx<'_> {
                         fault = Some(bad_handle(self, w, l, h[l], "texture"));
                         return;
                     };
-                    let xy = [c[0][l], c[1][l]].map(|v| f32::from_bits(v as u32));
-                    match t.gather(mem, xy, *comp as usize) {
+                    let (layer, first) = if geom.layered() {
+                        (Some(c[0][l] as u32 as i32 as i64), 1)
+                    } else {
+                        (None, 0)
+                    };
+                    let q = Lookup {
+                        dims: 2,
+                        coords: std::array::from_fn(|k| f32::from_bits(c[first + k][l] as u32)),
+                        layer,
+                        cube: geom.cube(),
+                        lod: Lod::Base,
+                    };
+                    match t.gather(mem, &q, *comp as usize) {
                         Ok(v) => results[l] = v,
                         Err(why) => fault = Some(read_fault(self, w, l, why)),
                     }
@@ -148,19 +174,50 @@ impl BlockCtx<'_> {
                 write_results(w, d, 4, &results, emask);
             }
             ImageOp::Txq {
+                query,
+                d,
+                handle,
+                level,
+            } if level.is_some() || *query == ImageQuery::MipmapLevels => {
+                let h = self.lanes(w, *handle);
+                let lod = level.map(|s| self.lanes(w, s));
+                let mut results = [[0u32; 4]; 32];
+                for_lanes(emask, |l| {
+                    if fault.is_some() {
+                        return;
+                    }
+                    let Some(t) = textures.get(h[l], |x| mem.texture(x)) else {
+                        fault = Some(bad_handle(self, w, l, h[l], "texture"));
+                        return;
+                    };
+                    results[l][0] = match (query, &lod) {
+                        (ImageQuery::MipmapLevels, _) => t.level_count() as u32,
+                        (q, Some(lod)) => {
+                            let k = match q {
+                                ImageQuery::Width => 0,
+                                ImageQuery::Height => 1,
+                                _ => 2,
+                            };
+                            let size = t.level_size(lod[l] as u32 as i32 as i64, k);
+                            match (k, &t.image) {
+                                (2, img) if img.layered || img.cubemap => 1,
+                                _ => size as u32,
+                            }
+                        }
+                        _ => 0,
+                    };
+                });
+                if let Some(f) = fault {
+                    return Err(f);
+                }
+                write_results(w, &[*d; 4], 1, &results, emask);
+            }
+            ImageOp::Txq {
                 query, d, handle, ..
             }
             | ImageOp::Suq { query, d, handle } => {
                 let surface = matches!(op, ImageOp::Suq { .. });
                 let h = self.lanes(w, *handle);
-                // Textures here are not mipmapped: level 0 is the texture itself; there
-                // is no other level to describe.
-                let lod = match op {
-                    ImageOp::Txq {
-                        level: Some(lod), ..
-                    } => Some(self.lanes(w, *lod)),
-                    _ => None,
-                };
                 let mut results = [[0u32; 4]; 32];
                 for_lanes(emask, |l| {
                     if fault.is_some() {
@@ -180,17 +237,6 @@ impl BlockCtx<'_> {
                         fault = Some(bad_handle(self, w, l, h[l], what));
                         return;
                     };
-                    if let Some(lod) = &lod {
-                        if lod[l] as u32 != 0 {
-                            let why = format!(
-                                "txq.level for level {}: the texture has only level 0 \
-                                 (mipmapped textures are not emulated)",
-                                lod[l] as u32 as i32
-                            );
-                            fault = Some(ctx_fault(self, w, l, why));
-                            return;
-                        }
-                    }
                     results[l][0] = query_value(&img, *query);
                 });
                 if let Some(f) = fault {
@@ -315,10 +361,14 @@ fn query_value(img: &Image, q: ImageQuery) -> u32 {
     let v = match q {
         ImageQuery::Width => img.width,
         ImageQuery::Height => img.height,
-        ImageQuery::Depth if img.layered => 1,
+        ImageQuery::Depth if img.layered || img.cubemap => 1,
         ImageQuery::Depth => img.depth,
+        // A cubemap array's size counts cubes (not recorded).
+        ImageQuery::ArraySize if img.cubemap && img.layered => img.depth / 6,
         ImageQuery::ArraySize if img.layered => img.depth,
         ImageQuery::ArraySize => 0,
+        // Answered with the object's levels (`image`'s caller); never reaches here.
+        ImageQuery::MipmapLevels => 1,
     };
     v as u32
 }
