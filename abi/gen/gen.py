@@ -965,6 +965,21 @@ def render_generated(cuda_h, rows):
         table("CU_POINTER_ATTRIBUTES", enum_body(cuda_h, "CUpointer_attribute_enum")),
         "",
     ]
+    # Every enum typedef of cuda.h with its named values, for the trace's names of enum
+    # and flags parameters (a value cuda.h writes as an expression of others is left out).
+    enums = []
+    for tag, name in re.findall(r"typedef\s+enum\s+(\w+)\s*\{.*?\}\s*(\w+)\s*;", cuda_h, re.S):
+        items = enum_body(cuda_h, tag)
+        if items and name not in {n for n, _ in enums}:
+            enums.append((name, items))
+    out.append("/// Every enum of cuda.h by its typedef name, with its values by name.")
+    out.append("pub const ENUMS: &[(&str, &[(&str, i64)])] = &[")
+    for name, items in sorted(enums):
+        out.append(f'    ("{name}", &[')
+        out += [f'        ("{n}", {v}),' for n, v in items]
+        out.append("    ]),")
+    out.append("];")
+    out.append("")
     return "\n".join(out)
 
 
