@@ -238,7 +238,8 @@ fn step(
             format!(
                 "{name} = ctx-create {} flags={}",
                 a.int("dev")?,
-                a.int("flags")?
+                // By name since the trace follows the declaration; a number before.
+                a.flags("flags", &cumock_trace::schema::CTX_FLAGS)?
             )
         }
         "cuCtxDestroy_v2" => format!("ctx-destroy {}", n.ctx(a.handle("ctx")?)),

@@ -79,7 +79,8 @@ callbacks!(
     cumock_abi::CUhostFn,
     cumock_abi::CUstreamCallback,
     cumock_abi::CUlogsCallback,
-    cumock_abi::CUasyncCallback
+    cumock_abi::CUasyncCallback,
+    cumock_abi::CUoccupancyB2DSize
 );
 
 impl TraceArg for CUmemLocation {
@@ -137,19 +138,31 @@ enum Show {
     Location,
     /// `CUmemAccessDesc`s, as many as the parameter at this index says.
     AccessDescs(usize),
-    /// Written by the call: read after it succeeded.
-    Out(Pointee),
+    /// Written by the call: read after it succeeded; `true` where the declaration says
+    /// it is an out-parameter of that type.
+    Out(Pointee, bool),
     /// A string the call writes into a buffer of the parameter at this index's length.
     OutString(usize),
 }
 
-/// What an out-parameter points to.
+/// What an out-parameter points to, and whether the declaration says so (then the
+/// driver wrote exactly that type there; an override's is read as a passed pointer).
 #[derive(Debug, Clone, Copy)]
 enum Pointee {
-    Int { bytes: u8, signed: bool },
-    Address { bytes: u8 },
+    Int {
+        bytes: u8,
+        signed: bool,
+    },
+    Address {
+        bytes: u8,
+    },
     Pointer,
-    Handle { noun: &'static str, created: bool },
+    /// A struct the trace does not show: where it was written.
+    Struct,
+    Handle {
+        noun: &'static str,
+        created: bool,
+    },
     Device,
     Enum(&'static Enum),
     Prop,
@@ -209,11 +222,20 @@ fn is_handle_type(ty: &str) -> bool {
 /// What a `*mut T` out-parameter's `T` is, from its declared Rust type.
 fn pointee(rust_type: &'static str, created: bool) -> Pointee {
     let t = rust_type
-        .trim_start_matches("*mut ")
-        .trim_start_matches("*const ");
+        .strip_prefix("*mut ")
+        .or_else(|| rust_type.strip_prefix("*const "))
+        .unwrap_or(rust_type);
     let t = t.strip_prefix("::std::ffi::").unwrap_or(t);
     match t {
         _ if t.starts_with('*') => Pointee::Pointer,
+        "u8" | "c_uchar" | "c_char" => Pointee::Int {
+            bytes: 1,
+            signed: false,
+        },
+        "u16" | "c_ushort" => Pointee::Int {
+            bytes: 2,
+            signed: false,
+        },
         "c_int" | "i32" | "EGLint" => Pointee::Int {
             bytes: 4,
             signed: true,
@@ -240,7 +262,7 @@ fn pointee(rust_type: &'static str, created: bool) -> Pointee {
         },
         _ => match enum_named(t) {
             Some(e) => Pointee::Enum(e),
-            None => Pointee::Pointer,
+            None => Pointee::Struct,
         },
     }
 }
@@ -260,13 +282,16 @@ fn plan_of(e: &'static Export) -> Vec<Plan> {
             let show = match schema::shown_as(base, p.name) {
                 Some(s) => match s {
                     schema::Override::Number => Show::Number,
-                    schema::Override::OutInt => Show::Out(Pointee::Int {
-                        bytes: 4,
-                        signed: true,
-                    }),
-                    schema::Override::OutPointer => Show::Out(Pointee::Pointer),
+                    schema::Override::OutInt => Show::Out(
+                        Pointee::Int {
+                            bytes: 4,
+                            signed: true,
+                        },
+                        false,
+                    ),
+                    schema::Override::OutPointer => Show::Out(Pointee::Pointer, false),
                     schema::Override::OutEnum(t) => {
-                        Show::Out(enum_named(t).map_or(Pointee::Pointer, Pointee::Enum))
+                        Show::Out(enum_named(t).map_or(Pointee::Struct, Pointee::Enum), true)
                     }
                 },
                 None => match p.role {
@@ -282,7 +307,7 @@ fn plan_of(e: &'static Export) -> Vec<Plan> {
                         "*const CUmemLocation" | "*mut CUmemLocation" => Show::Location,
                         _ => Show::Pointer,
                     },
-                    Role::Out { .. } => Show::Out(pointee(p.rust_type, creates)),
+                    Role::Out { .. } => Show::Out(pointee(p.rust_type, creates), true),
                     Role::Array { count, .. } => match (p.rust_type, index(count)) {
                         ("*const CUmemAccessDesc", Some(i)) => Show::AccessDescs(i),
                         _ => Show::Pointer,
@@ -336,9 +361,9 @@ pub fn encode(
     };
     for (p, arg) in plans.iter().zip(args) {
         match p.show {
-            Show::Out(pointee) => {
+            Show::Out(pointee, declared) => {
                 if let (true, Arg::Pointer(at @ 1..)) = (ok, arg) {
-                    if let Some(v) = read_out(pointee, *at, names, mem) {
+                    if let Some(v) = read_out(pointee, *at, declared, names, mem) {
                         o.push(p.name, v);
                     }
                 }
@@ -382,7 +407,7 @@ fn value(
     let at = raw;
     match show {
         // Handled by `encode`, after the call.
-        Show::Out(_) | Show::OutString(_) => pointer(raw),
+        Show::Out(..) | Show::OutString(_) => pointer(raw),
         Show::Number => Value::from(raw),
         Show::Address => address(raw),
         Show::Handle(noun) => names.name(noun, raw),
@@ -403,33 +428,49 @@ fn value(
     }
 }
 
-/// A value the call wrote through an out-parameter.
-fn read_out(p: Pointee, at: u64, names: &mut HandleNames, mem: &dyn Memory) -> Option<Value> {
+/// A value the call wrote through an out-parameter; `declared` where the declaration
+/// types it (the driver wrote exactly that type there).
+fn read_out(
+    p: Pointee,
+    at: u64,
+    declared: bool,
+    names: &mut HandleNames,
+    mem: &dyn Memory,
+) -> Option<Value> {
+    let int = |bytes: u8| -> Option<u64> {
+        let mut b = [0u8; 8];
+        let buf = &mut b[..usize::from(bytes)];
+        let n = if declared {
+            mem.read_written(at, buf)
+        } else {
+            mem.read(at, buf)
+        };
+        (n == buf.len()).then(|| u64::from_le_bytes(b))
+    };
+    let signed = |bytes: u8, v: u64| {
+        let shift = 64 - 8 * u32::from(bytes);
+        ((v << shift) as i64) >> shift
+    };
     Some(match p {
-        Pointee::Int { bytes: 4, signed } => {
-            let v = read::<u32>(at, mem, true)?;
-            if signed {
-                Value::from(v as i32)
-            } else {
-                Value::from(v)
-            }
-        }
-        Pointee::Int { signed: true, .. } => Value::from(read::<i64>(at, mem, true)?),
-        Pointee::Int { .. } => Value::from(read::<u64>(at, mem, true)?),
-        Pointee::Address { bytes: 4 } => address(read::<u32>(at, mem, true)?.into()),
-        Pointee::Address { .. } => address(read::<u64>(at, mem, true)?),
-        Pointee::Pointer => pointer(read::<u64>(at, mem, true)?),
-        Pointee::Device => Value::from(read::<i32>(at, mem, true)?),
-        Pointee::Enum(e) => e.show(read::<i32>(at, mem, true)?.into()),
+        Pointee::Int {
+            bytes,
+            signed: true,
+        } => Value::from(signed(bytes, int(bytes)?)),
+        Pointee::Int { bytes, .. } => Value::from(int(bytes)?),
+        Pointee::Address { bytes } => address(int(bytes)?),
+        Pointee::Pointer => pointer(int(8)?),
+        Pointee::Struct => address(at),
+        Pointee::Device => Value::from(signed(4, int(4)?)),
+        Pointee::Enum(e) => e.show(signed(4, int(4)?)),
         Pointee::Handle { noun, created } => {
-            let h = read::<u64>(at, mem, true)?;
+            let h = int(8)?;
             if created {
                 names.fresh(noun, h)
             } else {
                 names.name(noun, h)
             }
         }
-        Pointee::Prop => prop(&read::<CUmemAllocationProp>(at, mem, true)?),
+        Pointee::Prop => prop(&read::<CUmemAllocationProp>(at, mem, declared)?),
     })
 }
 
