@@ -157,6 +157,7 @@ enum Pointee {
         bytes: u8,
     },
     Pointer,
+    Float,
     /// A struct the trace does not show: where it was written.
     Struct,
     Handle {
@@ -252,6 +253,7 @@ fn pointee(rust_type: &'static str, created: bool) -> Pointee {
             bytes: 8,
             signed: true,
         },
+        "f32" | "c_float" => Pointee::Float,
         "CUdeviceptr" => Pointee::Address { bytes: 8 },
         "CUdeviceptr_v1" => Pointee::Address { bytes: 4 },
         "CUdevice" => Pointee::Device,
@@ -459,6 +461,7 @@ fn read_out(
         Pointee::Int { bytes, .. } => Value::from(int(bytes)?),
         Pointee::Address { bytes } => address(int(bytes)?),
         Pointee::Pointer => pointer(int(8)?),
+        Pointee::Float => Value::from(f64::from(f32::from_bits(int(4)? as u32))),
         Pointee::Struct => address(at),
         Pointee::Device => Value::from(signed(4, int(4)?)),
         Pointee::Enum(e) => e.show(signed(4, int(4)?)),
