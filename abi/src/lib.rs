@@ -28,7 +28,10 @@ mod procaddress;
 pub use api::types::*;
 // The table and the traits.
 pub use api::*;
-pub use generated::{CU_DEVICE_ATTRIBUTES, CU_POINTER_ATTRIBUTES, CU_RESULTS, ENUMS};
+pub use generated::{
+    CU_DEVICE_ATTRIBUTES, CU_POINTER_ATTRIBUTES, CU_RESULTS, ENUMS, TRACE_AS, TRACE_NAMES,
+    TRACE_NOUNS,
+};
 
 /// The values of cuda.h's enum of that typedef name, by name ([`ENUMS`]); in a constant,
 /// a name cuda.h lacks does not build.

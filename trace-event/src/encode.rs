@@ -9,9 +9,9 @@
 //! of their bits, a string as a string, the program's memory by its address, a struct
 //! the trace knows (`CUmemAllocationProp`, `CUmemLocation`, `CUmemAccessDesc`s) by its
 //! fields, any other pointer by its address (`null` for NULL). Out-parameters are read
-//! after a call that succeeded, as their declared type. What the declaration cannot say
-//! (the trace's older names for the calls it typed first, and four values) is in
-//! [`crate::schema`].
+//! after a call that succeeded, as their declared type. What the header cannot say is in
+//! `abi/gen/roles.txt`: its `trace` lines (the trace's older names for the calls it typed
+//! first, four values, the words for four handle types), generated into `cumock_abi`.
 //!
 //! The plan of each export is made once, at its first traced call.
 
@@ -189,16 +189,6 @@ pub fn enum_named(name: &str) -> Option<&'static Enum> {
         .get(name)
 }
 
-/// The name a handle of this type has in the trace (`ctx#1`): the trace's older words
-/// for the four it named first, the type without `CU` for the others.
-fn noun(handle_type: &'static str) -> &'static str {
-    schema::HANDLE_NOUNS
-        .iter()
-        .find(|(t, _)| *t == handle_type)
-        .map(|(_, n)| *n)
-        .unwrap_or_else(|| handle_type.strip_prefix("CU").unwrap_or(handle_type))
-}
-
 /// The handle types of the declaration (every type some parameter passes as a handle).
 fn is_handle_type(ty: &str) -> bool {
     static TYPES: OnceLock<Vec<&'static str>> = OnceLock::new();
@@ -259,7 +249,7 @@ fn pointee(rust_type: &'static str, created: bool) -> Pointee {
         "CUdevice" => Pointee::Device,
         "CUmemAllocationProp" => Pointee::Prop,
         _ if is_handle_type(t) => Pointee::Handle {
-            noun: noun(t),
+            noun: schema::noun(t),
             created,
         },
         _ => match enum_named(t) {
@@ -302,7 +292,7 @@ fn plan_of(e: &'static Export) -> Vec<Plan> {
                     Role::Enum(t) => enum_named(t).map_or(Show::Number, Show::Enum),
                     Role::Flags(t) => enum_named(t).map_or(Show::Number, Show::Flags),
                     Role::Handle("CUdevice") => Show::Number,
-                    Role::Handle(t) => Show::Handle(noun(t)),
+                    Role::Handle(t) => Show::Handle(schema::noun(t)),
                     Role::String { .. } => Show::Str,
                     Role::In { .. } => match p.rust_type {
                         "*const CUmemAllocationProp" => Show::Prop,

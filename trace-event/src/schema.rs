@@ -1,8 +1,8 @@
-//! What the declaration cannot say about the trace: the trace's older names for the
-//! parameters of the calls it typed before it was derived from `cumock_abi` (by base
-//! name), the four values it shows otherwise than their declared role, the words for the
-//! handles it named first, and the structs it shows by their fields. Everything else is
-//! in the declaration ([`crate::encode`]).
+//! What the trace adds to the declaration: the enums its readers ask for, the structs it
+//! shows by their fields, and the lookups of roles.txt's `trace` lines (the older names
+//! of the calls it typed first, four values shown otherwise than their role, the words
+//! for the handles it named first), which `abi/gen/gen.py` checks against the declaration
+//! and generates. Everything else is the declaration's ([`crate::encode`]).
 
 use crate::Value;
 
@@ -75,117 +75,27 @@ pub static RESULT: Enum = Enum {
     values: cumock_abi::CU_RESULTS,
 };
 
-/// The words the trace used for the handles it named first; any other handle type is
-/// named without its `CU` (`module#1`, `graphExec#2`).
-pub static HANDLE_NOUNS: &[(&str, &str)] = &[
-    ("CUcontext", "ctx"),
-    ("CUmemGenericAllocationHandle", "handle"),
-    ("CUstream", "stream"),
-    ("CUevent", "event"),
-];
-
-/// The names the trace gave the parameters of the calls it typed before it was derived
-/// from the declaration, where they are not cuda.h's (kept so that traces stay as they
-/// were and `cumock trace2case` reads old and new alike), by base name: each pair
-/// renames that parameter where the call has it.
-static TRACE_NAMES: &[(&str, &[(&str, &str)])] = &[
-    ("cuInit", &[("Flags", "flags")]),
-    ("cuDriverGetVersion", &[("driverVersion", "version")]),
-    ("cuGetErrorName", &[("pStr", "str")]),
-    ("cuGetErrorString", &[("pStr", "str")]),
-    (
-        "cuGetProcAddress",
-        &[("driverVersion", "version"), ("symbolFound", "status")],
-    ),
-    (
-        "cuDeviceGetAttribute",
-        &[("pi", "value"), ("attrib", "attribute")],
-    ),
-    (
-        "cuDeviceCanAccessPeer",
-        &[("canAccessPeer", "value"), ("peerDev", "peer")],
-    ),
-    ("cuDevicePrimaryCtxRetain", &[("pctx", "ctx")]),
-    (
-        "cuCtxCreate",
-        &[("pctx", "ctx"), ("ctxCreateParams", "params")],
-    ),
-    ("cuCtxGetCurrent", &[("pctx", "ctx")]),
-    ("cuCtxPopCurrent", &[("pctx", "ctx")]),
-    (
-        "cuCtxEnablePeerAccess",
-        &[("peerContext", "ctx"), ("Flags", "flags")],
-    ),
-    ("cuCtxDisablePeerAccess", &[("peerContext", "ctx")]),
-    (
-        "cuStreamCreate",
-        &[("phStream", "stream"), ("Flags", "flags")],
-    ),
-    ("cuStreamDestroy", &[("hStream", "stream")]),
-    ("cuStreamSynchronize", &[("hStream", "stream")]),
-    ("cuEventCreate", &[("phEvent", "event"), ("Flags", "flags")]),
-    (
-        "cuEventRecord",
-        &[("hEvent", "event"), ("hStream", "stream")],
-    ),
-    ("cuEventSynchronize", &[("hEvent", "event")]),
-    ("cuEventDestroy", &[("hEvent", "event")]),
-    ("cuMemAddressReserve", &[("alignment", "align")]),
-    (
-        "cuMemExportToShareableHandle",
-        &[("shareableHandle", "fd"), ("handleType", "type")],
-    ),
-    (
-        "cuMemImportFromShareableHandle",
-        &[("osHandle", "fd"), ("shHandleType", "type")],
-    ),
-    ("cuMemAlloc", &[("dptr", "ptr"), ("bytesize", "size")]),
-    ("cuMemFree", &[("dptr", "ptr")]),
-    (
-        "cuMemGetAddressRange",
-        &[("pbase", "base"), ("psize", "size"), ("dptr", "ptr")],
-    ),
-    ("cuMemcpy", COPY),
-    ("cuMemcpyAsync", COPY),
-    ("cuMemcpyHtoD", COPY),
-    ("cuMemcpyDtoH", COPY),
-    ("cuMemcpyDtoD", COPY),
-    ("cuMemcpyHtoDAsync", COPY),
-    ("cuMemcpyDtoHAsync", COPY),
-    ("cuMemcpyDtoDAsync", COPY),
-    (
-        "cuMemsetD8",
-        &[("dstDevice", "dst"), ("uc", "value"), ("N", "n")],
-    ),
-    (
-        "cuMemsetD16",
-        &[("dstDevice", "dst"), ("us", "value"), ("N", "n")],
-    ),
-    (
-        "cuMemsetD32",
-        &[("dstDevice", "dst"), ("ui", "value"), ("N", "n")],
-    ),
-];
-
-const COPY: &[(&str, &str)] = &[
-    ("dstDevice", "dst"),
-    ("dstHost", "dst"),
-    ("srcDevice", "src"),
-    ("srcHost", "src"),
-    ("ByteCount", "n"),
-    ("hStream", "stream"),
-];
-
-/// The name a parameter has in the trace: cuda.h's, or the trace's older one.
-pub fn trace_name(base: &str, param: &'static str) -> &'static str {
-    TRACE_NAMES
+/// The trace's word for a handle type (`ctx` for `CUcontext`: roles.txt's `trace-noun`
+/// lines); any other is named without its `CU` (`module#1`, `graphExec#2`).
+pub fn noun(handle_type: &'static str) -> &'static str {
+    cumock_abi::TRACE_NOUNS
         .iter()
-        .find(|(b, _)| *b == base)
-        .and_then(|(_, pairs)| pairs.iter().find(|(from, _)| *from == param))
-        .map_or(param, |(_, to)| to)
+        .find(|(t, _)| *t == handle_type)
+        .map(|(_, n)| *n)
+        .unwrap_or_else(|| handle_type.strip_prefix("CU").unwrap_or(handle_type))
 }
 
-/// A value the declaration types otherwise than the trace shows it.
+/// The name a parameter has in the trace: cuda.h's, or the older one roles.txt's `trace`
+/// lines keep for the calls the trace typed before it followed the declaration.
+pub fn trace_name(base: &str, param: &'static str) -> &'static str {
+    cumock_abi::TRACE_NAMES
+        .iter()
+        .find(|(b, p, _)| *b == base && *p == param)
+        .map_or(param, |(_, _, name)| name)
+}
+
+/// A value the declaration types otherwise than the trace shows it (roles.txt's
+/// `trace-as` lines).
 #[derive(Debug, Clone, Copy)]
 pub enum Override {
     /// A pointer-sized value that is a number (a file descriptor passed as `void *`).
@@ -198,31 +108,17 @@ pub enum Override {
     OutEnum(&'static str),
 }
 
-static OVERRIDES: &[(&str, &str, Override)] = &[
-    (
-        "cuMemGetAccess",
-        "flags",
-        Override::OutEnum("CUmemAccess_flags"),
-    ),
-    (
-        "cuMemExportToShareableHandle",
-        "shareableHandle",
-        Override::OutInt,
-    ),
-    (
-        "cuMemImportFromShareableHandle",
-        "osHandle",
-        Override::Number,
-    ),
-    ("cuPointerGetAttribute", "data", Override::OutPointer),
-];
-
 /// How the trace shows a parameter where its declared role does not say it.
 pub fn shown_as(base: &str, param: &str) -> Option<Override> {
-    OVERRIDES
+    let (_, _, how) = cumock_abi::TRACE_AS
         .iter()
-        .find(|(b, p, _)| *b == base && *p == param)
-        .map(|(_, _, o)| *o)
+        .find(|(b, p, _)| *b == base && *p == param)?;
+    Some(match *how {
+        "number" => Override::Number,
+        "out-int" => Override::OutInt,
+        "out-pointer" => Override::OutPointer,
+        how => Override::OutEnum(how.strip_prefix("out-enum:")?),
+    })
 }
 
 /// `CUmemLocation`.
