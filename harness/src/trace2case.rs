@@ -497,6 +497,19 @@ mod tests {
         crate::case::parse(std::path::Path::new("t.case"), &case).unwrap();
     }
 
+    /// A context's flags by name (the trace since it follows the declaration) or as a
+    /// number (traces written before) make the same step.
+    #[test]
+    fn context_flags_by_name_or_number_make_the_same_step() {
+        for flags in [r#""CU_CTX_SCHED_BLOCKING_SYNC|CU_CTX_MAP_HOST""#, "12"] {
+            let trace = format!(
+                r#"{{"seq":0,"fn":"cuCtxCreate_v2","args":{{"flags":{flags},"dev":0}},"out":{{"ctx":"ctx#1"}},"result":"CUDA_SUCCESS","thread":1,"t_us":0}}"#
+            );
+            let case = convert(&trace, "t").unwrap();
+            assert!(case.contains("ctx1 = ctx-create 0 flags=12"), "{case}");
+        }
+    }
+
     #[test]
     fn a_field_the_trace_lacks_is_an_error_naming_the_call_and_line() {
         let trace = r#"{"seq":0,"fn":"cuMemMap","args":{"ptr":"0x1000","size":4096,"handle":"handle#1","flags":0},"out":{},"result":"CUDA_SUCCESS","thread":1,"t_us":0}"#;
