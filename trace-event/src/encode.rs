@@ -162,6 +162,7 @@ enum Pointee {
     Struct,
     Handle {
         noun: &'static str,
+        bytes: u8,
         created: bool,
     },
     Device,
@@ -189,25 +190,25 @@ pub fn enum_named(name: &str) -> Option<&'static Enum> {
         .get(name)
 }
 
-/// The handle types of the declaration (every type some parameter passes as a handle).
-fn is_handle_type(ty: &str) -> bool {
-    static TYPES: OnceLock<Vec<&'static str>> = OnceLock::new();
-    TYPES
-        .get_or_init(|| {
-            let mut v: Vec<&'static str> = cumock_abi::EXPORTS
-                .iter()
-                .flat_map(|e| e.params.unwrap_or(&[]))
-                .filter_map(|p| match p.role {
-                    Role::Handle(t) => Some(t),
-                    _ => None,
-                })
-                .collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        })
-        .binary_search(&ty)
-        .is_ok()
+/// The size of a handle type of the declaration (a type some parameter passes by value
+/// as a handle), or None for a type that is not one.
+fn handle_size(ty: &str) -> Option<u8> {
+    static TYPES: OnceLock<Vec<(&'static str, u8)>> = OnceLock::new();
+    let types = TYPES.get_or_init(|| {
+        let mut v: Vec<(&'static str, u8)> = cumock_abi::EXPORTS
+            .iter()
+            .flat_map(|e| e.params.unwrap_or(&[]))
+            .filter_map(|p| match p.role {
+                Role::Handle(t) => Some((t, p.size as u8)),
+                _ => None,
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    });
+    let i = types.binary_search_by(|(t, _)| (*t).cmp(ty)).ok()?;
+    Some(types[i].1)
 }
 
 /// What a `*mut T` out-parameter's `T` is, from its declared Rust type.
@@ -248,8 +249,9 @@ fn pointee(rust_type: &'static str, created: bool) -> Pointee {
         "CUdeviceptr_v1" => Pointee::Address { bytes: 4 },
         "CUdevice" => Pointee::Device,
         "CUmemAllocationProp" => Pointee::Prop,
-        _ if is_handle_type(t) => Pointee::Handle {
+        _ if handle_size(t).is_some_and(|b| b <= 8) => Pointee::Handle {
             noun: schema::noun(t),
+            bytes: handle_size(t).unwrap_or(8),
             created,
         },
         _ => match enum_named(t) {
@@ -455,8 +457,12 @@ fn read_out(
         Pointee::Struct => address(at),
         Pointee::Device => Value::from(signed(4, int(4)?)),
         Pointee::Enum(e) => e.show(signed(4, int(4)?)),
-        Pointee::Handle { noun, created } => {
-            let h = int(8)?;
+        Pointee::Handle {
+            noun,
+            bytes,
+            created,
+        } => {
+            let h = int(bytes)?;
             if created {
                 names.fresh(noun, h)
             } else {
