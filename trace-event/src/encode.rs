@@ -653,6 +653,30 @@ mod tests {
         assert!(o.is_empty(), "a NULL out-parameter is not read");
     }
 
+    /// What the trace writes differently since it follows the declaration, in the calls
+    /// it typed before: flags of a named enum by name (they were numbers), and
+    /// cuGetProcAddress's status by name (above); every other value as it was.
+    #[test]
+    fn flags_of_a_named_enum_are_names_now() {
+        let mut names = HandleNames::default();
+        let ctx: usize = 0x10;
+        let args = [arg(&ctx as *const usize), arg(12u32), arg(0i32)];
+        let (a, o) = encode("cuCtxCreate_v2", &args, true, &mut names, &Own);
+        assert_eq!(
+            json(&a),
+            r#"{"flags":"CU_CTX_SCHED_BLOCKING_SYNC|CU_CTX_MAP_HOST","dev":0}"#
+        );
+        assert_eq!(json(&o), r#"{"ctx":"ctx#1"}"#);
+        let args = [arg(&ctx as *const usize), arg(0u32)];
+        let (a, o) = encode("cuEventCreate", &args, true, &mut names, &Own);
+        assert_eq!(json(&a), r#"{"flags":"CU_EVENT_DEFAULT"}"#);
+        assert_eq!(json(&o), r#"{"event":"event#1"}"#);
+        // Flags of no enum stay numbers.
+        let args = [arg(0u64), arg(1usize), arg(0usize), arg(0u64), arg(5u64)];
+        let (a, _) = encode("cuMemMap", &args, false, &mut names, &Own);
+        assert_eq!(a.get("flags").unwrap(), 5);
+    }
+
     #[test]
     fn unreadable_pointers_are_addresses_and_unread_outputs_are_left_out() {
         let mut names = HandleNames::default();
