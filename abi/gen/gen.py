@@ -338,12 +338,51 @@ COUNT_NAME = re.compile(r"^(num[A-Z]\w*|count|len|n[A-Z]\w*|\w+Count)$")
 INTEGERS = set(C_SCALARS) - {"void", "char", "float", "double"}
 
 
+TRACE_HOW = re.compile(r"number|out-int|out-pointer|out-enum:\w+")
+
+
+def read_trace_lines(text, rows):
+    """roles.txt's `trace` lines, checked against the declaration: the trace's own names
+    (base names, comma-separated, then `param=name`...), how it shows a value its role
+    does not say (`trace-as base param how`), and its words for handle types
+    (`trace-noun type word`)."""
+    params = {}
+    for r in rows:
+        if r[1]:
+            params.setdefault(r[1], set()).update(n for n, _, _, _ in r[4])
+    names, shown, nouns = [], [], []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        words = line.split()
+        if not words or not words[0].startswith("trace"):
+            continue
+        if words[0] == "trace-noun" and len(words) == 3:
+            nouns.append((words[1], words[2]))
+            continue
+        if words[0] == "trace-as" and len(words) == 4 and TRACE_HOW.fullmatch(words[3]):
+            bases, renames = [words[1]], [(words[2], None)]
+            shown.append((words[1], words[2], words[3]))
+        elif words[0] == "trace" and len(words) >= 3 and all("=" in w for w in words[2:]):
+            bases, renames = words[1].split(","), [tuple(w.split("=", 1)) for w in words[2:]]
+            for b in bases:
+                names += [(b, frm, to) for frm, to in renames if frm in params.get(b, ())]
+        else:
+            sys.exit(f"gen.py: roles.txt: not a trace line: {line}")
+        for b in bases:
+            if b not in params:
+                sys.exit(f"gen.py: roles.txt: {b} is not a declared base name")
+        for frm, _ in renames:
+            if not any(frm in params[b] for b in bases):
+                sys.exit(f"gen.py: roles.txt: no parameter {frm} in {','.join(bases)}")
+    return names, shown, nouns
+
+
 def read_role_overrides(text):
     """roles.txt's lines: (function or base name, C parameter name) -> role."""
     out = {}
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
-        if not line:
+        if not line or line.startswith("trace"):
             continue
         fn, param, role = line.split()
         parse_role(role)  # fails early on a misspelt role
@@ -648,7 +687,8 @@ def main():
     ]
     cuda_version = int(re.search(r"#define CUDA_VERSION (\d+)", (inc / "cuda.h").read_text()).group(1))
     api = render_api(rows, mapper, unexported, trait_groups, cuda_version)
-    generated = render_generated(cuda_h=(inc / "cuda.h").read_text(), rows=rows)
+    trace = read_trace_lines(ROLES_FILE.read_text(), rows)
+    generated = render_generated(cuda_h=(inc / "cuda.h").read_text(), rows=rows, trace=trace)
     outputs = {ABI / "src/api.rs": api, ABI / "src/generated.rs": generated}
     stale = []
     for path, text in outputs.items():
@@ -947,7 +987,7 @@ def enum_body(cuda_h, name):
     return out
 
 
-def render_generated(cuda_h, rows):
+def render_generated(cuda_h, rows, trace):
     def table(rust_name, items):
         lines = [f"pub const {rust_name}: &[(&str, i64)] = &["]
         lines += [f'    ("{n}", {v}),' for n, v in items]
@@ -965,6 +1005,39 @@ def render_generated(cuda_h, rows):
         table("CU_POINTER_ATTRIBUTES", enum_body(cuda_h, "CUpointer_attribute_enum")),
         "",
     ]
+    # Every enum typedef of cuda.h with its named values, for the trace's names of enum
+    # and flags parameters (a value cuda.h writes as an expression of others is left out).
+    enums = []
+    for tag, name in re.findall(r"typedef\s+enum\s+(\w+)\s*\{.*?\}\s*(\w+)\s*;", cuda_h, re.S):
+        items = enum_body(cuda_h, tag)
+        if items and name not in {n for n, _ in enums}:
+            enums.append((name, items))
+    out.append("/// Every enum of cuda.h by its typedef name, with its values by name.")
+    out.append("pub const ENUMS: &[(&str, &[(&str, i64)])] = &[")
+    for name, items in sorted(enums):
+        out.append(f'    ("{name}", &[')
+        out += [f'        ("{n}", {v}),' for n, v in items]
+        out.append("    ]),")
+    out.append("];")
+    out.append("")
+    names, shown, nouns = trace
+    out.append("/// The trace's own names for parameters (roles.txt's `trace` lines): base name,")
+    out.append("/// parameter, name in the trace.")
+    out.append("pub const TRACE_NAMES: &[(&str, &str, &str)] = &[")
+    out += [f'    ("{b}", "{p}", "{n}"),' for b, p, n in names]
+    out.append("];")
+    out.append("")
+    out.append("/// How the trace shows a value its role does not say (roles.txt's `trace-as` lines):")
+    out.append("/// base name, parameter, how.")
+    out.append("pub const TRACE_AS: &[(&str, &str, &str)] = &[")
+    out += [f'    ("{b}", "{p}", "{h}"),' for b, p, h in shown]
+    out.append("];")
+    out.append("")
+    out.append("/// The trace's words for handle types (roles.txt's `trace-noun` lines).")
+    out.append("pub const TRACE_NOUNS: &[(&str, &str)] = &[")
+    out += [f'    ("{t}", "{w}"),' for t, w in nouns]
+    out.append("];")
+    out.append("")
     return "\n".join(out)
 
 

@@ -28,7 +28,37 @@ mod procaddress;
 pub use api::types::*;
 // The table and the traits.
 pub use api::*;
-pub use generated::{CU_DEVICE_ATTRIBUTES, CU_POINTER_ATTRIBUTES, CU_RESULTS};
+pub use generated::{
+    CU_DEVICE_ATTRIBUTES, CU_POINTER_ATTRIBUTES, CU_RESULTS, ENUMS, TRACE_AS, TRACE_NAMES,
+    TRACE_NOUNS,
+};
+
+/// The values of cuda.h's enum of that typedef name, by name ([`ENUMS`]); in a constant,
+/// a name cuda.h lacks does not build.
+pub const fn enum_values(name: &str) -> &'static [(&'static str, i64)] {
+    let mut i = 0;
+    while i < ENUMS.len() {
+        if same(ENUMS[i].0.as_bytes(), name.as_bytes()) {
+            return ENUMS[i].1;
+        }
+        i += 1;
+    }
+    panic!("no enum of that name in cuda.h")
+}
+
+const fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 pub use procaddress::{proc_address, ProcLookup};
 
 /// One export of the real driver.

@@ -175,3 +175,33 @@ fn every_handle_and_enum_role_names_a_declared_type() {
         }
     }
 }
+
+/// roles.txt's `trace` lines name parameters the declaration has (gen.py refuses the
+/// others) and enums cuda.h has; a rename gives a name no other parameter of the call
+/// has, so that no two of a call's values share a key in the trace.
+#[test]
+fn the_trace_lines_name_declared_parameters_and_enums() {
+    for (base, param, name) in cumock_abi::TRACE_NAMES {
+        let calls: Vec<_> = cumock_abi::api::EXPORTS
+            .iter()
+            .filter(|e| e.proc.is_some_and(|p| p.base == *base))
+            .collect();
+        assert!(!calls.is_empty(), "{base} is not declared");
+        for e in calls {
+            let params = e.params.unwrap();
+            if params.iter().any(|p| p.name == *param) {
+                assert!(
+                    params.iter().all(|p| p.name != *name),
+                    "{}: {param} renamed {name}, the name of another parameter",
+                    e.name
+                );
+            }
+        }
+    }
+    for (_, _, how) in cumock_abi::TRACE_AS {
+        if let Some(e) = how.strip_prefix("out-enum:") {
+            assert!(!cumock_abi::enum_values(e).is_empty(), "{e}");
+        }
+    }
+    assert!(cumock_abi::TRACE_NAMES.contains(&("cuMemAlloc", "dptr", "ptr")));
+}

@@ -238,7 +238,8 @@ fn step(
             format!(
                 "{name} = ctx-create {} flags={}",
                 a.int("dev")?,
-                a.int("flags")?
+                // By name since the trace follows the declaration; a number before.
+                a.flags("flags", &cumock_trace::schema::CTX_FLAGS)?
             )
         }
         "cuCtxDestroy_v2" => format!("ctx-destroy {}", n.ctx(a.handle("ctx")?)),
@@ -494,6 +495,19 @@ mod tests {
         );
         // And the result is a case the parser takes.
         crate::case::parse(std::path::Path::new("t.case"), &case).unwrap();
+    }
+
+    /// A context's flags by name (the trace since it follows the declaration) or as a
+    /// number (traces written before) make the same step.
+    #[test]
+    fn context_flags_by_name_or_number_make_the_same_step() {
+        for flags in [r#""CU_CTX_SCHED_BLOCKING_SYNC|CU_CTX_MAP_HOST""#, "12"] {
+            let trace = format!(
+                r#"{{"seq":0,"fn":"cuCtxCreate_v2","args":{{"flags":{flags},"dev":0}},"out":{{"ctx":"ctx#1"}},"result":"CUDA_SUCCESS","thread":1,"t_us":0}}"#
+            );
+            let case = convert(&trace, "t").unwrap();
+            assert!(case.contains("ctx1 = ctx-create 0 flags=12"), "{case}");
+        }
     }
 
     #[test]

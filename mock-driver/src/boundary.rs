@@ -31,7 +31,7 @@ macro_rules! export_all {
             pub unsafe extern "C" fn $name($($arg: $ty),*) -> cumock_abi::CUresult {
                 $crate::boundary::call(
                     stringify!($name),
-                    &[$((stringify!($arg), &$arg as &dyn std::fmt::Debug)),*],
+                    &[$(&$arg as &dyn cumock_trace::encode::TraceArg),*],
                     // Safety: the program's arguments, as cuda.h declares them.
                     || unsafe { <$crate::exports::Mock as cumock_abi::$group>::$name($($arg),*) },
                 )
@@ -56,7 +56,7 @@ pub(crate) use export_all;
 /// the inner error's message.
 pub fn call(
     name: &'static str,
-    args: &[(&str, &dyn std::fmt::Debug)],
+    args: &[&dyn cumock_trace::encode::TraceArg],
     body: impl FnOnce() -> CuResult<()>,
 ) -> CUresult {
     // The calling thread is the mock's while it runs the call (its faults on the load

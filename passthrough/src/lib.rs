@@ -128,12 +128,7 @@ pub(crate) fn own_symbol(name: &str) -> *mut c_void {
 extern "C" fn init() {
     forward::fill();
     // The trace's first line says which driver it was recorded on.
-    record::call(
-        "__driver",
-        serde_json::json!({"path": real().path}),
-        serde_json::Value::Null,
-        0,
-    );
+    record::driver(&real().path);
 }
 
 #[used]

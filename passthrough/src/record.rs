@@ -1,10 +1,12 @@
 //! The trace: one JSON line a call, appended to `CUMOCK_PASSTHROUGH_TRACE`, in the event
 //! form the mock's `CUMOCK_TRACE` also writes and `cumock trace2case` reads
-//! (`cumock_trace::Event`). The recording wrappers hand over raw values; here each is
-//! written by what it is (`cumock_trace::schema`): handles by name, enums by name,
-//! addresses in hex. Outputs are kept only from calls that succeeded.
+//! (`cumock_trace::Event`). The recording wrappers hand over the arguments as they came;
+//! each is written by its declared role (`cumock_trace::encode`, as the mock writes it):
+//! handles by name, enums by name, addresses in hex. Outputs are kept only from calls
+//! that succeeded.
 
-use cumock_trace::schema::{self, Kind};
+use cumock_support::host::read_program_memory;
+use cumock_trace::encode::{self, Arg, Memory};
 use cumock_trace::{Event, Fields, HandleNames, Value};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,8 +50,23 @@ fn sink() -> &'static Sink {
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
-/// Records one call: `args` and `out` hold the raw values the wrapper read, by name.
-pub fn call(name: &str, args: Value, out: Value, result: u32) {
+/// Records one call of a declared export, its arguments in declared order.
+pub fn call(name: &str, args: &[Arg<'_>], result: u32) {
+    write(name, result, |names| {
+        encode::encode(name, args, result == 0, names, &Program)
+    });
+}
+
+/// The trace's first line: which driver the calls went to.
+pub fn driver(path: &str) {
+    write("__driver", 0, |_| {
+        let mut args = Fields::new();
+        args.push("path", Value::from(path));
+        (args, Fields::new())
+    });
+}
+
+fn write(name: &str, result: u32, fields: impl FnOnce(&mut HandleNames) -> (Fields, Fields)) {
     let s = sink();
     // Safety: gettid takes no arguments.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) };
@@ -57,7 +74,7 @@ pub fn call(name: &str, args: Value, out: Value, result: u32) {
         return;
     };
     let (file, names) = &mut *state;
-    let (args, out) = typed(name, &args, &out, result == 0, names);
+    let (args, out) = fields(names);
     let event = Event {
         seq: SEQ.fetch_add(1, Ordering::Relaxed),
         function: name.to_owned(),
@@ -72,98 +89,61 @@ pub fn call(name: &str, args: Value, out: Value, result: u32) {
     }
 }
 
-/// The wrapper's raw values, each written as its kind; a call the schema does not list
-/// keeps its values as they are.
-fn typed(
-    name: &str,
-    args: &Value,
-    out: &Value,
-    ok: bool,
-    names: &mut HandleNames,
-) -> (Fields, Fields) {
-    let (mut a, mut o) = (Fields::new(), Fields::new());
-    let Some(params) = schema::params(name) else {
-        for (src, dst) in [(args, &mut a), (out, &mut o)] {
-            for (k, v) in src.as_object().into_iter().flatten() {
-                dst.push(k, v.clone());
-            }
-        }
-        return (a, o);
-    };
-    for p in params {
-        if p.out && !ok {
-            continue;
-        }
-        let src = if p.out { out } else { args };
-        // What the wrapper did not record is left out, so that a reader asking for it
-        // is told it is missing.
-        let Some(v) = src.get(p.name) else { continue };
-        let v = value(p.kind, v, names);
-        if p.out {
-            o.push(p.name, v);
-        } else {
-            a.push(p.name, v);
-        }
-    }
-    (a, o)
-}
+/// The program's memory: the pass-through runs in the program's process.
+struct Program;
 
-fn value(kind: Kind, v: &Value, names: &mut HandleNames) -> Value {
-    let int = |v: &Value| v.as_i64().unwrap_or(0);
-    match kind {
-        Kind::Str => v.clone(),
-        Kind::Prop if v.is_object() => schema::prop(
-            int(&v["type"]) as i32,
-            int(&v["loc_type"]) as i32,
-            int(&v["loc_id"]) as i32,
-            int(&v["handle_types"]) as i32,
-            int(&v["compression"]) as u8,
-        ),
-        Kind::Location if v.is_array() => schema::location(int(&v[0]) as i32, int(&v[1]) as i32),
-        Kind::AccessDescs if v.is_array() => Value::Array(
-            v.as_array()
-                .into_iter()
-                .flatten()
-                .map(|d| {
-                    schema::access_desc(int(&d[0]) as i32, int(&d[1]) as i32, int(&d[2]) as i32)
-                })
-                .collect(),
-        ),
-        _ => match (v.as_u64(), v.as_i64()) {
-            (Some(u), _) => schema::scalar(kind, u, names),
-            (None, Some(i)) => schema::signed(kind, i, names),
-            _ => v.clone(),
-        },
+impl Memory for Program {
+    /// What the program passed may be any value: read so that a garbage pointer gets a
+    /// trace, not a crash.
+    fn read(&self, at: u64, buf: &mut [u8]) -> usize {
+        read_program_memory(at, buf)
+    }
+
+    /// The real driver returned success, having written the out-parameter's declared
+    /// type there.
+    fn read_written(&self, at: u64, buf: &mut [u8]) -> usize {
+        // Safety: not NULL (the encoder reads no NULL out-parameter), and the driver
+        // wrote `buf.len()` bytes there before returning success, as cuda.h says.
+        unsafe { std::ptr::copy_nonoverlapping(at as *const u8, buf.as_mut_ptr(), buf.len()) };
+        buf.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use cumock_abi::{CUmemAllocationProp, CUmemLocation};
+    use cumock_trace::encode::TraceArg;
 
     #[test]
-    fn raw_values_become_typed_ones() {
+    fn arguments_become_typed_values() {
         let mut n = HandleNames::default();
-        let (a, o) = typed(
-            "cuMemCreate",
-            &json!({"size": 2097152, "prop": {"type": 1, "loc_type": 1, "loc_id": 0, "handle_types": 1, "compression": 0}, "flags": 0}),
-            &json!({"handle": 94000000000u64}),
-            true,
-            &mut n,
-        );
+        let mut prop = CUmemAllocationProp {
+            type_: 1,
+            requested_handle_types: 1,
+            location: CUmemLocation { type_: 1, id: 0 },
+            ..Default::default()
+        };
+        prop.alloc_flags.compression_type = 0;
+        let handle: u64 = 94000000000;
+        let (size, flags) = (2097152usize, 0u64);
+        let (h, p) = (&handle as *const u64, &prop as *const CUmemAllocationProp);
+        let args = [h.arg(), size.arg(), p.arg(), flags.arg()];
+        let (a, o) = encode::encode("cuMemCreate", &args, true, &mut n, &Program);
         assert_eq!(
             serde_json::to_string(&a).unwrap(),
             r#"{"size":2097152,"prop":{"compression":"CU_MEM_ALLOCATION_COMP_NONE","handle_types":"CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR","location":{"id":0,"type":"CU_MEM_LOCATION_TYPE_DEVICE"},"type":"CU_MEM_ALLOCATION_TYPE_PINNED"},"flags":0}"#
         );
         assert_eq!(o.get("handle").unwrap(), "handle#1");
-        let (a, _) = typed(
-            "cuMemMap",
-            &json!({"ptr": 140000020971520u64, "size": 2097152, "offset": 0, "handle": 94000000000u64, "flags": 0}),
-            &Value::Null,
-            true,
-            &mut n,
-        );
+        let (ptr, offset) = (140000020971520u64, 0usize);
+        let args = [
+            ptr.arg(),
+            size.arg(),
+            offset.arg(),
+            handle.arg(),
+            flags.arg(),
+        ];
+        let (a, _) = encode::encode("cuMemMap", &args, true, &mut n, &Program);
         assert_eq!(a.get("ptr").unwrap(), "0x7f544b84c000");
         assert_eq!(a.get("handle").unwrap(), "handle#1");
     }
@@ -171,13 +151,11 @@ mod tests {
     #[test]
     fn a_failed_call_keeps_no_outputs() {
         let mut n = HandleNames::default();
-        let (_, o) = typed(
-            "cuMemAddressReserve",
-            &json!({"size": 1, "align": 0, "addr": 0, "flags": 0}),
-            &json!({"ptr": 0}),
-            false,
-            &mut n,
-        );
+        let ptr = 0u64;
+        let (size, align, addr, flags) = (1usize, 0usize, 0u64, 0u64);
+        let p = &ptr as *const u64;
+        let args = [p.arg(), size.arg(), align.arg(), addr.arg(), flags.arg()];
+        let (_, o) = encode::encode("cuMemAddressReserve", &args, false, &mut n, &Program);
         assert!(o.is_empty());
     }
 }

@@ -4,66 +4,25 @@
 //! with the declared signature; `forward.rs` calls it around every export.
 
 use cumock_abi::*;
-use serde_json::{json, Value};
+use cumock_trace::encode::TraceArg;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
 type P = *mut c_void;
-
-/// Reads an out-pointer after the call; NULL reads as null.
-///
-/// # Safety
-/// `p` is NULL or points to a `T` the real driver just wrote (or left as it was).
-unsafe fn rd<T: Copy + Into<Value>>(p: *const T) -> Value {
-    if p.is_null() {
-        Value::Null
-    } else {
-        // Safety: per this function's contract.
-        unsafe { p.read_unaligned() }.into()
-    }
-}
-
-unsafe fn prop(p: *const CUmemAllocationProp) -> Value {
-    if p.is_null() {
-        return Value::Null;
-    }
-    // Safety: a prop the program passed, as cuda.h requires it to be readable.
-    let p = unsafe { p.read_unaligned() };
-    json!({"type": p.type_, "loc_type": p.location.type_, "loc_id": p.location.id, "handle_types": p.requested_handle_types, "compression": p.alloc_flags.compression_type})
-}
-
-unsafe fn loc(p: *const CUmemLocation) -> Value {
-    if p.is_null() {
-        return Value::Null;
-    }
-    // Safety: as above.
-    let l = unsafe { p.read_unaligned() };
-    json!([l.type_, l.id])
-}
-
-unsafe fn descs(p: *const CUmemAccessDesc, n: usize) -> Value {
-    if p.is_null() || n > 64 {
-        return Value::Null;
-    }
-    // Safety: cuda.h: `n` descriptors at `p`.
-    let d = unsafe { std::slice::from_raw_parts(p, n) };
-    d.iter()
-        .map(|x| json!([x.location.type_, x.location.id, x.flags]))
-        .collect()
-}
 
 /// What runs after the real function returned: it reads what the driver wrote and
 /// records the call (or, for cuGetProcAddress, hands out our own functions).
 pub type After = Box<dyn FnOnce(CUresult)>;
 
 /// The traced set, by group of the API: `traced Group` lists functions with their
-/// declared signatures (the compiler holds each to `Group`, its trait in `cumock_abi`) and
-/// what to record of them; `extra` holds the hand-written methods of one group;
-/// `untraced` lists the groups with nothing traced, each of which must be implemented too.
-/// Every other export is forwarded without a record.
+/// declared signatures (the compiler holds each to `Group`, its trait in `cumock_abi`);
+/// each is recorded after the call, its arguments encoded by their declared roles
+/// (`cumock_trace::encode`, the mock's encoding too). `extra` holds the hand-written
+/// methods of one group; `untraced` lists the groups with nothing traced, each of which
+/// must be implemented too. Every other export is forwarded without a record.
 macro_rules! traced {
     (
         $(traced $group:ident {
-            $(fn $name:ident($($a:ident: $t:ty),*) => ($args:expr, $out:expr);)*
+            $(fn $name:ident($($a:ident: $t:ty),*);)*
         })*
         extra $extra_group:ident { $($extra:item)* }
         untraced { $($untraced:ident,)* }
@@ -85,12 +44,7 @@ macro_rules! traced {
                 $(
                     unsafe fn $name($($a: $t),*) -> Option<After> {
                         Some(Box::new(move |r| {
-                            // Safety: the recorders read what the program passed and the
-                            // driver wrote, as cuda.h lets the caller read them after the
-                            // call.
-                            #[allow(unused_unsafe)]
-                            let (args, out) = unsafe { ($args, $out) };
-                            crate::record::call(stringify!($name), args, out, r);
+                            crate::record::call(stringify!($name), &[$($a.arg()),*], r);
                         }))
                     }
                 )*
@@ -110,53 +64,53 @@ macro_rules! traced {
 
 traced! {
     traced InitializationApi {
-        fn cuInit(flags: c_uint) => (json!({"flags": flags}), Value::Null);
+        fn cuInit(flags: c_uint);
     }
     traced PrimaryContextApi {
-        fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: c_int) => (json!({"dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
-        fn cuDevicePrimaryCtxRelease_v2(dev: c_int) => (json!({"dev": dev}), Value::Null);
-        fn cuDevicePrimaryCtxReset_v2(dev: c_int) => (json!({"dev": dev}), Value::Null);
+        fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: c_int);
+        fn cuDevicePrimaryCtxRelease_v2(dev: c_int);
+        fn cuDevicePrimaryCtxReset_v2(dev: c_int);
     }
     traced ContextApi {
-        fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev}), json!({"ctx": rd(pctx as *const usize)}));
-        fn cuCtxCreate_v4(pctx: *mut CUcontext, params: *mut CUctxCreateParams, flags: c_uint, dev: c_int) => (json!({"flags": flags, "dev": dev, "params": params as usize}), json!({"ctx": rd(pctx as *const usize)}));
-        fn cuCtxDestroy_v2(ctx: CUcontext) => (json!({"ctx": ctx as usize}), Value::Null);
-        fn cuCtxSetCurrent(ctx: CUcontext) => (json!({"ctx": ctx as usize}), Value::Null);
-        fn cuCtxPushCurrent_v2(ctx: CUcontext) => (json!({"ctx": ctx as usize}), Value::Null);
-        fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) => (Value::Null, json!({"ctx": rd(pctx as *const usize)}));
-        fn cuCtxSynchronize() => (Value::Null, Value::Null);
+        fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: c_int);
+        fn cuCtxCreate_v4(pctx: *mut CUcontext, params: *mut CUctxCreateParams, flags: c_uint, dev: c_int);
+        fn cuCtxDestroy_v2(ctx: CUcontext);
+        fn cuCtxSetCurrent(ctx: CUcontext);
+        fn cuCtxPushCurrent_v2(ctx: CUcontext);
+        fn cuCtxPopCurrent_v2(pctx: *mut CUcontext);
+        fn cuCtxSynchronize();
     }
     traced StreamApi {
-        fn cuStreamSynchronize(stream: CUstream) => (json!({"stream": stream as usize}), Value::Null);
+        fn cuStreamSynchronize(stream: CUstream);
     }
     traced VirtualMemoryApi {
-        fn cuMemGetAllocationGranularity(g: *mut usize, p: *const CUmemAllocationProp, option: c_int) => (json!({"prop": prop(p), "option": option}), json!({"granularity": rd(g)}));
-        fn cuMemAddressReserve(ptr: *mut u64, size: usize, align: usize, addr: u64, flags: u64) => (json!({"size": size, "align": align, "addr": addr, "flags": flags}), json!({"ptr": rd(ptr)}));
-        fn cuMemAddressFree(ptr: u64, size: usize) => (json!({"ptr": ptr, "size": size}), Value::Null);
-        fn cuMemCreate(h: *mut u64, size: usize, p: *const CUmemAllocationProp, flags: u64) => (json!({"size": size, "prop": prop(p), "flags": flags}), json!({"handle": rd(h)}));
-        fn cuMemRelease(h: u64) => (json!({"handle": h}), Value::Null);
-        fn cuMemMap(ptr: u64, size: usize, offset: usize, h: u64, flags: u64) => (json!({"ptr": ptr, "size": size, "offset": offset, "handle": h, "flags": flags}), Value::Null);
-        fn cuMemUnmap(ptr: u64, size: usize) => (json!({"ptr": ptr, "size": size}), Value::Null);
-        fn cuMemSetAccess(ptr: u64, size: usize, d: *const CUmemAccessDesc, count: usize) => (json!({"ptr": ptr, "size": size, "desc": descs(d, count), "count": count}), Value::Null);
-        fn cuMemGetAccess(flags: *mut u64, l: *const CUmemLocation, ptr: u64) => (json!({"location": loc(l), "ptr": ptr}), json!({"flags": rd(flags)}));
-        fn cuMemExportToShareableHandle(sh: P, h: u64, ty: c_int, flags: u64) => (json!({"handle": h, "type": ty, "flags": flags}), json!({"fd": if ty == 1 { rd(sh as *const i32) } else { Value::Null }}));
-        fn cuMemImportFromShareableHandle(h: *mut u64, os: P, ty: c_int) => (json!({"fd": os as usize, "type": ty}), json!({"handle": rd(h)}));
-        fn cuMemRetainAllocationHandle(h: *mut u64, addr: P) => (json!({"addr": addr as usize}), json!({"handle": rd(h)}));
-        fn cuMemGetAllocationPropertiesFromHandle(p: *mut CUmemAllocationProp, h: u64) => (json!({"handle": h}), json!({"prop": prop(p)}));
+        fn cuMemGetAllocationGranularity(g: *mut usize, p: *const CUmemAllocationProp, option: c_int);
+        fn cuMemAddressReserve(ptr: *mut u64, size: usize, align: usize, addr: u64, flags: u64);
+        fn cuMemAddressFree(ptr: u64, size: usize);
+        fn cuMemCreate(h: *mut u64, size: usize, p: *const CUmemAllocationProp, flags: u64);
+        fn cuMemRelease(h: u64);
+        fn cuMemMap(ptr: u64, size: usize, offset: usize, h: u64, flags: u64);
+        fn cuMemUnmap(ptr: u64, size: usize);
+        fn cuMemSetAccess(ptr: u64, size: usize, d: *const CUmemAccessDesc, count: usize);
+        fn cuMemGetAccess(flags: *mut u64, l: *const CUmemLocation, ptr: u64);
+        fn cuMemExportToShareableHandle(sh: P, h: u64, ty: c_int, flags: u64);
+        fn cuMemImportFromShareableHandle(h: *mut u64, os: P, ty: c_int);
+        fn cuMemRetainAllocationHandle(h: *mut u64, addr: P);
+        fn cuMemGetAllocationPropertiesFromHandle(p: *mut CUmemAllocationProp, h: u64);
     }
     traced MemoryApi {
-        fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) => (Value::Null, json!({"free": rd(free), "total": rd(total)}));
-        fn cuMemAlloc_v2(ptr: *mut u64, size: usize) => (json!({"size": size}), json!({"ptr": rd(ptr)}));
-        fn cuMemFree_v2(ptr: u64) => (json!({"ptr": ptr}), Value::Null);
-        fn cuMemcpyHtoD_v2(dst: u64, src: *const c_void, n: usize) => (json!({"dst": dst, "n": n, "src": src as usize}), Value::Null);
-        fn cuMemcpyDtoH_v2(dst: P, src: u64, n: usize) => (json!({"dst": dst as usize, "src": src, "n": n}), Value::Null);
-        fn cuMemcpyDtoD_v2(dst: u64, src: u64, n: usize) => (json!({"dst": dst, "src": src, "n": n}), Value::Null);
-        fn cuMemcpyHtoDAsync_v2(dst: u64, src: *const c_void, n: usize, s: CUstream) => (json!({"dst": dst, "n": n, "src": src as usize, "stream": s as usize}), Value::Null);
-        fn cuMemcpyDtoHAsync_v2(dst: P, src: u64, n: usize, s: CUstream) => (json!({"dst": dst as usize, "src": src, "n": n, "stream": s as usize}), Value::Null);
-        fn cuMemcpyDtoDAsync_v2(dst: u64, src: u64, n: usize, s: CUstream) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
-        fn cuMemcpyAsync(dst: u64, src: u64, n: usize, s: CUstream) => (json!({"dst": dst, "src": src, "n": n, "stream": s as usize}), Value::Null);
-        fn cuMemsetD8_v2(dst: u64, v: u8, n: usize) => (json!({"dst": dst, "value": v, "n": n}), Value::Null);
-        fn cuMemsetD32_v2(dst: u64, v: u32, n: usize) => (json!({"dst": dst, "value": v, "n": n}), Value::Null);
+        fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize);
+        fn cuMemAlloc_v2(ptr: *mut u64, size: usize);
+        fn cuMemFree_v2(ptr: u64);
+        fn cuMemcpyHtoD_v2(dst: u64, src: *const c_void, n: usize);
+        fn cuMemcpyDtoH_v2(dst: P, src: u64, n: usize);
+        fn cuMemcpyDtoD_v2(dst: u64, src: u64, n: usize);
+        fn cuMemcpyHtoDAsync_v2(dst: u64, src: *const c_void, n: usize, s: CUstream);
+        fn cuMemcpyDtoHAsync_v2(dst: P, src: u64, n: usize, s: CUstream);
+        fn cuMemcpyDtoDAsync_v2(dst: u64, src: u64, n: usize, s: CUstream);
+        fn cuMemcpyAsync(dst: u64, src: u64, n: usize, s: CUstream);
+        fn cuMemsetD8_v2(dst: u64, v: u8, n: usize);
+        fn cuMemsetD32_v2(dst: u64, v: u32, n: usize);
     }
     extra DriverEntryPointAccessApi {
         /// cuGetProcAddress: the real driver resolves the name and version; for a traced

@@ -8,7 +8,8 @@
 //! {"seq":4,"fn":"cuMemMap","args":{"ptr":"0x7f2a00200000","size":2097152,"offset":0,"handle":"handle#1","flags":0},"out":{},"result":"CUDA_SUCCESS","thread":4242,"t_us":118}
 //! ```
 //!
-//! Each value is written by what it is ([`schema`] says which argument is what):
+//! Each value is written by what it is, as the declaration's roles say ([`encode`], both
+//! writers'; [`schema`] holds what the declaration cannot say):
 //! sizes, counts, flags and device ordinals as numbers; device and host addresses as hex
 //! strings; handles (contexts, streams, events, allocation handles) by name, `ctx#1`,
 //! `handle#2`, in order of first appearance, as transcripts name handles a case did not;
@@ -17,6 +18,7 @@
 //! as what it expects ([`Reader`]); a missing field, or one of another kind, is an error
 //! that names the call and the field, never a zero.
 
+pub mod encode;
 pub mod schema;
 
 use serde::de::{MapAccess, Visitor};

@@ -1,17 +1,10 @@
-//! What each traced argument is: the calls a trace types, each with its parameters in
-//! cuda.h's order, by the name the trace gives them and their kind. Both writers use it:
-//! the mock maps its exports' arguments onto it by position, the pass-through recorder
-//! by name. A call not listed here is still traced, its integers as numbers and its
-//! pointers as addresses, under the exporter's own parameter names.
-//!
-//! When `abi/` declares every function from cuda.h with its parameter types, the kinds
-//! here follow from those types (`CUmemGenericAllocationHandle` is a handle,
-//! `CUdeviceptr` an address, `const char *` a string) and this table becomes the short
-//! list of what the types cannot say: which pointers are out-pointers, which handle a
-//! call creates.
+//! What the trace adds to the declaration: the enums its readers ask for, the structs it
+//! shows by their fields, and the lookups of roles.txt's `trace` lines (the older names
+//! of the calls it typed first, four values shown otherwise than their role, the words
+//! for the handles it named first), which `abi/gen/gen.py` checks against the declaration
+//! and generates. Everything else is the declaration's ([`crate::encode`]).
 
-use crate::{address, HandleNames, Value};
-use cumock_abi::consts::*;
+use crate::Value;
 
 /// A C enum: its name in cuda.h and its values by name.
 #[derive(Debug)]
@@ -21,6 +14,14 @@ pub struct Enum {
 }
 
 impl Enum {
+    /// The enum of cuda.h of that typedef name (a name it lacks does not build).
+    pub const fn of(name: &'static str) -> Self {
+        Self {
+            name,
+            values: cumock_abi::enum_values(name),
+        }
+    }
+
     pub fn value(&self, name: &str) -> Option<i64> {
         self.values
             .iter()
@@ -49,7 +50,7 @@ impl Enum {
         let mut left = bits;
         for (n, v) in self.values {
             let v = *v as u64;
-            if v != 0 && bits & v == v {
+            if v != 0 && left & v == v {
                 names.push(n.to_string());
                 left &= !v;
             }
@@ -61,492 +62,63 @@ impl Enum {
     }
 }
 
-pub static GRANULARITY: Enum = Enum {
-    name: "CUmemAllocationGranularity_flags",
-    values: &[
-        (
-            "CU_MEM_ALLOC_GRANULARITY_MINIMUM",
-            CU_MEM_ALLOC_GRANULARITY_MINIMUM as i64,
-        ),
-        (
-            "CU_MEM_ALLOC_GRANULARITY_RECOMMENDED",
-            CU_MEM_ALLOC_GRANULARITY_RECOMMENDED as i64,
-        ),
-    ],
-};
-
-pub static LOCATION_TYPE: Enum = Enum {
-    name: "CUmemLocationType",
-    values: &[
-        (
-            "CU_MEM_LOCATION_TYPE_INVALID",
-            CU_MEM_LOCATION_TYPE_INVALID as i64,
-        ),
-        (
-            "CU_MEM_LOCATION_TYPE_DEVICE",
-            CU_MEM_LOCATION_TYPE_DEVICE as i64,
-        ),
-        (
-            "CU_MEM_LOCATION_TYPE_HOST",
-            CU_MEM_LOCATION_TYPE_HOST as i64,
-        ),
-        (
-            "CU_MEM_LOCATION_TYPE_HOST_NUMA",
-            CU_MEM_LOCATION_TYPE_HOST_NUMA as i64,
-        ),
-        (
-            "CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT",
-            CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT as i64,
-        ),
-    ],
-};
-
-pub static HANDLE_TYPE: Enum = Enum {
-    name: "CUmemAllocationHandleType",
-    values: &[
-        ("CU_MEM_HANDLE_TYPE_NONE", CU_MEM_HANDLE_TYPE_NONE as i64),
-        (
-            "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR",
-            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR as i64,
-        ),
-        ("CU_MEM_HANDLE_TYPE_WIN32", CU_MEM_HANDLE_TYPE_WIN32 as i64),
-        (
-            "CU_MEM_HANDLE_TYPE_WIN32_KMT",
-            CU_MEM_HANDLE_TYPE_WIN32_KMT as i64,
-        ),
-        (
-            "CU_MEM_HANDLE_TYPE_FABRIC",
-            CU_MEM_HANDLE_TYPE_FABRIC as i64,
-        ),
-    ],
-};
-
-pub static ALLOCATION_TYPE: Enum = Enum {
-    name: "CUmemAllocationType",
-    values: &[
-        ("CU_MEM_ALLOCATION_TYPE_INVALID", 0),
-        (
-            "CU_MEM_ALLOCATION_TYPE_PINNED",
-            CU_MEM_ALLOCATION_TYPE_PINNED as i64,
-        ),
-        ("CU_MEM_ALLOCATION_TYPE_MANAGED", 2),
-    ],
-};
-
-pub static ACCESS_FLAGS: Enum = Enum {
-    name: "CUmemAccess_flags",
-    values: &[
-        (
-            "CU_MEM_ACCESS_FLAGS_PROT_NONE",
-            CU_MEM_ACCESS_FLAGS_PROT_NONE as i64,
-        ),
-        (
-            "CU_MEM_ACCESS_FLAGS_PROT_READ",
-            CU_MEM_ACCESS_FLAGS_PROT_READ as i64,
-        ),
-        (
-            "CU_MEM_ACCESS_FLAGS_PROT_READWRITE",
-            CU_MEM_ACCESS_FLAGS_PROT_READWRITE as i64,
-        ),
-    ],
-};
-
-pub static COMPRESSION: Enum = Enum {
-    name: "CUmemAllocationCompType",
-    values: &[
-        (
-            "CU_MEM_ALLOCATION_COMP_NONE",
-            CU_MEM_ALLOCATION_COMP_NONE as i64,
-        ),
-        (
-            "CU_MEM_ALLOCATION_COMP_GENERIC",
-            CU_MEM_ALLOCATION_COMP_GENERIC as i64,
-        ),
-    ],
-};
-
+// The enums the trace's readers ask for by name (`cumock trace2case`), from cuda.h.
+pub static GRANULARITY: Enum = Enum::of("CUmemAllocationGranularity_flags");
+pub static LOCATION_TYPE: Enum = Enum::of("CUmemLocationType");
+pub static HANDLE_TYPE: Enum = Enum::of("CUmemAllocationHandleType");
+pub static ALLOCATION_TYPE: Enum = Enum::of("CUmemAllocationType");
+pub static ACCESS_FLAGS: Enum = Enum::of("CUmemAccess_flags");
+pub static COMPRESSION: Enum = Enum::of("CUmemAllocationCompType");
+pub static CTX_FLAGS: Enum = Enum::of("CUctx_flags");
 pub static RESULT: Enum = Enum {
     name: "CUresult",
     values: cumock_abi::CU_RESULTS,
 };
 
-pub static DEVICE_ATTRIBUTE: Enum = Enum {
-    name: "CUdevice_attribute",
-    values: cumock_abi::CU_DEVICE_ATTRIBUTES,
-};
+/// The trace's word for a handle type (`ctx` for `CUcontext`: roles.txt's `trace-noun`
+/// lines); any other is named without its `CU` (`module#1`, `graphExec#2`).
+pub fn noun(handle_type: &'static str) -> &'static str {
+    cumock_abi::TRACE_NOUNS
+        .iter()
+        .find(|(t, _)| *t == handle_type)
+        .map(|(_, n)| *n)
+        .unwrap_or_else(|| handle_type.strip_prefix("CU").unwrap_or(handle_type))
+}
 
-pub static POINTER_ATTRIBUTE: Enum = Enum {
-    name: "CUpointer_attribute",
-    values: cumock_abi::CU_POINTER_ATTRIBUTES,
-};
+/// The name a parameter has in the trace: cuda.h's, or the older one roles.txt's `trace`
+/// lines keep for the calls the trace typed before it followed the declaration.
+pub fn trace_name(base: &str, param: &'static str) -> &'static str {
+    cumock_abi::TRACE_NAMES
+        .iter()
+        .find(|(b, p, _)| *b == base && *p == param)
+        .map_or(param, |(_, _, name)| name)
+}
 
-/// What an argument is, which decides how the trace shows it.
+/// A value the declaration types otherwise than the trace shows it (roles.txt's
+/// `trace-as` lines).
 #[derive(Debug, Clone, Copy)]
-pub enum Kind {
-    /// A size, count, flags or device ordinal: a number.
-    Int,
-    /// A device or host address: a hex string.
-    Addr,
-    /// A handle of this kind (`ctx`, `handle`, `stream`, `event`), by name.
-    Handle(&'static str),
-    /// A handle the call creates: a new name, even for a value seen before.
-    NewHandle(&'static str),
-    Enum(&'static Enum),
-    Flags(&'static Enum),
-    /// A C string (`const char *`, or a buffer the call fills).
-    Str,
-    /// `CUmemAllocationProp *`.
-    Prop,
-    /// `CUmemLocation *`.
-    Location,
-    /// `CUmemAccessDesc *`, as many as the call's `count`.
-    AccessDescs,
-    /// A pointer the trace does not follow (a parameter struct, a host buffer, a
-    /// function pointer): its address.
-    Opaque,
+pub enum Override {
+    /// A pointer-sized value that is a number (a file descriptor passed as `void *`).
+    Number,
+    /// An `int` the call writes through an untyped pointer (the exported fd).
+    OutInt,
+    /// A value the call writes through an untyped pointer, shown by its address.
+    OutPointer,
+    /// An out-parameter declared as an integer, holding a value of this enum.
+    OutEnum(&'static str),
 }
 
-/// One parameter: its name in the trace, what it is, whether the call writes it, and
-/// (for an out-value the mock reads back) how many bytes it has.
-#[derive(Debug, Clone, Copy)]
-pub struct Param {
-    pub name: &'static str,
-    pub kind: Kind,
-    pub out: bool,
-    pub bytes: u8,
-}
-
-const fn arg(name: &'static str, kind: Kind) -> Param {
-    Param {
-        name,
-        kind,
-        out: false,
-        bytes: 8,
-    }
-}
-
-const fn out(name: &'static str, kind: Kind) -> Param {
-    Param {
-        name,
-        kind,
-        out: true,
-        bytes: 8,
-    }
-}
-
-/// An out-value of 4 bytes (`int *`, `unsigned int *`).
-const fn out4(name: &'static str, kind: Kind) -> Param {
-    Param {
-        name,
-        kind,
-        out: true,
-        bytes: 4,
-    }
-}
-
-use Kind::*;
-
-const CTX: Kind = Handle("ctx");
-const MEM: Kind = Handle("handle");
-const STREAM: Kind = Handle("stream");
-const EVENT: Kind = Handle("event");
-
-/// The calls a trace types, with their parameters in cuda.h's order.
-pub static CALLS: &[(&str, &[Param])] = &[
-    ("__driver", &[arg("path", Str)]),
-    ("cuInit", &[arg("flags", Int)]),
-    ("cuDriverGetVersion", &[out4("version", Int)]),
-    (
-        "cuGetErrorName",
-        &[arg("error", Enum(&RESULT)), out("str", Opaque)],
-    ),
-    (
-        "cuGetErrorString",
-        &[arg("error", Enum(&RESULT)), out("str", Opaque)],
-    ),
-    (
-        "cuGetProcAddress_v2",
-        &[
-            arg("symbol", Str),
-            out("pfn", Opaque),
-            arg("version", Int),
-            arg("flags", Int),
-            out4("status", Int),
-        ],
-    ),
-    ("cuDeviceGet", &[out4("device", Int), arg("ordinal", Int)]),
-    ("cuDeviceGetCount", &[out4("count", Int)]),
-    (
-        "cuDeviceGetName",
-        &[out("name", Str), arg("len", Int), arg("dev", Int)],
-    ),
-    (
-        "cuDeviceGetAttribute",
-        &[
-            out4("value", Int),
-            arg("attribute", Enum(&DEVICE_ATTRIBUTE)),
-            arg("dev", Int),
-        ],
-    ),
-    ("cuDeviceTotalMem_v2", &[out("bytes", Int), arg("dev", Int)]),
-    (
-        "cuDeviceCanAccessPeer",
-        &[out4("value", Int), arg("dev", Int), arg("peer", Int)],
-    ),
-    (
-        "cuDevicePrimaryCtxRetain",
-        &[out("ctx", CTX), arg("dev", Int)],
-    ),
-    ("cuDevicePrimaryCtxRelease_v2", &[arg("dev", Int)]),
-    ("cuDevicePrimaryCtxReset_v2", &[arg("dev", Int)]),
-    (
-        "cuDevicePrimaryCtxGetState",
-        &[arg("dev", Int), out4("flags", Int), out4("active", Int)],
-    ),
-    (
-        "cuDevicePrimaryCtxSetFlags_v2",
-        &[arg("dev", Int), arg("flags", Int)],
-    ),
-    (
-        "cuCtxCreate_v2",
-        &[
-            out("ctx", NewHandle("ctx")),
-            arg("flags", Int),
-            arg("dev", Int),
-        ],
-    ),
-    (
-        "cuCtxCreate_v4",
-        &[
-            out("ctx", NewHandle("ctx")),
-            arg("params", Opaque),
-            arg("flags", Int),
-            arg("dev", Int),
-        ],
-    ),
-    ("cuCtxDestroy_v2", &[arg("ctx", CTX)]),
-    ("cuCtxSetCurrent", &[arg("ctx", CTX)]),
-    ("cuCtxGetCurrent", &[out("ctx", CTX)]),
-    ("cuCtxPushCurrent_v2", &[arg("ctx", CTX)]),
-    ("cuCtxPopCurrent_v2", &[out("ctx", CTX)]),
-    ("cuCtxGetDevice", &[out4("device", Int)]),
-    ("cuCtxSynchronize", &[]),
-    (
-        "cuCtxEnablePeerAccess",
-        &[arg("ctx", CTX), arg("flags", Int)],
-    ),
-    ("cuCtxDisablePeerAccess", &[arg("ctx", CTX)]),
-    (
-        "cuStreamCreate",
-        &[out("stream", NewHandle("stream")), arg("flags", Int)],
-    ),
-    ("cuStreamDestroy_v2", &[arg("stream", STREAM)]),
-    ("cuStreamSynchronize", &[arg("stream", STREAM)]),
-    (
-        "cuEventCreate",
-        &[out("event", NewHandle("event")), arg("flags", Int)],
-    ),
-    (
-        "cuEventRecord",
-        &[arg("event", EVENT), arg("stream", STREAM)],
-    ),
-    ("cuEventSynchronize", &[arg("event", EVENT)]),
-    ("cuEventDestroy_v2", &[arg("event", EVENT)]),
-    (
-        "cuMemGetAllocationGranularity",
-        &[
-            out("granularity", Int),
-            arg("prop", Prop),
-            arg("option", Enum(&GRANULARITY)),
-        ],
-    ),
-    (
-        "cuMemAddressReserve",
-        &[
-            out("ptr", Addr),
-            arg("size", Int),
-            arg("align", Int),
-            arg("addr", Addr),
-            arg("flags", Int),
-        ],
-    ),
-    ("cuMemAddressFree", &[arg("ptr", Addr), arg("size", Int)]),
-    (
-        "cuMemCreate",
-        &[
-            out("handle", NewHandle("handle")),
-            arg("size", Int),
-            arg("prop", Prop),
-            arg("flags", Int),
-        ],
-    ),
-    ("cuMemRelease", &[arg("handle", MEM)]),
-    (
-        "cuMemMap",
-        &[
-            arg("ptr", Addr),
-            arg("size", Int),
-            arg("offset", Int),
-            arg("handle", MEM),
-            arg("flags", Int),
-        ],
-    ),
-    ("cuMemUnmap", &[arg("ptr", Addr), arg("size", Int)]),
-    (
-        "cuMemSetAccess",
-        &[
-            arg("ptr", Addr),
-            arg("size", Int),
-            arg("desc", AccessDescs),
-            arg("count", Int),
-        ],
-    ),
-    (
-        "cuMemGetAccess",
-        &[
-            out("flags", Enum(&ACCESS_FLAGS)),
-            arg("location", Location),
-            arg("ptr", Addr),
-        ],
-    ),
-    (
-        "cuMemExportToShareableHandle",
-        &[
-            out4("fd", Int),
-            arg("handle", MEM),
-            arg("type", Enum(&HANDLE_TYPE)),
-            arg("flags", Int),
-        ],
-    ),
-    (
-        "cuMemImportFromShareableHandle",
-        &[
-            out("handle", MEM),
-            arg("fd", Int),
-            arg("type", Enum(&HANDLE_TYPE)),
-        ],
-    ),
-    (
-        "cuMemRetainAllocationHandle",
-        &[out("handle", MEM), arg("addr", Addr)],
-    ),
-    (
-        "cuMemGetAllocationPropertiesFromHandle",
-        &[out("prop", Prop), arg("handle", MEM)],
-    ),
-    ("cuMemGetInfo_v2", &[out("free", Int), out("total", Int)]),
-    ("cuMemAlloc_v2", &[out("ptr", Addr), arg("size", Int)]),
-    ("cuMemFree_v2", &[arg("ptr", Addr)]),
-    (
-        "cuMemGetAddressRange_v2",
-        &[out("base", Addr), out("size", Int), arg("ptr", Addr)],
-    ),
-    (
-        "cuPointerGetAttribute",
-        &[
-            out("data", Opaque),
-            arg("attribute", Enum(&POINTER_ATTRIBUTE)),
-            arg("ptr", Addr),
-        ],
-    ),
-    (
-        "cuMemcpy",
-        &[arg("dst", Addr), arg("src", Addr), arg("n", Int)],
-    ),
-    (
-        "cuMemcpyHtoD_v2",
-        &[arg("dst", Addr), arg("src", Addr), arg("n", Int)],
-    ),
-    (
-        "cuMemcpyDtoH_v2",
-        &[arg("dst", Addr), arg("src", Addr), arg("n", Int)],
-    ),
-    (
-        "cuMemcpyDtoD_v2",
-        &[arg("dst", Addr), arg("src", Addr), arg("n", Int)],
-    ),
-    (
-        "cuMemcpyAsync",
-        &[
-            arg("dst", Addr),
-            arg("src", Addr),
-            arg("n", Int),
-            arg("stream", STREAM),
-        ],
-    ),
-    (
-        "cuMemcpyHtoDAsync_v2",
-        &[
-            arg("dst", Addr),
-            arg("src", Addr),
-            arg("n", Int),
-            arg("stream", STREAM),
-        ],
-    ),
-    (
-        "cuMemcpyDtoHAsync_v2",
-        &[
-            arg("dst", Addr),
-            arg("src", Addr),
-            arg("n", Int),
-            arg("stream", STREAM),
-        ],
-    ),
-    (
-        "cuMemcpyDtoDAsync_v2",
-        &[
-            arg("dst", Addr),
-            arg("src", Addr),
-            arg("n", Int),
-            arg("stream", STREAM),
-        ],
-    ),
-    (
-        "cuMemsetD8_v2",
-        &[arg("dst", Addr), arg("value", Int), arg("n", Int)],
-    ),
-    (
-        "cuMemsetD16_v2",
-        &[arg("dst", Addr), arg("value", Int), arg("n", Int)],
-    ),
-    (
-        "cuMemsetD32_v2",
-        &[arg("dst", Addr), arg("value", Int), arg("n", Int)],
-    ),
-];
-
-/// The parameters of a call the trace types, in cuda.h's order.
-pub fn params(function: &str) -> Option<&'static [Param]> {
-    CALLS.iter().find(|(f, _)| *f == function).map(|(_, p)| *p)
-}
-
-/// A scalar of a kind, from its raw bits (an integer, or a pointer's address).
-/// Struct and string kinds are read by the writer, which knows where they live; given
-/// here, they are shown by their address.
-pub fn scalar(kind: Kind, raw: u64, names: &mut HandleNames) -> Value {
-    match kind {
-        Int => Value::from(raw),
-        Handle(k) => names.name(k, raw),
-        NewHandle(k) => names.fresh(k, raw),
-        Enum(e) => e.show(raw as i64),
-        Flags(e) => e.show_flags(raw),
-        Addr | Opaque | Str | Prop | Location | AccessDescs => {
-            if raw == 0 && !matches!(kind, Addr) {
-                Value::Null
-            } else {
-                address(raw)
-            }
-        }
-    }
-}
-
-/// A signed integer argument (an `int` may be negative: `-1` is a value programs pass).
-pub fn signed(kind: Kind, raw: i64, names: &mut HandleNames) -> Value {
-    match kind {
-        Int if raw < 0 => Value::from(raw),
-        Enum(e) => e.show(raw),
-        _ => scalar(kind, raw as u64, names),
-    }
+/// How the trace shows a parameter where its declared role does not say it.
+pub fn shown_as(base: &str, param: &str) -> Option<Override> {
+    let (_, _, how) = cumock_abi::TRACE_AS
+        .iter()
+        .find(|(b, p, _)| *b == base && *p == param)?;
+    Some(match *how {
+        "number" => Override::Number,
+        "out-int" => Override::OutInt,
+        "out-pointer" => Override::OutPointer,
+        how => Override::OutEnum(how.strip_prefix("out-enum:")?),
+    })
 }
 
 /// `CUmemLocation`.
@@ -577,16 +149,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_call_is_listed_once() {
-        for (i, (f, _)) in CALLS.iter().enumerate() {
-            assert!(
-                CALLS[i + 1..].iter().all(|(g, _)| g != f),
-                "{f} is listed twice"
-            );
-        }
-    }
-
-    #[test]
     fn enums_and_flags_by_name() {
         assert_eq!(GRANULARITY.show(1), "CU_MEM_ALLOC_GRANULARITY_RECOMMENDED");
         assert_eq!(GRANULARITY.show(7), 7);
@@ -599,16 +161,15 @@ mod tests {
             HANDLE_TYPE.show_flags(0x11),
             "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR|16"
         );
+        // An alias is named once.
+        assert_eq!(CTX_FLAGS.show_flags(4), "CU_CTX_SCHED_BLOCKING_SYNC");
         assert_eq!(RESULT.show(1), "CUDA_ERROR_INVALID_VALUE");
     }
 
     #[test]
-    fn scalars_by_kind() {
-        let mut n = HandleNames::default();
-        assert_eq!(scalar(Addr, 0x7f00_0020_0000, &mut n), "0x7f0000200000");
-        assert_eq!(scalar(Addr, 0, &mut n), "0x0");
-        assert_eq!(scalar(Opaque, 0, &mut n), Value::Null);
-        assert_eq!(scalar(MEM, 0xabc, &mut n), "handle#1");
-        assert_eq!(signed(Int, -1, &mut n), -1);
+    fn older_names_apply_to_their_call_only() {
+        assert_eq!(trace_name("cuMemcpyHtoD", "dstDevice"), "dst");
+        assert_eq!(trace_name("cuMemcpy2D", "dstDevice"), "dstDevice");
+        assert_eq!(trace_name("cuMemMap", "ptr"), "ptr");
     }
 }
