@@ -346,7 +346,16 @@ impl FuncDecoder<'_> {
                 }
             }
             "txq" | "suq" => {
+                // `txq.level.{width,height,depth}.b32 d, [t], lod`: a mipmap level's size.
                 let level = i.opcode == "txq" && m.take("level");
+                if level
+                    && !m
+                        .list
+                        .iter()
+                        .any(|x| matches!(x.as_str(), "width" | "height" | "depth"))
+                {
+                    return Err(unsup(m, "txq.level queries width, height or depth"));
+                }
                 let query = match m
                     .take_any(&[
                         "width",
