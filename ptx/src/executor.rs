@@ -1629,10 +1629,18 @@ impl<'a> BlockCtx<'a> {
             Sreg::LanemaskGe => lanemask(out, |l| !((1u64 << l) - 1) & 0xffff_ffff),
             Sreg::Gridid => *out = [1; 32],
             Sreg::DynamicSmemSize => *out = [self.launch.dynamic_shared_bytes as u64; 32],
-            Sreg::TotalSmemSize => *out = [self.shared_limit; 32],
-            // The block's shared memory and the 1 KiB region sm_90 reserves for the
-            // system (`%reserved_smem_offset_cap` above).
-            Sreg::AggrSmemSize => *out = [self.shared_limit + 0x400; 32],
+            // Static and dynamic shared memory in sm_90's allocation unit, 128 bytes (the
+            // ISA: "a multiple of the static memory allocation unit"; the H200: 100 static
+            // and 256 dynamic bytes read 384, corpus special_registers_system).
+            Sreg::TotalSmemSize => *out = [self.shared_limit.div_ceil(128) * 128; 32],
+            // The static and dynamic bytes as declared, unrounded, and the 1 KiB region
+            // sm_90 reserves for the system (`%reserved_smem_offset_cap` above): 100 + 256
+            // + 1024 = 1380 on the H200 (corpus special_registers_system).
+            Sreg::AggrSmemSize => {
+                let declared = self.module.kernels[self.kernel].static_shared_bytes as u64
+                    + self.launch.dynamic_shared_bytes as u64;
+                *out = [declared + 0x400; 32]
+            }
             // Zero outside a device graph (`CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`),
             // which the mock refuses to instantiate: every launch here is outside one.
             Sreg::CurrentGraphExec => *out = [0; 32],
@@ -2811,6 +2819,17 @@ impl<'a> BlockCtx<'a> {
                         detail,
                     ));
                 }
+                // Global memory flushes f32 subnormals in `atom.add`, as the ISA says and
+                // the H200 does (corpus f32_atomic_subnormals); shared memory's atomics
+                // below do not, nor do bulk reductions (`host_atomic`).
+                Loc::Host(p) if op == AtomOp::Add && ty == Ty::F32 => {
+                    // Safety: from `Memory::translate` with atomic access, aligned to 4
+                    // (checked above).
+                    let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };
+                    let f = |v: u32| Some(add_f32_ftz(v, x as u32));
+                    a.fetch_update(Ordering::SeqCst, Ordering::SeqCst, f)
+                        .unwrap_or_else(|v| v) as u64
+                }
                 // Safety: from `Memory::translate` with atomic access, aligned (checked).
                 Loc::Host(p) => unsafe { host_atomic(p, op, ty, x, y) },
                 Loc::Param(_) => {
@@ -3289,8 +3308,9 @@ fn atomic_result(op: AtomOp, ty: Ty, old: u64, x: u64, y: u64) -> (u64, u64) {
     (new & m, old & m)
 }
 
-/// The f32 `add` of the vector atomics: as the ISA says of `atom.add.f32` in global
-/// memory, subnormal inputs (the old value too) and results flush to signed zeros.
+/// The f32 `add` of atomics in global memory (scalar and vector): as the ISA says of
+/// `atom.add.f32` there, subnormal inputs (the old value too) and results flush to signed
+/// zeros.
 fn add_f32_ftz(old: u32, x: u32) -> u32 {
     let f = math::ftz32(math::ftz32(f32::from_bits(old)) + math::ftz32(f32::from_bits(x)));
     math::bits32(f) as u32
@@ -3342,6 +3362,8 @@ unsafe fn host_atomic(p: *mut u8, op: AtomOp, ty: Ty, x: u64, y: u64) -> u64 {
         let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };
         let (x32, y32) = (x as u32, y as u32);
         let old = match (op, ty) {
+            // Bulk reductions (cp.reduce.async.bulk) keep subnormals, as the H200 does
+            // (corpus bulk_reductions); `atom`/`red` in global memory flush them (`atom`).
             (AtomOp::Add, Ty::F32) => a.fetch_update(O, O, |v| {
                 Some(math::bits32(f32::from_bits(v) + f32::from_bits(x32)) as u32)
             }),
