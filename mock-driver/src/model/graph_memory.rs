@@ -113,6 +113,12 @@ struct Allocation {
     requested: u64,
     /// The graph holding a free node for it (its own or another: cuda.h allows one).
     freed_in: Option<GraphId>,
+    /// The graph of its allocation node.
+    graph: GraphId,
+    /// That graph was instantiated: the allocation may outlive a launch, and the H200
+    /// takes a free node for it only in another graph from then on (probe graph_memory,
+    /// free-node-after-instantiate).
+    instantiated: bool,
     /// Allocated by a launch and not freed since.
     live: bool,
 }
@@ -226,6 +232,8 @@ impl GraphMemory {
                 region: base,
                 requested: node.bytesize,
                 freed_in: None,
+                graph,
+                instantiated: false,
                 live: false,
             },
         );
@@ -241,6 +249,12 @@ impl GraphMemory {
                 "{ptr:#x} was not returned by a graph allocation node"
             ))
         })?;
+        if a.graph == graph && a.instantiated && a.freed_in.is_none() {
+            return Err(invalid(format!(
+                "{ptr:#x}: its graph was instantiated without freeing it, so only another \
+                 graph may free it now (as the H200 answers)"
+            )));
+        }
         match a.freed_in {
             Some(g) if g == graph => {
                 Err(invalid(format!("{ptr:#x} is freed in this graph already")))
@@ -268,6 +282,11 @@ impl GraphMemory {
 
     /// An executable graph holds these allocation nodes too.
     pub fn hold(&mut self, ptrs: &[u64]) {
+        for p in ptrs {
+            if let Some(a) = self.allocations.get_mut(p) {
+                a.instantiated = true;
+            }
+        }
         for r in self.regions_of(ptrs) {
             self.regions.get_mut(&r).expect("found").holders += 1;
         }
