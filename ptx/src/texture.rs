@@ -473,8 +473,9 @@ impl Sampled {
 /// axis m (the largest magnitude), then ((s/m + 1)/2, (t/m + 1)/2) with s and t the
 /// table's signed minor coordinates. The guide's conditions are strict (|x| > |y|...),
 /// so which face a tie picks is not documented: here z before y before x, and a zero
-/// component as positive: a choice until clients/runtime/cubemap_mipmap.cu ("ties and
-/// edges") is recorded on the H200. Face coordinates are computed in f32, as the guide writes them.
+/// component as positive, which the H200 matches (clients/runtime/cubemap_mipmap.cu,
+/// "ties and edges"); a zero direction reads the centre of face +z there, as 0/0 taken
+/// as 0 gives. Face coordinates are computed in f32, as the guide writes them.
 pub(crate) fn cube_face(x: f32, y: f32, z: f32) -> (u64, f32, f32) {
     let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
     let (face, m, s, t) = if az >= ax && az >= ay {
@@ -494,6 +495,9 @@ pub(crate) fn cube_face(x: f32, y: f32, z: f32) -> (u64, f32, f32) {
     } else {
         (1, ax, z, -y)
     };
+    if m == 0.0 {
+        return (face, 0.5, 0.5);
+    }
     (face, (s / m + 1.0) * 0.5, (t / m + 1.0) * 0.5)
 }
 
@@ -616,9 +620,9 @@ impl TextureObject {
             self.filter(mem, img, sampler, dims, c, slice)
         };
         // The level of detail with its bias, clamped to the sampler's range and then to
-        // the levels there are, in fixed point with 8 fractional bits as linear
-        // filtering's coordinates are (the rounding is a choice until
-        // clients/runtime/cubemap_mipmap.cu's tex2DLod lines are recorded).
+        // the levels there are, in fixed point with 8 fractional bits, cut toward zero
+        // (the H200: a sweep 1/1024 apart holds each step for four samples, and the
+        // nearest level changes at exactly .5; clients/runtime/cubemap_mipmap.cu).
         let m = &self.sampler.mipmap;
         let last = self.levels.len() as f32;
         let lod = if lod.is_nan() { 0.0 } else { lod };
@@ -628,7 +632,7 @@ impl TextureObject {
         } else {
             lod.clamp(0.0, last)
         };
-        let q8 = (lod as f64 * 256.0 + 0.5).floor() as i64;
+        let q8 = (lod as f64 * 256.0).floor() as i64;
         if !m.linear || !self.reads_float() {
             // The nearest level, halves up.
             return Ok(on_level(((q8 + 128) >> 8) as usize)?.bits());
