@@ -543,3 +543,76 @@ K mma_m8n8k4(const unsigned* in, unsigned* out, int n) {
       : "=r"(o[20]), "=r"(o[21]), "=r"(o[22]), "=r"(o[23]), "=r"(o[24]), "=r"(o[25]), "=r"(o[26]), "=r"(o[27])
       : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(0u));
 }
+
+// mma.m8n8k4's rounding steps, one case a warp, the same registers in every lane (A
+// .row, B .col: each element of D sums a0*b0 .. a3*b3 in register order, plus C):
+// ptxas's f32 chain rounds 1 + 2^-24 back to 1 (warp 0), rounds to nearest (1), starts
+// from +0 (2: -0 products and C), keeps a subnormal C (3), and sums k in order (4).
+// Words of a lane: f32 D from f32 C (8), f16 D (4), f32 D from f16 C (8).
+K mma_m8n8k4_probe(const unsigned* in, unsigned* out, int n) {
+  // A's halves a0..a3, B's b0..b3 (f16 bits), C as f32 and f16 bits.
+  const unsigned short ab[5][8] = {
+      {0x3c00, 0x0c00, 0x0c00, 0, 0x3c00, 0x0c00, 0x0c00, 0},
+      {0x3c00, 0x1200, 0, 0, 0x3c00, 0x0c00, 0, 0},
+      {0x8000, 0x3c00, 0x8000, 0x3c00, 0x3c00, 0x8000, 0x3c00, 0x8000},
+      {0, 0, 0, 0, 0, 0, 0, 0},
+      {0x0c00, 0x0c00, 0x3c00, 0, 0x0c00, 0x0c00, 0x3c00, 0},
+  };
+  const unsigned c32[5] = {0xbf800000u, 0, 0x80000000u, 1, 0xbf800000u};
+  const unsigned short c16[5] = {0xbc00, 0, 0x8000, 1, 0xbc00};
+  unsigned w = threadIdx.x >> 5;
+  const unsigned short* x = ab[w];
+  unsigned a0 = x[0] | (unsigned)x[1] << 16, a1 = x[2] | (unsigned)x[3] << 16;
+  unsigned b0 = x[4] | (unsigned)x[5] << 16, b1 = x[6] | (unsigned)x[7] << 16;
+  unsigned c = c32[w], h = c16[w] | (unsigned)c16[w] << 16;
+  unsigned* o = out + 20 * threadIdx.x;
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%12,%12,%12,%12,%12,%12,%12};"
+      : "=r"(o[0]), "=r"(o[1]), "=r"(o[2]), "=r"(o[3]), "=r"(o[4]), "=r"(o[5]), "=r"(o[6]), "=r"(o[7])
+      : "r"(a0), "r"(a1), "r"(b0), "r"(b1), "r"(c));
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16 {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%8,%8,%8,%8};"
+      : "=r"(o[8]), "=r"(o[9]), "=r"(o[10]), "=r"(o[11])
+      : "r"(a0), "r"(a1), "r"(b0), "r"(b1), "r"(h));
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%12,%12,%12};"
+      : "=r"(o[12]), "=r"(o[13]), "=r"(o[14]), "=r"(o[15]), "=r"(o[16]), "=r"(o[17]), "=r"(o[18]), "=r"(o[19])
+      : "r"(a0), "r"(a1), "r"(b0), "r"(b1), "r"(h));
+}
+
+// The other eight forms of mma.m8n8k4 f16 (layout pair and type), on the same values as
+// mma_m8n8k4: with it, every one sm_90 has (ptxas lowers each to f32 arithmetic on the
+// CUDA cores; the executor follows its SASS).
+K mma_m8n8k4_forms(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned* w = in + 16 * t;
+  unsigned* o = out + 52 * t;
+  unsigned mode = warp_mode();
+  unsigned a[2], b[2], c[8], h[4];
+  for (int i = 0; i < 2; i++) a[i] = shape_half2(w[i], w[i + 8], mode, false);
+  for (int i = 0; i < 2; i++) b[i] = shape_half2(w[2 + i], w[10 + i], mode, false);
+  for (int i = 0; i < 8; i++) c[i] = shape_f32(w[4 + i] * 2654435761u + w[i], mode);
+  for (int i = 0; i < 4; i++) h[i] = shape_half2(w[12 + i], w[4 + i], mode == 1 ? 0 : mode, false);
+  if (mode == 1) a[1] = a[0] ^ 0x80008000u;  // products that cancel in pairs
+  asm("mma.sync.aligned.m8n8k4.row.row.f32.f16.f16.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%13,%14,%15,%16,%17,%18,%19};"
+      : "=r"(o[0]), "=r"(o[1]), "=r"(o[2]), "=r"(o[3]), "=r"(o[4]), "=r"(o[5]), "=r"(o[6]), "=r"(o[7])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(c[5]), "r"(c[6]), "r"(c[7]));
+  asm("mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%13,%14,%15,%16,%17,%18,%19};"
+      : "=r"(o[8]), "=r"(o[9]), "=r"(o[10]), "=r"(o[11]), "=r"(o[12]), "=r"(o[13]), "=r"(o[14]), "=r"(o[15])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(c[5]), "r"(c[6]), "r"(c[7]));
+  asm("mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f16 {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%8,%9,%10,%11};"
+      : "=r"(o[16]), "=r"(o[17]), "=r"(o[18]), "=r"(o[19])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]), "r"(h[2]), "r"(h[3]));
+  asm("mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16 {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%8,%9,%10,%11};"
+      : "=r"(o[20]), "=r"(o[21]), "=r"(o[22]), "=r"(o[23])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]), "r"(h[2]), "r"(h[3]));
+  asm("mma.sync.aligned.m8n8k4.col.col.f16.f16.f16.f16 {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%8,%9,%10,%11};"
+      : "=r"(o[24]), "=r"(o[25]), "=r"(o[26]), "=r"(o[27])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]), "r"(h[2]), "r"(h[3]));
+  asm("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%13,%14,%15};"
+      : "=r"(o[28]), "=r"(o[29]), "=r"(o[30]), "=r"(o[31]), "=r"(o[32]), "=r"(o[33]), "=r"(o[34]), "=r"(o[35])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]), "r"(h[2]), "r"(h[3]));
+  asm("mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%13,%14,%15};"
+      : "=r"(o[36]), "=r"(o[37]), "=r"(o[38]), "=r"(o[39]), "=r"(o[40]), "=r"(o[41]), "=r"(o[42]), "=r"(o[43])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]), "r"(h[2]), "r"(h[3]));
+  asm("mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%13,%14,%15};"
+      : "=r"(o[44]), "=r"(o[45]), "=r"(o[46]), "=r"(o[47]), "=r"(o[48]), "=r"(o[49]), "=r"(o[50]), "=r"(o[51])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(h[0]), "r"(h[1]), "r"(h[2]), "r"(h[3]));
+}

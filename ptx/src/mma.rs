@@ -38,6 +38,12 @@
 //! (the low halves of the fragment's registers), the second on the rest, each the f16
 //! arithmetic above; then C added by an ordinary `add` (`FADD`, `HADD2`: rounded to
 //! nearest).
+//!
+//! `mma.m8n8k4` of f16 (sm_70's quad pairs) has no tensor-core instruction on sm_90:
+//! ptxas lowers it to shuffles and f32 arithmetic on the CUDA cores (its SASS, every
+//! layout and type: `HADD2.F32`, `FMUL`, `FFMA`, `FADD`, `F2FP`), each step an IEEE
+//! operation rounded to nearest ([`quad_pair_dot`]; the corpus's `mma_m8n8k4` records it
+//! bit for bit). D's registers take D's type's layout, whatever C's type ([`Quad`]).
 
 use crate::math::{self, Lanes, Rnd};
 
@@ -235,10 +241,11 @@ pub enum Quad {
     Row,
     /// A or B given `.col`.
     Col,
-    /// The accumulator when `.ctype` is f16 (C, and D whatever its type): a lane holds
-    /// one row of its product's D.
+    /// An f16 accumulator (C or D): a lane holds one row of its product's.
     AccRows,
-    /// The accumulator when `.ctype` is f32.
+    /// An f32 accumulator (C or D). An f32 D from an f16 C has this layout too, by its
+    /// own type, not C's (measured: the corpus's `mma_m8n8k4`; ptxas's SASS for every
+    /// layout places it so).
     AccF32,
 }
 
@@ -590,17 +597,19 @@ impl MmaSpec {
             return None;
         }
         let layout = |col| if col { Quad::Col } else { Quad::Row };
-        // The accumulator's layout follows `.ctype`, for D as for C.
-        let acc = if c == F16 {
-            Quad::AccRows
-        } else {
-            Quad::AccF32
+        // Each accumulator's layout follows its own type ([`Quad::AccF32`]).
+        let acc = |e| {
+            if e == F16 {
+                Quad::AccRows
+            } else {
+                Quad::AccF32
+            }
         };
         Some(MmaSpec {
             a: Frag::quad_pair(Role::A, a, layout(col_a)),
             b: Frag::quad_pair(Role::B, b, layout(col_b)),
-            c: Frag::quad_pair(Role::C, c, acc),
-            d: Frag::quad_pair(Role::C, d, acc),
+            c: Frag::quad_pair(Role::C, c, acc(c)),
+            d: Frag::quad_pair(Role::C, d, acc(d)),
             satfinite: false,
             xor: false,
             sparse: None,
@@ -746,6 +755,9 @@ pub struct Arith {
     pub block: usize,
     /// FP8 operands only: which instruction's arithmetic.
     pub fp8: Fp8Path,
+    /// `mma.m8n8k4` of f16: ptxas's f32 arithmetic on the CUDA cores ([`quad_pair_dot`]),
+    /// not the tensor cores' fused sum.
+    pub quad_pair: bool,
 }
 
 impl MmaSpec {
@@ -763,6 +775,7 @@ impl MmaSpec {
             xor: self.xor,
             block,
             fp8: Fp8Path::ViaF16,
+            quad_pair: self.a.quad.is_some(),
         }
     }
 }
@@ -808,6 +821,9 @@ pub(crate) fn dot(
     if matches!(ea, Elem::E4M3 | Elem::E5M2) {
         return fp8_dot(s, k, ai, bi, c, prods);
     }
+    if s.quad_pair {
+        return quad_pair_dot(s, ai, bi, c);
+    }
     prods.clear();
     let mut nan = false;
     for kk in 0..k {
@@ -835,6 +851,34 @@ pub(crate) fn dot(
         (acc, acc_elem) = (bits, Elem::F32);
     }
     bits
+}
+
+/// [`dot`] of `mma.m8n8k4`'s f16 products (k = 4) as sm_90 computes it: ptxas lowers
+/// the instruction to f32 arithmetic on the CUDA cores, every step rounded to nearest
+/// (IEEE, subnormals kept), the f16 operands converted exactly. An f32 D is
+/// `C + fma(a3, b3, fma(a2, b2, fma(a1, b1, fma(a0, b0, +0))))` (`FFMA` chain, then
+/// `FADD`); an f16 D is `(C + fma(a1, b1, a0·b0)) + fma(a3, b3, a2·b2)` (`FMUL`, `FFMA`,
+/// two `FADD`s) rounded once more to f16 (`F2FP`). A NaN result is the canonical NaN.
+/// Read from ptxas 13's SASS for every layout and type and confirmed bit for bit by the
+/// corpus's `mma_m8n8k4` on the H200.
+fn quad_pair_dot(s: &Arith, ai: impl Fn(u32) -> u64, bi: impl Fn(u32) -> u64, c: u64) -> u64 {
+    let (a, b) = (|k| s.a.float(ai(k)) as f32, |k| s.b.float(bi(k)) as f32);
+    let c = s.c.float(c) as f32;
+    let d = if s.d == Elem::F16 {
+        // The plain product keeps a -0 that fma(a0, b0, +0) would make +0.
+        let low = a(1).mul_add(b(1), a(0) * b(0));
+        let high = a(3).mul_add(b(3), a(2) * b(2));
+        (c + low) + high
+    } else {
+        let sum = (0..4).fold(0.0f32, |acc, k| a(k).mul_add(b(k), acc));
+        c + sum
+    };
+    match (d.is_nan(), s.d == Elem::F16) {
+        (true, true) => 0x7fff,
+        (true, false) => math::CANONICAL_NAN32 as u64,
+        (false, true) => math::f64_to_f16(d as f64, Rnd::N) as u64,
+        (false, false) => d.to_bits() as u64,
+    }
 }
 
 /// [`dot`] of FP8 operands, by the instruction's path (module comment).
@@ -1333,6 +1377,7 @@ mod tests {
             xor: false,
             block: a.len(),
             fp8: path,
+            quad_pair: false,
         };
         let (ai, bi) = (|k: u32| a[k as usize] as u64, |k: u32| b[k as usize] as u64);
         let r = dot(
@@ -1386,6 +1431,71 @@ mod tests {
             fp8(V, &[0x7f], &[0x3c], 1.0).to_bits(),
             math::CANONICAL_NAN32
         );
+    }
+
+    /// One element of `mma.m8n8k4`'s f16 D: products a[k]·b[k] of f16 values, C in `c`'s
+    /// type, D in `d`'s; raw bits out.
+    fn quad(a: [f32; 4], b: [f32; 4], c: u64, c_elem: Elem, d: Elem) -> u64 {
+        let s = MmaSpec::quad_pair([d, Elem::F16, Elem::F16, c_elem], false, true)
+            .unwrap()
+            .arith();
+        assert!(s.quad_pair);
+        let (ai, bi) = (|k: u32| f16(a[k as usize]), |k: u32| f16(b[k as usize]));
+        dot(&s, 4, ai, bi, c, &mut Vec::new())
+    }
+
+    #[test]
+    fn m8n8k4_rounds_each_f32_step_as_ptxas_lowers_it() {
+        let tiny = pow2(-12) as f32;
+        let f32_bits = |x: f32| x.to_bits() as u64;
+        // 1 + 2^-24 + 2^-24 - 1: each fma rounds 1 + 2^-24 (a tie) back to 1, so C's -1
+        // leaves +0 (one fused sum, as the tensor cores do, would keep 2^-23).
+        let (a, b) = ([1.0, tiny, tiny, 0.0], [1.0, tiny, tiny, 0.0]);
+        assert_eq!(quad(a, b, f32_bits(-1.0), Elem::F32, Elem::F32), 0);
+        // From an f16 C, the same.
+        assert_eq!(quad(a, b, f16(-1.0), Elem::F16, Elem::F32), 0);
+        // An f16 D sums the pairs apart: (-1 + (1 + 2^-24)) + (2^-24 + 0) = 2^-24, the
+        // smallest subnormal half.
+        assert_eq!(quad(a, b, f16(-1.0), Elem::F16, Elem::F16), 1);
+        // Rounded to nearest, not toward zero: 1 + 3·2^-24 is 1 + 2^-22 in f32.
+        let (a, b) = ([1.0, 3.0 * tiny, 0.0, 0.0], [1.0, tiny, 0.0, 0.0]);
+        assert_eq!(
+            quad(a, b, f32_bits(0.0), Elem::F32, Elem::F32),
+            f32_bits(1.0 + pow2(-22) as f32)
+        );
+        // Zeros: the f32 chain starts from +0, so -0 products and a -0 C give +0; the
+        // f16 path multiplies its first products plainly and keeps -0.
+        let (a, b) = ([-0.0, 1.0, -0.0, 1.0], [1.0, -0.0, 1.0, -0.0]);
+        assert_eq!(quad(a, b, f32_bits(-0.0), Elem::F32, Elem::F32), 0);
+        assert_eq!(quad(a, b, f16(-0.0), Elem::F16, Elem::F16), 0x8000);
+        // A subnormal C is kept (no flush to zero); an f16 overflow is an infinity;
+        // NaNs are canonical.
+        let zeros = [0.0; 4];
+        assert_eq!(quad(zeros, zeros, 1, Elem::F32, Elem::F32), 1);
+        let big = [60000.0, 60000.0, 0.0, 0.0];
+        assert_eq!(
+            quad(big, [1.0, 1.0, 0.0, 0.0], 0, Elem::F16, Elem::F16),
+            0x7c00
+        );
+        let inf = [f32::INFINITY, f32::NEG_INFINITY, 0.0, 0.0];
+        let ones = [1.0, 1.0, 0.0, 0.0];
+        assert_eq!(quad(inf, ones, 0, Elem::F16, Elem::F16), 0x7fff);
+        assert_eq!(
+            quad(inf, ones, 0, Elem::F32, Elem::F32),
+            math::CANONICAL_NAN32 as u64
+        );
+    }
+
+    #[test]
+    fn m8n8k4_places_d_by_its_own_type() {
+        // D f32 from C f16: C's registers in the f16 layout, D's in the f32 one.
+        let s =
+            MmaSpec::quad_pair([Elem::F32, Elem::F16, Elem::F16, Elem::F16], true, true).unwrap();
+        assert_eq!(
+            (s.c.quad, s.d.quad),
+            (Some(Quad::AccRows), Some(Quad::AccF32))
+        );
+        assert_eq!((s.c.regs(), s.d.regs()), (4, 8));
     }
 
     #[test]

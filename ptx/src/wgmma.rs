@@ -190,6 +190,7 @@ impl WgmmaSpec {
             xor: false,
             block: k as usize,
             fp8: mma::Fp8Path::TensorCore,
+            quad_pair: false,
         })
     }
 

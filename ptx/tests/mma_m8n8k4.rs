@@ -3,8 +3,10 @@
 //! f16 or f32 accumulators. The host lays the operands out in the lanes' registers by
 //! the PTX ISA's formulas ("Matrix Fragments for mma.m8n8k4 with .f16 floating point
 //! type"), a kernel runs the instruction, and D is compared with host GEMMs on both
-//! engines. Small integers: sums exact; how the H200 rounds is the corpus's
-//! (`corpus/tensor_cores.cu`: `mma_m8n8k4`).
+//! engines. Small integers: sums exact; how the H200 rounds (ptxas's f32 steps on the
+//! CUDA cores) is `mma.rs`'s unit tests' and the corpus's (`corpus/tensor_cores.cu`:
+//! `mma_m8n8k4`). An f32 D from an f16 C takes the f32 accumulator's layout, not C's, as
+//! the H200 places it (the corpus).
 
 mod common;
 use common::*;
@@ -144,9 +146,9 @@ fn m8n8k4_f16_matches_four_host_gemms_in_every_layout_and_engine() {
                         .sum::<i64>()
             })
             .collect();
-        // D's layout follows `.ctype`.
+        // D's layout follows D's type.
         let want = regs(8, if d32 { 32 } else { 16 }, |l, i| {
-            let (q, r, col) = acc_at(c32, l, i);
+            let (q, r, col) = acc_at(d32, l, i);
             acc(d32, want[(q * 64 + r * 8 + col) as usize])
         });
         let k = m.kernel(kernel).unwrap();
