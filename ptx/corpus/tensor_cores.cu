@@ -578,8 +578,8 @@ K mma_m8n8k4_probe(const unsigned* in, unsigned* out, int n) {
 }
 
 // The other eight forms of mma.m8n8k4 f16 (layout pair and type), on the same values as
-// mma_m8n8k4: with it, every one sm_90 has (ptxas lowers each to f32 arithmetic on the
-// CUDA cores; the executor follows its SASS).
+// mma_m8n8k4: with it, every one sm_90 has (each computed with f32 arithmetic on the CUDA
+// cores; the executor's model of that arithmetic is what these recordings check).
 K mma_m8n8k4_forms(const unsigned* in, unsigned* out, int n) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned* w = in + 16 * t;

@@ -40,10 +40,12 @@
 //! nearest).
 //!
 //! `mma.m8n8k4` of f16 (sm_70's quad pairs) has no tensor-core instruction on sm_90:
-//! ptxas lowers it to shuffles and f32 arithmetic on the CUDA cores (its SASS, every
-//! layout and type: `HADD2.F32`, `FMUL`, `FFMA`, `FADD`, `F2FP`), each step an IEEE
-//! operation rounded to nearest ([`quad_pair_dot`]; the corpus's `mma_m8n8k4` records it
-//! bit for bit). D's registers take D's type's layout, whatever C's type ([`Quad`]).
+//! the GPU computes it with shuffles and ordinary f32 arithmetic (multiplies, fused
+//! multiply-adds, adds, a final conversion to f16), each step an IEEE operation rounded
+//! to nearest: [`quad_pair_dot`] is that arithmetic as a specification, written in Rust
+//! and held to the corpus's `mma_m8n8k4` recording bit for bit (the executor runs PTX
+//! semantics, never NVIDIA's compiled code). D's registers take D's type's layout,
+//! whatever C's type ([`Quad`]).
 
 use crate::math::{self, Lanes, Rnd};
 
@@ -244,8 +246,7 @@ pub enum Quad {
     /// An f16 accumulator (C or D): a lane holds one row of its product's.
     AccRows,
     /// An f32 accumulator (C or D). An f32 D from an f16 C has this layout too, by its
-    /// own type, not C's (measured: the corpus's `mma_m8n8k4`; ptxas's SASS for every
-    /// layout places it so).
+    /// own type, not C's (measured: the corpus's `mma_m8n8k4`).
     AccF32,
 }
 
@@ -859,8 +860,8 @@ pub(crate) fn dot(
 /// `C + fma(a3, b3, fma(a2, b2, fma(a1, b1, fma(a0, b0, +0))))` (`FFMA` chain, then
 /// `FADD`); an f16 D is `(C + fma(a1, b1, a0·b0)) + fma(a3, b3, a2·b2)` (`FMUL`, `FFMA`,
 /// two `FADD`s) rounded once more to f16 (`F2FP`). A NaN result is the canonical NaN.
-/// Read from ptxas 13's SASS for every layout and type and confirmed bit for bit by the
-/// corpus's `mma_m8n8k4` on the H200.
+/// Worked out for every layout and type (reading what ptxas 13 generates for them) and
+/// confirmed bit for bit by the corpus's `mma_m8n8k4` on the H200.
 fn quad_pair_dot(s: &Arith, ai: impl Fn(u32) -> u64, bi: impl Fn(u32) -> u64, c: u64) -> u64 {
     let (a, b) = (|k| s.a.float(ai(k)) as f32, |k| s.b.float(bi(k)) as f32);
     let c = s.c.float(c) as f32;
