@@ -11,6 +11,8 @@ pub const SEEDS: &[&str] = &[
     "async_copies.cu",
     "video.cu",
     "stack_system.cu",
+    "sm90_forms.cu",
+    "issue21.cu",
 ];
 
 pub const VOCAB: &[&str] = &[
