@@ -107,6 +107,50 @@ K video_mad(const unsigned* in, unsigned* out, int n) {
   for (int k = 0; k < 16; k++) out[16 * t + k] = r[k];
 }
 
+// Forms the first recording did not hold, where the executor's rules come from the SASS
+// ptxas writes for them (src/video.rs): the .h1 merge without .sat, unsigned .sat of
+// whole results into .min/.max, vset's c in a's sign, saturated shifts into merges, shifts
+// into .min/.max, and vmad's signed multiply, sign-extended c and logical scale.
+K video_scalar_h200(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (3 * t + 2 >= n) return;
+  unsigned a, b, c, r[16];
+  operands(in, t, &a, &b, &c);
+  V3(0, "vadd.u32.u32.u32", ".h1");
+  V3(1, "vabsdiff.u32.s32.s32.sat.max", "");
+  V3(2, "vset.u32.s32.lt.min", "");
+  V3(3, "vset.s32.u32.gt.max", "");
+  asm("vshr.s32.s32.u32.sat.clamp %0.h1, %1, %2.b0, %3;" : "=r"(r[4]) : "r"(a), "r"(b), "r"(c));
+  asm("vshl.s32.s32.u32.sat.wrap %0.b1, %1.h0, %2, %3;" : "=r"(r[5]) : "r"(a), "r"(b), "r"(c));
+  asm("vshl.u32.u32.u32.clamp.max %0, %1, %2.b0, %3;" : "=r"(r[6]) : "r"(a), "r"(b), "r"(c));
+  asm("vshr.u32.s32.u32.wrap.min %0, %1, %2, %3;" : "=r"(r[7]) : "r"(a), "r"(b), "r"(c));
+  V(8, "vmin.u32.s32.s32.sat");
+  V(9, "vabsdiff.u32.s32.u32.sat");
+  V3(10, "vmax.s32.u32.u32.sat.min", "");
+  V3(11, "vsub.u32.u32.u32.max", "");
+  V3(12, "vadd.s32.s32.s32.sat.min", "");
+  asm("vshl.u32.s32.u32.sat.clamp %0, %1.b2, %2.b1;" : "=r"(r[13]) : "r"(a), "r"(b));
+  V3(14, "vabsdiff.s32.s32.s32.sat", ".h1");
+  asm("vset.s32.s32.lt %0.h1, %1.b1, %2.h0, %3;" : "=r"(r[15]) : "r"(a), "r"(b), "r"(c));
+  for (int k = 0; k < 16; k++) out[16 * t + k] = r[k];
+}
+
+K video_mad_h200(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (3 * t + 2 >= n) return;
+  unsigned a, b, c, r[8];
+  operands(in, t, &a, &b, &c);
+  M(0, "vmad.u32.u32.u32.shr7", "%1, %2, %3");
+  M(1, "vmad.s32.u32.u32.po.sat", "%1, %2, %3");
+  M(2, "vmad.s32.s32.u32.sat.shr15", "%1, %2, -%3");
+  M(3, "vmad.s32.u32.s32", "-%1.h1, %2, %3");
+  M(4, "vmad.u32.s32.s32.sat.shr7", "%1, %2, %3");
+  M(5, "vmad.s32.u32.u32.sat", "-%1.b3, %2.h0, %3");
+  M(6, "vmad.u32.u32.u32.po.sat.shr15", "%1, %2, %3");
+  M(7, "vmad.s32.s32.s32.sat.shr7", "%1.b2, -%2.b3, %3");
+  for (int k = 0; k < 8; k++) out[8 * t + k] = r[k];
+}
+
 K video_simd2(const unsigned* in, unsigned* out, int n) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (3 * t + 2 >= n) return;

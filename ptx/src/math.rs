@@ -1355,9 +1355,15 @@ pub fn dp2a(sa: bool, sb: bool, hi: bool) -> WarpFn {
 /// `fns.b32 d, mask, base, offset`: the position of the offset-th set bit of mask
 /// counting from bit base (up for a positive offset, down for a negative one; offset 0:
 /// base itself if set), 0xffffffff when there is none. A base above 31 (undefined in
-/// the ISA) finds nothing.
+/// the ISA) finds nothing. An offset of i32::MIN gives 0 on the H200 (the corpus's
+/// `int_forms_issue21`): ptxas's code negates it into a count of 2^31 that its final
+/// signed `popc < count` test takes as negative, so it reports the last position of its
+/// downward search, bit 0, as found.
 pub fn fns() -> WarpFn {
     fn find(mask: u32, base: u32, offset: i32) -> u32 {
+        if offset == i32::MIN {
+            return 0;
+        }
         let set = |pos: i64| (0..32).contains(&pos) && mask >> pos & 1 == 1;
         if offset == 0 {
             return if set(base as i64) { base } else { u32::MAX };

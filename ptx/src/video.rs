@@ -1,15 +1,21 @@
 //! The video instructions (PTX ISA 9.0, "Video Instructions"): the scalar `vadd`,
 //! `vsub`, `vabsdiff`, `vmin`, `vmax`, `vshl`, `vshr`, `vmad`, `vset` and the SIMD
-//! `vop2`/`vop4` forms, as the ISA's pseudocode defines them.
+//! `vop2`/`vop4` forms, as the H200 computes them.
 //!
 //! Scalar forms extract a byte, half or word of each source (`.b0`-`.b3`, `.h0`/`.h1`),
-//! sign- or zero-extend it by its type, compute the primary operation without
-//! overflow (i128 here: the ISA's 33-bit inputs and 34-bit result lose nothing in it),
-//! optionally clamp to the destination's range (the subword's, when the destination
-//! merges), then either apply the secondary operation with `c` or merge the low byte or
-//! half into `c`. SIMD forms pick two halves (four bytes) out of the 64-bit pair
+//! sign- or zero-extend it by its type, compute the primary operation (i128 here),
+//! optionally saturate, then either apply the secondary operation with `c` or merge the
+//! byte or half into `c`. SIMD forms pick two halves (four bytes) out of the 64-bit pair
 //! `{b, a}`, operate on each, clamp each to 16 (8) bits, then merge with `c` under the
 //! destination mask or add the masked results to `c`.
+//!
+//! The SIMD forms follow the ISA's pseudocode, and so does the H200 (the corpus's
+//! `video_simd2`/`video_simd4`). The scalar forms and `vmad` do not: the hardware runs
+//! the integer code ptxas expands them into, which differs from the pseudocode in
+//! saturation, the width the secondary operation sees, the `.h1` merge and `vmad`'s
+//! multiply; `Scalar::eval` and `Mad::eval` list how, fitted to every word the H200
+//! recorded for `video_scalar` and `video_mad` and read off ptxas 13.0's SASS for the
+//! forms the corpus does not hold.
 
 /// The primary operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,7 +153,8 @@ pub enum Second {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scalar {
     pub op: VOp,
-    /// `vset` has no destination type: its result and `c` are unsigned.
+    /// The destination's sign; `vset` has no destination type, and the H200 compares
+    /// its result with `c` in a's sign, which the decoder puts here.
     pub d_signed: bool,
     pub a_signed: bool,
     pub b_signed: bool,
@@ -160,20 +167,41 @@ pub struct Scalar {
 }
 
 impl Scalar {
+    /// What the H200 computes. Since Maxwell the video instructions have no hardware of
+    /// their own: ptxas expands each into integer code, and where that code departs
+    /// from the ISA's pseudocode (the corpus's `video_scalar` recorded it; the SASS of
+    /// ptxas 13.0 shows why) the hardware is followed:
+    /// - `vadd`/`vsub` pass on only the low 32 bits of their 33-bit result, sign-
+    ///   extended, to a secondary `.min`/`.max` (the ISA compares the whole result);
+    ///   `vabsdiff`, `vmin`, `vmax` and shifts pass on their whole (64-bit) result.
+    /// - `.sat` to an unsigned word clamps below at 0 but not above: a sum past
+    ///   U32_MAX keeps its low 32 bits. To a signed word it clamps both ways.
+    /// - `.sat` with a byte or half merge clamps to [0, the subword's maximum]: a
+    ///   negative result becomes the maximum (0x7f, 0xff, 0x7fff or 0xffff), not the
+    ///   minimum.
+    /// - Shifts: `vshl` shifts in 64 bits; `.sat` sees the result's low 34 bits, sign-
+    ///   extended, and clamps to the 32-bit word (unsigned both ways) even when the
+    ///   destination merges a subword, which then takes the clamped word's low part.
+    /// - The `.h1` merge takes the result's bits 16-31 as they are (not its low half
+    ///   moved up); `.b0`-`.b3` and `.h0` move the low byte or half into place.
+    /// - `vset`'s 0 or 1 meets `c` in a's sign (the decoder puts it in `d_signed`).
     pub fn eval(&self, a: u32, b: u32, c: u32) -> u32 {
         let ta = self.a_part.extract(a, self.a_signed);
         let tb = self.b_part.extract(b, self.b_signed);
-        let tmp = match self.op {
+        let shift = matches!(self.op, VOp::Shl | VOp::Shr);
+        let add_sub = matches!(self.op, VOp::Add | VOp::Sub);
+        let r = match self.op {
             VOp::Add => ta + tb,
             VOp::Sub => ta - tb,
             VOp::Absdiff => (ta - tb).abs(),
             VOp::Min => ta.min(tb),
             VOp::Max => ta.max(tb),
-            // `tb` is unsigned (`.u32`): at most 32 after `.clamp`, 31 after `.wrap`.
+            // `tb` is unsigned (`.u32`): at most 32 after `.clamp`, 31 after `.wrap`;
+            // `ta` fits 33 bits, so the 64-bit shift is exact up to its top bits.
             VOp::Shl | VOp::Shr => {
                 let s = if self.clamp { tb.min(32) } else { tb & 0x1f } as u32;
                 if self.op == VOp::Shl {
-                    ta << s
+                    (ta << s) as i64 as i128
                 } else {
                     ta >> s
                 }
@@ -182,34 +210,61 @@ impl Scalar {
             // SIMD only (the decoder refuses a scalar `vavrg`); the same rounding.
             VOp::Avrg => avrg(ta, tb),
         };
-        // `optSaturate`: the destination's range, its subword's when it merges.
-        let tmp = if self.sat {
-            let bits = match self.second {
-                Second::Merge(p) => p.bits(),
-                _ => 32,
+        let v = if !self.sat {
+            r
+        } else if shift {
+            clamp(extend(r as u64, 34, true), 32, self.d_signed)
+        } else if let Second::Merge(p) = self.second {
+            let max = if self.d_signed {
+                (1i128 << (p.bits() - 1)) - 1
+            } else {
+                (1i128 << p.bits()) - 1
             };
-            clamp(tmp, bits, self.d_signed)
+            if (0..=max).contains(&r) {
+                r
+            } else {
+                max
+            }
+        } else if self.d_signed {
+            clamp(r, 32, true)
+        } else if r < 0 {
+            0
+        } else if add_sub {
+            r & 0xffff_ffff
         } else {
-            tmp
+            r
         };
-        // `c` has the destination's sign.
-        let tc = extend(c as u64, 32, self.d_signed);
-        let d = match self.second {
-            Second::None => tmp,
-            Second::Add => tmp + tc,
-            Second::Min => tmp.min(tc),
-            Second::Max => tmp.max(tc),
+        let v = if add_sub { v as u32 as i32 as i128 } else { v };
+        match self.second {
+            Second::None => v as u32,
+            Second::Add => (v as u32).wrapping_add(c),
+            Second::Min | Second::Max => {
+                // A 64-bit comparison, signed or not by the destination; `c` extended
+                // by its sign.
+                let tc = extend(c as u64, 32, self.d_signed);
+                let x = if self.d_signed { v } else { v as u64 as i128 };
+                let take_v = if self.second == Second::Min {
+                    x < tc
+                } else {
+                    x > tc
+                };
+                if take_v {
+                    v as u32
+                } else {
+                    c
+                }
+            }
+            Second::Merge(Part::Half(1)) => (c & 0xffff) | (v as u32 & 0xffff_0000),
             Second::Merge(p) => {
                 let (mask, shift) = match p {
                     Part::Byte(k) => (0xffu32, 8 * k as u32),
                     Part::Half(k) => (0xffff, 16 * k as u32),
                     Part::Word => (u32::MAX, 0),
                 };
-                let part = ((tmp as u32) & mask) << shift;
-                return part | (c & !(mask << shift));
+                let part = ((v as u32) & mask) << shift;
+                part | (c & !(mask << shift))
             }
-        };
-        d as u32
+        }
     }
 }
 
@@ -221,7 +276,7 @@ pub struct Mad {
     pub a_part: Part,
     pub b_part: Part,
     /// The product negated (`-a` xor `-b`), `c` negated: at most one of them, and
-    /// neither with `.po`.
+    /// neither with `.po` (ptxas refuses both as well).
     pub neg_product: bool,
     pub neg_c: bool,
     pub po: bool,
@@ -231,40 +286,42 @@ pub struct Mad {
 }
 
 impl Mad {
+    /// What the H200 computes (the corpus's `video_mad`; ptxas 13.0's SASS shows
+    /// how), where the ISA's pseudocode differs:
+    /// - the operands, extracted and extended by their types, multiply as signed
+    ///   32-bit integers: a `.u32` word at or above 2^31 counts as negative;
+    /// - `c` is sign-extended whatever the types;
+    /// - the sum is 64 bits; the scale shifts it arithmetically when the result is
+    ///   signed (the ISA's `signedFinal`), logically when not;
+    /// - `.sat` clamps that 64-bit value to the signed or unsigned word.
     pub fn eval(&self, a: u32, b: u32, c: u32) -> u32 {
-        let ta = self.a_part.extract(a, self.a_signed);
-        let tb = self.b_part.extract(b, self.b_signed);
+        let ta = self.a_part.extract(a, self.a_signed) as u32 as i32 as i64;
+        let tb = self.b_part.extract(b, self.b_signed) as u32 as i32 as i64;
         let signed = self.a_signed || self.b_signed || self.neg_product || self.neg_c;
-        let mut tmp = ta * tb;
-        let mut c = c;
-        let mut lsb = 0;
-        if self.po {
-            lsb = 1;
+        // At most 2^62 in magnitude: no overflow below.
+        let p = ta * tb;
+        let tc = c as i32 as i64;
+        let r = if self.po {
+            p + tc + 1
         } else if self.neg_product {
-            tmp = !tmp;
-            lsb = 1;
+            tc - p
         } else if self.neg_c {
-            c = !c;
-            lsb = 1;
-        }
-        let c = extend(c as u64, 32, signed);
-        let tmp = tmp + c + lsb;
-        // The shift is arithmetic: an unsigned result is never negative here.
-        let result = tmp >> self.shift;
-        let result = if self.shift != 0 {
-            // `& 0xffffffffffffffff`: the low 64 bits, signed when the result is.
-            if signed {
-                result as i64 as i128
-            } else {
-                result as u64 as i128
-            }
+            // `~c + 1`, the ISA's negation, in 64 bits.
+            p - tc
         } else {
-            result
+            p + tc
         };
-        if self.sat {
-            clamp(result, 32, signed) as u32
+        let r = if signed {
+            r >> self.shift
         } else {
-            result as u32
+            ((r as u64) >> self.shift) as i64
+        };
+        if !self.sat {
+            r as u32
+        } else if signed {
+            r.clamp(i32::MIN as i64, i32::MAX as i64) as u32
+        } else {
+            r.clamp(0, u32::MAX as i64) as u32
         }
     }
 }

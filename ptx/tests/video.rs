@@ -1,8 +1,9 @@
 //! The video instructions (scalar `vadd`...`vset`, `vmad`, SIMD `vop2`/`vop4`) and the
 //! other integer forms of issue 21 (`dp2a`, `fns`, `slct`, `cvt.pack.sat`), against
-//! values worked by hand from the PTX ISA's pseudocode, and against a reference written
-//! here from that pseudocode over edge and random operands, modifiers and selectors.
-//! Their bit patterns on the H200 are recorded by the corpus (ptx/corpus/video.cu).
+//! values worked by hand and against a reference written here over edge and random
+//! operands, modifiers and selectors. The SIMD forms follow the PTX ISA's pseudocode;
+//! the scalar forms, `vmad` and `fns` follow the H200 where it departs from the ISA
+//! (the corpus, ptx/corpus/video.cu, recorded it; the hand cases say how they differ).
 
 mod common;
 use common::*;
@@ -117,13 +118,23 @@ fn scalar_video_forms_by_hand() {
             0xffff_ffff,
         ),
         ("vadd.u32.s32.s32.min D, A, B, C", 1, 2, 0xffff_ffff, 3),
-        // Merge into half 1 of c, saturated to .s16: 40000 -> 32767.
+        // Merge into half 1 of c, saturated to .s16: 40000 -> 32767. The ISA moves it
+        // into half 1 (0x7fff_5678); the H200 merges the result's own bits 16-31,
+        // here 0.
         (
             "vadd.s32.u32.u32.sat D.h1, A, B, C",
             40000,
             0,
             0x1234_5678,
-            0x7fff_5678,
+            0x0000_5678,
+        ),
+        // Without .sat: 0x12345 + 0x10000's bits 16-31 (2), not its low half (0x2345).
+        (
+            "vadd.u32.u32.u32 D.h1, A, B, C",
+            0x1_2345,
+            0x1_0000,
+            0xaaaa_bbbb,
+            0x0002_bbbb,
         ),
         // Merge into byte 2 of c, saturated to .u8: 300 -> 255.
         (
@@ -141,11 +152,49 @@ fn scalar_video_forms_by_hand() {
             0x1111_1111,
             0x1111_112c,
         ),
-        // A negative result saturated for a signed byte: -200 -> -128.
-        ("vsub.s32.s32.s32.sat D.b3, A, B, C", 0, 200, 0, 0x8000_0000),
+        // A negative result saturated for a signed byte: the ISA gives -128, the H200
+        // the byte's maximum, 127 (a merge saturates to [0, max]).
+        ("vsub.s32.s32.s32.sat D.b3, A, B, C", 0, 200, 0, 0x7f00_0000),
+        (
+            "vsub.u32.u32.u32.sat D.h0, A, B, C",
+            1,
+            2,
+            0xaaaa_aaaa,
+            0xaaaa_ffff,
+        ),
+        // .sat to an unsigned word clamps at 0 but, on the H200, not above: 2^32 + 1
+        // keeps its low word (the ISA: U32_MAX).
+        ("vadd.u32.u32.u32.sat D, A, B", 0xffff_ffff, 2, 0, 1),
+        ("vsub.u32.s32.s32.sat D, A, B", 0, 1, 0, 0),
+        // A sum's low word, sign-extended, meets the secondary max: 0x8000_0000 as
+        // 0xffff_ffff_8000_0000 beats c = U32_MAX unsigned (the ISA keeps c).
+        (
+            "vadd.u32.u32.u32.max D, A, B, C",
+            0x4000_0000,
+            0x4000_0000,
+            0xffff_ffff,
+            0x8000_0000,
+        ),
+        // A difference wraps to 32 bits before .min: 0x7fffffff - (-1) is -2^31.
+        (
+            "vsub.s32.s32.s32.min D, A, B, C",
+            0x7fff_ffff,
+            0xffff_ffff,
+            0,
+            0x8000_0000,
+        ),
         // Shifts: .clamp stops at 32 (1 << 32 is 0 in 32 bits, U32_MAX saturated).
         ("vshl.u32.u32.u32.clamp D, A, B", 1, 40, 0, 0),
         ("vshl.u32.u32.u32.sat.clamp D, A, B", 1, 40, 0, 0xffff_ffff),
+        // .sat sees the shifted value's low 34 bits, sign-extended: 0x7f << 32 has
+        // bits 33 and 32 set, so it is negative and clamps to S32_MIN (the ISA: MAX).
+        (
+            "vshl.s32.s32.u32.sat.clamp D, A, B",
+            0x7f,
+            32,
+            0,
+            0x8000_0000,
+        ),
         // .wrap takes the amount mod 32: 40 -> 8.
         ("vshl.u32.u32.u32.wrap D, A, B", 1, 40, 0, 0x100),
         // An arithmetic shift of a signed a: 33 wraps to 1.
@@ -178,6 +227,15 @@ fn scalar_video_forms_by_hand() {
         ("vset.u32.u32.lt D, A, B", (-1i32) as u32, 0, 0, 0),
         ("vset.u32.u32.ne.add D, A, B, C", 1, 2, 41, 42),
         ("vset.s32.s32.ge.max D, A, B, C", 1, 2, 7, 7),
+        // The H200 meets c in a's sign: min(0, -1) signed is -1 (the ISA: unsigned, 0).
+        (
+            "vset.s32.s32.ne.min D, A, B, C",
+            1,
+            1,
+            0xffff_ffff,
+            0xffff_ffff,
+        ),
+        ("vset.u32.s32.ne.min D, A, B, C", 1, 1, 0xffff_ffff, 0),
         (
             "vset.u32.u32.eq D.b1, A.b0, B.b3, C",
             0x55,
@@ -243,11 +301,25 @@ fn vmad_forms_by_hand() {
             0,
             (-255i32) as u32,
         ),
-        // Unsigned saturation: U32_MAX * 2 clamps.
+        // The H200 multiplies the words as signed 32-bit integers: U32_MAX is -1 there,
+        // so -2 saturates to 0 (the ISA: 2^33 - 2, clamped to U32_MAX).
+        ("vmad.u32.u32.u32.sat D, A, B, C", 0xffff_ffff, 2, 0, 0),
         (
             "vmad.u32.u32.u32.sat D, A, B, C",
+            0x7fff_ffff,
+            4,
+            0,
             0xffff_ffff,
-            2,
+        ),
+        // ... and c is sign-extended: 1 * 1 + (-1) = 0, .shr15 of it 0 (the ISA's
+        // unsigned c: 2^32 >> 15).
+        ("vmad.u32.u32.u32.shr15 D, A, B, C", 1, 1, 0xffff_ffff, 0),
+        // An unsigned scale shifts the 64-bit sum logically: -2^15 >> 15 is 2^49 - 1,
+        // saturated.
+        (
+            "vmad.u32.u32.u32.sat.shr15 D, A, B, C",
+            0xffff_8000,
+            1,
             0,
             0xffff_ffff,
         ),
@@ -539,10 +611,14 @@ impl ScalarForm {
         s
     }
 
+    /// The H200's rules (where they leave the ISA's pseudocode, each is said in
+    /// `cumock_ptx::video::Scalar::eval`; the corpus recorded them in `video_scalar`).
     fn reference(&self, a: u32, b: u32, c: u32) -> u32 {
         let ta = part(a, self.asel, self.a);
         let tb = part(b, self.bsel, self.b);
-        let tmp = match self.op {
+        let shift = self.op == "vshl" || self.op == "vshr";
+        let add_sub = self.op == "vadd" || self.op == "vsub";
+        let r = match self.op {
             "vadd" => ta + tb,
             "vsub" => ta - tb,
             "vabsdiff" => (ta - tb).abs(),
@@ -555,7 +631,8 @@ impl ScalarForm {
                     tb & 31
                 };
                 if self.op == "vshl" {
-                    ta << n
+                    // In 64 bits.
+                    i128::from((ta << n) as i64)
                 } else {
                     ta >> n
                 }
@@ -577,27 +654,61 @@ impl ScalarForm {
             "h0" | "h1" => 16,
             _ => 32,
         };
-        let tmp = if self.sat {
-            clamp_to(tmp, merge_bits, self.d)
+        let v = if !self.sat {
+            r
+        } else if shift {
+            // The low 34 bits, sign-extended, clamped to the word.
+            let low34 = (r as i64) << 30 >> 30;
+            clamp_to(i128::from(low34), 32, self.d)
+        } else if merge_bits < 32 {
+            // [0, the subword's maximum]; a negative result takes the maximum.
+            let max = if self.d {
+                (1i128 << (merge_bits - 1)) - 1
+            } else {
+                (1i128 << merge_bits) - 1
+            };
+            if r < 0 || r > max {
+                max
+            } else {
+                r
+            }
+        } else if self.d {
+            clamp_to(r, 32, true)
+        } else if r < 0 {
+            0
+        } else if add_sub {
+            // No upper clamp: the low word.
+            r & 0xffff_ffff
         } else {
-            tmp
+            r
+        };
+        // An add's or sub's low word, sign-extended, goes on.
+        let v = if add_sub {
+            i128::from(v as u32 as i32)
+        } else {
+            v
         };
         let tc = part(c, "", self.d);
+        // `min`/`max` compare in 64 bits, unsigned for an unsigned destination.
+        let as_u64 = |x: i128| if self.d { x } else { i128::from(x as u64) };
         match self.second {
-            "" => tmp as u32,
-            "add" => (tmp + tc) as u32,
-            "min" => tmp.min(tc) as u32,
-            "max" => tmp.max(tc) as u32,
+            "" => v as u32,
+            "add" => (v as u32).wrapping_add(c),
+            "min" if as_u64(v) < tc => v as u32,
+            "max" if as_u64(v) > tc => v as u32,
+            "min" | "max" => c,
+            // `.h1` takes the value's bits 16-31 where they are.
+            "h1" => (c & 0xffff) | (v as u32 & 0xffff_0000),
             sel => {
                 let shift = merge_bits * u32::from(sel.as_bytes()[1] - b'0');
                 let field = ((1u64 << merge_bits) - 1) as u32;
-                (c & !(field << shift)) | ((tmp as u32 & field) << shift)
+                (c & !(field << shift)) | ((v as u32 & field) << shift)
             }
         }
     }
 }
 
-/// What the ISA's pseudocode gives for (a, b, c).
+/// What the H200 gives for (a, b, c).
 type Reference = Box<dyn Fn(u32, u32, u32) -> u32>;
 
 /// A fixed sequence of pseudo-random words (xorshift), the same every run.
@@ -656,7 +767,7 @@ fn check_all(texts: &[String], refs: &[&dyn Fn(u32, u32, u32) -> u32]) {
                 let want = reference(a, b, c);
                 assert_eq!(
                     got[k][t], want,
-                    "{text} with a={a:#x} b={b:#x} c={c:#x}: got {:#x}, the ISA gives {want:#x}",
+                    "{text} with a={a:#x} b={b:#x} c={c:#x}: got {:#x}, the H200 gives {want:#x}",
                     got[k][t]
                 );
             }
@@ -665,7 +776,7 @@ fn check_all(texts: &[String], refs: &[&dyn Fn(u32, u32, u32) -> u32]) {
 }
 
 #[test]
-fn scalar_video_forms_match_the_isa_pseudocode() {
+fn scalar_video_forms_match_the_h200_rules() {
     let sels = ["", "b0", "b1", "b2", "b3", "h0", "h1"];
     let seconds = ["", "add", "min", "max", "b0", "b3", "h0", "h1"];
     let ops = [
@@ -701,7 +812,7 @@ fn scalar_video_forms_match_the_isa_pseudocode() {
             },
         });
     }
-    // The reference names comparisons `vset.cmp`.
+    // The reference names comparisons `vset.cmp`; the H200 meets c in a's sign.
     let texts: Vec<String> = forms.iter().map(ScalarForm::text).collect();
     let refs: Vec<Reference> = forms
         .into_iter()
@@ -716,7 +827,7 @@ fn scalar_video_forms_match_the_isa_pseudocode() {
                         "gt" => "vset.gt",
                         _ => "vset.ge",
                     },
-                    d: false,
+                    d: f.a,
                     mode: "",
                     ..f
                 }
@@ -731,7 +842,7 @@ fn scalar_video_forms_match_the_isa_pseudocode() {
 }
 
 #[test]
-fn vmad_forms_match_the_isa_pseudocode() {
+fn vmad_forms_match_the_h200_rules() {
     let sels = ["", "b0", "b1", "b2", "b3", "h0", "h1"];
     let r = words(6 * 200, 7);
     let mut texts = Vec::new();
@@ -783,31 +894,31 @@ fn vmad_forms_match_the_isa_pseudocode() {
             neg(nc),
         ));
         refs.push(Box::new(move |a, b, c| {
-            // The ISA's pseudocode, step by step.
-            let ta = part(a, asel, sa);
-            let tb = part(b, bsel, sb);
+            // The H200's rules (`cumock_ptx::video::Mad::eval` says where they leave
+            // the ISA): the extracted operands multiply as signed 32-bit integers, c is
+            // sign-extended, the 64-bit sum shifts arithmetically only when signed.
+            let ta = part(a, asel, sa) as u32 as i32 as i64;
+            let tb = part(b, bsel, sb) as u32 as i32 as i64;
             let signed_final = sa || sb || (na ^ nb) || nc;
-            let mut tmp = ta * tb;
-            let mut c = c;
-            let mut lsb = 0;
-            if po {
-                lsb = 1;
+            let tc = i64::from(c as i32);
+            let sum = if po {
+                ta * tb + tc + 1
             } else if na ^ nb {
-                tmp = !tmp;
-                lsb = 1;
+                // ~(a * b) + c + 1.
+                !(ta * tb) + tc + 1
             } else if nc {
-                c = !c;
-                lsb = 1;
-            }
-            let c128 = part(c, "", signed_final);
-            let tmp = tmp + c128 + lsb;
-            let result = match shift {
-                0 => tmp,
-                s if signed_final => (tmp >> s) as i64 as i128,
-                s => (tmp >> s) as u64 as i128,
+                // a * b + ~c + 1.
+                ta * tb + !tc + 1
+            } else {
+                ta * tb + tc
+            };
+            let result = if signed_final {
+                sum >> shift
+            } else {
+                ((sum as u64) >> shift) as i64
             };
             if sat {
-                clamp_to(result, 32, signed_final) as u32
+                clamp_to(i128::from(result), 32, signed_final) as u32
             } else {
                 result as u32
             }
@@ -1023,11 +1134,15 @@ fn dp2a_fns_slct_and_cvt_pack_by_hand() {
         // Running off either end.
         ("fns.b32 D, A, B, C", 0x8000_0001, 1, 2, 0xffff_ffff),
         ("fns.b32 D, A, B, C", 0x8000_0001, 31, -2i32 as u32, 0),
+        // An offset of i32::MIN: the ISA finds nothing, the H200 gives 0 (ptxas's code
+        // reads the count 2^31 as negative in its final test).
+        ("fns.b32 D, A, B, C", 0xffff_ffff, 0, i32::MIN as u32, 0),
+        ("fns.b32 D, A, B, C", 0x0000_0001, 31, i32::MIN as u32, 0),
         (
             "fns.b32 D, A, B, C",
             0xffff_ffff,
-            0,
-            i32::MIN as u32,
+            31,
+            (i32::MIN + 1) as u32,
             0xffff_ffff,
         ),
         // slct on the sign of c.

@@ -167,7 +167,8 @@ impl FuncDecoder<'_> {
         };
         let v = Scalar {
             op,
-            d_signed,
+            // ptxas (what the H200 runs) compares `vset`'s 0/1 with `c` in a's sign.
+            d_signed: if is_set { a_signed } else { d_signed },
             a_signed,
             b_signed,
             a_part: part(a.sel)?,
@@ -184,7 +185,8 @@ impl FuncDecoder<'_> {
     }
 
     /// `vmad`: its result's sign is the ISA's `signedFinal` (from the operand types and
-    /// negations), so the destination type is read but decides nothing.
+    /// negations), so the destination type is read but decides nothing (ptxas's code
+    /// for the H200 ignores it too: `vmad.u32.s32.s32.sat` saturates as signed).
     fn vmad(
         &mut self,
         i: &InstAst,
