@@ -8,35 +8,13 @@
 //! kernels cannot be given).
 
 mod common;
+use common::images::ImageMemory;
 use common::*;
 use cumock_ptx::{
     run, AddressMode, ChannelKind, Engine, Format, Image, MipmapSampler, Module, Sampler, Storage,
-    SurfaceObject, Texels, TextureObject,
+    Texels, TextureObject,
 };
 use std::sync::Arc;
-
-struct ImageMemory {
-    mem: TestMemory,
-    textures: Vec<(u64, Arc<TextureObject>)>,
-}
-
-// Safety: as TestMemory's; the objects own their texels.
-unsafe impl cumock_ptx::Memory for ImageMemory {
-    fn translate(
-        &self,
-        addr: u64,
-        len: u64,
-        access: cumock_ptx::Access,
-    ) -> Result<cumock_ptx::HostSpan, cumock_ptx::Fault> {
-        self.mem.translate(addr, len, access)
-    }
-    fn texture(&self, h: u64) -> Option<Arc<TextureObject>> {
-        self.textures.iter().find(|t| t.0 == h).map(|t| t.1.clone())
-    }
-    fn surface(&self, _: u64) -> Option<Arc<SurfaceObject>> {
-        None
-    }
-}
 
 const F32X1: Format = Format {
     kind: ChannelKind::Float,
@@ -154,6 +132,7 @@ fn cubemap_lookups_follow_the_programming_guides_face_table() {
     let cubes = image(n as u64, n as u64, 12, true, true, &vals);
     let mut mem = ImageMemory {
         mem: TestMemory::new(),
+        surfaces: Vec::new(),
         textures: vec![
             (
                 1,
@@ -274,6 +253,7 @@ fn tex_level_picks_and_blends_levels_with_bias_and_clamps() {
     for (linear, mip, want) in cases {
         let mut mem = ImageMemory {
             mem: TestMemory::new(),
+            surfaces: Vec::new(),
             textures: vec![(3, Arc::new(mip_texture(linear, mip)))],
         };
         let lin = mem.mem.map(&f32s(&lods), false);
@@ -311,6 +291,7 @@ fn tex_grad_takes_log2_of_the_longer_derivative_in_texels() {
     };
     let mut mem = ImageMemory {
         mem: TestMemory::new(),
+        surfaces: Vec::new(),
         textures: vec![(4, Arc::new(mip_texture(true, all)))],
     };
     // Normalized derivatives on an 8-texel level 0: (1/8, 0) is one texel (lod 0),
@@ -366,6 +347,7 @@ fn cubemap_levels_blend_on_the_face_the_direction_picks() {
     };
     let mut mem = ImageMemory {
         mem: TestMemory::new(),
+        surfaces: Vec::new(),
         textures: vec![(
             5,
             Arc::new(TextureObject {
@@ -414,6 +396,7 @@ fn txq_answers_levels_and_their_sizes() {
     };
     let mut mem = ImageMemory {
         mem: TestMemory::new(),
+        surfaces: Vec::new(),
         textures: vec![(6, Arc::new(mip_texture(true, all)))],
     };
     let out = mem.mem.map(&[0u8; 24], true);
@@ -458,6 +441,7 @@ fn tld4_gathers_on_the_cube_face() {
         .collect();
     let mut mem = ImageMemory {
         mem: TestMemory::new(),
+        surfaces: Vec::new(),
         textures: vec![(
             7,
             Arc::new(TextureObject {

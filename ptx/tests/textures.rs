@@ -3,6 +3,7 @@
 //! result checked against a host computation written here apart from the executor's.
 
 mod common;
+use common::images::ImageMemory;
 use common::*;
 use cumock_ptx::{
     run, AddressMode, ChannelKind, Engine, FaultKind, Format, Image, Module, Sampler, Storage,
@@ -11,30 +12,6 @@ use cumock_ptx::{
 use std::sync::Arc;
 
 /// TestMemory plus the texture and surface objects a kernel may name.
-struct ImageMemory {
-    mem: TestMemory,
-    textures: Vec<(u64, Arc<TextureObject>)>,
-    surfaces: Vec<(u64, Arc<SurfaceObject>)>,
-}
-
-// Safety: as TestMemory's; the objects own their texels.
-unsafe impl cumock_ptx::Memory for ImageMemory {
-    fn translate(
-        &self,
-        addr: u64,
-        len: u64,
-        access: cumock_ptx::Access,
-    ) -> Result<cumock_ptx::HostSpan, cumock_ptx::Fault> {
-        self.mem.translate(addr, len, access)
-    }
-    fn texture(&self, h: u64) -> Option<Arc<TextureObject>> {
-        self.textures.iter().find(|t| t.0 == h).map(|t| t.1.clone())
-    }
-    fn surface(&self, h: u64) -> Option<Arc<SurfaceObject>> {
-        self.surfaces.iter().find(|t| t.0 == h).map(|t| t.1.clone())
-    }
-}
-
 fn array_image(format: Format, w: u64, h: u64, d: u64, layered: bool, bytes: &[u8]) -> Image {
     let t = Texels::zeroed(bytes.len()).unwrap();
     assert!(t.write(0, bytes));

@@ -2,6 +2,7 @@
 //! under target/ptx-test-cache, and a device memory over host buffers with access rights.
 #![allow(dead_code)]
 
+pub mod images;
 pub mod mutate;
 
 use std::cell::UnsafeCell;
