@@ -16,6 +16,8 @@
 //   host-load  the host loads page-locked memory a kernel wrote, having seen only a later
 //              kernel's flag land (as host-write, but a load: the mock's trap sees it)
 //   managed-load  the same with managed memory
+//   zero-copy-load  the same with a kernel that also reads page-locked memory (its input):
+//              weak reads signal nothing to the host
 //   fixed      also has a kernel hand its words to the host through flags in page-locked
 //              memory, which the host then stores to before synchronising (no bug);
 //              and trims the pool right after a cudaFreeAsync ordered after a kernel
@@ -45,6 +47,13 @@ __global__ void handshake(volatile int *flag, int *data, volatile int *done) {
 // Sets a flag the host polls, once it reads it clear.
 __global__ void raise_flag(volatile int *flag) {
     if (*flag == 0) *flag = 1;
+}
+
+// Doubles page-locked input into page-locked output (zero copy): weak accesses only, so
+// nothing it does can tell the host anything before a synchronisation.
+__global__ void twice(const int *in, int *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = 2 * in[i];
 }
 
 enum { N = 4096 };
@@ -154,6 +163,29 @@ int main(int argc, char **argv) {
             cudaFree(result);
         else
             cudaFreeHost(result);
+        cudaFreeHost(flag);
+    }
+    if (fixed || strcmp(what, "zero-copy-load") == 0) {
+        int *in = NULL, *out = NULL, *flag = NULL;
+        cudaMallocHost((void **)&in, N * sizeof(int));
+        cudaMallocHost((void **)&out, N * sizeof(int));
+        cudaMallocHost((void **)&flag, sizeof(int));
+        NEED(in && out && flag);
+        for (int i = 0; i < N; i++) in[i] = i;
+        *flag = 0;
+        twice<<<N / 256, 256, 0, a>>>(in, out, N);
+        if (fixed) {
+            cudaStreamSynchronize(a);
+        } else {
+            raise_flag<<<1, 1, 0, a>>>(flag);
+            while (*(volatile int *)flag != 1) {
+            }
+        }
+        int seen = *(volatile int *)&out[N - 1];
+        cudaStreamSynchronize(a);
+        CHECK(seen == 2 * (N - 1));
+        cudaFreeHost(in);
+        cudaFreeHost(out);
         cudaFreeHost(flag);
     }
     if (fixed || strcmp(what, "copy-write") == 0) {

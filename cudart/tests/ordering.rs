@@ -108,6 +108,17 @@ fn a_host_load_of_managed_memory_a_kernel_wrote_is_reported() {
     );
 }
 
+/// A zero-copy kernel reads page-locked input and writes page-locked output, with weak
+/// accesses only: its reads of host memory signal nothing, so the host's early load of
+/// its output is still reported.
+#[test]
+fn a_host_load_of_a_zero_copy_kernels_output_is_reported() {
+    report(
+        "zero-copy-load",
+        "the host loaded bytes that the launch of kernel _Z5twicePKiPii writes",
+    );
+}
+
 /// A missing synchronisation reads stale data every time under CUMOCK_SCHEDULE=lazy; the
 /// same program, ordered, reads what the kernel wrote under every schedule.
 #[test]

@@ -950,6 +950,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 required_cluster: f.reqnctapercluster,
                 explicit_cluster: f.explicitcluster,
                 max_cluster_rank: f.maxclusterrank,
+                may_signal_host: false,
                 entry_pc: funcs[&f.name].entry,
             });
         }
@@ -957,6 +958,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     let local = align_up(layout.local as u64, 16) as u32;
     calls::mark_recursion(&ast, &mut prog, |n| funcs.get(n).and_then(|f| f.index));
     let calls = call_graph(&ast);
+    let signals = functions_signalling_host(&ast);
     for k in &mut kernels {
         // Registers of the kernel and of every function it reaches, and the shared
         // memory up to the last variable any of them declares.
@@ -976,6 +978,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 };
             }
             shared = shared.max(shared_end.get(f).copied().unwrap_or(0));
+            k.may_signal_host |= signals.contains(f);
             todo.extend(calls.get(f).into_iter().flatten().copied());
         }
         k.registers += callee_regs;
@@ -993,6 +996,51 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         program: prog,
         jit: Default::default(),
     })
+}
+
+/// The functions with an instruction that may signal the host through memory
+/// (`Kernel::may_signal_host`), by name.
+fn functions_signalling_host(ast: &Ast) -> std::collections::HashSet<&str> {
+    let defined: std::collections::HashSet<&str> =
+        ast.funcs.iter().map(|f| f.name.as_str()).collect();
+    ast.funcs
+        .iter()
+        .filter(|f| {
+            f.body.iter().flatten().any(|s| match s {
+                Stmt::Inst(i) => signals_host(i, &defined),
+                _ => false,
+            })
+        })
+        .map(|f| f.name.as_str())
+        .collect()
+}
+
+fn signals_host(i: &InstAst, defined: &std::collections::HashSet<&str>) -> bool {
+    let has = |m: &str| i.mods.iter().any(|x| x == m);
+    match i.opcode.as_str() {
+        "ld" | "st" => {
+            let strong = ["volatile", "relaxed", "acquire", "release", "mmio"]
+                .iter()
+                .any(|m| has(m));
+            // Shared, local, parameter and constant memory are never the host's.
+            let private = i
+                .mods
+                .iter()
+                .any(|m| m == "local" || m == "param" || m == "const" || m.starts_with("shared"));
+            strong && !private
+        }
+        "fence" | "membar" => has("sys"),
+        // A call through a register may reach any function of the module.
+        "call" => !i
+            .ops
+            .iter()
+            .find_map(|o| match o {
+                Opnd::Name(n) => Some(defined.contains(n.as_str())),
+                _ => None,
+            })
+            .unwrap_or(false),
+        _ => false,
+    }
 }
 
 /// Who calls whom, by name.

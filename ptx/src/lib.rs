@@ -260,6 +260,13 @@ pub struct Kernel {
     pub explicit_cluster: bool,
     /// `.maxclusterrank`: the most blocks a cluster may have.
     pub max_cluster_rank: Option<u32>,
+    /// The kernel, or a function it may call, has a strong access to memory that may be
+    /// the host's (a `.volatile`, `.relaxed`, `.acquire` or `.release` load or store
+    /// outside shared, local, parameter and constant memory), a system-scope fence, or an
+    /// indirect call: it may be signalling the host through memory (a flag the host
+    /// polls, a handshake), which orders the host's accesses without any call a driver
+    /// sees. Weak accesses cannot: the memory model orders nothing by them.
+    pub may_signal_host: bool,
     pub(crate) entry_pc: u32,
 }
 

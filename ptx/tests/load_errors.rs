@@ -207,3 +207,66 @@ fn a_label_defined_twice_in_one_block_is_refused() {
     assert_eq!(e.kind, LoadErrorKind::Semantic);
     assert!(e.message.contains("label `W` defined twice"), "{e}");
 }
+
+/// Which kernels may signal the host through memory: strong accesses outside the
+/// block's own memories, system-scope fences, indirect calls, in the kernel or anything
+/// it calls. Weak accesses and shared memory's `volatile` (old reductions' warp step) do
+/// not.
+#[test]
+fn kernels_that_may_signal_the_host_are_told_apart() {
+    let src = r#"
+.version 9.0
+.target sm_90
+.address_size 64
+.func fence_sys()
+{
+    membar.sys;
+    ret;
+}
+.func plain()
+{
+    ret;
+}
+.visible .entry weak(.param .u64 p)
+{
+    .reg .b64 %rd<3>;
+    .reg .b32 %r<3>;
+    ld.param.u64 %rd1, [p];
+    ld.global.u32 %r1, [%rd1];
+    st.global.u32 [%rd1+4], %r1;
+    ld.volatile.shared.u32 %r2, [0];
+    st.volatile.shared.u32 [4], %r2;
+    membar.gl;
+    call.uni plain, ();
+    ret;
+}
+.visible .entry volatile_store(.param .u64 p)
+{
+    .reg .b64 %rd<2>;
+    .reg .b32 %r<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, 1;
+    st.volatile.u32 [%rd1], %r1;
+    ret;
+}
+.visible .entry acquire_load(.param .u64 p)
+{
+    .reg .b64 %rd<2>;
+    .reg .b32 %r<2>;
+    ld.param.u64 %rd1, [p];
+    ld.acquire.sys.global.u32 %r1, [%rd1];
+    ret;
+}
+.visible .entry calls_fence()
+{
+    call.uni fence_sys, ();
+    ret;
+}
+"#;
+    let m = Module::parse(src).expect("loads");
+    let signals = |name: &str| m.kernels[m.kernel(name).unwrap()].may_signal_host;
+    assert!(!signals("weak"));
+    assert!(signals("volatile_store"));
+    assert!(signals("acquire_load"));
+    assert!(signals("calls_fence"));
+}

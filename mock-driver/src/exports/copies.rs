@@ -513,7 +513,7 @@ unsafe fn queue_copy(s: CUstream, dst: u64, src: u64, n: usize) -> CuResult<bool
                 // What the host must not store to before it synchronises with the copy.
                 if crate::model::ordering::enabled() {
                     use crate::model::ordering::Touch;
-                    d.note_host_visible_writes(&[(a, a + n as u64, Touch::Write)]);
+                    d.note_host_visible_writes(&[(a, a + n as u64, Touch::Write)], false);
                 }
             }
         }),

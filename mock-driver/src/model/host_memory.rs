@@ -391,15 +391,26 @@ impl Driver {
     /// landed in memory the host reaches directly, as it left them, for the ordering-bug
     /// reports (`ordering::kernel_wrote_host_visible`). Called on the stream's worker.
     ///
-    /// A kernel that also reads or updates host-reachable memory atomically is left out:
-    /// it may be synchronising with the host through that memory (a flag it polls, a
-    /// queue's head, as persistent kernels and communication libraries' proxies do),
-    /// which orders the host's stores without any call the mock sees.
-    pub fn note_host_visible_writes(&self, ranges: &[(u64, u64, super::ordering::Touch)]) {
+    /// Work that may signal the host through memory is left out: a kernel whose code
+    /// has strong accesses or system-scope fences (`may_signal_host`, from
+    /// `ptx::Kernel::may_signal_host`), or that updates host-reachable memory atomically.
+    /// It may be synchronising with the host through that memory (a flag it polls or
+    /// sets, a queue's head, as persistent kernels and communication libraries' proxies
+    /// do), which orders the host's accesses without any call the mock sees. A kernel
+    /// that only reads host memory weakly (zero-copy inputs) signals nothing: its writes
+    /// are kept.
+    pub fn note_host_visible_writes(
+        &self,
+        ranges: &[(u64, u64, super::ordering::Touch)],
+        may_signal_host: bool,
+    ) {
+        if may_signal_host {
+            return;
+        }
         let writes: Vec<(u64, Vec<u8>)> = {
             let st = self.state.lock();
             let talks_to_host = ranges.iter().any(|(lo, hi, t)| {
-                *t != super::ordering::Touch::Write && host_visible(&st, *lo, hi - lo)
+                *t == super::ordering::Touch::Atomic && host_visible(&st, *lo, hi - lo)
             });
             if talks_to_host {
                 return;

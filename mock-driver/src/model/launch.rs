@@ -692,7 +692,7 @@ impl Driver {
         if let Some(ranges) = &memory.ranges {
             let ranges = ranges.lock();
             super::ordering::kernel_touched(&ranges);
-            self.note_host_visible_writes(&ranges);
+            self.note_host_visible_writes(&ranges, program.kernels[kernel].may_signal_host);
         }
         let mut st = self.state.lock();
         // A GPU's printf FIFO reaches the host at its next synchronisation: kept till then,
