@@ -18,6 +18,8 @@
 //   managed-load  the same with managed memory
 //   zero-copy-load  the same with a kernel that also reads page-locked memory (its input):
 //              weak reads signal nothing to the host
+//   running-load  the host loads page-locked memory while the kernel that writes it
+//              still runs (300 ms of the device's timer)
 //   fixed      also has a kernel hand its words to the host through flags in page-locked
 //              memory, which the host then stores to before synchronising (no bug);
 //              and trims the pool right after a cudaFreeAsync ordered after a kernel
@@ -26,6 +28,7 @@
 //              after a free nothing orders is the free's bug, reported at the free
 //   fixed      all of the above, each correctly ordered
 #include "common.h"
+#include <unistd.h>
 
 __global__ void fill(int *p, int n, int v) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -54,6 +57,17 @@ __global__ void raise_flag(volatile int *flag) {
 __global__ void twice(const int *in, int *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = 2 * in[i];
+}
+
+// Writes its word after about `ns` nanoseconds of the device's global timer: a kernel
+// still running when the host looks.
+__global__ void late_fill(int *p, int v, unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
+    *p = v;
 }
 
 enum { N = 4096 };
@@ -187,6 +201,19 @@ int main(int argc, char **argv) {
         cudaFreeHost(in);
         cudaFreeHost(out);
         cudaFreeHost(flag);
+    }
+    if (fixed || strcmp(what, "running-load") == 0) {
+        int *pinned = NULL;
+        cudaMallocHost((void **)&pinned, sizeof(int));
+        NEED(pinned);
+        *pinned = 0;
+        late_fill<<<1, 1, 0, a>>>(pinned, 11, 300000000ull);
+        if (fixed) cudaStreamSynchronize(a);
+        else usleep(50000);
+        int seen = *(volatile int *)pinned;
+        cudaStreamSynchronize(a);
+        CHECK(!fixed || seen == 11);
+        cudaFreeHost(pinned);
     }
     if (fixed || strcmp(what, "copy-write") == 0) {
         int *pinned = NULL;

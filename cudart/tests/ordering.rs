@@ -35,7 +35,14 @@ fn stderr_of(exe: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (Str
 
 /// The report and the two lines of ordering_bugs.cu it names.
 fn report(kind: &str, says: &str) {
-    let (_, err) = stderr_of(&planted(), &[kind], &[("CUMOCK_MISUSE", "1")]);
+    report_under(kind, says, &[]);
+}
+
+/// As `report`, with more of the environment set.
+fn report_under(kind: &str, says: &str, env: &[(&str, &str)]) {
+    let mut env = env.to_vec();
+    env.push(("CUMOCK_MISUSE", "1"));
+    let (_, err) = stderr_of(&planted(), &[kind], &env);
     // The report that says it (a planted bug may draw others: a flag the host polls
     // is a load of bytes a kernel wrote).
     let at = err
@@ -116,6 +123,27 @@ fn a_host_load_of_a_zero_copy_kernels_output_is_reported() {
     report(
         "zero-copy-load",
         "the host loaded bytes that the launch of kernel _Z5twicePKiPii writes",
+    );
+}
+
+/// The host loads what a kernel still queued will write (CUMOCK_SCHEDULE=lazy keeps it
+/// queued until the host synchronises): the trap armed at the launch sees the load.
+#[test]
+fn a_host_load_of_a_queued_kernels_output_is_reported() {
+    report_under(
+        "stale",
+        "the host loaded bytes that the launch of kernel _Z4fillPiii writes",
+        &[("CUMOCK_SCHEDULE", "lazy")],
+    );
+}
+
+/// The host loads what a running kernel will write (it runs 300 ms; the host looks after
+/// 50): the trap armed at the launch stays armed until the kernel ends.
+#[test]
+fn a_host_load_while_the_kernel_runs_is_reported() {
+    report(
+        "running-load",
+        "the host loaded bytes that the launch of kernel _Z9late_fillPiiy writes",
     );
 }
 

@@ -524,6 +524,50 @@ pub fn map_host(len: usize) -> io::Result<HostMapping> {
     HostMapping::create(len).map_err(mapping_error)
 }
 
+/// The mock's own second view of page-locked memory made by [`map_host_with_view`]:
+/// the same pages at another address, unmapped on drop.
+#[derive(Debug)]
+pub struct OwnView {
+    ptr: HostPtr,
+    len: usize,
+}
+
+impl OwnView {
+    pub fn ptr(&self) -> HostPtr {
+        self.ptr
+    }
+}
+
+impl Drop for OwnView {
+    fn drop(&mut self) {
+        // Safety: the view was mapped by `map_host_with_view` with this length and is
+        // owned by self.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Page-locked memory in two views of one memfd: the program's, which the ordering-bug
+/// trap (`host_trap`) may make inaccessible while a kernel may still write it, and the
+/// mock's own, through which kernels reach the same pages meanwhile. Only with
+/// ordering-bug reports on: shared pages are shared with a forked child too, where
+/// [`map_host`]'s private ones are copied.
+pub fn map_host_with_view(len: usize) -> io::Result<(HostMapping, OwnView)> {
+    let fd = memfd("cumock-page-locked", false)?;
+    set_len(&fd, len)?;
+    let program = map_view(fd.as_fd(), len)?;
+    let own = match map_view(fd.as_fd(), len) {
+        Ok(v) => v,
+        Err(e) => {
+            // Safety: mapped just above with this length, owned by nothing else.
+            unsafe { libc::munmap(program.as_ptr().cast(), len) };
+            return Err(e);
+        }
+    };
+    // Safety: `program` is a fresh mapping of `len` bytes that nothing else owns.
+    let program = unsafe { HostMapping::from_raw(program.as_ptr().cast(), len) };
+    Ok((program, OwnView { ptr: own, len }))
+}
+
 /// The host's physical memory in bytes: page-locked memory cannot exceed it.
 pub fn physical_memory() -> u64 {
     // Safety: sysconf reads a system value and touches no memory of ours.

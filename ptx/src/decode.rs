@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 mod asynccopy;
 mod calls;
+mod host_memory;
 mod texture;
 mod video;
 pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
@@ -951,6 +952,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 explicit_cluster: f.explicitcluster,
                 max_cluster_rank: f.maxclusterrank,
                 may_signal_host: false,
+                params_stored_through: host_memory::params_stored_through(f),
                 entry_pc: funcs[&f.name].entry,
             });
         }
@@ -958,7 +960,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     let local = align_up(layout.local as u64, 16) as u32;
     calls::mark_recursion(&ast, &mut prog, |n| funcs.get(n).and_then(|f| f.index));
     let calls = call_graph(&ast);
-    let signals = functions_signalling_host(&ast);
+    let signals = host_memory::functions_signalling_host(&ast);
     for k in &mut kernels {
         // Registers of the kernel and of every function it reaches, and the shared
         // memory up to the last variable any of them declares.
@@ -996,51 +998,6 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         program: prog,
         jit: Default::default(),
     })
-}
-
-/// The functions with an instruction that may signal the host through memory
-/// (`Kernel::may_signal_host`), by name.
-fn functions_signalling_host(ast: &Ast) -> std::collections::HashSet<&str> {
-    let defined: std::collections::HashSet<&str> =
-        ast.funcs.iter().map(|f| f.name.as_str()).collect();
-    ast.funcs
-        .iter()
-        .filter(|f| {
-            f.body.iter().flatten().any(|s| match s {
-                Stmt::Inst(i) => signals_host(i, &defined),
-                _ => false,
-            })
-        })
-        .map(|f| f.name.as_str())
-        .collect()
-}
-
-fn signals_host(i: &InstAst, defined: &std::collections::HashSet<&str>) -> bool {
-    let has = |m: &str| i.mods.iter().any(|x| x == m);
-    match i.opcode.as_str() {
-        "ld" | "st" => {
-            let strong = ["volatile", "relaxed", "acquire", "release", "mmio"]
-                .iter()
-                .any(|m| has(m));
-            // Shared, local, parameter and constant memory are never the host's.
-            let private = i
-                .mods
-                .iter()
-                .any(|m| m == "local" || m == "param" || m == "const" || m.starts_with("shared"));
-            strong && !private
-        }
-        "fence" | "membar" => has("sys"),
-        // A call through a register may reach any function of the module.
-        "call" => !i
-            .ops
-            .iter()
-            .find_map(|o| match o {
-                Opnd::Name(n) => Some(defined.contains(n.as_str())),
-                _ => None,
-            })
-            .unwrap_or(false),
-        _ => false,
-    }
 }
 
 /// Who calls whom, by name.

@@ -267,6 +267,11 @@ pub struct Kernel {
     /// polls, a handshake), which orders the host's accesses without any call a driver
     /// sees. Weak accesses cannot: the memory model orders nothing by them.
     pub may_signal_host: bool,
+    /// The parameters (indices into `params`) the kernel's own code may store through:
+    /// an address it writes to, or updates atomically, may derive from their values.
+    /// What a callee, a tensor map or a texture writes is not counted: it may miss a
+    /// parameter, never name one the kernel cannot store through.
+    pub params_stored_through: Vec<usize>,
     pub(crate) entry_pc: u32,
 }
 

@@ -270,3 +270,39 @@ fn kernels_that_may_signal_the_host_are_told_apart() {
     assert!(signals("acquire_load"));
     assert!(signals("calls_fence"));
 }
+
+/// Which parameters a kernel may store through: followed through address arithmetic,
+/// conversions and loaded pointers; a parameter only read from is not named.
+#[test]
+fn the_parameters_a_kernel_stores_through_are_found() {
+    let src = r#"
+.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out, .param .u64 table, .param .u32 n, .param .u64 counter)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<4>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    ld.param.u64 %rd3, [table];
+    ld.param.u64 %rd10, [counter];
+    ld.param.u32 %r3, [n];
+    cvta.to.global.u64 %rd4, %rd1;
+    cvta.to.global.u64 %rd5, %rd2;
+    mul.wide.u32 %rd6, %r3, 4;
+    add.s64 %rd7, %rd5, %rd6;
+    ld.global.u32 %r1, [%rd4];
+    st.global.u32 [%rd7], %r1;
+    ld.global.u64 %rd8, [%rd3];
+    st.global.u32 [%rd8+8], %r1;
+    atom.global.add.u32 %r2, [%rd10], 1;
+    ret;
+}
+"#;
+    let m = Module::parse(src).expect("loads");
+    let k = &m.kernels[m.kernel("k").unwrap()];
+    // out (1) directly, table (2) through the pointer loaded from it, counter (4) by the
+    // atomic, n (3) as an index in out's address; never in (0), only read from.
+    assert_eq!(k.params_stored_through, [1, 2, 3, 4]);
+}

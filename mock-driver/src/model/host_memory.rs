@@ -43,6 +43,21 @@ pub struct HostRange {
     /// The memory, for cuMemAllocHost / cuMemHostAlloc; None for a registration (the
     /// program owns that memory).
     mapping: Option<os::HostMapping>,
+    /// The mock's own view of the same pages, with ordering-bug reports on: kernels
+    /// reach the memory through it while the trap protects the program's view
+    /// (`Driver::arm_launch_outputs`).
+    own_view: Option<os::OwnView>,
+}
+
+impl HostRange {
+    /// Where a kernel reaches the range's byte at `addr` (the range starts at `start`):
+    /// through the mock's own view when there is one, else at its address.
+    pub fn kernel_address(&self, start: u64, addr: u64) -> *mut u8 {
+        match &self.own_view {
+            Some(v) => v.ptr().offset((addr - start) as usize).as_ptr(),
+            None => addr as *mut u8,
+        }
+    }
 }
 
 impl HostMemory {
@@ -164,7 +179,14 @@ impl Driver {
             .backing
             .commit(size)
             .map_err(|why| host_limit(format!("cuMemHostAlloc of {size} bytes: {why}")))?;
-        let mapping = match os::map_host(size as usize) {
+        // With ordering-bug reports on, kernels reach the memory through a view of the
+        // mock's own, so the program's may be protected while they run.
+        let mapped = if super::ordering::enabled() {
+            os::map_host_with_view(size as usize).map(|(m, v)| (m, Some(v)))
+        } else {
+            os::map_host(size as usize).map(|m| (m, None))
+        };
+        let (mapping, own_view) = match mapped {
             Ok(m) => m,
             Err(e) => {
                 st.vmm.backing.uncommit(size);
@@ -185,6 +207,7 @@ impl Driver {
                 device,
                 id: 0,
                 mapping: Some(mapping),
+                own_view,
             },
         );
         Ok(start)
@@ -311,6 +334,7 @@ impl Driver {
                 device,
                 id: 0,
                 mapping: None,
+                own_view: None,
             },
         );
         Ok(())
@@ -437,6 +461,59 @@ impl Driver {
         }
     }
 
+    /// At the launch of kernel `k` with `params` (ordering-bug reports on): the mock's
+    /// page-locked and managed allocations its parameters point into, where its own code
+    /// may store (`ptx::Kernel::params_stored_through`), are protected from the program
+    /// until the kernel ends (`host_trap::arm`), so a load of its results while it is
+    /// queued or running is seen, not only one after it ran. Kernels reach the memory
+    /// through the mock's own views meanwhile (page-locked memory's `own_view`, managed
+    /// memory's arena), so only the program's threads fault. Not for a kernel that may
+    /// signal the host (its flags are polled while it runs): the starts armed.
+    ///
+    /// Only where a store may land: a system call on the program's input buffers (a
+    /// `write(fd, in, n)` while the kernel reads them) would fail with EFAULT on a
+    /// protected page, which a GPU never causes. A call on the kernel's outputs before it
+    /// ends is the race itself.
+    pub fn arm_launch_outputs(&self, k: &cumock_ptx::Kernel, params: &[u8]) -> Vec<u64> {
+        if k.may_signal_host {
+            return Vec::new();
+        }
+        let st = self.state.lock();
+        let mut armed = Vec::new();
+        for p in k
+            .params_stored_through
+            .iter()
+            .filter_map(|&i| k.params.get(i))
+        {
+            let (lo, hi) = (p.offset as usize, (p.offset + p.size) as usize);
+            // Every aligned 64-bit word of the parameter may be a pointer (a pointer, or a
+            // struct holding some).
+            for at in (lo.next_multiple_of(8)..hi.saturating_sub(7)).step_by(8) {
+                let Some(word) = params.get(at..at + 8) else {
+                    break;
+                };
+                let v = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                let target = match st.host.range_at(v) {
+                    Some((start, r)) => r.own_view.is_some().then_some((start, r.size)),
+                    None => st
+                        .host
+                        .managed
+                        .range(..=v)
+                        .next_back()
+                        .filter(|(base, m)| v < *base + m.size())
+                        .map(|(base, m)| (*base, m.size())),
+                };
+                if let Some((start, len)) = target {
+                    if !armed.contains(&start) {
+                        crate::host_trap::arm(start, len, start, start + len);
+                        armed.push(start);
+                    }
+                }
+            }
+        }
+        armed
+    }
+
     /// After a synchronisation: host stores to what the kernels it covers wrote into
     /// host-reachable memory, made before it, are reported (`ordering::settle_host_visible`).
     pub fn settle_host_writes(&self) {
@@ -462,6 +539,7 @@ mod tests {
             device: 0,
             id: 0,
             mapping: mapped.then(|| os::map_host(4096).unwrap()),
+            own_view: None,
         }
     }
 

@@ -85,6 +85,9 @@ pub struct PreparedLaunch {
     stack_bytes: u64,
     /// The context's device heap, when the module calls malloc or free.
     heap: Option<Arc<ptx::DeviceHeap>>,
+    /// The allocations the ordering-bug trap protects from the host's loads from the
+    /// launch until the kernel ends (`Driver::arm_launch_outputs`), by start.
+    armed: Vec<u64>,
 }
 
 impl PreparedLaunch {
@@ -117,6 +120,7 @@ impl PreparedLaunch {
             &launch,
             self.device,
             self.printf_fifo,
+            &self.armed,
         );
     }
 }
@@ -186,14 +190,14 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
                     return Ok(ptx::HostSpan {
                         base: addr,
                         len: hi - addr,
-                        host: addr as *mut u8,
+                        host: r.kernel_address(start, addr),
                         writable: access != ptx::Access::Read,
                     });
                 }
                 return Ok(ptx::HostSpan {
                     base: start,
                     len: r.size,
-                    host: start as *mut u8,
+                    host: r.kernel_address(start, start),
                     writable: true,
                 });
             }
@@ -421,9 +425,11 @@ impl Driver {
             let stream = req.stream;
             return self.capture_kernel(stream, function, req);
         }
-        let prepared = self.prepare_launch_of(function, &req)?;
+        let mut prepared = self.prepare_launch_of(function, &req)?;
         // Named only for ordering-bug reports: formatting it costs a tenth of a launch.
         let what = if super::ordering::enabled() {
+            prepared.armed = self
+                .arm_launch_outputs(&prepared.program.kernels[prepared.kernel], &prepared.params);
             format!("the launch of kernel {}", prepared.kernel_name())
         } else {
             String::new()
@@ -560,6 +566,7 @@ impl Driver {
             cluster,
             stack_bytes,
             heap,
+            armed: Vec::new(),
         })
     }
 
@@ -676,8 +683,13 @@ impl Driver {
         launch: &ptx::Launch,
         device: usize,
         printf_fifo: u64,
+        armed: &[u64],
     ) {
+        // The kernel has ended (or never runs): the host's loads of what it wrote are
+        // trapped from here on only where it did write (`note_host_visible_writes`).
+        let disarm = || armed.iter().for_each(|a| crate::host_trap::disarm_at(*a));
         if self.state.lock().sticky[device].is_some() {
+            disarm();
             return;
         }
         let printf = ptx::PrintfBuffer::new(printf_fifo);
@@ -689,6 +701,7 @@ impl Driver {
             out_of_memory: AtomicBool::new(false),
         };
         let result = ptx::run_with_printf(program, kernel, launch, &memory, &printf);
+        disarm();
         if let Some(ranges) = &memory.ranges {
             let ranges = ranges.lock();
             super::ordering::kernel_touched(&ranges);
