@@ -597,6 +597,7 @@ pub mod consts {
     pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: i32 = 8;
 
     pub const CU_CTX_SCHED_MASK: u32 = 0x07;
+    pub const CU_CTX_SCHED_BLOCKING_SYNC: u32 = 0x04;
     pub const CU_CTX_MAP_HOST: u32 = 0x08;
     pub const CU_CTX_LMEM_RESIZE_TO_MAX: u32 = 0x10;
     pub const CU_CTX_COREDUMP_ENABLE: u32 = 0x20;

@@ -75,6 +75,8 @@ pub struct Contexts {
     events: HashMap<EventId, Option<Instant>>,
     /// Events created with CU_EVENT_DISABLE_TIMING: cuEventElapsedTime refuses them.
     untimed_events: std::collections::HashSet<EventId>,
+    /// Events created with CU_EVENT_BLOCKING_SYNC: cuEventSynchronize sleeps at once.
+    blocking_events: std::collections::HashSet<EventId>,
 }
 
 /// A stream as its attributes are kept: NULL is the legacy default stream. (The
@@ -291,19 +293,28 @@ impl Contexts {
             .ok_or_else(|| invalid_handle(format!("{:#x} is not a live stream", stream.handle())))
     }
 
-    pub fn create_event(&mut self, timing: bool) -> EventId {
+    pub fn create_event(&mut self, timing: bool, blocking: bool) -> EventId {
         let h = EventId::from_handle(self.fresh(EVENT_TAG));
         self.events.insert(h, None);
         if !timing {
             self.untimed_events.insert(h);
         }
+        if blocking {
+            self.blocking_events.insert(h);
+        }
         h
+    }
+
+    /// Whether `event` was created with CU_EVENT_BLOCKING_SYNC.
+    pub fn is_blocking(&self, event: EventId) -> bool {
+        self.blocking_events.contains(&event)
     }
 
     /// Forgets an event (the caller has checked that it lives).
     pub fn destroy_event(&mut self, event: EventId) {
         self.events.remove(&event);
         self.untimed_events.remove(&event);
+        self.blocking_events.remove(&event);
     }
 
     /// Whether `event` was created without CU_EVENT_DISABLE_TIMING.
@@ -490,7 +501,8 @@ impl Driver {
                 None => st.contexts.require_current()?.1.device,
             }
         };
-        super::stream_queues::drain_all();
+        let blocking = self.blocking_sync(None);
+        super::stream_queues::blocking_sync(blocking, super::stream_queues::drain_all);
         super::ordering::all_done();
         self.settle_host_writes();
         self.flush_printf();
@@ -548,6 +560,20 @@ impl Driver {
             ));
         }
         Ok(())
+    }
+}
+
+impl Driver {
+    /// Whether the calling thread's waits now should sleep at once rather than watch
+    /// (`stream_queues::blocking_sync`): its current context was made with
+    /// CU_CTX_SCHED_BLOCKING_SYNC, or `event` with CU_EVENT_BLOCKING_SYNC.
+    pub(super) fn blocking_sync(&self, event: Option<EventId>) -> bool {
+        let st = self.state.lock();
+        event.is_some_and(|e| st.contexts.is_blocking(e))
+            || st
+                .contexts
+                .require_current()
+                .is_ok_and(|(_, c)| c.flags & CU_CTX_SCHED_MASK == CU_CTX_SCHED_BLOCKING_SYNC)
     }
 }
 

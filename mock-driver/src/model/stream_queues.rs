@@ -156,6 +156,29 @@ fn may_watch() -> bool {
     *SPARE
 }
 
+std::thread_local! {
+    /// The calling thread waits under CU_CTX_SCHED_BLOCKING_SYNC (or for an event made
+    /// with CU_EVENT_BLOCKING_SYNC): it sleeps at once rather than watch (`blocking_sync`).
+    static BLOCKING_SYNC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, whose waits sleep at once when `blocking` (the context's scheduling flag is
+/// CU_CTX_SCHED_BLOCKING_SYNC, or the event waited for was made with
+/// CU_EVENT_BLOCKING_SYNC): such a program asked for its waiting threads to yield the
+/// core, not spin on it, as the CUDA driver then blocks on a synchronisation primitive.
+pub fn blocking_sync<R>(blocking: bool, f: impl FnOnce() -> R) -> R {
+    let before = BLOCKING_SYNC.replace(blocking);
+    let r = f();
+    BLOCKING_SYNC.set(before);
+    r
+}
+
+#[cfg(test)]
+std::thread_local! {
+    /// How many times this thread, waiting, watched rather than slept at once.
+    static WATCHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// Spins until `ready` holds or `WATCH` has passed; whether it holds.
 fn watch(ready: impl Fn() -> bool) -> bool {
     if !may_watch() {
@@ -273,7 +296,10 @@ impl Mark {
         let p = &*self.progress;
         p.demand(self.ticket);
         // Work a worker has taken may end within the watch: no sleep, no wake-up.
-        if p.helps && p.finished.load(AtomicOrdering::Acquire) < self.ticket {
+        if p.helps && !BLOCKING_SYNC.get() && p.finished.load(AtomicOrdering::Acquire) < self.ticket
+        {
+            #[cfg(test)]
+            WATCHED.set(WATCHED.get() + 1);
             // (A sleeping worker leaves its jobs to this thread: the loop below.)
             watch(|| {
                 p.finished.load(AtomicOrdering::Acquire) >= self.ticket
@@ -577,6 +603,27 @@ mod tests {
             (0..16).map(|t| d(7, 1, t)).collect::<Vec<_>>(),
             (0..16).map(|t| d(8, 1, t)).collect::<Vec<_>>()
         );
+    }
+
+    /// A thread waiting under CU_CTX_SCHED_BLOCKING_SYNC sleeps at once; otherwise it
+    /// watches first.
+    #[test]
+    fn a_blocking_sync_wait_does_not_watch() {
+        let s = StreamId::from_handle(0x7e57_0011);
+        for blocking in [true, false, true] {
+            let before = WATCHED.get();
+            enqueue(
+                s,
+                Order::NonBlocking,
+                "test",
+                Box::new(|| std::thread::sleep(Duration::from_millis(5))),
+            )
+            .unwrap();
+            blocking_sync(blocking, || drain(s, Order::NonBlocking));
+            assert_eq!(WATCHED.get() > before, !blocking, "blocking {blocking}");
+            assert!(!BLOCKING_SYNC.get(), "the setting ends with the call");
+        }
+        forget_stream(s);
     }
 
     #[test]

@@ -77,7 +77,9 @@ impl Driver {
     /// Waits for what a synchronisation of `stream` covers (cuStreamSynchronize).
     pub fn drain_stream(&self, stream: StreamId) -> CuResult<()> {
         let order = self.stream_order(stream)?;
-        stream_queues::drain(stream, order);
+        stream_queues::blocking_sync(self.blocking_sync(None), || {
+            stream_queues::drain(stream, order)
+        });
         stream_queues::seen_done(stream, order);
         self.settle_host_writes();
         Ok(())
@@ -87,7 +89,9 @@ impl Driver {
     /// a memset) must follow: for a blocking stream, the legacy stream's too.
     pub fn follow_stream(&self, stream: StreamId) -> CuResult<()> {
         let order = self.stream_order(stream)?;
-        stream_queues::follow(stream, order);
+        stream_queues::blocking_sync(self.blocking_sync(None), || {
+            stream_queues::follow(stream, order)
+        });
         Ok(())
     }
 
@@ -211,7 +215,7 @@ impl Driver {
     pub fn event_synchronize(&self, event: EventId) -> CuResult<()> {
         self.event_check(event)?;
         if let Some(m) = stream_queues::event_pending(event) {
-            m.wait();
+            stream_queues::blocking_sync(self.blocking_sync(Some(event)), || m.wait());
         }
         self.flush_printf();
         super::ordering::event_done(event);
@@ -228,8 +232,8 @@ impl Driver {
         let mut st = self.state.lock();
         let device = st.contexts.require_current()?.1.device;
         self.check_sticky(&st, device)?;
-        // CU_EVENT_DISABLE_TIMING.
-        Ok(st.contexts.create_event(flags & 0x2 == 0))
+        // CU_EVENT_DISABLE_TIMING, CU_EVENT_BLOCKING_SYNC.
+        Ok(st.contexts.create_event(flags & 0x2 == 0, flags & 0x1 != 0))
     }
 
     /// cuEventRecord: the event takes its time, and completes, when the stream's work
