@@ -179,21 +179,22 @@ std::thread_local! {
     static WATCHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// Spins until `ready` holds or `WATCH` has passed; whether it holds.
-fn watch(ready: impl Fn() -> bool) -> bool {
+/// Spins until `ready` holds or `WATCH` has passed (the caller then looks again under
+/// its lock, so what `ready` last said is not needed).
+fn watch(ready: impl Fn() -> bool) {
     if !may_watch() {
-        return ready();
+        return;
     }
     let start = Instant::now();
     loop {
         for _ in 0..64 {
             if ready() {
-                return true;
+                return;
             }
             std::hint::spin_loop();
         }
         if start.elapsed() >= WATCH {
-            return ready();
+            return;
         }
     }
 }
