@@ -75,8 +75,7 @@ pub(super) unsafe fn cuMemsetD2D8_v2(
     w: usize,
     h: usize,
 ) -> CuResult<()> {
-    legacy_order()?;
-    drv()?.memset_2d(dst, pitch as u64, Pattern::D8(v), w as u64, h as u64)
+    memset_2d(dst, pitch, Pattern::D8(v), w, h)
 }
 
 pub(super) unsafe fn cuMemsetD2D16_v2(
@@ -86,8 +85,7 @@ pub(super) unsafe fn cuMemsetD2D16_v2(
     w: usize,
     h: usize,
 ) -> CuResult<()> {
-    legacy_order()?;
-    drv()?.memset_2d(dst, pitch as u64, Pattern::D16(v), w as u64, h as u64)
+    memset_2d(dst, pitch, Pattern::D16(v), w, h)
 }
 
 pub(super) unsafe fn cuMemsetD2D32_v2(
@@ -97,8 +95,7 @@ pub(super) unsafe fn cuMemsetD2D32_v2(
     w: usize,
     h: usize,
 ) -> CuResult<()> {
-    legacy_order()?;
-    drv()?.memset_2d(dst, pitch as u64, Pattern::D32(v), w as u64, h as u64)
+    memset_2d(dst, pitch, Pattern::D32(v), w, h)
 }
 
 pub(super) unsafe fn cuMemsetD2D8Async(
@@ -109,11 +106,7 @@ pub(super) unsafe fn cuMemsetD2D8Async(
     h: usize,
     s: CUstream,
 ) -> CuResult<()> {
-    if memset_2d_async_queued(s, dst, pitch, Pattern::D8(v), w, h)? {
-        return Ok(());
-    }
-    let _order = stream(s)?;
-    cuMemsetD2D8_v2(dst, pitch, v, w, h)
+    memset_2d_async(dst, pitch, Pattern::D8(v), w, h, s)
 }
 
 pub(super) unsafe fn cuMemsetD2D16Async(
@@ -124,11 +117,7 @@ pub(super) unsafe fn cuMemsetD2D16Async(
     h: usize,
     s: CUstream,
 ) -> CuResult<()> {
-    if memset_2d_async_queued(s, dst, pitch, Pattern::D16(v), w, h)? {
-        return Ok(());
-    }
-    let _order = stream(s)?;
-    cuMemsetD2D16_v2(dst, pitch, v, w, h)
+    memset_2d_async(dst, pitch, Pattern::D16(v), w, h, s)
 }
 
 pub(super) unsafe fn cuMemsetD2D32Async(
@@ -139,11 +128,30 @@ pub(super) unsafe fn cuMemsetD2D32Async(
     h: usize,
     s: CUstream,
 ) -> CuResult<()> {
-    if memset_2d_async_queued(s, dst, pitch, Pattern::D32(v), w, h)? {
+    memset_2d_async(dst, pitch, Pattern::D32(v), w, h, s)
+}
+
+/// cuMemsetD2D8/16/32: after the legacy stream's work, in the call.
+fn memset_2d(dst: CUdevicePtr, pitch: usize, pattern: Pattern, w: usize, h: usize) -> CuResult<()> {
+    legacy_order()?;
+    drv()?.memset_2d(dst, pitch as u64, pattern, w as u64, h as u64)
+}
+
+/// cuMemsetD2D8/16/32Async: queued behind pending work, else in the call in the stream's
+/// order.
+fn memset_2d_async(
+    dst: CUdevicePtr,
+    pitch: usize,
+    pattern: Pattern,
+    w: usize,
+    h: usize,
+    s: CUstream,
+) -> CuResult<()> {
+    if memset_2d_async_queued(s, dst, pitch, pattern, w, h)? {
         return Ok(());
     }
     let _order = stream(s)?;
-    cuMemsetD2D32_v2(dst, pitch, v, w, h)
+    memset_2d(dst, pitch, pattern, w, h)
 }
 
 /// A cuMemsetD2D8/16/32Async queued on its stream (`Driver::memset_2d_queued_on`), as
