@@ -384,6 +384,13 @@ fn wgmma_swizzle_probe() {
     run("wgmma_swizzle_probe", &[]);
 }
 
+/// Where a block's shared memory ends for its own stores: in 128-byte units past what it
+/// declared, as the H200 allocates it (recorded; the mock's transcript is the golden's).
+#[test]
+fn shared_bounds_probe() {
+    run("shared_bounds_probe", &[]);
+}
+
 /// The swizzle phase for every start row and base offset in each mode (the mock: the
 /// address's row bits less the base offset); the H200's answers await a recording
 /// (ci/gpu-runtime.sh).

@@ -44,6 +44,8 @@ pub(crate) const CHECK_INTERVAL: u64 = 1 << 16;
 const COOPERATIVE_SLICE: u64 = 1 << 10;
 /// Reads of the grid workspace (a grid sync spinning) after which a block yields.
 const GRID_POLLS_BEFORE_YIELD: u32 = 4;
+/// The unit a block's shared memory is allocated in (bytes).
+const SHARED_ALLOCATION_UNIT: u64 = 128;
 /// Rounds of a block's warps in which every warp that ran only found an mbarrier's phase
 /// incomplete, and no mbarrier changed, after which the block is deadlocked: nothing
 /// left can complete the phases they wait for (a GPU hangs there).
@@ -150,11 +152,16 @@ fn run_inner(
         ));
     }
     // Dynamic shared memory starts 16-byte aligned after the static (as decode placed it).
-    let shared_limit = if launch.dynamic_shared_bytes == 0 {
+    let declared = if launch.dynamic_shared_bytes == 0 {
         k.static_shared_bytes as u64
     } else {
         (k.static_shared_bytes as u64).div_ceil(16) * 16 + launch.dynamic_shared_bytes as u64
     };
+    // A block reaches what the GPU allocates it, in whole units: the H200 lets a store land
+    // past the declared bytes up to the unit's end and faults beyond it (runtime program
+    // shared_bounds_probe, recorded), which programs that overrun a small array by a few
+    // bytes rely on without knowing.
+    let shared_limit = declared.next_multiple_of(SHARED_ALLOCATION_UNIT);
     let shared_bytes = shared_limit as usize + 16;
     let shape = match cluster::shape(launch, k) {
         Ok(shape) => shape,

@@ -714,13 +714,16 @@ fn an_address_outside_every_block_of_the_cluster_faults() {
         );
         assert_eq!(f.address, Some(3 << 24), "{f}");
         assert!(f.instruction.contains("ld.shared::cluster"), "{f}");
-        // Past the 16 bytes every block has.
-        let p = params(&m.kernels[k], &[1, 16, out]);
+        // Past the 16 bytes every block declares, and the 128-byte unit they take.
+        let p = params(&m.kernels[k], &[1, 128, out]);
         let l = clustered([2, 1, 1], 32, [2, 1, 1], &p, engine, 1);
         let f = run(&m, k, &l, &mem).unwrap_err();
         assert_eq!(f.kind, FaultKind::IllegalAddress, "{engine:?}: {f}");
-        assert!(f.detail.contains("the block of rank 1 has 16 bytes"), "{f}");
-        assert_eq!(f.address, Some((2 << 24) + 16), "{f}");
+        assert!(
+            f.detail.contains("the block of rank 1 has 128 bytes"),
+            "{f}"
+        );
+        assert_eq!(f.address, Some((2 << 24) + 128), "{f}");
         // Without clusters, the only block is rank 0 of a cluster of one.
         let p = params(&m.kernels[k], &[1, 0, out]);
         let l = Launch {

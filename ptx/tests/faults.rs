@@ -254,12 +254,13 @@ fn state_space_addresses_that_wrap_or_leave_their_window_fault() {
             wraps,
             "shared memory",
         ),
-        ("ld.shared.u64 %rd2, [%rd1];", 64, "shared memory"),
+        // Past the 64 bytes declared and the 128-byte unit they are allocated in.
+        ("ld.shared.u64 %rd2, [%rd1];", 128, "shared memory"),
         ("ld.local.u64 %rd2, [%rd1];", wraps, "local memory"),
         ("st.local.u64 [%rd1], %rd2;", wraps, "local memory"),
         ("ld.u64 %rd2, [%rd1];", wraps, "no mapping"),
         ("st.u64 [%rd1], %rd2;", wraps, "no mapping"),
-        ("st.u64 [%rd1], %rd2;", window + 64, "shared memory"),
+        ("st.u64 [%rd1], %rd2;", window + 128, "shared memory"),
         (
             "ld.u64 %rd2, [%rd1];",
             window + cumock_ptx::WINDOW_SIZE,
