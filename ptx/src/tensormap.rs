@@ -565,11 +565,16 @@ impl TensorMap {
     /// The fields of bytes `encode` wrote, as they are (a map being rewritten by
     /// `tensormap.replace` may be inconsistent between two of its instructions).
     pub fn fields(b: &[u8; BYTES]) -> Option<TensorMap> {
-        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or_default());
-        let i16_at = |o: usize| i32::from(i16::from_le_bytes([b[o], b[o + 1]]));
         if u32::from_le_bytes(b[0..4].try_into().ok()?) != MAGIC {
             return None;
         }
+        Some(Self::fields_of_any(b))
+    }
+
+    /// What the fields would be if `encode` had written `b`, whoever did.
+    pub fn fields_of_any(b: &[u8; BYTES]) -> TensorMap {
+        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or_default());
+        let i16_at = |o: usize| i32::from(i16::from_le_bytes([b[o], b[o + 1]]));
         let mut m = TensorMap {
             data_type: u32::from(b[5]),
             rank: u32::from(b[4]),
@@ -595,7 +600,7 @@ impl TensorMap {
             m.box_dim[i] = u32::from(u16::from_le_bytes([b[96 + 2 * i], b[97 + 2 * i]]));
             m.element_strides[i] = u32::from(b[106 + i]);
         }
-        Some(m)
+        m
     }
 
     /// `cuTensorMapReplaceAddress`: the same map over another address.

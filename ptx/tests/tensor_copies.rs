@@ -760,3 +760,69 @@ fn a_multicast_im2col_load_lands_in_every_block_of_its_mask() {
         }
     }
 }
+
+/// `tensormap.replace` on shared bytes that hold no map (numba-cuda's own test does it
+/// on a 4-byte array): a GPU sets the field's bits and leaves the rest, so the kernel
+/// goes on; the mock writes only the field's bytes of its encoding, and a copy through
+/// the bytes would still find no map.
+#[test]
+fn tensormap_replace_on_bytes_that_hold_no_map_changes_only_its_field() {
+    let src = r#"
+.version 9.0
+.target sm_90a
+.address_size 64
+.visible .entry poke(.param .u64 out)
+{
+    .reg .b64 %rd<4>;
+    .reg .b32 %r<6>;
+    .reg .pred %p<2>;
+    .shared .align 128 .b8 s[4];
+    mov.u32 %r1, s;
+    mov.u32 %r2, 0;
+FILL:
+    add.u32 %r3, %r1, %r2;
+    st.shared.u8 [%r3], 0xAA;
+    add.u32 %r2, %r2, 1;
+    setp.lt.u32 %p1, %r2, 128;
+    @%p1 bra FILL;
+    tensormap.replace.tile.rank.shared::cta.b1024.b32 [%r1], 2;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r2, 0;
+COPY:
+    add.u32 %r3, %r1, %r2;
+    ld.shared.u8 %r4, [%r3];
+    cvt.u64.u32 %rd2, %r2;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u8 [%rd3], %r4;
+    add.u32 %r2, %r2, 1;
+    setp.lt.u32 %p1, %r2, 128;
+    @%p1 bra COPY;
+    ret;
+}
+"#;
+    let m = Module::parse(src).unwrap_or_else(|e| panic!("{e}"));
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let out = mem.map(&[0u8; 128], true);
+        let p = params(&m.kernels[0], &[out]);
+        let mut l = launch(1, 1, &p);
+        l.engine = engine;
+        run(&m, 0, &l, &mem).unwrap_or_else(|f| panic!("{engine:?}: {f}"));
+        let got = mem.read(out);
+        // The bytes read as the mock's encoding, before and after the rank (2, stored
+        // as the field's value plus one) is set: only where the two differ may a byte
+        // change, never the map's mark (bytes 0-3).
+        let before = TensorMap::fields_of_any(&[0xAA; 128]);
+        let (old, new) = (before.encode(), TensorMap { rank: 3, ..before }.encode());
+        for (i, b) in got.iter().enumerate() {
+            let expect = if i >= 4 && new[i] != old[i] {
+                new[i]
+            } else {
+                0xAA
+            };
+            assert_eq!(*b, expect, "{engine:?}: byte {i}");
+        }
+        assert!(TensorMap::decode(&got.clone().try_into().unwrap()).is_none());
+        assert_ne!(got, vec![0xAA; 128], "{engine:?}: the field changed");
+    }
+}

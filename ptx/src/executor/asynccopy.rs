@@ -789,7 +789,10 @@ impl BlockCtx<'_> {
     }
 
     /// `tensormap.replace`: one field of the map at `at` (in `space`) set to `value`, in
-    /// place; the map is checked whole only when a copy uses it.
+    /// place; the map is checked whole only when a copy uses it. Bytes that hold no map
+    /// (never written by cuTensorMapEncode*, nor copied from such) get the field's bytes
+    /// where the mock's encoding keeps it and nothing else, as a GPU sets the field's bits
+    /// in whatever the 128 bytes hold: a copy through them still finds no map.
     #[allow(clippy::too_many_arguments)]
     fn replace_field(
         &mut self,
@@ -807,10 +810,9 @@ impl BlockCtx<'_> {
         let fail = |this: &Self, w: &Warp, detail: String| {
             this.fault(w, lane, pc, FaultKind::IllegalInstruction, Some(at), detail)
         };
-        let Some(mut m) = TensorMap::fields(&raw) else {
-            let detail = "no tensor map cuTensorMapEncodeTiled wrote lies there".to_string();
-            return Err(fail(self, w, detail));
-        };
+        let known = TensorMap::fields(&raw).is_some();
+        let mut m = TensorMap::fields_of_any(&raw);
+        let before = m.encode();
         let k = ord as usize;
         let v32 = value as u32;
         match field {
@@ -846,7 +848,16 @@ impl BlockCtx<'_> {
                 return Err(fail(self, w, detail));
             }
         }
-        self.write_span(w, space, at, &m.encode(), lane, pc)
+        let mut after = m.encode();
+        if !known {
+            // Only the field's bytes change (never the mock's mark of a map).
+            for (i, b) in after.iter_mut().enumerate() {
+                if i < 4 || *b == before[i] {
+                    *b = raw[i];
+                }
+            }
+        }
+        self.write_span(w, space, at, &after, lane, pc)
     }
 
     /// A box of the tensor map at generic address `map_addr`, at `coords`, into shared
