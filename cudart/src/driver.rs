@@ -215,6 +215,7 @@ driver_functions! {
     unsafe cuLinkAddData,
     unsafe cuLinkComplete,
     safe cuLinkDestroy,
+    safe cuCtxResetPersistingL2Cache,
     safe cuModuleUnload,
     unsafe cuModuleGetFunction,
     unsafe cuModuleGetGlobal,
