@@ -24,6 +24,16 @@ if [ ! -f "$cccl/nvidia/cu13/include/cccl/cuda/std/type_traits" ]; then
 fi
 ln -sfn "$cccl/nvidia/cu13/include/cccl" "$root/include/cccl"
 ln -sfn "$cccl/nvidia/cu13/include/nv" "$root/include/nv"
+# cuda_profiler_api.h (cudaProfilerStart/Stop) and cudaProfiler.h come in a package of
+# their own; NVIDIA's samples (matrixMul, asyncAPI...) include it. Its own tree too.
+prof="$PWD/target/cuda-profiler-api"
+if [ ! -f "$prof/nvidia/cu13/include/cuda_profiler_api.h" ]; then
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$prof" \
+        'nvidia-cuda-profiler-api==13.0.85' >&2
+fi
+for h in cuda_profiler_api.h cudaProfiler.h; do
+    ln -sf "$prof/nvidia/cu13/include/$h" "$root/include/$h"
+done
 ln -sf libcudart.so.13 "$root/lib/libcudart.so"
 # nvcc.profile looks for libraries (and headers) where a toolkit keeps them,
 # targets/x86_64-linux/{lib,include}; the packages keep them at the root: linked there,

@@ -245,6 +245,14 @@ cudart_fn! {
 }
 
 cudart_fn! {
+    /// The driver's, in the current device's context.
+    fn cudaCtxResetPersistingL2Cache() {
+        let (d, _, _) = with_context()?;
+        d.cuCtxResetPersistingL2Cache()
+    }
+}
+
+cudart_fn! {
     fn cudaDeviceGetByPCIBusId(device: *mut c_int, pci_bus_id: *const c_char) {
         // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let device = unsafe { out_ref(device)? };

@@ -20,6 +20,7 @@ pub const INVALID_DEVICE: CudaError = 101;
 pub const INVALID_RESOURCE_HANDLE: CudaError = 400;
 pub const NOT_READY: CudaError = 600;
 pub const INVALID_DEVICE_FUNCTION: CudaError = 98;
+pub const NO_KERNEL_IMAGE_FOR_DEVICE: CudaError = 209;
 pub const INVALID_SYMBOL: CudaError = 13;
 pub const HOST_MEMORY_ALREADY_REGISTERED: CudaError = 712;
 pub const HOST_MEMORY_NOT_REGISTERED: CudaError = 713;

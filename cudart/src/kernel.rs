@@ -30,6 +30,14 @@ pub struct Dim3 {
 /// *filename_or_fatbins }, read from the program's memory as bytes (`wrapper_data`).
 const FATBIN_WRAPPER_MAGIC: u32 = 0x466243b1;
 const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+/// The version of the wrapper nvlink writes for a device-linked (`-rdc=true`) program
+/// (FATBINC_LINK_VERSION): its `filename_or_fatbins` is the NULL-terminated array of the
+/// objects' own fatbins before linking (crt/link.stub's `__cudaPrelinkedFatbins`).
+const FATBIN_WRAPPER_LINK_VERSION: u32 = 2;
+/// More objects than any program links; a longer array is not nvlink's.
+const MAX_PRELINKED: usize = 1 << 16;
+/// The mock's cap on a module image (README: 1 GiB), for a prelinked fatbin's size.
+const MAX_FATBIN: u64 = 1 << 30;
 
 /// The fatbin a wrapper points to, checked before it is recorded: the wrapper readable
 /// and of the right magic, its data a readable fatbin (not the wrapper itself, nor
@@ -64,9 +72,68 @@ fn wrapper_data(wrapper: *const c_void) -> Result<usize, String> {
     }
 }
 
+/// A fatbin's whole size from its header: { u32 magic, u16 version, u16 header size,
+/// u64 size of what follows }.
+fn fatbin_size(at: u64) -> Result<usize, String> {
+    let mut h = [0u8; 16];
+    if crate::os::read_program_memory(at, &mut h) < 16 {
+        return Err(format!("the fatbin at {at:#x} is not readable"));
+    }
+    if u32::from_le_bytes([h[0], h[1], h[2], h[3]]) != FATBIN_MAGIC {
+        return Err(format!("{at:#x} is not a fatbin"));
+    }
+    let header = u64::from(u16::from_le_bytes([h[6], h[7]]));
+    let body = u64::from_le_bytes(h[8..16].try_into().expect("8 bytes"));
+    match header.checked_add(body) {
+        Some(n) if n <= MAX_FATBIN => Ok(n as usize),
+        _ => Err(format!(
+            "the fatbin at {at:#x} declares {header} + {body} bytes, more than a module may have"
+        )),
+    }
+}
+
+/// The objects' fatbins (address, size) a device-linked program's wrapper carries, in
+/// link order; none for a wrapper of another version. nvlink links the objects' cubins
+/// into the wrapper's own fatbin, which holds SASS only; the objects' fatbins keep the
+/// relocatable PTX each was compiled to (`code=compute_90`), which the driver's linker
+/// can link instead (`module`).
+fn prelinked_fatbins(wrapper: *const c_void) -> Result<Vec<(usize, usize)>, String> {
+    let at = wrapper as u64;
+    let mut w = [0u8; 24];
+    if crate::os::read_program_memory(at, &mut w) < 24 {
+        return Ok(Vec::new());
+    }
+    if u32::from_le_bytes([w[4], w[5], w[6], w[7]]) != FATBIN_WRAPPER_LINK_VERSION {
+        return Ok(Vec::new());
+    }
+    let array = u64::from_le_bytes(w[16..24].try_into().expect("8 bytes"));
+    let mut objects = Vec::new();
+    for i in 0..MAX_PRELINKED as u64 {
+        let mut p = [0u8; 8];
+        let slot = array
+            .checked_add(8 * i)
+            .ok_or_else(|| format!("the prelinked fatbins' array at {array:#x} wraps"))?;
+        if crate::os::read_program_memory(slot, &mut p) < 8 {
+            return Err(format!(
+                "the prelinked fatbins' array at {array:#x} is not readable at entry {i}"
+            ));
+        }
+        match u64::from_le_bytes(p) {
+            0 => return Ok(objects),
+            fatbin => objects.push((fatbin as usize, fatbin_size(fatbin)?)),
+        }
+    }
+    Err(format!(
+        "the prelinked fatbins' array at {array:#x} has no end within {MAX_PRELINKED} entries"
+    ))
+}
+
 struct Fatbin {
     /// The fatbin image (magic 0xBA55ED50), in the program's data.
     image: usize,
+    /// A device-linked program's objects' own fatbins (address, size), to link when the
+    /// image cannot be loaded; empty for others.
+    prelinked: Vec<(usize, usize)>,
     /// Loaded modules, by device.
     modules: HashMap<i32, usize>,
 }
@@ -118,6 +185,12 @@ pub extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c
                 return;
             }
         };
+        let prelinked = prelinked_fatbins(fat_cubin).unwrap_or_else(|why| {
+            eprintln!(
+                "cumock: __cudaRegisterFatBinary: {why}; only the linked image will be loaded"
+            );
+            Vec::new()
+        });
         // The handle nvcc's code keeps and gives back: a cell of our own holding the image,
         // so that it is a real pointer, distinct per fatbin.
         let cell: *mut *mut c_void = Box::into_raw(Box::new(image as *mut c_void));
@@ -126,6 +199,7 @@ pub extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c
                 cell as usize,
                 Fatbin {
                     image,
+                    prelinked,
                     modules: HashMap::new(),
                 },
             )
@@ -273,12 +347,65 @@ fn load_module(d: &Driver, image: usize) -> RtResult<CUmodule> {
     }
 }
 
+/// Links a device-linked program's objects (their fatbins, in link order) with the
+/// driver's linker, as nvlink linked their cubins, and loads the result: what runs where
+/// the linked SASS cannot. The linker's error log becomes the message.
+fn link_prelinked(d: &Driver, objects: &[(usize, usize)]) -> RtResult<CUmodule> {
+    const CU_JIT_ERROR_LOG_BUFFER: i32 = 5;
+    const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: i32 = 6;
+    const CU_JIT_INPUT_FATBINARY: i32 = 2;
+    let mut log = vec![0u8; 4096];
+    let mut options = [CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+    let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+    let mut state = std::ptr::null_mut();
+    // Safety: two options with their values, the log buffer as large as its size option
+    // says and alive until cuLinkDestroy below.
+    unsafe { d.cuLinkCreate(2, options.as_mut_ptr(), values.as_mut_ptr(), &mut state)? };
+    let linked = (|| {
+        for (i, &(at, size)) in objects.iter().enumerate() {
+            let name = CString::new(format!("object {i} of the device link")).expect("no NUL");
+            // Safety: a fatbin nvcc embedded in the program, `size` bytes as its header
+            // declares (`fatbin_size`); a NUL-terminated name; no options.
+            unsafe {
+                d.cuLinkAddData(
+                    state,
+                    CU_JIT_INPUT_FATBINARY,
+                    at as *mut c_void,
+                    size,
+                    name.as_ptr(),
+                    0,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                )?
+            };
+        }
+        let (mut image, mut size) = (std::ptr::null_mut(), 0usize);
+        // Safety: out-pointers to our locals; the image stays the linker's until
+        // cuLinkDestroy, after the module is loaded from it.
+        unsafe { d.cuLinkComplete(state, &mut image, &mut size)? };
+        load_module(d, image as usize)
+    })();
+    let _ = d.cuLinkDestroy(state);
+    linked.map_err(|mut e| {
+        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+        let reason = String::from_utf8_lossy(&log[..end]);
+        if !reason.trim().is_empty() {
+            e.message = format!("{}: {}", e.message, reason.trim());
+        }
+        e
+    })
+}
+
 /// The module of `fatbin` in `device`'s context, loaded at first use.
 fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
-    let (image, loaded) = with_registry(|r| {
-        r.fatbins
-            .get(&fatbin)
-            .map(|f| (f.image, f.modules.get(&device).copied()))
+    let (image, prelinked, loaded) = with_registry(|r| {
+        r.fatbins.get(&fatbin).map(|f| {
+            (
+                f.image,
+                f.prelinked.clone(),
+                f.modules.get(&device).copied(),
+            )
+        })
     })
     .ok_or_else(|| {
         RtError::new(
@@ -289,7 +416,22 @@ fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
     if let Some(m) = loaded {
         return Ok(m as CUmodule);
     }
-    let m = load_module(d, image)?;
+    let m = match load_module(d, image) {
+        // A device-linked image holds the linked SASS only: a driver that cannot load it
+        // (the mock runs PTX) gets the objects' relocatable PTX linked by its own linker.
+        Err(e) if e.code == error::NO_KERNEL_IMAGE_FOR_DEVICE && !prelinked.is_empty() => {
+            link_prelinked(d, &prelinked).map_err(|le| {
+                RtError::new(
+                    le.code,
+                    format!(
+                        "{}; linking the objects' own fatbins instead failed: {}",
+                        e.message, le.message
+                    ),
+                )
+            })?
+        }
+        r => r?,
+    };
     with_registry(|r| {
         if let Some(f) = r.fatbins.get_mut(&fatbin) {
             f.modules.insert(device, m as usize);

@@ -19,7 +19,6 @@ crate::boundary::not_implemented! {
     cudaArrayGetPlane,
     cudaArrayGetSparseProperties,
     cudaChooseDevice,
-    cudaCtxResetPersistingL2Cache,
     cudaDestroyExternalMemory,
     cudaDestroyExternalSemaphore,
     cudaDeviceFlushGPUDirectRDMAWrites,

@@ -217,3 +217,51 @@ fn ids_not_for_streams_dead_streams_and_null_values_are_refused() {
         assert_eq!(cuStreamDestroy_v2(other), 0);
     }
 }
+
+/// simpleAttributes' sequence: the persisting L2 set-aside (the limit), a stream's access
+/// policy window over a buffer, then cuCtxResetPersistingL2Cache. The mock has no L2 to
+/// demote lines in: the reset succeeds in a context, leaves the limit and the window as
+/// set, and needs a current context (CUDA_ERROR_INVALID_CONTEXT on a thread without one).
+#[test]
+fn resetting_persisting_l2_lines_keeps_the_limit_and_the_window() {
+    const LIMIT_PERSISTING_L2_CACHE_SIZE: i32 = 6;
+    let _g = setup();
+    let s = stream(0);
+    let mut buf: CUdeviceptr = 0;
+    let mut limit = 0usize;
+    // Safety: pointers to live locals.
+    unsafe {
+        assert_eq!(cuMemAlloc_v2(&mut buf, 1 << 20), 0);
+        assert_eq!(cuCtxSetLimit(LIMIT_PERSISTING_L2_CACHE_SIZE, 1 << 20), 0);
+    }
+    // base_ptr, num_bytes, hitRatio 1.0, hitProp persisting (2), missProp normal (0).
+    let window = [
+        buf as u32,
+        (buf >> 32) as u32,
+        1 << 20,
+        0,
+        1.0f32.to_bits(),
+        2,
+        0,
+    ];
+    assert_eq!(set(s, ACCESS_POLICY_WINDOW, &window), 0);
+    // Safety: no arguments.
+    assert_eq!(unsafe { cuCtxResetPersistingL2Cache() }, CUDA_SUCCESS);
+    // Safety: a pointer to a live local.
+    assert_eq!(
+        unsafe { cuCtxGetLimit(&mut limit, LIMIT_PERSISTING_L2_CACHE_SIZE) },
+        0
+    );
+    assert_eq!(limit, 1 << 20);
+    assert_eq!(get(s, ACCESS_POLICY_WINDOW).unwrap()[..7], window);
+    let elsewhere = std::thread::spawn(|| {
+        // Safety: no arguments.
+        unsafe { cuCtxResetPersistingL2Cache() }
+    });
+    assert_eq!(elsewhere.join().unwrap(), CUDA_ERROR_INVALID_CONTEXT);
+    // Safety: a stream and an allocation of this test.
+    unsafe {
+        assert_eq!(cuStreamDestroy_v2(s), 0);
+        assert_eq!(cuMemFree_v2(buf), 0);
+    }
+}

@@ -84,6 +84,13 @@ impl ContextApi for Mock {
         fn cuCtxSetLimit(d; limit, value) {
             d.ctx_limit(limit, Some(value as u64)).map(|_| ())
         }
+
+        fn cuCtxResetPersistingL2Cache(d;) {
+            // The mock has no L2 cache, so no line persists and there is nothing to demote
+            // to normal (the set-aside size stays the limit's): what is left is the
+            // current context the call applies to.
+            d.ctx_device(None).map(|_| ())
+        }
     }
 
     unsafe fn cuCtxCreate_v3(
