@@ -752,6 +752,35 @@ static void user_objects(void) {
     SAY("destroyed after the executable graph: %d", user_object_destroyed_within_2s());
 }
 
+/* An allocation node ordered after the free of another: does it take the freed address
+ * (the programming guide says CUDA reuses virtual addresses within a graph so;
+ * cuda-samples graphMemoryFootprint prints whether it did)? One not ordered after the
+ * free; a free node for each node at the address; removing a dependency then. */
+static void address_reuse(void) {
+    setup();
+    CUgraph g;
+    MUST(cuGraphCreate(&g, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS p = alloc_params(MIB);
+    CUgraphNode a, fa, b, c, fb, f3, d;
+    CALL("add alloc node a", cuGraphAddMemAllocNode(&a, g, NULL, 0, &p));
+    CUdeviceptr pa = p.dptr;
+    CALL("add free node of a after a", cuGraphAddMemFreeNode(&fa, g, &a, 1, pa));
+    p = alloc_params(MIB);
+    CALL("add alloc node b after the free of a", cuGraphAddMemAllocNode(&b, g, &fa, 1, &p));
+    CUdeviceptr pb = p.dptr;
+    yes_no("b has a's address", pb == pa);
+    p = alloc_params(MIB);
+    CALL("add alloc node c after a only", cuGraphAddMemAllocNode(&c, g, &a, 1, &p));
+    yes_no("c has a's address", p.dptr == pa);
+    CALL("add free node of b after b", cuGraphAddMemFreeNode(&fb, g, &b, 1, pb));
+    CALL("add a third free node of that address", cuGraphAddMemFreeNode(&f3, g, &fb, 1, pb));
+    p = alloc_params(MIB);
+    CALL("add alloc node d after the free of b", cuGraphAddMemAllocNode(&d, g, &fb, 1, &p));
+    yes_no("d has a's address", p.dptr == pa);
+    CALL("remove the dependency a -> free of a", cuGraphRemoveDependencies(g, &a, &fa, NULL, 1));
+    CALL("destroy the graph", cuGraphDestroy(g));
+}
+
 int main(void) {
     section("attributes-at-start", attributes_at_start);
     section("set-attributes", set_attributes);
@@ -770,5 +799,6 @@ int main(void) {
     section("capture-to-graph", capture_to_graph);
     section("host-and-managed", host_and_managed);
     section("free-node-after-instantiate", free_node_after_instantiate);
+    section("address-reuse", address_reuse);
     return 0;
 }

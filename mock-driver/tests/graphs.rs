@@ -792,6 +792,85 @@ fn graph_memory_is_shared_only_with_work_ordered_before_it() {
     }
 }
 
+/// An allocation node after the free of another takes its address again, as the
+/// programming guide says CUDA reuses virtual addresses within a graph when the free is
+/// ordered before the allocation (cuda-samples graphMemoryFootprint prints whether it
+/// did); one not ordered after the free gets an address of its own. Each node at the
+/// address has one free node; removing a dependency from such a graph is refused.
+#[test]
+fn an_allocation_after_a_free_in_its_graph_reuses_the_freed_address() {
+    let _one = serial();
+    setup();
+    // Safety: live locals and the program's own structs, as cuda.h lays them out.
+    unsafe {
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut g, 0), 0);
+        let mut ap = AllocNodeParams {
+            pool_props: CUmemPoolProps {
+                alloc_type: 1,
+                location: CUmemLocation { type_: 1, id: 0 },
+                ..Default::default()
+            },
+            access_descs: std::ptr::null(),
+            access_desc_count: 0,
+            bytesize: 1 << 20,
+            dptr: 0,
+        };
+        let params = (&mut ap as *mut AllocNodeParams).cast();
+        let node = |deps: &[CUgraphNode]| {
+            let mut n: CUgraphNode = std::ptr::null_mut();
+            let r = cuGraphAddMemAllocNode(&mut n, g, deps.as_ptr(), deps.len(), params);
+            assert_eq!(r, 0);
+            (n, (*params.cast::<AllocNodeParams>()).dptr)
+        };
+        let free = |deps: &[CUgraphNode], p: u64| {
+            let mut n: CUgraphNode = std::ptr::null_mut();
+            (
+                cuGraphAddMemFreeNode(&mut n, g, deps.as_ptr(), deps.len(), p),
+                n,
+            )
+        };
+        let (a, pa) = node(&[]);
+        let (r, free_a) = free(&[a], pa);
+        assert_eq!(r, 0);
+        let (b, pb) = node(&[free_a]);
+        assert_eq!(pb, pa, "ordered after the free: the same address");
+        let (_c, pc) = node(&[a]);
+        assert_ne!(pc, pa, "not ordered after the free: an address of its own");
+        let (r, free_b) = free(&[b], pb);
+        assert_eq!(r, 0, "the second node at the address has a free of its own");
+        assert_eq!(
+            free(&[free_b], pb).0,
+            1,
+            "a third free: CUDA_ERROR_INVALID_VALUE"
+        );
+        let (_d, pd) = node(&[free_b]);
+        assert_eq!(pd, pa, "after both frees: the same address again");
+        assert_eq!(cuGraphRemoveDependencies(g, &a, &free_a, 1), 801);
+        let mut e: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(
+            cuGraphInstantiateWithFlags(&mut e, g, 1),
+            0,
+            "auto-free on launch: c and d stay live"
+        );
+        let s = stream(1);
+        assert_eq!(cuDeviceGraphMemTrim(0), 0);
+        assert_eq!(cuGraphLaunch(e, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(
+            graph_mem_reserved(),
+            32 << 20,
+            "one chunk behind the region"
+        );
+        assert_eq!(cuGraphExecDestroy(e), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        assert_eq!(cuMemFree_v2(pc), 0);
+        assert_eq!(cuMemFree_v2(pd), 0);
+        cuStreamDestroy_v2(s);
+        assert_eq!(cuDeviceGraphMemTrim(0), 0);
+    }
+}
+
 /// A `CUgraphNodeParams` of node type `kind` whose union holds `value`.
 fn node_params<T>(kind: i32, value: T) -> GraphNodeParams {
     assert!(std::mem::size_of::<T>() <= 232, "the union is 232 bytes");

@@ -123,3 +123,47 @@ fn forged_handles_open_nothing_in_another_process() {
         assert!(out.lines().any(|l| l == w), "no `{w}` in:\n{out}");
     }
 }
+
+unsafe extern "C" fn sleep_a_while(_: *mut std::ffi::c_void) {
+    std::thread::sleep(Duration::from_millis(150));
+}
+
+/// Another process waits on an interprocess event through an event of its own, complete
+/// at once (cuIpcOpenEventHandle): so a record of one returns only once the work before
+/// it has run, where an ordinary event's record returns at once (cuda-samples simpleIPC:
+/// without this, a sibling process's kernel ran before this one's had written its
+/// buffer).
+#[test]
+fn a_record_of_an_interprocess_event_returns_once_the_work_before_it_ran() {
+    use cuda::exports::*;
+    // Safety: live locals; a host function that only sleeps.
+    unsafe {
+        assert_eq!(cuInit(0), 0);
+        let mut ctx: cumock_abi::CUcontext = std::ptr::null_mut();
+        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
+        assert_eq!(cuCtxSetCurrent(ctx), 0);
+        let mut s: cumock_abi::CUstream = std::ptr::null_mut();
+        assert_eq!(cuStreamCreate(&mut s, 1), 0);
+        // CU_EVENT_DISABLE_TIMING, then with CU_EVENT_INTERPROCESS.
+        for (flags, done_at_return) in [(0x2, false), (0x6, true)] {
+            let mut e: cumock_abi::CUevent = std::ptr::null_mut();
+            assert_eq!(cuEventCreate(&mut e, flags), 0);
+            let start = Instant::now();
+            assert_eq!(
+                cuLaunchHostFunc(s, Some(sleep_a_while), std::ptr::null_mut()),
+                0
+            );
+            assert_eq!(cuEventRecord(e, s), 0);
+            let query = cuEventQuery(e);
+            if done_at_return {
+                assert_eq!(query, 0, "the interprocess event is reached at return");
+                assert!(start.elapsed() >= Duration::from_millis(150));
+            } else {
+                assert_eq!(query, 600, "an ordinary event: CUDA_ERROR_NOT_READY");
+            }
+            assert_eq!(cuStreamSynchronize(s), 0);
+            assert_eq!(cuEventDestroy_v2(e), 0);
+        }
+        assert_eq!(cuStreamDestroy_v2(s), 0);
+    }
+}

@@ -47,10 +47,11 @@ emulate! {
 
     pub(super) fn cuIpcOpenEventHandle(d; ph, handle) {
         d.ipc_check_event_handle(&handle.reserved.map(|b| b as u8))?;
-        // Another process's event. The mock finishes device work before the call that
-        // issues it returns, so whatever that process recorded is complete by the time
-        // this one can learn of it: an event of this process that is complete stands
-        // for it (interprocess events have no timing, as CUDA requires).
+        // Another process's event. A record of an interprocess event returns once the
+        // work before it has run (`Driver::event_record`), so whatever that process
+        // recorded is complete by the time this one can learn of it: an event of this
+        // process that is complete stands for it (interprocess events have no timing, as
+        // CUDA requires); records of it here return the same way.
         let e = d.event_create(CU_EVENT_INTERPROCESS_FLAGS)?;
         d.ipc_event_created(e);
         ph.write_key(e)

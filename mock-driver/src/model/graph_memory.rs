@@ -7,7 +7,12 @@
 //! their addresses one after another as they are added, [`ALIGNMENT`] apart (H200: a
 //! 1 MiB node at a granularity boundary, the next one off it). An address is fixed for
 //! the life of the node ("across instantiations and launches"); the region lives while
-//! the graph, an executable graph made from it, or a live allocation of it does.
+//! the graph, an executable graph made from it, or a live allocation of it does. A node
+//! added after free nodes (its dependencies or their ancestors) that free every node
+//! holding an address of the same graph and device, in a span large enough, takes that
+//! address again (the programming guide: CUDA reuses virtual addresses within a graph
+//! when the free is ordered before the allocation; cuda-samples graphMemoryFootprint
+//! counts on it, one 64 MiB chunk for two 64 MiB nodes in a chain): the lowest such.
 //!
 //! Physical memory: the device's graph allocator holds chunks, each a physical allocation
 //! of the model of a multiple of [`CHUNK`] (H200: 32 MiB behind a 1 MiB allocation). When
@@ -110,9 +115,17 @@ struct Region {
 struct Allocation {
     /// Its region's base.
     region: u64,
+    /// The largest size a node at it asked for.
     requested: u64,
+    /// The span it takes in its region (`requested` aligned up, as first reserved).
+    span: u64,
+    /// The allocation nodes of its graph at this address: more than one when a node
+    /// took it again after the free of the one before.
+    nodes: u32,
     /// The graph holding a free node for it (its own or another: cuda.h allows one).
     freed_in: Option<GraphId>,
+    /// How many free nodes of that graph free it (up to `nodes`).
+    frees: u32,
     /// The graph of its allocation node.
     graph: GraphId,
     /// That graph was instantiated: the allocation may outlive a launch, and the H200
@@ -178,19 +191,46 @@ impl GraphMemory {
             .any(|a| a.region == base && a.live)
     }
 
-    /// A new allocation node's address, in its graph's region on the device.
+    /// A new allocation node's address, in its graph's region on the device: one that
+    /// `freed` (the addresses the free nodes before it free, with how many free nodes
+    /// free each: `GraphBody::frees_before`) frees of every node holding it, if its
+    /// span is large enough; else the next in the region.
     pub fn reserve(
         &mut self,
         vmm: &mut Vmm,
         graph: GraphId,
         node: &AllocNode,
         granularity: u64,
+        freed: &HashMap<u64, u32>,
     ) -> CuResult<u64> {
         let overflow = || out_of_memory(format!("{} bytes overflow", node.bytesize));
         let len = node
             .bytesize
             .checked_next_multiple_of(ALIGNMENT)
             .ok_or_else(overflow)?;
+        let reusable = freed
+            .iter()
+            .filter(|(p, frees)| {
+                self.allocations.get(p).is_some_and(|a| {
+                    a.graph == graph
+                        && a.freed_in == Some(graph)
+                        && **frees == a.nodes
+                        && a.span >= len
+                        && self.regions[&a.region].device == node.device
+                })
+            })
+            .map(|(p, _)| *p)
+            .min();
+        if let Some(p) = reusable {
+            let a = self.allocations.get_mut(&p).expect("found above");
+            a.nodes += 1;
+            a.requested = a.requested.max(node.bytesize);
+            let r = self.regions.get_mut(&a.region).expect("held");
+            for d in &node.access {
+                r.access.set(d.location.id as usize, d.flags as u8);
+            }
+            return Ok(p);
+        }
         let fits = |r: &Region| r.next.checked_add(len).is_some_and(|end| end <= r.size);
         let base = match self.current.get(&(graph, node.device)) {
             Some(b) if fits(&self.regions[b]) => *b,
@@ -231,7 +271,10 @@ impl GraphMemory {
             Allocation {
                 region: base,
                 requested: node.bytesize,
+                span: len,
+                nodes: 1,
                 freed_in: None,
+                frees: 0,
                 graph,
                 instantiated: false,
                 live: false,
@@ -256,6 +299,11 @@ impl GraphMemory {
             )));
         }
         match a.freed_in {
+            // A node that took the address again is freed by a free node of its own.
+            Some(g) if g == graph && a.frees < a.nodes => {
+                a.frees += 1;
+                Ok(())
+            }
             Some(g) if g == graph => {
                 Err(invalid(format!("{ptr:#x} is freed in this graph already")))
             }
@@ -264,6 +312,7 @@ impl GraphMemory {
             ))),
             None => {
                 a.freed_in = Some(graph);
+                a.frees = 1;
                 Ok(())
             }
         }
@@ -300,6 +349,7 @@ impl GraphMemory {
             for a in self.allocations.values_mut() {
                 if a.freed_in == Some(g) {
                     a.freed_in = None;
+                    a.frees = 0;
                 }
             }
             self.current.retain(|(cg, _), _| *cg != g);

@@ -512,6 +512,36 @@ impl GraphBody {
             .any(|n| matches!(n.op, NodeOp::MemAlloc(_) | NodeOp::MemFree(_)))
     }
 
+    /// The addresses that free nodes among `deps` and their ancestors free, each with
+    /// how many such free nodes free it: an allocation node after them may take the
+    /// address again (graph_memory.rs).
+    pub fn frees_before(&self, deps: &[NodeId]) -> HashMap<u64, u32> {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = deps.to_vec();
+        let mut freed = HashMap::new();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            let node = &self.nodes[&n];
+            if let NodeOp::MemFree(p) = node.op {
+                *freed.entry(p).or_insert(0) += 1;
+            }
+            stack.extend(node.deps.iter().copied());
+        }
+        freed
+    }
+
+    /// Whether two of its allocation nodes share an address (one taking it again after
+    /// the other's free: `frees_before`), which only its dependencies make safe.
+    fn reuses_addresses(&self) -> bool {
+        let mut a = self.allocations();
+        let n = a.len();
+        a.sort_unstable();
+        a.dedup();
+        a.len() != n
+    }
+
     /// The addresses of its allocation nodes.
     pub fn allocations(&self) -> Vec<u64> {
         self.order
@@ -720,6 +750,13 @@ impl Graphs {
                     "there is no dependency {from:#x} -> {to:#x} to remove"
                 )));
             }
+        }
+        if self.graph(g)?.reuses_addresses() {
+            return Err(not_supported(
+                "removing a dependency from a graph in which an allocation node reuses the \
+                 address of one freed before it (the dependencies keep their lifetimes apart) \
+                 is not emulated by cumock",
+            ));
         }
         let body = self.graph_mut(g)?;
         for &(from, to) in edges {
@@ -1340,9 +1377,10 @@ impl Driver {
         let st = &mut *st;
         st.graphs.graph(g)?;
         st.graphs.check_deps(g, deps)?;
+        let freed = st.graphs.graph(g)?.frees_before(deps);
         node.dptr = st
             .graph_memory
-            .reserve(&mut st.vmm, g, &node, granularity)?;
+            .reserve(&mut st.vmm, g, &node, granularity, &freed)?;
         let dptr = node.dptr;
         let n = st.graphs.add(g, deps, NodeOp::MemAlloc(Arc::new(node)))?;
         Ok((n, dptr))

@@ -143,8 +143,21 @@ pub struct Ipc {
     exported: HashMap<AllocationId, Secret>,
     /// Handles of other processes open here, by (pid, inode).
     opened: HashMap<(i32, u64), Opened>,
-    /// Events created with CU_EVENT_INTERPROCESS.
+    /// Events created with CU_EVENT_INTERPROCESS, and those standing for another
+    /// process's (cuIpcOpenEventHandle).
     interprocess_events: HashSet<EventId>,
+}
+
+impl Ipc {
+    /// Whether a record of `event` may be waited on by another process.
+    pub fn is_interprocess(&self, event: EventId) -> bool {
+        self.interprocess_events.contains(&event)
+    }
+
+    /// The event is destroyed.
+    pub fn forget_event(&mut self, event: EventId) {
+        self.interprocess_events.remove(&event);
+    }
 }
 
 /// The export whose file has fd number `fd`, if it is the own fd of an allocation this

@@ -1160,11 +1160,12 @@ impl Driver {
         };
         self.check_alloc_node(&node)?;
         let granularity = self.profile.devices[device].granularity_minimum;
-        self.capture_node_with(stream, move |st, g, _| {
+        self.capture_node_with(stream, move |st, g, deps| {
             let st = &mut *st;
+            let freed = st.graphs.graph(g)?.frees_before(deps);
             node.dptr = st
                 .graph_memory
-                .reserve(&mut st.vmm, g, &node, granularity)?;
+                .reserve(&mut st.vmm, g, &node, granularity, &freed)?;
             let dptr = node.dptr;
             Ok((NodeOp::MemAlloc(std::sync::Arc::new(node)), dptr))
         })

@@ -256,7 +256,19 @@ impl Driver {
                 cumock_abi::result::CUDA_ERROR_OUT_OF_MEMORY,
                 format!("no thread for the stream's work: {e}"),
             )
-        })
+        })?;
+        // Another process waits on an interprocess event through an event of its own
+        // that is complete at once (cuIpcOpenEventHandle): it learns of a record only by
+        // the programs' own messages after this call, so the record returns once the
+        // work before it has run (cuda-samples simpleIPC: a sibling's kernel ran over
+        // the buffer this process wrote, its wait on the event not waiting). The GPU
+        // returns at once; only the time differs.
+        if self.state.lock().ipc.is_interprocess(event) {
+            if let Some(m) = stream_queues::event_pending(event) {
+                m.wait();
+            }
+        }
+        Ok(())
     }
 
     pub fn event_check(&self, event: EventId) -> CuResult<()> {
@@ -267,6 +279,7 @@ impl Driver {
         let mut st = self.state.lock();
         st.contexts.event(event)?;
         st.contexts.destroy_event(event);
+        st.ipc.forget_event(event);
         Ok(())
     }
 
