@@ -194,6 +194,11 @@ fn host_memory() {
 }
 
 #[test]
+fn managed_hints() {
+    run("managed_hints", &[]);
+}
+
+#[test]
 fn streams_events() {
     run("streams_events", &[]);
 }
