@@ -95,6 +95,7 @@ driver_functions! {
     safe cuDeviceGetUuid,
     unsafe cuDeviceGetPCIBusId,
     safe cuDeviceCanAccessPeer,
+    safe cuDeviceGetP2PAttribute,
     safe cuDevicePrimaryCtxRetain,
     safe cuDevicePrimaryCtxRelease,
     safe cuDevicePrimaryCtxReset,

@@ -26,7 +26,6 @@ crate::boundary::not_implemented! {
     cudaDeviceGetHostAtomicCapabilities,
     cudaDeviceGetNvSciSyncAttributes,
     cudaDeviceGetP2PAtomicCapabilities,
-    cudaDeviceGetP2PAttribute,
     cudaDeviceGetSharedMemConfig,
     cudaDeviceGetTexture1DLinearMaxWidth,
     cudaDeviceRegisterAsyncNotification,

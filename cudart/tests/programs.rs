@@ -613,6 +613,13 @@ fn peer_devices() {
     run_env("peer", &exe, &[("CUMOCK_DEVICES", "2")]);
 }
 
+/// The links between two devices of the mock (CUMOCK_DEVICES=2).
+#[test]
+fn p2p_attributes() {
+    let exe = common::nvcc("p2p_attributes");
+    run_env("p2p_attributes", &exe, &[("CUMOCK_DEVICES", "2")]);
+}
+
 /// The same programs built with `--default-stream per-thread` call the `_ptds`/`_ptsz`
 /// exports; their transcripts are the plain programs' (same golden).
 #[test]
