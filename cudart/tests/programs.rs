@@ -631,6 +631,7 @@ fn per_thread_default_stream() {
         "async_api",
         "simple_streams",
         "simple_callback",
+        "managed_hints",
     ] {
         let exe = common::nvcc_with(
             program,
