@@ -89,6 +89,16 @@ fn checks() -> Vec<(String, i64)> {
         "offsetof(struct cudaPointerAttributes, hostPointer)",
         offset_of!(CudaPointerAttributes, host_pointer),
     );
+    // cudaMemPrefetchAsync and cudaMemAdvise pass cudaMemLocation by value as the
+    // driver's CUmemLocation.
+    add(
+        "sizeof(struct cudaMemLocation)",
+        size_of::<cumock_abi::CUmemLocation>(),
+    );
+    add(
+        "offsetof(struct cudaMemLocation, id)",
+        offset_of!(cumock_abi::CUmemLocation, id),
+    );
     add(
         "sizeof(struct cudaChannelFormatDesc)",
         size_of::<ChannelFormatDesc>(),
@@ -354,6 +364,7 @@ fn rust_param_size(ty: &str) -> Option<usize> {
         "Extent" => size_of::<crate::texture::Extent>(),
         "CUipcMemHandle" | "cumock_abi::CUipcMemHandle" => size_of::<cumock_abi::CUipcMemHandle>(),
         "cumock_abi::CUipcEventHandle" => size_of::<cumock_abi::CUipcEventHandle>(),
+        "cumock_abi::CUmemLocation" => size_of::<cumock_abi::CUmemLocation>(),
         "cumock_abi::CUhostFn" | "cumock_abi::CUstreamCallback" => 8,
         _ => return None,
     })

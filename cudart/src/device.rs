@@ -190,6 +190,20 @@ cudart_fn! {
 }
 
 cudart_fn! {
+    fn cudaDeviceGetP2PAttribute(value: *mut c_int, attr: c_int, src: c_int, dst: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let value = unsafe { out_ref(value)? };
+        let rt = runtime()?;
+        rt.check_device(src)?;
+        rt.check_device(dst)?;
+        // cudaDeviceP2PAttr numbers the attributes as CUdevice_P2PAttribute does; the
+        // driver refuses one device as its own peer (cudaErrorInvalidDevice) and an unknown
+        // attribute.
+        driver()?.cuDeviceGetP2PAttribute(value, attr as _, src, dst)
+    }
+}
+
+cudart_fn! {
     fn cudaDeviceEnablePeerAccess(peer: c_int, flags: c_uint) {
         if flags != 0 {
             return Err(error::invalid(format!("flags {flags:#x} must be 0")));

@@ -249,6 +249,92 @@ cudart_fn! {
     }
 }
 
+// ---- managed memory: advice, prefetches, range attributes, stream attachment ------------
+//
+// The driver's to honour, as the allocation is: `cudaMemLocation` is `CUmemLocation`, and
+// the advice, range-attribute and attach-flag numbers are the driver's (driver_types.h and
+// cuda.h number them alike), so each call forwards. A driver without the function says
+// so (cudaErrorNotSupported, naming it).
+
+fn mem_prefetch(
+    dev_ptr: *const c_void,
+    count: usize,
+    location: cumock_abi::CUmemLocation,
+    flags: c_uint,
+    stream: CUstream,
+) -> RtResult<()> {
+    let (d, _, _) = with_context()?;
+    d.cuMemPrefetchAsync(dev_ptr as u64, count, location, flags, stream)
+}
+
+cudart_fn! {
+    fn cudaMemPrefetchAsync(
+        dev_ptr: *const c_void,
+        count: usize,
+        location: cumock_abi::CUmemLocation,
+        flags: c_uint,
+        stream: CUstream,
+    ) {
+        mem_prefetch(dev_ptr, count, location, flags, stream_for(stream, false))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemPrefetchAsync_ptsz(
+        dev_ptr: *const c_void,
+        count: usize,
+        location: cumock_abi::CUmemLocation,
+        flags: c_uint,
+        stream: CUstream,
+    ) {
+        mem_prefetch(dev_ptr, count, location, flags, stream_for(stream, true))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemAdvise(dev_ptr: *const c_void, count: usize, advice: c_int, location: cumock_abi::CUmemLocation) {
+        let (d, _, _) = with_context()?;
+        d.cuMemAdvise(dev_ptr as u64, count, advice as _, location)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemRangeGetAttribute(
+        data: *mut c_void,
+        data_size: usize,
+        attribute: c_int,
+        dev_ptr: *const c_void,
+        count: usize,
+    ) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's buffer of dataSize bytes (the driver refuses NULL and a
+        // size that does not fit the attribute before writing).
+        unsafe { d.cuMemRangeGetAttribute(data, data_size, attribute as _, dev_ptr as u64, count) }
+    }
+}
+
+fn stream_attach(
+    stream: CUstream,
+    dev_ptr: *mut c_void,
+    length: usize,
+    flags: c_uint,
+) -> RtResult<()> {
+    let (d, _, _) = with_context()?;
+    d.cuStreamAttachMemAsync(stream, dev_ptr as u64, length, flags)
+}
+
+cudart_fn! {
+    fn cudaStreamAttachMemAsync(stream: CUstream, dev_ptr: *mut c_void, length: usize, flags: c_uint) {
+        stream_attach(stream_for(stream, false), dev_ptr, length, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamAttachMemAsync_ptsz(stream: CUstream, dev_ptr: *mut c_void, length: usize, flags: c_uint) {
+        stream_attach(stream_for(stream, true), dev_ptr, length, flags)
+    }
+}
+
 // ---- host memory ----------------------------------------------------------------------
 
 const HOST_ALLOC_FLAGS: u32 = 0x7;

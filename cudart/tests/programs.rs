@@ -194,6 +194,11 @@ fn host_memory() {
 }
 
 #[test]
+fn managed_hints() {
+    run("managed_hints", &[]);
+}
+
+#[test]
 fn streams_events() {
     run("streams_events", &[]);
 }
@@ -615,6 +620,13 @@ fn peer_devices() {
     run_env("peer", &exe, &[("CUMOCK_DEVICES", "2")]);
 }
 
+/// The links between two devices of the mock (CUMOCK_DEVICES=2).
+#[test]
+fn p2p_attributes() {
+    let exe = common::nvcc("p2p_attributes");
+    run_env("p2p_attributes", &exe, &[("CUMOCK_DEVICES", "2")]);
+}
+
 /// The same programs built with `--default-stream per-thread` call the `_ptds`/`_ptsz`
 /// exports; their transcripts are the plain programs' (same golden).
 #[test]
@@ -626,6 +638,7 @@ fn per_thread_default_stream() {
         "async_api",
         "simple_streams",
         "simple_callback",
+        "managed_hints",
     ] {
         let exe = common::nvcc_with(
             program,

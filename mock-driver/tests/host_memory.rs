@@ -192,6 +192,49 @@ fn managed_memory_takes_the_legacy_advice_and_prefetch_forms() {
 }
 
 #[test]
+fn managed_memory_attaches_to_a_stream_only_as_a_whole() {
+    // Safety: as above; out-pointers are live locals.
+    unsafe {
+        setup();
+        let mut mp = 0u64;
+        assert_eq!(cuMemAllocManaged(&mut mp, 3 * 4096, 1), 0);
+        let mut s: cumock_abi::CUstream = std::ptr::null_mut();
+        assert_eq!(cuStreamCreate(&mut s, 0), 0);
+        // CU_MEM_ATTACH_GLOBAL, _HOST, _SINGLE; length 0 or the allocation's size.
+        assert_eq!(cuStreamAttachMemAsync(s, mp, 0, 4), 0);
+        assert_eq!(cuStreamAttachMemAsync(s, mp, 3 * 4096, 2), 0);
+        assert_eq!(cuStreamAttachMemAsync(s, mp, 0, 1), 0);
+        // Not one flag; singly to the NULL stream; part of the allocation; not managed.
+        for (stream, ptr, len, flags) in [
+            (s, mp, 0, 3),
+            (std::ptr::null_mut(), mp, 0, 4),
+            (s, mp, 4096, 1),
+            (s, mp + 4096, 0, 1),
+        ] {
+            assert_eq!(
+                cuStreamAttachMemAsync(stream, ptr, len, flags),
+                CUDA_ERROR_INVALID_VALUE,
+                "{ptr:#x} {len} {flags}"
+            );
+        }
+        let mut plain = 0u64;
+        assert_eq!(cuMemAlloc_v2(&mut plain, 4096), 0);
+        assert_eq!(
+            cuStreamAttachMemAsync(s, plain, 0, 1),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(cuStreamDestroy_v2(s), 0);
+        assert_eq!(
+            cuStreamAttachMemAsync(s, mp, 0, 1),
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(cuMemFree_v2(plain), 0);
+        assert_eq!(cuMemFree_v2(mp), 0);
+    }
+}
+
+#[test]
 fn memsets_set_page_locked_memory_named_by_its_device_address_and_stop_at_its_end() {
     // Safety: every pointer is a live local, or memory the mock handed out and its size.
     unsafe {

@@ -62,6 +62,10 @@ impl StreamApi for Mock {
             Ok(())
         }
 
+        fn cuStreamAttachMemAsync(d; s, ptr, length, flags) {
+            d.stream_attach_mem(s, ptr.get(), length as u64, flags)
+        }
+
         fn cuStreamSynchronize(d; s) {
             d.stream_synchronize(s)
         }

@@ -352,6 +352,45 @@ impl Driver {
         Ok(())
     }
 
+    /// cuStreamAttachMemAsync: a managed allocation's stream association. The devices
+    /// report concurrent managed access, where the association promises nothing the mock
+    /// must keep (every processor reaches the one copy at any time), so the call checks
+    /// what cuda.h asks of its arguments and records nothing.
+    pub fn stream_attach_mem(
+        &self,
+        stream: super::ids::StreamId,
+        ptr: u64,
+        len: u64,
+        flags: u32,
+    ) -> CuResult<()> {
+        self.stream_check(stream)?;
+        // CU_MEM_ATTACH_GLOBAL, _HOST, _SINGLE.
+        const SINGLE: u32 = 4;
+        if !matches!(flags, 1 | 2 | SINGLE) {
+            return Err(invalid(format!(
+                "flags {flags:#x} are not one CUmemAttach_flags value"
+            )));
+        }
+        // cuda.h: attaching singly to the NULL stream (a virtual global stream) is an error.
+        if flags == SINGLE && stream.is_default() {
+            return Err(invalid(
+                "CU_MEM_ATTACH_SINGLE names no single stream on a default stream",
+            ));
+        }
+        let mut st = self.state.lock();
+        st.contexts.require_current()?;
+        // The devices report no pageable memory access: only managed memory attaches, and
+        // (cuda.h) only as a whole, its length 0 or its size.
+        let (offset, m) = Self::managed_range(&mut st.host, ptr, len.max(1))?;
+        if offset != 0 || (len != 0 && len != m.size) {
+            return Err(invalid(format!(
+                "{len} bytes at {ptr:#x} are not a whole managed allocation (length 0 or {} at its start)",
+                m.size
+            )));
+        }
+        Ok(())
+    }
+
     /// cuMemRangeGetAttribute: one value (an int) or, for ACCESSED_BY, `slots` of them
     /// (the devices, then CU_DEVICE_INVALID).
     pub fn mem_range_attribute(
