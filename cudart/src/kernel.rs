@@ -152,6 +152,16 @@ struct Registry {
     variables: HashMap<usize, Symbol>,
     /// (host stub, device) -> CUfunction.
     loaded_functions: HashMap<(usize, i32), usize>,
+    /// `__managed__` variables: where the program's pointer to each lives.
+    managed: Vec<ManagedVar>,
+}
+
+/// A `__managed__` variable nvcc registered: the host reaches it through a pointer of the
+/// program's (`*host_pointer`), which `__cudaInitModule` fills with its managed address.
+struct ManagedVar {
+    fatbin: usize,
+    host_pointer: usize,
+    name: CString,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
@@ -218,6 +228,7 @@ pub extern "C" fn __cudaUnregisterFatBinary(handle: *mut *mut c_void) {
         let Some(fb) = with_registry(|r| {
             r.functions.retain(|_, s| s.fatbin != handle as usize);
             r.variables.retain(|_, s| s.fatbin != handle as usize);
+            r.managed.retain(|v| v.fatbin != handle as usize);
             r.fatbins.remove(&(handle as usize))
         }) else {
             return;
@@ -299,6 +310,77 @@ pub extern "C" fn __cudaRegisterVar(
             )
         });
     });
+}
+
+/// `__managed__ T x;`: nvcc's host code reaches `x` through a pointer of its own
+/// (`host_pointer`, NULL until set), after calling `__cudaInitModule` once.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn __cudaRegisterManagedVar(
+    handle: *mut *mut c_void,
+    host_pointer: *mut *mut c_void,
+    _device_address: *mut c_char,
+    device_name: *const c_char,
+    _ext: c_int,
+    _size: usize,
+    _constant: c_int,
+    _global: c_int,
+) {
+    guarded("__cudaRegisterManagedVar", || {
+        let Some(name) = name_of(device_name) else {
+            return;
+        };
+        if host_pointer.is_null() {
+            return;
+        }
+        with_registry(|r| {
+            r.managed.push(ManagedVar {
+                fatbin: handle as usize,
+                host_pointer: host_pointer as usize,
+                name,
+            })
+        });
+    });
+}
+
+/// What nvcc's host code calls before its first access to a `__managed__` variable of
+/// the fatbin: the fatbin is loaded in the current device's context (as a launch would
+/// load it) and each of its managed variables' pointers set to the variable's address,
+/// which the host reaches directly (managed memory). 1 when done; 0 (with the reason on
+/// stderr) when the module cannot be loaded, as the program then has no variable to reach.
+#[no_mangle]
+pub extern "C" fn __cudaInitModule(handle: *mut *mut c_void) -> c_char {
+    let mut done = 0;
+    guarded("__cudaInitModule", || match init_module(handle as usize) {
+        Ok(()) => done = 1,
+        Err(e) => eprintln!(
+            "cumock: __cudaInitModule: {}: {}",
+            error::name(e.code).unwrap_or("an error"),
+            e.message
+        ),
+    });
+    done
+}
+
+fn init_module(fatbin: usize) -> RtResult<()> {
+    let (d, _, device) = with_context()?;
+    let m = module(d, fatbin, device)?;
+    let vars: Vec<(usize, CString)> = with_registry(|r| {
+        r.managed
+            .iter()
+            .filter(|v| v.fatbin == fatbin)
+            .map(|v| (v.host_pointer, v.name.clone()))
+            .collect()
+    });
+    for (at, name) in vars {
+        let (mut p, mut size) = (0, 0);
+        // Safety: a NUL-terminated name.
+        unsafe { d.cuModuleGetGlobal(&mut p, &mut size, m, name.as_ptr())? };
+        // Safety: `at` is the address of nvcc's pointer for the variable, as
+        // `__cudaRegisterManagedVariable` passed it (checked not NULL there).
+        *unsafe { out_ref(at as *mut u64) }? = p;
+    }
+    Ok(())
 }
 
 /// Loads a registered fatbin, asking the driver for its error log, so that a failure

@@ -11,9 +11,7 @@
 
 crate::boundary::not_implemented! {
     __cudaGetProcAddress,
-    __cudaInitModule,
     __cudaRegisterHostVar,
-    __cudaRegisterManagedVar,
     __cudaRegisterUnifiedTable,
     cudaArrayGetMemoryRequirements,
     cudaArrayGetPlane,

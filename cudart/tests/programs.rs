@@ -389,6 +389,13 @@ fn wgmma_swizzle_probe() {
     run("wgmma_swizzle_probe", &[]);
 }
 
+/// `__managed__` variables: initialised in the module, shared by the host and kernels at
+/// one address (`__cudaRegisterManagedVar`, `__cudaInitModule`).
+#[test]
+fn managed_variables() {
+    run("managed_variables", &[]);
+}
+
 /// Where a block's shared memory ends for its own stores: in 128-byte units past what it
 /// declared, as the H200 allocates it (recorded; the mock's transcript is the golden's).
 #[test]

@@ -799,6 +799,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                     size,
                     align,
                     init: init_bytes(v, &func_index)?,
+                    managed: v.managed && v.space == VarSpace::Global,
                 });
             }
             VarSpace::Shared if v.count.is_none() => {

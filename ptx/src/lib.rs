@@ -237,6 +237,9 @@ pub struct Global {
     /// The initialised prefix: the initialisers' bytes, at most `size` long; every byte
     /// after it is zero (a huge variable costs only what its initialiser says).
     pub init: Vec<u8>,
+    /// `.attribute(.managed)` (`__managed__`): the driver places it in managed memory,
+    /// which the host reaches at the same address.
+    pub managed: bool,
 }
 
 #[derive(Debug, Clone)]

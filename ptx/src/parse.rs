@@ -61,6 +61,8 @@ pub struct VarDecl {
     pub is_array: bool,
     pub init: Vec<Opnd>,
     pub is_extern: bool,
+    /// `.attribute(.managed)`: a `__managed__` variable, in managed memory.
+    pub managed: bool,
     pub line: u32,
     pub column: u32,
 }
@@ -525,11 +527,31 @@ impl<'a> Parser<'a> {
         };
         let mut align = None;
         let mut ty = None;
+        let mut managed = false;
         loop {
             match self.peek() {
                 Some(Tok::Dot(d)) if d == "align" => {
                     self.pos += 1;
                     align = Some(self.small_int()?);
+                }
+                // `.attribute(.managed)` (nvcc's `__managed__`); the only attribute a
+                // variable takes in PTX 9.0 besides `.unified(...)`, which is refused.
+                Some(Tok::Dot(d)) if d == "attribute" => {
+                    self.pos += 1;
+                    self.expect_punct('(')?;
+                    match self.next()? {
+                        Tok::Dot(a) if a == "managed" => managed = true,
+                        other => {
+                            return self.err(
+                                LoadErrorKind::Unsupported,
+                                format!(
+                                    "variable attribute {} is not supported",
+                                    describe(Some(&other))
+                                ),
+                            )
+                        }
+                    }
+                    self.expect_punct(')')?;
                 }
                 Some(Tok::Dot(d)) if TYPES.contains(&d.as_str()) => {
                     ty = Some(d.clone());
@@ -582,6 +604,7 @@ impl<'a> Parser<'a> {
             is_array,
             init,
             is_extern: false,
+            managed,
             line,
             column,
         })

@@ -306,3 +306,26 @@ fn the_parameters_a_kernel_stores_through_are_found() {
     // atomic, n (3) as an index in out's address; never in (0), only read from.
     assert_eq!(k.params_stored_through, [1, 2, 3, 4]);
 }
+
+/// `__managed__` variables carry `.attribute(.managed)`; other attributes are refused by
+/// name.
+#[test]
+fn managed_variables_are_marked_and_other_attributes_refused() {
+    let head = ".version 9.0\n.target sm_90\n.address_size 64\n";
+    let m = Module::parse(&format!(
+        "{head}.global .attribute(.managed) .align 4 .u32 x = 5;\n.global .u32 y;\n"
+    ))
+    .expect("loads");
+    let g: Vec<_> = m
+        .globals
+        .iter()
+        .map(|g| (g.name.as_str(), g.managed))
+        .collect();
+    assert_eq!(g, [("x", true), ("y", false)]);
+    assert_eq!(m.globals[0].init, 5u32.to_le_bytes());
+    let e = err(&format!(
+        "{head}.global .attribute(.unified(1, 2)) .u32 z;\n"
+    ));
+    assert_eq!(e.kind, LoadErrorKind::Unsupported, "{e}");
+    assert!(e.to_string().contains("attribute"), "{e}");
+}

@@ -78,6 +78,8 @@ pub struct LoadedModule {
     pub globals: Vec<u64>,
     /// The block holding the variables (0 when the module has none).
     pub storage: u64,
+    /// The managed allocation holding its `__managed__` variables (0 when none).
+    pub managed_storage: u64,
     /// Bytes of `.const` variables, for CONST_SIZE_BYTES.
     pub const_bytes: u32,
     /// The function handle of each kernel, once asked for.
@@ -589,29 +591,57 @@ impl Driver {
 
     /// Puts a decoded module's variables in device memory and registers it.
     fn place_module(&self, program: Arc<ptx::Module>) -> CuResult<u64> {
-        // One block for all variables, each at its alignment.
+        // One block for all variables, each at its alignment; `__managed__` ones in a
+        // managed allocation of their own, which the host reaches at the same address
+        // (the runtime hands it to the program's pointer: `__cudaRegisterManagedVar`).
         let mut offsets = Vec::with_capacity(program.globals.len());
-        let mut total = 0u64;
+        let (mut total, mut managed_total) = (0u64, 0u64);
         for g in &program.globals {
-            let at = total.next_multiple_of(u64::from(g.align.max(1)));
+            let end = if g.managed {
+                &mut managed_total
+            } else {
+                &mut total
+            };
+            let at = end.next_multiple_of(u64::from(g.align.max(1)));
             offsets.push(at);
-            total = at + g.size;
+            *end = at + g.size;
         }
         let storage = if total > 0 {
             self.mem_alloc(total)?.get()
         } else {
             0
         };
-        let globals: Vec<u64> = offsets.iter().map(|o| storage + o).collect();
+        let managed_storage = if managed_total > 0 {
+            match self.mem_alloc_managed(managed_total, super::managed::ATTACH_GLOBAL) {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = self.mem_free(DevicePtr::new(storage));
+                    return Err(e);
+                }
+            }
+        } else {
+            0
+        };
+        let globals: Vec<u64> = program
+            .globals
+            .iter()
+            .zip(&offsets)
+            .map(|(g, o)| if g.managed { managed_storage } else { storage } + o)
+            .collect();
         for (g, &at) in program.globals.iter().zip(&globals) {
             // `init` is the initialised prefix; the rest of the fresh allocation is zero
             // already and stays untouched (sparse), however large the variable.
             if g.init.iter().any(|b| *b != 0) {
-                self.copy(
+                let copied = self.copy(
                     super::HostOrDevice::Device(DevicePtr::new(at)),
                     super::HostOrDevice::Host(HostBytes::from_slice(&g.init)),
                     g.init.len() as u64,
-                )?;
+                );
+                if let Err(e) = copied {
+                    let _ = self.mem_free(DevicePtr::new(storage));
+                    let _ = self.mem_free(DevicePtr::new(managed_storage));
+                    return Err(e);
+                }
             }
         }
         let const_bytes = program
@@ -632,6 +662,7 @@ impl Driver {
                 program,
                 globals,
                 storage,
+                managed_storage,
                 const_bytes,
                 functions: vec![None; kernels],
             },
@@ -648,9 +679,9 @@ impl Driver {
             st.launch_epoch += 1;
             m
         };
-        if m.storage != 0 {
-            self.mem_free(DevicePtr::new(m.storage))?;
-        }
+        // (cuMemFree of 0 does nothing.)
+        self.mem_free(DevicePtr::new(m.storage))?;
+        self.mem_free(DevicePtr::new(m.managed_storage))?;
         Ok(())
     }
 
