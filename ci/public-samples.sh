@@ -15,6 +15,8 @@
 # with what arguments it runs: clients/public-samples/samples.txt. SAMPLES="a b" runs only
 # those. Results: OUTDIR/<mode>/<name>.txt (stdout and stderr), OUTDIR/<mode>/summary.txt
 # (one line a sample: its exit status and seconds), OUTDIR/build/<name>.nvcc.txt.
+# Driver-API samples (`-lcuda`) link against $CUMOCK_BIN/libcuda.so (the toolkit's
+# packages carry no stub) and run with whichever libcuda.so.1 the mode loads.
 # Never calls multicast APIs (no sample in the list does).
 set -uo pipefail
 out=${1:?usage: CUDA_SAMPLES=DIR ci/public-samples.sh OUTDIR [mock|nvidia|cumock-runtime]...}
@@ -52,7 +54,7 @@ while read -r name dir rest; do
     sources=$(find "$src" -maxdepth 1 \( -name '*.cu' -o -name '*.cpp' \) | sort)
     # shellcheck disable=SC2086
     if ! "$nvcc" -cudart shared -arch=sm_90 -gencode arch=compute_90,code=compute_90 \
-        -I"$samples/Common" -I"$src" ${nvidia_lib:+-L"$nvidia_lib"} $opts $sources \
+        -I"$samples/Common" -I"$src" ${nvidia_lib:+-L"$nvidia_lib"} -L"$bin" $opts $sources \
         -o "$exe" > "$out/build/$name.nvcc.txt" 2>&1; then
         echo "$name: does not build (build/$name.nvcc.txt)" | tee -a "$out/build/summary.txt"
         status=1
