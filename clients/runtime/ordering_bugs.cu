@@ -20,6 +20,7 @@
 //              weak reads signal nothing to the host
 //   running-load  the host loads page-locked memory while the kernel that writes it
 //              still runs (300 ms of the device's timer)
+//   graph-running-load  the same with the kernel a node of a graph
 //   fixed      also has a kernel hand its words to the host through flags in page-locked
 //              memory, which the host then stores to before synchronising (no bug);
 //              and trims the pool right after a cudaFreeAsync ordered after a kernel
@@ -213,6 +214,27 @@ int main(int argc, char **argv) {
         int seen = *(volatile int *)pinned;
         cudaStreamSynchronize(a);
         CHECK(!fixed || seen == 11);
+        cudaFreeHost(pinned);
+    }
+    if (fixed || strcmp(what, "graph-running-load") == 0) {
+        int *pinned = NULL;
+        cudaMallocHost((void **)&pinned, sizeof(int));
+        NEED(pinned);
+        *pinned = 0;
+        cudaGraph_t g;
+        cudaGraphExec_t x;
+        cudaStreamBeginCapture(a, cudaStreamCaptureModeGlobal);
+        late_fill<<<1, 1, 0, a>>>(pinned, 12, 300000000ull);
+        cudaStreamEndCapture(a, &g);
+        cudaGraphInstantiate(&x, g, 0);
+        cudaGraphLaunch(x, a);
+        if (fixed) cudaStreamSynchronize(a);
+        else usleep(50000);
+        int seen = *(volatile int *)pinned;
+        cudaStreamSynchronize(a);
+        CHECK(!fixed || seen == 12);
+        cudaGraphExecDestroy(x);
+        cudaGraphDestroy(g);
         cudaFreeHost(pinned);
     }
     if (fixed || strcmp(what, "copy-write") == 0) {

@@ -147,6 +147,16 @@ fn a_host_load_while_the_kernel_runs_is_reported() {
     );
 }
 
+/// The same with the kernel a graph's node: the node arms what it may write when it
+/// starts to run.
+#[test]
+fn a_host_load_while_a_graphs_kernel_runs_is_reported() {
+    report(
+        "graph-running-load",
+        "the host loaded bytes that cuGraphLaunch writes",
+    );
+}
+
 /// A missing synchronisation reads stale data every time under CUMOCK_SCHEDULE=lazy; the
 /// same program, ordered, reads what the kernel wrote under every schedule.
 #[test]

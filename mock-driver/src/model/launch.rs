@@ -86,8 +86,10 @@ pub struct PreparedLaunch {
     /// The context's device heap, when the module calls malloc or free.
     heap: Option<Arc<ptx::DeviceHeap>>,
     /// The allocations the ordering-bug trap protects from the host's loads from the
-    /// launch until the kernel ends (`Driver::arm_launch_outputs`), by start.
-    armed: Vec<u64>,
+    /// launch until the kernel ends (`Driver::arm_launch_outputs`), by start; None where
+    /// the launch armed nothing (a graph's kernel node), which then arms when it starts
+    /// to run, for the time it runs.
+    armed: Option<Vec<u64>>,
 }
 
 impl PreparedLaunch {
@@ -114,13 +116,23 @@ impl PreparedLaunch {
             stack_bytes: self.stack_bytes,
             heap: self.heap.as_deref(),
         };
+        let armed_now;
+        let armed = match &self.armed {
+            Some(a) => a,
+            None if super::ordering::enabled() => {
+                armed_now =
+                    driver.arm_launch_outputs(&self.program.kernels[self.kernel], &self.params);
+                &armed_now
+            }
+            None => &Vec::new(),
+        };
         driver.run_kernel(
             &self.program,
             self.kernel,
             &launch,
             self.device,
             self.printf_fifo,
-            &self.armed,
+            armed,
         );
     }
 }
@@ -428,8 +440,11 @@ impl Driver {
         let mut prepared = self.prepare_launch_of(function, &req)?;
         // Named only for ordering-bug reports: formatting it costs a tenth of a launch.
         let what = if super::ordering::enabled() {
-            prepared.armed = self
-                .arm_launch_outputs(&prepared.program.kernels[prepared.kernel], &prepared.params);
+            prepared.armed =
+                Some(self.arm_launch_outputs(
+                    &prepared.program.kernels[prepared.kernel],
+                    &prepared.params,
+                ));
             format!("the launch of kernel {}", prepared.kernel_name())
         } else {
             String::new()
@@ -566,7 +581,7 @@ impl Driver {
             cluster,
             stack_bytes,
             heap,
-            armed: Vec::new(),
+            armed: None,
         })
     }
 
