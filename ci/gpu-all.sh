@@ -21,10 +21,18 @@ part() {
     "$@" > "$work/$name.log" 2>&1 || { echo "== $name failed ($?)" >&2; status=1; }
     tar czf "$out/$name.tgz" -C "$work" "$name" "$name.log"
 }
-part probes ci/gpu-probes.sh "$work/probes"
-part corpus ci/gpu-corpus.sh "$work/corpus"
-part checks ci/gpu-checks.sh "$work/checks"
-part runtime ci/gpu-runtime.sh "$work/runtime"
-part run ci/gpu-run.sh "$work/run"
-part torch ci/gpu-torch.sh "$work/torch"
+# PARTS="probes runtime": only those (a session's recording of what changed; PROBES and
+# PROGRAMS narrow those parts further).
+want() { [ -z "${PARTS:-}" ] || [[ " $PARTS " == *" $1 "* ]]; }
+want probes && part probes ci/gpu-probes.sh "$work/probes"
+want corpus && part corpus ci/gpu-corpus.sh "$work/corpus"
+want checks && part checks ci/gpu-checks.sh "$work/checks"
+want runtime && part runtime ci/gpu-runtime.sh "$work/runtime"
+want run && part run ci/gpu-run.sh "$work/run"
+want torch && part torch ci/gpu-torch.sh "$work/torch"
+# NVIDIA's public samples with NVIDIA's runtime and with cumock's, when a checkout is
+# carried (CUDA_SAMPLES; ci/public-samples.sh).
+if [ -n "${CUDA_SAMPLES:-}" ] && want samples; then
+    part samples ci/public-samples.sh "$work/samples" nvidia cumock-runtime
+fi
 exit $status
