@@ -222,7 +222,7 @@ driver_functions! {
     unsafe cuOccupancyMaxPotentialClusterSize,
     safe cuStreamBeginCapture,
     unsafe cuStreamBeginCaptureToGraph,
-    safe cuStreamEndCapture,
+    unsafe cuStreamEndCapture,
     safe cuGraphCreate,
     safe cuGraphDestroy,
     unsafe cuGraphAddKernelNode,

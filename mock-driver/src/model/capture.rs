@@ -233,8 +233,9 @@ impl Driver {
     }
 
     /// cuStreamEndCapture: the graph built, or why there is none. The capture ends either
-    /// way (unless the stream is not its origin).
-    pub fn end_capture(&self, stream: StreamId) -> CuResult<GraphId> {
+    /// way (unless the stream is not its origin, or the program gave nowhere to put the
+    /// graph: `wants_graph` false, which only a capture into its own graph may do).
+    pub fn end_capture(&self, stream: StreamId, wants_graph: bool) -> CuResult<GraphId> {
         let mut st = self.state.lock();
         st.contexts.check_stream(stream)?;
         let key = StreamKey::of(stream);
@@ -261,6 +262,12 @@ impl Driver {
             return Err(capture_error(
                 STREAM_CAPTURE_WRONG_THREAD,
                 "the capture was begun on another thread (only a RELAXED capture may end elsewhere)".into(),
+            ));
+        }
+        if !wants_graph && c.given.is_none() {
+            // The graph would be lost: the capture stays open, as when refused before.
+            return Err(invalid(
+                "phGraph is NULL: only a capture into the program's own graph (cuStreamBeginCaptureToGraph) may end without one",
             ));
         }
         let c = st.captures.captures.remove(&id).expect("found");
