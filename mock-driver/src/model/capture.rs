@@ -591,12 +591,29 @@ impl Driver {
         ))
     }
 
-    /// The stream is destroyed: it leaves its capture, which is invalidated.
+    /// The stream is destroyed: it leaves its capture. A stream that joined it only
+    /// leaves, its work staying in the graph: NVIDIA's graphMemoryNodes sample destroys
+    /// its second stream, joined back, before ending the capture, and runs on the GPU;
+    /// work it left unjoined is still found at cuStreamEndCapture (the graph's sinks).
+    /// The stream that began the capture takes the capture with it: nothing could end
+    /// it any more, and a global-mode capture left behind would refuse every later
+    /// unsafe call. Its other streams stop capturing and its graph is dropped (unless
+    /// it is the program's own, cuStreamBeginCaptureToGraph).
     pub fn capture_forget_stream(&self, stream: StreamId) {
         let mut st = self.state.lock();
-        if let Some(m) = st.captures.streams.remove(&StreamKey::of(stream)) {
-            st.captures
-                .invalidate(m.capture, "a stream of the capture was destroyed");
+        let key = StreamKey::of(stream);
+        let Some(m) = st.captures.streams.remove(&key) else {
+            return;
+        };
+        let id = m.capture;
+        if st.captures.captures.get(&id).map(|c| c.origin) != Some(key) {
+            return;
+        }
+        let c = st.captures.captures.remove(&id).expect("found");
+        st.captures.streams.retain(|_, m| m.capture != id);
+        st.captures.events.retain(|_, (cap, _)| *cap != id);
+        if c.given.is_none() {
+            let _ = st.graphs.destroy(c.graph);
         }
     }
 }
