@@ -208,6 +208,8 @@ driver_functions! {
     unsafe cuMemPoolSetAttribute,
     unsafe cuMemPoolGetAttribute,
     safe cuMemPoolTrimTo,
+    unsafe cuMemPoolSetAccess,
+    unsafe cuMemPoolGetAccess,
     safe cuMemAllocFromPoolAsync,
     unsafe cuModuleLoadData,
     unsafe cuModuleLoadDataEx,
