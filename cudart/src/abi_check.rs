@@ -215,6 +215,18 @@ fn checks() -> Vec<(String, i64)> {
         "offsetof(struct cudaMemPoolProps, usage)",
         offset_of!(CudaMemPoolProps, usage),
     );
+    add(
+        "sizeof(struct cudaMemAccessDesc)",
+        size_of::<cumock_abi::CUmemAccessDesc>(),
+    );
+    add(
+        "offsetof(struct cudaMemAccessDesc, flags)",
+        offset_of!(cumock_abi::CUmemAccessDesc, flags),
+    );
+    add(
+        "sizeof(struct cudaMemLocation)",
+        size_of::<cumock_abi::CUmemLocation>(),
+    );
     add("sizeof(cudaIpcMemHandle_t)", FdHandleSize);
     add("sizeof(dim3)", size_of::<Dim3>());
     add("sizeof(cudaLaunchConfig_t)", size_of::<LaunchConfig>());

@@ -259,10 +259,11 @@ fn begin_capture(stream: CUstream, mode: c_int) -> RtResult<()> {
 }
 
 fn end_capture(stream: CUstream, graph: *mut CUgraph) -> RtResult<()> {
-    // Safety: the program's out-pointer: NULL (refused) or writable, as the header requires.
-    let graph = unsafe { out_ref(graph)? };
     let (d, _, _) = with_context()?;
-    d.cuStreamEndCapture(stream, graph)
+    // Safety: the program's out-pointer, NULL or writable as the header requires, passed
+    // on: NULL is for a capture into the program's own graph (the driver refuses it for
+    // any other).
+    unsafe { d.cuStreamEndCapture(stream, graph) }
 }
 
 cudart_fn! {

@@ -568,6 +568,37 @@ cudart_fn! {
     }
 }
 
+/// The runtime's own pools (a driver without memory pools) have no peer mappings to give.
+fn own_pools_have_no_access(what: &str) -> RtError {
+    error::not_supported(format!(
+        "{what} on the runtime's own pools (the driver has no memory pools) is not implemented"
+    ))
+}
+
+cudart_fn! {
+    fn cudaMemPoolSetAccess(pool: CUmemoryPool, map: *const cumock_abi::CUmemAccessDesc, count: usize) {
+        let (d, _, device) = with_context()?;
+        if driver_pools(d, device)? {
+            // Safety: the program's `count` descriptors, or NULL, passed on: a
+            // cudaMemAccessDesc is a CUmemAccessDesc (the ABI test checks it).
+            return unsafe { d.cuMemPoolSetAccess(pool, map, count) };
+        }
+        Err(own_pools_have_no_access("cudaMemPoolSetAccess"))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemPoolGetAccess(flags: *mut c_int, pool: CUmemoryPool, location: *mut cumock_abi::CUmemLocation) {
+        let (d, _, device) = with_context()?;
+        if driver_pools(d, device)? {
+            // Safety: the program's out-pointer and location, or NULL (the driver refuses
+            // NULL); cudaMemAccessFlags and cudaMemLocation are the driver's types.
+            return unsafe { d.cuMemPoolGetAccess(flags.cast(), pool, location) };
+        }
+        Err(own_pools_have_no_access("cudaMemPoolGetAccess"))
+    }
+}
+
 cudart_fn! {
     fn cudaMemPoolSetAttribute(pool: CUmemoryPool, attr: c_int, value: *mut c_void) {
         if value.is_null() {

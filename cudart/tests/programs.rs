@@ -634,6 +634,14 @@ fn p2p_attributes() {
     run_env("p2p_attributes", &exe, &[("CUMOCK_DEVICES", "2")]);
 }
 
+/// A pool's peer access on two devices of the mock (NVIDIA's streamOrderedAllocationP2P
+/// calls cudaMemPoolSetAccess, which the runtime refused as not implemented).
+#[test]
+fn pool_peer_access() {
+    let exe = common::nvcc("pool_peer_access");
+    run_env("pool_peer_access", &exe, &[("CUMOCK_DEVICES", "2")]);
+}
+
 /// The same programs built with `--default-stream per-thread` call the `_ptds`/`_ptsz`
 /// exports; their transcripts are the plain programs' (same golden).
 #[test]

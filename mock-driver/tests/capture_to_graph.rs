@@ -378,3 +378,46 @@ fn a_conditional_node_joins_a_capture_in_progress() {
         assert_eq!(cuMemFree_v2(p), 0);
     }
 }
+
+/// A capture into the program's own graph may end with phGraph NULL (the program holds the
+/// graph; NVIDIA's conditional-node samples end their body captures so). A capture into a
+/// new graph may not: that graph would be lost, so the call is refused and the capture
+/// stays open, to be ended properly.
+#[test]
+fn only_a_capture_into_the_programs_graph_ends_without_phgraph() {
+    let (_g, _ctx, f) = setup();
+    let s = stream();
+    let out = device_words();
+    // Safety: live locals and handles throughout; NULL phGraph is the case under test.
+    unsafe {
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut g, 0), 0);
+        assert_eq!(begin_to_graph(s, g, &[]), 0);
+        assert_eq!(launch(f, s, out, 4), 0);
+        assert_eq!(cuStreamEndCapture(s, std::ptr::null_mut()), 0);
+        let mut status = -1;
+        assert_eq!(cuStreamIsCapturing(s, (&mut status as *mut i32).cast()), 0);
+        assert_eq!(status, 0, "the capture ended");
+        assert_eq!(types(g), vec![KERNEL]);
+        run(g, s);
+        assert_eq!(read(out), vec![4; N]);
+
+        assert_eq!(cuStreamBeginCapture_v2(s, 0), 0);
+        assert_eq!(launch(f, s, out, 1), 0);
+        assert_eq!(
+            cuStreamEndCapture(s, std::ptr::null_mut()),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(cuStreamIsCapturing(s, (&mut status as *mut i32).cast()), 0);
+        assert_eq!(status, 1, "still capturing: nothing was lost");
+        let (r, captured) = end(s);
+        assert_eq!(r, 0);
+        assert_eq!(types(captured), vec![KERNEL]);
+        run(captured, s);
+        assert_eq!(read(out), vec![5; N]);
+        assert_eq!(cuGraphDestroy(captured), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        assert_eq!(cuStreamDestroy_v2(s), 0);
+        assert_eq!(cuMemFree_v2(out), 0);
+    }
+}

@@ -684,6 +684,68 @@ fn streams_fork_from_and_join_a_capture_through_events() {
     }
 }
 
+/// A stream that joined a capture may be destroyed before the capture ends: its work
+/// stays in the graph (NVIDIA's graphMemoryNodes sample destroys its joined second stream
+/// so, and runs on the GPU); work it left unjoined still fails the end. The stream that
+/// began the capture takes the capture with it.
+#[test]
+fn a_joined_stream_destroyed_mid_capture_leaves_its_work_in_the_graph() {
+    let _one = serial();
+    let f = setup();
+    let (a, b) = (managed(), managed());
+    // Safety: live locals.
+    unsafe {
+        let (mut fork, mut join) = (std::ptr::null_mut(), std::ptr::null_mut());
+        assert_eq!(cuEventCreate(&mut fork, 2), 0);
+        assert_eq!(cuEventCreate(&mut join, 2), 0);
+        let (s1, s2) = (stream(1), stream(1));
+        assert_eq!(cuStreamBeginCapture_v2(s1, 0), 0);
+        assert_eq!(cuEventRecord(fork, s1), 0);
+        assert_eq!(cuStreamWaitEvent(s2, fork, 0), 0);
+        assert_eq!(launch(f, s2, b, 10), 0);
+        assert_eq!(cuEventRecord(join, s2), 0);
+        assert_eq!(cuStreamWaitEvent(s1, join, 0), 0);
+        assert_eq!(cuStreamDestroy_v2(s2), 0);
+        assert_eq!(capture_status(s1), 1, "the capture goes on");
+        assert_eq!(launch(f, s1, a, 1), 0);
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuStreamEndCapture(s1, &mut g), 0);
+        assert_eq!(nodes(g).len(), 2);
+        let mut exec: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec, g, 0), 0);
+        assert_eq!(cuGraphLaunch(exec, s1), 0);
+        assert_eq!(cuStreamSynchronize(s1), 0);
+        assert_eq!((read(a), read(b)), (vec![1; N], vec![10; N]));
+        cuGraphExecDestroy(exec);
+        cuGraphDestroy(g);
+
+        // Destroyed with its work unjoined: the end finds it.
+        let s2 = stream(1);
+        assert_eq!(cuStreamBeginCapture_v2(s1, 0), 0);
+        assert_eq!(cuEventRecord(fork, s1), 0);
+        assert_eq!(cuStreamWaitEvent(s2, fork, 0), 0);
+        assert_eq!(launch(f, s2, b, 10), 0);
+        assert_eq!(cuStreamDestroy_v2(s2), 0);
+        assert_eq!(launch(f, s1, a, 1), 0);
+        // CUDA_ERROR_STREAM_CAPTURE_UNJOINED.
+        assert_eq!(cuStreamEndCapture(s1, &mut g), 904);
+
+        // The origin destroyed: the capture is gone with it, and no longer refuses the
+        // calls a global-mode capture refuses.
+        let s3 = stream(1);
+        assert_eq!(cuStreamBeginCapture_v2(s3, 0), 0);
+        assert_eq!(cuEventRecord(fork, s3), 0);
+        let s4 = stream(1);
+        assert_eq!(cuStreamWaitEvent(s4, fork, 0), 0);
+        assert_eq!(capture_status(s4), 1);
+        assert_eq!(cuStreamDestroy_v2(s3), 0);
+        assert_eq!(capture_status(s4), 0, "s4 left the capture with it");
+        assert_eq!(cuMemsetD32_v2(a, 0, N), 0);
+        cuStreamDestroy_v2(s1);
+        cuStreamDestroy_v2(s4);
+    }
+}
+
 /// `CUDA_MEM_ALLOC_NODE_PARAMS`.
 #[repr(C)]
 struct AllocNodeParams {

@@ -268,6 +268,7 @@ fn run_inner(
             grid_polls: 0,
             mbar_changes: 0,
             last_wait: None,
+            invalidated_mbars: Vec::new(),
             cluster_shape: shape,
             explicit_cluster: launch.cluster.is_some() || k.required_cluster.is_some(),
             cluster_blocks: Vec::new(),
@@ -528,6 +529,9 @@ pub(crate) struct BlockCtx<'a> {
     /// warps only poll, with no mbarrier changing, is deadlocked.
     mbar_changes: u64,
     last_wait: Option<(u32, u32, u32, usize)>,
+    /// The mbarriers invalidated since their last init (`mbarrier.inval`), with the state
+    /// each had then (`executor/asynccopy.rs`, `mbar_wait`).
+    invalidated_mbars: Vec<(usize, asynccopy::Mbarrier)>,
     /// Whether blocks take turns on host threads (cooperative launches, clusters of
     /// several blocks): a warp sets `yielding` every `check_mask + 1` instructions.
     yields: bool,

@@ -982,3 +982,62 @@ fn corpus_bulk_reductions_matches_the_ptx_model() {
         }
     }
 }
+
+/// Thread 0 invalidates an mbarrier as soon as its own wait on the phase succeeds, while
+/// another warp that waited on the same phase has not polled since it completed (NVIDIA's
+/// globalToShmemTMACopy does so). Waiting on an invalidated mbarrier is undefined in PTX;
+/// on the GPU the other warp was released when the phase completed, and so it is here.
+const INVAL_AFTER_WAIT: &str = r#"
+__device__ unsigned arrive(unsigned bar, unsigned long long *token) {
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(*token) : "r"(bar) : "memory");
+  return 0;
+}
+__device__ unsigned try_wait(unsigned bar, unsigned long long token) {
+  unsigned done;
+  asm volatile("{.reg .pred p; mbarrier.try_wait.shared.b64 p, [%1], %2; selp.b32 %0, 1, 0, p;}"
+               : "=r"(done) : "r"(bar), "l"(token) : "memory");
+  return done;
+}
+extern "C" __global__ void inval_after_wait(unsigned *out) {
+  __shared__ unsigned long long a, b;
+  unsigned pa = (unsigned)__cvta_generic_to_shared(&a);
+  unsigned pb = (unsigned)__cvta_generic_to_shared(&b);
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(pa), "r"(64));
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(pb), "r"(32));
+  }
+  __syncthreads();
+  unsigned long long t, tb;
+  unsigned done;
+  if (threadIdx.x >= 32) {
+    // Warp 1 arrives on `a`, then tells warp 0 so on `b`, then waits on `a`.
+    arrive(pa, &t);
+    arrive(pb, &tb);
+    while (!try_wait(pa, t)) {
+    }
+  } else {
+    // Warp 0 waits for warp 1's arrivals, completes `a`, waits, and invalidates it.
+    do {
+      asm volatile("{.reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], 0; selp.b32 %0, 1, 0, p;}"
+                   : "=r"(done) : "r"(pb) : "memory");
+    } while (!done);
+    arrive(pa, &t);
+    while (!try_wait(pa, t)) {
+    }
+    __syncwarp();
+    if (threadIdx.x == 0) asm volatile("mbarrier.inval.shared.b64 [%0];" :: "r"(pa) : "memory");
+  }
+  out[threadIdx.x] = 1;
+}
+"#;
+
+#[test]
+fn a_wait_on_a_phase_completed_before_its_mbarrier_was_invalidated_is_released() {
+    let m = Module::parse(&ptx(INVAL_AFTER_WAIT)).unwrap_or_else(|e| panic!("{e}"));
+    for engine in ENGINES {
+        let mut mem = TestMemory::new();
+        let dout = mem.map(&[0u8; 256], true);
+        go(&m, "inval_after_wait", 1, 64, &mem, &[dout], engine);
+        assert_eq!(to_u32s(&mem.read(dout)), vec![1; 64], "{engine:?}");
+    }
+}

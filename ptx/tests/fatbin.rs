@@ -93,7 +93,9 @@ fn sass_only_is_refused_naming_the_way_out() {
     assert_eq!(e, FatbinError::SassOnly { archs: vec![90] });
     let msg = e.to_string();
     assert!(
-        msg.contains("sm_90") && msg.contains("-gencode arch=compute_90,code=compute_90"),
+        msg.contains("sm_90")
+            && msg.contains("-gencode arch=compute_90,code=compute_90")
+            && msg.contains("not `-rdc=true`"),
         "{msg}"
     );
     let cubin = nvcc(KERNEL, &["-cubin", "-arch=sm_90"]);

@@ -143,9 +143,12 @@ impl StreamApi for Mock {
         }
 
         fn cuStreamEndCapture(d; s, ph) {
-            // The graph, or NULL when the capture failed (as cuda.h says).
-            let r = d.end_capture(s);
-            ph.write(r.as_ref().map_or(std::ptr::null_mut(), |g| *g as CUgraph))?;
+            // The graph, or NULL when the capture failed (as cuda.h says). `ph` may be NULL
+            // only for a capture into the program's own graph (the model checks).
+            let r = d.end_capture(s, ph.is_some());
+            if let Some(ph) = ph {
+                ph.write(r.as_ref().map_or(std::ptr::null_mut(), |g| *g as CUgraph))?;
+            }
             r.map(|_| ())
         }
 

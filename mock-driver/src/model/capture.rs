@@ -233,8 +233,9 @@ impl Driver {
     }
 
     /// cuStreamEndCapture: the graph built, or why there is none. The capture ends either
-    /// way (unless the stream is not its origin).
-    pub fn end_capture(&self, stream: StreamId) -> CuResult<GraphId> {
+    /// way (unless the stream is not its origin, or the program gave nowhere to put the
+    /// graph: `wants_graph` false, which only a capture into its own graph may do).
+    pub fn end_capture(&self, stream: StreamId, wants_graph: bool) -> CuResult<GraphId> {
         let mut st = self.state.lock();
         st.contexts.check_stream(stream)?;
         let key = StreamKey::of(stream);
@@ -261,6 +262,12 @@ impl Driver {
             return Err(capture_error(
                 STREAM_CAPTURE_WRONG_THREAD,
                 "the capture was begun on another thread (only a RELAXED capture may end elsewhere)".into(),
+            ));
+        }
+        if !wants_graph && c.given.is_none() {
+            // The graph would be lost: the capture stays open, as when refused before.
+            return Err(invalid(
+                "phGraph is NULL: only a capture into the program's own graph (cuStreamBeginCaptureToGraph) may end without one",
             ));
         }
         let c = st.captures.captures.remove(&id).expect("found");
@@ -584,12 +591,29 @@ impl Driver {
         ))
     }
 
-    /// The stream is destroyed: it leaves its capture, which is invalidated.
+    /// The stream is destroyed: it leaves its capture. A stream that joined it only
+    /// leaves, its work staying in the graph: NVIDIA's graphMemoryNodes sample destroys
+    /// its second stream, joined back, before ending the capture, and runs on the GPU;
+    /// work it left unjoined is still found at cuStreamEndCapture (the graph's sinks).
+    /// The stream that began the capture takes the capture with it: nothing could end
+    /// it any more, and a global-mode capture left behind would refuse every later
+    /// unsafe call. Its other streams stop capturing and its graph is dropped (unless
+    /// it is the program's own, cuStreamBeginCaptureToGraph).
     pub fn capture_forget_stream(&self, stream: StreamId) {
         let mut st = self.state.lock();
-        if let Some(m) = st.captures.streams.remove(&StreamKey::of(stream)) {
-            st.captures
-                .invalidate(m.capture, "a stream of the capture was destroyed");
+        let key = StreamKey::of(stream);
+        let Some(m) = st.captures.streams.remove(&key) else {
+            return;
+        };
+        let id = m.capture;
+        if st.captures.captures.get(&id).map(|c| c.origin) != Some(key) {
+            return;
+        }
+        let c = st.captures.captures.remove(&id).expect("found");
+        st.captures.streams.retain(|_, m| m.capture != id);
+        st.captures.events.retain(|_, (cap, _)| *cap != id);
+        if c.given.is_none() {
+            let _ = st.graphs.destroy(c.graph);
         }
     }
 }

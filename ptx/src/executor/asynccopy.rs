@@ -578,12 +578,16 @@ impl BlockCtx<'_> {
                         };
                         Ok(())
                     })?;
+                    self.invalidated_mbars.retain(|(a, _)| *a != at);
                 }
             }
             AsyncOp::Inval { bar } => {
                 let b = self.operand_lanes(w, bar.base);
                 for l in lanes(emask) {
                     let at = self.mbar_at(w, bar, b[l], l as u32, pc)?;
+                    let before = self.mbar_read(at);
+                    self.invalidated_mbars.retain(|(a, _)| *a != at);
+                    self.invalidated_mbars.push((at, before));
                     self.mbar_update(w, at, l as u32, pc, |m| {
                         *m = Mbarrier::from_bits(0);
                         Ok(())
@@ -1054,7 +1058,15 @@ impl BlockCtx<'_> {
         let mut incomplete = 0u32;
         for l in lanes(emask) {
             let at = self.mbar_at(w, &op.bar, b[l], l as u32, pc)?;
-            let now = self.mbar_read(at).phase;
+            // An mbarrier invalidated since: waiting on it is undefined in PTX, but a
+            // thread that waited on a phase completed before the inval was released at
+            // that completion on the GPU, however late its next poll comes here (NVIDIA's
+            // globalToShmemTMACopy sample: thread 0 invalidates the mbarrier as soon as
+            // its own wait succeeds). The phase it had then answers.
+            let now = match self.invalidated_mbars.iter().find(|(a, _)| *a == at) {
+                Some((_, before)) => before.phase,
+                None => self.mbar_read(at).phase,
+            };
             // The phase asked about: its parity, or the phase a state was taken in.
             let asked = if op.parity {
                 t[l] & 1 != 0
