@@ -256,7 +256,8 @@ fn a_2d_box_loads_with_zeros_outside_the_tensor_and_swizzles() {
     let data: Vec<f32> = (0..(pitch / 4 * height)).map(|i| i as f32 * 0.25).collect();
     for engine in ENGINES {
         for swizzle in [0u32, 3] {
-            for (x, y) in [(0i64, 0i64), (13, 5), (80, 33), (-7, -3), (96, 36)] {
+            // Boxes start at 16-byte boundaries of the innermost dimension (below).
+            for (x, y) in [(0i64, 0i64), (12, 5), (80, 33), (-8, -3), (96, 36)] {
                 let mut mem = TestMemory::new();
                 let dt = mem.map(&f32s(&data), false);
                 let t = Tensor {
@@ -289,6 +290,23 @@ fn a_2d_box_loads_with_zeros_outside_the_tensor_and_swizzles() {
                 }
             }
         }
+        // A box starting off a 16-byte boundary (x = 13 of 4-byte elements, 52 bytes) ends
+        // the kernel with an illegal instruction, as the H200 does for x = 1 (NVIDIA's
+        // globalToShmemTMACopy sample).
+        let mut mem = TestMemory::new();
+        let dt = mem.map(&f32s(&data), false);
+        let t = Tensor {
+            dims: vec![width as u64, height as u64],
+            strides: vec![pitch as u64],
+            box_dim: vec![32, 8],
+            element_strides: vec![1, 1],
+            swizzle: 0,
+        };
+        let dm = mem.map(&map(&t, 7, dt).encode(), false);
+        let dout = mem.map(&[0u8; 4096], true);
+        let f = launch_with(&m, "load_2d", &mem, &[dm, dout, 13, 5], engine).unwrap_err();
+        assert_eq!(f.kind, FaultKind::IllegalInstruction, "{engine:?}: {f}");
+        assert!(f.detail.contains("multiple of 16 bytes"), "{f}");
     }
 }
 

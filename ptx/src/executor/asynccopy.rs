@@ -912,6 +912,23 @@ impl BlockCtx<'_> {
             let kind = FaultKind::IllegalInstruction;
             return Err(self.fault(w, lane, pc, kind, Some(map_addr), detail.to_string()));
         }
+        // A tiled box starts at a 16-byte boundary of its innermost dimension: the H200
+        // ends the kernel with an illegal instruction for an int32 box at x = 1 (NVIDIA's
+        // globalToShmemTMACopy sample shows it; negative and past-the-end starts that are
+        // multiples of 16 bytes load, with the fill).
+        if map.im2col.is_none() {
+            let start = coords[0].wrapping_mul(map.element_bytes() as i64);
+            if start.rem_euclid(16) != 0 {
+                let detail = format!(
+                    "a tiled box must start at a multiple of 16 bytes in its innermost \
+                     dimension: coordinate {} of {}-byte elements is {start} bytes",
+                    coords[0],
+                    map.element_bytes()
+                );
+                let kind = FaultKind::IllegalInstruction;
+                return Err(self.fault(w, lane, pc, kind, Some(map_addr), detail));
+            }
+        }
         let offsets = offsets.unwrap_or(&[]);
         if smem % 128 != 0 {
             let detail = "a tensor copy's shared memory must be 128-byte aligned".to_string();
