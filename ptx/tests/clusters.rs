@@ -6,7 +6,7 @@
 
 mod common;
 use common::*;
-use cumock_ptx::{run, Engine, FaultKind, Launch, Module};
+use cumock_ptx::{run, Engine, FaultKind, Launch, Module, RESERVED_SHARED};
 
 const SOURCE: &str = r#"
 #include <cooperative_groups.h>
@@ -712,15 +712,20 @@ fn an_address_outside_every_block_of_the_cluster_faults() {
                 .contains("names rank 2, the cluster's blocks are ranks 0 to 1"),
             "{f}"
         );
-        assert_eq!(f.address, Some(3 << 24), "{f}");
+        // The block's variables lie after the 1 KiB reserved for the system.
+        assert_eq!(f.address, Some((3 << 24) + RESERVED_SHARED), "{f}");
         assert!(f.instruction.contains("ld.shared::cluster"), "{f}");
         // Past the 16 bytes every block has.
         let p = params(&m.kernels[k], &[1, 16, out]);
         let l = clustered([2, 1, 1], 32, [2, 1, 1], &p, engine, 1);
         let f = run(&m, k, &l, &mem).unwrap_err();
         assert_eq!(f.kind, FaultKind::IllegalAddress, "{engine:?}: {f}");
-        assert!(f.detail.contains("the block of rank 1 has 16 bytes"), "{f}");
-        assert_eq!(f.address, Some((2 << 24) + 16), "{f}");
+        assert!(
+            f.detail
+                .contains("the block of rank 1 has 1040 bytes (16 its own"),
+            "{f}"
+        );
+        assert_eq!(f.address, Some((2 << 24) + RESERVED_SHARED + 16), "{f}");
         // Without clusters, the only block is rank 0 of a cluster of one.
         let p = params(&m.kernels[k], &[1, 0, out]);
         let l = Launch {

@@ -240,6 +240,9 @@ fn wild_access(access: &str) -> Module {
 fn state_space_addresses_that_wrap_or_leave_their_window_fault() {
     let wraps = 0xFFFF_FFFF_FFFF_FFF8u64;
     let window = cumock_ptx::SHARED_WINDOW;
+    // Past the block's shared memory: the region reserved for the system, then nothing
+    // (the kernel declares none).
+    let past = cumock_ptx::RESERVED_SHARED + 64;
     // (access, address, the address the fault names, what the message says)
     let cases: [(&str, u64, &str); 11] = [
         ("ld.shared.u64 %rd2, [%rd1];", wraps, "shared memory"),
@@ -254,12 +257,12 @@ fn state_space_addresses_that_wrap_or_leave_their_window_fault() {
             wraps,
             "shared memory",
         ),
-        ("ld.shared.u64 %rd2, [%rd1];", 64, "shared memory"),
+        ("ld.shared.u64 %rd2, [%rd1];", past, "shared memory"),
         ("ld.local.u64 %rd2, [%rd1];", wraps, "local memory"),
         ("st.local.u64 [%rd1], %rd2;", wraps, "local memory"),
         ("ld.u64 %rd2, [%rd1];", wraps, "no mapping"),
         ("st.u64 [%rd1], %rd2;", wraps, "no mapping"),
-        ("st.u64 [%rd1], %rd2;", window + 64, "shared memory"),
+        ("st.u64 [%rd1], %rd2;", window + past, "shared memory"),
         (
             "ld.u64 %rd2, [%rd1];",
             window + cumock_ptx::WINDOW_SIZE,
