@@ -65,3 +65,28 @@ K special_registers_system(const unsigned* in, unsigned* out, int n) {
   r[7] = buf[(threadIdx.x + 1) % 25] < 1u << 20;
   for (int k = 0; k < 8; k++) out[8 * t + k] = r[k];
 }
+
+// Where a block's shared memory lies in the shared window: the offsets of a static
+// variable and of the dynamic shared memory (the manifest's 256 bytes), against the
+// region sm_90 reserves for the system (`%reserved_smem_offset_begin`..`_cap`). The mock
+// puts the kernel's variables right after the reserved 1 KiB; whether the H200 does is
+// what this records. Words: 8 a thread.
+K shared_layout(const unsigned* in, unsigned* out, int n) {
+  __shared__ unsigned buf[25];
+  extern __shared__ unsigned dyn[];
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  buf[threadIdx.x % 25] = t;
+  dyn[threadIdx.x] = in[t % n];
+  __syncthreads();
+  unsigned r[8];
+  r[0] = (unsigned)__cvta_generic_to_shared(&buf[0]);
+  r[1] = (unsigned)__cvta_generic_to_shared(&dyn[0]);
+  asm volatile("mov.u32 %0, %%reserved_smem_offset_begin;" : "=r"(r[2]));
+  asm volatile("mov.u32 %0, %%reserved_smem_offset_cap;" : "=r"(r[3]));
+  asm volatile("mov.u32 %0, %%reserved_smem_offset_1;" : "=r"(r[4]));
+  r[5] = r[0] >= r[3];
+  unsigned next = (threadIdx.x + 1) % blockDim.x;
+  r[6] = dyn[next] == in[(blockIdx.x * blockDim.x + next) % n];
+  r[7] = buf[(threadIdx.x + 1) % 25] < 1u << 20;
+  for (int k = 0; k < 8; k++) out[8 * t + k] = r[k];
+}

@@ -765,7 +765,8 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     let mut prog = Program::default();
     let mut globals = Vec::new();
     let mut module_syms: HashMap<String, Sym> = HashMap::new();
-    let mut module_shared: u64 = 0;
+    // The kernel's variables follow the region sm_90 reserves for the system.
+    let mut module_shared: u64 = crate::RESERVED_SHARED;
     // Each function's index in `Program::funcs`, as pass 1 below gives them (the
     // functions with a body, in order): initialisers may hold their addresses.
     let mut func_index: HashMap<&str, u32> = HashMap::new();
@@ -940,7 +941,9 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             kernels.push(Kernel {
                 name: f.name.clone(),
                 params,
-                static_shared_bytes: shared.min(u32::MAX as u64) as u32,
+                // The bytes the kernel declares (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES):
+                // its variables' offsets start after the reserved region.
+                static_shared_bytes: (shared - crate::RESERVED_SHARED).min(u32::MAX as u64) as u32,
                 // The kernel's own `.local` variables (its depot, where nvcc puts arrays
                 // and spills), as CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES reports them; the
                 // executor's frame (call parameters, callees) is larger and its own affair.
@@ -966,7 +969,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         // Registers of the kernel and of every function it reaches, and the shared
         // memory up to the last variable any of them declares.
         let mut callee_regs = 0;
-        let mut shared = u64::from(k.static_shared_bytes);
+        let mut shared = u64::from(k.static_shared_bytes) + crate::RESERVED_SHARED;
         let mut todo = vec![k.name.as_str()];
         let mut seen = std::collections::HashSet::new();
         while let Some(f) = todo.pop() {
@@ -985,7 +988,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             todo.extend(calls.get(f).into_iter().flatten().copied());
         }
         k.registers += callee_regs;
-        k.static_shared_bytes = shared.min(u64::from(u32::MAX)) as u32;
+        k.static_shared_bytes = (shared - crate::RESERVED_SHARED).min(u64::from(u32::MAX)) as u32;
     }
     prog.nregs = layout.next_reg;
     prog.npreds = layout.next_pred;

@@ -26,7 +26,7 @@ use crate::{
 };
 use crate::{
     CLUSTER_RANK_STRIDE, GRID_WINDOW, GRID_WORKSPACE_BYTES, LOCAL_WINDOW, PARAM_WINDOW,
-    SHARED_WINDOW, WINDOW_SIZE,
+    RESERVED_SHARED, SHARED_WINDOW, WINDOW_SIZE,
 };
 
 mod matrix;
@@ -135,6 +135,7 @@ fn run_inner(
     let local_bytes = calls::local_bytes(&module.program, launch);
     let per_block = module.program.nregs as u64 * 8 * nthreads.div_ceil(32) * 32
         + local_bytes as u64 * nthreads
+        + RESERVED_SHARED
         + k.static_shared_bytes as u64
         + launch.dynamic_shared_bytes as u64;
     if per_block > 1 << 31 {
@@ -151,11 +152,15 @@ fn run_inner(
             format!("{nthreads} threads in a block"),
         ));
     }
-    // Dynamic shared memory starts 16-byte aligned after the static (as decode placed it).
+    // The block's shared memory: the region reserved for the system, the kernel's
+    // variables (as decode placed them after it), then the dynamic shared memory,
+    // 16-byte aligned after the static.
+    let static_end = RESERVED_SHARED + k.static_shared_bytes as u64;
+    let dyn_shared_base = RESERVED_SHARED + (k.static_shared_bytes as u64).div_ceil(16) * 16;
     let declared = if launch.dynamic_shared_bytes == 0 {
-        k.static_shared_bytes as u64
+        static_end
     } else {
-        (k.static_shared_bytes as u64).div_ceil(16) * 16 + launch.dynamic_shared_bytes as u64
+        dyn_shared_base + launch.dynamic_shared_bytes as u64
     };
     // A block reaches what the GPU allocates it, in whole units: the H200 lets a store land
     // past the declared bytes up to the unit's end and faults beyond it (runtime program
@@ -241,7 +246,7 @@ fn run_inner(
             nthreads: nthreads as u32,
             shared: vec![0u8; shared_bytes],
             shared_limit,
-            dyn_shared_base: (k.static_shared_bytes as u64).div_ceil(16) * 16,
+            dyn_shared_base,
             local: Vec::new(),
             local_bytes,
             bars: [BarState::default(); 16],
@@ -269,6 +274,7 @@ fn run_inner(
             mbar_changes: 0,
             last_wait: None,
             invalidated_mbars: Vec::new(),
+            sliced: false,
             cluster_shape: shape,
             explicit_cluster: launch.cluster.is_some() || k.required_cluster.is_some(),
             cluster_blocks: Vec::new(),
@@ -532,6 +538,9 @@ pub(crate) struct BlockCtx<'a> {
     /// The mbarriers invalidated since their last init (`mbarrier.inval`), with the state
     /// each had then (`executor/asynccopy.rs`, `mbar_wait`).
     invalidated_mbars: Vec<(usize, asynccopy::Mbarrier)>,
+    /// Set when a warp's turn ended at a check (`run_group`) rather than at a barrier, an
+    /// exit or a poll: it was running, which is progress, not a wait.
+    sliced: bool,
     /// Whether blocks take turns on host threads (cooperative launches, clusters of
     /// several blocks): a warp sets `yielding` every `check_mask + 1` instructions.
     yields: bool,
@@ -699,7 +708,8 @@ impl<'a> BlockCtx<'a> {
             let mut only_polled = true;
             for w in warps.iter_mut() {
                 if w.valid & !w.exited & !w.waiting != 0 {
-                    only_polled &= self.run_warp(w, stop)?;
+                    only_polled &= self.run_warp(w, stop)? && !self.sliced;
+                    self.sliced = false;
                     if self.yielding {
                         self.yielding = false;
                         return Ok(false);
@@ -1002,6 +1012,7 @@ impl<'a> BlockCtx<'a> {
     ) -> Result<Option<u32>, Fault> {
         let insts = &self.prog.insts;
         let limit = self.launch.step_limit.unwrap_or(u64::MAX);
+        let first_step = w.steps;
         loop {
             if pc == other || self.yielding {
                 return Ok(Some(pc));
@@ -1033,6 +1044,16 @@ impl<'a> BlockCtx<'a> {
                     if let Some(detail) = self.past_deadline() {
                         let lane = mask.trailing_zeros();
                         return Err(self.fault(w, lane, pc, FaultKind::TimeLimit, None, detail));
+                    }
+                    if self.nthreads > 32 && w.steps != first_step {
+                        // The warp's turn ends here and the block's other warps run: a
+                        // warp may spin on memory another warp of its block writes
+                        // (cooperative groups' tiles of several warps sync that way), and
+                        // on a GPU the others run meanwhile. Its lanes go on at pc (not
+                        // sliced again there before they run: the count has not moved).
+                        w.polled |= mask;
+                        self.sliced = true;
+                        return Ok(Some(pc));
                     }
                 }
             }
@@ -1622,9 +1643,9 @@ impl<'a> BlockCtx<'a> {
             }
             // The region the H200 reserves for the system at the start of a block's shared
             // memory, as the corpus's `special_registers_issue21` recorded it: begin 0,
-            // end 0x120, cap 0x400 (the 1 KiB sm_90 reserves a block), offsets 0 and 1 at
-            // 0. The executor's own shared memory does not lie behind it, and it never
-            // needs to: kernels only compare these offsets.
+            // end 0x120, cap 0x400 (the 1 KiB sm_90 reserves a block, RESERVED_SHARED),
+            // offsets 0 and 1 at 0. The block's shared memory holds it: cooperative
+            // groups' multi-warp tiles keep their barriers at `%reserved_smem_offset_1`.
             Sreg::ReservedSmem(which) => {
                 let v = match which {
                     1 => 0x120,
@@ -1643,7 +1664,9 @@ impl<'a> BlockCtx<'a> {
             // Static and dynamic shared memory in sm_90's allocation unit, 128 bytes (the
             // ISA: "a multiple of the static memory allocation unit"; the H200: 100 static
             // and 256 dynamic bytes read 384, corpus special_registers_system).
-            Sreg::TotalSmemSize => *out = [self.shared_limit.div_ceil(128) * 128; 32],
+            Sreg::TotalSmemSize => {
+                *out = [(self.shared_limit - RESERVED_SHARED).div_ceil(128) * 128; 32]
+            }
             // The static and dynamic bytes as declared, unrounded, and the 1 KiB region
             // sm_90 reserves for the system (`%reserved_smem_offset_cap` above): 100 + 256
             // + 1024 = 1380 on the H200 (corpus special_registers_system).
@@ -2369,8 +2392,12 @@ impl<'a> BlockCtx<'a> {
         match space {
             Space::Shared => {
                 if !in_window(addr, size, self.shared_limit) {
-                    let detail =
-                        format!("shared memory: the block has {} bytes", self.shared_limit);
+                    let detail = format!(
+                        "shared memory: the block has {} bytes ({} its own after the {} the system reserves)",
+                        self.shared_limit,
+                        self.shared_limit - RESERVED_SHARED,
+                        RESERVED_SHARED
+                    );
                     return Err(self.fault(
                         w,
                         lane,

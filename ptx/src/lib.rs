@@ -60,6 +60,14 @@ pub use texture::{
 
 /// Generic address of byte 0 of the block's shared memory.
 pub const SHARED_WINDOW: u64 = 0x8000_0000_0000_0000;
+/// Bytes at the start of every block's shared memory that sm_90 reserves for the system
+/// (`CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK`, 1 KiB on the H200): the
+/// region `%reserved_smem_offset_begin`..`%reserved_smem_offset_cap` names, offsets 0 to
+/// 0x400 as the H200 reads them (corpus `special_registers_issue21`). Cooperative groups
+/// keep their multi-warp tiles' barriers and exchange slots there
+/// (`%reserved_smem_offset_1`), so it is real memory of the block; the kernel's own
+/// variables and the launch's dynamic shared memory lie after it.
+pub const RESERVED_SHARED: u64 = 0x400;
 /// Generic address of byte 0 of the thread's local memory.
 pub const LOCAL_WINDOW: u64 = 0x8001_0000_0000_0000;
 /// Generic address of byte 0 of the kernel's parameter buffer.

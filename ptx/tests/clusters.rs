@@ -6,7 +6,7 @@
 
 mod common;
 use common::*;
-use cumock_ptx::{run, Engine, FaultKind, Launch, Module};
+use cumock_ptx::{run, Engine, FaultKind, Launch, Module, RESERVED_SHARED};
 
 const SOURCE: &str = r#"
 #include <cooperative_groups.h>
@@ -712,7 +712,8 @@ fn an_address_outside_every_block_of_the_cluster_faults() {
                 .contains("names rank 2, the cluster's blocks are ranks 0 to 1"),
             "{f}"
         );
-        assert_eq!(f.address, Some(3 << 24), "{f}");
+        // The block's variables lie after the 1 KiB reserved for the system.
+        assert_eq!(f.address, Some((3 << 24) + RESERVED_SHARED), "{f}");
         assert!(f.instruction.contains("ld.shared::cluster"), "{f}");
         // Past the 16 bytes every block declares, and the 128-byte unit they take.
         let p = params(&m.kernels[k], &[1, 128, out]);
@@ -720,10 +721,11 @@ fn an_address_outside_every_block_of_the_cluster_faults() {
         let f = run(&m, k, &l, &mem).unwrap_err();
         assert_eq!(f.kind, FaultKind::IllegalAddress, "{engine:?}: {f}");
         assert!(
-            f.detail.contains("the block of rank 1 has 128 bytes"),
+            f.detail
+                .contains("the block of rank 1 has 1152 bytes (128 its own"),
             "{f}"
         );
-        assert_eq!(f.address, Some((2 << 24) + 128), "{f}");
+        assert_eq!(f.address, Some((2 << 24) + RESERVED_SHARED + 128), "{f}");
         // Without clusters, the only block is rank 0 of a cluster of one.
         let p = params(&m.kernels[k], &[1, 0, out]);
         let l = Launch {

@@ -240,6 +240,9 @@ fn wild_access(access: &str) -> Module {
 fn state_space_addresses_that_wrap_or_leave_their_window_fault() {
     let wraps = 0xFFFF_FFFF_FFFF_FFF8u64;
     let window = cumock_ptx::SHARED_WINDOW;
+    // Past the block's shared memory: the region reserved for the system, then the 64
+    // bytes the kernel declares, in the 128-byte unit they are allocated in.
+    let past = cumock_ptx::RESERVED_SHARED + 128;
     // (access, address, the address the fault names, what the message says)
     let cases: [(&str, u64, &str); 11] = [
         ("ld.shared.u64 %rd2, [%rd1];", wraps, "shared memory"),
@@ -254,13 +257,12 @@ fn state_space_addresses_that_wrap_or_leave_their_window_fault() {
             wraps,
             "shared memory",
         ),
-        // Past the 64 bytes declared and the 128-byte unit they are allocated in.
-        ("ld.shared.u64 %rd2, [%rd1];", 128, "shared memory"),
+        ("ld.shared.u64 %rd2, [%rd1];", past, "shared memory"),
         ("ld.local.u64 %rd2, [%rd1];", wraps, "local memory"),
         ("st.local.u64 [%rd1], %rd2;", wraps, "local memory"),
         ("ld.u64 %rd2, [%rd1];", wraps, "no mapping"),
         ("st.u64 [%rd1], %rd2;", wraps, "no mapping"),
-        ("st.u64 [%rd1], %rd2;", window + 128, "shared memory"),
+        ("st.u64 [%rd1], %rd2;", window + past, "shared memory"),
         (
             "ld.u64 %rd2, [%rd1];",
             window + cumock_ptx::WINDOW_SIZE,

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use cumock_ptx::{run, Module};
+use cumock_ptx::{run, Engine, Module};
 
 /// What cooperative groups' `labeled_partition` + `reduce` compile to (its headers need
 /// CCCL's `<nv/target>`, which the registry's nvcc packages lack): the group's mask from
@@ -77,5 +77,80 @@ fn labeled_partitions_reduce_and_vote_each_among_their_own_lanes() {
             "lane {i}, label {}",
             label[i]
         );
+    }
+}
+
+/// Tiles of more than a warp (`tiled_partition<64>` over `block_tile_memory`): on sm_80
+/// and later cooperative groups keep their barriers and exchange slots in the shared
+/// memory the system reserves at the start of each block (`%reserved_smem_offset_1`),
+/// not in the kernel's variables. The block's own shared array is filled around the
+/// tile's work, so a reserved region that overlapped it (or was missing) shows.
+const MULTI_WARP_SRC: &str = r#"
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+
+extern "C" __global__ void multi_warp_tiles(const int *in, int *out) {
+    __shared__ cg::block_tile_memory<256> scratch;
+    __shared__ int mine[256];
+    auto block = cg::this_thread_block(scratch);
+    auto tile = cg::tiled_partition<64>(block);
+    int t = block.thread_rank();
+    mine[t] = ~t;
+    block.sync();
+    int v = in[blockIdx.x * blockDim.x + t];
+    int sum = cg::reduce(tile, v, cg::plus<int>());
+    int first = tile.shfl(v, 0);
+    tile.sync();
+    int *o = out + 4 * (blockIdx.x * blockDim.x + t);
+    o[0] = sum;
+    o[1] = first;
+    o[2] = tile.meta_group_rank();
+    o[3] = mine[255 - t];
+}
+"#;
+
+#[test]
+fn multi_warp_tiles_use_the_reserved_shared_memory() {
+    let text = ptx(MULTI_WARP_SRC);
+    assert!(
+        text.contains("%reserved_smem_offset_1"),
+        "nvcc no longer keeps multi-warp tiles in the reserved shared memory"
+    );
+    let m = Module::parse(&text).unwrap();
+    let k = m.kernel("multi_warp_tiles").unwrap();
+    let (grid, block) = (3usize, 256usize);
+    let n = grid * block;
+    let mut r = fastrand::Rng::with_seed(11);
+    let input: Vec<u32> = (0..n).map(|_| r.i32(-1000..1000) as u32).collect();
+    for engine in [Engine::Interp, Engine::Jit] {
+        let mut mem = TestMemory::new();
+        let din = mem.map(&u32s(&input), false);
+        let dout = mem.map(&vec![0u8; n * 16], true);
+        // The module's variables (the headers' own) as a driver places them.
+        let globals: Vec<u64> = m
+            .globals
+            .iter()
+            .map(|g| {
+                let mut bytes = g.init.clone();
+                bytes.resize(g.size as usize, 0);
+                mem.map(&bytes, true)
+            })
+            .collect();
+        let p = params(&m.kernels[k], &[din, dout]);
+        let mut l = launch(grid as u32, block as u32, &p);
+        l.engine = engine;
+        l.globals = &globals;
+        run(&m, k, &l, &mem).unwrap();
+        let out = to_u32s(&mem.read(dout));
+        for i in 0..n {
+            let tile = i / 64 * 64;
+            let sum = input[tile..tile + 64]
+                .iter()
+                .fold(0i32, |a, &b| a.wrapping_add(b as i32));
+            let t = (i % block) as u32;
+            let want = [sum as u32, input[tile], t / 64, !(255 - t)];
+            assert_eq!(&out[4 * i..4 * i + 4], &want, "{engine:?}, thread {i}");
+        }
     }
 }

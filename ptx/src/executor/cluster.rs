@@ -389,8 +389,11 @@ impl BlockCtx<'_> {
         }
         if !super::in_window(off, size, self.shared_limit) {
             let detail = format!(
-                "shared::cluster memory: the block of rank {rank} has {} bytes",
-                self.shared_limit
+                "shared::cluster memory: the block of rank {rank} has {} bytes ({} its own \
+                 after the {} the system reserves)",
+                self.shared_limit,
+                self.shared_limit - crate::RESERVED_SHARED,
+                crate::RESERVED_SHARED
             );
             return fail(self, detail);
         }
