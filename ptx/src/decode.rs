@@ -599,6 +599,9 @@ pub struct Program {
     /// Some function uses `alloca`: each thread's local memory ends with an alloca
     /// stack (`executor/calls.rs`).
     pub uses_alloca: bool,
+    /// The largest alignment of the module's `.extern .shared` declarations (0 when it
+    /// has none): `%aggr_smem_size` counts the static bytes rounded up to it.
+    pub extern_shared_align: u32,
 }
 
 /// Where `__assertfail(message, file, line, function, charSize)`'s caller put its
@@ -806,6 +809,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             VarSpace::Shared if v.count.is_none() => {
                 // `.extern .shared x[]`: the launch's dynamic shared memory.
                 module_syms.insert(v.name.clone(), Sym::Shared(u32::MAX));
+                prog.extern_shared_align = prog.extern_shared_align.max(align);
             }
             VarSpace::Shared => {
                 module_shared = align_up(module_shared, align as u64);

@@ -1667,12 +1667,17 @@ impl<'a> BlockCtx<'a> {
             Sreg::TotalSmemSize => {
                 *out = [(self.shared_limit - RESERVED_SHARED).div_ceil(128) * 128; 32]
             }
-            // The static and dynamic bytes as declared, unrounded, and the 1 KiB region
-            // sm_90 reserves for the system (`%reserved_smem_offset_cap` above): 100 + 256
-            // + 1024 = 1380 on the H200 (corpus special_registers_system).
+            // The static and dynamic bytes as declared, and the 1 KiB region sm_90
+            // reserves for the system (`%reserved_smem_offset_cap` above).
             Sreg::AggrSmemSize => {
-                let declared = self.module.kernels[self.kernel].static_shared_bytes as u64
-                    + self.launch.dynamic_shared_bytes as u64;
+                // The dynamic bytes start at the module's `.extern .shared` alignment
+                // after the static ones: the H200 answered 100 + 256 + 1 KiB for a module
+                // without such a declaration and 112 + 256 + 1 KiB once one of `.align
+                // 16` joined it (corpus special_registers_system, both recorded).
+                let stat = self.module.kernels[self.kernel].static_shared_bytes as u64;
+                let align = u64::from(self.prog.extern_shared_align.max(1));
+                let declared =
+                    stat.next_multiple_of(align) + self.launch.dynamic_shared_bytes as u64;
                 *out = [declared + 0x400; 32]
             }
             // Zero outside a device graph (`CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`),
