@@ -254,20 +254,20 @@ fn a_2d_box_loads_with_zeros_outside_the_tensor_and_swizzles() {
     let m = module();
     let (width, height, pitch) = (100i64, 37i64, 416i64);
     let data: Vec<f32> = (0..(pitch / 4 * height)).map(|i| i as f32 * 0.25).collect();
+    let tensor = |swizzle| Tensor {
+        dims: vec![width as u64, height as u64],
+        strides: vec![pitch as u64],
+        box_dim: vec![32, 8],
+        element_strides: vec![1, 1],
+        swizzle,
+    };
     for engine in ENGINES {
         for swizzle in [0u32, 3] {
             // Boxes start at 16-byte boundaries of the innermost dimension (below).
             for (x, y) in [(0i64, 0i64), (12, 5), (80, 33), (-8, -3), (96, 36)] {
                 let mut mem = TestMemory::new();
                 let dt = mem.map(&f32s(&data), false);
-                let t = Tensor {
-                    dims: vec![width as u64, height as u64],
-                    strides: vec![pitch as u64],
-                    box_dim: vec![32, 8],
-                    element_strides: vec![1, 1],
-                    swizzle,
-                };
-                let dm = mem.map(&map(&t, 7, dt).encode(), false);
+                let dm = mem.map(&map(&tensor(swizzle), 7, dt).encode(), false);
                 let want = model_2d(&data, width, height, pitch, x, y, 32, 8, swizzle == 3);
                 // `load_2d_cta` leaves the rest of its buffer as the block found it: its
                 // box's 256 words are compared.
@@ -295,14 +295,7 @@ fn a_2d_box_loads_with_zeros_outside_the_tensor_and_swizzles() {
         // globalToShmemTMACopy sample).
         let mut mem = TestMemory::new();
         let dt = mem.map(&f32s(&data), false);
-        let t = Tensor {
-            dims: vec![width as u64, height as u64],
-            strides: vec![pitch as u64],
-            box_dim: vec![32, 8],
-            element_strides: vec![1, 1],
-            swizzle: 0,
-        };
-        let dm = mem.map(&map(&t, 7, dt).encode(), false);
+        let dm = mem.map(&map(&tensor(0), 7, dt).encode(), false);
         let dout = mem.map(&[0u8; 4096], true);
         let f = launch_with(&m, "load_2d", &mem, &[dm, dout, 13, 5], engine).unwrap_err();
         assert_eq!(f.kind, FaultKind::IllegalInstruction, "{engine:?}: {f}");
