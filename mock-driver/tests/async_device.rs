@@ -400,3 +400,37 @@ fn an_async_memset_behind_a_running_kernel_returns_and_lands_after_it() {
         let _ = s.ctx;
     });
 }
+
+/// cuEventRecordWithFlags: CU_EVENT_RECORD_DEFAULT records as cuEventRecord (the event
+/// completes with the work before it); CU_EVENT_RECORD_EXTERNAL is not emulated and says
+/// so; other flags are refused.
+#[test]
+fn an_event_recorded_with_default_flags_waits_for_the_work_before_it() {
+    within(Duration::from_secs(60), "event record with flags", || {
+        let s = setup();
+        let (flag, done) = words();
+        let _release = Release(flag);
+        let mut stream: cumock_abi::CUstream = std::ptr::null_mut();
+        // Safety: live out-parameters and handles made here.
+        unsafe {
+            assert_eq!(cuStreamCreate(&mut stream, 1), 0);
+            let mut e: cumock_abi::CUevent = std::ptr::null_mut();
+            assert_eq!(cuEventCreate(&mut e, 0), 0);
+            launch_waiter(s.waiter, stream, flag, done);
+            assert_eq!(cuEventRecordWithFlags(e, stream, 0), 0);
+            assert_eq!(cuEventQuery(e), CUDA_ERROR_NOT_READY);
+            assert_eq!(
+                cuEventRecordWithFlags(e, stream, 1),
+                CUDA_ERROR_NOT_SUPPORTED
+            );
+            assert_eq!(
+                cuEventRecordWithFlags(e, stream, 2),
+                CUDA_ERROR_INVALID_VALUE
+            );
+            write_word(flag, 1);
+            assert_eq!(cuEventSynchronize(e), 0);
+            assert_eq!(cuEventQuery(e), 0);
+            assert_eq!(cuStreamDestroy_v2(stream), 0);
+        }
+    });
+}

@@ -33,6 +33,27 @@ impl EventApi for Mock {
             d.event_record(e, s)
         }
 
+        fn cuEventRecordWithFlags(d; e, s, flags) {
+            match flags {
+                // CU_EVENT_RECORD_DEFAULT: cuEventRecord.
+                0 => {
+                    d.stream_check(s)?;
+                    if d.capture_record_event(e, s)? {
+                        return Ok(());
+                    }
+                    d.event_record(e, s)
+                }
+                // An external event node in a capture's graph.
+                1 => Err(not_supported(
+                    "cuEventRecordWithFlags with CU_EVENT_RECORD_EXTERNAL (an external event \
+                     node of a capture) is not emulated",
+                )),
+                _ => Err(invalid(format!(
+                    "flags {flags:#x} are not CU_EVENT_RECORD_DEFAULT or CU_EVENT_RECORD_EXTERNAL"
+                ))),
+            }
+        }
+
         fn cuEventSynchronize(d; e) {
             d.event_synchronize(e)
         }
