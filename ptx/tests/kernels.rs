@@ -111,8 +111,13 @@ extern "C" __global__ void k(unsigned* out) {
         got[..64],
         (0..64).map(|t| (63 - t) * 3 + 1).collect::<Vec<u32>>()[..]
     );
-    // One byte less dynamic shared memory than the kernel touches: an illegal address.
+    // One byte less dynamic shared memory than the kernel touches, still inside the
+    // 128-byte unit the block's shared memory is allocated in: no fault, as on the H200
+    // (runtime program shared_bounds_probe).
     l.dynamic_shared_bytes = 255;
+    run(&m, 0, &l, &mem).unwrap();
+    // A unit short (16 + 112 bytes allocated, 16 + 256 touched): an illegal address.
+    l.dynamic_shared_bytes = 112;
     assert_eq!(
         run(&m, 0, &l, &mem).unwrap_err().kind,
         FaultKind::IllegalAddress
