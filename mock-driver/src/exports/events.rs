@@ -25,24 +25,13 @@ impl EventApi for Mock {
         }
 
         fn cuEventRecord(d; e, s) {
-            d.stream_check(s)?;
-            // On a capturing stream the event stands for the captured work before it.
-            if d.capture_record_event(e, s)? {
-                return Ok(());
-            }
-            d.event_record(e, s)
+            record(d, e, s)
         }
 
         fn cuEventRecordWithFlags(d; e, s, flags) {
             match flags {
                 // CU_EVENT_RECORD_DEFAULT: cuEventRecord.
-                0 => {
-                    d.stream_check(s)?;
-                    if d.capture_record_event(e, s)? {
-                        return Ok(());
-                    }
-                    d.event_record(e, s)
-                }
+                0 => record(d, e, s),
                 // An external event node in a capture's graph.
                 1 => Err(not_supported(
                     "cuEventRecordWithFlags with CU_EVENT_RECORD_EXTERNAL (an external event \
@@ -88,4 +77,18 @@ impl EventApi for Mock {
         }
         out(ms, d.event_elapsed_ms(event_key(start), event_key(end))?)
     }
+}
+
+/// cuEventRecord, and cuEventRecordWithFlags with CU_EVENT_RECORD_DEFAULT.
+fn record(
+    d: &'static crate::model::Driver,
+    e: crate::model::ids::EventId,
+    s: crate::model::ids::StreamId,
+) -> CuResult<()> {
+    d.stream_check(s)?;
+    // On a capturing stream the event stands for the captured work before it.
+    if d.capture_record_event(e, s)? {
+        return Ok(());
+    }
+    d.event_record(e, s)
 }

@@ -438,7 +438,8 @@ impl Driver {
             return self.capture_kernel(stream, function, req);
         }
         let mut prepared = self.prepare_launch_of(function, &req)?;
-        // Named only for ordering-bug reports: formatting it costs a tenth of a launch.
+        // For ordering-bug reports only: the trap armed from the launch on, and the name
+        // (formatting it costs a tenth of a launch).
         let what = if super::ordering::enabled() {
             prepared.armed =
                 Some(self.arm_launch_outputs(
