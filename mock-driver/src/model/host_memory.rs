@@ -493,16 +493,12 @@ impl Driver {
                     break;
                 };
                 let v = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-                let target = match st.host.range_at(v) {
-                    Some((start, r)) => r.own_view.is_some().then_some((start, r.size)),
-                    None => st
-                        .host
-                        .managed
-                        .range(..=v)
-                        .next_back()
-                        .filter(|(base, m)| v < *base + m.size())
-                        .map(|(base, m)| (*base, m.size())),
-                };
+                // Page-locked memory only with a view of the mock's own for kernels.
+                let target = allocation_of(&st, v, 1).filter(|(start, _)| {
+                    st.host
+                        .range_at(*start)
+                        .is_none_or(|(_, r)| r.own_view.is_some())
+                });
                 if let Some((start, len)) = target {
                     if !armed.contains(&start) {
                         crate::host_trap::arm(start, len, start, start + len);
