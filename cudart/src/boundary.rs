@@ -16,7 +16,7 @@ macro_rules! cudart_fn {
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::error::CudaError {
             $crate::boundary::call(
                 stringify!($name),
-                &[$((stringify!($arg), &$arg as &dyn std::fmt::Debug)),*],
+                &[$((stringify!($arg), &$arg as &dyn $crate::diagnostics::RuntimeArg)),*],
                 || -> $crate::error::RtResult<()> { $body },
             )
         }
@@ -54,7 +54,7 @@ thread_local! {
 /// of the host program.
 pub fn call(
     name: &'static str,
-    args: &[(&str, &dyn std::fmt::Debug)],
+    args: &[(&str, &dyn crate::diagnostics::RuntimeArg)],
     body: impl FnOnce() -> RtResult<()>,
 ) -> CudaError {
     let depth = DEPTH
@@ -95,7 +95,7 @@ pub fn call(
 
 /// What every outermost call does with its result: the thread's last error (a call that
 /// is only "not ready" does not set it), the sticky state, the trace line.
-fn finish(name: &str, code: CudaError, args: &[(&str, &dyn std::fmt::Debug)]) {
+fn finish(name: &str, code: CudaError, args: &[(&str, &dyn crate::diagnostics::RuntimeArg)]) {
     if code != error::SUCCESS && code != error::NOT_READY {
         set_last_error(code);
     }

@@ -11,7 +11,10 @@
 //! The variables are read once, by `cumock_support::settings`, as the driver reads them.
 
 use crate::error::{self, CudaError};
+use crate::kernel::Dim3;
+use crate::texture::Extent;
 use cumock_support::{FaultPlans, Layer};
+use cumock_trace::encode::TraceArg;
 use parking_lot::Mutex;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -68,12 +71,36 @@ pub fn misuse_enabled() -> bool {
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
-pub fn trace(name: &str, code: CudaError, args: &[(&str, &dyn std::fmt::Debug)]) {
+/// How a runtime export's argument is written in the trace: by its type, as the driver's
+/// lines write theirs (numbers, addresses in hex, `null`), never as Debug text.
+pub trait RuntimeArg {
+    fn traced(&self) -> serde_json::Value;
+}
+
+impl<T: TraceArg> RuntimeArg for T {
+    fn traced(&self) -> serde_json::Value {
+        self.arg().plain()
+    }
+}
+
+impl RuntimeArg for Dim3 {
+    fn traced(&self) -> serde_json::Value {
+        serde_json::json!([self.x, self.y, self.z])
+    }
+}
+
+impl RuntimeArg for Extent {
+    fn traced(&self) -> serde_json::Value {
+        serde_json::json!({"width": self.width, "height": self.height, "depth": self.depth})
+    }
+}
+
+pub fn trace(name: &str, code: CudaError, args: &[(&str, &dyn RuntimeArg)]) {
     let s = settings();
     let Some(file) = &s.trace else { return };
     let args: serde_json::Map<String, serde_json::Value> = args
         .iter()
-        .map(|(k, v)| ((*k).to_owned(), serde_json::Value::String(format!("{v:?}"))))
+        .map(|(k, v)| ((*k).to_owned(), v.traced()))
         .collect();
     let line = serde_json::json!({
         "layer": "runtime",

@@ -12,6 +12,7 @@ use crate::error::{self, RtError, RtResult};
 use crate::kernel::Dim3;
 use crate::memory::stream_for;
 use crate::runtime::with_context;
+use crate::texture::Extent;
 use cumock_abi::{
     CUcontext, CUevent, CUfunction, CUgraph, CUgraphExec, CUgraphNode, CUstream, CUuserObject,
 };
@@ -43,7 +44,8 @@ struct DriverKernelParams {
     ctx: CUcontext,
 }
 
-/// `cudaPos`, `cudaPitchedPtr`, `cudaExtent` and `cudaMemcpy3DParms` (driver_types.h).
+/// `cudaPos`, `cudaPitchedPtr` and `cudaMemcpy3DParms` (driver_types.h; `cudaExtent` is
+/// texture.rs's).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct Pos {
@@ -59,14 +61,6 @@ pub struct PitchedPtr {
     pitch: usize,
     xsize: usize,
     ysize: usize,
-}
-
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct Extent {
-    width: usize,
-    height: usize,
-    depth: usize,
 }
 
 #[repr(C)]

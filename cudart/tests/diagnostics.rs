@@ -110,4 +110,12 @@ fn the_trace_has_runtime_and_driver_lines_in_one_file() {
     );
     let first = lines.iter().find(|l| l["layer"] == "runtime").unwrap();
     assert_eq!(first["result"], "cudaSuccess");
+    // Arguments by type, as the driver's lines write theirs: the size a number, the
+    // pointer an address in hex.
+    assert_eq!(first["args"]["size"], 1000, "{first}");
+    let at = first["args"]["dev_ptr"].as_str().unwrap_or_default();
+    assert!(
+        at.starts_with("0x") && u64::from_str_radix(&at[2..], 16).is_ok(),
+        "{first}"
+    );
 }

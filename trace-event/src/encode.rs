@@ -37,6 +37,25 @@ pub enum Arg<'a> {
     Opaque(&'static str),
 }
 
+impl Arg<'_> {
+    /// The argument by its Rust type alone, for a writer with no declaration to say what
+    /// it means (cumock's runtime, whose exports `cumock_abi` does not declare): numbers
+    /// as numbers, pointers by address (`null` for NULL), the structs as [`encode`] writes
+    /// them.
+    pub fn plain(&self) -> Value {
+        match *self {
+            Arg::Unsigned(u) => Value::from(u),
+            Arg::Signed(i) => Value::from(i),
+            Arg::Pointer(0) => Value::Null,
+            Arg::Pointer(p) => address(p),
+            Arg::Float(f) => Value::from(f),
+            Arg::Location(l) => schema::location(l.type_, l.id),
+            Arg::Bytes(b) => Value::from(b.iter().map(|x| format!("{x:02x}")).collect::<String>()),
+            Arg::Opaque(t) => Value::from(t),
+        }
+    }
+}
+
 /// How an argument of this Rust type is handed to the trace: no text, no allocation.
 pub trait TraceArg {
     fn arg(&self) -> Arg<'_>;
@@ -391,12 +410,7 @@ fn value(
             _ if i < 0 => return Value::from(i),
             _ => i as u64,
         },
-        Arg::Float(f) => return Value::from(f),
-        Arg::Location(l) => return schema::location(l.type_, l.id),
-        Arg::Bytes(b) => {
-            return Value::from(b.iter().map(|x| format!("{x:02x}")).collect::<String>())
-        }
-        Arg::Opaque(t) => return Value::from(t),
+        Arg::Float(_) | Arg::Location(_) | Arg::Bytes(_) | Arg::Opaque(_) => return arg.plain(),
     };
     let at = raw;
     match show {
