@@ -1,12 +1,14 @@
 //! Forwarders: every export of the real driver, expanded from the declaration in
 //! `cumock_abi` (generated from NVIDIA's headers), calls the real driver's function of
 //! the same name through a slot filled at load. A declared export is an ordinary typed
-//! call, so it builds on any architecture; `crate::traced` may record it. The exports
+//! call, so it builds on any architecture; one `crate::traced` names is recorded after
+//! it, its arguments as declared. The exports
 //! no header declares (the debugger's cudbg* symbols) have no signature to call with, so
 //! they jump to the real function with their arguments untouched: that takes assembly,
 //! written here for x86-64 and aarch64.
 
 use cumock_abi::CUresult;
+use cumock_trace::encode::TraceArg;
 use std::sync::atomic::Ordering;
 
 /// Where an undeclared export's slot points when the real driver lacks the function.
@@ -54,6 +56,12 @@ macro_rules! forward_all {
             $(pub static $name: AtomicUsize = AtomicUsize::new(0);)*
             $(pub static $undeclared: AtomicUsize = AtomicUsize::new(0);)*
         }
+        /// Whether each declared export is in the traced set, decided once at fill.
+        #[allow(non_upper_case_globals)]
+        pub mod recorded {
+            use std::sync::atomic::AtomicBool;
+            $(pub static $name: AtomicBool = AtomicBool::new(false);)*
+        }
         $(
             #[unsafe(no_mangle)]
             pub unsafe extern "C" fn $name($($arg: $ty),*) -> CUresult {
@@ -71,6 +79,9 @@ macro_rules! forward_all {
                 };
                 // Safety: as above.
                 let r = unsafe { real($($arg),*) };
+                if recorded::$name.load(Ordering::Relaxed) {
+                    crate::record::call(stringify!($name), &[$($arg.arg()),*], r);
+                }
                 if let Some(after) = after {
                     after(r);
                 }
@@ -87,7 +98,13 @@ macro_rules! forward_all {
         )*
         /// Fills every slot from the real driver, before the program's first call.
         pub fn fill() {
-            $(slots::$name.store(resolve(stringify!($name)), Ordering::Relaxed);)*
+            $(
+                slots::$name.store(resolve(stringify!($name)), Ordering::Relaxed);
+                recorded::$name.store(
+                    crate::traced::TRACED.contains(&stringify!($name)),
+                    Ordering::Relaxed,
+                );
+            )*
             $(
                 let p = match resolve(stringify!($undeclared)) {
                     0 => missing as *const () as usize,

@@ -1,177 +1,142 @@
 //! The traced set: the calls an allocator makes, recorded after the real driver ran them
-//! with their arguments, what they returned through out-pointers, and the result. Each
-//! is a method of its group's trait of `cumock_abi` (`VirtualMemoryApi`, `MemoryApi`...)
-//! with the declared signature; `forward.rs` calls it around every export.
+//! with their arguments, what they returned through out-pointers, and the result.
+//! `forward.rs` records them around the export, each argument encoded by its declared
+//! role (`cumock_trace::encode`, the mock's encoding too): this file only names them, and
+//! holds the one hand-written hook (cuGetProcAddress).
 
 use cumock_abi::*;
-use cumock_trace::encode::TraceArg;
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 
 type P = *mut c_void;
 
-/// What runs after the real function returned: it reads what the driver wrote and
-/// records the call (or, for cuGetProcAddress, hands out our own functions).
+/// What runs after the real function returned: it reads what the driver wrote (for
+/// cuGetProcAddress, hands out our own functions).
 pub type After = Box<dyn FnOnce(CUresult)>;
 
-/// The traced set, by group of the API: `traced Group` lists functions with their
-/// declared signatures (the compiler holds each to `Group`, its trait in `cumock_abi`);
-/// each is recorded after the call, its arguments encoded by their declared roles
-/// (`cumock_trace::encode`, the mock's encoding too). `extra` holds the hand-written
-/// methods of one group; `untraced` lists the groups with nothing traced, each of which
-/// must be implemented too. Every other export is forwarded without a record.
-macro_rules! traced {
-    (
-        $(traced $group:ident {
-            $(fn $name:ident($($a:ident: $t:ty),*);)*
-        })*
-        extra $extra_group:ident { $($extra:item)* }
-        untraced { $($untraced:ident,)* }
-    ) => {
-        /// The pass-through's side of the declaration: what happens after each call.
-        pub struct Traced;
+/// The names recorded; cuGetProcAddress hands out our functions for them.
+pub const TRACED: &[&str] = &[
+    "cuInit",
+    "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuDevicePrimaryCtxReset_v2",
+    "cuCtxCreate_v2",
+    "cuCtxCreate_v4",
+    "cuCtxDestroy_v2",
+    "cuCtxSetCurrent",
+    "cuCtxPushCurrent_v2",
+    "cuCtxPopCurrent_v2",
+    "cuCtxSynchronize",
+    "cuStreamSynchronize",
+    "cuMemGetAllocationGranularity",
+    "cuMemAddressReserve",
+    "cuMemAddressFree",
+    "cuMemCreate",
+    "cuMemRelease",
+    "cuMemMap",
+    "cuMemUnmap",
+    "cuMemSetAccess",
+    "cuMemGetAccess",
+    "cuMemExportToShareableHandle",
+    "cuMemImportFromShareableHandle",
+    "cuMemRetainAllocationHandle",
+    "cuMemGetAllocationPropertiesFromHandle",
+    "cuMemGetInfo_v2",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyDtoH_v2",
+    "cuMemcpyDtoD_v2",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoHAsync_v2",
+    "cuMemcpyDtoDAsync_v2",
+    "cuMemcpyAsync",
+    "cuMemsetD8_v2",
+    "cuMemsetD32_v2",
+];
 
-        impl cumock_abi::ApiOutcome for Traced {
-            type Outcome = Option<After>;
+/// The pass-through's hooks: a method of its group's trait (`cumock_abi`) runs before
+/// the real function and returns what runs after it. Only cuGetProcAddress has one;
+/// every other export's method is the trait's default, nothing.
+pub struct Traced;
 
-            /// Not traced: forwarded, nothing recorded.
-            fn not_emulated(_name: &'static str) -> Option<After> {
-                None
-            }
-        }
+impl cumock_abi::ApiOutcome for Traced {
+    type Outcome = Option<After>;
 
-        $(
-            impl cumock_abi::$group for Traced {
-                $(
-                    unsafe fn $name($($a: $t),*) -> Option<After> {
-                        Some(Box::new(move |r| {
-                            crate::record::call(stringify!($name), &[$($a.arg()),*], r);
-                        }))
-                    }
-                )*
-            }
-        )*
-
-        impl cumock_abi::$extra_group for Traced {
-            $($extra)*
-        }
-
-        $(impl cumock_abi::$untraced for Traced {})*
-
-        /// The names recorded here; cuGetProcAddress hands out our functions for them.
-        pub const TRACED: &[&str] = &[$($(stringify!($name),)*)*];
-    };
+    fn not_emulated(_name: &'static str) -> Option<After> {
+        None
+    }
 }
 
-traced! {
-    traced InitializationApi {
-        fn cuInit(flags: c_uint);
-    }
-    traced PrimaryContextApi {
-        fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: c_int);
-        fn cuDevicePrimaryCtxRelease_v2(dev: c_int);
-        fn cuDevicePrimaryCtxReset_v2(dev: c_int);
-    }
-    traced ContextApi {
-        fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: c_int);
-        fn cuCtxCreate_v4(pctx: *mut CUcontext, params: *mut CUctxCreateParams, flags: c_uint, dev: c_int);
-        fn cuCtxDestroy_v2(ctx: CUcontext);
-        fn cuCtxSetCurrent(ctx: CUcontext);
-        fn cuCtxPushCurrent_v2(ctx: CUcontext);
-        fn cuCtxPopCurrent_v2(pctx: *mut CUcontext);
-        fn cuCtxSynchronize();
-    }
-    traced StreamApi {
-        fn cuStreamSynchronize(stream: CUstream);
-    }
-    traced VirtualMemoryApi {
-        fn cuMemGetAllocationGranularity(g: *mut usize, p: *const CUmemAllocationProp, option: c_int);
-        fn cuMemAddressReserve(ptr: *mut u64, size: usize, align: usize, addr: u64, flags: u64);
-        fn cuMemAddressFree(ptr: u64, size: usize);
-        fn cuMemCreate(h: *mut u64, size: usize, p: *const CUmemAllocationProp, flags: u64);
-        fn cuMemRelease(h: u64);
-        fn cuMemMap(ptr: u64, size: usize, offset: usize, h: u64, flags: u64);
-        fn cuMemUnmap(ptr: u64, size: usize);
-        fn cuMemSetAccess(ptr: u64, size: usize, d: *const CUmemAccessDesc, count: usize);
-        fn cuMemGetAccess(flags: *mut u64, l: *const CUmemLocation, ptr: u64);
-        fn cuMemExportToShareableHandle(sh: P, h: u64, ty: c_int, flags: u64);
-        fn cuMemImportFromShareableHandle(h: *mut u64, os: P, ty: c_int);
-        fn cuMemRetainAllocationHandle(h: *mut u64, addr: P);
-        fn cuMemGetAllocationPropertiesFromHandle(p: *mut CUmemAllocationProp, h: u64);
-    }
-    traced MemoryApi {
-        fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize);
-        fn cuMemAlloc_v2(ptr: *mut u64, size: usize);
-        fn cuMemFree_v2(ptr: u64);
-        fn cuMemcpyHtoD_v2(dst: u64, src: *const c_void, n: usize);
-        fn cuMemcpyDtoH_v2(dst: P, src: u64, n: usize);
-        fn cuMemcpyDtoD_v2(dst: u64, src: u64, n: usize);
-        fn cuMemcpyHtoDAsync_v2(dst: u64, src: *const c_void, n: usize, s: CUstream);
-        fn cuMemcpyDtoHAsync_v2(dst: P, src: u64, n: usize, s: CUstream);
-        fn cuMemcpyDtoDAsync_v2(dst: u64, src: u64, n: usize, s: CUstream);
-        fn cuMemcpyAsync(dst: u64, src: u64, n: usize, s: CUstream);
-        fn cuMemsetD8_v2(dst: u64, v: u8, n: usize);
-        fn cuMemsetD32_v2(dst: u64, v: u32, n: usize);
-    }
-    extra DriverEntryPointAccessApi {
-        /// cuGetProcAddress: the real driver resolves the name and version; for a traced
-        /// function we hand out our recording function of the same exported name instead.
-        unsafe fn cuGetProcAddress_v2(
-            symbol: *const c_char,
-            pfn: *mut *mut c_void,
-            version: c_int,
-            flags: cuuint64_t,
-            _status: *mut CUdriverProcAddressQueryResult,
-        ) -> Option<After> {
-            Some(Box::new(move |r| {
-                if r == 0 && !pfn.is_null() && !symbol.is_null() {
-                    // Safety: a NUL-terminated name, per cuda.h; the real driver wrote pfn.
-                    let name = unsafe { CStr::from_ptr(symbol) }.to_string_lossy();
-                    unsafe { swap_for_wrapper(&name, version, flags, pfn) };
-                }
-            }))
-        }
+macro_rules! no_hooks {
+    ($($group:ident,)*) => {$(impl cumock_abi::$group for Traced {})*};
+}
 
-        unsafe fn cuGetProcAddress(
-            symbol: *const c_char,
-            pfn: *mut *mut c_void,
-            version: c_int,
-            flags: cuuint64_t,
-        ) -> Option<After> {
-            // Safety: the same arguments, without the status pointer.
-            unsafe { Self::cuGetProcAddress_v2(symbol, pfn, version, flags, std::ptr::null_mut()) }
-        }
+impl cumock_abi::DriverEntryPointAccessApi for Traced {
+    /// cuGetProcAddress: the real driver resolves the name and version; for a traced
+    /// function we hand out our recording function of the same exported name instead.
+    unsafe fn cuGetProcAddress_v2(
+        symbol: *const c_char,
+        pfn: *mut *mut c_void,
+        version: c_int,
+        flags: cuuint64_t,
+        _status: *mut CUdriverProcAddressQueryResult,
+    ) -> Option<After> {
+        Some(Box::new(move |r| {
+            if r == 0 && !pfn.is_null() && !symbol.is_null() {
+                // Safety: a NUL-terminated name, per cuda.h; the real driver wrote pfn.
+                let name = unsafe { CStr::from_ptr(symbol) }.to_string_lossy();
+                unsafe { swap_for_wrapper(&name, version, flags, pfn) };
+            }
+        }))
     }
-    untraced {
-        ErrorHandlingApi,
-        VersionApi,
-        DeviceApi,
-        ModuleApi,
-        LibraryApi,
-        StreamOrderedMemoryAllocatorApi,
-        MulticastObjectApi,
-        UnifiedAddressingApi,
-        EventApi,
-        ExternalResourceInteroperabilityApi,
-        StreamMemoryOperationsApi,
-        ExecutionControlApi,
-        GraphApi,
-        OccupancyApi,
-        TextureReferenceApi,
-        SurfaceReferenceApi,
-        TextureObjectApi,
-        SurfaceObjectApi,
-        TensorMapObjectApi,
-        PeerContextMemoryAccessApi,
-        GraphicsInteroperabilityApi,
-        CoredumpAttributesControlApi,
-        GreenContextsApi,
-        ErrorLogApi,
-        CheckpointingApi,
-        OpenGLInteroperabilityApi,
-        EglInteroperabilityApi,
-        VdpauInteroperabilityApi,
-        ProfilerControlApi,
+
+    unsafe fn cuGetProcAddress(
+        symbol: *const c_char,
+        pfn: *mut *mut c_void,
+        version: c_int,
+        flags: cuuint64_t,
+    ) -> Option<After> {
+        // Safety: the same arguments, without the status pointer.
+        unsafe { Self::cuGetProcAddress_v2(symbol, pfn, version, flags, std::ptr::null_mut()) }
     }
+}
+
+no_hooks! {
+    InitializationApi,
+    PrimaryContextApi,
+    ContextApi,
+    StreamApi,
+    VirtualMemoryApi,
+    MemoryApi,
+    ErrorHandlingApi,
+    VersionApi,
+    DeviceApi,
+    ModuleApi,
+    LibraryApi,
+    StreamOrderedMemoryAllocatorApi,
+    MulticastObjectApi,
+    UnifiedAddressingApi,
+    EventApi,
+    ExternalResourceInteroperabilityApi,
+    StreamMemoryOperationsApi,
+    ExecutionControlApi,
+    GraphApi,
+    OccupancyApi,
+    TextureReferenceApi,
+    SurfaceReferenceApi,
+    TextureObjectApi,
+    SurfaceObjectApi,
+    TensorMapObjectApi,
+    PeerContextMemoryAccessApi,
+    GraphicsInteroperabilityApi,
+    CoredumpAttributesControlApi,
+    GreenContextsApi,
+    ErrorLogApi,
+    CheckpointingApi,
+    OpenGLInteroperabilityApi,
+    EglInteroperabilityApi,
+    VdpauInteroperabilityApi,
+    ProfilerControlApi,
 }
 
 /// Replaces the real function the driver found by our wrapper when that function is
