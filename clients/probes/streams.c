@@ -1,7 +1,9 @@
 /* Streams as frameworks query them: the priority range, streams created with a priority
  * (in and out of range), their flags, context and device; and context limits.
  * Section stream-attributes: cuStreamGetAttribute/SetAttribute/CopyAttributes, recorded
- * on the H200 (ci/gpu-probes.sh). No multicast API is called. */
+ * on the H200 (ci/gpu-probes.sh). Section capture-ends (how a capture ends: a NULL graph
+ * pointer, a joined or the capturing stream destroyed) awaits its recording. No multicast
+ * API is called. */
 #include "probe.h"
 
 static void priorities(void) {
@@ -206,10 +208,95 @@ static void attributes(void) {
     CALL("set on the destroyed stream", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, &v));
 }
 
+/* How a capture ends: cuStreamEndCapture with a NULL graph pointer, for an ordinary
+ * capture and for one into the program's graph; a stream joined to a capture destroyed
+ * before the capture ends; the capturing stream itself destroyed. */
+static void capture_ends(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUstream s, t;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr d;
+    MUST(cuMemAlloc(&d, 4096));
+    CUstreamCaptureStatus st;
+
+    if (CALL("begin a capture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL)) == CUDA_SUCCESS) {
+        CALL("  a memset", cuMemsetD8Async(d, 1, 64, s));
+        CALL("  end with a NULL graph pointer", cuStreamEndCapture(s, NULL));
+        st = (CUstreamCaptureStatus)99;
+        CALL("  is capturing", cuStreamIsCapturing(s, &st));
+        SAY("status %d", (int)st);
+        if (st != CU_STREAM_CAPTURE_STATUS_NONE) {
+            CUgraph g = NULL;
+            CALL("  end with a graph pointer", cuStreamEndCapture(s, &g));
+            size_t n = 99;
+            if (g && cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS) SAY("%zu nodes", n);
+            if (g) MUST(cuGraphDestroy(g));
+        }
+    }
+
+    CUgraph own;
+    MUST(cuGraphCreate(&own, 0));
+    if (CALL("begin a capture into a graph", cuStreamBeginCaptureToGraph(s, own, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL)) == CUDA_SUCCESS) {
+        CALL("  a memset", cuMemsetD8Async(d, 2, 64, s));
+        CALL("  end with a NULL graph pointer", cuStreamEndCapture(s, NULL));
+        st = (CUstreamCaptureStatus)99;
+        CALL("  is capturing", cuStreamIsCapturing(s, &st));
+        SAY("status %d", (int)st);
+        size_t n = 99;
+        MUST(cuGraphGetNodes(own, NULL, &n));
+        SAY("%zu nodes in the graph", n);
+    }
+    MUST(cuGraphDestroy(own));
+
+    MUST(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING));
+    CUevent fork;
+    MUST(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
+    if (CALL("begin a capture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL)) == CUDA_SUCCESS) {
+        CALL("  a memset", cuMemsetD8Async(d, 3, 64, s));
+        CALL("  record the fork", cuEventRecord(fork, s));
+        CALL("  join a second stream", cuStreamWaitEvent(t, fork, 0));
+        CALL("  a memset on it", cuMemsetD8Async(d + 64, 4, 64, t));
+        CALL("  destroy the joined stream", cuStreamDestroy(t));
+        CALL("  a memset on the first", cuMemsetD8Async(d + 128, 5, 64, s));
+        CUgraph g = NULL;
+        CALL("  end", cuStreamEndCapture(s, &g));
+        size_t n = 99;
+        if (g && cuGraphGetNodes(g, NULL, &n) == CUDA_SUCCESS) SAY("%zu nodes", n);
+        CUgraphExec e;
+        if (g && CALL("  instantiate", cuGraphInstantiateWithFlags(&e, g, 0)) == CUDA_SUCCESS) {
+            MUST(cuMemsetD8(d, 0, 4096));
+            CALL("  launch", cuGraphLaunch(e, s));
+            CALL("  synchronize", cuStreamSynchronize(s));
+            unsigned char h[192];
+            MUST(cuMemcpyDtoH(h, d, sizeof h));
+            SAY("bytes %u %u %u", h[0], h[64], h[128]);
+            MUST(cuGraphExecDestroy(e));
+        }
+        if (g) MUST(cuGraphDestroy(g));
+    }
+    MUST(cuEventDestroy(fork));
+
+    CUstream u;
+    MUST(cuStreamCreate(&u, CU_STREAM_NON_BLOCKING));
+    if (CALL("begin a capture on a third stream", cuStreamBeginCapture(u, CU_STREAM_CAPTURE_MODE_GLOBAL)) == CUDA_SUCCESS) {
+        CALL("  a memset", cuMemsetD8Async(d, 6, 64, u));
+        /* The handle is not used again: a destroyed stream's handle may crash the driver. */
+        CALL("  destroy the capturing stream", cuStreamDestroy(u));
+        st = (CUstreamCaptureStatus)99;
+        CALL("  another stream's capture status", cuStreamIsCapturing(s, &st));
+        SAY("status %d", (int)st);
+        CALL("  a synchronous memset (GLOBAL mode forbids it during a capture)", cuMemsetD8(d, 7, 64));
+    }
+    MUST(cuStreamDestroy(s));
+    MUST(cuMemFree(d));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     section("stream-priorities", priorities);
     section("context-limits", limits);
     section("stream-attributes", attributes);
+    section("capture-ends", capture_ends);
     return 0;
 }
