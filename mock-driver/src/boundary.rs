@@ -4,7 +4,7 @@
 //! forget it.
 
 use crate::model::error::{CuError, CuResult, Severity};
-use crate::model::ids::{ContextId, DevicePtr, EventId, StreamId};
+use crate::model::ids::{ContextId, DevicePtr, EventId, ExecId, GraphId, NodeId, StreamId};
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
 use cumock_abi::{
@@ -413,15 +413,33 @@ impl Handle for CUstream {
     }
 }
 
-impl Handle for CUevent {
-    type Key = EventId;
-    fn key(self) -> EventId {
-        EventId::from_handle(self as u64)
-    }
-    fn of(key: EventId) -> Self {
-        key.handle() as CUevent
-    }
+/// The handles whose model key is a typed id of `model::ids` (NULL is the id of 0, which
+/// names nothing but where a call gives NULL a meaning).
+macro_rules! typed_handle {
+    ($($(#[$doc:meta])* $ty:ty => $id:ty),* $(,)?) => {
+        $(
+            $(#[$doc])*
+            impl Handle for $ty {
+                type Key = $id;
+                fn key(self) -> $id {
+                    <$id>::from_handle(self as u64)
+                }
+                fn of(key: $id) -> Self {
+                    key.handle() as $ty
+                }
+            }
+        )*
+    };
 }
+typed_handle!(
+    CUevent => EventId,
+    /// A graph (cuGraphCreate).
+    cumock_abi::CUgraph => GraphId,
+    /// A node of a graph.
+    cumock_abi::CUgraphNode => NodeId,
+    /// An executable graph (cuGraphInstantiate).
+    cumock_abi::CUgraphExec => ExecId,
+);
 
 /// The handles whose model key is the handle's value (the model keeps them by number).
 macro_rules! numbered_handle {
@@ -453,12 +471,6 @@ numbered_handle!(
     cumock_abi::CUmipmappedArray,
     /// NULL is 0.
     CUmemoryPool,
-    /// A graph (cuGraphCreate); NULL is 0.
-    cumock_abi::CUgraph,
-    /// A node of a graph.
-    cumock_abi::CUgraphNode,
-    /// An executable graph (cuGraphInstantiate).
-    cumock_abi::CUgraphExec,
     /// A user object (cuUserObjectCreate).
     cumock_abi::CUuserObject,
 );

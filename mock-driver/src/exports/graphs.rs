@@ -933,7 +933,7 @@ impl GraphApi for Mock {
         fn cuGraphConditionalHandleCreate(d; h, g, ctx, default, flags) {
             // Observed: a NULL graph is CUDA_ERROR_INVALID_VALUE, a NULL context
             // CUDA_ERROR_INVALID_CONTEXT (not the current one).
-            if g == 0 {
+            if g.is_null() {
                 return Err(invalid("hGraph is NULL"));
             }
             let ctx = ctx.ok_or_else(|| invalid_context("ctx is NULL"))?;
@@ -993,7 +993,7 @@ impl GraphApi for Mock {
 
         fn cuGraphExecChildGraphNodeSetParams(d; e, node, child) {
             // Observed: CUDA_ERROR_INVALID_VALUE.
-            if child == 0 {
+            if child.is_null() {
                 return Err(invalid("hChildGraph is NULL"));
             }
             d.graph_exec_child_set(e, node, child)
@@ -1029,7 +1029,7 @@ impl GraphApi for Mock {
 
         fn cuGraphUpload(d; e, s) {
             // Observed: CUDA_ERROR_INVALID_VALUE.
-            if e == 0 {
+            if e.is_null() {
                 return Err(invalid("hGraphExec is NULL"));
             }
             d.graph_upload(e, s)

@@ -147,7 +147,7 @@ impl StreamApi for Mock {
             // only for a capture into the program's own graph (the model checks).
             let r = d.end_capture(s, ph.is_some());
             if let Some(ph) = ph {
-                ph.write(r.as_ref().map_or(std::ptr::null_mut(), |g| *g as CUgraph))?;
+                ph.write(r.as_ref().map_or(std::ptr::null_mut(), |g| CUgraph::of(*g)))?;
             }
             r.map(|_| ())
         }
@@ -170,7 +170,7 @@ impl StreamApi for Mock {
                 id.write(info.id)?;
             }
             if let Some(graph) = graph {
-                graph.write(info.graph as CUgraph)?;
+                graph.write(CUgraph::of(info.graph))?;
             }
             if let Some(deps) = deps {
                 deps.write(info.deps as *const CUgraphNode)?;
@@ -196,18 +196,8 @@ impl StreamApi for Mock {
                     "flags {flags:#x} are not CU_STREAM_*_CAPTURE_DEPENDENCIES"
                 )));
             }
-            if n > 0 && deps.is_null() {
-                return Err(invalid("dependencies is NULL"));
-            }
-            let nodes: Vec<u64> = if n == 0 {
-                Vec::new()
-            } else {
-                // Safety: `dependencies` holds n node handles (cuda.h).
-                unsafe { std::slice::from_raw_parts(deps, n) }
-                    .iter()
-                    .map(|p| *p as u64)
-                    .collect()
-            };
+            // Safety: `dependencies` holds n node handles (cuda.h).
+            let nodes = unsafe { super::graphs::deps(deps, n) }?;
             d.capture_update_dependencies(s, &nodes, flags == 1)
         }
     }

@@ -35,10 +35,7 @@ const EXEC_TAG: u64 = 0x00ec_0000_0000_0000;
 /// CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE.
 pub const GRAPH_EXEC_UPDATE_FAILURE: u32 = 910;
 
-/// A graph, a node or an executable graph, by its handle.
-pub type GraphId = u64;
-pub type NodeId = u64;
-pub type ExecId = u64;
+pub use super::ids::{ExecId, GraphId, NodeId};
 
 /// Work of a node that the C boundary built (a copy, a memset, a host function): it reads
 /// or writes the program's memory, which only the boundary may touch.
@@ -651,7 +648,7 @@ impl Graphs {
     }
 
     pub fn create(&mut self) -> GraphId {
-        let g = self.fresh(GRAPH_TAG);
+        let g = GraphId::from_handle(self.fresh(GRAPH_TAG));
         self.graphs.insert(g, GraphBody::default());
         g
     }
@@ -709,7 +706,7 @@ impl Graphs {
     pub fn add(&mut self, g: GraphId, deps: &[NodeId], op: NodeOp) -> CuResult<NodeId> {
         self.graph(g)?;
         self.check_deps(g, deps)?;
-        let n = self.fresh(NODE_TAG);
+        let n = NodeId::from_handle(self.fresh(NODE_TAG));
         let body = self.graph_mut(g)?;
         body.order.push(n);
         body.nodes.insert(
@@ -775,7 +772,7 @@ impl Graphs {
         let map: HashMap<NodeId, NodeId> = body
             .order
             .iter()
-            .map(|n| (*n, self.fresh(NODE_TAG)))
+            .map(|n| (*n, NodeId::from_handle(self.fresh(NODE_TAG))))
             .collect();
         let renamed = GraphBody {
             order: body.order.iter().map(|n| map[n]).collect(),
@@ -816,7 +813,7 @@ impl Graphs {
 
     pub fn clone_graph(&mut self, g: GraphId) -> CuResult<GraphId> {
         let (copy, map) = self.copy_body(g)?;
-        let c = self.fresh(GRAPH_TAG);
+        let c = GraphId::from_handle(self.fresh(GRAPH_TAG));
         for n in &copy.order {
             self.owner.insert(*n, c);
         }
@@ -922,7 +919,7 @@ impl Graphs {
             }
         }
         let (renamed, _) = self.with_fresh_nodes(copy);
-        let g = self.fresh(GRAPH_TAG);
+        let g = GraphId::from_handle(self.fresh(GRAPH_TAG));
         for n in &renamed.order {
             self.owner.insert(*n, g);
         }
@@ -1676,7 +1673,7 @@ impl Driver {
             }
         }
         st.graph_memory.hold(&body.allocations());
-        let e = st.graphs.fresh(EXEC_TAG);
+        let e = ExecId::from_handle(st.graphs.fresh(EXEC_TAG));
         st.user_objects.copy_holder(g, e);
         st.graphs.execs.insert(
             e,
@@ -1930,7 +1927,7 @@ impl Driver {
         // graph runs from now on, under a key of its own (no live graph's).
         let mut new_bodies = HashMap::new();
         snapshot_bodies(&st.graphs, &new, &mut new_bodies)?;
-        let key = st.graphs.fresh(GRAPH_TAG);
+        let key = GraphId::from_handle(st.graphs.fresh(GRAPH_TAG));
         let exec = st.graphs.exec(e)?;
         let old = match exec.body.nodes.get(&n).map(|node| &node.op) {
             Some(NodeOp::Child(old)) => *old,

@@ -9,10 +9,16 @@ const SERIAL_MASK: u64 = 0xffff_ffff;
 macro_rules! handle_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(u64);
 
         impl $name {
+            /// NULL, which names nothing (where a call gives it a meaning: the legacy
+            /// default stream, no graph).
+            pub const fn is_null(self) -> bool {
+                self.0 == 0
+            }
+
             /// The key of a handle the program holds (it may name nothing: lookups check).
             pub const fn from_handle(handle: u64) -> Self {
                 Self(handle)
@@ -50,6 +56,19 @@ handle_id!(
 handle_id!(
     /// An event, by its handle.
     EventId
+);
+
+handle_id!(
+    /// A graph (cuGraphCreate, a capture's, a conditional node's body), by its handle.
+    GraphId
+);
+handle_id!(
+    /// A node of a graph, by its handle.
+    NodeId
+);
+handle_id!(
+    /// An executable graph (cuGraphInstantiate), by its handle.
+    ExecId
 );
 
 impl StreamId {

@@ -11,6 +11,7 @@
 //! last release may still use the object).
 
 use super::error::*;
+use super::ids::{ExecId, GraphId};
 use std::collections::HashMap;
 
 const USER_OBJECT_TAG: u64 = 0x0016_0000_0000_0000;
@@ -28,11 +29,30 @@ struct UserObject {
     destroy: Destructor,
 }
 
+/// What holds references besides the program: a graph or an executable graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Holder {
+    Graph(GraphId),
+    Exec(ExecId),
+}
+
+impl From<GraphId> for Holder {
+    fn from(g: GraphId) -> Self {
+        Holder::Graph(g)
+    }
+}
+
+impl From<ExecId> for Holder {
+    fn from(e: ExecId) -> Self {
+        Holder::Exec(e)
+    }
+}
+
 #[derive(Default)]
 pub struct UserObjects {
     objects: HashMap<u64, UserObject>,
     /// References held by graphs and executable graphs, by holder.
-    owners: HashMap<u64, HashMap<u64, u64>>,
+    owners: HashMap<Holder, HashMap<u64, u64>>,
     next: u64,
 }
 
@@ -100,7 +120,13 @@ impl UserObjects {
 
     /// cuGraphRetainUserObject: `holder` takes `count` references, the program's own
     /// with CU_GRAPH_USER_OBJECT_MOVE, new ones otherwise.
-    pub fn hold(&mut self, holder: u64, o: u64, count: u32, flags: u32) -> CuResult<()> {
+    pub fn hold(
+        &mut self,
+        holder: impl Into<Holder>,
+        o: u64,
+        count: u32,
+        flags: u32,
+    ) -> CuResult<()> {
         if flags & !GRAPH_USER_OBJECT_MOVE != 0 {
             return Err(invalid(format!(
                 "flags {flags:#x}: only CU_GRAPH_USER_OBJECT_MOVE (1)"
@@ -114,12 +140,23 @@ impl UserObjects {
         } else {
             self.object(o)?;
         }
-        *self.owners.entry(holder).or_default().entry(o).or_default() += u64::from(count);
+        *self
+            .owners
+            .entry(holder.into())
+            .or_default()
+            .entry(o)
+            .or_default() += u64::from(count);
         Ok(())
     }
 
     /// cuGraphReleaseUserObject: `holder` gives back `count` of its references.
-    pub fn unhold(&mut self, holder: u64, o: u64, count: u32) -> CuResult<Option<Destructor>> {
+    pub fn unhold(
+        &mut self,
+        holder: impl Into<Holder>,
+        o: u64,
+        count: u32,
+    ) -> CuResult<Option<Destructor>> {
+        let holder = holder.into();
         let held = self
             .owners
             .get(&holder)
@@ -140,8 +177,8 @@ impl UserObjects {
     }
 
     /// A new holder (an executable graph, a clone) takes the references `from` holds.
-    pub fn copy_holder(&mut self, from: u64, to: u64) {
-        let Some(held) = self.owners.get(&from).cloned() else {
+    pub fn copy_holder(&mut self, from: impl Into<Holder>, to: impl Into<Holder>) {
+        let Some(held) = self.owners.get(&from.into()).cloned() else {
             return;
         };
         for (o, n) in &held {
@@ -149,12 +186,12 @@ impl UserObjects {
                 obj.refs += n;
             }
         }
-        self.owners.insert(to, held);
+        self.owners.insert(to.into(), held);
     }
 
     /// A holder goes (its graph or executable graph destroyed): its references with it.
-    pub fn drop_holder(&mut self, holder: u64) -> Vec<Destructor> {
-        let Some(held) = self.owners.remove(&holder) else {
+    pub fn drop_holder(&mut self, holder: impl Into<Holder>) -> Vec<Destructor> {
+        let Some(held) = self.owners.remove(&holder.into()) else {
             return Vec::new();
         };
         held.into_iter()
@@ -178,13 +215,19 @@ impl super::Driver {
         Ok(())
     }
 
-    pub fn graph_retain_user_object(&self, g: u64, o: u64, count: u32, flags: u32) -> CuResult<()> {
+    pub fn graph_retain_user_object(
+        &self,
+        g: GraphId,
+        o: u64,
+        count: u32,
+        flags: u32,
+    ) -> CuResult<()> {
         let mut st = self.state.lock();
         st.graphs.graph(g)?;
         st.user_objects.hold(g, o, count, flags)
     }
 
-    pub fn graph_release_user_object(&self, g: u64, o: u64, count: u32) -> CuResult<()> {
+    pub fn graph_release_user_object(&self, g: GraphId, o: u64, count: u32) -> CuResult<()> {
         let dead = {
             let mut st = self.state.lock();
             st.graphs.graph(g)?;
@@ -232,14 +275,15 @@ mod tests {
         let mut u = UserObjects::default();
         let o = u.create(counted(&hits), 1, NO_DESTRUCTOR_SYNC).unwrap();
         // The graph takes the program's reference (move), the executable graph a copy.
-        u.hold(1, o, 1, GRAPH_USER_OBJECT_MOVE).unwrap();
-        u.copy_holder(1, 2);
-        assert!(u.drop_holder(1).is_empty());
+        let (g, e) = (GraphId::from_handle(1), ExecId::from_handle(2));
+        u.hold(g, o, 1, GRAPH_USER_OBJECT_MOVE).unwrap();
+        u.copy_holder(g, e);
+        assert!(u.drop_holder(g).is_empty());
         assert!(
             u.release(o, 1).is_err(),
             "the program moved its reference away"
         );
-        let dead = u.drop_holder(2);
+        let dead = u.drop_holder(e);
         assert_eq!(dead.len(), 1);
         dead.into_iter().for_each(|d| d());
         assert_eq!(hits.load(Ordering::SeqCst), 1);
@@ -254,14 +298,15 @@ mod tests {
         assert!(u.create(counted(&hits), 0, NO_DESTRUCTOR_SYNC).is_err());
         let o = u.create(counted(&hits), 2, NO_DESTRUCTOR_SYNC).unwrap();
         assert!(u.release(o, 3).is_err());
-        assert!(u.hold(7, o, 1, 2).is_err());
-        assert!(u.unhold(7, o, 1).is_err(), "graph 7 holds nothing");
-        u.hold(7, o, 2, 0).unwrap();
-        assert!(u.unhold(7, o, 3).is_err());
+        let g = GraphId::from_handle(7);
+        assert!(u.hold(g, o, 1, 2).is_err());
+        assert!(u.unhold(g, o, 1).is_err(), "graph 7 holds nothing");
+        u.hold(g, o, 2, 0).unwrap();
+        assert!(u.unhold(g, o, 3).is_err());
         assert!(
             u.release(o, 2).unwrap().is_none(),
             "graph 7 still holds two"
         );
-        assert!(u.unhold(7, o, 2).unwrap().is_some());
+        assert!(u.unhold(g, o, 2).unwrap().is_some());
     }
 }
