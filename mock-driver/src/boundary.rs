@@ -4,7 +4,9 @@
 //! forget it.
 
 use crate::model::error::{CuError, CuResult, Severity};
-use crate::model::ids::{ContextId, DevicePtr, EventId, ExecId, GraphId, NodeId, StreamId};
+use crate::model::ids::{
+    ContextId, DevicePtr, EventId, ExecId, GraphId, NodeId, StreamId, UserObjectId,
+};
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
 use cumock_abi::{
@@ -439,6 +441,8 @@ typed_handle!(
     cumock_abi::CUgraphNode => NodeId,
     /// An executable graph (cuGraphInstantiate).
     cumock_abi::CUgraphExec => ExecId,
+    /// A user object (cuUserObjectCreate).
+    cumock_abi::CUuserObject => UserObjectId,
 );
 
 /// The handles whose model key is the handle's value (the model keeps them by number).
@@ -459,6 +463,8 @@ macro_rules! numbered_handle {
     };
 }
 numbered_handle!(
+    /// NULL is 0.
+    CUmemoryPool,
     CUmodule,
     CUfunction,
     CUlibrary,
@@ -469,10 +475,6 @@ numbered_handle!(
     cumock_abi::CUarray,
     /// A mipmapped array (cuMipmappedArrayCreate).
     cumock_abi::CUmipmappedArray,
-    /// NULL is 0.
-    CUmemoryPool,
-    /// A user object (cuUserObjectCreate).
-    cumock_abi::CUuserObject,
 );
 
 /// An allocation's handle (cuMemCreate's) is a number in C already; the model checks it.

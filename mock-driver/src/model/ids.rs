@@ -71,6 +71,11 @@ handle_id!(
     ExecId
 );
 
+handle_id!(
+    /// A user object (cuUserObjectCreate), by its handle.
+    UserObjectId
+);
+
 impl StreamId {
     /// The legacy default stream, as NULL names it.
     pub const NULL: StreamId = StreamId(0);

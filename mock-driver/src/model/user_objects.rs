@@ -11,7 +11,7 @@
 //! last release may still use the object).
 
 use super::error::*;
-use super::ids::{ExecId, GraphId};
+use super::ids::{ExecId, GraphId, UserObjectId};
 use std::collections::HashMap;
 
 const USER_OBJECT_TAG: u64 = 0x0016_0000_0000_0000;
@@ -50,14 +50,14 @@ impl From<ExecId> for Holder {
 
 #[derive(Default)]
 pub struct UserObjects {
-    objects: HashMap<u64, UserObject>,
+    objects: HashMap<UserObjectId, UserObject>,
     /// References held by graphs and executable graphs, by holder.
-    owners: HashMap<Holder, HashMap<u64, u64>>,
+    owners: HashMap<Holder, HashMap<UserObjectId, u64>>,
     next: u64,
 }
 
 impl UserObjects {
-    pub fn create(&mut self, destroy: Destructor, refs: u32, flags: u32) -> CuResult<u64> {
+    pub fn create(&mut self, destroy: Destructor, refs: u32, flags: u32) -> CuResult<UserObjectId> {
         if flags != NO_DESTRUCTOR_SYNC {
             return Err(invalid(format!(
                 "flags {flags:#x}: cuUserObjectCreate takes CU_USER_OBJECT_NO_DESTRUCTOR_SYNC (1)"
@@ -69,7 +69,7 @@ impl UserObjects {
             ));
         }
         self.next += 1;
-        let id = USER_OBJECT_TAG | self.next;
+        let id = UserObjectId::from_handle(USER_OBJECT_TAG | self.next);
         self.objects.insert(
             id,
             UserObject {
@@ -80,13 +80,13 @@ impl UserObjects {
         Ok(id)
     }
 
-    fn object(&mut self, o: u64) -> CuResult<&mut UserObject> {
+    fn object(&mut self, o: UserObjectId) -> CuResult<&mut UserObject> {
         self.objects
             .get_mut(&o)
             .ok_or_else(|| invalid(format!("{o:#x} is not a live user object")))
     }
 
-    pub fn retain(&mut self, o: u64, count: u32) -> CuResult<()> {
+    pub fn retain(&mut self, o: UserObjectId, count: u32) -> CuResult<()> {
         if count == 0 {
             return Err(invalid("count is 0"));
         }
@@ -98,7 +98,7 @@ impl UserObjects {
     /// cuUserObjectRelease: the program gives back `count` of its own references (those
     /// not held by a graph); the destructor, when the last goes, for the caller to run
     /// (`run_destructors`) outside the state's lock.
-    pub fn release(&mut self, o: u64, count: u32) -> CuResult<Option<Destructor>> {
+    pub fn release(&mut self, o: UserObjectId, count: u32) -> CuResult<Option<Destructor>> {
         if count == 0 {
             return Err(invalid("count is 0"));
         }
@@ -112,7 +112,7 @@ impl UserObjects {
         Ok(self.drop_refs(o, u64::from(count)))
     }
 
-    fn drop_refs(&mut self, o: u64, count: u64) -> Option<Destructor> {
+    fn drop_refs(&mut self, o: UserObjectId, count: u64) -> Option<Destructor> {
         let obj = self.objects.get_mut(&o)?;
         obj.refs -= count.min(obj.refs);
         (obj.refs == 0).then(|| self.objects.remove(&o).expect("present").destroy)
@@ -123,7 +123,7 @@ impl UserObjects {
     pub fn hold(
         &mut self,
         holder: impl Into<Holder>,
-        o: u64,
+        o: UserObjectId,
         count: u32,
         flags: u32,
     ) -> CuResult<()> {
@@ -153,7 +153,7 @@ impl UserObjects {
     pub fn unhold(
         &mut self,
         holder: impl Into<Holder>,
-        o: u64,
+        o: UserObjectId,
         count: u32,
     ) -> CuResult<Option<Destructor>> {
         let holder = holder.into();
@@ -201,15 +201,20 @@ impl UserObjects {
 }
 
 impl super::Driver {
-    pub fn user_object_create(&self, destroy: Destructor, refs: u32, flags: u32) -> CuResult<u64> {
+    pub fn user_object_create(
+        &self,
+        destroy: Destructor,
+        refs: u32,
+        flags: u32,
+    ) -> CuResult<UserObjectId> {
         self.state.lock().user_objects.create(destroy, refs, flags)
     }
 
-    pub fn user_object_retain(&self, o: u64, count: u32) -> CuResult<()> {
+    pub fn user_object_retain(&self, o: UserObjectId, count: u32) -> CuResult<()> {
         self.state.lock().user_objects.retain(o, count)
     }
 
-    pub fn user_object_release(&self, o: u64, count: u32) -> CuResult<()> {
+    pub fn user_object_release(&self, o: UserObjectId, count: u32) -> CuResult<()> {
         let dead = self.state.lock().user_objects.release(o, count)?;
         run_destructors(dead.into_iter().collect());
         Ok(())
@@ -218,7 +223,7 @@ impl super::Driver {
     pub fn graph_retain_user_object(
         &self,
         g: GraphId,
-        o: u64,
+        o: UserObjectId,
         count: u32,
         flags: u32,
     ) -> CuResult<()> {
@@ -227,7 +232,12 @@ impl super::Driver {
         st.user_objects.hold(g, o, count, flags)
     }
 
-    pub fn graph_release_user_object(&self, g: GraphId, o: u64, count: u32) -> CuResult<()> {
+    pub fn graph_release_user_object(
+        &self,
+        g: GraphId,
+        o: UserObjectId,
+        count: u32,
+    ) -> CuResult<()> {
         let dead = {
             let mut st = self.state.lock();
             st.graphs.graph(g)?;
