@@ -2,8 +2,8 @@
  * (in and out of range), their flags, context and device; and context limits.
  * Section stream-attributes: cuStreamGetAttribute/SetAttribute/CopyAttributes, recorded
  * on the H200 (ci/gpu-probes.sh). Section capture-ends (how a capture ends: a NULL graph
- * pointer, a joined or the capturing stream destroyed) awaits its recording. No multicast
- * API is called. */
+ * pointer, a joined or the capturing stream destroyed) recorded too. No multicast API is
+ * called. */
 #include "probe.h"
 
 static void priorities(void) {

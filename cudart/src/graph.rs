@@ -255,8 +255,7 @@ fn begin_capture(stream: CUstream, mode: c_int) -> RtResult<()> {
 fn end_capture(stream: CUstream, graph: *mut CUgraph) -> RtResult<()> {
     let (d, _, _) = with_context()?;
     // Safety: the program's out-pointer, NULL or writable as the header requires, passed
-    // on: NULL is for a capture into the program's own graph (the driver refuses it for
-    // any other).
+    // on (with NULL the capture ends, its graph kept only if it is the program's).
     unsafe { d.cuStreamEndCapture(stream, graph) }
 }
 

@@ -143,11 +143,12 @@ impl StreamApi for Mock {
         }
 
         fn cuStreamEndCapture(d; s, ph) {
-            // The graph, or NULL when the capture failed (as cuda.h says). `ph` may be NULL
-            // only for a capture into the program's own graph (the model checks).
+            // The graph, or NULL when the capture failed (as cuda.h says). With `ph` NULL
+            // the capture still ends (observed), its graph dropped unless the program's.
             let r = d.end_capture(s, ph.is_some());
             if let Some(ph) = ph {
-                ph.write(r.as_ref().map_or(std::ptr::null_mut(), |g| CUgraph::of(*g)))?;
+                let g = r.as_ref().ok().copied().flatten();
+                ph.write(g.map_or(std::ptr::null_mut(), CUgraph::of))?;
             }
             r.map(|_| ())
         }

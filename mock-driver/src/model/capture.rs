@@ -235,7 +235,7 @@ impl Driver {
     /// cuStreamEndCapture: the graph built, or why there is none. The capture ends either
     /// way (unless the stream is not its origin, or the program gave nowhere to put the
     /// graph: `wants_graph` false, which only a capture into its own graph may do).
-    pub fn end_capture(&self, stream: StreamId, wants_graph: bool) -> CuResult<GraphId> {
+    pub fn end_capture(&self, stream: StreamId, wants_graph: bool) -> CuResult<Option<GraphId>> {
         let mut st = self.state.lock();
         st.contexts.check_stream(stream)?;
         let key = StreamKey::of(stream);
@@ -264,18 +264,12 @@ impl Driver {
                 "the capture was begun on another thread (only a RELAXED capture may end elsewhere)".into(),
             ));
         }
-        if !wants_graph && c.given.is_none() {
-            // The graph would be lost: the capture stays open, as when refused before.
-            return Err(invalid(
-                "phGraph is NULL: only a capture into the program's own graph (cuStreamBeginCaptureToGraph) may end without one",
-            ));
-        }
         let c = st.captures.captures.remove(&id).expect("found");
         let origin_frontier = st.captures.streams[&key].frontier.clone();
         st.captures.streams.retain(|_, m| m.capture != id);
         st.captures.events.retain(|_, (cap, _)| *cap != id);
-        // A graph the program gave stays its own, with what was captured into it (what the
-        // H200 leaves in it is not recorded).
+        // A graph the program gave stays its own, with what was captured into it (as on the
+        // H200: probe streams, capture-ends).
         let drop_graph = |st: &mut State| {
             if c.given.is_none() {
                 let _ = st.graphs.destroy(c.graph);
@@ -309,7 +303,13 @@ impl Driver {
                 ),
             ));
         }
-        Ok(c.graph)
+        // Observed (probe streams, capture-ends): an ordinary capture ended with a NULL
+        // phGraph succeeds and ends; its graph, which nobody can name, goes.
+        if !wants_graph {
+            drop_graph(&mut st);
+            return Ok(None);
+        }
+        Ok(Some(c.graph))
     }
 
     /// cuStreamGetCaptureInfo: status, capture id, graph, and the stream's current
