@@ -365,6 +365,14 @@ fn cg_clusters() {
     run("cg_clusters", &[]);
 }
 
+/// CUB and Thrust from the toolkit's headers: device-wide radix sorts, scans, reductions
+/// and selection (decoupled look-back across blocks), Thrust's sorts, scans, unique and
+/// copy_if, and CUB's block-wide primitives in a kernel of ours, each checked on the host.
+#[test]
+fn cub_thrust() {
+    run("cub_thrust", &[]);
+}
+
 // In the style of NVIDIA's simpleTensorCoreGEMM and cudaTensorCoreGemm (and their bf16,
 // tf32, dmma and imma siblings): wmma GEMMs checked against the host's.
 #[test]
