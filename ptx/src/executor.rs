@@ -6,6 +6,7 @@
 mod asynccopy;
 mod calls;
 mod cluster;
+mod devrt;
 mod texture;
 
 use std::collections::VecDeque;
@@ -104,6 +105,25 @@ fn run_inner(
     launch: &Launch,
     mem: &dyn Memory,
     printf: Option<&PrintfBuffer>,
+) -> Result<Stats, KernelFault> {
+    match launch.device_runtime {
+        // Its kernels may launch kernels: the grid, then the tree it launches.
+        Some(rt) if module.program.uses_device_runtime => {
+            devrt::run_tree(module, kernel, launch, mem, printf, rt)
+        }
+        _ => run_grid(module, kernel, launch, mem, printf, None),
+    }
+}
+
+/// Runs one grid; `cdp` collects the grids it launches (the device runtime's calls
+/// fault without it).
+fn run_grid(
+    module: &Module,
+    kernel: usize,
+    launch: &Launch,
+    mem: &dyn Memory,
+    printf: Option<&PrintfBuffer>,
+    cdp: Option<&devrt::Grid>,
 ) -> Result<Stats, KernelFault> {
     let Some(k) = module.kernels.get(kernel) else {
         return Err(launch_fault(
@@ -281,6 +301,7 @@ fn run_inner(
             cluster_bar: cluster::ClusterBarrier::default(),
             idle: false,
             resumed_at: 0,
+            cdp,
         };
         let mut warps: Vec<Warp> = Vec::new();
         if in_clusters && launch.cooperative {
@@ -493,6 +514,9 @@ pub(crate) struct Warp {
 pub(crate) type Fault = Box<KernelFault>;
 
 pub(crate) struct BlockCtx<'a> {
+    /// The running grid's device-runtime state (CUDA dynamic parallelism), when the
+    /// launch has a device runtime.
+    cdp: Option<&'a devrt::Grid<'a>>,
     pub(crate) prog: &'a Program,
     module: &'a Module,
     kernel: usize,
@@ -2036,6 +2060,9 @@ impl<'a> BlockCtx<'a> {
                 self.device_malloc(w, emask, *size, *ret, *align, pc)?
             }
             Op::Free { ptr } => self.device_free(w, emask, *ptr, pc)?,
+            Op::DeviceRuntime { call, args, ret } => {
+                self.device_runtime(w, emask, *call, args, *ret, pc)?
+            }
             Op::Alloca { d, size, align } => self.alloca(w, emask, *d, *size, *align, pc)?,
             Op::StackSave { d } => self.stack_save(w, emask, *d),
             Op::StackRestore { a } => self.stack_restore(w, emask, *a, pc)?,

@@ -200,6 +200,7 @@ fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, 
         | Op::Vprintf { .. }
         | Op::Malloc { .. }
         | Op::Free { .. }
+        | Op::DeviceRuntime { .. }
         | Op::ClusterArrive => Vec::new(),
         Op::GetCtaRank { a, .. } => regs(&[*a]),
         Op::Async(a) => regs(&a.sources()),
