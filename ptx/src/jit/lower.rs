@@ -604,6 +604,13 @@ fn classify(op: &Op) -> Kind {
         },
         Op::Bra { target } => Kind::Bra(*target),
         op if op.is_control() => Kind::Stop,
+        // Warp-synchronous instructions wait for their member mask's lanes, which the
+        // interpreter's scheduling does (`Warp::converging`).
+        Op::Shfl { .. }
+        | Op::Vote { .. }
+        | Op::Match { .. }
+        | Op::Redux { .. }
+        | Op::WarpSync { .. } => Kind::Stop,
         _ => Kind::Helper,
     }
 }
