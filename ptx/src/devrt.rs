@@ -26,6 +26,8 @@ pub(crate) enum DevRt {
     Free,
     DeviceGetAttribute,
     GetDevice,
+    MemcpyAsync,
+    MemsetAsync,
 }
 
 /// Each function: its name in PTX, what it is, its arguments' sizes and its result's
@@ -117,6 +119,18 @@ pub(crate) const FUNCTIONS: &[(&str, DevRt, &[u32], u32)] = &[
         4,
     ),
     ("__cudaCDP2GetDevice", DevRt::GetDevice, &[8], 4),
+    (
+        "__cudaCDP2MemcpyAsync",
+        DevRt::MemcpyAsync,
+        &[8, 8, 8, 4, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2MemsetAsync",
+        DevRt::MemsetAsync,
+        &[8, 4, 8, 8],
+        4,
+    ),
 ];
 
 /// Whether `name` is a device-runtime function the executor implements.
@@ -130,6 +144,7 @@ pub(crate) mod error {
     pub const INVALID_VALUE: i32 = 1;
     pub const MEMORY_ALLOCATION: i32 = 2;
     pub const INVALID_CONFIGURATION: i32 = 9;
+    pub const INVALID_MEMCPY_DIRECTION: i32 = 21;
     pub const LAUNCH_MAX_DEPTH_EXCEEDED: i32 = 65;
     pub const LAUNCH_PENDING_COUNT_EXCEEDED: i32 = 69;
     pub const INVALID_DEVICE_FUNCTION: i32 = 98;

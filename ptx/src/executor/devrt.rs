@@ -68,13 +68,112 @@ struct Config {
     shared: u32,
 }
 
-/// A launch made: what runs after its parent grid.
+/// Work a grid put into a stream: what runs after it.
 pub(crate) struct Child {
-    config: Config,
-    params: Vec<u8>,
-    buffer: u64,
+    work: Work,
     tail: bool,
     depth: u32,
+}
+
+enum Work {
+    /// A kernel launch; its parameter buffer is given back when it begins.
+    Grid {
+        config: Config,
+        params: Vec<u8>,
+        buffer: u64,
+    },
+    /// `cudaMemcpyAsync` on the device (device to device): `bytes` from `src` to `dst`.
+    Copy { dst: u64, src: u64, bytes: u64 },
+    /// `cudaMemsetAsync` on the device: `bytes` bytes of `value` at `dst`.
+    Set { dst: u64, value: u8, bytes: u64 },
+}
+
+/// The most bytes a device-side copy or set takes: the device's memory.
+const MAX_COPY: u64 = 1 << 40;
+
+impl Child {
+    /// Gives back what the work holds before it runs (or instead of running).
+    fn release(&self, tree: &Tree) {
+        if let Work::Grid { buffer, .. } = self.work {
+            let _ = tree.rt.pool.free(buffer);
+            tree.pending.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A fault of the tree's work outside any kernel's code (a copy's bad address, the time
+/// limit), reported against the kernel that asked for it.
+fn tree_fault(kind: FaultKind, kernel: &str, address: Option<u64>, detail: String) -> KernelFault {
+    KernelFault {
+        kind,
+        kernel: kernel.to_string(),
+        block: [0; 3],
+        thread: [0; 3],
+        line: 0,
+        instruction: String::new(),
+        address,
+        detail,
+    }
+}
+
+/// Copies or sets device memory for the device runtime, span by span as the memory
+/// translates it; an address outside device memory is the fault a kernel's access
+/// would be.
+fn copy_or_set(mem: &dyn Memory, work: &Work) -> Result<(), (u64, String)> {
+    let (dst, src, value, bytes) = match *work {
+        Work::Copy { dst, src, bytes } => (dst, Some(src), 0, bytes),
+        Work::Set { dst, value, bytes } => (dst, None, value, bytes),
+        Work::Grid { .. } => return Ok(()),
+    };
+    let span = |addr: u64, access: Access, left: u64| -> Result<(*mut u8, u64), (u64, String)> {
+        let s = mem
+            .translate(addr, left, access)
+            .map_err(|f| (addr, f.message))?;
+        let off = addr.wrapping_sub(s.base);
+        if addr < s.base
+            || off >= s.len
+            || s.host.is_null()
+            || (access == Access::Write && !s.writable)
+        {
+            return Err((
+                addr,
+                "not device memory the device runtime may access".into(),
+            ));
+        }
+        Ok((s.host.wrapping_add(off as usize), (s.len - off).min(left)))
+    };
+    // A bounce buffer keeps overlapping copies right (memmove's rule) across spans.
+    let mut done = 0u64;
+    let mut chunk = Vec::new();
+    while done < bytes {
+        let left = (bytes - done).min(1 << 20);
+        let n = match src {
+            Some(src) => {
+                let (from, n) = span(src + done, Access::Read, left)?;
+                chunk.resize(n as usize, 0);
+                // Safety: `from` lies in a span `Memory::translate` gave for reading, valid
+                // for `n` bytes for the launch (the trait's contract); no kernel of the
+                // tree runs while its stream's copy does.
+                unsafe { std::ptr::copy(from, chunk.as_mut_ptr(), n as usize) };
+                n
+            }
+            None => {
+                chunk.clear();
+                chunk.resize(left as usize, value);
+                left
+            }
+        };
+        let mut put = 0u64;
+        while put < n {
+            let (to, m) = span(dst + done + put, Access::Write, n - put)?;
+            // Safety: `to` lies in a writable span `Memory::translate` gave, valid for
+            // `m` bytes; the source is our own buffer.
+            unsafe { std::ptr::copy(chunk.as_ptr().add(put as usize), to, m as usize) };
+            put += m;
+        }
+        done += n;
+    }
+    Ok(())
 }
 
 /// One running grid's device-runtime state.
@@ -124,8 +223,7 @@ impl<'a> Grid<'a> {
 /// Gives back what launches that will not run hold.
 fn drop_children(tree: &Tree, children: Vec<Child>) {
     for c in children {
-        let _ = tree.rt.pool.free(c.buffer);
-        tree.pending.fetch_sub(1, Ordering::Relaxed);
+        c.release(tree);
     }
 }
 
@@ -161,8 +259,25 @@ pub(super) fn run_tree(
     // A stack: the first launch on top, so that its whole tree runs before the next.
     todo.reverse();
     while let Some(c) = todo.pop() {
-        tree.pending.fetch_sub(1, Ordering::Relaxed);
-        let _ = rt.pool.free(c.buffer);
+        c.release(&tree);
+        let Work::Grid { config, params, .. } = &c.work else {
+            // A copy or set in its stream's order: done here, between the grids.
+            if let Err((addr, why)) = copy_or_set(mem, &c.work) {
+                drop_children(&tree, todo);
+                let what = if matches!(c.work, Work::Copy { .. }) {
+                    "cudaMemcpyAsync"
+                } else {
+                    "cudaMemsetAsync"
+                };
+                return Err(tree_fault(
+                    FaultKind::IllegalAddress,
+                    &module.kernels[kernel].name,
+                    Some(addr),
+                    format!("{what} made on the device: {why}"),
+                ));
+            }
+            continue;
+        };
         // The host launch's time limit bounds the whole tree (a chain of tail launches
         // that never ends is a kernel that never ends).
         let time_limit = match launch.time_limit {
@@ -170,27 +285,23 @@ pub(super) fn run_tree(
                 Some(left) => Some(left),
                 None => {
                     drop_children(&tree, todo);
-                    return Err(KernelFault {
-                        kind: FaultKind::TimeLimit,
-                        kernel: module.kernels[c.config.kernel].name.clone(),
-                        block: [0; 3],
-                        thread: [0; 3],
-                        line: 0,
-                        instruction: String::new(),
-                        address: None,
-                        detail: "the launch's tree of device-launched grids ran past the \
-                                 time limit before this grid started"
+                    return Err(tree_fault(
+                        FaultKind::TimeLimit,
+                        &module.kernels[config.kernel].name,
+                        None,
+                        "the launch's tree of device-launched grids ran past the time limit \
+                         before this grid started"
                             .into(),
-                    });
+                    ));
                 }
             },
             None => None,
         };
         let child_launch = Launch {
-            grid: c.config.grid,
-            block: c.config.block,
-            dynamic_shared_bytes: c.config.shared,
-            params: &c.params,
+            grid: config.grid,
+            block: config.block,
+            dynamic_shared_bytes: config.shared,
+            params,
             time_limit,
             cooperative: false,
             cluster: None,
@@ -199,7 +310,7 @@ pub(super) fn run_tree(
         let grid = Grid::new(&tree, c.depth);
         let ran = super::run_grid(
             module,
-            c.config.kernel,
+            config.kernel,
             &child_launch,
             mem,
             printf,
@@ -366,11 +477,30 @@ impl BlockCtx<'_> {
             }
         }
         lock(&grid.launched).push(Child {
-            config,
-            params,
-            buffer,
+            work: Work::Grid {
+                config,
+                params,
+                buffer,
+            },
             tail,
             depth,
+        });
+        error::SUCCESS
+    }
+
+    /// `cudaMemcpyAsync`/`cudaMemsetAsync` made on the device: queued into `stream`
+    /// after what the grid launched into it before.
+    fn queue_memory_work(&self, grid: &Grid, work: Work, stream: u64) -> i32 {
+        let tail = match stream {
+            0 | FIRE_AND_FORGET => false,
+            TAIL_LAUNCH => true,
+            s if lock(&grid.tree.streams).contains(&s) => false,
+            _ => return error::INVALID_RESOURCE_HANDLE,
+        };
+        lock(&grid.launched).push(Child {
+            work,
+            tail,
+            depth: grid.depth,
         });
         error::SUCCESS
     }
@@ -624,6 +754,34 @@ impl BlockCtx<'_> {
                             }
                             None => error::INVALID_VALUE,
                         }
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::MemcpyAsync => {
+                    let (dst, src, bytes) = (a64(self, 0), a64(self, 1), a64(self, 2));
+                    let (kind, stream) = (a32(self, 3), a64(self, 4));
+                    // cudaMemcpyDeviceToDevice or cudaMemcpyDefault: a kernel reaches
+                    // device memory only.
+                    let e = if kind != 3 && kind != 4 {
+                        error::INVALID_MEMCPY_DIRECTION
+                    } else if bytes > MAX_COPY {
+                        error::INVALID_VALUE
+                    } else if bytes == 0 {
+                        error::SUCCESS
+                    } else {
+                        self.queue_memory_work(grid, Work::Copy { dst, src, bytes }, stream)
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::MemsetAsync => {
+                    let (dst, value, bytes) = (a64(self, 0), a32(self, 1) as u8, a64(self, 2));
+                    let stream = a64(self, 3);
+                    let e = if bytes > MAX_COPY {
+                        error::INVALID_VALUE
+                    } else if bytes == 0 {
+                        error::SUCCESS
+                    } else {
+                        self.queue_memory_work(grid, Work::Set { dst, value, bytes }, stream)
                     };
                     (self.status(grid, block, thread, e), 4)
                 }
