@@ -185,17 +185,60 @@ const ERRORS: &[(i32, &str, &str)] = &[
         "cudaErrorInvalidResourceHandle",
         "invalid resource handle",
     ),
+    (
+        700,
+        "cudaErrorIllegalAddress",
+        "an illegal memory access was encountered",
+    ),
+    (
+        702,
+        "cudaErrorLaunchTimeout",
+        "the launch timed out and was terminated",
+    ),
+    (710, "cudaErrorAssert", "device-side assert triggered"),
+    (
+        715,
+        "cudaErrorIllegalInstruction",
+        "an illegal instruction was encountered",
+    ),
+    (716, "cudaErrorMisalignedAddress", "misaligned address"),
+    (719, "cudaErrorLaunchFailure", "unspecified launch failure"),
     (801, "cudaErrorNotSupported", "operation not supported"),
     (999, "cudaErrorUnknown", "unknown error"),
 ];
 
 /// The name (`cudaGetErrorName`) or text (`cudaGetErrorString`) of `code`; codes
-/// outside the table get libcudart's answer for a code it does not know.
+/// outside the table get the answer for a code the runtime does not know.
 pub(crate) fn error_text(code: i32, name: bool) -> &'static str {
     match ERRORS.iter().find(|e| e.0 == code) {
         Some(e) if name => e.1,
         Some(e) => e.2,
-        None if name => "cudaErrorUnknown",
+        // cudaGetErrorName and cudaGetErrorString both answer so (the runtime API's
+        // documentation).
         None => "unrecognized error code",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_texts_are_libcudarts_and_unknown_codes_say_so() {
+        assert_eq!(error_text(65, true), "cudaErrorLaunchMaxDepthExceeded");
+        assert_eq!(
+            error_text(700, false),
+            "an illegal memory access was encountered"
+        );
+        assert_eq!(error_text(12345, false), "unrecognized error code");
+        assert_eq!(error_text(12345, true), "unrecognized error code");
+    }
+
+    #[test]
+    fn only_the_listed_functions_are_the_device_runtimes() {
+        assert!(is_device_runtime("__cudaCDP2LaunchDeviceV2"));
+        assert!(is_device_runtime("cudaLaunchDevice"));
+        assert!(!is_device_runtime("__cudaCDP2DeviceGetLimit"));
+        assert!(!is_device_runtime("cudaDeviceSynchronize"));
     }
 }
