@@ -49,7 +49,11 @@ for src in clients/runtime/*.cu; do
     # as cudart/tests/common/mod.rs reads it.
     arch=$(sed -n '1s|^// nvcc-arch: sm_\([a-z0-9]*\).*|\1|p' "$src")
     arch=${arch:-90}
-    if ! "$nvcc" -cudart shared -arch=sm_$arch -gencode arch=compute_$arch,code=compute_$arch ${nvidia_lib:+-L"$nvidia_lib"} -o "$exe" "$src" 2> "$out/build/$name.nvcc.txt"; then
+    # More options after the source from a `// nvcc-options: ...` line among the first
+    # three (`-rdc=true -lcudadevrt` for dynamic parallelism), as the Rust tests read it.
+    opts=$(head -n 3 "$src" | sed -n 's|^// nvcc-options:||p' | head -n 1)
+    # shellcheck disable=SC2086 # the options are words
+    if ! "$nvcc" -cudart shared -arch=sm_$arch -gencode arch=compute_$arch,code=compute_$arch ${nvidia_lib:+-L"$nvidia_lib"} -o "$exe" "$src" $opts 2> "$out/build/$name.nvcc.txt"; then
         echo "$name: does not compile (see build/$name.nvcc.txt)" >> "$dest/summary.txt"; status=1; continue
     fi
     for side in nvidia cumock; do

@@ -106,6 +106,11 @@ pub fn fallback_string(code: CudaError) -> &'static str {
         INVALID_DEVICE_FUNCTION => "invalid device function",
         NO_DEVICE => "no CUDA-capable device is detected",
         INVALID_DEVICE => "invalid device ordinal",
+        // What a kernel's device-side launches return (dynamic parallelism), as
+        // libcudart's table words them.
+        9 => "invalid configuration argument",
+        65 => "launch would exceed maximum depth of nested launches",
+        69 => "launch failed because launch would exceed cudaLimitDevRuntimePendingLaunchCount",
         _ => "unrecognized error code",
     }
 }

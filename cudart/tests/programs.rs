@@ -250,6 +250,13 @@ fn device_calls() {
     run("device_calls", &[]);
 }
 
+/// Dynamic parallelism (`-rdc=true -lcudadevrt`): recursive launches, tail launches,
+/// stream order, fire-and-forget, device cudaMalloc, launch errors, a child's fault.
+#[test]
+fn dynamic_parallelism() {
+    run("dynamic_parallelism", &[]);
+}
+
 #[test]
 fn kernel_more() {
     run("kernel_more", &[]);

@@ -350,6 +350,14 @@ pub enum Op {
         args: u32,
         ret: Option<u32>,
     },
+    /// A call of the device runtime (CUDA dynamic parallelism: `crate::devrt`), no body
+    /// in the module: offsets in the caller's local memory of its arguments (sizes as
+    /// `devrt::FUNCTIONS` says) and of its result.
+    DeviceRuntime {
+        call: crate::devrt::DevRt,
+        args: Vec<u32>,
+        ret: u32,
+    },
     /// `call cudaGraphSetConditional` (no body in the module): what nvcc makes of the
     /// runtime's device-side `cudaGraphSetConditional(handle, value)`. Offsets in the
     /// caller's local memory of the 8-byte handle and the 4-byte value.
@@ -593,6 +601,8 @@ pub struct Program {
     pub funcs: Vec<FuncRt>,
     /// Some function calls `malloc` or `free` (the device heap's).
     pub uses_heap: bool,
+    /// Some function calls the device runtime (`crate::devrt`).
+    pub uses_device_runtime: bool,
     /// Some recursive function has `.local` variables: each thread's local memory then
     /// holds a stack for their activations' copies (`executor/calls.rs`).
     pub recursive_depots: bool,
@@ -3753,11 +3763,38 @@ impl FuncDecoder<'_> {
                     self.prog.uses_heap = true;
                     return Ok(Op::Free { ptr: args_in[0].0 });
                 }
-                _ => {}
+                name => {
+                    if let Some(&(_, call, arg_sizes, ret_size)) =
+                        crate::devrt::FUNCTIONS.iter().find(|f| f.0 == name)
+                    {
+                        if sizes(&args_in) != arg_sizes || sizes(&rets_out) != [ret_size] {
+                            return Err(semantic(
+                                i,
+                                format!(
+                                    "`{fname}` is the device runtime's: it takes arguments of \
+                                     {arg_sizes:?} bytes and returns {ret_size}, as \
+                                     cuda_device_runtime_api.h declares it"
+                                ),
+                            ));
+                        }
+                        self.prog.uses_device_runtime = true;
+                        if matches!(
+                            call,
+                            crate::devrt::DevRt::Malloc | crate::devrt::DevRt::Free
+                        ) {
+                            self.prog.uses_heap = true;
+                        }
+                        return Ok(Op::DeviceRuntime {
+                            call,
+                            args: args_in.iter().map(|a| a.0).collect(),
+                            ret: rets_out[0].1,
+                        });
+                    }
+                }
             }
             return Err(unsupported(
                 i,
-                format!("call to `{fname}`, which has no body here (device-library functions other than vprintf, malloc, __nv_aligned_device_malloc (__cuda_syscall_aligned_malloc), free, __assertfail and cudaGraphSetConditional are not supported)"),
+                format!("call to `{fname}`, which has no body here (device-library functions other than vprintf, malloc, __nv_aligned_device_malloc (__cuda_syscall_aligned_malloc), free, __assertfail, cudaGraphSetConditional and the device runtime's launches, streams, events, errors, cudaMalloc/cudaFree and device queries are supported)"),
             ));
         }
         Ok(Op::Call {

@@ -6,6 +6,7 @@
 mod asynccopy;
 mod calls;
 mod cluster;
+mod devrt;
 mod texture;
 
 use std::collections::VecDeque;
@@ -104,6 +105,25 @@ fn run_inner(
     launch: &Launch,
     mem: &dyn Memory,
     printf: Option<&PrintfBuffer>,
+) -> Result<Stats, KernelFault> {
+    match launch.device_runtime {
+        // Its kernels may launch kernels: the grid, then the tree it launches.
+        Some(rt) if module.program.uses_device_runtime => {
+            devrt::run_tree(module, kernel, launch, mem, printf, rt)
+        }
+        _ => run_grid(module, kernel, launch, mem, printf, None),
+    }
+}
+
+/// Runs one grid; `cdp` collects the grids it launches (the device runtime's calls
+/// fault without it).
+fn run_grid(
+    module: &Module,
+    kernel: usize,
+    launch: &Launch,
+    mem: &dyn Memory,
+    printf: Option<&PrintfBuffer>,
+    cdp: Option<&devrt::Grid>,
 ) -> Result<Stats, KernelFault> {
     let Some(k) = module.kernels.get(kernel) else {
         return Err(launch_fault(
@@ -281,6 +301,7 @@ fn run_inner(
             cluster_bar: cluster::ClusterBarrier::default(),
             idle: false,
             resumed_at: 0,
+            cdp,
         };
         let mut warps: Vec<Warp> = Vec::new();
         if in_clusters && launch.cooperative {
@@ -471,6 +492,14 @@ pub(crate) struct Warp {
     /// warp's turn, so its other lanes and the block's other warps (who can complete it)
     /// run.
     polled: u32,
+    /// Lanes parked at a warp-synchronous instruction (`shfl.sync`, `vote.sync`,
+    /// `match.sync`, `redux.sync`, `bar.warp.sync`) until the rest of its member mask
+    /// arrives there: the instruction runs once with all of them, as on a GPU, where
+    /// the member mask names the lanes that execute it together.
+    converging: u32,
+    /// Parked lanes let go without the rest of their members (none of those could still
+    /// arrive): they run the instruction with the lanes there are.
+    released: u32,
     wait_bar: [u8; 32],
     /// Per-lane return stacks (call pc); empty unless the kernel calls functions.
     stacks: Vec<Vec<u32>>,
@@ -493,6 +522,9 @@ pub(crate) struct Warp {
 pub(crate) type Fault = Box<KernelFault>;
 
 pub(crate) struct BlockCtx<'a> {
+    /// The running grid's device-runtime state (CUDA dynamic parallelism), when the
+    /// launch has a device runtime.
+    cdp: Option<&'a devrt::Grid<'a>>,
     pub(crate) prog: &'a Program,
     module: &'a Module,
     kernel: usize,
@@ -643,6 +675,8 @@ impl<'a> BlockCtx<'a> {
                 exited: 0,
                 waiting: 0,
                 polled: 0,
+                converging: 0,
+                released: 0,
                 wait_bar: [0; 32],
                 stacks: Vec::new(),
                 frames: calls::Frames::default(),
@@ -678,6 +712,8 @@ impl<'a> BlockCtx<'a> {
             w.exited = 0;
             w.waiting = 0;
             w.polled = 0;
+            w.converging = 0;
+            w.released = 0;
             w.stacks.clear();
             w.frames.clear();
             w.has_calls = false;
@@ -982,9 +1018,20 @@ impl<'a> BlockCtx<'a> {
     /// mbarrier in vain; true when some lanes polled (they run again at its next turn).
     fn run_warp(&mut self, w: &mut Warp, stop: &AtomicBool) -> Result<bool, Fault> {
         loop {
-            let runnable = w.valid & !w.exited & !w.waiting & !w.polled;
+            let runnable = w.valid & !w.exited & !w.waiting & !w.polled & !w.converging;
             if runnable == 0 {
                 let polled = w.polled & w.valid & !w.exited != 0;
+                let parked = w.converging & w.valid & !w.exited;
+                if parked != 0 && !polled {
+                    // Lanes wait at a warp-synchronous instruction for members that can
+                    // no longer come (they wait at a block barrier or at another such
+                    // instruction): a GPU hangs or leaves it undefined. The lowest group
+                    // runs it with the lanes there are, rather than deadlock.
+                    let (_, group, _) = Self::pick(w, parked);
+                    w.converging &= !group;
+                    w.released |= group;
+                    continue;
+                }
                 w.polled = 0;
                 return Ok(polled);
             }
@@ -1127,6 +1174,39 @@ impl<'a> BlockCtx<'a> {
                     return Ok(Some(pc));
                 }
                 continue;
+            }
+            if let Some(members) = warp_sync_members(&inst.op) {
+                // The lanes of the member mask meet here first (`Warp::converging`).
+                let mut tmp = MaybeUninit::uninit();
+                let member_mask =
+                    self.operand(w, members, &mut tmp)[mask.trailing_zeros() as usize] as u32;
+                let here = w.converging & lanes_eq(&w.pcs, pc);
+                let group = mask | here;
+                let missing = member_mask & w.valid & !w.exited & !group;
+                if missing != 0 && mask & w.released == 0 {
+                    w.converging |= mask;
+                    set_pcs(w, mask, pc);
+                    return Ok(None);
+                }
+                w.converging &= !group;
+                w.released &= !group;
+                if group != mask {
+                    // The parked lanes join: the whole group runs it, then goes on
+                    // together from the next instruction.
+                    let emask = match inst.guard {
+                        None => group,
+                        Some((p, neg)) => {
+                            let bits = w.preds[p as usize];
+                            group & if neg { !bits } else { bits }
+                        }
+                    };
+                    self.instructions += (emask & !mask).count_ones() as u64;
+                    if emask != 0 {
+                        self.exec(w, &inst.op, emask, pc)?;
+                    }
+                    set_pcs(w, group & !w.exited, pc + 1);
+                    return Ok(None);
+                }
             }
             if !inst.op.is_control() {
                 if emask != 0 {
@@ -2036,6 +2116,9 @@ impl<'a> BlockCtx<'a> {
                 self.device_malloc(w, emask, *size, *ret, *align, pc)?
             }
             Op::Free { ptr } => self.device_free(w, emask, *ptr, pc)?,
+            Op::DeviceRuntime { call, args, ret } => {
+                self.device_runtime(w, emask, *call, args, *ret, pc)?
+            }
             Op::Alloca { d, size, align } => self.alloca(w, emask, *d, *size, *align, pc)?,
             Op::StackSave { d } => self.stack_save(w, emask, *d),
             Op::StackRestore { a } => self.stack_restore(w, emask, *a, pc)?,
@@ -3168,6 +3251,16 @@ fn set_pcs(w: &mut Warp, mask: u32, pc: u32) {
 /// differences (vectorised, no early exit) says so; a mask built bit by bit
 /// from 32 compares does not vectorise on the baseline x86-64 (it took 3% of a
 /// barrier-heavy kernel's time).
+/// The member-mask operand of a warp-synchronous instruction: its lanes execute it
+/// together (`Warp::converging`).
+fn warp_sync_members(op: &Op) -> Option<Src> {
+    match op {
+        Op::Shfl { _mask, .. } | Op::WarpSync { _mask } => Some(*_mask),
+        Op::Vote { mask, .. } | Op::Match { mask, .. } | Op::Redux { mask, .. } => Some(*mask),
+        _ => None,
+    }
+}
+
 fn lanes_eq(pcs: &[u32; 32], pc: u32) -> u32 {
     if pcs.iter().fold(0, |acc, p| acc | (p ^ pc)) == 0 {
         return u32::MAX;

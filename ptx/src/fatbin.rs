@@ -36,7 +36,7 @@ pub const MAX_PTX_BYTES: u64 = 1 << 30;
 pub enum FatbinError {
     /// Only SASS for these architectures: nothing a host can run.
     #[error(
-        "the fatbin holds only SASS (ELF) for {}, no PTX: code compiled for a GPU cannot run on the host; build with PTX, e.g. `-gencode arch=compute_90,code=compute_90` (not `-rdc=true`: a separately compiled program's device-linked image is SASS whatever -gencode says, so separate compilation and dynamic parallelism cannot run on the mock)",
+        "the fatbin holds only SASS (ELF) for {}, no PTX: code compiled for a GPU cannot run on the host; build with PTX, e.g. `-gencode arch=compute_90,code=compute_90` (with `-rdc=true` the device-linked image is SASS whatever -gencode says; cumock's runtime links the objects' own PTX instead, so compile them with code=compute_90 too)",
         archs.iter().map(|a| format!("sm_{a}")).collect::<Vec<_>>().join(", ")
     )]
     SassOnly { archs: Vec<u32> },
@@ -241,6 +241,20 @@ pub fn entry_text(e: &Entry<'_>) -> Result<String, FatbinError> {
     };
     String::from_utf8(text.to_vec())
         .map_err(|_| FatbinError::Malformed(format!("{e}: PTX is not UTF-8")))
+}
+
+/// Whether the fatbin is NVIDIA's device runtime's (libcudadevrt.a's
+/// cuda_device_runtime.o, which a program built with `-rdc=true -lcudadevrt` carries
+/// among its objects' fatbins): its PTX, for an architecture newer than any the mock
+/// emulates, defines the file-scoped kernels of `cuda_device_runtime.cu`. A linker
+/// links cumock's own device runtime in its place.
+pub fn is_device_runtime(image: &[u8]) -> bool {
+    const MARK: &str = "_cuda_device_runtime_cu_";
+    entries(image).is_ok_and(|es| {
+        es.iter()
+            .filter(|e| e.kind == KIND_PTX)
+            .any(|e| entry_text(e).is_ok_and(|t| t.contains(MARK)))
+    })
 }
 
 /// The PTX a driver JITs for compute capability `sm` (e.g. 90): the entry with the

@@ -34,6 +34,7 @@
 //! PTX inputs combined).
 
 mod decode;
+pub mod devrt;
 mod executor;
 pub mod fatbin;
 pub mod heap;
@@ -172,6 +173,13 @@ impl Module {
     /// needs [`Launch::heap`].
     pub fn uses_device_heap(&self) -> bool {
         self.program.uses_heap
+    }
+
+    /// Whether some function of the module calls the device runtime (`__cudaCDP2*`:
+    /// device-side launches, streams, events, cudaMalloc...). A launch of such a module
+    /// needs [`Launch::device_runtime`].
+    pub fn uses_device_runtime(&self) -> bool {
+        self.program.uses_device_runtime
     }
 
     /// Index of the kernel (`.entry`) named `name`.
@@ -384,6 +392,33 @@ pub struct Launch<'a> {
     /// The context's device heap, for modules that call `malloc`/`free`
     /// ([`Module::uses_device_heap`]); None: such a call faults.
     pub heap: Option<&'a DeviceHeap>,
+    /// The device runtime (CUDA dynamic parallelism) for modules that call it
+    /// ([`Module::uses_device_runtime`]); None: such a call faults.
+    pub device_runtime: Option<&'a DeviceRuntime<'a>>,
+}
+
+/// What the driver gives a launch whose kernels launch kernels (CUDA dynamic
+/// parallelism, CDP2): the device runtime's functions (`__cudaCDP2*`, libcudadevrt's
+/// in NVIDIA's toolkit) are the executor's own (`executor/devrt.rs`).
+pub struct DeviceRuntime<'a> {
+    /// Device memory for the launches' parameter buffers and the error strings
+    /// `cudaGetErrorString` returns: the device runtime's reserve, apart from the heap.
+    pub pool: &'a DeviceHeap,
+    /// `cudaLimitDevRuntimePendingLaunchCount`: the most launches handed a parameter
+    /// buffer and not yet begun; one more fails with cudaErrorLaunchPendingCountExceeded.
+    pub pending_launch_limit: u32,
+    /// The launch's device's attributes (`cudaDeviceGetAttribute` on the device, whose
+    /// `cudaDeviceAttr` numbers are the driver's `CUdevice_attribute`'s); None: invalid.
+    pub attribute: &'a (dyn Fn(i32) -> Option<i32> + Sync),
+}
+
+impl fmt::Debug for DeviceRuntime<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceRuntime")
+            .field("pool", &self.pool)
+            .field("pending_launch_limit", &self.pending_launch_limit)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What runs a kernel: the interpreter (the reference), or host code compiled from the

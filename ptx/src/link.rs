@@ -339,7 +339,9 @@ pub fn link(inputs: &[(String, String)]) -> Result<String, LinkError> {
                 (Linkage::Extern, kind) => match chosen.get(d.name.as_str()) {
                     Some(_) if kind == Kind::Var => drop.push(d.span),
                     Some(_) => {}
-                    None if kind == Kind::Func && DRIVER_FUNCTIONS.contains(&d.name.as_str()) => {}
+                    None if kind == Kind::Func
+                        && (DRIVER_FUNCTIONS.contains(&d.name.as_str())
+                            || crate::devrt::is_device_runtime(&d.name)) => {}
                     None => {
                         return Err(LinkError::Undefined {
                             name: d.name.clone(),

@@ -123,3 +123,54 @@ fn bar_red_counts_and_ands_over_the_block() {
     let got = run_one(body, 96, 96);
     assert_eq!(got, vec![241; 96]);
 }
+
+/// A loop whose join block lies before its head, as nvcc lays out cdpQuadtree's
+/// point-moving loop: the lanes that skip the store branch back to the join (a lower
+/// pc) and reach `shfl.sync` before the lanes that store. The shuffle's member mask
+/// names the whole warp, so it waits for them: every lane reads lane 0's count of this
+/// iteration (4, 6, 8 and 10 even lanes below 8 + 4i; 28 in all). Running the shuffle
+/// with only the lanes that came first read lane 0's register from the iteration before.
+#[test]
+fn a_shuffle_waits_for_its_member_mask() {
+    let body = r#"
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, 0;
+    mov.u32 %r10, 0;
+    mov.u32 %r5, 1000;
+    bra.uni HEAD;
+JOIN:
+    popc.b32 %r5, %r4;
+    shfl.sync.idx.b32 %r6, %r5, 0, 31, -1;
+    add.u32 %r10, %r10, %r6;
+    add.u32 %r2, %r2, 1;
+HEAD:
+    setp.lt.u32 %p1, %r2, 4;
+    @!%p1 bra DONE;
+    and.b32 %r3, %r1, 1;
+    shl.b32 %r7, %r2, 2;
+    add.u32 %r7, %r7, 8;
+    setp.lt.u32 %p3, %r1, %r7;
+    setp.eq.and.u32 %p2, %r3, 0, %p3;
+    vote.sync.ballot.b32 %r4, %p2, -1;
+    @!%p2 bra JOIN;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3+128], %r2;
+    bra.uni JOIN;
+DONE:
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r10;
+    ret;
+"#;
+    let got = run_one(body, 32, 64);
+    assert_eq!(
+        &got[..32],
+        &[28; 32][..],
+        "each lane's sum of lane 0's counts"
+    );
+}

@@ -115,6 +115,27 @@ pub fn program_arch(src: &Path) -> String {
     arch.to_string()
 }
 
+/// The nvcc options a program's `// nvcc-options: ...` line (among its first lines)
+/// adds after its source, as ci/gpu-runtime.sh reads them: `-rdc=true -lcudadevrt` for
+/// dynamic parallelism.
+pub fn program_options(src: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(src).unwrap_or_default();
+    let options: Vec<String> = text
+        .lines()
+        .take(3)
+        .find_map(|l| l.strip_prefix("// nvcc-options:"))
+        .map(|o| o.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    assert!(
+        options.iter().all(|o| o.starts_with('-')
+            && o.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-=_".contains(&b))),
+        "{}: nvcc-options {options:?}",
+        src.display()
+    );
+    options
+}
+
 /// As `nvcc`, with more nvcc options, into an executable of another name.
 pub fn nvcc_with(program: &str, exe_name: &str, options: &[&str]) -> PathBuf {
     let root = toolkit();
@@ -135,6 +156,7 @@ pub fn nvcc_with(program: &str, exe_name: &str, options: &[&str]) -> PathBuf {
         .arg("-L")
         .arg(root.join("lib"))
         .arg(&src)
+        .args(program_options(&src))
         .arg("-o")
         .arg(&exe)
         .output()

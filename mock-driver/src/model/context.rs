@@ -444,6 +444,9 @@ impl Driver {
         if let Some(heap) = st.modules.heaps.remove(&ctx) {
             crate::diagnostics::driver_owned(heap.base(), false);
         }
+        if let Some(pool) = st.modules.devrt_pools.remove(&ctx) {
+            crate::diagnostics::driver_owned(pool.base(), false);
+        }
         let modules = &st.modules.modules;
         st.modules
             .functions

@@ -12,8 +12,8 @@
 use super::error::*;
 use super::ids::{ContextId, DevicePtr, StreamId};
 use super::module::{
-    attr, FunctionRef, LIMIT_MALLOC_HEAP_SIZE, LIMIT_PRINTF_FIFO_SIZE, LIMIT_STACK_SIZE,
-    LOCAL_LIMIT_PER_THREAD,
+    attr, FunctionRef, LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, LIMIT_MALLOC_HEAP_SIZE,
+    LIMIT_PRINTF_FIFO_SIZE, LIMIT_STACK_SIZE, LOCAL_LIMIT_PER_THREAD,
 };
 use super::vmm::{Need, Segment};
 use super::{Driver, State};
@@ -85,6 +85,9 @@ pub struct PreparedLaunch {
     stack_bytes: u64,
     /// The context's device heap, when the module calls malloc or free.
     heap: Option<Arc<ptx::DeviceHeap>>,
+    /// The context's device-runtime reserve and CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT,
+    /// when the module calls the device runtime (kernels launching kernels).
+    device_runtime: Option<(Arc<ptx::DeviceHeap>, u32)>,
     /// The allocations the ordering-bug trap protects from the host's loads from the
     /// launch until the kernel ends (`Driver::arm_launch_outputs`), by start; None where
     /// the launch armed nothing (a graph's kernel node), which then arms when it starts
@@ -115,6 +118,20 @@ impl PreparedLaunch {
             cluster: self.cluster,
             stack_bytes: self.stack_bytes,
             heap: self.heap.as_deref(),
+            device_runtime: None,
+        };
+        let attribute = |a: i32| driver.profile.devices[self.device].attribute(a);
+        let runtime = self
+            .device_runtime
+            .as_ref()
+            .map(|(pool, pending)| ptx::DeviceRuntime {
+                pool,
+                pending_launch_limit: *pending,
+                attribute: &attribute,
+            });
+        let launch = ptx::Launch {
+            device_runtime: runtime.as_ref(),
+            ..launch
         };
         let armed_now;
         let armed = match &self.armed {
@@ -563,6 +580,11 @@ impl Driver {
         } else {
             None
         };
+        let device_runtime = if program.uses_device_runtime() {
+            Some(self.device_runtime_pool(ctx)?)
+        } else {
+            None
+        };
         Ok(PreparedLaunch {
             program,
             kernel,
@@ -582,6 +604,7 @@ impl Driver {
             cluster,
             stack_bytes,
             heap,
+            device_runtime,
             armed: None,
         })
     }
@@ -623,6 +646,43 @@ impl Driver {
             crate::diagnostics::driver_owned(base, true);
         }
         Ok(heap)
+    }
+
+    /// Context `ctx`'s device-runtime reserve (the parameter buffers of launches made
+    /// on the device, the error strings) and its pending-launch limit: the reserve is
+    /// allocated at the first launch that needs it, 4 KiB (the most parameters a device
+    /// launch takes) per pending launch the limit allows then, as a GPU's driver
+    /// reserves memory for the limit; the limit is read at each launch.
+    fn device_runtime_pool(&self, ctx: ContextId) -> CuResult<(Arc<ptx::DeviceHeap>, u32)> {
+        const BUFFER: u64 = 4096;
+        const STRINGS: u64 = 64 << 10;
+        let (existing, pending) = {
+            let st = self.state.lock();
+            let pending = st
+                .contexts
+                .limit(ctx, LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT)
+                .or(super::context::DEFAULT_LIMITS[LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT as usize])
+                .unwrap_or(0)
+                .min(u64::from(u32::MAX));
+            (st.modules.devrt_pools.get(&ctx).cloned(), pending as u32)
+        };
+        if let Some(p) = existing {
+            return Ok((p, pending));
+        }
+        let size = u64::from(pending) * BUFFER + STRINGS;
+        let base = self.mem_alloc(size)?.get();
+        let mut st = self.state.lock();
+        if let Some(p) = st.modules.devrt_pools.get(&ctx) {
+            // Another thread's launch made it meanwhile: that one stays.
+            let p = p.clone();
+            drop(st);
+            self.mem_free(DevicePtr::new(base))?;
+            return Ok((p, pending));
+        }
+        let pool = Arc::new(ptx::DeviceHeap::new(base, size));
+        st.modules.devrt_pools.insert(ctx, pool.clone());
+        crate::diagnostics::driver_owned(base, true);
+        Ok((pool, pending))
     }
 
     /// A cooperative launch needs every block resident at once: the grid may not exceed

@@ -5,8 +5,9 @@
 //! back as the "cubin": the linked PTX text, NUL-terminated, which cuModuleLoadData
 //! takes. It is the mock's output, not NVIDIA's; a program only passes it on.
 //! SASS inputs (cubins, objects, libraries) cannot run on the host and are refused, but
-//! for NVIDIA's device runtime (libcudadevrt.a), in whose place cumock links its own
-//! (`cudadevrt.ptx`: cooperative groups' grid sync).
+//! for NVIDIA's device runtime (libcudadevrt.a, or its fatbin among a device-linked
+//! program's objects), in whose place cumock links its own (`cudadevrt.ptx`:
+//! cooperative groups' grid sync; dynamic parallelism's functions are the executor's).
 
 use super::error::*;
 use super::module::{load_error_for, Image};
@@ -107,6 +108,9 @@ impl Driver {
                 })?
             }
             input::FATBINARY => match Image::classify(bytes) {
+                // NVIDIA's device runtime among a device-linked program's objects
+                // (cumock's runtime links their fatbins): cumock's own in its place.
+                Image::Fatbin(b) if ptx::fatbin::is_device_runtime(&b) => CUDADEVRT_PTX.to_string(),
                 Image::Fatbin(b) => {
                     let cc = self.compute_capability(device);
                     ptx::fatbin::select_ptx(&b, cc).map_err(|e| match e {

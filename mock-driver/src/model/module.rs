@@ -121,6 +121,11 @@ pub struct Modules {
     /// of a kernel whose module calls them; its memory is cuMemAlloc memory of the
     /// context, freed with it.
     pub heaps: HashMap<ContextId, Arc<ptx::DeviceHeap>>,
+    /// Each context's device-runtime reserve (CUDA dynamic parallelism's parameter
+    /// buffers), made at the first launch of a kernel whose module calls the device
+    /// runtime, sized by CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT then; cuMemAlloc memory
+    /// of the context, freed with it.
+    pub devrt_pools: HashMap<ContextId, Arc<ptx::DeviceHeap>>,
     next_id: u64,
 }
 
@@ -228,6 +233,8 @@ pub(super) const LIMIT_PRINTF_FIFO_SIZE: i32 = 1;
 /// CUlimit's CU_LIMIT_STACK_SIZE and CU_LIMIT_MALLOC_HEAP_SIZE.
 pub(super) const LIMIT_STACK_SIZE: i32 = 0;
 pub(super) const LIMIT_MALLOC_HEAP_SIZE: i32 = 2;
+/// CUlimit's CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT.
+pub(super) const LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: i32 = 4;
 
 /// Prints why a module did not load, once per image (`key`) and cause, and marks the
 /// error as said so that the boundary does not repeat it under CUMOCK_MISUSE.

@@ -110,7 +110,7 @@ impl Saved {
 }
 
 /// The function at generic address `addr`, if it is one's.
-fn function_at(prog: &Program, addr: u64) -> Option<usize> {
+pub(super) fn function_at(prog: &Program, addr: u64) -> Option<usize> {
     let off = addr.checked_sub(FUNC_WINDOW)?;
     if off >= WINDOW_SIZE || off % FUNC_STRIDE != 0 {
         return None;

@@ -200,6 +200,7 @@ fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, 
         | Op::Vprintf { .. }
         | Op::Malloc { .. }
         | Op::Free { .. }
+        | Op::DeviceRuntime { .. }
         | Op::ClusterArrive => Vec::new(),
         Op::GetCtaRank { a, .. } => regs(&[*a]),
         Op::Async(a) => regs(&a.sources()),
@@ -603,6 +604,13 @@ fn classify(op: &Op) -> Kind {
         },
         Op::Bra { target } => Kind::Bra(*target),
         op if op.is_control() => Kind::Stop,
+        // Warp-synchronous instructions wait for their member mask's lanes, which the
+        // interpreter's scheduling does (`Warp::converging`).
+        Op::Shfl { .. }
+        | Op::Vote { .. }
+        | Op::Match { .. }
+        | Op::Redux { .. }
+        | Op::WarpSync { .. } => Kind::Stop,
         _ => Kind::Helper,
     }
 }

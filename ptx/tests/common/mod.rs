@@ -237,6 +237,7 @@ pub fn launch<'a>(grid: u32, block: u32, params: &'a [u8]) -> Launch<'a> {
         cluster: None,
         stack_bytes: 1024,
         heap: None,
+        device_runtime: None,
     }
 }
 

@@ -1,0 +1,820 @@
+//! The device runtime of CUDA dynamic parallelism (CDP2), the executor's own
+//! (`crate::devrt` lists the functions): a thread's `kernel<<<...>>>` takes a parameter
+//! buffer from the driver's reserve (`DeviceRuntime::pool`), fills it, and launches it
+//! into a stream; the launch is recorded with its grid, and runs later.
+//!
+//! The schedule, one CDP2 allows: a grid's children run after all its blocks finished
+//! (a CDP2 parent cannot wait for its children, so it never sees whether they ran
+//! before), one at a time in launch order, each with its whole tree (its children, then
+//! its tail launches) before the next; then the grid's tail launches
+//! (`cudaStreamTailLaunch`, which the CUDA programming guide runs after the grid and all
+//! its work). Every stream order (launches into one stream from a block are ordered, the
+//! NULL stream is the block's) and every event dependency is so kept, fire-and-forget
+//! launches (`cudaStreamFireAndForget`, independent of the rest) included; the tree
+//! ends before the host's launch completes, so stream and event order on the host sees
+//! all of it, and a child's fault is the host launch's fault.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use super::calls::function_at;
+use super::{in_window, read_le, write_le, BlockCtx, Fault, Warp};
+use crate::decode::Space;
+use crate::devrt::{error, error_text, DevRt};
+use crate::{
+    Access, DeviceRuntime, FaultKind, KernelFault, Launch, Memory, Module, PrintfBuffer, Stats,
+};
+
+/// The most generations of nested grids: a grid launched from the host is depth 0, its
+/// children depth 1; a launch whose grid would be deeper than this fails with
+/// cudaErrorLaunchMaxDepthExceeded (the CUDA programming guide's nesting limit, 24).
+pub(crate) const MAX_DEPTH: u32 = 24;
+/// `cudaStreamTailLaunch` and `cudaStreamFireAndForget` (cuda_device_runtime_api.h).
+const TAIL_LAUNCH: u64 = 0x3;
+const FIRE_AND_FORGET: u64 = 0x4;
+/// `cudaStreamNonBlocking`, the only flags a stream created on the device may have.
+const STREAM_NON_BLOCKING: u64 = 0x1;
+/// `cudaEventDisableTiming`, what an event created on the device must have.
+const EVENT_DISABLE_TIMING: u64 = 0x2;
+/// Where the handles of streams and events created on the device start: far from the
+/// named streams (NULL, 0x1-0x4) and the device graphs' (`0x01..` to `0x03..` << 56).
+const HANDLE_BASE: u64 = 0x0000_cd90_0000_0000;
+
+/// What one host launch's tree of grids shares.
+pub(crate) struct Tree<'a> {
+    rt: &'a DeviceRuntime<'a>,
+    /// Launches handed a parameter buffer and not yet begun.
+    pending: AtomicU32,
+    next_handle: AtomicU64,
+    streams: Mutex<HashSet<u64>>,
+    events: Mutex<HashSet<u64>>,
+    /// Error names and strings written into the pool, by (code, name?).
+    strings: Mutex<HashMap<(i32, bool), u64>>,
+}
+
+/// A parameter buffer handed out and not yet launched.
+struct Request {
+    /// The kernel and its configuration, given with the buffer (V2) or at the launch.
+    config: Option<Config>,
+}
+
+#[derive(Clone, Copy)]
+struct Config {
+    kernel: usize,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+}
+
+/// Work a grid put into a stream: what runs after it.
+pub(crate) struct Child {
+    work: Work,
+    tail: bool,
+    depth: u32,
+}
+
+enum Work {
+    /// A kernel launch; its parameter buffer is given back when it begins.
+    Grid {
+        config: Config,
+        params: Vec<u8>,
+        buffer: u64,
+    },
+    /// `cudaMemcpyAsync` on the device (device to device): `bytes` from `src` to `dst`.
+    Copy { dst: u64, src: u64, bytes: u64 },
+    /// `cudaMemsetAsync` on the device: `bytes` bytes of `value` at `dst`.
+    Set { dst: u64, value: u8, bytes: u64 },
+}
+
+/// The most bytes a device-side copy or set takes: the device's memory.
+const MAX_COPY: u64 = 1 << 40;
+
+impl Child {
+    /// Gives back what the work holds before it runs (or instead of running).
+    fn release(&self, tree: &Tree) {
+        if let Work::Grid { buffer, .. } = self.work {
+            let _ = tree.rt.pool.free(buffer);
+            tree.pending.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A fault of the tree's work outside any kernel's code (a copy's bad address, the time
+/// limit), reported against the kernel that asked for it.
+fn tree_fault(kind: FaultKind, kernel: &str, address: Option<u64>, detail: String) -> KernelFault {
+    KernelFault {
+        kind,
+        kernel: kernel.to_string(),
+        block: [0; 3],
+        thread: [0; 3],
+        line: 0,
+        instruction: String::new(),
+        address,
+        detail,
+    }
+}
+
+/// Copies or sets device memory for the device runtime, span by span as the memory
+/// translates it; an address outside device memory is the fault a kernel's access
+/// would be.
+fn copy_or_set(mem: &dyn Memory, work: &Work) -> Result<(), (u64, String)> {
+    let (dst, src, value, bytes) = match *work {
+        Work::Copy { dst, src, bytes } => (dst, Some(src), 0, bytes),
+        Work::Set { dst, value, bytes } => (dst, None, value, bytes),
+        Work::Grid { .. } => return Ok(()),
+    };
+    let span = |addr: u64, access: Access, left: u64| -> Result<(*mut u8, u64), (u64, String)> {
+        let s = mem
+            .translate(addr, left, access)
+            .map_err(|f| (addr, f.message))?;
+        let off = addr.wrapping_sub(s.base);
+        if addr < s.base
+            || off >= s.len
+            || s.host.is_null()
+            || (access == Access::Write && !s.writable)
+        {
+            return Err((
+                addr,
+                "not device memory the device runtime may access".into(),
+            ));
+        }
+        Ok((s.host.wrapping_add(off as usize), (s.len - off).min(left)))
+    };
+    // A bounce buffer keeps overlapping copies right (memmove's rule) across spans.
+    let mut done = 0u64;
+    let mut chunk = Vec::new();
+    while done < bytes {
+        let left = (bytes - done).min(1 << 20);
+        let n = match src {
+            Some(src) => {
+                let (from, n) = span(src + done, Access::Read, left)?;
+                chunk.resize(n as usize, 0);
+                // Safety: `from` lies in a span `Memory::translate` gave for reading, valid
+                // for `n` bytes for the launch (the trait's contract); no kernel of the
+                // tree runs while its stream's copy does.
+                unsafe { std::ptr::copy(from, chunk.as_mut_ptr(), n as usize) };
+                n
+            }
+            None => {
+                chunk.clear();
+                chunk.resize(left as usize, value);
+                left
+            }
+        };
+        let mut put = 0u64;
+        while put < n {
+            let (to, m) = span(dst + done + put, Access::Write, n - put)?;
+            // Safety: `to` lies in a writable span `Memory::translate` gave, valid for
+            // `m` bytes; the source is our own buffer.
+            unsafe { std::ptr::copy(chunk.as_ptr().add(put as usize), to, m as usize) };
+            put += m;
+        }
+        done += n;
+    }
+    Ok(())
+}
+
+/// One running grid's device-runtime state.
+pub(crate) struct Grid<'a> {
+    tree: &'a Tree<'a>,
+    depth: u32,
+    buffers: Mutex<HashMap<u64, Request>>,
+    launched: Mutex<Vec<Child>>,
+    /// Each thread's last error (`cudaGetLastError`), by block and thread.
+    errors: Mutex<HashMap<(u64, u32), i32>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic elsewhere leaves the bookkeeping as valid as it was.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<'a> Grid<'a> {
+    fn new(tree: &'a Tree<'a>, depth: u32) -> Self {
+        Grid {
+            tree,
+            depth,
+            buffers: Mutex::new(HashMap::new()),
+            launched: Mutex::new(Vec::new()),
+            errors: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The grid ended: buffers never launched go back (the GPU reclaims them with the
+    /// grid); its launches, in the order they run.
+    fn finish(self) -> Vec<Child> {
+        let pool = self.tree.rt.pool;
+        for (buffer, _) in lock(&self.buffers).drain() {
+            let _ = pool.free(buffer);
+            self.tree.pending.fetch_sub(1, Ordering::Relaxed);
+        }
+        let launched = self
+            .launched
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        let (tail, mut now): (Vec<Child>, Vec<Child>) = launched.into_iter().partition(|c| c.tail);
+        now.extend(tail);
+        now
+    }
+}
+
+/// Gives back what launches that will not run hold.
+fn drop_children(tree: &Tree, children: Vec<Child>) {
+    for c in children {
+        c.release(tree);
+    }
+}
+
+/// Runs a host launch of a module that uses the device runtime: the grid, then the
+/// tree of grids it launches (the module's doc says in which order).
+pub(super) fn run_tree(
+    module: &Module,
+    kernel: usize,
+    launch: &Launch,
+    mem: &dyn Memory,
+    printf: Option<&PrintfBuffer>,
+    rt: &DeviceRuntime,
+) -> Result<Stats, KernelFault> {
+    let tree = Tree {
+        rt,
+        pending: AtomicU32::new(0),
+        next_handle: AtomicU64::new(0),
+        streams: Mutex::new(HashSet::new()),
+        events: Mutex::new(HashSet::new()),
+        strings: Mutex::new(HashMap::new()),
+    };
+    let start = Instant::now();
+    let root = Grid::new(&tree, 0);
+    let ran = super::run_grid(module, kernel, launch, mem, printf, Some(&root));
+    let mut todo = root.finish();
+    let mut total = match ran {
+        Ok(s) => s,
+        Err(f) => {
+            drop_children(&tree, todo);
+            return Err(f);
+        }
+    };
+    // A stack: the first launch on top, so that its whole tree runs before the next.
+    todo.reverse();
+    while let Some(c) = todo.pop() {
+        c.release(&tree);
+        let Work::Grid { config, params, .. } = &c.work else {
+            // A copy or set in its stream's order: done here, between the grids.
+            if let Err((addr, why)) = copy_or_set(mem, &c.work) {
+                drop_children(&tree, todo);
+                let what = if matches!(c.work, Work::Copy { .. }) {
+                    "cudaMemcpyAsync"
+                } else {
+                    "cudaMemsetAsync"
+                };
+                return Err(tree_fault(
+                    FaultKind::IllegalAddress,
+                    &module.kernels[kernel].name,
+                    Some(addr),
+                    format!("{what} made on the device: {why}"),
+                ));
+            }
+            continue;
+        };
+        // The host launch's time limit bounds the whole tree (a chain of tail launches
+        // that never ends is a kernel that never ends).
+        let time_limit = match launch.time_limit {
+            Some(t) => match t.checked_sub(start.elapsed()) {
+                Some(left) => Some(left),
+                None => {
+                    drop_children(&tree, todo);
+                    return Err(tree_fault(
+                        FaultKind::TimeLimit,
+                        &module.kernels[config.kernel].name,
+                        None,
+                        "the launch's tree of device-launched grids ran past the time limit \
+                         before this grid started"
+                            .into(),
+                    ));
+                }
+            },
+            None => None,
+        };
+        let child_launch = Launch {
+            grid: config.grid,
+            block: config.block,
+            dynamic_shared_bytes: config.shared,
+            params,
+            time_limit,
+            cooperative: false,
+            cluster: None,
+            ..launch.clone()
+        };
+        let grid = Grid::new(&tree, c.depth);
+        let ran = super::run_grid(
+            module,
+            config.kernel,
+            &child_launch,
+            mem,
+            printf,
+            Some(&grid),
+        );
+        let mut children = grid.finish();
+        match ran {
+            Ok(s) => {
+                total.instructions += s.instructions;
+                total.warps += s.warps;
+            }
+            Err(f) => {
+                drop_children(&tree, children);
+                drop_children(&tree, todo);
+                return Err(f);
+            }
+        }
+        children.reverse();
+        todo.extend(children);
+    }
+    Ok(total)
+}
+
+impl BlockCtx<'_> {
+    /// The 4-byte argument at `offset` of lane `l`'s local memory.
+    fn local_u32(&self, warp: u32, l: usize, offset: u32) -> u32 {
+        let base = (warp as usize * 32 + l) * self.local_bytes;
+        if !in_window(u64::from(offset), 4, self.local_bytes as u64) {
+            return 0;
+        }
+        read_le(&self.local, base + offset as usize, 4) as u32
+    }
+
+    /// A `dim3` argument (12 bytes) of lane `l`.
+    fn local_dim3(&self, warp: u32, l: usize, offset: u32) -> [u32; 3] {
+        [0, 4, 8].map(|k| self.local_u32(warp, l, offset + k))
+    }
+
+    /// A generic store of `size` bytes the runtime makes for the thread (an out-pointer
+    /// it was given): checked as the thread's own store would be.
+    fn runtime_store(
+        &mut self,
+        w: &mut Warp,
+        l: usize,
+        pc: u32,
+        addr: u64,
+        size: u64,
+        v: u64,
+    ) -> Result<(), Fault> {
+        let loc = self.locate(w, Space::Generic, addr, size, Access::Write, l as u32, pc)?;
+        self.write_mem(&loc, size, v);
+        Ok(())
+    }
+
+    /// The kernel at function address `f`, if it is a kernel's.
+    fn kernel_at(&self, f: u64) -> Option<usize> {
+        let k = function_at(self.prog, f)?;
+        self.module.kernel(&self.prog.funcs[k].name)
+    }
+
+    /// Why a launch of `kernel` with this configuration cannot be made, as the host's
+    /// launch checks it (the device's limits, the kernel's `.maxntid`).
+    fn check_config(&self, c: &Config) -> Result<(), i32> {
+        let k = &self.module.kernels[c.kernel];
+        let threads = c.block.iter().map(|&d| u64::from(d)).product::<u64>();
+        let max_threads = k.max_threads_per_block.unwrap_or(1024).min(1024);
+        let fits = c.grid.iter().chain(&c.block).all(|&d| d > 0)
+            && c.block[0] <= 1024
+            && c.block[1] <= 1024
+            && c.block[2] <= 64
+            && c.grid[1] <= 65535
+            && c.grid[2] <= 65535
+            && c.grid[0] <= 0x7fff_ffff
+            && threads <= u64::from(max_threads);
+        if fits {
+            Ok(())
+        } else {
+            Err(error::INVALID_CONFIGURATION)
+        }
+    }
+
+    /// A parameter buffer of `bytes` for a launch; the pending-launch limit and the
+    /// reserve checked.
+    fn parameter_buffer(
+        &self,
+        grid: &Grid,
+        bytes: u64,
+        config: Option<Config>,
+    ) -> Result<u64, i32> {
+        let tree = grid.tree;
+        let limit = tree.rt.pending_launch_limit;
+        if tree
+            .pending
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .is_err()
+        {
+            return Err(error::LAUNCH_PENDING_COUNT_EXCEEDED);
+        }
+        let b = tree.rt.pool.malloc_aligned(bytes.max(1), 64);
+        if b == 0 {
+            tree.pending.fetch_sub(1, Ordering::Relaxed);
+            return Err(error::LAUNCH_PENDING_COUNT_EXCEEDED);
+        }
+        lock(&grid.buffers).insert(b, Request { config });
+        Ok(b)
+    }
+
+    /// Launches the filled buffer `buffer` into `stream`.
+    fn launch_buffer(
+        &mut self,
+        grid: &Grid,
+        w: &Warp,
+        l: usize,
+        buffer: u64,
+        stream: u64,
+        config: Option<Config>,
+    ) -> i32 {
+        let Some(req) = lock(&grid.buffers).remove(&buffer) else {
+            // Not a buffer this grid was handed, or one launched already.
+            return error::INVALID_VALUE;
+        };
+        let tree = grid.tree;
+        let give_back = |code: i32| {
+            let _ = tree.rt.pool.free(buffer);
+            tree.pending.fetch_sub(1, Ordering::Relaxed);
+            code
+        };
+        let Some(config) = config.or(req.config) else {
+            return give_back(error::INVALID_VALUE);
+        };
+        if let Err(e) = self.check_config(&config) {
+            return give_back(e);
+        }
+        let tail = match stream {
+            0 | FIRE_AND_FORGET => false,
+            TAIL_LAUNCH => true,
+            s if lock(&tree.streams).contains(&s) => false,
+            // Device graphs' named streams (cudaStreamGraphTailLaunch...): the mock
+            // refuses device-launchable graphs.
+            s if s >> 56 != 0 && s & ((1 << 56) - 1) == 0 => {
+                return give_back(error::NOT_SUPPORTED)
+            }
+            _ => return give_back(error::INVALID_RESOURCE_HANDLE),
+        };
+        // A tail launch runs after its parent, not inside it: no deeper nesting.
+        let depth = if tail { grid.depth } else { grid.depth + 1 };
+        if depth > MAX_DEPTH {
+            return give_back(error::LAUNCH_MAX_DEPTH_EXCEEDED);
+        }
+        let k = &self.module.kernels[config.kernel];
+        let bytes = k
+            .params
+            .iter()
+            .map(|p| p.offset + p.size)
+            .max()
+            .unwrap_or(0);
+        let mut params = Vec::with_capacity(bytes as usize);
+        for i in 0..u64::from(bytes) {
+            match self.peek(w.id, l as u32, buffer + i) {
+                Some(b) => params.push(b),
+                None => return give_back(error::INVALID_VALUE),
+            }
+        }
+        lock(&grid.launched).push(Child {
+            work: Work::Grid {
+                config,
+                params,
+                buffer,
+            },
+            tail,
+            depth,
+        });
+        error::SUCCESS
+    }
+
+    /// `cudaMemcpyAsync`/`cudaMemsetAsync` made on the device: queued into `stream`
+    /// after what the grid launched into it before.
+    fn queue_memory_work(&self, grid: &Grid, work: Work, stream: u64) -> i32 {
+        let tail = match stream {
+            0 | FIRE_AND_FORGET => false,
+            TAIL_LAUNCH => true,
+            s if lock(&grid.tree.streams).contains(&s) => false,
+            _ => return error::INVALID_RESOURCE_HANDLE,
+        };
+        lock(&grid.launched).push(Child {
+            work,
+            tail,
+            depth: grid.depth,
+        });
+        error::SUCCESS
+    }
+
+    /// Whether `s` names a stream a launch or record may use here.
+    fn stream_ok(tree: &Tree, s: u64) -> bool {
+        matches!(s, 0 | TAIL_LAUNCH | FIRE_AND_FORGET) || lock(&tree.streams).contains(&s)
+    }
+
+    /// The device address of `code`'s name or text, written into the pool at first use.
+    fn error_string(
+        &mut self,
+        tree: &Tree,
+        w: &mut Warp,
+        l: usize,
+        pc: u32,
+        code: i32,
+        name: bool,
+    ) -> Result<u64, Fault> {
+        if let Some(&a) = lock(&tree.strings).get(&(code, name)) {
+            return Ok(a);
+        }
+        let text = error_text(code, name);
+        let a = tree.rt.pool.malloc(text.len() as u64 + 1);
+        if a == 0 {
+            return Ok(0);
+        }
+        for (i, b) in text.bytes().chain([0]).enumerate() {
+            let loc = self.locate(
+                w,
+                Space::Global,
+                a + i as u64,
+                1,
+                Access::Write,
+                l as u32,
+                pc,
+            )?;
+            self.write_mem(&loc, 1, u64::from(b));
+        }
+        lock(&tree.strings).insert((code, name), a);
+        Ok(a)
+    }
+
+    /// `call (ret), __cudaCDP2...` for each lane of `emask`, in lane order.
+    pub(super) fn device_runtime(
+        &mut self,
+        w: &mut Warp,
+        emask: u32,
+        call: DevRt,
+        args: &[u32],
+        ret: u32,
+        pc: u32,
+    ) -> Result<(), Fault> {
+        let Some(grid) = self.cdp else {
+            let lane = emask.trailing_zeros();
+            let detail = "the device runtime (CUDA dynamic parallelism): the launch has none \
+                          (the driver gives it to modules that call it)"
+                .to_string();
+            return Err(self.fault(w, lane, pc, FaultKind::IllegalInstruction, None, detail));
+        };
+        let tree = grid.tree;
+        let [gx, gy, _] = self.launch.grid;
+        let block = u64::from(self.ctaid[0])
+            + u64::from(gx) * (u64::from(self.ctaid[1]) + u64::from(gy) * u64::from(self.ctaid[2]));
+        let mut m = emask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let thread = w.id * 32 + l as u32;
+            let a64 = |ctx: &Self, k: usize| ctx.local_u64(w.id, l, args[k]);
+            let a32 = |ctx: &Self, k: usize| ctx.local_u32(w.id, l, args[k]);
+            // (result, its size): a cudaError_t, or a pointer.
+            let (value, size): (u64, u64) = match call {
+                DevRt::GetParameterBufferV2 => {
+                    let f = a64(self, 0);
+                    let r = match self.kernel_at(f) {
+                        None => Err(error::INVALID_DEVICE_FUNCTION),
+                        Some(kernel) => {
+                            let config = Config {
+                                kernel,
+                                grid: self.local_dim3(w.id, l, args[1]),
+                                block: self.local_dim3(w.id, l, args[2]),
+                                shared: a32(self, 3),
+                            };
+                            let k = &self.module.kernels[kernel];
+                            let bytes = k.params.iter().map(|p| p.offset + p.size).max();
+                            self.check_config(&config).and_then(|()| {
+                                self.parameter_buffer(
+                                    grid,
+                                    u64::from(bytes.unwrap_or(0)),
+                                    Some(config),
+                                )
+                            })
+                        }
+                    };
+                    (self.pointer_or_error(grid, block, thread, r), 8)
+                }
+                DevRt::GetParameterBuffer => {
+                    let (align, bytes) = (a64(self, 0), a64(self, 1));
+                    let r = if !align.is_power_of_two() || align > 4096 || bytes > 1 << 16 {
+                        Err(error::INVALID_VALUE)
+                    } else {
+                        self.parameter_buffer(grid, bytes, None)
+                    };
+                    (self.pointer_or_error(grid, block, thread, r), 8)
+                }
+                DevRt::LaunchDeviceV2 => {
+                    let (buffer, stream) = (a64(self, 0), a64(self, 1));
+                    let e = self.launch_buffer(grid, w, l, buffer, stream, None);
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::LaunchDevice => {
+                    let (f, buffer, stream) = (a64(self, 0), a64(self, 1), a64(self, 5));
+                    let e = match self.kernel_at(f) {
+                        None => {
+                            // The buffer stays the grid's, given back when it ends.
+                            error::INVALID_DEVICE_FUNCTION
+                        }
+                        Some(kernel) => {
+                            let config = Config {
+                                kernel,
+                                grid: self.local_dim3(w.id, l, args[2]),
+                                block: self.local_dim3(w.id, l, args[3]),
+                                shared: a32(self, 4),
+                            };
+                            self.launch_buffer(grid, w, l, buffer, stream, Some(config))
+                        }
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::StreamCreateWithFlags => {
+                    let (out, flags) = (a64(self, 0), u64::from(a32(self, 1)));
+                    let e = if flags != STREAM_NON_BLOCKING {
+                        // The CUDA programming guide: streams created on the device must
+                        // be cudaStreamNonBlocking.
+                        error::INVALID_VALUE
+                    } else {
+                        let h = HANDLE_BASE + 16 * tree.next_handle.fetch_add(1, Ordering::Relaxed);
+                        self.runtime_store(w, l, pc, out, 8, h)?;
+                        lock(&tree.streams).insert(h);
+                        error::SUCCESS
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::StreamDestroy => {
+                    // Its launches still run (the stream goes when its work is done).
+                    let e = if lock(&tree.streams).remove(&a64(self, 0)) {
+                        error::SUCCESS
+                    } else {
+                        error::INVALID_RESOURCE_HANDLE
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::StreamWaitEvent => {
+                    let (s, ev, flags) = (a64(self, 0), a64(self, 1), a32(self, 2));
+                    // The schedule runs launches in the order they were made, so what
+                    // was recorded before the wait has run before what follows it.
+                    let e = if flags != 0 {
+                        error::INVALID_VALUE
+                    } else if !Self::stream_ok(tree, s) || !lock(&tree.events).contains(&ev) {
+                        error::INVALID_RESOURCE_HANDLE
+                    } else {
+                        error::SUCCESS
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::EventCreateWithFlags => {
+                    let (out, flags) = (a64(self, 0), u64::from(a32(self, 1)));
+                    let e = if flags != EVENT_DISABLE_TIMING {
+                        // Events on the device take no timing (the guide: only
+                        // cudaEventDisableTiming).
+                        error::INVALID_VALUE
+                    } else {
+                        let h = HANDLE_BASE + 16 * tree.next_handle.fetch_add(1, Ordering::Relaxed);
+                        self.runtime_store(w, l, pc, out, 8, h)?;
+                        lock(&tree.events).insert(h);
+                        error::SUCCESS
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::EventRecord | DevRt::EventRecordWithFlags => {
+                    let (ev, s) = (a64(self, 0), a64(self, 1));
+                    let flags = if call == DevRt::EventRecordWithFlags {
+                        a32(self, 2)
+                    } else {
+                        0
+                    };
+                    let e = if flags != 0 {
+                        error::INVALID_VALUE
+                    } else if !Self::stream_ok(tree, s) || !lock(&tree.events).contains(&ev) {
+                        error::INVALID_RESOURCE_HANDLE
+                    } else {
+                        error::SUCCESS
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::EventDestroy => {
+                    let e = if lock(&tree.events).remove(&a64(self, 0)) {
+                        error::SUCCESS
+                    } else {
+                        error::INVALID_RESOURCE_HANDLE
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::GetLastError => {
+                    let e = lock(&grid.errors).remove(&(block, thread)).unwrap_or(0);
+                    (e as u32 as u64, 4)
+                }
+                DevRt::PeekAtLastError => {
+                    let e = lock(&grid.errors)
+                        .get(&(block, thread))
+                        .copied()
+                        .unwrap_or(0);
+                    (e as u32 as u64, 4)
+                }
+                DevRt::GetErrorString | DevRt::GetErrorName => {
+                    let code = a32(self, 0) as i32;
+                    let name = call == DevRt::GetErrorName;
+                    (self.error_string(tree, w, l, pc, code, name)?, 8)
+                }
+                DevRt::Malloc => {
+                    let (out, bytes) = (a64(self, 0), a64(self, 1));
+                    // The device heap, which device-side malloc shares (the guide).
+                    let e = match self.launch.heap.map(|h| h.malloc(bytes)) {
+                        Some(p) if p != 0 => {
+                            self.runtime_store(w, l, pc, out, 8, p)?;
+                            error::SUCCESS
+                        }
+                        _ => error::MEMORY_ALLOCATION,
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::Free => {
+                    let p = a64(self, 0);
+                    let e = match self.launch.heap {
+                        _ if p == 0 => error::SUCCESS,
+                        Some(h) if h.free(p).is_ok() => error::SUCCESS,
+                        _ => error::INVALID_VALUE,
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::DeviceGetAttribute => {
+                    let (out, attr, dev) = (a64(self, 0), a32(self, 1) as i32, a32(self, 2));
+                    let e = if dev != self.launch.device_ordinal {
+                        error::INVALID_DEVICE
+                    } else {
+                        match (tree.rt.attribute)(attr) {
+                            Some(v) => {
+                                self.runtime_store(w, l, pc, out, 4, v as u32 as u64)?;
+                                error::SUCCESS
+                            }
+                            None => error::INVALID_VALUE,
+                        }
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::MemcpyAsync => {
+                    let (dst, src, bytes) = (a64(self, 0), a64(self, 1), a64(self, 2));
+                    let (kind, stream) = (a32(self, 3), a64(self, 4));
+                    // cudaMemcpyDeviceToDevice or cudaMemcpyDefault: a kernel reaches
+                    // device memory only.
+                    let e = if kind != 3 && kind != 4 {
+                        error::INVALID_MEMCPY_DIRECTION
+                    } else if bytes > MAX_COPY {
+                        error::INVALID_VALUE
+                    } else if bytes == 0 {
+                        error::SUCCESS
+                    } else {
+                        self.queue_memory_work(grid, Work::Copy { dst, src, bytes }, stream)
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::MemsetAsync => {
+                    let (dst, value, bytes) = (a64(self, 0), a32(self, 1) as u8, a64(self, 2));
+                    let stream = a64(self, 3);
+                    let e = if bytes > MAX_COPY {
+                        error::INVALID_VALUE
+                    } else if bytes == 0 {
+                        error::SUCCESS
+                    } else {
+                        self.queue_memory_work(grid, Work::Set { dst, value, bytes }, stream)
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::GetDevice => {
+                    let out = a64(self, 0);
+                    self.runtime_store(w, l, pc, out, 4, u64::from(self.launch.device_ordinal))?;
+                    (0, 4)
+                }
+            };
+            let base = (w.id as usize * 32 + l) * self.local_bytes;
+            if in_window(u64::from(ret), size, self.local_bytes as u64) {
+                write_le(&mut self.local, base + ret as usize, size, value);
+            }
+        }
+        Ok(())
+    }
+
+    /// A call's cudaError_t, kept as the thread's last error when it is one.
+    fn status(&self, grid: &Grid, block: u64, thread: u32, e: i32) -> u64 {
+        if e != error::SUCCESS {
+            lock(&grid.errors).insert((block, thread), e);
+        }
+        e as u32 as u64
+    }
+
+    /// A returned pointer: NULL with the thread's last error set on failure.
+    fn pointer_or_error(&self, grid: &Grid, block: u64, thread: u32, r: Result<u64, i32>) -> u64 {
+        match r {
+            Ok(p) => p,
+            Err(e) => {
+                self.status(grid, block, thread, e);
+                0
+            }
+        }
+    }
+}
