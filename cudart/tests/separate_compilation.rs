@@ -54,6 +54,16 @@ fn a_device_linked_program_runs_from_its_objects_ptx() {
         out.ends_with("1000 values checked, 0 wrong\n"),
         "--- stdout\n{out}"
     );
+    // The mock says once that the SASS image did not load (it cannot know the runtime
+    // goes on without it); what it says must not tell the user that the program they
+    // just ran cannot run.
+    for line in err.lines().filter(|l| l.contains("failed to load")) {
+        assert!(
+            line.contains("cumock's runtime links the objects' own PTX")
+                && !line.contains("separate compilation"),
+            "--- stderr\n{err}"
+        );
+    }
 }
 
 /// Objects compiled to SASS only leave nothing the mock can run: the launch fails with
