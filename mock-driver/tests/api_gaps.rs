@@ -688,3 +688,225 @@ fn a_texture_object_has_no_resource_view() {
         assert_eq!(cuMemFree_v2(p), 0);
     }
 }
+
+// ---- stream memory operations ----
+
+/// Reads a 32-bit word of device memory.
+fn word(p: CUdeviceptr) -> u32 {
+    let mut v = 0u32;
+    // Safety: a live 4-byte local.
+    assert_eq!(
+        unsafe { cuMemcpyDtoH_v2((&mut v as *mut u32).cast(), p, 4) },
+        0
+    );
+    v
+}
+
+fn nonblocking_stream() -> CUstream {
+    let mut s: CUstream = null_mut();
+    // Safety: a live out-pointer.
+    assert_eq!(unsafe { cuStreamCreate(&mut s, 1) }, 0);
+    s
+}
+
+#[test]
+fn a_stream_waits_for_a_value_another_stream_writes() {
+    let _g = setup();
+    let (a, b) = (nonblocking_stream(), nonblocking_stream());
+    let mut p: CUdeviceptr = 0;
+    // Safety: live pointers; device words of the allocation; freed last.
+    unsafe {
+        assert_eq!(cuMemAlloc_v2(&mut p, 64), 0);
+        assert_eq!(cuMemsetD32_v2(p, 0, 16), 0);
+        // Non-blocking streams do not follow the legacy stream's memset.
+        assert_eq!(cuCtxSynchronize(), 0);
+        let (flag, result) = (p, p + 8);
+        // Stream a: wait for flag >= 3 (cyclic), then write 7 to result.
+        assert_eq!(cuStreamWaitValue32_v2(a, flag, 3, 0), 0);
+        assert_eq!(cuStreamWriteValue32_v2(a, result, 7, 0), 0);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(cuStreamQuery(a), CUDA_ERROR_NOT_READY, "still waiting");
+        assert_eq!(word(result), 0, "the write waits behind the wait");
+        assert_eq!(cuStreamWriteValue32_v2(b, flag, 2, 0), 0);
+        assert_eq!(cuStreamSynchronize(b), 0);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(cuStreamQuery(a), CUDA_ERROR_NOT_READY, "2 is not >= 3");
+        assert_eq!(cuStreamWriteValue32_v2(b, flag, 3, 0), 0);
+        assert_eq!(cuStreamSynchronize(a), 0);
+        assert_eq!(word(result), 7);
+
+        // 64 bits: a write of both halves, and a wait for the whole word.
+        assert_eq!(cuStreamWriteValue64_v2(b, p + 16, 0x1_0000_0002, 0), 0);
+        assert_eq!(cuStreamWaitValue64_v2(a, p + 16, 0x1_0000_0002, 1), 0, "EQ");
+        assert_eq!(cuStreamWriteValue32_v2(a, result, 8, 0), 0);
+        assert_eq!(cuStreamSynchronize(a), 0);
+        assert_eq!((word(p + 16), word(p + 20), word(result)), (2, 1, 8));
+
+        // AND and NOR of the flag (3 = 0b011).
+        assert_eq!(
+            cuStreamWaitValue32_v2(a, flag, 0b010, 2),
+            0,
+            "AND: 3 & 2 != 0"
+        );
+        assert_eq!(
+            cuStreamWaitValue32_v2(a, flag, !0b111u32, 3),
+            0,
+            "NOR: ~(3 | ~7) = 4"
+        );
+        assert_eq!(cuStreamWriteValue32_v2(a, result, 9, 0), 0);
+        assert_eq!(cuStreamSynchronize(a), 0);
+        assert_eq!(word(result), 9);
+
+        // GEQ is cyclic: 3 - 0xffff_fff0 wraps to 19, which is >= 0.
+        assert_eq!(cuStreamWaitValue32_v2(a, flag, 0xffff_fff0, 0), 0);
+        assert_eq!(cuStreamSynchronize(a), 0);
+
+        assert_eq!(cuStreamDestroy_v2(a), 0);
+        assert_eq!(cuStreamDestroy_v2(b), 0);
+        assert_eq!(cuMemFree_v2(p), 0);
+    }
+}
+
+#[test]
+fn a_stream_waits_for_the_host_to_write_page_locked_memory() {
+    let _g = setup();
+    let s = nonblocking_stream();
+    let mut host: *mut c_void = null_mut();
+    let mut p: CUdeviceptr = 0;
+    // Safety: live pointers; the page-locked word is written by this thread while the
+    // stream polls it, as a program signals a GPU; freed last.
+    unsafe {
+        assert_eq!(
+            cuMemHostAlloc(&mut host, 4096, 2),
+            0,
+            "CU_MEMHOSTALLOC_DEVICEMAP"
+        );
+        let flag = host.cast::<u32>();
+        flag.write_volatile(0);
+        assert_eq!(cuMemAlloc_v2(&mut p, 4), 0);
+        assert_eq!(cuMemsetD32_v2(p, 0, 1), 0);
+        // The non-blocking stream does not follow the legacy stream's memset.
+        assert_eq!(cuCtxSynchronize(), 0);
+        assert_eq!(cuStreamWaitValue32_v2(s, host as CUdeviceptr, 5, 1), 0);
+        assert_eq!(cuStreamWriteValue32_v2(s, p, 42, 0), 0);
+        // And back: the stream writes the host's memory.
+        assert_eq!(
+            cuStreamWriteValue32_v2(s, host as CUdeviceptr + 4, 11, 0),
+            0
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+        flag.write_volatile(5);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(word(p), 42);
+        assert_eq!(flag.add(1).read_volatile(), 11);
+        assert_eq!(cuStreamDestroy_v2(s), 0);
+        assert_eq!(cuMemFree_v2(p), 0);
+        assert_eq!(cuMemFreeHost(host), 0);
+    }
+}
+
+#[test]
+fn stream_memory_operations_refuse_bad_input() {
+    let _g = setup();
+    let s = nonblocking_stream();
+    let mut p: CUdeviceptr = 0;
+    // Safety: live pointers; freed last.
+    unsafe {
+        assert_eq!(cuMemAlloc_v2(&mut p, 64), 0);
+        assert_eq!(
+            cuStreamWriteValue32_v2(s, p + 2, 1, 0),
+            CUDA_ERROR_INVALID_VALUE,
+            "misaligned"
+        );
+        assert_eq!(
+            cuStreamWriteValue64_v2(s, p + 4, 1, 0),
+            CUDA_ERROR_INVALID_VALUE,
+            "misaligned"
+        );
+        assert_eq!(
+            cuStreamWaitValue32_v2(s, p, 1, 4),
+            CUDA_ERROR_INVALID_VALUE,
+            "no condition 4"
+        );
+        assert_eq!(
+            cuStreamWaitValue32_v2(s, p, 1, 1 << 30),
+            CUDA_ERROR_INVALID_VALUE,
+            "FLUSH: CAN_FLUSH_REMOTE_WRITES is 0"
+        );
+        assert_eq!(
+            cuStreamWriteValue32_v2(s, p, 1, 1),
+            CUDA_ERROR_INVALID_VALUE,
+            "NO_MEMORY_BARRIER is not in the _v2 API"
+        );
+        assert_eq!(
+            cuStreamWriteValue32_v2(s, p, 1, 2),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuStreamWriteValue32(s, p, 1, 0),
+            CUDA_ERROR_NOT_SUPPORTED,
+            "the v1 API: CAN_USE_STREAM_MEM_OPS_V1 is 0"
+        );
+        assert_eq!(cuStreamWaitValue64(s, p, 1, 0), CUDA_ERROR_NOT_SUPPORTED);
+        assert_eq!(
+            cuStreamWriteValue32_v2(s, 0x1000, 1, 0),
+            CUDA_ERROR_INVALID_VALUE,
+            "no memory"
+        );
+        assert_eq!(cuStreamDestroy_v2(s), 0);
+        assert_eq!(
+            cuStreamWriteValue32_v2(s, p, 1, 0),
+            CUDA_ERROR_INVALID_HANDLE,
+            "destroyed"
+        );
+        assert_eq!(cuStreamSynchronize(null_mut()), 0, "nothing was queued");
+        assert_eq!(cuMemFree_v2(p), 0);
+    }
+}
+
+const ROLE: &str = "CUMOCK_API_GAPS_ROLE";
+
+/// A wait for a value that never comes: a GPU's stream hangs; the mock's ends at
+/// CUMOCK_KERNEL_TIMEOUT with a sticky CUDA_ERROR_LAUNCH_TIMEOUT that names the wait, in a
+/// child process (the device stays unusable after it).
+#[test]
+fn a_wait_that_never_ends_times_out_with_a_message() {
+    if std::env::var(ROLE).is_ok() {
+        let _g = setup();
+        let s = nonblocking_stream();
+        let mut p: CUdeviceptr = 0;
+        // Safety: live pointers.
+        unsafe {
+            assert_eq!(cuMemAlloc_v2(&mut p, 4), 0);
+            assert_eq!(cuMemsetD32_v2(p, 0, 1), 0);
+            assert_eq!(cuCtxSynchronize(), 0);
+            assert_eq!(cuStreamWaitValue32_v2(s, p, 1, 1), 0);
+            let start = std::time::Instant::now();
+            assert_eq!(cuStreamSynchronize(s), CUDA_ERROR_LAUNCH_TIMEOUT);
+            assert!(start.elapsed() >= std::time::Duration::from_millis(300));
+            println!("child done");
+        }
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_wait_that_never_ends_times_out_with_a_message",
+            "--nocapture",
+        ])
+        .env(ROLE, "child")
+        .env("CUMOCK_KERNEL_TIMEOUT", "0.3")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("child done"), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("cuStreamWaitValue32") && stderr.contains("Eq 0x1"),
+        "the message names the wait: {stderr}"
+    );
+}

@@ -77,6 +77,7 @@ mod modules;
 mod occupancy;
 mod peer_access;
 mod primary_context;
+mod stream_memops;
 mod streams;
 mod tensor_maps;
 mod textures;
@@ -135,7 +136,6 @@ macro_rules! not_emulated {
 not_emulated! {
     MulticastObjectApi,
     ExternalResourceInteroperabilityApi,
-    StreamMemoryOperationsApi,
     TextureReferenceApi,
     SurfaceReferenceApi,
     GraphicsInteroperabilityApi,

@@ -69,6 +69,7 @@ pub mod process;
 pub mod profile;
 pub mod reservations;
 pub mod stream_attrs;
+pub mod stream_memops;
 pub mod stream_queues;
 pub mod streams;
 pub mod textures;
