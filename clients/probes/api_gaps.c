@@ -23,9 +23,16 @@
  * - cuMemRangeGetAttributes with numAttributes 0 (the mock: INVALID_VALUE);
  * - cuDeviceGetTexture1DLinearMaxWidth by element size (the mock: the attribute's
  *   MAXIMUM_TEXTURE1D_LINEAR_WIDTH elements for every element);
- * - cuDeviceGetP2PAtomicCapabilities of a device and itself (the mock: INVALID_DEVICE).
+ * - cuDeviceGetP2PAtomicCapabilities of a device and itself (the mock: INVALID_DEVICE);
+ * - stream memory operations: what the v1 exports answer where the _V1 attributes are 0
+ *   (the mock: NOT_SUPPORTED), FLUSH without CAN_FLUSH_REMOTE_WRITES and
+ *   NO_MEMORY_BARRIER on _v2 (the mock: INVALID_VALUE), a word that is not device memory
+ *   (the mock: INVALID_VALUE when issued; asked last, as a GPU may fault instead).
+ *   No wait is left unsatisfied (it would hang the GPU's stream).
  * Functions and modules are not used after their module is unloaded (a crash-prone
  * question). No multicast API is called. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include "probe.h"
 
 static const char PTX[] =
@@ -416,6 +423,92 @@ static void small_ones(void) {
     cuModuleUnload(m);
 }
 
+static void stream_memops(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    const CUdevice_attribute attrs[] = {
+        CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1,
+        CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS,
+        CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR, CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES};
+    for (unsigned i = 0; i < sizeof attrs / sizeof *attrs; i++) {
+        int v = -1;
+        cuDeviceGetAttribute(&v, attrs[i], 0);
+        SAY("attribute %d = %d", (int)attrs[i], v);
+    }
+    CUstream a, b;
+    MUST(cuStreamCreate(&a, CU_STREAM_NON_BLOCKING));
+    MUST(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr p;
+    MUST(cuMemAlloc(&p, 64));
+    MUST(cuMemsetD32(p, 0, 16));
+    MUST(cuCtxSynchronize());
+    CUdeviceptr flag = p, result = p + 8;
+    CALL("wait32 GEQ 3", cuStreamWaitValue32_v2(a, flag, 3, CU_STREAM_WAIT_VALUE_GEQ));
+    CALL("write32 after it", cuStreamWriteValue32_v2(a, result, 7, 0));
+    usleep(20000);
+    CALL("query while waiting", cuStreamQuery(a));
+    CALL("write32 2 on b", cuStreamWriteValue32_v2(b, flag, 2, 0));
+    MUST(cuStreamSynchronize(b));
+    usleep(20000);
+    CALL("query, 2 < 3", cuStreamQuery(a));
+    CALL("write32 3 on b", cuStreamWriteValue32_v2(b, flag, 3, 0));
+    CALL("synchronize a", cuStreamSynchronize(a));
+    unsigned w[6] = {0};
+    MUST(cuMemcpyDtoH(w, p, sizeof w));
+    SAY("flag %u result %u", w[0], w[2]);
+    CALL("write64", cuStreamWriteValue64_v2(b, p + 16, 0x100000002ull, 0));
+    CALL("wait64 EQ", cuStreamWaitValue64_v2(a, p + 16, 0x100000002ull, CU_STREAM_WAIT_VALUE_EQ));
+    CALL("wait32 AND", cuStreamWaitValue32_v2(a, flag, 2, CU_STREAM_WAIT_VALUE_AND));
+    CALL("wait32 NOR", cuStreamWaitValue32_v2(a, flag, ~7u, CU_STREAM_WAIT_VALUE_NOR));
+    CALL("wait32 GEQ cyclic", cuStreamWaitValue32_v2(a, flag, 0xfffffff0u, CU_STREAM_WAIT_VALUE_GEQ));
+    CALL("write32 8", cuStreamWriteValue32_v2(a, result, 8, 0));
+    CALL("synchronize a", cuStreamSynchronize(a));
+    MUST(cuMemcpyDtoH(w, p, sizeof w));
+    SAY("result %u, 64-bit word %#x %#x", w[2], w[4], w[5]);
+
+    unsigned *host = NULL;
+    MUST(cuMemHostAlloc((void **)&host, 4096, CU_MEMHOSTALLOC_DEVICEMAP));
+    host[0] = 0;
+    host[1] = 0;
+    CUdeviceptr hd = 0;
+    MUST(cuMemHostGetDevicePointer(&hd, host, 0));
+    CALL("wait on page-locked memory", cuStreamWaitValue32_v2(a, hd, 5, CU_STREAM_WAIT_VALUE_EQ));
+    CALL("write page-locked memory", cuStreamWriteValue32_v2(a, hd + 4, 11, 0));
+    usleep(20000);
+    CALL("query before the host writes", cuStreamQuery(a));
+    *(volatile unsigned *)host = 5;
+    CALL("synchronize a", cuStreamSynchronize(a));
+    SAY("host word %u", ((volatile unsigned *)host)[1]);
+
+    CALL("write32 misaligned", cuStreamWriteValue32_v2(a, p + 2, 1, 0));
+    CALL("write64 misaligned", cuStreamWriteValue64_v2(a, p + 4, 1, 0));
+    CALL("wait32 condition 4", cuStreamWaitValue32_v2(a, flag, 1, 4));
+    CALL("wait32 FLUSH", cuStreamWaitValue32_v2(a, flag, 1, CU_STREAM_WAIT_VALUE_GEQ | CU_STREAM_WAIT_VALUE_FLUSH));
+    CALL("write32 v2 NO_MEMORY_BARRIER", cuStreamWriteValue32_v2(a, result, 1, CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER));
+    CALL("write32 flags 2", cuStreamWriteValue32_v2(a, result, 1, 2));
+    /* cuda.h's names are the _v2 exports: the v1 ones by their symbols. */
+    typedef CUresult (*op32)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+    typedef CUresult (*op64)(CUstream, CUdeviceptr, cuuint64_t, unsigned);
+    op32 v1_write32 = (op32)dlsym(RTLD_DEFAULT, "cuStreamWriteValue32");
+    op32 v1_wait32 = (op32)dlsym(RTLD_DEFAULT, "cuStreamWaitValue32");
+    op64 v1_write64 = (op64)dlsym(RTLD_DEFAULT, "cuStreamWriteValue64");
+    if (v1_write32 && v1_wait32 && v1_write64) {
+        CALL("v1 write32", v1_write32(a, result, 12, 0));
+        CALL("v1 write32 NO_MEMORY_BARRIER", v1_write32(a, result, 12, CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER));
+        CALL("v1 wait32, satisfied", v1_wait32(a, result, 0, CU_STREAM_WAIT_VALUE_GEQ));
+        CALL("v1 write64", v1_write64(a, p + 16, 1, 0));
+    } else
+        SAY("no v1 exports");
+    CALL("synchronize a", cuStreamSynchronize(a));
+    CALL("write32 on the legacy stream", cuStreamWriteValue32_v2(NULL, result, 13, 0));
+    CALL("synchronize", cuCtxSynchronize());
+    MUST(cuMemcpyDtoH(w, p, sizeof w));
+    SAY("result %u", w[2]);
+    CALL("write32 to no memory", cuStreamWriteValue32_v2(a, 0x1000, 1, 0));
+    CALL("synchronize a", cuStreamSynchronize(a));
+    cuMemFreeHost(host);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     section("module-queries", module_queries);
@@ -423,5 +516,6 @@ int main(void) {
     section("library-queries", library_queries);
     section("context-config", context_config);
     section("small-ones", small_ones);
+    section("stream-memops", stream_memops);
     return 0;
 }
