@@ -910,3 +910,83 @@ fn a_wait_that_never_ends_times_out_with_a_message() {
         "the message names the wait: {stderr}"
     );
 }
+
+/// One CUstreamBatchMemOpParams: the tag, the address, the value, the flags (48 bytes).
+fn op(operation: u64, addr: CUdeviceptr, value: u64, flags: u64) -> [u64; 6] {
+    [operation, addr, value, flags, 0, 0]
+}
+
+#[test]
+fn a_batch_of_memory_operations_runs_in_order_or_not_at_all() {
+    let _g = setup();
+    let (a, b) = (nonblocking_stream(), nonblocking_stream());
+    let mut p: CUdeviceptr = 0;
+    let batch = |s: CUstream, ops: &mut [[u64; 6]], flags: c_uint| {
+        // Safety: an array of the unions' size and count.
+        unsafe { cuStreamBatchMemOp_v2(s, ops.len() as c_uint, ops.as_mut_ptr().cast(), flags) }
+    };
+    // Safety: live pointers; freed last.
+    unsafe {
+        assert_eq!(cuMemAlloc_v2(&mut p, 64), 0);
+        assert_eq!(cuMemsetD32_v2(p, 0, 16), 0);
+        assert_eq!(cuCtxSynchronize(), 0);
+        // On a: wait for the flag == 1 (EQ), barrier, write 64 bits; on b: write the flag.
+        let mut on_a = [
+            op(1, p, 1, 1),
+            op(6, 0, 0, 0),
+            op(5, p + 16, 0x7_0000_0005, 0),
+        ];
+        assert_eq!(batch(a, &mut on_a, 0), 0);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(cuStreamQuery(a), CUDA_ERROR_NOT_READY);
+        assert_eq!(batch(b, &mut [op(2, p, 1, 0)], 0), 0);
+        assert_eq!(cuStreamSynchronize(a), 0);
+        assert_eq!((word(p + 16), word(p + 20)), (5, 7));
+
+        // Refused whole: the first write is not queued when the second is misaligned.
+        let mut bad = [op(2, p + 8, 9, 0), op(2, p + 2, 9, 0)];
+        assert_eq!(batch(a, &mut bad, 0), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuStreamSynchronize(a), 0);
+        assert_eq!(word(p + 8), 0, "nothing of a refused batch ran");
+        assert_eq!(
+            batch(a, &mut [op(2, p, 1, 0)], 1),
+            CUDA_ERROR_INVALID_VALUE,
+            "flags"
+        );
+        assert_eq!(
+            batch(a, &mut [], 0),
+            CUDA_ERROR_INVALID_VALUE,
+            "no operation"
+        );
+        let mut many = vec![op(2, p, 1, 0); 256];
+        assert_eq!(
+            batch(a, &mut many, 0),
+            CUDA_ERROR_INVALID_VALUE,
+            "256 operations"
+        );
+        assert_eq!(batch(a, &mut [op(7, p, 1, 0)], 0), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            batch(a, &mut [op(3, 0, 0, 0)], 0),
+            CUDA_ERROR_NOT_SUPPORTED,
+            "no remote flush"
+        );
+        assert_eq!(
+            batch(a, &mut [op(6 | (2 << 32), 0, 0, 0)], 0),
+            CUDA_ERROR_INVALID_VALUE,
+            "barrier flags 2"
+        );
+        assert_eq!(
+            cuStreamBatchMemOp_v2(a, 1, null_mut(), 0),
+            CUDA_ERROR_INVALID_VALUE,
+            "paramArray NULL"
+        );
+        assert_eq!(
+            cuStreamBatchMemOp(a, 1, on_a.as_mut_ptr().cast(), 0),
+            CUDA_ERROR_NOT_SUPPORTED,
+            "the v1 API"
+        );
+        assert_eq!(cuStreamDestroy_v2(a), 0);
+        assert_eq!(cuStreamDestroy_v2(b), 0);
+        assert_eq!(cuMemFree_v2(p), 0);
+    }
+}

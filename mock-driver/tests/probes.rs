@@ -389,7 +389,9 @@ fn api_gaps_probe_matches_the_h200_once_recorded() {
             "{s}:\n{text}"
         );
         assert!(
-            !text.contains("= CUDA_ERROR_NOT_SUPPORTED") || s == "small-ones" || s == "stream-memops",
+            !text.contains("= CUDA_ERROR_NOT_SUPPORTED")
+                || s == "small-ones"
+                || s == "stream-memops",
             "{s}: a call not emulated:\n{text}"
         );
     }

@@ -82,7 +82,7 @@ impl Driver {
     /// The checks of a stream memory operation on `addr` when it is issued: the stream, no
     /// capture (graph memory-operation nodes are not emulated), the word's alignment, and
     /// memory the current context's device may reach. The device, for the job.
-    fn check_mem_op(&self, stream: StreamId, addr: DevicePtr, wide: bool) -> CuResult<usize> {
+    pub fn check_mem_op(&self, stream: StreamId, addr: DevicePtr, wide: bool) -> CuResult<usize> {
         self.stream_check(stream)?;
         if self.capture_of(stream)?.is_some() {
             return Err(not_supported(
