@@ -50,7 +50,7 @@ emulate! {
     /// Deprecated: the H200's shared-memory banks are 4 bytes, fixed; a device without a
     /// configurable bank size ignores the setting (cuda.h), so only its value is checked.
     pub(super) fn cuFuncSetSharedMemConfig(d; hfunc, config) {
-        d.function_set_cache_config(hfunc, 0)?;
+        d.function_module(hfunc)?;
         crate::model::context::check_shared_config(config)
     }
 
