@@ -295,3 +295,33 @@ cudart_fn! {
         d.cuCtxSetCacheConfig(config)
     }
 }
+
+cudart_fn! {
+    /// Deprecated; cudaSharedMemConfig's values are CUsharedconfig's.
+    fn cudaDeviceGetSharedMemConfig(config: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let config = unsafe { out_ref(config)? };
+        let (d, _, _) = with_context()?;
+        d.cuCtxGetSharedMemConfig(config)
+    }
+}
+
+cudart_fn! {
+    /// Deprecated, as cudaDeviceGetSharedMemConfig.
+    fn cudaDeviceSetSharedMemConfig(config: c_int) {
+        let (d, _, _) = with_context()?;
+        d.cuCtxSetSharedMemConfig(config)
+    }
+}
+
+cudart_fn! {
+    /// cudaAtomicOperation's values are CUatomicOperation's, and the capability bits
+    /// the same (driver_types.h).
+    fn cudaDeviceGetHostAtomicCapabilities(capabilities: *mut c_uint, operations: *const c_int, count: c_uint, device: c_int) {
+        let rt = runtime()?;
+        rt.check_device(device)?;
+        // Safety: the program's arrays of `count` entries, which the driver checks for
+        // NULL.
+        unsafe { driver()?.cuDeviceGetHostAtomicCapabilities(capabilities, operations, count, device) }
+    }
+}

@@ -1036,6 +1036,32 @@ cudart_fn! {
     }
 }
 
+cudart_fn! {
+    fn cudaFuncGetParamInfo(func: *const c_void, param_index: usize, param_offset: *mut usize, param_size: *mut usize) {
+        let (d, f) = function(func)?;
+        // Safety: the program's out-pointers, which the driver checks (the offset NULL:
+        // refused; the size NULL: not written).
+        unsafe { d.cuFuncGetParamInfo(f, param_index, param_offset, param_size) }
+    }
+}
+
+cudart_fn! {
+    fn cudaOccupancyAvailableDynamicSMemPerBlock(dynamic_smem: *mut usize, func: *const c_void, num_blocks: c_int, block_size: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let dynamic_smem = unsafe { out_ref(dynamic_smem)? };
+        let (d, f) = function(func)?;
+        d.cuOccupancyAvailableDynamicSMemPerBlock(dynamic_smem, f, num_blocks, block_size)
+    }
+}
+
+cudart_fn! {
+    /// Deprecated; cudaSharedMemConfig's values are CUsharedconfig's.
+    fn cudaFuncSetSharedMemConfig(func: *const c_void, config: c_int) {
+        let (d, f) = function(func)?;
+        d.cuFuncSetSharedMemConfig(f, config)
+    }
+}
+
 fn launch_cooperative(
     func: *const c_void,
     grid: Dim3,

@@ -313,6 +313,25 @@ cudart_fn! {
     }
 }
 
+cudart_fn! {
+    fn cudaMemRangeGetAttributes(
+        data: *mut *mut c_void,
+        data_sizes: *mut usize,
+        attributes: *mut c_int,
+        num_attributes: usize,
+        dev_ptr: *const c_void,
+        count: usize,
+    ) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's arrays of numAttributes entries (the driver refuses NULL
+        // ones, and each size that does not fit its attribute, before writing).
+        // cudaMemRangeAttribute's values are CUmem_range_attribute's.
+        unsafe {
+            d.cuMemRangeGetAttributes(data, data_sizes, attributes.cast(), num_attributes, dev_ptr as u64, count)
+        }
+    }
+}
+
 fn stream_attach(
     stream: CUstream,
     dev_ptr: *mut c_void,

@@ -286,6 +286,11 @@ fn simple_hyperq() {
 }
 
 #[test]
+fn api_gaps() {
+    run("api_gaps", &[]);
+}
+
+#[test]
 fn stream_priorities() {
     run("stream_priorities", &[]);
 }

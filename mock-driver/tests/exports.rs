@@ -218,8 +218,8 @@ fn delegation_child() {
             cuGetProcAddress(std::ptr::null(), std::ptr::null_mut(), 13000, 0),
         );
         // Not emulated, nor is the _v2 its default runs.
-        let code = cuStreamWriteValue32(bogus(), 0, 0, 0);
-        println!("NOT_EMULATED cuStreamWriteValue32 {code}");
+        let code = cuGraphicsResourceSetMapFlags(std::ptr::null_mut(), 0);
+        println!("NOT_EMULATED cuGraphicsResourceSetMapFlags {code}");
     }
     println!("RESULTS {}", results.join(","));
 }
@@ -277,13 +277,13 @@ fn a_delegating_export_says_why_once() {
     // An older version the mock does not write runs its newest by default; when that is
     // not emulated either, the program is told so of the export it called.
     assert!(
-        stdout.contains("NOT_EMULATED cuStreamWriteValue32 801"),
+        stdout.contains("NOT_EMULATED cuGraphicsResourceSetMapFlags 801"),
         "{stdout}"
     );
     let said = |name: &str| {
         let line = format!("cumock: {name} is not emulated; it returns CUDA_ERROR_NOT_SUPPORTED");
         stderr.lines().filter(|l| *l == line).count()
     };
-    assert_eq!(said("cuStreamWriteValue32"), 1, "{stderr}");
-    assert_eq!(said("cuStreamWriteValue32_v2"), 0, "{stderr}");
+    assert_eq!(said("cuGraphicsResourceSetMapFlags"), 1, "{stderr}");
+    assert_eq!(said("cuGraphicsResourceSetMapFlags_v2"), 0, "{stderr}");
 }

@@ -363,6 +363,49 @@ fn graph_conditional_probe_matches_the_h200() {
     compare("graph_conditional", &[]);
 }
 
+/// Module, library and kernel queries, context configuration and the small calls the
+/// mock emulated late (clients/probes/api_gaps.c). Awaits its recording on the H200
+/// (ci/gpu-probes.sh): compared once the golden exists; until then the mock must answer
+/// every section, with the layout and settings tests/api_gaps.rs checks.
+#[test]
+fn api_gaps_probe_matches_the_h200_once_recorded() {
+    let golden = common::workspace().join(GOLDENS).join("api_gaps.txt");
+    if golden.exists() {
+        return compare("api_gaps", &[]);
+    }
+    eprintln!("api_gaps: awaiting a recording on the H200 (ci/gpu-probes.sh OUTDIR)");
+    let mock = sections(&run_probe_with("api_gaps", &[], &[]));
+    for s in [
+        "module-queries",
+        "loading-state",
+        "library-queries",
+        "context-config",
+        "small-ones",
+        "stream-memops",
+    ] {
+        let text = mock.get(s).unwrap_or_else(|| panic!("section {s} missing"));
+        assert!(
+            !text.contains("setup failed") && !text.contains("crash") && !text.contains("exit "),
+            "{s}:\n{text}"
+        );
+        assert!(
+            !text.contains("= CUDA_ERROR_NOT_SUPPORTED")
+                || s == "small-ones"
+                || s == "stream-memops",
+            "{s}: a call not emulated:\n{text}"
+        );
+    }
+    for (s, line) in [
+        ("module-queries", "offset 16 size 24"),
+        ("library-queries", "same as cuLibraryGetGlobal: yes"),
+        ("context-config", "flags 0x4, primary flags 0x4 active 1"),
+        ("stream-memops", "result 8, 64-bit word 0x2 0x1"),
+        ("stream-memops", "host word 11"),
+    ] {
+        assert!(mock[s].contains(line), "{s}: no `{line}`:\n{}", mock[s]);
+    }
+}
+
 /// Issue 20's exec setters and cuGraphExecUpdate: what each setter accepts and refuses
 /// for every node type, and the update results. Awaits its recording on the H200
 /// (ci/gpu-probes.sh): compared once the golden exists; until then the mock must answer

@@ -85,6 +85,43 @@ impl ContextApi for Mock {
             d.ctx_limit(limit, Some(value as u64)).map(|_| ())
         }
 
+        fn cuCtxSetFlags(d; flags) {
+            d.ctx_set_flags(flags)
+        }
+
+        fn cuCtxGetCacheConfig(d; pconfig) {
+            pconfig.write(d.ctx_cache_config()? as CUfunc_cache)
+        }
+
+        fn cuCtxSetCacheConfig(d; config) {
+            d.ctx_set_cache_config(config as i32)
+        }
+
+        /// Deprecated (see `check_shared_config`).
+        fn cuCtxGetSharedMemConfig(d; p_config) {
+            d.ctx_device(None)?;
+            p_config.write(crate::model::context::SHARED_CONFIG_FOUR_BYTE as CUsharedconfig)
+        }
+
+        /// Deprecated (see `check_shared_config`).
+        fn cuCtxSetSharedMemConfig(d; config) {
+            d.ctx_device(None)?;
+            crate::model::context::check_shared_config(config as i32)
+        }
+
+        fn cuCtxGetExecAffinity(d; p_exec_affinity, type_) {
+            let sms = d.ctx_exec_affinity_sm_count(type_ as i32)?;
+            // cuda.h's CUexecAffinityParam: { CUexecAffinityType type; union {
+            // CUexecAffinitySmCount smCount; } param; }, smCount an unsigned int.
+            let p = p_exec_affinity.as_ptr().cast::<u32>();
+            // Safety: the out-parameter holds a CUexecAffinityParam, cuda.h's contract.
+            unsafe {
+                p.write_unaligned(type_ as u32);
+                p.add(1).write_unaligned(sms);
+            }
+            Ok(())
+        }
+
         fn cuCtxResetPersistingL2Cache(d;) {
             // The mock has no L2 cache, so no line persists and there is nothing to demote
             // to normal (the set-aside size stays the limit's): what is left is the

@@ -42,6 +42,75 @@ impl DeviceApi for Mock {
             uuid.write(CUuuid { bytes })
         }
 
+        /// The mock makes no context with limited SMs (cuCtxCreate_v3 refuses affinity
+        /// parameters), so it says none can be made: 0 for SM_COUNT, the only type.
+        fn cuDeviceGetExecAffinitySupport(d; pi, type_, dev) {
+            d.device(dev)?;
+            crate::model::context::check_exec_affinity_type(type_ as i32)?;
+            pi.write(0)
+        }
+
+        /// The device's CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH elements, whatever
+        /// the element (cuda.h gives no formula by element size: the probe api_gaps
+        /// records the H200's answers by format and channels), for a valid element.
+        fn cuDeviceGetTexture1DLinearMaxWidth(d; max_width_in_elements, format, num_channels, dev) {
+            let p = d.device(dev)?;
+            crate::model::textures::channel_format(format as i32, num_channels)?;
+            let width = p
+                .attributes
+                .get("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH")
+                .copied()
+                .unwrap_or(0);
+            max_width_in_elements.write(width as usize)
+        }
+
+        /// Deprecated: CUdevprop's fields are device attributes.
+        fn cuDeviceGetProperties(d; prop, dev) {
+            let p = d.device(dev)?;
+            let a = |name: &str| {
+                p.attributes
+                    .get(&format!("CU_DEVICE_ATTRIBUTE_{name}"))
+                    .copied()
+                    .unwrap_or(0)
+            };
+            // cuda.h's CUdevprop: 14 ints, in this order.
+            let fields = [
+                a("MAX_THREADS_PER_BLOCK"),
+                a("MAX_BLOCK_DIM_X"),
+                a("MAX_BLOCK_DIM_Y"),
+                a("MAX_BLOCK_DIM_Z"),
+                a("MAX_GRID_DIM_X"),
+                a("MAX_GRID_DIM_Y"),
+                a("MAX_GRID_DIM_Z"),
+                a("MAX_SHARED_MEMORY_PER_BLOCK"),
+                a("TOTAL_CONSTANT_MEMORY"),
+                a("WARP_SIZE"),
+                a("MAX_PITCH"),
+                a("MAX_REGISTERS_PER_BLOCK"),
+                a("CLOCK_RATE"),
+                a("TEXTURE_ALIGNMENT"),
+            ];
+            // Safety: CUdevprop is those 14 ints (cuda.h), opaque in cumock_abi.
+            unsafe { prop.cast::<[c_int; 14]>() }.write(fields)
+        }
+
+        /// No atomic operation is native over the H200's link to the host
+        /// (CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED is 0 in its profile): every
+        /// operation's capabilities are 0, once the operations are checked.
+        fn cuDeviceGetHostAtomicCapabilities(d; capabilities, #[slice] operations, count, dev) {
+            let p = d.device(dev)?;
+            let native = p
+                .attributes
+                .get("CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED")
+                .copied()
+                .unwrap_or(0);
+            if native != 0 {
+                return Err(not_supported("a device with native host atomics is not emulated"));
+            }
+            // Safety: cuda.h's contract: capabilities holds count values.
+            unsafe { super::write_atomic_capabilities(capabilities, operations, count, |_| 0) }
+        }
+
         // The device's memory pools (the model is `model::pools`, the pools' own calls are
         // in `malloc_async.rs`).
 

@@ -28,6 +28,32 @@ emulate! {
         d.function_set_cache_config(hfunc, config)
     }
 
+    pub(super) fn cuFuncGetModule(d; #[late] hmod, hfunc) {
+        hmod.write_key(d.function_module(hfunc)?)
+    }
+
+    pub(super) fn cuFuncGetParamInfo(d; func, param_index, #[late] param_offset, param_size) {
+        let (offset, size) = d.function_param_info(func, param_index)?;
+        param_offset.write(offset)?;
+        param_size.map_or(Ok(()), |p| p.write(size))
+    }
+
+    pub(super) fn cuFuncIsLoaded(d; #[late] state, hfunc) {
+        // CU_FUNCTION_LOADING_STATE_LOADED 1, UNLOADED 0.
+        state.write(d.function_is_loaded(hfunc)? as CUfunctionLoadingState)
+    }
+
+    pub(super) fn cuFuncLoad(d; hfunc) {
+        d.function_load(hfunc)
+    }
+
+    /// Deprecated: the H200's shared-memory banks are 4 bytes, fixed; a device without a
+    /// configurable bank size ignores the setting (cuda.h), so only its value is checked.
+    pub(super) fn cuFuncSetSharedMemConfig(d; hfunc, config) {
+        d.function_module(hfunc)?;
+        crate::model::context::check_shared_config(config)
+    }
+
     pub(super) fn cuLaunchHostFunc(d; s, f, user_data) {
         let Some(f) = f else {
             return Err(invalid("fn is NULL"));

@@ -109,6 +109,40 @@ impl LibraryApi for Mock {
             d.function_set_attribute(f, attrib, val)
         }
 
+        fn cuKernelGetLibrary(d; #[late] p_lib, kernel) {
+            p_lib.write_key(d.kernel_library(kernel)?)
+        }
+
+        fn cuKernelGetParamInfo(d; kernel, param_index, #[late] param_offset, param_size) {
+            let f = d.kernel_get_function(kernel)?;
+            let (offset, size) = d.function_param_info(f, param_index)?;
+            param_offset.write(offset)?;
+            param_size.map_or(Ok(()), |p| p.write(size))
+        }
+
+        fn cuLibraryGetKernelCount(d; #[late] count, lib) {
+            count.write(d.library_kernels(lib)?.len() as c_uint)
+        }
+
+        fn cuLibraryEnumerateKernels(d; kernels, num_kernels, lib) {
+            let handles = d.library_kernels(lib)?;
+            // Safety: cuda.h's contract: the array holds numKernels handles.
+            unsafe { super::write_handles(kernels, num_kernels, &handles, "kernels") }
+        }
+
+        fn cuLibraryGetManaged(d; dptr, bytes, library, name) {
+            // As cuLibraryGetGlobal (cuModuleGetGlobal): both outputs zeroed when the
+            // name is not found.
+            let found = d
+                .library_get_managed(library, &name.to_string_lossy())
+                .map(|(addr, size)| (addr.get(), size as usize));
+            super::out_pair(dptr, bytes, found, |e| e.code == cumock_abi::result::CUDA_ERROR_NOT_FOUND)
+        }
+
+        fn cuLibraryGetUnifiedFunction(d; _fptr, library, symbol) {
+            d.library_get_unified_function(library, &symbol.to_string_lossy())
+        }
+
         fn cuKernelSetCacheConfig(d; kernel, config, dev) {
             let f = d.kernel_get_function(kernel)?;
             d.device(dev)?;

@@ -77,6 +77,7 @@ mod modules;
 mod occupancy;
 mod peer_access;
 mod primary_context;
+mod stream_memops;
 mod streams;
 mod tensor_maps;
 mod textures;
@@ -135,7 +136,6 @@ macro_rules! not_emulated {
 not_emulated! {
     MulticastObjectApi,
     ExternalResourceInteroperabilityApi,
-    StreamMemoryOperationsApi,
     TextureReferenceApi,
     SurfaceReferenceApi,
     GraphicsInteroperabilityApi,
@@ -153,7 +153,8 @@ not_emulated! {
 methods_in_files! {
     ExecutionControlApi {
         exec: cuFuncGetName, cuFuncGetAttribute, cuFuncSetAttribute, cuFuncSetCacheConfig,
-            cuLaunchHostFunc;
+            cuFuncGetModule, cuFuncGetParamInfo, cuFuncIsLoaded, cuFuncLoad,
+            cuFuncSetSharedMemConfig, cuLaunchHostFunc;
         launch: cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx,
             cuLaunchKernelEx_ptsz;
     }
@@ -243,6 +244,58 @@ unsafe fn zero_on_failure<T: ZeroValue>(p: *mut T, r: CuResult<T>) -> CuResult<(
 /// Writes a pair of out-parameters, each skipped if NULL: the values on success; on a
 /// failure for which `zeroes` holds, zeros, as the H200 does (cuMemGetInfo,
 /// cuMemGetAddressRange, cuModuleGetGlobal: probe out-params-on-failure).
+/// Writes a model's handles into a program's array of `room` entries
+/// (cuModuleEnumerateFunctions, cuLibraryEnumerateKernels): as cuda.h says, at most
+/// `room`; the entries past the handles are left alone. NULL with room is
+/// CUDA_ERROR_INVALID_VALUE.
+///
+/// # Safety
+/// `p` is NULL or holds `room` writable `T`s, cuda.h's contract.
+unsafe fn write_handles<T: crate::boundary::Handle<Key = u64>>(
+    p: *mut T,
+    room: std::ffi::c_uint,
+    keys: &[u64],
+    what: &str,
+) -> CuResult<()> {
+    if room == 0 {
+        return Ok(());
+    }
+    if p.is_null() {
+        return Err(invalid(format!("{what} is NULL")));
+    }
+    for (i, &k) in keys.iter().take(room as usize).enumerate() {
+        // Safety: i < room, and the caller's contract.
+        unsafe { p.add(i).write_unaligned(T::of(k)) };
+    }
+    Ok(())
+}
+
+/// cuDeviceGetHostAtomicCapabilities and cuDeviceGetP2PAtomicCapabilities: each
+/// operation's CUatomicOperationCapability bits, by `capability`. cuda.h: NULL arrays, a
+/// count of 0 or an operation that is not a CUatomicOperation (0 to FLOAT_MAX 12) are
+/// CUDA_ERROR_INVALID_VALUE.
+///
+/// # Safety
+/// `capabilities` is NULL or holds `count` writable values, cuda.h's contract.
+unsafe fn write_atomic_capabilities(
+    capabilities: *mut std::ffi::c_uint,
+    operations: &[CUatomicOperation],
+    count: std::ffi::c_uint,
+    capability: impl Fn(CUatomicOperation) -> std::ffi::c_uint,
+) -> CuResult<()> {
+    if capabilities.is_null() || count == 0 {
+        return Err(invalid("capabilities is NULL or count is 0"));
+    }
+    if let Some(op) = operations.iter().find(|&&op| !(0..=12).contains(&op)) {
+        return Err(invalid(format!("{op} is not a CUatomicOperation")));
+    }
+    for (i, &op) in operations.iter().enumerate() {
+        // Safety: i < count, and the caller's contract.
+        unsafe { capabilities.add(i).write_unaligned(capability(op)) };
+    }
+    Ok(())
+}
+
 fn out_pair<A: ZeroValue, B: ZeroValue>(
     a: Option<Out<A>>,
     b: Option<Out<B>>,

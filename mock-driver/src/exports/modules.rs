@@ -75,6 +75,20 @@ impl ModuleApi for Mock {
             r
         }
 
+        fn cuModuleGetFunctionCount(d; count, hmod) {
+            count.write(d.module_functions(hmod)?.len() as c_uint)
+        }
+
+        fn cuModuleEnumerateFunctions(d; functions, num_functions, hmod) {
+            let handles = d.module_functions(hmod)?;
+            // Safety: cuda.h's contract: the array holds numFunctions handles.
+            unsafe { super::write_handles(functions, num_functions, &handles, "functions") }
+        }
+
+        fn cuModuleGetLoadingMode(; mode) {
+            mode.write(crate::model::module::module_loading_mode() as CUmoduleLoadingMode)
+        }
+
         fn cuLinkDestroy(d; link) {
             d.link_destroy(link)?;
             forget_link_outputs(link);

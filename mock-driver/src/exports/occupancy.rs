@@ -76,6 +76,10 @@ impl OccupancyApi for Mock {
             block_size.write(block)
         }
 
+        fn cuOccupancyAvailableDynamicSMemPerBlock(d; dynamic_smem_size, func, num_blocks, block_size) {
+            dynamic_smem_size.write(d.occupancy_available_dynamic_shared(func, num_blocks, block_size)?)
+        }
+
         // The launch configuration is read by `launch_shape`, which refuses NULL itself.
 
         fn cuOccupancyMaxPotentialClusterSize(d; cluster_size, func, #[raw] config) {

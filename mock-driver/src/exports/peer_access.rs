@@ -38,6 +38,26 @@ impl PeerContextMemoryAccessApi for Mock {
             };
             value.write(v)
         }
+
+        /// As cuDeviceGetP2PAttribute: the same device twice is CUDA_ERROR_INVALID_DEVICE
+        /// (an assumption the probe api_gaps records); devices that do not reach each other
+        /// have no native atomic (every capability 0). Between devices that do (NVLink),
+        /// which operations of which widths are native is not known without a recording
+        /// on a 2-GPU H200 host: not emulated until then.
+        fn cuDeviceGetP2PAtomicCapabilities(d; capabilities, #[slice] operations, count, src_device, dst_device) {
+            d.device(src_device)?;
+            d.device(dst_device)?;
+            if src_device == dst_device {
+                return Err(invalid_device("srcDevice and dstDevice are the same device"));
+            }
+            if d.profile.can_access_peer(src_device as usize, dst_device as usize) {
+                return Err(not_supported(
+                    "the native atomics between two peer devices are not emulated (not recorded yet)",
+                ));
+            }
+            // Safety: cuda.h's contract: capabilities holds count values.
+            unsafe { super::write_atomic_capabilities(capabilities, operations, count, |_| 0) }
+        }
     }
 
     // Written by hand: a NULL context is refused before the check for cuInit, and as

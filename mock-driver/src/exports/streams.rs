@@ -43,6 +43,14 @@ impl StreamApi for Mock {
             pctx.write_key(Some(ctx))
         }
 
+        /// The mock makes no green context, so a stream's green context is NULL.
+        fn cuStreamGetCtx_v2(d; s, #[late] pctx, #[late] p_green_ctx) {
+            let (ctx, _, _) = d.stream_info(s)?;
+            let (pctx, p_green_ctx) = (pctx.check()?, p_green_ctx.check()?);
+            pctx.write_key(Some(ctx))?;
+            p_green_ctx.write(std::ptr::null_mut())
+        }
+
         fn cuStreamGetDevice(d; s, #[late] device) {
             let (_, dev, _) = d.stream_info(s)?;
             device.write(dev as CUdevice)

@@ -578,6 +578,13 @@ impl TextureObjectApi for Mock {
             p.write(r)
         }
 
+        /// cuda.h: a texture object made without a resource view has none to return
+        /// (CUDA_ERROR_INVALID_VALUE), and the mock makes none with one.
+        fn cuTexObjectGetResourceViewDesc(d; #[late] _p, t) {
+            d.texture_descriptors(t)?;
+            Err(invalid("the texture object was made without a resource view"))
+        }
+
         fn cuTexObjectGetTextureDesc(d; #[late] p, t) {
             let (_, tex) = d.texture_descriptors(t)?;
             p.write(tex)

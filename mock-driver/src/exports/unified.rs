@@ -42,6 +42,19 @@ impl UnifiedAddressingApi for Mock {
             Ok(())
         }
 
+        /// cuda.h: SYNC_MEMOPS is the only attribute that may be set; `value` points to
+        /// an unsigned int (0 or not).
+        fn cuPointerSetAttribute(d; value, attribute, ptr) {
+            if attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS {
+                return Err(invalid(format!(
+                    "attribute {attribute} cannot be set: CU_POINTER_ATTRIBUTE_SYNC_MEMOPS is the only one"
+                )));
+            }
+            // Safety: cuda.h: value points to an unsigned int, where not NULL.
+            let on = unsafe { crate::boundary::input(value.cast::<u32>(), "value") }? != 0;
+            d.pointer_set_sync_memops(ptr, on)
+        }
+
         // ---- managed memory: advice, prefetches, range attributes ----
 
         fn cuMemAdvise_v2(d; ptr, count, advice, location) {
@@ -51,6 +64,22 @@ impl UnifiedAddressingApi for Mock {
         fn cuMemPrefetchAsync_v2(d; ptr, count, location, flags, s) {
             d.stream_check(s)?;
             d.mem_prefetch(ptr.get(), count as u64, location.type_, location.id, flags)
+        }
+
+        /// The plural of cuMemRangeGetAttribute: each attribute as the singular answers
+        /// it, the first failure the call's.
+        fn cuMemRangeGetAttributes(d; data, data_sizes, attributes, num_attributes, ptr, count) {
+            if num_attributes == 0 || data.is_null() || data_sizes.is_null() || attributes.is_null() {
+                return Err(invalid("numAttributes is 0, or data, dataSizes or attributes is NULL"));
+            }
+            d.ctx_device(None)?;
+            for i in 0..num_attributes {
+                // Safety: cuda.h: the three arrays hold numAttributes entries.
+                let (out, size, attribute) =
+                    unsafe { (*data.add(i), *data_sizes.add(i), *attributes.add(i)) };
+                Self::cuMemRangeGetAttribute(out, size, attribute, ptr.get(), count)?;
+            }
+            Ok(())
         }
 
         fn cuMemRangeGetAttribute(d; data, data_size, attribute, ptr, count) {
@@ -173,7 +202,10 @@ unsafe fn write_pointer_attribute(
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER => out(data.cast::<u64>(), ptr),
         CU_POINTER_ATTRIBUTE_HOST_POINTER if i.on_host => out(data.cast::<u64>(), ptr),
         CU_POINTER_ATTRIBUTE_HOST_POINTER => Err(invalid("device memory has no host pointer")),
-        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS => out(data.cast::<u32>(), 0),
+        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS => out(
+            data.cast::<u32>(),
+            u32::from(d.pointer_sync_memops(i.buffer_id)),
+        ),
         CU_POINTER_ATTRIBUTE_BUFFER_ID => out(data.cast::<u64>(), i.buffer_id),
         CU_POINTER_ATTRIBUTE_IS_MANAGED => out(data.cast::<u32>(), u32::from(i.managed)),
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => out(data.cast::<i32>(), i.device as i32),

@@ -24,6 +24,9 @@ pub struct Context {
     pub flags: u32,
     pub primary: bool,
     pub peers: Vec<usize>,
+    /// cuCtxSetCacheConfig's CUfunc_cache, read back by cuCtxGetCacheConfig: a
+    /// preference that changes nothing the program can see (PREFER_NONE at creation).
+    pub cache_config: i32,
 }
 
 /// cuCtxGetLimit's answers on the H200 before any cuCtxSetLimit (probe context-limits),
@@ -119,6 +122,7 @@ impl Contexts {
                 flags,
                 primary,
                 peers: Vec::new(),
+                cache_config: 0,
             },
         );
         h
@@ -133,6 +137,7 @@ impl Contexts {
                 flags,
                 primary: true,
                 peers: Vec::new(),
+                cache_config: 0,
             },
         );
         ctx
@@ -494,6 +499,55 @@ impl Driver {
         Ok(self.state.lock().contexts.require_current()?.1.flags)
     }
 
+    /// cuCtxSetFlags: the current context's flags, overwritten (cuda.h), checked as
+    /// cuCtxCreate's. A primary context's flags are its device's primary flags, as
+    /// cuDevicePrimaryCtxSetFlags would set them (the probe api_gaps records whether
+    /// cuDevicePrimaryCtxGetState agrees on the H200).
+    pub fn ctx_set_flags(&self, flags: u32) -> CuResult<()> {
+        check_ctx_flags(flags)?;
+        let mut st = self.state.lock();
+        let (ctx, c) = st.contexts.require_current()?;
+        let (device, primary) = (c.device, c.primary);
+        if let Some(c) = st.contexts.contexts.get_mut(&ctx) {
+            c.flags = flags;
+        }
+        if primary {
+            st.contexts.primary[device].flags = flags;
+        }
+        Ok(())
+    }
+
+    /// cuCtxGetExecAffinity(CU_EXEC_AFFINITY_TYPE_SM_COUNT, the only type): the SMs the
+    /// current context may use. The mock makes no context with limited SMs (cuCtxCreate_v3
+    /// refuses affinity parameters), so it is every SM of the device.
+    pub fn ctx_exec_affinity_sm_count(&self, kind: i32) -> CuResult<u32> {
+        check_exec_affinity_type(kind)?;
+        let device = self.ctx_device(None)?;
+        Ok(self.device_attribute(device, 16 /* MULTIPROCESSOR_COUNT */, 132) as u32)
+    }
+
+    /// cuCtxGetCacheConfig: the current context's preference, as set.
+    pub fn ctx_cache_config(&self) -> CuResult<i32> {
+        Ok(self.state.lock().contexts.require_current()?.1.cache_config)
+    }
+
+    /// cuCtxSetCacheConfig: a CUfunc_cache, PREFER_NONE (0) to PREFER_EQUAL (3), kept for
+    /// cuCtxGetCacheConfig; the mock has no L1 to split, as a device with a fixed split
+    /// ignores it (cuda.h).
+    pub fn ctx_set_cache_config(&self, config: i32) -> CuResult<()> {
+        if !(0..=3).contains(&config) {
+            return Err(invalid(format!(
+                "{config} is not a CUfunc_cache (CU_FUNC_CACHE_PREFER_NONE 0 to PREFER_EQUAL 3)"
+            )));
+        }
+        let mut st = self.state.lock();
+        let (ctx, _) = st.contexts.require_current()?;
+        if let Some(c) = st.contexts.contexts.get_mut(&ctx) {
+            c.cache_config = config;
+        }
+        Ok(())
+    }
+
     /// cuCtxSynchronize: waits for the work of every stream, whichever thread issued it
     /// (the state's lock is not held meanwhile), then reports a kernel's sticky fault.
     pub fn ctx_synchronize(&self, ctx: Option<ContextId>) -> CuResult<()> {
@@ -578,6 +632,32 @@ impl Driver {
                 .require_current()
                 .is_ok_and(|(_, c)| c.flags & CU_CTX_SCHED_MASK == CU_CTX_SCHED_BLOCKING_SYNC)
     }
+}
+
+/// A CUsharedconfig: DEFAULT_BANK_SIZE (0), FOUR_BYTE (1) or EIGHT_BYTE (2). The H200's
+/// banks are 4 bytes, fixed: cuda.h says a device without a configurable bank size
+/// ignores the setting, so the value is only checked.
+pub fn check_shared_config(config: i32) -> CuResult<()> {
+    if !(0..=2).contains(&config) {
+        return Err(invalid(format!(
+            "{config} is not a CUsharedconfig (CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE 0 to EIGHT_BYTE_BANK_SIZE 2)"
+        )));
+    }
+    Ok(())
+}
+
+/// What cuCtxGetSharedMemConfig answers: the H200's fixed bank size,
+/// CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE (cuda.h: "the fixed bank size of the hardware").
+pub const SHARED_CONFIG_FOUR_BYTE: i32 = 1;
+
+/// A CUexecAffinityType: CU_EXEC_AFFINITY_TYPE_SM_COUNT (0) is the only one.
+pub fn check_exec_affinity_type(kind: i32) -> CuResult<()> {
+    if kind != 0 {
+        return Err(invalid(format!(
+            "{kind} is not a CUexecAffinityType (CU_EXEC_AFFINITY_TYPE_SM_COUNT 0 is the only one)"
+        )));
+    }
+    Ok(())
 }
 
 fn check_ctx_flags(flags: u32) -> CuResult<()> {

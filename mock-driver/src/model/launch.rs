@@ -427,8 +427,12 @@ impl Driver {
     /// The function a launch names (a CUfunction, or a CUkernel), looked up once: its
     /// parameters' layout (for the boundary to build the buffer) and the launch's checks
     /// both read it.
+    /// A launch loads a function that lazy loading had not (cuFuncIsLoaded).
     pub fn launch_function(&self, f: u64) -> CuResult<LaunchFunction> {
-        self.function_in(&self.state.lock(), f)
+        let mut st = self.state.lock();
+        let function = self.function_in(&st, f)?;
+        st.modules.mark_loaded(f)?;
+        Ok(function)
     }
 
     fn function_in(&self, st: &State, f: u64) -> CuResult<LaunchFunction> {

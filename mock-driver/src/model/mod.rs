@@ -69,6 +69,7 @@ pub mod process;
 pub mod profile;
 pub mod reservations;
 pub mod stream_attrs;
+pub mod stream_memops;
 pub mod stream_queues;
 pub mod streams;
 pub mod textures;
@@ -128,6 +129,10 @@ pub struct State {
     /// attribute or a context's limit set): executable graphs keep their kernel nodes
     /// prepared while it stays.
     pub launch_epoch: u64,
+    /// The allocations (by buffer id) cuPointerSetAttribute(SYNC_MEMOPS) marked, read
+    /// back by cuPointerGetAttribute. The mock's synchronous copies finish before they
+    /// return whatever the mark, so it changes nothing else.
+    pub sync_memops: std::collections::HashSet<u64>,
 }
 
 pub struct Driver {
@@ -179,6 +184,7 @@ impl Driver {
                 printf_err: Vec::new(),
                 textures: Default::default(),
                 launch_epoch: 0,
+                sync_memops: Default::default(),
             }),
         }
     }

@@ -102,6 +102,11 @@ pub struct FunctionRef {
     pub non_portable_cluster: bool,
     /// cuFuncSetAttribute(CLUSTER_SCHEDULING_POLICY_PREFERENCE), read back as set.
     pub cluster_policy: i32,
+    /// Whether the function counts as loaded under lazy loading (cuFuncIsLoaded): once
+    /// found by name, launched or cuFuncLoad-ed; a handle from cuModuleEnumerateFunctions
+    /// alone is not. The mock decodes every kernel when the module loads, so this is
+    /// only what the query reports.
+    pub loaded: bool,
 }
 
 /// A library loaded with cuLibraryLoad*: here, a module of the context current at load
@@ -163,8 +168,22 @@ impl Modules {
         Ok((handle, r))
     }
 
-    fn function_handle(&mut self, module: u64, kernel: usize) -> u64 {
+    /// The function handle of a module's kernel, made at the first request; `loaded`
+    /// marks it loaded (see `FunctionRef::loaded`), which it stays.
+    /// Marks a function (or a CUkernel's) loaded: cuFuncLoad, or a launch.
+    pub fn mark_loaded(&mut self, f: u64) -> CuResult<()> {
+        let (handle, _) = self.function(f)?;
+        if let Some(r) = self.functions.get_mut(&handle) {
+            r.loaded = true;
+        }
+        Ok(())
+    }
+
+    fn function_handle(&mut self, module: u64, kernel: usize, loaded: bool) -> u64 {
         if let Some(Some(h)) = self.modules.get(&module).map(|m| m.functions[kernel]) {
+            if let Some(r) = self.functions.get_mut(&h) {
+                r.loaded |= loaded;
+            }
             return h;
         }
         let h = self.fresh(FUNCTION_TAG);
@@ -178,6 +197,7 @@ impl Modules {
                 required_cluster: [0; 3],
                 non_portable_cluster: false,
                 cluster_policy: 0,
+                loaded,
             },
         );
         if let Some(m) = self.modules.get_mut(&module) {
@@ -702,7 +722,7 @@ impl Driver {
                 format!("the module has no kernel named `{name}`"),
             )
         })?;
-        Ok(st.modules.function_handle(module, k))
+        Ok(st.modules.function_handle(module, k, true))
     }
 
     /// cuModuleGetGlobal: the address and size of a `.global` or `.const` variable.
@@ -899,6 +919,41 @@ impl Driver {
         Ok(by_threads.min(blocks_per_sm).min(by_shared).max(0))
     }
 
+    /// cuOccupancyAvailableDynamicSMemPerBlock: the most dynamic shared memory a block of
+    /// `block_size` threads may ask for with `num_blocks` such blocks resident on one SM,
+    /// by the same limits as `occupancy_blocks_per_sm` (so that
+    /// `occupancy_blocks_per_sm(f, block_size, answer)` is at least `num_blocks`), and at
+    /// most what a launch of `f` may ask for; 0 when that many blocks do not fit at all.
+    pub fn occupancy_available_dynamic_shared(
+        &self,
+        f: u64,
+        num_blocks: i32,
+        block_size: i32,
+    ) -> CuResult<usize> {
+        use attr::*;
+        if num_blocks <= 0 || block_size <= 0 {
+            return Err(invalid(format!(
+                "numBlocks {num_blocks} and blockSize {block_size} must be positive"
+            )));
+        }
+        if self.occupancy_blocks_per_sm(f, block_size, 0)? < num_blocks {
+            return Ok(0);
+        }
+        let st = self.state.lock();
+        let (_, r) = st.modules.function(f)?;
+        let m = st.modules.module(r.module)?;
+        let k = &m.program.kernels[r.kernel];
+        let shared_per_sm = self.device_attribute(
+            m.device,
+            DEV_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            228 << 10,
+        ) as i64;
+        let per_block =
+            shared_per_sm / i64::from(num_blocks) - 1024 - i64::from(k.static_shared_bytes);
+        let limit = i64::from(self.dynamic_shared_limit(m, &r));
+        Ok(per_block.min(limit).max(0) as usize)
+    }
+
     /// cuOccupancyMaxPotentialClusterSize: the largest cluster a launch may have, 8
     /// blocks (portable) or 16 with NON_PORTABLE_CLUSTER_SIZE_ALLOWED, as the H200 answers
     /// even for a kernel whose shape is compiled in; 0 when no block of the configuration
@@ -1081,6 +1136,127 @@ impl Driver {
                 invalid_handle(format!("{kernel:#x} is not a kernel of a loaded library"))
             })
     }
+
+    // ---- enumeration and queries (cuModuleEnumerateFunctions, cuFuncGetParamInfo...) ----
+
+    /// The kernels of a module, in the order of the PTX (the order the H200 enumerates in
+    /// is for the probe api_gaps to record): each one's function handle, the same handle
+    /// cuModuleGetFunction gives. Under lazy loading a handle made here is not loaded.
+    pub fn module_functions(&self, module: u64) -> CuResult<Vec<u64>> {
+        let mut st = self.state.lock();
+        let kernels = st.modules.module(module)?.program.kernels.len();
+        let eager = module_loading_mode() == CU_MODULE_EAGER_LOADING;
+        Ok((0..kernels)
+            .map(|k| st.modules.function_handle(module, k, eager))
+            .collect())
+    }
+
+    /// The kernels of a library, as CUkernel handles (those cuLibraryGetKernel gives).
+    pub fn library_kernels(&self, lib: u64) -> CuResult<Vec<u64>> {
+        let module = {
+            let st = self.state.lock();
+            self.library(&st, lib)?
+        };
+        let functions = self.module_functions(module)?;
+        let mut st = self.state.lock();
+        Ok(functions
+            .into_iter()
+            .map(|func| {
+                if let Some((&k, _)) = st.modules.kernels.iter().find(|(_, (_, f))| *f == func) {
+                    return k;
+                }
+                let k = st.modules.fresh(KERNEL_TAG);
+                st.modules.kernels.insert(k, (lib, func));
+                k
+            })
+            .collect())
+    }
+
+    /// The library a CUkernel belongs to.
+    pub fn kernel_library(&self, kernel: u64) -> CuResult<u64> {
+        let st = self.state.lock();
+        st.modules
+            .kernels
+            .get(&kernel)
+            .map(|&(l, _)| l)
+            .ok_or_else(|| {
+                invalid_handle(format!("{kernel:#x} is not a kernel of a loaded library"))
+            })
+    }
+
+    /// The module a function (or a CUkernel's function) is in.
+    pub fn function_module(&self, f: u64) -> CuResult<u64> {
+        Ok(self.state.lock().modules.function(f)?.1.module)
+    }
+
+    /// The offset and size of parameter `index` in the function's parameter buffer, as
+    /// the PTX lays it out (each `.param` at its alignment, in order).
+    pub fn function_param_info(&self, f: u64, index: usize) -> CuResult<(usize, usize)> {
+        let params = self.function_params(f)?;
+        let p = params.get(index).ok_or_else(|| {
+            invalid(format!(
+                "parameter {index} is out of range: the function takes {}",
+                params.len()
+            ))
+        })?;
+        Ok((p.offset as usize, p.size as usize))
+    }
+
+    /// cuFuncIsLoaded: see `FunctionRef::loaded`; under eager loading, every function.
+    pub fn function_is_loaded(&self, f: u64) -> CuResult<bool> {
+        let (_, r) = self.state.lock().modules.function(f)?;
+        Ok(r.loaded || module_loading_mode() == CU_MODULE_EAGER_LOADING)
+    }
+
+    /// cuFuncLoad: marks the function loaded (its code was decoded with its module).
+    pub fn function_load(&self, f: u64) -> CuResult<()> {
+        self.state.lock().modules.mark_loaded(f)
+    }
+
+    /// cuLibraryGetManaged: the address and size of a `__managed__` variable.
+    pub fn library_get_managed(&self, lib: u64, name: &str) -> CuResult<(DevicePtr, u64)> {
+        let st = self.state.lock();
+        let m = st.modules.module(self.library(&st, lib)?)?;
+        let i = m
+            .program
+            .globals
+            .iter()
+            .position(|g| g.managed && g.name == name)
+            .ok_or_else(|| {
+                CuError::new(
+                    CUDA_ERROR_NOT_FOUND,
+                    format!("the library has no managed variable named `{name}`"),
+                )
+            })?;
+        Ok((DevicePtr::new(m.globals[i]), m.program.globals[i].size))
+    }
+
+    /// cuLibraryGetUnifiedFunction: a unified function is a `.func` with
+    /// `.attribute(.unified(...))`, which the mock's PTX reader refuses at load, so a
+    /// library it loaded has none: every symbol is not found (cuda.h's
+    /// CUDA_ERROR_NOT_FOUND), after the library is checked.
+    pub fn library_get_unified_function(&self, lib: u64, symbol: &str) -> CuResult<()> {
+        let st = self.state.lock();
+        self.library(&st, lib)?;
+        Err(CuError::new(
+            CUDA_ERROR_NOT_FOUND,
+            format!("the library has no unified function `{symbol}` (the mock loads none)"),
+        ))
+    }
+}
+
+/// CUmoduleLoadingMode values (cuda.h).
+pub const CU_MODULE_EAGER_LOADING: i32 = 1;
+pub const CU_MODULE_LAZY_LOADING: i32 = 2;
+
+/// cuModuleGetLoadingMode: as the real driver, the environment's CUDA_MODULE_LOADING
+/// (`EAGER` or `LAZY`), read once; lazy by default since CUDA 12.2.
+pub fn module_loading_mode() -> i32 {
+    static MODE: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| match std::env::var("CUDA_MODULE_LOADING").as_deref() {
+        Ok("EAGER") => CU_MODULE_EAGER_LOADING,
+        _ => CU_MODULE_LAZY_LOADING,
+    })
 }
 
 /// The executor's settings, given once when the driver is made: they do not change under

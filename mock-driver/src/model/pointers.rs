@@ -1,11 +1,32 @@
 //! cuPointerGetAttribute(s): what the driver knows of a device address, gathered from
 //! its mapping, allocation, reservation and the current context.
 
+use super::error::*;
 use super::ids::{AllocationId, ContextId, DevicePtr};
 use super::vmm::{self, ReservationKind};
 use super::Driver;
 
 impl Driver {
+    /// Whether cuPointerSetAttribute(SYNC_MEMOPS) marked the allocation of `buffer_id`.
+    pub fn pointer_sync_memops(&self, buffer_id: u64) -> bool {
+        self.state.lock().sync_memops.contains(&buffer_id)
+    }
+
+    /// cuPointerSetAttribute(SYNC_MEMOPS): marks (or unmarks) the allocation holding
+    /// `ptr`, which must be memory the driver knows.
+    pub fn pointer_set_sync_memops(&self, ptr: DevicePtr, on: bool) -> CuResult<()> {
+        let info = self
+            .pointer_info(ptr)
+            .ok_or_else(|| invalid(format!("{:#x} is not memory the driver knows", ptr.get())))?;
+        let mut st = self.state.lock();
+        if on {
+            st.sync_memops.insert(info.buffer_id);
+        } else {
+            st.sync_memops.remove(&info.buffer_id);
+        }
+        Ok(())
+    }
+
     /// What cuPointerGetAttribute reports of a device address.
     pub fn pointer_info(&self, ptr: DevicePtr) -> Option<PointerInfo> {
         let ptr = ptr.get();
