@@ -2881,6 +2881,16 @@ impl FuncDecoder<'_> {
             return self.carry(i, m);
         }
         let relu = m.take("relu");
+        // `fma.rn.oob{.relu}` of the half formats (sm_90): the ISA's syntax has no `.ftz`
+        // or `.sat` with it, and `.rn` only.
+        if m.take("oob") {
+            let ty = self.one_type(i, m)?;
+            if opc != "fma" || rnd != Some(Rnd::N) || ftz || sat || approx || full {
+                return Err(unsup(m));
+            }
+            let f = math::fma_oob(ty, relu).ok_or_else(|| unsup(m))?;
+            return self.alu(i, f, 3);
+        }
         // `.xorsign.abs` (together, as the ISA requires) on min/max of halves and f32.
         let xorsign = m.take("xorsign");
         if xorsign || m.list.iter().any(|x| x == "abs") {
