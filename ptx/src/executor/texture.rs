@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{for_lanes, write_lane, BlockCtx, Fault, Warp};
 use crate::decode::{Bounds, Geom, ImageOp, ImageQuery, LodOperand, Src};
 use crate::math::Lanes;
-use crate::texture::{Image, Lod, Lookup, SurfaceObject, TextureObject};
+use crate::texture::{texel_offset, Image, Lod, Lookup, SurfaceObject, TextureObject};
 use crate::FaultKind;
 
 /// The objects a warp's lanes name, looked up once each.
@@ -35,6 +35,20 @@ impl BlockCtx<'_> {
 
     fn coord_lanes(&self, w: &Warp, coords: &[Src]) -> Vec<Lanes> {
         coords.iter().map(|s| self.lanes(w, *s)).collect()
+    }
+
+    /// Each lane's texel offsets (`texture::texel_offset`), zeros without the operand.
+    fn offset_lanes(&self, w: &Warp, offset: &Option<[Src; 3]>) -> [[i64; 3]; 32] {
+        let mut out = [[0i64; 3]; 32];
+        if let Some(e) = offset {
+            for (k, s) in e.iter().enumerate() {
+                let v = self.lanes(w, *s);
+                for (l, o) in out.iter_mut().enumerate() {
+                    o[k] = texel_offset(v[l]);
+                }
+            }
+        }
+        out
     }
 
     pub(super) fn image(
@@ -69,9 +83,12 @@ impl BlockCtx<'_> {
                 coords,
                 float_coords,
                 lod,
+                offset,
+                resident,
             } => {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
+                let off = self.offset_lanes(w, offset);
                 let lod_lanes = match lod {
                     LodOperand::Base => Vec::new(),
                     LodOperand::Level(s) => vec![self.lanes(w, *s)],
@@ -111,6 +128,7 @@ impl BlockCtx<'_> {
                             &Lookup {
                                 dims: geom.dims(),
                                 coords: xyz,
+                                offset: off[l],
                                 layer,
                                 cube: geom.cube(),
                                 lod,
@@ -121,7 +139,7 @@ impl BlockCtx<'_> {
                         for (k, v) in at.iter_mut().enumerate().take(geom.dims()) {
                             *v = c[first + k][l] as u32 as i32 as i64;
                         }
-                        t.fetch(mem, geom.dims(), at, layer)
+                        t.fetch(mem, geom.dims(), at, off[l], layer)
                     };
                     match r {
                         Ok(v) => results[l] = v,
@@ -132,6 +150,7 @@ impl BlockCtx<'_> {
                     return Err(f);
                 }
                 write_results(w, d, 4, &results, emask);
+                write_resident(w, *resident, emask);
             }
             ImageOp::Tld4 {
                 comp,
@@ -139,9 +158,12 @@ impl BlockCtx<'_> {
                 d,
                 handle,
                 coords,
+                offset,
+                resident,
             } => {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
+                let off = self.offset_lanes(w, offset);
                 let mut results = [[0u32; 4]; 32];
                 for_lanes(emask, |l| {
                     if fault.is_some() {
@@ -157,6 +179,7 @@ impl BlockCtx<'_> {
                         (None, 0)
                     };
                     let q = Lookup {
+                        offset: off[l],
                         dims: 2,
                         coords: std::array::from_fn(|k| f32::from_bits(c[first + k][l] as u32)),
                         layer,
@@ -172,6 +195,7 @@ impl BlockCtx<'_> {
                     return Err(f);
                 }
                 write_results(w, d, 4, &results, emask);
+                write_resident(w, *resident, emask);
             }
             ImageOp::Txq {
                 query,
@@ -355,6 +379,13 @@ fn write_results(
             write_lane(w, d[k], l, r[l][k] as u64);
         }
     });
+}
+
+/// The residency predicate (`d|p`) of `tex` and `tld4`: the mock has no sparse textures
+/// (the driver creates none), so every texel is resident and p is true, as the ISA says
+/// of resident data.
+fn write_resident(w: &mut Warp, p: crate::decode::Dst, emask: u32) {
+    for_lanes(emask, |l| write_lane(w, p, l, 1));
 }
 
 fn query_value(img: &Image, q: ImageQuery) -> u32 {
