@@ -485,6 +485,11 @@ fn texture_probe() {
 }
 
 #[test]
+fn texture_offsets() {
+    run("texture_offsets", &[]);
+}
+
+#[test]
 fn cubemap_mipmap() {
     run("cubemap_mipmap", &[]);
 }
