@@ -490,6 +490,11 @@ fn texture_offsets() {
 }
 
 #[test]
+fn surface_formatted() {
+    run("surface_formatted", &[]);
+}
+
+#[test]
 fn cubemap_mipmap() {
     run("cubemap_mipmap", &[]);
 }

@@ -102,6 +102,16 @@ extern "C" __global__ void offsets(cudaTextureObject_t t, unsigned* out, int ox,
   for (int k = 0; k < 4; k++) o[2 + k] = __float_as_uint(g[k]);
   o[6] = __float_as_uint(ir[0]);
 }
+// sust.p (formatted stores) has no C++ form either: four values, or two, at byte x.
+extern "C" __global__ void formatted(cudaSurfaceObject_t s, unsigned a, unsigned b, unsigned c,
+                                     unsigned d, int x, int two) {
+  if (two)
+    asm volatile("sust.p.2d.v2.b32.trap [%0, {%1, %2}], {%3, %4};"
+                 :: "l"(s), "r"(x), "r"(0), "r"(a), "r"(b) : "memory");
+  else
+    asm volatile("sust.p.2d.v4.b32.trap [%0, {%1, %2}], {%3, %4, %5, %6};"
+                 :: "l"(s), "r"(x), "r"(0), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
 extern "C" __global__ void surface_oob(cudaSurfaceObject_t s, int* out, int trap) {
   if (trap) {
     out[0] = surf2Dread<int>(s, 4 * 1000, 0);
@@ -478,6 +488,104 @@ fn texel_offsets_move_the_indices_and_every_texel_is_resident() {
     }
 }
 
+/// `sust.p`: values converted to the surface's format (f32 to f16 rounded to nearest,
+/// integers saturated to narrower channels), R first, values past the channels ignored,
+/// channels past the values kept; x in bytes, a whole texel.
+#[test]
+fn formatted_surface_stores_convert_to_the_format() {
+    let m = module();
+    let k = m.kernel("formatted").unwrap();
+    let fmt = |kind, bits, channels| Format {
+        kind,
+        bits,
+        channels,
+    };
+    // (format, the values, two or four, x, what the surface's 2 texels hold after),
+    // texels prefilled with 0xab.
+    let cases: Vec<(Format, [u32; 4], bool, u64, Vec<u8>)> = vec![
+        (
+            fmt(ChannelKind::Unsigned, 8, 4),
+            [300, 255, 7, u32::MAX],
+            false,
+            4,
+            vec![0xab, 0xab, 0xab, 0xab, 255, 255, 7, 255],
+        ),
+        (
+            fmt(ChannelKind::Signed, 16, 2),
+            [(-40000i32) as u32, 12345, 9, 9],
+            false,
+            0,
+            [(-32768i16).to_le_bytes(), 12345i16.to_le_bytes()]
+                .concat()
+                .into_iter()
+                .chain([0xab; 4])
+                .collect(),
+        ),
+        (
+            fmt(ChannelKind::Float, 16, 4),
+            [1.0f32.to_bits(), 65520.0f32.to_bits(), 0, 0],
+            true,
+            8,
+            [0xab; 8]
+                .into_iter()
+                .chain([0x00, 0x3c, 0x00, 0x7c, 0xab, 0xab, 0xab, 0xab])
+                .collect(),
+        ),
+        (
+            fmt(ChannelKind::Float, 32, 1),
+            [1.5f32.to_bits(), 7, 7, 7],
+            false,
+            4,
+            [0xab; 4].into_iter().chain(1.5f32.to_le_bytes()).collect(),
+        ),
+    ];
+    for engine in engines() {
+        for (format, v, two, x, want) in &cases {
+            let bytes = vec![0xabu8; 2 * format.texel_bytes() as usize];
+            let img = array_image(*format, 2, 1, 1, false, &bytes);
+            let Storage::Array(texels) = img.storage.clone() else {
+                unreachable!()
+            };
+            let mem = ImageMemory {
+                mem: TestMemory::new(),
+                textures: vec![],
+                surfaces: vec![(0x42, Arc::new(SurfaceObject { image: img }))],
+            };
+            let p = params(
+                &m.kernels[k],
+                &[
+                    0x42,
+                    v[0] as u64,
+                    v[1] as u64,
+                    v[2] as u64,
+                    v[3] as u64,
+                    *x,
+                    *two as u64,
+                ],
+            );
+            let mut l = launch(1, 1, &p);
+            l.engine = engine;
+            run(&m, k, &l, &mem).unwrap();
+            let mut got = vec![0u8; bytes.len()];
+            assert!(texels.read(0, &mut got));
+            assert_eq!(&got, want, "{engine:?} {format:?}");
+        }
+        // x must name a whole texel (4 bytes here): 2 is a fault under `.trap`.
+        let img = array_image(fmt(ChannelKind::Unsigned, 8, 4), 2, 1, 1, false, &[0; 8]);
+        let mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: vec![],
+            surfaces: vec![(0x42, Arc::new(SurfaceObject { image: img }))],
+        };
+        let p = params(&m.kernels[k], &[0x42, 1, 2, 3, 4, 2, 0]);
+        let mut l = launch(1, 1, &p);
+        l.engine = engine;
+        let f = run(&m, k, &l, &mem).unwrap_err();
+        assert_eq!(f.kind, FaultKind::IllegalAddress, "{f}");
+        assert!(f.detail.contains("multiple of the 4-byte"), "{f}");
+    }
+}
+
 #[test]
 fn surfaces_read_and_write_with_byte_x_and_bounds_modes() {
     let m = module();
@@ -564,10 +672,6 @@ fn queries_and_unsupported_forms_at_load() {
         (
             "tex.2dms.v4.f32.s32 {%f1, %f1, %f1, %f1}, [%rd1, {%r1, %r1, %r1, %r1}];",
             "1d, 2d",
-        ),
-        (
-            "sust.p.2d.v4.b32.trap [%rd1, {%r1, %r1}], {%r1, %r1, %r1, %r1};",
-            "formatted",
         ),
         (
             "tex.2d.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1}], {%r1, %r1}, %f1;",

@@ -8,8 +8,9 @@
 //! `txq.num_mipmap_levels`) and cubemaps (`.cube`, `.acube`, for `tex` and `tld4`) are
 //! emulated, and so are texel offsets (`tex` and `tld4`'s `e` operand) and the residency
 //! predicate (`d|p`: the mock has no sparse textures, so every texel is resident);
-//! `tex.grad` on cubemaps, multisample geometries, depth compare and formatted stores
-//! (`sust.p`) are unsupported, each saying so at load.
+//! formatted surface stores (`sust.p`) convert their 32-bit values to the surface's
+//! format; `tex.grad` on cubemaps, multisample geometries and depth compare are
+//! unsupported, each saying so at load.
 
 use super::{semantic, unsupported, Dst, FuncDecoder, Mods, Op, Src};
 use crate::math::Ty;
@@ -136,7 +137,10 @@ pub enum ImageOp {
         handle: Src,
         coords: [Src; 4],
     },
-    /// `sust.b.geom{.v2,.v4}.btype.bounds [s, c], v`.
+    /// `sust.b.geom{.v2,.v4}.btype.bounds [s, c], v`, or (`formatted`) `sust.p
+    /// .geom{.v2,.v4}.b32.bounds [s, c], v`: the values (f32, u32 or s32 as the surface's
+    /// channels are float, unsigned or signed) converted to the surface's format, R, G, B,
+    /// A in order, one texel at x (bytes).
     Sust {
         geom: Geom,
         n: u8,
@@ -145,6 +149,7 @@ pub enum ImageOp {
         v: [Src; 4],
         handle: Src,
         coords: [Src; 4],
+        formatted: bool,
     },
     Suq {
         query: ImageQuery,
@@ -504,11 +509,16 @@ impl FuncDecoder<'_> {
             }
             "suld" | "sust" => {
                 let store = i.opcode == "sust";
-                if m.take("p") {
-                    return Err(unsup(m, "formatted surface stores are not emulated"));
-                }
-                if !m.take("b") {
-                    return Err(semantic(i, "expected `.b`"));
+                let formatted = store && m.take("p");
+                if !formatted && !m.take("b") {
+                    return Err(semantic(
+                        i,
+                        if store {
+                            "expected `.b` or `.p`"
+                        } else {
+                            "expected `.b`"
+                        },
+                    ));
                 }
                 m.drop_hints();
                 let geom = Geom::from_mods(m)
@@ -525,6 +535,9 @@ impl FuncDecoder<'_> {
                     [Ty::B64] => 8,
                     _ => return Err(semantic(i, "expected one of .b8 .b16 .b32 .b64")),
                 };
+                if formatted && bytes != 4 {
+                    return Err(semantic(i, "`sust.p` stores `.b32` values"));
+                }
                 let bounds = match m.take_any(&["trap", "clamp", "zero"]).as_deref() {
                     Some("clamp") => Bounds::Clamp,
                     Some("zero") => Bounds::Zero,
@@ -557,6 +570,7 @@ impl FuncDecoder<'_> {
                         v,
                         handle,
                         coords,
+                        formatted,
                     }
                 } else {
                     ImageOp::Suld {

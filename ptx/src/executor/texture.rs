@@ -327,11 +327,11 @@ impl BlockCtx<'_> {
                 v,
                 handle,
                 coords,
+                formatted,
             } => {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
                 let vals = self.coord_lanes(w, &v[..*n as usize]);
-                let access = *n as u64 * *bytes as u64;
                 for_lanes(emask, |l| {
                     if fault.is_some() {
                         return;
@@ -339,6 +339,12 @@ impl BlockCtx<'_> {
                     let Some(s) = surfaces.get(h[l], |x| mem.surface(x)) else {
                         fault = Some(bad_handle(self, w, l, h[l], "surface"));
                         return;
+                    };
+                    // A formatted store writes one texel; an unformatted one its bytes.
+                    let access = if *formatted {
+                        s.image.format.texel_bytes()
+                    } else {
+                        *n as u64 * *bytes as u64
                     };
                     let at = match element_offset(&s.image, *geom, &c, l, access, *bounds) {
                         Ok(Some(off)) => off,
@@ -349,9 +355,23 @@ impl BlockCtx<'_> {
                         }
                     };
                     let mut buf = [0u8; 32];
-                    for (k, lanes) in vals.iter().enumerate() {
-                        for b in 0..*bytes as usize {
-                            buf[k * *bytes as usize + b] = (lanes[l] >> (8 * b)) as u8;
+                    if *formatted {
+                        let f = s.image.format;
+                        if (f.channels as usize) > vals.len() {
+                            // Channels the values do not reach keep their bytes (the
+                            // ISA: "written with an unpredictable value").
+                            if let Err(why) = s.image.read(mem, at, &mut buf[..access as usize]) {
+                                fault = Some(read_fault(self, w, l, why));
+                                return;
+                            }
+                        }
+                        let values: Vec<u32> = vals.iter().map(|v| v[l] as u32).collect();
+                        encode_texel(f, &values, &mut buf);
+                    } else {
+                        for (k, lanes) in vals.iter().enumerate() {
+                            for b in 0..*bytes as usize {
+                                buf[k * *bytes as usize + b] = (lanes[l] >> (8 * b)) as u8;
+                            }
                         }
                     }
                     if let Err(why) = s.image.write(mem, at, &buf[..access as usize]) {
@@ -364,6 +384,34 @@ impl BlockCtx<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// `sust.p`'s conversion (PTX ISA: the values are f32 for float channels, u32 for
+/// unsigned, s32 for signed, "converted from this type to the surface sample format"):
+/// the first `channels` values, R first, into `buf`. f32 to f16 rounds to nearest even
+/// (NaN stays NaN); integers wider than a channel saturate to its range. The ISA does not
+/// say saturate or wrap: `clients/runtime/surface_formatted.cu` records the H200's.
+fn encode_texel(f: crate::texture::Format, values: &[u32], buf: &mut [u8]) {
+    use crate::texture::ChannelKind;
+    let w = f.bits as usize / 8;
+    for (c, v) in values.iter().enumerate().take(f.channels as usize) {
+        let raw: u64 = match (f.kind, f.bits) {
+            (ChannelKind::Float, 16) => {
+                crate::math::f64_to_f16(f32::from_bits(*v) as f64, crate::math::Rnd::N) as u64
+            }
+            (ChannelKind::Float, _) => *v as u64,
+            (ChannelKind::Unsigned, b) if b < 32 => (*v as u64).min((1 << b) - 1),
+            (ChannelKind::Unsigned, _) => *v as u64,
+            (ChannelKind::Signed, b) if b < 32 => {
+                let max = (1i64 << (b - 1)) - 1;
+                (*v as i32 as i64).clamp(-max - 1, max) as u64
+            }
+            (ChannelKind::Signed, _) => *v as u64,
+        };
+        for k in 0..w {
+            buf[c * w + k] = (raw >> (8 * k)) as u8;
+        }
     }
 }
 
