@@ -502,7 +502,8 @@ fn formatted_surface_stores_convert_to_the_format() {
     };
     // (format, the values, two or four, x, what the surface's 2 texels hold after),
     // texels prefilled with 0xab.
-    let cases: Vec<(Format, [u32; 4], bool, u64, Vec<u8>)> = vec![
+    type Case = (Format, [u32; 4], bool, u64, Vec<u8>);
+    let cases: Vec<Case> = vec![
         (
             fmt(ChannelKind::Unsigned, 8, 4),
             [300, 255, 7, u32::MAX],
