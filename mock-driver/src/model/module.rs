@@ -636,12 +636,14 @@ impl Driver {
             .collect();
         for (g, &at) in program.globals.iter().zip(&globals) {
             // `init` is the initialised prefix; the rest of the fresh allocation is zero
-            // already and stays untouched (sparse), however large the variable.
-            if g.init.iter().any(|b| *b != 0) {
+            // already and stays untouched (sparse), however large the variable. The
+            // addresses of variables it holds are written in now they are placed.
+            let init = g.initial_bytes(&globals);
+            if init.iter().any(|b| *b != 0) {
                 let copied = self.copy(
                     super::HostOrDevice::Device(DevicePtr::new(at)),
-                    super::HostOrDevice::Host(HostBytes::from_slice(&g.init)),
-                    g.init.len() as u64,
+                    super::HostOrDevice::Host(HostBytes::from_slice(&init)),
+                    init.len() as u64,
                 );
                 if let Err(e) = copied {
                     let _ = self.mem_free(DevicePtr::new(storage));
