@@ -64,3 +64,37 @@ K init_addresses(const unsigned* in, unsigned* out, int n) {
   o[8] = (unsigned)((char*)ia_pk.p - (char*)ia_x);
   o[9] = *ia_pp == ia_p;
 }
+
+// Sparse FP8 mma (m16n8k64, f32 accumulators), which sm_90 lacks in hardware: ptxas 13
+// converts the operands to f16 and issues two sparse f16 HMMA.SP.16832s (the stored
+// elements in the low halves of A's registers first, from +0; the rest accumulating
+// onto it), then adds C with an FADD. The mock computes that arithmetic (the dense FP8
+// path's, over A's packed columns); the recording decides whether the split and the
+// roundings are as read. Each warp's lanes take 16 input words: A (4), B (4) with every
+// byte's exponent kept below all-ones (no NaN or infinity), C (4) as multiples of 1/64,
+// and metadata nibbles drawn from the six increasing index pairs.
+K mma_sparse_fp8(const unsigned* in, unsigned* out, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (16 * t + 15 >= n) return;
+  const unsigned* w = in + 16 * t;
+  unsigned a[4], b[4], d[12];
+  float c[4];
+  for (int k = 0; k < 4; k++) {
+    a[k] = w[k] & 0x77777777u;
+    b[k] = w[4 + k] & 0x77777777u;
+    c[k] = (float)((int)(w[8 + k] % 4001u) - 2000) / 64.0f;
+  }
+  const unsigned pairs[6] = {0x4, 0x8, 0xc, 0x9, 0xd, 0xe};
+  unsigned e = 0;
+  for (int j = 0; j < 8; j++) e |= pairs[((w[12] >> (4 * j)) & 0xf) % 6] << (4 * j);
+#define SP8(INST, O)                                                                      \
+  asm volatile(INST " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9,%10,%11}, {%12,%13,%14,%15}, %16, 0;" \
+               : "=r"(d[O]), "=r"(d[O + 1]), "=r"(d[O + 2]), "=r"(d[O + 3])              \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), \
+                 "r"(b[3]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(e))
+  SP8("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32", 0);
+  SP8("mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32", 4);
+  SP8("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32", 8);
+#undef SP8
+  for (int k = 0; k < 12; k++) out[12 * t + k] = d[k];
+}

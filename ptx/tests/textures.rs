@@ -672,7 +672,7 @@ fn queries_and_unsupported_forms_at_load() {
         ),
         (
             "tex.2dms.v4.f32.s32 {%f1, %f1, %f1, %f1}, [%rd1, {%r1, %r1, %r1, %r1}];",
-            "1d, 2d",
+            "multisample textures",
         ),
         (
             "tex.2d.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1}], {%r1, %r1}, %f1;",

@@ -334,6 +334,13 @@ impl FuncDecoder<'_> {
             "tex" => {
                 m.take("base");
                 let mip = m.take_any(&["level", "grad"]);
+                if m.list.iter().any(|x| x == "2dms" || x == "a2dms") {
+                    return Err(unsup(
+                        m,
+                        "multisample textures (.2dms, .a2dms) are not emulated: CUDA's \
+                         runtime and driver create none (only graphics interop does)",
+                    ));
+                }
                 let geom = if m.take("cube") {
                     Geom::Cube
                 } else if m.take("acube") {
