@@ -495,6 +495,11 @@ fn surface_formatted() {
 }
 
 #[test]
+fn texture_depth_compare() {
+    run("texture_depth_compare", &[]);
+}
+
+#[test]
 fn cubemap_mipmap() {
     run("cubemap_mipmap", &[]);
 }
