@@ -505,6 +505,21 @@ fn texture_probe() {
 }
 
 #[test]
+fn texture_offsets() {
+    run("texture_offsets", &[]);
+}
+
+#[test]
+fn surface_formatted() {
+    run("surface_formatted", &[]);
+}
+
+#[test]
+fn texture_depth_compare() {
+    run("texture_depth_compare", &[]);
+}
+
+#[test]
 fn cubemap_mipmap() {
     run("cubemap_mipmap", &[]);
 }

@@ -705,9 +705,18 @@ fn var_size(v: &VarDecl) -> Result<(u64, u32), LoadError> {
 /// initialiser, not its size (the device memory it lands in is sparse).
 /// `funcs`: the index in `Program::funcs` of each function with a body, whose address an
 /// initialiser may name.
-fn init_bytes(v: &VarDecl, funcs: &HashMap<&str, u32>) -> Result<Vec<u8>, LoadError> {
+/// `vars`: the index in `Module::globals` of each `.global`/`.const` variable, whose
+/// address an initialiser may hold (`generic(var)+off`, `var+off`, a masked byte of
+/// either): those become relocations the loader writes once it has placed the variables
+/// (zeros in the bytes meanwhile).
+fn init_bytes(
+    v: &VarDecl,
+    funcs: &HashMap<&str, u32>,
+    vars: &HashMap<&str, u32>,
+) -> Result<(Vec<u8>, Vec<crate::Reloc>), LoadError> {
+    let mut relocs = Vec::new();
     if v.init.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), relocs));
     }
     let ty = Ty::from_name(&v.ty).unwrap_or(Ty::B8);
     let elem = ty.bytes() as usize;
@@ -731,15 +740,56 @@ fn init_bytes(v: &VarDecl, funcs: &HashMap<&str, u32>) -> Result<Vec<u8>, LoadEr
     }
     let mut out = Vec::with_capacity(v.init.len() * elem);
     for x in &v.init {
-        if let Opnd::Name(n) = x {
-            let Some(&k) = funcs.get(n.as_str()) else {
+        // A variable's address, whole or masked: a relocation.
+        let var_addr = match x {
+            Opnd::AddrOf {
+                name,
+                off,
+                mask,
+                generic: _,
+            } => Some((name.as_str(), *off, *mask)),
+            Opnd::Name(n) if !funcs.contains_key(n.as_str()) => Some((n.as_str(), 0, None)),
+            _ => None,
+        };
+        if let Some((name, addend, mask)) = var_addr {
+            let Some(&target) = vars.get(name) else {
                 return Err(LoadError::at(
                     v.line,
                     v.column,
-                    LoadErrorKind::Unsupported,
-                    format!("initializer `{n}`: only the addresses of functions with a body here are supported (variables' addresses, generic(var) and var+off are not)"),
+                    if funcs.contains_key(name) {
+                        LoadErrorKind::Unsupported
+                    } else {
+                        LoadErrorKind::Semantic
+                    },
+                    format!(
+                        "initializer `{name}`: not a `.global` or `.const` variable of this \
+                         module (nor, alone, a function with a body here)"
+                    ),
                 ));
             };
+            // A whole address takes 8 bytes; a masked one any element.
+            if mask.is_none() && elem != 8 {
+                return Err(LoadError::at(
+                    v.line,
+                    v.column,
+                    LoadErrorKind::Semantic,
+                    format!(
+                        "the address of `{name}` initialises a {elem}-byte element: addresses take 8"
+                    ),
+                ));
+            }
+            relocs.push(crate::Reloc {
+                offset: out.len() as u64,
+                bytes: elem.min(8) as u8,
+                target,
+                addend,
+                mask: mask.unwrap_or(u64::MAX),
+            });
+            out.extend(std::iter::repeat_n(0u8, elem));
+            continue;
+        }
+        if let Opnd::Name(n) = x {
+            let k = funcs[n.as_str()];
             if elem != 8 {
                 return Err(LoadError::at(
                     v.line,
@@ -767,7 +817,7 @@ fn init_bytes(v: &VarDecl, funcs: &HashMap<&str, u32>) -> Result<Vec<u8>, LoadEr
         // Every type is at most 16 bytes wide, so its bytes are a prefix of a u128's.
         out.extend_from_slice(&bits.to_le_bytes()[..elem.min(16)]);
     }
-    Ok(out)
+    Ok((out, relocs))
 }
 
 /// Registers `lo..hi` (or predicates) of one function.
@@ -787,6 +837,17 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         let next = func_index.len() as u32;
         func_index.entry(f.name.as_str()).or_insert(next);
     }
+    // Each `.global`/`.const` variable's index in `globals`, as the loop below pushes
+    // them: initialisers may hold their addresses, declared before or after.
+    let mut var_index: HashMap<&str, u32> = HashMap::new();
+    for v in ast
+        .vars
+        .iter()
+        .filter(|v| matches!(v.space, VarSpace::Global | VarSpace::Const))
+    {
+        let next = var_index.len() as u32;
+        var_index.entry(v.name.as_str()).or_insert(next);
+    }
     for v in &ast.vars {
         let (size, align) = var_size(v)?;
         match v.space {
@@ -803,6 +864,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                     ));
                 }
                 module_syms.insert(v.name.clone(), Sym::Global(globals.len() as u32));
+                let (init, relocs) = init_bytes(v, &func_index, &var_index)?;
                 globals.push(Global {
                     name: v.name.clone(),
                     space: if v.space == VarSpace::Global {
@@ -812,7 +874,8 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                     },
                     size,
                     align,
-                    init: init_bytes(v, &func_index)?,
+                    init,
+                    relocs,
                     managed: v.managed && v.space == VarSpace::Global,
                 });
             }
@@ -1423,9 +1486,12 @@ impl FuncDecoder<'_> {
                     walk(d, b, out);
                     return;
                 }
-                Opnd::Int(_) | Opnd::F32(_) | Opnd::F64(_) | Opnd::Addr(None, _) | Opnd::Sink => {
-                    return
-                }
+                Opnd::Int(_)
+                | Opnd::F32(_)
+                | Opnd::F64(_)
+                | Opnd::Addr(None, _)
+                | Opnd::Sink
+                | Opnd::AddrOf { .. } => return,
             };
             let n = match d.lookup(name) {
                 Some(Sym::Wide(r)) => {
@@ -2891,6 +2957,16 @@ impl FuncDecoder<'_> {
             return self.carry(i, m);
         }
         let relu = m.take("relu");
+        // `fma.rn.oob{.relu}` of the half formats (sm_90): the ISA's syntax has no `.ftz`
+        // or `.sat` with it, and `.rn` only.
+        if m.take("oob") {
+            let ty = self.one_type(i, m)?;
+            if opc != "fma" || rnd != Some(Rnd::N) || ftz || sat || approx || full {
+                return Err(unsup(m));
+            }
+            let f = math::fma_oob(ty, relu).ok_or_else(|| unsup(m))?;
+            return self.alu(i, f, 3);
+        }
         // `.xorsign.abs` (together, as the ISA requires) on min/max of halves and f32.
         let xorsign = m.take("xorsign");
         if xorsign || m.list.iter().any(|x| x == "abs") {

@@ -244,6 +244,23 @@ pub enum StateSpace {
 
 /// A module-scope `.global` or `.const` variable; the launcher allocates it in device
 /// memory, fills it with `init`, and passes its address in [`Launch::globals`].
+/// An address in a variable's initialiser (`generic(var)+off`, `var+off`, or the bits
+/// of one a mask picks: `0xFF00(generic(var)+4)`), written by the loader once it has
+/// placed the variables ([`Global::initial_bytes`]). A generic address of a `.global` or
+/// `.const` variable is its address: the mock's device memory has one address space.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reloc {
+    /// Where in the initialiser, and how many bytes (the element's, at most 8).
+    pub offset: u64,
+    pub bytes: u8,
+    /// The variable whose address it is (its index in `Module::globals`), plus `addend`.
+    pub target: u32,
+    pub addend: i64,
+    /// The bits of the address kept, shifted down to the mask's lowest set bit
+    /// (`u64::MAX`: the whole address).
+    pub mask: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct Global {
     pub name: String,
@@ -256,6 +273,29 @@ pub struct Global {
     /// `.attribute(.managed)` (`__managed__`): the driver places it in managed memory,
     /// which the host reaches at the same address.
     pub managed: bool,
+    /// The variables' addresses `init` holds zeros for.
+    pub relocs: Vec<Reloc>,
+}
+
+impl Global {
+    /// The initialised prefix with the variables' addresses written in, `addresses[i]`
+    /// being where variable `i` of the module lies (`Launch::globals`).
+    pub fn initial_bytes(&self, addresses: &[u64]) -> Vec<u8> {
+        let mut b = self.init.clone();
+        for r in &self.relocs {
+            let Some(&base) = addresses.get(r.target as usize) else {
+                continue;
+            };
+            let a = base.wrapping_add(r.addend as u64);
+            let v = (a & r.mask) >> r.mask.trailing_zeros().min(63);
+            let at = r.offset as usize;
+            let n = usize::from(r.bytes);
+            if let Some(dst) = b.get_mut(at..at + n) {
+                dst.copy_from_slice(&v.to_le_bytes()[..n]);
+            }
+        }
+        b
+    }
 }
 
 #[derive(Debug, Clone)]

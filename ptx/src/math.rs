@@ -1147,6 +1147,72 @@ pub fn f64_op(op: &str, m: FMods) -> Option<WarpFn> {
     })
 }
 
+/// The PTX ISA's "OOB NaN" in 16 bits: what a tensor map's NaN-request-zero-FMA fill
+/// writes for an element outside the tensor (every 16 bits 0x7ff7, as recorded on the
+/// H200), and what `fma.oob` tests its operands for.
+pub const OOB_NAN: u16 = u16::from_le_bytes(crate::tensormap::NAN_FILL);
+
+/// `fma.rn.oob{.relu}` of one half: +0 when any operand is the OOB NaN (the ISA: "clamps
+/// the result to 0 if either of the operands is OOB NaN"; any other NaN is an ordinary
+/// one), else `fma.rn{.relu}`'s result, as `half_op` computes it.
+fn fma_oob_half(a: u16, b: u16, c: u16, bf: bool, relu: bool) -> u16 {
+    if a == OOB_NAN || b == OOB_NAN || c == OOB_NAN {
+        return 0;
+    }
+    if bf {
+        let of = |x: u16| f32::from_bits((x as u32) << 16) as f64;
+        let (v, lo) = two_sum64(of(a) * of(b), of(c));
+        let r = f32_to_bf16(f32_odd2(v, lo), Rnd::N);
+        if relu {
+            relu_half(r, 0x7f80)
+        } else {
+            r
+        }
+    } else {
+        let of = |x: u16| f16_to_f32(x) as f64;
+        let r = f64_to_f16(of(a) * of(b) + of(c), Rnd::N);
+        if relu {
+            relu_half(r, 0x7c00)
+        } else {
+            r
+        }
+    }
+}
+
+fn fma_oob_lanes<const BF: bool, const RELU: bool, const X2: bool>(
+    o: &mut Lanes,
+    a: &Lanes,
+    b: &Lanes,
+    c: &Lanes,
+    _e: &Lanes,
+) {
+    for i in 0..32 {
+        let mut r = 0u64;
+        // Each half is tested on its own, as the ISA says of the SIMD forms.
+        for half in 0..if X2 { 2 } else { 1 } {
+            let sh = 16 * half;
+            let h = |x: u64| (x >> sh) as u16;
+            r |= (fma_oob_half(h(a[i]), h(b[i]), h(c[i]), BF, RELU) as u64) << sh;
+        }
+        o[i] = r;
+    }
+}
+
+/// `fma.rn.oob{.relu}.{f16,f16x2,bf16,bf16x2}`.
+pub fn fma_oob(ty: Ty, relu: bool) -> Option<WarpFn> {
+    Some(match (ty, relu) {
+        (Ty::F16, false) => fma_oob_lanes::<false, false, false>,
+        (Ty::F16, true) => fma_oob_lanes::<false, true, false>,
+        (Ty::F16x2, false) => fma_oob_lanes::<false, false, true>,
+        (Ty::F16x2, true) => fma_oob_lanes::<false, true, true>,
+        (Ty::BF16, false) => fma_oob_lanes::<true, false, false>,
+        (Ty::BF16, true) => fma_oob_lanes::<true, true, false>,
+        (Ty::BF16x2, false) => fma_oob_lanes::<true, false, true>,
+        (Ty::BF16x2, true) => fma_oob_lanes::<true, true, true>,
+        _ => return None,
+    })
+}
+
 /// Half precision (`.f16`, `.bf16`, and their `x2` pairs): computed exactly in f64
 /// (products and sums of two halves fit), rounded once to the half format.
 pub fn half_op(op: &str, ty: Ty, m: FMods) -> Option<WarpFn> {

@@ -621,8 +621,13 @@ impl MmaSpec {
     /// sparsity selector `sel`, if sm_90 has it (as ptxas 13 accepts them): f16 (D in C's
     /// type) and bf16 m16n8k16/k32, tf32 m16n8k8/k16, s8/u8 m16n8k32/k64, s4/u4
     /// m16n8k64/k128. `Err` names what is wrong: the selector's range (0..=3 where a
-    /// group's metadata fits one thread, 0..=1 where it takes two, 0 where four), or
-    /// FP8, which sm_90 has no sparse tensor-core path for that is known here.
+    /// group's metadata fits one thread, 0..=1 where it takes two, 0 where four). FP8
+    /// (`m16n8k64`, e4m3/e5m2 in any mix, f32 accumulators) is what ptxas 13 makes of it
+    /// on sm_90, which has no FP8 `mma`: read off its SASS, the operands converted to
+    /// f16, two sparse f16 `HMMA.SP.16832`s, the first from +0 on the stored elements in
+    /// the low halves of A's registers (packed column mod 4 < 2), the second on the rest
+    /// accumulating onto the first, then C added by an `FADD`: the dense FP8 path's
+    /// arithmetic ([`Fp8Path::ViaF16`]) over the packed columns.
     pub fn sparse(
         shape: Shape,
         [d, a, b, c]: [Elem; 4],
@@ -633,13 +638,16 @@ impl MmaSpec {
         let dense_k = match a {
             Elem::F16 | Elem::BF16 => 16,
             Elem::TF32 => 8,
-            Elem::S8 | Elem::U8 => 32,
+            Elem::S8 | Elem::U8 | Elem::E4M3 | Elem::E5M2 => 32,
             Elem::S4 | Elem::U4 => 64,
             _ => return Err(format!("sparse `mma` of {a:?} is not emulated")),
         };
+        let fp8 = matches!(a, Elem::E4M3 | Elem::E5M2);
         let ok = (m, n) == (16, 8)
-            && (k == dense_k || k == 2 * dense_k)
+            && (k == dense_k && !fp8 || k == 2 * dense_k)
             && match a {
+                // FP8: m16n8k64 with f32 accumulators only (ptxas 13 for sm_90).
+                Elem::E4M3 | Elem::E5M2 => matches!(b, Elem::E4M3 | Elem::E5M2) && c == Elem::F32,
                 Elem::F16 => b == a && c == d && matches!(c, Elem::F16 | Elem::F32),
                 Elem::BF16 | Elem::TF32 => b == a && c == Elem::F32 && d == c,
                 Elem::S8 | Elem::U8 => matches!(b, Elem::S8 | Elem::U8) && c == Elem::S32,

@@ -26,6 +26,16 @@ pub enum Opnd {
     Neg(String),
     /// `(a, b)`: call arguments and results.
     List(Vec<Opnd>),
+    /// In a variable's initialiser: a variable's address plus an offset (`var+8`,
+    /// `generic(var)+8`), or (`mask`) the bits of it a mask picks, shifted down
+    /// (`0xFF00(generic(var)+4)`: its second byte, as nvcc writes pointers in packed
+    /// structures).
+    AddrOf {
+        name: String,
+        off: i64,
+        generic: bool,
+        mask: Option<u64>,
+    },
     /// `_`: a result nobody reads.
     Sink,
 }
@@ -624,6 +634,42 @@ impl<'a> Parser<'a> {
             return self.expect_punct('}');
         }
         let neg = self.eat_punct('-');
+        // A mask over an address: `0xFF00(generic(var)+4)`.
+        if let (false, Some(Tok::Int(mask)), Some(Tok::Punct('('))) =
+            (neg, self.peek().cloned(), self.peek_at(1))
+        {
+            self.pos += 2;
+            let Opnd::AddrOf {
+                name, off, generic, ..
+            } = self.address_of()?
+            else {
+                unreachable!("address_of gives AddrOf")
+            };
+            self.expect_punct(')')?;
+            if mask == 0 {
+                return self.err(LoadErrorKind::Syntax, "a zero mask over an address");
+            }
+            out.push(Opnd::AddrOf {
+                name,
+                off,
+                generic,
+                mask: Some(mask),
+            });
+            return Ok(());
+        }
+        // `generic(var)` or `var+off`, with an optional offset.
+        let addr = match self.peek() {
+            Some(Tok::Ident(n)) if n == "generic" => {
+                matches!(self.peek_at(1), Some(Tok::Punct('(')))
+            }
+            Some(Tok::Ident(_)) => matches!(self.peek_at(1), Some(Tok::Punct('+' | '-'))),
+            _ => false,
+        };
+        if addr && !neg {
+            let a = self.address_of()?;
+            out.push(a);
+            return Ok(());
+        }
         match self.next()? {
             Tok::Int(v) => out.push(Opnd::Int(if neg { v.wrapping_neg() } else { v })),
             Tok::F32(v) if !neg => out.push(Opnd::F32(v)),
@@ -638,8 +684,8 @@ impl<'a> Parser<'a> {
             Tok::Ident(_) | Tok::Punct(_) | Tok::Dot(_) => {
                 self.pos -= 1;
                 return self.err(
-                    LoadErrorKind::Unsupported,
-                    "initializers with addresses (generic(var), var+off) are not supported",
+                    LoadErrorKind::Syntax,
+                    format!("bad initializer {}", describe(self.peek())),
                 );
             }
             other => {
@@ -651,6 +697,47 @@ impl<'a> Parser<'a> {
             }
         }
         Ok(())
+    }
+
+    /// `generic(var)`, `var`, with `+off` or `-off` after either.
+    fn address_of(&mut self) -> PResult<Opnd> {
+        let generic = matches!(self.peek(), Some(Tok::Ident(n)) if n == "generic")
+            && matches!(self.peek_at(1), Some(Tok::Punct('(')));
+        let name = if generic {
+            self.pos += 2;
+            let n = self.ident()?;
+            self.expect_punct(')')?;
+            n
+        } else {
+            self.ident()?
+        };
+        let sign = if self.eat_punct('+') {
+            1i64
+        } else if self.eat_punct('-') {
+            -1
+        } else {
+            0
+        };
+        let off = if sign == 0 {
+            0
+        } else {
+            match self.next()? {
+                Tok::Int(v) => sign.wrapping_mul(v as i64),
+                other => {
+                    self.pos -= 1;
+                    return self.err(
+                        LoadErrorKind::Syntax,
+                        format!("expected an offset, found {}", describe(Some(&other))),
+                    );
+                }
+            }
+        };
+        Ok(Opnd::AddrOf {
+            name,
+            off,
+            generic,
+            mask: None,
+        })
     }
 
     fn param_list(&mut self) -> PResult<Vec<VarDecl>> {

@@ -421,6 +421,14 @@ fn floor_index(u: f64) -> i64 {
     }
 }
 
+/// A texel offset as the instruction's `.s32` operand gives it: the ISA's range is -8..=7;
+/// a value outside it (undefined in the ISA) is taken as its low four bits, signed, as a
+/// 4-bit field of the hardware's instruction would hold it (corpus kernel
+/// `clients/runtime/texture_offsets.cu` records what the H200 does).
+pub(crate) fn texel_offset(v: u64) -> i64 {
+    (((v as u32) << 28) as i32 >> 28) as i64
+}
+
 /// Which level of detail a `tex` reads.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Lod {
@@ -438,6 +446,9 @@ pub(crate) enum Lod {
 pub(crate) struct Lookup {
     pub dims: usize,
     pub coords: [f32; 3],
+    /// Texel offsets (`tex`'s and `tld4`'s operand e), added to the texel indices the
+    /// coordinates give, before the address mode (zeros for none; cubemaps take none).
+    pub offset: [i64; 3],
     pub layer: Option<i64>,
     pub cube: bool,
     pub lod: Lod,
@@ -605,7 +616,7 @@ impl TextureObject {
             Lod::Grad(dx, dy) => self.gradient_lod(dims, dx, dy)?,
         };
         if self.levels.is_empty() || q.lod == Lod::Base {
-            let s = self.filter(mem, &self.image, sampler, dims, coords, slice)?;
+            let s = self.filter(mem, &self.image, sampler, dims, coords, q.offset, slice)?;
             return Ok(s.bits());
         }
         let on_level = |k: usize| {
@@ -617,7 +628,7 @@ impl TextureObject {
                     *v *= img.size(d) as f32 / self.image.size(d) as f32;
                 }
             }
-            self.filter(mem, img, sampler, dims, c, slice)
+            self.filter(mem, img, sampler, dims, c, q.offset, slice)
         };
         // The level of detail with its bias, clamped to the sampler's range and then to
         // the levels there are, in fixed point with 8 fractional bits, cut toward zero
@@ -676,7 +687,10 @@ impl TextureObject {
         Ok(len(dx).max(len(dy)).log2() as f32)
     }
 
-    /// One level's sample: point or linear filtering of `img` at `coords`.
+    /// One level's sample: point or linear filtering of `img` at `coords`, the texel
+    /// indices moved by `offset` (in this level's texels, as OpenGL's textureOffset)
+    /// before the address mode: a wrapping texture wraps the moved index.
+    #[allow(clippy::too_many_arguments)]
     fn filter(
         &self,
         mem: &dyn Memory,
@@ -684,6 +698,7 @@ impl TextureObject {
         sampler: &Sampler,
         dims: usize,
         coords: [f32; 3],
+        offset: [i64; 3],
         slice: u64,
     ) -> Result<Sampled, String> {
         // Integer results cannot be interpolated: such textures sample the nearest texel.
@@ -708,6 +723,8 @@ impl TextureObject {
             } else {
                 base[k] = floor_index(u);
             }
+            // A 1D texture filtered as 2D (above) has no offset for its made-up y.
+            base[k] += offset.get(k).copied().unwrap_or(0);
         }
         let index = |k: usize, off: i64| -> Option<u64> {
             if k >= dims {
@@ -739,14 +756,17 @@ impl TextureObject {
         Ok(Sampled::Exact(acc.map(|a| a / 256.0)))
     }
 
-    /// `tex` with integer coordinates: the texel at those indices, unfiltered.
+    /// `tex` with integer coordinates: the texel at those indices (moved by the texel
+    /// offsets `offset`), unfiltered.
     pub(crate) fn fetch(
         &self,
         mem: &dyn Memory,
         dims: usize,
         at: [i64; 3],
+        offset: [i64; 3],
         layer: Option<i64>,
     ) -> Result<[u32; 4], String> {
+        let at: [i64; 3] = std::array::from_fn(|k| at[k].saturating_add(offset[k]));
         let slice = self.layer_slice(layer);
         // Linear memory (tex1Dfetch) reads zero past either end whatever the address
         // mode: on the H200, under wrap with a zero border colour (texture_probe, section
@@ -790,7 +810,7 @@ impl TextureObject {
             let (u, mode) = texel_space(coords[k], self.image.size(k), sampler, k);
             // The footprint linear filtering would weigh: the coordinate rounded to 1/256
             // first, as for filtering (a gather's texels and a filter's agree).
-            base[k] = fixed_q8(u) >> 8;
+            base[k] = (fixed_q8(u) >> 8) + q.offset[k];
             modes[k] = mode;
         }
         let ix = |dx: i64, dy: i64| {
@@ -862,6 +882,7 @@ mod tests {
 
     fn lookup2(c: [f32; 2]) -> Lookup {
         Lookup {
+            offset: [0; 3],
             dims: 2,
             coords: [c[0], c[1], 0.0],
             layer: None,
@@ -872,6 +893,7 @@ mod tests {
 
     fn tex1(t: &TextureObject, x: f32) -> f32 {
         let q = Lookup {
+            offset: [0; 3],
             dims: 1,
             coords: [x, 0.0, 0.0],
             layer: None,
@@ -930,6 +952,7 @@ mod tests {
         t.image.slice_pitch = 4;
         let layer = |l: i64| {
             let q = Lookup {
+                offset: [0; 3],
                 dims: 1,
                 coords: [0.5, 0.0, 0.0],
                 layer: Some(l),
@@ -945,9 +968,15 @@ mod tests {
         let mut lin = float_texture(&[1.0], 8, 1, false, AddressMode::Clamp);
         lin.image.storage = Storage::Device(0x1000);
         // Past the ends nothing is read (NoMemory would fault): zero.
-        assert_eq!(lin.fetch(&NoMemory, 1, [-1, 0, 0], None).unwrap(), [0; 4]);
-        assert_eq!(lin.fetch(&NoMemory, 1, [8, 0, 0], None).unwrap(), [0; 4]);
-        assert!(lin.fetch(&NoMemory, 1, [7, 0, 0], None).is_err());
+        assert_eq!(
+            lin.fetch(&NoMemory, 1, [-1, 0, 0], [0; 3], None).unwrap(),
+            [0; 4]
+        );
+        assert_eq!(
+            lin.fetch(&NoMemory, 1, [8, 0, 0], [0; 3], None).unwrap(),
+            [0; 4]
+        );
+        assert!(lin.fetch(&NoMemory, 1, [7, 0, 0], [0; 3], None).is_err());
     }
 
     #[test]
@@ -1078,6 +1107,7 @@ mod tests {
                 for lod in specials {
                     for cube in [false, true] {
                         let q = Lookup {
+                            offset: [0; 3],
                             dims: 2,
                             coords: [x, -x, 0.5],
                             layer: Some(-1),

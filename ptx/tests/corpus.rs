@@ -74,16 +74,7 @@ fn execute(m: &Module, e: &Entry, input: &[u32]) -> Result<Vec<u32>, String> {
     let mut mem = TestMemory::new();
     let din = mem.map(&u32s(input), true);
     let dout = mem.map(&vec![0u8; e.nout * 4], true);
-    // Each variable at its full size: `init` is only the initialised prefix.
-    let globals: Vec<u64> = m
-        .globals
-        .iter()
-        .map(|g| {
-            let mut bytes = g.init.clone();
-            bytes.resize(g.size as usize, 0);
-            mem.map(&bytes, true)
-        })
-        .collect();
+    let globals = mem.map_globals(m);
     let p = params(&m.kernels[k], &[din, dout, e.nin as u64]);
     let mut l = launch(e.grid[0], e.block[0], &p);
     l.grid = [e.grid[0], e.grid[1], 1];

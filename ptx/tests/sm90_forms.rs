@@ -421,6 +421,56 @@ fn saturated_half_arithmetic_clamps_to_zero_and_one() {
 }
 
 #[test]
+fn fma_oob_gives_zero_where_an_operand_is_the_oob_nan() {
+    // The OOB NaN (0x7ff7, a NaN-filling tensor map's fill) in a, b or c makes +0;
+    // another NaN stays an ordinary NaN operand; the halves of x2 forms apart; `.relu`.
+    let body = "fma.rn.oob.f16 %h1, 0x3c00, 0x4000, 0x3c00;\n\
+                fma.rn.oob.f16 %h2, 0x7ff7, 0x4000, 0x3c00;\n\
+                fma.rn.oob.f16 %h3, 0x3c00, 0x7ff7, 0x3c00;\n\
+                fma.rn.oob.f16 %h4, 0x3c00, 0x4000, 0x7ff7;\n\
+                fma.rn.oob.f16 %h5, 0x7fff, 0x4000, 0x3c00;\n\
+                fma.rn.oob.relu.f16 %h6, 0xbc00, 0x3c00, 0x0000;\n\
+                mov.b32 %r1, {%h1, %h2};\n\
+                mov.b32 %r2, {%h3, %h4};\n\
+                mov.b32 %r3, {%h5, %h6};\n\
+                fma.rn.oob.f16x2 %r4, 0x3c007ff7, 0x40003c00, 0x3c003c00;\n\
+                fma.rn.oob.bf16 %h7, 0x3f80, 0x4000, 0x3f80;\n\
+                fma.rn.oob.bf16 %h8, 0x3f80, 0x4000, 0x7ff7;\n\
+                mov.b32 %r5, {%h7, %h8};\n\
+                fma.rn.oob.relu.bf16x2 %r6, 0x7ff73f80, 0x40004000, 0x3f803f80;\n\
+                fma.rn.oob.relu.bf16x2 %r7, 0x3f80bf80, 0x40003f80, 0x3f800000;\n\
+                st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};\n\
+                st.global.v2.u32 [%rd1+16], {%r5, %r6};\n\
+                st.global.u32 [%rd1+24], %r7;";
+    let out = run_ok(body, 1, &[], 7);
+    // 1*2+1 = 3 (0x4200); OOB -> 0.
+    assert_eq!(out[0], 0x0000_4200);
+    assert_eq!(out[1], 0);
+    // An ordinary NaN gives a NaN, not 0; relu of -1 is +0.
+    let nan = out[2] & 0xffff;
+    assert!(nan & 0x7c00 == 0x7c00 && nan & 0x3ff != 0, "{nan:#x}");
+    assert_eq!(out[2] >> 16, 0);
+    // x2: the low half's a is OOB, the high half computes 1*2+1.
+    assert_eq!(out[3], 0x4200_0000);
+    // bf16: 1*2+1 = 3 (0x4040); OOB c -> 0.
+    assert_eq!(out[4], 0x0000_4040);
+    // bf16x2 relu: low 1*2+1 = 3, high OOB a -> 0; then -1*1+0 -> +0, 1*2+1 = 3.
+    assert_eq!(out[5], 0x0000_4040);
+    assert_eq!(out[6], 0x4040_0000);
+    // The ISA's forms only: half types, `.rn`, no `.ftz`/`.sat`, `fma` alone.
+    for bad in [
+        "fma.rn.oob.f32 %f1, %f2, %f3, %f4;",
+        "fma.rn.oob.ftz.f16 %h1, %h2, %h3, %h4;",
+        "fma.rn.oob.sat.f16 %h1, %h2, %h3, %h4;",
+        "fma.rz.oob.f16 %h1, %h2, %h3, %h4;",
+        "add.rn.oob.f16 %h1, %h2, %h3;",
+    ] {
+        let e = load_error(bad);
+        assert_eq!(e.kind, LoadErrorKind::Unsupported, "{bad}: {e}");
+    }
+}
+
+#[test]
 fn ftz_half_arithmetic_flushes_subnormal_inputs_and_results() {
     // add: the least subnormal + 0 flushes to +0 (without .ftz: 0x0001); sub: a negative
     // subnormal flushed is -0, -0 - +0 = -0; mul: 2^-14 * 0.5 = 2^-15 is a subnormal

@@ -52,6 +52,8 @@ SP_2_2_4(s8_k32_s1, "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.
 SP_4_4_4(u8_k64_s0, "mma.sp.sync.aligned.m16n8k64.row.col.satfinite.s32.u8.s8.s32", 0)
 SP_2_2_4(s4_k64_s0, "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32", 0)
 SP_4_4_4(u4_k128_s0, "mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32", 0)
+SP_4_4_4(e4m3_k64_s0, "mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32", 0)
+SP_4_4_4(e5m2_k64_s0, "mma.sp.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32", 0)
 "#;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -63,6 +65,8 @@ enum T {
     U8,
     S4,
     U4,
+    E4M3,
+    E5M2,
 }
 
 impl T {
@@ -70,19 +74,19 @@ impl T {
         match self {
             T::F16 | T::BF16 => 16,
             T::TF32 => 32,
-            T::S8 | T::U8 => 8,
+            T::S8 | T::U8 | T::E4M3 | T::E5M2 => 8,
             T::S4 | T::U4 => 4,
         }
     }
 
     fn is_float(self) -> bool {
-        matches!(self, T::F16 | T::BF16 | T::TF32)
+        matches!(self, T::F16 | T::BF16 | T::TF32 | T::E4M3 | T::E5M2)
     }
 
     /// A value of the type: small integers (floats), anything (integers).
     fn value(self, rng: &mut fastrand::Rng) -> i64 {
         match self {
-            T::F16 | T::BF16 | T::TF32 => rng.i64(-4..=4),
+            T::F16 | T::BF16 | T::TF32 | T::E4M3 | T::E5M2 => rng.i64(-4..=4),
             T::S8 => rng.i64(-128..=127),
             T::U8 => rng.i64(0..=255),
             T::S4 => rng.i64(-8..=7),
@@ -99,6 +103,18 @@ impl T {
             T::TF32 => f,
             T::S8 | T::U8 => x as u8 as u32,
             T::S4 | T::U4 => x as u32 & 0xf,
+            // FP8 of -4..=4: 1.m × 2^e, e4m3's exponent bias 7 (3 mantissa bits), e5m2's
+            // 15 (2 bits).
+            T::E4M3 | T::E5M2 => {
+                if x == 0 {
+                    return 0;
+                }
+                let (mbits, bias) = if self == T::E4M3 { (3, 7) } else { (2, 15) };
+                let m = x.unsigned_abs() as u32;
+                let e = 31 - m.leading_zeros();
+                let frac = (m - (1 << e)) << mbits >> e;
+                (u32::from(x < 0) << 7) | (e + bias) << mbits | frac
+            }
         }
     }
 }
@@ -358,6 +374,8 @@ fn cases() -> Vec<Case> {
         case("u8_k64_s0", T::U8, T::S8, 64, 0, false, true),
         case("s4_k64_s0", T::S4, T::U4, 64, 0, false, false),
         case("u4_k128_s0", T::U4, T::S4, 128, 0, false, false),
+        case("e4m3_k64_s0", T::E4M3, T::E4M3, 64, 0, false, false),
+        case("e5m2_k64_s0", T::E5M2, T::E4M3, 64, 0, false, false),
     ]
 }
 
@@ -415,8 +433,9 @@ fn sparse_mma_refuses_what_sm_90_lacks() {
         ("mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {r0,r1,r2,r3}, {r4,r5,r13,r14}, {r6,r7,r15,r16}, {r8,r9,r10,r11}, r12, 1;", "0..=0"),
         // A selector in a register.
         ("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {r0,r1,r2,r3}, {r4,r5}, {r6,r7}, {r8,r9,r10,r11}, r12, r13;", "selector"),
-        // FP8: no sparse path here.
-        ("mma.sp.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32 {r0,r1,r2,r3}, {r4,r5,r13,r14}, {r6,r7,r15,r16}, {r8,r9,r10,r11}, r12, 0;", "E4M3"),
+        // FP8: m16n8k64 with f32 accumulators only, as ptxas 13 for sm_90.
+        ("mma.sp.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {r0,r1,r2,r3}, {r4,r5}, {r6,r7}, {r8,r9,r10,r11}, r12, 0;", "sm_90"),
+        ("mma.sp.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16 {r0,r1}, {r4,r5,r13,r14}, {r6,r7,r15,r16}, {r8,r9}, r12, 0;", "sm_90"),
         // No sparse b1, nor a k16 8-bit shape.
         ("mma.sp.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {r0,r1,r2,r3}, {r4}, {r6}, {r8,r9,r10,r11}, r12, 0;", "no such sparse"),
     ] {

@@ -76,6 +76,42 @@ extern "C" __global__ void double_surface(cudaSurfaceObject_t s, int w, int h) {
     surf2Dwrite(v * 2.0f + 1.0f, s, x * 4, y);
   }
 }
+// Texel offsets and the residency predicate have no C++ form: inline PTX, as CUTLASS-like
+// code writes it. Thread t samples at (x + t, y) with offsets (ox, oy); out gets, per
+// thread, tex's r and its residency predicate, then tld4.r's four texels and an
+// integer-coordinate tex's r, both with the same offsets.
+extern "C" __global__ void offsets(cudaTextureObject_t t, unsigned* out, int ox, int oy,
+                                   float x, float y) {
+  float r[4], g[4], ir[4];
+  unsigned p;
+  float fx = x + threadIdx.x;
+  asm volatile("{\n .reg .pred q;\n"
+               " tex.2d.v4.f32.f32 {%0, %1, %2, %3}|q, [%5, {%6, %7}], {%8, %9};\n"
+               " selp.u32 %4, 1, 0, q;\n}"
+               : "=f"(r[0]), "=f"(r[1]), "=f"(r[2]), "=f"(r[3]), "=r"(p)
+               : "l"(t), "f"(fx), "f"(y), "r"(ox), "r"(oy));
+  asm volatile("tld4.r.2d.v4.f32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}], {%7, %8};"
+               : "=f"(g[0]), "=f"(g[1]), "=f"(g[2]), "=f"(g[3])
+               : "l"(t), "f"(fx), "f"(y), "r"(ox), "r"(oy));
+  asm volatile("tex.2d.v4.f32.s32 {%0, %1, %2, %3}, [%4, {%5, %6}], {%7, %8};"
+               : "=f"(ir[0]), "=f"(ir[1]), "=f"(ir[2]), "=f"(ir[3])
+               : "l"(t), "r"((int)fx), "r"((int)y), "r"(ox), "r"(oy));
+  unsigned* o = out + 7 * threadIdx.x;
+  o[0] = __float_as_uint(r[0]);
+  o[1] = p;
+  for (int k = 0; k < 4; k++) o[2 + k] = __float_as_uint(g[k]);
+  o[6] = __float_as_uint(ir[0]);
+}
+// sust.p (formatted stores) has no C++ form either: four values, or two, at byte x.
+extern "C" __global__ void formatted(cudaSurfaceObject_t s, unsigned a, unsigned b, unsigned c,
+                                     unsigned d, int x, int two) {
+  if (two)
+    asm volatile("sust.p.2d.v2.b32.trap [%0, {%1, %2}], {%3, %4};"
+                 :: "l"(s), "r"(x), "r"(0), "r"(a), "r"(b) : "memory");
+  else
+    asm volatile("sust.p.2d.v4.b32.trap [%0, {%1, %2}], {%3, %4, %5, %6};"
+                 :: "l"(s), "r"(x), "r"(0), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
 extern "C" __global__ void surface_oob(cudaSurfaceObject_t s, int* out, int trap) {
   if (trap) {
     out[0] = surf2Dread<int>(s, 4 * 1000, 0);
@@ -340,6 +376,217 @@ fn gather_and_four_channel_normalized_reads() {
     }
 }
 
+/// `tex` and `tld4` with texel offsets (operand e) and `tex`'s residency predicate:
+/// the offsets move the texel indices the coordinates give before the address mode
+/// (clamp here, and wrap of normalized coordinates); p is true (no sparse textures).
+#[test]
+fn texel_offsets_move_the_indices_and_every_texel_is_resident() {
+    let m = module();
+    let k = m.kernel("offsets").unwrap();
+    let n = 8usize;
+    let vals: Vec<f32> = (0..n * n).map(|i| ((i * 5) % 17) as f32).collect();
+    let at = |i: i64, j: i64, wrap: bool| {
+        let fold = |v: i64| {
+            if wrap {
+                v.rem_euclid(n as i64) as usize
+            } else {
+                v.clamp(0, n as i64 - 1) as usize
+            }
+        };
+        vals[fold(j) * n + fold(i)]
+    };
+    // (ox, oy) as the registers hold them; the last pair lies outside the ISA's -8..=7
+    // and is taken as its low four bits, signed (9 -> -7, -9 -> 7).
+    for (ox, oy) in [(0i32, 0i32), (1, -1), (-8, 7), (3, 2), (9, -9)] {
+        let eff = |v: i32| ((v << 28) >> 28) as i64;
+        let (ex, ey) = (eff(ox), eff(oy));
+        for engine in engines() {
+            for (linear, normalized) in [(false, false), (true, false), (false, true)] {
+                let mode = if normalized {
+                    AddressMode::Wrap
+                } else {
+                    AddressMode::Clamp
+                };
+                let mut mem = ImageMemory {
+                    mem: TestMemory::new(),
+                    textures: vec![(
+                        9,
+                        Arc::new(TextureObject {
+                            levels: Vec::new(),
+                            image: array_image(F32X1, n as u64, n as u64, 1, false, &f32s(&vals)),
+                            sampler: sampler(linear, normalized, mode),
+                        }),
+                    )],
+                    surfaces: vec![],
+                };
+                let threads = 6usize;
+                let out = mem.mem.map(&vec![0u8; threads * 7 * 4], true);
+                // Normalized: x = (i + 0.5) / n for texel i; else texel units.
+                let (x0, y0) = if normalized {
+                    (1.5f32 / n as f32, 2.5f32 / n as f32)
+                } else {
+                    (1.3f32, 2.7f32)
+                };
+                let p = params(
+                    &m.kernels[k],
+                    &[
+                        9,
+                        out,
+                        ox as u32 as u64,
+                        oy as u32 as u64,
+                        x0.to_bits() as u64,
+                        y0.to_bits() as u64,
+                    ],
+                );
+                let mut l = launch(1, threads as u32, &p);
+                l.engine = engine;
+                run(&m, k, &l, &mem).unwrap();
+                let got = to_u32s(&mem.mem.read(out));
+                let what = format!(
+                    "{engine:?} linear={linear} normalized={normalized} offsets ({ox}, {oy})"
+                );
+                for t in 0..threads {
+                    let o = &got[7 * t..7 * t + 7];
+                    let x = x0 + t as f32;
+                    // Texel-space coordinates (normalized ones fit 2^-21 exactly here).
+                    let (u, v) = if normalized {
+                        (x * n as f32, y0 * n as f32)
+                    } else {
+                        (x, y0)
+                    };
+                    let want = if linear {
+                        bilinear(&vals, n, u + ex as f32, v + ey as f32)
+                    } else {
+                        at(u.floor() as i64 + ex, v.floor() as i64 + ey, normalized)
+                    };
+                    assert_eq!(f32::from_bits(o[0]), want, "{what}: tex, thread {t}");
+                    assert_eq!(o[1], 1, "{what}: residency, thread {t}");
+                    // The gather's footprint: (i, j) from the coordinate less half a
+                    // texel, then counter-clockwise from the lower left.
+                    let i = (u - 0.5).floor() as i64 + ex;
+                    let j = (v - 0.5).floor() as i64 + ey;
+                    let wrap = normalized;
+                    let footprint = [
+                        at(i, j + 1, wrap),
+                        at(i + 1, j + 1, wrap),
+                        at(i + 1, j, wrap),
+                        at(i, j, wrap),
+                    ];
+                    let gathered: Vec<f32> = o[2..6].iter().map(|b| f32::from_bits(*b)).collect();
+                    assert_eq!(gathered, footprint, "{what}: tld4, thread {t}");
+                    // Integer coordinates read the texel (clamped: integer fetches do not
+                    // wrap), the offsets added.
+                    let (xi, yi) = (x as i64, y0 as i64);
+                    assert_eq!(
+                        f32::from_bits(o[6]),
+                        at(xi + ex, yi + ey, false),
+                        "{what}: integer tex, thread {t}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `sust.p`: values converted to the surface's format (f32 to f16 rounded to nearest,
+/// integers saturated to narrower channels), R first, values past the channels ignored,
+/// channels past the values kept; x in bytes, a whole texel.
+#[test]
+fn formatted_surface_stores_convert_to_the_format() {
+    let m = module();
+    let k = m.kernel("formatted").unwrap();
+    let fmt = |kind, bits, channels| Format {
+        kind,
+        bits,
+        channels,
+    };
+    // (format, the values, two or four, x, what the surface's 2 texels hold after),
+    // texels prefilled with 0xab.
+    type Case = (Format, [u32; 4], bool, u64, Vec<u8>);
+    let cases: Vec<Case> = vec![
+        (
+            fmt(ChannelKind::Unsigned, 8, 4),
+            [300, 255, 7, u32::MAX],
+            false,
+            4,
+            vec![0xab, 0xab, 0xab, 0xab, 255, 255, 7, 255],
+        ),
+        (
+            fmt(ChannelKind::Signed, 16, 2),
+            [(-40000i32) as u32, 12345, 9, 9],
+            false,
+            0,
+            [(-32768i16).to_le_bytes(), 12345i16.to_le_bytes()]
+                .concat()
+                .into_iter()
+                .chain([0xab; 4])
+                .collect(),
+        ),
+        (
+            fmt(ChannelKind::Float, 16, 4),
+            [1.0f32.to_bits(), 65520.0f32.to_bits(), 0, 0],
+            true,
+            8,
+            [0xab; 8]
+                .into_iter()
+                .chain([0x00, 0x3c, 0x00, 0x7c, 0xab, 0xab, 0xab, 0xab])
+                .collect(),
+        ),
+        (
+            fmt(ChannelKind::Float, 32, 1),
+            [1.5f32.to_bits(), 7, 7, 7],
+            false,
+            4,
+            [0xab; 4].into_iter().chain(1.5f32.to_le_bytes()).collect(),
+        ),
+    ];
+    for engine in engines() {
+        for (format, v, two, x, want) in &cases {
+            let bytes = vec![0xabu8; 2 * format.texel_bytes() as usize];
+            let img = array_image(*format, 2, 1, 1, false, &bytes);
+            let Storage::Array(texels) = img.storage.clone() else {
+                unreachable!()
+            };
+            let mem = ImageMemory {
+                mem: TestMemory::new(),
+                textures: vec![],
+                surfaces: vec![(0x42, Arc::new(SurfaceObject { image: img }))],
+            };
+            let p = params(
+                &m.kernels[k],
+                &[
+                    0x42,
+                    v[0] as u64,
+                    v[1] as u64,
+                    v[2] as u64,
+                    v[3] as u64,
+                    *x,
+                    *two as u64,
+                ],
+            );
+            let mut l = launch(1, 1, &p);
+            l.engine = engine;
+            run(&m, k, &l, &mem).unwrap();
+            let mut got = vec![0u8; bytes.len()];
+            assert!(texels.read(0, &mut got));
+            assert_eq!(&got, want, "{engine:?} {format:?}");
+        }
+        // x must name a whole texel (4 bytes here): 2 is a fault under `.trap`.
+        let img = array_image(fmt(ChannelKind::Unsigned, 8, 4), 2, 1, 1, false, &[0; 8]);
+        let mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: vec![],
+            surfaces: vec![(0x42, Arc::new(SurfaceObject { image: img }))],
+        };
+        let p = params(&m.kernels[k], &[0x42, 1, 2, 3, 4, 2, 0]);
+        let mut l = launch(1, 1, &p);
+        l.engine = engine;
+        let f = run(&m, k, &l, &mem).unwrap_err();
+        assert_eq!(f.kind, FaultKind::IllegalAddress, "{f}");
+        assert!(f.detail.contains("multiple of the 4-byte"), "{f}");
+    }
+}
+
 #[test]
 fn surfaces_read_and_write_with_byte_x_and_bounds_modes() {
     let m = module();
@@ -425,11 +672,15 @@ fn queries_and_unsupported_forms_at_load() {
         ),
         (
             "tex.2dms.v4.f32.s32 {%f1, %f1, %f1, %f1}, [%rd1, {%r1, %r1, %r1, %r1}];",
-            "1d, 2d",
+            "multisample textures",
         ),
         (
-            "sust.p.2d.v4.b32.trap [%rd1, {%r1, %r1}], {%r1, %r1, %r1, %r1};",
-            "formatted",
+            "tex.2d.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1}], {%r1, %r1}, %f1;",
+            "depth compare",
+        ),
+        (
+            "tld4.r.2d.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1}], %f1;",
+            "depth compare",
         ),
     ] {
         let src = format!(

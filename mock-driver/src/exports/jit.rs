@@ -15,6 +15,7 @@ const CU_JIT_INFO_LOG_BUFFER: CUjit_option = 3;
 const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: CUjit_option = 4;
 const CU_JIT_ERROR_LOG_BUFFER: CUjit_option = 5;
 const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: CUjit_option = 6;
+const CU_JIT_LOG_VERBOSE: CUjit_option = 12;
 /// cuda.h 13.0's CU_JIT_NUM_OPTIONS: options at or past it are not options.
 const CU_JIT_NUM_OPTIONS: CUjit_option = 35;
 
@@ -37,6 +38,8 @@ pub struct JitOutputs {
     /// CU_JIT_MAX_REGISTERS: the registers a thread may use at most.
     pub max_registers: Option<u32>,
     wall_time: Option<usize>,
+    /// CU_JIT_LOG_VERBOSE: the info log gets ptxas's lines (`-v`), else stays empty.
+    verbose: bool,
     info: Option<LogBuffer>,
     error: Option<LogBuffer>,
 }
@@ -57,6 +60,7 @@ impl JitOutputs {
             started: Instant::now(),
             max_registers: None,
             wall_time: None,
+            verbose: false,
             info: None,
             error: None,
         };
@@ -75,6 +79,8 @@ impl JitOutputs {
             let (opt, slot) = unsafe { (*options.add(i), values.add(i)) };
             match opt {
                 CU_JIT_WALL_TIME => out.wall_time = Some(slot as usize),
+                // Safety: the slot is readable (above); it holds an int.
+                CU_JIT_LOG_VERBOSE => out.verbose = unsafe { *slot } as usize as u32 != 0,
                 // Safety: the slot is readable (above); it holds an unsigned int.
                 CU_JIT_MAX_REGISTERS => out.max_registers = Some(unsafe { *slot } as usize as u32),
                 // Safety: the slot is readable (above); it holds the value itself.
@@ -132,12 +138,23 @@ impl JitOutputs {
     /// # Safety
     /// As `finish`.
     pub unsafe fn finish_with<T>(&self, r: &CuResult<T>) {
+        // Safety: the caller's contract.
+        unsafe { self.finish_verbose(r, "") }
+    }
+
+    /// `finish` for a call's result, with the info log's lines for CU_JIT_LOG_VERBOSE
+    /// (written only when the program asked for them).
+    ///
+    /// # Safety
+    /// As `finish`.
+    pub unsafe fn finish_verbose<T>(&self, r: &CuResult<T>, verbose_info: &str) {
         let reason = r.as_ref().err().map(|e| {
             let code = cumock_abi::result_name(e.code).unwrap_or("?");
             format!("cumock: {code}: {}", e.message)
         });
+        let info = if self.verbose { verbose_info } else { "" };
         // Safety: the caller's contract.
-        unsafe { self.finish("", reason.as_deref()) }
+        unsafe { self.finish(info, reason.as_deref()) }
     }
 }
 
@@ -177,16 +194,17 @@ pub fn keep_link_outputs(link: u64, outputs: JitOutputs) {
     }
 }
 
-/// Writes a link state's logs for a result of one of its calls.
+/// Writes a link state's logs for a result of one of its calls (`verbose_info`: the info
+/// log's lines, for cuLinkComplete).
 ///
 /// # Safety
 /// The arrays and buffers cuLinkCreate was given are still valid (cuda.h: until
 /// cuLinkDestroy).
-pub unsafe fn finish_link<T>(link: u64, r: &CuResult<T>) {
+pub unsafe fn finish_link<T>(link: u64, r: &CuResult<T>, verbose_info: &str) {
     if let Ok(m) = LINK_OUTPUTS.lock() {
         if let Some(o) = m.as_ref().and_then(|m| m.get(&link)) {
             // Safety: the caller's contract.
-            unsafe { o.finish_with(r) };
+            unsafe { o.finish_verbose(r, verbose_info) };
         }
     }
 }

@@ -70,7 +70,7 @@ impl ModuleApi for Mock {
             // Safety: as above, and cuLinkCreate's arrays are valid until cuLinkDestroy.
             unsafe {
                 jit.finish_with(&r);
-                finish_link(link, &r);
+                finish_link(link, &r, "");
             }
             r
         }
@@ -137,7 +137,7 @@ impl ModuleApi for Mock {
             // Safety: as in cuLinkAddData_v2.
             unsafe {
                 jit.finish_with(&r);
-                finish_link(link, &r);
+                finish_link(link, &r, "");
             }
             r
         }
@@ -146,14 +146,16 @@ impl ModuleApi for Mock {
             // cuda.h says sizeOut is optional; the mock needs it (the cubin is the
             // program's to copy).
             let size_out = Late::new(size_out, "sizeOut is NULL");
+            let mut info = String::new();
             let r = (|| {
                 let (cubin_out, size_out) = (cubin_out.check()?, size_out.check()?);
-                let (addr, len) = d.link_complete(link)?;
+                let (addr, len, log) = d.link_complete(link)?;
+                info = log;
                 cubin_out.write(addr as *mut c_void)?;
                 size_out.write(len)
             })();
             // Safety: cuLinkCreate's arrays are valid until cuLinkDestroy, per cuda.h.
-            unsafe { finish_link(link, &r) };
+            unsafe { finish_link(link, &r, &info) };
             r
         }
     }

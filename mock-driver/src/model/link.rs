@@ -10,7 +10,7 @@
 //! cooperative groups' grid sync; dynamic parallelism's functions are the executor's).
 
 use super::error::*;
-use super::module::{load_error_for, Image};
+use super::module::{load_error_for, reported_registers, Image};
 use super::Driver;
 use cumock_abi::result::*;
 use cumock_ptx as ptx;
@@ -173,12 +173,14 @@ impl Driver {
         }
     }
 
-    /// cuLinkComplete: the linked image's address and size (with its NUL).
-    pub fn link_complete(&self, link: u64) -> CuResult<(u64, usize)> {
-        let (inputs, max_registers) = {
+    /// cuLinkComplete: the linked image's address and size (with its NUL), and the
+    /// info log's lines (`ptxas_info`) for CU_JIT_LOG_VERBOSE.
+    pub fn link_complete(&self, link: u64) -> CuResult<(u64, usize, String)> {
+        let (inputs, max_registers, device) = {
             let mut st = self.state.lock();
+            let device = self.current_device(&st)?.1;
             let state = st.links.state(link)?;
-            (state.inputs.clone(), state.max_registers)
+            (state.inputs.clone(), state.max_registers, device)
         };
         let text = ptx::link::link(&inputs).map_err(|e| match e {
             ptx::link::LinkError::Input(n, le) => {
@@ -195,14 +197,15 @@ impl Driver {
         };
         // What cuModuleLoadData will refuse is refused here, as the driver's ptxas
         // refuses it when it finishes the link.
-        ptx::Module::parse(&text).map_err(|e| load_error_for(&e))?;
+        let module = ptx::Module::parse(&text).map_err(|e| load_error_for(&e))?;
+        let info = ptxas_info(&module, self.compute_capability(device));
         let mut bytes = text.into_bytes();
         bytes.push(0);
         let out: Box<[u8]> = bytes.into_boxed_slice();
         let (addr, len) = (out.as_ptr() as u64, out.len());
         let mut st = self.state.lock();
         st.links.state(link)?.output = Some(out);
-        Ok((addr, len))
+        Ok((addr, len, info))
     }
 
     pub fn link_destroy(&self, link: u64) -> CuResult<()> {
@@ -211,6 +214,45 @@ impl Driver {
         st.links.states.remove(&link);
         Ok(())
     }
+}
+
+/// The info log of a verbose link (CU_JIT_LOG_VERBOSE), in the shape of the lines the
+/// H200's ptxas writes there (`ptxas -v`), with only what the mock knows for certain:
+/// the module's `.global` bytes (its variables laid out in declaration order, each at its
+/// alignment; ptxas may drop unused internal ones and order them its own way), then for
+/// each entry (the last first, as ptxas 13 compiles them) the target, and the registers
+/// cuFuncGetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS) answers with the static shared bytes
+/// when there are some. Not written, since ptxas alone knows them: the function
+/// properties (stack frame, spills), the barriers used, the constant banks and the
+/// compile times.
+pub(super) fn ptxas_info(module: &ptx::Module, cc: u32) -> String {
+    let mut gmem = 0u64;
+    for g in module
+        .globals
+        .iter()
+        .filter(|g| g.space == ptx::StateSpace::Global)
+    {
+        gmem = gmem.next_multiple_of(u64::from(g.align.max(1))) + g.size;
+    }
+    let suffix = if module.target.ends_with('a') {
+        "a"
+    } else {
+        ""
+    };
+    let mut log = format!("ptxas info    : {gmem} bytes gmem\n");
+    for k in module.kernels.iter().rev() {
+        log.push_str(&format!(
+            "ptxas info    : Compiling entry function '{}' for 'sm_{cc}{suffix}'\n\
+             ptxas info    : Used {} registers",
+            k.name,
+            reported_registers(k)
+        ));
+        if k.static_shared_bytes > 0 {
+            log.push_str(&format!(", {} bytes smem", k.static_shared_bytes));
+        }
+        log.push('\n');
+    }
+    log
 }
 
 /// The result of an unresolved or multiply defined symbol, as the H200 answers it

@@ -256,6 +256,12 @@ pub(super) const LIMIT_MALLOC_HEAP_SIZE: i32 = 2;
 /// CUlimit's CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT.
 pub(super) const LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: i32 = 4;
 
+/// The registers a kernel is said to use (CU_FUNC_ATTRIBUTE_NUM_REGS, the verbose JIT
+/// log): those it declares, held to its `.maxnreg` and to the 255 a thread can have.
+pub(super) fn reported_registers(k: &ptx::Kernel) -> u32 {
+    k.registers.min(k.max_registers.unwrap_or(255)).min(255)
+}
+
 /// Prints why a module did not load, once per image (`key`) and cause, and marks the
 /// error as said so that the boundary does not repeat it under CUMOCK_MISUSE.
 fn say_load_failure_once(key: u64, mut e: CuError) -> CuError {
@@ -657,12 +663,14 @@ impl Driver {
             .collect();
         for (g, &at) in program.globals.iter().zip(&globals) {
             // `init` is the initialised prefix; the rest of the fresh allocation is zero
-            // already and stays untouched (sparse), however large the variable.
-            if g.init.iter().any(|b| *b != 0) {
+            // already and stays untouched (sparse), however large the variable. The
+            // addresses of variables it holds are written in now they are placed.
+            let init = g.initial_bytes(&globals);
+            if init.iter().any(|b| *b != 0) {
                 let copied = self.copy(
                     super::HostOrDevice::Device(DevicePtr::new(at)),
-                    super::HostOrDevice::Host(HostBytes::from_slice(&g.init)),
-                    g.init.len() as u64,
+                    super::HostOrDevice::Host(HostBytes::from_slice(&init)),
+                    init.len() as u64,
                 );
                 if let Err(e) = copied {
                     let _ = self.mem_free(DevicePtr::new(storage));
@@ -775,7 +783,7 @@ impl Driver {
             // The registers ptxas would allocate are unknown without ptxas: the PTX's own
             // declarations stand in (an upper bound of what a kernel uses), held to
             // `.maxnreg` as ptxas holds its allocation to it.
-            NUM_REGS => k.registers.min(k.max_registers.unwrap_or(255)).min(255) as i32,
+            NUM_REGS => reported_registers(k) as i32,
             PTX_VERSION => (m.program.version.0 * 10 + m.program.version.1) as i32,
             BINARY_VERSION => self.compute_capability(m.device) as i32,
             CACHE_MODE_CA => 0,

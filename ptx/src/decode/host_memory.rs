@@ -144,6 +144,8 @@ fn names<'a>(o: &'a Opnd, f: &mut impl FnMut(&'a str, bool)) {
             f(n.as_str(), false);
             names(c, f);
         }
+        // Only initialisers hold these; no instruction does.
+        Opnd::AddrOf { .. } => {}
         Opnd::Addr(None, _) | Opnd::Int(_) | Opnd::F32(_) | Opnd::F64(_) | Opnd::Sink => {}
     }
 }

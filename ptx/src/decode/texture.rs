@@ -6,9 +6,11 @@
 //! taken; module-scope `.texref`/`.surfref` (the deprecated reference API) are refused at
 //! their declaration. Mipmaps (`tex.level`, `tex.grad`, `txq.level`,
 //! `txq.num_mipmap_levels`) and cubemaps (`.cube`, `.acube`, for `tex` and `tld4`) are
-//! emulated; `tex.grad` on cubemaps, multisample geometries, depth compare, texel
-//! offsets, sparse residency (`|p`) and formatted stores (`sust.p`) are unsupported,
-//! each saying so at load.
+//! emulated, and so are texel offsets (`tex` and `tld4`'s `e` operand) and the residency
+//! predicate (`d|p`: the mock has no sparse textures, so every texel is resident);
+//! formatted surface stores (`sust.p`) convert their 32-bit values to the surface's
+//! format; `tex.grad` on cubemaps, multisample geometries and depth compare are
+//! unsupported, each saying so at load.
 
 use super::{semantic, unsupported, Dst, FuncDecoder, Mods, Op, Src};
 use crate::math::Ty;
@@ -103,14 +105,20 @@ pub enum ImageOp {
         coords: [Src; 4],
         float_coords: bool,
         lod: LodOperand,
+        /// The texel offsets (`e`, one `.s32` per dimension), or None.
+        offset: Option<[Src; 3]>,
+        /// The residency predicate (`d|p`), or `Dst::Sink`.
+        resident: Dst,
     },
-    /// `tld4.comp.geom.v4.dtype.f32 d, [t, c]` (2d, a2d, cube, acube).
+    /// `tld4.comp.geom.v4.dtype.f32 d{|p}, [t, c]{, e}` (2d, a2d, cube, acube).
     Tld4 {
         comp: u8,
         geom: Geom,
         d: [Dst; 4],
         handle: Src,
         coords: [Src; 4],
+        offset: Option<[Src; 3]>,
+        resident: Dst,
     },
     /// `txq{.level}.query.b32 d, [t]{, lod}`: `level` names the mipmap level (s32).
     Txq {
@@ -129,7 +137,10 @@ pub enum ImageOp {
         handle: Src,
         coords: [Src; 4],
     },
-    /// `sust.b.geom{.v2,.v4}.btype.bounds [s, c], v`.
+    /// `sust.b.geom{.v2,.v4}.btype.bounds [s, c], v`, or (`formatted`) `sust.p
+    /// .geom{.v2,.v4}.b32.bounds [s, c], v`: the values (f32, u32 or s32 as the surface's
+    /// channels are float, unsigned or signed) converted to the surface's format, R, G, B,
+    /// A in order, one texel at x (bytes).
     Sust {
         geom: Geom,
         n: u8,
@@ -138,6 +149,7 @@ pub enum ImageOp {
         v: [Src; 4],
         handle: Src,
         coords: [Src; 4],
+        formatted: bool,
     },
     Suq {
         query: ImageQuery,
@@ -184,9 +196,9 @@ impl FuncDecoder<'_> {
         let parts: Vec<&Opnd> = match o {
             Opnd::Vector(v) => v.iter().collect(),
             Opnd::Pipe(..) => {
-                return Err(unsupported(
+                return Err(semantic(
                     i,
-                    "a texture residency predicate (`|p`, sparse textures) is not supported",
+                    "only `tex` and `tld4` take a residency predicate (`|p`)",
                 ))
             }
             o => vec![o],
@@ -199,6 +211,85 @@ impl FuncDecoder<'_> {
             *slot = self.reg(i, p)?;
         }
         Ok(d)
+    }
+
+    /// `tex`'s and `tld4`'s destinations with their optional residency predicate
+    /// (`{d0, d1, d2, d3}|p`).
+    fn tex_dests(&self, i: &InstAst, o: &Opnd) -> Result<([Dst; 4], Dst), LoadError> {
+        match o {
+            Opnd::Pipe(v, p) => {
+                let p = self.reg(i, p)?;
+                if !matches!(p, Dst::Pred(_) | Dst::Sink) {
+                    return Err(semantic(i, "the residency predicate (`|p`) is a predicate"));
+                }
+                Ok((self.dests(i, v, 4)?, p))
+            }
+            o => Ok((self.dests(i, o, 4)?, Dst::Sink)),
+        }
+    }
+
+    /// The trailing operands of `tex` and `tld4` past `fixed` (texel offsets `e`, a
+    /// vector; depth compare `f`, a scalar): the offsets, one `.s32` per dimension of
+    /// `geom` (3d: four, the fourth ignored). Depth compare is refused: CUDA's texture
+    /// objects carry no comparison function for the ISA's "if comparison passes".
+    fn tex_extras(
+        &self,
+        i: &InstAst,
+        fixed: usize,
+        geom: Geom,
+        full: &str,
+    ) -> Result<Option<[Src; 3]>, LoadError> {
+        let extras = i.ops.get(fixed..).unwrap_or(&[]);
+        let (offset, depth) = match extras {
+            [] => (None, None),
+            [e @ Opnd::Vector(_)] => (Some(e), None),
+            [f] => (None, Some(f)),
+            [e, f] => (Some(e), Some(f)),
+            _ => return Err(semantic(i, format!("too many operands for `{full}`"))),
+        };
+        if depth.is_some() {
+            return Err(unsupported(
+                i,
+                format!(
+                    "unsupported instruction `{full}`: depth compare (operand f) is not \
+                     emulated (the ISA leaves the comparison to the texture's sampler \
+                     state, which CUDA's texture objects do not set)"
+                ),
+            ));
+        }
+        let Some(e) = offset else {
+            return Ok(None);
+        };
+        if geom.cube() {
+            return Err(semantic(i, "cubemaps take no texel offsets (operand e)"));
+        }
+        let parts: Vec<&Opnd> = match e {
+            Opnd::Vector(v) => v.iter().collect(),
+            o => vec![o],
+        };
+        let want = match geom.dims() {
+            1 => 1,
+            2 => 2,
+            _ => 4,
+        };
+        if parts.len() != want {
+            return Err(semantic(
+                i,
+                format!("expected {want} texel offsets, found {}", parts.len()),
+            ));
+        }
+        let mut out = [Src::Imm(0); 3];
+        for (slot, p) in out.iter_mut().zip(parts) {
+            *slot = self.src(i, p)?;
+            // The ISA's range; a register's value outside it is taken as the low four
+            // bits, signed (`texture::texel_offset`).
+            if let Src::Imm(v) = *slot {
+                if !(-8..=7).contains(&(v as i64)) {
+                    return Err(semantic(i, "a texel offset lies in -8..=7"));
+                }
+            }
+        }
+        Ok(Some(out))
     }
 
     /// How many coordinate operands a geometry takes (layer first, 3D padded to 4).
@@ -243,6 +334,13 @@ impl FuncDecoder<'_> {
             "tex" => {
                 m.take("base");
                 let mip = m.take_any(&["level", "grad"]);
+                if m.list.iter().any(|x| x == "2dms" || x == "a2dms") {
+                    return Err(unsup(
+                        m,
+                        "multisample textures (.2dms, .a2dms) are not emulated: CUDA's \
+                         runtime and driver create none (only graphics interop does)",
+                    ));
+                }
                 let geom = if m.take("cube") {
                     Geom::Cube
                 } else if m.take("acube") {
@@ -277,12 +375,10 @@ impl FuncDecoder<'_> {
                     Some(_) => 4,
                     None => 2,
                 };
-                if i.ops.len() != wanted {
-                    return Err(unsup(
-                        m,
-                        "sampler operands, texel offsets and depth compare are not emulated",
-                    ));
+                if i.ops.len() < wanted {
+                    return Err(semantic(i, format!("`{}` takes {wanted} operands", m.full)));
                 }
+                let offset = self.tex_extras(i, wanted, geom, &m.full)?;
                 let lod = match mip.as_deref() {
                     Some("level") => LodOperand::Level(self.src(i, &i.ops[2])?),
                     Some(_) if geom.cube() => {
@@ -297,7 +393,7 @@ impl FuncDecoder<'_> {
                     ),
                     None => LodOperand::Base,
                 };
-                let d = self.dests(i, &i.ops[0], 4)?;
+                let (d, resident) = self.tex_dests(i, &i.ops[0])?;
                 let (handle, coords) = self.image_operand(i, &i.ops[1], Self::coord_count(geom))?;
                 ImageOp::Tex {
                     geom,
@@ -306,6 +402,8 @@ impl FuncDecoder<'_> {
                     coords,
                     float_coords: cty == Ty::F32,
                     lod,
+                    offset,
+                    resident,
                 }
             }
             "tld4" => {
@@ -330,8 +428,11 @@ impl FuncDecoder<'_> {
                     [Ty::F32 | Ty::S32 | Ty::U32, Ty::F32] => {}
                     _ => return Err(unsup(m, "results f32, s32 or u32 of f32 coordinates")),
                 }
-                self.nops(i, 2)?;
-                let d = self.dests(i, &i.ops[0], 4)?;
+                if i.ops.len() < 2 {
+                    return Err(semantic(i, "`tld4` takes a result and `[t, c]`"));
+                }
+                let offset = self.tex_extras(i, 2, geom, &m.full)?;
+                let (d, resident) = self.tex_dests(i, &i.ops[0])?;
                 let n = match geom {
                     Geom::D2 => 2,
                     _ => 4,
@@ -343,6 +444,8 @@ impl FuncDecoder<'_> {
                     d,
                     handle,
                     coords,
+                    offset,
+                    resident,
                 }
             }
             "txq" | "suq" => {
@@ -413,11 +516,16 @@ impl FuncDecoder<'_> {
             }
             "suld" | "sust" => {
                 let store = i.opcode == "sust";
-                if m.take("p") {
-                    return Err(unsup(m, "formatted surface stores are not emulated"));
-                }
-                if !m.take("b") {
-                    return Err(semantic(i, "expected `.b`"));
+                let formatted = store && m.take("p");
+                if !formatted && !m.take("b") {
+                    return Err(semantic(
+                        i,
+                        if store {
+                            "expected `.b` or `.p`"
+                        } else {
+                            "expected `.b`"
+                        },
+                    ));
                 }
                 m.drop_hints();
                 let geom = Geom::from_mods(m)
@@ -434,6 +542,9 @@ impl FuncDecoder<'_> {
                     [Ty::B64] => 8,
                     _ => return Err(semantic(i, "expected one of .b8 .b16 .b32 .b64")),
                 };
+                if formatted && bytes != 4 {
+                    return Err(semantic(i, "`sust.p` stores `.b32` values"));
+                }
                 let bounds = match m.take_any(&["trap", "clamp", "zero"]).as_deref() {
                     Some("clamp") => Bounds::Clamp,
                     Some("zero") => Bounds::Zero,
@@ -466,6 +577,7 @@ impl FuncDecoder<'_> {
                         v,
                         handle,
                         coords,
+                        formatted,
                     }
                 } else {
                     ImageOp::Suld {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{for_lanes, write_lane, BlockCtx, Fault, Warp};
 use crate::decode::{Bounds, Geom, ImageOp, ImageQuery, LodOperand, Src};
 use crate::math::Lanes;
-use crate::texture::{Image, Lod, Lookup, SurfaceObject, TextureObject};
+use crate::texture::{texel_offset, Image, Lod, Lookup, SurfaceObject, TextureObject};
 use crate::FaultKind;
 
 /// The objects a warp's lanes name, looked up once each.
@@ -35,6 +35,20 @@ impl BlockCtx<'_> {
 
     fn coord_lanes(&self, w: &Warp, coords: &[Src]) -> Vec<Lanes> {
         coords.iter().map(|s| self.lanes(w, *s)).collect()
+    }
+
+    /// Each lane's texel offsets (`texture::texel_offset`), zeros without the operand.
+    fn offset_lanes(&self, w: &Warp, offset: &Option<[Src; 3]>) -> [[i64; 3]; 32] {
+        let mut out = [[0i64; 3]; 32];
+        if let Some(e) = offset {
+            for (k, s) in e.iter().enumerate() {
+                let v = self.lanes(w, *s);
+                for (l, o) in out.iter_mut().enumerate() {
+                    o[k] = texel_offset(v[l]);
+                }
+            }
+        }
+        out
     }
 
     pub(super) fn image(
@@ -69,9 +83,12 @@ impl BlockCtx<'_> {
                 coords,
                 float_coords,
                 lod,
+                offset,
+                resident,
             } => {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
+                let off = self.offset_lanes(w, offset);
                 let lod_lanes = match lod {
                     LodOperand::Base => Vec::new(),
                     LodOperand::Level(s) => vec![self.lanes(w, *s)],
@@ -111,6 +128,7 @@ impl BlockCtx<'_> {
                             &Lookup {
                                 dims: geom.dims(),
                                 coords: xyz,
+                                offset: off[l],
                                 layer,
                                 cube: geom.cube(),
                                 lod,
@@ -121,7 +139,7 @@ impl BlockCtx<'_> {
                         for (k, v) in at.iter_mut().enumerate().take(geom.dims()) {
                             *v = c[first + k][l] as u32 as i32 as i64;
                         }
-                        t.fetch(mem, geom.dims(), at, layer)
+                        t.fetch(mem, geom.dims(), at, off[l], layer)
                     };
                     match r {
                         Ok(v) => results[l] = v,
@@ -132,6 +150,7 @@ impl BlockCtx<'_> {
                     return Err(f);
                 }
                 write_results(w, d, 4, &results, emask);
+                write_resident(w, *resident, emask);
             }
             ImageOp::Tld4 {
                 comp,
@@ -139,9 +158,12 @@ impl BlockCtx<'_> {
                 d,
                 handle,
                 coords,
+                offset,
+                resident,
             } => {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
+                let off = self.offset_lanes(w, offset);
                 let mut results = [[0u32; 4]; 32];
                 for_lanes(emask, |l| {
                     if fault.is_some() {
@@ -157,6 +179,7 @@ impl BlockCtx<'_> {
                         (None, 0)
                     };
                     let q = Lookup {
+                        offset: off[l],
                         dims: 2,
                         coords: std::array::from_fn(|k| f32::from_bits(c[first + k][l] as u32)),
                         layer,
@@ -172,6 +195,7 @@ impl BlockCtx<'_> {
                     return Err(f);
                 }
                 write_results(w, d, 4, &results, emask);
+                write_resident(w, *resident, emask);
             }
             ImageOp::Txq {
                 query,
@@ -303,11 +327,11 @@ impl BlockCtx<'_> {
                 v,
                 handle,
                 coords,
+                formatted,
             } => {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
                 let vals = self.coord_lanes(w, &v[..*n as usize]);
-                let access = *n as u64 * *bytes as u64;
                 for_lanes(emask, |l| {
                     if fault.is_some() {
                         return;
@@ -315,6 +339,12 @@ impl BlockCtx<'_> {
                     let Some(s) = surfaces.get(h[l], |x| mem.surface(x)) else {
                         fault = Some(bad_handle(self, w, l, h[l], "surface"));
                         return;
+                    };
+                    // A formatted store writes one texel; an unformatted one its bytes.
+                    let access = if *formatted {
+                        s.image.format.texel_bytes()
+                    } else {
+                        *n as u64 * *bytes as u64
                     };
                     let at = match element_offset(&s.image, *geom, &c, l, access, *bounds) {
                         Ok(Some(off)) => off,
@@ -325,9 +355,23 @@ impl BlockCtx<'_> {
                         }
                     };
                     let mut buf = [0u8; 32];
-                    for (k, lanes) in vals.iter().enumerate() {
-                        for b in 0..*bytes as usize {
-                            buf[k * *bytes as usize + b] = (lanes[l] >> (8 * b)) as u8;
+                    if *formatted {
+                        let f = s.image.format;
+                        if (f.channels as usize) > vals.len() {
+                            // Channels the values do not reach keep their bytes (the
+                            // ISA: "written with an unpredictable value").
+                            if let Err(why) = s.image.read(mem, at, &mut buf[..access as usize]) {
+                                fault = Some(read_fault(self, w, l, why));
+                                return;
+                            }
+                        }
+                        let values: Vec<u32> = vals.iter().map(|v| v[l] as u32).collect();
+                        encode_texel(f, &values, &mut buf);
+                    } else {
+                        for (k, lanes) in vals.iter().enumerate() {
+                            for b in 0..*bytes as usize {
+                                buf[k * *bytes as usize + b] = (lanes[l] >> (8 * b)) as u8;
+                            }
                         }
                     }
                     if let Err(why) = s.image.write(mem, at, &buf[..access as usize]) {
@@ -343,6 +387,34 @@ impl BlockCtx<'_> {
     }
 }
 
+/// `sust.p`'s conversion (PTX ISA: the values are f32 for float channels, u32 for
+/// unsigned, s32 for signed, "converted from this type to the surface sample format"):
+/// the first `channels` values, R first, into `buf`. f32 to f16 rounds to nearest even
+/// (NaN stays NaN); integers wider than a channel saturate to its range. The ISA does not
+/// say saturate or wrap: `clients/runtime/surface_formatted.cu` records the H200's.
+fn encode_texel(f: crate::texture::Format, values: &[u32], buf: &mut [u8]) {
+    use crate::texture::ChannelKind;
+    let w = f.bits as usize / 8;
+    for (c, v) in values.iter().enumerate().take(f.channels as usize) {
+        let raw: u64 = match (f.kind, f.bits) {
+            (ChannelKind::Float, 16) => {
+                crate::math::f64_to_f16(f32::from_bits(*v) as f64, crate::math::Rnd::N) as u64
+            }
+            (ChannelKind::Float, _) => *v as u64,
+            (ChannelKind::Unsigned, b) if b < 32 => (*v as u64).min((1 << b) - 1),
+            (ChannelKind::Unsigned, _) => *v as u64,
+            (ChannelKind::Signed, b) if b < 32 => {
+                let max = (1i64 << (b - 1)) - 1;
+                (*v as i32 as i64).clamp(-max - 1, max) as u64
+            }
+            (ChannelKind::Signed, _) => *v as u64,
+        };
+        for k in 0..w {
+            buf[c * w + k] = (raw >> (8 * k)) as u8;
+        }
+    }
+}
+
 fn write_results(
     w: &mut Warp,
     d: &[crate::decode::Dst; 4],
@@ -355,6 +427,13 @@ fn write_results(
             write_lane(w, d[k], l, r[l][k] as u64);
         }
     });
+}
+
+/// The residency predicate (`d|p`) of `tex` and `tld4`: the mock has no sparse textures
+/// (the driver creates none), so every texel is resident and p is true, as the ISA says
+/// of resident data.
+fn write_resident(w: &mut Warp, p: crate::decode::Dst, emask: u32) {
+    for_lanes(emask, |l| write_lane(w, p, l, 1));
 }
 
 fn query_value(img: &Image, q: ImageQuery) -> u32 {

@@ -166,6 +166,22 @@ impl TestMemory {
         base
     }
 
+    /// Maps a module's variables, each at its full size, their initialisers with the
+    /// variables' addresses written in (`Global::initial_bytes`): `Launch::globals`.
+    pub fn map_globals(&mut self, m: &cumock_ptx::Module) -> Vec<u64> {
+        // `map` places region k at a fixed address: known before the bytes are.
+        let first = self.regions.len() as u64;
+        let addrs: Vec<u64> = (0..m.globals.len() as u64)
+            .map(|k| 0x7f00_0000_0000u64 + (first + k) * (1 << 40))
+            .collect();
+        for g in &m.globals {
+            let mut bytes = g.initial_bytes(&addrs);
+            bytes.resize(g.size as usize, 0);
+            self.map(&bytes, true);
+        }
+        addrs
+    }
+
     pub fn read(&self, base: u64) -> Vec<u8> {
         let r = self
             .regions
