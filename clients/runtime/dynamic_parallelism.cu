@@ -150,6 +150,15 @@ int main(void) {
         return SKIP_EXIT;
     }
 
+    // The pending-launch limit, lowered before any kernel that uses the device runtime
+    // runs (the reserve is sized then); every launch below stays within it but the last.
+    size_t pending = 0;
+    T(cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount));
+    OUT("pending launch limit %zu", pending);
+    T(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 16));
+    T(cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount));
+    OUT("pending launch limit %zu", pending);
+
     // The tree sum: 1024 values, leaves of 64: four generations below the host's.
     const int n = 1024, nodes = 64;
     int *in, *out, *deepest;
@@ -266,11 +275,7 @@ int main(void) {
     OUT("nesting: the deepest generation that ran %d, the launch below it %s", *deepest,
         cudaGetErrorName((cudaError_t)errors[0]));
 
-    // The pending-launch limit.
-    size_t pending = 0;
-    T(cudaDeviceGetLimit(&pending, cudaLimitDevRuntimePendingLaunchCount));
-    OUT("pending launch limit %zu", pending);
-    T(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 16));
+    // The pending-launch limit (set to 16 at the start).
     int *counts;
     T(cudaMallocManaged(&counts, 4 * sizeof(int)));
     NEED(counts);
