@@ -64,6 +64,7 @@ fn one(m: &Module, k: usize, engine: Engine) -> Option<Outcome> {
         cluster: None,
         stack_bytes: 1024,
         heap: None,
+        device_runtime: None,
     };
     let r = launch(m, k, &l, &mem).map_err(|f| {
         if f.kind == FaultKind::TimeLimit {

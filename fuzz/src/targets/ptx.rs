@@ -152,6 +152,7 @@ pub fn run_module(m: &Module) -> u64 {
             cluster: None,
             stack_bytes: 1024,
             heap: None,
+            device_runtime: None,
         };
         let end = match launch(m, k, &l, &mem) {
             Ok(_) => "ok".to_string(),
