@@ -1109,7 +1109,8 @@ impl<'a> BlockCtx<'a> {
                 // for its first instruction; it stops at the next pc where they are due)
                 // and says where the interpreter goes on: at the same pc, it runs that
                 // instruction itself.
-                if !w.has_calls && code.works_at(pc) {
+                let whole = mask | w.exited == w.valid;
+                if !w.has_calls && code.works_at(pc) && (whole || !code.warp_sync) {
                     let before = w.steps;
                     let next = crate::jit::enter(code, self, w, pc, mask, other)?;
                     // Back at the same pc after a loop's trip is not "ran nothing": the

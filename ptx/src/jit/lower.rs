@@ -604,13 +604,6 @@ fn classify(op: &Op) -> Kind {
         },
         Op::Bra { target } => Kind::Bra(*target),
         op if op.is_control() => Kind::Stop,
-        // Warp-synchronous instructions wait for their member mask's lanes, which the
-        // interpreter's scheduling does (`Warp::converging`).
-        Op::Shfl { .. }
-        | Op::Vote { .. }
-        | Op::Match { .. }
-        | Op::Redux { .. }
-        | Op::WarpSync { .. } => Kind::Stop,
         _ => Kind::Helper,
     }
 }
@@ -1018,12 +1011,25 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             }
         }
     }
+    // Warp-synchronous instructions wait for their member mask's lanes
+    // (`Warp::converging`): compiled code runs them only for a whole warp.
+    let warp_sync = prog.insts.iter().any(|i| {
+        matches!(
+            i.op,
+            Op::Shfl { .. }
+                | Op::Vote { .. }
+                | Op::Match { .. }
+                | Op::Redux { .. }
+                | Op::WarpSync { .. }
+        )
+    });
     Ok(Compiled {
         module: Some(module),
         entry,
         works_at,
         native: native_count,
         via_interp,
+        warp_sync,
     })
 }
 

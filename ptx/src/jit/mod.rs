@@ -124,6 +124,10 @@ pub(crate) struct Compiled {
     /// Instructions compiled natively, and run through the interpreter's code.
     pub(crate) native: usize,
     pub(crate) via_interp: usize,
+    /// The program has warp-synchronous instructions (`shfl.sync`...), which wait for
+    /// their member mask's lanes (`Warp::converging`): the interpreter runs groups that
+    /// are not the whole warp's live lanes, so that it can park them there.
+    pub(crate) warp_sync: bool,
 }
 
 // Safety: after `finalize_definitions` the code is immutable; threads only call `entry`
