@@ -36,7 +36,7 @@ pub const MAX_PTX_BYTES: u64 = 1 << 30;
 pub enum FatbinError {
     /// Only SASS for these architectures: nothing a host can run.
     #[error(
-        "the fatbin holds only SASS (ELF) for {}, no PTX: code compiled for a GPU cannot run on the host; build with PTX, e.g. `-gencode arch=compute_90,code=compute_90` (not `-rdc=true`: a separately compiled program's device-linked image is SASS whatever -gencode says, so separate compilation and dynamic parallelism cannot run on the mock)",
+        "the fatbin holds only SASS (ELF) for {}, no PTX: code compiled for a GPU cannot run on the host; build with PTX, e.g. `-gencode arch=compute_90,code=compute_90` (with `-rdc=true` the device-linked image is SASS whatever -gencode says: cumock's own runtime then links the program from its objects' PTX, NVIDIA's runtime cannot; dynamic parallelism cannot run on the mock either way)",
         archs.iter().map(|a| format!("sm_{a}")).collect::<Vec<_>>().join(", ")
     )]
     SassOnly { archs: Vec<u32> },

@@ -95,7 +95,8 @@ fn sass_only_is_refused_naming_the_way_out() {
     assert!(
         msg.contains("sm_90")
             && msg.contains("-gencode arch=compute_90,code=compute_90")
-            && msg.contains("not `-rdc=true`"),
+            && msg.contains("`-rdc=true`")
+            && msg.contains("cumock's own runtime then links"),
         "{msg}"
     );
     let cubin = nvcc(KERNEL, &["-cubin", "-arch=sm_90"]);
