@@ -40,7 +40,6 @@ crate::boundary::not_implemented! {
     cudaEventCreateFromEGLSync,
     cudaExternalMemoryGetMappedBuffer,
     cudaExternalMemoryGetMappedMipmappedArray,
-    cudaFuncGetName,
     cudaFuncGetParamInfo,
     cudaFuncSetSharedMemConfig,
     cudaGLGetDevices,

@@ -199,6 +199,11 @@ fn managed_hints() {
 }
 
 #[test]
+fn func_name() {
+    run("func_name", &[]);
+}
+
+#[test]
 fn streams_events() {
     run("streams_events", &[]);
 }
