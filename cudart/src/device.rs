@@ -295,3 +295,20 @@ cudart_fn! {
         d.cuCtxSetCacheConfig(config)
     }
 }
+
+cudart_fn! {
+    fn cudaDeviceGetSharedMemConfig(config: *mut c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let config = unsafe { out_ref(config)? };
+        let (d, _, _) = with_context()?;
+        // cudaSharedMemConfig's values are CUsharedconfig's.
+        d.cuCtxGetSharedMemConfig(config)
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceSetSharedMemConfig(config: c_int) {
+        let (d, _, _) = with_context()?;
+        d.cuCtxSetSharedMemConfig(config)
+    }
+}

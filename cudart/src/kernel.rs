@@ -1049,6 +1049,13 @@ cudart_fn! {
     }
 }
 
+cudart_fn! {
+    fn cudaFuncSetSharedMemConfig(func: *const c_void, config: c_int) {
+        let (d, f) = function(func)?;
+        d.cuFuncSetSharedMemConfig(f, config)
+    }
+}
+
 fn launch_cooperative(
     func: *const c_void,
     grid: Dim3,

@@ -204,6 +204,11 @@ fn func_name() {
 }
 
 #[test]
+fn cache_configs() {
+    run("cache_configs", &[]);
+}
+
+#[test]
 fn streams_events() {
     run("streams_events", &[]);
 }

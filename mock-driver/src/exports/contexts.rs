@@ -85,6 +85,22 @@ impl ContextApi for Mock {
             d.ctx_limit(limit, Some(value as u64)).map(|_| ())
         }
 
+        fn cuCtxGetCacheConfig(d; pconfig) {
+            pconfig.write(d.ctx_cache_config(None)?)
+        }
+
+        fn cuCtxSetCacheConfig(d; config) {
+            d.ctx_cache_config(Some(config)).map(|_| ())
+        }
+
+        fn cuCtxGetSharedMemConfig(d; p_config) {
+            p_config.write(d.ctx_shared_mem_config(None)?)
+        }
+
+        fn cuCtxSetSharedMemConfig(d; config) {
+            d.ctx_shared_mem_config(Some(config)).map(|_| ())
+        }
+
         fn cuCtxResetPersistingL2Cache(d;) {
             // The mock has no L2 cache, so no line persists and there is nothing to demote
             // to normal (the set-aside size stays the limit's): what is left is the

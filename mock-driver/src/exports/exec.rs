@@ -28,6 +28,10 @@ emulate! {
         d.function_set_cache_config(hfunc, config)
     }
 
+    pub(super) fn cuFuncSetSharedMemConfig(d; hfunc, config) {
+        d.function_set_shared_mem_config(hfunc, config)
+    }
+
     pub(super) fn cuLaunchHostFunc(d; s, f, user_data) {
         let Some(f) = f else {
             return Err(invalid("fn is NULL"));

@@ -24,6 +24,8 @@ pub struct Context {
     pub flags: u32,
     pub primary: bool,
     pub peers: Vec<usize>,
+    /// cuCtxSetCacheConfig's CUfunc_cache (CU_FUNC_CACHE_PREFER_NONE until set).
+    pub cache_config: i32,
 }
 
 /// cuCtxGetLimit's answers on the H200 before any cuCtxSetLimit (probe context-limits),
@@ -119,6 +121,7 @@ impl Contexts {
                 flags,
                 primary,
                 peers: Vec::new(),
+                cache_config: 0,
             },
         );
         h
@@ -133,6 +136,7 @@ impl Contexts {
                 flags,
                 primary: true,
                 peers: Vec::new(),
+                cache_config: 0,
             },
         );
         ctx
@@ -141,6 +145,12 @@ impl Contexts {
     pub fn get(&self, ctx: ContextId) -> CuResult<&Context> {
         self.contexts
             .get(&ctx)
+            .ok_or_else(|| invalid_context(format!("{:#x} is not a live context", ctx.handle())))
+    }
+
+    pub fn context_mut(&mut self, ctx: ContextId) -> CuResult<&mut Context> {
+        self.contexts
+            .get_mut(&ctx)
             .ok_or_else(|| invalid_context(format!("{:#x} is not a live context", ctx.handle())))
     }
 

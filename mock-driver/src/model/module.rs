@@ -781,6 +781,13 @@ impl Driver {
         Ok(())
     }
 
+    /// cuFuncSetSharedMemConfig: a valid setting does nothing, the H200's bank size being
+    /// fixed (`Driver::ctx_shared_mem_config`).
+    pub fn function_set_shared_mem_config(&self, f: u64, config: i32) -> CuResult<()> {
+        self.state.lock().modules.function(f)?;
+        super::streams::check_shared_config(config)
+    }
+
     pub fn function_set_attribute(&self, f: u64, attr: i32, value: i32) -> CuResult<()> {
         use attr::*;
         let mut st = self.state.lock();

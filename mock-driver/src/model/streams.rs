@@ -147,6 +147,37 @@ impl Driver {
         Ok(st.contexts.limit(ctx, limit).unwrap_or(default))
     }
 
+    /// cuCtxGetCacheConfig and cuCtxSetCacheConfig (`set`): the current context's
+    /// preference between L1 and shared memory, kept and reported; the mock has no L1 to
+    /// split, so nothing else changes (a GPU's driver treats it as a hint too).
+    pub fn ctx_cache_config(&self, set: Option<i32>) -> CuResult<i32> {
+        let mut st = self.state.lock();
+        let (ctx, _) = st.contexts.require_current()?;
+        let c = st.contexts.context_mut(ctx)?;
+        if let Some(config) = set {
+            if !(0..=3).contains(&config) {
+                return Err(invalid(format!(
+                    "{config} is not a CUfunc_cache (CU_FUNC_CACHE_PREFER_NONE 0 to PREFER_EQUAL 3)"
+                )));
+            }
+            c.cache_config = config;
+        }
+        Ok(c.cache_config)
+    }
+
+    /// cuCtxGetSharedMemConfig and cuCtxSetSharedMemConfig (`set`): the H200's shared
+    /// memory banks are four bytes wide, fixed, so the answer is always
+    /// CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE and a valid setting does nothing, as
+    /// cuda.h says of devices with a fixed bank size.
+    pub fn ctx_shared_mem_config(&self, set: Option<i32>) -> CuResult<i32> {
+        let st = self.state.lock();
+        st.contexts.require_current()?;
+        if let Some(config) = set {
+            check_shared_config(config)?;
+        }
+        Ok(SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE)
+    }
+
     /// A stream's context, device and properties (cuStreamGetCtx, GetDevice, GetFlags,
     /// GetPriority).
     pub fn stream_info(
@@ -313,5 +344,20 @@ impl Driver {
             Some(d) => d.as_secs_f32() * 1000.0,
             None => -(a.duration_since(b).as_secs_f32() * 1000.0),
         })
+    }
+}
+
+/// CUsharedconfig's CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE.
+const SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE: i32 = 1;
+
+/// A CUsharedconfig: DEFAULT (0), FOUR_BYTE (1) or EIGHT_BYTE (2) bank size.
+pub(super) fn check_shared_config(config: i32) -> CuResult<()> {
+    if (0..=2).contains(&config) {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "{config} is not a CUsharedconfig (CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE 0 to \
+             EIGHT_BYTE_BANK_SIZE 2)"
+        )))
     }
 }
