@@ -45,10 +45,15 @@ status=0
 while read -r name dir rest; do
     case "$name" in ''|'#'*) continue ;; esac
     [ -n "${SAMPLES:-}" ] && [[ " $SAMPLES " != *" $name "* ]] && continue
-    # Options for nvcc, then (after `--`) the sample's arguments.
-    opts=${rest%%--*}
+    # Options for nvcc, then (after a `--` of its own: nvcc's options may start with
+    # `--`) the sample's arguments.
+    opts=$rest
     args=""
-    [[ "$rest" == *--* ]] && args=${rest#*--}
+    if [[ " $rest " == *" -- "* ]]; then
+        opts=" $rest "
+        args=${opts#* -- }
+        opts=${opts%% -- *}
+    fi
     src="$samples/$dir"
     exe="$out/build/$name"
     sources=$(find "$src" -maxdepth 1 \( -name '*.cu' -o -name '*.cpp' \) | sort)

@@ -235,6 +235,7 @@ driver_functions! {
     unsafe cuModuleGetGlobal,
     unsafe cuLaunchKernel,
     safe cuFuncGetAttribute,
+    safe cuFuncGetName,
     safe cuFuncSetAttribute,
     safe cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
     unsafe cuOccupancyMaxActiveClusters,

@@ -876,6 +876,19 @@ cudart_fn! {
 }
 
 cudart_fn! {
+    /// The kernel's name as its module names it (cuFuncGetName): mangled unless it has C
+    /// linkage. A pointer that is no registered kernel is refused
+    /// (cudaErrorInvalidDeviceFunction), as the other cudaFunc* calls refuse it: this
+    /// runtime hands out no cudaKernel_t that it could be instead.
+    fn cudaFuncGetName(name: *mut *const c_char, func: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let name = unsafe { out_ref(name)? };
+        let (d, f) = function(func)?;
+        d.cuFuncGetName(name, f)
+    }
+}
+
+cudart_fn! {
     fn cudaGetFuncBySymbol(function_ptr: *mut CUfunction, symbol_ptr: *const c_void) {
         // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let out = unsafe { out_ref(function_ptr)? };

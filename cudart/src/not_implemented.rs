@@ -37,7 +37,6 @@ crate::boundary::not_implemented! {
     cudaEventCreateFromEGLSync,
     cudaExternalMemoryGetMappedBuffer,
     cudaExternalMemoryGetMappedMipmappedArray,
-    cudaFuncGetName,
     cudaGLGetDevices,
     cudaGLMapBufferObject,
     cudaGLMapBufferObjectAsync,

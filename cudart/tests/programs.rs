@@ -199,6 +199,16 @@ fn managed_hints() {
 }
 
 #[test]
+fn func_name() {
+    run("func_name", &[]);
+}
+
+#[test]
+fn cache_configs() {
+    run("cache_configs", &[]);
+}
+
+#[test]
 fn streams_events() {
     run("streams_events", &[]);
 }

@@ -19,7 +19,7 @@
 //! | `ipc.rs` | cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle |
 //! | `managed.rs` | cuMemAllocManaged |
 //! | `textures.rs` | CUDA arrays (cuArrayCreate..., cuMemcpyHtoA..., cuMemcpy3D), texture and surface objects |
-//! | `exec.rs` | cuFuncGetName, cuFuncGetAttribute, cuFuncSetAttribute, cuFuncSetCacheConfig, cuLaunchHostFunc |
+//! | `exec.rs` | cuFuncGetName, cuFuncGetAttribute, cuFuncSetAttribute, cuFuncSetCacheConfig, cuFuncSetSharedMemConfig, cuLaunchHostFunc |
 //! | `launch.rs` | cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx |
 //! | `devices.rs` | cuDevice*, and the PCI bus ids (cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId) |
 //! | the others | their group's trait, named in the file's first line |

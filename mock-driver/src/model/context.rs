@@ -149,6 +149,12 @@ impl Contexts {
             .ok_or_else(|| invalid_context(format!("{:#x} is not a live context", ctx.handle())))
     }
 
+    pub fn context_mut(&mut self, ctx: ContextId) -> CuResult<&mut Context> {
+        self.contexts
+            .get_mut(&ctx)
+            .ok_or_else(|| invalid_context(format!("{:#x} is not a live context", ctx.handle())))
+    }
+
     /// The calling thread's current context, if it has one.
     pub fn current(&self) -> Option<ContextId> {
         // During thread teardown the stack may be gone already (a program releasing its

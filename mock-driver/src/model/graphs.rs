@@ -21,6 +21,7 @@ use super::ids::DevicePtr;
 use super::ids::{ContextId, EventId, StreamId};
 use super::module::{LaunchRequest, PreparedLaunch};
 use super::stream_queues;
+use super::textures::BoundObjects;
 use super::Driver;
 use crate::host_bytes::HostBytes;
 use cumock_abi::result::CUDA_ERROR_OUT_OF_MEMORY;
@@ -2213,10 +2214,10 @@ impl Driver {
 
     /// Runs a launch's steps on its stream's worker, conditional bodies as their
     /// handles' words say.
-    fn run_steps(&'static self, steps: &[Step], device: usize) {
+    fn run_steps(&'static self, steps: &[Step], device: usize, bound: &BoundObjects) {
         for step in steps {
             match step {
-                Step::Kernel(k) => k.run(self),
+                Step::Kernel(k) => k.run(self, bound),
                 Step::Action(a) => {
                     if let Err(err) = a() {
                         self.device_work_failed(device, err);
@@ -2249,10 +2250,10 @@ impl Driver {
                         conditional::kind::IF => match read() {
                             Ok(0) => {
                                 if let Some(els) = bodies.get(1) {
-                                    self.run_steps(els, device);
+                                    self.run_steps(els, device, bound);
                                 }
                             }
-                            Ok(_) => self.run_steps(&bodies[0], device),
+                            Ok(_) => self.run_steps(&bodies[0], device, bound),
                             Err(_) => {}
                         },
                         conditional::kind::WHILE => {
@@ -2260,12 +2261,12 @@ impl Driver {
                                 if v == 0 {
                                     break;
                                 }
-                                self.run_steps(&bodies[0], device);
+                                self.run_steps(&bodies[0], device, bound);
                             }
                         }
                         _ => {
                             if let Some(b) = read().ok().and_then(|v| bodies.get(v as usize)) {
-                                self.run_steps(b, device);
+                                self.run_steps(b, device, bound);
                             }
                         }
                     }
@@ -2338,6 +2339,8 @@ impl Driver {
             )?
         };
         let run = plan.clone();
+        // The texture and surface objects live at the launch, kept for its kernels.
+        let bound = self.bound_objects();
         self.enqueue_work(
             stream,
             "cuGraphLaunch",
@@ -2345,7 +2348,7 @@ impl Driver {
                 waits.iter().for_each(stream_queues::Mark::wait);
                 // Copies and memsets need the launching thread's context, current here too.
                 let pushed = self.state.lock().contexts.push(ctx).is_ok();
-                self.run_steps(&run.steps, device);
+                self.run_steps(&run.steps, device, &bound);
                 if pushed {
                     let _ = self.state.lock().contexts.pop();
                 }

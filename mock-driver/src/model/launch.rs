@@ -15,6 +15,7 @@ use super::module::{
     attr, FunctionRef, LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, LIMIT_MALLOC_HEAP_SIZE,
     LIMIT_PRINTF_FIFO_SIZE, LIMIT_STACK_SIZE, LOCAL_LIMIT_PER_THREAD,
 };
+use super::textures::BoundObjects;
 use super::vmm::{Need, Segment};
 use super::{Driver, State};
 use cumock_abi::result::*;
@@ -100,8 +101,9 @@ impl PreparedLaunch {
         &self.program.kernels[self.kernel].name
     }
 
-    /// Runs the kernel (on a stream's worker: see `Driver::run_kernel`).
-    pub fn run(&self, driver: &Driver) {
+    /// Runs the kernel (on a stream's worker: see `Driver::run_kernel`) with the texture
+    /// and surface objects live when it was launched (`bound`).
+    pub fn run(&self, driver: &Driver, bound: &BoundObjects) {
         let launch = ptx::Launch {
             grid: self.grid,
             block: self.block,
@@ -143,14 +145,7 @@ impl PreparedLaunch {
             }
             None => &Vec::new(),
         };
-        driver.run_kernel(
-            &self.program,
-            self.kernel,
-            &launch,
-            self.device,
-            self.printf_fifo,
-            armed,
-        );
+        driver.run_kernel(self, &launch, armed, bound);
     }
 }
 
@@ -160,6 +155,9 @@ impl PreparedLaunch {
 struct KernelMemory<'a> {
     driver: &'a Driver,
     device: usize,
+    /// The texture and surface objects live at the launch, which it keeps even when the
+    /// program destroys them before the kernel runs.
+    bound: &'a BoundObjects,
     touched: parking_lot::Mutex<Vec<Segment>>,
     /// With ordering-bug reports on: the windows of device memory handed out, and whether
     /// for writing (`ordering::WINDOW`).
@@ -175,11 +173,16 @@ struct KernelMemory<'a> {
 // launch. Concurrent blocks access them only through the executor's atomics.
 unsafe impl ptx::Memory for KernelMemory<'_> {
     fn texture(&self, handle: u64) -> Option<std::sync::Arc<ptx::TextureObject>> {
-        self.driver.texture_object(handle)
+        // One created since the launch (its handle reached the kernel through memory).
+        self.bound
+            .texture(handle)
+            .or_else(|| self.driver.texture_object(handle))
     }
 
     fn surface(&self, handle: u64) -> Option<std::sync::Arc<ptx::SurfaceObject>> {
-        self.driver.surface_object(handle)
+        self.bound
+            .surface(handle)
+            .or_else(|| self.driver.surface_object(handle))
     }
 
     fn translate(
@@ -471,7 +474,12 @@ impl Driver {
         } else {
             String::new()
         };
-        self.enqueue_work(req.stream, &what, Box::new(move || prepared.run(self)))
+        let bound = self.bound_objects();
+        self.enqueue_work(
+            req.stream,
+            &what,
+            Box::new(move || prepared.run(self, &bound)),
+        )
     }
 
     /// The checks of a launch (its errors are the launch's), and what running it needs,
@@ -758,13 +766,13 @@ impl Driver {
     /// whose context faulted.
     fn run_kernel(
         &self,
-        program: &ptx::Module,
-        kernel: usize,
+        prepared: &PreparedLaunch,
         launch: &ptx::Launch,
-        device: usize,
-        printf_fifo: u64,
         armed: &[u64],
+        bound: &BoundObjects,
     ) {
+        let (program, kernel) = (&*prepared.program, prepared.kernel);
+        let (device, printf_fifo) = (prepared.device, prepared.printf_fifo);
         // The kernel has ended (or never runs): the host's loads of what it wrote are
         // trapped from here on only where it did write (`note_host_visible_writes`).
         let disarm = || armed.iter().for_each(|a| crate::host_trap::disarm_at(*a));
@@ -776,6 +784,7 @@ impl Driver {
         let memory = KernelMemory {
             driver: self,
             device,
+            bound,
             touched: parking_lot::Mutex::new(Vec::new()),
             ranges: super::ordering::enabled().then(|| parking_lot::Mutex::new(Vec::new())),
             out_of_memory: AtomicBool::new(false),

@@ -816,6 +816,8 @@ impl Driver {
         Ok(())
     }
 
+    /// cuFuncSetSharedMemConfig: a valid setting does nothing, the H200's bank size being
+    /// fixed (`Driver::ctx_shared_mem_config`).
     pub fn function_set_attribute(&self, f: u64, attr: i32, value: i32) -> CuResult<()> {
         use attr::*;
         let mut st = self.state.lock();

@@ -8,7 +8,11 @@
 //! Texture and surface objects are descriptions over an array or device memory, shared
 //! (`Arc`) with the kernels that use them: a kernel names one by the 64-bit handle the
 //! driver returned, and `launch::KernelMemory` looks it up here, so a bogus handle is a
-//! fault, and an object destroyed while a kernel runs stays valid for that kernel.
+//! fault. A launch keeps the objects live when it was queued (`BoundObjects`): one
+//! destroyed after the launch, even before its kernel starts to run, stays valid for that
+//! kernel, as on a GPU (programs destroy a texture object right after the launches that
+//! read it: NVIDIA's NV12toBGRandResize sample does), while a launch queued after the
+//! destroy faults on the handle.
 //!
 //! A cubemap array holds its faces as layers (6, or 6 per cube of a layered cubemap);
 //! a mipmapped array is one array per level, each half the one before (at least 1) in
@@ -155,6 +159,25 @@ pub struct SurfaceEntry {
     pub resource: CUDA_RESOURCE_DESC,
 }
 
+/// The texture and surface objects live at one moment, as a launch queued then sees them
+/// (`Driver::bound_objects`). Shared, copied only when an object is created or destroyed
+/// while a launch still holds the previous set.
+#[derive(Debug, Default, Clone)]
+pub struct BoundObjects {
+    textures: HashMap<u64, Arc<ptx::TextureObject>>,
+    surfaces: HashMap<u64, Arc<ptx::SurfaceObject>>,
+}
+
+impl BoundObjects {
+    pub fn texture(&self, h: u64) -> Option<Arc<ptx::TextureObject>> {
+        self.textures.get(&h).cloned()
+    }
+
+    pub fn surface(&self, h: u64) -> Option<Arc<ptx::SurfaceObject>> {
+        self.surfaces.get(&h).cloned()
+    }
+}
+
 /// The process's arrays and objects, by handle.
 #[derive(Debug, Default)]
 pub struct Textures {
@@ -163,6 +186,8 @@ pub struct Textures {
     next_mipmapped: u64,
     textures: HashMap<u64, TextureEntry>,
     surfaces: HashMap<u64, SurfaceEntry>,
+    /// The objects above, as launches take them.
+    bound: Arc<BoundObjects>,
     next_array: u64,
     next_object: u64,
 }
@@ -508,14 +533,18 @@ impl Driver {
             },
         };
         let h = st.textures.next_handle();
+        let object = Arc::new(ptx::TextureObject {
+            image,
+            sampler,
+            levels,
+        });
+        Arc::make_mut(&mut st.textures.bound)
+            .textures
+            .insert(h, object.clone());
         st.textures.textures.insert(
             h,
             TextureEntry {
-                object: Arc::new(ptx::TextureObject {
-                    image,
-                    sampler,
-                    levels,
-                }),
+                object,
                 resource,
                 texture,
             },
@@ -537,32 +566,41 @@ impl Driver {
         }
         let image = self.resource_image(&st, device, &resource)?;
         let h = st.textures.next_handle();
-        st.textures.surfaces.insert(
-            h,
-            SurfaceEntry {
-                object: Arc::new(ptx::SurfaceObject { image }),
-                resource,
-            },
-        );
+        let object = Arc::new(ptx::SurfaceObject { image });
+        Arc::make_mut(&mut st.textures.bound)
+            .surfaces
+            .insert(h, object.clone());
+        st.textures
+            .surfaces
+            .insert(h, SurfaceEntry { object, resource });
         Ok(h)
     }
 
+    /// cuTexObjectDestroy: the launches queued before keep the object (`BoundObjects`).
     pub fn texture_destroy(&self, h: u64) -> CuResult<()> {
         let mut st = self.state.lock();
         st.textures
             .textures
             .remove(&h)
-            .map(|_| ())
-            .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live texture object")))
+            .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live texture object")))?;
+        Arc::make_mut(&mut st.textures.bound).textures.remove(&h);
+        Ok(())
     }
 
+    /// cuSurfObjectDestroy: the launches queued before keep the object.
     pub fn surface_destroy(&self, h: u64) -> CuResult<()> {
         let mut st = self.state.lock();
         st.textures
             .surfaces
             .remove(&h)
-            .map(|_| ())
-            .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live surface object")))
+            .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live surface object")))?;
+        Arc::make_mut(&mut st.textures.bound).surfaces.remove(&h);
+        Ok(())
+    }
+
+    /// The texture and surface objects live now, for a launch being queued.
+    pub fn bound_objects(&self) -> Arc<BoundObjects> {
+        self.state.lock().textures.bound.clone()
     }
 
     /// What cuTexObjectGetResourceDesc and cuTexObjectGetTextureDesc return: the
@@ -584,7 +622,7 @@ impl Driver {
             .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live surface object")))
     }
 
-    /// The objects a kernel names (`launch::KernelMemory`).
+    /// The objects a kernel names that were not live at its launch (`launch::KernelMemory`).
     pub fn texture_object(&self, h: u64) -> Option<Arc<ptx::TextureObject>> {
         self.state
             .lock()
