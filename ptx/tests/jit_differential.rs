@@ -794,6 +794,8 @@ fn lane_functions_and_conversions_run_in_compiled_runs_as_the_interpreter_does()
         cvt.rn.f32.s32 %f15, %r2; cvt.rzi.s32.f32 %r3, %f1; cvt.rni.u32.f32 %r4, %f2;\n\
         cvt.f64.f32 %fd1, %f1; cvt.rn.f32.f64 %f16, %fd1; cvt.rn.f64.u64 %fd2, %rd7;\n\
         cvt.rmi.s64.f64 %rd8, %fd2; cvt.rn.f32.u64 %f17, %rd7; div.rn.f64 %fd3, %fd2, %fd1;\n\
+        rcp.rn.f32 %f21, %f2; cvt.rn.f32.u32 %f22, %r2; add.f32 %f10, %f10, %f21;\n\
+        add.f32 %f15, %f15, %f22;\n\
         setp.lt.f32 %p1, %f1, %f2; @%p1 lg2.approx.f32 %f12, %f1; @!%p1 cvt.rpi.s32.f32 %r3, %f2;\n\
         st.global.f32 [%rd5], %f5; st.global.f32 [%rd5+4], %f9; st.global.f32 [%rd5+8], %f12;\n\
         st.global.f32 [%rd5+12], %f14; st.global.f32 [%rd5+16], %f15; st.global.u32 [%rd5+20], %r3;\n\

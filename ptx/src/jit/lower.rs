@@ -499,7 +499,8 @@ fn operands(x: &Native) -> ([Src; 4], usize) {
         N::Pred(PredOp::Not | PredOp::Mov) => 1,
         N::Pred(_) => 2,
         N::F32(FOp::Fma) => 3,
-        N::F32(FOp::Abs | FOp::Neg) => 1,
+        N::F32(FOp::Abs | FOp::Neg | FOp::Sqrt | FOp::Rcp) => 1,
+        N::CvtToF32 { .. } => 1,
         N::F32(_) | N::CmpInt { .. } | N::CmpF32(_) => 2,
         N::Call(_) => 4,
     };
@@ -603,16 +604,32 @@ fn classify(op: &Op) -> Kind {
             }
             _ => Kind::Helper,
         },
-        // Conversions the interpreter runs through `math::cvt_lanes`: its lane function,
-        // called per lane with the spec as an immediate.
-        Op::Cvt { spec, d, a } if plain(*a) && !matches!(d, Dst::Pred(_)) => Kind::Native(Native {
-            n: N::Call(crate::math::cvt_lane as crate::math::LaneFn as usize),
-            d: *d,
-            q: Dst::Sink,
-            s: [*a, Src::Imm(spec.code()), *a, *a],
-            nsrc: 2,
-            comb: None,
-        }),
+        // Conversions the interpreter runs through `math::cvt_lanes`: 32-bit integers to
+        // f32 to nearest (`cvt_one` gives the host's conversion there: exact in f64,
+        // rounded once), else its lane function, called per lane with the spec as an
+        // immediate.
+        Op::Cvt { spec, d, a } if plain(*a) && !matches!(d, Dst::Pred(_)) => {
+            let to_f32 = spec.dst == Ty::F32
+                && matches!(spec.src, Ty::S32 | Ty::U32)
+                && matches!(spec.rnd, None | Some(crate::math::Rnd::N))
+                && spec.int_rnd.is_none()
+                && !spec.ftz
+                && !spec.sat;
+            Kind::Native(Native {
+                n: if to_f32 {
+                    N::CvtToF32 {
+                        signed: spec.src == Ty::S32,
+                    }
+                } else {
+                    N::Call(crate::math::cvt_lane as crate::math::LaneFn as usize)
+                },
+                d: *d,
+                q: Dst::Sink,
+                s: [*a, Src::Imm(spec.code()), *a, *a],
+                nsrc: 2,
+                comb: None,
+            })
+        }
         Op::Bra { target } => Kind::Bra(*target),
         op if op.is_control() => Kind::Stop,
         _ => Kind::Helper,
@@ -3048,6 +3065,12 @@ impl Gen<'_, '_> {
             // Only the sign bit changes; a NaN is made canonical after, as `math` does.
             FOp::Abs => self.b.ins().fabs(a),
             FOp::Neg => self.b.ins().fneg(a),
+            FOp::Div => self.b.ins().fdiv(a, two(b)),
+            FOp::Sqrt => self.b.ins().sqrt(a),
+            FOp::Rcp => {
+                let one = self.b.ins().f32const(1.0);
+                self.b.ins().fdiv(one, a)
+            }
             FOp::DivApprox => {
                 // `math`'s div.approx: a * (1/b), or a * (0.25/b) * 0.25 for a finite b
                 // past 2^126 (the hardware's flush of huge divisors), in those steps.
@@ -3113,6 +3136,16 @@ impl Gen<'_, '_> {
     fn op(&mut self, n: N, a: Value, b: Value, c: Value, e: Value) -> Value {
         match n {
             N::Mov => a,
+            N::CvtToF32 { signed } => {
+                let v = self.b.ins().ireduce(types::I32, a);
+                let f = if signed {
+                    self.b.ins().fcvt_from_sint(types::F32, v)
+                } else {
+                    self.b.ins().fcvt_from_uint(types::F32, v)
+                };
+                let bits = self.b.ins().bitcast(types::I32, MemFlags::new(), f);
+                self.b.ins().uextend(types::I64, bits)
+            }
             N::Call(f) => {
                 // A safe `extern "C"` function of four u64s (`math::LaneFn`), which
                 // cannot panic (`math::lane_wf!`): nothing unwinds through this code.

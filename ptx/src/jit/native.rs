@@ -54,6 +54,11 @@ pub(crate) enum FOp {
     Neg,
     /// `div.approx.f32`: `a * (1 / b)`, with `math`'s scaling for huge divisors.
     DivApprox,
+    /// Correctly rounded (`.rn`): the host's IEEE operations.
+    Div,
+    Sqrt,
+    /// `1 / a`.
+    Rcp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +83,10 @@ pub(crate) enum N {
     },
     /// f32, round to nearest, no ftz or sat: NaN results are 0x7fffffff.
     F32(FOp),
+    /// `cvt.rn.f32.{s32,u32}` (no ftz or sat): exact host conversions, never NaN.
+    CvtToF32 {
+        signed: bool,
+    },
     /// 0 or 1.
     CmpInt {
         cmp: Cmp,
@@ -192,6 +201,9 @@ fn table() -> &'static HashMap<usize, N> {
             ("abs", FOp::Abs),
             ("neg", FOp::Neg),
             ("div.approx", FOp::DivApprox),
+            ("div", FOp::Div),
+            ("sqrt", FOp::Sqrt),
+            ("rcp", FOp::Rcp),
         ] {
             add(math::f32_op(name, rn), N::F32(op));
         }
