@@ -2,8 +2,10 @@
 //! run in the executor on every host core, against a plain host loop doing the same work
 //! in the same run; a shared-memory tiled f32 matmul (the CUDA samples' kernel shape);
 //! each under both engines (interpreter and compiled); the CUDA samples' matrixMul
-//! program (300 launches of a 320x320x640 GEMM, PTX_BENCH_GEMM_LAUNCHES), and the compile
-//! time of a kernel of about a thousand PTX lines. PTX_BENCH_ONLY=vecAdd,reduce,matmul,
+//! program (300 launches of a 320x320x640 GEMM, PTX_BENCH_GEMM_LAUNCHES); Black-Scholes
+//! prices (2^LOG2N options, math-heavy: fast intrinsics, a division) against the formula
+//! in a host loop; bilinear texture fetches from a CUDA array and from pitched memory; and
+//! the compile time of a kernel of about a thousand PTX lines. PTX_BENCH_ONLY=vecAdd,reduce,matmul,
 //! gemm,prices,fetch,compile picks some. `cargo bench -p cumock-ptx` (env PTX_BENCH_LOG2N to
 //! change the size, PTX_BENCH_MATMUL_N the matrix side, 1024 by default).
 
