@@ -2,9 +2,11 @@
 //! run in the executor on every host core, against a plain host loop doing the same work
 //! in the same run; a shared-memory tiled f32 matmul (the CUDA samples' kernel shape);
 //! each under both engines (interpreter and compiled); the CUDA samples' matrixMul
-//! program (300 launches of a 320x320x640 GEMM, PTX_BENCH_GEMM_LAUNCHES), and the compile
-//! time of a kernel of about a thousand PTX lines. PTX_BENCH_ONLY=vecAdd,reduce,matmul,
-//! gemm,compile picks some. `cargo bench -p cumock-ptx` (env PTX_BENCH_LOG2N to
+//! program (300 launches of a 320x320x640 GEMM, PTX_BENCH_GEMM_LAUNCHES); Black-Scholes
+//! prices (2^LOG2N options, math-heavy: fast intrinsics, a division) against the formula
+//! in a host loop; bilinear texture fetches from a CUDA array and from pitched memory; and
+//! the compile time of a kernel of about a thousand PTX lines. PTX_BENCH_ONLY=vecAdd,reduce,matmul,
+//! gemm,prices,fetch,compile picks some. `cargo bench -p cumock-ptx` (env PTX_BENCH_LOG2N to
 //! change the size, PTX_BENCH_MATMUL_N the matrix side, 1024 by default).
 
 #[path = "../tests/common/mod.rs"]
@@ -80,6 +82,48 @@ extern "C" __global__ void MatrixMulCUDA(float *C, float *A, float *B, int wA, i
   }
   int c = wB * BLOCK_SIZE * by + BLOCK_SIZE * bx;
   C[c + wB * ty + tx] = Csub;
+}
+"#;
+
+/// European call and put prices (Black-Scholes), one option a thread, with the fast
+/// intrinsics a pricing kernel uses (`__expf`, `__logf`, `rsqrtf`, `__fdividef`) and a
+/// correctly rounded division: about 80 PTX instructions of f32 arithmetic and
+/// approximate functions per thread, between three loads and two stores.
+const PRICES: &str = r#"
+__device__ float normal_cdf(float x) {
+  // Abramowitz and Stegun 26.2.17.
+  float t = __fdividef(1.0f, 1.0f + 0.2316419f * fabsf(x));
+  float poly = t * (0.319381530f + t * (-0.356563782f + t * (1.781477937f + t * (-1.821255978f + t * 1.330274429f))));
+  float tail = 0.398942280f * __expf(-0.5f * x * x) * poly;
+  return x > 0.0f ? 1.0f - tail : tail;
+}
+extern "C" __global__ void prices(const float* spot, const float* strike, const float* years,
+                                  float* call, float* put, float rate, float vol, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float s = spot[i], k = strike[i], t = years[i];
+  float root_t = __fdividef(1.0f, rsqrtf(t));
+  float spread = vol * root_t;
+  float d1 = __fdividef(__logf(s / k) + (rate + 0.5f * vol * vol) * t, spread);
+  float d2 = d1 - spread;
+  float n1 = normal_cdf(d1), n2 = normal_cdf(d2);
+  float discounted = k * __expf(-rate * t);
+  call[i] = s * n1 - discounted * n2;
+  put[i] = discounted * (1.0f - n2) - s * (1.0f - n1);
+}
+"#;
+
+/// Bilinear fetches from a 2D float texture (what the samples' texture programs do per
+/// pixel): four fetches a thread at offsets around its pixel, summed.
+const FETCH: &str = r#"
+extern "C" __global__ void fetch(cudaTextureObject_t tex, float* out, int w, int h) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y;
+  if (x >= w) return;
+  float u = (x + 0.5f) / w, v = (y + 0.5f) / h;
+  float s = tex2D<float>(tex, u, v) + tex2D<float>(tex, u + 0.25f / w, v)
+          + tex2D<float>(tex, u, v + 0.25f / h) + tex2D<float>(tex, u - 0.25f / w, v - 0.25f / h);
+  out[y * w + x] = s;
 }
 "#;
 
@@ -198,9 +242,208 @@ fn main() {
     if wanted("gemm") {
         gemm_program(threads);
     }
+    if wanted("prices") {
+        prices(n, threads);
+    }
+    if wanted("fetch") {
+        fetch(threads);
+    }
     if wanted("compile") {
         compile();
     }
+}
+
+/// Black-Scholes call and put prices of `n` options (`PRICES`), against the same
+/// formula in a host loop (f32, the host's exp and ln: close, not bit-equal, to the GPU's
+/// approximate functions); the two engines must agree bit for bit.
+// The host formula's constants are the kernel's, spelled as in its CUDA source.
+#[allow(clippy::excessive_precision)]
+fn prices(n: usize, threads: usize) {
+    let m = Module::parse(&ptx(PRICES)).unwrap();
+    let k = m.kernel("prices").unwrap();
+    let (rate, vol) = (0.02f32, 0.30f32);
+    let spot: Vec<f32> = (0..n).map(|i| 5.0 + (i % 2503) as f32 * 0.01).collect();
+    let strike: Vec<f32> = (0..n).map(|i| 1.0 + (i % 9973) as f32 * 0.01).collect();
+    let years: Vec<f32> = (0..n).map(|i| 0.25 + (i % 97) as f32 * 0.1).collect();
+    let cdf = |x: f32| {
+        let t = 1.0 / (1.0 + 0.2316419 * x.abs());
+        let poly = t
+            * (0.319381530
+                + t * (-0.356563782 + t * (1.781477937 + t * (-1.821255978 + t * 1.330274429))));
+        let tail = 0.398942280 * (-0.5 * x * x).exp() * poly;
+        if x > 0.0 {
+            1.0 - tail
+        } else {
+            tail
+        }
+    };
+    let (mut call, mut put) = (vec![0f32; n], vec![0f32; n]);
+    let (host_s, _) = best_of(3, || {
+        for i in 0..n {
+            let (s, k, t) = (spot[i], strike[i], years[i]);
+            let spread = vol * t.sqrt();
+            let d1 = ((s / k).ln() + (rate + 0.5 * vol * vol) * t) / spread;
+            let (n1, n2) = (cdf(d1), cdf(d1 - spread));
+            let disc = k * (-rate * t).exp();
+            call[i] = s * n1 - disc * n2;
+            put[i] = disc * (1.0 - n2) - s * (1.0 - n1);
+        }
+        std::hint::black_box((&mut call, &mut put));
+    });
+    let mut times = Vec::new();
+    let mut outputs: Vec<Vec<u8>> = Vec::new();
+    for (engine, name) in engines() {
+        let mut mem = TestMemory::new();
+        let (ds, dk, dt) = (
+            mem.map(&f32s(&spot), false),
+            mem.map(&f32s(&strike), false),
+            mem.map(&f32s(&years), false),
+        );
+        let (dc, dp) = (
+            mem.map(&vec![0u8; n * 4], true),
+            mem.map(&vec![0u8; n * 4], true),
+        );
+        let p = params(
+            &m.kernels[k],
+            &[
+                ds,
+                dk,
+                dt,
+                dc,
+                dp,
+                rate.to_bits() as u64,
+                vol.to_bits() as u64,
+                n as u64,
+            ],
+        );
+        let mut l = launch(n.div_ceil(128) as u32, 128, &p);
+        l.host_threads = threads;
+        l.step_limit = None;
+        l.engine = engine;
+        let (exec_s, stats) = best_of(3, || run(&m, k, &l, &mem).unwrap());
+        let (got_c, got_p) = (to_f32s(&mem.read(dc)), to_f32s(&mem.read(dp)));
+        for i in (0..n).step_by(101) {
+            for (g, w) in [(got_c[i], call[i]), (got_p[i], put[i])] {
+                assert!(
+                    (g - w).abs() <= 1e-3 * w.abs().max(1.0),
+                    "option {i}: {g} vs the host's {w}"
+                );
+            }
+        }
+        let mut both = mem.read(dc);
+        both.extend(mem.read(dp));
+        outputs.push(both);
+        report(
+            &format!("prices [{name}]"),
+            n,
+            threads,
+            exec_s,
+            stats.instructions,
+            host_s,
+        );
+        times.push(exec_s);
+    }
+    assert!(
+        outputs.windows(2).all(|w| w[0] == w[1]),
+        "the engines' prices differ"
+    );
+    speedup("prices", &times);
+}
+
+/// 2048x2048 pixels, four bilinear fetches each from a 512x512 float texture
+/// (`FETCH`) in a CUDA array and in pitched linear device memory (rows padded to 2 KiB);
+/// the engines and the storages must agree bit for bit.
+fn fetch(threads: usize) {
+    use common::images::ImageMemory;
+    use cumock_ptx::{
+        AddressMode, ChannelKind, Format, Image, Sampler, Storage, Texels, TextureObject,
+    };
+    use std::sync::Arc;
+    let (side, w, h) = (512usize, 2048usize, 2048usize);
+    let m = Module::parse(&ptx(FETCH)).unwrap();
+    let k = m.kernel("fetch").unwrap();
+    let vals: Vec<f32> = (0..side * side).map(|i| ((i * 7) % 13) as f32).collect();
+    let texels = Texels::zeroed(side * side * 4).unwrap();
+    assert!(texels.write(0, &f32s(&vals)));
+    let row = side as u64 * 4;
+    let pitch = 2048usize;
+    let mut pitched = vec![0u8; pitch * side];
+    for (r, vals) in vals.chunks(side).enumerate() {
+        pitched[r * pitch..r * pitch + side * 4].copy_from_slice(&f32s(vals));
+    }
+    let array = Arc::new(TextureObject {
+        levels: Vec::new(),
+        image: Image {
+            format: Format {
+                kind: ChannelKind::Float,
+                bits: 32,
+                channels: 1,
+            },
+            width: side as u64,
+            height: side as u64,
+            depth: 1,
+            layered: false,
+            cubemap: false,
+            row_pitch: row,
+            slice_pitch: row * side as u64,
+            storage: Storage::Array(Arc::new(texels)),
+        },
+        sampler: Sampler {
+            address: [AddressMode::Clamp; 3],
+            linear: true,
+            normalized_coords: true,
+            read_normalized: false,
+            border: [0.0; 4],
+            mipmap: Default::default(),
+        },
+    });
+    let mut outputs: Vec<Vec<u8>> = Vec::new();
+    for storage in ["array", "pitched"] {
+        let mut times = Vec::new();
+        for (engine, name) in engines() {
+            let mut mem = ImageMemory {
+                mem: TestMemory::new(),
+                textures: vec![],
+                surfaces: vec![],
+            };
+            let texture = if storage == "array" {
+                array.clone()
+            } else {
+                let base = mem.mem.map(&pitched, false);
+                let mut t = (*array).clone();
+                t.image.row_pitch = pitch as u64;
+                t.image.slice_pitch = (pitch * side) as u64;
+                t.image.storage = Storage::Device(base);
+                Arc::new(t)
+            };
+            mem.textures.push((0x7e, texture));
+            let out = mem.mem.map(&vec![0u8; w * h * 4], true);
+            let p = params(&m.kernels[k], &[0x7e, out, w as u64, h as u64]);
+            let mut l = launch(1, 256, &p);
+            l.grid = [(w / 256) as u32, h as u32, 1];
+            l.host_threads = threads;
+            l.step_limit = None;
+            l.engine = engine;
+            let (exec_s, stats) = best_of(1, || run(&m, k, &l, &mem).unwrap());
+            let got = to_f32s(&mem.mem.read(out));
+            // Four fetches of values in 0..=12 each.
+            assert!(got.iter().all(|v| (0.0..=48.0).contains(v)), "fetched sums");
+            outputs.push(mem.mem.read(out));
+            println!(
+            "fetch [{name}, {storage}]: {w}x{h} pixels, 4 bilinear fetches each: {:.2} s wall, {:.2} s CPU on {threads} threads ({} PTX thread-instructions, {:.1} M fetches/s per core)",
+            exec_s.wall,
+            exec_s.cpu,
+            stats.instructions,
+            (w * h * 4) as f64 / exec_s.cpu / 1e6
+        );
+            times.push(exec_s);
+        }
+        speedup(&format!("fetch ({storage})"), &times);
+    }
+    assert!(
+        outputs.windows(2).all(|w| w[0] == w[1]),
+        "the engines' or storages' fetches differ"
+    );
 }
 
 fn vecadd(n: usize, threads: usize) {

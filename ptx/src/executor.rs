@@ -34,7 +34,11 @@ mod matrix;
 
 const FULL: u32 = u32::MAX;
 static ZERO_LANES: Lanes = [0; 32];
-pub(crate) const TLB_ENTRIES: usize = 4;
+/// Spans a host thread keeps translated (`BlockCtx::tlb`), replaced round robin. A
+/// kernel that reaches more allocations than this in one pass (Black-Scholes: three
+/// inputs and two outputs) misses on every warp, and compiled code goes back to the
+/// interpreter at each miss: 4 entries ran such kernels almost wholly in the interpreter.
+pub(crate) const TLB_ENTRIES: usize = 8;
 /// A warp polls the stop flag and the clock each time its instruction count is a multiple
 /// of this (compiled code stops there too).
 pub(crate) const CHECK_INTERVAL: u64 = 1 << 16;

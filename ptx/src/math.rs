@@ -121,6 +121,71 @@ macro_rules! wf {
     }};
 }
 
+/// A `WarpFn` whose lanes are one pure function of the lane's operands, built from a
+/// per-lane expression as `wf!` is, which also registers that function (`lane_of`): the
+/// compiled code calls it for one lane inside its lane loops (`jit::native`), where a
+/// `WarpFn` would need the whole warp's operands in memory. The warp function calls the
+/// same lane function, so both give the same bits by construction. Only for bodies that
+/// cannot panic (floating-point arithmetic): the lane function is called from compiled
+/// code, which no panic may unwind through.
+macro_rules! lane_wf {
+    (|$a:ident, $b:ident, $c:ident, $e:ident| $body:expr) => {{
+        #[allow(
+            unused_variables,
+            unused_comparisons,
+            clippy::unnecessary_cast,
+            clippy::absurd_extreme_comparisons,
+            clippy::neg_cmp_op_on_partial_ord
+        )]
+        #[inline(always)]
+        extern "C" fn lane($a: u64, $b: u64, $c: u64, $e: u64) -> u64 {
+            $body
+        }
+        fn lanes(o: &mut Lanes, a: &Lanes, b: &Lanes, c: &Lanes, e: &Lanes) {
+            for i in 0..32 {
+                o[i] = lane(a[i], b[i], c[i], e[i]);
+            }
+        }
+        with_lane(lanes as WarpFn, lane)
+    }};
+}
+
+/// One lane of a warp function built by `lane_wf!`: the lane's operands `a, b, c, e` in,
+/// its result out.
+pub type LaneFn = extern "C" fn(u64, u64, u64, u64) -> u64;
+
+fn lane_fns() -> &'static std::sync::RwLock<std::collections::HashMap<usize, LaneFn>> {
+    static FNS: std::sync::OnceLock<std::sync::RwLock<std::collections::HashMap<usize, LaneFn>>> =
+        std::sync::OnceLock::new();
+    FNS.get_or_init(Default::default)
+}
+
+/// Records that `f`'s lanes are `lane` (`lane_of`), and returns `f`.
+fn with_lane(f: WarpFn, lane: LaneFn) -> WarpFn {
+    let known = lane_fns()
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains_key(&(f as usize));
+    if !known {
+        lane_fns()
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(f as usize)
+            .or_insert(lane);
+    }
+    f
+}
+
+/// The lane function of a warp function built by `lane_wf!` (and chosen at least once:
+/// decode chose it), found by address as `jit::native` finds what it compiles itself.
+pub(crate) fn lane_of(f: WarpFn) -> Option<LaneFn> {
+    lane_fns()
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&(f as usize))
+        .copied()
+}
+
 /// One `WarpFn` per integer type: `T` is the Rust type of the PTX type (`U` its unsigned
 /// twin, `W` the double width for `.wide`/`.hi`).
 macro_rules! by_int {
@@ -946,19 +1011,19 @@ pub struct FMods {
 macro_rules! f32fn {
     ($ftz:expr, $sat:expr, |$a:ident, $b:ident, $c:ident| $body:expr) => {
         match ($ftz, $sat) {
-            (false, false) => wf!(|a, b, c, e| {
+            (false, false) => lane_wf!(|a, b, c, e| {
                 let ($a, $b, $c) = (f32_of(a), f32_of(b), f32_of(c));
                 bits32($body)
             }),
-            (true, false) => wf!(|a, b, c, e| {
+            (true, false) => lane_wf!(|a, b, c, e| {
                 let ($a, $b, $c) = (ftz32(f32_of(a)), ftz32(f32_of(b)), ftz32(f32_of(c)));
                 bits32(ftz32($body))
             }),
-            (false, true) => wf!(|a, b, c, e| {
+            (false, true) => lane_wf!(|a, b, c, e| {
                 let ($a, $b, $c) = (f32_of(a), f32_of(b), f32_of(c));
                 bits32(sat01_32($body))
             }),
-            (true, true) => wf!(|a, b, c, e| {
+            (true, true) => lane_wf!(|a, b, c, e| {
                 let ($a, $b, $c) = (ftz32(f32_of(a)), ftz32(f32_of(b)), ftz32(f32_of(c)));
                 bits32(sat01_32(ftz32($body)))
             }),
@@ -969,12 +1034,12 @@ macro_rules! f32fn {
 macro_rules! f64fn {
     ($sat:expr, |$a:ident, $b:ident, $c:ident| $body:expr) => {
         if $sat {
-            wf!(|a, b, c, e| {
+            lane_wf!(|a, b, c, e| {
                 let ($a, $b, $c) = (f64_of(a), f64_of(b), f64_of(c));
                 bits64(sat01_64($body))
             })
         } else {
-            wf!(|a, b, c, e| {
+            lane_wf!(|a, b, c, e| {
                 let ($a, $b, $c) = (f64_of(a), f64_of(b), f64_of(c));
                 bits64_of($body, a, b, c)
             })
@@ -1085,15 +1150,15 @@ pub fn f32_op(op: &str, m: FMods) -> Option<WarpFn> {
         // abs/neg touch only the sign bit, except that a NaN becomes the canonical NaN
         // (H200: abs.f32/neg.f32 of 0x7fa00001 and 0xffc00000 are 0x7fffffff).
         "abs" if m.ftz => {
-            wf!(|a, b, c, e| bits32(f32::from_bits(ftz32(f32_of(a)).to_bits() & 0x7fff_ffff)))
+            lane_wf!(|a, b, c, e| bits32(f32::from_bits(ftz32(f32_of(a)).to_bits() & 0x7fff_ffff)))
         }
-        "abs" => wf!(|a, b, c, e| bits32(f32::from_bits(a as u32 & 0x7fff_ffff))),
+        "abs" => lane_wf!(|a, b, c, e| bits32(f32::from_bits(a as u32 & 0x7fff_ffff))),
         "neg" if m.ftz => {
-            wf!(|a, b, c, e| bits32(f32::from_bits(ftz32(f32_of(a)).to_bits() ^ 0x8000_0000)))
+            lane_wf!(|a, b, c, e| bits32(f32::from_bits(ftz32(f32_of(a)).to_bits() ^ 0x8000_0000)))
         }
-        "neg" => wf!(|a, b, c, e| bits32(f32::from_bits(a as u32 ^ 0x8000_0000))),
+        "neg" => lane_wf!(|a, b, c, e| bits32(f32::from_bits(a as u32 ^ 0x8000_0000))),
         "copysign" => {
-            wf!(|a, b, c, e| ((b as u32 & 0x7fff_ffff) | (a as u32 & 0x8000_0000)) as u64)
+            lane_wf!(|a, b, c, e| ((b as u32 & 0x7fff_ffff) | (a as u32 & 0x8000_0000)) as u64)
         }
         _ => return None,
     })
@@ -1140,9 +1205,11 @@ pub fn f64_op(op: &str, m: FMods) -> Option<WarpFn> {
         } else {
             a.max(b)
         }),
-        "abs" => wf!(|a, b, c, e| a & 0x7fff_ffff_ffff_ffff),
-        "neg" => wf!(|a, b, c, e| a ^ 0x8000_0000_0000_0000),
-        "copysign" => wf!(|a, b, c, e| (b & 0x7fff_ffff_ffff_ffff) | (a & 0x8000_0000_0000_0000)),
+        "abs" => lane_wf!(|a, b, c, e| a & 0x7fff_ffff_ffff_ffff),
+        "neg" => lane_wf!(|a, b, c, e| a ^ 0x8000_0000_0000_0000),
+        "copysign" => {
+            lane_wf!(|a, b, c, e| (b & 0x7fff_ffff_ffff_ffff) | (a & 0x8000_0000_0000_0000))
+        }
         _ => return None,
     })
 }
@@ -1906,6 +1973,68 @@ pub fn cvt_fast(s: &CvtSpec) -> Option<WarpFn> {
     })
 }
 
+/// The types a `cvt` spec's code names (`CvtSpec::code`), by index.
+const CVT_TYPES: [Ty; 20] = [
+    Ty::B8,
+    Ty::B16,
+    Ty::B32,
+    Ty::B64,
+    Ty::B128,
+    Ty::U8,
+    Ty::U16,
+    Ty::U32,
+    Ty::U64,
+    Ty::S8,
+    Ty::S16,
+    Ty::S32,
+    Ty::S64,
+    Ty::F16,
+    Ty::F16x2,
+    Ty::BF16,
+    Ty::BF16x2,
+    Ty::F32,
+    Ty::F64,
+    Ty::Pred,
+];
+
+const RNDS: [Option<Rnd>; 5] = [None, Some(Rnd::N), Some(Rnd::Z), Some(Rnd::M), Some(Rnd::P)];
+
+impl CvtSpec {
+    /// The spec as one integer, `cvt_lane`'s second operand: compiled code passes it as
+    /// an immediate.
+    pub(crate) fn code(&self) -> u64 {
+        let ty = |t: Ty| CVT_TYPES.iter().position(|x| *x == t).unwrap_or(0) as u64;
+        let rnd = |r: Option<Rnd>| RNDS.iter().position(|x| *x == r).unwrap_or(0) as u64;
+        ty(self.dst)
+            | ty(self.src) << 8
+            | rnd(self.rnd) << 16
+            | rnd(self.int_rnd) << 24
+            | (self.ftz as u64) << 32
+            | (self.sat as u64) << 33
+    }
+
+    fn from_code(c: u64) -> CvtSpec {
+        let ty = |k: u64| CVT_TYPES[(k & 0xff) as usize % CVT_TYPES.len()];
+        let rnd = |k: u64| RNDS[(k & 0xff) as usize % RNDS.len()];
+        CvtSpec {
+            dst: ty(c),
+            src: ty(c >> 8),
+            rnd: rnd(c >> 16),
+            int_rnd: rnd(c >> 24),
+            ftz: c >> 32 & 1 != 0,
+            sat: c >> 33 & 1 != 0,
+        }
+    }
+}
+
+/// One lane of `cvt_lanes`, the spec coded (`CvtSpec::code`): compiled code calls it
+/// lane by lane (`jit::native`'s `N::Call`), the same conversion as the interpreter's.
+/// It cannot panic (no unwinding through compiled code).
+pub(crate) extern "C" fn cvt_lane(x: u64, code: u64, _: u64, _: u64) -> u64 {
+    let s = CvtSpec::from_code(code);
+    cvt_one(x, s.dst, s.src, s.rnd, s.int_rnd, s.ftz, s.sat)
+}
+
 pub fn cvt_lanes(s: &CvtSpec, out: &mut Lanes, a: &Lanes) {
     for (o, &x) in out.iter_mut().zip(a.iter()) {
         *o = cvt_one(x, s.dst, s.src, s.rnd, s.int_rnd, s.ftz, s.sat);
@@ -1947,7 +2076,13 @@ fn cvt_one(
                 };
             }
             let r = round_int(f, int_rnd.unwrap_or(Rnd::Z));
-            let v = if r >= 1.8e38 {
+            // 2^63 as f64, exactly.
+            let i64_end = (1u64 << 63) as f64;
+            let v = if (-i64_end..i64_end).contains(&r) {
+                // Integral and inside i64: the same integer as `r as i128` below, without
+                // the software f64-to-i128 routine (x86 has no such instruction).
+                r as i64 as i128
+            } else if r >= 1.8e38 {
                 i128::MAX
             } else if r <= -1.8e38 {
                 i128::MIN
@@ -1958,17 +2093,25 @@ fn cvt_one(
         }
         (true, false) => {
             let v = int_value(x, src);
-            // i128 to f64 then the remainder: exact pair for every 64-bit integer.
-            let hi = v as f64;
-            let lo = (v - hi as i128) as f64;
+            // i128 to f64 then the remainder: exact pair for every 64-bit integer. An
+            // integer of at most 53 bits is exact in f64 and leaves +0: the same pair
+            // without i128 arithmetic (software routines on x86), for the common case.
+            let (hi, lo) = match i64::try_from(v) {
+                Ok(small) if small.unsigned_abs() <= 1 << 53 => (small as f64, 0.0),
+                _ => {
+                    let hi = v as f64;
+                    (hi, (v - hi as i128) as f64)
+                }
+            };
             let m = rnd.unwrap_or(Rnd::N);
             if dst == Ty::F64 && m != Rnd::N {
                 return bits64(directed64(hi, sign_of(lo), m));
             }
-            let (hi, lo) = if dst != Ty::F64 {
+            let (hi, lo) = if dst != Ty::F64 && lo != 0.0 {
                 (hi + lo, (v - (hi + lo) as i128) as f64)
             } else {
-                (hi, lo)
+                // lo is 0: hi + lo is hi, and nothing is left over.
+                (hi, if dst != Ty::F64 { 0.0 } else { lo })
             };
             to_float(hi, lo, dst, m, ftz, sat)
         }

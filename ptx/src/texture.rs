@@ -15,11 +15,49 @@
 //! of height 1 sampled at y = 0, and what absent channels, layers past the ends and
 //! linear memory past its end read. What is not recorded is marked where it is chosen.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use crate::math::f16_to_f32;
-use crate::{Access, Memory};
+use crate::{Access, HostSpan, Memory};
+
+/// The launch's memory as one warp instruction's texel reads and writes reach it: the
+/// span translated last is kept, and an access inside it (writable, for a write) uses
+/// it again. A span stays valid for the whole launch (`Memory`'s contract), so this
+/// changes no result and no fault; a linear-memory texture's filtering reads up to
+/// eight texels a lane, mostly in one allocation, and translating each would cost more
+/// than the filtering itself.
+pub(crate) struct Texmem<'m> {
+    mem: &'m dyn Memory,
+    last: Cell<Option<HostSpan>>,
+}
+
+impl<'m> Texmem<'m> {
+    pub(crate) fn new(mem: &'m dyn Memory) -> Texmem<'m> {
+        Texmem {
+            mem,
+            last: Cell::new(None),
+        }
+    }
+
+    /// The span holding `len` bytes at `addr` for `access`, or the memory's message.
+    fn span(&self, addr: u64, len: u64, access: Access) -> Result<HostSpan, String> {
+        if let Some(s) = self.last.get() {
+            let inside =
+                addr >= s.base && (addr - s.base).checked_add(len).is_some_and(|e| e <= s.len);
+            if inside && (access == Access::Read || s.writable) {
+                return Ok(s);
+            }
+        }
+        let s = self
+            .mem
+            .translate(addr, len, access)
+            .map_err(|f| f.message)?;
+        self.last.set(Some(s));
+        Ok(s)
+    }
+}
 
 /// The bytes of a CUDA array: host memory owned by the driver, read and written by
 /// kernels (surfaces) on several host threads at once, so each byte is an atomic.
@@ -181,7 +219,7 @@ pub struct SurfaceObject {
 
 impl Image {
     /// Bytes at `offset` from the image's first byte, or why they cannot be read.
-    pub(crate) fn read(&self, mem: &dyn Memory, offset: u64, out: &mut [u8]) -> Result<(), String> {
+    pub(crate) fn read(&self, mem: &Texmem<'_>, offset: u64, out: &mut [u8]) -> Result<(), String> {
         match &self.storage {
             Storage::Array(t) => t
                 .read(offset, out)
@@ -190,9 +228,7 @@ impl Image {
             Storage::Device(base) => {
                 let addr = base.wrapping_add(offset);
                 let len = out.len() as u64;
-                let span = mem
-                    .translate(addr, len, Access::Read)
-                    .map_err(|f| f.message)?;
+                let span = mem.span(addr, len, Access::Read)?;
                 let at = addr.wrapping_sub(span.base);
                 if addr < span.base || at.saturating_add(len) > span.len {
                     return Err(format!("{addr:#x}+{len} runs past the texture's memory"));
@@ -210,7 +246,7 @@ impl Image {
     }
 
     /// Writes bytes at `offset` (surfaces).
-    pub(crate) fn write(&self, mem: &dyn Memory, offset: u64, data: &[u8]) -> Result<(), String> {
+    pub(crate) fn write(&self, mem: &Texmem<'_>, offset: u64, data: &[u8]) -> Result<(), String> {
         match &self.storage {
             Storage::Array(t) => t
                 .write(offset, data)
@@ -219,9 +255,7 @@ impl Image {
             Storage::Device(base) => {
                 let addr = base.wrapping_add(offset);
                 let len = data.len() as u64;
-                let span = mem
-                    .translate(addr, len, Access::Write)
-                    .map_err(|f| f.message)?;
+                let span = mem.span(addr, len, Access::Write)?;
                 let at = addr.wrapping_sub(span.base);
                 if addr < span.base || at.saturating_add(len) > span.len || !span.writable {
                     return Err(format!("{addr:#x}+{len} is not writable surface memory"));
@@ -247,7 +281,7 @@ impl Image {
 
     /// The channels of texel (x, y, z) as 32-bit values: floats' bits where the texture
     /// reads floats (float channels, or integers `normalize`d), integers otherwise.
-    fn texel(&self, mem: &dyn Memory, at: [u64; 3], normalize: bool) -> Result<[u32; 4], String> {
+    fn texel(&self, mem: &Texmem<'_>, at: [u64; 3], normalize: bool) -> Result<[u32; 4], String> {
         let f = self.format;
         let mut buf = [0u8; 16];
         let n = f.texel_bytes() as usize;
@@ -563,7 +597,7 @@ impl TextureObject {
     /// A texel by its indices, each already addressed (None: the border's colour).
     fn at(
         &self,
-        mem: &dyn Memory,
+        mem: &Texmem<'_>,
         img: &Image,
         idx: [Option<u64>; 3],
         slice: u64,
@@ -601,7 +635,7 @@ impl TextureObject {
     }
 
     /// `tex` with floating-point coordinates.
-    pub(crate) fn sample(&self, mem: &dyn Memory, q: &Lookup) -> Result<[u32; 4], String> {
+    pub(crate) fn sample(&self, mem: &Texmem<'_>, q: &Lookup) -> Result<[u32; 4], String> {
         let face;
         let (sampler, dims, coords, slice) = if q.cube {
             let (s, c, slice) = self.on_face(q);
@@ -693,7 +727,7 @@ impl TextureObject {
     #[allow(clippy::too_many_arguments)]
     fn filter(
         &self,
-        mem: &dyn Memory,
+        mem: &Texmem<'_>,
         img: &Image,
         sampler: &Sampler,
         dims: usize,
@@ -760,7 +794,7 @@ impl TextureObject {
     /// offsets `offset`), unfiltered.
     pub(crate) fn fetch(
         &self,
-        mem: &dyn Memory,
+        mem: &Texmem<'_>,
         dims: usize,
         at: [i64; 3],
         offset: [i64; 3],
@@ -792,7 +826,7 @@ impl TextureObject {
     /// face the lookup names.
     pub(crate) fn gather(
         &self,
-        mem: &dyn Memory,
+        mem: &Texmem<'_>,
         q: &Lookup,
         comp: usize,
     ) -> Result<[u32; 4], String> {
@@ -900,7 +934,7 @@ mod tests {
             cube: false,
             lod: Lod::Base,
         };
-        f32::from_bits(t.sample(&NoMemory, &q).unwrap()[0])
+        f32::from_bits(t.sample(&Texmem::new(&NoMemory), &q).unwrap()[0])
     }
 
     #[test]
@@ -959,7 +993,7 @@ mod tests {
                 cube: false,
                 lod: Lod::Base,
             };
-            f32::from_bits(t.sample(&NoMemory, &q).unwrap()[0])
+            f32::from_bits(t.sample(&Texmem::new(&NoMemory), &q).unwrap()[0])
         };
         assert_eq!(
             [layer(-1), layer(0), layer(2), layer(3)],
@@ -969,14 +1003,18 @@ mod tests {
         lin.image.storage = Storage::Device(0x1000);
         // Past the ends nothing is read (NoMemory would fault): zero.
         assert_eq!(
-            lin.fetch(&NoMemory, 1, [-1, 0, 0], [0; 3], None).unwrap(),
+            lin.fetch(&Texmem::new(&NoMemory), 1, [-1, 0, 0], [0; 3], None)
+                .unwrap(),
             [0; 4]
         );
         assert_eq!(
-            lin.fetch(&NoMemory, 1, [8, 0, 0], [0; 3], None).unwrap(),
+            lin.fetch(&Texmem::new(&NoMemory), 1, [8, 0, 0], [0; 3], None)
+                .unwrap(),
             [0; 4]
         );
-        assert!(lin.fetch(&NoMemory, 1, [7, 0, 0], [0; 3], None).is_err());
+        assert!(lin
+            .fetch(&Texmem::new(&NoMemory), 1, [7, 0, 0], [0; 3], None)
+            .is_err());
     }
 
     #[test]
@@ -1040,7 +1078,7 @@ mod tests {
     fn gather_returns_the_footprint_counter_clockwise_from_lower_left() {
         let t = float_texture(&[1.0, 2.0, 3.0, 4.0], 2, 2, false, AddressMode::Clamp);
         let g = t
-            .gather(&NoMemory, &lookup2([1.0, 1.0]), 0)
+            .gather(&Texmem::new(&NoMemory), &lookup2([1.0, 1.0]), 0)
             .unwrap()
             .map(f32::from_bits);
         assert_eq!(g, [3.0, 4.0, 2.0, 1.0]);
@@ -1116,14 +1154,14 @@ mod tests {
                         };
                         // A plain 2D image read as a cube: every face reads its one
                         // layer; nothing panics.
-                        let _ = t.sample(&NoMemory, &q);
+                        let _ = t.sample(&Texmem::new(&NoMemory), &q);
                         let g = Lookup {
                             lod: Lod::Grad([x, lod, 0.0], [lod, x, 0.0]),
                             cube: false,
                             ..q
                         };
-                        let _ = t.sample(&NoMemory, &g);
-                        let _ = t.gather(&NoMemory, &q, 3);
+                        let _ = t.sample(&Texmem::new(&NoMemory), &g);
+                        let _ = t.gather(&Texmem::new(&NoMemory), &q, 3);
                     }
                 }
             }

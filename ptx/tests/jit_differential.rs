@@ -769,3 +769,68 @@ fn uniform_values_reach_only_the_groups_lanes() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The approximate and correctly rounded f32 and f64 functions and the float/integer
+/// conversions, which compiled code calls lane by lane (`math::lane_of`, `cvt_lane`)
+/// inside its runs instead of handing each to the interpreter: none goes through the
+/// interpreter's code, and every bit agrees with it, special values included, under a
+/// guard, on operands every lane shares (computed once) and on 64-bit sources.
+#[test]
+fn lane_functions_and_conversions_run_in_compiled_runs_as_the_interpreter_does() {
+    let src = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 a, .param .u64 b, .param .f32 s)\n{\n\
+        .reg .pred %p<4>; .reg .b32 %r<16>; .reg .f32 %f<32>; .reg .b64 %rd<16>;\n\
+        .reg .f64 %fd<8>;\n\
+        ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [b]; ld.param.f32 %f20, [s];\n\
+        mov.u32 %r1, %tid.x;\n\
+        mul.wide.u32 %rd3, %r1, 16; add.s64 %rd4, %rd1, %rd3; mul.wide.u32 %rd6, %r1, 64;\n\
+        add.s64 %rd5, %rd2, %rd6;\n\
+        ld.global.f32 %f1, [%rd4]; ld.global.f32 %f2, [%rd4+4]; ld.global.u32 %r2, [%rd4+8];\n\
+        ld.global.u64 %rd7, [%rd4+8];\n\
+        ex2.approx.f32 %f3, %f1; lg2.approx.f32 %f4, %f2; rsqrt.approx.f32 %f5, %f1;\n\
+        div.approx.f32 %f6, %f1, %f2; div.rn.f32 %f7, %f1, %f2; abs.f32 %f8, %f2;\n\
+        sqrt.rn.f32 %f9, %f8; fma.rn.f32 %f10, %f3, %f4, %f6; neg.f32 %f11, %f7;\n\
+        min.f32 %f12, %f10, %f11; ex2.approx.ftz.f32 %f13, %f20; div.rn.f32 %f14, %f13, %f20;\n\
+        cvt.rn.f32.s32 %f15, %r2; cvt.rzi.s32.f32 %r3, %f1; cvt.rni.u32.f32 %r4, %f2;\n\
+        cvt.f64.f32 %fd1, %f1; cvt.rn.f32.f64 %f16, %fd1; cvt.rn.f64.u64 %fd2, %rd7;\n\
+        cvt.rmi.s64.f64 %rd8, %fd2; cvt.rn.f32.u64 %f17, %rd7; div.rn.f64 %fd3, %fd2, %fd1;\n\
+        rcp.rn.f32 %f21, %f2; cvt.rn.f32.u32 %f22, %r2; add.f32 %f10, %f10, %f21;\n\
+        add.f32 %f15, %f15, %f22;\n\
+        setp.lt.f32 %p1, %f1, %f2; @%p1 lg2.approx.f32 %f12, %f1; @!%p1 cvt.rpi.s32.f32 %r3, %f2;\n\
+        st.global.f32 [%rd5], %f5; st.global.f32 [%rd5+4], %f9; st.global.f32 [%rd5+8], %f12;\n\
+        st.global.f32 [%rd5+12], %f14; st.global.f32 [%rd5+16], %f15; st.global.u32 [%rd5+20], %r3;\n\
+        st.global.u32 [%rd5+24], %r4; st.global.f32 [%rd5+28], %f16; st.global.u64 [%rd5+32], %rd8;\n\
+        st.global.f32 [%rd5+40], %f17; st.global.f64 [%rd5+48], %fd3; st.global.f32 [%rd5+56], %f13;\n\
+        st.global.f32 [%rd5+60], %f10;\n\
+        ret;\n}\n";
+    let m = Module::parse(src).unwrap();
+    let k = m.kernel("k").unwrap();
+    let info = m.jit_compile(k).expect("compiles");
+    assert_eq!(info.via_interpreter, 0, "{info:?}");
+    let mut failures = Vec::new();
+    for (seed, s) in [
+        ("nan0", 1.5f32),
+        ("nan1", -0.0),
+        ("nan2", f32::NAN),
+        ("nan3", 1e-40),
+        ("nan4", f32::INFINITY),
+        ("nan5", -3.25),
+    ] {
+        let make = |m: &Module| {
+            let mut mem = TestMemory::new();
+            let a = mem.map(&u32s(&input(seed, 4 * 64)), false);
+            let b = mem.map(&[0u8; 64 * 64], true);
+            Setup {
+                params: params(&m.kernels[k], &[a, b, s.to_bits() as u64]),
+                mem,
+                buffers: vec![b],
+                globals: Vec::new(),
+            }
+        };
+        let configure = |l: &mut Launch| l.block = [64, 1, 1];
+        if let Some(d) = differ(&m, k, &make, &configure) {
+            failures.push(format!("{seed}: {d}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

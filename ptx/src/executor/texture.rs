@@ -16,13 +16,17 @@ struct Handles<T> {
 }
 
 impl<T> Handles<T> {
-    fn get(&mut self, handle: u64, look: impl Fn(u64) -> Option<Arc<T>>) -> Option<Arc<T>> {
-        if let Some((_, t)) = self.seen.iter().find(|(h, _)| *h == handle) {
-            return Some(t.clone());
-        }
-        let t = look(handle)?;
-        self.seen.push((handle, t.clone()));
-        Some(t)
+    /// The object, borrowed: cloning its `Arc` for each lane would bump a count that the
+    /// other host threads' warps bump too, a cache line bounced between cores per fetch.
+    fn get(&mut self, handle: u64, look: impl Fn(u64) -> Option<Arc<T>>) -> Option<&T> {
+        let at = match self.seen.iter().position(|(h, _)| *h == handle) {
+            Some(at) => at,
+            None => {
+                self.seen.push((handle, look(handle)?));
+                self.seen.len() - 1
+            }
+        };
+        Some(&self.seen[at].1)
     }
 }
 
@@ -59,6 +63,7 @@ impl BlockCtx<'_> {
         pc: u32,
     ) -> Result<(), Fault> {
         let mem = self.mem;
+        let texmem = &crate::texture::Texmem::new(mem);
         let mut textures = Handles::<TextureObject> { seen: Vec::new() };
         let mut surfaces = Handles::<SurfaceObject> { seen: Vec::new() };
         let mut fault = None;
@@ -124,7 +129,7 @@ impl BlockCtx<'_> {
                             ),
                         };
                         t.sample(
-                            mem,
+                            texmem,
                             &Lookup {
                                 dims: geom.dims(),
                                 coords: xyz,
@@ -139,7 +144,7 @@ impl BlockCtx<'_> {
                         for (k, v) in at.iter_mut().enumerate().take(geom.dims()) {
                             *v = c[first + k][l] as u32 as i32 as i64;
                         }
-                        t.fetch(mem, geom.dims(), at, off[l], layer)
+                        t.fetch(texmem, geom.dims(), at, off[l], layer)
                     };
                     match r {
                         Ok(v) => results[l] = v,
@@ -186,7 +191,7 @@ impl BlockCtx<'_> {
                         cube: geom.cube(),
                         lod: Lod::Base,
                     };
-                    match t.gather(mem, &q, *comp as usize) {
+                    match t.gather(texmem, &q, *comp as usize) {
                         Ok(v) => results[l] = v,
                         Err(why) => fault = Some(read_fault(self, w, l, why)),
                     }
@@ -298,7 +303,7 @@ impl BlockCtx<'_> {
                         }
                     };
                     let mut buf = [0u8; 32];
-                    if let Err(why) = s.image.read(mem, at, &mut buf[..access as usize]) {
+                    if let Err(why) = s.image.read(texmem, at, &mut buf[..access as usize]) {
                         fault = Some(read_fault(self, w, l, why));
                         return;
                     }
@@ -360,7 +365,7 @@ impl BlockCtx<'_> {
                         if (f.channels as usize) > vals.len() {
                             // Channels the values do not reach keep their bytes (the
                             // ISA: "written with an unpredictable value").
-                            if let Err(why) = s.image.read(mem, at, &mut buf[..access as usize]) {
+                            if let Err(why) = s.image.read(texmem, at, &mut buf[..access as usize]) {
                                 fault = Some(read_fault(self, w, l, why));
                                 return;
                             }
@@ -374,7 +379,7 @@ impl BlockCtx<'_> {
                             }
                         }
                     }
-                    if let Err(why) = s.image.write(mem, at, &buf[..access as usize]) {
+                    if let Err(why) = s.image.write(texmem, at, &buf[..access as usize]) {
                         fault = Some(read_fault(self, w, l, why));
                     }
                 });

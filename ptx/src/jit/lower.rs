@@ -500,7 +500,10 @@ fn operands(x: &Native) -> ([Src; 4], usize) {
         N::Pred(PredOp::Not | PredOp::Mov) => 1,
         N::Pred(_) => 2,
         N::F32(FOp::Fma) => 3,
+        N::F32(FOp::Abs | FOp::Neg | FOp::Sqrt | FOp::Rcp) => 1,
+        N::CvtToF32 { .. } => 1,
         N::F32(_) | N::CmpInt { .. } | N::CmpF32(_) => 2,
+        N::Call(_) => 4,
     };
     let mut s = [x.s[0]; 4];
     for (k, v) in s.iter_mut().enumerate().take(need) {
@@ -602,6 +605,32 @@ fn classify(op: &Op) -> Kind {
             }
             _ => Kind::Helper,
         },
+        // Conversions the interpreter runs through `math::cvt_lanes`: 32-bit integers to
+        // f32 to nearest (`cvt_one` gives the host's conversion there: exact in f64,
+        // rounded once), else its lane function, called per lane with the spec as an
+        // immediate.
+        Op::Cvt { spec, d, a } if plain(*a) && !matches!(d, Dst::Pred(_)) => {
+            let to_f32 = spec.dst == Ty::F32
+                && matches!(spec.src, Ty::S32 | Ty::U32)
+                && matches!(spec.rnd, None | Some(crate::math::Rnd::N))
+                && spec.int_rnd.is_none()
+                && !spec.ftz
+                && !spec.sat;
+            Kind::Native(Native {
+                n: if to_f32 {
+                    N::CvtToF32 {
+                        signed: spec.src == Ty::S32,
+                    }
+                } else {
+                    N::Call(crate::math::cvt_lane as crate::math::LaneFn as usize)
+                },
+                d: *d,
+                q: Dst::Sink,
+                s: [*a, Src::Imm(spec.code()), *a, *a],
+                nsrc: 2,
+                comb: None,
+            })
+        }
         Op::Bra { target } => Kind::Bra(*target),
         op if op.is_control() => Kind::Stop,
         _ => Kind::Helper,
@@ -848,6 +877,11 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         lookup_sig.params.push(AbiParam::new(t));
     }
     lookup_sig.returns.push(AbiParam::new(types::I32));
+    let mut lane_sig = Signature::new(module.isa().default_call_conv());
+    for _ in 0..4 {
+        lane_sig.params.push(AbiParam::new(types::I64));
+    }
+    lane_sig.returns.push(AbiParam::new(types::I64));
     let id = module
         .declare_function("kernel", Linkage::Local, &sig)
         .map_err(|e| e.to_string())?;
@@ -860,6 +894,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         let helper_sig = b.import_signature(helper_sig);
         let lookup_sig = b.import_signature(lookup_sig);
+        let lane_sig = b.import_signature(lane_sig);
         let start = b.create_block();
         b.append_block_params_for_function_params(start);
         b.switch_to_block(start);
@@ -934,6 +969,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
             blocks: &blocks,
             helper_sig,
             lookup_sig,
+            lane_sig,
             next_var: 3,
             live: live.as_deref(),
             plive: plive.as_deref(),
@@ -1461,6 +1497,8 @@ struct Gen<'a, 'f> {
     blocks: &'a HashMap<u32, Block>,
     helper_sig: cranelift_codegen::ir::SigRef,
     lookup_sig: cranelift_codegen::ir::SigRef,
+    /// A lane function's (`N::Call`): four u64 operands, a u64 result.
+    lane_sig: cranelift_codegen::ir::SigRef,
     next_var: u32,
     /// Registers live at each pc (`liveness`), when known.
     live: Option<&'a [Vec<u64>]>,
@@ -2988,16 +3026,7 @@ impl Gen<'_, '_> {
                 *o = Some(self.f32_operand(st, words, base, lane, srcs[k]));
             }
             let [a, b, c] = f;
-            let (a, b) = (a.expect("two operands"), b.expect("two operands"));
-            let r = match op {
-                FOp::Add => self.b.ins().fadd(a, b),
-                FOp::Sub => self.b.ins().fsub(a, b),
-                FOp::Mul => self.b.ins().fmul(a, b),
-                FOp::Fma => {
-                    let c = c.expect("three operands");
-                    self.b.ins().fma(a, b, c)
-                }
-            };
+            let r = self.f32_arith(op, a.expect("an operand"), b, c);
             self.raw_f32 = Some(r);
             return (self.canonical32(r), None);
         }
@@ -3013,8 +3042,8 @@ impl Gen<'_, '_> {
                     *o = Some(self.src(st, words, base, lane, srcs[k]));
                 }
                 let z = self.b.ins().iconst(types::I64, 0);
-                let [a, bb, c, _] = ops.map(|o| o.unwrap_or(z));
-                self.op(x.n, a, bb, c)
+                let [a, bb, c, e] = ops.map(|o| o.unwrap_or(z));
+                self.op(x.n, a, bb, c, e)
             }
         };
         match (x.n, x.comb) {
@@ -3036,6 +3065,43 @@ impl Gen<'_, '_> {
                 (p, q)
             }
             _ => (v, None),
+        }
+    }
+
+    /// The host F32 result of f32 arithmetic (NaN bits not yet canonical: `canonical32`).
+    fn f32_arith(&mut self, op: FOp, a: Value, b: Option<Value>, c: Option<Value>) -> Value {
+        let two = |b: Option<Value>| b.expect("two operands");
+        match op {
+            FOp::Add => self.b.ins().fadd(a, two(b)),
+            FOp::Sub => self.b.ins().fsub(a, two(b)),
+            FOp::Mul => self.b.ins().fmul(a, two(b)),
+            FOp::Fma => self.b.ins().fma(a, two(b), c.expect("three operands")),
+            // Only the sign bit changes; a NaN is made canonical after, as `math` does.
+            FOp::Abs => self.b.ins().fabs(a),
+            FOp::Neg => self.b.ins().fneg(a),
+            FOp::Div => self.b.ins().fdiv(a, two(b)),
+            FOp::Sqrt => self.b.ins().sqrt(a),
+            FOp::Rcp => {
+                let one = self.b.ins().f32const(1.0);
+                self.b.ins().fdiv(one, a)
+            }
+            FOp::DivApprox => {
+                // `math`'s div.approx: a * (1/b), or a * (0.25/b) * 0.25 for a finite b
+                // past 2^126 (the hardware's flush of huge divisors), in those steps.
+                let b = two(b);
+                let mag = self.b.ins().fabs(b);
+                let limit = self.b.ins().f32const(8.507059e37);
+                let inf = self.b.ins().f32const(f32::INFINITY);
+                let big = self.b.ins().fcmp(FloatCC::GreaterThan, mag, limit);
+                let finite = self.b.ins().fcmp(FloatCC::LessThan, mag, inf);
+                let huge = self.b.ins().band(big, finite);
+                let (one, quarter) = (self.b.ins().f32const(1.0), self.b.ins().f32const(0.25));
+                let num = self.b.ins().select(huge, quarter, one);
+                let q = self.b.ins().fdiv(num, b);
+                let r = self.b.ins().fmul(a, q);
+                let scaled = self.b.ins().fmul(r, quarter);
+                self.b.ins().select(huge, scaled, r)
+            }
         }
     }
 
@@ -3081,9 +3147,26 @@ impl Gen<'_, '_> {
         }
     }
 
-    fn op(&mut self, n: N, a: Value, b: Value, c: Value) -> Value {
+    fn op(&mut self, n: N, a: Value, b: Value, c: Value, e: Value) -> Value {
         match n {
             N::Mov => a,
+            N::CvtToF32 { signed } => {
+                let v = self.b.ins().ireduce(types::I32, a);
+                let f = if signed {
+                    self.b.ins().fcvt_from_sint(types::F32, v)
+                } else {
+                    self.b.ins().fcvt_from_uint(types::F32, v)
+                };
+                let bits = self.b.ins().bitcast(types::I32, MemFlags::new(), f);
+                self.b.ins().uextend(types::I64, bits)
+            }
+            N::Call(f) => {
+                // A safe `extern "C"` function of four u64s (`math::LaneFn`), which
+                // cannot panic (`math::lane_wf!`): nothing unwinds through this code.
+                let f = self.b.ins().iconst(types::I64, f as i64);
+                let call = self.b.ins().call_indirect(self.lane_sig, f, &[a, b, c, e]);
+                self.b.inst_results(call)[0]
+            }
             N::Selp => {
                 let cond = self.b.ins().icmp_imm(IntCC::NotEqual, c, 0);
                 self.b.ins().select(cond, a, b)
@@ -3117,16 +3200,8 @@ impl Gen<'_, '_> {
                     let v = g.b.ins().ireduce(types::I32, v);
                     g.b.ins().bitcast(types::F32, MemFlags::new(), v)
                 };
-                let (x, y) = (f(self, a), f(self, b));
-                let r = match op {
-                    FOp::Add => self.b.ins().fadd(x, y),
-                    FOp::Sub => self.b.ins().fsub(x, y),
-                    FOp::Mul => self.b.ins().fmul(x, y),
-                    FOp::Fma => {
-                        let z = f(self, c);
-                        self.b.ins().fma(x, y, z)
-                    }
-                };
+                let (x, y, z) = (f(self, a), f(self, b), f(self, c));
+                let r = self.f32_arith(op, x, Some(y), Some(z));
                 self.canonical32(r)
             }
             N::CmpInt { cmp, bits, signed } => {

@@ -12,7 +12,7 @@
 //! interpreter goes on. What it does not compile it hands back that way (control flow
 //! that splits or ends the group, barriers, calls) or runs through the interpreter's own
 //! code for that instruction (`BlockCtx::exec`, called per warp instruction: local
-//! memory, shuffles, votes, atomics, conversions...). The step and time limits are
+//! memory, shuffles, votes, atomics, textures...). The step and time limits are
 //! polled at the same instruction counts: the code stops where the interpreter would
 //! check (`stop_at`).
 //!
@@ -45,6 +45,12 @@
 //! depends only on those once for the group, reading them in its first lane; a
 //! predicate so computed is set for the whole group at once, and a run computed wholly
 //! so runs no lane.
+//!
+//! Lane functions: arithmetic `math` builds from a per-lane function (the approximate
+//! and correctly rounded f32 and f64 functions, f64 arithmetic: `math::lane_of`) and
+//! `cvt` (`math::cvt_lane`, the spec an immediate) are called lane by lane inside runs,
+//! the very functions the interpreter's loops call, so the bits are the same; handing
+//! each to the interpreter would end the run before and start one after it.
 //!
 //! Lanes: arithmetic the compiler knows exactly (`native`) and the loads and stores above
 //! run in *runs*, straight-line sequences with no branch target inside (a forward branch

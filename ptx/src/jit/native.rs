@@ -7,6 +7,8 @@
 //! (another copy, a new instruction) simply runs through the interpreter. So this table
 //! can only lose speed, never change a result, as long as each entry's semantics below
 //! are the `math` function's, which `tests/jit_differential.rs` checks over the corpus.
+//! Functions `math` builds from a lane function (`math::lane_of`) are called lane by
+//! lane: the same code as the interpreter's loop runs, so the same bits.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -48,6 +50,15 @@ pub(crate) enum FOp {
     Sub,
     Mul,
     Fma,
+    Abs,
+    Neg,
+    /// `div.approx.f32`: `a * (1 / b)`, with `math`'s scaling for huge divisors.
+    DivApprox,
+    /// Correctly rounded (`.rn`): the host's IEEE operations.
+    Div,
+    Sqrt,
+    /// `1 / a`.
+    Rcp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +83,10 @@ pub(crate) enum N {
     },
     /// f32, round to nearest, no ftz or sat: NaN results are 0x7fffffff.
     F32(FOp),
+    /// `cvt.rn.f32.{s32,u32}` (no ftz or sat): exact host conversions, never NaN.
+    CvtToF32 {
+        signed: bool,
+    },
     /// 0 or 1.
     CmpInt {
         cmp: Cmp,
@@ -79,6 +94,11 @@ pub(crate) enum N {
         signed: bool,
     },
     CmpF32(Cmp),
+    /// A lane function called for each lane (`math::lane_of`: the approximate and
+    /// correctly rounded f32 and f64 functions, f64 arithmetic), with the operands the
+    /// interpreter passes (those past the instruction's count are the first): the
+    /// `math::LaneFn`'s address.
+    Call(usize),
 }
 
 const INT_TYPES: [(Ty, u8, bool); 12] = [
@@ -178,6 +198,12 @@ fn table() -> &'static HashMap<usize, N> {
             ("mul", FOp::Mul),
             ("fma", FOp::Fma),
             ("mad", FOp::Fma),
+            ("abs", FOp::Abs),
+            ("neg", FOp::Neg),
+            ("div.approx", FOp::DivApprox),
+            ("div", FOp::Div),
+            ("sqrt", FOp::Sqrt),
+            ("rcp", FOp::Rcp),
         ] {
             add(math::f32_op(name, rn), N::F32(op));
         }
@@ -238,7 +264,11 @@ fn table() -> &'static HashMap<usize, N> {
     })
 }
 
-/// What the compiler emits for lane function `f`, if it knows it.
+/// What the compiler emits for lane function `f`, if it knows it: its own code, or a call
+/// of the lane function for each lane.
 pub(crate) fn lookup(f: WarpFn) -> Option<N> {
-    table().get(&(f as usize)).copied()
+    table()
+        .get(&(f as usize))
+        .copied()
+        .or_else(|| math::lane_of(f).map(|l| N::Call(l as usize)))
 }
