@@ -3,9 +3,9 @@
 // NaN-filling tensor map writes (0x7ff7 in every 16 bits, as the H200 fills). Each
 // thread puts one 16-bit pattern into chosen halves of a, b and c: 0x7ff7 itself, then
 // NaNs that differ from it in one place (sign 0xfff7, payload 0x7fff and 0x7ff6). The
-// recording decides whether only 0x7ff7 counts (the mock: only it; any other NaN is an
-// ordinary NaN operand), in f16 and bf16 alike, each half apart in the x2 forms, and the
-// sign of the zero `.relu` then gives.
+// H200 recorded: 0x7ff7 and 0xfff7 in a multiplicand (a or b) give +0; in c they are
+// ordinary NaNs, as the other patterns are anywhere; f16 and bf16 alike, each half apart
+// in the x2 forms.
 #define K extern "C" __global__ void
 
 K fma_oob(const unsigned* in, unsigned* out, int n) {

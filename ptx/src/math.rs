@@ -1219,11 +1219,14 @@ pub fn f64_op(op: &str, m: FMods) -> Option<WarpFn> {
 /// H200), and what `fma.oob` tests its operands for.
 pub const OOB_NAN: u16 = u16::from_le_bytes(crate::tensormap::NAN_FILL);
 
-/// `fma.rn.oob{.relu}` of one half: +0 when any operand is the OOB NaN (the ISA: "clamps
-/// the result to 0 if either of the operands is OOB NaN"; any other NaN is an ordinary
-/// one), else `fma.rn{.relu}`'s result, as `half_op` computes it.
+/// `fma.rn.oob{.relu}` of one half: +0 when a multiplicand is the OOB NaN of either sign
+/// (the ISA: "clamps the result to 0 if either of the operands is OOB NaN"; recorded on
+/// the H200, corpus fma_oob: `a` or `b` at 0x7ff7 or 0xfff7 gives +0, while `c` at 0x7ff7
+/// is an ordinary NaN and gives NaN), else `fma.rn{.relu}`'s result, as `half_op` computes
+/// it.
 fn fma_oob_half(a: u16, b: u16, c: u16, bf: bool, relu: bool) -> u16 {
-    if a == OOB_NAN || b == OOB_NAN || c == OOB_NAN {
+    let oob = |x: u16| x & 0x7fff == OOB_NAN;
+    if oob(a) || oob(b) {
         return 0;
     }
     if bf {

@@ -422,10 +422,11 @@ fn saturated_half_arithmetic_clamps_to_zero_and_one() {
 
 #[test]
 fn fma_oob_gives_zero_where_an_operand_is_the_oob_nan() {
-    // The OOB NaN (0x7ff7, a NaN-filling tensor map's fill) in a, b or c makes +0;
-    // another NaN stays an ordinary NaN operand; the halves of x2 forms apart; `.relu`.
+    // The OOB NaN (0x7ff7, a NaN-filling tensor map's fill, or 0xfff7) in a or b makes +0;
+    // in c, and any other NaN, it is an ordinary NaN operand (recorded on the H200:
+    // corpus fma_oob); the halves of x2 forms apart; `.relu`.
     let body = "fma.rn.oob.f16 %h1, 0x3c00, 0x4000, 0x3c00;\n\
-                fma.rn.oob.f16 %h2, 0x7ff7, 0x4000, 0x3c00;\n\
+                fma.rn.oob.f16 %h2, 0xfff7, 0x4000, 0x3c00;\n\
                 fma.rn.oob.f16 %h3, 0x3c00, 0x7ff7, 0x3c00;\n\
                 fma.rn.oob.f16 %h4, 0x3c00, 0x4000, 0x7ff7;\n\
                 fma.rn.oob.f16 %h5, 0x7fff, 0x4000, 0x3c00;\n\
@@ -443,17 +444,22 @@ fn fma_oob_gives_zero_where_an_operand_is_the_oob_nan() {
                 st.global.v2.u32 [%rd1+16], {%r5, %r6};\n\
                 st.global.u32 [%rd1+24], %r7;";
     let out = run_ok(body, 1, &[], 7);
-    // 1*2+1 = 3 (0x4200); OOB -> 0.
+    // 1*2+1 = 3 (0x4200); OOB a (negative) -> 0.
     assert_eq!(out[0], 0x0000_4200);
-    assert_eq!(out[1], 0);
+    // OOB b -> 0; OOB c is a NaN.
+    let is_nan = |h: u32| h & 0x7c00 == 0x7c00 && h & 0x3ff != 0;
+    assert_eq!(out[1] & 0xffff, 0);
+    assert!(is_nan(out[1] >> 16), "{:#x}", out[1]);
     // An ordinary NaN gives a NaN, not 0; relu of -1 is +0.
     let nan = out[2] & 0xffff;
-    assert!(nan & 0x7c00 == 0x7c00 && nan & 0x3ff != 0, "{nan:#x}");
+    assert!(is_nan(nan), "{nan:#x}");
     assert_eq!(out[2] >> 16, 0);
     // x2: the low half's a is OOB, the high half computes 1*2+1.
     assert_eq!(out[3], 0x4200_0000);
-    // bf16: 1*2+1 = 3 (0x4040); OOB c -> 0.
-    assert_eq!(out[4], 0x0000_4040);
+    // bf16: 1*2+1 = 3 (0x4040); OOB c -> a NaN.
+    assert_eq!(out[4] & 0xffff, 0x4040);
+    let h8 = out[4] >> 16;
+    assert!(h8 & 0x7f80 == 0x7f80 && h8 & 0x7f != 0, "{h8:#x}");
     // bf16x2 relu: low 1*2+1 = 3, high OOB a -> 0; then -1*1+0 -> +0, 1*2+1 = 3.
     assert_eq!(out[5], 0x0000_4040);
     assert_eq!(out[6], 0x4040_0000);
