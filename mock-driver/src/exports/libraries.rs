@@ -3,7 +3,7 @@
 
 use super::jit::JitOutputs;
 use super::{image_bytes, read_image_file, Mock};
-use crate::boundary::{drv, out, Handle};
+use crate::boundary::{drv, out, Handle, Out};
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::{c_char, c_uint, c_void, CStr};
@@ -114,6 +114,10 @@ impl LibraryApi for Mock {
         }
 
         fn cuKernelGetParamInfo(d; kernel, param_index, #[late] param_offset, param_size) {
+            // Observed: a NULL kernel is CUDA_ERROR_INVALID_VALUE here.
+            if kernel == 0 {
+                return Err(invalid("kernel is NULL"));
+            }
             let f = d.kernel_get_function(kernel)?;
             let (offset, size) = d.function_param_info(f, param_index)?;
             param_offset.write(offset)?;
@@ -130,13 +134,18 @@ impl LibraryApi for Mock {
             unsafe { super::write_handles(kernels, num_kernels, &handles, "kernels") }
         }
 
-        fn cuLibraryGetManaged(d; dptr, bytes, library, name) {
-            // As cuLibraryGetGlobal (cuModuleGetGlobal): both outputs zeroed when the
-            // name is not found.
-            let found = d
-                .library_get_managed(library, &name.to_string_lossy())
-                .map(|(addr, size)| (addr.get(), size as usize));
-            super::out_pair(dptr, bytes, found, |e| e.code == cumock_abi::result::CUDA_ERROR_NOT_FOUND)
+        fn cuLibraryGetManaged(d; #[raw] dptr, #[raw] bytes, library, name) {
+            // Observed (probe api_gaps): either output may be NULL, not both; unlike
+            // cuLibraryGetGlobal's, the outputs are left as they were when the name is
+            // not found.
+            if dptr.is_null() && bytes.is_null() {
+                return Err(invalid("dptr and bytes are both NULL"));
+            }
+            let (addr, size) = d.library_get_managed(library, &name.to_string_lossy())?;
+            if let Some(p) = Out::maybe(dptr) {
+                p.write(addr.get())?;
+            }
+            Out::maybe(bytes).map_or(Ok(()), |p| p.write(size as usize))
         }
 
         fn cuLibraryGetUnifiedFunction(d; _fptr, library, symbol) {

@@ -501,14 +501,18 @@ impl Driver {
         }
     }
 
+    /// cuCtxGetFlags: the context's flags, with CU_CTX_MAP_HOST always among them (as the
+    /// H200 reports: mapped host memory needs no flag under unified addressing; probe
+    /// api_gaps, context-config).
     pub fn ctx_flags(&self) -> CuResult<u32> {
-        Ok(self.state.lock().contexts.require_current()?.1.flags)
+        Ok(self.state.lock().contexts.require_current()?.1.flags | CU_CTX_MAP_HOST)
     }
 
     /// cuCtxSetFlags: the current context's flags, overwritten (cuda.h), checked as
-    /// cuCtxCreate's. A primary context's flags are its device's primary flags, as
-    /// cuDevicePrimaryCtxSetFlags would set them (the probe api_gaps records whether
-    /// cuDevicePrimaryCtxGetState agrees on the H200).
+    /// cuCtxCreate's. Of a primary context's, only CU_CTX_SYNC_MEMOPS reaches its device's
+    /// primary flags (cuDevicePrimaryCtxGetState on the H200: probe api_gaps,
+    /// context-config; the scheduling and other bits stay what cuDevicePrimaryCtxSetFlags
+    /// set).
     pub fn ctx_set_flags(&self, flags: u32) -> CuResult<()> {
         check_ctx_flags(flags)?;
         let mut st = self.state.lock();
@@ -518,7 +522,8 @@ impl Driver {
             c.flags = flags;
         }
         if primary {
-            st.contexts.primary[device].flags = flags;
+            let p = &mut st.contexts.primary[device].flags;
+            *p = (*p & !CU_CTX_SYNC_MEMOPS) | (flags & CU_CTX_SYNC_MEMOPS);
         }
         Ok(())
     }
@@ -659,12 +664,20 @@ pub const SHARED_CONFIG_FOUR_BYTE: i32 = 1;
 /// A CUexecAffinityType: CU_EXEC_AFFINITY_TYPE_SM_COUNT (0) is the only one.
 pub fn check_exec_affinity_type(kind: i32) -> CuResult<()> {
     if kind != 0 {
-        return Err(invalid(format!(
-            "{kind} is not a CUexecAffinityType (CU_EXEC_AFFINITY_TYPE_SM_COUNT 0 is the only one)"
-        )));
+        // Observed: CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY (probe api_gaps).
+        return Err(CuError::new(
+            224, // CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY
+            format!(
+                "{kind} is not a CUexecAffinityType (CU_EXEC_AFFINITY_TYPE_SM_COUNT 0 is the only one)"
+            ),
+        ));
     }
     Ok(())
 }
+
+/// cuda.h's CU_CTX_MAP_HOST and CU_CTX_SYNC_MEMOPS.
+const CU_CTX_MAP_HOST: u32 = 0x08;
+const CU_CTX_SYNC_MEMOPS: u32 = 0x80;
 
 fn check_ctx_flags(flags: u32) -> CuResult<()> {
     let sched = flags & CU_CTX_SCHED_MASK;

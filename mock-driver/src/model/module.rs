@@ -946,8 +946,12 @@ impl Driver {
                 "numBlocks {num_blocks} and blockSize {block_size} must be positive"
             )));
         }
-        if self.occupancy_blocks_per_sm(f, block_size, 0)? < num_blocks {
-            return Ok(0);
+        // Observed (probe api_gaps, small-ones): more blocks than fit an SM by their
+        // threads, or a block over 1024 threads, is CUDA_ERROR_INVALID_VALUE, not 0 bytes.
+        if block_size > 1024 || self.occupancy_blocks_per_sm(f, block_size, 0)? < num_blocks {
+            return Err(invalid(format!(
+                "{num_blocks} blocks of {block_size} threads do not fit a multiprocessor"
+            )));
         }
         let st = self.state.lock();
         let (_, r) = st.modules.function(f)?;
@@ -958,8 +962,9 @@ impl Driver {
             DEV_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
             228 << 10,
         ) as i64;
-        let per_block =
-            shared_per_sm / i64::from(num_blocks) - 1024 - i64::from(k.static_shared_bytes);
+        // The SM's share per block less the kernel's static shared memory; the 1 KiB each
+        // block reserves is not taken off (as the H200 answers: probe api_gaps).
+        let per_block = shared_per_sm / i64::from(num_blocks) - i64::from(k.static_shared_bytes);
         let limit = i64::from(self.dynamic_shared_limit(m, &r));
         Ok(per_block.min(limit).max(0) as usize)
     }
@@ -1248,10 +1253,11 @@ impl Driver {
     pub fn library_get_unified_function(&self, lib: u64, symbol: &str) -> CuResult<()> {
         let st = self.state.lock();
         self.library(&st, lib)?;
-        Err(CuError::new(
-            CUDA_ERROR_NOT_FOUND,
-            format!("the library has no unified function `{symbol}` (the mock loads none)"),
-        ))
+        // Observed: CUDA_ERROR_INVALID_VALUE for a name that is no unified function, a
+        // kernel's or none (probe api_gaps, library-queries).
+        Err(invalid(format!(
+            "the library has no unified function `{symbol}` (the mock loads none)"
+        )))
     }
 }
 

@@ -43,7 +43,8 @@ impl WaitCondition {
     /// CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES, which the H200 does not have.
     pub fn of_flags(flags: u32, can_flush: bool) -> CuResult<Self> {
         if flags & WAIT_VALUE_FLUSH != 0 && !can_flush {
-            return Err(invalid(
+            // Observed: CUDA_ERROR_NOT_SUPPORTED (probe api_gaps, stream-memops).
+            return Err(not_supported(
                 "CU_STREAM_WAIT_VALUE_FLUSH: the device cannot flush remote writes \
                  (CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES is 0)",
             ));

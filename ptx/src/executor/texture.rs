@@ -365,7 +365,8 @@ impl BlockCtx<'_> {
                         if (f.channels as usize) > vals.len() {
                             // Channels the values do not reach keep their bytes (the
                             // ISA: "written with an unpredictable value").
-                            if let Err(why) = s.image.read(texmem, at, &mut buf[..access as usize]) {
+                            if let Err(why) = s.image.read(texmem, at, &mut buf[..access as usize])
+                            {
                                 fault = Some(read_fault(self, w, l, why));
                                 return;
                             }
