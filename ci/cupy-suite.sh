@@ -7,7 +7,7 @@
 #   ci/cupy-suite.sh M1,M2      these (paths under tests/: cupy_tests/core_tests/test_raw.py)
 # CuPy is built from its sdist against cumock's shared runtime (ci/install-cupy.sh says
 # why; the first run builds it, tens of minutes). CuPy compiles its kernels with NVRTC;
-# CUPY_CUDA_COMPILE_WITH_PTX=1 makes it load NVRTC's PTX, which the mock runs, instead
+# CUPY_COMPILE_WITH_PTX=1 makes it load NVRTC's PTX, which the mock runs, instead
 # of a cubin (SASS), which the mock refuses. Outcomes: target/cupy-results.json; each
 # module's output: target/cupy-logs/.
 set -euo pipefail
@@ -19,7 +19,7 @@ rm -rf target/cupy-logs
 # Device memory is the host's: a fixed budget (as for numba-cuda's suite). CuPy's kernel
 # cache goes to target/, not the home folder.
 CUMOCK_DEVICE_MEMORY=${CUMOCK_DEVICE_MEMORY:-4G} PYTHONUNBUFFERED=1 \
-    CUPY_CUDA_COMPILE_WITH_PTX=1 CUPY_CACHE_DIR="$PWD/target/cupy-kernel-cache" \
+    CUPY_COMPILE_WITH_PTX=1 CUPY_CACHE_DIR="$PWD/target/cupy-kernel-cache" \
     target/debug/cumock exec -- "$python" clients/cupy/suite.py run --modules "$modules" \
     --tests "$PWD/target/cupy-tests/tests" --jobs "${CUPY_JOBS:-2}" --timeout "${CUPY_TIMEOUT:-900}" \
     --json target/cupy-results.json --logs target/cupy-logs

@@ -1,7 +1,7 @@
 """CuPy's basics on the mock, each checked against NumPy: array creation and copies both
 ways, elementwise arithmetic and ufuncs, reductions, a user ElementwiseKernel and
 ReductionKernel, a RawKernel, CuPy's memory pool, streams and events, sorting (Thrust)
-and a CUB reduction. Run under `cumock exec` with CUPY_CUDA_COMPILE_WITH_PTX=1
+and a CUB reduction. Run under `cumock exec` with CUPY_COMPILE_WITH_PTX=1
 (ci/cupy-suite.sh sets it); prints one line a check and exits 1 if one fails."""
 
 import sys

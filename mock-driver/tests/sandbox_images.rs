@@ -403,7 +403,7 @@ fn an_elf_cubin_is_refused_naming_the_ptx_way_out_for_nvrtc_and_cupy() {
         || {
             init();
             // What nvrtcGetCUBIN hands out starts so: an ELF64 header (CuPy loads it with
-            // cuModuleLoadData unless CUPY_CUDA_COMPILE_WITH_PTX is set).
+            // cuModuleLoadData unless CUPY_COMPILE_WITH_PTX is set).
             let mut cubin = [0u8; 64];
             cubin[..4].copy_from_slice(b"\x7fELF");
             cubin[4] = 2; // ELFCLASS64
@@ -414,5 +414,5 @@ fn an_elf_cubin_is_refused_naming_the_ptx_way_out_for_nvrtc_and_cupy() {
     );
     assert!(stderr.contains("ELF cubin (SASS)"), "{stderr}");
     assert!(stderr.contains("nvrtcGetPTX"), "{stderr}");
-    assert!(stderr.contains("CUPY_CUDA_COMPILE_WITH_PTX=1"), "{stderr}");
+    assert!(stderr.contains("CUPY_COMPILE_WITH_PTX=1"), "{stderr}");
 }

@@ -496,7 +496,7 @@ impl Driver {
                      cannot run SASS; build the kernel with PTX, e.g. nvcc -fatbin \
                      -gencode arch=compute_90,code=compute_90 (or -ptx); from NVRTC, \
                      load nvrtcGetPTX's output, not nvrtcGetCUBIN's (CuPy: set \
-                     CUPY_CUDA_COMPILE_WITH_PTX=1)",
+                     CUPY_COMPILE_WITH_PTX=1)",
                 ))
             }
             Image::Garbage => {
