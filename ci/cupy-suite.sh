@@ -18,6 +18,10 @@ cargo build --quiet -p cumock-driver -p cumock-cudart -p cumock
 rm -rf target/cupy-logs
 # Device memory is the host's: a fixed budget (as for numba-cuda's suite). CuPy's kernel
 # cache goes to target/, not the home folder.
+# The mock is one H200, as the GPU baseline's machine: CUPY_TEST_GPU_LIMIT=1 skips the
+# tests CuPy marks multi_gpu. test_raw.py asks for nvcc at collection: the toolkit's
+# (ci/install-nvcc.sh) is CuPy's NVCC.
+NVCC="$(ci/install-nvcc.sh)/bin/nvcc" CUPY_TEST_GPU_LIMIT=1 \
 CUMOCK_DEVICE_MEMORY=${CUMOCK_DEVICE_MEMORY:-4G} PYTHONUNBUFFERED=1 \
     CUPY_COMPILE_WITH_PTX=1 CUPY_CACHE_DIR="$PWD/target/cupy-kernel-cache" \
     target/debug/cumock exec -- "$python" clients/cupy/suite.py run --modules "$modules" \

@@ -13,7 +13,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT to the folder to record into}"
-export NCCL_NVLS_ENABLE=0
+export NCCL_NVLS_ENABLE=0 CUPY_TEST_GPU_LIMIT=1
 site=/tmp/cupy-site
 state=target/cupy-h200
 if [ ! -d /tmp/cupy-gpu ]; then
