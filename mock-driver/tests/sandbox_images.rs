@@ -392,3 +392,27 @@ fn a_profile_that_is_a_device_is_refused_at_init_naming_it() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_elf_cubin_is_refused_naming_the_ptx_way_out_for_nvrtc_and_cupy() {
+    let stderr = guarded(
+        "an_elf_cubin_is_refused_naming_the_ptx_way_out_for_nvrtc_and_cupy",
+        &[("CUMOCK_MISUSE", "1")],
+        256 * MIB,
+        DEADLINE,
+        || {
+            init();
+            // What nvrtcGetCUBIN hands out starts so: an ELF64 header (CuPy loads it with
+            // cuModuleLoadData unless CUPY_COMPILE_WITH_PTX is set).
+            let mut cubin = [0u8; 64];
+            cubin[..4].copy_from_slice(b"\x7fELF");
+            cubin[4] = 2; // ELFCLASS64
+            cubin[5] = 1; // little-endian
+            let (r, _) = load_at(cubin.as_ptr().cast());
+            assert_eq!(r, CUDA_ERROR_NO_BINARY_FOR_GPU);
+        },
+    );
+    assert!(stderr.contains("ELF cubin (SASS)"), "{stderr}");
+    assert!(stderr.contains("nvrtcGetPTX"), "{stderr}");
+    assert!(stderr.contains("CUPY_COMPILE_WITH_PTX=1"), "{stderr}");
+}

@@ -124,10 +124,11 @@ impl Asker {
             ),
             Asker::EmbeddedRuntime(p) => format!(
                 "{p} {TABLES}: it embeds NVIDIA's static CUDA runtime, so it cannot run on the \
-                 mock (as warp, CuPy, PyTorch's CUDA kernels and NVIDIA's math libraries; see \
-                 the README's \"What cannot run on the mock\"). What runs: code that calls the \
-                 driver API or a shared runtime (numba-cuda, cuda-core and cuda-python, \
-                 cudarc, programs built with `nvcc -cudart shared`)"
+                 mock (as warp, CuPy's cupy-cuda wheels, PyTorch's CUDA kernels and NVIDIA's \
+                 math libraries; see the README's \"What cannot run on the mock\"). What runs: \
+                 code that calls the driver API or a shared runtime (numba-cuda, cuda-core and \
+                 cuda-python, cudarc, programs built with `nvcc -cudart shared`, CuPy built \
+                 from its sdist against cumock's runtime: docs/frameworks/cupy.md)"
             ),
             Asker::Probing(p) => format!(
                 "{p} looked for the driver's private export tables, which cumock does not \

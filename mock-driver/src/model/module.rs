@@ -527,7 +527,9 @@ impl Driver {
                     CUDA_ERROR_NO_BINARY_FOR_GPU,
                     "the image is an ELF cubin (SASS): cumock executes PTX on the host and \
                      cannot run SASS; build the kernel with PTX, e.g. nvcc -fatbin \
-                     -gencode arch=compute_90,code=compute_90 (or -ptx)",
+                     -gencode arch=compute_90,code=compute_90 (or -ptx); from NVRTC, \
+                     load nvrtcGetPTX's output, not nvrtcGetCUBIN's (CuPy: set \
+                     CUPY_COMPILE_WITH_PTX=1)",
                 ))
             }
             Image::Garbage => {
