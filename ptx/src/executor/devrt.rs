@@ -349,6 +349,20 @@ impl BlockCtx<'_> {
         [0, 4, 8].map(|k| self.local_u32(warp, l, offset + k))
     }
 
+    /// A new device stream's or event's handle, written to the thread's out-pointer.
+    fn new_handle(
+        &mut self,
+        tree: &Tree,
+        w: &mut Warp,
+        l: usize,
+        pc: u32,
+        out: u64,
+    ) -> Result<u64, Fault> {
+        let h = HANDLE_BASE + 16 * tree.next_handle.fetch_add(1, Ordering::Relaxed);
+        self.runtime_store(w, l, pc, out, 8, h)?;
+        Ok(h)
+    }
+
     /// A generic store of `size` bytes the runtime makes for the thread (an out-pointer
     /// it was given): checked as the thread's own store would be.
     fn runtime_store(
@@ -633,13 +647,13 @@ impl BlockCtx<'_> {
                 }
                 DevRt::StreamCreateWithFlags => {
                     let (out, flags) = (a64(self, 0), u64::from(a32(self, 1)));
-                    let e = if flags != STREAM_NON_BLOCKING {
-                        // The CUDA programming guide: streams created on the device must
-                        // be cudaStreamNonBlocking.
+                    // The CUDA programming guide asks for cudaStreamNonBlocking, but the
+                    // H200 accepts cudaStreamDefault too (runtime program
+                    // dynamic_parallelism, recorded); other flags are refused.
+                    let e = if flags != STREAM_NON_BLOCKING && flags != 0 {
                         error::INVALID_VALUE
                     } else {
-                        let h = HANDLE_BASE + 16 * tree.next_handle.fetch_add(1, Ordering::Relaxed);
-                        self.runtime_store(w, l, pc, out, 8, h)?;
+                        let h = self.new_handle(tree, w, l, pc, out)?;
                         lock(&tree.streams).insert(h);
                         error::SUCCESS
                     };
@@ -674,8 +688,7 @@ impl BlockCtx<'_> {
                         // cudaEventDisableTiming).
                         error::INVALID_VALUE
                     } else {
-                        let h = HANDLE_BASE + 16 * tree.next_handle.fetch_add(1, Ordering::Relaxed);
-                        self.runtime_store(w, l, pc, out, 8, h)?;
+                        let h = self.new_handle(tree, w, l, pc, out)?;
                         lock(&tree.events).insert(h);
                         error::SUCCESS
                     };
