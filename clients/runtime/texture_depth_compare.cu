@@ -3,10 +3,9 @@
 // texture is compared against value given in f operand. If comparison passes, result
 // is 1.0; otherwise result is 0.0. These per-element comparison results are used for
 // the filtering." Which comparison is the sampler's (its compare function), and CUDA's
-// texture objects set none: what the H200 answers is undocumented. The mock refuses the
-// instruction at load (the kernel's launch fails, as printed); on a GPU the printed bits
-// record the comparison (point and linear filtering, tld4) at references below, at and
-// above each texel, so that the mock can follow them.
+// texture objects set none: what the H200 answers is undocumented. Recorded on the H200:
+// the reference is ignored, `tex` gives the (filtered) texel in x and zeros, `tld4` the
+// four texels, at references below, at and above each texel; the mock does the same.
 #include "common.h"
 
 // Thread i: tex.2d at (xs[i], 0.5) compared with refs[i]; then tld4.r at the same place.

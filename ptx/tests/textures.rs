@@ -674,14 +674,6 @@ fn queries_and_unsupported_forms_at_load() {
             "tex.2dms.v4.f32.s32 {%f1, %f1, %f1, %f1}, [%rd1, {%r1, %r1, %r1, %r1}];",
             "multisample textures",
         ),
-        (
-            "tex.2d.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1}], {%r1, %r1}, %f1;",
-            "depth compare",
-        ),
-        (
-            "tld4.r.2d.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1}], %f1;",
-            "depth compare",
-        ),
     ] {
         let src = format!(
             ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {{\n\

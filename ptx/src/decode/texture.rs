@@ -9,7 +9,7 @@
 //! emulated, and so are texel offsets (`tex` and `tld4`'s `e` operand) and the residency
 //! predicate (`d|p`: the mock has no sparse textures, so every texel is resident);
 //! formatted surface stores (`sust.p`) convert their 32-bit values to the surface's
-//! format; `tex.grad` on cubemaps, multisample geometries and depth compare are
+//! format; `tex.grad` on cubemaps and multisample geometries are
 //! unsupported, each saying so at load.
 
 use super::{semantic, unsupported, Dst, FuncDecoder, Mods, Op, Src};
@@ -107,6 +107,9 @@ pub enum ImageOp {
         lod: LodOperand,
         /// The texel offsets (`e`, one `.s32` per dimension), or None.
         offset: Option<[Src; 3]>,
+        /// A depth-compare value was given (`f`): the result is the texel fetch in `x`,
+        /// `y`, `z` and `w` zero (as the H200 returns it).
+        depth: bool,
         /// The residency predicate (`d|p`), or `Dst::Sink`.
         resident: Dst,
     },
@@ -230,15 +233,17 @@ impl FuncDecoder<'_> {
 
     /// The trailing operands of `tex` and `tld4` past `fixed` (texel offsets `e`, a
     /// vector; depth compare `f`, a scalar): the offsets, one `.s32` per dimension of
-    /// `geom` (3d: four, the fourth ignored). Depth compare is refused: CUDA's texture
-    /// objects carry no comparison function for the ISA's "if comparison passes".
+    /// `geom` (3d: four, the fourth ignored), and whether a depth-compare value is given.
+    /// CUDA's texture objects carry no comparison function for the ISA's "if comparison
+    /// passes", and the H200 ignores the value (runtime program texture_depth_compare,
+    /// recorded: the texels come back whatever the reference).
     fn tex_extras(
         &self,
         i: &InstAst,
         fixed: usize,
         geom: Geom,
         full: &str,
-    ) -> Result<Option<[Src; 3]>, LoadError> {
+    ) -> Result<(Option<[Src; 3]>, bool), LoadError> {
         let extras = i.ops.get(fixed..).unwrap_or(&[]);
         let (offset, depth) = match extras {
             [] => (None, None),
@@ -247,18 +252,13 @@ impl FuncDecoder<'_> {
             [e, f] => (Some(e), Some(f)),
             _ => return Err(semantic(i, format!("too many operands for `{full}`"))),
         };
-        if depth.is_some() {
-            return Err(unsupported(
-                i,
-                format!(
-                    "unsupported instruction `{full}`: depth compare (operand f) is not \
-                     emulated (the ISA leaves the comparison to the texture's sampler \
-                     state, which CUDA's texture objects do not set)"
-                ),
-            ));
+        if let Some(f) = depth {
+            // Checked as an operand, then not read.
+            self.src(i, f)?;
         }
+        let depth = depth.is_some();
         let Some(e) = offset else {
-            return Ok(None);
+            return Ok((None, depth));
         };
         if geom.cube() {
             return Err(semantic(i, "cubemaps take no texel offsets (operand e)"));
@@ -289,7 +289,7 @@ impl FuncDecoder<'_> {
                 }
             }
         }
-        Ok(Some(out))
+        Ok((Some(out), depth))
     }
 
     /// How many coordinate operands a geometry takes (layer first, 3D padded to 4).
@@ -378,7 +378,7 @@ impl FuncDecoder<'_> {
                 if i.ops.len() < wanted {
                     return Err(semantic(i, format!("`{}` takes {wanted} operands", m.full)));
                 }
-                let offset = self.tex_extras(i, wanted, geom, &m.full)?;
+                let (offset, depth) = self.tex_extras(i, wanted, geom, &m.full)?;
                 let lod = match mip.as_deref() {
                     Some("level") => LodOperand::Level(self.src(i, &i.ops[2])?),
                     Some(_) if geom.cube() => {
@@ -403,6 +403,7 @@ impl FuncDecoder<'_> {
                     float_coords: cty == Ty::F32,
                     lod,
                     offset,
+                    depth,
                     resident,
                 }
             }
@@ -431,7 +432,8 @@ impl FuncDecoder<'_> {
                 if i.ops.len() < 2 {
                     return Err(semantic(i, "`tld4` takes a result and `[t, c]`"));
                 }
-                let offset = self.tex_extras(i, 2, geom, &m.full)?;
+                // A depth-compare value is ignored, as on the H200 (tex_extras).
+                let (offset, _depth) = self.tex_extras(i, 2, geom, &m.full)?;
                 let (d, resident) = self.tex_dests(i, &i.ops[0])?;
                 let n = match geom {
                     Geom::D2 => 2,

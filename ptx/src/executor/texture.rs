@@ -89,6 +89,7 @@ impl BlockCtx<'_> {
                 float_coords,
                 lod,
                 offset,
+                depth,
                 resident,
             } => {
                 let h = self.lanes(w, *handle);
@@ -147,6 +148,8 @@ impl BlockCtx<'_> {
                         t.fetch(texmem, geom.dims(), at, off[l], layer)
                     };
                     match r {
+                        // Depth compare: the fetch in x, the rest zero (as recorded).
+                        Ok(v) if *depth => results[l] = [v[0], 0, 0, 0],
                         Ok(v) => results[l] = v,
                         Err(why) => fault = Some(read_fault(self, w, l, why)),
                     }
