@@ -90,6 +90,9 @@ static float texel_at(int i, int j, int mode, int normalized) {
 }
 
 static int four_bits(int v) { return (int)((unsigned)v << 28) >> 28; }
+// tld4's offset field is six bits (recorded on the H200: 8, 9, 15 and -9 move the footprint
+// that far, 100 is -28).
+static int six_bits(int v) { return (int)((unsigned)v << 26) >> 26; }
 
 int main(void) {
     for (int j = 0; j < H; j++)
@@ -184,7 +187,7 @@ int main(void) {
                                           g[i].y, g[i].z, g[i].w);
                             // At texel centre (c + 0.5, 1.5) the footprint's (i, j), the
                             // coordinate less half a texel, is (c, 1); then the offsets.
-                            int ti = centres[c] + four_bits(offs[k]), tj = 1 + four_bits(oy);
+                            int ti = centres[c] + six_bits(offs[k]), tj = 1 + six_bits(oy);
                             float want[4] = {texel_at(ti, tj + 1, mode, norm),
                                              texel_at(ti + 1, tj + 1, mode, norm),
                                              texel_at(ti + 1, tj, mode, norm),

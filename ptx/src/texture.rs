@@ -455,13 +455,18 @@ fn floor_index(u: f64) -> i64 {
     }
 }
 
-/// A texel offset as the instruction's `.s32` operand gives it: the ISA's range is -8..=7;
-/// a value outside it (undefined in the ISA) is taken as its low four bits, signed, as a
-/// 4-bit field of the hardware's instruction would hold it (corpus kernel
-/// `clients/runtime/texture_offsets.cu` records what the H200 does).
-pub(crate) fn texel_offset(v: u64) -> i64 {
-    (((v as u32) << 28) as i32 >> 28) as i64
+/// A texel offset as the instruction's `.s32` operand gives it, `bits` wide: `tex`'s range
+/// is -8..=7 and a value outside it is taken as its low four bits, signed; `tld4`'s field
+/// is six bits (-32..=31), so 8, 9, 15 and -9 move its footprint that far and 100 is -28
+/// (recorded on the H200: runtime program texture_offsets, every address mode).
+pub(crate) fn texel_offset(v: u64, bits: u32) -> i64 {
+    let shift = 32 - bits;
+    (((v as u32) << shift) as i32 >> shift) as i64
 }
+
+/// The width of `tex`'s and `tld4`'s texel-offset fields.
+pub(crate) const TEX_OFFSET_BITS: u32 = 4;
+pub(crate) const TLD4_OFFSET_BITS: u32 = 6;
 
 /// Which level of detail a `tex` reads.
 #[derive(Debug, Clone, Copy, PartialEq)]

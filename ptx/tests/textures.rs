@@ -378,7 +378,8 @@ fn gather_and_four_channel_normalized_reads() {
 
 /// `tex` and `tld4` with texel offsets (operand e) and `tex`'s residency predicate:
 /// the offsets move the texel indices the coordinates give before the address mode
-/// (clamp here, and wrap of normalized coordinates); p is true (no sparse textures).
+/// (clamp here, and wrap of normalized coordinates), tex's from a four-bit field and
+/// tld4's from a six-bit one; p is true (no sparse textures).
 #[test]
 fn texel_offsets_move_the_indices_and_every_texel_is_resident() {
     let m = module();
@@ -395,11 +396,15 @@ fn texel_offsets_move_the_indices_and_every_texel_is_resident() {
         };
         vals[fold(j) * n + fold(i)]
     };
-    // (ox, oy) as the registers hold them; the last pair lies outside the ISA's -8..=7
-    // and is taken as its low four bits, signed (9 -> -7, -9 -> 7).
-    for (ox, oy) in [(0i32, 0i32), (1, -1), (-8, 7), (3, 2), (9, -9)] {
+    // (ox, oy) as the registers hold them; the last pairs lie outside tex's -8..=7 and
+    // are taken as its low four bits, signed (9 -> -7, -9 -> 7), while tld4's field is
+    // six bits (9 and -9 as they are, 100 -> -28), as the H200 recorded (runtime program
+    // texture_offsets).
+    for (ox, oy) in [(0i32, 0i32), (1, -1), (-8, 7), (3, 2), (9, -9), (100, 1)] {
         let eff = |v: i32| ((v << 28) >> 28) as i64;
         let (ex, ey) = (eff(ox), eff(oy));
+        let eff4 = |v: i32| ((v << 26) >> 26) as i64;
+        let (gx, gy) = (eff4(ox), eff4(oy));
         for engine in engines() {
             for (linear, normalized) in [(false, false), (true, false), (false, true)] {
                 let mode = if normalized {
@@ -463,8 +468,8 @@ fn texel_offsets_move_the_indices_and_every_texel_is_resident() {
                     assert_eq!(o[1], 1, "{what}: residency, thread {t}");
                     // The gather's footprint: (i, j) from the coordinate less half a
                     // texel, then counter-clockwise from the lower left.
-                    let i = (u - 0.5).floor() as i64 + ex;
-                    let j = (v - 0.5).floor() as i64 + ey;
+                    let i = (u - 0.5).floor() as i64 + gx;
+                    let j = (v - 0.5).floor() as i64 + gy;
                     let wrap = normalized;
                     let footprint = [
                         at(i, j + 1, wrap),

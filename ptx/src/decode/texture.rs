@@ -243,6 +243,7 @@ impl FuncDecoder<'_> {
         fixed: usize,
         geom: Geom,
         full: &str,
+        offset_bits: u32,
     ) -> Result<(Option<[Src; 3]>, bool), LoadError> {
         let extras = i.ops.get(fixed..).unwrap_or(&[]);
         let (offset, depth) = match extras {
@@ -281,11 +282,15 @@ impl FuncDecoder<'_> {
         let mut out = [Src::Imm(0); 3];
         for (slot, p) in out.iter_mut().zip(parts) {
             *slot = self.src(i, p)?;
-            // The ISA's range; a register's value outside it is taken as the low four
-            // bits, signed (`texture::texel_offset`).
+            // The field's range (tex -8..=7, tld4 -32..=31); a register's value outside
+            // it is taken as its low bits, signed (`texture::texel_offset`).
             if let Src::Imm(v) = *slot {
-                if !(-8..=7).contains(&(v as i64)) {
-                    return Err(semantic(i, "a texel offset lies in -8..=7"));
+                let half = 1i64 << (offset_bits - 1);
+                if !(-half..half).contains(&(v as i64)) {
+                    return Err(semantic(
+                        i,
+                        format!("a texel offset lies in {}..={}", -half, half - 1),
+                    ));
                 }
             }
         }
@@ -378,7 +383,8 @@ impl FuncDecoder<'_> {
                 if i.ops.len() < wanted {
                     return Err(semantic(i, format!("`{}` takes {wanted} operands", m.full)));
                 }
-                let (offset, depth) = self.tex_extras(i, wanted, geom, &m.full)?;
+                let (offset, depth) =
+                    self.tex_extras(i, wanted, geom, &m.full, crate::texture::TEX_OFFSET_BITS)?;
                 let lod = match mip.as_deref() {
                     Some("level") => LodOperand::Level(self.src(i, &i.ops[2])?),
                     Some(_) if geom.cube() => {
@@ -433,7 +439,8 @@ impl FuncDecoder<'_> {
                     return Err(semantic(i, "`tld4` takes a result and `[t, c]`"));
                 }
                 // A depth-compare value is ignored, as on the H200 (tex_extras).
-                let (offset, _depth) = self.tex_extras(i, 2, geom, &m.full)?;
+                let (offset, _depth) =
+                    self.tex_extras(i, 2, geom, &m.full, crate::texture::TLD4_OFFSET_BITS)?;
                 let (d, resident) = self.tex_dests(i, &i.ops[0])?;
                 let n = match geom {
                     Geom::D2 => 2,

@@ -7,7 +7,10 @@ use std::sync::Arc;
 use super::{for_lanes, write_lane, BlockCtx, Fault, Warp};
 use crate::decode::{Bounds, Geom, ImageOp, ImageQuery, LodOperand, Src};
 use crate::math::Lanes;
-use crate::texture::{texel_offset, Image, Lod, Lookup, SurfaceObject, TextureObject};
+use crate::texture::{
+    texel_offset, Image, Lod, Lookup, SurfaceObject, TextureObject, TEX_OFFSET_BITS,
+    TLD4_OFFSET_BITS,
+};
 use crate::FaultKind;
 
 /// The objects a warp's lanes name, looked up once each.
@@ -41,14 +44,15 @@ impl BlockCtx<'_> {
         coords.iter().map(|s| self.lanes(w, *s)).collect()
     }
 
-    /// Each lane's texel offsets (`texture::texel_offset`), zeros without the operand.
-    fn offset_lanes(&self, w: &Warp, offset: &Option<[Src; 3]>) -> [[i64; 3]; 32] {
+    /// Each lane's texel offsets (`texture::texel_offset`, fields `bits` wide), zeros
+    /// without the operand.
+    fn offset_lanes(&self, w: &Warp, offset: &Option<[Src; 3]>, bits: u32) -> [[i64; 3]; 32] {
         let mut out = [[0i64; 3]; 32];
         if let Some(e) = offset {
             for (k, s) in e.iter().enumerate() {
                 let v = self.lanes(w, *s);
                 for (l, o) in out.iter_mut().enumerate() {
-                    o[k] = texel_offset(v[l]);
+                    o[k] = texel_offset(v[l], bits);
                 }
             }
         }
@@ -94,7 +98,7 @@ impl BlockCtx<'_> {
             } => {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
-                let off = self.offset_lanes(w, offset);
+                let off = self.offset_lanes(w, offset, TEX_OFFSET_BITS);
                 let lod_lanes = match lod {
                     LodOperand::Base => Vec::new(),
                     LodOperand::Level(s) => vec![self.lanes(w, *s)],
@@ -171,7 +175,7 @@ impl BlockCtx<'_> {
             } => {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
-                let off = self.offset_lanes(w, offset);
+                let off = self.offset_lanes(w, offset, TLD4_OFFSET_BITS);
                 let mut results = [[0u32; 4]; 32];
                 for_lanes(emask, |l| {
                     if fault.is_some() {
