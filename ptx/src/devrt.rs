@@ -145,7 +145,6 @@ pub(crate) mod error {
     pub const MEMORY_ALLOCATION: i32 = 2;
     pub const INVALID_CONFIGURATION: i32 = 9;
     pub const INVALID_MEMCPY_DIRECTION: i32 = 21;
-    pub const LAUNCH_MAX_DEPTH_EXCEEDED: i32 = 65;
     pub const LAUNCH_PENDING_COUNT_EXCEEDED: i32 = 69;
     pub const INVALID_DEVICE_FUNCTION: i32 = 98;
     pub const INVALID_DEVICE: i32 = 101;

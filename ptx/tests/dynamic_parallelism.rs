@@ -2,7 +2,7 @@
 //! `-rdc=true` launch kernels through the device runtime's `__cudaCDP2*` functions,
 //! which the executor implements (`src/executor/devrt.rs`). The order grids run in
 //! (children after their parent, in launch order, each with its own tree; tail launches
-//! after the grid's other work), the launch errors (configuration, nesting depth, the
+//! after the grid's other work), the launch errors (configuration, nesting, the
 //! pending-launch limit), device-side cudaMalloc and memcpy, and a child's fault.
 
 mod common;
@@ -165,15 +165,18 @@ fn launch_errors_are_returned_and_kept_as_the_last_error() {
 }
 
 #[test]
-fn nesting_stops_at_depth_24_with_launch_max_depth_exceeded() {
+fn nesting_stops_at_the_pending_launch_limit() {
+    // Each grid of the chain stays a pending launch until it and its children are
+    // complete, so under a limit of 48 the 48th generation's launch is refused (as the
+    // H200 recorded: runtime program dynamic_parallelism); no depth limit of 24.
     let mut s = setup();
     let out = s.mem.map(&[0u8; 8], true);
-    launch_with(&mut s, "_Z4nestiPi", 1, &[0, out], 2048).unwrap();
+    launch_with(&mut s, "_Z4nestiPi", 1, &[0, out], 48).unwrap();
     let w = to_u32s(&s.mem.read(out));
     assert_eq!(
         w,
-        [24, 65],
-        "deepest generation, cudaErrorLaunchMaxDepthExceeded"
+        [48, 69],
+        "deepest generation, cudaErrorLaunchPendingCountExceeded"
     );
 }
 

@@ -27,10 +27,6 @@ use crate::{
     Access, DeviceRuntime, FaultKind, KernelFault, Launch, Memory, Module, PrintfBuffer, Stats,
 };
 
-/// The most generations of nested grids: a grid launched from the host is depth 0, its
-/// children depth 1; a launch whose grid would be deeper than this fails with
-/// cudaErrorLaunchMaxDepthExceeded (the CUDA programming guide's nesting limit, 24).
-pub(crate) const MAX_DEPTH: u32 = 24;
 /// `cudaStreamTailLaunch` and `cudaStreamFireAndForget` (cuda_device_runtime_api.h).
 const TAIL_LAUNCH: u64 = 0x3;
 const FIRE_AND_FORGET: u64 = 0x4;
@@ -92,13 +88,33 @@ enum Work {
 const MAX_COPY: u64 = 1 << 40;
 
 impl Child {
-    /// Gives back what the work holds before it runs (or instead of running).
+    /// Gives back what the work holds instead of running: its parameter buffer and its
+    /// place among the pending launches.
     fn release(&self, tree: &Tree) {
-        if let Work::Grid { buffer, .. } = self.work {
-            let _ = tree.rt.pool.free(buffer);
+        if self.free_buffer(tree) {
             tree.pending.fetch_sub(1, Ordering::Relaxed);
         }
     }
+
+    /// Gives back a grid's parameter buffer as it starts; whether the work is a grid
+    /// (which stays a pending launch until it and every grid it launched are complete).
+    fn free_buffer(&self, tree: &Tree) -> bool {
+        if let Work::Grid { buffer, .. } = self.work {
+            let _ = tree.rt.pool.free(buffer);
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// The tree's work still to do, a stack: a launch to run, or the mark that a grid and
+/// everything it launched have completed (its launch stops being pending: on the H200 a
+/// chain of nested launches stops at the pending-launch limit, runtime program
+/// dynamic_parallelism).
+enum Todo {
+    Run(Child),
+    Complete,
 }
 
 /// A fault of the tree's work outside any kernel's code (a copy's bad address, the time
@@ -227,6 +243,15 @@ fn drop_children(tree: &Tree, children: Vec<Child>) {
     }
 }
 
+/// As `drop_children`, for the work left on the stack.
+fn drop_todo(tree: &Tree, todo: Vec<Todo>) {
+    for t in todo {
+        if let Todo::Run(c) = t {
+            c.release(tree);
+        }
+    }
+}
+
 /// Runs a host launch of a module that uses the device runtime: the grid, then the
 /// tree of grids it launches (the module's doc says in which order).
 pub(super) fn run_tree(
@@ -248,22 +273,29 @@ pub(super) fn run_tree(
     let start = Instant::now();
     let root = Grid::new(&tree, 0);
     let ran = super::run_grid(module, kernel, launch, mem, printf, Some(&root));
-    let mut todo = root.finish();
+    let launched = root.finish();
     let mut total = match ran {
         Ok(s) => s,
         Err(f) => {
-            drop_children(&tree, todo);
+            drop_children(&tree, launched);
             return Err(f);
         }
     };
     // A stack: the first launch on top, so that its whole tree runs before the next.
-    todo.reverse();
-    while let Some(c) = todo.pop() {
-        c.release(&tree);
+    let mut todo: Vec<Todo> = launched.into_iter().rev().map(Todo::Run).collect();
+    while let Some(t) = todo.pop() {
+        let c = match t {
+            Todo::Run(c) => c,
+            Todo::Complete => {
+                tree.pending.fetch_sub(1, Ordering::Relaxed);
+                continue;
+            }
+        };
+        c.free_buffer(&tree);
         let Work::Grid { config, params, .. } = &c.work else {
             // A copy or set in its stream's order: done here, between the grids.
             if let Err((addr, why)) = copy_or_set(mem, &c.work) {
-                drop_children(&tree, todo);
+                drop_todo(&tree, todo);
                 let what = if matches!(c.work, Work::Copy { .. }) {
                     "cudaMemcpyAsync"
                 } else {
@@ -284,7 +316,7 @@ pub(super) fn run_tree(
             Some(t) => match t.checked_sub(start.elapsed()) {
                 Some(left) => Some(left),
                 None => {
-                    drop_children(&tree, todo);
+                    drop_todo(&tree, todo);
                     return Err(tree_fault(
                         FaultKind::TimeLimit,
                         &module.kernels[config.kernel].name,
@@ -324,12 +356,14 @@ pub(super) fn run_tree(
             }
             Err(f) => {
                 drop_children(&tree, children);
-                drop_children(&tree, todo);
+                drop_todo(&tree, todo);
                 return Err(f);
             }
         }
+        // Below its children: the grid completes once they all have.
+        todo.push(Todo::Complete);
         children.reverse();
-        todo.extend(children);
+        todo.extend(children.into_iter().map(Todo::Run));
     }
     Ok(total)
 }
@@ -471,11 +505,9 @@ impl BlockCtx<'_> {
             }
             _ => return give_back(error::INVALID_RESOURCE_HANDLE),
         };
-        // A tail launch runs after its parent, not inside it: no deeper nesting.
+        // A tail launch runs after its parent, not inside it: no deeper nesting. No depth
+        // limit applies: the H200 nests until the pending-launch limit (recorded).
         let depth = if tail { grid.depth } else { grid.depth + 1 };
-        if depth > MAX_DEPTH {
-            return give_back(error::LAUNCH_MAX_DEPTH_EXCEEDED);
-        }
         let k = &self.module.kernels[config.kernel];
         let bytes = k
             .params
