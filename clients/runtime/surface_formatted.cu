@@ -3,10 +3,12 @@
 // the surface's channels are float, unsigned or signed, "converted from this type to the
 // surface sample format"; values past the surface's channels are ignored, channels past
 // the values "written with an unpredictable value". It does not say whether a value too
-// wide for a narrower integer channel saturates or wraps. The mock's rule, checked here:
-// integers saturate, f32 to f16 rounds to nearest even, channels past the values keep
-// their bytes. Each store's texel is printed byte by byte (after a fill of 0xab); a CHECK
-// FAILED names a case the H200 converts otherwise.
+// wide for a narrower integer channel saturates or wraps. The rule, as the H200 recorded
+// it and the mock follows: integers saturate, f32 to f16 rounds toward zero, channels
+// past the values are written as zero. Each store's texel is printed byte by byte (after a fill of 0xab); a CHECK
+// FAILED names a case the H200 converts otherwise. (A first recording passed x as a byte
+// offset, which sust.p takes as a sample index: the store fell outside the surface and
+// trapped, cudaErrorIllegalAddress, on the H200, where the mock then wrongly took bytes.)
 #include "common.h"
 #include <cuda_fp16.h>
 
@@ -33,7 +35,7 @@ static uint64_t convert(int kind, int bits, uint32_t v) {
     if (kind == 2 && bits == 16) {
         float f;
         memcpy(&f, &v, 4);
-        __half h = __float2half_rn(f);
+        __half h = __float2half_rz(f);
         uint16_t r;
         memcpy(&r, &h, 2);
         return r;
@@ -93,10 +95,11 @@ int main(void) {
                 cudaSurfaceObject_t so = 0;
                 T(cudaCreateSurfaceObject(&so, &res));
                 T(cudaMemcpy(dv, values[s], 16, cudaMemcpyHostToDevice));
+                // sust.p's x is a sample index (a byte offset only for sust.b): texel 1.
                 if (two)
-                    store2<<<1, 1>>>(so, dv, texel);
+                    store2<<<1, 1>>>(so, dv, 1);
                 else
-                    store4<<<1, 1>>>(so, dv, texel);
+                    store4<<<1, 1>>>(so, dv, 1);
                 unsigned char got[64];
                 T(cudaMemcpy2DFromArray(got, 2 * texel, a, 0, 0, 2 * texel, 1,
                                         cudaMemcpyDeviceToHost));
@@ -105,8 +108,10 @@ int main(void) {
                 for (int b = 0; b < 2 * texel; b++)
                     n += snprintf(buf + n, sizeof(buf) - n, " %02x", got[b]);
                 OUT("%s v%d values %u:%s", k.name, two ? 2 : 4, s, buf);
+                // Texel 0 keeps the fill; texel 1's channels past the values are zero.
                 unsigned char want[64];
                 memset(want, 0xab, sizeof(want));
+                memset(want + texel, 0, texel);
                 int w = k.bits / 8, stored = two ? 2 : 4;
                 for (int ch = 0; ch < k.channels && ch < stored; ch++) {
                     uint64_t r = convert(k.kind, k.bits, values[s][ch]);

@@ -301,7 +301,7 @@ impl BlockCtx<'_> {
                         fault = Some(bad_handle(self, w, l, h[l], "surface"));
                         return;
                     };
-                    let at = match element_offset(&s.image, *geom, &c, l, access, *bounds) {
+                    let at = match element_offset(&s.image, *geom, &c, l, access, *bounds, false) {
                         Ok(Some(off)) => off,
                         Ok(None) => return, // `.zero`: reads zero.
                         Err(why) => {
@@ -358,26 +358,20 @@ impl BlockCtx<'_> {
                     } else {
                         *n as u64 * *bytes as u64
                     };
-                    let at = match element_offset(&s.image, *geom, &c, l, access, *bounds) {
-                        Ok(Some(off)) => off,
-                        Ok(None) => return, // `.zero`: the store is dropped.
-                        Err(why) => {
-                            fault = Some(read_fault(self, w, l, why));
-                            return;
-                        }
-                    };
-                    let mut buf = [0u8; 32];
-                    if *formatted {
-                        let f = s.image.format;
-                        if (f.channels as usize) > vals.len() {
-                            // Channels the values do not reach keep their bytes (the
-                            // ISA: "written with an unpredictable value").
-                            if let Err(why) = s.image.read(texmem, at, &mut buf[..access as usize])
-                            {
+                    let at =
+                        match element_offset(&s.image, *geom, &c, l, access, *bounds, *formatted) {
+                            Ok(Some(off)) => off,
+                            Ok(None) => return, // `.zero`: the store is dropped.
+                            Err(why) => {
                                 fault = Some(read_fault(self, w, l, why));
                                 return;
                             }
-                        }
+                        };
+                    let mut buf = [0u8; 32];
+                    if *formatted {
+                        // Channels the values do not reach are written as zero (the ISA:
+                        // "an unpredictable value"; the H200's, recorded).
+                        let f = s.image.format;
                         let values: Vec<u32> = vals.iter().map(|v| v[l] as u32).collect();
                         encode_texel(f, &values, &mut buf);
                     } else {
@@ -402,16 +396,21 @@ impl BlockCtx<'_> {
 
 /// `sust.p`'s conversion (PTX ISA: the values are f32 for float channels, u32 for
 /// unsigned, s32 for signed, "converted from this type to the surface sample format"):
-/// the first `channels` values, R first, into `buf`. f32 to f16 rounds to nearest even
-/// (NaN stays NaN); integers wider than a channel saturate to its range. The ISA does not
-/// say saturate or wrap: `clients/runtime/surface_formatted.cu` records the H200's.
+/// the first `channels` values, R first, into `buf`. As the H200 converts them (runtime
+/// program surface_formatted, recorded): f32 to f16 toward zero (65520 stores 65504,
+/// 1 + 2^-11 stores 1, 5.96e-8 stores 0), a NaN keeping its sign and its payload's top
+/// bits; integers wider than a channel saturate to its range.
 fn encode_texel(f: crate::texture::Format, values: &[u32], buf: &mut [u8]) {
     use crate::texture::ChannelKind;
     let w = f.bits as usize / 8;
     for (c, v) in values.iter().enumerate().take(f.channels as usize) {
         let raw: u64 = match (f.kind, f.bits) {
+            (ChannelKind::Float, 16) if f32::from_bits(*v).is_nan() => {
+                let top = ((v & 0x007f_ffff) >> 13).max(1);
+                u64::from((v >> 16) & 0x8000 | 0x7c00 | top)
+            }
             (ChannelKind::Float, 16) => {
-                crate::math::f64_to_f16(f32::from_bits(*v) as f64, crate::math::Rnd::N) as u64
+                crate::math::f64_to_f16(f32::from_bits(*v) as f64, crate::math::Rnd::Z) as u64
             }
             (ChannelKind::Float, _) => *v as u64,
             (ChannelKind::Unsigned, b) if b < 32 => (*v as u64).min((1 << b) - 1),
@@ -476,12 +475,17 @@ fn element_offset(
     l: usize,
     access: u64,
     bounds: Bounds,
+    x_in_samples: bool,
 ) -> Result<Option<u64>, String> {
     let signed = |k: usize| c[k][l] as u32 as i32 as i64;
     let first = geom.layered() as usize;
     let mut pos = [0i64; 3];
     for (k, p) in pos.iter_mut().enumerate().take(geom.dims()) {
         *p = signed(first + k);
+    }
+    // `sust.p`'s x is a sample (texel) index, `.b`'s a byte offset (the PTX ISA).
+    if x_in_samples {
+        pos[0] *= img.format.texel_bytes() as i64;
     }
     let slice_index = if geom.layered() { signed(0) } else { pos[2] };
     let row_bytes = img.width as i64 * img.format.texel_bytes() as i64;
