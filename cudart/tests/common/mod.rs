@@ -137,12 +137,34 @@ pub fn program_options(src: &Path) -> Vec<String> {
 }
 
 /// As `nvcc`, with more nvcc options, into an executable of another name.
+///
+/// Each executable is compiled once per test binary: two tests of one program (run and
+/// fault, say) would otherwise rewrite the file while the other executes it (ETXTBSY).
+/// nvcc writes a temporary name that is renamed into place, so a half-written file is
+/// never run.
 pub fn nvcc_with(program: &str, exe_name: &str, options: &[&str]) -> PathBuf {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static BUILT: OnceLock<Mutex<HashMap<String, Arc<OnceLock<PathBuf>>>>> = OnceLock::new();
+    let key = format!("{program}\0{exe_name}\0{}", options.join("\0"));
+    let cell = BUILT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key)
+        .or_default()
+        .clone();
+    cell.get_or_init(|| compile(program, exe_name, options))
+        .clone()
+}
+
+fn compile(program: &str, exe_name: &str, options: &[&str]) -> PathBuf {
     let root = toolkit();
     let src = workspace()
         .join("clients/runtime")
         .join(format!("{program}.cu"));
     let exe = scratch("programs").join(exe_name);
+    let partial = scratch("programs").join(format!("{exe_name}.partial-{}", std::process::id()));
     let arch = program_arch(&src);
     let o = Command::new(root.join("bin/nvcc"))
         .args([
@@ -158,7 +180,7 @@ pub fn nvcc_with(program: &str, exe_name: &str, options: &[&str]) -> PathBuf {
         .arg(&src)
         .args(program_options(&src))
         .arg("-o")
-        .arg(&exe)
+        .arg(&partial)
         .output()
         .expect("running nvcc");
     assert!(
@@ -167,6 +189,7 @@ pub fn nvcc_with(program: &str, exe_name: &str, options: &[&str]) -> PathBuf {
         src.display(),
         String::from_utf8_lossy(&o.stderr)
     );
+    std::fs::rename(&partial, &exe).expect("renaming the compiled program into place");
     exe
 }
 
