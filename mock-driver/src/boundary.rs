@@ -5,7 +5,8 @@
 
 use crate::model::error::{CuError, CuResult, Severity};
 use crate::model::ids::{
-    ContextId, DevicePtr, EventId, ExecId, GraphId, NodeId, StreamId, UserObjectId,
+    ContextId, DevicePtr, EventId, ExecId, FunctionId, GraphId, KernelId, LibraryId, ModuleId,
+    NodeId, StreamId, UserObjectId,
 };
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
@@ -443,6 +444,14 @@ typed_handle!(
     cumock_abi::CUgraphExec => ExecId,
     /// A user object (cuUserObjectCreate).
     cumock_abi::CUuserObject => UserObjectId,
+    /// A module (cuModuleLoad*, cuLibraryGetModule).
+    CUmodule => ModuleId,
+    /// A module's function; a launch may be given a library's kernel in its place.
+    CUfunction => FunctionId,
+    /// A library (cuLibraryLoad*).
+    CUlibrary => LibraryId,
+    /// A library's kernel (cuLibraryGetKernel).
+    CUkernel => KernelId,
 );
 
 /// The handles whose model key is the handle's value (the model keeps them by number).
@@ -465,10 +474,6 @@ macro_rules! numbered_handle {
 numbered_handle!(
     /// NULL is 0.
     CUmemoryPool,
-    CUmodule,
-    CUfunction,
-    CUlibrary,
-    CUkernel,
     /// A JIT link (cuLinkCreate).
     cumock_abi::CUlinkState,
     /// A CUDA array (cuArrayCreate).
@@ -619,7 +624,8 @@ mod tests {
         assert_eq!(CUstream::key(std::ptr::null_mut()), StreamId::NULL);
         let ev = EventId::from_handle(0x77);
         assert_eq!(CUevent::of(ev).key(), ev);
-        assert_eq!(cumock_abi::CUmodule::of(0xabc).key(), 0xabc);
+        let module = ModuleId::from_handle(0xabc);
+        assert_eq!(cumock_abi::CUmodule::of(module).key(), module);
     }
 
     #[test]

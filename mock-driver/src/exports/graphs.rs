@@ -143,7 +143,7 @@ unsafe fn kernel_node(p: &KernelParamsV1, kern: CUkernel) -> CuResult<KernelNode
     let function = if kern.is_null() {
         Handle::key(p.func)
     } else {
-        Handle::key(kern)
+        Handle::key(kern).as_function()
     };
     // Safety: the caller's contract.
     let params = unsafe { param_buffer(d, function, p.kernel_params, p.extra)? };

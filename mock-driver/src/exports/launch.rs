@@ -7,7 +7,7 @@
 use super::per_thread;
 use crate::boundary::{drv, Handle};
 use crate::model::error::*;
-use crate::model::ids::StreamId;
+use crate::model::ids::{FunctionId, StreamId};
 use crate::model::launch::LaunchRequest;
 use cumock_abi::result::*;
 use cumock_abi::*;
@@ -160,7 +160,7 @@ struct How {
 /// The parameter arrays are the program's, as cuLaunchKernel requires.
 unsafe fn launch(
     d: &'static crate::model::Driver,
-    f: u64,
+    f: FunctionId,
     shape: Shape,
     stream: StreamId,
     kernel_params: *mut *mut c_void,
@@ -194,11 +194,11 @@ unsafe fn launch(
 /// The arrays are the program's, as cuLaunchKernel requires.
 pub(super) unsafe fn param_buffer(
     d: &crate::model::Driver,
-    f: u64,
+    f: FunctionId,
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CuResult<Vec<u8>> {
-    if f == 0 {
+    if f.is_null() {
         return Err(invalid_handle("the function is NULL"));
     }
     let layout = d.function_params(f)?;

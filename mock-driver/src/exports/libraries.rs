@@ -115,7 +115,7 @@ impl LibraryApi for Mock {
 
         fn cuKernelGetParamInfo(d; kernel, param_index, #[late] param_offset, param_size) {
             // Observed: a NULL kernel is CUDA_ERROR_INVALID_VALUE here.
-            if kernel == 0 {
+            if kernel.is_null() {
                 return Err(invalid("kernel is NULL"));
             }
             let f = d.kernel_get_function(kernel)?;

@@ -251,10 +251,10 @@ unsafe fn zero_on_failure<T: ZeroValue>(p: *mut T, r: CuResult<T>) -> CuResult<(
 ///
 /// # Safety
 /// `p` is NULL or holds `room` writable `T`s, cuda.h's contract.
-unsafe fn write_handles<T: crate::boundary::Handle<Key = u64>>(
+unsafe fn write_handles<T: crate::boundary::Handle<Key: Copy>>(
     p: *mut T,
     room: std::ffi::c_uint,
-    keys: &[u64],
+    keys: &[T::Key],
     what: &str,
 ) -> CuResult<()> {
     if room == 0 {

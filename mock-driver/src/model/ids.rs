@@ -76,6 +76,40 @@ handle_id!(
     UserObjectId
 );
 
+handle_id!(
+    /// A loaded module (cuModuleLoad*, or a library's), by its handle.
+    ModuleId
+);
+handle_id!(
+    /// A function of a loaded module (cuModuleGetFunction), by its handle. Launches take a
+    /// library's kernel in its place (see [`FunctionId::as_kernel`]).
+    FunctionId
+);
+handle_id!(
+    /// A library (cuLibraryLoad*), by its handle.
+    LibraryId
+);
+handle_id!(
+    /// A library's kernel (cuLibraryGetKernel), by its handle.
+    KernelId
+);
+
+impl FunctionId {
+    /// The kernel this handle names where a call that takes a CUfunction is given a
+    /// CUkernel cast to one (cuda.h allows it for launches and attributes).
+    pub const fn as_kernel(self) -> KernelId {
+        KernelId::from_handle(self.0)
+    }
+}
+
+impl KernelId {
+    /// The kernel, given where a call takes a CUfunction (a graph's kernel node, a launch):
+    /// the model's function lookup resolves it (see [`FunctionId::as_kernel`]).
+    pub const fn as_function(self) -> FunctionId {
+        FunctionId::from_handle(self.0)
+    }
+}
+
 impl StreamId {
     /// The legacy default stream, as NULL names it.
     pub const NULL: StreamId = StreamId(0);

@@ -10,7 +10,7 @@
 //! clear it. VMM calls (reserve, create, map, set access) go on working.
 
 use super::error::*;
-use super::ids::{ContextId, DevicePtr, StreamId};
+use super::ids::{ContextId, DevicePtr, FunctionId, StreamId};
 use super::module::{
     attr, FunctionRef, LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, LIMIT_MALLOC_HEAP_SIZE,
     LIMIT_PRINTF_FIFO_SIZE, LIMIT_STACK_SIZE, LOCAL_LIMIT_PER_THREAD,
@@ -29,7 +29,7 @@ const FAULT_DELIVERY: std::time::Duration = std::time::Duration::from_millis(50)
 /// The launch as the program asked for it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LaunchRequest {
-    pub function: u64,
+    pub function: FunctionId,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared: u32,
@@ -411,7 +411,7 @@ fn fault_code(kind: ptx::FaultKind) -> cumock_abi::CUresult {
 
 impl Driver {
     /// The parameter layout of a function, for the boundary to build the buffer.
-    pub fn function_params(&self, f: u64) -> CuResult<Vec<ptx::Param>> {
+    pub fn function_params(&self, f: FunctionId) -> CuResult<Vec<ptx::Param>> {
         let st = self.state.lock();
         let (_, r) = st.modules.function(f)?;
         let m = st.modules.module(r.module)?;
@@ -431,14 +431,14 @@ impl Driver {
     /// parameters' layout (for the boundary to build the buffer) and the launch's checks
     /// both read it.
     /// A launch loads a function that lazy loading had not (cuFuncIsLoaded).
-    pub fn launch_function(&self, f: u64) -> CuResult<LaunchFunction> {
+    pub fn launch_function(&self, f: FunctionId) -> CuResult<LaunchFunction> {
         let mut st = self.state.lock();
         let function = self.function_in(&st, f)?;
         st.modules.mark_loaded(f)?;
         Ok(function)
     }
 
-    fn function_in(&self, st: &State, f: u64) -> CuResult<LaunchFunction> {
+    fn function_in(&self, st: &State, f: FunctionId) -> CuResult<LaunchFunction> {
         let (_, r) = st.modules.function(f)?;
         let m = st.modules.module(r.module)?;
         Ok(LaunchFunction {

@@ -4,7 +4,7 @@
 //! `launch.rs`.
 
 use super::error::*;
-use super::ids::{ContextId, DevicePtr};
+use super::ids::{ContextId, DevicePtr, FunctionId, KernelId, LibraryId, ModuleId};
 use super::{Driver, State};
 // Launches are in launch.rs; the files that import them from here still may.
 pub use super::launch::{LaunchRequest, PreparedLaunch};
@@ -83,12 +83,12 @@ pub struct LoadedModule {
     /// Bytes of `.const` variables, for CONST_SIZE_BYTES.
     pub const_bytes: u32,
     /// The function handle of each kernel, once asked for.
-    pub functions: Vec<Option<u64>>,
+    pub functions: Vec<Option<FunctionId>>,
 }
 
 #[derive(Clone, Copy, Debug)]
 pub struct FunctionRef {
-    pub module: u64,
+    pub module: ModuleId,
     pub kernel: usize,
     /// Set by cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES).
     pub max_dynamic_shared: Option<u32>,
@@ -112,16 +112,16 @@ pub struct FunctionRef {
 /// A library loaded with cuLibraryLoad*: here, a module of the context current at load
 /// time (the real driver loads it lazily into each context that uses it).
 pub struct Library {
-    pub module: u64,
+    pub module: ModuleId,
 }
 
 #[derive(Default)]
 pub struct Modules {
-    pub modules: HashMap<u64, LoadedModule>,
-    pub functions: HashMap<u64, FunctionRef>,
-    pub libraries: HashMap<u64, Library>,
+    pub modules: HashMap<ModuleId, LoadedModule>,
+    pub functions: HashMap<FunctionId, FunctionRef>,
+    pub libraries: HashMap<LibraryId, Library>,
     /// CUkernel handles: the library and its kernel's function.
-    pub kernels: HashMap<u64, (u64, u64)>,
+    pub kernels: HashMap<KernelId, (LibraryId, FunctionId)>,
     /// Each context's device heap (kernels' malloc and free), made at the first launch
     /// of a kernel whose module calls them; its memory is cuMemAlloc memory of the
     /// context, freed with it.
@@ -140,7 +140,7 @@ impl Modules {
         tag | self.next_id
     }
 
-    pub fn module(&self, m: u64) -> CuResult<&LoadedModule> {
+    pub fn module(&self, m: ModuleId) -> CuResult<&LoadedModule> {
         self.modules.get(&m).ok_or_else(|| {
             invalid_handle(format!(
                 "{m:#x} is not a loaded module (unloaded already, or never one)"
@@ -149,11 +149,11 @@ impl Modules {
     }
 
     /// The function a CUfunction (or a CUkernel, which launches take too) names.
-    pub fn function(&self, f: u64) -> CuResult<(u64, FunctionRef)> {
-        if f == 0 {
+    pub fn function(&self, f: FunctionId) -> CuResult<(FunctionId, FunctionRef)> {
+        if f.is_null() {
             return Err(invalid_handle("the function is NULL"));
         }
-        let handle = match self.kernels.get(&f) {
+        let handle = match self.kernels.get(&f.as_kernel()) {
             Some(&(_, func)) => func,
             None => f,
         };
@@ -171,7 +171,7 @@ impl Modules {
     /// The function handle of a module's kernel, made at the first request; `loaded`
     /// marks it loaded (see `FunctionRef::loaded`), which it stays.
     /// Marks a function (or a CUkernel's) loaded: cuFuncLoad, or a launch.
-    pub fn mark_loaded(&mut self, f: u64) -> CuResult<()> {
+    pub fn mark_loaded(&mut self, f: FunctionId) -> CuResult<()> {
         let (handle, _) = self.function(f)?;
         if let Some(r) = self.functions.get_mut(&handle) {
             r.loaded = true;
@@ -179,14 +179,14 @@ impl Modules {
         Ok(())
     }
 
-    fn function_handle(&mut self, module: u64, kernel: usize, loaded: bool) -> u64 {
+    fn function_handle(&mut self, module: ModuleId, kernel: usize, loaded: bool) -> FunctionId {
         if let Some(Some(h)) = self.modules.get(&module).map(|m| m.functions[kernel]) {
             if let Some(r) = self.functions.get_mut(&h) {
                 r.loaded |= loaded;
             }
             return h;
         }
-        let h = self.fresh(FUNCTION_TAG);
+        let h = FunctionId::from_handle(self.fresh(FUNCTION_TAG));
         self.functions.insert(
             h,
             FunctionRef {
@@ -498,13 +498,13 @@ impl Driver {
     /// context. A failure is said on stderr once per image and cause, whatever the
     /// settings: a program that only checks the result code (or a runtime that turns it
     /// into "invalid device function") leaves its user no other way to learn why.
-    pub fn module_load(&self, image: Image) -> CuResult<u64> {
+    pub fn module_load(&self, image: Image) -> CuResult<ModuleId> {
         let key = image.content_key();
         self.module_load_unsaid(image)
             .map_err(|e| say_load_failure_once(key, e))
     }
 
-    fn module_load_unsaid(&self, image: Image) -> CuResult<u64> {
+    fn module_load_unsaid(&self, image: Image) -> CuResult<ModuleId> {
         let device = {
             let st = self.state.lock();
             self.current_device(&st)?.1
@@ -625,7 +625,7 @@ impl Driver {
     }
 
     /// Puts a decoded module's variables in device memory and registers it.
-    fn place_module(&self, program: Arc<ptx::Module>) -> CuResult<u64> {
+    fn place_module(&self, program: Arc<ptx::Module>) -> CuResult<ModuleId> {
         // One block for all variables, each at its alignment; `__managed__` ones in a
         // managed allocation of their own, which the host reaches at the same address
         // (the runtime hands it to the program's pointer: `__cudaRegisterManagedVar`).
@@ -689,7 +689,7 @@ impl Driver {
             .sum::<u64>() as u32;
         let mut st = self.state.lock();
         let (ctx, device) = self.current_device(&st)?;
-        let id = st.modules.fresh(MODULE_TAG);
+        let id = ModuleId::from_handle(st.modules.fresh(MODULE_TAG));
         let kernels = program.kernels.len();
         st.modules.modules.insert(
             id,
@@ -707,7 +707,7 @@ impl Driver {
         Ok(id)
     }
 
-    pub fn module_unload(&self, module: u64) -> CuResult<()> {
+    pub fn module_unload(&self, module: ModuleId) -> CuResult<()> {
         let m = {
             let mut st = self.state.lock();
             st.modules.module(module)?;
@@ -722,7 +722,7 @@ impl Driver {
         Ok(())
     }
 
-    pub fn module_get_function(&self, module: u64, name: &str) -> CuResult<u64> {
+    pub fn module_get_function(&self, module: ModuleId, name: &str) -> CuResult<FunctionId> {
         let mut st = self.state.lock();
         self.current_device(&st)?;
         let m = st.modules.module(module)?;
@@ -736,7 +736,7 @@ impl Driver {
     }
 
     /// cuModuleGetGlobal: the address and size of a `.global` or `.const` variable.
-    pub fn module_get_global(&self, module: u64, name: &str) -> CuResult<(DevicePtr, u64)> {
+    pub fn module_get_global(&self, module: ModuleId, name: &str) -> CuResult<(DevicePtr, u64)> {
         let st = self.state.lock();
         let m = st.modules.module(module)?;
         let i = m
@@ -753,7 +753,7 @@ impl Driver {
         Ok((DevicePtr::new(m.globals[i]), m.program.globals[i].size))
     }
 
-    pub fn function_name(&self, f: u64) -> CuResult<String> {
+    pub fn function_name(&self, f: FunctionId) -> CuResult<String> {
         let st = self.state.lock();
         let (_, r) = st.modules.function(f)?;
         let m = st.modules.module(r.module)?;
@@ -767,7 +767,7 @@ impl Driver {
             .unwrap_or(DEFAULT_SHARED_LIMIT.saturating_sub(k.static_shared_bytes))
     }
 
-    pub fn function_attribute(&self, f: u64, attr: i32) -> CuResult<i32> {
+    pub fn function_attribute(&self, f: FunctionId, attr: i32) -> CuResult<i32> {
         use attr::*;
         let st = self.state.lock();
         let (_, r) = st.modules.function(f)?;
@@ -808,7 +808,7 @@ impl Driver {
     /// memory, which changes nothing the program can see (cuda.h: ignored where the
     /// split is fixed), so only its value is checked: a CUfunc_cache, PREFER_NONE (0)
     /// to PREFER_EQUAL (3).
-    pub fn function_set_cache_config(&self, f: u64, config: i32) -> CuResult<()> {
+    pub fn function_set_cache_config(&self, f: FunctionId, config: i32) -> CuResult<()> {
         self.state.lock().modules.function(f)?;
         if !(0..=3).contains(&config) {
             return Err(invalid(format!(
@@ -820,7 +820,7 @@ impl Driver {
 
     /// cuFuncSetSharedMemConfig: a valid setting does nothing, the H200's bank size being
     /// fixed (`Driver::ctx_shared_mem_config`).
-    pub fn function_set_attribute(&self, f: u64, attr: i32, value: i32) -> CuResult<()> {
+    pub fn function_set_attribute(&self, f: FunctionId, attr: i32, value: i32) -> CuResult<()> {
         use attr::*;
         let mut st = self.state.lock();
         st.launch_epoch += 1;
@@ -905,7 +905,7 @@ impl Driver {
     /// once, from the profile's per-SM limits.
     pub fn occupancy_blocks_per_sm(
         &self,
-        f: u64,
+        f: FunctionId,
         block_size: i32,
         dynamic_shared: usize,
     ) -> CuResult<i32> {
@@ -938,7 +938,7 @@ impl Driver {
     /// most what a launch of `f` may ask for; 0 when that many blocks do not fit at all.
     pub fn occupancy_available_dynamic_shared(
         &self,
-        f: u64,
+        f: FunctionId,
         num_blocks: i32,
         block_size: i32,
     ) -> CuResult<usize> {
@@ -975,7 +975,12 @@ impl Driver {
     /// blocks (portable) or 16 with NON_PORTABLE_CLUSTER_SIZE_ALLOWED, as the H200 answers
     /// even for a kernel whose shape is compiled in; 0 when no block of the configuration
     /// fits an SM.
-    pub fn occupancy_cluster_size(&self, f: u64, threads: i32, shared: usize) -> CuResult<i32> {
+    pub fn occupancy_cluster_size(
+        &self,
+        f: FunctionId,
+        threads: i32,
+        shared: usize,
+    ) -> CuResult<i32> {
         let non_portable = {
             let st = self.state.lock();
             let (_, r) = st.modules.function(f)?;
@@ -991,7 +996,7 @@ impl Driver {
     /// required one; neither: 0, as on the H200) resident at once.
     pub fn occupancy_active_clusters(
         &self,
-        f: u64,
+        f: FunctionId,
         threads: i32,
         shared: usize,
         cluster: Option<[u32; 3]>,
@@ -1058,7 +1063,7 @@ impl Driver {
     /// per SM (the largest such), and the grid that fills every SM with it.
     pub fn occupancy_potential_block_size(
         &self,
-        f: u64,
+        f: FunctionId,
         dynamic_shared: usize,
         limit: i32,
     ) -> CuResult<(i32, i32)> {
@@ -1096,15 +1101,15 @@ impl Driver {
 
     // ---- libraries ----
 
-    pub fn library_load(&self, image: Image) -> CuResult<u64> {
+    pub fn library_load(&self, image: Image) -> CuResult<LibraryId> {
         let module = self.module_load(image)?;
         let mut st = self.state.lock();
-        let id = st.modules.fresh(LIBRARY_TAG);
+        let id = LibraryId::from_handle(st.modules.fresh(LIBRARY_TAG));
         st.modules.libraries.insert(id, Library { module });
         Ok(id)
     }
 
-    fn library(&self, st: &State, lib: u64) -> CuResult<u64> {
+    fn library(&self, st: &State, lib: LibraryId) -> CuResult<ModuleId> {
         st.modules
             .libraries
             .get(&lib)
@@ -1112,7 +1117,7 @@ impl Driver {
             .ok_or_else(|| invalid_handle(format!("{lib:#x} is not a loaded library")))
     }
 
-    pub fn library_unload(&self, lib: u64) -> CuResult<()> {
+    pub fn library_unload(&self, lib: LibraryId) -> CuResult<()> {
         let module = {
             let mut st = self.state.lock();
             let module = self.library(&st, lib)?;
@@ -1123,12 +1128,12 @@ impl Driver {
         self.module_unload(module)
     }
 
-    pub fn library_get_module(&self, lib: u64) -> CuResult<u64> {
+    pub fn library_get_module(&self, lib: LibraryId) -> CuResult<ModuleId> {
         let st = self.state.lock();
         self.library(&st, lib)
     }
 
-    pub fn library_get_kernel(&self, lib: u64, name: &str) -> CuResult<u64> {
+    pub fn library_get_kernel(&self, lib: LibraryId, name: &str) -> CuResult<KernelId> {
         let module = {
             let st = self.state.lock();
             self.library(&st, lib)?
@@ -1138,12 +1143,12 @@ impl Driver {
         if let Some((&k, _)) = st.modules.kernels.iter().find(|(_, (_, f))| *f == func) {
             return Ok(k);
         }
-        let k = st.modules.fresh(KERNEL_TAG);
+        let k = KernelId::from_handle(st.modules.fresh(KERNEL_TAG));
         st.modules.kernels.insert(k, (lib, func));
         Ok(k)
     }
 
-    pub fn kernel_get_function(&self, kernel: u64) -> CuResult<u64> {
+    pub fn kernel_get_function(&self, kernel: KernelId) -> CuResult<FunctionId> {
         let st = self.state.lock();
         st.modules
             .kernels
@@ -1159,7 +1164,7 @@ impl Driver {
     /// The kernels of a module, in the order of the PTX (the order the H200 enumerates in
     /// is for the probe api_gaps to record): each one's function handle, the same handle
     /// cuModuleGetFunction gives. Under lazy loading a handle made here is not loaded.
-    pub fn module_functions(&self, module: u64) -> CuResult<Vec<u64>> {
+    pub fn module_functions(&self, module: ModuleId) -> CuResult<Vec<FunctionId>> {
         let mut st = self.state.lock();
         let kernels = st.modules.module(module)?.program.kernels.len();
         let eager = module_loading_mode() == CU_MODULE_EAGER_LOADING;
@@ -1169,7 +1174,7 @@ impl Driver {
     }
 
     /// The kernels of a library, as CUkernel handles (those cuLibraryGetKernel gives).
-    pub fn library_kernels(&self, lib: u64) -> CuResult<Vec<u64>> {
+    pub fn library_kernels(&self, lib: LibraryId) -> CuResult<Vec<KernelId>> {
         let module = {
             let st = self.state.lock();
             self.library(&st, lib)?
@@ -1182,7 +1187,7 @@ impl Driver {
                 if let Some((&k, _)) = st.modules.kernels.iter().find(|(_, (_, f))| *f == func) {
                     return k;
                 }
-                let k = st.modules.fresh(KERNEL_TAG);
+                let k = KernelId::from_handle(st.modules.fresh(KERNEL_TAG));
                 st.modules.kernels.insert(k, (lib, func));
                 k
             })
@@ -1190,7 +1195,7 @@ impl Driver {
     }
 
     /// The library a CUkernel belongs to.
-    pub fn kernel_library(&self, kernel: u64) -> CuResult<u64> {
+    pub fn kernel_library(&self, kernel: KernelId) -> CuResult<LibraryId> {
         let st = self.state.lock();
         st.modules
             .kernels
@@ -1202,13 +1207,13 @@ impl Driver {
     }
 
     /// The module a function (or a CUkernel's function) is in.
-    pub fn function_module(&self, f: u64) -> CuResult<u64> {
+    pub fn function_module(&self, f: FunctionId) -> CuResult<ModuleId> {
         Ok(self.state.lock().modules.function(f)?.1.module)
     }
 
     /// The offset and size of parameter `index` in the function's parameter buffer, as
     /// the PTX lays it out (each `.param` at its alignment, in order).
-    pub fn function_param_info(&self, f: u64, index: usize) -> CuResult<(usize, usize)> {
+    pub fn function_param_info(&self, f: FunctionId, index: usize) -> CuResult<(usize, usize)> {
         let params = self.function_params(f)?;
         let p = params.get(index).ok_or_else(|| {
             invalid(format!(
@@ -1220,18 +1225,18 @@ impl Driver {
     }
 
     /// cuFuncIsLoaded: see `FunctionRef::loaded`; under eager loading, every function.
-    pub fn function_is_loaded(&self, f: u64) -> CuResult<bool> {
+    pub fn function_is_loaded(&self, f: FunctionId) -> CuResult<bool> {
         let (_, r) = self.state.lock().modules.function(f)?;
         Ok(r.loaded || module_loading_mode() == CU_MODULE_EAGER_LOADING)
     }
 
     /// cuFuncLoad: marks the function loaded (its code was decoded with its module).
-    pub fn function_load(&self, f: u64) -> CuResult<()> {
+    pub fn function_load(&self, f: FunctionId) -> CuResult<()> {
         self.state.lock().modules.mark_loaded(f)
     }
 
     /// cuLibraryGetManaged: the address and size of a `__managed__` variable.
-    pub fn library_get_managed(&self, lib: u64, name: &str) -> CuResult<(DevicePtr, u64)> {
+    pub fn library_get_managed(&self, lib: LibraryId, name: &str) -> CuResult<(DevicePtr, u64)> {
         let st = self.state.lock();
         let m = st.modules.module(self.library(&st, lib)?)?;
         let i = m
@@ -1252,7 +1257,7 @@ impl Driver {
     /// `.attribute(.unified(...))`, which the mock's PTX reader refuses at load, so a
     /// library it loaded has none: every symbol is not found (cuda.h's
     /// CUDA_ERROR_NOT_FOUND), after the library is checked.
-    pub fn library_get_unified_function(&self, lib: u64, symbol: &str) -> CuResult<()> {
+    pub fn library_get_unified_function(&self, lib: LibraryId, symbol: &str) -> CuResult<()> {
         let st = self.state.lock();
         self.library(&st, lib)?;
         // Observed: CUDA_ERROR_INVALID_VALUE for a name that is no unified function, a
