@@ -377,6 +377,42 @@ pub unsafe fn c_str_opt<'a>(p: *const c_char) -> Option<&'a CStr> {
     (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) })
 }
 
+/// A parameter NULL may not be given for although cuda.h's types cannot say so: a handle,
+/// the program's untyped memory, a callback (`emulate!`'s `#[nonnull]`).
+pub trait Nullable {
+    /// What the emulation receives when it is not NULL.
+    type Given;
+    fn given(self) -> Option<Self::Given>;
+}
+
+impl<T> Nullable for *mut T {
+    type Given = *mut T;
+    fn given(self) -> Option<*mut T> {
+        (!self.is_null()).then_some(self)
+    }
+}
+
+impl<T> Nullable for *const T {
+    type Given = *const T;
+    fn given(self) -> Option<*const T> {
+        (!self.is_null()).then_some(self)
+    }
+}
+
+/// A callback: the function itself.
+impl<F> Nullable for Option<F> {
+    type Given = F;
+    fn given(self) -> Option<F> {
+        self
+    }
+}
+
+/// The parameter `p`, not NULL; NULL is CUDA_ERROR_INVALID_VALUE with `message`.
+pub fn nonnull<T: Nullable>(p: T, message: &'static str) -> CuResult<T::Given> {
+    p.given()
+        .ok_or_else(|| crate::model::error::invalid(message))
+}
+
 /// The model's view of a device address the program passes.
 pub fn device_ptr(p: cumock_abi::CUdeviceptr) -> DevicePtr {
     DevicePtr::new(p)
@@ -626,6 +662,26 @@ mod tests {
         assert_eq!(CUevent::of(ev).key(), ev);
         let module = ModuleId::from_handle(0xabc);
         assert_eq!(cumock_abi::CUmodule::of(module).key(), module);
+    }
+
+    #[test]
+    fn a_nonnull_parameter_refuses_null_naming_it_and_passes_what_is_given() {
+        let e = nonnull(std::ptr::null_mut::<u8>(), "hGraph is NULL")
+            .err()
+            .unwrap();
+        assert_eq!(
+            (e.code, &*e.message),
+            (CUDA_ERROR_INVALID_VALUE, "hGraph is NULL")
+        );
+        let mut v = 3u8;
+        assert_eq!(nonnull(&raw mut v, "").unwrap(), &raw mut v);
+        // A callback: NULL refused, a given one is the function itself.
+        extern "C" fn f(_: *mut std::ffi::c_void) {}
+        type Callback = Option<extern "C" fn(*mut std::ffi::c_void)>;
+        assert!(nonnull(None as Callback, "fn is NULL").is_err());
+        let f: extern "C" fn(*mut std::ffi::c_void) = f;
+        let given = nonnull(Some(f), "").unwrap();
+        assert!(std::ptr::fn_addr_eq(given, f));
     }
 
     #[test]

@@ -38,6 +38,13 @@
 //! as C gave it, for an emulation that reads it its own way (a struct the mock lays out
 //! itself, a NULL refused with another code).
 //!
+//! What the header's types cannot say about NULL is said where the emulation is written,
+//! each with the H200's observed behaviour beside it: `#[nonnull]` on a handle, on the
+//! program's untyped memory (`void *`) or on a callback refuses NULL with
+//! CUDA_ERROR_INVALID_VALUE, naming the parameter, when the parameters are converted
+//! (the handle becomes its key, a callback its function); `#[late]` on untyped memory the
+//! call writes makes it a `Late<c_void>`, checked when written.
+//!
 //! A function may carry a visibility (`pub(super) fn cuMemAlloc_v2(d; dptr, bytesize)`):
 //! written outside its group's trait, in the file of its noun, it is a free function that
 //! the trait's method calls (`methods_in_files!`).
@@ -128,6 +135,22 @@ macro_rules! convert {
     };
     (output, $p:ident) => {
         crate::boundary::Out::new($p, concat!(stringify!($p), " is NULL"))?
+    };
+    // A handle, the program's memory or a callback that may not be NULL, which cuda.h's
+    // types cannot say (`#[nonnull]`: each use names the H200's observed refusal).
+    (handle nonnull, $p:ident) => {
+        crate::boundary::Handle::key(crate::boundary::nonnull(
+            $p,
+            concat!(stringify!($p), " is NULL"),
+        )?)
+    };
+    (raw nonnull, $p:ident) => {
+        crate::boundary::nonnull($p, concat!(stringify!($p), " is NULL"))?
+    };
+    // The program's untyped memory the call writes a result into, checked when written
+    // (`#[late]`): `Late<c_void>`, cast to the result's type.
+    (raw late, $p:ident) => {
+        crate::boundary::Late::new($p, concat!(stringify!($p), " is NULL"))
     };
     ($role:ident raw, $p:ident) => {
         $p

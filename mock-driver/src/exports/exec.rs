@@ -54,10 +54,7 @@ emulate! {
         crate::model::context::check_shared_config(config)
     }
 
-    pub(super) fn cuLaunchHostFunc(d; s, f, user_data) {
-        let Some(f) = f else {
-            return Err(invalid("fn is NULL"));
-        };
+    pub(super) fn cuLaunchHostFunc(d; s, #[nonnull] f, user_data) {
         d.ctx_device(None)?;
         d.stream_check(s)?;
         let handle = CUstream::of(s);

@@ -23,11 +23,6 @@ use cumock_abi::*;
 use std::ffi::{c_char, c_uint, c_void};
 use std::sync::Arc;
 
-/// A graph's key (`Handle`), for the stream capture that builds into a graph.
-pub(super) fn graph_key(g: CUgraph) -> GraphId {
-    g.key()
-}
-
 /// `CUDA_KERNEL_NODE_PARAMS_v1` as cuda.h lays it out.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -768,10 +763,8 @@ impl GraphApi for Mock {
             d.graph_destroy(g)
         }
 
-        fn cuUserObjectCreate(d; object_out, #[raw] ptr, #[raw] destroy, initial_refcount, flags) {
-            let Some(destroy) = destroy else {
-                return Err(invalid("destroy is NULL"));
-            };
+        // A user object without a destructor is refused (`#[nonnull]`).
+        fn cuUserObjectCreate(d; object_out, #[raw] ptr, #[nonnull] destroy, initial_refcount, flags) {
             let data = super::exec::ProgramData(ptr);
             // Safety: the program's destructor, called once with its pointer, as it asked,
             // on the mock's thread after the last reference went (model/user_objects.rs).
@@ -918,10 +911,11 @@ impl GraphApi for Mock {
             d.graph_mem_trim(device)
         }
 
-        fn cuDeviceGetGraphMemAttribute(d; device, attr, #[raw] value) {
+        fn cuDeviceGetGraphMemAttribute(d; device, attr, #[late] value) {
             let v = d.graph_mem_attribute(device, attr)?;
             // cuda.h: value points to a cuuint64_t.
-            Late::new(value.cast::<u64>(), "value is NULL").write(v)
+            // Safety: cuda.h: value points to a cuuint64_t.
+            unsafe { value.cast::<u64>() }.write(v)
         }
 
         fn cuDeviceSetGraphMemAttribute(d; device, attr, #[raw] value) {
@@ -930,12 +924,9 @@ impl GraphApi for Mock {
             d.graph_mem_reset_high(device, attr, v)
         }
 
-        fn cuGraphConditionalHandleCreate(d; h, g, ctx, default, flags) {
-            // Observed: a NULL graph is CUDA_ERROR_INVALID_VALUE, a NULL context
-            // CUDA_ERROR_INVALID_CONTEXT (not the current one).
-            if g.is_null() {
-                return Err(invalid("hGraph is NULL"));
-            }
+        // Observed: a NULL graph is CUDA_ERROR_INVALID_VALUE (`#[nonnull]`), a NULL context
+        // CUDA_ERROR_INVALID_CONTEXT (not the current one).
+        fn cuGraphConditionalHandleCreate(d; h, #[nonnull] g, ctx, default, flags) {
             let ctx = ctx.ok_or_else(|| invalid_context("ctx is NULL"))?;
             let device = d.ctx_device(Some(ctx))?;
             h.write(d.conditional_handle_create(g, device, default, flags)?)
@@ -977,12 +968,10 @@ impl GraphApi for Mock {
             d.graph_node_set(node, op)
         }
 
-        fn cuGraphExecEventRecordNodeSetEvent(d; e, node, #[raw] event) {
-            // Observed: CUDA_ERROR_INVALID_VALUE (a destroyed event's is INVALID_HANDLE).
-            if event.is_null() {
-                return Err(invalid("event is NULL"));
-            }
-            let op = event_op(graphs::node_type::EVENT_RECORD, event.key())?;
+        // Observed: a NULL event is CUDA_ERROR_INVALID_VALUE (`#[nonnull]`; a destroyed
+        // event's is INVALID_HANDLE).
+        fn cuGraphExecEventRecordNodeSetEvent(d; e, node, #[nonnull] event) {
+            let op = event_op(graphs::node_type::EVENT_RECORD, event)?;
             d.graph_exec_node_set(e, node, op)
         }
 
@@ -991,11 +980,8 @@ impl GraphApi for Mock {
             d.graph_exec_node_set(e, node, op)
         }
 
-        fn cuGraphExecChildGraphNodeSetParams(d; e, node, child) {
-            // Observed: CUDA_ERROR_INVALID_VALUE.
-            if child.is_null() {
-                return Err(invalid("hChildGraph is NULL"));
-            }
+        // Observed: a NULL child graph is CUDA_ERROR_INVALID_VALUE (`#[nonnull]`).
+        fn cuGraphExecChildGraphNodeSetParams(d; e, node, #[nonnull] child) {
             d.graph_exec_child_set(e, node, child)
         }
 
@@ -1027,11 +1013,8 @@ impl GraphApi for Mock {
             d.graph_destroy_node(node)
         }
 
-        fn cuGraphUpload(d; e, s) {
-            // Observed: CUDA_ERROR_INVALID_VALUE.
-            if e.is_null() {
-                return Err(invalid("hGraphExec is NULL"));
-            }
+        // Observed: a NULL executable graph is CUDA_ERROR_INVALID_VALUE (`#[nonnull]`).
+        fn cuGraphUpload(d; #[nonnull] e, s) {
             d.graph_upload(e, s)
         }
 

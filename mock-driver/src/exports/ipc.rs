@@ -3,7 +3,6 @@
 //! cuIpcOpenMemHandle, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle).
 //! cuda.h files them under `MemoryApi`, whose methods (exports/mod.rs) call these.
 
-use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::{c_char, c_uint};
 
@@ -26,10 +25,7 @@ emulate! {
         d.ipc_close_mem_handle(dptr.get())
     }
 
-    pub(super) fn cuIpcGetEventHandle(d; handle, event) {
-        if event.handle() == 0 {
-            return Err(invalid("event is NULL"));
-        }
+    pub(super) fn cuIpcGetEventHandle(d; handle, #[nonnull] event) {
         match d.ipc_get_event_handle(event) {
             Ok(bytes) => handle.write(CUipcEventHandle {
                 reserved: bytes.map(|b| b as c_char),

@@ -64,17 +64,8 @@ pub(super) unsafe fn cuLaunchKernelEx(
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CuResult<()> {
-    if config.is_null() {
-        return Err(invalid("config is NULL"));
-    }
-    // Safety: a non-NULL CUlaunchConfig of the program's, laid out as cuda.h says.
-    let c = unsafe { config.cast::<cumock_abi::LaunchConfig>().read_unaligned() };
-    if c.num_attrs != 0 && c.attrs.is_null() {
-        return Err(invalid(format!(
-            "numAttrs is {} and attrs is NULL",
-            c.num_attrs
-        )));
-    }
+    // Safety: the caller's contract.
+    let c = unsafe { launch_config(config) }?;
     let mut cooperative = false;
     let mut cluster = None;
     let mut ignored = 0;
@@ -129,13 +120,30 @@ pub(super) unsafe fn cuLaunchKernelEx_ptsz(
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CuResult<()> {
-    if config.is_null() {
-        return Err(invalid("config is NULL"));
-    }
-    // Safety: a non-NULL CUlaunchConfig of the program's, laid out as cuda.h says.
-    let mut c = unsafe { config.cast::<cumock_abi::LaunchConfig>().read_unaligned() };
+    // Safety: the caller's contract.
+    let mut c = unsafe { launch_config(config) }?;
     c.stream = per_thread(c.stream);
     cuLaunchKernelEx((&raw const c).cast(), f, kernel_params, extra)
+}
+
+/// The program's launch configuration (cuLaunchKernelEx, cuOccupancyMaxPotentialClusterSize
+/// and cuOccupancyMaxActiveClusters): NULL, or attributes counted but NULL, are
+/// CUDA_ERROR_INVALID_VALUE.
+///
+/// # Safety
+/// `config` is NULL or the program's CUlaunchConfig, its `attrs` holding `numAttrs`.
+pub(super) unsafe fn launch_config(
+    config: *const CUlaunchConfig,
+) -> CuResult<cumock_abi::LaunchConfig> {
+    // Safety: the caller's contract; the mock's layout of cuda.h's struct.
+    let c = unsafe { crate::boundary::input(config.cast::<cumock_abi::LaunchConfig>(), "config") }?;
+    if c.num_attrs != 0 && c.attrs.is_null() {
+        return Err(invalid(format!(
+            "numAttrs is {} and attrs is NULL",
+            c.num_attrs
+        )));
+    }
+    Ok(c)
 }
 
 /// A launch's grid, block and dynamic shared memory.

@@ -113,11 +113,8 @@ impl LibraryApi for Mock {
             p_lib.write_key(d.kernel_library(kernel)?)
         }
 
-        fn cuKernelGetParamInfo(d; kernel, param_index, #[late] param_offset, param_size) {
-            // Observed: a NULL kernel is CUDA_ERROR_INVALID_VALUE here.
-            if kernel.is_null() {
-                return Err(invalid("kernel is NULL"));
-            }
+        // Observed: a NULL kernel is CUDA_ERROR_INVALID_VALUE here (`#[nonnull]`).
+        fn cuKernelGetParamInfo(d; #[nonnull] kernel, param_index, #[late] param_offset, param_size) {
             let f = d.kernel_get_function(kernel)?;
             let (offset, size) = d.function_param_info(f, param_index)?;
             param_offset.write(offset)?;

@@ -48,10 +48,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
             d.pool_destroy(pool)
         }
 
-        fn cuMemPoolGetAttribute(d; pool, attr, value) {
-            if value.is_null() {
-                return Err(invalid("value is NULL"));
-            }
+        fn cuMemPoolGetAttribute(d; pool, attr, #[nonnull] value) {
             match d.pool_attribute(pool, attr)? {
                 PoolAttribute::Int(v) => out(value.cast::<c_int>(), v),
                 PoolAttribute::Bytes(v) => out(value.cast::<u64>(), v),
@@ -111,11 +108,8 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
             flags.write(CUmemAccess_flags::from(f))
         }
 
-        fn cuMemPoolExportToShareableHandle(d; handle_out, pool, handle_type, flags) {
-            // The handle's type says what is written: a POSIX file descriptor, an int.
-            if handle_out.is_null() {
-                return Err(invalid("handle_out is NULL"));
-            }
+        // The handle's type says what is written: a POSIX file descriptor, an int.
+        fn cuMemPoolExportToShareableHandle(d; #[nonnull] handle_out, pool, handle_type, flags) {
             let fd = d.pool_export(pool, handle_type, flags)?;
             crate::diagnostics::note_exported_fd(&fd);
             out(handle_out.cast::<c_int>(), fd.into_raw_fd())

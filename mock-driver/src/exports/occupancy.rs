@@ -15,17 +15,8 @@ use std::ffi::{c_int, c_uint};
 unsafe fn launch_shape(
     config: *const CUlaunchConfig,
 ) -> CuResult<(i32, usize, Option<[u32; 3]>, [u32; 3])> {
-    if config.is_null() {
-        return Err(invalid("config is NULL"));
-    }
-    // Safety: a non-NULL CUlaunchConfig of the program's, laid out as cuda.h says.
-    let c = unsafe { config.cast::<LaunchConfig>().read_unaligned() };
-    if c.num_attrs != 0 && c.attrs.is_null() {
-        return Err(invalid(format!(
-            "numAttrs is {} and attrs is NULL",
-            c.num_attrs
-        )));
-    }
+    // Safety: the caller's contract.
+    let c = unsafe { super::launch::launch_config(config) }?;
     let mut cluster = None;
     for i in 0..c.num_attrs as usize {
         // Safety: `attrs` holds `numAttrs` CUlaunchAttributes (cuda.h).

@@ -2,7 +2,6 @@
 //! destroying streams, and waiting on events. The mock runs every operation in order, so
 //! a stream is bookkeeping: its flags, priority, context and id.
 
-use super::graphs::graph_key;
 use super::Mock;
 use crate::boundary::{drv, out, stream_key, Handle, Out};
 use crate::model::capture::{self, CaptureInfo};
@@ -216,40 +215,26 @@ impl StreamApi for Mock {
         }
     }
 
-    unsafe fn cuStreamBeginCaptureToGraph(
-        s: CUstream,
-        g: CUgraph,
-        dependencies: *const CUgraphNode,
-        dependency_data: *const CUgraphEdgeData,
-        n: usize,
-        mode: CUstreamCaptureMode,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        if g.is_null() {
-            return Err(invalid("hGraph is NULL"));
+    emulate! {
+        // Capture into the program's own graph, which it must give (`#[nonnull]`).
+        fn cuStreamBeginCaptureToGraph(d; s, #[nonnull] g, dependencies, dependency_data, n, mode) {
+            // Safety: the caller's contract (cuda.h): `n` of each, or NULL.
+            unsafe { super::graphs::default_edges(dependency_data, n)? };
+            // Safety: as above.
+            let deps = unsafe { super::graphs::deps(dependencies, n)? };
+            d.begin_capture_to_graph(s, g, &deps, mode)
         }
-        // Safety: the caller's contract (cuda.h): `n` of each, or NULL.
-        unsafe { super::graphs::default_edges(dependency_data, n)? };
-        // Safety: as above.
-        let deps = unsafe { super::graphs::deps(dependencies, n)? };
-        d.begin_capture_to_graph(stream_key(s), graph_key(g), &deps, mode)
     }
 
     // Stream attributes (model/stream_attrs.rs). The stream is checked before the value
     // pointer, as a stream's other getters check it.
 
-    unsafe fn cuStreamGetAttribute(
-        s: CUstream,
-        attr: CUstreamAttrID,
-        value: *mut CUstreamAttrValue,
-    ) -> CuResult<()> {
-        let v = drv()?.stream_attribute(stream_key(s), attr)?;
-        if value.is_null() {
-            return Err(invalid("value_out is NULL"));
+    emulate! {
+        fn cuStreamGetAttribute(d; s, attr, #[late] value) {
+            let v = d.stream_attribute(s, attr)?;
+            // Safety: the program's CUstreamAttrValue, the 64-byte union.
+            unsafe { value.cast::<[u32; 16]>() }.write(v)
         }
-        // Safety: a non-NULL CUstreamAttrValue of the program's, the 64-byte union.
-        unsafe { value.cast::<[u32; 16]>().write_unaligned(v) };
-        Ok(())
     }
 
     unsafe fn cuStreamSetAttribute(

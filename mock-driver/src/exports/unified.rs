@@ -10,10 +10,7 @@ use std::ffi::{c_int, c_void};
 
 impl UnifiedAddressingApi for Mock {
     emulate! {
-        fn cuPointerGetAttribute(d; data, attribute, ptr) {
-            if data.is_null() {
-                return Err(invalid("data is NULL"));
-            }
+        fn cuPointerGetAttribute(d; #[nonnull] data, attribute, ptr) {
             write_pointer_attribute(d, data, attribute, ptr.get(), true)
         }
 

@@ -110,11 +110,8 @@ impl VirtualMemoryApi for Mock {
             Ok(())
         }
 
-        fn cuMemExportToShareableHandle(d; shareable, handle, handle_type, flags) {
-            // The handle's type says what is written: a POSIX file descriptor, an int.
-            if shareable.is_null() {
-                return Err(invalid("shareableHandle is NULL"));
-            }
+        // The handle's type says what is written: a POSIX file descriptor, an int.
+        fn cuMemExportToShareableHandle(d; #[nonnull] shareable, handle, handle_type, flags) {
             let fd = d.export(handle, handle_type, flags)?;
             crate::diagnostics::note_exported_fd(&fd);
             out(shareable.cast::<c_int>(), fd.into_raw_fd())
