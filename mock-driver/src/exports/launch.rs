@@ -206,9 +206,7 @@ pub(super) unsafe fn param_buffer(
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CuResult<Vec<u8>> {
-    if f.is_null() {
-        return Err(invalid_handle("the function is NULL"));
-    }
+    // (A NULL function is refused by the lookup, as a launch's is.)
     let layout = d.function_params(f)?;
     // Safety: this function's contract.
     unsafe { read_params(&layout, kernel_params, extra) }
