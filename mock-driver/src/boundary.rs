@@ -5,8 +5,8 @@
 
 use crate::model::error::{CuError, CuResult, Severity};
 use crate::model::ids::{
-    ContextId, DevicePtr, EventId, ExecId, FunctionId, GraphId, KernelId, LibraryId, ModuleId,
-    NodeId, StreamId, UserObjectId,
+    ContextId, DevicePtr, EventId, ExecId, FunctionId, GraphId, KernelId, LibraryId, LinkId,
+    ModuleId, NodeId, StreamId, UserObjectId,
 };
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
@@ -488,6 +488,8 @@ typed_handle!(
     CUlibrary => LibraryId,
     /// A library's kernel (cuLibraryGetKernel).
     CUkernel => KernelId,
+    /// A JIT link (cuLinkCreate).
+    cumock_abi::CUlinkState => LinkId,
 );
 
 /// The handles whose model key is the handle's value (the model keeps them by number).
@@ -510,8 +512,6 @@ macro_rules! numbered_handle {
 numbered_handle!(
     /// NULL is 0.
     CUmemoryPool,
-    /// A JIT link (cuLinkCreate).
-    cumock_abi::CUlinkState,
     /// A CUDA array (cuArrayCreate).
     cumock_abi::CUarray,
     /// A mipmapped array (cuMipmappedArrayCreate).

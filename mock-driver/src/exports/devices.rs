@@ -4,7 +4,6 @@
 //! `MemoryApi`.
 
 use super::{copy_c_string, Mock};
-use crate::boundary::{drv, out};
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::c_int;
@@ -127,34 +126,28 @@ impl DeviceApi for Mock {
         }
     }
 
-    // Written by hand: the device is checked before the out-parameters.
+    // The device is checked before the out-parameters (`#[late]`).
+    emulate! {
+        fn cuDeviceGet(d; #[late] device, ordinal) {
+            d.device(ordinal)?;
+            device.write(ordinal)
+        }
 
-    unsafe fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> CuResult<()> {
-        let d = drv()?;
-        d.device(ordinal)?;
-        out(device, ordinal)
-    }
-
-    unsafe fn cuDeviceComputeCapability(
-        major: *mut c_int,
-        minor: *mut c_int,
-        dev: CUdevice,
-    ) -> CuResult<()> {
-        let d = drv()?.device(dev)?;
-        out(
-            major,
-            d.attributes
-                .get("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR")
-                .copied()
-                .unwrap_or(0),
-        )?;
-        out(
-            minor,
-            d.attributes
-                .get("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR")
-                .copied()
-                .unwrap_or(0),
-        )
+        fn cuDeviceComputeCapability(d; #[late] major, #[late] minor, dev) {
+            let p = d.device(dev)?;
+            major.write(
+                p.attributes
+                    .get("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR")
+                    .copied()
+                    .unwrap_or(0),
+            )?;
+            minor.write(
+                p.attributes
+                    .get("CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR")
+                    .copied()
+                    .unwrap_or(0),
+            )
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! load prints why.
 
 use crate::model::error::*;
+use crate::model::ids::LinkId;
 use cumock_abi::CUjit_option;
 use std::ffi::{c_char, c_uint, c_void};
 use std::time::Instant;
@@ -185,10 +186,10 @@ unsafe fn write_log(b: LogBuffer, text: &str) {
 
 /// The outputs cuLinkCreate was given, by link state, written when the link completes
 /// (or an input fails).
-static LINK_OUTPUTS: std::sync::Mutex<Option<std::collections::HashMap<u64, JitOutputs>>> =
+static LINK_OUTPUTS: std::sync::Mutex<Option<std::collections::HashMap<LinkId, JitOutputs>>> =
     std::sync::Mutex::new(None);
 
-pub fn keep_link_outputs(link: u64, outputs: JitOutputs) {
+pub fn keep_link_outputs(link: LinkId, outputs: JitOutputs) {
     if let Ok(mut m) = LINK_OUTPUTS.lock() {
         m.get_or_insert_with(Default::default).insert(link, outputs);
     }
@@ -200,7 +201,7 @@ pub fn keep_link_outputs(link: u64, outputs: JitOutputs) {
 /// # Safety
 /// The arrays and buffers cuLinkCreate was given are still valid (cuda.h: until
 /// cuLinkDestroy).
-pub unsafe fn finish_link<T>(link: u64, r: &CuResult<T>, verbose_info: &str) {
+pub unsafe fn finish_link<T>(link: LinkId, r: &CuResult<T>, verbose_info: &str) {
     if let Ok(m) = LINK_OUTPUTS.lock() {
         if let Some(o) = m.as_ref().and_then(|m| m.get(&link)) {
             // Safety: the caller's contract.
@@ -209,7 +210,7 @@ pub unsafe fn finish_link<T>(link: u64, r: &CuResult<T>, verbose_info: &str) {
     }
 }
 
-pub fn forget_link_outputs(link: u64) {
+pub fn forget_link_outputs(link: LinkId) {
     if let Ok(mut m) = LINK_OUTPUTS.lock() {
         if let Some(m) = m.as_mut() {
             m.remove(&link);

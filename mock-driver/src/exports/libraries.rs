@@ -60,19 +60,18 @@ impl LibraryApi for Mock {
         r
     }
 
-    unsafe fn cuLibraryGetGlobal(
-        dptr: *mut CUdeviceptr,
-        bytes: *mut usize,
-        library: CUlibrary,
-        name: *const c_char,
-    ) -> CuResult<()> {
-        let module = drv()?.library_get_module(Handle::key(library))?;
-        Self::cuModuleGetGlobal_v2(dptr, bytes, CUmodule::of(module), name)
-    }
+    // The library's module and the kernel's function answer as a module's and a
+    // function's do, after the handle is checked (`#[raw]`: their calls check the rest).
+    emulate! {
+        fn cuLibraryGetGlobal(d; #[raw] dptr, #[raw] bytes, library, #[raw] name) {
+            let module = d.library_get_module(library)?;
+            Self::cuModuleGetGlobal_v2(dptr, bytes, CUmodule::of(module), name)
+        }
 
-    unsafe fn cuKernelGetName(name: *mut *const c_char, kernel: CUkernel) -> CuResult<()> {
-        let f = drv()?.kernel_get_function(Handle::key(kernel))?;
-        Self::cuFuncGetName(name, CUfunction::of(f))
+        fn cuKernelGetName(d; #[raw] name, kernel) {
+            let f = d.kernel_get_function(kernel)?;
+            Self::cuFuncGetName(name, CUfunction::of(f))
+        }
     }
 
     // The library's and kernel's getters check the handle before the out-parameter

@@ -3,7 +3,7 @@
 //! a stream is bookkeeping: its flags, priority, context and id.
 
 use super::Mock;
-use crate::boundary::{drv, out, stream_key, Handle, Out};
+use crate::boundary::{out, Handle, Out};
 use crate::model::capture::{self, CaptureInfo};
 use crate::model::error::*;
 use crate::model::graphs::NodeOp;
@@ -237,23 +237,17 @@ impl StreamApi for Mock {
         }
     }
 
-    unsafe fn cuStreamSetAttribute(
-        s: CUstream,
-        attr: CUstreamAttrID,
-        value: *const CUstreamAttrValue,
-    ) -> CuResult<()> {
-        let d = drv()?;
-        d.stream_check(stream_key(s))?;
-        if value.is_null() {
-            return Err(invalid("value is NULL"));
+    emulate! {
+        fn cuStreamSetAttribute(d; s, attr, #[raw] value) {
+            d.stream_check(s)?;
+            // Safety: cuda.h's contract: the program's CUstreamAttrValue, the 64-byte union.
+            let v = unsafe { crate::boundary::input(value.cast::<[u32; 16]>(), "value") }?;
+            d.stream_set_attribute(s, attr, &v)
         }
-        // Safety: a non-NULL CUstreamAttrValue of the program's, the 64-byte union.
-        let v = unsafe { value.cast::<[u32; 16]>().read_unaligned() };
-        d.stream_set_attribute(stream_key(s), attr, &v)
-    }
 
-    unsafe fn cuStreamCopyAttributes(dst: CUstream, src: CUstream) -> CuResult<()> {
-        drv()?.stream_copy_attributes(stream_key(dst), stream_key(src))
+        fn cuStreamCopyAttributes(d; dst, src) {
+            d.stream_copy_attributes(dst, src)
+        }
     }
 
     unsafe fn cuStreamBeginCapture(s: CUstream) -> CuResult<()> {

@@ -94,6 +94,11 @@ handle_id!(
     KernelId
 );
 
+handle_id!(
+    /// A JIT link (cuLinkCreate), by its handle.
+    LinkId
+);
+
 impl FunctionId {
     /// The kernel this handle names where a call that takes a CUfunction is given a
     /// CUkernel cast to one (cuda.h allows it for launches and attributes).

@@ -10,6 +10,7 @@
 //! cooperative groups' grid sync; dynamic parallelism's functions are the executor's).
 
 use super::error::*;
+use super::ids::LinkId;
 use super::module::{load_error_for, reported_registers, Image};
 use super::Driver;
 use cumock_abi::result::*;
@@ -50,12 +51,12 @@ pub struct LinkState {
 
 #[derive(Default)]
 pub struct Links {
-    states: HashMap<u64, LinkState>,
+    states: HashMap<LinkId, LinkState>,
     next_id: u64,
 }
 
 impl Links {
-    fn state(&mut self, link: u64) -> CuResult<&mut LinkState> {
+    fn state(&mut self, link: LinkId) -> CuResult<&mut LinkState> {
         self.states.get_mut(&link).ok_or_else(|| {
             invalid_handle(format!(
                 "{link:#x} is not a link state (destroyed already, or never one)"
@@ -65,11 +66,11 @@ impl Links {
 }
 
 impl Driver {
-    pub fn link_create(&self, max_registers: Option<u32>) -> CuResult<u64> {
+    pub fn link_create(&self, max_registers: Option<u32>) -> CuResult<LinkId> {
         let mut st = self.state.lock();
         st.contexts.require_current()?;
         st.links.next_id += 1;
-        let id = LINK_TAG | st.links.next_id;
+        let id = LinkId::from_handle(LINK_TAG | st.links.next_id);
         st.links.states.insert(
             id,
             LinkState {
@@ -81,7 +82,7 @@ impl Driver {
     }
 
     /// cuLinkAddData/File: `bytes` of input `kind`, named `name` in messages.
-    pub fn link_add(&self, link: u64, kind: i32, bytes: Vec<u8>, name: &str) -> CuResult<()> {
+    pub fn link_add(&self, link: LinkId, kind: i32, bytes: Vec<u8>, name: &str) -> CuResult<()> {
         let device = {
             let mut st = self.state.lock();
             st.links.state(link)?;
@@ -175,7 +176,7 @@ impl Driver {
 
     /// cuLinkComplete: the linked image's address and size (with its NUL), and the
     /// info log's lines (`ptxas_info`) for CU_JIT_LOG_VERBOSE.
-    pub fn link_complete(&self, link: u64) -> CuResult<(u64, usize, String)> {
+    pub fn link_complete(&self, link: LinkId) -> CuResult<(u64, usize, String)> {
         let (inputs, max_registers, device) = {
             let mut st = self.state.lock();
             let device = self.current_device(&st)?.1;
@@ -208,7 +209,7 @@ impl Driver {
         Ok((addr, len, info))
     }
 
-    pub fn link_destroy(&self, link: u64) -> CuResult<()> {
+    pub fn link_destroy(&self, link: LinkId) -> CuResult<()> {
         let mut st = self.state.lock();
         st.links.state(link)?;
         st.links.states.remove(&link);
