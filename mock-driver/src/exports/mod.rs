@@ -241,9 +241,6 @@ unsafe fn zero_on_failure<T: ZeroValue>(p: *mut T, r: CuResult<T>) -> CuResult<(
     }
 }
 
-/// Writes a pair of out-parameters, each skipped if NULL: the values on success; on a
-/// failure for which `zeroes` holds, zeros, as the H200 does (cuMemGetInfo,
-/// cuMemGetAddressRange, cuModuleGetGlobal: probe out-params-on-failure).
 /// Writes a model's handles into a program's array of `room` entries
 /// (cuModuleEnumerateFunctions, cuLibraryEnumerateKernels): as cuda.h says, at most
 /// `room`; the entries past the handles are left alone. NULL with room is
@@ -296,6 +293,9 @@ unsafe fn write_atomic_capabilities(
     Ok(())
 }
 
+/// Writes a pair of out-parameters, each skipped if NULL: the values on success; on a
+/// failure for which `zeroes` holds, zeros, as the H200 does (cuMemGetInfo,
+/// cuMemGetAddressRange, cuModuleGetGlobal: probe out-params-on-failure).
 fn out_pair<A: ZeroValue, B: ZeroValue>(
     a: Option<Out<A>>,
     b: Option<Out<B>>,
