@@ -490,3 +490,47 @@ fn batch_mem_op_nodes_through_cu_graph_add_node_and_their_edge_inputs() {
         assert_eq!(cuStreamDestroy_v2(s), 0);
     }
 }
+
+/// A graph made again with other addresses and values updates an executable graph's
+/// batch node; other operation types are CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED.
+#[test]
+fn cu_graph_exec_update_takes_new_words_of_batch_nodes_not_new_types() {
+    let (_g, ctx) = setup();
+    let s = nonblocking_stream();
+    let f = Flags::new();
+    let graph_of = |ops: &mut [[u64; 6]]| {
+        let mut g: CUgraph = null_mut();
+        let mut n: CUgraphNode = null_mut();
+        let p = params(ctx, ops);
+        // Safety: live out-pointers and the program's array, copied by the node.
+        unsafe {
+            assert_eq!(cuGraphCreate(&mut g, 0), 0);
+            assert_eq!(
+                cuGraphAddBatchMemOpNode(&mut n, g, std::ptr::null(), 0, (&raw const p).cast()),
+                0
+            );
+        }
+        g
+    };
+    // Safety: live handles; page-locked words this test owns.
+    unsafe {
+        let g1 = graph_of(&mut [write32(f.addr(0), 1)]);
+        let e = instantiate(g1);
+        let g2 = graph_of(&mut [write32(f.addr(1), 2)]);
+        let mut info = [0u64; 3];
+        assert_eq!(cuGraphExecUpdate_v2(e, g2, info.as_mut_ptr().cast()), 0);
+        assert_eq!(info[0] as u32, 0);
+        assert_eq!(cuGraphLaunch(e, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!((f.get(0), f.get(1)), (0, 2), "the update's word and value");
+        f.set(3, 1);
+        let g3 = graph_of(&mut [wait32(f.addr(3), 1, 1)]);
+        assert_eq!(cuGraphExecUpdate_v2(e, g3, info.as_mut_ptr().cast()), 910);
+        assert_eq!(info[0] as u32, 5, "CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED");
+        for g in [g1, g2, g3] {
+            assert_eq!(cuGraphDestroy(g), 0);
+        }
+        assert_eq!(cuGraphExecDestroy(e), 0);
+        assert_eq!(cuStreamDestroy_v2(s), 0);
+    }
+}
