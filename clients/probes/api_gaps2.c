@@ -351,6 +351,9 @@ static int pool_child(int sock) {
     printf("    flags %d\n", (int)fl);
     CUmemAccessDesc d = access_for(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     CALL("  child: set access", cuMemPoolSetAccess(pool, &d, 1));
+    int again_fd = -1;
+    CALL("  child: export the imported pool", cuMemPoolExportToShareableHandle(&again_fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    if (again_fd >= 0) close(again_fd);
     CUstream s;
     cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
     CUdeviceptr fresh = 0;

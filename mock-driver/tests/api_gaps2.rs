@@ -526,7 +526,10 @@ fn cu_graph_exec_update_takes_new_words_of_batch_nodes_not_new_types() {
         f.set(3, 1);
         let g3 = graph_of(&mut [wait32(f.addr(3), 1, 1)]);
         assert_eq!(cuGraphExecUpdate_v2(e, g3, info.as_mut_ptr().cast()), 910);
-        assert_eq!(info[0] as u32, 5, "CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED");
+        assert_eq!(
+            info[0] as u32, 5,
+            "CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED"
+        );
         for g in [g1, g2, g3] {
             assert_eq!(cuGraphDestroy(g), 0);
         }

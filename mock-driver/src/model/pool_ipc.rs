@@ -57,6 +57,11 @@ pub struct ImportedPtr {
 /// What the pool's exported file holds (little-endian): magic, pid (i32), device (u32),
 /// pool (u64), secret (16 bytes), zeros to 64.
 pub(super) fn pool_file_content(pool: u64, p: &mut Pool) -> CuResult<[u8; 64]> {
+    if p.origin.is_some() {
+        return Err(invalid(format!(
+            "pool {pool:#x} was imported from another process: only its exporter shares it"
+        )));
+    }
     let device = match p.place {
         Place::Device(d) => d as u32,
         _ => {
@@ -371,15 +376,20 @@ impl Driver {
         };
         let mut maps = Vec::new();
         let mut at = base;
-        for h in &handles {
+        for (i, h) in handles.iter().enumerate() {
             let size = st
                 .vmm
                 .allocation_by_id(AllocationId::from_handle(*h))
                 .expect("imported")
                 .size;
-            st.vmm
-                .map(at, size, 0, *h, 0, g)
-                .expect("a fresh range takes the mapping");
+            // (A chunk is a multiple of the exporter's granularity; a profile of this
+            // process with a coarser one refuses it here.)
+            if let Err(e) = st.vmm.map(at, size, 0, *h, 0, g) {
+                maps.iter().for_each(|m| st.vmm.remove_mapping(*m));
+                st.vmm.remove_reservation(base);
+                handles[i..].iter().for_each(|h| drop(st.vmm.release(*h)));
+                return Err(e);
+            }
             st.vmm.release(*h).expect("the mapping holds it");
             st.vmm.set_mapping_access(at, access);
             maps.push(at);
