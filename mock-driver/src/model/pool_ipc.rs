@@ -13,7 +13,9 @@
 //! exporter's pid, the pool, the chunks' fd numbers there, the offset and length), and
 //! opens nothing without the imported pool.
 //!
-//! The importer maps the chunks side by side in address space of its own, with the
+//! The importer maps the allocation's whole chunks (as a GPU maps a pool's physical
+//! memory by its chunks, so neighbours in them are reachable too) side by side in address
+//! space of its own, with the
 //! imported pool's access (its device's, read-write, until cuMemPoolSetAccess changes
 //! it: a guess, awaiting the H200's answer), and frees them with cuMemFree or
 //! cuMemFreeAsync (at its stream's turn). An imported pool makes no allocations and
