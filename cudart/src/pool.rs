@@ -587,6 +587,57 @@ cudart_fn! {
     }
 }
 
+// Sharing a pool with another process: the driver's, passed on (the runtime's own pools,
+// over a driver without pools, are not shared).
+
+cudart_fn! {
+    fn cudaMemPoolExportToShareableHandle(handle: *mut c_void, pool: CUmemoryPool, handle_type: c_int, flags: u32) {
+        let (d, _, device) = with_context()?;
+        if driver_pools(d, device)? {
+            // Safety: the program's out-pointer (an int for a POSIX fd), or NULL, which
+            // the driver refuses.
+            return unsafe { d.cuMemPoolExportToShareableHandle(handle, pool, handle_type, u64::from(flags)) };
+        }
+        Err(own_pools_have_no_access("cudaMemPoolExportToShareableHandle"))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemPoolImportFromShareableHandle(pool: *mut CUmemoryPool, handle: *mut c_void, handle_type: c_int, flags: u32) {
+        let (d, _, device) = with_context()?;
+        if driver_pools(d, device)? {
+            // Safety: the program's out-pointer, or NULL (the driver refuses it); the
+            // handle is a value (the fd).
+            return unsafe { d.cuMemPoolImportFromShareableHandle(pool, handle, handle_type, u64::from(flags)) };
+        }
+        Err(own_pools_have_no_access("cudaMemPoolImportFromShareableHandle"))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemPoolExportPointer(data: *mut c_void, ptr: *mut c_void) {
+        let (d, _, device) = with_context()?;
+        if driver_pools(d, device)? {
+            // Safety: the program's 64-byte cudaMemPoolPtrExportData (the driver's
+            // CUmemPoolPtrExportData), or NULL, which the driver refuses.
+            return unsafe { d.cuMemPoolExportPointer(data.cast(), ptr as u64) };
+        }
+        Err(own_pools_have_no_access("cudaMemPoolExportPointer"))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemPoolImportPointer(ptr: *mut *mut c_void, pool: CUmemoryPool, data: *mut c_void) {
+        let (d, _, device) = with_context()?;
+        if driver_pools(d, device)? {
+            // Safety: the program's out-pointer (a CUdeviceptr is pointer-sized) and its
+            // 64-byte export data, or NULL, which the driver refuses.
+            return unsafe { d.cuMemPoolImportPointer(ptr.cast(), pool, data.cast()) };
+        }
+        Err(own_pools_have_no_access("cudaMemPoolImportPointer"))
+    }
+}
+
 cudart_fn! {
     fn cudaMemPoolGetAccess(flags: *mut c_int, pool: CUmemoryPool, location: *mut cumock_abi::CUmemLocation) {
         let (d, _, device) = with_context()?;

@@ -94,3 +94,73 @@ fn forged_runtime_handles_open_nothing_in_another_process() {
         assert!(stdout.lines().any(|l| l == w), "no `{w}` in:\n{stdout}");
     }
 }
+
+/// A pool shared with another process through the runtime (cudaMemPoolExportToShareableHandle
+/// and the three others, passed on to the driver), as NVIDIA's streamOrderedAllocationIPC
+/// sample uses them: the re-exec'd importer reads the exporter's bytes and writes its own.
+#[test]
+fn a_pool_shared_through_the_runtime_maps_the_same_bytes() {
+    let root = common::toolkit();
+    let lib = common::lib_dir();
+    let exe = common::scratch("ipc").join("pool_ipc");
+    let target = "x86_64-unknown-linux-gnu";
+    let compiled = cc::Build::new()
+        .target(target)
+        .host(target)
+        .opt_level(1)
+        .cargo_metadata(false)
+        .get_compiler()
+        .to_command()
+        .args(["-std=gnu11", "-Wall", "-I"])
+        .arg(root.join("include"))
+        .arg(common::workspace().join("cudart/tests/pool_ipc.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(&lib)
+        .args(["-lcudart", "-lcuda"])
+        .output()
+        .expect("running the C compiler");
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let mut child = common::on_mock(&exe)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running the program");
+    let start = Instant::now();
+    while child.try_wait().expect("waiting").is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("pool_ipc still running after 60 s; killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("collecting");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in [
+        "export pool = cudaSuccess",
+        "export pointer = cudaSuccess",
+        "child: import pool = cudaSuccess",
+        "child: import pointer = cudaSuccess",
+        "child reads 0x5a5a5a5a",
+        "child: free = cudaSuccess",
+        "child exit 0",
+        "parent reads 0x5a5a5a5a 0xc0de0001",
+        "destroy pool = cudaSuccess",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l == want),
+            "no `{want}` in:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -351,7 +351,13 @@ fn explicit_graph_runs_nodes_in_dependency_order_with_params_copied_at_add_time(
             g2
         };
         assert_eq!(
-            cuGraphAddBatchMemOpNode(&mut extra, g2, std::ptr::null(), 0, std::ptr::null()),
+            cuGraphAddExternalSemaphoresSignalNode(
+                &mut extra,
+                g2,
+                std::ptr::null(),
+                0,
+                std::ptr::null()
+            ),
             cumock_abi::result::CUDA_ERROR_NOT_SUPPORTED
         );
         assert_eq!(cuGraphDestroy(g2), 0);

@@ -71,6 +71,31 @@ fn children_share_the_parents_bytes_through_the_fd_service() {
     }
 }
 
+/// Pool IPC's export data altered by the importer (another pool, a longer range, the fd
+/// of a legacy IPC export or any other fd of the exporter) maps nothing: the exporter's fd
+/// service serves a pool's chunks only for the pool's secret, which only the holder of
+/// the pool's fd learns; the real data still maps the exporter's bytes.
+#[test]
+fn forged_pool_export_data_maps_nothing_in_another_process() {
+    let out = run_c(
+        &common::workspace().join("mock-driver/tests/pool_ipc_forged.c"),
+        "pool_ipc_forged",
+    );
+    for want in [
+        "import pool = CUDA_SUCCESS",
+        "another pool = CUDA_ERROR_INVALID_VALUE",
+        "a longer range = CUDA_ERROR_INVALID_VALUE",
+        "the fd of a cuIpcGetMemHandle export = CUDA_ERROR_INVALID_VALUE",
+        "another fd number = CUDA_ERROR_INVALID_VALUE",
+        "the real data = CUDA_SUCCESS",
+        "child reads 0x12345678",
+        "free = CUDA_SUCCESS",
+        "child exit 0",
+    ] {
+        assert!(out.lines().any(|l| l == want), "no `{want}` in:\n{out}");
+    }
+}
+
 /// Every field of a real handle altered, and handles of VMM memory the exporter gave to
 /// nobody, opened by another process: CUDA_ERROR_INVALID_VALUE each (the H200's answer for
 /// a junk handle), while the real handle opens, even with a stalled client on the fd

@@ -406,6 +406,61 @@ fn api_gaps_probe_matches_the_h200_once_recorded() {
     }
 }
 
+/// A context's events, batch memory-operation nodes and a pool shared with a re-exec'd
+/// process (clients/probes/api_gaps2.c). Awaits its recording on the H200
+/// (ci/gpu-probes.sh): compared once the golden exists; until then the mock must answer
+/// every section, and the work the calls ask for must be done (tests/api_gaps2.rs checks
+/// the same calls in detail).
+#[test]
+fn api_gaps2_probe_matches_the_h200_once_recorded() {
+    let golden = common::workspace().join(GOLDENS).join("api_gaps2.txt");
+    if golden.exists() {
+        return compare("api_gaps2", &[]);
+    }
+    eprintln!("api_gaps2: awaiting a recording on the H200 (ci/gpu-probes.sh OUTDIR)");
+    let mock = sections(&run_probe_with("api_gaps2", &[], &[]));
+    for s in ["ctx-events", "batch-mem-op-nodes", "pool-ipc"] {
+        let text = mock.get(s).unwrap_or_else(|| panic!("section {s} missing"));
+        // (A section's own end; the pool section's child says its exit status itself.)
+        let ended = text.lines().any(|l| l.starts_with("  exit "));
+        assert!(
+            !text.contains("setup failed") && !text.contains("crash") && !ended,
+            "{s}:\n{text}"
+        );
+    }
+    for (s, line) in [
+        ("ctx-events", "query while b waits = CUDA_ERROR_NOT_READY"),
+        (
+            "ctx-events",
+            "before the event: b wrote 0, the later stream wrote 0",
+        ),
+        ("ctx-events", "after: b wrote 7, the later stream wrote 9"),
+        (
+            "batch-mem-op-nodes",
+            "query while the node waits = CUDA_ERROR_NOT_READY",
+        ),
+        ("batch-mem-op-nodes", "after: 7 9"),
+        ("batch-mem-op-nodes", "after: 8"),
+        ("batch-mem-op-nodes", "op 1: type 2 value 7 flags 0"),
+        ("batch-mem-op-nodes", "before the wait's word: 5 0 0"),
+        ("batch-mem-op-nodes", "after: 5 6 7"),
+        ("pool-ipc", "child reads small: 0xab0000a1 0xab0000a1"),
+        ("pool-ipc", "child reads large's end: 0xab0000a2 0xab0000a2"),
+        ("pool-ipc", "child: exit 0"),
+        ("pool-ipc", "parent reads small: 0xab0000a1 0xc0de0001"),
+        (
+            "pool-ipc",
+            "parent reads large's end: 0xab0000a2 0xc0de0002",
+        ),
+        (
+            "pool-ipc",
+            "child: import junk data = CUDA_ERROR_INVALID_VALUE",
+        ),
+    ] {
+        assert!(mock[s].contains(line), "{s}: no `{line}`:\n{}", mock[s]);
+    }
+}
+
 /// Issue 20's exec setters and cuGraphExecUpdate: what each setter accepts and refuses
 /// for every node type, and the update results. Awaits its recording on the H200
 /// (ci/gpu-probes.sh): compared once the golden exists; until then the mock must answer

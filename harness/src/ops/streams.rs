@@ -13,17 +13,36 @@ pub const SPECS: &[Spec] = &[
     Spec::new("event-record", &["event", "stream"], &[]),
     Spec::new("event-sync", &["event"], &[]),
     Spec::new("event-destroy", &["event"], &[]),
+    Spec::new("ctx-record-event", &["ctx", "event"], &[]),
+    Spec::new("ctx-wait-event", &["ctx", "event"], &[]),
 ];
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
-    StreamCreate { flags: Option<Expr> },
+    StreamCreate {
+        flags: Option<Expr>,
+    },
     StreamDestroy(Ptr),
     StreamSync(Ptr),
-    EventCreate { flags: Option<Expr> },
-    EventRecord { event: Ptr, stream: Ptr },
+    EventCreate {
+        flags: Option<Expr>,
+    },
+    EventRecord {
+        event: Ptr,
+        stream: Ptr,
+    },
     EventSync(Ptr),
     EventDestroy(Ptr),
+    /// cuCtxRecordEvent.
+    CtxRecordEvent {
+        ctx: Ptr,
+        event: Ptr,
+    },
+    /// cuCtxWaitEvent.
+    CtxWaitEvent {
+        ctx: Ptr,
+        event: Ptr,
+    },
 }
 
 pub fn parse(name: &str, a: &Args<'_>) -> Result<Op, Bad> {
@@ -42,6 +61,14 @@ pub fn parse(name: &str, a: &Args<'_>) -> Result<Op, Bad> {
         },
         "event-sync" => Op::EventSync(a.ptr(0)?),
         "event-destroy" => Op::EventDestroy(a.ptr(0)?),
+        "ctx-record-event" => Op::CtxRecordEvent {
+            ctx: a.ptr(0)?,
+            event: a.ptr(1)?,
+        },
+        "ctx-wait-event" => Op::CtxWaitEvent {
+            ctx: a.ptr(0)?,
+            event: a.ptr(1)?,
+        },
         _ => unreachable!("{name} is in SPECS"),
     })
 }
@@ -82,6 +109,14 @@ pub fn run(op: &Op, x: &mut Exec<'_>) -> Result<Out> {
         Op::EventDestroy(e) => {
             let e = x.ptr(e)?;
             Out::code(call!(api, cuEventDestroy_v2(e)))
+        }
+        Op::CtxRecordEvent { ctx, event } => {
+            let (c, e) = (x.ptr(ctx)?, x.ptr(event)?);
+            Out::code(call!(api, cuCtxRecordEvent(c, e)))
+        }
+        Op::CtxWaitEvent { ctx, event } => {
+            let (c, e) = (x.ptr(ctx)?, x.ptr(event)?);
+            Out::code(call!(api, cuCtxWaitEvent(c, e)))
         }
     })
 }

@@ -66,6 +66,16 @@ impl ContextApi for Mock {
             id.write(key.serial())
         }
 
+        /// cuda.h (12.5): the event captures the work of all the context's streams.
+        fn cuCtxRecordEvent(d; ctx, event) {
+            d.ctx_record_event(ctx, event)
+        }
+
+        /// cuda.h (12.5): all the context's later work waits for the event.
+        fn cuCtxWaitEvent(d; ctx, event) {
+            d.ctx_wait_event(ctx, event)
+        }
+
         fn cuCtxGetStreamPriorityRange(d; least, greatest) {
             d.ctx_device(None)?;
             if let Some(least) = least {

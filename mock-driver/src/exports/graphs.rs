@@ -3,10 +3,11 @@
 //! cuda.h read from the program's structs. Copies, memsets and host functions become
 //! `NodeAction`s here, the one place that may touch the program's pointers: they run
 //! the synchronous export's body in the graph's stream order. Graph memory nodes are
-//! model/graph_memory.rs's; conditional nodes, external semaphore and batch memory-op
-//! nodes are not emulated. cuGraphAddNode builds every type the mock has, from
-//! `CUgraphNodeParams`; cuGraphNodeSetParams and cuGraphExecNodeSetParams set kernel,
-//! memcpy, memset and host nodes.
+//! model/graph_memory.rs's; batch memory-operation nodes are built by
+//! exports/stream_memops.rs; external semaphore nodes are not emulated. cuGraphAddNode
+//! builds every type the mock has, from `CUgraphNodeParams`; cuGraphNodeSetParams and
+//! cuGraphExecNodeSetParams set kernel, memcpy, memset, host and batch memory-operation
+//! nodes.
 
 use super::exec::{param_buffer, ProgramData};
 use super::{in_stream_order, Mock};
@@ -631,6 +632,11 @@ unsafe fn work_node(kind: i32, union: *const u8) -> CuResult<Option<NodeOp>> {
                 height: m.height,
             })?
         }
+        graphs::node_type::BATCH_MEM_OP => {
+            // Safety: the union holds CUDA_BATCH_MEM_OP_NODE_PARAMS_v2, whose array holds
+            // its count of operations (cuda.h).
+            unsafe { super::stream_memops::mem_op_node(union.cast())? }
+        }
         graphs::node_type::HOST => {
             // Safety: the union holds CUDA_HOST_NODE_PARAMS_v2.
             let h = unsafe { union.cast::<GraphHostParams>().read_unaligned() };
@@ -813,6 +819,44 @@ impl GraphApi for Mock {
         fn cuGraphAddHostNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
             let deps = node_keys(dependencies);
             add(d, g, deps, host_op(p)?, ph)
+        }
+
+        fn cuGraphAddBatchMemOpNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
+            // Safety: NULL or the program's struct, as cuda.h lays it out.
+            let deps = node_keys(dependencies);
+            let op = unsafe { super::stream_memops::mem_op_node(p.cast())? };
+            add(d, g, deps, op, ph)
+        }
+
+        /// The node's own copy of its operations: valid while the node lives and its
+        /// parameters are not set again (cuda.h).
+        fn cuGraphBatchMemOpNodeGetParams(d; node, #[raw] p) {
+            let m = d.mem_op_node(node)?;
+            if p.is_null() {
+                return Err(invalid("nodeParams_out is NULL"));
+            }
+            let out = super::stream_memops::MemOpNodeParams {
+                ctx: CUcontext::of(Some(m.ctx)),
+                count: m.given.len() as c_uint,
+                param_array: m.given.as_ptr().cast_mut(),
+                flags: m.flags,
+            };
+            // Safety: the program's struct, writable (checked non-NULL).
+            unsafe { p.cast::<super::stream_memops::MemOpNodeParams>().write_unaligned(out) };
+            Ok(())
+        }
+
+        fn cuGraphBatchMemOpNodeSetParams(d; node, #[raw] p) {
+            d.mem_op_node(node)?;
+            // Safety: NULL or the program's struct, as cuda.h lays it out.
+            let op = unsafe { super::stream_memops::mem_op_node(p.cast())? };
+            d.graph_node_set(node, op)
+        }
+
+        fn cuGraphExecBatchMemOpNodeSetParams(d; e, node, #[raw] p) {
+            // Safety: NULL or the program's struct, as cuda.h lays it out.
+            let op = unsafe { super::stream_memops::mem_op_node(p.cast())? };
+            d.graph_exec_node_set(e, node, op)
         }
 
         fn cuGraphAddEmptyNode(d; #[late] ph, g, #[slice] dependencies, _n) {

@@ -2,9 +2,9 @@
 //! and cuMemFreeAsync, memory pools (create, destroy, attributes, trimming, access), and
 //! exporting a pool as a file descriptor. The model is `model::pools`; the device's
 //! default and current pools (cuDeviceGetDefaultMemPool...) are in `devices.rs`, as cuda.h
-//! files them. Importing a pool or its pointers into another process
+//! files them. A pool and its allocations shared with another process
 //! (cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer)
-//! is not emulated.
+//! are `model::pool_ipc`'s.
 
 use super::Mock;
 use crate::boundary::out;
@@ -113,6 +113,31 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
             let fd = d.pool_export(pool, handle_type, flags)?;
             crate::diagnostics::note_exported_fd(&fd);
             out(handle_out.cast::<c_int>(), fd.into_raw_fd())
+        }
+
+        /// The handle is the exporter's fd, passed by value (cuda.h: `(void *)(uintptr_t)fd`).
+        fn cuMemPoolImportFromShareableHandle(d; pool_out, #[raw] handle, handle_type, flags) {
+            let fd = i32::try_from(handle as usize)
+                .map_err(|_| invalid(format!("{:#x} is not a file descriptor", handle as usize)))?;
+            pool_out.write_key(created(Made::Pool, d.pool_import(fd, handle_type, flags)?))
+        }
+
+        fn cuMemPoolExportPointer(d; #[raw] share_data_out, ptr) {
+            if share_data_out.is_null() {
+                return Err(invalid("shareData_out is NULL"));
+            }
+            let data = d.pool_export_pointer(ptr.get())?;
+            out(share_data_out.cast::<[u8; 64]>(), data)
+        }
+
+        fn cuMemPoolImportPointer(d; ptr_out, pool, #[raw] share_data) {
+            if share_data.is_null() {
+                return Err(invalid("shareData is NULL"));
+            }
+            // Safety: cuda.h: 64 bytes of a CUmemPoolPtrExportData (read unaligned: the
+            // program's).
+            let data = unsafe { share_data.cast::<[u8; 64]>().read_unaligned() };
+            ptr_out.write(d.pool_import_pointer(pool, &data)?)
         }
 
         // CUDA 13's pools by location and allocation type.

@@ -560,6 +560,42 @@ impl Driver {
         ))
     }
 
+    /// cuCtxRecordEvent and cuCtxWaitEvent: refused (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+    /// while a stream of `ctx` captures, or while `event` stands for captured work, as
+    /// cuda.h says; the captures in the way are invalidated.
+    pub fn capture_check_context(
+        &self,
+        ctx: super::ids::ContextId,
+        event: Option<EventId>,
+        what: &str,
+    ) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let st = &mut *st;
+        let mut hit: Vec<u64> = st
+            .captures
+            .streams
+            .iter()
+            .filter(|(k, _)| st.contexts.stream(k.0).is_ok_and(|(c, _)| c == ctx))
+            .map(|(_, m)| m.capture)
+            .collect();
+        if let Some((cap, _)) = event.and_then(|e| st.captures.events.get(&e)) {
+            hit.push(*cap);
+        }
+        if hit.is_empty() {
+            return Ok(());
+        }
+        for c in &hit {
+            st.captures
+                .invalidate(*c, &format!("{what} was called during the capture"));
+        }
+        Err(capture_error(
+            STREAM_CAPTURE_UNSUPPORTED,
+            format!(
+                "{what}: the context has a stream being captured, or the event stands for                  captured work; the capture is invalidated"
+            ),
+        ))
+    }
+
     /// Work on the legacy stream synchronises with every blocking stream: with one that
     /// captures, it fails (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) and invalidates it.
     pub fn capture_check_legacy(&self, stream: StreamId) -> CuResult<()> {

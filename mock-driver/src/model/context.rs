@@ -80,6 +80,8 @@ pub struct Contexts {
     untimed_events: std::collections::HashSet<EventId>,
     /// Events created with CU_EVENT_BLOCKING_SYNC: cuEventSynchronize sleeps at once.
     blocking_events: std::collections::HashSet<EventId>,
+    /// The context each event was created in (cuCtxRecordEvent wants the same).
+    event_contexts: HashMap<EventId, ContextId>,
 }
 
 /// A stream as its attributes are kept: NULL is the legacy default stream. (The
@@ -307,6 +309,9 @@ impl Contexts {
     pub fn create_event(&mut self, timing: bool, blocking: bool) -> EventId {
         let h = EventId::from_handle(self.fresh(EVENT_TAG));
         self.events.insert(h, None);
+        if let Some(ctx) = self.current() {
+            self.event_contexts.insert(h, ctx);
+        }
         if !timing {
             self.untimed_events.insert(h);
         }
@@ -326,6 +331,21 @@ impl Contexts {
         self.events.remove(&event);
         self.untimed_events.remove(&event);
         self.blocking_events.remove(&event);
+        self.event_contexts.remove(&event);
+    }
+
+    /// The context `event` was created in.
+    pub fn event_context(&self, event: EventId) -> Option<ContextId> {
+        self.event_contexts.get(&event).copied()
+    }
+
+    /// The streams created in `ctx`.
+    pub fn streams_of(&self, ctx: ContextId) -> std::collections::HashSet<StreamId> {
+        self.streams
+            .iter()
+            .filter(|(_, owner)| **owner == ctx)
+            .map(|(s, _)| *s)
+            .collect()
     }
 
     /// Whether `event` was created without CU_EVENT_DISABLE_TIMING.

@@ -20,6 +20,7 @@ use super::graph_memory::AllocNode;
 use super::ids::DevicePtr;
 use super::ids::{ContextId, EventId, StreamId};
 use super::module::{LaunchRequest, PreparedLaunch};
+use super::stream_memops::MemOp;
 use super::stream_queues;
 use super::textures::BoundObjects;
 use super::Driver;
@@ -54,6 +55,7 @@ pub mod node_type {
     pub const EVENT_RECORD: i32 = 7;
     pub const MEM_ALLOC: i32 = 10;
     pub const MEM_FREE: i32 = 11;
+    pub const BATCH_MEM_OP: i32 = 12;
     pub const CONDITIONAL: i32 = 13;
 }
 
@@ -310,6 +312,60 @@ pub enum NodeOp {
     MemFree(u64),
     /// IF, WHILE or SWITCH over body graphs (conditional.rs).
     Conditional(Arc<CondNode>),
+    /// Stream memory operations (cuGraphAddBatchMemOpNode, or captured).
+    BatchMemOp(Arc<MemOpNode>),
+}
+
+/// A batch memory-operation node: its operations, checked when it was made or set, run in
+/// their order when the graph's stream reaches the node (model/stream_memops.rs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemOpNode {
+    /// The node's context (`CUDA_BATCH_MEM_OP_NODE_PARAMS::ctx`, NULL taken as the
+    /// current one) and its device, whose view of memory the operations use.
+    pub ctx: ContextId,
+    pub device: usize,
+    pub ops: Vec<MemOp>,
+    /// The operations as given, `CUstreamBatchMemOpParams` (48-byte unions): the node's
+    /// own copy, which cuGraphBatchMemOpNodeGetParams hands out.
+    pub given: Vec<[u64; 6]>,
+    pub flags: u32,
+}
+
+impl MemOpNode {
+    /// Why an executable graph's node may not take `new`'s operations: cuda.h lets only
+    /// the words' addresses, the values and a wait's condition change, not the context,
+    /// the count, the operations' types, a wait's FLUSH bit or a barrier.
+    pub fn refuses(&self, new: &MemOpNode) -> Option<String> {
+        if self.ctx != new.ctx {
+            return Some("the node's context cannot change".into());
+        }
+        if self.ops.len() != new.ops.len() {
+            return Some(format!(
+                "the count cannot change ({} operations, not {})",
+                self.ops.len(),
+                new.ops.len()
+            ));
+        }
+        for (i, (a, b)) in self.given.iter().zip(&new.given).enumerate() {
+            // The type, and for a wait its FLUSH bit; a barrier's flags share the tag's word.
+            let flush = |w: &[u64; 6]| w[3] as u32 & super::stream_memops::WAIT_VALUE_FLUSH;
+            if a[0] as u32 != b[0] as u32 {
+                return Some(format!("operation {i}: its type cannot change"));
+            }
+            match self.ops[i] {
+                MemOp::Wait { .. } if flush(a) != flush(b) => {
+                    return Some(format!(
+                        "operation {i}: CU_STREAM_WAIT_VALUE_FLUSH cannot change"
+                    ))
+                }
+                MemOp::Barrier if a[0] != b[0] => {
+                    return Some(format!("operation {i}: a barrier cannot change"))
+                }
+                _ => {}
+            }
+        }
+        None
+    }
 }
 
 impl NodeOp {
@@ -336,6 +392,7 @@ impl NodeOp {
             NodeOp::MemAlloc(_) => node_type::MEM_ALLOC,
             NodeOp::MemFree(_) => node_type::MEM_FREE,
             NodeOp::Conditional(_) => node_type::CONDITIONAL,
+            NodeOp::BatchMemOp(_) => node_type::BATCH_MEM_OP,
         }
     }
 
@@ -434,6 +491,7 @@ pub mod dot_flags {
         (EVENT_RECORD, "EVENT_RECORD"),
         (MEM_ALLOC, "MEM_ALLOC"),
         (MEM_FREE, "MEM_FREE"),
+        (BATCH_MEM_OP, "BATCH_MEM_OP"),
         (CONDITIONAL, "CONDITIONAL"),
     ];
 
@@ -961,6 +1019,8 @@ enum Step {
         word: u64,
         value: u32,
     },
+    /// A batch memory-operation node's operations.
+    MemOps(Arc<MemOpNode>),
     /// A conditional node: its handle's word, its type, its bodies' steps.
     Conditional {
         word: u64,
@@ -1230,6 +1290,11 @@ impl Pairing<'_> {
             }
             (NodeOp::Memcpy { shape: x, .. }, NodeOp::Memcpy { shape: y, .. })
             | (NodeOp::Memset { shape: x, .. }, NodeOp::Memset { shape: y, .. }) => {
+                if let Some(why) = x.refuses(y) {
+                    return Err(parameters(why));
+                }
+            }
+            (NodeOp::BatchMemOp(x), NodeOp::BatchMemOp(y)) => {
                 if let Some(why) = x.refuses(y) {
                     return Err(parameters(why));
                 }
@@ -1555,6 +1620,16 @@ impl Driver {
         }
     }
 
+    /// A batch memory-operation node's operations (cuGraphBatchMemOpNodeGetParams).
+    pub fn mem_op_node(&self, n: NodeId) -> CuResult<Arc<MemOpNode>> {
+        match &self.state.lock().graphs.node(n)?.1.op {
+            NodeOp::BatchMemOp(m) => Ok(m.clone()),
+            _ => Err(invalid(format!(
+                "{n:#x} is not a batch memory-operation node"
+            ))),
+        }
+    }
+
     /// The address of an array of pointers to the node's own copy of each parameter
     /// (cuGraphKernelNodeGetParams's `kernelParams`): valid while the node's parameters
     /// are not set again.
@@ -1771,6 +1846,12 @@ impl Driver {
                     NodeOp::Memcpy { shape: new, .. } | NodeOp::Memset { shape: new, .. },
                 ) = (&node.op, &op)
                 {
+                    // cuda.h: CUDA_ERROR_INVALID_VALUE.
+                    if let Some(why) = old.refuses(new) {
+                        return Err(invalid(format!("node {n:#x}: {why}")));
+                    }
+                }
+                if let (NodeOp::BatchMemOp(old), NodeOp::BatchMemOp(new)) = (&node.op, &op) {
                     // cuda.h: CUDA_ERROR_INVALID_VALUE.
                     if let Some(why) = old.refuses(new) {
                         return Err(invalid(format!("node {n:#x}: {why}")));
@@ -2084,6 +2165,7 @@ impl Driver {
                 // Graph memory is allocated and freed by the launch itself, in API order
                 // (graph_memory.rs); the mapping is in place before any node runs.
                 NodeOp::Empty | NodeOp::MemAlloc(_) | NodeOp::MemFree(_) => {}
+                NodeOp::BatchMemOp(m) => steps.push(Step::MemOps(m.clone())),
                 NodeOp::EventRecord(e) => {
                     self.event_check(*e)?;
                     planning.events.push(*e);
@@ -2223,6 +2305,7 @@ impl Driver {
                         self.device_work_failed(device, err);
                     }
                 }
+                Step::MemOps(m) => self.run_mem_ops(m.device, &m.ops),
                 Step::Record(ev) => {
                     if let Ok(t) = self.state.lock().contexts.event(*ev) {
                         *t = Some(std::time::Instant::now());

@@ -51,7 +51,7 @@ const CUDA_ERROR_MAP_FAILED: cumock_abi::CUresult = 205;
 
 /// What an export answers when the system refuses what it needs (fstat, the kernel's RNG,
 /// the fd service's socket).
-const CUDA_ERROR_OPERATING_SYSTEM: cumock_abi::CUresult = 304;
+pub(super) const CUDA_ERROR_OPERATING_SYSTEM: cumock_abi::CUresult = 304;
 
 /// `CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS`: the only flags cuIpcOpenMemHandle takes.
 const LAZY_ENABLE_PEER_ACCESS: u32 = 1;
@@ -149,6 +149,12 @@ pub struct Ipc {
 }
 
 impl Ipc {
+    /// The fd service may serve the file of allocation `id` to whoever proves `secret`
+    /// (a pool's chunks, pool_ipc.rs).
+    pub(super) fn serve(&mut self, id: AllocationId, secret: Secret) {
+        self.exported.insert(id, secret);
+    }
+
     /// Whether a record of `event` may be waited on by another process.
     pub fn is_interprocess(&self, event: EventId) -> bool {
         self.interprocess_events.contains(&event)
@@ -351,6 +357,27 @@ impl Driver {
         }
         Ok(())
     }
+}
+
+/// Starts this process's fd service (once), which serves what `Ipc::serve` lists.
+pub(super) fn start_fd_service() -> CuResult<()> {
+    fd_passing::serve_exported_fds(FD_SERVICE, exported_fd).map_err(|e| {
+        CuError::new(
+            CUDA_ERROR_OPERATING_SYSTEM,
+            format!("the IPC fd service could not start: {e}"),
+        )
+    })
+}
+
+/// The file process `pid` serves as its fd number `fd` for `secret` (pool_ipc.rs).
+pub(super) fn request_fd(pid: i32, fd: i32, secret: &Secret) -> CuResult<OwnedFd> {
+    fd_passing::request_fd(FD_SERVICE, pid, fd, secret).map_err(|why| {
+        invalid(format!(
+            "process {pid}'s fd service gave no memory for this export ({why}): the exporter \
+             has exited or freed the memory, is another user's, or the data was not made by \
+             cuMemPoolExportPointer of the pool imported"
+        ))
+    })
 }
 
 /// A duplicate of the exporter's fd, from its fd service (which checks the secret), then

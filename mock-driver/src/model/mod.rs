@@ -64,6 +64,7 @@ pub mod mappings;
 pub mod module;
 pub mod ordering;
 pub mod pointers;
+pub mod pool_ipc;
 pub mod pools;
 pub mod process;
 pub mod profile;

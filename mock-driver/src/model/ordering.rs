@@ -525,6 +525,20 @@ pub fn event_recorded(event: EventId, key: QueueKey, order: Order) {
     }
 }
 
+/// cuCtxRecordEvent on `keys`, a context's queues: the event stands for all their clocks
+/// as of now.
+pub fn event_recorded_all(event: EventId, keys: &[(QueueKey, Order)]) {
+    if enabled() {
+        let mut t = TRACKER.lock();
+        let mut all = Clock::default();
+        for (key, order) in keys {
+            let c = t.bring_up_to_date(*key, *order);
+            join(&mut all, &c);
+        }
+        t.events.insert(event, all);
+    }
+}
+
 /// cuStreamWaitEvent: the queue's later work follows what the event stands for.
 pub fn stream_waited(key: QueueKey, order: Order, event: EventId) {
     if enabled() {

@@ -190,11 +190,11 @@ pub struct Pool {
     used: u64,
     used_high: u64,
     /// Which devices may access its memory; every chunk's mapping has these rights.
-    access: AccessTable,
+    pub(super) access: AccessTable,
     /// Its regions of address space: base -> size.
     regions: BTreeMap<u64, u64>,
     /// Its chunks, mapped in the regions: address -> size.
-    chunks: BTreeMap<u64, u64>,
+    pub(super) chunks: BTreeMap<u64, u64>,
     /// The free ranges of the chunks, coalesced (across adjacent chunks too): address ->
     /// length.
     free: BTreeMap<u64, u64>,
@@ -207,12 +207,17 @@ pub struct Pool {
     /// work before the free may still use them.
     freeing: Vec<(u64, u64, Vec<super::stream_queues::Mark>)>,
     /// The file cuMemPoolExportToShareableHandle hands out (duplicated each time).
-    export: Option<OwnedFd>,
+    pub(super) export: Option<OwnedFd>,
+    /// The secret another process proves it imported the pool with, to be given its
+    /// chunks' files (pool_ipc.rs); made at the pool's or a pointer's first export.
+    pub(super) secret: Option<cumock_fd_passing::Secret>,
+    /// For a pool imported from another process: which, and its secret.
+    pub(super) origin: Option<super::pool_ipc::Origin>,
 }
 
 impl Pool {
     /// `devices`: how many there are, each of which reaches a managed pool's memory.
-    fn new(
+    pub(super) fn new(
         place: Place,
         devices: usize,
         handle_types: i32,
@@ -257,6 +262,8 @@ impl Pool {
             live: 0,
             export: None,
             freeing: Vec::new(),
+            secret: None,
+            origin: None,
         }
     }
 }
@@ -285,6 +292,9 @@ pub struct Pools {
     /// Each place's current pool (cuDeviceSetMemPool, cuMemSetMemPool); none: its
     /// default.
     current: HashMap<Place, u64>,
+    /// Another process's pool allocations mapped here (cuMemPoolImportPointer), by the
+    /// address handed out.
+    pub(super) imported: BTreeMap<u64, super::pool_ipc::ImportedPtr>,
     devices: usize,
     next_pool: u64,
     next_block: u64,
@@ -299,7 +309,7 @@ impl Pools {
         }
     }
 
-    fn insert(&mut self, pool: Pool) -> u64 {
+    pub(super) fn insert(&mut self, pool: Pool) -> u64 {
         let h = POOL_TAG | self.next_pool;
         self.next_pool += 1;
         self.pools.insert(h, pool);
@@ -332,7 +342,7 @@ impl Pools {
 
     /// A pool the program may still use: NULL is an ordinary error (observed); anything
     /// else that is no live pool, the real driver dereferences.
-    fn live(&self, pool: u64) -> CuResult<&Pool> {
+    pub(super) fn live(&self, pool: u64) -> CuResult<&Pool> {
         if pool == 0 {
             return Err(invalid("the pool is NULL"));
         }
@@ -349,7 +359,7 @@ impl Pools {
         }
     }
 
-    fn live_mut(&mut self, pool: u64) -> CuResult<&mut Pool> {
+    pub(super) fn live_mut(&mut self, pool: u64) -> CuResult<&mut Pool> {
         self.live(pool)?;
         Ok(self.pools.get_mut(&pool).expect("checked"))
     }
@@ -734,8 +744,9 @@ fn drop_pool(mut p: Pool, vmm: &mut Vmm, host: &mut HostMemory) {
     }
 }
 
-/// A `memfd` standing for an exported pool: what cuMemPoolExportToShareableHandle gives.
-fn pool_file(pool: u64) -> std::io::Result<OwnedFd> {
+/// A `memfd` standing for an exported pool: what cuMemPoolExportToShareableHandle gives,
+/// holding `content` (pool_ipc.rs).
+fn pool_file(pool: u64, content: &[u8]) -> std::io::Result<OwnedFd> {
     let name = std::ffi::CString::new(format!(
         "cumock-mempool {pool:#x} pid={}",
         std::process::id()
@@ -747,7 +758,10 @@ fn pool_file(pool: u64) -> std::io::Result<OwnedFd> {
         return Err(std::io::Error::last_os_error());
     }
     // Safety: a new fd that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    use std::os::unix::fs::FileExt;
+    std::fs::File::from(fd.try_clone()?).write_all_at(content, 0)?;
+    Ok(fd)
 }
 
 impl State {
@@ -760,7 +774,7 @@ impl State {
         ptr: u64,
         pending: Vec<super::stream_queues::Mark>,
     ) -> bool {
-        self.pools.free(&mut self.vmm, &mut self.host, ptr, pending)
+        self.pools.free(&mut self.vmm, &mut self.host, ptr, pending) || self.free_imported(ptr)
     }
 
     /// At a stream, event or context synchronisation: pools give memory back down to
@@ -811,6 +825,12 @@ impl Driver {
     pub fn set_current_pool_at(&self, place: Place, pool: u64) -> CuResult<()> {
         let mut st = self.state.lock();
         let p = st.pools.live(pool)?;
+        if p.origin.is_some() {
+            // cuda.h: imported pools "may not be used in cuDeviceSetMemPool".
+            return Err(invalid(format!(
+                "pool {pool:#x} was imported from another process: it cannot be a current pool"
+            )));
+        }
         if p.place != place {
             return Err(invalid(format!(
                 "pool {pool:#x} is a pool of {:?}, not of {place:?}",
@@ -1041,6 +1061,13 @@ impl Driver {
         for c in p.chunks.keys() {
             st.vmm.set_mapping_access(*c, p.access);
         }
+        // Another process's allocations imported through the pool follow it too.
+        let access = p.access;
+        for i in st.pools.imported.values().filter(|i| i.pool == pool) {
+            for m in &i.maps {
+                st.vmm.set_mapping_access(*m, access);
+            }
+        }
         Ok(())
     }
 
@@ -1067,8 +1094,8 @@ impl Driver {
         }
     }
 
-    /// cuMemPoolExportToShareableHandle: a file descriptor of the pool. Importing it
-    /// (cuMemPoolImportFromShareableHandle) is not emulated.
+    /// cuMemPoolExportToShareableHandle: a file descriptor of the pool, which holds what
+    /// an importer needs (pool_ipc.rs).
     pub fn pool_export(&self, pool: u64, handle_type: i32, flags: u64) -> CuResult<OwnedFd> {
         let mut st = self.state.lock();
         let p = st.pools.live_mut(pool)?;
@@ -1087,8 +1114,10 @@ impl Driver {
             ));
         }
         if p.export.is_none() {
+            let content = super::pool_ipc::pool_file_content(pool, p)?;
             p.export = Some(
-                pool_file(pool).map_err(|e| out_of_memory(format!("a file for the pool: {e}")))?,
+                pool_file(pool, &content)
+                    .map_err(|e| out_of_memory(format!("a file for the pool: {e}")))?,
             );
         }
         p.export
@@ -1111,7 +1140,12 @@ impl Driver {
         self.check_sticky(st, device)?;
         let pool = match pool {
             Some(p) => {
-                st.pools.live(p)?;
+                if st.pools.live(p)?.origin.is_some() {
+                    // cuda.h: "Imported memory pools do not support creating new allocations".
+                    return Err(invalid(format!(
+                        "pool {p:#x} was imported from another process: it makes no allocations"
+                    )));
+                }
                 p
             }
             None => st.pools.current_pool(Place::Device(device)),
@@ -1185,6 +1219,9 @@ impl Driver {
         }
         if ptr == 0 {
             return self.mem_free(DevicePtr::new(ptr));
+        }
+        if self.free_imported_async(ptr, stream)? {
+            return Ok(());
         }
         let order = self.stream_order(stream)?;
         self.free_in_order(ptr, Some((stream, order)))

@@ -76,20 +76,59 @@ impl WaitCondition {
     }
 }
 
+/// One stream memory operation, checked: what cuStreamBatchMemOp queues, and what a
+/// graph's batch memory-operation node runs (cuGraphAddBatchMemOpNode, or a capture).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemOp {
+    Wait {
+        addr: DevicePtr,
+        value: u64,
+        wide: bool,
+        condition: WaitCondition,
+    },
+    Write {
+        addr: DevicePtr,
+        value: u64,
+        wide: bool,
+    },
+    /// CU_STREAM_MEM_OP_BARRIER: the mock's stream runs its jobs one after another, each
+    /// write done before the next job starts, so a barrier orders nothing more.
+    Barrier,
+}
+
+impl MemOp {
+    fn name(&self) -> &'static str {
+        match self {
+            MemOp::Wait { wide: true, .. } => "cuStreamWaitValue64",
+            MemOp::Wait { .. } => "cuStreamWaitValue32",
+            MemOp::Write { wide: true, .. } => "cuStreamWriteValue64",
+            MemOp::Write { .. } => "cuStreamWriteValue32",
+            MemOp::Barrier => "CU_STREAM_MEM_OP_BARRIER",
+        }
+    }
+}
+
 /// How long a wait sleeps between two reads of its word once it has watched a while.
 const POLL: Duration = Duration::from_micros(100);
 
 impl Driver {
-    /// The checks of a stream memory operation on `addr` when it is issued: the stream, no
-    /// capture (graph memory-operation nodes are not emulated), the word's alignment, and
-    /// memory the current context's device may reach. The device, for the job.
+    /// The checks of a stream memory operation on `addr` when it is issued: the stream,
+    /// the word's alignment, and memory the current context's device may reach. The
+    /// device, for the job. (On a capturing stream the operation becomes a graph node
+    /// instead: exports/stream_memops.rs.)
     pub fn check_mem_op(&self, stream: StreamId, addr: DevicePtr, wide: bool) -> CuResult<usize> {
         self.stream_check(stream)?;
-        if self.capture_of(stream)?.is_some() {
-            return Err(not_supported(
-                "a stream memory operation in a stream capture (a graph memory-operation node) is not emulated",
-            ));
-        }
+        self.check_mem_op_word(None, addr, wide)
+    }
+
+    /// The checks of a stream memory operation's word on the device of context `ctx`
+    /// (None: the current one): its alignment, memory the device may reach. The device.
+    pub fn check_mem_op_word(
+        &self,
+        ctx: Option<super::ids::ContextId>,
+        addr: DevicePtr,
+        wide: bool,
+    ) -> CuResult<usize> {
         let width = if wide { 8 } else { 4 };
         if !addr.get().is_multiple_of(width) {
             return Err(invalid(format!(
@@ -97,7 +136,7 @@ impl Driver {
                 addr.get()
             )));
         }
-        let device = self.ctx_device(None)?;
+        let device = self.ctx_device(ctx)?;
         let st = self.state.lock();
         self.check_sticky(&st, device)?;
         if let Some(fits) = st.host.check_copy(addr.get(), width) {
@@ -157,26 +196,45 @@ impl Driver {
         self.enqueue_work(
             stream,
             what,
-            Box::new(move || {
-                let r = if wide {
-                    // Two halves in one job: nothing else of the stream runs between them.
-                    let lo = self.memset_on(device, addr, Pattern::D32(value as u32), 1);
-                    lo.and_then(|()| {
-                        let hi = DevicePtr::new(addr.get() + 4);
-                        self.memset_on(device, hi, Pattern::D32((value >> 32) as u32), 1)
-                    })
-                } else {
-                    self.memset_on(device, addr, Pattern::D32(value as u32), 1)
-                };
-                // Checked when issued: what fails now was freed meanwhile (on a GPU, a fault).
-                if let Err(e) = r {
-                    crate::diagnostics::warn(
-                        what,
-                        &format!("the queued write failed: {}", e.message),
-                    );
-                }
-            }),
+            Box::new(move || self.write_now(device, what, addr, value, wide)),
         )
+    }
+
+    /// A write when its stream reaches it.
+    fn write_now(&self, device: usize, what: &str, addr: DevicePtr, value: u64, wide: bool) {
+        let r = if wide {
+            // Two halves in one job: nothing else of the stream runs between them.
+            let lo = self.memset_on(device, addr, Pattern::D32(value as u32), 1);
+            lo.and_then(|()| {
+                let hi = DevicePtr::new(addr.get() + 4);
+                self.memset_on(device, hi, Pattern::D32((value >> 32) as u32), 1)
+            })
+        } else {
+            self.memset_on(device, addr, Pattern::D32(value as u32), 1)
+        };
+        // Checked when issued: what fails now was freed meanwhile (on a GPU, a fault).
+        if let Err(e) = r {
+            crate::diagnostics::warn(what, &format!("the queued write failed: {}", e.message));
+        }
+    }
+
+    /// A batch memory-operation node's operations, when its graph's stream reaches it
+    /// (on `device`, the node's context's), in their order.
+    pub fn run_mem_ops(&self, device: usize, ops: &[MemOp]) {
+        for op in ops {
+            match *op {
+                MemOp::Wait {
+                    addr,
+                    value,
+                    wide,
+                    condition,
+                } => self.wait_now(device, op.name(), addr, value, wide, condition),
+                MemOp::Write { addr, value, wide } => {
+                    self.write_now(device, op.name(), addr, value, wide)
+                }
+                MemOp::Barrier => {}
+            }
+        }
     }
 
     /// cuStreamWaitValue32/64: the stream's later work waits until the word at `addr`
@@ -195,44 +253,56 @@ impl Driver {
         } else {
             "cuStreamWaitValue32"
         };
-        let limit = self.kernel.time_limit;
         self.enqueue_work(
             stream,
             what,
-            Box::new(move || {
-                let start = Instant::now();
-                let mut spins = 0u32;
-                loop {
-                    let word = match self.read_word(device, addr.get(), wide) {
-                        Ok(w) => w,
-                        // A sticky fault of the device, or the memory freed: the wait ends
-                        // (the device's error is what the synchronising calls report).
-                        Err(e) => {
-                            if self.state.lock().sticky[device].is_none() {
-                                crate::diagnostics::warn(
-                                    what,
-                                    &format!("the wait cannot read its word: {}", e.message),
-                                );
-                            }
-                            return;
-                        }
-                    };
-                    if condition.holds(word, value, wide) {
-                        return;
-                    }
-                    if limit.is_some_and(|l| start.elapsed() >= l) {
-                        self.wait_timed_out(device, what, addr, value, condition, word, start);
-                        return;
-                    }
-                    spins += 1;
-                    if spins < 64 {
-                        std::hint::spin_loop();
-                    } else {
-                        std::thread::sleep(POLL);
-                    }
-                }
-            }),
+            Box::new(move || self.wait_now(device, what, addr, value, wide, condition)),
         )
+    }
+
+    /// A wait when its stream reaches it: polls the word until it meets the condition
+    /// (see the module for the bound on the wait).
+    fn wait_now(
+        &self,
+        device: usize,
+        what: &str,
+        addr: DevicePtr,
+        value: u64,
+        wide: bool,
+        condition: WaitCondition,
+    ) {
+        let limit = self.kernel.time_limit;
+        let start = Instant::now();
+        let mut spins = 0u32;
+        loop {
+            let word = match self.read_word(device, addr.get(), wide) {
+                Ok(w) => w,
+                // A sticky fault of the device, or the memory freed: the wait ends
+                // (the device's error is what the synchronising calls report).
+                Err(e) => {
+                    if self.state.lock().sticky[device].is_none() {
+                        crate::diagnostics::warn(
+                            what,
+                            &format!("the wait cannot read its word: {}", e.message),
+                        );
+                    }
+                    return;
+                }
+            };
+            if condition.holds(word, value, wide) {
+                return;
+            }
+            if limit.is_some_and(|l| start.elapsed() >= l) {
+                self.wait_timed_out(device, what, addr, value, condition, word, start);
+                return;
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::sleep(POLL);
+            }
+        }
     }
 
     #[allow(clippy::too_many_arguments)]

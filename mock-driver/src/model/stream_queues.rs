@@ -272,28 +272,37 @@ impl Progress {
     }
 }
 
-/// A point in a stream's queue: reached once the jobs up to `ticket` have run.
+/// A point in a stream's queue: reached once the jobs up to `ticket` have run (and, for
+/// a context's event, cuCtxRecordEvent, once the points in `also`, in the context's other
+/// queues, are reached too).
 #[derive(Debug, Clone)]
 pub struct Mark {
     progress: Arc<Progress>,
     ticket: u64,
+    also: Vec<Mark>,
 }
 
 impl Mark {
     pub fn reached(&self) -> bool {
-        self.progress.counts.lock().done >= self.ticket
+        self.progress.counts.lock().done >= self.ticket && self.also.iter().all(Mark::reached)
     }
 
     /// Whether the work is done; if not, asks for it (a query that says "not yet").
     pub fn query(&self) -> bool {
-        let done = self.reached();
-        if !done {
+        let mine = self.progress.counts.lock().done >= self.ticket;
+        if !mine {
             self.progress.demand(self.ticket);
         }
-        done
+        // Every queue is asked, not only the first one found behind.
+        self.also.iter().fold(mine, |done, m| m.query() && done)
     }
 
     pub fn wait(&self) {
+        self.wait_point();
+        self.also.iter().for_each(Mark::wait);
+    }
+
+    fn wait_point(&self) {
         let p = &*self.progress;
         p.demand(self.ticket);
         // Work a worker has taken may end within the watch: no sleep, no wake-up.
@@ -398,6 +407,7 @@ impl Queue {
         Mark {
             progress: self.progress.clone(),
             ticket: self.submitted,
+            also: Vec::new(),
         }
     }
 }
@@ -415,23 +425,37 @@ struct Queues {
     by_stream: HashMap<QueueKey, Queue>,
     /// Events recorded on a stream with work pending: where they complete.
     events: HashMap<EventId, Mark>,
+    /// What cuCtxWaitEvent made contexts wait for, for queues not made yet (`wait_all`).
+    context_waits: Vec<Mark>,
 }
 
 impl Queues {
     /// The unfinished work that work issued now on a stream of `order` must follow, beside
     /// its own queue's (CUDA's legacy default stream semantics).
     fn implicit_marks(&self, key: QueueKey, order: Order) -> Vec<Mark> {
+        // A queue not made yet follows the contexts' waits (`wait_all`).
+        let mut marks: Vec<Mark> = if self.by_stream.contains_key(&key) {
+            Vec::new()
+        } else {
+            self.context_waits
+                .iter()
+                .filter(|m| !m.reached())
+                .cloned()
+                .collect()
+        };
         let want = match order {
             Order::Legacy => Order::Blocking,
             Order::Blocking => Order::Legacy,
-            Order::NonBlocking => return Vec::new(),
+            Order::NonBlocking => return marks,
         };
-        self.by_stream
-            .iter()
-            .filter(|(k, q)| **k != key && q.order == want)
-            .map(|(_, q)| q.tail())
-            .filter(|m| !m.reached())
-            .collect()
+        marks.extend(
+            self.by_stream
+                .iter()
+                .filter(|(k, q)| **k != key && q.order == want)
+                .map(|(_, q)| q.tail())
+                .filter(|m| !m.reached()),
+        );
+        marks
     }
 }
 
@@ -558,6 +582,84 @@ pub fn record(event: EventId, stream: StreamId, order: Order, stamp: Job) -> std
         None => q.events.remove(&event),
     };
     Ok(())
+}
+
+/// cuCtxRecordEvent: the event completes, and `stamp` runs, once the work queued so far
+/// on each queue that `mine` says is the context's has run (at once if none has work
+/// pending). The legacy stream's queue is the process's and a per-thread default stream's
+/// is its thread's in every context, so both count as the context's: the event may
+/// complete later than a GPU's, never earlier.
+pub fn record_all(
+    event: EventId,
+    mine: impl Fn(StreamId) -> bool,
+    stamp: Job,
+) -> std::io::Result<()> {
+    let mut q = QUEUES.lock();
+    let keys: Vec<(QueueKey, Order)> = q
+        .by_stream
+        .iter()
+        .filter(|(k, x)| match k {
+            QueueKey::Stream(s) => mine(*s),
+            QueueKey::Legacy | QueueKey::PerThread(_) => true,
+        } && !x.tail().reached())
+        .map(|(k, x)| (*k, x.order))
+        .collect();
+    if keys.is_empty() {
+        q.events.remove(&event);
+        drop(q);
+        super::ordering::event_recorded_all(event, &[]);
+        stamp();
+        return Ok(());
+    }
+    // Each queue gets a job; the last of them to run stamps the event.
+    let left = Arc::new(std::sync::atomic::AtomicUsize::new(keys.len()));
+    let stamp = Arc::new(Mutex::new(Some(stamp)));
+    let mut marks = Vec::new();
+    for (key, _) in &keys {
+        let (left, stamp) = (left.clone(), stamp.clone());
+        let queue = q.by_stream.get_mut(key).expect("listed above");
+        queue.push(Box::new(move || {
+            if left.fetch_sub(1, AtomicOrdering::AcqRel) == 1 {
+                if let Some(stamp) = stamp.lock().take() {
+                    stamp();
+                }
+            }
+        }));
+        marks.push(queue.tail());
+    }
+    let mut mark = marks.remove(0);
+    mark.also = marks;
+    q.events.insert(event, mark);
+    drop(q);
+    super::ordering::event_recorded_all(event, &keys);
+    Ok(())
+}
+
+/// cuCtxWaitEvent: the later work of each queue that `mine` says is the context's (the
+/// legacy and per-thread ones too, as `record_all` counts them) waits for `mark`; so does
+/// the first work of a queue made while it is not reached (a stream used for the first
+/// time, whichever its context: a later stream of the context must wait, and the queue
+/// does not know its context; other contexts' new streams may wait longer than a GPU's,
+/// never less). `None`: the event is complete, nothing to wait for. The queues it joined,
+/// for the ordering reports.
+pub fn wait_all(mine: impl Fn(StreamId) -> bool, mark: Option<Mark>) -> Vec<(QueueKey, Order)> {
+    let mut q = QUEUES.lock();
+    let mut joined = Vec::new();
+    for (key, queue) in q.by_stream.iter_mut() {
+        let ours = match key {
+            QueueKey::Stream(s) => mine(*s),
+            QueueKey::Legacy | QueueKey::PerThread(_) => true,
+        };
+        if ours {
+            if let Some(m) = mark.clone() {
+                queue.push(Box::new(move || m.wait()));
+            }
+            joined.push((*key, queue.order));
+        }
+    }
+    q.context_waits.retain(|m| !m.reached());
+    q.context_waits.extend(mark);
+    joined
 }
 
 /// Where `event` completes, if it is not complete yet; asks for the work before it (a

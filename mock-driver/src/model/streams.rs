@@ -271,6 +271,67 @@ impl Driver {
         Ok(())
     }
 
+    /// The context a cuCtx*Event call names (NULL: the current one), live.
+    fn event_ctx(&self, ctx: Option<ContextId>) -> CuResult<ContextId> {
+        let st = self.state.lock();
+        match ctx {
+            Some(c) => st.contexts.get(c).map(|_| c),
+            None => st.contexts.require_current().map(|(c, _)| c),
+        }
+    }
+
+    /// cuCtxRecordEvent: the event completes, and takes its time, once the work queued so
+    /// far on every stream of the context has run (stream_queues::record_all).
+    pub fn ctx_record_event(&'static self, ctx: Option<ContextId>, event: EventId) -> CuResult<()> {
+        let ctx = self.event_ctx(ctx)?;
+        let streams = {
+            let mut st = self.state.lock();
+            st.contexts.event(event)?;
+            if st.contexts.event_context(event) != Some(ctx) {
+                return Err(invalid_handle(format!(
+                    "event {:#x} was not created in context {:#x} (cuda.h: they must be of \
+                     the same context)",
+                    event.handle(),
+                    ctx.handle()
+                )));
+            }
+            self.check_sticky(&st, st.contexts.get(ctx)?.device)?;
+            st.contexts.streams_of(ctx)
+        };
+        self.capture_check_context(ctx, None, "cuCtxRecordEvent")?;
+        let stamp = Box::new(move || {
+            // Destroyed meanwhile: nothing to stamp.
+            if let Ok(t) = self.state.lock().contexts.event(event) {
+                *t = Some(std::time::Instant::now());
+            }
+        });
+        stream_queues::record_all(event, |s| streams.contains(&s), stamp).map_err(|e| {
+            CuError::new(
+                cumock_abi::result::CUDA_ERROR_OUT_OF_MEMORY,
+                format!("no thread for the stream's work: {e}"),
+            )
+        })
+    }
+
+    /// cuCtxWaitEvent: the context's later work, on every stream of it (and streams made
+    /// later), waits for what the event stands for; the event may be of another context
+    /// or device.
+    pub fn ctx_wait_event(&self, ctx: Option<ContextId>, event: EventId) -> CuResult<()> {
+        let ctx = self.event_ctx(ctx)?;
+        let streams = {
+            let mut st = self.state.lock();
+            st.contexts.event(event)?;
+            self.check_sticky(&st, st.contexts.get(ctx)?.device)?;
+            st.contexts.streams_of(ctx)
+        };
+        self.capture_check_context(ctx, Some(event), "cuCtxWaitEvent")?;
+        let pending = stream_queues::event_pending(event);
+        for (key, order) in stream_queues::wait_all(|s| streams.contains(&s), pending) {
+            super::ordering::stream_waited(key, order, event);
+        }
+        Ok(())
+    }
+
     pub fn event_check(&self, event: EventId) -> CuResult<()> {
         self.state.lock().contexts.event(event).map(|_| ())
     }
