@@ -103,6 +103,18 @@ fn checks() -> Vec<(String, i64)> {
         "sizeof(struct cudaChannelFormatDesc)",
         size_of::<ChannelFormatDesc>(),
     );
+    add(
+        "sizeof(struct cudaMemcpy3DPeerParms)",
+        size_of::<crate::batches::Memcpy3DPeerParms>(),
+    );
+    add(
+        "offsetof(struct cudaMemcpy3DPeerParms, dstArray)",
+        offset_of!(crate::batches::Memcpy3DPeerParms, dst_array),
+    );
+    add(
+        "offsetof(struct cudaMemcpy3DPeerParms, extent)",
+        offset_of!(crate::batches::Memcpy3DPeerParms, extent),
+    );
     // The batch structs forwarded to the driver as they are (batches.rs).
     add(
         "sizeof(struct cudaMemcpyAttributes)",

@@ -4,13 +4,16 @@
 //! out their structs as cuda.h does (cudaMemcpyAttributes, cudaMemcpy3DBatchOp with
 //! cudaMemLocation, cudaOffset3D and cudaExtent; a runtime array is the driver's CUarray
 //! here), and numbers their enums alike, so each forwards its arrays to the driver's
-//! function as they are, on the driver's stream for the runtime's.
+//! function as they are, on the driver's stream for the runtime's. And
+//! cudaMemcpy3DPeer(Async): cudaMemcpy3D's copy once both devices are known.
 
 use crate::boundary::cudart_fn;
+use crate::error::RtResult;
 use crate::memory::stream_for;
 use crate::runtime::with_context;
+use crate::texture::{Extent, Memcpy3DParms, PitchedPtr, Pos};
 use cumock_abi::{CUmemLocation, CUmemcpyAttributes, CUstream, CUDA_MEMCPY3D_BATCH_OP};
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 
 #[allow(clippy::too_many_arguments)]
 fn memcpy_batch(
@@ -179,5 +182,69 @@ cudart_fn! {
 cudart_fn! {
     fn cudaMemDiscardBatchAsync_ptsz(dptrs: *mut *mut c_void, sizes: *mut usize, count: usize, flags: u64, stream: CUstream) {
         discard_batch(dptrs, sizes, count, flags, stream_for(stream, true))
+    }
+}
+
+/// `struct cudaMemcpy3DPeerParms`: cudaMemcpy3DParms' sides, each with its device, and no
+/// kind.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy3DPeerParms {
+    pub src_array: u64,
+    pub src_pos: Pos,
+    pub src_ptr: PitchedPtr,
+    pub src_device: c_int,
+    pub dst_array: u64,
+    pub dst_pos: Pos,
+    pub dst_ptr: PitchedPtr,
+    pub dst_device: c_int,
+    pub extent: Extent,
+}
+
+/// cudaMemcpy3DPeer: each device's primary context must exist (cudaErrorInvalidDevice
+/// otherwise), then the copy is cudaMemcpy3D's between device memory
+/// (cudaMemcpyDeviceToDevice): under unified addressing a device pointer names its
+/// device's memory wherever the copy runs.
+fn memcpy_3d_peer(p: *const Memcpy3DPeerParms, stream: Option<CUstream>) -> RtResult<()> {
+    // Safety: NULL (refused) or readable, as the header requires.
+    let p = *unsafe { p.as_ref() }.ok_or_else(|| crate::error::invalid("p is NULL"))?;
+    let (_, rt, _) = with_context()?;
+    rt.primary(p.src_device)?;
+    rt.primary(p.dst_device)?;
+    let c = Memcpy3DParms {
+        src_array: p.src_array,
+        src_pos: p.src_pos,
+        src_ptr: p.src_ptr,
+        dst_array: p.dst_array,
+        dst_pos: p.dst_pos,
+        dst_ptr: p.dst_ptr,
+        extent: p.extent,
+        // cudaMemcpyDeviceToDevice.
+        kind: 3,
+    };
+    crate::texture::memcpy_3d(&c, stream)
+}
+
+cudart_fn! {
+    fn cudaMemcpy3DPeer(p: *const Memcpy3DPeerParms) {
+        memcpy_3d_peer(p, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy3DPeer_ptds(p: *const Memcpy3DPeerParms) {
+        crate::memory::on_per_thread_stream(|s| memcpy_3d_peer(p, s))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy3DPeerAsync(p: *const Memcpy3DPeerParms, stream: CUstream) {
+        memcpy_3d_peer(p, Some(stream_for(stream, false)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy3DPeerAsync_ptsz(p: *const Memcpy3DPeerParms, stream: CUstream) {
+        memcpy_3d_peer(p, Some(stream_for(stream, true)))
     }
 }
