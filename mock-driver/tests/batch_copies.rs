@@ -728,3 +728,59 @@ fn a_3d_peer_copy_moves_a_box_between_contexts() {
     // Safety: a live description naming a bogus context.
     assert_ne!(unsafe { cuMemcpy3DPeer(&bad) }, CUDA_SUCCESS);
 }
+
+#[test]
+fn a_captured_batch_becomes_copy_nodes_and_a_source_read_in_the_call_is_refused() {
+    setup();
+    let s = stream();
+    let (a, b) = (alloc(4096), alloc(4096));
+    upload(a, &[7; 4096]);
+    upload(b, &[0; 4096]);
+    let mut g: CUgraph = null_mut();
+    // Safety: a live stream and out-pointer.
+    unsafe {
+        assert_eq!(cuStreamBeginCapture_v2(s, 0), 0);
+        let (r, _) = batch_v1(
+            &mut [b],
+            &mut [a],
+            &mut [4096],
+            &mut [attr(STREAM_ORDER)],
+            &mut [0],
+            s,
+        );
+        assert_eq!(r, CUDA_SUCCESS);
+        assert_eq!(cuStreamEndCapture(s, &mut g), 0);
+    }
+    // Captured, not run.
+    assert_eq!(download(b, 4096), vec![0; 4096]);
+    let mut e: CUgraphExec = null_mut();
+    // Safety: live handles.
+    unsafe {
+        assert_eq!(cuGraphInstantiateWithFlags(&mut e, g, 0), 0);
+        assert_eq!(cuGraphLaunch(e, s), 0);
+    }
+    sync(s);
+    assert_eq!(download(b, 4096), vec![7; 4096]);
+
+    // A source to read in the call cannot be captured (the graph reads it when launched).
+    let during = [1u8; 16];
+    // Safety: a live stream and out-pointer.
+    unsafe {
+        assert_eq!(cuStreamBeginCapture_v2(s, 0), 0);
+        // Copy 0 in stream order, copy 1 read in the call: nothing is captured.
+        let (r, fail) = batch_v1(
+            &mut [a, b],
+            &mut [during.as_ptr() as u64, during.as_ptr() as u64],
+            &mut [16, 16],
+            &mut [attr(STREAM_ORDER), attr(DURING_API_CALL)],
+            &mut [0, 1],
+            s,
+        );
+        assert_eq!((r, fail), (CUDA_ERROR_NOT_SUPPORTED, 1));
+        let mut g2: CUgraph = null_mut();
+        assert_eq!(cuStreamEndCapture(s, &mut g2), 0);
+        let mut n = 99usize;
+        assert_eq!(cuGraphGetNodes(g2, null_mut(), &mut n), 0);
+        assert_eq!(n, 0);
+    }
+}

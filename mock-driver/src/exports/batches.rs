@@ -132,6 +132,12 @@ unsafe fn memcpy_batch(
     for i in 0..count {
         check_copy(d, dsts[i], srcs[i], sizes[i]).map_err(|e| (Some(i), e))?;
     }
+    if let Some(k) = orders
+        .iter()
+        .position(|&o| o == SrcAccessOrder::DuringApiCall)
+    {
+        check_read_in_call(s).map_err(|e| (Some(idxs[k]), e))?;
+    }
     for i in 0..count {
         let (dst, src, n) = (dsts[i], srcs[i], sizes[i]);
         let issued = match orders[run_of(idxs, i)] {
@@ -171,14 +177,13 @@ fn check_copy(d: &Driver, dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CuRes
     )
 }
 
-/// A copy whose source is read in the call (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL):
-/// after the stream's earlier work, in place. A capturing stream would read the source
-/// when the graph runs, after the call: refused.
-///
-/// # Safety
-/// The host sides `body` copies are valid now.
-unsafe fn copy_in_call(s: CUstream, body: impl FnOnce() -> CuResult<()>) -> CuResult<()> {
-    super::check_stream(s)?;
+/// cuda.h's CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL, raw.
+const DURING_API_CALL: u32 = 2;
+
+/// Whether a copy whose source is read in the call can be issued on `s`: a capturing
+/// stream would read the source when the graph runs, after the call: refused, before
+/// the batch issues anything.
+fn check_read_in_call(s: CUstream) -> CuResult<()> {
     if capturing(s)? {
         return Err(not_supported(
             "cumock does not capture a batch copy whose srcAccessOrder is \
@@ -186,6 +191,16 @@ unsafe fn copy_in_call(s: CUstream, body: impl FnOnce() -> CuResult<()>) -> CuRe
              a graph reads it when launched)",
         ));
     }
+    Ok(())
+}
+
+/// A copy whose source is read in the call (CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL):
+/// after the stream's earlier work, in place.
+///
+/// # Safety
+/// The host sides `body` copies are valid now.
+unsafe fn copy_in_call(s: CUstream, body: impl FnOnce() -> CuResult<()>) -> CuResult<()> {
+    check_read_in_call(s)?;
     let _order = stream(s)?;
     body()
 }
@@ -239,6 +254,9 @@ unsafe fn memcpy_3d_batch(
     for (i, op) in ops.iter().enumerate() {
         let c = as_memcpy_3d(d, op).map_err(|e| (Some(i), e))?;
         textures::check_3d(d, &c).map_err(|e| (Some(i), e))?;
+        if op.src_access_order == DURING_API_CALL {
+            check_read_in_call(s).map_err(|e| (Some(i), e))?;
+        }
         copies.push(c);
     }
     for (i, c) in copies.iter().enumerate() {
