@@ -8,6 +8,7 @@
 use cuda::exports::*;
 use cumock_abi::result::*;
 use cumock_abi::*;
+use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
 const STREAM_ORDER: u32 = 1;
@@ -237,6 +238,19 @@ fn misused_batches_are_refused_with_the_failing_copy_named() {
     let (r, fail) = batch_v1(
         &mut [b, a + 4000],
         &mut [h, h],
+        &mut [16, 200],
+        &mut [attr(1)],
+        &mut [0],
+        s,
+    );
+    assert_eq!((r, fail), (CUDA_ERROR_INVALID_VALUE, 1));
+    // Page-locked memory read past its end in copy 1: nothing is issued either.
+    let mut pinned: *mut c_void = null_mut();
+    // Safety: a live out-pointer.
+    assert_eq!(unsafe { cuMemAllocHost_v2(&mut pinned, 4096) }, 0);
+    let (r, fail) = batch_v1(
+        &mut [b, a],
+        &mut [h, pinned as u64 + 4000],
         &mut [16, 200],
         &mut [attr(1)],
         &mut [0],

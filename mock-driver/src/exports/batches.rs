@@ -155,20 +155,27 @@ unsafe fn memcpy_batch(
     Ok(())
 }
 
-/// What the batch checks of one copy before it issues any: cuMemcpy's NULL sides, and
-/// the device sides' memory (mapped, accessible to the current device, long enough), as
-/// cuMemcpyAsync checks them when it queues.
+/// What the batch checks of one copy before it issues any: cuMemcpy's NULL sides, a
+/// page-locked side's length, and the device sides' memory (mapped, accessible to the
+/// current device, long enough), as cuMemcpyAsync checks them when it queues. A pageable
+/// host side is checked when its copy is issued (read, or staged, then), so a batch whose
+/// pageable pointer is bad has issued the copies before that one.
 fn check_copy(d: &Driver, dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CuResult<()> {
     if dst == 0 || src == 0 {
         return Err(invalid("a copy's destination or source is NULL"));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    for p in [dst, src] {
+        if let Some(fits) = d.page_locked(p, n as u64) {
+            fits?;
+        }
     }
     let device_only = |p: u64| {
         (d.page_locked(p, n as u64).is_none() && d.is_device_address(device_ptr(p)))
             .then(|| device_ptr(p))
     };
-    if n == 0 {
-        return Ok(());
-    }
     d.check_copy_on(
         d.ctx_device(None)?,
         device_only(dst),
