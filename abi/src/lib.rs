@@ -357,6 +357,75 @@ pub struct CUDA_MEMCPY3D {
     pub depth: usize,
 }
 
+/// `CUDA_MEMCPY3D_PEER` (`_v1`), taken by `cuMemcpy3DPeer` and `cuMemcpy3DPeerAsync`:
+/// `CUDA_MEMCPY3D`'s layout with each side's context where that one has a reserved word.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEMCPY3D_PEER {
+    pub src_x_in_bytes: usize,
+    pub src_y: usize,
+    pub src_z: usize,
+    pub src_lod: usize,
+    pub src_memory_type: u32,
+    pub src_host: *const c_void,
+    pub src_device: u64,
+    pub src_array: *mut c_void,
+    pub src_context: CUcontext,
+    pub src_pitch: usize,
+    pub src_height: usize,
+    pub dst_x_in_bytes: usize,
+    pub dst_y: usize,
+    pub dst_z: usize,
+    pub dst_lod: usize,
+    pub dst_memory_type: u32,
+    pub dst_host: *mut c_void,
+    pub dst_device: u64,
+    pub dst_array: *mut c_void,
+    pub dst_context: CUcontext,
+    pub dst_pitch: usize,
+    pub dst_height: usize,
+    pub width_in_bytes: usize,
+    pub height: usize,
+    pub depth: usize,
+}
+
+/// `CUmemcpyAttributes` (`_v1`): one entry of cuMemcpyBatchAsync's `attrs`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUmemcpyAttributes {
+    /// `CUmemcpySrcAccessOrder`, raw.
+    pub src_access_order: u32,
+    pub src_loc_hint: CUmemLocation,
+    pub dst_loc_hint: CUmemLocation,
+    /// `CUmemcpyFlags`, raw.
+    pub flags: u32,
+}
+
+/// `CUmemcpy3DOperand` (`_v1`): its type, then the union `op` as 8-byte words, read by the
+/// type: a pointer's `ptr`, `rowLength`, `layerHeight` and `locHint` (its type and id, the
+/// two halves of word 3); an array's handle and its offset's `x`, `y`, `z`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUmemcpy3DOperand {
+    /// `CUmemcpy3DOperandType`, raw.
+    pub type_: u32,
+    pub op: [u64; 4],
+}
+
+/// `CUDA_MEMCPY3D_BATCH_OP` (`_v1`): one copy of cuMemcpy3DBatchAsync.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUDA_MEMCPY3D_BATCH_OP {
+    pub src: CUmemcpy3DOperand,
+    pub dst: CUmemcpy3DOperand,
+    /// `CUextent3D`: width, height and depth, in elements.
+    pub extent: [usize; 3],
+    /// `CUmemcpySrcAccessOrder`, raw.
+    pub src_access_order: u32,
+    /// `CUmemcpyFlags`, raw.
+    pub flags: u32,
+}
+
 /// `CUDA_RESOURCE_DESC`: the resource type, then a union read by it (`res`, as 8-byte
 /// words: an array's handle in word 0; linear memory's `devPtr`, `format` and
 /// `numChannels` (the two halves of word 1), `sizeInBytes`; pitch-linear's `devPtr`,

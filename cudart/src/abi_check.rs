@@ -104,6 +104,39 @@ fn checks() -> Vec<(String, i64)> {
         size_of::<ChannelFormatDesc>(),
     );
     add(
+        "sizeof(struct cudaMemcpy3DPeerParms)",
+        size_of::<crate::batches::Memcpy3DPeerParms>(),
+    );
+    add(
+        "offsetof(struct cudaMemcpy3DPeerParms, dstArray)",
+        offset_of!(crate::batches::Memcpy3DPeerParms, dst_array),
+    );
+    add(
+        "offsetof(struct cudaMemcpy3DPeerParms, extent)",
+        offset_of!(crate::batches::Memcpy3DPeerParms, extent),
+    );
+    // The batch structs forwarded to the driver as they are (batches.rs).
+    add(
+        "sizeof(struct cudaMemcpyAttributes)",
+        size_of::<cumock_abi::CUmemcpyAttributes>(),
+    );
+    add(
+        "offsetof(struct cudaMemcpyAttributes, flags)",
+        offset_of!(cumock_abi::CUmemcpyAttributes, flags),
+    );
+    add(
+        "sizeof(struct cudaMemcpy3DBatchOp)",
+        size_of::<cumock_abi::CUDA_MEMCPY3D_BATCH_OP>(),
+    );
+    add(
+        "offsetof(struct cudaMemcpy3DBatchOp, dst.op.array.offset.z)",
+        offset_of!(cumock_abi::CUDA_MEMCPY3D_BATCH_OP, dst) + 32,
+    );
+    add(
+        "offsetof(struct cudaMemcpy3DBatchOp, srcAccessOrder)",
+        offset_of!(cumock_abi::CUDA_MEMCPY3D_BATCH_OP, src_access_order),
+    );
+    add(
         "sizeof(struct cudaMemcpy3DParms)",
         size_of::<Memcpy3DParms>(),
     );

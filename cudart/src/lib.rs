@@ -19,6 +19,7 @@
 
 #[cfg(test)]
 mod abi_check;
+mod batches;
 mod boundary;
 mod device;
 mod device_prop;

@@ -501,7 +501,7 @@ fn element_bytes(array: u64) -> RtResult<usize> {
 
 /// cudaMemcpy3D: where an array takes part, widths and the array's x are in its
 /// elements (the header); a pitched pointer's x is in bytes.
-fn memcpy_3d(p: *const Memcpy3DParms, stream: Option<CUstream>) -> RtResult<()> {
+pub(crate) fn memcpy_3d(p: *const Memcpy3DParms, stream: Option<CUstream>) -> RtResult<()> {
     // Safety: NULL (refused) or readable, as the header requires.
     let p = *unsafe { p.as_ref() }.ok_or_else(|| error::invalid("p is NULL"))?;
     let elem = match (p.src_array, p.dst_array) {

@@ -301,6 +301,11 @@ fn api_gaps() {
 }
 
 #[test]
+fn batch_copies() {
+    run("batch_copies", &[]);
+}
+
+#[test]
 fn stream_priorities() {
     run("stream_priorities", &[]);
 }

@@ -191,6 +191,70 @@ fn layout_checks() -> Vec<(String, i64)> {
             (offset_of!(CUDA_MEMCPY3D, depth)) as i64,
         ),
         (
+            "sizeof(CUDA_MEMCPY3D_PEER)".into(),
+            (size_of::<CUDA_MEMCPY3D_PEER>()) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY3D_PEER, srcContext)".into(),
+            (offset_of!(CUDA_MEMCPY3D_PEER, src_context)) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY3D_PEER, dstContext)".into(),
+            (offset_of!(CUDA_MEMCPY3D_PEER, dst_context)) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY3D_PEER, Depth)".into(),
+            (offset_of!(CUDA_MEMCPY3D_PEER, depth)) as i64,
+        ),
+        (
+            "sizeof(CUmemcpyAttributes)".into(),
+            (size_of::<CUmemcpyAttributes>()) as i64,
+        ),
+        (
+            "offsetof(CUmemcpyAttributes, dstLocHint)".into(),
+            (offset_of!(CUmemcpyAttributes, dst_loc_hint)) as i64,
+        ),
+        (
+            "offsetof(CUmemcpyAttributes, flags)".into(),
+            (offset_of!(CUmemcpyAttributes, flags)) as i64,
+        ),
+        (
+            "sizeof(CUmemcpy3DOperand)".into(),
+            (size_of::<CUmemcpy3DOperand>()) as i64,
+        ),
+        (
+            "offsetof(CUmemcpy3DOperand, op.ptr.rowLength)".into(),
+            (offset_of!(CUmemcpy3DOperand, op) + 8) as i64,
+        ),
+        (
+            "offsetof(CUmemcpy3DOperand, op.ptr.locHint)".into(),
+            (offset_of!(CUmemcpy3DOperand, op) + 24) as i64,
+        ),
+        (
+            "offsetof(CUmemcpy3DOperand, op.array.offset.z)".into(),
+            (offset_of!(CUmemcpy3DOperand, op) + 24) as i64,
+        ),
+        (
+            "sizeof(CUDA_MEMCPY3D_BATCH_OP)".into(),
+            (size_of::<CUDA_MEMCPY3D_BATCH_OP>()) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY3D_BATCH_OP, dst)".into(),
+            (offset_of!(CUDA_MEMCPY3D_BATCH_OP, dst)) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY3D_BATCH_OP, extent)".into(),
+            (offset_of!(CUDA_MEMCPY3D_BATCH_OP, extent)) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY3D_BATCH_OP, srcAccessOrder)".into(),
+            (offset_of!(CUDA_MEMCPY3D_BATCH_OP, src_access_order)) as i64,
+        ),
+        (
+            "offsetof(CUDA_MEMCPY3D_BATCH_OP, flags)".into(),
+            (offset_of!(CUDA_MEMCPY3D_BATCH_OP, flags)) as i64,
+        ),
+        (
             "sizeof(CUDA_RESOURCE_DESC)".into(),
             (size_of::<CUDA_RESOURCE_DESC>()) as i64,
         ),

@@ -461,6 +461,68 @@ fn api_gaps2_probe_matches_the_h200_once_recorded() {
     }
 }
 
+/// CUDA 12.8 and 13.0's batched memory calls and the 3D peer copies
+/// (clients/probes/batch_copies.c). Awaits its recording on the H200 (ci/gpu-probes.sh):
+/// compared once the golden exists; until then the mock must answer every section, copy
+/// what the batches ask for, and refuse what cuda.h's rules refuse.
+#[test]
+fn batch_copies_probe_matches_the_h200_once_recorded() {
+    let golden = common::workspace().join(GOLDENS).join("batch_copies.txt");
+    if golden.exists() {
+        return compare("batch_copies", &[]);
+    }
+    eprintln!("batch_copies: awaiting a recording on the H200 (ci/gpu-probes.sh OUTDIR)");
+    let mock = sections(&run_probe_with("batch_copies", &[], &[]));
+    for s in [
+        "memcpy-batch",
+        "memcpy3d-batch",
+        "prefetch-batch",
+        "discard-batch",
+        "memcpy3d-peer",
+    ] {
+        let text = mock.get(s).unwrap_or_else(|| panic!("section {s} missing"));
+        assert!(
+            !text.contains("setup failed")
+                && !text.contains("crash")
+                && !text.contains("exit ")
+                && !text.contains("= CUDA_ERROR_NOT_SUPPORTED")
+                && !text.contains(": no"),
+            "{s}:\n{text}"
+        );
+    }
+    for (s, line) in [
+        ("memcpy-batch", "batch of 3, two attributes = CUDA_SUCCESS"),
+        ("memcpy-batch", "attrsIdxs {1} = CUDA_ERROR_INVALID_VALUE"),
+        (
+            "memcpy-batch",
+            "legacy stream (NULL) = CUDA_ERROR_INVALID_VALUE",
+        ),
+        ("memcpy-batch", "fail = 0x1"),
+        ("memcpy3d-batch", "round trip: yes"),
+        (
+            "memcpy3d-batch",
+            "copy 1: width 0 = CUDA_ERROR_INVALID_VALUE",
+        ),
+        (
+            "memcpy3d-batch",
+            "arrays of 4- and 2-byte elements = CUDA_ERROR_INVALID_VALUE",
+        ),
+        ("prefetch-batch", "device memory = CUDA_ERROR_INVALID_VALUE"),
+        ("memcpy3d-peer", "box copied: yes, row 0 untouched: yes"),
+    ] {
+        assert!(mock[s].contains(line), "{s}: no `{line}`:\n{}", mock[s]);
+    }
+    let nulls: Vec<_> = mock.keys().filter(|s| s.starts_with("null-")).collect();
+    assert_eq!(nulls.len(), 11, "{nulls:?}");
+    for s in nulls {
+        assert!(
+            mock[s].contains("NULL") && mock[s].contains("= CUDA_ERROR_INVALID_VALUE"),
+            "{s}:\n{}",
+            mock[s]
+        );
+    }
+}
+
 /// Issue 20's exec setters and cuGraphExecUpdate: what each setter accepts and refuses
 /// for every node type, and the update results. Awaits its recording on the H200
 /// (ci/gpu-probes.sh): compared once the golden exists; until then the mock must answer

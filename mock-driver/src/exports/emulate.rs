@@ -97,7 +97,7 @@ macro_rules! methods_in_files {
 
 /// One method of `methods_in_files!`, with its declaration appended by `declaration!`.
 macro_rules! method_in_file {
-    ($file:ident [$name:ident in $group:ident] ($($p:ident : $ty:ty => $role:ident),*)) => {
+    ($file:ident [$name:ident in $group:ident] ($($p:ident : $ty:ty => $role:ident $(($count:ident))?),*)) => {
         unsafe fn $name($($p: $ty),*) -> crate::model::error::CuResult<()> {
             // Safety: the export's contract, which the function it calls has too.
             unsafe { $file::$name($($p),*) }

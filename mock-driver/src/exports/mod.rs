@@ -17,6 +17,7 @@
 //! | `copies2d.rs` | cuMemAllocPitch, cuMemcpy2D (Unaligned, Async), cuMemsetD2D8/16/32 (and Async) |
 //! | `host_memory.rs` | cuMemHostAlloc, cuMemAllocHost, cuMemFreeHost, cuMemHostGetFlags, cuMemHostGetDevicePointer, cuMemHostRegister, cuMemHostUnregister |
 //! | `ipc.rs` | cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcCloseMemHandle, cuIpcGetEventHandle, cuIpcOpenEventHandle |
+//! | `batches.rs` | cuMemcpyBatchAsync, cuMemcpy3DBatchAsync (12.8's and 13.0's), cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync (unified.rs's methods call these), cuMemcpy3DPeer (and Async) |
 //! | `managed.rs` | cuMemAllocManaged |
 //! | `textures.rs` | CUDA arrays (cuArrayCreate..., cuMemcpyHtoA..., cuMemcpy3D), texture and surface objects |
 //! | `exec.rs` | cuFuncGetName, cuFuncGetAttribute, cuFuncSetAttribute, cuFuncSetCacheConfig, cuFuncSetSharedMemConfig, cuLaunchHostFunc |
@@ -56,6 +57,7 @@
 mod emulate;
 
 mod alloc;
+mod batches;
 mod contexts;
 mod copies;
 mod copies2d;
@@ -188,6 +190,8 @@ methods_in_files! {
             cuMemcpyHtoA_v2, cuMemcpyHtoAAsync_v2, cuMemcpyAtoH_v2, cuMemcpyAtoHAsync_v2,
             cuMemcpyDtoA_v2, cuMemcpyAtoD_v2, cuMemcpyAtoA_v2,
             cuMemcpy3D_v2, cuMemcpy3DAsync_v2;
+        batches: cuMemcpyBatchAsync, cuMemcpyBatchAsync_v2, cuMemcpy3DBatchAsync,
+            cuMemcpy3DBatchAsync_v2, cuMemcpy3DPeer, cuMemcpy3DPeerAsync;
     }
 }
 

@@ -305,6 +305,12 @@ pub unsafe fn copy_3d(c: &CUDA_MEMCPY3D) -> CuResult<()> {
     unsafe { volumes_3d(d, c)?.run(d) }
 }
 
+/// Checks a cuMemcpy3D's description without copying (cuMemcpy3DBatchAsync checks its
+/// whole batch before it issues any copy).
+pub fn check_3d(d: &Driver, c: &CUDA_MEMCPY3D) -> CuResult<()> {
+    volumes_3d(d, c).map(|_| ())
+}
+
 /// The sides of a cuMemcpy3D.
 fn volumes_3d(d: &Driver, c: &CUDA_MEMCPY3D) -> CuResult<VolumeCopy> {
     // cuda.h: "The srcLOD and dstLOD members of the CUDA_MEMCPY3D structure must be set

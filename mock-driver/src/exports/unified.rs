@@ -134,6 +134,51 @@ impl UnifiedAddressingApi for Mock {
     ) -> CuResult<()> {
         Self::cuMemPrefetchAsync_v2(ptr, count, legacy_location(device), 0, s)
     }
+
+    // ---- batches of prefetches and discards (CUDA 13.0): exports/batches.rs ----
+
+    unsafe fn cuMemPrefetchBatchAsync(
+        dptrs: *mut CUdevicePtr,
+        sizes: *mut usize,
+        count: usize,
+        locs: *mut CUmemLocation,
+        loc_idxs: *mut usize,
+        num_locs: usize,
+        flags: u64,
+        s: CUstream,
+    ) -> CuResult<()> {
+        // Safety: the export's contract, which the function it calls has too.
+        unsafe {
+            super::batches::prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, s)
+        }
+    }
+
+    unsafe fn cuMemDiscardAndPrefetchBatchAsync(
+        dptrs: *mut CUdevicePtr,
+        sizes: *mut usize,
+        count: usize,
+        locs: *mut CUmemLocation,
+        loc_idxs: *mut usize,
+        num_locs: usize,
+        flags: u64,
+        s: CUstream,
+    ) -> CuResult<()> {
+        // Safety: as above.
+        unsafe {
+            super::batches::prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, s)
+        }
+    }
+
+    unsafe fn cuMemDiscardBatchAsync(
+        dptrs: *mut CUdevicePtr,
+        sizes: *mut usize,
+        count: usize,
+        flags: u64,
+        s: CUstream,
+    ) -> CuResult<()> {
+        // Safety: as above.
+        unsafe { super::batches::discard_batch(dptrs, sizes, count, flags, s) }
+    }
 }
 
 /// A legacy (CUDA 12) advice or prefetch target: a device ordinal, or CU_DEVICE_CPU.

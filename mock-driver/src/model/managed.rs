@@ -352,6 +352,19 @@ impl Driver {
         Ok(())
     }
 
+    /// cuMemDiscardBatchAsync's one range: managed memory whose contents the program no
+    /// longer needs. cuda.h: reading it before a write or a prefetch "will return an
+    /// indeterminate value"; the mock keeps the bytes (one indeterminate value as good as
+    /// any), so a program that reads discarded memory reads what it held, as a GPU that
+    /// has not migrated the pages yet would. The range must be managed memory, as for a
+    /// prefetch.
+    pub fn mem_discard(&self, ptr: u64, len: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        st.contexts.require_current()?;
+        Self::managed_range(&mut st.host, ptr, len)?;
+        Ok(())
+    }
+
     /// cuStreamAttachMemAsync: a managed allocation's stream association. The devices
     /// report concurrent managed access, where the association promises nothing the mock
     /// must keep (every processor reaches the one copy at any time), so the call checks

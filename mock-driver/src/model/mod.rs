@@ -43,6 +43,7 @@
 
 pub mod alloc;
 pub mod arenas;
+pub mod batches;
 pub mod capture;
 pub mod conditional;
 pub mod context;
