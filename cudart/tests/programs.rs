@@ -267,6 +267,14 @@ fn dynamic_parallelism() {
     run("dynamic_parallelism", &[]);
 }
 
+/// The device runtime's queries (limits, configurations, device count, version,
+/// attributes, function attributes, occupancy) against the host's answers; 2D and 3D
+/// copies and sets, device events and waits, from a kernel.
+#[test]
+fn device_runtime_calls() {
+    run("device_runtime_calls", &[]);
+}
+
 #[test]
 fn kernel_more() {
     run("kernel_more", &[]);
