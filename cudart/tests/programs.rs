@@ -479,6 +479,14 @@ fn tensor_interleave() {
     run("tensor_interleave", &[]);
 }
 
+/// Interleaved tiled maps (16B and 32B slices) with boxes wholly inside the tensor,
+/// loaded and stored back, each checked by the program; last a 32B box past the edge
+/// dumped for the H200's record (the mock ends that kernel: not emulated).
+#[test]
+fn tensor_interleave_inside() {
+    run("tensor_interleave_inside", &[]);
+}
+
 /// A cp.async from freed memory: cudaErrorIllegalAddress at the synchronisation, and the
 /// mock's message names the kernel, the instruction and the freed address.
 #[test]
