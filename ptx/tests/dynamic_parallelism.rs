@@ -330,6 +330,8 @@ __global__ void regions(unsigned char *src, unsigned char *dst, unsigned char *s
     p.kind = cudaMemcpyDeviceToDevice;
     p.extent = extent(16, 1, 1);
     err[6] = cudaMemcpy3DAsync(&p, 0);
+    // Packed rows (pitch = width): one run of 16 bytes.
+    err[7] = cudaMemcpy2DAsync(dst + 48, 4, src + 100, 4, 4, 4, cudaMemcpyDeviceToDevice, 0);
 }
 "#;
 
@@ -396,11 +398,11 @@ fn device_2d_and_3d_copies_and_sets_run_in_stream_order() {
     let src = s.mem.map(&src_bytes, true);
     let dst = s.mem.map(&[0xffu8; 64], true);
     let set = s.mem.map(&[0u8; 64], true);
-    let err = s.mem.map(&[0u8; 28], true);
+    let err = s.mem.map(&[0u8; 32], true);
     launch_with(&mut s, "_Z7regionsPhS_S_Pi", 1, &[src, dst, set, err], 2048).unwrap();
     // A pitch below the width: cudaErrorInvalidPitchValue (12); a copy from the host:
     // cudaErrorInvalidMemcpyDirection (21); a width past the pitch: invalid (1).
-    assert_eq!(to_u32s(&s.mem.read(err)), [0, 12, 0, 0, 0, 21, 1]);
+    assert_eq!(to_u32s(&s.mem.read(err)), [0, 12, 0, 0, 0, 21, 1, 0]);
     let d = s.mem.read(dst);
     for y in 0..3 {
         assert_eq!(
@@ -424,6 +426,7 @@ fn device_2d_and_3d_copies_and_sets_run_in_stream_order() {
             assert_eq!(&d[to + 2..to + 4], &[0xff; 2], "past slice {z} row {y}");
         }
     }
+    assert_eq!(&d[48..64], &src_bytes[100..116], "packed rows");
     let st = s.mem.read(set);
     assert_eq!(&st[..3], &[0x11; 3]);
     assert_eq!(&st[8..11], &[0x11; 3]);

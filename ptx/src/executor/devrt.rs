@@ -240,6 +240,16 @@ fn copy_or_set(mem: &dyn Memory, work: &Work) -> Result<(), (u64, String)> {
         Work::Set { dst, value, extent } => (dst, None, value, extent),
         Work::Grid { .. } => return Ok(()),
     };
+    // Rows (then slices) that follow one another are one row: a 2D or 3D copy of packed
+    // memory costs what a linear one does, not a row at a time.
+    let mut extent = extent;
+    // (The extent's product was checked against MAX_COPY: no overflow.)
+    if extent[1] > 1 && dst.pitch == extent[0] && src.is_none_or(|s| s.pitch == extent[0]) {
+        extent = [extent[0] * extent[1], 1, extent[2]];
+        if extent[2] > 1 && dst.slice == extent[0] && src.is_none_or(|s| s.slice == extent[0]) {
+            extent = [extent[0] * extent[2], 1, 1];
+        }
+    }
     for z in 0..extent[2] {
         for y in 0..extent[1] {
             let from = src.map(|s| s.row(y, z));
