@@ -1,7 +1,8 @@
 /* Tensor maps: what cuTensorMapEncodeTiled and cuTensorMapReplaceAddress answer for maps
  * cuda.h says are valid and for each requirement it lists broken one at a time, with and
  * without a current context, and whether a failed call writes the map. The map's bytes
- * are opaque (never printed): only whether a call changed them. */
+ * are opaque (never printed): only whether a call changed them. Last, interleaved
+ * layouts: each rule cuda.h gives for them (and some it leaves out) broken alone. */
 #include "probe.h"
 
 static CUtensorMap maps[4] __attribute__((aligned(128)));
@@ -110,6 +111,75 @@ static void invalid_maps(void) {
     CALL("replace address, NULL map", cuTensorMapReplaceAddress(NULL, (void *)base));
 }
 
+/* Interleaved layouts (cuda.h's NC/8HWC8 under 16B, NC/16HWC16 under 32B): a 4d tensor
+ * of C8 x W x H x C/8, and each rule cuda.h gives (or leaves out) for them tried alone. */
+static struct args interleaved(CUtensorMapInterleave il, CUtensorMapDataType type, int elem) {
+    struct args a;
+    memset(&a, 0, sizeof a);
+    a.map = &maps[0];
+    a.type = type;
+    a.rank = 4;
+    a.address = (void *)base;
+    cuuint64_t dims[4] = {8, 12, 7, 3};
+    cuuint32_t box[4] = {8, 8, 4, 1};
+    for (int i = 0; i < 4; i++) { a.dims[i] = dims[i]; a.box[i] = box[i]; a.estrides[i] = 1; }
+    a.strides[0] = 8 * elem; a.strides[1] = 96 * elem; a.strides[2] = 672 * elem;
+    a.interleave = il;
+    a.swizzle = il == CU_TENSOR_MAP_INTERLEAVE_32B ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;
+    a.l2 = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    a.oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    return a;
+}
+
+static void encode_im2col(const char *what, struct args a, cuuint32_t channels) {
+    int lower[3] = {0, 0, 0}, upper[3] = {0, 0, 0};
+    memset(a.map, 0xA5, 64);
+    CALL(what, cuTensorMapEncodeIm2col(a.map, a.type, a.rank, a.address, a.dims, a.strides, lower, upper, channels,
+                                       32, a.estrides, a.interleave, a.swizzle, a.l2, a.oob));
+}
+
+static void interleave(void) {
+    setup();
+    const CUtensorMapInterleave B16 = CU_TENSOR_MAP_INTERLEAVE_16B, B32 = CU_TENSOR_MAP_INTERLEAVE_32B;
+    const CUtensorMapDataType F16 = CU_TENSOR_MAP_DATA_TYPE_FLOAT16, F32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    struct args a;
+    a = interleaved(B16, F16, 2); encode("16B f16, rank 4", a);
+    for (int sw = 1; sw <= 3; sw++) {
+        char what[64];
+        snprintf(what, sizeof what, "16B f16, swizzle %d", sw);
+        a = interleaved(B16, F16, 2); a.swizzle = (CUtensorMapSwizzle)sw; encode(what, a);
+    }
+    a = interleaved(B16, F16, 2); a.rank = 3; encode("16B f16, rank 3", a);
+    a = interleaved(B16, F16, 2); a.rank = 5; a.dims[4] = 2; a.strides[3] = a.strides[2] * 3; a.box[4] = 1; a.estrides[4] = 1;
+    encode("16B f16, rank 5", a);
+    a = interleaved(B16, F16, 2); a.rank = 2; encode("16B f16, rank 2", a);
+    a = interleaved(B16, F16, 2); a.rank = 1; encode("16B f16, rank 1", a);
+    a = interleaved(B16, F16, 2); a.box[0] = 4; encode("16B, a row of 8 bytes", a);
+    a = interleaved(B16, F16, 2); a.box[0] = 16; encode("16B, a row of 32 bytes", a);
+    a = interleaved(B16, F16, 2); a.box[0] = 24; encode("16B, a row of 48 bytes", a);
+    a = interleaved(B16, F16, 2); a.box[0] = 128; a.swizzle = CU_TENSOR_MAP_SWIZZLE_32B; encode("16B, a row of 256 bytes under swizzle 32B", a);
+    a = interleaved(B16, F16, 2); a.estrides[0] = 2; encode("16B, element stride 2 on C", a);
+    a = interleaved(B16, F16, 2); a.address = (void *)(base + 16); encode("16B, address 16 bytes in", a);
+    a = interleaved(B16, F16, 2); a.address = (void *)(base + 8); encode("16B, address 8 bytes in", a);
+    a = interleaved(B16, F16, 2); a.strides[0] = 24; encode("16B, stride 24", a);
+    a = interleaved(B16, F16, 2); a.dims[0] = 16; a.strides[0] = 32; a.strides[1] = 384; a.strides[2] = 2688; encode("16B, 16 channels a pixel", a);
+    a = interleaved(B32, F32, 4); encode("32B f32, swizzle 32B", a);
+    a = interleaved(B32, F32, 4); a.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE; encode("32B f32, no swizzle", a);
+    a = interleaved(B32, F32, 4); a.swizzle = CU_TENSOR_MAP_SWIZZLE_64B; encode("32B f32, swizzle 64B", a);
+    a = interleaved(B32, F32, 4); a.swizzle = CU_TENSOR_MAP_SWIZZLE_128B; encode("32B f32, swizzle 128B", a);
+    a = interleaved(B32, F32, 4); a.address = (void *)(base + 16); encode("32B, address 16 bytes in", a);
+    a = interleaved(B32, F32, 4); a.strides[0] = 48; a.strides[1] = 576; a.strides[2] = 4032; encode("32B, strides multiples of 16, not 32", a);
+    a = interleaved(B32, F32, 4); a.box[0] = 4; encode("32B, a row of 16 bytes", a);
+    a = interleaved(B32, F32, 4); a.box[0] = 2; encode("32B, a row of 8 bytes", a);
+    a = interleaved(B32, F16, 2); a.box[0] = 16; a.strides[0] = 32; a.dims[0] = 16; a.strides[1] = 384; a.strides[2] = 2688;
+    encode("32B f16, NC/16HWC16", a);
+    a = interleaved(B16, F16, 2); a.interleave = (CUtensorMapInterleave)3; encode("interleave 3", a);
+    a = interleaved(B16, F16, 2); encode_im2col("im2col 16B, 8 f16 a pixel", a, 8);
+    a = interleaved(B16, F16, 2); encode_im2col("im2col 16B, 4 f16 a pixel", a, 4);
+    a = interleaved(B32, F32, 4); encode_im2col("im2col 32B, 8 f32 a pixel", a, 8);
+    a = interleaved(B32, F32, 4); a.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE; encode_im2col("im2col 32B without swizzle", a, 8);
+}
+
 /* Encoding needs no context: the map is only bytes. */
 static void without_context(void) {
     MUST(cuInit(0));
@@ -121,5 +191,6 @@ int main(void) {
     section("valid", valid_maps);
     section("invalid", invalid_maps);
     section("without-context", without_context);
+    section("interleave", interleave);
     return 0;
 }

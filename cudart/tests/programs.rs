@@ -267,6 +267,14 @@ fn dynamic_parallelism() {
     run("dynamic_parallelism", &[]);
 }
 
+/// The device runtime's queries (limits, configurations, device count, version,
+/// attributes, function attributes, occupancy) against the host's answers; 2D and 3D
+/// copies and sets, device events and waits, from a kernel.
+#[test]
+fn device_runtime_calls() {
+    run("device_runtime_calls", &[]);
+}
+
 #[test]
 fn kernel_more() {
     run("kernel_more", &[]);
@@ -474,6 +482,14 @@ fn tensor_im2col() {
 #[test]
 fn tensor_interleave() {
     run("tensor_interleave", &[]);
+}
+
+/// Interleaved tiled maps (16B and 32B slices) with boxes wholly inside the tensor,
+/// loaded and stored back, each checked by the program; last a 32B box past the edge
+/// dumped for the H200's record (the mock ends that kernel: not emulated).
+#[test]
+fn tensor_interleave_inside() {
+    run("tensor_interleave_inside", &[]);
 }
 
 /// A cp.async from freed memory: cudaErrorIllegalAddress at the synchronisation, and the

@@ -28,13 +28,27 @@ pub(crate) enum DevRt {
     GetDevice,
     MemcpyAsync,
     MemsetAsync,
+    Memcpy2DAsync,
+    Memcpy3DAsync,
+    Memset2DAsync,
+    Memset3DAsync,
+    DeviceGetLimit,
+    DeviceGetCacheConfig,
+    DeviceGetSharedMemConfig,
+    GetDeviceCount,
+    FuncGetAttributes,
+    RuntimeGetVersion,
+    OccupancyMaxActiveBlocksPerMultiprocessor,
+    OccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
 }
 
 /// Each function: its name in PTX, what it is, its arguments' sizes and its result's
 /// size, as cuda_device_runtime_api.h declares them (a `dim3` is 12 bytes, pointers,
-/// handles and `size_t` 8, `int`, `unsigned` and `cudaError_t` 4). nvcc 13 calls the
-/// `__cudaCDP2` names; the PTX ISA's section on the device runtime writes the launch
-/// pair without the prefix, as hand-written PTX does.
+/// handles and `size_t` 8, `int`, `unsigned` and `cudaError_t` 4, a `cudaPitchedPtr`
+/// 32 and a `cudaExtent` 24). nvcc 13 calls the `__cudaCDP2` names; the PTX ISA's
+/// section on the device runtime writes the launch pair without the prefix, as
+/// hand-written PTX does. The `_ptsz` names (`--default-stream per-thread`) are the
+/// same calls: on the device the NULL stream is the block's either way.
 pub(crate) const FUNCTIONS: &[(&str, DevRt, &[u32], u32)] = &[
     (
         "__cudaCDP2GetParameterBuffer",
@@ -131,6 +145,129 @@ pub(crate) const FUNCTIONS: &[(&str, DevRt, &[u32], u32)] = &[
         &[8, 4, 8, 8],
         4,
     ),
+    (
+        "__cudaCDP2LaunchDevice_ptsz",
+        DevRt::LaunchDevice,
+        &[8, 8, 12, 12, 4, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2LaunchDeviceV2_ptsz",
+        DevRt::LaunchDeviceV2,
+        &[8, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2StreamWaitEvent_ptsz",
+        DevRt::StreamWaitEvent,
+        &[8, 8, 4],
+        4,
+    ),
+    ("__cudaCDP2EventRecord_ptsz", DevRt::EventRecord, &[8, 8], 4),
+    (
+        "__cudaCDP2EventRecordWithFlags_ptsz",
+        DevRt::EventRecordWithFlags,
+        &[8, 8, 4],
+        4,
+    ),
+    (
+        "__cudaCDP2MemcpyAsync_ptsz",
+        DevRt::MemcpyAsync,
+        &[8, 8, 8, 4, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2MemsetAsync_ptsz",
+        DevRt::MemsetAsync,
+        &[8, 4, 8, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2Memcpy2DAsync",
+        DevRt::Memcpy2DAsync,
+        &[8, 8, 8, 8, 8, 8, 4, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2Memcpy2DAsync_ptsz",
+        DevRt::Memcpy2DAsync,
+        &[8, 8, 8, 8, 8, 8, 4, 8],
+        4,
+    ),
+    ("__cudaCDP2Memcpy3DAsync", DevRt::Memcpy3DAsync, &[8, 8], 4),
+    (
+        "__cudaCDP2Memcpy3DAsync_ptsz",
+        DevRt::Memcpy3DAsync,
+        &[8, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2Memset2DAsync",
+        DevRt::Memset2DAsync,
+        &[8, 8, 4, 8, 8, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2Memset2DAsync_ptsz",
+        DevRt::Memset2DAsync,
+        &[8, 8, 4, 8, 8, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2Memset3DAsync",
+        DevRt::Memset3DAsync,
+        &[32, 4, 24, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2Memset3DAsync_ptsz",
+        DevRt::Memset3DAsync,
+        &[32, 4, 24, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2DeviceGetLimit",
+        DevRt::DeviceGetLimit,
+        &[8, 4],
+        4,
+    ),
+    (
+        "__cudaCDP2DeviceGetCacheConfig",
+        DevRt::DeviceGetCacheConfig,
+        &[8],
+        4,
+    ),
+    (
+        "__cudaCDP2DeviceGetSharedMemConfig",
+        DevRt::DeviceGetSharedMemConfig,
+        &[8],
+        4,
+    ),
+    ("__cudaCDP2GetDeviceCount", DevRt::GetDeviceCount, &[8], 4),
+    (
+        "__cudaCDP2FuncGetAttributes",
+        DevRt::FuncGetAttributes,
+        &[8, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2RuntimeGetVersion",
+        DevRt::RuntimeGetVersion,
+        &[8],
+        4,
+    ),
+    (
+        "__cudaCDP2OccupancyMaxActiveBlocksPerMultiprocessor",
+        DevRt::OccupancyMaxActiveBlocksPerMultiprocessor,
+        &[8, 8, 4, 8],
+        4,
+    ),
+    (
+        "__cudaCDP2OccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        DevRt::OccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+        &[8, 8, 4, 8, 4],
+        4,
+    ),
 ];
 
 /// Whether `name` is a device-runtime function the executor implements.
@@ -144,10 +281,12 @@ pub(crate) mod error {
     pub const INVALID_VALUE: i32 = 1;
     pub const MEMORY_ALLOCATION: i32 = 2;
     pub const INVALID_CONFIGURATION: i32 = 9;
+    pub const INVALID_PITCH_VALUE: i32 = 12;
     pub const INVALID_MEMCPY_DIRECTION: i32 = 21;
     pub const LAUNCH_PENDING_COUNT_EXCEEDED: i32 = 69;
     pub const INVALID_DEVICE_FUNCTION: i32 = 98;
     pub const INVALID_DEVICE: i32 = 101;
+    pub const UNSUPPORTED_LIMIT: i32 = 215;
     pub const INVALID_RESOURCE_HANDLE: i32 = 400;
     pub const NOT_SUPPORTED: i32 = 801;
 }
@@ -178,7 +317,18 @@ const ERRORS: &[(i32, &str, &str)] = &[
         "cudaErrorInvalidDeviceFunction",
         "invalid device function",
     ),
+    (12, "cudaErrorInvalidPitchValue", "invalid pitch argument"),
+    (
+        21,
+        "cudaErrorInvalidMemcpyDirection",
+        "invalid copy direction for memcpy",
+    ),
     (101, "cudaErrorInvalidDevice", "invalid device ordinal"),
+    (
+        215,
+        "cudaErrorUnsupportedLimit",
+        "limit is not supported on this architecture",
+    ),
     (
         400,
         "cudaErrorInvalidResourceHandle",
@@ -237,7 +387,9 @@ mod tests {
     fn only_the_listed_functions_are_the_device_runtimes() {
         assert!(is_device_runtime("__cudaCDP2LaunchDeviceV2"));
         assert!(is_device_runtime("cudaLaunchDevice"));
-        assert!(!is_device_runtime("__cudaCDP2DeviceGetLimit"));
+        assert!(is_device_runtime("__cudaCDP2DeviceGetLimit"));
+        assert!(is_device_runtime("__cudaCDP2Memset3DAsync_ptsz"));
+        assert!(!is_device_runtime("cudaGraphLaunch"));
         assert!(!is_device_runtime("cudaDeviceSynchronize"));
     }
 }

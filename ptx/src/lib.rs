@@ -450,6 +450,21 @@ pub struct DeviceRuntime<'a> {
     /// The launch's device's attributes (`cudaDeviceGetAttribute` on the device, whose
     /// `cudaDeviceAttr` numbers are the driver's `CUdevice_attribute`'s); None: invalid.
     pub attribute: &'a (dyn Fn(i32) -> Option<i32> + Sync),
+    /// The context's limits at the launch, by `cudaLimit` (the driver's `CUlimit`
+    /// numbers): `cudaDeviceGetLimit` on the device; None: not supported on the device
+    /// (cudaErrorUnsupportedLimit, as the host's cuCtxGetLimit answers).
+    pub limits: [Option<u64>; 7],
+    /// The context's cache preference (`cudaDeviceGetCacheConfig`, a `cudaFuncCache`).
+    pub cache_config: i32,
+    /// How many devices the process sees (`cudaGetDeviceCount`).
+    pub device_count: i32,
+    /// A kernel of the module's attribute, by kernel index and `CUfunction_attribute`,
+    /// as cuFuncGetAttribute answers for it (`cudaFuncGetAttributes` on the device);
+    /// None: not known.
+    pub function_attribute: &'a (dyn Fn(usize, i32) -> Option<i32> + Sync),
+    /// cuOccupancyMaxActiveBlocksPerMultiprocessor's answer for a kernel of the module,
+    /// by kernel index, block size and dynamic shared bytes.
+    pub occupancy: &'a (dyn Fn(usize, i32, u64) -> Option<i32> + Sync),
 }
 
 impl fmt::Debug for DeviceRuntime<'_> {
@@ -457,6 +472,9 @@ impl fmt::Debug for DeviceRuntime<'_> {
         f.debug_struct("DeviceRuntime")
             .field("pool", &self.pool)
             .field("pending_launch_limit", &self.pending_launch_limit)
+            .field("limits", &self.limits)
+            .field("cache_config", &self.cache_config)
+            .field("device_count", &self.device_count)
             .finish_non_exhaustive()
     }
 }

@@ -9,10 +9,16 @@
 //! `CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA`, as the H200's NaN; im2col
 //! maps of ranks 3 to 5 (the PTX ISA's "im2col mode": pixels of the bounding box walked W
 //! first, then H, D and N, each its channels), whose pixel is a multiple of 16 bytes.
-//! Refused as not supported (each saying so): interleaved layouts (the H200 does not
-//! follow the PTX ISA's figure for them: recorded, not yet fitted), im2col pixels that
-//! are not whole 16-byte rows (their layout is not recorded), the packed 4- and 6-bit
-//! types and the 128B atom swizzles (sm_100's).
+//! Interleaved maps (`CU_TENSOR_MAP_INTERLEAVE_16B`/`32B`, cuda.h's NC/8HWC8 and
+//! NC/16HWC16) are encoded as cuda.h and the H200 accept them; a copy moves one whose
+//! box row is one interleave slice (16 or 32 bytes) and lies wholly inside the tensor,
+//! each row packed as a tiled box's (`TensorMap::interleave_copyable`): what the H200
+//! recorded for 32B rows inside the tensor. Boxes past the tensor's edges are not
+//! emulated: the H200 neither filled them as a tiled box is filled nor completed its 16B
+//! loads (runtime program tensor_interleave, recorded).
+//! Refused as not supported (each saying so): im2col pixels that are not whole 16-byte
+//! rows (their layout is not recorded), the packed 4- and 6-bit types and the 128B atom
+//! swizzles (sm_100's).
 
 /// The mock's tag in a tensor map's first bytes: a map it did not write is refused by the
 /// copies that use it.
@@ -139,16 +145,14 @@ impl TensorMap {
                 ));
             }
             m.check_swizzle_span(inner)?;
-        } else {
-            // The slice of C the interleave groups: one row of the box, packed. Other
-            // boxes' layouts in shared memory are not recorded.
-            let slice = m.interleave_bytes();
-            let row = m.box_counts()[0] * esize;
-            if row != slice {
-                return Err(Refusal::NotSupported(format!(
-                    "an interleaved box whose row is {row} bytes, not the interleave's {slice} (its shared-memory layout is not emulated)"
-                )));
-            }
+        } else if inner % 16 != 0 {
+            // cuda.h asks this only without interleave, but the H200 refuses an
+            // interleaved box whose row is 8 bytes and takes rows of 16 and 32 bytes
+            // under either interleave (recorded: tensor_interleave). Which rows a copy
+            // can move is the executor's (`interleave_copyable`).
+            return invalid(format!(
+                "boxDim[0] * element size = {inner} bytes, not a multiple of 16 (the H200 refuses it with interleave too)"
+            ));
         }
         Ok(m)
     }
@@ -252,14 +256,11 @@ impl TensorMap {
                     a.rank
                 ))
             }
-            // Recorded on the H200 (tensor_interleave): its 16B loads never complete an
-            // mbarrier for the box's bytes and its 32B rows land where the PTX ISA's
-            // NC/8HWC8 figure does not put them; until that layout is fitted, refused.
-            1 | 2 => {
-                return unsupported(
-                    "interleaved tensor layouts are not emulated (the H200's shared-memory layout for them is not the PTX ISA's figure)",
-                )
-            }
+            // cuda.h's NC/8HWC8 (16B) and NC/16HWC16 (32B) layouts: accepted with any
+            // swizzle, as the H200 does even for 32B without the 32B swizzle cuda.h
+            // asks for (recorded: tensor_interleave); a 32B map's address and strides
+            // are 32-byte aligned (below).
+            1 | 2 => {}
             i => return invalid(format!("interleave {i} is no CUtensorMapInterleave")),
         }
         match a.swizzle {
@@ -350,6 +351,32 @@ impl TensorMap {
             2 => 32,
             _ => 0,
         }
+    }
+
+    /// Why an interleaved map's copy at `coords` (`offsets`: an im2col copy's) is not
+    /// emulated, if it is not: a box row other than one interleave slice, or an element
+    /// outside the tensor (the H200's layout for either is not recorded; see the module's
+    /// documentation). Non-interleaved maps: always copyable.
+    pub fn interleave_copyable(&self, coords: &[i64], offsets: &[u16]) -> Result<(), String> {
+        if self.interleave == 0 {
+            return Ok(());
+        }
+        let slice = self.interleave_bytes();
+        let row = match self.im2col {
+            Some(ic) => u64::from(ic.channels) * self.element_bytes(),
+            None => self.box_counts()[0] * self.element_bytes(),
+        };
+        if row != slice {
+            return Err(format!(
+                "an interleaved box whose row is {row} bytes, not the interleave's {slice}: its shared-memory layout is not emulated"
+            ));
+        }
+        self.for_each_element(coords, offsets, self.dims[0], |k, addr| match addr {
+            Some(_) => Ok(()),
+            None => Err(format!(
+                "an interleaved box reaching past the tensor's edge (its element {k}): not emulated, the H200 neither fills such a box as a tiled one is filled nor completes its 16B loads (runtime program tensor_interleave, recorded)"
+            )),
+        })
     }
 
     /// Bytes the swizzle permutes 16-byte chunks within (0: no swizzle).
@@ -681,25 +708,59 @@ mod tests {
         let mut a = args(&[100, 30], &[400], &[32, 8], &[1, 1]);
         a.interleave = 1;
         assert!(bad(a), "interleave at rank 2");
-        let mut a = args(&[100, 30, 4], &[400, 12000], &[32, 8, 2], &[1, 1, 1]);
+        let mut a = args(&[8, 30, 4], &[32, 960], &[2, 8, 2], &[1, 1, 1]);
         a.interleave = 1;
-        assert!(matches!(
-            TensorMap::tiled(&a),
-            Err(Refusal::NotSupported(_))
-        ));
+        assert!(
+            bad(a),
+            "an interleaved row of 8 bytes (the H200 refuses it)"
+        );
+        let mut a = args(&[8, 30, 4], &[48, 1440], &[8, 8, 2], &[1, 1, 1]);
+        a.interleave = 2;
+        a.swizzle = 1;
+        assert!(bad(a), "32B interleave with a stride of 48");
+        let mut a = args(&[8, 30, 4], &[32, 960], &[8, 8, 2], &[1, 1, 1]);
+        a.interleave = 2;
+        a.swizzle = 1;
+        a.address += 16;
+        assert!(bad(a), "32B interleave 16 bytes off 32");
     }
 
     #[test]
-    fn interleaved_maps_are_refused_as_not_emulated() {
-        for interleave in [1, 2] {
+    fn interleaved_maps_encode_and_copy_whole_slices_inside_the_tensor() {
+        for (interleave, swizzle) in [(1, 0), (1, 3), (2, 1), (2, 0)] {
+            // NC/8HWC8 of f32: 8 channels (32 bytes) a pixel, 30 pixels a row, 6 rows.
             let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 2], &[1, 1, 1]);
             a.interleave = interleave;
-            a.swizzle = 1;
-            assert!(matches!(
-                TensorMap::tiled(&a),
-                Err(Refusal::NotSupported(_))
-            ));
+            a.swizzle = swizzle;
+            let m = TensorMap::tiled(&a).unwrap();
+            assert_eq!(TensorMap::decode(&m.encode()), Some(m));
+            let copyable = m.interleave_copyable(&[0, 4, 2], &[]);
+            // A 32-byte row is the 32B slice, two 16B slices.
+            assert_eq!(
+                copyable.is_ok(),
+                interleave == 2,
+                "{interleave}: {copyable:?}"
+            );
         }
+        let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 2], &[1, 2, 1]);
+        a.interleave = 2;
+        a.swizzle = 1;
+        let m = TensorMap::tiled(&a).unwrap();
+        assert_eq!(m.box_counts()[..3], [8, 4, 2]);
+        assert!(m.interleave_copyable(&[0, 22, 4], &[]).is_ok());
+        let e = m.interleave_copyable(&[0, 24, 4], &[]).unwrap_err();
+        assert!(e.contains("past the tensor's edge"), "{e}");
+        assert!(m.interleave_copyable(&[0, 0, 5], &[]).is_err());
+        assert!(m.interleave_copyable(&[0, -2, 0], &[]).is_err());
+        // Rows in order, each one slice: element k of row (y, z) is channel k % 8.
+        let mut seen = Vec::new();
+        m.for_each_element(&[0, 2, 1], &[], m.dims[0], |k, addr| {
+            seen.push((k, addr.unwrap() - m.address));
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert_eq!(seen[9], (9, 960 + 32 * 4 + 4));
+        assert_eq!(seen[63], (63, 960 * 2 + 32 * 8 + 28));
     }
 
     fn im2col<'a>(

@@ -110,6 +110,26 @@ fn attribute(a: i32) -> Option<i32> {
     (a == 1).then_some(1024)
 }
 
+/// A stand-in for the driver's answers: each kernel's attribute `a` is 100 * kernel + a,
+/// its occupancy the block size plus the shared bytes.
+fn function_attribute(k: usize, a: i32) -> Option<i32> {
+    (a <= 15).then_some(100 * k as i32 + a)
+}
+
+fn occupancy(_k: usize, threads: i32, shared: u64) -> Option<i32> {
+    Some(threads + shared as i32)
+}
+
+const LIMITS: [Option<u64>; 7] = [
+    Some(1024),
+    Some(4096),
+    Some(8 << 20),
+    None,
+    Some(2048),
+    Some(64),
+    Some(0),
+];
+
 /// Runs `kernel` (1 block of `threads`) with words of output, the device runtime's
 /// pending-launch limit `pending`; the words after, or the fault.
 fn launch_with(
@@ -123,6 +143,11 @@ fn launch_with(
         pool: &s.pool,
         pending_launch_limit: pending,
         attribute: &attribute,
+        limits: LIMITS,
+        cache_config: 2,
+        device_count: 3,
+        function_attribute: &function_attribute,
+        occupancy: &occupancy,
     };
     let k = s
         .module
@@ -234,9 +259,183 @@ fn without_a_device_runtime_a_launch_faults_naming_it() {
 
 #[test]
 fn device_runtime_functions_not_emulated_are_refused_at_load() {
+    // Device-launched graphs stay the host's.
     let src = r#"
-__global__ void limit(size_t *out) { cudaDeviceGetLimit(out, cudaLimitStackSize); }
+__global__ void graph(cudaGraphExec_t g) { cudaGraphLaunch(g, cudaStreamGraphTailLaunch); }
 "#;
     let e = Module::parse(&rdc_ptx(src)).unwrap_err();
-    assert!(e.message.contains("__cudaCDP2DeviceGetLimit"), "{e}");
+    assert!(e.message.contains("cudaGraphLaunch"), "{e}");
+}
+
+const QUERIES: &str = r#"
+__global__ void target(int *p) { p[0] = 1; }
+
+__global__ void queries(long long *out) {
+    size_t v = 77;
+    int i = 0;
+    for (int l = 0; l < 7; ++l) {
+        v = 77;
+        int e = cudaDeviceGetLimit(&v, (cudaLimit)l);
+        out[2 * l] = e;
+        out[2 * l + 1] = (long long)v;
+    }
+    out[14] = cudaDeviceGetLimit(&v, (cudaLimit)7);
+    cudaFuncCache c;
+    out[15] = cudaDeviceGetCacheConfig(&c);
+    out[16] = c;
+    out[17] = cudaGetDeviceCount(&i);
+    out[18] = i;
+    out[19] = cudaRuntimeGetVersion(&i);
+    out[20] = i;
+    cudaFuncAttributes a;
+    out[21] = cudaFuncGetAttributes(&a, (const void *)target);
+    out[22] = a.sharedSizeBytes;
+    out[23] = a.localSizeBytes;
+    out[24] = a.maxThreadsPerBlock;
+    out[25] = a.preferredShmemCarveout;
+    out[26] = a.nonPortableClusterSizeAllowed;
+    out[27] = a.clusterSchedulingPolicyPreference;
+    out[28] = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&i, (const void *)target, 128, 1000);
+    out[29] = i;
+    out[30] = cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&i, (const void *)target, 64, 0, 1);
+    out[31] = i;
+    out[32] = cudaFuncGetAttributes(&a, (const void *)out);
+    out[33] = cudaGetLastError();
+    out[34] = cudaGetLastError();
+}
+
+// make_cudaPitchedPtr and the like are host functions.
+__device__ cudaPitchedPtr pitched(void *p, size_t pitch, size_t x, size_t y) {
+    cudaPitchedPtr r; r.ptr = p; r.pitch = pitch; r.xsize = x; r.ysize = y; return r;
+}
+__device__ cudaExtent extent(size_t w, size_t h, size_t d) {
+    cudaExtent r; r.width = w; r.height = h; r.depth = d; return r;
+}
+
+// A 4 x 3 block of bytes of a 16-byte pitch, copied into a 8-byte pitch, and sets.
+__global__ void regions(unsigned char *src, unsigned char *dst, unsigned char *set, int *err) {
+    err[0] = cudaMemcpy2DAsync(dst, 8, src, 16, 4, 3, cudaMemcpyDeviceToDevice, 0);
+    err[1] = cudaMemcpy2DAsync(dst, 2, src, 16, 4, 3, cudaMemcpyDeviceToDevice, 0);
+    err[2] = cudaMemset2DAsync(set, 8, 0x11, 3, 2, 0);
+    cudaMemcpy3DParms p = {0};
+    p.srcPtr = pitched(src, 16, 16, 4);
+    p.srcPos.x = 1; p.srcPos.y = 1;
+    p.dstPtr = pitched(dst + 32, 4, 4, 2);
+    p.extent = extent(2, 2, 2);
+    p.kind = cudaMemcpyDeviceToDevice;
+    err[3] = cudaMemcpy3DAsync(&p, 0);
+    err[4] = cudaMemset3DAsync(pitched(set + 32, 4, 4, 2), 0x22, extent(1, 2, 2), 0);
+    p.kind = cudaMemcpyHostToDevice;
+    err[5] = cudaMemcpy3DAsync(&p, 0);
+    p.kind = cudaMemcpyDeviceToDevice;
+    p.extent = extent(16, 1, 1);
+    err[6] = cudaMemcpy3DAsync(&p, 0);
+    // Packed rows (pitch = width): one run of 16 bytes.
+    err[7] = cudaMemcpy2DAsync(dst + 48, 4, src + 100, 4, 4, 4, cudaMemcpyDeviceToDevice, 0);
+}
+"#;
+
+#[test]
+fn device_queries_answer_from_the_launchs_settings() {
+    let mut s = setup();
+    s.module = Module::parse(&rdc_ptx(QUERIES)).unwrap();
+    let out = s.mem.map(&[0u8; 8 * 40], true);
+    launch_with(&mut s, "_Z7queriesPx", 1, &[out], 2048).unwrap();
+    let b = s.mem.read(out);
+    let w: Vec<i64> = b
+        .chunks(8)
+        .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    // Each limit as the launch had it; the sync depth unsupported (215) leaves the
+    // value as it was; a limit past the last one is invalid (1).
+    assert_eq!(
+        &w[..15],
+        &[
+            0,
+            1024,
+            0,
+            4096,
+            0,
+            8 << 20,
+            215,
+            77,
+            0,
+            2048,
+            0,
+            64,
+            0,
+            0,
+            1
+        ]
+    );
+    assert_eq!(&w[15..21], &[0, 2, 0, 3, 0, 13000]);
+    // The target kernel's attributes by the driver's numbers: kernel index k of
+    // `target`, attribute a is 100 * k + a (SHARED 1, LOCAL 3, MAX_THREADS 0,
+    // CARVEOUT 9, NON_PORTABLE 14, POLICY 15).
+    let k = s.module.kernel("_Z6targetPi").unwrap() as i64;
+    assert_eq!(
+        &w[21..28],
+        &[
+            0,
+            100 * k + 1,
+            100 * k + 3,
+            100 * k,
+            100 * k + 9,
+            100 * k + 14,
+            100 * k + 15
+        ]
+    );
+    assert_eq!(&w[28..32], &[0, 1128, 0, 64]);
+    // Not a function: cudaErrorInvalidDeviceFunction, kept as the last error once.
+    assert_eq!(&w[32..35], &[98, 98, 0]);
+}
+
+#[test]
+fn device_2d_and_3d_copies_and_sets_run_in_stream_order() {
+    let mut s = setup();
+    s.module = Module::parse(&rdc_ptx(QUERIES)).unwrap();
+    let src_bytes: Vec<u8> = (0..128).collect();
+    let src = s.mem.map(&src_bytes, true);
+    let dst = s.mem.map(&[0xffu8; 64], true);
+    let set = s.mem.map(&[0u8; 64], true);
+    let err = s.mem.map(&[0u8; 32], true);
+    launch_with(&mut s, "_Z7regionsPhS_S_Pi", 1, &[src, dst, set, err], 2048).unwrap();
+    // A pitch below the width: cudaErrorInvalidPitchValue (12); a copy from the host:
+    // cudaErrorInvalidMemcpyDirection (21); a width past the pitch: invalid (1).
+    assert_eq!(to_u32s(&s.mem.read(err)), [0, 12, 0, 0, 0, 21, 1, 0]);
+    let d = s.mem.read(dst);
+    for y in 0..3 {
+        assert_eq!(
+            &d[8 * y..8 * y + 4],
+            &src_bytes[16 * y..16 * y + 4],
+            "row {y}"
+        );
+        assert_eq!(&d[8 * y + 4..8 * y + 8], &[0xff; 4], "past row {y}");
+    }
+    // 3D: 2 bytes of 2 rows of 2 slices from (1, 1, 0) of a 16-byte pitch, 4 rows a
+    // slice, into a 4-byte pitch of 2 rows a slice.
+    for z in 0..2 {
+        for y in 0..2 {
+            let to = 32 + 8 * z + 4 * y;
+            let from = 64 * z + 16 * (y + 1) + 1;
+            assert_eq!(
+                &d[to..to + 2],
+                &src_bytes[from..from + 2],
+                "slice {z} row {y}"
+            );
+            assert_eq!(&d[to + 2..to + 4], &[0xff; 2], "past slice {z} row {y}");
+        }
+    }
+    assert_eq!(&d[48..64], &src_bytes[100..116], "packed rows");
+    let st = s.mem.read(set);
+    assert_eq!(&st[..3], &[0x11; 3]);
+    assert_eq!(&st[8..11], &[0x11; 3]);
+    assert_eq!(st[3], 0);
+    assert_eq!(st[16], 0);
+    for z in 0..2 {
+        for y in 0..2 {
+            assert_eq!(st[32 + 8 * z + 4 * y], 0x22, "slice {z} row {y}");
+            assert_eq!(st[32 + 8 * z + 4 * y + 1], 0, "slice {z} row {y} past");
+        }
+    }
 }

@@ -157,6 +157,19 @@ extern "C" __global__ void multicast_im2col(const CUtensorMap* tm, float* out, i
   multicast_wait_and_write(box, b, mask, rank, out);
 }
 
+// Box words 5000 + i stored into a 3d map at (x, y, z).
+extern "C" __global__ void store_3d(const CUtensorMap* tm, int x, int y, int z) {
+  __shared__ alignas(1024) unsigned box[1024];
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x) box[i] = 5000 + i;
+  cde::fence_proxy_async_shared_cta();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    cde::cp_async_bulk_tensor_3d_shared_to_global(tm, x, y, z, box);
+    cde::cp_async_bulk_commit_group();
+    cde::cp_async_bulk_wait_group_read<0>();
+  }
+}
+
 extern "C" __global__ void store_2d(const CUtensorMap* tm, int x, int y) {
   __shared__ alignas(1024) float box[1024];
   for (int i = threadIdx.x; i < 1024; i += blockDim.x) box[i] = 1000.0f + i;
@@ -196,6 +209,34 @@ fn map(t: &Tensor, data_type: u32, address: u64) -> TensorMap {
         interleave: 0,
         swizzle: t.swizzle,
         l2_promotion: 2,
+        oob_fill: 0,
+    })
+    .unwrap()
+}
+
+/// An interleaved 3d map (`interleave` 1: 16B, 2: 32B) of `data_type` over `dims`.
+fn interleaved_map(
+    data_type: u32,
+    address: u64,
+    dims: &[u64; 3],
+    box_dim: &[u32; 3],
+    element_strides: &[u32; 3],
+    interleave: u32,
+    swizzle: u32,
+) -> TensorMap {
+    let esize = if data_type == 7 { 4 } else { 2 };
+    let strides = [dims[0] * esize, dims[0] * dims[1] * esize];
+    TensorMap::tiled(&TiledArgs {
+        data_type,
+        rank: 3,
+        address,
+        dims,
+        global_strides: &strides,
+        box_dim,
+        element_strides,
+        interleave,
+        swizzle,
+        l2_promotion: 0,
         oob_fill: 0,
     })
     .unwrap()
@@ -835,5 +876,121 @@ COPY:
         }
         assert!(TensorMap::decode(&got.clone().try_into().unwrap()).is_none());
         assert_ne!(got, vec![0xAA; 128], "{engine:?}: the field changed");
+    }
+}
+
+/// Interleaved maps (NC/8HWC8 of u16 under 16B, of f32 under 32B): a box inside the
+/// tensor loads one slice a row, rows in order and swizzled as a tiled box's, and stores
+/// back the same way; a box reaching past the tensor's edge, or whose row is not one
+/// slice, ends the kernel naming what is not emulated.
+#[test]
+fn interleaved_boxes_inside_the_tensor_copy_a_slice_a_row() {
+    let m = module();
+    // (data type, element bytes, dims C8 x W x H, box, element strides, interleave,
+    // swizzle, corner).
+    type Case = (u32, usize, [u64; 3], [u32; 3], [u32; 3], u32, u32, [i64; 3]);
+    let cases: [Case; 3] = [
+        (1, 2, [8, 12, 7], [8, 8, 2], [1, 2, 1], 1, 3, [0, 2, 3]),
+        (1, 2, [8, 12, 7], [8, 8, 4], [1, 1, 1], 1, 0, [0, 4, 3]),
+        (7, 4, [8, 10, 6], [8, 4, 2], [1, 1, 1], 2, 1, [0, 5, 4]),
+    ];
+    for engine in ENGINES {
+        for (ty, es, dims, box_dim, estr, il, sw, at) in cases {
+            let n = (dims[0] * dims[1] * dims[2]) as usize;
+            let elem = |i: usize| -> u64 {
+                if es == 4 {
+                    0x0100_0000 + i as u64
+                } else {
+                    0x400 + i as u64
+                }
+            };
+            let bytes: Vec<u8> = (0..n)
+                .flat_map(|i| elem(i).to_le_bytes()[..es].to_vec())
+                .collect();
+            let mut mem = TestMemory::new();
+            let dt = mem.map(&bytes, true);
+            let tm = interleaved_map(ty, dt, &dims, &box_dim, &estr, il, sw);
+            let dm = mem.map(&tm.encode(), false);
+            let dout = mem.map(&[0u8; 4096], true);
+            let counts = tm.box_counts();
+            let total = (counts[0] * counts[1] * counts[2]) as usize;
+            let mut vals = vec![dm, dout];
+            vals.extend(at.iter().map(|&v| v as u32 as u64));
+            vals.push((total * es) as u64);
+            launch_with(&m, "load_3d", &mem, &vals, engine).unwrap_or_else(|f| panic!("{f}"));
+            let got = mem.read(dout);
+            let span = [0u32, 1, 2, 3][sw as usize];
+            let mut k = 0usize;
+            for z in 0..counts[2] as i64 {
+                for y in 0..counts[1] as i64 {
+                    for c in 0..counts[0] as i64 {
+                        let g = [
+                            at[0] + c,
+                            at[1] + y * i64::from(estr[1]),
+                            at[2] + z * i64::from(estr[2]),
+                        ];
+                        let lin = (g[0] + dims[0] as i64 * (g[1] + dims[1] as i64 * g[2])) as usize;
+                        let mut off = k * es;
+                        off ^= ((off >> 7) & ((1 << span) - 1)) << 4;
+                        let want = &elem(lin).to_le_bytes()[..es];
+                        assert_eq!(
+                            &got[off..off + es],
+                            want,
+                            "{engine:?} interleave {il} element {k}"
+                        );
+                        k += 1;
+                    }
+                }
+            }
+            // Stored back at the same corner: the box's bytes land where they came from.
+            launch_with(
+                &m,
+                "store_3d",
+                &mem,
+                &[dm, at[0] as u64, at[1] as u32 as u64, at[2] as u64],
+                engine,
+            )
+            .unwrap_or_else(|f| panic!("{f}"));
+            let after = mem.read(dt);
+            let shared: Vec<u8> = (0..1024u32)
+                .flat_map(|i| (5000 + i).to_le_bytes())
+                .collect();
+            let mut k = 0usize;
+            for z in 0..counts[2] as i64 {
+                for y in 0..counts[1] as i64 {
+                    for c in 0..counts[0] as i64 {
+                        let g = [
+                            at[0] + c,
+                            at[1] + y * i64::from(estr[1]),
+                            at[2] + z * i64::from(estr[2]),
+                        ];
+                        let lin = (g[0] + dims[0] as i64 * (g[1] + dims[1] as i64 * g[2])) as usize;
+                        let mut off = k * es;
+                        off ^= ((off >> 7) & ((1 << span) - 1)) << 4;
+                        assert_eq!(
+                            &after[lin * es..lin * es + es],
+                            &shared[off..off + es],
+                            "{engine:?} store {il} element {k}"
+                        );
+                        k += 1;
+                    }
+                }
+            }
+        }
+        // Past the edge (W from 10 of 12), and a 16B map's 32-byte row.
+        let mut mem = TestMemory::new();
+        let dt = mem.map(&[0u8; 8 * 12 * 7 * 2], true);
+        let dout = mem.map(&[0u8; 4096], true);
+        let tm = interleaved_map(1, dt, &[8, 12, 7], &[8, 4, 1], &[1, 1, 1], 1, 0);
+        let dm = mem.map(&tm.encode(), false);
+        let f = launch_with(&m, "load_3d", &mem, &[dm, dout, 0, 10, 0, 64], engine).unwrap_err();
+        assert_eq!(f.kind, FaultKind::IllegalInstruction, "{f}");
+        assert!(f.detail.contains("past the tensor's edge"), "{f}");
+        let f = launch_with(&m, "store_3d", &mem, &[dm, 0, 10, 0], engine).unwrap_err();
+        assert!(f.detail.contains("past the tensor's edge"), "{f}");
+        let tm = interleaved_map(7, dt, &[8, 12, 7], &[8, 4, 1], &[1, 1, 1], 1, 0);
+        let dm = mem.map(&tm.encode(), false);
+        let f = launch_with(&m, "load_3d", &mem, &[dm, dout, 0, 0, 0, 128], engine).unwrap_err();
+        assert!(f.detail.contains("not the interleave's 16"), "{f}");
     }
 }

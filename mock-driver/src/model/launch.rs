@@ -86,14 +86,27 @@ pub struct PreparedLaunch {
     stack_bytes: u64,
     /// The context's device heap, when the module calls malloc or free.
     heap: Option<Arc<ptx::DeviceHeap>>,
-    /// The context's device-runtime reserve and CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT,
-    /// when the module calls the device runtime (kernels launching kernels).
-    device_runtime: Option<(Arc<ptx::DeviceHeap>, u32)>,
+    /// What the device runtime answers from, when the module calls it (kernels
+    /// launching kernels, device-side queries).
+    device_runtime: Option<DeviceRuntimeState>,
     /// The allocations the ordering-bug trap protects from the host's loads from the
     /// launch until the kernel ends (`Driver::arm_launch_outputs`), by start; None where
     /// the launch armed nothing (a graph's kernel node), which then arms when it starts
     /// to run, for the time it runs.
     armed: Option<Vec<u64>>,
+}
+
+/// A launch's device runtime: the context's reserve, and its settings at the launch.
+struct DeviceRuntimeState {
+    pool: Arc<ptx::DeviceHeap>,
+    /// CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT.
+    pending: u32,
+    /// Every CUlimit as cuCtxGetLimit would answer it (None: unsupported).
+    limits: [Option<u64>; 7],
+    /// cuCtxGetCacheConfig.
+    cache_config: i32,
+    /// The module's handle: the function attributes of its kernels.
+    module: u64,
 }
 
 impl PreparedLaunch {
@@ -123,14 +136,25 @@ impl PreparedLaunch {
             device_runtime: None,
         };
         let attribute = |a: i32| driver.profile.devices[self.device].attribute(a);
-        let runtime = self
-            .device_runtime
-            .as_ref()
-            .map(|(pool, pending)| ptx::DeviceRuntime {
-                pool,
-                pending_launch_limit: *pending,
-                attribute: &attribute,
-            });
+        let module = self.device_runtime.as_ref().map_or(0, |r| r.module);
+        // Asked while the kernel runs, as the host's cuFuncGetAttribute and
+        // cuOccupancyMaxActiveBlocksPerMultiprocessor would answer then.
+        let function_attribute = |k: usize, a: i32| driver.kernel_attribute(module, k, a).ok();
+        let occupancy = |k: usize, threads: i32, shared: u64| {
+            driver
+                .kernel_occupancy(module, k, threads, usize::try_from(shared).ok()?)
+                .ok()
+        };
+        let runtime = self.device_runtime.as_ref().map(|r| ptx::DeviceRuntime {
+            pool: &r.pool,
+            pending_launch_limit: r.pending,
+            attribute: &attribute,
+            limits: r.limits,
+            cache_config: r.cache_config,
+            device_count: driver.device_count() as i32,
+            function_attribute: &function_attribute,
+            occupancy: &occupancy,
+        });
         let launch = ptx::Launch {
             device_runtime: runtime.as_ref(),
             ..launch
@@ -584,6 +608,7 @@ impl Driver {
             )
         };
         let (printf_fifo, stack_bytes, ctx, cluster) = printf_fifo;
+        let module = f.r.module;
         if req.cooperative {
             self.check_cooperative(req, device, cluster)?;
         }
@@ -593,7 +618,21 @@ impl Driver {
             None
         };
         let device_runtime = if program.uses_device_runtime() {
-            Some(self.device_runtime_pool(ctx)?)
+            let (pool, pending) = self.device_runtime_pool(ctx)?;
+            let st = self.state.lock();
+            let limits = std::array::from_fn(|i| {
+                st.contexts
+                    .limit(ctx, i as i32)
+                    .or(super::context::DEFAULT_LIMITS[i])
+            });
+            let cache_config = st.contexts.get(ctx)?.cache_config;
+            Some(DeviceRuntimeState {
+                pool,
+                pending,
+                limits,
+                cache_config,
+                module,
+            })
         } else {
             None
         };

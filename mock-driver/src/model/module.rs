@@ -901,6 +901,36 @@ impl Driver {
         }
     }
 
+    /// cuFuncGetAttribute of kernel `kernel` of module `module` (what the device runtime's
+    /// cudaFuncGetAttributes answers): its function handle, made as cuModuleGetFunction
+    /// would make it where the program has none yet.
+    pub fn kernel_attribute(&self, module: u64, kernel: usize, attr: i32) -> CuResult<i32> {
+        let f = self.kernel_function(module, kernel)?;
+        self.function_attribute(f, attr)
+    }
+
+    /// cuOccupancyMaxActiveBlocksPerMultiprocessor of a module's kernel, as
+    /// `kernel_attribute`.
+    pub fn kernel_occupancy(
+        &self,
+        module: u64,
+        kernel: usize,
+        block_size: i32,
+        dynamic_shared: usize,
+    ) -> CuResult<i32> {
+        let f = self.kernel_function(module, kernel)?;
+        self.occupancy_blocks_per_sm(f, block_size, dynamic_shared)
+    }
+
+    fn kernel_function(&self, module: u64, kernel: usize) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        let kernels = st.modules.module(module)?.program.kernels.len();
+        if kernel >= kernels {
+            return Err(invalid(format!("the module has no kernel {kernel}")));
+        }
+        Ok(st.modules.function_handle(module, kernel, false))
+    }
+
     /// Blocks of `block_size` threads (and `dynamic_shared` bytes) resident on one SM at
     /// once, from the profile's per-SM limits.
     pub fn occupancy_blocks_per_sm(

@@ -930,6 +930,10 @@ impl BlockCtx<'_> {
             }
         }
         let offsets = offsets.unwrap_or(&[]);
+        if let Err(why) = map.interleave_copyable(coords, offsets) {
+            let kind = FaultKind::IllegalInstruction;
+            return Err(self.fault(w, lane, pc, kind, Some(map_addr), why));
+        }
         if smem % 128 != 0 {
             let detail = "a tensor copy's shared memory must be 128-byte aligned".to_string();
             let kind = FaultKind::MisalignedAddress;

@@ -78,10 +78,109 @@ enum Work {
         params: Vec<u8>,
         buffer: u64,
     },
-    /// `cudaMemcpyAsync` on the device (device to device): `bytes` from `src` to `dst`.
-    Copy { dst: u64, src: u64, bytes: u64 },
-    /// `cudaMemsetAsync` on the device: `bytes` bytes of `value` at `dst`.
-    Set { dst: u64, value: u8, bytes: u64 },
+    /// `cudaMemcpyAsync`, `cudaMemcpy2DAsync` or `cudaMemcpy3DAsync` on the device
+    /// (device to device): `extent` (bytes a row, rows, slices) from `src` to `dst`.
+    Copy {
+        dst: Region,
+        src: Region,
+        extent: [u64; 3],
+    },
+    /// `cudaMemsetAsync`, `cudaMemset2DAsync` or `cudaMemset3DAsync` on the device:
+    /// `extent` of bytes of `value` at `dst`.
+    Set {
+        dst: Region,
+        value: u8,
+        extent: [u64; 3],
+    },
+}
+
+/// Where a copy's or set's rows lie: row `y` of slice `z` at `base + y * pitch + z *
+/// slice`.
+#[derive(Clone, Copy)]
+struct Region {
+    base: u64,
+    pitch: u64,
+    slice: u64,
+}
+
+impl Region {
+    /// Contiguous bytes: one row.
+    fn linear(base: u64) -> Self {
+        Region {
+            base,
+            pitch: 0,
+            slice: 0,
+        }
+    }
+
+    fn row(&self, y: u64, z: u64) -> u64 {
+        self.base
+            .wrapping_add(y.wrapping_mul(self.pitch))
+            .wrapping_add(z.wrapping_mul(self.slice))
+    }
+}
+
+/// What `cudaRuntimeGetVersion` answers on the device: the toolkit's CUDART_VERSION
+/// (cuda_runtime_api.h of CUDA 13.0), which the device runtime is built with.
+const RUNTIME_VERSION: u64 = 13000;
+
+/// `struct cudaFuncAttributes` (driver_types.h): each field's `CUfunction_attribute`,
+/// offset and size. `reserved` is left as the caller had it.
+const FUNC_ATTRIBUTES: &[(i32, u64, u64)] = &[
+    (1, 0, 8),   // sharedSizeBytes: CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+    (2, 8, 8),   // constSizeBytes
+    (3, 16, 8),  // localSizeBytes
+    (0, 24, 4),  // maxThreadsPerBlock
+    (4, 28, 4),  // numRegs
+    (5, 32, 4),  // ptxVersion
+    (6, 36, 4),  // binaryVersion
+    (7, 40, 4),  // cacheModeCA
+    (8, 44, 4),  // maxDynamicSharedSizeBytes
+    (9, 48, 4),  // preferredShmemCarveout
+    (10, 52, 4), // clusterDimMustBeSet
+    (11, 56, 4), // requiredClusterWidth
+    (12, 60, 4), // requiredClusterHeight
+    (13, 64, 4), // requiredClusterDepth
+    (15, 68, 4), // clusterSchedulingPolicyPreference
+    (14, 72, 4), // nonPortableClusterSizeAllowed
+];
+
+/// `sizeof(struct cudaMemcpy3DParms)`: srcArray, srcPos, srcPtr, dstArray, dstPos,
+/// dstPtr, extent, kind.
+const MEMCPY3D_PARMS: u64 = 160;
+
+/// The copy a `cudaMemcpy3DParms` asks for, or why it cannot be made on the device.
+fn memcpy3d(b: &[u8]) -> Result<Work, i32> {
+    let q = |off: usize| u64::from_le_bytes(b[off..off + 8].try_into().expect("8 bytes"));
+    let kind = u32::from_le_bytes(b[152..156].try_into().expect("4 bytes"));
+    if q(0) != 0 || q(64) != 0 {
+        // CUDA arrays are the host's objects: a kernel cannot name one.
+        return Err(error::NOT_SUPPORTED);
+    }
+    if kind != 3 && kind != 4 {
+        return Err(error::INVALID_MEMCPY_DIRECTION);
+    }
+    let extent = [q(128), q(136), q(144)];
+    // pos {x, y, z} at `pos`, pitched pointer {ptr, pitch, xsize, ysize} at `pos + 24`;
+    // with no array, x and the width are in bytes.
+    let region = |pos: usize| -> Result<Region, i32> {
+        let [x, y, z] = [q(pos), q(pos + 8), q(pos + 16)];
+        let (ptr, pitch, ysize) = (q(pos + 24), q(pos + 32), q(pos + 48));
+        if x.checked_add(extent[0]).is_none_or(|end| end > pitch) {
+            return Err(error::INVALID_VALUE);
+        }
+        let slice = pitch.wrapping_mul(ysize);
+        let base = ptr
+            .wrapping_add(x)
+            .wrapping_add(y.wrapping_mul(pitch))
+            .wrapping_add(z.wrapping_mul(slice));
+        Ok(Region { base, pitch, slice })
+    };
+    Ok(Work::Copy {
+        src: region(8)?,
+        dst: region(72)?,
+        extent,
+    })
 }
 
 /// The most bytes a device-side copy or set takes: the device's memory.
@@ -132,15 +231,42 @@ fn tree_fault(kind: FaultKind, kernel: &str, address: Option<u64>, detail: Strin
     }
 }
 
-/// Copies or sets device memory for the device runtime, span by span as the memory
-/// translates it; an address outside device memory is the fault a kernel's access
-/// would be.
+/// Copies or sets device memory for the device runtime, row by row and span by span as
+/// the memory translates it; an address outside device memory is the fault a kernel's
+/// access would be.
 fn copy_or_set(mem: &dyn Memory, work: &Work) -> Result<(), (u64, String)> {
-    let (dst, src, value, bytes) = match *work {
-        Work::Copy { dst, src, bytes } => (dst, Some(src), 0, bytes),
-        Work::Set { dst, value, bytes } => (dst, None, value, bytes),
+    let (dst, src, value, extent) = match *work {
+        Work::Copy { dst, src, extent } => (dst, Some(src), 0, extent),
+        Work::Set { dst, value, extent } => (dst, None, value, extent),
         Work::Grid { .. } => return Ok(()),
     };
+    // Rows (then slices) that follow one another are one row: a 2D or 3D copy of packed
+    // memory costs what a linear one does, not a row at a time.
+    let mut extent = extent;
+    // (The extent's product was checked against MAX_COPY: no overflow.)
+    if extent[1] > 1 && dst.pitch == extent[0] && src.is_none_or(|s| s.pitch == extent[0]) {
+        extent = [extent[0] * extent[1], 1, extent[2]];
+        if extent[2] > 1 && dst.slice == extent[0] && src.is_none_or(|s| s.slice == extent[0]) {
+            extent = [extent[0] * extent[2], 1, 1];
+        }
+    }
+    for z in 0..extent[2] {
+        for y in 0..extent[1] {
+            let from = src.map(|s| s.row(y, z));
+            copy_or_set_row(mem, dst.row(y, z), from, value, extent[0])?;
+        }
+    }
+    Ok(())
+}
+
+/// One row of `copy_or_set`: `bytes` from `src` (or of `value`) to `dst`.
+fn copy_or_set_row(
+    mem: &dyn Memory,
+    dst: u64,
+    src: Option<u64>,
+    value: u8,
+    bytes: u64,
+) -> Result<(), (u64, String)> {
     let span = |addr: u64, access: Access, left: u64| -> Result<(*mut u8, u64), (u64, String)> {
         let s = mem
             .translate(addr, left, access)
@@ -551,6 +677,37 @@ impl BlockCtx<'_> {
         error::SUCCESS
     }
 
+    /// A 2D or 3D copy or set: its extent checked against the device's memory first;
+    /// nothing to do is success.
+    fn queue_region_work(&self, grid: &Grid, work: Work, stream: u64) -> i32 {
+        let extent = match &work {
+            Work::Copy { extent, .. } | Work::Set { extent, .. } => *extent,
+            Work::Grid { .. } => return error::INVALID_VALUE,
+        };
+        match extent.iter().try_fold(1u64, |a, &d| a.checked_mul(d)) {
+            Some(bytes) if bytes <= MAX_COPY => {
+                if bytes == 0 {
+                    // Still a stream the thread may use.
+                    return if Self::stream_ok(grid.tree, stream) {
+                        error::SUCCESS
+                    } else {
+                        error::INVALID_RESOURCE_HANDLE
+                    };
+                }
+                self.queue_memory_work(grid, work, stream)
+            }
+            _ => error::INVALID_VALUE,
+        }
+    }
+
+    /// `n` bytes at generic address `addr` as lane `l` reads them; None where one is not
+    /// memory it may read.
+    fn read_bytes(&mut self, warp: u32, l: usize, addr: u64, n: u64) -> Option<Vec<u8>> {
+        (0..n)
+            .map(|i| self.peek(warp, l as u32, addr.checked_add(i)?))
+            .collect()
+    }
+
     /// Whether `s` names a stream a launch or record may use here.
     fn stream_ok(tree: &Tree, s: u64) -> bool {
         matches!(s, 0 | TAIL_LAUNCH | FIRE_AND_FORGET) || lock(&tree.streams).contains(&s)
@@ -814,7 +971,9 @@ impl BlockCtx<'_> {
                     } else if bytes == 0 {
                         error::SUCCESS
                     } else {
-                        self.queue_memory_work(grid, Work::Copy { dst, src, bytes }, stream)
+                        let (dst, src) = (Region::linear(dst), Region::linear(src));
+                        let extent = [bytes, 1, 1];
+                        self.queue_memory_work(grid, Work::Copy { dst, src, extent }, stream)
                     };
                     (self.status(grid, block, thread, e), 4)
                 }
@@ -826,7 +985,167 @@ impl BlockCtx<'_> {
                     } else if bytes == 0 {
                         error::SUCCESS
                     } else {
-                        self.queue_memory_work(grid, Work::Set { dst, value, bytes }, stream)
+                        let (dst, extent) = (Region::linear(dst), [bytes, 1, 1]);
+                        self.queue_memory_work(grid, Work::Set { dst, value, extent }, stream)
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::Memcpy2DAsync => {
+                    let (dst, dpitch, src, spitch) =
+                        (a64(self, 0), a64(self, 1), a64(self, 2), a64(self, 3));
+                    let (width, height) = (a64(self, 4), a64(self, 5));
+                    let (kind, stream) = (a32(self, 6), a64(self, 7));
+                    let e = if kind != 3 && kind != 4 {
+                        error::INVALID_MEMCPY_DIRECTION
+                    } else if width > dpitch || width > spitch {
+                        // cudaMemcpy2DAsync: neither pitch may be less than the width.
+                        error::INVALID_PITCH_VALUE
+                    } else {
+                        let dst = Region {
+                            base: dst,
+                            pitch: dpitch,
+                            slice: 0,
+                        };
+                        let src = Region {
+                            base: src,
+                            pitch: spitch,
+                            slice: 0,
+                        };
+                        self.queue_region_work(
+                            grid,
+                            Work::Copy {
+                                dst,
+                                src,
+                                extent: [width, height, 1],
+                            },
+                            stream,
+                        )
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::Memcpy3DAsync => {
+                    let (p, stream) = (a64(self, 0), a64(self, 1));
+                    let e = match self.read_bytes(w.id, l, p, MEMCPY3D_PARMS) {
+                        None => error::INVALID_VALUE,
+                        Some(b) => match memcpy3d(&b) {
+                            Err(e) => e,
+                            Ok(work) => self.queue_region_work(grid, work, stream),
+                        },
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::Memset2DAsync => {
+                    let (dst, pitch, value) = (a64(self, 0), a64(self, 1), a32(self, 2) as u8);
+                    let (width, height, stream) = (a64(self, 3), a64(self, 4), a64(self, 5));
+                    let e = if width > pitch {
+                        error::INVALID_VALUE
+                    } else {
+                        let dst = Region {
+                            base: dst,
+                            pitch,
+                            slice: 0,
+                        };
+                        let extent = [width, height, 1];
+                        self.queue_region_work(grid, Work::Set { dst, value, extent }, stream)
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::Memset3DAsync => {
+                    // cudaPitchedPtr {ptr, pitch, xsize, ysize} and cudaExtent {width in
+                    // bytes, height, depth}, passed by value.
+                    let at = |k: usize, field: u32| self.local_u64(w.id, l, args[k] + 8 * field);
+                    let (ptr, pitch, ysize) = (at(0, 0), at(0, 1), at(0, 3));
+                    let extent = [at(2, 0), at(2, 1), at(2, 2)];
+                    let (value, stream) = (a32(self, 1) as u8, a64(self, 3));
+                    let e = if extent[0] > pitch {
+                        error::INVALID_VALUE
+                    } else {
+                        let dst = Region {
+                            base: ptr,
+                            pitch,
+                            slice: pitch.wrapping_mul(ysize),
+                        };
+                        self.queue_region_work(grid, Work::Set { dst, value, extent }, stream)
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::DeviceGetLimit => {
+                    let (out, limit) = (a64(self, 0), a32(self, 1) as i32);
+                    let e = match usize::try_from(limit)
+                        .ok()
+                        .and_then(|i| tree.rt.limits.get(i))
+                    {
+                        None => error::INVALID_VALUE,
+                        Some(None) => error::UNSUPPORTED_LIMIT,
+                        Some(Some(v)) => {
+                            self.runtime_store(w, l, pc, out, 8, *v)?;
+                            error::SUCCESS
+                        }
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::DeviceGetCacheConfig => {
+                    let out = a64(self, 0);
+                    self.runtime_store(w, l, pc, out, 4, tree.rt.cache_config as u32 as u64)?;
+                    (0, 4)
+                }
+                DevRt::DeviceGetSharedMemConfig => {
+                    // cudaSharedMemBankSizeFourByte: the bank size of every device since
+                    // compute capability 5.0, what the host's call answers.
+                    self.runtime_store(w, l, pc, a64(self, 0), 4, 1)?;
+                    (0, 4)
+                }
+                DevRt::GetDeviceCount => {
+                    let n = tree.rt.device_count as u32 as u64;
+                    self.runtime_store(w, l, pc, a64(self, 0), 4, n)?;
+                    (0, 4)
+                }
+                DevRt::RuntimeGetVersion => {
+                    self.runtime_store(w, l, pc, a64(self, 0), 4, RUNTIME_VERSION)?;
+                    (0, 4)
+                }
+                DevRt::FuncGetAttributes => {
+                    let (out, f) = (a64(self, 0), a64(self, 1));
+                    let e = match self.kernel_at(f) {
+                        None => error::INVALID_DEVICE_FUNCTION,
+                        Some(k) => {
+                            let values: Option<Vec<i32>> = FUNC_ATTRIBUTES
+                                .iter()
+                                .map(|&(attr, ..)| (tree.rt.function_attribute)(k, attr))
+                                .collect();
+                            match values {
+                                None => error::INVALID_DEVICE_FUNCTION,
+                                Some(values) => {
+                                    for (&(_, offset, size), v) in
+                                        FUNC_ATTRIBUTES.iter().zip(values)
+                                    {
+                                        // Every size_t is a count of bytes (never
+                                        // negative); the carveout's -1 is an int's.
+                                        let v = u64::from(v as u32);
+                                        self.runtime_store(w, l, pc, out + offset, size, v)?;
+                                    }
+                                    error::SUCCESS
+                                }
+                            }
+                        }
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::OccupancyMaxActiveBlocksPerMultiprocessor
+                | DevRt::OccupancyMaxActiveBlocksPerMultiprocessorWithFlags => {
+                    let (out, f) = (a64(self, 0), a64(self, 1));
+                    let (threads, shared) = (a32(self, 2) as i32, a64(self, 3));
+                    // The flags (cudaOccupancyDisableCachingOverride) change nothing the
+                    // mock models, as on the host (cuOccupancy...WithFlags).
+                    let e = match self.kernel_at(f) {
+                        None => error::INVALID_DEVICE_FUNCTION,
+                        Some(k) => match (tree.rt.occupancy)(k, threads, shared) {
+                            Some(n) => {
+                                self.runtime_store(w, l, pc, out, 4, n as u32 as u64)?;
+                                error::SUCCESS
+                            }
+                            None => error::INVALID_VALUE,
+                        },
                     };
                     (self.status(grid, block, thread, e), 4)
                 }
