@@ -552,7 +552,27 @@ pub(crate) fn cube_face(x: f32, y: f32, z: f32) -> (u64, f32, f32) {
 }
 
 impl TextureObject {
-    fn reads_float(&self) -> bool {
+    /// This texture as an explicit sampler (`tex`/`tld4`'s operand b) has it sample: the
+    /// sampler's filter and address modes in place of the texture's where it sets them,
+    /// and unnormalized coordinates where it forces them (PTX ISA, "Sampler
+    /// Properties"); border colour, read mode and mipmap state stay the texture's.
+    pub(crate) fn with_sampler(&self, s: &crate::decode::SamplerRef) -> TextureObject {
+        let mut t = self.clone();
+        if let Some(linear) = s.linear {
+            t.sampler.linear = linear;
+        }
+        for (m, a) in t.sampler.address.iter_mut().zip(s.address) {
+            if let Some(a) = a {
+                *m = a;
+            }
+        }
+        if s.force_unnormalized {
+            t.sampler.normalized_coords = false;
+        }
+        t
+    }
+
+    pub(crate) fn reads_float(&self) -> bool {
         let f = self.image.format;
         f.kind == ChannelKind::Float || (self.sampler.read_normalized && f.bits < 32)
     }
