@@ -535,6 +535,11 @@ fn cubemap_mipmap() {
 }
 
 #[test]
+fn cubemap_seamless() {
+    run("cubemap_seamless", &[]);
+}
+
+#[test]
 fn threads() {
     let exe = common::nvcc("threads");
     for _ in 0..10 {

@@ -395,6 +395,7 @@ fn fetch(threads: usize) {
             read_normalized: false,
             border: [0.0; 4],
             mipmap: Default::default(),
+            seamless_cubemap: false,
         },
     });
     let mut outputs: Vec<Vec<u8>> = Vec::new();

@@ -185,6 +185,9 @@ pub struct Sampler {
     pub read_normalized: bool,
     pub border: [f32; 4],
     pub mipmap: MipmapSampler,
+    /// CU_TRSF_SEAMLESS_CUBEMAP: a cubemap's linear filtering (and its gathers) reads
+    /// across face edges (`seamless_texel`) instead of clamping at them.
+    pub seamless_cubemap: bool,
 }
 
 /// How a texture object over a mipmapped array picks and blends levels
@@ -551,6 +554,62 @@ pub(crate) fn cube_face(x: f32, y: f32, z: f32) -> (u64, f32, f32) {
     (face, (s / m + 1.0) * 0.5, (t / m + 1.0) * 0.5)
 }
 
+/// The table's face of a direction in integers (no ties arise where it is used), with
+/// the major axis' magnitude and the face's signed s and t (`cube_face`'s table).
+fn cube_axes(d: [i64; 3]) -> (u64, i64, i64, i64) {
+    let [x, y, z] = d;
+    let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
+    if az >= ax && az >= ay {
+        if z >= 0 {
+            (4, az, x, -y)
+        } else {
+            (5, az, -x, -y)
+        }
+    } else if ay >= ax {
+        if y >= 0 {
+            (2, ay, x, z)
+        } else {
+            (3, ay, x, -z)
+        }
+    } else if x >= 0 {
+        (0, ax, -z, -y)
+    } else {
+        (1, ax, z, -y)
+    }
+}
+
+/// Texel (i, j) of cube face `face` (n x n texels), where i or j may lie one past an
+/// edge, as seamless filtering reads it: the texel itself, or the texel of the
+/// neighbouring face that the direction through its centre points at (the edge texel
+/// there); None for a texel past a corner, which no face holds. Exact: the centre is the
+/// direction (2i + 1 - n, 2j + 1 - n) on the face's plane at n, in half-texels, turned
+/// into the cube's axes by the face table and back into the other face's texels.
+pub(crate) fn seamless_texel(face: u64, i: i64, j: i64, n: u64) -> Option<(u64, u64, u64)> {
+    let n = n as i64;
+    let inside = |v: i64| (0..n).contains(&v);
+    match (inside(i), inside(j)) {
+        (true, true) => return Some((face, i as u64, j as u64)),
+        (false, false) => return None,
+        _ => {}
+    }
+    if !(-1..=n).contains(&i) || !(-1..=n).contains(&j) {
+        return None;
+    }
+    let (s, t, m) = (2 * i + 1 - n, 2 * j + 1 - n, n);
+    let dir = match face {
+        0 => [m, -t, -s],
+        1 => [-m, -t, s],
+        2 => [s, m, t],
+        3 => [s, -m, -t],
+        4 => [s, -t, m],
+        _ => [-s, -t, -m],
+    };
+    let (f2, m2, s2, t2) = cube_axes(dir);
+    // Face coordinate (c/m + 1)/2 in texels, floored: exact in integers.
+    let idx = |c: i64| ((c + m2) * n).div_euclid(2 * m2).clamp(0, n - 1) as u64;
+    Some((f2, idx(s2), idx(t2)))
+}
+
 impl TextureObject {
     /// This texture as an explicit sampler (`tex`/`tld4`'s operand b) has it sample: the
     /// sampler's filter and address modes in place of the texture's where it sets them,
@@ -645,10 +704,9 @@ impl TextureObject {
     }
 
     /// A cubemap lookup as the face's 2D one: the face's layer, its normalized
-    /// coordinates, and a sampler that clamps at the face's edges. Filtering across
-    /// faces (seamless cubemaps) is not emulated: a linear sample at a face's edge
-    /// weighs that face's edge texels twice (a choice until cubemap_mipmap's "ties and edges, linear"
-    /// line is recorded on the H200).
+    /// coordinates, and a sampler that clamps at the face's edges, unless the texture is
+    /// seamless (CU_TRSF_SEAMLESS_CUBEMAP), whose linear filtering and gathers read the
+    /// neighbouring faces there (`seamless_texel`).
     fn on_face(&self, q: &Lookup) -> (Sampler, [f32; 3], u64) {
         let (face, u, v) = cube_face(q.coords[0], q.coords[1], q.coords[2]);
         let s = Sampler {
@@ -795,12 +853,15 @@ impl TextureObject {
             let idx = [index(0, 0), index(1, 0), index(2, 0)];
             return Ok(Sampled::Bits(self.at(mem, img, idx, slice)?));
         }
+        let weights = corner_weights(dims, frac);
+        if img.cubemap && sampler.seamless_cubemap && dims == 2 {
+            return self.seamless(mem, img, base, &weights, slice);
+        }
         // The corners' products are exact in f64 (an integer of 9 bits times an f32), and
         // so is their sum while the texels lie within 2^20 of one another: the sum is
         // rounded once, to f32, halves away from zero (the H200's bits in texture_probe,
         // section 2, and simple_texture's checksums; texels of far-apart magnitudes are
         // not recorded).
-        let weights = corner_weights(dims, frac);
         let mut acc = [0f64; 4];
         for (corner, w) in weights.iter().enumerate().take(1 << dims) {
             let mut idx = [Some(0); 3];
@@ -810,6 +871,65 @@ impl TextureObject {
             let t = self.at(mem, img, idx, slice)?;
             for c in 0..4 {
                 acc[c] += *w as f64 * f32::from_bits(t[c]) as f64;
+            }
+        }
+        Ok(Sampled::Exact(acc.map(|a| a / 256.0)))
+    }
+
+    /// The four texels of bilinear filtering on a cube face, lower corner `base`, read
+    /// across the face's edges (CU_TRSF_SEAMLESS_CUBEMAP; `seamless_texel`); `slice` is
+    /// the face's layer. A footprint over a corner has three texels: the fourth, which no
+    /// face holds, is their mean (what OpenGL's seamless cube maps leave to the
+    /// implementation and Direct3D's averages; clients/runtime/cubemap_seamless.cu
+    /// records the H200's). The sum is rounded once, as in `filter`.
+    fn seamless_texels(
+        &self,
+        mem: &Texmem<'_>,
+        img: &Image,
+        base: [i64; 3],
+        slice: u64,
+    ) -> Result<[[f64; 4]; 4], String> {
+        let (cube, face) = (slice - slice % 6, slice % 6);
+        let mut texels = [[0f64; 4]; 4];
+        let mut missing = None;
+        for (corner, t) in texels.iter_mut().enumerate() {
+            let (i, j) = (
+                base[0] + (corner & 1) as i64,
+                base[1] + (corner >> 1) as i64,
+            );
+            match seamless_texel(face, i, j, img.width) {
+                Some((f, x, y)) => {
+                    let v = self.at(mem, img, [Some(x), Some(y), Some(0)], cube + f)?;
+                    *t = v.map(|b| f32::from_bits(b) as f64);
+                }
+                None => missing = Some(corner),
+            }
+        }
+        if let Some(m) = missing {
+            let mut mean = [0f64; 4];
+            for (_, t) in texels.iter().enumerate().filter(|(k, _)| *k != m) {
+                for c in 0..4 {
+                    mean[c] += t[c] / 3.0;
+                }
+            }
+            texels[m] = mean;
+        }
+        Ok(texels)
+    }
+
+    fn seamless(
+        &self,
+        mem: &Texmem<'_>,
+        img: &Image,
+        base: [i64; 3],
+        weights: &[i64; 8],
+        slice: u64,
+    ) -> Result<Sampled, String> {
+        let texels = self.seamless_texels(mem, img, base, slice)?;
+        let mut acc = [0f64; 4];
+        for (w, t) in weights.iter().zip(texels) {
+            for c in 0..4 {
+                acc[c] += *w as f64 * t[c];
             }
         }
         Ok(Sampled::Exact(acc.map(|a| a / 256.0)))
@@ -880,6 +1000,24 @@ impl TextureObject {
             ]
         };
         let mut out = [0u32; 4];
+        if q.cube && sampler.seamless_cubemap {
+            // Across the face's edges, as seamless filtering reads them; a corner's
+            // missing texel is the mean of the other three (`seamless_texels`), which
+            // integers have no rule for.
+            if !self.reads_float() {
+                return Err(
+                    "tld4 over a seamless cubemap that reads integers: the texel past \
+                            a corner has no documented value, not emulated"
+                        .into(),
+                );
+            }
+            let t = self.seamless_texels(mem, &self.image, [base[0], base[1], 0], slice)?;
+            // Corner bits: x + 2y; the ISA's order is (0, 1), (1, 1), (1, 0), (0, 0).
+            for (o, corner) in out.iter_mut().zip([2, 3, 1, 0]) {
+                *o = round_half_away(t[corner][comp]).to_bits();
+            }
+            return Ok(out);
+        }
         for (o, (dx, dy)) in out.iter_mut().zip([(0, 1), (1, 1), (1, 0), (0, 0)]) {
             *o = self.at(mem, &self.image, ix(dx, dy), slice)?[comp];
         }
@@ -934,6 +1072,7 @@ mod tests {
                 read_normalized: false,
                 border: [0.0; 4],
                 mipmap: MipmapSampler::default(),
+                seamless_cubemap: false,
             },
             levels: Vec::new(),
         }

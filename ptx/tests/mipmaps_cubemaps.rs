@@ -46,6 +46,7 @@ fn sampler(linear: bool, mipmap: MipmapSampler) -> Sampler {
         read_normalized: false,
         border: [0.0; 4],
         mipmap,
+        seamless_cubemap: false,
     }
 }
 
@@ -462,4 +463,125 @@ fn tld4_gathers_on_the_cube_face() {
     // +z is face 4, its centre (0.5, 0.5) two texels in: the footprint's lower left is
     // texel (1, 1); counter-clockwise from (i, j+1).
     assert_eq!(to_f32s(&mem.mem.read(out)), [421.0, 422.0, 412.0, 411.0]);
+}
+
+/// Seamless filtering's texel (i, j) of face `f` (n x n), i or j one past an edge: the
+/// texel the direction through its centre reads under point sampling (the test's own
+/// face table); None past a corner.
+fn seamless_texel(f: usize, i: i64, j: i64, n: usize) -> Option<(usize, usize, usize)> {
+    let inside = |v: i64| (0..n as i64).contains(&v);
+    if !inside(i) && !inside(j) {
+        return None;
+    }
+    let c = |k: i64| (2 * k + 1) as f32 / n as f32 - 1.0;
+    let (major, sign, (sa, ss), (ta, ts)) = FACES[f];
+    let mut d = [0f32; 3];
+    d[major] = sign;
+    d[sa] = ss * c(i);
+    d[ta] = ts * c(j);
+    Some(cube_texel(d, n))
+}
+
+/// CU_TRSF_SEAMLESS_CUBEMAP: linear filtering near a face's edge weighs the neighbouring
+/// face's texels (the CUDA programming guide's seamless cubemap filtering), with the
+/// weights of 2D filtering; a footprint over a cube corner has three texels and reads
+/// the fourth as their mean. The same samples without the flag clamp at the face.
+#[test]
+fn seamless_cubemaps_filter_across_face_edges_and_corners() {
+    let m = Module::parse(&ptx(KERNELS)).unwrap();
+    let n = 4usize;
+    let vals: Vec<f32> = (0..6 * n * n)
+        .map(|i| {
+            let (f, y, x) = (i / (n * n), i / n % n, i % n);
+            (100 * f + 10 * y + x) as f32
+        })
+        .collect();
+    // Edges of every face, two corners, and interior points (seamless changes nothing).
+    let dirs: Vec<[f32; 3]> = vec![
+        [-1.0, 0.2, 1.0],
+        [1.0, -0.3, 1.0],
+        [0.1, 1.0, 1.0],
+        [0.35, -1.0, 1.0],
+        [1.0, 0.6, -0.7],
+        [-1.0, 1.0, 1.0],
+        [1.0, -1.0, -1.0],
+        [0.3, 0.1, 1.0],
+        [0.97, 0.99, -0.2],
+        [-0.6, -1.0, 0.99],
+    ];
+    let flat: Vec<f32> = dirs.iter().flatten().copied().collect();
+    for seamless in [true, false] {
+        let mut s = sampler(true, MipmapSampler::default());
+        s.seamless_cubemap = seamless;
+        let mut mem = ImageMemory {
+            mem: TestMemory::new(),
+            surfaces: Vec::new(),
+            textures: vec![(
+                1,
+                Arc::new(TextureObject {
+                    image: image(n as u64, n as u64, 6, false, true, &vals),
+                    sampler: s,
+                    levels: vec![],
+                }),
+            )],
+        };
+        let din = mem.mem.map(&f32s(&flat), false);
+        let out = mem.mem.map(&vec![0u8; dirs.len() * 4], true);
+        let k = m.kernel("cube").unwrap();
+        for engine in [Engine::Interp, Engine::Jit] {
+            let p = params(&m.kernels[k], &[1, din, out]);
+            let mut l = launch(1, dirs.len() as u32, &p);
+            l.engine = engine;
+            run(&m, k, &l, &mem).unwrap();
+            let got = to_f32s(&mem.mem.read(out));
+            for (d, g) in dirs.iter().zip(&got) {
+                // The face and its coordinates (ties: z, then y, then x), in 256ths.
+                let major = if d[2].abs() >= d[0].abs() && d[2].abs() >= d[1].abs() {
+                    2
+                } else if d[1].abs() >= d[0].abs() {
+                    1
+                } else {
+                    0
+                };
+                let f = FACES
+                    .iter()
+                    .position(|x| x.0 == major && (d[major] >= 0.0) == (x.1 > 0.0))
+                    .unwrap();
+                let (_, _, (sa, ss), (ta, ts)) = FACES[f];
+                let mag = d[major].abs();
+                let q8 = |c: f32| {
+                    let u = (c / mag + 1.0) * 0.5 * n as f32;
+                    ((u as f64 - 0.5) * 256.0 + 0.5).floor() as i64
+                };
+                let (qs, qt) = (q8(ss * d[sa]), q8(ts * d[ta]));
+                let (i, j, a, b) = (qs >> 8, qt >> 8, qs & 255, qt & 255);
+                let ab = (a * b + 128) >> 8;
+                let w = [256 - a - b + ab, a - ab, b - ab, ab];
+                let texel = |di: i64, dj: i64| -> Option<f64> {
+                    let (ii, jj) = (i + di, j + dj);
+                    if seamless {
+                        seamless_texel(f, ii, jj, n)
+                            .map(|(f2, x, y)| vals[(f2 * n + y) * n + x] as f64)
+                    } else {
+                        let c = |v: i64| v.clamp(0, n as i64 - 1) as usize;
+                        Some(vals[(f * n + c(jj)) * n + c(ii)] as f64)
+                    }
+                };
+                let mut t: Vec<Option<f64>> =
+                    vec![texel(0, 0), texel(1, 0), texel(0, 1), texel(1, 1)];
+                let known: Vec<f64> = t.iter().flatten().copied().collect();
+                let mean = known.iter().sum::<f64>() / known.len() as f64;
+                for x in t.iter_mut() {
+                    x.get_or_insert(mean);
+                }
+                let want = (t
+                    .iter()
+                    .zip(w)
+                    .map(|(v, w)| v.unwrap() * w as f64)
+                    .sum::<f64>()
+                    / 256.0) as f32;
+                assert_eq!(*g, want, "{engine:?} seamless={seamless} direction {d:?}");
+            }
+        }
+    }
 }

@@ -44,6 +44,7 @@ fn texture(img: Image, normalized: bool, mode: AddressMode) -> Arc<TextureObject
             read_normalized: false,
             border: [0.0; 4],
             mipmap: Default::default(),
+            seamless_cubemap: false,
         },
     })
 }

@@ -43,6 +43,7 @@ fn sampler(linear: bool, normalized: bool, mode: AddressMode) -> Sampler {
         read_normalized: false,
         border: [0.0; 4],
         mipmap: Default::default(),
+        seamless_cubemap: false,
     }
 }
 
