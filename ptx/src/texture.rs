@@ -610,6 +610,43 @@ pub(crate) fn seamless_texel(face: u64, i: i64, j: i64, n: u64) -> Option<(u64, 
     Some((f2, idx(s2), idx(t2)))
 }
 
+/// What `tex.grad` samples (`TextureObject::footprint`): the level of detail, how many
+/// samples, and the derivative vector they are spread along (coordinate units).
+struct Footprint {
+    lod: f32,
+    samples: u32,
+    major: [f32; 3],
+}
+
+/// `tex.grad.cube`'s derivatives of a direction `c` along x or y (`d`) as derivatives of
+/// the face coordinates `cube_face` gives (normalized): with s = (sc/m + 1)/2 (sc the
+/// table's signed minor coordinate, m the major axis' magnitude), ds = (dsc m - sc dm) /
+/// (2 m^2), the quotient rule (as OpenGL's specification derives the cube map's rho,
+/// section 8.13). On the face the direction picks; a zero direction has none.
+pub(crate) fn cube_face_gradient(c: [f32; 3], d: [f32; 3]) -> [f32; 3] {
+    let (face, _, _) = cube_face(c[0], c[1], c[2]);
+    // Per face: the major axis and its sign, s's axis and sign, t's axis and sign.
+    const TABLE: [(usize, f32, usize, f32, usize, f32); 6] = [
+        (0, 1.0, 2, -1.0, 1, -1.0),
+        (0, -1.0, 2, 1.0, 1, -1.0),
+        (1, 1.0, 0, 1.0, 2, 1.0),
+        (1, -1.0, 0, 1.0, 2, -1.0),
+        (2, 1.0, 0, 1.0, 1, -1.0),
+        (2, -1.0, 0, -1.0, 1, -1.0),
+    ];
+    let (ma, ms, sa, ss, ta, ts) = TABLE[face as usize];
+    let m = (c[ma] * ms) as f64;
+    if m == 0.0 || !m.is_finite() {
+        return [0.0; 3];
+    }
+    let dm = (d[ma] * ms) as f64;
+    let f = |a: usize, sign: f32| {
+        let (sc, dsc) = ((c[a] * sign) as f64, (d[a] * sign) as f64);
+        ((dsc * m - sc * dm) / (2.0 * m * m)) as f32
+    };
+    [f(sa, ss), f(ta, ts), 0.0]
+}
+
 impl TextureObject {
     /// This texture as an explicit sampler (`tex`/`tld4`'s operand b) has it sample: the
     /// sampler's filter and address modes in place of the texture's where it sets them,
@@ -727,15 +764,52 @@ impl TextureObject {
         } else {
             (&self.sampler, q.dims, q.coords, self.layer_slice(q.layer))
         };
-        let lod = match q.lod {
-            Lod::Base => 0.0,
-            Lod::Level(l) => l,
-            Lod::Grad(dx, dy) => self.gradient_lod(dims, dx, dy)?,
+        let (dx, dy) = match q.lod {
+            Lod::Base => return self.sample_at(mem, sampler, dims, coords, q, slice, None),
+            Lod::Level(l) => return self.sample_at(mem, sampler, dims, coords, q, slice, Some(l)),
+            Lod::Grad(dx, dy) if q.cube => (
+                cube_face_gradient(q.coords, dx),
+                cube_face_gradient(q.coords, dy),
+            ),
+            Lod::Grad(dx, dy) => (dx, dy),
         };
-        if self.levels.is_empty() || q.lod == Lod::Base {
+        let fp = self.footprint(sampler, dims, dx, dy);
+        if fp.samples <= 1 || !self.reads_float() {
+            return self.sample_at(mem, sampler, dims, coords, q, slice, Some(fp.lod));
+        }
+        // Anisotropic filtering: the mean of `samples` isotropic samples spaced along the
+        // footprint's major axis, at i/(N+1) - 1/2 of it (EXT_texture_filter_anisotropic),
+        // each rounded as a sample is, their mean rounded once.
+        let n = fp.samples;
+        let mut acc = [0f64; 4];
+        for i in 1..=n {
+            let at = i as f32 / (n + 1) as f32 - 0.5;
+            let c: [f32; 3] = std::array::from_fn(|k| coords[k] + fp.major[k] * at);
+            let v = self.sample_at(mem, sampler, dims, c, q, slice, Some(fp.lod))?;
+            for (a, b) in acc.iter_mut().zip(v) {
+                *a += f32::from_bits(b) as f64;
+            }
+        }
+        Ok(acc.map(|a| round_half_away(a / n as f64).to_bits()))
+    }
+
+    /// One sample at `coords` (on the layer or face `slice`) at level of detail `lod`
+    /// (None: plain `tex`, level 0), before the bias and clamps.
+    #[allow(clippy::too_many_arguments)]
+    fn sample_at(
+        &self,
+        mem: &Texmem<'_>,
+        sampler: &Sampler,
+        dims: usize,
+        coords: [f32; 3],
+        q: &Lookup,
+        slice: u64,
+        lod: Option<f32>,
+    ) -> Result<[u32; 4], String> {
+        let Some(lod) = lod.filter(|_| !self.levels.is_empty()) else {
             let s = self.filter(mem, &self.image, sampler, dims, coords, q.offset, slice)?;
             return Ok(s.bits());
-        }
+        };
         let on_level = |k: usize| {
             let img = self.level(k);
             let mut c = coords;
@@ -775,21 +849,19 @@ impl TextureObject {
         }))
     }
 
-    /// `tex.grad`'s level of detail: log2 of the longer of the two derivative vectors,
-    /// each in level 0's texels (scaled by its size when the coordinates are
-    /// normalized), the isotropic formula of OpenGL's specification (section 8.14,
-    /// "scale factor" rho). The H200's own (its rounding, whether it takes the exact
-    /// length) is not documented: clients/runtime/cubemap_mipmap.cu's tex2DGrad lines record it.
-    fn gradient_lod(&self, dims: usize, dx: [f32; 3], dy: [f32; 3]) -> Result<f32, String> {
-        if self.sampler.mipmap.max_anisotropy > 1 {
-            return Err(format!(
-                "tex.grad over a texture with maxAnisotropy {} is not emulated (anisotropic \
-                 filtering)",
-                self.sampler.mipmap.max_anisotropy
-            ));
-        }
+    /// `tex.grad`'s footprint: the derivative vectors' lengths in level 0's texels
+    /// (scaled by its size when the coordinates are normalized). Isotropic (maxAnisotropy
+    /// 0 or 1): the level of detail is log2 of the longer (OpenGL's rho, section 8.14),
+    /// one sample; the H200's formula is not that and is undocumented
+    /// (clients/runtime/cubemap_mipmap.cu's tex2DGrad line, declared in
+    /// clients/runtime/goldens/differences.txt). Anisotropic: the footprint model of
+    /// EXT_texture_filter_anisotropic, N = min(ceil(Pmax / Pmin), maxAnisotropy) samples
+    /// along the longer vector at level log2(Pmax / N), maxAnisotropy capped at 16 (the
+    /// largest ratio Direct3D and OpenGL implementations take); what the H200 does is
+    /// not documented (clients/runtime/texture_anisotropic.cu awaits its recording).
+    fn footprint(&self, sampler: &Sampler, dims: usize, dx: [f32; 3], dy: [f32; 3]) -> Footprint {
         let scale = |k: usize| {
-            if self.sampler.normalized_coords {
+            if sampler.normalized_coords {
                 self.image.size(k) as f64
             } else {
                 1.0
@@ -801,7 +873,25 @@ impl TextureObject {
                 .sum::<f64>()
                 .sqrt()
         };
-        Ok(len(dx).max(len(dy)).log2() as f32)
+        let (px, py) = (len(dx), len(dy));
+        let (pmax, pmin, major) = if py > px { (py, px, dy) } else { (px, py, dx) };
+        let max_aniso = sampler.mipmap.max_anisotropy.min(16);
+        let samples = if max_aniso <= 1 || !pmax.is_finite() || pmax == 0.0 {
+            1
+        } else if pmin > 0.0 {
+            (pmax / pmin).ceil().min(max_aniso as f64) as u32
+        } else {
+            max_aniso
+        };
+        let mut major = major;
+        for v in major.iter_mut().skip(dims) {
+            *v = 0.0;
+        }
+        Footprint {
+            lod: (pmax / samples as f64).log2() as f32,
+            samples,
+            major,
+        }
     }
 
     /// One level's sample: point or linear filtering of `img` at `coords`, the texel

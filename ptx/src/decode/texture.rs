@@ -9,8 +9,9 @@
 //! emulated, and so are texel offsets (`tex` and `tld4`'s `e` operand) and the residency
 //! predicate (`d|p`: the mock has no sparse textures, so every texel is resident);
 //! formatted surface stores (`sust.p`) convert their 32-bit values to the surface's
-//! format; `tex.grad` on cubemaps and multisample geometries are
-//! unsupported, each saying so at load.
+//! format; `tex.grad` on cubemaps takes the direction's derivatives; multisample
+//! geometries are unsupported, saying so at load. An explicit sampler (`[t, s, c]`,
+//! independent texturing mode) is a module-scope `.samplerref`.
 
 use super::{semantic, unsupported, Dst, FuncDecoder, Mods, Op, Src};
 use crate::math::Ty;
@@ -527,12 +528,6 @@ impl FuncDecoder<'_> {
                     self.tex_extras(i, wanted, geom, &m.full, crate::texture::TEX_OFFSET_BITS)?;
                 let lod = match mip.as_deref() {
                     Some("level") => LodOperand::Level(self.src(i, &i.ops[2])?),
-                    Some(_) if geom.cube() => {
-                        return Err(unsup(
-                            m,
-                            "gradients on cubemaps (tex.grad.cube) are not emulated",
-                        ))
-                    }
                     Some(_) => LodOperand::Grad(
                         self.gradient(i, &i.ops[2], geom)?,
                         self.gradient(i, &i.ops[3], geom)?,
