@@ -672,10 +672,14 @@ fn queries_and_unsupported_forms_at_load() {
     run(&m, 0, &launch(1, 1, &p), &mem).unwrap();
     assert_eq!(to_u32s(&mem.mem.read(out)), [7, 3, 2]);
 
-    for (form, why) in [(
-        "tex.2dms.v4.f32.s32 {%f1, %f1, %f1, %f1}, [%rd1, {%r1, %r1, %r1, %r1}];",
-        "multisample textures",
-    )] {
+    for (form, why) in [
+        (
+            "tex.2dms.v4.f32.s32 {%f1, %f1, %f1, %f1}, [%rd1, {%r1, %r1, %r1, %r1}];",
+            "multisample textures",
+        ),
+        // A sampler's queries: CUDA's texture objects are no `.samplerref`.
+        ("txq.filter_mode.b32 %r1, [%rd1];", "only width"),
+    ] {
         let src = format!(
             ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {{\n\
              .reg .b32 %r<2>;\n.reg .f32 %f<2>;\n.reg .b64 %rd<2>;\n{form}\nret;\n}}\n"
