@@ -540,6 +540,11 @@ fn cubemap_seamless() {
 }
 
 #[test]
+fn texture_anisotropic() {
+    run("texture_anisotropic", &[]);
+}
+
+#[test]
 fn threads() {
     let exe = common::nvcc("threads");
     for _ in 0..10 {
