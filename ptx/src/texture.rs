@@ -298,6 +298,14 @@ impl Image {
 /// normalized ushort2 gives (x, y, 0, 0) (texture_probe, section 4).
 pub(crate) fn channels(f: Format, bytes: &[u8], normalize: bool) -> [u32; 4] {
     let mut out = [0u32; 4];
+    if f.kind == ChannelKind::Float && f.bits == 32 {
+        // The common float texture: each channel's bits as stored (a fast path of the
+        // loop below, which gives the same).
+        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+            *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        return out;
+    }
     let w = f.bits as usize / 8;
     for (c, o) in out.iter_mut().enumerate().take(f.channels as usize) {
         let mut raw = 0u32;
@@ -952,12 +960,17 @@ impl TextureObject {
         // rounded once, to f32, halves away from zero (the H200's bits in texture_probe,
         // section 2, and simple_texture's checksums; texels of far-apart magnitudes are
         // not recorded).
+        // Each dimension's lower and upper texel, addressed once (not per corner).
+        let ends: [[Option<u64>; 2]; 3] = std::array::from_fn(|k| [index(k, 0), index(k, 1)]);
         let mut acc = [0f64; 4];
         for (corner, w) in weights.iter().enumerate().take(1 << dims) {
-            let mut idx = [Some(0); 3];
-            for (k, slot) in idx.iter_mut().enumerate().take(dims) {
-                *slot = index(k, (corner >> k & 1) as i64);
-            }
+            let idx: [Option<u64>; 3] = std::array::from_fn(|k| {
+                if k < dims {
+                    ends[k][corner >> k & 1]
+                } else {
+                    Some(0)
+                }
+            });
             let t = self.at(mem, img, idx, slice)?;
             for c in 0..4 {
                 acc[c] += *w as f64 * f32::from_bits(t[c]) as f64;

@@ -466,11 +466,13 @@ fn with_sampler(
 /// (`.v2.f16x2`). Each f32 is rounded to the nearest f16, ties to even: the ISA does not
 /// say how (corpus kernel `tex_f16`, awaiting the H200's recording).
 fn half_dest(dest: Dest, v: [u32; 4]) -> [u32; 4] {
+    if dest == Dest::Word {
+        return v;
+    }
     let h = v.map(|x| f64_to_f16(f32::from_bits(x) as f64, Rnd::N) as u32);
     match dest {
-        Dest::Word => v,
-        Dest::F16 => h,
         Dest::F16x2 => [h[0] | h[1] << 16, h[2] | h[3] << 16, 0, 0],
+        _ => h,
     }
 }
 
