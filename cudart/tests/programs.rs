@@ -545,6 +545,11 @@ fn texture_anisotropic() {
 }
 
 #[test]
+fn texture_forms() {
+    run("texture_forms", &[]);
+}
+
+#[test]
 fn threads() {
     let exe = common::nvcc("threads");
     for _ in 0..10 {
