@@ -1372,6 +1372,34 @@ mod tests {
     }
 
     #[test]
+    fn seamless_texels_continue_into_the_neighbouring_face() {
+        // +z (4), n = 4: one past its left edge (x = -1 side) lies on -x (1), whose s is
+        // z/|x|: its right column; the row keeps its place along the edge.
+        assert_eq!(seamless_texel(4, -1, 0, 4), Some((1, 3, 0)));
+        assert_eq!(seamless_texel(4, -1, 3, 4), Some((1, 3, 3)));
+        // One past +z's top edge (t = -y, so y > 0): +y (2), whose t is z/|y|: its
+        // bottom row.
+        assert_eq!(seamless_texel(4, 2, -1, 4), Some((2, 2, 3)));
+        // Inside: itself; past a corner or further out: none.
+        assert_eq!(seamless_texel(0, 1, 2, 4), Some((0, 1, 2)));
+        assert_eq!(seamless_texel(0, -1, -1, 4), None);
+        assert_eq!(seamless_texel(0, -2, 0, 4), None);
+        // Every texel one past every edge of every face lands on an edge texel of
+        // another face.
+        for f in 0..6u64 {
+            for k in 0..4i64 {
+                for (i, j) in [(-1, k), (4, k), (k, -1), (k, 4)] {
+                    let (g, x, y) = seamless_texel(f, i, j, 4).unwrap();
+                    assert_ne!(g, f);
+                    assert!(x == 0 || x == 3 || y == 0 || y == 3, "{f} {i} {j}");
+                }
+            }
+        }
+        // A zero direction's derivatives on a face: none.
+        assert_eq!(cube_face_gradient([0.0; 3], [1.0; 3]), [0.0; 3]);
+    }
+
+    #[test]
     fn texels_refuse_out_of_range_access() {
         let t = Texels::zeroed(8).unwrap();
         assert!(!t.write(6, &[1, 2, 3]));
