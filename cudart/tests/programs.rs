@@ -556,6 +556,21 @@ fn cubemap_mipmap() {
 }
 
 #[test]
+fn cubemap_seamless() {
+    run("cubemap_seamless", &[]);
+}
+
+#[test]
+fn texture_anisotropic() {
+    run("texture_anisotropic", &[]);
+}
+
+#[test]
+fn texture_forms() {
+    run("texture_forms", &[]);
+}
+
+#[test]
 fn threads() {
     let exe = common::nvcc("threads");
     for _ in 0..10 {

@@ -359,7 +359,16 @@ fn fetch(threads: usize) {
         AddressMode, ChannelKind, Format, Image, Sampler, Storage, Texels, TextureObject,
     };
     use std::sync::Arc;
-    let (side, w, h) = (512usize, 2048usize, 2048usize);
+    // PTX_BENCH_FETCH_PIXELS: the output's side (2048 by default; smaller to profile a
+    // debug build).
+    let px: usize = std::env::var("PTX_BENCH_FETCH_PIXELS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2048)
+        .max(256)
+        / 256
+        * 256;
+    let (side, w, h) = (512usize, px, px);
     let m = Module::parse(&ptx(FETCH)).unwrap();
     let k = m.kernel("fetch").unwrap();
     let vals: Vec<f32> = (0..side * side).map(|i| ((i * 7) % 13) as f32).collect();
@@ -395,6 +404,7 @@ fn fetch(threads: usize) {
             read_normalized: false,
             border: [0.0; 4],
             mipmap: Default::default(),
+            seamless_cubemap: false,
         },
     });
     let mut outputs: Vec<Vec<u8>> = Vec::new();

@@ -12,7 +12,7 @@ mod texture;
 mod video;
 pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
 pub use calls::FuncRt;
-pub use texture::{Bounds, Geom, ImageOp, ImageQuery, LodOperand};
+pub use texture::{Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef};
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
 use crate::mma;
@@ -961,6 +961,34 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     // every one it reaches (below).
     let (mut funcs_end, mut kernels_end) = (module_shared, module_shared);
     let mut shared_end: HashMap<&str, u64> = HashMap::new();
+    let mut samplers = HashMap::new();
+    for s in &ast.samplers {
+        if !ast.texmode_independent {
+            // As ptxas: "violates .target texmode_unified setting".
+            return Err(LoadError::at(
+                s.line,
+                s.column,
+                LoadErrorKind::Semantic,
+                format!(
+                    "`.samplerref {}` needs independent texturing mode (`.target ..., \
+                     texmode_independent`)",
+                    s.name
+                ),
+            ));
+        }
+        if samplers
+            .insert(s.name.clone(), texture::sampler_ref(s)?)
+            .is_some()
+            || module_syms.contains_key(&s.name)
+        {
+            return Err(LoadError::at(
+                s.line,
+                s.column,
+                LoadErrorKind::Semantic,
+                format!("`{}` is declared twice", s.name),
+            ));
+        }
+    }
     for f in &ast.funcs {
         let Some(body) = &f.body else { continue };
         let regs_before = layout.next_reg + layout.next_pred;
@@ -969,6 +997,8 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             prog: &mut prog,
             layout: &mut layout,
             module_syms: &module_syms,
+            samplers: &samplers,
+            texmode_independent: ast.texmode_independent,
             funcs: &funcs,
             scopes: vec![HashMap::new()],
             labels: HashMap::new(),
@@ -1104,6 +1134,10 @@ struct FuncDecoder<'a> {
     prog: &'a mut Program,
     layout: &'a mut Layout,
     module_syms: &'a HashMap<String, Sym>,
+    /// The module's `.samplerref`s by name (explicit samplers of `tex` and `tld4`).
+    samplers: &'a HashMap<String, SamplerRef>,
+    /// Independent texturing mode: `tex` and `tld4` name a sampler.
+    texmode_independent: bool,
     funcs: &'a HashMap<String, FuncInfo>,
     scopes: Vec<HashMap<String, Sym>>,
     /// Labels by the `{ }` block that defines them (0: the body) and name: inline
@@ -1471,8 +1505,11 @@ impl FuncDecoder<'_> {
                     split_selector(n).0
                 }
                 Opnd::Neg(n) => split_selector(n).0,
-                Opnd::Image(n, inner) => {
+                Opnd::Image(n, s, inner) => {
                     walk(d, inner, out);
+                    if let Some(s) = s {
+                        walk(d, &Opnd::Name(s.clone()), out);
+                    }
                     n
                 }
                 Opnd::Vector(v) | Opnd::List(v) => {

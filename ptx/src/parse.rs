@@ -15,8 +15,10 @@ pub enum Opnd {
     SymOff(String, i64),
     /// `[base+off]`; `base` None for an absolute address.
     Addr(Option<String>, i64),
-    /// `[handle, {coordinates}]`: a texture or surface object and where to read it.
-    Image(String, Box<Opnd>),
+    /// `[handle, {coordinates}]`: a texture or surface object and where to read it;
+    /// `[handle, sampler, {coordinates}]` names a sampler too (the explicit sampler of
+    /// `tex` and `tld4`).
+    Image(String, Option<String>, Box<Opnd>),
     Vector(Vec<Opnd>),
     /// `%r1|%p1`: a result and its predicate.
     Pipe(Box<Opnd>, Box<Opnd>),
@@ -134,6 +136,20 @@ pub struct Ast {
     pub target: String,
     pub funcs: Vec<FuncAst>,
     pub vars: Vec<VarDecl>,
+    pub samplers: Vec<SamplerDecl>,
+    /// `.target ..., texmode_independent`: textures and samplers are named apart
+    /// (`tex`'s `[t, s, c]`), and `.samplerref`s may be declared.
+    pub texmode_independent: bool,
+}
+
+/// `.global .samplerref name = { filter_mode = linear, addr_mode_0 = wrap, ... };`: a
+/// sampler's fields as its initialiser gives them (member, value), in order.
+#[derive(Debug, Clone)]
+pub struct SamplerDecl {
+    pub name: String,
+    pub fields: Vec<(String, String)>,
+    pub line: u32,
+    pub column: u32,
 }
 
 /// Every opcode the decoder knows (each may still refuse some of its modifiers).
@@ -434,7 +450,9 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         ast.target = self.ident()?;
                         while self.eat_punct(',') {
-                            self.ident()?;
+                            if self.ident()? == "texmode_independent" {
+                                ast.texmode_independent = true;
+                            }
                         }
                     }
                     "address_size" => {
@@ -480,7 +498,14 @@ impl<'a> Parser<'a> {
                                 _ => break,
                             }
                         }
-                        if self.eat_dot("entry") {
+                        let sampler = matches!(
+                            (self.peek(), self.toks.get(self.pos + 1).map(|t| &t.tok)),
+                            (Some(Tok::Dot(g)), Some(Tok::Dot(r))) if g == "global" && r == "samplerref"
+                        );
+                        if sampler && !is_extern {
+                            self.pos += 2;
+                            ast.samplers.push(self.sampler_decl(line, column)?);
+                        } else if self.eat_dot("entry") {
                             ast.funcs.push(self.function(true, line, column)?);
                         } else if self.eat_dot("func") {
                             ast.funcs.push(self.function(false, line, column)?);
@@ -507,6 +532,46 @@ impl<'a> Parser<'a> {
             }
         }
         Ok(ast)
+    }
+
+    /// A `.samplerref`'s name and initialiser, after `.global .samplerref`, with its `;`.
+    /// Without an initialiser the fields are left to the runtime (the ISA), which CUDA's
+    /// driver cannot set: the decoder refuses such a sampler where it is used.
+    fn sampler_decl(&mut self, line: u32, column: u32) -> PResult<SamplerDecl> {
+        let name = self.ident()?;
+        let mut fields = Vec::new();
+        if self.eat_punct('=') {
+            self.expect_punct('{')?;
+            loop {
+                let member = self.ident()?;
+                self.expect_punct('=')?;
+                let value = match self.next()? {
+                    Tok::Ident(v) => v,
+                    Tok::Int(v) => v.to_string(),
+                    other => {
+                        return self.err(
+                            LoadErrorKind::Syntax,
+                            format!(
+                                "expected a sampler field's value, found {}",
+                                describe(Some(&other))
+                            ),
+                        )
+                    }
+                };
+                fields.push((member, value));
+                if self.eat_punct('}') {
+                    break;
+                }
+                self.expect_punct(',')?;
+            }
+        }
+        self.expect_punct(';')?;
+        Ok(SamplerDecl {
+            name,
+            fields,
+            line,
+            column,
+        })
     }
 
     /// `.global .align 4 .u32 name[3] = {1, 2, 3}` (after any linkage), without the `;`.
@@ -577,6 +642,17 @@ impl<'a> Parser<'a> {
                     return self.err(
                         LoadErrorKind::Unsupported,
                         format!("vector variables (`.{d}`) are not supported"),
+                    )
+                }
+                Some(Tok::Dot(d)) if matches!(d.as_str(), "texref" | "surfref" | "samplerref") => {
+                    return self.err(
+                        LoadErrorKind::Unsupported,
+                        format!(
+                            "`.{d}` variables are not supported: CUDA 13's driver binds no \
+                             texture or surface references and passes no sampler objects \
+                             (texture and surface objects are 64-bit handles; a sampler is a \
+                             module-scope `.global .samplerref` with an initialiser)"
+                        ),
                     )
                 }
                 _ => break,
@@ -1101,9 +1177,21 @@ impl<'a> Parser<'a> {
                 if let Some(Tok::Ident(_)) = self.peek() {
                     let name = self.name_with_suffix()?;
                     if self.eat_punct(',') {
-                        let coords = self.operand_at_depth(depth + 1)?;
+                        let mut coords = self.operand_at_depth(depth + 1)?;
+                        let mut sampler = None;
+                        if self.eat_punct(',') {
+                            // `[t, s, c]`: the first was the sampler.
+                            let Opnd::Name(s) = coords else {
+                                return self.err(
+                                    LoadErrorKind::Syntax,
+                                    "expected `[texture, sampler, {coordinates}]`",
+                                );
+                            };
+                            sampler = Some(s);
+                            coords = self.operand_at_depth(depth + 1)?;
+                        }
                         self.expect_punct(']')?;
-                        return Ok(Opnd::Image(name, Box::new(coords)));
+                        return Ok(Opnd::Image(name, sampler, Box::new(coords)));
                     }
                     base = Some(name);
                     // `[%rd1+8]`, `[%rd1+-8]`, `[%rd1-8]`.

@@ -185,6 +185,9 @@ pub struct Sampler {
     pub read_normalized: bool,
     pub border: [f32; 4],
     pub mipmap: MipmapSampler,
+    /// CU_TRSF_SEAMLESS_CUBEMAP: a cubemap's linear filtering (and its gathers) reads
+    /// across face edges (`seamless_texel`) instead of clamping at them.
+    pub seamless_cubemap: bool,
 }
 
 /// How a texture object over a mipmapped array picks and blends levels
@@ -295,6 +298,14 @@ impl Image {
 /// normalized ushort2 gives (x, y, 0, 0) (texture_probe, section 4).
 pub(crate) fn channels(f: Format, bytes: &[u8], normalize: bool) -> [u32; 4] {
     let mut out = [0u32; 4];
+    if f.kind == ChannelKind::Float && f.bits == 32 {
+        // The common float texture: each channel's bits as stored (a fast path of the
+        // loop below, which gives the same).
+        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+            *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        return out;
+    }
     let w = f.bits as usize / 8;
     for (c, o) in out.iter_mut().enumerate().take(f.channels as usize) {
         let mut raw = 0u32;
@@ -551,8 +562,121 @@ pub(crate) fn cube_face(x: f32, y: f32, z: f32) -> (u64, f32, f32) {
     (face, (s / m + 1.0) * 0.5, (t / m + 1.0) * 0.5)
 }
 
+/// The table's face of a direction in integers (no ties arise where it is used), with
+/// the major axis' magnitude and the face's signed s and t (`cube_face`'s table).
+fn cube_axes(d: [i64; 3]) -> (u64, i64, i64, i64) {
+    let [x, y, z] = d;
+    let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
+    if az >= ax && az >= ay {
+        if z >= 0 {
+            (4, az, x, -y)
+        } else {
+            (5, az, -x, -y)
+        }
+    } else if ay >= ax {
+        if y >= 0 {
+            (2, ay, x, z)
+        } else {
+            (3, ay, x, -z)
+        }
+    } else if x >= 0 {
+        (0, ax, -z, -y)
+    } else {
+        (1, ax, z, -y)
+    }
+}
+
+/// Texel (i, j) of cube face `face` (n x n texels), where i or j may lie one past an
+/// edge, as seamless filtering reads it: the texel itself, or the texel of the
+/// neighbouring face that the direction through its centre points at (the edge texel
+/// there); None for a texel past a corner, which no face holds. Exact: the centre is the
+/// direction (2i + 1 - n, 2j + 1 - n) on the face's plane at n, in half-texels, turned
+/// into the cube's axes by the face table and back into the other face's texels.
+pub(crate) fn seamless_texel(face: u64, i: i64, j: i64, n: u64) -> Option<(u64, u64, u64)> {
+    let n = n as i64;
+    let inside = |v: i64| (0..n).contains(&v);
+    match (inside(i), inside(j)) {
+        (true, true) => return Some((face, i as u64, j as u64)),
+        (false, false) => return None,
+        _ => {}
+    }
+    if !(-1..=n).contains(&i) || !(-1..=n).contains(&j) {
+        return None;
+    }
+    let (s, t, m) = (2 * i + 1 - n, 2 * j + 1 - n, n);
+    let dir = match face {
+        0 => [m, -t, -s],
+        1 => [-m, -t, s],
+        2 => [s, m, t],
+        3 => [s, -m, -t],
+        4 => [s, -t, m],
+        _ => [-s, -t, -m],
+    };
+    let (f2, m2, s2, t2) = cube_axes(dir);
+    // Face coordinate (c/m + 1)/2 in texels, floored: exact in integers.
+    let idx = |c: i64| ((c + m2) * n).div_euclid(2 * m2).clamp(0, n - 1) as u64;
+    Some((f2, idx(s2), idx(t2)))
+}
+
+/// What `tex.grad` samples (`TextureObject::footprint`): the level of detail, how many
+/// samples, and the derivative vector they are spread along (coordinate units).
+struct Footprint {
+    lod: f32,
+    samples: u32,
+    major: [f32; 3],
+}
+
+/// `tex.grad.cube`'s derivatives of a direction `c` along x or y (`d`) as derivatives of
+/// the face coordinates `cube_face` gives (normalized): with s = (sc/m + 1)/2 (sc the
+/// table's signed minor coordinate, m the major axis' magnitude), ds = (dsc m - sc dm) /
+/// (2 m^2), the quotient rule (as OpenGL's specification derives the cube map's rho,
+/// section 8.13). On the face the direction picks; a zero direction has none.
+pub(crate) fn cube_face_gradient(c: [f32; 3], d: [f32; 3]) -> [f32; 3] {
+    let (face, _, _) = cube_face(c[0], c[1], c[2]);
+    // Per face: the major axis and its sign, s's axis and sign, t's axis and sign.
+    const TABLE: [(usize, f32, usize, f32, usize, f32); 6] = [
+        (0, 1.0, 2, -1.0, 1, -1.0),
+        (0, -1.0, 2, 1.0, 1, -1.0),
+        (1, 1.0, 0, 1.0, 2, 1.0),
+        (1, -1.0, 0, 1.0, 2, -1.0),
+        (2, 1.0, 0, 1.0, 1, -1.0),
+        (2, -1.0, 0, -1.0, 1, -1.0),
+    ];
+    let (ma, ms, sa, ss, ta, ts) = TABLE[face as usize];
+    let m = (c[ma] * ms) as f64;
+    if m == 0.0 || !m.is_finite() {
+        return [0.0; 3];
+    }
+    let dm = (d[ma] * ms) as f64;
+    let f = |a: usize, sign: f32| {
+        let (sc, dsc) = ((c[a] * sign) as f64, (d[a] * sign) as f64);
+        ((dsc * m - sc * dm) / (2.0 * m * m)) as f32
+    };
+    [f(sa, ss), f(ta, ts), 0.0]
+}
+
 impl TextureObject {
-    fn reads_float(&self) -> bool {
+    /// This texture as an explicit sampler (`tex`/`tld4`'s operand b) has it sample: the
+    /// sampler's filter and address modes in place of the texture's where it sets them,
+    /// and unnormalized coordinates where it forces them (PTX ISA, "Sampler
+    /// Properties"); border colour, read mode and mipmap state stay the texture's.
+    pub(crate) fn with_sampler(&self, s: &crate::decode::SamplerRef) -> TextureObject {
+        let mut t = self.clone();
+        if let Some(linear) = s.linear {
+            t.sampler.linear = linear;
+        }
+        for (m, a) in t.sampler.address.iter_mut().zip(s.address) {
+            if let Some(a) = a {
+                *m = a;
+            }
+        }
+        if s.force_unnormalized {
+            t.sampler.normalized_coords = false;
+        }
+        t
+    }
+
+    pub(crate) fn reads_float(&self) -> bool {
         let f = self.image.format;
         f.kind == ChannelKind::Float || (self.sampler.read_normalized && f.bits < 32)
     }
@@ -625,10 +749,9 @@ impl TextureObject {
     }
 
     /// A cubemap lookup as the face's 2D one: the face's layer, its normalized
-    /// coordinates, and a sampler that clamps at the face's edges. Filtering across
-    /// faces (seamless cubemaps) is not emulated: a linear sample at a face's edge
-    /// weighs that face's edge texels twice (a choice until cubemap_mipmap's "ties and edges, linear"
-    /// line is recorded on the H200).
+    /// coordinates, and a sampler that clamps at the face's edges, unless the texture is
+    /// seamless (CU_TRSF_SEAMLESS_CUBEMAP), whose linear filtering and gathers read the
+    /// neighbouring faces there (`seamless_texel`).
     fn on_face(&self, q: &Lookup) -> (Sampler, [f32; 3], u64) {
         let (face, u, v) = cube_face(q.coords[0], q.coords[1], q.coords[2]);
         let s = Sampler {
@@ -649,15 +772,52 @@ impl TextureObject {
         } else {
             (&self.sampler, q.dims, q.coords, self.layer_slice(q.layer))
         };
-        let lod = match q.lod {
-            Lod::Base => 0.0,
-            Lod::Level(l) => l,
-            Lod::Grad(dx, dy) => self.gradient_lod(dims, dx, dy)?,
+        let (dx, dy) = match q.lod {
+            Lod::Base => return self.sample_at(mem, sampler, dims, coords, q, slice, None),
+            Lod::Level(l) => return self.sample_at(mem, sampler, dims, coords, q, slice, Some(l)),
+            Lod::Grad(dx, dy) if q.cube => (
+                cube_face_gradient(q.coords, dx),
+                cube_face_gradient(q.coords, dy),
+            ),
+            Lod::Grad(dx, dy) => (dx, dy),
         };
-        if self.levels.is_empty() || q.lod == Lod::Base {
+        let fp = self.footprint(sampler, dims, dx, dy);
+        if fp.samples <= 1 || !self.reads_float() {
+            return self.sample_at(mem, sampler, dims, coords, q, slice, Some(fp.lod));
+        }
+        // Anisotropic filtering: the mean of `samples` isotropic samples spaced along the
+        // footprint's major axis, at i/(N+1) - 1/2 of it (EXT_texture_filter_anisotropic),
+        // each rounded as a sample is, their mean rounded once.
+        let n = fp.samples;
+        let mut acc = [0f64; 4];
+        for i in 1..=n {
+            let at = i as f32 / (n + 1) as f32 - 0.5;
+            let c: [f32; 3] = std::array::from_fn(|k| coords[k] + fp.major[k] * at);
+            let v = self.sample_at(mem, sampler, dims, c, q, slice, Some(fp.lod))?;
+            for (a, b) in acc.iter_mut().zip(v) {
+                *a += f32::from_bits(b) as f64;
+            }
+        }
+        Ok(acc.map(|a| round_half_away(a / n as f64).to_bits()))
+    }
+
+    /// One sample at `coords` (on the layer or face `slice`) at level of detail `lod`
+    /// (None: plain `tex`, level 0), before the bias and clamps.
+    #[allow(clippy::too_many_arguments)]
+    fn sample_at(
+        &self,
+        mem: &Texmem<'_>,
+        sampler: &Sampler,
+        dims: usize,
+        coords: [f32; 3],
+        q: &Lookup,
+        slice: u64,
+        lod: Option<f32>,
+    ) -> Result<[u32; 4], String> {
+        let Some(lod) = lod.filter(|_| !self.levels.is_empty()) else {
             let s = self.filter(mem, &self.image, sampler, dims, coords, q.offset, slice)?;
             return Ok(s.bits());
-        }
+        };
         let on_level = |k: usize| {
             let img = self.level(k);
             let mut c = coords;
@@ -697,21 +857,19 @@ impl TextureObject {
         }))
     }
 
-    /// `tex.grad`'s level of detail: log2 of the longer of the two derivative vectors,
-    /// each in level 0's texels (scaled by its size when the coordinates are
-    /// normalized), the isotropic formula of OpenGL's specification (section 8.14,
-    /// "scale factor" rho). The H200's own (its rounding, whether it takes the exact
-    /// length) is not documented: clients/runtime/cubemap_mipmap.cu's tex2DGrad lines record it.
-    fn gradient_lod(&self, dims: usize, dx: [f32; 3], dy: [f32; 3]) -> Result<f32, String> {
-        if self.sampler.mipmap.max_anisotropy > 1 {
-            return Err(format!(
-                "tex.grad over a texture with maxAnisotropy {} is not emulated (anisotropic \
-                 filtering)",
-                self.sampler.mipmap.max_anisotropy
-            ));
-        }
+    /// `tex.grad`'s footprint: the derivative vectors' lengths in level 0's texels
+    /// (scaled by its size when the coordinates are normalized). Isotropic (maxAnisotropy
+    /// 0 or 1): the level of detail is log2 of the longer (OpenGL's rho, section 8.14),
+    /// one sample; the H200's formula is not that and is undocumented
+    /// (clients/runtime/cubemap_mipmap.cu's tex2DGrad line, declared in
+    /// clients/runtime/goldens/differences.txt). Anisotropic: the footprint model of
+    /// EXT_texture_filter_anisotropic, N = min(ceil(Pmax / Pmin), maxAnisotropy) samples
+    /// along the longer vector at level log2(Pmax / N), maxAnisotropy capped at 16 (the
+    /// largest ratio Direct3D and OpenGL implementations take); what the H200 does is
+    /// not documented (clients/runtime/texture_anisotropic.cu awaits its recording).
+    fn footprint(&self, sampler: &Sampler, dims: usize, dx: [f32; 3], dy: [f32; 3]) -> Footprint {
         let scale = |k: usize| {
-            if self.sampler.normalized_coords {
+            if sampler.normalized_coords {
                 self.image.size(k) as f64
             } else {
                 1.0
@@ -723,7 +881,25 @@ impl TextureObject {
                 .sum::<f64>()
                 .sqrt()
         };
-        Ok(len(dx).max(len(dy)).log2() as f32)
+        let (px, py) = (len(dx), len(dy));
+        let (pmax, pmin, major) = if py > px { (py, px, dy) } else { (px, py, dx) };
+        let max_aniso = sampler.mipmap.max_anisotropy.min(16);
+        let samples = if max_aniso <= 1 || !pmax.is_finite() || pmax == 0.0 {
+            1
+        } else if pmin > 0.0 {
+            (pmax / pmin).ceil().min(max_aniso as f64) as u32
+        } else {
+            max_aniso
+        };
+        let mut major = major;
+        for v in major.iter_mut().skip(dims) {
+            *v = 0.0;
+        }
+        Footprint {
+            lod: (pmax / samples as f64).log2() as f32,
+            samples,
+            major,
+        }
     }
 
     /// One level's sample: point or linear filtering of `img` at `coords`, the texel
@@ -775,21 +951,88 @@ impl TextureObject {
             let idx = [index(0, 0), index(1, 0), index(2, 0)];
             return Ok(Sampled::Bits(self.at(mem, img, idx, slice)?));
         }
+        let weights = corner_weights(dims, frac);
+        if img.cubemap && sampler.seamless_cubemap && dims == 2 {
+            return self.seamless(mem, img, base, &weights, slice);
+        }
         // The corners' products are exact in f64 (an integer of 9 bits times an f32), and
         // so is their sum while the texels lie within 2^20 of one another: the sum is
         // rounded once, to f32, halves away from zero (the H200's bits in texture_probe,
         // section 2, and simple_texture's checksums; texels of far-apart magnitudes are
         // not recorded).
-        let weights = corner_weights(dims, frac);
+        // Each dimension's lower and upper texel, addressed once (not per corner).
+        let ends: [[Option<u64>; 2]; 3] = std::array::from_fn(|k| [index(k, 0), index(k, 1)]);
         let mut acc = [0f64; 4];
         for (corner, w) in weights.iter().enumerate().take(1 << dims) {
-            let mut idx = [Some(0); 3];
-            for (k, slot) in idx.iter_mut().enumerate().take(dims) {
-                *slot = index(k, (corner >> k & 1) as i64);
-            }
+            let idx: [Option<u64>; 3] = std::array::from_fn(|k| {
+                if k < dims {
+                    ends[k][corner >> k & 1]
+                } else {
+                    Some(0)
+                }
+            });
             let t = self.at(mem, img, idx, slice)?;
             for c in 0..4 {
                 acc[c] += *w as f64 * f32::from_bits(t[c]) as f64;
+            }
+        }
+        Ok(Sampled::Exact(acc.map(|a| a / 256.0)))
+    }
+
+    /// The four texels of bilinear filtering on a cube face, lower corner `base`, read
+    /// across the face's edges (CU_TRSF_SEAMLESS_CUBEMAP; `seamless_texel`); `slice` is
+    /// the face's layer. A footprint over a corner has three texels: the fourth, which no
+    /// face holds, is their mean (what OpenGL's seamless cube maps leave to the
+    /// implementation and Direct3D's averages; clients/runtime/cubemap_seamless.cu
+    /// records the H200's). The sum is rounded once, as in `filter`.
+    fn seamless_texels(
+        &self,
+        mem: &Texmem<'_>,
+        img: &Image,
+        base: [i64; 3],
+        slice: u64,
+    ) -> Result<[[f64; 4]; 4], String> {
+        let (cube, face) = (slice - slice % 6, slice % 6);
+        let mut texels = [[0f64; 4]; 4];
+        let mut missing = None;
+        for (corner, t) in texels.iter_mut().enumerate() {
+            let (i, j) = (
+                base[0] + (corner & 1) as i64,
+                base[1] + (corner >> 1) as i64,
+            );
+            match seamless_texel(face, i, j, img.width) {
+                Some((f, x, y)) => {
+                    let v = self.at(mem, img, [Some(x), Some(y), Some(0)], cube + f)?;
+                    *t = v.map(|b| f32::from_bits(b) as f64);
+                }
+                None => missing = Some(corner),
+            }
+        }
+        if let Some(m) = missing {
+            let mut mean = [0f64; 4];
+            for (_, t) in texels.iter().enumerate().filter(|(k, _)| *k != m) {
+                for c in 0..4 {
+                    mean[c] += t[c] / 3.0;
+                }
+            }
+            texels[m] = mean;
+        }
+        Ok(texels)
+    }
+
+    fn seamless(
+        &self,
+        mem: &Texmem<'_>,
+        img: &Image,
+        base: [i64; 3],
+        weights: &[i64; 8],
+        slice: u64,
+    ) -> Result<Sampled, String> {
+        let texels = self.seamless_texels(mem, img, base, slice)?;
+        let mut acc = [0f64; 4];
+        for (w, t) in weights.iter().zip(texels) {
+            for c in 0..4 {
+                acc[c] += *w as f64 * t[c];
             }
         }
         Ok(Sampled::Exact(acc.map(|a| a / 256.0)))
@@ -860,6 +1103,24 @@ impl TextureObject {
             ]
         };
         let mut out = [0u32; 4];
+        if q.cube && sampler.seamless_cubemap {
+            // Across the face's edges, as seamless filtering reads them; a corner's
+            // missing texel is the mean of the other three (`seamless_texels`), which
+            // integers have no rule for.
+            if !self.reads_float() {
+                return Err(
+                    "tld4 over a seamless cubemap that reads integers: the texel past \
+                            a corner has no documented value, not emulated"
+                        .into(),
+                );
+            }
+            let t = self.seamless_texels(mem, &self.image, [base[0], base[1], 0], slice)?;
+            // Corner bits: x + 2y; the ISA's order is (0, 1), (1, 1), (1, 0), (0, 0).
+            for (o, corner) in out.iter_mut().zip([2, 3, 1, 0]) {
+                *o = round_half_away(t[corner][comp]).to_bits();
+            }
+            return Ok(out);
+        }
         for (o, (dx, dy)) in out.iter_mut().zip([(0, 1), (1, 1), (1, 0), (0, 0)]) {
             *o = self.at(mem, &self.image, ix(dx, dy), slice)?[comp];
         }
@@ -914,6 +1175,7 @@ mod tests {
                 read_normalized: false,
                 border: [0.0; 4],
                 mipmap: MipmapSampler::default(),
+                seamless_cubemap: false,
             },
             levels: Vec::new(),
         }
@@ -1107,6 +1369,34 @@ mod tests {
         assert_eq!(f32::from_bits(c[0]), -1.0);
         let c = channels(s16, &(-5i16).to_le_bytes(), false);
         assert_eq!(c[0] as i32, -5);
+    }
+
+    #[test]
+    fn seamless_texels_continue_into_the_neighbouring_face() {
+        // +z (4), n = 4: one past its left edge (x = -1 side) lies on -x (1), whose s is
+        // z/|x|: its right column; the row keeps its place along the edge.
+        assert_eq!(seamless_texel(4, -1, 0, 4), Some((1, 3, 0)));
+        assert_eq!(seamless_texel(4, -1, 3, 4), Some((1, 3, 3)));
+        // One past +z's top edge (t = -y, so y > 0): +y (2), whose t is z/|y|: its
+        // bottom row.
+        assert_eq!(seamless_texel(4, 2, -1, 4), Some((2, 2, 3)));
+        // Inside: itself; past a corner or further out: none.
+        assert_eq!(seamless_texel(0, 1, 2, 4), Some((0, 1, 2)));
+        assert_eq!(seamless_texel(0, -1, -1, 4), None);
+        assert_eq!(seamless_texel(0, -2, 0, 4), None);
+        // Every texel one past every edge of every face lands on an edge texel of
+        // another face.
+        for f in 0..6u64 {
+            for k in 0..4i64 {
+                for (i, j) in [(-1, k), (4, k), (k, -1), (k, 4)] {
+                    let (g, x, y) = seamless_texel(f, i, j, 4).unwrap();
+                    assert_ne!(g, f);
+                    assert!(x == 0 || x == 3 || y == 0 || y == 3, "{f} {i} {j}");
+                }
+            }
+        }
+        // A zero direction's derivatives on a face: none.
+        assert_eq!(cube_face_gradient([0.0; 3], [1.0; 3]), [0.0; 3]);
     }
 
     #[test]

@@ -46,6 +46,7 @@ fn sampler(linear: bool, mipmap: MipmapSampler) -> Sampler {
         read_normalized: false,
         border: [0.0; 4],
         mipmap,
+        seamless_cubemap: false,
     }
 }
 
@@ -67,6 +68,11 @@ extern "C" __global__ void grad2d(cudaTextureObject_t t, const float* g, float* 
   int i = threadIdx.x;
   out[i] = tex2DGrad<float>(t, 0.5f, 0.5f, make_float2(g[4 * i], g[4 * i + 1]),
                             make_float2(g[4 * i + 2], g[4 * i + 3]));
+}
+extern "C" __global__ void cube_grad(cudaTextureObject_t t, const float* g, float* out) {
+  const float* p = g + 9 * threadIdx.x;
+  out[threadIdx.x] = texCubemapGrad<float>(t, p[0], p[1], p[2], make_float4(p[3], p[4], p[5], 0.0f),
+                                           make_float4(p[6], p[7], p[8], 0.0f));
 }
 extern "C" __global__ void cube_lod(cudaTextureObject_t t, float* out, float lod) {
   out[threadIdx.x] = texCubemapLod<float>(t, 0.2f, -1.0f, 0.3f, lod + threadIdx.x);
@@ -313,20 +319,184 @@ fn tex_grad_takes_log2_of_the_longer_derivative_in_texels() {
     )
     .unwrap();
     assert_eq!(to_f32s(&mem.mem.read(out)), [10.0, 40.0, 30.0, 10.0, 80.0]);
-    // Anisotropic filtering is not emulated: a fault that says so.
-    let aniso = MipmapSampler {
-        max_anisotropy: 4,
-        ..all
+}
+
+/// Levels 8x8, 4x4, 2x2, 1x1 whose texel (x, y) of level k holds level_value(k) + x: a
+/// sample shows its level and its column.
+fn ramp_mip_texture(max_anisotropy: u32) -> TextureObject {
+    let lvl = |k: usize| {
+        let n = 8u64 >> k;
+        let vals: Vec<f32> = (0..n * n)
+            .map(|i| level_value(k) + (i % n) as f32)
+            .collect();
+        image(n, n, 1, false, false, &vals)
     };
-    mem.textures = vec![(4, Arc::new(mip_texture(true, aniso)))];
-    let e = run(
-        &m,
-        k,
-        &launch(1, 5, &params(&m.kernels[k], &[4, gin, out])),
-        &mem,
-    )
-    .unwrap_err();
-    assert!(e.detail.contains("maxAnisotropy 4"), "{e}");
+    TextureObject {
+        image: lvl(0),
+        sampler: sampler(
+            false,
+            MipmapSampler {
+                max_clamp: 3.0,
+                max_anisotropy,
+                ..Default::default()
+            },
+        ),
+        levels: (1..4).map(lvl).collect(),
+    }
+}
+
+/// maxAnisotropy > 1 under tex.grad: EXT_texture_filter_anisotropic's footprint, written
+/// here apart from the executor: Px, Py the derivative vectors' lengths in texels, N =
+/// min(ceil(Pmax / Pmin), maxAnisotropy) point samples (here) along the longer vector at
+/// i/(N+1) - 1/2 of it, level log2(Pmax / N) (the nearest level), their mean.
+#[test]
+fn anisotropic_tex_grad_averages_samples_along_the_major_axis() {
+    let m = Module::parse(&ptx(KERNELS)).unwrap();
+    let k = m.kernel("grad2d").unwrap();
+    let g = [
+        [0.5f32, 0.0, 0.0, 0.125],
+        [0.5, 0.0, 0.0, 0.0],
+        [0.0, 0.125, 0.375, 0.0],
+        [0.25, 0.25, 0.0, 0.0625],
+        [0.0, 0.0, 0.0, 0.0],
+        [0.1, 0.05, 0.02, 0.04],
+    ];
+    for max in [1u32, 2, 4, 16] {
+        let mut mem = ImageMemory {
+            mem: TestMemory::new(),
+            surfaces: Vec::new(),
+            textures: vec![(4, Arc::new(ramp_mip_texture(max)))],
+        };
+        let gin = mem.mem.map(&f32s(&g.concat()), false);
+        let out = mem.mem.map(&[0u8; 6 * 4], true);
+        let p = params(&m.kernels[k], &[4, gin, out]);
+        run(&m, k, &launch(1, 6, &p), &mem).unwrap();
+        let got = to_f32s(&mem.mem.read(out));
+        for (d, got) in g.iter().zip(got) {
+            let (dx, dy) = ([d[0], d[1]], [d[2], d[3]]);
+            let len =
+                |v: [f32; 2]| ((v[0] as f64 * 8.0).powi(2) + (v[1] as f64 * 8.0).powi(2)).sqrt();
+            let (px, py) = (len(dx), len(dy));
+            let (pmax, pmin, major) = if py > px { (py, px, dy) } else { (px, py, dx) };
+            let n = if max <= 1 || pmax == 0.0 {
+                1
+            } else if pmin == 0.0 {
+                max
+            } else {
+                ((pmax / pmin).ceil() as u32).min(max)
+            };
+            let lod = ((pmax / n as f64).log2() as f32).clamp(0.0, 3.0);
+            let level = (((lod as f64 * 256.0).floor() as i64 + 128) >> 8) as usize;
+            let size = 8usize >> level;
+            let mut sum = 0f64;
+            for i in 1..=n {
+                let at = i as f32 / (n + 1) as f32 - 0.5;
+                let u = 0.5f32 + major[0] * at;
+                let x = ((u * size as f32).floor() as i64).clamp(0, size as i64 - 1);
+                sum += (level_value(level) + x as f32) as f64;
+            }
+            let want = (sum / n as f64) as f32;
+            assert_eq!(
+                got, want,
+                "maxAnisotropy {max}, derivatives {d:?}: {n} samples"
+            );
+        }
+        if max == 4 {
+            // (0.5, 0) against (0, 1/8): 4 texels by 1, so four samples on level 0
+            // (columns 2 to 5), where the isotropic level is 2 (41).
+            assert_eq!(got_first(&mem, out), 13.5);
+        }
+    }
+}
+
+fn got_first(mem: &ImageMemory, out: u64) -> f32 {
+    to_f32s(&mem.mem.read(out))[0]
+}
+
+/// tex.grad.cube (texCubemapGrad): the direction's derivatives become the face
+/// coordinates' by the quotient rule on the guide's table, s = (sc/|ma| + 1)/2, and the
+/// level of detail is log2 of the longer in the face's texels.
+#[test]
+fn cubemap_gradients_take_the_faces_derivatives() {
+    let m = Module::parse(&ptx(KERNELS)).unwrap();
+    let lvl = |k: usize| {
+        let n = 4u64 >> k;
+        let vals: Vec<f32> = (0..6 * n * n)
+            .map(|i| level_value(k) + (i / (n * n)) as f32)
+            .collect();
+        image(n, n, 6, false, true, &vals)
+    };
+    let mip = MipmapSampler {
+        linear: true,
+        max_clamp: 2.0,
+        ..Default::default()
+    };
+    let mut mem = ImageMemory {
+        mem: TestMemory::new(),
+        surfaces: Vec::new(),
+        textures: vec![(
+            5,
+            Arc::new(TextureObject {
+                image: lvl(0),
+                sampler: sampler(true, mip),
+                levels: vec![lvl(1), lvl(2)],
+            }),
+        )],
+    };
+    // Direction, then dPdx and dPdy.
+    let cases: [[f32; 9]; 6] = [
+        [0.2, -1.0, 0.3, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0],
+        [0.2, -1.0, 0.3, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        [0.2, -1.0, 0.3, 0.0, 4.0, 0.0, 0.0, 0.0, 0.0],
+        [2.0, 0.5, -1.0, 0.0, 0.0, 1.5, 0.3, 0.0, 0.0],
+        [-0.1, 0.4, -3.0, 1.0, 1.0, 0.0, 0.0, 0.0, 2.0],
+        [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+    ];
+    let gin = mem.mem.map(&f32s(&cases.concat()), false);
+    let out = mem.mem.map(&[0u8; 6 * 4], true);
+    let k = m.kernel("cube_grad").unwrap();
+    for engine in [Engine::Interp, Engine::Jit] {
+        let p = params(&m.kernels[k], &[5, gin, out]);
+        let mut l = launch(1, cases.len() as u32, &p);
+        l.engine = engine;
+        run(&m, k, &l, &mem).unwrap();
+        let got = to_f32s(&mem.mem.read(out));
+        for (c, got) in cases.iter().zip(got) {
+            let d = [c[0], c[1], c[2]];
+            let (face, lod) = if d == [0.0; 3] {
+                (4, 0.0)
+            } else {
+                let major = (0..3)
+                    .max_by(|a, b| d[*a].abs().total_cmp(&d[*b].abs()))
+                    .unwrap();
+                let face = FACES
+                    .iter()
+                    .position(|f| f.0 == major && (d[major] >= 0.0) == (f.1 > 0.0))
+                    .unwrap();
+                let (ma, msign, (sa, ss), (ta, ts)) = FACES[face];
+                let mg = (d[ma] * msign) as f64;
+                let texels = |g: &[f32]| {
+                    let dm = (g[ma] * msign) as f64;
+                    let q = |a: usize, sign: f32| {
+                        let (sc, dsc) = ((d[a] * sign) as f64, (g[a] * sign) as f64);
+                        (dsc * mg - sc * dm) / (2.0 * mg * mg) * 4.0
+                    };
+                    q(sa, ss).hypot(q(ta, ts))
+                };
+                let rho = texels(&c[3..6]).max(texels(&c[6..9]));
+                (face, (rho.log2() as f32).clamp(0.0, 2.0))
+            };
+            let q8 = (lod as f64 * 256.0).floor() as i64;
+            let (lo, f) = ((q8 >> 8) as usize, q8 & 255);
+            let v = |k: usize| (level_value(k) + face as f32) as f64;
+            let want = if f == 0 {
+                v(lo) as f32
+            } else {
+                (((256 - f) as f64 * v(lo) + f as f64 * v(lo + 1)) / 256.0) as f32
+            };
+            assert_eq!(got, want, "{engine:?} case {c:?}");
+        }
+    }
 }
 
 #[test]
@@ -462,4 +632,125 @@ fn tld4_gathers_on_the_cube_face() {
     // +z is face 4, its centre (0.5, 0.5) two texels in: the footprint's lower left is
     // texel (1, 1); counter-clockwise from (i, j+1).
     assert_eq!(to_f32s(&mem.mem.read(out)), [421.0, 422.0, 412.0, 411.0]);
+}
+
+/// Seamless filtering's texel (i, j) of face `f` (n x n), i or j one past an edge: the
+/// texel the direction through its centre reads under point sampling (the test's own
+/// face table); None past a corner.
+fn seamless_texel(f: usize, i: i64, j: i64, n: usize) -> Option<(usize, usize, usize)> {
+    let inside = |v: i64| (0..n as i64).contains(&v);
+    if !inside(i) && !inside(j) {
+        return None;
+    }
+    let c = |k: i64| (2 * k + 1) as f32 / n as f32 - 1.0;
+    let (major, sign, (sa, ss), (ta, ts)) = FACES[f];
+    let mut d = [0f32; 3];
+    d[major] = sign;
+    d[sa] = ss * c(i);
+    d[ta] = ts * c(j);
+    Some(cube_texel(d, n))
+}
+
+/// CU_TRSF_SEAMLESS_CUBEMAP: linear filtering near a face's edge weighs the neighbouring
+/// face's texels (the CUDA programming guide's seamless cubemap filtering), with the
+/// weights of 2D filtering; a footprint over a cube corner has three texels and reads
+/// the fourth as their mean. The same samples without the flag clamp at the face.
+#[test]
+fn seamless_cubemaps_filter_across_face_edges_and_corners() {
+    let m = Module::parse(&ptx(KERNELS)).unwrap();
+    let n = 4usize;
+    let vals: Vec<f32> = (0..6 * n * n)
+        .map(|i| {
+            let (f, y, x) = (i / (n * n), i / n % n, i % n);
+            (100 * f + 10 * y + x) as f32
+        })
+        .collect();
+    // Edges of every face, two corners, and interior points (seamless changes nothing).
+    let dirs: Vec<[f32; 3]> = vec![
+        [-1.0, 0.2, 1.0],
+        [1.0, -0.3, 1.0],
+        [0.1, 1.0, 1.0],
+        [0.35, -1.0, 1.0],
+        [1.0, 0.6, -0.7],
+        [-1.0, 1.0, 1.0],
+        [1.0, -1.0, -1.0],
+        [0.3, 0.1, 1.0],
+        [0.97, 0.99, -0.2],
+        [-0.6, -1.0, 0.99],
+    ];
+    let flat: Vec<f32> = dirs.iter().flatten().copied().collect();
+    for seamless in [true, false] {
+        let mut s = sampler(true, MipmapSampler::default());
+        s.seamless_cubemap = seamless;
+        let mut mem = ImageMemory {
+            mem: TestMemory::new(),
+            surfaces: Vec::new(),
+            textures: vec![(
+                1,
+                Arc::new(TextureObject {
+                    image: image(n as u64, n as u64, 6, false, true, &vals),
+                    sampler: s,
+                    levels: vec![],
+                }),
+            )],
+        };
+        let din = mem.mem.map(&f32s(&flat), false);
+        let out = mem.mem.map(&vec![0u8; dirs.len() * 4], true);
+        let k = m.kernel("cube").unwrap();
+        for engine in [Engine::Interp, Engine::Jit] {
+            let p = params(&m.kernels[k], &[1, din, out]);
+            let mut l = launch(1, dirs.len() as u32, &p);
+            l.engine = engine;
+            run(&m, k, &l, &mem).unwrap();
+            let got = to_f32s(&mem.mem.read(out));
+            for (d, g) in dirs.iter().zip(&got) {
+                // The face and its coordinates (ties: z, then y, then x), in 256ths.
+                let major = if d[2].abs() >= d[0].abs() && d[2].abs() >= d[1].abs() {
+                    2
+                } else if d[1].abs() >= d[0].abs() {
+                    1
+                } else {
+                    0
+                };
+                let f = FACES
+                    .iter()
+                    .position(|x| x.0 == major && (d[major] >= 0.0) == (x.1 > 0.0))
+                    .unwrap();
+                let (_, _, (sa, ss), (ta, ts)) = FACES[f];
+                let mag = d[major].abs();
+                let q8 = |c: f32| {
+                    let u = (c / mag + 1.0) * 0.5 * n as f32;
+                    ((u as f64 - 0.5) * 256.0 + 0.5).floor() as i64
+                };
+                let (qs, qt) = (q8(ss * d[sa]), q8(ts * d[ta]));
+                let (i, j, a, b) = (qs >> 8, qt >> 8, qs & 255, qt & 255);
+                let ab = (a * b + 128) >> 8;
+                let w = [256 - a - b + ab, a - ab, b - ab, ab];
+                let texel = |di: i64, dj: i64| -> Option<f64> {
+                    let (ii, jj) = (i + di, j + dj);
+                    if seamless {
+                        seamless_texel(f, ii, jj, n)
+                            .map(|(f2, x, y)| vals[(f2 * n + y) * n + x] as f64)
+                    } else {
+                        let c = |v: i64| v.clamp(0, n as i64 - 1) as usize;
+                        Some(vals[(f * n + c(jj)) * n + c(ii)] as f64)
+                    }
+                };
+                let mut t: Vec<Option<f64>> =
+                    vec![texel(0, 0), texel(1, 0), texel(0, 1), texel(1, 1)];
+                let known: Vec<f64> = t.iter().flatten().copied().collect();
+                let mean = known.iter().sum::<f64>() / known.len() as f64;
+                for x in t.iter_mut() {
+                    x.get_or_insert(mean);
+                }
+                let want = (t
+                    .iter()
+                    .zip(w)
+                    .map(|(v, w)| v.unwrap() * w as f64)
+                    .sum::<f64>()
+                    / 256.0) as f32;
+                assert_eq!(*g, want, "{engine:?} seamless={seamless} direction {d:?}");
+            }
+        }
+    }
 }

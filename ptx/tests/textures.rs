@@ -43,6 +43,7 @@ fn sampler(linear: bool, normalized: bool, mode: AddressMode) -> Sampler {
         read_normalized: false,
         border: [0.0; 4],
         mipmap: Default::default(),
+        seamless_cubemap: false,
     }
 }
 
@@ -673,14 +674,11 @@ fn queries_and_unsupported_forms_at_load() {
 
     for (form, why) in [
         (
-            "tex.grad.cube.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1, %f1, %f1}], \
-             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1};",
-            "gradients on cubemaps",
-        ),
-        (
             "tex.2dms.v4.f32.s32 {%f1, %f1, %f1, %f1}, [%rd1, {%r1, %r1, %r1, %r1}];",
             "multisample textures",
         ),
+        // A sampler's queries: CUDA's texture objects are no `.samplerref`.
+        ("txq.filter_mode.b32 %r1, [%rd1];", "only width"),
     ] {
         let src = format!(
             ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {{\n\

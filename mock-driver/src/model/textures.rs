@@ -503,12 +503,6 @@ impl Driver {
                 "sRGB texture reads (CU_TRSF_SRGB) are not emulated",
             ));
         }
-        if texture.flags & TRSF_SEAMLESS_CUBEMAP != 0 && image.cubemap && linear {
-            return Err(not_supported(
-                "seamless cubemap filtering (CU_TRSF_SEAMLESS_CUBEMAP) is not emulated: \
-                 linear filtering clamps at each face's edges",
-            ));
-        }
         let mipmap_linear = match texture.mipmap_filter_mode {
             0 => false,
             1 => true,
@@ -531,6 +525,7 @@ impl Driver {
                 max_clamp: texture.max_mipmap_level_clamp,
                 max_anisotropy: texture.max_anisotropy,
             },
+            seamless_cubemap: texture.flags & TRSF_SEAMLESS_CUBEMAP != 0,
         };
         let h = st.textures.next_handle();
         let object = Arc::new(ptx::TextureObject {

@@ -718,7 +718,7 @@ impl FuncDecoder<'_> {
         } else {
             (&ops[0], &ops[1])
         };
-        let Opnd::Image(name, coords) = map_op else {
+        let Opnd::Image(name, None, coords) = map_op else {
             return Err(semantic(i, "expected `[tensorMap, {coordinates}]`"));
         };
         let map = self.src(i, &Opnd::Name(name.clone()))?;

@@ -140,8 +140,11 @@ fn names<'a>(o: &'a Opnd, f: &mut impl FnMut(&'a str, bool)) {
             names(a, f);
             names(b, f);
         }
-        Opnd::Image(n, c) => {
+        Opnd::Image(n, s, c) => {
             f(n.as_str(), false);
+            if let Some(s) = s {
+                f(s.as_str(), false);
+            }
             names(c, f);
         }
         // Only initialisers hold these; no instruction does.

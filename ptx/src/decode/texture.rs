@@ -9,13 +9,96 @@
 //! emulated, and so are texel offsets (`tex` and `tld4`'s `e` operand) and the residency
 //! predicate (`d|p`: the mock has no sparse textures, so every texel is resident);
 //! formatted surface stores (`sust.p`) convert their 32-bit values to the surface's
-//! format; `tex.grad` on cubemaps and multisample geometries are
-//! unsupported, each saying so at load.
+//! format; `tex.grad` on cubemaps takes the direction's derivatives; multisample
+//! geometries are unsupported, saying so at load. An explicit sampler (`[t, s, c]`,
+//! independent texturing mode) is a module-scope `.samplerref`.
 
 use super::{semantic, unsupported, Dst, FuncDecoder, Mods, Op, Src};
 use crate::math::Ty;
-use crate::parse::{InstAst, Opnd};
-use crate::LoadError;
+use crate::parse::{InstAst, Opnd, SamplerDecl};
+use crate::texture::AddressMode;
+use crate::{LoadError, LoadErrorKind};
+
+/// An explicit sampler (`tex` and `tld4`'s operand b, independent texturing mode): a
+/// module-scope `.samplerref` and its initialiser. In independent mode the sampler's
+/// filter and address modes replace the texture's, and `force_unnormalized_coords`
+/// makes normalized coordinates unnormalized (the ISA's sampler properties); a field the
+/// initialiser leaves out the ISA leaves to the runtime, and CUDA's driver sets none:
+/// here the texture object's own setting stays (a choice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SamplerRef {
+    /// `filter_mode`: linear (true) or nearest (false).
+    pub linear: Option<bool>,
+    /// `addr_mode_0`..`addr_mode_2`.
+    pub address: [Option<AddressMode>; 3],
+    pub force_unnormalized: bool,
+}
+
+/// A `.samplerref`'s initialiser as a [`SamplerRef`]; a member or value the ISA does not
+/// define is a load error, and so is `clamp_ogl` (OpenGL's GL_CLAMP, which blends the
+/// border into edge texels by a rule CUDA's texture objects have no mode for).
+pub(super) fn sampler_ref(d: &SamplerDecl) -> Result<SamplerRef, LoadError> {
+    let err = |kind, msg: String| LoadError::at(d.line, d.column, kind, msg);
+    let mut s = SamplerRef::default();
+    for (member, value) in &d.fields {
+        let bad = || {
+            err(
+                LoadErrorKind::Semantic,
+                format!(
+                    "`{member} = {value}` is not a sampler field of `{}`",
+                    d.name
+                ),
+            )
+        };
+        match member.as_str() {
+            "filter_mode" => {
+                s.linear = Some(match value.as_str() {
+                    "nearest" => false,
+                    "linear" => true,
+                    _ => return Err(bad()),
+                })
+            }
+            "addr_mode_0" | "addr_mode_1" | "addr_mode_2" => {
+                let k = (member.as_bytes()[10] - b'0') as usize;
+                s.address[k] = Some(match value.as_str() {
+                    "wrap" => AddressMode::Wrap,
+                    "mirror" => AddressMode::Mirror,
+                    "clamp_to_edge" => AddressMode::Clamp,
+                    "clamp_to_border" => AddressMode::Border,
+                    "clamp_ogl" => {
+                        return Err(err(
+                            LoadErrorKind::Unsupported,
+                            format!(
+                                "sampler `{}`: addr_mode clamp_ogl (OpenGL's GL_CLAMP) is not \
+                                 emulated",
+                                d.name
+                            ),
+                        ))
+                    }
+                    _ => return Err(bad()),
+                })
+            }
+            "force_unnormalized_coords" => {
+                s.force_unnormalized = match value.as_str() {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(bad()),
+                }
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(s)
+}
+
+/// What `tex` writes: four 32-bit values (`.v4.{f32,s32,u32}`), four f16s (`.v4.f16`) or
+/// two f16 pairs (`.v2.f16x2`, x and z in the low halves).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dest {
+    Word,
+    F16,
+    F16x2,
+}
 
 /// A texture's or surface's geometry, as the instruction names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +184,9 @@ pub enum ImageOp {
     Tex {
         geom: Geom,
         d: [Dst; 4],
+        dest: Dest,
         handle: Src,
+        sampler: Option<SamplerRef>,
         coords: [Src; 4],
         float_coords: bool,
         lod: LodOperand,
@@ -119,6 +204,7 @@ pub enum ImageOp {
         geom: Geom,
         d: [Dst; 4],
         handle: Src,
+        sampler: Option<SamplerRef>,
         coords: [Src; 4],
         offset: Option<[Src; 3]>,
         resident: Dst,
@@ -171,8 +257,11 @@ impl FuncDecoder<'_> {
         ncoords: usize,
     ) -> Result<(Src, [Src; 4]), LoadError> {
         let (name, coords) = match o {
-            Opnd::Image(name, coords) => (name, Some(coords)),
+            Opnd::Image(name, None, coords) => (name, Some(coords)),
             Opnd::Addr(Some(name), 0) if ncoords == 0 => (name, None),
+            Opnd::Image(_, Some(_), _) => {
+                return Err(semantic(i, "only `tex` and `tld4` take a sampler"))
+            }
             _ => return Err(semantic(i, "expected `[object, {coordinates}]`")),
         };
         let handle = self.src(i, &Opnd::Name(name.clone()))?;
@@ -193,6 +282,46 @@ impl FuncDecoder<'_> {
             }
         }
         Ok((handle, out))
+    }
+
+    /// `tex`'s and `tld4`'s `[t, {b,} c]`: the texture, its explicit sampler if named,
+    /// and the coordinates. A sampler must be a module-scope `.samplerref`: a register or
+    /// parameter would hold a sampler handle, and CUDA's driver makes none.
+    fn tex_operand(
+        &self,
+        i: &InstAst,
+        o: &Opnd,
+        ncoords: usize,
+    ) -> Result<(Src, Option<SamplerRef>, [Src; 4]), LoadError> {
+        let Opnd::Image(name, Some(s), coords) = o else {
+            if self.texmode_independent {
+                // As ptxas: ".samplerref or .u64 register expected".
+                return Err(semantic(
+                    i,
+                    "in independent texturing mode `tex` and `tld4` name a sampler \
+                     (`[t, s, {c}]`)",
+                ));
+            }
+            let (h, c) = self.image_operand(i, o, ncoords)?;
+            return Ok((h, None, c));
+        };
+        let sampler = match self.samplers.get(s) {
+            Some(r) => *r,
+            None if self.lookup(s).is_some() => {
+                return Err(unsupported(
+                    i,
+                    format!(
+                        "unsupported sampler `{s}`: a sampler handle in a register or \
+                         parameter is not emulated (CUDA's driver creates no sampler \
+                         objects); name a module-scope `.global .samplerref`"
+                    ),
+                ))
+            }
+            None => return Err(semantic(i, format!("`{s}` is not a `.samplerref`"))),
+        };
+        let plain = Opnd::Image(name.clone(), None, coords.clone());
+        let (h, c) = self.image_operand(i, &plain, ncoords)?;
+        Ok((h, Some(sampler), c))
     }
 
     fn dests(&self, i: &InstAst, o: &Opnd, n: usize) -> Result<[Dst; 4], LoadError> {
@@ -218,16 +347,16 @@ impl FuncDecoder<'_> {
 
     /// `tex`'s and `tld4`'s destinations with their optional residency predicate
     /// (`{d0, d1, d2, d3}|p`).
-    fn tex_dests(&self, i: &InstAst, o: &Opnd) -> Result<([Dst; 4], Dst), LoadError> {
+    fn tex_dests(&self, i: &InstAst, o: &Opnd, n: usize) -> Result<([Dst; 4], Dst), LoadError> {
         match o {
             Opnd::Pipe(v, p) => {
                 let p = self.reg(i, p)?;
                 if !matches!(p, Dst::Pred(_) | Dst::Sink) {
                     return Err(semantic(i, "the residency predicate (`|p`) is a predicate"));
                 }
-                Ok((self.dests(i, v, 4)?, p))
+                Ok((self.dests(i, v, n)?, p))
             }
-            o => Ok((self.dests(i, o, 4)?, Dst::Sink)),
+            o => Ok((self.dests(i, o, n)?, Dst::Sink)),
         }
     }
 
@@ -358,16 +487,28 @@ impl FuncDecoder<'_> {
                         )
                     })?
                 };
-                if !m.take("v4") {
-                    return Err(unsup(m, "only `.v4` results are emulated"));
-                }
+                let v2 = match m.take_any(&["v4", "v2"]).as_deref() {
+                    Some("v4") => false,
+                    Some(_) => true,
+                    None => return Err(semantic(i, "`tex` returns a `.v4` (or `.v2.f16x2`)")),
+                };
                 let (dty, cty) = match m.types().as_slice() {
                     [d, c] => (*d, *c),
                     _ => return Err(semantic(i, "`tex` takes a result and a coordinate type")),
                 };
-                if !matches!(dty, Ty::F32 | Ty::S32 | Ty::U32) || !matches!(cty, Ty::F32 | Ty::S32)
-                {
-                    return Err(unsup(m, "results f32, s32 or u32; coordinates f32 or s32"));
+                let dest = match (v2, dty) {
+                    (false, Ty::F32 | Ty::S32 | Ty::U32) => Dest::Word,
+                    (false, Ty::F16) => Dest::F16,
+                    (true, Ty::F16x2) => Dest::F16x2,
+                    _ => {
+                        return Err(semantic(
+                            i,
+                            "`tex` results are .v4 of f32, s32, u32 or f16, or .v2.f16x2",
+                        ))
+                    }
+                };
+                if !matches!(cty, Ty::F32 | Ty::S32) {
+                    return Err(semantic(i, "`tex` coordinates are f32 or s32"));
                 }
                 if (geom.cube() || mip.is_some()) && cty != Ty::F32 {
                     return Err(semantic(
@@ -387,24 +528,22 @@ impl FuncDecoder<'_> {
                     self.tex_extras(i, wanted, geom, &m.full, crate::texture::TEX_OFFSET_BITS)?;
                 let lod = match mip.as_deref() {
                     Some("level") => LodOperand::Level(self.src(i, &i.ops[2])?),
-                    Some(_) if geom.cube() => {
-                        return Err(unsup(
-                            m,
-                            "gradients on cubemaps (tex.grad.cube) are not emulated",
-                        ))
-                    }
                     Some(_) => LodOperand::Grad(
                         self.gradient(i, &i.ops[2], geom)?,
                         self.gradient(i, &i.ops[3], geom)?,
                     ),
                     None => LodOperand::Base,
                 };
-                let (d, resident) = self.tex_dests(i, &i.ops[0])?;
-                let (handle, coords) = self.image_operand(i, &i.ops[1], Self::coord_count(geom))?;
+                let n = if dest == Dest::F16x2 { 2 } else { 4 };
+                let (d, resident) = self.tex_dests(i, &i.ops[0], n)?;
+                let (handle, sampler, coords) =
+                    self.tex_operand(i, &i.ops[1], Self::coord_count(geom))?;
                 ImageOp::Tex {
                     geom,
                     d,
+                    dest,
                     handle,
+                    sampler,
                     coords,
                     float_coords: cty == Ty::F32,
                     lod,
@@ -441,17 +580,18 @@ impl FuncDecoder<'_> {
                 // A depth-compare value is ignored, as on the H200 (tex_extras).
                 let (offset, _depth) =
                     self.tex_extras(i, 2, geom, &m.full, crate::texture::TLD4_OFFSET_BITS)?;
-                let (d, resident) = self.tex_dests(i, &i.ops[0])?;
+                let (d, resident) = self.tex_dests(i, &i.ops[0], 4)?;
                 let n = match geom {
                     Geom::D2 => 2,
                     _ => 4,
                 };
-                let (handle, coords) = self.image_operand(i, &i.ops[1], n)?;
+                let (handle, sampler, coords) = self.tex_operand(i, &i.ops[1], n)?;
                 ImageOp::Tld4 {
                     comp,
                     geom,
                     d,
                     handle,
+                    sampler,
                     coords,
                     offset,
                     resident,

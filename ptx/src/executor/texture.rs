@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use super::{for_lanes, write_lane, BlockCtx, Fault, Warp};
-use crate::decode::{Bounds, Geom, ImageOp, ImageQuery, LodOperand, Src};
-use crate::math::Lanes;
+use crate::decode::{Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, Src};
+use crate::math::{f64_to_f16, Lanes, Rnd};
 use crate::texture::{
     texel_offset, Image, Lod, Lookup, SurfaceObject, TextureObject, TEX_OFFSET_BITS,
     TLD4_OFFSET_BITS,
@@ -88,7 +88,9 @@ impl BlockCtx<'_> {
             ImageOp::Tex {
                 geom,
                 d,
+                dest,
                 handle,
+                sampler,
                 coords,
                 float_coords,
                 lod,
@@ -110,10 +112,27 @@ impl BlockCtx<'_> {
                     if fault.is_some() {
                         return;
                     }
-                    let Some(t) = textures.get(h[l], |x| mem.texture(x)) else {
+                    let Some(t) = textures.get(h[l], |x| with_sampler(mem.texture(x), sampler))
+                    else {
                         fault = Some(bad_handle(self, w, l, h[l], "texture"));
                         return;
                     };
+                    if *dest != Dest::Word && !t.reads_float() {
+                        fault = Some(
+                            self.fault(
+                                w,
+                                l as u32,
+                                pc,
+                                FaultKind::IllegalInstruction,
+                                None,
+                                "tex with an f16 result over a texture that reads integers \
+                             (CU_TRSF_READ_AS_INTEGER or 32-bit integer channels): the ISA \
+                             leaves the conversion open, not emulated"
+                                    .into(),
+                            ),
+                        );
+                        return;
+                    }
                     // Layered geometries put the (integer) layer first.
                     let (layer, first) = if geom.layered() {
                         (Some(c[0][l] as u32 as i32 as i64), 1)
@@ -153,15 +172,16 @@ impl BlockCtx<'_> {
                     };
                     match r {
                         // Depth compare: the fetch in x, the rest zero (as recorded).
-                        Ok(v) if *depth => results[l] = [v[0], 0, 0, 0],
-                        Ok(v) => results[l] = v,
+                        Ok(v) if *depth => results[l] = half_dest(*dest, [v[0], 0, 0, 0]),
+                        Ok(v) => results[l] = half_dest(*dest, v),
                         Err(why) => fault = Some(read_fault(self, w, l, why)),
                     }
                 });
                 if let Some(f) = fault {
                     return Err(f);
                 }
-                write_results(w, d, 4, &results, emask);
+                let n = if *dest == Dest::F16x2 { 2 } else { 4 };
+                write_results(w, d, n, &results, emask);
                 write_resident(w, *resident, emask);
             }
             ImageOp::Tld4 {
@@ -169,6 +189,7 @@ impl BlockCtx<'_> {
                 geom,
                 d,
                 handle,
+                sampler,
                 coords,
                 offset,
                 resident,
@@ -181,7 +202,8 @@ impl BlockCtx<'_> {
                     if fault.is_some() {
                         return;
                     }
-                    let Some(t) = textures.get(h[l], |x| mem.texture(x)) else {
+                    let Some(t) = textures.get(h[l], |x| with_sampler(mem.texture(x), sampler))
+                    else {
                         fault = Some(bad_handle(self, w, l, h[l], "texture"));
                         return;
                     };
@@ -424,6 +446,33 @@ fn encode_texel(f: crate::texture::Format, values: &[u32], buf: &mut [u8]) {
         for k in 0..w {
             buf[c * w + k] = (raw >> (8 * k)) as u8;
         }
+    }
+}
+
+/// A texture object as an explicit sampler has it sample (`TextureObject::with_sampler`):
+/// a copy made once per handle a warp instruction names.
+fn with_sampler(
+    t: Option<Arc<TextureObject>>,
+    s: &Option<SamplerRef>,
+) -> Option<Arc<TextureObject>> {
+    match s {
+        Some(s) => t.map(|t| Arc::new(t.with_sampler(s))),
+        None => t,
+    }
+}
+
+/// `tex`'s four f32 results as its destination type has them: unchanged (`.v4.f32`, and
+/// integers), four f16s (`.v4.f16`) or two f16 pairs, x and z in the low halves
+/// (`.v2.f16x2`). Each f32 is rounded to the nearest f16, ties to even: the ISA does not
+/// say how (runtime program texture_forms, awaiting the H200's recording).
+fn half_dest(dest: Dest, v: [u32; 4]) -> [u32; 4] {
+    if dest == Dest::Word {
+        return v;
+    }
+    let h = v.map(|x| f64_to_f16(f32::from_bits(x) as f64, Rnd::N) as u32);
+    match dest {
+        Dest::F16x2 => [h[0] | h[1] << 16, h[2] | h[3] << 16, 0, 0],
+        _ => h,
     }
 }
 
