@@ -566,6 +566,13 @@ fn refused_huge_allocations_leave_every_budget_as_it_was() {
             (free, total)
         };
         let before = info();
+        let mut total_mem = 0usize;
+        assert_eq!(cuDeviceTotalMem_v2(&mut total_mem, 0), 0);
+        assert_eq!(
+            total_mem, before.1,
+            "cuDeviceTotalMem is cuMemGetInfo's total"
+        );
+        assert!(before.0 <= before.1, "free {} of {}", before.0, before.1);
         let prop = cumock_abi::CUmemAllocationProp {
             type_: 1,
             location: cumock_abi::CUmemLocation { type_: 1, id: 0 },
@@ -624,5 +631,82 @@ fn refused_huge_allocations_leave_every_budget_as_it_was() {
             assert_eq!(cuMemFree_v2(d), 0);
             assert_eq!(info(), before, "everything given back, round {round}");
         }
+    }
+}
+
+/// cuda.h's CUDA_MEMSET_NODE_PARAMS.
+#[repr(C)]
+struct MemsetParams {
+    dst: u64,
+    pitch: usize,
+    value: u32,
+    element_size: u32,
+    width: usize,
+    height: usize,
+}
+
+/// A graph's memset node stopped past CUMOCK_DEVICE_MEMORY is said once too, as a
+/// kernel's stop is: the device works on, and the same graph runs once there is room.
+#[test]
+fn a_graph_node_stopped_by_cumock_device_memory_leaves_the_device_usable() {
+    if !in_child() {
+        let out = guarded(
+            "a_graph_node_stopped_by_cumock_device_memory_leaves_the_device_usable",
+            &[("CUMOCK_DEVICE_MEMORY", "64M")],
+            Duration::from_secs(120),
+            1 << 30,
+        );
+        assert!(
+            out.contains("a graph node failed") && out.contains("CUMOCK_DEVICE_MEMORY=64M"),
+            "{out}"
+        );
+        return;
+    }
+    // Safety: out-pointers and parameters are live locals; handles the mock made.
+    unsafe {
+        setup();
+        let (mut a, mut b) = (0u64, 0u64);
+        assert_eq!(cuMemAlloc_v2(&mut a, 48 * MIB), 0);
+        assert_eq!(cuMemAlloc_v2(&mut b, 48 * MIB), 0);
+        assert_eq!(cuMemsetD8_v2(a, 1, 48 * MIB), 0);
+        let mut g: cumock_abi::CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut g, 0), 0);
+        let mp = MemsetParams {
+            dst: b,
+            pitch: 0,
+            value: 9,
+            element_size: 1,
+            width: 48 * MIB,
+            height: 1,
+        };
+        let mut node: cumock_abi::CUgraphNode = std::ptr::null_mut();
+        assert_eq!(
+            cuGraphAddMemsetNode(
+                &mut node,
+                g,
+                std::ptr::null(),
+                0,
+                (&mp as *const MemsetParams).cast(),
+                std::ptr::null_mut()
+            ),
+            0
+        );
+        let mut exec: cumock_abi::CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec, g, 0), 0);
+        assert_eq!(cuGraphLaunch(exec, std::ptr::null_mut()), 0);
+        assert_eq!(cuCtxSynchronize(), CUDA_ERROR_OUT_OF_MEMORY);
+        assert_eq!(cuCtxSynchronize(), 0, "the stop is not sticky");
+        assert_eq!(cuMemFree_v2(a), 0);
+        assert_eq!(cuGraphLaunch(exec, std::ptr::null_mut()), 0);
+        assert_eq!(cuCtxSynchronize(), 0);
+        let mut last = 0u8;
+        assert_eq!(
+            cuMemcpyDtoH_v2((&mut last as *mut u8).cast(), b + 48 * MIB as u64 - 1, 1),
+            0
+        );
+        assert_eq!(last, 9, "the memset ran whole");
+        assert_eq!(cuGraphExecDestroy(exec), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        assert_eq!(cuMemFree_v2(b), 0);
     }
 }
