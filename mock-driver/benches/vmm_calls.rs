@@ -116,4 +116,59 @@ fn main() {
             .collect(),
     );
     println!("{:<40} {floor:8.1} ns", "parking_lot lock+unlock (floor)");
+    let state_lock = cumock_support::ForkSafeMutex::new(0u64);
+    let floor = median(
+        (0..ROUNDS)
+            .map(|_| {
+                let t = Instant::now();
+                for _ in 0..N * 10 {
+                    *black_box(&state_lock).lock() += 1;
+                }
+                t.elapsed().as_secs_f64() * 1e9 / (N * 10) as f64
+            })
+            .collect(),
+    );
+    println!("{:<40} {floor:8.1} ns", "state lock lock+unlock");
+    // Contended: threads taking turns with a short hold, the whole run's time per hold
+    // (a lock that hands over badly shows here, not above).
+    const THREADS: usize = 4;
+    const HOLDS: usize = 20_000;
+    fn contended(lock: &(dyn Fn() + Sync)) -> f64 {
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..THREADS {
+                s.spawn(|| (0..HOLDS).for_each(|_| lock()));
+            }
+        });
+        t.elapsed().as_secs_f64() * 1e9 / (THREADS * HOLDS) as f64
+    }
+    let hold = |v: &mut u64| {
+        for i in 0..20 {
+            *v = black_box(v.wrapping_mul(31).wrapping_add(i));
+        }
+    };
+    let pl = median((0..9).map(|_| contended(&|| hold(&mut m.lock()))).collect());
+    let sl = median(
+        (0..9)
+            .map(|_| contended(&|| hold(&mut state_lock.lock())))
+            .collect(),
+    );
+    println!("{:<40} {pl:8.1} ns", "parking_lot, 4 threads, per hold");
+    println!("{:<40} {sl:8.1} ns", "state lock, 4 threads, per hold");
+    // The driver's calls from 4 threads at once: reserve+free pairs.
+    let pairs = median(
+        (0..9)
+            .map(|_| {
+                contended(&|| {
+                    let mut r = 0u64;
+                    // Safety: a live local out-pointer; the range the mock just gave.
+                    unsafe {
+                        ok(cuMemAddressReserve(&mut r, G, 0, 0, 0), "reserve");
+                        ok(cuMemAddressFree(r, G), "free");
+                    }
+                })
+            })
+            .collect(),
+    );
+    println!("{:<40} {pairs:8.1} ns", "reserve+free, 4 threads, per pair");
 }
