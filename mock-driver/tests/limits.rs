@@ -475,3 +475,238 @@ fn a_runaway_kernel_ends_at_cumock_kernel_timeout() {
         assert_eq!(launch(1), CUDA_ERROR_LAUNCH_TIMEOUT);
     }
 }
+
+/// A kernel stopped because the host could not back the memory it touched is the mock's
+/// limit, not a fault of the device: the program is told once (CUDA_ERROR_OUT_OF_MEMORY),
+/// and after it frees memory the device works on. Sticky, it took every later call of the
+/// process with it (CuPy's test_empty_huge_size failed 107 later tests).
+#[test]
+fn a_kernel_stopped_by_cumock_device_memory_leaves_the_device_usable() {
+    if !in_child() {
+        let out = guarded(
+            "a_kernel_stopped_by_cumock_device_memory_leaves_the_device_usable",
+            &[("CUMOCK_DEVICE_MEMORY", "64M")],
+            Duration::from_secs(120),
+            1 << 30,
+        );
+        assert!(
+            out.contains("kernel `store`") && out.contains("CUMOCK_DEVICE_MEMORY=64M"),
+            "{out}"
+        );
+        return;
+    }
+    // Safety: out-pointers and parameters are live locals.
+    unsafe {
+        setup();
+        let f = kernel("store");
+        let launch = |d: u64| {
+            let mut p = d;
+            let mut params = [(&mut p as *mut u64).cast::<c_void>()];
+            cuLaunchKernel(
+                f,
+                1,
+                1,
+                1,
+                1,
+                1,
+                1,
+                0,
+                std::ptr::null_mut(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        let (mut a, mut b) = (0u64, 0u64);
+        assert_eq!(cuMemAlloc_v2(&mut a, 48 * MIB), 0);
+        assert_eq!(cuMemAlloc_v2(&mut b, 48 * MIB), 0);
+        assert_eq!(launch(a), 0);
+        assert_eq!(cuCtxSynchronize(), 0);
+        assert_eq!(launch(b), 0);
+        assert_eq!(cuCtxSynchronize(), CUDA_ERROR_OUT_OF_MEMORY);
+        // Said once: the device itself is fine.
+        assert_eq!(cuCtxSynchronize(), 0, "the stop is not sticky");
+        let mut small = 0u64;
+        assert_eq!(cuMemAlloc_v2(&mut small, MIB), 0, "allocations go on");
+        assert_eq!(cuMemsetD8_v2(small, 7, MIB), 0);
+        assert_eq!(cuMemFree_v2(small), 0);
+        // With the room given back, the same kernel runs.
+        assert_eq!(cuMemFree_v2(a), 0);
+        assert_eq!(launch(b), 0);
+        assert_eq!(cuCtxSynchronize(), 0);
+        let mut back = 0u64;
+        assert_eq!(cuMemcpyDtoH_v2((&mut back as *mut u64).cast(), b, 8), 0);
+        assert_eq!(back, b, "the kernel's store landed");
+        assert_eq!(cuMemFree_v2(b), 0);
+    }
+}
+
+/// Every way to ask for memory refuses a request past the device or the host with
+/// CUDA_ERROR_OUT_OF_MEMORY (the H200's answer for cuMemAlloc, cuMemCreate and
+/// cuMemAllocAsync of too much: cases create-oom, probes vmm_fidelity and pools_ipc),
+/// counts nothing for it, and leaves the next small request to succeed: cuMemGetInfo's
+/// free memory is as before, and the whole CUMOCK_DEVICE_MEMORY budget is still there.
+#[test]
+fn refused_huge_allocations_leave_every_budget_as_it_was() {
+    const TIB: usize = 1 << 40;
+    if !in_child() {
+        guarded(
+            "refused_huge_allocations_leave_every_budget_as_it_was",
+            &[("CUMOCK_DEVICE_MEMORY", "64M")],
+            Duration::from_secs(120),
+            1 << 30,
+        );
+        return;
+    }
+    // Safety: out-pointers are live locals; memory the mock handed out, with its size.
+    unsafe {
+        setup();
+        let info = || {
+            let (mut free, mut total) = (0usize, 0usize);
+            assert_eq!(cuMemGetInfo_v2(&mut free, &mut total), 0);
+            (free, total)
+        };
+        let before = info();
+        let mut total_mem = 0usize;
+        assert_eq!(cuDeviceTotalMem_v2(&mut total_mem, 0), 0);
+        assert_eq!(
+            total_mem, before.1,
+            "cuDeviceTotalMem is cuMemGetInfo's total"
+        );
+        assert!(before.0 <= before.1, "free {} of {}", before.0, before.1);
+        let prop = cumock_abi::CUmemAllocationProp {
+            type_: 1,
+            location: cumock_abi::CUmemLocation { type_: 1, id: 0 },
+            ..Default::default()
+        };
+        let mut d = 0u64;
+        let mut h = 0u64;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        let mut pitch = 0usize;
+        for round in 0..2 {
+            let refused = [
+                ("cuMemAlloc", cuMemAlloc_v2(&mut d, TIB)),
+                ("cuMemCreate", cuMemCreate(&mut h, TIB, &prop, 0)),
+                (
+                    "cuMemAllocAsync",
+                    cuMemAllocAsync(&mut d, TIB, std::ptr::null_mut()),
+                ),
+                ("cuMemAllocManaged", cuMemAllocManaged(&mut d, TIB, 1)),
+                ("cuMemHostAlloc", cuMemHostAlloc(&mut p, TIB, 0)),
+                ("cuMemAllocHost", cuMemAllocHost_v2(&mut p, TIB)),
+                (
+                    "cuMemAllocPitch",
+                    cuMemAllocPitch_v2(&mut d, &mut pitch, 1 << 20, 1 << 20, 4),
+                ),
+                // Past CUMOCK_DEVICE_MEMORY only: what counts at allocation.
+                (
+                    "cuMemAllocManaged 128M",
+                    cuMemAllocManaged(&mut d, 128 * MIB, 1),
+                ),
+                ("cuMemHostAlloc 128M", cuMemHostAlloc(&mut p, 128 * MIB, 0)),
+            ];
+            for (what, r) in refused {
+                assert_eq!(r, CUDA_ERROR_OUT_OF_MEMORY, "{what}, round {round}");
+            }
+            assert_eq!(info(), before, "nothing counted, round {round}");
+            // The next small request of each kind succeeds, and the whole budget is there.
+            assert_eq!(cuMemAlloc_v2(&mut d, MIB), 0);
+            assert_eq!(cuMemsetD8_v2(d, 1, MIB), 0);
+            assert_eq!(cuMemFree_v2(d), 0);
+            assert_eq!(cuMemAllocAsync(&mut d, MIB, std::ptr::null_mut()), 0);
+            assert_eq!(cuMemsetD8_v2(d, 1, MIB), 0);
+            assert_eq!(cuMemFreeAsync(d, std::ptr::null_mut()), 0);
+            assert_eq!(cuCtxSynchronize(), 0);
+            assert_eq!(cuMemCreate(&mut h, 2 * MIB, &prop, 0), 0);
+            assert_eq!(cuMemRelease(h), 0);
+            assert_eq!(
+                cuMemAllocManaged(&mut d, 64 * MIB, 1),
+                0,
+                "the whole budget"
+            );
+            assert_eq!(cuMemFree_v2(d), 0);
+            assert_eq!(cuMemHostAlloc(&mut p, 64 * MIB, 0), 0, "the whole budget");
+            assert_eq!(cuMemFreeHost(p), 0);
+            assert_eq!(cuMemAlloc_v2(&mut d, 64 * MIB), 0);
+            assert_eq!(cuMemsetD8_v2(d, 1, 64 * MIB), 0, "the whole budget");
+            assert_eq!(cuMemFree_v2(d), 0);
+            assert_eq!(info(), before, "everything given back, round {round}");
+        }
+    }
+}
+
+/// cuda.h's CUDA_MEMSET_NODE_PARAMS.
+#[repr(C)]
+struct MemsetParams {
+    dst: u64,
+    pitch: usize,
+    value: u32,
+    element_size: u32,
+    width: usize,
+    height: usize,
+}
+
+/// A graph's memset node stopped past CUMOCK_DEVICE_MEMORY is said once too, as a
+/// kernel's stop is: the device works on, and the same graph runs once there is room.
+#[test]
+fn a_graph_node_stopped_by_cumock_device_memory_leaves_the_device_usable() {
+    if !in_child() {
+        let out = guarded(
+            "a_graph_node_stopped_by_cumock_device_memory_leaves_the_device_usable",
+            &[("CUMOCK_DEVICE_MEMORY", "64M")],
+            Duration::from_secs(120),
+            1 << 30,
+        );
+        assert!(
+            out.contains("a graph node failed") && out.contains("CUMOCK_DEVICE_MEMORY=64M"),
+            "{out}"
+        );
+        return;
+    }
+    // Safety: out-pointers and parameters are live locals; handles the mock made.
+    unsafe {
+        setup();
+        let (mut a, mut b) = (0u64, 0u64);
+        assert_eq!(cuMemAlloc_v2(&mut a, 48 * MIB), 0);
+        assert_eq!(cuMemAlloc_v2(&mut b, 48 * MIB), 0);
+        assert_eq!(cuMemsetD8_v2(a, 1, 48 * MIB), 0);
+        let mut g: cumock_abi::CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphCreate(&mut g, 0), 0);
+        let mp = MemsetParams {
+            dst: b,
+            pitch: 0,
+            value: 9,
+            element_size: 1,
+            width: 48 * MIB,
+            height: 1,
+        };
+        let mut node: cumock_abi::CUgraphNode = std::ptr::null_mut();
+        assert_eq!(
+            cuGraphAddMemsetNode(
+                &mut node,
+                g,
+                std::ptr::null(),
+                0,
+                (&mp as *const MemsetParams).cast(),
+                std::ptr::null_mut()
+            ),
+            0
+        );
+        let mut exec: cumock_abi::CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec, g, 0), 0);
+        assert_eq!(cuGraphLaunch(exec, std::ptr::null_mut()), 0);
+        assert_eq!(cuCtxSynchronize(), CUDA_ERROR_OUT_OF_MEMORY);
+        assert_eq!(cuCtxSynchronize(), 0, "the stop is not sticky");
+        assert_eq!(cuMemFree_v2(a), 0);
+        assert_eq!(cuGraphLaunch(exec, std::ptr::null_mut()), 0);
+        assert_eq!(cuCtxSynchronize(), 0);
+        let mut last = 0u8;
+        assert_eq!(
+            cuMemcpyDtoH_v2((&mut last as *mut u8).cast(), b + 48 * MIB as u64 - 1, 1),
+            0
+        );
+        assert_eq!(last, 9, "the memset ran whole");
+        assert_eq!(cuGraphExecDestroy(exec), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        assert_eq!(cuMemFree_v2(b), 0);
+    }
+}

@@ -22,5 +22,5 @@ pub mod panic;
 pub mod settings;
 
 pub use faults::{FaultPlan, FaultPlans, FaultSpec, Layer};
-pub use fork_safe::ForkSafeMutex;
+pub use fork_safe::{ForkSafeGuard, ForkSafeMutex};
 pub use settings::{settings, KernelEngine, Schedule, Settings};

@@ -2457,12 +2457,15 @@ impl Driver {
     }
 
     /// A node's copy or memset failed while the graph ran: as a GPU's faulting work, it
-    /// becomes the device's sticky error.
+    /// becomes the device's sticky error; past the device memory the host may back, the
+    /// mock's limit, it is said once (`State::stopped`).
     fn device_work_failed(&self, device: usize, err: CuError) {
         let message = format!("a graph node failed: {}", err.message);
         crate::diagnostics::kernel_fault(&message);
         let mut st = self.state.lock();
-        if st.sticky[device].is_none() {
+        if err.severity == Severity::HostLimit {
+            st.stopped[device].set(Some(CuError::new(err.code, message)));
+        } else if st.sticky[device].is_none() {
             st.sticky[device] = Some(CuError::new(err.code, message));
         }
     }

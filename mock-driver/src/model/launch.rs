@@ -868,10 +868,21 @@ impl Driver {
                 ));
             }
             crate::diagnostics::kernel_fault(&message);
-            st.sticky[device] = Some(CuError::new(
-                code,
-                format!("{message} (an earlier kernel's fault is sticky: the device stays unusable in this process)"),
-            ));
+            if code == CUDA_ERROR_OUT_OF_MEMORY {
+                // The mock's limit, not the device's fault: said once (`State::stopped`).
+                st.stopped[device].set(Some(CuError::new(
+                    code,
+                    format!(
+                        "{message} (an earlier kernel was stopped; said once: free device \
+                         memory or raise CUMOCK_DEVICE_MEMORY)"
+                    ),
+                )));
+            } else {
+                st.sticky[device] = Some(CuError::new(
+                    code,
+                    format!("{message} (an earlier kernel's fault is sticky: the device stays unusable in this process)"),
+                ));
+            }
             drop(st);
             // A GPU's fault reaches the host only after the hardware has stopped the
             // context, milliseconds later: until then cuStreamQuery still says

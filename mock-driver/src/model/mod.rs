@@ -103,6 +103,14 @@ pub struct State {
     /// Per device: the fault of a kernel, returned by every later call that needs the
     /// device (as on a GPU, it stays for the life of the process).
     pub sticky: Vec<Option<CuError>>,
+    /// Per device: a kernel or graph node stopped because the host could not back the
+    /// device memory it touched (`limits`). That is the mock's limit, not a fault of the
+    /// device, so the error is returned once, by the next call that checks the device's
+    /// errors (`check_sticky`), then forgotten: the program can free memory and go on.
+    /// (Sticky, it failed every later call of the process: CuPy's test_empty_huge_size
+    /// took 107 later tests with it.) A `Cell`, so that the check that returns it, under
+    /// the state's lock with a shared borrow, can take it.
+    pub stopped: Vec<std::cell::Cell<Option<CuError>>>,
     /// Legacy IPC handles made and opened (ipc.rs).
     pub ipc: ipc::Ipc,
     /// Page-locked host memory (cuMemAllocHost, cuMemHostRegister).
@@ -174,6 +182,7 @@ impl Driver {
                 modules: module::Modules::default(),
                 pools: pools::Pools::new(n),
                 sticky: vec![None; n],
+                stopped: (0..n).map(|_| Default::default()).collect(),
                 ipc: ipc::Ipc::default(),
                 host: Default::default(),
                 graphs: Default::default(),

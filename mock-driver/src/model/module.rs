@@ -482,7 +482,8 @@ impl Driver {
     pub fn check_sticky(&self, st: &State, device: usize) -> CuResult<()> {
         match &st.sticky[device] {
             Some(e) => Err(e.clone()),
-            None => Ok(()),
+            // Said once (see `State::stopped`).
+            None => st.stopped[device].take().map_or(Ok(()), Err),
         }
     }
 

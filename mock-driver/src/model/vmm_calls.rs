@@ -170,7 +170,7 @@ impl Driver {
     pub(super) fn lock_unpinned(
         &self,
         handle_of: impl Fn(&super::State) -> Option<u64>,
-    ) -> parking_lot::MutexGuard<'_, super::State> {
+    ) -> cumock_support::ForkSafeGuard<'_, super::State> {
         loop {
             let st = self.state.lock();
             if !handle_of(&st).is_some_and(|h| st.vmm.export_waits_for_kernel(h)) {
