@@ -6,7 +6,7 @@
 # argument at a folder holding a CCCL checkout's thrust/examples and cub/examples (or the
 # whole checkout, https://github.com/NVIDIA/cccl).
 #
-#   ci/cccl-examples.sh CCCL_DIR OUTDIR [mock|nvidia]
+#   ci/cccl-examples.sh CCCL_DIR OUTDIR [mock|nvidia|cumock-runtime]
 #
 # Which examples and how each is checked: clients/cccl-examples/examples.txt. EXAMPLES="a
 # b" (file names without .cu) runs only those. The headers come from the toolkit's CCCL
@@ -14,17 +14,23 @@
 # version needs CCCL's c2h/Catch2 test harness, so the examples are copied to
 # OUTDIR/src with clients/cccl-examples/test_util.h (cumock's stand-in) in its place.
 # mock: $CUMOCK_BIN/cumock exec (target/debug unless CUMOCK_BIN says); nvidia: the
-# system's driver with the toolkit's libcudart.so.13. Results: OUTDIR/<mode>/<name>.txt,
+# system's driver with the toolkit's libcudart.so.13; cumock-runtime: the system's driver
+# with cumock's libcudart.so ($CUMOCK_BIN/libcudart.so). Results: OUTDIR/<mode>/<name>.txt,
 # OUTDIR/<mode>/summary.txt, OUTDIR/build/<name>.nvcc.txt; the last line printed is
 # "N passed, N failed". Never calls multicast APIs (no example in the list does).
 set -uo pipefail
-cccl=${1:?usage: ci/cccl-examples.sh CCCL_DIR OUTDIR [mock|nvidia]}
-out=${2:?usage: ci/cccl-examples.sh CCCL_DIR OUTDIR [mock|nvidia]}
+usage="usage: ci/cccl-examples.sh CCCL_DIR OUTDIR [mock|nvidia|cumock-runtime]"
+cccl=${1:?$usage}
+out=${2:?$usage}
 mode=${3:-mock}
 cd "$(dirname "$0")/.."
 root=$PWD
 cccl=$(cd "$cccl" && pwd)
-bin=$(cd "${CUMOCK_BIN:-target/debug}" && pwd)
+case $mode in
+mock | cumock-runtime) bin=$(cd "${CUMOCK_BIN:-target/debug}" && pwd) || exit 2 ;;
+nvidia) bin="" ;;
+*) echo "$usage" >&2; exit 2 ;;
+esac
 if [ -n "${CUMOCK_NVCC_ROOT:-}" ]; then
     nvcc=$CUMOCK_NVCC_ROOT/bin/nvcc
 else
@@ -74,7 +80,10 @@ while read -r path rest; do
     case $mode in
     mock) (cd "$(dirname "$src")" && timeout 600 "$bin/cumock" exec -- "$out/build/$name" $args) ;;
     nvidia) (cd "$(dirname "$src")" && timeout 600 env LD_LIBRARY_PATH="$nvidia_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$out/build/$name" $args) ;;
-    *) echo "unknown mode $mode" >&2; exit 2 ;;
+    cumock-runtime)
+        mkdir -p "$out/cumock-lib"
+        cp -f "$bin/libcudart.so" "$out/cumock-lib/libcudart.so.13"
+        (cd "$(dirname "$src")" && timeout 600 env LD_LIBRARY_PATH="$out/cumock-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$out/build/$name" $args) ;;
     esac > "$out/$mode/$name.txt" 2>&1 < /dev/null
     rc=$?
     ms=$((($(date +%s%N) - start) / 1000000))
