@@ -35,4 +35,11 @@ want torch && part torch ci/gpu-torch.sh "$work/torch"
 if [ -n "${CUDA_SAMPLES:-}" ] && want samples; then
     part samples ci/public-samples.sh "$work/samples" nvidia cumock-runtime
 fi
+# NVIDIA CCCL's Thrust and CUB examples with NVIDIA's runtime and with cumock's, when a
+# CCCL checkout is carried (CCCL_EXAMPLES; ci/cccl-examples.sh).
+if [ -n "${CCCL_EXAMPLES:-}" ] && want cccl; then
+    part cccl sh -c 'CUMOCK_BIN=target/release ci/cccl-examples.sh "$1" "$2" nvidia; r=$?;
+        CUMOCK_BIN=target/release ci/cccl-examples.sh "$1" "$2" cumock-runtime || exit 1; exit $r' \
+        cccl "$CCCL_EXAMPLES" "$work/cccl"
+fi
 exit $status

@@ -11,6 +11,7 @@ pub const SUCCESS: CudaError = 0;
 pub const INVALID_VALUE: CudaError = 1;
 pub const MEMORY_ALLOCATION: CudaError = 2;
 pub const INITIALIZATION_ERROR: CudaError = 3;
+pub const CUDART_UNLOADING: CudaError = 4;
 pub const INVALID_DEVICE_POINTER: CudaError = 17;
 pub const INVALID_MEMCPY_DIRECTION: CudaError = 21;
 pub const INSUFFICIENT_DRIVER: CudaError = 35;

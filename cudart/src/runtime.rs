@@ -9,6 +9,7 @@ use cumock_abi::CUcontext;
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 pub struct Runtime {
@@ -89,10 +90,23 @@ pub struct State {
     pub malloc_over_vmm: Option<bool>,
 }
 
+/// Set by the runtime's exit handler. NVIDIA's runtime tears itself down in an exit
+/// handler it registers when it starts; exit handlers and static destructors registered
+/// before that (a global object made before main) run after it, and their calls get
+/// cudaErrorCudartUnloading. Thrust's global `device_vector` example frees its memory so
+/// and ignores exactly that error.
+static UNLOADING: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn tear_down_at_exit() {
+    UNLOADING.store(true, Ordering::Release);
+}
+
 pub fn runtime() -> RtResult<&'static Runtime> {
     static RT: OnceLock<Result<Runtime, RtError>> = OnceLock::new();
     RT.get_or_init(|| {
         crate::diagnostics::init();
+        // Safety: registering a plain extern "C" function with no captured state.
+        unsafe { libc::atexit(tear_down_at_exit) };
         let d = driver()?;
         let mut n = 0;
         d.cuDeviceGetCount(&mut n)?;
@@ -214,6 +228,14 @@ impl Runtime {
 /// current. A sticky error of the device is returned instead.
 pub fn with_context() -> RtResult<(&'static Driver, &'static Runtime, i32)> {
     let rt = runtime()?;
+    if UNLOADING.load(Ordering::Acquire) {
+        return Err(RtError::new(
+            error::CUDART_UNLOADING,
+            "the runtime was torn down at exit: this call comes from an exit handler or a \
+             static destructor registered before the runtime started, which runs after the \
+             runtime's own exit handler",
+        ));
+    }
     let d = driver()?;
     let mut cur = std::ptr::null_mut();
     d.cuCtxGetCurrent(&mut cur)?;

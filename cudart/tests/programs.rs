@@ -408,6 +408,14 @@ fn cub_thrust() {
     run("cub_thrust", &[]);
 }
 
+/// A global object's destructor frees memory after main returns, after the runtime's own
+/// exit handler: cudaErrorCudartUnloading (Thrust's global_device_vector example accepts
+/// that or cudaSuccess; awaits its recording on the H200: ci/gpu-runtime.sh).
+#[test]
+fn exit_teardown() {
+    run("exit_teardown", &[]);
+}
+
 // In the style of NVIDIA's simpleTensorCoreGEMM and cudaTensorCoreGemm (and their bf16,
 // tf32, dmma and imma siblings): wmma GEMMs checked against the host's.
 #[test]

@@ -10,6 +10,7 @@ use super::vmm::ReservationKind;
 use super::{Driver, State};
 use cumock_abi::consts::*;
 use std::cell::RefCell;
+use std::mem::ManuallyDrop;
 // Ids the mock hands out as keys: Fx hashing, not SipHash (a launch looks up several).
 use rustc_hash::FxHashMap as HashMap;
 use std::time::Instant;
@@ -96,8 +97,33 @@ fn attrs_key(stream: StreamId) -> StreamId {
 
 thread_local! {
     /// The calling thread's context stack; its top is the current context. Stale entries
-    /// (destroyed on another thread) are detected by lookup.
-    static STACK: RefCell<Vec<ContextId>> = const { RefCell::new(Vec::new()) };
+    /// (destroyed on another thread) are detected by lookup. Without a destructor: glibc's
+    /// exit() runs the main thread's thread-local destructors before the program's exit
+    /// handlers and static destructors, and those still have the thread's current
+    /// context on NVIDIA's driver (a global object freeing device memory at exit).
+    /// `StackRelease` gives the buffer back when any other thread ends.
+    static STACK: ManuallyDrop<RefCell<Vec<ContextId>>> =
+        const { ManuallyDrop::new(RefCell::new(Vec::new())) };
+    static STACK_RELEASE: StackRelease = const { StackRelease };
+}
+
+/// Empties the thread's context stack when the thread ends, unless it is the main thread,
+/// whose stack the process's exit handlers may still use (see `STACK`).
+struct StackRelease;
+
+impl Drop for StackRelease {
+    fn drop(&mut self) {
+        // Safety: getpid and gettid take no arguments and cannot fail.
+        let main = unsafe { libc::getpid() as libc::c_long == libc::syscall(libc::SYS_gettid) };
+        if !main {
+            let _ = STACK.try_with(|s| std::mem::take(&mut *s.borrow_mut()));
+        }
+    }
+}
+
+/// The thread's stack grows: make sure its buffer is given back when the thread ends.
+fn arm_stack_release() {
+    let _ = STACK_RELEASE.try_with(|_| ());
 }
 
 impl Contexts {
@@ -179,6 +205,7 @@ impl Contexts {
         if let Some(c) = ctx {
             self.get(c)?;
         }
+        arm_stack_release();
         STACK
             .try_with(|s| {
                 let mut s = s.borrow_mut();
@@ -192,6 +219,7 @@ impl Contexts {
 
     pub fn push(&self, ctx: ContextId) -> CuResult<()> {
         self.get(ctx)?;
+        arm_stack_release();
         STACK
             .try_with(|s| s.borrow_mut().push(ctx))
             .map_err(|_| invalid_context("the calling thread is exiting"))
