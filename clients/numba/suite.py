@@ -41,12 +41,13 @@ UNLOADABLE = {
 }
 
 # `test_x (numba.cuda.tests.m.Class.test_x) ... ok` (verbose unittest); a docstring's
-# first line may stand before the dots, and the mock's own messages (written to fd 2,
-# past Python's buffering) may stand between the dots and the outcome.
+# first line may stand before the dots, and lines written meanwhile to fd 2 past Python's
+# buffering (the mock's messages, the warnings of the processes a test spawns) may stand
+# between the dots and the outcome, which then begins a line.
 RESULT = re.compile(
     r"^(?P<name>test\w*) \((?P<id>[\w.]+)\)(?:\n(?!test\w* \().*)?? \.\.\. "
-    r"(?:cumock:.*\n)*"
-    r"(?P<outcome>ok|FAIL|ERROR|skipped|expected failure|unexpected success)",
+    r"(?:.*\n(?!test\w* \())*?"
+    r"(?P<outcome>ok|FAIL|ERROR|skipped|expected failure|unexpected success)(?=$| )",
     re.M,
 )
 # The report's headers: every failed test (and subtest) is named once there.
