@@ -19,7 +19,7 @@
 //! | `CUMOCK_KERNEL_TIMEOUT=SECONDS` | `kernel_timeout` | a launch's wall-clock limit (default 300 s; 0: none) |
 //! | `CUMOCK_KERNEL_STEP_LIMIT=N` | `kernel_step_limit` | instructions a warp may issue (default: no limit) |
 //! | `CUMOCK_KERNEL_ENGINE=interp\|jit\|tiered` | `kernel_engine` | what runs kernels (default: tiered) |
-//! | `CUMOCK_JIT_UNITS=1`, `CUMOCK_JIT_DISASM=1`, `CUMOCK_JIT_DUMP=DIR` | `jit_units`, `jit_disasm`, `jit_dump` | the JIT's workings on stderr or in DIR, for tuning |
+//! | `CUMOCK_JIT_UNITS=1`, `CUMOCK_JIT_DISASM=1`, `CUMOCK_JIT_DUMP=DIR` | `jit_units`, `jit_disasm`, `jit_dump` | the JIT's workings on stderr or in DIR, for tuning (of the kernels it compiles: all of them under `CUMOCK_KERNEL_ENGINE=jit`) |
 //! | `CUMOCK_PASSTHROUGH_TRACE=FILE` | `passthrough_trace` | the pass-through recorder's trace file |
 //! | `CUMOCK_REAL_DRIVER=FILE` | `real_driver` | the NVIDIA driver the pass-through forwards to |
 //!
