@@ -264,6 +264,10 @@ REASONS = [
         "calls a C-ABI function with a return value its definition lacks; the mock's linker refuses the mismatch",
     ),
     (r"_graph_builder", "graph user objects (cuUserObjectCreate) are not emulated"),
+    (
+        r"cuMemAllocManaged results in CUDA_ERROR_OUT_OF_MEMORY",
+        "managed memory past CUMOCK_DEVICE_MEMORY, which the host backs (a tenth of the H200's 150 GB asked for)",
+    ),
     (r"CUDA_ERROR_OUT_OF_MEMORY", "device memory past CUMOCK_DEVICE_MEMORY"),
     (
         r"AssertionError: '[^\n]*nvjitlink is not available",
