@@ -304,6 +304,10 @@ mod tests {
         assert_eq!(s.kernel_threads, Some(3));
         assert_eq!(s.trace, Some(PathBuf::from("/tmp/t.jsonl")));
         assert!(s.problems.is_empty(), "{:?}", s.problems);
+        for (name, engine) in [("jit", KernelEngine::Jit), ("tiered", KernelEngine::Tiered)] {
+            let s = with(&[("CUMOCK_KERNEL_ENGINE", name)]);
+            assert_eq!(s.kernel_engine, Some(engine));
+        }
     }
 
     #[test]
