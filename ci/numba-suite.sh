@@ -13,8 +13,10 @@ modules=${1:-ci}
 python=$(ci/install-numba.sh)
 cargo build --quiet -p cumock-driver -p cumock
 rm -rf target/numba-logs
+# A module may take 900 s: test_ufuncs (about 40 NVVM compiles) took 550 s on 2 cores
+# shared with a dozen other jobs.
 # Device memory is the host's: a fixed budget, so that a busy CI host's momentary
 # shortage of free memory does not fail allocations the suite makes.
 CUMOCK_DEVICE_MEMORY=${CUMOCK_DEVICE_MEMORY:-4G} PYTHONUNBUFFERED=1 \
     target/debug/cumock exec -- "$python" clients/numba/suite.py run --modules "$modules" \
-    --jobs "${NUMBA_JOBS:-2}" --timeout 600 --json target/numba-results.json --logs target/numba-logs
+    --jobs "${NUMBA_JOBS:-2}" --timeout 900 --json target/numba-results.json --logs target/numba-logs

@@ -28,6 +28,8 @@ import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected.txt")
+sys.path.insert(0, os.path.dirname(HERE))
+from suite_common import against_expected, counts_of, read_expected  # noqa: E402
 # The packages of tests/cupy_tests this runner walks: CuPy's core, array creation and
 # manipulation, math, and its CUDA layer. The rest (linalg, fft, random, sparse...) call
 # NVIDIA's math libraries, whose kernels are SASS only (docs/frameworks/cupy.md).
@@ -53,28 +55,6 @@ def all_modules(tests):
             if f.startswith("test_") and f.endswith(".py"):
                 found.append(f"cupy_tests/{pkg}/{f}")
     return found
-
-
-def read_expected(path=EXPECTED):
-    """{'ci': [modules], 'pass': {test ids}, 'known': {test id: reason}}"""
-    ci, passing, known = [], set(), {}
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            line = "" if line.lstrip().startswith("#") else line.strip()
-            if not line:
-                continue
-            kind, _, rest = line.partition(" ")
-            rest = rest.strip()
-            if kind == "ci":
-                ci.append(rest)
-            elif kind == "pass":
-                passing.add(rest)
-            elif kind == "known":
-                test, _, reason = rest.partition(" ")
-                known[test] = reason.strip()
-            else:
-                sys.exit(f"{path}:{n}: unknown line kind {kind!r}")
-    return {"ci": ci, "pass": passing, "known": known}
 
 
 def parse_junit(path):
@@ -129,13 +109,6 @@ def run_module(module, tests_dir, timeout, env):
     return module, tests, why, out, rc, time.time() - t0
 
 
-def counts_of(tests):
-    counts = {"pass": 0, "fail": 0, "error": 0, "skip": 0}
-    for o in tests.values():
-        counts["error" if o in ("crash", "timeout") else o] += 1
-    return counts
-
-
 def line(module, counts, secs=None):
     t = f" {secs:6.1f}s" if secs is not None else ""
     return (f"{module:62} {counts['pass']:5} passed {counts['fail']:4} failed "
@@ -187,13 +160,8 @@ def run(a):
     totals = counts_of({f"{m}:{t}": o for m in modules for t, o in results.get(m, {}).items()})
     regressions, news, checked = [], [], 0
     if expected:
-        for module in set(modules) - set(left):
-            for test in sorted(t for t in expected["pass"] if test_module(t) == module):
-                checked += 1
-                if results[module].get(test) != "pass":
-                    regressions.append((test, results[module].get(test, "absent")))
-            news += [t for t, o in sorted(results[module].items())
-                     if o == "pass" and t not in expected["pass"]]
+        ran = [m for m in modules if m not in left]
+        regressions, news, checked = against_expected(expected, ran, results, test_module)
     for test in news[:20]:
         print(f"news: {test} passes and is not listed as passing in expected.txt")
     if len(news) > 20:

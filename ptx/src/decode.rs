@@ -657,6 +657,10 @@ struct FuncInfo {
     /// (local offset, size) of each `.param`, in order.
     params: Vec<(u32, u32)>,
     rets: Vec<(u32, u32)>,
+    /// Bytes of each return value a body-less declaration of the function gives it (the
+    /// first such declaration), for a definition that another input declared (see
+    /// `FuncDecoder::call`).
+    declared_rets: Option<Vec<u32>>,
 }
 
 struct Layout {
@@ -915,6 +919,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             index: None,
             params: Vec::new(),
             rets: Vec::new(),
+            declared_rets: None,
         };
         if !f.entry {
             for (list, out) in [(&f.params, &mut info.params), (&f.rets, &mut info.rets)] {
@@ -950,6 +955,17 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 .push(FuncRt::new(f, &info.params, &info.rets, info.entry, pc));
         }
         funcs.insert(f.name.clone(), info);
+    }
+    for f in ast.funcs.iter().filter(|f| f.body.is_none() && !f.entry) {
+        if let Some(info) = funcs.get_mut(&f.name) {
+            if info.declared_rets.is_none() {
+                let sizes = f
+                    .rets
+                    .iter()
+                    .map(|r| var_size(r).map(|(size, _)| size as u32));
+                info.declared_rets = Some(sizes.collect::<Result<_, _>>()?);
+            }
+        }
     }
 
     let mut kernels = Vec::new();
@@ -3817,7 +3833,23 @@ impl FuncDecoder<'_> {
             Ok(v)
         };
         let args_in = copy(self, args, &f.params, true)?;
-        let rets_out = copy(self, rets, &f.rets, false)?;
+        // A call that takes return values from a function defined without any, through a
+        // declaration that gives it them: linked from two inputs (nvlink resolves names
+        // and compares no prototypes; numba-cuda declares a C-ABI `void` function with a
+        // return value). The callee writes no return value, so the caller's return
+        // `.param`s keep what they held, as on the GPU, where the caller reads whatever
+        // the return registers held.
+        let unwritten = f.has_body
+            && f.rets.is_empty()
+            && !rets.is_empty()
+            && f.declared_rets
+                .as_ref()
+                .is_some_and(|d| d.len() == rets.len());
+        let rets_out = if unwritten {
+            Vec::new()
+        } else {
+            copy(self, rets, &f.rets, false)?
+        };
         if !f.has_body {
             // The device library's functions the executor implements itself, when the
             // module does not define them; their arguments are read where the caller put

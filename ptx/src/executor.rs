@@ -243,6 +243,7 @@ fn run_grid(
     // Compiled once per kernel, at its first launch; None: the interpreter runs it all.
     let compiled = match launch.engine {
         Engine::Jit => module.jit.get(module, kernel),
+        Engine::Tiered => module.jit.get_tiered(module, kernel, nblocks * nthreads),
         Engine::Interp => None,
     };
     let block_of = |b: u64| {
@@ -450,8 +451,12 @@ fn run_grid(
     if let Some(f) = fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(f);
     }
+    let instructions = instructions.load(Ordering::Relaxed);
+    if launch.engine == Engine::Tiered && compiled.is_none() {
+        module.jit.interpreted(kernel, instructions);
+    }
     Ok(Stats {
-        instructions: instructions.load(Ordering::Relaxed),
+        instructions,
         warps: nblocks * nthreads.div_ceil(32),
     })
 }

@@ -168,6 +168,12 @@ impl Module {
         })
     }
 
+    /// Whether kernel `kernel` has been compiled (or tried to, and the interpreter runs
+    /// it): under [`Engine::Tiered`], once compiling pays.
+    pub fn jit_compiled(&self, kernel: usize) -> bool {
+        self.jit.compiled(kernel)
+    }
+
     /// Whether some function of the module calls the device heap's `malloc` or `free`
     /// (declared without a body: the driver provides them). A launch of such a module
     /// needs [`Launch::heap`].
@@ -485,9 +491,23 @@ impl fmt::Debug for DeviceRuntime<'_> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Engine {
     Interp,
+    /// Compiled at the kernel's first launch.
     #[default]
     Jit,
+    /// Interpreted until compiling pays: a kernel compiles at a launch of at least
+    /// [`TIER_UP_THREADS`] threads, or once its interpreted launches have run
+    /// [`TIER_UP_INSTRUCTIONS`]. A debug build compiles a large kernel (a libdevice
+    /// function inlined) in seconds, and test suites launch thousands of kernels once,
+    /// on a thread or a few (numba-cuda's test_ufuncs: 2 to 4 s a kernel compiled, a few
+    /// milliseconds interpreted).
+    Tiered,
 }
+
+/// Under [`Engine::Tiered`], a launch of this many threads compiles its kernel.
+pub const TIER_UP_THREADS: u64 = 1 << 14;
+/// Under [`Engine::Tiered`], a kernel whose interpreted launches have run this many
+/// thread instructions compiles at its next launch.
+pub const TIER_UP_INSTRUCTIONS: u64 = 1 << 24;
 
 /// What a launch's device `printf` calls (nvcc's `vprintf`) and failed `assert`s print,
 /// as a GPU's printf FIFO holds it until the host's next synchronisation: records in the

@@ -525,3 +525,78 @@ fn a_call_through_a_prototype_the_function_does_not_have_faults() {
         "{e}"
     );
 }
+
+/// numba-cuda's PTX for a call of a C-ABI `void` function (`cuda.declare_device(...,
+/// abi="c")`), and NVCC's definition of it, each an input of the driver's linker.
+const VOID_CALLER: &str = r#"
+.version 9.0
+.target sm_90
+.address_size 64
+.extern .func (.param .b64 func_retval0) consume(.param .b64 consume_param_0);
+.visible .entry k(.param .u64 out)
+{
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    {
+    .param .b64 param0;
+    st.param.b64 [param0+0], %rd2;
+    .param .b64 retval0;
+    call.uni (retval0), consume, (param0);
+    ld.param.b64 %rd3, [retval0+0];
+    }
+    ret;
+}
+"#;
+const VOID_CALLEE: &str = r#"
+.version 9.0
+.target sm_90
+.address_size 64
+.visible .func consume(.param .b64 consume_param_0)
+{
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [consume_param_0];
+    st.global.u32 [%rd1], 42;
+    ret;
+}
+"#;
+
+#[test]
+fn a_void_function_called_through_another_inputs_prototype_with_a_return_value_runs() {
+    // nvlink resolves the name and compares no prototypes (numba-cuda's
+    // test_declare_device_cabi_void_return passes on the H200): the callee writes no
+    // return value, which the caller reads and drops.
+    let inputs = [
+        ("caller.ptx".to_string(), VOID_CALLER.to_string()),
+        ("callee.ptx".to_string(), VOID_CALLEE.to_string()),
+    ];
+    for order in [[0, 1], [1, 0]] {
+        let linked = cumock_ptx::link::link(&order.map(|k| inputs[k].clone())).unwrap();
+        let m = Module::parse(&linked).unwrap();
+        for engine in ENGINES {
+            let mut mem = TestMemory::new();
+            let out = mem.map(&[0; 4], true);
+            go(&m, "k", &mem, &[out], 1, engine, None, None).unwrap();
+            assert_eq!(to_u32s(&mem.read(out)), [42], "{engine:?}");
+        }
+    }
+    // Without a declaration that gives it a return value, a call that takes one from a
+    // function defined without any stays a load error.
+    let alone = VOID_CALLER
+        .replace(
+            ".extern .func (.param .b64 func_retval0) consume(.param .b64 consume_param_0);\n",
+            "",
+        )
+        .replace(
+            ".visible .entry",
+            &format!(
+                "{}\n.visible .entry",
+                &VOID_CALLEE[VOID_CALLEE.find(".visible").unwrap()..]
+            ),
+        );
+    let e = Module::parse(&alone).unwrap_err();
+    assert!(
+        e.message.contains("`consume` takes 0 values here, given 1"),
+        "{e}"
+    );
+}

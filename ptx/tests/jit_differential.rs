@@ -834,3 +834,49 @@ fn lane_functions_and_conversions_run_in_compiled_runs_as_the_interpreter_does()
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn the_tiered_engine_interprets_a_kernel_until_compiling_pays() {
+    // A loop of `n` rounds per thread: little work at n = 1, much at n = 1 << 20.
+    let src = r#"
+extern "C" __global__ void spin(unsigned* out, unsigned n) {
+  unsigned x = threadIdx.x;
+  for (unsigned i = 0; i < n; ++i) x = x * 1664525u + 1013904223u;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = x;
+}
+"#;
+    let m = Module::parse(&ptx(src)).unwrap();
+    let k = m.kernel("spin").unwrap();
+    let expect =
+        |t: u32, n: u32| (0..n).fold(t, |x, _| x.wrapping_mul(1664525).wrapping_add(1013904223));
+    let go = |m: &Module, grid: u32, n: u32| {
+        let mut mem = TestMemory::new();
+        let out = mem.map(&vec![0u8; grid as usize * 32 * 4], true);
+        let p = params(&m.kernels[k], &[out, n as u64]);
+        let mut l = launch(grid, 32, &p);
+        l.engine = Engine::Tiered;
+        l.step_limit = None;
+        let stats = run(m, k, &l, &mem).unwrap();
+        let got = to_u32s(&mem.read(out));
+        for (i, g) in got.iter().enumerate() {
+            assert_eq!(*g, expect(i as u32 % 32, n), "thread {i}");
+        }
+        stats.instructions
+    };
+    // Small launches are interpreted, and their work counted, until it passes the bar.
+    let mut ran = 0;
+    while ran < cumock_ptx::TIER_UP_INSTRUCTIONS {
+        assert!(!m.jit_compiled(k), "compiled after {ran} instructions");
+        ran += go(&m, 1, 4096);
+    }
+    assert!(!m.jit_compiled(k));
+    go(&m, 1, 1);
+    assert!(m.jit_compiled(k), "compiled once {ran} instructions ran");
+    // A launch of many threads compiles its kernel at once.
+    let m = Module::parse(&ptx(src)).unwrap();
+    go(&m, 1, 1);
+    assert!(!m.jit_compiled(k));
+    let blocks = (cumock_ptx::TIER_UP_THREADS / 32) as u32;
+    go(&m, blocks, 1);
+    assert!(m.jit_compiled(k));
+}

@@ -18,8 +18,8 @@
 //! | `CUMOCK_KERNEL_THREADS=N` | `kernel_threads` | host threads a launch runs on (default: the CPUs) |
 //! | `CUMOCK_KERNEL_TIMEOUT=SECONDS` | `kernel_timeout` | a launch's wall-clock limit (default 300 s; 0: none) |
 //! | `CUMOCK_KERNEL_STEP_LIMIT=N` | `kernel_step_limit` | instructions a warp may issue (default: no limit) |
-//! | `CUMOCK_KERNEL_ENGINE=interp\|jit` | `kernel_engine` | what runs kernels (default: the JIT) |
-//! | `CUMOCK_JIT_UNITS=1`, `CUMOCK_JIT_DISASM=1`, `CUMOCK_JIT_DUMP=DIR` | `jit_units`, `jit_disasm`, `jit_dump` | the JIT's workings on stderr or in DIR, for tuning |
+//! | `CUMOCK_KERNEL_ENGINE=interp\|jit\|tiered` | `kernel_engine` | what runs kernels (default: tiered) |
+//! | `CUMOCK_JIT_UNITS=1`, `CUMOCK_JIT_DISASM=1`, `CUMOCK_JIT_DUMP=DIR` | `jit_units`, `jit_disasm`, `jit_dump` | the JIT's workings on stderr or in DIR, for tuning (of the kernels it compiles: all of them under `CUMOCK_KERNEL_ENGINE=jit`) |
 //! | `CUMOCK_PASSTHROUGH_TRACE=FILE` | `passthrough_trace` | the pass-through recorder's trace file |
 //! | `CUMOCK_REAL_DRIVER=FILE` | `real_driver` | the NVIDIA driver the pass-through forwards to |
 //!
@@ -65,11 +65,13 @@ impl Schedule {
     }
 }
 
-/// What runs kernels: the interpreter (the reference) or the JIT.
+/// What runs kernels: the interpreter (the reference), the JIT from a kernel's first
+/// launch, or the interpreter until compiling pays (tiered).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KernelEngine {
     Interp,
     Jit,
+    Tiered,
 }
 
 /// `8G`, `512M`, `1T`, `4096` (bytes), binary units, an optional `iB` or `B`.
@@ -197,9 +199,10 @@ impl Settings {
         let kernel_engine = lookup("CUMOCK_KERNEL_ENGINE").and_then(|v| match v.as_str() {
             "interp" => Some(KernelEngine::Interp),
             "jit" => Some(KernelEngine::Jit),
+            "tiered" => Some(KernelEngine::Tiered),
             _ => {
                 problems.push(format!(
-                    "CUMOCK_KERNEL_ENGINE={v:?} is not interp or jit: the default holds"
+                    "CUMOCK_KERNEL_ENGINE={v:?} is not interp, jit or tiered: the default holds"
                 ));
                 None
             }
@@ -301,6 +304,10 @@ mod tests {
         assert_eq!(s.kernel_threads, Some(3));
         assert_eq!(s.trace, Some(PathBuf::from("/tmp/t.jsonl")));
         assert!(s.problems.is_empty(), "{:?}", s.problems);
+        for (name, engine) in [("jit", KernelEngine::Jit), ("tiered", KernelEngine::Tiered)] {
+            let s = with(&[("CUMOCK_KERNEL_ENGINE", name)]);
+            assert_eq!(s.kernel_engine, Some(engine));
+        }
     }
 
     #[test]

@@ -1331,7 +1331,8 @@ pub(super) struct KernelSettings {
     /// limit), so that a runaway kernel ends a CI job with a message rather than hanging
     /// it. The executor polls the deadline, so it holds whichever thread runs the launch.
     pub(super) time_limit: Option<std::time::Duration>,
-    /// `CUMOCK_KERNEL_ENGINE=interp|jit`: the interpreter stays the reference.
+    /// `CUMOCK_KERNEL_ENGINE=interp|jit|tiered` (tiered by default): the interpreter stays
+    /// the reference.
     pub(super) engine: ptx::Engine,
 }
 
@@ -1346,7 +1347,7 @@ impl From<&cumock_support::Settings> for KernelSettings {
             engine: match s.kernel_engine {
                 Some(cumock_support::KernelEngine::Interp) => ptx::Engine::Interp,
                 Some(cumock_support::KernelEngine::Jit) => ptx::Engine::Jit,
-                None => ptx::Engine::default(),
+                Some(cumock_support::KernelEngine::Tiered) | None => ptx::Engine::Tiered,
             },
         }
     }

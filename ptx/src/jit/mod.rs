@@ -96,6 +96,9 @@ use crate::Module;
 #[derive(Default)]
 pub(crate) struct Cache {
     kernels: Mutex<HashMap<usize, Option<Arc<Compiled>>>>,
+    /// Per kernel not compiled yet: the thread instructions its interpreted launches ran
+    /// (`Engine::Tiered`).
+    interpreted: Mutex<HashMap<usize, u64>>,
 }
 
 impl std::fmt::Debug for Cache {
@@ -115,6 +118,45 @@ impl Cache {
                 lower::compile(&module.program, entry).ok().map(Arc::new)
             })
             .clone()
+    }
+
+    /// Under `Engine::Tiered`: the compiled code of `kernel` if it has it, or compiles
+    /// it now for a launch of `threads` threads when compiling pays (`Engine::Tiered`);
+    /// None: the interpreter runs this launch.
+    pub(crate) fn get_tiered(
+        &self,
+        module: &Module,
+        kernel: usize,
+        threads: u64,
+    ) -> Option<Arc<Compiled>> {
+        if let Some(done) = self
+            .kernels
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&kernel)
+        {
+            return done.clone();
+        }
+        let ran = self.interpreted.lock().unwrap_or_else(|e| e.into_inner());
+        let ran = ran.get(&kernel).copied().unwrap_or(0);
+        if threads >= crate::TIER_UP_THREADS || ran >= crate::TIER_UP_INSTRUCTIONS {
+            self.get(module, kernel)
+        } else {
+            None
+        }
+    }
+
+    /// Counts the thread instructions an interpreted launch of `kernel` ran.
+    pub(crate) fn interpreted(&self, kernel: usize, instructions: u64) {
+        let mut ran = self.interpreted.lock().unwrap_or_else(|e| e.into_inner());
+        let n = ran.entry(kernel).or_insert(0);
+        *n = n.saturating_add(instructions);
+    }
+
+    /// Whether `kernel` has been compiled (or tried to).
+    pub(crate) fn compiled(&self, kernel: usize) -> bool {
+        let map = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
+        map.contains_key(&kernel)
     }
 }
 
