@@ -10,7 +10,7 @@
 //! clear it. VMM calls (reserve, create, map, set access) go on working.
 
 use super::error::*;
-use super::ids::{ContextId, DevicePtr, FunctionId, StreamId};
+use super::ids::{ContextId, DevicePtr, FunctionId, ModuleId, StreamId};
 use super::module::{
     attr, FunctionRef, LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, LIMIT_MALLOC_HEAP_SIZE,
     LIMIT_PRINTF_FIFO_SIZE, LIMIT_STACK_SIZE, LOCAL_LIMIT_PER_THREAD,
@@ -106,7 +106,7 @@ struct DeviceRuntimeState {
     /// cuCtxGetCacheConfig.
     cache_config: i32,
     /// The module's handle: the function attributes of its kernels.
-    module: u64,
+    module: ModuleId,
 }
 
 impl PreparedLaunch {
@@ -136,13 +136,13 @@ impl PreparedLaunch {
             device_runtime: None,
         };
         let attribute = |a: i32| driver.profile.devices[self.device].attribute(a);
-        let module = self.device_runtime.as_ref().map_or(0, |r| r.module);
+        let module = self.device_runtime.as_ref().map(|r| r.module);
         // Asked while the kernel runs, as the host's cuFuncGetAttribute and
         // cuOccupancyMaxActiveBlocksPerMultiprocessor would answer then.
-        let function_attribute = |k: usize, a: i32| driver.kernel_attribute(module, k, a).ok();
+        let function_attribute = |k: usize, a: i32| driver.kernel_attribute(module?, k, a).ok();
         let occupancy = |k: usize, threads: i32, shared: u64| {
             driver
-                .kernel_occupancy(module, k, threads, usize::try_from(shared).ok()?)
+                .kernel_occupancy(module?, k, threads, usize::try_from(shared).ok()?)
                 .ok()
         };
         let runtime = self.device_runtime.as_ref().map(|r| ptx::DeviceRuntime {

@@ -905,7 +905,7 @@ impl Driver {
     /// cuFuncGetAttribute of kernel `kernel` of module `module` (what the device runtime's
     /// cudaFuncGetAttributes answers): its function handle, made as cuModuleGetFunction
     /// would make it where the program has none yet.
-    pub fn kernel_attribute(&self, module: u64, kernel: usize, attr: i32) -> CuResult<i32> {
+    pub fn kernel_attribute(&self, module: ModuleId, kernel: usize, attr: i32) -> CuResult<i32> {
         let f = self.kernel_function(module, kernel)?;
         self.function_attribute(f, attr)
     }
@@ -914,7 +914,7 @@ impl Driver {
     /// `kernel_attribute`.
     pub fn kernel_occupancy(
         &self,
-        module: u64,
+        module: ModuleId,
         kernel: usize,
         block_size: i32,
         dynamic_shared: usize,
@@ -923,7 +923,7 @@ impl Driver {
         self.occupancy_blocks_per_sm(f, block_size, dynamic_shared)
     }
 
-    fn kernel_function(&self, module: u64, kernel: usize) -> CuResult<u64> {
+    fn kernel_function(&self, module: ModuleId, kernel: usize) -> CuResult<FunctionId> {
         let mut st = self.state.lock();
         let kernels = st.modules.module(module)?.program.kernels.len();
         if kernel >= kernels {
