@@ -53,6 +53,38 @@ mkdir -p "$out/src/cub/test"
 cp "$root/clients/cccl-examples/test_util.h" "$out/src/cub/test/test_util.h"
 
 flags=(-cudart shared -arch=sm_90 -gencode arch=compute_90,code=compute_90 -std=c++17 --extended-lambda)
+cpu_flags=(-x c++ -std=c++17 -I"$toolkit/include/cccl" -I"$toolkit/include" -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP)
+
+# Builds first, JOBS at a time (a GPU runner's cores; each Thrust example takes nvcc half
+# a minute), each leaving its exit status in build/<name>.rc for the run loop below.
+build_one() {
+    local name=$1 src=$2 check=$3
+    "$nvcc" "${flags[@]}" ${nvidia_lib:+-L"$nvidia_lib"} "$src" -o "$out/build/$name" \
+        > "$out/build/$name.nvcc.txt" 2>&1
+    echo $? > "$out/build/$name.rc"
+    # The CPU reference: plain C++ (the examples' include/host_device.h defines
+    # __host__ __device__ away there), so that no CUDA compiler or runtime takes part.
+    if [ "$check" = cpu ]; then
+        "${CXX:-c++}" "${cpu_flags[@]}" "$src" -o "$out/build/$name.cpu" \
+            > "$out/build/$name.cpu.build.txt" 2>&1
+        echo $? > "$out/build/$name.cpu.rc"
+    fi
+}
+jobs_max=${JOBS:-$(nproc)}
+while read -r path rest; do
+    case "$path" in ''|'#'*) continue ;; esac
+    name=$(basename "$path" .cu)
+    [ -n "${EXAMPLES:-}" ] && [[ " $EXAMPLES " != *" $name "* ]] && continue
+    [ -e "$out/src/$path" ] || continue
+    check=""
+    [[ " $rest " == *" cpu-reference "* ]] && check=cpu
+    # REUSE_BUILDS=1: a second mode over the same OUTDIR runs the first one's builds.
+    [ "${REUSE_BUILDS:-}" = 1 ] && [ -e "$out/build/$name.rc" ] && continue
+    rm -f "$out/build/$name.rc" "$out/build/$name.cpu.rc"
+    build_one "$name" "$out/src/$path" "$check" &
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+done < "$root/clients/cccl-examples/examples.txt"
+wait
 passed=0
 failed=0
 while read -r path rest; do
@@ -69,8 +101,7 @@ while read -r path rest; do
         failed=$((failed + 1))
         continue
     fi
-    if ! "$nvcc" "${flags[@]}" ${nvidia_lib:+-L"$nvidia_lib"} "$src" -o "$out/build/$name" \
-        > "$out/build/$name.nvcc.txt" 2>&1; then
+    if [ "$(cat "$out/build/$name.rc" 2>/dev/null)" != 0 ]; then
         echo "$name: does not build (build/$name.nvcc.txt)" | tee -a "$out/$mode/summary.txt"
         failed=$((failed + 1))
         continue
@@ -93,12 +124,9 @@ while read -r path rest; do
     elif grep -q FAIL "$out/$mode/$name.txt"; then
         verdict="FAIL (the example reports FAIL)"
     elif [ "$check" = cpu ]; then
-        # The same program on Thrust's host backend: its output is the reference.
-        # Plain C++ (the examples' include/host_device.h defines __host__ __device__ away
-        # there), so that no CUDA compiler or runtime takes part in the reference.
-        if "${CXX:-c++}" -x c++ -std=c++17 -I"$toolkit/include/cccl" -I"$toolkit/include" \
-            -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP "$src" -o "$out/build/$name.cpu" \
-            > "$out/build/$name.cpu.build.txt" 2>&1 \
+        # The same program on Thrust's host backend (built above): its output is the
+        # reference.
+        if [ "$(cat "$out/build/$name.cpu.rc" 2>/dev/null)" = 0 ] \
             && (cd "$(dirname "$src")" && timeout 600 "$out/build/$name.cpu" $args) \
             > "$out/$mode/$name.cpu.txt" 2>&1 < /dev/null; then
             cmp -s "$out/$mode/$name.txt" "$out/$mode/$name.cpu.txt" \

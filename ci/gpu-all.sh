@@ -38,8 +38,11 @@ fi
 # NVIDIA CCCL's Thrust and CUB examples with NVIDIA's runtime and with cumock's, when a
 # CCCL checkout is carried (CCCL_EXAMPLES; ci/cccl-examples.sh).
 if [ -n "${CCCL_EXAMPLES:-}" ] && want cccl; then
-    part cccl sh -c 'CUMOCK_BIN=target/release ci/cccl-examples.sh "$1" "$2" nvidia; r=$?;
-        CUMOCK_BIN=target/release ci/cccl-examples.sh "$1" "$2" cumock-runtime || exit 1; exit $r' \
+    part cccl sh -c 'ci/cccl-examples.sh "$1" "$2" nvidia; r=$?;
+        REUSE_BUILDS=1 CUMOCK_BIN=${CUMOCK_BIN:-target/release} ci/cccl-examples.sh "$1" "$2" cumock-runtime || r=1
+        # Only the outputs and logs come back (the binaries are past what a call returns).
+        find "$2/build" -type f ! -name "*.txt" ! -name "*.rc" -delete; rm -rf "$2/src" "$2/cumock-lib"
+        exit $r' \
         cccl "$CCCL_EXAMPLES" "$work/cccl"
 fi
 exit $status

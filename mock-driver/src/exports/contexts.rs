@@ -5,6 +5,7 @@
 use super::Mock;
 use crate::boundary::{ctx_key, drv, input};
 use crate::model::error::*;
+use crate::model::ids::ContextId;
 use cumock_abi::*;
 use std::ffi::{c_int, c_uint};
 
@@ -68,12 +69,12 @@ impl ContextApi for Mock {
 
         /// cuda.h (12.5): the event captures the work of all the context's streams.
         fn cuCtxRecordEvent(d; ctx, event) {
-            d.ctx_record_event(ctx, event)
+            d.ctx_record_event(named_context(ctx, "cuCtxRecordEvent")?, event)
         }
 
         /// cuda.h (12.5): all the context's later work waits for the event.
         fn cuCtxWaitEvent(d; ctx, event) {
-            d.ctx_wait_event(ctx, event)
+            d.ctx_wait_event(named_context(ctx, "cuCtxWaitEvent")?, event)
         }
 
         fn cuCtxGetStreamPriorityRange(d; least, greatest) {
@@ -186,4 +187,15 @@ impl ContextApi for Mock {
     unsafe fn cuCtxSynchronize() -> CuResult<()> {
         Self::cuCtxSynchronize_v2(std::ptr::null_mut())
     }
+}
+
+/// cuCtxRecordEvent and cuCtxWaitEvent take no current-context default: the H200 (580.159.04)
+/// answers a NULL context with CUDA_ERROR_INVALID_CONTEXT even with one current (case
+/// ctx-events).
+fn named_context(ctx: Option<ContextId>, call: &str) -> CuResult<ContextId> {
+    ctx.ok_or_else(|| {
+        invalid_context(format!(
+            "{call}: a NULL context (the H200 does not read it as the current one)"
+        ))
+    })
 }

@@ -272,17 +272,13 @@ impl Driver {
     }
 
     /// The context a cuCtx*Event call names (NULL: the current one), live.
-    fn event_ctx(&self, ctx: Option<ContextId>) -> CuResult<ContextId> {
-        let st = self.state.lock();
-        match ctx {
-            Some(c) => st.contexts.get(c).map(|_| c),
-            None => st.contexts.require_current().map(|(c, _)| c),
-        }
+    fn event_ctx(&self, ctx: ContextId) -> CuResult<ContextId> {
+        self.state.lock().contexts.get(ctx).map(|_| ctx)
     }
 
     /// cuCtxRecordEvent: the event completes, and takes its time, once the work queued so
     /// far on every stream of the context has run (stream_queues::record_all).
-    pub fn ctx_record_event(&'static self, ctx: Option<ContextId>, event: EventId) -> CuResult<()> {
+    pub fn ctx_record_event(&'static self, ctx: ContextId, event: EventId) -> CuResult<()> {
         let ctx = self.event_ctx(ctx)?;
         let streams = {
             let mut st = self.state.lock();
@@ -316,7 +312,7 @@ impl Driver {
     /// cuCtxWaitEvent: the context's later work, on every stream of it (and streams made
     /// later), waits for what the event stands for; the event may be of another context
     /// or device.
-    pub fn ctx_wait_event(&self, ctx: Option<ContextId>, event: EventId) -> CuResult<()> {
+    pub fn ctx_wait_event(&self, ctx: ContextId, event: EventId) -> CuResult<()> {
         let ctx = self.event_ctx(ctx)?;
         let streams = {
             let mut st = self.state.lock();
