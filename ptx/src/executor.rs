@@ -2649,6 +2649,41 @@ impl<'a> BlockCtx<'a> {
         }
     }
 
+    /// The host address of a whole vector of global memory (`n` elements of `size` bytes,
+    /// at most 16 bytes, aligned to the whole as checked before), for one host access:
+    /// a GPU moves an aligned vector in one transaction, and programs rely on it. CUB's
+    /// decoupled look-back stores a tile's status and value with one
+    /// `st.relaxed.gpu.v2.u32` and reads them with one `ld.relaxed.gpu.v2.u32`; done
+    /// element by element, a block running on another host thread could see a new status
+    /// beside an old value and add a tile twice. None (the caller goes element by element,
+    /// faulting as before) outside global memory or where one span does not hold it all.
+    #[allow(clippy::too_many_arguments)]
+    fn vector_host(
+        &mut self,
+        w: &mut Warp,
+        space: Space,
+        a0: u64,
+        size: u64,
+        n: u8,
+        access: Access,
+        lane: u32,
+        pc: u32,
+    ) -> Option<*mut u8> {
+        let total = size * n as u64;
+        if total > 16 || !matches!(space, Space::Global | Space::Generic) || a0 >= SHARED_WINDOW {
+            return None;
+        }
+        let write = access != Access::Read;
+        if let Some(p) = tlb_lookup(&self.tlb, a0, total, write) {
+            return Some(p);
+        }
+        // The first element's translation fills the cache with its span.
+        match self.locate(w, space, a0, size, access, lane, pc) {
+            Ok(Loc::Host(_)) => tlb_lookup(&self.tlb, a0, total, write),
+            _ => None,
+        }
+    }
+
     fn write_mem(&mut self, loc: &Loc, size: u64, v: u64) {
         match *loc {
             Loc::Shared(i) => write_le(&mut self.shared, i, size, v),
@@ -2742,6 +2777,16 @@ impl<'a> BlockCtx<'a> {
                     size * n as u64
                 );
                 return Err(self.fault(w, l, pc, FaultKind::MisalignedAddress, Some(a0), detail));
+            }
+            if n > 1 {
+                if let Some(p) = self.vector_host(w, space, a0, size, n, Access::Read, l, pc) {
+                    // Safety: `vector_host` found the whole vector readable at `p`.
+                    let elems = unsafe { host_read_vector(p, size, n) };
+                    for (k, val) in vals.iter_mut().enumerate().take(n as usize) {
+                        val[l as usize] = extend(elems[k], ty);
+                    }
+                    continue;
+                }
             }
             for (k, val) in vals.iter_mut().enumerate().take(n as usize) {
                 let a = a0.wrapping_add(k as u64 * size);
@@ -2902,6 +2947,17 @@ impl<'a> BlockCtx<'a> {
                     size * n as u64
                 );
                 return Err(self.fault(w, l, pc, FaultKind::MisalignedAddress, Some(a0), detail));
+            }
+            if n > 1 {
+                if let Some(p) = self.vector_host(w, space, a0, size, n, Access::Write, l, pc) {
+                    let mut elems = [0u64; 4];
+                    for (k, e) in elems.iter_mut().enumerate().take(n as usize) {
+                        *e = vals[k][l as usize];
+                    }
+                    // Safety: `vector_host` found the whole vector writable at `p`.
+                    unsafe { host_write_vector(p, size, n, &elems) };
+                    continue;
+                }
             }
             for (k, val) in vals.iter().enumerate().take(n as usize) {
                 let a = a0.wrapping_add(k as u64 * size);
@@ -3383,6 +3439,110 @@ unsafe fn host_write(p: *mut u8, size: u64, v: u64) {
             4 => AtomicU32::from_ptr(p as *mut u32).store(v as u32, Ordering::Relaxed),
             _ => AtomicU64::from_ptr(p as *mut u64).store(v, Ordering::Relaxed),
         }
+    }
+}
+
+/// `n` elements of `size` bytes (16 bytes at most) at `p`, read in one host access where
+/// `p` is aligned to the whole (see `BlockCtx::vector_host`): an 8-byte or smaller vector
+/// as one relaxed atomic load, a 16-byte one as one aligned SSE load (single-copy atomic
+/// on x86-64 hosts with AVX, Intel SDM 9.1.1; two 8-byte loads elsewhere).
+///
+/// # Safety
+/// `p` valid for `size * n` bytes of reads.
+unsafe fn host_read_vector(p: *mut u8, size: u64, n: u8) -> [u64; 4] {
+    let total = size * n as u64;
+    let mut bytes = [0u8; 16];
+    if total <= 8 {
+        // Safety: valid for `total` bytes per the caller; host_read copies if misaligned.
+        let v = unsafe { host_read(p, total) };
+        bytes[..8].copy_from_slice(&v.to_le_bytes());
+    } else {
+        // Safety: valid for 16 bytes per the caller.
+        let (lo, hi) = unsafe { host_read16(p) };
+        bytes[..8].copy_from_slice(&lo.to_le_bytes());
+        bytes[8..].copy_from_slice(&hi.to_le_bytes());
+    }
+    let mut out = [0u64; 4];
+    for (k, o) in out.iter_mut().enumerate().take(n as usize) {
+        let at = k * size as usize;
+        *o = read_le(&bytes, at, size);
+    }
+    out
+}
+
+/// The store of `host_read_vector`.
+///
+/// # Safety
+/// `p` valid for `size * n` bytes of writes.
+unsafe fn host_write_vector(p: *mut u8, size: u64, n: u8, elems: &[u64; 4]) {
+    let total = size * n as u64;
+    let mut bytes = [0u8; 16];
+    for (k, &e) in elems.iter().enumerate().take(n as usize) {
+        write_le(&mut bytes, k * size as usize, size, e);
+    }
+    let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
+    if total <= 8 {
+        // Safety: valid per the caller; host_write copies if misaligned.
+        unsafe { host_write(p, total, word(0)) };
+    } else {
+        // Safety: valid for 16 bytes per the caller.
+        unsafe { host_write16(p, word(0), word(8)) };
+    }
+}
+
+/// # Safety
+/// `p` valid for 16 bytes of reads.
+unsafe fn host_read16(p: *mut u8) -> (u64, u64) {
+    #[cfg(target_arch = "x86_64")]
+    if (p as usize) % 16 == 0 {
+        let (lo, hi): (u64, u64);
+        // Safety: `p` is valid and 16-byte aligned (movdqa's requirement); the asm reads
+        // those 16 bytes only and is opaque to the compiler, as a relaxed atomic is.
+        unsafe {
+            std::arch::asm!(
+                "movdqa {x}, [{p}]",
+                "movq {lo}, {x}",
+                "psrldq {x}, 8",
+                "movq {hi}, {x}",
+                p = in(reg) p,
+                x = out(xmm_reg) _,
+                lo = out(reg) lo,
+                hi = out(reg) hi,
+                options(nostack, readonly, preserves_flags),
+            )
+        };
+        return (lo, hi);
+    }
+    // Safety: valid for 16 bytes per the caller.
+    unsafe { (host_read(p, 8), host_read(p.wrapping_add(8), 8)) }
+}
+
+/// # Safety
+/// `p` valid for 16 bytes of writes.
+unsafe fn host_write16(p: *mut u8, lo: u64, hi: u64) {
+    #[cfg(target_arch = "x86_64")]
+    if (p as usize) % 16 == 0 {
+        // Safety: as in host_read16, for writes.
+        unsafe {
+            std::arch::asm!(
+                "movq {x}, {lo}",
+                "movq {y}, {hi}",
+                "punpcklqdq {x}, {y}",
+                "movdqa [{p}], {x}",
+                p = in(reg) p,
+                x = out(xmm_reg) _,
+                y = out(xmm_reg) _,
+                lo = in(reg) lo,
+                hi = in(reg) hi,
+                options(nostack, preserves_flags),
+            )
+        };
+        return;
+    }
+    // Safety: valid for 16 bytes per the caller.
+    unsafe {
+        host_write(p, 8, lo);
+        host_write(p.wrapping_add(8), 8, hi);
     }
 }
 

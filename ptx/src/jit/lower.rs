@@ -1723,6 +1723,97 @@ impl Gen<'_, '_> {
         };
     }
 
+    /// `n` elements of `size` bytes at `p`, extended as `load_sized` does. A vector of 16
+    /// bytes or less is read in one host access, as the interpreter's `host_read_vector`
+    /// (why: there): one integer load, or one 16-byte SSE load of an `i64x2`.
+    fn load_vector(&mut self, p: Value, size: u8, n: usize, signed: bool) -> Vec<Value> {
+        let total = size as usize * n;
+        if n == 1 || total > 16 {
+            return (0..n)
+                .map(|k| self.load_sized(p, k as i32 * size as i32, size, signed))
+                .collect();
+        }
+        let words = if total <= 8 {
+            vec![self.load_sized(p, 0, total as u8, false)]
+        } else {
+            let v = self.b.ins().load(types::I64X2, MemFlags::new(), p, 0);
+            vec![
+                self.b.ins().extractlane(v, 0),
+                self.b.ins().extractlane(v, 1),
+            ]
+        };
+        (0..n)
+            .map(|k| {
+                let bit = k * size as usize * 8;
+                let word = words[bit / 64];
+                let x = match bit % 64 {
+                    0 => word,
+                    sh => self.b.ins().ushr_imm(word, sh as i64),
+                };
+                self.extend_sized(x, size, signed)
+            })
+            .collect()
+    }
+
+    /// The low `size` bytes of `x`, extended to 64 bits.
+    fn extend_sized(&mut self, x: Value, size: u8, signed: bool) -> Value {
+        let narrow = match size {
+            1 => types::I8,
+            2 => types::I16,
+            4 => types::I32,
+            _ => return x,
+        };
+        if signed {
+            let r = self.b.ins().ireduce(narrow, x);
+            self.b.ins().sextend(types::I64, r)
+        } else {
+            let mask = (1u64 << (size as u32 * 8)) - 1;
+            self.b.ins().band_imm(x, mask as i64)
+        }
+    }
+
+    /// The store of `load_vector`: the elements packed, then one host access.
+    fn store_vector(&mut self, vals: &[Value], p: Value, size: u8) {
+        let n = vals.len();
+        let total = size as usize * n;
+        if n == 1 || total > 16 {
+            for (k, &v) in vals.iter().enumerate() {
+                self.store_sized(v, p, k as i32 * size as i32, size);
+            }
+            return;
+        }
+        let mut words: Vec<Option<Value>> = vec![None; total.div_ceil(8)];
+        for (k, &v) in vals.iter().enumerate() {
+            let bit = k * size as usize * 8;
+            let x = match size {
+                8 => v,
+                _ => self
+                    .b
+                    .ins()
+                    .band_imm(v, ((1u64 << (size as u32 * 8)) - 1) as i64),
+            };
+            let x = match bit % 64 {
+                0 => x,
+                sh => self.b.ins().ishl_imm(x, sh as i64),
+            };
+            let w = &mut words[bit / 64];
+            *w = Some(match *w {
+                Some(acc) => self.b.ins().bor(acc, x),
+                None => x,
+            });
+        }
+        let zero = |g: &mut Self| g.b.ins().iconst(types::I64, 0);
+        let lo = words[0].unwrap_or_else(|| zero(self));
+        if total <= 8 {
+            self.store_sized(lo, p, 0, total as u8);
+        } else {
+            let hi = words[1].unwrap_or_else(|| zero(self));
+            let v = self.b.ins().scalar_to_vector(types::I64X2, lo);
+            let v = self.b.ins().insertlane(v, hi, 1);
+            self.b.ins().store(MemFlags::new(), v, p, 0);
+        }
+    }
+
     /// To `access` with the shared buffer's delta when `total` bytes at every address in
     /// `lo..=hi` (less `window`, the generic shared window's start, or 0) lie inside the
     /// block's shared memory (`in_window` of the interpreter: the highest access decides,
@@ -2669,9 +2760,7 @@ impl Gen<'_, '_> {
         let p = self.b.ins().iadd(a, delta);
         match m.d {
             Some(d) => {
-                let loaded: Vec<Value> = (0..n)
-                    .map(|k| self.load_sized(p, k as i32 * size as i32, size, m.signed))
-                    .collect();
+                let loaded = self.load_vector(p, size, n, m.signed);
                 let loaded = match join {
                     Some(join) => {
                         let args: Vec<BlockArg> =
@@ -2687,9 +2776,7 @@ impl Gen<'_, '_> {
                 }
             }
             None => {
-                for (k, v) in vals.into_iter().enumerate() {
-                    self.store_sized(v, p, k as i32 * size as i32, size);
-                }
+                self.store_vector(&vals, p, size);
                 if let Some(join) = join {
                     self.b.ins().jump(join, &[]);
                     self.b.switch_to_block(join);
