@@ -540,22 +540,6 @@ impl Handle for cumock_abi::CUdevice {
     }
 }
 
-/// The model's key of a context; NULL (the current context, where the call allows it)
-/// is None.
-pub fn ctx_key(ctx: CUcontext) -> Option<ContextId> {
-    ctx.key()
-}
-
-/// The model's key of a stream: NULL, the legacy default stream, is 0.
-pub fn stream_key(stream: CUstream) -> StreamId {
-    stream.key()
-}
-
-/// The model's key of an event.
-pub fn event_key(event: CUevent) -> EventId {
-    event.key()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@
 //! `UnifiedAddressingApi` (unified.rs calls these).
 
 use super::{capturing, copies, stream, textures};
-use crate::boundary::{ctx_key, device_ptr, drv, input, slice, stream_key};
+use crate::boundary::{device_ptr, drv, input, slice, Handle};
 use crate::model::batches::{
     check_copy_flags, check_reserved_flags, check_runs, run_of, SrcAccessOrder,
 };
@@ -122,7 +122,7 @@ unsafe fn memcpy_batch(
         )
     };
     check_runs(idxs, count, "Attrs").map_err(whole)?;
-    d.batch_stream_check(stream_key(s)).map_err(whole)?;
+    d.batch_stream_check(s.key()).map_err(whole)?;
     let mut orders = Vec::with_capacity(attrs.len());
     for (k, a) in attrs.iter().enumerate() {
         let checked =
@@ -256,7 +256,7 @@ unsafe fn memcpy_3d_batch(
     }
     // Safety: cuda.h's contract on the array.
     let ops = unsafe { slice(ops.cast_const(), num_ops, "opList") }.map_err(whole)?;
-    d.batch_stream_check(stream_key(s)).map_err(whole)?;
+    d.batch_stream_check(s.key()).map_err(whole)?;
     let mut copies = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
         let c = as_memcpy_3d(d, op).map_err(|e| (Some(i), e))?;
@@ -431,7 +431,7 @@ fn peer_as_3d(p: CUDA_MEMCPY3D_PEER) -> CuResult<CUDA_MEMCPY3D> {
         if memory_type == CU_MEMORYTYPE_ARRAY {
             continue;
         }
-        d.ctx_device(ctx_key(ctx))?;
+        d.ctx_device(ctx.key())?;
     }
     Ok(CUDA_MEMCPY3D {
         src_x_in_bytes: p.src_x_in_bytes,
@@ -496,7 +496,7 @@ pub(super) unsafe fn prefetch_batch(
         )
     };
     check_runs(idxs, count, "PrefetchLocs")?;
-    d.batch_stream_check(stream_key(s))?;
+    d.batch_stream_check(s.key())?;
     for (&p, &n) in ptrs.iter().zip(sizes) {
         d.mem_discard(p, n as u64)?;
     }
@@ -523,7 +523,7 @@ pub(super) unsafe fn discard_batch(
     check_reserved_flags(flags)?;
     // Safety: cuda.h's contract on the arrays.
     let (ptrs, sizes) = unsafe { ranges(dptrs, sizes, count) }?;
-    d.batch_stream_check(stream_key(s))?;
+    d.batch_stream_check(s.key())?;
     for (&p, &n) in ptrs.iter().zip(sizes) {
         d.mem_discard(p, n as u64)?;
     }

@@ -3,7 +3,7 @@
 //! and stream priorities.
 
 use super::Mock;
-use crate::boundary::{ctx_key, drv, input};
+use crate::boundary::{drv, input, Handle};
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::{c_int, c_uint};
@@ -174,12 +174,12 @@ impl ContextApi for Mock {
 
     // Written by hand: NULL is refused before the check for cuInit.
     unsafe fn cuCtxDestroy_v2(ctx: CUcontext) -> CuResult<()> {
-        let key = ctx_key(ctx).ok_or_else(|| invalid("ctx is NULL"))?;
+        let key = ctx.key().ok_or_else(|| invalid("ctx is NULL"))?;
         drv()?.ctx_destroy(key)
     }
 
     unsafe fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CuResult<()> {
-        let key = ctx_key(ctx).ok_or_else(|| invalid("ctx is NULL"))?;
+        let key = ctx.key().ok_or_else(|| invalid("ctx is NULL"))?;
         drv()?.ctx_push(key)
     }
 

@@ -273,7 +273,7 @@ unsafe fn queue_volume_copy(s: CUstream, mut copy: VolumeCopy, what: &str) -> Cu
         _staged: staged,
     };
     d.enqueue_work(
-        crate::boundary::stream_key(s),
+        s.key(),
         &what.clone(),
         Box::new(move || {
             let j = &job;
