@@ -6,7 +6,7 @@
 use crate::model::error::{CuError, CuResult, Severity};
 use crate::model::ids::{
     ContextId, DevicePtr, EventId, ExecId, FunctionId, GraphId, KernelId, LibraryId, LinkId,
-    ModuleId, NodeId, StreamId, UserObjectId,
+    ModuleId, NodeId, PoolId, StreamId, UserObjectId,
 };
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
@@ -490,6 +490,8 @@ typed_handle!(
     CUkernel => KernelId,
     /// A JIT link (cuLinkCreate).
     cumock_abi::CUlinkState => LinkId,
+    /// A memory pool; NULL is the id of 0, which the pools refuse where a call needs one.
+    CUmemoryPool => PoolId,
 );
 
 /// The handles whose model key is the handle's value (the model keeps them by number).
@@ -510,8 +512,6 @@ macro_rules! numbered_handle {
     };
 }
 numbered_handle!(
-    /// NULL is 0.
-    CUmemoryPool,
     /// A CUDA array (cuArrayCreate).
     cumock_abi::CUarray,
     /// A mipmapped array (cuMipmappedArrayCreate).
