@@ -5,8 +5,8 @@
 
 use crate::model::error::{CuError, CuResult, Severity};
 use crate::model::ids::{
-    ContextId, DevicePtr, EventId, ExecId, FunctionId, GraphId, KernelId, LibraryId, LinkId,
-    ModuleId, NodeId, PoolId, StreamId, UserObjectId,
+    ArrayId, ContextId, DevicePtr, EventId, ExecId, FunctionId, GraphId, KernelId, LibraryId,
+    LinkId, MipmappedArrayId, ModuleId, NodeId, PoolId, StreamId, UserObjectId,
 };
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
@@ -492,30 +492,10 @@ typed_handle!(
     cumock_abi::CUlinkState => LinkId,
     /// A memory pool; NULL is the id of 0, which the pools refuse where a call needs one.
     CUmemoryPool => PoolId,
-);
-
-/// The handles whose model key is the handle's value (the model keeps them by number).
-macro_rules! numbered_handle {
-    ($($(#[$doc:meta])* $ty:ty),* $(,)?) => {
-        $(
-            $(#[$doc])*
-            impl Handle for $ty {
-                type Key = u64;
-                fn key(self) -> u64 {
-                    self as u64
-                }
-                fn of(key: u64) -> Self {
-                    key as $ty
-                }
-            }
-        )*
-    };
-}
-numbered_handle!(
     /// A CUDA array (cuArrayCreate).
-    cumock_abi::CUarray,
+    cumock_abi::CUarray => ArrayId,
     /// A mipmapped array (cuMipmappedArrayCreate).
-    cumock_abi::CUmipmappedArray,
+    cumock_abi::CUmipmappedArray => MipmappedArrayId,
 );
 
 /// An allocation's handle (cuMemCreate's) is a number in C already; the model checks it.

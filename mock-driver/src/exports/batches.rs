@@ -15,6 +15,7 @@ use crate::model::batches::{
     check_copy_flags, check_reserved_flags, check_runs, run_of, SrcAccessOrder,
 };
 use crate::model::error::*;
+use crate::model::ids::ArrayId;
 use crate::model::Driver;
 use cumock_abi::*;
 use std::ffi::c_void;
@@ -314,7 +315,9 @@ fn as_memcpy_3d(d: &Driver, op: &CUDA_MEMCPY3D_BATCH_OP) -> CuResult<CUDA_MEMCPY
     let element = |o: &CUmemcpy3DOperand, which: &str| -> CuResult<Option<u64>> {
         match o.type_ {
             OPERAND_POINTER => Ok(None),
-            OPERAND_ARRAY => d.array_element_bytes(o.op[0]).map(Some),
+            OPERAND_ARRAY => d
+                .array_element_bytes(ArrayId::from_handle(o.op[0]))
+                .map(Some),
             other => Err(invalid(format!(
                 "the {which}'s type {other} is not a CUmemcpy3DOperandType"
             ))),

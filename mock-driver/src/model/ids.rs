@@ -106,6 +106,16 @@ handle_id!(
     PoolId
 );
 
+handle_id!(
+    /// A CUDA array (cuArrayCreate, cuArray3DCreate, a mipmapped array's level), by its
+    /// handle.
+    ArrayId
+);
+handle_id!(
+    /// A mipmapped array (cuMipmappedArrayCreate), by its handle.
+    MipmappedArrayId
+);
+
 impl FunctionId {
     /// The kernel this handle names where a call that takes a CUfunction is given a
     /// CUkernel cast to one (cuda.h allows it for launches and attributes).
