@@ -828,20 +828,17 @@ impl GraphApi for Mock {
 
         /// The node's own copy of its operations: valid while the node lives and its
         /// parameters are not set again (cuda.h).
-        fn cuGraphBatchMemOpNodeGetParams(d; node, #[raw] p) {
+        fn cuGraphBatchMemOpNodeGetParams(d; node, #[late] p) {
             let m = d.mem_op_node(node)?;
-            if p.is_null() {
-                return Err(invalid("nodeParams_out is NULL"));
-            }
-            let out = super::stream_memops::MemOpNodeParams {
-                ctx: CUcontext::of(Some(m.ctx)),
-                count: m.given.len() as c_uint,
-                param_array: m.given.as_ptr().cast_mut(),
-                flags: m.flags,
-            };
-            // Safety: the program's struct, writable (checked non-NULL).
-            unsafe { p.cast::<super::stream_memops::MemOpNodeParams>().write_unaligned(out) };
-            Ok(())
+            // Safety: MemOpNodeParams is cuda.h's CUDA_BATCH_MEM_OP_NODE_PARAMS.
+            unsafe { p.cast::<super::stream_memops::MemOpNodeParams>() }.write(
+                super::stream_memops::MemOpNodeParams {
+                    ctx: CUcontext::of(Some(m.ctx)),
+                    count: m.given.len() as c_uint,
+                    param_array: m.given.as_ptr().cast_mut(),
+                    flags: m.flags,
+                },
+            )
         }
 
         fn cuGraphBatchMemOpNodeSetParams(d; node, #[raw] p) {
@@ -1318,18 +1315,6 @@ impl GraphApi for Mock {
     ) -> CuResult<()> {
         default_edges_out(deps.is_null(), edge_data, n)?;
         Self::cuGraphNodeGetDependentNodes(node, deps, n)
-    }
-
-    /// The CUDA 10 symbol, for programs built against those headers: the same call as
-    /// `_v2` (cuda.h now defines cuGraphInstantiate as cuGraphInstantiateWithFlags).
-    unsafe fn cuGraphInstantiate(
-        ph: *mut CUgraphExec,
-        g: CUgraph,
-        err_node: *mut CUgraphNode,
-        log: *mut c_char,
-        size: usize,
-    ) -> CuResult<()> {
-        Self::cuGraphInstantiate_v2(ph, g, err_node, log, size)
     }
 
     unsafe fn cuGraphInstantiate_v2(

@@ -123,12 +123,10 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
             pool_out.write_key(created_pool(d.pool_import(fd, handle_type, flags)?))
         }
 
-        fn cuMemPoolExportPointer(d; #[raw] share_data_out, ptr) {
-            if share_data_out.is_null() {
-                return Err(invalid("shareData_out is NULL"));
-            }
+        fn cuMemPoolExportPointer(d; share_data_out, ptr) {
             let data = d.pool_export_pointer(ptr.get())?;
-            out(share_data_out.cast::<[u8; 64]>(), data)
+            // Safety: cuda.h's CUmemPoolPtrExportData is 64 bytes.
+            unsafe { share_data_out.cast::<[u8; 64]>() }.write(data)
         }
 
         fn cuMemPoolImportPointer(d; ptr_out, pool, #[raw] share_data) {
