@@ -441,6 +441,22 @@ impl Handle for CUcontext {
     }
 }
 
+/// A handle NULL may not be given for (`emulate!`'s `#[nonnull]`): its key once NULL is
+/// refused, without the meaning NULL has where a call allows it (a context's key is a
+/// `ContextId`, not an `Option`).
+pub trait Required: Handle {
+    type Given;
+    /// The key of a handle checked not NULL.
+    fn required(self) -> Self::Given;
+}
+
+impl Required for CUcontext {
+    type Given = ContextId;
+    fn required(self) -> ContextId {
+        ContextId::from_handle(self as u64)
+    }
+}
+
 /// A stream; NULL, the legacy default stream, is [`StreamId::NULL`].
 impl Handle for CUstream {
     type Key = StreamId;
@@ -465,6 +481,13 @@ macro_rules! typed_handle {
                 }
                 fn of(key: $id) -> Self {
                     key.handle() as $ty
+                }
+            }
+
+            impl Required for $ty {
+                type Given = $id;
+                fn required(self) -> $id {
+                    self.key()
                 }
             }
         )*

@@ -51,6 +51,10 @@ fn null_out_parameters_are_refused_by_role_after_the_checks_that_come_first() {
             CUDA_ERROR_INVALID_VALUE
         );
 
+        // A NULL context where one is required (`#[nonnull]`: the key is a ContextId).
+        assert_eq!(cuCtxDestroy_v2(null_mut()), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuCtxPushCurrent_v2(null_mut()), CUDA_ERROR_INVALID_VALUE);
+
         // cuStreamAddCallback: NULL callback, whatever the flags.
         assert_eq!(
             cuStreamAddCallback(null_mut(), None, null_mut(), 0),
