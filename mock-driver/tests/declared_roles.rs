@@ -51,6 +51,21 @@ fn null_out_parameters_are_refused_by_role_after_the_checks_that_come_first() {
             CUDA_ERROR_INVALID_VALUE
         );
 
+        // cuMemRangeGetAttribute: the attribute is read first, then data (`#[late]`).
+        let mut managed: CUdeviceptr = 0;
+        assert_eq!(cuMemAllocManaged(&mut managed, 4096, 1), 0);
+        let mut v = -7i32;
+        assert_eq!(
+            cuMemRangeGetAttribute((&raw mut v).cast(), 4, 1, managed, 4096),
+            0
+        );
+        assert_eq!(v, 0, "not read-mostly");
+        assert_eq!(
+            cuMemRangeGetAttribute(null_mut(), 4, 1, managed, 4096),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(cuMemFree_v2(managed), 0);
+
         // A NULL context where one is required (`#[nonnull]`: the key is a ContextId).
         assert_eq!(cuCtxDestroy_v2(null_mut()), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuCtxPushCurrent_v2(null_mut()), CUDA_ERROR_INVALID_VALUE);

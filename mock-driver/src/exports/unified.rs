@@ -79,7 +79,8 @@ impl UnifiedAddressingApi for Mock {
             Ok(())
         }
 
-        fn cuMemRangeGetAttribute(d; data, data_size, attribute, ptr, count) {
+        // The attribute is read before the pointer is checked (`#[late]`).
+        fn cuMemRangeGetAttribute(d; #[late] data, data_size, attribute, ptr, count) {
             use crate::model::managed::RangeAttribute as A;
             let a = match attribute {
                 1 => A::ReadMostly,
@@ -92,9 +93,7 @@ impl UnifiedAddressingApi for Mock {
                 8 => A::LastPrefetchId,
                 other => return Err(invalid(format!("{other} is not a CUmem_range_attribute"))),
             };
-            if data.is_null() {
-                return Err(invalid("data is NULL"));
-            }
+            let data = data.check()?.as_ptr();
             let fits = if a == A::AccessedBy {
                 data_size > 0 && data_size.is_multiple_of(4)
             } else {
