@@ -649,6 +649,16 @@ mod tests {
         assert_eq!(CUevent::of(ev).key(), ev);
         let module = ModuleId::from_handle(0xabc);
         assert_eq!(cumock_abi::CUmodule::of(module).key(), module);
+        // Pools and arrays: typed ids too, NULL the id of 0 (which the model refuses).
+        assert!(CUmemoryPool::key(std::ptr::null_mut()).is_null());
+        let pool = PoolId::from_handle(0x0090_0000_0000_0001);
+        assert_eq!(CUmemoryPool::of(pool).key(), pool);
+        let array = ArrayId::from_handle(0xa7a7_0000_0000_0100);
+        assert_eq!(cumock_abi::CUarray::of(array).key(), array);
+        let mipmapped = MipmappedArrayId::from_handle(0xa7a8_0000_0000_0100);
+        assert_eq!(cumock_abi::CUmipmappedArray::of(mipmapped).key(), mipmapped);
+        // A required context is its id, without NULL's Option.
+        assert_eq!(CUcontext::of(Some(ctx)).required(), ctx);
     }
 
     #[test]
