@@ -5,8 +5,8 @@
 
 use crate::model::error::{CuError, CuResult, Severity};
 use crate::model::ids::{
-    ContextId, DevicePtr, EventId, ExecId, FunctionId, GraphId, KernelId, LibraryId, LinkId,
-    ModuleId, NodeId, StreamId, UserObjectId,
+    ArrayId, ContextId, DevicePtr, EventId, ExecId, FunctionId, GraphId, KernelId, LibraryId,
+    LinkId, MipmappedArrayId, ModuleId, NodeId, PoolId, StreamId, UserObjectId,
 };
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
@@ -441,6 +441,22 @@ impl Handle for CUcontext {
     }
 }
 
+/// A handle NULL may not be given for (`emulate!`'s `#[nonnull]`): its key once NULL is
+/// refused, without the meaning NULL has where a call allows it (a context's key is a
+/// `ContextId`, not an `Option`).
+pub trait Required: Handle {
+    type Given;
+    /// The key of a handle checked not NULL.
+    fn required(self) -> Self::Given;
+}
+
+impl Required for CUcontext {
+    type Given = ContextId;
+    fn required(self) -> ContextId {
+        ContextId::from_handle(self as u64)
+    }
+}
+
 /// A stream; NULL, the legacy default stream, is [`StreamId::NULL`].
 impl Handle for CUstream {
     type Key = StreamId;
@@ -467,6 +483,13 @@ macro_rules! typed_handle {
                     key.handle() as $ty
                 }
             }
+
+            impl Required for $ty {
+                type Given = $id;
+                fn required(self) -> $id {
+                    self.key()
+                }
+            }
         )*
     };
 }
@@ -490,32 +513,12 @@ typed_handle!(
     CUkernel => KernelId,
     /// A JIT link (cuLinkCreate).
     cumock_abi::CUlinkState => LinkId,
-);
-
-/// The handles whose model key is the handle's value (the model keeps them by number).
-macro_rules! numbered_handle {
-    ($($(#[$doc:meta])* $ty:ty),* $(,)?) => {
-        $(
-            $(#[$doc])*
-            impl Handle for $ty {
-                type Key = u64;
-                fn key(self) -> u64 {
-                    self as u64
-                }
-                fn of(key: u64) -> Self {
-                    key as $ty
-                }
-            }
-        )*
-    };
-}
-numbered_handle!(
-    /// NULL is 0.
-    CUmemoryPool,
+    /// A memory pool; NULL is the id of 0, which the pools refuse where a call needs one.
+    CUmemoryPool => PoolId,
     /// A CUDA array (cuArrayCreate).
-    cumock_abi::CUarray,
+    cumock_abi::CUarray => ArrayId,
     /// A mipmapped array (cuMipmappedArrayCreate).
-    cumock_abi::CUmipmappedArray,
+    cumock_abi::CUmipmappedArray => MipmappedArrayId,
 );
 
 /// An allocation's handle (cuMemCreate's) is a number in C already; the model checks it.
@@ -538,22 +541,6 @@ impl Handle for cumock_abi::CUdevice {
     fn of(key: Self) -> Self {
         key
     }
-}
-
-/// The model's key of a context; NULL (the current context, where the call allows it)
-/// is None.
-pub fn ctx_key(ctx: CUcontext) -> Option<ContextId> {
-    ctx.key()
-}
-
-/// The model's key of a stream: NULL, the legacy default stream, is 0.
-pub fn stream_key(stream: CUstream) -> StreamId {
-    stream.key()
-}
-
-/// The model's key of an event.
-pub fn event_key(event: CUevent) -> EventId {
-    event.key()
 }
 
 #[cfg(test)]
@@ -662,6 +649,16 @@ mod tests {
         assert_eq!(CUevent::of(ev).key(), ev);
         let module = ModuleId::from_handle(0xabc);
         assert_eq!(cumock_abi::CUmodule::of(module).key(), module);
+        // Pools and arrays: typed ids too, NULL the id of 0 (which the model refuses).
+        assert!(CUmemoryPool::key(std::ptr::null_mut()).is_null());
+        let pool = PoolId::from_handle(0x0090_0000_0000_0001);
+        assert_eq!(CUmemoryPool::of(pool).key(), pool);
+        let array = ArrayId::from_handle(0xa7a7_0000_0000_0100);
+        assert_eq!(cumock_abi::CUarray::of(array).key(), array);
+        let mipmapped = MipmappedArrayId::from_handle(0xa7a8_0000_0000_0100);
+        assert_eq!(cumock_abi::CUmipmappedArray::of(mipmapped).key(), mipmapped);
+        // A required context is its id, without NULL's Option.
+        assert_eq!(CUcontext::of(Some(ctx)).required(), ctx);
     }
 
     #[test]

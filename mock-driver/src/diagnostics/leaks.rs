@@ -89,7 +89,10 @@ fn prune_origins() {
             .allocations()
             .map(|(k, _)| (Made::Allocation, k.serial()));
         let mappings = vmm.mappings().map(|m| (Made::Mapping, m.start));
-        let pool_list = pools.created().into_iter().map(|k| (Made::Pool, k));
+        let pool_list = pools
+            .created()
+            .into_iter()
+            .map(|k| (Made::Pool, k.handle()));
         let blocks = pools.blocks().map(|(k, _)| (Made::PoolAllocation, k));
         reservations
             .chain(allocations)
@@ -182,7 +185,7 @@ pub fn leaks() -> Vec<Leak> {
         for pool in pools.created() {
             out.push((
                 format!("memory pool {pool:#x} never destroyed (cuMemPoolDestroy)"),
-                Some((Made::Pool, pool)),
+                Some((Made::Pool, pool.handle())),
             ));
         }
         let mut handles: Vec<_> = vmm

@@ -10,11 +10,12 @@
 //! `UnifiedAddressingApi` (unified.rs calls these).
 
 use super::{capturing, copies, stream, textures};
-use crate::boundary::{ctx_key, device_ptr, drv, input, slice, stream_key};
+use crate::boundary::{device_ptr, drv, input, slice, Handle};
 use crate::model::batches::{
     check_copy_flags, check_reserved_flags, check_runs, run_of, SrcAccessOrder,
 };
 use crate::model::error::*;
+use crate::model::ids::ArrayId;
 use crate::model::Driver;
 use cumock_abi::*;
 use std::ffi::c_void;
@@ -122,7 +123,7 @@ unsafe fn memcpy_batch(
         )
     };
     check_runs(idxs, count, "Attrs").map_err(whole)?;
-    d.batch_stream_check(stream_key(s)).map_err(whole)?;
+    d.batch_stream_check(s.key()).map_err(whole)?;
     let mut orders = Vec::with_capacity(attrs.len());
     for (k, a) in attrs.iter().enumerate() {
         let checked =
@@ -256,7 +257,7 @@ unsafe fn memcpy_3d_batch(
     }
     // Safety: cuda.h's contract on the array.
     let ops = unsafe { slice(ops.cast_const(), num_ops, "opList") }.map_err(whole)?;
-    d.batch_stream_check(stream_key(s)).map_err(whole)?;
+    d.batch_stream_check(s.key()).map_err(whole)?;
     let mut copies = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
         let c = as_memcpy_3d(d, op).map_err(|e| (Some(i), e))?;
@@ -314,7 +315,9 @@ fn as_memcpy_3d(d: &Driver, op: &CUDA_MEMCPY3D_BATCH_OP) -> CuResult<CUDA_MEMCPY
     let element = |o: &CUmemcpy3DOperand, which: &str| -> CuResult<Option<u64>> {
         match o.type_ {
             OPERAND_POINTER => Ok(None),
-            OPERAND_ARRAY => d.array_element_bytes(o.op[0]).map(Some),
+            OPERAND_ARRAY => d
+                .array_element_bytes(ArrayId::from_handle(o.op[0]))
+                .map(Some),
             other => Err(invalid(format!(
                 "the {which}'s type {other} is not a CUmemcpy3DOperandType"
             ))),
@@ -431,7 +434,7 @@ fn peer_as_3d(p: CUDA_MEMCPY3D_PEER) -> CuResult<CUDA_MEMCPY3D> {
         if memory_type == CU_MEMORYTYPE_ARRAY {
             continue;
         }
-        d.ctx_device(ctx_key(ctx))?;
+        d.ctx_device(ctx.key())?;
     }
     Ok(CUDA_MEMCPY3D {
         src_x_in_bytes: p.src_x_in_bytes,
@@ -496,7 +499,7 @@ pub(super) unsafe fn prefetch_batch(
         )
     };
     check_runs(idxs, count, "PrefetchLocs")?;
-    d.batch_stream_check(stream_key(s))?;
+    d.batch_stream_check(s.key())?;
     for (&p, &n) in ptrs.iter().zip(sizes) {
         d.mem_discard(p, n as u64)?;
     }
@@ -523,7 +526,7 @@ pub(super) unsafe fn discard_batch(
     check_reserved_flags(flags)?;
     // Safety: cuda.h's contract on the arrays.
     let (ptrs, sizes) = unsafe { ranges(dptrs, sizes, count) }?;
-    d.batch_stream_check(stream_key(s))?;
+    d.batch_stream_check(s.key())?;
     for (&p, &n) in ptrs.iter().zip(sizes) {
         d.mem_discard(p, n as u64)?;
     }

@@ -3,7 +3,7 @@
 //! and stream priorities.
 
 use super::Mock;
-use crate::boundary::{ctx_key, drv, input};
+use crate::boundary::{drv, input};
 use crate::model::error::*;
 use crate::model::ids::ContextId;
 use cumock_abi::*;
@@ -173,15 +173,16 @@ impl ContextApi for Mock {
         Self::cuCtxCreate_v2(pctx, flags, dev)
     }
 
-    // Written by hand: NULL is refused before the check for cuInit.
-    unsafe fn cuCtxDestroy_v2(ctx: CUcontext) -> CuResult<()> {
-        let key = ctx_key(ctx).ok_or_else(|| invalid("ctx is NULL"))?;
-        drv()?.ctx_destroy(key)
-    }
+    // NULL is refused before the check for cuInit (`#[nonnull]`, converted before the
+    // body asks for the driver).
+    emulate! {
+        fn cuCtxDestroy_v2(; #[nonnull] ctx) {
+            drv()?.ctx_destroy(ctx)
+        }
 
-    unsafe fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CuResult<()> {
-        let key = ctx_key(ctx).ok_or_else(|| invalid("ctx is NULL"))?;
-        drv()?.ctx_push(key)
+        fn cuCtxPushCurrent_v2(; #[nonnull] ctx) {
+            drv()?.ctx_push(ctx)
+        }
     }
 
     unsafe fn cuCtxSynchronize() -> CuResult<()> {

@@ -6,7 +6,7 @@
 //! whose methods (exports/mod.rs) call these.
 
 use super::{async_op, capturing, legacy_order, CUdevicePtr};
-use crate::boundary::{ctx_key, device_ptr, drv};
+use crate::boundary::{device_ptr, drv, Handle};
 use crate::model::error::*;
 use crate::model::{Driver, HostBytes, HostOrDevice, Pattern};
 use cumock_abi::*;
@@ -221,7 +221,7 @@ pub(super) unsafe fn cuMemcpyPeer(
     // device's memory in one address space, the copy is the DtoD copy once both
     // contexts are known to be live.
     for c in [dst_ctx, src_ctx] {
-        if let Some(k) = ctx_key(c) {
+        if let Some(k) = c.key() {
             d.ctx_device(Some(k))?;
         }
     }
@@ -238,7 +238,7 @@ pub(super) unsafe fn cuMemcpyPeerAsync(
 ) -> CuResult<()> {
     let d = drv()?;
     for c in [dst_ctx, src_ctx] {
-        if let Some(k) = ctx_key(c) {
+        if let Some(k) = c.key() {
             d.ctx_device(Some(k))?;
         }
     }
@@ -440,13 +440,8 @@ fn memset_async_queued(
     if capturing(s)? {
         return Ok(false);
     }
-    drv()?.capture_check_legacy(crate::boundary::stream_key(s))?;
-    drv()?.memset_queued_on(
-        crate::boundary::stream_key(s),
-        device_ptr(dst),
-        pattern,
-        n as u64,
-    )
+    drv()?.capture_check_legacy(s.key())?;
+    drv()?.memset_queued_on(s.key(), device_ptr(dst), pattern, n as u64)
 }
 
 /// A synchronous cuMemsetD8/16/32: queued on the legacy stream when work it must follow
@@ -497,7 +492,7 @@ unsafe fn queue_copy(s: CUstream, dst: u64, src: u64, n: usize) -> CuResult<bool
     let device = d.ctx_device(None)?;
     d.check_copy_on(device, to.device(), from.device(), n as u64)?;
     d.enqueue_work(
-        crate::boundary::stream_key(s),
+        s.key(),
         "cuMemcpyAsync",
         Box::new(move || {
             // Safety: page-locked sides outlive the queued work (see QueuedSide), and

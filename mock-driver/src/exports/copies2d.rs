@@ -7,7 +7,7 @@
 use super::copies::STAGING_LIMIT;
 use super::textures;
 use super::{capturing, legacy_order, stream, CUdevicePtr};
-use crate::boundary::{device_ptr, drv, input};
+use crate::boundary::{device_ptr, drv, input, Handle};
 use crate::diagnostics::{created, Made};
 use crate::model::copies2d::{Plane, PlaneStart};
 use crate::model::error::*;
@@ -168,15 +168,8 @@ fn memset_2d_async_queued(
     if capturing(s)? {
         return Ok(false);
     }
-    drv()?.capture_check_legacy(crate::boundary::stream_key(s))?;
-    drv()?.memset_2d_queued_on(
-        crate::boundary::stream_key(s),
-        dst,
-        pitch as u64,
-        pattern,
-        w as u64,
-        h as u64,
-    )
+    drv()?.capture_check_legacy(s.key())?;
+    drv()?.memset_2d_queued_on(s.key(), dst, pitch as u64, pattern, w as u64, h as u64)
 }
 
 /// One side of a queued 2D copy, as a worker may hold it.
@@ -286,7 +279,7 @@ unsafe fn queue_copy_2d(s: CUstream, c: &CUDA_MEMCPY2D) -> CuResult<bool> {
         h as u64,
     )?;
     d.enqueue_work(
-        crate::boundary::stream_key(s),
+        s.key(),
         "cuMemcpy2DAsync",
         Box::new(move || {
             let (dst, src) = (to.plane(dst_pitch), from.plane(src_pitch));

@@ -42,7 +42,8 @@
 //! each with the H200's observed behaviour beside it: `#[nonnull]` on a handle, on the
 //! program's untyped memory (`void *`) or on a callback refuses NULL with
 //! CUDA_ERROR_INVALID_VALUE, naming the parameter, when the parameters are converted
-//! (the handle becomes its key, a callback its function); `#[late]` on untyped memory the
+//! (the handle becomes its key without NULL's meaning, `boundary::Required`: a context a
+//! `ContextId`; a callback its function); `#[late]` on untyped memory the
 //! call writes makes it a `Late<c_void>`, checked when written.
 //!
 //! A function may carry a visibility (`pub(super) fn cuMemAlloc_v2(d; dptr, bytesize)`):
@@ -139,7 +140,7 @@ macro_rules! convert {
     // A handle, the program's memory or a callback that may not be NULL, which cuda.h's
     // types cannot say (`#[nonnull]`: each use names the H200's observed refusal).
     (handle nonnull, $p:ident) => {
-        crate::boundary::Handle::key(crate::boundary::nonnull(
+        crate::boundary::Required::required(crate::boundary::nonnull(
             $p,
             concat!(stringify!($p), " is NULL"),
         )?)

@@ -2,7 +2,7 @@
 //! destroying events, and the time between two.
 
 use super::Mock;
-use crate::boundary::{drv, event_key, out};
+use crate::boundary::{drv, out, Handle};
 use crate::model::error::*;
 use crate::model::stream_queues;
 use cumock_abi::result::*;
@@ -75,7 +75,7 @@ impl EventApi for Mock {
         if ms.is_null() {
             return Err(invalid_handle("pMilliseconds is NULL"));
         }
-        out(ms, d.event_elapsed_ms(event_key(start), event_key(end))?)
+        out(ms, d.event_elapsed_ms(start.key(), end.key())?)
     }
 }
 

@@ -3,7 +3,7 @@
 //! and attributes (cuFuncGetName, cuFuncGetAttribute, cuFuncSetAttribute,
 //! cuFuncSetCacheConfig) and cuLaunchHostFunc. Kernel launches are in `launch.rs`.
 
-use crate::boundary::{drv, stream_key, Handle};
+use crate::boundary::{drv, Handle};
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::{c_char, c_void};
@@ -94,7 +94,7 @@ pub(super) fn queue_host_work(
     job: Box<dyn FnOnce() + Send>,
 ) -> CuResult<()> {
     drv()?.enqueue_work(
-        stream_key(s),
+        s.key(),
         what,
         Box::new(move || {
             let loads = crate::host_trap::program_code(job);

@@ -11,9 +11,7 @@
 
 use super::exec::{param_buffer, ProgramData};
 use super::{in_stream_order, Mock};
-use crate::boundary::{
-    ctx_key, drv, event_key, input, out, slice, stream_key, Filled, Handle, Late, Out,
-};
+use crate::boundary::{drv, input, out, slice, Filled, Handle, Late, Out};
 use crate::model::error::*;
 use crate::model::graph_memory::AllocNode;
 use crate::model::graphs::{self, GraphId, KernelNode, NodeAction, NodeId, NodeOp, Operand, Shape};
@@ -368,7 +366,7 @@ pub(super) fn capture_host_node(
 ) -> CuResult<()> {
     let what = format!("{:#x}", f as usize);
     drv()?.capture_node(
-        stream_key(s),
+        s.key(),
         NodeOp::Host {
             action: host_action(f, data),
             what,
@@ -460,7 +458,7 @@ pub(super) fn capture_op(
             given,
         },
     };
-    drv()?.capture_node(stream_key(s), op)
+    drv()?.capture_node(s.key(), op)
 }
 
 /// Refuses edge data other than default edges (NULL: all default).
@@ -531,9 +529,9 @@ unsafe fn node_params(p: *mut CUgraphNodeParams, call: &str) -> CuResult<NodeSet
     Ok(match params.type_ {
         // An empty node has no parameters: setting them succeeds (observed).
         graphs::node_type::EMPTY => NodeSetting::Op(NodeOp::Empty),
-        graphs::node_type::EVENT_RECORD | graphs::node_type::WAIT_EVENT => NodeSetting::Op(
-            event_op(params.type_, event_key(params.union[0] as CUevent))?,
-        ),
+        graphs::node_type::EVENT_RECORD | graphs::node_type::WAIT_EVENT => {
+            NodeSetting::Op(event_op(params.type_, (params.union[0] as CUevent).key())?)
+        }
         // Safety: the union holds CUDA_CHILD_GRAPH_NODE_PARAMS.
         graphs::node_type::GRAPH => NodeSetting::Child(unsafe { child_params(union)? }),
         t => {
@@ -616,13 +614,13 @@ unsafe fn work_node(kind: i32, union: *const u8) -> CuResult<Option<NodeOp>> {
                 )));
             }
             // The context must be a live one (NULL: the current one).
-            d.ctx_device(ctx_key(m.copy_ctx))?;
+            d.ctx_device(m.copy_ctx.key())?;
             memcpy_op(&m.copy_params)?
         }
         graphs::node_type::MEMSET => {
             // Safety: the union holds CUDA_MEMSET_NODE_PARAMS_v2.
             let m = unsafe { union.cast::<GraphMemsetParams>().read_unaligned() };
-            d.ctx_device(ctx_key(m.ctx))?;
+            d.ctx_device(m.ctx.key())?;
             memset_op(&MemsetParams {
                 dst: m.dst,
                 pitch: m.pitch,
@@ -681,7 +679,7 @@ unsafe fn add_node(
             d.graph_add_child(g, &deps, child)?
         }
         graphs::node_type::EVENT_RECORD | graphs::node_type::WAIT_EVENT => {
-            let op = event_op(params.type_, event_key(params.union[0] as CUevent))?;
+            let op = event_op(params.type_, (params.union[0] as CUevent).key())?;
             d.graph_add_node(g, &deps, op)?
         }
         graphs::node_type::MEM_FREE => d.graph_add_free_node(g, &deps, params.union[0])?,
@@ -704,7 +702,7 @@ unsafe fn add_node(
             // Safety: the union holds CUDA_CONDITIONAL_NODE_PARAMS.
             let mut c = unsafe { union.cast::<ConditionalParams>().read_unaligned() };
             // The context must be a live one (NULL: the current one).
-            d.ctx_device(ctx_key(c.ctx))?;
+            d.ctx_device(c.ctx.key())?;
             let (node, cond) = d.graph_add_conditional(g, &deps, c.handle, c.kind, c.size)?;
             // cuda.h: phGraph_out is "CUDA-owned": the node's array of its body graphs
             // (graph handles are the model's ids), valid while the node lives.
@@ -830,20 +828,17 @@ impl GraphApi for Mock {
 
         /// The node's own copy of its operations: valid while the node lives and its
         /// parameters are not set again (cuda.h).
-        fn cuGraphBatchMemOpNodeGetParams(d; node, #[raw] p) {
+        fn cuGraphBatchMemOpNodeGetParams(d; node, #[late] p) {
             let m = d.mem_op_node(node)?;
-            if p.is_null() {
-                return Err(invalid("nodeParams_out is NULL"));
-            }
-            let out = super::stream_memops::MemOpNodeParams {
-                ctx: CUcontext::of(Some(m.ctx)),
-                count: m.given.len() as c_uint,
-                param_array: m.given.as_ptr().cast_mut(),
-                flags: m.flags,
-            };
-            // Safety: the program's struct, writable (checked non-NULL).
-            unsafe { p.cast::<super::stream_memops::MemOpNodeParams>().write_unaligned(out) };
-            Ok(())
+            // Safety: MemOpNodeParams is cuda.h's CUDA_BATCH_MEM_OP_NODE_PARAMS.
+            unsafe { p.cast::<super::stream_memops::MemOpNodeParams>() }.write(
+                super::stream_memops::MemOpNodeParams {
+                    ctx: CUcontext::of(Some(m.ctx)),
+                    count: m.given.len() as c_uint,
+                    param_array: m.given.as_ptr().cast_mut(),
+                    flags: m.flags,
+                },
+            )
         }
 
         fn cuGraphBatchMemOpNodeSetParams(d; node, #[raw] p) {
@@ -1320,18 +1315,6 @@ impl GraphApi for Mock {
     ) -> CuResult<()> {
         default_edges_out(deps.is_null(), edge_data, n)?;
         Self::cuGraphNodeGetDependentNodes(node, deps, n)
-    }
-
-    /// The CUDA 10 symbol, for programs built against those headers: the same call as
-    /// `_v2` (cuda.h now defines cuGraphInstantiate as cuGraphInstantiateWithFlags).
-    unsafe fn cuGraphInstantiate(
-        ph: *mut CUgraphExec,
-        g: CUgraph,
-        err_node: *mut CUgraphNode,
-        log: *mut c_char,
-        size: usize,
-    ) -> CuResult<()> {
-        Self::cuGraphInstantiate_v2(ph, g, err_node, log, size)
     }
 
     unsafe fn cuGraphInstantiate_v2(

@@ -10,6 +10,7 @@ use super::Mock;
 use crate::boundary::out;
 use crate::diagnostics::{created, Made};
 use crate::model::error::*;
+use crate::model::ids::PoolId;
 use crate::model::pools::{attribute_is_int, PoolAttribute};
 use cumock_abi::*;
 use std::ffi::c_int;
@@ -41,7 +42,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         }
 
         fn cuMemPoolCreate(d; pool, props) {
-            pool.write_key(created(Made::Pool, d.pool_create(&props)?))
+            pool.write_key(created_pool(d.pool_create(&props)?))
         }
 
         fn cuMemPoolDestroy(d; pool) {
@@ -119,15 +120,13 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         fn cuMemPoolImportFromShareableHandle(d; pool_out, #[raw] handle, handle_type, flags) {
             let fd = i32::try_from(handle as usize)
                 .map_err(|_| invalid(format!("{:#x} is not a file descriptor", handle as usize)))?;
-            pool_out.write_key(created(Made::Pool, d.pool_import(fd, handle_type, flags)?))
+            pool_out.write_key(created_pool(d.pool_import(fd, handle_type, flags)?))
         }
 
-        fn cuMemPoolExportPointer(d; #[raw] share_data_out, ptr) {
-            if share_data_out.is_null() {
-                return Err(invalid("shareData_out is NULL"));
-            }
+        fn cuMemPoolExportPointer(d; share_data_out, ptr) {
             let data = d.pool_export_pointer(ptr.get())?;
-            out(share_data_out.cast::<[u8; 64]>(), data)
+            // Safety: cuda.h's CUmemPoolPtrExportData is 64 bytes.
+            unsafe { share_data_out.cast::<[u8; 64]>() }.write(data)
         }
 
         fn cuMemPoolImportPointer(d; ptr_out, pool, #[raw] share_data) {
@@ -157,4 +156,10 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
             d.set_current_pool_at(at, pool)
         }
     }
+}
+
+/// Notes where the program made a pool, when leak checking is on (as [`created`] does for
+/// the handles the model keeps by number).
+fn created_pool(pool: PoolId) -> PoolId {
+    PoolId::from_handle(created(Made::Pool, pool.handle()))
 }

@@ -87,7 +87,7 @@ mod unified;
 mod version;
 mod vmm;
 
-use crate::boundary::{drv, export_all, out, stream_key, Out};
+use crate::boundary::{drv, export_all, out, Handle, Out};
 use crate::model::error::*;
 use crate::model::images;
 use crate::model::module::Image;
@@ -360,13 +360,13 @@ impl Drop for StreamOrder {
 /// operation must follow (model/stream_queues.rs): its bytes then move now, in order.
 fn stream(s: CUstream) -> CuResult<StreamOrder> {
     check_stream(s)?;
-    if drv()?.capture_of(stream_key(s))?.is_some() {
+    if drv()?.capture_of(s.key())?.is_some() {
         return Err(not_supported(
             "cumock does not capture this operation into a graph (it captures kernels, \
              host functions, events, one-dimensional async copies and memsets)",
         ));
     }
-    drv()?.follow_stream(stream_key(s))?;
+    drv()?.follow_stream(s.key())?;
     Ok(StreamOrder(IN_STREAM_ORDER.replace(true)))
 }
 
@@ -417,23 +417,23 @@ fn async_op(
     body: impl Fn() -> CuResult<()> + Send + Sync + 'static,
 ) -> CuResult<()> {
     check_stream(s)?;
-    if drv()?.capture_of(stream_key(s))?.is_some() {
+    if drv()?.capture_of(s.key())?.is_some() {
         return graphs::capture_op(s, what(), body);
     }
     // On the legacy stream it would follow a blocking stream being captured.
-    drv()?.capture_check_legacy(stream_key(s))?;
+    drv()?.capture_check_legacy(s.key())?;
     let _order = stream(s)?;
     body()
 }
 
 /// Whether `s` is capturing into a graph (its work becomes nodes instead of running).
 fn capturing(s: CUstream) -> CuResult<bool> {
-    Ok(drv()?.capture_of(stream_key(s))?.is_some())
+    Ok(drv()?.capture_of(s.key())?.is_some())
 }
 
 /// Checks a stream argument.
 fn check_stream(s: CUstream) -> CuResult<()> {
-    drv()?.stream_check(stream_key(s))
+    drv()?.stream_check(s.key())
 }
 
 /// Copies `s` into a caller's buffer of `len` bytes, truncating, always NUL-terminated.

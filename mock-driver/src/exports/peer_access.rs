@@ -2,7 +2,7 @@
 //! reach another's memory, and enabling it between contexts.
 
 use super::Mock;
-use crate::boundary::{ctx_key, drv};
+use crate::boundary::{drv, Handle};
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::{c_int, c_uint};
@@ -64,12 +64,16 @@ impl PeerContextMemoryAccessApi for Mock {
     // CUDA_ERROR_INVALID_CONTEXT.
 
     unsafe fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CuResult<()> {
-        let key = ctx_key(peer).ok_or_else(|| invalid_context("peerContext is NULL"))?;
+        let key = peer
+            .key()
+            .ok_or_else(|| invalid_context("peerContext is NULL"))?;
         drv()?.ctx_enable_peer_access(key, flags)
     }
 
     unsafe fn cuCtxDisablePeerAccess(peer: CUcontext) -> CuResult<()> {
-        let key = ctx_key(peer).ok_or_else(|| invalid_context("peerContext is NULL"))?;
+        let key = peer
+            .key()
+            .ok_or_else(|| invalid_context("peerContext is NULL"))?;
         drv()?.ctx_disable_peer_access(key)
     }
 }

@@ -11,7 +11,7 @@
 //! cuGraphAddBatchMemOpNode also makes (`mem_op_node`, for exports/graphs.rs).
 
 use super::Mock;
-use crate::boundary::{ctx_key, device_ptr, input, Handle};
+use crate::boundary::{device_ptr, input, Handle};
 use crate::model::error::*;
 use crate::model::graphs::{MemOpNode, NodeOp};
 use crate::model::ids::{ContextId, StreamId};
@@ -227,7 +227,7 @@ pub(super) unsafe fn mem_op_node(p: *const MemOpNodeParams) -> CuResult<NodeOp> 
     let d = crate::boundary::drv()?;
     // Safety: the caller's contract.
     let p = unsafe { input(p, "nodeParams")? };
-    let ctx = match ctx_key(p.ctx) {
+    let ctx = match p.ctx.key() {
         Some(c) => {
             d.ctx_device(Some(c))?;
             c

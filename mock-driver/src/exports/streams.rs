@@ -125,13 +125,12 @@ impl StreamApi for Mock {
             Ok(())
         }
 
-        fn cuStreamAddCallback(d; s, callback, user_data, flags) {
+        // A NULL callback is refused before the flags are read; both are
+        // CUDA_ERROR_INVALID_VALUE.
+        fn cuStreamAddCallback(d; s, #[nonnull] f, user_data, flags) {
             if flags != 0 {
                 return Err(invalid(format!("flags {flags:#x} must be 0")));
             }
-            let Some(f) = callback else {
-                return Err(invalid("callback is NULL"));
-            };
             d.ctx_device(None)?;
             d.stream_check(s)?;
             d.capture_refuse(s, "cuStreamAddCallback (cuLaunchHostFunc is captured)")?;
@@ -251,11 +250,6 @@ impl StreamApi for Mock {
     }
 
     unsafe fn cuStreamBeginCapture(s: CUstream) -> CuResult<()> {
-        Self::cuStreamBeginCapture_v2(super::per_thread(s), capture::MODE_GLOBAL)
-    }
-
-    unsafe fn cuStreamBeginCapture_ptsz(s: CUstream) -> CuResult<()> {
-        // NULL is the calling thread's default stream here, as in every `_ptsz` export.
         Self::cuStreamBeginCapture_v2(super::per_thread(s), capture::MODE_GLOBAL)
     }
 

@@ -13,7 +13,8 @@ use super::{legacy_order, stream, Mock};
 use crate::boundary::{drv, input, Handle};
 use crate::model::copies2d::PlaneStart;
 use crate::model::error::*;
-use crate::model::textures::Volume;
+use crate::model::ids::ArrayId;
+use crate::model::textures::{AnyArray, Volume};
 use crate::model::Driver;
 use cumock_abi::*;
 use std::ffi::c_void;
@@ -84,7 +85,7 @@ fn volume(
     extent: usize,
 ) -> CuResult<Volume> {
     if memory_type == CU_MEMORYTYPE_ARRAY {
-        return Ok(Volume::Array(array as u64));
+        return Ok(Volume::Array(ArrayId::from_handle(array as u64)));
     }
     let p = plane(d, which, memory_type, host, device, 0, 0, pitch, extent)?;
     Ok(Volume::Linear {
@@ -273,7 +274,7 @@ unsafe fn queue_volume_copy(s: CUstream, mut copy: VolumeCopy, what: &str) -> Cu
         _staged: staged,
     };
     d.enqueue_work(
-        crate::boundary::stream_key(s),
+        s.key(),
         &what.clone(),
         Box::new(move || {
             let j = &job;
@@ -460,19 +461,19 @@ emulate! {
     // create (deferred-mapping, sparse): each call checks its handles and refuses.
 
     pub(super) fn cuArrayGetMemoryRequirements(d; #[late] _p, h, device) {
-        d.array_memory_requirements(h, false, device)
+        d.array_memory_requirements(AnyArray::Array(h), device)
     }
 
     pub(super) fn cuMipmappedArrayGetMemoryRequirements(d; #[late] _p, h, device) {
-        d.array_memory_requirements(h, true, device)
+        d.array_memory_requirements(AnyArray::Mipmapped(h), device)
     }
 
     pub(super) fn cuArrayGetSparseProperties(d; #[late] _p, h) {
-        d.array_sparse_properties(h, false)
+        d.array_sparse_properties(AnyArray::Array(h))
     }
 
     pub(super) fn cuMipmappedArrayGetSparseProperties(d; #[late] _p, h) {
-        d.array_sparse_properties(h, true)
+        d.array_sparse_properties(AnyArray::Mipmapped(h))
     }
 }
 

@@ -79,7 +79,8 @@ impl UnifiedAddressingApi for Mock {
             Ok(())
         }
 
-        fn cuMemRangeGetAttribute(d; data, data_size, attribute, ptr, count) {
+        // The attribute is read before the pointer is checked (`#[late]`).
+        fn cuMemRangeGetAttribute(d; #[late] data, data_size, attribute, ptr, count) {
             use crate::model::managed::RangeAttribute as A;
             let a = match attribute {
                 1 => A::ReadMostly,
@@ -92,9 +93,7 @@ impl UnifiedAddressingApi for Mock {
                 8 => A::LastPrefetchId,
                 other => return Err(invalid(format!("{other} is not a CUmem_range_attribute"))),
             };
-            if data.is_null() {
-                return Err(invalid("data is NULL"));
-            }
+            let data = data.check()?.as_ptr();
             let fits = if a == A::AccessedBy {
                 data_size > 0 && data_size.is_multiple_of(4)
             } else {
@@ -253,7 +252,7 @@ unsafe fn write_pointer_attribute(
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => out(data.cast::<i32>(), i.device as i32),
         // Observed: neither VMM nor pool memory can be shared with cuIpcGetMemHandle.
         CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE => {
-            out(data.cast::<u32>(), u32::from(!i.vmm && i.pool == 0))
+            out(data.cast::<u32>(), u32::from(!i.vmm && i.pool.is_none()))
         }
         CU_POINTER_ATTRIBUTE_RANGE_START_ADDR => out(data.cast::<u64>(), i.range.0),
         CU_POINTER_ATTRIBUTE_RANGE_SIZE => out(data.cast::<u64>(), i.range.1),
@@ -263,7 +262,10 @@ unsafe fn write_pointer_attribute(
             out(data.cast::<u32>(), u32::from(i.rdma))
         }
         CU_POINTER_ATTRIBUTE_ACCESS_FLAGS => out(data.cast::<u32>(), u32::from(i.access)),
-        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE => out(data.cast::<u64>(), i.pool),
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE => out(
+            data.cast::<u64>(),
+            i.pool.map_or(0, crate::model::ids::PoolId::handle),
+        ),
         CU_POINTER_ATTRIBUTE_MAPPING_SIZE => out(data.cast::<u64>(), i.mapping.1),
         CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR => out(data.cast::<u64>(), i.mapping.0),
         CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID => out(data.cast::<u64>(), i.buffer_id),

@@ -7,7 +7,7 @@
 //! stream's earlier work and precedes its later work, as cuda.h asks.
 
 use super::error::*;
-use super::ids::StreamId;
+use super::ids::{ArrayId, StreamId};
 use super::Driver;
 
 /// A batch's attributes (or prefetch locations) as cuda.h spreads them over its
@@ -125,7 +125,7 @@ impl Driver {
 
     /// The bytes of one element of a CUDA array (its format's size times its channels),
     /// the unit of cuMemcpy3DBatchAsync's extents and offsets on that array.
-    pub fn array_element_bytes(&self, array: u64) -> CuResult<u64> {
+    pub fn array_element_bytes(&self, array: ArrayId) -> CuResult<u64> {
         Ok(self
             .state
             .lock()

@@ -106,7 +106,7 @@ impl HostMemory {
             rdma: 0,
             vmm: false,
             managed: false,
-            pool: 0,
+            pool: None,
         })
     }
 

@@ -99,6 +99,23 @@ handle_id!(
     LinkId
 );
 
+handle_id!(
+    /// A memory pool (cuMemPoolCreate, a place's default pool, cuMemPoolImportFromShareableHandle),
+    /// by its handle: what the pool's blocks, its reservations and the pointer attributes
+    /// name it by.
+    PoolId
+);
+
+handle_id!(
+    /// A CUDA array (cuArrayCreate, cuArray3DCreate, a mipmapped array's level), by its
+    /// handle.
+    ArrayId
+);
+handle_id!(
+    /// A mipmapped array (cuMipmappedArrayCreate), by its handle.
+    MipmappedArrayId
+);
+
 impl FunctionId {
     /// The kernel this handle names where a call that takes a CUfunction is given a
     /// CUkernel cast to one (cuda.h allows it for launches and attributes).

@@ -2,7 +2,7 @@
 //! its mapping, allocation, reservation and the current context.
 
 use super::error::*;
-use super::ids::{AllocationId, ContextId, DevicePtr};
+use super::ids::{AllocationId, ContextId, DevicePtr, PoolId};
 use super::vmm::{self, ReservationKind};
 use super::Driver;
 
@@ -45,19 +45,19 @@ impl Driver {
             .map(|c| c.device);
         let (ctx, range, pool, buffer_id) = match r.kind {
             ReservationKind::Alloc { context, requested } => {
-                (Some(context), (m.start, requested), 0, id.serial())
+                (Some(context), (m.start, requested), None, id.serial())
             }
             // Observed: for VMM memory the range is the whole reservation.
-            ReservationKind::Vmm => (None, (m.reservation, r.size), 0, id.serial()),
+            ReservationKind::Vmm => (None, (m.reservation, r.size), None, id.serial()),
             // Pool memory is known only while allocated; its range is the allocation.
             // A graph allocation's range is the size its node asked for (as a pool's).
             ReservationKind::Graph => {
                 let range = st.graph_memory.range_at(ptr)?;
-                (None, range, 0, id.serial())
+                (None, range, None, id.serial())
             }
             ReservationKind::Pool { pool } => {
                 let (start, b) = st.pools.block_containing(ptr)?;
-                (None, (start, b.requested), pool, b.id)
+                (None, (start, b.requested), Some(pool), b.id)
             }
         };
         let on_host = a.prop.device().is_none();
@@ -75,7 +75,8 @@ impl Driver {
             buffer_id,
             rdma: a.prop.gpu_direct_rdma,
             vmm: r.kind == ReservationKind::Vmm,
-            managed: st.host.managed.contains_key(&m.reservation) || st.pools.is_managed(pool),
+            managed: st.host.managed.contains_key(&m.reservation)
+                || pool.is_some_and(|p| st.pools.is_managed(p)),
             pool,
         })
     }
@@ -98,6 +99,6 @@ pub struct PointerInfo {
     pub vmm: bool,
     /// cuMemAllocManaged memory.
     pub managed: bool,
-    /// The memory pool it was allocated from (cuMemAllocAsync); 0 if none.
-    pub pool: u64,
+    /// The memory pool it was allocated from (cuMemAllocAsync), if any.
+    pub pool: Option<PoolId>,
 }

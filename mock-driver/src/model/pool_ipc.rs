@@ -23,7 +23,7 @@
 //! it is not emulated (CUDA_ERROR_NOT_SUPPORTED); each import of a pointer maps it again.
 
 use super::error::*;
-use super::ids::AllocationId;
+use super::ids::{AllocationId, PoolId};
 use super::pools::{Place, Pool};
 use super::vmm::Storage;
 use super::{Driver, State};
@@ -42,7 +42,7 @@ const MAX_CHUNKS: usize = 6;
 #[derive(Debug, Clone, Copy)]
 pub struct Origin {
     pub pid: i32,
-    pub pool: u64,
+    pub pool: PoolId,
     pub secret: Secret,
 }
 
@@ -50,7 +50,7 @@ pub struct Origin {
 #[derive(Debug)]
 pub struct ImportedPtr {
     /// The imported pool it came through.
-    pub pool: u64,
+    pub pool: PoolId,
     /// Its chunks' reservation, and each chunk's mapping.
     pub base: u64,
     pub maps: Vec<u64>,
@@ -58,7 +58,7 @@ pub struct ImportedPtr {
 
 /// What the pool's exported file holds (little-endian): magic, pid (i32), device (u32),
 /// pool (u64), secret (16 bytes), zeros to 64.
-pub(super) fn pool_file_content(pool: u64, p: &mut Pool) -> CuResult<[u8; 64]> {
+pub(super) fn pool_file_content(pool: PoolId, p: &mut Pool) -> CuResult<[u8; 64]> {
     if p.origin.is_some() {
         return Err(invalid(format!(
             "pool {pool:#x} was imported from another process: only its exporter shares it"
@@ -77,7 +77,7 @@ pub(super) fn pool_file_content(pool: u64, p: &mut Pool) -> CuResult<[u8; 64]> {
     b[..8].copy_from_slice(POOL_MAGIC);
     b[8..12].copy_from_slice(&fd_passing::pid().to_le_bytes());
     b[12..16].copy_from_slice(&device.to_le_bytes());
-    b[16..24].copy_from_slice(&pool.to_le_bytes());
+    b[16..24].copy_from_slice(&pool.handle().to_le_bytes());
     b[24..40].copy_from_slice(&secret.0);
     Ok(b)
 }
@@ -89,7 +89,7 @@ fn decode_pool_file(b: &[u8; 64]) -> Option<(Origin, usize)> {
     Some((
         Origin {
             pid: i32::from_le_bytes(b[8..12].try_into().expect("4 bytes")),
-            pool: u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")),
+            pool: PoolId::from_handle(u64::from_le_bytes(b[16..24].try_into().expect("8 bytes"))),
             secret: Secret(b[24..40].try_into().expect("16 bytes")),
         },
         u32::from_le_bytes(b[12..16].try_into().expect("4 bytes")) as usize,
@@ -116,7 +116,7 @@ fn pool_secret(p: &mut Pool) -> CuResult<Secret> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct PtrData {
     pid: i32,
-    pool: u64,
+    pool: PoolId,
     offset: u64,
     len: u64,
     fds: Vec<i32>,
@@ -128,7 +128,7 @@ impl PtrData {
         b[..8].copy_from_slice(PTR_MAGIC);
         b[8..12].copy_from_slice(&self.pid.to_le_bytes());
         b[12..16].copy_from_slice(&(self.fds.len() as u32).to_le_bytes());
-        b[16..24].copy_from_slice(&self.pool.to_le_bytes());
+        b[16..24].copy_from_slice(&self.pool.handle().to_le_bytes());
         b[24..32].copy_from_slice(&self.offset.to_le_bytes());
         b[32..40].copy_from_slice(&self.len.to_le_bytes());
         for (i, fd) in self.fds.iter().enumerate() {
@@ -147,7 +147,7 @@ impl PtrData {
         }
         Some(Self {
             pid: i32::from_le_bytes(b[8..12].try_into().expect("4 bytes")),
-            pool: u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")),
+            pool: PoolId::from_handle(u64::from_le_bytes(b[16..24].try_into().expect("8 bytes"))),
             offset: u64::from_le_bytes(b[24..32].try_into().expect("8 bytes")),
             len: u64::from_le_bytes(b[32..40].try_into().expect("8 bytes")),
             fds: (0..n)
@@ -178,7 +178,7 @@ impl State {
 impl Driver {
     /// cuMemPoolImportFromShareableHandle: a pool standing for another process's, from
     /// the fd its cuMemPoolExportToShareableHandle gave.
-    pub fn pool_import(&self, fd: i32, handle_type: i32, flags: u64) -> CuResult<u64> {
+    pub fn pool_import(&self, fd: i32, handle_type: i32, flags: u64) -> CuResult<PoolId> {
         self.state.lock().contexts.require_current()?;
         if flags != 0 {
             return Err(invalid(format!("flags must be 0, not {flags}")));
@@ -316,7 +316,7 @@ impl Driver {
 
     /// cuMemPoolImportPointer: maps another process's pool allocation here, through the
     /// pool imported from it.
-    pub fn pool_import_pointer(&self, pool: u64, bytes: &[u8; 64]) -> CuResult<u64> {
+    pub fn pool_import_pointer(&self, pool: PoolId, bytes: &[u8; 64]) -> CuResult<u64> {
         let (origin, device, access) = {
             let st = self.state.lock();
             st.contexts.require_current()?;
@@ -438,7 +438,7 @@ mod tests {
     fn export_data_round_trips_and_foreign_bytes_are_refused() {
         let d = PtrData {
             pid: 4242,
-            pool: 0x0090_0000_0000_0003,
+            pool: PoolId::from_handle(0x0090_0000_0000_0003),
             offset: 0x200,
             len: 1000,
             fds: vec![17, 18],
@@ -451,7 +451,7 @@ mod tests {
         let mut f = [0u8; 64];
         f[..8].copy_from_slice(POOL_MAGIC);
         f[8..12].copy_from_slice(&4242i32.to_le_bytes());
-        f[16..24].copy_from_slice(&d.pool.to_le_bytes());
+        f[16..24].copy_from_slice(&d.pool.handle().to_le_bytes());
         let (o, device) = decode_pool_file(&f).unwrap();
         assert_eq!((o.pid, o.pool, device), (4242, d.pool, 0));
         assert!(decode_pool_file(&d.encode()).is_none());

@@ -26,7 +26,7 @@ use super::error::*;
 use super::graph_memory::AllocNode;
 use super::graphs::NodeOp;
 use super::host_memory::HostMemory;
-use super::ids::{DevicePtr, StreamId};
+use super::ids::{DevicePtr, PoolId, StreamId};
 use super::profile::Profile;
 use super::vmm::{AccessTable, AllocationProp, ReservationKind, Vmm};
 use super::{Driver, State};
@@ -77,7 +77,7 @@ pub fn attribute_is_int(attr: i32) -> Option<bool> {
     }
 }
 
-fn destroyed(pool: u64) -> CuError {
+fn destroyed(pool: PoolId) -> CuError {
     CuError::would_crash(format!(
         "pool {pool:#x} was destroyed (cuMemPoolDestroy; the real driver may crash here)"
     ))
@@ -271,7 +271,7 @@ impl Pool {
 /// A live allocation of a pool.
 #[derive(Clone, Copy, Debug)]
 pub struct Block {
-    pub pool: u64,
+    pub pool: PoolId,
     /// What it takes of the pool: the size asked for, rounded up to [`ALIGNMENT`].
     pub len: u64,
     /// The size asked for: what the pool counts as used, and the range
@@ -284,14 +284,14 @@ pub struct Block {
 /// Every pool of the process, and their live allocations.
 #[derive(Debug, Default)]
 pub struct Pools {
-    pools: HashMap<u64, Pool>,
+    pools: HashMap<PoolId, Pool>,
     /// Live allocations, by address.
     blocks: BTreeMap<u64, Block>,
     /// Each place's default pool, made on first use.
-    default: HashMap<Place, u64>,
+    default: HashMap<Place, PoolId>,
     /// Each place's current pool (cuDeviceSetMemPool, cuMemSetMemPool); none: its
     /// default.
-    current: HashMap<Place, u64>,
+    current: HashMap<Place, PoolId>,
     /// Another process's pool allocations mapped here (cuMemPoolImportPointer), by the
     /// address handed out.
     pub(super) imported: BTreeMap<u64, super::pool_ipc::ImportedPtr>,
@@ -309,14 +309,14 @@ impl Pools {
         }
     }
 
-    pub(super) fn insert(&mut self, pool: Pool) -> u64 {
-        let h = POOL_TAG | self.next_pool;
+    pub(super) fn insert(&mut self, pool: Pool) -> PoolId {
+        let h = PoolId::from_handle(POOL_TAG | self.next_pool);
         self.next_pool += 1;
         self.pools.insert(h, pool);
         h
     }
 
-    fn default_pool(&mut self, place: Place) -> u64 {
+    fn default_pool(&mut self, place: Place) -> PoolId {
         if let Some(h) = self.default.get(&place) {
             return *h;
         }
@@ -326,7 +326,7 @@ impl Pools {
         h
     }
 
-    fn current_pool(&mut self, place: Place) -> u64 {
+    fn current_pool(&mut self, place: Place) -> PoolId {
         match self.current.get(&place) {
             Some(h) => *h,
             None => self.default_pool(place),
@@ -334,7 +334,7 @@ impl Pools {
     }
 
     /// Whether `pool` holds managed memory (the pointer attributes say so).
-    pub fn is_managed(&self, pool: u64) -> bool {
+    pub fn is_managed(&self, pool: PoolId) -> bool {
         self.pools
             .get(&pool)
             .is_some_and(|p| matches!(p.place, Place::Managed(..)))
@@ -342,15 +342,15 @@ impl Pools {
 
     /// A pool the program may still use: NULL is an ordinary error (observed); anything
     /// else that is no live pool, the real driver dereferences.
-    pub(super) fn live(&self, pool: u64) -> CuResult<&Pool> {
-        if pool == 0 {
+    pub(super) fn live(&self, pool: PoolId) -> CuResult<&Pool> {
+        if pool.is_null() {
             return Err(invalid("the pool is NULL"));
         }
         match self.pools.get(&pool) {
             Some(p) if !p.destroyed => Ok(p),
             // Handles count up: a tagged one below the next was a pool once.
             Some(_) => Err(destroyed(pool)),
-            None if pool & !0xffff_ffff == POOL_TAG && pool & 0xffff_ffff < self.next_pool => {
+            None if pool.handle() & !0xffff_ffff == POOL_TAG && pool.serial() < self.next_pool => {
                 Err(destroyed(pool))
             }
             None => Err(CuError::would_crash(format!(
@@ -359,7 +359,7 @@ impl Pools {
         }
     }
 
-    pub(super) fn live_mut(&mut self, pool: u64) -> CuResult<&mut Pool> {
+    pub(super) fn live_mut(&mut self, pool: PoolId) -> CuResult<&mut Pool> {
         self.live(pool)?;
         Ok(self.pools.get_mut(&pool).expect("checked"))
     }
@@ -380,8 +380,8 @@ impl Pools {
     }
 
     /// Pools the program created and has not destroyed (for the leak report).
-    pub fn created(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = self
+    pub fn created(&self) -> Vec<PoolId> {
+        let mut v: Vec<PoolId> = self
             .pools
             .iter()
             .filter(|(_, p)| !p.is_default && !p.destroyed)
@@ -398,7 +398,7 @@ impl Pools {
         vmm: &mut Vmm,
         host: &mut HostMemory,
         profile: &Profile,
-        pool: u64,
+        pool: PoolId,
         requested: u64,
     ) -> CuResult<u64> {
         let len = requested
@@ -513,7 +513,7 @@ fn give_back(free: &mut BTreeMap<u64, u64>, at: u64, len: u64) {
 /// bytes, or in a new region.
 fn grow(
     p: &mut Pool,
-    handle: u64,
+    handle: PoolId,
     vmm: &mut Vmm,
     host: &mut HostMemory,
     profile: &Profile,
@@ -645,7 +645,7 @@ fn grow(
 #[allow(clippy::too_many_arguments)]
 fn map_chunk(
     vmm: &mut Vmm,
-    pool: u64,
+    pool: PoolId,
     at: u64,
     size: u64,
     prop: AllocationProp,
@@ -746,7 +746,7 @@ fn drop_pool(mut p: Pool, vmm: &mut Vmm, host: &mut HostMemory) {
 
 /// A `memfd` standing for an exported pool: what cuMemPoolExportToShareableHandle gives,
 /// holding `content` (pool_ipc.rs).
-fn pool_file(pool: u64, content: &[u8]) -> std::io::Result<OwnedFd> {
+fn pool_file(pool: PoolId, content: &[u8]) -> std::io::Result<OwnedFd> {
     let name = std::ffi::CString::new(format!(
         "cumock-mempool {pool:#x} pid={}",
         std::process::id()
@@ -787,20 +787,20 @@ impl State {
 
 impl Driver {
     /// cuDeviceGetDefaultMemPool.
-    pub fn default_mem_pool(&self, device: i32) -> CuResult<u64> {
+    pub fn default_mem_pool(&self, device: i32) -> CuResult<PoolId> {
         self.device(device)?;
         self.default_pool_at(Place::Device(device as usize))
     }
 
     /// cuDeviceGetMemPool: the device's current pool. Observed: a device that does not
     /// exist is CUDA_ERROR_INVALID_VALUE here (INVALID_DEVICE for the default pool).
-    pub fn current_mem_pool(&self, device: i32) -> CuResult<u64> {
+    pub fn current_mem_pool(&self, device: i32) -> CuResult<PoolId> {
         self.device(device).map_err(|e| invalid(e.message))?;
         self.current_pool_at(Place::Device(device as usize))
     }
 
     /// cuDeviceSetMemPool.
-    pub fn set_current_mem_pool(&self, device: i32, pool: u64) -> CuResult<()> {
+    pub fn set_current_mem_pool(&self, device: i32, pool: PoolId) -> CuResult<()> {
         self.device(device).map_err(|e| invalid(e.message))?;
         self.set_current_pool_at(Place::Device(device as usize), pool)
     }
@@ -811,18 +811,18 @@ impl Driver {
     }
 
     /// cuMemGetDefaultMemPool (and cuDeviceGetDefaultMemPool): made on first use.
-    pub fn default_pool_at(&self, place: Place) -> CuResult<u64> {
+    pub fn default_pool_at(&self, place: Place) -> CuResult<PoolId> {
         Ok(self.state.lock().pools.default_pool(place))
     }
 
     /// cuMemGetMemPool: the place's current pool, its default until one is set.
-    pub fn current_pool_at(&self, place: Place) -> CuResult<u64> {
+    pub fn current_pool_at(&self, place: Place) -> CuResult<PoolId> {
         Ok(self.state.lock().pools.current_pool(place))
     }
 
     /// cuMemSetMemPool: cuda.h: the pool's location and allocation type must be the
     /// place's, else CUDA_ERROR_INVALID_VALUE.
-    pub fn set_current_pool_at(&self, place: Place, pool: u64) -> CuResult<()> {
+    pub fn set_current_pool_at(&self, place: Place, pool: PoolId) -> CuResult<()> {
         let mut st = self.state.lock();
         let p = st.pools.live(pool)?;
         if p.origin.is_some() {
@@ -844,7 +844,7 @@ impl Driver {
 
     /// cuMemPoolCreate: checks the properties as the H200 does (every bad field is
     /// CUDA_ERROR_INVALID_VALUE).
-    pub fn pool_create(&self, props: &CUmemPoolProps) -> CuResult<u64> {
+    pub fn pool_create(&self, props: &CUmemPoolProps) -> CuResult<PoolId> {
         match props.alloc_type {
             CU_MEM_ALLOCATION_TYPE_PINNED | CU_MEM_ALLOCATION_TYPE_MANAGED => {}
             other => {
@@ -914,7 +914,7 @@ impl Driver {
 
     /// cuMemPoolDestroy: at once if nothing of it is live, else once its last allocation
     /// is freed; the device's current pool becomes its default again.
-    pub fn pool_destroy(&self, pool: u64) -> CuResult<()> {
+    pub fn pool_destroy(&self, pool: PoolId) -> CuResult<()> {
         let mut st = self.state.lock();
         let st = &mut *st;
         let p = st.pools.live(pool)?;
@@ -939,7 +939,7 @@ impl Driver {
     }
 
     /// cuMemPoolGetAttribute.
-    pub fn pool_attribute(&self, pool: u64, attr: i32) -> CuResult<PoolAttribute> {
+    pub fn pool_attribute(&self, pool: PoolId, attr: i32) -> CuResult<PoolAttribute> {
         let st = self.state.lock();
         let p = st.pools.live(pool)?;
         Ok(match attr {
@@ -959,7 +959,12 @@ impl Driver {
     /// cuMemPoolSetAttribute. Observed: a reuse attribute reads back as 0 or 1 whatever
     /// was set (2 reads 1); the high-water marks can only be reset, to 0 (they then read
     /// the current value); the current amounts are read-only.
-    pub fn pool_set_attribute(&self, pool: u64, attr: i32, value: PoolAttribute) -> CuResult<()> {
+    pub fn pool_set_attribute(
+        &self,
+        pool: PoolId,
+        attr: i32,
+        value: PoolAttribute,
+    ) -> CuResult<()> {
         let mut st = self.state.lock();
         let p = st.pools.live_mut(pool)?;
         match (attr, value) {
@@ -986,7 +991,7 @@ impl Driver {
 
     /// cuMemPoolTrimTo: wholly free chunks go back while the pool keeps at least
     /// `keep` bytes.
-    pub fn pool_trim(&self, pool: u64, keep: u64) -> CuResult<()> {
+    pub fn pool_trim(&self, pool: PoolId, keep: u64) -> CuResult<()> {
         let mut st = self.state.lock();
         let st = &mut *st;
         let p = st.pools.live_mut(pool)?;
@@ -998,7 +1003,7 @@ impl Driver {
     /// a device that does not exist is CUDA_ERROR_INVALID_DEVICE, so is taking the
     /// owner's own access away; read-only access and the host are
     /// CUDA_ERROR_NOT_SUPPORTED. Nothing changes unless every grant is valid.
-    pub fn pool_set_access(&self, pool: u64, grants: &[(i32, i32, i32)]) -> CuResult<()> {
+    pub fn pool_set_access(&self, pool: PoolId, grants: &[(i32, i32, i32)]) -> CuResult<()> {
         // A host pool has no owning device; every device may be granted it.
         let owner = self.state.lock().pools.live(pool)?.place.device();
         let mut checked = Vec::with_capacity(grants.len());
@@ -1073,7 +1078,7 @@ impl Driver {
 
     /// cuMemPoolGetAccess. Observed: a device that does not exist is
     /// CUDA_ERROR_INVALID_VALUE; the host has no access to a device's pool (0).
-    pub fn pool_access(&self, pool: u64, location_type: i32, location_id: i32) -> CuResult<u8> {
+    pub fn pool_access(&self, pool: PoolId, location_type: i32, location_id: i32) -> CuResult<u8> {
         let st = self.state.lock();
         let p = st.pools.live(pool)?;
         match location_type {
@@ -1096,7 +1101,7 @@ impl Driver {
 
     /// cuMemPoolExportToShareableHandle: a file descriptor of the pool, which holds what
     /// an importer needs (pool_ipc.rs).
-    pub fn pool_export(&self, pool: u64, handle_type: i32, flags: u64) -> CuResult<OwnedFd> {
+    pub fn pool_export(&self, pool: PoolId, handle_type: i32, flags: u64) -> CuResult<OwnedFd> {
         let mut st = self.state.lock();
         let p = st.pools.live_mut(pool)?;
         if flags != 0 {
@@ -1129,7 +1134,7 @@ impl Driver {
 
     /// cuMemAllocAsync (`pool` None: the current pool of the stream's device) and
     /// cuMemAllocFromPoolAsync. 0 bytes succeed with address 0 (observed).
-    pub fn alloc_async(&self, size: u64, stream: StreamId, pool: Option<u64>) -> CuResult<u64> {
+    pub fn alloc_async(&self, size: u64, stream: StreamId, pool: Option<PoolId>) -> CuResult<u64> {
         if self.capture_of(stream)?.is_some() {
             return self.capture_alloc(size, stream, pool);
         }
@@ -1164,7 +1169,7 @@ impl Driver {
     /// cuMemAllocAsync on a capturing stream: an allocation node of the capture's graph on
     /// the stream's device, which the device alone may access (as its default pool's
     /// memory); the address is the node's.
-    fn capture_alloc(&self, size: u64, stream: StreamId, pool: Option<u64>) -> CuResult<u64> {
+    fn capture_alloc(&self, size: u64, stream: StreamId, pool: Option<PoolId>) -> CuResult<u64> {
         if pool.is_some() {
             return Err(not_supported(
                 "cuMemAllocFromPoolAsync during stream capture (a graph allocation with the \
@@ -1244,7 +1249,7 @@ mod tests {
         d
     }
 
-    fn attr(d: &Driver, pool: u64, a: i32) -> u64 {
+    fn attr(d: &Driver, pool: PoolId, a: i32) -> u64 {
         match d.pool_attribute(pool, a).unwrap() {
             PoolAttribute::Int(v) => v as u64,
             PoolAttribute::Bytes(v) => v,
@@ -1384,7 +1389,7 @@ mod tests {
         let pool = d.pool_create(&props(0, 0)).unwrap();
         d.set_current_mem_pool(0, pool).unwrap();
         let p = d.alloc_async(MIB, StreamId::NULL, None).unwrap();
-        assert_eq!(d.pointer_info(DevicePtr::new(p)).unwrap().pool, pool);
+        assert_eq!(d.pointer_info(DevicePtr::new(p)).unwrap().pool, Some(pool));
         d.memset(DevicePtr::new(p), crate::model::Pattern::D32(0xabcd0001), 4)
             .unwrap();
         let used = d.state.lock().vmm.used(0);

@@ -34,7 +34,7 @@ use ptx::{AddressMode, ChannelKind, Format, Image, MipmapSampler, Sampler, Stora
 
 use super::copies2d::PlaneStart;
 use super::error::*;
-use super::ids::DevicePtr;
+use super::ids::{ArrayId, DevicePtr, MipmappedArrayId};
 use super::vmm::Need;
 use super::{Driver, HostBytes, HostOrDevice};
 
@@ -101,14 +101,14 @@ pub struct CudaArray {
     pub texels: Arc<Texels>,
     pub device: usize,
     /// The mipmapped array this array is a level of: it goes with that one only.
-    pub mipmapped: Option<u64>,
+    pub mipmapped: Option<MipmappedArrayId>,
 }
 
 /// One mipmapped array: its levels' arrays, level 0 first.
 #[derive(Debug)]
 pub struct MipmappedArray {
     pub desc: CUDA_ARRAY3D_DESCRIPTOR,
-    pub levels: Vec<u64>,
+    pub levels: Vec<ArrayId>,
 }
 
 impl CudaArray {
@@ -181,8 +181,8 @@ impl BoundObjects {
 /// The process's arrays and objects, by handle.
 #[derive(Debug, Default)]
 pub struct Textures {
-    arrays: HashMap<u64, CudaArray>,
-    mipmapped: HashMap<u64, MipmappedArray>,
+    arrays: HashMap<ArrayId, CudaArray>,
+    mipmapped: HashMap<MipmappedArrayId, MipmappedArray>,
     next_mipmapped: u64,
     textures: HashMap<u64, TextureEntry>,
     surfaces: HashMap<u64, SurfaceEntry>,
@@ -199,8 +199,8 @@ const ARRAY_HANDLE_BASE: u64 = 0xa7a7_0000_0000_0000;
 const MIPMAPPED_HANDLE_BASE: u64 = 0xa7a8_0000_0000_0000;
 
 impl Textures {
-    pub fn array(&self, h: u64) -> CuResult<&CudaArray> {
-        if h == 0 {
+    pub fn array(&self, h: ArrayId) -> CuResult<&CudaArray> {
+        if h.is_null() {
             return Err(invalid_handle("the CUarray is NULL"));
         }
         self.arrays
@@ -208,13 +208,21 @@ impl Textures {
             .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live CUDA array")))
     }
 
-    pub fn mipmapped(&self, h: u64) -> CuResult<&MipmappedArray> {
-        if h == 0 {
+    pub fn mipmapped(&self, h: MipmappedArrayId) -> CuResult<&MipmappedArray> {
+        if h.is_null() {
             return Err(invalid_handle("the CUmipmappedArray is NULL"));
         }
         self.mipmapped
             .get(&h)
             .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live mipmapped array")))
+    }
+
+    /// An array or a mipmapped array, for the calls that take either.
+    fn any_array(&self, h: AnyArray) -> CuResult<()> {
+        match h {
+            AnyArray::Array(a) => self.array(a).map(drop),
+            AnyArray::Mipmapped(m) => self.mipmapped(m).map(drop),
+        }
     }
 
     pub fn texture(&self, h: u64) -> Option<&TextureEntry> {
@@ -233,6 +241,14 @@ impl Textures {
     }
 }
 
+/// The handle of a CUDA array or of a mipmapped array, for the calls that have a twin of
+/// each (cuArrayGetMemoryRequirements, cuMipmappedArrayGetMemoryRequirements).
+#[derive(Clone, Copy, Debug)]
+pub enum AnyArray {
+    Array(ArrayId),
+    Mipmapped(MipmappedArrayId),
+}
+
 /// A copy's side that is a CUDA array or linear memory, 3D: where (x in bytes, y, z) and
 /// for linear memory its pitch and rows per slice.
 pub enum Volume {
@@ -242,7 +258,7 @@ pub enum Volume {
         /// Rows from one slice to the next.
         height: u64,
     },
-    Array(u64),
+    Array(ArrayId),
 }
 
 /// What cuArray3DCreate and cuMipmappedArrayCreate refuse in a descriptor; the texel
@@ -302,8 +318,8 @@ fn new_array(
     desc: CUDA_ARRAY3D_DESCRIPTOR,
     format: Format,
     device: usize,
-    mipmapped: Option<u64>,
-) -> CuResult<u64> {
+    mipmapped: Option<MipmappedArrayId>,
+) -> CuResult<ArrayId> {
     let bytes = (desc.width as u64)
         .checked_mul(format.texel_bytes())
         .and_then(|r| r.checked_mul((desc.height as u64).max(1)))
@@ -321,7 +337,7 @@ fn new_array(
     };
     let t = &mut st.textures;
     t.next_array += 1;
-    let h = ARRAY_HANDLE_BASE + t.next_array * 0x100;
+    let h = ArrayId::from_handle(ARRAY_HANDLE_BASE + t.next_array * 0x100);
     t.arrays.insert(
         h,
         CudaArray {
@@ -337,7 +353,7 @@ fn new_array(
 
 impl Driver {
     /// cuArray3DCreate (and cuArrayCreate, with depth 0 and no flags).
-    pub fn array_create(&self, desc: CUDA_ARRAY3D_DESCRIPTOR) -> CuResult<u64> {
+    pub fn array_create(&self, desc: CUDA_ARRAY3D_DESCRIPTOR) -> CuResult<ArrayId> {
         let format = check_descriptor(&desc)?;
         let mut st = self.state.lock();
         let device = st.contexts.require_current()?.1.device;
@@ -347,7 +363,11 @@ impl Driver {
     /// cuMipmappedArrayCreate: `levels` clamped to [1, 1 + floor(log2(the largest
     /// dimension))] as cuda.h says (layers and faces not counted), each level an array
     /// of its own, all or none made.
-    pub fn mipmapped_create(&self, desc: CUDA_ARRAY3D_DESCRIPTOR, levels: u32) -> CuResult<u64> {
+    pub fn mipmapped_create(
+        &self,
+        desc: CUDA_ARRAY3D_DESCRIPTOR,
+        levels: u32,
+    ) -> CuResult<MipmappedArrayId> {
         let format = check_descriptor(&desc)?;
         let layers = desc.flags & (LAYERED | CUBEMAP) != 0;
         let largest = [desc.width, desc.height, if layers { 0 } else { desc.depth }]
@@ -361,7 +381,7 @@ impl Driver {
         let device = st.contexts.require_current()?.1.device;
         let t = &mut st.textures;
         t.next_mipmapped += 1;
-        let h = MIPMAPPED_HANDLE_BASE + t.next_mipmapped * 0x100;
+        let h = MipmappedArrayId::from_handle(MIPMAPPED_HANDLE_BASE + t.next_mipmapped * 0x100);
         let mut made = Vec::new();
         for l in 0..levels {
             // Halved (at least 1) where the dimension exists; layers and faces stay.
@@ -390,7 +410,7 @@ impl Driver {
     }
 
     /// cuMipmappedArrayGetLevel.
-    pub fn mipmapped_level(&self, h: u64, level: u32) -> CuResult<u64> {
+    pub fn mipmapped_level(&self, h: MipmappedArrayId, level: u32) -> CuResult<ArrayId> {
         let st = self.state.lock();
         let m = st.textures.mipmapped(h)?;
         m.levels.get(level as usize).copied().ok_or_else(|| {
@@ -402,7 +422,7 @@ impl Driver {
     }
 
     /// cuMipmappedArrayDestroy: its levels' arrays with it.
-    pub fn mipmapped_destroy(&self, h: u64) -> CuResult<()> {
+    pub fn mipmapped_destroy(&self, h: MipmappedArrayId) -> CuResult<()> {
         let mut st = self.state.lock();
         st.textures.mipmapped(h)?;
         let m = st.textures.mipmapped.remove(&h).expect("checked above");
@@ -421,13 +441,9 @@ impl Driver {
     /// (`mipmapped`): cuda.h answers only for arrays created with
     /// CUDA_ARRAY3D_DEFERRED_MAPPING, which the mock does not create, and returns
     /// CUDA_ERROR_INVALID_VALUE for the others.
-    pub fn array_memory_requirements(&self, h: u64, mipmapped: bool, device: i32) -> CuResult<()> {
+    pub fn array_memory_requirements(&self, h: AnyArray, device: i32) -> CuResult<()> {
         let st = self.state.lock();
-        if mipmapped {
-            st.textures.mipmapped(h)?;
-        } else {
-            st.textures.array(h)?;
-        }
+        st.textures.any_array(h)?;
         if usize::try_from(device).map_or(true, |d| d >= self.profile.devices.len()) {
             return Err(super::error::invalid_device(format!(
                 "{device} is not a device ordinal"
@@ -442,26 +458,21 @@ impl Driver {
     /// cuArrayGetSparseProperties and cuMipmappedArrayGetSparseProperties: cuda.h answers
     /// only for arrays created with CUDA_ARRAY3D_SPARSE, which the mock does not create,
     /// and returns CUDA_ERROR_INVALID_VALUE for the others.
-    pub fn array_sparse_properties(&self, h: u64, mipmapped: bool) -> CuResult<()> {
-        let st = self.state.lock();
-        if mipmapped {
-            st.textures.mipmapped(h)?;
-        } else {
-            st.textures.array(h)?;
-        }
+    pub fn array_sparse_properties(&self, h: AnyArray) -> CuResult<()> {
+        self.state.lock().textures.any_array(h)?;
         Err(invalid(
             "the array was not created with CUDA_ARRAY3D_SPARSE (sparse arrays are not \
              emulated)",
         ))
     }
 
-    pub fn array_descriptor(&self, h: u64) -> CuResult<CUDA_ARRAY3D_DESCRIPTOR> {
+    pub fn array_descriptor(&self, h: ArrayId) -> CuResult<CUDA_ARRAY3D_DESCRIPTOR> {
         Ok(self.state.lock().textures.array(h)?.desc)
     }
 
     /// cuArrayDestroy: its bytes go back to the host once no texture or surface object
     /// (nor a kernel using one) holds them.
-    pub fn array_destroy(&self, h: u64) -> CuResult<()> {
+    pub fn array_destroy(&self, h: ArrayId) -> CuResult<()> {
         let mut st = self.state.lock();
         if let Some(m) = st.textures.array(h)?.mipmapped {
             return Err(invalid(format!(
@@ -644,7 +655,9 @@ impl Driver {
         if r.res_type != RESOURCE_MIPMAPPED_ARRAY || r.flags != 0 {
             return Ok((self.resource_image(st, device, r)?, Vec::new()));
         }
-        let m = st.textures.mipmapped(r.res[0])?;
+        let m = st
+            .textures
+            .mipmapped(MipmappedArrayId::from_handle(r.res[0]))?;
         let mut images = m
             .levels
             .iter()
@@ -671,7 +684,7 @@ impl Driver {
         };
         let word_halves = |w: u64| (w as u32 as i32, (w >> 32) as u32);
         match r.res_type {
-            RESOURCE_ARRAY => Ok(st.textures.array(r.res[0])?.image()),
+            RESOURCE_ARRAY => Ok(st.textures.array(ArrayId::from_handle(r.res[0]))?.image()),
             RESOURCE_MIPMAPPED_ARRAY => Err(invalid(
                 "a surface's resource is a CUDA array, not a mipmapped array",
             )),
@@ -1074,11 +1087,13 @@ mod tests {
             CUDA_ERROR_INVALID_HANDLE
         );
         assert_eq!(
-            d.array_destroy(0).unwrap_err().code,
+            d.array_destroy(ArrayId::default()).unwrap_err().code,
             CUDA_ERROR_INVALID_HANDLE
         );
         assert_eq!(
-            d.array_descriptor(0x1234).unwrap_err().code,
+            d.array_descriptor(ArrayId::from_handle(0x1234))
+                .unwrap_err()
+                .code,
             CUDA_ERROR_INVALID_HANDLE
         );
     }
@@ -1086,7 +1101,7 @@ mod tests {
     #[test]
     fn unsupported_and_invalid_descriptors_are_refused() {
         let d = driver();
-        let code = |r: CuResult<u64>| r.unwrap_err().code;
+        let code = |r: CuResult<ArrayId>| r.unwrap_err().code;
         // cuda.h: a cubemap is Width == Height, Depth 6 (a multiple of 6 when layered).
         assert_eq!(
             code(d.array_create(desc(4, 5, 6, CUBEMAP))),
@@ -1132,7 +1147,7 @@ mod tests {
         let plain = d.array_create(desc(8, 8, 0, 0)).unwrap();
         let ldst = d.array_create(desc(8, 8, 0, SURFACE_LDST)).unwrap();
         let t = d
-            .texture_create(array_resource(plain), texture_desc())
+            .texture_create(array_resource(plain.handle()), texture_desc())
             .unwrap();
         assert!(d.texture_object(t).is_some());
         assert!(
@@ -1140,14 +1155,14 @@ mod tests {
             "a texture handle is no surface"
         );
         // As on the H200: the array needs no CUDA_ARRAY3D_SURFACE_LDST.
-        let s_plain = d.surface_create(array_resource(plain)).unwrap();
+        let s_plain = d.surface_create(array_resource(plain.handle())).unwrap();
         d.surface_destroy(s_plain).unwrap();
-        let s = d.surface_create(array_resource(ldst)).unwrap();
+        let s = d.surface_create(array_resource(ldst.handle())).unwrap();
         assert_ne!(s, t);
         let mut bad_mode = texture_desc();
         bad_mode.address_mode[1] = 9;
         assert_eq!(
-            d.texture_create(array_resource(plain), bad_mode)
+            d.texture_create(array_resource(plain.handle()), bad_mode)
                 .unwrap_err()
                 .code,
             CUDA_ERROR_INVALID_VALUE
@@ -1158,7 +1173,7 @@ mod tests {
                 .code,
             CUDA_ERROR_INVALID_HANDLE
         );
-        let mut mip = array_resource(plain);
+        let mut mip = array_resource(plain.handle());
         mip.res_type = RESOURCE_MIPMAPPED_ARRAY;
         assert_eq!(
             d.texture_create(mip, texture_desc()).unwrap_err().code,
@@ -1228,13 +1243,13 @@ mod tests {
         let one = d.array_create(desc(4, 4, 6, CUBEMAP)).unwrap();
         let two = d.array_create(desc(4, 4, 12, CUBEMAP | LAYERED)).unwrap();
         let t = d
-            .texture_create(array_resource(one), texture_desc())
+            .texture_create(array_resource(one.handle()), texture_desc())
             .unwrap();
         let obj = d.texture_object(t).unwrap();
         assert!(obj.image.cubemap && !obj.image.layered);
         assert_eq!((obj.image.width, obj.image.depth), (4, 6));
         let t2 = d
-            .texture_create(array_resource(two), texture_desc())
+            .texture_create(array_resource(two.handle()), texture_desc())
             .unwrap();
         let obj2 = d.texture_object(t2).unwrap();
         assert!(obj2.image.cubemap && obj2.image.layered);
@@ -1297,7 +1312,7 @@ mod tests {
             .unwrap();
         assert_eq!((c3.width, c3.height, c3.depth), (1, 1, 6));
         // A texture over it has every level, and its mipmap sampler.
-        let mut r = array_resource(m);
+        let mut r = array_resource(m.handle());
         r.res_type = RESOURCE_MIPMAPPED_ARRAY;
         let mut td = texture_desc();
         td.mipmap_filter_mode = 1;
@@ -1320,19 +1335,27 @@ mod tests {
         // Requirements and sparse properties: only for deferred-mapping and sparse
         // arrays, which the mock does not make.
         assert_eq!(
-            d.array_memory_requirements(m, true, 0).unwrap_err().code,
+            d.array_memory_requirements(AnyArray::Mipmapped(m), 0)
+                .unwrap_err()
+                .code,
             CUDA_ERROR_INVALID_VALUE
         );
         assert_eq!(
-            d.array_memory_requirements(m, false, 0).unwrap_err().code,
+            d.array_memory_requirements(AnyArray::Array(ArrayId::from_handle(m.handle())), 0)
+                .unwrap_err()
+                .code,
             CUDA_ERROR_INVALID_HANDLE
         );
         assert_eq!(
-            d.array_memory_requirements(l1, false, 7).unwrap_err().code,
+            d.array_memory_requirements(AnyArray::Array(l1), 7)
+                .unwrap_err()
+                .code,
             CUDA_ERROR_INVALID_DEVICE
         );
         assert_eq!(
-            d.array_sparse_properties(l1, false).unwrap_err().code,
+            d.array_sparse_properties(AnyArray::Array(l1))
+                .unwrap_err()
+                .code,
             CUDA_ERROR_INVALID_VALUE
         );
         assert_eq!(

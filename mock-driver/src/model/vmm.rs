@@ -13,7 +13,7 @@
 
 use super::arenas::{AddressPool, ArenaRange, DeviceMemory};
 use super::error::*;
-use super::ids::{AllocationId, ContextId};
+use super::ids::{AllocationId, ContextId, PoolId};
 use super::limits::Backing;
 use super::mappings::Mappings;
 use super::reservations::Reservations;
@@ -161,7 +161,7 @@ pub enum ReservationKind {
         requested: u64,
     },
     Pool {
-        pool: u64,
+        pool: PoolId,
     },
     /// A graph's address space for its allocation nodes (graph_memory.rs).
     Graph,
