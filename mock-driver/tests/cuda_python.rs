@@ -149,6 +149,15 @@ fn coredump_settings_are_kept_and_turning_dumps_on_is_refused() {
             CUDA_ERROR_INVALID_VALUE,
             "no room"
         );
+        // A *size past the memory: the path ends at its NUL, nothing beyond is read.
+        let mut nul_ended = *b"dump\0";
+        let mut huge = usize::MAX;
+        assert_eq!(
+            cuCoredumpSetAttributeGlobal(FILE, nul_ended.as_mut_ptr().cast(), &mut huge),
+            0
+        );
+        assert_eq!(get(FILE, &mut buf).0, 0);
+        assert_eq!(&buf[..5], b"dump\0");
         let mut long = vec![b'x'; 1024];
         let mut long_len = long.len();
         assert_eq!(

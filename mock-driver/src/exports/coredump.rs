@@ -142,24 +142,28 @@ impl CoredumpAttributesControlApi for Mock {
             unsafe { size.write_unaligned(size_of(&old)) };
             return Ok(());
         }
-        // Safety: `value` holds `room` bytes (cuda.h's contract for *size); each read
-        // below stays within them.
-        let given = unsafe { std::slice::from_raw_parts(value.cast::<u8>(), room) };
+        // Byte `i` of the value, for `i` < `room`.
+        // Safety: `value` holds `room` bytes (cuda.h's contract for *size); every call
+        // below reads below `room`, and at most PATH_MAX + 1 bytes in all, however large
+        // `*size` claims the memory is.
+        let byte = |i: usize| unsafe { value.cast::<u8>().add(i).read() };
         let new = match old {
-            Value::Bool(_) if !given.is_empty() => Value::Bool(given[0] != 0),
-            Value::Int(_) if given.len() >= 4 => {
-                Value::Int(i32::from_ne_bytes([given[0], given[1], given[2], given[3]]))
+            Value::Bool(_) if room >= 1 => Value::Bool(byte(0) != 0),
+            Value::Int(_) if room >= 4 => {
+                Value::Int(i32::from_ne_bytes([byte(0), byte(1), byte(2), byte(3)]))
             }
             // A path ends at its NUL or at *size, whichever is first.
             Value::Path(_) => {
-                let p = given.split(|&b| b == 0).next().unwrap_or_default();
+                let p: Vec<u8> = (0..room.min(PATH_MAX + 1))
+                    .map(byte)
+                    .take_while(|&b| b != 0)
+                    .collect();
                 if p.len() > PATH_MAX {
                     return Err(invalid(format!(
-                        "a coredump path is at most {PATH_MAX} characters, given {}",
-                        p.len()
+                        "a coredump path is at most {PATH_MAX} characters"
                     )));
                 }
-                Value::Path(p.to_vec())
+                Value::Path(p)
             }
             _ => {
                 let need = size_of(&old);
