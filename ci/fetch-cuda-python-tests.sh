@@ -15,11 +15,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fetch() { # TAG DIR: a shallow, sparse clone of the repository at TAG
     git clone --quiet --depth 1 --branch "$1" --filter=blob:none --sparse \
-        https://github.com/NVIDIA/cuda-python "$2"
+        https://github.com/NVIDIA/cuda-python "$2" || return 1
     git -C "$2" sparse-checkout set cuda_core/tests cuda_bindings/tests cuda_python_test_helpers
 }
-fetch "$core_tag" "$tmp/core"
-fetch "$bindings_tag" "$tmp/bindings"
+fetch "$core_tag" "$tmp/core" && fetch "$bindings_tag" "$tmp/bindings" || {
+    echo "could not fetch the tests from github.com; fetch them where it answers and" \
+        "give the tree as CUDA_PYTHON_TESTS (docs/frameworks/cuda-python.md)" >&2
+    exit 1
+}
 rm -rf "$tree" && mkdir -p "$tree"
 cp -r "$tmp/core/cuda_core" "$tree/"
 [ -d "$tmp/core/cuda_python_test_helpers" ] && cp -r "$tmp/core/cuda_python_test_helpers" "$tree/"
