@@ -3,8 +3,9 @@
 # GitHub), for its python3 (3.12): the wheels of cuda-core, cuda-bindings and
 # cuda-pathfinder at the versions the mock's run uses (ci/install-cuda-python.sh), numpy
 # and pytest, and the fetched test tree (ci/fetch-cuda-python-tests.sh, or
-# $CUDA_PYTHON_TESTS). NVRTC is the image's toolkit's. Writes target/cuda-python-gpu.tar
-# (a few MiB), which the lead carries.
+# $CUDA_PYTHON_TESTS: the very files the mock's run used). NVRTC is the image's toolkit's.
+# Writes target/cuda-python-gpu.tar (37 MiB), which the lead carries. Checked here under
+# cumock exec with Python 3.12 (the script's mechanics, not the GPU's answers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tree=${CUDA_PYTHON_TESTS:-target/cuda-python-tests}
