@@ -1,6 +1,7 @@
 /* What NVIDIA's cuda-python test suites, run unchanged on the mock
  * (docs/frameworks/cuda-python.md), showed the mock answering otherwise than their GPUs:
- * the name getters given a NULL function or kernel, and the process's coredump settings.
+ * the name getters given a NULL function or kernel, the process's coredump settings, the
+ * device ordinal cuPointerGetAttributes gives of NULL, and ACCESSED_BY with the host.
  *
  * AWAITS ITS RECORDING on the H200 (ci/gpu-probes.sh): until
  * clients/probes/goldens/NVIDIA_H200-580.159.04/cuda_python.txt exists, the mock's answers
@@ -106,9 +107,44 @@ static void coredump(void) {
     CALL("set ENABLE_ON_EXCEPTION false", cuCoredumpSetAttributeGlobal(CU_COREDUMP_ENABLE_ON_EXCEPTION, &off, &size));
 }
 
+/* cuPointerGetAttributes' device ordinal of addresses the driver never gave out (the
+ * mock: 0, cuda.h's default NULL value; a reservation's hole is CU_DEVICE_INVALID, as
+ * case pointer-attributes-plural recorded), and ACCESSED_BY with the host advised. */
+static void pointers_and_advice(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUpointer_attribute a = CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL;
+    int ordinal = 0x5A5A;
+    void *data[1] = {&ordinal};
+    if (CALL("ordinal of NULL", cuPointerGetAttributes(1, &a, data, 0)) == CUDA_SUCCESS) SAY("value %d", ordinal);
+    int local = 0;
+    ordinal = 0x5A5A;
+    if (CALL("ordinal of a stack address", cuPointerGetAttributes(1, &a, data, (CUdeviceptr)(uintptr_t)&local)) == CUDA_SUCCESS)
+        SAY("value %d", ordinal);
+    CUdeviceptr mp;
+    size_t n = 4096;
+    MUST(cuMemAllocManaged(&mp, n, CU_MEM_ATTACH_GLOBAL));
+    CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, CU_DEVICE_CPU}, dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    int acc[3];
+    CALL("advise SET_ACCESSED_BY host", cuMemAdvise(mp, n, CU_MEM_ADVISE_SET_ACCESSED_BY, host));
+    memset(acc, 0xA5, sizeof acc);
+    if (CALL("range ACCESSED_BY", cuMemRangeGetAttribute(acc, sizeof acc, CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, mp, n)) == CUDA_SUCCESS)
+        SAY("accessed by = %d %d %d", acc[0], acc[1], acc[2]);
+    CALL("advise SET_ACCESSED_BY device 0", cuMemAdvise(mp, n, CU_MEM_ADVISE_SET_ACCESSED_BY, dev0));
+    memset(acc, 0xA5, sizeof acc);
+    if (CALL("range ACCESSED_BY", cuMemRangeGetAttribute(acc, sizeof acc, CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, mp, n)) == CUDA_SUCCESS)
+        SAY("accessed by = %d %d %d", acc[0], acc[1], acc[2]);
+    CALL("advise UNSET_ACCESSED_BY host", cuMemAdvise(mp, n, CU_MEM_ADVISE_UNSET_ACCESSED_BY, host));
+    memset(acc, 0xA5, sizeof acc);
+    if (CALL("range ACCESSED_BY", cuMemRangeGetAttribute(acc, sizeof acc, CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, mp, n)) == CUDA_SUCCESS)
+        SAY("accessed by = %d %d %d", acc[0], acc[1], acc[2]);
+    MUST(cuMemFree(mp));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     section("name-getters", name_getters);
     section("coredump", coredump);
+    section("pointers-and-advice", pointers_and_advice);
     return 0;
 }

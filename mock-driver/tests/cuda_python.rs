@@ -3,6 +3,7 @@
 //! answering otherwise than their GPUs do, each checked here in the driver's own terms.
 
 use cuda::exports::*;
+use cumock_abi::consts::*;
 use cumock_abi::result::*;
 use cumock_abi::*;
 use std::ffi::{CStr, CString};
@@ -189,5 +190,90 @@ fn coredump_settings_are_kept_and_turning_dumps_on_is_refused() {
             cuCoredumpGetAttributeGlobal(TRIGGER_HOST, b.as_mut_ptr().cast(), null_mut()),
             CUDA_ERROR_INVALID_VALUE
         );
+    }
+}
+
+/// test_pointer_get_attributes_device_ordinal: cuPointerGetAttributes of NULL gives the
+/// device ordinal cuda.h's "default NULL value", 0 (NVIDIA's GPUs answer a small number,
+/// which the test checks), while an unmapped address of a reservation stays
+/// CU_DEVICE_INVALID (the H200: case pointer-attributes-plural).
+#[test]
+fn the_plural_pointer_query_gives_null_ordinal_zero_and_a_reservations_hole_invalid() {
+    setup();
+    let attr = [CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL];
+    let ordinal = |ptr: CUdeviceptr| {
+        let mut v: i32 = 0x5A5A;
+        let mut data = [(&mut v as *mut i32).cast::<std::ffi::c_void>()];
+        // Safety: one attribute, one live slot of its size.
+        let r =
+            unsafe { cuPointerGetAttributes(1, attr.as_ptr().cast_mut(), data.as_mut_ptr(), ptr) };
+        (r, v)
+    };
+    assert_eq!(ordinal(0), (0, 0));
+    let mut va: CUdeviceptr = 0;
+    let size = 2 << 20;
+    // Safety: a live out-pointer.
+    unsafe {
+        assert_eq!(cuMemAddressReserve(&mut va, size, 0, 0, 0), 0);
+        assert_eq!(ordinal(va + 4096), (0, -2));
+        assert_eq!(cuMemAddressFree(va, size), 0);
+    }
+}
+
+/// test_cuda_mem_range_attr: a managed range advised to be accessed by the host and by
+/// device 0 lists both, the device first, then CU_DEVICE_CPU, then CU_DEVICE_INVALID.
+#[test]
+fn accessed_by_lists_the_host_after_the_devices() {
+    // cuda.h's CU_MEM_ATTACH_GLOBAL, CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY,
+    // CU_MEM_ADVISE_SET_ACCESSED_BY and CU_MEM_ADVISE_UNSET_ACCESSED_BY.
+    const CU_MEM_ATTACH_GLOBAL: u32 = 1;
+    const CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: CUmem_range_attribute = 3;
+    const CU_MEM_ADVISE_SET_ACCESSED_BY: CUmem_advise = 5;
+    const CU_MEM_ADVISE_UNSET_ACCESSED_BY: CUmem_advise = 6;
+    setup();
+    let size = 0x1000;
+    let mut p: CUdeviceptr = 0;
+    let host = CUmemLocation {
+        type_: CU_MEM_LOCATION_TYPE_HOST,
+        id: -1,
+    };
+    let dev = CUmemLocation {
+        type_: CU_MEM_LOCATION_TYPE_DEVICE,
+        id: 0,
+    };
+    let accessed_by = |p| {
+        let mut v = [0x5A5Ai32; 3];
+        // Safety: a live buffer of 12 bytes.
+        let r = unsafe {
+            cuMemRangeGetAttribute(
+                v.as_mut_ptr().cast(),
+                12,
+                CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY,
+                p,
+                size,
+            )
+        };
+        assert_eq!(r, 0);
+        v
+    };
+    // Safety: a live out-pointer; the advice names the allocation made here.
+    unsafe {
+        assert_eq!(cuMemAllocManaged(&mut p, size, CU_MEM_ATTACH_GLOBAL), 0);
+        assert_eq!(
+            cuMemAdvise_v2(p, size, CU_MEM_ADVISE_SET_ACCESSED_BY, host),
+            0
+        );
+        assert_eq!(accessed_by(p), [-1, -2, -2]);
+        assert_eq!(
+            cuMemAdvise_v2(p, size, CU_MEM_ADVISE_SET_ACCESSED_BY, dev),
+            0
+        );
+        assert_eq!(accessed_by(p), [0, -1, -2]);
+        assert_eq!(
+            cuMemAdvise_v2(p, size, CU_MEM_ADVISE_UNSET_ACCESSED_BY, host),
+            0
+        );
+        assert_eq!(accessed_by(p), [0, -2, -2]);
+        assert_eq!(cuMemFree_v2(p), 0);
     }
 }

@@ -755,6 +755,11 @@ fn cuda_python_probe_matches_the_h200_once_recorded() {
             "coredump",
             "set ENABLE_USER_TRIGGER true = CUDA_ERROR_NOT_SUPPORTED\n",
         ),
+        (
+            "pointers-and-advice",
+            "ordinal of NULL = CUDA_SUCCESS\n  value 0\n",
+        ),
+        ("pointers-and-advice", "accessed by = 0 -1 -2\n"),
     ] {
         let text = mock.get(s).unwrap_or_else(|| panic!("section {s} missing"));
         assert!(
