@@ -12,7 +12,10 @@ use std::ffi::{c_char, c_void};
 pub(super) use super::launch::param_buffer;
 
 emulate! {
-    pub(super) fn cuFuncGetName(d; name, hfunc) {
+    /// A NULL function is CUDA_ERROR_INVALID_VALUE, not INVALID_HANDLE: cuda-python's
+    /// own suite asserts it on NVIDIA's GPUs (cuda_bindings/tests/test_cuda.py,
+    /// test_cuFuncGetName_failure); probe cuda_python records the H200's answer.
+    pub(super) fn cuFuncGetName(d; name, #[nonnull] hfunc) {
         name.write(intern(&d.function_name(hfunc)?))
     }
 

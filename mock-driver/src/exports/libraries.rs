@@ -68,7 +68,8 @@ impl LibraryApi for Mock {
             Self::cuModuleGetGlobal_v2(dptr, bytes, CUmodule::of(module), name)
         }
 
-        fn cuKernelGetName(d; #[raw] name, kernel) {
+        // NULL: CUDA_ERROR_INVALID_VALUE, as cuFuncGetName's (test_cuKernelGetName_failure).
+        fn cuKernelGetName(d; #[raw] name, #[nonnull] kernel) {
             let f = d.kernel_get_function(kernel)?;
             Self::cuFuncGetName(name, CUfunction::of(f))
         }

@@ -61,6 +61,7 @@ mod batches;
 mod contexts;
 mod copies;
 mod copies2d;
+mod coredump;
 mod devices;
 mod entry_points;
 mod error_handling;
@@ -141,7 +142,6 @@ not_emulated! {
     TextureReferenceApi,
     SurfaceReferenceApi,
     GraphicsInteroperabilityApi,
-    CoredumpAttributesControlApi,
     GreenContextsApi,
     ErrorLogApi,
     CheckpointingApi,

@@ -314,15 +314,20 @@ impl Driver {
             (2, _) => m.update(offset, len, |a| a.read_mostly = false),
             (3, p) => m.update(offset, len, |a| a.preferred = p),
             (4, _) => m.update(offset, len, |a| a.preferred = None),
-            (5, Some(Processor::Device(d))) => m.update(offset, len, |a| {
-                if !a.accessed_by.contains(&d) {
-                    a.accessed_by.push(d);
-                }
-            }),
-            (6, Some(Processor::Device(d))) => {
+            // The host is listed too, as CU_DEVICE_CPU (cuda-python's test_cuda_mem_range_attr
+            // reads it back from NVIDIA's GPUs), though it reaches managed memory anyway.
+            (5, Some(p)) => {
+                let d = as_id(Some(p));
+                m.update(offset, len, |a| {
+                    if !a.accessed_by.contains(&d) {
+                        a.accessed_by.push(d);
+                    }
+                })
+            }
+            (6, Some(p)) => {
+                let d = as_id(Some(p));
                 m.update(offset, len, |a| a.accessed_by.retain(|x| *x != d))
             }
-            // The host reaches managed memory anyway: nothing to record.
             _ => {}
         }
         Ok(())
@@ -405,7 +410,7 @@ impl Driver {
     }
 
     /// cuMemRangeGetAttribute: one value (an int) or, for ACCESSED_BY, `slots` of them
-    /// (the devices, then CU_DEVICE_INVALID).
+    /// (the devices, the host as CU_DEVICE_CPU, then CU_DEVICE_INVALID).
     pub fn mem_range_attribute(
         &self,
         ptr: u64,
@@ -428,10 +433,12 @@ impl Driver {
                 vec![as_location_id(common(&runs, |a| a.last_prefetch))]
             }
             RangeAttribute::AccessedBy => {
-                // The devices every run was advised to be accessed by.
+                // The processors every run was advised to be accessed by: the devices in
+                // order, then the host (cuda-python's test_cuda_mem_range_attr, on NVIDIA's
+                // GPUs: [0, CU_DEVICE_CPU, CU_DEVICE_INVALID] whichever was advised first).
                 let mut all: Vec<i32> = runs[0].accessed_by.clone();
                 all.retain(|d| runs.iter().all(|a| a.accessed_by.contains(d)));
-                all.sort_unstable();
+                all.sort_unstable_by_key(|&d| (d == DEVICE_CPU, d));
                 all.resize(slots.max(all.len()), DEVICE_INVALID);
                 all.truncate(slots);
                 all
