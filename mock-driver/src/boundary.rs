@@ -345,18 +345,32 @@ pub unsafe fn slice<'a, T>(p: *const T, count: usize, what: &str) -> CuResult<&'
         return Ok(&[]);
     }
     // Safety: the caller's contract.
-    unsafe { slice_opt(p, count) }
+    unsafe { slice_opt(p, count, what) }?
         .ok_or_else(|| crate::model::error::invalid(format!("{what} is NULL with {count} of them")))
 }
 
-/// An array parameter the call may be passed NULL for: None then.
+/// An array parameter the call may be passed NULL for: None then. A count of more
+/// elements than an address space holds is refused before any slice is made (a C
+/// program's wrong count must not become a Rust slice past `isize::MAX` bytes).
 ///
 /// # Safety
 /// As [`slice`].
-pub unsafe fn slice_opt<'a, T>(p: *const T, count: usize) -> Option<&'a [T]> {
-    // Safety: not NULL, and the caller's contract; a C array may be unaligned only where
-    // its type's alignment is 1 (cuda.h's arrays are of naturally aligned types).
-    (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, count) })
+pub unsafe fn slice_opt<'a, T>(p: *const T, count: usize, what: &str) -> CuResult<Option<&'a [T]>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    if count
+        .checked_mul(std::mem::size_of::<T>())
+        .is_none_or(|bytes| bytes > isize::MAX as usize)
+    {
+        return Err(crate::model::error::invalid(format!(
+            "{what}: {count} elements are more than an address space holds"
+        )));
+    }
+    // Safety: not NULL, within isize::MAX bytes (just checked), and the caller's contract;
+    // a C array may be unaligned only where its type's alignment is 1 (cuda.h's arrays
+    // are of naturally aligned types).
+    Ok(Some(unsafe { std::slice::from_raw_parts(p, count) }))
 }
 
 /// A string parameter, not NULL; NULL is CUDA_ERROR_INVALID_VALUE with `message`.
@@ -548,6 +562,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_array_count_past_the_address_space_is_refused_before_any_slice_is_made() {
+        let one = [7u64];
+        for count in [usize::MAX, usize::MAX / 8 + 1] {
+            // Safety: the count is refused before `one` would be read past its end.
+            let e = unsafe { slice(one.as_ptr(), count, "items") }
+                .err()
+                .unwrap();
+            assert_eq!(e.code, cumock_abi::result::CUDA_ERROR_INVALID_VALUE);
+            assert!(
+                e.message.contains("more than an address space holds"),
+                "{e:?}"
+            );
+        }
+        // Safety: one element, as given.
+        assert_eq!(unsafe { slice(one.as_ptr(), 1, "items") }.unwrap(), &[7]);
+        // Safety: NULL is read as absent whatever the count.
+        assert!(
+            unsafe { slice_opt::<u64>(std::ptr::null(), usize::MAX, "items") }
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
     fn a_null_out_parameter_is_invalid_value_naming_it_and_a_given_one_is_written() {
         let e = Out::<u64>::new(std::ptr::null_mut(), "handle is NULL")
             .err()
@@ -602,7 +640,7 @@ mod tests {
                     "dependencies is NULL with 2 of them"
                 )
             );
-            assert!(slice_opt::<u64>(std::ptr::null(), 2).is_none());
+            assert!(slice_opt::<u64>(std::ptr::null(), 2, "x").unwrap().is_none());
         }
     }
 

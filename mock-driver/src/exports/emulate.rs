@@ -176,7 +176,7 @@ macro_rules! convert {
     };
     (array_opt($count:ident) slice, $p:ident) => {
         // Safety: cuda.h's contract for an array of `count` values, where not NULL.
-        unsafe { crate::boundary::slice_opt($p, $count as usize) }
+        unsafe { crate::boundary::slice_opt($p, $count as usize, stringify!($p)) }?
     };
     (output late, $p:ident) => {
         crate::boundary::Late::new($p, concat!(stringify!($p), " is NULL"))

@@ -477,7 +477,7 @@ fn only_default_edges(edge_data: Option<&[CUgraphEdgeData]>) -> CuResult<()> {
 /// `edge_data` is NULL or holds `n` CUgraphEdgeData.
 pub(super) unsafe fn default_edges(edge_data: *const CUgraphEdgeData, n: usize) -> CuResult<()> {
     // Safety: the caller's contract.
-    only_default_edges(unsafe { crate::boundary::slice_opt(edge_data, n) })
+    only_default_edges(unsafe { crate::boundary::slice_opt(edge_data, n, "edgeData") }?)
 }
 
 /// The edge data a `_v2` query writes beside its nodes: every edge of the mock's graphs
