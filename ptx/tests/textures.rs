@@ -634,6 +634,20 @@ fn surfaces_read_and_write_with_byte_x_and_bounds_modes() {
     assert!(f.detail.contains("not a surface object"), "{f}");
 }
 
+/// The compiled engine calls the sampling code for texture and surface instructions
+/// (`JitInfo::texture`) instead of counting them with what it runs through the
+/// interpreter's code; the results the other tests compare under both engines.
+#[test]
+fn compiled_kernels_call_the_sampling_code() {
+    let m = module();
+    for (name, images) in [("offsets", 3), ("double_surface", 2), ("sample2d", 1)] {
+        let k = m.kernel(name).unwrap();
+        let info = m.jit_compile(k).expect("compiles");
+        assert_eq!(info.texture, images, "{name}: {info:?}");
+        assert!(info.native > 0, "{name}: {info:?}");
+    }
+}
+
 #[test]
 fn queries_and_unsupported_forms_at_load() {
     let src = r#"

@@ -59,7 +59,7 @@ impl BlockCtx<'_> {
         out
     }
 
-    pub(super) fn image(
+    pub(crate) fn image(
         &mut self,
         w: &mut Warp,
         op: &ImageOp,
