@@ -13,23 +13,39 @@ use crate::texture::{
 };
 use crate::FaultKind;
 
-/// The objects a warp's lanes name, looked up once each.
+/// The objects a warp's lanes name, looked up once each: a warp usually names one, kept
+/// apart so that looking it up allocates nothing.
 struct Handles<T> {
-    seen: Vec<(u64, Arc<T>)>,
+    first: Option<(u64, Arc<T>)>,
+    rest: Vec<(u64, Arc<T>)>,
 }
 
 impl<T> Handles<T> {
+    fn new() -> Handles<T> {
+        Handles {
+            first: None,
+            rest: Vec::new(),
+        }
+    }
+
     /// The object, borrowed: cloning its `Arc` for each lane would bump a count that the
     /// other host threads' warps bump too, a cache line bounced between cores per fetch.
     fn get(&mut self, handle: u64, look: impl Fn(u64) -> Option<Arc<T>>) -> Option<&T> {
-        let at = match self.seen.iter().position(|(h, _)| *h == handle) {
-            Some(at) => at,
-            None => {
-                self.seen.push((handle, look(handle)?));
-                self.seen.len() - 1
+        match &self.first {
+            Some((h, _)) if *h == handle => {}
+            None => self.first = Some((handle, look(handle)?)),
+            Some(_) => {
+                let at = match self.rest.iter().position(|(h, _)| *h == handle) {
+                    Some(at) => at,
+                    None => {
+                        self.rest.push((handle, look(handle)?));
+                        self.rest.len() - 1
+                    }
+                };
+                return Some(&self.rest[at].1);
             }
-        };
-        Some(&self.seen[at].1)
+        }
+        self.first.as_ref().map(|(_, t)| &**t)
     }
 }
 
@@ -40,8 +56,13 @@ impl BlockCtx<'_> {
         v
     }
 
-    fn coord_lanes(&self, w: &Warp, coords: &[Src]) -> Vec<Lanes> {
-        coords.iter().map(|s| self.lanes(w, *s)).collect()
+    /// The coordinates' lanes (operands past those written are immediate zeros).
+    fn coord_lanes(&self, w: &Warp, coords: &[Src; 4]) -> [Lanes; 4] {
+        let mut c = [[0u64; 32]; 4];
+        for (v, s) in c.iter_mut().zip(coords) {
+            self.fetch(w, *s, v);
+        }
+        c
     }
 
     /// Each lane's texel offsets (`texture::texel_offset`, fields `bits` wide), zeros
@@ -68,8 +89,8 @@ impl BlockCtx<'_> {
     ) -> Result<(), Fault> {
         let mem = self.mem;
         let texmem = &crate::texture::Texmem::new(mem);
-        let mut textures = Handles::<TextureObject> { seen: Vec::new() };
-        let mut surfaces = Handles::<SurfaceObject> { seen: Vec::new() };
+        let mut textures = Handles::<TextureObject>::new();
+        let mut surfaces = Handles::<SurfaceObject>::new();
         let mut fault = None;
         let bad_handle = |ctx: &Self, w: &Warp, lane: usize, h: u64, what: &str| {
             ctx.fault(
@@ -101,11 +122,17 @@ impl BlockCtx<'_> {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
                 let off = self.offset_lanes(w, offset, TEX_OFFSET_BITS);
-                let lod_lanes = match lod {
-                    LodOperand::Base => Vec::new(),
-                    LodOperand::Level(s) => vec![self.lanes(w, *s)],
-                    LodOperand::Grad(dx, dy) => self.coord_lanes(w, &[&dx[..], &dy[..]].concat()),
-                };
+                // The level of detail, or the derivatives along x (0..3) and y (3..6).
+                let mut lod_lanes = [[0u64; 32]; 6];
+                match lod {
+                    LodOperand::Base => {}
+                    LodOperand::Level(s) => self.fetch(w, *s, &mut lod_lanes[0]),
+                    LodOperand::Grad(dx, dy) => {
+                        for (v, s) in lod_lanes.iter_mut().zip(dx.iter().chain(dy)) {
+                            self.fetch(w, *s, v);
+                        }
+                    }
+                }
                 let f = |v: u64| f32::from_bits(v as u32);
                 let mut results = [[0u32; 4]; 32];
                 for_lanes(emask, |l| {
@@ -282,20 +309,16 @@ impl BlockCtx<'_> {
                         return;
                     }
                     let image = if surface {
-                        surfaces
-                            .get(h[l], |x| mem.surface(x))
-                            .map(|s| s.image.clone())
+                        surfaces.get(h[l], |x| mem.surface(x)).map(|s| &s.image)
                     } else {
-                        textures
-                            .get(h[l], |x| mem.texture(x))
-                            .map(|t| t.image.clone())
+                        textures.get(h[l], |x| mem.texture(x)).map(|t| &t.image)
                     };
                     let Some(img) = image else {
                         let what = if surface { "surface" } else { "texture" };
                         fault = Some(bad_handle(self, w, l, h[l], what));
                         return;
                     };
-                    results[l][0] = query_value(&img, *query);
+                    results[l][0] = query_value(img, *query);
                 });
                 if let Some(f) = fault {
                     return Err(f);
@@ -365,7 +388,8 @@ impl BlockCtx<'_> {
             } => {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
-                let vals = self.coord_lanes(w, &v[..*n as usize]);
+                let vals = self.coord_lanes(w, v);
+                let vals = &vals[..*n as usize];
                 for_lanes(emask, |l| {
                     if fault.is_some() {
                         return;
@@ -394,8 +418,11 @@ impl BlockCtx<'_> {
                         // Channels the values do not reach are written as zero (the ISA:
                         // "an unpredictable value"; the H200's, recorded).
                         let f = s.image.format;
-                        let values: Vec<u32> = vals.iter().map(|v| v[l] as u32).collect();
-                        encode_texel(f, &values, &mut buf);
+                        let mut values = [0u32; 4];
+                        for (x, v) in values.iter_mut().zip(vals) {
+                            *x = v[l] as u32;
+                        }
+                        encode_texel(f, &values[..vals.len()], &mut buf);
                     } else {
                         for (k, lanes) in vals.iter().enumerate() {
                             for b in 0..*bytes as usize {
