@@ -691,8 +691,16 @@ fn queries_and_unsupported_forms_at_load() {
             "tex.2dms.v4.f32.s32 {%f1, %f1, %f1, %f1}, [%rd1, {%r1, %r1, %r1, %r1}];",
             "multisample textures",
         ),
-        // A sampler's queries: CUDA's texture objects are no `.samplerref`.
-        ("txq.filter_mode.b32 %r1, [%rd1];", "only width"),
+        // Encodings the ISA leaves to the source language's API (runtime program
+        // texture_queries prints the H200's).
+        ("txq.channel_order.b32 %r1, [%rd1];", "only width"),
+        ("txq.channel_data_type.b32 %r1, [%rd1];", "texture_queries"),
+        ("txq.num_samples.b32 %r1, [%rd1];", "only width"),
+        ("suq.filter_mode.b32 %r1, [%rd1];", "only width"),
+        (
+            "txq.level.filter_mode.b32 %r1, [%rd1], 0;",
+            "txq.level queries",
+        ),
     ] {
         let src = format!(
             ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {{\n\
@@ -707,6 +715,86 @@ fn queries_and_unsupported_forms_at_load() {
         assert!(e.message.contains(why), "{form}: {e}");
         assert_eq!(e.line, 8, "{e}");
     }
+}
+
+/// `txq`'s sampler queries (no C++ form: inline PTX) over texture objects of different
+/// sampler state, under both engines: CUDA's enumerations (CUfilter_mode,
+/// CUaddress_mode), normalized_coords 1 or 0, force_unnormalized_coords 0. The ISA gives
+/// no numbers; runtime program texture_queries prints the H200's for the lead to record.
+const SAMPLER_QUERIES: &str = r#"
+extern "C" __global__ void sampler_queries(unsigned long long t, unsigned* out) {
+  unsigned v[6];
+  asm volatile("txq.filter_mode.b32 %0, [%1];" : "=r"(v[0]) : "l"(t));
+  asm volatile("txq.addr_mode_0.b32 %0, [%1];" : "=r"(v[1]) : "l"(t));
+  asm volatile("txq.addr_mode_1.b32 %0, [%1];" : "=r"(v[2]) : "l"(t));
+  asm volatile("txq.addr_mode_2.b32 %0, [%1];" : "=r"(v[3]) : "l"(t));
+  asm volatile("txq.normalized_coords.b32 %0, [%1];" : "=r"(v[4]) : "l"(t));
+  asm volatile("txq.force_unnormalized_coords.b32 %0, [%1];" : "=r"(v[5]) : "l"(t));
+  for (int k = 0; k < 6; k++) out[6 * threadIdx.x + k] = v[k];
+}
+"#;
+
+#[test]
+fn txq_sampler_queries_answer_the_texture_objects_sampler() {
+    let m = Module::parse(&ptx(SAMPLER_QUERIES)).unwrap();
+    let k = m.kernel("sampler_queries").unwrap();
+    let img = array_image(F32X1, 4, 4, 1, false, &[0u8; 4 * 4 * 4]);
+    let mut linear_wrap = sampler(true, true, AddressMode::Wrap);
+    linear_wrap.address = [AddressMode::Wrap, AddressMode::Mirror, AddressMode::Border];
+    let cases = [
+        (linear_wrap, [1, 0, 2, 3, 1, 0]),
+        (
+            sampler(false, false, AddressMode::Clamp),
+            [0, 1, 1, 1, 0, 0],
+        ),
+        (
+            sampler(false, true, AddressMode::Border),
+            [0, 3, 3, 3, 1, 0],
+        ),
+    ];
+    for engine in engines() {
+        for (s, want) in &cases {
+            let texture = Arc::new(TextureObject {
+                image: img.clone(),
+                sampler: s.clone(),
+                levels: Vec::new(),
+            });
+            let mut mem = ImageMemory {
+                mem: TestMemory::new(),
+                textures: vec![(9, texture)],
+                surfaces: Vec::new(),
+            };
+            // Two warps' worth of threads: every lane answers.
+            let out = mem.mem.map(&[0u8; 6 * 4 * 40], true);
+            let p = params(&m.kernels[k], &[9, out]);
+            let mut l = launch(1, 40, &p);
+            l.engine = engine;
+            run(&m, k, &l, &mem).unwrap();
+            let got = to_u32s(&mem.mem.read(out));
+            for (t, v) in got.chunks(6).enumerate() {
+                assert_eq!(v, want, "{engine:?} thread {t}: {s:?}");
+            }
+        }
+        // A handle that names no texture faults as the other queries do.
+        let mut mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: Vec::new(),
+            surfaces: Vec::new(),
+        };
+        let out = mem.mem.map(&[0u8; 24], true);
+        let p = params(&m.kernels[k], &[9, out]);
+        let mut l = launch(1, 1, &p);
+        l.engine = engine;
+        let f = run(&m, k, &l, &mem).unwrap_err();
+        assert!(f.detail.contains("not a texture object"), "{f}");
+    }
+    // Independent mode queries a sampler through its `.samplerref`: refused.
+    let src = ".version 8.0\n.target sm_90, texmode_independent\n.address_size 64\n\
+               .visible .entry k(.param .u64 t) {\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n\
+               ld.param.u64 %rd1, [t];\ntxq.filter_mode.b32 %r1, [%rd1];\nret;\n}\n";
+    let e = Module::parse(src).unwrap_err();
+    assert_eq!(e.kind, cumock_ptx::LoadErrorKind::Unsupported, "{e}");
+    assert!(e.message.contains("sampler queries in independent"), "{e}");
 }
 
 /// `txq.level` on a texture of one level: level 0 answers as the plain query does

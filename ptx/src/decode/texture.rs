@@ -155,6 +155,26 @@ pub enum ImageQuery {
     ArraySize,
     /// `txq.num_mipmap_levels`.
     MipmapLevels,
+    /// `txq`'s sampler queries in unified texturing mode (the texture object's sampler
+    /// state): `.filter_mode`, `.addr_mode_{0,1,2}` (the dimension), `.normalized_coords`
+    /// and `.force_unnormalized_coords`.
+    FilterMode,
+    AddrMode(u8),
+    NormalizedCoords,
+    ForceUnnormalizedCoords,
+}
+
+impl ImageQuery {
+    /// Whether the query reads the texture object's sampler state, not its image.
+    pub fn of_sampler(self) -> bool {
+        matches!(
+            self,
+            ImageQuery::FilterMode
+                | ImageQuery::AddrMode(_)
+                | ImageQuery::NormalizedCoords
+                | ImageQuery::ForceUnnormalizedCoords
+        )
+    }
 }
 
 /// Which level of detail a `tex` reads, as its operands give it.
@@ -608,31 +628,54 @@ impl FuncDecoder<'_> {
                 {
                     return Err(unsup(m, "txq.level queries width, height or depth"));
                 }
-                let query = match m
-                    .take_any(&[
-                        "width",
-                        "height",
-                        "depth",
-                        "array_size",
-                        "num_mipmap_levels",
-                    ])
-                    .as_deref()
-                {
-                    Some("width") => ImageQuery::Width,
-                    Some("height") => ImageQuery::Height,
-                    Some("depth") => ImageQuery::Depth,
-                    Some("array_size") => ImageQuery::ArraySize,
-                    Some("num_mipmap_levels") if i.opcode == "txq" && !level => {
-                        ImageQuery::MipmapLevels
-                    }
-                    _ => {
-                        return Err(unsup(
+                let query =
+                    match m
+                        .take_any(&[
+                            "width",
+                            "height",
+                            "depth",
+                            "array_size",
+                            "num_mipmap_levels",
+                            "filter_mode",
+                            "addr_mode_0",
+                            "addr_mode_1",
+                            "addr_mode_2",
+                            "normalized_coords",
+                            "force_unnormalized_coords",
+                        ])
+                        .as_deref()
+                    {
+                        Some("width") => ImageQuery::Width,
+                        Some("height") => ImageQuery::Height,
+                        Some("depth") => ImageQuery::Depth,
+                        Some("array_size") => ImageQuery::ArraySize,
+                        Some(q) if i.opcode == "txq" && !level => match q {
+                            "num_mipmap_levels" => ImageQuery::MipmapLevels,
+                            "filter_mode" => ImageQuery::FilterMode,
+                            "addr_mode_0" => ImageQuery::AddrMode(0),
+                            "addr_mode_1" => ImageQuery::AddrMode(1),
+                            "addr_mode_2" => ImageQuery::AddrMode(2),
+                            "normalized_coords" => ImageQuery::NormalizedCoords,
+                            _ => ImageQuery::ForceUnnormalizedCoords,
+                        },
+                        _ => return Err(unsup(
                             m,
-                            "only width, height, depth, array_size and (txq) \
-                             num_mipmap_levels and level.{width,height,depth} are emulated",
-                        ))
-                    }
-                };
+                            "only width, height, depth, array_size, level.{width,height,depth} \
+                             and (txq) num_mipmap_levels, normalized_coords and the sampler \
+                             queries are emulated (channel_data_type, channel_order, \
+                             num_samples and suq's memory_layout await the H200's encoding: \
+                             clients/runtime/texture_queries.cu)",
+                        )),
+                    };
+                if query.of_sampler() && self.texmode_independent {
+                    // The ISA: in independent mode a sampler's attributes are queried
+                    // through its `.samplerref`, whose handles CUDA's driver never makes.
+                    return Err(unsup(
+                        m,
+                        "txq's sampler queries in independent texturing mode (of a \
+                         `.samplerref`)",
+                    ));
+                }
                 if level
                     && !matches!(
                         query,

@@ -299,6 +299,26 @@ impl BlockCtx<'_> {
             }
             ImageOp::Txq {
                 query, d, handle, ..
+            } if query.of_sampler() => {
+                let h = self.lanes(w, *handle);
+                let mut results = [[0u32; 4]; 32];
+                for_lanes(emask, |l| {
+                    if fault.is_some() {
+                        return;
+                    }
+                    let Some(t) = textures.get(h[l], |x| mem.texture(x)) else {
+                        fault = Some(bad_handle(self, w, l, h[l], "texture"));
+                        return;
+                    };
+                    results[l][0] = sampler_value(&t.sampler, *query);
+                });
+                if let Some(f) = fault {
+                    return Err(f);
+                }
+                write_results(w, &[*d; 4], 1, &results, emask);
+            }
+            ImageOp::Txq {
+                query, d, handle, ..
             }
             | ImageOp::Suq { query, d, handle } => {
                 let surface = matches!(op, ImageOp::Suq { .. });
@@ -534,10 +554,35 @@ fn query_value(img: &Image, q: ImageQuery) -> u32 {
         ImageQuery::ArraySize if img.cubemap && img.layered => img.depth / 6,
         ImageQuery::ArraySize if img.layered => img.depth,
         ImageQuery::ArraySize => 0,
-        // Answered with the object's levels (`image`'s caller); never reaches here.
+        // Answered with the object's levels or sampler (`image`'s caller); never
+        // reaches here.
         ImageQuery::MipmapLevels => 1,
+        _ => 0,
     };
     v as u32
+}
+
+/// `txq`'s sampler queries of a texture object (unified mode). The ISA names the values
+/// (`nearest`, `linear`; `wrap`, `mirror`, `clamp_ogl`, `clamp_to_edge`,
+/// `clamp_to_border`) but not their numbers; these are CUDA's own enumerations, which
+/// the texture object was made with (CUfilter_mode: point 0, linear 1; CUaddress_mode:
+/// wrap 0, clamp 1, mirror 2, border 3), `normalized_coords` 1 when the coordinates are
+/// normalized, and `force_unnormalized_coords` 0 (a texture object's sampler forces
+/// nothing: an explicit `.samplerref` would). What the H200 answers is not recorded:
+/// clients/runtime/texture_queries.cu prints it.
+fn sampler_value(s: &crate::texture::Sampler, q: ImageQuery) -> u32 {
+    use crate::texture::AddressMode;
+    match q {
+        ImageQuery::FilterMode => s.linear as u32,
+        ImageQuery::AddrMode(k) => match s.address[k as usize % 3] {
+            AddressMode::Wrap => 0,
+            AddressMode::Clamp => 1,
+            AddressMode::Mirror => 2,
+            AddressMode::Border => 3,
+        },
+        ImageQuery::NormalizedCoords => s.normalized_coords as u32,
+        _ => 0,
+    }
 }
 
 /// The byte offset of a surface access of `access` bytes in lane `l`: x in bytes (it must
