@@ -12,7 +12,9 @@
 //! interpreter goes on. What it does not compile it hands back that way (control flow
 //! that splits or ends the group, barriers, calls) or runs through the interpreter's own
 //! code for that instruction (`BlockCtx::exec`, called per warp instruction: local
-//! memory, shuffles, votes, atomics, textures...). The step and time limits are
+//! memory, shuffles, votes, atomics...; texture and surface instructions call the
+//! sampling code itself, `helper_image`, counted apart in `JitInfo::texture`: the one
+//! implementation both engines run, so the bits are the same). The step and time limits are
 //! polled at the same instruction counts: the code stops where the interpreter would
 //! check (`stop_at`).
 //!
@@ -447,7 +449,7 @@ pub(crate) extern "C" fn helper_exec(frame: *mut Frame, pc: u32, emask: u32) -> 
 }
 
 /// Called by compiled code for a texture or surface instruction (`tex`, `tld4`, `txq`,
-/// `suld`, `sust`, `sured`, `suq`): the sampling code itself (`BlockCtx::image`, the one
+/// `suld`, `sust`, `suq`): the sampling code itself (`BlockCtx::image`, the one
 /// the interpreter runs, so the bits are the same), for the warp's lanes in `emask`,
 /// without the interpreter's dispatch. Returns as `helper_exec`.
 pub(crate) extern "C" fn helper_image(frame: *mut Frame, pc: u32, emask: u32) -> u32 {
