@@ -313,10 +313,20 @@ pub(crate) fn channels(f: Format, bytes: &[u8], normalize: bool) -> [u32; 4] {
     }
     let w = f.bits as usize / 8;
     for (c, o) in out.iter_mut().enumerate().take(f.channels as usize) {
-        let mut raw = 0u32;
-        for (k, b) in bytes[c * w..c * w + w].iter().enumerate() {
-            raw |= (*b as u32) << (8 * k);
-        }
+        // The channel's bits, little-endian: the widths CUDA's formats have read whole.
+        let at = c * w;
+        let raw = match w {
+            1 => bytes[at] as u32,
+            2 => u16::from_le_bytes([bytes[at], bytes[at + 1]]) as u32,
+            4 => u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]),
+            _ => {
+                let mut raw = 0u32;
+                for (k, b) in bytes[at..at + w].iter().enumerate() {
+                    raw |= (*b as u32) << (8 * k);
+                }
+                raw
+            }
+        };
         *o = match (f.kind, f.bits) {
             (ChannelKind::Float, 16) => f16_to_f32(raw as u16).to_bits(),
             (ChannelKind::Float, _) => raw,
