@@ -634,6 +634,103 @@ fn surfaces_read_and_write_with_byte_x_and_bounds_modes() {
     assert!(f.detail.contains("not a surface object"), "{f}");
 }
 
+/// Each operand computed per lane in the compiled run just before the texture or
+/// surface instruction that alone reads it: the run must leave it in the register file
+/// for the sampling code (the instructions' reads, `ImageOp::sources`, keep it live), so
+/// both engines give the same bits.
+const LIVE_SOURCES: &str = r#"
+#include <cuda_runtime.h>
+extern "C" __global__ void live_sources(cudaTextureObject_t t, cudaSurfaceObject_t s, unsigned* out,
+                                        float x, float y, int k) {
+  unsigned i = threadIdx.x;
+  unsigned* o = out + 8 * i;
+  // First, so that the block's span cache holds `out` before the runs below (a miss
+  // sends a run back to the interpreter, which would write the operands itself).
+  *(volatile unsigned*)&o[7] = 7;
+  float fx = x * 0.5f + i;
+  o[0] = __float_as_uint(tex2D<float>(t, fx, y + 0.25f * i));
+  o[1] = __float_as_uint(tex2DLod<float>(t, fx, y, 0.375f * (i % 4) + k));
+  o[2] = __float_as_uint(tex2DGrad<float>(t, fx, y, make_float2(0.75f * (i % 5), 0.0f),
+                                          make_float2(0.0f, 0.5f * (i % 3))));
+  unsigned w;
+  asm volatile("txq.level.width.b32 %0, [%1], %2;" : "=r"(w) : "l"(t), "r"(i % 3));
+  o[3] = w;
+  float r, g, b, a;
+  asm volatile("tex.2d.v4.f32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}], {%7, %8};"
+               : "=f"(r), "=f"(g), "=f"(b), "=f"(a)
+               : "l"(t), "f"(fx), "f"(y), "r"((int)(i % 5) - 2), "r"((int)(i % 3) - 1));
+  o[4] = __float_as_uint(r);
+  surf2Dwrite((int)(i * 3 + k), s, (i % 8) * 4, (i / 8) + k);
+  o[5] = (unsigned)surf2Dread<int>(s, ((i + 1) % 8) * 4, (i / 8) + k);
+}
+"#;
+
+#[test]
+fn compiled_runs_leave_texture_operands_in_the_registers() {
+    let m = Module::parse(&ptx(LIVE_SOURCES)).unwrap();
+    let k = m.kernel("live_sources").unwrap();
+    // Three levels of 8x8, 4x4 and 2x2 texels, each its own values.
+    let level = |n: u64, base: f32| {
+        let vals: Vec<f32> = (0..n * n).map(|i| base + ((i * 7) % 11) as f32).collect();
+        array_image(F32X1, n, n, 1, false, &f32s(&vals))
+    };
+    let mut s = sampler(true, false, AddressMode::Clamp);
+    s.mipmap.linear = true;
+    s.mipmap.max_clamp = 2.0;
+    let texture = Arc::new(TextureObject {
+        image: level(8, 0.0),
+        sampler: s,
+        levels: vec![level(4, 100.0), level(2, 200.0)],
+    });
+    let threads = 16u32;
+    let mut results = Vec::new();
+    // Registers outlive a launch on their host thread (`README`: registers start
+    // undefined): the interpreter's launch with k = 0 leaves other values in them than
+    // k = 1 computes, so an operand the compiled run failed to write would show.
+    for (engine, k_param) in [(Engine::Interp, 0), (Engine::Jit, 1), (Engine::Interp, 1)] {
+        let surface = Arc::new(SurfaceObject {
+            image: array_image(F32X1, 8, 4, 1, false, &[0u8; 8 * 4 * 4]),
+        });
+        let mut mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: vec![(3, texture.clone())],
+            surfaces: vec![(4, surface)],
+        };
+        let out = mem.mem.map(&vec![0u8; threads as usize * 8 * 4], true);
+        let p = params(
+            &m.kernels[k],
+            &[
+                3,
+                4,
+                out,
+                1.75f32.to_bits() as u64,
+                2.5f32.to_bits() as u64,
+                k_param,
+            ],
+        );
+        let mut l = launch(1, threads, &p);
+        l.engine = engine;
+        run(&m, k, &l, &mem).unwrap();
+        results.push(to_u32s(&mem.mem.read(out)));
+    }
+    assert_eq!(results[1], results[2], "compiled vs interpreter");
+    let got = &results[2];
+    // The operands mattered: levels of detail and txq's level differ by lane.
+    let col = |c: usize| {
+        (0..threads as usize)
+            .map(|t| got[8 * t + c])
+            .collect::<Vec<_>>()
+    };
+    for c in [1, 2, 3, 4] {
+        let v = col(c);
+        assert!(
+            v.iter().any(|x| *x != v[0]),
+            "column {c} is the same in every lane: {v:?}"
+        );
+    }
+    assert_eq!(col(3)[..3], [8, 4, 2]);
+}
+
 /// The compiled engine calls the sampling code for texture and surface instructions
 /// (`JitInfo::texture`) instead of counting them with what it runs through the
 /// interpreter's code; the results the other tests compare under both engines.

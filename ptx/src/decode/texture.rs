@@ -164,6 +164,68 @@ pub enum ImageQuery {
     ForceUnnormalizedCoords,
 }
 
+impl ImageOp {
+    /// Every register operand the instruction reads (handles, coordinates, levels of
+    /// detail, derivatives, texel offsets, stored values): what compiled code must have
+    /// written to the register file before the sampling code runs it (`jit::lower`'s
+    /// liveness). Samplers are module-scope `.samplerref`s, no register.
+    pub fn sources(&self) -> Vec<Src> {
+        let offsets = |o: &Option<[Src; 3]>| o.map(|e| e.to_vec()).unwrap_or_default();
+        match self {
+            ImageOp::Tex {
+                handle,
+                coords,
+                lod,
+                offset,
+                ..
+            } => {
+                let mut v = vec![*handle];
+                v.extend(coords);
+                match lod {
+                    LodOperand::Base => {}
+                    LodOperand::Level(l) => v.push(*l),
+                    LodOperand::Grad(dx, dy) => {
+                        v.extend(dx);
+                        v.extend(dy);
+                    }
+                }
+                v.extend(offsets(offset));
+                v
+            }
+            ImageOp::Tld4 {
+                handle,
+                coords,
+                offset,
+                ..
+            } => {
+                let mut v = vec![*handle];
+                v.extend(coords);
+                v.extend(offsets(offset));
+                v
+            }
+            ImageOp::Txq { handle, level, .. } => {
+                let mut v = vec![*handle];
+                v.extend(level);
+                v
+            }
+            ImageOp::Suld { handle, coords, .. } => {
+                let mut v = vec![*handle];
+                v.extend(coords);
+                v
+            }
+            ImageOp::Sust {
+                handle, coords, v, ..
+            } => {
+                let mut r = vec![*handle];
+                r.extend(coords);
+                r.extend(v);
+                r
+            }
+            ImageOp::Suq { handle, .. } => vec![*handle],
+        }
+    }
+}
+
 impl ImageQuery {
     /// Whether the query reads the texture object's sampler state, not its image.
     pub fn of_sampler(self) -> bool {

@@ -204,6 +204,8 @@ fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, 
         | Op::ClusterArrive => Vec::new(),
         Op::GetCtaRank { a, .. } => regs(&[*a]),
         Op::Async(a) => regs(&a.sources()),
+        // Texture and surface instructions read only their own lane's operands.
+        Op::Image(img) => regs(&img.sources()),
         Op::Shfl { a, b, c, _mask, .. } => regs(&[*a, *b, *c, *_mask]),
         Op::Vote { a, mask, .. } | Op::Match { a, mask, .. } | Op::Redux { a, mask, .. } => {
             regs(&[*a, *mask])
