@@ -203,9 +203,9 @@ pub struct JitInfo {
     /// Instructions the compiled code runs through the interpreter's code (memory,
     /// warp-wide operations, the rest).
     pub via_interpreter: usize,
-    /// Texture and surface instructions (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`):
-    /// calls from the compiled code into the sampling code the interpreter runs too, a
-    /// warp instruction at a time (not counted in `via_interpreter`).
+    /// Texture and surface instructions (`tex`, `tld4`, `txq`, `suld`, `sust`, `sured`,
+    /// `suq`): calls from the compiled code into the sampling code the interpreter runs
+    /// too, a warp instruction at a time (not counted in `via_interpreter`).
     pub texture: usize,
 }
 

@@ -814,6 +814,108 @@ fn queries_and_unsupported_forms_at_load() {
     }
 }
 
+/// `sured.b` (no C++ form: inline PTX): atomic reductions into a surface of 4 x 5
+/// 32-bit texels from 8 blocks of 64 threads, which the host runs on several threads:
+/// add, signed max and min (`.clamp` moving x = 4000 to the last element), or (`.zero`
+/// dropping one out of range), and a 64-bit add over two 8-byte elements of the last row.
+const REDUCTIONS: &str = r#"
+extern "C" __global__ void reductions(unsigned long long s) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  int x = (i % 4) * 4;
+  asm volatile("sured.b.add.2d.u32.trap [%0, {%1, %2}], %3;" :: "l"(s), "r"(x), "r"(0), "r"(1u) : "memory");
+  asm volatile("sured.b.max.2d.s32.trap [%0, {%1, %2}], %3;" :: "l"(s), "r"(x), "r"(1), "r"((int)i - 100) : "memory");
+  asm volatile("sured.b.min.2d.s32.clamp [%0, {%1, %2}], %3;" :: "l"(s), "r"(x), "r"(2), "r"((int)i - 100) : "memory");
+  asm volatile("sured.b.or.2d.b32.zero [%0, {%1, %2}], %3;" :: "l"(s), "r"(x), "r"(3), "r"(1u << (i % 32)) : "memory");
+  asm volatile("sured.b.add.2d.u64.trap [%0, {%1, %2}], %3;" :: "l"(s), "r"((int)(i % 2) * 8), "r"(4), "l"(0x100000001ull) : "memory");
+  if (i == 0) {
+    asm volatile("sured.b.min.2d.s32.clamp [%0, {%1, %2}], %3;" :: "l"(s), "r"(4000), "r"(2), "r"(-1000) : "memory");
+    asm volatile("sured.b.or.2d.b32.zero [%0, {%1, %2}], %3;" :: "l"(s), "r"(4000), "r"(3), "r"(~0u) : "memory");
+  }
+}
+"#;
+
+#[test]
+fn sured_reduces_atomically_into_surface_elements() {
+    let m = Module::parse(&ptx(REDUCTIONS)).unwrap();
+    let k = m.kernel("reductions").unwrap();
+    // Compiled code calls the surface code for each of the seven.
+    assert_eq!(m.jit_compile(k).expect("compiles").texture, 7);
+    let int = Format {
+        kind: ChannelKind::Signed,
+        bits: 32,
+        channels: 1,
+    };
+    for engine in engines() {
+        let mut init = [0i32; 20];
+        init[4..8].copy_from_slice(&[i32::MIN; 4]);
+        init[8..12].copy_from_slice(&[i32::MAX; 4]);
+        let bytes: Vec<u8> = init.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let surface = Arc::new(SurfaceObject {
+            image: array_image(int, 4, 5, 1, false, &bytes),
+        });
+        let mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: Vec::new(),
+            surfaces: vec![(6, surface.clone())],
+        };
+        let p = params(&m.kernels[k], &[6]);
+        let mut l = launch(8, 64, &p);
+        l.engine = engine;
+        l.host_threads = 4;
+        run(&m, k, &l, &mem).unwrap();
+        let Storage::Array(t) = &surface.image.storage else {
+            unreachable!()
+        };
+        let mut out = vec![0u8; 80];
+        assert!(t.read(0, &mut out));
+        let got: Vec<i32> = out
+            .chunks(4)
+            .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let what = format!("{engine:?}");
+        // 512 threads, 128 per element.
+        assert_eq!(got[0..4], [128; 4], "{what}: add");
+        assert_eq!(got[4..8], [408, 409, 410, 411], "{what}: max");
+        assert_eq!(got[8..12], [-100, -99, -98, -1000], "{what}: min, clamped");
+        let or: Vec<i32> = (0..4)
+            .map(|e| (0..8).fold(0u32, |a, k| a | 1 << (e + 4 * k)) as i32)
+            .collect();
+        assert_eq!(got[12..16], or[..], "{what}: or");
+        let wide = |e: usize| got[16 + 2 * e] as u32 as u64 | (got[17 + 2 * e] as u32 as u64) << 32;
+        assert_eq!(
+            [wide(0), wide(1)],
+            [256 * 0x1_0000_0001u64; 2],
+            "{what}: 64-bit add"
+        );
+    }
+    // The ISA's operations and types only; sured.p is refused.
+    for (form, kind) in [
+        (
+            "sured.b.and.2d.u32.trap [%rd1, {%r1, %r1}], %r1;",
+            cumock_ptx::LoadErrorKind::Semantic,
+        ),
+        (
+            "sured.b.add.2d.s64.trap [%rd1, {%r1, %r1}], %rd1;",
+            cumock_ptx::LoadErrorKind::Semantic,
+        ),
+        (
+            "sured.b.add.a2d.u32.trap [%rd1, {%r1, %r1, %r1, %r1}], %r1;",
+            cumock_ptx::LoadErrorKind::Semantic,
+        ),
+        (
+            "sured.p.add.2d.b32.trap [%rd1, {%r1, %r1}], %r1;",
+            cumock_ptx::LoadErrorKind::Unsupported,
+        ),
+    ] {
+        let src = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {{\n\
+             .reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n{form}\nret;\n}}\n"
+        );
+        let e = Module::parse(&src).unwrap_err();
+        assert_eq!(e.kind, kind, "{form}: {e}");
+    }
+}
+
 /// `txq`'s sampler queries (no C++ form: inline PTX) over texture objects of different
 /// sampler state, under both engines: CUDA's enumerations (CUfilter_mode,
 /// CUaddress_mode), normalized_coords 1 or 0, force_unnormalized_coords 0. The ISA gives

@@ -1,4 +1,4 @@
-//! Texture and surface instructions (`tex`, `tld4`, `txq`, `suld.b`, `sust.b`, `suq`)
+//! Texture and surface instructions (`tex`, `tld4`, `txq`, `suld.b`, `sust.b`, `sured.b`, `suq`)
 //! decoded into [`ImageOp`]: the object handle, the coordinate operands as written, and
 //! what to do at the image's edges. The sampling itself is `crate::texture`'s.
 //!
@@ -222,6 +222,13 @@ impl ImageOp {
                 r
             }
             ImageOp::Suq { handle, .. } => vec![*handle],
+            ImageOp::Sured {
+                handle, coords, v, ..
+            } => {
+                let mut r = vec![*handle, *v];
+                r.extend(coords);
+                r
+            }
         }
     }
 }
@@ -327,6 +334,28 @@ pub enum ImageOp {
         d: Dst,
         handle: Src,
     },
+    /// `sured.b.op.geom.ctype.bounds [s, c], v`: an atomic reduction of v into the
+    /// element at x (bytes), `bytes` wide, signed for `.s32`/`.s64` min and max.
+    Sured {
+        geom: Geom,
+        op: SurfaceReduction,
+        bytes: u8,
+        signed: bool,
+        bounds: Bounds,
+        v: Src,
+        handle: Src,
+        coords: [Src; 4],
+    },
+}
+
+/// `sured`'s operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SurfaceReduction {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
 }
 
 impl FuncDecoder<'_> {
@@ -843,6 +872,64 @@ impl FuncDecoder<'_> {
                         handle,
                         coords,
                     }
+                }
+            }
+            "sured" => {
+                if m.take("p") {
+                    // The ISA reads `.b32`/`.b64` as the surface format's UINT or SINT
+                    // data; which formats and widths it takes is not documented.
+                    return Err(unsup(m, "sured.p (sample-addressed reductions)"));
+                }
+                if !m.take("b") {
+                    return Err(semantic(i, "expected `.b` or `.p`"));
+                }
+                let op = match m.take_any(&["add", "min", "max", "and", "or"]).as_deref() {
+                    Some("add") => SurfaceReduction::Add,
+                    Some("min") => SurfaceReduction::Min,
+                    Some("max") => SurfaceReduction::Max,
+                    Some("and") => SurfaceReduction::And,
+                    Some("or") => SurfaceReduction::Or,
+                    _ => return Err(semantic(i, "expected .add, .min, .max, .and or .or")),
+                };
+                let geom = match Geom::from_mods(m) {
+                    Some(g @ (Geom::D1 | Geom::D2 | Geom::D3)) => g,
+                    _ => return Err(semantic(i, "`sured` takes 1d, 2d or 3d surfaces")),
+                };
+                // The ISA's types per operation: add u32, u64, s32; min and max u32,
+                // s32, u64, s64; and and or b32.
+                let ty = m.types();
+                let (bytes, signed) = match (op, ty.as_slice()) {
+                    (SurfaceReduction::Add, [Ty::U32 | Ty::S32]) => (4, false),
+                    (SurfaceReduction::Add, [Ty::U64]) => (8, false),
+                    (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::U32]) => (4, false),
+                    (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::S32]) => (4, true),
+                    (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::U64]) => (8, false),
+                    (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::S64]) => (8, true),
+                    (SurfaceReduction::And | SurfaceReduction::Or, [Ty::B32]) => (4, false),
+                    _ => {
+                        return Err(semantic(
+                            i,
+                            "a type `sured.b` does not take for this operation",
+                        ))
+                    }
+                };
+                let bounds = match m.take_any(&["trap", "clamp", "zero"]).as_deref() {
+                    Some("clamp") => Bounds::Clamp,
+                    Some("zero") => Bounds::Zero,
+                    _ => Bounds::Trap,
+                };
+                self.nops(i, 2)?;
+                let (handle, coords) = self.image_operand(i, &i.ops[0], Self::coord_count(geom))?;
+                let v = self.src(i, &i.ops[1])?;
+                ImageOp::Sured {
+                    geom,
+                    op,
+                    bytes,
+                    signed,
+                    bounds,
+                    v,
+                    handle,
+                    coords,
                 }
             }
             _ => return Err(unsup(m, "not a texture or surface instruction")),

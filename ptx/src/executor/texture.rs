@@ -1,11 +1,13 @@
 //! Texture and surface instructions over a warp: each active lane's object handle looked
 //! up through [`crate::Memory`] (once per distinct handle in the warp), its coordinates
-//! read, and the sample (`crate::texture`) or surface element written back.
+//! read, and the sample (`crate::texture`) or surface element written back (or reduced into).
 
 use std::sync::Arc;
 
 use super::{for_lanes, write_lane, BlockCtx, Fault, Warp};
-use crate::decode::{Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, Src};
+use crate::decode::{
+    Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, Src, SurfaceReduction,
+};
 use crate::math::{f64_to_f16, Lanes, Rnd};
 use crate::texture::{
     texel_offset, Image, Lod, Lookup, SurfaceObject, TextureObject, TEX_OFFSET_BITS,
@@ -345,6 +347,45 @@ impl BlockCtx<'_> {
                 }
                 write_results(w, &[*d; 4], 1, &results, emask);
             }
+            ImageOp::Sured {
+                geom,
+                op: rop,
+                bytes,
+                signed,
+                bounds,
+                v,
+                handle,
+                coords,
+            } => {
+                let h = self.lanes(w, *handle);
+                let c = self.coord_lanes(w, coords);
+                let vals = self.lanes(w, *v);
+                for_lanes(emask, |l| {
+                    if fault.is_some() {
+                        return;
+                    }
+                    let Some(s) = surfaces.get(h[l], |x| mem.surface(x)) else {
+                        fault = Some(bad_handle(self, w, l, h[l], "surface"));
+                        return;
+                    };
+                    let access = *bytes as u64;
+                    let at = match element_offset(&s.image, *geom, &c, l, access, *bounds, false) {
+                        Ok(Some(off)) => off,
+                        Ok(None) => return, // `.zero`: the reduction is dropped.
+                        Err(why) => {
+                            fault = Some(read_fault(self, w, l, why));
+                            return;
+                        }
+                    };
+                    let r = reduce(&s.image, texmem, at, *rop, *bytes, *signed, vals[l]);
+                    if let Err(why) = r {
+                        fault = Some(read_fault(self, w, l, why));
+                    }
+                });
+                if let Some(f) = fault {
+                    return Err(f);
+                }
+            }
             ImageOp::Suld {
                 geom,
                 n,
@@ -494,6 +535,62 @@ fn encode_texel(f: crate::texture::Format, values: &[u32], buf: &mut [u8]) {
             buf[c * w + k] = (raw >> (8 * k)) as u8;
         }
     }
+}
+
+/// What makes `sured` atomic: the host threads running blocks take the lock of the
+/// element's stripe around its read, operation and write. Atomic against other `sured`s
+/// of the element (as the ISA's reduction is); a plain `sust` or a global `atom` on the
+/// same bytes does not take it.
+static SURFACE_REDUCTION_LOCKS: [std::sync::Mutex<()>; 64] =
+    [const { std::sync::Mutex::new(()) }; 64];
+
+/// `sured.b`: the element of `bytes` at `offset` of `img` combined with `v` by `op`
+/// (min and max `signed` or not; add wraps), under its stripe's lock.
+fn reduce(
+    img: &Image,
+    mem: &crate::texture::Texmem<'_>,
+    offset: u64,
+    op: SurfaceReduction,
+    bytes: u8,
+    signed: bool,
+    v: u64,
+) -> Result<(), String> {
+    // The element's identity: the CUDA array's bytes or the device address.
+    let key = match &img.storage {
+        crate::texture::Storage::Array(t) => (Arc::as_ptr(t) as u64).wrapping_add(offset),
+        crate::texture::Storage::Device(base) => base.wrapping_add(offset),
+    };
+    let stripe = (key / 8) as usize % SURFACE_REDUCTION_LOCKS.len();
+    let _held = SURFACE_REDUCTION_LOCKS[stripe]
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let n = bytes as usize;
+    let mut buf = [0u8; 8];
+    img.read(mem, offset, &mut buf[..n])?;
+    let old = u64::from_le_bytes(buf);
+    let new = if n == 4 {
+        let (a, b) = (old as u32, v as u32);
+        (match op {
+            SurfaceReduction::Add => a.wrapping_add(b),
+            SurfaceReduction::Min if signed => (a as i32).min(b as i32) as u32,
+            SurfaceReduction::Max if signed => (a as i32).max(b as i32) as u32,
+            SurfaceReduction::Min => a.min(b),
+            SurfaceReduction::Max => a.max(b),
+            SurfaceReduction::And => a & b,
+            SurfaceReduction::Or => a | b,
+        }) as u64
+    } else {
+        match op {
+            SurfaceReduction::Add => old.wrapping_add(v),
+            SurfaceReduction::Min if signed => (old as i64).min(v as i64) as u64,
+            SurfaceReduction::Max if signed => (old as i64).max(v as i64) as u64,
+            SurfaceReduction::Min => old.min(v),
+            SurfaceReduction::Max => old.max(v),
+            SurfaceReduction::And => old & v,
+            SurfaceReduction::Or => old | v,
+        }
+    };
+    img.write(mem, offset, &new.to_le_bytes()[..n])
 }
 
 /// A texture object as an explicit sampler has it sample (`TextureObject::with_sampler`):

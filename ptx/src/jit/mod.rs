@@ -449,7 +449,7 @@ pub(crate) extern "C" fn helper_exec(frame: *mut Frame, pc: u32, emask: u32) -> 
 }
 
 /// Called by compiled code for a texture or surface instruction (`tex`, `tld4`, `txq`,
-/// `suld`, `sust`, `suq`): the sampling code itself (`BlockCtx::image`, the one
+/// `suld`, `sust`, `sured`, `suq`): the sampling code itself (`BlockCtx::image`, the one
 /// the interpreter runs, so the bits are the same), for the warp's lanes in `emask`,
 /// without the interpreter's dispatch. Returns as `helper_exec`.
 pub(crate) extern "C" fn helper_image(frame: *mut Frame, pc: u32, emask: u32) -> u32 {
