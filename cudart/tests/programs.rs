@@ -579,6 +579,11 @@ fn texture_forms() {
 }
 
 #[test]
+fn texture_queries() {
+    run("texture_queries", &[]);
+}
+
+#[test]
 fn threads() {
     let exe = common::nvcc("threads");
     for _ in 0..10 {

@@ -12,7 +12,9 @@ mod texture;
 mod video;
 pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
 pub use calls::FuncRt;
-pub use texture::{Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef};
+pub use texture::{
+    Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, SurfaceReduction,
+};
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
 use crate::mma;
@@ -2200,7 +2202,7 @@ impl FuncDecoder<'_> {
             }
             "st" | "red" if m.take("async") => self.store_async(i, m),
             "ld" | "ldu" | "st" => self.ld_st(i, m),
-            "tex" | "tld4" | "txq" | "suq" | "suld" | "sust" => self.image(i, m),
+            "tex" | "tld4" | "txq" | "suq" | "suld" | "sust" | "sured" => self.image(i, m),
             "atom" | "red" => self.atom(i, m),
             "brx" => {
                 if !m.take("idx") {

@@ -165,6 +165,7 @@ impl Module {
         self.jit.get(self, kernel).map(|c| JitInfo {
             native: c.native,
             via_interpreter: c.via_interp,
+            texture: c.texture,
         })
     }
 
@@ -202,6 +203,10 @@ pub struct JitInfo {
     /// Instructions the compiled code runs through the interpreter's code (memory,
     /// warp-wide operations, the rest).
     pub via_interpreter: usize,
+    /// Texture and surface instructions (`tex`, `tld4`, `txq`, `suld`, `sust`, `sured`,
+    /// `suq`): calls from the compiled code into the sampling code the interpreter runs
+    /// too, a warp instruction at a time (not counted in `via_interpreter`).
+    pub texture: usize,
 }
 
 /// Where in the PTX text loading failed, and why.

@@ -170,6 +170,7 @@ const KNOWN_OPCODES: &[&str] = &[
     "suq",
     "suld",
     "sust",
+    "sured",
     "add",
     "sub",
     "mul",

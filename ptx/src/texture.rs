@@ -91,8 +91,10 @@ impl Texels {
         let Some(src) = self.window(offset, out.len()) else {
             return false;
         };
-        for (o, b) in out.iter_mut().zip(src) {
-            *o = b.load(Ordering::Relaxed);
+        let mut k = 0;
+        while k < out.len() {
+            out[k] = src[k].load(Ordering::Relaxed);
+            k += 1;
         }
         true
     }
@@ -224,10 +226,8 @@ impl Image {
     /// Bytes at `offset` from the image's first byte, or why they cannot be read.
     pub(crate) fn read(&self, mem: &Texmem<'_>, offset: u64, out: &mut [u8]) -> Result<(), String> {
         match &self.storage {
-            Storage::Array(t) => t
-                .read(offset, out)
-                .then_some(())
-                .ok_or_else(|| format!("offset {offset:#x} lies outside the CUDA array")),
+            Storage::Array(t) if t.read(offset, out) => Ok(()),
+            Storage::Array(_) => Err(format!("offset {offset:#x} lies outside the CUDA array")),
             Storage::Device(base) => {
                 let addr = base.wrapping_add(offset);
                 let len = out.len() as u64;
@@ -301,17 +301,32 @@ pub(crate) fn channels(f: Format, bytes: &[u8], normalize: bool) -> [u32; 4] {
     if f.kind == ChannelKind::Float && f.bits == 32 {
         // The common float texture: each channel's bits as stored (a fast path of the
         // loop below, which gives the same).
-        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
-            *o = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        // (Indexing, not iterator adapters: this runs per texel, and unoptimised builds
+        // pay for each adapter's calls.)
+        let mut c = 0;
+        while c < 4 && 4 * c + 4 <= bytes.len() {
+            let b = 4 * c;
+            out[c] = u32::from_le_bytes([bytes[b], bytes[b + 1], bytes[b + 2], bytes[b + 3]]);
+            c += 1;
         }
         return out;
     }
     let w = f.bits as usize / 8;
     for (c, o) in out.iter_mut().enumerate().take(f.channels as usize) {
-        let mut raw = 0u32;
-        for (k, b) in bytes[c * w..c * w + w].iter().enumerate() {
-            raw |= (*b as u32) << (8 * k);
-        }
+        // The channel's bits, little-endian: the widths CUDA's formats have read whole.
+        let at = c * w;
+        let raw = match w {
+            1 => bytes[at] as u32,
+            2 => u16::from_le_bytes([bytes[at], bytes[at + 1]]) as u32,
+            4 => u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]),
+            _ => {
+                let mut raw = 0u32;
+                for (k, b) in bytes[at..at + w].iter().enumerate() {
+                    raw |= (*b as u32) << (8 * k);
+                }
+                raw
+            }
+        };
         *o = match (f.kind, f.bits) {
             (ChannelKind::Float, 16) => f16_to_f32(raw as u16).to_bits(),
             (ChannelKind::Float, _) => raw,
@@ -516,7 +531,12 @@ impl Sampled {
     fn bits(self) -> [u32; 4] {
         match self {
             Sampled::Bits(b) => b,
-            Sampled::Exact(a) => a.map(|x| round_half_away(x).to_bits()),
+            Sampled::Exact(a) => [
+                round_half_away(a[0]).to_bits(),
+                round_half_away(a[1]).to_bits(),
+                round_half_away(a[2]).to_bits(),
+                round_half_away(a[3]).to_bits(),
+            ],
         }
     }
 
@@ -731,15 +751,13 @@ impl TextureObject {
         idx: [Option<u64>; 3],
         slice: u64,
     ) -> Result<[u32; 4], String> {
-        let float = self.reads_float();
-        if idx.iter().any(Option::is_none) {
-            return Ok(if float {
+        let [Some(x), Some(y), Some(z)] = idx else {
+            return Ok(if self.reads_float() {
                 self.sampler.border.map(f32::to_bits)
             } else {
                 self.sampler.border.map(|b| b as u32)
             });
-        }
-        let [x, y, z] = idx.map(|i| i.unwrap_or(0));
+        };
         let z = if img.layered || img.cubemap { slice } else { z };
         img.texel(
             mem,
@@ -961,22 +979,32 @@ impl TextureObject {
         // section 2, and simple_texture's checksums; texels of far-apart magnitudes are
         // not recorded).
         // Each dimension's lower and upper texel, addressed once (not per corner).
-        let ends: [[Option<u64>; 2]; 3] = std::array::from_fn(|k| [index(k, 0), index(k, 1)]);
+        // (Plain loops and indexing here: this runs per lane and corner.)
+        let mut ends = [[Some(0u64); 2]; 3];
+        for (k, e) in ends.iter_mut().enumerate().take(dims) {
+            *e = [index(k, 0), index(k, 1)];
+        }
         let mut acc = [0f64; 4];
         for (corner, w) in weights.iter().enumerate().take(1 << dims) {
-            let idx: [Option<u64>; 3] = std::array::from_fn(|k| {
-                if k < dims {
-                    ends[k][corner >> k & 1]
-                } else {
-                    Some(0)
-                }
-            });
+            let idx = [
+                ends[0][corner & 1],
+                ends[1][corner >> 1 & 1],
+                ends[2][corner >> 2 & 1],
+            ];
             let t = self.at(mem, img, idx, slice)?;
-            for c in 0..4 {
-                acc[c] += *w as f64 * f32::from_bits(t[c]) as f64;
-            }
+            let w = *w as f64;
+            acc[0] += w * f32::from_bits(t[0]) as f64;
+            acc[1] += w * f32::from_bits(t[1]) as f64;
+            acc[2] += w * f32::from_bits(t[2]) as f64;
+            acc[3] += w * f32::from_bits(t[3]) as f64;
         }
-        Ok(Sampled::Exact(acc.map(|a| a / 256.0)))
+        let [a0, a1, a2, a3] = acc;
+        Ok(Sampled::Exact([
+            a0 / 256.0,
+            a1 / 256.0,
+            a2 / 256.0,
+            a3 / 256.0,
+        ]))
     }
 
     /// The four texels of bilinear filtering on a cube face, lower corner `base`, read

@@ -90,6 +90,7 @@ fn the_corpus_runs_the_same_under_both_engines() {
     let mut info = JitInfo {
         native: 0,
         via_interpreter: 0,
+        texture: 0,
     };
     let mut modules = std::collections::HashMap::new();
     for l in text
@@ -113,6 +114,7 @@ fn the_corpus_runs_the_same_under_both_engines() {
         if let Some(i) = m.jit_compile(k) {
             info.native += i.native;
             info.via_interpreter += i.via_interpreter;
+            info.texture += i.texture;
         }
         let data = generate(name, nin);
         let make = |m: &Module| {

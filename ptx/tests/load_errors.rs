@@ -13,13 +13,11 @@ fn err(src: &str) -> cumock_ptx::LoadError {
 
 #[test]
 fn an_unsupported_instruction_is_named_with_its_line() {
-    let e = err(&kernel(
-        "mov.u32 %r1, 1;\nsured.b.add.1d.u32.trap [t, {%r1}], %r2;",
-    ));
+    let e = err(&kernel("mov.u32 %r1, 1;\nistypep.texref %p1, [t];"));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 9));
     assert_eq!(
         e.to_string(),
-        "line 9: unsupported instruction `sured.b.add.1d.u32.trap`"
+        "line 9: unsupported instruction `istypep.texref`"
     );
     let e = err(&kernel("max.relu.u32 %r1, %r2, %r3;"));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 8));

@@ -634,6 +634,117 @@ fn surfaces_read_and_write_with_byte_x_and_bounds_modes() {
     assert!(f.detail.contains("not a surface object"), "{f}");
 }
 
+/// Each operand computed per lane in the compiled run just before the texture or
+/// surface instruction that alone reads it: the run must leave it in the register file
+/// for the sampling code (the instructions' reads, `ImageOp::sources`, keep it live), so
+/// both engines give the same bits.
+const LIVE_SOURCES: &str = r#"
+#include <cuda_runtime.h>
+extern "C" __global__ void live_sources(cudaTextureObject_t t, cudaSurfaceObject_t s, unsigned* out,
+                                        float x, float y, int k) {
+  unsigned i = threadIdx.x;
+  unsigned* o = out + 8 * i;
+  // First, so that the block's span cache holds `out` before the runs below (a miss
+  // sends a run back to the interpreter, which would write the operands itself).
+  *(volatile unsigned*)&o[7] = 7;
+  float fx = x * 0.5f + i;
+  o[0] = __float_as_uint(tex2D<float>(t, fx, y + 0.25f * i));
+  o[1] = __float_as_uint(tex2DLod<float>(t, fx, y, 0.375f * (i % 4) + k));
+  o[2] = __float_as_uint(tex2DGrad<float>(t, fx, y, make_float2(0.75f * (i % 5), 0.0f),
+                                          make_float2(0.0f, 0.5f * (i % 3))));
+  unsigned w;
+  asm volatile("txq.level.width.b32 %0, [%1], %2;" : "=r"(w) : "l"(t), "r"(i % 3));
+  o[3] = w;
+  float r, g, b, a;
+  asm volatile("tex.2d.v4.f32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}], {%7, %8};"
+               : "=f"(r), "=f"(g), "=f"(b), "=f"(a)
+               : "l"(t), "f"(fx), "f"(y), "r"((int)(i % 5) - 2), "r"((int)(i % 3) - 1));
+  o[4] = __float_as_uint(r);
+  surf2Dwrite((int)(i * 3 + k), s, (i % 8) * 4, (i / 8) + k);
+  o[5] = (unsigned)surf2Dread<int>(s, ((i + 1) % 8) * 4, (i / 8) + k);
+}
+"#;
+
+#[test]
+fn compiled_runs_leave_texture_operands_in_the_registers() {
+    let m = Module::parse(&ptx(LIVE_SOURCES)).unwrap();
+    let k = m.kernel("live_sources").unwrap();
+    // Three levels of 8x8, 4x4 and 2x2 texels, each its own values.
+    let level = |n: u64, base: f32| {
+        let vals: Vec<f32> = (0..n * n).map(|i| base + ((i * 7) % 11) as f32).collect();
+        array_image(F32X1, n, n, 1, false, &f32s(&vals))
+    };
+    let mut s = sampler(true, false, AddressMode::Clamp);
+    s.mipmap.linear = true;
+    s.mipmap.max_clamp = 2.0;
+    let texture = Arc::new(TextureObject {
+        image: level(8, 0.0),
+        sampler: s,
+        levels: vec![level(4, 100.0), level(2, 200.0)],
+    });
+    let threads = 16u32;
+    let mut results = Vec::new();
+    // Registers outlive a launch on their host thread (`README`: registers start
+    // undefined): the interpreter's launch with k = 0 leaves other values in them than
+    // k = 1 computes, so an operand the compiled run failed to write would show.
+    for (engine, k_param) in [(Engine::Interp, 0), (Engine::Jit, 1), (Engine::Interp, 1)] {
+        let surface = Arc::new(SurfaceObject {
+            image: array_image(F32X1, 8, 4, 1, false, &[0u8; 8 * 4 * 4]),
+        });
+        let mut mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: vec![(3, texture.clone())],
+            surfaces: vec![(4, surface)],
+        };
+        let out = mem.mem.map(&vec![0u8; threads as usize * 8 * 4], true);
+        let p = params(
+            &m.kernels[k],
+            &[
+                3,
+                4,
+                out,
+                1.75f32.to_bits() as u64,
+                2.5f32.to_bits() as u64,
+                k_param,
+            ],
+        );
+        let mut l = launch(1, threads, &p);
+        l.engine = engine;
+        run(&m, k, &l, &mem).unwrap();
+        results.push(to_u32s(&mem.mem.read(out)));
+    }
+    assert_eq!(results[1], results[2], "compiled vs interpreter");
+    let got = &results[2];
+    // The operands mattered: levels of detail and txq's level differ by lane.
+    let col = |c: usize| {
+        (0..threads as usize)
+            .map(|t| got[8 * t + c])
+            .collect::<Vec<_>>()
+    };
+    for c in [1, 2, 3, 4] {
+        let v = col(c);
+        assert!(
+            v.iter().any(|x| *x != v[0]),
+            "column {c} is the same in every lane: {v:?}"
+        );
+    }
+    assert_eq!(col(3)[..3], [8, 4, 2]);
+}
+
+/// The compiled engine calls the sampling code for texture and surface instructions
+/// (`JitInfo::texture`) instead of counting them with what it runs through the
+/// interpreter's code; the results the other tests compare under both engines.
+#[test]
+fn compiled_kernels_call_the_sampling_code() {
+    let m = module();
+    for (name, images) in [("offsets", 3), ("double_surface", 2), ("sample2d", 1)] {
+        let k = m.kernel(name).unwrap();
+        let info = m.jit_compile(k).expect("compiles");
+        assert_eq!(info.texture, images, "{name}: {info:?}");
+        assert!(info.native > 0, "{name}: {info:?}");
+    }
+}
+
 #[test]
 fn queries_and_unsupported_forms_at_load() {
     let src = r#"
@@ -677,8 +788,16 @@ fn queries_and_unsupported_forms_at_load() {
             "tex.2dms.v4.f32.s32 {%f1, %f1, %f1, %f1}, [%rd1, {%r1, %r1, %r1, %r1}];",
             "multisample textures",
         ),
-        // A sampler's queries: CUDA's texture objects are no `.samplerref`.
-        ("txq.filter_mode.b32 %r1, [%rd1];", "only width"),
+        // Encodings the ISA leaves to the source language's API (runtime program
+        // texture_queries prints the H200's).
+        ("txq.channel_order.b32 %r1, [%rd1];", "only width"),
+        ("txq.channel_data_type.b32 %r1, [%rd1];", "texture_queries"),
+        ("txq.num_samples.b32 %r1, [%rd1];", "only width"),
+        ("suq.filter_mode.b32 %r1, [%rd1];", "only width"),
+        (
+            "txq.level.filter_mode.b32 %r1, [%rd1], 0;",
+            "txq.level queries",
+        ),
     ] {
         let src = format!(
             ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {{\n\
@@ -693,6 +812,188 @@ fn queries_and_unsupported_forms_at_load() {
         assert!(e.message.contains(why), "{form}: {e}");
         assert_eq!(e.line, 8, "{e}");
     }
+}
+
+/// `sured.b` (no C++ form: inline PTX): atomic reductions into a surface of 4 x 5
+/// 32-bit texels from 8 blocks of 64 threads, which the host runs on several threads:
+/// add, signed max and min (`.clamp` moving x = 4000 to the last element), or (`.zero`
+/// dropping one out of range), and a 64-bit add over two 8-byte elements of the last row.
+const REDUCTIONS: &str = r#"
+extern "C" __global__ void reductions(unsigned long long s) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  int x = (i % 4) * 4;
+  asm volatile("sured.b.add.2d.u32.trap [%0, {%1, %2}], %3;" :: "l"(s), "r"(x), "r"(0), "r"(1u) : "memory");
+  asm volatile("sured.b.max.2d.s32.trap [%0, {%1, %2}], %3;" :: "l"(s), "r"(x), "r"(1), "r"((int)i - 100) : "memory");
+  asm volatile("sured.b.min.2d.s32.clamp [%0, {%1, %2}], %3;" :: "l"(s), "r"(x), "r"(2), "r"((int)i - 100) : "memory");
+  asm volatile("sured.b.or.2d.b32.zero [%0, {%1, %2}], %3;" :: "l"(s), "r"(x), "r"(3), "r"(1u << (i % 32)) : "memory");
+  asm volatile("sured.b.add.2d.u64.trap [%0, {%1, %2}], %3;" :: "l"(s), "r"((int)(i % 2) * 8), "r"(4), "l"(0x100000001ull) : "memory");
+  if (i == 0) {
+    asm volatile("sured.b.min.2d.s32.clamp [%0, {%1, %2}], %3;" :: "l"(s), "r"(4000), "r"(2), "r"(-1000) : "memory");
+    asm volatile("sured.b.or.2d.b32.zero [%0, {%1, %2}], %3;" :: "l"(s), "r"(4000), "r"(3), "r"(~0u) : "memory");
+  }
+}
+"#;
+
+#[test]
+fn sured_reduces_atomically_into_surface_elements() {
+    let m = Module::parse(&ptx(REDUCTIONS)).unwrap();
+    let k = m.kernel("reductions").unwrap();
+    // Compiled code calls the surface code for each of the seven.
+    assert_eq!(m.jit_compile(k).expect("compiles").texture, 7);
+    let int = Format {
+        kind: ChannelKind::Signed,
+        bits: 32,
+        channels: 1,
+    };
+    for engine in engines() {
+        let mut init = [0i32; 20];
+        init[4..8].copy_from_slice(&[i32::MIN; 4]);
+        init[8..12].copy_from_slice(&[i32::MAX; 4]);
+        let bytes: Vec<u8> = init.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let surface = Arc::new(SurfaceObject {
+            image: array_image(int, 4, 5, 1, false, &bytes),
+        });
+        let mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: Vec::new(),
+            surfaces: vec![(6, surface.clone())],
+        };
+        let p = params(&m.kernels[k], &[6]);
+        let mut l = launch(8, 64, &p);
+        l.engine = engine;
+        l.host_threads = 4;
+        run(&m, k, &l, &mem).unwrap();
+        let Storage::Array(t) = &surface.image.storage else {
+            unreachable!()
+        };
+        let mut out = vec![0u8; 80];
+        assert!(t.read(0, &mut out));
+        let got: Vec<i32> = out
+            .chunks(4)
+            .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let what = format!("{engine:?}");
+        // 512 threads, 128 per element.
+        assert_eq!(got[0..4], [128; 4], "{what}: add");
+        assert_eq!(got[4..8], [408, 409, 410, 411], "{what}: max");
+        assert_eq!(got[8..12], [-100, -99, -98, -1000], "{what}: min, clamped");
+        let or: Vec<i32> = (0..4)
+            .map(|e| (0..8).fold(0u32, |a, k| a | 1 << (e + 4 * k)) as i32)
+            .collect();
+        assert_eq!(got[12..16], or[..], "{what}: or");
+        let wide = |e: usize| got[16 + 2 * e] as u32 as u64 | (got[17 + 2 * e] as u32 as u64) << 32;
+        assert_eq!(
+            [wide(0), wide(1)],
+            [256 * 0x1_0000_0001u64; 2],
+            "{what}: 64-bit add"
+        );
+    }
+    // The ISA's operations and types only; sured.p is refused.
+    for (form, kind) in [
+        (
+            "sured.b.and.2d.u32.trap [%rd1, {%r1, %r1}], %r1;",
+            cumock_ptx::LoadErrorKind::Semantic,
+        ),
+        (
+            "sured.b.add.2d.s64.trap [%rd1, {%r1, %r1}], %rd1;",
+            cumock_ptx::LoadErrorKind::Semantic,
+        ),
+        (
+            "sured.b.add.a2d.u32.trap [%rd1, {%r1, %r1, %r1, %r1}], %r1;",
+            cumock_ptx::LoadErrorKind::Semantic,
+        ),
+        (
+            "sured.p.add.2d.b32.trap [%rd1, {%r1, %r1}], %r1;",
+            cumock_ptx::LoadErrorKind::Unsupported,
+        ),
+    ] {
+        let src = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {{\n\
+             .reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n{form}\nret;\n}}\n"
+        );
+        let e = Module::parse(&src).unwrap_err();
+        assert_eq!(e.kind, kind, "{form}: {e}");
+    }
+}
+
+/// `txq`'s sampler queries (no C++ form: inline PTX) over texture objects of different
+/// sampler state, under both engines: CUDA's enumerations (CUfilter_mode,
+/// CUaddress_mode), normalized_coords 1 or 0, force_unnormalized_coords 0. The ISA gives
+/// no numbers; runtime program texture_queries prints the H200's for the lead to record.
+const SAMPLER_QUERIES: &str = r#"
+extern "C" __global__ void sampler_queries(unsigned long long t, unsigned* out) {
+  unsigned v[6];
+  asm volatile("txq.filter_mode.b32 %0, [%1];" : "=r"(v[0]) : "l"(t));
+  asm volatile("txq.addr_mode_0.b32 %0, [%1];" : "=r"(v[1]) : "l"(t));
+  asm volatile("txq.addr_mode_1.b32 %0, [%1];" : "=r"(v[2]) : "l"(t));
+  asm volatile("txq.addr_mode_2.b32 %0, [%1];" : "=r"(v[3]) : "l"(t));
+  asm volatile("txq.normalized_coords.b32 %0, [%1];" : "=r"(v[4]) : "l"(t));
+  asm volatile("txq.force_unnormalized_coords.b32 %0, [%1];" : "=r"(v[5]) : "l"(t));
+  for (int k = 0; k < 6; k++) out[6 * threadIdx.x + k] = v[k];
+}
+"#;
+
+#[test]
+fn txq_sampler_queries_answer_the_texture_objects_sampler() {
+    let m = Module::parse(&ptx(SAMPLER_QUERIES)).unwrap();
+    let k = m.kernel("sampler_queries").unwrap();
+    let img = array_image(F32X1, 4, 4, 1, false, &[0u8; 4 * 4 * 4]);
+    let mut linear_wrap = sampler(true, true, AddressMode::Wrap);
+    linear_wrap.address = [AddressMode::Wrap, AddressMode::Mirror, AddressMode::Border];
+    let cases = [
+        (linear_wrap, [1, 0, 2, 3, 1, 0]),
+        (
+            sampler(false, false, AddressMode::Clamp),
+            [0, 1, 1, 1, 0, 0],
+        ),
+        (
+            sampler(false, true, AddressMode::Border),
+            [0, 3, 3, 3, 1, 0],
+        ),
+    ];
+    for engine in engines() {
+        for (s, want) in &cases {
+            let texture = Arc::new(TextureObject {
+                image: img.clone(),
+                sampler: s.clone(),
+                levels: Vec::new(),
+            });
+            let mut mem = ImageMemory {
+                mem: TestMemory::new(),
+                textures: vec![(9, texture)],
+                surfaces: Vec::new(),
+            };
+            // Two warps' worth of threads: every lane answers.
+            let out = mem.mem.map(&[0u8; 6 * 4 * 40], true);
+            let p = params(&m.kernels[k], &[9, out]);
+            let mut l = launch(1, 40, &p);
+            l.engine = engine;
+            run(&m, k, &l, &mem).unwrap();
+            let got = to_u32s(&mem.mem.read(out));
+            for (t, v) in got.chunks(6).enumerate() {
+                assert_eq!(v, want, "{engine:?} thread {t}: {s:?}");
+            }
+        }
+        // A handle that names no texture faults as the other queries do.
+        let mut mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: Vec::new(),
+            surfaces: Vec::new(),
+        };
+        let out = mem.mem.map(&[0u8; 24], true);
+        let p = params(&m.kernels[k], &[9, out]);
+        let mut l = launch(1, 1, &p);
+        l.engine = engine;
+        let f = run(&m, k, &l, &mem).unwrap_err();
+        assert!(f.detail.contains("not a texture object"), "{f}");
+    }
+    // Independent mode queries a sampler through its `.samplerref`: refused.
+    let src = ".version 8.0\n.target sm_90, texmode_independent\n.address_size 64\n\
+               .visible .entry k(.param .u64 t) {\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n\
+               ld.param.u64 %rd1, [t];\ntxq.filter_mode.b32 %r1, [%rd1];\nret;\n}\n";
+    let e = Module::parse(src).unwrap_err();
+    assert_eq!(e.kind, cumock_ptx::LoadErrorKind::Unsupported, "{e}");
+    assert!(e.message.contains("sampler queries in independent"), "{e}");
 }
 
 /// `txq.level` on a texture of one level: level 0 answers as the plain query does

@@ -1,4 +1,4 @@
-//! Texture and surface instructions (`tex`, `tld4`, `txq`, `suld.b`, `sust.b`, `suq`)
+//! Texture and surface instructions (`tex`, `tld4`, `txq`, `suld.b`, `sust.b`, `sured.b`, `suq`)
 //! decoded into [`ImageOp`]: the object handle, the coordinate operands as written, and
 //! what to do at the image's edges. The sampling itself is `crate::texture`'s.
 //!
@@ -155,6 +155,95 @@ pub enum ImageQuery {
     ArraySize,
     /// `txq.num_mipmap_levels`.
     MipmapLevels,
+    /// `txq`'s sampler queries in unified texturing mode (the texture object's sampler
+    /// state): `.filter_mode`, `.addr_mode_{0,1,2}` (the dimension), `.normalized_coords`
+    /// and `.force_unnormalized_coords`.
+    FilterMode,
+    AddrMode(u8),
+    NormalizedCoords,
+    ForceUnnormalizedCoords,
+}
+
+impl ImageOp {
+    /// Every register operand the instruction reads (handles, coordinates, levels of
+    /// detail, derivatives, texel offsets, stored values): what compiled code must have
+    /// written to the register file before the sampling code runs it (`jit::lower`'s
+    /// liveness). Samplers are module-scope `.samplerref`s, no register.
+    pub fn sources(&self) -> Vec<Src> {
+        let offsets = |o: &Option<[Src; 3]>| o.map(|e| e.to_vec()).unwrap_or_default();
+        match self {
+            ImageOp::Tex {
+                handle,
+                coords,
+                lod,
+                offset,
+                ..
+            } => {
+                let mut v = vec![*handle];
+                v.extend(coords);
+                match lod {
+                    LodOperand::Base => {}
+                    LodOperand::Level(l) => v.push(*l),
+                    LodOperand::Grad(dx, dy) => {
+                        v.extend(dx);
+                        v.extend(dy);
+                    }
+                }
+                v.extend(offsets(offset));
+                v
+            }
+            ImageOp::Tld4 {
+                handle,
+                coords,
+                offset,
+                ..
+            } => {
+                let mut v = vec![*handle];
+                v.extend(coords);
+                v.extend(offsets(offset));
+                v
+            }
+            ImageOp::Txq { handle, level, .. } => {
+                let mut v = vec![*handle];
+                v.extend(level);
+                v
+            }
+            ImageOp::Suld { handle, coords, .. } => {
+                let mut v = vec![*handle];
+                v.extend(coords);
+                v
+            }
+            ImageOp::Sust {
+                handle, coords, v, ..
+            } => {
+                let mut r = vec![*handle];
+                r.extend(coords);
+                r.extend(v);
+                r
+            }
+            ImageOp::Suq { handle, .. } => vec![*handle],
+            ImageOp::Sured {
+                handle, coords, v, ..
+            } => {
+                let mut r = vec![*handle, *v];
+                r.extend(coords);
+                r
+            }
+        }
+    }
+}
+
+impl ImageQuery {
+    /// Whether the query reads the texture object's sampler state, not its image.
+    pub fn of_sampler(self) -> bool {
+        matches!(
+            self,
+            ImageQuery::FilterMode
+                | ImageQuery::AddrMode(_)
+                | ImageQuery::NormalizedCoords
+                | ImageQuery::ForceUnnormalizedCoords
+        )
+    }
 }
 
 /// Which level of detail a `tex` reads, as its operands give it.
@@ -245,6 +334,28 @@ pub enum ImageOp {
         d: Dst,
         handle: Src,
     },
+    /// `sured.b.op.geom.ctype.bounds [s, c], v`: an atomic reduction of v into the
+    /// element at x (bytes), `bytes` wide, signed for `.s32`/`.s64` min and max.
+    Sured {
+        geom: Geom,
+        op: SurfaceReduction,
+        bytes: u8,
+        signed: bool,
+        bounds: Bounds,
+        v: Src,
+        handle: Src,
+        coords: [Src; 4],
+    },
+}
+
+/// `sured`'s operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SurfaceReduction {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
 }
 
 impl FuncDecoder<'_> {
@@ -608,31 +719,54 @@ impl FuncDecoder<'_> {
                 {
                     return Err(unsup(m, "txq.level queries width, height or depth"));
                 }
-                let query = match m
-                    .take_any(&[
-                        "width",
-                        "height",
-                        "depth",
-                        "array_size",
-                        "num_mipmap_levels",
-                    ])
-                    .as_deref()
-                {
-                    Some("width") => ImageQuery::Width,
-                    Some("height") => ImageQuery::Height,
-                    Some("depth") => ImageQuery::Depth,
-                    Some("array_size") => ImageQuery::ArraySize,
-                    Some("num_mipmap_levels") if i.opcode == "txq" && !level => {
-                        ImageQuery::MipmapLevels
-                    }
-                    _ => {
-                        return Err(unsup(
+                let query =
+                    match m
+                        .take_any(&[
+                            "width",
+                            "height",
+                            "depth",
+                            "array_size",
+                            "num_mipmap_levels",
+                            "filter_mode",
+                            "addr_mode_0",
+                            "addr_mode_1",
+                            "addr_mode_2",
+                            "normalized_coords",
+                            "force_unnormalized_coords",
+                        ])
+                        .as_deref()
+                    {
+                        Some("width") => ImageQuery::Width,
+                        Some("height") => ImageQuery::Height,
+                        Some("depth") => ImageQuery::Depth,
+                        Some("array_size") => ImageQuery::ArraySize,
+                        Some(q) if i.opcode == "txq" && !level => match q {
+                            "num_mipmap_levels" => ImageQuery::MipmapLevels,
+                            "filter_mode" => ImageQuery::FilterMode,
+                            "addr_mode_0" => ImageQuery::AddrMode(0),
+                            "addr_mode_1" => ImageQuery::AddrMode(1),
+                            "addr_mode_2" => ImageQuery::AddrMode(2),
+                            "normalized_coords" => ImageQuery::NormalizedCoords,
+                            _ => ImageQuery::ForceUnnormalizedCoords,
+                        },
+                        _ => return Err(unsup(
                             m,
-                            "only width, height, depth, array_size and (txq) \
-                             num_mipmap_levels and level.{width,height,depth} are emulated",
-                        ))
-                    }
-                };
+                            "only width, height, depth, array_size, level.{width,height,depth} \
+                             and (txq) num_mipmap_levels, normalized_coords and the sampler \
+                             queries are emulated (channel_data_type, channel_order, \
+                             num_samples and suq's memory_layout await the H200's encoding: \
+                             clients/runtime/texture_queries.cu)",
+                        )),
+                    };
+                if query.of_sampler() && self.texmode_independent {
+                    // The ISA: in independent mode a sampler's attributes are queried
+                    // through its `.samplerref`, whose handles CUDA's driver never makes.
+                    return Err(unsup(
+                        m,
+                        "txq's sampler queries in independent texturing mode (of a \
+                         `.samplerref`)",
+                    ));
+                }
                 if level
                     && !matches!(
                         query,
@@ -738,6 +872,64 @@ impl FuncDecoder<'_> {
                         handle,
                         coords,
                     }
+                }
+            }
+            "sured" => {
+                if m.take("p") {
+                    // The ISA reads `.b32`/`.b64` as the surface format's UINT or SINT
+                    // data; which formats and widths it takes is not documented.
+                    return Err(unsup(m, "sured.p (sample-addressed reductions)"));
+                }
+                if !m.take("b") {
+                    return Err(semantic(i, "expected `.b` or `.p`"));
+                }
+                let op = match m.take_any(&["add", "min", "max", "and", "or"]).as_deref() {
+                    Some("add") => SurfaceReduction::Add,
+                    Some("min") => SurfaceReduction::Min,
+                    Some("max") => SurfaceReduction::Max,
+                    Some("and") => SurfaceReduction::And,
+                    Some("or") => SurfaceReduction::Or,
+                    _ => return Err(semantic(i, "expected .add, .min, .max, .and or .or")),
+                };
+                let geom = match Geom::from_mods(m) {
+                    Some(g @ (Geom::D1 | Geom::D2 | Geom::D3)) => g,
+                    _ => return Err(semantic(i, "`sured` takes 1d, 2d or 3d surfaces")),
+                };
+                // The ISA's types per operation: add u32, u64, s32; min and max u32,
+                // s32, u64, s64; and and or b32.
+                let ty = m.types();
+                let (bytes, signed) = match (op, ty.as_slice()) {
+                    (SurfaceReduction::Add, [Ty::U32 | Ty::S32]) => (4, false),
+                    (SurfaceReduction::Add, [Ty::U64]) => (8, false),
+                    (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::U32]) => (4, false),
+                    (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::S32]) => (4, true),
+                    (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::U64]) => (8, false),
+                    (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::S64]) => (8, true),
+                    (SurfaceReduction::And | SurfaceReduction::Or, [Ty::B32]) => (4, false),
+                    _ => {
+                        return Err(semantic(
+                            i,
+                            "a type `sured.b` does not take for this operation",
+                        ))
+                    }
+                };
+                let bounds = match m.take_any(&["trap", "clamp", "zero"]).as_deref() {
+                    Some("clamp") => Bounds::Clamp,
+                    Some("zero") => Bounds::Zero,
+                    _ => Bounds::Trap,
+                };
+                self.nops(i, 2)?;
+                let (handle, coords) = self.image_operand(i, &i.ops[0], Self::coord_count(geom))?;
+                let v = self.src(i, &i.ops[1])?;
+                ImageOp::Sured {
+                    geom,
+                    op,
+                    bytes,
+                    signed,
+                    bounds,
+                    v,
+                    handle,
+                    coords,
                 }
             }
             _ => return Err(unsup(m, "not a texture or surface instruction")),

@@ -1,11 +1,13 @@
 //! Texture and surface instructions over a warp: each active lane's object handle looked
 //! up through [`crate::Memory`] (once per distinct handle in the warp), its coordinates
-//! read, and the sample (`crate::texture`) or surface element written back.
+//! read, and the sample (`crate::texture`) or surface element written back (or reduced into).
 
 use std::sync::Arc;
 
 use super::{for_lanes, write_lane, BlockCtx, Fault, Warp};
-use crate::decode::{Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, Src};
+use crate::decode::{
+    Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, Src, SurfaceReduction,
+};
 use crate::math::{f64_to_f16, Lanes, Rnd};
 use crate::texture::{
     texel_offset, Image, Lod, Lookup, SurfaceObject, TextureObject, TEX_OFFSET_BITS,
@@ -13,23 +15,39 @@ use crate::texture::{
 };
 use crate::FaultKind;
 
-/// The objects a warp's lanes name, looked up once each.
+/// The objects a warp's lanes name, looked up once each: a warp usually names one, kept
+/// apart so that looking it up allocates nothing.
 struct Handles<T> {
-    seen: Vec<(u64, Arc<T>)>,
+    first: Option<(u64, Arc<T>)>,
+    rest: Vec<(u64, Arc<T>)>,
 }
 
 impl<T> Handles<T> {
+    fn new() -> Handles<T> {
+        Handles {
+            first: None,
+            rest: Vec::new(),
+        }
+    }
+
     /// The object, borrowed: cloning its `Arc` for each lane would bump a count that the
     /// other host threads' warps bump too, a cache line bounced between cores per fetch.
     fn get(&mut self, handle: u64, look: impl Fn(u64) -> Option<Arc<T>>) -> Option<&T> {
-        let at = match self.seen.iter().position(|(h, _)| *h == handle) {
-            Some(at) => at,
-            None => {
-                self.seen.push((handle, look(handle)?));
-                self.seen.len() - 1
+        match &self.first {
+            Some((h, _)) if *h == handle => {}
+            None => self.first = Some((handle, look(handle)?)),
+            Some(_) => {
+                let at = match self.rest.iter().position(|(h, _)| *h == handle) {
+                    Some(at) => at,
+                    None => {
+                        self.rest.push((handle, look(handle)?));
+                        self.rest.len() - 1
+                    }
+                };
+                return Some(&self.rest[at].1);
             }
-        };
-        Some(&self.seen[at].1)
+        }
+        self.first.as_ref().map(|(_, t)| &**t)
     }
 }
 
@@ -40,8 +58,13 @@ impl BlockCtx<'_> {
         v
     }
 
-    fn coord_lanes(&self, w: &Warp, coords: &[Src]) -> Vec<Lanes> {
-        coords.iter().map(|s| self.lanes(w, *s)).collect()
+    /// The coordinates' lanes (operands past those written are immediate zeros).
+    fn coord_lanes(&self, w: &Warp, coords: &[Src; 4]) -> [Lanes; 4] {
+        let mut c = [[0u64; 32]; 4];
+        for (v, s) in c.iter_mut().zip(coords) {
+            self.fetch(w, *s, v);
+        }
+        c
     }
 
     /// Each lane's texel offsets (`texture::texel_offset`, fields `bits` wide), zeros
@@ -59,7 +82,7 @@ impl BlockCtx<'_> {
         out
     }
 
-    pub(super) fn image(
+    pub(crate) fn image(
         &mut self,
         w: &mut Warp,
         op: &ImageOp,
@@ -68,8 +91,8 @@ impl BlockCtx<'_> {
     ) -> Result<(), Fault> {
         let mem = self.mem;
         let texmem = &crate::texture::Texmem::new(mem);
-        let mut textures = Handles::<TextureObject> { seen: Vec::new() };
-        let mut surfaces = Handles::<SurfaceObject> { seen: Vec::new() };
+        let mut textures = Handles::<TextureObject>::new();
+        let mut surfaces = Handles::<SurfaceObject>::new();
         let mut fault = None;
         let bad_handle = |ctx: &Self, w: &Warp, lane: usize, h: u64, what: &str| {
             ctx.fault(
@@ -101,11 +124,17 @@ impl BlockCtx<'_> {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
                 let off = self.offset_lanes(w, offset, TEX_OFFSET_BITS);
-                let lod_lanes = match lod {
-                    LodOperand::Base => Vec::new(),
-                    LodOperand::Level(s) => vec![self.lanes(w, *s)],
-                    LodOperand::Grad(dx, dy) => self.coord_lanes(w, &[&dx[..], &dy[..]].concat()),
-                };
+                // The level of detail, or the derivatives along x (0..3) and y (3..6).
+                let mut lod_lanes = [[0u64; 32]; 6];
+                match lod {
+                    LodOperand::Base => {}
+                    LodOperand::Level(s) => self.fetch(w, *s, &mut lod_lanes[0]),
+                    LodOperand::Grad(dx, dy) => {
+                        for (v, s) in lod_lanes.iter_mut().zip(dx.iter().chain(dy)) {
+                            self.fetch(w, *s, v);
+                        }
+                    }
+                }
                 let f = |v: u64| f32::from_bits(v as u32);
                 let mut results = [[0u32; 4]; 32];
                 for_lanes(emask, |l| {
@@ -272,6 +301,26 @@ impl BlockCtx<'_> {
             }
             ImageOp::Txq {
                 query, d, handle, ..
+            } if query.of_sampler() => {
+                let h = self.lanes(w, *handle);
+                let mut results = [[0u32; 4]; 32];
+                for_lanes(emask, |l| {
+                    if fault.is_some() {
+                        return;
+                    }
+                    let Some(t) = textures.get(h[l], |x| mem.texture(x)) else {
+                        fault = Some(bad_handle(self, w, l, h[l], "texture"));
+                        return;
+                    };
+                    results[l][0] = sampler_value(&t.sampler, *query);
+                });
+                if let Some(f) = fault {
+                    return Err(f);
+                }
+                write_results(w, &[*d; 4], 1, &results, emask);
+            }
+            ImageOp::Txq {
+                query, d, handle, ..
             }
             | ImageOp::Suq { query, d, handle } => {
                 let surface = matches!(op, ImageOp::Suq { .. });
@@ -282,25 +331,60 @@ impl BlockCtx<'_> {
                         return;
                     }
                     let image = if surface {
-                        surfaces
-                            .get(h[l], |x| mem.surface(x))
-                            .map(|s| s.image.clone())
+                        surfaces.get(h[l], |x| mem.surface(x)).map(|s| &s.image)
                     } else {
-                        textures
-                            .get(h[l], |x| mem.texture(x))
-                            .map(|t| t.image.clone())
+                        textures.get(h[l], |x| mem.texture(x)).map(|t| &t.image)
                     };
                     let Some(img) = image else {
                         let what = if surface { "surface" } else { "texture" };
                         fault = Some(bad_handle(self, w, l, h[l], what));
                         return;
                     };
-                    results[l][0] = query_value(&img, *query);
+                    results[l][0] = query_value(img, *query);
                 });
                 if let Some(f) = fault {
                     return Err(f);
                 }
                 write_results(w, &[*d; 4], 1, &results, emask);
+            }
+            ImageOp::Sured {
+                geom,
+                op: rop,
+                bytes,
+                signed,
+                bounds,
+                v,
+                handle,
+                coords,
+            } => {
+                let h = self.lanes(w, *handle);
+                let c = self.coord_lanes(w, coords);
+                let vals = self.lanes(w, *v);
+                for_lanes(emask, |l| {
+                    if fault.is_some() {
+                        return;
+                    }
+                    let Some(s) = surfaces.get(h[l], |x| mem.surface(x)) else {
+                        fault = Some(bad_handle(self, w, l, h[l], "surface"));
+                        return;
+                    };
+                    let access = *bytes as u64;
+                    let at = match element_offset(&s.image, *geom, &c, l, access, *bounds, false) {
+                        Ok(Some(off)) => off,
+                        Ok(None) => return, // `.zero`: the reduction is dropped.
+                        Err(why) => {
+                            fault = Some(read_fault(self, w, l, why));
+                            return;
+                        }
+                    };
+                    let r = reduce(&s.image, texmem, at, *rop, *bytes, *signed, vals[l]);
+                    if let Err(why) = r {
+                        fault = Some(read_fault(self, w, l, why));
+                    }
+                });
+                if let Some(f) = fault {
+                    return Err(f);
+                }
             }
             ImageOp::Suld {
                 geom,
@@ -365,7 +449,8 @@ impl BlockCtx<'_> {
             } => {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
-                let vals = self.coord_lanes(w, &v[..*n as usize]);
+                let vals = self.coord_lanes(w, v);
+                let vals = &vals[..*n as usize];
                 for_lanes(emask, |l| {
                     if fault.is_some() {
                         return;
@@ -394,8 +479,11 @@ impl BlockCtx<'_> {
                         // Channels the values do not reach are written as zero (the ISA:
                         // "an unpredictable value"; the H200's, recorded).
                         let f = s.image.format;
-                        let values: Vec<u32> = vals.iter().map(|v| v[l] as u32).collect();
-                        encode_texel(f, &values, &mut buf);
+                        let mut values = [0u32; 4];
+                        for (x, v) in values.iter_mut().zip(vals) {
+                            *x = v[l] as u32;
+                        }
+                        encode_texel(f, &values[..vals.len()], &mut buf);
                     } else {
                         for (k, lanes) in vals.iter().enumerate() {
                             for b in 0..*bytes as usize {
@@ -447,6 +535,62 @@ fn encode_texel(f: crate::texture::Format, values: &[u32], buf: &mut [u8]) {
             buf[c * w + k] = (raw >> (8 * k)) as u8;
         }
     }
+}
+
+/// What makes `sured` atomic: the host threads running blocks take the lock of the
+/// element's stripe around its read, operation and write. Atomic against other `sured`s
+/// of the element (as the ISA's reduction is); a plain `sust` or a global `atom` on the
+/// same bytes does not take it.
+static SURFACE_REDUCTION_LOCKS: [std::sync::Mutex<()>; 64] =
+    [const { std::sync::Mutex::new(()) }; 64];
+
+/// `sured.b`: the element of `bytes` at `offset` of `img` combined with `v` by `op`
+/// (min and max `signed` or not; add wraps), under its stripe's lock.
+fn reduce(
+    img: &Image,
+    mem: &crate::texture::Texmem<'_>,
+    offset: u64,
+    op: SurfaceReduction,
+    bytes: u8,
+    signed: bool,
+    v: u64,
+) -> Result<(), String> {
+    // The element's identity: the CUDA array's bytes or the device address.
+    let key = match &img.storage {
+        crate::texture::Storage::Array(t) => (Arc::as_ptr(t) as u64).wrapping_add(offset),
+        crate::texture::Storage::Device(base) => base.wrapping_add(offset),
+    };
+    let stripe = (key / 8) as usize % SURFACE_REDUCTION_LOCKS.len();
+    let _held = SURFACE_REDUCTION_LOCKS[stripe]
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let n = bytes as usize;
+    let mut buf = [0u8; 8];
+    img.read(mem, offset, &mut buf[..n])?;
+    let old = u64::from_le_bytes(buf);
+    let new = if n == 4 {
+        let (a, b) = (old as u32, v as u32);
+        (match op {
+            SurfaceReduction::Add => a.wrapping_add(b),
+            SurfaceReduction::Min if signed => (a as i32).min(b as i32) as u32,
+            SurfaceReduction::Max if signed => (a as i32).max(b as i32) as u32,
+            SurfaceReduction::Min => a.min(b),
+            SurfaceReduction::Max => a.max(b),
+            SurfaceReduction::And => a & b,
+            SurfaceReduction::Or => a | b,
+        }) as u64
+    } else {
+        match op {
+            SurfaceReduction::Add => old.wrapping_add(v),
+            SurfaceReduction::Min if signed => (old as i64).min(v as i64) as u64,
+            SurfaceReduction::Max if signed => (old as i64).max(v as i64) as u64,
+            SurfaceReduction::Min => old.min(v),
+            SurfaceReduction::Max => old.max(v),
+            SurfaceReduction::And => old & v,
+            SurfaceReduction::Or => old | v,
+        }
+    };
+    img.write(mem, offset, &new.to_le_bytes()[..n])
 }
 
 /// A texture object as an explicit sampler has it sample (`TextureObject::with_sampler`):
@@ -507,10 +651,35 @@ fn query_value(img: &Image, q: ImageQuery) -> u32 {
         ImageQuery::ArraySize if img.cubemap && img.layered => img.depth / 6,
         ImageQuery::ArraySize if img.layered => img.depth,
         ImageQuery::ArraySize => 0,
-        // Answered with the object's levels (`image`'s caller); never reaches here.
+        // Answered with the object's levels or sampler (`image`'s caller); never
+        // reaches here.
         ImageQuery::MipmapLevels => 1,
+        _ => 0,
     };
     v as u32
+}
+
+/// `txq`'s sampler queries of a texture object (unified mode). The ISA names the values
+/// (`nearest`, `linear`; `wrap`, `mirror`, `clamp_ogl`, `clamp_to_edge`,
+/// `clamp_to_border`) but not their numbers; these are CUDA's own enumerations, which
+/// the texture object was made with (CUfilter_mode: point 0, linear 1; CUaddress_mode:
+/// wrap 0, clamp 1, mirror 2, border 3), `normalized_coords` 1 when the coordinates are
+/// normalized, and `force_unnormalized_coords` 0 (a texture object's sampler forces
+/// nothing: an explicit `.samplerref` would). What the H200 answers is not recorded:
+/// clients/runtime/texture_queries.cu prints it.
+fn sampler_value(s: &crate::texture::Sampler, q: ImageQuery) -> u32 {
+    use crate::texture::AddressMode;
+    match q {
+        ImageQuery::FilterMode => s.linear as u32,
+        ImageQuery::AddrMode(k) => match s.address[k as usize % 3] {
+            AddressMode::Wrap => 0,
+            AddressMode::Clamp => 1,
+            AddressMode::Mirror => 2,
+            AddressMode::Border => 3,
+        },
+        ImageQuery::NormalizedCoords => s.normalized_coords as u32,
+        _ => 0,
+    }
 }
 
 /// The byte offset of a surface access of `access` bytes in lane `l`: x in bytes (it must

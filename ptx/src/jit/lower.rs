@@ -204,6 +204,8 @@ fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, 
         | Op::ClusterArrive => Vec::new(),
         Op::GetCtaRank { a, .. } => regs(&[*a]),
         Op::Async(a) => regs(&a.sources()),
+        // Texture and surface instructions read only their own lane's operands.
+        Op::Image(img) => regs(&img.sources()),
         Op::Shfl { a, b, c, _mask, .. } => regs(&[*a, *b, *c, *_mask]),
         Op::Vote { a, mask, .. } | Op::Match { a, mask, .. } | Op::Redux { a, mask, .. } => {
             regs(&[*a, *mask])
@@ -890,6 +892,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
     let mut fctx = FunctionBuilderContext::new();
     let mut native_count = 0;
     let mut via_interp = 0;
+    let mut texture_count = 0;
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         let helper_sig = b.import_signature(helper_sig);
@@ -993,8 +996,13 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
                     let inst = &insts[pc as usize];
                     match &kinds[pc as usize] {
                         Some(Kind::Helper) => {
-                            via_interp += 1;
-                            g.helper(pc, inst.guard);
+                            let image = matches!(inst.op, Op::Image(_));
+                            if image {
+                                texture_count += 1;
+                            } else {
+                                via_interp += 1;
+                            }
+                            g.helper(pc, inst.guard, image);
                         }
                         Some(Kind::Bra(t)) => g.bra(pc, *t, inst.guard),
                         _ => {
@@ -1065,6 +1073,7 @@ pub(crate) fn compile(prog: &Program, entry: u32) -> Result<Compiled, String> {
         works_at,
         native: native_count,
         via_interp,
+        texture: texture_count,
         warp_sync,
     })
 }
@@ -1625,7 +1634,10 @@ impl Gen<'_, '_> {
         }
     }
 
-    fn helper(&mut self, pc: u32, guard: Option<(u32, bool)>) {
+    /// An instruction run by the interpreter's code, for the lanes its guard leaves:
+    /// `image` says it is a texture or surface instruction, called straight into the
+    /// sampling code (`helper_image`).
+    fn helper(&mut self, pc: u32, guard: Option<(u32, bool)>, image: bool) {
         self.enter_unit(pc, 1);
         let em = self.emask(guard);
         self.add_steps(1);
@@ -1640,10 +1652,12 @@ impl Gen<'_, '_> {
         self.b
             .ins()
             .store(MemFlags::trusted(), s, self.frame, OFF_STEPS);
-        let f = self
-            .b
-            .ins()
-            .iconst(types::I64, super::helper_exec as *const () as usize as i64);
+        let callee = if image {
+            super::helper_image as *const ()
+        } else {
+            super::helper_exec as *const ()
+        };
+        let f = self.b.ins().iconst(types::I64, callee as usize as i64);
         let pcv = self.b.ins().iconst(types::I32, pc as i64);
         let call_inst = self
             .b

@@ -12,7 +12,9 @@
 //! interpreter goes on. What it does not compile it hands back that way (control flow
 //! that splits or ends the group, barriers, calls) or runs through the interpreter's own
 //! code for that instruction (`BlockCtx::exec`, called per warp instruction: local
-//! memory, shuffles, votes, atomics, textures...). The step and time limits are
+//! memory, shuffles, votes, atomics...; texture and surface instructions call the
+//! sampling code itself, `helper_image`, counted apart in `JitInfo::texture`: the one
+//! implementation both engines run, so the bits are the same). The step and time limits are
 //! polled at the same instruction counts: the code stops where the interpreter would
 //! check (`stop_at`).
 //!
@@ -172,6 +174,8 @@ pub(crate) struct Compiled {
     /// Instructions compiled natively, and run through the interpreter's code.
     pub(crate) native: usize,
     pub(crate) via_interp: usize,
+    /// Texture and surface instructions, called straight into the sampling code.
+    pub(crate) texture: usize,
     /// The program has warp-synchronous instructions (`shfl.sync`...), which wait for
     /// their member mask's lanes (`Warp::converging`): the interpreter runs groups that
     /// are not the whole warp's live lanes, so that it can park them there.
@@ -441,6 +445,28 @@ pub(crate) extern "C" fn helper_lookup(frame: *mut Frame, addr: u64, total: u64,
 /// 0, or FAULTED / PANICKED with the fault or panic in the frame (a panic must not
 /// unwind through compiled code).
 pub(crate) extern "C" fn helper_exec(frame: *mut Frame, pc: u32, emask: u32) -> u32 {
+    helper_call(frame, pc, |ctx, w, op| ctx.exec(w, op, emask, pc))
+}
+
+/// Called by compiled code for a texture or surface instruction (`tex`, `tld4`, `txq`,
+/// `suld`, `sust`, `sured`, `suq`): the sampling code itself (`BlockCtx::image`, the one
+/// the interpreter runs, so the bits are the same), for the warp's lanes in `emask`,
+/// without the interpreter's dispatch. Returns as `helper_exec`.
+pub(crate) extern "C" fn helper_image(frame: *mut Frame, pc: u32, emask: u32) -> u32 {
+    helper_call(frame, pc, |ctx, w, op| match op {
+        crate::decode::Op::Image(img) => ctx.image(w, img, emask, pc),
+        // `lower` calls this only for `Op::Image`; anything else the interpreter's way.
+        op => ctx.exec(w, op, emask, pc),
+    })
+}
+
+/// What `helper_exec` and `helper_image` share: the block and warp from the frame, the
+/// instruction at `pc` run by `run`, its fault or panic kept in the frame.
+fn helper_call(
+    frame: *mut Frame,
+    pc: u32,
+    run: impl FnOnce(&mut BlockCtx<'_>, &mut Warp, &crate::decode::Op) -> Result<(), Fault>,
+) -> u32 {
     // Safety: compiled code passes the frame `enter` gave it, alive for the call, and
     // `ctx`/`warp` point at the block and warp `enter` borrowed mutably; compiled code
     // does not touch them while this runs, so these are the only references.
@@ -458,7 +484,7 @@ pub(crate) extern "C" fn helper_exec(frame: *mut Frame, pc: u32, emask: u32) -> 
     w.steps = frame.steps;
     let prog = ctx.prog;
     let r = std::panic::catch_unwind(AssertUnwindSafe(|| match prog.insts.get(pc as usize) {
-        Some(inst) => ctx.exec(w, &inst.op, emask, pc),
+        Some(inst) => run(ctx, w, &inst.op),
         None => Ok(()),
     }));
     match r {
