@@ -1752,6 +1752,9 @@ impl FuncDecoder<'_> {
             .chain(i.mods.iter().cloned())
             .collect::<Vec<_>>()
             .join(".");
+        if let Some(why) = crate::targets::refusal(&i.opcode, &i.mods, i.ops.len()) {
+            return Err(unsupported(i, format!("`{full}`: {why}")));
+        }
         let mut m = Mods {
             list: i.mods.clone(),
             full: full.clone(),

@@ -45,6 +45,7 @@ mod math;
 mod mma;
 mod parse;
 mod printf;
+mod targets;
 pub mod tensormap;
 pub mod texture;
 mod video;

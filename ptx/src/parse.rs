@@ -1104,7 +1104,10 @@ impl<'a> Parser<'a> {
                 line,
                 column,
                 kind: LoadErrorKind::Unsupported,
-                message: format!("unsupported instruction `{full}`"),
+                message: match crate::targets::refusal(&opcode, &mods, 0) {
+                    Some(why) => format!("`{full}`: {why}"),
+                    None => format!("unsupported instruction `{full}`"),
+                },
             });
         }
         let mut ops = Vec::new();
