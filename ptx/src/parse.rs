@@ -140,6 +140,9 @@ pub struct Ast {
     /// `.target ..., texmode_independent`: textures and samplers are named apart
     /// (`tex`'s `[t, s, c]`), and `.samplerref`s may be declared.
     pub texmode_independent: bool,
+    /// `.alias alias, aliasee;` (name, aliasee, line, column): the declared function
+    /// `alias` is the defined function `aliasee`.
+    pub aliases: Vec<(String, String, u32, u32)>,
 }
 
 /// `.global .samplerref name = { filter_mode = linear, addr_mode_0 = wrap, ... };`: a
@@ -477,6 +480,14 @@ impl<'a> Parser<'a> {
                             self.pos += 1;
                         }
                         self.eat_punct(';');
+                    }
+                    "alias" => {
+                        self.pos += 1;
+                        let alias = self.ident()?;
+                        self.expect_punct(',')?;
+                        let aliasee = self.ident()?;
+                        self.expect_punct(';')?;
+                        ast.aliases.push((alias, aliasee, line, column));
                     }
                     "section" => {
                         self.pos += 1;
@@ -865,6 +876,7 @@ impl<'a> Parser<'a> {
         };
         let (mut maxntid, mut reqntid, mut maxnreg) = (None, None, None::<u32>);
         let (mut reqnctapercluster, mut explicitcluster, mut maxclusterrank) = (None, false, None);
+        let mut blocksareclusters = false;
         while let Some(Tok::Dot(d)) = self.peek() {
             {
                 match d.as_str() {
@@ -896,7 +908,17 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         maxclusterrank = Some(self.small_int()?);
                     }
-                    "minnctapersm" | "maxnctapersm" | "noreturn" => {
+                    "blocksareclusters" => {
+                        self.pos += 1;
+                        blocksareclusters = true;
+                    }
+                    // `.abi_preserve{_control} n`: registers the callee keeps for its
+                    // caller, an ABI matter of the machine code; nothing to emulate.
+                    "minnctapersm"
+                    | "maxnctapersm"
+                    | "noreturn"
+                    | "abi_preserve"
+                    | "abi_preserve_control" => {
                         self.pos += 1;
                         while matches!(self.peek(), Some(Tok::Int(_)) | Some(Tok::Punct(','))) {
                             self.pos += 1;
@@ -913,6 +935,23 @@ impl<'a> Parser<'a> {
                         )
                     }
                 }
+            }
+        }
+        if blocksareclusters {
+            // The launch's grid then counts clusters of `.reqnctapercluster` blocks: the
+            // same launch for clusters of one block, which is all the mock takes.
+            if reqntid.is_none() || reqnctapercluster.is_none() {
+                return self.err(
+                    LoadErrorKind::Semantic,
+                    "`.blocksareclusters` needs `.reqntid` and `.reqnctapercluster`",
+                );
+            }
+            if reqnctapercluster != Some([1, 1, 1]) {
+                return self.err(
+                    LoadErrorKind::Unsupported,
+                    "`.blocksareclusters` with clusters of more than one block (a grid \
+                     counted in clusters) is not emulated",
+                );
             }
         }
         let body = if self.eat_punct(';') {

@@ -35,7 +35,10 @@ pub(crate) fn refusal(opcode: &str, mods: &[String], nops: usize) -> Option<Stri
         "cvt" if any(&["e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2"]) => {
             sm100("`cvt` to or from FP4, FP6 or UE8M0")
         }
-        "cvt" if has("tf32") && any(&["rn", "rz"]) => sm100("`cvt.rn`/`.rz` to `.tf32`"),
+        // sm_90 has `.rn`/`.rz` to `.tf32` without `.satfinite`, `.rna` with it.
+        "cvt" if has("tf32") && has("satfinite") && any(&["rn", "rz"]) => {
+            sm100("`cvt.rn`/`.rz.satfinite` to `.tf32`")
+        }
         "redux" if has("f32") => sm100("`redux.sync` of `.f32`"),
         "ldmatrix" | "stmatrix" if any(&["m16n16", "m8n16", "b8", "b8x16"]) => {
             sm100("8-bit matrix shapes of `ldmatrix`/`stmatrix`")
