@@ -52,3 +52,40 @@ K isa_audit_edges(const unsigned* in, unsigned* out, int n) {
     o[9 + 2 * k] = (unsigned)(bits >> 32);
   }
 }
+
+// Half-precision bulk reductions into global memory (cp.reduce.async.bulk .add.noftz of
+// .f16/.bf16, .min/.max of them): thread t writes 16 bytes of destination (in words
+// 8t..8t+3) and 16 bytes of source in shared memory (8t+4..8t+7), then reduces, the
+// operation chosen by t mod 4. The mock rounds each add once to nearest, keeps
+// subnormals (.noftz), and takes the non-NaN operand in min/max, as `atom`'s do.
+K bulk_half_reductions(const unsigned* in, unsigned* out, int n) {
+  __shared__ __align__(16) unsigned src[128 * 4];
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (8 * t + 7 >= n) return;
+  unsigned* d = out + 4 * t;
+  unsigned* s = src + 4 * threadIdx.x;
+  for (int k = 0; k < 4; k++) {
+    d[k] = in[8 * t + k];
+    s[k] = in[8 * t + 4 + k];
+  }
+  unsigned sa = (unsigned)__cvta_generic_to_shared(s);
+  asm volatile("fence.proxy.async;" ::: "memory");
+  switch (t & 3) {
+    case 0:
+      asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [%0], [%1], 16;"
+                   :: "l"(d), "r"(sa) : "memory");
+      break;
+    case 1:
+      asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16 [%0], [%1], 16;"
+                   :: "l"(d), "r"(sa) : "memory");
+      break;
+    case 2:
+      asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f16 [%0], [%1], 16;"
+                   :: "l"(d), "r"(sa) : "memory");
+      break;
+    default:
+      asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16 [%0], [%1], 16;"
+                   :: "l"(d), "r"(sa) : "memory");
+  }
+  asm volatile("cp.async.bulk.commit_group;\ncp.async.bulk.wait_group 0;" ::: "memory");
+}

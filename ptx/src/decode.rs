@@ -972,9 +972,11 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         let err = |what: String| LoadError::at(*line, *column, LoadErrorKind::Semantic, what);
         let target = match funcs.get(aliasee) {
             Some(t) if t.has_body => t,
-            _ => return Err(err(format!(
+            _ => {
+                return Err(err(format!(
                 "`.alias {alias}, {aliasee}`: `{aliasee}` is not a function defined in the module"
-            ))),
+            )))
+            }
         };
         let Some(declared) = funcs.get(alias).filter(|a| !a.has_body) else {
             return Err(err(format!(

@@ -655,3 +655,80 @@ fn blocks_are_clusters_of_one_block_launch_as_usual_and_larger_ones_are_refused(
     let src = kernel("1").replace(".reqntid 32 ", "");
     assert!(Module::parse(&src).is_err());
 }
+
+/// Eight halves as four little-endian words.
+fn halves(h: [u16; 8]) -> [u32; 4] {
+    std::array::from_fn(|k| u32::from(h[2 * k]) | u32::from(h[2 * k + 1]) << 16)
+}
+
+#[test]
+fn half_bulk_reductions_round_once_keep_subnormals_and_skip_nans_in_min_max() {
+    // Global words 0..4 += shared 16 bytes as f16 (add.noftz); 4..8 as bf16; 8..12 min.f16;
+    // 12..16 max.bf16. Each source is written to shared memory first.
+    let body = "\
+                ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+64];\n\
+                st.shared.v4.u32 [sm], {%r1, %r2, %r3, %r4};\n\
+                ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+80];\n\
+                st.shared.v4.u32 [sm+16], {%r1, %r2, %r3, %r4};\n\
+                ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+96];\n\
+                st.shared.v4.u32 [sm+32], {%r1, %r2, %r3, %r4};\n\
+                ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+112];\n\
+                st.shared.v4.u32 [sm+48], {%r1, %r2, %r3, %r4};\n\
+                fence.proxy.async.shared::cta;\n\
+                cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [%rd1], [sm], 16;\n\
+                cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16 [%rd1+16], [sm+16], 16;\n\
+                cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f16 [%rd1+32], [sm+32], 16;\n\
+                cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16 [%rd1+48], [sm+48], 16;\n\
+                cp.async.bulk.commit_group;\ncp.async.bulk.wait_group 0;";
+    let module = ".shared .align 16 .b8 sm[64];";
+    let mut init = Vec::new();
+    // Destinations: f16 (1 + 2^-10 + 2^-11 ties to even, 65504 + 65504 overflows, a
+    // subnormal sum, an exact cancellation to +0), bf16, f16 for min, bf16 for max.
+    init.extend(halves([
+        0x3c00, 0x0001, 0x3c00, 0x3c01, 0x7bff, 0xfc00, 0x8001, 0x0000,
+    ]));
+    init.extend(halves([0x3f80, 0x0001, 0x3f80, 0x4040, 0, 0, 0, 0]));
+    init.extend(halves([0x3c00, 0x7e00, 0x8000, 0xc000, 0x4400, 0, 0, 0]));
+    init.extend(halves([0x3f80, 0x7fc0, 0xc000, 0x0001, 0, 0, 0, 0]));
+    // Sources.
+    init.extend(halves([
+        0x4000, 0x0001, 0x1000, 0x1000, 0x7bff, 0x3c00, 0x0001, 0x8000,
+    ]));
+    init.extend(halves([0x3f80, 0x0001, 0x3b80, 0xbf80, 0, 0, 0, 0]));
+    init.extend(halves([0x4000, 0x3c00, 0x3c00, 0x7e00, 0x4200, 0, 0, 0]));
+    init.extend(halves([0x4000, 0xbf80, 0xc040, 0x0002, 0, 0, 0, 0]));
+    let out = run_words(module, body, &init, 32);
+    let add16 = halves([
+        0x4200, 0x0002, 0x3c00, 0x3c02, 0x7c00, 0xfc00, 0x0000, 0x0000,
+    ]);
+    assert_eq!(out[0..4], add16, "add.noftz.f16");
+    // bf16: 1 + 2^-8 ties to even (1.0), 3 - 1 = 2.
+    let add_bf16 = halves([0x4000, 0x0002, 0x3f80, 0x4000, 0, 0, 0, 0]);
+    assert_eq!(out[4..8], add_bf16, "add.noftz.bf16");
+    let min16 = halves([0x3c00, 0x3c00, 0x8000, 0xc000, 0x4200, 0, 0, 0]);
+    assert_eq!(out[8..12], min16, "min.f16 (a NaN gives the other)");
+    let max_bf16 = halves([0x4000, 0xbf80, 0xc000, 0x0002, 0, 0, 0, 0]);
+    assert_eq!(out[12..16], max_bf16, "max.bf16");
+}
+
+#[test]
+fn half_bulk_reductions_take_only_the_forms_ptxas_takes() {
+    for form in [
+        "add.f16 [%rd1], [sm], 16",
+        "min.noftz.bf16 [%rd1], [sm], 16",
+        "add.noftz.u32 [%rd1], [sm], 16",
+    ] {
+        let src = format!(
+            "{HEAD}.visible .entry k(.param .u64 out)\n{{\n.reg .b64 %rd<2>;\n\
+             .shared .align 16 .b8 sm[64];\n\
+             cp.reduce.async.bulk.global.shared::cta.bulk_group.{form};\nret;\n}}\n"
+        );
+        assert!(Module::parse(&src).is_err(), "{form}");
+    }
+    let src = format!(
+        "{HEAD}.visible .entry k()\n{{\n.shared .align 16 .b8 sm[64];\n\
+         cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes\
+         .add.noftz.f16 [sm], [sm+16], 16, [sm+32];\nret;\n}}\n"
+    );
+    assert!(Module::parse(&src).is_err(), "halves into shared memory");
+}
