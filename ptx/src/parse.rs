@@ -614,6 +614,7 @@ impl<'a> Parser<'a> {
         let mut align = None;
         let mut ty = None;
         let mut managed = false;
+        let mut vector = 1u64;
         loop {
             match self.peek() {
                 Some(Tok::Dot(d)) if d == "align" => {
@@ -649,10 +650,16 @@ impl<'a> Parser<'a> {
                 {
                     self.pos += 1
                 }
-                Some(Tok::Dot(d)) if matches!(d.as_str(), "v2" | "v4" | "v8") => {
+                // A vector variable is its elements in a row, aligned to the whole
+                // vector by default (the ISA's vectors have 2 or 4 elements).
+                Some(Tok::Dot(d)) if matches!(d.as_str(), "v2" | "v4") => {
+                    vector = if d == "v2" { 2 } else { 4 };
+                    self.pos += 1;
+                }
+                Some(Tok::Dot(d)) if d == "v8" => {
                     return self.err(
-                        LoadErrorKind::Unsupported,
-                        format!("vector variables (`.{d}`) are not supported"),
+                        LoadErrorKind::Syntax,
+                        "vector variables have 2 or 4 elements (`.v8` is not one)",
                     )
                 }
                 Some(Tok::Dot(d)) if matches!(d.as_str(), "texref" | "surfref" | "samplerref") => {
@@ -673,8 +680,15 @@ impl<'a> Parser<'a> {
             return self.err(LoadErrorKind::Syntax, "expected a type (.u32, .b8, ...)");
         };
         let name = self.ident()?;
-        let mut count = Some(1u64);
+        let mut count = Some(vector);
         let mut is_array = false;
+        if vector > 1 {
+            if matches!(ty.as_str(), "b128" | "pred") {
+                return self.err(LoadErrorKind::Semantic, format!("no vectors of `.{ty}`"));
+            }
+            let bits: u32 = ty[1..].parse().unwrap_or(8);
+            align = align.or(Some(vector as u32 * bits / 8));
+        }
         while self.eat_punct('[') {
             is_array = true;
             if self.eat_punct(']') {

@@ -732,3 +732,38 @@ fn half_bulk_reductions_take_only_the_forms_ptxas_takes() {
     );
     assert!(Module::parse(&src).is_err(), "halves into shared memory");
 }
+
+#[test]
+fn vector_variables_are_their_elements_aligned_to_the_vector() {
+    let src = format!(
+        "{HEAD}.global .v4 .f32 gv = {{1.0, 2.0, 3.0, 4.0}};\n\
+         .const .v2 .u32 cv[2] = {{{{5, 6}}, {{7, 8}}}};\n\
+         .global .align 4 .v2 .u16 small;\n\
+         .visible .entry k(.param .u64 out)\n{{\n.reg .b64 %rd<2>;\n.reg .b32 %r<4>;\n\
+         .reg .f32 %f<4>;\nld.param.u64 %rd1, [out];\n\
+         ld.global.v4.f32 {{%f0, %f1, %f2, %f3}}, [gv];\nst.global.v4.f32 [%rd1], {{%f0, %f1, %f2, %f3}};\n\
+         ld.const.v2.u32 {{%r0, %r1}}, [cv+8];\nst.global.v2.u32 [%rd1+16], {{%r0, %r1}};\nret;\n}}\n"
+    );
+    let m = Module::parse(&src).unwrap();
+    let g = |n: &str| m.globals.iter().find(|g| g.name == n).unwrap();
+    assert_eq!((g("gv").size, g("gv").align), (16, 16));
+    assert_eq!((g("cv").size, g("cv").align), (16, 8));
+    assert_eq!(
+        (g("small").size, g("small").align),
+        (4, 4),
+        "an explicit .align stays"
+    );
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 24], true);
+    let globals = mem.map_globals(&m);
+    let p = params(&m.kernels[0], &[out]);
+    let mut l = launch(1, 1, &p);
+    l.globals = &globals;
+    run(&m, 0, &l, &mem).unwrap();
+    let words = to_u32s(&mem.read(out));
+    assert_eq!(words[..4], [1.0f32, 2.0, 3.0, 4.0].map(f32::to_bits));
+    assert_eq!(words[4..], [7, 8]);
+    for bad in [".global .v8 .u32 x;", ".global .v2 .pred x;"] {
+        assert!(Module::parse(&format!("{HEAD}{bad}\n")).is_err(), "{bad}");
+    }
+}

@@ -34,7 +34,9 @@ pub fn table() -> Vec<Line> {
 
 /// The line's kernel for `target`: module text, entry directives and body split at `##`.
 pub fn kernel(line: &Line, target: &str) -> String {
-    let parts: Vec<&str> = line.body.split("##").map(str::trim).collect();
+    // `\n` in the table is a line break (`.loc` ends at one).
+    let text = line.body.replace("\\n", "\n");
+    let parts: Vec<&str> = text.split("##").map(str::trim).collect();
     let (module, dirs, body) = match parts.as_slice() {
         [b] => ("", "", *b),
         [m, d, b] => (*m, *d, *b),
