@@ -689,10 +689,12 @@ impl<'a> Parser<'a> {
             let bits: u32 = ty[1..].parse().unwrap_or(8);
             align = align.or(Some(vector as u32 * bits / 8));
         }
+        // `[]` (extern, or sized by the initialiser): the other dimensions still count.
+        let mut open_size = false;
         while self.eat_punct('[') {
             is_array = true;
             if self.eat_punct(']') {
-                count = None;
+                open_size = true;
                 continue;
             }
             let n = self.int()?;
@@ -705,6 +707,14 @@ impl<'a> Parser<'a> {
         let mut init = Vec::new();
         if self.eat_punct('=') {
             self.initializer(&mut init, 0)?;
+        }
+        if open_size {
+            // `a[][n] = {...}`: as many rows as the initialiser's elements fill.
+            count = match (count, init.len() as u64) {
+                (_, 0) => None,
+                (Some(row), n) if row > 0 => n.div_ceil(row).checked_mul(row),
+                _ => None,
+            };
         }
         Ok(VarDecl {
             space,

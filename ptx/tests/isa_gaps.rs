@@ -767,3 +767,24 @@ fn vector_variables_are_their_elements_aligned_to_the_vector() {
         assert!(Module::parse(&format!("{HEAD}{bad}\n")).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn an_unsized_array_takes_its_size_from_its_initialiser() {
+    let src = format!(
+        "{HEAD}.global .align 4 .u32 ua[] = {{1, 2, 3}};\n.global .u16 grid[][2] = {{{{4, 5}}, {{6, 7}}}};\n\
+         .visible .entry k(.param .u64 out)\n{{\n.reg .b64 %rd<2>;\n.reg .b32 %r<4>;\n\
+         ld.param.u64 %rd1, [out];\nld.global.u32 %r1, [ua+8];\nld.global.u16 %r2, [grid+6];\n\
+         st.global.v2.u32 [%rd1], {{%r1, %r2}};\nret;\n}}\n"
+    );
+    let m = Module::parse(&src).unwrap();
+    let g = |n: &str| m.globals.iter().find(|g| g.name == n).unwrap();
+    assert_eq!((g("ua").size, g("grid").size), (12, 8));
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 8], true);
+    let globals = mem.map_globals(&m);
+    let p = params(&m.kernels[0], &[out]);
+    let mut l = launch(1, 1, &p);
+    l.globals = &globals;
+    run(&m, 0, &l, &mem).unwrap();
+    assert_eq!(to_u32s(&mem.read(out)), [3, 7]);
+}
