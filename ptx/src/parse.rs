@@ -691,14 +691,17 @@ impl<'a> Parser<'a> {
         }
         // `[]` (extern, or sized by the initialiser): the other dimensions still count.
         let mut open_size = false;
+        let mut dims = Vec::new();
         while self.eat_punct('[') {
             is_array = true;
             if self.eat_punct(']') {
                 open_size = true;
+                dims.push(1);
                 continue;
             }
             let n = self.int()?;
             self.expect_punct(']')?;
+            dims.push(n);
             count = count.and_then(|c| c.checked_mul(n));
             if count.is_none() {
                 return self.err(LoadErrorKind::Syntax, "array size overflows");
@@ -706,7 +709,19 @@ impl<'a> Parser<'a> {
         }
         let mut init = Vec::new();
         if self.eat_punct('=') {
-            self.initializer(&mut init, 0)?;
+            // Scalars in one element of each brace level: a braced row shorter than
+            // its dimension is padded with zeros, as C's initialisers are.
+            let mut strides: Vec<u64> = (0..dims.len())
+                .map(|k| {
+                    dims[k + 1..]
+                        .iter()
+                        .fold(vector, |p, &d| p.saturating_mul(d))
+                })
+                .collect();
+            if vector > 1 {
+                strides.push(1);
+            }
+            self.initializer(&mut init, 0, &strides)?;
         }
         if open_size {
             // `a[][n] = {...}`: as many rows as the initialiser's elements fill.
@@ -731,13 +746,29 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn initializer(&mut self, out: &mut Vec<Opnd>, depth: u32) -> PResult<()> {
+    /// One initialiser (flattened into `out`) at brace level `depth`; `strides[d]` is how
+    /// many scalars an element of a level-`d` brace holds.
+    fn initializer(&mut self, out: &mut Vec<Opnd>, depth: u32, strides: &[u64]) -> PResult<()> {
         if depth > 8 {
             return self.err(LoadErrorKind::Syntax, "initializer nested too deeply");
         }
         if self.eat_punct('{') {
+            let start = out.len();
+            let elem = strides.get(depth as usize).copied().unwrap_or(1).max(1);
+            let mut after_brace = false;
             loop {
-                self.initializer(out, depth + 1)?;
+                // The row before ends here: pad it (a last row needs none, the bytes
+                // past an initialiser being zeros).
+                if after_brace && elem > 1 {
+                    let n = (out.len() - start) as u64;
+                    let padded = n.div_ceil(elem).saturating_mul(elem);
+                    if padded - n > 1 << 24 {
+                        return self.err(LoadErrorKind::Syntax, "initializer too large");
+                    }
+                    out.resize(start + padded as usize, Opnd::Int(0));
+                }
+                after_brace = self.peek() == Some(&Tok::Punct('{'));
+                self.initializer(out, depth + 1, strides)?;
                 if !self.eat_punct(',') {
                     break;
                 }

@@ -788,3 +788,19 @@ fn an_unsized_array_takes_its_size_from_its_initialiser() {
     run(&m, 0, &l, &mem).unwrap();
     assert_eq!(to_u32s(&mem.read(out)), [3, 7]);
 }
+
+#[test]
+fn a_short_braced_row_is_padded_to_its_dimension() {
+    // As C's initialisers: {{4}, {6, 7}} is 4, 0, 6, 7; a vector's braces likewise;
+    // elided braces run on.
+    let src = format!(
+        "{HEAD}.global .u16 g[2][2] = {{{{4}}, {{6, 7}}}};\n\
+         .global .v2 .u32 v[3] = {{{{1}}, {{2, 3}}, {{4}}}};\n\
+         .global .u8 flat[2][2] = {{1, 2, 3}};\n.visible .entry k() {{ ret; }}\n"
+    );
+    let m = Module::parse(&src).unwrap();
+    let init = |n: &str| m.globals.iter().find(|g| g.name == n).unwrap().init.clone();
+    assert_eq!(init("g"), [4, 0, 0, 0, 6, 0, 7, 0]);
+    assert_eq!(to_u32s(&init("v")), [1, 0, 2, 3, 4]);
+    assert_eq!(init("flat"), [1, 2, 3]);
+}
