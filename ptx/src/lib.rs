@@ -33,6 +33,7 @@
 //! `fatbin` (the PTX a fatbin holds for a compute capability); `link` (the JIT linker's
 //! PTX inputs combined).
 
+mod cexpr;
 mod decode;
 pub mod devrt;
 mod executor;

@@ -310,6 +310,35 @@ impl<'a> Parser<'a> {
         self.toks.get(self.pos).map(|t| &t.tok)
     }
 
+    /// A constant expression at the cursor, if one is there and ends where an operand
+    /// or initialiser ends (`,` `;` `)` `]` `}`); else the cursor stays.
+    fn try_const(&mut self) -> Option<crate::cexpr::Val> {
+        let mut p = self.pos;
+        let v = crate::cexpr::eval(self.toks, &mut p).ok()?;
+        let ends = matches!(
+            self.toks.get(p).map(|t| &t.tok),
+            None | Some(Tok::Punct(',' | ';' | ')' | ']' | '}'))
+        );
+        if !ends {
+            return None;
+        }
+        self.pos = p;
+        Some(v)
+    }
+
+    /// An integer constant expression (an address's offset).
+    fn const_int(&mut self) -> PResult<u64> {
+        let mut p = self.pos;
+        match crate::cexpr::eval(self.toks, &mut p) {
+            Ok(crate::cexpr::Val::Int(v)) => {
+                self.pos = p;
+                Ok(v as u64)
+            }
+            Ok(_) => self.err(LoadErrorKind::Syntax, "expected an integer, found a float"),
+            Err(m) => self.err(LoadErrorKind::Syntax, m),
+        }
+    }
+
     fn peek_at(&self, k: usize) -> Option<&Tok> {
         self.toks.get(self.pos + k).map(|t| &t.tok)
     }
@@ -762,8 +791,13 @@ impl<'a> Parser<'a> {
                 if after_brace && elem > 1 {
                     let n = (out.len() - start) as u64;
                     let padded = n.div_ceil(elem).saturating_mul(elem);
-                    if padded - n > 1 << 24 {
-                        return self.err(LoadErrorKind::Syntax, "initializer too large");
+                    // Padding costs memory the text did not: bounded, so that no input
+                    // makes the loader allocate without end.
+                    if (start as u64).saturating_add(padded) > 1 << 20 {
+                        return self.err(
+                            LoadErrorKind::Unsupported,
+                            "initializer too large (over 2^20 elements with its rows' padding)",
+                        );
                     }
                     out.resize(start + padded as usize, Opnd::Int(0));
                 }
@@ -774,6 +808,24 @@ impl<'a> Parser<'a> {
                 }
             }
             return self.expect_punct('}');
+        }
+        // A constant expression (`(1 << 8) + 3`), unless it is a mask over an address.
+        let mask = matches!(
+            (self.peek(), self.peek_at(1)),
+            (Some(Tok::Int(_)), Some(Tok::Punct('(')))
+        );
+        if !mask {
+            match self.try_const() {
+                Some(crate::cexpr::Val::Int(v)) => {
+                    out.push(Opnd::Int(v as u64));
+                    return Ok(());
+                }
+                Some(crate::cexpr::Val::F64(v)) => {
+                    out.push(Opnd::F64(v.to_bits()));
+                    return Ok(());
+                }
+                None => {}
+            }
         }
         let neg = self.eat_punct('-');
         // A mask over an address: `0xFF00(generic(var)+4)`.
@@ -1266,6 +1318,20 @@ impl<'a> Parser<'a> {
         if depth > 2 {
             return self.err(LoadErrorKind::Syntax, "operand nested too deeply");
         }
+        // A constant expression (`(1 << 4) + 2`, `-(3 + 4)`, `~0`); a parenthesised
+        // list of names (a call's) or `-%r1`, `!%p` are not one and parse below.
+        let starts_expr = match (self.peek(), self.peek_at(1)) {
+            (Some(Tok::Int(_) | Tok::F64(_) | Tok::Punct('(' | '~')), _) => true,
+            (Some(Tok::Punct('-' | '!' | '+')), Some(t)) => !matches!(t, Tok::Ident(_)),
+            _ => false,
+        };
+        if starts_expr {
+            match self.try_const() {
+                Some(crate::cexpr::Val::Int(v)) => return Ok(Opnd::Int(v as u64)),
+                Some(crate::cexpr::Val::F64(v)) => return Ok(Opnd::F64(v.to_bits())),
+                None => {}
+            }
+        }
         match self.peek().cloned() {
             Some(Tok::Punct('[')) => {
                 self.pos += 1;
@@ -1293,10 +1359,10 @@ impl<'a> Parser<'a> {
                     base = Some(name);
                     // `[%rd1+8]`, `[%rd1+-8]`, `[%rd1-8]`.
                     if self.eat_punct('+') || self.peek() == Some(&Tok::Punct('-')) {
-                        off = self.int()? as i64;
+                        off = self.const_int()? as i64;
                     }
                 } else {
-                    off = self.int()? as i64;
+                    off = self.const_int()? as i64;
                 }
                 self.expect_punct(']')?;
                 Ok(Opnd::Addr(base, off))

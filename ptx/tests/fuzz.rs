@@ -106,6 +106,13 @@ const AUDIT_VOCAB: &[&str] = &[
     "add.f32x2 %rd10, %rd4;",
     "min.f32 %f10, %f1, %f2, %f3;",
     "cvt.rs.f16x2.f32 %r10, %f1;",
+    "mov.u32 %r10, (1 << 4) + ~2 % 3;",
+    "mov.u32 %r10, 1 / 0;",
+    "mov.u32 %r10, ((((1)))) ? -1 : 2.5;",
+    "ld.global.u32 %r10, [%rd1+(2*8)-4];",
+    "ld.global.u32 %r10, [%rd1+(1<<62)];",
+    ".global .u32 ex = (1 << 8) ? 3 : 4;",
+    ".global .u16 rows[][2] = {{1}, {2, 3}, {}};",
 ];
 
 #[test]

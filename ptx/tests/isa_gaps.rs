@@ -31,9 +31,11 @@ fn run_both(module: &str, body: &str, init: &[u32], words: usize) -> [Vec<u32>; 
         let mut bytes: Vec<u8> = init.iter().flat_map(|w| w.to_le_bytes()).collect();
         bytes.resize(words * 4, 0);
         let out = mem.map(&bytes, true);
+        let globals = mem.map_globals(&m);
         let p = params(&m.kernels[0], &[out]);
         let mut l = launch(1, 1, &p);
         l.engine = engine;
+        l.globals = &globals;
         run(&m, 0, &l, &mem).unwrap_or_else(|f| panic!("{engine:?}: {f}\n{src}"));
         results.push(to_u32s(&mem.read(out))[..words].to_vec());
     }
@@ -803,4 +805,54 @@ fn a_short_braced_row_is_padded_to_its_dimension() {
     assert_eq!(init("g"), [4, 0, 0, 0, 6, 0, 7, 0]);
     assert_eq!(to_u32s(&init("v")), [1, 0, 2, 3, 4]);
     assert_eq!(init("flat"), [1, 2, 3]);
+    // Padding the text does not pay for is bounded: a load error, not gigabytes.
+    let rows = vec!["{1}"; 64].join(", ");
+    let src = format!("{HEAD}.global .u8 big[][1048576] = {{{rows}}};\n");
+    assert!(Module::parse(&src).is_err());
+}
+
+#[test]
+fn constant_expressions_follow_cs_operators_and_precedence() {
+    // Each word is one expression, as C (64-bit, signed) evaluates it; the last two
+    // doubles are a float expression and an initialiser's.
+    let module = ".global .align 8 .u64 init_expr = (1 << 8) + 3 * 2;";
+    let body = "mov.u32 %r1, (1<<4)+2;\nmov.u32 %r2, 1 + 2 * 3 << 1;\nmov.u32 %r3, ~0 & 0xff;\n\
+                mov.s32 %r4, -(3+4);\nmov.u32 %r5, 10 % 3;\nmov.u32 %r6, (7 > 3) ? 1 : 2;\n\
+                mov.s32 %r7, -8 >> 1;\nmov.u32 %r8, !0 + (2 == 2) + (1 && 0) + (0 || 3);\n\
+                mov.u32 %r9, 6 ^ 3 | 8;\nmov.u32 %r10, 7 / 2;\n\
+                st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};\n\
+                st.global.v4.u32 [%rd1+16], {%r5, %r6, %r7, %r8};\n\
+                st.global.v2.u32 [%rd1+(4*8)], {%r9, %r10};\n\
+                mov.f64 %fd1, 2.5 * 2 + 1;\nst.global.f64 [%rd1+40], %fd1;\n\
+                ld.global.u64 %rd2, [init_expr];\nst.global.u64 [%rd1+48], %rd2;";
+    let src_words = run_words(module, body, &[], 14);
+    assert_eq!(
+        src_words[..10],
+        [18, 14, 255, (-7i32) as u32, 1, 1, (-4i32) as u32, 3, 13, 3]
+    );
+    let f = f64::from_bits(u64::from(src_words[10]) | u64::from(src_words[11]) << 32);
+    assert_eq!(f, 6.0);
+    assert_eq!(src_words[12..], [262, 0]);
+}
+
+#[test]
+fn bad_constant_expressions_are_load_errors() {
+    for body in [
+        "mov.u32 %r1, 1 / 0;",
+        "mov.u32 %r1, (1 + 2;",
+        "mov.u32 %r1, 1 ? 2;",
+        "mov.u32 %r1, ~1.5;",
+        "ld.global.u32 %r1, [%rd1+(1.5)];",
+    ] {
+        let src = format!(
+            "{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n{body}\nret;\n}}\n"
+        );
+        assert!(Module::parse(&src).is_err(), "{body}");
+    }
+    // Deep nesting is refused, not a stack overflow.
+    let deep = format!("{}1{}", "(".repeat(5000), ")".repeat(5000));
+    let src = format!(
+        "{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<4>;\nmov.u32 %r1, {deep};\nret;\n}}\n"
+    );
+    assert!(Module::parse(&src).is_err());
 }
