@@ -34,6 +34,8 @@ pub enum Sreg {
     Smid,
     Nsmid,
     Clock,
+    /// The upper 32 bits of %clock64 (`%clock_hi`).
+    ClockHi,
     Clock64,
     Globaltimer,
     LanemaskEq,
@@ -237,6 +239,14 @@ pub enum Op {
         a: Src,
         n: u8,
         bits: u8,
+    },
+    /// `lop3.{and,or}.b32 d|p, a, b, c, lut, q`: d as `lop3`'s, then p = (d != 0) op q.
+    Lop3Pred {
+        d: Dst,
+        p: Dst,
+        s: [Src; 4],
+        op: BoolOp,
+        q: Src,
     },
     /// Two 64-bit moves at once (both sources read first): `mov.b128` packing, unpacking
     /// or copying the halves of `.b128` registers.
@@ -958,6 +968,44 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         }
         funcs.insert(f.name.clone(), info);
     }
+    // `.alias a, b`: a, declared without a body, is b (its code and its address), with
+    // b's prototype.
+    for (alias, aliasee, line, column) in &ast.aliases {
+        let err = |what: String| LoadError::at(*line, *column, LoadErrorKind::Semantic, what);
+        let target = match funcs.get(aliasee) {
+            Some(t) if t.has_body => t,
+            _ => {
+                return Err(err(format!(
+                "`.alias {alias}, {aliasee}`: `{aliasee}` is not a function defined in the module"
+            )))
+            }
+        };
+        let Some(declared) = funcs.get(alias).filter(|a| !a.has_body) else {
+            return Err(err(format!(
+                "`.alias {alias}, {aliasee}`: `{alias}` is not a function declared without a body"
+            )));
+        };
+        let sizes = |v: &[(u32, u32)]| v.iter().map(|p| p.1).collect::<Vec<_>>();
+        if sizes(&declared.params) != sizes(&target.params)
+            || sizes(&declared.rets) != sizes(&target.rets)
+        {
+            return Err(err(format!(
+                "`.alias {alias}, {aliasee}`: the prototypes differ"
+            )));
+        }
+        let info = FuncInfo {
+            entry: target.entry,
+            has_body: true,
+            index: target.index,
+            params: target.params.clone(),
+            rets: target.rets.clone(),
+            declared_rets: target.declared_rets.clone(),
+        };
+        funcs.insert(alias.clone(), info);
+        if let Some(&k) = func_index.get(aliasee.as_str()) {
+            func_index.insert(alias.as_str(), k);
+        }
+    }
     for f in ast.funcs.iter().filter(|f| f.body.is_none() && !f.entry) {
         if let Some(info) = funcs.get_mut(&f.name) {
             if info.declared_rets.is_none() {
@@ -1241,7 +1289,10 @@ impl Mods {
         // `.L1::evict_last`, `.L2::256B`...: cache policy, nothing to emulate; but
         // `.L2::cache_hint` takes an operand, so it stays (unsupported).
         self.list.retain(|m| {
-            let hint = HINTS.contains(&m.as_str()) || m.contains("::") && m != "L2::cache_hint";
+            // Only cache levels' hints: another `::` (`.param::entry`) names a state
+            // space, which must not pass silently as a generic access.
+            let level = m.starts_with("L1::") || m.starts_with("L2::");
+            let hint = HINTS.contains(&m.as_str()) || level && m != "L2::cache_hint";
             !hint
         });
     }
@@ -1754,6 +1805,9 @@ impl FuncDecoder<'_> {
             .chain(i.mods.iter().cloned())
             .collect::<Vec<_>>()
             .join(".");
+        if let Some(why) = crate::targets::refusal(&i.opcode, &i.mods, i.ops.len()) {
+            return Err(unsupported(i, format!("`{full}`: {why}")));
+        }
         let mut m = Mods {
             list: i.mods.clone(),
             full: full.clone(),
@@ -1957,11 +2011,33 @@ impl FuncDecoder<'_> {
                 self.alu(i, math::szext(clamp, signed), 2)
             }
             "lop3" => {
+                let op = match m.take_any(&["and", "or"]).as_deref() {
+                    Some("and") => Some(BoolOp::And),
+                    Some(_) => Some(BoolOp::Or),
+                    None => None,
+                };
                 let ty = self.one_type(i, m)?;
                 if ty != Ty::B32 {
                     return Err(unsup(m));
                 }
-                self.alu(i, math::lop3(), 4)
+                let Some(op) = op else {
+                    return self.alu(i, math::lop3(), 4);
+                };
+                self.nops(i, 6)?;
+                let Opnd::Pipe(d, p) = &i.ops[0] else {
+                    return Err(semantic(i, format!("`{}` writes `d|p`", m.full)));
+                };
+                let mut s = [Src::Imm(0); 4];
+                for (k, slot) in s.iter_mut().enumerate() {
+                    *slot = self.src(i, &i.ops[k + 1])?;
+                }
+                Ok(Op::Lop3Pred {
+                    d: self.reg(i, d)?,
+                    p: self.reg(i, p)?,
+                    s,
+                    op,
+                    q: self.src(i, &i.ops[5])?,
+                })
             }
             "shf" => {
                 let left = match m.take_any(&["l", "r"]).as_deref() {
@@ -1988,14 +2064,14 @@ impl FuncDecoder<'_> {
                         "global",
                         "local",
                         "param",
+                        "param::entry",
                         "const",
                     ])
-                    .map(|s| {
-                        if s == "shared::cta" {
-                            "shared".into()
-                        } else {
-                            s
-                        }
+                    .map(|s| match s.as_str() {
+                        "shared::cta" => "shared".into(),
+                        // The kernel's parameters: the window `.param` tests.
+                        "param::entry" => "param".into(),
+                        _ => s,
                     })
                     .ok_or_else(|| unsup(m))?;
                 self.alu(i, math::isspacep(&space).ok_or_else(|| unsup(m))?, 1)
@@ -3100,11 +3176,9 @@ impl FuncDecoder<'_> {
             }
             if opc == "mul24" || opc == "mad24" {
                 let w = width.as_deref().unwrap_or("lo");
-                return self.alu(
-                    i,
-                    math::mul24(&format!("{opc}.{w}"), ty).ok_or_else(|| unsup(m))?,
-                    nsrc,
-                );
+                // `.sat` is only `mad24.hi.sat.s32`'s.
+                let name = format!("{opc}.{w}{}", if sat { ".sat" } else { "" });
+                return self.alu(i, math::mul24(&name, ty).ok_or_else(|| unsup(m))?, nsrc);
             }
             let name = match (opc, width.as_deref()) {
                 ("mul" | "mad", Some(w)) => format!("{opc}.{w}"),
@@ -3290,6 +3364,8 @@ impl FuncDecoder<'_> {
                     "shared::cluster",
                     "local",
                     "param",
+                    "param::entry",
+                    "param::func",
                     "const",
                 ])
                 .as_deref()
@@ -3298,7 +3374,9 @@ impl FuncDecoder<'_> {
                 Some("shared" | "shared::cta") => Space::Shared,
                 Some("shared::cluster") => Space::SharedCluster,
                 Some("local") => Space::Local,
-                Some("param") => Space::KParam,
+                // `.param::entry` and `.param::func` (PTX 8.3) name the kernel's and a
+                // function's parameters, which `.param` reaches by its symbol.
+                Some("param" | "param::entry" | "param::func") => Space::KParam,
                 Some("const") => Space::Const,
                 _ => Space::Generic,
             },
@@ -4069,6 +4147,7 @@ fn sreg(n: &str) -> Option<Sreg> {
         "%smid" => Sreg::Smid,
         "%nsmid" => Sreg::Nsmid,
         "%clock" => Sreg::Clock,
+        "%clock_hi" => Sreg::ClockHi,
         "%clock64" => Sreg::Clock64,
         "%globaltimer" => Sreg::Globaltimer,
         "%lanemask_eq" => Sreg::LanemaskEq,

@@ -1693,13 +1693,17 @@ impl<'a> BlockCtx<'a> {
                 *out = [lin % self.launch.sm_count.max(1) as u64; 32]
             }
             Sreg::Nsmid => *out = [self.launch.sm_count as u64; 32],
-            Sreg::Clock | Sreg::Clock64 => {
+            Sreg::Clock | Sreg::ClockHi | Sreg::Clock64 => {
                 // A counter that only grows, at roughly a GPU's clock rate: of the
                 // process's CPU time, not the wall's, so that the time a busy host gives
                 // other processes does not count, as it would not on a GPU (a kernel's
                 // spin bounded by clock64 times out by its own work, not by the host's).
                 let t = process_cpu_ns() * 2 + w.steps;
-                *out = [if s == Sreg::Clock { t as u32 as u64 } else { t }; 32]
+                *out = [match s {
+                    Sreg::Clock => t as u32 as u64,
+                    Sreg::ClockHi => t >> 32,
+                    _ => t,
+                }; 32]
             }
             Sreg::Globaltimer | Sreg::GlobaltimerLo | Sreg::GlobaltimerHi => {
                 // Nanoseconds, as the GPU's global timer counts them.
@@ -1926,6 +1930,22 @@ impl<'a> BlockCtx<'a> {
                     out[l] = u64::from(v.eval(a[l] as u32, b[l] as u32, c[l] as u32));
                 }
                 write(w, *d, &out, emask);
+            }
+            Op::Lop3Pred { d, p, s, op, q } => {
+                let (mut b, mut c, mut lut, mut qs) =
+                    ([0u64; 32], [0u64; 32], [0u64; 32], [0u64; 32]);
+                self.fetch(w, s[0], &mut a);
+                self.fetch(w, s[1], &mut b);
+                self.fetch(w, s[2], &mut c);
+                self.fetch(w, s[3], &mut lut);
+                self.fetch(w, *q, &mut qs);
+                (math::lop3())(&mut out, &a, &b, &c, &lut);
+                write(w, *d, &out, emask);
+                for o in out.iter_mut() {
+                    *o = (*o != 0) as u64;
+                }
+                combine(&mut out, &qs, *op);
+                write(w, *p, &out, emask);
             }
             Op::Cvt { spec, d, a: src } => {
                 self.fetch(w, *src, &mut a);

@@ -94,6 +94,10 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, LoadError> {
                 i += if b[i] == b':' { 2 } else { 1 };
             }
             Tok::Dot(src[start + 1..i].to_string())
+        } else if c == b'%' && !b.get(i + 1).is_some_and(|&n| is_ident_char(n)) {
+            // `%` alone is the remainder of a constant expression (`%r1` is a name).
+            i += 1;
+            Tok::Punct('%')
         } else if is_ident_start(c) {
             i += 1;
             while i < b.len() && is_ident_char(b[i]) {
@@ -112,7 +116,7 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, LoadError> {
             }
             i += 1;
             Tok::Str(src[start + 1..i - 1].to_string())
-        } else if b",;:[]{}()+-@!|<>=*".contains(&c) {
+        } else if b",;:[]{}()+-@!|<>=*/&^~?".contains(&c) {
             i += 1;
             Tok::Punct(c as char)
         } else {

@@ -33,6 +33,7 @@
 //! `fatbin` (the PTX a fatbin holds for a compute capability); `link` (the JIT linker's
 //! PTX inputs combined).
 
+mod cexpr;
 mod decode;
 pub mod devrt;
 mod executor;
@@ -45,6 +46,7 @@ mod math;
 mod mma;
 mod parse;
 mod printf;
+mod targets;
 pub mod tensormap;
 pub mod texture;
 mod video;

@@ -456,6 +456,18 @@ pub fn mul24(op: &str, ty: Ty) -> Option<WarpFn> {
         ("mad24.lo", Ty::S32) => {
             wf!(|a, b, c, e| (sx24(a) * sx24(b)).wrapping_add(c as i32 as i64) as u32 as u64)
         }
+        // The high 32 of the 48-bit product (bits 47..16) plus c.
+        ("mad24.hi", Ty::U32) => wf!(|a, b, c, e| {
+            ((((a & 0xff_ffff) * (b & 0xff_ffff)) >> 16) as u32).wrapping_add(c as u32) as u64
+        }),
+        ("mad24.hi", Ty::S32) => wf!(|a, b, c, e| {
+            (((sx24(a) * sx24(b)) >> 16) as i32).wrapping_add(c as i32) as u32 as u64
+        }),
+        // The sum clamped to the s32 range, as `mad.hi.sat.s32`'s.
+        ("mad24.hi.sat", Ty::S32) => wf!(|a, b, c, e| {
+            (((sx24(a) * sx24(b)) >> 16) + (c as i32 as i64))
+                .clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32 as u64
+        }),
         _ => return None,
     })
 }
@@ -966,6 +978,69 @@ pub fn f64_sqrt(a: f64, m: Rnd) -> f64 {
     directed64(s, sign_of(r), m)
 }
 
+/// `fma.{rz,rm,rp}.f64`: a * b + c rounded once in mode `m`. The exact sum in integers
+/// (the product's 106 bits and c aligned in 128; what lies further below only as a
+/// sticky bit), since no error-free transformation of an f64 fma is exact near
+/// subnormals and overflow.
+pub fn f64_fma(a: f64, b: f64, c: f64, m: Rnd) -> f64 {
+    let rn = a.mul_add(b, c);
+    if m == Rnd::N || !a.is_finite() || !b.is_finite() || !c.is_finite() {
+        return rn;
+    }
+    if rn.is_infinite() {
+        return overflow64(rn, m);
+    }
+    let pneg = a.is_sign_negative() != b.is_sign_negative();
+    // An exact zero sum of opposite signs is +0, -0 rounding down (IEEE 754 6.3).
+    let cancelled = if m == Rnd::M { -0.0 } else { 0.0 };
+    if a == 0.0 || b == 0.0 {
+        return match (c == 0.0, pneg == c.is_sign_negative()) {
+            (false, _) => c,
+            (true, true) => c,
+            (true, false) => cancelled,
+        };
+    }
+    let ((ma, ea), (mb, eb)) = (parts64(a), parts64(b));
+    let (p, ep) = (ma as u128 * mb as u128, ea + eb);
+    if c == 0.0 {
+        return round_exact64(pneg, p, ep, false, m);
+    }
+    let (mc, ec) = parts64(c);
+    let cneg = c < 0.0;
+    // The operand of the higher last-bit exponent shifted up onto the other's, as far as
+    // 126 bits allow; beyond that the lower one is shifted down, its lost bits sticky.
+    let ((hi, ehi), (lo, elo, lo_neg), hi_neg) = if ep >= ec {
+        ((p, ep), (mc as u128, ec, cneg), pneg)
+    } else {
+        ((mc as u128, ec), (p, ep, pneg), cneg)
+    };
+    let diff = (ehi - elo) as u64;
+    let room = (hi.leading_zeros() as u64).saturating_sub(2);
+    let up = diff.min(room);
+    let down = diff - up;
+    let hi = hi << up;
+    let (lo, sticky) = if down >= 128 {
+        (0, true)
+    } else {
+        (lo >> down, lo & ((1u128 << down) - 1) != 0)
+    };
+    let exp = elo + down as i32;
+    if hi_neg == lo_neg {
+        return round_exact64(hi_neg, hi + lo, exp, sticky, m);
+    }
+    // Opposite signs. With a sticky remainder, hi is far larger than lo (its top bit at
+    // 125 or more, lo's 106 bits shifted below it): hi - lo - frac = (hi - lo - 1) +
+    // (1 - frac).
+    if sticky {
+        return round_exact64(hi_neg, hi - lo - 1, exp, true, m);
+    }
+    match hi.cmp(&lo) {
+        std::cmp::Ordering::Equal => cancelled,
+        std::cmp::Ordering::Greater => round_exact64(hi_neg, hi - lo, exp, false, m),
+        std::cmp::Ordering::Less => round_exact64(lo_neg, lo - hi, exp, false, m),
+    }
+}
+
 /// GPU `min`/`max`: a NaN operand yields the other operand; both NaN yield NaN.
 #[inline(always)]
 pub fn fmin32(a: f32, b: f32) -> f32 {
@@ -1172,6 +1247,7 @@ pub fn f64_op(op: &str, m: FMods) -> Option<WarpFn> {
         "fma" | "mad" if m.rnd.unwrap_or(Rnd::N) == Rnd::N => {
             f64fn!(m.sat, |a, b, c| a.mul_add(b, c))
         }
+        "fma" => by_rnd64!(m, |a, b, c, R| f64_fma(a, b, c, R)),
         "div" => by_rnd64!(m, |a, b, c, R| f64_div(a, b, R)),
         "rcp" => by_rnd64!(m, |a, b, c, R| f64_div(1.0, a, R)),
         // rcp.approx.ftz.f64: nvcc uses it as a starting point for Newton steps; the

@@ -140,6 +140,9 @@ pub struct Ast {
     /// `.target ..., texmode_independent`: textures and samplers are named apart
     /// (`tex`'s `[t, s, c]`), and `.samplerref`s may be declared.
     pub texmode_independent: bool,
+    /// `.alias alias, aliasee;` (name, aliasee, line, column): the declared function
+    /// `alias` is the defined function `aliasee`.
+    pub aliases: Vec<(String, String, u32, u32)>,
 }
 
 /// `.global .samplerref name = { filter_mode = linear, addr_mode_0 = wrap, ... };`: a
@@ -306,6 +309,35 @@ impl<'a> Parser<'a> {
 
     fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.pos).map(|t| &t.tok)
+    }
+
+    /// A constant expression at the cursor, if one is there and ends where an operand
+    /// or initialiser ends (`,` `;` `)` `]` `}`); else the cursor stays.
+    fn try_const(&mut self) -> Option<crate::cexpr::Val> {
+        let mut p = self.pos;
+        let v = crate::cexpr::eval(self.toks, &mut p).ok()?;
+        let ends = matches!(
+            self.toks.get(p).map(|t| &t.tok),
+            None | Some(Tok::Punct(',' | ';' | ')' | ']' | '}'))
+        );
+        if !ends {
+            return None;
+        }
+        self.pos = p;
+        Some(v)
+    }
+
+    /// An integer constant expression (an address's offset).
+    fn const_int(&mut self) -> PResult<u64> {
+        let mut p = self.pos;
+        match crate::cexpr::eval(self.toks, &mut p) {
+            Ok(crate::cexpr::Val::Int(v)) => {
+                self.pos = p;
+                Ok(v as u64)
+            }
+            Ok(_) => self.err(LoadErrorKind::Syntax, "expected an integer, found a float"),
+            Err(m) => self.err(LoadErrorKind::Syntax, m),
+        }
     }
 
     fn peek_at(&self, k: usize) -> Option<&Tok> {
@@ -479,6 +511,14 @@ impl<'a> Parser<'a> {
                         }
                         self.eat_punct(';');
                     }
+                    "alias" => {
+                        self.pos += 1;
+                        let alias = self.ident()?;
+                        self.expect_punct(',')?;
+                        let aliasee = self.ident()?;
+                        self.expect_punct(';')?;
+                        ast.aliases.push((alias, aliasee, line, column));
+                    }
                     "section" => {
                         self.pos += 1;
                         while !matches!(self.peek(), Some(Tok::Punct('{')) | None) {
@@ -604,6 +644,7 @@ impl<'a> Parser<'a> {
         let mut align = None;
         let mut ty = None;
         let mut managed = false;
+        let mut vector = 1u64;
         loop {
             match self.peek() {
                 Some(Tok::Dot(d)) if d == "align" => {
@@ -639,10 +680,16 @@ impl<'a> Parser<'a> {
                 {
                     self.pos += 1
                 }
-                Some(Tok::Dot(d)) if matches!(d.as_str(), "v2" | "v4" | "v8") => {
+                // A vector variable is its elements in a row, aligned to the whole
+                // vector by default (the ISA's vectors have 2 or 4 elements).
+                Some(Tok::Dot(d)) if matches!(d.as_str(), "v2" | "v4") => {
+                    vector = if d == "v2" { 2 } else { 4 };
+                    self.pos += 1;
+                }
+                Some(Tok::Dot(d)) if d == "v8" => {
                     return self.err(
-                        LoadErrorKind::Unsupported,
-                        format!("vector variables (`.{d}`) are not supported"),
+                        LoadErrorKind::Syntax,
+                        "vector variables have 2 or 4 elements (`.v8` is not one)",
                     )
                 }
                 Some(Tok::Dot(d)) if matches!(d.as_str(), "texref" | "surfref" | "samplerref") => {
@@ -663,16 +710,28 @@ impl<'a> Parser<'a> {
             return self.err(LoadErrorKind::Syntax, "expected a type (.u32, .b8, ...)");
         };
         let name = self.ident()?;
-        let mut count = Some(1u64);
+        let mut count = Some(vector);
         let mut is_array = false;
+        if vector > 1 {
+            if matches!(ty.as_str(), "b128" | "pred") {
+                return self.err(LoadErrorKind::Semantic, format!("no vectors of `.{ty}`"));
+            }
+            let bits: u32 = ty[1..].parse().unwrap_or(8);
+            align = align.or(Some(vector as u32 * bits / 8));
+        }
+        // `[]` (extern, or sized by the initialiser): the other dimensions still count.
+        let mut open_size = false;
+        let mut dims = Vec::new();
         while self.eat_punct('[') {
             is_array = true;
             if self.eat_punct(']') {
-                count = None;
+                open_size = true;
+                dims.push(1);
                 continue;
             }
             let n = self.int()?;
             self.expect_punct(']')?;
+            dims.push(n);
             count = count.and_then(|c| c.checked_mul(n));
             if count.is_none() {
                 return self.err(LoadErrorKind::Syntax, "array size overflows");
@@ -680,7 +739,27 @@ impl<'a> Parser<'a> {
         }
         let mut init = Vec::new();
         if self.eat_punct('=') {
-            self.initializer(&mut init, 0)?;
+            // Scalars in one element of each brace level: a braced row shorter than
+            // its dimension is padded with zeros, as C's initialisers are.
+            let mut strides: Vec<u64> = (0..dims.len())
+                .map(|k| {
+                    dims[k + 1..]
+                        .iter()
+                        .fold(vector, |p, &d| p.saturating_mul(d))
+                })
+                .collect();
+            if vector > 1 {
+                strides.push(1);
+            }
+            self.initializer(&mut init, 0, &strides)?;
+        }
+        if open_size {
+            // `a[][n] = {...}`: as many rows as the initialiser's elements fill.
+            count = match (count, init.len() as u64) {
+                (_, 0) => None,
+                (Some(row), n) if row > 0 => n.div_ceil(row).checked_mul(row),
+                _ => None,
+            };
         }
         Ok(VarDecl {
             space,
@@ -697,18 +776,57 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn initializer(&mut self, out: &mut Vec<Opnd>, depth: u32) -> PResult<()> {
+    /// One initialiser (flattened into `out`) at brace level `depth`; `strides[d]` is how
+    /// many scalars an element of a level-`d` brace holds.
+    fn initializer(&mut self, out: &mut Vec<Opnd>, depth: u32, strides: &[u64]) -> PResult<()> {
         if depth > 8 {
             return self.err(LoadErrorKind::Syntax, "initializer nested too deeply");
         }
         if self.eat_punct('{') {
+            let start = out.len();
+            let elem = strides.get(depth as usize).copied().unwrap_or(1).max(1);
+            let mut after_brace = false;
             loop {
-                self.initializer(out, depth + 1)?;
+                // The row before ends here: pad it (a last row needs none, the bytes
+                // past an initialiser being zeros).
+                if after_brace && elem > 1 {
+                    let n = (out.len() - start) as u64;
+                    let padded = n.div_ceil(elem).saturating_mul(elem);
+                    // Padding costs memory the text did not: bounded, so that no input
+                    // makes the loader allocate without end.
+                    if (start as u64).saturating_add(padded) > 1 << 20 {
+                        return self.err(
+                            LoadErrorKind::Unsupported,
+                            "initializer too large (over 2^20 elements with its rows' padding)",
+                        );
+                    }
+                    out.resize(start + padded as usize, Opnd::Int(0));
+                }
+                after_brace = self.peek() == Some(&Tok::Punct('{'));
+                self.initializer(out, depth + 1, strides)?;
                 if !self.eat_punct(',') {
                     break;
                 }
             }
             return self.expect_punct('}');
+        }
+        // A constant expression (`(1 << 8) + 3`), unless it is a mask over an address.
+        let mask = matches!(
+            (self.peek(), self.peek_at(1)),
+            (Some(Tok::Int(_)), Some(Tok::Punct('(')))
+        );
+        if !mask {
+            match self.try_const() {
+                Some(crate::cexpr::Val::Int(v)) => {
+                    out.push(Opnd::Int(v as u64));
+                    return Ok(());
+                }
+                Some(crate::cexpr::Val::F64(v)) => {
+                    out.push(Opnd::F64(v.to_bits()));
+                    return Ok(());
+                }
+                None => {}
+            }
         }
         let neg = self.eat_punct('-');
         // A mask over an address: `0xFF00(generic(var)+4)`.
@@ -866,6 +984,7 @@ impl<'a> Parser<'a> {
         };
         let (mut maxntid, mut reqntid, mut maxnreg) = (None, None, None::<u32>);
         let (mut reqnctapercluster, mut explicitcluster, mut maxclusterrank) = (None, false, None);
+        let mut blocksareclusters = false;
         while let Some(Tok::Dot(d)) = self.peek() {
             {
                 match d.as_str() {
@@ -897,7 +1016,17 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         maxclusterrank = Some(self.small_int()?);
                     }
-                    "minnctapersm" | "maxnctapersm" | "noreturn" => {
+                    "blocksareclusters" => {
+                        self.pos += 1;
+                        blocksareclusters = true;
+                    }
+                    // `.abi_preserve{_control} n`: registers the callee keeps for its
+                    // caller, an ABI matter of the machine code; nothing to emulate.
+                    "minnctapersm"
+                    | "maxnctapersm"
+                    | "noreturn"
+                    | "abi_preserve"
+                    | "abi_preserve_control" => {
                         self.pos += 1;
                         while matches!(self.peek(), Some(Tok::Int(_)) | Some(Tok::Punct(','))) {
                             self.pos += 1;
@@ -914,6 +1043,23 @@ impl<'a> Parser<'a> {
                         )
                     }
                 }
+            }
+        }
+        if blocksareclusters {
+            // The launch's grid then counts clusters of `.reqnctapercluster` blocks: the
+            // same launch for clusters of one block, which is all the mock takes.
+            if reqntid.is_none() || reqnctapercluster.is_none() {
+                return self.err(
+                    LoadErrorKind::Semantic,
+                    "`.blocksareclusters` needs `.reqntid` and `.reqnctapercluster`",
+                );
+            }
+            if reqnctapercluster != Some([1, 1, 1]) {
+                return self.err(
+                    LoadErrorKind::Unsupported,
+                    "`.blocksareclusters` with clusters of more than one block (a grid \
+                     counted in clusters) is not emulated",
+                );
             }
         }
         let body = if self.eat_punct(';') {
@@ -1105,7 +1251,10 @@ impl<'a> Parser<'a> {
                 line,
                 column,
                 kind: LoadErrorKind::Unsupported,
-                message: format!("unsupported instruction `{full}`"),
+                message: match crate::targets::refusal(&opcode, &mods, 0) {
+                    Some(why) => format!("`{full}`: {why}"),
+                    None => format!("unsupported instruction `{full}`"),
+                },
             });
         }
         let mut ops = Vec::new();
@@ -1170,6 +1319,20 @@ impl<'a> Parser<'a> {
         if depth > 2 {
             return self.err(LoadErrorKind::Syntax, "operand nested too deeply");
         }
+        // A constant expression (`(1 << 4) + 2`, `-(3 + 4)`, `~0`); a parenthesised
+        // list of names (a call's) or `-%r1`, `!%p` are not one and parse below.
+        let starts_expr = match (self.peek(), self.peek_at(1)) {
+            (Some(Tok::Int(_) | Tok::F64(_) | Tok::Punct('(' | '~')), _) => true,
+            (Some(Tok::Punct('-' | '!' | '+')), Some(t)) => !matches!(t, Tok::Ident(_)),
+            _ => false,
+        };
+        if starts_expr {
+            match self.try_const() {
+                Some(crate::cexpr::Val::Int(v)) => return Ok(Opnd::Int(v as u64)),
+                Some(crate::cexpr::Val::F64(v)) => return Ok(Opnd::F64(v.to_bits())),
+                None => {}
+            }
+        }
         match self.peek().cloned() {
             Some(Tok::Punct('[')) => {
                 self.pos += 1;
@@ -1197,10 +1360,10 @@ impl<'a> Parser<'a> {
                     base = Some(name);
                     // `[%rd1+8]`, `[%rd1+-8]`, `[%rd1-8]`.
                     if self.eat_punct('+') || self.peek() == Some(&Tok::Punct('-')) {
-                        off = self.int()? as i64;
+                        off = self.const_int()? as i64;
                     }
                 } else {
-                    off = self.int()? as i64;
+                    off = self.const_int()? as i64;
                 }
                 self.expect_punct(']')?;
                 Ok(Opnd::Addr(base, off))

@@ -78,3 +78,70 @@ fn random_text_never_panics() {
         }
     }
 }
+
+/// Tokens of the forms the ISA 9.0 audit added or refuses by target, spliced into the
+/// table's kernels below.
+const AUDIT_VOCAB: &[&str] = &[
+    "lop3.or.b32 %r10|%p2, %r1, %r2, %r3, 0x80, %p1;",
+    "lop3.and.b32 %r10|%p2, %r1, %r2, %r3, 0x96;",
+    "lop3.or.b32 %r10, %r1, %r2, %r3, 0x80, %p1;",
+    "mad24.hi.sat.s32 %r10, %r1, %r2, %r3;",
+    "mad24.lo.sat.s32 %r10, %r1, %r2, %r3;",
+    "fma.rz.f64 %fd3, %fd1, %fd2, %fd1;",
+    "fma.rp.f64 %fd3, %fd1, %fd2;",
+    "ld.param::entry.u64 %rd10, [out];",
+    "ld.param::entry.u64 %rd10, [%rd1];",
+    "st.param::entry.u64 [out], %rd1;",
+    "isspacep.param::entry %p2, %rd1;",
+    "mov.u32 %r10, %clock_hi;",
+    ".alias f, g;",
+    ".alias k, k;",
+    ".abi_preserve 8",
+    ".blocksareclusters",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [%rd1], [sm], 16;",
+    "cp.reduce.async.bulk.global.shared::cta.bulk_group.min.bf16 [%rd1], [sm], 17;",
+    "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [sm], 32;",
+    "multimem.st.relaxed.sys.global.u32 [%rd1], %r1;",
+    "ld.global.v8.f32 {%f4, %f5}, [%rd1];",
+    "add.f32x2 %rd10, %rd4;",
+    "min.f32 %f10, %f1, %f2, %f3;",
+    "cvt.rs.f16x2.f32 %r10, %f1;",
+    "mov.u32 %r10, (1 << 4) + ~2 % 3;",
+    "mov.u32 %r10, 1 / 0;",
+    "mov.u32 %r10, ((((1)))) ? -1 : 2.5;",
+    "ld.global.u32 %r10, [%rd1+(2*8)-4];",
+    "ld.global.u32 %r10, [%rd1+(1<<62)];",
+    ".global .u32 ex = (1 << 8) ? 3 : 4;",
+    ".global .u16 rows[][2] = {{1}, {2, 3}, {}};",
+];
+
+#[test]
+fn mutated_isa_table_kernels_never_panic_and_what_parses_runs_to_an_end() {
+    // Every kernel of ptx/coverage/isa-9.0.txt, mutated as the corpus is, and with the
+    // audit's forms spliced in at random lines.
+    let seeds: Vec<String> = isa_table::table()
+        .iter()
+        .map(|l| isa_table::kernel(l, "sm_90a"))
+        .collect();
+    let mut rng = fastrand::Rng::with_seed(90);
+    let start = Instant::now();
+    let (mut parsed, mut rounds) = (0, 0);
+    while rounds < 3000 && start.elapsed() < Duration::from_secs(40) {
+        rounds += 1;
+        let seed = &seeds[rounds % seeds.len()];
+        let src = if rng.bool() {
+            mutate(seed, &mut rng)
+        } else {
+            let mut lines: Vec<&str> = seed.lines().collect();
+            let at = rng.usize(..=lines.len());
+            lines.insert(at, AUDIT_VOCAB[rng.usize(..AUDIT_VOCAB.len())]);
+            lines.join("\n")
+        };
+        if let Ok(m) = Module::parse(&src) {
+            parsed += 1;
+            run_all(&m);
+        }
+    }
+    println!("{rounds} mutants of the ISA table, {parsed} parsed and ran");
+    assert!(parsed > 0, "no mutant parsed");
+}

@@ -560,16 +560,23 @@ impl FuncDecoder<'_> {
             Some("xor") => AtomOp::Xor,
             _ => return Err(unsup(m, "")),
         };
-        if m.take("noftz") {
-            return Err(unsup(
-                m,
-                ": half-precision bulk reductions are not emulated yet",
-            ));
-        }
+        let noftz = m.take("noftz");
         let ty = self.one_type(i, m)?;
+        // Halves only into global memory, as ptxas takes them: `add` with `.noftz` (as
+        // `atom`'s, rounded once, subnormals kept), `min`/`max` without.
+        let half = matches!(ty, Ty::F16 | Ty::BF16);
+        if half && !to_global || noftz != (half && op == AtomOp::Add) {
+            return Err(unsup(m, ""));
+        }
         let ok = match op {
-            AtomOp::Add => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::F32 | Ty::F64),
-            AtomOp::Min | AtomOp::Max => matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64),
+            AtomOp::Add => matches!(
+                ty,
+                Ty::U32 | Ty::S32 | Ty::U64 | Ty::F32 | Ty::F64 | Ty::F16 | Ty::BF16
+            ),
+            AtomOp::Min | AtomOp::Max => matches!(
+                ty,
+                Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64 | Ty::F16 | Ty::BF16
+            ),
             AtomOp::Inc | AtomOp::Dec => ty == Ty::U32,
             _ => matches!(ty, Ty::B32 | Ty::B64),
         };

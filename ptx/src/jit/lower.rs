@@ -169,6 +169,11 @@ fn helper_uses(op: &Op, regs: impl Fn(&[Src]) -> Vec<u32>) -> Option<(Vec<u32>, 
         }
         Op::Cvt { a, .. } | Op::Unpack { a, .. } => regs(&[*a]),
         Op::Video { s, .. } => regs(s),
+        Op::Lop3Pred { s, q, .. } => {
+            let mut r = regs(s);
+            r.extend(regs(&[*q]));
+            r
+        }
         Op::Alloca { size, .. } => regs(&[*size]),
         Op::StackRestore { a } => regs(&[*a]),
         Op::StackSave { .. } | Op::SetMaxNreg => Vec::new(),

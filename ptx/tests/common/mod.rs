@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod images;
+pub mod isa_table;
 pub mod mutate;
 
 use std::cell::UnsafeCell;
