@@ -17,7 +17,8 @@
 //! emulated: the H200 neither filled them as a tiled box is filled nor completed its 16B
 //! loads (runtime program tensor_interleave, recorded).
 //! Refused as not supported (each saying so): im2col pixels that are not whole 16-byte
-//! rows (their layout is not recorded), the packed 4- and 6-bit types and the 128B atom
+//! rows (their layout is not recorded; an interleaved map's pixel less than its slice is
+//! invalid, as the H200 answers), the packed 4- and 6-bit types and the 128B atom
 //! swizzles (sm_100's).
 
 /// The mock's tag in a tensor map's first bytes: a map it did not write is refused by the
@@ -218,6 +219,14 @@ impl TensorMap {
         } else {
             m.interleave_bytes()
         };
+        // Recorded on the H200 (probe tensor_map, interleave): an interleaved im2col map
+        // whose pixel is less than the interleave's slice (4 f16 under 16B) is
+        // CUDA_ERROR_INVALID_VALUE.
+        if m.interleave != 0 && pixel < row {
+            return invalid(format!(
+                "an im2col pixel of {pixel} bytes is less than the interleave's {row}-byte slice"
+            ));
+        }
         if pixel % row != 0 || m.interleave != 0 && pixel != row {
             return Err(Refusal::NotSupported(format!(
                 "an im2col pixel of {pixel} bytes (its shared-memory layout is not emulated: only whole 16-byte rows, or the interleave's slice)"
@@ -823,6 +832,23 @@ mod tests {
         // A pixel of 8 bytes: its layout is not recorded.
         assert!(matches!(
             im2col(t(), &[0, 0], &[0, 0], 2, 4),
+            Err(Refusal::NotSupported(_))
+        ));
+        // Interleaved 16B: a pixel of the slice is taken; one less than the slice is
+        // invalid, as the H200 answers (probe tensor_map); one wider is not emulated.
+        let mut i16 = t();
+        i16.interleave = 1;
+        assert!(im2col(i16, &[0, 0], &[0, 0], 4, 4).is_ok());
+        let mut i16 = t();
+        i16.interleave = 1;
+        assert!(
+            bad(im2col(i16, &[0, 0], &[0, 0], 2, 4)),
+            "8 bytes under 16B"
+        );
+        let mut i16 = t();
+        i16.interleave = 1;
+        assert!(matches!(
+            im2col(i16, &[0, 0], &[0, 0], 8, 4),
             Err(Refusal::NotSupported(_))
         ));
     }
