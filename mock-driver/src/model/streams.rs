@@ -272,11 +272,16 @@ impl Driver {
     }
 
     /// The context a cuCtx*Event call names (NULL: the current one), live.
+    /// cuCtxRecordEvent's and cuCtxWaitEvent's context. NULL is no context (recorded on
+    /// the H200, probe api_gaps2: CUDA_ERROR_INVALID_CONTEXT even with one current),
+    /// unlike the calls where NULL stands for the current one.
     fn event_ctx(&self, ctx: Option<ContextId>) -> CuResult<ContextId> {
         let st = self.state.lock();
         match ctx {
             Some(c) => st.contexts.get(c).map(|_| c),
-            None => st.contexts.require_current().map(|(c, _)| c),
+            None => Err(invalid_context(
+                "ctx is NULL: cuCtxRecordEvent and cuCtxWaitEvent take the context itself,                  not NULL for the current one",
+            )),
         }
     }
 
