@@ -380,6 +380,27 @@ impl TensorMap {
                 "an interleaved box whose row is {row} bytes, not the interleave's {slice}: its shared-memory layout is not emulated"
             ));
         }
+        // Recorded on the H200 (runtime program tensor_interleave_inside): a box's rows
+        // along W, stepped by 1, land as the mock packs them; but its next H row started
+        // one W row on, not one H row (for 16B and 32B, any swizzle), and a W traversal
+        // stride of 2 stepped W by 1. Until that layout is fitted, only one run of rows
+        // along W, stepped by 1, is emulated.
+        if self.im2col.is_none() {
+            let counts = self.box_counts();
+            let rank = self.rank as usize;
+            if counts[2..rank].iter().any(|&n| n != 1) {
+                return Err(format!(
+                    "an interleaved box of more than one row of W ({:?} along the dimensions past W): the H200 does not step them as the PTX ISA's figure does (runtime program tensor_interleave_inside, recorded), not emulated",
+                    &counts[2..rank]
+                ));
+            }
+            if self.element_strides[1] != 1 {
+                return Err(format!(
+                    "an interleaved box with a traversal stride of {} on W: the H200 stepped W by 1 (runtime program tensor_interleave_inside, recorded), not emulated",
+                    self.element_strides[1]
+                ));
+            }
+        }
         self.for_each_element(coords, offsets, self.dims[0], |k, addr| match addr {
             Some(_) => Ok(()),
             None => Err(format!(
@@ -738,7 +759,7 @@ mod tests {
     fn interleaved_maps_encode_and_copy_whole_slices_inside_the_tensor() {
         for (interleave, swizzle) in [(1, 0), (1, 3), (2, 1), (2, 0)] {
             // NC/8HWC8 of f32: 8 channels (32 bytes) a pixel, 30 pixels a row, 6 rows.
-            let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 2], &[1, 1, 1]);
+            let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 1], &[1, 1, 1]);
             a.interleave = interleave;
             a.swizzle = swizzle;
             let m = TensorMap::tiled(&a).unwrap();
@@ -751,17 +772,38 @@ mod tests {
                 "{interleave}: {copyable:?}"
             );
         }
+        // More than one row of W, or W stepped by 2: the H200 lays them out otherwise
+        // (runtime program tensor_interleave_inside), not emulated.
+        let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 2], &[1, 1, 1]);
+        a.interleave = 2;
+        a.swizzle = 1;
+        let e = TensorMap::tiled(&a)
+            .unwrap()
+            .interleave_copyable(&[0, 4, 2], &[])
+            .unwrap_err();
+        assert!(e.contains("more than one row of W"), "{e}");
+        let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 1], &[1, 2, 1]);
+        a.interleave = 2;
+        a.swizzle = 1;
+        let m = TensorMap::tiled(&a).unwrap();
+        assert_eq!(m.box_counts()[..3], [8, 4, 1]);
+        let e = m.interleave_copyable(&[0, 4, 2], &[]).unwrap_err();
+        assert!(e.contains("traversal stride of 2"), "{e}");
+        let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 1], &[1, 1, 1]);
+        a.interleave = 2;
+        a.swizzle = 1;
+        let m = TensorMap::tiled(&a).unwrap();
+        assert!(m.interleave_copyable(&[0, 22, 4], &[]).is_ok());
+        let e = m.interleave_copyable(&[0, 23, 4], &[]).unwrap_err();
+        assert!(e.contains("past the tensor's edge"), "{e}");
+        assert!(m.interleave_copyable(&[0, 0, 6], &[]).is_err());
+        assert!(m.interleave_copyable(&[0, -2, 0], &[]).is_err());
+        // Rows in order, each one slice: element k of row (y, z) is channel k % 8 (the
+        // walk of a box the copies do not take is the PTX ISA's figure's).
         let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 2], &[1, 2, 1]);
         a.interleave = 2;
         a.swizzle = 1;
         let m = TensorMap::tiled(&a).unwrap();
-        assert_eq!(m.box_counts()[..3], [8, 4, 2]);
-        assert!(m.interleave_copyable(&[0, 22, 4], &[]).is_ok());
-        let e = m.interleave_copyable(&[0, 24, 4], &[]).unwrap_err();
-        assert!(e.contains("past the tensor's edge"), "{e}");
-        assert!(m.interleave_copyable(&[0, 0, 5], &[]).is_err());
-        assert!(m.interleave_copyable(&[0, -2, 0], &[]).is_err());
-        // Rows in order, each one slice: element k of row (y, z) is channel k % 8.
         let mut seen = Vec::new();
         m.for_each_element(&[0, 2, 1], &[], m.dims[0], |k, addr| {
             seen.push((k, addr.unwrap() - m.address));
