@@ -866,7 +866,9 @@ impl TextureObject {
     /// EXT_texture_filter_anisotropic, N = min(ceil(Pmax / Pmin), maxAnisotropy) samples
     /// along the longer vector at level log2(Pmax / N), maxAnisotropy capped at 16 (the
     /// largest ratio Direct3D and OpenGL implementations take); what the H200 does is
-    /// not documented (clients/runtime/texture_anisotropic.cu awaits its recording).
+    /// not documented (clients/runtime/texture_anisotropic.cu, recorded, differs from this
+    /// model; its differences and what they show are declared in
+    /// clients/runtime/goldens/differences.txt).
     fn footprint(&self, sampler: &Sampler, dims: usize, dx: [f32; 3], dy: [f32; 3]) -> Footprint {
         let scale = |k: usize| {
             if sampler.normalized_coords {
