@@ -8,20 +8,14 @@
  * the importer and passes it the pool's fd over a Unix socket, SCM_RIGHTS). Each section
  * takes normal use and edge inputs (NULL out-parameters, bad handles, bad flags).
  *
- * AWAITS ITS RECORDING on the H200 (ci/gpu-probes.sh): until
- * clients/probes/goldens/NVIDIA_H200-580.159.04/api_gaps2.txt exists, the mock's answers
- * are not compared (mock-driver/tests/probes.rs). Questions cuda.h leaves open, which the
- * recording settles (the mock's guess named):
- * - cuCtxRecordEvent / cuCtxWaitEvent with a NULL context (the mock: the current one),
- *   an event of another context for the record (the mock: INVALID_HANDLE, as cuda.h
- *   says), and during a capture (the mock: STREAM_CAPTURE_UNSUPPORTED, the capture
- *   invalidated);
- * - a batch node with no operations (the mock: INVALID_VALUE), the context
- *   cuGraphBatchMemOpNodeGetParams gives for a node made with NULL (the mock: the
- *   current one), what a capture makes of each stream memory operation (the mock: one
- *   node per call, a batch being one node);
- * - an imported pool's access before cuMemPoolSetAccess (the mock: its device's,
- *   read-write), importing a pointer twice (the mock: mapped again, elsewhere).
+ * Recorded on the H200 (clients/probes/goldens/NVIDIA_H200-580.159.04/api_gaps2.txt),
+ * which settled what cuda.h leaves open, and the mock follows: cuCtxRecordEvent and
+ * cuCtxWaitEvent take no NULL context (INVALID_CONTEXT); a batch node's context is named
+ * (NULL: INVALID_VALUE) and a node of no operations is taken; only an allocation's own
+ * address is exported; a pool imported into its own process is taken; a pointer
+ * imported twice is the first import's pointer (so its second free is refused); an fd
+ * of /dev/null is CUDA_ERROR_UNKNOWN, after which the pool variable holds nothing to
+ * destroy (INVALID_VALUE).
  * No wait is left unsatisfied (it would hang the GPU's stream); no handle is used after
  * it is destroyed. No multicast API is called. */
 #define _GNU_SOURCE

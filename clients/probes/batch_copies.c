@@ -5,20 +5,16 @@
  * cuMemcpy3DPeer and cuMemcpy3DPeerAsync. Each section copies (and checks) normal
  * batches first, then asks the edge inputs cuda.h's rules name.
  *
- * AWAITS ITS RECORDING on the H200 (ci/gpu-probes.sh): until
- * clients/probes/goldens/NVIDIA_H200-580.159.04/batch_copies.txt exists, the mock's
- * answers are not compared (mock-driver/tests/probes.rs). Questions cuda.h leaves open,
- * which the recording settles (the mock's guess named):
- * - an empty batch (count 0, numOps 0; the mock: INVALID_VALUE);
- * - a zero-byte copy in a batch (the mock: success, nothing copied, as cuMemcpyAsync);
- * - what failIdx holds for an error of the whole batch (the mock: SIZE_MAX) and for a
- *   bad attribute (the mock: the first copy it applies to), and whether a refused batch
- *   issued its earlier copies (the mock: nothing is issued);
- * - CUmemcpyFlags bits other than PREFER_OVERLAP_WITH_COMPUTE (the mock: INVALID_VALUE);
- * - whether copies are checked when issued (the mock: a range past its allocation is
- *   INVALID_VALUE at once; asked last in its section, as a GPU may fault instead);
- * - what a discarded range reads before a write (the mock: the bytes it held);
- * - cuMemcpy3DPeer with NULL contexts (the mock: the current context, as cuMemcpyPeer).
+ * Recorded on the H200 (clients/probes/goldens/NVIDIA_H200-580.159.04/batch_copies.txt),
+ * which settled what cuda.h leaves open: an empty batch is INVALID_VALUE; failIdx is
+ * SIZE_MAX on success and for errors of the batch or its attributes, the copy's index for
+ * one copy's, untouched for the legacy stream; a refused batch had issued its earlier
+ * copies; a batch's prefetch locations may repeat a first index and a device that does
+ * not exist is INVALID_VALUE there; a discarded range prefetched to the device no longer
+ * holds what the host wrote; cuMemcpy3DPeer takes srcLOD 1 (and crashes on a NULL
+ * pCopy). Section batch-zero-and-order, added after that recording, asks what it left
+ * open: whether the refused copy was refused for its 0 bytes or for being read during the
+ * call from device memory, and which of two locations for the same first range wins.
  * NULL arrays with a count are asked last, each in a section of its own (the H200 crashes
  * on some; the mock: INVALID_VALUE).
  * No multicast API is called. */
@@ -471,6 +467,41 @@ static void memcpy_3d_peer(void) {
     CALL("box past the source's allocation", cuMemcpy3DPeer(&c));
 }
 
+/* What the recording left open. "batch of 3, two attributes" was refused at its third
+ * copy, of 0 bytes, device to device, read during the call: one of each, alone. Then
+ * prefetchLocIdxs {0, 0} (taken): which location the range goes to. */
+static void batch_zero_and_order(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUstream s;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr a, b, m;
+    MUST(cuMemAlloc(&a, 4096));
+    MUST(cuMemAlloc(&b, 4096));
+    MUST(cuMemAllocManaged(&m, 1 << 16, CU_MEM_ATTACH_GLOBAL));
+    static unsigned char tiny[16];
+    size_t i0[1] = {0};
+    CUmemcpyAttributes st = attr(CU_MEMCPY_SRC_ACCESS_ORDER_STREAM);
+    CUmemcpyAttributes during = attr(CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL);
+    one_copy("0 bytes device to device, stream order", b, a, 0, &st, i0, 1, s);
+    one_copy("0 bytes from the host, stream order", a, (CUdeviceptr)tiny, 0, &st, i0, 1, s);
+    one_copy("16 bytes device to device, read during the call", b, a, 16, &during, i0, 1, s);
+    memcpy_batch_v1 v1 = (memcpy_batch_v1)entry("cuMemcpyBatchAsync", 12080);
+    if (v1) {
+        CUdeviceptr d2[2] = {a, b}, s2[2] = {(CUdeviceptr)tiny, (CUdeviceptr)tiny};
+        size_t z2[2] = {16, 0}, fail = SENTINEL;
+        CALL("12.8 form, copy 1 of 0 bytes", v1(d2, s2, z2, 2, &st, i0, 1, &fail, s));
+        OUT(fail);
+    }
+    CUdeviceptr p[2] = {m, m + (1 << 15)};
+    size_t z[2] = {1 << 15, 1 << 15}, i00[2] = {0, 0};
+    CUmemLocation locs[2] = {host_loc(), device_loc(0)};
+    CALL("prefetchLocIdxs {0, 0}, the host then device 0", cuMemPrefetchBatchAsync(p, z, 2, locs, i00, 2, 0, s));
+    CALL("stream sync", cuStreamSynchronize(s));
+    last_prefetch("the first range", m, 1 << 15);
+    last_prefetch("the second range", m + (1 << 15), 1 << 15);
+}
+
 /* NULL arrays with a count, each in a section of its own: the H200 crashes on some NULL
  * arrays (cuStreamBatchMemOp_v2's, probe api_gaps), which would lose what follows. */
 static CUmemcpyAttributes nattr[1];
@@ -516,6 +547,7 @@ int main(void) {
     section("prefetch-batch", prefetch_batch);
     section("discard-batch", discard_batch);
     section("memcpy3d-peer", memcpy_3d_peer);
+    section("batch-zero-and-order", batch_zero_and_order);
     section("null-dsts", null_dsts);
     section("null-srcs", null_srcs);
     section("null-sizes", null_sizes);

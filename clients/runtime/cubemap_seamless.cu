@@ -4,8 +4,9 @@
 // with which weights, and what a footprint over a cube corner (three texels) reads is
 // not documented: this program prints linear samples at and near every kind of edge and
 // corner, with and without the flag, and tld4.r.cube gathers there (inline PTX), bit for
-// bit, for the H200's record. The mock reads the neighbouring face's edge texels with the
-// weights of 2D filtering and, past a corner, the mean of the three texels there.
+// bit, for the H200's record. The H200 (recorded) reads the neighbouring face's edge
+// texels with the weights of 2D filtering and, past a corner, 85/256 of each texel beside
+// the missing one and 86/256 of the diagonal one; the mock does the same.
 // Checked: samples inside a face and point samples are the same with and without the
 // flag.
 #include "common.h"

@@ -640,7 +640,9 @@ mod tests {
                     "dependencies is NULL with 2 of them"
                 )
             );
-            assert!(slice_opt::<u64>(std::ptr::null(), 2, "x").unwrap().is_none());
+            assert!(slice_opt::<u64>(std::ptr::null(), 2, "x")
+                .unwrap()
+                .is_none());
         }
     }
 

@@ -124,16 +124,19 @@ fn a_batch_copies_host_and_device_memory_in_stream_order() {
             s,
         )
     };
-    assert_eq!(r, CUDA_SUCCESS);
+    // As on the H200 (probe batch_copies): the copy of 0 bytes is refused when the batch
+    // reaches it, the two before it issued and done.
+    assert_eq!(r, CUDA_ERROR_INVALID_VALUE);
     ephemeral.fill(0);
     std::hint::black_box(&ephemeral);
     sync(s);
     assert_eq!(download(a, 4096), first);
     assert_eq!(download(b, 64), vec![0x5A; 64]);
-    // A zero-byte copy copies nothing, as cuMemcpyAsync's.
+    // The refused copy of 0 bytes copied nothing.
     assert_eq!(download(c, 4096), vec![0xEE; 4096]);
 
-    // 12.8's form, device to host, one attribute for both copies; failIdx untouched.
+    // 12.8's form, device to host, one attribute for both copies; failIdx SIZE_MAX, as
+    // the H200 writes it on success.
     let (mut h1, mut h2) = (vec![0u8; 4096], vec![0u8; 64]);
     let (r, fail) = batch_v1(
         &mut [h1.as_mut_ptr() as u64, h2.as_mut_ptr() as u64],
@@ -143,7 +146,7 @@ fn a_batch_copies_host_and_device_memory_in_stream_order() {
         &mut [0],
         s,
     );
-    assert_eq!((r, fail), (CUDA_SUCCESS, 77));
+    assert_eq!((r, fail), (CUDA_SUCCESS, usize::MAX));
     sync(s);
     assert_eq!(h1, first);
     assert_eq!(h2, vec![0x5A; 64]);
@@ -198,7 +201,8 @@ fn misused_batches_are_refused_with_the_failing_copy_named() {
         );
         assert_eq!((r, fail), (code, at), "attrsIdxs {idxs:?}");
     }
-    // An invalid srcAccessOrder names the first copy of its attribute.
+    // An invalid srcAccessOrder is the batch's error, not its copies' (the H200's
+    // failIdx: SIZE_MAX).
     let (r, fail) = batch_v1(
         &mut [a, b],
         &mut [h, h],
@@ -207,13 +211,14 @@ fn misused_batches_are_refused_with_the_failing_copy_named() {
         &mut [0, 1],
         s,
     );
-    assert_eq!((r, fail), (CUDA_ERROR_INVALID_VALUE, 1));
+    assert_eq!((r, fail), (CUDA_ERROR_INVALID_VALUE, none));
     // Flags other than PREFER_OVERLAP_WITH_COMPUTE.
     let mut bad_flags = attr(STREAM_ORDER);
     bad_flags.flags = 2;
     let (r, fail) = batch_v1(&mut [a], &mut [h], &mut [16], &mut [bad_flags], &mut [0], s);
-    assert_eq!((r, fail), (CUDA_ERROR_INVALID_VALUE, 0));
-    // The legacy stream, NULL or named; the per-thread default stream is a stream.
+    assert_eq!((r, fail), (CUDA_ERROR_INVALID_VALUE, none));
+    // The legacy stream, NULL or named (failIdx untouched, as on the H200); the per-thread
+    // default stream is a stream.
     for legacy in [null_mut(), CU_STREAM_LEGACY] {
         let (r, fail) = batch_v1(
             &mut [a],
@@ -223,7 +228,7 @@ fn misused_batches_are_refused_with_the_failing_copy_named() {
             &mut [0],
             legacy,
         );
-        assert_eq!((r, fail), (CUDA_ERROR_INVALID_VALUE, none));
+        assert_eq!((r, fail), (CUDA_ERROR_INVALID_VALUE, 77));
     }
     let (r, _) = batch_v1(
         &mut [a],
@@ -367,7 +372,7 @@ fn a_3d_batch_copies_boxes_between_pitched_memory_and_arrays() {
         pointer(packed, 0, 0),
         [4, 3, 2],
     )];
-    assert_eq!(batch3d(&mut ops, 0, s), (CUDA_SUCCESS, 77));
+    assert_eq!(batch3d(&mut ops, 0, s), (CUDA_SUCCESS, usize::MAX));
     sync(s);
     let expected: Vec<u8> = (0..2)
         .flat_map(|z| (0..3).flat_map(move |y| (0..4).map(move |x| (z * 40 + y * 8 + x) as u8)))
@@ -466,7 +471,7 @@ fn misused_3d_batches_are_refused_naming_the_operation() {
     assert_eq!(batch3d(&mut [good], 1, s), (CUDA_ERROR_INVALID_VALUE, none));
     assert_eq!(
         batch3d(&mut [good], 0, null_mut()),
-        (CUDA_ERROR_INVALID_VALUE, none)
+        (CUDA_ERROR_INVALID_VALUE, 77)
     );
     assert_eq!(batch3d(&mut [], 0, s), (CUDA_ERROR_INVALID_VALUE, none));
     // Safety: NULL with a count is what is tested.
@@ -544,6 +549,9 @@ fn batched_prefetches_and_discards_act_on_managed_ranges() {
             cuMemDiscardBatchAsync(ptrs.as_mut_ptr(), sizes.as_mut_ptr(), 2, 0, s),
             0
         );
+        sync(s);
+        // A discard alone leaves the bytes where the host wrote them (as on the H200).
+        assert_eq!((m1 as *const u8).read(), 42);
         let mut one_loc = [device_loc(0)];
         let mut zero = [0usize];
         let r = cuMemDiscardAndPrefetchBatchAsync(
@@ -614,11 +622,13 @@ fn batched_prefetches_and_discards_act_on_managed_ranges() {
                 0,
                 s
             ),
-            CUDA_ERROR_INVALID_VALUE
+            CUDA_SUCCESS,
+            "the H200 takes a repeated first index (probe batch_copies)"
         );
         assert_eq!(
             prefetch(&mut [m1], &mut [16], &mut [device_loc(9)], &mut idx, 0, s),
-            CUDA_ERROR_INVALID_DEVICE
+            CUDA_ERROR_INVALID_VALUE,
+            "as on the H200, where cuMemPrefetchAsync answers CUDA_ERROR_INVALID_DEVICE"
         );
         assert_eq!(
             prefetch(&mut [], &mut [], &mut [], &mut [], 0, s),
@@ -661,9 +671,10 @@ fn batched_prefetches_and_discards_act_on_managed_ranges() {
             0
         );
     }
-    // The discarded bytes are still there: the mock's indeterminate value is the old one.
+    // Discarded and prefetched to the device, the range no longer holds what the host
+    // wrote (the H200, probe batch_copies): the mock gives it a fresh page's zeros.
     // Safety: managed memory the host may read, the stream idle.
-    assert_eq!(unsafe { (m1 as *const u8).read() }, 42);
+    assert_eq!(unsafe { (m1 as *const u8).read() }, 0);
 }
 
 fn peer_copy(
@@ -727,6 +738,14 @@ fn a_3d_peer_copy_moves_a_box_between_contexts() {
     // Safety: a live description.
     assert_eq!(unsafe { cuMemcpy3DPeerAsync(&c, s) }, CUDA_SUCCESS);
     sync(s);
+    assert_eq!(download(dst, 32 * 5), got);
+    // srcLOD 1 between pointers: the H200 copies (probe batch_copies), where cuMemcpy3D
+    // asks for 0.
+    upload(dst, &[0; 32 * 5]);
+    let mut lod = c;
+    lod.src_lod = 1;
+    // Safety: a live description.
+    assert_eq!(unsafe { cuMemcpy3DPeer(&lod) }, CUDA_SUCCESS);
     assert_eq!(download(dst, 32 * 5), got);
     let mut past = c;
     past.height = 5;

@@ -466,7 +466,7 @@ pub struct DeviceRuntime<'a> {
     /// The context's limits at the launch, by `cudaLimit` (the driver's `CUlimit`
     /// numbers): `cudaDeviceGetLimit` on the device; None: not supported on the device
     /// (cudaErrorUnsupportedLimit, as the host's cuCtxGetLimit answers).
-    pub limits: [Option<u64>; 7],
+    pub limits: [Option<u64>; 8],
     /// The context's cache preference (`cudaDeviceGetCacheConfig`, a `cudaFuncCache`).
     pub cache_config: i32,
     /// How many devices the process sees (`cudaGetDeviceCount`).

@@ -17,7 +17,8 @@
 //! emulated: the H200 neither filled them as a tiled box is filled nor completed its 16B
 //! loads (runtime program tensor_interleave, recorded).
 //! Refused as not supported (each saying so): im2col pixels that are not whole 16-byte
-//! rows (their layout is not recorded), the packed 4- and 6-bit types and the 128B atom
+//! rows (their layout is not recorded; an interleaved map's pixel less than its slice is
+//! invalid, as the H200 answers), the packed 4- and 6-bit types and the 128B atom
 //! swizzles (sm_100's).
 
 /// The mock's tag in a tensor map's first bytes: a map it did not write is refused by the
@@ -218,6 +219,14 @@ impl TensorMap {
         } else {
             m.interleave_bytes()
         };
+        // Recorded on the H200 (probe tensor_map, interleave): an interleaved im2col map
+        // whose pixel is less than the interleave's slice (4 f16 under 16B) is
+        // CUDA_ERROR_INVALID_VALUE.
+        if m.interleave != 0 && pixel < row {
+            return invalid(format!(
+                "an im2col pixel of {pixel} bytes is less than the interleave's {row}-byte slice"
+            ));
+        }
         if pixel % row != 0 || m.interleave != 0 && pixel != row {
             return Err(Refusal::NotSupported(format!(
                 "an im2col pixel of {pixel} bytes (its shared-memory layout is not emulated: only whole 16-byte rows, or the interleave's slice)"
@@ -370,6 +379,27 @@ impl TensorMap {
             return Err(format!(
                 "an interleaved box whose row is {row} bytes, not the interleave's {slice}: its shared-memory layout is not emulated"
             ));
+        }
+        // Recorded on the H200 (runtime program tensor_interleave_inside): a box's rows
+        // along W, stepped by 1, land as the mock packs them; but its next H row started
+        // one W row on, not one H row (for 16B and 32B, any swizzle), and a W traversal
+        // stride of 2 stepped W by 1. Until that layout is fitted, only one run of rows
+        // along W, stepped by 1, is emulated.
+        if self.im2col.is_none() {
+            let counts = self.box_counts();
+            let rank = self.rank as usize;
+            if counts[2..rank].iter().any(|&n| n != 1) {
+                return Err(format!(
+                    "an interleaved box of more than one row of W ({:?} along the dimensions past W): the H200 does not step them as the PTX ISA's figure does (runtime program tensor_interleave_inside, recorded), not emulated",
+                    &counts[2..rank]
+                ));
+            }
+            if self.element_strides[1] != 1 {
+                return Err(format!(
+                    "an interleaved box with a traversal stride of {} on W: the H200 stepped W by 1 (runtime program tensor_interleave_inside, recorded), not emulated",
+                    self.element_strides[1]
+                ));
+            }
         }
         self.for_each_element(coords, offsets, self.dims[0], |k, addr| match addr {
             Some(_) => Ok(()),
@@ -729,7 +759,7 @@ mod tests {
     fn interleaved_maps_encode_and_copy_whole_slices_inside_the_tensor() {
         for (interleave, swizzle) in [(1, 0), (1, 3), (2, 1), (2, 0)] {
             // NC/8HWC8 of f32: 8 channels (32 bytes) a pixel, 30 pixels a row, 6 rows.
-            let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 2], &[1, 1, 1]);
+            let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 1], &[1, 1, 1]);
             a.interleave = interleave;
             a.swizzle = swizzle;
             let m = TensorMap::tiled(&a).unwrap();
@@ -742,17 +772,38 @@ mod tests {
                 "{interleave}: {copyable:?}"
             );
         }
+        // More than one row of W, or W stepped by 2: the H200 lays them out otherwise
+        // (runtime program tensor_interleave_inside), not emulated.
+        let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 2], &[1, 1, 1]);
+        a.interleave = 2;
+        a.swizzle = 1;
+        let e = TensorMap::tiled(&a)
+            .unwrap()
+            .interleave_copyable(&[0, 4, 2], &[])
+            .unwrap_err();
+        assert!(e.contains("more than one row of W"), "{e}");
+        let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 1], &[1, 2, 1]);
+        a.interleave = 2;
+        a.swizzle = 1;
+        let m = TensorMap::tiled(&a).unwrap();
+        assert_eq!(m.box_counts()[..3], [8, 4, 1]);
+        let e = m.interleave_copyable(&[0, 4, 2], &[]).unwrap_err();
+        assert!(e.contains("traversal stride of 2"), "{e}");
+        let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 1], &[1, 1, 1]);
+        a.interleave = 2;
+        a.swizzle = 1;
+        let m = TensorMap::tiled(&a).unwrap();
+        assert!(m.interleave_copyable(&[0, 22, 4], &[]).is_ok());
+        let e = m.interleave_copyable(&[0, 23, 4], &[]).unwrap_err();
+        assert!(e.contains("past the tensor's edge"), "{e}");
+        assert!(m.interleave_copyable(&[0, 0, 6], &[]).is_err());
+        assert!(m.interleave_copyable(&[0, -2, 0], &[]).is_err());
+        // Rows in order, each one slice: element k of row (y, z) is channel k % 8 (the
+        // walk of a box the copies do not take is the PTX ISA's figure's).
         let mut a = args(&[8, 30, 6], &[32, 960], &[8, 8, 2], &[1, 2, 1]);
         a.interleave = 2;
         a.swizzle = 1;
         let m = TensorMap::tiled(&a).unwrap();
-        assert_eq!(m.box_counts()[..3], [8, 4, 2]);
-        assert!(m.interleave_copyable(&[0, 22, 4], &[]).is_ok());
-        let e = m.interleave_copyable(&[0, 24, 4], &[]).unwrap_err();
-        assert!(e.contains("past the tensor's edge"), "{e}");
-        assert!(m.interleave_copyable(&[0, 0, 5], &[]).is_err());
-        assert!(m.interleave_copyable(&[0, -2, 0], &[]).is_err());
-        // Rows in order, each one slice: element k of row (y, z) is channel k % 8.
         let mut seen = Vec::new();
         m.for_each_element(&[0, 2, 1], &[], m.dims[0], |k, addr| {
             seen.push((k, addr.unwrap() - m.address));
@@ -823,6 +874,23 @@ mod tests {
         // A pixel of 8 bytes: its layout is not recorded.
         assert!(matches!(
             im2col(t(), &[0, 0], &[0, 0], 2, 4),
+            Err(Refusal::NotSupported(_))
+        ));
+        // Interleaved 16B: a pixel of the slice is taken; one less than the slice is
+        // invalid, as the H200 answers (probe tensor_map); one wider is not emulated.
+        let mut i16 = t();
+        i16.interleave = 1;
+        assert!(im2col(i16, &[0, 0], &[0, 0], 4, 4).is_ok());
+        let mut i16 = t();
+        i16.interleave = 1;
+        assert!(
+            bad(im2col(i16, &[0, 0], &[0, 0], 2, 4)),
+            "8 bytes under 16B"
+        );
+        let mut i16 = t();
+        i16.interleave = 1;
+        assert!(matches!(
+            im2col(i16, &[0, 0], &[0, 0], 8, 4),
             Err(Refusal::NotSupported(_))
         ));
     }

@@ -884,7 +884,9 @@ impl TextureObject {
     /// EXT_texture_filter_anisotropic, N = min(ceil(Pmax / Pmin), maxAnisotropy) samples
     /// along the longer vector at level log2(Pmax / N), maxAnisotropy capped at 16 (the
     /// largest ratio Direct3D and OpenGL implementations take); what the H200 does is
-    /// not documented (clients/runtime/texture_anisotropic.cu awaits its recording).
+    /// not documented (clients/runtime/texture_anisotropic.cu, recorded, differs from this
+    /// model; its differences and what they show are declared in
+    /// clients/runtime/goldens/differences.txt).
     fn footprint(&self, sampler: &Sampler, dims: usize, dx: [f32; 3], dy: [f32; 3]) -> Footprint {
         let scale = |k: usize| {
             if sampler.normalized_coords {
@@ -1010,9 +1012,10 @@ impl TextureObject {
     /// The four texels of bilinear filtering on a cube face, lower corner `base`, read
     /// across the face's edges (CU_TRSF_SEAMLESS_CUBEMAP; `seamless_texel`); `slice` is
     /// the face's layer. A footprint over a corner has three texels: the fourth, which no
-    /// face holds, is their mean (what OpenGL's seamless cube maps leave to the
-    /// implementation and Direct3D's averages; clients/runtime/cubemap_seamless.cu
-    /// records the H200's). The sum is rounded once, as in `filter`.
+    /// face holds, blends them as the H200 does (what OpenGL's seamless cube maps leave to
+    /// the implementation; Direct3D's averages): 85/256 of each edge neighbour and 86/256
+    /// of the diagonal one (clients/runtime/cubemap_seamless.cu, recorded). The sum is
+    /// rounded once, as in `filter`.
     fn seamless_texels(
         &self,
         mem: &Texmem<'_>,
@@ -1037,13 +1040,16 @@ impl TextureObject {
             }
         }
         if let Some(m) = missing {
-            let mut mean = [0f64; 4];
-            for (_, t) in texels.iter().enumerate().filter(|(k, _)| *k != m) {
+            // Recorded on the H200 (cubemap_seamless's tld4.r gathers at three corners,
+            // each fitted exactly): not the mean but 85/256 of each texel sharing an edge
+            // with the missing one (corners m^1, m^2) and 86/256 of the diagonal one (m^3).
+            let mut blend = [0f64; 4];
+            for (k, w) in [(m ^ 1, 85.0), (m ^ 2, 85.0), (m ^ 3, 86.0)] {
                 for c in 0..4 {
-                    mean[c] += t[c] / 3.0;
+                    blend[c] += w * texels[k][c];
                 }
             }
-            texels[m] = mean;
+            texels[m] = blend.map(|b| b / 256.0);
         }
         Ok(texels)
     }
@@ -1133,8 +1139,8 @@ impl TextureObject {
         let mut out = [0u32; 4];
         if q.cube && sampler.seamless_cubemap {
             // Across the face's edges, as seamless filtering reads them; a corner's
-            // missing texel is the mean of the other three (`seamless_texels`), which
-            // integers have no rule for.
+            // missing texel blends the other three (`seamless_texels`), which integers
+            // have no recorded rule for.
             if !self.reads_float() {
                 return Err(
                     "tld4 over a seamless cubemap that reads integers: the texel past \

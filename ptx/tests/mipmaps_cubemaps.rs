@@ -654,7 +654,7 @@ fn seamless_texel(f: usize, i: i64, j: i64, n: usize) -> Option<(usize, usize, u
 /// CU_TRSF_SEAMLESS_CUBEMAP: linear filtering near a face's edge weighs the neighbouring
 /// face's texels (the CUDA programming guide's seamless cubemap filtering), with the
 /// weights of 2D filtering; a footprint over a cube corner has three texels and reads
-/// the fourth as their mean. The same samples without the flag clamp at the face.
+/// the fourth as the H200's blend of them (85/256 beside, 86/256 diagonal). The same samples without the flag clamp at the face.
 #[test]
 fn seamless_cubemaps_filter_across_face_edges_and_corners() {
     let m = Module::parse(&ptx(KERNELS)).unwrap();
@@ -738,10 +738,11 @@ fn seamless_cubemaps_filter_across_face_edges_and_corners() {
                 };
                 let mut t: Vec<Option<f64>> =
                     vec![texel(0, 0), texel(1, 0), texel(0, 1), texel(1, 1)];
-                let known: Vec<f64> = t.iter().flatten().copied().collect();
-                let mean = known.iter().sum::<f64>() / known.len() as f64;
-                for x in t.iter_mut() {
-                    x.get_or_insert(mean);
+                // The missing corner's texel: 85/256 of each texel beside it, 86/256 of the
+                // diagonal one (the H200's tld4 gathers, cubemap_seamless).
+                if let Some(m) = t.iter().position(Option::is_none) {
+                    let v = |k: usize| t[k].unwrap();
+                    t[m] = Some((85.0 * v(m ^ 1) + 85.0 * v(m ^ 2) + 86.0 * v(m ^ 3)) / 256.0);
                 }
                 let want = (t
                     .iter()

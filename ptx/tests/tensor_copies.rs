@@ -880,9 +880,10 @@ COPY:
 }
 
 /// Interleaved maps (NC/8HWC8 of u16 under 16B, of f32 under 32B): a box inside the
-/// tensor loads one slice a row, rows in order and swizzled as a tiled box's, and stores
-/// back the same way; a box reaching past the tensor's edge, or whose row is not one
-/// slice, ends the kernel naming what is not emulated.
+/// tensor, one run of rows along W, loads one slice a row, rows in order and swizzled as
+/// a tiled box's, and stores back the same way; a box reaching past the tensor's edge,
+/// whose row is not one slice, of more than one row of W or with W stepped by 2 ends the
+/// kernel naming what is not emulated.
 #[test]
 fn interleaved_boxes_inside_the_tensor_copy_a_slice_a_row() {
     let m = module();
@@ -890,9 +891,9 @@ fn interleaved_boxes_inside_the_tensor_copy_a_slice_a_row() {
     // swizzle, corner).
     type Case = (u32, usize, [u64; 3], [u32; 3], [u32; 3], u32, u32, [i64; 3]);
     let cases: [Case; 3] = [
-        (1, 2, [8, 12, 7], [8, 8, 2], [1, 2, 1], 1, 3, [0, 2, 3]),
-        (1, 2, [8, 12, 7], [8, 8, 4], [1, 1, 1], 1, 0, [0, 4, 3]),
-        (7, 4, [8, 10, 6], [8, 4, 2], [1, 1, 1], 2, 1, [0, 5, 4]),
+        (1, 2, [8, 12, 7], [8, 8, 1], [1, 1, 1], 1, 3, [0, 2, 3]),
+        (1, 2, [8, 12, 7], [8, 8, 1], [1, 1, 1], 1, 0, [0, 4, 3]),
+        (7, 4, [8, 10, 6], [8, 4, 1], [1, 1, 1], 2, 1, [0, 5, 4]),
     ];
     for engine in ENGINES {
         for (ty, es, dims, box_dim, estr, il, sw, at) in cases {
@@ -992,5 +993,15 @@ fn interleaved_boxes_inside_the_tensor_copy_a_slice_a_row() {
         let dm = mem.map(&tm.encode(), false);
         let f = launch_with(&m, "load_3d", &mem, &[dm, dout, 0, 0, 0, 128], engine).unwrap_err();
         assert!(f.detail.contains("not the interleave's 16"), "{f}");
+        // Two H rows, or W stepped by 2: laid out otherwise on the H200
+        // (tensor_interleave_inside), not emulated.
+        let tm = interleaved_map(1, dt, &[8, 12, 7], &[8, 4, 2], &[1, 1, 1], 1, 0);
+        let dm = mem.map(&tm.encode(), false);
+        let f = launch_with(&m, "load_3d", &mem, &[dm, dout, 0, 0, 0, 128], engine).unwrap_err();
+        assert!(f.detail.contains("more than one row of W"), "{f}");
+        let tm = interleaved_map(1, dt, &[8, 12, 7], &[8, 8, 1], &[1, 2, 1], 1, 0);
+        let dm = mem.map(&tm.encode(), false);
+        let f = launch_with(&m, "load_3d", &mem, &[dm, dout, 0, 0, 0, 64], engine).unwrap_err();
+        assert!(f.detail.contains("traversal stride of 2"), "{f}");
     }
 }

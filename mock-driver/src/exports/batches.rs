@@ -4,7 +4,8 @@
 //! and the 3D copies between contexts, cuMemcpy3DPeer and cuMemcpy3DPeerAsync. Each
 //! operation of a batch is issued as the single call issues it (cuMemcpyAsync,
 //! cuMemcpy3DAsync, cuMemPrefetchAsync), in the batch's order, after the whole batch's
-//! arguments are checked, so that a batch the mock refuses issues nothing. The `_ptsz`
+//! arguments are checked, so that a batch the mock refuses issues nothing, except for a
+//! copy of 0 bytes, which the H200 refuses when it reaches it (`memcpy_batch`). The `_ptsz`
 //! and `_ptds` variants are the trait's defaults. cuda.h files the copies under
 //! `MemoryApi` (exports/mod.rs lists them) and the prefetches and discards under
 //! `UnifiedAddressingApi` (unified.rs calls these).
@@ -17,6 +18,7 @@ use crate::model::batches::{
 use crate::model::error::*;
 use crate::model::ids::ArrayId;
 use crate::model::Driver;
+use cumock_abi::consts::CU_MEM_LOCATION_TYPE_DEVICE;
 use cumock_abi::*;
 use std::ffi::c_void;
 
@@ -30,16 +32,30 @@ fn whole(e: CuError) -> BatchError {
 }
 
 /// 12.8's forms write the failing operation's index to `failIdx`, SIZE_MAX where the
-/// error pertains to no single operation (cuda.h 12.8); nothing on success. NULL is
-/// left alone.
+/// error pertains to no single operation (cuda.h 12.8). Recorded on the H200 (probe
+/// batch_copies): a batch refused for its stream (the legacy stream) leaves `failIdx`
+/// untouched; past that check the driver writes SIZE_MAX first, so a batch that succeeds,
+/// or fails for its attributes or flags, reads SIZE_MAX, and one that fails for one copy
+/// reads that copy's index. NULL is left alone.
 ///
 /// # Safety
 /// `fail_idx` is NULL or writable.
-unsafe fn report(fail_idx: *mut usize, r: Result<(), BatchError>) -> CuResult<()> {
-    r.map_err(|(at, e)| {
+unsafe fn report(
+    fail_idx: *mut usize,
+    s: CUstream,
+    batch: impl FnOnce() -> Result<(), BatchError>,
+) -> CuResult<()> {
+    drv()?.batch_stream_check(s.key())?;
+    let write = |at: usize| {
         if !fail_idx.is_null() {
             // Safety: this function's contract.
-            unsafe { fail_idx.write_unaligned(at.unwrap_or(usize::MAX)) };
+            unsafe { fail_idx.write_unaligned(at) };
+        }
+    };
+    write(usize::MAX);
+    batch().map_err(|(at, e)| {
+        if let Some(at) = at {
+            write(at);
         }
         e
     })
@@ -77,10 +93,9 @@ pub(super) unsafe fn cuMemcpyBatchAsync(
 ) -> CuResult<()> {
     // Safety: cuda.h's contract on the arrays and on failIdx.
     unsafe {
-        report(
-            fail_idx,
-            memcpy_batch(dsts, srcs, sizes, count, attrs, attr_idxs, num_attrs, s),
-        )
+        report(fail_idx, s, || {
+            memcpy_batch(dsts, srcs, sizes, count, attrs, attr_idxs, num_attrs, s)
+        })
     }
 }
 
@@ -122,13 +137,15 @@ unsafe fn memcpy_batch(
             slice(attr_idxs.cast_const(), num_attrs, "attrsIdxs").map_err(whole)?,
         )
     };
-    check_runs(idxs, count, "Attrs").map_err(whole)?;
+    check_runs(idxs, count, "Attrs", false).map_err(whole)?;
     d.batch_stream_check(s.key()).map_err(whole)?;
+    // An attribute's error is the batch's (failIdx SIZE_MAX on the H200), not its first
+    // copy's.
     let mut orders = Vec::with_capacity(attrs.len());
-    for (k, a) in attrs.iter().enumerate() {
+    for a in attrs {
         let checked =
             check_copy_flags(a.flags).and_then(|()| SrcAccessOrder::of(a.src_access_order));
-        orders.push(checked.map_err(|e| (Some(idxs[k]), e))?);
+        orders.push(checked.map_err(whole)?);
     }
     for i in 0..count {
         check_copy(d, dsts[i], srcs[i], sizes[i]).map_err(|e| (Some(i), e))?;
@@ -141,6 +158,14 @@ unsafe fn memcpy_batch(
     }
     for i in 0..count {
         let (dst, src, n) = (dsts[i], srcs[i], sizes[i]);
+        // Recorded on the H200 (probe batch_copies, "batch of 3, two attributes"): a batch
+        // whose third copy had 0 bytes was refused (CUDA_ERROR_INVALID_VALUE) after its
+        // first two copies were issued and done. That copy was also device to device and
+        // read during the call; section memcpy-batch-zero asks which of the two the
+        // driver refuses.
+        if n == 0 {
+            return Err((Some(i), invalid("a batch's copy of 0 bytes")));
+        }
         let issued = match orders[run_of(idxs, i)] {
             // Safety: the caller's contract on host sides, read now.
             SrcAccessOrder::DuringApiCall => unsafe {
@@ -233,7 +258,7 @@ pub(super) unsafe fn cuMemcpy3DBatchAsync(
     s: CUstream,
 ) -> CuResult<()> {
     // Safety: cuda.h's contract on the array and on failIdx.
-    unsafe { report(fail_idx, memcpy_3d_batch(num_ops, ops, flags, s)) }
+    unsafe { report(fail_idx, s, || memcpy_3d_batch(num_ops, ops, flags, s)) }
 }
 
 /// cuMemcpy3DBatchAsync: each operation as the CUDA_MEMCPY3D it describes (`as_memcpy_3d`),
@@ -425,6 +450,9 @@ pub(super) unsafe fn cuMemcpy3DPeerAsync(
 /// contexts are known to be live: every device's memory is in one address space, so the
 /// contexts say nothing more of where the bytes are. As cuMemcpyPeer (observed there),
 /// NULL stands for the current context; an array side's context is ignored (cuda.h).
+/// cuda.h asks cuMemcpy3D's srcLOD and dstLOD to be 0 but says nothing of the peer
+/// copy's: the H200 took a device-to-device peer copy with srcLOD 1 (probe batch_copies),
+/// so the mock copies as its LODs were 0 (a pointer side has no levels).
 fn peer_as_3d(p: CUDA_MEMCPY3D_PEER) -> CuResult<CUDA_MEMCPY3D> {
     let d = drv()?;
     for (memory_type, ctx) in [
@@ -440,7 +468,7 @@ fn peer_as_3d(p: CUDA_MEMCPY3D_PEER) -> CuResult<CUDA_MEMCPY3D> {
         src_x_in_bytes: p.src_x_in_bytes,
         src_y: p.src_y,
         src_z: p.src_z,
-        src_lod: p.src_lod,
+        src_lod: 0,
         src_memory_type: p.src_memory_type,
         src_host: p.src_host,
         src_device: p.src_device,
@@ -451,7 +479,7 @@ fn peer_as_3d(p: CUDA_MEMCPY3D_PEER) -> CuResult<CUDA_MEMCPY3D> {
         dst_x_in_bytes: p.dst_x_in_bytes,
         dst_y: p.dst_y,
         dst_z: p.dst_z,
-        dst_lod: p.dst_lod,
+        dst_lod: 0,
         dst_memory_type: p.dst_memory_type,
         dst_host: p.dst_host,
         dst_device: p.dst_device,
@@ -471,8 +499,8 @@ fn peer_as_3d(p: CUDA_MEMCPY3D_PEER) -> CuResult<CUDA_MEMCPY3D> {
 /// cuMemPrefetchAsync prefetches it (the mock records the last prefetch's location, which
 /// cuMemRangeGetAttribute reports), to the location `prefetchLocIdxs` gives it. Every
 /// range is checked (managed memory, whole: a discard's check, which a prefetch shares)
-/// before any is done. The discard before the prefetch changes nothing the mock keeps
-/// (`Driver::mem_discard`), so the two calls are one here.
+/// before any is done. With `discard` (cuMemDiscardAndPrefetchBatchAsync) a range
+/// prefetched to a device loses its contents, as on the H200.
 ///
 /// # Safety
 /// cuda.h's contract: each array holds its count of entries.
@@ -486,6 +514,7 @@ pub(super) unsafe fn prefetch_batch(
     num_locs: usize,
     flags: u64,
     s: CUstream,
+    discard: bool,
 ) -> CuResult<()> {
     let d = drv()?;
     check_reserved_flags(flags)?;
@@ -498,7 +527,19 @@ pub(super) unsafe fn prefetch_batch(
             slice(loc_idxs.cast_const(), num_locs, "prefetchLocIdxs")?,
         )
     };
-    check_runs(idxs, count, "PrefetchLocs")?;
+    check_runs(idxs, count, "PrefetchLocs", true)?;
+    // Recorded on the H200 (probe batch_copies, "device 9"): a batch's location naming no
+    // device is CUDA_ERROR_INVALID_VALUE, where cuMemPrefetchAsync's is
+    // CUDA_ERROR_INVALID_DEVICE.
+    for l in locs {
+        if l.type_ == CU_MEM_LOCATION_TYPE_DEVICE && (l.id < 0 || l.id as usize >= d.device_count())
+        {
+            return Err(invalid(format!(
+                "a prefetch location names device {}, which does not exist",
+                l.id
+            )));
+        }
+    }
     d.batch_stream_check(s.key())?;
     for (&p, &n) in ptrs.iter().zip(sizes) {
         d.mem_discard(p, n as u64)?;
@@ -506,6 +547,16 @@ pub(super) unsafe fn prefetch_batch(
     for (i, (&p, &n)) in ptrs.iter().zip(sizes).enumerate() {
         let l = locs[run_of(idxs, i)];
         d.mem_prefetch(p, n as u64, l.type_, l.id, 0)?;
+        // Recorded on the H200 (probe batch_copies, discard-batch): after a discard and a
+        // prefetch to the device the host no longer reads the bytes it wrote (a discard
+        // alone left them): the device got fresh pages for the range instead of its
+        // contents. The recording says only "not the bytes written"; the mock gives the
+        // range zeros, a fresh page's bytes, in stream order. A prefetch to the host
+        // keeps them (the pages are where they were, as after the discard alone).
+        if discard && l.type_ == CU_MEM_LOCATION_TYPE_DEVICE {
+            // Safety: managed memory, checked above.
+            unsafe { copies::cuMemsetD8Async(p, 0, n, s) }?;
+        }
     }
     Ok(())
 }

@@ -120,7 +120,17 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
         fn cuMemPoolImportFromShareableHandle(d; pool_out, #[raw] handle, handle_type, flags) {
             let fd = i32::try_from(handle as usize)
                 .map_err(|_| invalid(format!("{:#x} is not a file descriptor", handle as usize)))?;
-            pool_out.write_key(created_pool(d.pool_import(fd, handle_type, flags)?))
+            // The H200 destroys nothing through the pool variable a failed import was
+            // given (probe api_gaps2: cuMemPoolDestroy of it, after an import from
+            // /dev/null failed, is CUDA_ERROR_INVALID_VALUE): the mock takes that as the
+            // driver writing NULL there on failure.
+            match d.pool_import(fd, handle_type, flags) {
+                Ok(pool) => pool_out.write_key(created_pool(pool)),
+                Err(e) => {
+                    pool_out.write(std::ptr::null_mut())?;
+                    Err(e)
+                }
+            }
         }
 
         fn cuMemPoolExportPointer(d; share_data_out, ptr) {

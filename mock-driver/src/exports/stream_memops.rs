@@ -227,33 +227,37 @@ pub(super) unsafe fn mem_op_node(p: *const MemOpNodeParams) -> CuResult<NodeOp> 
     let d = crate::boundary::drv()?;
     // Safety: the caller's contract.
     let p = unsafe { input(p, "nodeParams")? };
-    let ctx = match p.ctx.key() {
-        Some(c) => {
-            d.ctx_device(Some(c))?;
-            c
-        }
-        None => d
-            .ctx_current()
-            .ok_or_else(|| invalid_context("no current context"))?,
+    // Recorded on the H200 (probe api_gaps2): a node's context is named, NULL is
+    // CUDA_ERROR_INVALID_VALUE (not the current context).
+    let Some(ctx) = p.ctx.key() else {
+        return Err(invalid(
+            "nodeParams->ctx is NULL: a batch memory-operation node names its context",
+        ));
     };
+    d.ctx_device(Some(ctx))?;
     if p.flags != 0 {
         return Err(invalid(format!(
             "nodeParams->flags {:#x} must be 0",
             p.flags
         )));
     }
-    if p.count == 0 || p.count >= 256 {
+    // Recorded on the H200 (probe api_gaps2, "add, count 0"): a node of no operations is
+    // taken; it does nothing when it runs.
+    if p.count >= 256 {
         return Err(invalid(format!(
-            "nodeParams->count {}: 1 to 255 operations",
+            "nodeParams->count {}: 0 to 255 operations",
             p.count
         )));
     }
-    if p.param_array.is_null() {
-        return Err(invalid("nodeParams->paramArray is NULL"));
-    }
-    // Safety: the caller's contract: paramArray holds count 48-byte unions.
-    let all = unsafe { std::slice::from_raw_parts(p.param_array.cast_const(), p.count as usize) }
-        .to_vec();
+    let all = if p.count == 0 {
+        Vec::new()
+    } else {
+        if p.param_array.is_null() {
+            return Err(invalid("nodeParams->paramArray is NULL"));
+        }
+        // Safety: the caller's contract: paramArray holds count 48-byte unions.
+        unsafe { std::slice::from_raw_parts(p.param_array.cast_const(), p.count as usize) }.to_vec()
+    };
     let ops = mem_ops(d, Some(ctx), &all, false)?;
     let device = check_words(d, Some(ctx), &ops)?;
     Ok(NodeOp::BatchMemOp(Arc::new(MemOpNode {

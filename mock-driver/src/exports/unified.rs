@@ -148,7 +148,9 @@ impl UnifiedAddressingApi for Mock {
     ) -> CuResult<()> {
         // Safety: the export's contract, which the function it calls has too.
         unsafe {
-            super::batches::prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, s)
+            super::batches::prefetch_batch(
+                dptrs, sizes, count, locs, loc_idxs, num_locs, flags, s, false,
+            )
         }
     }
 
@@ -164,7 +166,9 @@ impl UnifiedAddressingApi for Mock {
     ) -> CuResult<()> {
         // Safety: as above.
         unsafe {
-            super::batches::prefetch_batch(dptrs, sizes, count, locs, loc_idxs, num_locs, flags, s)
+            super::batches::prefetch_batch(
+                dptrs, sizes, count, locs, loc_idxs, num_locs, flags, s, true,
+            )
         }
     }
 

@@ -17,7 +17,12 @@ use super::Driver;
 /// cuda.h: "the first entry in attrsIdxs must always be 0. Also, each entry must be
 /// greater than the previous entry and the last entry should be less than count.
 /// Furthermore, numAttrs must be lesser than or equal to count."
-pub fn check_runs(idxs: &[usize], count: usize, what: &str) -> CuResult<()> {
+///
+/// `repeats`: whether an entry may equal the one before it. The H200 refuses that for a
+/// copy batch's attributes (`attrsIdxs {0, 0}`) but takes it for a prefetch batch's
+/// locations (`prefetchLocIdxs {0, 0}`, probe batch_copies); the later of equal entries
+/// then holds the run (`run_of`).
+pub fn check_runs(idxs: &[usize], count: usize, what: &str, repeats: bool) -> CuResult<()> {
     if idxs.is_empty() {
         return Err(invalid(format!(
             "num{what} is 0: every operation of the batch needs an entry"
@@ -36,7 +41,7 @@ pub fn check_runs(idxs: &[usize], count: usize, what: &str) -> CuResult<()> {
         )));
     }
     for (k, w) in idxs.windows(2).enumerate() {
-        if w[1] <= w[0] {
+        if w[1] < w[0] || (w[1] == w[0] && !repeats) {
             return Err(invalid(format!(
                 "{what} index {} ({}) is not greater than the one before it ({})",
                 k + 1,
@@ -143,8 +148,8 @@ mod tests {
 
     #[test]
     fn attribute_runs_follow_cuda_h_rules() {
-        assert!(check_runs(&[0, 6], 10, "Attrs").is_ok());
-        assert!(check_runs(&[0], 1, "Attrs").is_ok());
+        assert!(check_runs(&[0, 6], 10, "Attrs", false).is_ok());
+        assert!(check_runs(&[0], 1, "Attrs", false).is_ok());
         for (idxs, count) in [
             (&[][..], 3),
             (&[1][..], 3),
@@ -154,9 +159,19 @@ mod tests {
             (&[0, 1, 2][..], 2),
             (&[0][..], 0),
         ] {
-            let e = check_runs(idxs, count, "Attrs").unwrap_err();
+            let e = check_runs(idxs, count, "Attrs", false).unwrap_err();
             assert_eq!(e.code, CUDA_ERROR_INVALID_VALUE, "{idxs:?} of {count}");
         }
+    }
+
+    #[test]
+    fn prefetch_locations_may_repeat_a_first_operation() {
+        assert!(check_runs(&[0, 0], 2, "PrefetchLocs", true).is_ok());
+        assert!(check_runs(&[0, 0], 2, "Attrs", false).is_err());
+        assert!(check_runs(&[0, 1, 0], 2, "PrefetchLocs", true).is_err());
+        // The later of equal entries holds the run.
+        assert_eq!(run_of(&[0, 0], 0), 1);
+        assert_eq!(run_of(&[0, 0], 1), 1);
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub struct Context {
 
 /// cuCtxGetLimit's answers on the H200 before any cuCtxSetLimit (probe context-limits),
 /// by `CUlimit`; `None`: CUDA_ERROR_UNSUPPORTED_LIMIT there.
-pub const DEFAULT_LIMITS: [Option<u64>; 7] = [
+pub const DEFAULT_LIMITS: [Option<u64>; 8] = [
     Some(1024),     // STACK_SIZE
     Some(8650752),  // PRINTF_FIFO_SIZE
     Some(8388608),  // MALLOC_HEAP_SIZE
@@ -40,6 +40,10 @@ pub const DEFAULT_LIMITS: [Option<u64>; 7] = [
     Some(2048),     // DEV_RUNTIME_PENDING_LAUNCH_COUNT
     Some(64),       // MAX_L2_FETCH_GRANULARITY
     Some(11796480), // PERSISTING_L2_CACHE_SIZE
+    // SHMEM_SIZE ("a CIG context's"; query only): on the H200's ordinary context, the
+    // device's shared memory per block opt-in (runtime program device_runtime_calls,
+    // host and device alike).
+    Some(232448),
 ];
 
 /// What cuStreamGetFlags and cuStreamGetPriority report.

@@ -102,7 +102,7 @@ struct DeviceRuntimeState {
     /// CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT.
     pending: u32,
     /// Every CUlimit as cuCtxGetLimit would answer it (None: unsupported).
-    limits: [Option<u64>; 7],
+    limits: [Option<u64>; 8],
     /// cuCtxGetCacheConfig.
     cache_config: i32,
     /// The module's handle: the function attributes of its kernels.

@@ -19,8 +19,10 @@
 //! imported pool's access (its device's, read-write, until cuMemPoolSetAccess changes
 //! it: a guess, awaiting the H200's answer), and frees them with cuMemFree or
 //! cuMemFreeAsync (at its stream's turn). An imported pool makes no allocations and
-//! cannot be a current pool (cuda.h). Importing a pool into the process that exported
-//! it is not emulated (CUDA_ERROR_NOT_SUPPORTED); each import of a pointer maps it again.
+//! cannot be a current pool (cuda.h). A pool imported into the process that exported it
+//! is a pool of its own handle (the H200 takes that import), through which importing a
+//! pointer is not emulated (CUDA_ERROR_NOT_SUPPORTED); a pointer imported again through
+//! the same pool is the first import's pointer, as on the H200.
 
 use super::error::*;
 use super::ids::{AllocationId, PoolId};
@@ -28,6 +30,7 @@ use super::pools::{Place, Pool};
 use super::vmm::Storage;
 use super::{Driver, State};
 use cumock_abi::consts::*;
+use cumock_abi::result::CUDA_ERROR_UNKNOWN;
 use cumock_fd_passing::{self as fd_passing, Secret};
 use std::os::fd::{AsFd, AsRawFd};
 
@@ -54,6 +57,8 @@ pub struct ImportedPtr {
     /// Its chunks' reservation, and each chunk's mapping.
     pub base: u64,
     pub maps: Vec<u64>,
+    /// The export data it was imported from (a second import of it gives this pointer).
+    pub data: [u8; 64],
 }
 
 /// What the pool's exported file holds (little-endian): magic, pid (i32), device (u32),
@@ -191,19 +196,21 @@ impl Driver {
         let mut b = [0u8; 64];
         // Safety: pread into a local buffer of the length given; a bad fd is an error.
         let n = unsafe { libc::pread(fd, b.as_mut_ptr().cast(), b.len(), 0) };
-        let (origin, device) = (n == 64)
-            .then(|| decode_pool_file(&b))
-            .flatten()
-            .ok_or_else(|| {
-                invalid(format!(
-                    "fd {fd} is not a memory pool exported by cuMemPoolExportToShareableHandle"
-                ))
-            })?;
-        if origin.pid == fd_passing::pid() {
-            return Err(not_supported(
-                "importing a memory pool into the process that exported it is not emulated",
+        // Recorded on the H200 (probe api_gaps2): an fd of /dev/null, which reads nothing,
+        // is CUDA_ERROR_UNKNOWN. (An fd of other bytes is not recorded: INVALID_VALUE.)
+        if n != 64 {
+            return Err(CuError::new(
+                CUDA_ERROR_UNKNOWN,
+                format!(
+                    "fd {fd} holds no memory pool exported by cuMemPoolExportToShareableHandle"
+                ),
             ));
         }
+        let (origin, device) = decode_pool_file(&b).ok_or_else(|| {
+            invalid(format!(
+                "fd {fd} is not a memory pool exported by cuMemPoolExportToShareableHandle"
+            ))
+        })?;
         let devices = self.device_count();
         if device >= devices {
             return Err(invalid_device(format!(
@@ -281,6 +288,14 @@ impl Driver {
                 "{ptr:#x} is not memory of a live stream-ordered allocation"
             )));
         };
+        // Recorded on the H200 (probe api_gaps2, "export an interior pointer"): only an
+        // allocation's own address is exported.
+        if start != ptr {
+            return Err(invalid(format!(
+                "{ptr:#x} lies inside the allocation at {start:#x}: export the address \
+                 cuMemAllocFromPoolAsync gave"
+            )));
+        }
         let p = st.pools.live(b.pool)?;
         if p.handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR == 0 || p.origin.is_some() {
             return Err(invalid(format!(
@@ -328,6 +343,27 @@ impl Driver {
             })?;
             (origin, p.device, p.access)
         };
+        // A pool imported into the process that exported it is taken (as the H200 takes
+        // it, probe api_gaps2); its pointers are the process's own, not emulated through it.
+        if origin.pid == fd_passing::pid() {
+            return Err(not_supported(
+                "importing a pointer through a pool imported into the process that exported \
+                 it is not emulated (the pointer is this process's own)",
+            ));
+        }
+        // Recorded on the H200 (probe api_gaps2, "import small again"): the same data
+        // imported again through the same pool gives the pointer its first import gave
+        // (one mapping: its one cuMemFree frees it; a second free is refused).
+        if let Some((&ptr, _)) = self
+            .state
+            .lock()
+            .pools
+            .imported
+            .iter()
+            .find(|(_, i)| i.pool == pool && &i.data == bytes)
+        {
+            return Ok(ptr);
+        }
         let data = PtrData::decode(bytes)
             .ok_or_else(|| invalid("the data is not one cuMemPoolExportPointer made"))?;
         if (data.pid, data.pool) != (origin.pid, origin.pool) {
@@ -398,9 +434,15 @@ impl Driver {
             at += size;
         }
         let ptr = base + data.offset;
-        st.pools
-            .imported
-            .insert(ptr, ImportedPtr { pool, base, maps });
+        st.pools.imported.insert(
+            ptr,
+            ImportedPtr {
+                pool,
+                base,
+                maps,
+                data: *bytes,
+            },
+        );
         Ok(ptr)
     }
 

@@ -131,6 +131,13 @@ impl Driver {
                     format!("limit {limit} is not supported on this device"),
                 )
             })?;
+        // cuda.h: CU_LIMIT_SHMEM_SIZE "can only be queried, cannot be set".
+        const SHMEM_SIZE: i32 = 7;
+        if set.is_some() && limit == SHMEM_SIZE {
+            return Err(invalid(
+                "CU_LIMIT_SHMEM_SIZE can only be queried, not set (cuda.h)",
+            ));
+        }
         if let Some(v) = set {
             if limit == super::module::LIMIT_MALLOC_HEAP_SIZE && st.modules.heaps.contains_key(&ctx)
             {
@@ -271,7 +278,8 @@ impl Driver {
         Ok(())
     }
 
-    /// The context a cuCtx*Event call names (NULL: the current one), live.
+    /// The context a cuCtx*Event call names, live (NULL is refused at the export, as the
+    /// H200 does: case ctx-events, probe api_gaps2).
     fn event_ctx(&self, ctx: ContextId) -> CuResult<ContextId> {
         self.state.lock().contexts.get(ctx).map(|_| ctx)
     }

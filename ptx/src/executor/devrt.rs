@@ -120,9 +120,17 @@ impl Region {
     }
 }
 
-/// What `cudaRuntimeGetVersion` answers on the device: the toolkit's CUDART_VERSION
-/// (cuda_runtime_api.h of CUDA 13.0), which the device runtime is built with.
-const RUNTIME_VERSION: u64 = 13000;
+/// What `cudaRuntimeGetVersion` answers on the device: 6000 on the H200 with CUDA 13.0's
+/// libcudadevrt (runtime program device_runtime_calls, recorded), where the host's
+/// runtime answers 13000: the device runtime's own version, not the toolkit's.
+const RUNTIME_VERSION: u64 = 6000;
+
+/// The attributes the device's cudaFuncGetAttributes answers 0 for whatever the host
+/// set: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES and
+/// CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT (H200, recorded).
+fn device_side_zero(attr: i32) -> bool {
+    matches!(attr, 8 | 9)
+}
 
 /// `struct cudaFuncAttributes` (driver_types.h): each field's `CUfunction_attribute`,
 /// offset and size. `reserved` is left as the caller had it.
@@ -1116,9 +1124,14 @@ impl BlockCtx<'_> {
                             match values {
                                 None => error::INVALID_DEVICE_FUNCTION,
                                 Some(values) => {
-                                    for (&(_, offset, size), v) in
+                                    for (&(attr, offset, size), v) in
                                         FUNC_ATTRIBUTES.iter().zip(values)
                                     {
+                                        // Recorded on the H200 (device_runtime_calls): the
+                                        // device answers 0 for the two attributes the host
+                                        // sets (cudaFuncSetAttribute's 65536 and 50 were
+                                        // not seen there).
+                                        let v = if device_side_zero(attr) { 0 } else { v };
                                         // Every size_t is a count of bytes (never
                                         // negative); the carveout's -1 is an int's.
                                         let v = u64::from(v as u32);
