@@ -101,10 +101,11 @@ unsafe fn get(attrib: CUcoredumpSettings, buf: &mut [u8]) -> (CUresult, usize) {
 }
 
 /// test_cuda_coredump_attr: the process's coredump settings are kept as set and given
-/// back (bools one byte, paths NUL-terminated), sizes are asked with a NULL value, and
-/// turning dumps on, which the mock cannot write, is refused.
+/// back (bools one byte, paths NUL-terminated in 1024 bytes), sizes are asked with a NULL
+/// value, LIGHTWEIGHT sets the generation flags, and turning dumps on is kept although
+/// the mock writes none, as the H200 recorded (probe cuda_python, coredump).
 #[test]
-fn coredump_settings_are_kept_and_turning_dumps_on_is_refused() {
+fn coredump_settings_are_kept_as_the_h200_keeps_them() {
     const TRIGGER_HOST: CUcoredumpSettings = 2;
     const LIGHTWEIGHT: CUcoredumpSettings = 3;
     const ENABLE_USER_TRIGGER: CUcoredumpSettings = 4;
@@ -141,7 +142,7 @@ fn coredump_settings_are_kept_and_turning_dumps_on_is_refused() {
         );
         let mut size = 0usize;
         assert_eq!(cuCoredumpGetAttributeGlobal(FILE, null_mut(), &mut size), 0);
-        assert_eq!(size, 9, "the path and its NUL");
+        assert_eq!(size, 1024, "a path's size is its buffer's, on the H200");
         let mut buf = [0xA5u8; 1024];
         assert_eq!(get(FILE, &mut buf).0, 0);
         assert_eq!(&buf[..9], b"corefile\0");
@@ -167,15 +168,18 @@ fn coredump_settings_are_kept_and_turning_dumps_on_is_refused() {
             "cuda.h: at most 1023 characters"
         );
 
+        // LIGHTWEIGHT was turned on above: the H200's flags are then 63.
         let mut flags = [0u8; 4];
         assert_eq!(get(GENERATION_FLAGS, &mut flags), (0, 4));
-        assert_eq!(flags, [0; 4]);
+        assert_eq!(i32::from_ne_bytes(flags), 63);
 
         assert_eq!(
             cuCoredumpSetAttributeGlobal(ENABLE_USER_TRIGGER, on.as_mut_ptr().cast(), &mut one),
-            CUDA_ERROR_NOT_SUPPORTED,
-            "the mock writes no dump"
+            0,
+            "kept, as on the H200 (the mock says it writes no dump)"
         );
+        assert_eq!(get(ENABLE_USER_TRIGGER, &mut b), (0, 1));
+        assert_eq!(b[0], 1);
         assert_eq!(
             cuCoredumpSetAttributeGlobal(ENABLE_USER_TRIGGER, off.as_mut_ptr().cast(), &mut one),
             0
@@ -198,7 +202,7 @@ fn coredump_settings_are_kept_and_turning_dumps_on_is_refused() {
 /// which the test checks), while an unmapped address of a reservation stays
 /// CU_DEVICE_INVALID (the H200: case pointer-attributes-plural).
 #[test]
-fn the_plural_pointer_query_gives_null_ordinal_zero_and_a_reservations_hole_invalid() {
+fn the_plural_pointer_query_gives_cu_device_invalid_where_nothing_was_given_out() {
     setup();
     let attr = [CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL];
     let ordinal = |ptr: CUdeviceptr| {
@@ -209,7 +213,13 @@ fn the_plural_pointer_query_gives_null_ordinal_zero_and_a_reservations_hole_inva
             unsafe { cuPointerGetAttributes(1, attr.as_ptr().cast_mut(), data.as_mut_ptr(), ptr) };
         (r, v)
     };
-    assert_eq!(ordinal(0), (0, 0));
+    assert_eq!(ordinal(0), (0, -2), "NULL (the H200: probe cuda_python)");
+    let local = 0u8;
+    assert_eq!(
+        ordinal(&local as *const u8 as CUdeviceptr),
+        (0, -2),
+        "a stack address"
+    );
     let mut va: CUdeviceptr = 0;
     let size = 2 << 20;
     // Safety: a live out-pointer.

@@ -1,14 +1,16 @@
 //! GPU coredump settings, process-wide (cuda.h's group CUDA_COREDUMP):
 //! cuCoredumpSetAttributeGlobal keeps a setting, cuCoredumpGetAttributeGlobal gives it
-//! back. The mock writes no GPU coredump, so turning dumps on (ENABLE_ON_EXCEPTION,
-//! ENABLE_USER_TRIGGER set to true) is CUDA_ERROR_NOT_SUPPORTED, saying so; turning them
-//! off, and what a dump would hold or where it would go, are kept as given. The
-//! per-context pair (cuCoredumpGetAttribute, cuCoredumpSetAttribute) is not emulated.
+//! back, as the H200 did (probe cuda_python, section coredump). The mock writes no GPU
+//! coredump: turning dumps on (ENABLE_ON_EXCEPTION, ENABLE_USER_TRIGGER) is kept as the
+//! H200 keeps it, and says once on stderr that no dump will be written. The per-context
+//! pair (cuCoredumpGetAttribute, cuCoredumpSetAttribute) is not emulated.
 //!
-//! Sizes, as cuda.h lays the values out: a bool is 1 byte, the generation flags an
-//! `int`, a path a string of at most 1023 characters. A NULL value asks for the size
-//! (written to `*size`); cuda.h leaves open how the H200 measures a path (the probe
-//! cuda_python records it): here, the current one's length with its NUL.
+//! Sizes, as recorded: a bool is 1 byte, the generation flags an `int`, a path always
+//! 1024 bytes (a NULL value asks for the size, written to `*size`; a get into fewer bytes
+//! is refused). The default paths are empty (the driver then names the file
+//! core.cuda.HOSTNAME.PID when it dumps). LIGHTWEIGHT turned on sets the generation
+//! flags to 63, as recorded (cuda.h's CU_COREDUMP_LIGHTWEIGHT_FLAGS are 47; the H200
+//! adds SKIP_ABORT); turned off, the mock clears those bits (not recorded).
 
 use super::Mock;
 use crate::boundary::drv;
@@ -28,8 +30,13 @@ const GENERATION_FLAGS: CUcoredumpSettings = 7;
 /// The longest path cuda.h allows, without its NUL.
 const PATH_MAX: usize = 1023;
 
+/// The generation flags LIGHTWEIGHT sets on the H200.
+const LIGHTWEIGHT_FLAGS: i32 = 63;
+
 /// The process's settings, cuda.h's defaults until set.
 struct Settings {
+    on_exception: bool,
+    user_trigger: bool,
     trigger_host: bool,
     lightweight: bool,
     file: Vec<u8>,
@@ -38,14 +45,13 @@ struct Settings {
 }
 
 fn defaults() -> Settings {
-    // cuda.h: core.cuda.HOSTNAME.PID and corepipe.cuda.HOSTNAME.PID.
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let tail = format!("cuda.{}.{}", host.trim(), std::process::id());
     Settings {
+        on_exception: false,
+        user_trigger: false,
         trigger_host: true,
         lightweight: false,
-        file: format!("core.{tail}").into_bytes(),
-        pipe: format!("corepipe.{tail}").into_bytes(),
+        file: Vec::new(),
+        pipe: Vec::new(),
         generation_flags: 0,
     }
 }
@@ -61,8 +67,8 @@ enum Value {
 
 fn current(s: &Settings, attrib: CUcoredumpSettings) -> CuResult<Value> {
     Ok(match attrib {
-        // Never on: the mock writes no dump (see the module).
-        ENABLE_ON_EXCEPTION | ENABLE_USER_TRIGGER => Value::Bool(false),
+        ENABLE_ON_EXCEPTION => Value::Bool(s.on_exception),
+        ENABLE_USER_TRIGGER => Value::Bool(s.user_trigger),
         TRIGGER_HOST => Value::Bool(s.trigger_host),
         LIGHTWEIGHT => Value::Bool(s.lightweight),
         FILE => Value::Path(s.file.clone()),
@@ -76,7 +82,7 @@ fn size_of(v: &Value) -> usize {
     match v {
         Value::Bool(_) => 1,
         Value::Int(_) => std::mem::size_of::<i32>(),
-        Value::Path(p) => p.len() + 1,
+        Value::Path(_) => PATH_MAX + 1,
     }
 }
 
@@ -172,15 +178,27 @@ impl CoredumpAttributesControlApi for Mock {
                 )));
             }
         };
+        if let (ENABLE_ON_EXCEPTION | ENABLE_USER_TRIGGER, Value::Bool(true)) = (attrib, &new) {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                eprintln!(
+                    "cumock: GPU coredumps turned on (cuCoredumpSetAttributeGlobal): the \
+                     setting is kept, but the mock writes no coredump"
+                )
+            });
+        }
         match (attrib, new) {
-            (ENABLE_ON_EXCEPTION | ENABLE_USER_TRIGGER, Value::Bool(true)) => {
-                return Err(not_supported(
-                    "cumock writes no GPU coredump: it cannot turn coredumps on",
-                ))
-            }
-            (ENABLE_ON_EXCEPTION | ENABLE_USER_TRIGGER, _) => {}
+            (ENABLE_ON_EXCEPTION, Value::Bool(b)) => s.on_exception = b,
+            (ENABLE_USER_TRIGGER, Value::Bool(b)) => s.user_trigger = b,
             (TRIGGER_HOST, Value::Bool(b)) => s.trigger_host = b,
-            (LIGHTWEIGHT, Value::Bool(b)) => s.lightweight = b,
+            (LIGHTWEIGHT, Value::Bool(b)) => {
+                s.lightweight = b;
+                s.generation_flags = if b {
+                    s.generation_flags | LIGHTWEIGHT_FLAGS
+                } else {
+                    s.generation_flags & !LIGHTWEIGHT_FLAGS
+                };
+            }
             (FILE, Value::Path(p)) => s.file = p,
             (PIPE, Value::Path(p)) => s.pipe = p,
             (GENERATION_FLAGS, Value::Int(f)) => s.generation_flags = f,

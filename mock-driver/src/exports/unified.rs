@@ -224,14 +224,11 @@ unsafe fn write_pointer_attribute(
             | CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
             | CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
             | CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE => out(data.cast::<u64>(), 0),
-            // CU_DEVICE_INVALID in a reservation's unmapped part (the H200: case
-            // pointer-attributes-plural); elsewhere (NULL, an address never given out)
-            // cuda.h's "default NULL values": 0, which cuda-python's
-            // test_pointer_get_attributes_device_ordinal reads from NVIDIA's GPUs for NULL.
-            CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL if d.pointer_reserved(device_ptr(ptr)) => {
-                out(data.cast::<i32>(), -2)
-            }
-            CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => out(data.cast::<i32>(), 0),
+            // CU_DEVICE_INVALID wherever the driver gave nothing out: NULL, a stack
+            // address, a reservation's unmapped part (the H200: probe cuda_python,
+            // pointers-and-advice; case pointer-attributes-plural), not cuda.h's "default
+            // NULL values" 0.
+            CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => out(data.cast::<i32>(), -2),
             _ => out(data.cast::<u32>(), 0),
         };
     };

@@ -20,7 +20,7 @@ use super::Driver;
 ///
 /// `repeats`: whether an entry may equal the one before it. The H200 refuses that for a
 /// copy batch's attributes (`attrsIdxs {0, 0}`) but takes it for a prefetch batch's
-/// locations (`prefetchLocIdxs {0, 0}`, probe batch_copies); the later of equal entries
+/// locations (`prefetchLocIdxs {0, 0}`, probe batch_copies); the first of equal entries
 /// then holds the run (`run_of`).
 pub fn check_runs(idxs: &[usize], count: usize, what: &str, repeats: bool) -> CuResult<()> {
     if idxs.is_empty() {
@@ -60,9 +60,13 @@ pub fn check_runs(idxs: &[usize], count: usize, what: &str, repeats: bool) -> Cu
 }
 
 /// Which entry of a batch's attributes applies to operation `i` (`idxs` checked by
-/// `check_runs`): the last entry whose first operation is at most `i`.
+/// `check_runs`): the last entry whose first operation is at most `i`; of entries naming
+/// the same first operation (prefetch locations may), the first. Recorded on the H200
+/// (probe batch_copies, batch-zero-and-order): locations {host, device 0} at indices
+/// {0, 0} leave both ranges' last prefetch location the host.
 pub fn run_of(idxs: &[usize], i: usize) -> usize {
-    idxs.partition_point(|&first| first <= i) - 1
+    let last = idxs.partition_point(|&first| first <= i) - 1;
+    idxs.partition_point(|&first| first < idxs[last])
 }
 
 /// cuda.h's `CUmemcpySrcAccessOrder`: when a batch's copy reads its source.
@@ -169,9 +173,11 @@ mod tests {
         assert!(check_runs(&[0, 0], 2, "PrefetchLocs", true).is_ok());
         assert!(check_runs(&[0, 0], 2, "Attrs", false).is_err());
         assert!(check_runs(&[0, 1, 0], 2, "PrefetchLocs", true).is_err());
-        // The later of equal entries holds the run.
-        assert_eq!(run_of(&[0, 0], 0), 1);
-        assert_eq!(run_of(&[0, 0], 1), 1);
+        // The first of equal entries holds the run, as on the H200.
+        assert_eq!(run_of(&[0, 0], 0), 0);
+        assert_eq!(run_of(&[0, 0], 1), 0);
+        assert_eq!(run_of(&[0, 1, 1, 3], 2), 1);
+        assert_eq!(run_of(&[0, 1, 1, 3], 3), 3);
     }
 
     #[test]

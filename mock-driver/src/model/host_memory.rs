@@ -562,8 +562,14 @@ mod tests {
 
     #[test]
     fn writability_follows_the_host_mapping() {
-        let m = os::map_host(8192).unwrap();
+        // Three pages, the last made inaccessible: the byte after the first two is then
+        // not readable whatever else the process (other tests' threads) maps meanwhile.
+        let m = os::map_host(3 * 4096).unwrap();
         let base = m.base() as u64;
+        // Safety: the last page of a mapping this test owns; nothing reads it.
+        let r =
+            unsafe { libc::mprotect((base + 8192) as *mut libc::c_void, 4096, libc::PROT_NONE) };
+        assert_eq!(r, 0);
         assert_eq!(os::host_range_writable(base + 16, 8000), Some(true));
         assert_eq!(os::host_range_writable(base, 8193), None);
         // Page 0 is never mapped.

@@ -27,13 +27,6 @@ impl Driver {
         Ok(())
     }
 
-    /// Whether `ptr` lies in a virtual address reservation (mapped there or not): the
-    /// H200 answers an unmapped address of one otherwise than an address it never gave
-    /// out (exports/unified.rs, the unknown pointer's DEVICE_ORDINAL).
-    pub fn pointer_reserved(&self, ptr: DevicePtr) -> bool {
-        self.state.lock().vmm.reservation_at(ptr.get()).is_some()
-    }
-
     /// What cuPointerGetAttribute reports of a device address.
     pub fn pointer_info(&self, ptr: DevicePtr) -> Option<PointerInfo> {
         let ptr = ptr.get();

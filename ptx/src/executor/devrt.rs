@@ -866,12 +866,12 @@ impl BlockCtx<'_> {
                     (self.status(grid, block, thread, e), 4)
                 }
                 DevRt::StreamWaitEvent => {
-                    let (s, ev, flags) = (a64(self, 0), a64(self, 1), a32(self, 2));
+                    let (s, ev) = (a64(self, 0), a64(self, 1));
                     // The schedule runs launches in the order they were made, so what
-                    // was recorded before the wait has run before what follows it.
-                    let e = if flags != 0 {
-                        error::INVALID_VALUE
-                    } else if !Self::stream_ok(tree, s) || !lock(&tree.events).contains(&ev) {
+                    // was recorded before the wait has run before what follows it. The
+                    // flags are not looked at: the H200's device runtime answered
+                    // cudaSuccess for flags 7 (runtime program device_runtime_calls).
+                    let e = if !Self::stream_ok(tree, s) || !lock(&tree.events).contains(&ev) {
                         error::INVALID_RESOURCE_HANDLE
                     } else {
                         error::SUCCESS
