@@ -193,143 +193,18 @@ fn sandbox_images_probe_matches_the_h200() {
 }
 
 /// Thread-block clusters: attributes, launch errors, occupancy, and a kernel's view of
-/// its cluster. Awaits its recording on the H200 (ci/gpu-probes.sh): until then the
-/// mock's answers are checked against what cuda.h and the programming guide state.
+/// its cluster. Recorded on the H200 and compared.
 #[test]
 fn clusters_probe_matches_the_h200() {
-    let golden = common::workspace().join(GOLDENS).join("clusters.txt");
-    if golden.exists() {
-        return compare("clusters", &[]);
-    }
-    eprintln!("clusters: awaiting a recording on the H200 (ci/gpu-probes.sh OUTDIR)");
-    let mock = sections(&run_probe_with("clusters", &[], &[]));
-    let attrs = &mock["attributes"];
-    for line in [
-        "fixed CLUSTER_SIZE_MUST_BE_SET = CUDA_SUCCESS, 1",
-        "fixed REQUIRED_CLUSTER_WIDTH = CUDA_SUCCESS, 2",
-        "plain REQUIRED_CLUSTER_WIDTH = CUDA_SUCCESS, 0",
-    ] {
-        assert!(attrs.contains(line), "{line}:\n{attrs}");
-    }
-    // cuda.h: a compile-time cluster shape cannot be set at run time.
-    let set = &mock["set-attributes"];
-    assert!(
-        set.contains("set fixed REQUIRED_CLUSTER_WIDTH 4 = CUDA_ERROR_NOT_PERMITTED"),
-        "{set}"
-    );
-    assert!(
-        set.contains("plain, no cluster attribute, 4 blocks:  = CUDA_SUCCESS"),
-        "{set}"
-    );
-    let launches = &mock["launch-errors"];
-    for (case, result) in [
-        ("plain, 4 blocks in clusters of 2", "CUDA_SUCCESS"),
-        (
-            "plain, 3 blocks in clusters of 2",
-            "CUDA_ERROR_INVALID_CLUSTER_SIZE",
-        ),
-        ("plain, 8 blocks in clusters of 8", "CUDA_SUCCESS"),
-        (
-            "plain, 16 blocks in clusters of 16",
-            "CUDA_ERROR_INVALID_CLUSTER_SIZE",
-        ),
-        (
-            "plain non-portable, 16 blocks in clusters of 16",
-            "CUDA_SUCCESS",
-        ),
-        (
-            "plain non-portable, 32 blocks in clusters of 32",
-            "CUDA_ERROR_INVALID_CLUSTER_SIZE",
-        ),
-        ("fixed, cuLaunchKernel of 4 blocks", "CUDA_SUCCESS"),
-        ("fixed, clusters of 4", "CUDA_ERROR_INVALID_CLUSTER_SIZE"),
-        (
-            "explicit_only, cuLaunchKernel",
-            "CUDA_ERROR_INVALID_CLUSTER_SIZE",
-        ),
-        ("small, clusters of 8", "CUDA_ERROR_INVALID_CLUSTER_SIZE"),
-    ] {
-        assert!(
-            launches.contains(&format!("{case}:  = {result}\n")),
-            "{case}:\n{launches}"
-        );
-    }
-    // Each block reads the next rank's array and is counted by every thread of the next.
-    let dsmem = &mock["shared-memory"];
-    for line in [
-        "block 3: read 0, hits 128, rank 3 of 4, cluster_ctaid 3, clusterid 0 of 3, explicit 1",
-        "block 14: read 7000, hits 128, rank 6 of 8, cluster_ctaid 6, clusterid 1 of 2, explicit 1",
-        "block 1: read 0, hits 128, rank 0 of 1, cluster_ctaid 0, clusterid 1 of 2, explicit 0",
-    ] {
-        assert!(dsmem.contains(line), "{line}:\n{dsmem}");
-    }
+    compare("clusters", &[]);
 }
 
 /// Tensor maps: cuTensorMapEncodeTiled and cuTensorMapReplaceAddress on valid maps and on
-/// each requirement of cuda.h broken. Awaits its recording on the H200 (ci/gpu-probes.sh):
-/// until then the mock's own answers are checked against cuda.h's requirements here.
+/// each requirement of cuda.h broken, and interleaved maps. Recorded on the H200 and
+/// compared.
 #[test]
 fn tensor_map_probe_matches_the_h200() {
-    let golden = common::workspace().join(GOLDENS).join("tensor_map.txt");
-    if golden.exists() {
-        return compare("tensor_map", &[]);
-    }
-    eprintln!("tensor_map: awaiting a recording on the H200 (ci/gpu-probes.sh OUTDIR)");
-    let mock = sections(&run_probe_with("tensor_map", &[], &[]));
-    let valid = &mock["valid"];
-    for case in [
-        "2d float32, swizzle 128B",
-        "rank 5",
-        "element strides 8",
-        "dimension of 2^32",
-    ] {
-        assert!(
-            valid.contains(&format!("{case} = CUDA_SUCCESS\n  map written")),
-            "{case}:\n{valid}"
-        );
-    }
-    // What the mock does not emulate says so, and leaves the map alone.
-    for case in ["NaN fill, float32", "swizzle 128B atom 32B"] {
-        assert!(
-            valid.contains(&format!(
-                "{case} = CUDA_ERROR_NOT_SUPPORTED\n  map untouched"
-            )),
-            "{case}:\n{valid}"
-        );
-    }
-    // Each requirement cuda.h states, broken: an invalid value, the map untouched.
-    let invalid = &mock["invalid"];
-    for case in [
-        "NULL map",
-        "map 32 bytes off 64",
-        "rank 0",
-        "rank 6",
-        "data type 99",
-        "address 8 bytes in",
-        "dimension 0",
-        "dimension 2^32+1",
-        "stride 408",
-        "stride 2^40",
-        "box 0",
-        "box 257",
-        "inner box of 8 bytes",
-        "inner box of 256 bytes under swizzle 128B",
-        "inner box of 128 bytes under swizzle 64B",
-        "element stride 0",
-        "element stride 9",
-        "interleave 16B, rank 2",
-        "interleave 7",
-        "swizzle 9",
-        "L2 promotion 9",
-        "NaN fill, int32",
-        "fill 5",
-    ] {
-        assert!(
-            invalid.contains(&format!("{case} = CUDA_ERROR_INVALID_VALUE\n")),
-            "{case}:\n{invalid}"
-        );
-    }
-    assert!(mock["without-context"].contains("no context = CUDA_SUCCESS"));
+    compare("tensor_map", &[]);
 }
 
 /// Issue 20's asynchronous device: what each synchronising call waits for, recorded on
@@ -360,46 +235,10 @@ fn graph_conditional_probe_matches_the_h200() {
 }
 
 /// Module, library and kernel queries, context configuration and the small calls the
-/// mock emulated late (clients/probes/api_gaps.c). Awaits its recording on the H200
-/// (ci/gpu-probes.sh): compared once the golden exists; until then the mock must answer
-/// every section, with the layout and settings tests/api_gaps.rs checks.
+/// mock emulated late (clients/probes/api_gaps.c). Recorded on the H200 and compared.
 #[test]
-fn api_gaps_probe_matches_the_h200_once_recorded() {
-    let golden = common::workspace().join(GOLDENS).join("api_gaps.txt");
-    if golden.exists() {
-        return compare("api_gaps", &[]);
-    }
-    eprintln!("api_gaps: awaiting a recording on the H200 (ci/gpu-probes.sh OUTDIR)");
-    let mock = sections(&run_probe_with("api_gaps", &[], &[]));
-    for s in [
-        "module-queries",
-        "loading-state",
-        "library-queries",
-        "context-config",
-        "small-ones",
-        "stream-memops",
-    ] {
-        let text = mock.get(s).unwrap_or_else(|| panic!("section {s} missing"));
-        assert!(
-            !text.contains("setup failed") && !text.contains("crash") && !text.contains("exit "),
-            "{s}:\n{text}"
-        );
-        assert!(
-            !text.contains("= CUDA_ERROR_NOT_SUPPORTED")
-                || s == "small-ones"
-                || s == "stream-memops",
-            "{s}: a call not emulated:\n{text}"
-        );
-    }
-    for (s, line) in [
-        ("module-queries", "offset 16 size 24"),
-        ("library-queries", "same as cuLibraryGetGlobal: yes"),
-        ("context-config", "flags 0x4, primary flags 0x4 active 1"),
-        ("stream-memops", "result 8, 64-bit word 0x2 0x1"),
-        ("stream-memops", "host word 11"),
-    ] {
-        assert!(mock[s].contains(line), "{s}: no `{line}`:\n{}", mock[s]);
-    }
+fn api_gaps_probe_matches_the_h200() {
+    compare("api_gaps", &[]);
 }
 
 /// A context's events, batch memory-operation nodes and a pool shared with a re-exec'd
@@ -419,82 +258,10 @@ fn batch_copies_probe_matches_the_h200() {
 }
 
 /// Issue 20's exec setters and cuGraphExecUpdate: what each setter accepts and refuses
-/// for every node type, and the update results. Awaits its recording on the H200
-/// (ci/gpu-probes.sh): compared once the golden exists; until then the mock must answer
-/// every section, and its launches must leave what the setters asked for.
+/// for every node type, and the update results. Recorded on the H200 and compared.
 #[test]
-fn graph_exec_update_probe_matches_the_h200_once_recorded() {
-    let golden = common::workspace()
-        .join(GOLDENS)
-        .join("graph_exec_update.txt");
-    if golden.exists() {
-        return compare("graph_exec_update", &[]);
-    }
-    let mock = sections(&run_probe_with("graph_exec_update", &[], &[]));
-    for s in [
-        "kernel-setters",
-        "memcpy-setters",
-        "memset-setters",
-        "host-and-event-setters",
-        "child-setters",
-        "enable",
-        "generic-setters",
-        "update",
-        "update-children",
-        "upload-find-destroy",
-        "node-params",
-        "child-graph-handle",
-    ] {
-        let text = mock.get(s).unwrap_or_else(|| panic!("section {s} missing"));
-        assert!(
-            !text.contains("setup failed") && !text.contains("crash"),
-            "{s}:\n{text}"
-        );
-    }
-    // The launches ran what the setters set (the data each leaves), and each refusal
-    // left the node as it was.
-    for (s, line) in [
-        ("kernel-setters", "first word 0, second 10"),
-        ("memcpy-setters", "copied 99"),
-        ("memset-setters", "2D filled 5"),
-        (
-            "host-and-event-setters",
-            "host calls: first data 0, second 1",
-        ),
-        ("child-setters", "first word 4, second 40"),
-        ("child-setters", "second word 40"),
-        (
-            "enable",
-            "kernel's word 0, memset's 0, copy's 0, host calls 1",
-        ),
-        ("enable", "kernel's word 1, memset's 0"),
-        ("enable", "kernel's word 6"),
-        ("update", "word 11, host calls: first data 0, second 1"),
-        ("update-children", "word 40"),
-        ("upload-find-destroy", "word 2"),
-        ("upload-find-destroy", "clone: 2 nodes, 0 edges"),
-        ("upload-find-destroy", "word 4"),
-        (
-            "node-params",
-            "dst same, value 0x5a, element 2, 8x3, pitch 64",
-        ),
-        (
-            "node-params",
-            "src same type 2, dst same type 2, width 12, height 1, depth 1",
-        ),
-        (
-            "child-graph-handle",
-            "the same handle: yes; the graph added: no",
-        ),
-        (
-            "child-graph-handle",
-            "word 11 (1 + 10 if the node took the new kernel)",
-        ),
-        ("child-graph-handle", "word 22"),
-        ("child-graph-handle", "word 33"),
-    ] {
-        assert!(mock[s].contains(line), "{s}: no '{line}' in\n{}", mock[s]);
-    }
+fn graph_exec_update_probe_matches_the_h200() {
+    compare("graph_exec_update", &[]);
 }
 
 /// The limit of a cooperative launch in clusters (probe clusters, section
