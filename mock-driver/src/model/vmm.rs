@@ -395,8 +395,8 @@ impl Vmm {
     /// Forgets a reservation and gives its address space back to the pool (its mappings
     /// are gone already).
     pub fn remove_reservation(&mut self, base: u64) {
-        if let Some(r) = self.reservations.remove(&base) {
-            self.addresses.free(base, r.size);
+        if let Some(size) = self.reservations.remove(&base) {
+            self.addresses.free(base, size);
         }
     }
 
