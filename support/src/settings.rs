@@ -247,6 +247,8 @@ impl Settings {
 }
 
 /// The process's settings, read from the environment at the first call.
+// Inlined across crates: every mock call asks, and the answer is one load once read.
+#[inline]
 pub fn settings() -> &'static Settings {
     static SETTINGS: OnceLock<Settings> = OnceLock::new();
     SETTINGS.get_or_init(Settings::from_env)

@@ -59,10 +59,18 @@ fn origin_key(what: Made, key: u64) -> (Made, u64) {
 
 /// Notes where the program made `key`, when leak checking is on; returns `key`, so a call
 /// site reads `out(ptr, created(Made::Reservation, d.address_reserve(..)?))`.
+#[inline]
 pub fn created(what: Made, key: u64) -> u64 {
-    if !super::settings().leaks {
-        return key;
+    if super::settings().leaks {
+        note_origin(what, key);
     }
+    key
+}
+
+/// Records where `key` was made (leak checking is on).
+#[cold]
+#[inline(never)]
+fn note_origin(what: Made, key: u64) {
     let site = CallSite::capture();
     let seq = ORIGINS_SEQ.fetch_add(1, Ordering::Relaxed);
     let len = {
@@ -73,7 +81,6 @@ pub fn created(what: Made, key: u64) -> u64 {
     if len >= ORIGINS_PRUNE_AT.load(Ordering::Relaxed) {
         prune_origins();
     }
-    key
 }
 
 /// Drops the origins of what is no longer live: the model's keys are copied first, then

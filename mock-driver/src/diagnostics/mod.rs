@@ -38,6 +38,7 @@ pub const STRICT_EXIT_STATUS: i32 = 86;
 
 /// The process's settings, as the mock first reads them: what did not parse is said
 /// once, and with leak checking or strict mode on, the report is registered for exit.
+#[inline]
 pub fn settings() -> &'static Settings {
     static SAID: OnceLock<()> = OnceLock::new();
     let s = cumock_support::settings();
