@@ -263,6 +263,28 @@ pub struct CUuuid {
     pub bytes: [u8; 16],
 }
 
+/// `CUdevSmResource`: an SM resource's numbers, written by the driver only.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUdevSmResource {
+    pub sm_count: u32,
+    pub min_sm_partition_size: u32,
+    pub sm_coscheduled_alignment: u32,
+}
+
+/// `CUdevResource` (`CUdevResource_v1`, CUDA 12.4+): a tagged union the green-context
+/// calls write and read back. `internal_padding` is the driver's own (the mock keeps
+/// there where the resource came from); `sm` is the union's one member of 13.0, whose
+/// 48 bytes `oversize` completes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUdevResource {
+    pub type_: i32,
+    pub internal_padding: [u8; 92],
+    pub sm: CUdevSmResource,
+    pub oversize: [u8; 36],
+}
+
 /// `CUctxCreateParams` (CUDA 12.5+), taken by `cuCtxCreate_v4`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -591,6 +613,8 @@ pub mod result {
     pub const CUDA_ERROR_ILLEGAL_STATE: CUresult = 401;
     pub const CUDA_ERROR_NOT_PERMITTED: CUresult = 800;
     pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: CUresult = 912;
+    pub const CUDA_ERROR_INVALID_RESOURCE_TYPE: CUresult = 914;
+    pub const CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION: CUresult = 915;
     pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
     pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
 }

@@ -5,8 +5,9 @@
 
 use crate::model::error::{CuError, CuResult, Severity};
 use crate::model::ids::{
-    ArrayId, ContextId, DevicePtr, EventId, ExecId, FunctionId, GraphId, KernelId, LibraryId,
-    LinkId, MipmappedArrayId, ModuleId, NodeId, PoolId, StreamId, UserObjectId,
+    ArrayId, ContextId, DevicePtr, EventId, ExecId, FunctionId, GraphId, GreenCtxId, KernelId,
+    LibraryId, LinkId, MipmappedArrayId, ModuleId, NodeId, PoolId, ResourceDescId, StreamId,
+    UserObjectId,
 };
 use crate::model::{driver, Driver};
 use cumock_abi::result::*;
@@ -533,6 +534,10 @@ typed_handle!(
     cumock_abi::CUarray => ArrayId,
     /// A mipmapped array (cuMipmappedArrayCreate).
     cumock_abi::CUmipmappedArray => MipmappedArrayId,
+    /// A green context (cuGreenCtxCreate).
+    cumock_abi::CUgreenCtx => GreenCtxId,
+    /// A resource descriptor (cuDevResourceGenerateDesc).
+    cumock_abi::CUdevResourceDesc => ResourceDescId,
 );
 
 /// An allocation's handle (cuMemCreate's) is a number in C already; the model checks it.

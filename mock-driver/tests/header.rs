@@ -50,6 +50,24 @@ fn layout_checks() -> Vec<(String, i64)> {
             offset_of!(CUeglFrame, cu_format) as i64,
         ),
         (
+            "sizeof(CUdevResource)".into(),
+            size_of::<CUdevResource>() as i64,
+        ),
+        (
+            "offsetof(CUdevResource, sm)".into(),
+            offset_of!(CUdevResource, sm) as i64,
+        ),
+        (
+            "offsetof(CUdevResource, sm.minSmPartitionSize)".into(),
+            (offset_of!(CUdevResource, sm) + offset_of!(CUdevSmResource, min_sm_partition_size))
+                as i64,
+        ),
+        (
+            "offsetof(CUdevResource, sm.smCoscheduledAlignment)".into(),
+            (offset_of!(CUdevResource, sm) + offset_of!(CUdevSmResource, sm_coscheduled_alignment))
+                as i64,
+        ),
+        (
             "sizeof(CUctxCreateParams)".into(),
             size_of::<CUctxCreateParams>() as i64,
         ),

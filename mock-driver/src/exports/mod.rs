@@ -68,6 +68,7 @@ mod error_handling;
 mod events;
 mod exec;
 mod graphs;
+mod green_contexts;
 mod host_memory;
 mod init;
 mod ipc;
@@ -142,7 +143,6 @@ not_emulated! {
     TextureReferenceApi,
     SurfaceReferenceApi,
     GraphicsInteroperabilityApi,
-    GreenContextsApi,
     ErrorLogApi,
     CheckpointingApi,
     OpenGLInteroperabilityApi,

@@ -42,17 +42,20 @@ impl StreamApi for Mock {
             pctx.write_key(Some(ctx))
         }
 
-        /// The mock makes no green context, so a stream's green context is NULL.
+        /// A green context's stream: the green context, and its device's primary context
+        /// (cuda.h); another stream: its context, and NULL.
         fn cuStreamGetCtx_v2(d; s, #[raw] pctx, #[raw] p_green_ctx) {
             // Observed: either out-pointer may be NULL, not both.
             if pctx.is_null() && p_green_ctx.is_null() {
                 return Err(invalid("pCtx and pGreenCtx are both NULL"));
             }
             let (ctx, _, _) = d.stream_info(s)?;
+            let green = d.stream_green(s)?;
             if let Some(p) = Out::maybe(pctx) {
-                p.write_key(Some(ctx))?;
+                p.write_key(Some(green.map_or(ctx, |(_, primary)| primary)))?;
             }
-            Out::maybe(p_green_ctx).map_or(Ok(()), |p| p.write(std::ptr::null_mut()))
+            let green = green.map_or(std::ptr::null_mut(), |(g, _)| CUgreenCtx::of(g));
+            Out::maybe(p_green_ctx).map_or(Ok(()), |p| p.write(green))
         }
 
         fn cuStreamGetDevice(d; s, #[late] device) {

@@ -160,6 +160,18 @@ impl Contexts {
         h
     }
 
+    /// The flags of `device`'s primary context (cuDevicePrimaryCtxSetFlags').
+    pub fn primary_flags(&self, device: usize) -> u32 {
+        self.primary[device].flags
+    }
+
+    /// `device`'s primary context, while it lives.
+    pub fn primary_context(&self, device: usize) -> Option<ContextId> {
+        self.primary[device]
+            .context
+            .filter(|c| self.contexts.contains_key(c))
+    }
+
     /// Brings a primary context back under its old handle after its last release.
     pub fn revive(&mut self, ctx: ContextId, device: usize, flags: u32) -> ContextId {
         self.contexts.insert(
@@ -497,7 +509,7 @@ impl Driver {
         Self::destroy_context(&mut st, ctx)
     }
 
-    fn destroy_context(st: &mut State, ctx: ContextId) -> CuResult<()> {
+    pub(super) fn destroy_context(st: &mut State, ctx: ContextId) -> CuResult<()> {
         st.contexts.destroy(ctx)?;
         // Its modules go with it (their variables are cuMemAlloc memory of it, freed below);
         // so do executable graphs' prepared launches of them.

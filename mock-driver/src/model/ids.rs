@@ -59,6 +59,15 @@ handle_id!(
 );
 
 handle_id!(
+    /// A green context (cuGreenCtxCreate), by its handle.
+    GreenCtxId
+);
+handle_id!(
+    /// A resource descriptor (cuDevResourceGenerateDesc), by its handle.
+    ResourceDescId
+);
+
+handle_id!(
     /// A graph (cuGraphCreate, a capture's, a conditional node's body), by its handle.
     GraphId
 );

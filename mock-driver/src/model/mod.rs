@@ -22,6 +22,7 @@
 //!   `stream_queues`: device work in stream order, run by each stream's worker;
 //!   `ordering`: ordering-bug reports over that work;
 //! - `pointers`: cuPointerGetAttribute's view of an address;
+//! - `green_contexts`: green contexts, their SM resources and descriptors;
 //! - `graphs`: CUDA graphs and their launch; `capture`: stream capture into graphs;
 //!   `conditional`: conditional nodes; `graph_memory`: memory nodes; `user_objects`:
 //!   graph user objects;
@@ -53,6 +54,7 @@ pub mod devices;
 pub mod error;
 pub mod graph_memory;
 pub mod graphs;
+pub mod green_contexts;
 pub mod host_memory;
 pub mod ids;
 pub mod images;
@@ -143,6 +145,8 @@ pub struct State {
     /// back by cuPointerGetAttribute. The mock's synchronous copies finish before they
     /// return whatever the mark, so it changes nothing else.
     pub sync_memops: std::collections::HashSet<u64>,
+    /// Green contexts and resource descriptors (green_contexts.rs).
+    pub green: green_contexts::GreenContexts,
 }
 
 pub struct Driver {
@@ -196,6 +200,7 @@ impl Driver {
                 textures: Default::default(),
                 launch_epoch: 0,
                 sync_memops: Default::default(),
+                green: Default::default(),
             }),
         }
     }

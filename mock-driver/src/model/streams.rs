@@ -291,7 +291,11 @@ impl Driver {
         let streams = {
             let mut st = self.state.lock();
             st.contexts.event(event)?;
-            if st.contexts.event_context(event) != Some(ctx) {
+            if !st
+                .contexts
+                .event_context(event)
+                .is_some_and(|e| st.same_primary(e, ctx))
+            {
                 return Err(invalid_handle(format!(
                     "event {:#x} was not created in context {:#x} (cuda.h: they must be of \
                      the same context)",
