@@ -299,6 +299,27 @@ impl BlockCtx<'_> {
                 }
                 write_results(w, &[*d; 4], 1, &results, emask);
             }
+            ImageOp::Txq { query, .. }
+                if matches!(
+                    query,
+                    ImageQuery::ChannelDataType | ImageQuery::ChannelOrder | ImageQuery::NumSamples
+                ) =>
+            {
+                let lane = emask.trailing_zeros();
+                return Err(self.fault(
+                    w,
+                    lane,
+                    pc,
+                    FaultKind::IllegalInstruction,
+                    None,
+                    format!(
+                        "txq.{}: its values are not emulated (the ISA leaves them to the \
+                         source language's API, and NVIDIA's JIT compiles no code for a \
+                         kernel that asks them)",
+                        query.name()
+                    ),
+                ));
+            }
             ImageOp::Txq {
                 query, d, handle, ..
             } if query.of_sampler() => {
