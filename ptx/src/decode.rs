@@ -13,7 +13,7 @@ mod video;
 pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
 pub use calls::FuncRt;
 pub use texture::{
-    Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, SurfaceReduction,
+    Bounds, Dest, Geom, HandleKind, ImageOp, ImageQuery, LodOperand, SamplerRef, SurfaceReduction,
 };
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
@@ -2296,7 +2296,9 @@ impl FuncDecoder<'_> {
             }
             "st" | "red" if m.take("async") => self.store_async(i, m),
             "ld" | "ldu" | "st" => self.ld_st(i, m),
-            "tex" | "tld4" | "txq" | "suq" | "suld" | "sust" | "sured" => self.image(i, m),
+            "tex" | "tld4" | "txq" | "suq" | "suld" | "sust" | "sured" | "istypep" => {
+                self.image(i, m)
+            }
             "atom" | "red" => self.atom(i, m),
             "brx" => {
                 if !m.take("idx") {

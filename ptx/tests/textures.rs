@@ -907,6 +907,82 @@ fn txq_queries_nvidia_compiles_no_code_for_mark_their_kernels() {
     }
 }
 
+/// `istypep` (no C++ form: inline PTX) over each lane's handle: texture 7, surface 9, and
+/// neither (lanes whose handle is 0 or a stray number), under both engines. A texture
+/// object is a `.texref`, a surface object a `.surfref`, and no handle a `.samplerref`
+/// (CUDA makes no sampler objects); what the H200 answers awaits ci/explore/istypep.c.
+#[test]
+fn istypep_tells_texture_and_surface_handles_apart() {
+    let src = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry kinds(.param .u64 o)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [o];
+    mov.u32 %r1, %tid.x;
+    rem.u32 %r2, %r1, 4;
+    // The handle by lane: 7, 9, 0, 1234.
+    setp.eq.u32 %p1, %r2, 0;
+    selp.u64 %rd2, 7, 9, %p1;
+    setp.eq.u32 %p1, %r2, 2;
+    selp.u64 %rd2, 0, %rd2, %p1;
+    setp.eq.u32 %p1, %r2, 3;
+    selp.u64 %rd2, 1234, %rd2, %p1;
+    istypep.texref %p1, %rd2;
+    istypep.surfref %p2, %rd2;
+    istypep.samplerref %p3, %rd2;
+    selp.u32 %r3, 1, 0, %p1;
+    selp.u32 %r4, 2, 0, %p2;
+    selp.u32 %r5, 4, 0, %p3;
+    or.b32 %r3, %r3, %r4;
+    or.b32 %r3, %r3, %r5;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd4, %rd1, %rd3;
+    st.global.u32 [%rd4], %r3;
+    ret;
+}
+"#;
+    let m = Module::parse(src).unwrap();
+    let img = array_image(F32X1, 4, 4, 1, false, &[0u8; 4 * 4 * 4]);
+    for engine in engines() {
+        let mut mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: vec![(
+                7,
+                Arc::new(TextureObject {
+                    levels: Vec::new(),
+                    image: img.clone(),
+                    sampler: sampler(false, false, AddressMode::Clamp),
+                }),
+            )],
+            surfaces: vec![(9, Arc::new(SurfaceObject { image: img.clone() }))],
+        };
+        let out = mem.mem.map(&[0xffu8; 4 * 40], true);
+        let p = params(&m.kernels[0], &[out]);
+        let mut l = launch(1, 40, &p);
+        l.engine = engine;
+        run(&m, 0, &l, &mem).unwrap();
+        let got = to_u32s(&mem.mem.read(out));
+        let want: Vec<u32> = (0..40).map(|t| [1, 2, 0, 0][t % 4]).collect();
+        assert_eq!(got, want, "{engine:?}");
+    }
+    for (form, why) in [
+        ("istypep.b64 %p1, %rd1;", "takes .texref"),
+        ("istypep.texref %r1, %rd1;", "a predicate"),
+    ] {
+        let src = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {{\n\
+             .reg .pred %p<2>;\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n{form}\nret;\n}}\n"
+        );
+        let e = Module::parse(&src).unwrap_err();
+        assert!(e.message.contains(why), "{form}: {e}");
+    }
+}
+
 /// `sured.b` (no C++ form: inline PTX): atomic reductions into a surface of 4 x 5
 /// 32-bit texels from 8 blocks of 64 threads, which the host runs on several threads:
 /// add, signed max and min (`.clamp` moving x = 4000 to the last element), or (`.zero`
