@@ -2,15 +2,13 @@
 // and format, which the PTX ISA names but does not number. (1) Unified mode (inline PTX
 // over a cudaTextureObject_t): filter_mode, addr_mode_0..2, normalized_coords and
 // force_unnormalized_coords over textures of each filter and address mode, normalized
-// or not. The mock answers CUDA's enumerations (CUfilter_mode: point 0, linear 1;
-// CUaddress_mode: wrap 0, clamp 1, mirror 2, border 3), normalized_coords 1 or 0 and
-// force_unnormalized_coords 0. (2) channel_data_type, channel_order and num_samples over
-// textures of several formats, in a PTX module loaded with cuModuleLoadData: the ISA ties
-// their values to "the source language API" (its table lists OpenCL's); the mock refuses
-// the module until this records them. (3) Independent mode: txq of module-scope
-// `.samplerref`s, whose initialisers name the values (`nearest`, `linear`, `wrap`,
-// `mirror`, `clamp_ogl`, `clamp_to_edge`, `clamp_to_border`): the numbers the hardware
-// gives those names; the mock refuses the module. The driver's calls come through
+// or not. (2) channel_data_type, channel_order and num_samples over textures of several
+// formats, in a PTX module loaded with cuModuleLoadData. (3) Independent mode: txq of
+// module-scope `.samplerref`s, whose initialisers name the values (`nearest`, `linear`,
+// `wrap`, `mirror`, `clamp_ogl`, `clamp_to_edge`, `clamp_to_border`). Recorded: the
+// H200's JIT compiles none of these (only width, height and depth: ci/explore/txq_jit.c),
+// so (1) and (2) find no function and (3) does not load; the mock does the same for (1)
+// and (2), and refuses (3)'s `clamp_ogl` at load. The driver's calls come through
 // cudaGetDriverEntryPointByVersion, as texture_forms gets them.
 #include "common.h"
 #include <cuda.h>
@@ -59,7 +57,7 @@ __global__ void sampler_queries(cudaTextureObject_t t, uint32_t *out) {
     for (int k = 0; k < 6; k++) out[k] = v[k];
 }
 
-// (2) The format queries, loaded apart (the mock refuses them).
+// (2) The format queries, loaded apart.
 static const char *FORMAT_QUERIES =
     ".version 8.0\n"
     ".target sm_90\n"

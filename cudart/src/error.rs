@@ -23,6 +23,8 @@ pub const NOT_READY: CudaError = 600;
 pub const INVALID_DEVICE_FUNCTION: CudaError = 98;
 pub const NO_KERNEL_IMAGE_FOR_DEVICE: CudaError = 209;
 pub const INVALID_SYMBOL: CudaError = 13;
+/// cudaErrorSymbolNotFound: the driver's CUDA_ERROR_NOT_FOUND.
+pub const SYMBOL_NOT_FOUND: CudaError = 500;
 pub const HOST_MEMORY_ALREADY_REGISTERED: CudaError = 712;
 pub const HOST_MEMORY_NOT_REGISTERED: CudaError = 713;
 pub const NOT_SUPPORTED: CudaError = 801;

@@ -152,6 +152,8 @@ struct Registry {
     variables: HashMap<usize, Symbol>,
     /// (host stub, device) -> CUfunction.
     loaded_functions: HashMap<(usize, i32), usize>,
+    /// (host stub, device) of kernels the driver found no function for.
+    missing_functions: std::collections::HashSet<(usize, i32)>,
     /// `__managed__` variables: where the program's pointer to each lives.
     managed: Vec<ManagedVar>,
 }
@@ -243,7 +245,10 @@ pub extern "C" fn __cudaUnregisterFatBinary(handle: *mut *mut c_void) {
                 let _ = d.cuModuleUnload(*m as CUmodule);
             }
         }
-        with_registry(|r| r.loaded_functions.clear());
+        with_registry(|r| {
+            r.loaded_functions.clear();
+            r.missing_functions.clear();
+        });
         // Safety: made by Box::into_raw in __cudaRegisterFatBinary, given back once.
         drop(unsafe { Box::from_raw(handle) });
     });
@@ -555,10 +560,28 @@ pub fn function(host_fun: *const c_void) -> RtResult<(&'static Driver, CUfunctio
             format!("{host_fun:?} is not a registered kernel"),
         )
     })?;
+    let key = (host_fun as usize, device);
+    if with_registry(|r| r.missing_functions.contains(&key)) {
+        // NVIDIA's runtime answers cudaErrorSymbolNotFound for the first launch of a
+        // kernel whose function the driver did not find, and cudaErrorUnknown for every
+        // later one (H200, runtime program texture_queries).
+        return Err(RtError::new(
+            error::UNKNOWN,
+            format!(
+                "kernel `{}`: the driver found no function for it at an earlier launch",
+                name.to_string_lossy()
+            ),
+        ));
+    }
     let m = module(d, fatbin, device)?;
     let mut f = std::ptr::null_mut();
     // Safety: a NUL-terminated name.
-    unsafe { d.cuModuleGetFunction(&mut f, m, name.as_ptr())? };
+    if let Err(e) = unsafe { d.cuModuleGetFunction(&mut f, m, name.as_ptr()) } {
+        if e.code == error::SYMBOL_NOT_FOUND {
+            with_registry(|r| r.missing_functions.insert(key));
+        }
+        return Err(e);
+    }
     with_registry(|r| {
         r.loaded_functions
             .insert((host_fun as usize, device), f as usize)
@@ -1039,6 +1062,7 @@ pub fn forget_device(device: i32) {
             f.modules.remove(&device);
         }
         r.loaded_functions.retain(|(_, d), _| *d != device);
+        r.missing_functions.retain(|(_, d)| *d != device);
     });
 }
 

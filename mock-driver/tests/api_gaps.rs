@@ -1000,3 +1000,135 @@ fn a_batch_of_memory_operations_runs_in_order_or_not_at_all() {
         assert_eq!(cuMemFree_v2(p), 0);
     }
 }
+
+/// A module of three kernels: one asks a texture object's width (which NVIDIA's JIT
+/// compiles), one its number of mipmap levels (which it does not: the H200's driver finds
+/// no such function, ci/explore/txq_jit.c), one only calls a function that asks it.
+const TXQ_PTX: &str = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.func (.param .b32 r) levels(.param .b64 t)
+{
+    .reg .b32 %q;
+    .reg .b64 %s;
+    ld.param.b64 %s, [t];
+    txq.num_mipmap_levels.b32 %q, [%s];
+    st.param.b32 [r], %q;
+    ret;
+}
+.visible .entry width(.param .u64 t, .param .u64 o)
+{
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [t];
+    ld.param.u64 %rd2, [o];
+    txq.width.b32 %r1, [%rd1];
+    st.global.u32 [%rd2], %r1;
+    ret;
+}
+.visible .entry sampler(.param .u64 t, .param .u64 o)
+{
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [t];
+    ld.param.u64 %rd2, [o];
+    txq.filter_mode.b32 %r1, [%rd1];
+    st.global.u32 [%rd2], %r1;
+    ret;
+}
+.visible .entry calls_levels(.param .u64 t)
+{
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [t];
+    {
+    .param .b64 a;
+    .param .b32 b;
+    st.param.b64 [a], %rd1;
+    call (b), levels, (a);
+    }
+    ret;
+}
+"#;
+
+/// What the child of `txq_the_jit_does_not_compile_leaves_its_kernel_not_found` saw, one
+/// line each: the load's result, then each kernel's cuModuleGetFunction result.
+fn txq_module_results() -> Vec<String> {
+    let _g = setup();
+    let image = CString::new(TXQ_PTX).unwrap();
+    let mut m: CUmodule = null_mut();
+    // Safety: a live out-pointer and a NUL-terminated image.
+    let load = unsafe { cuModuleLoadData(&mut m, image.as_ptr().cast()) };
+    let mut out = vec![format!("load {load}")];
+    if load == 0 {
+        for name in ["width", "sampler", "calls_levels", "sampler"] {
+            let mut f: CUfunction = null_mut();
+            let c = CString::new(name).unwrap();
+            // Safety: live pointers.
+            let r = unsafe { cuModuleGetFunction(&mut f, m, c.as_ptr()) };
+            out.push(format!("{name} {r}"));
+        }
+        // Safety: a module loaded above.
+        assert_eq!(unsafe { cuModuleUnload(m) }, 0);
+    }
+    out
+}
+
+/// `txq` of a texture object for other than its width, height or depth: the H200's JIT
+/// compiles no code, and the function is CUDA_ERROR_NOT_FOUND, at cuModuleGetFunction
+/// under lazy loading (the default) and at the load under eager loading (recorded for
+/// one-kernel modules: runs/2026-12-03-h200-session14/explore/txq-{lazy,eager}.txt).
+/// The mock finds the module's other kernels under lazy loading (not recorded:
+/// ci/explore/txq_module.c asks), and says why on stderr, once per module.
+#[test]
+fn txq_the_jit_does_not_compile_leaves_its_kernel_not_found() {
+    const TXQ_ROLE: &str = "CUMOCK_API_GAPS_TXQ";
+    if std::env::var(TXQ_ROLE).is_ok() {
+        for line in txq_module_results() {
+            println!("result: {line}");
+        }
+        return;
+    }
+    let nf = CUDA_ERROR_NOT_FOUND;
+    for (mode, want) in [
+        (
+            "LAZY",
+            vec![
+                "load 0".to_string(),
+                "width 0".into(),
+                format!("sampler {nf}"),
+                format!("calls_levels {nf}"),
+                format!("sampler {nf}"),
+            ],
+        ),
+        ("EAGER", vec![format!("load {nf}")]),
+    ] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "txq_the_jit_does_not_compile_leaves_its_kernel_not_found",
+                "--nocapture",
+            ])
+            .env(TXQ_ROLE, "child")
+            .env("CUDA_MODULE_LOADING", mode)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{mode}: {stdout}\n{stderr}");
+        let got: Vec<&str> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("result: "))
+            .collect();
+        assert_eq!(got, want, "{mode}: {stderr}");
+        // Said once, naming the kernel and the query.
+        let said: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains("txq.filter_mode.b32"))
+            .collect();
+        assert_eq!(said.len(), 1, "{mode}: {stderr}");
+        assert!(said[0].contains("`sampler`"), "{mode}: {}", said[0]);
+    }
+}

@@ -13,7 +13,7 @@ mod video;
 pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
 pub use calls::FuncRt;
 pub use texture::{
-    Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, SurfaceReduction,
+    Bounds, Dest, Geom, HandleKind, ImageOp, ImageQuery, LodOperand, SamplerRef, SurfaceReduction,
 };
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
@@ -1027,6 +1027,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     // every one it reaches (below).
     let (mut funcs_end, mut kernels_end) = (module_shared, module_shared);
     let mut shared_end: HashMap<&str, u64> = HashMap::new();
+    let mut jit_refusals: HashMap<&str, String> = HashMap::new();
     let mut samplers = HashMap::new();
     for s in &ast.samplers {
         if !ast.texmode_independent {
@@ -1082,6 +1083,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             target_lists: HashMap::new(),
             func_index: funcs[&f.name].index,
             depot: (u32::MAX, 0),
+            nvidia_jit_refuses: None,
         };
         let params = d.declare_params(f)?;
         let local_before = d.layout.local;
@@ -1095,6 +1097,9 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         shared_end.insert(f.name.as_str(), shared);
         let own_local = d.own_local;
         let depot = d.depot;
+        if let Some(why) = d.nvidia_jit_refuses.take() {
+            jit_refusals.insert(f.name.as_str(), why);
+        }
         if let Some(idx) = funcs[&f.name].index {
             prog.funcs[idx as usize].set_frame(
                 (reg_lo, layout.next_reg),
@@ -1130,6 +1135,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 max_cluster_rank: f.maxclusterrank,
                 may_signal_host: false,
                 params_stored_through: host_memory::params_stored_through(f),
+                nvidia_jit_refuses: None,
                 entry_pc: funcs[&f.name].entry,
             });
         }
@@ -1158,6 +1164,15 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             }
             shared = shared.max(shared_end.get(f).copied().unwrap_or(0));
             k.may_signal_host |= signals.contains(f);
+            if k.nvidia_jit_refuses.is_none() {
+                k.nvidia_jit_refuses = jit_refusals.get(f).map(|why| {
+                    if f == k.name {
+                        why.clone()
+                    } else {
+                        format!("in function `{f}`, which it calls: {why}")
+                    }
+                });
+            }
             todo.extend(calls.get(f).into_iter().flatten().copied());
         }
         k.registers += callee_regs;
@@ -1227,6 +1242,9 @@ struct FuncDecoder<'a> {
     /// `.local` variables take (its depot, which a recursive activation relocates).
     func_index: Option<u32>,
     depot: (u32, u32),
+    /// Why NVIDIA's JIT makes no code for this function, if it does not (the first
+    /// instruction that makes it so): see `Kernel::nvidia_jit_refuses`.
+    nvidia_jit_refuses: Option<String>,
 }
 
 /// The modifiers of one instruction; each decoder takes those it understands and the
@@ -2278,7 +2296,9 @@ impl FuncDecoder<'_> {
             }
             "st" | "red" if m.take("async") => self.store_async(i, m),
             "ld" | "ldu" | "st" => self.ld_st(i, m),
-            "tex" | "tld4" | "txq" | "suq" | "suld" | "sust" | "sured" => self.image(i, m),
+            "tex" | "tld4" | "txq" | "suq" | "suld" | "sust" | "sured" | "istypep" => {
+                self.image(i, m)
+            }
             "atom" | "red" => self.atom(i, m),
             "brx" => {
                 if !m.take("idx") {

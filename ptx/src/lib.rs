@@ -344,6 +344,14 @@ pub struct Kernel {
     /// What a callee, a tensor map or a texture writes is not counted: it may miss a
     /// parameter, never name one the kernel cannot store through.
     pub params_stored_through: Vec<usize>,
+    /// Why NVIDIA's JIT compiles no code for the kernel, if it does not: the kernel, or a
+    /// function it calls, queries a texture object with `txq` for other than its width,
+    /// height or depth. The H200's driver (580.159.04) then answers CUDA_ERROR_NOT_FOUND
+    /// for the kernel: at cuModuleGetFunction under lazy loading, at the module's load
+    /// under eager loading (ci/explore/txq_jit.c, recorded in
+    /// runs/2026-12-03-h200-session14/explore/). The executor runs such a kernel all the
+    /// same; whether to is the driver's decision.
+    pub nvidia_jit_refuses: Option<String>,
     pub(crate) entry_pc: u32,
 }
 

@@ -216,6 +216,7 @@ const KNOWN_OPCODES: &[&str] = &[
     "lop3",
     "shf",
     "isspacep",
+    "istypep",
     "selp",
     "setp",
     "set",

@@ -788,12 +788,8 @@ fn queries_and_unsupported_forms_at_load() {
             "tex.2dms.v4.f32.s32 {%f1, %f1, %f1, %f1}, [%rd1, {%r1, %r1, %r1, %r1}];",
             "multisample textures",
         ),
-        // Encodings the ISA leaves to the source language's API (runtime program
-        // texture_queries prints the H200's).
-        ("txq.channel_order.b32 %r1, [%rd1];", "only width"),
-        ("txq.channel_data_type.b32 %r1, [%rd1];", "texture_queries"),
-        ("txq.num_samples.b32 %r1, [%rd1];", "only width"),
         ("suq.filter_mode.b32 %r1, [%rd1];", "only width"),
+        ("suq.channel_order.b32 %r1, [%rd1];", "only width"),
         (
             "txq.level.filter_mode.b32 %r1, [%rd1], 0;",
             "txq.level queries",
@@ -811,6 +807,179 @@ fn queries_and_unsupported_forms_at_load() {
         );
         assert!(e.message.contains(why), "{form}: {e}");
         assert_eq!(e.line, 8, "{e}");
+    }
+}
+
+/// The queries NVIDIA's JIT compiles no code for (the H200's driver finds no function
+/// that asks them: ci/explore/txq_jit.c): every `txq` of a texture object but width,
+/// height and depth, in the kernel or in a function it calls, marks the kernel; the
+/// format queries load (as on the H200) and fault if run anyway.
+#[test]
+fn txq_queries_nvidia_compiles_no_code_for_mark_their_kernels() {
+    let module = |query: &str| {
+        format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .func (.param .b32 r) ask(.param .b64 t) {{\n.reg .b32 %q;\n.reg .b64 %s;\n\
+             ld.param.b64 %s, [t];\n{query} %q, [%s];\nst.param.b32 [r], %q;\nret;\n}}\n\
+             .visible .entry direct(.param .u64 t, .param .u64 o) {{\n\
+             .reg .b32 %r<2>;\n.reg .b64 %rd<3>;\n\
+             ld.param.u64 %rd1, [t];\nld.param.u64 %rd2, [o];\n\
+             {query} %r1, [%rd1];\nst.global.u32 [%rd2], %r1;\nret;\n}}\n\
+             .visible .entry through_call(.param .u64 t) {{\n\
+             .reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n\
+             ld.param.u64 %rd1, [t];\n{{\n.param .b64 a;\n.param .b32 b;\n\
+             st.param.b64 [a], %rd1;\ncall (b), ask, (a);\n}}\nret;\n}}\n\
+             .visible .entry plain(.param .u64 t) {{\n\
+             .reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n\
+             ld.param.u64 %rd1, [t];\ntxq.width.b32 %r1, [%rd1];\nret;\n}}\n"
+        )
+    };
+    for q in ["width", "height", "depth"] {
+        let m = Module::parse(&module(&format!("txq.{q}.b32"))).unwrap();
+        for k in &m.kernels {
+            assert_eq!(k.nvidia_jit_refuses, None, "txq.{q}: {}", k.name);
+        }
+    }
+    let refused = [
+        "num_mipmap_levels",
+        "array_size",
+        "filter_mode",
+        "addr_mode_0",
+        "addr_mode_1",
+        "addr_mode_2",
+        "normalized_coords",
+        "force_unnormalized_coords",
+        "channel_data_type",
+        "channel_order",
+        "num_samples",
+    ];
+    for q in refused {
+        let m = Module::parse(&module(&format!("txq.{q}.b32"))).unwrap();
+        let why = |name: &str| {
+            let k = &m.kernels[m.kernel(name).unwrap()];
+            k.nvidia_jit_refuses.clone().unwrap_or_default()
+        };
+        assert!(
+            why("direct").contains(&format!("txq.{q}.b32")),
+            "{q}: {}",
+            why("direct")
+        );
+        assert!(why("direct").contains("line 17:"), "{q}: {}", why("direct"));
+        assert!(
+            why("through_call").contains("function `ask`"),
+            "{q}: {}",
+            why("through_call")
+        );
+        assert_eq!(why("plain"), "", "{q}");
+    }
+    // txq.level's sizes were not asked of the H200: they stay emulated, unmarked.
+    let m = Module::parse(
+        &module("txq.level.width.b32")
+            .replace("[%s];", "[%s], 0;")
+            .replace("[%rd1];\nst", "[%rd1], 0;\nst"),
+    )
+    .unwrap();
+    assert_eq!(m.kernels[0].nvidia_jit_refuses, None);
+
+    // Run anyway, a format query faults: its values are not emulated.
+    let m = Module::parse(&module("txq.channel_order.b32")).unwrap();
+    let k = m.kernel("direct").unwrap();
+    let img = array_image(F32X1, 4, 4, 1, false, &[0u8; 4 * 4 * 4]);
+    for engine in engines() {
+        let mut mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: vec![(
+                3,
+                Arc::new(TextureObject {
+                    levels: Vec::new(),
+                    image: img.clone(),
+                    sampler: sampler(false, false, AddressMode::Clamp),
+                }),
+            )],
+            surfaces: Vec::new(),
+        };
+        let out = mem.mem.map(&[0u8; 4], true);
+        let p = params(&m.kernels[k], &[3, out]);
+        let mut l = launch(1, 1, &p);
+        l.engine = engine;
+        let f = run(&m, k, &l, &mem).unwrap_err();
+        assert!(f.detail.contains("txq.channel_order"), "{engine:?}: {f}");
+    }
+}
+
+/// `istypep` (no C++ form: inline PTX) over each lane's handle: texture 7, surface 9, and
+/// neither (lanes whose handle is 0 or a stray number), under both engines. A texture
+/// object is a `.texref`, a surface object a `.surfref`, and no handle a `.samplerref`
+/// (CUDA makes no sampler objects); what the H200 answers awaits ci/explore/istypep.c.
+#[test]
+fn istypep_tells_texture_and_surface_handles_apart() {
+    let src = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry kinds(.param .u64 o)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [o];
+    mov.u32 %r1, %tid.x;
+    rem.u32 %r2, %r1, 4;
+    // The handle by lane: 7, 9, 0, 1234.
+    setp.eq.u32 %p1, %r2, 0;
+    selp.u64 %rd2, 7, 9, %p1;
+    setp.eq.u32 %p1, %r2, 2;
+    selp.u64 %rd2, 0, %rd2, %p1;
+    setp.eq.u32 %p1, %r2, 3;
+    selp.u64 %rd2, 1234, %rd2, %p1;
+    istypep.texref %p1, %rd2;
+    istypep.surfref %p2, %rd2;
+    istypep.samplerref %p3, %rd2;
+    selp.u32 %r3, 1, 0, %p1;
+    selp.u32 %r4, 2, 0, %p2;
+    selp.u32 %r5, 4, 0, %p3;
+    or.b32 %r3, %r3, %r4;
+    or.b32 %r3, %r3, %r5;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd4, %rd1, %rd3;
+    st.global.u32 [%rd4], %r3;
+    ret;
+}
+"#;
+    let m = Module::parse(src).unwrap();
+    let img = array_image(F32X1, 4, 4, 1, false, &[0u8; 4 * 4 * 4]);
+    for engine in engines() {
+        let mut mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: vec![(
+                7,
+                Arc::new(TextureObject {
+                    levels: Vec::new(),
+                    image: img.clone(),
+                    sampler: sampler(false, false, AddressMode::Clamp),
+                }),
+            )],
+            surfaces: vec![(9, Arc::new(SurfaceObject { image: img.clone() }))],
+        };
+        let out = mem.mem.map(&[0xffu8; 4 * 40], true);
+        let p = params(&m.kernels[0], &[out]);
+        let mut l = launch(1, 40, &p);
+        l.engine = engine;
+        run(&m, 0, &l, &mem).unwrap();
+        let got = to_u32s(&mem.mem.read(out));
+        let want: Vec<u32> = (0..40).map(|t| [1, 2, 0, 0][t % 4]).collect();
+        assert_eq!(got, want, "{engine:?}");
+    }
+    for (form, why) in [
+        ("istypep.b64 %p1, %rd1;", "takes .texref"),
+        ("istypep.texref %r1, %rd1;", "a predicate"),
+    ] {
+        let src = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {{\n\
+             .reg .pred %p<2>;\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n{form}\nret;\n}}\n"
+        );
+        let e = Module::parse(&src).unwrap_err();
+        assert!(e.message.contains(why), "{form}: {e}");
     }
 }
 

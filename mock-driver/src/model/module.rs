@@ -84,6 +84,9 @@ pub struct LoadedModule {
     pub const_bytes: u32,
     /// The function handle of each kernel, once asked for.
     pub functions: Vec<Option<FunctionId>>,
+    /// Whether a kernel NVIDIA's JIT compiles no code for was asked for already, and
+    /// stderr told why (`Modules::check_compiled`).
+    pub refusal_said: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -168,17 +171,51 @@ impl Modules {
         Ok((handle, r))
     }
 
-    /// The function handle of a module's kernel, made at the first request; `loaded`
-    /// marks it loaded (see `FunctionRef::loaded`), which it stays.
-    /// Marks a function (or a CUkernel's) loaded: cuFuncLoad, or a launch.
+    /// Marks a function (or a CUkernel's) loaded: cuFuncLoad, or a launch. A kernel
+    /// NVIDIA's JIT compiles no code for cannot be: CUDA_ERROR_NOT_FOUND, as the H200
+    /// answers when its function is asked for (what it answers to a launch or
+    /// cuFuncLoad of a handle cuModuleEnumerateFunctions gave is not recorded:
+    /// ci/explore/txq_module.c asks).
     pub fn mark_loaded(&mut self, f: FunctionId) -> CuResult<()> {
-        let (handle, _) = self.function(f)?;
+        let (handle, r) = self.function(f)?;
+        self.check_compiled(r.module, r.kernel)?;
         if let Some(r) = self.functions.get_mut(&handle) {
             r.loaded = true;
         }
         Ok(())
     }
 
+    /// CUDA_ERROR_NOT_FOUND for a kernel NVIDIA's JIT makes no code for
+    /// (`ptx::Kernel::nvidia_jit_refuses`), said on stderr once per module: a program
+    /// that only sees "not found" (or the runtime's cudaErrorSymbolNotFound) for a kernel
+    /// the module plainly has could not learn why otherwise.
+    fn check_compiled(&mut self, module: ModuleId, kernel: usize) -> CuResult<()> {
+        let Some(m) = self.modules.get_mut(&module) else {
+            return Ok(());
+        };
+        let k = &m.program.kernels[kernel];
+        let Some(why) = &k.nvidia_jit_refuses else {
+            return Ok(());
+        };
+        let e = CuError::new(
+            CUDA_ERROR_NOT_FOUND,
+            format!(
+                "kernel `{}` has no code: {why}; lazy loading compiles it when it is asked \
+                 for, and the function is not found",
+                k.name
+            ),
+        );
+        if !std::mem::replace(&mut m.refusal_said, true) {
+            eprintln!("cumock: a module's kernel is not found: {}", e.message);
+        }
+        Err(CuError {
+            severity: Severity::Said,
+            ..e
+        })
+    }
+
+    /// The function handle of a module's kernel, made at the first request; `loaded`
+    /// marks it loaded (see `FunctionRef::loaded`), which it stays.
     fn function_handle(&mut self, module: ModuleId, kernel: usize, loaded: bool) -> FunctionId {
         if let Some(Some(h)) = self.modules.get(&module).map(|m| m.functions[kernel]) {
             if let Some(r) = self.functions.get_mut(&h) {
@@ -559,6 +596,26 @@ impl Driver {
             }
         }
         self.check_declared_sizes(device, &program)?;
+        if module_loading_mode() == CU_MODULE_EAGER_LOADING {
+            // Eager loading compiles every kernel at load, and the H200 fails the whole
+            // load with the function's CUDA_ERROR_NOT_FOUND (a one-kernel module was
+            // recorded: ci/explore/txq_jit.c, txq-eager.txt).
+            if let Some(k) = program
+                .kernels
+                .iter()
+                .find(|k| k.nvidia_jit_refuses.is_some())
+            {
+                return Err(CuError::new(
+                    CUDA_ERROR_NOT_FOUND,
+                    format!(
+                        "kernel `{}` has no code: {}; eager loading (CUDA_MODULE_LOADING=EAGER) \
+                         compiles every kernel at load",
+                        k.name,
+                        k.nvidia_jit_refuses.as_deref().unwrap_or("")
+                    ),
+                ));
+            }
+        }
         self.place_module(Arc::new(program))
     }
 
@@ -703,6 +760,7 @@ impl Driver {
                 managed_storage,
                 const_bytes,
                 functions: vec![None; kernels],
+                refusal_said: false,
             },
         );
         Ok(id)
@@ -733,6 +791,7 @@ impl Driver {
                 format!("the module has no kernel named `{name}`"),
             )
         })?;
+        st.modules.check_compiled(module, k)?;
         Ok(st.modules.function_handle(module, k, true))
     }
 

@@ -162,6 +162,13 @@ pub enum ImageQuery {
     AddrMode(u8),
     NormalizedCoords,
     ForceUnnormalizedCoords,
+    /// `txq.channel_data_type`, `.channel_order`, `.num_samples`: values the ISA leaves
+    /// to "the source language API". Decoded so that a module asking them loads as on the
+    /// H200 (whose JIT compiles no code for the kernel: `Kernel::nvidia_jit_refuses`);
+    /// their values are not emulated, and executing one faults.
+    ChannelDataType,
+    ChannelOrder,
+    NumSamples,
 }
 
 impl ImageOp {
@@ -221,7 +228,7 @@ impl ImageOp {
                 r.extend(v);
                 r
             }
-            ImageOp::Suq { handle, .. } => vec![*handle],
+            ImageOp::Suq { handle, .. } | ImageOp::Istypep { handle, .. } => vec![*handle],
             ImageOp::Sured {
                 handle, coords, v, ..
             } => {
@@ -243,6 +250,37 @@ impl ImageQuery {
                 | ImageQuery::NormalizedCoords
                 | ImageQuery::ForceUnnormalizedCoords
         )
+    }
+
+    /// Whether NVIDIA's JIT compiles `txq` of this query on a texture object: on the
+    /// H200 (driver 580.159.04) only width, height and depth; every other query left the
+    /// function not found (ci/explore/txq_jit.c, runs/2026-12-03-h200-session14/explore/
+    /// txq-lazy.txt and txq-eager.txt).
+    pub fn nvidia_jit_compiles(self) -> bool {
+        matches!(
+            self,
+            ImageQuery::Width | ImageQuery::Height | ImageQuery::Depth
+        )
+    }
+
+    /// The query's name in PTX.
+    pub fn name(self) -> &'static str {
+        match self {
+            ImageQuery::Width => "width",
+            ImageQuery::Height => "height",
+            ImageQuery::Depth => "depth",
+            ImageQuery::ArraySize => "array_size",
+            ImageQuery::MipmapLevels => "num_mipmap_levels",
+            ImageQuery::FilterMode => "filter_mode",
+            ImageQuery::AddrMode(0) => "addr_mode_0",
+            ImageQuery::AddrMode(1) => "addr_mode_1",
+            ImageQuery::AddrMode(_) => "addr_mode_2",
+            ImageQuery::NormalizedCoords => "normalized_coords",
+            ImageQuery::ForceUnnormalizedCoords => "force_unnormalized_coords",
+            ImageQuery::ChannelDataType => "channel_data_type",
+            ImageQuery::ChannelOrder => "channel_order",
+            ImageQuery::NumSamples => "num_samples",
+        }
     }
 }
 
@@ -334,6 +372,13 @@ pub enum ImageOp {
         d: Dst,
         handle: Src,
     },
+    /// `istypep.{texref,samplerref,surfref} p, a`: whether the 64-bit handle `a` is an
+    /// object of that kind.
+    Istypep {
+        kind: HandleKind,
+        p: Dst,
+        handle: Src,
+    },
     /// `sured.b.op.geom.ctype.bounds [s, c], v`: an atomic reduction of v into the
     /// element at x (bytes), `bytes` wide, signed for `.s32`/`.s64` min and max.
     Sured {
@@ -346,6 +391,17 @@ pub enum ImageOp {
         handle: Src,
         coords: [Src; 4],
     },
+}
+
+/// What `istypep` asks a handle to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandleKind {
+    /// `.texref`: a texture object of the context (unified mode's texture handle).
+    Texture,
+    /// `.samplerref`: CUDA's driver makes no sampler objects, so no handle is one.
+    Sampler,
+    /// `.surfref`: a surface object of the context.
+    Surface,
 }
 
 /// `sured`'s operation.
@@ -708,6 +764,26 @@ impl FuncDecoder<'_> {
                     resident,
                 }
             }
+            "istypep" => {
+                let kind = match m.take_any(&["texref", "samplerref", "surfref"]).as_deref() {
+                    Some("texref") => HandleKind::Texture,
+                    Some("samplerref") => HandleKind::Sampler,
+                    Some(_) => HandleKind::Surface,
+                    None => {
+                        return Err(semantic(
+                            i,
+                            "`istypep` takes .texref, .samplerref or .surfref",
+                        ))
+                    }
+                };
+                self.nops(i, 2)?;
+                let p = self.reg(i, &i.ops[0])?;
+                if !matches!(p, Dst::Pred(_) | Dst::Sink) {
+                    return Err(semantic(i, "`istypep`'s result is a predicate"));
+                }
+                let handle = self.src(i, &i.ops[1])?;
+                ImageOp::Istypep { kind, p, handle }
+            }
             "txq" | "suq" => {
                 // `txq.level.{width,height,depth}.b32 d, [t], lod`: a mipmap level's size.
                 let level = i.opcode == "txq" && m.take("level");
@@ -733,6 +809,9 @@ impl FuncDecoder<'_> {
                             "addr_mode_2",
                             "normalized_coords",
                             "force_unnormalized_coords",
+                            "channel_data_type",
+                            "channel_order",
+                            "num_samples",
                         ])
                         .as_deref()
                     {
@@ -747,15 +826,17 @@ impl FuncDecoder<'_> {
                             "addr_mode_1" => ImageQuery::AddrMode(1),
                             "addr_mode_2" => ImageQuery::AddrMode(2),
                             "normalized_coords" => ImageQuery::NormalizedCoords,
+                            "channel_data_type" => ImageQuery::ChannelDataType,
+                            "channel_order" => ImageQuery::ChannelOrder,
+                            "num_samples" => ImageQuery::NumSamples,
                             _ => ImageQuery::ForceUnnormalizedCoords,
                         },
                         _ => return Err(unsup(
                             m,
                             "only width, height, depth, array_size, level.{width,height,depth} \
-                             and (txq) num_mipmap_levels, normalized_coords and the sampler \
-                             queries are emulated (channel_data_type, channel_order, \
-                             num_samples and suq's memory_layout await the H200's encoding: \
-                             clients/runtime/texture_queries.cu)",
+                             and (txq) num_mipmap_levels, normalized_coords, the sampler and \
+                             the format queries are decoded (suq's memory_layout and \
+                             channel queries are not)",
                         )),
                     };
                 if query.of_sampler() && self.texmode_independent {
@@ -781,6 +862,20 @@ impl FuncDecoder<'_> {
                 self.nops(i, if level { 3 } else { 2 })?;
                 let d = self.reg(i, &i.ops[0])?;
                 let (handle, _) = self.image_operand(i, &i.ops[1], 0)?;
+                if i.opcode == "txq" && !level && !query.nvidia_jit_compiles() {
+                    // The function (and a kernel reaching it) gets no code from NVIDIA's
+                    // JIT; the driver decides what that means for a load.
+                    self.nvidia_jit_refuses.get_or_insert_with(|| {
+                        format!(
+                            "line {}: `{}`: NVIDIA's JIT compiles txq on a texture object \
+                             for width, height and depth only (the H200's driver \
+                             580.159.04 finds no function that asks {})",
+                            i.line,
+                            m.full,
+                            query.name()
+                        )
+                    });
+                }
                 if i.opcode == "txq" {
                     let level = if level {
                         Some(self.src(i, &i.ops[2])?)

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use super::{for_lanes, write_lane, BlockCtx, Fault, Warp};
 use crate::decode::{
-    Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, Src, SurfaceReduction,
+    Bounds, Dest, Geom, HandleKind, ImageOp, ImageQuery, LodOperand, SamplerRef, Src,
+    SurfaceReduction,
 };
 use crate::math::{f64_to_f16, Lanes, Rnd};
 use crate::texture::{
@@ -299,6 +300,27 @@ impl BlockCtx<'_> {
                 }
                 write_results(w, &[*d; 4], 1, &results, emask);
             }
+            ImageOp::Txq { query, .. }
+                if matches!(
+                    query,
+                    ImageQuery::ChannelDataType | ImageQuery::ChannelOrder | ImageQuery::NumSamples
+                ) =>
+            {
+                let lane = emask.trailing_zeros();
+                return Err(self.fault(
+                    w,
+                    lane,
+                    pc,
+                    FaultKind::IllegalInstruction,
+                    None,
+                    format!(
+                        "txq.{}: its values are not emulated (the ISA leaves them to the \
+                         source language's API, and NVIDIA's JIT compiles no code for a \
+                         kernel that asks them)",
+                        query.name()
+                    ),
+                ));
+            }
             ImageOp::Txq {
                 query, d, handle, ..
             } if query.of_sampler() => {
@@ -346,6 +368,21 @@ impl BlockCtx<'_> {
                     return Err(f);
                 }
                 write_results(w, &[*d; 4], 1, &results, emask);
+            }
+            ImageOp::Istypep { kind, p, handle } => {
+                // The ISA: true when `a` points to an opaque variable of the kind. Texture
+                // and surface objects are unified mode's texture and surface handles; CUDA's
+                // driver makes no sampler objects (a texture object carries its sampler).
+                // What the H200 answers is not recorded: ci/explore/istypep.c asks.
+                let h = self.lanes(w, *handle);
+                for_lanes(emask, |l| {
+                    let is = match kind {
+                        HandleKind::Texture => textures.get(h[l], |x| mem.texture(x)).is_some(),
+                        HandleKind::Surface => surfaces.get(h[l], |x| mem.surface(x)).is_some(),
+                        HandleKind::Sampler => false,
+                    };
+                    write_lane(w, *p, l, is as u64);
+                });
             }
             ImageOp::Sured {
                 geom,
