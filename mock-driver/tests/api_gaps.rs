@@ -1002,8 +1002,9 @@ fn a_batch_of_memory_operations_runs_in_order_or_not_at_all() {
 }
 
 /// A module of three kernels: one asks a texture object's width (which NVIDIA's JIT
-/// compiles), one its number of mipmap levels (which it does not: the H200's driver finds
-/// no such function, ci/explore/txq_jit.c), one only calls a function that asks it.
+/// compiles), one its filter mode (which it does not: the H200's driver finds no such
+/// function, ci/explore/txq_jit.c), one only calls a function that asks its number of
+/// mipmap levels (found on the H200).
 const TXQ_PTX: &str = r#"
 .version 8.0
 .target sm_90
@@ -1078,8 +1079,10 @@ fn txq_module_results() -> Vec<String> {
 /// compiles no code, and the function is CUDA_ERROR_NOT_FOUND, at cuModuleGetFunction
 /// under lazy loading (the default) and at the load under eager loading (recorded for
 /// one-kernel modules: runs/2026-12-03-h200-session14/explore/txq-{lazy,eager}.txt).
-/// The mock finds the module's other kernels under lazy loading (not recorded:
-/// ci/explore/txq_module.c asks), and says why on stderr, once per module.
+/// Under lazy loading the module's other kernels are found, a kernel that only calls a
+/// `.func` asking it too (as on the H200: ci/explore/txq_module.c, recorded in
+/// runs/2026-12-03-h200-session15/explore/txq_module.txt); the mock says why on stderr,
+/// once per module.
 #[test]
 fn txq_the_jit_does_not_compile_leaves_its_kernel_not_found() {
     const TXQ_ROLE: &str = "CUMOCK_API_GAPS_TXQ";
@@ -1097,7 +1100,7 @@ fn txq_the_jit_does_not_compile_leaves_its_kernel_not_found() {
                 "load 0".to_string(),
                 "width 0".into(),
                 format!("sampler {nf}"),
-                format!("calls_levels {nf}"),
+                "calls_levels 0".into(),
                 format!("sampler {nf}"),
             ],
         ),

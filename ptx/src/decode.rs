@@ -13,7 +13,7 @@ mod video;
 pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
 pub use calls::FuncRt;
 pub use texture::{
-    Bounds, Dest, Geom, HandleKind, ImageOp, ImageQuery, LodOperand, SamplerRef, SurfaceReduction,
+    Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, SurfaceReduction,
 };
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};
@@ -1164,14 +1164,13 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             }
             shared = shared.max(shared_end.get(f).copied().unwrap_or(0));
             k.may_signal_host |= signals.contains(f);
-            if k.nvidia_jit_refuses.is_none() {
-                k.nvidia_jit_refuses = jit_refusals.get(f).map(|why| {
-                    if f == k.name {
-                        why.clone()
-                    } else {
-                        format!("in function `{f}`, which it calls: {why}")
-                    }
-                });
+            // Only the kernel's own body: on the H200 a kernel calling a `.func` whose
+            // txq the JIT compiles no code for was found and loaded
+            // (ci/explore/txq_module.c, `calls_levels`; its result unused there, so the
+            // call may have been optimised away: a used one is not recorded, and the
+            // mock stays permissive).
+            if f == k.name && k.nvidia_jit_refuses.is_none() {
+                k.nvidia_jit_refuses = jit_refusals.get(f).cloned();
             }
             todo.extend(calls.get(f).into_iter().flatten().copied());
         }

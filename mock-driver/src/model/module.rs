@@ -173,9 +173,9 @@ impl Modules {
 
     /// Marks a function (or a CUkernel's) loaded: cuFuncLoad, or a launch. A kernel
     /// NVIDIA's JIT compiles no code for cannot be: CUDA_ERROR_NOT_FOUND, as the H200
-    /// answers when its function is asked for (what it answers to a launch or
-    /// cuFuncLoad of a handle cuModuleEnumerateFunctions gave is not recorded:
-    /// ci/explore/txq_module.c asks).
+    /// answers when its function is asked for (cuFuncLoad of such a handle succeeds on
+    /// the H200 and loads nothing: `Driver::function_load`; what a launch of a handle
+    /// cuModuleEnumerateFunctions gave answers is not recorded).
     pub fn mark_loaded(&mut self, f: FunctionId) -> CuResult<()> {
         let (handle, r) = self.function(f)?;
         self.check_compiled(r.module, r.kernel)?;
@@ -1228,8 +1228,23 @@ impl Driver {
             let st = self.state.lock();
             self.library(&st, lib)?
         };
-        let func = self.module_get_function(module, name)?;
+        // The kernel is found even where NVIDIA's JIT compiles no code for it; its
+        // function is not (the H200: cuLibraryGetKernel CUDA_SUCCESS, cuKernelGetFunction
+        // CUDA_ERROR_NOT_FOUND, ci/explore/txq_module.c).
         let mut st = self.state.lock();
+        self.current_device(&st)?;
+        let index = st
+            .modules
+            .module(module)?
+            .program
+            .kernel(name)
+            .ok_or_else(|| {
+                CuError::new(
+                    CUDA_ERROR_NOT_FOUND,
+                    format!("the library has no kernel named `{name}`"),
+                )
+            })?;
+        let func = st.modules.function_handle(module, index, false);
         if let Some((&k, _)) = st.modules.kernels.iter().find(|(_, (_, f))| *f == func) {
             return Ok(k);
         }
@@ -1239,14 +1254,18 @@ impl Driver {
     }
 
     pub fn kernel_get_function(&self, kernel: KernelId) -> CuResult<FunctionId> {
-        let st = self.state.lock();
-        st.modules
+        let mut st = self.state.lock();
+        let f = st
+            .modules
             .kernels
             .get(&kernel)
             .map(|&(_, f)| f)
             .ok_or_else(|| {
                 invalid_handle(format!("{kernel:#x} is not a kernel of a loaded library"))
-            })
+            })?;
+        let (_, r) = st.modules.function(f)?;
+        st.modules.check_compiled(r.module, r.kernel)?;
+        Ok(f)
     }
 
     // ---- enumeration and queries (cuModuleEnumerateFunctions, cuFuncGetParamInfo...) ----
@@ -1320,9 +1339,14 @@ impl Driver {
         Ok(r.loaded || module_loading_mode() == CU_MODULE_EAGER_LOADING)
     }
 
-    /// cuFuncLoad: marks the function loaded (its code was decoded with its module).
+    /// cuFuncLoad: marks the function loaded (its code was decoded with its module). A
+    /// kernel NVIDIA's JIT compiles no code for stays unloaded, and the call succeeds, as
+    /// on the H200 (ci/explore/txq_module.c: cuFuncLoad CUDA_SUCCESS, cuFuncIsLoaded 0).
     pub fn function_load(&self, f: FunctionId) -> CuResult<()> {
-        self.state.lock().modules.mark_loaded(f)
+        match self.state.lock().modules.mark_loaded(f) {
+            Err(e) if e.code == CUDA_ERROR_NOT_FOUND => Ok(()),
+            other => other,
+        }
     }
 
     /// cuLibraryGetManaged: the address and size of a `__managed__` variable.

@@ -373,12 +373,9 @@ pub enum ImageOp {
         handle: Src,
     },
     /// `istypep.{texref,samplerref,surfref} p, a`: whether the 64-bit handle `a` is an
-    /// object of that kind.
-    Istypep {
-        kind: HandleKind,
-        p: Dst,
-        handle: Src,
-    },
+    /// opaque variable of that kind (never, for the handles a kernel can hold here: see
+    /// the executor), so the kind is checked and not kept.
+    Istypep { p: Dst, handle: Src },
     /// `sured.b.op.geom.ctype.bounds [s, c], v`: an atomic reduction of v into the
     /// element at x (bytes), `bytes` wide, signed for `.s32`/`.s64` min and max.
     Sured {
@@ -391,17 +388,6 @@ pub enum ImageOp {
         handle: Src,
         coords: [Src; 4],
     },
-}
-
-/// What `istypep` asks a handle to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HandleKind {
-    /// `.texref`: a texture object of the context (unified mode's texture handle).
-    Texture,
-    /// `.samplerref`: CUDA's driver makes no sampler objects, so no handle is one.
-    Sampler,
-    /// `.surfref`: a surface object of the context.
-    Surface,
 }
 
 /// `sured`'s operation.
@@ -765,24 +751,19 @@ impl FuncDecoder<'_> {
                 }
             }
             "istypep" => {
-                let kind = match m.take_any(&["texref", "samplerref", "surfref"]).as_deref() {
-                    Some("texref") => HandleKind::Texture,
-                    Some("samplerref") => HandleKind::Sampler,
-                    Some(_) => HandleKind::Surface,
-                    None => {
-                        return Err(semantic(
-                            i,
-                            "`istypep` takes .texref, .samplerref or .surfref",
-                        ))
-                    }
-                };
+                if m.take_any(&["texref", "samplerref", "surfref"]).is_none() {
+                    return Err(semantic(
+                        i,
+                        "`istypep` takes .texref, .samplerref or .surfref",
+                    ));
+                }
                 self.nops(i, 2)?;
                 let p = self.reg(i, &i.ops[0])?;
                 if !matches!(p, Dst::Pred(_) | Dst::Sink) {
                     return Err(semantic(i, "`istypep`'s result is a predicate"));
                 }
                 let handle = self.src(i, &i.ops[1])?;
-                ImageOp::Istypep { kind, p, handle }
+                ImageOp::Istypep { p, handle }
             }
             "txq" | "suq" => {
                 // `txq.level.{width,height,depth}.b32 d, [t], lod`: a mipmap level's size.

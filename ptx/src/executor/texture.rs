@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use super::{for_lanes, write_lane, BlockCtx, Fault, Warp};
 use crate::decode::{
-    Bounds, Dest, Geom, HandleKind, ImageOp, ImageQuery, LodOperand, SamplerRef, Src,
-    SurfaceReduction,
+    Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, Src, SurfaceReduction,
 };
 use crate::math::{f64_to_f16, Lanes, Rnd};
 use crate::texture::{
@@ -369,20 +368,14 @@ impl BlockCtx<'_> {
                 }
                 write_results(w, &[*d; 4], 1, &results, emask);
             }
-            ImageOp::Istypep { kind, p, handle } => {
-                // The ISA: true when `a` points to an opaque variable of the kind. Texture
-                // and surface objects are unified mode's texture and surface handles; CUDA's
-                // driver makes no sampler objects (a texture object carries its sampler).
-                // What the H200 answers is not recorded: ci/explore/istypep.c asks.
-                let h = self.lanes(w, *handle);
-                for_lanes(emask, |l| {
-                    let is = match kind {
-                        HandleKind::Texture => textures.get(h[l], |x| mem.texture(x)).is_some(),
-                        HandleKind::Surface => surfaces.get(h[l], |x| mem.surface(x)).is_some(),
-                        HandleKind::Sampler => false,
-                    };
-                    write_lane(w, *p, l, is as u64);
-                });
+            ImageOp::Istypep { p, .. } => {
+                // The ISA: true when `a` points to an opaque variable of the kind. The
+                // H200 answers false for texture objects, surface objects, 0 and device
+                // pointers alike, for each kind (ci/explore/istypep.c, runs/
+                // 2026-12-03-h200-session15): unified mode's handles are not `.texref` or
+                // `.surfref` variables, and the mock takes no such declarations, so no
+                // handle a kernel can hold is one.
+                for_lanes(emask, |l| write_lane(w, *p, l, 0));
             }
             ImageOp::Sured {
                 geom,
