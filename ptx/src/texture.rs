@@ -646,6 +646,54 @@ struct Footprint {
     major: [f32; 3],
 }
 
+/// `x` with all but the top `bits` bits of its significand cleared: truncation toward
+/// zero to a float of `bits` fraction bits (zeros and non-finite values unchanged).
+fn truncate_significand(x: f64, bits: u32) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    let cleared = (1u64 << (52 - bits)) - 1;
+    f64::from_bits(x.to_bits() & !cleared)
+}
+
+/// A derivative vector's length as the H200 approximates it: the longer component plus
+/// 11/32 of the shorter, that product kept to 7 fraction bits and the sum to 9, each cut
+/// toward zero (grad_lod_h200.txt's single vectors at 0, 15, 30 and 45 degrees, all
+/// 416 of them, agree with this; uncut, no K fits them all: 45 degrees needs K above
+/// 0.3397, 15 degrees at most 0.3384).
+fn grad_length(v: [f64; 2]) -> f64 {
+    let (a, b) = (v[0].abs(), v[1].abs());
+    let (long, short) = if a >= b { (a, b) } else { (b, a) };
+    truncate_significand(long + truncate_significand(short * 11.0 / 32.0, 7), 9)
+}
+
+/// `tex.grad`'s isotropic level of detail from the derivative vectors `dx`, `dy` in
+/// level 0's texels, as fitted to the H200's record
+/// (runs/2026-12-03-h200-session14/explore/grad_lod.txt, ci/explore/grad_lod.cu; the
+/// copy in ptx/tests/data/grad_lod_h200.txt): the footprint's extent is the longest of
+/// the two vectors and 11/16 of their sum and of their difference (each by
+/// `grad_length`), which for parallel vectors of lengths a >= b is max(a, 11/16 (a +
+/// b)) and for perpendicular ones max(a, b); that extent cut toward zero to 8 fraction
+/// bits, and its log2 rounded up to 1/256. 3134 of the 3328 recorded samples agree bit
+/// for bit; the other 194 differ by 1/256 either way (13 are 2/256 low), all where the
+/// sum or difference is the longest: how the H200 combines two vectors is not exactly this (no homogeneous
+/// function of the sum alone fits: dx (1, 0), dy (0.71, 0.71) and dx (0.97, 0.26), dy
+/// (0.87, 0.5) have sums in one direction and levels of detail that cannot both be it).
+pub(crate) fn grad_lod(dx: [f64; 2], dy: [f64; 2]) -> f32 {
+    let sum = [dx[0] + dy[0], dx[1] + dy[1]];
+    let difference = [dx[0] - dy[0], dx[1] - dy[1]];
+    let extent = grad_length(dx)
+        .max(grad_length(dy))
+        .max(grad_length(sum).max(grad_length(difference)) * 11.0 / 16.0);
+    let extent = truncate_significand(extent, 8);
+    if extent.is_nan() {
+        return f32::NAN;
+    }
+    // log2 of a positive finite extent, rounded up to 1/256; 0 and infinity keep their
+    // infinite logarithms (the sampler's clamps pick the first or last level).
+    ((extent.log2() * 256.0).ceil() / 256.0) as f32
+}
+
 /// `tex.grad.cube`'s derivatives of a direction `c` along x or y (`d`) as derivatives of
 /// the face coordinates `cube_face` gives (normalized): with s = (sc/m + 1)/2 (sc the
 /// table's signed minor coordinate, m the major axis' magnitude), ds = (dsc m - sc dm) /
@@ -875,12 +923,11 @@ impl TextureObject {
         }))
     }
 
-    /// `tex.grad`'s footprint: the derivative vectors' lengths in level 0's texels
-    /// (scaled by its size when the coordinates are normalized). Isotropic (maxAnisotropy
-    /// 0 or 1): the level of detail is log2 of the longer (OpenGL's rho, section 8.14),
-    /// one sample; the H200's formula is not that and is undocumented
-    /// (clients/runtime/cubemap_mipmap.cu's tex2DGrad line, declared in
-    /// clients/runtime/goldens/differences.txt). Anisotropic: the footprint model of
+    /// `tex.grad`'s footprint: the derivative vectors in level 0's texels (scaled by its
+    /// size when the coordinates are normalized). Isotropic (maxAnisotropy 0 or 1): one
+    /// sample at `grad_lod`'s level of detail for 1D and 2D footprints (cube faces
+    /// included), fitted to the H200; a 3D footprint's is not recorded and keeps OpenGL's
+    /// rho (log2 of the longer vector, section 8.14). Anisotropic: the footprint model of
     /// EXT_texture_filter_anisotropic, N = min(ceil(Pmax / Pmin), maxAnisotropy) samples
     /// along the longer vector at level log2(Pmax / N), maxAnisotropy capped at 16 (the
     /// largest ratio Direct3D and OpenGL implementations take); what the H200 does is
@@ -915,8 +962,18 @@ impl TextureObject {
         for v in major.iter_mut().skip(dims) {
             *v = 0.0;
         }
+        let lod = if max_aniso <= 1 && dims <= 2 {
+            let texels = |g: [f32; 3]| [g[0] as f64 * scale(0), g[1] as f64 * scale(1)];
+            let (mut x, mut y) = (texels(dx), texels(dy));
+            if dims == 1 {
+                (x[1], y[1]) = (0.0, 0.0);
+            }
+            grad_lod(x, y)
+        } else {
+            (pmax / samples as f64).log2() as f32
+        };
         Footprint {
-            lod: (pmax / samples as f64).log2() as f32,
+            lod,
             samples,
             major,
         }
@@ -1500,5 +1557,74 @@ mod tests {
         assert_eq!(t.level_size(-3, 0), 4);
         assert_eq!(t.level_size(1, 0), 2);
         assert_eq!(t.level_size(9, 1), 4);
+    }
+
+    /// ci/explore/grad_lod.cu's texture: 256 x 256 texels, 9 levels, level L holding L,
+    /// point filtering inside a level and linear between levels, so that a sample reads
+    /// the level of detail it was taken at (clamped to [0, 8]).
+    fn level_texture() -> TextureObject {
+        let level = |l: u32| {
+            let n = 256u64 >> l;
+            float_texture(
+                &vec![l as f32; (n * n) as usize],
+                n,
+                n,
+                false,
+                AddressMode::Clamp,
+            )
+        };
+        let mut t = level(0);
+        t.levels = (1..9).map(|l| level(l).image).collect();
+        t.sampler.normalized_coords = true;
+        t.sampler.mipmap = MipmapSampler {
+            linear: true,
+            bias: 0.0,
+            min_clamp: 0.0,
+            max_clamp: 8.0,
+            max_anisotropy: 0,
+        };
+        t
+    }
+
+    #[test]
+    fn grad_level_of_detail_fits_the_h200s_record() {
+        let t = level_texture();
+        let (mut rows, mut matched, mut singles) = (0, 0, 0);
+        for line in include_str!("../tests/data/grad_lod_h200.txt").lines() {
+            if line.starts_with('#') {
+                continue;
+            }
+            let f: Vec<f64> = line.split(' ').map(|w| w.parse().unwrap()).collect();
+            let [a, b, phi, rot, h200] = f[..] else {
+                panic!("{line}")
+            };
+            // As grad_lod.cu builds them: dx of length a at angle rot, dy of length b
+            // at rot + phi, in texels over the width 256, in double, then to float.
+            let (tr, pr) = (rot.to_radians(), (rot + phi).to_radians());
+            let g = |len: f64, angle: f64| {
+                [
+                    (len * angle.cos() / 256.0) as f32,
+                    (len * angle.sin() / 256.0) as f32,
+                    0.0,
+                ]
+            };
+            let q = Lookup {
+                lod: Lod::Grad(g(a, tr), g(b, pr)),
+                ..lookup2([0.5, 0.5])
+            };
+            let got = f32::from_bits(t.sample(&Texmem::new(&NoMemory), &q).unwrap()[0]);
+            let diff = (got as f64 - h200) * 256.0;
+            assert!(diff.abs() <= 2.0, "{line}: mock {got}");
+            rows += 1;
+            if diff == 0.0 {
+                matched += 1;
+                singles += (b == 0.0) as u32;
+            }
+        }
+        assert_eq!(rows, 3328);
+        // Every single vector (b = 0) agrees; pairs differ where the sum or difference
+        // of the vectors sets the level (`grad_lod`).
+        assert_eq!(singles, 416);
+        assert!(matched >= 3134, "{matched} of {rows} agree");
     }
 }

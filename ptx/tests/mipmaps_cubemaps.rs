@@ -288,7 +288,7 @@ fn tex_level_picks_and_blends_levels_with_bias_and_clamps() {
 }
 
 #[test]
-fn tex_grad_takes_log2_of_the_longer_derivative_in_texels() {
+fn tex_grad_takes_the_level_of_detail_from_derivatives_in_texels() {
     let m = Module::parse(&ptx(KERNELS)).unwrap();
     let k = m.kernel("grad2d").unwrap();
     let all = MipmapSampler {
@@ -301,7 +301,8 @@ fn tex_grad_takes_log2_of_the_longer_derivative_in_texels() {
         textures: vec![(4, Arc::new(mip_texture(true, all)))],
     };
     // Normalized derivatives on an 8-texel level 0: (1/8, 0) is one texel (lod 0),
-    // (0.5, 0) four (lod 2), (0, 1/4) against (1/4, 1/4) two and 2*sqrt(2) (lod 1.5).
+    // (0.5, 0) four (lod 2), (0, 1/4) against (1/4, 1/4) two texels against (2, 2),
+    // which the H200 reads 176/256 above level 1 (clients/runtime/cubemap_mipmap.cu).
     let g = [
         [0.125f32, 0.0, 0.0, 0.0],
         [0.5, 0.0, 0.0, 0.1],
@@ -318,7 +319,7 @@ fn tex_grad_takes_log2_of_the_longer_derivative_in_texels() {
         &mem,
     )
     .unwrap();
-    assert_eq!(to_f32s(&mem.mem.read(out)), [10.0, 40.0, 30.0, 10.0, 80.0]);
+    assert_eq!(to_f32s(&mem.mem.read(out)), [10.0, 40.0, 33.75, 10.0, 80.0]);
 }
 
 /// Levels 8x8, 4x4, 2x2, 1x1 whose texel (x, y) of level k holds level_value(k) + x: a
@@ -345,7 +346,8 @@ fn ramp_mip_texture(max_anisotropy: u32) -> TextureObject {
     }
 }
 
-/// maxAnisotropy > 1 under tex.grad: EXT_texture_filter_anisotropic's footprint, written
+/// maxAnisotropy > 1 under tex.grad (0 and 1 take the H200's isotropic level of detail,
+/// checked against its record in the executor's texture tests): EXT_texture_filter_anisotropic's footprint, written
 /// here apart from the executor: Px, Py the derivative vectors' lengths in texels, N =
 /// min(ceil(Pmax / Pmin), maxAnisotropy) point samples (here) along the longer vector at
 /// i/(N+1) - 1/2 of it, level log2(Pmax / N) (the nearest level), their mean.
@@ -361,7 +363,7 @@ fn anisotropic_tex_grad_averages_samples_along_the_major_axis() {
         [0.0, 0.0, 0.0, 0.0],
         [0.1, 0.05, 0.02, 0.04],
     ];
-    for max in [1u32, 2, 4, 16] {
+    for max in [2u32, 4, 16] {
         let mut mem = ImageMemory {
             mem: TestMemory::new(),
             surfaces: Vec::new(),
@@ -413,9 +415,35 @@ fn got_first(mem: &ImageMemory, out: u64) -> f32 {
     to_f32s(&mem.mem.read(out))[0]
 }
 
+/// tex.grad's isotropic level of detail as fitted to the H200 (ptx/src/texture.rs,
+/// grad_lod), written here apart from the executor: lengths as the longer component
+/// plus 11/32 of the shorter (that cut to 7 fraction bits, the sum to 9), the longest of
+/// the two vectors and 11/16 of their sum and difference, cut to 8 bits, log2 rounded up
+/// to 1/256.
+fn h200_grad_lod(dx: [f64; 2], dy: [f64; 2]) -> f32 {
+    let cut = |x: f64, bits: i32| {
+        if x == 0.0 {
+            return 0.0;
+        }
+        let unit = 2f64.powi(x.log2().floor() as i32 - bits);
+        (x / unit).floor() * unit
+    };
+    let len = |v: [f64; 2]| {
+        let (long, short) = (v[0].abs().max(v[1].abs()), v[0].abs().min(v[1].abs()));
+        cut(long + cut(short * 11.0 / 32.0, 7), 9)
+    };
+    let sum = len([dx[0] + dy[0], dx[1] + dy[1]]);
+    let difference = len([dx[0] - dy[0], dx[1] - dy[1]]);
+    let extent = cut(
+        len(dx).max(len(dy)).max(sum.max(difference) * 11.0 / 16.0),
+        8,
+    );
+    ((extent.log2() * 256.0).ceil() / 256.0) as f32
+}
+
 /// tex.grad.cube (texCubemapGrad): the direction's derivatives become the face
 /// coordinates' by the quotient rule on the guide's table, s = (sc/|ma| + 1)/2, and the
-/// level of detail is log2 of the longer in the face's texels.
+/// level of detail is tex.grad's of those in the face's texels (`h200_grad_lod`).
 #[test]
 fn cubemap_gradients_take_the_faces_derivatives() {
     let m = Module::parse(&ptx(KERNELS)).unwrap();
@@ -481,10 +509,10 @@ fn cubemap_gradients_take_the_faces_derivatives() {
                         let (sc, dsc) = ((d[a] * sign) as f64, (g[a] * sign) as f64);
                         (dsc * mg - sc * dm) / (2.0 * mg * mg) * 4.0
                     };
-                    q(sa, ss).hypot(q(ta, ts))
+                    [q(sa, ss) as f32 as f64, q(ta, ts) as f32 as f64]
                 };
-                let rho = texels(&c[3..6]).max(texels(&c[6..9]));
-                (face, (rho.log2() as f32).clamp(0.0, 2.0))
+                let lod = h200_grad_lod(texels(&c[3..6]), texels(&c[6..9]));
+                (face, lod.clamp(0.0, 2.0))
             };
             let q8 = (lod as f64 * 256.0).floor() as i64;
             let (lo, f) = ((q8 >> 8) as usize, q8 & 255);
