@@ -79,10 +79,8 @@ impl ModuleApi for Mock {
             count.write(d.module_functions(hmod)?.len() as c_uint)
         }
 
-        fn cuModuleEnumerateFunctions(d; functions, num_functions, hmod) {
-            let handles = d.module_functions(hmod)?;
-            // Safety: cuda.h's contract: the array holds numFunctions handles.
-            unsafe { super::write_handles(functions, num_functions, &handles, "functions") }
+        fn cuModuleEnumerateFunctions(d; #[late] functions, _num_functions, hmod) {
+            super::write_handles(functions, &d.module_functions(hmod)?)
         }
 
         fn cuModuleGetLoadingMode(; mode) {
