@@ -708,14 +708,16 @@ def main():
 
 def per_thread_plains(rows):
     """Each `_ptds`/`_ptsz` export whose plain export (the same name without the suffix)
-    has the same C signature: the plain one's name. Its default runs the plain export."""
+    has the same signature (its parameters' Rust types: cuda.h may spell one type two
+    ways, `CUstreamBatchMemOpParams_v1 *` and `CUstreamBatchMemOpParams *`): the plain
+    one's name. Its default runs the plain export."""
     params_of = {r[0]: r[4] for r in rows if r[1]}
     out = {}
     for name, base, ver, variant, params, trait in rows:
         if variant not in ("ptds", "ptsz"):
             continue
         plain = name[: -len("_" + variant)]
-        if plain in params_of and [c for _, _, c, _ in params_of[plain]] == [c for _, _, c, _ in params]:
+        if plain in params_of and [r for _, r, _, _ in params_of[plain]] == [r for _, r, _, _ in params]:
             out[name] = plain
     return out
 

@@ -2847,6 +2847,9 @@ pub trait StreamMemoryOperationsApi: ApiOutcome {
         Self::not_emulated("cuStreamBatchMemOp")
     }
     unsafe fn cuStreamBatchMemOp_ptsz(stream: CUstream, count: ::std::ffi::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint) -> Self::Outcome {
+        if Self::FORWARD_PER_THREAD_VARIANTS {
+            return Self::cuStreamBatchMemOp(Self::per_thread_stream(stream), count, paramArray, flags);
+        }
         Self::not_emulated("cuStreamBatchMemOp_ptsz")
     }
     unsafe fn cuStreamBatchMemOp_v2(stream: CUstream, count: ::std::ffi::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::ffi::c_uint) -> Self::Outcome {
