@@ -178,9 +178,7 @@ macro_rules! convert {
     // An array a call refuses when NULL or empty (`#[nonempty]`).
     (array($count:ident) nonempty, $p:ident) => {
         // Safety: cuda.h's contract for an array of `count` values.
-        unsafe {
-            crate::boundary::slice_nonempty($p, $count, stringify!($p), stringify!($count))
-        }?
+        unsafe { crate::boundary::slice_nonempty($p, $count, stringify!($p), stringify!($count)) }?
     };
     // Room the driver writes into stays as C gave it unless the emulation asks for it
     // checked when written (`#[late]`).

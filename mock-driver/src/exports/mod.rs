@@ -88,12 +88,12 @@ mod unified;
 mod version;
 mod vmm;
 
-use crate::boundary::{drv, export_all, out, Handle, Out, Room};
+use crate::boundary::{drv, export_all, Handle, Out, Room};
 use crate::model::error::*;
 use crate::model::images;
 use crate::model::module::Image;
 use cumock_abi::*;
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_void, CStr};
 
 type CUdevicePtr = CUdeviceptr;
 
@@ -242,24 +242,6 @@ fn access_grants(descs: &[CUmemAccessDesc]) -> CuResult<Vec<(i32, i32, i32)>> {
         .collect())
 }
 
-/// Writes a call's result to its out-parameter, or, when the call fails, zero there, as
-/// the H200 does for many calls (probe out-params-on-failure); a NULL pointer is left
-/// alone either way.
-///
-/// # Safety
-/// `p` is NULL or valid for a write of `T`.
-unsafe fn zero_on_failure<T: ZeroValue>(p: *mut T, r: CuResult<T>) -> CuResult<()> {
-    match r {
-        Ok(v) => out(p, v),
-        Err(e) => {
-            if !p.is_null() {
-                out(p, T::ZERO)?;
-            }
-            Err(e)
-        }
-    }
-}
-
 /// Writes a model's handles into a program's array (cuModuleEnumerateFunctions,
 /// cuLibraryEnumerateKernels): as cuda.h says, at most its room; the entries past the
 /// handles are left alone. NULL with room is CUDA_ERROR_INVALID_VALUE.
@@ -328,9 +310,6 @@ impl ZeroValue for u64 {
 }
 impl ZeroValue for usize {
     const ZERO: Self = 0;
-}
-impl ZeroValue for *const c_char {
-    const ZERO: Self = std::ptr::null();
 }
 
 thread_local! {
