@@ -734,6 +734,46 @@ mod tests {
     }
 
     #[test]
+    fn room_refuses_null_or_none_naming_both_parameters_as_the_count_type_reads() {
+        let mut name = [7 as c_char; 4];
+        // Safety: NULL, or the four bytes above.
+        let room =
+            |p: *mut c_char, len: std::ffi::c_int| unsafe { Room::new(p, len, "name", "len") };
+        for (p, len) in [
+            (std::ptr::null_mut(), 4),
+            (name.as_mut_ptr(), 0),
+            (name.as_mut_ptr(), -1),
+        ] {
+            let e = room(p, len).nonempty().err().unwrap();
+            assert_eq!(e.code, CUDA_ERROR_INVALID_VALUE);
+            assert_eq!(e.message, "name is NULL or len is not positive");
+        }
+        write_c_string(room(name.as_mut_ptr(), 3).nonempty().unwrap(), "H200");
+        assert_eq!(name, [b'H' as c_char, b'2' as c_char, 0, 7]);
+        // An unsigned count's refusal reads "is 0"; `within` takes none, whatever the pointer.
+        // Safety: NULL with no room.
+        let none = unsafe { Room::<u64>::new(std::ptr::null_mut(), 0u32, "functions", "n") };
+        assert!(none.within().unwrap().is_empty());
+        // Safety: NULL with room is refused before it is used.
+        let missing = unsafe { Room::<u64>::new(std::ptr::null_mut(), 3u32, "functions", "n") };
+        assert_eq!(
+            missing.within().err().unwrap().message,
+            "functions is NULL with 3 of them"
+        );
+        let descs = [1u64, 2];
+        // Safety: the two values above, or none.
+        let e = unsafe { slice_nonempty(descs.as_ptr(), 0usize, "desc", "count") }
+            .err()
+            .unwrap();
+        assert_eq!(e.message, "desc is NULL or count is 0");
+        // Safety: as above.
+        assert_eq!(
+            unsafe { slice_nonempty(descs.as_ptr(), 2usize, "desc", "count") }.unwrap(),
+            &[1, 2]
+        );
+    }
+
+    #[test]
     fn a_null_out_parameter_is_invalid_value_naming_it_and_a_given_one_is_written() {
         let e = Out::<u64>::new(std::ptr::null_mut(), "handle is NULL")
             .err()
