@@ -562,6 +562,9 @@ def role_word(role, pointers=()):
         # An array the driver fills, up to the count the program gives in the in-out
         # parameter `arg`, which the driver rewrites.
         return f"filled({arg})"
+    if k == "outarray" and arg and not nullable:
+        # Room for values the driver writes, as many as the by-value parameter `arg` says.
+        return f"room({arg})"
     if k == "array" and arg:
         # An array the driver reads, with the by-value parameter that counts it.
         return f"array{'_opt' if nullable else ''}({arg})"
@@ -705,14 +708,16 @@ def main():
 
 def per_thread_plains(rows):
     """Each `_ptds`/`_ptsz` export whose plain export (the same name without the suffix)
-    has the same C signature: the plain one's name. Its default runs the plain export."""
+    has the same signature (its parameters' Rust types: cuda.h may spell one type two
+    ways, `CUstreamBatchMemOpParams_v1 *` and `CUstreamBatchMemOpParams *`): the plain
+    one's name. Its default runs the plain export."""
     params_of = {r[0]: r[4] for r in rows if r[1]}
     out = {}
     for name, base, ver, variant, params, trait in rows:
         if variant not in ("ptds", "ptsz"):
             continue
         plain = name[: -len("_" + variant)]
-        if plain in params_of and [c for _, _, c, _ in params_of[plain]] == [c for _, _, c, _ in params]:
+        if plain in params_of and [r for _, r, _, _ in params_of[plain]] == [r for _, r, _, _ in params]:
             out[name] = plain
     return out
 
@@ -929,7 +934,8 @@ def render_api(rows, mapper, unexported, trait_groups, cuda_version):
     out.append("/// `input_opt`, `output`, `output_opt`, `string`, `string_opt`; `array(count)` and")
     out.append("/// `array_opt(count)` for an array the driver reads, with the parameter that counts it;")
     out.append("/// `filled(count)` for an array the driver fills, counted by the in-out `count`;")
-    out.append("/// `raw` for what an implementation reads itself (filled arrays, in-out values, the")
+    out.append("/// `room(count)` for room the driver writes into, as many values as `count` says;")
+    out.append("/// `raw` for what an implementation reads itself (in-out values, the")
     out.append("/// program's untyped memory, callbacks). Types are paths that resolve in any crate.")
     out.append("#[macro_export]")
     out.append("macro_rules! declaration {")

@@ -207,6 +207,15 @@ impl<T> Out<T> {
         self.write(T::of(key))
     }
 
+    /// What the program put there, for an out-parameter the call also reads (cuda.h
+    /// declares cuCoredumpGetAttribute's `size_t *size` as written; it is the room the
+    /// program gives, then the size the driver writes).
+    pub fn read(&self) -> T {
+        // Safety: not NULL, and cuda.h requires the program to give the value the call
+        // reads; unaligned, as a C program's buffer may be.
+        unsafe { self.0.as_ptr().read_unaligned() }
+    }
+
     /// The program's pointer, for a struct the mock reads or writes as bytes (an opaque
     /// cuda.h type), not NULL.
     pub fn as_ptr(&self) -> *mut T {
@@ -320,6 +329,145 @@ impl<T: Copy> Filled<T> {
             };
         }
         count.write(room.min(items.len()))
+    }
+}
+
+/// A by-value count of an array parameter, and how cuda.h's refusal of none reads for
+/// its type: a signed count is refused when not positive, an unsigned one when 0.
+pub trait Count: Copy {
+    const NONE: &'static str;
+    /// How many values it says; none when negative.
+    fn len(self) -> usize;
+}
+
+impl Count for std::ffi::c_int {
+    const NONE: &'static str = "is not positive";
+    fn len(self) -> usize {
+        usize::try_from(self).unwrap_or(0)
+    }
+}
+
+impl Count for std::ffi::c_uint {
+    const NONE: &'static str = "is 0";
+    fn len(self) -> usize {
+        self as usize
+    }
+}
+
+impl Count for usize {
+    const NONE: &'static str = "is 0";
+    fn len(self) -> usize {
+        self
+    }
+}
+
+/// Room for values the driver writes, as many as a by-value count says (`emulate!`'s
+/// `room(count)` marked `#[late]`), checked when the emulation asks for it, after the
+/// call's other checks.
+pub struct Room<T> {
+    p: *mut T,
+    len: usize,
+    /// How the refusal of none reads for the count's type, and the names of the two
+    /// parameters ("name is NULL or len is not positive").
+    none: &'static str,
+    what: &'static str,
+    count_name: &'static str,
+}
+
+impl<T> Room<T> {
+    /// The array `p` of `count` values; `what` and `count_name` are their parameters'
+    /// names, for the refusals.
+    ///
+    /// # Safety
+    /// `p` is NULL or holds `count` writable values that outlive the call, as cuda.h
+    /// requires.
+    pub unsafe fn new<C: Count>(
+        p: *mut T,
+        count: C,
+        what: &'static str,
+        count_name: &'static str,
+    ) -> Self {
+        Self {
+            p,
+            len: count.len(),
+            none: C::NONE,
+            what,
+            count_name,
+        }
+    }
+
+    /// The room, for a call that refuses NULL or none (CUDA_ERROR_INVALID_VALUE).
+    pub fn nonempty<'a>(self) -> CuResult<&'a mut [T]> {
+        if self.p.is_null() || self.len == 0 {
+            return Err(crate::model::error::invalid(format!(
+                "{} is NULL or {} {}",
+                self.what, self.count_name, self.none
+            )));
+        }
+        self.slice()
+    }
+
+    /// The room, for a call that writes nothing into none (whatever the pointer) and
+    /// refuses NULL with room (CUDA_ERROR_INVALID_VALUE).
+    pub fn within<'a>(self) -> CuResult<&'a mut [T]> {
+        if self.len == 0 {
+            return Ok(&mut []);
+        }
+        if self.p.is_null() {
+            return Err(crate::model::error::invalid(format!(
+                "{} is NULL with {} of them",
+                self.what, self.len
+            )));
+        }
+        self.slice()
+    }
+
+    /// Not NULL, and room for at least one.
+    fn slice<'a>(self) -> CuResult<&'a mut [T]> {
+        if self
+            .len
+            .checked_mul(std::mem::size_of::<T>())
+            .is_none_or(|bytes| bytes > isize::MAX as usize)
+        {
+            return Err(crate::model::error::invalid(format!(
+                "{}: {} elements are more than an address space holds",
+                self.what, self.len
+            )));
+        }
+        // Safety: not NULL (the callers checked), within isize::MAX bytes (just checked),
+        // and `new`'s contract.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.p, self.len) })
+    }
+}
+
+/// Writes `s` into the program's room for a string, truncated to fit and always
+/// NUL-terminated (cuDeviceGetName, cuDeviceGetPCIBusId). `room` is not empty.
+pub fn write_c_string(room: &mut [c_char], s: &str) {
+    let n = s.len().min(room.len() - 1);
+    for (dst, &b) in room.iter_mut().zip(&s.as_bytes()[..n]) {
+        *dst = b as c_char;
+    }
+    room[n] = 0;
+}
+
+/// An array parameter of `count` values for a call that refuses NULL or none
+/// (CUDA_ERROR_INVALID_VALUE: "desc is NULL or count is 0").
+///
+/// # Safety
+/// As [`slice`].
+pub unsafe fn slice_nonempty<'a, T, C: Count>(
+    p: *const T,
+    count: C,
+    what: &str,
+    count_name: &str,
+) -> CuResult<&'a [T]> {
+    // Safety: the caller's contract.
+    match unsafe { slice_opt(p, count.len(), what) }? {
+        Some(items) if !items.is_empty() => Ok(items),
+        _ => Err(crate::model::error::invalid(format!(
+            "{what} is NULL or {count_name} {}",
+            C::NONE
+        ))),
     }
 }
 
@@ -587,6 +735,46 @@ mod tests {
             unsafe { slice_opt::<u64>(std::ptr::null(), usize::MAX, "items") }
                 .unwrap()
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn room_refuses_null_or_none_naming_both_parameters_as_the_count_type_reads() {
+        let mut name = [7 as c_char; 4];
+        // Safety: NULL, or the four bytes above.
+        let room =
+            |p: *mut c_char, len: std::ffi::c_int| unsafe { Room::new(p, len, "name", "len") };
+        for (p, len) in [
+            (std::ptr::null_mut(), 4),
+            (name.as_mut_ptr(), 0),
+            (name.as_mut_ptr(), -1),
+        ] {
+            let e = room(p, len).nonempty().err().unwrap();
+            assert_eq!(e.code, CUDA_ERROR_INVALID_VALUE);
+            assert_eq!(e.message, "name is NULL or len is not positive");
+        }
+        write_c_string(room(name.as_mut_ptr(), 3).nonempty().unwrap(), "H200");
+        assert_eq!(name, [b'H' as c_char, b'2' as c_char, 0, 7]);
+        // An unsigned count's refusal reads "is 0"; `within` takes none, whatever the pointer.
+        // Safety: NULL with no room.
+        let none = unsafe { Room::<u64>::new(std::ptr::null_mut(), 0u32, "functions", "n") };
+        assert!(none.within().unwrap().is_empty());
+        // Safety: NULL with room is refused before it is used.
+        let missing = unsafe { Room::<u64>::new(std::ptr::null_mut(), 3u32, "functions", "n") };
+        assert_eq!(
+            missing.within().err().unwrap().message,
+            "functions is NULL with 3 of them"
+        );
+        let descs = [1u64, 2];
+        // Safety: the two values above, or none.
+        let e = unsafe { slice_nonempty(descs.as_ptr(), 0usize, "desc", "count") }
+            .err()
+            .unwrap();
+        assert_eq!(e.message, "desc is NULL or count is 0");
+        // Safety: as above.
+        assert_eq!(
+            unsafe { slice_nonempty(descs.as_ptr(), 2usize, "desc", "count") }.unwrap(),
+            &[1, 2]
         );
     }
 

@@ -13,10 +13,8 @@
 //! adds SKIP_ABORT); turned off, the mock clears those bits (not recorded).
 
 use super::Mock;
-use crate::boundary::drv;
 use crate::model::error::*;
 use cumock_abi::*;
-use std::ffi::c_void;
 
 // CUcoredumpSettings (cuda.h).
 const ENABLE_ON_EXCEPTION: CUcoredumpSettings = 1;
@@ -86,124 +84,100 @@ fn size_of(v: &Value) -> usize {
     }
 }
 
-/// `*size`, which the caller must give.
-///
-/// # Safety
-/// `size` is NULL or points to a `size_t` the caller owns.
-unsafe fn read_size(size: *mut usize) -> CuResult<usize> {
-    if size.is_null() {
-        return Err(invalid("size is NULL"));
-    }
-    // Safety: not NULL (checked above); the caller's size_t.
-    Ok(unsafe { size.read_unaligned() })
-}
-
 impl CoredumpAttributesControlApi for Mock {
-    unsafe fn cuCoredumpGetAttributeGlobal(
-        attrib: CUcoredumpSettings,
-        value: *mut c_void,
-        size: *mut usize,
-    ) -> CuResult<()> {
-        drv()?;
-        // Safety: the caller's size_t, or NULL (refused).
-        let room = unsafe { read_size(size) }?;
-        let v = current(SETTINGS.lock().get_or_insert_with(defaults), attrib)?;
-        let need = size_of(&v);
-        if value.is_null() {
-            // Safety: checked not NULL by read_size.
-            unsafe { size.write_unaligned(need) };
-            return Ok(());
-        }
-        if room < need {
-            return Err(invalid(format!(
-                "the value takes {need} bytes, *size gives {room}"
-            )));
-        }
-        let bytes = match v {
-            Value::Bool(b) => vec![u8::from(b)],
-            Value::Int(i) => i.to_ne_bytes().to_vec(),
-            Value::Path(mut p) => {
-                p.push(0);
-                p
+    // `*size` is the room `value` gives (read), or, with `value` NULL, where the size is
+    // written.
+    emulate! {
+        fn cuCoredumpGetAttributeGlobal(_d; attrib, value, size) {
+            let room = size.read();
+            let v = current(SETTINGS.lock().get_or_insert_with(defaults), attrib)?;
+            let need = size_of(&v);
+            if value.is_null() {
+                return size.write(need);
             }
-        };
-        // Safety: `value` holds `room` >= bytes.len() bytes (cuda.h's contract for *size).
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), value.cast::<u8>(), bytes.len()) };
-        Ok(())
-    }
-
-    unsafe fn cuCoredumpSetAttributeGlobal(
-        attrib: CUcoredumpSettings,
-        value: *mut c_void,
-        size: *mut usize,
-    ) -> CuResult<()> {
-        drv()?;
-        // Safety: the caller's size_t, or NULL (refused).
-        let room = unsafe { read_size(size) }?;
-        let mut guard = SETTINGS.lock();
-        let s = guard.get_or_insert_with(defaults);
-        let old = current(s, attrib)?;
-        if value.is_null() {
-            // Safety: checked not NULL by read_size.
-            unsafe { size.write_unaligned(size_of(&old)) };
-            return Ok(());
-        }
-        // Byte `i` of the value, for `i` < `room`.
-        // Safety: `value` holds `room` bytes (cuda.h's contract for *size); every call
-        // below reads below `room`, and at most PATH_MAX + 1 bytes in all, however large
-        // `*size` claims the memory is.
-        let byte = |i: usize| unsafe { value.cast::<u8>().add(i).read() };
-        let new = match old {
-            Value::Bool(_) if room >= 1 => Value::Bool(byte(0) != 0),
-            Value::Int(_) if room >= 4 => {
-                Value::Int(i32::from_ne_bytes([byte(0), byte(1), byte(2), byte(3)]))
-            }
-            // A path ends at its NUL or at *size, whichever is first.
-            Value::Path(_) => {
-                let p: Vec<u8> = (0..room.min(PATH_MAX + 1))
-                    .map(byte)
-                    .take_while(|&b| b != 0)
-                    .collect();
-                if p.len() > PATH_MAX {
-                    return Err(invalid(format!(
-                        "a coredump path is at most {PATH_MAX} characters"
-                    )));
-                }
-                Value::Path(p)
-            }
-            _ => {
-                let need = size_of(&old);
+            if room < need {
                 return Err(invalid(format!(
                     "the value takes {need} bytes, *size gives {room}"
                 )));
             }
-        };
-        if let (ENABLE_ON_EXCEPTION | ENABLE_USER_TRIGGER, Value::Bool(true)) = (attrib, &new) {
-            static SAID: std::sync::Once = std::sync::Once::new();
-            SAID.call_once(|| {
-                eprintln!(
-                    "cumock: GPU coredumps turned on (cuCoredumpSetAttributeGlobal): the \
-                     setting is kept, but the mock writes no coredump"
-                )
-            });
+            let bytes = match v {
+                Value::Bool(b) => vec![u8::from(b)],
+                Value::Int(i) => i.to_ne_bytes().to_vec(),
+                Value::Path(mut p) => {
+                    p.push(0);
+                    p
+                }
+            };
+            // Safety: `value` holds `room` >= bytes.len() bytes (cuda.h's contract for *size).
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), value.cast::<u8>(), bytes.len()) };
+            Ok(())
         }
-        match (attrib, new) {
-            (ENABLE_ON_EXCEPTION, Value::Bool(b)) => s.on_exception = b,
-            (ENABLE_USER_TRIGGER, Value::Bool(b)) => s.user_trigger = b,
-            (TRIGGER_HOST, Value::Bool(b)) => s.trigger_host = b,
-            (LIGHTWEIGHT, Value::Bool(b)) => {
-                s.lightweight = b;
-                s.generation_flags = if b {
-                    s.generation_flags | LIGHTWEIGHT_FLAGS
-                } else {
-                    s.generation_flags & !LIGHTWEIGHT_FLAGS
-                };
+
+        fn cuCoredumpSetAttributeGlobal(_d; attrib, value, size) {
+            let room = size.read();
+            let mut guard = SETTINGS.lock();
+            let s = guard.get_or_insert_with(defaults);
+            let old = current(s, attrib)?;
+            if value.is_null() {
+                return size.write(size_of(&old));
             }
-            (FILE, Value::Path(p)) => s.file = p,
-            (PIPE, Value::Path(p)) => s.pipe = p,
-            (GENERATION_FLAGS, Value::Int(f)) => s.generation_flags = f,
-            _ => unreachable!("a setting's value has its kind"),
+            // Byte `i` of the value, for `i` < `room`.
+            // Safety: `value` holds `room` bytes (cuda.h's contract for *size); every call
+            // below reads below `room`, and at most PATH_MAX + 1 bytes in all, however large
+            // `*size` claims the memory is.
+            let byte = |i: usize| unsafe { value.cast::<u8>().add(i).read() };
+            let new = match old {
+                Value::Bool(_) if room >= 1 => Value::Bool(byte(0) != 0),
+                Value::Int(_) if room >= 4 => {
+                    Value::Int(i32::from_ne_bytes([byte(0), byte(1), byte(2), byte(3)]))
+                }
+                // A path ends at its NUL or at *size, whichever is first.
+                Value::Path(_) => {
+                    let p: Vec<u8> = (0..room.min(PATH_MAX + 1))
+                        .map(byte)
+                        .take_while(|&b| b != 0)
+                        .collect();
+                    if p.len() > PATH_MAX {
+                        return Err(invalid(format!(
+                            "a coredump path is at most {PATH_MAX} characters"
+                        )));
+                    }
+                    Value::Path(p)
+                }
+                _ => {
+                    let need = size_of(&old);
+                    return Err(invalid(format!(
+                        "the value takes {need} bytes, *size gives {room}"
+                    )));
+                }
+            };
+            if let (ENABLE_ON_EXCEPTION | ENABLE_USER_TRIGGER, Value::Bool(true)) = (attrib, &new) {
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    eprintln!(
+                        "cumock: GPU coredumps turned on (cuCoredumpSetAttributeGlobal): the \
+                         setting is kept, but the mock writes no coredump"
+                    )
+                });
+            }
+            match (attrib, new) {
+                (ENABLE_ON_EXCEPTION, Value::Bool(b)) => s.on_exception = b,
+                (ENABLE_USER_TRIGGER, Value::Bool(b)) => s.user_trigger = b,
+                (TRIGGER_HOST, Value::Bool(b)) => s.trigger_host = b,
+                (LIGHTWEIGHT, Value::Bool(b)) => {
+                    s.lightweight = b;
+                    s.generation_flags = if b {
+                        s.generation_flags | LIGHTWEIGHT_FLAGS
+                    } else {
+                        s.generation_flags & !LIGHTWEIGHT_FLAGS
+                    };
+                }
+                (FILE, Value::Path(p)) => s.file = p,
+                (PIPE, Value::Path(p)) => s.pipe = p,
+                (GENERATION_FLAGS, Value::Int(f)) => s.generation_flags = f,
+                _ => unreachable!("a setting's value has its kind"),
+            }
+            Ok(())
         }
-        Ok(())
     }
 }

@@ -3,7 +3,8 @@
 //! PCI bus ids (cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId), which cuda.h files under
 //! `MemoryApi`.
 
-use super::{copy_c_string, Mock};
+use super::Mock;
+use crate::boundary::write_c_string;
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::c_int;
@@ -14,12 +15,10 @@ impl DeviceApi for Mock {
             count.write(d.device_count() as c_int)
         }
 
-        fn cuDeviceGetName(d; name, len, dev) {
+        // The device is looked for before the name's room is checked.
+        fn cuDeviceGetName(d; #[late] name, _len, dev) {
             let p = d.device(dev)?;
-            if name.is_null() || len <= 0 {
-                return Err(invalid("name is NULL or len is not positive"));
-            }
-            copy_c_string(&p.name, name, len as usize);
+            write_c_string(name.nonempty()?, &p.name);
             Ok(())
         }
 
@@ -96,7 +95,7 @@ impl DeviceApi for Mock {
         /// No atomic operation is native over the H200's link to the host
         /// (CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED is 0 in its profile): every
         /// operation's capabilities are 0, once the operations are checked.
-        fn cuDeviceGetHostAtomicCapabilities(d; capabilities, #[slice] operations, count, dev) {
+        fn cuDeviceGetHostAtomicCapabilities(d; #[late] capabilities, #[slice] operations, _count, dev) {
             let p = d.device(dev)?;
             let native = p
                 .attributes
@@ -106,8 +105,7 @@ impl DeviceApi for Mock {
             if native != 0 {
                 return Err(not_supported("a device with native host atomics is not emulated"));
             }
-            // Safety: cuda.h's contract: capabilities holds count values.
-            unsafe { super::write_atomic_capabilities(capabilities, operations, count, |_| 0) }
+            super::write_atomic_capabilities(capabilities, operations, |_| 0)
         }
 
         // The device's memory pools (the model is `model::pools`, the pools' own calls are
@@ -156,12 +154,10 @@ impl DeviceApi for Mock {
 
 emulate! {
 
-    pub(super) fn cuDeviceGetPCIBusId(d; pci_bus_id, len, dev) {
+    // The device is looked for before the id's room is checked.
+    pub(super) fn cuDeviceGetPCIBusId(d; #[late] pci_bus_id, _len, dev) {
         let p = d.device(dev)?;
-        if pci_bus_id.is_null() || len <= 0 {
-            return Err(invalid("pciBusId is NULL or len is not positive"));
-        }
-        copy_c_string(&p.pci_bus_id, pci_bus_id, len as usize);
+        write_c_string(pci_bus_id.nonempty()?, &p.pci_bus_id);
         Ok(())
     }
 

@@ -15,8 +15,10 @@
 //! | `string_opt` | `Option<&CStr>` |
 //! | `array(count)` marked `#[slice]` | `&[T]` of `count` values (none: count 0, whatever the pointer); NULL with a count: CUDA_ERROR_INVALID_VALUE, naming the parameter |
 //! | `array_opt(count)` marked `#[slice]` | `Option<&[T]>` (NULL: None) |
+//! | `array(count)` marked `#[nonempty]` | `&[T]` of `count` values; NULL or none: CUDA_ERROR_INVALID_VALUE, naming both ("desc is NULL or count is 0") |
+//! | `room(count)` marked `#[late]` | `Room<T>`: room for `count` values the driver writes, checked when the emulation takes it: `nonempty()` refuses NULL or none, `within()` NULL with room |
 //! | `filled(count)` marked `#[filled]` | `Filled<T>`: the array with its in-out count, written by `fill` (the count checked then: NULL is CUDA_ERROR_INVALID_VALUE, naming it) |
-//! | `raw` (filled arrays not marked `#[filled]`, in-out values, untyped memory, callbacks; an array not marked `#[slice]`) | the C value, which the emulation reads itself |
+//! | `raw` (filled arrays not marked `#[filled]`, in-out values, untyped memory, callbacks; an array or room not marked) | the C value, which the emulation reads itself |
 //!
 //! ```ignore
 //! emulate! {
@@ -40,7 +42,8 @@
 //!
 //! What the header's types cannot say about NULL is said where the emulation is written,
 //! each with the H200's observed behaviour beside it: `#[nonnull]` on a handle, on the
-//! program's untyped memory (`void *`) or on a callback refuses NULL with
+//! program's untyped memory (`void *`), on a callback or on any pointer the emulation
+//! reads its own way (an opaque struct) refuses NULL with
 //! CUDA_ERROR_INVALID_VALUE, naming the parameter, when the parameters are converted
 //! (the handle becomes its key without NULL's meaning, `boundary::Required`: a context a
 //! `ContextId`; a callback its function); `#[late]` on untyped memory the
@@ -145,7 +148,9 @@ macro_rules! convert {
             concat!(stringify!($p), " is NULL"),
         )?)
     };
-    (raw nonnull, $p:ident) => {
+    // Any other pointer the emulation reads its own way (untyped memory, an opaque struct),
+    // not NULL.
+    ($role:ident nonnull, $p:ident) => {
         crate::boundary::nonnull($p, concat!(stringify!($p), " is NULL"))?
     };
     // The program's untyped memory the call writes a result into, checked when written
@@ -170,6 +175,20 @@ macro_rules! convert {
     (filled($count:ident) filled, $p:ident) => {
         crate::boundary::Filled::new($p, $count, concat!(stringify!($count), " is NULL"))
     };
+    // An array a call refuses when NULL or empty (`#[nonempty]`).
+    (array($count:ident) nonempty, $p:ident) => {
+        // Safety: cuda.h's contract for an array of `count` values.
+        unsafe { crate::boundary::slice_nonempty($p, $count, stringify!($p), stringify!($count)) }?
+    };
+    // Room the driver writes into stays as C gave it unless the emulation asks for it
+    // checked when written (`#[late]`).
+    (room($count:ident) $(raw)?, $p:ident) => {
+        $p
+    };
+    (room($count:ident) late, $p:ident) => {
+        // Safety: cuda.h's contract for room for `count` values.
+        unsafe { crate::boundary::Room::new($p, $count, stringify!($p), stringify!($count)) }
+    };
     (array($count:ident) slice, $p:ident) => {
         // Safety: cuda.h's contract for an array of `count` values.
         unsafe { crate::boundary::slice($p, $count as usize, stringify!($p)) }?
@@ -179,6 +198,11 @@ macro_rules! convert {
         unsafe { crate::boundary::slice_opt($p, $count as usize, stringify!($p)) }?
     };
     (output late, $p:ident) => {
+        crate::boundary::Late::new($p, concat!(stringify!($p), " is NULL"))
+    };
+    // An out-parameter cuda.h calls optional that the mock needs, checked when written
+    // (each use says why).
+    (output_opt late, $p:ident) => {
         crate::boundary::Late::new($p, concat!(stringify!($p), " is NULL"))
     };
     (output_opt, $p:ident) => {

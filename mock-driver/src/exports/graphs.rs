@@ -746,9 +746,14 @@ unsafe fn given_out(d: &Driver, n: NodeId, kind: i32, p: *mut u8) -> CuResult<()
 }
 
 /// A result the H200 would describe in its log buffer: the message, NUL-terminated.
-fn log_to(buf: *mut c_char, size: usize, message: &str) {
+///
+/// # Safety
+/// `buf` is NULL or holds `size` writable bytes, cuda.h's contract.
+unsafe fn log_to(buf: *mut c_char, size: usize, message: &str) {
     if !buf.is_null() && size > 0 {
-        super::copy_c_string(message, buf, size);
+        // Safety: not NULL, and the caller's contract.
+        let room = unsafe { std::slice::from_raw_parts_mut(buf, size) };
+        crate::boundary::write_c_string(room, message);
     }
 }
 
@@ -1329,9 +1334,12 @@ impl GraphApi for Mock {
         if let Some(err_node) = Out::maybe(err_node) {
             err_node.write(std::ptr::null_mut())?;
         }
-        match &r {
-            Ok(()) => log_to(log, size, ""),
-            Err(e) => log_to(log, size, &e.message),
+        // Safety: cuda.h's contract for the log buffer.
+        unsafe {
+            match &r {
+                Ok(()) => log_to(log, size, ""),
+                Err(e) => log_to(log, size, &e.message),
+            }
         }
         r
     }

@@ -2,12 +2,12 @@
 
 use super::Mock;
 use crate::boundary::drv_any;
-use crate::model::error::*;
 use cumock_abi::*;
-use std::ffi::c_uint;
 
 impl InitializationApi for Mock {
-    unsafe fn cuInit(flags: c_uint) -> CuResult<()> {
-        drv_any()?.init(flags)
+    emulate! {
+        fn cuInit(; flags) {
+            drv_any()?.init(flags)
+        }
     }
 }

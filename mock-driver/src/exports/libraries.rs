@@ -125,10 +125,8 @@ impl LibraryApi for Mock {
             count.write(d.library_kernels(lib)?.len() as c_uint)
         }
 
-        fn cuLibraryEnumerateKernels(d; kernels, num_kernels, lib) {
-            let handles = d.library_kernels(lib)?;
-            // Safety: cuda.h's contract: the array holds numKernels handles.
-            unsafe { super::write_handles(kernels, num_kernels, &handles, "kernels") }
+        fn cuLibraryEnumerateKernels(d; #[late] kernels, _num_kernels, lib) {
+            super::write_handles(kernels, &d.library_kernels(lib)?)
         }
 
         fn cuLibraryGetManaged(d; #[raw] dptr, #[raw] bytes, library, name) {

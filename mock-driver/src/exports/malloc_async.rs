@@ -81,27 +81,10 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
             d.pool_trim(pool, keep as u64)
         }
 
-        fn cuMemPoolSetAccess(d; pool, map, count) {
-            if count == 0 {
-                // Observed: nothing to change succeeds.
-                return d.pool_set_access(pool, &[]);
-            }
-            if map.is_null() {
-                // Observed: an ordinary error on the H200, not a crash.
-                return Err(invalid("map is NULL with a non-zero count"));
-            }
-            if count > 4096 {
-                return Err(invalid(format!(
-                    "count {count} is more descriptors than there can be devices"
-                )));
-            }
-            // Safety: cuda.h: map points to count descriptors.
-            let descs = unsafe { std::slice::from_raw_parts(map, count) };
-            let grants: Vec<(i32, i32, i32)> = descs
-                .iter()
-                .map(|x| (x.location.type_, x.location.id, x.flags))
-                .collect();
-            d.pool_set_access(pool, &grants)
+        // Observed: nothing to change (a count of 0) succeeds; NULL with a count is an
+        // ordinary error on the H200, not a crash.
+        fn cuMemPoolSetAccess(d; pool, #[slice] descs, _count) {
+            d.pool_set_access(pool, &super::access_grants(descs)?)
         }
 
         fn cuMemPoolGetAccess(d; flags, pool, location) {
@@ -139,10 +122,8 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
             unsafe { share_data_out.cast::<[u8; 64]>() }.write(data)
         }
 
-        fn cuMemPoolImportPointer(d; ptr_out, pool, #[raw] share_data) {
-            if share_data.is_null() {
-                return Err(invalid("shareData is NULL"));
-            }
+        // cuda.h declares shareData without `const`; the call reads it.
+        fn cuMemPoolImportPointer(d; ptr_out, pool, #[nonnull] share_data) {
             // Safety: cuda.h: 64 bytes of a CUmemPoolPtrExportData (read unaligned: the
             // program's).
             let data = unsafe { share_data.cast::<[u8; 64]>().read_unaligned() };

@@ -89,12 +89,12 @@ mod unified;
 mod version;
 mod vmm;
 
-use crate::boundary::{drv, export_all, out, Handle, Out};
+use crate::boundary::{drv, export_all, Handle, Out, Room};
 use crate::model::error::*;
 use crate::model::images;
 use crate::model::module::Image;
 use cumock_abi::*;
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_void, CStr};
 
 type CUdevicePtr = CUdeviceptr;
 
@@ -227,46 +227,30 @@ fn read_image_file(fname: &CStr) -> CuResult<Image> {
     images::image_file(&fname.to_string_lossy())
 }
 
-/// Writes a call's result to its out-parameter, or, when the call fails, zero there, as
-/// the H200 does for many calls (probe out-params-on-failure); a NULL pointer is left
-/// alone either way.
-///
-/// # Safety
-/// `p` is NULL or valid for a write of `T`.
-unsafe fn zero_on_failure<T: ZeroValue>(p: *mut T, r: CuResult<T>) -> CuResult<()> {
-    match r {
-        Ok(v) => out(p, v),
-        Err(e) => {
-            if !p.is_null() {
-                out(p, T::ZERO)?;
-            }
-            Err(e)
-        }
+/// The access descriptors of cuMemSetAccess and cuMemPoolSetAccess as the model's grants
+/// (location type, location id, flags), no more than there can be devices.
+fn access_grants(descs: &[CUmemAccessDesc]) -> CuResult<Vec<(i32, i32, i32)>> {
+    if descs.len() > 4096 {
+        return Err(invalid(format!(
+            "count {} is more descriptors than there can be devices",
+            descs.len()
+        )));
     }
+    Ok(descs
+        .iter()
+        .map(|x| (x.location.type_, x.location.id, x.flags))
+        .collect())
 }
 
-/// Writes a model's handles into a program's array of `room` entries
-/// (cuModuleEnumerateFunctions, cuLibraryEnumerateKernels): as cuda.h says, at most
-/// `room`; the entries past the handles are left alone. NULL with room is
-/// CUDA_ERROR_INVALID_VALUE.
-///
-/// # Safety
-/// `p` is NULL or holds `room` writable `T`s, cuda.h's contract.
-unsafe fn write_handles<T: crate::boundary::Handle<Key: Copy>>(
-    p: *mut T,
-    room: std::ffi::c_uint,
+/// Writes a model's handles into a program's array (cuModuleEnumerateFunctions,
+/// cuLibraryEnumerateKernels): as cuda.h says, at most its room; the entries past the
+/// handles are left alone. NULL with room is CUDA_ERROR_INVALID_VALUE.
+fn write_handles<T: crate::boundary::Handle<Key: Copy>>(
+    room: Room<T>,
     keys: &[T::Key],
-    what: &str,
 ) -> CuResult<()> {
-    if room == 0 {
-        return Ok(());
-    }
-    if p.is_null() {
-        return Err(invalid(format!("{what} is NULL")));
-    }
-    for (i, &k) in keys.iter().take(room as usize).enumerate() {
-        // Safety: i < room, and the caller's contract.
-        unsafe { p.add(i).write_unaligned(T::of(k)) };
+    for (slot, &k) in room.within()?.iter_mut().zip(keys) {
+        *slot = T::of(k);
     }
     Ok(())
 }
@@ -275,24 +259,17 @@ unsafe fn write_handles<T: crate::boundary::Handle<Key: Copy>>(
 /// operation's CUatomicOperationCapability bits, by `capability`. cuda.h: NULL arrays, a
 /// count of 0 or an operation that is not a CUatomicOperation (0 to FLOAT_MAX 12) are
 /// CUDA_ERROR_INVALID_VALUE.
-///
-/// # Safety
-/// `capabilities` is NULL or holds `count` writable values, cuda.h's contract.
-unsafe fn write_atomic_capabilities(
-    capabilities: *mut std::ffi::c_uint,
+fn write_atomic_capabilities(
+    capabilities: Room<std::ffi::c_uint>,
     operations: &[CUatomicOperation],
-    count: std::ffi::c_uint,
     capability: impl Fn(CUatomicOperation) -> std::ffi::c_uint,
 ) -> CuResult<()> {
-    if capabilities.is_null() || count == 0 {
-        return Err(invalid("capabilities is NULL or count is 0"));
-    }
+    let capabilities = capabilities.nonempty()?;
     if let Some(op) = operations.iter().find(|&&op| !(0..=12).contains(&op)) {
         return Err(invalid(format!("{op} is not a CUatomicOperation")));
     }
-    for (i, &op) in operations.iter().enumerate() {
-        // Safety: i < count, and the caller's contract.
-        unsafe { capabilities.add(i).write_unaligned(capability(op)) };
+    for (slot, &op) in capabilities.iter_mut().zip(operations) {
+        *slot = capability(op);
     }
     Ok(())
 }
@@ -333,9 +310,6 @@ impl ZeroValue for u64 {
 }
 impl ZeroValue for usize {
     const ZERO: Self = 0;
-}
-impl ZeroValue for *const c_char {
-    const ZERO: Self = std::ptr::null();
 }
 
 thread_local! {
@@ -434,16 +408,6 @@ fn capturing(s: CUstream) -> CuResult<bool> {
 /// Checks a stream argument.
 fn check_stream(s: CUstream) -> CuResult<()> {
     drv()?.stream_check(s.key())
-}
-
-/// Copies `s` into a caller's buffer of `len` bytes, truncating, always NUL-terminated.
-fn copy_c_string(s: &str, dst: *mut c_char, len: usize) {
-    let n = s.len().min(len - 1);
-    // Safety: cuda.h: dst holds len bytes; n + 1 <= len.
-    unsafe {
-        std::ptr::copy_nonoverlapping(s.as_ptr().cast::<c_char>(), dst, n);
-        *dst.add(n) = 0;
-    }
 }
 
 // The C exports: all 707 of the real driver, each calling `Mock`'s method of its name

@@ -4,7 +4,7 @@
 
 use super::jit::{finish_link, forget_link_outputs, keep_link_outputs, JitOutputs};
 use super::{image_bytes, out_pair, read_image_file, Mock};
-use crate::boundary::{c_str, Late};
+use crate::boundary::c_str;
 use crate::model::error::*;
 use crate::model::images;
 use cumock_abi::result::*;
@@ -79,10 +79,8 @@ impl ModuleApi for Mock {
             count.write(d.module_functions(hmod)?.len() as c_uint)
         }
 
-        fn cuModuleEnumerateFunctions(d; functions, num_functions, hmod) {
-            let handles = d.module_functions(hmod)?;
-            // Safety: cuda.h's contract: the array holds numFunctions handles.
-            unsafe { super::write_handles(functions, num_functions, &handles, "functions") }
+        fn cuModuleEnumerateFunctions(d; #[late] functions, _num_functions, hmod) {
+            super::write_handles(functions, &d.module_functions(hmod)?)
         }
 
         fn cuModuleGetLoadingMode(; mode) {
@@ -142,10 +140,9 @@ impl ModuleApi for Mock {
             r
         }
 
-        fn cuLinkComplete(d; link, #[late] cubin_out, #[raw] size_out) {
-            // cuda.h says sizeOut is optional; the mock needs it (the cubin is the
-            // program's to copy).
-            let size_out = Late::new(size_out, "sizeOut is NULL");
+        // cuda.h says sizeOut is optional; the mock needs it (the cubin is the program's to
+        // copy), and checks it when written, as cubinOut.
+        fn cuLinkComplete(d; link, #[late] cubin_out, #[late] size_out) {
             let mut info = String::new();
             let r = (|| {
                 let (cubin_out, size_out) = (cubin_out.check()?, size_out.check()?);

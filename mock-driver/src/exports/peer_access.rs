@@ -44,7 +44,7 @@ impl PeerContextMemoryAccessApi for Mock {
         /// have no native atomic (every capability 0). Between devices that do (NVLink),
         /// which operations of which widths are native is not known without a recording
         /// on a 2-GPU H200 host: not emulated until then.
-        fn cuDeviceGetP2PAtomicCapabilities(d; capabilities, #[slice] operations, count, src_device, dst_device) {
+        fn cuDeviceGetP2PAtomicCapabilities(d; #[late] capabilities, #[slice] operations, _count, src_device, dst_device) {
             d.device(src_device)?;
             d.device(dst_device)?;
             if src_device == dst_device {
@@ -55,8 +55,7 @@ impl PeerContextMemoryAccessApi for Mock {
                     "the native atomics between two peer devices are not emulated (not recorded yet)",
                 ));
             }
-            // Safety: cuda.h's contract: capabilities holds count values.
-            unsafe { super::write_atomic_capabilities(capabilities, operations, count, |_| 0) }
+            super::write_atomic_capabilities(capabilities, operations, |_| 0)
         }
     }
 

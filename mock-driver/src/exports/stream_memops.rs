@@ -273,8 +273,6 @@ impl StreamMemoryOperationsApi for Mock {
     emulate! {
         /// cuda.h: fewer than 256 operations, flags 0; all are checked (their words'
         /// alignment and memory too) before the first is queued.
-        /// cuda.h: fewer than 256 operations, flags 0; all are checked (their words'
-        /// alignment and memory too) before the first is queued.
         fn cuStreamBatchMemOp_v2(d; stream, count, #[raw] param_array, flags) {
             if flags != 0 {
                 return Err(invalid(format!("flags {flags:#x} must be 0")));

@@ -14,22 +14,12 @@ impl UnifiedAddressingApi for Mock {
             write_pointer_attribute(d, data, attribute, ptr.get(), true)
         }
 
-        fn cuPointerGetAttributes(d; num, attributes, data, ptr) {
-            if num == 0 || attributes.is_null() || data.is_null() {
-                return Err(invalid("numAttributes is 0, or attributes or data is NULL"));
-            }
+        fn cuPointerGetAttributes(d; num, #[nonempty] attrs, #[nonempty] outs, ptr) {
             if num > 64 {
                 return Err(invalid(format!(
                     "numAttributes {num} is more than there are attributes"
                 )));
             }
-            // Safety: cuda.h: both arrays hold numAttributes entries.
-            let (attrs, outs) = unsafe {
-                (
-                    std::slice::from_raw_parts(attributes, num as usize),
-                    std::slice::from_raw_parts(data, num as usize),
-                )
-            };
             for (a, o) in attrs.iter().zip(outs) {
                 if !o.is_null() {
                     // The plural form reports unknown pointers as zeroed attributes, not errors.
@@ -65,15 +55,9 @@ impl UnifiedAddressingApi for Mock {
 
         /// The plural of cuMemRangeGetAttribute: each attribute as the singular answers
         /// it, the first failure the call's.
-        fn cuMemRangeGetAttributes(d; data, data_sizes, attributes, num_attributes, ptr, count) {
-            if num_attributes == 0 || data.is_null() || data_sizes.is_null() || attributes.is_null() {
-                return Err(invalid("numAttributes is 0, or data, dataSizes or attributes is NULL"));
-            }
+        fn cuMemRangeGetAttributes(d; #[nonempty] data, #[nonempty] data_sizes, #[nonempty] attributes, _num_attributes, ptr, count) {
             d.ctx_device(None)?;
-            for i in 0..num_attributes {
-                // Safety: cuda.h: the three arrays hold numAttributes entries.
-                let (out, size, attribute) =
-                    unsafe { (*data.add(i), *data_sizes.add(i), *attributes.add(i)) };
+            for ((&out, &size), &attribute) in data.iter().zip(data_sizes).zip(attributes) {
                 Self::cuMemRangeGetAttribute(out, size, attribute, ptr.get(), count)?;
             }
             Ok(())

@@ -5,7 +5,6 @@
 use super::Mock;
 use crate::boundary::{device_ptr, out};
 use crate::diagnostics::{created, Made};
-use crate::model::error::*;
 use cumock_abi::consts::*;
 use cumock_abi::result::*;
 use cumock_abi::*;
@@ -89,22 +88,8 @@ impl VirtualMemoryApi for Mock {
             })
         }
 
-        fn cuMemSetAccess(d; ptr, size, desc, count) {
-            if desc.is_null() || count == 0 {
-                return Err(invalid("desc is NULL or count is 0"));
-            }
-            if count > 4096 {
-                return Err(invalid(format!(
-                    "count {count} is more descriptors than there can be devices"
-                )));
-            }
-            // Safety: cuda.h: desc points to count descriptors.
-            let descs = unsafe { std::slice::from_raw_parts(desc, count) };
-            let grants: Vec<(i32, i32, i32)> = descs
-                .iter()
-                .map(|x| (x.location.type_, x.location.id, x.flags))
-                .collect();
-            for w in d.set_access(ptr, size as u64, &grants)? {
+        fn cuMemSetAccess(d; ptr, size, #[nonempty] descs, _count) {
+            for w in d.set_access(ptr, size as u64, &super::access_grants(descs)?)? {
                 crate::diagnostics::warn("cuMemSetAccess", &w);
             }
             Ok(())
