@@ -4,6 +4,8 @@
  * %cluster_nctarank and %cluster_ctarank; and the same kernel without the directive.
  * Launched with cuLaunchKernel and with cuLaunchKernelEx (no cluster attribute, and one
  * that names the cluster's shape).
+ * PTX ISA 9.0: the H200 refuses the directive under 8.0 (INVALID_PTX, "requires PTX ISA
+ * .version 9.0 or later": runs/2026-12-03-h200-session15/explore/blocksareclusters.txt).
  *   gcc -I$CUDA/include ci/explore/blocksareclusters.c -lcuda -o bac && ./bac */
 #include <cuda.h>
 #include <stdio.h>
@@ -14,7 +16,7 @@
 #define WORDS 11
 
 static const char *ptx_fmt =
-    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".version 9.0\n.target sm_90\n.address_size 64\n"
     ".visible .entry k(.param .u64 out) .reqntid 32 .reqnctapercluster %s %s\n{\n"
     "  .reg .b32 %%r<20>;\n  .reg .b64 %%rd<6>;\n  .reg .pred %%p<2>;\n"
     "  mov.u32 %%r1, %%tid.x;\n  setp.ne.u32 %%p1, %%r1, 0;\n  @%%p1 bra DONE;\n"

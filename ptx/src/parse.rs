@@ -294,6 +294,8 @@ const KNOWN_OPCODES: &[&str] = &[
 pub struct Parser<'a> {
     toks: &'a [Token],
     pos: usize,
+    /// The module's `.version`, once read: some directives need a later one.
+    version: (u32, u32),
 }
 
 type PResult<T> = Result<T, LoadError>;
@@ -305,7 +307,11 @@ const TYPES: &[&str] = &[
 
 impl<'a> Parser<'a> {
     pub fn new(toks: &'a [Token]) -> Self {
-        Parser { toks, pos: 0 }
+        Parser {
+            toks,
+            pos: 0,
+            version: (0, 0),
+        }
     }
 
     fn peek(&self) -> Option<&Tok> {
@@ -479,6 +485,7 @@ impl<'a> Parser<'a> {
                             Tok::Int(v) => (v as u32, 0),
                             _ => return self.err(LoadErrorKind::Syntax, "bad .version"),
                         };
+                        self.version = ast.version;
                     }
                     "target" => {
                         self.pos += 1;
@@ -1018,6 +1025,14 @@ impl<'a> Parser<'a> {
                         maxclusterrank = Some(self.small_int()?);
                     }
                     "blocksareclusters" => {
+                        // As ptxas says it on the H200 (runs/2026-12-03-h200-session15/
+                        // explore/blocksareclusters.txt): the load is CUDA_ERROR_INVALID_PTX.
+                        if self.version < (9, 0) {
+                            return self.err(
+                                LoadErrorKind::Semantic,
+                                "Feature '.blocksareclusters' requires PTX ISA .version 9.0 or later",
+                            );
+                        }
                         self.pos += 1;
                         blocksareclusters = true;
                     }

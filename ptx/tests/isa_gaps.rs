@@ -656,6 +656,9 @@ fn blocks_are_clusters_of_one_block_launch_as_usual_and_larger_ones_are_refused(
     // As ptxas: the directive needs both counts.
     let src = kernel("1").replace(".reqntid 32 ", "");
     assert!(Module::parse(&src).is_err());
+    // And PTX ISA 9.0: the H200 refuses it under 8.0 (CUDA_ERROR_INVALID_PTX).
+    let e = Module::parse(&kernel("1").replace(".version 9.0", ".version 8.0")).unwrap_err();
+    assert!(e.message.contains("requires PTX ISA .version 9.0"), "{e}");
 }
 
 /// Eight halves as four little-endian words.
