@@ -7,7 +7,8 @@
 // force_unnormalized_coords 0. (2) channel_data_type, channel_order and num_samples over
 // textures of several formats, in a PTX module loaded with cuModuleLoadData: the ISA ties
 // their values to "the source language API" (its table lists OpenCL's); the mock refuses
-// the module until this records them. (3) Independent mode: txq of module-scope
+// the module (recorded: the H200 loads it, then cuModuleGetFunction finds no function,
+// its JIT compiling none of these queries; clients/runtime/goldens/differences.txt). (3) Independent mode: txq of module-scope
 // `.samplerref`s, whose initialisers name the values (`nearest`, `linear`, `wrap`,
 // `mirror`, `clamp_ogl`, `clamp_to_edge`, `clamp_to_border`): the numbers the hardware
 // gives those names; the mock refuses the module. The driver's calls come through

@@ -753,9 +753,10 @@ impl FuncDecoder<'_> {
                             m,
                             "only width, height, depth, array_size, level.{width,height,depth} \
                              and (txq) num_mipmap_levels, normalized_coords and the sampler \
-                             queries are emulated (channel_data_type, channel_order, \
-                             num_samples and suq's memory_layout await the H200's encoding: \
-                             clients/runtime/texture_queries.cu)",
+                             queries are emulated (the H200's JIT compiles no txq \
+                             channel_data_type, channel_order or num_samples: \
+                             clients/runtime/texture_queries.cu; suq's memory_layout is \
+                             not recorded)",
                         )),
                     };
                 if query.of_sampler() && self.texmode_independent {
