@@ -3,16 +3,14 @@
  * the name getters given a NULL function or kernel, the process's coredump settings, the
  * device ordinal cuPointerGetAttributes gives of NULL, and ACCESSED_BY with the host.
  *
- * AWAITS ITS RECORDING on the H200 (ci/gpu-probes.sh): until
- * clients/probes/goldens/NVIDIA_H200-580.159.04/cuda_python.txt exists, the mock's answers
- * are not compared (mock-driver/tests/probes.rs). Questions cuda.h leaves open, which the
- * recording settles (the mock's guess named):
- * - the size a path setting asks for (the mock: the current path's length with its NUL),
- *   and a get into too small a buffer (the mock: INVALID_VALUE);
- * - the default paths (the mock: cuda.h's core.cuda.HOSTNAME.PID), whether LIGHTWEIGHT and
- *   GENERATION_FLAGS mirror each other (the mock: no);
- * - turning dumps on (the mock refuses it, NOT_SUPPORTED: it writes none; the H200's
- *   answer is recorded, then turned off again). */
+ * Recorded on the H200 (clients/probes/goldens/NVIDIA_H200-580.159.04/cuda_python.txt)
+ * and compared (mock-driver/tests/probes.rs): the mock answers as it does. The questions
+ * cuda.h leaves open, as the recording settled them:
+ * - the size a path setting asks for: 1024 bytes, whatever the path; a get into too small
+ *   a buffer: INVALID_VALUE;
+ * - the default FILE path: empty; setting LIGHTWEIGHT sets GENERATION_FLAGS (63);
+ * - turning dumps on: accepted (the mock keeps the setting and writes none; the probe
+ *   turns them off again). */
 #include "probe.h"
 
 static void name_getters(void) {

@@ -629,7 +629,7 @@ static void update_children(void) {
 /* cuGraphExecUpdate's pairing of nodes, where cuda.h does not say its order: which node
  * and dependency it names for an edge less, an edge moved (more or fewer exit nodes),
  * the same graph built in another order, and a node's dependencies given in the other
- * order. Awaits its recording on the H200 (the sections before were recorded). */
+ * order. Recorded on the H200 (section update-topology, matched). */
 static const char *which(CUgraphNode x, const CUgraphNode *m, int count) {
     static const char *names[] = {"m0", "m1", "m2", "m3", "m4", "m5"};
     if (x == NULL) return "NULL";
@@ -707,7 +707,7 @@ static void update_topology(void) {
 }
 
 /* cuStreamBeginCaptureToGraph: a capture into the program's graph after nodes given.
- * Awaits its recording on the H200. */
+ * Recorded on the H200 (section capture-to-graph, matched). */
 static void capture_to_graph(void) {
     setup();
     CUgraph g, other;
@@ -923,7 +923,8 @@ static void child_graph_handle(void) {
  * attribute's value on a fresh node, set and read back, a cluster shape set on a node
  * and the kernel's view of it after instantiation, what cuGraphKernelNodeSetParams and
  * cuGraphExecKernelNodeSetParams leave of them, an attribute the mock does not keep, and
- * a node that is not a kernel node. Awaits its recording on the H200 (ci/gpu-probes.sh). */
+ * a node that is not a kernel node. Recorded on the H200: every line matches up to the
+ * last call, where the H200 crashes (declared in divergences.txt). */
 static void print_attr(const char *what, CUgraphNode n, CUkernelNodeAttrID id) {
     CUkernelNodeAttrValue v;
     memset(&v, 0, sizeof v);
@@ -1003,8 +1004,8 @@ static void kernel_attributes(void) {
 
 /* Stream capture modes (cuda.h, cuStreamBeginCapture and cuThreadExchangeStreamCaptureMode):
  * which calls each mode refuses while a capture is active, on the capturing thread and on
- * another thread, and what the capture's end answers after. Awaits its recording on the
- * H200 (ci/gpu-probes.sh). */
+ * another thread, and what the capture's end answers after. Recorded on the H200 (section
+ * capture-modes, matched). */
 static CUstream capturing;
 
 static void *other_thread_alloc(void *arg) {

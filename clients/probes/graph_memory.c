@@ -9,9 +9,9 @@
  * Addresses differ from run to run: only their relations are printed (aligned, equal to
  * an earlier one). The attributes are printed as numbers of bytes. The kernel is PTX
  * text, loaded with cuModuleLoadData: no nvcc needed. Recorded on the H200
- * (ci/gpu-probes.sh); section host-and-managed (allocation nodes of host and managed
- * memory, cuda.core's GraphMemoryType HOST and MANAGED) awaits its recording. No
- * multicast API is called. */
+ * (ci/gpu-probes.sh), every section, host-and-managed (allocation nodes of host and
+ * managed memory, cuda.core's GraphMemoryType HOST and MANAGED) included. No multicast
+ * API is called. */
 #include "probe.h"
 
 #define MIB (1ull << 20)

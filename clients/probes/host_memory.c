@@ -813,7 +813,8 @@ static void peer_copy_one_gpu(void) {
 
 /* 7. Async memsets and 2D async copies on a stream. */
 /* Memsets on page-locked host memory named by its device address (numba-cuda's
- * test_host_alloc sets mapped host memory so); past the range's end. Awaits a recording. */
+ * test_host_alloc sets mapped host memory so); past the range's end. Recorded on the H200
+ * (section memset-page-locked, matched). */
 static void memset_page_locked(void) {
     init_primary(0, &cur_ctx);
     void *h = NULL;

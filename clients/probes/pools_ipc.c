@@ -837,7 +837,8 @@ static void stream_wait_and_events(void) {
 
 /* ---- CUDA 13's pools by location and allocation type: the host's page-locked memory
  * and managed memory (cuMemGetDefaultMemPool, cuMemGetMemPool, cuMemSetMemPool,
- * cuMemPoolCreate with HOST, HOST_NUMA, MANAGED). Awaiting the H200's recording. */
+ * cuMemPoolCreate with HOST, HOST_NUMA, MANAGED). Recorded on the H200; where the mock
+ * differs (sections location-pools, host-pool, managed-pool) divergences.txt says why. */
 
 static CUmemLocation loc(CUmemLocationType type, int id) {
     CUmemLocation l;

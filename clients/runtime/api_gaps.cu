@@ -2,7 +2,7 @@
 // api_gaps asks the driver itself): a kernel's parameter layout, the dynamic shared
 // memory a block may have at an occupancy, the cache and (deprecated) shared-memory
 // configurations, range attributes in one call, and the host's atomic capabilities.
-// Awaits NVIDIA's transcript on the H200 (ci/gpu-runtime.sh).
+// Recorded on the H200 with NVIDIA's runtime (goldens/NVIDIA_H200-580.159.04/).
 #include "common.h"
 
 struct Wide {

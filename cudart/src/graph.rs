@@ -991,8 +991,8 @@ fn pitched(s: &Memcpy3DSide, width: usize) -> (PitchedPtr, Pos) {
         PitchedPtr {
             ptr,
             pitch: s.pitch,
-            // Not kept by the driver's CUDA_MEMCPY3D: the copy's width (what the H200's
-            // runtime answers awaits a recording: probe graph_exec_update).
+            // Not kept by the driver's CUDA_MEMCPY3D: the copy's width. What NVIDIA's
+            // runtime answers is not recorded (graph_node_params prints the extent only).
             xsize: width,
             ysize: s.height,
         },

@@ -1,10 +1,9 @@
 //! The instruction corpus (ptx/corpus/): small kernels per instruction family, compiled
 //! by nvcc 13.0 here and run in the executor on the inputs the H200 ran them on; outputs
 //! compared with what the H200 computed (ptx/corpus/expected/, recorded by
-//! ci/gpu-corpus.sh). Until that recording exists the comparison is skipped, saying so,
-//! and the kernels are still run to show they load and execute without a fault; kernels
-//! added to the manifest since the recording (absent from expected/manifest.txt) are
-//! named as awaiting one, and compared once it is made.
+//! ci/gpu-corpus.sh). Kernels added to the manifest since (no NAME.out.hex or NAME.error
+//! in expected/) are named as awaiting a recording, still run to show they load and
+//! execute without a fault, and compared once it is made.
 
 mod common;
 use common::corpus_input as generate;
@@ -197,13 +196,11 @@ fn declared_differences() -> HashMap<String, Vec<(std::ops::RangeInclusive<usize
 #[test]
 fn corpus_matches_the_h200() {
     let expected = corpus_dir().join("expected");
-    if !expected.is_dir() {
-        println!(
-            "skipped: {} is absent; record it on the GPU machine with `ci/gpu-corpus.sh OUTDIR` and commit OUTDIR there",
-            expected.display()
-        );
-        return;
-    }
+    assert!(
+        expected.is_dir(),
+        "{} is absent: record it on the GPU machine with `ci/gpu-corpus.sh OUTDIR` and commit OUTDIR there",
+        expected.display()
+    );
     let entries = manifest();
     let mods = modules(&entries);
     // The GPU ran the PTX its own nvcc wrote; a different nvcc here is worth knowing.
@@ -230,15 +227,18 @@ fn corpus_matches_the_h200() {
             "expected-differences.txt: no kernel {k}"
         );
     }
-    // Kernels added since the last recording (absent from the recorded manifest) await
-    // one: they are run by `corpus_kernels_load_and_run`, compared once recorded.
-    let recorded: std::collections::HashSet<String> =
-        std::fs::read_to_string(expected.join("manifest.txt"))
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-            .filter_map(|l| l.split_whitespace().next().map(String::from))
-            .collect();
+    // A kernel is recorded when the GPU left its output or its error: a session may
+    // record only the kernels it added, without copying its manifest over the first
+    // recording's. Kernels added since await one: they are run by
+    // `corpus_kernels_load_and_run`, compared once recorded.
+    let recorded: std::collections::HashSet<String> = entries
+        .iter()
+        .filter(|e| {
+            expected.join(format!("{}.out.hex", e.kernel)).is_file()
+                || expected.join(format!("{}.error", e.kernel)).is_file()
+        })
+        .map(|e| e.kernel.clone())
+        .collect();
     let awaiting: Vec<&str> = entries
         .iter()
         .filter(|e| !recorded.contains(&e.kernel))

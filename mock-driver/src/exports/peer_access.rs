@@ -40,7 +40,8 @@ impl PeerContextMemoryAccessApi for Mock {
         }
 
         /// As cuDeviceGetP2PAttribute: the same device twice is CUDA_ERROR_INVALID_DEVICE
-        /// (an assumption the probe api_gaps records); devices that do not reach each other
+        /// (an assumption: probe api_gaps asks it, but the H200 crashed earlier in that
+        /// section, so it is not recorded); devices that do not reach each other
         /// have no native atomic (every capability 0). Between devices that do (NVLink),
         /// which operations of which widths are native is not known without a recording
         /// on a 2-GPU H200 host: not emulated until then.

@@ -338,8 +338,8 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
 /// kernel's compile-time shape (`__cluster_dims__`: `.reqnctapercluster`), else one set by
 /// cuFuncSetAttribute(REQUIRED_CLUSTER_*); None: no clusters. A misconfigured cluster is
 /// CUDA_ERROR_INVALID_CLUSTER_SIZE, which cuda.h documents as "a kernel launch error due
-/// to cluster misconfiguration"; the H200's code for each case awaits a recording (probe
-/// clusters, launch-errors).
+/// to cluster misconfiguration", and the H200's code in each case the probe tries (probe
+/// clusters, section launch-errors, recorded and matched).
 fn launch_cluster(
     req: &LaunchRequest,
     k: &ptx::Kernel,
@@ -740,8 +740,8 @@ impl Driver {
     /// what the occupancy calculator says fits on the device's SMs. With clusters of
     /// several blocks (`cluster`, the shape the launch runs with), every cluster must be
     /// resident: the grid's clusters may not exceed cuOccupancyMaxActiveClusters for the
-    /// shape (its blocks, the cluster size times that, are then the most that fit; what
-    /// the H200 answers awaits a recording: probe clusters, cooperative-occupancy).
+    /// shape (its blocks, the cluster size times that, are then the most that fit), as the
+    /// H200 answers (probe clusters, section cooperative-occupancy, recorded and matched).
     fn check_cooperative(
         &self,
         req: &LaunchRequest,

@@ -15,14 +15,14 @@
 //!
 //! The importer maps the allocation's whole chunks (as a GPU maps a pool's physical
 //! memory by its chunks, so neighbours in them are reachable too) side by side in address
-//! space of its own, with the
-//! imported pool's access (its device's, read-write, until cuMemPoolSetAccess changes
-//! it: a guess, awaiting the H200's answer), and frees them with cuMemFree or
-//! cuMemFreeAsync (at its stream's turn). An imported pool makes no allocations and
-//! cannot be a current pool (cuda.h). A pool imported into the process that exported it
-//! is a pool of its own handle (the H200 takes that import), through which importing a
-//! pointer is not emulated (CUDA_ERROR_NOT_SUPPORTED); a pointer imported again through
-//! the same pool is the first import's pointer, as on the H200.
+//! space of its own, with the imported pool's access (its device's, read-write, as the
+//! H200 answers before any cuMemPoolSetAccess: probe api_gaps2, section pool-ipc), and
+//! frees them with cuMemFree or cuMemFreeAsync (at its stream's turn). An imported pool
+//! makes no allocations and cannot be a current pool (cuda.h). A pool imported into the
+//! process that exported it is a pool of its own handle (the H200 takes that import),
+//! through which importing a pointer is not emulated (CUDA_ERROR_NOT_SUPPORTED); a
+//! pointer imported again through the same pool is the first import's pointer, as on the
+//! H200.
 
 use super::error::*;
 use super::ids::{AllocationId, PoolId};

@@ -232,9 +232,10 @@ impl Pool {
             // devices reach it before cuMemPoolSetAccess is not in cuda.h; cuda-core's
             // PinnedMemoryResource calls its buffers device-accessible without granting
             // anything, so the mock lets every device reach them, as page-locked memory
-            // from cuMemHostAlloc is (awaiting the H200's recording: probe
-            // pools_ipc, section host-pool). Managed memory: every device reaches it,
-            // as cuMemAllocManaged's.
+            // from cuMemHostAlloc is. The H200 (probe pools_ipc, sections host-pool and
+            // managed-pool, recorded) lets its copies reach such memory but reports no
+            // access (cuMemPoolGetAccess 0): declared in the probes' divergences.txt.
+            // Managed memory: every device reaches it, as cuMemAllocManaged's.
             Place::Host(_) | Place::Managed(..) => {
                 for d in 0..devices {
                     access.set(d, CU_MEM_ACCESS_FLAGS_PROT_READWRITE as u8);

@@ -11,8 +11,9 @@
 //! operation, so any number of them live where the program puts them. PTX keeps its
 //! layout opaque (programs only hand states back to `test_wait` and
 //! `pending_count`); the executor's is [`Mbarrier`]'s, whose 64-bit value a program can
-//! still read with `ld.shared`: the H200's layout awaits a recording (corpus kernel
-//! `mbarrier_words`).
+//! still read with `ld.shared`. The H200's word is not this layout (corpus kernel
+//! `mbarrier_words`, recorded: declared in ptx/corpus/expected-differences.txt), while
+//! every mbarrier operation's result matches it (`mbarrier_phases`, `mbarrier_block`).
 
 use super::{for_lanes, write_lane, BlockCtx, Fault, Loc, Warp};
 use crate::decode::{AddrOp, AsyncOp, AtomOp, BulkDir, MapField, MbarWait, Space, Src};

@@ -638,7 +638,9 @@ fn with_sampler(
 /// `tex`'s four f32 results as its destination type has them: unchanged (`.v4.f32`, and
 /// integers), four f16s (`.v4.f16`) or two f16 pairs, x and z in the low halves
 /// (`.v2.f16x2`). Each f32 is rounded to the nearest f16, ties to even: the ISA does not
-/// say how (runtime program texture_forms, awaiting the H200's recording).
+/// say how. The H200 agrees on point samples and finite blends (runtime program
+/// texture_forms, recorded); where a linear sample blends a NaN or an infinity it returns
+/// other bits, not fitted (declared in clients/runtime/goldens/differences.txt).
 fn half_dest(dest: Dest, v: [u32; 4]) -> [u32; 4] {
     if dest == Dest::Word {
         return v;
