@@ -1132,6 +1132,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
                 max_registers: f.maxnreg,
                 required_cluster: f.reqnctapercluster,
                 explicit_cluster: f.explicitcluster,
+                blocks_are_clusters: f.blocksareclusters,
                 max_cluster_rank: f.maxclusterrank,
                 may_signal_host: false,
                 params_stored_through: host_memory::params_stored_through(f),

@@ -330,6 +330,9 @@ pub struct Kernel {
     pub required_cluster: Option<[u32; 3]>,
     /// `.explicitcluster`: a launch must give a cluster shape.
     pub explicit_cluster: bool,
+    /// `.blocksareclusters`: a launch's grid counts clusters of `required_cluster`, not
+    /// blocks ([`Kernel::grid_of_launch`]).
+    pub blocks_are_clusters: bool,
     /// `.maxclusterrank`: the most blocks a cluster may have.
     pub max_cluster_rank: Option<u32>,
     /// The kernel, or a function it may call, has a strong access to memory that may be
@@ -353,6 +356,23 @@ pub struct Kernel {
     /// same; whether to is the driver's decision.
     pub nvidia_jit_refuses: Option<String>,
     pub(crate) entry_pc: u32,
+}
+
+impl Kernel {
+    /// The grid of blocks a launch of `grid` runs: `grid` itself, or, for a kernel marked
+    /// `.blocksareclusters`, that many clusters of `.reqnctapercluster` blocks (the H200:
+    /// a grid of (3,1) with clusters of 2 runs 6 blocks, %nctaid (6,1) and %nclusterid
+    /// (3,1); ci/explore/blocksareclusters.c). None when that overflows a dimension.
+    pub fn grid_of_launch(&self, grid: [u32; 3]) -> Option<[u32; 3]> {
+        match (self.blocks_are_clusters, self.required_cluster) {
+            (true, Some(c)) => Some([
+                grid[0].checked_mul(c[0])?,
+                grid[1].checked_mul(c[1])?,
+                grid[2].checked_mul(c[2])?,
+            ]),
+            _ => Some(grid),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -125,6 +125,8 @@ pub struct FuncAst {
     pub explicitcluster: bool,
     /// `.maxclusterrank`: the most blocks a cluster of the kernel may have.
     pub maxclusterrank: Option<u32>,
+    /// `.blocksareclusters`: a launch's grid counts clusters of `.reqnctapercluster`.
+    pub blocksareclusters: bool,
     pub body: Option<Vec<Stmt>>,
     pub line: u32,
     pub column: u32,
@@ -1061,22 +1063,11 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        if blocksareclusters {
-            // The launch's grid then counts clusters of `.reqnctapercluster` blocks: the
-            // same launch for clusters of one block, which is all the mock takes.
-            if reqntid.is_none() || reqnctapercluster.is_none() {
-                return self.err(
-                    LoadErrorKind::Semantic,
-                    "`.blocksareclusters` needs `.reqntid` and `.reqnctapercluster`",
-                );
-            }
-            if reqnctapercluster != Some([1, 1, 1]) {
-                return self.err(
-                    LoadErrorKind::Unsupported,
-                    "`.blocksareclusters` with clusters of more than one block (a grid \
-                     counted in clusters) is not emulated",
-                );
-            }
+        if blocksareclusters && (reqntid.is_none() || reqnctapercluster.is_none()) {
+            return self.err(
+                LoadErrorKind::Semantic,
+                "`.blocksareclusters` needs `.reqntid` and `.reqnctapercluster`",
+            );
         }
         let body = if self.eat_punct(';') {
             None
@@ -1092,6 +1083,7 @@ impl<'a> Parser<'a> {
             reqntid,
             maxnreg,
             reqnctapercluster,
+            blocksareclusters,
             explicitcluster,
             maxclusterrank,
             body,

@@ -70,6 +70,9 @@ fn mock(line: &Line, src: &str) -> Result<(), String> {
         let globals = mem.map_globals(&m);
         let p = params(&m.kernels[k], &[out]);
         let mut l = launch(1, threads, &p);
+        l.grid = m.kernels[k]
+            .grid_of_launch(l.grid)
+            .ok_or("grid overflows")?;
         l.globals = &globals;
         l.engine = engine;
         l.step_limit = Some(1 << 20);

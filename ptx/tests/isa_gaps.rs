@@ -636,7 +636,7 @@ fn an_alias_needs_a_defined_aliasee_and_its_prototype() {
 }
 
 #[test]
-fn blocks_are_clusters_of_one_block_launch_as_usual_and_larger_ones_are_refused() {
+fn blocks_are_clusters_launch_a_grid_of_clusters() {
     let kernel = |cluster: &str| {
         format!(
             "{HEAD}.visible .entry k(.param .u64 out) .reqntid 32 .reqnctapercluster \
@@ -651,8 +651,18 @@ fn blocks_are_clusters_of_one_block_launch_as_usual_and_larger_ones_are_refused(
     let p = params(&m.kernels[0], &[out]);
     run(&m, 0, &launch(1, 32, &p), &mem).unwrap();
     assert_eq!(to_u32s(&mem.read(out)), [1]);
-    let e = Module::parse(&kernel("2")).unwrap_err();
-    assert!(e.message.contains("not emulated"), "{e}");
+    // Clusters of two: a launch of one cluster runs two blocks, each seeing %nctaid.x 2.
+    let m = Module::parse(&kernel("2")).unwrap();
+    let k = &m.kernels[0];
+    assert_eq!(k.grid_of_launch([3, 1, 1]), Some([6, 1, 1]));
+    assert_eq!(k.grid_of_launch([u32::MAX, 1, 1]), None);
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0xffu8; 4], true);
+    let p = params(k, &[out]);
+    let mut l = launch(1, 32, &p);
+    l.grid = k.grid_of_launch(l.grid).unwrap();
+    run(&m, 0, &l, &mem).unwrap();
+    assert_eq!(to_u32s(&mem.read(out)), [2]);
     // As ptxas: the directive needs both counts.
     let src = kernel("1").replace(".reqntid 32 ", "");
     assert!(Module::parse(&src).is_err());

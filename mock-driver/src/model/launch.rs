@@ -526,6 +526,25 @@ impl Driver {
         req: &LaunchRequest,
     ) -> CuResult<PreparedLaunch> {
         use attr::*;
+        // A `.blocksareclusters` kernel's grid counts clusters: every check below, and the
+        // run, see the blocks it stands for (as the H200 runs it).
+        let in_blocks;
+        let req = match f.program.kernels[f.r.kernel].grid_of_launch(req.grid) {
+            Some(grid) if grid == req.grid => req,
+            Some(grid) => {
+                in_blocks = LaunchRequest {
+                    grid,
+                    ..req.clone()
+                };
+                &in_blocks
+            }
+            None => {
+                return Err(invalid(format!(
+                    "a grid of {:?} clusters is more blocks than a dimension holds",
+                    req.grid
+                )))
+            }
+        };
         let (program, kernel, globals, device, printf_fifo) = {
             let st = self.state.lock();
             let (ctx, device) = self.current_device(&st)?;
