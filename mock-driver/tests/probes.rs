@@ -318,28 +318,10 @@ fn cuda_python_probe_matches_the_h200() {
 }
 
 /// `.blocksareclusters` (clients/probes/blocks_are_clusters.c): a launch's grid counted in
-/// clusters. Until the probe's own recording, the mock is held to what
-/// ci/explore/blocksareclusters.c saw on the H200 (runs/2026-12-03-h200-session15/explore).
+/// clusters, every launch's blocks and special registers (recorded on the H200).
 #[test]
 fn blocks_are_clusters_probe_matches_the_h200() {
-    let golden = common::workspace()
-        .join(GOLDENS)
-        .join("blocks_are_clusters.txt");
-    if golden.exists() {
-        return compare("blocks_are_clusters", &[]);
-    }
-    eprintln!("blocks_are_clusters: awaiting a recording on the H200 (ci/gpu-all.sh PARTS=probes PROBES=blocks_are_clusters)");
-    let mock = sections(&run_probe_with("blocks_are_clusters", &[], &[]));
-    for (section, line) in [
-        ("clusters-of-2", "cuLaunchKernel grid (3,1): CUDA_ERROR_INVALID_CLUSTER_SIZE,"),
-        ("clusters-of-2-blocksareclusters", "cuLaunchKernel grid (3,1): CUDA_SUCCESS, sync CUDA_SUCCESS, blocks 6\n    nctaid (6,1) ctaid (0,0) nclusterid (3,1) clusterid (0,0) cluster_nctarank 2 cluster_ctarank 0 cluster_nctaid.x 2\n"),
-        ("clusters-of-2x2-blocksareclusters", "cuLaunchKernel grid (3,1): CUDA_SUCCESS, sync CUDA_SUCCESS, blocks 12\n    nctaid (6,2) ctaid (0,0) nclusterid (3,1) clusterid (0,0) cluster_nctarank 4 cluster_ctarank 0 cluster_nctaid.x 2\n"),
-        ("clusters-of-4-blocksareclusters", "cuLaunchKernelEx grid (8,1) cluster attribute: CUDA_ERROR_INVALID_CLUSTER_SIZE (cluster x 1)"),
-        ("blocksareclusters-under-ptx-8.0", "load = CUDA_ERROR_INVALID_PTX\n"),
-    ] {
-        let got = mock.get(section).map(String::as_str).unwrap_or("");
-        assert!(got.contains(line), "{section}: no {line:?} in:\n{got}");
-    }
+    compare("blocks_are_clusters", &[]);
 }
 
 /// Green contexts (clients/probes/green_contexts.c): SM resources, splits, descriptors,
