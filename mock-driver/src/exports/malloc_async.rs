@@ -122,7 +122,7 @@ impl StreamOrderedMemoryAllocatorApi for Mock {
             unsafe { share_data_out.cast::<[u8; 64]>() }.write(data)
         }
 
-        // cuda.h declares shareData without `const`; the call reads it.
+        // cuda.h declares shareData without `const`; the call reads it (roles.txt: in).
         fn cuMemPoolImportPointer(d; ptr_out, pool, #[nonnull] share_data) {
             // Safety: cuda.h: 64 bytes of a CUmemPoolPtrExportData (read unaligned: the
             // program's).
