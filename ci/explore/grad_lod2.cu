@@ -7,6 +7,9 @@
 // Sections, one sample a line, the section's letter first:
 //  G x1 y1 x2 y2 value   dx = (x1, y1), dy = (x2, y2) in whole texels of level 0 (exact
 //                        inputs): x1 0..12, y1 0..x1, x2 -12..12, y2 0..12.
+//  L x value            dx = (x, 0), dy = 0: x = 1 + k/1024 and 4 + k/256 for k 0..1023,
+//                        every 8-bit significand four times (how the length is cut,
+//                        and the log2 of each significand).
 //  A a b phi t value     dx of length a at angle t degrees, dy of length b at t + phi
 //                        (texels; built in double, then float, as grad_lod.cu does):
 //                        t 0..45 step 3, phi 0..180 step 3, a 1.7 and 3.1, b/a in RATIOS.
@@ -107,6 +110,14 @@ int main() {
     printf("# G x1 y1 x2 y2 value (dx, dy in texels)\n");
     for (size_t i = 0; i < g.size(); i++)
         printf("G %g %g %g %g %.9g\n", g[i].x * W, g[i].y * W, g[i].z * W, g[i].w * W, out[i]);
+
+    // L: single lengths along x.
+    g.clear();
+    for (int e = 0; e <= 2; e += 2)
+        for (int k = 0; k < 1024; k++) g.push_back(make_float4((float)(1 << e) * (1 + k / 1024.0f) / W, 0, 0, 0));
+    if (!run(grad, lod, g, out)) return 6;
+    printf("# L x value (dx = (x, 0) texels, dy = 0)\n");
+    for (size_t i = 0; i < g.size(); i++) printf("L %.9g %.9g\n", g[i].x * W, out[i]);
 
     // A and E: lengths and angles.
     const float as[] = {1.7f, 3.1f};
