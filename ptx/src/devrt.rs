@@ -40,6 +40,9 @@ pub(crate) enum DevRt {
     RuntimeGetVersion,
     OccupancyMaxActiveBlocksPerMultiprocessor,
     OccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    /// `cudaGraphLaunch(exec, stream)` of a device graph: the driver's
+    /// ([`crate::DeviceRuntime::graph_launch`]).
+    GraphLaunch,
 }
 
 /// Each function: its name in PTX, what it is, its arguments' sizes and its result's
@@ -268,6 +271,8 @@ pub(crate) const FUNCTIONS: &[(&str, DevRt, &[u32], u32)] = &[
         &[8, 8, 4, 8, 4],
         4,
     ),
+    // `cudaGraphLaunch_ptsz` is an inline function calling this one (the header).
+    ("cudaGraphLaunch", DevRt::GraphLaunch, &[8, 8], 4),
 ];
 
 /// Whether `name` is a device-runtime function the executor implements.
@@ -389,7 +394,8 @@ mod tests {
         assert!(is_device_runtime("cudaLaunchDevice"));
         assert!(is_device_runtime("__cudaCDP2DeviceGetLimit"));
         assert!(is_device_runtime("__cudaCDP2Memset3DAsync_ptsz"));
-        assert!(!is_device_runtime("cudaGraphLaunch"));
+        assert!(is_device_runtime("cudaGraphLaunch"));
+        assert!(!is_device_runtime("cudaGraphKernelNodeSetParam"));
         assert!(!is_device_runtime("cudaDeviceSynchronize"));
     }
 }

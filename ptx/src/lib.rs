@@ -456,6 +456,10 @@ pub struct Launch<'a> {
     /// The device runtime (CUDA dynamic parallelism) for modules that call it
     /// ([`Module::uses_device_runtime`]); None: such a call faults.
     pub device_runtime: Option<&'a DeviceRuntime<'a>>,
+    /// `%current_graph_exec` (`cudaGetCurrentGraphExec`): the handle of the device graph
+    /// (one instantiated with `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`) whose kernel
+    /// node this launch is; 0 outside one.
+    pub current_graph_exec: u64,
 }
 
 /// What the driver gives a launch whose kernels launch kernels (CUDA dynamic
@@ -486,6 +490,12 @@ pub struct DeviceRuntime<'a> {
     /// cuOccupancyMaxActiveBlocksPerMultiprocessor's answer for a kernel of the module,
     /// by kernel index, block size and dynamic shared bytes.
     pub occupancy: &'a (dyn Fn(usize, i32, u64) -> Option<i32> + Sync),
+    /// The device-side `cudaGraphLaunch(exec, stream)` of the launch's kernel (the root
+    /// grid's, a graph's kernel node): the driver checks and queues it and answers its
+    /// `cudaError_t`. None: the kernel is no graph's node, where a device graph cannot be
+    /// launched (the CUDA programming guide: "from the device, a device graph must be
+    /// launched from another graph").
+    pub graph_launch: Option<&'a (dyn Fn(u64, u64) -> i32 + Sync)>,
 }
 
 impl fmt::Debug for DeviceRuntime<'_> {

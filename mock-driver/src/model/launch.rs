@@ -134,6 +134,7 @@ impl PreparedLaunch {
             stack_bytes: self.stack_bytes,
             heap: self.heap.as_deref(),
             device_runtime: None,
+            current_graph_exec: 0,
         };
         let attribute = |a: i32| driver.profile.devices[self.device].attribute(a);
         let module = self.device_runtime.as_ref().map(|r| r.module);
@@ -154,6 +155,7 @@ impl PreparedLaunch {
             device_count: driver.device_count() as i32,
             function_attribute: &function_attribute,
             occupancy: &occupancy,
+            graph_launch: None,
         });
         let launch = ptx::Launch {
             device_runtime: runtime.as_ref(),
