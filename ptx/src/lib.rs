@@ -191,6 +191,12 @@ impl Module {
         self.program.uses_device_runtime
     }
 
+    /// Whether some function of the module launches kernels on the device (CUDA dynamic
+    /// parallelism), which the kernels of a graph instantiated for device launch may not.
+    pub fn launches_on_device(&self) -> bool {
+        self.program.launches_on_device
+    }
+
     /// Index of the kernel (`.entry`) named `name`.
     pub fn kernel(&self, name: &str) -> Option<usize> {
         self.kernels.iter().position(|k| k.name == name)
