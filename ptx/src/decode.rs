@@ -615,10 +615,6 @@ pub struct Program {
     pub uses_heap: bool,
     /// Some function calls the device runtime (`crate::devrt`).
     pub uses_device_runtime: bool,
-    /// Some function launches kernels on the device (CUDA dynamic parallelism proper:
-    /// `__cudaCDP2GetParameterBuffer*`/`LaunchDevice*`), which a device graph's kernel
-    /// may not.
-    pub launches_on_device: bool,
     /// Some recursive function has `.local` variables: each thread's local memory then
     /// holds a stack for their activations' copies (`executor/calls.rs`).
     pub recursive_depots: bool,
@@ -4026,16 +4022,6 @@ impl FuncDecoder<'_> {
                             ));
                         }
                         self.prog.uses_device_runtime = true;
-                        use crate::devrt::DevRt as D;
-                        if matches!(
-                            call,
-                            D::GetParameterBuffer
-                                | D::GetParameterBufferV2
-                                | D::LaunchDevice
-                                | D::LaunchDeviceV2
-                        ) {
-                            self.prog.launches_on_device = true;
-                        }
                         if matches!(
                             call,
                             crate::devrt::DevRt::Malloc | crate::devrt::DevRt::Free

@@ -280,6 +280,21 @@ pub fn is_device_runtime(name: &str) -> bool {
     FUNCTIONS.iter().any(|f| f.0 == name)
 }
 
+/// Whether `name` is one of the device runtime's functions that launch a kernel (CUDA
+/// dynamic parallelism proper, which a device graph's kernels may not use).
+pub(crate) fn launches_kernels(name: &str) -> bool {
+    FUNCTIONS.iter().any(|f| {
+        f.0 == name
+            && matches!(
+                f.1,
+                DevRt::GetParameterBuffer
+                    | DevRt::GetParameterBufferV2
+                    | DevRt::LaunchDevice
+                    | DevRt::LaunchDeviceV2
+            )
+    })
+}
+
 /// `cudaError_t` values the device runtime returns.
 pub(crate) mod error {
     pub const SUCCESS: i32 = 0;

@@ -191,10 +191,15 @@ impl Module {
         self.program.uses_device_runtime
     }
 
-    /// Whether some function of the module launches kernels on the device (CUDA dynamic
-    /// parallelism), which the kernels of a graph instantiated for device launch may not.
-    pub fn launches_on_device(&self) -> bool {
-        self.program.launches_on_device
+    /// Whether kernel `kernel` launches kernels on the device (CUDA dynamic parallelism),
+    /// itself or through a function it calls: a graph instantiated for device launch may
+    /// not hold it.
+    pub fn kernel_launches_on_device(&self, kernel: usize) -> bool {
+        let name = &self.kernels[kernel].name;
+        self.program
+            .funcs
+            .iter()
+            .any(|f| f.kernel && f.name == *name && f.launches_on_device)
     }
 
     /// Index of the kernel (`.entry`) named `name`.

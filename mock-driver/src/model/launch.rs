@@ -524,10 +524,11 @@ impl Driver {
         )
     }
 
-    /// Whether function `f`'s module launches kernels on the device (CUDA dynamic
-    /// parallelism), which a device graph's kernel node may not.
+    /// Whether function `f` launches kernels on the device (CUDA dynamic parallelism),
+    /// which a device graph's kernel node may not.
     pub fn function_launches_on_device(&self, f: FunctionId) -> CuResult<bool> {
-        Ok(self.launch_function(f)?.program.launches_on_device())
+        let f = self.launch_function(f)?;
+        Ok(f.program.kernel_launches_on_device(f.r.kernel))
     }
 
     /// The checks of a launch (its errors are the launch's), and what running it needs,
