@@ -267,6 +267,15 @@ fn dynamic_parallelism() {
     run("dynamic_parallelism", &[]);
 }
 
+/// Device graph launch (`-rdc=true -lcudadevrt`): a device graph launched by a graph's
+/// kernel fire-and-forget, as a sibling and as a tail launch, from the host, a scheduler
+/// relaunching itself; the refusals and the fire-and-forget limit. Awaits the H200's
+/// record.
+#[test]
+fn device_graphs() {
+    run("device_graphs", &[]);
+}
+
 /// The device runtime's queries (limits, configurations, device count, version,
 /// attributes, function attributes, occupancy) against the host's answers; 2D and 3D
 /// copies and sets, device events and waits, from a kernel.

@@ -40,6 +40,9 @@ pub(crate) enum DevRt {
     RuntimeGetVersion,
     OccupancyMaxActiveBlocksPerMultiprocessor,
     OccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    /// `cudaGraphLaunch(exec, stream)` of a device graph: the driver's
+    /// ([`crate::DeviceRuntime::graph_launch`]).
+    GraphLaunch,
 }
 
 /// Each function: its name in PTX, what it is, its arguments' sizes and its result's
@@ -268,11 +271,28 @@ pub(crate) const FUNCTIONS: &[(&str, DevRt, &[u32], u32)] = &[
         &[8, 8, 4, 8, 4],
         4,
     ),
+    // `cudaGraphLaunch_ptsz` is an inline function calling this one (the header).
+    ("cudaGraphLaunch", DevRt::GraphLaunch, &[8, 8], 4),
 ];
 
 /// Whether `name` is a device-runtime function the executor implements.
 pub fn is_device_runtime(name: &str) -> bool {
     FUNCTIONS.iter().any(|f| f.0 == name)
+}
+
+/// Whether `name` is one of the device runtime's functions that launch a kernel (CUDA
+/// dynamic parallelism proper, which a device graph's kernels may not use).
+pub(crate) fn launches_kernels(name: &str) -> bool {
+    FUNCTIONS.iter().any(|f| {
+        f.0 == name
+            && matches!(
+                f.1,
+                DevRt::GetParameterBuffer
+                    | DevRt::GetParameterBufferV2
+                    | DevRt::LaunchDevice
+                    | DevRt::LaunchDeviceV2
+            )
+    })
 }
 
 /// `cudaError_t` values the device runtime returns.
@@ -389,7 +409,8 @@ mod tests {
         assert!(is_device_runtime("cudaLaunchDevice"));
         assert!(is_device_runtime("__cudaCDP2DeviceGetLimit"));
         assert!(is_device_runtime("__cudaCDP2Memset3DAsync_ptsz"));
-        assert!(!is_device_runtime("cudaGraphLaunch"));
+        assert!(is_device_runtime("cudaGraphLaunch"));
+        assert!(!is_device_runtime("cudaGraphKernelNodeSetParam"));
         assert!(!is_device_runtime("cudaDeviceSynchronize"));
     }
 }

@@ -1774,9 +1774,8 @@ impl<'a> BlockCtx<'a> {
                     stat.next_multiple_of(align) + self.launch.dynamic_shared_bytes as u64;
                 *out = [declared + 0x400; 32]
             }
-            // Zero outside a device graph (`CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`),
-            // which the mock refuses to instantiate: every launch here is outside one.
-            Sreg::CurrentGraphExec => *out = [0; 32],
+            // The device graph whose kernel node this is; zero outside one (the ISA).
+            Sreg::CurrentGraphExec => *out = [self.launch.current_graph_exec; 32],
             // Performance monitor counters count the events a profiler programs them
             // for; nothing programs them here, so they read zero.
             Sreg::Pm(..) => *out = [0; 32],

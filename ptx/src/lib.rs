@@ -191,6 +191,17 @@ impl Module {
         self.program.uses_device_runtime
     }
 
+    /// Whether kernel `kernel` launches kernels on the device (CUDA dynamic parallelism),
+    /// itself or through a function it calls: a graph instantiated for device launch may
+    /// not hold it.
+    pub fn kernel_launches_on_device(&self, kernel: usize) -> bool {
+        let name = &self.kernels[kernel].name;
+        self.program
+            .funcs
+            .iter()
+            .any(|f| f.kernel && f.name == *name && f.launches_on_device)
+    }
+
     /// Index of the kernel (`.entry`) named `name`.
     pub fn kernel(&self, name: &str) -> Option<usize> {
         self.kernels.iter().position(|k| k.name == name)
@@ -476,6 +487,10 @@ pub struct Launch<'a> {
     /// The device runtime (CUDA dynamic parallelism) for modules that call it
     /// ([`Module::uses_device_runtime`]); None: such a call faults.
     pub device_runtime: Option<&'a DeviceRuntime<'a>>,
+    /// `%current_graph_exec` (`cudaGetCurrentGraphExec`): the handle of the device graph
+    /// (one instantiated with `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`) whose kernel
+    /// node this launch is; 0 outside one.
+    pub current_graph_exec: u64,
 }
 
 /// What the driver gives a launch whose kernels launch kernels (CUDA dynamic
@@ -506,6 +521,12 @@ pub struct DeviceRuntime<'a> {
     /// cuOccupancyMaxActiveBlocksPerMultiprocessor's answer for a kernel of the module,
     /// by kernel index, block size and dynamic shared bytes.
     pub occupancy: &'a (dyn Fn(usize, i32, u64) -> Option<i32> + Sync),
+    /// The device-side `cudaGraphLaunch(exec, stream)` of the launch's kernel (the root
+    /// grid's, a graph's kernel node): the driver checks and queues it and answers its
+    /// `cudaError_t`. None: the kernel is no graph's node, where a device graph cannot be
+    /// launched (the CUDA programming guide: "from the device, a device graph must be
+    /// launched from another graph").
+    pub graph_launch: Option<&'a (dyn Fn(u64, u64) -> i32 + Sync)>,
 }
 
 impl fmt::Debug for DeviceRuntime<'_> {

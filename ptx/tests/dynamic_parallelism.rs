@@ -149,6 +149,7 @@ fn launch_with(
         device_count: 3,
         function_attribute: &function_attribute,
         occupancy: &occupancy,
+        graph_launch: None,
     };
     let k = s
         .module
@@ -260,12 +261,89 @@ fn without_a_device_runtime_a_launch_faults_naming_it() {
 
 #[test]
 fn device_runtime_functions_not_emulated_are_refused_at_load() {
-    // Device-launched graphs stay the host's.
+    // Device-side updates of a graph's kernel nodes stay the host's.
     let src = r#"
-__global__ void graph(cudaGraphExec_t g) { cudaGraphLaunch(g, cudaStreamGraphTailLaunch); }
+__global__ void update(cudaGraphDeviceNode_t n, int v) { cudaGraphKernelNodeSetParam(n, 0, v); }
 "#;
     let e = Module::parse(&rdc_ptx(src)).unwrap_err();
-    assert!(e.message.contains("cudaGraphLaunch"), "{e}");
+    assert!(e.message.contains("cudaGraphKernelNodeSetParam"), "{e}");
+}
+
+const GRAPH_LAUNCHES: &str = r#"
+__global__ void launcher(cudaGraphExec_t g, long long *out) {
+    if (threadIdx.x > 1) return;
+    cudaStream_t s = threadIdx.x ? cudaStreamGraphFireAndForget : cudaStreamGraphTailLaunch;
+    out[threadIdx.x] = cudaGraphLaunch(g, s);
+    out[2 + threadIdx.x] = cudaGetLastError();
+    out[4] = (long long)cudaGetCurrentGraphExec();
+}
+"#;
+
+/// Runs `launcher` (2 threads) with `graph_launch` as the driver's; its 5 words.
+fn graph_launch_with(graph_launch: Option<&(dyn Fn(u64, u64) -> i32 + Sync)>) -> Vec<u64> {
+    let module = Module::parse(&rdc_ptx(GRAPH_LAUNCHES)).unwrap();
+    assert!(module.uses_device_runtime());
+    let mut mem = TestMemory::new();
+    let pool_base = mem.map(&vec![0u8; 1 << 16], true);
+    let pool = DeviceHeap::new(pool_base, 1 << 16);
+    let out = mem.map(&[0xffu8; 8 * 5], true);
+    let rt = DeviceRuntime {
+        pool: &pool,
+        pending_launch_limit: 2048,
+        attribute: &attribute,
+        limits: LIMITS,
+        cache_config: 2,
+        device_count: 1,
+        function_attribute: &function_attribute,
+        occupancy: &occupancy,
+        graph_launch,
+    };
+    let k = module.kernel("_Z8launcherP14CUgraphExec_stPx").unwrap();
+    let p = params(&module.kernels[k], &[0xabc0, out]);
+    let l = Launch {
+        device_runtime: Some(&rt),
+        current_graph_exec: if graph_launch.is_some() { 0x5150 } else { 0 },
+        ..launch(1, 2, &p)
+    };
+    run(&module, k, &l, &mem).unwrap();
+    mem.read(out)
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_graph_launch_on_the_device_is_the_drivers_and_its_error_the_threads_last() {
+    let calls = std::sync::Mutex::new(Vec::new());
+    // The driver's stand-in: a tail launch accepted, a fire-and-forget refused.
+    let driver = |exec: u64, stream: u64| {
+        calls.lock().unwrap().push((exec, stream));
+        if stream == 0x0100_0000_0000_0000 {
+            0
+        } else {
+            1
+        }
+    };
+    let w = graph_launch_with(Some(&driver));
+    let mut calls = calls.into_inner().unwrap();
+    calls.sort();
+    assert_eq!(
+        calls,
+        [
+            (0xabc0, 0x0100_0000_0000_0000),
+            (0xabc0, 0x0200_0000_0000_0000)
+        ],
+        "each thread's call reached the driver with its graph and named stream"
+    );
+    assert_eq!(&w[..4], [0, 1, 0, 1], "the results, then the last errors");
+    assert_eq!(w[4], 0x5150, "cudaGetCurrentGraphExec: the launch's graph");
+}
+
+#[test]
+fn outside_a_graph_a_device_graph_launch_fails_and_no_graph_is_current() {
+    let w = graph_launch_with(None);
+    // cudaErrorInvalidValue: the guide forbids it; the H200's code awaits a recording.
+    assert_eq!(w, [1, 1, 1, 1, 0]);
 }
 
 const QUERIES: &str = r#"

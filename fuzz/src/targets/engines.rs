@@ -65,6 +65,7 @@ fn one(m: &Module, k: usize, engine: Engine) -> Option<Outcome> {
         stack_bytes: 1024,
         heap: None,
         device_runtime: None,
+        current_graph_exec: 0,
     };
     let r = launch(m, k, &l, &mem).map_err(|f| {
         if f.kind == FaultKind::TimeLimit {

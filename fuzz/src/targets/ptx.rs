@@ -153,6 +153,7 @@ pub fn run_module(m: &Module) -> u64 {
             stack_bytes: 1024,
             heap: None,
             device_runtime: None,
+            current_graph_exec: 0,
         };
         let end = match launch(m, k, &l, &mem) {
             Ok(_) => "ok".to_string(),

@@ -78,6 +78,8 @@ struct AllocNodeParams {
 /// `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH` and `_DEVICE_LAUNCH`.
 const AUTO_FREE_ON_LAUNCH: u64 = 1;
 const DEVICE_LAUNCH: u64 = 4;
+/// `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`: upload into the parameters' stream.
+const UPLOAD: u64 = 2;
 
 /// `CUDA_GRAPH_INSTANTIATE_PARAMS`.
 #[repr(C)]
@@ -1211,9 +1213,9 @@ impl GraphApi for Mock {
         }
 
         fn cuGraphInstantiateWithFlags(d; ph, g, flags) {
-            // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD (2) and _USE_NODE_PRIORITY (8) change
-            // nothing the mock runs; AUTO_FREE_ON_LAUNCH (1) is graph_memory.rs's;
-            // DEVICE_LAUNCH (4) needs device-side launches.
+            // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD (2: cuGraphInstantiateWithParams's) and
+            // _USE_NODE_PRIORITY (8) change nothing the mock runs; AUTO_FREE_ON_LAUNCH (1)
+            // is graph_memory.rs's, DEVICE_LAUNCH (4) graphs/device.rs's.
             if flags & (AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH) == AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH {
                 // cuda.h: "cannot be used in conjunction"; observed:
                 // CUDA_ERROR_INVALID_VALUE.
@@ -1221,9 +1223,9 @@ impl GraphApi for Mock {
                     "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH cannot go with AUTO_FREE_ON_LAUNCH",
                 ));
             }
-            if flags & !0xB != 0 {
+            if flags & !0xF != 0 {
                 return Err(not_supported(format!(
-                    "graph instantiate flags {flags:#x}: device launch and unknown flags are not emulated"
+                    "graph instantiate flags {flags:#x}: unknown flags are not emulated"
                 )));
             }
             ph.write_key(d.graph_instantiate(g, flags)?)
@@ -1353,10 +1355,28 @@ impl GraphApi for Mock {
             p.cast_const().cast::<InstantiateParams>(),
             "instantiateParams",
         )?;
-        let r = Self::cuGraphInstantiateWithFlags(ph, g, params.flags);
+        // A graph the device could not launch: the node and the reason (cuda.h).
+        let refused = if params.flags & DEVICE_LAUNCH != 0 {
+            drv()?.device_graph_check(g.key()).err()
+        } else {
+            None
+        };
+        let r = match &refused {
+            Some(why) => Err(why.err.clone()),
+            None => Self::cuGraphInstantiateWithFlags(ph, g, params.flags),
+        };
         // CUgraphInstantiateResult: SUCCESS 0, ERROR 1.
-        params.result = u32::from(r.is_err());
-        params.err_node = std::ptr::null_mut();
+        params.result = refused
+            .as_ref()
+            .map_or(u32::from(r.is_err()), |why| why.result);
+        params.err_node = refused
+            .and_then(|why| why.node)
+            .map_or(std::ptr::null_mut(), CUgraphNode::of);
+        if r.is_ok() && params.flags & UPLOAD != 0 {
+            // Safety: `ph` was written by the instantiation that succeeded.
+            let e = unsafe { *ph };
+            drv()?.graph_upload(e.key(), params.upload_stream.key())?;
+        }
         out(p.cast::<InstantiateParams>(), params)?;
         r
     }

@@ -30,6 +30,10 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+mod device;
+use device::DEVICE_LAUNCH;
+pub use device::{DeviceGraphRefusal, GraphEnv};
+
 const GRAPH_TAG: u64 = 0x0067_0000_0000_0000;
 const NODE_TAG: u64 = 0x006e_0000_0000_0000;
 const EXEC_TAG: u64 = 0x00ec_0000_0000_0000;
@@ -658,6 +662,9 @@ pub struct GraphExec {
     bodies: HashMap<GraphId, GraphBody>,
     /// Its nodes disabled by cuGraphNodeSetEnabled: they run as empty nodes.
     disabled: std::collections::HashSet<NodeId>,
+    /// A device graph's upload (cuGraphUpload, or its first launch from the host), with
+    /// the stream: until then the device cannot launch it (graphs/device.rs).
+    uploaded: Option<StreamId>,
 }
 
 #[derive(Default)]
@@ -672,6 +679,9 @@ pub struct Graphs {
     /// (cuGraphNodeFindInClone).
     clones: HashMap<GraphId, HashMap<NodeId, NodeId>>,
     next: u64,
+    /// Device graphs launched from the device and not yet complete, with how many
+    /// launches of each (a self-relaunch makes two).
+    device_running: HashMap<ExecId, u32>,
 }
 
 impl Graphs {
@@ -1719,6 +1729,9 @@ impl Driver {
     /// boundary checked), kept for cuGraphExecGetFlags.
     pub fn graph_instantiate(&self, g: GraphId, flags: u64) -> CuResult<ExecId> {
         let auto_free = flags & 1 != 0;
+        if flags & DEVICE_LAUNCH != 0 {
+            self.device_graph_check(g).map_err(|r| r.err)?;
+        }
         let mut st = self.state.lock();
         st.contexts.require_current()?;
         if st.captures.graph_in_capture(g) {
@@ -1766,6 +1779,7 @@ impl Driver {
                 memory_ops,
                 bodies,
                 disabled: Default::default(),
+                uploaded: None,
             },
         );
         Ok(e)
@@ -2089,6 +2103,9 @@ impl Driver {
         if !kept {
             let _ = self.make_plan(e, stream, ctx);
         }
+        if let Ok(exec) = self.state.lock().graphs.exec_mut(e) {
+            exec.uploaded = Some(stream);
+        }
         Ok(())
     }
 
@@ -2296,10 +2313,23 @@ impl Driver {
 
     /// Runs a launch's steps on its stream's worker, conditional bodies as their
     /// handles' words say.
-    fn run_steps(&'static self, steps: &[Step], device: usize, bound: &BoundObjects) {
+    /// `env`: the graph's launch, which its kernels' device-side cudaGraphLaunch calls
+    /// go to; the fire-and-forget graphs a kernel launched run after it (graphs/device.rs).
+    fn run_steps(
+        &'static self,
+        steps: &[Step],
+        device: usize,
+        bound: &BoundObjects,
+        env: &GraphEnv,
+    ) {
         for step in steps {
             match step {
-                Step::Kernel(k) => k.run(self, bound),
+                Step::Kernel(k) => {
+                    k.run_in(self, bound, Some(env));
+                    for fired in env.take_fired() {
+                        self.run_device_graphs(vec![fired], device, bound);
+                    }
+                }
                 Step::Action(a) => {
                     if let Err(err) = a() {
                         self.device_work_failed(device, err);
@@ -2333,10 +2363,10 @@ impl Driver {
                         conditional::kind::IF => match read() {
                             Ok(0) => {
                                 if let Some(els) = bodies.get(1) {
-                                    self.run_steps(els, device, bound);
+                                    self.run_steps(els, device, bound, env);
                                 }
                             }
-                            Ok(_) => self.run_steps(&bodies[0], device, bound),
+                            Ok(_) => self.run_steps(&bodies[0], device, bound, env),
                             Err(_) => {}
                         },
                         conditional::kind::WHILE => {
@@ -2344,12 +2374,12 @@ impl Driver {
                                 if v == 0 {
                                     break;
                                 }
-                                self.run_steps(&bodies[0], device, bound);
+                                self.run_steps(&bodies[0], device, bound, env);
                             }
                         }
                         _ => {
                             if let Some(b) = read().ok().and_then(|v| bodies.get(v as usize)) {
-                                self.run_steps(b, device, bound);
+                                self.run_steps(b, device, bound, env);
                             }
                         }
                     }
@@ -2362,18 +2392,31 @@ impl Driver {
     /// stream it becomes a child graph node of the capture. The graph's nodes are planned
     /// at its first launch (`make_plan`), then only the events are read again.
     pub fn graph_launch(&'static self, e: ExecId, stream: StreamId) -> CuResult<()> {
-        let (kept, memory_ops, auto_free, ctx, device) = {
+        let (kept, memory_ops, auto_free, ctx, device, current) = {
             let st = self.state.lock();
             let (ctx, c) = st.contexts.require_current()?;
             let device = c.device;
             st.contexts.check_stream(stream)?;
             let exec = st.graphs.exec(e)?;
+            // cudaGetCurrentGraphExec in its kernels: its handle if it is a device graph.
+            let current = if exec.flags & DEVICE_LAUNCH != 0 {
+                e.handle()
+            } else {
+                0
+            };
             let kept = exec
                 .plan
                 .as_ref()
                 .filter(|p| p.ctx == ctx && p.epoch == st.launch_epoch)
                 .cloned();
-            (kept, exec.memory_ops.clone(), exec.auto_free, ctx, device)
+            (
+                kept,
+                exec.memory_ops.clone(),
+                exec.auto_free,
+                ctx,
+                device,
+                current,
+            )
         };
         if self.capture_of(stream)?.is_some() {
             if !memory_ops.is_empty() {
@@ -2398,6 +2441,10 @@ impl Driver {
             }
             None => self.make_plan(e, stream, ctx)?,
         };
+        // A launch from the host uploads a device graph (the programming guide).
+        if let Ok(exec) = self.state.lock().graphs.exec_mut(e) {
+            exec.uploaded.get_or_insert(stream);
+        }
         // The events' last records as of the launch: earlier work, so the waits, taken
         // before the whole graph, can never wait on the graph itself.
         let waits: Vec<stream_queues::Mark> = plan
@@ -2431,7 +2478,11 @@ impl Driver {
                 waits.iter().for_each(stream_queues::Mark::wait);
                 // Copies and memsets need the launching thread's context, current here too.
                 let pushed = self.state.lock().contexts.push(ctx).is_ok();
-                self.run_steps(&run.steps, device, &bound);
+                let env = GraphEnv::new(current);
+                self.run_steps(&run.steps, device, &bound, &env);
+                // The device graphs its kernels queued as tail launches: after the whole
+                // graph, in their order.
+                self.run_device_graphs(env.take_tails(), device, &bound);
                 if pushed {
                     let _ = self.state.lock().contexts.pop();
                 }

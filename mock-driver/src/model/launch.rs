@@ -117,6 +117,18 @@ impl PreparedLaunch {
     /// Runs the kernel (on a stream's worker: see `Driver::run_kernel`) with the texture
     /// and surface objects live when it was launched (`bound`).
     pub fn run(&self, driver: &Driver, bound: &BoundObjects) {
+        self.run_in(driver, bound, None);
+    }
+
+    /// `run`, as a kernel node of a graph's launch (`env`): its device-side
+    /// cudaGraphLaunch calls go to that launch (graphs/device.rs), and
+    /// `cudaGetCurrentGraphExec` answers its device graph.
+    pub(super) fn run_in(
+        &self,
+        driver: &Driver,
+        bound: &BoundObjects,
+        env: Option<&super::graphs::GraphEnv>,
+    ) {
         let launch = ptx::Launch {
             grid: self.grid,
             block: self.block,
@@ -134,6 +146,7 @@ impl PreparedLaunch {
             stack_bytes: self.stack_bytes,
             heap: self.heap.as_deref(),
             device_runtime: None,
+            current_graph_exec: env.map_or(0, |e| e.current()),
         };
         let attribute = |a: i32| driver.profile.devices[self.device].attribute(a);
         let module = self.device_runtime.as_ref().map(|r| r.module);
@@ -145,6 +158,8 @@ impl PreparedLaunch {
                 .kernel_occupancy(module?, k, threads, usize::try_from(shared).ok()?)
                 .ok()
         };
+        let graph_launch = env
+            .map(|env| move |exec: u64, stream: u64| driver.device_graph_launch(env, exec, stream));
         let runtime = self.device_runtime.as_ref().map(|r| ptx::DeviceRuntime {
             pool: &r.pool,
             pending_launch_limit: r.pending,
@@ -154,6 +169,9 @@ impl PreparedLaunch {
             device_count: driver.device_count() as i32,
             function_attribute: &function_attribute,
             occupancy: &occupancy,
+            graph_launch: graph_launch
+                .as_ref()
+                .map(|f| f as &(dyn Fn(u64, u64) -> i32 + Sync)),
         });
         let launch = ptx::Launch {
             device_runtime: runtime.as_ref(),
@@ -504,6 +522,13 @@ impl Driver {
             &what,
             Box::new(move || prepared.run(self, &bound)),
         )
+    }
+
+    /// Whether function `f` launches kernels on the device (CUDA dynamic parallelism),
+    /// which a device graph's kernel node may not.
+    pub fn function_launches_on_device(&self, f: FunctionId) -> CuResult<bool> {
+        let f = self.launch_function(f)?;
+        Ok(f.program.kernel_launches_on_device(f.r.kernel))
     }
 
     /// The checks of a launch (its errors are the launch's), and what running it needs,

@@ -35,6 +35,8 @@ pub struct FuncRt {
     pub scc: u32,
     /// It may be active twice at once (its component has a cycle).
     pub recursive: bool,
+    /// It launches kernels on the device, or calls a function that does.
+    pub launches_on_device: bool,
 }
 
 impl FuncRt {
@@ -61,6 +63,7 @@ impl FuncRt {
             depot: (0, 0),
             scc: 0,
             recursive: false,
+            launches_on_device: false,
         }
     }
 
@@ -98,6 +101,9 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
     let mut indirect_callers = Vec::new();
     let mut taken: HashSet<u32> = HashSet::new();
     let declared: HashSet<&str> = ast.funcs.iter().map(|f| f.name.as_str()).collect();
+    // Functions launching kernels on the device themselves (the device runtime's launch
+    // pair), then every function reaching one.
+    let mut launching = vec![false; n];
     for f in &ast.funcs {
         let (Some(body), Some(me)) = (&f.body, index(&f.name)) else {
             continue;
@@ -109,7 +115,9 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
                     match index(c) {
                         Some(k) => edges[me as usize].push(k),
                         // A body-less callee (the driver's malloc, vprintf) is a leaf.
-                        None if declared.contains(c.as_str()) => {}
+                        None if declared.contains(c.as_str()) => {
+                            launching[me as usize] |= crate::devrt::launches_kernels(c);
+                        }
                         // A register: an indirect call.
                         None => indirect_callers.push(me),
                     }
@@ -141,6 +149,16 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
     for me in indirect_callers {
         edges[me as usize].extend(&taken);
     }
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for k in 0..n {
+            if !launching[k] && edges[k].iter().any(|&c| launching[c as usize]) {
+                launching[k] = true;
+                grew = true;
+            }
+        }
+    }
     let scc = components(&edges);
     let mut members = vec![0u32; n];
     for &c in &scc {
@@ -149,6 +167,7 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
     for (k, f) in prog.funcs.iter_mut().enumerate() {
         f.scc = scc[k];
         f.recursive = members[scc[k] as usize] > 1 || edges[k].contains(&(k as u32));
+        f.launches_on_device = launching[k];
     }
     // Per-thread local memory for recursive activations' depots (`executor/calls.rs`).
     prog.recursive_depots = prog

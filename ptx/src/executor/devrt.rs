@@ -330,6 +330,9 @@ fn copy_or_set_row(
 pub(crate) struct Grid<'a> {
     tree: &'a Tree<'a>,
     depth: u32,
+    /// The host's launch itself (a graph's kernel node, where it is one), not a grid the
+    /// tree launched: only it may launch device graphs.
+    root: bool,
     buffers: Mutex<HashMap<u64, Request>>,
     launched: Mutex<Vec<Child>>,
     /// Each thread's last error (`cudaGetLastError`), by block and thread.
@@ -342,10 +345,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl<'a> Grid<'a> {
-    fn new(tree: &'a Tree<'a>, depth: u32) -> Self {
+    fn new(tree: &'a Tree<'a>, depth: u32, root: bool) -> Self {
         Grid {
             tree,
             depth,
+            root,
             buffers: Mutex::new(HashMap::new()),
             launched: Mutex::new(Vec::new()),
             errors: Mutex::new(HashMap::new()),
@@ -405,7 +409,7 @@ pub(super) fn run_tree(
         strings: Mutex::new(HashMap::new()),
     };
     let start = Instant::now();
-    let root = Grid::new(&tree, 0);
+    let root = Grid::new(&tree, 0, true);
     let ran = super::run_grid(module, kernel, launch, mem, printf, Some(&root));
     let launched = root.finish();
     let mut total = match ran {
@@ -471,9 +475,11 @@ pub(super) fn run_tree(
             time_limit,
             cooperative: false,
             cluster: None,
+            // A grid launched on the device is no graph's node.
+            current_graph_exec: 0,
             ..launch.clone()
         };
-        let grid = Grid::new(&tree, c.depth);
+        let grid = Grid::new(&tree, c.depth, false);
         let ran = super::run_grid(
             module,
             config.kernel,
@@ -632,8 +638,8 @@ impl BlockCtx<'_> {
             0 | FIRE_AND_FORGET => false,
             TAIL_LAUNCH => true,
             s if lock(&tree.streams).contains(&s) => false,
-            // Device graphs' named streams (cudaStreamGraphTailLaunch...): the mock
-            // refuses device-launchable graphs.
+            // Device graphs' named streams (cudaStreamGraphTailLaunch...) take graphs
+            // (cudaGraphLaunch), not kernels: what the H200 answers awaits a recording.
             s if s >> 56 != 0 && s & ((1 << 56) - 1) == 0 => {
                 return give_back(error::NOT_SUPPORTED)
             }
@@ -1159,6 +1165,17 @@ impl BlockCtx<'_> {
                             }
                             None => error::INVALID_VALUE,
                         },
+                    };
+                    (self.status(grid, block, thread, e), 4)
+                }
+                DevRt::GraphLaunch => {
+                    let (exec, stream) = (a64(self, 0), a64(self, 1));
+                    // Only a graph's kernel node reaches the driver's graphs; elsewhere
+                    // (a kernel launched into a stream, a grid launched on the device)
+                    // the guide forbids the launch. Its code awaits the H200's record.
+                    let e = match tree.rt.graph_launch.filter(|_| grid.root) {
+                        Some(launch) => launch(exec, stream),
+                        None => error::INVALID_VALUE,
                     };
                     (self.status(grid, block, thread, e), 4)
                 }

@@ -255,6 +255,7 @@ pub fn launch<'a>(grid: u32, block: u32, params: &'a [u8]) -> Launch<'a> {
         stack_bytes: 1024,
         heap: None,
         device_runtime: None,
+        current_graph_exec: 0,
     }
 }
 
