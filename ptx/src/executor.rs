@@ -1690,7 +1690,13 @@ impl<'a> BlockCtx<'a> {
                 let [gx, gy, _] = self.launch.grid;
                 let lin = self.ctaid[0] as u64
                     + gx as u64 * (self.ctaid[1] as u64 + gy as u64 * self.ctaid[2] as u64);
-                *out = [lin % self.launch.sm_count.max(1) as u64; 32]
+                let id = match self.launch.sm_ids {
+                    Some(ids) if !ids.is_empty() => {
+                        u64::from(ids[(lin % ids.len() as u64) as usize])
+                    }
+                    _ => lin % self.launch.sm_count.max(1) as u64,
+                };
+                *out = [id; 32]
             }
             Sreg::Nsmid => *out = [self.launch.sm_count as u64; 32],
             Sreg::Clock | Sreg::ClockHi | Sreg::Clock64 => {

@@ -450,6 +450,9 @@ pub struct Launch<'a> {
     pub globals: &'a [u64],
     pub device_ordinal: u32,
     pub sm_count: u32,
+    /// The SMs the blocks run on (`%smid`), where fewer than `sm_count` (a green
+    /// context's); None: every SM.
+    pub sm_ids: Option<&'a [u32]>,
     pub host_threads: usize,
     /// The most instructions one warp may issue before the launch ends in `StepLimit`.
     pub step_limit: Option<u64>,

@@ -55,6 +55,7 @@ fn one(m: &Module, k: usize, engine: Engine) -> Option<Outcome> {
         globals: &globals,
         device_ordinal: 0,
         sm_count: 132,
+        sm_ids: None,
         // One host thread: blocks in order, so atomics between blocks end alike.
         host_threads: 1,
         step_limit: Some(20_000),

@@ -143,6 +143,7 @@ pub fn run_module(m: &Module) -> u64 {
             globals: &globals,
             device_ordinal: 0,
             sm_count: 132,
+            sm_ids: None,
             host_threads: 1,
             step_limit: Some(20_000),
             // The step limit bounds a mutant; the clock is a second guard.

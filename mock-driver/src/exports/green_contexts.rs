@@ -1,11 +1,12 @@
 //! Green contexts (cuda.h's group CUDA_GREEN_CONTEXTS, `GreenContextsApi`): a device's SM
 //! resource, its split, a descriptor, and the green contexts made of one, with their
-//! streams, events and ids (model/green_contexts.rs). What cuda.h leaves open awaits the
-//! H200's recording (probe green_contexts).
+//! streams, events and ids (model/green_contexts.rs, fitted to the H200's probe
+//! green_contexts).
 
 use super::Mock;
 use crate::boundary::{Handle, Out};
 use crate::model::error::*;
+use crate::model::green_contexts::output_to_c;
 use cumock_abi::*;
 
 impl GreenContextsApi for Mock {
@@ -14,7 +15,7 @@ impl GreenContextsApi for Mock {
             resource.write(d.device_resource(dev, type_)?.to_c())
         }
 
-        /// NULL: the current context (cuda.h does not say; awaits the H200).
+        /// NULL: CUDA_ERROR_INVALID_CONTEXT (the model says why).
         fn cuCtxGetDevResource(d; ctx, resource, type_) {
             resource.write(d.ctx_resource(ctx, type_)?.to_c())
         }
@@ -23,23 +24,27 @@ impl GreenContextsApi for Mock {
             resource.write(d.green_resource(green, type_)?.to_c())
         }
 
-        /// `result` NULL: the count query, `nbGroups` written with how many groups fit;
-        /// else `nbGroups` is read as the array's length and written with how many were
-        /// made (cuda.h).
+        /// `result` NULL: the count query, `nbGroups` written with how many groups fit and
+        /// `remaining` left as it was (probe split); else `nbGroups` is read as the array's
+        /// length (0 is CUDA_ERROR_INVALID_VALUE, probe split) and written with how many
+        /// were made, and `remaining` is written, zeroed where no SM is left.
         fn cuDevSmResourceSplitByCount(d; #[raw] result, #[raw] nb_groups, input, remaining, use_flags, min_count) {
             let count = Out::maybe(nb_groups).ok_or_else(|| invalid("nbGroups is NULL"))?;
             let wanted = (!result.is_null()).then(|| {
                 // Safety: cuda.h's contract: with `result`, `nbGroups` holds its length.
                 unsafe { nb_groups.read_unaligned() }
             });
+            if wanted == Some(0) {
+                return Err(invalid("nbGroups is 0 with a result array"));
+            }
             let split = d.split_sm_resource(&input, wanted, use_flags, min_count)?;
             for (i, group) in split.groups.iter().enumerate() {
                 // Safety: `result` holds `*nbGroups` resources (cuda.h), and no more groups
                 // than that are made.
                 unsafe { result.add(i).write_unaligned(group.to_c()) };
             }
-            if let Some(remaining) = remaining {
-                remaining.write(split.remaining.to_c())?;
+            if let (Some(remaining), Some(_)) = (remaining, wanted) {
+                remaining.write(output_to_c(split.remaining))?;
             }
             count.write(match wanted {
                 Some(_) => split.groups.len() as u32,
@@ -71,8 +76,17 @@ impl GreenContextsApi for Mock {
             d.green_wait_event(green, event)
         }
 
+        /// A refusal may still write phStream (the model says when).
         fn cuGreenCtxStreamCreate(d; stream, green, flags, priority) {
-            stream.write_key(d.green_stream_create(green, flags, priority)?)
+            match d.green_stream_create(green, flags, priority) {
+                Ok(s) => stream.write_key(s),
+                Err((e, written)) => {
+                    if let Some(s) = written {
+                        stream.write_key(s)?;
+                    }
+                    Err(e)
+                }
+            }
         }
 
         /// A default stream's green context is the current context's (cuda.h).
@@ -82,7 +96,7 @@ impl GreenContextsApi for Mock {
         }
 
         /// NULL: the current context's green context (cuda.h), else CUDA_ERROR_INVALID_CONTEXT
-        /// (awaits the H200). The id is the handle's serial number, unique for the process's
+        /// (probe green_contexts, ids). The id is the handle's serial number, unique for the process's
         /// life since handles are never reused.
         fn cuGreenCtxGetId(d; green, id) {
             let green = match green.is_null() {

@@ -54,8 +54,10 @@ impl Driver {
             .map(base, rounded, 0, h, 0, g)
             .expect("a fresh range takes the mapping");
         st.vmm.release(h).expect("the mapping holds it");
-        // cuMemAlloc memory is usable from every context, as unified addressing makes it.
-        st.vmm.make_alloc(base, ctx, size, n);
+        // cuMemAlloc memory is usable from every context, as unified addressing makes it;
+        // a green context's belongs to its primary context.
+        let owner = st.memory_context(ctx);
+        st.vmm.make_alloc(base, owner, size, n);
         super::ordering::allocated(base, rounded);
         Ok(DevicePtr::new(base))
     }
@@ -66,6 +68,7 @@ impl Driver {
         if ptr == 0 {
             return Ok(());
         }
+        self.state.lock().contexts.check_current_alive()?;
         // As the driver's, cuMemFree waits for the device's work first (cumock's runtime
         // relies on it for cudaFree's implicit synchronisation), so no work still running
         // uses what it frees.
@@ -158,6 +161,7 @@ impl Driver {
     pub fn address_range(&self, ptr: DevicePtr) -> CuResult<(DevicePtr, u64)> {
         let ptr = ptr.get();
         let st = self.state.lock();
+        st.contexts.check_current_alive()?;
         if let Some((base, r)) = st.host.range_at(ptr) {
             return Ok((DevicePtr::new(base), r.size));
         }

@@ -87,6 +87,13 @@ pub struct Contexts {
     blocking_events: std::collections::HashSet<EventId>,
     /// The context each event was created in (cuCtxRecordEvent wants the same).
     event_contexts: HashMap<EventId, ContextId>,
+    /// Contexts destroyed (handles are never reused): cuCtxGetDevResource tells them from
+    /// handles never given (CUDA_ERROR_CONTEXT_IS_DESTROYED, probe green_contexts).
+    destroyed: std::collections::HashSet<ContextId>,
+    /// Destroyed green contexts' contexts, whose handles linger (probe green_contexts,
+    /// destroy): they stay on the stacks they were on, cuCtxPushCurrent takes them, and
+    /// a call in them fails with CUDA_ERROR_CONTEXT_IS_DESTROYED.
+    lingering: std::collections::HashSet<ContextId>,
 }
 
 /// A stream as its attributes are kept: NULL is the legacy default stream. (The
@@ -209,17 +216,62 @@ impl Contexts {
             .flatten()
     }
 
-    /// The current context and its device, or CUDA_ERROR_INVALID_CONTEXT.
+    /// The current context and its device, or CUDA_ERROR_INVALID_CONTEXT
+    /// (CUDA_ERROR_CONTEXT_IS_DESTROYED for a lingering one).
     pub fn require_current(&self) -> CuResult<(ContextId, &Context)> {
         let Some(c) = self.current() else {
             return Err(invalid_context("no current context on this thread (cuCtxSetCurrent or cuDevicePrimaryCtxRetain + cuCtxSetCurrent first)"));
         };
+        self.check_lingering(c)?;
         Ok((c, self.get(c)?))
+    }
+
+    fn check_lingering(&self, ctx: ContextId) -> CuResult<()> {
+        if self.lingering.contains(&ctx) {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_CONTEXT_IS_DESTROYED,
+                format!(
+                    "the current context {:#x} is a destroyed green context's",
+                    ctx.handle()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Fails where the current context is a destroyed green context's: calls that need no
+    /// context still refuse to run in one (probe green_contexts, destroy:
+    /// cuMemGetAddressRange and cuMemFree).
+    pub fn check_current_alive(&self) -> CuResult<()> {
+        self.current().map_or(Ok(()), |c| self.check_lingering(c))
+    }
+
+    /// Whether `ctx` was a context, destroyed since.
+    pub fn is_destroyed(&self, ctx: ContextId) -> bool {
+        self.destroyed.contains(&ctx)
+    }
+
+    /// Keeps `ctx`'s handle usable as a current context once it is destroyed.
+    pub fn linger(&mut self, ctx: ContextId) {
+        self.lingering.insert(ctx);
+    }
+
+    /// A stream handle that names no stream, nor ever will.
+    pub fn unused_stream_handle(&mut self) -> StreamId {
+        StreamId::from_handle(self.fresh(STREAM_TAG))
+    }
+
+    /// A live context, or a lingering one (which may be made current).
+    fn get_or_lingering(&self, ctx: ContextId) -> CuResult<()> {
+        if !self.lingering.contains(&ctx) {
+            self.get(ctx)?;
+        }
+        Ok(())
     }
 
     pub fn set_current(&self, ctx: Option<ContextId>) -> CuResult<()> {
         if let Some(c) = ctx {
-            self.get(c)?;
+            self.get_or_lingering(c)?;
         }
         arm_stack_release();
         STACK
@@ -234,7 +286,7 @@ impl Contexts {
     }
 
     pub fn push(&self, ctx: ContextId) -> CuResult<()> {
-        self.get(ctx)?;
+        self.get_or_lingering(ctx)?;
         arm_stack_release();
         STACK
             .try_with(|s| s.borrow_mut().push(ctx))
@@ -255,7 +307,10 @@ impl Contexts {
                 ctx.handle()
             ))
         })?;
-        let _ = STACK.try_with(|s| s.borrow_mut().retain(|x| *x != ctx));
+        self.destroyed.insert(ctx);
+        if !self.lingering.contains(&ctx) {
+            let _ = STACK.try_with(|s| s.borrow_mut().retain(|x| *x != ctx));
+        }
         self.streams.retain(|_, owner| *owner != ctx);
         self.stream_attrs.retain(|(owner, _), _| *owner != ctx);
         self.default_priorities
@@ -594,9 +649,15 @@ impl Driver {
 
     /// cuCtxGetExecAffinity(CU_EXEC_AFFINITY_TYPE_SM_COUNT, the only type): the SMs the
     /// current context may use. The mock makes no context with limited SMs (cuCtxCreate_v3
-    /// refuses affinity parameters), so it is every SM of the device.
+    /// refuses affinity parameters), so it is every SM of the device. A green context's
+    /// context has no affinity (probe green_contexts, create: CUDA_ERROR_INVALID_CONTEXT).
     pub fn ctx_exec_affinity_sm_count(&self, kind: i32) -> CuResult<u32> {
         check_exec_affinity_type(kind)?;
+        if self.green_current().is_some() {
+            return Err(invalid_context(
+                "a green context's context has no execution affinity",
+            ));
+        }
         let device = self.ctx_device(None)?;
         Ok(self.device_attribute(device, 16 /* MULTIPROCESSOR_COUNT */, 132) as u32)
     }

@@ -1,18 +1,23 @@
 //! Green contexts (cuda.h's group CUDA_GREEN_CONTEXTS): a device's SMs as a resource,
-//! split into partitions, a descriptor of partitions, and a green context made of one: a
+//! split into groups, a descriptor of some of them, and a green context made of one: a
 //! context restricted to those SMs. The mock runs a green context's kernels as any
-//! context's (its executor has no SMs to restrict); what a green context changes is what
-//! the calls report: its resources, its streams and events, its id.
+//! context's, with `%smid` taken from the green context's SMs; what a green context
+//! changes otherwise is what the calls report: its resources, its streams and events, its
+//! id.
 //!
-//! The numbers and codes cuda.h leaves open follow its documentation and await the H200's
-//! recording (probe green_contexts): the minimum partition and alignment (cuda.h's
-//! guideline per architecture), how a split rounds, and the codes of the refusals.
+//! Fitted to the H200's recording (clients/probes/green_contexts.c, golden
+//! NVIDIA_H200-580.159.04/green_contexts.txt; "probe <section>" below), where it differs
+//! from cuda.h's text: descriptors take any resources of one device, a split's groups
+//! report no partition size or alignment, and a NULL descriptor makes a green context of
+//! the whole device. Which SMs a group holds is not visible to the program beyond
+//! `%smid`; the mock hands them out in order of SM id.
 
 use super::error::*;
 use super::ids::{ContextId, GreenCtxId, ResourceDescId, StreamId};
 use super::Driver;
 use cumock_abi::result::{
-    CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, CUDA_ERROR_INVALID_RESOURCE_TYPE,
+    CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+    CUDA_ERROR_INVALID_RESOURCE_TYPE,
 };
 use cumock_abi::{CUdevResource, CUdevSmResource};
 use rustc_hash::FxHashMap as HashMap;
@@ -31,40 +36,45 @@ pub const GREEN_CTX_DEFAULT_STREAM: u32 = 0x1;
 /// CU_STREAM_NON_BLOCKING: cuGreenCtxStreamCreate's flags "must" hold it (cuda.h).
 const STREAM_NON_BLOCKING: u32 = 0x1;
 
-/// An SM resource's numbers (`CUdevSmResource`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SmPartition {
-    pub sm_count: u32,
-    /// The fewest SMs a split of it gives a group.
-    pub min_partition: u32,
-    /// A group's SM count is a multiple of it.
-    pub alignment: u32,
-}
+/// A set of SM ids (`%smid`), of a device of at most 256 SMs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SmSet([u64; 4]);
 
-impl SmPartition {
-    /// The whole device's SMs. cuda.h's guideline for the partitions' minimum and
-    /// granularity by compute capability ("On Compute Architecture 9.0+: the minimum count
-    /// is 8 SMs and must be a multiple of 8"; 8.x: 4 and 2; 6.x and 7.x: 2 and 2), awaiting
-    /// the H200's own numbers (probe green_contexts, section device-resource).
-    pub fn whole_device(sm_count: u32, cc_major: i32) -> Self {
-        let (min_partition, alignment) = match cc_major {
-            ..=7 => (2, 2),
-            8 => (4, 2),
-            _ => (8, 8),
-        };
-        Self {
-            sm_count,
-            min_partition,
-            alignment,
+impl SmSet {
+    pub const CAPACITY: u32 = 256;
+
+    /// SMs 0 to `n` - 1.
+    pub fn first(n: u32) -> Self {
+        let mut s = Self::default();
+        for i in 0..n.min(Self::CAPACITY) {
+            s.0[i as usize / 64] |= 1 << (i % 64);
         }
+        s
     }
 
-    fn as_c(self) -> CUdevSmResource {
-        CUdevSmResource {
-            sm_count: self.sm_count,
-            min_sm_partition_size: self.min_partition,
-            sm_coscheduled_alignment: self.alignment,
+    pub fn count(self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
+
+    pub fn union(self, other: Self) -> Self {
+        Self(std::array::from_fn(|i| self.0[i] | other.0[i]))
+    }
+
+    /// The SM ids, ascending.
+    pub fn ids(self) -> impl Iterator<Item = u32> {
+        (0..Self::CAPACITY).filter(move |&i| self.0[i as usize / 64] & (1 << (i % 64)) != 0)
+    }
+
+    /// The `n` lowest SMs, and the rest.
+    fn take(self, n: u32) -> (Self, Self) {
+        let mut taken = Self::default();
+        for i in self.ids().take(n as usize) {
+            taken.0[i as usize / 64] |= 1 << (i % 64);
         }
+        (
+            taken,
+            Self(std::array::from_fn(|i| self.0[i] & !taken.0[i])),
+        )
     }
 }
 
@@ -80,29 +90,30 @@ pub enum Origin {
     Remaining { split: u32 },
 }
 
-impl Origin {
-    fn split(self) -> Option<u32> {
-        match self {
-            Origin::Whole => None,
-            Origin::Group { split } | Origin::Remaining { split } => Some(split),
-        }
-    }
-}
-
-/// An SM resource as the calls hand it out: its device, numbers and origin.
+/// An SM resource as the calls hand it out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resource {
     pub device: usize,
-    pub sm: SmPartition,
+    pub sms: SmSet,
+    /// `minSmPartitionSize` and `smCoscheduledAlignment`: the device's for a whole
+    /// resource; 0 and 0 for a split's outputs (probe split: every group and remaining).
+    pub min_partition: u32,
+    pub alignment: u32,
+    /// The most groups a co-scheduled split of it makes (`coscheduled_units`).
+    pub units: u32,
     pub origin: Origin,
 }
 
 /// The internal bytes' first word: a resource this mock wrote.
-const MARK: [u8; 4] = *b"cmk1";
+const MARK: [u8; 4] = *b"cmk2";
 
 impl Resource {
-    /// The C struct: type SM, the numbers in `sm`, where it came from in the driver's
-    /// internal bytes.
+    pub fn sm_count(&self) -> u32 {
+        self.sms.count()
+    }
+
+    /// The C struct: type SM, its numbers, and in the driver's internal bytes where it
+    /// came from, its SMs, and the numbers as written (to tell a changed one).
     pub fn to_c(self) -> CUdevResource {
         let mut internal = [0u8; 92];
         let (kind, split) = match self.origin {
@@ -110,19 +121,36 @@ impl Resource {
             Origin::Group { split } => (1, split),
             Origin::Remaining { split } => (2, split),
         };
+        let sm = CUdevSmResource {
+            sm_count: self.sm_count(),
+            min_sm_partition_size: self.min_partition,
+            sm_coscheduled_alignment: self.alignment,
+        };
         internal[0..4].copy_from_slice(&MARK);
-        internal[4..8].copy_from_slice(&(self.device as u32).to_le_bytes());
-        internal[8..12].copy_from_slice(&kind.to_le_bytes());
-        internal[12..16].copy_from_slice(&split.to_le_bytes());
+        let words = [
+            self.device as u32,
+            kind,
+            split,
+            self.units,
+            sm.sm_count,
+            sm.min_sm_partition_size,
+            sm.sm_coscheduled_alignment,
+        ];
+        for (i, w) in words.iter().enumerate() {
+            internal[4 + 4 * i..8 + 4 * i].copy_from_slice(&w.to_le_bytes());
+        }
+        for (i, w) in self.sms.0.iter().enumerate() {
+            internal[32 + 8 * i..40 + 8 * i].copy_from_slice(&w.to_le_bytes());
+        }
         CUdevResource {
             type_: RESOURCE_TYPE_SM,
             internal_padding: internal,
-            sm: self.sm.as_c(),
+            sm,
             oversize: [0; 36],
         }
     }
 
-    /// A resource the program passes back: of type SM and written by the driver.
+    /// A resource the program passes back: of type SM, written by the driver, unchanged.
     pub fn from_c(c: &CUdevResource) -> CuResult<Self> {
         if c.type_ != RESOURCE_TYPE_SM {
             return Err(CuError::new(
@@ -133,14 +161,22 @@ impl Resource {
                 ),
             ));
         }
-        let word = |i: usize| {
-            u32::from_le_bytes(c.internal_padding[i..i + 4].try_into().expect("4 bytes"))
-        };
-        if c.internal_padding[0..4] != MARK {
+        let bytes = &c.internal_padding;
+        let word = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
+        // Probe split: a resource built by hand, and the device's with smCount changed to
+        // 16, are both CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION.
+        let written = (word(20), word(24), word(28));
+        let public = (
+            c.sm.sm_count,
+            c.sm.min_sm_partition_size,
+            c.sm.sm_coscheduled_alignment,
+        );
+        if bytes[0..4] != MARK || written != public {
             return Err(CuError::new(
                 CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
-                "the resource was not written by cuDeviceGetDevResource, cuCtxGetDevResource, \
-                 cuGreenCtxGetDevResource or a split (cuda.h: not to be modified outside them)",
+                "the resource is not as cuDeviceGetDevResource, cuCtxGetDevResource, \
+                 cuGreenCtxGetDevResource or a split wrote it (cuda.h: not to be modified \
+                 outside them)",
             ));
         }
         let origin = match (word(8), word(12)) {
@@ -148,33 +184,77 @@ impl Resource {
             (1, split) => Origin::Group { split },
             (_, split) => Origin::Remaining { split },
         };
+        let sms = SmSet(std::array::from_fn(|i| {
+            u64::from_le_bytes(bytes[32 + 8 * i..40 + 8 * i].try_into().expect("8 bytes"))
+        }));
         Ok(Self {
             device: word(4) as usize,
-            sm: SmPartition {
-                sm_count: c.sm.sm_count,
-                min_partition: c.sm.min_sm_partition_size,
-                alignment: c.sm.sm_coscheduled_alignment,
-            },
+            sms,
+            min_partition: c.sm.min_sm_partition_size,
+            alignment: c.sm.sm_coscheduled_alignment,
+            units: word(16),
             origin,
         })
     }
 }
 
+/// A split's output in C: an empty remaining is a zeroed resource, of type INVALID
+/// (probe split, "1 group of 132").
+pub fn output_to_c(r: Option<Resource>) -> CUdevResource {
+    r.map_or(
+        CUdevResource {
+            type_: 0,
+            internal_padding: [0; 92],
+            sm: CUdevSmResource {
+                sm_count: 0,
+                min_sm_partition_size: 0,
+                sm_coscheduled_alignment: 0,
+            },
+            oversize: [0; 36],
+        },
+        Resource::to_c,
+    )
+}
+
+/// The partition size and alignment of a device of compute capability `cc_major`. 9.x:
+/// 8 and 8, the H200's (probe device-resource); the others are cuda.h's guideline
+/// ("8.X: The minimum count is 4 SMs and must be a multiple of 2"; 6.x and 7.x: 2 and 2),
+/// unrecorded.
+pub fn partition_of(cc_major: i32) -> (u32, u32) {
+    match cc_major {
+        ..=7 => (2, 2),
+        8 => (4, 2),
+        _ => (8, 8),
+    }
+}
+
+/// The most groups a split that keeps SMs co-scheduled makes of `sms` SMs (a resource's
+/// `alignment` SMs on one GPC each). The H200's 132 SMs give 15 (probe split: minCount 1
+/// to 8 count 15 groups, "100 groups of 8" makes 15 and leaves 12; 16 SMs and more make
+/// 132 / size, fewer than 15), as its GPCs hold 15 sets of 8 SMs; the number for any other
+/// whole device is unrecorded, and taken as its SMs over the alignment. Part of a device
+/// (a green context's SMs): its SMs over the alignment (probe create: a green context of
+/// 16 SMs splits into 2 groups of 8).
+pub fn coscheduled_units(sms: u32, alignment: u32, whole_device: bool) -> u32 {
+    if whole_device && sms == 132 && alignment == 8 {
+        return 15;
+    }
+    sms.checked_div(alignment).unwrap_or(0)
+}
+
 /// What cuDevSmResourceSplitByCount makes of a resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Split {
-    /// As many groups as fit, or as asked where fewer: each of `group` SMs.
+    /// As many groups as fit, or as asked where fewer.
     pub groups: Vec<Resource>,
-    /// The SMs left (none: an SM resource of 0).
-    pub remaining: Resource,
+    /// The SMs left; None where none are (written as a zeroed resource).
+    pub remaining: Option<Resource>,
     /// How many groups fit, whatever was asked (the count query's answer).
     pub fit: u32,
 }
 
-/// Splits `input` into groups of at least `min_count` SMs (cuda.h: rounded up to the
-/// minimum partition and to the alignment), `wanted` of them at most (None: the count
-/// query). `split` numbers this split, for the descriptor's check that several resources
-/// come from one split.
+/// Splits `input` into groups of at least `min_count` SMs, `wanted` of them at most
+/// (None: the count query). `split` numbers this split (the origin its outputs carry).
 pub fn split_sm(
     input: &Resource,
     wanted: Option<u32>,
@@ -182,13 +262,17 @@ pub fn split_sm(
     min_count: u32,
     split: u32,
 ) -> CuResult<Split> {
-    if flags & !(SPLIT_IGNORE_SM_COSCHEDULING | SPLIT_MAX_POTENTIAL_CLUSTER_SIZE) != 0 {
-        return Err(invalid(format!(
-            "useFlags {flags:#x} are not CU_DEV_SM_RESOURCE_SPLIT_*"
-        )));
+    // Probe split: flags 0x4 and 0x80000000 split as 0 does (bits cuda.h does not name
+    // are ignored); the two named flags together are CUDA_ERROR_INVALID_VALUE.
+    let ignore = flags & SPLIT_IGNORE_SM_COSCHEDULING != 0;
+    if ignore && flags & SPLIT_MAX_POTENTIAL_CLUSTER_SIZE != 0 {
+        return Err(invalid(
+            "CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING and \
+             _MAX_POTENTIAL_CLUSTER_SIZE exclude each other",
+        ));
     }
-    // cuda.h: "the output results cannot be split again without first creating a
-    // descriptor and a green context with that descriptor" (the code awaits the H200).
+    // Probe split: a group and a remaining split again are refused, a green context's
+    // resource is split (probe create), as cuda.h says.
     if input.origin != Origin::Whole {
         return Err(CuError::new(
             CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
@@ -196,41 +280,64 @@ pub fn split_sm(
              (cuGreenCtxGetDevResource)",
         ));
     }
-    // cuda.h: "Value of minCount must be between 0 and the SM count specified in input".
-    if min_count > input.sm.sm_count {
-        return Err(invalid(format!(
-            "minCount {min_count} is more than the resource's {} SMs",
-            input.sm.sm_count
-        )));
+    let total = input.sm_count();
+    // Probe split: minCount 133 of 132 SMs is CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION.
+    if min_count > total {
+        return Err(CuError::new(
+            CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+            format!("minCount {min_count} is more than the resource's {total} SMs"),
+        ));
     }
-    // cuda.h: ignoring co-scheduling "lowers the minimum SM count and alignment": to the
-    // smallest of its guideline (2 and 2), awaiting the H200's.
-    let (min_partition, alignment) = if flags & SPLIT_IGNORE_SM_COSCHEDULING != 0 {
+    // Probe split, ignoring co-scheduling: minCount 1 and 2 make 66 groups, 3 makes 33,
+    // 8 makes 16, 9 makes 13 (of 2, 2, 4, 8, 10 SMs): groups of at least 2, a multiple
+    // of 2, with no limit from the GPCs.
+    let (min_partition, alignment) = if ignore {
         (2, 2)
     } else {
-        (input.sm.min_partition, input.sm.alignment)
+        (input.min_partition, input.alignment)
     };
-    let size = min_count.max(min_partition).div_ceil(alignment) * alignment;
-    let fit = input.sm.sm_count.checked_div(size).unwrap_or(0);
-    // The count query (no `wanted`) simulates the split of as many as fit.
-    let n = wanted.unwrap_or(fit).min(fit);
-    let part = |sm_count, origin| Resource {
+    // Rounded up to the partition and the alignment, but no more than the resource
+    // (probe split: minCount 66 and 67 make a group of 72; 132, one of 132).
+    let size = min_count
+        .max(min_partition)
+        .div_ceil(alignment.max(1))
+        .saturating_mul(alignment.max(1))
+        .min(total);
+    let mut fit = total.checked_div(size).unwrap_or(0);
+    // Probe split: with co-scheduling (flags 0, MAX_POTENTIAL_CLUSTER_SIZE, unnamed bits)
+    // groups of 8 are 15, not 132 / 8.
+    if !ignore {
+        fit = fit.min(input.units);
+    }
+    let Some(wanted) = wanted else {
+        return Ok(Split {
+            groups: Vec::new(),
+            remaining: None,
+            fit,
+        });
+    };
+    let part = |sms| Resource {
         device: input.device,
-        sm: SmPartition {
-            sm_count,
-            min_partition,
-            alignment,
-        },
-        origin,
+        sms,
+        min_partition: 0,
+        alignment: 0,
+        units: 0,
+        origin: Origin::Group { split },
     };
+    let mut rest = input.sms;
+    let mut groups = Vec::new();
+    for _ in 0..wanted.min(fit) {
+        let (group, left) = rest.take(size);
+        groups.push(part(group));
+        rest = left;
+    }
+    let remaining = (rest.count() > 0).then(|| Resource {
+        origin: Origin::Remaining { split },
+        ..part(rest)
+    });
     Ok(Split {
-        groups: match wanted {
-            Some(_) => (0..n)
-                .map(|_| part(size, Origin::Group { split }))
-                .collect(),
-            None => Vec::new(),
-        },
-        remaining: part(input.sm.sm_count - n * size, Origin::Remaining { split }),
+        groups,
+        remaining,
         fit,
     })
 }
@@ -239,33 +346,29 @@ pub fn split_sm(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResourceDesc {
     pub device: usize,
-    pub sm: SmPartition,
+    pub sms: SmSet,
 }
 
-/// Checks the resources of one descriptor (cuda.h: of one device; several only from one
-/// split) and sums them.
+/// The SMs of one descriptor's resources. Probe descriptors: groups of two splits, the
+/// whole device twice, a group and the whole device are all accepted (cuda.h says several
+/// must come from one split); the recording shows no count of such a descriptor, and the
+/// mock takes the union of their SMs. Resources of two devices stay refused (cuda.h),
+/// unrecorded.
 pub fn describe(resources: &[Resource]) -> CuResult<ResourceDesc> {
     let Some(first) = resources.first() else {
         return Err(invalid("nbResources is 0"));
     };
-    if resources.len() > 1 {
-        let same_split = first.origin.split().is_some()
-            && resources
-                .iter()
-                .all(|r| r.device == first.device && r.origin.split() == first.origin.split());
-        if !same_split {
-            return Err(CuError::new(
-                CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
-                "several resources must be outputs of the same split of the same device (cuda.h)",
-            ));
-        }
+    if resources.iter().any(|r| r.device != first.device) {
+        return Err(CuError::new(
+            CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+            "the resources are of two devices (cuda.h)",
+        ));
     }
     Ok(ResourceDesc {
         device: first.device,
-        sm: SmPartition {
-            sm_count: resources.iter().map(|r| r.sm.sm_count).sum(),
-            ..first.sm
-        },
+        sms: resources
+            .iter()
+            .fold(SmSet::default(), |all, r| all.union(r.sms)),
     })
 }
 
@@ -274,10 +377,10 @@ pub fn describe(resources: &[Resource]) -> CuResult<ResourceDesc> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GreenContext {
     pub device: usize,
-    /// The CUcontext cuCtxFromGreenCtx gives: streams and memory made while it is current
+    /// The CUcontext cuCtxFromGreenCtx gives: streams and events made while it is current
     /// are the green context's.
     pub context: ContextId,
-    pub sm: SmPartition,
+    pub sms: SmSet,
 }
 
 /// The green contexts and descriptors of the process.
@@ -285,7 +388,7 @@ pub struct GreenContext {
 pub struct GreenContexts {
     green: HashMap<GreenCtxId, GreenContext>,
     /// Destroyed ones: their handles are never reused, so a use after destroy is told apart
-    /// from a handle that never was (CUDA_ERROR_CONTEXT_IS_DESTROYED, cuda.h).
+    /// from a handle that never was (CUDA_ERROR_CONTEXT_IS_DESTROYED, probe destroy).
     destroyed: HashSet<GreenCtxId>,
     /// Descriptors live as long as the process: cuda.h has no call to destroy one.
     descs: HashMap<ResourceDescId, ResourceDesc>,
@@ -299,7 +402,7 @@ impl GreenContexts {
         tag | self.next_id
     }
 
-    /// Numbers a split (its results may be described together).
+    /// Numbers a split (the origin its outputs carry).
     pub fn next_split(&mut self) -> u32 {
         self.splits += 1;
         self.splits
@@ -332,7 +435,7 @@ impl GreenContexts {
         }
         if self.destroyed.contains(&id) {
             return Err(CuError::new(
-                cumock_abi::result::CUDA_ERROR_CONTEXT_IS_DESTROYED,
+                CUDA_ERROR_CONTEXT_IS_DESTROYED,
                 format!("green context {:#x} was destroyed", id.handle()),
             ));
         }
@@ -356,21 +459,34 @@ impl GreenContexts {
             .find(|(_, g)| g.context == ctx)
             .map(|(id, _)| *id)
     }
+
+    /// The SMs a context's work runs on, where it is a green context's.
+    pub fn context_sms(&self, ctx: ContextId) -> Option<SmSet> {
+        self.green
+            .values()
+            .find(|g| g.context == ctx)
+            .map(|g| g.sms)
+    }
 }
 
 impl super::State {
     /// Whether two contexts are of one primary context: the same context, or a primary
     /// context and its green contexts' (cuda.h: a green context's event and the green
-    /// context "must be from the same primary context").
+    /// context "must be from the same primary context"; probe events).
     pub fn same_primary(&self, a: ContextId, b: ContextId) -> bool {
-        let group = |c: ContextId| {
-            self.green
-                .of_context(c)
-                .and_then(|g| self.green.get(g).ok())
-                .and_then(|g| self.contexts.primary_context(g.device))
-                .unwrap_or(c)
-        };
+        let group = |c: ContextId| self.memory_context(c);
         a == b || group(a) == group(b)
+    }
+
+    /// The context that owns what is allocated while `ctx` is current: a green context's
+    /// is its device's primary context (probe create: cuMemAlloc with a green context's
+    /// context current gives memory whose CU_POINTER_ATTRIBUTE_CONTEXT is the primary).
+    pub fn memory_context(&self, ctx: ContextId) -> ContextId {
+        self.green
+            .of_context(ctx)
+            .and_then(|g| self.green.get(g).ok())
+            .and_then(|g| self.contexts.primary_context(g.device))
+            .unwrap_or(ctx)
     }
 }
 
@@ -378,11 +494,29 @@ impl super::State {
 
 impl Driver {
     /// The whole SMs of `device`: the profile's multiprocessor count.
-    fn device_sm(&self, device: usize) -> SmPartition {
-        SmPartition::whole_device(
-            self.device_attribute(device, 16 /* MULTIPROCESSOR_COUNT */, 132) as u32,
-            self.device_attribute(device, 75 /* COMPUTE_CAPABILITY_MAJOR */, 9),
-        )
+    fn device_sm(&self, device: usize) -> Resource {
+        let count = self.device_attribute(device, 16 /* MULTIPROCESSOR_COUNT */, 132) as u32;
+        let cc = self.device_attribute(device, 75 /* COMPUTE_CAPABILITY_MAJOR */, 9);
+        let (min_partition, alignment) = partition_of(cc);
+        Resource {
+            device,
+            sms: SmSet::first(count),
+            min_partition,
+            alignment,
+            units: coscheduled_units(count, alignment, true),
+            origin: Origin::Whole,
+        }
+    }
+
+    /// A green context's SMs as a resource: the device's partition and alignment (probe
+    /// create: a green context of 16 SMs reports 8 and 8), splittable again.
+    fn green_sm(&self, g: &GreenContext) -> Resource {
+        let whole = self.device_sm(g.device);
+        Resource {
+            sms: g.sms,
+            units: coscheduled_units(g.sms.count(), whole.alignment, g.sms == whole.sms),
+            ..whole
+        }
     }
 
     fn check_resource_type(kind: i32) -> CuResult<()> {
@@ -399,43 +533,39 @@ impl Driver {
     pub fn device_resource(&self, device: i32, kind: i32) -> CuResult<Resource> {
         self.device(device)?;
         Self::check_resource_type(kind)?;
-        Ok(Resource {
-            device: device as usize,
-            sm: self.device_sm(device as usize),
-            origin: Origin::Whole,
-        })
+        Ok(self.device_sm(device as usize))
     }
 
-    /// cuCtxGetDevResource: a context's SMs, a green context's own where it is one
-    /// (NULL: the current context, awaiting the H200's answer).
+    /// cuCtxGetDevResource: a context's SMs, a green context's own where it is one.
     pub fn ctx_resource(&self, ctx: Option<ContextId>, kind: i32) -> CuResult<Resource> {
-        let st = self.state.lock();
-        let ctx = match ctx {
-            Some(c) => c,
-            None => st.contexts.require_current()?.0,
+        // Probe device-resource and create: NULL is refused, whether the primary context
+        // or a green context's is current.
+        let Some(ctx) = ctx else {
+            return Err(invalid_context(
+                "NULL: cuCtxGetDevResource takes no current context",
+            ));
         };
+        let st = self.state.lock();
+        // Probe device-resource (a created context) and destroy (a green context's).
+        if st.contexts.is_destroyed(ctx) {
+            return Err(CuError::new(
+                CUDA_ERROR_CONTEXT_IS_DESTROYED,
+                format!("context {:#x} was destroyed", ctx.handle()),
+            ));
+        }
         let device = st.contexts.get(ctx)?.device;
         Self::check_resource_type(kind)?;
-        let sm = match st.green.of_context(ctx) {
-            Some(g) => st.green.get(g)?.sm,
-            None => self.device_sm(device),
-        };
-        Ok(Resource {
-            device,
-            sm,
-            origin: Origin::Whole,
-        })
+        match st.green.of_context(ctx) {
+            Some(g) => Ok(self.green_sm(&st.green.get(g)?)),
+            None => Ok(self.device_sm(device)),
+        }
     }
 
     /// cuGreenCtxGetDevResource: the SMs the green context was made of.
     pub fn green_resource(&self, green: GreenCtxId, kind: i32) -> CuResult<Resource> {
         let g = self.state.lock().green.get(green)?;
         Self::check_resource_type(kind)?;
-        Ok(Resource {
-            device: g.device,
-            sm: g.sm,
-            origin: Origin::Whole,
-        })
+        Ok(self.green_sm(&g))
     }
 
     /// cuDevSmResourceSplitByCount over a resource the program passes back.
@@ -472,35 +602,48 @@ impl Driver {
         flags: u32,
     ) -> CuResult<GreenCtxId> {
         self.device(device)?;
+        // Probe create: flags 0, 2 and 3 are refused.
         if flags != GREEN_CTX_DEFAULT_STREAM {
             return Err(invalid(format!(
                 "flags {flags:#x}: CU_GREEN_CTX_DEFAULT_STREAM is required (cuda.h), and the only flag"
             )));
         }
-        let d = self.state.lock().green.desc(desc)?;
-        if d.device != device as usize {
-            return Err(invalid(format!(
-                "the descriptor is of device {}, not {device}",
-                d.device
-            )));
-        }
+        // Probe create: a NULL descriptor is accepted. Which SMs that green context has
+        // is unrecorded; the mock gives it the whole device, as the descriptor of the
+        // device's resource would.
+        let sms = if desc.handle() == 0 {
+            self.device_sm(device as usize).sms
+        } else {
+            let d = self.state.lock().green.desc(desc)?;
+            if d.device != device as usize {
+                return Err(invalid(format!(
+                    "the descriptor is of device {}, not {device}",
+                    d.device
+                )));
+            }
+            d.sms
+        };
         self.primary_retain(device)?;
         let mut st = self.state.lock();
-        let flags = st.contexts.primary_flags(d.device);
-        let context = st.contexts.create(d.device, flags, false);
+        let device = device as usize;
+        let flags = st.contexts.primary_flags(device);
+        let context = st.contexts.create(device, flags, false);
         Ok(st.green.add(GreenContext {
-            device: d.device,
+            device,
             context,
-            sm: d.sm,
+            sms,
         }))
     }
 
     /// cuGreenCtxDestroy: its context goes (its streams' handles with it) and the primary
-    /// context is released (cuda.h).
+    /// context is released (cuda.h). Its context's handle lingers (probe destroy): it
+    /// stays current where it was, may be pushed again, and calls in it fail with
+    /// CUDA_ERROR_CONTEXT_IS_DESTROYED.
     pub fn green_destroy(&self, green: GreenCtxId) -> CuResult<()> {
         let g = {
             let mut st = self.state.lock();
             let g = st.green.remove(green)?;
+            st.contexts.linger(g.context);
             Self::destroy_context(&mut st, g.context)?;
             g
         };
@@ -524,20 +667,28 @@ impl Driver {
     }
 
     /// cuGreenCtxStreamCreate: a stream of the green context, whatever is current (cuda.h).
+    /// Refused, it may still name a handle for phStream: see below.
     pub fn green_stream_create(
         &self,
         green: GreenCtxId,
         flags: u32,
         priority: i32,
-    ) -> CuResult<StreamId> {
+    ) -> Result<StreamId, (CuError, Option<StreamId>)> {
         let mut st = self.state.lock();
-        let g = st.green.get(green)?;
+        let g = st.green.get(green).map_err(|e| (e, None))?;
+        // Probe streams: flags 0 is CUDA_ERROR_INVALID_VALUE, and phStream is written all
+        // the same, with a handle cuStreamDestroy then refuses (CUDA_ERROR_INVALID_HANDLE):
+        // the mock writes one that names no stream.
         if flags != STREAM_NON_BLOCKING {
-            return Err(invalid(format!(
-                "flags {flags:#x}: CU_STREAM_NON_BLOCKING must be specified (cuda.h)"
-            )));
+            return Err((
+                invalid(format!(
+                    "flags {flags:#x}: CU_STREAM_NON_BLOCKING must be specified (cuda.h)"
+                )),
+                Some(st.contexts.unused_stream_handle()),
+            ));
         }
-        self.check_sticky(&st, g.device)?;
+        self.check_sticky(&st, g.device).map_err(|e| (e, None))?;
+        // The priorities beyond 0 to -5 are clamped (cuda.h), unrecorded here.
         let priority = priority.clamp(
             super::context::STREAM_PRIORITY_GREATEST,
             super::context::STREAM_PRIORITY_LEAST,
@@ -562,6 +713,12 @@ impl Driver {
         Ok(Some((g, primary)))
     }
 
+    /// The SMs of the current context, where it is a green context's (occupancy).
+    pub fn current_green_sms(&self) -> Option<SmSet> {
+        let st = self.state.lock();
+        st.contexts.current().and_then(|c| st.green.context_sms(c))
+    }
+
     /// cuGreenCtxRecordEvent: cuCtxRecordEvent on the green context's context, whose
     /// streams are the green context's activities.
     pub fn green_record_event(
@@ -583,55 +740,168 @@ impl Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cumock_abi::result::CUDA_ERROR_INVALID_VALUE;
 
+    /// The H200's whole device as cuDeviceGetDevResource gives it.
     fn h200() -> Resource {
         Resource {
             device: 0,
-            sm: SmPartition::whole_device(132, 9),
+            sms: SmSet::first(132),
+            min_partition: 8,
+            alignment: 8,
+            units: coscheduled_units(132, 8, true),
             origin: Origin::Whole,
         }
     }
 
-    #[test]
-    fn a_split_rounds_the_minimum_up_to_the_partition_and_the_alignment() {
-        // 2 SMs asked: 8, the minimum partition; 132 / 8 = 16 groups fit, 4 SMs left.
-        let s = split_sm(&h200(), None, 0, 2, 1).unwrap();
-        assert_eq!((s.fit, s.groups.len(), s.remaining.sm.sm_count), (16, 0, 4));
-        let s = split_sm(&h200(), Some(3), 0, 2, 1).unwrap();
-        assert_eq!(s.groups.len(), 3);
-        assert!(s.groups.iter().all(|g| g.sm.sm_count == 8));
-        assert_eq!(s.remaining.sm.sm_count, 132 - 24);
-        // 9 SMs: 16, the next multiple of 8; as many as fit when more are asked.
-        let s = split_sm(&h200(), Some(100), 0, 9, 1).unwrap();
-        assert_eq!((s.fit, s.groups.len(), s.remaining.sm.sm_count), (8, 8, 4));
-        // Ignoring co-scheduling: finer groups.
-        let s = split_sm(&h200(), Some(100), SPLIT_IGNORE_SM_COSCHEDULING, 3, 1).unwrap();
-        assert_eq!((s.groups.len(), s.groups[0].sm.sm_count), (33, 4));
+    fn count(flags: u32, min_count: u32) -> u32 {
+        split_sm(&h200(), None, flags, min_count, 1).unwrap().fit
     }
 
     #[test]
-    fn a_split_refuses_bad_flags_too_many_sms_and_a_result_split_again() {
-        let e = split_sm(&h200(), None, 0x4, 8, 1).unwrap_err();
-        assert_eq!(e.code, cumock_abi::result::CUDA_ERROR_INVALID_VALUE);
-        let e = split_sm(&h200(), None, 0, 133, 1).unwrap_err();
-        assert_eq!(e.code, cumock_abi::result::CUDA_ERROR_INVALID_VALUE);
-        let group = split_sm(&h200(), Some(1), 0, 8, 1).unwrap().groups[0];
-        let e = split_sm(&group, None, 0, 8, 2).unwrap_err();
-        assert_eq!(e.code, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION);
+    fn the_count_query_gives_the_h200_s_numbers() {
+        // Probe split, flags 0 (and MAX_POTENTIAL_CLUSTER_SIZE, and bits cuda.h does not
+        // name): minCount to the group count.
+        for flags in [0, SPLIT_MAX_POTENTIAL_CLUSTER_SIZE, 0x4, 0x8000_0000] {
+            for (min, groups) in [
+                (0, 15),
+                (1, 15),
+                (7, 15),
+                (8, 15),
+                (9, 8),
+                (16, 8),
+                (24, 5),
+                (33, 3),
+                (66, 1),
+                (67, 1),
+                (132, 1),
+            ] {
+                assert_eq!(
+                    count(flags, min),
+                    groups,
+                    "flags {flags:#x}, minCount {min}"
+                );
+            }
+        }
+        // Ignoring co-scheduling.
+        for (min, groups) in [(1, 66), (2, 66), (3, 33), (8, 16), (9, 13)] {
+            assert_eq!(
+                count(SPLIT_IGNORE_SM_COSCHEDULING, min),
+                groups,
+                "minCount {min}"
+            );
+        }
     }
 
     #[test]
-    fn a_resource_survives_its_c_form_and_a_foreign_one_is_refused() {
+    fn groups_and_the_remaining_are_as_the_h200_makes_them() {
+        let sizes = |s: &Split| {
+            (
+                s.groups.len(),
+                s.groups
+                    .iter()
+                    .map(Resource::sm_count)
+                    .collect::<HashSet<_>>(),
+                s.remaining.map(|r| r.sm_count()),
+            )
+        };
+        // Probe split: asked, made, their size, what is left.
+        for (asked, min, flags, made, size, left) in [
+            (3, 8, 0, 3, 8, Some(108)),
+            (3, 2, 0, 3, 8, Some(108)),
+            (3, 20, 0, 3, 24, Some(60)),
+            (100, 8, 0, 15, 8, Some(12)),
+            (2, 66, 0, 1, 72, Some(60)),
+            (1, 132, 0, 1, 132, None),
+            (4, 3, SPLIT_IGNORE_SM_COSCHEDULING, 4, 4, Some(116)),
+            (4, 16, SPLIT_MAX_POTENTIAL_CLUSTER_SIZE, 4, 16, Some(68)),
+        ] {
+            let s = split_sm(&h200(), Some(asked), flags, min, 1).unwrap();
+            assert_eq!(
+                sizes(&s),
+                (made, HashSet::from([size]), left),
+                "{asked} of {min}"
+            );
+            // Outputs report no partition size nor alignment.
+            assert!(s
+                .groups
+                .iter()
+                .chain(&s.remaining)
+                .all(|r| (r.min_partition, r.alignment) == (0, 0)));
+            // Disjoint, and together the input.
+            let all = s
+                .groups
+                .iter()
+                .chain(&s.remaining)
+                .fold(SmSet::default(), |a, r| a.union(r.sms));
+            assert_eq!(all, h200().sms);
+        }
+        // An empty remaining is written zeroed, of type INVALID.
+        assert_eq!(output_to_c(None).type_, 0);
+    }
+
+    #[test]
+    fn a_split_refuses_what_the_h200_refuses() {
+        let code = |r: CuResult<Split>| r.unwrap_err().code;
+        assert_eq!(
+            code(split_sm(&h200(), None, 0, 133, 1)),
+            CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
+        );
+        for min in [1, 8, 9] {
+            assert_eq!(
+                code(split_sm(&h200(), None, 0x3, min, 1)),
+                CUDA_ERROR_INVALID_VALUE
+            );
+        }
+        let s = split_sm(&h200(), Some(1), 0, 16, 1).unwrap();
+        let (group, rest) = (s.groups[0], s.remaining.unwrap());
+        for r in [group, rest] {
+            assert_eq!(
+                code(split_sm(&r, None, 0, 8, 2)),
+                CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
+            );
+        }
+    }
+
+    #[test]
+    fn a_part_of_the_device_splits_by_its_own_units() {
+        // Probe create: a green context of 16 SMs, split by 8 with 4 asked: 2 groups,
+        // nothing left.
+        let group = split_sm(&h200(), Some(1), 0, 16, 1).unwrap().groups[0];
+        let green = Resource {
+            min_partition: 8,
+            alignment: 8,
+            units: coscheduled_units(16, 8, false),
+            origin: Origin::Whole,
+            ..group
+        };
+        let s = split_sm(&green, Some(4), 0, 8, 2).unwrap();
+        assert_eq!(
+            (s.groups.len(), s.groups[0].sm_count(), s.remaining),
+            (2, 8, None)
+        );
+    }
+
+    #[test]
+    fn a_resource_survives_its_c_form_and_a_changed_one_is_refused() {
         let group = split_sm(&h200(), Some(2), 0, 16, 7).unwrap().groups[1];
         assert_eq!(Resource::from_c(&group.to_c()).unwrap(), group);
+        assert_eq!(Resource::from_c(&h200().to_c()).unwrap(), h200());
         let mut c = group.to_c();
         c.type_ = 0;
         assert_eq!(
             Resource::from_c(&c).unwrap_err().code,
             CUDA_ERROR_INVALID_RESOURCE_TYPE
         );
+        // Probe split: built by hand, or the device's with smCount changed.
         let mut c = group.to_c();
         c.internal_padding = [0; 92];
+        assert_eq!(
+            Resource::from_c(&c).unwrap_err().code,
+            CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
+        );
+        let mut c = h200().to_c();
+        c.sm.sm_count = 16;
         assert_eq!(
             Resource::from_c(&c).unwrap_err().code,
             CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
@@ -639,22 +909,26 @@ mod tests {
     }
 
     #[test]
-    fn a_descriptor_sums_one_split_s_outputs_and_refuses_mixed_origins() {
-        let a = split_sm(&h200(), Some(2), 0, 8, 1).unwrap();
-        let b = split_sm(&h200(), Some(1), 0, 8, 2).unwrap();
-        let d = describe(&[a.groups[0], a.groups[1], a.remaining]).unwrap();
-        assert_eq!(d.sm.sm_count, 132);
-        assert_eq!(describe(&[b.groups[0]]).unwrap().sm.sm_count, 8);
-        assert_eq!(describe(&[h200()]).unwrap().sm.sm_count, 132);
-        for mixed in [[a.groups[0], b.groups[0]], [h200(), h200()]] {
-            assert_eq!(
-                describe(&mixed).unwrap_err().code,
-                CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
-            );
-        }
+    fn a_descriptor_takes_the_union_of_any_resources_of_one_device() {
+        let a = split_sm(&h200(), Some(3), 0, 8, 1).unwrap();
+        let b = split_sm(&h200(), Some(2), 0, 16, 2).unwrap();
+        let n = |rs: &[Resource]| describe(rs).unwrap().sms.count();
         assert_eq!(
-            describe(&[]).unwrap_err().code,
-            cumock_abi::result::CUDA_ERROR_INVALID_VALUE
+            n(&[a.groups[0], a.remaining.unwrap(), a.groups[1]]),
+            132 - 8
         );
+        assert_eq!(n(&[a.groups[0], b.groups[0]]), 16);
+        assert_eq!(n(&[h200(), h200()]), 132);
+        assert_eq!(n(&[a.groups[0], a.groups[0]]), 8);
+        assert_eq!(n(&[a.groups[0], h200()]), 132);
+        let other = Resource {
+            device: 1,
+            ..h200()
+        };
+        assert_eq!(
+            describe(&[h200(), other]).unwrap_err().code,
+            CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
+        );
+        assert_eq!(describe(&[]).unwrap_err().code, CUDA_ERROR_INVALID_VALUE);
     }
 }

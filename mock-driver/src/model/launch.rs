@@ -72,6 +72,8 @@ pub struct PreparedLaunch {
     shared: u32,
     params: Vec<u8>,
     sm_count: u32,
+    /// The SMs the blocks run on, where fewer than the device's (a green context's).
+    sm_ids: Option<Arc<[u32]>>,
     host_threads: usize,
     step_limit: Option<u64>,
     time_limit: Option<std::time::Duration>,
@@ -137,6 +139,7 @@ impl PreparedLaunch {
             globals: &self.globals,
             device_ordinal: self.device as u32,
             sm_count: self.sm_count,
+            sm_ids: self.sm_ids.as_deref(),
             host_threads: self.host_threads,
             step_limit: self.step_limit,
             time_limit: self.time_limit,
@@ -643,15 +646,22 @@ impl Driver {
                 .limit(ctx, LIMIT_STACK_SIZE)
                 .or(super::context::DEFAULT_LIMITS[LIMIT_STACK_SIZE as usize])
                 .unwrap_or(0);
+            // A green context's stream, or its context's default stream: its SMs (probe
+            // green_contexts, create: 1024 blocks on a green context of 16 SMs ran on 16).
+            let stream_ctx = st.contexts.stream(req.stream).map_or(ctx, |(c, _)| c);
+            let sm_ids = st
+                .green
+                .context_sms(stream_ctx)
+                .map(|s| s.ids().collect::<Arc<[u32]>>());
             (
                 program,
                 kernel,
                 globals,
                 device,
-                (fifo, stack, ctx, cluster),
+                (fifo, stack, ctx, cluster, sm_ids),
             )
         };
-        let (printf_fifo, stack_bytes, ctx, cluster) = printf_fifo;
+        let (printf_fifo, stack_bytes, ctx, cluster, sm_ids) = printf_fifo;
         let module = f.r.module;
         if req.cooperative {
             self.check_cooperative(req, device, cluster)?;
@@ -690,6 +700,7 @@ impl Driver {
             shared: req.shared,
             params: req.params.clone(),
             sm_count: self.device_attribute(device, DEV_MULTIPROCESSOR_COUNT, 132) as u32,
+            sm_ids,
             host_threads: self.kernel.host_threads,
             step_limit: self.kernel.step_limit,
             time_limit: self.kernel.time_limit,

@@ -1135,13 +1135,18 @@ impl Driver {
         // the same rule unrecorded.
         const H200_GPCS: [i64; 8] = [16, 16, 16, 16, 16, 16, 14, 14];
         let per_sm = i64::from(self.occupancy_blocks_per_sm(f, threads, shared)?.min(8));
-        let sms = i64::from(self.device_attribute(device, attr::DEV_MULTIPROCESSOR_COUNT, 132));
-        if sms == 132 {
+        // A green context's context current: its SMs (probe green_contexts, create: 64
+        // clusters of 2 on 16 SMs); larger clusters there follow the same rule unrecorded.
+        let green = self.current_green_sms().map(|s| i64::from(s.count()));
+        let sms = green.unwrap_or_else(|| {
+            i64::from(self.device_attribute(device, attr::DEV_MULTIPROCESSOR_COUNT, 132))
+        });
+        if green.is_none() && sms == 132 {
             if let Some(n) = h200_active_clusters(per_sm, blocks) {
                 return Ok(n);
             }
         }
-        let clusters = if blocks <= 2 || sms != 132 {
+        let clusters = if blocks <= 2 || sms != 132 || green.is_some() {
             per_sm * sms / blocks
         } else {
             H200_GPCS.iter().map(|g| g * per_sm / blocks).sum()

@@ -246,6 +246,7 @@ pub fn launch<'a>(grid: u32, block: u32, params: &'a [u8]) -> Launch<'a> {
         globals: &[],
         device_ordinal: 0,
         sm_count: 132,
+        sm_ids: None,
         host_threads: 2,
         step_limit: Some(1 << 24),
         time_limit: None,
