@@ -2327,7 +2327,7 @@ impl Driver {
                 Step::Kernel(k) => {
                     k.run_in(self, bound, Some(env));
                     for fired in env.take_fired() {
-                        self.run_device_graphs(vec![fired], device, bound);
+                        self.run_device_graphs(vec![fired], device, bound, env.depth() + 1);
                     }
                 }
                 Step::Action(a) => {
@@ -2478,11 +2478,11 @@ impl Driver {
                 waits.iter().for_each(stream_queues::Mark::wait);
                 // Copies and memsets need the launching thread's context, current here too.
                 let pushed = self.state.lock().contexts.push(ctx).is_ok();
-                let env = GraphEnv::new(current);
+                let env = GraphEnv::new(current, 0);
                 self.run_steps(&run.steps, device, &bound, &env);
                 // The device graphs its kernels queued as tail launches: after the whole
                 // graph, in their order.
-                self.run_device_graphs(env.take_tails(), device, &bound);
+                self.run_device_graphs(env.take_tails(), device, &bound, 0);
                 if pushed {
                     let _ = self.state.lock().contexts.pop();
                 }

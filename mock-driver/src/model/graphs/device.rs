@@ -42,6 +42,13 @@ const SIBLING: u64 = 0x0300_0000_0000_0000;
 const MAX_FIRE_AND_FORGET: u32 = 120;
 const MAX_PENDING_TAILS: usize = 255;
 
+/// How deep fire-and-forget launches may nest (a fired graph's kernel firing another...):
+/// the mock runs each nested one on the worker's stack, so it bounds the nesting where
+/// the guide gives no number; past it the launch answers
+/// cudaErrorLaunchPendingCountExceeded, as for the other limits. 24 is the depth legacy
+/// dynamic parallelism allowed.
+const MAX_FIRE_AND_FORGET_NESTING: u32 = 24;
+
 /// The `cudaError_t`s the device's cudaGraphLaunch answers.
 const SUCCESS: i32 = 0;
 const INVALID_VALUE: i32 = 1;
@@ -56,6 +63,8 @@ pub mod instantiate_result {
 pub struct GraphEnv {
     /// `cudaGetCurrentGraphExec`: the graph's handle if it is a device graph, else 0.
     current: u64,
+    /// How many fire-and-forget launches this run is nested in (0: launched by the host).
+    depth: u32,
     launched: parking_lot::Mutex<Launched>,
 }
 
@@ -71,15 +80,20 @@ struct Launched {
 }
 
 impl GraphEnv {
-    pub(in crate::model) fn new(current: u64) -> Self {
+    pub(in crate::model) fn new(current: u64, depth: u32) -> Self {
         GraphEnv {
             current,
+            depth,
             launched: parking_lot::Mutex::new(Launched::default()),
         }
     }
 
     pub fn current(&self) -> u64 {
         self.current
+    }
+
+    pub(super) fn depth(&self) -> u32 {
+        self.depth
     }
 
     pub(super) fn take_fired(&self) -> Vec<ExecId> {
@@ -205,7 +219,8 @@ impl Driver {
                 if running {
                     return INVALID_VALUE;
                 }
-                if l.fired_count >= MAX_FIRE_AND_FORGET {
+                if l.fired_count >= MAX_FIRE_AND_FORGET || env.depth >= MAX_FIRE_AND_FORGET_NESTING
+                {
                     return LAUNCH_PENDING_COUNT_EXCEEDED;
                 }
                 l.fired_count += 1;
@@ -217,18 +232,49 @@ impl Driver {
         SUCCESS
     }
 
-    /// Runs device-launched graphs in order, each as its own environment: its nodes
-    /// (and the fire-and-forget graphs its kernels launch), then the tail launches it
-    /// queued, before the rest of `list`.
+    /// Runs device-launched graphs in order, each as its own environment (`depth`
+    /// fire-and-forget launches deep): its nodes (and the fire-and-forget graphs its
+    /// kernels launch), then the tail launches it queued, before the rest of `list`.
+    /// A chain of tail launches that outlasts CUMOCK_KERNEL_TIMEOUT (a graph relaunching
+    /// itself without end, which a GPU would run forever) ends as a timed-out launch,
+    /// CUDA_ERROR_LAUNCH_TIMEOUT, sticky as a kernel's: the host's synchronisation
+    /// returns rather than hang.
     pub(super) fn run_device_graphs(
         &'static self,
         list: Vec<ExecId>,
         device: usize,
         bound: &BoundObjects,
+        depth: u32,
     ) {
+        let started = std::time::Instant::now();
+        let limit = crate::diagnostics::settings().kernel_timeout;
         let mut queue: VecDeque<ExecId> = list.into();
         while let Some(e) = queue.pop_front() {
-            let env = GraphEnv::new(e.handle());
+            if limit.is_some_and(|l| started.elapsed() > l) {
+                self.device_work_failed(
+                    device,
+                    CuError::new(
+                        cumock_abi::result::CUDA_ERROR_LAUNCH_TIMEOUT,
+                        format!(
+                            "device graphs launched one another for longer than the kernel \
+                             time limit ({:?}, CUMOCK_KERNEL_TIMEOUT); {} launches left undone",
+                            limit.unwrap_or_default(),
+                            queue.len() + 1
+                        ),
+                    ),
+                );
+                let mut st = self.state.lock();
+                for left in std::iter::once(e).chain(queue.drain(..)) {
+                    if let Some(n) = st.graphs.device_running.get_mut(&left) {
+                        *n -= 1;
+                        if *n == 0 {
+                            st.graphs.device_running.remove(&left);
+                        }
+                    }
+                }
+                return;
+            }
+            let env = GraphEnv::new(e.handle(), depth);
             match self.device_plan(e) {
                 Ok(plan) => self.run_steps(&plan.steps, device, bound, &env),
                 Err(err) => self.device_work_failed(device, err),
