@@ -164,12 +164,7 @@ impl BlockCtx<'_> {
                                 .into(),
                         });
                     }
-                    // Layered geometries put the (integer) layer first.
-                    let (layer, first) = if geom.layered() {
-                        (Some(c[0][l] as u32 as i32 as i64), 1)
-                    } else {
-                        (None, 0)
-                    };
+                    let (layer, first) = layer_of(*geom, &c, l);
                     let v = if *float_coords {
                         let mut xyz = [0f32; 3];
                         for (k, v) in xyz.iter_mut().enumerate().take(geom.dims()) {
@@ -226,11 +221,7 @@ impl BlockCtx<'_> {
                 let mut results = [[0u32; 4]; 32];
                 let look = |x| with_sampler(mem.texture(x), sampler);
                 self.each_lane(w, pc, emask, &h, look, |l, t: &TextureObject| {
-                    let (layer, first) = if geom.layered() {
-                        (Some(c[0][l] as u32 as i32 as i64), 1)
-                    } else {
-                        (None, 0)
-                    };
+                    let (layer, first) = layer_of(*geom, &c, l);
                     let q = Lookup {
                         offset: off[l],
                         dims: 2,
@@ -483,6 +474,16 @@ impl ImageObject for TextureObject {
 
 impl ImageObject for SurfaceObject {
     const KIND: &'static str = "surface";
+}
+
+/// Lane `l`'s layer and the index of its first coordinate: layered geometries put the
+/// (integer) layer first.
+fn layer_of(geom: Geom, c: &[Lanes; 4], l: usize) -> (Option<i64>, usize) {
+    if geom.layered() {
+        (Some(c[0][l] as u32 as i32 as i64), 1)
+    } else {
+        (None, 0)
+    }
 }
 
 /// `sust.p`'s conversion (PTX ISA: the values are f32 for float channels, u32 for
