@@ -26,16 +26,15 @@ and apart again the tests written for another cuda-core than the installed one:
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
-import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected.txt")
 sys.path.insert(0, os.path.dirname(HERE))
-from suite_common import against_expected, counts_of, read_expected  # noqa: E402
+from suite_common import (  # noqa: E402
+    bless_arguments, bless_with_reasons, counts_of, modules_chosen, read_expected, report,
+    run_arguments, run_pytest, write_json, write_log)
 
 PACKAGES = ["cuda_core", "cuda_bindings"]
 
@@ -67,29 +66,17 @@ def cause(message):
     return None
 
 
-def parse_junit(path, module):
+def parse_junit(cases, module):
     """Each test's outcome (pass, fail, error, skip) and, for the others, the first line
     of pytest's message. Test ids: MODULE::[Class::]name."""
     tests, why = {}, {}
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError):
-        return tests, why
     dotted = module.split("/", 1)[1].removesuffix(".py").replace("/", ".")
-    for case in root.iter("testcase"):
-        cls = case.get("classname", "")
-        name = case.get("name", "")
+    for cls, name, outcome, first, text in cases:
         inner = cls.removeprefix(dotted).lstrip(".")
         test = f"{module}::{inner}::{name}" if inner else f"{module}::{name}"
-        outcome = "pass"
-        for child in case:
-            if child.tag in ("failure", "error", "skipped"):
-                outcome = {"failure": "fail", "error": "error", "skipped": "skip"}[child.tag]
-                text = " ".join([child.get("message") or "", child.text or ""])
-                first = (child.get("message") or child.text or "").strip().splitlines()
-                c = cause(text)
-                why[test] = (f"[{c}] " if c else "") + (first[0][:200] if first else "")
-                break
+        if outcome != "pass":
+            c = cause(text)
+            why[test] = (f"[{c}] " if c else "") + first[:200]
         tests[test] = outcome
     return tests, why
 
@@ -97,19 +84,8 @@ def parse_junit(path, module):
 def run_module(module, tree, timeout, env):
     pkg, rel = module.split("/", 1)
     t0 = time.time()
-    with tempfile.TemporaryDirectory() as tmp:
-        xml = os.path.join(tmp, "junit.xml")
-        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-               "-o", "junit_family=xunit1", f"--junitxml={xml}", rel]
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                               env=env, cwd=os.path.join(tree, pkg))
-            out, rc = p.stdout + p.stderr, p.returncode
-        except subprocess.TimeoutExpired as e:
-            out = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(
-                errors="replace")
-            rc = "timeout"
-        tests, why = parse_junit(xml, module)
+    out, rc, cases = run_pytest(rel, os.path.join(tree, pkg), timeout, env)
+    tests, why = parse_junit(cases, module)
     # A module that ran no test to its end (a collection error, a crash, a timeout) is one
     # error under its own name, so it is never silently absent. pytest: 0 all passed,
     # 1 some failed, 5 no test collected.
@@ -146,12 +122,7 @@ def line(module, counts, design, secs=None):
 
 def run(a):
     expected = read_expected(a.expected) if os.path.exists(a.expected) else None
-    if a.modules == "ci":
-        modules = expected["ci"]
-    elif a.modules == "all":
-        modules = all_modules(a.tree)
-    else:
-        modules = a.modules.split(",")
+    modules = modules_chosen(a.modules, expected, lambda: all_modules(a.tree))
     modules = [m for m in modules if os.path.exists(os.path.join(a.tree, m))]
     results, reasons = {}, {}
     env = dict(os.environ)
@@ -160,27 +131,16 @@ def run(a):
     for m in modules:
         module, tests, why, out, rc, secs = run_module(m, a.tree, a.timeout, env)
         results[module], reasons[module] = tests, why
-        if a.logs:
-            os.makedirs(a.logs, exist_ok=True)
-            with open(os.path.join(a.logs, module.replace("/", ".") + ".log"), "w") as f:
-                f.write(out)
+        write_log(a.logs, module, out)
         design = by_design(module, tests, why)
         for k in design:
             design_total[k] += design[k]
         print(line(module, counts_of(tests), design, secs), flush=True)
-        if a.json:
-            with open(a.json, "w") as f:
-                json.dump({"modules": results, "why": reasons}, f, indent=1, sort_keys=True)
+        write_json(a.json, {"modules": results, "why": reasons})
     totals = counts_of({f"{t}": o for m in modules for t, o in results.get(m, {}).items()})
-    regressions, news, checked = [], [], 0
     # An empty expected file (a GPU baseline's run) has nothing to compare with.
-    if expected and expected["pass"]:
-        regressions, news, checked = against_expected(expected, modules, results,
-                                                      lambda t: t.split("::")[0])
-    for test in news:
-        print(f"news: {test} passes and is not listed as passing in expected.txt")
-    for test, o in regressions:
-        print(f"REGRESSION: {test}: {o}, listed as passing in expected.txt")
+    compared = expected if expected and expected["pass"] else None
+    regressions, checked = report(compared, modules, results, lambda t: t.split("::")[0])
     print(f"cuda-python suites: {len(modules)} modules in {time.time() - t0:.0f}s: "
           f"{totals['pass']} passed, {totals['fail']} failed, {totals['error']} errors, "
           f"{totals['skip']} skipped (of the failures and errors: {design_total['sass']} SASS "
@@ -203,26 +163,6 @@ HEADER = """\
 """
 
 
-def bless(a):
-    with open(a.json) as f:
-        saved = json.load(f)
-    results, reasons = saved["modules"], saved.get("why", {})
-    old = read_expected(a.expected) if os.path.exists(a.expected) else {"ci": []}
-    ci = a.ci.split(",") if a.ci else old["ci"]
-    lines = [HEADER.rstrip("\n")] + [f"ci {m}" for m in ci]
-    for module in sorted(results):
-        lines.append(f"\n# {module}")
-        for test, o in sorted(results[module].items()):
-            if o == "pass":
-                lines.append(f"pass {test}")
-            elif o != "skip":
-                why = " ".join(reasons.get(module, {}).get(test, "").split())
-                lines.append(f"known {test} {o}: {why}"[:300])
-    with open(a.expected, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return 0
-
-
 def compare(a):
     """Of the tests that pass on the GPU (its run's JSON), those expected.txt does not
     list as passing on the mock, with the mock's reason."""
@@ -243,15 +183,8 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
     r.add_argument("--tree", required=True, help="the fetched tests, laid out as the repo is")
-    r.add_argument("--modules", default="ci", help="ci (expected.txt's), all, or M1,M2")
-    r.add_argument("--timeout", type=int, default=600, help="seconds a module may take")
-    r.add_argument("--json", help="every test's outcome, written as modules finish")
-    r.add_argument("--logs", help="folder for each module's output")
-    r.add_argument("--expected", default=EXPECTED)
-    b = sub.add_parser("bless")
-    b.add_argument("json")
-    b.add_argument("--ci", help="M1,M2: CI's modules (default: those expected.txt has)")
-    b.add_argument("--expected", default=EXPECTED)
+    run_arguments(r, EXPECTED, parallel=False)
+    bless_arguments(sub.add_parser("bless"), EXPECTED)
     c = sub.add_parser("compare")
     c.add_argument("json", help="a GPU run's outcomes (ci/gpu-cuda-python.sh's h200.json)")
     c.add_argument("--expected", default=EXPECTED)
@@ -261,7 +194,7 @@ def main():
     if a.cmd == "run":
         return run(a)
     if a.cmd == "bless":
-        return bless(a)
+        return bless_with_reasons(a, HEADER)
     if a.cmd == "compare":
         return compare(a)
     print("\n".join(all_modules(a.tree)))

@@ -16,18 +16,18 @@ listed is reported as news, not as a failure).
 """
 
 import argparse
-import concurrent.futures
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected.txt")
 sys.path.insert(0, os.path.dirname(HERE))
-from suite_common import against_expected, counts_of, read_expected  # noqa: E402
+from suite_common import (  # noqa: E402
+    counts_of, modules_chosen, read_expected, report, run_arguments, run_captured,
+    run_parallel, write_expected, write_json, write_log)
 # The packages numba-cuda's own load_tests walks, in its order.
 PACKAGES = ["nocuda", "cudasim", "cudadrv", "cudapy", "nrt", "doc_examples"]
 # Modules that cannot be loaded by the unittest runner at all: they call
@@ -103,20 +103,8 @@ def all_modules():
 
 def run_module(module, timeout, env):
     t0 = time.time()
-    try:
-        p = subprocess.run(
-            [sys.executable, "-m", "numba.runtests", "-v", "-b", module],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-        )
-        out, rc = p.stdout + p.stderr, p.returncode
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(
-            errors="replace"
-        )
-        rc = "timeout"
+    out, rc = run_captured([sys.executable, "-m", "numba.runtests", "-v", "-b", module],
+                           timeout, env)
     tests = parse(out)
     # A module that ran no test to its end (crashed at import, died, timed out) is one
     # error under its own name, so it is never silently absent.
@@ -135,12 +123,7 @@ def line(module, counts, secs=None):
 
 def run(a):
     expected = read_expected(a.expected) if os.path.exists(a.expected) else None
-    if a.modules == "ci":
-        modules = expected["ci"]
-    elif a.modules == "all":
-        modules = all_modules()
-    else:
-        modules = a.modules.split(",")
+    modules = modules_chosen(a.modules, expected, all_modules)
     results = {}
     if a.resume and os.path.exists(a.json):
         with open(a.json) as f:
@@ -149,43 +132,19 @@ def run(a):
     env = dict(os.environ)
     t0 = time.time()
 
-    def save():
-        if a.json:
-            with open(a.json, "w") as f:
-                json.dump({"modules": results}, f, indent=1, sort_keys=True)
+    def finished(module, tests, out, rc, secs):
+        results[module] = tests
+        write_log(a.logs, module, out)
+        print(line(module, counts_of(tests), secs), flush=True)
+        write_json(a.json, {"modules": results})
 
-    def start(m):
-        # Past the budget, no module starts: a later --resume run takes the rest.
-        if a.budget and time.time() - t0 > a.budget:
-            return m, None, "", "budget", 0.0
-        return run_module(m, a.timeout, env)
-
-    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        for fut in concurrent.futures.as_completed([pool.submit(start, m) for m in todo]):
-            module, tests, out, rc, secs = fut.result()
-            if tests is None:
-                continue
-            results[module] = tests
-            if a.logs:
-                os.makedirs(a.logs, exist_ok=True)
-                with open(os.path.join(a.logs, module + ".log"), "w") as f:
-                    f.write(out)
-            print(line(module, counts_of(tests), secs), flush=True)
-            save()
+    run_parallel(todo, a.jobs, a.budget, lambda m: run_module(m, a.timeout, env), finished)
     secs = time.time() - t0
     left = [m for m in modules if m not in results]
     totals = counts_of({f"{m}:{t}": o for m in modules for t, o in results.get(m, {}).items()})
 
-    regressions, news, checked = [], [], 0
-    if expected:
-        ran = [m for m in modules if m not in left]
-        regressions, news, checked = against_expected(
-            expected, ran, results, lambda test: test.rsplit(".", 2)[0]
-        )
-    for test in news:
-        print(f"news: {test} passes and is not listed as passing in expected.txt")
-    for test, o in regressions:
-        print(f"REGRESSION: {test}: {o}, listed as passing in expected.txt")
+    ran = [m for m in modules if m not in left]
+    regressions, checked = report(expected, ran, results, lambda test: test.rsplit(".", 2)[0])
     if left:
         print(f"{len(left)} modules not run (budget spent): run again with --resume")
     print(
@@ -313,25 +272,21 @@ def bless(a):
     every failing one as `known` with its reason; `ci` lines are kept."""
     with open(a.json) as f:
         results = json.load(f)["modules"]
-    old = read_expected(a.expected) if os.path.exists(a.expected) else {"ci": []}
-    ci = a.ci.split(",") if a.ci else old["ci"]
-    lines = [HEADER.rstrip("\n")]
-    lines += [f"ci {m}" for m in ci]
-    for module in sorted(results):
+    # Each module's log read once, for the first of its failing tests.
+    logs = {}
+
+    def known(module, test, o):
         log = os.path.join(a.logs, module + ".log")
-        tbs = tracebacks(open(log, errors="replace").read()) if os.path.exists(log) else {}
-        lines.append(f"\n# {module}")
-        for test, o in sorted(results[module].items()):
-            if o == "pass":
-                lines.append(f"pass {test}")
-            elif o == "timeout":
-                lines.append(f"known {test} timeout: the module runs past {a.timeout} s on 2 cores")
-            elif o == "crash":
-                lines.append(f"known {test} crash: {died_during(log)}")
-            elif o != "skip":
-                lines.append(f"known {test} {o}: {reason_of(tbs.get(test, ''))}")
-    with open(a.expected, "w") as f:
-        f.write("\n".join(lines) + "\n")
+        if o == "timeout":
+            return f"known {test} timeout: the module runs past {a.timeout} s on 2 cores"
+        if o == "crash":
+            return f"known {test} crash: {died_during(log)}"
+        if module not in logs:
+            logs[module] = (tracebacks(open(log, errors="replace").read())
+                            if os.path.exists(log) else {})
+        return f"known {test} {o}: {reason_of(logs[module].get(test, ''))}"
+
+    write_expected(a.expected, a.ci, HEADER, results, known)
     return 0
 
 
@@ -349,14 +304,7 @@ def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
-    r.add_argument("--modules", default="ci", help="ci (expected.txt's), all, or M1,M2")
-    r.add_argument("--jobs", type=int, default=2)
-    r.add_argument("--timeout", type=int, default=600, help="seconds a module may take")
-    r.add_argument("--json", help="every test's outcome, written as modules finish")
-    r.add_argument("--resume", action="store_true", help="skip the modules --json has")
-    r.add_argument("--budget", type=int, help="start no module after this many seconds")
-    r.add_argument("--logs", help="folder for each module's output")
-    r.add_argument("--expected", default=EXPECTED)
+    run_arguments(r, EXPECTED, parallel=True)
     c = sub.add_parser("compare")
     c.add_argument("mock", help="the mock's run: its --json file, or expected.txt")
     c.add_argument("gpu")

@@ -190,79 +190,29 @@ pub(crate) fn lane_of(f: WarpFn) -> Option<LaneFn> {
 /// twin, `W` the double width for `.wide`/`.hi`).
 macro_rules! by_int {
     ($ty:expr, |$a:ident, $b:ident, $c:ident, $e:ident| $body:expr) => {
+        by_int!(@types $ty, |$a, $b, $c, $e| $body;
+            Ty::U8 | Ty::B8 => u8, u8, u16;
+            Ty::U16 | Ty::B16 => u16, u16, u32;
+            Ty::U32 | Ty::B32 => u32, u32, u64;
+            Ty::U64 | Ty::B64 => u64, u64, u128;
+            Ty::S8 => i8, u8, i16;
+            Ty::S16 => i16, u16, i32;
+            Ty::S32 => i32, u32, i64;
+            Ty::S64 => i64, u64, i128;
+        )
+    };
+    (@types $ty:expr, |$a:ident, $b:ident, $c:ident, $e:ident| $body:expr;
+     $($p:pat => $t:ty, $u:ty, $w:ty;)*) => {
         match $ty {
-            Ty::U8 | Ty::B8 => {
+            $($p => {
                 #[allow(dead_code)]
-                type T = u8;
+                type T = $t;
                 #[allow(dead_code)]
-                type U = u8;
+                type U = $u;
                 #[allow(dead_code)]
-                type W = u16;
+                type W = $w;
                 Some(wf!(|$a, $b, $c, $e| $body))
-            }
-            Ty::U16 | Ty::B16 => {
-                #[allow(dead_code)]
-                type T = u16;
-                #[allow(dead_code)]
-                type U = u16;
-                #[allow(dead_code)]
-                type W = u32;
-                Some(wf!(|$a, $b, $c, $e| $body))
-            }
-            Ty::U32 | Ty::B32 => {
-                #[allow(dead_code)]
-                type T = u32;
-                #[allow(dead_code)]
-                type U = u32;
-                #[allow(dead_code)]
-                type W = u64;
-                Some(wf!(|$a, $b, $c, $e| $body))
-            }
-            Ty::U64 | Ty::B64 => {
-                #[allow(dead_code)]
-                type T = u64;
-                #[allow(dead_code)]
-                type U = u64;
-                #[allow(dead_code)]
-                type W = u128;
-                Some(wf!(|$a, $b, $c, $e| $body))
-            }
-            Ty::S8 => {
-                #[allow(dead_code)]
-                type T = i8;
-                #[allow(dead_code)]
-                type U = u8;
-                #[allow(dead_code)]
-                type W = i16;
-                Some(wf!(|$a, $b, $c, $e| $body))
-            }
-            Ty::S16 => {
-                #[allow(dead_code)]
-                type T = i16;
-                #[allow(dead_code)]
-                type U = u16;
-                #[allow(dead_code)]
-                type W = i32;
-                Some(wf!(|$a, $b, $c, $e| $body))
-            }
-            Ty::S32 => {
-                #[allow(dead_code)]
-                type T = i32;
-                #[allow(dead_code)]
-                type U = u32;
-                #[allow(dead_code)]
-                type W = i64;
-                Some(wf!(|$a, $b, $c, $e| $body))
-            }
-            Ty::S64 => {
-                #[allow(dead_code)]
-                type T = i64;
-                #[allow(dead_code)]
-                type U = u64;
-                #[allow(dead_code)]
-                type W = i128;
-                Some(wf!(|$a, $b, $c, $e| $body))
-            }
+            })*
             _ => None,
         }
     };
@@ -1122,49 +1072,40 @@ macro_rules! f64fn {
     };
 }
 
-macro_rules! by_rnd32 {
-    ($m:expr, |$a:ident, $b:ident, $c:ident, $r:ident| $body:expr) => {
+/// One warp function per rounding mode (`.rn` without one), `$r` naming the mode as a
+/// constant in `$each`.
+macro_rules! by_rnd {
+    ($m:expr, $r:ident, $each:expr) => {
         match $m.rnd.unwrap_or(Rnd::N) {
             Rnd::N => {
                 const $r: Rnd = Rnd::N;
-                f32fn!($m.ftz, $m.sat, |$a, $b, $c| $body)
+                $each
             }
             Rnd::Z => {
                 const $r: Rnd = Rnd::Z;
-                f32fn!($m.ftz, $m.sat, |$a, $b, $c| $body)
+                $each
             }
             Rnd::M => {
                 const $r: Rnd = Rnd::M;
-                f32fn!($m.ftz, $m.sat, |$a, $b, $c| $body)
+                $each
             }
             Rnd::P => {
                 const $r: Rnd = Rnd::P;
-                f32fn!($m.ftz, $m.sat, |$a, $b, $c| $body)
+                $each
             }
         }
     };
 }
 
+macro_rules! by_rnd32 {
+    ($m:expr, |$a:ident, $b:ident, $c:ident, $r:ident| $body:expr) => {
+        by_rnd!($m, $r, f32fn!($m.ftz, $m.sat, |$a, $b, $c| $body))
+    };
+}
+
 macro_rules! by_rnd64 {
     ($m:expr, |$a:ident, $b:ident, $c:ident, $r:ident| $body:expr) => {
-        match $m.rnd.unwrap_or(Rnd::N) {
-            Rnd::N => {
-                const $r: Rnd = Rnd::N;
-                f64fn!($m.sat, |$a, $b, $c| $body)
-            }
-            Rnd::Z => {
-                const $r: Rnd = Rnd::Z;
-                f64fn!($m.sat, |$a, $b, $c| $body)
-            }
-            Rnd::M => {
-                const $r: Rnd = Rnd::M;
-                f64fn!($m.sat, |$a, $b, $c| $body)
-            }
-            Rnd::P => {
-                const $r: Rnd = Rnd::P;
-                f64fn!($m.sat, |$a, $b, $c| $body)
-            }
-        }
+        by_rnd!($m, $r, f64fn!($m.sat, |$a, $b, $c| $body))
     };
 }
 

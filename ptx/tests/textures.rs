@@ -1334,3 +1334,148 @@ fn mutated_texture_ptx_never_panics_and_what_parses_runs_to_an_end() {
     }
     assert!(parsed > 0 && ran > 0, "{parsed} parsed, {ran} ran");
 }
+
+/// One image instruction per kernel, run per lane with the handle `hs[tid]` names: x is
+/// 0 (in bytes, 4 * tid for the surface accesses, tid for `sust.p`'s samples); each lane
+/// stores the result in `out[tid]`.
+fn lane_kernel(body: &str) -> String {
+    format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\
+         .visible .entry k(.param .u64 hs, .param .u64 out)\n{{\n\
+         .reg .b32 %r<6>;\n.reg .b64 %rd<8>;\n.reg .f32 %f<6>;\n\
+         ld.param.u64 %rd1, [hs];\nld.param.u64 %rd2, [out];\nmov.u32 %r1, %tid.x;\n\
+         mul.wide.u32 %rd3, %r1, 8;\nadd.s64 %rd4, %rd1, %rd3;\nld.global.u64 %rd5, [%rd4];\n\
+         mul.wide.u32 %rd6, %r1, 4;\nadd.s64 %rd7, %rd2, %rd6;\n\
+         mov.u32 %r2, 0;\nmov.u32 %r3, 0;\nshl.b32 %r4, %r1, 2;\nmov.f32 %f0, 0f3F000000;\n\
+         {body}\nst.global.u32 [%rd7], %r3;\nret;\n}}\n"
+    )
+}
+
+/// A warp's lanes run an image instruction in turn: lanes naming two objects of the kind
+/// each get their own's answer, and the first lane that faults is the one charged, with
+/// its own fault: a handle that names no object of the kind, or (a lane past it) a
+/// surface access out of bounds under `.trap`.
+#[test]
+fn the_first_faulting_lane_of_an_image_instruction_is_charged() {
+    let u32x1 = Format {
+        kind: ChannelKind::Unsigned,
+        bits: 32,
+        channels: 1,
+    };
+    let tex = |w: u64, first: f32, linear: bool| {
+        let vals: Vec<f32> = (0..w).map(|i| first + i as f32).collect();
+        Arc::new(TextureObject {
+            image: array_image(F32X1, w, 1, 1, false, &f32s(&vals)),
+            sampler: sampler(linear, false, AddressMode::Clamp),
+            levels: Vec::new(),
+        })
+    };
+    let surf = |w: u64| {
+        Arc::new(SurfaceObject {
+            image: array_image(u32x1, w, 1, 1, false, &vec![0u8; w as usize * 4]),
+        })
+    };
+    // Even lanes name the first object, odd lanes the second: (texture 0x10: 4 wide,
+    // point sampled, 1 at x 0; 0x11: 2 wide, linear, 5 at x 0), (surface 0x20: 4 wide;
+    // 0x21: 8 wide).
+    let objects = [(0x10u64, 0x11u64), (0x20, 0x21)];
+    // The instruction, whether it takes a surface, and each object's answer (None: not
+    // checked).
+    let cases: [(&str, bool, Option<[u32; 2]>); 11] = [
+        (
+            "tex.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd5, {%r2, %r2}];\nmov.b32 %r3, %f1;",
+            false,
+            Some([1f32.to_bits(), 5f32.to_bits()]),
+        ),
+        (
+            "tld4.r.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd5, {%f0, %f0}];",
+            false,
+            None,
+        ),
+        ("txq.width.b32 %r3, [%rd5];", false, Some([4, 2])),
+        ("txq.level.width.b32 %r3, [%rd5], %r2;", false, Some([4, 2])),
+        ("txq.filter_mode.b32 %r3, [%rd5];", false, Some([0, 1])),
+        ("suq.width.b32 %r3, [%rd5];", true, Some([4, 8])),
+        (
+            "suld.b.2d.b32.trap {%r3}, [%rd5, {%r4, %r2}];",
+            true,
+            Some([0, 0]),
+        ),
+        ("sust.b.2d.b32.trap [%rd5, {%r4, %r2}], {%r1};", true, None),
+        ("sust.p.2d.b32.trap [%rd5, {%r1, %r2}], {%r1};", true, None),
+        (
+            "sured.b.add.2d.u32.trap [%rd5, {%r4, %r2}], %r1;",
+            true,
+            None,
+        ),
+        (
+            "sured.b.add.2d.u32.zero [%rd5, {%r4, %r2}], %r1;",
+            true,
+            None,
+        ),
+    ];
+    for engine in engines() {
+        for (body, surface, want) in cases {
+            let m = Module::parse(&lane_kernel(body)).unwrap();
+            let (a, b) = objects[surface as usize];
+            let kind = if surface { "surface" } else { "texture" };
+            let run_with = |hs: &[u64]| {
+                let mut mem = ImageMemory {
+                    mem: TestMemory::new(),
+                    textures: vec![(0x10, tex(4, 1.0, false)), (0x11, tex(2, 5.0, true))],
+                    surfaces: vec![(0x20, surf(4)), (0x21, surf(8))],
+                };
+                let handles: Vec<u8> = hs.iter().flat_map(|h| h.to_le_bytes()).collect();
+                let hs_at = mem.mem.map(&handles, false);
+                let out = mem.mem.map(&vec![0xffu8; hs.len() * 4], true);
+                let p = params(&m.kernels[0], &[hs_at, out]);
+                let mut l = launch(1, hs.len() as u32, &p);
+                l.engine = engine;
+                run(&m, 0, &l, &mem).map(|_| to_u32s(&mem.mem.read(out)))
+            };
+            let what = format!("{engine:?} `{body}`");
+
+            // Four lanes, every access in bounds: each lane its object's answer.
+            let hs: Vec<u64> = (0..4).map(|l| if l % 2 == 0 { a } else { b }).collect();
+            let got = run_with(&hs).unwrap_or_else(|f| panic!("{what}: {f}"));
+            if let Some(want) = want {
+                assert_eq!(got, [want[0], want[1], want[0], want[1]], "{what}");
+            }
+
+            // A warp: lanes 2 and 3 name no object of the kind (3 one of the other kind).
+            let other = objects[!surface as usize].0;
+            let mut hs: Vec<u64> = (0..32).map(|l| if l % 2 == 0 { a } else { b }).collect();
+            hs[2] = 0x99;
+            hs[3] = other;
+            let f = run_with(&hs).unwrap_err();
+            assert_eq!(f.kind, FaultKind::IllegalAddress, "{what}: {f}");
+            assert_eq!(f.thread, [2, 0, 0], "{what}: {f}");
+            assert_eq!(
+                f.detail,
+                format!("0x99 is not a {kind} object of this context"),
+                "{what}"
+            );
+
+            // Every handle good: the first lane whose access lies past its surface's
+            // row is charged under `.trap` (lane 4, x 16 bytes on the 4-wide one).
+            if surface {
+                hs[2] = a;
+                hs[3] = b;
+                let r = run_with(&hs);
+                if body.contains(".trap") {
+                    let f = r.unwrap_err();
+                    assert_eq!(f.kind, FaultKind::IllegalAddress, "{what}: {f}");
+                    assert_eq!(f.thread, [4, 0, 0], "{what}: {f}");
+                    assert_eq!(
+                        f.detail,
+                        "surface access at (16, 0, 0) lies outside the 4x1x1 surface \
+                         (x in bytes, 16 per row)",
+                        "{what}"
+                    );
+                } else {
+                    r.unwrap_or_else(|f| panic!("{what}: {f}"));
+                }
+            }
+        }
+    }
+}

@@ -82,6 +82,38 @@ impl BlockCtx<'_> {
         out
     }
 
+    /// Runs `body` for the lanes of `emask` in turn, each with the object its handle
+    /// names (`look`, once per distinct handle), and stops at the first lane that faults:
+    /// on a handle `look` does not know (an illegal address) or with the body's own fault.
+    fn each_lane<T: ImageObject>(
+        &self,
+        w: &Warp,
+        pc: u32,
+        emask: u32,
+        handles: &Lanes,
+        look: impl Fn(u64) -> Option<Arc<T>>,
+        mut body: impl FnMut(usize, &T) -> Result<(), LaneFault>,
+    ) -> Result<(), Fault> {
+        let mut objects = Handles::<T>::new();
+        let mut m = emask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let h = handles[l];
+            let r = match objects.get(h, &look) {
+                Some(t) => body(l, t),
+                None => Err(LaneFault {
+                    kind: FaultKind::IllegalAddress,
+                    detail: format!("{h:#x} is not a {} object of this context", T::KIND),
+                }),
+            };
+            if let Err(f) = r {
+                return Err(self.fault(w, l as u32, pc, f.kind, None, f.detail));
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn image(
         &mut self,
         w: &mut Warp,
@@ -91,22 +123,6 @@ impl BlockCtx<'_> {
     ) -> Result<(), Fault> {
         let mem = self.mem;
         let texmem = &crate::texture::Texmem::new(mem);
-        let mut textures = Handles::<TextureObject>::new();
-        let mut surfaces = Handles::<SurfaceObject>::new();
-        let mut fault = None;
-        let bad_handle = |ctx: &Self, w: &Warp, lane: usize, h: u64, what: &str| {
-            ctx.fault(
-                w,
-                lane as u32,
-                pc,
-                FaultKind::IllegalAddress,
-                None,
-                format!("{h:#x} is not a {what} object of this context"),
-            )
-        };
-        let read_fault = |ctx: &Self, w: &Warp, lane: usize, why: String| {
-            ctx.fault(w, lane as u32, pc, FaultKind::IllegalAddress, None, why)
-        };
         match op {
             ImageOp::Tex {
                 geom,
@@ -137,38 +153,19 @@ impl BlockCtx<'_> {
                 }
                 let f = |v: u64| f32::from_bits(v as u32);
                 let mut results = [[0u32; 4]; 32];
-                for_lanes(emask, |l| {
-                    if fault.is_some() {
-                        return;
-                    }
-                    let Some(t) = textures.get(h[l], |x| with_sampler(mem.texture(x), sampler))
-                    else {
-                        fault = Some(bad_handle(self, w, l, h[l], "texture"));
-                        return;
-                    };
+                let look = |x| with_sampler(mem.texture(x), sampler);
+                self.each_lane(w, pc, emask, &h, look, |l, t: &TextureObject| {
                     if *dest != Dest::Word && !t.reads_float() {
-                        fault = Some(
-                            self.fault(
-                                w,
-                                l as u32,
-                                pc,
-                                FaultKind::IllegalInstruction,
-                                None,
-                                "tex with an f16 result over a texture that reads integers \
-                             (CU_TRSF_READ_AS_INTEGER or 32-bit integer channels): the ISA \
-                             leaves the conversion open, not emulated"
-                                    .into(),
-                            ),
-                        );
-                        return;
+                        return Err(LaneFault {
+                            kind: FaultKind::IllegalInstruction,
+                            detail: "tex with an f16 result over a texture that reads integers \
+                                     (CU_TRSF_READ_AS_INTEGER or 32-bit integer channels): the \
+                                     ISA leaves the conversion open, not emulated"
+                                .into(),
+                        });
                     }
-                    // Layered geometries put the (integer) layer first.
-                    let (layer, first) = if geom.layered() {
-                        (Some(c[0][l] as u32 as i32 as i64), 1)
-                    } else {
-                        (None, 0)
-                    };
-                    let r = if *float_coords {
+                    let (layer, first) = layer_of(*geom, &c, l);
+                    let v = if *float_coords {
                         let mut xyz = [0f32; 3];
                         for (k, v) in xyz.iter_mut().enumerate().take(geom.dims()) {
                             *v = f32::from_bits(c[first + k][l] as u32);
@@ -191,24 +188,19 @@ impl BlockCtx<'_> {
                                 cube: geom.cube(),
                                 lod,
                             },
-                        )
+                        )?
                     } else {
                         let mut at = [0i64; 3];
                         for (k, v) in at.iter_mut().enumerate().take(geom.dims()) {
                             *v = c[first + k][l] as u32 as i32 as i64;
                         }
-                        t.fetch(texmem, geom.dims(), at, off[l], layer)
+                        t.fetch(texmem, geom.dims(), at, off[l], layer)?
                     };
-                    match r {
-                        // Depth compare: the fetch in x, the rest zero (as recorded).
-                        Ok(v) if *depth => results[l] = half_dest(*dest, [v[0], 0, 0, 0]),
-                        Ok(v) => results[l] = half_dest(*dest, v),
-                        Err(why) => fault = Some(read_fault(self, w, l, why)),
-                    }
-                });
-                if let Some(f) = fault {
-                    return Err(f);
-                }
+                    // Depth compare: the fetch in x, the rest zero (as recorded).
+                    let v = if *depth { [v[0], 0, 0, 0] } else { v };
+                    results[l] = half_dest(*dest, v);
+                    Ok(())
+                })?;
                 let n = if *dest == Dest::F16x2 { 2 } else { 4 };
                 write_results(w, d, n, &results, emask);
                 write_resident(w, *resident, emask);
@@ -227,20 +219,9 @@ impl BlockCtx<'_> {
                 let c = self.coord_lanes(w, coords);
                 let off = self.offset_lanes(w, offset, TLD4_OFFSET_BITS);
                 let mut results = [[0u32; 4]; 32];
-                for_lanes(emask, |l| {
-                    if fault.is_some() {
-                        return;
-                    }
-                    let Some(t) = textures.get(h[l], |x| with_sampler(mem.texture(x), sampler))
-                    else {
-                        fault = Some(bad_handle(self, w, l, h[l], "texture"));
-                        return;
-                    };
-                    let (layer, first) = if geom.layered() {
-                        (Some(c[0][l] as u32 as i32 as i64), 1)
-                    } else {
-                        (None, 0)
-                    };
+                let look = |x| with_sampler(mem.texture(x), sampler);
+                self.each_lane(w, pc, emask, &h, look, |l, t: &TextureObject| {
+                    let (layer, first) = layer_of(*geom, &c, l);
                     let q = Lookup {
                         offset: off[l],
                         dims: 2,
@@ -249,14 +230,9 @@ impl BlockCtx<'_> {
                         cube: geom.cube(),
                         lod: Lod::Base,
                     };
-                    match t.gather(texmem, &q, *comp as usize) {
-                        Ok(v) => results[l] = v,
-                        Err(why) => fault = Some(read_fault(self, w, l, why)),
-                    }
-                });
-                if let Some(f) = fault {
-                    return Err(f);
-                }
+                    results[l] = t.gather(texmem, &q, *comp as usize)?;
+                    Ok(())
+                })?;
                 write_results(w, d, 4, &results, emask);
                 write_resident(w, *resident, emask);
             }
@@ -269,14 +245,8 @@ impl BlockCtx<'_> {
                 let h = self.lanes(w, *handle);
                 let lod = level.map(|s| self.lanes(w, s));
                 let mut results = [[0u32; 4]; 32];
-                for_lanes(emask, |l| {
-                    if fault.is_some() {
-                        return;
-                    }
-                    let Some(t) = textures.get(h[l], |x| mem.texture(x)) else {
-                        fault = Some(bad_handle(self, w, l, h[l], "texture"));
-                        return;
-                    };
+                let look = |x| mem.texture(x);
+                self.each_lane(w, pc, emask, &h, look, |l, t: &TextureObject| {
                     results[l][0] = match (query, &lod) {
                         (ImageQuery::MipmapLevels, _) => t.level_count() as u32,
                         (q, Some(lod)) => {
@@ -293,10 +263,8 @@ impl BlockCtx<'_> {
                         }
                         _ => 0,
                     };
-                });
-                if let Some(f) = fault {
-                    return Err(f);
-                }
+                    Ok(())
+                })?;
                 write_results(w, &[*d; 4], 1, &results, emask);
             }
             ImageOp::Txq { query, .. }
@@ -325,46 +293,33 @@ impl BlockCtx<'_> {
             } if query.of_sampler() => {
                 let h = self.lanes(w, *handle);
                 let mut results = [[0u32; 4]; 32];
-                for_lanes(emask, |l| {
-                    if fault.is_some() {
-                        return;
-                    }
-                    let Some(t) = textures.get(h[l], |x| mem.texture(x)) else {
-                        fault = Some(bad_handle(self, w, l, h[l], "texture"));
-                        return;
-                    };
+                let look = |x| mem.texture(x);
+                self.each_lane(w, pc, emask, &h, look, |l, t: &TextureObject| {
                     results[l][0] = sampler_value(&t.sampler, *query);
-                });
-                if let Some(f) = fault {
-                    return Err(f);
-                }
+                    Ok(())
+                })?;
                 write_results(w, &[*d; 4], 1, &results, emask);
             }
             ImageOp::Txq {
                 query, d, handle, ..
             }
             | ImageOp::Suq { query, d, handle } => {
-                let surface = matches!(op, ImageOp::Suq { .. });
                 let h = self.lanes(w, *handle);
                 let mut results = [[0u32; 4]; 32];
-                for_lanes(emask, |l| {
-                    if fault.is_some() {
-                        return;
-                    }
-                    let image = if surface {
-                        surfaces.get(h[l], |x| mem.surface(x)).map(|s| &s.image)
-                    } else {
-                        textures.get(h[l], |x| mem.texture(x)).map(|t| &t.image)
-                    };
-                    let Some(img) = image else {
-                        let what = if surface { "surface" } else { "texture" };
-                        fault = Some(bad_handle(self, w, l, h[l], what));
-                        return;
-                    };
+                let mut answer = |l: usize, img: &Image| -> Result<(), LaneFault> {
                     results[l][0] = query_value(img, *query);
-                });
-                if let Some(f) = fault {
-                    return Err(f);
+                    Ok(())
+                };
+                if matches!(op, ImageOp::Suq { .. }) {
+                    let look = |x| mem.surface(x);
+                    self.each_lane(w, pc, emask, &h, look, |l, s: &SurfaceObject| {
+                        answer(l, &s.image)
+                    })?;
+                } else {
+                    let look = |x| mem.texture(x);
+                    self.each_lane(w, pc, emask, &h, look, |l, t: &TextureObject| {
+                        answer(l, &t.image)
+                    })?;
                 }
                 write_results(w, &[*d; 4], 1, &results, emask);
             }
@@ -390,31 +345,17 @@ impl BlockCtx<'_> {
                 let h = self.lanes(w, *handle);
                 let c = self.coord_lanes(w, coords);
                 let vals = self.lanes(w, *v);
-                for_lanes(emask, |l| {
-                    if fault.is_some() {
-                        return;
-                    }
-                    let Some(s) = surfaces.get(h[l], |x| mem.surface(x)) else {
-                        fault = Some(bad_handle(self, w, l, h[l], "surface"));
-                        return;
-                    };
+                let look = |x| mem.surface(x);
+                self.each_lane(w, pc, emask, &h, look, |l, s: &SurfaceObject| {
                     let access = *bytes as u64;
-                    let at = match element_offset(&s.image, *geom, &c, l, access, *bounds, false) {
-                        Ok(Some(off)) => off,
-                        Ok(None) => return, // `.zero`: the reduction is dropped.
-                        Err(why) => {
-                            fault = Some(read_fault(self, w, l, why));
-                            return;
-                        }
-                    };
-                    let r = reduce(&s.image, texmem, at, *rop, *bytes, *signed, vals[l]);
-                    if let Err(why) = r {
-                        fault = Some(read_fault(self, w, l, why));
+                    // `.zero` out of bounds: the reduction is dropped.
+                    if let Some(at) =
+                        element_offset(&s.image, *geom, &c, l, access, *bounds, false)?
+                    {
+                        reduce(&s.image, texmem, at, *rop, *bytes, *signed, vals[l])?;
                     }
-                });
-                if let Some(f) = fault {
-                    return Err(f);
-                }
+                    Ok(())
+                })?;
             }
             ImageOp::Suld {
                 geom,
@@ -429,27 +370,14 @@ impl BlockCtx<'_> {
                 let c = self.coord_lanes(w, coords);
                 let access = *n as u64 * *bytes as u64;
                 let mut results = [[0u64; 4]; 32];
-                for_lanes(emask, |l| {
-                    if fault.is_some() {
-                        return;
-                    }
-                    let Some(s) = surfaces.get(h[l], |x| mem.surface(x)) else {
-                        fault = Some(bad_handle(self, w, l, h[l], "surface"));
-                        return;
-                    };
-                    let at = match element_offset(&s.image, *geom, &c, l, access, *bounds, false) {
-                        Ok(Some(off)) => off,
-                        Ok(None) => return, // `.zero`: reads zero.
-                        Err(why) => {
-                            fault = Some(read_fault(self, w, l, why));
-                            return;
-                        }
+                let look = |x| mem.surface(x);
+                self.each_lane(w, pc, emask, &h, look, |l, s: &SurfaceObject| {
+                    let Some(at) = element_offset(&s.image, *geom, &c, l, access, *bounds, false)?
+                    else {
+                        return Ok(()); // `.zero`: reads zero.
                     };
                     let mut buf = [0u8; 32];
-                    if let Err(why) = s.image.read(texmem, at, &mut buf[..access as usize]) {
-                        fault = Some(read_fault(self, w, l, why));
-                        return;
-                    }
+                    s.image.read(texmem, at, &mut buf[..access as usize])?;
                     for k in 0..*n as usize {
                         let mut v = 0u64;
                         for b in 0..*bytes as usize {
@@ -457,10 +385,8 @@ impl BlockCtx<'_> {
                         }
                         results[l][k] = v;
                     }
-                });
-                if let Some(f) = fault {
-                    return Err(f);
-                }
+                    Ok(())
+                })?;
                 for_lanes(emask, |l| {
                     for k in 0..*n as usize {
                         write_lane(w, d[k], l, results[l][k]);
@@ -481,29 +407,19 @@ impl BlockCtx<'_> {
                 let c = self.coord_lanes(w, coords);
                 let vals = self.coord_lanes(w, v);
                 let vals = &vals[..*n as usize];
-                for_lanes(emask, |l| {
-                    if fault.is_some() {
-                        return;
-                    }
-                    let Some(s) = surfaces.get(h[l], |x| mem.surface(x)) else {
-                        fault = Some(bad_handle(self, w, l, h[l], "surface"));
-                        return;
-                    };
+                let look = |x| mem.surface(x);
+                self.each_lane(w, pc, emask, &h, look, |l, s: &SurfaceObject| {
                     // A formatted store writes one texel; an unformatted one its bytes.
                     let access = if *formatted {
                         s.image.format.texel_bytes()
                     } else {
                         *n as u64 * *bytes as u64
                     };
-                    let at =
-                        match element_offset(&s.image, *geom, &c, l, access, *bounds, *formatted) {
-                            Ok(Some(off)) => off,
-                            Ok(None) => return, // `.zero`: the store is dropped.
-                            Err(why) => {
-                                fault = Some(read_fault(self, w, l, why));
-                                return;
-                            }
-                        };
+                    let Some(at) =
+                        element_offset(&s.image, *geom, &c, l, access, *bounds, *formatted)?
+                    else {
+                        return Ok(()); // `.zero`: the store is dropped.
+                    };
                     let mut buf = [0u8; 32];
                     if *formatted {
                         // Channels the values do not reach are written as zero (the ISA:
@@ -521,16 +437,52 @@ impl BlockCtx<'_> {
                             }
                         }
                     }
-                    if let Err(why) = s.image.write(texmem, at, &buf[..access as usize]) {
-                        fault = Some(read_fault(self, w, l, why));
-                    }
-                });
-                if let Some(f) = fault {
-                    return Err(f);
-                }
+                    s.image.write(texmem, at, &buf[..access as usize])?;
+                    Ok(())
+                })?;
             }
         }
         Ok(())
+    }
+}
+
+/// Why one lane's image instruction faults.
+struct LaneFault {
+    kind: FaultKind,
+    detail: String,
+}
+
+/// The texture memory's answers (a read or write out of the object's storage, a surface
+/// access out of bounds) are illegal addresses.
+impl From<String> for LaneFault {
+    fn from(detail: String) -> LaneFault {
+        LaneFault {
+            kind: FaultKind::IllegalAddress,
+            detail,
+        }
+    }
+}
+
+/// An object a lane's handle names, by the kind a fault message says it is not.
+trait ImageObject {
+    const KIND: &'static str;
+}
+
+impl ImageObject for TextureObject {
+    const KIND: &'static str = "texture";
+}
+
+impl ImageObject for SurfaceObject {
+    const KIND: &'static str = "surface";
+}
+
+/// Lane `l`'s layer and the index of its first coordinate: layered geometries put the
+/// (integer) layer first.
+fn layer_of(geom: Geom, c: &[Lanes; 4], l: usize) -> (Option<i64>, usize) {
+    if geom.layered() {
+        (Some(c[0][l] as u32 as i32 as i64), 1)
+    } else {
+        (None, 0)
     }
 }
 
