@@ -43,6 +43,7 @@ if [ ! -f "$stamp" ]; then
         python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); z.extractall(sys.argv[2], [n for n in z.namelist() if "/include/" in n])' \
             "$w" "$work/math/x"
     done
+    # The headers stay (linked into the CUDA root below) until the build is done.
     rm -f "$work"/math/*.whl
     # A CUDA root for CuPy's build: the toolkit nvcc (ci/install-nvcc.sh), headers from
     # the toolkit, NVRTC's package and the math libraries' packages, cumock's runtime.
@@ -55,7 +56,6 @@ if [ ! -f "$stamp" ]; then
         "$site/nvidia/cu13/include/nvrtc.h" target/cuda-profiler-api/nvidia/cu13/include/*; do
         ln -sfn "$(readlink -f "$f")" "$root/include/"
     done
-    rm -rf "$work/math"
     cp target/debug/libcudart.so "$root/lib64/libcudart.so"
     ln -sfn libcudart.so "$root/lib64/libcudart_static.a"
     cp target/debug/libcuda.so "$root/lib64/libcuda.so"
