@@ -229,7 +229,9 @@ fn device_malloc_memcpy_and_memset_run_in_stream_order() {
     // cudaSuccess for the allocation, the copy and the set; a copy from the host
     // refused (cudaErrorInvalidMemcpyDirection).
     assert_eq!(&w[..4], &[0, 0, 0, 21]);
-    assert_eq!(w[4], 0x7f7f_7f7f, "the set's four bytes");
+    // The set answered cudaSuccess and wrote nothing, as on the H200
+    // (ci/explore/devmemset.cu): the word keeps what the kernel left there.
+    assert_eq!(w[4], 0, "the set's four bytes, untouched");
     let filled: Vec<u32> = (0..64).map(|i| 7 * i).collect();
     assert_eq!(
         &w[8..72],
@@ -509,15 +511,8 @@ fn device_2d_and_3d_copies_and_sets_run_in_stream_order() {
         }
     }
     assert_eq!(&d[48..64], &src_bytes[100..116], "packed rows");
+    // The 2D and 3D sets answered cudaSuccess and wrote nothing, as on the H200
+    // (ci/explore/devmemset.cu).
     let st = s.mem.read(set);
-    assert_eq!(&st[..3], &[0x11; 3]);
-    assert_eq!(&st[8..11], &[0x11; 3]);
-    assert_eq!(st[3], 0);
-    assert_eq!(st[16], 0);
-    for z in 0..2 {
-        for y in 0..2 {
-            assert_eq!(st[32 + 8 * z + 4 * y], 0x22, "slice {z} row {y}");
-            assert_eq!(st[32 + 8 * z + 4 * y + 1], 0, "slice {z} row {y} past");
-        }
-    }
+    assert!(st.iter().all(|&b| b == 0), "{st:?}");
 }

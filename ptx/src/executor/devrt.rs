@@ -86,12 +86,9 @@ enum Work {
         extent: [u64; 3],
     },
     /// `cudaMemsetAsync`, `cudaMemset2DAsync` or `cudaMemset3DAsync` on the device:
-    /// `extent` of bytes of `value` at `dst`.
-    Set {
-        dst: Region,
-        value: u8,
-        extent: [u64; 3],
-    },
+    /// `extent` bytes, checked and queued in stream order, then nothing written (as on
+    /// the H200: `copy`).
+    Set { extent: [u64; 3] },
 }
 
 /// Where a copy's or set's rows lie: row `y` of slice `z` at `base + y * pitch + z *
@@ -239,42 +236,50 @@ fn tree_fault(kind: FaultKind, kernel: &str, address: Option<u64>, detail: Strin
     }
 }
 
-/// Copies or sets device memory for the device runtime, row by row and span by span as
-/// the memory translates it; an address outside device memory is the fault a kernel's
-/// access would be.
-fn copy_or_set(mem: &dyn Memory, work: &Work) -> Result<(), (u64, String)> {
-    let (dst, src, value, extent) = match *work {
-        Work::Copy { dst, src, extent } => (dst, Some(src), 0, extent),
-        Work::Set { dst, value, extent } => (dst, None, value, extent),
+/// Copies device memory for the device runtime, row by row and span by span as the memory
+/// translates it; an address outside device memory is the fault a kernel's access would
+/// be.
+fn copy(mem: &dyn Memory, work: &Work) -> Result<(), (u64, String)> {
+    let (dst, src, extent) = match *work {
+        Work::Copy { dst, src, extent } => (dst, src, extent),
+        // The H200 (driver 580.159.04, CUDA 13.0's libcudadevrt) answers a kernel's
+        // cudaMemsetAsync, cudaMemset2DAsync and cudaMemset3DAsync with cudaSuccess and
+        // writes nothing, anywhere: ci/explore/devmemset.cu saw no byte of a 64 KiB buffer
+        // change for 1D, 2D and 3D memsets, in the parent's stream and a stream of the
+        // device's, where copies queued the same way landed (runs/2026-12-03-h200-session15;
+        // runtime program device_runtime_calls, twice). The mock does the same and says so
+        // once, for a program that meant to set the memory.
+        Work::Set { .. } => {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                eprintln!(
+                    "cumock: a kernel's cudaMemsetAsync/cudaMemset2DAsync/cudaMemset3DAsync                      sets nothing, as on the H200 (driver 580.159.04: cudaSuccess and no byte                      written); a kernel storing the bytes, or a host-side memset, sets them"
+                );
+            });
+            return Ok(());
+        }
         Work::Grid { .. } => return Ok(()),
     };
     // Rows (then slices) that follow one another are one row: a 2D or 3D copy of packed
     // memory costs what a linear one does, not a row at a time.
     let mut extent = extent;
     // (The extent's product was checked against MAX_COPY: no overflow.)
-    if extent[1] > 1 && dst.pitch == extent[0] && src.is_none_or(|s| s.pitch == extent[0]) {
+    if extent[1] > 1 && dst.pitch == extent[0] && src.pitch == extent[0] {
         extent = [extent[0] * extent[1], 1, extent[2]];
-        if extent[2] > 1 && dst.slice == extent[0] && src.is_none_or(|s| s.slice == extent[0]) {
+        if extent[2] > 1 && dst.slice == extent[0] && src.slice == extent[0] {
             extent = [extent[0] * extent[2], 1, 1];
         }
     }
     for z in 0..extent[2] {
         for y in 0..extent[1] {
-            let from = src.map(|s| s.row(y, z));
-            copy_or_set_row(mem, dst.row(y, z), from, value, extent[0])?;
+            copy_row(mem, dst.row(y, z), src.row(y, z), extent[0])?;
         }
     }
     Ok(())
 }
 
-/// One row of `copy_or_set`: `bytes` from `src` (or of `value`) to `dst`.
-fn copy_or_set_row(
-    mem: &dyn Memory,
-    dst: u64,
-    src: Option<u64>,
-    value: u8,
-    bytes: u64,
-) -> Result<(), (u64, String)> {
+/// One row of `copy`: `bytes` from `src` to `dst`.
+fn copy_row(mem: &dyn Memory, dst: u64, src: u64, bytes: u64) -> Result<(), (u64, String)> {
     let span = |addr: u64, access: Access, left: u64| -> Result<(*mut u8, u64), (u64, String)> {
         let s = mem
             .translate(addr, left, access)
@@ -297,22 +302,12 @@ fn copy_or_set_row(
     let mut chunk = Vec::new();
     while done < bytes {
         let left = (bytes - done).min(1 << 20);
-        let n = match src {
-            Some(src) => {
-                let (from, n) = span(src + done, Access::Read, left)?;
-                chunk.resize(n as usize, 0);
-                // Safety: `from` lies in a span `Memory::translate` gave for reading, valid
-                // for `n` bytes for the launch (the trait's contract); no kernel of the
-                // tree runs while its stream's copy does.
-                unsafe { std::ptr::copy(from, chunk.as_mut_ptr(), n as usize) };
-                n
-            }
-            None => {
-                chunk.clear();
-                chunk.resize(left as usize, value);
-                left
-            }
-        };
+        let (from, n) = span(src + done, Access::Read, left)?;
+        chunk.resize(n as usize, 0);
+        // Safety: `from` lies in a span `Memory::translate` gave for reading, valid for `n`
+        // bytes for the launch (the trait's contract); no kernel of the tree runs while its
+        // stream's copy does.
+        unsafe { std::ptr::copy(from, chunk.as_mut_ptr(), n as usize) };
         let mut put = 0u64;
         while put < n {
             let (to, m) = span(dst + done + put, Access::Write, n - put)?;
@@ -432,7 +427,7 @@ pub(super) fn run_tree(
         c.free_buffer(&tree);
         let Work::Grid { config, params, .. } = &c.work else {
             // A copy or set in its stream's order: done here, between the grids.
-            if let Err((addr, why)) = copy_or_set(mem, &c.work) {
+            if let Err((addr, why)) = copy(mem, &c.work) {
                 drop_todo(&tree, todo);
                 let what = if matches!(c.work, Work::Copy { .. }) {
                     "cudaMemcpyAsync"
@@ -992,15 +987,15 @@ impl BlockCtx<'_> {
                     (self.status(grid, block, thread, e), 4)
                 }
                 DevRt::MemsetAsync => {
-                    let (dst, value, bytes) = (a64(self, 0), a32(self, 1) as u8, a64(self, 2));
-                    let stream = a64(self, 3);
+                    // Arguments 0 and 1 (address and value) are the H200's to ignore.
+                    let (bytes, stream) = (a64(self, 2), a64(self, 3));
                     let e = if bytes > MAX_COPY {
                         error::INVALID_VALUE
                     } else if bytes == 0 {
                         error::SUCCESS
                     } else {
-                        let (dst, extent) = (Region::linear(dst), [bytes, 1, 1]);
-                        self.queue_memory_work(grid, Work::Set { dst, value, extent }, stream)
+                        let extent = [bytes, 1, 1];
+                        self.queue_memory_work(grid, Work::Set { extent }, stream)
                     };
                     (self.status(grid, block, thread, e), 4)
                 }
@@ -1049,37 +1044,29 @@ impl BlockCtx<'_> {
                     (self.status(grid, block, thread, e), 4)
                 }
                 DevRt::Memset2DAsync => {
-                    let (dst, pitch, value) = (a64(self, 0), a64(self, 1), a32(self, 2) as u8);
-                    let (width, height, stream) = (a64(self, 3), a64(self, 4), a64(self, 5));
+                    // The address and value (arguments 0 and 2) are the H200's to ignore.
+                    let (pitch, width, height) = (a64(self, 1), a64(self, 3), a64(self, 4));
+                    let stream = a64(self, 5);
                     let e = if width > pitch {
                         error::INVALID_VALUE
                     } else {
-                        let dst = Region {
-                            base: dst,
-                            pitch,
-                            slice: 0,
-                        };
                         let extent = [width, height, 1];
-                        self.queue_region_work(grid, Work::Set { dst, value, extent }, stream)
+                        self.queue_region_work(grid, Work::Set { extent }, stream)
                     };
                     (self.status(grid, block, thread, e), 4)
                 }
                 DevRt::Memset3DAsync => {
                     // cudaPitchedPtr {ptr, pitch, xsize, ysize} and cudaExtent {width in
-                    // bytes, height, depth}, passed by value.
+                    // bytes, height, depth}, passed by value; the pointer and value are the
+                    // H200's to ignore.
                     let at = |k: usize, field: u32| self.local_u64(w.id, l, args[k] + 8 * field);
-                    let (ptr, pitch, ysize) = (at(0, 0), at(0, 1), at(0, 3));
+                    let pitch = at(0, 1);
                     let extent = [at(2, 0), at(2, 1), at(2, 2)];
-                    let (value, stream) = (a32(self, 1) as u8, a64(self, 3));
+                    let stream = a64(self, 3);
                     let e = if extent[0] > pitch {
                         error::INVALID_VALUE
                     } else {
-                        let dst = Region {
-                            base: ptr,
-                            pitch,
-                            slice: pitch.wrapping_mul(ysize),
-                        };
-                        self.queue_region_work(grid, Work::Set { dst, value, extent }, stream)
+                        self.queue_region_work(grid, Work::Set { extent }, stream)
                     };
                     (self.status(grid, block, thread, e), 4)
                 }
