@@ -12,7 +12,7 @@
  * copies; a batch's prefetch locations may repeat a first index and a device that does
  * not exist is INVALID_VALUE there; a discarded range prefetched to the device no longer
  * holds what the host wrote; cuMemcpy3DPeer takes srcLOD 1 (and crashes on a NULL
- * pCopy). Section batch-zero-and-order, added after that recording, asks what it left
+ * pCopy: asked alone in section memcpy3d-peer-null-crash, run last). Section batch-zero-and-order, added after that recording, asks what it left
  * open: whether the refused copy was refused for its 0 bytes or for being read during the
  * call from device memory, and which of two locations for the same first range wins.
  * NULL arrays with a count are asked last, each in a section of its own (the H200 crashes
@@ -454,7 +454,6 @@ static void memcpy_3d_peer(void) {
     c = peer(src, ctx, dst, ctx);
     c.WidthInBytes = 40;
     CALL("width past the destination's pitch", cuMemcpy3DPeer(&c));
-    CALL("NULL pCopy", cuMemcpy3DPeer(NULL));
     CALL("NULL pCopy, async", cuMemcpy3DPeerAsync(NULL, s));
     CALL("stream sync", cuStreamSynchronize(s));
     MUST(cuCtxSynchronize());
@@ -540,6 +539,14 @@ NULL_SECTION(null_loc_idxs, "NULL prefetchLocIdxs", cuMemPrefetchBatchAsync(p, n
 NULL_SECTION(null_discard_sizes, "NULL sizes", cuMemDiscardBatchAsync(p, NULL, 1, 0, s))
 NULL_SECTION(null_discard_locs, "NULL prefetchLocs", cuMemDiscardAndPrefetchBatchAsync(p, n16, 1, NULL, nidx, 1, 0, s))
 
+/* The call the H200 crashed on (SIGSEGV) in memcpy3d-peer, alone in a section run last,
+ * so that memcpy3d-peer runs to its end. */
+static void memcpy_3d_peer_null_crash(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CALL("NULL pCopy", cuMemcpy3DPeer(NULL));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     section("memcpy-batch", memcpy_batch);
@@ -559,5 +566,6 @@ int main(void) {
     section("null-prefetch-loc-idxs", null_loc_idxs);
     section("null-discard-sizes", null_discard_sizes);
     section("null-discard-and-prefetch-locs", null_discard_locs);
+    section("memcpy3d-peer-null-crash", memcpy_3d_peer_null_crash);
     return 0;
 }

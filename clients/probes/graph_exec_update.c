@@ -791,7 +791,6 @@ static void upload_find_destroy(void) {
     count = 99;
     MUST(cuGraphGetNodes(clone, NULL, &count));
     SAY("clone: %zu nodes, %zu edges", count, edges);
-    CALL("destroy it again", cuGraphDestroyNode(cn[1]));
     CALL("destroy NULL", cuGraphDestroyNode(NULL));
     CUgraphExec ce;
     CALL("instantiate the clone", cuGraphInstantiateWithFlags(&ce, clone, 0));
@@ -1074,6 +1073,28 @@ static void capture_modes(void) {
     CALL("synchronize the context after all of it", cuCtxSynchronize());
 }
 
+/* The call the H200 crashed on (SIGSEGV) in upload-find-destroy, alone in a section run
+ * last, so that upload-find-destroy runs to its end: a clone's node destroyed twice. */
+static void upload_find_destroy_twice_crash(void) {
+    setup();
+    CUgraph g;
+    MUST(cuGraphCreate(&g, 0));
+    unsigned one = 1;
+    void *args[] = {&da, &one};
+    CUDA_KERNEL_NODE_PARAMS k = kparams(addk, args);
+    CUgraphNode a, b, c;
+    MUST(cuGraphAddKernelNode(&a, g, NULL, 0, &k));
+    MUST(cuGraphAddEmptyNode(&b, g, &a, 1));
+    MUST(cuGraphAddKernelNode(&c, g, &b, 1, &k));
+    CUgraph clone;
+    MUST(cuGraphClone(&clone, g));
+    size_t count = 3;
+    CUgraphNode cn[3];
+    MUST(cuGraphGetNodes(clone, cn, &count));
+    MUST(cuGraphDestroyNode(cn[1]));
+    CALL("destroy it again", cuGraphDestroyNode(cn[1]));
+}
+
 int main(void) {
     section("kernel-setters", kernel_setters);
     section("memcpy-setters", memcpy_setters);
@@ -1091,5 +1112,6 @@ int main(void) {
     section("capture-to-graph", capture_to_graph);
     section("kernel-attributes", kernel_attributes);
     section("capture-modes", capture_modes);
+    section("upload-find-destroy-twice-crash", upload_find_destroy_twice_crash);
     return 0;
 }

@@ -398,7 +398,6 @@ static void pool_create(void) {
     if (cuMemPoolCreate(&p2nd, &pp) == CUDA_SUCCESS) {
         FILL(fl); CALL("pool-get-access NULL location", cuMemPoolGetAccess(&fl, p2nd, NULL)); OUT(fl);
         CALL("pool-set-access NULL map", cuMemPoolSetAccess(p2nd, NULL, 1));
-        CALL("set attribute NULL value", cuMemPoolSetAttribute(p2nd, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, NULL));
         cuMemPoolDestroy(p2nd);
     }
     int v; FILL(v);
@@ -1105,6 +1104,17 @@ static void managed_pool(void) {
     use_pool(def, s, "default MANAGED pool");
 }
 
+/* The call the H200 crashed on (SIGSEGV) in pool-create, alone in a section run last, so
+ * that pool-create runs to its end. */
+static void pool_create_null_crash(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUmemPoolProps pp = pool_props(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_HANDLE_TYPE_NONE);
+    CUmemoryPool pool;
+    MUST(cuMemPoolCreate(&pool, &pp));
+    CALL("set attribute NULL value", cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, NULL));
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "ipc-child") == 0) return ipc_child(argv[2], argv[3]);
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1117,5 +1127,6 @@ int main(int argc, char **argv) {
     section("location-pools", location_pools);
     section("host-pool", host_pool);
     section("managed-pool", managed_pool);
+    section("pool-create-null-crash", pool_create_null_crash);
     return 0;
 }

@@ -188,7 +188,6 @@ static void attributes(void) {
         snprintf(what, sizeof what, "set bad id %d", (int)bad[i]);
         CALL(what, cuStreamSetAttribute(s, bad[i], &v));
     }
-    CALL("get with a NULL value", cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, NULL));
     CALL("set with a NULL value", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, NULL));
 
     CUcontext other;
@@ -292,11 +291,22 @@ static void capture_ends(void) {
     MUST(cuMemFree(d));
 }
 
+/* The call the H200 crashed on (SIGSEGV) in stream-attributes, alone in a section run
+ * last, so that stream-attributes runs to its end. */
+static void stream_attributes_null_crash(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUstream s;
+    MUST(cuStreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, -3));
+    CALL("get with a NULL value", cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, NULL));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     section("stream-priorities", priorities);
     section("context-limits", limits);
     section("stream-attributes", attributes);
     section("capture-ends", capture_ends);
+    section("stream-attributes-null-crash", stream_attributes_null_crash);
     return 0;
 }
