@@ -17,7 +17,7 @@
  * What those sections ask after the moved calls was recorded once they had moved: the
  * mock answers as the H200 there but for cuDeviceGetTexture1DLinearMaxWidth by element
  * size (declared). The word that is not device memory is asked last, as a GPU may fault.
- *   No wait is left unsatisfied (it would hang the GPU's stream).
+ * No wait is left unsatisfied (it would hang the GPU's stream).
  * Functions and modules are not used after their module is unloaded (a crash-prone
  * question). No multicast API is called. */
 #define _GNU_SOURCE
