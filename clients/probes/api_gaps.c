@@ -14,20 +14,10 @@
  * variable that is not managed, and with both outputs NULL; cuCtxSetFlags on the primary
  * context and cuDevicePrimaryCtxGetState; cuDeviceGetExecAffinitySupport;
  * cuOccupancyAvailableDynamicSMemPerBlock's rounding.
- * Awaiting a recording, as they came after the crash (the mock's answer named):
- * - module-queries: the order cuModuleEnumerateFunctions gives (the mock: the PTX's),
- *   and a room smaller or larger than the count (the mock: at most the room, the rest
- *   left alone); a bad function or module handle (the mock: INVALID_HANDLE);
- * - small-ones: SYNC_MEMOPS; cuMemRangeGetAttributes with numAttributes 0 (the mock:
- *   INVALID_VALUE); CUdevprop; host atomic capabilities; resource views;
- *   cuDeviceGetTexture1DLinearMaxWidth by element size (the mock: the
- *   attribute's MAXIMUM_TEXTURE1D_LINEAR_WIDTH elements for every element);
- *   cuDeviceGetP2PAtomicCapabilities of a device and itself (the mock: INVALID_DEVICE);
- * - stream-memops: the v1 exports where the _V1 attributes are 0 (the mock:
- *   NOT_SUPPORTED), FLUSH without CAN_FLUSH_REMOTE_WRITES (NOT_SUPPORTED) and
- *   NO_MEMORY_BARRIER on _v2 (INVALID_VALUE), a word that is not device memory (the mock:
- *   INVALID_VALUE when issued; asked last, as a GPU may fault instead).
- *   No wait is left unsatisfied (it would hang the GPU's stream).
+ * What those sections ask after the moved calls was recorded once they had moved: the
+ * mock answers as the H200 there but for cuDeviceGetTexture1DLinearMaxWidth by element
+ * size (declared). The word that is not device memory is asked last, as a GPU may fault.
+ * No wait is left unsatisfied (it would hang the GPU's stream).
  * Functions and modules are not used after their module is unloaded (a crash-prone
  * question). No multicast API is called. */
 #define _GNU_SOURCE

@@ -31,11 +31,13 @@ emulate! {
         d.function_set_cache_config(hfunc, config)
     }
 
-    pub(super) fn cuFuncGetModule(d; #[late] hmod, hfunc) {
+    // Observed (probe api_gaps, module-queries): a NULL function is CUDA_ERROR_INVALID_VALUE.
+    pub(super) fn cuFuncGetModule(d; #[late] hmod, #[nonnull] hfunc) {
         hmod.write_key(d.function_module(hfunc)?)
     }
 
-    pub(super) fn cuFuncGetParamInfo(d; func, param_index, #[late] param_offset, param_size) {
+    // Observed (probe api_gaps, module-queries): a NULL function is CUDA_ERROR_INVALID_VALUE.
+    pub(super) fn cuFuncGetParamInfo(d; #[nonnull] func, param_index, #[late] param_offset, param_size) {
         let (offset, size) = d.function_param_info(func, param_index)?;
         param_offset.write(offset)?;
         param_size.map_or(Ok(()), |p| p.write(size))

@@ -879,7 +879,9 @@ impl GraphApi for Mock {
             ph.write_key(d.graph_add_child(g, &node_keys(dependencies), child)?)
         }
 
-        fn cuGraphAddMemAllocNode(d; #[late] ph, g, #[slice] dependencies, _n, #[raw] p) {
+        // Observed (probe graph_memory, alloc-node-errors): a NULL graph is
+        // CUDA_ERROR_INVALID_VALUE.
+        fn cuGraphAddMemAllocNode(d; #[late] ph, #[nonnull] g, #[slice] dependencies, _n, #[raw] p) {
             let deps = node_keys(dependencies);
             let mut params = input(p.cast_const().cast::<AllocNodeParams>(), "nodeParams")?;
             let ph = ph.check()?;

@@ -585,11 +585,12 @@ impl TextureObjectApi for Mock {
             p.write(r)
         }
 
-        /// cuda.h: a texture object made without a resource view has none to return
-        /// (CUDA_ERROR_INVALID_VALUE), and the mock makes none with one.
-        fn cuTexObjectGetResourceViewDesc(d; #[late] _p, t) {
+        /// The mock makes no texture object with a resource view. Observed (probe api_gaps,
+        /// small-ones): for one made without, the H200 answers CUDA_SUCCESS and leaves the
+        /// descriptor as it was.
+        fn cuTexObjectGetResourceViewDesc(d; #[late] p, t) {
             d.texture_descriptors(t)?;
-            Err(invalid("the texture object was made without a resource view"))
+            p.check().map(|_| ())
         }
 
         fn cuTexObjectGetTextureDesc(d; #[late] p, t) {

@@ -72,9 +72,11 @@ pub fn channel_format(format: i32, channels: u32) -> CuResult<Format> {
         0x0a => (ChannelKind::Signed, 32),
         0x10 => (ChannelKind::Float, 16),
         0x20 => (ChannelKind::Float, 32),
-        f if f > 0 => {
+        // cuda.h's other formats; a value it does not name is invalid (observed,
+        // cuDeviceGetTexture1DLinearMaxWidth of 0x77: probe api_gaps, small-ones).
+        0x50 | 0x91..=0x9f | 0xa1..=0xa9 | 0xb0..=0xb3 | 0xc0..=0xcb => {
             return Err(not_supported(format!(
-                "CUarray_format {f:#x} (NV12, the UNORM/SNORM packed and block-compressed \
+                "CUarray_format {format:#x} (NV12, the UNORM/SNORM packed and block-compressed \
                  formats) is not emulated: 8/16/32-bit integers, half and float are"
             )))
         }
