@@ -454,7 +454,6 @@ static void memcpy_3d_peer(void) {
     c = peer(src, ctx, dst, ctx);
     c.WidthInBytes = 40;
     CALL("width past the destination's pitch", cuMemcpy3DPeer(&c));
-    CALL("NULL pCopy, async", cuMemcpy3DPeerAsync(NULL, s));
     CALL("stream sync", cuStreamSynchronize(s));
     MUST(cuCtxSynchronize());
     /* Last: a box past the source's allocation. */
@@ -547,6 +546,16 @@ static void memcpy_3d_peer_null_crash(void) {
     CALL("NULL pCopy", cuMemcpy3DPeer(NULL));
 }
 
+/* The next call the H200 crashed on (SIGSEGV) in memcpy3d-peer once the synchronous one
+ * had moved out: alone, last. */
+static void memcpy_3d_peer_async_null_crash(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUstream s;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CALL("NULL pCopy, async", cuMemcpy3DPeerAsync(NULL, s));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     section("memcpy-batch", memcpy_batch);
@@ -567,5 +576,6 @@ int main(void) {
     section("null-discard-sizes", null_discard_sizes);
     section("null-discard-and-prefetch-locs", null_discard_locs);
     section("memcpy3d-peer-null-crash", memcpy_3d_peer_null_crash);
+    section("memcpy3d-peer-async-null-crash", memcpy_3d_peer_async_null_crash);
     return 0;
 }

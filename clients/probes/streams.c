@@ -188,7 +188,6 @@ static void attributes(void) {
         snprintf(what, sizeof what, "set bad id %d", (int)bad[i]);
         CALL(what, cuStreamSetAttribute(s, bad[i], &v));
     }
-    CALL("set with a NULL value", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, NULL));
 
     CUcontext other;
     if (CALL("create a second context", cuCtxCreate(&other, NULL, 0, 0)) == CUDA_SUCCESS) {
@@ -301,6 +300,16 @@ static void stream_attributes_null_crash(void) {
     CALL("get with a NULL value", cuStreamGetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, NULL));
 }
 
+/* The next call the H200 crashed on (SIGSEGV) in stream-attributes once the get had
+ * moved out: alone, last. */
+static void stream_attributes_set_null_crash(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUstream s;
+    MUST(cuStreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, -3));
+    CALL("set with a NULL value", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, NULL));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     section("stream-priorities", priorities);
@@ -308,5 +317,6 @@ int main(void) {
     section("stream-attributes", attributes);
     section("capture-ends", capture_ends);
     section("stream-attributes-null-crash", stream_attributes_null_crash);
+    section("stream-attributes-set-null-crash", stream_attributes_set_null_crash);
     return 0;
 }
