@@ -529,6 +529,23 @@ impl GreenContexts {
 }
 
 impl super::State {
+    /// The streams whose work cuCtxRecordEvent on `ctx` captures: its own, and for a
+    /// primary context its green contexts' too (probe2 record-on-primary: recorded on the
+    /// primary while a green context's stream runs a kernel, the event is not ready at once;
+    /// recorded on the primary's NULL stream, it is). Whether a green context's record
+    /// captures the primary's streams is unrecorded: it does not here.
+    pub fn streams_recorded_by(&self, ctx: ContextId) -> HashSet<StreamId> {
+        let mut streams = self.contexts.streams_of(ctx);
+        if self.contexts.get(ctx).is_ok_and(|c| c.primary) {
+            for g in self.green.green.values() {
+                if self.contexts.primary_context(g.device) == Some(ctx) {
+                    streams.extend(self.contexts.streams_of(g.context));
+                }
+            }
+        }
+        streams
+    }
+
     /// Whether two contexts are of one primary context: the same context, or a primary
     /// context and its green contexts' (cuda.h: a green context's event and the green
     /// context "must be from the same primary context"; probe events).
@@ -693,6 +710,7 @@ impl Driver {
         let device = device as usize;
         let flags = st.contexts.primary_flags(device);
         let context = st.contexts.create(device, flags, false);
+        st.contexts.deny_per_thread(context);
         Ok(st.green.add(GreenContext {
             device,
             context,
@@ -710,6 +728,7 @@ impl Driver {
             let mut st = self.state.lock();
             let g = st.green.remove(green)?;
             st.contexts.linger(g.context);
+            st.contexts.strand_streams(g.context);
             Self::destroy_context(&mut st, g.context)?;
             g
         };
