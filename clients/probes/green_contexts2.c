@@ -5,9 +5,10 @@
  * busy, CU_STREAM_PER_THREAD with a green context's context current, and a stream left
  * after its green context is destroyed were never asked.
  *
- * Awaiting its recording on the H200 (ci/gpu-all.sh PARTS=probes PROBES=green_contexts2);
- * until then the mock's answers are its model's (mock-driver/src/model/green_contexts.rs).
- * Handles are printed as comparisons, never as values. */
+ * Recorded on the H200 (ci/gpu-all.sh PARTS=probes PROBES=green_contexts2) and fitted
+ * (mock-driver/src/model/green_contexts.rs), except sections descriptor-zero and
+ * descriptor-edges, split off descriptor-counts after that recording crashed in it:
+ * awaiting a re-recording. Handles are printed as comparisons, never as values. */
 #include "probe.h"
 
 static const char *yes(int c) { return c ? "yes" : "no"; }
@@ -88,8 +89,29 @@ static void descriptor_counts(void) {
     CUdevResource mix[2] = {a[0], rem};
     show_green("a group and the remaining", mix, 2);
     show_green("the remaining alone", &rem, 1);
+}
+
+/* Recorded at the end of descriptor-counts, the H200 crashed (SIGSEGV) after the last
+ * count query: in cuGreenCtxDestroy of the remaining's green context, or in this call,
+ * the next; alone here, a recording tells which. */
+static void descriptor_zero(void) {
+    CUcontext primary;
+    init_primary(0, &primary);
+    CUdevResource whole = device_sm(), a[1];
+    unsigned n = 1;
+    MUST(cuDevSmResourceSplitByCount(a, &n, &whole, NULL, 0, 8));
     CUdevResourceDesc d;
     CALL("nbResources 0", cuDevResourceGenerateDesc(&d, a, 0));
+}
+
+/* What descriptor-counts asked after the crash, unrecorded. */
+static void descriptor_edges(void) {
+    CUcontext primary;
+    init_primary(0, &primary);
+    CUdevResource whole = device_sm(), a[1];
+    unsigned n = 1;
+    MUST(cuDevSmResourceSplitByCount(a, &n, &whole, NULL, 0, 8));
+    CUdevResourceDesc d;
     CUdevResource bad = a[0];
     bad.type = CU_DEV_RESOURCE_TYPE_INVALID;
     CALL("a resource of type INVALID", cuDevResourceGenerateDesc(&d, &bad, 1));
@@ -219,6 +241,8 @@ static void per_thread(void) {
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     section("descriptor-counts", descriptor_counts);
+    section("descriptor-zero", descriptor_zero);
+    section("descriptor-edges", descriptor_edges);
     section("streams", streams);
     section("record-on-primary", record_on_primary);
     section("per-thread", per_thread);

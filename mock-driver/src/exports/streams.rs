@@ -49,14 +49,8 @@ impl StreamApi for Mock {
             if pctx.is_null() && p_green_ctx.is_null() {
                 return Err(invalid("pCtx and pGreenCtx are both NULL"));
             }
-            // Probe green_contexts, create: the per-thread default stream with a green
-            // context's context current is CUDA_ERROR_INVALID_HANDLE (the legacy NULL stream
-            // is the green context's); other calls on it are unrecorded.
-            if s == crate::model::ids::StreamId::PER_THREAD && d.green_current().is_some() {
-                return Err(invalid_handle(
-                    "CU_STREAM_PER_THREAD: a green context's context has no per-thread stream here",
-                ));
-            }
+            // CU_STREAM_PER_THREAD with a green context's context current: refused by
+            // stream_info (model/context.rs, check_stream).
             let (ctx, _, _) = d.stream_info(s)?;
             let green = d.stream_green(s)?;
             if let Some(p) = Out::maybe(pctx) {

@@ -94,6 +94,12 @@ pub struct Contexts {
     /// destroy): they stay on the stacks they were on, cuCtxPushCurrent takes them, and
     /// a call in them fails with CUDA_ERROR_CONTEXT_IS_DESTROYED.
     lingering: std::collections::HashSet<ContextId>,
+    /// Contexts that have no per-thread default stream: green contexts' (see
+    /// `check_stream`).
+    without_per_thread: std::collections::HashSet<ContextId>,
+    /// Streams whose context was destroyed under them: green contexts' (see
+    /// `check_stream`). Handles are never reused, so they are never forgotten.
+    stranded: std::collections::HashSet<StreamId>,
 }
 
 /// A stream as its attributes are kept: NULL is the legacy default stream. (The
@@ -381,19 +387,55 @@ impl Contexts {
         }
     }
 
-    /// Checks a stream handle: 0 and the special default streams always exist.
+    /// Checks a stream handle: 0 and the special default streams exist, except
+    /// CU_STREAM_PER_THREAD where the current context has none. This is where every call
+    /// taking a stream decides what CU_STREAM_PER_THREAD is.
     pub fn check_stream(&self, stream: StreamId) -> CuResult<()> {
-        if stream.is_default() {
+        // Probe green_contexts2 per-thread (and green_contexts create): with a green
+        // context's context current, cuStreamGetGreenCtx, cuStreamGetCtx(_v2),
+        // cuStreamQuery, cuStreamSynchronize and cuMemsetD8Async on it are all
+        // CUDA_ERROR_INVALID_HANDLE, where CU_STREAM_LEGACY is accepted.
+        if stream == StreamId::PER_THREAD
+            && self
+                .current()
+                .is_some_and(|c| self.without_per_thread.contains(&c))
+        {
+            return Err(invalid_handle(
+                "CU_STREAM_PER_THREAD: a green context's context has no per-thread default \
+                 stream (use CU_STREAM_LEGACY or a stream of cuGreenCtxStreamCreate)",
+            ));
+        }
+        if stream.is_default() || self.streams.contains_key(&stream) {
             return Ok(());
         }
-        if self.streams.contains_key(&stream) {
-            Ok(())
-        } else {
-            Err(invalid_handle(format!(
-                "{:#x} is not a live stream",
-                stream.handle()
-            )))
+        Err(self.dead_stream(stream))
+    }
+
+    /// Why `stream` names no live stream.
+    fn dead_stream(&self, stream: StreamId) -> CuError {
+        // Probe green_contexts2 streams: a green context's stream after cuGreenCtxDestroy
+        // (cuStreamQuery, cuStreamSynchronize, cuStreamGetCtx, cuStreamDestroy).
+        if self.stranded.contains(&stream) {
+            return CuError::new(
+                cumock_abi::result::CUDA_ERROR_CONTEXT_IS_DESTROYED,
+                format!(
+                    "stream {:#x}: its green context was destroyed",
+                    stream.handle()
+                ),
+            );
         }
+        invalid_handle(format!("{:#x} is not a live stream", stream.handle()))
+    }
+
+    /// Marks `ctx` as a green context's: no per-thread default stream.
+    pub fn deny_per_thread(&mut self, ctx: ContextId) {
+        self.without_per_thread.insert(ctx);
+    }
+
+    /// Before `ctx` is destroyed: its streams' handles are then CUDA_ERROR_CONTEXT_IS_DESTROYED.
+    pub fn strand_streams(&mut self, ctx: ContextId) {
+        let streams = self.streams_of(ctx);
+        self.stranded.extend(streams);
     }
 
     pub fn destroy_stream(&mut self, stream: StreamId) -> CuResult<()> {
@@ -402,7 +444,7 @@ impl Contexts {
         self.streams
             .remove(&stream)
             .map(|_| ())
-            .ok_or_else(|| invalid_handle(format!("{:#x} is not a live stream", stream.handle())))
+            .ok_or_else(|| self.dead_stream(stream))
     }
 
     pub fn create_event(&mut self, timing: bool, blocking: bool) -> EventId {

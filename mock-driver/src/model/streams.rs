@@ -304,7 +304,7 @@ impl Driver {
                 )));
             }
             self.check_sticky(&st, st.contexts.get(ctx)?.device)?;
-            st.contexts.streams_of(ctx)
+            st.streams_recorded_by(ctx)
         };
         self.capture_check_context(ctx, None, "cuCtxRecordEvent")?;
         let stamp = Box::new(move || {
