@@ -3,12 +3,20 @@
 // instantiated with cudaGraphInstantiateFlagDeviceLaunch, uploaded, and launched by a
 // kernel node of another graph: fire-and-forget, as a sibling, as a tail launch (after
 // the launching graph and all its work), a scheduler relaunching itself through
-// cudaGetCurrentGraphExec; the same graph launched from the host; then the refusals (a
-// host node, an empty graph, a kernel using dynamic parallelism, a graph not for the
-// device, not uploaded, launched from a kernel outside any graph, into a stream that is
-// not one of the named three, the same graph queued twice) and the guide's limit of 120
-// fire-and-forget launches in one run. Each device-side code is printed by name.
+// cudaGetCurrentGraphExec; the same graph launched from the host; the refusals at
+// instantiation (a host node, an empty graph, a kernel using dynamic parallelism); then
+// the device's launches of a graph not for the device (which faults on the H200: sticky),
+// not uploaded, launched from a kernel outside any graph, into a stream that is not one of
+// the named three, the same graph queued twice, and the guide's limit of 120
+// fire-and-forget launches in one run, each in a process of its own (this program run
+// again with the case's name) so that a fault loses only its own case. Each device-side
+// code is printed by name.
 #include "common.h"
+#include <errno.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+extern char **environ;
 
 #define LOG_WORDS 512
 
@@ -122,7 +130,148 @@ static void print_log(const char *what, const int *log) {
     printf("\n");
 }
 
-int main() {
+// A graph of one kernel node appending `tag`, instantiated (for device launch where
+// `device`) and, where `upload`, uploaded to `s`.
+static cudaGraphExec_t one_kernel_exec(int *log, int tag, bool device, bool upload,
+                                       cudaStream_t s) {
+    cudaGraph_t g = kernel_graph(log, tag);
+    cudaGraphExec_t e;
+    if (device)
+        T(cudaGraphInstantiate(&e, g, cudaGraphInstantiateFlagDeviceLaunch));
+    else
+        T(cudaGraphInstantiate(&e, g, 0));
+    if (upload) T(cudaGraphUpload(e, s));
+    return e;
+}
+
+// One case of the device's refusals, run as `device_graphs CASE` in a process of its own
+// (in_own_process): its own stream, log and codes, its transcript lines, then the
+// context's state (a fault is sticky).
+static int refusal_case(const char *which) {
+    cudaStream_t s;
+    T(cudaStreamCreate(&s));
+    int *log, *codes;
+    T(cudaMallocManaged(&log, LOG_WORDS * sizeof(int)));
+    T(cudaMallocManaged(&codes, 8 * sizeof(int)));
+    NEED(log && codes);
+    memset(log, 0, LOG_WORDS * sizeof(int));
+    for (int i = 0; i < 8; i++) codes[i] = -1;
+    // A device launch by a host graph's kernel node into `stream`.
+    auto from_graph = [&](const char *what, cudaGraphExec_t g, cudaStream_t stream) {
+        cudaGraphExec_t l = launcher(g, stream, codes, log, 0);
+        T(cudaGraphLaunch(l, s));
+        T(cudaStreamSynchronize(s));
+        OUT("%s: %s, last error %s, ran %d", what, name(codes[0]), name(codes[1]), log[0]);
+    };
+    if (!strcmp(which, "not_for_device")) {
+        cudaGraphExec_t host_only = one_kernel_exec(log, 5, false, true, s);
+        from_graph("a graph not instantiated for the device", host_only,
+                   cudaStreamGraphFireAndForget);
+    } else if (!strcmp(which, "not_uploaded")) {
+        cudaGraphExec_t not_uploaded =
+            one_kernel_exec(log, 5, true, false, s);
+        from_graph("a device graph not uploaded", not_uploaded, cudaStreamGraphFireAndForget);
+    } else if (!strcmp(which, "null_stream")) {
+        cudaGraphExec_t dexec = one_kernel_exec(log, 5, true, true, s);
+        from_graph("the NULL stream", dexec, 0);
+    } else if (!strcmp(which, "kernel_tail")) {
+        cudaGraphExec_t dexec = one_kernel_exec(log, 5, true, true, s);
+        from_graph("cudaStreamTailLaunch (a kernel's)", dexec, cudaStreamTailLaunch);
+    } else if (!strcmp(which, "host_stream")) {
+        cudaGraphExec_t dexec = one_kernel_exec(log, 5, true, true, s);
+        from_graph("a host stream", dexec, s);
+    } else if (!strcmp(which, "no_graph")) {
+        cudaGraphExec_t dexec = one_kernel_exec(log, 5, true, true, s);
+        launch_graph<<<1, 32, 0, s>>>(dexec, cudaStreamGraphFireAndForget, codes);
+        T(cudaStreamSynchronize(s));
+        OUT("from a kernel in no graph: %s, a graph current: %d, ran %d", name(codes[0]),
+            codes[2], log[0]);
+    } else if (!strcmp(which, "tail_twice")) {
+        cudaGraphExec_t dexec = one_kernel_exec(log, 5, true, true, s);
+        cudaGraph_t tw;
+        T(cudaGraphCreate(&tw, 0));
+        cudaKernelNodeParams p = {};
+        cudaStream_t ts = cudaStreamGraphTailLaunch;
+        void *args[] = {&dexec, &ts, &codes};
+        p.func = (void *)launch_twice;
+        p.gridDim = dim3(1);
+        p.blockDim = dim3(1);
+        p.kernelParams = args;
+        cudaGraphNode_t n;
+        T(cudaGraphAddKernelNode(&n, tw, nullptr, 0, &p));
+        cudaGraphExec_t twe;
+        T(cudaGraphInstantiate(&twe, tw, 0));
+        T(cudaGraphLaunch(twe, s));
+        T(cudaStreamSynchronize(s));
+        OUT("tail-launched twice: %s then %s, ran %d", name(codes[0]), name(codes[1]), log[0]);
+    } else if (!strcmp(which, "many")) {
+        const int n = 121;
+        cudaGraphExec_t *execs;
+        T(cudaMallocManaged(&execs, n * sizeof(*execs)));
+        NEED(execs);
+        cudaGraph_t g = kernel_graph(log, 6);
+        int made = 0;
+        for (int i = 0; i < n; i++) {
+            if (cudaGraphInstantiate(&execs[i], g, cudaGraphInstantiateFlagDeviceLaunch) == 0 &&
+                cudaGraphUpload(execs[i], s) == 0)
+                made++;
+        }
+        OUT("instantiated and uploaded %d", made);
+        cudaGraph_t m;
+        T(cudaGraphCreate(&m, 0));
+        cudaKernelNodeParams p = {};
+        int count = n;
+        void *args[] = {&execs, &count, &codes};
+        p.func = (void *)launch_many;
+        p.gridDim = dim3(1);
+        p.blockDim = dim3(1);
+        p.kernelParams = args;
+        cudaGraphNode_t node;
+        T(cudaGraphAddKernelNode(&node, m, nullptr, 0, &p));
+        cudaGraphExec_t me;
+        T(cudaGraphInstantiate(&me, m, 0));
+        T(cudaGraphLaunch(me, s));
+        T(cudaStreamSynchronize(s));
+        OUT("launched %d, first failure %s, ran %d", codes[0], name(codes[1]), log[0]);
+        CHECK(codes[0] == log[0]);
+    } else {
+        printf("    no case named %s\n", which);
+        return 2;
+    }
+    T(cudaDeviceSynchronize());
+    T(cudaGetLastError());
+    return finish();
+}
+
+// Runs `CASE` of this program (`program CASE`) in a process of its own, started before
+// it makes any CUDA call (posix_spawn: a new program, never a fork of this one's CUDA
+// state), and waits for it: its transcript goes to the same stdout, after this one's
+// lines. A child that fails or dies counts as a failed check here.
+static void in_own_process(const char *program, const char *which) {
+    printf("-- %s, in a process of its own\n", which);
+    fflush(stdout);
+    char *args[] = {(char *)program, (char *)which, nullptr};
+    pid_t pid;
+    int e = posix_spawn(&pid, program, nullptr, nullptr, args, environ);
+    if (e != 0) {
+        printf("    %s: cannot start a process (%s)\n", which, strerror(e));
+        failures++;
+        return;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    fflush(stdout);
+    if (WIFSIGNALED(status)) {
+        printf("    %s: the process died (signal %d)\n", which, WTERMSIG(status));
+        failures++;
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        failures++;
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2) return refusal_case(argv[1]);
     cudaStream_t s;
     T(cudaStreamCreate(&s));
     int *log, *codes, *mark, *mark_copy, *left;
@@ -269,88 +418,16 @@ int main() {
         print_log("log", log);
     }
 
+    // A refused device launch may fault the launching kernel, which ends the context (the
+    // H200 faults for a graph not instantiated for device launch): each such case, and the
+    // two that launch the most, in a process of its own, so a dead context loses only its
+    // own case.
     printf("-- refused at the device's launch\n");
-    {
-        cudaGraph_t g = kernel_graph(log, 5);
-        cudaGraphExec_t host_only, not_uploaded;
-        T(cudaGraphInstantiate(&host_only, g, 0));
-        T(cudaGraphUpload(host_only, s));
-        T(cudaGraphInstantiate(&not_uploaded, g, cudaGraphInstantiateFlagDeviceLaunch));
-        const struct {
-            const char *what;
-            cudaGraphExec_t g;
-            cudaStream_t stream;
-        } cases[] = {
-            {"a graph not instantiated for the device", host_only, cudaStreamGraphFireAndForget},
-            {"a device graph not uploaded", not_uploaded, cudaStreamGraphFireAndForget},
-            {"the NULL stream", dexec, 0},
-            {"cudaStreamTailLaunch (a kernel's)", dexec, cudaStreamTailLaunch},
-            {"a host stream", dexec, s},
-        };
-        for (const auto &c : cases) {
-            reset();
-            cudaGraphExec_t l = launcher(c.g, c.stream, codes, log, 0);
-            T(cudaGraphLaunch(l, s));
-            T(cudaStreamSynchronize(s));
-            OUT("%s: %s, last error %s, ran %d", c.what, name(codes[0]), name(codes[1]), log[0]);
-        }
-        reset();
-        launch_graph<<<1, 32, 0, s>>>(dexec, cudaStreamGraphFireAndForget, codes);
-        T(cudaStreamSynchronize(s));
-        OUT("from a kernel in no graph: %s, a graph current: %d, ran %d", name(codes[0]),
-            codes[2], log[0]);
-        reset();
-        cudaGraph_t tw;
-        T(cudaGraphCreate(&tw, 0));
-        cudaKernelNodeParams p = {};
-        cudaStream_t ts = cudaStreamGraphTailLaunch;
-        void *args[] = {&dexec, &ts, &codes};
-        p.func = (void *)launch_twice;
-        p.gridDim = dim3(1);
-        p.blockDim = dim3(1);
-        p.kernelParams = args;
-        cudaGraphNode_t n;
-        T(cudaGraphAddKernelNode(&n, tw, nullptr, 0, &p));
-        cudaGraphExec_t twe;
-        T(cudaGraphInstantiate(&twe, tw, 0));
-        T(cudaGraphLaunch(twe, s));
-        T(cudaStreamSynchronize(s));
-        OUT("tail-launched twice: %s then %s, ran %d", name(codes[0]), name(codes[1]), log[0]);
-    }
-
+    for (const char *c : {"not_for_device", "not_uploaded", "null_stream", "kernel_tail",
+                          "host_stream", "no_graph", "tail_twice"})
+        in_own_process(argv[0], c);
     printf("-- 121 fire-and-forget launches from one run\n");
-    {
-        const int n = 121;
-        cudaGraphExec_t *execs;
-        T(cudaMallocManaged(&execs, n * sizeof(*execs)));
-        NEED(execs);
-        cudaGraph_t g = kernel_graph(log, 6);
-        int made = 0;
-        for (int i = 0; i < n; i++) {
-            if (cudaGraphInstantiate(&execs[i], g, cudaGraphInstantiateFlagDeviceLaunch) == 0 &&
-                cudaGraphUpload(execs[i], s) == 0)
-                made++;
-        }
-        OUT("instantiated and uploaded %d", made);
-        reset();
-        cudaGraph_t m;
-        T(cudaGraphCreate(&m, 0));
-        cudaKernelNodeParams p = {};
-        int count = n;
-        void *args[] = {&execs, &count, &codes};
-        p.func = (void *)launch_many;
-        p.gridDim = dim3(1);
-        p.blockDim = dim3(1);
-        p.kernelParams = args;
-        cudaGraphNode_t node;
-        T(cudaGraphAddKernelNode(&node, m, nullptr, 0, &p));
-        cudaGraphExec_t me;
-        T(cudaGraphInstantiate(&me, m, 0));
-        T(cudaGraphLaunch(me, s));
-        T(cudaStreamSynchronize(s));
-        OUT("launched %d, first failure %s, ran %d", codes[0], name(codes[1]), log[0]);
-        CHECK(codes[0] == log[0]);
-    }
+    in_own_process(argv[0], "many");
 
     T(cudaDeviceSynchronize());
     T(cudaGetLastError());

@@ -496,6 +496,11 @@ pub struct Launch<'a> {
     pub current_graph_exec: u64,
 }
 
+/// The driver's side of a device-side `cudaGraphLaunch(exec, stream)`
+/// ([`DeviceRuntime::graph_launch`]): the call's `cudaError_t`, or why the calling
+/// thread faults with an illegal address.
+pub type GraphLaunch<'a> = dyn Fn(u64, u64) -> Result<i32, String> + Sync + 'a;
+
 /// What the driver gives a launch whose kernels launch kernels (CUDA dynamic
 /// parallelism, CDP2): the device runtime's functions (`__cudaCDP2*`, libcudadevrt's
 /// in NVIDIA's toolkit) are the executor's own (`executor/devrt.rs`).
@@ -526,10 +531,12 @@ pub struct DeviceRuntime<'a> {
     pub occupancy: &'a (dyn Fn(usize, i32, u64) -> Option<i32> + Sync),
     /// The device-side `cudaGraphLaunch(exec, stream)` of the launch's kernel (the root
     /// grid's, a graph's kernel node): the driver checks and queues it and answers its
-    /// `cudaError_t`. None: the kernel is no graph's node, where a device graph cannot be
-    /// launched (the CUDA programming guide: "from the device, a device graph must be
-    /// launched from another graph").
-    pub graph_launch: Option<&'a (dyn Fn(u64, u64) -> i32 + Sync)>,
+    /// `cudaError_t`, or `Err(why)` where the launch faults the calling thread with an
+    /// illegal address (as the H200 does for a graph not instantiated for device launch).
+    /// None: the kernel is no graph's node, where a device graph cannot be launched (the
+    /// CUDA programming guide: "from the device, a device graph must be launched from
+    /// another graph").
+    pub graph_launch: Option<&'a GraphLaunch<'a>>,
 }
 
 impl fmt::Debug for DeviceRuntime<'_> {

@@ -281,8 +281,11 @@ __global__ void launcher(cudaGraphExec_t g, long long *out) {
 }
 "#;
 
-/// Runs `launcher` (2 threads) with `graph_launch` as the driver's; its 5 words.
-fn graph_launch_with(graph_launch: Option<&(dyn Fn(u64, u64) -> i32 + Sync)>) -> Vec<u64> {
+/// Runs `launcher` (2 threads) with `graph_launch` as the driver's; its 5 words, or the
+/// fault.
+fn graph_launch_with(
+    graph_launch: Option<&cumock_ptx::GraphLaunch>,
+) -> Result<Vec<u64>, cumock_ptx::KernelFault> {
     let module = Module::parse(&rdc_ptx(GRAPH_LAUNCHES)).unwrap();
     assert!(module.uses_device_runtime());
     let mut mem = TestMemory::new();
@@ -307,11 +310,12 @@ fn graph_launch_with(graph_launch: Option<&(dyn Fn(u64, u64) -> i32 + Sync)>) ->
         current_graph_exec: if graph_launch.is_some() { 0x5150 } else { 0 },
         ..launch(1, 2, &p)
     };
-    run(&module, k, &l, &mem).unwrap();
-    mem.read(out)
+    run(&module, k, &l, &mem)?;
+    Ok(mem
+        .read(out)
         .chunks(8)
         .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+        .collect())
 }
 
 #[test]
@@ -320,13 +324,13 @@ fn a_graph_launch_on_the_device_is_the_drivers_and_its_error_the_threads_last() 
     // The driver's stand-in: a tail launch accepted, a fire-and-forget refused.
     let driver = |exec: u64, stream: u64| {
         calls.lock().unwrap().push((exec, stream));
-        if stream == 0x0100_0000_0000_0000 {
+        Ok(if stream == 0x0100_0000_0000_0000 {
             0
         } else {
             1
-        }
+        })
     };
-    let w = graph_launch_with(Some(&driver));
+    let w = graph_launch_with(Some(&driver)).unwrap();
     let mut calls = calls.into_inner().unwrap();
     calls.sort();
     assert_eq!(
@@ -343,9 +347,30 @@ fn a_graph_launch_on_the_device_is_the_drivers_and_its_error_the_threads_last() 
 
 #[test]
 fn outside_a_graph_a_device_graph_launch_fails_and_no_graph_is_current() {
-    let w = graph_launch_with(None);
+    let w = graph_launch_with(None).unwrap();
     // cudaErrorInvalidValue: the guide forbids it; the H200's code awaits a recording.
     assert_eq!(w, [1, 1, 1, 1, 0]);
+}
+
+#[test]
+fn a_graph_launch_the_driver_refuses_with_a_fault_faults_the_calling_thread() {
+    // The driver's stand-in: the fire-and-forget launch (thread 1) faults, as the H200's
+    // does for a graph not instantiated for device launch.
+    let driver = |_exec: u64, stream: u64| {
+        if stream == 0x0200_0000_0000_0000 {
+            Err("not a device graph".to_owned())
+        } else {
+            Ok(0)
+        }
+    };
+    let f = graph_launch_with(Some(&driver)).unwrap_err();
+    assert_eq!(f.kind, FaultKind::IllegalAddress);
+    assert_eq!(f.thread, [1, 0, 0], "the thread whose call faulted");
+    assert_eq!(f.detail, "not a device graph");
+    assert!(
+        f.instruction.starts_with("call"),
+        "located at the call: {f}"
+    );
 }
 
 const QUERIES: &str = r#"

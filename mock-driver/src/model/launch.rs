@@ -172,9 +172,7 @@ impl PreparedLaunch {
             device_count: driver.device_count() as i32,
             function_attribute: &function_attribute,
             occupancy: &occupancy,
-            graph_launch: graph_launch
-                .as_ref()
-                .map(|f| f as &(dyn Fn(u64, u64) -> i32 + Sync)),
+            graph_launch: graph_launch.as_ref().map(|f| f as &ptx::GraphLaunch),
         });
         let launch = ptx::Launch {
             device_runtime: runtime.as_ref(),

@@ -1161,7 +1161,9 @@ impl BlockCtx<'_> {
                     // (a kernel launched into a stream, a grid launched on the device)
                     // the guide forbids the launch. Its code awaits the H200's record.
                     let e = match tree.rt.graph_launch.filter(|_| grid.root) {
-                        Some(launch) => launch(exec, stream),
+                        Some(launch) => launch(exec, stream).map_err(|why| {
+                            self.fault(w, l as u32, pc, FaultKind::IllegalAddress, None, why)
+                        })?,
                         None => error::INVALID_VALUE,
                     };
                     (self.status(grid, block, thread, e), 4)

@@ -21,10 +21,11 @@
 //! launches run, each with its own tail launches, right after the kernel (before the
 //! graph's next node), so before the launching graph completes; the tail launches after
 //! the launching graph's last node, on the same stream's worker, so the host's stream
-//! order sees all of it. Codes the guide does not give (a launch outside a graph, a
-//! graph not uploaded or not a device graph, a stream that is none of the three, a
-//! limit passed) are the mock's choice, awaiting the H200's record (runtime program
-//! device_graphs).
+//! order sees all of it. A graph not instantiated for device launch faults the
+//! launching kernel with an illegal address, as the H200 does (recorded: runtime program
+//! device_graphs; sticky, as any kernel's fault). Codes the guide does not give (a launch
+//! outside a graph, a device graph not uploaded, a stream that is none of the three, a
+//! limit passed) are the mock's choice, awaiting the H200's record.
 
 use super::*;
 use std::collections::VecDeque;
@@ -188,18 +189,27 @@ impl Driver {
     }
 
     /// A kernel node of `env`'s graph calls `cudaGraphLaunch(exec, stream)`: checked and
-    /// queued on `env`; the `cudaError_t`.
+    /// queued on `env`; the `cudaError_t`, or why the calling thread faults.
     pub(in crate::model) fn device_graph_launch(
         &self,
         env: &GraphEnv,
         exec: u64,
         stream: u64,
-    ) -> i32 {
+    ) -> Result<i32, String> {
         let e = ExecId::from_handle(exec);
         let mut st = self.state.lock();
         match st.graphs.exec(e) {
-            Ok(x) if x.flags & DEVICE_LAUNCH != 0 && x.uploaded.is_some() => {}
-            _ => return INVALID_VALUE,
+            // Recorded on the H200 (device_graphs): the launching kernel faults with an
+            // illegal address, even for a graph uploaded with cudaGraphUpload; the
+            // device-side call never returns.
+            Ok(x) if x.flags & DEVICE_LAUNCH == 0 => {
+                return Err(format!(
+                    "cudaGraphLaunch on the device of graph exec {exec:#x}, a graph not \
+                     instantiated for device launch (the H200 faults)"
+                ))
+            }
+            Ok(x) if x.uploaded.is_some() => {}
+            _ => return Ok(INVALID_VALUE),
         }
         let running = st.graphs.device_running.get(&e).is_some_and(|&n| n > 0);
         let mut l = env.launched.lock();
@@ -207,29 +217,29 @@ impl Driver {
             TAIL_LAUNCH => {
                 let itself = exec == env.current;
                 if (itself && l.self_tail) || (!itself && running) {
-                    return INVALID_VALUE;
+                    return Ok(INVALID_VALUE);
                 }
                 if l.tails.len() >= MAX_PENDING_TAILS {
-                    return LAUNCH_PENDING_COUNT_EXCEEDED;
+                    return Ok(LAUNCH_PENDING_COUNT_EXCEEDED);
                 }
                 l.self_tail |= itself;
                 l.tails.push(e);
             }
             FIRE_AND_FORGET | SIBLING => {
                 if running {
-                    return INVALID_VALUE;
+                    return Ok(INVALID_VALUE);
                 }
                 if l.fired_count >= MAX_FIRE_AND_FORGET || env.depth >= MAX_FIRE_AND_FORGET_NESTING
                 {
-                    return LAUNCH_PENDING_COUNT_EXCEEDED;
+                    return Ok(LAUNCH_PENDING_COUNT_EXCEEDED);
                 }
                 l.fired_count += 1;
                 l.fired.push(e);
             }
-            _ => return INVALID_VALUE,
+            _ => return Ok(INVALID_VALUE),
         }
         *st.graphs.device_running.entry(e).or_default() += 1;
-        SUCCESS
+        Ok(SUCCESS)
     }
 
     /// Runs device-launched graphs in order, each as its own environment (`depth`
