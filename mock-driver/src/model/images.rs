@@ -131,6 +131,18 @@ pub fn image_at(mem: &impl ProgramMemory, at: u64) -> CuResult<Image> {
             }
             let header = u64::from(u16::from_le_bytes([head[6], head[7]]));
             let size = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
+            // A size whose end lies past the top of the address space: the H200 finds no
+            // entry in it (CUDA_ERROR_NO_BINARY_FOR_GPU, probe sandbox_images,
+            // fatbin-truncated-2-64-declared), where one that merely runs into unreadable
+            // memory crashes it (the mock refuses those below).
+            if u128::from(at) + u128::from(header) + u128::from(size) > u128::from(u64::MAX) {
+                return Err(CuError::new(
+                    CUDA_ERROR_NO_BINARY_FOR_GPU,
+                    format!(
+                        "the fatbin at {at:#x} declares {header} + {size} bytes, past the end of                          the address space: no binary in it"
+                    ),
+                ));
+            }
             let total = header
                 .checked_add(size)
                 .filter(|t| *t <= MAX_IMAGE_BYTES)
@@ -340,8 +352,12 @@ mod tests {
         m.0.insert(0x10_000, short);
         refused(&m, 0x10_000, "only 4096 are readable");
         // A header declaring more than any image may hold.
-        m.0.insert(0x20_000, fatbin_header(16, u64::MAX - 8));
+        m.0.insert(0x20_000, fatbin_header(16, 1 << 40));
         refused(&m, 0x20_000, "more than the 1073741824");
+        // One whose end lies past the address space: no binary, as on the H200.
+        m.0.insert(0x28_000, fatbin_header(16, u64::MAX - 64));
+        let e = image_at(&m, 0x28_000).unwrap_err();
+        assert_eq!(e.code, CUDA_ERROR_NO_BINARY_FOR_GPU, "{}", e.message);
         // A wrapper cut short is still a wrapper, refused without reading on.
         m.0.insert(0x30_000, wrapper(0x1000)[..12].to_vec());
         refused(&m, 0x30_000, "the runtime's fatbin wrapper");
