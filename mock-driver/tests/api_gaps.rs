@@ -628,7 +628,26 @@ fn device_properties_texture_width_and_host_atomics() {
             cuDeviceGetTexture1DLinearMaxWidth(&mut width, 0x20, 4, 0),
             0
         );
+        // 16-byte elements: 2^28, which is also the MAXIMUM_TEXTURE1D_LINEAR_WIDTH attribute.
         assert_eq!(width, attr(69) as usize, "MAXIMUM_TEXTURE1D_LINEAR_WIDTH");
+        // The H200's widths by element (ci/explore/tex1d_linear_width.c): 4 GiB of
+        // elements, at most 2^30; one channel of BC4 (8-byte blocks) and of Y410 (4
+        // bytes); other formats cuda.h names INVALID_VALUE.
+        for (format, channels, want) in [
+            (0x01, 1, Ok(1usize << 30)),
+            (0x02, 4, Ok(1 << 29)),
+            (0x03, 2, Ok(1 << 29)),
+            (0x10, 2, Ok(1 << 30)),
+            (0x97, 1, Ok(1 << 29)),
+            (0xa9, 1, Ok(1 << 30)),
+            (0x97, 2, Err(CUDA_ERROR_INVALID_VALUE)),
+            (0x50, 1, Err(CUDA_ERROR_INVALID_VALUE)),
+        ] {
+            let mut w = 0usize;
+            let r = cuDeviceGetTexture1DLinearMaxWidth(&mut w, format, channels, 0);
+            let got = if r == 0 { Ok(w) } else { Err(r) };
+            assert_eq!(got, want, "format {format:#x} x{channels}");
+        }
         assert_eq!(
             cuDeviceGetTexture1DLinearMaxWidth(&mut width, 0x20, 3, 0),
             CUDA_ERROR_INVALID_VALUE,

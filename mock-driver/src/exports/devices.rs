@@ -48,17 +48,24 @@ impl DeviceApi for Mock {
             pi.write(0)
         }
 
-        /// The device's CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH elements, whatever
-        /// the element (cuda.h gives no formula by element size: the probe api_gaps
-        /// records the H200's answers by format and channels), for a valid element.
+        /// The H200's rule (ci/explore/tex1d_linear_width.c, every format and channel count
+        /// cuda.h names, runs/2026-12-03-h200-session15/explore): 4 GiB of elements, at most
+        /// 2^30 of them (1-, 2- and 4-byte elements 2^30, 8-byte 2^29, 16-byte 2^28); the
+        /// device attribute CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH says 2^28
+        /// whatever the element.
+        /// Of cuda.h's other formats the H200 answers for one channel of BC4 (8-byte blocks)
+        /// and Y410 (4 bytes) only; every other one, and more channels of those, is
+        /// CUDA_ERROR_INVALID_VALUE here.
         fn cuDeviceGetTexture1DLinearMaxWidth(d; max_width_in_elements, format, num_channels, dev) {
-            let p = d.device(dev)?;
-            crate::model::textures::channel_format(format as i32, num_channels)?;
-            let width = p
-                .attributes
-                .get("CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH")
-                .copied()
-                .unwrap_or(0);
+            d.device(dev)?;
+            let element_bytes = match (format, num_channels) {
+                (0x97 | 0x98, 1) => 8,
+                (0xa9, 1) => 4,
+                _ => crate::model::textures::channel_format(format as i32, num_channels)
+                    .map_err(|e| invalid(e.message))?
+                    .texel_bytes(),
+            };
+            let width = ((1u64 << 32) / element_bytes).min(1 << 30);
             max_width_in_elements.write(width as usize)
         }
 
