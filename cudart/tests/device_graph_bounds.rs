@@ -33,7 +33,7 @@ fn nested_fire_and_forget_and_endless_tail_launches_are_bounded() {
     assert!(o.status.success(), "{out}\n{err}");
     assert!(
         out.contains(
-            "nested fire-and-forget: sync cudaSuccess, deepest level 24, first refusal 69\n"
+            "nested fire-and-forget: sync cudaSuccess, deepest level 24, first refusal 1\n"
         ),
         "{out}\n{err}"
     );

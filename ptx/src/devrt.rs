@@ -280,6 +280,13 @@ pub fn is_device_runtime(name: &str) -> bool {
     FUNCTIONS.iter().any(|f| f.0 == name)
 }
 
+/// Whether `name` is the device runtime's `cudaGraphLaunch` (a device graph launch).
+pub(crate) fn launches_graphs(name: &str) -> bool {
+    FUNCTIONS
+        .iter()
+        .any(|f| f.0 == name && f.1 == DevRt::GraphLaunch)
+}
+
 /// Whether `name` is one of the device runtime's functions that launch a kernel (CUDA
 /// dynamic parallelism proper, which a device graph's kernels may not use).
 pub(crate) fn launches_kernels(name: &str) -> bool {

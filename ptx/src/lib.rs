@@ -202,6 +202,17 @@ impl Module {
             .any(|f| f.kernel && f.name == *name && f.launches_on_device)
     }
 
+    /// Whether kernel `kernel` launches device graphs (`cudaGraphLaunch`), itself or
+    /// through a function it calls: the H200 refuses to launch it other than as a graph's
+    /// kernel node.
+    pub fn kernel_launches_graphs(&self, kernel: usize) -> bool {
+        let name = &self.kernels[kernel].name;
+        self.program
+            .funcs
+            .iter()
+            .any(|f| f.kernel && f.name == *name && f.launches_graphs)
+    }
+
     /// Index of the kernel (`.entry`) named `name`.
     pub fn kernel(&self, name: &str) -> Option<usize> {
         self.kernels.iter().position(|k| k.name == name)

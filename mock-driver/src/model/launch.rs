@@ -505,6 +505,19 @@ impl Driver {
             return self.capture_kernel(stream, function, req);
         }
         let mut prepared = self.prepare_launch_of(function, &req)?;
+        // Recorded on the H200 (device_graphs): a kernel calling cudaGraphLaunch is refused
+        // into a stream (the kernel does not run; a graph's kernel node runs it). Whether
+        // the configuration's errors come first is not recorded.
+        if function.program.kernel_launches_graphs(function.r.kernel) {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_NOT_SUPPORTED,
+                format!(
+                    "kernel {} launches device graphs (cudaGraphLaunch): it runs only as a \
+                     graph's kernel node, not launched into a stream",
+                    prepared.kernel_name()
+                ),
+            ));
+        }
         // For ordering-bug reports only: the trap armed from the launch on, and the name
         // (formatting it costs a tenth of a launch).
         let what = if super::ordering::enabled() {

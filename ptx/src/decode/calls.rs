@@ -37,6 +37,8 @@ pub struct FuncRt {
     pub recursive: bool,
     /// It launches kernels on the device, or calls a function that does.
     pub launches_on_device: bool,
+    /// It launches device graphs (`cudaGraphLaunch`), or calls a function that does.
+    pub launches_graphs: bool,
 }
 
 impl FuncRt {
@@ -64,6 +66,7 @@ impl FuncRt {
             scc: 0,
             recursive: false,
             launches_on_device: false,
+            launches_graphs: false,
         }
     }
 
@@ -93,6 +96,20 @@ impl FuncRt {
     }
 }
 
+/// Marks every function calling (directly or not, along `edges`) a function marked.
+fn reach_callers(edges: &[Vec<u32>], marked: &mut [bool]) {
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for k in 0..marked.len() {
+            if !marked[k] && edges[k].iter().any(|&c| marked[c as usize]) {
+                marked[k] = true;
+                grew = true;
+            }
+        }
+    }
+}
+
 /// Computes each function's component and marks the calls that must save their caller.
 /// `index` maps a function's name to its index in `prog.funcs` (functions with a body).
 pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str) -> Option<u32>) {
@@ -104,6 +121,7 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
     // Functions launching kernels on the device themselves (the device runtime's launch
     // pair), then every function reaching one.
     let mut launching = vec![false; n];
+    let mut graphing = vec![false; n];
     for f in &ast.funcs {
         let (Some(body), Some(me)) = (&f.body, index(&f.name)) else {
             continue;
@@ -117,6 +135,7 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
                         // A body-less callee (the driver's malloc, vprintf) is a leaf.
                         None if declared.contains(c.as_str()) => {
                             launching[me as usize] |= crate::devrt::launches_kernels(c);
+                            graphing[me as usize] |= crate::devrt::launches_graphs(c);
                         }
                         // A register: an indirect call.
                         None => indirect_callers.push(me),
@@ -149,16 +168,8 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
     for me in indirect_callers {
         edges[me as usize].extend(&taken);
     }
-    let mut grew = true;
-    while grew {
-        grew = false;
-        for k in 0..n {
-            if !launching[k] && edges[k].iter().any(|&c| launching[c as usize]) {
-                launching[k] = true;
-                grew = true;
-            }
-        }
-    }
+    reach_callers(&edges, &mut launching);
+    reach_callers(&edges, &mut graphing);
     let scc = components(&edges);
     let mut members = vec![0u32; n];
     for &c in &scc {
@@ -168,6 +179,7 @@ pub(super) fn mark_recursion(ast: &Ast, prog: &mut Program, index: impl Fn(&str)
         f.scc = scc[k];
         f.recursive = members[scc[k] as usize] > 1 || edges[k].contains(&(k as u32));
         f.launches_on_device = launching[k];
+        f.launches_graphs = graphing[k];
     }
     // Per-thread local memory for recursive activations' depots (`executor/calls.rs`).
     prog.recursive_depots = prog

@@ -1166,7 +1166,10 @@ impl BlockCtx<'_> {
                         })?,
                         None => error::INVALID_VALUE,
                     };
-                    (self.status(grid, block, thread, e), 4)
+                    // Recorded on the H200 (device_graphs): the refusals leave the
+                    // thread's last error as it was (cudaGetLastError: cudaSuccess after
+                    // a cudaErrorInvalidValue).
+                    (e as u32 as u64, 4)
                 }
                 DevRt::GetDevice => {
                     let out = a64(self, 0);

@@ -23,9 +23,12 @@
 //! the launching graph's last node, on the same stream's worker, so the host's stream
 //! order sees all of it. A graph not instantiated for device launch faults the
 //! launching kernel with an illegal address, as the H200 does (recorded: runtime program
-//! device_graphs; sticky, as any kernel's fault). Codes the guide does not give (a launch
-//! outside a graph, a device graph not uploaded, a stream that is none of the three, a
-//! limit passed) are the mock's choice, awaiting the H200's record.
+//! device_graphs; sticky, as any kernel's fault). Also recorded: a device graph not
+//! uploaded, a stream that is none of the three, a graph queued twice and the 121st
+//! fire-and-forget launch are refused with cudaErrorInvalidValue, which the device leaves
+//! out of the thread's last error; a kernel calling cudaGraphLaunch is refused at its
+//! launch into a stream (CUDA_ERROR_NOT_SUPPORTED, model/launch.rs). The code past the
+//! 255 pending tail launches is the mock's choice, awaiting a record.
 
 use super::*;
 use std::collections::VecDeque;
@@ -38,16 +41,17 @@ const TAIL_LAUNCH: u64 = 0x0100_0000_0000_0000;
 const FIRE_AND_FORGET: u64 = 0x0200_0000_0000_0000;
 const SIBLING: u64 = 0x0300_0000_0000_0000;
 
-/// The guide's limits: fire-and-forget launches in one run of a graph, tail launches
-/// pending.
+/// The guide's limits: fire-and-forget launches in one run of a graph (the H200 refuses
+/// the 121st with cudaErrorInvalidValue: recorded), tail launches pending (its code past
+/// the limit awaits a recording).
 const MAX_FIRE_AND_FORGET: u32 = 120;
 const MAX_PENDING_TAILS: usize = 255;
 
 /// How deep fire-and-forget launches may nest (a fired graph's kernel firing another...):
 /// the mock runs each nested one on the worker's stack, so it bounds the nesting where
-/// the guide gives no number; past it the launch answers
-/// cudaErrorLaunchPendingCountExceeded, as for the other limits. 24 is the depth legacy
-/// dynamic parallelism allowed.
+/// the guide gives no number; past it the launch answers cudaErrorInvalidValue, as the
+/// H200 does past the 120 fire-and-forget launches of one run (recorded). 24 is the depth
+/// legacy dynamic parallelism allowed.
 const MAX_FIRE_AND_FORGET_NESTING: u32 = 24;
 
 /// The `cudaError_t`s the device's cudaGraphLaunch answers.
@@ -231,7 +235,7 @@ impl Driver {
                 }
                 if l.fired_count >= MAX_FIRE_AND_FORGET || env.depth >= MAX_FIRE_AND_FORGET_NESTING
                 {
-                    return Ok(LAUNCH_PENDING_COUNT_EXCEEDED);
+                    return Ok(INVALID_VALUE);
                 }
                 l.fired_count += 1;
                 l.fired.push(e);
