@@ -4,7 +4,8 @@
  * kernel's shape, another shape): each launch's result, how many blocks ran and what each
  * saw of %nctaid, %ctaid, %nclusterid, %clusterid, %cluster_nctarank, %cluster_ctarank
  * and %cluster_nctaid.x; and the directive under PTX ISA 8.0 (refused by ptxas).
- * First asked by ci/explore/blocksareclusters.c. No kernel waits on anything. */
+ * First asked by an exploration whose record is runs/2026-12-03-h200-session15/explore/
+ * blocksareclusters*.txt. No kernel waits on anything. */
 #include "probe.h"
 
 #define SLOTS 4096

@@ -32,6 +32,10 @@ int main(void) {
     CHECK(T(cudaMemcpy(&x, e2, 4, cudaMemcpyDeviceToHost)) == cudaErrorIllegalAddress);
     cudaStream_t s;
     CHECK(T(cudaStreamCreate(&s)) == cudaErrorIllegalAddress);
+    // A graph is the runtime's object, not the context's: NVIDIA's runtime made one here
+    // (runtime program device_graphs' first recording).
+    cudaGraph_t g;
+    T(cudaGraphCreate(&g, 0));
     int n = -1;
     T(cudaGetDeviceCount(&n));
     OUT("count=%d", n);

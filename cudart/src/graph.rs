@@ -11,7 +11,7 @@ use crate::driver::Driver;
 use crate::error::{self, RtError, RtResult};
 use crate::kernel::Dim3;
 use crate::memory::stream_for;
-use crate::runtime::with_context;
+use crate::runtime::{current_context, with_context};
 use crate::texture::Extent;
 use cumock_abi::{
     CUcontext, CUevent, CUfunction, CUgraph, CUgraphExec, CUgraphNode, CUstream, CUuserObject,
@@ -316,7 +316,8 @@ cudart_fn! {
     fn cudaGraphCreate(graph: *mut CUgraph, flags: c_uint) {
         // Safety: the program's out-pointer: NULL (refused) or writable.
         let graph = unsafe { out_ref(graph)? };
-        let (d, _, _) = with_context()?;
+        // A sticky error does not stop it (see `current_context`).
+        let (d, _, _) = current_context()?;
         d.cuGraphCreate(graph, flags)
     }
 }

@@ -227,6 +227,23 @@ impl Runtime {
 /// the driver API is used as it is; otherwise the device's primary context is made
 /// current. A sticky error of the device is returned instead.
 pub fn with_context() -> RtResult<(&'static Driver, &'static Runtime, i32)> {
+    let (d, rt, device) = current_context()?;
+    if let Some(code) = rt.sticky(device) {
+        return Err(RtError::new(
+            code,
+            format!(
+                "an earlier {} on device {device} is sticky until cudaDeviceReset",
+                error::name(code).unwrap_or("error")
+            ),
+        ));
+    }
+    Ok((d, rt, device))
+}
+
+/// `with_context` without the sticky error: for the calls NVIDIA's runtime answers after
+/// one (cudaGraphCreate succeeded on the H200 with the context's illegal address sticky:
+/// runtime program device_graphs' first recording).
+pub fn current_context() -> RtResult<(&'static Driver, &'static Runtime, i32)> {
     let rt = runtime()?;
     if UNLOADING.load(Ordering::Acquire) {
         return Err(RtError::new(
@@ -248,15 +265,6 @@ pub fn with_context() -> RtResult<(&'static Driver, &'static Runtime, i32)> {
         d.cuCtxGetDevice(&mut device, std::ptr::null_mut())?;
         device
     };
-    if let Some(code) = rt.sticky(device) {
-        return Err(RtError::new(
-            code,
-            format!(
-                "an earlier {} on device {device} is sticky until cudaDeviceReset",
-                error::name(code).unwrap_or("error")
-            ),
-        ));
-    }
     Ok((d, rt, device))
 }
 

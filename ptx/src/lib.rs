@@ -384,7 +384,7 @@ impl Kernel {
     /// The grid of blocks a launch of `grid` runs: `grid` itself, or, for a kernel marked
     /// `.blocksareclusters`, that many clusters of `.reqnctapercluster` blocks (the H200:
     /// a grid of (3,1) with clusters of 2 runs 6 blocks, %nctaid (6,1) and %nclusterid
-    /// (3,1); ci/explore/blocksareclusters.c). None when that overflows a dimension.
+    /// (3,1); probe blocks_are_clusters). None when that overflows a dimension.
     pub fn grid_of_launch(&self, grid: [u32; 3]) -> Option<[u32; 3]> {
         match (self.blocks_are_clusters, self.required_cluster) {
             (true, Some(c)) => Some([
