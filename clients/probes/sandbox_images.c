@@ -133,13 +133,30 @@ static void fatbin_truncated(void) {
     size_t n;
     unsigned char *fat = fatbin_of(TINY, strlen(TINY) + 1, 0x11, 0, &n);
     CALL("load fatbin before a guard page", load(&m, at_guard_page(fat, n)));
+    CALL("load good PTX afterwards", load(&m, TINY));
+}
+
+/* A fatbin whose entry declares more than is readable, and PTX text running into unmapped
+ * memory, each alone in a section run last (the H200 crashed on the first in
+ * fatbin-truncated). */
+static void fatbin_entry_over(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUmodule m;
+    size_t n;
+    unsigned char *fat = fatbin_of(TINY, strlen(TINY) + 1, 0x11, 0, &n);
     unsigned char entry_over[96];
     memcpy(entry_over, fat, sizeof entry_over);
     uint64_t padded = 1 << 20;
     memcpy(entry_over + 16 + 8, &padded, 8);
     CALL("load fatbin whose entry declares 1 MiB", load(&m, at_guard_page(entry_over, sizeof entry_over)));
+}
+
+static void ptx_without_nul(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUmodule m;
     CALL("load PTX text with no NUL before a guard page", load(&m, at_guard_page(TINY, strlen(TINY))));
-    CALL("load good PTX afterwards", load(&m, TINY));
 }
 
 /* Images that end before what their headers declare, each alone in a section run last:
@@ -421,5 +438,7 @@ int main(void) {
     section("fatbin-truncated-16-byte-header", fatbin_truncated_16);
     section("fatbin-truncated-1-mib-declared", fatbin_truncated_1m);
     section("fatbin-truncated-2-64-declared", fatbin_truncated_2_64);
+    section("fatbin-entry-declares-1-mib", fatbin_entry_over);
+    section("ptx-without-nul", ptx_without_nul);
     return 0;
 }

@@ -202,9 +202,25 @@ static void attributes(void) {
     MUST(cuStreamDestroy(t));
     MUST(cuModuleUnload(mod));
     CALL("destroy the stream", cuStreamDestroy(s));
-    show_attr("destroyed stream", s, CU_STREAM_ATTRIBUTE_PRIORITY);
-    CALL("set on the destroyed stream", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, &v));
 }
+
+/* A destroyed stream's attributes, each alone in a section run last (the H200 crashed
+ * asking its priority in stream-attributes). */
+static void destroyed_stream(int set) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUstream s;
+    MUST(cuStreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, -3));
+    MUST(cuStreamDestroy(s));
+    CUstreamAttrValue v;
+    memset(&v, 0, sizeof v);
+    if (set)
+        CALL("set on the destroyed stream", cuStreamSetAttribute(s, CU_STREAM_ATTRIBUTE_PRIORITY, &v));
+    else
+        show_attr("destroyed stream", s, CU_STREAM_ATTRIBUTE_PRIORITY);
+}
+static void destroyed_stream_get(void) { destroyed_stream(0); }
+static void destroyed_stream_set(void) { destroyed_stream(1); }
 
 /* How a capture ends: cuStreamEndCapture with a NULL graph pointer, for an ordinary
  * capture and for one into the program's graph; a stream joined to a capture destroyed
@@ -318,5 +334,7 @@ int main(void) {
     section("capture-ends", capture_ends);
     section("stream-attributes-null-crash", stream_attributes_null_crash);
     section("stream-attributes-set-null-crash", stream_attributes_set_null_crash);
+    section("destroyed-stream-get", destroyed_stream_get);
+    section("destroyed-stream-set", destroyed_stream_set);
     return 0;
 }
