@@ -13,11 +13,11 @@ fn err(src: &str) -> cumock_ptx::LoadError {
 
 #[test]
 fn an_unsupported_instruction_is_named_with_its_line() {
-    let e = err(&kernel("mov.u32 %r1, 1;\nistypep.texref %p1, [t];"));
+    let e = err(&kernel("mov.u32 %r1, 1;\nmax.relu.u32 %r1, %r2, %r3;"));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 9));
     assert_eq!(
         e.to_string(),
-        "line 9: unsupported instruction `istypep.texref`"
+        "line 9: unsupported instruction `max.relu.u32`"
     );
     let e = err(&kernel("max.relu.u32 %r1, %r2, %r3;"));
     assert_eq!((e.kind, e.line), (LoadErrorKind::Unsupported, 8));
