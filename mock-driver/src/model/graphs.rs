@@ -685,6 +685,16 @@ pub struct Graphs {
 }
 
 impl Graphs {
+    /// One device launch of `e` has ended (run, or dropped by the time limit).
+    pub(super) fn device_run_ended(&mut self, e: ExecId) {
+        if let Some(n) = self.device_running.get_mut(&e) {
+            *n -= 1;
+            if *n == 0 {
+                self.device_running.remove(&e);
+            }
+        }
+    }
+
     /// Whether `g`, or a graph its nodes own (child graphs, conditional bodies) at any
     /// depth, has memory nodes.
     pub fn has_memory_nodes_deep(&self, g: GraphId) -> bool {

@@ -279,12 +279,7 @@ impl Driver {
                 );
                 let mut st = self.state.lock();
                 for left in std::iter::once(e).chain(queue.drain(..)) {
-                    if let Some(n) = st.graphs.device_running.get_mut(&left) {
-                        *n -= 1;
-                        if *n == 0 {
-                            st.graphs.device_running.remove(&left);
-                        }
-                    }
+                    st.graphs.device_run_ended(left);
                 }
                 return;
             }
@@ -293,15 +288,7 @@ impl Driver {
                 Ok(plan) => self.run_steps(&plan.steps, device, bound, &env),
                 Err(err) => self.device_work_failed(device, err),
             }
-            {
-                let mut st = self.state.lock();
-                if let Some(n) = st.graphs.device_running.get_mut(&e) {
-                    *n -= 1;
-                    if *n == 0 {
-                        st.graphs.device_running.remove(&e);
-                    }
-                }
-            }
+            self.state.lock().graphs.device_run_ended(e);
             for t in env.take_tails().into_iter().rev() {
                 queue.push_front(t);
             }
