@@ -30,6 +30,7 @@ want checks && part checks ci/gpu-checks.sh "$work/checks"
 want runtime && part runtime ci/gpu-runtime.sh "$work/runtime"
 want run && part run ci/gpu-run.sh "$work/run"
 want torch && part torch ci/gpu-torch.sh "$work/torch"
+want random && part random ci/gpu-random.sh "$work/random"
 # NVIDIA's public samples with NVIDIA's runtime and with cumock's, when a checkout is
 # carried (CUDA_SAMPLES; ci/public-samples.sh).
 if [ -n "${CUDA_SAMPLES:-}" ] && want samples; then
