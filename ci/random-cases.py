@@ -39,6 +39,7 @@ class Case:
         self.allocations = {}
         self.fds = []
         self.streams = []
+        self.allocs = []
         self.seeds = {}  # address expression -> (seed, len) written there
         # The generator's guess of what is mapped (reservation -> granule -> handle) and
         # granted, to steer most steps at memory that works: a guess only, since steps
@@ -136,6 +137,8 @@ class Case:
             self.exportable.add(name)
         if self.rng.random() < 0.04:
             extra += " device=" + self.rng.choice(["1", "7", "-1"])
+        elif self.rng.random() < 0.1:
+            extra += " location=host"
         self.emit(f"{name} = create {size}{extra}")
         self.allocations[name] = k
 
@@ -313,6 +316,20 @@ class Case:
     def range(self):
         self.emit(f"range {self.mapped_address()}")
 
+    def alloc(self):
+        """cuMemAlloc memory beside the VMM's: copies between the two, attributes."""
+        if len(self.allocs) >= 3:
+            name = self.allocs.pop(self.rng.randrange(len(self.allocs)))
+            self.emit(f"mem-free {name}")
+            return
+        name = self.fresh("p")
+        self.emit(f"{name} = alloc {self.rng.choice(['4096', 'g', '3g', '100'])}")
+        self.allocs.append(name)
+        if self.rng.random() < 0.5:
+            self.emit(f"copy {name} {self.mapped_address()} 64")
+        else:
+            self.emit(f"copy {self.mapped_address()} {name} 64")
+
     def stream(self):
         if len(self.streams) < 2:
             name = self.fresh("s")
@@ -337,7 +354,7 @@ class Case:
             (self.map, 5), (self.map_fitting, 12), (self.unmap, 3), (self.unmap_mapped, 5), (self.set_access, 10), (self.get_access, 3),
             (self.write, 8), (self.read, 8), (self.memset, 3), (self.copy, 3),
             (self.retain, 3), (self.props, 2), (self.export, 2), (self.close, 1),
-            (self.attribute, 3), (self.range, 3), (self.stream, 1), (self.synchronize, 1),
+            (self.attribute, 3), (self.range, 3), (self.stream, 1), (self.synchronize, 1), (self.alloc, 2),
         ]
         funcs = [f for f, w in ops for _ in range(w)]
         for _ in range(self.steps):
