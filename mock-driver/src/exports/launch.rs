@@ -65,14 +65,11 @@ pub(super) unsafe fn cuLaunchKernelEx(
     extra: *mut *mut c_void,
 ) -> CuResult<()> {
     // Safety: the caller's contract.
-    let c = unsafe { launch_config(config) }?;
+    let (c, attrs) = unsafe { launch_config(config) }?;
     let mut cooperative = false;
     let mut cluster = None;
     let mut ignored = 0;
-    for i in 0..c.num_attrs as usize {
-        // Safety: `attrs` holds `numAttrs` CUlaunchAttributes (cuda.h), each 72 bytes:
-        // the id, padding to 8, then the 64-byte value union.
-        let a = unsafe { c.attrs.add(i).read_unaligned() };
+    for a in attrs {
         match a.id {
             cumock_abi::CU_LAUNCH_ATTRIBUTE_COOPERATIVE => cooperative = a.value[0] != 0,
             // The blocks of a cluster run together (ptx/src/executor/cluster.rs).
@@ -121,7 +118,7 @@ pub(super) unsafe fn cuLaunchKernelEx_ptsz(
     extra: *mut *mut c_void,
 ) -> CuResult<()> {
     // Safety: the caller's contract.
-    let mut c = unsafe { launch_config(config) }?;
+    let (mut c, _) = unsafe { launch_config(config) }?;
     c.stream = per_thread(c.stream);
     cuLaunchKernelEx((&raw const c).cast(), f, kernel_params, extra)
 }
@@ -132,18 +129,16 @@ pub(super) unsafe fn cuLaunchKernelEx_ptsz(
 ///
 /// # Safety
 /// `config` is NULL or the program's CUlaunchConfig, its `attrs` holding `numAttrs`.
-pub(super) unsafe fn launch_config(
+pub(super) unsafe fn launch_config<'a>(
     config: *const CUlaunchConfig,
-) -> CuResult<cumock_abi::LaunchConfig> {
+) -> CuResult<(cumock_abi::LaunchConfig, &'a [cumock_abi::LaunchAttribute])> {
     // Safety: the caller's contract; the mock's layout of cuda.h's struct.
     let c = unsafe { crate::boundary::input(config.cast::<cumock_abi::LaunchConfig>(), "config") }?;
-    if c.num_attrs != 0 && c.attrs.is_null() {
-        return Err(invalid(format!(
-            "numAttrs is {} and attrs is NULL",
-            c.num_attrs
-        )));
-    }
-    Ok(c)
+    // Safety: `attrs` holds `numAttrs` CUlaunchAttributes (cuda.h), each 72 bytes: the
+    // id, padding to 8, then the 64-byte value union.
+    let attrs =
+        unsafe { crate::boundary::slice(c.attrs.cast_const(), c.num_attrs as usize, "attrs") }?;
+    Ok((c, attrs))
 }
 
 /// A launch's grid, block and dynamic shared memory.

@@ -16,11 +16,9 @@ unsafe fn launch_shape(
     config: *const CUlaunchConfig,
 ) -> CuResult<(i32, usize, Option<[u32; 3]>, [u32; 3])> {
     // Safety: the caller's contract.
-    let c = unsafe { super::launch::launch_config(config) }?;
+    let (c, attrs) = unsafe { super::launch::launch_config(config) }?;
     let mut cluster = None;
-    for i in 0..c.num_attrs as usize {
-        // Safety: `attrs` holds `numAttrs` CUlaunchAttributes (cuda.h).
-        let a = unsafe { c.attrs.add(i).read_unaligned() };
+    for a in attrs {
         if a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION {
             cluster = Some([a.value[0], a.value[1], a.value[2]]);
         }

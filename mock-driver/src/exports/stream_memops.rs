@@ -249,15 +249,15 @@ pub(super) unsafe fn mem_op_node(p: *const MemOpNodeParams) -> CuResult<NodeOp> 
             p.count
         )));
     }
-    let all = if p.count == 0 {
-        Vec::new()
-    } else {
-        if p.param_array.is_null() {
-            return Err(invalid("nodeParams->paramArray is NULL"));
-        }
-        // Safety: the caller's contract: paramArray holds count 48-byte unions.
-        unsafe { std::slice::from_raw_parts(p.param_array.cast_const(), p.count as usize) }.to_vec()
-    };
+    // Safety: the caller's contract: paramArray holds count 48-byte unions.
+    let all = unsafe {
+        crate::boundary::slice(
+            p.param_array.cast_const(),
+            p.count as usize,
+            "nodeParams->paramArray",
+        )
+    }?
+    .to_vec();
     let ops = mem_ops(d, Some(ctx), &all, false)?;
     let device = check_words(d, Some(ctx), &ops)?;
     Ok(NodeOp::BatchMemOp(Arc::new(MemOpNode {
@@ -284,13 +284,14 @@ impl StreamMemoryOperationsApi for Mock {
             if count == 0 {
                 return d.stream_check(stream);
             }
-            if param_array.is_null() {
-                return Err(invalid("paramArray is NULL"));
-            }
             // Safety: cuda.h's contract: paramArray holds count 48-byte unions.
             let all = unsafe {
-                std::slice::from_raw_parts(param_array.cast::<Words>().cast_const(), count as usize)
-            };
+                crate::boundary::slice(
+                    param_array.cast::<Words>().cast_const(),
+                    count as usize,
+                    "paramArray",
+                )
+            }?;
             issue(d, stream, all.to_vec(), false)
         }
 

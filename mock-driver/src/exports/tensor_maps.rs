@@ -23,16 +23,8 @@ fn refused(r: Refusal) -> CuError {
 /// # Safety
 /// `p` is NULL or valid for reads of `n` values.
 unsafe fn array<T: Copy>(p: *const T, n: usize, what: &str) -> CuResult<Vec<T>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    if p.is_null() {
-        return Err(invalid(format!("{what} is NULL")));
-    }
-    // Safety: non-null, and valid for `n` reads per the caller's contract.
-    Ok((0..n)
-        .map(|i| unsafe { p.add(i).read_unaligned() })
-        .collect())
+    // Safety: the caller's contract.
+    Ok(unsafe { crate::boundary::slice(p, n, what) }?.to_vec())
 }
 
 // The map's 128 bytes are the program's `CUtensorMap` (an `Out`: NULL is refused first).

@@ -148,19 +148,15 @@ impl Driver {
         Ok(())
     }
 
-    /// Device memory as host memory, for a kernel launch: `[addr, addr+len)` as host
-    /// pointers (one piece per mapping it crosses), checked against `device`'s access
-    /// (`need`: read for loads, write for stores and atomics; the same rules and errors
-    /// as a copy's). The pointers stay valid, and the memory stays where it is, until the
-    /// returned value is dropped: hold it for the duration of the launch, and do not call
-    /// the driver's export from the same thread meanwhile (an export waits for it). The
-    /// memory counts as having work in flight until the next synchronising call, as a
-    /// copy's does.
-    ///
-    /// Launches do not call this: the kernel executor asks for memory an address at a
-    /// time, and `launch::KernelMemory` answers with the whole mapping there (a fault, not
-    /// an error, when there is none). This range-at-once form is what the tests use to
-    /// look at device memory as a kernel would.
+    /// Device memory as a kernel sees it, a range at once: `[addr, addr+len)` as host
+    /// pointers (one piece per mapping it crosses), each piece translated as a kernel's
+    /// access is (`State::device_span`: the same rules and errors, `need` read for loads,
+    /// write for stores and atomics). What the tests use to look at device memory as a
+    /// kernel would; page-locked host memory, which has no allocation to hold, is refused.
+    /// The pointers stay valid, and the memory stays where it is, until the returned
+    /// value is dropped: do not call the driver's export from the same thread meanwhile
+    /// (an export waits for it). The memory counts as having work in flight until the
+    /// next synchronising call, as a copy's does.
     pub fn translate(
         &self,
         addr: DevicePtr,
@@ -169,8 +165,23 @@ impl Driver {
         need: Need,
     ) -> CuResult<Translation> {
         let addr = addr.get();
+        let end = addr
+            .checked_add(len)
+            .ok_or_else(|| invalid("address + size wraps"))?;
         let mut st = self.state.lock();
-        let segments = st.vmm.segments(addr, len, device, need)?;
+        let mut segments = Vec::new();
+        let mut at = addr;
+        while at < end {
+            let span = st.device_span(at, device, need)?;
+            let Some(whole) = span.mapped else {
+                return Err(invalid(format!(
+                    "{at:#x} is page-locked host memory, not device memory"
+                )));
+            };
+            let take = (span.start + span.size).min(end) - at;
+            segments.push(whole.piece(at - span.start, take));
+            at += take;
+        }
         st.vmm.issued(&segments);
         Ok(Translation {
             segments,

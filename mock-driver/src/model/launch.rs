@@ -231,86 +231,36 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
     fn translate(
         &self,
         addr: u64,
-        _len: u64,
+        len: u64,
         access: ptx::Access,
     ) -> Result<ptx::HostSpan, ptx::Fault> {
-        let mut st = self.driver.state.lock();
         let need = match access {
             ptx::Access::Read => Need::Read,
             ptx::Access::Write | ptx::Access::Atomic => Need::Write,
         };
-        let Some(m) = st.vmm.mapping_at(addr) else {
-            // Page-locked host memory is the device's too (unified addressing: its device
-            // pointer is its host address), as flags a kernel polls while the host sets
-            // them. It stays mapped while queued work may use it: cuMemFreeHost and
-            // cuMemHostUnregister wait for every stream's work first.
-            if let Some((start, r)) = st.host.range_at(addr) {
-                if let Some(ranges) = &self.ranges {
-                    // Only the bytes accessed, as for device memory below (what the
-                    // ordering-bug reports compare with the host's stores).
-                    let hi = addr.saturating_add(_len.max(1)).min(start + r.size);
-                    let touch = match access {
-                        ptx::Access::Read => super::ordering::Touch::Read,
-                        ptx::Access::Write => super::ordering::Touch::Write,
-                        ptx::Access::Atomic => super::ordering::Touch::Atomic,
-                    };
-                    let mut ranges = ranges.lock();
-                    match ranges.last_mut() {
-                        Some(last) if last.2 == touch && last.0 <= hi && addr <= last.1 => {
-                            last.0 = last.0.min(addr);
-                            last.1 = last.1.max(hi);
-                        }
-                        _ => ranges.push((addr, hi, touch)),
-                    }
-                    return Ok(ptx::HostSpan {
-                        base: addr,
-                        len: hi - addr,
-                        host: r.kernel_address(start, addr),
-                        writable: access != ptx::Access::Read,
-                    });
-                }
-                return Ok(ptx::HostSpan {
-                    base: start,
-                    len: r.size,
-                    host: r.kernel_address(start, start),
-                    writable: true,
-                });
+        let mut st = self.driver.state.lock();
+        let span = st.device_span(addr, self.device, need).map_err(|e| {
+            if e.code == CUDA_ERROR_OUT_OF_MEMORY {
+                self.out_of_memory.store(true, Ordering::Relaxed);
             }
-            return Err(ptx::Fault {
-                message: describe_unmapped(&st, addr),
-            });
-        };
-        let (start, size) = (m.start, m.size);
-        let writable = m.access.allows(self.device, Need::Write);
-        let segs = st
-            .vmm
-            .segments(start, size, self.device, need)
-            .inspect_err(|e| {
-                if e.code == CUDA_ERROR_OUT_OF_MEMORY {
-                    self.out_of_memory.store(true, Ordering::Relaxed);
-                }
-            })
-            .map_err(|e| ptx::Fault {
-                message: format!(
-                    "{} (the mapping {start:#x}+{size:#x} of reservation {:#x})",
-                    e.message, m.reservation
-                ),
-            })?;
-        let seg = segs[0];
-        debug_assert_eq!(
-            segs.len(),
-            1,
-            "a mapping is one allocation, contiguous on the host"
-        );
-        let mut touched = self.touched.lock();
-        // The kernel keeps this pointer for the rest of the launch: the allocation's
-        // bytes must stay where they are until it ends (`Vmm::pin`). One entry an
-        // allocation: with ordering reports on, translations come per window, and a list
-        // of every one would grow with the kernel's accesses.
-        if !touched.iter().any(|t| t.allocation == seg.allocation) {
-            st.vmm.pin(seg.allocation);
-            touched.push(seg);
+            ptx::Fault {
+                message: e.message.into_owned(),
+            }
+        })?;
+        if let Some(seg) = span.mapped {
+            let mut touched = self.touched.lock();
+            // The kernel keeps this pointer for the rest of the launch: the allocation's
+            // bytes must stay where they are until it ends (`Vmm::pin`). One entry an
+            // allocation: with ordering reports on, translations come per window, and a
+            // list of every one would grow with the kernel's accesses. Page-locked host
+            // memory stays mapped while queued work may use it: cuMemFreeHost and
+            // cuMemHostUnregister wait for every stream's work first.
+            if !touched.iter().any(|t| t.allocation == seg.allocation) {
+                st.vmm.pin(seg.allocation);
+                touched.push(seg);
+            }
         }
+        drop(st);
         if let Some(ranges) = &self.ranges {
             // Only the bytes accessed: the executor translates again for any others, or
             // for a write where these were handed out for reading, so the spans say
@@ -319,7 +269,7 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
             // windows would make two streams' neighbouring words, which programs write
             // apart (simple_hyperq), look like a race.
             let lo = addr;
-            let hi = addr.saturating_add(_len.max(1)).min(start + size);
+            let hi = addr.saturating_add(len.max(1)).min(span.start + span.size);
             let touch = match access {
                 ptx::Access::Read => super::ordering::Touch::Read,
                 ptx::Access::Write => super::ordering::Touch::Write,
@@ -335,19 +285,71 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
                 }
                 _ => ranges.push((lo, hi, touch)),
             }
-            drop(ranges);
             return Ok(ptx::HostSpan {
                 base: lo,
                 len: hi - lo,
-                host: seg.ptr.as_ptr().wrapping_add((lo - start) as usize),
-                writable: write && writable,
+                host: span.host.wrapping_add((lo - span.start) as usize),
+                writable: write && span.writable,
             });
         }
         Ok(ptx::HostSpan {
-            base: start,
-            len: size,
+            base: span.start,
+            len: span.size,
+            host: span.host,
+            writable: span.writable,
+        })
+    }
+}
+
+/// What a device address is for a kernel of `device` (`State::device_span`): the whole
+/// mapping or page-locked range holding it, as host memory.
+pub(super) struct DeviceSpan {
+    pub start: u64,
+    pub size: u64,
+    /// Where the host reaches `start`.
+    pub host: *mut u8,
+    /// Whether `device` may write it.
+    pub writable: bool,
+    /// The mapping's bytes, whole; None for page-locked host memory, which is the
+    /// program's or the host range's, not an allocation's.
+    pub mapped: Option<Segment>,
+}
+
+impl State {
+    /// The one translation of a device address for `device` needing `need`, which a
+    /// kernel's accesses (`KernelMemory`) and the model's range form
+    /// (`Driver::translate`) both take: the mapping there (with the same access rules
+    /// and errors as a copy's, the mapping named), else page-locked host memory (unified
+    /// addressing: its device pointer is its host address, as flags a kernel polls while
+    /// the host sets them), else CUDA_ERROR_INVALID_VALUE saying what lies there.
+    pub(super) fn device_span(&self, addr: u64, device: usize, need: Need) -> CuResult<DeviceSpan> {
+        let Some(m) = self.vmm.mapping_at(addr) else {
+            let Some((start, r)) = self.host.range_at(addr) else {
+                return Err(invalid(describe_unmapped(self, addr)));
+            };
+            return Ok(DeviceSpan {
+                start,
+                size: r.size,
+                host: r.kernel_address(start, start),
+                writable: true,
+                mapped: None,
+            });
+        };
+        let (start, size) = (m.start, m.size);
+        let seg = self.vmm.mapping_bytes(m, device, need).map_err(|mut e| {
+            e.message = format!(
+                "{} (the mapping {start:#x}+{size:#x} of reservation {:#x})",
+                e.message, m.reservation
+            )
+            .into();
+            e
+        })?;
+        Ok(DeviceSpan {
+            start,
+            size,
             host: seg.ptr.as_ptr(),
-            writable,
+            writable: m.access.allows(device, Need::Write),
+            mapped: Some(seg),
         })
     }
 }

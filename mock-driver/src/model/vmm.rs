@@ -183,6 +183,17 @@ pub struct Segment {
     pub len: usize,
 }
 
+impl Segment {
+    /// `len` bytes of it from `offset`.
+    pub fn piece(self, offset: u64, len: u64) -> Segment {
+        Segment {
+            ptr: self.ptr.offset(offset as usize),
+            len: len as usize,
+            ..self
+        }
+    }
+}
+
 /// Held while bytes are moved outside the state's lock (a copy, a memset, a kernel): no
 /// arena range or file view is given back or moved while one lives, so the host pointers
 /// of segments stay valid and no new allocation receives bytes meant for an old one.
@@ -1135,9 +1146,8 @@ impl Vmm {
     }
 
     /// The pieces of `[addr, addr+len)` as host memory, checking that every byte is
-    /// mapped and that `device` has the access `need` to it. This is the one translation
-    /// from device addresses to host pointers (copies, memsets and kernel launches use
-    /// it): the pointers stay valid while a [`BytesInUse`] taken with
+    /// mapped and that `device` has the access `need` to it: what copies and memsets
+    /// move bytes through. The pointers stay valid while a [`BytesInUse`] taken with
     /// [`Vmm::hold_bytes`] under the same lock lives.
     pub fn segments(
         &self,
@@ -1157,28 +1167,37 @@ impl Vmm {
                     "{at:#x} is not mapped (the copy covers {addr:#x}+{len:#x})"
                 )));
             };
-            if !m.access.allows(device, need) {
-                return Err(invalid(format!(
-                    "device {device} has no {} access to the mapping at {:#x} (cuMemSetAccess grants it)",
-                    if need == Need::Write { "read-write" } else { "read" },
-                    m.start
-                )));
-            }
+            let whole = self.mapping_bytes(m, device, need)?;
             let take = (m.start + m.size).min(end) - at;
-            let id = AllocationId::from_handle(m.handle);
-            let a = self
-                .allocations
-                .get(&id)
-                .expect("a mapped allocation lives");
-            self.first_touch(a, m.start)?;
-            out.push(Segment {
-                allocation: id,
-                ptr: self.host_ptr(a).offset((at - m.start) as usize),
-                len: take as usize,
-            });
+            out.push(whole.piece(at - m.start, take));
             at += take;
         }
         Ok(out)
+    }
+
+    /// The mapping `m` as host memory, whole, checking that `device` has the access
+    /// `need` to it: the one translation from a mapping to host pointers, which copies,
+    /// memsets and kernels (`State::device_span`) share. The first touch of its
+    /// allocation counts it as backed, or fails when the host cannot back it.
+    pub fn mapping_bytes(&self, m: &Mapping, device: usize, need: Need) -> CuResult<Segment> {
+        if !m.access.allows(device, need) {
+            return Err(invalid(format!(
+                "device {device} has no {} access to the mapping at {:#x} (cuMemSetAccess grants it)",
+                if need == Need::Write { "read-write" } else { "read" },
+                m.start
+            )));
+        }
+        let id = AllocationId::from_handle(m.handle);
+        let a = self
+            .allocations
+            .get(&id)
+            .expect("a mapped allocation lives");
+        self.first_touch(a, m.start)?;
+        Ok(Segment {
+            allocation: id,
+            ptr: self.host_ptr(a),
+            len: m.size as usize,
+        })
     }
 
     /// Device memory of this process's own, whose pages the host gives when touched:
