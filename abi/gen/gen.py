@@ -382,12 +382,50 @@ def read_role_overrides(text):
     out = {}
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
-        if not line or line.startswith("trace"):
+        if not line or line.split()[0] in ("trace", "trace-as", "trace-noun") + PAIR_RULES:
             continue
         fn, param, role = line.split()
         parse_role(role)  # fails early on a misspelt role
         out[(fn, param)] = role
     return out
+
+
+# How two optional pointers of one call go together (roles.txt's pair lines, `<rule>
+# <function or base name> <first> <second>`): `either`, one of them at least is given;
+# `both`, both or neither.
+PAIR_RULES = ("either", "both")
+
+
+# The pair lines some export took, to tell a line that names nothing.
+USED_PAIRS = set()
+
+
+def pair_key(name, base, param, pairs):
+    return (name, param) if (name, param) in pairs else (base, param)
+
+
+def read_pairs(text):
+    """roles.txt's pair lines: (function or base name, first parameter) -> (rule, second)."""
+    out = {}
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if words and words[0] in PAIR_RULES:
+            if len(words) != 4:
+                sys.exit(f"gen.py: roles.txt: not a pair line: {line}")
+            rule, fn, first, second = words
+            out[(fn, first)] = (rule, second)
+    return out
+
+
+def pair_of(name, base, param, pairs, cnames=None):
+    """The pair line that names `param` of the export `name` first: (rule, second). A line
+    applies to the exports of that name or base name that have both parameters
+    (cuStreamGetCtx's applies to cuStreamGetCtx_v2 and its per-thread form, not to
+    cuStreamGetCtx, which has no green context); one that applies to none is an error."""
+    pair = pairs.get((name, param)) or pairs.get((base, param))
+    if pair is not None and cnames is not None and pair[1] not in cnames:
+        return None
+    return pair
 
 
 def parse_role(role):
@@ -460,10 +498,10 @@ def read_optional(text):
 POINTER_ROLES = {"in", "out", "inout", "string", "array", "outarray"}
 
 
-def derive_roles(name, base, params, types, handles, overrides, optional=frozenset()):
+def derive_roles(name, base, params, types, handles, overrides, optional=frozenset(), pairs=None):
     """Each parameter's role, in order, as roles.txt spells it: roles.txt's line where
     there is one, else from the C type and name, a pointer nullable where cuda.h's
-    documentation says it may be NULL."""
+    documentation says it may be NULL, or where a pair line of roles.txt names it."""
     cnames = [n.rstrip("_") if n.rstrip("_") in RUST_KEYWORDS else n for n, r, c in params]
     roles = []
     for i, (n, r, c) in enumerate(params):
@@ -520,6 +558,18 @@ def derive_roles(name, base, params, types, handles, overrides, optional=frozens
         said = (name, cnames[i]) in optional or (base, cnames[i]) in optional
         if k in POINTER_ROLES and not nullable and said and (name, cnames[i]) not in overrides and (base, cnames[i]) not in overrides:
             roles[i] = f"{k}?:{arg}" if ":" in role else f"{k}?"
+    # The two pointers of a pair line may each be NULL (the rule says when not both).
+    for i, cname in enumerate(cnames):
+        pair = pair_of(name, base, cname, pairs or {}, cnames)
+        if pair is None:
+            continue
+        USED_PAIRS.add(pair_key(name, base, cname, pairs))
+        for j in (i, cnames.index(pair[1])):
+            k, nullable, arg = parse_role(roles[j])
+            if k not in POINTER_ROLES:
+                sys.exit(f"gen.py: roles.txt: {name}'s {cnames[j]} is paired but not a pointer")
+            if not nullable:
+                roles[j] = f"{k}?:{arg}" if ":" in roles[j] else f"{k}?"
     # A count that a filled array reads and rewrites is in-out.
     for i, role in enumerate(roles):
         k, nullable, count = parse_role(role)
@@ -554,10 +604,15 @@ def counted_by(i, params, cnames, types):
     return ""
 
 
-def role_word(role, pointers=()):
+def role_word(role, pointers=(), pair=None):
     """A role as the one word `declaration!` hands an implementation's conversion;
-    `pointers`: the names of the export's pointer parameters."""
+    `pointers`: the names of the export's pointer parameters; `pair`: the pair line that
+    names the parameter first, (rule, second)."""
     k, nullable, arg = parse_role(role)
+    if pair is not None:
+        # The first of two optional pointers, with the second's name: the conversion checks
+        # the two together (`either(pGreenCtx)`).
+        return f"{pair[0]}({pair[1]})"
     if k == "outarray" and arg in pointers:
         # An array the driver fills, up to the count the program gives in the in-out
         # parameter `arg`, which the driver rewrites.
@@ -668,6 +723,7 @@ def main():
                 unexported.append(f"PFN_{base}_v{ver}{suffix}")
 
     overrides = read_role_overrides(ROLES_FILE.read_text())
+    pairs = read_pairs(ROLES_FILE.read_text())
     optional = read_optional((inc / "cuda.h").read_text())
     rows = []
     for name in EXPORTS:
@@ -675,12 +731,14 @@ def main():
             base, ver, variant, params = decl[name]
             ps = [mapper.param(p, i) for i, p in enumerate(split_params(params))]
             params = [(rust_ident(n), r, c) for n, r, c in ps]
-            roles = derive_roles(name, base, params, types, mapper.handles, overrides, optional)
+            roles = derive_roles(name, base, params, types, mapper.handles, overrides, optional, pairs)
             params = [(n, r, c, role) for (n, r, c), role in zip(params, roles)]
             rows.append((name, base, ver, variant, params, traits[group_of[base]]))
         else:
             rows.append((name, None, None, None, None, None))
 
+    for unused in sorted(set(pairs) - USED_PAIRS):
+        sys.exit(f"gen.py: roles.txt: the pair line of {unused[0]}'s {unused[1]} names no export's parameters")
     # The traits in the headers' order, those with a declared export only.
     used = {r[5] for r in rows if r[5]}
     trait_groups = [
@@ -689,7 +747,7 @@ def main():
         if merged(g, groups) == g and traits[g] in used
     ]
     cuda_version = int(re.search(r"#define CUDA_VERSION (\d+)", (inc / "cuda.h").read_text()).group(1))
-    api = render_api(rows, mapper, unexported, trait_groups, cuda_version)
+    api = render_api(rows, mapper, unexported, trait_groups, cuda_version, pairs)
     trace = read_trace_lines(ROLES_FILE.read_text(), rows)
     generated = render_generated(cuda_h=(inc / "cuda.h").read_text(), rows=rows, trace=trace)
     outputs = {ABI / "src/api.rs": api, ABI / "src/generated.rs": generated}
@@ -766,7 +824,7 @@ def borrowed(r):
     return r
 
 
-def render_api(rows, mapper, unexported, trait_groups, cuda_version):
+def render_api(rows, mapper, unexported, trait_groups, cuda_version, pairs=None):
     plain_of = per_thread_plains(rows)
     newer_of = newest_of_same_signature(rows)
     out = [
@@ -935,6 +993,8 @@ def render_api(rows, mapper, unexported, trait_groups, cuda_version):
     out.append("/// `array_opt(count)` for an array the driver reads, with the parameter that counts it;")
     out.append("/// `filled(count)` for an array the driver fills, counted by the in-out `count`;")
     out.append("/// `room(count)` for room the driver writes into, as many values as `count` says;")
+    out.append("/// `either(second)` and `both(second)` for the first of two optional pointers that")
+    out.append("/// go together, one at least given or both or neither (roles.txt's pair lines);")
     out.append("/// `raw` for what an implementation reads itself (in-out values, the")
     out.append("/// program's untyped memory, callbacks). Types are paths that resolve in any crate.")
     out.append("#[macro_export]")
@@ -943,7 +1003,11 @@ def render_api(rows, mapper, unexported, trait_groups, cuda_version):
         if base is None:
             continue
         pointers = {n for n, r, c, role in params if r.startswith("*")}
-        sig = ", ".join(f"{n}: {qualify(r)} => {role_word(role, pointers)}" for n, r, c, role in params)
+        cnames = [n.rstrip("_") for n, r, c, role in params]
+        sig = ", ".join(
+            f"{n}: {qualify(r)} => {role_word(role, pointers, pair_of(name, base, n.rstrip('_'), pairs or {}, cnames))}"
+            for n, r, c, role in params
+        )
         out.append(f"    ({name}, $callback:ident!($($pass:tt)*)) => {{ $callback! {{ $($pass)* [{name} in {trait}] ({sig}) }} }};")
     out.append("}")
     out.append("")

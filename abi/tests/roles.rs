@@ -144,6 +144,24 @@ fn cuda_h_documentation_makes_optional_outputs_nullable() {
 }
 
 #[test]
+fn a_pair_line_makes_both_pointers_nullable_where_the_export_has_both() {
+    let nullable_out = Role::Out { nullable: true };
+    let v2 = roles("cuStreamGetCtx_v2");
+    assert_eq!(
+        &v2[1..],
+        [("pctx", nullable_out), ("pGreenCtx", nullable_out)]
+    );
+    assert_eq!(roles("cuStreamGetCtx_v2_ptsz")[1..], v2[1..]);
+    // The first version has no green context: its one out-parameter is required.
+    assert_eq!(
+        roles("cuStreamGetCtx")[1],
+        ("pctx", Role::Out { nullable: false })
+    );
+    assert_eq!(roles("cuGraphGetEdges_v2")[1], ("from", nullable_out));
+    assert_eq!(roles("cuGraphGetEdges_v2")[2], ("to", nullable_out));
+}
+
+#[test]
 fn every_handle_and_enum_role_names_a_declared_type() {
     for e in cumock_abi::api::EXPORTS {
         for p in e.params.unwrap_or(&[]) {

@@ -576,6 +576,24 @@ pub fn nonnull<T: Nullable>(p: T, message: &'static str) -> CuResult<T::Given> {
         .ok_or_else(|| crate::model::error::invalid(message))
 }
 
+/// The first of two optional out-parameters of which the call needs one at least
+/// (`emulate!`'s `either(second)`): both NULL is CUDA_ERROR_INVALID_VALUE with `message`.
+pub fn either<T, U>(p: *mut T, second: *mut U, message: &'static str) -> CuResult<Option<Out<T>>> {
+    match (Out::maybe(p), second.is_null()) {
+        (None, true) => Err(crate::model::error::invalid(message)),
+        (first, _) => Ok(first),
+    }
+}
+
+/// The first of two optional pointers the call takes both or neither of (`emulate!`'s
+/// `both(second)`): one NULL without the other is CUDA_ERROR_INVALID_VALUE with `message`.
+pub fn both<T, U>(p: *mut T, second: *mut U, message: &'static str) -> CuResult<*mut T> {
+    if p.is_null() != second.is_null() {
+        return Err(crate::model::error::invalid(message));
+    }
+    Ok(p)
+}
+
 /// The model's view of a device address the program passes.
 pub fn device_ptr(p: cumock_abi::CUdeviceptr) -> DevicePtr {
     DevicePtr::new(p)
@@ -802,6 +820,27 @@ mod tests {
             .unwrap();
         assert_eq!((v, e.code), (0, CUDA_ERROR_INVALID_DEVICE));
         assert!(Out::<u64>::maybe(std::ptr::null_mut()).is_none());
+    }
+
+    #[test]
+    fn paired_pointers_refuse_both_null_or_one_without_the_other() {
+        let (mut a, mut b) = (1u64, 2u32);
+        let (pa, pb) = (&raw mut a, &raw mut b);
+        let none = (std::ptr::null_mut::<u64>(), std::ptr::null_mut::<u32>());
+        let e = either(none.0, none.1, "x and y are both NULL")
+            .err()
+            .unwrap();
+        assert_eq!(
+            (e.code, &*e.message),
+            (CUDA_ERROR_INVALID_VALUE, "x and y are both NULL")
+        );
+        assert!(either(none.0, pb, "").unwrap().is_none());
+        either(pa, none.1, "").unwrap().unwrap().write(5).unwrap();
+        assert_eq!(a, 5);
+        assert_eq!(both(pa, pb, "").unwrap(), pa);
+        assert!(both(none.0, none.1, "").unwrap().is_null());
+        assert!(both(pa, none.1, "m").is_err());
+        assert!(both(none.0, pb, "m").is_err());
     }
 
     #[test]

@@ -112,3 +112,62 @@ fn generated_forwarders_run_the_variants_as_their_base() {
         assert_eq!(cuGraphDestroy(g), 0);
     }
 }
+
+#[test]
+fn paired_out_parameters_are_checked_together_before_the_handle() {
+    setup();
+    // Safety: NULL, bogus handles and live locals; the calls check them.
+    unsafe {
+        // cuStreamGetCtx_v2 (`either`): both NULL is refused before the stream is looked up;
+        // one of them given, the destroyed stream's error.
+        let mut s: CUstream = null_mut();
+        assert_eq!(cuStreamCreate(&mut s, 1), 0);
+        assert_eq!(cuStreamDestroy_v2(s), 0);
+        let mut green: CUgreenCtx = null_mut();
+        assert_eq!(
+            cuStreamGetCtx_v2(s, null_mut(), null_mut()),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuStreamGetCtx_v2(s, null_mut(), &mut green),
+            CUDA_ERROR_INVALID_HANDLE
+        );
+
+        // cuLibraryGetManaged (`either`): both NULL before the library; one given, the bogus
+        // library's error.
+        let bogus_lib = 0x5151 as CUlibrary;
+        let mut bytes = 7usize;
+        let missing = cuLibraryGetManaged(null_mut(), &mut bytes, bogus_lib, c"x".as_ptr());
+        assert_ne!(missing, CUDA_ERROR_INVALID_VALUE, "a bogus library");
+        assert_eq!(bytes, 7, "left as it was");
+        assert_eq!(
+            cuLibraryGetManaged(null_mut(), null_mut(), bogus_lib, c"x".as_ptr()),
+            CUDA_ERROR_INVALID_VALUE
+        );
+
+        // cuGraphGetEdges (`both`): one array without the other is refused; neither is the
+        // count; both, the edges.
+        let mut g: CUgraph = null_mut();
+        assert_eq!(cuGraphCreate(&mut g, 0), 0);
+        let (mut a, mut b): (CUgraphNode, CUgraphNode) = (null_mut(), null_mut());
+        assert_eq!(cuGraphAddEmptyNode(&mut a, g, null_mut(), 0), 0);
+        assert_eq!(cuGraphAddEmptyNode(&mut b, g, &a, 1), 0);
+        let mut n = 1usize;
+        let (mut from, mut to) = ([null_mut(); 1], [null_mut(); 1]);
+        for (f, t) in [
+            (from.as_mut_ptr(), null_mut()),
+            (null_mut(), to.as_mut_ptr()),
+        ] {
+            assert_eq!(cuGraphGetEdges(g, f, t, &mut n), CUDA_ERROR_INVALID_VALUE);
+        }
+        n = 0;
+        assert_eq!(cuGraphGetEdges(g, null_mut(), null_mut(), &mut n), 0);
+        assert_eq!(n, 1);
+        assert_eq!(
+            cuGraphGetEdges(g, from.as_mut_ptr(), to.as_mut_ptr(), &mut n),
+            0
+        );
+        assert_eq!((from, to, n), ([a], [b], 1));
+        assert_eq!(cuGraphDestroy(g), 0);
+    }
+}

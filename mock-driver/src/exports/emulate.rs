@@ -18,6 +18,8 @@
 //! | `array(count)` marked `#[nonempty]` | `&[T]` of `count` values; NULL or none: CUDA_ERROR_INVALID_VALUE, naming both ("desc is NULL or count is 0") |
 //! | `room(count)` marked `#[late]` | `Room<T>`: room for `count` values the driver writes, checked when the emulation takes it: `nonempty()` refuses NULL or none, `within()` NULL with room |
 //! | `filled(count)` marked `#[filled]` | `Filled<T>`: the array with its in-out count, written by `fill` (the count checked then: NULL is CUDA_ERROR_INVALID_VALUE, naming it) |
+//! | `either(second)`: the first of two optional out-parameters, one at least given (roles.txt's `either` line) | `Option<Out<T>>`; both NULL: CUDA_ERROR_INVALID_VALUE, naming both |
+//! | `both(second)`: the first of two optional pointers given both or neither (roles.txt's `both` line) | the C value; one NULL without the other: CUDA_ERROR_INVALID_VALUE, naming both |
 //! | `raw` (filled arrays not marked `#[filled]`, in-out values, untyped memory, callbacks; an array or room not marked) | the C value, which the emulation reads itself |
 //!
 //! ```ignore
@@ -204,6 +206,34 @@ macro_rules! convert {
     // (each use says why).
     (output_opt late, $p:ident) => {
         crate::boundary::Late::new($p, concat!(stringify!($p), " is NULL"))
+    };
+    // Two optional out-parameters of which one at least is given: checked together when
+    // the first is converted; the second converts as `output_opt`.
+    (either($second:ident), $p:ident) => {
+        crate::boundary::either(
+            $p,
+            $second,
+            concat!(
+                stringify!($p),
+                " and ",
+                stringify!($second),
+                " are both NULL"
+            ),
+        )?
+    };
+    // Two optional pointers given both or neither (arrays that share a count, which the
+    // emulation reads itself).
+    (both($second:ident), $p:ident) => {
+        crate::boundary::both(
+            $p,
+            $second,
+            concat!(
+                stringify!($p),
+                " and ",
+                stringify!($second),
+                " must both be NULL or both be given"
+            ),
+        )?
     };
     (output_opt, $p:ident) => {
         crate::boundary::Out::maybe($p)

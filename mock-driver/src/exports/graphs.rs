@@ -1269,26 +1269,20 @@ impl GraphApi for Mock {
             std::fs::write(&path, dot)
                 .map_err(|e| invalid(format!("cannot write the DOT file {path}: {e}")))
         }
-    }
 
-    unsafe fn cuGraphGetEdges(
-        g: CUgraph,
-        from: *mut CUgraphNode,
-        to: *mut CUgraphNode,
-        n: *mut usize,
-    ) -> CuResult<()> {
-        if from.is_null() != to.is_null() {
-            return Err(invalid("from and to must both be NULL or both be given"));
+        /// The two arrays share one count: both or neither (roles.txt's `both` line),
+        /// refused before the check for cuInit.
+        fn cuGraphGetEdges(; g, from, to, n) {
+            let edges = drv()?.graph_edges(g)?;
+            let froms: Vec<CUgraphNode> = edges.iter().map(|e| CUgraphNode::of(e.0)).collect();
+            let tos: Vec<CUgraphNode> = edges.iter().map(|e| CUgraphNode::of(e.1)).collect();
+            if !from.is_null() {
+                let room = input(n, "numEdges")?;
+                list_out(&froms, from, n, std::ptr::null_mut())?;
+                out(n, room)?;
+            }
+            list_out(&tos, to, n, std::ptr::null_mut())
         }
-        let edges = drv()?.graph_edges(g.key())?;
-        let froms: Vec<CUgraphNode> = edges.iter().map(|e| CUgraphNode::of(e.0)).collect();
-        let tos: Vec<CUgraphNode> = edges.iter().map(|e| CUgraphNode::of(e.1)).collect();
-        if !from.is_null() {
-            let room = input(n, "numEdges")?;
-            list_out(&froms, from, n, std::ptr::null_mut())?;
-            out(n, room)?;
-        }
-        list_out(&tos, to, n, std::ptr::null_mut())
     }
 
     unsafe fn cuGraphGetEdges_v2(

@@ -3,7 +3,7 @@
 
 use super::jit::JitOutputs;
 use super::{image_bytes, read_image_file, Mock};
-use crate::boundary::{drv, out, Handle, Out};
+use crate::boundary::{drv, out, Handle};
 use crate::model::error::*;
 use cumock_abi::*;
 use std::ffi::{c_char, c_uint, c_void, CStr};
@@ -129,18 +129,15 @@ impl LibraryApi for Mock {
             super::write_handles(kernels, &d.library_kernels(lib)?)
         }
 
-        fn cuLibraryGetManaged(d; #[raw] dptr, #[raw] bytes, library, name) {
-            // Observed (probe api_gaps): either output may be NULL, not both; unlike
-            // cuLibraryGetGlobal's, the outputs are left as they were when the name is
-            // not found.
-            if dptr.is_null() && bytes.is_null() {
-                return Err(invalid("dptr and bytes are both NULL"));
-            }
+        /// Observed (probe api_gaps): either output may be NULL, not both (roles.txt's
+        /// `either` line); unlike cuLibraryGetGlobal's, the outputs are left as they were
+        /// when the name is not found.
+        fn cuLibraryGetManaged(d; dptr, bytes, library, name) {
             let (addr, size) = d.library_get_managed(library, &name.to_string_lossy())?;
-            if let Some(p) = Out::maybe(dptr) {
+            if let Some(p) = dptr {
                 p.write(addr.get())?;
             }
-            Out::maybe(bytes).map_or(Ok(()), |p| p.write(size as usize))
+            bytes.map_or(Ok(()), |p| p.write(size as usize))
         }
 
         fn cuLibraryGetUnifiedFunction(d; _fptr, library, symbol) {

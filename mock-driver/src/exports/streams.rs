@@ -3,7 +3,7 @@
 //! a stream is bookkeeping: its flags, priority, context and id.
 
 use super::Mock;
-use crate::boundary::{out, Handle, Out};
+use crate::boundary::{out, Handle};
 use crate::model::capture::{self, CaptureInfo};
 use crate::model::error::*;
 use crate::model::graphs::NodeOp;
@@ -44,20 +44,17 @@ impl StreamApi for Mock {
 
         /// A green context's stream: the green context, and its device's primary context
         /// (cuda.h); another stream: its context, and NULL.
-        fn cuStreamGetCtx_v2(d; s, #[raw] pctx, #[raw] p_green_ctx) {
-            // Observed: either out-pointer may be NULL, not both.
-            if pctx.is_null() && p_green_ctx.is_null() {
-                return Err(invalid("pCtx and pGreenCtx are both NULL"));
-            }
+        /// Observed: either out-pointer may be NULL, not both (roles.txt's `either` line).
+        fn cuStreamGetCtx_v2(d; s, pctx, p_green_ctx) {
             // CU_STREAM_PER_THREAD with a green context's context current: refused by
             // stream_info (model/context.rs, check_stream).
             let (ctx, _, _) = d.stream_info(s)?;
             let green = d.stream_green(s)?;
-            if let Some(p) = Out::maybe(pctx) {
+            if let Some(p) = pctx {
                 p.write_key(Some(green.map_or(ctx, |(_, primary)| primary)))?;
             }
             let green = green.map_or(std::ptr::null_mut(), |(g, _)| CUgreenCtx::of(g));
-            Out::maybe(p_green_ctx).map_or(Ok(()), |p| p.write(green))
+            p_green_ctx.map_or(Ok(()), |p| p.write(green))
         }
 
         fn cuStreamGetDevice(d; s, #[late] device) {
