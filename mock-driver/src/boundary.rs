@@ -570,6 +570,26 @@ impl<F> Nullable for Option<F> {
     }
 }
 
+/// A device address where a call needs one (cuMemcpy's unified sides): 0 is NULL.
+impl Nullable for u64 {
+    type Given = u64;
+    fn given(self) -> Option<u64> {
+        (self != 0).then_some(self)
+    }
+}
+
+/// The program's memory a copy reads or writes `len` bytes of (a host side: untyped
+/// memory with its byte count): NULL with bytes to copy is CUDA_ERROR_INVALID_VALUE,
+/// naming the parameter (`what`); NULL with none is nothing to copy.
+pub fn host_bytes<T>(p: *const T, len: usize, what: impl std::fmt::Display) -> CuResult<*const T> {
+    if p.is_null() && len > 0 {
+        return Err(crate::model::error::invalid(format!(
+            "{what} is NULL with {len} bytes to copy"
+        )));
+    }
+    Ok(p)
+}
+
 /// The parameter `p`, not NULL; NULL is CUDA_ERROR_INVALID_VALUE with `message`.
 pub fn nonnull<T: Nullable>(p: T, message: &'static str) -> CuResult<T::Given> {
     p.given()
@@ -841,6 +861,28 @@ mod tests {
         assert!(both(none.0, none.1, "").unwrap().is_null());
         assert!(both(pa, none.1, "m").is_err());
         assert!(both(none.0, pb, "m").is_err());
+    }
+
+    #[test]
+    fn host_bytes_refuse_null_only_with_bytes_to_copy() {
+        let e = host_bytes(std::ptr::null::<u8>(), 16, "srcHost")
+            .err()
+            .unwrap();
+        assert_eq!(
+            (e.code, &*e.message),
+            (
+                CUDA_ERROR_INVALID_VALUE,
+                "srcHost is NULL with 16 bytes to copy"
+            )
+        );
+        assert!(host_bytes(std::ptr::null::<u8>(), 0, "srcHost")
+            .unwrap()
+            .is_null());
+        let b = [1u8; 4];
+        assert_eq!(host_bytes(b.as_ptr(), 4, "").unwrap(), b.as_ptr());
+        // A device address: 0 is NULL.
+        assert!(nonnull(0u64, "dstDevice is NULL").is_err());
+        assert_eq!(nonnull(0x1000u64, "").unwrap(), 0x1000);
     }
 
     #[test]

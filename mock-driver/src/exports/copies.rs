@@ -6,7 +6,7 @@
 //! whose methods (exports/mod.rs) call these.
 
 use super::{async_op, capturing, legacy_order, CUdevicePtr};
-use crate::boundary::{device_ptr, drv, Handle};
+use crate::boundary::{device_ptr, drv, host_bytes, nonnull, Handle};
 use crate::model::error::*;
 use crate::model::{Driver, HostBytes, HostOrDevice, Pattern};
 use cumock_abi::*;
@@ -24,7 +24,7 @@ pub(super) unsafe fn cuMemcpyHtoD_v2(
     legacy_order()?;
     let d = drv()?;
     // Safety: cuda.h requires `src` readable for n bytes.
-    let src = unsafe { host_side(d, src, n, false) }?;
+    let src = unsafe { host_side(d, src, n, false, "srcHost") }?;
     d.copy(device_side(d, dst, n, true)?, src, n as u64)
 }
 
@@ -32,7 +32,7 @@ pub(super) unsafe fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdevicePtr, n: usiz
     legacy_order()?;
     let d = drv()?;
     // Safety: cuda.h requires `dst` writable for n bytes.
-    let dst = unsafe { host_side(d, dst, n, true) }?;
+    let dst = unsafe { host_side(d, dst, n, true, "dstHost") }?;
     d.copy(dst, device_side(d, src, n, false)?, n as u64)
 }
 
@@ -51,8 +51,8 @@ pub(super) unsafe fn cuMemcpy(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> C
     let d = drv()?;
     // Safety: cuda.h requires a host `dst` writable, and a host `src` readable, for n
     // bytes.
-    let dst = unsafe { unified_side(d, dst, n, true) }?;
-    let src = unsafe { unified_side(d, src, n, false) }?;
+    let dst = unsafe { unified_side(d, dst, n, true, ("dst", "dst is NULL")) }?;
+    let src = unsafe { unified_side(d, src, n, false, ("src", "src is NULL")) }?;
     d.copy(dst, src, n as u64)
 }
 
@@ -251,7 +251,8 @@ pub(super) unsafe fn cuMemcpyPeerAsync(
     unsafe { async_copy(s, dst, src, n, true, || format!("peer {n} bytes"), body) }
 }
 
-/// Which side of a copy a pointer the program calls "host" is really on.
+/// Which side of a copy a pointer the program calls "host" is really on; `what`, the
+/// parameter's name, for a NULL with bytes to copy.
 ///
 /// # Safety
 /// If `p` is host memory, it is readable for `len` bytes, and writable if `write`, while
@@ -261,10 +262,9 @@ unsafe fn host_side<'a>(
     p: *const c_void,
     len: usize,
     write: bool,
+    what: &str,
 ) -> CuResult<HostOrDevice<'a>> {
-    if p.is_null() && len > 0 {
-        return Err(invalid("the host pointer is NULL"));
-    }
+    let p = host_bytes(p, len, what)?;
     Ok(if d.is_device_address(device_ptr(p as u64)) {
         HostOrDevice::Device(device_ptr(p as u64))
     } else if write {
@@ -556,10 +556,9 @@ unsafe fn unified_side<'a>(
     p: u64,
     len: usize,
     write: bool,
+    (what, null): (&str, &'static str),
 ) -> CuResult<HostOrDevice<'a>> {
-    if p == 0 {
-        return Err(invalid("the host pointer is NULL"));
-    }
+    let p = nonnull(p, null)?;
     // Safety: this function's contract.
-    unsafe { host_side(d, p as *const c_void, len, write) }
+    unsafe { host_side(d, p as *const c_void, len, write, what) }
 }

@@ -7,7 +7,7 @@
 use super::copies::STAGING_LIMIT;
 use super::textures;
 use super::{capturing, legacy_order, stream, CUdevicePtr};
-use crate::boundary::{device_ptr, drv, input, Handle};
+use crate::boundary::{device_ptr, drv, host_bytes, input, nonnull, Handle};
 use crate::diagnostics::{created, Made};
 use crate::model::copies2d::{Plane, PlaneStart};
 use crate::model::error::*;
@@ -345,9 +345,7 @@ pub(super) fn plane(
     let start = match memory_type {
         CU_MEMORYTYPE_HOST => {
             let p = host.wrapping_byte_add(offset) as u64;
-            if host.is_null() && extent > 0 {
-                return Err(invalid("the host pointer is NULL"));
-            }
+            host_bytes(host, extent, format_args!("the {which}'s host pointer"))?;
             if d.is_device_address(device_ptr(p)) {
                 PlaneStart::Device(p)
             } else {
@@ -356,9 +354,7 @@ pub(super) fn plane(
         }
         CU_MEMORYTYPE_DEVICE => device_start(at_device)?,
         CU_MEMORYTYPE_UNIFIED => {
-            if device == 0 {
-                return Err(invalid("the host pointer is NULL"));
-            }
+            nonnull(device, "the unified address is NULL")?;
             if d.page_locked(at_device, extent as u64).is_some()
                 || d.is_device_address(device_ptr(at_device))
             {

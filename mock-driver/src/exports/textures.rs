@@ -21,16 +21,13 @@ use std::ffi::c_void;
 
 const CU_MEMORYTYPE_ARRAY: u32 = 3;
 
-/// A side of a byte copy to or from an array (cuMemcpyHtoA and friends).
-pub fn host_side(p: *const c_void) -> CuResult<Volume> {
-    if p.is_null() {
-        return Err(invalid("the host pointer is NULL"));
-    }
-    Ok(Volume::Linear {
+/// A host side of a byte copy to or from an array (cuMemcpyHtoA and friends), not NULL.
+pub fn host_side(p: *const c_void) -> Volume {
+    Volume::Linear {
         start: PlaneStart::Host(p as *mut u8),
         pitch: 0,
         height: 1,
-    })
+    }
 }
 
 pub fn device_side(p: CUdeviceptr) -> Volume {
@@ -477,14 +474,19 @@ emulate! {
     }
 }
 
-pub(super) unsafe fn cuMemcpyHtoA_v2(
-    dst: CUarray,
-    dst_offset: usize,
-    src: *const c_void,
-    count: usize,
-) -> CuResult<()> {
-    let s = host_side(src)?;
-    copy_bytes(array_side(dst), dst_offset, s, 0, count)
+emulate! {
+    /// The host pointer is refused when NULL whatever the count, before the check for
+    /// cuInit (`#[nonnull]`); the array after.
+    pub(super) fn cuMemcpyHtoA_v2(; #[raw] dst, dst_offset, #[nonnull] src, count) {
+        // Safety: cuda.h's contract: `src` holds `count` readable bytes.
+        unsafe { copy_bytes(array_side(dst), dst_offset, host_side(src), 0, count) }
+    }
+
+    /// As cuMemcpyHtoA_v2, the other way.
+    pub(super) fn cuMemcpyAtoH_v2(; #[nonnull] dst, #[raw] src, src_offset, count) {
+        // Safety: cuda.h's contract: `dst` holds `count` writable bytes.
+        unsafe { copy_bytes(host_side(dst), 0, array_side(src), src_offset, count) }
+    }
 }
 
 pub(super) unsafe fn cuMemcpyHtoAAsync_v2(
@@ -496,16 +498,6 @@ pub(super) unsafe fn cuMemcpyHtoAAsync_v2(
 ) -> CuResult<()> {
     let _order = stream(s)?;
     cuMemcpyHtoA_v2(dst, dst_offset, src, count)
-}
-
-pub(super) unsafe fn cuMemcpyAtoH_v2(
-    dst: *mut c_void,
-    src: CUarray,
-    src_offset: usize,
-    count: usize,
-) -> CuResult<()> {
-    let d = host_side(dst)?;
-    copy_bytes(d, 0, array_side(src), src_offset, count)
 }
 
 pub(super) unsafe fn cuMemcpyAtoHAsync_v2(
