@@ -578,6 +578,13 @@ impl Nullable for u64 {
     }
 }
 
+/// The parameter `p`, not NULL; NULL is CUDA_ERROR_INVALID_VALUE naming it (`what`),
+/// for a helper that reads a parameter after the call's other checks.
+pub fn given<T: Nullable>(p: T, what: impl std::fmt::Display) -> CuResult<T::Given> {
+    p.given()
+        .ok_or_else(|| crate::model::error::invalid(format!("{what} is NULL")))
+}
+
 /// The program's memory a copy reads or writes `len` bytes of (a host side: untyped
 /// memory with its byte count): NULL with bytes to copy is CUDA_ERROR_INVALID_VALUE,
 /// naming the parameter (`what`); NULL with none is nothing to copy.
@@ -881,8 +888,12 @@ mod tests {
         let b = [1u8; 4];
         assert_eq!(host_bytes(b.as_ptr(), 4, "").unwrap(), b.as_ptr());
         // A device address: 0 is NULL.
-        assert!(nonnull(0u64, "dstDevice is NULL").is_err());
-        assert_eq!(nonnull(0x1000u64, "").unwrap(), 0x1000);
+        let e = given(0u64, "dst").err().unwrap();
+        assert_eq!(
+            (e.code, &*e.message),
+            (CUDA_ERROR_INVALID_VALUE, "dst is NULL")
+        );
+        assert_eq!(given(0x1000u64, "").unwrap(), 0x1000);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! whose methods (exports/mod.rs) call these.
 
 use super::{async_op, capturing, legacy_order, CUdevicePtr};
-use crate::boundary::{device_ptr, drv, host_bytes, nonnull, Handle};
+use crate::boundary::{device_ptr, drv, given, host_bytes, Handle};
 use crate::model::error::*;
 use crate::model::{Driver, HostBytes, HostOrDevice, Pattern};
 use cumock_abi::*;
@@ -51,8 +51,8 @@ pub(super) unsafe fn cuMemcpy(dst: CUdevicePtr, src: CUdevicePtr, n: usize) -> C
     let d = drv()?;
     // Safety: cuda.h requires a host `dst` writable, and a host `src` readable, for n
     // bytes.
-    let dst = unsafe { unified_side(d, dst, n, true, ("dst", "dst is NULL")) }?;
-    let src = unsafe { unified_side(d, src, n, false, ("src", "src is NULL")) }?;
+    let dst = unsafe { unified_side(d, dst, n, true, "dst") }?;
+    let src = unsafe { unified_side(d, src, n, false, "src") }?;
     d.copy(dst, src, n as u64)
 }
 
@@ -556,9 +556,9 @@ unsafe fn unified_side<'a>(
     p: u64,
     len: usize,
     write: bool,
-    (what, null): (&str, &'static str),
+    what: &str,
 ) -> CuResult<HostOrDevice<'a>> {
-    let p = nonnull(p, null)?;
+    let p = given(p, what)?;
     // Safety: this function's contract.
     unsafe { host_side(d, p as *const c_void, len, write, what) }
 }

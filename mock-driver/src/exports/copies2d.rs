@@ -7,7 +7,7 @@
 use super::copies::STAGING_LIMIT;
 use super::textures;
 use super::{capturing, legacy_order, stream, CUdevicePtr};
-use crate::boundary::{device_ptr, drv, host_bytes, input, nonnull, Handle};
+use crate::boundary::{device_ptr, drv, given, host_bytes, input, Handle};
 use crate::diagnostics::{created, Made};
 use crate::model::copies2d::{Plane, PlaneStart};
 use crate::model::error::*;
@@ -354,7 +354,7 @@ pub(super) fn plane(
         }
         CU_MEMORYTYPE_DEVICE => device_start(at_device)?,
         CU_MEMORYTYPE_UNIFIED => {
-            nonnull(device, "the unified address is NULL")?;
+            given(device, format_args!("the {which}'s unified address"))?;
             if d.page_locked(at_device, extent as u64).is_some()
                 || d.is_device_address(device_ptr(at_device))
             {

@@ -3,61 +3,43 @@
 
 use super::jit::JitOutputs;
 use super::{image_bytes, read_image_file, Mock};
-use crate::boundary::{drv, out, Handle};
-use crate::model::error::*;
+use crate::boundary::{c_str, drv, Handle};
 use cumock_abi::*;
-use std::ffi::{c_char, c_uint, c_void, CStr};
+use std::ffi::c_uint;
 
 impl LibraryApi for Mock {
-    unsafe fn cuLibraryLoadData(
-        library: *mut CUlibrary,
-        code: *const c_void,
-        jit_options: *mut CUjit_option,
-        jit_option_values: *mut *mut c_void,
-        num_jit_options: c_uint,
-        _library_options: *mut CUlibraryOption,
-        _library_option_values: *mut *mut c_void,
-        _num_library_options: c_uint,
-    ) -> CuResult<()> {
-        // Safety: cuda.h's contract for the option arrays.
-        let jit = unsafe { JitOutputs::read(num_jit_options, jit_options, jit_option_values) }?;
-        let r = (|| {
-            let d = drv()?;
-            if library.is_null() {
-                return Err(invalid("library is NULL"));
-            }
-            let image = image_bytes(code)?;
-            out(library, CUlibrary::of(d.library_load(image)?))
-        })();
-        // Safety: as above; the arrays outlive the call.
-        unsafe { jit.finish_with(&r) };
-        r
-    }
+    emulate! {
+        /// The JIT options are read first, then the driver is asked for, then `library`
+        /// checked (`#[late]`), then the image.
+        fn cuLibraryLoadData(; #[late] library, code, jit_options, jit_values, num_jit, _lib_options, _lib_values, _num_lib) {
+            // Safety: cuda.h's contract for the option arrays.
+            let jit = unsafe { JitOutputs::read(num_jit, jit_options, jit_values) }?;
+            let r = (|| {
+                let d = drv()?;
+                let library = library.check()?;
+                let image = image_bytes(code)?;
+                library.write_key(d.library_load(image)?)
+            })();
+            // Safety: as above; the arrays outlive the call.
+            unsafe { jit.finish_with(&r) };
+            r
+        }
 
-    unsafe fn cuLibraryLoadFromFile(
-        library: *mut CUlibrary,
-        file_name: *const c_char,
-        jit_options: *mut CUjit_option,
-        jit_option_values: *mut *mut c_void,
-        num_jit_options: c_uint,
-        _library_options: *mut CUlibraryOption,
-        _library_option_values: *mut *mut c_void,
-        _num_library_options: c_uint,
-    ) -> CuResult<()> {
-        // Safety: cuda.h's contract for the option arrays.
-        let jit = unsafe { JitOutputs::read(num_jit_options, jit_options, jit_option_values) }?;
-        let r = (|| {
-            let d = drv()?;
-            if library.is_null() || file_name.is_null() {
-                return Err(invalid("library or fileName is NULL"));
-            }
-            // Safety: not NULL (checked above), and cuda.h's contract for a string.
-            let image = read_image_file(unsafe { CStr::from_ptr(file_name) })?;
-            out(library, CUlibrary::of(d.library_load(image)?))
-        })();
-        // Safety: as above; the arrays outlive the call.
-        unsafe { jit.finish_with(&r) };
-        r
+        /// As cuLibraryLoadData, the file's name checked after `library`.
+        fn cuLibraryLoadFromFile(; #[late] library, #[raw] file_name, jit_options, jit_values, num_jit, _lib_options, _lib_values, _num_lib) {
+            // Safety: cuda.h's contract for the option arrays.
+            let jit = unsafe { JitOutputs::read(num_jit, jit_options, jit_values) }?;
+            let r = (|| {
+                let d = drv()?;
+                let library = library.check()?;
+                // Safety: cuda.h's contract for a string.
+                let image = read_image_file(unsafe { c_str(file_name, "fileName is NULL") }?)?;
+                library.write_key(d.library_load(image)?)
+            })();
+            // Safety: as above; the arrays outlive the call.
+            unsafe { jit.finish_with(&r) };
+            r
+        }
     }
 
     // The library's module and the kernel's function answer as a module's and a
