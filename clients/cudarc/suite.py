@@ -207,7 +207,9 @@ def cmd_compare(a):
     both = [t for t in passing if expected["outcome"].get(t) == "pass"]
     print(f"{len(both)} of the {len(passing)} tests that pass on the GPU pass on the mock")
     for t in passing:
-        if expected["outcome"].get(t) != "pass":
+        if t in expected["timing"]:
+            print(f"  {t}: timing, not checked on the mock: {expected['timing'][t]}")
+        elif expected["outcome"].get(t) != "pass":
             o = expected["outcome"].get(t, "absent")
             print(f"  {t}: {o} on the mock: {expected['why'].get(t, '')}")
     for t, r in sorted(gpu.items()):
