@@ -59,12 +59,6 @@ if [ ! -f "$nvrtc/nvidia/cu13/lib/libnvrtc.so.13" ]; then
 fi
 nice cargo build --quiet -p cumock-driver -p cumock-cudart -p cumock
 rm -rf target/cudarc-logs
-# The slow tests (`all`) each launch one block that loops 10^9 times: the tiered engine,
-# which decides per launch, interprets it past the 300 s kernel time limit; compiled, it
-# takes a minute or two.
-if [ "$choice" = all ]; then
-    export CUMOCK_KERNEL_ENGINE=${CUMOCK_KERNEL_ENGINE:-jit}
-fi
 # cudarc opens libnvrtc.so.13 by name: the loader finds it on LD_LIBRARY_PATH, which
 # `cumock exec` keeps (it puts the mock's libcuda.so.1 first).
 LD_LIBRARY_PATH=$nvrtc/nvidia/cu13/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
