@@ -46,10 +46,13 @@ CUMOCK_KERNEL_ENGINE=interp cargo test --quiet -p cumock-cudart -p cumock-driver
 # numba-cuda's own test suite, unchanged, on the mock: CI's modules (README, "numba-cuda on
 # the mock"); ci/numba-full.sh runs them all.
 ci/numba-suite.sh 2>&1 | tee target/numba-output.txt
+# cudarc's own unit tests, unchanged, on the mock: all but the slow ones
+# (docs/frameworks/cudarc.md; about 10 s with the build, ci/cudarc-suite.sh all runs them all).
+ci/cudarc-suite.sh 2>&1 | tee target/cudarc-output.txt
 # The README's framework guide (numba-cuda, cuda-core, cuda-python, cudarc, a C++ nvcc
 # project), every block as a user would paste it.
 ci/readme-guide.sh 2>&1 | tee target/guide-output.txt
 # The conformance matrix page, kept as an artifact of the run.
 target/debug/cumock report target/cumock-matrix.html 2> /dev/null && echo "conformance matrix: target/cumock-matrix.html"
 # The plain closing line CI systems read: passed and failed over all test binaries.
-awk '/^test result:/ { p += $4; f += $6 } /^numba-cuda checked:/ { p += $3; f += $5 } /^readme guide:/ { p += $3; f += $5 } END { printf "%d passed, %d failed\n", p, f }' target/test-output.txt target/test-output-interp.txt target/numba-output.txt target/guide-output.txt
+awk '/^test result:/ { p += $4; f += $6 } /^numba-cuda checked:/ { p += $3; f += $5 } /^cudarc checked:/ { p += $3; f += $5 } /^readme guide:/ { p += $3; f += $5 } END { printf "%d passed, %d failed\n", p, f }' target/test-output.txt target/test-output-interp.txt target/numba-output.txt target/cudarc-output.txt target/guide-output.txt

@@ -700,6 +700,50 @@ static void vmm_reverse(void) {
     free(buf);
 }
 
+/* cuMemcpyPeer and cuMemcpyPeerAsync between the two devices' stream-ordered (pool)
+ * memory, no access granted, device 0 current: what cudarc's tests peer_transfer_contexts
+ * and test_peer_memcpy_waits_for_src_stream do (docs/frameworks/cudarc.md). Section
+ * peer-copies asks it of cuMemAlloc's memory; pools-across-devices showed that a plain
+ * DtoD copy of another device's pool memory is CUDA_ERROR_INVALID_VALUE. Whether the peer
+ * copies, which name both contexts, are refused too awaits a recording. */
+static void peer_copies_of_pool_memory(void) {
+    init_two();
+    const size_t n = 4096;
+    CUstream s0, s1;
+    MUST(cuStreamCreate(&s0, CU_STREAM_NON_BLOCKING));
+    use(c1);
+    MUST(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr q1;
+    MUST(cuMemAllocAsync(&q1, n, s1));
+    MUST(cuStreamSynchronize(s1));
+    use(c0);
+    CUdeviceptr q0;
+    MUST(cuMemAllocAsync(&q0, n, s0));
+    MUST(cuStreamSynchronize(s0));
+    fill_dev(c0, q0, n, 7);
+    clear_dev(c1, q1, n);
+    CALL("peer device 0's pool memory -> device 1's", cuMemcpyPeer(q1, c1, q0, c0, n));
+    check_dev("device 1's pool memory", c1, q1, n, 7);
+    clear_dev(c1, q1, n);
+    CALL("peer-async on device 0's stream", cuMemcpyPeerAsync(q1, c1, q0, c0, n, s0));
+    CALL("  stream-synchronize", cuStreamSynchronize(s0));
+    check_dev("device 1's pool memory", c1, q1, n, 7);
+    clear_dev(c1, q1, n);
+    CALL("peer-async on the NULL stream", cuMemcpyPeerAsync(q1, c1, q0, c0, n, NULL));
+    CALL("  ctx-synchronize", cuCtxSynchronize());
+    check_dev("device 1's pool memory", c1, q1, n, 7);
+    fill_dev(c1, q1, n, 9);
+    clear_dev(c0, q0, n);
+    CALL("peer device 1's pool memory -> device 0's, on device 1's stream", cuMemcpyPeerAsync(q0, c0, q1, c1, n, s1));
+    CALL("  stream-synchronize", cuStreamSynchronize(s1));
+    check_dev("device 0's pool memory", c0, q0, n, 9);
+    MUST(cuMemFreeAsync(q0, s0));
+    MUST(cuStreamSynchronize(s0));
+    use(c1);
+    MUST(cuMemFreeAsync(q1, s1));
+    MUST(cuStreamSynchronize(s1));
+}
+
 /* ---------- main ---------- */
 
 /* How many devices there are, asked in a child (the parent must not call cuInit: its
@@ -730,5 +774,6 @@ int main(void) {
     section("managed-on-two", managed_on_two);
     section("vmm-on-two", vmm_on_two);
     section("vmm-reverse", vmm_reverse);
+    section("peer-copies-of-pool-memory", peer_copies_of_pool_memory);
     return 0;
 }

@@ -14,7 +14,7 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicI64, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
 };
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use crate::decode::{
@@ -246,6 +246,12 @@ fn run_grid(
         Engine::Tiered => module.jit.get_tiered(module, kernel, nblocks * nthreads),
         Engine::Interp => None,
     };
+    // Under the tiered engine, a launch that starts interpreted compiles the kernel once
+    // a host thread of it has interpreted TIER_UP_INSTRUCTIONS, and goes on in the
+    // compiled code: one long launch (a block that loops 10^9 times) would otherwise be
+    // interpreted to its end, as the decision at its start was taken on too little.
+    let late: OnceLock<Option<Arc<crate::jit::Compiled>>> = OnceLock::new();
+    let tier_up = (launch.engine == Engine::Tiered && compiled.is_none()).then_some(&late);
     let block_of = |b: u64| {
         [
             (b % gx as u64) as u32,
@@ -282,6 +288,7 @@ fn run_grid(
             tlb: [NO_SPAN; TLB_ENTRIES],
             tlb_next: 0,
             jit: compiled.as_deref(),
+            tier_up,
             printf,
             grid_ws: if launch.cooperative {
                 grid_ws.as_ptr() as *mut u8
@@ -559,6 +566,10 @@ pub(crate) struct BlockCtx<'a> {
     tlb_next: usize,
     /// The kernel's compiled code, when the launch asked for it and it compiled.
     jit: Option<&'a crate::jit::Compiled>,
+    /// Under the tiered engine, while this launch runs interpreted: where its code goes
+    /// once compiled in the middle of the launch (one compile, whichever host thread
+    /// asks first).
+    tier_up: Option<&'a OnceLock<Option<Arc<crate::jit::Compiled>>>>,
     /// Where device printf goes; None: nowhere.
     printf: Option<&'a PrintfBuffer>,
     /// The launch's grid workspace (`GRID_WINDOW`), null unless the launch is cooperative.
@@ -1095,6 +1106,14 @@ impl<'a> BlockCtx<'a> {
                     // Another block faulted: this one ends where it is.
                     w.exited = w.valid;
                     return Ok(None);
+                }
+                if let Some(late) = self.tier_up {
+                    if self.instructions >= crate::TIER_UP_INSTRUCTIONS || late.get().is_some() {
+                        self.tier_up = None;
+                        self.jit = late
+                            .get_or_init(|| self.module.jit.get(self.module, self.kernel))
+                            .as_deref();
+                    }
                 }
                 if w.steps != 0 {
                     if let Some(detail) = self.past_deadline() {

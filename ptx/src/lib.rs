@@ -572,8 +572,9 @@ pub enum Engine {
     #[default]
     Jit,
     /// Interpreted until compiling pays: a kernel compiles at a launch of at least
-    /// [`TIER_UP_THREADS`] threads, or once its interpreted launches have run
-    /// [`TIER_UP_INSTRUCTIONS`]. A debug build compiles a large kernel (a libdevice
+    /// [`TIER_UP_THREADS`] threads, once its interpreted launches have run
+    /// [`TIER_UP_INSTRUCTIONS`], or in the middle of a launch once a host thread of it
+    /// has interpreted that many (it goes on compiled). A debug build compiles a large kernel (a libdevice
     /// function inlined) in seconds, and test suites launch thousands of kernels once,
     /// on a thread or a few (numba-cuda's test_ufuncs: 2 to 4 s a kernel compiled, a few
     /// milliseconds interpreted).
@@ -583,7 +584,8 @@ pub enum Engine {
 /// Under [`Engine::Tiered`], a launch of this many threads compiles its kernel.
 pub const TIER_UP_THREADS: u64 = 1 << 14;
 /// Under [`Engine::Tiered`], a kernel whose interpreted launches have run this many
-/// thread instructions compiles at its next launch.
+/// thread instructions compiles at its next launch; a launch one host thread of which
+/// has interpreted this many compiles it and goes on compiled.
 pub const TIER_UP_INSTRUCTIONS: u64 = 1 << 24;
 
 /// What a launch's device `printf` calls (nvcc's `vprintf`) and failed `assert`s print,

@@ -882,3 +882,41 @@ extern "C" __global__ void spin(unsigned* out, unsigned n) {
     go(&m, blocks, 1);
     assert!(m.jit_compiled(k));
 }
+
+#[test]
+fn the_tiered_engine_compiles_a_long_launch_while_it_runs() {
+    // One launch of one warp, each thread looping 2^21 times: about 2^24 * 6 thread
+    // instructions, past TIER_UP_INSTRUCTIONS in the launch itself (cudarc's
+    // slow_worker: one block that loops 10^9 times, interpreted past the time limit).
+    let src = r#"
+extern "C" __global__ void spin(unsigned* out, unsigned n) {
+  unsigned x = threadIdx.x;
+  for (unsigned i = 0; i < n; ++i) x = x * 1664525u + 1013904223u;
+  out[threadIdx.x] = x;
+}
+"#;
+    let m = Module::parse(&ptx(src)).unwrap();
+    let k = m.kernel("spin").unwrap();
+    let n = 1u32 << 21;
+    let mut mem = TestMemory::new();
+    let out = mem.map(&[0u8; 32 * 4], true);
+    let p = params(&m.kernels[k], &[out, n as u64]);
+    let mut l = launch(1, 32, &p);
+    l.engine = Engine::Tiered;
+    l.step_limit = None;
+    l.host_threads = 1;
+    let stats = run(&m, k, &l, &mem).unwrap();
+    assert!(stats.instructions > 4 * cumock_ptx::TIER_UP_INSTRUCTIONS);
+    assert!(
+        m.jit_compiled(k),
+        "a launch of {} thread instructions ended interpreted",
+        stats.instructions
+    );
+    let got = to_u32s(&mem.read(out));
+    for (t, g) in got.iter().enumerate() {
+        let want = (0..n).fold(t as u32, |x, _| {
+            x.wrapping_mul(1664525).wrapping_add(1013904223)
+        });
+        assert_eq!(*g, want, "thread {t}");
+    }
+}

@@ -49,6 +49,7 @@ impl EventApi for Mock {
 
         fn cuEventQuery(d; e) {
             d.event_check(e)?;
+            d.capture_check_event_query(e)?;
             if stream_queues::event_pending(e).is_some() {
                 return Err(CuError::new(
                     CUDA_ERROR_NOT_READY,

@@ -27,6 +27,7 @@ pub const STREAM_CAPTURE_MERGE: u32 = 902;
 pub const STREAM_CAPTURE_UNMATCHED: u32 = 903;
 pub const STREAM_CAPTURE_UNJOINED: u32 = 904;
 pub const STREAM_CAPTURE_IMPLICIT: u32 = 906;
+pub const CUDA_ERROR_CAPTURED_EVENT: u32 = 907;
 pub const STREAM_CAPTURE_WRONG_THREAD: u32 = 908;
 
 /// `CUstreamCaptureMode`.
@@ -404,16 +405,34 @@ impl Driver {
 
     /// cuEventRecord on a capturing stream: the event stands for the stream's current
     /// dependencies (no node; a GPU records nothing either). `Ok(false)`: the stream is
-    /// not capturing.
+    /// not capturing, and the event, recorded outside any capture now, stands for no
+    /// captured work any more.
     pub fn capture_record_event(&self, event: EventId, stream: StreamId) -> CuResult<bool> {
         let mut st = self.state.lock();
         st.contexts.event(event)?;
         let Some(m) = st.captures.streams.get(&StreamKey::of(stream)) else {
+            st.captures.events.remove(&event);
             return Ok(false);
         };
         let entry = (m.capture, m.frontier.clone());
         st.captures.events.insert(event, entry);
         Ok(true)
+    }
+
+    /// cuEventQuery of an event last recorded in a capture that is still going on:
+    /// CUDA_ERROR_CAPTURED_EVENT, which cuda.h names for operations "not permitted on an
+    /// event which was last recorded in a capturing stream", and which
+    /// cuThreadExchangeStreamCaptureMode's documentation gives cuEventQuery as the example
+    /// of, refused even in relaxed mode.
+    pub fn capture_check_event_query(&self, event: EventId) -> CuResult<()> {
+        let st = self.state.lock();
+        match st.captures.events.get(&event) {
+            Some((cap, _)) => Err(capture_error(
+                CUDA_ERROR_CAPTURED_EVENT,
+                format!("the event was last recorded in capture {cap}, which is still going on"),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// cuStreamWaitEvent in capture: on an event recorded in a capture, the stream joins
@@ -591,7 +610,8 @@ impl Driver {
         Err(capture_error(
             STREAM_CAPTURE_UNSUPPORTED,
             format!(
-                "{what}: the context has a stream being captured, or the event stands for                  captured work; the capture is invalidated"
+                "{what}: the context has a stream being captured, or the event stands for \
+                 captured work; the capture is invalidated"
             ),
         ))
     }

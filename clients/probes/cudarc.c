@@ -1,0 +1,105 @@
+/* What cudarc's own unit tests, run unchanged on the mock (docs/frameworks/cudarc.md),
+ * showed the mock answering otherwise than cuda.h says: cuEventQuery of an event last
+ * recorded in a capturing stream (test_event_try_is_complete_preserves_capture_error
+ * expects CUDA_ERROR_CAPTURED_EVENT). The mock answers CUDA_ERROR_CAPTURED_EVENT while
+ * the capture goes on (mock-driver/tests/cudarc.rs). The questions cuda.h leaves open,
+ * awaiting a recording on the H200:
+ * - whether the query invalidates the capture (cudarc's test says so in a comment);
+ * - what cuEventSynchronize and cuEventElapsedTime answer of such an event;
+ * - what a query answers once the capture has ended, before the event is recorded again;
+ * - an event recorded again on a stream that does not capture. */
+#include "probe.h"
+
+static const char *status_name(CUstreamCaptureStatus s) {
+    switch (s) {
+        case CU_STREAM_CAPTURE_STATUS_NONE: return "none";
+        case CU_STREAM_CAPTURE_STATUS_ACTIVE: return "active";
+        case CU_STREAM_CAPTURE_STATUS_INVALIDATED: return "invalidated";
+        default: return "other";
+    }
+}
+
+static void show_status(const char *what, CUstream s) {
+    CUstreamCaptureStatus st = (CUstreamCaptureStatus)99;
+    if (CALL(what, cuStreamIsCapturing(s, &st)) == CUDA_SUCCESS) SAY("status %s", status_name(st));
+}
+
+static void end_capture(const char *what, CUstream s) {
+    CUgraph g = NULL;
+    CALL(what, cuStreamEndCapture(s, &g));
+    SAY("graph %s", g ? "set" : "NULL");
+    if (g) MUST(cuGraphDestroy(g));
+}
+
+/* One capture in `mode`: an event recorded in it, then queried. */
+static void query_in_mode(CUstreamCaptureMode mode, const char *name) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUstream s;
+    CUevent e;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    MUST(cuEventCreate(&e, CU_EVENT_DEFAULT));
+    SAY("mode %s", name);
+    CALL("begin capture", cuStreamBeginCapture(s, mode));
+    CALL("record in the capture", cuEventRecord(e, s));
+    CALL("query", cuEventQuery(e));
+    show_status("capturing after the query", s);
+    end_capture("end capture", s);
+    CALL("query after the end", cuEventQuery(e));
+    CALL("synchronize after the end", cuEventSynchronize(e));
+}
+
+static void query_thread_local(void) { query_in_mode(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, "thread-local"); }
+static void query_global(void) { query_in_mode(CU_STREAM_CAPTURE_MODE_GLOBAL, "global"); }
+static void query_relaxed(void) { query_in_mode(CU_STREAM_CAPTURE_MODE_RELAXED, "relaxed"); }
+
+/* The other operations on an event recorded in a relaxed capture (relaxed: no call is
+ * refused for being potentially unsafe), each in a capture of its own. */
+static void other_operations(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUstream s, plain;
+    CUevent e, done;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    MUST(cuStreamCreate(&plain, CU_STREAM_NON_BLOCKING));
+    MUST(cuEventCreate(&e, CU_EVENT_DEFAULT));
+    MUST(cuEventCreate(&done, CU_EVENT_DEFAULT));
+    MUST(cuEventRecord(done, plain));
+    MUST(cuStreamSynchronize(plain));
+
+    CALL("begin capture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CALL("record in the capture", cuEventRecord(e, s));
+    CALL("synchronize", cuEventSynchronize(e));
+    show_status("capturing after it", s);
+    end_capture("end capture", s);
+
+    CALL("begin capture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CALL("record in the capture", cuEventRecord(e, s));
+    float ms = -1;
+    CALL("elapsed time from a recorded event to it", cuEventElapsedTime(&ms, done, e));
+    CALL("elapsed time from it to a recorded event", cuEventElapsedTime(&ms, e, done));
+    show_status("capturing after them", s);
+    end_capture("end capture", s);
+
+    CALL("begin capture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CALL("record in the capture", cuEventRecord(e, s));
+    CALL("record again on a stream that does not capture", cuEventRecord(e, plain));
+    MUST(cuStreamSynchronize(plain));
+    CALL("query", cuEventQuery(e));
+    show_status("capturing after it", s);
+    end_capture("end capture", s);
+
+    CALL("begin capture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CALL("query of an event recorded before the capture", cuEventQuery(done));
+    show_status("capturing after it", s);
+    end_capture("end capture", s);
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    section("captured-event-query-thread-local", query_thread_local);
+    section("captured-event-query-global", query_global);
+    section("captured-event-query-relaxed", query_relaxed);
+    section("captured-event-other-operations", other_operations);
+    return 0;
+}
