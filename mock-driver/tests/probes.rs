@@ -370,6 +370,9 @@ fn api_gaps3_probe_matches_the_h200() {
     );
     assert!(awaiting.len() >= 40, "sections: {awaiting:?}");
     for (section, body) in &mock {
-        assert!(!body.contains("  crash: "), "{section} crashed on the mock:\n{body}");
+        assert!(
+            !body.contains("  crash: "),
+            "{section} crashed on the mock:\n{body}"
+        );
     }
 }
