@@ -100,6 +100,11 @@ pub fn call(
 }
 
 fn report(name: &'static str, e: &CuError) {
+    // The driver's error log (cuLogs*) holds what the program did wrong or the device
+    // refused; not the mock's own gaps, nor a query's "not yet".
+    if e.severity != Severity::NotEmulated && e.code != CUDA_ERROR_NOT_READY {
+        crate::exports::logs::refused(name, e.code, &e.message);
+    }
     let show = match e.severity {
         Severity::WouldCrash | Severity::HostLimit => true,
         Severity::Misuse => crate::diagnostics::misuse_enabled(),

@@ -23,6 +23,7 @@
 //! | `exec.rs` | cuFuncGetName, cuFuncGetAttribute, cuFuncSetAttribute, cuFuncSetCacheConfig, cuFuncSetSharedMemConfig, cuLaunchHostFunc |
 //! | `launch.rs` | cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx |
 //! | `devices.rs` | cuDevice*, and the PCI bus ids (cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId) |
+//! | `logs.rs` | cuLogs* (the error log, fed by every refused call) |
 //! | the others | their group's trait, named in the file's first line |
 //!
 //! Every export of the real driver that is not a method here is not emulated: it returns
@@ -75,6 +76,7 @@ mod ipc;
 mod jit;
 mod launch;
 mod libraries;
+pub(crate) mod logs;
 mod malloc_async;
 mod managed;
 mod modules;
@@ -143,7 +145,6 @@ not_emulated! {
     TextureReferenceApi,
     SurfaceReferenceApi,
     GraphicsInteroperabilityApi,
-    ErrorLogApi,
     CheckpointingApi,
     OpenGLInteroperabilityApi,
     EglInteroperabilityApi,

@@ -62,6 +62,7 @@ pub mod ipc;
 pub mod launch;
 pub mod limits;
 pub mod link;
+pub mod logs;
 pub mod managed;
 pub mod mappings;
 pub mod module;

@@ -1,0 +1,178 @@
+//! The driver's error log (cuLogs*, CUDA 12.9) as cuda.h describes it: a message for each
+//! refused call, handed to the registered callbacks and dumped from an iterator. Probe
+//! api_gaps3 (sections logs-*) asks the H200 the same; its recording is awaited, and may
+//! change what these hold that cuda.h leaves open (the messages' text).
+
+use cuda::exports::*;
+use cumock_abi::result::*;
+use cumock_abi::*;
+use std::ffi::{c_char, c_void, CStr};
+use std::ptr::null_mut;
+use std::sync::Mutex;
+
+/// The log is the process's: the tests of this file run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// What the callback received: its data, level and text.
+static RECEIVED: Mutex<Vec<(usize, CUlogLevel, String)>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn on_log(
+    data: *mut c_void,
+    level: CUlogLevel,
+    message: *mut c_char,
+    length: usize,
+) {
+    // Safety: the driver passes a NUL-terminated message of `length` bytes.
+    let text = unsafe { CStr::from_ptr(message) }
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(text.len(), length);
+    RECEIVED.lock().unwrap().push((data as usize, level, text));
+}
+
+/// A call the driver refuses (with no context needed).
+fn refuse_a_device() {
+    let mut d: CUdevice = 0;
+    // Safety: a live out-pointer.
+    assert_eq!(
+        unsafe { cuDeviceGet(&mut d, 99) },
+        CUDA_ERROR_INVALID_DEVICE
+    );
+}
+
+fn init() -> std::sync::MutexGuard<'static, ()> {
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Safety: no pointers.
+    assert_eq!(unsafe { cuInit(0) }, 0);
+    RECEIVED.lock().unwrap().clear();
+    guard
+}
+
+#[test]
+fn a_refused_call_reaches_each_callback_until_it_is_unregistered() {
+    let _g = init();
+    let mut a: CUlogsCallbackHandle = null_mut();
+    let mut b: CUlogsCallbackHandle = null_mut();
+    // Safety: live out-pointers; the callback lives for the program.
+    unsafe {
+        assert_eq!(
+            cuLogsRegisterCallback(Some(on_log), std::ptr::without_provenance_mut(1), &mut a),
+            0
+        );
+        assert_eq!(
+            cuLogsRegisterCallback(Some(on_log), std::ptr::without_provenance_mut(2), &mut b),
+            0
+        );
+    }
+    assert_ne!(a, b);
+    refuse_a_device();
+    {
+        let got = RECEIVED.lock().unwrap();
+        let datas: Vec<usize> = got.iter().map(|r| r.0).collect();
+        assert_eq!(datas, [1, 2], "{got:?}");
+        assert_eq!(got[0].1, 0, "CU_LOG_LEVEL_ERROR");
+        assert!(
+            got[0].2.contains("cuDeviceGet") && got[0].2.contains("CUDA_ERROR_INVALID_DEVICE"),
+            "{got:?}"
+        );
+    }
+    // Safety: handles from the registrations.
+    unsafe {
+        assert_eq!(cuLogsUnregisterCallback(b), 0);
+        assert_eq!(cuLogsUnregisterCallback(b), CUDA_ERROR_INVALID_VALUE);
+    }
+    RECEIVED.lock().unwrap().clear();
+    refuse_a_device();
+    assert_eq!(RECEIVED.lock().unwrap().len(), 1);
+    // Safety: a handle from its registration; NULL is refused.
+    unsafe {
+        assert_eq!(cuLogsUnregisterCallback(a), 0);
+        assert_eq!(
+            cuLogsRegisterCallback(None, null_mut(), &mut a),
+            CUDA_ERROR_INVALID_VALUE
+        );
+    }
+    // A successful call logs nothing.
+    RECEIVED.lock().unwrap().clear();
+    let mut count = 0;
+    // Safety: a live out-pointer.
+    assert_eq!(unsafe { cuDeviceGetCount(&mut count) }, 0);
+    refuse_a_device();
+    assert!(RECEIVED.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_dump_holds_the_messages_since_its_iterator_and_advances_it() {
+    let _g = init();
+    let mut it: CUlogIterator = 0;
+    // Safety: live pointers throughout; the buffer's room is its length.
+    unsafe {
+        assert_eq!(cuLogsCurrent(&mut it, 0), 0);
+        assert_eq!(cuLogsCurrent(&mut it, 1), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuLogsCurrent(null_mut(), 0), CUDA_ERROR_INVALID_VALUE);
+        let start = it;
+        refuse_a_device();
+        refuse_a_device();
+        let mut buf = vec![b'Z' as c_char; 4096];
+        let mut size = buf.len();
+        assert_eq!(
+            cuLogsDumpToMemory(&mut it, buf.as_mut_ptr(), &mut size, 0),
+            0
+        );
+        let text = CStr::from_ptr(buf.as_ptr()).to_str().unwrap().to_owned();
+        assert_eq!(text.len(), size, "the size excludes the NUL");
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text.lines().all(|l| l.contains("cuDeviceGet")), "{text}");
+        assert_eq!(it, start + 2);
+        // Nothing new since: size 0.
+        let mut again = buf.len();
+        assert_eq!(
+            cuLogsDumpToMemory(&mut it, buf.as_mut_ptr(), &mut again, 0),
+            0
+        );
+        assert_eq!(again, 0);
+        // Too small for any message: refused, size 0; room for the last one only: a
+        // truncation line first, then the most recent message.
+        let mut from = start;
+        let mut tiny = 8;
+        assert_eq!(
+            cuLogsDumpToMemory(&mut from, buf.as_mut_ptr(), &mut tiny, 0),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(tiny, 0);
+        let last = text.lines().last().unwrap();
+        let mut room = cuda::model::logs::TRUNCATED.len() + last.len() + 3;
+        assert_eq!(
+            cuLogsDumpToMemory(&mut from, buf.as_mut_ptr(), &mut room, 0),
+            0
+        );
+        let cut = CStr::from_ptr(buf.as_ptr()).to_str().unwrap();
+        assert_eq!(cut, format!("{}\n{last}\n", cuda::model::logs::TRUNCATED));
+        let mut size = buf.len();
+        assert_eq!(
+            cuLogsDumpToMemory(&mut from, buf.as_mut_ptr(), &mut size, 1),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuLogsDumpToMemory(&mut from, null_mut(), &mut size, 0),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuLogsDumpToMemory(&mut from, buf.as_mut_ptr(), null_mut(), 0),
+            CUDA_ERROR_INVALID_VALUE
+        );
+
+        // To a file: the same text.
+        let path = std::env::temp_dir().join(format!("cumock-logs-{}.txt", std::process::id()));
+        let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        let mut from = start;
+        assert_eq!(cuLogsDumpToFile(&mut from, c_path.as_ptr(), 0), 0);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        assert_eq!(from, start + 2);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            cuLogsDumpToFile(&mut from, c"/nonexistent-dir/x".as_ptr(), 0),
+            CUDA_ERROR_INVALID_VALUE
+        );
+    }
+}
