@@ -67,14 +67,27 @@ pub struct Texels {
 }
 
 impl Texels {
-    /// `len` zero bytes, or None when the host cannot give them.
+    /// `len` zero bytes, or None when the host cannot give them. Asked of the allocator
+    /// as zeroed memory, so that a large array's pages are the kernel's fresh zero pages,
+    /// touched only when written: an array at the device's maxima (a 32768^2 cubemap is
+    /// 6 GiB) is made at once, as on a GPU, not written byte by byte.
     pub fn zeroed(len: usize) -> Option<Texels> {
-        let mut v: Vec<AtomicU8> = Vec::new();
-        v.try_reserve_exact(len).ok()?;
-        v.extend((0..len).map(|_| AtomicU8::new(0)));
-        Some(Texels {
-            bytes: v.into_boxed_slice(),
-        })
+        if len == 0 {
+            return Some(Texels {
+                bytes: Box::new([]),
+            });
+        }
+        let layout = std::alloc::Layout::array::<AtomicU8>(len).ok()?;
+        // Safety: the layout is not zero-sized (len > 0).
+        let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<AtomicU8>();
+        if p.is_null() {
+            return None;
+        }
+        // Safety: `p` is `len` zeroed bytes allocated with the layout of `[AtomicU8; len]`
+        // (a zero byte is a valid AtomicU8), owned by nothing else; the Box frees it with
+        // that layout.
+        let bytes = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, len)) };
+        Some(Texels { bytes })
     }
 
     pub fn len(&self) -> usize {
