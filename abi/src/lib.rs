@@ -476,6 +476,23 @@ pub struct CUDA_TEXTURE_DESC {
     pub reserved: [i32; 12],
 }
 
+/// `CUDA_RESOURCE_VIEW_DESC` (and the runtime's `struct cudaResourceViewDesc`, laid out
+/// alike, its `cudaResourceViewFormat` values those of `CUresourceViewFormat`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUDA_RESOURCE_VIEW_DESC {
+    /// `CUresourceViewFormat`, raw.
+    pub format: i32,
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+    pub first_mipmap_level: u32,
+    pub last_mipmap_level: u32,
+    pub first_layer: u32,
+    pub last_layer: u32,
+    pub reserved: [u32; 16],
+}
+
 /// `CUlaunchConfig` (cuLaunchKernelEx), which the runtime's `cudaLaunchConfig_t` is
 /// converted to. Named apart from the declaration's opaque `CUlaunchConfig`.
 #[repr(C)]

@@ -195,6 +195,18 @@ fn checks() -> Vec<(String, i64)> {
         "offsetof(struct cudaResourceDesc, flags)",
         offset_of!(ResourceDesc, flags),
     );
+    add(
+        "sizeof(struct cudaResourceViewDesc)",
+        size_of::<cumock_abi::CUDA_RESOURCE_VIEW_DESC>(),
+    );
+    add(
+        "offsetof(struct cudaResourceViewDesc, firstMipmapLevel)",
+        offset_of!(cumock_abi::CUDA_RESOURCE_VIEW_DESC, first_mipmap_level),
+    );
+    add(
+        "offsetof(struct cudaResourceViewDesc, lastLayer)",
+        offset_of!(cumock_abi::CUDA_RESOURCE_VIEW_DESC, last_layer),
+    );
     add("sizeof(struct cudaTextureDesc)", size_of::<TextureDesc>());
     add(
         "offsetof(struct cudaTextureDesc, borderColor)",

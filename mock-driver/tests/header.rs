@@ -425,6 +425,22 @@ fn layout_checks() -> Vec<(String, i64)> {
             (offset_of!(CUDA_TEXTURE_DESC, border_color)) as i64,
         ),
         (
+            "sizeof(CUDA_RESOURCE_VIEW_DESC)".into(),
+            size_of::<CUDA_RESOURCE_VIEW_DESC>() as i64,
+        ),
+        (
+            "offsetof(CUDA_RESOURCE_VIEW_DESC, width)".into(),
+            offset_of!(CUDA_RESOURCE_VIEW_DESC, width) as i64,
+        ),
+        (
+            "offsetof(CUDA_RESOURCE_VIEW_DESC, firstMipmapLevel)".into(),
+            offset_of!(CUDA_RESOURCE_VIEW_DESC, first_mipmap_level) as i64,
+        ),
+        (
+            "offsetof(CUDA_RESOURCE_VIEW_DESC, lastLayer)".into(),
+            offset_of!(CUDA_RESOURCE_VIEW_DESC, last_layer) as i64,
+        ),
+        (
             "sizeof(CUDA_MEMCPY2D)".into(),
             size_of::<CUDA_MEMCPY2D>() as i64,
         ),

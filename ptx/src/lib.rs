@@ -57,8 +57,8 @@ use std::fmt;
 pub use executor::{run, run_with_printf};
 pub use heap::DeviceHeap;
 pub use texture::{
-    AddressMode, ChannelKind, Format, Image, MipmapSampler, Sampler, Storage, SurfaceObject,
-    Texels, TextureObject,
+    AddressMode, BlockFormat, ChannelKind, Format, Image, MipmapSampler, Sampler, Storage,
+    SurfaceObject, Texels, TextureObject,
 };
 
 /// Generic address of byte 0 of the block's shared memory.

@@ -160,6 +160,97 @@ pub enum Storage {
     /// Linear or pitch-linear device memory from this address, read through
     /// [`Memory::translate`] like any global load.
     Device(u64),
+    /// A texture's resource view of a CUDA array: its bytes from `origin` on (the view's
+    /// first layer), read as `blocks` where the view is block-compressed (the image's
+    /// width and height then count texels, 4 a block, and its pitches the array's rows
+    /// of blocks).
+    View {
+        texels: Arc<Texels>,
+        origin: u64,
+        blocks: Option<BlockFormat>,
+    },
+}
+
+/// A block-compressed format a resource view reads an array as (CU_RES_VIEW_FORMAT_*_BC*):
+/// each array element (8 or 16 bytes) is a block of 4 x 4 texels, decoded as Direct3D's
+/// BC formats describe them. Where a texel's channels are numbers of 8 bits (BC1, BC2,
+/// BC3, BC7 and BC4/BC5, whose interpolation bcdec rounds to them), a read gives
+/// them normalized (divided by 255, or by 127 for the signed BC4 and BC5), whatever the
+/// texture's read mode; BC6H gives its half floats. How the H200 rounds its
+/// interpolated texels is not yet recorded (clients/runtime/texture_views.cu prints them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockFormat {
+    Bc1,
+    Bc2,
+    Bc3,
+    Bc4 { signed: bool },
+    Bc5 { signed: bool },
+    Bc6h { signed: bool },
+    Bc7,
+}
+
+impl BlockFormat {
+    /// Bytes a block of 4 x 4 texels takes.
+    pub fn block_bytes(self) -> u64 {
+        match self {
+            BlockFormat::Bc1 | BlockFormat::Bc4 { .. } => 8,
+            _ => 16,
+        }
+    }
+
+    /// Channels a texel has (absent ones read 0, as for any texture).
+    pub fn channels(self) -> u8 {
+        match self {
+            BlockFormat::Bc4 { .. } => 1,
+            BlockFormat::Bc5 { .. } => 2,
+            BlockFormat::Bc6h { .. } => 3,
+            _ => 4,
+        }
+    }
+
+    /// Texel (`x`, `y`) of a block (each 0 to 3) as four f32 lanes' bits.
+    pub fn decode(self, block: &[u8], x: usize, y: usize) -> [u32; 4] {
+        let mut out = [0f32; 4];
+        let at = 4 * y + x;
+        match self {
+            BlockFormat::Bc1 | BlockFormat::Bc2 | BlockFormat::Bc3 | BlockFormat::Bc7 => {
+                let mut rgba = [0u8; 64];
+                match self {
+                    BlockFormat::Bc1 => bcdec_rs::bc1(block, &mut rgba, 16),
+                    BlockFormat::Bc2 => bcdec_rs::bc2(block, &mut rgba, 16),
+                    BlockFormat::Bc3 => bcdec_rs::bc3(block, &mut rgba, 16),
+                    _ => bcdec_rs::bc7(block, &mut rgba, 16),
+                }
+                for (c, o) in out.iter_mut().enumerate() {
+                    *o = rgba[4 * at + c] as f32 / 255.0;
+                }
+            }
+            BlockFormat::Bc4 { signed } | BlockFormat::Bc5 { signed } => {
+                let n = self.channels() as usize;
+                let mut v = [0u8; 32];
+                if n == 1 {
+                    bcdec_rs::bc4(block, &mut v, 4, signed);
+                } else {
+                    bcdec_rs::bc5(block, &mut v, 8, signed);
+                }
+                for (c, o) in out.iter_mut().enumerate().take(n) {
+                    let b = v[n * at + c];
+                    *o = if signed {
+                        // -128 does not occur: bcdec clamps the endpoints to -127.
+                        (b as i8 as f32 / 127.0).max(-1.0)
+                    } else {
+                        b as f32 / 255.0
+                    };
+                }
+            }
+            BlockFormat::Bc6h { signed } => {
+                let mut rgb = [0f32; 48];
+                bcdec_rs::bc6h_float(block, &mut rgb, 12, signed);
+                out[..3].copy_from_slice(&rgb[3 * at..3 * at + 3]);
+            }
+        }
+        out.map(f32::to_bits)
+    }
 }
 
 /// The texels a texture or surface object reads: `width` x `height` x `depth` (1 where a
@@ -240,7 +331,14 @@ impl Image {
     pub(crate) fn read(&self, mem: &Texmem<'_>, offset: u64, out: &mut [u8]) -> Result<(), String> {
         match &self.storage {
             Storage::Array(t) if t.read(offset, out) => Ok(()),
-            Storage::Array(_) => Err(format!("offset {offset:#x} lies outside the CUDA array")),
+            Storage::View { texels, origin, .. }
+                if texels.read(origin.saturating_add(offset), out) =>
+            {
+                Ok(())
+            }
+            Storage::Array(_) | Storage::View { .. } => {
+                Err(format!("offset {offset:#x} lies outside the CUDA array"))
+            }
             Storage::Device(base) => {
                 let addr = base.wrapping_add(offset);
                 let len = out.len() as u64;
@@ -268,6 +366,7 @@ impl Image {
                 .write(offset, data)
                 .then_some(())
                 .ok_or_else(|| format!("offset {offset:#x} lies outside the CUDA array")),
+            Storage::View { .. } => Err("a texture's resource view is not written".into()),
             Storage::Device(base) => {
                 let addr = base.wrapping_add(offset);
                 let len = data.len() as u64;
@@ -298,6 +397,17 @@ impl Image {
     /// The channels of texel (x, y, z) as 32-bit values: floats' bits where the texture
     /// reads floats (float channels, or integers `normalize`d), integers otherwise.
     fn texel(&self, mem: &Texmem<'_>, at: [u64; 3], normalize: bool) -> Result<[u32; 4], String> {
+        if let Storage::View {
+            blocks: Some(b), ..
+        } = self.storage
+        {
+            // The block holding the texel: rows of blocks `row_pitch` apart.
+            let mut block = [0u8; 16];
+            let n = b.block_bytes();
+            let off = at[2] * self.slice_pitch + at[1] / 4 * self.row_pitch + at[0] / 4 * n;
+            self.read(mem, off, &mut block[..n as usize])?;
+            return Ok(b.decode(&block[..n as usize], (at[0] % 4) as usize, (at[1] % 4) as usize));
+        }
         let f = self.format;
         let mut buf = [0u8; 16];
         let n = f.texel_bytes() as usize;

@@ -557,13 +557,11 @@ pub(super) unsafe fn cuMemcpy3DAsync_v2(copy: *const CUDA_MEMCPY3D, s: CUstream)
 
 impl TextureObjectApi for Mock {
     emulate! {
+        /// pResViewDesc may be NULL: no view.
         fn cuTexObjectCreate(d; p, res, tex, #[raw] view) {
-            if !view.is_null() {
-                return Err(not_supported(
-                    "resource views (pResViewDesc) are not emulated: pass NULL",
-                ));
-            }
-            p.write(d.texture_create(res, tex)?)
+            // Safety: cuda.h's contract: NULL or a readable CUDA_RESOURCE_VIEW_DESC.
+            let view = (!view.is_null()).then(|| unsafe { view.read_unaligned() });
+            p.write(d.texture_create(res, tex, view)?)
         }
 
         fn cuTexObjectDestroy(d; t) {
@@ -577,12 +575,14 @@ impl TextureObjectApi for Mock {
             p.write(r)
         }
 
-        /// The mock makes no texture object with a resource view. Observed (probe api_gaps,
-        /// small-ones): for one made without, the H200 answers CUDA_SUCCESS and leaves the
-        /// descriptor as it was.
+        /// The view as given. Observed (probe api_gaps, small-ones): for an object made
+        /// without one, the H200 answers CUDA_SUCCESS and leaves the descriptor as it was
+        /// (cuda.h says CUDA_ERROR_INVALID_VALUE).
         fn cuTexObjectGetResourceViewDesc(d; #[late] p, t) {
-            d.texture_descriptors(t)?;
-            p.check().map(|_| ())
+            match d.texture_view(t)? {
+                Some(v) => p.write(v),
+                None => p.check().map(|_| ()),
+            }
         }
 
         fn cuTexObjectGetTextureDesc(d; #[late] p, t) {

@@ -19,18 +19,26 @@
 //! every dimension but layers, reached by cuMipmappedArrayGetLevel and destroyed with
 //! the mipmapped array.
 //!
+//! A texture object over an array or mipmapped array may have a resource view
+//! (`check_view`): its format reinterpreted (block-compressed included), a subrange of its
+//! levels and of its layers.
+//!
 //! Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): sparse and deferred-mapping
 //! arrays (so cuArrayGetMemoryRequirements and cuArrayGetSparseProperties, which
 //! answer only for those, refuse every array as cuda.h says they do other arrays),
-//! resource views, sRGB reads, formats other than the 8/16/32-bit integer, half and
-//! float ones.
+//! sRGB reads, formats other than the 8/16/32-bit integer, half and float ones, a
+//! layer subrange of a layered cubemap.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cumock_abi::{CUDA_ARRAY3D_DESCRIPTOR, CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC};
+use cumock_abi::{
+    CUDA_ARRAY3D_DESCRIPTOR, CUDA_RESOURCE_DESC, CUDA_RESOURCE_VIEW_DESC, CUDA_TEXTURE_DESC,
+};
 use cumock_ptx as ptx;
-use ptx::{AddressMode, ChannelKind, Format, Image, MipmapSampler, Sampler, Storage, Texels};
+use ptx::{
+    AddressMode, BlockFormat, ChannelKind, Format, Image, MipmapSampler, Sampler, Storage, Texels,
+};
 
 use super::copies2d::PlaneStart;
 use super::error::*;
@@ -153,6 +161,8 @@ pub struct TextureEntry {
     pub object: Arc<ptx::TextureObject>,
     pub resource: CUDA_RESOURCE_DESC,
     pub texture: CUDA_TEXTURE_DESC,
+    /// The resource view as given, if the object was made with one.
+    pub view: Option<CUDA_RESOURCE_VIEW_DESC>,
 }
 
 #[derive(Debug)]
@@ -314,6 +324,159 @@ fn check_descriptor(desc: &CUDA_ARRAY3D_DESCRIPTOR) -> CuResult<Format> {
     Ok(format)
 }
 
+/// The resource a view is asked of: the array (a mipmapped array's level 0) as created,
+/// its element layout, and how many levels it has (a plain array: 1, not mipmapped).
+pub struct ViewedResource {
+    pub desc: CUDA_ARRAY3D_DESCRIPTOR,
+    pub format: Format,
+    pub mipmapped: bool,
+    pub levels: u32,
+}
+
+/// What a valid view selects: the texel layout it reads (a block-compressed view's
+/// decoded texels: floats), its blocks if compressed, and its levels and layers
+/// (inclusive ranges; layers `0..=0` where the array has none).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ViewShape {
+    pub format: Format,
+    pub blocks: Option<BlockFormat>,
+    pub levels: (u32, u32),
+    pub layers: (u64, u64),
+}
+
+/// A CUresourceViewFormat other than NONE: an element layout, or a block-compressed
+/// format with the channel count of CU_AD_FORMAT_UNSIGNED_INT32 elements it needs.
+fn view_format(f: i32) -> CuResult<Result<Format, (BlockFormat, u32)>> {
+    let kinds = [
+        (ChannelKind::Unsigned, 8),
+        (ChannelKind::Signed, 8),
+        (ChannelKind::Unsigned, 16),
+        (ChannelKind::Signed, 16),
+        (ChannelKind::Unsigned, 32),
+        (ChannelKind::Signed, 32),
+        (ChannelKind::Float, 16),
+        (ChannelKind::Float, 32),
+    ];
+    Ok(match f {
+        0x01..=0x18 => {
+            let i = (f - 1) as usize;
+            let (kind, bits) = kinds[i / 3];
+            Ok(Format {
+                kind,
+                bits,
+                channels: [1, 2, 4][i % 3],
+            })
+        }
+        0x19 => Err((BlockFormat::Bc1, 2)),
+        0x1a => Err((BlockFormat::Bc2, 4)),
+        0x1b => Err((BlockFormat::Bc3, 4)),
+        0x1c | 0x1d => Err((BlockFormat::Bc4 { signed: f == 0x1d }, 2)),
+        0x1e | 0x1f => Err((BlockFormat::Bc5 { signed: f == 0x1f }, 4)),
+        0x20 | 0x21 => Err((BlockFormat::Bc6h { signed: f == 0x21 }, 4)),
+        0x22 => Err((BlockFormat::Bc7, 4)),
+        f => return Err(invalid(format!("{f} is not a CUresourceViewFormat"))),
+    })
+}
+
+/// Whether a view fits its resource, and what it selects: every rule cuda.h gives for
+/// CUDA_RESOURCE_VIEW_DESC (cuTexObjectCreate), in one place, so that the H200's answers
+/// (probe arrays, sections tex-views*, awaiting its recording) can be fitted here.
+/// - The format: NONE keeps the array's; another names elements of the same size (the
+///   extent must not change, so a reinterpretation keeps the element's bytes; cuda.h does
+///   not say whether the channel count may change, this allows it); a block-compressed
+///   one needs CU_AD_FORMAT_UNSIGNED_INT32 elements of 2 channels (BC1, BC4) or 4 (the
+///   others).
+/// - width and height: the array's (level 0's, as created: a 1D array's height is 0), or
+///   4 times them for a block-compressed view; depth: the array's. (cuda.h says "the
+///   original resource"; whether a view from a later level gives that level's extent
+///   instead is for the recording to say.)
+/// - firstMipmapLevel..lastMipmapLevel: 0..0 unless mipmapped, else levels it has,
+///   first <= last.
+/// - firstLayer..lastLayer: 0..0 unless layered, else layers it has, first <= last. A
+///   layered cubemap's subrange is not emulated (cuda.h does not say whether a layer is a
+///   face or a cube there); all its layers are.
+pub fn check_view(r: &ViewedResource, v: &CUDA_RESOURCE_VIEW_DESC) -> CuResult<ViewShape> {
+    let (format, blocks) = match v.format {
+        0 => (r.format, None),
+        f => match view_format(f)? {
+            Ok(view) => {
+                if view.texel_bytes() != r.format.texel_bytes() {
+                    return Err(invalid(format!(
+                        "view format {f:#x} has {}-byte elements, the array {}-byte ones",
+                        view.texel_bytes(),
+                        r.format.texel_bytes()
+                    )));
+                }
+                (view, None)
+            }
+            Err((b, channels)) => {
+                let u32s = Format {
+                    kind: ChannelKind::Unsigned,
+                    bits: 32,
+                    channels: channels as u8,
+                };
+                if r.format != u32s {
+                    return Err(invalid(format!(
+                        "view format {f:#x} is block-compressed: the array's elements must be \
+                         CU_AD_FORMAT_UNSIGNED_INT32 with {channels} channels"
+                    )));
+                }
+                let decoded = Format {
+                    kind: ChannelKind::Float,
+                    bits: 32,
+                    channels: b.channels().max(1),
+                };
+                (decoded, Some(b))
+            }
+        },
+    };
+    let scale = if blocks.is_some() { 4 } else { 1 };
+    let d = &r.desc;
+    let want = [d.width * scale, d.height * scale, d.depth];
+    if [v.width, v.height, v.depth] != want {
+        return Err(invalid(format!(
+            "the view is {}x{}x{}: its resource's extent{} is {}x{}x{}",
+            v.width,
+            v.height,
+            v.depth,
+            if scale == 4 { " in texels" } else { "" },
+            want[0],
+            want[1],
+            want[2]
+        )));
+    }
+    let (first, last) = (v.first_mipmap_level, v.last_mipmap_level);
+    if first > last || last >= r.levels {
+        return Err(invalid(format!(
+            "mipmap levels {first}..{last}: the resource has {} level{}{}",
+            r.levels,
+            if r.levels == 1 { "" } else { "s" },
+            if r.mipmapped { "" } else { " (not mipmapped)" }
+        )));
+    }
+    let layered = d.flags & LAYERED != 0;
+    let layers = if layered { d.depth as u64 } else { 1 };
+    let (fl, ll) = (v.first_layer as u64, v.last_layer as u64);
+    if fl > ll || ll >= layers {
+        return Err(invalid(format!(
+            "layers {fl}..{ll}: the resource has {layers}{}",
+            if layered { "" } else { " (not layered)" }
+        )));
+    }
+    if layered && d.flags & CUBEMAP != 0 && (fl, ll) != (0, layers - 1) {
+        return Err(not_supported(
+            "a layer subrange of a layered cubemap is not emulated (whether a view's layer \
+             is a face or a cube there is not documented): view all its layers",
+        ));
+    }
+    Ok(ViewShape {
+        format,
+        blocks,
+        levels: (first, last),
+        layers: (fl, ll),
+    })
+}
+
 /// A new array's texels, counted against the host budget, under a new handle.
 fn new_array(
     st: &mut super::State,
@@ -351,6 +514,74 @@ fn new_array(
         },
     );
     Ok(h)
+}
+
+/// A texture's images through a resource view (`check_view`): each level the view
+/// selects (its first is the texture's level 0) as its format reads it, from its first
+/// layer, 4 texels a block in width and height where block-compressed (a level's texel
+/// extent is 4 times its blocks', also where the level is narrower than a block).
+fn view_images(
+    st: &super::State,
+    r: &CUDA_RESOURCE_DESC,
+    v: &CUDA_RESOURCE_VIEW_DESC,
+) -> CuResult<(Image, Vec<Image>)> {
+    if r.flags != 0 {
+        return Err(invalid("CUDA_RESOURCE_DESC's flags must be 0"));
+    }
+    let t = &st.textures;
+    let (levels, mipmapped, desc) = match r.res_type {
+        RESOURCE_ARRAY => {
+            let a = t.array(ArrayId::from_handle(r.res[0]))?;
+            (vec![a], false, a.desc)
+        }
+        RESOURCE_MIPMAPPED_ARRAY => {
+            let m = t.mipmapped(MipmappedArrayId::from_handle(r.res[0]))?;
+            let levels = m
+                .levels
+                .iter()
+                .map(|a| t.array(*a))
+                .collect::<CuResult<Vec<_>>>()?;
+            (levels, true, m.desc)
+        }
+        RESOURCE_LINEAR | RESOURCE_PITCH2D => {
+            return Err(invalid(
+                "a resource view is for a CUDA array or mipmapped array, not linear memory",
+            ))
+        }
+        t => return Err(invalid(format!("{t} is not a CUresourcetype"))),
+    };
+    let shape = check_view(
+        &ViewedResource {
+            desc,
+            format: levels[0].format,
+            mipmapped,
+            levels: levels.len() as u32,
+        },
+        v,
+    )?;
+    let (first, last) = shape.levels;
+    let (fl, ll) = shape.layers;
+    let scale = if shape.blocks.is_some() { 4 } else { 1 };
+    let mut images = levels[first as usize..=last as usize]
+        .iter()
+        .map(|a| {
+            let mut img = a.image();
+            img.format = shape.format;
+            img.width *= scale;
+            img.height *= scale;
+            if img.layered {
+                img.depth = ll - fl + 1;
+            }
+            img.storage = Storage::View {
+                texels: a.texels.clone(),
+                origin: fl * img.slice_pitch,
+                blocks: shape.blocks,
+            };
+            img
+        })
+        .collect::<Vec<_>>();
+    let first = images.remove(0);
+    Ok((first, images))
 }
 
 impl Driver {
@@ -492,10 +723,14 @@ impl Driver {
         &self,
         resource: CUDA_RESOURCE_DESC,
         texture: CUDA_TEXTURE_DESC,
+        view: Option<CUDA_RESOURCE_VIEW_DESC>,
     ) -> CuResult<u64> {
         let mut st = self.state.lock();
         let device = st.contexts.require_current()?.1.device;
-        let (image, levels) = self.resource_images(&st, device, &resource)?;
+        let (image, levels) = match &view {
+            None => self.resource_images(&st, device, &resource)?,
+            Some(v) => view_images(&st, &resource, v)?,
+        };
         let mut address = [AddressMode::Wrap; 3];
         for (slot, mode) in address.iter_mut().zip(texture.address_mode) {
             *slot = match mode {
@@ -555,6 +790,7 @@ impl Driver {
                 object,
                 resource,
                 texture,
+                view,
             },
         );
         Ok(h)
@@ -620,6 +856,17 @@ impl Driver {
             .texture(h)
             .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live texture object")))?;
         Ok((t.resource, t.texture))
+    }
+
+    /// What cuTexObjectGetResourceViewDesc returns: the view the object was made with, as
+    /// given, or None.
+    pub fn texture_view(&self, h: u64) -> CuResult<Option<CUDA_RESOURCE_VIEW_DESC>> {
+        let st = self.state.lock();
+        let t = st
+            .textures
+            .texture(h)
+            .ok_or_else(|| invalid_handle(format!("{h:#x} is not a live texture object")))?;
+        Ok(t.view)
     }
 
     pub fn surface_resource(&self, h: u64) -> CuResult<CUDA_RESOURCE_DESC> {
@@ -1149,7 +1396,7 @@ mod tests {
         let plain = d.array_create(desc(8, 8, 0, 0)).unwrap();
         let ldst = d.array_create(desc(8, 8, 0, SURFACE_LDST)).unwrap();
         let t = d
-            .texture_create(array_resource(plain.handle()), texture_desc())
+            .texture_create(array_resource(plain.handle()), texture_desc(), None)
             .unwrap();
         assert!(d.texture_object(t).is_some());
         assert!(
@@ -1164,13 +1411,13 @@ mod tests {
         let mut bad_mode = texture_desc();
         bad_mode.address_mode[1] = 9;
         assert_eq!(
-            d.texture_create(array_resource(plain.handle()), bad_mode)
+            d.texture_create(array_resource(plain.handle()), bad_mode, None)
                 .unwrap_err()
                 .code,
             CUDA_ERROR_INVALID_VALUE
         );
         assert_eq!(
-            d.texture_create(array_resource(0xdead), texture_desc())
+            d.texture_create(array_resource(0xdead), texture_desc(), None)
                 .unwrap_err()
                 .code,
             CUDA_ERROR_INVALID_HANDLE
@@ -1178,7 +1425,7 @@ mod tests {
         let mut mip = array_resource(plain.handle());
         mip.res_type = RESOURCE_MIPMAPPED_ARRAY;
         assert_eq!(
-            d.texture_create(mip, texture_desc()).unwrap_err().code,
+            d.texture_create(mip, texture_desc(), None).unwrap_err().code,
             CUDA_ERROR_INVALID_HANDLE,
             "an array is no mipmapped array"
         );
@@ -1245,13 +1492,13 @@ mod tests {
         let one = d.array_create(desc(4, 4, 6, CUBEMAP)).unwrap();
         let two = d.array_create(desc(4, 4, 12, CUBEMAP | LAYERED)).unwrap();
         let t = d
-            .texture_create(array_resource(one.handle()), texture_desc())
+            .texture_create(array_resource(one.handle()), texture_desc(), None)
             .unwrap();
         let obj = d.texture_object(t).unwrap();
         assert!(obj.image.cubemap && !obj.image.layered);
         assert_eq!((obj.image.width, obj.image.depth), (4, 6));
         let t2 = d
-            .texture_create(array_resource(two.handle()), texture_desc())
+            .texture_create(array_resource(two.handle()), texture_desc(), None)
             .unwrap();
         let obj2 = d.texture_object(t2).unwrap();
         assert!(obj2.image.cubemap && obj2.image.layered);
@@ -1321,7 +1568,7 @@ mod tests {
         td.max_mipmap_level_clamp = 3.0;
         td.mipmap_level_bias = 0.25;
         td.max_anisotropy = 2;
-        let t = d.texture_create(r, td).unwrap();
+        let t = d.texture_create(r, td, None).unwrap();
         let obj = d.texture_object(t).unwrap();
         assert_eq!(obj.levels.len(), 3);
         assert_eq!((obj.levels[0].width, obj.levels[0].height), (5, 3));
@@ -1331,7 +1578,7 @@ mod tests {
         assert_eq!(obj.sampler.mipmap.max_anisotropy, 2);
         td.mipmap_filter_mode = 7;
         assert_eq!(
-            d.texture_create(r, td).unwrap_err().code,
+            d.texture_create(r, td, None).unwrap_err().code,
             CUDA_ERROR_INVALID_VALUE
         );
         // Requirements and sparse properties: only for deferred-mapping and sparse

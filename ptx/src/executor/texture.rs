@@ -541,6 +541,9 @@ fn reduce(
     let key = match &img.storage {
         crate::texture::Storage::Array(t) => (Arc::as_ptr(t) as u64).wrapping_add(offset),
         crate::texture::Storage::Device(base) => base.wrapping_add(offset),
+        crate::texture::Storage::View { texels, origin, .. } => (Arc::as_ptr(texels) as u64)
+            .wrapping_add(*origin)
+            .wrapping_add(offset),
     };
     let stripe = (key / 8) as usize % SURFACE_REDUCTION_LOCKS.len();
     let _held = SURFACE_REDUCTION_LOCKS[stripe]
