@@ -200,6 +200,7 @@ driver_functions! {
     safe cuMemcpyAtoD,
     unsafe cuTexObjectCreate,
     safe cuTexObjectDestroy,
+    unsafe cuTexObjectGetResourceViewDesc,
     safe cuSurfObjectCreate,
     safe cuSurfObjectDestroy,
     safe cuMemAddressReserve,

@@ -50,7 +50,6 @@ crate::boundary::not_implemented! {
     cudaGetKernel,
     cudaGetSurfaceObjectResourceDesc,
     cudaGetTextureObjectResourceDesc,
-    cudaGetTextureObjectResourceViewDesc,
     cudaGetTextureObjectTextureDesc,
     cudaGraphAddExternalSemaphoresSignalNode,
     cudaGraphAddExternalSemaphoresWaitNode,

@@ -11,7 +11,8 @@ use crate::memory::stream_for;
 use crate::runtime::with_context;
 use cumock_abi::{CUarray, CUmipmappedArray, CUstream};
 use cumock_abi::{
-    CUDA_ARRAY3D_DESCRIPTOR, CUDA_MEMCPY2D, CUDA_MEMCPY3D, CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC,
+    CUDA_ARRAY3D_DESCRIPTOR, CUDA_MEMCPY2D, CUDA_MEMCPY3D, CUDA_RESOURCE_DESC,
+    CUDA_RESOURCE_VIEW_DESC, CUDA_TEXTURE_DESC,
 };
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -609,14 +610,13 @@ fn driver_resource(r: &ResourceDesc) -> RtResult<CUDA_RESOURCE_DESC> {
 }
 
 cudart_fn! {
-    fn cudaCreateTextureObject(tex: *mut u64, res: *const ResourceDesc, desc: *const TextureDesc, view: *const c_void) {
+    /// A resource view (`struct cudaResourceViewDesc`, laid out as the driver's
+    /// CUDA_RESOURCE_VIEW_DESC, its formats the driver's values) goes to the driver as it is.
+    fn cudaCreateTextureObject(tex: *mut u64, res: *const ResourceDesc, desc: *const TextureDesc, view: *const CUDA_RESOURCE_VIEW_DESC) {
         // Safety: the program's pointers: NULL (refused) or valid, as the header requires.
         let (tex, res, desc) = unsafe { (out_ref(tex)?, res.as_ref(), desc.as_ref()) };
         let res = res.ok_or_else(|| error::invalid("pResDesc is NULL"))?;
         let t = desc.ok_or_else(|| error::invalid("pTexDesc is NULL"))?;
-        if !view.is_null() {
-            return Err(error::not_supported("resource views (pResViewDesc) are not supported"));
-        }
         let mut flags = 0;
         // cudaReadModeElementType: integers read as integers.
         if t.read_mode == 0 {
@@ -649,10 +649,21 @@ cudart_fn! {
         let r = driver_resource(res)?;
         let (d, _, _) = with_context()?;
         let mut h = 0;
-        // Safety: no resource view (NULL), which the driver reads as none.
-        unsafe { d.cuTexObjectCreate(&mut h, &r, &td, std::ptr::null())? };
+        // Safety: the view is NULL (none) or the program's, readable as the header requires.
+        unsafe { d.cuTexObjectCreate(&mut h, &r, &td, view)? };
         *tex = h;
         Ok(())
+    }
+}
+
+cudart_fn! {
+    /// The driver's answer (for an object made without a view, the H200's driver leaves
+    /// the descriptor as it was and succeeds; what NVIDIA's runtime makes of that is
+    /// for clients/runtime/texture_views.cu's recording to say).
+    fn cudaGetTextureObjectResourceViewDesc(view: *mut CUDA_RESOURCE_VIEW_DESC, tex: u64) {
+        let (d, _, _) = with_context()?;
+        // Safety: the program's pointer: NULL (the driver refuses it) or writable.
+        unsafe { d.cuTexObjectGetResourceViewDesc(view, tex) }
     }
 }
 

@@ -1,0 +1,485 @@
+//! Texture resource views (cuTexObjectCreate's pResViewDesc): kernels read an array
+//! through a view of another element format, of a subrange of a mipmapped array's levels
+//! and of a layered array's layers, and of BC1 and BC4 blocks, whose texels are worked out
+//! here from the block-compression rules (Direct3D's BC1 and BC4, which cuda.h's
+//! CU_RES_VIEW_FORMAT_*_BC* name), not from the mock. The validation cuda.h documents is
+//! tested in the model (`model::textures`, `check_view`); here its answers at the C
+//! boundary and the getter.
+
+use cuda::exports::*;
+use cumock_abi::result::*;
+use cumock_abi::*;
+use std::ffi::{c_void, CString};
+use std::ptr::null_mut;
+use std::sync::Mutex;
+
+/// `fetch_2d`/`fetch_2d_u`: thread t reads texel (t % w, t / w) by integer coordinates
+/// (floats, or 32-bit integers), four lanes to out[4t..]; `fetch_a2d_u` the same on
+/// layer `layer`; `at_level`: texel (0, 0) of level `lod` (normalized coordinates at the
+/// lower left texel of any level), and txq's width (NVIDIA's JIT compiles no txq of a
+/// texture object's level count).
+const PTX: &str = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry fetch_2d(.param .u64 tex, .param .u64 out, .param .u32 w)
+{
+    .reg .b32 %r<6>;
+    .reg .f32 %f<5>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [tex];
+    ld.param.u64 %rd2, [out];
+    ld.param.u32 %r1, [w];
+    mov.u32 %r2, %tid.x;
+    rem.u32 %r3, %r2, %r1;
+    div.u32 %r4, %r2, %r1;
+    tex.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r3, %r4}];
+    mul.wide.u32 %rd3, %r2, 16;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.v4.f32 [%rd4], {%f1, %f2, %f3, %f4};
+    ret;
+}
+.visible .entry fetch_2d_u(.param .u64 tex, .param .u64 out, .param .u32 w)
+{
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [tex];
+    ld.param.u64 %rd2, [out];
+    ld.param.u32 %r1, [w];
+    mov.u32 %r2, %tid.x;
+    rem.u32 %r3, %r2, %r1;
+    div.u32 %r4, %r2, %r1;
+    tex.2d.v4.u32.s32 {%r5, %r6, %r7, %r8}, [%rd1, {%r3, %r4}];
+    mul.wide.u32 %rd3, %r2, 16;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.v4.u32 [%rd4], {%r5, %r6, %r7, %r8};
+    ret;
+}
+.visible .entry fetch_a2d_u(.param .u64 tex, .param .u64 out, .param .u32 w, .param .u32 layer)
+{
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [tex];
+    ld.param.u64 %rd2, [out];
+    ld.param.u32 %r1, [w];
+    ld.param.u32 %r9, [layer];
+    mov.u32 %r2, %tid.x;
+    rem.u32 %r3, %r2, %r1;
+    div.u32 %r4, %r2, %r1;
+    tex.a2d.v4.u32.s32 {%r5, %r6, %r7, %r8}, [%rd1, {%r9, %r3, %r4, %r4}];
+    mul.wide.u32 %rd3, %r2, 16;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.v4.u32 [%rd4], {%r5, %r6, %r7, %r8};
+    ret;
+}
+.visible .entry at_level(.param .u64 tex, .param .u64 out, .param .f32 lod)
+{
+    .reg .b32 %r<3>;
+    .reg .f32 %f<6>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [tex];
+    ld.param.u64 %rd2, [out];
+    ld.param.f32 %f5, [lod];
+    tex.level.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {0f3D000000, 0f3D000000}], %f5;
+    txq.width.b32 %r1, [%rd1];
+    st.global.f32 [%rd2], %f1;
+    st.global.u32 [%rd2+4], %r1;
+    ret;
+}
+"#;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The primary context, current on this thread, and the kernels; one test at a time.
+fn setup() -> (std::sync::MutexGuard<'static, ()>, CUmodule) {
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let image = CString::new(PTX).unwrap();
+    let mut module: CUmodule = null_mut();
+    // Safety: pointers to live locals; a NUL-terminated image.
+    unsafe {
+        assert_eq!(cuInit(0), 0);
+        let mut ctx: CUcontext = null_mut();
+        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
+        assert_eq!(cuCtxSetCurrent(ctx), 0);
+        assert_eq!(cuModuleLoadData(&mut module, image.as_ptr().cast()), 0);
+    }
+    (guard, module)
+}
+
+const U32: i32 = 0x03;
+const FLOAT: i32 = 0x20;
+const LAYERED: u32 = 0x01;
+
+fn array(w: usize, h: usize, depth: usize, format: i32, channels: u32, flags: u32) -> CUarray {
+    let desc = CUDA_ARRAY3D_DESCRIPTOR {
+        width: w,
+        height: h,
+        depth,
+        format,
+        num_channels: channels,
+        flags,
+    };
+    let mut a: CUarray = null_mut();
+    // Safety: live locals.
+    assert_eq!(unsafe { cuArray3DCreate_v2(&mut a, &desc) }, 0);
+    a
+}
+
+/// The array's bytes from `offset`, in its packed layout.
+fn fill(a: CUarray, offset: usize, bytes: &[u8]) {
+    // Safety: `bytes` is live for the copy.
+    let r = unsafe { cuMemcpyHtoA_v2(a, offset, bytes.as_ptr().cast(), bytes.len()) };
+    assert_eq!(r, 0);
+}
+
+fn words(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+fn array_resource(kind: i32, h: u64) -> CUDA_RESOURCE_DESC {
+    let mut r = CUDA_RESOURCE_DESC {
+        res_type: kind,
+        res: [0; 16],
+        flags: 0,
+    };
+    r.res[0] = h;
+    r
+}
+
+/// Point sampling, clamped; `flags` CU_TRSF_*.
+fn texture_desc(flags: u32) -> CUDA_TEXTURE_DESC {
+    CUDA_TEXTURE_DESC {
+        address_mode: [1; 3],
+        filter_mode: 0,
+        flags,
+        max_anisotropy: 0,
+        mipmap_filter_mode: 0,
+        mipmap_level_bias: 0.0,
+        min_mipmap_level_clamp: 0.0,
+        max_mipmap_level_clamp: 100.0,
+        border_color: [0.0; 4],
+        reserved: [0; 12],
+    }
+}
+
+fn view(format: i32, w: usize, h: usize, depth: usize) -> CUDA_RESOURCE_VIEW_DESC {
+    CUDA_RESOURCE_VIEW_DESC {
+        format,
+        width: w,
+        height: h,
+        depth,
+        ..Default::default()
+    }
+}
+
+fn create(
+    r: &CUDA_RESOURCE_DESC,
+    t: &CUDA_TEXTURE_DESC,
+    v: Option<&CUDA_RESOURCE_VIEW_DESC>,
+) -> Result<u64, CUresult> {
+    let mut h = 0u64;
+    let v = v.map_or(std::ptr::null(), |v| v as *const CUDA_RESOURCE_VIEW_DESC);
+    // Safety: live descriptors laid out as cuda.h's.
+    match unsafe { cuTexObjectCreate(&mut h, r, t, v) } {
+        0 => Ok(h),
+        e => Err(e),
+    }
+}
+
+/// Runs kernel `name` with `threads` threads over `tex` (and the extra u32/f32 words
+/// `more`), and returns `words` 32-bit words of its output.
+fn run(
+    module: CUmodule,
+    name: &str,
+    tex: u64,
+    threads: u32,
+    more: &[u32],
+    words: usize,
+) -> Vec<u32> {
+    let n = CString::new(name).unwrap();
+    let mut f: CUfunction = null_mut();
+    let mut out: CUdeviceptr = 0;
+    let mut back = vec![0u32; words];
+    // Safety: live locals and buffers of the sizes given; parameters as the kernels
+    // declare them (two u64, then 32-bit words).
+    unsafe {
+        assert_eq!(cuModuleGetFunction(&mut f, module, n.as_ptr()), 0);
+        assert_eq!(cuMemAlloc_v2(&mut out, words * 4), 0);
+        let (mut t, mut o) = (tex, out);
+        let mut extra = more.to_vec();
+        let mut params: Vec<*mut c_void> =
+            vec![(&mut t as *mut u64).cast(), (&mut o as *mut u64).cast()];
+        params.extend(extra.iter_mut().map(|w| (w as *mut u32).cast::<c_void>()));
+        let r = cuLaunchKernel(
+            f,
+            1,
+            1,
+            1,
+            threads,
+            1,
+            1,
+            0,
+            null_mut(),
+            params.as_mut_ptr(),
+            null_mut(),
+        );
+        assert_eq!(r, 0, "launching {name}");
+        assert_eq!(cuCtxSynchronize(), 0, "{name}");
+        let r = cuMemcpyDtoH_v2(back.as_mut_ptr().cast(), out, words * 4);
+        assert_eq!(r, 0);
+        assert_eq!(cuMemFree_v2(out), 0);
+    }
+    back
+}
+
+fn floats(bits: &[u32]) -> Vec<f32> {
+    bits.iter().map(|b| f32::from_bits(*b)).collect()
+}
+
+#[test]
+fn a_view_reads_the_arrays_elements_in_its_own_format() {
+    let (_g, m) = setup();
+    // A 1D array of 3 u32s (read as 2D of height 1): the bits of 1.5 and of -2.0, and
+    // 0x04030201.
+    let a = array(3, 0, 0, U32, 1, 0);
+    fill(
+        a,
+        0,
+        &words(&[1.5f32.to_bits(), (-2.0f32).to_bits(), 0x0403_0201]),
+    );
+    let r = array_resource(0, a as u64);
+    // FLOAT_1X32: the same bits as floats.
+    let t = create(&r, &texture_desc(0), Some(&view(0x16, 3, 0, 0))).unwrap();
+    let got = floats(&run(m, "fetch_2d", t, 3, &[3], 12));
+    assert_eq!(got[0], 1.5);
+    assert_eq!(got[4], -2.0);
+    // UINT_4X8 read as integers: the four bytes of the word, lowest first.
+    let t8 = create(&r, &texture_desc(1), Some(&view(0x03, 3, 0, 0))).unwrap();
+    assert_eq!(run(m, "fetch_2d_u", t8, 3, &[3], 12)[8..12], [1, 2, 3, 4]);
+    // Normalized (without CU_TRSF_READ_AS_INTEGER): each byte / 255.
+    let tn = create(&r, &texture_desc(0), Some(&view(0x03, 3, 0, 0))).unwrap();
+    assert_eq!(
+        floats(&run(m, "fetch_2d", tn, 3, &[3], 12))[8..12],
+        [1.0 / 255.0, 2.0 / 255.0, 3.0 / 255.0, 4.0 / 255.0]
+    );
+    // The getter gives the view back as it was given.
+    let mut back = CUDA_RESOURCE_VIEW_DESC::default();
+    // Safety: a live local laid out as cuda.h's.
+    assert_eq!(unsafe { cuTexObjectGetResourceViewDesc(&mut back, t8) }, 0);
+    assert_eq!(back, view(0x03, 3, 0, 0));
+    // Elements of another size, a wider view: refused.
+    let e = create(&r, &texture_desc(0), Some(&view(0x17, 3, 0, 0)));
+    assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "FLOAT_2X32 over u32");
+    let e = create(&r, &texture_desc(0), Some(&view(0x16, 6, 0, 0)));
+    assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "wider than the array");
+    // Linear memory has no views.
+    let mut p: CUdeviceptr = 0;
+    // Safety: a live local.
+    assert_eq!(unsafe { cuMemAlloc_v2(&mut p, 4096) }, 0);
+    let mut lin = array_resource(2, p);
+    lin.res[1] = U32 as u64 | (1 << 32);
+    lin.res[2] = 4096;
+    let e = create(&lin, &texture_desc(0), Some(&view(0x0d, 1024, 0, 0)));
+    assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "over linear memory");
+    // Safety: handles made here.
+    unsafe {
+        for h in [t, t8, tn] {
+            assert_eq!(cuTexObjectDestroy(h), 0);
+        }
+        assert_eq!(cuMemFree_v2(p), 0);
+        assert_eq!(cuArrayDestroy(a), 0);
+    }
+}
+
+#[test]
+fn a_view_of_levels_makes_its_first_level_zero() {
+    let (_g, m) = setup();
+    // 8 x 8 floats, 4 levels (8, 4, 2, 1), level L holding 10 + L everywhere.
+    let desc = CUDA_ARRAY3D_DESCRIPTOR {
+        width: 8,
+        height: 8,
+        depth: 0,
+        format: FLOAT,
+        num_channels: 1,
+        flags: 0,
+    };
+    let mut mip: CUmipmappedArray = null_mut();
+    // Safety: live locals; each level's bytes are the level's extent.
+    unsafe {
+        assert_eq!(cuMipmappedArrayCreate(&mut mip, &desc, 4), 0);
+        for l in 0..4u32 {
+            let mut a: CUarray = null_mut();
+            assert_eq!(cuMipmappedArrayGetLevel(&mut a, mip, l), 0);
+            let n = (8 >> l) * (8 >> l);
+            fill(a, 0, &words(&vec![(10.0 + l as f32).to_bits(); n]));
+        }
+    }
+    let r = array_resource(1, mip as u64);
+    let mut v = view(0, 8, 8, 0);
+    (v.first_mipmap_level, v.last_mipmap_level) = (1, 2);
+    // Normalized coordinates (cuda.h: required over mipmapped arrays).
+    let t = create(&r, &texture_desc(2), Some(&v)).unwrap();
+    let at = |lod: f32, t: u64| run(m, "at_level", t, 1, &[lod.to_bits()], 2);
+    let l0 = at(0.0, t);
+    assert_eq!(
+        f32::from_bits(l0[0]),
+        11.0,
+        "level 0 is the array's level 1"
+    );
+    assert_eq!(l0[1], 4, "its width");
+    assert_eq!(f32::from_bits(at(1.0, t)[0]), 12.0);
+    assert_eq!(
+        f32::from_bits(at(3.0, t)[0]),
+        12.0,
+        "past the view's last level"
+    );
+    // The clamps count from the view's first level (cuda.h's example: first 2, min 1.2
+    // is 3.2): min 1 reads the array's level 2 at level 0.
+    let mut td = texture_desc(2);
+    td.min_mipmap_level_clamp = 1.0;
+    let tc = create(&r, &td, Some(&v)).unwrap();
+    assert_eq!(f32::from_bits(at(0.0, tc)[0]), 12.0);
+    // Levels the array does not have, or backwards: refused.
+    for (first, last) in [(0, 4), (2, 1)] {
+        let mut w = v;
+        (w.first_mipmap_level, w.last_mipmap_level) = (first, last);
+        let e = create(&r, &texture_desc(2), Some(&w));
+        assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "levels {first}..{last}");
+    }
+    // Safety: handles made here.
+    unsafe {
+        assert_eq!(cuTexObjectDestroy(t), 0);
+        assert_eq!(cuTexObjectDestroy(tc), 0);
+        assert_eq!(cuMipmappedArrayDestroy(mip), 0);
+    }
+}
+
+#[test]
+fn a_view_of_layers_makes_its_first_layer_zero() {
+    let (_g, m) = setup();
+    // 2 x 2 u32, 4 layers, layer k holding 100 + k.
+    let a = array(2, 2, 4, U32, 1, LAYERED);
+    for k in 0..4u32 {
+        fill(a, 16 * k as usize, &words(&[100 + k; 4]));
+    }
+    let r = array_resource(0, a as u64);
+    let mut v = view(0, 2, 2, 4);
+    (v.first_layer, v.last_layer) = (1, 2);
+    let t = create(&r, &texture_desc(1), Some(&v)).unwrap();
+    let layer = |k: u32| run(m, "fetch_a2d_u", t, 4, &[2, k], 16);
+    assert_eq!(layer(0)[0], 101);
+    assert_eq!(layer(1)[12], 102);
+    // Past the view's last layer: clamped to it, as a layered texture's layers are.
+    assert_eq!(layer(3)[0], 102);
+    let mut w = v;
+    w.last_layer = 4;
+    assert_eq!(
+        create(&r, &texture_desc(1), Some(&w)),
+        Err(CUDA_ERROR_INVALID_VALUE),
+        "a layer the array lacks"
+    );
+    // Safety: handles made here.
+    unsafe {
+        assert_eq!(cuTexObjectDestroy(t), 0);
+        assert_eq!(cuArrayDestroy(a), 0);
+    }
+}
+
+/// A 5:6:5 colour of BC1's endpoints.
+fn rgb565(r: u16, g: u16, b: u16) -> u16 {
+    r << 11 | g << 5 | b
+}
+
+#[test]
+fn bc1_blocks_decode_as_the_format_defines() {
+    let (_g, m) = setup();
+    // Two blocks (elements of 2 u32s): the view is 8 x 4 texels. In each row of both
+    // blocks, texel x takes colour index `idx[x]` (2 bits a texel, row-major, lowest
+    // first).
+    // Block 0: colour0 white > colour1 black: four colours, colour2 = 2/3 c0 + 1/3 c1,
+    // colour3 = 1/3 c0 + 2/3 c1, all opaque. Indices 0, 1, 2, 3.
+    // Block 1: colour0 blue <= colour1 red: three colours and index 3 transparent black.
+    // Indices 0, 1, 3, 3 (colour2, their mean, is where decoders round differently).
+    let white = rgb565(31, 63, 31);
+    let blue = rgb565(0, 0, 31);
+    let red = rgb565(31, 0, 0);
+    let row = |idx: [u32; 4]| {
+        idx.iter()
+            .enumerate()
+            .map(|(x, i)| i << (2 * x))
+            .sum::<u32>()
+    };
+    let rows = |idx| row(idx) * 0x0101_0101;
+    let block0 = [white as u32, rows([0, 1, 2, 3])];
+    let block1 = [blue as u32 | (red as u32) << 16, rows([0, 1, 3, 3])];
+    let a = array(2, 1, 0, U32, 2, 0);
+    fill(a, 0, &words(&[block0[0], block0[1], block1[0], block1[1]]));
+    let r = array_resource(0, a as u64);
+    // CU_RES_VIEW_FORMAT_UNSIGNED_BC1, 4 times the array's width and height.
+    let t = create(&r, &texture_desc(0), Some(&view(0x19, 8, 4, 0))).unwrap();
+    let got = floats(&run(m, "fetch_2d", t, 32, &[8], 128));
+    let texel = |x: usize, y: usize| &got[4 * (8 * y + x)..4 * (8 * y + x) + 4];
+    let (third, two_thirds) = (1.0f32 / 3.0, 2.0f32 / 3.0);
+    for y in 0..4 {
+        assert_eq!(texel(0, y), [1.0, 1.0, 1.0, 1.0]);
+        assert_eq!(texel(1, y), [0.0, 0.0, 0.0, 1.0]);
+        assert_eq!(texel(2, y), [two_thirds, two_thirds, two_thirds, 1.0]);
+        assert_eq!(texel(3, y), [third, third, third, 1.0]);
+        assert_eq!(texel(4, y), [0.0, 0.0, 1.0, 1.0]);
+        assert_eq!(texel(5, y), [1.0, 0.0, 0.0, 1.0]);
+        assert_eq!(texel(6, y), [0.0; 4]);
+    }
+    // BC1 needs elements of two 32-bit unsigned channels, and 4 texels a block.
+    let e = create(&r, &texture_desc(0), Some(&view(0x19, 2, 1, 0)));
+    assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "the array's own extent");
+    let e = create(&r, &texture_desc(0), Some(&view(0x1a, 8, 4, 0)));
+    assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "BC2 over 2 channels");
+    // Safety: handles made here.
+    unsafe {
+        assert_eq!(cuTexObjectDestroy(t), 0);
+        assert_eq!(cuArrayDestroy(a), 0);
+    }
+}
+
+/// A BC4 block: the two endpoints, then each texel's 3-bit index (row-major, lowest
+/// first) in the 48 bits after them.
+fn bc4_block(a0: u8, a1: u8, idx: impl Fn(usize) -> u64) -> [u32; 2] {
+    let bits = (0..16).fold(0u64, |b, t| b | idx(t) << (3 * t));
+    let v = a0 as u64 | (a1 as u64) << 8 | bits << 16;
+    [v as u32, (v >> 32) as u32]
+}
+
+#[test]
+fn bc4_blocks_decode_as_the_format_defines() {
+    let (_g, m) = setup();
+    // Block 0: a0 245 > a1 0: eight values, a0, a1, then (6 a0 + a1) / 7 .. (a0 + 6 a1)
+    // / 7: 210, 175, 140, 105, 70, 35 (multiples of 35: exact). Texel t takes index t % 8.
+    // Block 1: a0 0 <= a1 250: a0, a1, (4 a0 + a1) / 5 .. (a0 + 4 a1) / 5 (50, 100, 150,
+    // 200), then 0 and 255.
+    let b0 = bc4_block(245, 0, |t| (t % 8) as u64);
+    let b1 = bc4_block(0, 250, |t| (t % 8) as u64);
+    let a = array(2, 1, 0, U32, 2, 0);
+    fill(a, 0, &words(&[b0[0], b0[1], b1[0], b1[1]]));
+    let r = array_resource(0, a as u64);
+    // CU_RES_VIEW_FORMAT_UNSIGNED_BC4: one channel.
+    let t = create(&r, &texture_desc(0), Some(&view(0x1c, 8, 4, 0))).unwrap();
+    let got = floats(&run(m, "fetch_2d", t, 32, &[8], 128));
+    let first = [245.0, 0.0, 210.0, 175.0, 140.0, 105.0, 70.0, 35.0];
+    let second = [0.0, 250.0, 50.0, 100.0, 150.0, 200.0, 0.0, 255.0];
+    for t in 0..16 {
+        let (x, y) = (t % 4, t / 4);
+        for (block, values) in [(0, first), (1, second)] {
+            let at = 4 * (8 * y + 4 * block + x);
+            assert_eq!(
+                got[at..at + 4],
+                [values[t % 8] / 255.0, 0.0, 0.0, 0.0],
+                "block {block} texel {t}"
+            );
+        }
+    }
+    // Safety: handles made here.
+    unsafe {
+        assert_eq!(cuTexObjectDestroy(t), 0);
+        assert_eq!(cuArrayDestroy(a), 0);
+    }
+}
