@@ -1629,4 +1629,106 @@ mod tests {
         assert_eq!(d.state.lock().vmm.backing.committed(), before);
         assert_eq!(obj.levels[2].width, 1);
     }
+
+    #[test]
+    fn views_are_checked_against_their_resource_as_cuda_h_says() {
+        let u32x = |channels: u8, desc: CUDA_ARRAY3D_DESCRIPTOR, levels: u32| ViewedResource {
+            desc: CUDA_ARRAY3D_DESCRIPTOR {
+                format: 0x03,
+                num_channels: channels as u32,
+                ..desc
+            },
+            format: Format {
+                kind: ChannelKind::Unsigned,
+                bits: 32,
+                channels,
+            },
+            mipmapped: levels > 1,
+            levels,
+        };
+        let view = |format: i32, w: usize, h: usize, depth: usize| CUDA_RESOURCE_VIEW_DESC {
+            format,
+            width: w,
+            height: h,
+            depth,
+            ..Default::default()
+        };
+        let code = |r: &ViewedResource, v: CUDA_RESOURCE_VIEW_DESC| {
+            check_view(r, &v).map(|_| ()).map_err(|e| e.code)
+        };
+        let plain = u32x(2, desc(16, 8, 0, 0), 1);
+        // NONE keeps the array's format; same-size formats reinterpret it.
+        let none = check_view(&plain, &view(0, 16, 8, 0)).unwrap();
+        assert_eq!((none.format, none.blocks), (plain.format, None));
+        let halves = check_view(&plain, &view(0x15, 16, 8, 0)).unwrap();
+        assert_eq!(halves.format.kind, ChannelKind::Float);
+        assert_eq!(code(&plain, view(0x18, 16, 8, 0)), Err(CUDA_ERROR_INVALID_VALUE));
+        assert_eq!(code(&plain, view(0x23, 16, 8, 0)), Err(CUDA_ERROR_INVALID_VALUE));
+        // Block-compressed: 4 texels a block; BC1/BC4 over 2 channels, the others 4.
+        let bc1 = check_view(&plain, &view(0x19, 64, 32, 0)).unwrap();
+        assert_eq!(bc1.blocks, Some(BlockFormat::Bc1));
+        assert_eq!(code(&plain, view(0x19, 16, 8, 0)), Err(CUDA_ERROR_INVALID_VALUE));
+        assert_eq!(code(&plain, view(0x1b, 64, 32, 0)), Err(CUDA_ERROR_INVALID_VALUE));
+        let four = u32x(4, desc(16, 8, 0, 0), 1);
+        assert_eq!(code(&four, view(0x22, 64, 32, 0)), Ok(()));
+        assert_eq!(code(&four, view(0x1c, 64, 32, 0)), Err(CUDA_ERROR_INVALID_VALUE));
+        // Levels and layers of a resource without them: 0 only.
+        let mut v = view(0, 16, 8, 0);
+        v.last_mipmap_level = 1;
+        assert_eq!(code(&plain, v), Err(CUDA_ERROR_INVALID_VALUE));
+        let mut v = view(0, 16, 8, 0);
+        v.last_layer = 1;
+        assert_eq!(code(&plain, v), Err(CUDA_ERROR_INVALID_VALUE));
+        // A layered array's layers, first to last; its depth is its layer count.
+        let layered = u32x(2, desc(16, 8, 5, LAYERED), 1);
+        let mut v = view(0, 16, 8, 5);
+        (v.first_layer, v.last_layer) = (2, 4);
+        assert_eq!(check_view(&layered, &v).unwrap().layers, (2, 4));
+        (v.first_layer, v.last_layer) = (3, 2);
+        assert_eq!(code(&layered, v), Err(CUDA_ERROR_INVALID_VALUE));
+        v.depth = 4;
+        (v.first_layer, v.last_layer) = (0, 0);
+        assert_eq!(code(&layered, v), Err(CUDA_ERROR_INVALID_VALUE), "depth");
+        // A layered cubemap: all its layers, or not emulated.
+        let cubes = u32x(2, desc(8, 8, 12, LAYERED | CUBEMAP), 1);
+        let mut v = view(0, 8, 8, 12);
+        v.last_layer = 11;
+        assert_eq!(code(&cubes, v), Ok(()));
+        v.first_layer = 6;
+        assert_eq!(code(&cubes, v), Err(CUDA_ERROR_NOT_SUPPORTED));
+        // Levels of a mipmapped array.
+        let mip = u32x(2, desc(16, 8, 0, 0), 5);
+        let mut v = view(0, 16, 8, 0);
+        (v.first_mipmap_level, v.last_mipmap_level) = (1, 4);
+        assert_eq!(check_view(&mip, &v).unwrap().levels, (1, 4));
+        v.last_mipmap_level = 5;
+        assert_eq!(code(&mip, v), Err(CUDA_ERROR_INVALID_VALUE));
+    }
+
+    #[test]
+    fn a_texture_keeps_its_view_and_reads_through_it() {
+        let d = driver();
+        let a = d.array_create(desc(4, 4, 3, LAYERED)).unwrap();
+        let v = CUDA_RESOURCE_VIEW_DESC {
+            format: 0x0d,
+            width: 4,
+            height: 4,
+            depth: 3,
+            first_layer: 1,
+            last_layer: 2,
+            ..Default::default()
+        };
+        let t = d
+            .texture_create(array_resource(a.handle()), texture_desc(), Some(v))
+            .unwrap();
+        assert_eq!(d.texture_view(t).unwrap(), Some(v));
+        let obj = d.texture_object(t).unwrap();
+        assert_eq!(obj.image.depth, 2);
+        assert_eq!(obj.image.format.kind, ChannelKind::Unsigned);
+        assert!(matches!(obj.image.storage, Storage::View { origin: 64, .. }));
+        let plain = d
+            .texture_create(array_resource(a.handle()), texture_desc(), None)
+            .unwrap();
+        assert_eq!(d.texture_view(plain).unwrap(), None);
+    }
 }
