@@ -590,6 +590,12 @@ fn texture_queries() {
     run("texture_queries", &[]);
 }
 
+/// Texture resource views: awaiting the H200's recording.
+#[test]
+fn texture_views() {
+    run("texture_views", &[]);
+}
+
 #[test]
 fn threads() {
     let exe = common::nvcc("threads");
