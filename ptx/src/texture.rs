@@ -406,7 +406,11 @@ impl Image {
             let n = b.block_bytes();
             let off = at[2] * self.slice_pitch + at[1] / 4 * self.row_pitch + at[0] / 4 * n;
             self.read(mem, off, &mut block[..n as usize])?;
-            return Ok(b.decode(&block[..n as usize], (at[0] % 4) as usize, (at[1] % 4) as usize));
+            return Ok(b.decode(
+                &block[..n as usize],
+                (at[0] % 4) as usize,
+                (at[1] % 4) as usize,
+            ));
         }
         let f = self.format;
         let mut buf = [0u8; 16];

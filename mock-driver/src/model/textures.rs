@@ -1425,7 +1425,9 @@ mod tests {
         let mut mip = array_resource(plain.handle());
         mip.res_type = RESOURCE_MIPMAPPED_ARRAY;
         assert_eq!(
-            d.texture_create(mip, texture_desc(), None).unwrap_err().code,
+            d.texture_create(mip, texture_desc(), None)
+                .unwrap_err()
+                .code,
             CUDA_ERROR_INVALID_HANDLE,
             "an array is no mipmapped array"
         );
@@ -1662,16 +1664,31 @@ mod tests {
         assert_eq!((none.format, none.blocks), (plain.format, None));
         let halves = check_view(&plain, &view(0x15, 16, 8, 0)).unwrap();
         assert_eq!(halves.format.kind, ChannelKind::Float);
-        assert_eq!(code(&plain, view(0x18, 16, 8, 0)), Err(CUDA_ERROR_INVALID_VALUE));
-        assert_eq!(code(&plain, view(0x23, 16, 8, 0)), Err(CUDA_ERROR_INVALID_VALUE));
+        assert_eq!(
+            code(&plain, view(0x18, 16, 8, 0)),
+            Err(CUDA_ERROR_INVALID_VALUE)
+        );
+        assert_eq!(
+            code(&plain, view(0x23, 16, 8, 0)),
+            Err(CUDA_ERROR_INVALID_VALUE)
+        );
         // Block-compressed: 4 texels a block; BC1/BC4 over 2 channels, the others 4.
         let bc1 = check_view(&plain, &view(0x19, 64, 32, 0)).unwrap();
         assert_eq!(bc1.blocks, Some(BlockFormat::Bc1));
-        assert_eq!(code(&plain, view(0x19, 16, 8, 0)), Err(CUDA_ERROR_INVALID_VALUE));
-        assert_eq!(code(&plain, view(0x1b, 64, 32, 0)), Err(CUDA_ERROR_INVALID_VALUE));
+        assert_eq!(
+            code(&plain, view(0x19, 16, 8, 0)),
+            Err(CUDA_ERROR_INVALID_VALUE)
+        );
+        assert_eq!(
+            code(&plain, view(0x1b, 64, 32, 0)),
+            Err(CUDA_ERROR_INVALID_VALUE)
+        );
         let four = u32x(4, desc(16, 8, 0, 0), 1);
         assert_eq!(code(&four, view(0x22, 64, 32, 0)), Ok(()));
-        assert_eq!(code(&four, view(0x1c, 64, 32, 0)), Err(CUDA_ERROR_INVALID_VALUE));
+        assert_eq!(
+            code(&four, view(0x1c, 64, 32, 0)),
+            Err(CUDA_ERROR_INVALID_VALUE)
+        );
         // Levels and layers of a resource without them: 0 only.
         let mut v = view(0, 16, 8, 0);
         v.last_mipmap_level = 1;
@@ -1725,7 +1742,10 @@ mod tests {
         let obj = d.texture_object(t).unwrap();
         assert_eq!(obj.image.depth, 2);
         assert_eq!(obj.image.format.kind, ChannelKind::Unsigned);
-        assert!(matches!(obj.image.storage, Storage::View { origin: 64, .. }));
+        assert!(matches!(
+            obj.image.storage,
+            Storage::View { origin: 64, .. }
+        ));
         let plain = d
             .texture_create(array_resource(a.handle()), texture_desc(), None)
             .unwrap();
