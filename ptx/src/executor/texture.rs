@@ -104,7 +104,14 @@ impl BlockCtx<'_> {
                 Some(t) => body(l, t),
                 None => Err(LaneFault {
                     kind: FaultKind::IllegalAddress,
-                    detail: format!("{h:#x} is not a {} object of this context", T::KIND),
+                    detail: match crate::reference_index(h) {
+                        Some(i) => format!(
+                            "{h:#x} is the module's reference {i}, which had no {} bound at \
+                             the launch",
+                            T::KIND
+                        ),
+                        None => format!("{h:#x} is not a {} object of this context", T::KIND),
+                    },
                 }),
             };
             if let Err(f) = r {
