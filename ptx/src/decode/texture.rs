@@ -465,6 +465,12 @@ impl FuncDecoder<'_> {
         };
         let sampler = match self.samplers.get(s) {
             Some(r) => *r,
+            None if matches!(self.lookup(s), Some(super::Sym::Reference(_))) => {
+                return Err(semantic(
+                    i,
+                    format!("`{s}` is a texture or surface reference, not a `.samplerref`"),
+                ))
+            }
             None if self.lookup(s).is_some() => {
                 return Err(unsupported(
                     i,
