@@ -738,6 +738,28 @@ typed_handle!(
     cumock_abi::CUdevResourceDesc => ResourceDescId,
 );
 
+/// A texture or surface reference (cuModuleGetTexRef, cuTexRefCreate, cuModuleGetSurfRef):
+/// the model's number, which it checks.
+impl Handle for cumock_abi::CUtexref {
+    type Key = u64;
+    fn key(self) -> u64 {
+        self as u64
+    }
+    fn of(key: u64) -> Self {
+        key as Self
+    }
+}
+
+impl Handle for cumock_abi::CUsurfref {
+    type Key = u64;
+    fn key(self) -> u64 {
+        self as u64
+    }
+    fn of(key: u64) -> Self {
+        key as Self
+    }
+}
+
 /// An allocation's handle (cuMemCreate's) is a number in C already; the model checks it.
 impl Handle for cumock_abi::CUmemGenericAllocationHandle {
     type Key = u64;

@@ -377,6 +377,34 @@ fn api_gaps3_probe_matches_the_h200() {
     }
 }
 
+/// Texture and surface references at launch (clients/probes/texrefs.c): kernels naming
+/// `.texref`/`.surfref` variables bound to arrays, linear memory and a surface array; a
+/// module reference's state before any Set; rebinding after a launch; another module's
+/// reference; the format rules; an unbound reference read by a kernel. Awaiting its
+/// recording on the H200 (ci/gpu-all.sh PARTS=probes PROBES=texrefs): once recorded it
+/// is compared; until then every section is named as awaiting, and the mock must run
+/// each to its end.
+#[test]
+fn texrefs_probe_matches_the_h200() {
+    let golden = common::workspace().join(GOLDENS).join("texrefs.txt");
+    if golden.exists() {
+        return compare("texrefs", &[]);
+    }
+    let mock = sections(&run_probe_with("texrefs", &[], &[]));
+    let awaiting: Vec<&String> = mock.keys().filter(|s| !s.is_empty()).collect();
+    eprintln!(
+        "texrefs: 0 sections recorded; awaiting a recording on the H200 \
+         (ci/gpu-all.sh PARTS=probes PROBES=texrefs): {awaiting:?}"
+    );
+    assert_eq!(awaiting.len(), 10, "sections: {awaiting:?}");
+    for (section, body) in &mock {
+        assert!(
+            !body.contains("  crash: ") && !body.contains("  exit "),
+            "{section} did not run to its end on the mock:\n{body}"
+        );
+    }
+}
+
 /// CUDA arrays, mipmapped arrays, texture and surface objects off their successful paths
 /// (clients/probes/arrays.c). Awaiting its recording on the H200 (ci/gpu-all.sh
 /// PARTS=probes PROBES=arrays): once recorded it is compared; until then every section is

@@ -650,6 +650,9 @@ enum Sym {
     /// Offset in the kernel's parameter buffer.
     KParam(u32),
     Global(u32),
+    /// A module's `.texref`/`.surfref` (index in `Module::references`): an opaque handle,
+    /// not an address.
+    Reference(u32),
 }
 
 /// A list a function body declares for indirect control flow.
@@ -1028,6 +1031,26 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
     let (mut funcs_end, mut kernels_end) = (module_shared, module_shared);
     let mut shared_end: HashMap<&str, u64> = HashMap::new();
     let mut jit_refusals: HashMap<&str, String> = HashMap::new();
+    let mut references = Vec::new();
+    for r in &ast.references {
+        if module_syms.contains_key(&r.name)
+            || references
+                .iter()
+                .any(|x: &crate::Reference| x.name == r.name)
+        {
+            return Err(LoadError::at(
+                r.line,
+                r.column,
+                LoadErrorKind::Semantic,
+                format!("`{}` is declared twice", r.name),
+            ));
+        }
+        module_syms.insert(r.name.clone(), Sym::Reference(references.len() as u32));
+        references.push(crate::Reference {
+            name: r.name.clone(),
+            surface: r.surface,
+        });
+    }
     let mut samplers = HashMap::new();
     for s in &ast.samplers {
         if !ast.texmode_independent {
@@ -1065,6 +1088,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
             layout: &mut layout,
             module_syms: &module_syms,
             samplers: &samplers,
+            references: &references,
             texmode_independent: ast.texmode_independent,
             funcs: &funcs,
             scopes: vec![HashMap::new()],
@@ -1187,6 +1211,7 @@ pub fn decode(ast: Ast, src: &str) -> Result<Module, LoadError> {
         target: ast.target,
         kernels,
         globals,
+        references,
         program: prog,
         jit: Default::default(),
     })
@@ -1217,6 +1242,8 @@ struct FuncDecoder<'a> {
     module_syms: &'a HashMap<String, Sym>,
     /// The module's `.samplerref`s by name (explicit samplers of `tex` and `tld4`).
     samplers: &'a HashMap<String, SamplerRef>,
+    /// The module's `.texref`s and `.surfref`s (`istypep` asks which a handle is).
+    references: &'a [crate::Reference],
     /// Independent texturing mode: `tex` and `tld4` name a sampler.
     texmode_independent: bool,
     funcs: &'a HashMap<String, FuncInfo>,
@@ -1696,7 +1723,12 @@ impl FuncDecoder<'_> {
                 }
             }
             Opnd::SymOff(n, off) => match self.lookup(n) {
-                Some(s) if !matches!(s, Sym::Reg(_) | Sym::Wide(_) | Sym::Pred(_)) => {
+                Some(s)
+                    if !matches!(
+                        s,
+                        Sym::Reg(_) | Sym::Wide(_) | Sym::Pred(_) | Sym::Reference(_)
+                    ) =>
+                {
                     self.sym_src(s, *off)
                 }
                 _ => return Err(semantic(i, format!("`{n}+{off}`: not a variable"))),
@@ -1753,6 +1785,7 @@ impl FuncDecoder<'_> {
             Sym::Local(o) => Src::Imm((o as u64).wrapping_add(off as u64)),
             Sym::KParam(o) => Src::Imm(PARAM_WINDOW + (o as u64).wrapping_add(off as u64)),
             Sym::Global(g) => Src::GlobalVar(g, off),
+            Sym::Reference(k) => Src::Imm(crate::Reference::handle(k as usize)),
         }
     }
 
@@ -1778,6 +1811,13 @@ impl FuncDecoder<'_> {
                 format!("`{base}` is a predicate, not an address"),
             )),
             Some(Sym::Wide(_)) => Err(not_wide(i, base)),
+            Some(Sym::Reference(_)) => Err(semantic(
+                i,
+                format!(
+                    "`{base}` is a texture or surface reference, not an address (`tex`, \
+                     `suld`, `sust`, `sured`, `txq` and `suq` name it)"
+                ),
+            )),
             None => Err(semantic(i, format!("undeclared name `{base}`"))),
         }
     }

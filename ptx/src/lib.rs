@@ -91,6 +91,37 @@ pub const GRID_WORKSPACE_BYTES: u64 = 16;
 pub const FUNC_WINDOW: u64 = 0x8004_0000_0000_0000;
 /// Bytes between two functions' addresses.
 pub const FUNC_STRIDE: u64 = 16;
+/// The handle of the module's texture or surface reference `i` (`.global .texref`,
+/// `.global .surfref`, in declaration order, one sequence for both): what an instruction
+/// naming the reference reads through (`tex.2d ... [tex_ref, {...}]`) and what `mov.u64
+/// %rd, tex_ref;` gives. [`Memory::texture`] and [`Memory::surface`] resolve it to the
+/// state the driver bound to the reference (the launch's snapshot); no memory lies here.
+pub const REFERENCE_WINDOW: u64 = 0x8005_0000_0000_0000;
+
+/// The module reference a handle names ([`REFERENCE_WINDOW`]), if it is one.
+pub fn reference_index(handle: u64) -> Option<usize> {
+    handle
+        .checked_sub(REFERENCE_WINDOW)
+        .filter(|i| *i < WINDOW_SIZE)
+        .map(|i| i as usize)
+}
+
+/// A module-scope texture or surface reference: the driver finds it by name
+/// (cuModuleGetTexRef, cuModuleGetSurfRef) and binds it; kernels name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    pub name: String,
+    /// `.surfref` (else `.texref`).
+    pub surface: bool,
+}
+
+impl Reference {
+    /// The handle of the module's reference `index` (see [`REFERENCE_WINDOW`]).
+    pub fn handle(index: usize) -> u64 {
+        REFERENCE_WINDOW + index as u64
+    }
+}
+
 /// Size of each window.
 pub const WINDOW_SIZE: u64 = 1 << 32;
 
@@ -121,6 +152,9 @@ pub struct Module {
     pub target: String,
     pub kernels: Vec<Kernel>,
     pub globals: Vec<Global>,
+    /// The module's `.texref` and `.surfref` variables, in declaration order: reference
+    /// `i`'s handle is [`Reference::handle`]`(i)`.
+    pub references: Vec<Reference>,
     pub(crate) program: decode::Program,
     /// Each kernel's compiled code, made at its first launch under `Engine::Jit`.
     pub(crate) jit: jit::Cache,

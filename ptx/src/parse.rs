@@ -139,6 +139,9 @@ pub struct Ast {
     pub funcs: Vec<FuncAst>,
     pub vars: Vec<VarDecl>,
     pub samplers: Vec<SamplerDecl>,
+    /// `.global .texref name;` and `.global .surfref name;`: the module's texture and
+    /// surface references, in order.
+    pub references: Vec<ReferenceDecl>,
     /// `.target ..., texmode_independent`: textures and samplers are named apart
     /// (`tex`'s `[t, s, c]`), and `.samplerref`s may be declared.
     pub texmode_independent: bool,
@@ -153,6 +156,15 @@ pub struct Ast {
 pub struct SamplerDecl {
     pub name: String,
     pub fields: Vec<(String, String)>,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// A module-scope `.texref` or `.surfref` (the reference API: the driver binds it).
+#[derive(Debug, Clone)]
+pub struct ReferenceDecl {
+    pub name: String,
+    pub surface: bool,
     pub line: u32,
     pub column: u32,
 }
@@ -553,9 +565,23 @@ impl<'a> Parser<'a> {
                             (self.peek(), self.toks.get(self.pos + 1).map(|t| &t.tok)),
                             (Some(Tok::Dot(g)), Some(Tok::Dot(r))) if g == "global" && r == "samplerref"
                         );
+                        let reference =
+                            match (self.peek(), self.toks.get(self.pos + 1).map(|t| &t.tok)) {
+                                (Some(Tok::Dot(g)), Some(Tok::Dot(r)))
+                                    if g == "global"
+                                        && matches!(r.as_str(), "texref" | "surfref") =>
+                                {
+                                    Some(r == "surfref")
+                                }
+                                _ => None,
+                            };
                         if sampler && !is_extern {
                             self.pos += 2;
                             ast.samplers.push(self.sampler_decl(line, column)?);
+                        } else if let (Some(surface), false) = (reference, is_extern) {
+                            self.pos += 2;
+                            ast.references
+                                .push(self.reference_decl(surface, line, column)?);
                         } else if self.eat_dot("entry") {
                             ast.funcs.push(self.function(true, line, column)?);
                         } else if self.eat_dot("func") {
@@ -583,6 +609,30 @@ impl<'a> Parser<'a> {
             }
         }
         Ok(ast)
+    }
+
+    /// A `.texref`'s or `.surfref`'s name, after `.global .texref`, with its `;`. The
+    /// ISA gives them no initialiser (the driver sets their state) and the mock takes
+    /// no arrays of them: ptxas's handling of those is not recorded.
+    fn reference_decl(&mut self, surface: bool, line: u32, column: u32) -> PResult<ReferenceDecl> {
+        let name = self.ident()?;
+        if matches!(self.peek(), Some(Tok::Punct('[' | '='))) {
+            return self.err(
+                LoadErrorKind::Unsupported,
+                format!(
+                    "`.{} {name}`: arrays of references and initialisers are not supported \
+                     (declare each reference by itself)",
+                    if surface { "surfref" } else { "texref" }
+                ),
+            );
+        }
+        self.expect_punct(';')?;
+        Ok(ReferenceDecl {
+            name,
+            surface,
+            line,
+            column,
+        })
     }
 
     /// A `.samplerref`'s name and initialiser, after `.global .samplerref`, with its `;`.
@@ -706,10 +756,10 @@ impl<'a> Parser<'a> {
                     return self.err(
                         LoadErrorKind::Unsupported,
                         format!(
-                            "`.{d}` variables are not supported: CUDA 13's driver binds no \
-                             texture or surface references and passes no sampler objects \
-                             (texture and surface objects are 64-bit handles; a sampler is a \
-                             module-scope `.global .samplerref` with an initialiser)"
+                            "`.{d}` variables are supported only at module scope (`.global \
+                             .texref t;`, `.global .surfref s;`, `.global .samplerref s = \
+                             {{...}};`): a kernel takes texture and surface objects as 64-bit \
+                             handles"
                         ),
                     )
                 }

@@ -263,8 +263,18 @@ fn sampler_forms_cuda_cannot_give_are_load_errors() {
         ),
         (
             kernel(ind, ".global .texref s;", "", tex_s),
+            LoadErrorKind::Semantic,
+            "not a `.samplerref`",
+        ),
+        (
+            kernel(ind, ".global .texref s[2];", "", tex_s),
             LoadErrorKind::Unsupported,
-            "`.texref` variables",
+            "arrays of references",
+        ),
+        (
+            kernel("", ".global .texref r;", "", "ld.global.u32 %r1, [r];"),
+            LoadErrorKind::Semantic,
+            "not an address",
         ),
         (
             kernel("", "", "", "tex.1d.v2.f32.f32 {%f1, %f2}, [%rd1, {%f0}];"),

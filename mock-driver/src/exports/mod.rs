@@ -142,8 +142,6 @@ macro_rules! not_emulated {
 not_emulated! {
     MulticastObjectApi,
     ExternalResourceInteroperabilityApi,
-    TextureReferenceApi,
-    SurfaceReferenceApi,
     GraphicsInteroperabilityApi,
     CheckpointingApi,
     OpenGLInteroperabilityApi,

@@ -40,6 +40,18 @@ impl ModuleApi for Mock {
             }
         }
 
+        /// A module's `.global .texref` by name; CUDA_ERROR_NOT_FOUND for another name.
+        fn cuModuleGetTexRef(d; p_tex_ref, hmod, name) {
+            let h = d.module_reference(hmod, &name.to_string_lossy(), false)?;
+            p_tex_ref.write(h as CUtexref)
+        }
+
+        /// A module's `.global .surfref` by name; CUDA_ERROR_NOT_FOUND for another name.
+        fn cuModuleGetSurfRef(d; p_surf_ref, hmod, name) {
+            let h = d.module_reference(hmod, &name.to_string_lossy(), true)?;
+            p_surf_ref.write(h as CUsurfref)
+        }
+
         fn cuModuleGetGlobal_v2(d; dptr, bytes, hmod, name) {
             // The H200 zeroes both outputs when the name is not found.
             let found = d

@@ -14,6 +14,7 @@ use crate::boundary::{drv, input, Handle};
 use crate::model::copies2d::PlaneStart;
 use crate::model::error::*;
 use crate::model::ids::ArrayId;
+use crate::model::texture_references::Binding;
 use crate::model::textures::{AnyArray, Volume};
 use crate::model::Driver;
 use cumock_abi::*;
@@ -604,6 +605,208 @@ impl SurfaceObjectApi for Mock {
 
         fn cuSurfObjectGetResourceDesc(d; #[late] p, s) {
             p.write(d.surface_resource(s)?)
+        }
+    }
+}
+
+// ---------------------------------------------------------------- references
+
+/// Writes `n` floats to `p` (cuTexRefGetBorderColor's four), refusing NULL.
+///
+/// # Safety
+/// `p`, where not NULL, is valid for `n` floats, as cuda.h requires of the program.
+unsafe fn write_floats(p: *mut f32, v: &[f32]) -> CuResult<()> {
+    if p.is_null() {
+        return Err(invalid("the colour pointer is NULL"));
+    }
+    for (i, x) in v.iter().enumerate() {
+        // Safety: this function's contract.
+        unsafe { p.add(i).write_unaligned(*x) };
+    }
+    Ok(())
+}
+
+impl TextureReferenceApi for Mock {
+    emulate! {
+        fn cuTexRefCreate(d; p) {
+            p.write(d.texture_reference_create()? as CUtexref)
+        }
+
+        fn cuTexRefDestroy(d; t) {
+            d.texture_reference_destroy(t)
+        }
+
+        fn cuTexRefSetArray(d; t, a, flags) {
+            d.texture_reference_bind_array(t, Ok(a), flags)
+        }
+
+        fn cuTexRefSetMipmappedArray(d; t, m, flags) {
+            d.texture_reference_bind_array(t, Err(m), flags)
+        }
+
+        /// ByteOffset may be NULL (cuda.h, for cuMemAlloc's pointers).
+        fn cuTexRefSetAddress_v2(d; #[raw] offset, t, dptr, bytes) {
+            let o = d.texture_reference_bind_linear(t, dptr.get(), bytes as u64)?;
+            if let Some(out) = crate::boundary::Out::maybe(offset) {
+                out.write(o as usize)?;
+            }
+            Ok(())
+        }
+
+        fn cuTexRefSetAddress2D_v3(d; t, desc, dptr, pitch) {
+            d.texture_reference_bind_pitch2d(t, desc, dptr.get(), pitch as u64)
+        }
+
+        fn cuTexRefSetFormat(d; t, format, channels) {
+            d.texture_reference_set_format(t, format, channels)
+        }
+
+        fn cuTexRefSetAddressMode(d; t, dim, am) {
+            d.texture_reference_set_address_mode(t, dim, am)
+        }
+
+        fn cuTexRefSetFilterMode(d; t, fm) {
+            d.texture_reference_set_filter(t, fm, false)
+        }
+
+        fn cuTexRefSetMipmapFilterMode(d; t, fm) {
+            d.texture_reference_set_filter(t, fm, true)
+        }
+
+        fn cuTexRefSetMipmapLevelBias(d; t, bias) {
+            d.set_texture_reference(t, |r| {
+                r.mipmap_bias = bias;
+                Ok(())
+            })
+        }
+
+        fn cuTexRefSetMipmapLevelClamp(d; t, min, max) {
+            d.set_texture_reference(t, |r| {
+                r.mipmap_clamp = [min, max];
+                Ok(())
+            })
+        }
+
+        fn cuTexRefSetMaxAnisotropy(d; t, n) {
+            d.set_texture_reference(t, |r| {
+                r.max_anisotropy = n;
+                Ok(())
+            })
+        }
+
+        fn cuTexRefSetBorderColor(d; t, #[raw] color) {
+            if color.is_null() {
+                return Err(invalid("pBorderColor is NULL"));
+            }
+            // Safety: cuda.h's contract: an RGBA colour, four floats.
+            let c: [f32; 4] =
+                std::array::from_fn(|i| unsafe { color.add(i).read_unaligned() });
+            d.set_texture_reference(t, |r| {
+                r.border = c;
+                Ok(())
+            })
+        }
+
+        fn cuTexRefSetFlags(d; t, flags) {
+            d.texture_reference_set_flags(t, flags)
+        }
+
+        // The getters look the reference up before they check the out-parameter.
+
+        /// The program's pointer of cuTexRefSetAddress (or SetAddress2D's); CUDA_ERROR_
+        /// INVALID_VALUE when bound to no memory (cuda.h).
+        fn cuTexRefGetAddress_v2(d; #[late] p, t) {
+            let r = d.texture_reference(t, false)?;
+            match r.binding {
+                Binding::Linear { base, offset, .. } => p.write(base + offset),
+                Binding::Pitch2D { base, .. } => p.write(base),
+                _ => Err(invalid("the texture reference is bound to no device memory")),
+            }
+        }
+
+        fn cuTexRefGetArray(d; #[late] p, t) {
+            match d.texture_reference(t, false)?.binding {
+                Binding::Array(a) => p.write_key(a),
+                _ => Err(invalid("the texture reference is bound to no CUDA array")),
+            }
+        }
+
+        fn cuTexRefGetMipmappedArray(d; #[late] p, t) {
+            match d.texture_reference(t, false)?.binding {
+                Binding::Mipmapped(m) => p.write_key(m),
+                _ => Err(invalid("the texture reference is bound to no mipmapped array")),
+            }
+        }
+
+        /// Dimensions 0 to 2 (cuda.h: "the only valid value for dim are 0 and 1", written
+        /// before 3D textures; SetAddressMode takes 2).
+        fn cuTexRefGetAddressMode(d; #[late] p, t, dim) {
+            let r = d.texture_reference(t, false)?;
+            let m = usize::try_from(dim)
+                .ok()
+                .and_then(|i| r.address.get(i))
+                .ok_or_else(|| invalid(format!("dimension {dim}: a texture has 0 to 2")))?;
+            p.write(*m)
+        }
+
+        fn cuTexRefGetFilterMode(d; #[late] p, t) {
+            p.write(d.texture_reference(t, false)?.filter)
+        }
+
+        fn cuTexRefGetMipmapFilterMode(d; #[late] p, t) {
+            p.write(d.texture_reference(t, false)?.mipmap_filter)
+        }
+
+        /// Either pointer may be NULL (cuda.h: "it will be ignored").
+        fn cuTexRefGetFormat(d; #[raw] format, #[raw] channels, t) {
+            let r = d.texture_reference(t, false)?;
+            if let Some(out) = crate::boundary::Out::maybe(format) {
+                out.write(r.format)?;
+            }
+            if let Some(out) = crate::boundary::Out::maybe(channels) {
+                out.write(r.channels as i32)?;
+            }
+            Ok(())
+        }
+
+        fn cuTexRefGetMipmapLevelBias(d; #[late] p, t) {
+            p.write(d.texture_reference(t, false)?.mipmap_bias)
+        }
+
+        fn cuTexRefGetMipmapLevelClamp(d; #[late] min, #[late] max, t) {
+            let r = d.texture_reference(t, false)?;
+            let (min, max) = (min.check()?, max.check()?);
+            min.write(r.mipmap_clamp[0])?;
+            max.write(r.mipmap_clamp[1])
+        }
+
+        fn cuTexRefGetMaxAnisotropy(d; #[late] p, t) {
+            p.write(d.texture_reference(t, false)?.max_anisotropy as i32)
+        }
+
+        fn cuTexRefGetBorderColor(d; #[raw] color, t) {
+            let r = d.texture_reference(t, false)?;
+            // Safety: cuda.h's contract: room for an RGBA colour, four floats.
+            unsafe { write_floats(color, &r.border) }
+        }
+
+        fn cuTexRefGetFlags(d; #[late] p, t) {
+            p.write(d.texture_reference(t, false)?.flags)
+        }
+    }
+}
+
+impl SurfaceReferenceApi for Mock {
+    emulate! {
+        fn cuSurfRefSetArray(d; s, a, flags) {
+            d.surface_reference_bind(s, a, flags)
+        }
+
+        fn cuSurfRefGetArray(d; #[late] p, s) {
+            match d.texture_reference(s, true)?.binding {
+                Binding::Array(a) => p.write_key(a),
+                _ => Err(invalid("the surface reference is bound to no CUDA array")),
+            }
         }
     }
 }

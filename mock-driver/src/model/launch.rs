@@ -91,6 +91,9 @@ pub struct PreparedLaunch {
     /// What the device runtime answers from, when the module calls it (kernels
     /// launching kernels, device-side queries).
     device_runtime: Option<DeviceRuntimeState>,
+    /// What the module's texture and surface references read, as the launch found them
+    /// (later Sets do not reach a queued kernel).
+    references: Arc<super::texture_references::BoundReferences>,
     /// The allocations the ordering-bug trap protects from the host's loads from the
     /// launch until the kernel ends (`Driver::arm_launch_outputs`), by start; None where
     /// the launch armed nothing (a graph's kernel node), which then arms when it starts
@@ -201,6 +204,9 @@ struct KernelMemory<'a> {
     /// The texture and surface objects live at the launch, which it keeps even when the
     /// program destroys them before the kernel runs.
     bound: &'a BoundObjects,
+    /// The module's references as the launch found them (handles in
+    /// `ptx::REFERENCE_WINDOW`).
+    references: &'a super::texture_references::BoundReferences,
     touched: parking_lot::Mutex<Vec<Segment>>,
     /// With ordering-bug reports on: the windows of device memory handed out, and whether
     /// for writing (`ordering::WINDOW`).
@@ -216,6 +222,9 @@ struct KernelMemory<'a> {
 // launch. Concurrent blocks access them only through the executor's atomics.
 unsafe impl ptx::Memory for KernelMemory<'_> {
     fn texture(&self, handle: u64) -> Option<std::sync::Arc<ptx::TextureObject>> {
+        if ptx::reference_index(handle).is_some() {
+            return self.references.texture(handle);
+        }
         // One created since the launch (its handle reached the kernel through memory).
         self.bound
             .texture(handle)
@@ -223,6 +232,9 @@ unsafe impl ptx::Memory for KernelMemory<'_> {
     }
 
     fn surface(&self, handle: u64) -> Option<std::sync::Arc<ptx::SurfaceObject>> {
+        if ptx::reference_index(handle).is_some() {
+            return self.references.surface(handle);
+        }
         self.bound
             .surface(handle)
             .or_else(|| self.driver.surface_object(handle))
@@ -704,6 +716,7 @@ impl Driver {
             None
         };
         Ok(PreparedLaunch {
+            references: self.bound_references(f.r.module, device),
             program,
             kernel,
             globals,
@@ -892,6 +905,7 @@ impl Driver {
             driver: self,
             device,
             bound,
+            references: &prepared.references,
             touched: parking_lot::Mutex::new(Vec::new()),
             ranges: super::ordering::enabled().then(|| parking_lot::Mutex::new(Vec::new())),
             out_of_memory: AtomicBool::new(false),

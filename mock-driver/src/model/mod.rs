@@ -77,6 +77,7 @@ pub mod stream_attrs;
 pub mod stream_memops;
 pub mod stream_queues;
 pub mod streams;
+pub mod texture_references;
 pub mod textures;
 pub mod user_objects;
 pub mod vmm;
@@ -137,6 +138,8 @@ pub struct State {
     pub printf_err: Vec<u8>,
     /// CUDA arrays, texture and surface objects (textures.rs).
     pub textures: textures::Textures,
+    /// Texture and surface references (texture_references.rs).
+    pub texture_references: texture_references::TextureReferences,
     /// Counts the changes to what a launch's checks and its prepared form read besides
     /// its own arguments (a module unloaded or gone with its context, a function's
     /// attribute or a context's limit set): executable graphs keep their kernel nodes
@@ -199,6 +202,7 @@ impl Driver {
                 printf_out: Vec::new(),
                 printf_err: Vec::new(),
                 textures: Default::default(),
+                texture_references: Default::default(),
                 launch_epoch: 0,
                 sync_memops: Default::default(),
                 green: Default::default(),

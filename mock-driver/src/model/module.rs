@@ -772,6 +772,7 @@ impl Driver {
             st.modules.module(module)?;
             let m = st.modules.modules.remove(&module).expect("checked");
             st.modules.functions.retain(|_, f| f.module != module);
+            st.texture_references.forget_module(module);
             st.launch_epoch += 1;
             m
         };

@@ -60,14 +60,14 @@ pub const RESOURCE_MIPMAPPED_ARRAY: i32 = 1;
 pub const RESOURCE_LINEAR: i32 = 2;
 pub const RESOURCE_PITCH2D: i32 = 3;
 
-const TRSF_READ_AS_INTEGER: u32 = 0x01;
-const TRSF_NORMALIZED_COORDINATES: u32 = 0x02;
-const TRSF_SRGB: u32 = 0x10;
-const TRSF_SEAMLESS_CUBEMAP: u32 = 0x40;
+pub(super) const TRSF_READ_AS_INTEGER: u32 = 0x01;
+pub(super) const TRSF_NORMALIZED_COORDINATES: u32 = 0x02;
+pub(super) const TRSF_SRGB: u32 = 0x10;
+pub(super) const TRSF_SEAMLESS_CUBEMAP: u32 = 0x40;
 
 /// cuda.h's `CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT` and `_TEXTURE_PITCH_ALIGNMENT`.
-const ATTR_TEXTURE_ALIGNMENT: i32 = 14;
-const ATTR_TEXTURE_PITCH_ALIGNMENT: i32 = 51;
+pub(super) const ATTR_TEXTURE_ALIGNMENT: i32 = 14;
+pub(super) const ATTR_TEXTURE_PITCH_ALIGNMENT: i32 = 51;
 
 /// A CUarray_format the mock reads, as the executor's channel layout.
 pub fn channel_format(format: i32, channels: u32) -> CuResult<Format> {
@@ -727,9 +727,42 @@ impl Driver {
     ) -> CuResult<u64> {
         let mut st = self.state.lock();
         let device = st.contexts.require_current()?.1.device;
-        let (image, levels) = match &view {
-            None => self.resource_images(&st, device, &resource)?,
-            Some(v) => view_images(&st, &resource, v)?,
+        let object = Arc::new(self.texture_from_descriptors(
+            &st,
+            device,
+            &resource,
+            &texture,
+            view.as_ref(),
+        )?);
+        let h = st.textures.next_handle();
+        Arc::make_mut(&mut st.textures.bound)
+            .textures
+            .insert(h, object.clone());
+        st.textures.textures.insert(
+            h,
+            TextureEntry {
+                object,
+                resource,
+                texture,
+                view,
+            },
+        );
+        Ok(h)
+    }
+
+    /// What a texture reads through the descriptors cuTexObjectCreate takes (a texture
+    /// reference's state is put in the same terms: `texture_references`).
+    pub(super) fn texture_from_descriptors(
+        &self,
+        st: &super::State,
+        device: usize,
+        resource: &CUDA_RESOURCE_DESC,
+        texture: &CUDA_TEXTURE_DESC,
+        view: Option<&CUDA_RESOURCE_VIEW_DESC>,
+    ) -> CuResult<ptx::TextureObject> {
+        let (image, levels) = match view {
+            None => self.resource_images(st, device, resource)?,
+            Some(v) => view_images(st, resource, v)?,
         };
         let mut address = [AddressMode::Wrap; 3];
         for (slot, mode) in address.iter_mut().zip(texture.address_mode) {
@@ -775,25 +808,11 @@ impl Driver {
             },
             seamless_cubemap: texture.flags & TRSF_SEAMLESS_CUBEMAP != 0,
         };
-        let h = st.textures.next_handle();
-        let object = Arc::new(ptx::TextureObject {
+        Ok(ptx::TextureObject {
             image,
             sampler,
             levels,
-        });
-        Arc::make_mut(&mut st.textures.bound)
-            .textures
-            .insert(h, object.clone());
-        st.textures.textures.insert(
-            h,
-            TextureEntry {
-                object,
-                resource,
-                texture,
-                view,
-            },
-        );
-        Ok(h)
+        })
     }
 
     /// cuSurfObjectCreate over a CUDA array. cuda.h says the array "must have been
@@ -808,9 +827,8 @@ impl Driver {
                 "a surface object's resource is a CUDA array (CU_RESOURCE_TYPE_ARRAY)",
             ));
         }
-        let image = self.resource_image(&st, device, &resource)?;
         let h = st.textures.next_handle();
-        let object = Arc::new(ptx::SurfaceObject { image });
+        let object = Arc::new(self.surface_from_resource(&st, device, &resource)?);
         Arc::make_mut(&mut st.textures.bound)
             .surfaces
             .insert(h, object.clone());
@@ -818,6 +836,18 @@ impl Driver {
             .surfaces
             .insert(h, SurfaceEntry { object, resource });
         Ok(h)
+    }
+
+    /// What a surface reads and writes through the resource cuSurfObjectCreate takes.
+    pub(super) fn surface_from_resource(
+        &self,
+        st: &super::State,
+        device: usize,
+        resource: &CUDA_RESOURCE_DESC,
+    ) -> CuResult<ptx::SurfaceObject> {
+        Ok(ptx::SurfaceObject {
+            image: self.resource_image(st, device, resource)?,
+        })
     }
 
     /// cuTexObjectDestroy: the launches queued before keep the object (`BoundObjects`).

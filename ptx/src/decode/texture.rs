@@ -2,9 +2,10 @@
 //! decoded into [`ImageOp`]: the object handle, the coordinate operands as written, and
 //! what to do at the image's edges. The sampling itself is `crate::texture`'s.
 //!
-//! Only texture and surface objects (a 64-bit handle in a register or parameter) are
-//! taken; module-scope `.texref`/`.surfref` (the deprecated reference API) are refused at
-//! their declaration. Mipmaps (`tex.level`, `tex.grad`, `txq.level`,
+//! The image is a texture or surface object (a 64-bit handle in a register or parameter)
+//! or a module-scope `.texref`/`.surfref` (the deprecated reference API), named directly
+//! or through the handle `mov` gives (`crate::REFERENCE_WINDOW`): the driver resolves
+//! both kinds of handle to what it bound (`Memory::texture`). Mipmaps (`tex.level`, `tex.grad`, `txq.level`,
 //! `txq.num_mipmap_levels`) and cubemaps (`.cube`, `.acube`, for `tex` and `tld4`) are
 //! emulated, and so are texel offsets (`tex` and `tld4`'s `e` operand) and the residency
 //! predicate (`d|p`: the mock has no sparse textures, so every texel is resident);
@@ -373,9 +374,13 @@ pub enum ImageOp {
         handle: Src,
     },
     /// `istypep.{texref,samplerref,surfref} p, a`: whether the 64-bit handle `a` is an
-    /// opaque variable of that kind (never, for the handles a kernel can hold here: see
-    /// the executor), so the kind is checked and not kept.
-    Istypep { p: Dst, handle: Src },
+    /// opaque variable of that kind: one of `kinds`, the handles of the module's
+    /// references of that kind (texture and surface objects are none: see the executor).
+    Istypep {
+        p: Dst,
+        handle: Src,
+        kinds: Vec<u64>,
+    },
     /// `sured.b.op.geom.ctype.bounds [s, c], v`: an atomic reduction of v into the
     /// element at x (bytes), `bytes` wide, signed for `.s32`/`.s64` min and max.
     Sured {
@@ -460,6 +465,12 @@ impl FuncDecoder<'_> {
         };
         let sampler = match self.samplers.get(s) {
             Some(r) => *r,
+            None if matches!(self.lookup(s), Some(super::Sym::Reference(_))) => {
+                return Err(semantic(
+                    i,
+                    format!("`{s}` is a texture or surface reference, not a `.samplerref`"),
+                ))
+            }
             None if self.lookup(s).is_some() => {
                 return Err(unsupported(
                     i,
@@ -751,19 +762,32 @@ impl FuncDecoder<'_> {
                 }
             }
             "istypep" => {
-                if m.take_any(&["texref", "samplerref", "surfref"]).is_none() {
+                let Some(kind) = m.take_any(&["texref", "samplerref", "surfref"]) else {
                     return Err(semantic(
                         i,
                         "`istypep` takes .texref, .samplerref or .surfref",
                     ));
-                }
+                };
+                // The handles of the module's references of that kind (a `.samplerref`
+                // has no handle here: `tex` names it).
+                let kinds = self
+                    .references
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| match kind.as_str() {
+                        "texref" => !r.surface,
+                        "surfref" => r.surface,
+                        _ => false,
+                    })
+                    .map(|(k, _)| crate::Reference::handle(k))
+                    .collect();
                 self.nops(i, 2)?;
                 let p = self.reg(i, &i.ops[0])?;
                 if !matches!(p, Dst::Pred(_) | Dst::Sink) {
                     return Err(semantic(i, "`istypep`'s result is a predicate"));
                 }
                 let handle = self.src(i, &i.ops[1])?;
-                ImageOp::Istypep { p, handle }
+                ImageOp::Istypep { p, handle, kinds }
             }
             "txq" | "suq" => {
                 // `txq.level.{width,height,depth}.b32 d, [t], lod`: a mipmap level's size.

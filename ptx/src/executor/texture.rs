@@ -104,7 +104,14 @@ impl BlockCtx<'_> {
                 Some(t) => body(l, t),
                 None => Err(LaneFault {
                     kind: FaultKind::IllegalAddress,
-                    detail: format!("{h:#x} is not a {} object of this context", T::KIND),
+                    detail: match crate::reference_index(h) {
+                        Some(i) => format!(
+                            "{h:#x} is the module's reference {i}, which had no {} bound at \
+                             the launch",
+                            T::KIND
+                        ),
+                        None => format!("{h:#x} is not a {} object of this context", T::KIND),
+                    },
                 }),
             };
             if let Err(f) = r {
@@ -323,14 +330,17 @@ impl BlockCtx<'_> {
                 }
                 write_results(w, &[*d; 4], 1, &results, emask);
             }
-            ImageOp::Istypep { p, .. } => {
+            ImageOp::Istypep { p, handle, kinds } => {
                 // The ISA: true when `a` points to an opaque variable of the kind. The
                 // H200 answers false for texture objects, surface objects, 0 and device
                 // pointers alike, for each kind (ci/explore/istypep.c, runs/
-                // 2026-12-03-h200-session15): unified mode's handles are not `.texref` or
-                // `.surfref` variables, and the mock takes no such declarations, so no
-                // handle a kernel can hold is one.
-                for_lanes(emask, |l| write_lane(w, *p, l, 0));
+                // 2026-12-03-h200-session15): unified mode's object handles are not
+                // `.texref` or `.surfref` variables. A module reference's handle is one
+                // (the ISA's rule; not recorded on the H200).
+                let h = self.lanes(w, *handle);
+                for_lanes(emask, |l| {
+                    write_lane(w, *p, l, u64::from(kinds.contains(&h[l])))
+                });
             }
             ImageOp::Sured {
                 geom,

@@ -1,0 +1,352 @@
+/* Texture and surface references at launch (the deprecated reference API), what probe
+ * api_gaps3's texture-references section leaves open: PTX kernels naming module-scope
+ * `.texref`/`.surfref` variables, bound to a 2D array (point, linear, normalized
+ * coordinates, clamp and wrap), to linear memory through cuTexRefSetAddress's ByteOffset
+ * and to a surface array; a module reference's state before any Set; what a launch sees
+ * when the reference is rebound before its kernel runs; a reference of another module of
+ * the same name; the handle `mov` takes of a reference (istypep, tex through it); the
+ * format rules (SetAddress before SetFormat, SetFormat after SetAddress2D, a format that
+ * differs from the bound array's); and, each alone, a kernel reading an unbound reference
+ * or one whose array was destroyed, and cuTexRefDestroy of a module's reference.
+ * Values read by kernels are printed as numbers: the mock's test texref.rs expects what
+ * cuda.h and the programming guide say, and this asks the H200. */
+#define _GNU_SOURCE
+#define CUDA_ENABLE_DEPRECATED
+#include "probe.h"
+
+static const char KERNELS[] =
+    ".version 9.0\n.target sm_90\n.address_size 64\n"
+    ".global .texref arr_tex;\n"
+    ".global .texref lin_tex;\n"
+    ".global .surfref surf;\n"
+    ".global .texref unbound_tex;\n"
+    ".visible .entry read_array(.param .u64 out, .param .f32 x, .param .f32 y)\n"
+    "{ .reg .f32 %f<7>; .reg .b64 %rd<2>;\n"
+    "  ld.param.u64 %rd1, [out]; ld.param.f32 %f5, [x]; ld.param.f32 %f6, [y];\n"
+    "  tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [arr_tex, {%f5, %f6}];\n"
+    "  st.global.f32 [%rd1], %f1; ret; }\n"
+    ".visible .entry read_linear(.param .u64 out, .param .u32 i)\n"
+    "{ .reg .b32 %r<6>; .reg .b64 %rd<2>;\n"
+    "  ld.param.u64 %rd1, [out]; ld.param.u32 %r5, [i];\n"
+    "  tex.1d.v4.u32.s32 {%r1, %r2, %r3, %r4}, [lin_tex, {%r5}];\n"
+    "  st.global.u32 [%rd1], %r1; ret; }\n"
+    ".visible .entry surface_step(.param .u32 from, .param .u32 to)\n"
+    "{ .reg .b32 %r<5>;\n"
+    "  ld.param.u32 %r1, [from]; ld.param.u32 %r2, [to]; mov.u32 %r3, 0;\n"
+    "  suld.b.2d.b32.trap {%r4}, [surf, {%r1, %r3}];\n"
+    "  add.u32 %r4, %r4, 40;\n"
+    "  sust.b.2d.b32.trap [surf, {%r2, %r3}], {%r4}; ret; }\n"
+    ".visible .entry handle_of(.param .u64 out)\n"
+    "{ .reg .pred %p<3>; .reg .f32 %f<7>; .reg .b32 %r<3>; .reg .b64 %rd<3>;\n"
+    "  ld.param.u64 %rd1, [out]; mov.u64 %rd2, arr_tex;\n"
+    "  istypep.texref %p1, %rd2; istypep.surfref %p2, %rd2;\n"
+    "  selp.u32 %r1, 1, 0, %p1; selp.u32 %r2, 1, 0, %p2;\n"
+    "  st.global.u32 [%rd1], %r1; st.global.u32 [%rd1+4], %r2;\n"
+    "  mov.f32 %f5, 0f40200000; mov.f32 %f6, 0f3FC00000;\n"
+    "  tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd2, {%f5, %f6}];\n"
+    "  st.global.f32 [%rd1+8], %f1; ret; }\n"
+    ".visible .entry read_unbound(.param .u64 out)\n"
+    "{ .reg .b32 %r<6>; .reg .b64 %rd<2>;\n"
+    "  ld.param.u64 %rd1, [out]; mov.u32 %r5, 0;\n"
+    "  tex.1d.v4.u32.s32 {%r1, %r2, %r3, %r4}, [unbound_tex, {%r5}];\n"
+    "  st.global.u32 [%rd1], %r1; st.global.u32 [%rd1+4], %r2; ret; }\n"
+    ".visible .entry wait_for_host(.param .u64 flag)\n"
+    "{ .reg .pred %p; .reg .b32 %r<2>; .reg .b64 %rd<2>;\n"
+    "  ld.param.u64 %rd1, [flag];\n"
+    "SPIN: ld.volatile.global.u32 %r1, [%rd1]; setp.eq.u32 %p, %r1, 0; @%p bra SPIN; ret; }\n";
+
+static CUmodule mod;
+static CUdeviceptr mem, out;
+
+static void setup(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    MUST(cuModuleLoadData(&mod, KERNELS));
+    MUST(cuMemAlloc(&mem, 1 << 16));
+    MUST(cuMemsetD32(mem, 0, 1 << 14));
+    out = mem + 8192;
+}
+
+static CUfunction fn(const char *name) {
+    CUfunction f;
+    MUST(cuModuleGetFunction(&f, mod, name));
+    return f;
+}
+
+static CUtexref texref(CUmodule m, const char *name) {
+    CUtexref t;
+    MUST(cuModuleGetTexRef(&t, m, name));
+    return t;
+}
+
+static CUresult launch(const char *kernel, CUstream s, void **args) {
+    return cuLaunchKernel(fn(kernel), 1, 1, 1, 1, 1, 1, 0, s, args, NULL);
+}
+
+static unsigned word(CUdeviceptr at) {
+    unsigned v = 0xA5A5A5A5u;
+    MUST(cuMemcpyDtoH(&v, at, 4));
+    return v;
+}
+
+static float real(CUdeviceptr at) {
+    float v = -1;
+    MUST(cuMemcpyDtoH(&v, at, 4));
+    return v;
+}
+
+/* A 2D float array of 4 x 2, texel (x, y) = 10 y + x. */
+static CUarray float_array(void) {
+    CUDA_ARRAY_DESCRIPTOR d = {4, 2, CU_AD_FORMAT_FLOAT, 1};
+    CUarray a;
+    MUST(cuArrayCreate(&a, &d));
+    float t[8];
+    for (int i = 0; i < 8; i++) t[i] = (float)(10 * (i / 4) + i % 4);
+    MUST(cuMemcpyHtoA(a, 0, t, sizeof t));
+    return a;
+}
+
+static void sample(float x, float y) {
+    void *args[] = {&out, &x, &y};
+    MUST(cuMemsetD32(out, 0xA5A5A5A5u, 1));
+    CUresult r = CALL("launch read_array", launch("read_array", NULL, args));
+    CUresult s = cuCtxSynchronize();
+    if (r != CUDA_SUCCESS) return;
+    if (s == CUDA_SUCCESS)
+        SAY("(%g, %g) -> %g", x, y, real(out));
+    else
+        SAY("(%g, %g): synchronize %s", x, y, rname(s));
+}
+
+static void module_defaults(void) {
+    setup();
+    CUtexref t = texref(mod, "arr_tex");
+    CUarray_format f = (CUarray_format)0xA5;
+    int ch = -1;
+    if (CALL("get format", cuTexRefGetFormat(&f, &ch, t)) == CUDA_SUCCESS) SAY("format %#x channels %d", (unsigned)f, ch);
+    for (int d = 0; d < 4; d++) {
+        CUaddress_mode am = (CUaddress_mode)99;
+        char what[64];
+        snprintf(what, sizeof what, "get address mode %d", d);
+        if (CALL(what, cuTexRefGetAddressMode(&am, t, d)) == CUDA_SUCCESS) SAY("mode %d", (int)am);
+    }
+    CUfilter_mode fm = (CUfilter_mode)99;
+    if (CALL("get filter", cuTexRefGetFilterMode(&fm, t)) == CUDA_SUCCESS) SAY("filter %d", (int)fm);
+    fm = (CUfilter_mode)99;
+    if (CALL("get mipmap filter", cuTexRefGetMipmapFilterMode(&fm, t)) == CUDA_SUCCESS) SAY("mipmap filter %d", (int)fm);
+    float bias = -7, lo = -7, hi = -7;
+    if (CALL("get bias", cuTexRefGetMipmapLevelBias(&bias, t)) == CUDA_SUCCESS) SAY("bias %g", bias);
+    if (CALL("get clamp", cuTexRefGetMipmapLevelClamp(&lo, &hi, t)) == CUDA_SUCCESS) SAY("clamp %g %g", lo, hi);
+    int aniso = -1;
+    if (CALL("get anisotropy", cuTexRefGetMaxAnisotropy(&aniso, t)) == CUDA_SUCCESS) SAY("anisotropy %d", aniso);
+    float border[4] = {-7, -7, -7, -7};
+    if (CALL("get border", cuTexRefGetBorderColor(border, t)) == CUDA_SUCCESS)
+        SAY("border %g %g %g %g", border[0], border[1], border[2], border[3]);
+    unsigned flags = 99;
+    if (CALL("get flags", cuTexRefGetFlags(&flags, t)) == CUDA_SUCCESS) SAY("flags %#x", flags);
+    CUmipmappedArray mm = (CUmipmappedArray)SENTINEL;
+    CALL("get mipmapped array", cuTexRefGetMipmappedArray(&mm, t));
+    OUT(mm);
+    CUsurfref s;
+    MUST(cuModuleGetSurfRef(&s, mod, "surf"));
+    CUarray a = (CUarray)SENTINEL;
+    CALL("surfref get array", cuSurfRefGetArray(&a, s));
+    OUT(a);
+    CUtexref again = NULL;
+    CALL("get texref arr_tex again", cuModuleGetTexRef(&again, mod, "arr_tex"));
+    SAY("the same handle: %s", again == t ? "yes" : "no");
+}
+
+static void array_filtering(void) {
+    setup();
+    CUtexref t = texref(mod, "arr_tex");
+    CALL("set array", cuTexRefSetArray(t, float_array(), CU_TRSA_OVERRIDE_FORMAT));
+    sample(2.5f, 1.5f);
+    sample(2.9f, 1.2f);
+    CALL("set filter linear", cuTexRefSetFilterMode(t, CU_TR_FILTER_MODE_LINEAR));
+    sample(1.0f, 0.5f);
+    sample(3.5f, 1.0f);
+    sample(1.2f, 0.5f);
+    CALL("set filter point", cuTexRefSetFilterMode(t, CU_TR_FILTER_MODE_POINT));
+    CALL("set flags normalized", cuTexRefSetFlags(t, CU_TRSF_NORMALIZED_COORDINATES));
+    sample(0.625f, 0.75f);
+    CALL("set address mode 0 clamp", cuTexRefSetAddressMode(t, 0, CU_TR_ADDRESS_MODE_CLAMP));
+    sample(1.5f, 0.25f);
+    CALL("set address mode 0 wrap", cuTexRefSetAddressMode(t, 0, CU_TR_ADDRESS_MODE_WRAP));
+    sample(1.125f, 0.25f);
+    CALL("set address mode 0 border", cuTexRefSetAddressMode(t, 0, CU_TR_ADDRESS_MODE_BORDER));
+    float border[4] = {5, 6, 7, 8};
+    CALL("set border", cuTexRefSetBorderColor(t, border));
+    sample(1.5f, 0.25f);
+    CALL("set flags 0 (unnormalized), wrap", cuTexRefSetFlags(t, 0));
+    CALL("set address mode 0 wrap", cuTexRefSetAddressMode(t, 0, CU_TR_ADDRESS_MODE_WRAP));
+    sample(5.5f, 0.5f);
+}
+
+static void linear_offset(void) {
+    setup();
+    CUtexref t = texref(mod, "lin_tex");
+    unsigned w[16];
+    for (int i = 0; i < 16; i++) w[i] = 100 + i;
+    MUST(cuMemcpyHtoD(mem, w, sizeof w));
+    size_t off = SENTINEL;
+    CALL("set address before any format", cuTexRefSetAddress(&off, t, mem, 64));
+    OUT(off);
+    CALL("set format u32 x1", cuTexRefSetFormat(t, CU_AD_FORMAT_UNSIGNED_INT32, 1));
+    CALL("set flags READ_AS_INTEGER", cuTexRefSetFlags(t, CU_TRSF_READ_AS_INTEGER));
+    off = SENTINEL;
+    CALL("set address", cuTexRefSetAddress(&off, t, mem, 64));
+    OUT(off);
+    off = SENTINEL;
+    CALL("set address + 4", cuTexRefSetAddress(&off, t, mem + 4, 60));
+    OUT(off);
+    CUdeviceptr at = SENTINEL;
+    if (CALL("get address", cuTexRefGetAddress(&at, t)) == CUDA_SUCCESS)
+        SAY("address: %s", at == mem + 4 ? "the pointer" : at == mem ? "the aligned base" : "other");
+    for (unsigned i = 0; i < 4; i++) {
+        void *args[] = {&out, &i};
+        CALL("launch read_linear", launch("read_linear", NULL, args));
+        CALL("synchronize", cuCtxSynchronize());
+        SAY("index %u -> %u", i, word(out));
+    }
+    CALL("set address 0 (unbind?)", cuTexRefSetAddress(&off, t, 0, 64));
+    at = SENTINEL;
+    CALL("get address after", cuTexRefGetAddress(&at, t));
+    SAY("address is 0: %s", at == 0 ? "yes" : "no");
+}
+
+static void format_rules(void) {
+    setup();
+    CUtexref t = texref(mod, "lin_tex");
+    CUDA_ARRAY_DESCRIPTOR d = {4, 2, CU_AD_FORMAT_FLOAT, 1};
+    int pa = 0;
+    MUST(cuDeviceGetAttribute(&pa, CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, 0));
+    CALL("set address 2D", cuTexRefSetAddress2D(t, &d, mem, (size_t)pa));
+    CUarray_format f = (CUarray_format)0xA5;
+    int ch = -1;
+    if (CALL("get format", cuTexRefGetFormat(&f, &ch, t)) == CUDA_SUCCESS) SAY("format %#x channels %d", (unsigned)f, ch);
+    CALL("set format after 2D", cuTexRefSetFormat(t, CU_AD_FORMAT_UNSIGNED_INT32, 1));
+    if (CALL("get format", cuTexRefGetFormat(&f, &ch, t)) == CUDA_SUCCESS) SAY("format %#x channels %d", (unsigned)f, ch);
+    CALL("set address 2D, dptr + 4", cuTexRefSetAddress2D(t, &d, mem + 4, (size_t)pa));
+    CALL("set address 2D, pitch + 4", cuTexRefSetAddress2D(t, &d, mem, (size_t)pa + 4));
+
+    /* An array bound, then a format that is not the array's: what the kernel reads. */
+    CUtexref a = texref(mod, "arr_tex");
+    CALL("set array", cuTexRefSetArray(a, float_array(), CU_TRSA_OVERRIDE_FORMAT));
+    if (CALL("get format", cuTexRefGetFormat(&f, &ch, a)) == CUDA_SUCCESS) SAY("format %#x channels %d", (unsigned)f, ch);
+    CALL("set format u8 x1", cuTexRefSetFormat(a, CU_AD_FORMAT_UNSIGNED_INT8, 1));
+    if (CALL("get format", cuTexRefGetFormat(&f, &ch, a)) == CUDA_SUCCESS) SAY("format %#x channels %d", (unsigned)f, ch);
+    sample(2.5f, 1.5f);
+}
+
+static void rebind_after_launch(void) {
+    setup();
+    CUtexref t = texref(mod, "lin_tex");
+    unsigned w[4] = {100, 101, 102, 103}, v[4] = {7, 8, 9, 10};
+    MUST(cuMemcpyHtoD(mem, w, sizeof w));
+    MUST(cuMemcpyHtoD(mem + 512, v, sizeof v));
+    MUST(cuTexRefSetFormat(t, CU_AD_FORMAT_UNSIGNED_INT32, 1));
+    MUST(cuTexRefSetFlags(t, CU_TRSF_READ_AS_INTEGER));
+    MUST(cuTexRefSetAddress(NULL, t, mem, 16));
+    CUstream s;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr flag = mem + 4096;
+    unsigned zero = 0, one = 1;
+    void *wargs[] = {&flag};
+    CALL("launch the waiter", launch("wait_for_host", s, wargs));
+    CUdeviceptr o1 = out, o2 = out + 4;
+    void *a1[] = {&o1, &zero}, *a2[] = {&o2, &zero};
+    CALL("launch read_linear", launch("read_linear", s, a1));
+    CALL("rebind", cuTexRefSetAddress(NULL, t, mem + 512, 16));
+    CALL("launch read_linear again", launch("read_linear", s, a2));
+    SAY("stream still waiting: %s", cuStreamQuery(s) == CUDA_ERROR_NOT_READY ? "yes" : "no");
+    MUST(cuMemcpyHtoD(flag, &one, 4));
+    CALL("synchronize", cuStreamSynchronize(s));
+    SAY("queued before the rebinding read %u, after %u", word(o1), word(o2));
+}
+
+static void other_module(void) {
+    setup();
+    CUmodule other;
+    MUST(cuModuleLoadData(&other, KERNELS));
+    CUtexref mine = texref(mod, "arr_tex"), theirs = texref(other, "arr_tex");
+    SAY("the same handle: %s", mine == theirs ? "yes" : "no");
+    CALL("bind the other module's", cuTexRefSetArray(theirs, float_array(), CU_TRSA_OVERRIDE_FORMAT));
+    CUarray got = (CUarray)SENTINEL;
+    CALL("get array of this module's", cuTexRefGetArray(&got, mine));
+    OUT(got);
+    CALL("unload the other module", cuModuleUnload(other));
+}
+
+static void handle_and_surface(void) {
+    setup();
+    CUtexref t = texref(mod, "arr_tex");
+    MUST(cuTexRefSetArray(t, float_array(), CU_TRSA_OVERRIDE_FORMAT));
+    void *args[] = {&out};
+    CALL("launch handle_of", launch("handle_of", NULL, args));
+    CALL("synchronize", cuCtxSynchronize());
+    SAY("istypep.texref %u istypep.surfref %u texel %g", word(out), word(out + 4), real(out + 8));
+
+    CUsurfref s;
+    MUST(cuModuleGetSurfRef(&s, mod, "surf"));
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    memset(&d, 0, sizeof d);
+    d.Width = 4;
+    d.Height = 1;
+    d.Format = CU_AD_FORMAT_UNSIGNED_INT32;
+    d.NumChannels = 1;
+    d.Flags = CUDA_ARRAY3D_SURFACE_LDST;
+    CUarray a;
+    MUST(cuArray3DCreate(&a, &d));
+    unsigned v[4] = {1, 2, 3, 4};
+    MUST(cuMemcpyHtoA(a, 0, v, sizeof v));
+    CALL("surfref set array", cuSurfRefSetArray(s, a, 0));
+    unsigned from = 4, to = 12;
+    void *sargs[] = {&from, &to};
+    CALL("launch surface_step", launch("surface_step", NULL, sargs));
+    CALL("synchronize", cuCtxSynchronize());
+    MUST(cuMemcpyAtoH(v, a, 0, sizeof v));
+    SAY("array %u %u %u %u", v[0], v[1], v[2], v[3]);
+}
+
+static void unbound_launch(void) {
+    setup();
+    MUST(cuMemsetD32(out, 0xA5A5A5A5u, 2));
+    void *args[] = {&out};
+    CALL("launch read_unbound", launch("read_unbound", NULL, args));
+    CUresult r = CALL("synchronize", cuCtxSynchronize());
+    if (r == CUDA_SUCCESS) SAY("read %#x %#x", word(out), word(out + 4));
+}
+
+static void destroyed_array_launch(void) {
+    setup();
+    CUtexref t = texref(mod, "arr_tex");
+    CUarray a = float_array();
+    MUST(cuTexRefSetArray(t, a, CU_TRSA_OVERRIDE_FORMAT));
+    CALL("destroy the bound array", cuArrayDestroy(a));
+    CUarray got = (CUarray)SENTINEL;
+    CALL("get array", cuTexRefGetArray(&got, t));
+    SAY("the destroyed array: %s", got == a ? "yes" : "no");
+    sample(2.5f, 1.5f);
+}
+
+static void destroy_module_texref(void) {
+    setup();
+    CALL("destroy a module's texref", cuTexRefDestroy(texref(mod, "arr_tex")));
+    CALL("unload the module", cuModuleUnload(mod));
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    section("module-defaults", module_defaults);
+    section("array-filtering", array_filtering);
+    section("linear-offset", linear_offset);
+    section("format-rules", format_rules);
+    section("rebind-after-launch", rebind_after_launch);
+    section("other-module", other_module);
+    section("handle-and-surface", handle_and_surface);
+    section("unbound-launch", unbound_launch);
+    section("destroyed-array-launch", destroyed_array_launch);
+    section("destroy-module-texref", destroy_module_texref);
+    return 0;
+}

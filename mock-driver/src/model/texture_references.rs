@@ -1,0 +1,573 @@
+//! Texture and surface references (cuda.h's deprecated reference API): a module's
+//! `.global .texref` and `.global .surfref` variables, found by name (cuModuleGetTexRef,
+//! cuModuleGetSurfRef), and the references cuTexRefCreate makes apart from any module.
+//!
+//! A reference is state the program sets call by call (what it is bound to, its format,
+//! address and filter modes, flags, mipmap settings, border colour), read back by the
+//! Get* twins. A kernel names its module's reference by the handle the PTX decoder gives
+//! it (`ptx::REFERENCE_WINDOW`); a launch snapshots every reference of the kernel's
+//! module as the texture or surface object its state describes (`BoundReferences`), built
+//! through the same descriptors cuTexObjectCreate and cuSurfObjectCreate take, so a later
+//! Set changes nothing for a kernel already queued, as a later destroy changes nothing
+//! for a texture object's. A reference whose state makes no object (unbound, or bound to
+//! an array destroyed since) is unbound in the snapshot: a kernel reading it faults with
+//! CUDA_ERROR_ILLEGAL_ADDRESS naming the reference (what the H200 does is awaiting a
+//! recording: probe texrefs).
+//!
+//! The handles are the mock's (CUtexref is an opaque pointer in cuda.h): addresses above
+//! the 47-bit user space, so no host pointer is taken for one. A module's references live
+//! until the module is unloaded; cuda.h says not to destroy them.
+//!
+//! Defaults before any Set (zeros: unbound, format 0, wrap, point, no flags) are the
+//! mock's; the H200's are awaiting a recording (probe texrefs, `defaults`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cumock_abi::{CUDA_ARRAY_DESCRIPTOR, CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC};
+use cumock_ptx as ptx;
+
+use super::error::*;
+use super::ids::{ArrayId, MipmappedArrayId, ModuleId};
+use super::textures::{
+    channel_format, ATTR_TEXTURE_ALIGNMENT, ATTR_TEXTURE_PITCH_ALIGNMENT, RESOURCE_ARRAY,
+    RESOURCE_LINEAR, RESOURCE_MIPMAPPED_ARRAY, RESOURCE_PITCH2D, SURFACE_LDST,
+    TRSF_NORMALIZED_COORDINATES, TRSF_READ_AS_INTEGER, TRSF_SEAMLESS_CUBEMAP, TRSF_SRGB,
+};
+use super::Driver;
+
+/// cuda.h's flag of cuTexRefSetArray and cuTexRefSetMipmappedArray: the reference takes
+/// the array's format.
+pub const TRSA_OVERRIDE_FORMAT: u32 = 0x01;
+/// cuda.h's CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION: the mock filters exactly anyway.
+const TRSF_DISABLE_TRILINEAR_OPTIMIZATION: u32 = 0x20;
+const KNOWN_FLAGS: u32 = TRSF_READ_AS_INTEGER
+    | TRSF_NORMALIZED_COORDINATES
+    | TRSF_SRGB
+    | TRSF_DISABLE_TRILINEAR_OPTIMIZATION
+    | TRSF_SEAMLESS_CUBEMAP;
+
+/// What a reference reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Binding {
+    Unbound,
+    Array(ArrayId),
+    Mipmapped(MipmappedArrayId),
+    /// cuTexRefSetAddress: `bytes` from `base`, the texture-aligned address at or below
+    /// the program's pointer, which is `base + offset` (the ByteOffset returned).
+    Linear {
+        base: u64,
+        offset: u64,
+        bytes: u64,
+    },
+    /// cuTexRefSetAddress2D.
+    Pitch2D {
+        base: u64,
+        width: u64,
+        height: u64,
+        pitch: u64,
+    },
+}
+
+/// One texture or surface reference and its state.
+#[derive(Debug, Clone)]
+pub struct TextureReference {
+    /// The module and the index of its `.texref`/`.surfref` (`ptx::Module::references`);
+    /// None for cuTexRefCreate's.
+    pub module: Option<(ModuleId, usize)>,
+    pub surface: bool,
+    pub binding: Binding,
+    /// CUarray_format and channel count (cuTexRefSetFormat).
+    pub format: i32,
+    pub channels: u32,
+    pub address: [i32; 3],
+    pub filter: i32,
+    pub mipmap_filter: i32,
+    pub mipmap_bias: f32,
+    pub mipmap_clamp: [f32; 2],
+    pub max_anisotropy: u32,
+    pub border: [f32; 4],
+    pub flags: u32,
+}
+
+impl TextureReference {
+    fn new(module: Option<(ModuleId, usize)>, surface: bool) -> Self {
+        TextureReference {
+            module,
+            surface,
+            binding: Binding::Unbound,
+            format: 0,
+            channels: 0,
+            address: [0; 3],
+            filter: 0,
+            mipmap_filter: 0,
+            mipmap_bias: 0.0,
+            mipmap_clamp: [0.0; 2],
+            max_anisotropy: 0,
+            border: [0.0; 4],
+            flags: 0,
+        }
+    }
+
+    /// The descriptors cuTexObjectCreate would take for the texture this state reads.
+    fn descriptors(&self) -> Option<(CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC)> {
+        let mut res = CUDA_RESOURCE_DESC {
+            res_type: 0,
+            res: [0; 16],
+            flags: 0,
+        };
+        let format_word = self.format as u32 as u64 | (u64::from(self.channels) << 32);
+        match self.binding {
+            Binding::Unbound => return None,
+            Binding::Array(a) => {
+                res.res_type = RESOURCE_ARRAY;
+                res.res[0] = a.handle();
+            }
+            Binding::Mipmapped(m) => {
+                res.res_type = RESOURCE_MIPMAPPED_ARRAY;
+                res.res[0] = m.handle();
+            }
+            Binding::Linear { base, bytes, .. } => {
+                res.res_type = RESOURCE_LINEAR;
+                res.res[0] = base;
+                res.res[1] = format_word;
+                res.res[2] = bytes;
+            }
+            Binding::Pitch2D {
+                base,
+                width,
+                height,
+                pitch,
+            } => {
+                res.res_type = RESOURCE_PITCH2D;
+                res.res[0] = base;
+                res.res[1] = format_word;
+                res.res[2] = width;
+                res.res[3] = height;
+                res.res[4] = pitch;
+            }
+        }
+        let tex = CUDA_TEXTURE_DESC {
+            address_mode: self.address,
+            filter_mode: self.filter,
+            flags: self.flags & !TRSF_DISABLE_TRILINEAR_OPTIMIZATION,
+            max_anisotropy: self.max_anisotropy,
+            mipmap_filter_mode: self.mipmap_filter,
+            mipmap_level_bias: self.mipmap_bias,
+            min_mipmap_level_clamp: self.mipmap_clamp[0],
+            max_mipmap_level_clamp: self.mipmap_clamp[1],
+            border_color: self.border,
+            reserved: [0; 12],
+        };
+        Some((res, tex))
+    }
+}
+
+/// Every reference, by handle.
+#[derive(Debug, Default)]
+pub struct TextureReferences {
+    refs: HashMap<u64, TextureReference>,
+    /// A module's reference `i` that cuModuleGetTexRef/GetSurfRef has handed out.
+    by_module: HashMap<(ModuleId, usize), u64>,
+    next: u64,
+}
+
+/// Reference handles: above the 47-bit user space, apart from arrays' and objects'.
+const REFERENCE_HANDLE_BASE: u64 = 0xa7a9_0000_0000_0000;
+
+impl TextureReferences {
+    fn add(&mut self, r: TextureReference) -> u64 {
+        self.next += 1;
+        let h = REFERENCE_HANDLE_BASE + self.next * 0x100;
+        if let Some(key) = r.module {
+            self.by_module.insert(key, h);
+        }
+        self.refs.insert(h, r);
+        h
+    }
+
+    /// A module's references go with it (cuModuleUnload).
+    pub fn forget_module(&mut self, m: ModuleId) {
+        self.by_module.retain(|(module, _), _| *module != m);
+        self.refs
+            .retain(|_, r| r.module.is_none_or(|(module, _)| module != m));
+    }
+}
+
+/// What a module's references read at one launch, by index in the module
+/// (`ptx::Module::references`).
+#[derive(Debug, Default)]
+pub struct BoundReferences {
+    images: Vec<ReferenceImage>,
+}
+
+#[derive(Debug)]
+enum ReferenceImage {
+    Unbound,
+    Texture(Arc<ptx::TextureObject>),
+    Surface(Arc<ptx::SurfaceObject>),
+}
+
+impl BoundReferences {
+    pub fn texture(&self, handle: u64) -> Option<Arc<ptx::TextureObject>> {
+        match self.images.get(ptx::reference_index(handle)?)? {
+            ReferenceImage::Texture(t) => Some(t.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn surface(&self, handle: u64) -> Option<Arc<ptx::SurfaceObject>> {
+        match self.images.get(ptx::reference_index(handle)?)? {
+            ReferenceImage::Surface(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+}
+
+fn check_filter(fm: i32) -> CuResult<()> {
+    match fm {
+        0 | 1 => Ok(()),
+        m => Err(invalid(format!("{m} is not a CUfilter_mode"))),
+    }
+}
+
+impl Driver {
+    /// cuModuleGetTexRef (`surface` false) and cuModuleGetSurfRef: the same handle for
+    /// the same name each time.
+    pub fn module_reference(&self, module: ModuleId, name: &str, surface: bool) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        self.current_device(&st)?;
+        let m = st.modules.module(module)?;
+        let kind = if surface { "surface" } else { "texture" };
+        let index = m
+            .program
+            .references
+            .iter()
+            .position(|r| r.name == name && r.surface == surface)
+            .ok_or_else(|| {
+                CuError::new(
+                    cumock_abi::result::CUDA_ERROR_NOT_FOUND,
+                    format!("the module has no {kind} reference named `{name}`"),
+                )
+            })?;
+        let refs = &mut st.texture_references;
+        if let Some(h) = refs.by_module.get(&(module, index)) {
+            return Ok(*h);
+        }
+        Ok(refs.add(TextureReference::new(Some((module, index)), surface)))
+    }
+
+    /// cuTexRefCreate: a reference of no module, whose state calls set and read.
+    pub fn texture_reference_create(&self) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        self.current_device(&st)?;
+        Ok(st
+            .texture_references
+            .add(TextureReference::new(None, false)))
+    }
+
+    /// cuTexRefDestroy: only cuTexRefCreate's (cuda.h: a module's "should not be
+    /// destroyed, since it will be destroyed when the module is unloaded").
+    pub fn texture_reference_destroy(&self, h: u64) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let r = reference(&st.texture_references, h, false)?;
+        if r.module.is_some() {
+            return Err(invalid(
+                "a module's texture reference goes with its module (cuModuleUnload), not \
+                 with cuTexRefDestroy",
+            ));
+        }
+        st.texture_references.refs.remove(&h);
+        Ok(())
+    }
+
+    /// The state of texture reference `h` (`surface`: of surface reference `h`).
+    pub fn texture_reference(&self, h: u64, surface: bool) -> CuResult<TextureReference> {
+        let st = self.state.lock();
+        reference(&st.texture_references, h, surface).cloned()
+    }
+
+    /// Changes texture reference `h`'s state by `set`, which may refuse.
+    pub fn set_texture_reference(
+        &self,
+        h: u64,
+        set: impl FnOnce(&mut TextureReference) -> CuResult<()>,
+    ) -> CuResult<()> {
+        let mut st = self.state.lock();
+        self.current_device(&st)?;
+        let r = st
+            .texture_references
+            .refs
+            .get_mut(&h)
+            .filter(|r| !r.surface)
+            .ok_or_else(|| invalid(format!("{h:#x} is not a texture reference")))?;
+        set(r)
+    }
+
+    /// cuTexRefSetArray (`Some(array)`) or cuTexRefSetMipmappedArray: `Flags` must be
+    /// CU_TRSA_OVERRIDE_FORMAT (cuda.h), and the reference takes the array's format.
+    pub fn texture_reference_bind_array(
+        &self,
+        h: u64,
+        array: Result<ArrayId, MipmappedArrayId>,
+        flags: u32,
+    ) -> CuResult<()> {
+        if flags != TRSA_OVERRIDE_FORMAT {
+            return Err(invalid(format!(
+                "Flags {flags:#x}: cuda.h says they must be CU_TRSA_OVERRIDE_FORMAT"
+            )));
+        }
+        let (format, channels, binding) = {
+            let st = self.state.lock();
+            match array {
+                Ok(a) => {
+                    let d = st.textures.array(a)?.desc;
+                    (d.format, d.num_channels, Binding::Array(a))
+                }
+                Err(m) => {
+                    let d = st.textures.mipmapped(m)?.desc;
+                    (d.format, d.num_channels, Binding::Mipmapped(m))
+                }
+            }
+        };
+        self.set_texture_reference(h, |r| {
+            r.binding = binding;
+            r.format = format;
+            r.channels = channels;
+            Ok(())
+        })
+    }
+
+    /// cuTexRefSetAddress_v2: binds `bytes` of linear memory at `dptr` in the format set
+    /// by cuTexRefSetFormat, from the texture-aligned address at or below `dptr`; returns
+    /// the byte offset of `dptr` from there (0 for cuMemAlloc's pointers), which the
+    /// kernel adds to its fetches (cuda.h). A `dptr` of 0 unbinds the reference.
+    pub fn texture_reference_bind_linear(&self, h: u64, dptr: u64, bytes: u64) -> CuResult<u64> {
+        let align = self.texture_attribute(ATTR_TEXTURE_ALIGNMENT)?;
+        let offset = dptr % align;
+        let base = dptr - offset;
+        let span = offset.saturating_add(bytes);
+        if dptr != 0 {
+            let st = self.state.lock();
+            super::copies::within_requested(&st.vmm, base, span)?;
+        }
+        self.set_texture_reference(h, |r| {
+            if dptr == 0 {
+                r.binding = Binding::Unbound;
+                return Ok(());
+            }
+            let format = channel_format(r.format, r.channels).map_err(|e| {
+                invalid(format!(
+                    "the reference's format (cuTexRefSetFormat) reads no linear memory: {}",
+                    e.message
+                ))
+            })?;
+            if span < format.texel_bytes() {
+                return Err(invalid(format!(
+                    "{bytes} bytes hold no element of {} bytes",
+                    format.texel_bytes()
+                )));
+            }
+            r.binding = Binding::Linear {
+                base,
+                offset,
+                bytes: span,
+            };
+            Ok(())
+        })?;
+        Ok(offset)
+    }
+
+    /// cuTexRefSetAddress2D_v3: `dptr` aligned to the texture alignment and `pitch` to
+    /// the texture pitch alignment (cuda.h: CUDA_ERROR_INVALID_VALUE otherwise); the
+    /// descriptor's format becomes the reference's.
+    pub fn texture_reference_bind_pitch2d(
+        &self,
+        h: u64,
+        desc: CUDA_ARRAY_DESCRIPTOR,
+        dptr: u64,
+        pitch: u64,
+    ) -> CuResult<()> {
+        let align = self.texture_attribute(ATTR_TEXTURE_ALIGNMENT)?;
+        let pitch_align = self.texture_attribute(ATTR_TEXTURE_PITCH_ALIGNMENT)?;
+        let format = channel_format(desc.format, desc.num_channels)?;
+        if dptr == 0 || !dptr.is_multiple_of(align) {
+            return Err(invalid(format!(
+                "dptr {dptr:#x} is not aligned to the texture alignment ({align} bytes)"
+            )));
+        }
+        let (width, height) = (desc.width as u64, desc.height as u64);
+        if !pitch.is_multiple_of(pitch_align)
+            || width == 0
+            || height == 0
+            || pitch < width.saturating_mul(format.texel_bytes())
+        {
+            return Err(invalid(format!(
+                "{width}x{height} elements, pitch {pitch}: the pitch must hold a row and be \
+                 a multiple of the texture pitch alignment ({pitch_align} bytes)"
+            )));
+        }
+        {
+            let st = self.state.lock();
+            let span = (height - 1) * pitch + width * format.texel_bytes();
+            super::copies::within_requested(&st.vmm, dptr, span)?;
+        }
+        self.set_texture_reference(h, |r| {
+            r.binding = Binding::Pitch2D {
+                base: dptr,
+                width,
+                height,
+                pitch,
+            };
+            r.format = desc.format;
+            r.channels = desc.num_channels;
+            Ok(())
+        })
+    }
+
+    /// cuTexRefSetFormat: cuda.h says it "cannot follow" cuTexRefSetAddress2D (whose
+    /// descriptor gave the format), so it is refused while the reference is bound so.
+    pub fn texture_reference_set_format(&self, h: u64, format: i32, channels: i32) -> CuResult<()> {
+        let channels = u32::try_from(channels)
+            .map_err(|_| invalid(format!("NumPackedComponents {channels}")))?;
+        channel_format(format, channels)?;
+        self.set_texture_reference(h, |r| {
+            if matches!(r.binding, Binding::Pitch2D { .. }) {
+                return Err(invalid(
+                    "cuTexRefSetFormat cannot follow cuTexRefSetAddress2D (cuda.h): the \
+                     descriptor's format is the reference's",
+                ));
+            }
+            r.format = format;
+            r.channels = channels;
+            Ok(())
+        })
+    }
+
+    /// cuTexRefSetAddressMode: dimensions 0 to 2, CUaddress_mode values.
+    pub fn texture_reference_set_address_mode(&self, h: u64, dim: i32, am: i32) -> CuResult<()> {
+        let d = usize::try_from(dim)
+            .ok()
+            .filter(|d| *d < 3)
+            .ok_or_else(|| invalid(format!("dimension {dim}: a texture has 0 to 2")))?;
+        if !(0..=3).contains(&am) {
+            return Err(invalid(format!("{am} is not a CUaddress_mode")));
+        }
+        self.set_texture_reference(h, |r| {
+            r.address[d] = am;
+            Ok(())
+        })
+    }
+
+    pub fn texture_reference_set_filter(&self, h: u64, fm: i32, mipmap: bool) -> CuResult<()> {
+        check_filter(fm)?;
+        self.set_texture_reference(h, |r| {
+            if mipmap {
+                r.mipmap_filter = fm;
+            } else {
+                r.filter = fm;
+            }
+            Ok(())
+        })
+    }
+
+    /// cuTexRefSetFlags: cuda.h's CU_TRSF_* flags; sRGB reads are not emulated.
+    pub fn texture_reference_set_flags(&self, h: u64, flags: u32) -> CuResult<()> {
+        if flags & !KNOWN_FLAGS != 0 {
+            return Err(invalid(format!("unknown CU_TRSF flags {flags:#x}")));
+        }
+        if flags & TRSF_SRGB != 0 {
+            return Err(not_supported(
+                "sRGB texture reads (CU_TRSF_SRGB) are not emulated",
+            ));
+        }
+        self.set_texture_reference(h, |r| {
+            r.flags = flags;
+            Ok(())
+        })
+    }
+
+    fn texture_attribute(&self, code: i32) -> CuResult<u64> {
+        let st = self.state.lock();
+        let (_, device) = self.current_device(&st)?;
+        Ok(self.profile.devices[device]
+            .attribute(code)
+            .unwrap_or(0)
+            .max(1) as u64)
+    }
+
+    /// cuSurfRefSetArray: `Flags` 0 and an array made with CUDA_ARRAY3D_SURFACE_LDST
+    /// (cuda.h; the H200's answer without the flag is awaiting a recording, probe texrefs).
+    pub fn surface_reference_bind(&self, h: u64, array: ArrayId, flags: u32) -> CuResult<()> {
+        if flags != 0 {
+            return Err(invalid(format!(
+                "Flags {flags:#x}: cuda.h says they must be 0"
+            )));
+        }
+        let mut st = self.state.lock();
+        self.current_device(&st)?;
+        let a = st.textures.array(array)?;
+        if a.desc.flags & SURFACE_LDST == 0 {
+            return Err(invalid(
+                "the array was not created with CUDA_ARRAY3D_SURFACE_LDST (cuda.h requires it)",
+            ));
+        }
+        let (format, channels) = (a.desc.format, a.desc.num_channels);
+        let r = st
+            .texture_references
+            .refs
+            .get_mut(&h)
+            .filter(|r| r.surface)
+            .ok_or_else(|| invalid(format!("{h:#x} is not a surface reference")))?;
+        r.binding = Binding::Array(array);
+        r.format = format;
+        r.channels = channels;
+        Ok(())
+    }
+
+    /// What the references of `module` read at a launch on `device` (queue semantics:
+    /// later Sets do not reach it).
+    pub fn bound_references(&self, module: ModuleId, device: usize) -> Arc<BoundReferences> {
+        let st = self.state.lock();
+        let Ok(m) = st.modules.module(module) else {
+            return Arc::default();
+        };
+        if m.program.references.is_empty() {
+            return Arc::default();
+        }
+        let images = (0..m.program.references.len())
+            .map(|i| {
+                let Some(r) = st
+                    .texture_references
+                    .by_module
+                    .get(&(module, i))
+                    .and_then(|h| st.texture_references.refs.get(h))
+                else {
+                    return ReferenceImage::Unbound;
+                };
+                let Some((res, tex)) = r.descriptors() else {
+                    return ReferenceImage::Unbound;
+                };
+                let made = if r.surface {
+                    self.surface_from_resource(&st, device, &res)
+                        .map(|s| ReferenceImage::Surface(Arc::new(s)))
+                } else {
+                    self.texture_from_descriptors(&st, device, &res, &tex, None)
+                        .map(|t| ReferenceImage::Texture(Arc::new(t)))
+                };
+                made.unwrap_or(ReferenceImage::Unbound)
+            })
+            .collect();
+        Arc::new(BoundReferences { images })
+    }
+}
+
+/// Reference `h` of the kind asked (a texture reference's calls refuse a surface
+/// reference's handle and back).
+fn reference(refs: &TextureReferences, h: u64, surface: bool) -> CuResult<&TextureReference> {
+    let kind = if surface { "surface" } else { "texture" };
+    refs.refs
+        .get(&h)
+        .filter(|r| r.surface == surface)
+        .ok_or_else(|| invalid(format!("{h:#x} is not a {kind} reference")))
+}
