@@ -178,9 +178,10 @@ static CUevent e_rec, e_wait, e_fork, e_join;
 static CUdeviceptr captured_allocs[64];
 static int n_captured_allocs;
 
-static volatile unsigned counter;
+static unsigned counter;
 static unsigned increments[4] = {1, 10, 100, 1000};
-static void CUDA_CB host_bump(void *data) { counter += *(unsigned *)data; }
+/* Atomic: a driver may run unordered host nodes on more than one thread. */
+static void CUDA_CB host_bump(void *data) { __atomic_fetch_add(&counter, *(unsigned *)data, __ATOMIC_SEQ_CST); }
 
 static int fresh_slot(void) { return next_slot < SLOTS ? next_slot++ : -1; }
 static CUdeviceptr slot_ptr(int slot) { return slots_buf + (CUdeviceptr)slot * SLOT_BYTES; }
@@ -1019,9 +1020,9 @@ static void op_launch(void) {
     if (r == CUDA_SUCCESS)
         for (int k = 0; k < execs[e].n_allocs; k++) allocs[execs[e].allocs[k]].live = 1;
     if (execs[e].race_free)
-        put("checksum=%016llx counter=%u", checksum(), counter);
+        put("checksum=%016llx counter=%u", checksum(), __atomic_load_n(&counter, __ATOMIC_SEQ_CST));
     else
-        put("checksum=skip(unordered writers) counter=%u", counter);
+        put("checksum=skip(unordered writers) counter=%u", __atomic_load_n(&counter, __ATOMIC_SEQ_CST));
     finish();
 }
 
@@ -1312,7 +1313,7 @@ static void op_capture(void) {
     put("cuCtxSynchronize()");
     result(cuCtxSynchronize());
     finish();
-    put("checksum=%016llx counter=%u", checksum(), counter);
+    put("checksum=%016llx counter=%u", checksum(), __atomic_load_n(&counter, __ATOMIC_SEQ_CST));
     finish();
 }
 
