@@ -142,7 +142,12 @@ impl Driver {
                     result: 1,
                     node: None,
                 })?;
-                for (n, node) in &body.nodes {
+                // In creation order: the node named in hErrNode_out must not depend on
+                // a hash map's order.
+                for n in &body.order {
+                    let Some(node) = body.nodes.get(n) else {
+                        continue;
+                    };
                     match &node.op {
                         NodeOp::Kernel(k) => kernels.push((*n, k.launch.function)),
                         NodeOp::Memcpy { .. } | NodeOp::Memset { .. } => {}
