@@ -1054,6 +1054,18 @@ cudart_fn! {
     }
 }
 
+cudart_fn! {
+    fn cudaMemcpyToSymbolAsync_ptsz(symbol: *const c_void, src: *const c_void, count: usize, offset: usize, kind: c_int, stream: CUstream) {
+        symbol_copy(true, symbol, src as *mut c_void, count, offset, kind, Some(stream_for(stream, true)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyFromSymbolAsync_ptsz(dst: *mut c_void, symbol: *const c_void, count: usize, offset: usize, kind: c_int, stream: CUstream) {
+        symbol_copy(false, symbol, dst, count, offset, kind, Some(stream_for(stream, true)))
+    }
+}
+
 /// cudaDeviceReset: the device's modules went with its context; they are loaded again at
 /// the next use.
 pub fn forget_device(device: i32) {
