@@ -156,9 +156,8 @@ struct Registry {
     missing_functions: std::collections::HashSet<(usize, i32)>,
     /// `__managed__` variables: where the program's pointer to each lives.
     managed: Vec<ManagedVar>,
-    /// Fatbin -> the CUlibrary cudaGetKernel loaded it as (context-independent); from
-    /// then on each device's module of the fatbin is the library's (cuLibraryGetModule),
-    /// so that its kernels and variables are those the program's launches use.
+    /// Fatbin -> the CUlibrary it is loaded as (context-independent); each device's
+    /// module of the fatbin is the library's (cuLibraryGetModule).
     libraries: HashMap<usize, usize>,
     /// The cudaKernel_t handles this runtime gave out (cudaGetKernel, cudaLibraryGetKernel,
     /// cudaLibraryEnumerateKernels), with their library: accepted wherever a kernel's
@@ -531,11 +530,18 @@ fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
     if let Some(m) = loaded {
         return Ok(m as CUmodule);
     }
-    let library = with_registry(|r| r.libraries.get(&fatbin).copied());
-    let from_library = library.and_then(|l| {
-        let mut m = std::ptr::null_mut();
-        d.cuLibraryGetModule(&mut m, l as CUlibrary).ok().map(|()| m)
-    });
+    // As NVIDIA's runtime does since CUDA 12, a fatbin is a library, and each context's
+    // module is the library's: then a cudaKernel_t of it (cudaGetKernel) launches the
+    // same code over the same variables as `<<<>>>`. A device-linked image, or a driver
+    // without libraries, is loaded as a module (its load error says the driver's reason).
+    let from_library = if prelinked.is_empty() {
+        fatbin_library(d, fatbin).ok().and_then(|l| {
+            let mut m = std::ptr::null_mut();
+            d.cuLibraryGetModule(&mut m, l).ok().map(|()| m)
+        })
+    } else {
+        None
+    };
     let m = match from_library {
         Some(m) => Ok(m),
         None => load_module(d, image),
@@ -758,9 +764,8 @@ fn fatbin_library(d: &Driver, fatbin: usize) -> RtResult<CUlibrary> {
 
 cudart_fn! {
     /// The kernel of a host stub as a cudaKernel_t (a CUkernel, usable with the driver):
-    /// the kernel of that name in the library its fatbin is loaded as. A device whose
-    /// module of the fatbin was loaded before keeps that module for `<<<>>>` launches
-    /// (its variables are not the library's); from then on new contexts use the library's.
+    /// the kernel of that name in the library its fatbin is loaded as, whose modules the
+    /// runtime's own launches use (`module`).
     fn cudaGetKernel(kernel_ptr: *mut CUkernel, entry_func_addr: *const c_void) {
         // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let out = unsafe { out_ref(kernel_ptr)? };
