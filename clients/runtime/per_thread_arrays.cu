@@ -1,4 +1,4 @@
-// nvcc-options: --default-stream per-thread
+// nvcc-options: --default-stream=per-thread
 // Built with `--default-stream per-thread`, so nvcc's headers route the synchronous and
 // stream-0 calls to their _ptds/_ptsz exports: 3D copies between pitched memory and a 3D
 // array, 2D and linear (deprecated) copies in and out of arrays, array-to-array copies (2D

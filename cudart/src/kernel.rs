@@ -742,8 +742,12 @@ fn fatbin_library(d: &Driver, fatbin: usize) -> RtResult<CUlibrary> {
     if let Some(l) = with_registry(|r| r.libraries.get(&fatbin).copied()) {
         return Ok(l as CUlibrary);
     }
-    let image = with_registry(|r| r.fatbins.get(&fatbin).map(|f| f.image))
-        .ok_or_else(|| RtError::new(error::INVALID_DEVICE_FUNCTION, "its fatbin is not registered"))?;
+    let image = with_registry(|r| r.fatbins.get(&fatbin).map(|f| f.image)).ok_or_else(|| {
+        RtError::new(
+            error::INVALID_DEVICE_FUNCTION,
+            "its fatbin is not registered",
+        )
+    })?;
     let mut l = std::ptr::null_mut();
     // Safety: the fatbin image nvcc embedded in the program; no options.
     unsafe {

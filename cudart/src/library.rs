@@ -86,7 +86,13 @@ cudart_fn! {
 }
 
 /// cudaLibraryGetGlobal / GetManaged: the variable in the current context.
-fn library_variable(managed: bool, dptr: *mut *mut c_void, bytes: *mut usize, library: CUlibrary, name: *const c_char) -> RtResult<()> {
+fn library_variable(
+    managed: bool,
+    dptr: *mut *mut c_void,
+    bytes: *mut usize,
+    library: CUlibrary,
+    name: *const c_char,
+) -> RtResult<()> {
     let (d, _, _) = with_context()?;
     // Safety: the program's out-pointers (each NULL to skip it, as cuda.h allows) and
     // NUL-terminated name; CUdeviceptr and void* are both 8 bytes.

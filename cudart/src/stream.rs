@@ -426,12 +426,16 @@ fn stream_device(stream: CUstream, device: *mut c_int) -> RtResult<()> {
     *device = if is_special(stream) {
         current
     } else {
-        *rt.state.lock().streams.get(&(stream as usize)).ok_or_else(|| {
-            RtError::new(
-                error::INVALID_RESOURCE_HANDLE,
-                format!("{stream:?} is not a stream of this runtime"),
-            )
-        })?
+        *rt.state
+            .lock()
+            .streams
+            .get(&(stream as usize))
+            .ok_or_else(|| {
+                RtError::new(
+                    error::INVALID_RESOURCE_HANDLE,
+                    format!("{stream:?} is not a stream of this runtime"),
+                )
+            })?
     };
     Ok(())
 }

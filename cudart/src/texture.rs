@@ -593,7 +593,13 @@ fn to_array_linear(
                 c.dst_array = dst as *mut c_void;
                 c.dst_x_in_bytes = x;
                 c.dst_y = y;
-                set_linear(&mut c, false, ty, (src as *const u8).wrapping_add(before).cast(), row);
+                set_linear(
+                    &mut c,
+                    false,
+                    ty,
+                    (src as *const u8).wrapping_add(before).cast(),
+                    row,
+                );
                 c.width_in_bytes = w;
                 c.height = h;
                 // Safety: the program says `src` holds `count` bytes; this piece is inside them.
@@ -632,7 +638,13 @@ fn from_array_linear(
                 c.src_array = src as *mut c_void;
                 c.src_x_in_bytes = x;
                 c.src_y = y;
-                set_linear(&mut c, true, ty, (dst as *const u8).wrapping_add(before).cast(), row);
+                set_linear(
+                    &mut c,
+                    true,
+                    ty,
+                    (dst as *const u8).wrapping_add(before).cast(),
+                    row,
+                );
                 c.width_in_bytes = w;
                 c.height = h;
                 // Safety: the program says `dst` holds `count` bytes; this piece is inside them.
@@ -1141,7 +1153,11 @@ mod tests {
     #[test]
     fn resource_descriptions_round_trip_through_the_drivers() {
         let desc = cudaCreateChannelDesc(16, 16, 0, 0, 2);
-        let mut r = ResourceDesc { res_type: 3, res: [0; 16], flags: 0 };
+        let mut r = ResourceDesc {
+            res_type: 3,
+            res: [0; 16],
+            flags: 0,
+        };
         r.res[0] = 0x7000_0000;
         r.res[1] = desc.x as u32 as u64 | (desc.y as u32 as u64) << 32;
         r.res[2] = 0;
@@ -1151,8 +1167,17 @@ mod tests {
         r.res[6] = 512;
         let back = runtime_resource(&driver_resource(&r).unwrap()).unwrap();
         assert_eq!(back.res, r.res);
-        let array = ResourceDesc { res_type: 0, res: [0xabc, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], flags: 0 };
-        assert_eq!(runtime_resource(&driver_resource(&array).unwrap()).unwrap().res, array.res);
+        let array = ResourceDesc {
+            res_type: 0,
+            res: [0xabc, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            flags: 0,
+        };
+        assert_eq!(
+            runtime_resource(&driver_resource(&array).unwrap())
+                .unwrap()
+                .res,
+            array.res
+        );
     }
 
     #[test]
