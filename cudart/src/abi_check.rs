@@ -221,6 +221,30 @@ fn checks() -> Vec<(String, i64)> {
         offset_of!(TextureDesc, seamless_cubemap),
     );
     add(
+        "sizeof(struct cudaPitchedPtr)",
+        size_of::<crate::texture::PitchedPtr>(),
+    );
+    add(
+        "sizeof(struct cudaArrayMemoryRequirements)",
+        size_of::<crate::texture::ArrayMemoryRequirements>(),
+    );
+    add(
+        "offsetof(struct cudaArrayMemoryRequirements, reserved)",
+        offset_of!(crate::texture::ArrayMemoryRequirements, reserved),
+    );
+    add(
+        "sizeof(struct cudaArraySparseProperties)",
+        size_of::<crate::texture::ArraySparseProperties>(),
+    );
+    add(
+        "offsetof(struct cudaArraySparseProperties, miptailSize)",
+        offset_of!(crate::texture::ArraySparseProperties, miptail_size),
+    );
+    add(
+        "offsetof(struct cudaArraySparseProperties, flags)",
+        offset_of!(crate::texture::ArraySparseProperties, flags),
+    );
+    add(
         "sizeof(struct cudaFuncAttributes)",
         size_of::<CudaFuncAttributes>(),
     );
@@ -423,6 +447,11 @@ fn rust_param_size(ty: &str) -> Option<usize> {
         "cumock_abi::CUipcEventHandle" => size_of::<cumock_abi::CUipcEventHandle>(),
         "cumock_abi::CUmemLocation" => size_of::<cumock_abi::CUmemLocation>(),
         "cumock_abi::CUhostFn" | "cumock_abi::CUstreamCallback" => 8,
+        "CUlibrary" | "CUkernel" => 8,
+        "cumock_abi::CUasyncCallback" | "cumock_abi::CUasyncCallbackHandle" => 8,
+        "cumock_abi::CUlogsCallback" | "cumock_abi::CUlogsCallbackHandle" => 8,
+        "crate::texture::Extent" => size_of::<crate::texture::Extent>(),
+        "crate::texture::PitchedPtr" => size_of::<crate::texture::PitchedPtr>(),
         _ => return None,
     })
 }

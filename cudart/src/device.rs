@@ -6,7 +6,7 @@ use crate::driver::{driver, CUDART_VERSION};
 use crate::error;
 use crate::runtime::{runtime, thread_device, with_context};
 use cumock_abi::CUuuid;
-use std::ffi::{c_char, c_int, c_uint};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 
 cudart_fn! {
     fn cudaGetDeviceCount(count: *mut c_int) {
@@ -323,5 +323,92 @@ cudart_fn! {
         // Safety: the program's arrays of `count` entries, which the driver checks for
         // NULL.
         unsafe { driver()?.cuDeviceGetHostAtomicCapabilities(capabilities, operations, count, device) }
+    }
+}
+
+cudart_fn! {
+    /// The device whose compute capability is nearest the one asked for (at or above it
+    /// before below it), the lowest ordinal among equals; the header promises only "the
+    /// best match", and the other fields do not rank here. A `major` of 0 or less asks for
+    /// no capability: device 0 (or the first of cudaSetValidDevices' list).
+    fn cudaChooseDevice(device: *mut c_int, prop: *const CudaDeviceProp) {
+        // Safety: the program's pointers: NULL (refused) or valid, as the header requires.
+        let (device, prop) = unsafe { (out_ref(device)?, prop.as_ref()) };
+        let prop = prop.ok_or_else(|| error::invalid("prop is NULL"))?;
+        let rt = runtime()?;
+        let d = driver()?;
+        let asked = prop.major * 10 + prop.minor;
+        let mut best: Option<((bool, i32), i32)> = None;
+        for dev in crate::runtime::candidate_devices(rt.device_count) {
+            let key = if prop.major <= 0 {
+                (false, 0)
+            } else {
+                let (mut major, mut minor) = (0, 0);
+                d.cuDeviceGetAttribute(&mut major, 75, dev)?; // COMPUTE_CAPABILITY_MAJOR
+                d.cuDeviceGetAttribute(&mut minor, 76, dev)?; // COMPUTE_CAPABILITY_MINOR
+                let cc = major * 10 + minor;
+                (cc < asked, (cc - asked).abs())
+            };
+            if best.is_none_or(|(k, _)| key < k) {
+                best = Some((key, dev));
+            }
+        }
+        *device = best.map(|(_, dev)| dev).ok_or_else(|| error::invalid("no device to choose from"))?;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    /// The devices this thread tries, in order, when it has not chosen one
+    /// (cudaSetDevice): the first whose context can be made becomes its device. A length
+    /// of 0 goes back to every device in ordinal order.
+    fn cudaSetValidDevices(device_arr: *mut c_int, len: c_int) {
+        let rt = runtime()?;
+        let len = usize::try_from(len).map_err(|_| error::invalid(format!("len {len} is negative")))?;
+        if len > rt.device_count as usize {
+            return Err(error::invalid(format!("len {len} is more than the {} devices", rt.device_count)));
+        }
+        let list: Vec<i32> = if len == 0 {
+            Vec::new()
+        } else {
+            if device_arr.is_null() {
+                return Err(error::invalid("device_arr is NULL"));
+            }
+            // Safety: the program says the array holds `len` ints.
+            unsafe { std::slice::from_raw_parts(device_arr, len) }.to_vec()
+        };
+        for &dev in &list {
+            rt.check_device(dev)?;
+        }
+        crate::runtime::set_valid_devices(rt, list)
+    }
+}
+
+cudart_fn! {
+    /// cudaFlushGPUDirectRDMAWritesTarget and Scope are the driver's numbers.
+    fn cudaDeviceFlushGPUDirectRDMAWrites(target: c_int, scope: c_int) {
+        let (d, _, _) = with_context()?;
+        d.cuFlushGPUDirectRDMAWrites(target, scope)
+    }
+}
+
+cudart_fn! {
+    /// cudaAsyncCallback and cudaAsyncNotificationInfo_t are laid out as the driver's
+    /// CUasyncCallback and CUasyncNotificationInfo, so the program's callback is the
+    /// driver's.
+    fn cudaDeviceRegisterAsyncNotification(device: c_int, callback_func: cumock_abi::CUasyncCallback, user_data: *mut c_void, callback: *mut cumock_abi::CUasyncCallbackHandle) {
+        let rt = runtime()?;
+        rt.check_device(device)?;
+        // Safety: the program's user data goes to its callback untouched; `callback` is
+        // the program's out-pointer (the driver refuses NULL).
+        unsafe { driver()?.cuDeviceRegisterAsyncNotification(device, callback_func, user_data, callback) }
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceUnregisterAsyncNotification(device: c_int, callback: cumock_abi::CUasyncCallbackHandle) {
+        let rt = runtime()?;
+        rt.check_device(device)?;
+        driver()?.cuDeviceUnregisterAsyncNotification(device, callback)
     }
 }

@@ -12,7 +12,7 @@
 
 use crate::error::{self, CudaError};
 use crate::kernel::Dim3;
-use crate::texture::Extent;
+use crate::texture::{Extent, PitchedPtr};
 use cumock_support::{FaultPlans, Layer};
 use cumock_trace::encode::TraceArg;
 use parking_lot::Mutex;
@@ -86,6 +86,17 @@ impl<T: TraceArg> RuntimeArg for T {
 impl RuntimeArg for Dim3 {
     fn traced(&self) -> serde_json::Value {
         serde_json::json!([self.x, self.y, self.z])
+    }
+}
+
+impl RuntimeArg for PitchedPtr {
+    fn traced(&self) -> serde_json::Value {
+        serde_json::json!({
+            "ptr": format!("{:#x}", self.ptr as usize),
+            "pitch": self.pitch,
+            "xsize": self.xsize,
+            "ysize": self.ysize,
+        })
     }
 }
 

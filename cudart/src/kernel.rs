@@ -10,7 +10,7 @@ use crate::driver::Driver;
 use crate::error::{self, RtError, RtResult};
 use crate::memory::stream_for;
 use crate::runtime::with_context;
-use cumock_abi::{CUfunction, CUmodule, CUstream};
+use cumock_abi::{CUfunction, CUkernel, CUlibrary, CUmodule, CUstream};
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -156,6 +156,23 @@ struct Registry {
     missing_functions: std::collections::HashSet<(usize, i32)>,
     /// `__managed__` variables: where the program's pointer to each lives.
     managed: Vec<ManagedVar>,
+    /// Fatbin -> the CUlibrary it is loaded as (context-independent); each device's
+    /// module of the fatbin is the library's (cuLibraryGetModule).
+    libraries: HashMap<usize, usize>,
+    /// The cudaKernel_t handles this runtime gave out (cudaGetKernel, cudaLibraryGetKernel,
+    /// cudaLibraryEnumerateKernels), with their library: accepted wherever a kernel's
+    /// host stub is (the header's note on cudaKernel_t).
+    kernels: HashMap<usize, usize>,
+}
+
+/// A kernel handle given out, from `library`.
+pub fn remember_kernel(kernel: CUkernel, library: CUlibrary) {
+    with_registry(|r| r.kernels.insert(kernel as usize, library as usize));
+}
+
+/// A library unloaded: its kernels are handles no longer.
+pub fn forget_library(library: CUlibrary) {
+    with_registry(|r| r.kernels.retain(|_, l| *l != library as usize));
 }
 
 /// A `__managed__` variable nvcc registered: the host reaches it through a pointer of the
@@ -239,10 +256,20 @@ pub extern "C" fn __cudaUnregisterFatBinary(handle: *mut *mut c_void) {
         // cudaDeviceReset their context may be gone, which the driver reports and we ignore.
         // Only a fatbin that was loaded asks for the driver: a program that never used
         // CUDA must not start it at exit.
-        let d = (!fb.modules.is_empty()).then(crate::driver::driver);
+        let library = with_registry(|r| r.libraries.remove(&(handle as usize)));
+        let d = (!fb.modules.is_empty() || library.is_some()).then(crate::driver::driver);
         if let Some(Ok(d)) = d {
-            for m in fb.modules.values() {
-                let _ = d.cuModuleUnload(*m as CUmodule);
+            match library {
+                // The library's modules go with it.
+                Some(l) => {
+                    forget_library(l as CUlibrary);
+                    let _ = d.cuLibraryUnload(l as CUlibrary);
+                }
+                None => {
+                    for m in fb.modules.values() {
+                        let _ = d.cuModuleUnload(*m as CUmodule);
+                    }
+                }
             }
         }
         with_registry(|r| {
@@ -503,7 +530,23 @@ fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
     if let Some(m) = loaded {
         return Ok(m as CUmodule);
     }
-    let m = match load_module(d, image) {
+    // As NVIDIA's runtime does since CUDA 12, a fatbin is a library, and each context's
+    // module is the library's: then a cudaKernel_t of it (cudaGetKernel) launches the
+    // same code over the same variables as `<<<>>>`. A device-linked image, or a driver
+    // without libraries, is loaded as a module (its load error says the driver's reason).
+    let from_library = if prelinked.is_empty() {
+        fatbin_library(d, fatbin).ok().and_then(|l| {
+            let mut m = std::ptr::null_mut();
+            d.cuLibraryGetModule(&mut m, l).ok().map(|()| m)
+        })
+    } else {
+        None
+    };
+    let m = match from_library {
+        Some(m) => Ok(m),
+        None => load_module(d, image),
+    };
+    let m = match m {
         // A device-linked image holds the linked SASS only: a driver that cannot load it
         // (the mock runs PTX) gets the objects' relocatable PTX linked by its own linker.
         Err(e) if e.code == error::NO_KERNEL_IMAGE_FOR_DEVICE && !prelinked.is_empty() => {
@@ -548,6 +591,12 @@ pub fn function(host_fun: *const c_void) -> RtResult<(&'static Driver, CUfunctio
             .copied()
     }) {
         return Ok((d, f as CUfunction));
+    }
+    if with_registry(|r| r.kernels.contains_key(&(host_fun as usize))) {
+        // A cudaKernel_t: its function in the current context.
+        let mut f = std::ptr::null_mut();
+        d.cuKernelGetFunction(&mut f, host_fun as CUkernel)?;
+        return Ok((d, f));
     }
     let (fatbin, name) = with_registry(|r| {
         r.functions
@@ -682,6 +731,59 @@ cudart_fn! {
             return Err(RtError::new(error::INVALID_DEVICE_FUNCTION, format!("{host_fun:?} is not a registered kernel")));
         }
         *kernel = host_fun;
+        Ok(())
+    }
+}
+
+/// The library a registered fatbin is loaded as, loaded at first use. A device-linked
+/// image the driver cannot load (its objects' PTX linked instead, `link_prelinked`) has
+/// none: its kernels have no cudaKernel_t here.
+fn fatbin_library(d: &Driver, fatbin: usize) -> RtResult<CUlibrary> {
+    if let Some(l) = with_registry(|r| r.libraries.get(&fatbin).copied()) {
+        return Ok(l as CUlibrary);
+    }
+    let image = with_registry(|r| r.fatbins.get(&fatbin).map(|f| f.image)).ok_or_else(|| {
+        RtError::new(
+            error::INVALID_DEVICE_FUNCTION,
+            "its fatbin is not registered",
+        )
+    })?;
+    let mut l = std::ptr::null_mut();
+    // Safety: the fatbin image nvcc embedded in the program; no options.
+    unsafe {
+        d.cuLibraryLoadData(
+            &mut l,
+            image as *const c_void,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        )?
+    };
+    with_registry(|r| r.libraries.insert(fatbin, l as usize));
+    Ok(l)
+}
+
+cudart_fn! {
+    /// The kernel of a host stub as a cudaKernel_t (a CUkernel, usable with the driver):
+    /// the kernel of that name in the library its fatbin is loaded as, whose modules the
+    /// runtime's own launches use (`module`).
+    fn cudaGetKernel(kernel_ptr: *mut CUkernel, entry_func_addr: *const c_void) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let out = unsafe { out_ref(kernel_ptr)? };
+        let (d, _, _) = with_context()?;
+        let (fatbin, name) = with_registry(|r| {
+            r.functions.get(&(entry_func_addr as usize)).map(|s| (s.fatbin, s.name.clone()))
+        })
+        .ok_or_else(|| RtError::new(error::INVALID_DEVICE_FUNCTION, format!("{entry_func_addr:?} is not a registered kernel")))?;
+        let l = fatbin_library(d, fatbin)?;
+        let mut k = std::ptr::null_mut();
+        // Safety: a NUL-terminated name.
+        unsafe { d.cuLibraryGetKernel(&mut k, l, name.as_ptr())? };
+        remember_kernel(k, l);
+        *out = k;
         Ok(())
     }
 }
@@ -1051,6 +1153,18 @@ cudart_fn! {
 cudart_fn! {
     fn cudaMemcpyFromSymbolAsync(dst: *mut c_void, symbol: *const c_void, count: usize, offset: usize, kind: c_int, stream: CUstream) {
         symbol_copy(false, symbol, dst, count, offset, kind, Some(stream_for(stream, false)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyToSymbolAsync_ptsz(symbol: *const c_void, src: *const c_void, count: usize, offset: usize, kind: c_int, stream: CUstream) {
+        symbol_copy(true, symbol, src as *mut c_void, count, offset, kind, Some(stream_for(stream, true)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyFromSymbolAsync_ptsz(dst: *mut c_void, symbol: *const c_void, count: usize, offset: usize, kind: c_int, stream: CUstream) {
+        symbol_copy(false, symbol, dst, count, offset, kind, Some(stream_for(stream, true)))
     }
 }
 

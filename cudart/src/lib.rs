@@ -6,7 +6,7 @@
 //! - `driver`: the loaded driver and the entry points the runtime uses, typed by
 //!   `cumock_abi`'s declaration;
 //! - `runtime`: the process's state: devices, primary contexts, what the program holds;
-//! - `device`, `memory`, `pool`, `stream`, `graph`, `ipc`, `kernel`, `texture`, `misc`: the
+//! - `device`, `memory`, `pool`, `stream`, `graph`, `ipc`, `kernel`, `library`, `texture`, `misc`: the
 //!   exports, by noun, each a few lines over `runtime` and `driver`; `device_prop`:
 //!   `cudaDeviceProp`, and the cuda.h attribute each field comes from;
 //! - `error`: cudaError_t, its names and strings, how a driver result becomes one, which
@@ -30,6 +30,7 @@ mod generated;
 mod graph;
 mod ipc;
 mod kernel;
+mod library;
 mod memory;
 mod misc;
 mod not_implemented;

@@ -858,15 +858,114 @@ cudart_fn! {
     }
 }
 
+/// cudaMemset3D: each of `extent.depth` slices (`pitch * ysize` bytes apart) is a 2D
+/// memset of `extent.height` rows of `extent.width` bytes. The pitch is ignored for a
+/// single row (the header).
+fn memset_3d(
+    p: crate::texture::PitchedPtr,
+    value: c_int,
+    extent: crate::texture::Extent,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
+    let (d, _, _) = with_context()?;
+    let (w, h, depth) = (extent.width, extent.height, extent.depth);
+    if w == 0 || h == 0 || depth == 0 {
+        return Ok(());
+    }
+    if h == 1 && depth == 1 {
+        return memset(p.ptr, value, w, stream);
+    }
+    if w > p.pitch {
+        return Err(RtError::new(
+            12,
+            format!("width {w} is larger than the pitch {}", p.pitch),
+        ));
+    }
+    let slice = p
+        .pitch
+        .checked_mul(p.ysize)
+        .ok_or_else(|| error::invalid("pitch * ysize overflows"))?;
+    // Slices that follow on from one another (height is the allocation's ysize) are one
+    // 2D memset of all their rows.
+    let (slices, rows) = if h == p.ysize {
+        (1, h * depth)
+    } else {
+        (depth, h)
+    };
+    let v = value as u8;
+    for z in 0..slices {
+        let at = (p.ptr as u64).wrapping_add((z * slice) as u64);
+        // Safety: a device address, checked by the driver.
+        unsafe {
+            match stream {
+                None => d.cuMemsetD2D8(at, p.pitch, v, w, rows)?,
+                Some(s) => d.cuMemsetD2D8Async(at, p.pitch, v, w, rows, s)?,
+            }
+        }
+    }
+    Ok(())
+}
+
+cudart_fn! {
+    fn cudaMemset3D(pitched: crate::texture::PitchedPtr, value: c_int, extent: crate::texture::Extent) {
+        memset_3d(pitched, value, extent, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemset3D_ptds(pitched: crate::texture::PitchedPtr, value: c_int, extent: crate::texture::Extent) {
+        on_per_thread_stream(|s| memset_3d(pitched, value, extent, s))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemset3DAsync(pitched: crate::texture::PitchedPtr, value: c_int, extent: crate::texture::Extent, stream: CUstream) {
+        memset_3d(pitched, value, extent, Some(stream_for(stream, false)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemset3DAsync_ptsz(pitched: crate::texture::PitchedPtr, value: c_int, extent: crate::texture::Extent, stream: CUstream) {
+        memset_3d(pitched, value, extent, Some(stream_for(stream, true)))
+    }
+}
+
+/// A pitched allocation of `height` rows of `width` bytes, the pitch the driver's.
+fn malloc_pitch(width: usize, height: usize) -> RtResult<(u64, usize)> {
+    let (d, _, _) = with_context()?;
+    let (mut p, mut pitch) = (0, 0);
+    // The pitch is the driver's to choose; the runtime asks for rows of 4-byte
+    // elements, the widest cuMemAllocPitch takes for a plain allocation.
+    d.cuMemAllocPitch(&mut p, &mut pitch, width, height, 4)?;
+    Ok((p, pitch))
+}
+
+cudart_fn! {
+    /// `extent.depth` slices of `extent.height` rows, one pitched allocation.
+    fn cudaMalloc3D(pitched: *mut crate::texture::PitchedPtr, extent: crate::texture::Extent) {
+        // Safety: the program's out-pointer: NULL (refused) or writable, as the header requires.
+        let pitched = unsafe { out_ref(pitched)? };
+        let rows = extent
+            .height
+            .checked_mul(extent.depth)
+            .ok_or_else(|| error::invalid("height * depth overflows"))?;
+        let (p, pitch) = malloc_pitch(extent.width, rows)?;
+        *pitched = crate::texture::PitchedPtr {
+            ptr: p as *mut c_void,
+            pitch,
+            xsize: extent.width,
+            ysize: extent.height,
+        };
+        Ok(())
+    }
+}
+
 cudart_fn! {
     fn cudaMallocPitch(dev_ptr: *mut *mut c_void, pitch: *mut usize, width: usize, height: usize) {
         // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
         let (dev_ptr, pitch) = unsafe { (out_ref(dev_ptr)?, out_ref(pitch)?) };
-        let (d, _, _) = with_context()?;
-        let mut p = 0;
-        // The pitch is the driver's to choose; the runtime asks for rows of 4-byte
-        // elements, the widest cuMemAllocPitch takes for a plain allocation.
-        d.cuMemAllocPitch(&mut p, pitch, width, height, 4)?;
+        let (p, got) = malloc_pitch(width, height)?;
+        *pitch = got;
         *dev_ptr = p as *mut c_void;
         Ok(())
     }

@@ -155,3 +155,50 @@ cudart_fn! {
         profiler(false)
     }
 }
+
+// ---- the driver's error log (CUDA 12.9): cudaLogs* forward to cuLogs* -------------------
+//
+// cudaLogsCallback_t is CUlogsCallback (data, level, message, length), cudaLogIterator
+// CUlogIterator and cudaLogsCallbackHandle CUlogsCallbackHandle: the driver keeps the log,
+// the runtime passes the program's arguments on.
+
+cudart_fn! {
+    fn cudaLogsRegisterCallback(callback_func: cumock_abi::CUlogsCallback, user_data: *mut c_void, callback_out: *mut cumock_abi::CUlogsCallbackHandle) {
+        runtime()?;
+        // Safety: the user data goes to the program's callback untouched; the handle's
+        // out-pointer is the program's (the driver refuses NULL).
+        unsafe { driver()?.cuLogsRegisterCallback(callback_func, user_data, callback_out) }
+    }
+}
+
+cudart_fn! {
+    fn cudaLogsUnregisterCallback(callback: cumock_abi::CUlogsCallbackHandle) {
+        runtime()?;
+        driver()?.cuLogsUnregisterCallback(callback)
+    }
+}
+
+cudart_fn! {
+    fn cudaLogsCurrent(iterator_out: *mut cumock_abi::CUlogIterator, flags: c_uint) {
+        // Safety: the program's out-pointer: NULL (refused) or writable.
+        let it = unsafe { crate::boundary::out_ref(iterator_out)? };
+        runtime()?;
+        driver()?.cuLogsCurrent(it, flags)
+    }
+}
+
+cudart_fn! {
+    fn cudaLogsDumpToFile(iterator: *mut cumock_abi::CUlogIterator, path_to_file: *const c_char, flags: c_uint) {
+        runtime()?;
+        // Safety: the program's iterator (NULL: the whole log) and NUL-terminated path.
+        unsafe { driver()?.cuLogsDumpToFile(iterator, path_to_file, flags) }
+    }
+}
+
+cudart_fn! {
+    fn cudaLogsDumpToMemory(iterator: *mut cumock_abi::CUlogIterator, buffer: *mut c_char, size: *mut usize, flags: c_uint) {
+        runtime()?;
+        // Safety: the program's iterator, and its buffer of *size bytes.
+        unsafe { driver()?.cuLogsDumpToMemory(iterator, buffer, size, flags) }
+    }
+}

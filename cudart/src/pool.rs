@@ -515,6 +515,75 @@ cudart_fn! {
     }
 }
 
+/// CUDA 13's pools by location: over a driver with pools, its cuMemGet/SetMemPool calls
+/// (`cudaMemLocation` is `CUmemLocation`, the allocation types the driver's). Over the
+/// runtime's own pools, only a device's pinned pool is one they have.
+fn runtime_pool_device(
+    location: *mut cumock_abi::CUmemLocation,
+    alloc_type: c_int,
+    rt: &Runtime,
+) -> RtResult<i32> {
+    // Safety: NULL (refused) or the program's location, as the header requires.
+    let loc = unsafe { location.as_ref() }.ok_or_else(|| error::invalid("location is NULL"))?;
+    if loc.type_ != cumock_abi::consts::CU_MEM_LOCATION_TYPE_DEVICE
+        || alloc_type != cumock_abi::consts::CU_MEM_ALLOCATION_TYPE_PINNED
+    {
+        return Err(error::not_supported(format!(
+            "the runtime's own pools are devices' pinned pools (location type {}, allocation type {alloc_type})",
+            loc.type_
+        )));
+    }
+    rt.check_device(loc.id)?;
+    Ok(loc.id)
+}
+
+cudart_fn! {
+    fn cudaMemGetDefaultMemPool(pool: *mut CUmemoryPool, location: *mut cumock_abi::CUmemLocation, alloc_type: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let pool = unsafe { out_ref(pool)? };
+        let (d, rt, device) = with_context()?;
+        if driver_pools(d, device)? {
+            // Safety: the program's location (the driver refuses NULL).
+            return unsafe { d.cuMemGetDefaultMemPool(pool, location, alloc_type) };
+        }
+        let dev = runtime_pool_device(location, alloc_type, rt)?;
+        *pool = with_pools(|p| default_pool(p, dev)) as CUmemoryPool;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaMemGetMemPool(pool: *mut CUmemoryPool, location: *mut cumock_abi::CUmemLocation, alloc_type: c_int) {
+        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+        let pool = unsafe { out_ref(pool)? };
+        let (d, rt, device) = with_context()?;
+        if driver_pools(d, device)? {
+            // Safety: the program's location (the driver refuses NULL).
+            return unsafe { d.cuMemGetMemPool(pool, location, alloc_type) };
+        }
+        let dev = runtime_pool_device(location, alloc_type, rt)?;
+        *pool = current_pool(dev) as CUmemoryPool;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaMemSetMemPool(location: *mut cumock_abi::CUmemLocation, alloc_type: c_int, pool: CUmemoryPool) {
+        let (d, rt, device) = with_context()?;
+        if driver_pools(d, device)? {
+            // Safety: the program's location (the driver refuses NULL).
+            return unsafe { d.cuMemSetMemPool(location, alloc_type, pool) };
+        }
+        let dev = runtime_pool_device(location, alloc_type, rt)?;
+        let h = known_pool(pool)?;
+        if with_pools(|p| p.pools[&h].device) != dev {
+            return Err(error::invalid(format!("pool {h:#x} is not device {dev}'s")));
+        }
+        with_pools(|p| p.current.insert(dev, h));
+        Ok(())
+    }
+}
+
 cudart_fn! {
     fn cudaMemPoolCreate(pool: *mut CUmemoryPool, props: *const CudaMemPoolProps) {
         // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.

@@ -130,8 +130,48 @@ thread_local! {
     static DEVICE: Cell<i32> = const { Cell::new(0) };
 }
 
+thread_local! {
+    /// Whether this thread chose its device (cudaSetDevice), which a list of valid
+    /// devices does not override.
+    static CHOSEN: Cell<bool> = const { Cell::new(false) };
+    /// cudaSetValidDevices' list for this thread (empty: every device in order).
+    static VALID_DEVICES: std::cell::RefCell<Vec<i32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 pub fn thread_device() -> i32 {
     DEVICE.try_with(Cell::get).unwrap_or(0)
+}
+
+/// The devices this thread may be given, in the order it tries them.
+pub fn candidate_devices(count: i32) -> Vec<i32> {
+    let list = VALID_DEVICES
+        .try_with(|v| v.borrow().clone())
+        .unwrap_or_default();
+    if list.is_empty() {
+        (0..count).collect()
+    } else {
+        list
+    }
+}
+
+/// cudaSetValidDevices: keeps the list and, for a thread that has not chosen its device,
+/// takes the first of it whose primary context can be made.
+pub fn set_valid_devices(rt: &Runtime, list: Vec<i32>) -> RtResult<()> {
+    let _ = VALID_DEVICES.try_with(|v| *v.borrow_mut() = list.clone());
+    if CHOSEN.try_with(Cell::get).unwrap_or(false) {
+        return Ok(());
+    }
+    let mut last = None;
+    for dev in candidate_devices(rt.device_count) {
+        match rt.primary(dev) {
+            Ok(_) => {
+                let _ = DEVICE.try_with(|d| d.set(dev));
+                return Ok(());
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| RtError::new(error::NO_DEVICE, "no device in the list works")))
 }
 
 impl Runtime {
@@ -184,6 +224,7 @@ impl Runtime {
         let ctx = self.primary(device)?;
         driver()?.cuCtxSetCurrent(ctx)?;
         let _ = DEVICE.try_with(|d| d.set(device));
+        let _ = CHOSEN.try_with(|c| c.set(true));
         Ok(())
     }
 

@@ -417,19 +417,38 @@ cudart_fn! {
     }
 }
 
+/// The device of a stream: the current one for the default streams, else the one the
+/// runtime created it on.
+fn stream_device(stream: CUstream, device: *mut c_int) -> RtResult<()> {
+    // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
+    let device = unsafe { out_ref(device)? };
+    let (_, rt, current) = with_context()?;
+    *device = if is_special(stream) {
+        current
+    } else {
+        *rt.state
+            .lock()
+            .streams
+            .get(&(stream as usize))
+            .ok_or_else(|| {
+                RtError::new(
+                    error::INVALID_RESOURCE_HANDLE,
+                    format!("{stream:?} is not a stream of this runtime"),
+                )
+            })?
+    };
+    Ok(())
+}
+
 cudart_fn! {
     fn cudaStreamGetDevice(stream: CUstream, device: *mut c_int) {
-        // Safety: the program's out-pointers: NULL (refused) or writable, as the header requires.
-        let device = unsafe { out_ref(device)? };
-        let (_, rt, current) = with_context()?;
-        *device = if is_special(stream) {
-            current
-        } else {
-            *rt.state.lock().streams.get(&(stream as usize)).ok_or_else(|| {
-                RtError::new(error::INVALID_RESOURCE_HANDLE, format!("{stream:?} is not a stream of this runtime"))
-            })?
-        };
-        Ok(())
+        stream_device(stream_for(stream, false), device)
+    }
+}
+
+cudart_fn! {
+    fn cudaStreamGetDevice_ptsz(stream: CUstream, device: *mut c_int) {
+        stream_device(stream_for(stream, true), device)
     }
 }
 

@@ -7,7 +7,7 @@
 
 use crate::boundary::{cudart_fn, out_ref};
 use crate::error::{self, RtError, RtResult};
-use crate::memory::stream_for;
+use crate::memory::{on_per_thread_stream, stream_for};
 use crate::runtime::with_context;
 use cumock_abi::{CUarray, CUmipmappedArray, CUstream};
 use cumock_abi::{
@@ -442,6 +442,73 @@ cudart_fn! {
 }
 
 cudart_fn! {
+    fn cudaMemcpy2DToArray_ptds(dst: u64, w_offset: usize, h_offset: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int) {
+        on_per_thread_stream(|s| to_array_2d(dst, w_offset, h_offset, src, spitch, width, height, kind, s))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy2DToArrayAsync_ptsz(dst: u64, w_offset: usize, h_offset: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int, stream: CUstream) {
+        to_array_2d(dst, w_offset, h_offset, src, spitch, width, height, kind, Some(stream_for(stream, true)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy2DFromArray_ptds(dst: *mut c_void, dpitch: usize, src: u64, w_offset: usize, h_offset: usize, width: usize, height: usize, kind: c_int) {
+        on_per_thread_stream(|s| from_array_2d(dst, dpitch, src, w_offset, h_offset, width, height, kind, s))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy2DFromArrayAsync_ptsz(dst: *mut c_void, dpitch: usize, src: u64, w_offset: usize, h_offset: usize, width: usize, height: usize, kind: c_int, stream: CUstream) {
+        from_array_2d(dst, dpitch, src, w_offset, h_offset, width, height, kind, Some(stream_for(stream, true)))
+    }
+}
+
+/// cudaMemcpy2DArrayToArray: offsets and width in bytes, as for the other 2D array copies.
+#[allow(clippy::too_many_arguments)]
+fn array_to_array_2d(
+    dst: u64,
+    w_offset_dst: usize,
+    h_offset_dst: usize,
+    src: u64,
+    w_offset_src: usize,
+    h_offset_src: usize,
+    width: usize,
+    height: usize,
+    kind: c_int,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
+    // Arrays are device memory whatever the kind says; the kind must still be one.
+    memory_type(kind, true)?;
+    let mut c = blank_2d();
+    c.src_memory_type = CU_MEMORYTYPE_ARRAY;
+    c.src_array = src as *mut c_void;
+    c.src_x_in_bytes = w_offset_src;
+    c.src_y = h_offset_src;
+    c.dst_memory_type = CU_MEMORYTYPE_ARRAY;
+    c.dst_array = dst as *mut c_void;
+    c.dst_x_in_bytes = w_offset_dst;
+    c.dst_y = h_offset_dst;
+    c.width_in_bytes = width;
+    c.height = height;
+    // Safety: no host side; the driver checks the arrays and the extent.
+    unsafe { copy_2d(&c, stream) }
+}
+
+cudart_fn! {
+    fn cudaMemcpy2DArrayToArray(dst: u64, w_offset_dst: usize, h_offset_dst: usize, src: u64, w_offset_src: usize, h_offset_src: usize, width: usize, height: usize, kind: c_int) {
+        array_to_array_2d(dst, w_offset_dst, h_offset_dst, src, w_offset_src, h_offset_src, width, height, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy2DArrayToArray_ptds(dst: u64, w_offset_dst: usize, h_offset_dst: usize, src: u64, w_offset_src: usize, h_offset_src: usize, width: usize, height: usize, kind: c_int) {
+        on_per_thread_stream(|s| array_to_array_2d(dst, w_offset_dst, h_offset_dst, src, w_offset_src, h_offset_src, width, height, kind, s))
+    }
+}
+
+cudart_fn! {
     fn cudaMemcpy2DFromArray(dst: *mut c_void, dpitch: usize, src: u64, w_offset: usize, h_offset: usize, width: usize, height: usize, kind: c_int) {
         from_array_2d(dst, dpitch, src, w_offset, h_offset, width, height, kind, None)
     }
@@ -463,33 +530,214 @@ fn array_bytes(array: u64, w_offset: usize, h_offset: usize) -> RtResult<usize> 
     Ok(h_offset * row + w_offset)
 }
 
-cudart_fn! {
-    fn cudaMemcpyToArray(dst: u64, w_offset: usize, h_offset: usize, src: *const c_void, count: usize, kind: c_int) {
-        let off = array_bytes(dst, w_offset, h_offset)?;
-        let (d, _, _) = with_context()?;
-        match memory_type(kind, false)? {
-            // Safety: the program says `src` holds `count` bytes.
-            CU_MEMORYTYPE_HOST => unsafe { d.cuMemcpyHtoA(cu_array(dst), off, src, count) },
-            CU_MEMORYTYPE_DEVICE => d.cuMemcpyDtoA(cu_array(dst), off, src as u64, count),
-            _ => Err(error::not_supported(
-                "cudaMemcpyToArray with cudaMemcpyDefault: name the source's side",
-            )),
+/// The pieces of `count` bytes from byte `offset` of an array taken as consecutive rows
+/// of `row` bytes: (x in bytes, row, bytes per row, rows, bytes before the piece). A
+/// partial first row, the whole rows, a partial last row: 2D copies the driver can queue
+/// on a stream, which its 1D array copies (cuMemcpyHtoA...) cannot for device memory.
+fn row_pieces(offset: usize, count: usize, row: usize) -> Vec<(usize, usize, usize, usize, usize)> {
+    let mut v = Vec::new();
+    if row == 0 {
+        return v;
+    }
+    let (mut at, mut done) = (offset, 0);
+    if at % row != 0 && count > 0 {
+        let n = (row - at % row).min(count);
+        v.push((at % row, at / row, n, 1, 0));
+        at += n;
+        done += n;
+    }
+    let whole = (count - done) / row;
+    if whole > 0 {
+        v.push((0, at / row, row, whole, done));
+        at += whole * row;
+        done += whole * row;
+    }
+    if done < count {
+        v.push((0, at / row, count - done, 1, done));
+    }
+    v
+}
+
+/// The bytes of one row of `array`.
+fn row_bytes(array: u64) -> RtResult<usize> {
+    let a = array_descriptor(array)?;
+    Ok(a.width * element_bytes(array)?)
+}
+
+/// cudaMemcpyToArray(Async) (deprecated): `count` bytes from the linear side into the
+/// array from row `h_offset`, byte `w_offset`, running on into the next rows.
+fn to_array_linear(
+    dst: u64,
+    w_offset: usize,
+    h_offset: usize,
+    src: *const c_void,
+    count: usize,
+    kind: c_int,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
+    let off = array_bytes(dst, w_offset, h_offset)?;
+    let ty = memory_type(kind, false)?;
+    let (d, _, _) = with_context()?;
+    match (stream, ty) {
+        // Safety: the program says `src` holds `count` bytes.
+        (None, CU_MEMORYTYPE_HOST) => unsafe { d.cuMemcpyHtoA(cu_array(dst), off, src, count) },
+        (None, CU_MEMORYTYPE_DEVICE) => d.cuMemcpyDtoA(cu_array(dst), off, src as u64, count),
+        (None, _) => Err(error::not_supported(
+            "cudaMemcpyToArray with cudaMemcpyDefault: name the source's side",
+        )),
+        (Some(s), _) => {
+            let row = row_bytes(dst)?;
+            for (x, y, w, h, before) in row_pieces(off, count, row) {
+                let mut c = blank_2d();
+                c.dst_memory_type = CU_MEMORYTYPE_ARRAY;
+                c.dst_array = dst as *mut c_void;
+                c.dst_x_in_bytes = x;
+                c.dst_y = y;
+                set_linear(
+                    &mut c,
+                    false,
+                    ty,
+                    (src as *const u8).wrapping_add(before).cast(),
+                    row,
+                );
+                c.width_in_bytes = w;
+                c.height = h;
+                // Safety: the program says `src` holds `count` bytes; this piece is inside them.
+                unsafe { copy_2d(&c, Some(s))? };
+            }
+            Ok(())
+        }
+    }
+}
+
+/// cudaMemcpyFromArray(Async) (deprecated), the other way.
+fn from_array_linear(
+    dst: *mut c_void,
+    src: u64,
+    w_offset: usize,
+    h_offset: usize,
+    count: usize,
+    kind: c_int,
+    stream: Option<CUstream>,
+) -> RtResult<()> {
+    let off = array_bytes(src, w_offset, h_offset)?;
+    let ty = memory_type(kind, true)?;
+    let (d, _, _) = with_context()?;
+    match (stream, ty) {
+        // Safety: the program says `dst` holds `count` bytes.
+        (None, CU_MEMORYTYPE_HOST) => unsafe { d.cuMemcpyAtoH(dst, cu_array(src), off, count) },
+        (None, CU_MEMORYTYPE_DEVICE) => d.cuMemcpyAtoD(dst as u64, cu_array(src), off, count),
+        (None, _) => Err(error::not_supported(
+            "cudaMemcpyFromArray with cudaMemcpyDefault: name the destination's side",
+        )),
+        (Some(s), _) => {
+            let row = row_bytes(src)?;
+            for (x, y, w, h, before) in row_pieces(off, count, row) {
+                let mut c = blank_2d();
+                c.src_memory_type = CU_MEMORYTYPE_ARRAY;
+                c.src_array = src as *mut c_void;
+                c.src_x_in_bytes = x;
+                c.src_y = y;
+                set_linear(
+                    &mut c,
+                    true,
+                    ty,
+                    (dst as *const u8).wrapping_add(before).cast(),
+                    row,
+                );
+                c.width_in_bytes = w;
+                c.height = h;
+                // Safety: the program says `dst` holds `count` bytes; this piece is inside them.
+                unsafe { copy_2d(&c, Some(s))? };
+            }
+            Ok(())
         }
     }
 }
 
 cudart_fn! {
+    fn cudaMemcpyToArray(dst: u64, w_offset: usize, h_offset: usize, src: *const c_void, count: usize, kind: c_int) {
+        to_array_linear(dst, w_offset, h_offset, src, count, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyToArray_ptds(dst: u64, w_offset: usize, h_offset: usize, src: *const c_void, count: usize, kind: c_int) {
+        on_per_thread_stream(|s| to_array_linear(dst, w_offset, h_offset, src, count, kind, s))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyToArrayAsync(dst: u64, w_offset: usize, h_offset: usize, src: *const c_void, count: usize, kind: c_int, stream: CUstream) {
+        to_array_linear(dst, w_offset, h_offset, src, count, kind, Some(stream_for(stream, false)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyToArrayAsync_ptsz(dst: u64, w_offset: usize, h_offset: usize, src: *const c_void, count: usize, kind: c_int, stream: CUstream) {
+        to_array_linear(dst, w_offset, h_offset, src, count, kind, Some(stream_for(stream, true)))
+    }
+}
+
+cudart_fn! {
     fn cudaMemcpyFromArray(dst: *mut c_void, src: u64, w_offset: usize, h_offset: usize, count: usize, kind: c_int) {
-        let off = array_bytes(src, w_offset, h_offset)?;
-        let (d, _, _) = with_context()?;
-        match memory_type(kind, true)? {
-            // Safety: the program says `dst` holds `count` bytes.
-            CU_MEMORYTYPE_HOST => unsafe { d.cuMemcpyAtoH(dst, cu_array(src), off, count) },
-            CU_MEMORYTYPE_DEVICE => d.cuMemcpyAtoD(dst as u64, cu_array(src), off, count),
-            _ => Err(error::not_supported(
-                "cudaMemcpyFromArray with cudaMemcpyDefault: name the destination's side",
-            )),
-        }
+        from_array_linear(dst, src, w_offset, h_offset, count, kind, None)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyFromArray_ptds(dst: *mut c_void, src: u64, w_offset: usize, h_offset: usize, count: usize, kind: c_int) {
+        on_per_thread_stream(|s| from_array_linear(dst, src, w_offset, h_offset, count, kind, s))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyFromArrayAsync(dst: *mut c_void, src: u64, w_offset: usize, h_offset: usize, count: usize, kind: c_int, stream: CUstream) {
+        from_array_linear(dst, src, w_offset, h_offset, count, kind, Some(stream_for(stream, false)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyFromArrayAsync_ptsz(dst: *mut c_void, src: u64, w_offset: usize, h_offset: usize, count: usize, kind: c_int, stream: CUstream) {
+        from_array_linear(dst, src, w_offset, h_offset, count, kind, Some(stream_for(stream, true)))
+    }
+}
+
+/// cudaMemcpyArrayToArray (deprecated): `count` bytes between the arrays taken as
+/// consecutive rows, each offset a row and a byte in it. The driver's 1D array copy is
+/// synchronous, so the per-thread form first waits for the thread's stream (the copy then
+/// follows its work, as one issued on it would).
+#[allow(clippy::too_many_arguments)]
+fn array_to_array(
+    dst: u64,
+    w_offset_dst: usize,
+    h_offset_dst: usize,
+    src: u64,
+    w_offset_src: usize,
+    h_offset_src: usize,
+    count: usize,
+    kind: c_int,
+    per_thread: bool,
+) -> RtResult<()> {
+    memory_type(kind, true)?;
+    let doff = array_bytes(dst, w_offset_dst, h_offset_dst)?;
+    let soff = array_bytes(src, w_offset_src, h_offset_src)?;
+    let (d, _, _) = with_context()?;
+    if per_thread {
+        d.cuStreamSynchronize(stream_for(std::ptr::null_mut(), true))?;
+    }
+    d.cuMemcpyAtoA(cu_array(dst), doff, cu_array(src), soff, count)
+}
+
+cudart_fn! {
+    fn cudaMemcpyArrayToArray(dst: u64, w_offset_dst: usize, h_offset_dst: usize, src: u64, w_offset_src: usize, h_offset_src: usize, count: usize, kind: c_int) {
+        array_to_array(dst, w_offset_dst, h_offset_dst, src, w_offset_src, h_offset_src, count, kind, false)
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpyArrayToArray_ptds(dst: u64, w_offset_dst: usize, h_offset_dst: usize, src: u64, w_offset_src: usize, h_offset_src: usize, count: usize, kind: c_int) {
+        array_to_array(dst, w_offset_dst, h_offset_dst, src, w_offset_src, h_offset_src, count, kind, true)
     }
 }
 
@@ -572,6 +820,18 @@ cudart_fn! {
 cudart_fn! {
     fn cudaMemcpy3DAsync(p: *const Memcpy3DParms, stream: CUstream) {
         memcpy_3d(p, Some(stream_for(stream, false)))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy3D_ptds(p: *const Memcpy3DParms) {
+        on_per_thread_stream(|s| memcpy_3d(p, s))
+    }
+}
+
+cudart_fn! {
+    fn cudaMemcpy3DAsync_ptsz(p: *const Memcpy3DParms, stream: CUstream) {
+        memcpy_3d(p, Some(stream_for(stream, true)))
     }
 }
 
@@ -695,9 +955,230 @@ cudart_fn! {
     }
 }
 
+/// The driver's resource description back as the runtime's (the inverse of
+/// `driver_resource`).
+fn runtime_resource(r: &CUDA_RESOURCE_DESC) -> RtResult<ResourceDesc> {
+    let mut out = ResourceDesc {
+        res_type: r.res_type,
+        res: [0; 16],
+        flags: r.flags,
+    };
+    match r.res_type {
+        0 | 1 => out.res[0] = r.res[0],
+        2 | 3 => {
+            let c = channel_desc(r.res[1] as u32 as i32, (r.res[1] >> 32) as u32);
+            out.res[0] = r.res[0];
+            out.res[1] = c.x as u32 as u64 | (c.y as u32 as u64) << 32;
+            out.res[2] = c.z as u32 as u64 | (c.w as u32 as u64) << 32;
+            out.res[3] = c.f as u32 as u64;
+            out.res[4] = r.res[2];
+            out.res[5] = r.res[3];
+            out.res[6] = r.res[4];
+        }
+        t => {
+            return Err(error::not_supported(format!(
+                "the driver describes the object as resource type {t}, which the runtime has no description of"
+            )))
+        }
+    }
+    Ok(out)
+}
+
+cudart_fn! {
+    fn cudaGetTextureObjectResourceDesc(res: *mut ResourceDesc, tex: u64) {
+        // Safety: NULL (refused) or writable, as the header requires.
+        let res = unsafe { out_ref(res)? };
+        let (d, _, _) = with_context()?;
+        let mut r = CUDA_RESOURCE_DESC { res_type: 0, res: [0; 16], flags: 0 };
+        d.cuTexObjectGetResourceDesc(&mut r, tex)?;
+        *res = runtime_resource(&r)?;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaGetSurfaceObjectResourceDesc(res: *mut ResourceDesc, surf: u64) {
+        // Safety: NULL (refused) or writable, as the header requires.
+        let res = unsafe { out_ref(res)? };
+        let (d, _, _) = with_context()?;
+        let mut r = CUDA_RESOURCE_DESC { res_type: 0, res: [0; 16], flags: 0 };
+        d.cuSurfObjectGetResourceDesc(&mut r, surf)?;
+        *res = runtime_resource(&r)?;
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    /// The driver's description with its flags spread back into the runtime's fields
+    /// (the inverse of what cudaCreateTextureObject makes of them).
+    fn cudaGetTextureObjectTextureDesc(desc: *mut TextureDesc, tex: u64) {
+        // Safety: NULL (refused) or writable, as the header requires.
+        let desc = unsafe { out_ref(desc)? };
+        let (d, _, _) = with_context()?;
+        let mut t = CUDA_TEXTURE_DESC {
+            address_mode: [0; 3],
+            filter_mode: 0,
+            flags: 0,
+            max_anisotropy: 0,
+            mipmap_filter_mode: 0,
+            mipmap_level_bias: 0.0,
+            min_mipmap_level_clamp: 0.0,
+            max_mipmap_level_clamp: 0.0,
+            border_color: [0.0; 4],
+            reserved: [0; 12],
+        };
+        d.cuTexObjectGetTextureDesc(&mut t, tex)?;
+        let flag = |bit: u32| c_int::from(t.flags & bit != 0);
+        *desc = TextureDesc {
+            address_mode: t.address_mode,
+            filter_mode: t.filter_mode,
+            // CU_TRSF_READ_AS_INTEGER is cudaReadModeElementType (0); without it the
+            // texture reads normalized floats (cudaReadModeNormalizedFloat, 1).
+            read_mode: 1 - flag(0x01),
+            srgb: flag(0x10),
+            border_color: t.border_color,
+            normalized_coords: flag(0x02),
+            max_anisotropy: t.max_anisotropy,
+            mipmap_filter_mode: t.mipmap_filter_mode,
+            mipmap_level_bias: t.mipmap_level_bias,
+            min_mipmap_level_clamp: t.min_mipmap_level_clamp,
+            max_mipmap_level_clamp: t.max_mipmap_level_clamp,
+            disable_trilinear_optimization: flag(0x20),
+            seamless_cubemap: flag(0x40),
+        };
+        Ok(())
+    }
+}
+
+cudart_fn! {
+    fn cudaDeviceGetTexture1DLinearMaxWidth(max_width: *mut usize, desc: *const ChannelFormatDesc, device: c_int) {
+        // Safety: the program's pointers: NULL (refused) or valid, as the header requires.
+        let (max_width, desc) = unsafe { (out_ref(max_width)?, desc.as_ref()) };
+        let desc = desc.ok_or_else(|| error::invalid("fmtDesc is NULL"))?;
+        let (format, channels) = driver_format(desc)?;
+        let rt = crate::runtime::runtime()?;
+        rt.check_device(device)?;
+        crate::driver::driver()?.cuDeviceGetTexture1DLinearMaxWidth(max_width, format, channels, device)
+    }
+}
+
+/// `struct cudaArrayMemoryRequirements`, laid out as CUDA_ARRAY_MEMORY_REQUIREMENTS.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ArrayMemoryRequirements {
+    pub size: usize,
+    pub alignment: usize,
+    pub reserved: [c_uint; 4],
+}
+
+/// `struct cudaArraySparseProperties`, laid out as CUDA_ARRAY_SPARSE_PROPERTIES.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ArraySparseProperties {
+    pub tile_extent: [c_uint; 3],
+    pub miptail_first_level: c_uint,
+    pub miptail_size: u64,
+    pub flags: c_uint,
+    pub reserved: [c_uint; 4],
+}
+
+cudart_fn! {
+    fn cudaArrayGetMemoryRequirements(req: *mut ArrayMemoryRequirements, array: u64, device: c_int) {
+        // Safety: NULL (refused) or writable, as the header requires.
+        let req = unsafe { out_ref(req)? };
+        let (d, _, _) = with_context()?;
+        // Safety: the runtime's struct is the driver's (same fields, abi_check).
+        unsafe { d.cuArrayGetMemoryRequirements((req as *mut ArrayMemoryRequirements).cast(), cu_array(array), device) }
+    }
+}
+
+cudart_fn! {
+    fn cudaMipmappedArrayGetMemoryRequirements(req: *mut ArrayMemoryRequirements, mipmap: u64, device: c_int) {
+        // Safety: NULL (refused) or writable, as the header requires.
+        let req = unsafe { out_ref(req)? };
+        let (d, _, _) = with_context()?;
+        // Safety: the runtime's struct is the driver's (same fields, abi_check).
+        unsafe { d.cuMipmappedArrayGetMemoryRequirements((req as *mut ArrayMemoryRequirements).cast(), mipmap as CUmipmappedArray, device) }
+    }
+}
+
+cudart_fn! {
+    fn cudaArrayGetSparseProperties(props: *mut ArraySparseProperties, array: u64) {
+        // Safety: NULL (refused) or writable, as the header requires.
+        let props = unsafe { out_ref(props)? };
+        let (d, _, _) = with_context()?;
+        // Safety: the runtime's struct is the driver's (same fields, abi_check).
+        unsafe { d.cuArrayGetSparseProperties((props as *mut ArraySparseProperties).cast(), cu_array(array)) }
+    }
+}
+
+cudart_fn! {
+    fn cudaMipmappedArrayGetSparseProperties(props: *mut ArraySparseProperties, mipmap: u64) {
+        // Safety: NULL (refused) or writable, as the header requires.
+        let props = unsafe { out_ref(props)? };
+        let (d, _, _) = with_context()?;
+        // Safety: the runtime's struct is the driver's (same fields, abi_check).
+        unsafe { d.cuMipmappedArrayGetSparseProperties((props as *mut ArraySparseProperties).cast(), mipmap as CUmipmappedArray) }
+    }
+}
+
+cudart_fn! {
+    fn cudaArrayGetPlane(plane: *mut u64, array: u64, plane_idx: c_uint) {
+        // Safety: NULL (refused) or writable, as the header requires.
+        let plane = unsafe { out_ref(plane)? };
+        let (d, _, _) = with_context()?;
+        let mut p = std::ptr::null_mut();
+        d.cuArrayGetPlane(&mut p, cu_array(array), plane_idx)?;
+        *plane = p as u64;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn linear_array_copies_split_into_a_partial_row_whole_rows_and_a_partial_row() {
+        // Rows of 16 bytes; 40 bytes from byte 4 of row 1 (offset 20).
+        assert_eq!(
+            row_pieces(20, 40, 16),
+            vec![(4, 1, 12, 1, 0), (0, 2, 16, 1, 12), (0, 3, 12, 1, 28)]
+        );
+        assert_eq!(row_pieces(32, 32, 16), vec![(0, 2, 16, 2, 0)]);
+        assert_eq!(row_pieces(3, 5, 16), vec![(3, 0, 5, 1, 0)]);
+        assert!(row_pieces(0, 0, 16).is_empty());
+    }
+
+    #[test]
+    fn resource_descriptions_round_trip_through_the_drivers() {
+        let desc = cudaCreateChannelDesc(16, 16, 0, 0, 2);
+        let mut r = ResourceDesc {
+            res_type: 3,
+            res: [0; 16],
+            flags: 0,
+        };
+        r.res[0] = 0x7000_0000;
+        r.res[1] = desc.x as u32 as u64 | (desc.y as u32 as u64) << 32;
+        r.res[2] = 0;
+        r.res[3] = desc.f as u32 as u64;
+        r.res[4] = 64;
+        r.res[5] = 32;
+        r.res[6] = 512;
+        let back = runtime_resource(&driver_resource(&r).unwrap()).unwrap();
+        assert_eq!(back.res, r.res);
+        let array = ResourceDesc {
+            res_type: 0,
+            res: [0xabc, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            flags: 0,
+        };
+        assert_eq!(
+            runtime_resource(&driver_resource(&array).unwrap())
+                .unwrap()
+                .res,
+            array.res
+        );
+    }
 
     #[test]
     fn channel_descriptions_map_to_driver_formats_and_back() {
@@ -711,6 +1192,7 @@ mod tests {
             assert_eq!(got, want, "{desc:?}");
             assert_eq!(channel_desc(got.0, got.1), desc);
         }
+        assert_eq!(channel_desc(0x20, 1), cudaCreateChannelDesc(32, 0, 0, 0, 2));
         for bad in [
             cudaCreateChannelDesc(8, 8, 8, 0, 1),
             cudaCreateChannelDesc(8, 16, 0, 0, 1),

@@ -796,3 +796,13 @@ fn comparison_finds_undeclared_differences_and_passes_declared_ones() {
     assert!(d[0].contains("2MiB") && d[1].contains("4KiB"));
     assert!(compare("no-such-program", nvidia, nvidia).is_empty());
 }
+
+#[test]
+fn per_thread_arrays() {
+    run("per_thread_arrays", &[]);
+}
+
+#[test]
+fn library_kernels() {
+    run("library_kernels", &[]);
+}
