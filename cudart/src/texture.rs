@@ -585,29 +585,48 @@ fn to_array_linear(
         (None, _) => Err(error::not_supported(
             "cudaMemcpyToArray with cudaMemcpyDefault: name the source's side",
         )),
-        (Some(s), _) => {
-            let row = row_bytes(dst)?;
-            for (x, y, w, h, before) in row_pieces(off, count, row) {
-                let mut c = blank_2d();
-                c.dst_memory_type = CU_MEMORYTYPE_ARRAY;
-                c.dst_array = dst as *mut c_void;
-                c.dst_x_in_bytes = x;
-                c.dst_y = y;
-                set_linear(
-                    &mut c,
-                    false,
-                    ty,
-                    (src as *const u8).wrapping_add(before).cast(),
-                    row,
-                );
-                c.width_in_bytes = w;
-                c.height = h;
-                // Safety: the program says `src` holds `count` bytes; this piece is inside them.
-                unsafe { copy_2d(&c, Some(s))? };
-            }
-            Ok(())
-        }
+        // Safety: the program says `src` holds `count` bytes.
+        (Some(s), _) => unsafe { queue_linear(dst, off, ty, src, count, false, s) },
     }
+}
+
+/// A stream's linear copy between an array (from byte `off` of its rows) and `count`
+/// bytes at `linear`, as the driver's 2D copies (it has no stream form of its 1D array
+/// copies): `from_array` says which way.
+///
+/// # Safety
+/// `linear` holds `count` bytes of the side `ty` names.
+unsafe fn queue_linear(
+    array: u64,
+    off: usize,
+    ty: u32,
+    linear: *const c_void,
+    count: usize,
+    from_array: bool,
+    s: CUstream,
+) -> RtResult<()> {
+    let row = row_bytes(array)?;
+    for (x, y, w, h, before) in row_pieces(off, count, row) {
+        let mut c = blank_2d();
+        if from_array {
+            c.src_memory_type = CU_MEMORYTYPE_ARRAY;
+            c.src_array = array as *mut c_void;
+            c.src_x_in_bytes = x;
+            c.src_y = y;
+        } else {
+            c.dst_memory_type = CU_MEMORYTYPE_ARRAY;
+            c.dst_array = array as *mut c_void;
+            c.dst_x_in_bytes = x;
+            c.dst_y = y;
+        }
+        let piece = (linear as *const u8).wrapping_add(before).cast();
+        set_linear(&mut c, from_array, ty, piece, row);
+        c.width_in_bytes = w;
+        c.height = h;
+        // Safety: this piece is inside the `count` bytes the caller vouches for.
+        unsafe { copy_2d(&c, Some(s))? };
+    }
+    Ok(())
 }
 
 /// cudaMemcpyFromArray(Async) (deprecated), the other way.
@@ -630,28 +649,8 @@ fn from_array_linear(
         (None, _) => Err(error::not_supported(
             "cudaMemcpyFromArray with cudaMemcpyDefault: name the destination's side",
         )),
-        (Some(s), _) => {
-            let row = row_bytes(src)?;
-            for (x, y, w, h, before) in row_pieces(off, count, row) {
-                let mut c = blank_2d();
-                c.src_memory_type = CU_MEMORYTYPE_ARRAY;
-                c.src_array = src as *mut c_void;
-                c.src_x_in_bytes = x;
-                c.src_y = y;
-                set_linear(
-                    &mut c,
-                    true,
-                    ty,
-                    (dst as *const u8).wrapping_add(before).cast(),
-                    row,
-                );
-                c.width_in_bytes = w;
-                c.height = h;
-                // Safety: the program says `dst` holds `count` bytes; this piece is inside them.
-                unsafe { copy_2d(&c, Some(s))? };
-            }
-            Ok(())
-        }
+        // Safety: the program says `dst` holds `count` bytes.
+        (Some(s), _) => unsafe { queue_linear(src, off, ty, dst, count, true, s) },
     }
 }
 
