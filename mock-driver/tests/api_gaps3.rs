@@ -176,3 +176,39 @@ fn a_dump_holds_the_messages_since_its_iterator_and_advances_it() {
         );
     }
 }
+
+/// cuStreamGetId: NULL and CU_STREAM_LEGACY are one stream (one id), the per-thread stream
+/// another, and no created stream reports either's id (its serial started at 1 too, and
+/// did); two live streams never share one.
+#[test]
+fn stream_ids_are_unique_among_live_streams() {
+    // Safety: live out-pointers; the streams are created here.
+    unsafe {
+        assert_eq!(cuInit(0), 0);
+        let mut ctx: CUcontext = null_mut();
+        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
+        assert_eq!(cuCtxSetCurrent(ctx), 0);
+        let id = |s: CUstream| {
+            let mut v = 0u64;
+            assert_eq!(cuStreamGetId(s, &mut v), 0);
+            v
+        };
+        let (null, legacy, per_thread) = (id(null_mut()), id(1 as CUstream), id(2 as CUstream));
+        assert_eq!(null, legacy);
+        assert_ne!(legacy, per_thread);
+        let mut created = Vec::new();
+        for _ in 0..4 {
+            let mut s: CUstream = null_mut();
+            assert_eq!(cuStreamCreate(&mut s, 0), 0);
+            created.push((s, id(s)));
+        }
+        let mut ids: Vec<u64> = created.iter().map(|c| c.1).collect();
+        ids.extend([legacy, per_thread]);
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 6, "ids {ids:?}");
+        for (s, _) in created {
+            assert_eq!(cuStreamDestroy_v2(s), 0);
+        }
+    }
+}

@@ -64,8 +64,7 @@ impl StreamApi for Mock {
 
         fn cuStreamGetId(d; s, #[late] id) {
             d.stream_info(s)?;
-            // The handle's own number: unique among the process's live streams.
-            id.write(s.serial())
+            id.write(s.reported_id())
         }
 
         fn cuStreamDestroy_v2(d; s) {

@@ -149,6 +149,19 @@ impl StreamId {
     /// cuda.h's CU_STREAM_PER_THREAD.
     pub const PER_THREAD: StreamId = StreamId(0x2);
 
+    /// What cuStreamGetId reports: unique among the process's live streams. NULL and
+    /// CU_STREAM_LEGACY name one stream, so they share 1; the per-thread stream is 2; a
+    /// created stream's serial (which starts at 1 too) is counted past both, so that no
+    /// created stream reports a default stream's id. The H200's own numbering awaits probe
+    /// api_gaps3 (section stream-ids).
+    pub fn reported_id(self) -> u64 {
+        match self {
+            Self::NULL | Self::LEGACY => 1,
+            Self::PER_THREAD => 2,
+            s => s.serial() + 2,
+        }
+    }
+
     /// One of the default streams, which always exist and belong to the current context.
     pub fn is_default(self) -> bool {
         self == Self::NULL || self == Self::LEGACY || self == Self::PER_THREAD
