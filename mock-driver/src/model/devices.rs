@@ -111,6 +111,17 @@ impl Driver {
                 .copied()
                 .unwrap_or(0)
                 != 0;
+        // Observed on the H200 (random VMM cases, runs/2026-12-03-h200-session16: 67 of
+        // 67 host-located cuMemCreate calls asking for POSIX fd export refused, 136 of 136
+        // without it made; HOST_NUMA not asked).
+        if prop.location.type_ == CU_MEM_LOCATION_TYPE_HOST
+            && types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR != 0
+        {
+            return Err(invalid(
+                "memory located on the host cannot be exported as a POSIX file descriptor \
+                 (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR with CU_MEM_LOCATION_TYPE_HOST)",
+            ));
+        }
         Ok(AllocationProp {
             // Observed: host memory reports itself as HOST_NUMA node 0.
             location_type: if dev {
