@@ -48,3 +48,32 @@ fn host_located_memory_cannot_ask_for_a_posix_fd() {
         }
     }
 }
+
+/// cuMemCreate on a device that does not exist is CUDA_ERROR_INVALID_DEVICE, but with a
+/// size no granularity divides the size is refused first (INVALID_VALUE), as the H200 did
+/// for every such pair.
+#[test]
+fn a_bad_size_is_refused_before_a_missing_device() {
+    // Safety: live out-pointers.
+    unsafe {
+        assert_eq!(cuInit(0), 0);
+        let g = 2 << 20;
+        let mut h: CUmemGenericAllocationHandle = 0;
+        for (size, code) in [
+            (g, CUDA_ERROR_INVALID_DEVICE),
+            (0, CUDA_ERROR_INVALID_VALUE),
+            (4096, CUDA_ERROR_INVALID_VALUE),
+            (g + 4096, CUDA_ERROR_INVALID_VALUE),
+        ] {
+            for device in [-1, 7] {
+                let mut p = prop(CU_MEM_LOCATION_TYPE_DEVICE, 0);
+                p.location.id = device;
+                assert_eq!(
+                    cuMemCreate(&mut h, size, &p, 0),
+                    code,
+                    "size {size} device {device}"
+                );
+            }
+        }
+    }
+}

@@ -28,7 +28,7 @@ impl VirtualMemoryApi for Mock {
         }
 
         fn cuMemCreate(d; handle, size, prop, flags) {
-            let p = d.check_prop(&prop)?;
+            let p = d.check_create(size as u64, &prop)?;
             handle.write(created(Made::Allocation, d.create(size as u64, p, flags)?))
         }
 

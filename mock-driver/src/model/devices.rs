@@ -66,6 +66,30 @@ impl Driver {
         })
     }
 
+    /// Checks cuMemCreate's size and `CUmemAllocationProp` in the H200's order: a location
+    /// naming no device is CUDA_ERROR_INVALID_DEVICE, but a size that no granularity
+    /// divides (0, 4 KiB, a granule and 4 KiB) is refused first, as CUDA_ERROR_INVALID_VALUE
+    /// (random VMM cases, runs/2026-12-03-h200-session16: 5 of 5 such creates, while 63 of
+    /// 63 with whole granules were INVALID_DEVICE).
+    pub fn check_create(
+        &self,
+        size: u64,
+        prop: &cumock_abi::CUmemAllocationProp,
+    ) -> CuResult<AllocationProp> {
+        self.check_prop(prop).map_err(|e| {
+            let g = self.profile.minimum_granularity();
+            if e.code == cumock_abi::result::CUDA_ERROR_INVALID_DEVICE
+                && (size == 0 || !size.is_multiple_of(g))
+            {
+                invalid(format!(
+                    "size {size:#x} is not a non-zero multiple of the granularity {g:#x}"
+                ))
+            } else {
+                e
+            }
+        })
+    }
+
     /// Checks a `CUmemAllocationProp` as cuMemCreate reads it.
     pub fn check_prop(&self, prop: &cumock_abi::CUmemAllocationProp) -> CuResult<AllocationProp> {
         if prop.type_ != CU_MEM_ALLOCATION_TYPE_PINNED {
