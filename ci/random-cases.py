@@ -238,11 +238,10 @@ class Case:
 
     def set_access(self):
         grant = self.rng.choice(["0:rw", "0:rw", "0:rw", "0:r", "0:none", "host:rw", "1:rw"])
-        extra = ""
         if self.rng.random() < 0.1:
             grant += " grant=" + self.rng.choice(["0:r", "0:rw"])
         size, span = self.granules(8)
-        self.emit(f"set-access {self.address(span)} {size} grant={grant}{extra}")
+        self.emit(f"set-access {self.address(span)} {size} grant={grant}")
 
     def get_access(self):
         self.emit(f"get-access {self.mapped_address()}")
