@@ -4,6 +4,7 @@
 # clients on both drivers, the probes, the PTX corpus, the runtime programs with NVIDIA's
 # and cumock's runtime, PyTorch on both stacks, and the benchmark.
 #   cargo build --release --workspace    # where Rust is; carry target/release/{cumock,libcuda.so,libcudart.so,libcudatrace.so}
+#                                        # (or ci/pack-gpu-bin.sh and CUMOCK_BIN=target/gpu-min: smaller)
 #   ci/gpu-all.sh OUTDIR                 # on the GPU runner: OUTDIR/<part>.tgz
 # Never runs multicast APIs: they can take a host's GPUs out of service.
 set -uo pipefail
@@ -12,6 +13,12 @@ cd "$(dirname "$0")/.."
 export PATH=$PATH:/usr/local/cuda/bin
 work=$(mktemp -d)
 status=0
+# Which commit the carried binaries were built from (ci/pack-gpu-bin.sh), beside the
+# tree's: a recording made with stale binaries must say so.
+{
+    echo "tree: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+    echo "binaries: $(cat "${CUMOCK_BIN:-target/release}/BUILT_FROM" 2>/dev/null || echo 'not from ci/pack-gpu-bin.sh')"
+} > "$out/built-from.txt"
 # Each part is archived as soon as it ends, so that a run stopped by a time limit still
 # brings back what it finished.
 part() {

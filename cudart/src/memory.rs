@@ -875,11 +875,13 @@ fn memset_3d(
     if h == 1 && depth == 1 {
         return memset(p.ptr, value, w, stream);
     }
+    // cudaErrorInvalidValue, not cudaMemcpy2D's cudaErrorInvalidPitchValue: the H200's
+    // answer (clients/runtime/goldens/.../per_thread_arrays.txt).
     if w > p.pitch {
-        return Err(RtError::new(
-            12,
-            format!("width {w} is larger than the pitch {}", p.pitch),
-        ));
+        return Err(error::invalid(format!(
+            "width {w} is larger than the pitch {}",
+            p.pitch
+        )));
     }
     let slice = p
         .pitch

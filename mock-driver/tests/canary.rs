@@ -156,9 +156,16 @@ DONE:
 "#;
 
 fn prop(location: i32) -> CUmemAllocationProp {
+    // Host-located memory exportable as a POSIX fd is refused (INVALID_VALUE), as on the
+    // H200; device memory asks for it, as allocators that share memory do.
+    let requested_handle_types = if location == CU_MEM_LOCATION_TYPE_HOST {
+        CU_MEM_HANDLE_TYPE_NONE
+    } else {
+        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+    };
     CUmemAllocationProp {
         type_: 1,
-        requested_handle_types: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+        requested_handle_types,
         location: CUmemLocation {
             type_: location,
             id: 0,
