@@ -18,6 +18,8 @@ use std::ffi::{c_int, c_uint, c_void};
 
 /// cudaErrorInvalidChannelDescriptor.
 const INVALID_CHANNEL_DESCRIPTOR: error::CudaError = 20;
+/// cudaErrorInvalidNormSetting: normalized reads of what cannot be normalized.
+const INVALID_NORM_SETTING: error::CudaError = 27;
 
 const CU_MEMORYTYPE_HOST: u32 = 1;
 const CU_MEMORYTYPE_DEVICE: u32 = 2;
@@ -834,6 +836,20 @@ cudart_fn! {
     }
 }
 
+/// The CUarray_format of what a texture reads: a linear or pitched resource's own, an
+/// array's (a mipmapped array's level 0's) from the driver.
+fn resource_format(d: &crate::driver::Driver, r: &CUDA_RESOURCE_DESC) -> RtResult<i32> {
+    match r.res_type {
+        0 => Ok(array_descriptor(r.res[0])?.format),
+        1 => {
+            let mut a = std::ptr::null_mut();
+            d.cuMipmappedArrayGetLevel(&mut a, r.res[0] as CUmipmappedArray, 0)?;
+            Ok(array_descriptor(a as u64)?.format)
+        }
+        _ => Ok(r.res[1] as u32 as i32),
+    }
+}
+
 /// The runtime's resource description as the driver's (channel descriptions become
 /// CUarray_format and channel counts).
 fn driver_resource(r: &ResourceDesc) -> RtResult<CUDA_RESOURCE_DESC> {
@@ -876,9 +892,25 @@ cudart_fn! {
         let (tex, res, desc) = unsafe { (out_ref(tex)?, res.as_ref(), desc.as_ref()) };
         let res = res.ok_or_else(|| error::invalid("pResDesc is NULL"))?;
         let t = desc.ok_or_else(|| error::invalid("pTexDesc is NULL"))?;
+        let r = driver_resource(res)?;
+        let (d, _, _) = with_context()?;
+        // A resource the driver does not know is for cuTexObjectCreate to refuse.
+        let format = resource_format(d, &r).ok();
+        let small_integers = matches!(format, Some(0x01 | 0x02 | 0x08 | 0x09));
+        // The resource's own format decides, not a view's: on the H200 NVIDIA's runtime
+        // refuses normalized reads of a u32 array through a uchar4 or short2 view, and a
+        // uchar4 view of one read in element type returns normalized floats
+        // (clients/runtime/texture_views.cu's recording). So the runtime asks for
+        // integer reads (CU_TRSF_READ_AS_INTEGER) only where its resource's format has
+        // 8- or 16-bit integers, the only ones the flag changes without a view.
+        if t.read_mode != 0 && matches!(format, Some(0x03 | 0x0a)) {
+            return Err(RtError::new(
+                INVALID_NORM_SETTING,
+                "cudaReadModeNormalizedFloat of 32-bit integers (the resource's format)",
+            ));
+        }
         let mut flags = 0;
-        // cudaReadModeElementType: integers read as integers.
-        if t.read_mode == 0 {
+        if t.read_mode == 0 && small_integers {
             flags |= 0x01;
         }
         if t.normalized_coords != 0 {
@@ -905,8 +937,6 @@ cudart_fn! {
             border_color: t.border_color,
             reserved: [0; 12],
         };
-        let r = driver_resource(res)?;
-        let (d, _, _) = with_context()?;
         let mut h = 0;
         // Safety: the view is NULL (none) or the program's, readable as the header requires.
         unsafe { d.cuTexObjectCreate(&mut h, &r, &td, view)? };
@@ -916,13 +946,19 @@ cudart_fn! {
 }
 
 cudart_fn! {
-    /// The driver's answer (for an object made without a view, the H200's driver leaves
-    /// the descriptor as it was and succeeds; what NVIDIA's runtime makes of that is
-    /// for clients/runtime/texture_views.cu's recording to say).
+    /// The driver's answer. For an object made without a view the H200's driver leaves
+    /// the descriptor as it was and succeeds, and NVIDIA's runtime answers zeros
+    /// (clients/runtime/texture_views.cu's recording): the driver fills a cleared copy,
+    /// the program's is written only on success.
     fn cudaGetTextureObjectResourceViewDesc(view: *mut CUDA_RESOURCE_VIEW_DESC, tex: u64) {
+        // Safety: NULL (refused) or writable, as the header requires.
+        let out = unsafe { out_ref(view)? };
         let (d, _, _) = with_context()?;
-        // Safety: the program's pointer: NULL (the driver refuses it) or writable.
-        unsafe { d.cuTexObjectGetResourceViewDesc(view, tex) }
+        let mut got = CUDA_RESOURCE_VIEW_DESC::default();
+        // Safety: a local descriptor, writable.
+        unsafe { d.cuTexObjectGetResourceViewDesc(&mut got, tex)? };
+        *out = got;
+        Ok(())
     }
 }
 
