@@ -91,7 +91,9 @@ static void bc_block(const char *what, cudaResourceViewFormat f, const uint32_t 
     if (!a) return;
     T(cudaMemcpy2DToArray(a, 0, 0, block, words * 4, words * 4, 1, cudaMemcpyHostToDevice));
     cudaResourceDesc r = over_array(a);
-    cudaTextureDesc td = point(0, cudaReadModeNormalizedFloat);
+    // Element type: NVIDIA's runtime refuses normalized reads of the 32-bit array under
+    // the view (cudaErrorInvalidNormSetting, first recording); the BC view reads floats.
+    cudaTextureDesc td = point(0, cudaReadModeElementType);
     cudaResourceViewDesc v = view(f, 4, 4, 0);
     cudaTextureObject_t tex = 0;
     printf("%s\n", what);

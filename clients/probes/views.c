@@ -1,0 +1,410 @@
+/* Probe: texture views and descriptors at the driver, where NVIDIA's runtime left
+ * questions (clients/runtime/texture_views.cu's first recording refused every level and
+ * layer subrange it tried, and read a uchar4 view of a u32 array in element type as
+ * normalized floats; per_thread_arrays read a border colour back as 0):
+ * - which level subranges of a mipmapped array a view may name, with which extent
+ *   (the original resource's, the first level's), and what level 0 of the view reads;
+ * - which layer subranges of a layered array and of a cubemap array, with which depth;
+ * - a uchar4 view of a u32 array read with and without CU_TRSF_READ_AS_INTEGER, and a BC1
+ *   view of a u32x2 array both ways: does the driver honour the flag for views;
+ * - what cuTexObjectGetTextureDesc answers for a border colour no address mode uses.
+ * Texels are read by a PTX kernel and printed bit for bit. */
+#include "probe.h"
+
+static const char *PTX =
+    ".version 8.0\n"
+    ".target sm_90\n"
+    ".address_size 64\n"
+    /* Thread t reads texel (t % w, t / w) by integer coordinates. */
+    ".visible .entry read2d(.param .u64 tex, .param .u64 out, .param .u32 w, .param .u32 n)\n"
+    "{\n"
+    "  .reg .b32 %r<8>; .reg .b64 %rd<8>; .reg .f32 %f<5>; .reg .pred %p;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  ld.param.u32 %r2, [n];\n"
+    "  setp.ge.u32 %p, %r1, %r2;\n"
+    "  @%p bra DONE;\n"
+    "  ld.param.u32 %r3, [w];\n"
+    "  rem.u32 %r4, %r1, %r3;\n"
+    "  div.u32 %r5, %r1, %r3;\n"
+    "  ld.param.u64 %rd1, [tex];\n"
+    "  tex.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r4, %r5}];\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  cvta.to.global.u64 %rd3, %rd2;\n"
+    "  mul.wide.u32 %rd4, %r1, 16;\n"
+    "  add.s64 %rd5, %rd3, %rd4;\n"
+    "  st.global.v4.f32 [%rd5], {%f1, %f2, %f3, %f4};\n"
+    "DONE:\n"
+    "  ret;\n"
+    "}\n"
+    /* Texel (0.5, 0.5) at a level of detail. */
+    ".visible .entry read_lod(.param .u64 tex, .param .u64 out, .param .f32 lod)\n"
+    "{\n"
+    "  .reg .b64 %rd<4>; .reg .f32 %f<8>;\n"
+    "  ld.param.u64 %rd1, [tex];\n"
+    "  ld.param.f32 %f5, [lod];\n"
+    "  mov.f32 %f6, 0f3F000000;\n"
+    "  tex.level.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f6, %f6}], %f5;\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  cvta.to.global.u64 %rd3, %rd2;\n"
+    "  st.global.v4.f32 [%rd3], {%f1, %f2, %f3, %f4};\n"
+    "  ret;\n"
+    "}\n"
+    /* Texel (0, 0) of a layer. */
+    ".visible .entry read_layer(.param .u64 tex, .param .u64 out, .param .u32 layer)\n"
+    "{\n"
+    "  .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .f32 %f<5>;\n"
+    "  ld.param.u64 %rd1, [tex];\n"
+    "  ld.param.u32 %r1, [layer];\n"
+    "  mov.u32 %r2, 0;\n"
+    "  tex.a2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r2, %r2, %r2}];\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  cvta.to.global.u64 %rd3, %rd2;\n"
+    "  st.global.v4.f32 [%rd3], {%f1, %f2, %f3, %f4};\n"
+    "  ret;\n"
+    "}\n";
+
+static CUmodule mod;
+static CUdeviceptr out;
+
+static void setup(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    MUST(cuModuleLoadData(&mod, PTX));
+    MUST(cuMemAlloc(&out, 64 * 16));
+}
+
+static CUDA_TEXTURE_DESC point(unsigned flags) {
+    CUDA_TEXTURE_DESC t;
+    memset(&t, 0, sizeof t);
+    t.addressMode[0] = t.addressMode[1] = t.addressMode[2] = CU_TR_ADDRESS_MODE_CLAMP;
+    t.filterMode = CU_TR_FILTER_MODE_POINT;
+    t.flags = flags;
+    t.maxMipmapLevelClamp = 100;
+    return t;
+}
+
+static CUDA_RESOURCE_VIEW_DESC view(CUresourceViewFormat f, size_t w, size_t h, size_t d) {
+    CUDA_RESOURCE_VIEW_DESC v;
+    memset(&v, 0, sizeof v);
+    v.format = f;
+    v.width = w;
+    v.height = h;
+    v.depth = d;
+    return v;
+}
+
+static CUDA_RESOURCE_DESC over_array(CUarray a) {
+    CUDA_RESOURCE_DESC r;
+    memset(&r, 0, sizeof r);
+    r.resType = CU_RESOURCE_TYPE_ARRAY;
+    r.res.array.hArray = a;
+    return r;
+}
+
+static CUarray array3(size_t w, size_t h, size_t d, CUarray_format f, unsigned ch, unsigned flags) {
+    CUDA_ARRAY3D_DESCRIPTOR a;
+    memset(&a, 0, sizeof a);
+    a.Width = w;
+    a.Height = h;
+    a.Depth = d;
+    a.Format = f;
+    a.NumChannels = ch;
+    a.Flags = flags;
+    CUarray arr;
+    MUST(cuArray3DCreate(&arr, &a));
+    return arr;
+}
+
+/* cuMemcpyHtoA is for 1D arrays only on the H200 (INVALID_VALUE for a 2D one). */
+static void to_array(CUarray a, const void *host, size_t row_bytes, size_t rows) {
+    CUDA_MEMCPY2D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = row_bytes;
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = a;
+    c.WidthInBytes = row_bytes;
+    c.Height = rows;
+    MUST(cuMemcpy2D(&c));
+}
+
+static void print_words(const char *what, int words) {
+    uint32_t host[64 * 4];
+    MUST(cuCtxSynchronize());
+    MUST(cuMemcpyDtoH(host, out, (size_t)words * 4));
+    printf("  %s:", what);
+    for (int i = 0; i < words; i++) printf(" %08x", host[i]);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* Reads w x h texels of `tex` and prints them (four words a texel). */
+static void read_texels(const char *what, CUtexObject tex, unsigned w, unsigned h) {
+    CUfunction f;
+    MUST(cuModuleGetFunction(&f, mod, "read2d"));
+    MUST(cuMemsetD8(out, 0, 64 * 16));
+    unsigned n = w * h;
+    void *args[] = {&tex, &out, &w, &n};
+    if (CALL("launch read2d", cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, NULL, args, NULL)) == CUDA_SUCCESS)
+        print_words(what, (int)n * 4);
+}
+
+static void read_lod(const char *what, CUtexObject tex, float lod) {
+    CUfunction f;
+    MUST(cuModuleGetFunction(&f, mod, "read_lod"));
+    MUST(cuMemsetD8(out, 0, 16));
+    void *args[] = {&tex, &out, &lod};
+    if (CALL("launch read_lod", cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL)) == CUDA_SUCCESS)
+        print_words(what, 1);
+}
+
+static void read_layer(const char *what, CUtexObject tex, unsigned layer) {
+    CUfunction f;
+    MUST(cuModuleGetFunction(&f, mod, "read_layer"));
+    MUST(cuMemsetD8(out, 0, 16));
+    void *args[] = {&tex, &out, &layer};
+    if (CALL("launch read_layer", cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL)) == CUDA_SUCCESS)
+        print_words(what, 1);
+}
+
+/* Level subranges of a 16 x 16 float mipmapped array of 5 levels (level L holds 10 + L):
+ * the view's extent the original resource's, then the first level's. */
+static void mip_level_views(void) {
+    setup();
+    CUDA_ARRAY3D_DESCRIPTOR a;
+    memset(&a, 0, sizeof a);
+    a.Width = 16;
+    a.Height = 16;
+    a.Format = CU_AD_FORMAT_FLOAT;
+    a.NumChannels = 1;
+    CUmipmappedArray mip;
+    MUST(cuMipmappedArrayCreate(&mip, &a, 5));
+    for (unsigned l = 0; l < 5; l++) {
+        CUarray level;
+        MUST(cuMipmappedArrayGetLevel(&level, mip, l));
+        unsigned n = 16 >> l;
+        float host[256];
+        for (unsigned i = 0; i < n * n; i++) host[i] = 10.0f + (float)l;
+        CUDA_MEMCPY2D c;
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c.srcHost = host;
+        c.srcPitch = n * 4;
+        c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+        c.dstArray = level;
+        c.WidthInBytes = n * 4;
+        c.Height = n;
+        MUST(cuMemcpy2D(&c));
+    }
+    CUDA_RESOURCE_DESC r;
+    memset(&r, 0, sizeof r);
+    r.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+    r.res.mipmap.hMipmappedArray = mip;
+    CUDA_TEXTURE_DESC t = point(0);
+    t.mipmapFilterMode = CU_TR_FILTER_MODE_POINT;
+    static const unsigned ranges[][2] = {{0, 0}, {0, 4}, {1, 1}, {1, 2}, {1, 4}, {4, 4}, {2, 5}};
+    for (unsigned i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        unsigned first = ranges[i][0], last = ranges[i][1];
+        size_t sizes[] = {16, (size_t)16 >> (first > 4 ? 4 : first)};
+        for (unsigned s = 0; s < 2; s++) {
+            if (s == 1 && sizes[1] == sizes[0]) continue;
+            CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_FLOAT_1X32, sizes[s], sizes[s], 0);
+            v.firstMipmapLevel = first;
+            v.lastMipmapLevel = last;
+            char what[96];
+            snprintf(what, sizeof what, "levels %u..%u, extent %zu", first, last, sizes[s]);
+            CUtexObject o;
+            if (CALL(what, cuTexObjectCreate(&o, &r, &t, &v)) == CUDA_SUCCESS) {
+                read_lod("lod 0", o, 0.0f);
+                read_lod("lod 1", o, 1.0f);
+                CUDA_RESOURCE_VIEW_DESC back;
+                FILL(back);
+                if (CALL("its view", cuTexObjectGetResourceViewDesc(&back, o)) == CUDA_SUCCESS)
+                    SAY("view: format %d %zux%zux%zu levels %u..%u layers %u..%u", (int)back.format,
+                        back.width, back.height, back.depth, back.firstMipmapLevel, back.lastMipmapLevel,
+                        back.firstLayer, back.lastLayer);
+                cuTexObjectDestroy(o);
+            }
+        }
+    }
+    /* A view with no format of its own over the mipmapped array. */
+    CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_FLOAT_1X32, 8, 8, 0);
+    v.firstMipmapLevel = 1;
+    v.lastMipmapLevel = 1;
+    v.format = CU_RES_VIEW_FORMAT_NONE;
+    CUtexObject o;
+    if (CALL("levels 1..1, extent 8, format NONE", cuTexObjectCreate(&o, &r, &t, &v)) == CUDA_SUCCESS)
+        cuTexObjectDestroy(o);
+    MUST(cuMipmappedArrayDestroy(mip));
+}
+
+/* Layer subranges of a 2 x 2 x 4 layered u32 array (layer L holds 100 + L), then of a
+ * 2 x 2 cubemap array of two cubemaps (12 layers). */
+static void layers(const char *kind, unsigned count, unsigned flags, const unsigned (*ranges)[2], unsigned n) {
+    CUarray a = array3(2, 2, count, CU_AD_FORMAT_UNSIGNED_INT32, 1, flags);
+    uint32_t host[2 * 2 * 12];
+    for (unsigned i = 0; i < 4 * count; i++) host[i] = 100 + i / 4;
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = 8;
+    c.srcHeight = 2;
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = a;
+    c.WidthInBytes = 8;
+    c.Height = 2;
+    c.Depth = count;
+    MUST(cuMemcpy3D(&c));
+    CUDA_RESOURCE_DESC r = over_array(a);
+    CUDA_TEXTURE_DESC t = point(CU_TRSF_READ_AS_INTEGER);
+    for (unsigned i = 0; i < n; i++) {
+        unsigned first = ranges[i][0], last = ranges[i][1];
+        size_t depths[] = {0, count, last - first + 1};
+        for (unsigned s = 0; s < 3; s++) {
+            if (s == 2 && depths[2] == depths[1]) continue;
+            CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_UINT_1X32, 2, 2, depths[s]);
+            v.firstLayer = first;
+            v.lastLayer = last;
+            char what[96];
+            snprintf(what, sizeof what, "%s layers %u..%u, depth %zu", kind, first, last, depths[s]);
+            CUtexObject o;
+            if (CALL(what, cuTexObjectCreate(&o, &r, &t, &v)) == CUDA_SUCCESS) {
+                if (!(flags & CUDA_ARRAY3D_CUBEMAP)) {
+                    read_layer("layer 0", o, 0);
+                    read_layer("layer 1", o, 1);
+                }
+                cuTexObjectDestroy(o);
+            }
+        }
+    }
+    MUST(cuArrayDestroy(a));
+}
+
+static void layer_views(void) {
+    setup();
+    static const unsigned ranges[][2] = {{0, 3}, {0, 0}, {1, 1}, {1, 2}, {2, 3}, {3, 4}};
+    layers("layered", 4, CUDA_ARRAY3D_LAYERED, ranges, sizeof ranges / sizeof ranges[0]);
+}
+
+static void cubemap_views(void) {
+    setup();
+    static const unsigned ranges[][2] = {{0, 11}, {0, 5}, {6, 11}, {1, 1}, {0, 0}, {1, 6}};
+    layers("cubemap array", 12, CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP, ranges,
+           sizeof ranges / sizeof ranges[0]);
+}
+
+/* A 4 x 1 u32 array holding one float, one negative float, bytes 1 2 3 4 and a mix;
+ * read through a uchar4 view without and with CU_TRSF_READ_AS_INTEGER, and as itself. */
+static void view_read_modes(void) {
+    setup();
+    CUarray a = array3(4, 1, 0, CU_AD_FORMAT_UNSIGNED_INT32, 1, 0);
+    const uint32_t words[4] = {0x3fc00000u, 0xc0000000u, 0x04030201u, 0xff80007fu};
+    to_array(a, words, sizeof words, 1);
+    CUDA_RESOURCE_DESC r = over_array(a);
+    static const struct {
+        const char *what;
+        CUresourceViewFormat f;
+        unsigned flags;
+    } tries[] = {
+        {"no view, flags 0", CU_RES_VIEW_FORMAT_NONE, 0},
+        {"no view, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_NONE, CU_TRSF_READ_AS_INTEGER},
+        {"uchar4 view, flags 0", CU_RES_VIEW_FORMAT_UINT_4X8, 0},
+        {"uchar4 view, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_UINT_4X8, CU_TRSF_READ_AS_INTEGER},
+        {"char4 view, flags 0", CU_RES_VIEW_FORMAT_SINT_4X8, 0},
+        {"short2 view, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_SINT_2X16, CU_TRSF_READ_AS_INTEGER},
+        {"half2 view, flags 0", CU_RES_VIEW_FORMAT_FLOAT_2X16, 0},
+        {"float view, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_FLOAT_1X32, CU_TRSF_READ_AS_INTEGER},
+    };
+    for (unsigned i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+        CUDA_TEXTURE_DESC t = point(tries[i].flags);
+        CUDA_RESOURCE_VIEW_DESC v = view(tries[i].f, 4, 1, 0);
+        CUtexObject o;
+        if (CALL(tries[i].what, cuTexObjectCreate(&o, &r, &t, tries[i].f == CU_RES_VIEW_FORMAT_NONE ? NULL : &v)) ==
+            CUDA_SUCCESS) {
+            read_texels("texels", o, 4, 1);
+            cuTexObjectDestroy(o);
+        }
+    }
+    MUST(cuArrayDestroy(a));
+}
+
+/* One BC1 block (colours 0xffff and 0x0000, indices 0 1 2 3 along each row) in a 1 x 1
+ * u32x2 array, read through a 4 x 4 BC1 view without and with CU_TRSF_READ_AS_INTEGER,
+ * and through BC1 sRGB. */
+static void bc_view_read_modes(void) {
+    setup();
+    CUarray a = array3(1, 1, 0, CU_AD_FORMAT_UNSIGNED_INT32, 2, 0);
+    const uint32_t block[2] = {0x0000ffffu, 0xe4e4e4e4u};
+    to_array(a, block, sizeof block, 1);
+    CUDA_RESOURCE_DESC r = over_array(a);
+    static const struct {
+        const char *what;
+        CUresourceViewFormat f;
+        unsigned flags;
+    } tries[] = {
+        {"BC1, flags 0", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, 0},
+        {"BC1, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, CU_TRSF_READ_AS_INTEGER},
+        {"BC1, SRGB", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, CU_TRSF_SRGB},
+        {"BC1 view 8 x 4", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, 0},
+    };
+    for (unsigned i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+        CUDA_TEXTURE_DESC t = point(tries[i].flags);
+        CUDA_RESOURCE_VIEW_DESC v = view(tries[i].f, i == 3 ? 8 : 4, 4, 0);
+        CUtexObject o;
+        if (CALL(tries[i].what, cuTexObjectCreate(&o, &r, &t, &v)) == CUDA_SUCCESS) {
+            read_texels("row 0", o, 4, 1);
+            cuTexObjectDestroy(o);
+        }
+    }
+    MUST(cuArrayDestroy(a));
+}
+
+/* What cuTexObjectGetTextureDesc answers for a border colour, by address modes. */
+static void border_readback(void) {
+    setup();
+    CUarray a = array3(4, 4, 0, CU_AD_FORMAT_FLOAT, 1, 0);
+    CUDA_RESOURCE_DESC r = over_array(a);
+    static const struct {
+        const char *what;
+        CUaddress_mode m0, m1;
+    } tries[] = {
+        {"clamp, wrap", CU_TR_ADDRESS_MODE_CLAMP, CU_TR_ADDRESS_MODE_WRAP},
+        {"border, clamp", CU_TR_ADDRESS_MODE_BORDER, CU_TR_ADDRESS_MODE_CLAMP},
+        {"clamp, border", CU_TR_ADDRESS_MODE_CLAMP, CU_TR_ADDRESS_MODE_BORDER},
+        {"mirror, mirror", CU_TR_ADDRESS_MODE_MIRROR, CU_TR_ADDRESS_MODE_MIRROR},
+    };
+    for (unsigned i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+        CUDA_TEXTURE_DESC t = point(0);
+        t.addressMode[0] = tries[i].m0;
+        t.addressMode[1] = tries[i].m1;
+        t.addressMode[2] = CU_TR_ADDRESS_MODE_CLAMP;
+        t.borderColor[0] = 0.25f;
+        t.borderColor[2] = 0.5f;
+        t.maxAnisotropy = 4;
+        t.mipmapLevelBias = 1.5f;
+        CUtexObject o;
+        if (CALL(tries[i].what, cuTexObjectCreate(&o, &r, &t, NULL)) == CUDA_SUCCESS) {
+            CUDA_TEXTURE_DESC back;
+            FILL(back);
+            if (CALL("its texture descriptor", cuTexObjectGetTextureDesc(&back, o)) == CUDA_SUCCESS)
+                SAY("address %d %d %d border %g %g %g %g aniso %u bias %g clamp %g..%g flags 0x%x",
+                    back.addressMode[0], back.addressMode[1], back.addressMode[2], back.borderColor[0],
+                    back.borderColor[1], back.borderColor[2], back.borderColor[3], back.maxAnisotropy,
+                    back.mipmapLevelBias, back.minMipmapLevelClamp, back.maxMipmapLevelClamp, back.flags);
+            cuTexObjectDestroy(o);
+        }
+    }
+    MUST(cuArrayDestroy(a));
+}
+
+int main(void) {
+    section("mip-level-views", mip_level_views);
+    section("layer-views", layer_views);
+    section("cubemap-views", cubemap_views);
+    section("view-read-modes", view_read_modes);
+    section("bc-view-read-modes", bc_view_read_modes);
+    section("border-readback", border_readback);
+    return 0;
+}
