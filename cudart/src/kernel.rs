@@ -462,9 +462,14 @@ fn load_module(d: &Driver, image: usize) -> RtResult<CUmodule> {
 }
 
 /// Links a device-linked program's objects (their fatbins, in link order) with the
-/// driver's linker, as nvlink linked their cubins, and loads the result: what runs where
-/// the linked SASS cannot. The linker's error log becomes the message.
-fn link_prelinked(d: &Driver, objects: &[(usize, usize)]) -> RtResult<CUmodule> {
+/// driver's linker, as nvlink linked their cubins, and loads the result with `load` (as a
+/// module or a library) while the linker still holds it: what runs where the linked SASS
+/// cannot. The linker's error log becomes the message.
+fn link_prelinked<T>(
+    d: &Driver,
+    objects: &[(usize, usize)],
+    load: impl FnOnce(usize) -> RtResult<T>,
+) -> RtResult<T> {
     const CU_JIT_ERROR_LOG_BUFFER: i32 = 5;
     const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: i32 = 6;
     const CU_JIT_INPUT_FATBINARY: i32 = 2;
@@ -497,7 +502,7 @@ fn link_prelinked(d: &Driver, objects: &[(usize, usize)]) -> RtResult<CUmodule> 
         // Safety: out-pointers to our locals; the image stays the linker's until
         // cuLinkDestroy, after the module is loaded from it.
         unsafe { d.cuLinkComplete(state, &mut image, &mut size)? };
-        load_module(d, image as usize)
+        load(image as usize)
     })();
     let _ = d.cuLinkDestroy(state);
     linked.map_err(|mut e| {
@@ -530,18 +535,16 @@ fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
     if let Some(m) = loaded {
         return Ok(m as CUmodule);
     }
-    // As NVIDIA's runtime does since CUDA 12, a fatbin is a library, and each context's
-    // module is the library's: then a cudaKernel_t of it (cudaGetKernel) launches the
-    // same code over the same variables as `<<<>>>`. A device-linked image, or a driver
-    // without libraries, is loaded as a module (its load error says the driver's reason).
-    let from_library = if prelinked.is_empty() {
-        fatbin_library(d, fatbin).ok().and_then(|l| {
-            let mut m = std::ptr::null_mut();
-            d.cuLibraryGetModule(&mut m, l).ok().map(|()| m)
-        })
-    } else {
-        None
-    };
+    // As NVIDIA's runtime does since CUDA 12, a fatbin is a library (a device-linked
+    // program's too: `fatbin_library` links its objects where the driver cannot load
+    // the linked image), and each context's module is the library's: then a
+    // cudaKernel_t of it (cudaGetKernel) launches the same code over the same variables
+    // as `<<<>>>`. A driver without libraries gets modules (its load error says the
+    // driver's reason).
+    let from_library = fatbin_library(d, fatbin).ok().and_then(|l| {
+        let mut m = std::ptr::null_mut();
+        d.cuLibraryGetModule(&mut m, l).ok().map(|()| m)
+    });
     let m = match from_library {
         Some(m) => Ok(m),
         None => load_module(d, image),
@@ -550,7 +553,7 @@ fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
         // A device-linked image holds the linked SASS only: a driver that cannot load it
         // (the mock runs PTX) gets the objects' relocatable PTX linked by its own linker.
         Err(e) if e.code == error::NO_KERNEL_IMAGE_FOR_DEVICE && !prelinked.is_empty() => {
-            link_prelinked(d, &prelinked).map_err(|le| {
+            link_prelinked(d, &prelinked, |image| load_module(d, image)).map_err(|le| {
                 RtError::new(
                     le.code,
                     format!(
@@ -736,20 +739,38 @@ cudart_fn! {
 }
 
 /// The library a registered fatbin is loaded as, loaded at first use. A device-linked
-/// image the driver cannot load (its objects' PTX linked instead, `link_prelinked`) has
-/// none: its kernels have no cudaKernel_t here.
+/// image the driver cannot load (the mock runs PTX, the image is SASS) is its objects'
+/// own PTX linked by the driver's linker (`link_prelinked`), loaded as the library.
 fn fatbin_library(d: &Driver, fatbin: usize) -> RtResult<CUlibrary> {
     if let Some(l) = with_registry(|r| r.libraries.get(&fatbin).copied()) {
         return Ok(l as CUlibrary);
     }
-    let image = with_registry(|r| r.fatbins.get(&fatbin).map(|f| f.image)).ok_or_else(|| {
+    let (image, prelinked) = with_registry(|r| {
+        r.fatbins
+            .get(&fatbin)
+            .map(|f| (f.image, f.prelinked.clone()))
+    })
+    .ok_or_else(|| {
         RtError::new(
             error::INVALID_DEVICE_FUNCTION,
             "its fatbin is not registered",
         )
     })?;
+    let l = match library_load(d, image) {
+        Err(e) if e.code == error::NO_KERNEL_IMAGE_FOR_DEVICE && !prelinked.is_empty() => {
+            link_prelinked(d, &prelinked, |linked| library_load(d, linked))?
+        }
+        r => r?,
+    };
+    with_registry(|r| r.libraries.insert(fatbin, l as usize));
+    Ok(l)
+}
+
+/// cuLibraryLoadData of an image, without options.
+fn library_load(d: &Driver, image: usize) -> RtResult<CUlibrary> {
     let mut l = std::ptr::null_mut();
-    // Safety: the fatbin image nvcc embedded in the program; no options.
+    // Safety: an image nvcc embedded in the program or the driver's linker made, alive
+    // for the call; no options.
     unsafe {
         d.cuLibraryLoadData(
             &mut l,
@@ -762,7 +783,6 @@ fn fatbin_library(d: &Driver, fatbin: usize) -> RtResult<CUlibrary> {
             0,
         )?
     };
-    with_registry(|r| r.libraries.insert(fatbin, l as usize));
     Ok(l)
 }
 

@@ -35,14 +35,21 @@ int main() {
   CHECK(cudaMemcpyFromSymbol(&f, scaled_ptr, sizeof f));
   apply<<<(n + 255) / 256, 256>>>(d, f, n);
   CHECK(cudaGetLastError());
+  // Once more through its cudaKernel_t (cudaGetKernel), which shares the program's
+  // device variables (the bias library.cu set) with <<<>>>.
+  cudaKernel_t k = nullptr;
+  CHECK(cudaGetKernel(&k, (const void *)apply));
+  int count = n;
+  void *args[] = {&d, &f, &count};
+  CHECK(cudaLaunchKernel((const void *)k, dim3((n + 255) / 256), dim3(256), args, 0, 0));
   static int h[n];
   CHECK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
   CHECK(cudaFree(d));
-  // fill: 3i + 7; apply: 3(3i + 7) + 7 + scaled(0) = 9i + 35.
+  // fill: 3i + 7; apply: 3(3i + 7) + 7 + scaled(0) = 9i + 35; again: 27i + 119.
   int wrong = 0;
   for (int i = 0; i < n; ++i) {
-    if (h[i] != 9 * i + 35) {
-      if (wrong++ < 4) printf("    h[%d] = %d, expected %d\n", i, h[i], 9 * i + 35);
+    if (h[i] != 27 * i + 119) {
+      if (wrong++ < 4) printf("    h[%d] = %d, expected %d\n", i, h[i], 27 * i + 119);
     }
   }
   printf("%d values checked, %d wrong\n", n, wrong);
