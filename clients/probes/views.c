@@ -295,6 +295,28 @@ static void cubemap_views(void) {
            sizeof ranges / sizeof ranges[0]);
 }
 
+/* A view to try over an array: its format (NONE: no view), extent and read flags. */
+struct try_view {
+    const char *what;
+    CUresourceViewFormat f;
+    unsigned flags;
+    size_t width, height;
+};
+
+/* Each try over `r`, its first row of four texels read where it is made. */
+static void try_views(CUDA_RESOURCE_DESC r, const struct try_view *tries, unsigned n) {
+    for (unsigned i = 0; i < n; i++) {
+        CUDA_TEXTURE_DESC t = point(tries[i].flags);
+        CUDA_RESOURCE_VIEW_DESC v = view(tries[i].f, tries[i].width, tries[i].height, 0);
+        CUtexObject o;
+        if (CALL(tries[i].what, cuTexObjectCreate(&o, &r, &t, tries[i].f == CU_RES_VIEW_FORMAT_NONE ? NULL : &v)) ==
+            CUDA_SUCCESS) {
+            read_texels("row 0", o, 4, 1);
+            cuTexObjectDestroy(o);
+        }
+    }
+}
+
 /* A 4 x 1 u32 array holding one float, one negative float, bytes 1 2 3 4 and a mix;
  * read through a uchar4 view without and with CU_TRSF_READ_AS_INTEGER, and as itself. */
 static void view_read_modes(void) {
@@ -303,30 +325,17 @@ static void view_read_modes(void) {
     const uint32_t words[4] = {0x3fc00000u, 0xc0000000u, 0x04030201u, 0xff80007fu};
     to_array(a, words, sizeof words, 1);
     CUDA_RESOURCE_DESC r = over_array(a);
-    static const struct {
-        const char *what;
-        CUresourceViewFormat f;
-        unsigned flags;
-    } tries[] = {
-        {"no view, flags 0", CU_RES_VIEW_FORMAT_NONE, 0},
-        {"no view, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_NONE, CU_TRSF_READ_AS_INTEGER},
-        {"uchar4 view, flags 0", CU_RES_VIEW_FORMAT_UINT_4X8, 0},
-        {"uchar4 view, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_UINT_4X8, CU_TRSF_READ_AS_INTEGER},
-        {"char4 view, flags 0", CU_RES_VIEW_FORMAT_SINT_4X8, 0},
-        {"short2 view, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_SINT_2X16, CU_TRSF_READ_AS_INTEGER},
-        {"half2 view, flags 0", CU_RES_VIEW_FORMAT_FLOAT_2X16, 0},
-        {"float view, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_FLOAT_1X32, CU_TRSF_READ_AS_INTEGER},
+    static const struct try_view tries[] = {
+        {"no view, flags 0", CU_RES_VIEW_FORMAT_NONE, 0, 4, 1},
+        {"no view, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_NONE, CU_TRSF_READ_AS_INTEGER, 4, 1},
+        {"uchar4 view, flags 0", CU_RES_VIEW_FORMAT_UINT_4X8, 0, 4, 1},
+        {"uchar4 view, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_UINT_4X8, CU_TRSF_READ_AS_INTEGER, 4, 1},
+        {"char4 view, flags 0", CU_RES_VIEW_FORMAT_SINT_4X8, 0, 4, 1},
+        {"short2 view, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_SINT_2X16, CU_TRSF_READ_AS_INTEGER, 4, 1},
+        {"half2 view, flags 0", CU_RES_VIEW_FORMAT_FLOAT_2X16, 0, 4, 1},
+        {"float view, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_FLOAT_1X32, CU_TRSF_READ_AS_INTEGER, 4, 1},
     };
-    for (unsigned i = 0; i < sizeof tries / sizeof tries[0]; i++) {
-        CUDA_TEXTURE_DESC t = point(tries[i].flags);
-        CUDA_RESOURCE_VIEW_DESC v = view(tries[i].f, 4, 1, 0);
-        CUtexObject o;
-        if (CALL(tries[i].what, cuTexObjectCreate(&o, &r, &t, tries[i].f == CU_RES_VIEW_FORMAT_NONE ? NULL : &v)) ==
-            CUDA_SUCCESS) {
-            read_texels("texels", o, 4, 1);
-            cuTexObjectDestroy(o);
-        }
-    }
+    try_views(r, tries, sizeof tries / sizeof tries[0]);
     MUST(cuArrayDestroy(a));
 }
 
@@ -339,25 +348,13 @@ static void bc_view_read_modes(void) {
     const uint32_t block[2] = {0x0000ffffu, 0xe4e4e4e4u};
     to_array(a, block, sizeof block, 1);
     CUDA_RESOURCE_DESC r = over_array(a);
-    static const struct {
-        const char *what;
-        CUresourceViewFormat f;
-        unsigned flags;
-    } tries[] = {
-        {"BC1, flags 0", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, 0},
-        {"BC1, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, CU_TRSF_READ_AS_INTEGER},
-        {"BC1, SRGB", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, CU_TRSF_SRGB},
-        {"BC1 view 8 x 4", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, 0},
+    static const struct try_view tries[] = {
+        {"BC1, flags 0", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, 0, 4, 4},
+        {"BC1, READ_AS_INTEGER", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, CU_TRSF_READ_AS_INTEGER, 4, 4},
+        {"BC1, SRGB", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, CU_TRSF_SRGB, 4, 4},
+        {"BC1 view 8 x 4", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, 0, 8, 4},
     };
-    for (unsigned i = 0; i < sizeof tries / sizeof tries[0]; i++) {
-        CUDA_TEXTURE_DESC t = point(tries[i].flags);
-        CUDA_RESOURCE_VIEW_DESC v = view(tries[i].f, i == 3 ? 8 : 4, 4, 0);
-        CUtexObject o;
-        if (CALL(tries[i].what, cuTexObjectCreate(&o, &r, &t, &v)) == CUDA_SUCCESS) {
-            read_texels("row 0", o, 4, 1);
-            cuTexObjectDestroy(o);
-        }
-    }
+    try_views(r, tries, sizeof tries / sizeof tries[0]);
     MUST(cuArrayDestroy(a));
 }
 
