@@ -155,10 +155,16 @@ DONE:
 }
 "#;
 
+/// Device memory asks for a POSIX fd (memory behind an fd of the mock's); host-located
+/// memory may not, as on the H200 (tests/random_findings.rs).
 fn prop(location: i32) -> CUmemAllocationProp {
     CUmemAllocationProp {
         type_: 1,
-        requested_handle_types: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+        requested_handle_types: if location == CU_MEM_LOCATION_TYPE_HOST {
+            0
+        } else {
+            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+        },
         location: CUmemLocation {
             type_: location,
             id: 0,
