@@ -167,3 +167,47 @@ fn a_partial_map_is_refused_before_a_misaligned_address() {
         assert_eq!(cuMemAddressFree(va, 8 * g), 0);
     }
 }
+
+/// cuMemGetAddressRange in a mapping of host-located memory answers the mapping's size
+/// with a NULL base (random-1-033 line 116 `range va10+41g+100` in the mapping of h15,
+/// created location=host: base=0 size=4MiB; 26 of 26 such calls), where device memory's
+/// base is the mapping's start (309 of 309).
+#[test]
+fn a_host_located_mapping_has_a_null_base() {
+    // Safety: live out-pointers; the reservation and handles are made here.
+    unsafe {
+        let g = 2 << 20;
+        let (va, host) = reserve_and_create(8 * g, 2 * g, CU_MEM_LOCATION_TYPE_HOST);
+        let mut dev: CUmemGenericAllocationHandle = 0;
+        let p = prop(CU_MEM_LOCATION_TYPE_DEVICE, 0);
+        assert_eq!(cuMemCreate(&mut dev, 2 * g, &p, 0), 0);
+        let rw = CUmemAccessDesc {
+            location: CUmemLocation {
+                type_: CU_MEM_LOCATION_TYPE_DEVICE,
+                id: 0,
+            },
+            flags: CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        let dev_at = va + 4 * g as u64;
+        for (at, h) in [(va, host), (dev_at, dev)] {
+            assert_eq!(cuMemMap(at, 2 * g, 0, h, 0), 0);
+            assert_eq!(cuMemSetAccess(at, 2 * g, &rw, 1), 0);
+        }
+        let (mut base, mut size) = (1u64, 0usize);
+        assert_eq!(
+            cuMemGetAddressRange_v2(&mut base, &mut size, va + g as u64 + 100),
+            0
+        );
+        assert_eq!((base, size), (0, 2 * g));
+        assert_eq!(
+            cuMemGetAddressRange_v2(&mut base, &mut size, dev_at + 100),
+            0
+        );
+        assert_eq!((base, size), (dev_at, 2 * g));
+        for (at, h) in [(va, host), (dev_at, dev)] {
+            assert_eq!(cuMemUnmap(at, 2 * g), 0);
+            assert_eq!(cuMemRelease(h), 0);
+        }
+        assert_eq!(cuMemAddressFree(va, 8 * g), 0);
+    }
+}

@@ -192,7 +192,16 @@ impl Driver {
             (vmm, st.vmm.mapping_at(ptr), st.contexts.require_current())
         {
             if m.access.allows(ctx.device, Need::Read) {
-                return Ok((DevicePtr::new(m.start), m.size));
+                // Observed (random cases, 26 of 26 calls; tests/random_findings.rs): in a
+                // mapping of host-located memory (cuMemCreate with location HOST, which the
+                // H200 keeps as HOST_NUMA 0) the H200 answers the mapping's size with a
+                // NULL base.
+                let host_located = st
+                    .vmm
+                    .allocation(m.handle)
+                    .is_ok_and(|a| a.prop.device().is_none());
+                let base = if host_located { 0 } else { m.start };
+                return Ok((DevicePtr::new(base), m.size));
             }
         }
         Err(CuError::new(
