@@ -77,3 +77,137 @@ fn a_bad_size_is_refused_before_a_missing_device() {
         }
     }
 }
+
+/// A context on device 0, a reservation of `size` and a device allocation of `alloc`,
+/// for the VMM tests below.
+unsafe fn reserve_and_create(size: usize, alloc: usize, location_type: i32) -> (CUdeviceptr, u64) {
+    assert_eq!(cuInit(0), 0);
+    let mut ctx: CUcontext = null_mut();
+    assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
+    assert_eq!(cuCtxSetCurrent(ctx), 0);
+    let mut va: CUdeviceptr = 0;
+    assert_eq!(cuMemAddressReserve(&mut va, size, 0, 0, 0), 0);
+    let mut h: CUmemGenericAllocationHandle = 0;
+    assert_eq!(cuMemCreate(&mut h, alloc, &prop(location_type, 0), 0), 0);
+    (va, h)
+}
+
+/// cuMemUnmap has no alignment rule: a range starting in a reservation that cuts no
+/// mapping is unmapped whatever its address (random-1-007 line 72 `unmap va6+g+4096 3g`,
+/// nothing mapped there: SUCCESS; 85 such calls on the H200, all SUCCESS), and the
+/// mappings wholly inside it go (random-4-015 line 16 `unmap va2+100 6g` over the mapping
+/// at va2+g; random-5-015 line 55 `unmap va7+100 5g`, after which line 65 `get-access
+/// va7+g` is INVALID_VALUE). A range that cuts a mapping is still refused (golden
+/// unmap-size-zero line 8 `unmap va+4096 2g`; 17 such unaligned calls in the random cases).
+#[test]
+fn unmap_takes_any_range_that_cuts_no_mapping() {
+    // Safety: live out-pointers; the reservation and handle are made here.
+    unsafe {
+        let g = 2 << 20;
+        let (va, h) = reserve_and_create(8 * g, 4 * g, CU_MEM_LOCATION_TYPE_DEVICE);
+        assert_eq!(cuMemUnmap(va + g as u64 + 4096, 3 * g), 0, "nothing mapped");
+        assert_eq!(cuMemMap(va + g as u64, 4 * g, 0, h, 0), 0);
+        assert_eq!(
+            cuMemUnmap(va + g as u64 + 4096, 4 * g),
+            CUDA_ERROR_INVALID_VALUE,
+            "cuts the mapping's first page"
+        );
+        assert_eq!(cuMemUnmap(va + 100, 6 * g), 0, "covers the whole mapping");
+        let mut flags = 0u64;
+        let loc = CUmemLocation {
+            type_: CU_MEM_LOCATION_TYPE_DEVICE,
+            id: 0,
+        };
+        assert_eq!(
+            cuMemGetAccess(&mut flags, &loc, va + g as u64),
+            CUDA_ERROR_INVALID_VALUE,
+            "the mapping is gone"
+        );
+        assert_eq!(
+            cuMemMap(va + g as u64, 4 * g, 0, h, 0),
+            0,
+            "the range is free again"
+        );
+        assert_eq!(cuMemUnmap(va + g as u64, 4 * g), 0);
+        assert_eq!(cuMemUnmap(va, 0), CUDA_ERROR_INVALID_VALUE, "size 0");
+        assert_eq!(cuMemRelease(h), 0);
+        assert_eq!(cuMemAddressFree(va, 8 * g), 0);
+    }
+}
+
+/// cuMemMap refuses a partial map (an offset, or a size other than the allocation's:
+/// NOT_SUPPORTED) before it looks at the address's alignment (random-1-002 line 45 `map
+/// va13+4096 size=4g handle=h9 offset=4096`: NOT_SUPPORTED; 28 such calls), but a NULL
+/// address, a size of 0, flags or a handle of 0 come first (random-1-006 line 11 `map 0
+/// size=4096 handle=h3 offset=2g`: INVALID_VALUE; every such call in the random cases).
+#[test]
+fn a_partial_map_is_refused_before_a_misaligned_address() {
+    // Safety: live out-pointers; the reservation and handle are made here.
+    unsafe {
+        let g = 2 << 20;
+        let (va, h) = reserve_and_create(8 * g, 4 * g, CU_MEM_LOCATION_TYPE_DEVICE);
+        let off = va + 4096;
+        for (ptr, size, offset, handle, flags, code) in [
+            (off, 4 * g, 4096, h, 0, CUDA_ERROR_NOT_SUPPORTED),
+            (off, g, 0, h, 0, CUDA_ERROR_NOT_SUPPORTED),
+            (off, 8 * g, 0, h, 0, CUDA_ERROR_NOT_SUPPORTED),
+            (off, 4 * g, 0, h, 0, CUDA_ERROR_INVALID_VALUE),
+            (0, 4096, 2 * g, h, 0, CUDA_ERROR_INVALID_VALUE),
+            (va, 0, 4096, h, 0, CUDA_ERROR_INVALID_VALUE),
+            (off, g, g, h, 1, CUDA_ERROR_INVALID_VALUE),
+            (off, g, 0, 0, 0, CUDA_ERROR_INVALID_VALUE),
+        ] {
+            assert_eq!(
+                cuMemMap(ptr, size, offset, handle, flags),
+                code,
+                "map {ptr:#x} size {size:#x} offset {offset:#x} flags {flags}"
+            );
+        }
+        assert_eq!(cuMemRelease(h), 0);
+        assert_eq!(cuMemAddressFree(va, 8 * g), 0);
+    }
+}
+
+/// cuMemGetAddressRange in a mapping of host-located memory answers the mapping's size
+/// with a NULL base (random-1-033 line 116 `range va10+41g+100` in the mapping of h15,
+/// created location=host: base=0 size=4MiB; 26 of 26 such calls), where device memory's
+/// base is the mapping's start (309 of 309).
+#[test]
+fn a_host_located_mapping_has_a_null_base() {
+    // Safety: live out-pointers; the reservation and handles are made here.
+    unsafe {
+        let g = 2 << 20;
+        let (va, host) = reserve_and_create(8 * g, 2 * g, CU_MEM_LOCATION_TYPE_HOST);
+        let mut dev: CUmemGenericAllocationHandle = 0;
+        let p = prop(CU_MEM_LOCATION_TYPE_DEVICE, 0);
+        assert_eq!(cuMemCreate(&mut dev, 2 * g, &p, 0), 0);
+        let rw = CUmemAccessDesc {
+            location: CUmemLocation {
+                type_: CU_MEM_LOCATION_TYPE_DEVICE,
+                id: 0,
+            },
+            flags: CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        let dev_at = va + 4 * g as u64;
+        for (at, h) in [(va, host), (dev_at, dev)] {
+            assert_eq!(cuMemMap(at, 2 * g, 0, h, 0), 0);
+            assert_eq!(cuMemSetAccess(at, 2 * g, &rw, 1), 0);
+        }
+        let (mut base, mut size) = (1u64, 0usize);
+        assert_eq!(
+            cuMemGetAddressRange_v2(&mut base, &mut size, va + g as u64 + 100),
+            0
+        );
+        assert_eq!((base, size), (0, 2 * g));
+        assert_eq!(
+            cuMemGetAddressRange_v2(&mut base, &mut size, dev_at + 100),
+            0
+        );
+        assert_eq!((base, size), (dev_at, 2 * g));
+        for (at, h) in [(va, host), (dev_at, dev)] {
+            assert_eq!(cuMemUnmap(at, 2 * g), 0);
+            assert_eq!(cuMemRelease(h), 0);
+        }
+        assert_eq!(cuMemAddressFree(va, 8 * g), 0);
+    }
+}

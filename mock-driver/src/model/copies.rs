@@ -91,6 +91,16 @@ impl Driver {
                     within_requested(&st.vmm, a.get(), len)?;
                 }
             }
+            let host_side = match (&dst, &src) {
+                (HostOrDevice::Device(a), HostOrDevice::Host(_)) => Some((a, Need::Write)),
+                (HostOrDevice::Host(_), HostOrDevice::Device(a)) => Some((a, Need::Read)),
+                _ => None,
+            };
+            if let Some((a, need)) = host_side {
+                if let Some(e) = st.vmm.host_copy_would_crash(a.get(), len, device, need) {
+                    return Err(e);
+                }
+            }
             let d = match dst {
                 HostOrDevice::Device(a) => {
                     Some(st.vmm.segments(a.get(), len, device, Need::Write)?)

@@ -176,7 +176,7 @@ impl Driver {
 
     /// The sticky error of the current context's device, if a kernel faulted there (streams
     /// and events report it as the H200 does: probe fault-stream-sync).
-    fn check_sticky_current(&self) -> CuResult<()> {
+    pub(super) fn check_sticky_current(&self) -> CuResult<()> {
         let st = self.state.lock();
         match st.contexts.require_current() {
             Ok((_, c)) => self.check_sticky(&st, c.device),

@@ -69,9 +69,8 @@ impl Driver {
     }
 
     pub fn unmap(&self, ptr: DevicePtr, size: u64) -> CuResult<Vec<String>> {
-        let g = self.profile.minimum_granularity();
         let mut st = self.state.lock();
-        let warnings = st.vmm.unmap(ptr.get(), size, g)?;
+        let warnings = st.vmm.unmap(ptr.get(), size)?;
         // Under the state's lock: see `free_in_order`.
         super::ordering::freed_by_host("cuMemUnmap", ptr.get(), size);
         Ok(warnings)
