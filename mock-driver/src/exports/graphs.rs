@@ -1134,11 +1134,15 @@ impl GraphApi for Mock {
         }
 
         fn cuGraphGetNodes(d; g, #[filled] nodes, _n) {
-            nodes.fill(&node_handles(d.graph_nodes(g)?), std::ptr::null_mut())
+            let list = node_handles(d.graph_nodes(g)?);
+            nodes.refuse_no_room()?;
+            nodes.fill(&list, std::ptr::null_mut())
         }
 
         fn cuGraphGetRootNodes(d; g, #[filled] nodes, _n) {
-            nodes.fill(&node_handles(d.graph_root_nodes(g)?), std::ptr::null_mut())
+            let list = node_handles(d.graph_root_nodes(g)?);
+            nodes.refuse_no_room()?;
+            nodes.fill(&list, std::ptr::null_mut())
         }
 
         fn cuGraphNodeGetDependencies(d; node, #[filled] nodes, _n) {
@@ -1276,6 +1280,8 @@ impl GraphApi for Mock {
             let edges = drv()?.graph_edges(g)?;
             let froms: Vec<CUgraphNode> = edges.iter().map(|e| CUgraphNode::of(e.0)).collect();
             let tos: Vec<CUgraphNode> = edges.iter().map(|e| CUgraphNode::of(e.1)).collect();
+            Filled::new(from, n, "numEdges").refuse_no_room()?;
+            Filled::new(to, n, "numEdges").refuse_no_room()?;
             if !from.is_null() {
                 let room = input(n, "numEdges")?;
                 list_out(&froms, from, n, std::ptr::null_mut())?;
