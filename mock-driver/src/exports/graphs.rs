@@ -207,9 +207,36 @@ pub(super) fn operand(addr: u64, declared: Option<u32>) -> Operand {
     Operand { memory_type, owner }
 }
 
+/// Refuses a node's device range that runs past the end of the allocation holding its
+/// start, as the H200 refused memset and memcpy nodes so when added or set (random_graphs:
+/// 16 of 16, e.g. seed 12 line 20). An address the model knows no allocation of is left to
+/// the node's run, as before.
+fn within_allocation(addr: u64, bytes: usize, which: &str) -> CuResult<()> {
+    let Ok((base, size)) = drv()?.address_range(crate::boundary::device_ptr(addr)) else {
+        return Ok(());
+    };
+    let end = base.get().saturating_add(size);
+    if addr.saturating_add(bytes as u64) > end {
+        return Err(invalid(format!(
+            "the {which} range of {bytes} bytes at {addr:#x} runs past the end of its \
+             allocation ({size} bytes at {:#x})",
+            base.get()
+        )));
+    }
+    Ok(())
+}
+
 /// A memcpy node's copy: one-dimensional copies (Height and Depth 1) between host and
 /// device memory; arrays and 2D/3D copies are not emulated in graphs.
 fn memcpy_action(p: &CUDA_MEMCPY3D) -> CuResult<(NodeAction, String, Shape)> {
+    // Observed (random_graphs, every such node added or set: e.g. seed 31 line 8, seed
+    // 40 line 37): nothing to copy is INVALID_VALUE.
+    if p.width_in_bytes == 0 || p.depth == 0 {
+        return Err(invalid(format!(
+            "WidthInBytes {} and Depth {}: a copy of nothing",
+            p.width_in_bytes, p.depth
+        )));
+    }
     if p.height > 1 || p.depth > 1 || p.src_y | p.src_z | p.dst_y | p.dst_z != 0 {
         return Err(not_supported(
             "cumock's graph memcpy nodes copy one-dimensional ranges only (Height and Depth 1)",
@@ -248,6 +275,12 @@ fn memcpy_action(p: &CUDA_MEMCPY3D) -> CuResult<(NodeAction, String, Shape)> {
         )?,
         p.width_in_bytes,
     );
+    if p.src_memory_type == 2 {
+        within_allocation(src, n, "source")?;
+    }
+    if p.dst_memory_type == 2 {
+        within_allocation(dst, n, "destination")?;
+    }
     let action: NodeAction = Arc::new(move || {
         // Safety: the addresses the program gave for the node, which it keeps valid while
         // the graph may run (cuda.h).
@@ -303,6 +336,15 @@ fn memset_action(p: &MemsetParams) -> CuResult<(NodeAction, String, Shape)> {
             "pitch {pitch} is less than a row of {w} elements"
         )));
     }
+    // Observed (random_graphs, every such node added or set: e.g. seed 17 line 22):
+    // INVALID_VALUE.
+    if dst % size as u64 != 0 {
+        return Err(invalid(format!(
+            "{dst:#x} is not aligned to the elements of {size} bytes"
+        )));
+    }
+    let rows = if h > 1 { pitch * (h - 1) } else { 0 };
+    within_allocation(dst, rows + w * size as usize, "destination")?;
     let action: NodeAction = Arc::new(move || {
         in_stream_order(|| {
             // Safety: device addresses only: the model checks them.

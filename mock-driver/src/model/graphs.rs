@@ -1576,6 +1576,7 @@ impl Driver {
                 launch.grid, launch.block
             )));
         }
+        self.check_node_block(&launch)?;
         Ok(KernelNode {
             launch,
             offsets: layout.iter().map(|p| p.offset as usize).collect(),
