@@ -319,6 +319,21 @@ impl Driver {
     pub fn capture_info(&self, stream: StreamId) -> CuResult<CaptureInfo> {
         let st = self.state.lock();
         st.contexts.check_stream(stream)?;
+        // The legacy stream's state is implicitly a blocking capturing stream's: asked
+        // while one captures, the H200 answered STREAM_CAPTURE_IMPLICIT, leaving the
+        // capture as it was (random_graphs: 18 of 18 cuStreamIsCapturing and
+        // cuStreamGetCaptureInfo calls, e.g. seed 14 line 43; with only non-blocking
+        // streams capturing, 16 of 16 answered "none").
+        if (stream == StreamId::NULL || stream == StreamId::LEGACY)
+            && st.captures.captures.values().any(|c| c.blocking)
+        {
+            return Err(capture_error(
+                STREAM_CAPTURE_IMPLICIT,
+                "the legacy NULL stream's capture state is asked while a blocking stream is \
+                 captured"
+                    .into(),
+            ));
+        }
         let Some(m) = st.captures.streams.get(&StreamKey::of(stream)) else {
             return Ok(CaptureInfo::default());
         };
