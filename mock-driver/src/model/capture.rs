@@ -429,6 +429,14 @@ impl Driver {
             st.captures.events.remove(&event);
             return Ok(false);
         };
+        // Observed (random_graphs, e.g. seed 33 line 9, seed 13 line 26): into an
+        // invalidated capture, STREAM_CAPTURE_INVALIDATED, as the stream's other work.
+        if let Some(why) = &st.captures.captures[&m.capture].invalidated {
+            return Err(capture_error(
+                STREAM_CAPTURE_INVALIDATED,
+                format!("the stream's capture was invalidated: {why}"),
+            ));
+        }
         let entry = (m.capture, m.frontier.clone());
         st.captures.events.insert(event, entry);
         Ok(true)
