@@ -476,6 +476,14 @@ impl Driver {
         st.contexts.event(event)?;
         let key = StreamKey::of(stream);
         let member = st.captures.streams.get(&key).map(|m| m.capture);
+        // Observed (random_graphs seed 8 line 126): a stream of an invalidated capture
+        // waiting is STREAM_CAPTURE_INVALIDATED, as its other work.
+        if let Some(why) = member.and_then(|c| st.captures.captures[&c].invalidated.as_ref()) {
+            return Err(capture_error(
+                STREAM_CAPTURE_INVALIDATED,
+                format!("the stream's capture was invalidated: {why}"),
+            ));
+        }
         let Some((cap, nodes)) = st.captures.events.get(&event).cloned() else {
             if member.is_some() {
                 // Work before an event recorded outside the capture was issued before the
