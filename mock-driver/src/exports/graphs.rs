@@ -1443,10 +1443,12 @@ impl GraphApi for Mock {
         };
         let r = match &refused {
             Some(why) => Err(why.err.clone()),
-            None => drv().and_then(|d| instantiate(d, g.key(), params.flags)).and_then(|e| {
-                // Safety: cuda.h's contract: the program's place for the executable graph.
-                unsafe { out(ph, CUgraphExec::of(e)) }
-            }),
+            None => drv()
+                .and_then(|d| instantiate(d, g.key(), params.flags))
+                .and_then(|e| {
+                    // Safety: cuda.h's contract: the program's place for the executable graph.
+                    unsafe { out(ph, CUgraphExec::of(e)) }
+                }),
         };
         // CUgraphInstantiateResult: SUCCESS 0, ERROR 1.
         params.result = refused
