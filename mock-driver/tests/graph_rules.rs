@@ -617,3 +617,41 @@ fn capture_rules_of_the_legacy_stream_and_an_invalidated_capture() {
         cuStreamDestroy_v2(s);
     }
 }
+
+/// A clone copies its child graph nodes' graphs in the order the nodes were added: the
+/// copies' handles follow that order, every time (the copy walked a hash map before).
+#[test]
+fn a_clone_copies_child_graphs_in_the_order_of_their_nodes() {
+    let _one = serial();
+    context();
+    // Safety: live locals; the graphs are this test's own.
+    unsafe {
+        let g = graph();
+        let inner = graph();
+        empty(inner, &[]);
+        for _ in 0..16 {
+            let mut n: CUgraphNode = std::ptr::null_mut();
+            assert_eq!(
+                cuGraphAddChildGraphNode(&mut n, g, std::ptr::null(), 0, inner),
+                0
+            );
+        }
+        let mut c: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuGraphClone(&mut c, g), 0);
+        let mut nodes = [std::ptr::null_mut(); 16];
+        let mut n = nodes.len();
+        assert_eq!(cuGraphGetNodes(c, nodes.as_mut_ptr(), &mut n), 0);
+        let children: Vec<usize> = nodes
+            .iter()
+            .map(|node| {
+                let mut child: CUgraph = std::ptr::null_mut();
+                assert_eq!(cuGraphChildGraphNodeGetGraph(*node, &mut child), 0);
+                child as usize
+            })
+            .collect();
+        assert!(children.windows(2).all(|w| w[0] < w[1]), "{children:x?}");
+        assert_eq!(cuGraphDestroy(c), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        assert_eq!(cuGraphDestroy(inner), 0);
+    }
+}

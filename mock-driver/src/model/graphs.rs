@@ -920,7 +920,10 @@ impl Graphs {
     /// bodies); returns it and the map old -> new.
     fn copy_body(&mut self, g: GraphId) -> CuResult<(GraphBody, HashMap<NodeId, NodeId>)> {
         let mut body = self.graph(g)?.clone();
-        for node in body.nodes.values_mut() {
+        // In the order the nodes were added: the copies' handles, and the first copy
+        // that fails, are the same every time.
+        for n in body.order.clone() {
+            let node = body.nodes.get_mut(&n).expect("order lists the nodes");
             if let NodeOp::Child(c) = &node.op {
                 let copy = self.child_copy(*c)?;
                 node.op = NodeOp::Child(copy);
@@ -1027,7 +1030,10 @@ impl Graphs {
         bodies: &HashMap<GraphId, GraphBody>,
     ) -> GraphId {
         let mut copy = body.clone();
-        for node in copy.nodes.values_mut() {
+        // In the order the nodes were added, so the new graphs' handles are the same
+        // every time.
+        for n in copy.order.clone() {
+            let node = copy.nodes.get_mut(&n).expect("order lists the nodes");
             match &node.op {
                 NodeOp::Child(c) => {
                     let inner = bodies.get(c).cloned().unwrap_or_default();
@@ -1163,7 +1169,9 @@ fn snapshot_bodies(
     body: &GraphBody,
     out: &mut HashMap<GraphId, GraphBody>,
 ) -> CuResult<()> {
-    for node in body.nodes.values() {
+    // In the order the nodes were added: of two refused bodies, the error named is
+    // the same every time.
+    for node in body.order.iter().map(|n| &body.nodes[n]) {
         match &node.op {
             NodeOp::Conditional(c) => {
                 for b in &c.bodies {
