@@ -448,7 +448,8 @@ fn node_parameters_the_h200_refuses_when_added() {
 /// seed 3 line 12: UPLOAD is cuGraphInstantiateWithParams's; seed 21 line 23: flag 16
 /// is none; seed 23 line 8: USE_NODE_PRIORITY is not reported; seed 12 line 62:
 /// DEVICE_LAUNCH with AUTO_FREE_ON_LAUNCH is a plain error, named before the device
-/// check; seed 29 line 7: an event node's NULL event is INVALID_VALUE.
+/// check, as is an empty graph's; seed 29 line 7: an event node's NULL event is
+/// INVALID_VALUE.
 #[test]
 fn instantiate_flags_and_event_nodes() {
     let _one = serial();
@@ -482,6 +483,15 @@ fn instantiate_flags_and_event_nodes() {
             (r, p.result, p.err_node),
             (CUDA_ERROR_INVALID_VALUE, 1, std::ptr::null_mut())
         );
+        // seed 31 line 74: an empty graph for device launch, a plain error too.
+        let empty_graph = graph();
+        p.flags = DEVICE_LAUNCH;
+        let r = cuGraphInstantiateWithParams(&mut e, empty_graph, (&raw mut p).cast());
+        assert_eq!(
+            (r, p.result, p.err_node),
+            (CUDA_ERROR_INVALID_VALUE, 1, std::ptr::null_mut())
+        );
+        assert_eq!(cuGraphDestroy(empty_graph), 0);
         let mut n: CUgraphNode = std::ptr::null_mut();
         let null = std::ptr::null_mut();
         assert_eq!(
