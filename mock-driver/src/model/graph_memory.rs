@@ -122,7 +122,8 @@ struct Allocation {
     /// The allocation nodes of its graph at this address: more than one when a node
     /// took it again after the free of the one before.
     nodes: u32,
-    /// The graph holding a free node for it (its own or another: cuda.h allows one).
+    /// The first graph holding a free node for it (its own, or another: then graphs
+    /// other than its own may each hold one, `also_freed_in`).
     freed_in: Option<GraphId>,
     /// How many free nodes of that graph free it (up to `nodes`).
     frees: u32,
