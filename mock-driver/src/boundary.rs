@@ -314,6 +314,22 @@ impl<T: Copy> Filled<T> {
         Self { p, count, message }
     }
 
+    /// Refuses an array with room for none (a count of 0 with the array not NULL), as
+    /// the H200 refused cuGraphGetNodes, cuGraphGetRootNodes and cuGraphGetEdges so
+    /// (CUDA_ERROR_INVALID_VALUE, random_graphs: 130 of 130 calls, empty graphs too).
+    pub fn refuse_no_room(&self) -> CuResult<()> {
+        if self.p.is_null() || self.count.is_null() {
+            return Ok(());
+        }
+        // Safety: not NULL; cuda.h's contract makes the in-out count readable.
+        if unsafe { self.count.read_unaligned() } == 0 {
+            return Err(crate::model::error::invalid(
+                "the array is not NULL and its count says it has room for none",
+            ));
+        }
+        Ok(())
+    }
+
     /// Writes `items` as cuGraphGetNodes and its kin do: with the array NULL, how many
     /// there are; else up to the count the program gave (the rest `pad`), then how many
     /// were written.

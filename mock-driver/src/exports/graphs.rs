@@ -80,6 +80,30 @@ const AUTO_FREE_ON_LAUNCH: u64 = 1;
 const DEVICE_LAUNCH: u64 = 4;
 /// `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`: upload into the parameters' stream.
 const UPLOAD: u64 = 2;
+/// `CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`.
+const USE_NODE_PRIORITY: u64 = 8;
+
+/// cuGraphInstantiateWithFlags and cuGraphInstantiateWithParams: the flags checked, then
+/// the graph instantiated. AUTO_FREE_ON_LAUNCH is graph_memory.rs's, DEVICE_LAUNCH
+/// graphs/device.rs's; UPLOAD and USE_NODE_PRIORITY change nothing the mock runs.
+fn instantiate(d: &Driver, g: GraphId, flags: u64) -> CuResult<graphs::ExecId> {
+    if flags & (AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH) == AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH {
+        // cuda.h: "cannot be used in conjunction"; observed: CUDA_ERROR_INVALID_VALUE.
+        return Err(invalid(
+            "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH cannot go with AUTO_FREE_ON_LAUNCH",
+        ));
+    }
+    // Observed (random_graphs: flags 16, 32 of 32 calls of both functions):
+    // INVALID_VALUE. Only 16 was tried; every flag cuda.h does not name is taken alike.
+    if flags & !(AUTO_FREE_ON_LAUNCH | UPLOAD | DEVICE_LAUNCH | USE_NODE_PRIORITY) != 0 {
+        return Err(invalid(format!(
+            "graph instantiate flags {flags:#x}: not CUgraphInstantiate_flags"
+        )));
+    }
+    // Observed (random_graphs: 26 of 26 executables instantiated with flags 8):
+    // cuGraphExecGetFlags does not report USE_NODE_PRIORITY.
+    d.graph_instantiate(g, flags & !USE_NODE_PRIORITY)
+}
 
 /// `CUDA_GRAPH_INSTANTIATE_PARAMS`.
 #[repr(C)]
@@ -207,9 +231,45 @@ pub(super) fn operand(addr: u64, declared: Option<u32>) -> Operand {
     Operand { memory_type, owner }
 }
 
+/// Refuses a node's device range that runs past the end of the allocation holding its
+/// start, as the H200 refused memset and memcpy nodes so when added or set (random_graphs:
+/// 16 of 16, e.g. seed 12 line 20). An address the model knows no allocation of is left to
+/// the node's run, as before.
+fn within_allocation(addr: u64, bytes: usize, which: &str) -> CuResult<()> {
+    let Ok((base, size)) = drv()?.address_range(crate::boundary::device_ptr(addr)) else {
+        return Ok(());
+    };
+    let end = base.get().saturating_add(size);
+    if addr.saturating_add(bytes as u64) > end {
+        return Err(invalid(format!(
+            "the {which} range of {bytes} bytes at {addr:#x} runs past the end of its \
+             allocation ({size} bytes at {:#x})",
+            base.get()
+        )));
+    }
+    Ok(())
+}
+
+/// An event node's event: NULL is INVALID_VALUE (random_graphs: 45 of 45 record and
+/// wait nodes, e.g. seed 29 line 7), where another call's NULL event is INVALID_HANDLE.
+fn no_event(event: EventId) -> CuResult<()> {
+    if event.is_null() {
+        return Err(invalid("the event node's event is NULL"));
+    }
+    Ok(())
+}
+
 /// A memcpy node's copy: one-dimensional copies (Height and Depth 1) between host and
 /// device memory; arrays and 2D/3D copies are not emulated in graphs.
 fn memcpy_action(p: &CUDA_MEMCPY3D) -> CuResult<(NodeAction, String, Shape)> {
+    // Observed (random_graphs, every such node added or set: e.g. seed 31 line 8, seed
+    // 40 line 37): nothing to copy is INVALID_VALUE.
+    if p.width_in_bytes == 0 || p.depth == 0 {
+        return Err(invalid(format!(
+            "WidthInBytes {} and Depth {}: a copy of nothing",
+            p.width_in_bytes, p.depth
+        )));
+    }
     if p.height > 1 || p.depth > 1 || p.src_y | p.src_z | p.dst_y | p.dst_z != 0 {
         return Err(not_supported(
             "cumock's graph memcpy nodes copy one-dimensional ranges only (Height and Depth 1)",
@@ -248,6 +308,12 @@ fn memcpy_action(p: &CUDA_MEMCPY3D) -> CuResult<(NodeAction, String, Shape)> {
         )?,
         p.width_in_bytes,
     );
+    if p.src_memory_type == 2 {
+        within_allocation(src, n, "source")?;
+    }
+    if p.dst_memory_type == 2 {
+        within_allocation(dst, n, "destination")?;
+    }
     let action: NodeAction = Arc::new(move || {
         // Safety: the addresses the program gave for the node, which it keeps valid while
         // the graph may run (cuda.h).
@@ -303,6 +369,15 @@ fn memset_action(p: &MemsetParams) -> CuResult<(NodeAction, String, Shape)> {
             "pitch {pitch} is less than a row of {w} elements"
         )));
     }
+    // Observed (random_graphs, every such node added or set: e.g. seed 17 line 22):
+    // INVALID_VALUE.
+    if dst % size as u64 != 0 {
+        return Err(invalid(format!(
+            "{dst:#x} is not aligned to the elements of {size} bytes"
+        )));
+    }
+    let rows = if h > 1 { pitch * (h - 1) } else { 0 };
+    within_allocation(dst, rows + w * size as usize, "destination")?;
     let action: NodeAction = Arc::new(move || {
         in_stream_order(|| {
             // Safety: device addresses only: the model checks them.
@@ -866,17 +941,23 @@ impl GraphApi for Mock {
         }
 
         fn cuGraphAddEventRecordNode(d; #[late] ph, g, #[slice] dependencies, _n, event) {
+            no_event(event)?;
             d.event_check(event)?;
             add(d, g, node_keys(dependencies), NodeOp::EventRecord(event), ph)
         }
 
         fn cuGraphAddEventWaitNode(d; #[late] ph, g, #[slice] dependencies, _n, event) {
+            no_event(event)?;
             d.event_check(event)?;
             add(d, g, node_keys(dependencies), NodeOp::EventWait(event), ph)
         }
 
-        fn cuGraphAddChildGraphNode(d; ph, g, #[slice] dependencies, _n, child) {
-            ph.write_key(d.graph_add_child(g, &node_keys(dependencies), child)?)
+        fn cuGraphAddChildGraphNode(d; ph, g, #[raw] dependencies, n, child) {
+            // A child graph with memory nodes is refused before the dependencies are
+            // read (random_graphs seed 19 line 90: a NULL array of 1, NOT_SUPPORTED).
+            d.graph_check_child(child)?;
+            let deps = deps(dependencies, n)?;
+            ph.write_key(d.graph_add_child(g, &deps, child)?)
         }
 
         // Observed (probe graph_memory, alloc-node-errors): a NULL graph is
@@ -1134,11 +1215,15 @@ impl GraphApi for Mock {
         }
 
         fn cuGraphGetNodes(d; g, #[filled] nodes, _n) {
-            nodes.fill(&node_handles(d.graph_nodes(g)?), std::ptr::null_mut())
+            let list = node_handles(d.graph_nodes(g)?);
+            nodes.refuse_no_room()?;
+            nodes.fill(&list, std::ptr::null_mut())
         }
 
         fn cuGraphGetRootNodes(d; g, #[filled] nodes, _n) {
-            nodes.fill(&node_handles(d.graph_root_nodes(g)?), std::ptr::null_mut())
+            let list = node_handles(d.graph_root_nodes(g)?);
+            nodes.refuse_no_room()?;
+            nodes.fill(&list, std::ptr::null_mut())
         }
 
         fn cuGraphNodeGetDependencies(d; node, #[filled] nodes, _n) {
@@ -1215,22 +1300,14 @@ impl GraphApi for Mock {
         }
 
         fn cuGraphInstantiateWithFlags(d; ph, g, flags) {
-            // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD (2: cuGraphInstantiateWithParams's) and
-            // _USE_NODE_PRIORITY (8) change nothing the mock runs; AUTO_FREE_ON_LAUNCH (1)
-            // is graph_memory.rs's, DEVICE_LAUNCH (4) graphs/device.rs's.
-            if flags & (AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH) == AUTO_FREE_ON_LAUNCH | DEVICE_LAUNCH {
-                // cuda.h: "cannot be used in conjunction"; observed:
-                // CUDA_ERROR_INVALID_VALUE.
+            // Observed (random_graphs: 25 of 25 calls, e.g. seed 3 line 12):
+            // INVALID_VALUE; an upload needs cuGraphInstantiateWithParams's stream.
+            if flags & UPLOAD != 0 {
                 return Err(invalid(
-                    "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH cannot go with AUTO_FREE_ON_LAUNCH",
+                    "CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD is cuGraphInstantiateWithParams's",
                 ));
             }
-            if flags & !0xF != 0 {
-                return Err(not_supported(format!(
-                    "graph instantiate flags {flags:#x}: unknown flags are not emulated"
-                )));
-            }
-            ph.write_key(d.graph_instantiate(g, flags)?)
+            ph.write_key(instantiate(d, g, flags)?)
         }
 
         fn cuGraphLaunch(d; e, s) {
@@ -1276,6 +1353,8 @@ impl GraphApi for Mock {
             let edges = drv()?.graph_edges(g)?;
             let froms: Vec<CUgraphNode> = edges.iter().map(|e| CUgraphNode::of(e.0)).collect();
             let tos: Vec<CUgraphNode> = edges.iter().map(|e| CUgraphNode::of(e.1)).collect();
+            Filled::new(from, n, "numEdges").refuse_no_room()?;
+            Filled::new(to, n, "numEdges").refuse_no_room()?;
             if !from.is_null() {
                 let room = input(n, "numEdges")?;
                 list_out(&froms, from, n, std::ptr::null_mut())?;
@@ -1351,15 +1430,25 @@ impl GraphApi for Mock {
             p.cast_const().cast::<InstantiateParams>(),
             "instantiateParams",
         )?;
+        if ph.is_null() {
+            return Err(invalid("phGraphExec is NULL"));
+        }
         // A graph the device could not launch: the node and the reason (cuda.h).
-        let refused = if params.flags & DEVICE_LAUNCH != 0 {
+        // DEVICE_LAUNCH with AUTO_FREE_ON_LAUNCH is refused first, as a plain error
+        // (random_graphs: 8 of 8 calls, result 1 and no node, e.g. seed 12 line 62).
+        let refused = if params.flags & (DEVICE_LAUNCH | AUTO_FREE_ON_LAUNCH) == DEVICE_LAUNCH {
             drv()?.device_graph_check(g.key()).err()
         } else {
             None
         };
         let r = match &refused {
             Some(why) => Err(why.err.clone()),
-            None => Self::cuGraphInstantiateWithFlags(ph, g, params.flags),
+            None => drv()
+                .and_then(|d| instantiate(d, g.key(), params.flags))
+                .and_then(|e| {
+                    // Safety: cuda.h's contract: the program's place for the executable graph.
+                    unsafe { out(ph, CUgraphExec::of(e)) }
+                }),
         };
         // CUgraphInstantiateResult: SUCCESS 0, ERROR 1.
         params.result = refused

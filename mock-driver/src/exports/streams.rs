@@ -179,6 +179,13 @@ impl StreamApi for Mock {
             if info.status == capture::STATUS_NONE {
                 return Ok(());
             }
+            // Observed (random_graphs: 18 of 18 calls, e.g. seed 18 line 13): of an
+            // invalidated capture the H200 left the graph and the count as they were
+            // (what it does with the id and the dependencies no transcript shows; they
+            // are left alike).
+            if info.status == capture::STATUS_INVALIDATED {
+                return Ok(());
+            }
             if let Some(id) = id {
                 id.write(info.id)?;
             }

@@ -319,6 +319,21 @@ impl Driver {
     pub fn capture_info(&self, stream: StreamId) -> CuResult<CaptureInfo> {
         let st = self.state.lock();
         st.contexts.check_stream(stream)?;
+        // The legacy stream's state is implicitly a blocking capturing stream's: asked
+        // while one captures, the H200 answered STREAM_CAPTURE_IMPLICIT, leaving the
+        // capture as it was (random_graphs: 18 of 18 cuStreamIsCapturing and
+        // cuStreamGetCaptureInfo calls, e.g. seed 14 line 43; with only non-blocking
+        // streams capturing, 16 of 16 answered "none").
+        if (stream == StreamId::NULL || stream == StreamId::LEGACY)
+            && st.captures.captures.values().any(|c| c.blocking)
+        {
+            return Err(capture_error(
+                STREAM_CAPTURE_IMPLICIT,
+                "the legacy NULL stream's capture state is asked while a blocking stream is \
+                 captured"
+                    .into(),
+            ));
+        }
         let Some(m) = st.captures.streams.get(&StreamKey::of(stream)) else {
             return Ok(CaptureInfo::default());
         };
@@ -414,6 +429,14 @@ impl Driver {
             st.captures.events.remove(&event);
             return Ok(false);
         };
+        // Observed (random_graphs, e.g. seed 33 line 9, seed 13 line 26): into an
+        // invalidated capture, STREAM_CAPTURE_INVALIDATED, as the stream's other work.
+        if let Some(why) = &st.captures.captures[&m.capture].invalidated {
+            return Err(capture_error(
+                STREAM_CAPTURE_INVALIDATED,
+                format!("the stream's capture was invalidated: {why}"),
+            ));
+        }
         let entry = (m.capture, m.frontier.clone());
         st.captures.events.insert(event, entry);
         Ok(true)
@@ -424,15 +447,24 @@ impl Driver {
     /// event which was last recorded in a capturing stream", and which
     /// cuThreadExchangeStreamCaptureMode's documentation gives cuEventQuery as the example
     /// of, refused even in relaxed mode.
+    ///
+    /// Of another event it is a potentially unsafe call (`capture_check_unsafe`): the
+    /// H200 refused it so, with STREAM_CAPTURE_UNSUPPORTED, in random_graphs (e.g. seed 2
+    /// line 31, seed 16 line 35: an event recorded before any capture, queried during a
+    /// global or thread-local one, which was invalidated).
     pub fn capture_check_event_query(&self, event: EventId) -> CuResult<()> {
-        let st = self.state.lock();
-        match st.captures.events.get(&event) {
-            Some((cap, _)) => Err(capture_error(
-                CUDA_ERROR_CAPTURED_EVENT,
-                format!("the event was last recorded in capture {cap}, which is still going on"),
-            )),
-            None => Ok(()),
+        {
+            let st = self.state.lock();
+            if let Some((cap, _)) = st.captures.events.get(&event) {
+                return Err(capture_error(
+                    CUDA_ERROR_CAPTURED_EVENT,
+                    format!(
+                        "the event was last recorded in capture {cap}, which is still going on"
+                    ),
+                ));
+            }
         }
+        self.capture_check_unsafe("cuEventQuery")
     }
 
     /// cuStreamWaitEvent in capture: on an event recorded in a capture, the stream joins
@@ -444,6 +476,14 @@ impl Driver {
         st.contexts.event(event)?;
         let key = StreamKey::of(stream);
         let member = st.captures.streams.get(&key).map(|m| m.capture);
+        // Observed (random_graphs seed 8 line 126): a stream of an invalidated capture
+        // waiting is STREAM_CAPTURE_INVALIDATED, as its other work.
+        if let Some(why) = member.and_then(|c| st.captures.captures[&c].invalidated.as_ref()) {
+            return Err(capture_error(
+                STREAM_CAPTURE_INVALIDATED,
+                format!("the stream's capture was invalidated: {why}"),
+            ));
+        }
         let Some((cap, nodes)) = st.captures.events.get(&event).cloned() else {
             if member.is_some() {
                 // Work before an event recorded outside the capture was issued before the

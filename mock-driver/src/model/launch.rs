@@ -571,6 +571,53 @@ impl Driver {
         self.prepare_launch_of(&function, req)
     }
 
+    /// A launch's block against `f`'s and `device`'s limits: each dimension, the threads,
+    /// the dynamic shared memory.
+    fn check_block(&self, device: usize, f: &LaunchFunction, req: &LaunchRequest) -> CuResult<()> {
+        use attr::*;
+        let dim_limit = |a: i32, d: u32| self.device_attribute(device, a, d as i32) as u32;
+        let max_block = [
+            dim_limit(DEV_MAX_BLOCK_DIM[0], 1024),
+            dim_limit(DEV_MAX_BLOCK_DIM[1], 1024),
+            dim_limit(DEV_MAX_BLOCK_DIM[2], 64),
+        ];
+        if req.block.iter().zip(max_block).any(|(b, m)| *b > m) {
+            return Err(invalid(format!(
+                "block {:?} exceeds the device's limits ({max_block:?})",
+                req.block
+            )));
+        }
+        let k = &f.program.kernels[f.r.kernel];
+        let threads = req.block.iter().map(|b| u64::from(*b)).product::<u64>();
+        let limit = k
+            .max_threads_per_block
+            .unwrap_or(max_block[0])
+            .min(dim_limit(DEV_MAX_THREADS_PER_BLOCK, 1024));
+        if threads > u64::from(limit) {
+            return Err(invalid(format!(
+                "{threads} threads per block: the kernel takes at most {limit}"
+            )));
+        }
+        if req.shared > f.shared_limit {
+            return Err(invalid(format!(
+                "{} bytes of dynamic shared memory: the kernel may use {} (cuFuncSetAttribute \
+                 MAX_DYNAMIC_SHARED_SIZE_BYTES raises it)",
+                req.shared, f.shared_limit
+            )));
+        }
+        Ok(())
+    }
+
+    /// A kernel node's block against its function's limits, as the H200 checks them when
+    /// the node is added or its parameters set (random_graphs: 2048 threads or 1 GiB of
+    /// dynamic shared memory INVALID_VALUE, all 20 such calls, e.g. seed 9 line 10).
+    pub fn check_node_block(&self, req: &LaunchRequest) -> CuResult<()> {
+        let st = self.state.lock();
+        let f = self.function_in(&st, req.function)?;
+        let device = st.contexts.get(f.context)?.device;
+        self.check_block(device, &f, req)
+    }
+
     /// The checks of a launch of `f` (its errors are the launch's), and what running it
     /// needs: shared by cuLaunchKernel, a capture and a graph's kernel nodes.
     pub fn prepare_launch_of(
@@ -608,11 +655,6 @@ impl Driver {
                 )));
             }
             let dim_limit = |a: i32, d: u32| self.device_attribute(device, a, d as i32) as u32;
-            let max_block = [
-                dim_limit(DEV_MAX_BLOCK_DIM[0], 1024),
-                dim_limit(DEV_MAX_BLOCK_DIM[1], 1024),
-                dim_limit(DEV_MAX_BLOCK_DIM[2], 64),
-            ];
             let max_grid = [
                 dim_limit(DEV_MAX_GRID_DIM[0], 0x7fff_ffff),
                 dim_limit(DEV_MAX_GRID_DIM[1], 65535),
@@ -625,37 +667,20 @@ impl Driver {
                         req.grid, req.block
                     )));
                 }
-                if req.block[i] > max_block[i] || req.grid[i] > max_grid[i] {
+                if req.grid[i] > max_grid[i] {
                     return Err(invalid(format!(
-                        "grid {:?} or block {:?} exceeds the device's limits (grid {max_grid:?}, block {max_block:?})",
-                        req.grid, req.block
+                        "grid {:?} exceeds the device's limits ({max_grid:?})",
+                        req.grid
                     )));
                 }
             }
+            self.check_block(device, f, req)?;
             let k = &f.program.kernels[f.r.kernel];
-            let threads =
-                u64::from(req.block[0]) * u64::from(req.block[1]) * u64::from(req.block[2]);
-            let limit = k
-                .max_threads_per_block
-                .unwrap_or(max_block[0])
-                .min(dim_limit(DEV_MAX_THREADS_PER_BLOCK, 1024));
-            if threads > u64::from(limit) {
-                return Err(invalid(format!(
-                    "{threads} threads per block: the kernel takes at most {limit}"
-                )));
-            }
             if u64::from(k.local_bytes_per_thread) > LOCAL_LIMIT_PER_THREAD {
                 return Err(invalid(format!(
                     "the kernel declares {} bytes of local memory a thread: the device gives at \
                      most {LOCAL_LIMIT_PER_THREAD}",
                     k.local_bytes_per_thread
-                )));
-            }
-            if req.shared > f.shared_limit {
-                return Err(invalid(format!(
-                    "{} bytes of dynamic shared memory: the kernel may use {} (cuFuncSetAttribute \
-                     MAX_DYNAMIC_SHARED_SIZE_BYTES raises it)",
-                    req.shared, f.shared_limit
                 )));
             }
             let cluster = launch_cluster(req, k, &f.r)?;

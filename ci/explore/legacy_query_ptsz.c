@@ -1,0 +1,32 @@
+/* Awaits a recording on the H200: what the legacy stream's capture state answers while
+ * the calling thread's per-thread default stream captures (the mock: as with a blocking
+ * created stream capturing, STREAM_CAPTURE_IMPLICIT; random_graphs recorded only created
+ * streams). Prints one line a call.
+ *
+ *   gcc -I$CUDA_INCLUDE ci/explore/legacy_query_ptsz.c -lcuda -o legacy_query_ptsz
+ */
+#include <cuda.h>
+#include <stdio.h>
+
+static const char *name(CUresult r) {
+    const char *s = NULL;
+    cuGetErrorName(r, &s);
+    return s ? s : "?";
+}
+
+int main(void) {
+    CUdevice dev;
+    CUcontext ctx;
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) return 1;
+    CUstreamCaptureStatus st = (CUstreamCaptureStatus)9;
+    printf("begin(per-thread) = %s\n", name(cuStreamBeginCapture(CU_STREAM_PER_THREAD, CU_STREAM_CAPTURE_MODE_RELAXED)));
+    CUresult r = cuStreamIsCapturing(CU_STREAM_LEGACY, &st);
+    printf("is-capturing(legacy) = %s status=%d\n", name(r), (int)st);
+    st = (CUstreamCaptureStatus)9;
+    r = cuStreamIsCapturing(CU_STREAM_PER_THREAD, &st);
+    printf("is-capturing(per-thread) = %s status=%d\n", name(r), (int)st);
+    CUgraph g = NULL;
+    printf("end(per-thread) = %s graph=%s\n", name(cuStreamEndCapture(CU_STREAM_PER_THREAD, &g)), g ? "set" : "null");
+    if (g) cuGraphDestroy(g);
+    return 0;
+}
