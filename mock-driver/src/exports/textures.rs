@@ -466,23 +466,31 @@ emulate! {
         d.mipmapped_destroy(h)
     }
 
-    // The requirements and sparse properties exist only for arrays the mock does not
-    // create (deferred-mapping, sparse): each call checks its handles and refuses.
+    // The requirements and sparse properties exist only for deferred-mapping and sparse
+    // arrays; each call checks its handles first.
 
-    pub(super) fn cuArrayGetMemoryRequirements(d; #[late] _p, h, device) {
-        d.array_memory_requirements(AnyArray::Array(h), device)
+    pub(super) fn cuArrayGetMemoryRequirements(d; #[late] p, h, device) {
+        let r = d.array_memory_requirements(AnyArray::Array(h), device)?;
+        // Safety: cuda.h's CUDA_ARRAY_MEMORY_REQUIREMENTS is laid out as ArrayMemoryRequirements.
+        unsafe { p.cast::<ArrayMemoryRequirements>() }.write(r)
     }
 
-    pub(super) fn cuMipmappedArrayGetMemoryRequirements(d; #[late] _p, h, device) {
-        d.array_memory_requirements(AnyArray::Mipmapped(h), device)
+    pub(super) fn cuMipmappedArrayGetMemoryRequirements(d; #[late] p, h, device) {
+        let r = d.array_memory_requirements(AnyArray::Mipmapped(h), device)?;
+        // Safety: as cuArrayGetMemoryRequirements'.
+        unsafe { p.cast::<ArrayMemoryRequirements>() }.write(r)
     }
 
-    pub(super) fn cuArrayGetSparseProperties(d; #[late] _p, h) {
-        d.array_sparse_properties(AnyArray::Array(h))
+    pub(super) fn cuArrayGetSparseProperties(d; #[late] p, h) {
+        let r = d.array_sparse_properties(AnyArray::Array(h))?;
+        // Safety: cuda.h's CUDA_ARRAY_SPARSE_PROPERTIES is laid out as ArraySparseProperties.
+        unsafe { p.cast::<ArraySparseProperties>() }.write(r)
     }
 
-    pub(super) fn cuMipmappedArrayGetSparseProperties(d; #[late] _p, h) {
-        d.array_sparse_properties(AnyArray::Mipmapped(h))
+    pub(super) fn cuMipmappedArrayGetSparseProperties(d; #[late] p, h) {
+        let r = d.array_sparse_properties(AnyArray::Mipmapped(h))?;
+        // Safety: as cuArrayGetSparseProperties'.
+        unsafe { p.cast::<ArraySparseProperties>() }.write(r)
     }
 
     pub(super) fn cuArrayGetPlane(d; #[late] p, h, plane) {
@@ -578,10 +586,12 @@ impl TextureObjectApi for Mock {
             // Safety: cuda.h's contract: NULL or a readable CUDA_RESOURCE_VIEW_DESC.
             let view = (!view.is_null()).then(|| unsafe { view.read_unaligned() });
             let made = d.texture_create(res, tex, view);
-            // The H200 writes 0 to the object when it refuses a view of format NONE, and
-            // leaves it for the view's other faults (probe arrays, tex-views).
+            // The H200 writes 0 to the object when it refuses a view of format NONE only,
+            // and leaves it for the view's other faults (probe arrays, tex-views).
             match made {
-                Err(e) if view.is_some_and(|v| v.format == 0) => p.write(0).and(Err(e)),
+                Err(e) if view.is_some_and(|v| d.view_faults_only_in_format(&res, &v)) => {
+                    p.write(0).and(Err(e))
+                }
                 made => p.write(made?),
             }
         }

@@ -23,17 +23,19 @@
 //! (`check_view`): its format reinterpreted (block-compressed included), a subrange of its
 //! levels and of its layers.
 //!
-//! Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): sparse and deferred-mapping
-//! arrays (so cuArrayGetMemoryRequirements and cuArrayGetSparseProperties, which
-//! answer only for those, refuse every array as cuda.h says they do other arrays),
-//! sRGB reads, formats other than the 8/16/32-bit integer, half and float ones, a
-//! layer subrange of a layered cubemap.
+//! Sparse and deferred-mapping arrays are made, answer their sparse properties and memory
+//! requirements as the H200 did (`sparse_properties`), and are backed whole from the
+//! start: no tile is ever unmapped (cuMemMapArrayAsync is not emulated).
+//!
+//! Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): textures and surfaces over arrays of
+//! the UNORM/SNORM, R10G10B10A2 and block-compressed formats (such arrays are made and,
+//! but for block-compressed ones, copied), a layer subrange of a layered cubemap.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use cumock_abi::{
-    CUDA_ARRAY3D_DESCRIPTOR, CUDA_RESOURCE_DESC, CUDA_RESOURCE_VIEW_DESC, CUDA_TEXTURE_DESC,
+    ArrayMemoryRequirements, ArraySparseProperties, CUDA_ARRAY3D_DESCRIPTOR, CUDA_RESOURCE_DESC, CUDA_RESOURCE_VIEW_DESC, CUDA_TEXTURE_DESC,
 };
 use cumock_ptx as ptx;
 use ptx::{
@@ -268,14 +270,6 @@ impl Textures {
             return Err(invalid("the resource's hMipmappedArray is NULL"));
         }
         self.mipmapped(MipmappedArrayId::from_handle(h))
-    }
-
-    /// An array or a mipmapped array, for the calls that take either.
-    fn any_array(&self, h: AnyArray) -> CuResult<()> {
-        match h {
-            AnyArray::Array(a) => self.array(a).map(drop),
-            AnyArray::Mipmapped(m) => self.mipmapped(m).map(drop),
-        }
     }
 
     pub fn texture(&self, h: u64) -> Option<&TextureEntry> {
@@ -629,14 +623,25 @@ fn view_format(f: i32) -> CuResult<Result<Format, (BlockFormat, u32)>> {
 ///   layered cubemap's subrange is not emulated (cuda.h does not say whether a layer is a
 ///   face or a cube there); all its layers are.
 pub fn check_view(r: &ViewedResource, v: &CUDA_RESOURCE_VIEW_DESC) -> CuResult<ViewShape> {
+    let shape = check_view_but_format_none(r, v)?;
+    // The H200 refuses a view of format NONE (probe arrays, tex-views), where cuda.h says
+    // the view keeps the resource's format; after the view's other faults (an all-zero
+    // view is refused before: the object is not written then, `Driver::texture_create`).
+    if v.format == 0 {
+        return Err(invalid(
+            "a resource view's format is CU_RES_VIEW_FORMAT_NONE: name the format read",
+        ));
+    }
+    Ok(shape)
+}
+
+/// `check_view` but for its refusal of format NONE, which keeps the resource's format here.
+fn check_view_but_format_none(
+    r: &ViewedResource,
+    v: &CUDA_RESOURCE_VIEW_DESC,
+) -> CuResult<ViewShape> {
     let (format, blocks) = match v.format {
-        // The H200 refuses a view of format NONE (probe arrays, tex-views), where
-        // cuda.h says the view keeps the resource's format.
-        0 => {
-            return Err(invalid(
-                "a resource view's format is CU_RES_VIEW_FORMAT_NONE: name the format read",
-            ))
-        }
+        0 => (r.format, None),
         f => match view_format(f)? {
             Ok(view) => {
                 if view.texel_bytes() != r.format.texel_bytes() {
@@ -734,6 +739,54 @@ pub fn linear_max_width(element_bytes: u64) -> u64 {
     ((1u64 << 32) / element_bytes.max(1)).min(1 << 30)
 }
 
+/// A sparse array's tiles, and a deferred-mapping array's pages: 64 KiB.
+const SPARSE_PAGE: u64 = 1 << 16;
+
+/// A sparse array's properties, fitted to the H200's answers (probe arrays,
+/// sparse-deferred, mipmapped):
+/// - a tile is 64 KiB of elements, 2^n of them, n = 16 - log2(element bytes): 2D (and
+///   layered) tiles 2^ceil(n/2) wide, 2^floor(n/2) high (float: 128x128, u8: 256x256); 3D
+///   tiles with n shared out width first (float: 32x32x16);
+/// - the mip tail starts at the first level smaller than a tile in a dimension, its size
+///   its levels' bytes in whole tiles, and a mipmapped array with a tail has
+///   CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL (mipmapped 16x16 u8: level 0, 64 KiB, flag
+///   1); without a tail, first level 0 and size 0 (1024x1024 float, 64^3 float).
+///   Other shapes and element sizes follow the same rules unrecorded.
+fn sparse_properties(
+    levels: &[&CudaArray],
+    desc: &CUDA_ARRAY3D_DESCRIPTOR,
+    mipmapped: bool,
+) -> ArraySparseProperties {
+    let element = levels
+        .first()
+        .map_or(1, |a| a.format.texel_bytes())
+        .max(1);
+    let n = 16u32.saturating_sub(element.ilog2());
+    let volume = desc.depth != 0 && desc.flags & (LAYERED | CUBEMAP) == 0;
+    let tile = if volume {
+        let w = n.div_ceil(3);
+        let h = (n - w).div_ceil(2);
+        [1u32 << w, 1 << h, 1 << (n - w - h)]
+    } else {
+        [1u32 << n.div_ceil(2), 1 << (n / 2), 1]
+    };
+    let smaller = |a: &CudaArray| {
+        let [w, h, d] = a.extent();
+        w < tile[0] as u64 || h < tile[1] as u64 || (volume && d < tile[2] as u64)
+    };
+    let mut p = ArraySparseProperties {
+        tile_extent: tile,
+        ..Default::default()
+    };
+    if let Some(first) = levels.iter().position(|a| smaller(a)) {
+        let bytes: u64 = levels[first..].iter().map(|a| a.bytes()).sum();
+        p.miptail_first_level = first as u32;
+        p.miptail_size = bytes.next_multiple_of(SPARSE_PAGE);
+        p.flags = u32::from(mipmapped);
+    }
+    p
+}
+
 /// A texture or surface object's getter given a handle that is no live object: the H200
 /// answers CUDA_ERROR_INVALID_VALUE (probe arrays, tex-get-*-crash, surf-get-*-crash).
 fn no_object(kind: &str, h: u64) -> CuError {
@@ -790,6 +843,16 @@ fn view_images(
     r: &CUDA_RESOURCE_DESC,
     v: &CUDA_RESOURCE_VIEW_DESC,
 ) -> CuResult<(Image, Vec<Image>)> {
+    view_images_checked(st, r, v, check_view)
+}
+
+/// `view_images` with the view checked by `check`.
+fn view_images_checked(
+    st: &super::State,
+    r: &CUDA_RESOURCE_DESC,
+    v: &CUDA_RESOURCE_VIEW_DESC,
+    check: fn(&ViewedResource, &CUDA_RESOURCE_VIEW_DESC) -> CuResult<ViewShape>,
+) -> CuResult<(Image, Vec<Image>)> {
     if r.flags != 0 {
         return Err(invalid("CUDA_RESOURCE_DESC's flags must be 0"));
     }
@@ -815,7 +878,7 @@ fn view_images(
         }
         t => return Err(invalid(format!("{t} is not a CUresourcetype"))),
     };
-    let shape = check_view(
+    let shape = check(
         &ViewedResource {
             desc,
             format: levels[0].format,
@@ -940,33 +1003,65 @@ impl Driver {
         Ok(())
     }
 
-    /// cuArrayGetMemoryRequirements and cuMipmappedArrayGetMemoryRequirements
-    /// (`mipmapped`): cuda.h answers only for arrays created with
-    /// CUDA_ARRAY3D_DEFERRED_MAPPING, which the mock does not create, and returns
-    /// CUDA_ERROR_INVALID_VALUE for the others.
-    pub fn array_memory_requirements(&self, h: AnyArray, device: i32) -> CuResult<()> {
+    /// The arrays an array handle or a mipmapped array's handle names (its levels), the
+    /// descriptor it was made with, and whether mipmapped.
+    fn array_levels(
+        t: &Textures,
+        h: AnyArray,
+    ) -> CuResult<(Vec<&CudaArray>, CUDA_ARRAY3D_DESCRIPTOR, bool)> {
+        Ok(match h {
+            AnyArray::Array(a) => {
+                let a = t.array(a)?;
+                (vec![a], a.desc, false)
+            }
+            AnyArray::Mipmapped(m) => {
+                let m = t.mipmapped(m)?;
+                // A level cuArrayDestroy destroyed is left out.
+                let levels = m.levels.iter().filter_map(|a| t.array(*a).ok()).collect();
+                (levels, m.desc, true)
+            }
+        })
+    }
+
+    /// cuArrayGetMemoryRequirements and cuMipmappedArrayGetMemoryRequirements: for an
+    /// array made with CUDA_ARRAY3D_DEFERRED_MAPPING, its bytes (all levels') in whole
+    /// 64 KiB pages, aligned to 64 KiB, as the H200 answered (probe arrays,
+    /// sparse-deferred: 1024x1024 float, 4 MiB; mipmapped: 3 levels from 16x16 u8, 64
+    /// KiB); CUDA_ERROR_INVALID_VALUE for other arrays, as cuda.h says, and for a device
+    /// past the count (requirements-planes).
+    pub fn array_memory_requirements(
+        &self,
+        h: AnyArray,
+        device: i32,
+    ) -> CuResult<ArrayMemoryRequirements> {
         let st = self.state.lock();
-        st.textures.any_array(h)?;
-        // The H200 refuses a device past the count as a value (probe arrays,
-        // requirements-planes).
+        let (levels, desc, _) = Self::array_levels(&st.textures, h)?;
         if usize::try_from(device).map_or(true, |d| d >= self.profile.devices.len()) {
             return Err(invalid(format!("{device} is not a device ordinal")));
         }
-        Err(invalid(
-            "the array was not created with CUDA_ARRAY3D_DEFERRED_MAPPING (deferred-mapping \
-             arrays are not emulated)",
-        ))
+        if desc.flags & DEFERRED_MAPPING == 0 {
+            return Err(invalid(
+                "the array was not created with CUDA_ARRAY3D_DEFERRED_MAPPING",
+            ));
+        }
+        let bytes: u64 = levels.iter().map(|a| a.bytes()).sum();
+        Ok(ArrayMemoryRequirements {
+            size: bytes.next_multiple_of(SPARSE_PAGE) as usize,
+            alignment: SPARSE_PAGE as usize,
+            reserved: [0; 4],
+        })
     }
 
-    /// cuArrayGetSparseProperties and cuMipmappedArrayGetSparseProperties: cuda.h answers
-    /// only for arrays created with CUDA_ARRAY3D_SPARSE, which the mock does not create,
-    /// and returns CUDA_ERROR_INVALID_VALUE for the others.
-    pub fn array_sparse_properties(&self, h: AnyArray) -> CuResult<()> {
-        self.state.lock().textures.any_array(h)?;
-        Err(invalid(
-            "the array was not created with CUDA_ARRAY3D_SPARSE (sparse arrays are not \
-             emulated)",
-        ))
+    /// cuArrayGetSparseProperties and cuMipmappedArrayGetSparseProperties: for an array
+    /// made with CUDA_ARRAY3D_SPARSE (`sparse_properties`); CUDA_ERROR_INVALID_VALUE for
+    /// other arrays, as cuda.h says.
+    pub fn array_sparse_properties(&self, h: AnyArray) -> CuResult<ArraySparseProperties> {
+        let st = self.state.lock();
+        let (levels, desc, mipmapped) = Self::array_levels(&st.textures, h)?;
+        if desc.flags & SPARSE == 0 {
+            return Err(invalid("the array was not created with CUDA_ARRAY3D_SPARSE"));
+        }
+        Ok(sparse_properties(&levels, &desc, mipmapped))
     }
 
     /// cuArrayGetPlane: only an array of a planar format has planes, and the H200 makes
@@ -1029,6 +1124,19 @@ impl Driver {
             },
         );
         Ok(h)
+    }
+
+    /// Whether a view's one fault is its format NONE: the H200 has written 0 to the
+    /// object when it refuses that (probe arrays, tex-views), not for the view's other
+    /// faults.
+    pub fn view_faults_only_in_format(
+        &self,
+        resource: &CUDA_RESOURCE_DESC,
+        view: &CUDA_RESOURCE_VIEW_DESC,
+    ) -> bool {
+        let st = self.state.lock();
+        view.format == 0
+            && view_images_checked(&st, resource, view, check_view_but_format_none).is_ok()
     }
 
     /// What a texture reads through the descriptors cuTexObjectCreate takes (a texture
