@@ -758,7 +758,9 @@ impl TextureReferenceApi for Mock {
         fn cuTexRefGetAddress_v2(d; #[late] p, t) {
             let r = d.texture_reference(t, false)?;
             match r.binding {
-                Binding::Linear { base, offset, .. } => p.write(base + offset),
+                // The texture-aligned base the reference reads from, not the pointer
+                // given (the H200: probe texrefs, linear-offset).
+                Binding::Linear { base, .. } => p.write(base),
                 Binding::Pitch2D { base, .. } => p.write(base),
                 _ => Err(invalid("the texture reference is bound to no device memory")),
             }
