@@ -473,15 +473,10 @@ impl Driver {
         })
     }
 
-    /// cuTexRefSetFlags: cuda.h's CU_TRSF_* flags; sRGB reads are not emulated.
+    /// cuTexRefSetFlags: cuda.h's CU_TRSF_* flags.
     pub fn texture_reference_set_flags(&self, h: u64, flags: u32) -> CuResult<()> {
         if flags & !KNOWN_FLAGS != 0 {
             return Err(invalid(format!("unknown CU_TRSF flags {flags:#x}")));
-        }
-        if flags & TRSF_SRGB != 0 {
-            return Err(not_supported(
-                "sRGB texture reads (CU_TRSF_SRGB) are not emulated",
-            ));
         }
         self.set_texture_reference(h, |r| {
             r.flags = flags;
