@@ -377,7 +377,10 @@ unsafe fn end_to_end() {
         assert_eq!(offset, 4);
         let mut at = 0u64;
         assert_eq!(cuTexRefGetAddress_v2(&mut at, lin), 0);
-        assert_eq!(at, mem, "the aligned base, as on the H200 (probe texrefs, linear-offset)");
+        assert_eq!(
+            at, mem,
+            "the aligned base, as on the H200 (probe texrefs, linear-offset)"
+        );
         let read_linear = function(m, c"read_linear");
         let fetch = |stream: CUstream, i: u32, to: u64| {
             let (mut o, mut i) = (to, i);
@@ -531,7 +534,11 @@ unsafe fn get_set_round_trips(arr: CUtexref, a: CUarray, null: *mut c_void) {
         assert_eq!(fm, 1);
         assert_eq!(cuTexRefDestroy(made), 0);
         assert_eq!(cuTexRefDestroy(arr), 0);
-        assert_eq!(cuTexRefGetFilterMode(&mut fm, arr), 0, "the module's lives on");
+        assert_eq!(
+            cuTexRefGetFilterMode(&mut fm, arr),
+            0,
+            "the module's lives on"
+        );
         let _ = null;
     }
 }

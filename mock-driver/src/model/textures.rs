@@ -35,7 +35,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cumock_abi::{
-    ArrayMemoryRequirements, ArraySparseProperties, CUDA_ARRAY3D_DESCRIPTOR, CUDA_RESOURCE_DESC, CUDA_RESOURCE_VIEW_DESC, CUDA_TEXTURE_DESC,
+    ArrayMemoryRequirements, ArraySparseProperties, CUDA_ARRAY3D_DESCRIPTOR, CUDA_RESOURCE_DESC,
+    CUDA_RESOURCE_VIEW_DESC, CUDA_TEXTURE_DESC,
 };
 use cumock_ptx as ptx;
 use ptx::{
@@ -366,7 +367,11 @@ pub fn array_format(format: i32, channels: u32) -> CuResult<(Format, Packing)> {
                 _ => 3,
             };
             want(n)?;
-            let words = if matches!(format, 0x91 | 0x92 | 0x97 | 0x98) { 2 } else { 4 };
+            let words = if matches!(format, 0x91 | 0x92 | 0x97 | 0x98) {
+                2
+            } else {
+                4
+            };
             Ok((fmt(ChannelKind::Unsigned, 32, words), Packing::Blocks))
         }
         _ => Ok((channel_format(format, channels)?, Packing::Plain)),
@@ -472,7 +477,9 @@ fn check_descriptor(
         }
     }
     if flags & TEXTURE_GATHER != 0 && !plain_2d {
-        return Err(invalid("CUDA_ARRAY3D_TEXTURE_GATHER is for a 2D array only"));
+        return Err(invalid(
+            "CUDA_ARRAY3D_TEXTURE_GATHER is for a 2D array only",
+        ));
     }
     if flags & SPARSE != 0 && (flags & DEFERRED_MAPPING != 0 || h == 0) {
         return Err(invalid(
@@ -508,21 +515,45 @@ fn check_descriptor(
     let within = |ext: &[u64], limits: &[i32]| ext.iter().zip(limits).all(|(&e, &l)| e <= max(l));
     let fits = if cubemap {
         if layered {
-            within(&[w, d], &[TEXTURECUBEMAP_LAYERED_WIDTH, TEXTURECUBEMAP_LAYERED_LAYERS])
-                && (!surface
-                    || within(&[w, d], &[SURFACECUBEMAP_LAYERED_WIDTH, SURFACECUBEMAP_LAYERED_LAYERS]))
+            within(
+                &[w, d],
+                &[TEXTURECUBEMAP_LAYERED_WIDTH, TEXTURECUBEMAP_LAYERED_LAYERS],
+            ) && (!surface
+                || within(
+                    &[w, d],
+                    &[SURFACECUBEMAP_LAYERED_WIDTH, SURFACECUBEMAP_LAYERED_LAYERS],
+                ))
         } else {
-            within(&[w], &[TEXTURECUBEMAP_WIDTH]) && (!surface || within(&[w], &[SURFACECUBEMAP_WIDTH]))
+            within(&[w], &[TEXTURECUBEMAP_WIDTH])
+                && (!surface || within(&[w], &[SURFACECUBEMAP_WIDTH]))
         }
     } else if layered && h == 0 {
-        within(&[w, d], &[TEXTURE1D_LAYERED_WIDTH, TEXTURE1D_LAYERED_LAYERS])
-            && (!surface || within(&[w, d], &[SURFACE1D_LAYERED_WIDTH, SURFACE1D_LAYERED_LAYERS]))
+        within(
+            &[w, d],
+            &[TEXTURE1D_LAYERED_WIDTH, TEXTURE1D_LAYERED_LAYERS],
+        ) && (!surface
+            || within(
+                &[w, d],
+                &[SURFACE1D_LAYERED_WIDTH, SURFACE1D_LAYERED_LAYERS],
+            ))
     } else if layered {
-        let t = [TEXTURE2D_LAYERED_WIDTH, TEXTURE2D_LAYERED_HEIGHT, TEXTURE2D_LAYERED_LAYERS];
-        let s = [SURFACE2D_LAYERED_WIDTH, SURFACE2D_LAYERED_HEIGHT, SURFACE2D_LAYERED_LAYERS];
+        let t = [
+            TEXTURE2D_LAYERED_WIDTH,
+            TEXTURE2D_LAYERED_HEIGHT,
+            TEXTURE2D_LAYERED_LAYERS,
+        ];
+        let s = [
+            SURFACE2D_LAYERED_WIDTH,
+            SURFACE2D_LAYERED_HEIGHT,
+            SURFACE2D_LAYERED_LAYERS,
+        ];
         within(&[w, h, d], &t) && (!surface || within(&[w, h, d], &s))
     } else if h == 0 {
-        let t = if mipmapped { TEXTURE1D_MIPMAPPED_WIDTH } else { TEXTURE1D_WIDTH };
+        let t = if mipmapped {
+            TEXTURE1D_MIPMAPPED_WIDTH
+        } else {
+            TEXTURE1D_WIDTH
+        };
         within(&[w], &[t]) && (!surface || within(&[w], &[SURFACE1D_WIDTH]))
     } else if d == 0 {
         let t = if mipmapped {
@@ -538,7 +569,11 @@ fn check_descriptor(
         (within(&e, &[TEXTURE3D_WIDTH, TEXTURE3D_HEIGHT, TEXTURE3D_DEPTH])
             || within(
                 &e,
-                &[TEXTURE3D_WIDTH_ALTERNATE, TEXTURE3D_HEIGHT_ALTERNATE, TEXTURE3D_DEPTH_ALTERNATE],
+                &[
+                    TEXTURE3D_WIDTH_ALTERNATE,
+                    TEXTURE3D_HEIGHT_ALTERNATE,
+                    TEXTURE3D_DEPTH_ALTERNATE,
+                ],
             ))
             && (!surface || within(&e, &[SURFACE3D_WIDTH, SURFACE3D_HEIGHT, SURFACE3D_DEPTH]))
     };
@@ -757,10 +792,7 @@ fn sparse_properties(
     desc: &CUDA_ARRAY3D_DESCRIPTOR,
     mipmapped: bool,
 ) -> ArraySparseProperties {
-    let element = levels
-        .first()
-        .map_or(1, |a| a.format.texel_bytes())
-        .max(1);
+    let element = levels.first().map_or(1, |a| a.format.texel_bytes()).max(1);
     let n = 16u32.saturating_sub(element.ilog2());
     let volume = desc.depth != 0 && desc.flags & (LAYERED | CUBEMAP) == 0;
     let tile = if volume {
@@ -1059,7 +1091,9 @@ impl Driver {
         let st = self.state.lock();
         let (levels, desc, mipmapped) = Self::array_levels(&st.textures, h)?;
         if desc.flags & SPARSE == 0 {
-            return Err(invalid("the array was not created with CUDA_ARRAY3D_SPARSE"));
+            return Err(invalid(
+                "the array was not created with CUDA_ARRAY3D_SPARSE",
+            ));
         }
         Ok(sparse_properties(&levels, &desc, mipmapped))
     }
@@ -1150,7 +1184,8 @@ impl Driver {
         view: Option<&CUDA_RESOURCE_VIEW_DESC>,
     ) -> CuResult<ptx::TextureObject> {
         // The H200 ignores a view of linear memory (probe arrays, tex-views).
-        let view = view.filter(|_| !matches!(resource.res_type, RESOURCE_LINEAR | RESOURCE_PITCH2D));
+        let view =
+            view.filter(|_| !matches!(resource.res_type, RESOURCE_LINEAR | RESOURCE_PITCH2D));
         let (image, levels) = match view {
             None => self.resource_images(st, device, resource)?,
             Some(v) => view_images(st, resource, v)?,
@@ -1159,7 +1194,9 @@ impl Driver {
         // addressMode[2] 7 for a 2D array (probe arrays, tex-array).
         let t = &st.textures;
         let desc = match resource.res_type {
-            RESOURCE_ARRAY => t.array(ArrayId::from_handle(resource.res[0])).map(|a| a.desc),
+            RESOURCE_ARRAY => t
+                .array(ArrayId::from_handle(resource.res[0]))
+                .map(|a| a.desc),
             _ => t
                 .mipmapped(MipmappedArrayId::from_handle(resource.res[0]))
                 .map(|m| m.desc),
@@ -2034,7 +2071,10 @@ mod tests {
         let other = d.mipmapped_create(desc(10, 6, 0, 0), 2).unwrap();
         let l1 = d.mipmapped_level(other, 1).unwrap();
         d.array_destroy(l1).unwrap();
-        assert_eq!(d.state.lock().vmm.backing.committed(), before + bytes + 4 * 60);
+        assert_eq!(
+            d.state.lock().vmm.backing.committed(),
+            before + bytes + 4 * 60
+        );
         d.mipmapped_destroy(other).unwrap();
         assert_eq!(d.state.lock().vmm.backing.committed(), before + bytes);
         // Zero levels is one; a cubemap keeps its faces on every level.
