@@ -139,7 +139,10 @@ fn fill(a: CUarray, offset: usize, bytes: &[u8]) {
     } * d.num_channels as usize;
     let row = d.width * element;
     let rows = d.height.max(1);
-    assert!(offset % row == 0 && bytes.len() % row == 0, "whole rows");
+    assert!(
+        offset.is_multiple_of(row) && bytes.len().is_multiple_of(row),
+        "whole rows"
+    );
     for (i, chunk) in bytes.chunks(row).enumerate() {
         let at = offset / row + i;
         let copy = CUDA_MEMCPY3D {

@@ -44,6 +44,7 @@ fn sampler(linear: bool, normalized: bool, mode: AddressMode) -> Sampler {
         border: [0.0; 4],
         mipmap: Default::default(),
         seamless_cubemap: false,
+        srgb: false,
     }
 }
 
