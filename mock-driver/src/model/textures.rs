@@ -1209,18 +1209,18 @@ impl Driver {
             (_, Ok(d)) if d.depth == 0 || d.flags & LAYERED != 0 => 2,
             _ => 3,
         };
+        // A mode past the resource's dimensions is kept where valid: a 1D texture filters
+        // as 2D of height 1, and its second mode is what it reads above the row
+        // (clients/runtime/texture_probe.cu, section 3, border).
         let mut address = [AddressMode::Wrap; 3];
-        for (slot, mode) in address
-            .iter_mut()
-            .zip(texture.address_mode)
-            .take(dimensions)
-        {
+        for (k, (slot, mode)) in address.iter_mut().zip(texture.address_mode).enumerate() {
             *slot = match mode {
                 0 => AddressMode::Wrap,
                 1 => AddressMode::Clamp,
                 2 => AddressMode::Mirror,
                 3 => AddressMode::Border,
-                m => return Err(invalid(format!("{m} is not a CUaddress_mode"))),
+                m if k < dimensions => return Err(invalid(format!("{m} is not a CUaddress_mode"))),
+                _ => AddressMode::Wrap,
             };
         }
         let linear = match texture.filter_mode {
