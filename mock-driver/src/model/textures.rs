@@ -641,9 +641,11 @@ fn view_format(f: i32) -> CuResult<Result<Format, (BlockFormat, u32)>> {
 }
 
 /// Whether a view fits its resource, and what it selects: every rule cuda.h gives for
-/// CUDA_RESOURCE_VIEW_DESC (cuTexObjectCreate), in one place, so that the H200's answers
-/// (probe arrays, sections tex-views*, awaiting its recording) can be fitted here.
-/// - The format: NONE keeps the array's; another names elements of the same size (the
+/// CUDA_RESOURCE_VIEW_DESC (cuTexObjectCreate), in one place, fitted to the H200's answers
+/// (probe arrays, tex-views: FLOAT_1X32 and UINT_2X16 over u32 taken, a wider or smaller
+/// view and levels or layers the array lacks refused).
+/// - The format: NONE is refused, after the other checks (the H200; cuda.h says it keeps
+///   the array's); another names elements of the same size (the
 ///   extent must not change, so a reinterpretation keeps the element's bytes; cuda.h does
 ///   not say whether the channel count may change, this allows it); a block-compressed
 ///   one needs CU_AD_FORMAT_UNSIGNED_INT32 elements of 2 channels (BC1, BC4) or 4 (the
