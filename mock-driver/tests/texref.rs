@@ -303,6 +303,21 @@ unsafe fn end_to_end() {
         let other_arr = texref(other, c"arr_tex");
         assert_ne!(other_arr, arr, "each module has its own reference");
 
+        // ---- A reference never set: float, 1 channel, clamp in every dimension, point,
+        // no flags, as on the H200 (probe texrefs, module-defaults).
+        let (mut format, mut channels) = (0, 0);
+        assert_eq!(cuTexRefGetFormat(&mut format, &mut channels, other_arr), 0);
+        assert_eq!((format, channels), (CU_AD_FORMAT_FLOAT, 1));
+        for dim in 0..3 {
+            let mut am = -1;
+            assert_eq!(cuTexRefGetAddressMode(&mut am, other_arr, dim), 0);
+            assert_eq!(am, 1, "dimension {dim}");
+        }
+        let (mut fm, mut flags) = (-1, u32::MAX);
+        assert_eq!(cuTexRefGetFilterMode(&mut fm, other_arr), 0);
+        assert_eq!(cuTexRefGetFlags(&mut flags, other_arr), 0);
+        assert_eq!((fm, flags), (0, 0));
+
         // ---- A 2D float array, texel (x, y) = 10 y + x, point and linear filtering.
         let texels: Vec<u32> = (0..8)
             .map(|i| (10.0 * (i / 4) as f32 + (i % 4) as f32).to_bits())
@@ -609,5 +624,11 @@ unsafe fn errors(m: CUmodule, lin: CUtexref, s: CUsurfref, mem: u64) {
             cuModuleGetTexRef(&mut t, m, std::ptr::null()),
             CUDA_ERROR_INVALID_VALUE
         );
+        // Address 0 is bound and read back, as on the H200 (probe texrefs, linear-offset).
+        let mut offset = usize::MAX;
+        assert_eq!(cuTexRefSetAddress_v2(&mut offset, lin, 0, 64), 0);
+        let mut at = u64::MAX;
+        assert_eq!(cuTexRefGetAddress_v2(&mut at, lin), 0);
+        assert_eq!((offset, at), (0, 0));
     }
 }
