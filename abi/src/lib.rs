@@ -785,3 +785,26 @@ mod tests {
         );
     }
 }
+
+/// `CUDA_ARRAY_SPARSE_PROPERTIES` (cuArrayGetSparseProperties), named apart from the
+/// declaration's opaque one.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ArraySparseProperties {
+    /// `tileExtent`: width, height, depth.
+    pub tile_extent: [u32; 3],
+    pub miptail_first_level: u32,
+    pub miptail_size: u64,
+    pub flags: u32,
+    pub reserved: [u32; 4],
+}
+
+/// `CUDA_ARRAY_MEMORY_REQUIREMENTS` (cuArrayGetMemoryRequirements), named apart from the
+/// declaration's opaque one.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ArrayMemoryRequirements {
+    pub size: usize,
+    pub alignment: usize,
+    pub reserved: [u32; 4],
+}

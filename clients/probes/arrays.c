@@ -1209,6 +1209,63 @@ static void tex_getters(void) {
     MUST(cuArrayDestroy(a));
 }
 
+/* tex-getters' descriptor, one field at a time over its three resources (the H200 refused
+ * the whole descriptor over each: which field). */
+static void tex_desc_fields(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUarray a = make3(16, 16, 0, CU_AD_FORMAT_HALF, 2, 0);
+    CUarray cube = make3(16, 16, 6, CU_AD_FORMAT_HALF, 2, CUDA_ARRAY3D_CUBEMAP);
+    CUdeviceptr p;
+    MUST(cuMemAlloc(&p, 1 << 16));
+    CUDA_RESOURCE_DESC rs[4] = {res_array(a), res_linear(p + 512, CU_AD_FORMAT_FLOAT, 2, 4096),
+                                res_pitch(p, CU_AD_FORMAT_SIGNED_INT16, 4, 16, 8, 128),
+                                res_array(cube)};
+    const char *names[4] = {"array", "linear", "pitch2D", "cubemap"};
+    for (int i = 0; i < 4; i++) {
+        char what[96];
+        CUDA_TEXTURE_DESC t = tex_point();
+#define ONE(label, change)                                          \
+    do {                                                            \
+        t = tex_point();                                            \
+        change;                                                     \
+        snprintf(what, sizeof what, "%s: %s", names[i], label);     \
+        try_tex(what, rs[i], t, NULL);                              \
+    } while (0)
+        ONE("point, clamp", (void)0);
+        ONE("addressMode[0] MIRROR", t.addressMode[0] = CU_TR_ADDRESS_MODE_MIRROR);
+        ONE("addressMode[1] BORDER", t.addressMode[1] = CU_TR_ADDRESS_MODE_BORDER);
+        ONE("addressMode[2] WRAP", t.addressMode[2] = CU_TR_ADDRESS_MODE_WRAP);
+        ONE("filter LINEAR", t.filterMode = CU_TR_FILTER_MODE_LINEAR);
+        ONE("NORMALIZED_COORDINATES", t.flags = CU_TRSF_NORMALIZED_COORDINATES);
+        ONE("SEAMLESS_CUBEMAP", t.flags = CU_TRSF_SEAMLESS_CUBEMAP);
+        ONE("DISABLE_TRILINEAR_OPTIMIZATION", t.flags = CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION);
+        ONE("maxAnisotropy 4", t.maxAnisotropy = 4);
+        ONE("mipmapLevelBias 0.5", t.mipmapLevelBias = 0.5f);
+        ONE("maxMipmapLevelClamp 2", t.maxMipmapLevelClamp = 2);
+        ONE("borderColor[0] 0.25", t.borderColor[0] = 0.25f);
+        ONE("LINEAR, normalized, MIRROR", (t.filterMode = CU_TR_FILTER_MODE_LINEAR,
+                                          t.flags = CU_TRSF_NORMALIZED_COORDINATES,
+                                          t.addressMode[0] = CU_TR_ADDRESS_MODE_MIRROR));
+        ONE("LINEAR, maxAnisotropy 4", (t.filterMode = CU_TR_FILTER_MODE_LINEAR,
+                                       t.maxAnisotropy = 4));
+        ONE("NORMALIZED_COORDINATES | SEAMLESS_CUBEMAP",
+            t.flags = CU_TRSF_NORMALIZED_COORDINATES | CU_TRSF_SEAMLESS_CUBEMAP);
+        ONE("every field of tex-getters",
+            (t.addressMode[0] = CU_TR_ADDRESS_MODE_MIRROR,
+             t.addressMode[1] = CU_TR_ADDRESS_MODE_BORDER,
+             t.addressMode[2] = CU_TR_ADDRESS_MODE_WRAP, t.filterMode = CU_TR_FILTER_MODE_LINEAR,
+             t.flags = CU_TRSF_NORMALIZED_COORDINATES | CU_TRSF_SEAMLESS_CUBEMAP,
+             t.maxAnisotropy = 4, t.mipmapLevelBias = 0.5f, t.maxMipmapLevelClamp = 2,
+             t.borderColor[0] = 0.25f));
+#undef ONE
+        (void)t;
+    }
+    MUST(cuMemFree(p));
+    MUST(cuArrayDestroy(a));
+    MUST(cuArrayDestroy(cube));
+}
+
 /* ---- surface objects ---- */
 
 static void try_surf(const char *label, CUDA_RESOURCE_DESC r) {
@@ -1408,6 +1465,7 @@ int main(void) {
     section("tex-pitch2d", tex_pitch2d);
     section("tex-views", tex_views);
     section("tex-getters", tex_getters);
+    section("tex-desc-fields", tex_desc_fields);
     section("surfaces", surfaces);
     /* Alone, last: each may crash the H200. */
     section("array-create-null-handle-crash", null_array_create_handle);

@@ -95,14 +95,24 @@ static float real(CUdeviceptr at) {
     return v;
 }
 
-/* A 2D float array of 4 x 2, texel (x, y) = 10 y + x. */
+/* A 2D float array of 4 x 2, texel (x, y) = 10 y + x. Filled by cuMemcpy2D: the H200
+ * refuses cuMemcpyHtoA past an array's first row. */
 static CUarray float_array(void) {
     CUDA_ARRAY_DESCRIPTOR d = {4, 2, CU_AD_FORMAT_FLOAT, 1};
     CUarray a;
     MUST(cuArrayCreate(&a, &d));
     float t[8];
     for (int i = 0; i < 8; i++) t[i] = (float)(10 * (i / 4) + i % 4);
-    MUST(cuMemcpyHtoA(a, 0, t, sizeof t));
+    CUDA_MEMCPY2D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = t;
+    c.srcPitch = 4 * sizeof(float);
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = a;
+    c.WidthInBytes = 4 * sizeof(float);
+    c.Height = 2;
+    MUST(cuMemcpy2D(&c));
     return a;
 }
 
@@ -250,8 +260,14 @@ static void rebind_after_launch(void) {
     MUST(cuTexRefSetAddress(NULL, t, mem, 16));
     CUstream s;
     MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    CUdeviceptr flag = mem + 4096;
-    unsigned zero = 0, one = 1;
+    /* The flag the waiter spins on is mapped host memory the host writes directly: a
+     * cuMemcpyHtoD to device memory never reached it on the H200 (the section timed out). */
+    volatile unsigned *host_flag;
+    MUST(cuMemHostAlloc((void **)&host_flag, 4, CU_MEMHOSTALLOC_DEVICEMAP));
+    *host_flag = 0;
+    CUdeviceptr flag;
+    MUST(cuMemHostGetDevicePointer(&flag, (void *)host_flag, 0));
+    unsigned zero = 0;
     void *wargs[] = {&flag};
     CALL("launch the waiter", launch("wait_for_host", s, wargs));
     CUdeviceptr o1 = out, o2 = out + 4;
@@ -260,7 +276,7 @@ static void rebind_after_launch(void) {
     CALL("rebind", cuTexRefSetAddress(NULL, t, mem + 512, 16));
     CALL("launch read_linear again", launch("read_linear", s, a2));
     SAY("stream still waiting: %s", cuStreamQuery(s) == CUDA_ERROR_NOT_READY ? "yes" : "no");
-    MUST(cuMemcpyHtoD(flag, &one, 4));
+    *host_flag = 1;
     CALL("synchronize", cuStreamSynchronize(s));
     SAY("queued before the rebinding read %u, after %u", word(o1), word(o2));
 }

@@ -579,35 +579,43 @@ fn to_array_linear(
 ) -> RtResult<()> {
     let off = array_bytes(dst, w_offset, h_offset)?;
     let ty = memory_type(kind, false)?;
-    let (d, _, _) = with_context()?;
+    with_context()?;
     match (stream, ty) {
-        // Safety: the program says `src` holds `count` bytes.
-        (None, CU_MEMORYTYPE_HOST) => unsafe { d.cuMemcpyHtoA(cu_array(dst), off, src, count) },
-        (None, CU_MEMORYTYPE_DEVICE) => d.cuMemcpyDtoA(cu_array(dst), off, src as u64, count),
+        (None, CU_MEMORYTYPE_HOST | CU_MEMORYTYPE_DEVICE) | (Some(_), _) => {
+            // Safety: the program says `src` holds `count` bytes.
+            unsafe { copy_linear_rows(dst, off, ty, src, count, false, stream) }
+        }
         (None, _) => Err(error::not_supported(
             "cudaMemcpyToArray with cudaMemcpyDefault: name the source's side",
         )),
-        // Safety: the program says `src` holds `count` bytes.
-        (Some(s), _) => unsafe { queue_linear(dst, off, ty, src, count, false, s) },
     }
 }
 
-/// A stream's linear copy between an array (from byte `off` of its rows) and `count`
-/// bytes at `linear`, as the driver's 2D copies (it has no stream form of its 1D array
-/// copies): `from_array` says which way.
+/// A linear copy between an array (from byte `off` of its rows) and `count` bytes at
+/// `linear`, as the driver's 2D copies, on stream `s` or synchronous (None): the driver's
+/// 1D array copies have no stream form and reach an array's first row only (the H200:
+/// probe arrays, copies-linear). `from_array` says which way.
 ///
 /// # Safety
 /// `linear` holds `count` bytes of the side `ty` names.
-unsafe fn queue_linear(
+unsafe fn copy_linear_rows(
     array: u64,
     off: usize,
     ty: u32,
     linear: *const c_void,
     count: usize,
     from_array: bool,
-    s: CUstream,
+    s: Option<CUstream>,
 ) -> RtResult<()> {
     let row = row_bytes(array)?;
+    let a = array_descriptor(array)?;
+    let total = row * a.height.max(1);
+    // Checked whole first, as one copy, so that no piece moves before a refusal.
+    if count != 0 && off.checked_add(count).is_none_or(|end| end > total) {
+        return Err(error::invalid(format!(
+            "{count} bytes from byte {off} run past the array's {total}"
+        )));
+    }
     for (x, y, w, h, before) in row_pieces(off, count, row) {
         let mut c = blank_2d();
         if from_array {
@@ -626,7 +634,7 @@ unsafe fn queue_linear(
         c.width_in_bytes = w;
         c.height = h;
         // Safety: this piece is inside the `count` bytes the caller vouches for.
-        unsafe { copy_2d(&c, Some(s))? };
+        unsafe { copy_2d(&c, s)? };
     }
     Ok(())
 }
@@ -643,16 +651,15 @@ fn from_array_linear(
 ) -> RtResult<()> {
     let off = array_bytes(src, w_offset, h_offset)?;
     let ty = memory_type(kind, true)?;
-    let (d, _, _) = with_context()?;
+    with_context()?;
     match (stream, ty) {
-        // Safety: the program says `dst` holds `count` bytes.
-        (None, CU_MEMORYTYPE_HOST) => unsafe { d.cuMemcpyAtoH(dst, cu_array(src), off, count) },
-        (None, CU_MEMORYTYPE_DEVICE) => d.cuMemcpyAtoD(dst as u64, cu_array(src), off, count),
+        (None, CU_MEMORYTYPE_HOST | CU_MEMORYTYPE_DEVICE) | (Some(_), _) => {
+            // Safety: the program says `dst` holds `count` bytes.
+            unsafe { copy_linear_rows(src, off, ty, dst, count, true, stream) }
+        }
         (None, _) => Err(error::not_supported(
             "cudaMemcpyFromArray with cudaMemcpyDefault: name the destination's side",
         )),
-        // Safety: the program says `dst` holds `count` bytes.
-        (Some(s), _) => unsafe { queue_linear(src, off, ty, dst, count, true, s) },
     }
 }
 
@@ -727,7 +734,38 @@ fn array_to_array(
     if per_thread {
         d.cuStreamSynchronize(stream_for(std::ptr::null_mut(), true))?;
     }
-    d.cuMemcpyAtoA(cu_array(dst), doff, cu_array(src), soff, count)
+    let (drow, srow) = (row_bytes(dst)?, row_bytes(src)?);
+    if count <= drow.saturating_sub(doff) && count <= srow.saturating_sub(soff) {
+        return d.cuMemcpyAtoA(cu_array(dst), doff, cu_array(src), soff, count);
+    }
+    // Across rows: pieces within a row of both arrays, as 2D copies (the driver's 1D
+    // copy reaches an array's first row only: the H200, probe arrays, copies-linear).
+    for (array, off, row) in [(dst, doff, drow), (src, soff, srow)] {
+        let total = row * array_descriptor(array)?.height.max(1);
+        if off.checked_add(count).is_none_or(|end| end > total) {
+            return Err(error::invalid(format!(
+                "{count} bytes from byte {off} run past the array's {total}"
+            )));
+        }
+    }
+    let mut done = 0;
+    while done < count {
+        let (da, sa) = (doff + done, soff + done);
+        let n = (drow - da % drow).min(srow - sa % srow).min(count - done);
+        let mut c = blank_2d();
+        c.src_memory_type = CU_MEMORYTYPE_ARRAY;
+        c.src_array = src as *mut c_void;
+        (c.src_x_in_bytes, c.src_y) = (sa % srow, sa / srow);
+        c.dst_memory_type = CU_MEMORYTYPE_ARRAY;
+        c.dst_array = dst as *mut c_void;
+        (c.dst_x_in_bytes, c.dst_y) = (da % drow, da / drow);
+        c.width_in_bytes = n;
+        c.height = 1;
+        // Safety: both sides are arrays.
+        unsafe { copy_2d(&c, None)? };
+        done += n;
+    }
+    Ok(())
 }
 
 cudart_fn! {

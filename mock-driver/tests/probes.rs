@@ -380,79 +380,20 @@ fn api_gaps3_probe_matches_the_h200() {
 /// Texture and surface references at launch (clients/probes/texrefs.c): kernels naming
 /// `.texref`/`.surfref` variables bound to arrays, linear memory and a surface array; a
 /// module reference's state before any Set; rebinding after a launch; another module's
-/// reference; the format rules; an unbound reference read by a kernel. Awaiting its
-/// recording on the H200 (ci/gpu-all.sh PARTS=probes PROBES=texrefs): once recorded it
-/// is compared; until then every section is named as awaiting, and the mock must run
-/// each to its end.
+/// reference; the format rules; an unbound reference read by a kernel. Recorded on the
+/// H200; the sections whose setup the probe has changed since await a re-recording
+/// (divergences.txt).
 #[test]
 fn texrefs_probe_matches_the_h200() {
-    let golden = common::workspace().join(GOLDENS).join("texrefs.txt");
-    if golden.exists() {
-        return compare("texrefs", &[]);
-    }
-    let mock = sections(&run_probe_with("texrefs", &[], &[]));
-    let awaiting: Vec<&String> = mock.keys().filter(|s| !s.is_empty()).collect();
-    eprintln!(
-        "texrefs: 0 sections recorded; awaiting a recording on the H200 \
-         (ci/gpu-all.sh PARTS=probes PROBES=texrefs): {awaiting:?}"
-    );
-    assert_eq!(awaiting.len(), 10, "sections: {awaiting:?}");
-    for (section, body) in &mock {
-        assert!(
-            !body.contains("  crash: ") && !body.contains("  exit "),
-            "{section} did not run to its end on the mock:\n{body}"
-        );
-    }
+    compare("texrefs", &[]);
 }
 
 /// CUDA arrays, mipmapped arrays, texture and surface objects off their successful paths
-/// (clients/probes/arrays.c). Awaiting its recording on the H200 (ci/gpu-all.sh
-/// PARTS=probes PROBES=arrays): once recorded it is compared; until then every section is
-/// named as awaiting, the mock must answer every section without a crash or a failed
-/// setup (sections named *-crash ask what may crash the H200, never the mock), and it is
-/// held to what the H200 recorded of these calls elsewhere.
+/// (clients/probes/arrays.c), recorded on the H200; sections named *-crash ask what may
+/// crash the H200, never the mock.
 #[test]
 fn arrays_probe_matches_the_h200() {
-    let golden = common::workspace().join(GOLDENS).join("arrays.txt");
-    if golden.exists() {
-        return compare("arrays", &[]);
-    }
-    let mock = sections(&run_probe_with("arrays", &[], &[]));
-    let names: Vec<&String> = mock.keys().filter(|s| !s.is_empty()).collect();
-    eprintln!(
-        "arrays: awaiting a recording on the H200 (ci/gpu-all.sh PARTS=probes PROBES=arrays): \
-         {names:?}"
-    );
-    assert!(names.len() >= 50, "arrays: {} sections", names.len());
-    for (section, body) in &mock {
-        for bad in ["crash:", "setup failed", "  exit "] {
-            assert!(
-                !body.contains(bad),
-                "{section}: `{bad}` on the mock:\n{body}"
-            );
-        }
-    }
-    for (section, line) in [
-        // api_gaps, small-ones: a texture made without a resource view: its view is
-        // CUDA_SUCCESS and the descriptor is left as it was.
-        (
-            "tex-views",
-            "no view: its view = CUDA_SUCCESS\n  back.width untouched\n",
-        ),
-        // clients/runtime/texture_probe.cu: a surface over an array made without
-        // SURFACE_LDST is created.
-        ("surfaces", "array without SURFACE_LDST = CUDA_SUCCESS"),
-        // clients/runtime/cubemap_mipmap.cu: cubemaps and mipmapped arrays are made.
-        // Width != Height and Depth 5 refused, as cudaMalloc3DArray was there.
-        (
-            "flag-combinations",
-            "CUBEMAP 16x16x6 = CUDA_SUCCESS\nCUBEMAP 16x8x6 = CUDA_ERROR_INVALID_VALUE\nCUBEMAP 16x16x5 = CUDA_ERROR_INVALID_VALUE\n",
-        ),
-        ("mipmapped", "64x16, numLevels 7 = CUDA_SUCCESS\n"),
-    ] {
-        let s = &mock[section];
-        assert!(s.contains(line), "{section}: {line}\n{s}");
-    }
+    compare("arrays", &[]);
 }
 
 /// Texture views and descriptors at the driver (clients/probes/views.c): which level and

@@ -405,6 +405,7 @@ fn fetch(threads: usize) {
             border: [0.0; 4],
             mipmap: Default::default(),
             seamless_cubemap: false,
+            srgb: false,
         },
     });
     let mut outputs: Vec<Vec<u8>> = Vec::new();

@@ -294,6 +294,9 @@ pub struct Sampler {
     /// CU_TRSF_SEAMLESS_CUBEMAP: a cubemap's linear filtering (and its gathers) reads
     /// across face edges (`seamless_texel`) instead of clamping at them.
     pub seamless_cubemap: bool,
+    /// CU_TRSF_SRGB: 8-bit unsigned channels read as normalized floats are sRGB-encoded
+    /// colours, decoded to linear (red, green, blue; alpha as it is).
+    pub srgb: bool,
 }
 
 /// How a texture object over a mipmapped array picks and blends levels
@@ -477,9 +480,24 @@ fn sign_extend(raw: u32, bits: u8) -> i32 {
     ((raw << sh) as i32) >> sh
 }
 
+/// The sRGB transfer function's inverse (IEC 61966-2-1), for CU_TRSF_SRGB.
+fn srgb_to_linear(c: f32) -> f32 {
+    if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }
+}
+
 /// The index `i` of a dimension of `n` texels under `mode`; None: the border.
+/// A dimension of no texels (a linear texture of sizeInBytes 0, a pitch2D one of width or
+/// height 0, which the H200 makes) reads as the border: what the H200 reads there is not
+/// recorded.
 fn address(i: i64, n: u64, mode: AddressMode) -> Option<u64> {
     let n = n as i64;
+    if n <= 0 {
+        return None;
+    }
     match mode {
         AddressMode::Border => (0..n).contains(&i).then_some(i as u64),
         AddressMode::Clamp => Some(i.clamp(0, n - 1) as u64),
@@ -998,11 +1016,18 @@ impl TextureObject {
             });
         };
         let z = if img.layered || img.cubemap { slice } else { z };
-        img.texel(
-            mem,
-            [x, y, z],
-            self.sampler.read_normalized && img.format.kind != ChannelKind::Float,
-        )
+        let normalized = self.sampler.read_normalized && img.format.kind != ChannelKind::Float;
+        let mut texel = img.texel(mem, [x, y, z], normalized)?;
+        if self.sampler.srgb
+            && normalized
+            && img.format.kind == ChannelKind::Unsigned
+            && img.format.bits == 8
+        {
+            for c in texel.iter_mut().take(3) {
+                *c = srgb_to_linear(f32::from_bits(*c)).to_bits();
+            }
+        }
+        Ok(texel)
     }
 
     /// A cubemap lookup as the face's 2D one: the face's layer, its normalized
@@ -1478,6 +1503,7 @@ mod tests {
                 border: [0.0; 4],
                 mipmap: MipmapSampler::default(),
                 seamless_cubemap: false,
+                srgb: false,
             },
             levels: Vec::new(),
         }

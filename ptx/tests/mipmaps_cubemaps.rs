@@ -47,6 +47,7 @@ fn sampler(linear: bool, mipmap: MipmapSampler) -> Sampler {
         border: [0.0; 4],
         mipmap,
         seamless_cubemap: false,
+        srgb: false,
     }
 }
 

@@ -45,6 +45,7 @@ fn texture(img: Image, normalized: bool, mode: AddressMode) -> Arc<TextureObject
             border: [0.0; 4],
             mipmap: Default::default(),
             seamless_cubemap: false,
+            srgb: false,
         },
     })
 }

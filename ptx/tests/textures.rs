@@ -44,6 +44,7 @@ fn sampler(linear: bool, normalized: bool, mode: AddressMode) -> Sampler {
         border: [0.0; 4],
         mipmap: Default::default(),
         seamless_cubemap: false,
+        srgb: false,
     }
 }
 
@@ -374,6 +375,51 @@ fn gather_and_four_channel_normalized_reads() {
     let got = to_f32s(&mem.mem.read(out));
     for (i, g) in got.iter().enumerate() {
         assert_eq!(*g, rgba[i] as f32 / 255.0, "channel {i}");
+    }
+}
+
+/// CU_TRSF_SRGB: an 8-bit unsigned texel read as normalized floats is decoded from sRGB
+/// (IEC 61966-2-1's inverse transfer function) in red, green and blue; alpha is not.
+#[test]
+fn srgb_reads_decode_colour_channels() {
+    let m = module();
+    let rgba: Vec<u8> = vec![0, 10, 128, 255, 200, 255, 1, 64];
+    let mut srgb = sampler(false, false, AddressMode::Clamp);
+    srgb.read_normalized = true;
+    srgb.srgb = true;
+    let format = Format {
+        kind: ChannelKind::Unsigned,
+        bits: 8,
+        channels: 4,
+    };
+    let mut mem = ImageMemory {
+        mem: TestMemory::new(),
+        textures: vec![(
+            4,
+            Arc::new(TextureObject {
+                levels: Vec::new(),
+                image: array_image(format, 2, 1, 1, false, &rgba),
+                sampler: srgb,
+            }),
+        )],
+        surfaces: vec![],
+    };
+    let out = mem.mem.map(&[0u8; 16 * 2], true);
+    let k = m.kernel("rgba").unwrap();
+    let p = params(&m.kernels[k], &[4, out]);
+    run(&m, k, &launch(1, 2, &p), &mem).unwrap();
+    let got = to_f32s(&mem.mem.read(out));
+    let decode = |c: f32| {
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    for (i, g) in got.iter().enumerate() {
+        let c = rgba[i] as f32 / 255.0;
+        let want = if i % 4 == 3 { c } else { decode(c) };
+        assert!((g - want).abs() < 1e-6, "channel {i}: {g} != {want}");
     }
 }
 

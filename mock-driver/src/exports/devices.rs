@@ -65,7 +65,7 @@ impl DeviceApi for Mock {
                     .map_err(|e| invalid(e.message))?
                     .texel_bytes(),
             };
-            let width = ((1u64 << 32) / element_bytes).min(1 << 30);
+            let width = crate::model::textures::linear_max_width(element_bytes);
             max_width_in_elements.write(width as usize)
         }
 

@@ -185,7 +185,7 @@ methods_in_files! {
             cuArray3DGetDescriptor_v2, cuArrayDestroy,
             cuMipmappedArrayCreate, cuMipmappedArrayGetLevel, cuMipmappedArrayDestroy,
             cuArrayGetMemoryRequirements, cuMipmappedArrayGetMemoryRequirements,
-            cuArrayGetSparseProperties, cuMipmappedArrayGetSparseProperties,
+            cuArrayGetSparseProperties, cuMipmappedArrayGetSparseProperties, cuArrayGetPlane,
             cuMemcpyHtoA_v2, cuMemcpyHtoAAsync_v2, cuMemcpyAtoH_v2, cuMemcpyAtoHAsync_v2,
             cuMemcpyDtoA_v2, cuMemcpyAtoD_v2, cuMemcpyAtoA_v2,
             cuMemcpy3D_v2, cuMemcpy3DAsync_v2;

@@ -83,6 +83,10 @@ fn volume(
     extent: usize,
 ) -> CuResult<Volume> {
     if memory_type == CU_MEMORYTYPE_ARRAY {
+        // The H200 refuses a NULL array side as a value (probe arrays, copies-2d).
+        if array.is_null() {
+            return Err(invalid(format!("the {which} array is NULL")));
+        }
         return Ok(Volume::Array(ArrayId::from_handle(array as u64)));
     }
     let p = plane(d, which, memory_type, host, device, 0, 0, pitch, extent)?;
@@ -314,11 +318,18 @@ pub fn check_3d(d: &Driver, c: &CUDA_MEMCPY3D) -> CuResult<()> {
 fn volumes_3d(d: &Driver, c: &CUDA_MEMCPY3D) -> CuResult<VolumeCopy> {
     // cuda.h: "The srcLOD and dstLOD members of the CUDA_MEMCPY3D structure must be set
     // to 0"; a mipmap level is copied through its own array (cuMipmappedArrayGetLevel).
-    if c.src_lod != 0 || c.dst_lod != 0 {
-        return Err(invalid(
-            "srcLOD and dstLOD must be 0: copy a mipmap level through the array \
-             cuMipmappedArrayGetLevel gives",
-        ));
+    // The H200 holds an array side to it and ignores a linear side's (probe arrays,
+    // copies-3d: srcLOD 1 of a host source copied, dstLOD 1 of an array refused).
+    for (lod, memory_type, which) in [
+        (c.src_lod, c.src_memory_type, "srcLOD"),
+        (c.dst_lod, c.dst_memory_type, "dstLOD"),
+    ] {
+        if lod != 0 && memory_type == CU_MEMORYTYPE_ARRAY {
+            return Err(invalid(format!(
+                "{which} {lod}: an array side's must be 0: copy a mipmap level through the \
+                 array cuMipmappedArrayGetLevel gives"
+            )));
+        }
     }
     if !c.reserved0.is_null() || !c.reserved1.is_null() {
         return Err(invalid("reserved0 and reserved1 must be NULL"));
@@ -455,23 +466,35 @@ emulate! {
         d.mipmapped_destroy(h)
     }
 
-    // The requirements and sparse properties exist only for arrays the mock does not
-    // create (deferred-mapping, sparse): each call checks its handles and refuses.
+    // The requirements and sparse properties exist only for deferred-mapping and sparse
+    // arrays; each call checks its handles first.
 
-    pub(super) fn cuArrayGetMemoryRequirements(d; #[late] _p, h, device) {
-        d.array_memory_requirements(AnyArray::Array(h), device)
+    pub(super) fn cuArrayGetMemoryRequirements(d; #[late] p, h, device) {
+        let r = d.array_memory_requirements(AnyArray::Array(h), device)?;
+        // Safety: cuda.h's CUDA_ARRAY_MEMORY_REQUIREMENTS is laid out as ArrayMemoryRequirements.
+        unsafe { p.cast::<ArrayMemoryRequirements>() }.write(r)
     }
 
-    pub(super) fn cuMipmappedArrayGetMemoryRequirements(d; #[late] _p, h, device) {
-        d.array_memory_requirements(AnyArray::Mipmapped(h), device)
+    pub(super) fn cuMipmappedArrayGetMemoryRequirements(d; #[late] p, h, device) {
+        let r = d.array_memory_requirements(AnyArray::Mipmapped(h), device)?;
+        // Safety: as cuArrayGetMemoryRequirements'.
+        unsafe { p.cast::<ArrayMemoryRequirements>() }.write(r)
     }
 
-    pub(super) fn cuArrayGetSparseProperties(d; #[late] _p, h) {
-        d.array_sparse_properties(AnyArray::Array(h))
+    pub(super) fn cuArrayGetSparseProperties(d; #[late] p, h) {
+        let r = d.array_sparse_properties(AnyArray::Array(h))?;
+        // Safety: cuda.h's CUDA_ARRAY_SPARSE_PROPERTIES is laid out as ArraySparseProperties.
+        unsafe { p.cast::<ArraySparseProperties>() }.write(r)
     }
 
-    pub(super) fn cuMipmappedArrayGetSparseProperties(d; #[late] _p, h) {
-        d.array_sparse_properties(AnyArray::Mipmapped(h))
+    pub(super) fn cuMipmappedArrayGetSparseProperties(d; #[late] p, h) {
+        let r = d.array_sparse_properties(AnyArray::Mipmapped(h))?;
+        // Safety: as cuArrayGetSparseProperties'.
+        unsafe { p.cast::<ArraySparseProperties>() }.write(r)
+    }
+
+    pub(super) fn cuArrayGetPlane(d; #[late] p, h, plane) {
+        p.write_key(d.array_plane(h, plane)?)
     }
 }
 
@@ -562,7 +585,15 @@ impl TextureObjectApi for Mock {
         fn cuTexObjectCreate(d; p, res, tex, #[raw] view) {
             // Safety: cuda.h's contract: NULL or a readable CUDA_RESOURCE_VIEW_DESC.
             let view = (!view.is_null()).then(|| unsafe { view.read_unaligned() });
-            p.write(d.texture_create(res, tex, view)?)
+            let made = d.texture_create(res, tex, view);
+            // The H200 writes 0 to the object when it refuses a view of format NONE only,
+            // and leaves it for the view's other faults (probe arrays, tex-views).
+            match made {
+                Err(e) if view.is_some_and(|v| d.view_faults_only_in_format(&res, &v)) => {
+                    p.write(0).and(Err(e))
+                }
+                made => p.write(made?),
+            }
         }
 
         fn cuTexObjectDestroy(d; t) {
@@ -603,8 +634,17 @@ impl SurfaceObjectApi for Mock {
             d.surface_destroy(s)
         }
 
+        /// Writes the type, flags and array only: the rest of the descriptor's union is
+        /// left as it was, which is how the H200's answer differed from the descriptor
+        /// given (probe arrays, surfaces: "same as given no").
         fn cuSurfObjectGetResourceDesc(d; #[late] p, s) {
-            p.write(d.surface_resource(s)?)
+            let r = d.surface_resource(s)?;
+            let p = p.check()?;
+            let mut back = p.read();
+            back.res_type = r.res_type;
+            back.flags = r.flags;
+            back.res[0] = r.res[0];
+            p.write(back)
         }
     }
 }
@@ -718,7 +758,9 @@ impl TextureReferenceApi for Mock {
         fn cuTexRefGetAddress_v2(d; #[late] p, t) {
             let r = d.texture_reference(t, false)?;
             match r.binding {
-                Binding::Linear { base, offset, .. } => p.write(base + offset),
+                // The texture-aligned base the reference reads from, not the pointer
+                // given (the H200: probe texrefs, linear-offset).
+                Binding::Linear { base, .. } => p.write(base),
                 Binding::Pitch2D { base, .. } => p.write(base),
                 _ => Err(invalid("the texture reference is bound to no device memory")),
             }

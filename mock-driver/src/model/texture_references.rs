@@ -9,17 +9,20 @@
 //! module as the texture or surface object its state describes (`BoundReferences`), built
 //! through the same descriptors cuTexObjectCreate and cuSurfObjectCreate take, so a later
 //! Set changes nothing for a kernel already queued, as a later destroy changes nothing
-//! for a texture object's. A reference whose state makes no object (unbound, or bound to
-//! an array destroyed since) is unbound in the snapshot: a kernel reading it faults with
-//! CUDA_ERROR_ILLEGAL_ADDRESS naming the reference (what the H200 does is awaiting a
-//! recording: probe texrefs).
+//! for a texture object's. A texture reference never bound reads zeros, as on the H200
+//! (probe texrefs, unbound-launch: `tex.1d.v4.u32.s32` read 0 0); one whose state makes
+//! no object (bound to an array destroyed since) is unbound in the snapshot: a kernel
+//! reading it faults with CUDA_ERROR_ILLEGAL_ADDRESS naming the reference (what the H200
+//! does is awaiting a recording: probe texrefs, destroyed-array-launch).
 //!
 //! The handles are the mock's (CUtexref is an opaque pointer in cuda.h): addresses above
 //! the 47-bit user space, so no host pointer is taken for one. A module's references live
-//! until the module is unloaded; cuda.h says not to destroy them.
+//! until the module is unloaded; cuda.h says not to destroy them, and cuTexRefDestroy of
+//! one succeeds and changes nothing (the H200: probe texrefs, destroy-module-texref).
 //!
-//! Defaults before any Set (zeros: unbound, format 0, wrap, point, no flags) are the
-//! mock's; the H200's are awaiting a recording (probe texrefs, `defaults`).
+//! Defaults before any Set are the H200's (probe texrefs, module-defaults; probe
+//! api_gaps3, texture-references, for cuTexRefCreate's too): format float, 1 channel,
+//! clamp in every dimension, point filtering, no flags, zeros elsewhere, unbound.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -96,9 +99,9 @@ impl TextureReference {
             module,
             surface,
             binding: Binding::Unbound,
-            format: 0,
-            channels: 0,
-            address: [0; 3],
+            format: 0x20,
+            channels: 1,
+            address: [1; 3],
             filter: 0,
             mipmap_filter: 0,
             mipmap_bias: 0.0,
@@ -266,18 +269,16 @@ impl Driver {
             .add(TextureReference::new(None, false)))
     }
 
-    /// cuTexRefDestroy: only cuTexRefCreate's (cuda.h: a module's "should not be
-    /// destroyed, since it will be destroyed when the module is unloaded").
+    /// cuTexRefDestroy: cuTexRefCreate's goes; a module's (cuda.h: it "should not be
+    /// destroyed, since it will be destroyed when the module is unloaded") stays with its
+    /// module, and the call succeeds, as on the H200 (probe texrefs,
+    /// destroy-module-texref).
     pub fn texture_reference_destroy(&self, h: u64) -> CuResult<()> {
         let mut st = self.state.lock();
         let r = reference(&st.texture_references, h, false)?;
-        if r.module.is_some() {
-            return Err(invalid(
-                "a module's texture reference goes with its module (cuModuleUnload), not \
-                 with cuTexRefDestroy",
-            ));
+        if r.module.is_none() {
+            st.texture_references.refs.remove(&h);
         }
-        st.texture_references.refs.remove(&h);
         Ok(())
     }
 
@@ -341,7 +342,7 @@ impl Driver {
     /// cuTexRefSetAddress_v2: binds `bytes` of linear memory at `dptr` in the format set
     /// by cuTexRefSetFormat, from the texture-aligned address at or below `dptr`; returns
     /// the byte offset of `dptr` from there (0 for cuMemAlloc's pointers), which the
-    /// kernel adds to its fetches (cuda.h). A `dptr` of 0 unbinds the reference.
+    /// kernel adds to its fetches (cuda.h).
     pub fn texture_reference_bind_linear(&self, h: u64, dptr: u64, bytes: u64) -> CuResult<u64> {
         let align = self.texture_attribute(ATTR_TEXTURE_ALIGNMENT)?;
         let offset = dptr % align;
@@ -352,8 +353,14 @@ impl Driver {
             super::copies::within_requested(&st.vmm, base, span)?;
         }
         self.set_texture_reference(h, |r| {
+            // Address 0 is bound as any other: the H200 answers cuTexRefGetAddress with 0
+            // after it (probe texrefs, linear-offset); a kernel reading it faults here.
             if dptr == 0 {
-                r.binding = Binding::Unbound;
+                r.binding = Binding::Linear {
+                    base: 0,
+                    offset: 0,
+                    bytes,
+                };
                 return Ok(());
             }
             let format = channel_format(r.format, r.channels).map_err(|e| {
@@ -425,19 +432,14 @@ impl Driver {
         })
     }
 
-    /// cuTexRefSetFormat: cuda.h says it "cannot follow" cuTexRefSetAddress2D (whose
-    /// descriptor gave the format), so it is refused while the reference is bound so.
+    /// cuTexRefSetFormat. cuda.h says it "cannot follow" cuTexRefSetAddress2D (whose
+    /// descriptor gave the format), but the H200 takes it there and reports the new
+    /// format (probe texrefs, format-rules), which the pitch-linear memory is then read in.
     pub fn texture_reference_set_format(&self, h: u64, format: i32, channels: i32) -> CuResult<()> {
         let channels = u32::try_from(channels)
             .map_err(|_| invalid(format!("NumPackedComponents {channels}")))?;
         channel_format(format, channels)?;
         self.set_texture_reference(h, |r| {
-            if matches!(r.binding, Binding::Pitch2D { .. }) {
-                return Err(invalid(
-                    "cuTexRefSetFormat cannot follow cuTexRefSetAddress2D (cuda.h): the \
-                     descriptor's format is the reference's",
-                ));
-            }
             r.format = format;
             r.channels = channels;
             Ok(())
@@ -471,15 +473,10 @@ impl Driver {
         })
     }
 
-    /// cuTexRefSetFlags: cuda.h's CU_TRSF_* flags; sRGB reads are not emulated.
+    /// cuTexRefSetFlags: cuda.h's CU_TRSF_* flags.
     pub fn texture_reference_set_flags(&self, h: u64, flags: u32) -> CuResult<()> {
         if flags & !KNOWN_FLAGS != 0 {
             return Err(invalid(format!("unknown CU_TRSF flags {flags:#x}")));
-        }
-        if flags & TRSF_SRGB != 0 {
-            return Err(not_supported(
-                "sRGB texture reads (CU_TRSF_SRGB) are not emulated",
-            ));
         }
         self.set_texture_reference(h, |r| {
             r.flags = flags;
@@ -537,16 +534,21 @@ impl Driver {
         }
         let images = (0..m.program.references.len())
             .map(|i| {
+                let never_bound = if m.program.references[i].surface {
+                    ReferenceImage::Unbound
+                } else {
+                    ReferenceImage::Texture(empty_texture())
+                };
                 let Some(r) = st
                     .texture_references
                     .by_module
                     .get(&(module, i))
                     .and_then(|h| st.texture_references.refs.get(h))
                 else {
-                    return ReferenceImage::Unbound;
+                    return never_bound;
                 };
                 let Some((res, tex)) = r.descriptors() else {
-                    return ReferenceImage::Unbound;
+                    return never_bound;
                 };
                 let made = if r.surface {
                     self.surface_from_resource(&st, device, &res)
@@ -560,6 +562,40 @@ impl Driver {
             .collect();
         Arc::new(BoundReferences { images })
     }
+}
+
+/// What a texture reference never bound reads: a texture of no texel, whose every fetch is
+/// the border, zeros (the H200 read zeros: probe texrefs, unbound-launch).
+fn empty_texture() -> Arc<ptx::TextureObject> {
+    let format = ptx::Format {
+        kind: ptx::ChannelKind::Float,
+        bits: 32,
+        channels: 1,
+    };
+    Arc::new(ptx::TextureObject {
+        image: ptx::Image {
+            format,
+            width: 0,
+            height: 0,
+            depth: 0,
+            layered: false,
+            cubemap: false,
+            row_pitch: 0,
+            slice_pitch: 0,
+            storage: ptx::Storage::Device(0),
+        },
+        sampler: ptx::Sampler {
+            address: [ptx::AddressMode::Border; 3],
+            linear: false,
+            normalized_coords: false,
+            read_normalized: true,
+            border: [0.0; 4],
+            mipmap: ptx::MipmapSampler::default(),
+            seamless_cubemap: false,
+            srgb: false,
+        },
+        levels: Vec::new(),
+    })
 }
 
 /// Reference `h` of the kind asked (a texture reference's calls refuse a surface
