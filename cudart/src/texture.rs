@@ -874,6 +874,12 @@ cudart_fn! {
     }
 }
 
+/// CU_AD_FORMAT_UNSIGNED_INT32 or SIGNED_INT32: what reads as integers whatever the read
+/// mode, and what no normalized read may name.
+fn is_wide_integer(format: Option<i32>) -> bool {
+    matches!(format, Some(0x03 | 0x0a))
+}
+
 /// The CUarray_format of what a texture reads: a linear or pitched resource's own, an
 /// array's (a mipmapped array's level 0's) from the driver.
 fn resource_format(d: &crate::driver::Driver, r: &CUDA_RESOURCE_DESC) -> RtResult<i32> {
@@ -934,21 +940,21 @@ cudart_fn! {
         let (d, _, _) = with_context()?;
         // A resource the driver does not know is for cuTexObjectCreate to refuse.
         let format = resource_format(d, &r).ok();
-        let small_integers = matches!(format, Some(0x01 | 0x02 | 0x08 | 0x09));
+        let wide_integers = is_wide_integer(format);
         // The resource's own format decides, not a view's: on the H200 NVIDIA's runtime
         // refuses normalized reads of a u32 array through a uchar4 or short2 view, and a
         // uchar4 view of one read in element type returns normalized floats
-        // (clients/runtime/texture_views.cu's recording). So the runtime asks for
-        // integer reads (CU_TRSF_READ_AS_INTEGER) only where its resource's format has
-        // 8- or 16-bit integers, the only ones the flag changes without a view.
-        if t.read_mode != 0 && matches!(format, Some(0x03 | 0x0a)) {
+        // (clients/runtime/texture_views.cu's recording). So the runtime does not ask
+        // for integer reads (CU_TRSF_READ_AS_INTEGER) of 32-bit integers, which the flag
+        // does not change without a view.
+        if t.read_mode != 0 && wide_integers {
             return Err(RtError::new(
                 INVALID_NORM_SETTING,
                 "cudaReadModeNormalizedFloat of 32-bit integers (the resource's format)",
             ));
         }
         let mut flags = 0;
-        if t.read_mode == 0 && small_integers {
+        if t.read_mode == 0 && !wide_integers {
             flags |= 0x01;
         }
         if t.normalized_coords != 0 {
@@ -1102,12 +1108,21 @@ cudart_fn! {
         };
         d.cuTexObjectGetTextureDesc(&mut t, tex)?;
         let flag = |bit: u32| c_int::from(t.flags & bit != 0);
+        // 32-bit integers are made in element type without the flag (creation above).
+        let mut r = CUDA_RESOURCE_DESC {
+            res_type: 0,
+            res: [0; 16],
+            flags: 0,
+        };
+        let wide_integers = d
+            .cuTexObjectGetResourceDesc(&mut r, tex)
+            .is_ok_and(|()| is_wide_integer(resource_format(d, &r).ok()));
         *desc = TextureDesc {
             address_mode: t.address_mode,
             filter_mode: t.filter_mode,
             // CU_TRSF_READ_AS_INTEGER is cudaReadModeElementType (0); without it the
             // texture reads normalized floats (cudaReadModeNormalizedFloat, 1).
-            read_mode: 1 - flag(0x01),
+            read_mode: if wide_integers { 0 } else { 1 - flag(0x01) },
             srgb: flag(0x10),
             border_color: t.border_color,
             normalized_coords: flag(0x02),

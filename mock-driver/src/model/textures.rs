@@ -669,6 +669,17 @@ pub fn check_view(r: &ViewedResource, v: &CUDA_RESOURCE_VIEW_DESC) -> CuResult<V
             "a resource view's format is CU_RES_VIEW_FORMAT_NONE: name the format read",
         ));
     }
+    // What the mock does not emulate is said only of a view the H200 would take as far
+    // as it is known: its refusals come first (texture_views' NONE views of cubemap
+    // layers are INVALID_VALUE on the H200).
+    let d = &r.desc;
+    let all_layers = (0, (d.depth as u64).saturating_sub(1));
+    if d.flags & LAYERED != 0 && d.flags & CUBEMAP != 0 && shape.layers != all_layers {
+        return Err(not_supported(
+            "a layer subrange of a layered cubemap is not emulated (whether a view's layer \
+             is a face or a cube there is not documented): view all its layers",
+        ));
+    }
     Ok(shape)
 }
 
@@ -743,12 +754,6 @@ fn check_view_but_format_none(
             "layers {fl}..{ll}: the resource has {layers}{}",
             if layered { "" } else { " (not layered)" }
         )));
-    }
-    if layered && d.flags & CUBEMAP != 0 && (fl, ll) != (0, layers - 1) {
-        return Err(not_supported(
-            "a layer subrange of a layered cubemap is not emulated (whether a view's layer \
-             is a face or a cube there is not documented): view all its layers",
-        ));
     }
     Ok(ViewShape {
         format,
