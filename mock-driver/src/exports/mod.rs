@@ -157,7 +157,8 @@ methods_in_files! {
             cuFuncGetModule, cuFuncGetParamInfo, cuFuncIsLoaded, cuFuncLoad,
             cuFuncSetSharedMemConfig, cuLaunchHostFunc;
         launch: cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx,
-            cuLaunchKernelEx_ptsz;
+            cuLaunchKernelEx_ptsz, cuFuncSetBlockShape, cuFuncSetSharedSize, cuParamSetSize,
+            cuParamSeti, cuParamSetf, cuParamSetv, cuLaunch, cuLaunchGrid, cuLaunchGridAsync;
     }
 }
 

@@ -60,6 +60,7 @@ pub mod ids;
 pub mod images;
 pub mod ipc;
 pub mod launch;
+pub mod legacy_launch;
 pub mod limits;
 pub mod link;
 pub mod logs;

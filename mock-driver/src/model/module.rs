@@ -134,6 +134,9 @@ pub struct Modules {
     /// runtime, sized by CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT then; cuMemAlloc memory
     /// of the context, freed with it.
     pub devrt_pools: HashMap<ContextId, Arc<ptx::DeviceHeap>>,
+    /// Each function's legacy launch settings (cuParamSet*, cuFuncSetBlockShape), once
+    /// set or launched (model/legacy_launch.rs).
+    pub legacy: HashMap<FunctionId, super::legacy_launch::LegacyLaunch>,
     next_id: u64,
 }
 
@@ -772,6 +775,10 @@ impl Driver {
             st.modules.module(module)?;
             let m = st.modules.modules.remove(&module).expect("checked");
             st.modules.functions.retain(|_, f| f.module != module);
+            let modules = &mut st.modules;
+            modules
+                .legacy
+                .retain(|f, _| modules.functions.contains_key(f));
             st.texture_references.forget_module(module);
             st.launch_epoch += 1;
             m
