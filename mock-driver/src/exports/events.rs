@@ -3,6 +3,7 @@
 
 use super::Mock;
 use crate::boundary::{drv, out, Handle};
+use crate::model::capture::EventUse;
 use crate::model::error::*;
 use crate::model::stream_queues;
 use cumock_abi::result::*;
@@ -44,12 +45,14 @@ impl EventApi for Mock {
         }
 
         fn cuEventSynchronize(d; e) {
+            d.event_check(e)?;
+            d.capture_check_event(e, EventUse::Waits)?;
             d.event_synchronize(e)
         }
 
         fn cuEventQuery(d; e) {
             d.event_check(e)?;
-            d.capture_check_event_query(e)?;
+            d.capture_check_event(e, EventUse::Waits)?;
             if stream_queues::event_pending(e).is_some() {
                 return Err(CuError::new(
                     CUDA_ERROR_NOT_READY,

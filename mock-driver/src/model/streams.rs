@@ -349,6 +349,7 @@ impl Driver {
         st.contexts.event(event)?;
         st.contexts.destroy_event(event);
         st.ipc.forget_event(event);
+        st.captures.forget_event(event);
         Ok(())
     }
 
@@ -356,6 +357,8 @@ impl Driver {
         let mut st = self.state.lock();
         for e in [start, end] {
             st.contexts.event(e)?;
+            st.captures
+                .check_event(e, super::capture::EventUse::Reads)?;
             if stream_queues::event_pending(e).is_some() {
                 return Err(CuError::new(
                     cumock_abi::result::CUDA_ERROR_NOT_READY,
