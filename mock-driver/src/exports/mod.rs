@@ -59,6 +59,7 @@ mod emulate;
 
 mod alloc;
 mod batches;
+mod checkpoints;
 mod contexts;
 mod copies;
 mod copies2d;
@@ -143,7 +144,6 @@ not_emulated! {
     MulticastObjectApi,
     ExternalResourceInteroperabilityApi,
     GraphicsInteroperabilityApi,
-    CheckpointingApi,
     OpenGLInteroperabilityApi,
     EglInteroperabilityApi,
     VdpauInteroperabilityApi,
