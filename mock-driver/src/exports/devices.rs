@@ -1,6 +1,7 @@
 //! Device management (cuda.h's group CUDA_DEVICE, with its deprecated part): the
 //! profile's devices, their names, attributes, memory and compute capability; and their
-//! PCI bus ids (cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId), which cuda.h files under
+//! PCI bus ids (cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId) and asynchronous
+//! notifications (cuDeviceRegisterAsyncNotification), which cuda.h files under
 //! `MemoryApi`.
 
 use super::Mock;
@@ -190,6 +191,21 @@ impl DeviceApi for Mock {
 
 emulate! {
 
+    /// Observed (probe api_gaps3, null-async-register-callback): a NULL callback is
+    /// CUDA_ERROR_INVALID_VALUE.
+    pub(super) fn cuDeviceRegisterAsyncNotification(d; device, callback_func, _user_data, callback) {
+        if callback_func.is_none() {
+            return Err(invalid("callbackFunc is NULL"));
+        }
+        let handle = d.async_notification_register(device)?;
+        callback.write(std::ptr::without_provenance_mut(handle as usize))
+    }
+
+    /// Observed (probe api_gaps3, null-async-unregister): NULL is CUDA_ERROR_INVALID_VALUE.
+    pub(super) fn cuDeviceUnregisterAsyncNotification(d; device, #[raw] callback) {
+        d.async_notification_unregister(device, callback as usize as u64)
+    }
+
     // The device is looked for before the id's room is checked. Room too short for the
     // id and its NUL gets what fits, and CUDA_ERROR_INVALID_VALUE (the H200, probe
     // api_gaps3 device-identity: room 12 for "0000:00:06.0" holds "0000:00:06.").
@@ -258,7 +274,13 @@ mod tests {
     #[test]
     fn pci_bus_ids_read_as_the_h200_reads_them() {
         let id = Some((0, 0, 6, 0));
-        for ok in ["0000:00:06.0", "0000:00:06", "00:06.0", "00000000:00:06.0", "0000:00:06.0"] {
+        for ok in [
+            "0000:00:06.0",
+            "0000:00:06",
+            "00:06.0",
+            "00000000:00:06.0",
+            "0000:00:06.0",
+        ] {
             assert_eq!(parse_pci_bus_id(ok), id, "{ok}");
         }
         assert_eq!(parse_pci_bus_id("0000:ff:1f.7"), Some((0, 0xff, 0x1f, 7)));

@@ -175,7 +175,8 @@ methods_in_files! {
         copies2d: cuMemAllocPitch_v2, cuMemcpy2D_v2, cuMemcpy2DUnaligned_v2, cuMemcpy2DAsync_v2,
             cuMemsetD2D8_v2, cuMemsetD2D16_v2, cuMemsetD2D32_v2,
             cuMemsetD2D8Async, cuMemsetD2D16Async, cuMemsetD2D32Async;
-        devices: cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId;
+        devices: cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId, cuDeviceRegisterAsyncNotification,
+            cuDeviceUnregisterAsyncNotification;
         host_memory: cuMemHostAlloc, cuMemAllocHost_v2, cuMemFreeHost, cuMemHostGetFlags,
             cuMemHostGetDevicePointer_v2, cuMemHostRegister, cuMemHostRegister_v2,
             cuMemHostUnregister;
