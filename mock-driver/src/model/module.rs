@@ -1164,10 +1164,13 @@ impl Driver {
 
     /// cuOccupancyMaxPotentialBlockSize: the block size with the most resident threads
     /// per SM (the largest such), and the grid that fills every SM with it.
+    /// cuOccupancyMaxPotentialBlockSize: `dynamic_shared` gives a block size's dynamic
+    /// shared memory (the program's blockSizeToDynamicSMemSize, or its fixed size); it is
+    /// called without the state's lock, so it may call the driver.
     pub fn occupancy_potential_block_size(
         &self,
         f: FunctionId,
-        dynamic_shared: usize,
+        dynamic_shared: &dyn Fn(i32) -> usize,
         limit: i32,
     ) -> CuResult<(i32, i32)> {
         use attr::*;
@@ -1193,7 +1196,7 @@ impl Driver {
         let mut best = (0, 0);
         let mut size = top - top % warp;
         while size > 0 {
-            let blocks = self.occupancy_blocks_per_sm(f, size, dynamic_shared)?;
+            let blocks = self.occupancy_blocks_per_sm(f, size, dynamic_shared(size))?;
             if blocks * size > best.0 * best.1 {
                 best = (blocks, size);
             }
