@@ -1063,6 +1063,47 @@ static void stream_ids(void) {
     SAY("a's: %s", same(none == a_id));
 }
 
+/* How the H200 numbers streams (section stream-ids gave the NULL stream 7 and the
+ * per-thread one 13 right after the primary context's retain): each id printed as the
+ * difference from the first stream created, in a fresh process, so that internal streams
+ * drawn from the same counter show as gaps. */
+static void stream_ids_numbering(void) {
+    MUST(cuInit(0));
+    CUcontext primary;
+    MUST(cuDevicePrimaryCtxRetain(&primary, 0));
+    MUST(cuCtxSetCurrent(primary));
+    CUstream a, b, c, d;
+    unsigned long long a_id = 0, id = 0;
+    MUST(cuStreamCreate(&a, 0));
+    MUST(cuStreamGetId(a, &a_id));
+    SAY("a created stream, before any default stream is named: %llu", a_id);
+    MUST(cuStreamGetId(NULL, &id));
+    SAY("the primary's NULL stream: a's %+lld", (long long)(id - a_id));
+    MUST(cuStreamGetId(CU_STREAM_PER_THREAD, &id));
+    SAY("its per-thread stream: a's %+lld", (long long)(id - a_id));
+    MUST(cuStreamCreate(&b, 0));
+    MUST(cuStreamGetId(b, &id));
+    SAY("a stream created next: a's %+lld", (long long)(id - a_id));
+    CUcontext other;
+    MUST(cuCtxCreate(&other, NULL, 0, 0));
+    MUST(cuStreamCreate(&c, 0));
+    MUST(cuStreamGetId(c, &id));
+    SAY("a stream created after cuCtxCreate: a's %+lld", (long long)(id - a_id));
+    MUST(cuStreamGetId(NULL, &id));
+    SAY("the created context's NULL stream: a's %+lld", (long long)(id - a_id));
+    MUST(cuStreamGetId(CU_STREAM_PER_THREAD, &id));
+    SAY("its per-thread stream: a's %+lld", (long long)(id - a_id));
+    MUST(cuStreamCreate(&d, 0));
+    MUST(cuStreamGetId(d, &id));
+    SAY("a stream created after those: a's %+lld", (long long)(id - a_id));
+    CUevent e;
+    MUST(cuEventCreate(&e, 0));
+    CUstream f;
+    MUST(cuStreamCreate(&f, 0));
+    MUST(cuStreamGetId(f, &id));
+    SAY("a stream created after an event: a's %+lld", (long long)(id - a_id));
+}
+
 /* ----------------------------------------------------------------------------- occupancy */
 
 static const char OCC_PTX[] =
@@ -1247,6 +1288,7 @@ int main(void) {
     section("dma-buf", dma_buf);
     section("event-record-flags", event_record_flags);
     section("stream-ids", stream_ids);
+    section("stream-ids-numbering", stream_ids_numbering);
     section("occupancy-flags", occupancy_flags);
     section("profiler-initialize", profiler_initialize);
     section("logs-unregister-twice", logs_unregister_twice);
