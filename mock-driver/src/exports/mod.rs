@@ -166,7 +166,8 @@ methods_in_files! {
 // of its name in its noun's file.
 methods_in_files! {
     MemoryApi {
-        alloc: cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuMemGetAddressRange_v2;
+        alloc: cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuMemGetAddressRange_v2,
+            cuMemGetHandleForAddressRange;
         copies: cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyDtoD_v2, cuMemcpy,
             cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemcpyDtoDAsync_v2, cuMemcpyAsync,
             cuMemcpyPeer, cuMemcpyPeerAsync,
