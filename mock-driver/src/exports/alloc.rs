@@ -30,7 +30,7 @@ emulate! {
                 "flags {flags:#x}: 0 or CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE (1)"
             )));
         }
-        if size == 0 || dptr.get() % 4096 != 0 || size % 4096 != 0 {
+        if size == 0 || !dptr.get().is_multiple_of(4096) || !size.is_multiple_of(4096) {
             return Err(invalid(format!(
                 "{size} bytes at {:#x}: a range of whole 4 KiB pages",
                 dptr.get()

@@ -33,7 +33,7 @@ impl Driver {
     pub fn check_device_memory_range(&self, ptr: DevicePtr, size: u64) -> CuResult<()> {
         const PAGE: u64 = 4096;
         let start = ptr.get();
-        if size == 0 || start % PAGE != 0 || size % PAGE != 0 {
+        if size == 0 || !start.is_multiple_of(PAGE) || !size.is_multiple_of(PAGE) {
             return Err(invalid(format!(
                 "{size} bytes at {start:#x}: a range of whole 4 KiB pages"
             )));
