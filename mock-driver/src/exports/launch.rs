@@ -86,6 +86,17 @@ emulate! {
         d.legacy_param_write(hfunc, offset, bytes)
     }
 
+    /// The H200 refuses it with CU_PARAM_TR_DEFAULT, cuda.h's only texunit, and a
+    /// module's texture reference (probe api_gaps3, texture-references): a kernel reads
+    /// its module's references by name, bound with cuTexRefSet*, without this call.
+    pub(super) fn cuParamSetTexRef(d; hfunc, texunit, _tex_ref) {
+        d.function_params(hfunc)?;
+        Err(invalid(format!(
+            "cuParamSetTexRef (texunit {texunit}): the H200 refuses it; a kernel reads its \
+             module's texture references once bound with cuTexRefSet*"
+        )))
+    }
+
     /// cuLaunch and cuLaunchGrid run on the legacy default stream: cuda.h gives them no
     /// stream, and no per-thread variant.
     pub(super) fn cuLaunch(d; f) {

@@ -158,7 +158,8 @@ methods_in_files! {
             cuFuncSetSharedMemConfig, cuLaunchHostFunc;
         launch: cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx,
             cuLaunchKernelEx_ptsz, cuFuncSetBlockShape, cuFuncSetSharedSize, cuParamSetSize,
-            cuParamSeti, cuParamSetf, cuParamSetv, cuLaunch, cuLaunchGrid, cuLaunchGridAsync;
+            cuParamSeti, cuParamSetf, cuParamSetv, cuParamSetTexRef, cuLaunch, cuLaunchGrid,
+            cuLaunchGridAsync;
     }
 }
 
