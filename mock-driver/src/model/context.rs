@@ -162,6 +162,8 @@ impl Contexts {
 
     pub fn create(&mut self, device: usize, flags: u32, primary: bool) -> ContextId {
         let h = ContextId::from_handle(self.fresh(CONTEXT_TAG));
+        // The serial after the context's is its per-thread stream's id (StreamId::reported_id).
+        self.fresh(STREAM_TAG);
         self.contexts.insert(
             h,
             Context {
