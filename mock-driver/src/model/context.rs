@@ -639,6 +639,8 @@ impl Driver {
         st.modules
             .functions
             .retain(|_, f| modules.contains_key(&f.module));
+        let functions = &st.modules.functions;
+        st.modules.legacy.retain(|f, _| functions.contains_key(f));
         // cuMemAlloc memory dies with its context; VMM mappings do not (observed).
         let owned: Vec<u64> = st
             .vmm
