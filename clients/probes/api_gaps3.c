@@ -434,6 +434,20 @@ static void legacy_launch_errors(void) {
     CALL("param seti at 22 (past the size)", cuParamSeti(f, 22, 1));
     CALL("param seti at 24 (past the size)", cuParamSeti(f, 24, 1));
     CALL("param seti at 4096", cuParamSeti(f, 4096, 1));
+    cuModuleUnload(m);
+}
+
+/* What legacy-launch-errors asked after the H200 crashed there (cuParamSeti 4096 past the
+ * size): offsets, sizes other than the kernel's at launch, NULL functions, no context. */
+static void legacy_launch_errors2(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUmodule m;
+    MUST(cuModuleLoadData(&m, LEGACY_PTX));
+    CUfunction bare, f, fresh;
+    MUST(cuModuleGetFunction(&bare, m, "bare"));
+    MUST(cuModuleGetFunction(&f, m, "legacy"));
+    CALL("param set size 24", cuParamSetSize(f, 24));
     CALL("param seti at -4", cuParamSeti(f, -4, 1));
     CALL("param seti at 2 (misaligned)", cuParamSeti(f, 2, 1));
     CALL("param setf at 24", cuParamSetf(f, 24, 1.0f));
@@ -465,6 +479,16 @@ static void legacy_launch_errors(void) {
     CALL("cuLaunch, no context current", cuLaunch(bare));
     CALL("block shape, no context current", cuFuncSetBlockShape(bare, 1, 1, 1));
     MUST(cuCtxSetCurrent(ctx));
+    /* A function handle asked for again: the same settings? */
+    MUST(cuModuleGetFunction(&fresh, m, "legacy"));
+    SAY("the same handle: %s", same(fresh == f));
+    /* Last: launched, this kernel would write through a NULL `out` and fault. */
+    CUfunction other;
+    cuModuleUnload(m);
+    MUST(cuModuleLoadData(&m, LEGACY_PTX));
+    MUST(cuModuleGetFunction(&other, m, "legacy"));
+    CALL("cuLaunch of a kernel with parameters, nothing set", cuLaunch(other));
+    CALL("synchronize", cuCtxSynchronize());
     cuMemFree(out);
     cuModuleUnload(m);
 }
@@ -1279,6 +1303,7 @@ int main(void) {
     section("logs-file", logs_file);
     section("legacy-launch", legacy_launch);
     section("legacy-launch-errors", legacy_launch_errors);
+    section("legacy-launch-errors2", legacy_launch_errors2);
     section("texture-references", texture_references);
     section("checkpoints", checkpoints);
     section("device-identity", device_identity);
