@@ -133,3 +133,44 @@ fn waiting_for_a_captured_event_invalidates_its_capture_and_reading_it_does_not(
         assert_eq!(cuStreamDestroy_v2(plain), 0);
     }
 }
+
+/// An event last recorded in a capture that has ended is CUDA_ERROR_INVALID_VALUE to a
+/// query until recorded again, by a graph's event record node too (the mock's rule after
+/// a clean end awaits the H200's answer: probe cudarc, captured-event-after-a-clean-end).
+#[test]
+fn an_event_of_an_ended_capture_is_ordinary_once_a_graph_records_it() {
+    setup();
+    // Safety: live out-pointers; every handle is created here.
+    unsafe {
+        let (mut s, mut e) = (null_mut(), null_mut());
+        assert_eq!(cuStreamCreate(&mut s, 1), 0);
+        assert_eq!(cuEventCreate(&mut e, 0), 0);
+        let capture = |flags: u32| {
+            let mut g = null_mut();
+            assert_eq!(cuStreamBeginCapture_v2(s, CAPTURE_MODE_RELAXED), 0);
+            assert_eq!(cuEventRecordWithFlags(e, s, flags), 0);
+            assert_eq!(cuStreamEndCapture(s, &mut g), 0);
+            g
+        };
+        assert_eq!(cuGraphDestroy(capture(0)), 0);
+        assert_eq!(
+            cuEventQuery(e),
+            cumock_abi::result::CUDA_ERROR_INVALID_VALUE
+        );
+        // CU_EVENT_RECORD_EXTERNAL: an event record node, which records it at launch.
+        let g = capture(1);
+        assert_eq!(
+            cuEventQuery(e),
+            cumock_abi::result::CUDA_ERROR_INVALID_VALUE
+        );
+        let mut exec = null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut exec, g, 0), 0);
+        assert_eq!(cuGraphLaunch(exec, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        assert_eq!(cuEventQuery(e), 0);
+        assert_eq!(cuGraphExecDestroy(exec), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        assert_eq!(cuEventDestroy_v2(e), 0);
+        assert_eq!(cuStreamDestroy_v2(s), 0);
+    }
+}

@@ -116,6 +116,12 @@ impl Captures {
         });
     }
 
+    /// An event recorded outside a capture (on a stream, for a context, by a graph's
+    /// node): no longer an ended capture's.
+    pub fn recorded_outside(&mut self, event: EventId) {
+        self.ended_events.remove(&event);
+    }
+
     /// An event destroyed.
     pub fn forget_event(&mut self, event: EventId) {
         self.events.remove(&event);

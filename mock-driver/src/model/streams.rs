@@ -250,6 +250,7 @@ impl Driver {
             let mut st = self.state.lock();
             st.contexts.check_stream(stream)?;
             st.contexts.event(event)?;
+            st.captures.recorded_outside(event);
         }
         let order = self.stream_order(stream)?;
         let stamp = Box::new(move || {
@@ -307,6 +308,7 @@ impl Driver {
             st.streams_recorded_by(ctx)
         };
         self.capture_check_context(ctx, None, "cuCtxRecordEvent")?;
+        self.state.lock().captures.recorded_outside(event);
         let stamp = Box::new(move || {
             // Destroyed meanwhile: nothing to stamp.
             if let Ok(t) = self.state.lock().contexts.event(event) {
