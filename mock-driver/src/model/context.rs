@@ -232,7 +232,10 @@ impl Contexts {
     /// (CUDA_ERROR_CONTEXT_IS_DESTROYED for a lingering one).
     pub fn require_current(&self) -> CuResult<(ContextId, &Context)> {
         let Some(c) = self.current() else {
-            return Err(invalid_context("no current context on this thread (cuCtxSetCurrent or cuDevicePrimaryCtxRetain + cuCtxSetCurrent first)"));
+            // The H200's words (its error log, probe api_gaps3 logs-callback).
+            return Err(invalid_context(
+                "No CUDA context is current to the calling thread",
+            ));
         };
         self.check_lingering(c)?;
         Ok((c, self.get(c)?))

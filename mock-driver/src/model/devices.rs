@@ -70,8 +70,10 @@ impl Driver {
             .ok()
             .and_then(|i| self.profile.devices.get(i))
             .ok_or_else(|| {
+                // The H200's words, 1 its device count (its error log, probe api_gaps3
+                // logs-callback: device 99 of 1).
                 invalid_device(format!(
-                    "device {ordinal} does not exist ({} device(s))",
+                    "Parameter ordinal must be between 0 and {}",
                     self.device_count()
                 ))
             })
