@@ -14,6 +14,10 @@
 //!   past it the H200 crashes (SIGSEGV): the mock keeps writes within the largest size
 //!   and refuses the rest;
 //! - a function never set launches (a kernel without parameters, `cuLaunch` of it).
+//!
+//! Not recorded (the H200's crash ended the section; legacy-launch-errors2 asks): a
+//! negative or misaligned offset, a launch whose size set is not the kernel's (answered
+//! here as an `extra` buffer of another size is), NULL functions, no current context.
 
 use super::error::*;
 use super::ids::{FunctionId, StreamId};
