@@ -434,6 +434,20 @@ static void legacy_launch_errors(void) {
     CALL("param seti at 22 (past the size)", cuParamSeti(f, 22, 1));
     CALL("param seti at 24 (past the size)", cuParamSeti(f, 24, 1));
     CALL("param seti at 4096", cuParamSeti(f, 4096, 1));
+    cuModuleUnload(m);
+}
+
+/* What legacy-launch-errors asked after the H200 crashed there (cuParamSeti 4096 past the
+ * size): offsets, sizes other than the kernel's at launch, NULL functions, no context. */
+static void legacy_launch_errors2(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUmodule m;
+    MUST(cuModuleLoadData(&m, LEGACY_PTX));
+    CUfunction bare, f, fresh;
+    MUST(cuModuleGetFunction(&bare, m, "bare"));
+    MUST(cuModuleGetFunction(&f, m, "legacy"));
+    CALL("param set size 24", cuParamSetSize(f, 24));
     CALL("param seti at -4", cuParamSeti(f, -4, 1));
     CALL("param seti at 2 (misaligned)", cuParamSeti(f, 2, 1));
     CALL("param setf at 24", cuParamSetf(f, 24, 1.0f));
@@ -465,6 +479,16 @@ static void legacy_launch_errors(void) {
     CALL("cuLaunch, no context current", cuLaunch(bare));
     CALL("block shape, no context current", cuFuncSetBlockShape(bare, 1, 1, 1));
     MUST(cuCtxSetCurrent(ctx));
+    /* A function handle asked for again: the same settings? */
+    MUST(cuModuleGetFunction(&fresh, m, "legacy"));
+    SAY("the same handle: %s", same(fresh == f));
+    /* Last: launched, this kernel would write through a NULL `out` and fault. */
+    CUfunction other;
+    cuModuleUnload(m);
+    MUST(cuModuleLoadData(&m, LEGACY_PTX));
+    MUST(cuModuleGetFunction(&other, m, "legacy"));
+    CALL("cuLaunch of a kernel with parameters, nothing set", cuLaunch(other));
+    CALL("synchronize", cuCtxSynchronize());
     cuMemFree(out);
     cuModuleUnload(m);
 }
@@ -1063,6 +1087,47 @@ static void stream_ids(void) {
     SAY("a's: %s", same(none == a_id));
 }
 
+/* How the H200 numbers streams (section stream-ids gave the NULL stream 7 and the
+ * per-thread one 13 right after the primary context's retain): each id printed as the
+ * difference from the first stream created, in a fresh process, so that internal streams
+ * drawn from the same counter show as gaps. */
+static void stream_ids_numbering(void) {
+    MUST(cuInit(0));
+    CUcontext primary;
+    MUST(cuDevicePrimaryCtxRetain(&primary, 0));
+    MUST(cuCtxSetCurrent(primary));
+    CUstream a, b, c, d;
+    unsigned long long a_id = 0, id = 0;
+    MUST(cuStreamCreate(&a, 0));
+    MUST(cuStreamGetId(a, &a_id));
+    SAY("a created stream, before any default stream is named: %llu", a_id);
+    MUST(cuStreamGetId(NULL, &id));
+    SAY("the primary's NULL stream: a's %+lld", (long long)(id - a_id));
+    MUST(cuStreamGetId(CU_STREAM_PER_THREAD, &id));
+    SAY("its per-thread stream: a's %+lld", (long long)(id - a_id));
+    MUST(cuStreamCreate(&b, 0));
+    MUST(cuStreamGetId(b, &id));
+    SAY("a stream created next: a's %+lld", (long long)(id - a_id));
+    CUcontext other;
+    MUST(cuCtxCreate(&other, NULL, 0, 0));
+    MUST(cuStreamCreate(&c, 0));
+    MUST(cuStreamGetId(c, &id));
+    SAY("a stream created after cuCtxCreate: a's %+lld", (long long)(id - a_id));
+    MUST(cuStreamGetId(NULL, &id));
+    SAY("the created context's NULL stream: a's %+lld", (long long)(id - a_id));
+    MUST(cuStreamGetId(CU_STREAM_PER_THREAD, &id));
+    SAY("its per-thread stream: a's %+lld", (long long)(id - a_id));
+    MUST(cuStreamCreate(&d, 0));
+    MUST(cuStreamGetId(d, &id));
+    SAY("a stream created after those: a's %+lld", (long long)(id - a_id));
+    CUevent e;
+    MUST(cuEventCreate(&e, 0));
+    CUstream f;
+    MUST(cuStreamCreate(&f, 0));
+    MUST(cuStreamGetId(f, &id));
+    SAY("a stream created after an event: a's %+lld", (long long)(id - a_id));
+}
+
 /* ----------------------------------------------------------------------------- occupancy */
 
 static const char OCC_PTX[] =
@@ -1238,6 +1303,7 @@ int main(void) {
     section("logs-file", logs_file);
     section("legacy-launch", legacy_launch);
     section("legacy-launch-errors", legacy_launch_errors);
+    section("legacy-launch-errors2", legacy_launch_errors2);
     section("texture-references", texture_references);
     section("checkpoints", checkpoints);
     section("device-identity", device_identity);
@@ -1247,6 +1313,7 @@ int main(void) {
     section("dma-buf", dma_buf);
     section("event-record-flags", event_record_flags);
     section("stream-ids", stream_ids);
+    section("stream-ids-numbering", stream_ids_numbering);
     section("occupancy-flags", occupancy_flags);
     section("profiler-initialize", profiler_initialize);
     section("logs-unregister-twice", logs_unregister_twice);

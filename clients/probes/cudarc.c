@@ -95,11 +95,43 @@ static void other_operations(void) {
     end_capture("end capture", s);
 }
 
+/* An event recorded in a capture that ends as it should (no query during it): what a
+ * query, a synchronize, an elapsed time and a wait answer after the end, and after the
+ * event is recorded again. The H200 answered CUDA_ERROR_INVALID_VALUE to a query and a
+ * synchronize after an invalidated capture's end (sections above); the mock answers so
+ * after any end. */
+static void after_a_clean_end(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUstream s, plain;
+    CUevent e, done;
+    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    MUST(cuStreamCreate(&plain, CU_STREAM_NON_BLOCKING));
+    MUST(cuEventCreate(&e, CU_EVENT_DEFAULT));
+    MUST(cuEventCreate(&done, CU_EVENT_DEFAULT));
+    MUST(cuEventRecord(done, plain));
+    MUST(cuStreamSynchronize(plain));
+    CALL("begin capture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CALL("record in the capture", cuEventRecord(e, s));
+    end_capture("end capture", s);
+    CALL("query after the end", cuEventQuery(e));
+    CALL("synchronize after the end", cuEventSynchronize(e));
+    float ms = -1;
+    CALL("elapsed time after the end", cuEventElapsedTime(&ms, done, e));
+    CALL("a stream waits for it after the end", cuStreamWaitEvent(plain, e, 0));
+    MUST(cuStreamSynchronize(plain));
+    CALL("record again on a stream that does not capture", cuEventRecord(e, plain));
+    MUST(cuStreamSynchronize(plain));
+    CALL("query", cuEventQuery(e));
+    CALL("synchronize", cuEventSynchronize(e));
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     section("captured-event-query-thread-local", query_thread_local);
     section("captured-event-query-global", query_global);
     section("captured-event-query-relaxed", query_relaxed);
     section("captured-event-other-operations", other_operations);
+    section("captured-event-after-a-clean-end", after_a_clean_end);
     return 0;
 }

@@ -101,7 +101,8 @@ pub fn call(
 
 fn report(name: &'static str, e: &CuError) {
     // The driver's error log (cuLogs*) holds what the program did wrong or the device
-    // refused; not the mock's own gaps, nor a query's "not yet".
+    // refused; not the mock's own gaps, nor a query's "not yet" (nor, as on the H200, a
+    // call before cuInit: `logs::refused`).
     if e.severity != Severity::NotEmulated && e.code != CUDA_ERROR_NOT_READY {
         crate::exports::logs::refused(name, e.code, &e.message);
     }

@@ -1,7 +1,7 @@
-//! The driver's error log (cuLogs*, CUDA 12.9) as cuda.h describes it: a message for each
-//! refused call, handed to the registered callbacks and dumped from an iterator. Probe
-//! api_gaps3 (sections logs-*) asks the H200 the same; its recording is awaited, and may
-//! change what these hold that cuda.h leaves open (the messages' text).
+//! The driver's error log (cuLogs*, CUDA 12.9) as the H200 keeps it (probe api_gaps3,
+//! sections logs-*): two messages for each refused call (its reason, then the code it
+//! returns), handed to the registered callbacks and dumped from an iterator, each dump
+//! line prefixed with the time and the thread.
 
 use cuda::exports::*;
 use cumock_abi::result::*;
@@ -69,10 +69,14 @@ fn a_refused_call_reaches_each_callback_until_it_is_unregistered() {
     {
         let got = RECEIVED.lock().unwrap();
         let datas: Vec<usize> = got.iter().map(|r| r.0).collect();
-        assert_eq!(datas, [1, 2], "{got:?}");
-        assert_eq!(got[0].1, 0, "CU_LOG_LEVEL_ERROR");
+        assert_eq!(datas, [1, 2, 1, 2], "{got:?}");
+        assert!(got.iter().all(|r| r.1 == 0), "CU_LOG_LEVEL_ERROR: {got:?}");
         assert!(
-            got[0].2.contains("cuDeviceGet") && got[0].2.contains("CUDA_ERROR_INVALID_DEVICE"),
+            !got[0].2.is_empty() && !got[0].2.contains("Returning"),
+            "{got:?}"
+        );
+        assert_eq!(
+            got[2].2, "Returning 101 (CUDA_ERROR_INVALID_DEVICE) from cuDeviceGet",
             "{got:?}"
         );
     }
@@ -83,7 +87,7 @@ fn a_refused_call_reaches_each_callback_until_it_is_unregistered() {
     }
     RECEIVED.lock().unwrap().clear();
     refuse_a_device();
-    assert_eq!(RECEIVED.lock().unwrap().len(), 1);
+    assert_eq!(RECEIVED.lock().unwrap().len(), 2);
     // Safety: a handle from its registration; NULL is refused.
     unsafe {
         assert_eq!(cuLogsUnregisterCallback(a), 0);
@@ -105,11 +109,12 @@ fn a_refused_call_reaches_each_callback_until_it_is_unregistered() {
 fn a_dump_holds_the_messages_since_its_iterator_and_advances_it() {
     let _g = init();
     let mut it: CUlogIterator = 0;
+    let truncated = cuda::model::logs::TRUNCATED;
     // Safety: live pointers throughout; the buffer's room is its length.
     unsafe {
-        assert_eq!(cuLogsCurrent(&mut it, 0), 0);
-        assert_eq!(cuLogsCurrent(&mut it, 1), CUDA_ERROR_INVALID_VALUE);
+        // Flags, which cuda.h reserves, are taken (the H200 takes 1).
         assert_eq!(cuLogsCurrent(null_mut(), 0), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuLogsCurrent(&mut it, 1), 0);
         let start = it;
         refuse_a_device();
         refuse_a_device();
@@ -121,36 +126,58 @@ fn a_dump_holds_the_messages_since_its_iterator_and_advances_it() {
         );
         let text = CStr::from_ptr(buf.as_ptr()).to_str().unwrap().to_owned();
         assert_eq!(text.len(), size, "the size excludes the NUL");
-        assert_eq!(text.lines().count(), 2, "{text}");
-        assert!(text.lines().all(|l| l.contains("cuDeviceGet")), "{text}");
-        assert_eq!(it, start + 2);
-        // Nothing new since: size 0.
+        assert_eq!(text.lines().count(), 4, "{text}");
+        assert!(
+            text.lines()
+                .all(|l| l.starts_with('[') && l.contains("][CUDA][E] ")),
+            "{text}"
+        );
+        assert!(text
+            .lines()
+            .nth(1)
+            .unwrap()
+            .ends_with("][CUDA][E] Returning 101 (CUDA_ERROR_INVALID_DEVICE) from cuDeviceGet"));
+        assert_eq!(it, start + 4);
+        // Nothing new since: size 0, the buffer as it was.
         let mut again = buf.len();
+        buf[0] = b'Z' as c_char;
         assert_eq!(
             cuLogsDumpToMemory(&mut it, buf.as_mut_ptr(), &mut again, 0),
             0
         );
-        assert_eq!(again, 0);
-        // Too small for any message: refused, size 0; room for the last one only: a
-        // truncation line first, then the most recent message.
+        assert_eq!((again, buf[0]), (0, b'Z' as c_char));
+        // Too small for the truncation line: refused, size 0, the iterator kept; the
+        // refusal is logged too (two messages).
         let mut from = start;
-        let mut tiny = 8;
+        let mut tiny = 16;
         assert_eq!(
             cuLogsDumpToMemory(&mut from, buf.as_mut_ptr(), &mut tiny, 0),
             CUDA_ERROR_INVALID_VALUE
         );
-        assert_eq!(tiny, 0);
-        let last = text.lines().last().unwrap();
-        let mut room = cuda::model::logs::TRUNCATED.len() + last.len() + 3;
+        assert_eq!((tiny, from), (0, start));
+        // Room past the truncation line: it, then the newest message (the refusal's
+        // code), the room filled with no NUL, the size the whole dump's.
+        let mut room = truncated.len() + 2;
+        buf.fill(b'Z' as c_char);
         assert_eq!(
             cuLogsDumpToMemory(&mut from, buf.as_mut_ptr(), &mut room, 0),
             0
         );
-        let cut = CStr::from_ptr(buf.as_ptr()).to_str().unwrap();
-        assert_eq!(cut, format!("{}\n{last}\n", cuda::model::logs::TRUNCATED));
+        assert_eq!(from, start + 6);
+        let held: Vec<u8> = buf[..truncated.len() + 3]
+            .iter()
+            .map(|&c| c as u8)
+            .collect();
+        assert_eq!(
+            &held[..truncated.len() + 2],
+            format!("{truncated}\n[").as_bytes()
+        );
+        assert_eq!(held[truncated.len() + 2], b'Z', "nothing past the room");
+        assert!(room > truncated.len() + 2, "the whole dump's size: {room}");
+        let mut past = start + 100;
         let mut size = buf.len();
         assert_eq!(
-            cuLogsDumpToMemory(&mut from, buf.as_mut_ptr(), &mut size, 1),
+            cuLogsDumpToMemory(&mut past, buf.as_mut_ptr(), &mut size, 0),
             CUDA_ERROR_INVALID_VALUE
         );
         assert_eq!(
@@ -162,13 +189,17 @@ fn a_dump_holds_the_messages_since_its_iterator_and_advances_it() {
             CUDA_ERROR_INVALID_VALUE
         );
 
-        // To a file: the same text.
+        // To a file: the same text, then an empty file when nothing is new.
         let path = std::env::temp_dir().join(format!("cumock-logs-{}.txt", std::process::id()));
         let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
         let mut from = start;
         assert_eq!(cuLogsDumpToFile(&mut from, c_path.as_ptr(), 0), 0);
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
-        assert_eq!(from, start + 2);
+        assert!(std::fs::read_to_string(&path).unwrap().starts_with(&text));
+        let mut now = 0;
+        assert_eq!(cuLogsCurrent(&mut now, 0), 0);
+        assert_eq!(from, now);
+        assert_eq!(cuLogsDumpToFile(&mut from, c_path.as_ptr(), 0), 0);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
         std::fs::remove_file(&path).unwrap();
         assert_eq!(
             cuLogsDumpToFile(&mut from, c"/nonexistent-dir/x".as_ptr(), 0),

@@ -183,6 +183,16 @@ impl ContextApi for Mock {
         fn cuCtxPushCurrent_v2(; #[nonnull] ctx) {
             drv()?.ctx_push(ctx)
         }
+
+        fn cuCtxAttach(d; pctx, flags) {
+            pctx.write_key(Some(d.ctx_attach(flags)?))
+        }
+
+        // Observed (probe api_gaps3, device-deprecated): NULL is CUDA_ERROR_INVALID_CONTEXT.
+        fn cuCtxDetach(d; ctx) {
+            let ctx = ctx.ok_or_else(|| invalid_context("the context is NULL"))?;
+            d.ctx_detach(ctx)
+        }
     }
 
     unsafe fn cuCtxSynchronize() -> CuResult<()> {

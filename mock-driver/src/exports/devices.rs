@@ -1,6 +1,7 @@
 //! Device management (cuda.h's group CUDA_DEVICE, with its deprecated part): the
 //! profile's devices, their names, attributes, memory and compute capability; and their
-//! PCI bus ids (cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId), which cuda.h files under
+//! PCI bus ids (cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId) and asynchronous
+//! notifications (cuDeviceRegisterAsyncNotification), which cuda.h files under
 //! `MemoryApi`.
 
 use super::Mock;
@@ -32,6 +33,35 @@ impl DeviceApi for Mock {
 
         fn cuDeviceTotalMem_v2(d; bytes, dev) {
             bytes.write(d.device(dev)?.total_mem as usize)
+        }
+
+        /// The 32-bit first version: a size past 4 GiB saturates (the H200's 140 GiB is
+        /// 0xFFFFFFFF, probe api_gaps3 device-deprecated).
+        fn cuDeviceTotalMem(d; bytes, dev) {
+            let total = d.device(dev)?.total_mem;
+            bytes.write(u32::try_from(total).unwrap_or(u32::MAX))
+        }
+
+        /// Every write the mock's devices make is in the host's memory, seen by all at
+        /// once: nothing is left to flush. What the H200 takes (probe api_gaps3,
+        /// rdma-flush): the current context, to its owner or to all devices.
+        fn cuFlushGPUDirectRDMAWrites(d; target, scope) {
+            d.ctx_device(None)?;
+            // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX; _TO_OWNER, _TO_ALL_DEVICES.
+            if target != 0 || !matches!(scope, 100 | 200) {
+                return Err(invalid(format!(
+                    "target {target}, scope {scope}: the current context (0), to its owner \
+                     (100) or to all devices (200)"
+                )));
+            }
+            Ok(())
+        }
+
+        /// A LUID is Windows' (WDDM) alone: on Linux the H200 answers CUDA_ERROR_NOT_SUPPORTED,
+        /// after the device is checked (probe api_gaps3, device-identity).
+        fn cuDeviceGetLuid(d; _luid, _mask, dev) {
+            d.device(dev)?;
+            Err(not_supported("cuDeviceGetLuid: a device has a LUID on Windows only"))
         }
 
         fn cuDeviceGetUuid_v2(d; uuid, dev) {
@@ -161,25 +191,101 @@ impl DeviceApi for Mock {
 
 emulate! {
 
-    // The device is looked for before the id's room is checked.
+    /// Observed (probe api_gaps3, null-async-register-callback): a NULL callback is
+    /// CUDA_ERROR_INVALID_VALUE.
+    pub(super) fn cuDeviceRegisterAsyncNotification(d; device, callback_func, _user_data, callback) {
+        if callback_func.is_none() {
+            return Err(invalid("callbackFunc is NULL"));
+        }
+        let handle = d.async_notification_register(device)?;
+        callback.write(std::ptr::without_provenance_mut(handle as usize))
+    }
+
+    /// Observed (probe api_gaps3, null-async-unregister): NULL is CUDA_ERROR_INVALID_VALUE.
+    pub(super) fn cuDeviceUnregisterAsyncNotification(d; device, #[raw] callback) {
+        d.async_notification_unregister(device, callback as usize as u64)
+    }
+
+    // The device is looked for before the id's room is checked. Room too short for the
+    // id and its NUL gets what fits, and CUDA_ERROR_INVALID_VALUE (the H200, probe
+    // api_gaps3 device-identity: room 12 for "0000:00:06.0" holds "0000:00:06.").
     pub(super) fn cuDeviceGetPCIBusId(d; #[late] pci_bus_id, _len, dev) {
         let p = d.device(dev)?;
-        write_c_string(pci_bus_id.nonempty()?, &p.pci_bus_id);
+        let room = pci_bus_id.nonempty()?;
+        write_c_string(room, &p.pci_bus_id);
+        if room.len() <= p.pci_bus_id.len() {
+            return Err(invalid(format!(
+                "{} bytes of room: the id {:?} and its NUL take {}",
+                room.len(),
+                p.pci_bus_id,
+                p.pci_bus_id.len() + 1
+            )));
+        }
         Ok(())
     }
 
-    // The device is looked for before the out-parameter is checked.
+    // The device is looked for before the out-parameter is checked. What the H200 reads
+    // as an id (probe api_gaps3, device-identity): `domain:bus:device[.function]` or
+    // `bus:device.function`, hexadecimal, any case, the domain of any width; anything
+    // else is CUDA_ERROR_INVALID_VALUE, an id of no device CUDA_ERROR_INVALID_DEVICE.
     pub(super) fn cuDeviceGetByPCIBusId(d; #[late] dev, pci_bus_id) {
-        let want = pci_bus_id.to_string_lossy().to_ascii_uppercase();
-        let found = d.profile.devices.iter().position(|p| {
-            let id = p.pci_bus_id.to_ascii_uppercase();
-            id == want
-                || id.ends_with(&format!(":{want}"))
-                || id.trim_start_matches('0') == want.trim_start_matches('0')
-        });
+        let text = pci_bus_id.to_string_lossy();
+        let want = parse_pci_bus_id(&text)
+            .ok_or_else(|| invalid(format!("{text:?} is not a PCI bus id (domain:bus:device.function)")))?;
+        let found = d
+            .profile
+            .devices
+            .iter()
+            .position(|p| parse_pci_bus_id(&p.pci_bus_id) == Some(want));
         match found {
             Some(i) => dev.write(i as CUdevice),
-            None => Err(invalid_device(format!("no device at PCI bus id {want}"))),
+            None => Err(invalid_device(format!("no device at PCI bus id {text}"))),
+        }
+    }
+}
+
+/// A PCI bus id's domain, bus, device and function, as cuDeviceGetByPCIBusId reads one
+/// (see there); a missing function is 0.
+fn parse_pci_bus_id(text: &str) -> Option<(u64, u64, u64, u64)> {
+    let hex = |s: &str| {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| u64::from_str_radix(s, 16).ok())
+            .flatten()
+    };
+    let parts: Vec<&str> = text.split(':').collect();
+    let (domain, bus, rest, function_required) = match parts[..] {
+        [domain, bus, rest] => (hex(domain)?, hex(bus)?, rest, false),
+        [bus, rest] => (0, hex(bus)?, rest, true),
+        _ => return None,
+    };
+    let (device, function) = match rest.split_once('.') {
+        Some((device, function)) => (hex(device)?, hex(function)?),
+        None if function_required => return None,
+        None => (hex(rest)?, 0),
+    };
+    Some((domain, bus, device, function))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_pci_bus_id;
+
+    /// The forms the H200 took and refused (probe api_gaps3, device-identity).
+    #[test]
+    fn pci_bus_ids_read_as_the_h200_reads_them() {
+        let id = Some((0, 0, 6, 0));
+        for ok in [
+            "0000:00:06.0",
+            "0000:00:06",
+            "00:06.0",
+            "00000000:00:06.0",
+            "0000:00:06.0",
+        ] {
+            assert_eq!(parse_pci_bus_id(ok), id, "{ok}");
+        }
+        assert_eq!(parse_pci_bus_id("0000:ff:1f.7"), Some((0, 0xff, 0x1f, 7)));
+        for bad in ["00:06", " 0000:00:06.0 ", "zz:zz", ""] {
+            assert_eq!(parse_pci_bus_id(bad), None, "{bad:?}");
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::Mock;
 use crate::boundary::{drv, out, Handle};
+use crate::model::capture::EventUse;
 use crate::model::error::*;
 use crate::model::stream_queues;
 use cumock_abi::result::*;
@@ -32,11 +33,21 @@ impl EventApi for Mock {
             match flags {
                 // CU_EVENT_RECORD_DEFAULT: cuEventRecord.
                 0 => record(d, e, s),
-                // An external event node in a capture's graph.
-                1 => Err(not_supported(
-                    "cuEventRecordWithFlags with CU_EVENT_RECORD_EXTERNAL (an external event \
-                     node of a capture) is not emulated",
-                )),
+                // CU_EVENT_RECORD_EXTERNAL: an event record node in the capture's graph,
+                // which records the event when the graph runs; outside a capture
+                // CUDA_ERROR_ILLEGAL_STATE (the H200, probe api_gaps3 event-record-flags).
+                1 => {
+                    d.event_check(e)?;
+                    d.stream_check(s)?;
+                    if d.capture_of(s)?.is_none() {
+                        return Err(CuError::new(
+                            CUDA_ERROR_ILLEGAL_STATE,
+                            "CU_EVENT_RECORD_EXTERNAL records into a stream capture: the stream \
+                             is not capturing",
+                        ));
+                    }
+                    d.capture_node(s, crate::model::graphs::NodeOp::EventRecord(e))
+                }
                 _ => Err(invalid(format!(
                     "flags {flags:#x} are not CU_EVENT_RECORD_DEFAULT or CU_EVENT_RECORD_EXTERNAL"
                 ))),
@@ -44,6 +55,8 @@ impl EventApi for Mock {
         }
 
         fn cuEventSynchronize(d; e) {
+            d.event_check(e)?;
+            d.capture_check_event(e, EventUse::Waits)?;
             d.event_synchronize(e)
         }
 

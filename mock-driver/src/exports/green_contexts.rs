@@ -96,8 +96,8 @@ impl GreenContextsApi for Mock {
         }
 
         /// NULL: the current context's green context (cuda.h), else CUDA_ERROR_INVALID_CONTEXT
-        /// (probe green_contexts, ids). The id is the handle's serial number, unique for the process's
-        /// life since handles are never reused.
+        /// (probe green_contexts, ids). The id is its context's (cuCtxGetId), as on the H200
+        /// (probe green_contexts, ids: "a's context's id is a's").
         fn cuGreenCtxGetId(d; green, id) {
             let green = match green.is_null() {
                 true => d
@@ -105,8 +105,7 @@ impl GreenContextsApi for Mock {
                     .ok_or_else(|| invalid_context("NULL, and no green context is current"))?,
                 false => green,
             };
-            d.green_context(green)?;
-            id.write(green.serial())
+            id.write(d.green_context(green)?.context.serial())
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Kernel launches (cuda.h files them under `ExecutionControlApi`, whose methods in
 //! exports/mod.rs call these): cuLaunchKernel, cuLaunchCooperativeKernel,
-//! cuLaunchKernelEx (and its `_ptsz`), over `model::launch`. A launch looks its function
+//! cuLaunchKernelEx (and its `_ptsz`), over `model::launch`, and the legacy launch
+//! (cuParamSet*, cuFuncSetBlockShape, cuFuncSetSharedSize, cuLaunch, cuLaunchGrid,
+//! cuLaunchGridAsync) over `model::legacy_launch`. A launch looks its function
 //! up once (`Driver::launch_function`): the parameter buffer is read by its layout and
 //! the model checks and queues the launch of it.
 
@@ -56,6 +58,58 @@ emulate! {
         unsafe { launch(d, f, shape, stream, kernel_params, std::ptr::null_mut(), how) }
     }
 
+    // The legacy launch (model/legacy_launch.rs): a function's own settings.
+    pub(super) fn cuFuncSetBlockShape(d; hfunc, x, y, z) {
+        d.legacy_block_shape(hfunc, x, y, z)
+    }
+
+    pub(super) fn cuFuncSetSharedSize(d; hfunc, bytes) {
+        d.legacy_shared_size(hfunc, bytes)
+    }
+
+    pub(super) fn cuParamSetSize(d; hfunc, numbytes) {
+        d.legacy_param_size(hfunc, numbytes)
+    }
+
+    pub(super) fn cuParamSeti(d; hfunc, offset, value) {
+        d.legacy_param_write(hfunc, offset, &value.to_ne_bytes())
+    }
+
+    pub(super) fn cuParamSetf(d; hfunc, offset, value) {
+        d.legacy_param_write(hfunc, offset, &value.to_ne_bytes())
+    }
+
+    /// NULL with a size is CUDA_ERROR_INVALID_VALUE (probe api_gaps3, null-questions).
+    pub(super) fn cuParamSetv(d; hfunc, offset, ptr, numbytes) {
+        // Safety: `ptr` holds `numbytes` bytes of the program's, as cuParamSetv requires.
+        let bytes = unsafe { crate::boundary::slice(ptr.cast_const().cast::<u8>(), numbytes as usize, "ptr") }?;
+        d.legacy_param_write(hfunc, offset, bytes)
+    }
+
+    /// The H200 refuses it with CU_PARAM_TR_DEFAULT, cuda.h's only texunit, and a
+    /// module's texture reference (probe api_gaps3, texture-references): a kernel reads
+    /// its module's references by name, bound with cuTexRefSet*, without this call.
+    pub(super) fn cuParamSetTexRef(d; hfunc, texunit, _tex_ref) {
+        d.function_params(hfunc)?;
+        Err(invalid(format!(
+            "cuParamSetTexRef (texunit {texunit}): the H200 refuses it; a kernel reads its \
+             module's texture references once bound with cuTexRefSet*"
+        )))
+    }
+
+    /// cuLaunch and cuLaunchGrid run on the legacy default stream: cuda.h gives them no
+    /// stream, and no per-thread variant.
+    pub(super) fn cuLaunch(d; f) {
+        d.legacy_launch(f, [1, 1], StreamId::NULL)
+    }
+
+    pub(super) fn cuLaunchGrid(d; f, grid_width, grid_height) {
+        d.legacy_launch(f, [grid_width, grid_height], StreamId::NULL)
+    }
+
+    pub(super) fn cuLaunchGridAsync(d; f, grid_width, grid_height, stream) {
+        d.legacy_launch(f, [grid_width, grid_height], stream)
+    }
 }
 
 pub(super) unsafe fn cuLaunchKernelEx(

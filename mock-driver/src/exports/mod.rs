@@ -59,6 +59,7 @@ mod emulate;
 
 mod alloc;
 mod batches;
+mod checkpoints;
 mod contexts;
 mod copies;
 mod copies2d;
@@ -143,7 +144,6 @@ not_emulated! {
     MulticastObjectApi,
     ExternalResourceInteroperabilityApi,
     GraphicsInteroperabilityApi,
-    CheckpointingApi,
     OpenGLInteroperabilityApi,
     EglInteroperabilityApi,
     VdpauInteroperabilityApi,
@@ -157,7 +157,9 @@ methods_in_files! {
             cuFuncGetModule, cuFuncGetParamInfo, cuFuncIsLoaded, cuFuncLoad,
             cuFuncSetSharedMemConfig, cuLaunchHostFunc;
         launch: cuLaunchKernel, cuLaunchCooperativeKernel, cuLaunchKernelEx,
-            cuLaunchKernelEx_ptsz;
+            cuLaunchKernelEx_ptsz, cuFuncSetBlockShape, cuFuncSetSharedSize, cuParamSetSize,
+            cuParamSeti, cuParamSetf, cuParamSetv, cuParamSetTexRef, cuLaunch, cuLaunchGrid,
+            cuLaunchGridAsync;
     }
 }
 
@@ -165,7 +167,8 @@ methods_in_files! {
 // of its name in its noun's file.
 methods_in_files! {
     MemoryApi {
-        alloc: cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuMemGetAddressRange_v2;
+        alloc: cuMemGetInfo_v2, cuMemAlloc_v2, cuMemFree_v2, cuMemGetAddressRange_v2,
+            cuMemGetHandleForAddressRange;
         copies: cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyDtoD_v2, cuMemcpy,
             cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemcpyDtoDAsync_v2, cuMemcpyAsync,
             cuMemcpyPeer, cuMemcpyPeerAsync,
@@ -174,7 +177,8 @@ methods_in_files! {
         copies2d: cuMemAllocPitch_v2, cuMemcpy2D_v2, cuMemcpy2DUnaligned_v2, cuMemcpy2DAsync_v2,
             cuMemsetD2D8_v2, cuMemsetD2D16_v2, cuMemsetD2D32_v2,
             cuMemsetD2D8Async, cuMemsetD2D16Async, cuMemsetD2D32Async;
-        devices: cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId;
+        devices: cuDeviceGetPCIBusId, cuDeviceGetByPCIBusId, cuDeviceRegisterAsyncNotification,
+            cuDeviceUnregisterAsyncNotification;
         host_memory: cuMemHostAlloc, cuMemAllocHost_v2, cuMemFreeHost, cuMemHostGetFlags,
             cuMemHostGetDevicePointer_v2, cuMemHostRegister, cuMemHostRegister_v2,
             cuMemHostUnregister;

@@ -54,13 +54,12 @@ impl OccupancyApi for Mock {
             dynamic_smem_size,
             block_size_limit
         ) {
-            if block_to_smem.is_some() {
-                return Err(not_supported(
-                    "a blockSizeToDynamicSMemSize callback is not emulated: pass NULL and dynamicSMemSize",
-                ));
-            }
-            let (grid, block) =
-                d.occupancy_potential_block_size(func, dynamic_smem_size, block_size_limit)?;
+            let smem = |block: i32| match block_to_smem {
+                // Safety: the program's function, called with a block size as cuda.h says.
+                Some(f) => unsafe { f(block) },
+                None => dynamic_smem_size,
+            };
+            let (grid, block) = d.occupancy_potential_block_size(func, &smem, block_size_limit)?;
             min_grid_size.write(grid)?;
             block_size.write(block)
         }
@@ -90,8 +89,9 @@ impl OccupancyApi for Mock {
         func: CUfunction,
         block_size: c_int,
         dynamic_smem_size: usize,
-        _flags: c_uint,
+        flags: c_uint,
     ) -> CuResult<()> {
+        check_occupancy_flags(flags)?;
         Self::cuOccupancyMaxActiveBlocksPerMultiprocessor(
             num_blocks,
             func,
@@ -107,8 +107,9 @@ impl OccupancyApi for Mock {
         block_to_smem: CUoccupancyB2DSize,
         dynamic_smem_size: usize,
         block_size_limit: c_int,
-        _flags: c_uint,
+        flags: c_uint,
     ) -> CuResult<()> {
+        check_occupancy_flags(flags)?;
         Self::cuOccupancyMaxPotentialBlockSize(
             min_grid_size,
             block_size,
@@ -118,4 +119,16 @@ impl OccupancyApi for Mock {
             block_size_limit,
         )
     }
+}
+
+/// CU_OCCUPANCY_DEFAULT or CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE (which changes nothing:
+/// the mock's shared memory carve-out is never taken from the cache); the H200 refuses
+/// any other bit (probe api_gaps3, occupancy-flags: 2 and 3 are CUDA_ERROR_INVALID_VALUE).
+fn check_occupancy_flags(flags: c_uint) -> CuResult<()> {
+    if flags & !1 != 0 {
+        return Err(invalid(format!(
+            "occupancy flags {flags:#x}: CU_OCCUPANCY_DEFAULT (0) or CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE (1)"
+        )));
+    }
+    Ok(())
 }

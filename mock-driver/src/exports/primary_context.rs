@@ -20,7 +20,14 @@ impl PrimaryContextApi for Mock {
         }
 
         fn cuDevicePrimaryCtxSetFlags_v2(d; dev, flags) {
-            d.primary_set_flags(dev, flags)
+            d.primary_set_flags(dev, flags, false)
+        }
+
+        /// The first version refuses an active primary context, as the H200 does (probe
+        /// api_gaps3, device-deprecated: CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, the flags
+        /// kept); `_v2` sets them.
+        fn cuDevicePrimaryCtxSetFlags(d; dev, flags) {
+            d.primary_set_flags(dev, flags, true)
         }
 
         fn cuDevicePrimaryCtxGetState(d; dev, flags, active) {

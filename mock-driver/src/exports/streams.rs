@@ -63,8 +63,8 @@ impl StreamApi for Mock {
         }
 
         fn cuStreamGetId(d; s, #[late] id) {
-            d.stream_info(s)?;
-            id.write(s.reported_id())
+            let (ctx, _, _) = d.stream_info(s)?;
+            id.write(s.reported_id(ctx))
         }
 
         fn cuStreamDestroy_v2(d; s) {

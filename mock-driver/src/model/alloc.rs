@@ -25,7 +25,8 @@ impl Driver {
         let device = c.device;
         self.check_sticky(&st, device)?;
         if size == 0 {
-            return Err(invalid("size is 0"));
+            // The H200's words (its error log, probe api_gaps3 logs-callback).
+            return Err(invalid("Requested 0 byte allocation"));
         }
         let dev = &self.profile.devices[device];
         let g = dev.granularity_minimum;

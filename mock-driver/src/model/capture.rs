@@ -89,10 +89,69 @@ pub struct Captures {
     streams: HashMap<StreamKey, Member>,
     /// Events recorded in a capture: the capture and the nodes they stand for.
     events: HashMap<EventId, (u64, Vec<NodeId>)>,
+    /// Events last recorded in a capture that has ended: neither queried nor waited for
+    /// until recorded again (`Driver::capture_check_event`).
+    ended_events: std::collections::HashSet<EventId>,
     next: u64,
 }
 
+/// What an event's use may do to the capture it was last recorded in.
+#[derive(Clone, Copy, PartialEq)]
+pub enum EventUse {
+    /// cuEventQuery and cuEventSynchronize: refused, and the capture invalidated.
+    Waits,
+    /// cuEventElapsedTime: refused, the capture going on.
+    Reads,
+}
+
 impl Captures {
+    /// The events of capture `id`, which has ended, kept as such.
+    fn end_events(&mut self, id: u64) {
+        let ended = &mut self.ended_events;
+        self.events.retain(|e, (cap, _)| {
+            if *cap == id {
+                ended.insert(*e);
+            }
+            *cap != id
+        });
+    }
+
+    /// An event recorded outside a capture (on a stream, for a context, by a graph's
+    /// node): no longer an ended capture's.
+    pub fn recorded_outside(&mut self, event: EventId) {
+        self.ended_events.remove(&event);
+    }
+
+    /// An event destroyed.
+    pub fn forget_event(&mut self, event: EventId) {
+        self.events.remove(&event);
+        self.ended_events.remove(&event);
+    }
+
+    /// An event used as `how` says: CUDA_ERROR_CAPTURED_EVENT while its capture goes on
+    /// (the capture invalidated by a wait), CUDA_ERROR_INVALID_VALUE once that capture has
+    /// ended. Recorded on the H200 (probe cudarc): cuEventQuery and cuEventSynchronize of
+    /// such an event invalidate the capture in every mode (its end is
+    /// CUDA_ERROR_STREAM_CAPTURE_INVALIDATED), and both are CUDA_ERROR_INVALID_VALUE after
+    /// the end; cuEventElapsedTime is CUDA_ERROR_CAPTURED_EVENT and the capture goes on.
+    pub fn check_event(&mut self, event: EventId, how: EventUse) -> CuResult<()> {
+        if let Some(&(cap, _)) = self.events.get(&event) {
+            if how == EventUse::Waits {
+                self.invalidate(cap, "an event recorded in it was queried or waited for");
+            }
+            return Err(capture_error(
+                CUDA_ERROR_CAPTURED_EVENT,
+                format!("the event was last recorded in capture {cap}, which is still going on"),
+            ));
+        }
+        if self.ended_events.contains(&event) {
+            return Err(invalid(
+                "the event was last recorded in a capture that has ended: record it again first",
+            ));
+        }
+        Ok(())
+    }
+
     pub fn graph_in_capture(&self, g: GraphId) -> bool {
         self.captures.values().any(|c| c.graph == g)
     }
@@ -268,7 +327,7 @@ impl Driver {
         let c = st.captures.captures.remove(&id).expect("found");
         let origin_frontier = st.captures.streams[&key].frontier.clone();
         st.captures.streams.retain(|_, m| m.capture != id);
-        st.captures.events.retain(|_, (cap, _)| *cap != id);
+        st.captures.end_events(id);
         // A graph the program gave stays its own, with what was captured into it (as on the
         // H200: probe streams, capture-ends).
         let drop_graph = |st: &mut State| {
@@ -425,6 +484,7 @@ impl Driver {
     pub fn capture_record_event(&self, event: EventId, stream: StreamId) -> CuResult<bool> {
         let mut st = self.state.lock();
         st.contexts.event(event)?;
+        st.captures.ended_events.remove(&event);
         let Some(m) = st.captures.streams.get(&StreamKey::of(stream)) else {
             st.captures.events.remove(&event);
             return Ok(false);
@@ -442,28 +502,19 @@ impl Driver {
         Ok(true)
     }
 
-    /// cuEventQuery of an event last recorded in a capture that is still going on:
-    /// CUDA_ERROR_CAPTURED_EVENT, which cuda.h names for operations "not permitted on an
-    /// event which was last recorded in a capturing stream", and which
-    /// cuThreadExchangeStreamCaptureMode's documentation gives cuEventQuery as the example
-    /// of, refused even in relaxed mode.
-    ///
-    /// Of another event it is a potentially unsafe call (`capture_check_unsafe`): the
-    /// H200 refused it so, with STREAM_CAPTURE_UNSUPPORTED, in random_graphs (e.g. seed 2
-    /// line 31, seed 16 line 35: an event recorded before any capture, queried during a
-    /// global or thread-local one, which was invalidated).
+    /// cuEventQuery, cuEventSynchronize and cuEventElapsedTime of an event recorded in a
+    /// capture (`Captures::check_event`).
+    pub fn capture_check_event(&self, event: EventId, how: EventUse) -> CuResult<()> {
+        self.state.lock().captures.check_event(event, how)
+    }
+
+    /// cuEventQuery: as `capture_check_event`; of another event it is a potentially
+    /// unsafe call (`capture_check_unsafe`): the H200 refused it so, with
+    /// STREAM_CAPTURE_UNSUPPORTED, in random_graphs (e.g. seed 2 line 31, seed 16 line
+    /// 35: an event recorded before any capture, queried during a global or thread-local
+    /// one, which was invalidated).
     pub fn capture_check_event_query(&self, event: EventId) -> CuResult<()> {
-        {
-            let st = self.state.lock();
-            if let Some((cap, _)) = st.captures.events.get(&event) {
-                return Err(capture_error(
-                    CUDA_ERROR_CAPTURED_EVENT,
-                    format!(
-                        "the event was last recorded in capture {cap}, which is still going on"
-                    ),
-                ));
-            }
-        }
+        self.capture_check_event(event, EventUse::Waits)?;
         self.capture_check_unsafe("cuEventQuery")
     }
 
@@ -707,7 +758,7 @@ impl Driver {
         }
         let c = st.captures.captures.remove(&id).expect("found");
         st.captures.streams.retain(|_, m| m.capture != id);
-        st.captures.events.retain(|_, (cap, _)| *cap != id);
+        st.captures.end_events(id);
         if c.given.is_none() {
             let _ = st.graphs.destroy(c.graph);
         }

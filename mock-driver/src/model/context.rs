@@ -28,6 +28,8 @@ pub struct Context {
     /// cuCtxSetCacheConfig's CUfunc_cache, read back by cuCtxGetCacheConfig: a
     /// preference that changes nothing the program can see (PREFER_NONE at creation).
     pub cache_config: i32,
+    /// cuCtxAttach's count, which cuCtxDetach takes back (`Driver::ctx_detach`).
+    pub attached: u32,
 }
 
 /// cuCtxGetLimit's answers on the H200 before any cuCtxSetLimit (probe context-limits),
@@ -160,6 +162,8 @@ impl Contexts {
 
     pub fn create(&mut self, device: usize, flags: u32, primary: bool) -> ContextId {
         let h = ContextId::from_handle(self.fresh(CONTEXT_TAG));
+        // The serial after the context's is its per-thread stream's id (StreamId::reported_id).
+        self.fresh(STREAM_TAG);
         self.contexts.insert(
             h,
             Context {
@@ -168,6 +172,7 @@ impl Contexts {
                 primary,
                 peers: Vec::new(),
                 cache_config: 0,
+                attached: 0,
             },
         );
         h
@@ -195,6 +200,7 @@ impl Contexts {
                 primary: true,
                 peers: Vec::new(),
                 cache_config: 0,
+                attached: 0,
             },
         );
         ctx
@@ -226,7 +232,10 @@ impl Contexts {
     /// (CUDA_ERROR_CONTEXT_IS_DESTROYED for a lingering one).
     pub fn require_current(&self) -> CuResult<(ContextId, &Context)> {
         let Some(c) = self.current() else {
-            return Err(invalid_context("no current context on this thread (cuCtxSetCurrent or cuDevicePrimaryCtxRetain + cuCtxSetCurrent first)"));
+            // The H200's words (its error log, probe api_gaps3 logs-callback).
+            return Err(invalid_context(
+                "No CUDA context is current to the calling thread",
+            ));
         };
         self.check_lingering(c)?;
         Ok((c, self.get(c)?))
@@ -572,11 +581,21 @@ impl Driver {
         Ok((pc.flags, pc.refcount > 0))
     }
 
-    pub fn primary_set_flags(&self, device: i32, flags: u32) -> CuResult<()> {
+    /// cuDevicePrimaryCtxSetFlags_v2, or with `only_inactive` its first version, which
+    /// refuses an active context after checking the flags (the H200's order, probe
+    /// api_gaps3 device-deprecated).
+    pub fn primary_set_flags(&self, device: i32, flags: u32, only_inactive: bool) -> CuResult<()> {
         self.device(device)?;
         check_ctx_flags(flags)?;
         let mut st = self.state.lock();
         let d = device as usize;
+        if only_inactive && st.contexts.primary[d].refcount > 0 {
+            return Err(CuError::new(
+                cumock_abi::result::CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE,
+                "the primary context is active: cuDevicePrimaryCtxSetFlags (v1) sets only an \
+                 inactive one's flags",
+            ));
+        }
         st.contexts.primary[d].flags = flags;
         if let Some(c) = st.contexts.primary[d].context {
             if let Some(ctx) = st.contexts.contexts.get_mut(&c) {
@@ -623,6 +642,8 @@ impl Driver {
         st.modules
             .functions
             .retain(|_, f| modules.contains_key(&f.module));
+        let functions = &st.modules.functions;
+        st.modules.legacy.retain(|f, _| functions.contains_key(f));
         // cuMemAlloc memory dies with its context; VMM mappings do not (observed).
         let owned: Vec<u64> = st
             .vmm
@@ -640,6 +661,40 @@ impl Driver {
 
     pub fn ctx_set_current(&self, ctx: Option<ContextId>) -> CuResult<()> {
         self.state.lock().contexts.set_current(ctx)
+    }
+
+    /// cuCtxAttach (deprecated): the current context, its count of attachments raised.
+    /// Flags are none (the H200: 1 is CUDA_ERROR_INVALID_VALUE, probe api_gaps3
+    /// device-deprecated).
+    pub fn ctx_attach(&self, flags: u32) -> CuResult<ContextId> {
+        if flags != 0 {
+            return Err(invalid(format!("cuCtxAttach flags {flags:#x}: must be 0")));
+        }
+        let mut st = self.state.lock();
+        let (c, _) = st.contexts.require_current()?;
+        st.contexts.context_mut(c)?.attached += 1;
+        Ok(c)
+    }
+
+    /// cuCtxDetach (deprecated): an attachment taken back; a created context with none
+    /// left is destroyed, as cuCtxDestroy does. Recorded on the H200 (probe api_gaps3,
+    /// device-deprecated): a created context attached once survives one detach and not a
+    /// second, and the primary context attached once survives its detach. Detaching a
+    /// primary context never attached is not recorded.
+    pub fn ctx_detach(&self, ctx: ContextId) -> CuResult<()> {
+        let mut st = self.state.lock();
+        let c = st.contexts.context_mut(ctx)?;
+        if c.attached > 0 {
+            c.attached -= 1;
+            return Ok(());
+        }
+        if c.primary {
+            return Err(super::error::not_supported(
+                "cuCtxDetach of a primary context never attached is not emulated (the H200's \
+                 answer is not recorded)",
+            ));
+        }
+        Self::destroy_context(&mut st, ctx)
     }
 
     pub fn ctx_current(&self) -> Option<ContextId> {

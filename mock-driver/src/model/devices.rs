@@ -9,6 +9,41 @@ use cumock_abi::consts::*;
 use std::sync::atomic::Ordering;
 
 impl Driver {
+    /// cuDeviceRegisterAsyncNotification: a handle for `device`'s notifications. The
+    /// only kind cuda.h names is a device over its memory budget, which the mock's devices
+    /// never are (their memory is the host's, limited by `limits.rs` with errors of the
+    /// allocating call): the callback is kept registered and never called, as the H200
+    /// called none in probe api_gaps3 (async-notification).
+    pub fn async_notification_register(&self, device: i32) -> CuResult<u64> {
+        self.device(device)?;
+        let mut st = self.state.lock();
+        st.next_async_notification += 1;
+        // Tagged, so that no other handle of the mock is taken for one.
+        let handle = 0x00a5_0000_0000_0000 | st.next_async_notification;
+        st.async_notifications.insert(handle, device);
+        Ok(handle)
+    }
+
+    /// cuDeviceUnregisterAsyncNotification: a handle registered for `device`. The H200
+    /// crashes (SIGSEGV) on a handle unregistered already (probe api_gaps3,
+    /// async-notification-twice); the mock refuses it.
+    pub fn async_notification_unregister(&self, device: i32, handle: u64) -> CuResult<()> {
+        self.device(device)?;
+        let mut st = self.state.lock();
+        match st.async_notifications.get(&handle) {
+            Some(&d) if d == device => {
+                st.async_notifications.remove(&handle);
+                Ok(())
+            }
+            Some(d) => Err(invalid(format!(
+                "the notification callback {handle:#x} is registered for device {d}, not {device}"
+            ))),
+            None => Err(invalid(format!(
+                "{handle:#x} is not a registered notification callback"
+            ))),
+        }
+    }
+
     pub fn init(&self, flags: u32) -> CuResult<()> {
         self.refuse_forked_child()?;
         if flags != 0 {
@@ -35,8 +70,10 @@ impl Driver {
             .ok()
             .and_then(|i| self.profile.devices.get(i))
             .ok_or_else(|| {
+                // The H200's words, 1 its device count (its error log, probe api_gaps3
+                // logs-callback: device 99 of 1).
                 invalid_device(format!(
-                    "device {ordinal} does not exist ({} device(s))",
+                    "Parameter ordinal must be between 0 and {}",
                     self.device_count()
                 ))
             })

@@ -2614,6 +2614,14 @@ impl Driver {
         // here a little later, never sooner).
         if !plan.records.is_empty() {
             let order = self.stream_order(stream)?;
+            // Recorded by the graph, an event last recorded in an ended capture is an
+            // ordinary one again (capture.rs, `Captures::check_event`).
+            {
+                let mut st = self.state.lock();
+                for ev in &plan.records {
+                    st.captures.recorded_outside(*ev);
+                }
+            }
             for ev in &plan.records {
                 stream_queues::record(*ev, stream, order, Box::new(|| ())).map_err(|err| {
                     CuError::new(

@@ -51,7 +51,7 @@ const CUDA_ERROR_MAP_FAILED: cumock_abi::CUresult = 205;
 
 /// What an export answers when the system refuses what it needs (fstat, the kernel's RNG,
 /// the fd service's socket).
-pub(super) const CUDA_ERROR_OPERATING_SYSTEM: cumock_abi::CUresult = 304;
+pub(crate) const CUDA_ERROR_OPERATING_SYSTEM: cumock_abi::CUresult = 304;
 
 /// `CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS`: the only flags cuIpcOpenMemHandle takes.
 const LAZY_ENABLE_PEER_ACCESS: u32 = 1;

@@ -512,7 +512,23 @@ impl Driver {
     /// stream and returns: the stream's worker runs it (model/stream_queues.rs). A fault
     /// does not fail the launch: it becomes the device's sticky error, reported by the
     /// synchronising calls that follow, as on a GPU.
+    /// A launch that succeeds leaves its block and parameters as the function's legacy
+    /// settings (model/legacy_launch.rs).
     pub fn launch(&'static self, function: &LaunchFunction, req: LaunchRequest) -> CuResult<()> {
+        let settings = LaunchRequest {
+            params: req.params.clone(),
+            ..req
+        };
+        self.launch_or_capture(function, req)?;
+        self.remember_launch(&settings);
+        Ok(())
+    }
+
+    fn launch_or_capture(
+        &'static self,
+        function: &LaunchFunction,
+        req: LaunchRequest,
+    ) -> CuResult<()> {
         if self.capture_of(req.stream)?.is_some() {
             // A capturing stream records the launch as a graph node instead.
             let stream = req.stream;

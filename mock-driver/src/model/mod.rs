@@ -60,6 +60,7 @@ pub mod ids;
 pub mod images;
 pub mod ipc;
 pub mod launch;
+pub mod legacy_launch;
 pub mod limits;
 pub mod link;
 pub mod logs;
@@ -151,6 +152,9 @@ pub struct State {
     pub sync_memops: std::collections::HashSet<u64>,
     /// Green contexts and resource descriptors (green_contexts.rs).
     pub green: green_contexts::GreenContexts,
+    /// cuDeviceRegisterAsyncNotification's registrations: handle to device (devices.rs).
+    pub async_notifications: rustc_hash::FxHashMap<u64, i32>,
+    next_async_notification: u64,
 }
 
 pub struct Driver {
@@ -206,6 +210,8 @@ impl Driver {
                 launch_epoch: 0,
                 sync_memops: Default::default(),
                 green: Default::default(),
+                async_notifications: Default::default(),
+                next_async_notification: 0,
             }),
         }
     }

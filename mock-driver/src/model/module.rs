@@ -134,6 +134,9 @@ pub struct Modules {
     /// runtime, sized by CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT then; cuMemAlloc memory
     /// of the context, freed with it.
     pub devrt_pools: HashMap<ContextId, Arc<ptx::DeviceHeap>>,
+    /// Each function's legacy launch settings (cuParamSet*, cuFuncSetBlockShape), once
+    /// set or launched (model/legacy_launch.rs).
+    pub legacy: HashMap<FunctionId, super::legacy_launch::LegacyLaunch>,
     next_id: u64,
 }
 
@@ -772,6 +775,10 @@ impl Driver {
             st.modules.module(module)?;
             let m = st.modules.modules.remove(&module).expect("checked");
             st.modules.functions.retain(|_, f| f.module != module);
+            let modules = &mut st.modules;
+            modules
+                .legacy
+                .retain(|f, _| modules.functions.contains_key(f));
             st.texture_references.forget_module(module);
             st.launch_epoch += 1;
             m
@@ -1157,10 +1164,13 @@ impl Driver {
 
     /// cuOccupancyMaxPotentialBlockSize: the block size with the most resident threads
     /// per SM (the largest such), and the grid that fills every SM with it.
+    /// cuOccupancyMaxPotentialBlockSize: `dynamic_shared` gives a block size's dynamic
+    /// shared memory (the program's blockSizeToDynamicSMemSize, or its fixed size); it is
+    /// called without the state's lock, so it may call the driver.
     pub fn occupancy_potential_block_size(
         &self,
         f: FunctionId,
-        dynamic_shared: usize,
+        dynamic_shared: &dyn Fn(i32) -> usize,
         limit: i32,
     ) -> CuResult<(i32, i32)> {
         use attr::*;
@@ -1186,7 +1196,7 @@ impl Driver {
         let mut best = (0, 0);
         let mut size = top - top % warp;
         while size > 0 {
-            let blocks = self.occupancy_blocks_per_sm(f, size, dynamic_shared)?;
+            let blocks = self.occupancy_blocks_per_sm(f, size, dynamic_shared(size))?;
             if blocks * size > best.0 * best.1 {
                 best = (blocks, size);
             }

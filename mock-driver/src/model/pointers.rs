@@ -27,6 +27,41 @@ impl Driver {
         Ok(())
     }
 
+    /// `[ptr, ptr + size)` is page-aligned, not empty, and all device memory a kernel may
+    /// use: mapped, on a device, not managed, and within its cuMemAlloc allocation (what
+    /// the H200 exports as a dma-buf, probe api_gaps3 dma-buf).
+    pub fn check_device_memory_range(&self, ptr: DevicePtr, size: u64) -> CuResult<()> {
+        const PAGE: u64 = 4096;
+        let start = ptr.get();
+        if size == 0 || !start.is_multiple_of(PAGE) || !size.is_multiple_of(PAGE) {
+            return Err(invalid(format!(
+                "{size} bytes at {start:#x}: a range of whole 4 KiB pages"
+            )));
+        }
+        let end = start
+            .checked_add(size)
+            .ok_or_else(|| invalid("the range wraps the address space"))?;
+        let mut at = start;
+        while at < end {
+            let piece_end = self
+                .pointer_info(DevicePtr::new(at))
+                .filter(|i| !i.on_host && !i.managed)
+                .map(|i| {
+                    let mapping_end = i.mapping.0 + i.mapping.1;
+                    let range_end = i.range.0 + i.range.1;
+                    mapping_end.min(range_end)
+                })
+                .filter(|&e| e > at)
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "{at:#x} (of {size} bytes at {start:#x}) is not mapped device memory"
+                    ))
+                })?;
+            at = piece_end;
+        }
+        Ok(())
+    }
+
     /// What cuPointerGetAttribute reports of a device address.
     pub fn pointer_info(&self, ptr: DevicePtr) -> Option<PointerInfo> {
         let ptr = ptr.get();

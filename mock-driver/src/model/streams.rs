@@ -250,6 +250,7 @@ impl Driver {
             let mut st = self.state.lock();
             st.contexts.check_stream(stream)?;
             st.contexts.event(event)?;
+            st.captures.recorded_outside(event);
         }
         let order = self.stream_order(stream)?;
         let stamp = Box::new(move || {
@@ -307,6 +308,7 @@ impl Driver {
             st.streams_recorded_by(ctx)
         };
         self.capture_check_context(ctx, None, "cuCtxRecordEvent")?;
+        self.state.lock().captures.recorded_outside(event);
         let stamp = Box::new(move || {
             // Destroyed meanwhile: nothing to stamp.
             if let Ok(t) = self.state.lock().contexts.event(event) {
@@ -349,6 +351,7 @@ impl Driver {
         st.contexts.event(event)?;
         st.contexts.destroy_event(event);
         st.ipc.forget_event(event);
+        st.captures.forget_event(event);
         Ok(())
     }
 
@@ -356,6 +359,8 @@ impl Driver {
         let mut st = self.state.lock();
         for e in [start, end] {
             st.contexts.event(e)?;
+            st.captures
+                .check_event(e, super::capture::EventUse::Reads)?;
             if stream_queues::event_pending(e).is_some() {
                 return Err(CuError::new(
                     cumock_abi::result::CUDA_ERROR_NOT_READY,

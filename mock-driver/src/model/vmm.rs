@@ -332,9 +332,8 @@ impl Vmm {
             )));
         }
         if alignment != 0 && !alignment.is_power_of_two() {
-            return Err(invalid(format!(
-                "alignment {alignment:#x} is not a power of two"
-            )));
+            // The H200's words (its error log, probe api_gaps3 logs-callback).
+            return Err(invalid("Parameter alignment must be a power of two"));
         }
         if !aligned(hint, granularity) {
             return Err(invalid(format!(
