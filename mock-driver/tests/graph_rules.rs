@@ -628,6 +628,53 @@ fn capture_rules_of_the_legacy_stream_and_an_invalidated_capture() {
     }
 }
 
+/// An event recorded in a relaxed capture that is then invalidated (by a synchronize):
+/// a query of it is INVALID_VALUE, as of an ended capture's event (seed 3 line 40, seed
+/// 29 line 119). An event of a capture that ended: a stream outside any capture waiting on
+/// it is INVALID_VALUE, and a record refused because its stream's capture was invalidated
+/// leaves it so (seed 15 lines 360-361; seeds 25, 26, 31).
+#[test]
+fn events_of_invalidated_and_ended_captures() {
+    let _one = serial();
+    context();
+    // Safety: live locals; the streams, events and graphs are this test's own.
+    unsafe {
+        let (mut s1, mut s2): (CUstream, CUstream) = (std::ptr::null_mut(), std::ptr::null_mut());
+        assert_eq!(cuStreamCreate(&mut s1, 1), 0);
+        assert_eq!(cuStreamCreate(&mut s2, 1), 0);
+        let mut ev: CUevent = std::ptr::null_mut();
+        assert_eq!(cuEventCreate(&mut ev, 2), 0);
+        const RELAXED: i32 = 2;
+        // Invalidated, not ended.
+        assert_eq!(cuStreamBeginCapture_v2(s1, RELAXED), 0);
+        assert_eq!(cuEventRecord(ev, s1), 0);
+        assert_eq!(cuStreamSynchronize(s1), CAPTURE_UNSUPPORTED);
+        assert_eq!(cuEventQuery(ev), CUDA_ERROR_INVALID_VALUE);
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuStreamEndCapture(s1, &mut g), CAPTURE_INVALIDATED);
+        // Recorded in a capture that ends well: waited for from outside, refused.
+        assert_eq!(cuStreamBeginCapture_v2(s1, RELAXED), 0);
+        assert_eq!(cuEventRecord(ev, s1), 0);
+        assert_eq!(cuStreamEndCapture(s1, &mut g), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        assert_eq!(cuStreamWaitEvent(s2, ev, 0), CUDA_ERROR_INVALID_VALUE);
+        // A record into an invalidated capture, refused, changes nothing of that.
+        assert_eq!(cuStreamBeginCapture_v2(s1, RELAXED), 0);
+        assert_eq!(cuStreamSynchronize(s1), CAPTURE_UNSUPPORTED);
+        assert_eq!(cuEventRecord(ev, s1), CAPTURE_INVALIDATED);
+        assert_eq!(cuStreamWaitEvent(s2, ev, 0), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuStreamEndCapture(s1, &mut g), CAPTURE_INVALIDATED);
+        // Recorded outside a capture again, it is an ordinary event.
+        assert_eq!(cuEventRecord(ev, s2), 0);
+        assert_eq!(cuStreamWaitEvent(s2, ev, 0), 0);
+        assert_eq!(cuStreamSynchronize(s2), 0);
+        assert_eq!(cuEventQuery(ev), 0);
+        cuEventDestroy_v2(ev);
+        cuStreamDestroy_v2(s1);
+        cuStreamDestroy_v2(s2);
+    }
+}
+
 /// A clone copies its child graph nodes' graphs in the order the nodes were added: the
 /// copies' handles follow that order, every time (the copy walked a hash map before).
 #[test]
