@@ -266,8 +266,8 @@ fn error_names_and_strings_are_the_real_drivers() {
 #[test]
 fn functions_not_emulated_say_not_supported() {
     let m = mock();
-    // Safety: a function that is not emulated ignores its arguments.
-    let r = unsafe { f!(m, "cuArrayGetPlane": fn())() };
+    // Safety: a function that is not emulated (graphics interop) ignores its arguments.
+    let r = unsafe { f!(m, "cuGraphicsUnregisterResource": fn())() };
     assert_eq!(r, CUDA_ERROR_NOT_SUPPORTED);
 }
 
