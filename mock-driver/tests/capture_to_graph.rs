@@ -464,7 +464,12 @@ fn an_empty_capture_ends_with_an_empty_graph_on_every_stream() {
         };
         for ask_legacy in [false, true] {
             empty_capture("a created stream", s, false, ask_legacy);
-            empty_capture("CU_STREAM_PER_THREAD", CU_STREAM_PER_THREAD, false, ask_legacy);
+            empty_capture(
+                "CU_STREAM_PER_THREAD",
+                CU_STREAM_PER_THREAD,
+                false,
+                ask_legacy,
+            );
             empty_capture("NULL, _ptsz", std::ptr::null_mut(), true, ask_legacy);
         }
         assert_eq!(cuStreamDestroy_v2(s), 0);
