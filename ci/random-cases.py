@@ -22,10 +22,31 @@ granules a reservation, 8 an allocation), so a case holds at most a few hundred 
 Reads after a write compare the written bytes (`data=ok` or where they differ); reads of
 memory no step of the case wrote skip the comparison (`data=skip`): its bytes are the
 driver's business.
+
+A `synchronize` comes before every unmap and every access downgrade (a grant of `r` or
+`none` to device 0) of a reservation that a write, memset or copy issued since the last
+`synchronize` (or `stream-sync` of its stream) may still be using, as the hand-written
+cases do. Without it the step races work still in flight (cuMemcpyHtoD from pageable
+memory returns before the data lands; memsets and device copies do not wait either): on
+the H200 the work then faulted in some runs and not in others (42 of the 147 random cases
+that raced ended in a sticky CUDA_ERROR_LAUNCH_FAILED or ILLEGAL_ADDRESS:
+docs/findings-h200-580.159.04.md), so such a case compared the race's outcome, not the
+driver's rules. A read (cuMemcpyDtoH) would synchronise too, but only when it is not
+refused, which the generator cannot know; so reads count for nothing here. The check is
+by reservation, wider than the mapping the work went through: the generator's idea of
+what is mapped is only a guess. The synchronize steps draw nothing from the random
+generator, so a seed writes the same steps as before with them added.
 """
 import argparse
 import os
 import random
+import re
+
+
+def downgrades(grant):
+    """Whether set-access's `grant=` text (one grant, or two joined by ` grant=`) takes
+    device 0's access down: to read-only or none."""
+    return any(g in ("0:r", "0:none") for g in grant.replace(" grant=", " ").split())
 
 
 class Case:
@@ -49,6 +70,10 @@ class Case:
         # Allocations made to be exported: a failed export binds fd 0, and importing or
         # closing stdin would make the case depend on what runs it.
         self.exportable = set()
+        # Work that may still be in flight: stream (None: the legacy stream's synchronous
+        # calls) -> the reservations its writes, memsets and copies went to since that
+        # stream was last synchronised.
+        self.in_flight = {}
 
     def fresh(self, prefix):
         self.n += 1
@@ -56,6 +81,26 @@ class Case:
 
     def emit(self, line):
         self.lines.append(line)
+
+    # Work in flight -----------------------------------------------------------------
+    @staticmethod
+    def reservation_of(addr):
+        """The reservation an address expression lies in, if it names one."""
+        m = re.match(r"(va\d+)\b", addr)
+        return m.group(1) if m else None
+
+    def issue(self, addr, stream=None):
+        """A write, memset or copy at `addr` that may still run after its call returns."""
+        name = self.reservation_of(addr)
+        if name:
+            self.in_flight.setdefault(stream, set()).add(name)
+
+    def settle(self, addr):
+        """Synchronises before an unmap or access downgrade at `addr` if work may still
+        use its reservation."""
+        name = self.reservation_of(addr)
+        if name and any(name in names for names in self.in_flight.values()):
+            self.synchronize()
 
     # Expressions --------------------------------------------------------------------
     def granules(self, most):
@@ -177,7 +222,12 @@ class Case:
         for i in range(k, k + n):
             self.slots[name][i] = h
         if self.rng.random() < 0.8:
-            self.emit(f"set-access {self.at(name, k)} {size} grant=0:{self.rng.choice(['rw', 'rw', 'rw', 'r'])}")
+            grant = f"0:{self.rng.choice(['rw', 'rw', 'rw', 'r'])}"
+            # The map may have failed (the generator's guess), leaving the grant to a
+            # mapping that was there, with work in flight.
+            if downgrades(grant):
+                self.settle(name)
+            self.emit(f"set-access {self.at(name, k)} {size} grant={grant}")
             for i in range(k, k + n):
                 self.granted[name][i] = True
 
@@ -212,6 +262,7 @@ class Case:
         if not starts:
             return self.unmap()
         name, k, n = self.rng.choice(starts)
+        self.settle(name)
         self.emit(f"unmap {self.at(name, k)} {'g' if n == 1 else f'{n}g'}")
         for i in range(k, k + n):
             self.slots[name][i] = None
@@ -234,14 +285,19 @@ class Case:
 
     def unmap(self):
         size, span = self.granules(8)
-        self.emit(f"unmap {self.address(span)} {size}")
+        addr = self.address(span)
+        self.settle(addr)
+        self.emit(f"unmap {addr} {size}")
 
     def set_access(self):
         grant = self.rng.choice(["0:rw", "0:rw", "0:rw", "0:r", "0:none", "host:rw", "1:rw"])
         if self.rng.random() < 0.1:
             grant += " grant=" + self.rng.choice(["0:r", "0:rw"])
         size, span = self.granules(8)
-        self.emit(f"set-access {self.address(span)} {size} grant={grant}")
+        addr = self.address(span)
+        if downgrades(grant):
+            self.settle(addr)
+        self.emit(f"set-access {addr} {size} grant={grant}")
 
     def get_access(self):
         self.emit(f"get-access {self.mapped_address()}")
@@ -254,6 +310,7 @@ class Case:
         if self.streams and self.rng.random() < 0.2:
             stream = f" stream={self.rng.choice(self.streams)}"
         self.emit(f"write {addr} len={length} seed={seed}{stream}")
+        self.issue(addr, stream[len(" stream="):] or None)
         self.seeds[addr] = (seed, length)
 
     def read(self):
@@ -266,14 +323,19 @@ class Case:
     def memset(self):
         width = self.rng.choice(["", " width=16", " width=32"])
         count = self.rng.choice(["1", "256", "4096", "g"])
-        self.emit(f"memset {self.mapped_address(whole=count == 'g')} {count} 0x5a{width}")
+        addr = self.mapped_address(whole=count == "g")
+        self.emit(f"memset {addr} {count} 0x5a{width}")
+        self.issue(addr)
         # What was written there is no longer the seed's.
         self.seeds = {}
 
     def copy(self):
         n = self.rng.choice(["64", "4096", "g"])
         whole = n == "g"
-        self.emit(f"copy {self.mapped_address(whole)} {self.mapped_address(whole)} {n}")
+        dst, src = self.mapped_address(whole), self.mapped_address(whole)
+        self.emit(f"copy {dst} {src} {n}")
+        self.issue(dst)
+        self.issue(src)
         self.seeds = {}
 
     def retain(self):
@@ -325,9 +387,12 @@ class Case:
         self.emit(f"{name} = alloc {self.rng.choice(['4096', 'g', '3g', '100'])}")
         self.allocs.append(name)
         if self.rng.random() < 0.5:
-            self.emit(f"copy {name} {self.mapped_address()} 64")
+            addr = self.mapped_address()
+            self.emit(f"copy {name} {addr} 64")
         else:
-            self.emit(f"copy {self.mapped_address()} {name} 64")
+            addr = self.mapped_address()
+            self.emit(f"copy {addr} {name} 64")
+        self.issue(addr)
 
     def stream(self):
         if len(self.streams) < 2:
@@ -335,10 +400,13 @@ class Case:
             self.emit(f"{name} = stream-create")
             self.streams.append(name)
         else:
-            self.emit(f"stream-sync {self.rng.choice(self.streams)}")
+            name = self.rng.choice(self.streams)
+            self.emit(f"stream-sync {name}")
+            self.in_flight.pop(name, None)
 
     def synchronize(self):
         self.emit("synchronize")
+        self.in_flight.clear()
 
     def build(self):
         self.emit("init")

@@ -26,7 +26,10 @@ int main(void) {
     r = cuStreamIsCapturing(CU_STREAM_PER_THREAD, &st);
     printf("is-capturing(per-thread) = %s status=%d\n", name(r), (int)st);
     CUgraph g = NULL;
-    printf("end(per-thread) = %s graph=%s\n", name(cuStreamEndCapture(CU_STREAM_PER_THREAD, &g)), g ? "set" : "null");
+    /* Ended before the print: an argument list's order of evaluation is unspecified (gcc
+     * read `g` before the call, printing "null" for the graph the call then wrote). */
+    r = cuStreamEndCapture(CU_STREAM_PER_THREAD, &g);
+    printf("end(per-thread) = %s graph=%s\n", name(r), g ? "set" : "null");
     if (g) cuGraphDestroy(g);
     return 0;
 }

@@ -512,7 +512,15 @@ static const char TEXREF_PTX[] =
     "    ret;\n"
     "}\n";
 
-static void show_texref(CUtexref t, const char *who) {
+/* A device address differs by run: said as the address the probe set (`set`), or another. */
+static void show_address(CUdeviceptr a, CUdeviceptr set) {
+    if (a == SENTINEL || a == 0)
+        OUT(a);
+    else
+        SAY("a = %s", a == set ? "the address set" : "another address");
+}
+
+static void show_texref(CUtexref t, const char *who, CUdeviceptr set) {
     CUarray_format fmt = (CUarray_format)0xA5;
     int ch = -1;
     char what[96];
@@ -530,7 +538,7 @@ static void show_texref(CUtexref t, const char *who) {
     CUdeviceptr a = SENTINEL;
     snprintf(what, sizeof what, "%s: get address", who);
     CALL(what, cuTexRefGetAddress(&a, t));
-    OUT(a);
+    show_address(a, set);
     CUarray arr = (CUarray)SENTINEL;
     snprintf(what, sizeof what, "%s: get array", who);
     CALL(what, cuTexRefGetArray(&arr, t));
@@ -545,7 +553,7 @@ static void texture_references(void) {
         CUtexref t = (CUtexref)SENTINEL;
         CALL("module get texref tr", cuModuleGetTexRef(&t, m, "tr"));
         SAY("written: %s", same(t != (CUtexref)SENTINEL));
-        if (t != (CUtexref)SENTINEL && t) show_texref(t, "module's");
+        if (t != (CUtexref)SENTINEL && t) show_texref(t, "module's", 0);
         CUtexref missing = (CUtexref)SENTINEL;
         CALL("module get texref missing", cuModuleGetTexRef(&missing, m, "missing"));
         OUT(missing);
@@ -567,7 +575,7 @@ static void texture_references(void) {
     CALL("texref create", cuTexRefCreate(&t));
     SAY("written: %s", same(t != (CUtexref)SENTINEL));
     if (t == (CUtexref)SENTINEL || !t) return;
-    show_texref(t, "created");
+    show_texref(t, "created", 0);
     CALL("set format float x1", cuTexRefSetFormat(t, CU_AD_FORMAT_FLOAT, 1));
     CALL("set format float x3", cuTexRefSetFormat(t, CU_AD_FORMAT_FLOAT, 3));
     CALL("set format 0x77", cuTexRefSetFormat(t, (CUarray_format)0x77, 1));
@@ -586,7 +594,7 @@ static void texture_references(void) {
     CALL("set address + 4", cuTexRefSetAddress(&off, t, p + 4, 4096));
     OUT(off);
     CALL("set address, NULL offset", cuTexRefSetAddress(NULL, t, p, 4096));
-    show_texref(t, "after the setters");
+    show_texref(t, "after the setters", p);
     CUDA_ARRAY_DESCRIPTOR d2;
     memset(&d2, 0, sizeof d2);
     d2.Width = 64;
@@ -608,6 +616,9 @@ static void texture_references(void) {
     CUarray got = NULL;
     CALL("get array", cuTexRefGetArray(&got, t));
     SAY("the array: %s", same(got == arr));
+    CUdeviceptr a = SENTINEL;
+    CALL("get address, bound to an array", cuTexRefGetAddress(&a, t));
+    show_address(a, p);
     CALL("set array, flags 2", cuTexRefSetArray(t, arr, 2));
     CALL("set array NULL", cuTexRefSetArray(t, NULL, CU_TRSA_OVERRIDE_FORMAT));
     float border[4] = {1, 2, 3, 4}, bgot[4] = {0};

@@ -423,3 +423,55 @@ fn a_capture_ends_without_phgraph_and_only_the_programs_graph_keeps_its_work() {
         assert_eq!(cuMemFree_v2(out), 0);
     }
 }
+
+/// A capture that captured nothing ends with CUDA_SUCCESS and a graph of no node, as the
+/// H200 ended one on a created stream (probe api_gaps3, event-record-flags: `record flags 2
+/// while capturing` refused, `end capture = CUDA_SUCCESS`, `0 nodes`). The per-thread
+/// stream's capture is any stream's: named as CU_STREAM_PER_THREAD, or as NULL to the
+/// _ptsz variants, and with the legacy stream asked about its state in between (the
+/// question ci/explore/legacy_query_ptsz.c asks the H200).
+#[test]
+fn an_empty_capture_ends_with_an_empty_graph_on_every_stream() {
+    const CU_STREAM_LEGACY: CUstream = 0x1 as CUstream;
+    const CU_STREAM_PER_THREAD: CUstream = 0x2 as CUstream;
+    let (_g, _ctx, _f) = setup();
+    let s = stream();
+    // Safety: live locals and handles throughout.
+    unsafe {
+        let empty_capture = |name: &str, s: CUstream, ptsz: bool, ask_legacy: bool| {
+            let mut g: CUgraph = std::ptr::null_mut();
+            let begun = if ptsz {
+                cuStreamBeginCapture_v2_ptsz(s, 2)
+            } else {
+                cuStreamBeginCapture_v2(s, 2)
+            };
+            assert_eq!(begun, 0, "{name}: begin");
+            if ask_legacy {
+                let mut st = -1;
+                cuStreamIsCapturing(CU_STREAM_LEGACY, (&mut st as *mut i32).cast());
+            }
+            let ended = if ptsz {
+                cuStreamEndCapture_ptsz(s, &mut g)
+            } else {
+                cuStreamEndCapture(s, &mut g)
+            };
+            assert_eq!(ended, 0, "{name}: end");
+            assert!(!g.is_null(), "{name}: a graph");
+            let mut n = usize::MAX;
+            assert_eq!(cuGraphGetNodes(g, std::ptr::null_mut(), &mut n), 0);
+            assert_eq!(n, 0, "{name}: no node");
+            assert_eq!(cuGraphDestroy(g), 0);
+        };
+        for ask_legacy in [false, true] {
+            empty_capture("a created stream", s, false, ask_legacy);
+            empty_capture(
+                "CU_STREAM_PER_THREAD",
+                CU_STREAM_PER_THREAD,
+                false,
+                ask_legacy,
+            );
+            empty_capture("NULL, _ptsz", std::ptr::null_mut(), true, ask_legacy);
+        }
+        assert_eq!(cuStreamDestroy_v2(s), 0);
+    }
+}

@@ -464,6 +464,7 @@ unsafe fn end_to_end() {
 
         get_set_round_trips(arr, a, null);
         errors(m, lin, s, mem);
+        as_the_h200_answers(m, mem);
 
         // ---- A kernel reading a reference never bound reads zeros, as on the H200
         // (probe texrefs, unbound-launch).
@@ -558,12 +559,12 @@ unsafe fn get_set_round_trips(arr: CUtexref, a: CUarray, null: *mut c_void) {
     }
 }
 
-/// The refusals cuda.h documents (CUDA_ERROR_INVALID_VALUE for each).
+/// The refusals cuda.h documents (CUDA_ERROR_INVALID_VALUE for each) where the H200
+/// makes them too.
 unsafe fn errors(m: CUmodule, lin: CUtexref, s: CUsurfref, mem: u64) {
     unsafe {
         let (mut format, mut channels) = (0, 0);
-        // Not a CUarray_format; a channel count an element cannot have.
-        assert_eq!(cuTexRefSetFormat(lin, 0x77, 1), CUDA_ERROR_INVALID_VALUE);
+        // A channel count an element cannot have.
         assert_eq!(
             cuTexRefSetFormat(lin, CU_AD_FORMAT_FLOAT, 3),
             CUDA_ERROR_INVALID_VALUE
@@ -576,12 +577,15 @@ unsafe fn errors(m: CUmodule, lin: CUtexref, s: CUsurfref, mem: u64) {
         );
         assert_eq!(cuTexRefSetAddressMode(lin, 3, 0), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(cuTexRefSetAddressMode(lin, 0, 4), CUDA_ERROR_INVALID_VALUE);
-        assert_eq!(cuTexRefSetFilterMode(lin, 2), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(
+            cuTexRefSetMipmapFilterMode(lin, 2),
+            CUDA_ERROR_INVALID_VALUE
+        );
         assert_eq!(cuTexRefSetFlags(lin, CU_TRSF_SRGB), 0);
         assert_eq!(cuTexRefSetFlags(lin, 0x100), CUDA_ERROR_INVALID_VALUE);
-        // SetArray's Flags must be CU_TRSA_OVERRIDE_FORMAT (cuda.h).
+        // CU_TRSA_OVERRIDE_FORMAT is SetArray's only flag.
         let a = array_of(4, 1, CU_AD_FORMAT_FLOAT, 0, &[0; 4]);
-        assert_eq!(cuTexRefSetArray(lin, a, 0), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuTexRefSetArray(lin, a, 2), CUDA_ERROR_INVALID_VALUE);
         // SetAddress2D: dptr aligned to the texture alignment, the pitch to the pitch
         // alignment (cuda.h), read from the device's attributes.
         let (mut align, mut pitch_align) = (0, 0);
@@ -630,5 +634,73 @@ unsafe fn errors(m: CUmodule, lin: CUtexref, s: CUsurfref, mem: u64) {
         let mut at = u64::MAX;
         assert_eq!(cuTexRefGetAddress_v2(&mut at, lin), 0);
         assert_eq!((offset, at), (0, 0));
+    }
+}
+
+/// What the H200 answered where cuda.h says otherwise or nothing (probe api_gaps3, section
+/// texture-references, clients/probes/goldens/NVIDIA_H200-580.159.04/api_gaps3.txt).
+unsafe fn as_the_h200_answers(m: CUmodule, mem: u64) {
+    unsafe {
+        let mut t: CUtexref = null_mut();
+        assert_eq!(cuTexRefCreate(&mut t), 0);
+        // Bound to nothing: the address is written 0 with CUDA_ERROR_INVALID_VALUE; the
+        // array is left as it was.
+        let mut at = u64::MAX;
+        assert_eq!(cuTexRefGetAddress_v2(&mut at, t), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(at, 0, "`created: get address`: a = zero");
+        let mut got = 0xa5 as CUarray;
+        assert_eq!(cuTexRefGetArray(&mut got, t), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(got, 0xa5 as CUarray, "`created: get array`: arr untouched");
+
+        // A format cuda.h does not name and a filter mode past CUfilter_mode are taken
+        // and read back; memory binds under that format.
+        assert_eq!(cuTexRefSetFormat(t, 0x77, 1), 0, "`set format 0x77`");
+        assert_eq!(cuTexRefSetFilterMode(t, 7), 0, "`set filter 7`");
+        assert_eq!(cuTexRefSetAddress_v2(null_mut(), t, mem, 4096), 0);
+        let (mut format, mut channels, mut fm) = (0, 0, 0);
+        assert_eq!(cuTexRefGetFormat(&mut format, &mut channels, t), 0);
+        assert_eq!(cuTexRefGetFilterMode(&mut fm, t), 0);
+        assert_eq!((format, channels, fm), (0x77, 1, 7));
+        assert_eq!(cuTexRefGetAddress_v2(&mut at, t), 0);
+        assert_eq!(at, mem);
+
+        // cuTexRefSetArray takes Flags 0 (cuda.h: "must be CU_TRSA_OVERRIDE_FORMAT") and
+        // refuses 2; without the flag the reference keeps its own format (cuda.h's
+        // definition of the flag).
+        let a = array_of(4, 1, CU_AD_FORMAT_UNSIGNED_INT32, 0, &[0; 4]);
+        assert_eq!(cuTexRefSetArray(t, a, 0), 0, "`set array, flags 0`");
+        assert_eq!(cuTexRefGetArray(&mut got, t), 0);
+        assert_eq!(got, a);
+        assert_eq!(cuTexRefGetFormat(&mut format, &mut channels, t), 0);
+        assert_eq!((format, channels), (0x77, 1));
+        assert_eq!(cuTexRefSetArray(t, a, 2), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuTexRefSetArray(t, a, CU_TRSA_OVERRIDE_FORMAT), 0);
+        assert_eq!(cuTexRefGetFormat(&mut format, &mut channels, t), 0);
+        assert_eq!((format, channels), (CU_AD_FORMAT_UNSIGNED_INT32, 1));
+        assert_eq!(cuTexRefDestroy(t), 0);
+
+        // A NULL reference is an invalid handle.
+        let mut flags = 0u32;
+        assert_eq!(
+            cuTexRefSetFormat(null_mut(), CU_AD_FORMAT_FLOAT, 1),
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(
+            cuTexRefGetFlags(&mut flags, null_mut()),
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(cuTexRefDestroy(null_mut()), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(
+            cuSurfRefGetArray(&mut got, null_mut()),
+            CUDA_ERROR_INVALID_HANDLE
+        );
+
+        // cuParamSetTexRef is refused.
+        let tr = texref(m, c"arr_tex");
+        assert_eq!(
+            cuParamSetTexRef(function(m, c"read_array"), -1, tr),
+            CUDA_ERROR_INVALID_VALUE,
+            "`param set texref`"
+        );
     }
 }

@@ -754,7 +754,10 @@ impl TextureReferenceApi for Mock {
         // The getters look the reference up before they check the out-parameter.
 
         /// The program's pointer of cuTexRefSetAddress (or SetAddress2D's); CUDA_ERROR_
-        /// INVALID_VALUE when bound to no memory (cuda.h).
+        /// INVALID_VALUE when bound to no memory (cuda.h), the address written 0 as the
+        /// H200 writes it for a reference bound to nothing (probe api_gaps3,
+        /// texture-references; bound to an array, the line `get address, bound to an
+        /// array` awaits its recording).
         fn cuTexRefGetAddress_v2(d; #[late] p, t) {
             let r = d.texture_reference(t, false)?;
             match r.binding {
@@ -762,7 +765,10 @@ impl TextureReferenceApi for Mock {
                 // given (the H200: probe texrefs, linear-offset).
                 Binding::Linear { base, .. } => p.write(base),
                 Binding::Pitch2D { base, .. } => p.write(base),
-                _ => Err(invalid("the texture reference is bound to no device memory")),
+                _ => {
+                    p.write(0)?;
+                    Err(invalid("the texture reference is bound to no device memory"))
+                }
             }
         }
 

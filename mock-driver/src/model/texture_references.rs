@@ -23,6 +23,14 @@
 //! Defaults before any Set are the H200's (probe texrefs, module-defaults; probe
 //! api_gaps3, texture-references, for cuTexRefCreate's too): format float, 1 channel,
 //! clamp in every dimension, point filtering, no flags, zeros elsewhere, unbound.
+//!
+//! The Sets check less than cuda.h suggests, as the H200 does (probe api_gaps3,
+//! texture-references): cuTexRefSetFormat takes a value cuda.h does not name (0x77) and
+//! cuTexRefSetFilterMode one past CUfilter_mode (7), each read back as given; only the
+//! channel count is refused (3). Such a state makes no texture, so a kernel reading the
+//! reference faults as for a destroyed array (above). A NULL reference is
+//! CUDA_ERROR_INVALID_HANDLE; another handle the mock never gave is
+//! CUDA_ERROR_INVALID_VALUE (the H200 would take it for a pointer).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -39,8 +47,8 @@ use super::textures::{
 };
 use super::Driver;
 
-/// cuda.h's flag of cuTexRefSetArray and cuTexRefSetMipmappedArray: the reference takes
-/// the array's format.
+/// cuda.h's flag of cuTexRefSetArray and cuTexRefSetMipmappedArray: "override the texref
+/// format with a format inferred from the array".
 pub const TRSA_OVERRIDE_FORMAT: u32 = 0x01;
 /// cuda.h's CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION: the mock filters exactly anyway.
 const TRSF_DISABLE_TRILINEAR_OPTIMIZATION: u32 = 0x20;
@@ -227,7 +235,10 @@ impl BoundReferences {
     }
 }
 
-fn check_filter(fm: i32) -> CuResult<()> {
+/// cuTexRefSetMipmapFilterMode's check (cuda.h's CUfilter_mode values). The H200 took
+/// cuTexRefSetFilterMode 7 (probe api_gaps3, texture-references), which therefore checks
+/// nothing; what it does with the mipmap filter's is not recorded.
+fn check_mipmap_filter(fm: i32) -> CuResult<()> {
     match fm {
         0 | 1 => Ok(()),
         m => Err(invalid(format!("{m} is not a CUfilter_mode"))),
@@ -296,26 +307,27 @@ impl Driver {
     ) -> CuResult<()> {
         let mut st = self.state.lock();
         self.current_device(&st)?;
-        let r = st
-            .texture_references
-            .refs
-            .get_mut(&h)
-            .filter(|r| !r.surface)
-            .ok_or_else(|| invalid(format!("{h:#x} is not a texture reference")))?;
-        set(r)
+        set(reference_mut(&mut st.texture_references, h, false)?)
     }
 
-    /// cuTexRefSetArray (`Some(array)`) or cuTexRefSetMipmappedArray: `Flags` must be
-    /// CU_TRSA_OVERRIDE_FORMAT (cuda.h), and the reference takes the array's format.
+    /// cuTexRefSetArray (`Ok(array)`) or cuTexRefSetMipmappedArray. cuda.h says `Flags`
+    /// must be CU_TRSA_OVERRIDE_FORMAT; the H200 takes 0 for cuTexRefSetArray too and
+    /// refuses 2 (probe api_gaps3, texture-references), so the flag means what cuda.h's
+    /// definition says: with it the reference takes the array's format, without it keeps
+    /// its own. cuTexRefSetMipmappedArray's 0 is not recorded and keeps cuda.h's rule.
     pub fn texture_reference_bind_array(
         &self,
         h: u64,
         array: Result<ArrayId, MipmappedArrayId>,
         flags: u32,
     ) -> CuResult<()> {
-        if flags != TRSA_OVERRIDE_FORMAT {
+        let known = match array {
+            Ok(_) => flags & !TRSA_OVERRIDE_FORMAT == 0,
+            Err(_) => flags == TRSA_OVERRIDE_FORMAT,
+        };
+        if !known {
             return Err(invalid(format!(
-                "Flags {flags:#x}: cuda.h says they must be CU_TRSA_OVERRIDE_FORMAT"
+                "Flags {flags:#x}: CU_TRSA_OVERRIDE_FORMAT is the only flag (cuda.h)"
             )));
         }
         let (format, channels, binding) = {
@@ -333,8 +345,10 @@ impl Driver {
         };
         self.set_texture_reference(h, |r| {
             r.binding = binding;
-            r.format = format;
-            r.channels = channels;
+            if flags & TRSA_OVERRIDE_FORMAT != 0 {
+                r.format = format;
+                r.channels = channels;
+            }
             Ok(())
         })
     }
@@ -363,17 +377,15 @@ impl Driver {
                 };
                 return Ok(());
             }
-            let format = channel_format(r.format, r.channels).map_err(|e| {
-                invalid(format!(
-                    "the reference's format (cuTexRefSetFormat) reads no linear memory: {}",
-                    e.message
-                ))
-            })?;
-            if span < format.texel_bytes() {
-                return Err(invalid(format!(
-                    "{bytes} bytes hold no element of {} bytes",
-                    format.texel_bytes()
-                )));
+            // A format the mock reads no texel of (0x77) binds all the same, as on the
+            // H200 (probe api_gaps3, texture-references); a launch reading it faults.
+            if let Ok(format) = channel_format(r.format, r.channels) {
+                if span < format.texel_bytes() {
+                    return Err(invalid(format!(
+                        "{bytes} bytes hold no element of {} bytes",
+                        format.texel_bytes()
+                    )));
+                }
             }
             r.binding = Binding::Linear {
                 base,
@@ -435,10 +447,17 @@ impl Driver {
     /// cuTexRefSetFormat. cuda.h says it "cannot follow" cuTexRefSetAddress2D (whose
     /// descriptor gave the format), but the H200 takes it there and reports the new
     /// format (probe texrefs, format-rules), which the pitch-linear memory is then read in.
+    /// The H200 refuses 3 channels of float and takes format 0x77, which cuda.h does not
+    /// name (probe api_gaps3, texture-references): the channel count is all it checks.
     pub fn texture_reference_set_format(&self, h: u64, format: i32, channels: i32) -> CuResult<()> {
         let channels = u32::try_from(channels)
-            .map_err(|_| invalid(format!("NumPackedComponents {channels}")))?;
-        channel_format(format, channels)?;
+            .ok()
+            .filter(|c| matches!(c, 1 | 2 | 4))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "NumPackedComponents {channels}: an element has 1, 2 or 4 channels"
+                ))
+            })?;
         self.set_texture_reference(h, |r| {
             r.format = format;
             r.channels = channels;
@@ -461,8 +480,11 @@ impl Driver {
         })
     }
 
+    /// cuTexRefSetFilterMode (`mipmap` false) and cuTexRefSetMipmapFilterMode.
     pub fn texture_reference_set_filter(&self, h: u64, fm: i32, mipmap: bool) -> CuResult<()> {
-        check_filter(fm)?;
+        if mipmap {
+            check_mipmap_filter(fm)?;
+        }
         self.set_texture_reference(h, |r| {
             if mipmap {
                 r.mipmap_filter = fm;
@@ -510,12 +532,7 @@ impl Driver {
             ));
         }
         let (format, channels) = (a.desc.format, a.desc.num_channels);
-        let r = st
-            .texture_references
-            .refs
-            .get_mut(&h)
-            .filter(|r| r.surface)
-            .ok_or_else(|| invalid(format!("{h:#x} is not a surface reference")))?;
+        let r = reference_mut(&mut st.texture_references, h, true)?;
         r.binding = Binding::Array(array);
         r.format = format;
         r.channels = channels;
@@ -601,9 +618,31 @@ fn empty_texture() -> Arc<ptx::TextureObject> {
 /// Reference `h` of the kind asked (a texture reference's calls refuse a surface
 /// reference's handle and back).
 fn reference(refs: &TextureReferences, h: u64, surface: bool) -> CuResult<&TextureReference> {
-    let kind = if surface { "surface" } else { "texture" };
     refs.refs
         .get(&h)
         .filter(|r| r.surface == surface)
-        .ok_or_else(|| invalid(format!("{h:#x} is not a {kind} reference")))
+        .ok_or_else(|| not_a_reference(h, surface))
+}
+
+fn reference_mut(
+    refs: &mut TextureReferences,
+    h: u64,
+    surface: bool,
+) -> CuResult<&mut TextureReference> {
+    refs.refs
+        .get_mut(&h)
+        .filter(|r| r.surface == surface)
+        .ok_or_else(|| not_a_reference(h, surface))
+}
+
+/// NULL is CUDA_ERROR_INVALID_HANDLE, as the H200 answers cuTexRefSetFormat,
+/// cuTexRefGetFlags, cuTexRefDestroy and cuSurfRefGetArray (probe api_gaps3,
+/// texture-references); any other handle the mock did not give, CUDA_ERROR_INVALID_VALUE.
+fn not_a_reference(h: u64, surface: bool) -> CuError {
+    let kind = if surface { "surface" } else { "texture" };
+    if h == 0 {
+        invalid_handle(format!("the {kind} reference is NULL"))
+    } else {
+        invalid(format!("{h:#x} is not a {kind} reference"))
+    }
 }
