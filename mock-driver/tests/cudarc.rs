@@ -3,6 +3,9 @@
 //! cuda.h says, each checked here in the driver's own terms. The questions cuda.h leaves
 //! open were asked of the H200 by clients/probes/cudarc.c (recorded: its golden).
 
+#[path = "common/context.rs"]
+mod context;
+use context::primary_context;
 use cuda::exports::*;
 use cumock_abi::*;
 use std::ptr::null_mut;
@@ -16,23 +19,13 @@ const CAPTURE_MODE_RELAXED: CUstreamCaptureMode = 2;
 const CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: CUresult = 901;
 const CAPTURE_STATUS_INVALIDATED: CUstreamCaptureStatus = 2;
 
-fn setup() {
-    // Safety: a live out-pointer.
-    unsafe {
-        assert_eq!(cuInit(0), 0);
-        let mut ctx: CUcontext = null_mut();
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
-    }
-}
-
 /// test_event_try_is_complete_preserves_capture_error: cuEventQuery of an event last
 /// recorded in a capture still going on is CUDA_ERROR_CAPTURED_EVENT (cuda.h: refused
 /// even in relaxed mode; the H200 too, probe cudarc); recorded again on a stream that does
 /// not capture, it is an ordinary event again.
 #[test]
 fn querying_an_event_last_recorded_in_a_capture_is_a_captured_event_error() {
-    setup();
+    primary_context();
     // Safety: live out-pointers; every handle is created here.
     unsafe {
         let (mut s, mut plain, mut e) = (null_mut(), null_mut(), null_mut());
@@ -79,7 +72,7 @@ fn querying_an_event_last_recorded_in_a_capture_is_a_captured_event_error() {
 /// CUDA_ERROR_CAPTURED_EVENT and the capture goes on.
 #[test]
 fn waiting_for_a_captured_event_invalidates_its_capture_and_reading_it_does_not() {
-    setup();
+    primary_context();
     // Safety: live out-pointers; every handle is created here.
     unsafe {
         let (mut s, mut plain, mut e, mut done) = (null_mut(), null_mut(), null_mut(), null_mut());
@@ -149,7 +142,7 @@ fn waiting_for_a_captured_event_invalidates_its_capture_and_reading_it_does_not(
 /// a clean end awaits the H200's answer: probe cudarc, captured-event-after-a-clean-end).
 #[test]
 fn an_event_of_an_ended_capture_is_ordinary_once_a_graph_records_it() {
-    setup();
+    primary_context();
     // Safety: live out-pointers; every handle is created here.
     unsafe {
         let (mut s, mut e) = (null_mut(), null_mut());

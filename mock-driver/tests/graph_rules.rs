@@ -2,6 +2,9 @@
 //! (ci/explore/random_graphs.c) between runs of the mock and with the H200: each test a
 //! scenario from a transcript, the calls and what they must answer.
 
+#[path = "common/context.rs"]
+mod context;
+use context::primary_context;
 use cuda::exports::*;
 use cumock_abi::result::CUDA_ERROR_INVALID_VALUE;
 use cumock_abi::*;
@@ -35,23 +38,13 @@ const AUTO_FREE_ON_LAUNCH: u64 = 1;
 /// CUgraphInstantiateResult's CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED.
 const NODE_OPERATION_NOT_SUPPORTED: u32 = 3;
 
-fn context() {
-    // Safety: pointers to live locals.
-    unsafe {
-        assert_eq!(cuInit(0), 0);
-        let mut ctx: CUcontext = std::ptr::null_mut();
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
-    }
-}
-
 /// A graph of empty nodes (none a device graph may hold) instantiated for device launch:
 /// refused, naming the first node added, every time. random_graphs seed 2 named a
 /// different node on each run while the refusal walked a hash map.
 #[test]
 fn device_launch_refusal_names_the_first_node_added() {
     let _one = serial();
-    context();
+    primary_context();
     for _ in 0..8 {
         // Safety: pointers to live locals; the nodes and graph are this test's own.
         unsafe {
@@ -174,7 +167,7 @@ fn self_child(g: CUgraph, deps: *const CUgraphNode, n: usize) -> CUresult {
 #[test]
 fn a_memory_node_refused_after_its_dependencies_passed_still_counts() {
     let _one = serial();
-    context();
+    primary_context();
     let p = device_alloc(4096);
     // Safety: live locals; the graphs and nodes are this test's own.
     unsafe {
@@ -223,7 +216,7 @@ fn a_memory_node_refused_after_its_dependencies_passed_still_counts() {
 #[test]
 fn a_graph_made_its_own_child() {
     let _one = serial();
-    context();
+    primary_context();
     // Safety: live locals; the graphs are this test's own.
     unsafe {
         let g = graph();
@@ -245,7 +238,7 @@ fn a_graph_made_its_own_child() {
 #[test]
 fn filled_lists_refuse_no_room_and_keep_the_h200s_order() {
     let _one = serial();
-    context();
+    primary_context();
     // Safety: live locals; the graph is this test's own.
     unsafe {
         let g = graph();
@@ -290,7 +283,7 @@ fn filled_lists_refuse_no_room_and_keep_the_h200s_order() {
 #[test]
 fn add_dependencies_keeps_the_edges_before_one_that_exists() {
     let _one = serial();
-    context();
+    primary_context();
     // Safety: live locals; the graphs are this test's own.
     unsafe {
         let g = graph();
@@ -395,7 +388,7 @@ struct KernelParams {
 #[test]
 fn node_parameters_the_h200_refuses_when_added() {
     let _one = serial();
-    context();
+    primary_context();
     let p = device_alloc(65536);
     // Safety: live locals; a NUL-terminated PTX image; the graph is this test's own.
     unsafe {
@@ -453,7 +446,7 @@ fn node_parameters_the_h200_refuses_when_added() {
 #[test]
 fn instantiate_flags_and_event_nodes() {
     let _one = serial();
-    context();
+    primary_context();
     // Safety: live locals; the graph is this test's own.
     unsafe {
         let g = graph();
@@ -512,7 +505,7 @@ fn instantiate_flags_and_event_nodes() {
 #[test]
 fn free_nodes_of_another_graphs_allocation() {
     let _one = serial();
-    context();
+    primary_context();
     // Safety: live locals; the graphs are this test's own.
     unsafe {
         let g = graph();
@@ -544,7 +537,7 @@ struct UpdateInfo {
 #[test]
 fn executables_of_a_graph_with_memory_nodes() {
     let _one = serial();
-    context();
+    primary_context();
     let p = device_alloc(4096);
     // Safety: live locals; the graph and executables are this test's own.
     unsafe {
@@ -592,7 +585,7 @@ fn capture_status(s: CUstream) -> (CUresult, i32) {
 #[test]
 fn capture_rules_of_the_legacy_stream_and_an_invalidated_capture() {
     let _one = serial();
-    context();
+    primary_context();
     // Safety: live locals; the stream and events are this test's own.
     unsafe {
         let mut s: CUstream = std::ptr::null_mut();
@@ -636,7 +629,7 @@ fn capture_rules_of_the_legacy_stream_and_an_invalidated_capture() {
 #[test]
 fn events_of_invalidated_and_ended_captures() {
     let _one = serial();
-    context();
+    primary_context();
     // Safety: live locals; the streams, events and graphs are this test's own.
     unsafe {
         let (mut s1, mut s2): (CUstream, CUstream) = (std::ptr::null_mut(), std::ptr::null_mut());
@@ -680,7 +673,7 @@ fn events_of_invalidated_and_ended_captures() {
 #[test]
 fn a_clone_copies_child_graphs_in_the_order_of_their_nodes() {
     let _one = serial();
-    context();
+    primary_context();
     // Safety: live locals; the graphs are this test's own.
     unsafe {
         let g = graph();

@@ -2,6 +2,9 @@
 //! cuLaunchGrid, cuLaunchGridAsync) as the H200 ran it (probe api_gaps3, legacy-launch and
 //! legacy-launch-errors): a function's own parameters and shape, launched for real.
 
+#[path = "common/context.rs"]
+mod context;
+use context::primary_context;
 use cuda::exports::*;
 use cumock_abi::result::*;
 use cumock_abi::*;
@@ -67,16 +70,13 @@ impl Drop for Fixture {
 
 fn setup() -> Fixture {
     let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut ctx: CUcontext = null_mut();
+    primary_context();
     let mut module: CUmodule = null_mut();
     let mut f: CUfunction = null_mut();
     let mut out: CUdeviceptr = 0;
     let image = CString::new(PTX).unwrap();
     // Safety: pointers to live locals and a NUL-terminated image.
     unsafe {
-        assert_eq!(cuInit(0), 0);
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
         assert_eq!(cuModuleLoadData(&mut module, image.as_ptr().cast()), 0);
         assert_eq!(cuModuleGetFunction(&mut f, module, c"legacy".as_ptr()), 0);
         assert_eq!(cuMemAlloc_v2(&mut out, 64), 0);

@@ -2,11 +2,13 @@
 //! doing otherwise than the mock, each checked here in the driver's own terms. The
 //! recording: runs/2026-12-03-h200-session16/random.tgz (diff.txt there).
 
+#[path = "common/context.rs"]
+mod context;
+use context::primary_context;
 use cuda::exports::*;
 use cumock_abi::consts::*;
 use cumock_abi::result::*;
 use cumock_abi::*;
-use std::ptr::null_mut;
 
 fn prop(location_type: i32, handle_types: i32) -> CUmemAllocationProp {
     CUmemAllocationProp {
@@ -27,10 +29,7 @@ fn prop(location_type: i32, handle_types: i32) -> CUmemAllocationProp {
 fn host_located_memory_cannot_ask_for_a_posix_fd() {
     // Safety: live out-pointers; every handle is made here.
     unsafe {
-        assert_eq!(cuInit(0), 0);
-        let mut ctx: CUcontext = null_mut();
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
+        primary_context();
         let g = 2 << 20;
         let fd = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
         let mut h: CUmemGenericAllocationHandle = 0;
@@ -81,10 +80,7 @@ fn a_bad_size_is_refused_before_a_missing_device() {
 /// A context on device 0, a reservation of `size` and a device allocation of `alloc`,
 /// for the VMM tests below.
 unsafe fn reserve_and_create(size: usize, alloc: usize, location_type: i32) -> (CUdeviceptr, u64) {
-    assert_eq!(cuInit(0), 0);
-    let mut ctx: CUcontext = null_mut();
-    assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-    assert_eq!(cuCtxSetCurrent(ctx), 0);
+    primary_context();
     let mut va: CUdeviceptr = 0;
     assert_eq!(cuMemAddressReserve(&mut va, size, 0, 0, 0), 0);
     let mut h: CUmemGenericAllocationHandle = 0;
