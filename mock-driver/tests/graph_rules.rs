@@ -4,10 +4,13 @@
 
 #[path = "common/context.rs"]
 mod context;
+#[path = "common/graph_kernels.rs"]
+mod graph_kernels;
 use context::primary_context;
 use cuda::exports::*;
 use cumock_abi::result::CUDA_ERROR_INVALID_VALUE;
 use cumock_abi::*;
+use graph_kernels::{KernelParams, MemsetParams};
 use std::ffi::c_void;
 use std::sync::Mutex;
 
@@ -312,17 +315,6 @@ fn add_dependencies_keeps_the_edges_before_one_that_exists() {
     }
 }
 
-/// `CUDA_MEMSET_NODE_PARAMS`.
-#[repr(C)]
-struct MemsetParams {
-    dst: u64,
-    pitch: usize,
-    value: u32,
-    element_size: u32,
-    width: usize,
-    height: usize,
-}
-
 fn memset_result(g: CUgraph, dst: u64, element_size: u32, width: usize) -> CUresult {
     let p = MemsetParams {
         dst,
@@ -369,17 +361,6 @@ const BUMP: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
     mad.lo.u32 %r6, %r4, %r5, %r3;\nsetp.ge.u32 %p1, %r6, %r1;\n@%p1 bra DONE;\n\
     cvta.to.global.u64 %rd1, %rd1;\nmul.wide.u32 %rd2, %r6, 4;\n\
     add.u64 %rd3, %rd1, %rd2;\natom.global.add.u32 %r7, [%rd3], %r2;\nDONE:\nret;\n}\n";
-
-/// `CUDA_KERNEL_NODE_PARAMS_v1`.
-#[repr(C)]
-struct KernelParams {
-    func: CUfunction,
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared: u32,
-    kernel_params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-}
 
 /// Refused when added, as the H200 refused them: seed 9 line 10 (a block of 2048
 /// threads), a GiB of dynamic shared memory, seed 17 line 22 (a memset past its
