@@ -293,11 +293,7 @@ fn sparse_and_deferred_arrays_answer_as_the_h200() {
 }
 
 fn array_resource(a: CUarray) -> CUDA_RESOURCE_DESC {
-    let mut r = CUDA_RESOURCE_DESC {
-        res_type: 0,
-        res: [0; 16],
-        flags: 0,
-    };
+    let mut r = CUDA_RESOURCE_DESC::default();
     r.res[0] = a as u64;
     r
 }
@@ -305,8 +301,7 @@ fn array_resource(a: CUarray) -> CUDA_RESOURCE_DESC {
 fn linear_resource(p: u64, format: i32, bytes: u64) -> CUDA_RESOURCE_DESC {
     let mut r = CUDA_RESOURCE_DESC {
         res_type: 2,
-        res: [0; 16],
-        flags: 0,
+        ..Default::default()
     };
     r.res[0] = p;
     r.res[1] = format as u32 as u64 | (1 << 32);
@@ -317,15 +312,7 @@ fn linear_resource(p: u64, format: i32, bytes: u64) -> CUDA_RESOURCE_DESC {
 fn point() -> CUDA_TEXTURE_DESC {
     CUDA_TEXTURE_DESC {
         address_mode: [1; 3],
-        filter_mode: 0,
-        flags: 0,
-        max_anisotropy: 0,
-        mipmap_filter_mode: 0,
-        mipmap_level_bias: 0.0,
-        min_mipmap_level_clamp: 0.0,
-        max_mipmap_level_clamp: 0.0,
-        border_color: [0.0; 4],
-        reserved: [0; 12],
+        ..Default::default()
     }
 }
 

@@ -1818,8 +1818,7 @@ mod tests {
     fn array_resource(h: u64) -> CUDA_RESOURCE_DESC {
         let mut r = CUDA_RESOURCE_DESC {
             res_type: RESOURCE_ARRAY,
-            res: [0; 16],
-            flags: 0,
+            ..Default::default()
         };
         r.res[0] = h;
         r
@@ -1828,15 +1827,7 @@ mod tests {
     fn texture_desc() -> CUDA_TEXTURE_DESC {
         CUDA_TEXTURE_DESC {
             address_mode: [1; 3],
-            filter_mode: 0,
-            flags: 0,
-            max_anisotropy: 0,
-            mipmap_filter_mode: 0,
-            mipmap_level_bias: 0.0,
-            min_mipmap_level_clamp: 0.0,
-            max_mipmap_level_clamp: 0.0,
-            border_color: [0.0; 4],
-            reserved: [0; 12],
+            ..Default::default()
         }
     }
 
