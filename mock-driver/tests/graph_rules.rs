@@ -6,11 +6,11 @@
 mod context;
 #[path = "common/graph_kernels.rs"]
 mod graph_kernels;
-use context::primary_context;
+use context::{event, primary_context, stream};
 use cuda::exports::*;
 use cumock_abi::result::CUDA_ERROR_INVALID_VALUE;
 use cumock_abi::*;
-use graph_kernels::{stream, KernelParams, MemsetParams};
+use graph_kernels::{KernelParams, MemsetParams};
 use std::ffi::c_void;
 use std::sync::Mutex;
 
@@ -549,13 +549,6 @@ fn executables_of_a_graph_with_memory_nodes() {
         assert_eq!(cuGraphDestroy(g), 0);
         cuMemFree_v2(p);
     }
-}
-
-fn event(flags: u32) -> CUevent {
-    let mut e: CUevent = std::ptr::null_mut();
-    // Safety: a live local.
-    assert_eq!(unsafe { cuEventCreate(&mut e, flags) }, 0);
-    e
 }
 
 fn capture_status(s: CUstream) -> (CUresult, i32) {

@@ -3,11 +3,14 @@
 //! work into nodes without running it, calls a capture forbids fail and invalidate it,
 //! and streams fork from and join back into a capture through events.
 
+#[path = "common/context.rs"]
+mod context;
 #[path = "common/graph_kernels.rs"]
 mod graph_kernels;
+use context::{primary_context, stream};
 use cuda::exports::*;
 use cumock_abi::*;
-use graph_kernels::{launch, nodes, read, stream, KernelParams, MemsetParams, ADD, N};
+use graph_kernels::{launch, nodes, read, KernelParams, MemsetParams, ADD, N};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -22,12 +25,9 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 /// A current context and the `add` kernel.
 fn setup() -> CUfunction {
+    primary_context();
     // Safety: pointers to live locals; a NUL-terminated PTX image.
     unsafe {
-        assert_eq!(cuInit(0), 0);
-        let mut ctx: CUcontext = std::ptr::null_mut();
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
         let ptx = std::ffi::CString::new(ADD).unwrap();
         let mut module: CUmodule = std::ptr::null_mut();
         assert_eq!(cuModuleLoadData(&mut module, ptx.as_ptr().cast()), 0);

@@ -1,6 +1,6 @@
 //! What the graph tests share: the kernel `add` (p[i] += v for i < n, two blocks of 32
-//! threads over N words), reading N words back, launching it, a graph's nodes, streams,
-//! and the node parameters as cuda.h lays them out. Included with `#[path]` by graphs.rs,
+//! threads over N words), reading N words back, launching it, a graph's nodes and
+//! the node parameters as cuda.h lays them out. Included with `#[path]` by graphs.rs,
 //! graph_rules.rs and capture_to_graph.rs (not every test binary uses it, so it is not in
 //! common/mod.rs, which every one compiles); each uses only some of it.
 #![allow(dead_code)]
@@ -84,13 +84,6 @@ pub fn nodes(g: CUgraph) -> Vec<CUgraphNode> {
         assert_eq!(cuGraphGetNodes(g, v.as_mut_ptr(), &mut n), 0);
         v
     }
-}
-
-pub fn stream(flags: u32) -> CUstream {
-    let mut s: CUstream = std::ptr::null_mut();
-    // Safety: a live local.
-    assert_eq!(unsafe { cuStreamCreate(&mut s, flags) }, 0);
-    s
 }
 
 /// `CUDA_KERNEL_NODE_PARAMS_v1`.
