@@ -1860,44 +1860,25 @@ mod tests {
     fn unsupported_and_invalid_descriptors_are_refused() {
         let d = driver();
         let code = |r: CuResult<ArrayId>| r.unwrap_err().code;
-        // cuda.h: a cubemap is Width == Height, Depth 6 (a multiple of 6 when layered).
-        assert_eq!(
-            code(d.array_create(desc(4, 5, 6, CUBEMAP))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(4, 4, 12, CUBEMAP))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(4, 4, 9, CUBEMAP | LAYERED))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(4, 4, 0, CUBEMAP | LAYERED))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        // The H200 (probe arrays): no sparse 1D array, no depth texture, gather 2D only.
-        assert_eq!(
-            code(d.array_create(desc(4, 0, 0, SPARSE))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(4, 4, 0, DEPTH_TEXTURE))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(4, 4, 4, TEXTURE_GATHER))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(0, 4, 0, 0))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(4, 4, 0, LAYERED))),
-            CUDA_ERROR_INVALID_VALUE
-        );
+        for (w, h, depth, flags) in [
+            // cuda.h: a cubemap is Width == Height, Depth 6 (a multiple of 6 when layered).
+            (4, 5, 6, CUBEMAP),
+            (4, 4, 12, CUBEMAP),
+            (4, 4, 9, CUBEMAP | LAYERED),
+            (4, 4, 0, CUBEMAP | LAYERED),
+            // The H200 (probe arrays): no sparse 1D array, no depth texture, gather 2D only.
+            (4, 0, 0, SPARSE),
+            (4, 4, 0, DEPTH_TEXTURE),
+            (4, 4, 4, TEXTURE_GATHER),
+            (0, 4, 0, 0),
+            (4, 4, 0, LAYERED),
+        ] {
+            assert_eq!(
+                code(d.array_create(desc(w, h, depth, flags))),
+                CUDA_ERROR_INVALID_VALUE,
+                "{w}x{h}x{depth} flags {flags:#x}"
+            );
+        }
         let mut three = desc(4, 4, 0, 0);
         three.num_channels = 3;
         assert_eq!(code(d.array_create(three)), CUDA_ERROR_INVALID_VALUE);
