@@ -337,13 +337,21 @@ static void set_params(CUfunction f, CUdeviceptr out, unsigned a, float b) {
     CALL("param setv v", cuParamSetv(f, 16, v, sizeof v));
 }
 
-static void legacy_launch(void) {
-    CUcontext ctx;
-    init_primary(0, &ctx);
+/* A context of device 0 current (`*ctx`) and LEGACY_PTX loaded: its kernels `bare`
+ * (where asked for, not NULL) and `legacy`. */
+static CUmodule load_legacy(CUcontext *ctx, CUfunction *bare, CUfunction *legacy) {
+    init_primary(0, ctx);
     CUmodule m;
     MUST(cuModuleLoadData(&m, LEGACY_PTX));
+    if (bare) MUST(cuModuleGetFunction(bare, m, "bare"));
+    MUST(cuModuleGetFunction(legacy, m, "legacy"));
+    return m;
+}
+
+static void legacy_launch(void) {
+    CUcontext ctx;
     CUfunction f;
-    MUST(cuModuleGetFunction(&f, m, "legacy"));
+    CUmodule m = load_legacy(&ctx, NULL, &f);
     CUdeviceptr out;
     MUST(cuMemAlloc(&out, 4096));
     MUST(cuMemsetD8(out, 0, 4096));
@@ -390,12 +398,8 @@ static void legacy_launch(void) {
 
 static void legacy_launch_errors(void) {
     CUcontext ctx;
-    init_primary(0, &ctx);
-    CUmodule m;
-    MUST(cuModuleLoadData(&m, LEGACY_PTX));
     CUfunction bare, f;
-    MUST(cuModuleGetFunction(&bare, m, "bare"));
-    MUST(cuModuleGetFunction(&f, m, "legacy"));
+    CUmodule m = load_legacy(&ctx, &bare, &f);
     CALL("cuLaunch, no shape or size set", cuLaunch(bare));
     CALL("cuLaunchGrid 1x1, no shape or size set", cuLaunchGrid(bare, 1, 1));
     CALL("synchronize", cuCtxSynchronize());
@@ -441,12 +445,8 @@ static void legacy_launch_errors(void) {
  * size): offsets, sizes other than the kernel's at launch, NULL functions, no context. */
 static void legacy_launch_errors2(void) {
     CUcontext ctx;
-    init_primary(0, &ctx);
-    CUmodule m;
-    MUST(cuModuleLoadData(&m, LEGACY_PTX));
     CUfunction bare, f, fresh;
-    MUST(cuModuleGetFunction(&bare, m, "bare"));
-    MUST(cuModuleGetFunction(&f, m, "legacy"));
+    CUmodule m = load_legacy(&ctx, &bare, &f);
     CALL("param set size 24", cuParamSetSize(f, 24));
     CALL("param seti at -4", cuParamSeti(f, -4, 1));
     CALL("param seti at 2 (misaligned)", cuParamSeti(f, 2, 1));
