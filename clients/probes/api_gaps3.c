@@ -1091,41 +1091,40 @@ static void stream_ids(void) {
  * per-thread one 13 right after the primary context's retain): each id printed as the
  * difference from the first stream created, in a fresh process, so that internal streams
  * drawn from the same counter show as gaps. */
+/* What stream `s` numbers, relative to `base`, said as `what`. */
+static void say_id(const char *what, CUstream s, unsigned long long base) {
+    unsigned long long id = 0;
+    MUST(cuStreamGetId(s, &id));
+    SAY("%s: a's %+lld", what, (long long)(id - base));
+}
+
 static void stream_ids_numbering(void) {
     MUST(cuInit(0));
     CUcontext primary;
     MUST(cuDevicePrimaryCtxRetain(&primary, 0));
     MUST(cuCtxSetCurrent(primary));
     CUstream a, b, c, d;
-    unsigned long long a_id = 0, id = 0;
+    unsigned long long a_id = 0;
     MUST(cuStreamCreate(&a, 0));
     MUST(cuStreamGetId(a, &a_id));
     SAY("a created stream, before any default stream is named: %llu", a_id);
-    MUST(cuStreamGetId(NULL, &id));
-    SAY("the primary's NULL stream: a's %+lld", (long long)(id - a_id));
-    MUST(cuStreamGetId(CU_STREAM_PER_THREAD, &id));
-    SAY("its per-thread stream: a's %+lld", (long long)(id - a_id));
+    say_id("the primary's NULL stream", NULL, a_id);
+    say_id("its per-thread stream", CU_STREAM_PER_THREAD, a_id);
     MUST(cuStreamCreate(&b, 0));
-    MUST(cuStreamGetId(b, &id));
-    SAY("a stream created next: a's %+lld", (long long)(id - a_id));
+    say_id("a stream created next", b, a_id);
     CUcontext other;
     MUST(cuCtxCreate(&other, NULL, 0, 0));
     MUST(cuStreamCreate(&c, 0));
-    MUST(cuStreamGetId(c, &id));
-    SAY("a stream created after cuCtxCreate: a's %+lld", (long long)(id - a_id));
-    MUST(cuStreamGetId(NULL, &id));
-    SAY("the created context's NULL stream: a's %+lld", (long long)(id - a_id));
-    MUST(cuStreamGetId(CU_STREAM_PER_THREAD, &id));
-    SAY("its per-thread stream: a's %+lld", (long long)(id - a_id));
+    say_id("a stream created after cuCtxCreate", c, a_id);
+    say_id("the created context's NULL stream", NULL, a_id);
+    say_id("its per-thread stream", CU_STREAM_PER_THREAD, a_id);
     MUST(cuStreamCreate(&d, 0));
-    MUST(cuStreamGetId(d, &id));
-    SAY("a stream created after those: a's %+lld", (long long)(id - a_id));
+    say_id("a stream created after those", d, a_id);
     CUevent e;
     MUST(cuEventCreate(&e, 0));
     CUstream f;
     MUST(cuStreamCreate(&f, 0));
-    MUST(cuStreamGetId(f, &id));
-    SAY("a stream created after an event: a's %+lld", (long long)(id - a_id));
+    say_id("a stream created after an event", f, a_id);
 }
 
 /* ----------------------------------------------------------------------------- occupancy */

@@ -101,7 +101,8 @@ static CUDA_RESOURCE_DESC over_array(CUarray a) {
     return r;
 }
 
-static CUarray array3(size_t w, size_t h, size_t d, CUarray_format f, unsigned ch, unsigned flags) {
+static CUDA_ARRAY3D_DESCRIPTOR desc3(size_t w, size_t h, size_t d, CUarray_format f, unsigned ch,
+                                     unsigned flags) {
     CUDA_ARRAY3D_DESCRIPTOR a;
     memset(&a, 0, sizeof a);
     a.Width = w;
@@ -110,6 +111,11 @@ static CUarray array3(size_t w, size_t h, size_t d, CUarray_format f, unsigned c
     a.Format = f;
     a.NumChannels = ch;
     a.Flags = flags;
+    return a;
+}
+
+static CUarray array3(size_t w, size_t h, size_t d, CUarray_format f, unsigned ch, unsigned flags) {
+    CUDA_ARRAY3D_DESCRIPTOR a = desc3(w, h, d, f, ch, flags);
     CUarray arr;
     MUST(cuArray3DCreate(&arr, &a));
     return arr;
@@ -173,12 +179,7 @@ static void read_layer(const char *what, CUtexObject tex, unsigned layer) {
  * the view's extent the original resource's, then the first level's. */
 static void mip_level_views(void) {
     setup();
-    CUDA_ARRAY3D_DESCRIPTOR a;
-    memset(&a, 0, sizeof a);
-    a.Width = 16;
-    a.Height = 16;
-    a.Format = CU_AD_FORMAT_FLOAT;
-    a.NumChannels = 1;
+    CUDA_ARRAY3D_DESCRIPTOR a = desc3(16, 16, 0, CU_AD_FORMAT_FLOAT, 1, 0);
     CUmipmappedArray mip;
     MUST(cuMipmappedArrayCreate(&mip, &a, 5));
     for (unsigned l = 0; l < 5; l++) {
