@@ -453,7 +453,7 @@ pub struct CUDA_MEMCPY3D_BATCH_OP {
 /// `numChannels` (the two halves of word 1), `sizeInBytes`; pitch-linear's `devPtr`,
 /// `format`, `numChannels`, `width`, `height`, `pitchInBytes`).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct CUDA_RESOURCE_DESC {
     pub res_type: i32,
     pub res: [u64; 16],
@@ -462,7 +462,7 @@ pub struct CUDA_RESOURCE_DESC {
 
 /// `CUDA_TEXTURE_DESC`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct CUDA_TEXTURE_DESC {
     pub address_mode: [i32; 3],
     pub filter_mode: i32,

@@ -337,13 +337,21 @@ static void set_params(CUfunction f, CUdeviceptr out, unsigned a, float b) {
     CALL("param setv v", cuParamSetv(f, 16, v, sizeof v));
 }
 
-static void legacy_launch(void) {
-    CUcontext ctx;
-    init_primary(0, &ctx);
+/* A context of device 0 current (`*ctx`) and LEGACY_PTX loaded: its kernels `bare`
+ * (where asked for, not NULL) and `legacy`. */
+static CUmodule load_legacy(CUcontext *ctx, CUfunction *bare, CUfunction *legacy) {
+    init_primary(0, ctx);
     CUmodule m;
     MUST(cuModuleLoadData(&m, LEGACY_PTX));
+    if (bare) MUST(cuModuleGetFunction(bare, m, "bare"));
+    MUST(cuModuleGetFunction(legacy, m, "legacy"));
+    return m;
+}
+
+static void legacy_launch(void) {
+    CUcontext ctx;
     CUfunction f;
-    MUST(cuModuleGetFunction(&f, m, "legacy"));
+    CUmodule m = load_legacy(&ctx, NULL, &f);
     CUdeviceptr out;
     MUST(cuMemAlloc(&out, 4096));
     MUST(cuMemsetD8(out, 0, 4096));
@@ -390,12 +398,8 @@ static void legacy_launch(void) {
 
 static void legacy_launch_errors(void) {
     CUcontext ctx;
-    init_primary(0, &ctx);
-    CUmodule m;
-    MUST(cuModuleLoadData(&m, LEGACY_PTX));
     CUfunction bare, f;
-    MUST(cuModuleGetFunction(&bare, m, "bare"));
-    MUST(cuModuleGetFunction(&f, m, "legacy"));
+    CUmodule m = load_legacy(&ctx, &bare, &f);
     CALL("cuLaunch, no shape or size set", cuLaunch(bare));
     CALL("cuLaunchGrid 1x1, no shape or size set", cuLaunchGrid(bare, 1, 1));
     CALL("synchronize", cuCtxSynchronize());
@@ -441,12 +445,8 @@ static void legacy_launch_errors(void) {
  * size): offsets, sizes other than the kernel's at launch, NULL functions, no context. */
 static void legacy_launch_errors2(void) {
     CUcontext ctx;
-    init_primary(0, &ctx);
-    CUmodule m;
-    MUST(cuModuleLoadData(&m, LEGACY_PTX));
     CUfunction bare, f, fresh;
-    MUST(cuModuleGetFunction(&bare, m, "bare"));
-    MUST(cuModuleGetFunction(&f, m, "legacy"));
+    CUmodule m = load_legacy(&ctx, &bare, &f);
     CALL("param set size 24", cuParamSetSize(f, 24));
     CALL("param seti at -4", cuParamSeti(f, -4, 1));
     CALL("param seti at 2 (misaligned)", cuParamSeti(f, 2, 1));
@@ -1102,41 +1102,40 @@ static void stream_ids(void) {
  * per-thread one 13 right after the primary context's retain): each id printed as the
  * difference from the first stream created, in a fresh process, so that internal streams
  * drawn from the same counter show as gaps. */
+/* What stream `s` numbers, relative to `base`, said as `what`. */
+static void say_id(const char *what, CUstream s, unsigned long long base) {
+    unsigned long long id = 0;
+    MUST(cuStreamGetId(s, &id));
+    SAY("%s: a's %+lld", what, (long long)(id - base));
+}
+
 static void stream_ids_numbering(void) {
     MUST(cuInit(0));
     CUcontext primary;
     MUST(cuDevicePrimaryCtxRetain(&primary, 0));
     MUST(cuCtxSetCurrent(primary));
     CUstream a, b, c, d;
-    unsigned long long a_id = 0, id = 0;
+    unsigned long long a_id = 0;
     MUST(cuStreamCreate(&a, 0));
     MUST(cuStreamGetId(a, &a_id));
     SAY("a created stream, before any default stream is named: %llu", a_id);
-    MUST(cuStreamGetId(NULL, &id));
-    SAY("the primary's NULL stream: a's %+lld", (long long)(id - a_id));
-    MUST(cuStreamGetId(CU_STREAM_PER_THREAD, &id));
-    SAY("its per-thread stream: a's %+lld", (long long)(id - a_id));
+    say_id("the primary's NULL stream", NULL, a_id);
+    say_id("its per-thread stream", CU_STREAM_PER_THREAD, a_id);
     MUST(cuStreamCreate(&b, 0));
-    MUST(cuStreamGetId(b, &id));
-    SAY("a stream created next: a's %+lld", (long long)(id - a_id));
+    say_id("a stream created next", b, a_id);
     CUcontext other;
     MUST(cuCtxCreate(&other, NULL, 0, 0));
     MUST(cuStreamCreate(&c, 0));
-    MUST(cuStreamGetId(c, &id));
-    SAY("a stream created after cuCtxCreate: a's %+lld", (long long)(id - a_id));
-    MUST(cuStreamGetId(NULL, &id));
-    SAY("the created context's NULL stream: a's %+lld", (long long)(id - a_id));
-    MUST(cuStreamGetId(CU_STREAM_PER_THREAD, &id));
-    SAY("its per-thread stream: a's %+lld", (long long)(id - a_id));
+    say_id("a stream created after cuCtxCreate", c, a_id);
+    say_id("the created context's NULL stream", NULL, a_id);
+    say_id("its per-thread stream", CU_STREAM_PER_THREAD, a_id);
     MUST(cuStreamCreate(&d, 0));
-    MUST(cuStreamGetId(d, &id));
-    SAY("a stream created after those: a's %+lld", (long long)(id - a_id));
+    say_id("a stream created after those", d, a_id);
     CUevent e;
     MUST(cuEventCreate(&e, 0));
     CUstream f;
     MUST(cuStreamCreate(&f, 0));
-    MUST(cuStreamGetId(f, &id));
-    SAY("a stream created after an event: a's %+lld", (long long)(id - a_id));
+    say_id("a stream created after an event", f, a_id);
 }
 
 /* ----------------------------------------------------------------------------- occupancy */

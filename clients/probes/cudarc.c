@@ -31,6 +31,33 @@ static void end_capture(const char *what, CUstream s) {
     if (g) MUST(cuGraphDestroy(g));
 }
 
+/* Begins a capture of `s` in `mode` and records `e` in it. */
+static void record_in_a_capture(CUstream s, CUevent e, CUstreamCaptureMode mode) {
+    CALL("begin capture", cuStreamBeginCapture(s, mode));
+    CALL("record in the capture", cuEventRecord(e, s));
+}
+
+/* A context of device 0 current, with two non-blocking streams, `s` to capture and
+ * `plain`, and two events: `e`, to record in captures, and `done`, recorded on `plain`
+ * and complete. */
+struct streams_and_events {
+    CUstream s, plain;
+    CUevent e, done;
+};
+
+static struct streams_and_events streams_and_events(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    struct streams_and_events t;
+    MUST(cuStreamCreate(&t.s, CU_STREAM_NON_BLOCKING));
+    MUST(cuStreamCreate(&t.plain, CU_STREAM_NON_BLOCKING));
+    MUST(cuEventCreate(&t.e, CU_EVENT_DEFAULT));
+    MUST(cuEventCreate(&t.done, CU_EVENT_DEFAULT));
+    MUST(cuEventRecord(t.done, t.plain));
+    MUST(cuStreamSynchronize(t.plain));
+    return t;
+}
+
 /* One capture in `mode`: an event recorded in it, then queried. */
 static void query_in_mode(CUstreamCaptureMode mode, const char *name) {
     CUcontext ctx;
@@ -40,8 +67,7 @@ static void query_in_mode(CUstreamCaptureMode mode, const char *name) {
     MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     MUST(cuEventCreate(&e, CU_EVENT_DEFAULT));
     SAY("mode %s", name);
-    CALL("begin capture", cuStreamBeginCapture(s, mode));
-    CALL("record in the capture", cuEventRecord(e, s));
+    record_in_a_capture(s, e, mode);
     CALL("query", cuEventQuery(e));
     show_status("capturing after the query", s);
     end_capture("end capture", s);
@@ -56,33 +82,23 @@ static void query_relaxed(void) { query_in_mode(CU_STREAM_CAPTURE_MODE_RELAXED, 
 /* The other operations on an event recorded in a relaxed capture (relaxed: no call is
  * refused for being potentially unsafe), each in a capture of its own. */
 static void other_operations(void) {
-    CUcontext ctx;
-    init_primary(0, &ctx);
-    CUstream s, plain;
-    CUevent e, done;
-    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    MUST(cuStreamCreate(&plain, CU_STREAM_NON_BLOCKING));
-    MUST(cuEventCreate(&e, CU_EVENT_DEFAULT));
-    MUST(cuEventCreate(&done, CU_EVENT_DEFAULT));
-    MUST(cuEventRecord(done, plain));
-    MUST(cuStreamSynchronize(plain));
+    struct streams_and_events t = streams_and_events();
+    CUstream s = t.s, plain = t.plain;
+    CUevent e = t.e, done = t.done;
 
-    CALL("begin capture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
-    CALL("record in the capture", cuEventRecord(e, s));
+    record_in_a_capture(s, e, CU_STREAM_CAPTURE_MODE_RELAXED);
     CALL("synchronize", cuEventSynchronize(e));
     show_status("capturing after it", s);
     end_capture("end capture", s);
 
-    CALL("begin capture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
-    CALL("record in the capture", cuEventRecord(e, s));
+    record_in_a_capture(s, e, CU_STREAM_CAPTURE_MODE_RELAXED);
     float ms = -1;
     CALL("elapsed time from a recorded event to it", cuEventElapsedTime(&ms, done, e));
     CALL("elapsed time from it to a recorded event", cuEventElapsedTime(&ms, e, done));
     show_status("capturing after them", s);
     end_capture("end capture", s);
 
-    CALL("begin capture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
-    CALL("record in the capture", cuEventRecord(e, s));
+    record_in_a_capture(s, e, CU_STREAM_CAPTURE_MODE_RELAXED);
     CALL("record again on a stream that does not capture", cuEventRecord(e, plain));
     MUST(cuStreamSynchronize(plain));
     CALL("query", cuEventQuery(e));
@@ -101,18 +117,10 @@ static void other_operations(void) {
  * synchronize after an invalidated capture's end (sections above); the mock answers so
  * after any end. */
 static void after_a_clean_end(void) {
-    CUcontext ctx;
-    init_primary(0, &ctx);
-    CUstream s, plain;
-    CUevent e, done;
-    MUST(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    MUST(cuStreamCreate(&plain, CU_STREAM_NON_BLOCKING));
-    MUST(cuEventCreate(&e, CU_EVENT_DEFAULT));
-    MUST(cuEventCreate(&done, CU_EVENT_DEFAULT));
-    MUST(cuEventRecord(done, plain));
-    MUST(cuStreamSynchronize(plain));
-    CALL("begin capture", cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
-    CALL("record in the capture", cuEventRecord(e, s));
+    struct streams_and_events t = streams_and_events();
+    CUstream s = t.s, plain = t.plain;
+    CUevent e = t.e, done = t.done;
+    record_in_a_capture(s, e, CU_STREAM_CAPTURE_MODE_RELAXED);
     end_capture("end capture", s);
     CALL("query after the end", cuEventQuery(e));
     CALL("synchronize after the end", cuEventSynchronize(e));

@@ -101,7 +101,8 @@ static CUDA_RESOURCE_DESC over_array(CUarray a) {
     return r;
 }
 
-static CUarray array3(size_t w, size_t h, size_t d, CUarray_format f, unsigned ch, unsigned flags) {
+static CUDA_ARRAY3D_DESCRIPTOR desc3(size_t w, size_t h, size_t d, CUarray_format f, unsigned ch,
+                                     unsigned flags) {
     CUDA_ARRAY3D_DESCRIPTOR a;
     memset(&a, 0, sizeof a);
     a.Width = w;
@@ -110,6 +111,11 @@ static CUarray array3(size_t w, size_t h, size_t d, CUarray_format f, unsigned c
     a.Format = f;
     a.NumChannels = ch;
     a.Flags = flags;
+    return a;
+}
+
+static CUarray array3(size_t w, size_t h, size_t d, CUarray_format f, unsigned ch, unsigned flags) {
+    CUDA_ARRAY3D_DESCRIPTOR a = desc3(w, h, d, f, ch, flags);
     CUarray arr;
     MUST(cuArray3DCreate(&arr, &a));
     return arr;
@@ -150,34 +156,30 @@ static void read_texels(const char *what, CUtexObject tex, unsigned w, unsigned 
         print_words(what, (int)n * 4);
 }
 
-static void read_lod(const char *what, CUtexObject tex, float lod) {
+/* Launches one thread of `kernel` (parameters `tex`, out and `*arg`), said as `launch`,
+ * and prints the texel it wrote. */
+static void read_one(const char *what, const char *kernel, const char *launch, CUtexObject tex, void *arg) {
     CUfunction f;
-    MUST(cuModuleGetFunction(&f, mod, "read_lod"));
+    MUST(cuModuleGetFunction(&f, mod, kernel));
     MUST(cuMemsetD8(out, 0, 16));
-    void *args[] = {&tex, &out, &lod};
-    if (CALL("launch read_lod", cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL)) == CUDA_SUCCESS)
+    void *args[] = {&tex, &out, arg};
+    if (CALL(launch, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL)) == CUDA_SUCCESS)
         print_words(what, 1);
 }
 
+static void read_lod(const char *what, CUtexObject tex, float lod) {
+    read_one(what, "read_lod", "launch read_lod", tex, &lod);
+}
+
 static void read_layer(const char *what, CUtexObject tex, unsigned layer) {
-    CUfunction f;
-    MUST(cuModuleGetFunction(&f, mod, "read_layer"));
-    MUST(cuMemsetD8(out, 0, 16));
-    void *args[] = {&tex, &out, &layer};
-    if (CALL("launch read_layer", cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL)) == CUDA_SUCCESS)
-        print_words(what, 1);
+    read_one(what, "read_layer", "launch read_layer", tex, &layer);
 }
 
 /* Level subranges of a 16 x 16 float mipmapped array of 5 levels (level L holds 10 + L):
  * the view's extent the original resource's, then the first level's. */
 static void mip_level_views(void) {
     setup();
-    CUDA_ARRAY3D_DESCRIPTOR a;
-    memset(&a, 0, sizeof a);
-    a.Width = 16;
-    a.Height = 16;
-    a.Format = CU_AD_FORMAT_FLOAT;
-    a.NumChannels = 1;
+    CUDA_ARRAY3D_DESCRIPTOR a = desc3(16, 16, 0, CU_AD_FORMAT_FLOAT, 1, 0);
     CUmipmappedArray mip;
     MUST(cuMipmappedArrayCreate(&mip, &a, 5));
     for (unsigned l = 0; l < 5; l++) {
@@ -186,16 +188,7 @@ static void mip_level_views(void) {
         unsigned n = 16 >> l;
         float host[256];
         for (unsigned i = 0; i < n * n; i++) host[i] = 10.0f + (float)l;
-        CUDA_MEMCPY2D c;
-        memset(&c, 0, sizeof c);
-        c.srcMemoryType = CU_MEMORYTYPE_HOST;
-        c.srcHost = host;
-        c.srcPitch = n * 4;
-        c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-        c.dstArray = level;
-        c.WidthInBytes = n * 4;
-        c.Height = n;
-        MUST(cuMemcpy2D(&c));
+        to_array(level, host, n * 4, n);
     }
     CUDA_RESOURCE_DESC r;
     memset(&r, 0, sizeof r);

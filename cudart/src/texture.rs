@@ -1068,7 +1068,7 @@ cudart_fn! {
         // Safety: NULL (refused) or writable, as the header requires.
         let res = unsafe { out_ref(res)? };
         let (d, _, _) = with_context()?;
-        let mut r = CUDA_RESOURCE_DESC { res_type: 0, res: [0; 16], flags: 0 };
+        let mut r = CUDA_RESOURCE_DESC::default();
         d.cuTexObjectGetResourceDesc(&mut r, tex)?;
         *res = runtime_resource(&r)?;
         Ok(())
@@ -1080,7 +1080,7 @@ cudart_fn! {
         // Safety: NULL (refused) or writable, as the header requires.
         let res = unsafe { out_ref(res)? };
         let (d, _, _) = with_context()?;
-        let mut r = CUDA_RESOURCE_DESC { res_type: 0, res: [0; 16], flags: 0 };
+        let mut r = CUDA_RESOURCE_DESC::default();
         d.cuSurfObjectGetResourceDesc(&mut r, surf)?;
         *res = runtime_resource(&r)?;
         Ok(())
@@ -1094,26 +1094,11 @@ cudart_fn! {
         // Safety: NULL (refused) or writable, as the header requires.
         let desc = unsafe { out_ref(desc)? };
         let (d, _, _) = with_context()?;
-        let mut t = CUDA_TEXTURE_DESC {
-            address_mode: [0; 3],
-            filter_mode: 0,
-            flags: 0,
-            max_anisotropy: 0,
-            mipmap_filter_mode: 0,
-            mipmap_level_bias: 0.0,
-            min_mipmap_level_clamp: 0.0,
-            max_mipmap_level_clamp: 0.0,
-            border_color: [0.0; 4],
-            reserved: [0; 12],
-        };
+        let mut t = CUDA_TEXTURE_DESC::default();
         d.cuTexObjectGetTextureDesc(&mut t, tex)?;
         let flag = |bit: u32| c_int::from(t.flags & bit != 0);
         // 32-bit integers are made in element type without the flag (creation above).
-        let mut r = CUDA_RESOURCE_DESC {
-            res_type: 0,
-            res: [0; 16],
-            flags: 0,
-        };
+        let mut r = CUDA_RESOURCE_DESC::default();
         let wide_integers = d
             .cuTexObjectGetResourceDesc(&mut r, tex)
             .is_ok_and(|()| is_wide_integer(resource_format(d, &r).ok()));

@@ -3,6 +3,9 @@
 //! returns), handed to the registered callbacks and dumped from an iterator, each dump
 //! line prefixed with the time and the thread.
 
+#[path = "common/context.rs"]
+mod context;
+use context::primary_context;
 use cuda::exports::*;
 use cumock_abi::result::*;
 use cumock_abi::*;
@@ -215,10 +218,7 @@ fn a_dump_holds_the_messages_since_its_iterator_and_advances_it() {
 fn stream_ids_are_unique_among_live_streams() {
     // Safety: live out-pointers; the streams are created here.
     unsafe {
-        assert_eq!(cuInit(0), 0);
-        let mut ctx: CUcontext = null_mut();
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
+        primary_context();
         let id = |s: CUstream| {
             let mut v = 0u64;
             assert_eq!(cuStreamGetId(s, &mut v), 0);

@@ -3,6 +3,9 @@
 //! arrays.txt; each test names its section). The maxima are read from the device's
 //! attributes, as the probe read them, not written here.
 
+#[path = "common/context.rs"]
+mod context;
+use context::primary_context;
 use cuda::exports::*;
 use cumock_abi::result::*;
 use cumock_abi::*;
@@ -18,16 +21,6 @@ const TEXTURE_GATHER: u32 = 0x08;
 const DEPTH_TEXTURE: u32 = 0x10;
 const SPARSE: u32 = 0x40;
 const DEFERRED_MAPPING: u32 = 0x80;
-
-fn context() {
-    // Safety: live out-parameters.
-    unsafe {
-        assert_eq!(cuInit(0), 0);
-        let mut ctx: CUcontext = null_mut();
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
-    }
-}
 
 fn attribute(code: i32) -> usize {
     let mut v = 0;
@@ -78,7 +71,7 @@ fn make(d: CUDA_ARRAY3D_DESCRIPTOR) -> CUarray {
 /// alternate ones; a layered cubemap's Depth within its layer maximum.
 #[test]
 fn extents_are_bounded_by_the_device_maxima() {
-    context();
+    primary_context();
     let u8d = |w, h, d, f| desc(w, h, d, U8, 1, f);
     let (w1, s1) = (attribute(21), attribute(55));
     assert_eq!(create(u8d(w1, 0, 0, 0)), 0);
@@ -115,7 +108,7 @@ fn extents_are_bounded_by_the_device_maxima() {
 /// Sections flags-alone and flag-combinations.
 #[test]
 fn flags_are_taken_for_the_shapes_the_h200_takes_them() {
-    context();
+    primary_context();
     let f = |w, h, d, flags| create(desc(w, h, d, FLOAT, 1, flags));
     assert_eq!(f(16, 16, 0, TEXTURE_GATHER), 0);
     assert_eq!(f(16, 0, 0, TEXTURE_GATHER), CUDA_ERROR_INVALID_VALUE);
@@ -142,7 +135,7 @@ fn flags_are_taken_for_the_shapes_the_h200_takes_them() {
 /// 2D extent; YUV formats are no array's nor linear texture's.
 #[test]
 fn array_formats_as_the_h200_makes_them() {
-    context();
+    primary_context();
     for (format, channels) in [(0xc0, 1), (0xc1, 2), (0xc2, 4), (0xcb, 4), (0x50, 4)] {
         for c in [1, 2, 3, 4] {
             let want = if c == channels {
@@ -189,7 +182,7 @@ fn array_formats_as_the_h200_makes_them() {
 /// are taken at any offset.
 #[test]
 fn byte_copies_reach_the_first_row() {
-    context();
+    primary_context();
     let two = make(desc(16, 4, 0, U32, 1, 0));
     let src = [7u8; 256];
     let mut dst = [0u8; 256];
@@ -215,7 +208,7 @@ fn byte_copies_reach_the_first_row() {
 /// ignored; a NULL array side is a value refused.
 #[test]
 fn copy_lods_and_null_arrays() {
-    context();
+    primary_context();
     let a = make(desc(4, 4, 2, U32, 1, 0));
     let src = [1u32; 32];
     let copy = |src_lod: usize, dst_lod: usize, dst: CUarray| CUDA_MEMCPY3D {
@@ -260,7 +253,7 @@ fn copy_lods_and_null_arrays() {
 /// Sections sparse-deferred and requirements-planes.
 #[test]
 fn sparse_and_deferred_arrays_answer_as_the_h200() {
-    context();
+    primary_context();
     let sparse = make(desc(1024, 1024, 0, FLOAT, 1, SPARSE));
     let volume = make(desc(64, 64, 64, FLOAT, 1, SPARSE));
     let deferred = make(desc(1024, 1024, 0, FLOAT, 1, DEFERRED_MAPPING));
@@ -300,11 +293,7 @@ fn sparse_and_deferred_arrays_answer_as_the_h200() {
 }
 
 fn array_resource(a: CUarray) -> CUDA_RESOURCE_DESC {
-    let mut r = CUDA_RESOURCE_DESC {
-        res_type: 0,
-        res: [0; 16],
-        flags: 0,
-    };
+    let mut r = CUDA_RESOURCE_DESC::default();
     r.res[0] = a as u64;
     r
 }
@@ -312,8 +301,7 @@ fn array_resource(a: CUarray) -> CUDA_RESOURCE_DESC {
 fn linear_resource(p: u64, format: i32, bytes: u64) -> CUDA_RESOURCE_DESC {
     let mut r = CUDA_RESOURCE_DESC {
         res_type: 2,
-        res: [0; 16],
-        flags: 0,
+        ..Default::default()
     };
     r.res[0] = p;
     r.res[1] = format as u32 as u64 | (1 << 32);
@@ -324,22 +312,14 @@ fn linear_resource(p: u64, format: i32, bytes: u64) -> CUDA_RESOURCE_DESC {
 fn point() -> CUDA_TEXTURE_DESC {
     CUDA_TEXTURE_DESC {
         address_mode: [1; 3],
-        filter_mode: 0,
-        flags: 0,
-        max_anisotropy: 0,
-        mipmap_filter_mode: 0,
-        mipmap_level_bias: 0.0,
-        min_mipmap_level_clamp: 0.0,
-        max_mipmap_level_clamp: 0.0,
-        border_color: [0.0; 4],
-        reserved: [0; 12],
+        ..Default::default()
     }
 }
 
 /// Sections tex-array, tex-linear, tex-views, tex-destroy-*-crash, tex-get-*-crash.
 #[test]
 fn texture_objects_as_the_h200_answers() {
-    context();
+    primary_context();
     let a = make(desc(16, 16, 0, U32, 1, 0));
     // Safety: live descriptors and out-parameters; handles made here.
     unsafe {
@@ -438,7 +418,7 @@ fn texture_objects_as_the_h200_answers() {
 /// and the mipmapped array's destroy still succeeds.
 #[test]
 fn a_level_is_destroyed_alone() {
-    context();
+    primary_context();
     let d = desc(16, 16, 0, FLOAT, 1, 0);
     // Safety: live out-parameters, handles made here.
     unsafe {

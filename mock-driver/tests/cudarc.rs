@@ -3,6 +3,9 @@
 //! cuda.h says, each checked here in the driver's own terms. The questions cuda.h leaves
 //! open were asked of the H200 by clients/probes/cudarc.c (recorded: its golden).
 
+#[path = "common/context.rs"]
+mod context;
+use context::{event, primary_context, stream};
 use cuda::exports::*;
 use cumock_abi::*;
 use std::ptr::null_mut;
@@ -15,16 +18,8 @@ const CAPTURE_MODE_THREAD_LOCAL: CUstreamCaptureMode = 1;
 const CAPTURE_MODE_RELAXED: CUstreamCaptureMode = 2;
 const CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: CUresult = 901;
 const CAPTURE_STATUS_INVALIDATED: CUstreamCaptureStatus = 2;
-
-fn setup() {
-    // Safety: a live out-pointer.
-    unsafe {
-        assert_eq!(cuInit(0), 0);
-        let mut ctx: CUcontext = null_mut();
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
-    }
-}
+/// CU_STREAM_NON_BLOCKING.
+const NON_BLOCKING: u32 = 1;
 
 /// test_event_try_is_complete_preserves_capture_error: cuEventQuery of an event last
 /// recorded in a capture still going on is CUDA_ERROR_CAPTURED_EVENT (cuda.h: refused
@@ -32,13 +27,10 @@ fn setup() {
 /// not capture, it is an ordinary event again.
 #[test]
 fn querying_an_event_last_recorded_in_a_capture_is_a_captured_event_error() {
-    setup();
+    primary_context();
     // Safety: live out-pointers; every handle is created here.
     unsafe {
-        let (mut s, mut plain, mut e) = (null_mut(), null_mut(), null_mut());
-        assert_eq!(cuStreamCreate(&mut s, 1), 0);
-        assert_eq!(cuStreamCreate(&mut plain, 1), 0);
-        assert_eq!(cuEventCreate(&mut e, 0), 0);
+        let (s, plain, e) = (stream(NON_BLOCKING), stream(NON_BLOCKING), event(0));
         for mode in [CAPTURE_MODE_THREAD_LOCAL, CAPTURE_MODE_RELAXED] {
             assert_eq!(cuStreamBeginCapture_v2(s, mode), 0);
             assert_eq!(cuEventRecord(e, s), 0);
@@ -79,14 +71,11 @@ fn querying_an_event_last_recorded_in_a_capture_is_a_captured_event_error() {
 /// CUDA_ERROR_CAPTURED_EVENT and the capture goes on.
 #[test]
 fn waiting_for_a_captured_event_invalidates_its_capture_and_reading_it_does_not() {
-    setup();
+    primary_context();
     // Safety: live out-pointers; every handle is created here.
     unsafe {
-        let (mut s, mut plain, mut e, mut done) = (null_mut(), null_mut(), null_mut(), null_mut());
-        assert_eq!(cuStreamCreate(&mut s, 1), 0);
-        assert_eq!(cuStreamCreate(&mut plain, 1), 0);
-        assert_eq!(cuEventCreate(&mut e, 0), 0);
-        assert_eq!(cuEventCreate(&mut done, 0), 0);
+        let (s, plain) = (stream(NON_BLOCKING), stream(NON_BLOCKING));
+        let (e, done) = (event(0), event(0));
         assert_eq!(cuEventRecord(done, plain), 0);
         assert_eq!(cuStreamSynchronize(plain), 0);
         let wait_query = |e| cuEventQuery(e);
@@ -149,12 +138,10 @@ fn waiting_for_a_captured_event_invalidates_its_capture_and_reading_it_does_not(
 /// a clean end awaits the H200's answer: probe cudarc, captured-event-after-a-clean-end).
 #[test]
 fn an_event_of_an_ended_capture_is_ordinary_once_a_graph_records_it() {
-    setup();
+    primary_context();
     // Safety: live out-pointers; every handle is created here.
     unsafe {
-        let (mut s, mut e) = (null_mut(), null_mut());
-        assert_eq!(cuStreamCreate(&mut s, 1), 0);
-        assert_eq!(cuEventCreate(&mut e, 0), 0);
+        let (s, e) = (stream(NON_BLOCKING), event(0));
         let capture = |flags: u32| {
             let mut g = null_mut();
             assert_eq!(cuStreamBeginCapture_v2(s, CAPTURE_MODE_RELAXED), 0);

@@ -2,18 +2,26 @@
 //! (ci/explore/random_graphs.c) between runs of the mock and with the H200: each test a
 //! scenario from a transcript, the calls and what they must answer.
 
+#[path = "common/context.rs"]
+mod context;
+#[path = "common/graph_kernels.rs"]
+mod graph_kernels;
+use context::{event, primary_context, stream};
 use cuda::exports::*;
 use cumock_abi::result::CUDA_ERROR_INVALID_VALUE;
 use cumock_abi::*;
+use graph_kernels::{KernelParams, MemsetParams};
 use std::ffi::c_void;
 use std::sync::Mutex;
 
 /// A capture in global mode refuses other threads' unsafe calls: the tests of this file
-/// run one at a time.
+/// run one at a time, each in device 0's primary context.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+fn alone_in_context() -> std::sync::MutexGuard<'static, ()> {
+    let one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    primary_context();
+    one
 }
 
 const NOT_SUPPORTED: u32 = 801;
@@ -30,49 +38,44 @@ struct InstantiateParams {
     result: u32,
 }
 
+impl InstantiateParams {
+    fn with_flags(flags: u64) -> Self {
+        Self {
+            flags,
+            upload_stream: std::ptr::null_mut(),
+            err_node: std::ptr::null_mut(),
+            result: 0,
+        }
+    }
+}
+
+/// CU_STREAM_NON_BLOCKING.
+const NON_BLOCKING: u32 = 1;
+/// CU_EVENT_DISABLE_TIMING.
+const DISABLE_TIMING: u32 = 2;
+
 const DEVICE_LAUNCH: u64 = 4;
 const AUTO_FREE_ON_LAUNCH: u64 = 1;
 /// CUgraphInstantiateResult's CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED.
 const NODE_OPERATION_NOT_SUPPORTED: u32 = 3;
-
-fn context() {
-    // Safety: pointers to live locals.
-    unsafe {
-        assert_eq!(cuInit(0), 0);
-        let mut ctx: CUcontext = std::ptr::null_mut();
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
-    }
-}
 
 /// A graph of empty nodes (none a device graph may hold) instantiated for device launch:
 /// refused, naming the first node added, every time. random_graphs seed 2 named a
 /// different node on each run while the refusal walked a hash map.
 #[test]
 fn device_launch_refusal_names_the_first_node_added() {
-    let _one = serial();
-    context();
+    let _one = alone_in_context();
     for _ in 0..8 {
         // Safety: pointers to live locals; the nodes and graph are this test's own.
         unsafe {
-            let mut g: CUgraph = std::ptr::null_mut();
-            assert_eq!(cuGraphCreate(&mut g, 0), 0);
-            let mut first: CUgraphNode = std::ptr::null_mut();
-            for i in 0..32 {
-                let mut n: CUgraphNode = std::ptr::null_mut();
-                assert_eq!(cuGraphAddEmptyNode(&mut n, g, std::ptr::null(), 0), 0);
-                if i == 0 {
-                    first = n;
-                }
+            let g = graph();
+            let first = empty(g, &[]);
+            for _ in 1..32 {
+                empty(g, &[]);
             }
             // DEVICE_LAUNCH alone: with AUTO_FREE_ON_LAUNCH the H200 refused the flags
             // first, naming no node (`instantiate_flags_and_event_nodes`).
-            let mut p = InstantiateParams {
-                flags: DEVICE_LAUNCH,
-                upload_stream: std::ptr::null_mut(),
-                err_node: std::ptr::null_mut(),
-                result: 0,
-            };
+            let mut p = InstantiateParams::with_flags(DEVICE_LAUNCH);
             let mut e: CUgraphExec = std::ptr::null_mut();
             let r = cuGraphInstantiateWithParams(&mut e, g, (&raw mut p).cast());
             assert_eq!(r, CUDA_ERROR_INVALID_VALUE);
@@ -124,12 +127,19 @@ struct AllocParams {
     dptr: u64,
 }
 
+impl AllocParams {
+    fn pinned(bytes: usize) -> Self {
+        // Safety: AllocParams is plain data, all-zero its unused value.
+        let mut p: AllocParams = unsafe { std::mem::zeroed() };
+        p.alloc_type = 1;
+        p.location_type = 1;
+        p.bytesize = bytes;
+        p
+    }
+}
+
 fn alloc_node(g: CUgraph, deps: &[CUgraphNode], bytes: usize) -> (Added, u64) {
-    // Safety: AllocParams is plain data, all-zero its unused value.
-    let mut p: AllocParams = unsafe { std::mem::zeroed() };
-    p.alloc_type = 1;
-    p.location_type = 1;
-    p.bytesize = bytes;
+    let mut p = AllocParams::pinned(bytes);
     let mut n: CUgraphNode = std::ptr::null_mut();
     // Safety: live locals; `deps` holds its length of nodes.
     let r = unsafe {
@@ -173,8 +183,7 @@ fn self_child(g: CUgraph, deps: *const CUgraphNode, n: usize) -> CUresult {
 /// array), an allocation node leaves the graph as it was (cloned at line 67).
 #[test]
 fn a_memory_node_refused_after_its_dependencies_passed_still_counts() {
-    let _one = serial();
-    context();
+    let _one = alone_in_context();
     let p = device_alloc(4096);
     // Safety: live locals; the graphs and nodes are this test's own.
     unsafe {
@@ -200,10 +209,7 @@ fn a_memory_node_refused_after_its_dependencies_passed_still_counts() {
         let g = graph();
         empty(g, &[]);
         let mut n: CUgraphNode = std::ptr::null_mut();
-        let mut params: AllocParams = std::mem::zeroed();
-        params.alloc_type = 1;
-        params.location_type = 1;
-        params.bytesize = 4096;
+        let mut params = AllocParams::pinned(4096);
         let r = cuGraphAddMemAllocNode(&mut n, g, std::ptr::null(), 1, (&raw mut params).cast());
         assert_eq!(r, CUDA_ERROR_INVALID_VALUE);
         let other = graph();
@@ -222,8 +228,7 @@ fn a_memory_node_refused_after_its_dependencies_passed_still_counts() {
 /// Past those checks the H200 crashed (seeds 5, 7, 38): the mock refuses.
 #[test]
 fn a_graph_made_its_own_child() {
-    let _one = serial();
-    context();
+    let _one = alone_in_context();
     // Safety: live locals; the graphs are this test's own.
     unsafe {
         let g = graph();
@@ -244,8 +249,7 @@ fn a_graph_made_its_own_child() {
 /// the first added; seed 4 line 101: the edges list leaves out the last source's.
 #[test]
 fn filled_lists_refuse_no_room_and_keep_the_h200s_order() {
-    let _one = serial();
-    context();
+    let _one = alone_in_context();
     // Safety: live locals; the graph is this test's own.
     unsafe {
         let g = graph();
@@ -289,8 +293,7 @@ fn filled_lists_refuse_no_room_and_keep_the_h200s_order() {
 /// it kept (line 293 lists them); an edge with a node of another graph adds nothing.
 #[test]
 fn add_dependencies_keeps_the_edges_before_one_that_exists() {
-    let _one = serial();
-    context();
+    let _one = alone_in_context();
     // Safety: live locals; the graphs are this test's own.
     unsafe {
         let g = graph();
@@ -319,15 +322,12 @@ fn add_dependencies_keeps_the_edges_before_one_that_exists() {
     }
 }
 
-/// `CUDA_MEMSET_NODE_PARAMS`.
-#[repr(C)]
-struct MemsetParams {
-    dst: u64,
-    pitch: usize,
-    value: u32,
-    element_size: u32,
-    width: usize,
-    height: usize,
+/// The context current on this thread, which a memset or copy node is added for.
+fn current() -> CUcontext {
+    let mut ctx: CUcontext = std::ptr::null_mut();
+    // Safety: a live local.
+    assert_eq!(unsafe { cuCtxGetCurrent(&mut ctx) }, 0);
+    ctx
 }
 
 fn memset_result(g: CUgraph, dst: u64, element_size: u32, width: usize) -> CUresult {
@@ -339,13 +339,10 @@ fn memset_result(g: CUgraph, dst: u64, element_size: u32, width: usize) -> CUres
         width,
         height: 1,
     };
+    let ctx = current();
     let mut n: CUgraphNode = std::ptr::null_mut();
-    let mut ctx: CUcontext = std::ptr::null_mut();
     // Safety: live locals.
-    unsafe {
-        assert_eq!(cuCtxGetCurrent(&mut ctx), 0);
-        cuGraphAddMemsetNode(&mut n, g, std::ptr::null(), 0, (&raw const p).cast(), ctx)
-    }
+    unsafe { cuGraphAddMemsetNode(&mut n, g, std::ptr::null(), 0, (&raw const p).cast(), ctx) }
 }
 
 fn memcpy_result(g: CUgraph, src: u64, dst: u64, width: usize, depth: usize) -> CUresult {
@@ -358,13 +355,10 @@ fn memcpy_result(g: CUgraph, src: u64, dst: u64, width: usize, depth: usize) -> 
     c.width_in_bytes = width;
     c.height = 1;
     c.depth = depth;
+    let ctx = current();
     let mut n: CUgraphNode = std::ptr::null_mut();
-    let mut ctx: CUcontext = std::ptr::null_mut();
     // Safety: live locals.
-    unsafe {
-        assert_eq!(cuCtxGetCurrent(&mut ctx), 0);
-        cuGraphAddMemcpyNode(&mut n, g, std::ptr::null(), 0, (&raw const c).cast(), ctx)
-    }
+    unsafe { cuGraphAddMemcpyNode(&mut n, g, std::ptr::null(), 0, (&raw const c).cast(), ctx) }
 }
 
 /// random_graphs' `bump` kernel: p[i] += v atomically for i < n.
@@ -377,25 +371,13 @@ const BUMP: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
     cvta.to.global.u64 %rd1, %rd1;\nmul.wide.u32 %rd2, %r6, 4;\n\
     add.u64 %rd3, %rd1, %rd2;\natom.global.add.u32 %r7, [%rd3], %r2;\nDONE:\nret;\n}\n";
 
-/// `CUDA_KERNEL_NODE_PARAMS_v1`.
-#[repr(C)]
-struct KernelParams {
-    func: CUfunction,
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared: u32,
-    kernel_params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-}
-
 /// Refused when added, as the H200 refused them: seed 9 line 10 (a block of 2048
 /// threads), a GiB of dynamic shared memory, seed 17 line 22 (a memset past its
 /// allocation's end), a misaligned memset, seed 31 line 8 (a copy of 0 bytes), seed 40
 /// line 37 (Depth 0), seed 12 line 20 (a source past its allocation's end).
 #[test]
 fn node_parameters_the_h200_refuses_when_added() {
-    let _one = serial();
-    context();
+    let _one = alone_in_context();
     let p = device_alloc(65536);
     // Safety: live locals; a NUL-terminated PTX image; the graph is this test's own.
     unsafe {
@@ -452,8 +434,7 @@ fn node_parameters_the_h200_refuses_when_added() {
 /// INVALID_VALUE.
 #[test]
 fn instantiate_flags_and_event_nodes() {
-    let _one = serial();
-    context();
+    let _one = alone_in_context();
     // Safety: live locals; the graph is this test's own.
     unsafe {
         let g = graph();
@@ -472,12 +453,7 @@ fn instantiate_flags_and_event_nodes() {
         assert_eq!(cuGraphExecGetFlags(e, &mut flags), 0);
         assert_eq!(flags, 0);
         assert_eq!(cuGraphExecDestroy(e), 0);
-        let mut p = InstantiateParams {
-            flags: DEVICE_LAUNCH | AUTO_FREE_ON_LAUNCH,
-            upload_stream: std::ptr::null_mut(),
-            err_node: std::ptr::null_mut(),
-            result: 0,
-        };
+        let mut p = InstantiateParams::with_flags(DEVICE_LAUNCH | AUTO_FREE_ON_LAUNCH);
         let r = cuGraphInstantiateWithParams(&mut e, g, (&raw mut p).cast());
         assert_eq!(
             (r, p.result, p.err_node),
@@ -511,8 +487,7 @@ fn instantiate_flags_and_event_nodes() {
 /// graph from freeing it, after that graph is destroyed too.
 #[test]
 fn free_nodes_of_another_graphs_allocation() {
-    let _one = serial();
-    context();
+    let _one = alone_in_context();
     // Safety: live locals; the graphs are this test's own.
     unsafe {
         let g = graph();
@@ -543,8 +518,7 @@ struct UpdateInfo {
 /// result SUCCESS (line 44).
 #[test]
 fn executables_of_a_graph_with_memory_nodes() {
-    let _one = serial();
-    context();
+    let _one = alone_in_context();
     let p = device_alloc(4096);
     // Safety: live locals; the graph and executables are this test's own.
     unsafe {
@@ -591,15 +565,11 @@ fn capture_status(s: CUstream) -> (CUresult, i32) {
 /// into it (seed 33 line 9) and a wait (seed 8 line 126) are STREAM_CAPTURE_INVALIDATED.
 #[test]
 fn capture_rules_of_the_legacy_stream_and_an_invalidated_capture() {
-    let _one = serial();
-    context();
+    let _one = alone_in_context();
     // Safety: live locals; the stream and events are this test's own.
     unsafe {
-        let mut s: CUstream = std::ptr::null_mut();
-        assert_eq!(cuStreamCreate(&mut s, 0), 0);
-        let (mut before, mut ev): (CUevent, CUevent) = (std::ptr::null_mut(), std::ptr::null_mut());
-        assert_eq!(cuEventCreate(&mut before, 2), 0);
-        assert_eq!(cuEventCreate(&mut ev, 2), 0);
+        let s = stream(0);
+        let (before, ev) = (event(DISABLE_TIMING), event(DISABLE_TIMING));
         assert_eq!(cuEventRecord(before, s), 0);
         assert_eq!(cuStreamSynchronize(s), 0);
         assert_eq!(cuStreamBeginCapture_v2(s, 0), 0);
@@ -635,15 +605,11 @@ fn capture_rules_of_the_legacy_stream_and_an_invalidated_capture() {
 /// leaves it so (seed 15 lines 360-361; seeds 25, 26, 31).
 #[test]
 fn events_of_invalidated_and_ended_captures() {
-    let _one = serial();
-    context();
+    let _one = alone_in_context();
     // Safety: live locals; the streams, events and graphs are this test's own.
     unsafe {
-        let (mut s1, mut s2): (CUstream, CUstream) = (std::ptr::null_mut(), std::ptr::null_mut());
-        assert_eq!(cuStreamCreate(&mut s1, 1), 0);
-        assert_eq!(cuStreamCreate(&mut s2, 1), 0);
-        let mut ev: CUevent = std::ptr::null_mut();
-        assert_eq!(cuEventCreate(&mut ev, 2), 0);
+        let (s1, s2) = (stream(NON_BLOCKING), stream(NON_BLOCKING));
+        let ev = event(DISABLE_TIMING);
         const RELAXED: i32 = 2;
         // Invalidated, not ended.
         assert_eq!(cuStreamBeginCapture_v2(s1, RELAXED), 0);
@@ -679,8 +645,7 @@ fn events_of_invalidated_and_ended_captures() {
 /// copies' handles follow that order, every time (the copy walked a hash map before).
 #[test]
 fn a_clone_copies_child_graphs_in_the_order_of_their_nodes() {
-    let _one = serial();
-    context();
+    let _one = alone_in_context();
     // Safety: live locals; the graphs are this test's own.
     unsafe {
         let g = graph();

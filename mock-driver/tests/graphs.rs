@@ -3,11 +3,14 @@
 //! work into nodes without running it, calls a capture forbids fail and invalidate it,
 //! and streams fork from and join back into a capture through events.
 
+#[path = "common/context.rs"]
+mod context;
 #[path = "common/graph_kernels.rs"]
 mod graph_kernels;
+use context::{primary_context, stream};
 use cuda::exports::*;
 use cumock_abi::*;
-use graph_kernels::{launch, nodes, read, ADD, N};
+use graph_kernels::{launch, nodes, read, KernelParams, MemsetParams, ADD, N};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -22,12 +25,9 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 /// A current context and the `add` kernel.
 fn setup() -> CUfunction {
+    primary_context();
     // Safety: pointers to live locals; a NUL-terminated PTX image.
     unsafe {
-        assert_eq!(cuInit(0), 0);
-        let mut ctx: CUcontext = std::ptr::null_mut();
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
         let ptx = std::ffi::CString::new(ADD).unwrap();
         let mut module: CUmodule = std::ptr::null_mut();
         assert_eq!(cuModuleLoadData(&mut module, ptx.as_ptr().cast()), 0);
@@ -46,40 +46,11 @@ fn managed() -> u64 {
     p
 }
 
-fn stream(flags: u32) -> CUstream {
-    let mut s: CUstream = std::ptr::null_mut();
-    // Safety: a live local.
-    assert_eq!(unsafe { cuStreamCreate(&mut s, flags) }, 0);
-    s
-}
-
-/// `CUDA_KERNEL_NODE_PARAMS_v1`.
-#[repr(C)]
-struct KernelParams {
-    func: CUfunction,
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared: u32,
-    kernel_params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-}
-
 /// `CUDA_HOST_NODE_PARAMS`.
 #[repr(C)]
 struct HostParams {
     f: CUhostFn,
     data: *mut c_void,
-}
-
-/// `CUDA_MEMSET_NODE_PARAMS`.
-#[repr(C)]
-struct MemsetParams {
-    dst: u64,
-    pitch: usize,
-    value: u32,
-    element_size: u32,
-    width: usize,
-    height: usize,
 }
 
 /// What the host node saw of the buffer: its first and last word, per run.

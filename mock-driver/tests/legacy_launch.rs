@@ -2,6 +2,9 @@
 //! cuLaunchGrid, cuLaunchGridAsync) as the H200 ran it (probe api_gaps3, legacy-launch and
 //! legacy-launch-errors): a function's own parameters and shape, launched for real.
 
+#[path = "common/context.rs"]
+mod context;
+use context::primary_context;
 use cuda::exports::*;
 use cumock_abi::result::*;
 use cumock_abi::*;
@@ -65,28 +68,30 @@ impl Drop for Fixture {
     }
 }
 
-fn setup() -> Fixture {
+/// The kernel loaded, `out` allocated and zeroed, and the parameters set to `a` and `b`
+/// (cuParamSet*).
+fn setup(a: u32, b: f32) -> Fixture {
     let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut ctx: CUcontext = null_mut();
+    primary_context();
     let mut module: CUmodule = null_mut();
     let mut f: CUfunction = null_mut();
     let mut out: CUdeviceptr = 0;
     let image = CString::new(PTX).unwrap();
     // Safety: pointers to live locals and a NUL-terminated image.
     unsafe {
-        assert_eq!(cuInit(0), 0);
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
         assert_eq!(cuModuleLoadData(&mut module, image.as_ptr().cast()), 0);
         assert_eq!(cuModuleGetFunction(&mut f, module, c"legacy".as_ptr()), 0);
         assert_eq!(cuMemAlloc_v2(&mut out, 64), 0);
+        assert_eq!(cuMemsetD8_v2(out, 0, 64), 0);
     }
-    Fixture {
+    let fx = Fixture {
         _guard: guard,
         module,
         f,
         out,
-    }
+    };
+    fx.set_params(a, b);
+    fx
 }
 
 impl Fixture {
@@ -120,9 +125,7 @@ impl Fixture {
 
 #[test]
 fn cu_launch_grid_runs_the_kernel_with_the_parameters_and_shape_set() {
-    let fx = setup();
-    fx.words();
-    fx.set_params(7, 2.5);
+    let fx = setup(7, 2.5);
     // Safety: a live function.
     unsafe {
         assert_eq!(cuFuncSetBlockShape(fx.f, 4, 2, 1), 0);
@@ -148,9 +151,7 @@ fn cu_launch_grid_runs_the_kernel_with_the_parameters_and_shape_set() {
 
 #[test]
 fn cu_launch_grid_async_runs_on_its_stream() {
-    let fx = setup();
-    fx.words();
-    fx.set_params(3, -1.0);
+    let fx = setup(3, -1.0);
     let mut s: CUstream = null_mut();
     // Safety: a live out-pointer and function.
     unsafe {
@@ -166,9 +167,7 @@ fn cu_launch_grid_async_runs_on_its_stream() {
 
 #[test]
 fn cu_launch_after_cu_launch_kernel_reuses_that_launchs_parameters_and_block() {
-    let fx = setup();
-    fx.words();
-    fx.set_params(1, 1.0);
+    let fx = setup(1, 1.0);
     let (mut out, mut a, mut b) = (fx.out, 5u32, 0.5f32);
     let mut args = [
         (&raw mut out).cast(),
@@ -203,9 +202,7 @@ fn cu_launch_after_cu_launch_kernel_reuses_that_launchs_parameters_and_block() {
 
 #[test]
 fn bad_settings_are_refused_and_the_earlier_ones_kept() {
-    let fx = setup();
-    fx.words();
-    fx.set_params(4, 0.0);
+    let fx = setup(4, 0.0);
     // Safety: a live function.
     unsafe {
         assert_eq!(cuFuncSetBlockShape(fx.f, 2, 1, 1), 0);
@@ -244,8 +241,7 @@ fn bad_settings_are_refused_and_the_earlier_ones_kept() {
 
 #[test]
 fn a_parameter_size_the_kernel_does_not_take_is_refused_at_the_launch() {
-    let fx = setup();
-    fx.set_params(1, 1.0);
+    let fx = setup(1, 1.0);
     // Safety: a live function.
     unsafe {
         // Writes past the size set are taken, as on the H200.

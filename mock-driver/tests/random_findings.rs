@@ -2,11 +2,13 @@
 //! doing otherwise than the mock, each checked here in the driver's own terms. The
 //! recording: runs/2026-12-03-h200-session16/random.tgz (diff.txt there).
 
+#[path = "common/context.rs"]
+mod context;
+use context::primary_context;
 use cuda::exports::*;
 use cumock_abi::consts::*;
 use cumock_abi::result::*;
 use cumock_abi::*;
-use std::ptr::null_mut;
 
 fn prop(location_type: i32, handle_types: i32) -> CUmemAllocationProp {
     CUmemAllocationProp {
@@ -27,23 +29,19 @@ fn prop(location_type: i32, handle_types: i32) -> CUmemAllocationProp {
 fn host_located_memory_cannot_ask_for_a_posix_fd() {
     // Safety: live out-pointers; every handle is made here.
     unsafe {
-        assert_eq!(cuInit(0), 0);
-        let mut ctx: CUcontext = null_mut();
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
-        let g = 2 << 20;
+        primary_context();
         let fd = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
         let mut h: CUmemGenericAllocationHandle = 0;
         let host_fd = prop(CU_MEM_LOCATION_TYPE_HOST, fd);
         assert_eq!(
-            cuMemCreate(&mut h, g, &host_fd, 0),
+            cuMemCreate(&mut h, G, &host_fd, 0),
             CUDA_ERROR_INVALID_VALUE
         );
         for p in [
             prop(CU_MEM_LOCATION_TYPE_HOST, 0),
             prop(CU_MEM_LOCATION_TYPE_DEVICE, fd),
         ] {
-            assert_eq!(cuMemCreate(&mut h, g, &p, 0), 0);
+            assert_eq!(cuMemCreate(&mut h, G, &p, 0), 0);
             assert_eq!(cuMemRelease(h), 0);
         }
     }
@@ -57,13 +55,12 @@ fn a_bad_size_is_refused_before_a_missing_device() {
     // Safety: live out-pointers.
     unsafe {
         assert_eq!(cuInit(0), 0);
-        let g = 2 << 20;
         let mut h: CUmemGenericAllocationHandle = 0;
         for (size, code) in [
-            (g, CUDA_ERROR_INVALID_DEVICE),
+            (G, CUDA_ERROR_INVALID_DEVICE),
             (0, CUDA_ERROR_INVALID_VALUE),
             (4096, CUDA_ERROR_INVALID_VALUE),
-            (g + 4096, CUDA_ERROR_INVALID_VALUE),
+            (G + 4096, CUDA_ERROR_INVALID_VALUE),
         ] {
             for device in [-1, 7] {
                 let mut p = prop(CU_MEM_LOCATION_TYPE_DEVICE, 0);
@@ -78,15 +75,17 @@ fn a_bad_size_is_refused_before_a_missing_device() {
     }
 }
 
-/// A context on device 0, a reservation of `size` and a device allocation of `alloc`,
-/// for the VMM tests below.
-unsafe fn reserve_and_create(size: usize, alloc: usize, location_type: i32) -> (CUdeviceptr, u64) {
-    assert_eq!(cuInit(0), 0);
-    let mut ctx: CUcontext = null_mut();
-    assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-    assert_eq!(cuCtxSetCurrent(ctx), 0);
+/// The allocation granularity, which the sizes here are counted in.
+const G: usize = 2 << 20;
+/// What each VMM test below reserves.
+const RESERVED: usize = 8 * G;
+
+/// A context on device 0, a reservation of RESERVED and an allocation of `alloc` located
+/// at `location_type`, for the VMM tests below.
+unsafe fn reserve_and_create(alloc: usize, location_type: i32) -> (CUdeviceptr, u64) {
+    primary_context();
     let mut va: CUdeviceptr = 0;
-    assert_eq!(cuMemAddressReserve(&mut va, size, 0, 0, 0), 0);
+    assert_eq!(cuMemAddressReserve(&mut va, RESERVED, 0, 0, 0), 0);
     let mut h: CUmemGenericAllocationHandle = 0;
     assert_eq!(cuMemCreate(&mut h, alloc, &prop(location_type, 0), 0), 0);
     (va, h)
@@ -103,35 +102,34 @@ unsafe fn reserve_and_create(size: usize, alloc: usize, location_type: i32) -> (
 fn unmap_takes_any_range_that_cuts_no_mapping() {
     // Safety: live out-pointers; the reservation and handle are made here.
     unsafe {
-        let g = 2 << 20;
-        let (va, h) = reserve_and_create(8 * g, 4 * g, CU_MEM_LOCATION_TYPE_DEVICE);
-        assert_eq!(cuMemUnmap(va + g as u64 + 4096, 3 * g), 0, "nothing mapped");
-        assert_eq!(cuMemMap(va + g as u64, 4 * g, 0, h, 0), 0);
+        let (va, h) = reserve_and_create(4 * G, CU_MEM_LOCATION_TYPE_DEVICE);
+        assert_eq!(cuMemUnmap(va + G as u64 + 4096, 3 * G), 0, "nothing mapped");
+        assert_eq!(cuMemMap(va + G as u64, 4 * G, 0, h, 0), 0);
         assert_eq!(
-            cuMemUnmap(va + g as u64 + 4096, 4 * g),
+            cuMemUnmap(va + G as u64 + 4096, 4 * G),
             CUDA_ERROR_INVALID_VALUE,
             "cuts the mapping's first page"
         );
-        assert_eq!(cuMemUnmap(va + 100, 6 * g), 0, "covers the whole mapping");
+        assert_eq!(cuMemUnmap(va + 100, 6 * G), 0, "covers the whole mapping");
         let mut flags = 0u64;
         let loc = CUmemLocation {
             type_: CU_MEM_LOCATION_TYPE_DEVICE,
             id: 0,
         };
         assert_eq!(
-            cuMemGetAccess(&mut flags, &loc, va + g as u64),
+            cuMemGetAccess(&mut flags, &loc, va + G as u64),
             CUDA_ERROR_INVALID_VALUE,
             "the mapping is gone"
         );
         assert_eq!(
-            cuMemMap(va + g as u64, 4 * g, 0, h, 0),
+            cuMemMap(va + G as u64, 4 * G, 0, h, 0),
             0,
             "the range is free again"
         );
-        assert_eq!(cuMemUnmap(va + g as u64, 4 * g), 0);
+        assert_eq!(cuMemUnmap(va + G as u64, 4 * G), 0);
         assert_eq!(cuMemUnmap(va, 0), CUDA_ERROR_INVALID_VALUE, "size 0");
         assert_eq!(cuMemRelease(h), 0);
-        assert_eq!(cuMemAddressFree(va, 8 * g), 0);
+        assert_eq!(cuMemAddressFree(va, RESERVED), 0);
     }
 }
 
@@ -144,18 +142,17 @@ fn unmap_takes_any_range_that_cuts_no_mapping() {
 fn a_partial_map_is_refused_before_a_misaligned_address() {
     // Safety: live out-pointers; the reservation and handle are made here.
     unsafe {
-        let g = 2 << 20;
-        let (va, h) = reserve_and_create(8 * g, 4 * g, CU_MEM_LOCATION_TYPE_DEVICE);
+        let (va, h) = reserve_and_create(4 * G, CU_MEM_LOCATION_TYPE_DEVICE);
         let off = va + 4096;
         for (ptr, size, offset, handle, flags, code) in [
-            (off, 4 * g, 4096, h, 0, CUDA_ERROR_NOT_SUPPORTED),
-            (off, g, 0, h, 0, CUDA_ERROR_NOT_SUPPORTED),
-            (off, 8 * g, 0, h, 0, CUDA_ERROR_NOT_SUPPORTED),
-            (off, 4 * g, 0, h, 0, CUDA_ERROR_INVALID_VALUE),
-            (0, 4096, 2 * g, h, 0, CUDA_ERROR_INVALID_VALUE),
+            (off, 4 * G, 4096, h, 0, CUDA_ERROR_NOT_SUPPORTED),
+            (off, G, 0, h, 0, CUDA_ERROR_NOT_SUPPORTED),
+            (off, 8 * G, 0, h, 0, CUDA_ERROR_NOT_SUPPORTED),
+            (off, 4 * G, 0, h, 0, CUDA_ERROR_INVALID_VALUE),
+            (0, 4096, 2 * G, h, 0, CUDA_ERROR_INVALID_VALUE),
             (va, 0, 4096, h, 0, CUDA_ERROR_INVALID_VALUE),
-            (off, g, g, h, 1, CUDA_ERROR_INVALID_VALUE),
-            (off, g, 0, 0, 0, CUDA_ERROR_INVALID_VALUE),
+            (off, G, G, h, 1, CUDA_ERROR_INVALID_VALUE),
+            (off, G, 0, 0, 0, CUDA_ERROR_INVALID_VALUE),
         ] {
             assert_eq!(
                 cuMemMap(ptr, size, offset, handle, flags),
@@ -164,7 +161,7 @@ fn a_partial_map_is_refused_before_a_misaligned_address() {
             );
         }
         assert_eq!(cuMemRelease(h), 0);
-        assert_eq!(cuMemAddressFree(va, 8 * g), 0);
+        assert_eq!(cuMemAddressFree(va, RESERVED), 0);
     }
 }
 
@@ -176,11 +173,10 @@ fn a_partial_map_is_refused_before_a_misaligned_address() {
 fn a_host_located_mapping_has_a_null_base() {
     // Safety: live out-pointers; the reservation and handles are made here.
     unsafe {
-        let g = 2 << 20;
-        let (va, host) = reserve_and_create(8 * g, 2 * g, CU_MEM_LOCATION_TYPE_HOST);
+        let (va, host) = reserve_and_create(2 * G, CU_MEM_LOCATION_TYPE_HOST);
         let mut dev: CUmemGenericAllocationHandle = 0;
         let p = prop(CU_MEM_LOCATION_TYPE_DEVICE, 0);
-        assert_eq!(cuMemCreate(&mut dev, 2 * g, &p, 0), 0);
+        assert_eq!(cuMemCreate(&mut dev, 2 * G, &p, 0), 0);
         let rw = CUmemAccessDesc {
             location: CUmemLocation {
                 type_: CU_MEM_LOCATION_TYPE_DEVICE,
@@ -188,26 +184,26 @@ fn a_host_located_mapping_has_a_null_base() {
             },
             flags: CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
         };
-        let dev_at = va + 4 * g as u64;
+        let dev_at = va + 4 * G as u64;
         for (at, h) in [(va, host), (dev_at, dev)] {
-            assert_eq!(cuMemMap(at, 2 * g, 0, h, 0), 0);
-            assert_eq!(cuMemSetAccess(at, 2 * g, &rw, 1), 0);
+            assert_eq!(cuMemMap(at, 2 * G, 0, h, 0), 0);
+            assert_eq!(cuMemSetAccess(at, 2 * G, &rw, 1), 0);
         }
         let (mut base, mut size) = (1u64, 0usize);
         assert_eq!(
-            cuMemGetAddressRange_v2(&mut base, &mut size, va + g as u64 + 100),
+            cuMemGetAddressRange_v2(&mut base, &mut size, va + G as u64 + 100),
             0
         );
-        assert_eq!((base, size), (0, 2 * g));
+        assert_eq!((base, size), (0, 2 * G));
         assert_eq!(
             cuMemGetAddressRange_v2(&mut base, &mut size, dev_at + 100),
             0
         );
-        assert_eq!((base, size), (dev_at, 2 * g));
+        assert_eq!((base, size), (dev_at, 2 * G));
         for (at, h) in [(va, host), (dev_at, dev)] {
-            assert_eq!(cuMemUnmap(at, 2 * g), 0);
+            assert_eq!(cuMemUnmap(at, 2 * G), 0);
             assert_eq!(cuMemRelease(h), 0);
         }
-        assert_eq!(cuMemAddressFree(va, 8 * g), 0);
+        assert_eq!(cuMemAddressFree(va, RESERVED), 0);
     }
 }

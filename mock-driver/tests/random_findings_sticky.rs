@@ -3,6 +3,9 @@
 //! Its own test binary, beside tests/random_findings.rs: the fault is the device's sticky
 //! error for the rest of the process.
 
+#[path = "common/context.rs"]
+mod context;
+use context::primary_context;
 use cuda::exports::*;
 use cumock_abi::consts::*;
 use cumock_abi::result::*;
@@ -35,10 +38,7 @@ const WRITER: &str = r#"
 fn memfree_and_address_range_report_the_sticky_error() {
     // Safety: live out-pointers and kernel parameters; every address is the mock's.
     unsafe {
-        assert_eq!(cuInit(0), 0);
-        let mut ctx: CUcontext = null_mut();
-        assert_eq!(cuDevicePrimaryCtxRetain(&mut ctx, 0), 0);
-        assert_eq!(cuCtxSetCurrent(ctx), 0);
+        primary_context();
         let mut p: CUdeviceptr = 0;
         assert_eq!(cuMemAlloc_v2(&mut p, 4096), 0);
         let (mut base, mut size) = (0u64, 0usize);

@@ -184,8 +184,7 @@ fn words(v: &[u32]) -> Vec<u8> {
 fn array_resource(kind: i32, h: u64) -> CUDA_RESOURCE_DESC {
     let mut r = CUDA_RESOURCE_DESC {
         res_type: kind,
-        res: [0; 16],
-        flags: 0,
+        ..Default::default()
     };
     r.res[0] = h;
     r
@@ -195,15 +194,9 @@ fn array_resource(kind: i32, h: u64) -> CUDA_RESOURCE_DESC {
 fn texture_desc(flags: u32) -> CUDA_TEXTURE_DESC {
     CUDA_TEXTURE_DESC {
         address_mode: [1; 3],
-        filter_mode: 0,
         flags,
-        max_anisotropy: 0,
-        mipmap_filter_mode: 0,
-        mipmap_level_bias: 0.0,
-        min_mipmap_level_clamp: 0.0,
         max_mipmap_level_clamp: 100.0,
-        border_color: [0.0; 4],
-        reserved: [0; 12],
+        ..Default::default()
     }
 }
 

@@ -1818,8 +1818,7 @@ mod tests {
     fn array_resource(h: u64) -> CUDA_RESOURCE_DESC {
         let mut r = CUDA_RESOURCE_DESC {
             res_type: RESOURCE_ARRAY,
-            res: [0; 16],
-            flags: 0,
+            ..Default::default()
         };
         r.res[0] = h;
         r
@@ -1828,15 +1827,7 @@ mod tests {
     fn texture_desc() -> CUDA_TEXTURE_DESC {
         CUDA_TEXTURE_DESC {
             address_mode: [1; 3],
-            filter_mode: 0,
-            flags: 0,
-            max_anisotropy: 0,
-            mipmap_filter_mode: 0,
-            mipmap_level_bias: 0.0,
-            min_mipmap_level_clamp: 0.0,
-            max_mipmap_level_clamp: 0.0,
-            border_color: [0.0; 4],
-            reserved: [0; 12],
+            ..Default::default()
         }
     }
 
@@ -1869,44 +1860,25 @@ mod tests {
     fn unsupported_and_invalid_descriptors_are_refused() {
         let d = driver();
         let code = |r: CuResult<ArrayId>| r.unwrap_err().code;
-        // cuda.h: a cubemap is Width == Height, Depth 6 (a multiple of 6 when layered).
-        assert_eq!(
-            code(d.array_create(desc(4, 5, 6, CUBEMAP))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(4, 4, 12, CUBEMAP))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(4, 4, 9, CUBEMAP | LAYERED))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(4, 4, 0, CUBEMAP | LAYERED))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        // The H200 (probe arrays): no sparse 1D array, no depth texture, gather 2D only.
-        assert_eq!(
-            code(d.array_create(desc(4, 0, 0, SPARSE))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(4, 4, 0, DEPTH_TEXTURE))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(4, 4, 4, TEXTURE_GATHER))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(0, 4, 0, 0))),
-            CUDA_ERROR_INVALID_VALUE
-        );
-        assert_eq!(
-            code(d.array_create(desc(4, 4, 0, LAYERED))),
-            CUDA_ERROR_INVALID_VALUE
-        );
+        for (w, h, depth, flags) in [
+            // cuda.h: a cubemap is Width == Height, Depth 6 (a multiple of 6 when layered).
+            (4, 5, 6, CUBEMAP),
+            (4, 4, 12, CUBEMAP),
+            (4, 4, 9, CUBEMAP | LAYERED),
+            (4, 4, 0, CUBEMAP | LAYERED),
+            // The H200 (probe arrays): no sparse 1D array, no depth texture, gather 2D only.
+            (4, 0, 0, SPARSE),
+            (4, 4, 0, DEPTH_TEXTURE),
+            (4, 4, 4, TEXTURE_GATHER),
+            (0, 4, 0, 0),
+            (4, 4, 0, LAYERED),
+        ] {
+            assert_eq!(
+                code(d.array_create(desc(w, h, depth, flags))),
+                CUDA_ERROR_INVALID_VALUE,
+                "{w}x{h}x{depth} flags {flags:#x}"
+            );
+        }
         let mut three = desc(4, 4, 0, 0);
         three.num_channels = 3;
         assert_eq!(code(d.array_create(three)), CUDA_ERROR_INVALID_VALUE);

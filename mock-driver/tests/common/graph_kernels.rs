@@ -1,7 +1,9 @@
 //! What the graph tests share: the kernel `add` (p[i] += v for i < n, two blocks of 32
-//! threads over N words), reading N words back, launching it, and a graph's nodes.
-//! Included with `#[path]` by graphs.rs and capture_to_graph.rs (not every test binary
-//! uses it, so it is not in common/mod.rs, which every one compiles).
+//! threads over N words), reading N words back, launching it, a graph's nodes and
+//! the node parameters as cuda.h lays them out. Included with `#[path]` by graphs.rs,
+//! graph_rules.rs and capture_to_graph.rs (not every test binary uses it, so it is not in
+//! common/mod.rs, which every one compiles); each uses only some of it.
+#![allow(dead_code)]
 
 use cuda::exports::*;
 use cumock_abi::*;
@@ -82,4 +84,26 @@ pub fn nodes(g: CUgraph) -> Vec<CUgraphNode> {
         assert_eq!(cuGraphGetNodes(g, v.as_mut_ptr(), &mut n), 0);
         v
     }
+}
+
+/// `CUDA_KERNEL_NODE_PARAMS_v1`.
+#[repr(C)]
+pub struct KernelParams {
+    pub func: CUfunction,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+    pub kernel_params: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+}
+
+/// `CUDA_MEMSET_NODE_PARAMS`.
+#[repr(C)]
+pub struct MemsetParams {
+    pub dst: u64,
+    pub pitch: usize,
+    pub value: u32,
+    pub element_size: u32,
+    pub width: usize,
+    pub height: usize,
 }
