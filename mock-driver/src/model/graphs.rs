@@ -1815,6 +1815,15 @@ impl Driver {
         Ok(clone)
     }
 
+    /// Whether `g`'s dependencies form a cycle (what cuGraphInstantiateWithParams reports
+    /// as CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE).
+    pub fn graph_has_cycle(&self, g: GraphId) -> bool {
+        let st = self.state.lock();
+        st.graphs
+            .graph(g)
+            .is_ok_and(|body| body.topological().is_err())
+    }
+
     /// cuGraphInstantiate: a snapshot of the graph in a topological order. `flags`: the
     /// CUgraphInstantiate_flags (AUTO_FREE_ON_LAUNCH is this model's; the others the
     /// boundary checked), kept for cuGraphExecGetFlags.
