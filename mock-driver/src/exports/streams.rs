@@ -63,8 +63,7 @@ impl StreamApi for Mock {
         }
 
         fn cuStreamGetId(d; s, #[late] id) {
-            let (ctx, _, _) = d.stream_info(s)?;
-            id.write(s.reported_id(ctx))
+            id.write(d.stream_number(s)?)
         }
 
         fn cuStreamDestroy_v2(d; s) {

@@ -73,6 +73,8 @@ pub struct Contexts {
     primary: Vec<PrimaryContext>,
     next_id: u64,
     streams: HashMap<StreamId, ContextId>,
+    /// The ids cuStreamGetId reports.
+    stream_numbers: StreamNumbers,
     /// Limits set with cuCtxSetLimit, per context.
     limits: HashMap<(ContextId, i32), u64>,
     /// The flags and priority each stream was created with.
@@ -162,8 +164,7 @@ impl Contexts {
 
     pub fn create(&mut self, device: usize, flags: u32, primary: bool) -> ContextId {
         let h = ContextId::from_handle(self.fresh(CONTEXT_TAG));
-        // The serial after the context's is its per-thread stream's id (StreamId::reported_id).
-        self.fresh(STREAM_TAG);
+        self.stream_numbers.context_created(h);
         self.contexts.insert(
             h,
             Context {
@@ -327,6 +328,7 @@ impl Contexts {
             let _ = STACK.try_with(|s| s.borrow_mut().retain(|x| *x != ctx));
         }
         self.streams.retain(|_, owner| *owner != ctx);
+        self.stream_numbers.context_destroyed(ctx);
         self.stream_attrs.retain(|(owner, _), _| *owner != ctx);
         self.default_priorities
             .retain(|(owner, _), _| *owner != ctx);
@@ -337,7 +339,14 @@ impl Contexts {
         let h = StreamId::from_handle(self.fresh(STREAM_TAG));
         self.streams.insert(h, ctx);
         self.stream_props.insert(h, props);
+        self.stream_numbers.stream_created(h);
         h
+    }
+
+    /// What cuStreamGetId reports of `stream`, a stream of `ctx` (the current context for
+    /// the default streams).
+    pub fn stream_number(&mut self, stream: StreamId, ctx: ContextId) -> u64 {
+        self.stream_numbers.number(stream, ctx)
     }
 
     /// A stream's context (the current one for the default streams) and properties.
@@ -449,6 +458,7 @@ impl Contexts {
 
     pub fn destroy_stream(&mut self, stream: StreamId) -> CuResult<()> {
         self.stream_props.remove(&stream);
+        self.stream_numbers.stream_destroyed(stream);
         self.stream_attrs.retain(|(_, s), _| *s != stream);
         self.streams
             .remove(&stream)
@@ -907,4 +917,116 @@ fn check_ctx_flags(flags: u32) -> CuResult<()> {
         return Err(invalid(format!("context flags {flags:#x} are not valid")));
     }
     Ok(())
+}
+
+/// The ids cuStreamGetId reports, numbered as the H200 numbers them (probe api_gaps3,
+/// stream-ids and stream-ids-numbering, the same in two recordings): one process-wide
+/// counter from 1, which the driver's internal streams draw from too. Making a context
+/// takes one id, then its NULL (legacy) stream's, then five more; the process's first
+/// context takes five before those (a fresh process's primary NULL stream is 7, its first
+/// created stream 13). A created stream takes the next id when it is made; a per-thread
+/// stream when a thread first names it (so one thread's per-thread stream is 14 after a
+/// stream 13 was made). Events take none. Whether the first five are once per process or
+/// once per device is not recorded (one GPU): once per process here.
+#[derive(Debug, Default)]
+struct StreamNumbers {
+    /// The last id given out (0: none yet).
+    last: u64,
+    null: HashMap<ContextId, u64>,
+    per_thread: HashMap<(ContextId, std::thread::ThreadId), u64>,
+    created: HashMap<StreamId, u64>,
+}
+
+impl StreamNumbers {
+    /// Ids the process's first context takes before its own.
+    const FIRST_CONTEXT_EXTRA: u64 = 5;
+    /// Ids a context takes after its NULL stream's.
+    const AFTER_NULL: u64 = 5;
+
+    fn next(&mut self) -> u64 {
+        self.last += 1;
+        self.last
+    }
+
+    fn context_created(&mut self, ctx: ContextId) {
+        if self.last == 0 {
+            self.last = Self::FIRST_CONTEXT_EXTRA;
+        }
+        self.next();
+        let null = self.next();
+        self.null.insert(ctx, null);
+        self.last += Self::AFTER_NULL;
+    }
+
+    fn context_destroyed(&mut self, ctx: ContextId) {
+        self.null.remove(&ctx);
+        self.per_thread.retain(|(owner, _), _| *owner != ctx);
+    }
+
+    fn stream_created(&mut self, stream: StreamId) {
+        let id = self.next();
+        self.created.insert(stream, id);
+    }
+
+    /// `stream`'s id; one the numbering has not met yet (a thread's per-thread stream
+    /// named for the first time) takes the next.
+    fn number(&mut self, stream: StreamId, ctx: ContextId) -> u64 {
+        let last = &mut self.last;
+        let take = || {
+            *last += 1;
+            *last
+        };
+        match stream {
+            StreamId::NULL | StreamId::LEGACY => *self.null.entry(ctx).or_insert_with(take),
+            StreamId::PER_THREAD => *self
+                .per_thread
+                .entry((ctx, std::thread::current().id()))
+                .or_insert_with(take),
+            s => *self.created.entry(s).or_insert_with(take),
+        }
+    }
+
+    fn stream_destroyed(&mut self, stream: StreamId) {
+        self.created.remove(&stream);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Probe api_gaps3, stream-ids-numbering, as the H200 answered it in a fresh process.
+    #[test]
+    fn streams_are_numbered_as_the_h200_numbers_them() {
+        let mut cs = Contexts::new(1);
+        let primary = cs.create(0, 0, true);
+        let props = StreamProps::default();
+        let a = cs.create_stream(primary, props);
+        let a_id = cs.stream_number(a, primary);
+        assert_eq!(a_id, 13, "a fresh process's first created stream");
+        assert_eq!(cs.stream_number(StreamId::NULL, primary), a_id - 6);
+        assert_eq!(cs.stream_number(StreamId::LEGACY, primary), a_id - 6);
+        assert_eq!(cs.stream_number(StreamId::PER_THREAD, primary), a_id + 1);
+        let next = cs.create_stream(primary, props);
+        assert_eq!(cs.stream_number(next, primary), a_id + 2);
+        let created = cs.create(0, 0, false);
+        let after = cs.create_stream(created, props);
+        assert_eq!(cs.stream_number(after, created), a_id + 10);
+        assert_eq!(cs.stream_number(StreamId::NULL, created), a_id + 4);
+        assert_eq!(cs.stream_number(StreamId::PER_THREAD, created), a_id + 11);
+        let later = cs.create_stream(created, props);
+        assert_eq!(cs.stream_number(later, created), a_id + 12);
+        cs.create_event(true, false);
+        let after_event = cs.create_stream(created, props);
+        assert_eq!(cs.stream_number(after_event, created), a_id + 13);
+        // The same stream asked again keeps its id; another thread's per-thread stream is
+        // another stream.
+        assert_eq!(cs.stream_number(StreamId::PER_THREAD, primary), a_id + 1);
+        let other = std::thread::scope(|s| {
+            s.spawn(|| cs.stream_number(StreamId::PER_THREAD, primary))
+                .join()
+                .unwrap()
+        });
+        assert_eq!(other, a_id + 14);
+    }
 }

@@ -149,22 +149,6 @@ impl StreamId {
     /// cuda.h's CU_STREAM_PER_THREAD.
     pub const PER_THREAD: StreamId = StreamId(0x2);
 
-    /// What cuStreamGetId reports of this stream, named with context `ctx` current (or,
-    /// for a created stream, its context): unique among the process's streams. Ids come
-    /// from the one counter of the mock's handles, as the H200's come from a counter its
-    /// internal streams draw from too (probe api_gaps3, stream-ids: created streams one
-    /// apart, another context's NULL stream another id): a created stream's serial; a
-    /// context's NULL (legacy) stream its context's serial, its per-thread stream the
-    /// serial after (reserved when the context is made). Counted past 2, so that no id is
-    /// a default stream's handle.
-    pub fn reported_id(self, ctx: ContextId) -> u64 {
-        match self {
-            Self::NULL | Self::LEGACY => ctx.serial() + 2,
-            Self::PER_THREAD => ctx.serial() + 3,
-            s => s.serial() + 2,
-        }
-    }
-
     /// One of the default streams, which always exist and belong to the current context.
     pub fn is_default(self) -> bool {
         self == Self::NULL || self == Self::LEGACY || self == Self::PER_THREAD

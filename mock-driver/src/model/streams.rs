@@ -165,6 +165,13 @@ impl Driver {
         Ok((ctx, st.contexts.get(ctx)?.device, props))
     }
 
+    /// cuStreamGetId: the id the H200's numbering gives `stream` (see `StreamNumbers`).
+    pub fn stream_number(&self, stream: StreamId) -> CuResult<u64> {
+        let mut st = self.state.lock();
+        let (ctx, _) = st.contexts.stream(stream)?;
+        Ok(st.contexts.stream_number(stream, ctx))
+    }
+
     pub fn stream_check(&self, stream: StreamId) -> CuResult<()> {
         self.state.lock().contexts.check_stream(stream)
     }
