@@ -438,6 +438,18 @@ fn parse_expect(arrow_col: usize, rest: &[(usize, String)]) -> Result<Expect, Ba
     })
 }
 
+impl Case {
+    /// Whether any step (a child process's too) says what it expects: without one, and
+    /// without a golden to compare with, nothing checks the case.
+    pub fn has_expectations(&self) -> bool {
+        self.steps.iter().any(|s| {
+            s.expect.is_some()
+                || s.child()
+                    .is_some_and(|c| c.iter().any(|s| s.expect.is_some()))
+        })
+    }
+}
+
 impl Step {
     /// The step is expected to crash the process (`-> crash`).
     pub fn expects_crash(&self) -> bool {

@@ -15,6 +15,9 @@ pub enum Status {
     Skipped,
     /// Differs from the golden only where the case declares a divergence.
     Declared,
+    /// Ran cleanly against a golden set that has no golden for it, and it has no expected
+    /// results: nothing checked it (a case not yet recorded on a GPU).
+    Unchecked,
 }
 
 #[derive(Debug, Serialize)]
@@ -68,6 +71,7 @@ pub fn table(
             Status::Fail => "FAIL",
             Status::Skipped => "skipped",
             Status::Declared => "declared",
+            Status::Unchecked => "unchecked",
         };
         let note = match (
             &r.transcript.outcome,
@@ -78,6 +82,9 @@ pub fn table(
             (_, Some(p), _) => p.clone(),
             (_, None, Some(d)) => d.clone(),
             (o, None, None) if *o != Outcome::Completed => o.show(),
+            _ if r.status == Status::Unchecked => {
+                "no golden and no expected results: record it on a GPU".to_owned()
+            }
             _ => String::new(),
         };
         s.push_str(&format!(
@@ -93,18 +100,23 @@ pub fn table(
     }
     let count = |st: Status| results.iter().filter(|r| r.status == st).count();
     s.push_str(&format!(
-        "\n{} cases against {driver}{}: {} passed, {} failed, {} skipped, {} declared divergences, in {:.2} s\n",
+        "\n{} cases against {driver}{}: {} passed, {} failed, {} skipped, {} declared divergences, {} unchecked, in {:.2} s\n",
         results.len(),
         golden.map(|g| format!(", compared with golden {g}")).unwrap_or_default(),
         count(Status::Pass),
         count(Status::Fail),
         count(Status::Skipped),
         count(Status::Declared),
+        count(Status::Unchecked),
         elapsed.as_secs_f64()
     ));
-    // The plain closing line CI systems read.
+    // The plain closing line CI systems read; unchecked cases are not passes.
+    let unchecked = match count(Status::Unchecked) {
+        0 => String::new(),
+        n => format!(", {n} unchecked"),
+    };
     s.push_str(&format!(
-        "{} passed, {} failed, {} skipped\n",
+        "{} passed, {} failed, {} skipped{unchecked}\n",
         count(Status::Pass) + count(Status::Declared),
         count(Status::Fail),
         count(Status::Skipped)
@@ -123,6 +135,11 @@ pub fn junit(results: &[CaseResult]) -> String {
         let status = match r.status {
             Status::Pass | Status::Declared => TestCaseStatus::success(),
             Status::Skipped => TestCaseStatus::skipped(),
+            Status::Unchecked => {
+                let mut st = TestCaseStatus::skipped();
+                st.set_message("no golden and no expected results: nothing checked it");
+                st
+            }
             Status::Fail => {
                 let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 st.set_message(r.problems.first().cloned().unwrap_or_default());

@@ -166,6 +166,10 @@ fn mock_cell(r: &CaseResult) -> Cell {
         Status::Declared => (Verdict::Declared, r.declared.clone()),
         Status::Fail => (Verdict::Differs, r.problems.clone()),
         Status::Skipped => (Verdict::Skipped, vec![r.transcript.outcome.show()]),
+        Status::Unchecked => (
+            Verdict::Skipped,
+            vec!["unchecked: no golden and no expected results".to_owned()],
+        ),
     };
     Cell {
         verdict,

@@ -400,6 +400,8 @@ pub fn run_suite(
                 Status::Skipped
             } else if !declared.is_empty() {
                 Status::Declared
+            } else if golden.is_some() && !goldens.contains_key(&c.name) && !c.has_expectations() {
+                Status::Unchecked
             } else {
                 Status::Pass
             };

@@ -75,3 +75,52 @@ fn the_mock_matches_the_h200_goldens_but_for_declared_divergences() {
         .count();
     assert!(cases >= 80, "only {cases} cases");
 }
+
+/// A case that a golden set has no transcript of, and that expects nothing itself, is
+/// reported as unchecked, not as a pass; one with expected results still passes on them.
+#[test]
+fn a_case_no_golden_and_no_expectation_checks_is_unchecked() {
+    let dir = tempfile::tempdir().unwrap();
+    let goldens = dir.path().join("goldens");
+    std::fs::create_dir(&goldens).unwrap();
+    let bare = dir.path().join("bare.case");
+    std::fs::write(
+        &bare,
+        "# expects nothing\ninit\ng = granularity min device=0\n",
+    )
+    .unwrap();
+    let expecting = dir.path().join("expecting.case");
+    std::fs::write(&expecting, "# expects success\ninit -> CUDA_SUCCESS\n").unwrap();
+    let out = cumock()
+        .args(["run", "--format", "json", "--golden"])
+        .arg(&goldens)
+        .arg(&bare)
+        .arg(&expecting)
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let status = |name: &str| {
+        report
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["case"] == name)
+            .map(|r| r["status"].clone())
+    };
+    assert_eq!(status("bare"), Some("unchecked".into()), "{report}");
+    assert_eq!(status("expecting"), Some("pass".into()), "{report}");
+    let text = cumock()
+        .args(["run", "--golden"])
+        .arg(&goldens)
+        .arg(&bare)
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.trim_end()
+            .ends_with("0 passed, 0 failed, 0 skipped, 1 unchecked"),
+        "{text}"
+    );
+}
