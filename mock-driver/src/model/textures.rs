@@ -1133,6 +1133,7 @@ impl Driver {
         st.textures.array(h)?;
         let a = st.textures.arrays.remove(&h).expect("checked above");
         st.vmm.backing.uncommit(a.bytes());
+        st.texture_references.forget_array(h);
         Ok(())
     }
 
