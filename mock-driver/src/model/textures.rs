@@ -927,7 +927,7 @@ fn view_images_checked(
     // The levels and layers the view names that the resource has: a layer past them
     // reads 0 (`ptx::Image`'s views), a level past them is never reached.
     let (first, last) = shape.levels;
-    let last = last.min(levels.len() as u32 - 1);
+    let last = last.min((levels.len() as u32).saturating_sub(1));
     let (fl, ll) = shape.layers;
     let scale = if shape.blocks.is_some() { 4 } else { 1 };
     let mut images = levels[first as usize..=last as usize]
@@ -938,7 +938,7 @@ fn view_images_checked(
             img.width *= scale;
             img.height *= scale;
             if img.layered {
-                img.depth = ll.min(img.depth - 1) - fl + 1;
+                img.depth = ll.min(img.depth.saturating_sub(1)) - fl + 1;
             }
             img.storage = Storage::View {
                 texels: a.texels.clone(),
