@@ -346,6 +346,58 @@ static void destroyed_array_launch(void) {
     sample(2.5f, 1.5f);
 }
 
+/* Added after format-rules' recording (the H200 read a float array's bytes through a u8
+ * reference): a format of as wide elements in other channels (u8 x4), and of wider
+ * elements than the bound array's (float x2 over float x1). */
+static void format_wider(void) {
+    setup();
+    CUtexref a = texref(mod, "arr_tex");
+    CALL("set array", cuTexRefSetArray(a, float_array(), CU_TRSA_OVERRIDE_FORMAT));
+    CALL("set format u8 x4", cuTexRefSetFormat(a, CU_AD_FORMAT_UNSIGNED_INT8, 4));
+    sample(2.5f, 1.5f);
+    /* Last: where a launch faults, the context is lost. */
+    CALL("set format float x2", cuTexRefSetFormat(a, CU_AD_FORMAT_FLOAT, 2));
+    sample(1.5f, 1.5f);
+}
+
+/* Added after destroyed-array-launch's recording (a texture reference is bound to no
+ * array once its array is destroyed): a surface reference's and a mipmapped array's. */
+static void destroyed_other_bindings(void) {
+    setup();
+    CUsurfref s;
+    MUST(cuModuleGetSurfRef(&s, mod, "surf"));
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    memset(&d, 0, sizeof d);
+    d.Width = 4;
+    d.Height = 1;
+    d.Format = CU_AD_FORMAT_UNSIGNED_INT32;
+    d.NumChannels = 1;
+    d.Flags = CUDA_ARRAY3D_SURFACE_LDST;
+    CUarray a;
+    MUST(cuArray3DCreate(&a, &d));
+    MUST(cuSurfRefSetArray(s, a, 0));
+    CALL("destroy the surface's array", cuArrayDestroy(a));
+    CUarray got = (CUarray)SENTINEL;
+    CALL("surfref get array", cuSurfRefGetArray(&got, s));
+    SAY("the destroyed array: %s", got == a ? "yes" : got == (CUarray)SENTINEL ? "untouched" : "other");
+
+    CUtexref t = texref(mod, "arr_tex");
+    CUDA_ARRAY3D_DESCRIPTOR m;
+    memset(&m, 0, sizeof m);
+    m.Width = 4;
+    m.Height = 4;
+    m.Format = CU_AD_FORMAT_FLOAT;
+    m.NumChannels = 1;
+    CUmipmappedArray mm;
+    MUST(cuMipmappedArrayCreate(&mm, &m, 2));
+    MUST(cuTexRefSetMipmappedArray(t, mm, CU_TRSA_OVERRIDE_FORMAT));
+    CALL("destroy the mipmapped array", cuMipmappedArrayDestroy(mm));
+    CUmipmappedArray gm = (CUmipmappedArray)SENTINEL;
+    CALL("get mipmapped array", cuTexRefGetMipmappedArray(&gm, t));
+    SAY("the destroyed mipmapped array: %s", gm == mm ? "yes" : gm == (CUmipmappedArray)SENTINEL ? "untouched" : "other");
+    sample(0.5f, 0.5f);
+}
+
 static void destroy_module_texref(void) {
     setup();
     CALL("destroy a module's texref", cuTexRefDestroy(texref(mod, "arr_tex")));
@@ -364,5 +416,7 @@ int main(void) {
     section("unbound-launch", unbound_launch);
     section("destroyed-array-launch", destroyed_array_launch);
     section("destroy-module-texref", destroy_module_texref);
+    section("format-wider", format_wider);
+    section("destroyed-other-bindings", destroyed_other_bindings);
     return 0;
 }

@@ -7,7 +7,10 @@
  * - which layer subranges of a layered array and of a cubemap array, with which depth;
  * - a uchar4 view of a u32 array read with and without CU_TRSF_READ_AS_INTEGER, and a BC1
  *   view of a u32x2 array both ways: does the driver honour the flag for views;
- * - what cuTexObjectGetTextureDesc answers for a border colour no address mode uses.
+ * - what cuTexObjectGetTextureDesc answers for a border colour no address mode uses;
+ * - (added after the first recording) what a kernel reads through views of a cubemap
+ *   array's layer subranges, and how far past a resource's levels and layers a view
+ *   may end, and what it reads there.
  * Texels are read by a PTX kernel and printed bit for bit. */
 #include "probe.h"
 
@@ -60,6 +63,22 @@ static const char *PTX =
     "  ld.param.u64 %rd2, [out];\n"
     "  cvta.to.global.u64 %rd3, %rd2;\n"
     "  st.global.v4.f32 [%rd3], {%f1, %f2, %f3, %f4};\n"
+    "  ret;\n"
+    "}\n"
+    /* Cube `cube` of a cubemap array in direction (x, y, z), read as integers. */
+    ".visible .entry read_cube(.param .u64 tex, .param .u64 out, .param .u32 cube, .param .f32 x,\n"
+    "                          .param .f32 y, .param .f32 z)\n"
+    "{\n"
+    "  .reg .b32 %r<6>; .reg .b64 %rd<4>; .reg .f32 %f<4>;\n"
+    "  ld.param.u64 %rd1, [tex];\n"
+    "  ld.param.u32 %r1, [cube];\n"
+    "  ld.param.f32 %f1, [x];\n"
+    "  ld.param.f32 %f2, [y];\n"
+    "  ld.param.f32 %f3, [z];\n"
+    "  tex.acube.v4.u32.f32 {%r2, %r3, %r4, %r5}, [%rd1, {%r1, %f1, %f2, %f3}];\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  cvta.to.global.u64 %rd3, %rd2;\n"
+    "  st.global.v4.u32 [%rd3], {%r2, %r3, %r4, %r5};\n"
     "  ret;\n"
     "}\n";
 
@@ -288,6 +307,144 @@ static void cubemap_views(void) {
            sizeof ranges / sizeof ranges[0]);
 }
 
+/* Cube `cube`'s faces +x (0) and -z (5) of `tex`, a cubemap array read as integers. */
+static void read_cube_faces(CUtexObject tex, unsigned cube) {
+    static const float dirs[2][3] = {{1, 0, 0}, {0, 0, -1}};
+    CUfunction f;
+    MUST(cuModuleGetFunction(&f, mod, "read_cube"));
+    for (unsigned d = 0; d < 2; d++) {
+        float x = dirs[d][0], y = dirs[d][1], z = dirs[d][2];
+        MUST(cuMemsetD8(out, 0, 16));
+        void *args[] = {&tex, &out, &cube, &x, &y, &z};
+        char what[64];
+        snprintf(what, sizeof what, "cube %u face %u", cube, d == 0 ? 0u : 5u);
+        if (CALL("launch read_cube", cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL)) == CUDA_SUCCESS)
+            print_words(what, 1);
+    }
+}
+
+/* What a kernel reads through views of a 2 x 2 cubemap array of two cubes (face k of
+ * the 12 holds 100 + k): which array face a view's cube and face name, for views of
+ * whole cubes and of subranges that split them (cubemap-views took both); and without a
+ * view, a cube past the array's. */
+static void cubemap_view_reads(void) {
+    setup();
+    CUarray a = array3(2, 2, 12, CU_AD_FORMAT_UNSIGNED_INT32, 1, CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP);
+    uint32_t host[2 * 2 * 12];
+    for (unsigned i = 0; i < 48; i++) host[i] = 100 + i / 4;
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = 8;
+    c.srcHeight = 2;
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = a;
+    c.WidthInBytes = 8;
+    c.Height = 2;
+    c.Depth = 12;
+    MUST(cuMemcpy3D(&c));
+    CUDA_RESOURCE_DESC r = over_array(a);
+    CUDA_TEXTURE_DESC t = point(CU_TRSF_READ_AS_INTEGER);
+    CUtexObject o;
+    if (CALL("no view", cuTexObjectCreate(&o, &r, &t, NULL)) == CUDA_SUCCESS) {
+        for (unsigned cube = 0; cube < 3; cube++) read_cube_faces(o, cube);
+        cuTexObjectDestroy(o);
+    }
+    static const unsigned ranges[][2] = {{0, 11}, {6, 11}, {1, 6}, {1, 1}, {0, 5}};
+    for (unsigned i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_UINT_1X32, 2, 2, 12);
+        v.firstLayer = ranges[i][0];
+        v.lastLayer = ranges[i][1];
+        char what[64];
+        snprintf(what, sizeof what, "view of layers %u..%u", v.firstLayer, v.lastLayer);
+        if (CALL(what, cuTexObjectCreate(&o, &r, &t, &v)) == CUDA_SUCCESS) {
+            for (unsigned cube = 0; cube < 2; cube++) read_cube_faces(o, cube);
+            cuTexObjectDestroy(o);
+        }
+    }
+    MUST(cuArrayDestroy(a));
+}
+
+/* How far past a resource's levels and layers a view may end (mip-level-views and
+ * layer-views took one past), what a level or layer it names but the resource lacks
+ * reads, whether a first one the resource lacks is taken, and what a view of all of a
+ * layered array's layers reads past them (a plain layered texture clamps to the last). */
+static void view_bounds(void) {
+    setup();
+    CUDA_ARRAY3D_DESCRIPTOR a = desc3(16, 16, 0, CU_AD_FORMAT_FLOAT, 1, 0);
+    CUmipmappedArray mip;
+    MUST(cuMipmappedArrayCreate(&mip, &a, 5));
+    for (unsigned l = 0; l < 5; l++) {
+        CUarray level;
+        MUST(cuMipmappedArrayGetLevel(&level, mip, l));
+        unsigned n = 16 >> l;
+        float host[256];
+        for (unsigned i = 0; i < n * n; i++) host[i] = 10.0f + (float)l;
+        to_array(level, host, n * 4, n);
+    }
+    CUDA_RESOURCE_DESC r;
+    memset(&r, 0, sizeof r);
+    r.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+    r.res.mipmap.hMipmappedArray = mip;
+    CUDA_TEXTURE_DESC t = point(0);
+    t.mipmapFilterMode = CU_TR_FILTER_MODE_POINT;
+    static const unsigned levels[][2] = {{2, 5}, {2, 6}, {2, 31}, {2, 100}, {5, 5}, {4, 5}};
+    for (unsigned i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_FLOAT_1X32, 16, 16, 0);
+        v.firstMipmapLevel = levels[i][0];
+        v.lastMipmapLevel = levels[i][1];
+        char what[64];
+        snprintf(what, sizeof what, "levels %u..%u", levels[i][0], levels[i][1]);
+        CUtexObject o;
+        if (CALL(what, cuTexObjectCreate(&o, &r, &t, &v)) == CUDA_SUCCESS) {
+            read_lod("lod 0", o, 0.0f);
+            read_lod("lod 2", o, 2.0f);
+            read_lod("lod 3", o, 3.0f);
+            cuTexObjectDestroy(o);
+        }
+    }
+    MUST(cuMipmappedArrayDestroy(mip));
+
+    CUarray arr = array3(2, 2, 4, CU_AD_FORMAT_UNSIGNED_INT32, 1, CUDA_ARRAY3D_LAYERED);
+    uint32_t host[16];
+    for (unsigned i = 0; i < 16; i++) host[i] = 100 + i / 4;
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = 8;
+    c.srcHeight = 2;
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = arr;
+    c.WidthInBytes = 8;
+    c.Height = 2;
+    c.Depth = 4;
+    MUST(cuMemcpy3D(&c));
+    CUDA_RESOURCE_DESC lr = over_array(arr);
+    CUDA_TEXTURE_DESC lt = point(CU_TRSF_READ_AS_INTEGER);
+    CUtexObject o;
+    if (CALL("layered, no view", cuTexObjectCreate(&o, &lr, &lt, NULL)) == CUDA_SUCCESS) {
+        read_layer("layer 5", o, 5);
+        cuTexObjectDestroy(o);
+    }
+    static const unsigned layers[][2] = {{0, 3}, {3, 5}, {3, 100}, {4, 4}, {4, 5}};
+    for (unsigned i = 0; i < sizeof layers / sizeof layers[0]; i++) {
+        CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_UINT_1X32, 2, 2, 4);
+        v.firstLayer = layers[i][0];
+        v.lastLayer = layers[i][1];
+        char what[64];
+        snprintf(what, sizeof what, "layers %u..%u", layers[i][0], layers[i][1]);
+        if (CALL(what, cuTexObjectCreate(&o, &lr, &lt, &v)) == CUDA_SUCCESS) {
+            read_layer("layer 0", o, 0);
+            read_layer("layer 1", o, 1);
+            read_layer("layer 5", o, 5);
+            cuTexObjectDestroy(o);
+        }
+    }
+    MUST(cuArrayDestroy(arr));
+}
+
 /* A view to try over an array: its format (NONE: no view), extent and read flags. */
 struct try_view {
     const char *what;
@@ -396,5 +553,7 @@ int main(void) {
     section("view-read-modes", view_read_modes);
     section("bc-view-read-modes", bc_view_read_modes);
     section("border-readback", border_readback);
+    section("cubemap-view-reads", cubemap_view_reads);
+    section("view-bounds", view_bounds);
     return 0;
 }

@@ -1109,6 +1109,8 @@ cudart_fn! {
             // texture reads normalized floats (cudaReadModeNormalizedFloat, 1).
             read_mode: if wide_integers { 0 } else { 1 - flag(0x01) },
             srgb: flag(0x10),
+            // The driver leaves borderColor unwritten (probe views, border-readback): the
+            // zeroed descriptor's 0 is what NVIDIA's runtime answered (per_thread_arrays).
             border_color: t.border_color,
             normalized_coords: flag(0x02),
             max_anisotropy: t.max_anisotropy,

@@ -72,6 +72,20 @@ const PTX: &str = r#"
     st.global.v4.u32 [%rd4], {%r5, %r6, %r7, %r8};
     ret;
 }
+.visible .entry cube_face(.param .u64 tex, .param .u64 out, .param .u32 cube, .param .f32 x)
+{
+    .reg .b32 %r<6>;
+    .reg .f32 %f<3>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [tex];
+    ld.param.u64 %rd2, [out];
+    ld.param.u32 %r1, [cube];
+    ld.param.f32 %f1, [x];
+    mov.f32 %f2, 0f00000000;
+    tex.acube.v4.u32.f32 {%r2, %r3, %r4, %r5}, [%rd1, {%r1, %f1, %f2, %f2}];
+    st.global.u32 [%rd2], %r2;
+    ret;
+}
 .visible .entry at_level(.param .u64 tex, .param .u64 out, .param .f32 lod)
 {
     .reg .b32 %r<3>;
@@ -109,6 +123,7 @@ fn setup() -> (std::sync::MutexGuard<'static, ()>, CUmodule) {
 const U32: i32 = 0x03;
 const FLOAT: i32 = 0x20;
 const LAYERED: u32 = 0x01;
+const CUBEMAP: u32 = 0x04;
 
 fn array(w: usize, h: usize, depth: usize, format: i32, channels: u32, flags: u32) -> CUarray {
     let desc = CUDA_ARRAY3D_DESCRIPTOR {
@@ -382,8 +397,30 @@ fn a_view_of_levels_makes_its_first_level_zero() {
     td.min_mipmap_level_clamp = 1.0;
     let tc = create(&r, &td, Some(&v)).unwrap();
     assert_eq!(f32::from_bits(at(0.0, tc)[0]), 12.0);
-    // Levels the array does not have, or backwards: refused.
-    for (first, last) in [(0, 4), (2, 1)] {
+    // The last level may lie past the array's: the H200 took levels 2..5 of a 5-level
+    // array and read levels 2 and 3 at lods 0 and 1 (probe views, mip-level-views); the
+    // view reads the levels the array has.
+    let mut past = v;
+    (past.first_mipmap_level, past.last_mipmap_level) = (2, 4);
+    let tp = create(&r, &texture_desc(2), Some(&past)).unwrap();
+    assert_eq!(f32::from_bits(at(0.0, tp)[0]), 12.0);
+    assert_eq!(f32::from_bits(at(1.0, tp)[0]), 13.0);
+    assert_eq!(
+        f32::from_bits(at(2.0, tp)[0]),
+        13.0,
+        "the array's last level"
+    );
+    let mut back = CUDA_RESOURCE_VIEW_DESC::default();
+    // Safety: a live local.
+    assert_eq!(unsafe { cuTexObjectGetResourceViewDesc(&mut back, tp) }, 0);
+    assert_eq!(back, past, "the view as given");
+    // A first level the array does not have, backwards, or the first level's extent
+    // (the H200 refused it: the view names the original resource's): refused.
+    let mut w = v;
+    (w.width, w.height) = (4, 4);
+    let e = create(&r, &texture_desc(2), Some(&w));
+    assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "level 1's extent");
+    for (first, last) in [(4, 4), (2, 1)] {
         let mut w = v;
         (w.first_mipmap_level, w.last_mipmap_level) = (first, last);
         let e = create(&r, &texture_desc(2), Some(&w));
@@ -393,6 +430,7 @@ fn a_view_of_levels_makes_its_first_level_zero() {
     unsafe {
         assert_eq!(cuTexObjectDestroy(t), 0);
         assert_eq!(cuTexObjectDestroy(tc), 0);
+        assert_eq!(cuTexObjectDestroy(tp), 0);
         assert_eq!(cuMipmappedArrayDestroy(mip), 0);
     }
 }
@@ -412,19 +450,148 @@ fn a_view_of_layers_makes_its_first_layer_zero() {
     let layer = |k: u32| run(m, "fetch_a2d_u", t, 4, &[2, k], 16);
     assert_eq!(layer(0)[0], 101);
     assert_eq!(layer(1)[12], 102);
-    // Past the view's last layer: clamped to it, as a layered texture's layers are.
-    assert_eq!(layer(3)[0], 102);
+    // Past the view's last layer: 0, where a layered texture's layers clamp (the H200:
+    // probe views, layer-views, layer 1 of a view of layers 0..0 read 0).
+    assert_eq!(layer(2)[0], 0, "the array's layer 3, past the view");
+    assert_eq!(layer(3)[0], 0);
+    let plain = create(&r, &texture_desc(1), None).unwrap();
+    let plain_layer = |k: u32| run(m, "fetch_a2d_u", plain, 4, &[2, k], 16);
+    assert_eq!(
+        plain_layer(7)[0],
+        103,
+        "without a view: clamped to the last"
+    );
+    // The last layer may lie past the array's (the H200 took layers 3..4 of 4 and read
+    // 0 past layer 3); the first may not.
     let mut w = v;
-    w.last_layer = 4;
+    (w.first_layer, w.last_layer) = (3, 4);
+    let tw = create(&r, &texture_desc(1), Some(&w)).unwrap();
+    let layer_w = |k: u32| run(m, "fetch_a2d_u", tw, 4, &[2, k], 16);
+    assert_eq!(layer_w(0)[0], 103);
+    assert_eq!(
+        layer_w(1)[0],
+        0,
+        "the view's layer 4, which the array lacks"
+    );
+    (w.first_layer, w.last_layer) = (4, 4);
     assert_eq!(
         create(&r, &texture_desc(1), Some(&w)),
         Err(CUDA_ERROR_INVALID_VALUE),
-        "a layer the array lacks"
+        "a first layer the array lacks"
     );
     // Safety: handles made here.
     unsafe {
+        assert_eq!(cuTexObjectDestroy(tw), 0);
+        assert_eq!(cuTexObjectDestroy(plain), 0);
         assert_eq!(cuTexObjectDestroy(t), 0);
         assert_eq!(cuArrayDestroy(a), 0);
+    }
+}
+
+/// Layer subranges of a cubemap array of two cubes (12 faces) are taken, counted in faces
+/// with the array's depth, as the H200 took 0..5, 6..11, 1..1, 0..0 and 1..6, and refused
+/// a depth of the subrange's (probe views, cubemap-views). Through a view of the second
+/// cube, `tex.acube`'s cube 0 is the array's cube 1 (what the H200 reads through such a
+/// view awaits probe views' cubemap-view-reads).
+#[test]
+fn a_cubemap_arrays_layer_subranges_are_taken() {
+    let (_g, m) = setup();
+    let a = array(2, 2, 12, U32, 1, LAYERED | CUBEMAP);
+    for k in 0..12u32 {
+        fill(a, 16 * k as usize, &words(&[100 + k; 4]));
+    }
+    let r = array_resource(0, a as u64);
+    let mut made = Vec::new();
+    for (first, last) in [(0, 11), (0, 5), (6, 11), (1, 1), (0, 0), (1, 6)] {
+        let mut v = view(0x0d, 2, 2, 12);
+        (v.first_layer, v.last_layer) = (first, last);
+        let t = create(&r, &texture_desc(1), Some(&v));
+        assert!(t.is_ok(), "layers {first}..{last}: {t:?}");
+        made.push(t.unwrap());
+        v.depth = (last - first + 1) as usize;
+        if v.depth != 12 {
+            let e = create(&r, &texture_desc(1), Some(&v));
+            assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "depth {}", v.depth);
+        }
+    }
+    // +x of cube 0 of the view of layers 6..11: the array's face 6.
+    let face = run(m, "cube_face", made[2], 1, &[0, 1f32.to_bits()], 1);
+    assert_eq!(face[0], 106);
+    // Safety: handles made here.
+    unsafe {
+        for t in made {
+            assert_eq!(cuTexObjectDestroy(t), 0);
+        }
+        assert_eq!(cuArrayDestroy(a), 0);
+    }
+}
+
+/// cuTexObjectGetTextureDesc leaves borderColor as it was, whatever the address modes, a
+/// border one included, and writes the rest (the H200: probe views, border-readback).
+#[test]
+fn the_texture_descriptor_read_back_leaves_the_border_colour() {
+    let (_g, _m) = setup();
+    let a = array(4, 4, 0, FLOAT, 1, 0);
+    let r = array_resource(0, a as u64);
+    for modes in [[1, 0, 1], [3, 1, 1], [1, 3, 1], [2, 2, 1]] {
+        let mut t = texture_desc(0);
+        t.address_mode = modes;
+        t.border_color = [0.25, 0.0, 0.5, 0.0];
+        t.max_anisotropy = 4;
+        t.mipmap_level_bias = 1.5;
+        let h = create(&r, &t, None).unwrap();
+        let mut back = CUDA_TEXTURE_DESC {
+            border_color: [f32::from_bits(0xa5a5_a5a5); 4],
+            ..Default::default()
+        };
+        // Safety: a live local laid out as cuda.h's.
+        assert_eq!(unsafe { cuTexObjectGetTextureDesc(&mut back, h) }, 0);
+        assert_eq!(back.border_color.map(f32::to_bits), [0xa5a5_a5a5; 4]);
+        assert_eq!(
+            (
+                back.address_mode,
+                back.max_anisotropy,
+                back.mipmap_level_bias
+            ),
+            (modes, 4, 1.5),
+            "modes {modes:?}"
+        );
+        // Safety: a handle made here.
+        assert_eq!(unsafe { cuTexObjectDestroy(h) }, 0);
+    }
+    // Safety: a handle made here.
+    assert_eq!(unsafe { cuArrayDestroy(a) }, 0);
+}
+
+/// CU_TRSF_SEAMLESS_CUBEMAP is for a cubemap: the H200 refused it over an array, linear
+/// and pitch2D memory alike, and took it over a cubemap (probe arrays, tex-desc-fields).
+#[test]
+fn seamless_cubemap_is_refused_over_what_is_no_cubemap() {
+    let (_g, _m) = setup();
+    let seamless = texture_desc(0x40);
+    let plain = array(4, 4, 0, FLOAT, 1, 0);
+    let r = array_resource(0, plain as u64);
+    assert_eq!(create(&r, &seamless, None), Err(CUDA_ERROR_INVALID_VALUE));
+    assert!(create(&r, &texture_desc(0), None).is_ok());
+    let mut p: CUdeviceptr = 0;
+    // Safety: a live local.
+    assert_eq!(unsafe { cuMemAlloc_v2(&mut p, 4096) }, 0);
+    let mut linear = array_resource(2, p);
+    linear.res[1] = FLOAT as u32 as u64 | (1 << 32);
+    linear.res[2] = 4096;
+    assert!(create(&linear, &texture_desc(0), None).is_ok());
+    assert_eq!(
+        create(&linear, &seamless, None),
+        Err(CUDA_ERROR_INVALID_VALUE)
+    );
+    let cube = array(4, 4, 6, FLOAT, 1, CUBEMAP);
+    let t = create(&array_resource(0, cube as u64), &seamless, None);
+    assert!(t.is_ok(), "over a cubemap: {t:?}");
+    // Safety: handles made here.
+    unsafe {
+        assert_eq!(cuMemFree_v2(p), 0);
+        assert_eq!(cuArrayDestroy(plain), 0);
+        assert_eq!(cuArrayDestroy(cube), 0);
     }
 }
 

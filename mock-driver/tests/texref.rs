@@ -3,8 +3,8 @@
 //! bound through cuModuleGetTexRef/cuTexRefSet*/cuSurfRefSetArray, read and written at
 //! launch; the Get* twins; the errors cuda.h documents. Expected values come from cuda.h
 //! and the CUDA programming guide's filtering rules (linear filtering halfway between two
-//! texel centres is their mean), not from the mock. What the H200 answers where cuda.h
-//! is silent is awaited from probe texrefs.
+//! texel centres is their mean), not from the mock. Where cuda.h is silent, the H200's
+//! answers in probe texrefs (clients/probes/goldens/NVIDIA_H200-580.159.04/texrefs.txt).
 //!
 //! One test, in one thread, with one context throughout.
 
@@ -117,6 +117,7 @@ const OTHER: &str = ".global .texref arr_tex;\n\
     tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [arr_tex, {%f1, %f1}];\n\
     st.global.f32 [%rd1], %f1; ret; }\n";
 
+const CU_AD_FORMAT_UNSIGNED_INT8: i32 = 0x01;
 const CU_AD_FORMAT_UNSIGNED_INT32: i32 = 0x03;
 const CU_AD_FORMAT_FLOAT: i32 = 0x20;
 const CU_TRSA_OVERRIDE_FORMAT: u32 = 0x01;
@@ -375,6 +376,24 @@ unsafe fn end_to_end() {
             cuTexRefSetArray(other_arr, ones, CU_TRSA_OVERRIDE_FORMAT),
             0
         );
+        assert_eq!(sample(2.5, 1.5), 12.0);
+
+        // ---- A format set after the array's binding: the array's bytes read as its
+        // elements, rows as far apart as the array's. Through u8 x1, texel (2, 1) is byte
+        // 16 + 2, the third byte of float 10 (0x41200000): 0x20, normalized 32/255, which
+        // the H200 read (probe texrefs, format-rules: 0.12549).
+        let b = array_of(4, 2, CU_AD_FORMAT_FLOAT, 0, &texels);
+        assert_eq!(cuTexRefSetArray(arr, b, CU_TRSA_OVERRIDE_FORMAT), 0);
+        assert_eq!(cuTexRefSetFormat(arr, CU_AD_FORMAT_UNSIGNED_INT8, 1), 0);
+        assert_eq!(sample(2.5, 1.5), 32.0 / 255.0);
+        // ---- The bound array destroyed: the reference is bound to no array since, and
+        // reads 0, as on the H200 (probe texrefs, destroyed-array-launch).
+        assert_eq!(cuArrayDestroy(b), 0);
+        let mut got = 0xa5 as CUarray;
+        assert_eq!(cuTexRefGetArray(&mut got, arr), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(got, 0xa5 as CUarray, "untouched");
+        assert_eq!(sample(2.5, 1.5), 0.0);
+        assert_eq!(cuTexRefSetArray(arr, a, CU_TRSA_OVERRIDE_FORMAT), 0);
         assert_eq!(sample(2.5, 1.5), 12.0);
 
         // ---- Linear memory, tex.1d, u32 texels 100 + k; SetAddress at a pointer 4 bytes

@@ -388,6 +388,11 @@ impl Image {
         }
     }
 
+    /// Whether this is a texture's resource view of a CUDA array.
+    pub(crate) fn is_view(&self) -> bool {
+        matches!(self.storage, Storage::View { .. })
+    }
+
     /// Size in elements of dimension `k` (0: x, 1: y, 2: z).
     pub(crate) fn size(&self, k: usize) -> u64 {
         [self.width, self.height, self.depth][k]
@@ -400,6 +405,13 @@ impl Image {
     /// The channels of texel (x, y, z) as 32-bit values: floats' bits where the texture
     /// reads floats (float channels, or integers `normalize`d), integers otherwise.
     fn texel(&self, mem: &Texmem<'_>, at: [u64; 3], normalize: bool) -> Result<[u32; 4], String> {
+        // A layer past a resource view's layers reads 0, whether the array has it or not:
+        // on the H200 layer 1 of a view of layers 0..0, and of layers 3..4 of a 4-layer
+        // array (probe views, layer-views; its border colour was 0 too, so whether this
+        // is the border is not settled).
+        if self.is_view() && (self.layered || self.cubemap) && at[2] >= self.depth {
+            return Ok([0; 4]);
+        }
         if let Storage::View {
             blocks: Some(b), ..
         } = self.storage
@@ -983,6 +995,9 @@ impl TextureObject {
 
     fn layer_slice(&self, layer: Option<i64>) -> u64 {
         match layer {
+            // Through a resource view the layer is not clamped: one past the view's
+            // reads 0 (`Image::texel`).
+            Some(l) if self.image.layered && self.image.is_view() => l as u32 as u64,
             // The layer is unsigned and clamped to the last: on the H200 layer -1 reads
             // the last layer, as does one past the end (texture_probe, section 6).
             Some(l) if self.image.layered => (l as u32 as u64).min(self.image.depth - 1),
@@ -990,11 +1005,12 @@ impl TextureObject {
         }
     }
 
-    /// The first face of cube `layer` of a cubemap array (clamped as layers are), or of
-    /// the one cube.
+    /// The first face of cube `layer` of a cubemap array (clamped as layers are, but
+    /// through a resource view), or of the one cube.
     fn cube_slice(&self, layer: Option<i64>) -> u64 {
         let cubes = (self.image.depth / 6).max(1);
         match layer {
+            Some(l) if self.image.layered && self.image.is_view() => (l as u32 as u64) * 6,
             Some(l) if self.image.layered => (l as u32 as u64).min(cubes - 1) * 6,
             _ => 0,
         }

@@ -617,9 +617,13 @@ impl TextureObjectApi for Mock {
             }
         }
 
+        /// Writes every field but borderColor, which the H200 leaves as it was under each
+        /// address mode, a border one included (probe views, border-readback).
         fn cuTexObjectGetTextureDesc(d; #[late] p, t) {
             let (_, tex) = d.texture_descriptors(t)?;
-            p.write(tex)
+            let p = p.check()?;
+            let border_color = p.read().border_color;
+            p.write(CUDA_TEXTURE_DESC { border_color, ..tex })
         }
     }
 }

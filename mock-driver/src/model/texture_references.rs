@@ -10,10 +10,11 @@
 //! through the same descriptors cuTexObjectCreate and cuSurfObjectCreate take, so a later
 //! Set changes nothing for a kernel already queued, as a later destroy changes nothing
 //! for a texture object's. A texture reference never bound reads zeros, as on the H200
-//! (probe texrefs, unbound-launch: `tex.1d.v4.u32.s32` read 0 0); one whose state makes
-//! no object (bound to an array destroyed since) is unbound in the snapshot: a kernel
-//! reading it faults with CUDA_ERROR_ILLEGAL_ADDRESS naming the reference (what the H200
-//! does is awaiting a recording: probe texrefs, destroyed-array-launch).
+//! (probe texrefs, unbound-launch: `tex.1d.v4.u32.s32` read 0 0), nor does one whose
+//! array was destroyed, which is bound to nothing since (probe texrefs,
+//! destroyed-array-launch). One whose state makes no object (a format the mock reads no
+//! texel of) is unbound in the snapshot: a kernel reading it faults with
+//! CUDA_ERROR_ILLEGAL_ADDRESS naming the reference (unrecorded).
 //!
 //! The handles are the mock's (CUtexref is an opaque pointer in cuda.h): addresses above
 //! the 47-bit user space, so no host pointer is taken for one. A module's references live
@@ -195,6 +196,19 @@ impl TextureReferences {
         }
         self.refs.insert(h, r);
         h
+    }
+
+    /// Texture references bound to a destroyed array are bound to nothing since: the
+    /// H200 answers cuTexRefGetArray of one with CUDA_ERROR_INVALID_VALUE and a kernel
+    /// reads 0 through it, as through a reference never bound (probe texrefs,
+    /// destroyed-array-launch). A surface reference's binding is kept (unrecorded): a
+    /// kernel reading it faults, its array gone.
+    pub fn forget_array(&mut self, a: ArrayId) {
+        for r in self.refs.values_mut() {
+            if !r.surface && r.binding == Binding::Array(a) {
+                r.binding = Binding::Unbound;
+            }
+        }
     }
 
     /// A module's references go with it (cuModuleUnload).
@@ -572,6 +586,10 @@ impl Driver {
                         .map(|s| ReferenceImage::Surface(Arc::new(s)))
                 } else {
                     self.texture_from_descriptors(&st, device, &res, &tex, None)
+                        .and_then(|t| match r.binding {
+                            Binding::Array(_) => in_reference_format(t, r),
+                            _ => Ok(t),
+                        })
                         .map(|t| ReferenceImage::Texture(Arc::new(t)))
                 };
                 made.unwrap_or(ReferenceImage::Unbound)
@@ -579,6 +597,32 @@ impl Driver {
             .collect();
         Arc::new(BoundReferences { images })
     }
+}
+
+/// A texture over an array read in the reference's format where cuTexRefSetFormat changed
+/// it since the binding: the array's bytes, rows as far apart as the array's, taken as
+/// elements of that format (the H200 read texel (2, 1) of a 4 x 2 float array through u8
+/// x1 as byte 18, the third of float 10's: 32/255, probe texrefs, format-rules). An
+/// element wider than the array's makes no texture (unrecorded; a kernel reading it
+/// faults), so no read leaves a row.
+fn in_reference_format(
+    mut t: ptx::TextureObject,
+    r: &TextureReference,
+) -> CuResult<ptx::TextureObject> {
+    let format = channel_format(r.format, r.channels)?;
+    if format == t.image.format {
+        return Ok(t);
+    }
+    if format.texel_bytes() > t.image.format.texel_bytes() {
+        return Err(not_supported(format!(
+            "a texture reference read in a format of {}-byte elements over an array of \
+             {}-byte ones is not emulated",
+            format.texel_bytes(),
+            t.image.format.texel_bytes()
+        )));
+    }
+    t.image.format = format;
+    Ok(t)
 }
 
 /// What a texture reference never bound reads: a texture of no texel, whose every fetch is

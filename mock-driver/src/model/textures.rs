@@ -29,7 +29,7 @@
 //!
 //! Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): textures and surfaces over arrays of
 //! the UNORM/SNORM, R10G10B10A2 and block-compressed formats (such arrays are made and,
-//! but for block-compressed ones, copied), a layer subrange of a layered cubemap.
+//! but for block-compressed ones, copied).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -651,14 +651,14 @@ fn view_format(f: i32) -> CuResult<Result<Format, (BlockFormat, u32)>> {
 ///   one needs CU_AD_FORMAT_UNSIGNED_INT32 elements of 2 channels (BC1, BC4) or 4 (the
 ///   others).
 /// - width and height: the array's (level 0's, as created: a 1D array's height is 0), or
-///   4 times them for a block-compressed view; depth: the array's. (cuda.h says "the
-///   original resource"; whether a view from a later level gives that level's extent
-///   instead is for the recording to say.)
-/// - firstMipmapLevel..lastMipmapLevel: 0..0 unless mipmapped, else levels it has,
-///   first <= last.
-/// - firstLayer..lastLayer: 0..0 unless layered, else layers it has, first <= last. A
-///   layered cubemap's subrange is not emulated (cuda.h does not say whether a layer is a
-///   face or a cube there); all its layers are.
+///   4 times them for a block-compressed view; depth: the array's. A view from a later
+///   level names the original resource's extent too, its first level's is refused (the
+///   H200: probe views, mip-level-views, layer-views, cubemap-views).
+/// - firstMipmapLevel..lastMipmapLevel: 0..0 unless mipmapped, else first <= last, the
+///   first a level it has; the last may lie past them (levels 2..5 of 5 taken).
+/// - firstLayer..lastLayer: 0..0 unless layered, else first <= last, the first a layer
+///   it has; the last may lie past them (layers 3..4 of 4 taken). A layered cubemap's
+///   layers count faces (its depth does): the H200 took faces 1..1 and 1..6 of two cubes.
 pub fn check_view(r: &ViewedResource, v: &CUDA_RESOURCE_VIEW_DESC) -> CuResult<ViewShape> {
     let shape = check_view_but_format_none(r, v)?;
     // The H200 refuses a view of format NONE (probe arrays, tex-views), where cuda.h says
@@ -667,17 +667,6 @@ pub fn check_view(r: &ViewedResource, v: &CUDA_RESOURCE_VIEW_DESC) -> CuResult<V
     if v.format == 0 {
         return Err(invalid(
             "a resource view's format is CU_RES_VIEW_FORMAT_NONE: name the format read",
-        ));
-    }
-    // What the mock does not emulate is said only of a view the H200 would take as far
-    // as it is known: its refusals come first (texture_views' NONE views of cubemap
-    // layers are INVALID_VALUE on the H200).
-    let d = &r.desc;
-    let all_layers = (0, (d.depth as u64).saturating_sub(1));
-    if d.flags & LAYERED != 0 && d.flags & CUBEMAP != 0 && shape.layers != all_layers {
-        return Err(not_supported(
-            "a layer subrange of a layered cubemap is not emulated (whether a view's layer \
-             is a face or a cube there is not documented): view all its layers",
         ));
     }
     Ok(shape)
@@ -737,8 +726,13 @@ fn check_view_but_format_none(
             want[2]
         )));
     }
+    // A mipmapped resource's view may end past its levels (the H200 took levels 2..5 of
+    // 5, probe views, mip-level-views; how far past is not recorded), and reads the
+    // levels it has; one that is not mipmapped has level 0 only (probe arrays,
+    // tex-views: lastMipmapLevel 1 refused).
     let (first, last) = (v.first_mipmap_level, v.last_mipmap_level);
-    if first > last || last >= r.levels {
+    let last_held = if r.mipmapped { first } else { last };
+    if first > last || last_held >= r.levels {
         return Err(invalid(format!(
             "mipmap levels {first}..{last}: the resource has {} level{}{}",
             r.levels,
@@ -748,8 +742,12 @@ fn check_view_but_format_none(
     }
     let layered = d.flags & LAYERED != 0;
     let layers = if layered { d.depth as u64 } else { 1 };
+    // Likewise a layered resource's view may end past its layers (the H200 took layers
+    // 3..4 of 4, probe views, layer-views); one that is not layered has layer 0 only
+    // (probe arrays, tex-views: lastLayer 1 refused).
     let (fl, ll) = (v.first_layer as u64, v.last_layer as u64);
-    if fl > ll || ll >= layers {
+    let last_held = if layered { fl } else { ll };
+    if fl > ll || last_held >= layers {
         return Err(invalid(format!(
             "layers {fl}..{ll}: the resource has {layers}{}",
             if layered { "" } else { " (not layered)" }
@@ -926,7 +924,10 @@ fn view_images_checked(
         },
         v,
     )?;
+    // The levels and layers the view names that the resource has: a layer past them
+    // reads 0 (`ptx::Image`'s views), a level past them is never reached.
     let (first, last) = shape.levels;
+    let last = last.min((levels.len() as u32).saturating_sub(1));
     let (fl, ll) = shape.layers;
     let scale = if shape.blocks.is_some() { 4 } else { 1 };
     let mut images = levels[first as usize..=last as usize]
@@ -937,7 +938,7 @@ fn view_images_checked(
             img.width *= scale;
             img.height *= scale;
             if img.layered {
-                img.depth = ll - fl + 1;
+                img.depth = ll.min(img.depth.saturating_sub(1)) - fl + 1;
             }
             img.storage = Storage::View {
                 texels: a.texels.clone(),
@@ -1132,6 +1133,7 @@ impl Driver {
         st.textures.array(h)?;
         let a = st.textures.arrays.remove(&h).expect("checked above");
         st.vmm.backing.uncommit(a.bytes());
+        st.texture_references.forget_array(h);
         Ok(())
     }
 
@@ -1151,6 +1153,13 @@ impl Driver {
             &texture,
             view.as_ref(),
         )?);
+        // The H200 refuses CU_TRSF_SEAMLESS_CUBEMAP over an array, linear and pitch2D
+        // memory, taking it over a cubemap (probe arrays, tex-desc-fields).
+        if texture.flags & TRSF_SEAMLESS_CUBEMAP != 0 && !object.image.cubemap {
+            return Err(invalid(
+                "CU_TRSF_SEAMLESS_CUBEMAP is for a cubemap resource: this one is none",
+            ));
+        }
         let h = st.textures.next_handle();
         Arc::make_mut(&mut st.textures.bound)
             .textures
@@ -2205,19 +2214,40 @@ mod tests {
         v.depth = 4;
         (v.first_layer, v.last_layer) = (0, 0);
         assert_eq!(code(&layered, v), Err(CUDA_ERROR_INVALID_VALUE), "depth");
-        // A layered cubemap: all its layers, or not emulated.
+        // The last layer may lie past the array's (the H200: probe views, layer-views,
+        // layers 3..4 of 4), the first may not.
+        let mut v = view(0x0e, 16, 8, 5);
+        (v.first_layer, v.last_layer) = (4, 5);
+        assert_eq!(check_view(&layered, &v).unwrap().layers, (4, 5));
+        (v.first_layer, v.last_layer) = (5, 5);
+        assert_eq!(code(&layered, v), Err(CUDA_ERROR_INVALID_VALUE));
+        // A layered cubemap's layers are faces, any subrange of them (the H200: probe
+        // views, cubemap-views: 0..5, 6..11, 1..1, 0..0, 1..6 of 12).
         let cubes = u32x(2, desc(8, 8, 12, LAYERED | CUBEMAP), 1);
         let mut v = view(0x0e, 8, 8, 12);
-        v.last_layer = 11;
-        assert_eq!(code(&cubes, v), Ok(()));
-        v.first_layer = 6;
-        assert_eq!(code(&cubes, v), Err(CUDA_ERROR_NOT_SUPPORTED));
-        // Levels of a mipmapped array.
+        for (first, last) in [(0, 11), (0, 5), (6, 11), (1, 1), (0, 0), (1, 6)] {
+            (v.first_layer, v.last_layer) = (first, last);
+            assert_eq!(
+                check_view(&cubes, &v).unwrap().layers,
+                (first as u64, last as u64)
+            );
+        }
+        v.depth = 6;
+        (v.first_layer, v.last_layer) = (0, 5);
+        assert_eq!(code(&cubes, v), Err(CUDA_ERROR_INVALID_VALUE), "depth");
+        // Levels of a mipmapped array: the last may lie past them (the H200: probe
+        // views, mip-level-views, 2..5 of 5), the first may not.
         let mip = u32x(2, desc(16, 8, 0, 0), 5);
         let mut v = view(0x0e, 16, 8, 0);
         (v.first_mipmap_level, v.last_mipmap_level) = (1, 4);
         assert_eq!(check_view(&mip, &v).unwrap().levels, (1, 4));
-        v.last_mipmap_level = 5;
+        (v.first_mipmap_level, v.last_mipmap_level) = (2, 5);
+        assert_eq!(check_view(&mip, &v).unwrap().levels, (2, 5));
+        (v.first_mipmap_level, v.last_mipmap_level) = (5, 5);
+        assert_eq!(code(&mip, v), Err(CUDA_ERROR_INVALID_VALUE));
+        // The first level's extent is refused: the view names the original resource's.
+        let mut v = view(0x0e, 8, 4, 0);
+        (v.first_mipmap_level, v.last_mipmap_level) = (1, 1);
         assert_eq!(code(&mip, v), Err(CUDA_ERROR_INVALID_VALUE));
     }
 
