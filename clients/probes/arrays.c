@@ -421,6 +421,56 @@ static void sparse_deferred(void) {
     }
 }
 
+/* Sparse tiles by element size and shape (the recorded sparse-deferred asked float x1
+ * only): a sparse array's tile extent, and a sparse mipmapped array's miptail, for each
+ * element size from 1 to 16 bytes, in 2D, 3D and layered 2D. */
+static void sparse_tiles(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    const struct { int fmt; unsigned ch; const char *what; } formats[] = {
+        {CU_AD_FORMAT_UNSIGNED_INT8, 1, "u8x1"},   {CU_AD_FORMAT_UNSIGNED_INT8, 2, "u8x2"},
+        {CU_AD_FORMAT_UNSIGNED_INT16, 1, "u16x1"}, {CU_AD_FORMAT_UNSIGNED_INT8, 4, "u8x4"},
+        {CU_AD_FORMAT_HALF, 2, "halfx2"},          {CU_AD_FORMAT_FLOAT, 2, "floatx2"},
+        {CU_AD_FORMAT_HALF, 4, "halfx4"},          {CU_AD_FORMAT_FLOAT, 4, "floatx4"},
+        {CU_AD_FORMAT_BC1_UNORM, 4, "bc1"},        {CU_AD_FORMAT_BC7_UNORM, 4, "bc7"},
+    };
+    const struct { size_t w, h, d; unsigned fl; const char *what; } shapes[] = {
+        {1024, 1024, 0, 0, "2D 1024x1024"},
+        {64, 64, 64, 0, "3D 64^3"},
+        {1024, 1024, 4, CUDA_ARRAY3D_LAYERED, "layered 2D 1024x1024x4"},
+        {100, 60, 0, 0, "2D 100x60"},
+    };
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            char label[96];
+            snprintf(label, sizeof label, "%s %s", formats[f].what, shapes[i].what);
+            CUDA_ARRAY3D_DESCRIPTOR d = desc3(shapes[i].w, shapes[i].h, shapes[i].d, formats[f].fmt,
+                                              formats[f].ch, shapes[i].fl | CUDA_ARRAY3D_SPARSE);
+            CUarray a = NULL;
+            CUDA_ARRAY_SPARSE_PROPERTIES sp;
+            if (CALL(label, cuArray3DCreate(&a, &d)) == CUDA_SUCCESS) {
+                FILL(sp);
+                if (CALL("  sparse properties", cuArrayGetSparseProperties(&sp, a)) == CUDA_SUCCESS)
+                    SAY("  tile %ux%ux%u miptail first level %u size %llu flags 0x%x",
+                        sp.tileExtent.width, sp.tileExtent.height, sp.tileExtent.depth,
+                        sp.miptailFirstLevel, (unsigned long long)sp.miptailSize, sp.flags);
+                cuArrayDestroy(a);
+            }
+            CUmipmappedArray m;
+            snprintf(label, sizeof label, "%s %s, mipmapped, all levels", formats[f].what, shapes[i].what);
+            unsigned levels = 1;
+            for (size_t e = shapes[i].w > shapes[i].h ? shapes[i].w : shapes[i].h; e > 1; e /= 2) levels++;
+            if (CALL(label, cuMipmappedArrayCreate(&m, &d, levels)) == CUDA_SUCCESS) {
+                FILL(sp);
+                if (CALL("  sparse properties", cuMipmappedArrayGetSparseProperties(&sp, m)) == CUDA_SUCCESS)
+                    SAY("  tile %ux%ux%u miptail first level %u size %llu flags 0x%x",
+                        sp.tileExtent.width, sp.tileExtent.height, sp.tileExtent.depth,
+                        sp.miptailFirstLevel, (unsigned long long)sp.miptailSize, sp.flags);
+                cuMipmappedArrayDestroy(m);
+            }
+        }
+}
+
 /* ---- queries ---- */
 
 static void descriptors(void) {
@@ -1453,6 +1503,7 @@ int main(void) {
     section("flags-alone", flags_alone);
     section("flag-combinations", flag_combinations);
     section("sparse-deferred", sparse_deferred);
+    section("sparse-tiles", sparse_tiles);
     section("descriptors", descriptors);
     section("requirements-planes", requirements_and_planes);
     section("mipmapped", mipmapped);

@@ -14,6 +14,8 @@
 #define CUDA_ENABLE_DEPRECATED
 #include "probe.h"
 
+#include <math.h>
+
 static const char KERNELS[] =
     ".version 9.0\n.target sm_90\n.address_size 64\n"
     ".global .texref arr_tex;\n"
@@ -398,6 +400,81 @@ static void destroyed_other_bindings(void) {
     sample(0.5f, 0.5f);
 }
 
+/* The mipmap setters' strictness: which filter modes, biases, clamps, anisotropies and
+ * flags each setter takes, and what the getters give back; cuTexRefSetMipmappedArray with
+ * flags 0 (cuTexRefSetArray's 0 was taken) and over a plain array's handle. */
+static void mipmap_setters(void) {
+    setup();
+    CUtexref t = texref(mod, "arr_tex");
+    const int filters[] = {0, 1, 2, 7, -1};
+    for (size_t i = 0; i < sizeof filters / sizeof *filters; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "set mipmap filter %d", filters[i]);
+        CALL(what, cuTexRefSetMipmapFilterMode(t, (CUfilter_mode)filters[i]));
+        CUfilter_mode fm = (CUfilter_mode)99;
+        if (cuTexRefGetMipmapFilterMode(&fm, t) == CUDA_SUCCESS) SAY("  reads back %d", (int)fm);
+    }
+    const float biases[] = {0.5f, -20.0f, 1e30f, (float)NAN};
+    for (size_t i = 0; i < sizeof biases / sizeof *biases; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "set bias %g", biases[i]);
+        CALL(what, cuTexRefSetMipmapLevelBias(t, biases[i]));
+        float b = -7;
+        if (cuTexRefGetMipmapLevelBias(&b, t) == CUDA_SUCCESS) SAY("  reads back %g", b);
+    }
+    const float clamps[][2] = {{0, 4}, {4, 0}, {-1, 2}, {0, 1e30f}, {(float)NAN, 1}};
+    for (size_t i = 0; i < sizeof clamps / sizeof *clamps; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "set clamp %g..%g", clamps[i][0], clamps[i][1]);
+        CALL(what, cuTexRefSetMipmapLevelClamp(t, clamps[i][0], clamps[i][1]));
+        float lo = -7, hi = -7;
+        if (cuTexRefGetMipmapLevelClamp(&lo, &hi, t) == CUDA_SUCCESS) SAY("  reads back %g %g", lo, hi);
+    }
+    const int anisos[] = {0, 1, 16, 17, -1};
+    for (size_t i = 0; i < sizeof anisos / sizeof *anisos; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "set anisotropy %d", anisos[i]);
+        CALL(what, cuTexRefSetMaxAnisotropy(t, (unsigned)anisos[i]));
+        int a = -7;
+        if (cuTexRefGetMaxAnisotropy(&a, t) == CUDA_SUCCESS) SAY("  reads back %d", a);
+    }
+    const unsigned flags[] = {0, CU_TRSF_READ_AS_INTEGER, CU_TRSF_NORMALIZED_COORDINATES, CU_TRSF_SRGB,
+                              CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION, CU_TRSF_SEAMLESS_CUBEMAP, 0x100, 0x80000000u};
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "set flags %#x", flags[i]);
+        CALL(what, cuTexRefSetFlags(t, flags[i]));
+        unsigned f = 99;
+        if (cuTexRefGetFlags(&f, t) == CUDA_SUCCESS) SAY("  reads back %#x", f);
+    }
+    CALL("set flags 0 again", cuTexRefSetFlags(t, 0));
+    CUDA_ARRAY3D_DESCRIPTOR m;
+    memset(&m, 0, sizeof m);
+    m.Width = 4;
+    m.Height = 4;
+    m.Format = CU_AD_FORMAT_UNSIGNED_INT8;
+    m.NumChannels = 4;
+    CUmipmappedArray mm;
+    MUST(cuMipmappedArrayCreate(&mm, &m, 3));
+    CALL("set mipmapped array, flags 0", cuTexRefSetMipmappedArray(t, mm, 0));
+    CUarray_format f = (CUarray_format)0xA5;
+    int ch = -1;
+    if (cuTexRefGetFormat(&f, &ch, t) == CUDA_SUCCESS) SAY("  format %#x channels %d", (unsigned)f, ch);
+    CALL("set mipmapped array, flags 2", cuTexRefSetMipmappedArray(t, mm, 2));
+    CALL("set mipmapped array, OVERRIDE_FORMAT", cuTexRefSetMipmappedArray(t, mm, CU_TRSA_OVERRIDE_FORMAT));
+    if (cuTexRefGetFormat(&f, &ch, t) == CUDA_SUCCESS) SAY("  format %#x channels %d", (unsigned)f, ch);
+    CUarray plain = float_array();
+    CALL("set mipmapped array, a plain array's handle", cuTexRefSetMipmappedArray(t, (CUmipmappedArray)plain, CU_TRSA_OVERRIDE_FORMAT));
+    CUarray level0;
+    MUST(cuMipmappedArrayGetLevel(&level0, mm, 0));
+    CALL("set array, a mipmapped array's level 0", cuTexRefSetArray(t, level0, CU_TRSA_OVERRIDE_FORMAT));
+    CUarray got = (CUarray)SENTINEL;
+    CALL("get array", cuTexRefGetArray(&got, t));
+    SAY("  level 0: %s", got == level0 ? "yes" : got == (CUarray)SENTINEL ? "untouched" : "other");
+    cuArrayDestroy(plain);
+    cuMipmappedArrayDestroy(mm);
+}
+
 static void destroy_module_texref(void) {
     setup();
     CALL("destroy a module's texref", cuTexRefDestroy(texref(mod, "arr_tex")));
@@ -418,5 +495,6 @@ int main(void) {
     section("destroy-module-texref", destroy_module_texref);
     section("format-wider", format_wider);
     section("destroyed-other-bindings", destroyed_other_bindings);
+    section("mipmap-setters", mipmap_setters);
     return 0;
 }
