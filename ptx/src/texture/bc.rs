@@ -1,0 +1,335 @@
+//! Block-compressed texels (BC1 to BC7) as the H200's texture unit decodes them.
+//!
+//! Direct3D's BC format documentation gives each block's layout and which endpoints
+//! blend into which palette entry, but it leaves the blends' precision to the hardware
+//! (its functional spec allows interpolated texels a tolerance). The H200's blends were
+//! recorded texel by texel through resource views: clients/runtime/texture_views.cu (one
+//! block of each format) and clients/probes/views.c, section `bc-view-read-modes` (BC1
+//! with sRGB), goldens in clients/{runtime,probes}/goldens/NVIDIA_H200-580.159.04/. What
+//! they show:
+//!
+//! - BC1 (and the colours of BC2 and BC3) follow the palette of NVIDIA's G80-class
+//!   decoder as NVIDIA Texture Tools publishes it (`evaluatePaletteNV5x`): red and blue
+//!   blended on the 5-bit endpoints and scaled by 22/8 (33/8 for the midpoint), green on
+//!   the 8-bit expansions with a weight of 80/256 (128/256 for the midpoint) and a
+//!   correction of a quarter of the difference. The recorded 2/3 blend of white and
+//!   black is red 170, green 175; the midpoint of blue and red is red 127.
+//! - BC4 and BC5 blend in 16 bits: each endpoint expanded by repeating its bits (unsigned
+//!   `e * 257`, signed `±(m << 8 | m << 1 | m >> 6)` of the magnitude `m`), and a blend is
+//!   the endpoint with the larger share stepped towards the other by the 8-bit difference
+//!   times 36 per seventh (eight-value blocks) or 48 per fifth (six-value blocks), the
+//!   step a power of two of sevenths or fifths (1, 2 or 4): a texel of 4/7 of one endpoint
+//!   steps 4 sevenths from the other. The result reads as a 16-bit UNORM or SNORM.
+//! - BC3's alpha blends the same steps in 8 bits, with BC1 green's rounding.
+//! - CU_TRSF_SRGB decodes a BC1 colour to linear rounded to 8 significant bits.
+//!
+//! The recorded blocks pin each rule at the endpoints they hold (BC3's alpha and BC4's
+//! at 255 and 0; BC5's at 20 and 50, -1 and 0): other differences follow the same
+//! arithmetic, which no recording contradicts but none has tested either.
+
+use super::BlockFormat;
+
+/// Texel (`x`, `y`) of a block (each 0 to 3) as four f32 lanes' bits.
+pub(super) fn decode(format: BlockFormat, block: &[u8], x: usize, y: usize) -> [u32; 4] {
+    let at = 4 * y + x;
+    let unorm8 = |v: u8| v as f32 / 255.0;
+    let out: [f32; 4] = match format {
+        BlockFormat::Bc1 => colour_texel(block, at, false).map(unorm8),
+        BlockFormat::Bc2 => {
+            let mut t = colour_texel(&block[8..], at, true);
+            // Explicit 4-bit alpha, expanded by repeating its bits.
+            let nibble = (block[at / 2] >> (4 * (at % 2))) & 0xf;
+            t[3] = nibble * 17;
+            t.map(unorm8)
+        }
+        BlockFormat::Bc3 => {
+            let mut t = colour_texel(&block[8..], at, true);
+            t[3] = alpha8(&block[..8], at);
+            t.map(unorm8)
+        }
+        BlockFormat::Bc4 { signed } => [channel16(block, at, signed), 0.0, 0.0, 0.0],
+        BlockFormat::Bc5 { signed } => [
+            channel16(&block[..8], at, signed),
+            channel16(&block[8..], at, signed),
+            0.0,
+            0.0,
+        ],
+        BlockFormat::Bc6h { signed } => {
+            let mut rgb = [0f32; 48];
+            bcdec_rs::bc6h_float(block, &mut rgb, 12, signed);
+            [rgb[3 * at], rgb[3 * at + 1], rgb[3 * at + 2], 0.0]
+        }
+        BlockFormat::Bc7 => {
+            let mut rgba = [0u8; 64];
+            bcdec_rs::bc7(block, &mut rgba, 16);
+            [0, 1, 2, 3].map(|c| unorm8(rgba[4 * at + c]))
+        }
+    };
+    out.map(f32::to_bits)
+}
+
+/// The 2-bit index of texel `at` in a colour block (8 bytes), and its palette entry as
+/// 8-bit red, green, blue, alpha. BC2 and BC3 (`four_only`) always have four colours;
+/// BC1 three and transparent black where its first endpoint is not the greater.
+fn colour_texel(block: &[u8], at: usize, four_only: bool) -> [u8; 4] {
+    let c0 = u16::from_le_bytes([block[0], block[1]]);
+    let c1 = u16::from_le_bytes([block[2], block[3]]);
+    let indices = u32::from_le_bytes([block[4], block[5], block[6], block[7]]);
+    let index = (indices >> (2 * at)) & 3;
+    let four = four_only || c0 > c1;
+    // 5-bit red and blue, 6-bit green.
+    let split = |c: u16| {
+        [
+            (c >> 11) as i32,
+            ((c >> 5) & 0x3f) as i32,
+            (c & 0x1f) as i32,
+        ]
+    };
+    let (e0, e1) = (split(c0), split(c1));
+    let g0 = (e0[1] << 2) | (e0[1] >> 4);
+    let g1 = (e1[1] << 2) | (e1[1] >> 4);
+    let gdiff = g1 - g0;
+    // Integer division truncates towards zero, as NVIDIA's C does.
+    let rb = |c: usize, w0: i32, w1: i32, scale: i32| (w0 * e0[c] + w1 * e1[c]) * scale / 8;
+    let rgb = match (index, four) {
+        (0, _) => [3 * e0[0] * 22 / 8, g0, 3 * e0[2] * 22 / 8],
+        (1, _) => [3 * e1[0] * 22 / 8, g1, 3 * e1[2] * 22 / 8],
+        (2, true) => [
+            rb(0, 2, 1, 22),
+            (256 * g0 + gdiff / 4 + 128 + gdiff * 80) / 256,
+            rb(2, 2, 1, 22),
+        ],
+        (3, true) => [
+            rb(0, 1, 2, 22),
+            (256 * g1 - gdiff / 4 + 128 - gdiff * 80) / 256,
+            rb(2, 1, 2, 22),
+        ],
+        (2, false) => [
+            rb(0, 1, 1, 33),
+            (256 * g0 + gdiff / 4 + 128 + gdiff * 128) / 256,
+            rb(2, 1, 1, 33),
+        ],
+        _ => return [0; 4],
+    };
+    let [r, g, b] = rgb.map(|v| v.clamp(0, 255) as u8);
+    [r, g, b, 255]
+}
+
+/// The 3-bit index of texel `at` in a BC3/BC4 channel block (8 bytes), with the block's
+/// endpoints as they compare (signed or not).
+fn channel_index(block: &[u8], at: usize) -> usize {
+    let mut bits = [0u8; 8];
+    bits[..6].copy_from_slice(&block[2..8]);
+    ((u64::from_le_bytes(bits) >> (3 * at)) & 7) as usize
+}
+
+/// A blended entry of a channel block's palette (`index` 2 to 7, 2 to 5 where the block
+/// has six values): which endpoint it starts from (0 or 1) and how many steps (each a
+/// seventh or a fifth, 1, 2 or 4 of them) it moves towards the other.
+fn blend(index: usize, eight: bool) -> (usize, i32) {
+    // Shares of endpoint 0 and 1, in sevenths or fifths.
+    let (share0, share1) = if eight {
+        (8 - index as i32, index as i32 - 1)
+    } else {
+        (6 - index as i32, index as i32 - 1)
+    };
+    // The hardware moves by a power of two of steps, from the endpoint whose share is
+    // not one: 3/7 of endpoint 0 is 4 steps from endpoint 0 towards endpoint 1, 1/5 of
+    // it 1 step from endpoint 1.
+    let power_of_two = if eight {
+        share1 == 4 || share1 <= 2
+    } else {
+        share1 <= 2
+    };
+    if power_of_two {
+        (0, share1)
+    } else {
+        (1, share0)
+    }
+}
+
+/// BC3's alpha of texel `at`, 8 bits.
+fn alpha8(block: &[u8], at: usize) -> u8 {
+    let (a0, a1) = (block[0] as i32, block[1] as i32);
+    let eight = a0 > a1;
+    let index = channel_index(block, at);
+    let v = match index {
+        0 => a0,
+        1 => a1,
+        6 if !eight => 0,
+        7 if !eight => 255,
+        _ => {
+            let (from, steps) = blend(index, eight);
+            let (a, b) = if from == 0 { (a0, a1) } else { (a1, a0) };
+            let d = b - a;
+            let step = if eight { 36 } else { 48 };
+            (256 * a + d / 4 + 128 + d * step * steps) / 256
+        }
+    };
+    v.clamp(0, 255) as u8
+}
+
+/// A BC4/BC5 channel of texel `at` (block of 8 bytes) as the float its 16-bit UNORM or
+/// SNORM value reads as.
+fn channel16(block: &[u8], at: usize, signed: bool) -> f32 {
+    let (e0, e1) = if signed {
+        // -128 blends as -127, as Direct3D's BC4 documentation says.
+        let e = |b: u8| (b as i8).max(-127) as i32;
+        (e(block[0]), e(block[1]))
+    } else {
+        (block[0] as i32, block[1] as i32)
+    };
+    let expand = |e: i32| {
+        if signed {
+            let m = e.abs();
+            e.signum() * ((m << 8) | (m << 1) | (m >> 6))
+        } else {
+            e * 257
+        }
+    };
+    let (max, min) = if signed { (32767, -32767) } else { (65535, 0) };
+    let eight = e0 > e1;
+    let index = channel_index(block, at);
+    let v = match index {
+        0 => expand(e0),
+        1 => expand(e1),
+        6 if !eight => min,
+        7 if !eight => max,
+        _ => {
+            let (from, steps) = blend(index, eight);
+            let (a, b) = if from == 0 { (e0, e1) } else { (e1, e0) };
+            let step = if eight { 36 } else { 48 };
+            expand(a) + (b - a) * step * steps
+        }
+    };
+    v.clamp(min, max) as f32 / max as f32
+}
+
+/// CU_TRSF_SRGB on a block-compressed colour channel: the sRGB transfer function's inverse
+/// (IEC 61966-2-1), rounded to nearest with 8 significant bits, as the H200 read BC1's.
+pub(super) fn srgb_to_linear(c: f32) -> f32 {
+    let linear = super::srgb_to_linear(c);
+    if linear == 0.0 {
+        return linear;
+    }
+    // Keep the sign, exponent and 7 fraction bits, rounding the other 16 to nearest,
+    // ties to even.
+    let bits = linear.to_bits();
+    let dropped = 16;
+    let half = 1u32 << (dropped - 1);
+    let rest = bits & ((1 << dropped) - 1);
+    let kept = bits >> dropped;
+    let up = rest > half || (rest == half && kept & 1 == 1);
+    f32::from_bits((kept + up as u32) << dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The H200's reads of one block of each format through a 4 x 4 resource view, as
+    /// float bits, texel by texel (four channels each): clients/runtime/texture_views.cu,
+    /// recorded in clients/runtime/goldens/NVIDIA_H200-580.159.04/texture_views.txt.
+    const RECORDED: &str =
+        include_str!("../../../clients/runtime/goldens/NVIDIA_H200-580.159.04/texture_views.txt");
+
+    /// The recorded rows of one block (`what row N: ...`), 16 texels of four lanes.
+    fn recorded(what: &str) -> Vec<[u32; 4]> {
+        let mut texels = Vec::new();
+        for y in 0..4 {
+            let prefix = format!("{what} row {y}:");
+            let line = RECORDED
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with(&prefix))
+                .unwrap_or_else(|| panic!("no `{prefix}` in the recording"));
+            let words: Vec<u32> = line[prefix.len()..]
+                .split_whitespace()
+                .map(|w| u32::from_str_radix(w, 16).unwrap())
+                .collect();
+            assert_eq!(words.len(), 16, "{line}");
+            for x in 0..4 {
+                texels.push([0, 1, 2, 3].map(|c| words[4 * x + c]));
+            }
+        }
+        texels
+    }
+
+    /// The block's bytes from the program's 32-bit words (little-endian, as copied).
+    fn bytes(words: &[u32]) -> Vec<u8> {
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    /// Every texel of `block` decoded against the recording; the mismatches.
+    fn mismatches(what: &str, format: BlockFormat, words: &[u32]) -> Vec<String> {
+        let block = bytes(words);
+        let want = recorded(what);
+        let mut bad = Vec::new();
+        for (at, want) in want.iter().enumerate() {
+            let got = decode(format, &block, at % 4, at / 4);
+            if got != *want {
+                bad.push(format!(
+                    "{what} texel {at}: H200 {want:08x?}, decoded {got:08x?}"
+                ));
+            }
+        }
+        bad
+    }
+
+    // The blocks of clients/runtime/texture_views.cu, word for word.
+    const BC1_FOUR: [u32; 2] = [0x0000ffff, 0xe4e4e4e4];
+    const BC1_THREE: [u32; 2] = [0xf800001f, 0xe4e4e4e4];
+    const BC4: [u32; 2] = [0xc68800ff, 0xfac688fa];
+    const BC4_SIGNED: [u32; 2] = [0xc688817f, 0xfac688fa];
+    const BC2: [u32; 4] = [0x76543210, 0xfedcba98, 0x0000ffff, 0xe4e4e4e4];
+    const BC3: [u32; 4] = [0xc68800ff, 0xfac688fa, 0x07e0f800, 0x1b1b1b1b];
+    const BC5: [u32; 4] = [0xc68800ff, 0xfac688fa, 0xc6883214, 0xfac688fa];
+    const BC67: [u32; 4] = [0x12345643, 0x9abcdef0, 0x0f1e2d3c, 0x8796a5b4];
+
+    #[test]
+    fn every_recorded_bc_texel_decodes_as_the_h200_read_it() {
+        let cases: [(&str, BlockFormat, &[u32]); 11] = [
+            ("BC1 four colours", BlockFormat::Bc1, &BC1_FOUR),
+            ("BC1 three colours", BlockFormat::Bc1, &BC1_THREE),
+            ("BC4 unsigned", BlockFormat::Bc4 { signed: false }, &BC4),
+            ("BC4 signed", BlockFormat::Bc4 { signed: true }, &BC4_SIGNED),
+            ("BC2", BlockFormat::Bc2, &BC2),
+            ("BC3", BlockFormat::Bc3, &BC3),
+            ("BC5 unsigned", BlockFormat::Bc5 { signed: false }, &BC5),
+            ("BC5 signed", BlockFormat::Bc5 { signed: true }, &BC5),
+            ("BC6H unsigned", BlockFormat::Bc6h { signed: false }, &BC67),
+            ("BC6H signed", BlockFormat::Bc6h { signed: true }, &BC67),
+            ("BC7", BlockFormat::Bc7, &BC67),
+        ];
+        let bad: Vec<String> = cases
+            .iter()
+            .flat_map(|(what, f, words)| mismatches(what, *f, words))
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "{} texels differ:\n{}",
+            bad.len(),
+            bad.join("\n")
+        );
+    }
+
+    /// BC1's interpolated colours under CU_TRSF_SRGB: clients/probes/views.c, section
+    /// `bc-view-read-modes`, recorded in
+    /// clients/probes/goldens/NVIDIA_H200-580.159.04/views.txt (row 0 of BC1_FOUR).
+    #[test]
+    fn srgb_bc1_reads_as_the_h200_read_it() {
+        let want: [u32; 16] = [
+            0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x00000000, 0x00000000, 0x00000000,
+            0x3f800000, 0x3ece0000, 0x3edb0000, 0x3ece0000, 0x3f800000, 0x3dba0000, 0x3da40000,
+            0x3dba0000, 0x3f800000,
+        ];
+        let block = bytes(&BC1_FOUR);
+        for x in 0..4 {
+            let mut t = decode(BlockFormat::Bc1, &block, x, 0);
+            for c in t.iter_mut().take(3) {
+                *c = srgb_to_linear(f32::from_bits(*c)).to_bits();
+            }
+            assert_eq!(t, want[4 * x..4 * x + 4], "texel {x}");
+        }
+    }
+}
