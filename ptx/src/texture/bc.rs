@@ -255,9 +255,59 @@ mod tests {
         texels
     }
 
-    /// The block's bytes from the program's 32-bit words (little-endian, as copied).
+    /// The program that printed them: its blocks are read from its source, so that the
+    /// test follows the program (and its next recording).
+    const PROGRAM: &str = include_str!("../../../clients/runtime/texture_views.cu");
+
+    /// The block's bytes from 32-bit words (little-endian, as copied).
     fn bytes(words: &[u32]) -> Vec<u8> {
         words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    /// The words of the program's `const uint32_t NAME[N] = {...};`.
+    fn program_block(name: &str) -> Vec<u32> {
+        let prefix = format!("const uint32_t {name}[");
+        let line = PROGRAM
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no `{prefix}` in texture_views.cu"));
+        let inside = &line[line.find('{').unwrap() + 1..line.find('}').unwrap()];
+        inside
+            .split(',')
+            .map(|w| {
+                let w = w.trim().trim_start_matches("0x").trim_end_matches('u');
+                u32::from_str_radix(w, 16).unwrap()
+            })
+            .collect()
+    }
+
+    /// The program's `bc_block("WHAT", cudaResViewFormat..., NAME, WORDS);` calls: what it
+    /// printed each block as, the view's format and the block's words.
+    fn program_reads() -> Vec<(String, BlockFormat, Vec<u32>)> {
+        PROGRAM
+            .lines()
+            .map(str::trim)
+            .filter_map(|l| l.strip_prefix("bc_block(\""))
+            .map(|l| {
+                let (what, rest) = l.split_once('"').unwrap();
+                let args: Vec<&str> = rest.split(',').map(str::trim).collect();
+                let format = match args[1].trim_start_matches("cudaResViewFormat") {
+                    "UnsignedBlockCompressed1" => BlockFormat::Bc1,
+                    "UnsignedBlockCompressed2" => BlockFormat::Bc2,
+                    "UnsignedBlockCompressed3" => BlockFormat::Bc3,
+                    "UnsignedBlockCompressed4" => BlockFormat::Bc4 { signed: false },
+                    "SignedBlockCompressed4" => BlockFormat::Bc4 { signed: true },
+                    "UnsignedBlockCompressed5" => BlockFormat::Bc5 { signed: false },
+                    "SignedBlockCompressed5" => BlockFormat::Bc5 { signed: true },
+                    "UnsignedBlockCompressed6H" => BlockFormat::Bc6h { signed: false },
+                    "SignedBlockCompressed6H" => BlockFormat::Bc6h { signed: true },
+                    "UnsignedBlockCompressed7" => BlockFormat::Bc7,
+                    other => panic!("view format {other}"),
+                };
+                (what.to_owned(), format, program_block(args[2]))
+            })
+            .collect()
     }
 
     /// Every texel of `block` decoded against the recording; the mismatches.
@@ -276,32 +326,12 @@ mod tests {
         bad
     }
 
-    // The blocks of clients/runtime/texture_views.cu, word for word.
-    const BC1_FOUR: [u32; 2] = [0x0000ffff, 0xe4e4e4e4];
-    const BC1_THREE: [u32; 2] = [0xf800001f, 0xe4e4e4e4];
-    const BC4: [u32; 2] = [0xc68800ff, 0xfac688fa];
-    const BC4_SIGNED: [u32; 2] = [0xc688817f, 0xfac688fa];
-    const BC2: [u32; 4] = [0x76543210, 0xfedcba98, 0x0000ffff, 0xe4e4e4e4];
-    const BC3: [u32; 4] = [0xc68800ff, 0xfac688fa, 0x07e0f800, 0x1b1b1b1b];
-    const BC5: [u32; 4] = [0xc68800ff, 0xfac688fa, 0xc6883214, 0xfac688fa];
-    const BC67: [u32; 4] = [0x12345643, 0x9abcdef0, 0x0f1e2d3c, 0x8796a5b4];
-
     #[test]
     fn every_recorded_bc_texel_decodes_as_the_h200_read_it() {
-        let cases: [(&str, BlockFormat, &[u32]); 11] = [
-            ("BC1 four colours", BlockFormat::Bc1, &BC1_FOUR),
-            ("BC1 three colours", BlockFormat::Bc1, &BC1_THREE),
-            ("BC4 unsigned", BlockFormat::Bc4 { signed: false }, &BC4),
-            ("BC4 signed", BlockFormat::Bc4 { signed: true }, &BC4_SIGNED),
-            ("BC2", BlockFormat::Bc2, &BC2),
-            ("BC3", BlockFormat::Bc3, &BC3),
-            ("BC5 unsigned", BlockFormat::Bc5 { signed: false }, &BC5),
-            ("BC5 signed", BlockFormat::Bc5 { signed: true }, &BC5),
-            ("BC6H unsigned", BlockFormat::Bc6h { signed: false }, &BC67),
-            ("BC6H signed", BlockFormat::Bc6h { signed: true }, &BC67),
-            ("BC7", BlockFormat::Bc7, &BC67),
-        ];
-        let bad: Vec<String> = cases
+        let reads = program_reads();
+        // One block of each format and signedness, BC1 with four and three colours.
+        assert_eq!(reads.len(), 11, "{reads:?}");
+        let bad: Vec<String> = reads
             .iter()
             .flat_map(|(what, f, words)| mismatches(what, *f, words))
             .collect();
@@ -314,16 +344,31 @@ mod tests {
     }
 
     /// BC1's interpolated colours under CU_TRSF_SRGB: clients/probes/views.c, section
-    /// `bc-view-read-modes`, recorded in
-    /// clients/probes/goldens/NVIDIA_H200-580.159.04/views.txt (row 0 of BC1_FOUR).
+    /// `bc-view-read-modes` (its block is texture_views' four-colour one), recorded in
+    /// clients/probes/goldens/NVIDIA_H200-580.159.04/views.txt.
+    const VIEWS: &str =
+        include_str!("../../../clients/probes/goldens/NVIDIA_H200-580.159.04/views.txt");
+
     #[test]
     fn srgb_bc1_reads_as_the_h200_read_it() {
-        let want: [u32; 16] = [
-            0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x00000000, 0x00000000, 0x00000000,
-            0x3f800000, 0x3ece0000, 0x3edb0000, 0x3ece0000, 0x3f800000, 0x3dba0000, 0x3da40000,
-            0x3dba0000, 0x3f800000,
-        ];
-        let block = bytes(&BC1_FOUR);
+        let mut lines = VIEWS
+            .lines()
+            .skip_while(|l| *l != "BC1, SRGB = CUDA_SUCCESS")
+            .map(str::trim);
+        let row = lines
+            .find_map(|l| l.strip_prefix("row 0:"))
+            .expect("BC1, SRGB's row 0 in views.txt");
+        let want: Vec<u32> = row
+            .split_whitespace()
+            .map(|w| u32::from_str_radix(w, 16).unwrap())
+            .collect();
+        assert_eq!(want.len(), 16, "{row}");
+        let block = bytes(&program_block("bc1_four"));
+        assert_eq!(
+            &block[..],
+            [0xff, 0xff, 0, 0, 0xe4, 0xe4, 0xe4, 0xe4],
+            "views.c's block"
+        );
         for x in 0..4 {
             let mut t = decode(BlockFormat::Bc1, &block, x, 0);
             for c in t.iter_mut().take(3) {
