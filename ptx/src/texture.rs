@@ -20,9 +20,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use crate::math::f16_to_f32;
+use crate::{Access, HostSpan, Memory};
 
 mod bc;
-use crate::{Access, HostSpan, Memory};
 
 /// The launch's memory as one warp instruction's texel reads and writes reach it: the
 /// span translated last is kept, and an access inside it (writable, for a write) uses

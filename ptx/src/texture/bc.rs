@@ -20,12 +20,17 @@
 //!   times 36 per seventh (eight-value blocks) or 48 per fifth (six-value blocks), the
 //!   step a power of two of sevenths or fifths (1, 2 or 4): a texel of 4/7 of one endpoint
 //!   steps 4 sevenths from the other. The result reads as a 16-bit UNORM or SNORM.
-//! - BC3's alpha blends the same steps in 8 bits, with BC1 green's rounding.
+//! - BC3's alpha blends the same steps in 8 bits (6/7 of 255 is 219, 4/7 is 144).
 //! - CU_TRSF_SRGB decodes a BC1 colour to linear rounded to 8 significant bits.
+//! - BC6H and BC7 read as the `bcdec` decoder gives them.
 //!
 //! The recorded blocks pin each rule at the endpoints they hold (BC3's alpha and BC4's
 //! at 255 and 0; BC5's at 20 and 50, -1 and 0): other differences follow the same
-//! arithmetic, which no recording contradicts but none has tested either.
+//! arithmetic, which no recording contradicts but none has tested either. Chosen where
+//! nothing is recorded, each said where it is made: BC3's alpha rounding at other
+//! differences, BC2/BC3 colours always four (Direct3D's rule), a signed endpoint of -128
+//! as -127 (Direct3D's), sRGB through BC2, BC3 and BC7 as through BC1.
+//! clients/probes/texel_formats.c asks the H200 each of these.
 
 use super::BlockFormat;
 
@@ -163,6 +168,9 @@ fn alpha8(block: &[u8], at: usize) -> u8 {
             let (a, b) = if from == 0 { (a0, a1) } else { (a1, a0) };
             let d = b - a;
             let step = if eight { 36 } else { 48 };
+            // The recorded endpoints (255 and 0) step by exactly 36 a seventh, which
+            // any rounding of d * step / 255 gives; BC1 green's (a quarter of the
+            // difference added, then to nearest) is taken, NVIDIA's for 8-bit blends.
             (256 * a + d / 4 + 128 + d * step * steps) / 256
         }
     };
