@@ -261,7 +261,11 @@ static void bc_arrays(void) {
         printf("%s\n", bc[i].name);
         CUarray a = array2(4, 4, bc[i].f, bc[i].channels);
         if (!a) continue;
-        if (to_array("copy in one block", a, bc[i].block, 4 * bc[i].words, 1) == CUDA_SUCCESS) {
+        /* One row of one block; failing that, the block's bytes as 4 rows (of texels). */
+        uint32_t four[16];
+        for (unsigned k = 0; k < 4; k++) memcpy(four + k * bc[i].words, bc[i].block, 4 * bc[i].words);
+        if (to_array("copy in one block", a, bc[i].block, 4 * bc[i].words, 1) == CUDA_SUCCESS ||
+            to_array("copy in 4 rows of a block's bytes", a, four, 4 * bc[i].words, 4) == CUDA_SUCCESS) {
             CUDA_RESOURCE_DESC r = over_array(a);
             read_object("flags 0", r, point(0), NULL, 4, 4);
             read_object("READ_AS_INTEGER", r, point(CU_TRSF_READ_AS_INTEGER), NULL, 4, 4);
