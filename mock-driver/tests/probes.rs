@@ -387,6 +387,37 @@ fn arrays_probe_matches_the_h200() {
     compare("arrays", &[]);
 }
 
+/// Texel formats no recording has pinned yet (clients/probes/texel_formats.c): plain
+/// texture objects over the UNORM/SNORM and BC arrays (the mock refuses them,
+/// CUDA_ERROR_NOT_SUPPORTED), sRGB over every 8-bit value, and BC views of blocks whose
+/// endpoints test the blending rules ptx/src/texture/bc.rs fitted to texture_views' one
+/// block a format (other differences, signed -128, mid-range BC1, sRGB, linear
+/// filtering). Awaiting its recording on the H200 (ci/gpu-all.sh PARTS=probes
+/// PROBES=texel_formats): once recorded it is compared; until then every section is named
+/// as awaiting, and the mock must run each to its end.
+#[test]
+fn texel_formats_probe_matches_the_h200() {
+    let golden = common::workspace().join(GOLDENS).join("texel_formats.txt");
+    if golden.exists() {
+        return compare("texel_formats", &[]);
+    }
+    let mock = sections(&run_probe_with("texel_formats", &[], &[]));
+    let awaiting: Vec<&String> = mock.keys().filter(|s| !s.is_empty()).collect();
+    eprintln!(
+        "texel_formats: 0 sections recorded; awaiting a recording on the H200 \
+         (ci/gpu-all.sh PARTS=probes PROBES=texel_formats): {awaiting:?}"
+    );
+    assert_eq!(awaiting.len(), 6, "sections: {awaiting:?}");
+    for (section, body) in &mock {
+        for bad in ["crash:", "setup failed", "  exit "] {
+            assert!(
+                !body.contains(bad),
+                "{section}: `{bad}` on the mock:\n{body}"
+            );
+        }
+    }
+}
+
 /// Texture views and descriptors at the driver (clients/probes/views.c), recorded on the
 /// H200: which level and layer subranges a view may name and what level or layer 0 of it
 /// reads, whether the driver honours CU_TRSF_READ_AS_INTEGER through a view, BC1 views

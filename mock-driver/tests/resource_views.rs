@@ -1,8 +1,10 @@
 //! Texture resource views (cuTexObjectCreate's pResViewDesc): kernels read an array
 //! through a view of another element format, of a subrange of a mipmapped array's levels
-//! and of a layered array's layers, and of BC1 and BC4 blocks, whose texels are worked out
-//! here from the block-compression rules (Direct3D's BC1 and BC4, which cuda.h's
-//! CU_RES_VIEW_FORMAT_*_BC* name), not from the mock. The validation cuda.h documents is
+//! and of a layered array's layers, and of BC1 and BC4 blocks: which texels are endpoints,
+//! blends or transparent from the block-compression rules (Direct3D's BC1 and BC4, which
+//! cuda.h's CU_RES_VIEW_FORMAT_*_BC* name), the blends' values as the H200 read the same
+//! blocks (clients/runtime/texture_views.cu's recording), not from the mock. The
+//! validation cuda.h documents is
 //! tested in the model (`model::textures`, `check_view`); here its answers at the C
 //! boundary and the getter.
 
@@ -607,9 +609,11 @@ fn bc1_blocks_decode_as_the_format_defines() {
     // blocks, texel x takes colour index `idx[x]` (2 bits a texel, row-major, lowest
     // first).
     // Block 0: colour0 white > colour1 black: four colours, colour2 = 2/3 c0 + 1/3 c1,
-    // colour3 = 1/3 c0 + 2/3 c1, all opaque. Indices 0, 1, 2, 3.
+    // colour3 = 1/3 c0 + 2/3 c1, all opaque. Indices 0, 1, 2, 3. The H200 read the blends
+    // as red and blue 170 and 85, green 175 and 80 (texture_views' "BC1 four colours":
+    // its green blends otherwise).
     // Block 1: colour0 blue <= colour1 red: three colours and index 3 transparent black.
-    // Indices 0, 1, 3, 3 (colour2, their mean, is where decoders round differently).
+    // Indices 0, 1, 3, 3.
     let white = rgb565(31, 63, 31);
     let blue = rgb565(0, 0, 31);
     let red = rgb565(31, 0, 0);
@@ -629,12 +633,12 @@ fn bc1_blocks_decode_as_the_format_defines() {
     let t = create(&r, &texture_desc(0), Some(&view(0x19, 8, 4, 0))).unwrap();
     let got = floats(&run(m, "fetch_2d", t, 32, &[8], 128));
     let texel = |x: usize, y: usize| &got[4 * (8 * y + x)..4 * (8 * y + x) + 4];
-    let (third, two_thirds) = (1.0f32 / 3.0, 2.0f32 / 3.0);
+    let unorm = |v: u8| v as f32 / 255.0;
     for y in 0..4 {
         assert_eq!(texel(0, y), [1.0, 1.0, 1.0, 1.0]);
         assert_eq!(texel(1, y), [0.0, 0.0, 0.0, 1.0]);
-        assert_eq!(texel(2, y), [two_thirds, two_thirds, two_thirds, 1.0]);
-        assert_eq!(texel(3, y), [third, third, third, 1.0]);
+        assert_eq!(texel(2, y), [unorm(170), unorm(175), unorm(170), 1.0]);
+        assert_eq!(texel(3, y), [unorm(85), unorm(80), unorm(85), 1.0]);
         assert_eq!(texel(4, y), [0.0, 0.0, 1.0, 1.0]);
         assert_eq!(texel(5, y), [1.0, 0.0, 0.0, 1.0]);
         assert_eq!(texel(6, y), [0.0; 4]);
@@ -662,27 +666,30 @@ fn bc4_block(a0: u8, a1: u8, idx: impl Fn(usize) -> u64) -> [u32; 2] {
 #[test]
 fn bc4_blocks_decode_as_the_format_defines() {
     let (_g, m) = setup();
-    // Block 0: a0 245 > a1 0: eight values, a0, a1, then (6 a0 + a1) / 7 .. (a0 + 6 a1)
-    // / 7: 210, 175, 140, 105, 70, 35 (multiples of 35: exact). Texel t takes index t % 8.
-    // Block 1: a0 0 <= a1 250: a0, a1, (4 a0 + a1) / 5 .. (a0 + 4 a1) / 5 (50, 100, 150,
-    // 200), then 0 and 255.
-    let b0 = bc4_block(245, 0, |t| (t % 8) as u64);
-    let b1 = bc4_block(0, 250, |t| (t % 8) as u64);
+    // Block 0: a0 255 > a1 0: eight values, a0, a1, then 6/7 a0 + 1/7 a1 .. 1/7 a0 + 6/7
+    // a1. Texel t takes index t % 8.
+    // Block 1: a0 20 <= a1 50: six values, a0, a1, 4/5 a0 + 1/5 a1 .. 1/5 a0 + 4/5 a1,
+    // then 0 and 1.
+    // The blends as the H200 read them, 16-bit UNORM (texture_views' "BC4 unsigned", and
+    // the green of its "BC5 unsigned" for block 1): each a multiple of 36 (a seventh) or
+    // 48 (a fifth) of the endpoints' 8-bit difference from one endpoint.
+    let b0 = bc4_block(255, 0, |t| (t % 8) as u64);
+    let b1 = bc4_block(20, 50, |t| (t % 8) as u64);
     let a = array(2, 1, 0, U32, 2, 0);
     fill(a, 0, &words(&[b0[0], b0[1], b1[0], b1[1]]));
     let r = array_resource(0, a as u64);
     // CU_RES_VIEW_FORMAT_UNSIGNED_BC4: one channel.
     let t = create(&r, &texture_desc(0), Some(&view(0x1c, 8, 4, 0))).unwrap();
     let got = floats(&run(m, "fetch_2d", t, 32, &[8], 128));
-    let first = [245.0, 0.0, 210.0, 175.0, 140.0, 105.0, 70.0, 35.0];
-    let second = [0.0, 250.0, 50.0, 100.0, 150.0, 200.0, 0.0, 255.0];
+    let first = [65535, 0, 56355, 47175, 36720, 28815, 18360, 9180];
+    let second = [5140, 12850, 6580, 8020, 9970, 11410, 0, 65535];
     for t in 0..16 {
         let (x, y) = (t % 4, t / 4);
         for (block, values) in [(0, first), (1, second)] {
             let at = 4 * (8 * y + 4 * block + x);
             assert_eq!(
                 got[at..at + 4],
-                [values[t % 8] / 255.0, 0.0, 0.0, 0.0],
+                [values[t % 8] as f32 / 65535.0, 0.0, 0.0, 0.0],
                 "block {block} texel {t}"
             );
         }

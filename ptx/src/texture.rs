@@ -22,6 +22,8 @@ use std::sync::Arc;
 use crate::math::f16_to_f32;
 use crate::{Access, HostSpan, Memory};
 
+mod bc;
+
 /// The launch's memory as one warp instruction's texel reads and writes reach it: the
 /// span translated last is kept, and an access inside it (writable, for a write) uses
 /// it again. A span stays valid for the whole launch (`Memory`'s contract), so this
@@ -173,11 +175,9 @@ pub enum Storage {
 
 /// A block-compressed format a resource view reads an array as (CU_RES_VIEW_FORMAT_*_BC*):
 /// each array element (8 or 16 bytes) is a block of 4 x 4 texels, decoded as Direct3D's
-/// BC formats describe them. Where a texel's channels are numbers of 8 bits (BC1, BC2,
-/// BC3, BC7 and BC4/BC5, whose interpolation bcdec rounds to them), a read gives
-/// them normalized (divided by 255, or by 127 for the signed BC4 and BC5), whatever the
-/// texture's read mode; BC6H gives its half floats. How the H200 rounds its
-/// interpolated texels is not yet recorded (clients/runtime/texture_views.cu prints them).
+/// BC formats describe them with the H200's blending (`bc`). A read gives floats whatever
+/// the texture's read mode: BC1, BC2, BC3 and BC7 8-bit channels normalized, BC4 and BC5
+/// 16-bit UNORM or SNORM ones, BC6H its half floats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockFormat {
     Bc1,
@@ -208,48 +208,10 @@ impl BlockFormat {
         }
     }
 
-    /// Texel (`x`, `y`) of a block (each 0 to 3) as four f32 lanes' bits.
+    /// Texel (`x`, `y`) of a block (each 0 to 3) as four f32 lanes' bits, as the H200
+    /// decodes it (`bc`).
     pub fn decode(self, block: &[u8], x: usize, y: usize) -> [u32; 4] {
-        let mut out = [0f32; 4];
-        let at = 4 * y + x;
-        match self {
-            BlockFormat::Bc1 | BlockFormat::Bc2 | BlockFormat::Bc3 | BlockFormat::Bc7 => {
-                let mut rgba = [0u8; 64];
-                match self {
-                    BlockFormat::Bc1 => bcdec_rs::bc1(block, &mut rgba, 16),
-                    BlockFormat::Bc2 => bcdec_rs::bc2(block, &mut rgba, 16),
-                    BlockFormat::Bc3 => bcdec_rs::bc3(block, &mut rgba, 16),
-                    _ => bcdec_rs::bc7(block, &mut rgba, 16),
-                }
-                for (c, o) in out.iter_mut().enumerate() {
-                    *o = rgba[4 * at + c] as f32 / 255.0;
-                }
-            }
-            BlockFormat::Bc4 { signed } | BlockFormat::Bc5 { signed } => {
-                let n = self.channels() as usize;
-                let mut v = [0u8; 32];
-                if n == 1 {
-                    bcdec_rs::bc4(block, &mut v, 4, signed);
-                } else {
-                    bcdec_rs::bc5(block, &mut v, 8, signed);
-                }
-                for (c, o) in out.iter_mut().enumerate().take(n) {
-                    let b = v[n * at + c];
-                    *o = if signed {
-                        // -128 does not occur: bcdec clamps the endpoints to -127.
-                        (b as i8 as f32 / 127.0).max(-1.0)
-                    } else {
-                        b as f32 / 255.0
-                    };
-                }
-            }
-            BlockFormat::Bc6h { signed } => {
-                let mut rgb = [0f32; 48];
-                bcdec_rs::bc6h_float(block, &mut rgb, 12, signed);
-                out[..3].copy_from_slice(&rgb[3 * at..3 * at + 3]);
-            }
-        }
-        out.map(f32::to_bits)
+        bc::decode(self, block, x, y)
     }
 }
 
@@ -1034,13 +996,28 @@ impl TextureObject {
         let z = if img.layered || img.cubemap { slice } else { z };
         let normalized = self.sampler.read_normalized && img.format.kind != ChannelKind::Float;
         let mut texel = img.texel(mem, [x, y, z], normalized)?;
-        if self.sampler.srgb
-            && normalized
-            && img.format.kind == ChannelKind::Unsigned
-            && img.format.bits == 8
-        {
+        if !self.sampler.srgb {
+            return Ok(texel);
+        }
+        let decode: Option<fn(f32) -> f32> = match img.storage {
+            // The colour formats Direct3D has sRGB variants of; the H200's reads of BC1
+            // are recorded (`bc`), the others assumed alike.
+            Storage::View {
+                blocks:
+                    Some(BlockFormat::Bc1 | BlockFormat::Bc2 | BlockFormat::Bc3 | BlockFormat::Bc7),
+                ..
+            } => Some(bc::srgb_to_linear),
+            Storage::View {
+                blocks: Some(_), ..
+            } => None,
+            _ if normalized && img.format.kind == ChannelKind::Unsigned && img.format.bits == 8 => {
+                Some(srgb_to_linear)
+            }
+            _ => None,
+        };
+        if let Some(decode) = decode {
             for c in texel.iter_mut().take(3) {
-                *c = srgb_to_linear(f32::from_bits(*c)).to_bits();
+                *c = decode(f32::from_bits(*c)).to_bits();
             }
         }
         Ok(texel)

@@ -1,0 +1,405 @@
+/* Probe: texel formats whose reads no recording has pinned yet. texture_views.cu and
+ * probe views (section bc-view-read-modes) recorded one block of each BC format read
+ * through a resource view; the decoder fitted to them (ptx/src/texture/bc.rs) is pinned
+ * only at the endpoints those blocks hold. This asks:
+ * - norm-arrays: arrays of the UNORM/SNORM 8- and 16-bit formats (CU_AD_FORMAT_UNORM_INT8X1
+ *   and kin) read through a plain texture object, flags 0 and CU_TRSF_READ_AS_INTEGER (and
+ *   CU_TRSF_SRGB on UNORM_INT8X4): normalized floats or integers;
+ * - srgb-u8: every 8-bit value of a u8x4 array read with CU_TRSF_SRGB (the BC1 reads were
+ *   rounded to 8 significant bits: is a u8 texture's sRGB decode the same);
+ * - bc-arrays: arrays of the BC formats (CU_AD_FORMAT_BC1_UNORM and kin): whether a block
+ *   copies in, and what a plain texture object over one reads, flags 0, READ_AS_INTEGER
+ *   and SRGB;
+ * - bc-blends: BC views of blocks whose endpoints are not 0 and 255: BC4/BC5 and BC3's
+ *   alpha at other differences, signed -128, BC1 with mid-range endpoints, BC2/BC3
+ *   colours whose first endpoint is not the greater;
+ * - bc-srgb: CU_TRSF_SRGB through BC2, BC3, BC7, BC4 and BC6H views;
+ * - bc-linear: linear filtering between decoded BC texels (weights 1/2 and 1/4).
+ * Texels are read by a PTX kernel and printed bit for bit, 16 a line. */
+#include "probe.h"
+
+static const char *PTX =
+    ".version 8.0\n"
+    ".target sm_90\n"
+    ".address_size 64\n"
+    /* Thread t reads texel (t % w, t / w) by integer coordinates. */
+    ".visible .entry read2d(.param .u64 tex, .param .u64 out, .param .u32 w, .param .u32 n)\n"
+    "{\n"
+    "  .reg .b32 %r<8>; .reg .b64 %rd<8>; .reg .f32 %f<5>; .reg .pred %p;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  ld.param.u32 %r2, [n];\n"
+    "  setp.ge.u32 %p, %r1, %r2;\n"
+    "  @%p bra DONE;\n"
+    "  ld.param.u32 %r3, [w];\n"
+    "  rem.u32 %r4, %r1, %r3;\n"
+    "  div.u32 %r5, %r1, %r3;\n"
+    "  ld.param.u64 %rd1, [tex];\n"
+    "  tex.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r4, %r5}];\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  cvta.to.global.u64 %rd3, %rd2;\n"
+    "  mul.wide.u32 %rd4, %r1, 16;\n"
+    "  add.s64 %rd5, %rd3, %rd4;\n"
+    "  st.global.v4.f32 [%rd5], {%f1, %f2, %f3, %f4};\n"
+    "DONE:\n"
+    "  ret;\n"
+    "}\n"
+    /* Thread t samples at unnormalized (t % w + dx, t / w + 0.5). */
+    ".visible .entry sample2d(.param .u64 tex, .param .u64 out, .param .u32 w, .param .u32 n,\n"
+    "                         .param .f32 dx)\n"
+    "{\n"
+    "  .reg .b32 %r<8>; .reg .b64 %rd<8>; .reg .f32 %f<10>; .reg .pred %p;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  ld.param.u32 %r2, [n];\n"
+    "  setp.ge.u32 %p, %r1, %r2;\n"
+    "  @%p bra DONE;\n"
+    "  ld.param.u32 %r3, [w];\n"
+    "  rem.u32 %r4, %r1, %r3;\n"
+    "  div.u32 %r5, %r1, %r3;\n"
+    "  cvt.rn.f32.u32 %f5, %r4;\n"
+    "  cvt.rn.f32.u32 %f6, %r5;\n"
+    "  ld.param.f32 %f7, [dx];\n"
+    "  add.f32 %f5, %f5, %f7;\n"
+    "  add.f32 %f6, %f6, 0f3F000000;\n"
+    "  ld.param.u64 %rd1, [tex];\n"
+    "  tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  cvta.to.global.u64 %rd3, %rd2;\n"
+    "  mul.wide.u32 %rd4, %r1, 16;\n"
+    "  add.s64 %rd5, %rd3, %rd4;\n"
+    "  st.global.v4.f32 [%rd5], {%f1, %f2, %f3, %f4};\n"
+    "DONE:\n"
+    "  ret;\n"
+    "}\n";
+
+#define MAX_TEXELS 64
+
+static CUmodule mod;
+static CUdeviceptr out;
+
+static void setup(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    MUST(cuModuleLoadData(&mod, PTX));
+    MUST(cuMemAlloc(&out, MAX_TEXELS * 16));
+}
+
+static CUDA_TEXTURE_DESC point(unsigned flags) {
+    CUDA_TEXTURE_DESC t;
+    memset(&t, 0, sizeof t);
+    t.addressMode[0] = t.addressMode[1] = t.addressMode[2] = CU_TR_ADDRESS_MODE_CLAMP;
+    t.filterMode = CU_TR_FILTER_MODE_POINT;
+    t.flags = flags;
+    t.maxMipmapLevelClamp = 100;
+    return t;
+}
+
+static CUDA_RESOURCE_DESC over_array(CUarray a) {
+    CUDA_RESOURCE_DESC r;
+    memset(&r, 0, sizeof r);
+    r.resType = CU_RESOURCE_TYPE_ARRAY;
+    r.res.array.hArray = a;
+    return r;
+}
+
+static CUarray array2(size_t w, size_t h, CUarray_format f, unsigned ch) {
+    CUDA_ARRAY3D_DESCRIPTOR a;
+    memset(&a, 0, sizeof a);
+    a.Width = w;
+    a.Height = h;
+    a.Format = f;
+    a.NumChannels = ch;
+    CUarray arr = NULL;
+    if (CALL("cuArray3DCreate", cuArray3DCreate(&arr, &a)) != CUDA_SUCCESS) return NULL;
+    return arr;
+}
+
+/* Copies `rows` rows of `row_bytes` into the array (cuMemcpyHtoA is for 1D arrays only on
+ * the H200); said as `what`. */
+static CUresult to_array(const char *what, CUarray a, const void *host, size_t row_bytes, size_t rows) {
+    CUDA_MEMCPY2D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = row_bytes;
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = a;
+    c.WidthInBytes = row_bytes;
+    c.Height = rows;
+    return CALL(what, cuMemcpy2D(&c));
+}
+
+/* Prints n texels from `out`, 16 a line. */
+static void print_texels(unsigned n) {
+    uint32_t host[MAX_TEXELS * 4];
+    MUST(cuCtxSynchronize());
+    MUST(cuMemcpyDtoH(host, out, (size_t)n * 16));
+    for (unsigned t = 0; t < n; t += 16) {
+        printf("  texels %u..%u:", t, (t + 16 < n ? t + 16 : n) - 1);
+        for (unsigned i = 4 * t; i < 4 * (t + 16) && i < 4 * n; i++) printf(" %08x", host[i]);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+/* Reads w x h texels of `tex` by integer coordinates and prints them. */
+static void read_texels(CUtexObject tex, unsigned w, unsigned h) {
+    CUfunction f;
+    MUST(cuModuleGetFunction(&f, mod, "read2d"));
+    MUST(cuMemsetD8(out, 0, MAX_TEXELS * 16));
+    unsigned n = w * h;
+    void *args[] = {&tex, &out, &w, &n};
+    if (CALL("launch read2d", cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, NULL, args, NULL)) == CUDA_SUCCESS)
+        print_texels(n);
+}
+
+/* Samples w x h points of `tex`, each `dx` right of a texel's left edge, and prints them. */
+static void sample_texels(CUtexObject tex, unsigned w, unsigned h, float dx) {
+    CUfunction f;
+    MUST(cuModuleGetFunction(&f, mod, "sample2d"));
+    MUST(cuMemsetD8(out, 0, MAX_TEXELS * 16));
+    unsigned n = w * h;
+    void *args[] = {&tex, &out, &w, &n, &dx};
+    if (CALL("launch sample2d", cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, NULL, args, NULL)) == CUDA_SUCCESS)
+        print_texels(n);
+}
+
+/* A texture object over `r` (with view `v`, or none), said as `what`, its w x h texels
+ * read by integer coordinates. */
+static void read_object(const char *what, CUDA_RESOURCE_DESC r, CUDA_TEXTURE_DESC t, const CUDA_RESOURCE_VIEW_DESC *v,
+                        unsigned w, unsigned h) {
+    CUtexObject o;
+    if (CALL(what, cuTexObjectCreate(&o, &r, &t, v)) == CUDA_SUCCESS) {
+        read_texels(o, w, h);
+        cuTexObjectDestroy(o);
+    }
+}
+
+static const struct {
+    CUarray_format f;
+    unsigned channels, bytes;
+    const char *name;
+} NORM[] = {
+    {CU_AD_FORMAT_UNORM_INT8X1, 1, 1, "UNORM_INT8X1"},   {CU_AD_FORMAT_UNORM_INT8X2, 2, 2, "UNORM_INT8X2"},
+    {CU_AD_FORMAT_UNORM_INT8X4, 4, 4, "UNORM_INT8X4"},   {CU_AD_FORMAT_SNORM_INT8X1, 1, 1, "SNORM_INT8X1"},
+    {CU_AD_FORMAT_SNORM_INT8X4, 4, 4, "SNORM_INT8X4"},   {CU_AD_FORMAT_UNORM_INT16X1, 1, 2, "UNORM_INT16X1"},
+    {CU_AD_FORMAT_UNORM_INT16X2, 2, 4, "UNORM_INT16X2"}, {CU_AD_FORMAT_UNORM_INT16X4, 4, 8, "UNORM_INT16X4"},
+    {CU_AD_FORMAT_SNORM_INT16X1, 1, 2, "SNORM_INT16X1"}, {CU_AD_FORMAT_SNORM_INT16X4, 4, 8, "SNORM_INT16X4"},
+};
+
+/* Four texels of each UNORM/SNORM format (bytes 00 01 7f 80 81 fe ff 40 ... repeating),
+ * read with flags 0 and READ_AS_INTEGER, and with SRGB where 8-bit unsigned. */
+static void norm_arrays(void) {
+    setup();
+    static const uint8_t bytes[32] = {0x00, 0x01, 0x7f, 0x80, 0x81, 0xfe, 0xff, 0x40, 0x00, 0x80, 0xff,
+                                      0x7f, 0x01, 0x00, 0x55, 0xaa, 0x33, 0xcc, 0x02, 0xfd, 0x10, 0xef,
+                                      0x9a, 0x65, 0x00, 0x00, 0xff, 0xff, 0x80, 0x7f, 0x01, 0x81};
+    for (unsigned i = 0; i < sizeof NORM / sizeof NORM[0]; i++) {
+        printf("%s\n", NORM[i].name);
+        CUarray a = array2(4, 1, NORM[i].f, NORM[i].channels);
+        if (!a) continue;
+        if (to_array("copy in", a, bytes, 4 * NORM[i].bytes, 1) == CUDA_SUCCESS) {
+            CUDA_RESOURCE_DESC r = over_array(a);
+            read_object("flags 0", r, point(0), NULL, 4, 1);
+            read_object("READ_AS_INTEGER", r, point(CU_TRSF_READ_AS_INTEGER), NULL, 4, 1);
+            if (NORM[i].f == CU_AD_FORMAT_UNORM_INT8X4) read_object("SRGB", r, point(CU_TRSF_SRGB), NULL, 4, 1);
+        }
+        cuArrayDestroy(a);
+    }
+}
+
+/* Every 8-bit value through a u8x4 array read as normalized floats with SRGB: texel i of
+ * the first read holds 4i .. 4i+3, of the second 4i+3 in red, green and blue (alpha 0). */
+static void srgb_u8(void) {
+    setup();
+    uint8_t bytes[2][MAX_TEXELS * 4];
+    for (unsigned i = 0; i < MAX_TEXELS; i++)
+        for (unsigned c = 0; c < 4; c++) {
+            bytes[0][4 * i + c] = (uint8_t)(4 * i + c);
+            bytes[1][4 * i + c] = c < 3 ? (uint8_t)(4 * i + 3) : 0;
+        }
+    for (unsigned k = 0; k < 2; k++) {
+        CUarray a = array2(MAX_TEXELS, 1, CU_AD_FORMAT_UNSIGNED_INT8, 4);
+        if (!a) continue;
+        if (to_array("copy in", a, bytes[k], sizeof bytes[k], 1) == CUDA_SUCCESS)
+            read_object(k == 0 ? "values 4i..4i+3, SRGB" : "values 4i+3, SRGB", over_array(a), point(CU_TRSF_SRGB),
+                        NULL, MAX_TEXELS, 1);
+        cuArrayDestroy(a);
+    }
+}
+
+static const uint32_t BLOCK16[4] = {0x12345643u, 0x9abcdef0u, 0x0f1e2d3cu, 0x8796a5b4u};
+static const uint32_t BC1_FOUR[2] = {0x0000ffffu, 0xe4e4e4e4u};
+static const uint32_t BC4_BLOCK[2] = {0xc68800ffu, 0xfac688fau};
+static const uint32_t BC5_BLOCK[4] = {0xc68800ffu, 0xfac688fau, 0xc6883214u, 0xfac688fau};
+static const uint32_t BC3_BLOCK[4] = {0xc68800ffu, 0xfac688fau, 0x07e0f800u, 0x1b1b1b1bu};
+static const uint32_t BC2_BLOCK[4] = {0x76543210u, 0xfedcba98u, 0x0000ffffu, 0xe4e4e4e4u};
+
+/* One block of each BC array format (the blocks texture_views.cu read through views),
+ * copied in as one row of one block, then read through a plain texture object. */
+static void bc_arrays(void) {
+    setup();
+    static const struct {
+        CUarray_format f;
+        unsigned channels;
+        const char *name;
+        const uint32_t *block;
+        unsigned words;
+    } bc[] = {
+        {CU_AD_FORMAT_BC1_UNORM, 4, "BC1_UNORM", BC1_FOUR, 2},
+        {CU_AD_FORMAT_BC1_UNORM_SRGB, 4, "BC1_UNORM_SRGB", BC1_FOUR, 2},
+        {CU_AD_FORMAT_BC2_UNORM, 4, "BC2_UNORM", BC2_BLOCK, 4},
+        {CU_AD_FORMAT_BC3_UNORM, 4, "BC3_UNORM", BC3_BLOCK, 4},
+        {CU_AD_FORMAT_BC4_UNORM, 1, "BC4_UNORM", BC4_BLOCK, 2},
+        {CU_AD_FORMAT_BC4_SNORM, 1, "BC4_SNORM", BC4_BLOCK, 2},
+        {CU_AD_FORMAT_BC5_UNORM, 2, "BC5_UNORM", BC5_BLOCK, 4},
+        {CU_AD_FORMAT_BC6H_UF16, 3, "BC6H_UF16", BLOCK16, 4},
+        {CU_AD_FORMAT_BC6H_SF16, 3, "BC6H_SF16", BLOCK16, 4},
+        {CU_AD_FORMAT_BC7_UNORM, 4, "BC7_UNORM", BLOCK16, 4},
+        {CU_AD_FORMAT_BC7_UNORM_SRGB, 4, "BC7_UNORM_SRGB", BLOCK16, 4},
+    };
+    for (unsigned i = 0; i < sizeof bc / sizeof bc[0]; i++) {
+        printf("%s\n", bc[i].name);
+        CUarray a = array2(4, 4, bc[i].f, bc[i].channels);
+        if (!a) continue;
+        /* One row of one block; failing that, the block's bytes as 4 rows (of texels). */
+        uint32_t four[16];
+        for (unsigned k = 0; k < 4; k++) memcpy(four + k * bc[i].words, bc[i].block, 4 * bc[i].words);
+        if (to_array("copy in one block", a, bc[i].block, 4 * bc[i].words, 1) == CUDA_SUCCESS ||
+            to_array("copy in 4 rows of a block's bytes", a, four, 4 * bc[i].words, 4) == CUDA_SUCCESS) {
+            CUDA_RESOURCE_DESC r = over_array(a);
+            read_object("flags 0", r, point(0), NULL, 4, 4);
+            read_object("READ_AS_INTEGER", r, point(CU_TRSF_READ_AS_INTEGER), NULL, 4, 4);
+            read_object("SRGB", r, point(CU_TRSF_SRGB), NULL, 4, 4);
+        }
+        cuArrayDestroy(a);
+    }
+}
+
+/* One block through a 4 x 4 BC view of a 1 x 1 u32 array of 2 or 4 channels. */
+static void bc_view(const char *what, CUresourceViewFormat f, const uint32_t *block, unsigned words,
+                    CUDA_TEXTURE_DESC t, float dx) {
+    printf("%s\n", what);
+    CUarray a = array2(1, 1, CU_AD_FORMAT_UNSIGNED_INT32, words);
+    if (!a) return;
+    if (to_array("copy in", a, block, 4 * words, 1) == CUDA_SUCCESS) {
+        CUDA_RESOURCE_DESC r = over_array(a);
+        CUDA_RESOURCE_VIEW_DESC v;
+        memset(&v, 0, sizeof v);
+        v.format = f;
+        v.width = 4;
+        v.height = 4;
+        CUtexObject o;
+        if (CALL("view", cuTexObjectCreate(&o, &r, &t, &v)) == CUDA_SUCCESS) {
+            if (t.filterMode == CU_TR_FILTER_MODE_LINEAR)
+                sample_texels(o, 4, 4, dx);
+            else
+                read_texels(o, 4, 4);
+            cuTexObjectDestroy(o);
+        }
+    }
+    cuArrayDestroy(a);
+}
+
+/* A channel block (BC4, or BC3's alpha) of endpoints e0 and e1, texel t of index t % 8. */
+static void channel_block(uint32_t block[2], uint8_t e0, uint8_t e1) {
+    block[0] = 0xc6880000u | (uint32_t)e1 << 8 | e0;
+    block[1] = 0xfac688fau;
+}
+
+static void bc_blends(void) {
+    setup();
+    CUDA_TEXTURE_DESC t = point(0);
+    /* BC4 and BC3's alpha at endpoint pairs of other differences (eight and six values). */
+    static const uint8_t pairs[][2] = {{200, 13}, {13, 200}, {129, 128}, {128, 129}, {100, 37}, {255, 254}, {3, 0}};
+    char what[96];
+    for (unsigned i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        uint32_t b4[2], b3[4];
+        channel_block(b4, pairs[i][0], pairs[i][1]);
+        snprintf(what, sizeof what, "BC4 unsigned %u %u", pairs[i][0], pairs[i][1]);
+        bc_view(what, CU_RES_VIEW_FORMAT_UNSIGNED_BC4, b4, 2, t, 0);
+        snprintf(what, sizeof what, "BC4 signed %d %d", (int8_t)pairs[i][0], (int8_t)pairs[i][1]);
+        bc_view(what, CU_RES_VIEW_FORMAT_SIGNED_BC4, b4, 2, t, 0);
+        channel_block(b3, pairs[i][0], pairs[i][1]);
+        b3[2] = 0x07e0f800u;
+        b3[3] = 0x1b1b1b1bu;
+        snprintf(what, sizeof what, "BC3 alpha %u %u", pairs[i][0], pairs[i][1]);
+        bc_view(what, CU_RES_VIEW_FORMAT_UNSIGNED_BC3, b3, 4, t, 0);
+    }
+    /* Signed endpoints -128 (0x80) with 127 and with -127: does -128 read as -127. */
+    static const uint8_t signed_pairs[][2] = {{0x80, 0x7f}, {0x7f, 0x80}, {0x80, 0x81}, {0x30, 0xe5}};
+    for (unsigned i = 0; i < sizeof signed_pairs / sizeof signed_pairs[0]; i++) {
+        uint32_t b4[2], b5[4];
+        channel_block(b4, signed_pairs[i][0], signed_pairs[i][1]);
+        snprintf(what, sizeof what, "BC4 signed %d %d", (int8_t)signed_pairs[i][0], (int8_t)signed_pairs[i][1]);
+        bc_view(what, CU_RES_VIEW_FORMAT_SIGNED_BC4, b4, 2, t, 0);
+        channel_block(b5, signed_pairs[i][0], signed_pairs[i][1]);
+        channel_block(b5 + 2, signed_pairs[i][1], signed_pairs[i][0]);
+        snprintf(what, sizeof what, "BC5 signed %d %d / %d %d", (int8_t)signed_pairs[i][0],
+                 (int8_t)signed_pairs[i][1], (int8_t)signed_pairs[i][1], (int8_t)signed_pairs[i][0]);
+        bc_view(what, CU_RES_VIEW_FORMAT_SIGNED_BC5, b5, 4, t, 0);
+    }
+    /* BC1 with mid-range 5:6:5 endpoints, four and three colours (indices 0..3 a row). */
+    static const uint32_t bc1[][2] = {
+        {0x1a2bc9e4u, 0xe4e4e4e4u}, /* c0 (25, 15, 4) > c1 (3, 17, 11) */
+        {0xc9e41a2bu, 0xe4e4e4e4u}, /* the same swapped: three colours */
+        {0x8410739cu, 0xe4e4e4e4u}, /* neighbouring greys */
+        {0x0821f7beu, 0xe4e4e4e4u},
+        {0x07ff0000u, 0xe4e4e4e4u}, /* black < cyan: three colours */
+    };
+    for (unsigned i = 0; i < sizeof bc1 / sizeof bc1[0]; i++) {
+        snprintf(what, sizeof what, "BC1 %08x %08x", bc1[i][0], bc1[i][1]);
+        bc_view(what, CU_RES_VIEW_FORMAT_UNSIGNED_BC1, bc1[i], 2, t, 0);
+        /* BC2 and BC3 with the same colour block: four colours whatever the order. */
+        uint32_t b2[4] = {0x76543210u, 0xfedcba98u, bc1[i][0], bc1[i][1]};
+        snprintf(what, sizeof what, "BC2 colours %08x %08x", bc1[i][0], bc1[i][1]);
+        bc_view(what, CU_RES_VIEW_FORMAT_UNSIGNED_BC2, b2, 4, t, 0);
+        uint32_t b3[4] = {0xc68800ffu, 0xfac688fau, bc1[i][0], bc1[i][1]};
+        snprintf(what, sizeof what, "BC3 colours %08x %08x", bc1[i][0], bc1[i][1]);
+        bc_view(what, CU_RES_VIEW_FORMAT_UNSIGNED_BC3, b3, 4, t, 0);
+    }
+}
+
+static void bc_srgb(void) {
+    setup();
+    CUDA_TEXTURE_DESC t = point(CU_TRSF_SRGB);
+    static const uint32_t mid[2] = {0x1a2bc9e4u, 0xe4e4e4e4u};
+    bc_view("BC1 mid-range, SRGB", CU_RES_VIEW_FORMAT_UNSIGNED_BC1, mid, 2, t, 0);
+    bc_view("BC2, SRGB", CU_RES_VIEW_FORMAT_UNSIGNED_BC2, BC2_BLOCK, 4, t, 0);
+    bc_view("BC3, SRGB", CU_RES_VIEW_FORMAT_UNSIGNED_BC3, BC3_BLOCK, 4, t, 0);
+    bc_view("BC4 unsigned, SRGB", CU_RES_VIEW_FORMAT_UNSIGNED_BC4, BC4_BLOCK, 2, t, 0);
+    bc_view("BC5 unsigned, SRGB", CU_RES_VIEW_FORMAT_UNSIGNED_BC5, BC5_BLOCK, 4, t, 0);
+    bc_view("BC6H unsigned, SRGB", CU_RES_VIEW_FORMAT_UNSIGNED_BC6H, BLOCK16, 4, t, 0);
+    bc_view("BC7, SRGB", CU_RES_VIEW_FORMAT_UNSIGNED_BC7, BLOCK16, 4, t, 0);
+}
+
+/* Linear filtering inside one block: each sample dx right of a texel's left edge, half
+ * a texel down, so 1.0 blends texels x and x + 1 by halves and 0.75 by 3/4 and 1/4. */
+static void bc_linear(void) {
+    setup();
+    CUDA_TEXTURE_DESC t = point(0);
+    t.filterMode = CU_TR_FILTER_MODE_LINEAR;
+    static const float dxs[] = {1.0f, 0.75f};
+    char what[64];
+    for (unsigned i = 0; i < 2; i++) {
+        snprintf(what, sizeof what, "BC1, linear, dx %g", dxs[i]);
+        bc_view(what, CU_RES_VIEW_FORMAT_UNSIGNED_BC1, BC1_FOUR, 2, t, dxs[i]);
+        snprintf(what, sizeof what, "BC4 unsigned, linear, dx %g", dxs[i]);
+        bc_view(what, CU_RES_VIEW_FORMAT_UNSIGNED_BC4, BC4_BLOCK, 2, t, dxs[i]);
+        snprintf(what, sizeof what, "BC4 signed, linear, dx %g", dxs[i]);
+        bc_view(what, CU_RES_VIEW_FORMAT_SIGNED_BC4, BC4_BLOCK, 2, t, dxs[i]);
+        snprintf(what, sizeof what, "BC6H unsigned, linear, dx %g", dxs[i]);
+        bc_view(what, CU_RES_VIEW_FORMAT_UNSIGNED_BC6H, BLOCK16, 4, t, dxs[i]);
+        snprintf(what, sizeof what, "BC7, linear, dx %g", dxs[i]);
+        bc_view(what, CU_RES_VIEW_FORMAT_UNSIGNED_BC7, BLOCK16, 4, t, dxs[i]);
+    }
+}
+
+int main(void) {
+    section("norm-arrays", norm_arrays);
+    section("srgb-u8", srgb_u8);
+    section("bc-arrays", bc_arrays);
+    section("bc-blends", bc_blends);
+    section("bc-srgb", bc_srgb);
+    section("bc-linear", bc_linear);
+    return 0;
+}
