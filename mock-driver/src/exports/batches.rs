@@ -119,9 +119,8 @@ unsafe fn memcpy_batch(
     s: CUstream,
 ) -> Result<(), BatchError> {
     let d = drv().map_err(whole)?;
-    // Not recorded on the H200 yet (probe batch_copies): an empty batch is refused, as
-    // its attribute rules (numAttrs at most count, an attribute for each copy) leave no
-    // valid one.
+    // An empty batch is refused (probe batch_copies, memcpy-batch: count 0 is
+    // INVALID_VALUE on the H200).
     if count == 0 {
         return Err(whole(invalid(
             "count is 0: a batch holds at least one copy",
@@ -274,7 +273,7 @@ unsafe fn memcpy_3d_batch(
 ) -> Result<(), BatchError> {
     let d = drv().map_err(whole)?;
     check_reserved_flags(flags).map_err(whole)?;
-    // Not recorded on the H200 yet (probe batch_copies).
+    // Probe batch_copies, memcpy3d-batch: numOps 0 is INVALID_VALUE on the H200.
     if num_ops == 0 {
         return Err(whole(invalid(
             "numOps is 0: a batch holds at least one copy",
@@ -593,7 +592,8 @@ unsafe fn ranges<'a>(
     sizes: *mut usize,
     count: usize,
 ) -> CuResult<(&'a [CUdeviceptr], &'a [usize])> {
-    // Not recorded on the H200 yet (probe batch_copies).
+    // Probe batch_copies, prefetch-batch and discard-batch: count 0 is INVALID_VALUE on
+    // the H200.
     if count == 0 {
         return Err(invalid("count is 0: a batch holds at least one range"));
     }
