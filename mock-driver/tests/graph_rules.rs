@@ -598,6 +598,29 @@ fn capture_rules_of_the_legacy_stream_and_an_invalidated_capture() {
     }
 }
 
+/// The calling thread's per-thread default stream capturing: the legacy stream's state is
+/// STREAM_CAPTURE_IMPLICIT, as with a blocking created stream, and the status is left
+/// unwritten; the per-thread stream itself reports ACTIVE and ends with a graph
+/// (ci/explore/legacy_query_ptsz.c on the H200, runs/2026-12-03-h200-session18/x/).
+#[test]
+fn the_legacy_stream_while_the_per_thread_stream_captures() {
+    let _one = alone_in_context();
+    const LEGACY: CUstream = 0x1 as CUstream;
+    const PER_THREAD: CUstream = 0x2 as CUstream;
+    // Safety: live locals; the capture is ended before the test returns.
+    unsafe {
+        assert_eq!(cuStreamBeginCapture_v2(PER_THREAD, 2), 0);
+        let mut st = 9;
+        let r = cuStreamIsCapturing(LEGACY, (&raw mut st).cast());
+        assert_eq!((r, st), (CAPTURE_IMPLICIT, 9));
+        assert_eq!(capture_status(PER_THREAD), (0, 1));
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuStreamEndCapture(PER_THREAD, &mut g), 0);
+        assert!(!g.is_null());
+        assert_eq!(cuGraphDestroy(g), 0);
+    }
+}
+
 /// An event recorded in a relaxed capture that is then invalidated (by a synchronize):
 /// a query of it is INVALID_VALUE, as of an ended capture's event (seed 3 line 40, seed
 /// 29 line 119). An event of a capture that ended: a stream outside any capture waiting on
