@@ -8,7 +8,7 @@ mod context;
 mod graph_kernels;
 use context::{event, primary_context, stream};
 use cuda::exports::*;
-use cumock_abi::result::CUDA_ERROR_INVALID_VALUE;
+use cumock_abi::result::{CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE};
 use cumock_abi::*;
 use graph_kernels::{KernelParams, MemsetParams};
 use std::ffi::c_void;
@@ -618,6 +618,87 @@ fn the_legacy_stream_while_the_per_thread_stream_captures() {
         assert_eq!(cuStreamEndCapture(PER_THREAD, &mut g), 0);
         assert!(!g.is_null());
         assert_eq!(cuGraphDestroy(g), 0);
+    }
+}
+
+/// A removal from a graph with memory nodes is NOT_SUPPORTED before a NULL `from` array
+/// is looked at (session 18, seed 38 line 156); from a graph without, the NULL array is
+/// INVALID_VALUE (6 of 6 such calls).
+#[test]
+fn a_removal_from_a_graph_with_memory_nodes_is_refused_before_its_arrays() {
+    let _one = alone_in_context();
+    // Safety: live locals; NULL where the test says; the graphs are this test's own.
+    unsafe {
+        let g = graph();
+        let a = empty(g, &[]);
+        let b = empty(g, &[a]);
+        let null = std::ptr::null();
+        let no_data = std::ptr::null();
+        assert_eq!(
+            cuGraphRemoveDependencies(g, null, &b, 1),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuGraphRemoveDependencies_v2(g, null, &b, no_data, 1),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(alloc_node(g, &[b], 4096).0 .0, 0);
+        assert_eq!(cuGraphRemoveDependencies(g, null, &b, 1), NOT_SUPPORTED);
+        assert_eq!(
+            cuGraphRemoveDependencies_v2(g, null, &b, no_data, 1),
+            NOT_SUPPORTED
+        );
+        assert_eq!(cuGraphDestroy(g), 0);
+    }
+}
+
+/// cuGraphExecKernelNodeSetParams with a NULL function: for a node added to the graph
+/// after the executable graph was made, INVALID_VALUE (not one of its nodes: session 18,
+/// seed 35 line 210); for one of its nodes, INVALID_HANDLE (seeds 5, 17, 31: 3 of 3).
+#[test]
+fn an_executable_graph_s_node_is_looked_for_before_the_function() {
+    let _one = alone_in_context();
+    let p = device_alloc(4096);
+    // Safety: live locals; a NUL-terminated PTX image; the graph is this test's own.
+    unsafe {
+        let ptx = std::ffi::CString::new(BUMP).unwrap();
+        let mut module: CUmodule = std::ptr::null_mut();
+        assert_eq!(cuModuleLoadData(&mut module, ptx.as_ptr().cast()), 0);
+        let mut f: CUfunction = std::ptr::null_mut();
+        assert_eq!(cuModuleGetFunction(&mut f, module, c"bump".as_ptr()), 0);
+        let (mut ptr, mut count, mut value) = (p, 4u32, 1u32);
+        let mut args: [*mut c_void; 3] = [
+            (&raw mut ptr).cast(),
+            (&raw mut count).cast(),
+            (&raw mut value).cast(),
+        ];
+        let mut kp = KernelParams {
+            func: f,
+            grid: [1, 1, 1],
+            block: [16, 1, 1],
+            shared: 0,
+            kernel_params: args.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+        };
+        let g = graph();
+        let add = |kp: &KernelParams| {
+            let mut n: CUgraphNode = std::ptr::null_mut();
+            let r = cuGraphAddKernelNode(&mut n, g, std::ptr::null(), 0, (&raw const *kp).cast());
+            assert_eq!(r, 0);
+            n
+        };
+        let inside = add(&kp);
+        let mut e: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut e, g, 0), 0);
+        let outside = add(&kp);
+        kp.func = std::ptr::null_mut();
+        let set = |n| cuGraphExecKernelNodeSetParams(e, n, (&raw const kp).cast());
+        assert_eq!(set(outside), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(set(inside), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(cuGraphExecDestroy(e), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        cuModuleUnload(module);
+        cuMemFree_v2(p);
     }
 }
 

@@ -1202,13 +1202,17 @@ impl GraphApi for Mock {
             d.graph_add_dependencies(g, &edges(from, to))
         }
 
-        fn cuGraphRemoveDependencies(d; g, #[slice] from, #[slice] to, _n) {
+        fn cuGraphRemoveDependencies(d; g, #[raw] from, #[raw] to, n) {
+            d.graph_dependencies_removable(g)?;
+            // Safety: cuda.h's contract for two arrays of `n` nodes.
+            let (from, to) = unsafe { (slice(from, n, "from")?, slice(to, n, "to")?) };
             d.graph_remove_dependencies(g, &edges(from, to))
         }
 
         fn cuGraphRemoveDependencies_v2(d; g, #[raw] from, #[raw] to, #[slice] edge_data, n) {
             // The edges' data first (a refusal of it comes before the nodes').
             only_default_edges(edge_data)?;
+            d.graph_dependencies_removable(g)?;
             // Safety: cuda.h's contract for two arrays of `n` nodes.
             let (from, to) = unsafe { (slice(from, n, "from")?, slice(to, n, "to")?) };
             d.graph_remove_dependencies(g, &edges(from, to))
@@ -1319,10 +1323,12 @@ impl GraphApi for Mock {
         }
 
         fn cuGraphExecKernelNodeSetParams(d; e, node, #[raw] p) {
+            d.graph_exec_node_present(e, node)?;
             d.graph_exec_kernel_set(e, node, read_kernel_v1(p)?)
         }
 
         fn cuGraphExecKernelNodeSetParams_v2(d; e, node, #[raw] p) {
+            d.graph_exec_node_present(e, node)?;
             d.graph_exec_kernel_set(e, node, read_kernel_v2(p)?)
         }
 

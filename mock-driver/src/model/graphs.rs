@@ -865,14 +865,21 @@ impl Graphs {
 
     /// cuGraphRemoveDependencies: each edge must exist (cuda.h: "Specifying a
     /// non-existing dependency will return an error").
-    pub fn remove_dependencies(&mut self, g: GraphId, edges: &[(NodeId, NodeId)]) -> CuResult<()> {
-        // The H200 refused every removal from a graph with memory nodes before looking at
-        // the edges, existing or not (random_graphs: 61 of 61 calls, e.g. seed 30 line 20).
+    /// Whether `g`'s dependencies may be removed at all. The H200 refused every removal
+    /// from a graph with memory nodes before looking at the edges, existing or not
+    /// (random_graphs: 61 of 61 calls, e.g. seed 30 line 20), or at a NULL `from` array
+    /// (session 18, seed 38 line 156).
+    pub fn dependencies_removable(&self, g: GraphId) -> CuResult<()> {
         if self.graph(g)?.has_memory_nodes() {
             return Err(not_supported(format!(
                 "graph {g:#x} has memory allocation or free nodes: its dependencies cannot be removed"
             )));
         }
+        Ok(())
+    }
+
+    pub fn remove_dependencies(&mut self, g: GraphId, edges: &[(NodeId, NodeId)]) -> CuResult<()> {
+        self.dependencies_removable(g)?;
         for (i, &(from, to)) in edges.iter().enumerate() {
             self.check_deps(g, &[from, to])?;
             let present = self.graph(g)?.nodes[&to].deps.contains(&from);
@@ -1657,6 +1664,26 @@ impl Driver {
             )));
         }
         st.graphs.remove_dependencies(g, edges)
+    }
+
+    /// The refusals of cuGraphRemoveDependencies that come before its node arrays are read.
+    pub fn graph_dependencies_removable(&self, g: GraphId) -> CuResult<()> {
+        self.state.lock().graphs.dependencies_removable(g)
+    }
+
+    /// The refusals of cuGraphExec*NodeSetParams that come before the parameters are
+    /// read: a node that is not one of the executable graph's is INVALID_VALUE where a
+    /// NULL function would be INVALID_HANDLE (random_graphs, session 18, seed 35 line 210).
+    pub fn graph_exec_node_present(&self, e: ExecId, n: NodeId) -> CuResult<()> {
+        let st = self.state.lock();
+        live_node(&st.graphs, n)?;
+        if st.graphs.exec(e)?.body.nodes.contains_key(&n) {
+            Ok(())
+        } else {
+            Err(invalid(format!(
+                "{n:#x} is not a node of the graph executable graph {e:#x} came from"
+            )))
+        }
     }
 
     /// The graph's nodes, in the order they were added.
