@@ -568,6 +568,45 @@ impl GraphBody {
         Ok(done)
     }
 
+    /// The node a cycle is reported at: a depth-first walk along dependencies, starting
+    /// from the nodes newest first and following each node's dependencies in the order
+    /// they were made, names the first node it reaches again while still walking from
+    /// it. Fitted to the three cycles the H200 named a node of (random_graphs session 18:
+    /// seed 7 line 169, two cycles, n30; seed 13 line 424, a clone's, n58; seed 37 line
+    /// 120, n3), where the first or last node of a cycle added would each miss one.
+    pub fn cycle_node(&self) -> Option<NodeId> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Walk {
+            Open,
+            Done,
+        }
+        let mut seen: HashMap<NodeId, Walk> = HashMap::new();
+        for start in self.order.iter().rev() {
+            if seen.contains_key(start) {
+                continue;
+            }
+            seen.insert(*start, Walk::Open);
+            let mut path = vec![(*start, 0usize)];
+            while let Some((n, next)) = path.last_mut() {
+                let Some(d) = self.nodes[n].deps.get(*next).copied() else {
+                    seen.insert(*n, Walk::Done);
+                    path.pop();
+                    continue;
+                };
+                *next += 1;
+                match seen.get(&d) {
+                    Some(Walk::Open) => return Some(d),
+                    Some(Walk::Done) => {}
+                    None => {
+                        seen.insert(d, Walk::Open);
+                        path.push((d, 0));
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// Whether it has allocation or free nodes (cuda.h: then it cannot be cloned, be a
     /// child graph, or have two executable graphs at once).
     pub fn has_memory_nodes(&self) -> bool {
@@ -1842,13 +1881,11 @@ impl Driver {
         Ok(clone)
     }
 
-    /// Whether `g`'s dependencies form a cycle (what cuGraphInstantiateWithParams reports
-    /// as CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE).
-    pub fn graph_has_cycle(&self, g: GraphId) -> bool {
+    /// The node of a cycle in `g`'s dependencies that cuGraphInstantiateWithParams names
+    /// with CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE, if they form one.
+    pub fn graph_cycle_node(&self, g: GraphId) -> Option<NodeId> {
         let st = self.state.lock();
-        st.graphs
-            .graph(g)
-            .is_ok_and(|body| body.topological().is_err())
+        st.graphs.graph(g).ok()?.cycle_node()
     }
 
     /// cuGraphInstantiate: a snapshot of the graph in a topological order. `flags`: the
