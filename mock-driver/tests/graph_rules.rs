@@ -504,6 +504,35 @@ fn free_nodes_of_another_graphs_allocation() {
     }
 }
 
+/// An allocation node no executable graph was made with goes with its graph, even where
+/// another of the graph's allocations lives on after a launch: a free node for it in
+/// another graph is then INVALID_VALUE (random_graphs session 18: 12 of 13 such calls,
+/// e.g. seed 12 line 115, where a1 was launched and a2 added after).
+#[test]
+fn a_destroyed_graph_s_allocation_never_instantiated_is_gone() {
+    let _one = alone_in_context();
+    // Safety: live locals; the graphs, executable and stream are this test's own.
+    unsafe {
+        let s = stream(NON_BLOCKING);
+        let g = graph();
+        let (Added(r, _), launched) = alloc_node(g, &[], 4096);
+        assert_eq!(r, 0);
+        let mut e: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut e, g, 0), 0);
+        assert_eq!(cuGraphLaunch(e, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        let (Added(r, _), never) = alloc_node(g, &[], 4096);
+        assert_eq!(r, 0);
+        assert_eq!(cuGraphExecDestroy(e), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        let other = graph();
+        assert_eq!(free_node(other, &[], never).0, CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuGraphDestroy(other), 0);
+        assert_eq!(cuMemFree_v2(launched), 0);
+        cuStreamDestroy_v2(s);
+    }
+}
+
 /// `CUgraphExecUpdateResultInfo`.
 #[repr(C)]
 struct UpdateInfo {
