@@ -533,6 +533,29 @@ fn a_destroyed_graph_s_allocation_never_instantiated_is_gone() {
     }
 }
 
+/// An address its own graph frees keeps other graphs' free nodes out (session 16) until
+/// a node after that free takes the address again: that allocation, not freed in its
+/// graph, another graph may free (random_graphs session 18, seed 30 lines 37-156).
+#[test]
+fn an_address_taken_again_may_be_freed_in_another_graph() {
+    let _one = alone_in_context();
+    // Safety: live locals; the graphs are this test's own.
+    unsafe {
+        let g = graph();
+        let (Added(r, a), p) = alloc_node(g, &[], 4096);
+        assert_eq!(r, 0);
+        let Added(r, f) = free_node(g, &[a], p);
+        assert_eq!(r, 0);
+        let other = graph();
+        assert_eq!(free_node(other, &[], p).0, CUDA_ERROR_INVALID_VALUE);
+        let (Added(r, _), again) = alloc_node(g, &[f], 4096);
+        assert_eq!((r, again), (0, p));
+        assert_eq!(free_node(other, &[], p).0, 0);
+        assert_eq!(cuGraphDestroy(other), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+    }
+}
+
 /// `CUgraphExecUpdateResultInfo`.
 #[repr(C)]
 struct UpdateInfo {
