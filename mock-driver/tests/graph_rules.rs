@@ -556,6 +556,32 @@ fn an_address_taken_again_may_be_freed_in_another_graph() {
     }
 }
 
+/// An allocation another live graph frees outlives its own graph: a new node does not
+/// take its address (random_graphs session 18: seeds 13 line 433, 29 line 446, 39 line
+/// 375) and a further graph may still free it (seed 13 line 458).
+#[test]
+fn an_allocation_another_graph_frees_outlives_its_graph() {
+    let _one = alone_in_context();
+    // Safety: live locals; the graphs are this test's own.
+    unsafe {
+        let g = graph();
+        let (Added(r, _), p) = alloc_node(g, &[], 4096);
+        assert_eq!(r, 0);
+        let frees = graph();
+        assert_eq!(free_node(frees, &[], p).0, 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        let h = graph();
+        let (Added(r, _), q) = alloc_node(h, &[], 4096);
+        assert_eq!(r, 0);
+        assert_ne!(q, p);
+        let further = graph();
+        assert_eq!(free_node(further, &[], p).0, 0);
+        for g in [h, further, frees] {
+            assert_eq!(cuGraphDestroy(g), 0);
+        }
+    }
+}
+
 /// `CUgraphExecUpdateResultInfo`.
 #[repr(C)]
 struct UpdateInfo {
