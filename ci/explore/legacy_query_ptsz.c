@@ -1,7 +1,7 @@
-/* Awaits a recording on the H200: what the legacy stream's capture state answers while
- * the calling thread's per-thread default stream captures (the mock: as with a blocking
- * created stream capturing, STREAM_CAPTURE_IMPLICIT; random_graphs recorded only created
- * streams). Prints one line a call.
+/* What the legacy stream's capture state answers while the calling thread's per-thread
+ * default stream captures. The H200 (runs/2026-12-03-h200-session18/x/): STREAM_CAPTURE_IMPLICIT
+ * with the status left unwritten, as with a blocking created stream capturing; the mock
+ * the same (mock-driver/tests/graph_rules.rs). Prints one line a call.
  *
  *   gcc -I$CUDA_INCLUDE ci/explore/legacy_query_ptsz.c -lcuda -o legacy_query_ptsz
  */

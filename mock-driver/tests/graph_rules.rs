@@ -8,7 +8,7 @@ mod context;
 mod graph_kernels;
 use context::{event, primary_context, stream};
 use cuda::exports::*;
-use cumock_abi::result::CUDA_ERROR_INVALID_VALUE;
+use cumock_abi::result::{CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE};
 use cumock_abi::*;
 use graph_kernels::{KernelParams, MemsetParams};
 use std::ffi::c_void;
@@ -504,6 +504,84 @@ fn free_nodes_of_another_graphs_allocation() {
     }
 }
 
+/// An allocation node no executable graph was made with goes with its graph, even where
+/// another of the graph's allocations lives on after a launch: a free node for it in
+/// another graph is then INVALID_VALUE (random_graphs session 18: 12 of 13 such calls,
+/// e.g. seed 12 line 115, where a1 was launched and a2 added after).
+#[test]
+fn a_destroyed_graph_s_allocation_never_instantiated_is_gone() {
+    let _one = alone_in_context();
+    // Safety: live locals; the graphs, executable and stream are this test's own.
+    unsafe {
+        let s = stream(NON_BLOCKING);
+        let g = graph();
+        let (Added(r, _), launched) = alloc_node(g, &[], 4096);
+        assert_eq!(r, 0);
+        let mut e: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut e, g, 0), 0);
+        assert_eq!(cuGraphLaunch(e, s), 0);
+        assert_eq!(cuStreamSynchronize(s), 0);
+        let (Added(r, _), never) = alloc_node(g, &[], 4096);
+        assert_eq!(r, 0);
+        assert_eq!(cuGraphExecDestroy(e), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        let other = graph();
+        assert_eq!(free_node(other, &[], never).0, CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(cuGraphDestroy(other), 0);
+        assert_eq!(cuMemFree_v2(launched), 0);
+        cuStreamDestroy_v2(s);
+    }
+}
+
+/// An address its own graph frees keeps other graphs' free nodes out (session 16) until
+/// a node after that free takes the address again: that allocation, not freed in its
+/// graph, another graph may free (random_graphs session 18, seed 30 lines 37-156).
+#[test]
+fn an_address_taken_again_may_be_freed_in_another_graph() {
+    let _one = alone_in_context();
+    // Safety: live locals; the graphs are this test's own.
+    unsafe {
+        let g = graph();
+        let (Added(r, a), p) = alloc_node(g, &[], 4096);
+        assert_eq!(r, 0);
+        let Added(r, f) = free_node(g, &[a], p);
+        assert_eq!(r, 0);
+        let other = graph();
+        assert_eq!(free_node(other, &[], p).0, CUDA_ERROR_INVALID_VALUE);
+        let (Added(r, _), again) = alloc_node(g, &[f], 4096);
+        assert_eq!((r, again), (0, p));
+        assert_eq!(free_node(other, &[], p).0, 0);
+        assert_eq!(cuGraphDestroy(other), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+    }
+}
+
+/// An allocation another live graph frees outlives its own graph: a new node does not
+/// take its address (random_graphs session 18: seeds 13 line 433, 29 line 446, 39 line
+/// 375) and a further graph may still free it (seed 13 line 458).
+#[test]
+fn an_allocation_another_graph_frees_outlives_its_graph() {
+    let _one = alone_in_context();
+    // Safety: live locals; the graphs are this test's own.
+    unsafe {
+        let g = graph();
+        let (Added(r, _), p) = alloc_node(g, &[], 4096);
+        assert_eq!(r, 0);
+        let frees = graph();
+        assert_eq!(free_node(frees, &[], p).0, 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        let h = graph();
+        let (Added(r, _), q) = alloc_node(h, &[], 4096);
+        assert_eq!(r, 0);
+        assert_ne!(q, p);
+        let further = graph();
+        assert_eq!(free_node(further, &[], p).0, 0);
+        for g in [h, further, frees] {
+            assert_eq!(cuGraphDestroy(g), 0);
+        }
+    }
+}
+
 /// `CUgraphExecUpdateResultInfo`.
 #[repr(C)]
 struct UpdateInfo {
@@ -598,6 +676,110 @@ fn capture_rules_of_the_legacy_stream_and_an_invalidated_capture() {
     }
 }
 
+/// The calling thread's per-thread default stream capturing: the legacy stream's state is
+/// STREAM_CAPTURE_IMPLICIT, as with a blocking created stream, and the status is left
+/// unwritten; the per-thread stream itself reports ACTIVE and ends with a graph
+/// (ci/explore/legacy_query_ptsz.c on the H200, runs/2026-12-03-h200-session18/x/).
+#[test]
+fn the_legacy_stream_while_the_per_thread_stream_captures() {
+    let _one = alone_in_context();
+    const LEGACY: CUstream = 0x1 as CUstream;
+    const PER_THREAD: CUstream = 0x2 as CUstream;
+    // Safety: live locals; the capture is ended before the test returns.
+    unsafe {
+        assert_eq!(cuStreamBeginCapture_v2(PER_THREAD, 2), 0);
+        let mut st = 9;
+        let r = cuStreamIsCapturing(LEGACY, (&raw mut st).cast());
+        assert_eq!((r, st), (CAPTURE_IMPLICIT, 9));
+        assert_eq!(capture_status(PER_THREAD), (0, 1));
+        let mut g: CUgraph = std::ptr::null_mut();
+        assert_eq!(cuStreamEndCapture(PER_THREAD, &mut g), 0);
+        assert!(!g.is_null());
+        assert_eq!(cuGraphDestroy(g), 0);
+    }
+}
+
+/// A removal from a graph with memory nodes is NOT_SUPPORTED before a NULL `from` array
+/// is looked at (session 18, seed 38 line 156); from a graph without, the NULL array is
+/// INVALID_VALUE (6 of 6 such calls).
+#[test]
+fn a_removal_from_a_graph_with_memory_nodes_is_refused_before_its_arrays() {
+    let _one = alone_in_context();
+    // Safety: live locals; NULL where the test says; the graphs are this test's own.
+    unsafe {
+        let g = graph();
+        let a = empty(g, &[]);
+        let b = empty(g, &[a]);
+        let null = std::ptr::null();
+        let no_data = std::ptr::null();
+        assert_eq!(
+            cuGraphRemoveDependencies(g, null, &b, 1),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            cuGraphRemoveDependencies_v2(g, null, &b, no_data, 1),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(alloc_node(g, &[b], 4096).0 .0, 0);
+        assert_eq!(cuGraphRemoveDependencies(g, null, &b, 1), NOT_SUPPORTED);
+        assert_eq!(
+            cuGraphRemoveDependencies_v2(g, null, &b, no_data, 1),
+            NOT_SUPPORTED
+        );
+        assert_eq!(cuGraphDestroy(g), 0);
+    }
+}
+
+/// cuGraphExecKernelNodeSetParams with a NULL function: for a node added to the graph
+/// after the executable graph was made, INVALID_VALUE (not one of its nodes: session 18,
+/// seed 35 line 210); for one of its nodes, INVALID_HANDLE (seeds 5, 17, 31: 3 of 3).
+#[test]
+fn an_executable_graph_s_node_is_looked_for_before_the_function() {
+    let _one = alone_in_context();
+    let p = device_alloc(4096);
+    // Safety: live locals; a NUL-terminated PTX image; the graph is this test's own.
+    unsafe {
+        let ptx = std::ffi::CString::new(BUMP).unwrap();
+        let mut module: CUmodule = std::ptr::null_mut();
+        assert_eq!(cuModuleLoadData(&mut module, ptx.as_ptr().cast()), 0);
+        let mut f: CUfunction = std::ptr::null_mut();
+        assert_eq!(cuModuleGetFunction(&mut f, module, c"bump".as_ptr()), 0);
+        let (mut ptr, mut count, mut value) = (p, 4u32, 1u32);
+        let mut args: [*mut c_void; 3] = [
+            (&raw mut ptr).cast(),
+            (&raw mut count).cast(),
+            (&raw mut value).cast(),
+        ];
+        let mut kp = KernelParams {
+            func: f,
+            grid: [1, 1, 1],
+            block: [16, 1, 1],
+            shared: 0,
+            kernel_params: args.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+        };
+        let g = graph();
+        let add = |kp: &KernelParams| {
+            let mut n: CUgraphNode = std::ptr::null_mut();
+            let r = cuGraphAddKernelNode(&mut n, g, std::ptr::null(), 0, (&raw const *kp).cast());
+            assert_eq!(r, 0);
+            n
+        };
+        let inside = add(&kp);
+        let mut e: CUgraphExec = std::ptr::null_mut();
+        assert_eq!(cuGraphInstantiateWithFlags(&mut e, g, 0), 0);
+        let outside = add(&kp);
+        kp.func = std::ptr::null_mut();
+        let set = |n| cuGraphExecKernelNodeSetParams(e, n, (&raw const kp).cast());
+        assert_eq!(set(outside), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(set(inside), CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(cuGraphExecDestroy(e), 0);
+        assert_eq!(cuGraphDestroy(g), 0);
+        cuModuleUnload(module);
+        cuMemFree_v2(p);
+    }
+}
+
 /// An event recorded in a relaxed capture that is then invalidated (by a synchronize):
 /// a query of it is INVALID_VALUE, as of an ended capture's event (seed 3 line 40, seed
 /// 29 line 119). An event of a capture that ended: a stream outside any capture waiting on
@@ -681,8 +863,8 @@ fn a_clone_copies_child_graphs_in_the_order_of_their_nodes() {
 /// A graph whose dependencies form a cycle (n1 -> n3 and, added after, n3 -> n1):
 /// cuGraphInstantiateWithParams is INVALID_VALUE with result
 /// CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE (2), as cuda.h says for cycles and the H200
-/// answered in random_graphs (seed 37 line 120, seed 13 line 424); a graph without one that
-/// fails otherwise keeps result 1.
+/// answered in random_graphs (seed 37 line 120, seed 13 line 424), naming n3 as seed 37
+/// did; a graph without one that fails otherwise keeps result 1.
 #[test]
 fn a_cycle_is_an_invalid_structure() {
     let _one = alone_in_context();
@@ -695,7 +877,14 @@ fn a_cycle_is_an_invalid_structure() {
         let mut p = InstantiateParams::with_flags(0);
         let mut e: CUgraphExec = std::ptr::null_mut();
         let r = cuGraphInstantiateWithParams(&mut e, g, (&raw mut p).cast());
-        assert_eq!((r, p.result), (CUDA_ERROR_INVALID_VALUE, 2));
+        assert_eq!((r, p.result, p.err_node), (CUDA_ERROR_INVALID_VALUE, 2, n3));
+        // Flags refused come first: result 1, no node (seed 12 line 62, seed 34 line 374).
+        let mut p = InstantiateParams::with_flags(DEVICE_LAUNCH | AUTO_FREE_ON_LAUNCH);
+        let r = cuGraphInstantiateWithParams(&mut e, g, (&raw mut p).cast());
+        assert_eq!(
+            (r, p.result, p.err_node),
+            (CUDA_ERROR_INVALID_VALUE, 1, std::ptr::null_mut())
+        );
         // Without the cycle it instantiates.
         assert_eq!(cuGraphRemoveDependencies(g, &n3, &n1, 1), 0);
         let mut p = InstantiateParams::with_flags(0);
@@ -706,6 +895,32 @@ fn a_cycle_is_an_invalid_structure() {
         let mut p = InstantiateParams::with_flags(16);
         let r = cuGraphInstantiateWithParams(&mut e, g, (&raw mut p).cast());
         assert_eq!((r, p.result), (CUDA_ERROR_INVALID_VALUE, 1));
+        assert_eq!(cuGraphDestroy(g), 0);
+    }
+}
+
+/// Two cycles, n1 <-> n14 and n2 <-> n30, n30 made depending on n2 and n1 and the edges
+/// n1 -> n14, n14 -> n1, n30 -> n2 added in one call: the H200 named n30 (random_graphs
+/// session 18, seed 7 line 169), where the first node of a cycle added would be n1.
+#[test]
+fn the_node_a_cycle_is_reported_at() {
+    let _one = alone_in_context();
+    let g = graph();
+    let n1 = empty(g, &[]);
+    let n2 = empty(g, &[]);
+    let n14 = empty(g, &[]);
+    let n30 = empty(g, &[n2, n1]);
+    // Safety: live locals: three edges, their sources and their destinations.
+    unsafe {
+        let (from, to) = ([n1, n14, n30], [n14, n1, n2]);
+        assert_eq!(cuGraphAddDependencies(g, from.as_ptr(), to.as_ptr(), 3), 0);
+        let mut p = InstantiateParams::with_flags(0);
+        let mut e: CUgraphExec = std::ptr::null_mut();
+        let r = cuGraphInstantiateWithParams(&mut e, g, (&raw mut p).cast());
+        assert_eq!(
+            (r, p.result, p.err_node),
+            (CUDA_ERROR_INVALID_VALUE, 2, n30)
+        );
         assert_eq!(cuGraphDestroy(g), 0);
     }
 }

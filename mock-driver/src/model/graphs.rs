@@ -568,6 +568,45 @@ impl GraphBody {
         Ok(done)
     }
 
+    /// The node a cycle is reported at: a depth-first walk along dependencies, starting
+    /// from the nodes newest first and following each node's dependencies in the order
+    /// they were made, names the first node it reaches again while still walking from
+    /// it. Fitted to the three cycles the H200 named a node of (random_graphs session 18:
+    /// seed 7 line 169, two cycles, n30; seed 13 line 424, a clone's, n58; seed 37 line
+    /// 120, n3), where the first or last node of a cycle added would each miss one.
+    pub fn cycle_node(&self) -> Option<NodeId> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Walk {
+            Open,
+            Done,
+        }
+        let mut seen: HashMap<NodeId, Walk> = HashMap::new();
+        for start in self.order.iter().rev() {
+            if seen.contains_key(start) {
+                continue;
+            }
+            seen.insert(*start, Walk::Open);
+            let mut path = vec![(*start, 0usize)];
+            while let Some((n, next)) = path.last_mut() {
+                let Some(d) = self.nodes[n].deps.get(*next).copied() else {
+                    seen.insert(*n, Walk::Done);
+                    path.pop();
+                    continue;
+                };
+                *next += 1;
+                match seen.get(&d) {
+                    Some(Walk::Open) => return Some(d),
+                    Some(Walk::Done) => {}
+                    None => {
+                        seen.insert(d, Walk::Open);
+                        path.push((d, 0));
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// Whether it has allocation or free nodes (cuda.h: then it cannot be cloned, be a
     /// child graph, or have two executable graphs at once).
     pub fn has_memory_nodes(&self) -> bool {
@@ -865,14 +904,21 @@ impl Graphs {
 
     /// cuGraphRemoveDependencies: each edge must exist (cuda.h: "Specifying a
     /// non-existing dependency will return an error").
-    pub fn remove_dependencies(&mut self, g: GraphId, edges: &[(NodeId, NodeId)]) -> CuResult<()> {
-        // The H200 refused every removal from a graph with memory nodes before looking at
-        // the edges, existing or not (random_graphs: 61 of 61 calls, e.g. seed 30 line 20).
+    /// Whether `g`'s dependencies may be removed at all. The H200 refused every removal
+    /// from a graph with memory nodes before looking at the edges, existing or not
+    /// (random_graphs: 61 of 61 calls, e.g. seed 30 line 20), or at a NULL `from` array
+    /// (session 18, seed 38 line 156).
+    pub fn dependencies_removable(&self, g: GraphId) -> CuResult<()> {
         if self.graph(g)?.has_memory_nodes() {
             return Err(not_supported(format!(
                 "graph {g:#x} has memory allocation or free nodes: its dependencies cannot be removed"
             )));
         }
+        Ok(())
+    }
+
+    pub fn remove_dependencies(&mut self, g: GraphId, edges: &[(NodeId, NodeId)]) -> CuResult<()> {
+        self.dependencies_removable(g)?;
         for (i, &(from, to)) in edges.iter().enumerate() {
             self.check_deps(g, &[from, to])?;
             let present = self.graph(g)?.nodes[&to].deps.contains(&from);
@@ -1659,6 +1705,26 @@ impl Driver {
         st.graphs.remove_dependencies(g, edges)
     }
 
+    /// The refusals of cuGraphRemoveDependencies that come before its node arrays are read.
+    pub fn graph_dependencies_removable(&self, g: GraphId) -> CuResult<()> {
+        self.state.lock().graphs.dependencies_removable(g)
+    }
+
+    /// The refusals of cuGraphExec*NodeSetParams that come before the parameters are
+    /// read: a node that is not one of the executable graph's is INVALID_VALUE where a
+    /// NULL function would be INVALID_HANDLE (random_graphs, session 18, seed 35 line 210).
+    pub fn graph_exec_node_present(&self, e: ExecId, n: NodeId) -> CuResult<()> {
+        let st = self.state.lock();
+        live_node(&st.graphs, n)?;
+        if st.graphs.exec(e)?.body.nodes.contains_key(&n) {
+            Ok(())
+        } else {
+            Err(invalid(format!(
+                "{n:#x} is not a node of the graph executable graph {e:#x} came from"
+            )))
+        }
+    }
+
     /// The graph's nodes, in the order they were added.
     pub fn graph_nodes(&self, g: GraphId) -> CuResult<Vec<NodeId>> {
         Ok(self.state.lock().graphs.graph(g)?.order.clone())
@@ -1815,13 +1881,11 @@ impl Driver {
         Ok(clone)
     }
 
-    /// Whether `g`'s dependencies form a cycle (what cuGraphInstantiateWithParams reports
-    /// as CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE).
-    pub fn graph_has_cycle(&self, g: GraphId) -> bool {
+    /// The node of a cycle in `g`'s dependencies that cuGraphInstantiateWithParams names
+    /// with CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE, if they form one.
+    pub fn graph_cycle_node(&self, g: GraphId) -> Option<NodeId> {
         let st = self.state.lock();
-        st.graphs
-            .graph(g)
-            .is_ok_and(|body| body.topological().is_err())
+        st.graphs.graph(g).ok()?.cycle_node()
     }
 
     /// cuGraphInstantiate: a snapshot of the graph in a topological order. `flags`: the
