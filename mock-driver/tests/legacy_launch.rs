@@ -239,17 +239,55 @@ fn bad_settings_are_refused_and_the_earlier_ones_kept() {
     assert_eq!((w[0], w[3], w[4]), (4, 2, 128));
 }
 
+/// legacy-launch-errors2: more parameter bytes set than the kernel takes is refused at the
+/// launch; fewer launch, the bytes past the size set read as zeros (writes past it are
+/// taken but not passed).
 #[test]
-fn a_parameter_size_the_kernel_does_not_take_is_refused_at_the_launch() {
-    let fx = setup(1, 1.0);
+fn more_parameter_bytes_than_the_kernel_takes_are_refused_fewer_read_zeros() {
+    let fx = setup(7, 1.5);
     // Safety: a live function.
     unsafe {
-        // Writes past the size set are taken, as on the H200.
-        assert_eq!(cuParamSeti(fx.f, 24, 1), 0);
-        assert_eq!(cuParamSetSize(fx.f, 8), 0);
+        assert_eq!(cuParamSetSize(fx.f, 24), 0);
         assert_eq!(cuLaunch(fx.f), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
         assert_eq!(cuParamSetSize(fx.f, 16), 0);
         assert_eq!(cuLaunch(fx.f), 0);
     }
-    assert_eq!(fx.words()[0], 1);
+    let w = fx.words();
+    assert_eq!((w[0], w[1]), (7, 1.5f32.to_bits()));
+    // Safety: a live function.
+    unsafe {
+        // `a` written, but only `out` within the size: `a` and `b` read as zeros.
+        assert_eq!(cuParamSetSize(fx.f, 8), 0);
+        assert_eq!(cuParamSeti(fx.f, 8, 9), 0);
+        assert_eq!(cuLaunch(fx.f), 0);
+    }
+    let w = fx.words();
+    assert_eq!((w[0], w[1], w[3]), (0, 0, 1));
+}
+
+/// legacy-launch-errors2: cuParamSetv of NULL is refused even for 0 bytes, and the block
+/// shape needs a current context.
+#[test]
+fn null_values_and_no_context_are_refused() {
+    let fx = setup(1, 1.0);
+    // Safety: a live function; NULL is what the call is asked about.
+    unsafe {
+        assert_eq!(
+            cuParamSetv(fx.f, 0, null_mut(), 0),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        let v = 0u64;
+        assert_eq!(
+            cuParamSetv(fx.f, 16, (&raw const v).cast_mut().cast(), 0),
+            0
+        );
+        let mut ctx: CUcontext = null_mut();
+        assert_eq!(cuCtxGetCurrent(&mut ctx), 0);
+        assert_eq!(cuCtxSetCurrent(null_mut()), 0);
+        let shape = cuFuncSetBlockShape(fx.f, 1, 1, 1);
+        let launch = cuLaunch(fx.f);
+        assert_eq!(cuCtxSetCurrent(ctx), 0);
+        assert_eq!(shape, CUDA_ERROR_INVALID_CONTEXT);
+        assert_eq!(launch, CUDA_ERROR_INVALID_CONTEXT);
+    }
 }

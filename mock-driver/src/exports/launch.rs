@@ -79,8 +79,13 @@ emulate! {
         d.legacy_param_write(hfunc, offset, &value.to_ne_bytes())
     }
 
-    /// NULL with a size is CUDA_ERROR_INVALID_VALUE (probe api_gaps3, null-questions).
+    /// NULL is CUDA_ERROR_INVALID_VALUE, with a size (probe api_gaps3, null-questions) and
+    /// without (legacy-launch-errors2).
     pub(super) fn cuParamSetv(d; hfunc, offset, ptr, numbytes) {
+        if ptr.is_null() {
+            d.function_params(hfunc)?;
+            return Err(invalid("cuParamSetv: ptr is NULL"));
+        }
         // Safety: `ptr` holds `numbytes` bytes of the program's, as cuParamSetv requires.
         let bytes = unsafe { crate::boundary::slice(ptr.cast_const().cast::<u8>(), numbytes as usize, "ptr") }?;
         d.legacy_param_write(hfunc, offset, bytes)

@@ -15,9 +15,14 @@
 //!   and refuses the rest;
 //! - a function never set launches (a kernel without parameters, `cuLaunch` of it).
 //!
-//! Not recorded (the H200's crash ended the section; legacy-launch-errors2 asks): a
-//! negative or misaligned offset, a launch whose size set is not the kernel's (answered
-//! here as an `extra` buffer of another size is), NULL functions, no current context.
+//! Recorded too (legacy-launch-errors2): a misaligned offset is taken; cuParamSetv of
+//! NULL is CUDA_ERROR_INVALID_VALUE even for 0 bytes; a launch with fewer parameter bytes
+//! set than the kernel takes runs (the rest read as zeros: a kernel launched with nothing
+//! set wrote through a NULL pointer, CUDA_ERROR_ILLEGAL_ADDRESS), one with more is
+//! CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; NULL functions are CUDA_ERROR_INVALID_HANDLE;
+//! cuFuncSetBlockShape and cuLaunch without a current context are
+//! CUDA_ERROR_INVALID_CONTEXT. A negative offset crashed the H200
+//! (legacy-launch-negative-offset-crash): the mock refuses it.
 
 use super::error::*;
 use super::ids::{FunctionId, StreamId};
@@ -57,9 +62,10 @@ impl Default for LegacyLaunch {
 }
 
 impl LegacyLaunch {
-    /// The parameter buffer a launch passes: the size set, what was written within it.
-    fn buffer(&self) -> Vec<u8> {
-        let mut buf = vec![0u8; self.param_size];
+    /// The parameter buffer a launch of a kernel taking `size` bytes passes: what was
+    /// written within the size set, zeros after it.
+    fn buffer(&self, size: usize) -> Vec<u8> {
+        let mut buf = vec![0u8; size.max(self.param_size)];
         let n = self.params.len().min(self.param_size);
         buf[..n].copy_from_slice(&self.params[..n]);
         buf
@@ -67,10 +73,11 @@ impl LegacyLaunch {
 }
 
 impl Driver {
-    /// cuFuncSetBlockShape.
+    /// cuFuncSetBlockShape: a current context is needed (legacy-launch-errors2).
     pub fn legacy_block_shape(&self, f: FunctionId, x: i32, y: i32, z: i32) -> CuResult<()> {
         let mut st = self.state.lock();
         let (handle, r) = st.modules.function(f)?;
+        st.contexts.require_current()?;
         let device = st.modules.module(r.module)?.device;
         let limit = |a: i32, d: i32| self.device_attribute(device, a, d);
         let max = [
@@ -151,10 +158,9 @@ impl Driver {
     }
 
     /// cuLaunch (grid 1x1), cuLaunchGrid and cuLaunchGridAsync: the function's settings
-    /// launched as cuLaunchKernel launches. A parameter size other than the kernel's is
-    /// answered as cuLaunchKernel answers an `extra` buffer of another size
-    /// (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, recorded on the H200); the H200's own answer
-    /// for the legacy launch awaits a recording.
+    /// launched as cuLaunchKernel launches. More parameter bytes set than the kernel takes
+    /// is CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; fewer launch, the rest zeros (both recorded
+    /// on the H200, legacy-launch-errors2).
     pub fn legacy_launch(
         &'static self,
         f: FunctionId,
@@ -171,7 +177,7 @@ impl Driver {
             )
         };
         let size = Driver::params_size(function.params());
-        if settings.param_size != size {
+        if settings.param_size > size {
             return Err(CuError::new(
                 CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
                 format!(
@@ -190,7 +196,7 @@ impl Driver {
                 block: settings.block,
                 shared: settings.shared,
                 stream,
-                params: settings.buffer(),
+                params: settings.buffer(size),
                 cooperative: false,
                 cluster: None,
             },
