@@ -173,6 +173,11 @@ fn sured_p_on_uint_and_sint_formats_reduces_as_the_isa_says() {
         o.status,
         String::from_utf8_lossy(&o.stderr)
     );
+    // The whole output as a reviewed snapshot: the mock's answers beside the H200's
+    // recording of the same program, once it is made, case by case.
+    insta::with_settings!({ snapshot_path => "snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::assert_snapshot!("sured_p", out);
+    });
     let mut lines = out.lines();
     let header = lines.next().expect("a header");
     let pattern: Vec<u32> = header
