@@ -538,7 +538,7 @@ fn encode_texel(f: crate::texture::Format, values: &[u32], buf: &mut [u8]) {
 /// `.b64` on an 8-byte one (u32x1 and s32x1; u32x2 and s32x2): signed for SINT. What it
 /// leaves open is chosen here and awaits the H200's answer (ci/explore/sured_p.cu prints
 /// it): any other format reads as unsigned (float and normalized data as their bits); a
-/// sample wider than the data has its first bytes reduced (x of u32x4), a narrower one
+/// sample wider than the data has its first bytes reduced (u32x4: its R), a narrower one
 /// is covered whole (u16x2, u8x4: one 32-bit word, carries crossing channels) and `.b64`
 /// on a 4-byte sample reaches the next sample, x even only (an odd x is a misaligned
 /// access, a fault) and out of range where the row ends first. Never outside the image.
