@@ -13,7 +13,7 @@ mod video;
 pub use asynccopy::{AddrOp, AsyncOp, BulkDir, MapField, MbarWait};
 pub use calls::FuncRt;
 pub use texture::{
-    Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, SurfaceReduction,
+    Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, SuredForm, SurfaceReduction,
 };
 
 use crate::math::{self, Cmp, CvtSpec, FMods, Rnd, Ty, WarpFn};

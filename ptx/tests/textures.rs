@@ -1101,7 +1101,7 @@ fn sured_reduces_atomically_into_surface_elements() {
             "{what}: 64-bit add"
         );
     }
-    // The ISA's operations and types only; sured.p is refused.
+    // The ISA's operations and types only.
     for (form, kind) in [
         (
             "sured.b.and.2d.u32.trap [%rd1, {%r1, %r1}], %r1;",
@@ -1115,10 +1115,6 @@ fn sured_reduces_atomically_into_surface_elements() {
             "sured.b.add.a2d.u32.trap [%rd1, {%r1, %r1, %r1, %r1}], %r1;",
             cumock_ptx::LoadErrorKind::Semantic,
         ),
-        (
-            "sured.p.add.2d.b32.trap [%rd1, {%r1, %r1}], %r1;",
-            cumock_ptx::LoadErrorKind::Unsupported,
-        ),
     ] {
         let src = format!(
             ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {{\n\
@@ -1126,6 +1122,172 @@ fn sured_reduces_atomically_into_surface_elements() {
         );
         let e = Module::parse(&src).unwrap_err();
         assert_eq!(e.kind, kind, "{form}: {e}");
+    }
+}
+
+/// `sured.p` (inline PTX): x counts samples and the data's signedness is the surface
+/// format's (PTX ISA), reduced from 4 blocks of 64 threads that the host runs on several
+/// threads. An s32x1 4 x 4 surface: add wrapping past 2^32, signed max and min (`.clamp`
+/// moving x = 4000 to the last sample), or (`.zero` dropping x = -1); a u32x1 1D one of 8:
+/// unsigned min, and; `.b64` max on u32x2 (unsigned) and min on s32x2 (signed).
+const SAMPLE_REDUCTIONS: &str = r#"
+extern "C" __global__ void sample_reductions(unsigned long long si, unsigned long long su,
+                                             unsigned long long wu, unsigned long long ws) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  int x = i % 4, e = i % 2;
+  asm volatile("sured.p.add.2d.b32.trap [%0, {%1, %2}], %3;" :: "l"(si), "r"(x), "r"(0), "r"(3u) : "memory");
+  asm volatile("sured.p.max.2d.b32.trap [%0, {%1, %2}], %3;" :: "l"(si), "r"(x), "r"(1), "r"((int)i - 100) : "memory");
+  asm volatile("sured.p.min.2d.b32.clamp [%0, {%1, %2}], %3;" :: "l"(si), "r"(x), "r"(2), "r"((int)i - 100) : "memory");
+  asm volatile("sured.p.or.2d.b32.zero [%0, {%1, %2}], %3;" :: "l"(si), "r"(x), "r"(3), "r"(1u << (i % 32)) : "memory");
+  asm volatile("sured.p.min.1d.b32.trap [%0, {%1}], %2;" :: "l"(su), "r"(x), "r"(i - 100u) : "memory");
+  asm volatile("sured.p.and.1d.b32.trap [%0, {%1}], %2;" :: "l"(su), "r"(x + 4), "r"(~(1u << (i % 32))) : "memory");
+  unsigned long long up = (unsigned long long)i << 32 | (255 - i);
+  asm volatile("sured.p.max.1d.b64.trap [%0, {%1}], %2;" :: "l"(wu), "r"(e), "l"(up) : "memory");
+  long long down = -(long long)i * 0x100000001ll;
+  asm volatile("sured.p.min.1d.b64.trap [%0, {%1}], %2;" :: "l"(ws), "r"(e), "l"(down) : "memory");
+  if (i == 0) {
+    asm volatile("sured.p.min.2d.b32.clamp [%0, {%1, %2}], %3;" :: "l"(si), "r"(4000), "r"(2), "r"(-1000) : "memory");
+    asm volatile("sured.p.or.2d.b32.zero [%0, {%1, %2}], %3;" :: "l"(si), "r"(-1), "r"(3), "r"(~0u) : "memory");
+    asm volatile("sured.p.max.1d.b64.trap [%0, {%1}], %2;" :: "l"(wu), "r"(0), "l"(1ull << 63) : "memory");
+  }
+}
+"#;
+
+#[test]
+fn sured_p_reduces_into_samples_by_the_surface_format() {
+    let m = Module::parse(&ptx(SAMPLE_REDUCTIONS)).unwrap();
+    let k = m.kernel("sample_reductions").unwrap();
+    assert_eq!(m.jit_compile(k).expect("compiles").texture, 11);
+    let format = |kind, channels| Format {
+        kind,
+        bits: 32,
+        channels,
+    };
+    let words = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|w| w.to_le_bytes()).collect() };
+    let read = |s: &SurfaceObject, n: usize| -> Vec<u32> {
+        let Storage::Array(t) = &s.image.storage else {
+            unreachable!()
+        };
+        let mut out = vec![0u8; 4 * n];
+        assert!(t.read(0, &mut out));
+        to_u32s(&out)
+    };
+    // What the 256 threads reduce, computed here: thread i reaches x = i % 4 (or i % 2).
+    let threads = 0..256u32;
+    let of = |x: u32, m: u32| threads.clone().filter(move |i| i % m == x);
+    let add: Vec<u32> = (0..4)
+        .map(|x| of(x, 4).fold(0xffff_fff0u32, |a, _| a.wrapping_add(3)))
+        .collect();
+    let max: Vec<u32> = (0..4)
+        .map(|x| of(x, 4).map(|i| i as i32 - 100).max().unwrap() as u32)
+        .collect();
+    let mut min: Vec<u32> = (0..4)
+        .map(|x| of(x, 4).map(|i| i as i32 - 100).min().unwrap() as u32)
+        .collect();
+    min[3] = (min[3] as i32).min(-1000) as u32;
+    let or: Vec<u32> = (0..4)
+        .map(|x| of(x, 4).fold(0, |a, i| a | 1 << (i % 32)))
+        .collect();
+    let umin: Vec<u32> = (0..4)
+        .map(|x| of(x, 4).map(|i| i.wrapping_sub(100)).min().unwrap())
+        .collect();
+    let and: Vec<u32> = (0..4)
+        .map(|x| of(x, 4).fold(!0, |a, i| a & !(1 << (i % 32))))
+        .collect();
+    let wide = |v: &[u32], e: usize| v[2 * e] as u64 | (v[2 * e + 1] as u64) << 32;
+    let umax: Vec<u64> = (0..2)
+        .map(|e| {
+            let m = of(e, 2).map(|i| (i as u64) << 32 | (255 - i) as u64).max();
+            m.unwrap().max(if e == 0 { 1 << 63 } else { 0 })
+        })
+        .collect();
+    let smin: Vec<u64> = (0..2)
+        .map(|e| {
+            let m = of(e, 2).map(|i| -(i as i64) * 0x1_0000_0001).min();
+            m.unwrap().min(0) as u64
+        })
+        .collect();
+    for engine in engines() {
+        let mut init = [0u32; 16];
+        init[0..4].fill(0xffff_fff0);
+        init[4..8].fill(i32::MIN as u32);
+        init[8..12].fill(i32::MAX as u32);
+        let si = Arc::new(SurfaceObject {
+            image: array_image(
+                format(ChannelKind::Signed, 1),
+                4,
+                4,
+                1,
+                false,
+                &words(&init),
+            ),
+        });
+        let init = [!0u32; 8];
+        let su = Arc::new(SurfaceObject {
+            image: array_image(
+                format(ChannelKind::Unsigned, 1),
+                8,
+                1,
+                1,
+                false,
+                &words(&init),
+            ),
+        });
+        let wu = Arc::new(SurfaceObject {
+            image: array_image(format(ChannelKind::Unsigned, 2), 2, 1, 1, false, &[0; 16]),
+        });
+        let ws = Arc::new(SurfaceObject {
+            image: array_image(format(ChannelKind::Signed, 2), 2, 1, 1, false, &[0; 16]),
+        });
+        let mem = ImageMemory {
+            mem: TestMemory::new(),
+            textures: Vec::new(),
+            surfaces: vec![
+                (6, si.clone()),
+                (7, su.clone()),
+                (8, wu.clone()),
+                (9, ws.clone()),
+            ],
+        };
+        let p = params(&m.kernels[k], &[6, 7, 8, 9]);
+        let mut l = launch(4, 64, &p);
+        l.engine = engine;
+        l.host_threads = 4;
+        run(&m, k, &l, &mem).unwrap();
+        let what = format!("{engine:?}");
+        let got = read(&si, 16);
+        assert_eq!(got[0..4], add[..], "{what}: add wrapping");
+        assert_eq!(got[4..8], max[..], "{what}: signed max");
+        assert_eq!(got[8..12], min[..], "{what}: signed min, clamped");
+        assert_eq!(got[12..16], or[..], "{what}: or, x = -1 dropped");
+        let got = read(&su, 8);
+        assert_eq!(got[0..4], umin[..], "{what}: unsigned min");
+        assert_eq!(got[4..8], and[..], "{what}: and");
+        let got = read(&wu, 4);
+        assert_eq!(
+            [wide(&got, 0), wide(&got, 1)],
+            umax[..],
+            "{what}: .b64 unsigned max"
+        );
+        let got = read(&ws, 4);
+        assert_eq!(
+            [wide(&got, 0), wide(&got, 1)],
+            smin[..],
+            "{what}: .b64 signed min"
+        );
+    }
+    // `.b64` is for min and max only; `.p` takes no other type.
+    for form in [
+        "sured.p.add.2d.b64.trap [%rd1, {%r1, %r1}], %rd1;",
+        "sured.p.or.1d.b64.trap [%rd1, {%r1}], %rd1;",
+        "sured.p.min.2d.u32.trap [%rd1, {%r1, %r1}], %r1;",
+    ] {
+        let src = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {{\n\
+             .reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n{form}\nret;\n}}\n"
+        );
+        let e = Module::parse(&src).unwrap_err();
+        assert_eq!(e.kind, cumock_ptx::LoadErrorKind::Semantic, "{form}: {e}");
     }
 }
 

@@ -1,4 +1,4 @@
-//! Texture and surface instructions (`tex`, `tld4`, `txq`, `suld.b`, `sust.b`, `sured.b`, `suq`)
+//! Texture and surface instructions (`tex`, `tld4`, `txq`, `suld.b`, `sust.b`, `sured`, `suq`)
 //! decoded into [`ImageOp`]: the object handle, the coordinate operands as written, and
 //! what to do at the image's edges. The sampling itself is `crate::texture`'s.
 //!
@@ -381,18 +381,29 @@ pub enum ImageOp {
         handle: Src,
         kinds: Vec<u64>,
     },
-    /// `sured.b.op.geom.ctype.bounds [s, c], v`: an atomic reduction of v into the
-    /// element at x (bytes), `bytes` wide, signed for `.s32`/`.s64` min and max.
+    /// `sured.{b,p}.op.geom.ctype.bounds [s, c], v`: an atomic reduction of v into the
+    /// element `bytes` wide at x, a byte offset (`.b`) or a sample index (`.p`).
     Sured {
         geom: Geom,
         op: SurfaceReduction,
         bytes: u8,
-        signed: bool,
+        form: SuredForm,
         bounds: Bounds,
         v: Src,
         handle: Src,
         coords: [Src; 4],
     },
+}
+
+/// How `sured` addresses its element and reads its data (the PTX ISA).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SuredForm {
+    /// `.b`: x is a byte offset, the data the instruction's type (`signed` for `.s32` and
+    /// `.s64` min and max).
+    Bytes { signed: bool },
+    /// `.p`: x is a sample index, the `.b32`/`.b64` data unsigned or signed as the
+    /// surface's format holds UINT or SINT data.
+    Sample,
 }
 
 /// `sured`'s operation.
@@ -975,12 +986,8 @@ impl FuncDecoder<'_> {
                 }
             }
             "sured" => {
-                if m.take("p") {
-                    // The ISA reads `.b32`/`.b64` as the surface format's UINT or SINT
-                    // data; which formats and widths it takes is not documented.
-                    return Err(unsup(m, "sured.p (sample-addressed reductions)"));
-                }
-                if !m.take("b") {
+                let by_sample = m.take("p");
+                if !by_sample && !m.take("b") {
                     return Err(semantic(i, "expected `.b` or `.p`"));
                 }
                 let op = match m.take_any(&["add", "min", "max", "and", "or"]).as_deref() {
@@ -995,23 +1002,26 @@ impl FuncDecoder<'_> {
                     Some(g @ (Geom::D1 | Geom::D2 | Geom::D3)) => g,
                     _ => return Err(semantic(i, "`sured` takes 1d, 2d or 3d surfaces")),
                 };
-                // The ISA's types per operation: add u32, u64, s32; min and max u32,
-                // s32, u64, s64; and and or b32.
+                // The ISA's types per operation: `.b` add u32, u64, s32; min and max
+                // u32, s32, u64, s64; and and or b32. `.p` any of them b32, and b64 for
+                // min and max only (its signedness is the surface format's).
                 let ty = m.types();
-                let (bytes, signed) = match (op, ty.as_slice()) {
-                    (SurfaceReduction::Add, [Ty::U32 | Ty::S32]) => (4, false),
-                    (SurfaceReduction::Add, [Ty::U64]) => (8, false),
-                    (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::U32]) => (4, false),
-                    (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::S32]) => (4, true),
-                    (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::U64]) => (8, false),
-                    (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::S64]) => (8, true),
-                    (SurfaceReduction::And | SurfaceReduction::Or, [Ty::B32]) => (4, false),
-                    _ => {
-                        return Err(semantic(
-                            i,
-                            "a type `sured.b` does not take for this operation",
-                        ))
+                let (bytes, form) = if by_sample {
+                    match (op, ty.as_slice()) {
+                        (_, [Ty::B32]) => (4, SuredForm::Sample),
+                        (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::B64]) => {
+                            (8, SuredForm::Sample)
+                        }
+                        _ => {
+                            return Err(semantic(
+                                i,
+                                "`sured.p` takes .b32, or .b64 for .min and .max",
+                            ))
+                        }
                     }
+                } else {
+                    let (bytes, signed) = sured_b_type(i, op, &ty)?;
+                    (bytes, SuredForm::Bytes { signed })
                 };
                 let bounds = match m.take_any(&["trap", "clamp", "zero"]).as_deref() {
                     Some("clamp") => Bounds::Clamp,
@@ -1025,7 +1035,7 @@ impl FuncDecoder<'_> {
                     geom,
                     op,
                     bytes,
-                    signed,
+                    form,
                     bounds,
                     v,
                     handle,
@@ -1036,4 +1046,23 @@ impl FuncDecoder<'_> {
         };
         Ok(Op::Image(Box::new(op)))
     }
+}
+
+/// `sured.b`'s element width and signedness: the ISA's types per operation.
+fn sured_b_type(i: &InstAst, op: SurfaceReduction, ty: &[Ty]) -> Result<(u8, bool), LoadError> {
+    Ok(match (op, ty) {
+        (SurfaceReduction::Add, [Ty::U32 | Ty::S32]) => (4, false),
+        (SurfaceReduction::Add, [Ty::U64]) => (8, false),
+        (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::U32]) => (4, false),
+        (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::S32]) => (4, true),
+        (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::U64]) => (8, false),
+        (SurfaceReduction::Min | SurfaceReduction::Max, [Ty::S64]) => (8, true),
+        (SurfaceReduction::And | SurfaceReduction::Or, [Ty::B32]) => (4, false),
+        _ => {
+            return Err(semantic(
+                i,
+                "a type `sured.b` does not take for this operation",
+            ))
+        }
+    })
 }

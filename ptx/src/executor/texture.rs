@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use super::{for_lanes, write_lane, BlockCtx, Fault, Warp};
 use crate::decode::{
-    Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, Src, SurfaceReduction,
+    Bounds, Dest, Geom, ImageOp, ImageQuery, LodOperand, SamplerRef, Src, SuredForm,
+    SurfaceReduction,
 };
 use crate::math::{f64_to_f16, Lanes, Rnd};
 use crate::texture::{
-    texel_offset, Image, Lod, Lookup, SurfaceObject, TextureObject, TEX_OFFSET_BITS,
+    texel_offset, ChannelKind, Image, Lod, Lookup, SurfaceObject, TextureObject, TEX_OFFSET_BITS,
     TLD4_OFFSET_BITS,
 };
 use crate::FaultKind;
@@ -346,7 +347,7 @@ impl BlockCtx<'_> {
                 geom,
                 op: rop,
                 bytes,
-                signed,
+                form,
                 bounds,
                 v,
                 handle,
@@ -357,12 +358,15 @@ impl BlockCtx<'_> {
                 let vals = self.lanes(w, *v);
                 let look = |x| mem.surface(x);
                 self.each_lane(w, pc, emask, &h, look, |l, s: &SurfaceObject| {
-                    let access = *bytes as u64;
+                    let img = &s.image;
+                    let (x_unit, signed) = match form {
+                        SuredForm::Bytes { signed } => (1, *signed),
+                        SuredForm::Sample => sample_data(img),
+                    };
                     // `.zero` out of bounds: the reduction is dropped.
-                    if let Some(at) =
-                        element_offset(&s.image, *geom, &c, l, access, *bounds, false)?
-                    {
-                        reduce(&s.image, texmem, at, *rop, *bytes, *signed, vals[l])?;
+                    let access = *bytes as u64;
+                    if let Some(at) = element_offset(img, *geom, &c, l, access, *bounds, x_unit)? {
+                        reduce(img, texmem, at, *rop, *bytes, signed, vals[l])?;
                     }
                     Ok(())
                 })?;
@@ -382,7 +386,7 @@ impl BlockCtx<'_> {
                 let mut results = [[0u64; 4]; 32];
                 let look = |x| mem.surface(x);
                 self.each_lane(w, pc, emask, &h, look, |l, s: &SurfaceObject| {
-                    let Some(at) = element_offset(&s.image, *geom, &c, l, access, *bounds, false)?
+                    let Some(at) = element_offset(&s.image, *geom, &c, l, access, *bounds, 1)?
                     else {
                         return Ok(()); // `.zero`: reads zero.
                     };
@@ -420,13 +424,13 @@ impl BlockCtx<'_> {
                 let look = |x| mem.surface(x);
                 self.each_lane(w, pc, emask, &h, look, |l, s: &SurfaceObject| {
                     // A formatted store writes one texel; an unformatted one its bytes.
-                    let access = if *formatted {
-                        s.image.format.texel_bytes()
+                    let (access, x_unit) = if *formatted {
+                        let sample = s.image.format.texel_bytes();
+                        (sample, sample)
                     } else {
-                        *n as u64 * *bytes as u64
+                        (*n as u64 * *bytes as u64, 1)
                     };
-                    let Some(at) =
-                        element_offset(&s.image, *geom, &c, l, access, *bounds, *formatted)?
+                    let Some(at) = element_offset(&s.image, *geom, &c, l, access, *bounds, x_unit)?
                     else {
                         return Ok(()); // `.zero`: the store is dropped.
                     };
@@ -527,6 +531,22 @@ fn encode_texel(f: crate::texture::Format, values: &[u32], buf: &mut [u8]) {
             buf[c * w + k] = (raw >> (8 * k)) as u8;
         }
     }
+}
+
+/// `sured.p`'s addressing unit (the sample's bytes) and whether its data is signed. The
+/// PTX ISA defines it for UINT and SINT formats, `.b32` data on a 4-byte sample and
+/// `.b64` on an 8-byte one (u32x1 and s32x1; u32x2 and s32x2): signed for SINT. What it
+/// leaves open is chosen here and awaits the H200's answer (ci/explore/sured_p.cu prints
+/// it): any other format reads as unsigned (float and normalized data as their bits); a
+/// sample wider than the data has its first bytes reduced (u32x4: its R), a narrower one
+/// is covered whole (u16x2, u8x4: one 32-bit word, carries crossing channels) and `.b64`
+/// on a 4-byte sample reaches the next sample, x even only (an odd x is a misaligned
+/// access, a fault) and out of range where the row ends first. Never outside the image.
+fn sample_data(img: &Image) -> (u64, bool) {
+    (
+        img.format.texel_bytes().max(1),
+        img.format.kind == ChannelKind::Signed,
+    )
 }
 
 /// What makes `sured` atomic: the host threads running blocks take the lock of the
@@ -679,10 +699,10 @@ fn sampler_value(s: &crate::texture::Sampler, q: ImageQuery) -> u32 {
     }
 }
 
-/// The byte offset of a surface access of `access` bytes in lane `l`: x in bytes (it must
-/// be a multiple of the access), y and z in rows and slices, the layer first when
-/// layered. Out of the image: `.trap` is an error, `.clamp` the nearest element,
-/// `.zero` None.
+/// The byte offset of a surface access of `access` bytes in lane `l`: x in units of
+/// `x_unit` bytes (1 for `.b`, the sample's size for `.p`; the offset must be a multiple
+/// of the access), y and z in rows and slices, the layer first when layered. Out of the
+/// image: `.trap` is an error, `.clamp` the nearest element, `.zero` None.
 fn element_offset(
     img: &Image,
     geom: Geom,
@@ -690,7 +710,7 @@ fn element_offset(
     l: usize,
     access: u64,
     bounds: Bounds,
-    x_in_samples: bool,
+    x_unit: u64,
 ) -> Result<Option<u64>, String> {
     let signed = |k: usize| c[k][l] as u32 as i32 as i64;
     let first = geom.layered() as usize;
@@ -698,10 +718,8 @@ fn element_offset(
     for (k, p) in pos.iter_mut().enumerate().take(geom.dims()) {
         *p = signed(first + k);
     }
-    // `sust.p`'s x is a sample (texel) index, `.b`'s a byte offset (the PTX ISA).
-    if x_in_samples {
-        pos[0] *= img.format.texel_bytes() as i64;
-    }
+    // `.p`'s x is a sample (texel) index, `.b`'s a byte offset (the PTX ISA).
+    pos[0] *= x_unit as i64;
     let slice_index = if geom.layered() { signed(0) } else { pos[2] };
     let row_bytes = img.width as i64 * img.format.texel_bytes() as i64;
     if pos[0] % access as i64 != 0 {
@@ -735,8 +753,10 @@ fn element_offset(
                 }
                 Bounds::Zero => return Ok(None),
                 Bounds::Clamp => {
+                    // The last x both a whole unit and a whole access.
+                    let step = lcm(x_unit, access) as i64;
                     let hi = if k == 0 {
-                        limits[0] - limits[0].rem_euclid(access as i64)
+                        limits[0] - limits[0].rem_euclid(step)
                     } else {
                         limits[k]
                     };
@@ -748,4 +768,12 @@ fn element_offset(
     Ok(Some(
         at[2] as u64 * img.slice_pitch + at[1] as u64 * img.row_pitch + at[0] as u64,
     ))
+}
+
+fn lcm(a: u64, b: u64) -> u64 {
+    let (mut x, mut y) = (a.max(1), b.max(1));
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    a.max(1) / x * b.max(1)
 }
