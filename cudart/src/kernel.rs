@@ -539,31 +539,34 @@ fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
     // program's too: `fatbin_library` links its objects where the driver cannot load
     // the linked image), and each context's module is the library's: then a
     // cudaKernel_t of it (cudaGetKernel) launches the same code over the same variables
-    // as `<<<>>>`. A driver without libraries gets modules (its load error says the
-    // driver's reason).
-    let from_library = fatbin_library(d, fatbin).ok().and_then(|l| {
-        let mut m = std::ptr::null_mut();
-        d.cuLibraryGetModule(&mut m, l).ok().map(|()| m)
-    });
-    let m = match from_library {
-        Some(m) => Ok(m),
-        None => load_module(d, image),
-    };
-    let m = match m {
-        // A device-linked image holds the linked SASS only: a driver that cannot load it
-        // (the mock runs PTX) gets the objects' relocatable PTX linked by its own linker.
-        Err(e) if e.code == error::NO_KERNEL_IMAGE_FOR_DEVICE && !prelinked.is_empty() => {
-            link_prelinked(d, &prelinked, |image| load_module(d, image)).map_err(|le| {
-                RtError::new(
-                    le.code,
-                    format!(
-                        "{}; linking the objects' own fatbins instead failed: {}",
-                        e.message, le.message
-                    ),
-                )
-            })?
+    // as `<<<>>>`. Only a driver without libraries (cudaErrorNotSupported: no
+    // cuLibraryLoadData) gets modules; any other failure is the library's, whose message
+    // already says the driver's reason (and why linking the objects failed, where it
+    // tried), so the image is not loaded or linked a second time.
+    let m = match fatbin_library(d, fatbin) {
+        Ok(l) => {
+            let mut m = std::ptr::null_mut();
+            d.cuLibraryGetModule(&mut m, l)?;
+            m
         }
-        r => r?,
+        Err(e) if e.code == error::NOT_SUPPORTED => match load_module(d, image) {
+            // A device-linked image holds the linked SASS only: a driver that cannot load
+            // it (the mock runs PTX) gets the objects' relocatable PTX linked by its own
+            // linker.
+            Err(e) if e.code == error::NO_KERNEL_IMAGE_FOR_DEVICE && !prelinked.is_empty() => {
+                link_prelinked(d, &prelinked, |image| load_module(d, image)).map_err(|le| {
+                    RtError::new(
+                        le.code,
+                        format!(
+                            "{}; linking the objects' own fatbins instead failed: {}",
+                            e.message, le.message
+                        ),
+                    )
+                })?
+            }
+            r => r?,
+        },
+        Err(e) => return Err(e),
     };
     with_registry(|r| {
         if let Some(f) = r.fatbins.get_mut(&fatbin) {

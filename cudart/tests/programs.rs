@@ -183,6 +183,12 @@ fn device_query() {
     run("device_query", &[]);
 }
 
+/// `sured.p` over ten formats, in range and out (clients/runtime/sured_p.cu).
+#[test]
+fn sured_p() {
+    run("sured_p", &[]);
+}
+
 #[test]
 fn memory() {
     run("memory", &[]);

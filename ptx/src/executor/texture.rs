@@ -359,12 +359,12 @@ impl BlockCtx<'_> {
                 let look = |x| mem.surface(x);
                 self.each_lane(w, pc, emask, &h, look, |l, s: &SurfaceObject| {
                     let img = &s.image;
+                    let access = *bytes as u64;
                     let (x_unit, signed) = match form {
                         SuredForm::Bytes { signed } => (1, *signed),
-                        SuredForm::Sample => sample_data(img),
+                        SuredForm::Sample => sample_data(img, access),
                     };
                     // `.zero` out of bounds: the reduction is dropped.
-                    let access = *bytes as u64;
                     if let Some(at) = element_offset(img, *geom, &c, l, access, *bounds, x_unit)? {
                         reduce(img, texmem, at, *rop, *bytes, signed, vals[l])?;
                     }
@@ -533,20 +533,16 @@ fn encode_texel(f: crate::texture::Format, values: &[u32], buf: &mut [u8]) {
     }
 }
 
-/// `sured.p`'s addressing unit (the sample's bytes) and whether its data is signed. The
-/// PTX ISA defines it for UINT and SINT formats, `.b32` data on a 4-byte sample and
-/// `.b64` on an 8-byte one (u32x1 and s32x1; u32x2 and s32x2): signed for SINT. What it
-/// leaves open is chosen here and awaits the H200's answer (ci/explore/sured_p.cu prints
-/// it): any other format reads as unsigned (float and normalized data as their bits); a
-/// sample wider than the data has its first bytes reduced (u32x4: its R), a narrower one
-/// is covered whole (u16x2, u8x4: one 32-bit word, carries crossing channels) and `.b64`
-/// on a 4-byte sample reaches the next sample, x even only (an odd x is a misaligned
-/// access, a fault) and out of range where the row ends first. Never outside the image.
-fn sample_data(img: &Image) -> (u64, bool) {
-    (
-        img.format.texel_bytes().max(1),
-        img.format.kind == ChannelKind::Signed,
-    )
+/// `sured.p`'s addressing unit and whether its data is signed, as the H200 ran it
+/// (ci/explore/sured_p.cu, 385 cases over ten formats, runs/2026-12-03-h200-session18/call3):
+/// x counts units of the data's own size (4 bytes for `.b32`, 8 for `.b64`), whatever the
+/// format's texel (x 1 of a u32x4 surface is its byte 4, of a u32x1 one under `.b64` its
+/// byte 8), bounded by the row's bytes, so that a `.b64` spans two 4-byte texels and a
+/// `.b32` one channel of a wider texel; the data is signed where the format's channels are
+/// SINT, unsigned otherwise (floats and normalized formats too), whatever the channel
+/// width (s8x4 reads as s32/s64).
+fn sample_data(img: &Image, access: u64) -> (u64, bool) {
+    (access, img.format.kind == ChannelKind::Signed)
 }
 
 /// What makes `sured` atomic: the host threads running blocks take the lock of the

@@ -1,18 +1,17 @@
-// Exploration, not a test: what `sured.p` (sample-addressed surface reductions) does on
-// the GPU where the PTX ISA leaves it open. The ISA defines `.b32` data as u32 or s32 by
-// the surface format (UINT or SINT), `.b64` (min and max only) as u64 or s64, and x as a
-// sample index; it says nothing of formats that are neither, of samples narrower or wider
-// than the data (u16x2, u8x4, u32x4; `.b64` on a 4-byte sample), of float formats, or of
-// where `.clamp` puts and `.zero` drops an out-of-range access.
-// Each case resets one surface array (1D 4, 2D 4 x 2 or 3D 4 x 2 x 2 samples) to a word
+// What `sured.p` (sample-addressed surface reductions) does where the PTX ISA leaves it
+// open: the ISA defines `.b32` data as u32 or s32 by the surface format (UINT or SINT),
+// `.b64` (min and max only) as u64 or s64, and x as a "sample" index; it says nothing of
+// formats that are neither, of texels narrower or wider than the data (u16x2, u8x4, u32x4;
+// `.b64` on a 4-byte texel), of float formats, or of where `.clamp` puts and `.zero` drops
+// an out-of-range access. Recorded on the H200 (goldens/NVIDIA_H200-580.159.04/sured_p.txt):
+// x counts units of the data's size (4 or 8 bytes) whatever the texel, bounded by the row's
+// bytes; signed for SINT formats, unsigned for the rest.
+// Each case resets one surface array (1D 4, 2D 4 x 2 or 3D 4 x 2 x 2 texels) to a word
 // pattern, runs one `sured.p` from one thread and prints the words the reduction changed
-// (index in the array's bytes / 4, in hex), or the error. The formats whose answer the ISA
-// defines come first; the `.trap` cases, out of range, come last. A case that leaves an
-// error re-executes the program from the next case (a fresh context), so one fault does not
-// hide the others; without faults it runs well under 2 s.
-//   nvcc -arch=sm_90 -gencode arch=compute_90,code=compute_90 -cudart shared \
-//     ci/explore/sured_p.cu -o sured_p && ./sured_p
-// On the mock: target/debug/cumock exec -- ./sured_p
+// (index in the array's bytes / 4, in hex), or the error. The `.trap` cases, out of range,
+// come last. A case that leaves an error re-executes the program from the next case (a
+// fresh context), so one fault does not hide the others; without faults it runs well under
+// 2 s.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
