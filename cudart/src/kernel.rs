@@ -549,23 +549,9 @@ fn module(d: &Driver, fatbin: usize, device: i32) -> RtResult<CUmodule> {
             d.cuLibraryGetModule(&mut m, l)?;
             m
         }
-        Err(e) if e.code == error::NOT_SUPPORTED => match load_module(d, image) {
-            // A device-linked image holds the linked SASS only: a driver that cannot load
-            // it (the mock runs PTX) gets the objects' relocatable PTX linked by its own
-            // linker.
-            Err(e) if e.code == error::NO_KERNEL_IMAGE_FOR_DEVICE && !prelinked.is_empty() => {
-                link_prelinked(d, &prelinked, |image| load_module(d, image)).map_err(|le| {
-                    RtError::new(
-                        le.code,
-                        format!(
-                            "{}; linking the objects' own fatbins instead failed: {}",
-                            e.message, le.message
-                        ),
-                    )
-                })?
-            }
-            r => r?,
-        },
+        Err(e) if e.code == error::NOT_SUPPORTED => {
+            load_or_link(d, image, &prelinked, |image| load_module(d, image))?
+        }
         Err(e) => return Err(e),
     };
     with_registry(|r| {
@@ -759,14 +745,35 @@ fn fatbin_library(d: &Driver, fatbin: usize) -> RtResult<CUlibrary> {
             "its fatbin is not registered",
         )
     })?;
-    let l = match library_load(d, image) {
-        Err(e) if e.code == error::NO_KERNEL_IMAGE_FOR_DEVICE && !prelinked.is_empty() => {
-            link_prelinked(d, &prelinked, |linked| library_load(d, linked))?
-        }
-        r => r?,
-    };
+    let l = load_or_link(d, image, &prelinked, |image| library_load(d, image))?;
     with_registry(|r| r.libraries.insert(fatbin, l as usize));
     Ok(l)
+}
+
+/// `load` of a registered fatbin's image; where the driver cannot load it because it is a
+/// device-linked image, which holds the linked SASS only (the mock runs PTX), `load` of
+/// the objects' relocatable PTX linked by the driver's own linker, the error saying both
+/// reasons if that fails too.
+fn load_or_link<T>(
+    d: &Driver,
+    image: usize,
+    prelinked: &[(usize, usize)],
+    load: impl Fn(usize) -> RtResult<T>,
+) -> RtResult<T> {
+    match load(image) {
+        Err(e) if e.code == error::NO_KERNEL_IMAGE_FOR_DEVICE && !prelinked.is_empty() => {
+            link_prelinked(d, prelinked, &load).map_err(|le| {
+                RtError::new(
+                    le.code,
+                    format!(
+                        "{}; linking the objects' own fatbins instead failed: {}",
+                        e.message, le.message
+                    ),
+                )
+            })
+        }
+        r => r,
+    }
 }
 
 /// cuLibraryLoadData of an image, without options.
