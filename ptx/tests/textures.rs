@@ -1687,3 +1687,30 @@ fn the_first_faulting_lane_of_an_image_instruction_is_charged() {
         }
     }
 }
+
+/// What ptxas and the H200's driver refuse of the queries (ci/explore/txq_refs.c,
+/// runs/2026-12-03-h200-session18/call5): `txq.force_unnormalized_coords` of a named
+/// `.texref` is INVALID_PTX (".samplerref expected"); `suq.array_size` is refused at load,
+/// of a `.surfref` and of a surface object; `txq.width` of a `.texref` and `suq.depth` load.
+#[test]
+fn the_queries_the_h200_refuses_at_load_are_refused() {
+    use cumock_ptx::LoadErrorKind::{Semantic, Unsupported};
+    for (form, refused) in [
+        ("txq.force_unnormalized_coords.b32 %r1, [t];", Some(Semantic)),
+        ("suq.array_size.b32 %r1, [s];", Some(Unsupported)),
+        ("suq.array_size.b32 %r1, [%rd1];", Some(Unsupported)),
+        ("txq.width.b32 %r1, [t];", None),
+        ("suq.depth.b32 %r1, [s];", None),
+    ] {
+        let src = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n.global .texref t;\n\
+             .global .surfref s;\n.visible .entry k() {{\n.reg .b32 %r<2>;\n\
+             .reg .b64 %rd<2>;\nmov.u64 %rd1, 0;\n{form}\nret;\n}}\n"
+        );
+        match (Module::parse(&src), refused) {
+            (Err(e), Some(kind)) => assert_eq!(e.kind, kind, "{form}: {e}"),
+            (Ok(_), None) => {}
+            (r, want) => panic!("{form}: {:?}, wanted {want:?}", r.err()),
+        }
+    }
+}

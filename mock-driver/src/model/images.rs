@@ -139,7 +139,8 @@ pub fn image_at(mem: &impl ProgramMemory, at: u64) -> CuResult<Image> {
                 return Err(CuError::new(
                     CUDA_ERROR_NO_BINARY_FOR_GPU,
                     format!(
-                        "the fatbin at {at:#x} declares {header} + {size} bytes, past the end of                          the address space: no binary in it"
+                        "the fatbin at {at:#x} declares {header} + {size} bytes, past the end of \
+                         the address space: no binary in it"
                     ),
                 ));
             }

@@ -145,7 +145,8 @@ impl Driver {
                 // performed before launching any kernel that uses the malloc() or free()
                 // device system calls, otherwise CUDA_ERROR_INVALID_VALUE will be returned."
                 return Err(invalid(
-                    "CU_LIMIT_MALLOC_HEAP_SIZE cannot change after a kernel using malloc or free                      was launched in the context (its heap is allocated then)",
+                    "CU_LIMIT_MALLOC_HEAP_SIZE cannot change after a kernel using malloc or free \
+                     was launched in the context (its heap is allocated then)",
                 ));
             }
             st.contexts.set_limit(ctx, limit, v);

@@ -579,7 +579,8 @@ fn check_descriptor(
     };
     if !fits {
         return Err(invalid(format!(
-            "{w}x{h}x{d} (flags {flags:#x}) is past the device's maxima for its shape              (CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE*{})",
+            "{w}x{h}x{d} (flags {flags:#x}) is past the device's maxima for its shape \
+             (CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE*{})",
             if surface { " and _SURFACE*" } else { "" }
         )));
     }

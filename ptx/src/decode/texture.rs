@@ -872,6 +872,27 @@ impl FuncDecoder<'_> {
                 {
                     return Err(semantic(i, "txq.level queries width, height or depth"));
                 }
+                // ptxas 13.0 on the H200 (ci/explore/txq_refs.c): `txq.force_unnormalized_coords`
+                // of a named `.texref` is INVALID_PTX (".samplerref expected"); `suq.array_size`
+                // is refused at load (CUDA_ERROR_NOT_SUPPORTED), of a `.surfref` and of a
+                // surface object alike.
+                let names_texref = matches!(&i.ops[1], Opnd::Addr(Some(n), 0) | Opnd::Image(n, None, _)
+                    if self.references.iter().any(|r| !r.surface && r.name == *n));
+                if query == ImageQuery::ForceUnnormalizedCoords && names_texref {
+                    return Err(semantic(
+                        i,
+                        "txq.force_unnormalized_coords takes a .samplerref, not a .texref \
+                         (as ptxas says)",
+                    ));
+                }
+                if i.opcode == "suq" && query == ImageQuery::ArraySize {
+                    return Err(unsup(
+                        m,
+                        "suq.array_size: the H200's driver refuses it at load too \
+                         (CUDA_ERROR_NOT_SUPPORTED); a layered surface's layers are its \
+                         suq.depth",
+                    ));
+                }
                 if m.types().as_slice() != [Ty::B32] {
                     return Err(semantic(i, "a query's result is `.b32`"));
                 }

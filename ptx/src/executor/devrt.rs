@@ -253,7 +253,9 @@ fn copy(mem: &dyn Memory, work: &Work) -> Result<(), (u64, String)> {
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| {
                 eprintln!(
-                    "cumock: a kernel's cudaMemsetAsync/cudaMemset2DAsync/cudaMemset3DAsync                      sets nothing, as on the H200 (driver 580.159.04: cudaSuccess and no byte                      written); a kernel storing the bytes, or a host-side memset, sets them"
+                    "cumock: a kernel's cudaMemsetAsync/cudaMemset2DAsync/cudaMemset3DAsync \
+                     sets nothing, as on the H200 (driver 580.159.04: cudaSuccess and no byte \
+                     written); a kernel storing the bytes, or a host-side memset, sets them"
                 );
             });
             return Ok(());
