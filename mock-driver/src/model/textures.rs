@@ -1062,10 +1062,14 @@ impl Driver {
         let m = st.textures.mipmapped.remove(&h).expect("checked above");
         // A level cuArrayDestroy destroyed already is gone.
         for a in m.levels {
-            if let Some(a) = st.textures.arrays.remove(&a) {
-                st.vmm.backing.uncommit(a.bytes());
+            if let Some(level) = st.textures.arrays.remove(&a) {
+                st.vmm.backing.uncommit(level.bytes());
+                st.texture_references
+                    .forget_binding(super::texture_references::Binding::Array(a));
             }
         }
+        st.texture_references
+            .forget_binding(super::texture_references::Binding::Mipmapped(h));
         Ok(())
     }
 
@@ -1159,7 +1163,8 @@ impl Driver {
         st.textures.array(h)?;
         let a = st.textures.arrays.remove(&h).expect("checked above");
         st.vmm.backing.uncommit(a.bytes());
-        st.texture_references.forget_array(h);
+        st.texture_references
+            .forget_binding(super::texture_references::Binding::Array(h));
         Ok(())
     }
 
