@@ -328,7 +328,7 @@ fn sparse_tiles_and_mip_tails_as_the_h200() {
     primary_context();
     const FLOAT4: (i32, u32) = (FLOAT, 4);
     const BC1: (i32, u32) = (0x91, 4);
-    let rows: [((i32, u32), [usize; 3], u32, u32, _); 9] = [
+    let rows = [
         ((U8, 1), [64, 64, 64], 0, 7, ([64, 32, 32], 1, 131072, 0)),
         (
             (U8, 1),

@@ -11,10 +11,10 @@
 //! Set changes nothing for a kernel already queued, as a later destroy changes nothing
 //! for a texture object's. A texture reference never bound reads zeros, as on the H200
 //! (probe texrefs, unbound-launch: `tex.1d.v4.u32.s32` read 0 0), nor does one whose
-//! array was destroyed, which is bound to nothing since (probe texrefs,
-//! destroyed-array-launch). One whose state makes no object (a format the mock reads no
-//! texel of) is unbound in the snapshot: a kernel reading it faults with
-//! CUDA_ERROR_ILLEGAL_ADDRESS naming the reference (unrecorded).
+//! array or mipmapped array was destroyed, which is bound to nothing since (probe
+//! texrefs, destroyed-array-launch, destroyed-other-bindings). One whose state makes no
+//! object (a format the mock reads no texel of) is unbound in the snapshot: a kernel
+//! reading it faults with CUDA_ERROR_ILLEGAL_ADDRESS naming the reference (unrecorded).
 //!
 //! The handles are the mock's (CUtexref is an opaque pointer in cuda.h): addresses above
 //! the 47-bit user space, so no host pointer is taken for one. A module's references live
@@ -252,9 +252,9 @@ impl BoundReferences {
     }
 }
 
-/// cuTexRefSetMipmapFilterMode's check (cuda.h's CUfilter_mode values). The H200 took
-/// cuTexRefSetFilterMode 7 (probe api_gaps3, texture-references), which therefore checks
-/// nothing; what it does with the mipmap filter's is not recorded.
+/// cuTexRefSetMipmapFilterMode's check (cuda.h's CUfilter_mode values): the H200 refuses
+/// 2, 7 and -1 there, the mode kept (probe texrefs, mipmap-setters), where it took
+/// cuTexRefSetFilterMode 7 (probe api_gaps3, texture-references), which checks nothing.
 fn check_mipmap_filter(fm: i32) -> CuResult<()> {
     match fm {
         0 | 1 => Ok(()),
