@@ -7,7 +7,9 @@
  * the same name; the handle `mov` takes of a reference (istypep, tex through it); the
  * format rules (SetAddress before SetFormat, SetFormat after SetAddress2D, a format that
  * differs from the bound array's); and, each alone, a kernel reading an unbound reference
- * or one whose array was destroyed, and cuTexRefDestroy of a module's reference.
+ * or one whose array was destroyed, and cuTexRefDestroy of a module's reference; then
+ * what those recordings left open (a wider format, other bindings destroyed, the mipmap
+ * setters, CU_TRSF_SEAMLESS_CUBEMAP by binding).
  * Values read by kernels are printed as numbers: the mock's test texref.rs expects what
  * cuda.h and the programming guide say, and this asks the H200. */
 #define _GNU_SOURCE
@@ -506,6 +508,37 @@ static void mipmap_level_as_array(void) {
     cuMipmappedArrayDestroy(mm);
 }
 
+/* CU_TRSF_SEAMLESS_CUBEMAP, refused by cuTexRefSetFlags of an unbound module reference
+ * (mipmap-setters), where cuTexObjectCreate takes it over a cubemap (probe arrays,
+ * tex-desc-fields): refused by cuTexRefCreate's reference too, and once bound to a
+ * cubemap array or a 2D one? */
+static void seamless_cubemap_flag(void) {
+    setup();
+    unsigned f = 99;
+    CUtexref c;
+    MUST(cuTexRefCreate(&c));
+    CALL("created: set flags 0x40", cuTexRefSetFlags(c, CU_TRSF_SEAMLESS_CUBEMAP));
+    if (cuTexRefGetFlags(&f, c) == CUDA_SUCCESS) SAY("  reads back %#x", f);
+    CUtexref t = texref(mod, "arr_tex");
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    memset(&d, 0, sizeof d);
+    d.Width = 4;
+    d.Height = 4;
+    d.Depth = 6;
+    d.Format = CU_AD_FORMAT_FLOAT;
+    d.NumChannels = 1;
+    d.Flags = CUDA_ARRAY3D_CUBEMAP;
+    CUarray cube;
+    MUST(cuArray3DCreate(&cube, &d));
+    CALL("set array, a cubemap", cuTexRefSetArray(t, cube, CU_TRSA_OVERRIDE_FORMAT));
+    CALL("bound to a cubemap: set flags 0x40", cuTexRefSetFlags(t, CU_TRSF_SEAMLESS_CUBEMAP));
+    if (cuTexRefGetFlags(&f, t) == CUDA_SUCCESS) SAY("  reads back %#x", f);
+    CALL("set array, 2D", cuTexRefSetArray(t, float_array(), CU_TRSA_OVERRIDE_FORMAT));
+    CALL("bound to a 2D array: set flags 0x40", cuTexRefSetFlags(t, CU_TRSF_SEAMLESS_CUBEMAP));
+    if (cuTexRefGetFlags(&f, t) == CUDA_SUCCESS) SAY("  reads back %#x", f);
+    cuTexRefDestroy(c);
+}
+
 static void destroy_module_texref(void) {
     setup();
     CALL("destroy a module's texref", cuTexRefDestroy(texref(mod, "arr_tex")));
@@ -529,5 +562,6 @@ int main(void) {
     section("mipmap-setters", mipmap_setters);
     section("mipmap-setters-plain-array-crash", mipmap_setters_plain_array_crash);
     section("mipmap-level-as-array", mipmap_level_as_array);
+    section("seamless-cubemap-flag", seamless_cubemap_flag);
     return 0;
 }

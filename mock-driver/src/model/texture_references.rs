@@ -55,7 +55,9 @@ pub const TRSA_OVERRIDE_FORMAT: u32 = 0x01;
 const TRSF_DISABLE_TRILINEAR_OPTIMIZATION: u32 = 0x20;
 /// What cuTexRefSetFlags takes: cuda.h's CU_TRSF_* flags but CU_TRSF_SEAMLESS_CUBEMAP,
 /// which the H200 refuses (CUDA_ERROR_INVALID_VALUE, the flags kept: probe texrefs,
-/// mipmap-setters, a module's reference; cuTexRefCreate's is taken to refuse it too).
+/// mipmap-setters, a module's reference bound to nothing). cuTexRefCreate's and one bound
+/// to a cubemap array are taken to refuse it too (section seamless-cubemap-flag awaits
+/// a recording).
 const KNOWN_FLAGS: u32 = TRSF_READ_AS_INTEGER
     | TRSF_NORMALIZED_COORDINATES
     | TRSF_SRGB
