@@ -364,6 +364,23 @@ static void format_wider(void) {
     sample(1.5f, 1.5f);
 }
 
+/* Added after format-wider's recording (float x2 over a 4 x 2 float array read texel (1, 1)
+ * as floats 6 and 7, rows 16 bytes apart as the array's): how wide the row is then, in
+ * elements of the reference's format (texels 2 and 3 of float x2 lie past the array's
+ * row, clamped, in the mock's answer), and float x4, a row's whole bytes an element. */
+static void format_wider_edges(void) {
+    setup();
+    CUtexref a = texref(mod, "arr_tex");
+    CALL("set array", cuTexRefSetArray(a, float_array(), CU_TRSA_OVERRIDE_FORMAT));
+    CALL("set format float x2", cuTexRefSetFormat(a, CU_AD_FORMAT_FLOAT, 2));
+    sample(0.5f, 1.5f);
+    sample(2.5f, 0.5f);
+    sample(3.5f, 1.5f);
+    CALL("set format float x4", cuTexRefSetFormat(a, CU_AD_FORMAT_FLOAT, 4));
+    sample(0.5f, 1.5f);
+    sample(1.5f, 0.5f);
+}
+
 /* Added after destroyed-array-launch's recording (a texture reference is bound to no
  * array once its array is destroyed): a surface reference's and a mipmapped array's. */
 static void destroyed_other_bindings(void) {
@@ -563,5 +580,6 @@ int main(void) {
     section("mipmap-setters-plain-array-crash", mipmap_setters_plain_array_crash);
     section("mipmap-level-as-array", mipmap_level_as_array);
     section("seamless-cubemap-flag", seamless_cubemap_flag);
+    section("format-wider-edges", format_wider_edges);
     return 0;
 }
