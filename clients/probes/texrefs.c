@@ -7,7 +7,9 @@
  * the same name; the handle `mov` takes of a reference (istypep, tex through it); the
  * format rules (SetAddress before SetFormat, SetFormat after SetAddress2D, a format that
  * differs from the bound array's); and, each alone, a kernel reading an unbound reference
- * or one whose array was destroyed, and cuTexRefDestroy of a module's reference.
+ * or one whose array was destroyed, and cuTexRefDestroy of a module's reference; then
+ * what those recordings left open (a wider format, other bindings destroyed, the mipmap
+ * setters, CU_TRSF_SEAMLESS_CUBEMAP by binding).
  * Values read by kernels are printed as numbers: the mock's test texref.rs expects what
  * cuda.h and the programming guide say, and this asks the H200. */
 #define _GNU_SOURCE
@@ -362,6 +364,23 @@ static void format_wider(void) {
     sample(1.5f, 1.5f);
 }
 
+/* Added after format-wider's recording (float x2 over a 4 x 2 float array read texel (1, 1)
+ * as floats 6 and 7, rows 16 bytes apart as the array's): how wide the row is then, in
+ * elements of the reference's format (texels 2 and 3 of float x2 lie past the array's
+ * row, clamped, in the mock's answer), and float x4, a row's whole bytes an element. */
+static void format_wider_edges(void) {
+    setup();
+    CUtexref a = texref(mod, "arr_tex");
+    CALL("set array", cuTexRefSetArray(a, float_array(), CU_TRSA_OVERRIDE_FORMAT));
+    CALL("set format float x2", cuTexRefSetFormat(a, CU_AD_FORMAT_FLOAT, 2));
+    sample(0.5f, 1.5f);
+    sample(2.5f, 0.5f);
+    sample(3.5f, 1.5f);
+    CALL("set format float x4", cuTexRefSetFormat(a, CU_AD_FORMAT_FLOAT, 4));
+    sample(0.5f, 1.5f);
+    sample(1.5f, 0.5f);
+}
+
 /* Added after destroyed-array-launch's recording (a texture reference is bound to no
  * array once its array is destroyed): a surface reference's and a mipmapped array's. */
 static void destroyed_other_bindings(void) {
@@ -400,9 +419,22 @@ static void destroyed_other_bindings(void) {
     sample(0.5f, 0.5f);
 }
 
+/* A u8 x4 4x4 mipmapped array of 3 levels, made for the sections below. */
+static CUmipmappedArray u8x4_mipmapped(void) {
+    CUDA_ARRAY3D_DESCRIPTOR m;
+    memset(&m, 0, sizeof m);
+    m.Width = 4;
+    m.Height = 4;
+    m.Format = CU_AD_FORMAT_UNSIGNED_INT8;
+    m.NumChannels = 4;
+    CUmipmappedArray mm;
+    MUST(cuMipmappedArrayCreate(&mm, &m, 3));
+    return mm;
+}
+
 /* The mipmap setters' strictness: which filter modes, biases, clamps, anisotropies and
  * flags each setter takes, and what the getters give back; cuTexRefSetMipmappedArray with
- * flags 0 (cuTexRefSetArray's 0 was taken) and over a plain array's handle. */
+ * flags 0 (cuTexRefSetArray's 0 was taken). */
 static void mipmap_setters(void) {
     setup();
     CUtexref t = texref(mod, "arr_tex");
@@ -448,14 +480,7 @@ static void mipmap_setters(void) {
         if (cuTexRefGetFlags(&f, t) == CUDA_SUCCESS) SAY("  reads back %#x", f);
     }
     CALL("set flags 0 again", cuTexRefSetFlags(t, 0));
-    CUDA_ARRAY3D_DESCRIPTOR m;
-    memset(&m, 0, sizeof m);
-    m.Width = 4;
-    m.Height = 4;
-    m.Format = CU_AD_FORMAT_UNSIGNED_INT8;
-    m.NumChannels = 4;
-    CUmipmappedArray mm;
-    MUST(cuMipmappedArrayCreate(&mm, &m, 3));
+    CUmipmappedArray mm = u8x4_mipmapped();
     CALL("set mipmapped array, flags 0", cuTexRefSetMipmappedArray(t, mm, 0));
     CUarray_format f = (CUarray_format)0xA5;
     int ch = -1;
@@ -463,16 +488,72 @@ static void mipmap_setters(void) {
     CALL("set mipmapped array, flags 2", cuTexRefSetMipmappedArray(t, mm, 2));
     CALL("set mipmapped array, OVERRIDE_FORMAT", cuTexRefSetMipmappedArray(t, mm, CU_TRSA_OVERRIDE_FORMAT));
     if (cuTexRefGetFormat(&f, &ch, t) == CUDA_SUCCESS) SAY("  format %#x channels %d", (unsigned)f, ch);
+    cuMipmappedArrayDestroy(mm);
+}
+
+/* The H200 crashed (SIGSEGV) on cuTexRefSetMipmappedArray given a plain CUarray's handle,
+ * the last question of mipmap-setters as first recorded: alone here, after the binding
+ * that section made before it. */
+static void mipmap_setters_plain_array_crash(void) {
+    setup();
+    CUtexref t = texref(mod, "arr_tex");
+    CUmipmappedArray mm = u8x4_mipmapped();
+    MUST(cuTexRefSetMipmappedArray(t, mm, CU_TRSA_OVERRIDE_FORMAT));
     CUarray plain = float_array();
     CALL("set mipmapped array, a plain array's handle", cuTexRefSetMipmappedArray(t, (CUmipmappedArray)plain, CU_TRSA_OVERRIDE_FORMAT));
+    cuArrayDestroy(plain);
+    cuMipmappedArrayDestroy(mm);
+}
+
+/* A mipmapped array's level bound by cuTexRefSetArray, over the reference's binding of
+ * the mipmapped array (asked after the crash above in mipmap-setters as first recorded,
+ * so never answered there). */
+static void mipmap_level_as_array(void) {
+    setup();
+    CUtexref t = texref(mod, "arr_tex");
+    CUmipmappedArray mm = u8x4_mipmapped();
+    MUST(cuTexRefSetMipmappedArray(t, mm, CU_TRSA_OVERRIDE_FORMAT));
     CUarray level0;
     MUST(cuMipmappedArrayGetLevel(&level0, mm, 0));
     CALL("set array, a mipmapped array's level 0", cuTexRefSetArray(t, level0, CU_TRSA_OVERRIDE_FORMAT));
     CUarray got = (CUarray)SENTINEL;
     CALL("get array", cuTexRefGetArray(&got, t));
     SAY("  level 0: %s", got == level0 ? "yes" : got == (CUarray)SENTINEL ? "untouched" : "other");
-    cuArrayDestroy(plain);
+    CUmipmappedArray gm = (CUmipmappedArray)SENTINEL;
+    CALL("get mipmapped array", cuTexRefGetMipmappedArray(&gm, t));
+    SAY("  the mipmapped array: %s", gm == mm ? "yes" : gm == (CUmipmappedArray)SENTINEL ? "untouched" : "other");
     cuMipmappedArrayDestroy(mm);
+}
+
+/* CU_TRSF_SEAMLESS_CUBEMAP, refused by cuTexRefSetFlags of an unbound module reference
+ * (mipmap-setters), where cuTexObjectCreate takes it over a cubemap (probe arrays,
+ * tex-desc-fields): refused by cuTexRefCreate's reference too, and once bound to a
+ * cubemap array or a 2D one? */
+static void seamless_cubemap_flag(void) {
+    setup();
+    unsigned f = 99;
+    CUtexref c;
+    MUST(cuTexRefCreate(&c));
+    CALL("created: set flags 0x40", cuTexRefSetFlags(c, CU_TRSF_SEAMLESS_CUBEMAP));
+    if (cuTexRefGetFlags(&f, c) == CUDA_SUCCESS) SAY("  reads back %#x", f);
+    CUtexref t = texref(mod, "arr_tex");
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    memset(&d, 0, sizeof d);
+    d.Width = 4;
+    d.Height = 4;
+    d.Depth = 6;
+    d.Format = CU_AD_FORMAT_FLOAT;
+    d.NumChannels = 1;
+    d.Flags = CUDA_ARRAY3D_CUBEMAP;
+    CUarray cube;
+    MUST(cuArray3DCreate(&cube, &d));
+    CALL("set array, a cubemap", cuTexRefSetArray(t, cube, CU_TRSA_OVERRIDE_FORMAT));
+    CALL("bound to a cubemap: set flags 0x40", cuTexRefSetFlags(t, CU_TRSF_SEAMLESS_CUBEMAP));
+    if (cuTexRefGetFlags(&f, t) == CUDA_SUCCESS) SAY("  reads back %#x", f);
+    CALL("set array, 2D", cuTexRefSetArray(t, float_array(), CU_TRSA_OVERRIDE_FORMAT));
+    CALL("bound to a 2D array: set flags 0x40", cuTexRefSetFlags(t, CU_TRSF_SEAMLESS_CUBEMAP));
+    if (cuTexRefGetFlags(&f, t) == CUDA_SUCCESS) SAY("  reads back %#x", f);
+    cuTexRefDestroy(c);
 }
 
 static void destroy_module_texref(void) {
@@ -496,5 +577,9 @@ int main(void) {
     section("format-wider", format_wider);
     section("destroyed-other-bindings", destroyed_other_bindings);
     section("mipmap-setters", mipmap_setters);
+    section("mipmap-setters-plain-array-crash", mipmap_setters_plain_array_crash);
+    section("mipmap-level-as-array", mipmap_level_as_array);
+    section("seamless-cubemap-flag", seamless_cubemap_flag);
+    section("format-wider-edges", format_wider_edges);
     return 0;
 }

@@ -292,6 +292,68 @@ fn sparse_and_deferred_arrays_answer_as_the_h200() {
     }
 }
 
+/// cuArrayGetSparseProperties of a sparse array made of `d`, or
+/// cuMipmappedArrayGetSparseProperties of one with `levels` levels: (tile extent, mip
+/// tail's first level, its size, flags).
+fn sparse_properties(d: CUDA_ARRAY3D_DESCRIPTOR, levels: u32) -> ([u32; 3], u32, u64, u32) {
+    let mut p = ArraySparseProperties::default();
+    let out = (&mut p as *mut ArraySparseProperties).cast();
+    // Safety: live descriptor, out-parameters laid out as cuda.h's, the array just made.
+    unsafe {
+        if levels == 0 {
+            let a = make(d);
+            assert_eq!(cuArrayGetSparseProperties(out, a), 0);
+            assert_eq!(cuArrayDestroy(a), 0);
+        } else {
+            let mut m: CUmipmappedArray = null_mut();
+            assert_eq!(cuMipmappedArrayCreate(&mut m, &d, levels), 0);
+            assert_eq!(cuMipmappedArrayGetSparseProperties(out, m), 0);
+            assert_eq!(cuMipmappedArrayDestroy(m), 0);
+        }
+    }
+    (
+        p.tile_extent,
+        p.miptail_first_level,
+        p.miptail_size,
+        p.flags,
+    )
+}
+
+/// Section sparse-tiles: the mip tail in whole 64 KiB tiles of its levels laid out in
+/// 64-byte x 8-row blocks (u8 32^3 takes two tiles, float x4 100x60 mipmapped three),
+/// one layer's for a layered array, SINGLE_MIPTAIL (0x1) only where the tail starts at
+/// level 0; a block-compressed array's tile in texels.
+#[test]
+fn sparse_tiles_and_mip_tails_as_the_h200() {
+    primary_context();
+    const FLOAT4: (i32, u32) = (FLOAT, 4);
+    const BC1: (i32, u32) = (0x91, 4);
+    let rows = [
+        ((U8, 1), [64, 64, 64], 0, 7, ([64, 32, 32], 1, 131072, 0)),
+        (
+            (U8, 1),
+            [1024, 1024, 4],
+            LAYERED,
+            11,
+            ([256, 256, 1], 3, 65536, 0),
+        ),
+        ((U8, 1), [100, 60, 0], 0, 0, ([256, 256, 1], 0, 65536, 1)),
+        (FLOAT4, [100, 60, 0], 0, 0, ([64, 64, 1], 0, 131072, 1)),
+        (FLOAT4, [100, 60, 0], 0, 7, ([64, 64, 1], 0, 196608, 1)),
+        (FLOAT4, [1024, 1024, 0], 0, 11, ([64, 64, 1], 5, 65536, 0)),
+        (BC1, [1024, 1024, 0], 0, 0, ([512, 256, 1], 0, 0, 0)),
+        (BC1, [64, 64, 64], 0, 0, ([128, 64, 16], 0, 131072, 1)),
+        (BC1, [64, 64, 64], 0, 7, ([128, 64, 16], 0, 196608, 1)),
+    ];
+    for ((format, channels), [w, h, d], flags, levels, want) in rows {
+        let got = sparse_properties(desc(w, h, d, format, channels, flags | SPARSE), levels);
+        assert_eq!(
+            got, want,
+            "format {format:#x} x{channels} {w}x{h}x{d} flags {flags:#x}, {levels} levels"
+        );
+    }
+}
+
 fn array_resource(a: CUarray) -> CUDA_RESOURCE_DESC {
     let mut r = CUDA_RESOURCE_DESC::default();
     r.res[0] = a as u64;

@@ -492,6 +492,159 @@ unsafe fn end_to_end() {
         launch(function(m, c"read_unbound"), null_mut(), &mut [&mut o]);
         assert_eq!(cuCtxSynchronize(), 0);
         assert_eq!(read::<u32>(out), 0);
+
+        as_texrefs_recorded(out);
+    }
+}
+
+/// A mipmapped array of `levels` levels from `width` x `width` elements of `format`.
+unsafe fn mipmapped_of(width: usize, format: i32, channels: u32, levels: u32) -> CUmipmappedArray {
+    let desc = CUDA_ARRAY3D_DESCRIPTOR {
+        width,
+        height: width,
+        depth: 0,
+        format,
+        num_channels: channels,
+        flags: 0,
+    };
+    let mut mm: CUmipmappedArray = null_mut();
+    // Safety: live descriptor and out-parameter.
+    assert_eq!(unsafe { cuMipmappedArrayCreate(&mut mm, &desc, levels) }, 0);
+    mm
+}
+
+/// What the H200 answered in probe texrefs' sections format-wider,
+/// destroyed-other-bindings and mipmap-setters, each through a module of its own (its
+/// references in their first state), as the probe's sections are.
+unsafe fn as_texrefs_recorded(out: u64) {
+    unsafe {
+        let texels: Vec<u32> = (0..8)
+            .map(|i| (10.0 * (i / 4) as f32 + (i % 4) as f32).to_bits())
+            .collect();
+        let sampler = |m: CUmodule| {
+            let read_array = function(m, c"read_array");
+            move |x: f32, y: f32| -> f32 {
+                let (mut o, mut x, mut y) = (out, x, y);
+                launch(read_array, null_mut(), &mut [&mut o, &mut x, &mut y]);
+                assert_eq!(cuCtxSynchronize(), 0);
+                read::<f32>(out)
+            }
+        };
+
+        // ---- format-wider: the 4 x 2 float array (10 y + x) through float x2: texel (1,
+        // 1) is floats 6 and 7 of the array, rows 16 bytes apart as the array's: 12.
+        let m = load(KERNELS);
+        let sample = sampler(m);
+        let t = texref(m, c"arr_tex");
+        let a = array_of(4, 2, CU_AD_FORMAT_FLOAT, 0, &texels);
+        assert_eq!(cuTexRefSetArray(t, a, CU_TRSA_OVERRIDE_FORMAT), 0);
+        assert_eq!(cuTexRefSetFormat(t, CU_AD_FORMAT_UNSIGNED_INT8, 4), 0);
+        assert_eq!(sample(2.5, 1.5), 0.0, "u8 x4: byte 0 of float 12");
+        assert_eq!(cuTexRefSetFormat(t, CU_AD_FORMAT_FLOAT, 2), 0);
+        assert_eq!(sample(1.5, 1.5), 12.0, "`(1.5, 1.5) -> 12`");
+        assert_eq!(cuArrayDestroy(a), 0);
+        assert_eq!(cuModuleUnload(m), 0);
+
+        // ---- destroyed-other-bindings: a surface reference's array and a texture
+        // reference's mipmapped array destroyed: bound to nothing since (the getters
+        // refuse, their out-parameter untouched), the texture read as zeros.
+        let m = load(KERNELS);
+        let sample = sampler(m);
+        let mut s: CUsurfref = null_mut();
+        assert_eq!(cuModuleGetSurfRef(&mut s, m, c"surf".as_ptr()), 0);
+        let sa = array_of(
+            4,
+            1,
+            CU_AD_FORMAT_UNSIGNED_INT32,
+            CUDA_ARRAY3D_SURFACE_LDST,
+            &[0; 4],
+        );
+        assert_eq!(cuSurfRefSetArray(s, sa, 0), 0);
+        assert_eq!(cuArrayDestroy(sa), 0);
+        let mut got = 0xa5 as CUarray;
+        assert_eq!(cuSurfRefGetArray(&mut got, s), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(got, 0xa5 as CUarray, "`the destroyed array: untouched`");
+        let t = texref(m, c"arr_tex");
+        let mm = mipmapped_of(4, CU_AD_FORMAT_FLOAT, 1, 2);
+        assert_eq!(cuTexRefSetMipmappedArray(t, mm, CU_TRSA_OVERRIDE_FORMAT), 0);
+        assert_eq!(cuMipmappedArrayDestroy(mm), 0);
+        let mut gm = 0xa5 as CUmipmappedArray;
+        assert_eq!(
+            cuTexRefGetMipmappedArray(&mut gm, t),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(
+            gm, 0xa5 as CUmipmappedArray,
+            "`the destroyed mipmapped array: untouched`"
+        );
+        assert_eq!(sample(0.5, 0.5), 0.0, "`(0.5, 0.5) -> 0`");
+        // A level bound as an array goes with its mipmapped array, as a destroyed array
+        // does (destroyed-array-launch; the level's own case is unrecorded).
+        let mm = mipmapped_of(4, CU_AD_FORMAT_FLOAT, 1, 2);
+        let mut level0: CUarray = null_mut();
+        assert_eq!(cuMipmappedArrayGetLevel(&mut level0, mm, 0), 0);
+        assert_eq!(cuTexRefSetArray(t, level0, CU_TRSA_OVERRIDE_FORMAT), 0);
+        assert_eq!(cuMipmappedArrayDestroy(mm), 0);
+        assert_eq!(cuTexRefGetArray(&mut got, t), CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(sample(0.5, 0.5), 0.0);
+        assert_eq!(cuModuleUnload(m), 0);
+
+        // ---- mipmap-setters: CU_TRSF_SEAMLESS_CUBEMAP (0x40) refused, the flags kept;
+        // cuTexRefSetMipmappedArray takes Flags 0 and keeps the reference's format (float
+        // x1 over a u8 x4 mipmapped array), refuses 2, and OVERRIDE_FORMAT takes the array's.
+        let m = load(KERNELS);
+        let t = texref(m, c"arr_tex");
+        let mut flags = 0u32;
+        assert_eq!(cuTexRefSetFlags(t, 0x20), 0);
+        for refused in [0x40, 0x100, 0x8000_0000] {
+            assert_eq!(
+                cuTexRefSetFlags(t, refused),
+                CUDA_ERROR_INVALID_VALUE,
+                "`set flags {refused:#x}`"
+            );
+            assert_eq!(cuTexRefGetFlags(&mut flags, t), 0);
+            assert_eq!(flags, 0x20, "`reads back 0x20`");
+        }
+        assert_eq!(cuTexRefSetFlags(t, 0), 0);
+        let mm = mipmapped_of(4, CU_AD_FORMAT_UNSIGNED_INT8, 4, 3);
+        let (mut format, mut channels) = (0, 0);
+        assert_eq!(
+            cuTexRefSetMipmappedArray(t, mm, 0),
+            0,
+            "`flags 0 = CUDA_SUCCESS`"
+        );
+        assert_eq!(cuTexRefGetFormat(&mut format, &mut channels, t), 0);
+        assert_eq!(
+            (format, channels),
+            (CU_AD_FORMAT_FLOAT, 1),
+            "`format 0x20 channels 1`"
+        );
+        let mut gm: CUmipmappedArray = null_mut();
+        assert_eq!(cuTexRefGetMipmappedArray(&mut gm, t), 0);
+        assert_eq!(gm, mm);
+        assert_eq!(
+            cuTexRefSetMipmappedArray(t, mm, 2),
+            CUDA_ERROR_INVALID_VALUE
+        );
+        assert_eq!(cuTexRefSetMipmappedArray(t, mm, CU_TRSA_OVERRIDE_FORMAT), 0);
+        assert_eq!(cuTexRefGetFormat(&mut format, &mut channels, t), 0);
+        assert_eq!(
+            (format, channels),
+            (CU_AD_FORMAT_UNSIGNED_INT8, 4),
+            "`format 0x1 channels 4`"
+        );
+        // A plain array's handle, on which the H200 crashes (probe texrefs,
+        // mipmap-setters-plain-array-crash): refused, the binding kept.
+        let a = array_of(4, 2, CU_AD_FORMAT_FLOAT, 0, &texels);
+        assert_eq!(
+            cuTexRefSetMipmappedArray(t, a.cast(), CU_TRSA_OVERRIDE_FORMAT),
+            CUDA_ERROR_INVALID_HANDLE
+        );
+        assert_eq!(cuTexRefGetMipmappedArray(&mut gm, t), 0);
+        assert_eq!(gm, mm);
+        assert_eq!(cuArrayDestroy(a), 0);
+        assert_eq!(cuMipmappedArrayDestroy(mm), 0);
+        assert_eq!(cuModuleUnload(m), 0);
     }
 }
 
@@ -553,7 +706,7 @@ unsafe fn get_set_round_trips(arr: CUtexref, a: CUarray, null: *mut c_void) {
         assert_eq!(cuTexRefGetBorderColor(back.as_mut_ptr(), arr), 0);
         assert_eq!(back, colour);
         let mut flags = 0;
-        let all = CU_TRSF_READ_AS_INTEGER | CU_TRSF_NORMALIZED_COORDINATES | 0x20 | 0x40;
+        let all = CU_TRSF_READ_AS_INTEGER | CU_TRSF_NORMALIZED_COORDINATES | CU_TRSF_SRGB | 0x20;
         assert_eq!(cuTexRefSetFlags(arr, all), 0);
         assert_eq!(cuTexRefGetFlags(&mut flags, arr), 0);
         assert_eq!(flags, all);

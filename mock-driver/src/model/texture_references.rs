@@ -11,10 +11,10 @@
 //! Set changes nothing for a kernel already queued, as a later destroy changes nothing
 //! for a texture object's. A texture reference never bound reads zeros, as on the H200
 //! (probe texrefs, unbound-launch: `tex.1d.v4.u32.s32` read 0 0), nor does one whose
-//! array was destroyed, which is bound to nothing since (probe texrefs,
-//! destroyed-array-launch). One whose state makes no object (a format the mock reads no
-//! texel of) is unbound in the snapshot: a kernel reading it faults with
-//! CUDA_ERROR_ILLEGAL_ADDRESS naming the reference (unrecorded).
+//! array or mipmapped array was destroyed, which is bound to nothing since (probe
+//! texrefs, destroyed-array-launch, destroyed-other-bindings). One whose state makes no
+//! object (a format the mock reads no texel of) is unbound in the snapshot: a kernel
+//! reading it faults with CUDA_ERROR_ILLEGAL_ADDRESS naming the reference (unrecorded).
 //!
 //! The handles are the mock's (CUtexref is an opaque pointer in cuda.h): addresses above
 //! the 47-bit user space, so no host pointer is taken for one. A module's references live
@@ -44,7 +44,7 @@ use super::ids::{ArrayId, MipmappedArrayId, ModuleId};
 use super::textures::{
     channel_format, ATTR_TEXTURE_ALIGNMENT, ATTR_TEXTURE_PITCH_ALIGNMENT, RESOURCE_ARRAY,
     RESOURCE_LINEAR, RESOURCE_MIPMAPPED_ARRAY, RESOURCE_PITCH2D, SURFACE_LDST,
-    TRSF_NORMALIZED_COORDINATES, TRSF_READ_AS_INTEGER, TRSF_SEAMLESS_CUBEMAP, TRSF_SRGB,
+    TRSF_NORMALIZED_COORDINATES, TRSF_READ_AS_INTEGER, TRSF_SRGB,
 };
 use super::Driver;
 
@@ -53,11 +53,15 @@ use super::Driver;
 pub const TRSA_OVERRIDE_FORMAT: u32 = 0x01;
 /// cuda.h's CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION: the mock filters exactly anyway.
 const TRSF_DISABLE_TRILINEAR_OPTIMIZATION: u32 = 0x20;
+/// What cuTexRefSetFlags takes: cuda.h's CU_TRSF_* flags but CU_TRSF_SEAMLESS_CUBEMAP,
+/// which the H200 refuses (CUDA_ERROR_INVALID_VALUE, the flags kept: probe texrefs,
+/// mipmap-setters, a module's reference bound to nothing). cuTexRefCreate's and one bound
+/// to a cubemap array are taken to refuse it too (section seamless-cubemap-flag awaits
+/// a recording).
 const KNOWN_FLAGS: u32 = TRSF_READ_AS_INTEGER
     | TRSF_NORMALIZED_COORDINATES
     | TRSF_SRGB
-    | TRSF_DISABLE_TRILINEAR_OPTIMIZATION
-    | TRSF_SEAMLESS_CUBEMAP;
+    | TRSF_DISABLE_TRILINEAR_OPTIMIZATION;
 
 /// What a reference reads.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -198,14 +202,15 @@ impl TextureReferences {
         h
     }
 
-    /// Texture references bound to a destroyed array are bound to nothing since: the
-    /// H200 answers cuTexRefGetArray of one with CUDA_ERROR_INVALID_VALUE and a kernel
-    /// reads 0 through it, as through a reference never bound (probe texrefs,
-    /// destroyed-array-launch). A surface reference's binding is kept (unrecorded): a
-    /// kernel reading it faults, its array gone.
-    pub fn forget_array(&mut self, a: ArrayId) {
+    /// References bound to a destroyed array or mipmapped array (`gone`) are bound to
+    /// nothing since: the H200 answers cuTexRefGetArray, cuTexRefGetMipmappedArray and
+    /// cuSurfRefGetArray of one with CUDA_ERROR_INVALID_VALUE, and a kernel reads 0
+    /// through such a texture reference, as through one never bound (probe texrefs,
+    /// destroyed-array-launch, destroyed-other-bindings). A kernel reading such a
+    /// surface reference faults, as through one never bound (unrecorded).
+    pub fn forget_binding(&mut self, gone: Binding) {
         for r in self.refs.values_mut() {
-            if !r.surface && r.binding == Binding::Array(a) {
+            if r.binding == gone {
                 r.binding = Binding::Unbound;
             }
         }
@@ -249,9 +254,9 @@ impl BoundReferences {
     }
 }
 
-/// cuTexRefSetMipmapFilterMode's check (cuda.h's CUfilter_mode values). The H200 took
-/// cuTexRefSetFilterMode 7 (probe api_gaps3, texture-references), which therefore checks
-/// nothing; what it does with the mipmap filter's is not recorded.
+/// cuTexRefSetMipmapFilterMode's check (cuda.h's CUfilter_mode values): the H200 refuses
+/// 2, 7 and -1 there, the mode kept (probe texrefs, mipmap-setters), where it took
+/// cuTexRefSetFilterMode 7 (probe api_gaps3, texture-references), which checks nothing.
 fn check_mipmap_filter(fm: i32) -> CuResult<()> {
     match fm {
         0 | 1 => Ok(()),
@@ -325,21 +330,18 @@ impl Driver {
     }
 
     /// cuTexRefSetArray (`Ok(array)`) or cuTexRefSetMipmappedArray. cuda.h says `Flags`
-    /// must be CU_TRSA_OVERRIDE_FORMAT; the H200 takes 0 for cuTexRefSetArray too and
-    /// refuses 2 (probe api_gaps3, texture-references), so the flag means what cuda.h's
-    /// definition says: with it the reference takes the array's format, without it keeps
-    /// its own. cuTexRefSetMipmappedArray's 0 is not recorded and keeps cuda.h's rule.
+    /// must be CU_TRSA_OVERRIDE_FORMAT; the H200 takes 0 for both and refuses 2 (probe
+    /// api_gaps3, texture-references; probe texrefs, mipmap-setters), so the flag means
+    /// what cuda.h's definition says: with it the reference takes the array's format,
+    /// without it keeps its own (mipmap-setters: float x1 read back after binding a u8 x4
+    /// mipmapped array with 0).
     pub fn texture_reference_bind_array(
         &self,
         h: u64,
         array: Result<ArrayId, MipmappedArrayId>,
         flags: u32,
     ) -> CuResult<()> {
-        let known = match array {
-            Ok(_) => flags & !TRSA_OVERRIDE_FORMAT == 0,
-            Err(_) => flags == TRSA_OVERRIDE_FORMAT,
-        };
-        if !known {
+        if flags & !TRSA_OVERRIDE_FORMAT != 0 {
             return Err(invalid(format!(
                 "Flags {flags:#x}: CU_TRSA_OVERRIDE_FORMAT is the only flag (cuda.h)"
             )));
@@ -602,9 +604,11 @@ impl Driver {
 /// A texture over an array read in the reference's format where cuTexRefSetFormat changed
 /// it since the binding: the array's bytes, rows as far apart as the array's, taken as
 /// elements of that format (the H200 read texel (2, 1) of a 4 x 2 float array through u8
-/// x1 as byte 18, the third of float 10's: 32/255, probe texrefs, format-rules). An
-/// element wider than the array's makes no texture (unrecorded; a kernel reading it
-/// faults), so no read leaves a row.
+/// x1 as byte 18, the third of float 10's: 32/255, probe texrefs, format-rules; and
+/// texel (1, 1) through float x2 as floats 6 and 7, 12: format-wider). Where the
+/// elements are wider than the array's, a row holds as many of them as fit in the array's
+/// row (two float x2 in four floats), so that no read leaves the array; what the H200
+/// reads past them is not recorded.
 fn in_reference_format(
     mut t: ptx::TextureObject,
     r: &TextureReference,
@@ -613,13 +617,9 @@ fn in_reference_format(
     if format == t.image.format {
         return Ok(t);
     }
-    if format.texel_bytes() > t.image.format.texel_bytes() {
-        return Err(not_supported(format!(
-            "a texture reference read in a format of {}-byte elements over an array of \
-             {}-byte ones is not emulated",
-            format.texel_bytes(),
-            t.image.format.texel_bytes()
-        )));
+    let (element, array_element) = (format.texel_bytes(), t.image.format.texel_bytes());
+    if element > array_element {
+        t.image.width = t.image.width * array_element / element;
     }
     t.image.format = format;
     Ok(t)

@@ -784,19 +784,28 @@ pub fn linear_max_width(element_bytes: u64) -> u64 {
 const SPARSE_PAGE: u64 = 1 << 16;
 
 /// A sparse array's properties, fitted to the H200's answers (probe arrays,
-/// sparse-deferred, mipmapped):
+/// sparse-deferred, mipmapped, and sparse-tiles: elements of 1 to 16 bytes and BC1/BC7
+/// blocks, in 2D 1024x1024 and 100x60, 3D 64^3 and layered 2D 1024x1024x4, each alone
+/// and mipmapped to 1x1):
 /// - a tile is 64 KiB of elements, 2^n of them, n = 16 - log2(element bytes): 2D (and
 ///   layered) tiles 2^ceil(n/2) wide, 2^floor(n/2) high (float: 128x128, u8: 256x256); 3D
-///   tiles with n shared out width first (float: 32x32x16);
-/// - the mip tail starts at the first level smaller than a tile in a dimension, its size
-///   its levels' bytes in whole tiles, and a mipmapped array with a tail has
-///   CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL (mipmapped 16x16 u8: level 0, 64 KiB, flag
-///   1); without a tail, first level 0 and size 0 (1024x1024 float, 64^3 float).
-///   Other shapes and element sizes follow the same rules unrecorded.
+///   tiles with n shared out width first (float: 32x32x16). A block-compressed array's
+///   elements are its 4x4 blocks, and its tile is given in texels (BC1: 512x256,
+///   BC7 3D: 64x64x16);
+/// - the mip tail starts at the first level smaller than a tile in a dimension; without
+///   one, first level 0 and size 0 (1024x1024 float, 64^3 float). Its size is its levels'
+///   bytes laid out as the GPU's 64-byte x 8-row blocks (`miptail_bytes`), in whole 64 KiB
+///   tiles: every recorded size fits, 196608 for float x4 100x60 mipmapped where the
+///   bare bytes (127 696) would be 131072, and 131072 for u8 32^3 where they would be
+///   65536;
+/// - a layered array's tail is one layer's (the layered rows answer as the 2D ones), and
+///   CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL is set where the tail starts at level 0
+///   (every 100x60 row, BC1 64^3, mipmapped 16x16 u8), not where it starts after whole
+///   tiles (every recorded mipmapped 1024x1024 and 64^3 has flags 0, layered or not).
+///   A layered array all of whose levels are in the tail is not recorded.
 fn sparse_properties(
     levels: &[&CudaArray],
     desc: &CUDA_ARRAY3D_DESCRIPTOR,
-    mipmapped: bool,
 ) -> ArraySparseProperties {
     let element = levels.first().map_or(1, |a| a.format.texel_bytes()).max(1);
     let n = 16u32.saturating_sub(element.ilog2());
@@ -812,17 +821,34 @@ fn sparse_properties(
         let [w, h, d] = a.extent();
         w < tile[0] as u64 || h < tile[1] as u64 || (volume && d < tile[2] as u64)
     };
+    let blocks = levels.first().is_some_and(|a| a.packing == Packing::Blocks);
     let mut p = ArraySparseProperties {
-        tile_extent: tile,
+        tile_extent: if blocks {
+            [tile[0] * 4, tile[1] * 4, tile[2]]
+        } else {
+            tile
+        },
         ..Default::default()
     };
     if let Some(first) = levels.iter().position(|a| smaller(a)) {
-        let bytes: u64 = levels[first..].iter().map(|a| a.bytes()).sum();
+        let bytes: u64 = levels[first..]
+            .iter()
+            .map(|a| miptail_bytes(a, volume))
+            .sum();
         p.miptail_first_level = first as u32;
         p.miptail_size = bytes.next_multiple_of(SPARSE_PAGE);
-        p.flags = u32::from(mipmapped);
+        p.flags = u32::from(first == 0);
     }
     p
+}
+
+/// The bytes one level takes in a sparse array's mip tail: rows of 64-byte multiples,
+/// 8 rows at a time (the GOB of the GPU's block-linear layout), one slice a layer for a
+/// 3D array and one layer's for a layered one (`sparse_properties`).
+fn miptail_bytes(a: &CudaArray, volume: bool) -> u64 {
+    let [_, rows, depth] = a.extent();
+    let slices = if volume { depth } else { 1 };
+    a.row_bytes().next_multiple_of(64) * rows.next_multiple_of(8) * slices
 }
 
 /// A texture or surface object's getter given a handle that is no live object: the H200
@@ -1037,29 +1063,33 @@ impl Driver {
         let m = st.textures.mipmapped.remove(&h).expect("checked above");
         // A level cuArrayDestroy destroyed already is gone.
         for a in m.levels {
-            if let Some(a) = st.textures.arrays.remove(&a) {
-                st.vmm.backing.uncommit(a.bytes());
+            if let Some(level) = st.textures.arrays.remove(&a) {
+                st.vmm.backing.uncommit(level.bytes());
+                st.texture_references
+                    .forget_binding(super::texture_references::Binding::Array(a));
             }
         }
+        st.texture_references
+            .forget_binding(super::texture_references::Binding::Mipmapped(h));
         Ok(())
     }
 
     /// The arrays an array handle or a mipmapped array's handle names (its levels), the
-    /// descriptor it was made with, and whether mipmapped.
+    /// descriptor it was made with.
     fn array_levels(
         t: &Textures,
         h: AnyArray,
-    ) -> CuResult<(Vec<&CudaArray>, CUDA_ARRAY3D_DESCRIPTOR, bool)> {
+    ) -> CuResult<(Vec<&CudaArray>, CUDA_ARRAY3D_DESCRIPTOR)> {
         Ok(match h {
             AnyArray::Array(a) => {
                 let a = t.array(a)?;
-                (vec![a], a.desc, false)
+                (vec![a], a.desc)
             }
             AnyArray::Mipmapped(m) => {
                 let m = t.mipmapped(m)?;
                 // A level cuArrayDestroy destroyed is left out.
                 let levels = m.levels.iter().filter_map(|a| t.array(*a).ok()).collect();
-                (levels, m.desc, true)
+                (levels, m.desc)
             }
         })
     }
@@ -1076,7 +1106,7 @@ impl Driver {
         device: i32,
     ) -> CuResult<ArrayMemoryRequirements> {
         let st = self.state.lock();
-        let (levels, desc, _) = Self::array_levels(&st.textures, h)?;
+        let (levels, desc) = Self::array_levels(&st.textures, h)?;
         if usize::try_from(device).map_or(true, |d| d >= self.profile.devices.len()) {
             return Err(invalid(format!("{device} is not a device ordinal")));
         }
@@ -1098,13 +1128,13 @@ impl Driver {
     /// other arrays, as cuda.h says.
     pub fn array_sparse_properties(&self, h: AnyArray) -> CuResult<ArraySparseProperties> {
         let st = self.state.lock();
-        let (levels, desc, mipmapped) = Self::array_levels(&st.textures, h)?;
+        let (levels, desc) = Self::array_levels(&st.textures, h)?;
         if desc.flags & SPARSE == 0 {
             return Err(invalid(
                 "the array was not created with CUDA_ARRAY3D_SPARSE",
             ));
         }
-        Ok(sparse_properties(&levels, &desc, mipmapped))
+        Ok(sparse_properties(&levels, &desc))
     }
 
     /// cuArrayGetPlane: only an array of a planar format has planes, and the H200 makes
@@ -1134,7 +1164,8 @@ impl Driver {
         st.textures.array(h)?;
         let a = st.textures.arrays.remove(&h).expect("checked above");
         st.vmm.backing.uncommit(a.bytes());
-        st.texture_references.forget_array(h);
+        st.texture_references
+            .forget_binding(super::texture_references::Binding::Array(h));
         Ok(())
     }
 
