@@ -393,6 +393,7 @@ fn fetch(threads: usize) {
             depth: 1,
             layered: false,
             cubemap: false,
+            extent_as_made: [side as u64, side as u64, 0],
             row_pitch: row,
             slice_pitch: row * side as u64,
             storage: Storage::Array(Arc::new(texels)),

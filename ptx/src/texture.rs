@@ -227,6 +227,11 @@ pub struct Image {
     pub depth: u64,
     pub layered: bool,
     pub cubemap: bool,
+    /// The extent the resource was made with, as `txq` and `suq` report it: a dimension
+    /// it lacks is 0 (a 1D array's height, a 2D array's depth, linear memory's height), a
+    /// layered array's depth its layers (`width`..`depth` are what sampling uses, at
+    /// least 1 each).
+    pub extent_as_made: [u64; 3],
     /// Bytes from one row to the next, and from one slice (or layer) to the next.
     pub row_pitch: u64,
     pub slice_pitch: u64,
@@ -1484,6 +1489,7 @@ mod tests {
                 depth: 1,
                 layered: false,
                 cubemap: false,
+                extent_as_made: [width, height, 0],
                 row_pitch: width * 4,
                 slice_pitch: width * height * 4,
                 storage: Storage::Array(Arc::new(t)),

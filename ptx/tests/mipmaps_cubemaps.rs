@@ -32,6 +32,7 @@ fn image(w: u64, h: u64, d: u64, layered: bool, cubemap: bool, vals: &[f32]) -> 
         depth: d,
         layered,
         cubemap,
+        extent_as_made: [w, h, d],
         row_pitch: w * 4,
         slice_pitch: w * h * 4,
         storage: Storage::Array(Arc::new(t)),

@@ -27,6 +27,7 @@ fn image(format: Format, w: u64, h: u64, bytes: &[u8]) -> Image {
         depth: 1,
         layered: false,
         cubemap: false,
+        extent_as_made: [w, h, 0],
         row_pitch: row,
         slice_pitch: row * h,
         storage: Storage::Array(Arc::new(t)),

@@ -23,6 +23,7 @@ fn array_image(format: Format, w: u64, h: u64, d: u64, layered: bool, bytes: &[u
         depth: d,
         layered,
         cubemap: false,
+        extent_as_made: [w, h, d],
         row_pitch: row,
         slice_pitch: row * h,
         storage: Storage::Array(Arc::new(t)),
@@ -232,6 +233,7 @@ fn tex1dfetch_reads_linear_memory_with_integer_coordinates() {
                 depth: 1,
                 layered: false,
                 cubemap: false,
+                extent_as_made: [n as u64, 0, 0],
                 row_pitch: n as u64 * 4,
                 slice_pitch: n as u64 * 4,
                 storage: Storage::Device(base),
@@ -1688,7 +1690,7 @@ fn the_first_faulting_lane_of_an_image_instruction_is_charged() {
     }
 }
 
-/// What ptxas and the H200's driver refuse of the queries (ci/explore/txq_refs.c,
+/// What ptxas and the H200's driver refuse of the queries (probe image_queries,
 /// runs/2026-12-03-h200-session18/call5): `txq.force_unnormalized_coords` of a named
 /// `.texref` is INVALID_PTX (".samplerref expected"); `suq.array_size` is refused at load,
 /// of a `.surfref` and of a surface object; `txq.width` of a `.texref` and `suq.depth` load.
@@ -1696,7 +1698,10 @@ fn the_first_faulting_lane_of_an_image_instruction_is_charged() {
 fn the_queries_the_h200_refuses_at_load_are_refused() {
     use cumock_ptx::LoadErrorKind::{Semantic, Unsupported};
     for (form, refused) in [
-        ("txq.force_unnormalized_coords.b32 %r1, [t];", Some(Semantic)),
+        (
+            "txq.force_unnormalized_coords.b32 %r1, [t];",
+            Some(Semantic),
+        ),
         ("suq.array_size.b32 %r1, [s];", Some(Unsupported)),
         ("suq.array_size.b32 %r1, [%rd1];", Some(Unsupported)),
         ("txq.width.b32 %r1, [t];", None),

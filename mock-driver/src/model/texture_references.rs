@@ -641,6 +641,7 @@ fn empty_texture() -> Arc<ptx::TextureObject> {
             depth: 0,
             layered: false,
             cubemap: false,
+            extent_as_made: [0; 3],
             row_pitch: 0,
             slice_pitch: 0,
             storage: ptx::Storage::Device(0),

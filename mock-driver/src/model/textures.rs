@@ -175,6 +175,11 @@ impl CudaArray {
             depth: d,
             layered: self.desc.flags & LAYERED != 0,
             cubemap: self.desc.flags & CUBEMAP != 0,
+            extent_as_made: [
+                self.desc.width as u64,
+                self.desc.height as u64,
+                self.desc.depth as u64,
+            ],
             row_pitch: row,
             slice_pitch: row * h,
             storage: Storage::Array(self.texels.clone()),
@@ -1527,6 +1532,16 @@ impl Driver {
                     depth: 1,
                     layered: false,
                     cubemap: false,
+                    // Linear memory has no height to report (txq.height 0 on the H200).
+                    extent_as_made: [
+                        width,
+                        if r.res_type == RESOURCE_LINEAR {
+                            0
+                        } else {
+                            height
+                        },
+                        0,
+                    ],
                     row_pitch: pitch,
                     slice_pitch: pitch * height,
                     storage: Storage::Device(base),

@@ -851,8 +851,9 @@ impl FuncDecoder<'_> {
                             m,
                             "only width, height, depth, array_size, level.{width,height,depth} \
                              and (txq) num_mipmap_levels, normalized_coords, the sampler and \
-                             the format queries are decoded (suq's memory_layout and \
-                             channel queries are not)",
+                             the format queries are decoded; suq's memory_layout and channel \
+                             queries the H200's driver refuses at load too \
+                             (CUDA_ERROR_NOT_SUPPORTED, probe image_queries)",
                         )),
                     };
                 if query.of_sampler() && self.texmode_independent {
@@ -872,7 +873,7 @@ impl FuncDecoder<'_> {
                 {
                     return Err(semantic(i, "txq.level queries width, height or depth"));
                 }
-                // ptxas 13.0 on the H200 (ci/explore/txq_refs.c): `txq.force_unnormalized_coords`
+                // ptxas 13.0 on the H200 (probe image_queries): `txq.force_unnormalized_coords`
                 // of a named `.texref` is INVALID_PTX (".samplerref expected"); `suq.array_size`
                 // is refused at load (CUDA_ERROR_NOT_SUPPORTED), of a `.surfref` and of a
                 // surface object alike.

@@ -314,11 +314,12 @@ impl BlockCtx<'_> {
             | ImageOp::Suq { query, d, handle } => {
                 let h = self.lanes(w, *handle);
                 let mut results = [[0u32; 4]; 32];
+                let surface = matches!(op, ImageOp::Suq { .. });
                 let mut answer = |l: usize, img: &Image| -> Result<(), LaneFault> {
-                    results[l][0] = query_value(img, *query);
+                    results[l][0] = query_value(img, *query, surface);
                     Ok(())
                 };
-                if matches!(op, ImageOp::Suq { .. }) {
+                if surface {
                     let look = |x| mem.surface(x);
                     self.each_lane(w, pc, emask, &h, look, |l, s: &SurfaceObject| {
                         answer(l, &s.image)
@@ -654,12 +655,24 @@ fn write_resident(w: &mut Warp, p: crate::decode::Dst, emask: u32) {
     for_lanes(emask, |l| write_lane(w, p, l, 1));
 }
 
-fn query_value(img: &Image, q: ImageQuery) -> u32 {
+/// `txq` (`surface` false) and `suq` of an extent or an array size. The H200
+/// (probe image_queries, runs/2026-12-03-h200-session18/call5; texture and surface
+/// objects and references alike) reports the extent the resource was made with: depth 0
+/// but for 3D arrays and a layered array's layers; height 0 for linear memory and, through
+/// a surface, for a 1D array, whose texture answers 1.
+fn query_value(img: &Image, q: ImageQuery, surface: bool) -> u32 {
+    let [_, height, depth] = img.extent_as_made;
     let v = match q {
         ImageQuery::Width => img.width,
-        ImageQuery::Height => img.height,
-        ImageQuery::Depth if img.layered || img.cubemap => 1,
-        ImageQuery::Depth => img.depth,
+        ImageQuery::Height
+            if height == 0
+                && !surface
+                && matches!(img.storage, crate::texture::Storage::Array(_)) =>
+        {
+            1
+        }
+        ImageQuery::Height => height,
+        ImageQuery::Depth => depth,
         // A cubemap array's size counts cubes (not recorded).
         ImageQuery::ArraySize if img.cubemap && img.layered => img.depth / 6,
         ImageQuery::ArraySize if img.layered => img.depth,

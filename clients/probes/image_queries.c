@@ -1,17 +1,18 @@
-/* What txq and suq answer of texture and surface REFERENCES (module-scope .texref and
- * .surfref variables), where the PTX ISA leaves the values to the source language's API:
- * ci/explore/txq_jit.c showed that the driver's JIT compiles txq of a texture OBJECT in a
- * register for width, height and depth only; whether it compiles the others for a named
- * reference, and what they read (channel_data_type and channel_order encodings, the
- * sampler state, array_size, num_mipmap_levels), is asked here. One module per query (a
- * query the JIT refuses fails alone), each reference bound in turn to arrays of several
- * formats and shapes, with several sampler settings; the value each launch reads is
- * printed, or the error.
- *   gcc -I$CUDA/include ci/explore/txq_refs.c -lcuda -o txq_refs && ./txq_refs
- * On the mock: LD_LIBRARY_PATH=<dir with libcuda.so.1 -> target/debug/libcuda.so> ./txq_refs */
-#include <cuda.h>
-#include <stdio.h>
-#include <string.h>
+/* What txq and suq answer of texture and surface references (module-scope .texref and
+ * .surfref variables) and objects, where the PTX ISA leaves the values to the source
+ * language's API: ci/explore/txq_jit.c showed that the driver's JIT compiles txq of a
+ * texture OBJECT in a register for width, height and depth only; here, whether it
+ * compiles the others for a named reference, and what the extents read for each shape
+ * (1D, 2D, 3D, layered, mipmapped arrays, linear and pitch2D memory). One module per
+ * query (a query the JIT refuses fails alone), each reference bound in turn to arrays of
+ * several formats and shapes, with two sampler settings; the value each launch reads is
+ * printed, or the error. First recorded as ci/explore/txq_refs.c
+ * (runs/2026-12-03-h200-session18/call5): the extents are those the resource was made
+ * with (depth 0 but for 3D and layered arrays, whose layers it counts; height 0 for
+ * linear memory and a 1D array's surface, 1 for its texture); suq's array_size, channel
+ * and layout queries are refused at load; txq.force_unnormalized_coords of a .texref is
+ * INVALID_PTX. No multicast API is called. */
+#include "probe.h"
 
 static const char *TXQ[] = {
     "width", "height", "depth", "channel_data_type", "channel_order", "normalized_coords",
@@ -21,12 +22,6 @@ static const char *TXQ[] = {
 static const char *SUQ[] = {
     "width", "height", "depth", "channel_data_type", "channel_order", "array_size", "memory_layout",
 };
-
-static const char *rname(CUresult r) {
-    const char *s = "?";
-    cuGetErrorName(r, &s);
-    return s;
-}
 
 struct shape {
     const char *what;
@@ -65,15 +60,15 @@ static void read_one(CUfunction f, const char *what) {
     printf("  %s: %u (%#x)\n", what, v, v);
 }
 
+/* The module of one query, loaded with its JIT's error log asked for (the log's words
+ * are ptxas's on a GPU and cumock's on the mock, so only the result is printed). */
 static CUmodule load(const char *ptx, const char *label) {
     char log[2048] = {0};
     CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *vals[] = {log, (void *)(size_t)sizeof log};
     CUmodule m = NULL;
     CUresult r = cuModuleLoadDataEx(&m, ptx, 2, opts, vals);
-    for (char *p = log; *p; p++)
-        if (*p == '\n') *p = ' ';
-    printf("%s: load %s%s%s\n", label, rname(r), log[0] ? "; log: " : "", log);
+    printf("%s: load %s\n", label, rname(r));
     return r == CUDA_SUCCESS ? m : NULL;
 }
 
@@ -358,19 +353,38 @@ static void texobj_query(const char *q) {
     cuModuleUnload(m);
 }
 
-int main(void) {
-    CUdevice dev;
+static void setup(void) {
     CUcontext ctx;
-    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) {
-        printf("no device\n");
-        return 1;
-    }
-    if (cuMemAlloc(&out, 4) != CUDA_SUCCESS) return 1;
+    init_primary(0, &ctx);
+    MUST(cuMemAlloc(&out, 4));
+}
+
+static void txq_texref(void) {
+    setup();
     for (unsigned i = 0; i < sizeof TXQ / sizeof *TXQ; i++) texref_query(TXQ[i]);
+}
+
+static void suq_surfref(void) {
+    setup();
     for (unsigned i = 0; i < sizeof SUQ / sizeof *SUQ; i++) surfref_query(SUQ[i]);
+}
+
+static void suq_surface_object(void) {
+    setup();
     for (unsigned i = 0; i < sizeof SUQ / sizeof *SUQ; i++) surfobj_query(SUQ[i]);
+}
+
+static void txq_texture_object(void) {
+    setup();
     texobj_query("width");
     texobj_query("height");
     texobj_query("depth");
+}
+
+int main(void) {
+    section("txq-texref", txq_texref);
+    section("suq-surfref", suq_surfref);
+    section("suq-surface-object", suq_surface_object);
+    section("txq-texture-object", txq_texture_object);
     return 0;
 }
