@@ -162,14 +162,19 @@ pub enum Storage {
     /// Linear or pitch-linear device memory from this address, read through
     /// [`Memory::translate`] like any global load.
     Device(u64),
-    /// A texture's resource view of a CUDA array: its bytes from `origin` on (the view's
-    /// first layer), read as `blocks` where the view is block-compressed (the image's
-    /// width and height then count texels, 4 a block, and its pitches the array's rows
-    /// of blocks).
+    /// A texture's resource view of a CUDA array (`resource_view`), or a texture over a
+    /// block-compressed array: its bytes from `origin` on (the view's first layer), read
+    /// as `blocks` where block-compressed (the image's width and height then count
+    /// texels, 4 a block, and its pitches the array's rows of blocks).
     View {
         texels: Arc<Texels>,
         origin: u64,
         blocks: Option<BlockFormat>,
+        /// A resource view: layers past its last read 0 rather than clamp to it. A view's
+        /// BC4, BC5 and BC6H texels read alpha 0 as other absent channels, a texture's
+        /// over a block-compressed array alpha 1 (the H200: clients/runtime/texture_views.cu
+        /// and probe texel_formats, bc-arrays).
+        resource_view: bool,
     },
 }
 
@@ -352,7 +357,13 @@ impl Image {
 
     /// Whether this is a texture's resource view of a CUDA array.
     pub(crate) fn is_view(&self) -> bool {
-        matches!(self.storage, Storage::View { .. })
+        matches!(
+            self.storage,
+            Storage::View {
+                resource_view: true,
+                ..
+            }
+        )
     }
 
     /// Size in elements of dimension `k` (0: x, 1: y, 2: z).
@@ -375,7 +386,9 @@ impl Image {
             return Ok([0; 4]);
         }
         if let Storage::View {
-            blocks: Some(b), ..
+            blocks: Some(b),
+            resource_view,
+            ..
         } = self.storage
         {
             // The block holding the texel: rows of blocks `row_pitch` apart.
@@ -383,11 +396,15 @@ impl Image {
             let n = b.block_bytes();
             let off = at[2] * self.slice_pitch + at[1] / 4 * self.row_pitch + at[0] / 4 * n;
             self.read(mem, off, &mut block[..n as usize])?;
-            return Ok(b.decode(
+            let mut texel = b.decode(
                 &block[..n as usize],
                 (at[0] % 4) as usize,
                 (at[1] % 4) as usize,
-            ));
+            );
+            if !resource_view && b.channels() < 4 {
+                texel[3] = 1f32.to_bits();
+            }
+            return Ok(texel);
         }
         let f = self.format;
         let mut buf = [0u8; 16];

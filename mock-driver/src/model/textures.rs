@@ -144,31 +144,31 @@ impl CudaArray {
         self.texels.len() as u64
     }
 
-    /// Whether copies reach the array: where its rows are blocks, which texels a copy's
-    /// width and rows count is not known.
-    fn copyable(&self) -> CuResult<()> {
-        if self.packing == Packing::Blocks {
-            return Err(not_supported(format!(
-                "copies to and from a block-compressed array (CUarray_format {:#x}) are not \
-                 emulated",
-                self.desc.format
-            )));
-        }
-        Ok(())
-    }
-
-    /// What a texture or surface over the array reads.
-    fn image(&self) -> CuResult<Image> {
-        if self.packing != Packing::Plain {
-            return Err(not_supported(format!(
-                "a texture or surface over an array of CUarray_format {:#x} (UNORM/SNORM, \
-                 R10G10B10A2, block-compressed) is not emulated",
-                self.desc.format
-            )));
-        }
+    /// What a texture, a resource view or a surface (`reader`) over the array reads.
+    /// A texture reads the UNORM/SNORM formats' integers (`normalized_format`), and a block-compressed array's texels decoded
+    /// (`BlockFormat`), its extent in texels as created; views and surfaces of those
+    /// formats, and anything of R10G10B10A2, are not emulated.
+    fn image(&self, reader: Reader) -> CuResult<Image> {
+        let blocks = match (self.packing, reader) {
+            (Packing::Plain, _) => None,
+            (Packing::Normalized, Reader::Texture) if normalized_format(self.desc.format) => None,
+            (Packing::Blocks, Reader::Texture) => block_format(self.desc.format),
+            _ => {
+                return Err(not_supported(format!(
+                    "a {} over an array of CUarray_format {:#x} (UNORM/SNORM, R10G10B10A2, \
+                     block-compressed) is not emulated",
+                    match reader {
+                        Reader::Texture => "texture",
+                        Reader::View => "resource view",
+                        Reader::Surface => "surface",
+                    },
+                    self.desc.format
+                )))
+            }
+        };
         let [w, h, d] = self.extent();
         let row = self.row_bytes();
-        Ok(Image {
+        let mut img = Image {
             format: self.format,
             width: w,
             height: h,
@@ -178,8 +178,70 @@ impl CudaArray {
             row_pitch: row,
             slice_pitch: row * h,
             storage: Storage::Array(self.texels.clone()),
-        })
+        };
+        if let Some(b) = blocks {
+            // Decoded texels, as a block-compressed view reads them, over the extent the
+            // array was made with (the H200 read a 4 x 4 array of one block: probe
+            // texel_formats, bc-arrays; a partial block's texels are not recorded).
+            img.format = Format {
+                kind: ChannelKind::Float,
+                bits: 32,
+                channels: b.channels(),
+            };
+            img.width = self.desc.width as u64;
+            img.height = (self.desc.height as u64).max(1);
+            img.storage = Storage::View {
+                texels: self.texels.clone(),
+                origin: 0,
+                blocks: Some(b),
+                resource_view: false,
+            };
+        }
+        Ok(img)
     }
+}
+
+/// Who reads an array's texels (`CudaArray::image`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    Texture,
+    View,
+    Surface,
+}
+
+/// Whether a CUarray_format is one of the UNORM/SNORM integers (CU_AD_FORMAT_UNORM_INT8X1
+/// to CU_AD_FORMAT_SNORM_INT16X4), which a texture reads as normalized floats whatever
+/// its read mode.
+fn normalized_format(format: i32) -> bool {
+    (0xc0..=0xcb).contains(&format)
+}
+
+/// The blocks of a block-compressed CUarray_format (None for another format).
+fn block_format(format: i32) -> Option<BlockFormat> {
+    Some(match format {
+        0x91 | 0x92 => BlockFormat::Bc1,
+        0x93 | 0x94 => BlockFormat::Bc2,
+        0x95 | 0x96 => BlockFormat::Bc3,
+        0x97 | 0x98 => BlockFormat::Bc4 {
+            signed: format == 0x98,
+        },
+        0x99 | 0x9a => BlockFormat::Bc5 {
+            signed: format == 0x9a,
+        },
+        0x9b | 0x9c => BlockFormat::Bc6h {
+            signed: format == 0x9c,
+        },
+        0x9d | 0x9e => BlockFormat::Bc7,
+        _ => return None,
+    })
+}
+
+/// Whether a CUarray_format holds sRGB-encoded colours (the _SRGB block formats): a
+/// texture over such an array must read them with CU_TRSF_SRGB (the H200 refused flags 0
+/// and CU_TRSF_READ_AS_INTEGER over BC1_UNORM_SRGB and BC7_UNORM_SRGB arrays with
+/// CUDA_ERROR_INVALID_VALUE: probe texel_formats, bc-arrays).
+fn srgb_format(format: i32) -> bool {
+    matches!(format, 0x92 | 0x94 | 0x96 | 0x9e)
 }
 
 #[derive(Debug)]
@@ -933,7 +995,7 @@ fn view_images_checked(
     let mut images = levels[first as usize..=last as usize]
         .iter()
         .map(|a| -> CuResult<Image> {
-            let mut img = a.image()?;
+            let mut img = a.image(Reader::View)?;
             img.format = shape.format;
             img.width *= scale;
             img.height *= scale;
@@ -944,6 +1006,7 @@ fn view_images_checked(
                 texels: a.texels.clone(),
                 origin: fl * img.slice_pitch,
                 blocks: shape.blocks,
+                resource_view: true,
             };
             Ok(img)
         })
@@ -1217,7 +1280,7 @@ impl Driver {
                 .mipmapped(MipmappedArrayId::from_handle(resource.res[0]))
                 .map(|m| m.desc),
         };
-        let dimensions = match (resource.res_type, desc) {
+        let dimensions = match (resource.res_type, &desc) {
             (RESOURCE_LINEAR, _) => 1,
             (RESOURCE_PITCH2D, _) => 2,
             (_, Ok(d)) if d.flags & CUBEMAP != 0 => 3,
@@ -1267,7 +1330,7 @@ impl Driver {
                 )))
             }
         };
-        let sampler = Sampler {
+        let mut sampler = Sampler {
             address,
             linear,
             normalized_coords: texture.flags & TRSF_NORMALIZED_COORDINATES != 0,
@@ -1283,6 +1346,20 @@ impl Driver {
             seamless_cubemap: texture.flags & TRSF_SEAMLESS_CUBEMAP != 0,
             srgb: texture.flags & TRSF_SRGB != 0,
         };
+        if let (None, Ok(d)) = (view, &desc) {
+            if srgb_format(d.format) && !sampler.srgb {
+                return Err(invalid(format!(
+                    "CUarray_format {:#x} is sRGB-encoded: a texture reads it with CU_TRSF_SRGB",
+                    d.format
+                )));
+            }
+            // The H200 read the UNORM/SNORM formats' integers as normalized floats with
+            // flags 0 and with CU_TRSF_READ_AS_INTEGER (probe texel_formats, norm-arrays);
+            // a mipmapped array's levels have its format.
+            if normalized_format(d.format) {
+                sampler.read_normalized = true;
+            }
+        }
         Ok(ptx::TextureObject {
             image,
             sampler,
@@ -1321,7 +1398,7 @@ impl Driver {
         resource: &CUDA_RESOURCE_DESC,
     ) -> CuResult<ptx::SurfaceObject> {
         Ok(ptx::SurfaceObject {
-            image: self.resource_image(st, device, resource)?,
+            image: self.resource_image(st, device, resource, Reader::Surface)?,
         })
     }
 
@@ -1406,13 +1483,16 @@ impl Driver {
         r: &CUDA_RESOURCE_DESC,
     ) -> CuResult<(Image, Vec<Image>)> {
         if r.res_type != RESOURCE_MIPMAPPED_ARRAY || r.flags != 0 {
-            return Ok((self.resource_image(st, device, r)?, Vec::new()));
+            return Ok((
+                self.resource_image(st, device, r, Reader::Texture)?,
+                Vec::new(),
+            ));
         }
         let m = st.textures.resource_mipmapped(r.res[0])?;
         let mut images = m
             .levels
             .iter()
-            .map(|a| st.textures.array(*a)?.image())
+            .map(|a| st.textures.array(*a)?.image(Reader::Texture))
             .collect::<CuResult<Vec<_>>>()?;
         let first = images.remove(0);
         Ok((first, images))
@@ -1423,6 +1503,7 @@ impl Driver {
         st: &super::State,
         device: usize,
         r: &CUDA_RESOURCE_DESC,
+        reader: Reader,
     ) -> CuResult<Image> {
         if r.flags != 0 {
             return Err(invalid("CUDA_RESOURCE_DESC's flags must be 0"));
@@ -1435,7 +1516,7 @@ impl Driver {
         };
         let word_halves = |w: u64| (w as u32 as i32, (w >> 32) as u32);
         match r.res_type {
-            RESOURCE_ARRAY => st.textures.resource_array(r.res[0])?.image(),
+            RESOURCE_ARRAY => st.textures.resource_array(r.res[0])?.image(reader),
             RESOURCE_MIPMAPPED_ARRAY => Err(invalid(
                 "a surface's resource is a CUDA array, not a mipmapped array",
             )),
@@ -1595,7 +1676,6 @@ impl Driver {
             Volume::Array(h) => {
                 let st = self.state.lock();
                 let a = st.textures.array(*h)?;
-                a.copyable()?;
                 let [_, ah, ad] = a.extent();
                 let fits = |o: u64, n: u64, lim: u64| o.checked_add(n).is_some_and(|e| e <= lim);
                 if !fits(at[0], extent[0], a.row_bytes())
@@ -1728,7 +1808,6 @@ impl Driver {
             if let Volume::Array(h) = v {
                 let st = self.state.lock();
                 let a = st.textures.array(*h)?;
-                a.copyable()?;
                 if count != 0 && off.checked_add(count).is_none_or(|e| e > a.row_bytes()) {
                     return Err(invalid(format!(
                         "{count} bytes at offset {off} run past the CUDA array's first row \
