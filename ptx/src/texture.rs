@@ -672,6 +672,43 @@ pub(crate) struct Lookup {
 /// One level's sample: bits as read (point sampling, or any integer texture), or the
 /// exact weighted sum of linear filtering, not yet rounded (so that blending two levels
 /// rounds once).
+/// A texel precision that linear filtering keeps (`TextureObject::stored_precision`).
+#[derive(Debug, Clone, Copy)]
+enum Stored {
+    /// 16-bit UNORM or SNORM: the largest value's integer (65535 or 32767).
+    Norm16(f64),
+    Half,
+}
+
+impl Stored {
+    /// A texel's channel in the units the weighted sum adds.
+    fn units(self, c: f64) -> f64 {
+        match self {
+            Stored::Norm16(max) => (c * max).round(),
+            Stored::Half => c,
+        }
+    }
+
+    /// A weighted sum (in `units`) as the value filtering reads: to the nearest 16-bit
+    /// integer or half, halves up (the H200 read 32767.5 as 32768, -16407.5 as -16407,
+    /// and a tie between halves as the greater).
+    fn rounded(self, sum: f64) -> f64 {
+        use crate::math::{f16_to_f32, f64_to_f16, Rnd};
+        match self {
+            Stored::Norm16(max) => (sum + 0.5).floor() / max,
+            Stored::Half => {
+                let below = f16_to_f32(f64_to_f16(sum, Rnd::M)) as f64;
+                let above = f16_to_f32(f64_to_f16(sum, Rnd::P)) as f64;
+                if above - sum <= sum - below {
+                    above
+                } else {
+                    below
+                }
+            }
+        }
+    }
+}
+
 enum Sampled {
     Bits([u32; 4]),
     Exact([f64; 4]),
@@ -995,6 +1032,28 @@ impl TextureObject {
         }
     }
 
+    /// The precision a block-compressed texture's texels are filtered in, as the H200
+    /// blends them (probe texel_formats, bc-linear: BC1 white and black by halves reads
+    /// 32768/65535, BC6H's blends have a half's bits): 16-bit UNORM (SNORM for signed
+    /// BC4 and BC5), BC6H's halves; None for other textures, whose sum stays exact, and
+    /// under CU_TRSF_SRGB (not recorded).
+    fn stored_precision(&self, img: &Image) -> Option<Stored> {
+        let Storage::View {
+            blocks: Some(b), ..
+        } = img.storage
+        else {
+            return None;
+        };
+        Some(match b {
+            BlockFormat::Bc4 { signed: true } | BlockFormat::Bc5 { signed: true } => {
+                Stored::Norm16(32767.0)
+            }
+            BlockFormat::Bc6h { .. } => Stored::Half,
+            _ if self.sampler.srgb => return None,
+            _ => Stored::Norm16(65535.0),
+        })
+    }
+
     /// A texel by its indices, each already addressed (None: the border's colour).
     fn at(
         &self,
@@ -1290,26 +1349,30 @@ impl TextureObject {
             *e = [index(k, 0), index(k, 1)];
         }
         let mut acc = [0f64; 4];
+        let stored = self.stored_precision(img);
         for (corner, w) in weights.iter().enumerate().take(1 << dims) {
             let idx = [
                 ends[0][corner & 1],
                 ends[1][corner >> 1 & 1],
                 ends[2][corner >> 2 & 1],
             ];
-            let t = self.at(mem, img, idx, slice)?;
+            let mut t = self
+                .at(mem, img, idx, slice)?
+                .map(|c| f32::from_bits(c) as f64);
+            if let Some(p) = stored {
+                t = t.map(|c| p.units(c));
+            }
             let w = *w as f64;
-            acc[0] += w * f32::from_bits(t[0]) as f64;
-            acc[1] += w * f32::from_bits(t[1]) as f64;
-            acc[2] += w * f32::from_bits(t[2]) as f64;
-            acc[3] += w * f32::from_bits(t[3]) as f64;
+            acc[0] += w * t[0];
+            acc[1] += w * t[1];
+            acc[2] += w * t[2];
+            acc[3] += w * t[3];
         }
-        let [a0, a1, a2, a3] = acc;
-        Ok(Sampled::Exact([
-            a0 / 256.0,
-            a1 / 256.0,
-            a2 / 256.0,
-            a3 / 256.0,
-        ]))
+        let sum = acc.map(|a| a / 256.0);
+        Ok(Sampled::Exact(match stored {
+            Some(p) => sum.map(|a| p.rounded(a)),
+            None => sum,
+        }))
     }
 
     /// The four texels of bilinear filtering on a cube face, lower corner `base`, read
