@@ -170,11 +170,14 @@ pub enum Storage {
         texels: Arc<Texels>,
         origin: u64,
         blocks: Option<BlockFormat>,
-        /// A resource view: layers past its last read 0 rather than clamp to it. A view's
-        /// BC4, BC5 and BC6H texels read alpha 0 as other absent channels, a texture's
-        /// over a block-compressed array alpha 1 (the H200: clients/runtime/texture_views.cu
-        /// and probe texel_formats, bc-arrays).
-        resource_view: bool,
+        /// A resource view's layer count (lastLayer - firstLayer + 1), None for a texture
+        /// over a block-compressed array. Through a view, layers past the image's depth
+        /// read 0 rather than clamp to the last, and a cubemap array's cube index is
+        /// clamped to this count less one (`TextureObject::cube_slice`). A view's BC4,
+        /// BC5 and BC6H texels read alpha 0 as other absent channels, a texture's over a
+        /// block-compressed array alpha 1 (the H200: clients/runtime/texture_views.cu and
+        /// probe texel_formats, bc-arrays).
+        view_layers: Option<u64>,
     },
 }
 
@@ -357,13 +360,15 @@ impl Image {
 
     /// Whether this is a texture's resource view of a CUDA array.
     pub(crate) fn is_view(&self) -> bool {
-        matches!(
-            self.storage,
-            Storage::View {
-                resource_view: true,
-                ..
-            }
-        )
+        self.view_layers().is_some()
+    }
+
+    /// A resource view's layer count (`Storage::View`).
+    fn view_layers(&self) -> Option<u64> {
+        match self.storage {
+            Storage::View { view_layers, .. } => view_layers,
+            _ => None,
+        }
     }
 
     /// Size in elements of dimension `k` (0: x, 1: y, 2: z).
@@ -387,7 +392,7 @@ impl Image {
         }
         if let Storage::View {
             blocks: Some(b),
-            resource_view,
+            view_layers,
             ..
         } = self.storage
         {
@@ -401,7 +406,7 @@ impl Image {
                 (at[0] % 4) as usize,
                 (at[1] % 4) as usize,
             );
-            if !resource_view && b.channels() < 4 {
+            if view_layers.is_none() && b.channels() < 4 {
                 texel[3] = 1f32.to_bits();
             }
             return Ok(texel);
@@ -1021,13 +1026,18 @@ impl TextureObject {
         }
     }
 
-    /// The first face of cube `layer` of a cubemap array (clamped as layers are, but
-    /// through a resource view), or of the one cube.
+    /// The first face of cube `layer` of a cubemap array (clamped as layers are), or of
+    /// the one cube. Through a resource view the cube is clamped to the view's layer
+    /// count less one, as if it counted cubes, and its faces are the array's layers from
+    /// the view's first on, past the view's last too (0 past the array's): on the H200
+    /// a view of layers 1..1 of two cubes reads cube 0 for cube 1, and its face 5 is
+    /// array layer 6; one of layers 1..6 reads layer 7 as cube 1's face 0, 0 as its face
+    /// 5 (probe views, cubemap-view-reads).
     fn cube_slice(&self, layer: Option<i64>) -> u64 {
         let cubes = (self.image.depth / 6).max(1);
-        match layer {
-            Some(l) if self.image.layered && self.image.is_view() => (l as u32 as u64) * 6,
-            Some(l) if self.image.layered => (l as u32 as u64).min(cubes - 1) * 6,
+        match (layer, self.image.view_layers()) {
+            (Some(l), Some(n)) if self.image.layered => (l as u32 as u64).min(n.max(1) - 1) * 6,
+            (Some(l), None) if self.image.layered => (l as u32 as u64).min(cubes - 1) * 6,
             _ => 0,
         }
     }
@@ -1456,6 +1466,16 @@ impl TextureObject {
         let linear_memory = matches!(self.image.storage, Storage::Device(_)) && dims == 1;
         if linear_memory && !(0..self.image.width as i64).contains(&at[0]) {
             return Ok([0; 4]);
+        }
+        // A layer past a layered array's reads zero: on the H200 layer 5 of 4 through
+        // tex.a2d with integer coordinates (probe views, view-bounds), where floating-point
+        // coordinates clamp it to the last (`layer_slice`; texture_probe, section 6).
+        // Which of the two reads' differences (coordinates, u32 or float texels, read
+        // mode) decides is not recorded: the coordinates are taken.
+        if let Some(l) = layer {
+            if self.image.layered && !self.image.cubemap && l as u32 as u64 >= self.image.depth {
+                return Ok([0; 4]);
+            }
         }
         let mut idx = [Some(0); 3];
         for k in 0..dims {

@@ -194,7 +194,7 @@ impl CudaArray {
                 texels: self.texels.clone(),
                 origin: 0,
                 blocks: Some(b),
-                resource_view: false,
+                view_layers: None,
             };
         }
         Ok(img)
@@ -717,9 +717,11 @@ fn view_format(f: i32) -> CuResult<Result<Format, (BlockFormat, u32)>> {
 ///   level names the original resource's extent too, its first level's is refused (the
 ///   H200: probe views, mip-level-views, layer-views, cubemap-views).
 /// - firstMipmapLevel..lastMipmapLevel: 0..0 unless mipmapped, else first <= last, the
-///   first a level it has; the last may lie past them (levels 2..5 of 5 taken).
+///   first a level it has or one past them; the last may lie past them (levels 2..100
+///   and 5..5 of 5 taken).
 /// - firstLayer..lastLayer: 0..0 unless layered, else first <= last, the first a layer
-///   it has; the last may lie past them (layers 3..4 of 4 taken). A layered cubemap's
+///   it has or one past them; the last may lie past them (layers 3..100 and 4..4 of 4
+///   taken). A layered cubemap's
 ///   layers count faces (its depth does): the H200 took faces 1..1 and 1..6 of two cubes.
 pub fn check_view(r: &ViewedResource, v: &CUDA_RESOURCE_VIEW_DESC) -> CuResult<ViewShape> {
     let shape = check_view_but_format_none(r, v)?;
@@ -788,13 +790,18 @@ fn check_view_but_format_none(
             want[2]
         )));
     }
-    // A mipmapped resource's view may end past its levels (the H200 took levels 2..5 of
-    // 5, probe views, mip-level-views; how far past is not recorded), and reads the
-    // levels it has; one that is not mipmapped has level 0 only (probe arrays,
-    // tex-views: lastMipmapLevel 1 refused).
+    // A mipmapped resource's view may end past its levels (the H200 took levels 2..5,
+    // 2..31 and 2..100 of 5) and start one past them (5..5 taken: probe views,
+    // mip-level-views, view-bounds; a later first level is not recorded, and refused
+    // here), and reads the levels it has; one that is not mipmapped has level 0 only
+    // (probe arrays, tex-views: lastMipmapLevel 1 refused).
     let (first, last) = (v.first_mipmap_level, v.last_mipmap_level);
-    let last_held = if r.mipmapped { first } else { last };
-    if first > last || last_held >= r.levels {
+    let past_held = if r.mipmapped {
+        first > r.levels
+    } else {
+        last >= r.levels
+    };
+    if first > last || past_held {
         return Err(invalid(format!(
             "mipmap levels {first}..{last}: the resource has {} level{}{}",
             r.levels,
@@ -805,11 +812,13 @@ fn check_view_but_format_none(
     let layered = d.flags & LAYERED != 0;
     let layers = if layered { d.depth as u64 } else { 1 };
     // Likewise a layered resource's view may end past its layers (the H200 took layers
-    // 3..4 of 4, probe views, layer-views); one that is not layered has layer 0 only
-    // (probe arrays, tex-views: lastLayer 1 refused).
+    // 3..4 and 3..100 of 4) and start one past them (4..4 taken: probe views,
+    // layer-views, view-bounds; a later first layer is not recorded, and refused here);
+    // one that is not layered has layer 0 only (probe arrays, tex-views: lastLayer 1
+    // refused).
     let (fl, ll) = (v.first_layer as u64, v.last_layer as u64);
-    let last_held = if layered { fl } else { ll };
-    if fl > ll || last_held >= layers {
+    let past_held = if layered { fl > layers } else { ll >= layers };
+    if fl > ll || past_held {
         return Err(invalid(format!(
             "layers {fl}..{ll}: the resource has {layers}{}",
             if layered { "" } else { " (not layered)" }
@@ -986,10 +995,12 @@ fn view_images_checked(
         },
         v,
     )?;
-    // The levels and layers the view names that the resource has: a layer past them
-    // reads 0 (`ptx::Image`'s views), a level past them is never reached.
+    // The levels the view names that the resource has; a first level past them reads
+    // the last (the H200: levels 5..5 of 5 read level 4, probe views, view-bounds), a
+    // later one is never reached.
+    let held = (levels.len() as u32).saturating_sub(1);
     let (first, last) = shape.levels;
-    let last = last.min((levels.len() as u32).saturating_sub(1));
+    let (first, last) = (first.min(held), last.min(held));
     let (fl, ll) = shape.layers;
     let scale = if shape.blocks.is_some() { 4 } else { 1 };
     let mut images = levels[first as usize..=last as usize]
@@ -999,14 +1010,23 @@ fn view_images_checked(
             img.format = shape.format;
             img.width *= scale;
             img.height *= scale;
+            // The layers a read reaches (`ptx::Image`'s views): a layered array's from
+            // the first to the view's last that the array has, a cubemap array's to its
+            // last (`TextureObject::cube_slice`); none where the first is past them (the
+            // H200 took layers 4..4 of 4, reading 0: probe views, view-bounds).
             if img.layered {
-                img.depth = ll.min(img.depth.saturating_sub(1)) - fl + 1;
+                let end = if img.cubemap {
+                    img.depth
+                } else {
+                    ll.saturating_add(1).min(img.depth)
+                };
+                img.depth = end.saturating_sub(fl);
             }
             img.storage = Storage::View {
                 texels: a.texels.clone(),
                 origin: fl * img.slice_pitch,
                 blocks: shape.blocks,
-                resource_view: true,
+                view_layers: Some(ll - fl + 1),
             };
             Ok(img)
         })
