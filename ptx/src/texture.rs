@@ -476,13 +476,30 @@ fn sign_extend(raw: u32, bits: u8) -> i32 {
     ((raw << sh) as i32) >> sh
 }
 
-/// The sRGB transfer function's inverse (IEC 61966-2-1), for CU_TRSF_SRGB.
+/// CU_TRSF_SRGB on an 8-bit colour channel (a u8 or UNORM_INT8 texel's, or a BC1, BC2,
+/// BC3 or BC7 one's): the sRGB transfer function's inverse (IEC 61966-2-1), rounded to
+/// nearest with 8 significant bits. The H200 reads every value with 8 significant bits,
+/// from a table whose rule is not found: this gives 227 of its 256 values (probe
+/// texel_formats, srgb-u8), the others one such step away, as below 13 (the H200 reads
+/// value n as 20n / 65536 there, this n / 3294.6).
 fn srgb_to_linear(c: f32) -> f32 {
-    if c <= 0.04045 {
+    let linear = if c <= 0.04045 {
         c / 12.92
     } else {
         ((c + 0.055) / 1.055).powf(2.4)
+    };
+    if linear == 0.0 {
+        return linear;
     }
+    // Keep the sign, exponent and 7 fraction bits, rounding the other 16 to nearest,
+    // ties to even.
+    let bits = linear.to_bits();
+    let dropped = 16;
+    let half = 1u32 << (dropped - 1);
+    let rest = bits & ((1 << dropped) - 1);
+    let kept = bits >> dropped;
+    let up = rest > half || (rest == half && kept & 1 == 1);
+    f32::from_bits((kept + up as u32) << dropped)
 }
 
 /// The index `i` of a dimension of `n` texels under `mode`; None: the border.
@@ -1086,13 +1103,14 @@ impl TextureObject {
             return Ok(texel);
         }
         let decode: Option<fn(f32) -> f32> = match img.storage {
-            // The colour formats Direct3D has sRGB variants of; the H200's reads of BC1
-            // are recorded (`bc`), the others assumed alike.
+            // The colour formats Direct3D has sRGB variants of: the H200 decoded BC1, BC2,
+            // BC3 and BC7 colours, not BC4, BC5 nor BC6H channels (probe texel_formats,
+            // bc-srgb).
             Storage::View {
                 blocks:
                     Some(BlockFormat::Bc1 | BlockFormat::Bc2 | BlockFormat::Bc3 | BlockFormat::Bc7),
                 ..
-            } => Some(bc::srgb_to_linear),
+            } => Some(srgb_to_linear),
             Storage::View {
                 blocks: Some(_), ..
             } => None,
