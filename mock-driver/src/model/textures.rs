@@ -2314,11 +2314,13 @@ mod tests {
         (v.first_layer, v.last_layer) = (0, 0);
         assert_eq!(code(&layered, v), Err(CUDA_ERROR_INVALID_VALUE), "depth");
         // The last layer may lie past the array's (the H200: probe views, layer-views,
-        // layers 3..4 of 4), the first may not.
+        // layers 3..4 of 4), the first one past them (view-bounds, 4..4 of 4), not more.
         let mut v = view(0x0e, 16, 8, 5);
         (v.first_layer, v.last_layer) = (4, 5);
         assert_eq!(check_view(&layered, &v).unwrap().layers, (4, 5));
         (v.first_layer, v.last_layer) = (5, 5);
+        assert_eq!(check_view(&layered, &v).unwrap().layers, (5, 5));
+        (v.first_layer, v.last_layer) = (6, 6);
         assert_eq!(code(&layered, v), Err(CUDA_ERROR_INVALID_VALUE));
         // A layered cubemap's layers are faces, any subrange of them (the H200: probe
         // views, cubemap-views: 0..5, 6..11, 1..1, 0..0, 1..6 of 12).
@@ -2335,7 +2337,8 @@ mod tests {
         (v.first_layer, v.last_layer) = (0, 5);
         assert_eq!(code(&cubes, v), Err(CUDA_ERROR_INVALID_VALUE), "depth");
         // Levels of a mipmapped array: the last may lie past them (the H200: probe
-        // views, mip-level-views, 2..5 of 5), the first may not.
+        // views, mip-level-views, 2..5 of 5), the first one past them (view-bounds, 5..5
+        // of 5), not more.
         let mip = u32x(2, desc(16, 8, 0, 0), 5);
         let mut v = view(0x0e, 16, 8, 0);
         (v.first_mipmap_level, v.last_mipmap_level) = (1, 4);
@@ -2343,11 +2346,97 @@ mod tests {
         (v.first_mipmap_level, v.last_mipmap_level) = (2, 5);
         assert_eq!(check_view(&mip, &v).unwrap().levels, (2, 5));
         (v.first_mipmap_level, v.last_mipmap_level) = (5, 5);
+        assert_eq!(check_view(&mip, &v).unwrap().levels, (5, 5));
+        (v.first_mipmap_level, v.last_mipmap_level) = (6, 6);
         assert_eq!(code(&mip, v), Err(CUDA_ERROR_INVALID_VALUE));
         // The first level's extent is refused: the view names the original resource's.
         let mut v = view(0x0e, 8, 4, 0);
         (v.first_mipmap_level, v.last_mipmap_level) = (1, 1);
         assert_eq!(code(&mip, v), Err(CUDA_ERROR_INVALID_VALUE));
+    }
+
+    /// The H200's probe texel_formats (norm-arrays, bc-arrays): textures over UNORM/SNORM
+    /// arrays read normalized floats whatever the read mode, over BC arrays the decoded
+    /// texels (alpha 1 where the format has none), which copy in as rows of blocks; an
+    /// _SRGB BC format needs CU_TRSF_SRGB; surfaces over either are not emulated.
+    #[test]
+    fn textures_over_normalized_and_block_compressed_arrays() {
+        let d = driver();
+        let array = |w, h, format, channels| {
+            d.array_create(CUDA_ARRAY3D_DESCRIPTOR {
+                format,
+                num_channels: channels,
+                ..desc(w, h, 0, 0)
+            })
+            .unwrap()
+        };
+        let object = |h: ArrayId, flags: u32| {
+            let t = CUDA_TEXTURE_DESC {
+                flags,
+                ..texture_desc()
+            };
+            let tex = d.texture_create(array_resource(h.handle()), t, None)?;
+            Ok::<_, CuError>(d.texture_object(tex).unwrap())
+        };
+        let copy_in = |h: ArrayId, bytes: &mut [u8]| {
+            let n = bytes.len() as u64;
+            // Safety: the host side is `bytes`, one row of `n` bytes, as the copy says.
+            unsafe {
+                d.copy_volume(
+                    &Volume::Array(h),
+                    [0; 3],
+                    &Volume::Linear {
+                        start: PlaneStart::Host(bytes.as_mut_ptr()),
+                        pitch: n,
+                        height: 1,
+                    },
+                    [0; 3],
+                    [n, 1, 1],
+                )
+            }
+        };
+        // SNORM_INT8X1: read normalized with flags 0 and with READ_AS_INTEGER.
+        let snorm = array(2, 1, 0xc6, 1);
+        copy_in(snorm, &mut [0x80, 0x7f]).unwrap();
+        for flags in [0, TRSF_READ_AS_INTEGER] {
+            let o = object(snorm, flags).unwrap();
+            assert!(o.sampler.read_normalized, "flags {flags:#x}");
+            assert_eq!(o.image.format.kind, ChannelKind::Signed);
+        }
+        assert_eq!(
+            d.surface_create(array_resource(snorm.handle()))
+                .unwrap_err()
+                .code,
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        // BC4_UNORM, 4 x 4: one 8-byte block, copied as a row of one block.
+        let bc4 = array(4, 4, 0x97, 1);
+        let mut block = [0xff, 0, 0, 0, 0, 0, 0, 0];
+        copy_in(bc4, &mut block).unwrap();
+        let o = object(bc4, TRSF_READ_AS_INTEGER).unwrap();
+        assert_eq!((o.image.width, o.image.height), (4, 4));
+        assert_eq!(o.image.format.kind, ChannelKind::Float);
+        let Storage::View {
+            texels,
+            blocks: Some(b),
+            view_layers: None,
+            ..
+        } = &o.image.storage
+        else {
+            panic!("{:?}", o.image.storage)
+        };
+        let mut stored = [0u8; 8];
+        assert!(texels.read(0, &mut stored));
+        assert_eq!(stored, block);
+        assert_eq!(b.decode(&stored, 3, 3)[0], 1f32.to_bits());
+        // A row of two blocks runs past the array's one.
+        assert_eq!(
+            copy_in(bc4, &mut [0; 16]).unwrap_err().code,
+            CUDA_ERROR_INVALID_VALUE
+        );
+        let srgb = array(4, 4, 0x92, 4);
+        assert_eq!(object(srgb, 0).unwrap_err().code, CUDA_ERROR_INVALID_VALUE);
+        assert!(object(srgb, TRSF_SRGB).is_ok());
     }
 
     #[test]
