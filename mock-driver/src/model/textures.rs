@@ -27,9 +27,11 @@
 //! requirements as the H200 did (`sparse_properties`), and are backed whole from the
 //! start: no tile is ever unmapped (cuMemMapArrayAsync is not emulated).
 //!
-//! Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): textures and surfaces over arrays of
-//! the UNORM/SNORM, R10G10B10A2 and block-compressed formats (such arrays are made and,
-//! but for block-compressed ones, copied).
+//! A texture over a UNORM/SNORM array reads normalized floats whatever its read mode, one
+//! over a block-compressed array the decoded texels (`CudaArray::image`), as the H200 did
+//! (probe texel_formats). Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): surfaces and
+//! resource views over those arrays, and anything over R10G10B10A2 ones (such arrays are
+//! made and copied).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -85,11 +87,12 @@ pub fn channel_format(format: i32, channels: u32) -> CuResult<Format> {
         0x10 => (ChannelKind::Float, 16),
         0x20 => (ChannelKind::Float, 32),
         // The UNORM/SNORM and R10G10B10A2 formats: arrays of them are made
-        // (`array_format`), what a texture reads of them is not emulated.
+        // (`array_format`, what textures read of them `CudaArray::image`'s), what a
+        // linear or pitch2D texture reads of them is not emulated.
         0x50 | 0xc0..=0xcb => {
             return Err(not_supported(format!(
                 "CUarray_format {format:#x} (UNORM/SNORM, R10G10B10A2) is not emulated for \
-                 textures: 8/16/32-bit integers, half and float are"
+                 linear memory's textures: 8/16/32-bit integers, half and float are"
             )))
         }
         // The block-compressed and YUV formats are no linear texture's elements (the
@@ -374,7 +377,8 @@ pub enum Volume {
 /// How an array's elements are stored beyond their `Format`: the formats cuda.h 13 added
 /// for arrays (UNORM/SNORM, R10G10B10A2, block-compressed) are made (the H200 makes each
 /// with the channel count its name says: probe arrays, formats-2d, formats-3d) and copied
-/// as bytes; what textures and surfaces would read of them is not emulated.
+/// as bytes (a block-compressed one in rows of blocks); what textures read of them is
+/// `CudaArray::image`'s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Packing {
     /// 8/16/32-bit integers, half and float: what textures read.
