@@ -164,17 +164,26 @@ fn array_formats_as_the_h200_makes_them() {
             assert_eq!(create(desc(64, 32, 0, yuv, c, 0)), CUDA_ERROR_INVALID_VALUE);
         }
     }
-    // Such an array reads back as made; a texture over it is not emulated.
+    // Such an array reads back as made; a texture over it reads its decoded texels (probe
+    // texel_formats, bc-arrays), a surface over it is not emulated, nor a texture over
+    // R10G10B10A2.
     let bc1 = make(desc(6, 6, 0, 0x91, 4, 0));
+    let rgb10 = make(desc(6, 6, 0, 0x50, 4, 0));
     let mut back = desc(0, 0, 0, 0, 0, 0);
-    // Safety: live out-parameter and array.
+    // Safety: live out-parameters and arrays.
     unsafe {
         assert_eq!(cuArray3DGetDescriptor_v2(&mut back, bc1), 0);
         assert_eq!((back.width, back.format, back.num_channels), (6, 0x91, 4));
         let mut o = 0u64;
         let r = cuTexObjectCreate(&mut o, &array_resource(bc1), &point(), null_mut());
+        assert_eq!(r, 0);
+        assert_eq!(cuTexObjectDestroy(o), 0);
+        let r = cuSurfObjectCreate(&mut o, &array_resource(bc1));
+        assert_eq!(r, CUDA_ERROR_NOT_SUPPORTED);
+        let r = cuTexObjectCreate(&mut o, &array_resource(rgb10), &point(), null_mut());
         assert_eq!(r, CUDA_ERROR_NOT_SUPPORTED);
         assert_eq!(cuArrayDestroy(bc1), 0);
+        assert_eq!(cuArrayDestroy(rgb10), 0);
     }
 }
 

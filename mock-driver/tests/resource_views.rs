@@ -416,13 +416,19 @@ fn a_view_of_levels_makes_its_first_level_zero() {
     // Safety: a live local.
     assert_eq!(unsafe { cuTexObjectGetResourceViewDesc(&mut back, tp) }, 0);
     assert_eq!(back, past, "the view as given");
-    // A first level the array does not have, backwards, or the first level's extent
+    // A first level one past the array's is taken and reads its last (the H200: levels
+    // 5..5 of 5 read level 4, probe views, view-bounds).
+    let mut one_past = v;
+    (one_past.first_mipmap_level, one_past.last_mipmap_level) = (4, 4);
+    let to = create(&r, &texture_desc(2), Some(&one_past)).unwrap();
+    assert_eq!(f32::from_bits(at(0.0, to)[0]), 13.0, "levels 4..4");
+    // A first level further past (not recorded), backwards, or the first level's extent
     // (the H200 refused it: the view names the original resource's): refused.
     let mut w = v;
     (w.width, w.height) = (4, 4);
     let e = create(&r, &texture_desc(2), Some(&w));
     assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "level 1's extent");
-    for (first, last) in [(4, 4), (2, 1)] {
+    for (first, last) in [(5, 5), (2, 1)] {
         let mut w = v;
         (w.first_mipmap_level, w.last_mipmap_level) = (first, last);
         let e = create(&r, &texture_desc(2), Some(&w));
@@ -433,6 +439,7 @@ fn a_view_of_levels_makes_its_first_level_zero() {
         assert_eq!(cuTexObjectDestroy(t), 0);
         assert_eq!(cuTexObjectDestroy(tc), 0);
         assert_eq!(cuTexObjectDestroy(tp), 0);
+        assert_eq!(cuTexObjectDestroy(to), 0);
         assert_eq!(cuMipmappedArrayDestroy(mip), 0);
     }
 }
@@ -458,13 +465,12 @@ fn a_view_of_layers_makes_its_first_layer_zero() {
     assert_eq!(layer(3)[0], 0);
     let plain = create(&r, &texture_desc(1), None).unwrap();
     let plain_layer = |k: u32| run(m, "fetch_a2d_u", plain, 4, &[2, k], 16);
-    assert_eq!(
-        plain_layer(7)[0],
-        103,
-        "without a view: clamped to the last"
-    );
+    assert_eq!(plain_layer(3)[0], 103);
+    // Without a view, an integer-coordinate fetch past the layers reads 0 too (the H200:
+    // layer 5 of 4, probe views, view-bounds; floating-point coordinates clamp).
+    assert_eq!(plain_layer(7)[0], 0, "without a view, past the layers");
     // The last layer may lie past the array's (the H200 took layers 3..4 of 4 and read
-    // 0 past layer 3); the first may not.
+    // 0 past layer 3).
     let mut w = v;
     (w.first_layer, w.last_layer) = (3, 4);
     let tw = create(&r, &texture_desc(1), Some(&w)).unwrap();
@@ -475,14 +481,20 @@ fn a_view_of_layers_makes_its_first_layer_zero() {
         0,
         "the view's layer 4, which the array lacks"
     );
+    // A first layer one past the array's is taken and reads 0 (the H200: layers 4..4 of
+    // 4, probe views, view-bounds); further past (not recorded) is refused.
     (w.first_layer, w.last_layer) = (4, 4);
+    let t4 = create(&r, &texture_desc(1), Some(&w)).unwrap();
+    assert_eq!(run(m, "fetch_a2d_u", t4, 4, &[2, 0], 16)[0], 0);
+    (w.first_layer, w.last_layer) = (5, 5);
     assert_eq!(
         create(&r, &texture_desc(1), Some(&w)),
         Err(CUDA_ERROR_INVALID_VALUE),
-        "a first layer the array lacks"
+        "a first layer two past the array's"
     );
     // Safety: handles made here.
     unsafe {
+        assert_eq!(cuTexObjectDestroy(t4), 0);
         assert_eq!(cuTexObjectDestroy(tw), 0);
         assert_eq!(cuTexObjectDestroy(plain), 0);
         assert_eq!(cuTexObjectDestroy(t), 0);

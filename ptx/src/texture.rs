@@ -162,14 +162,22 @@ pub enum Storage {
     /// Linear or pitch-linear device memory from this address, read through
     /// [`Memory::translate`] like any global load.
     Device(u64),
-    /// A texture's resource view of a CUDA array: its bytes from `origin` on (the view's
-    /// first layer), read as `blocks` where the view is block-compressed (the image's
-    /// width and height then count texels, 4 a block, and its pitches the array's rows
-    /// of blocks).
+    /// A texture's resource view of a CUDA array (`resource_view`), or a texture over a
+    /// block-compressed array: its bytes from `origin` on (the view's first layer), read
+    /// as `blocks` where block-compressed (the image's width and height then count
+    /// texels, 4 a block, and its pitches the array's rows of blocks).
     View {
         texels: Arc<Texels>,
         origin: u64,
         blocks: Option<BlockFormat>,
+        /// A resource view's layer count (lastLayer - firstLayer + 1), None for a texture
+        /// over a block-compressed array. Through a view, layers past the image's depth
+        /// read 0 rather than clamp to the last, and a cubemap array's cube index is
+        /// clamped to this count less one (`TextureObject::cube_slice`). A view's BC4,
+        /// BC5 and BC6H texels read alpha 0 as other absent channels, a texture's over a
+        /// block-compressed array alpha 1 (the H200: clients/runtime/texture_views.cu and
+        /// probe texel_formats, bc-arrays).
+        view_layers: Option<u64>,
     },
 }
 
@@ -357,7 +365,15 @@ impl Image {
 
     /// Whether this is a texture's resource view of a CUDA array.
     pub(crate) fn is_view(&self) -> bool {
-        matches!(self.storage, Storage::View { .. })
+        self.view_layers().is_some()
+    }
+
+    /// A resource view's layer count (`Storage::View`).
+    fn view_layers(&self) -> Option<u64> {
+        match self.storage {
+            Storage::View { view_layers, .. } => view_layers,
+            _ => None,
+        }
     }
 
     /// Size in elements of dimension `k` (0: x, 1: y, 2: z).
@@ -380,7 +396,9 @@ impl Image {
             return Ok([0; 4]);
         }
         if let Storage::View {
-            blocks: Some(b), ..
+            blocks: Some(b),
+            view_layers,
+            ..
         } = self.storage
         {
             // The block holding the texel: rows of blocks `row_pitch` apart.
@@ -388,11 +406,15 @@ impl Image {
             let n = b.block_bytes();
             let off = at[2] * self.slice_pitch + at[1] / 4 * self.row_pitch + at[0] / 4 * n;
             self.read(mem, off, &mut block[..n as usize])?;
-            return Ok(b.decode(
+            let mut texel = b.decode(
                 &block[..n as usize],
                 (at[0] % 4) as usize,
                 (at[1] % 4) as usize,
-            ));
+            );
+            if view_layers.is_none() && b.channels() < 4 {
+                texel[3] = 1f32.to_bits();
+            }
+            return Ok(texel);
         }
         let f = self.format;
         let mut buf = [0u8; 16];
@@ -459,13 +481,30 @@ fn sign_extend(raw: u32, bits: u8) -> i32 {
     ((raw << sh) as i32) >> sh
 }
 
-/// The sRGB transfer function's inverse (IEC 61966-2-1), for CU_TRSF_SRGB.
+/// CU_TRSF_SRGB on an 8-bit colour channel (a u8 or UNORM_INT8 texel's, or a BC1, BC2,
+/// BC3 or BC7 one's): the sRGB transfer function's inverse (IEC 61966-2-1), rounded to
+/// nearest with 8 significant bits. The H200 reads every value with 8 significant bits,
+/// from a table whose rule is not found: this gives 227 of its 256 values (probe
+/// texel_formats, srgb-u8), the others one such step away, as below 13 (the H200 reads
+/// value n as 20n / 65536 there, this n / 3294.6).
 fn srgb_to_linear(c: f32) -> f32 {
-    if c <= 0.04045 {
+    let linear = if c <= 0.04045 {
         c / 12.92
     } else {
         ((c + 0.055) / 1.055).powf(2.4)
+    };
+    if linear == 0.0 {
+        return linear;
     }
+    // Keep the sign, exponent and 7 fraction bits, rounding the other 16 to nearest,
+    // ties to even.
+    let bits = linear.to_bits();
+    let dropped = 16;
+    let half = 1u32 << (dropped - 1);
+    let rest = bits & ((1 << dropped) - 1);
+    let kept = bits >> dropped;
+    let up = rest > half || (rest == half && kept & 1 == 1);
+    f32::from_bits((kept + up as u32) << dropped)
 }
 
 /// The index `i` of a dimension of `n` texels under `mode`; None: the border.
@@ -660,6 +699,43 @@ pub(crate) struct Lookup {
 /// One level's sample: bits as read (point sampling, or any integer texture), or the
 /// exact weighted sum of linear filtering, not yet rounded (so that blending two levels
 /// rounds once).
+/// A texel precision that linear filtering keeps (`TextureObject::stored_precision`).
+#[derive(Debug, Clone, Copy)]
+enum Stored {
+    /// 16-bit UNORM or SNORM: the largest value's integer (65535 or 32767).
+    Norm16(f64),
+    Half,
+}
+
+impl Stored {
+    /// A texel's channel in the units the weighted sum adds.
+    fn units(self, c: f64) -> f64 {
+        match self {
+            Stored::Norm16(max) => (c * max).round(),
+            Stored::Half => c,
+        }
+    }
+
+    /// A weighted sum (in `units`) as the value filtering reads: to the nearest 16-bit
+    /// integer or half, halves up (the H200 read 32767.5 as 32768, -16407.5 as -16407,
+    /// and a tie between halves as the greater).
+    fn rounded(self, sum: f64) -> f64 {
+        use crate::math::{f16_to_f32, f64_to_f16, Rnd};
+        match self {
+            Stored::Norm16(max) => (sum + 0.5).floor() / max,
+            Stored::Half => {
+                let below = f16_to_f32(f64_to_f16(sum, Rnd::M)) as f64;
+                let above = f16_to_f32(f64_to_f16(sum, Rnd::P)) as f64;
+                if above - sum <= sum - below {
+                    above
+                } else {
+                    below
+                }
+            }
+        }
+    }
+}
+
 enum Sampled {
     Bits([u32; 4]),
     Exact([f64; 4]),
@@ -972,15 +1048,42 @@ impl TextureObject {
         }
     }
 
-    /// The first face of cube `layer` of a cubemap array (clamped as layers are, but
-    /// through a resource view), or of the one cube.
+    /// The first face of cube `layer` of a cubemap array (clamped as layers are), or of
+    /// the one cube. Through a resource view the cube is clamped to the view's layer
+    /// count less one, as if it counted cubes, and its faces are the array's layers from
+    /// the view's first on, past the view's last too (0 past the array's): on the H200
+    /// a view of layers 1..1 of two cubes reads cube 0 for cube 1, and its face 5 is
+    /// array layer 6; one of layers 1..6 reads layer 7 as cube 1's face 0, 0 as its face
+    /// 5 (probe views, cubemap-view-reads).
     fn cube_slice(&self, layer: Option<i64>) -> u64 {
         let cubes = (self.image.depth / 6).max(1);
-        match layer {
-            Some(l) if self.image.layered && self.image.is_view() => (l as u32 as u64) * 6,
-            Some(l) if self.image.layered => (l as u32 as u64).min(cubes - 1) * 6,
+        match (layer, self.image.view_layers()) {
+            (Some(l), Some(n)) if self.image.layered => (l as u32 as u64).min(n.max(1) - 1) * 6,
+            (Some(l), None) if self.image.layered => (l as u32 as u64).min(cubes - 1) * 6,
             _ => 0,
         }
+    }
+
+    /// The precision a block-compressed texture's texels are filtered in, as the H200
+    /// blends them (probe texel_formats, bc-linear: BC1 white and black by halves reads
+    /// 32768/65535, BC6H's blends have a half's bits): 16-bit UNORM (SNORM for signed
+    /// BC4 and BC5), BC6H's halves; None for other textures, whose sum stays exact, and
+    /// under CU_TRSF_SRGB (not recorded).
+    fn stored_precision(&self, img: &Image) -> Option<Stored> {
+        let Storage::View {
+            blocks: Some(b), ..
+        } = img.storage
+        else {
+            return None;
+        };
+        Some(match b {
+            BlockFormat::Bc4 { signed: true } | BlockFormat::Bc5 { signed: true } => {
+                Stored::Norm16(32767.0)
+            }
+            BlockFormat::Bc6h { .. } => Stored::Half,
+            _ if self.sampler.srgb => return None,
+            _ => Stored::Norm16(65535.0),
+        })
     }
 
     /// A texel by its indices, each already addressed (None: the border's colour).
@@ -1005,13 +1108,14 @@ impl TextureObject {
             return Ok(texel);
         }
         let decode: Option<fn(f32) -> f32> = match img.storage {
-            // The colour formats Direct3D has sRGB variants of; the H200's reads of BC1
-            // are recorded (`bc`), the others assumed alike.
+            // The colour formats Direct3D has sRGB variants of: the H200 decoded BC1, BC2,
+            // BC3 and BC7 colours, not BC4, BC5 nor BC6H channels (probe texel_formats,
+            // bc-srgb).
             Storage::View {
                 blocks:
                     Some(BlockFormat::Bc1 | BlockFormat::Bc2 | BlockFormat::Bc3 | BlockFormat::Bc7),
                 ..
-            } => Some(bc::srgb_to_linear),
+            } => Some(srgb_to_linear),
             Storage::View {
                 blocks: Some(_), ..
             } => None,
@@ -1278,26 +1382,30 @@ impl TextureObject {
             *e = [index(k, 0), index(k, 1)];
         }
         let mut acc = [0f64; 4];
+        let stored = self.stored_precision(img);
         for (corner, w) in weights.iter().enumerate().take(1 << dims) {
             let idx = [
                 ends[0][corner & 1],
                 ends[1][corner >> 1 & 1],
                 ends[2][corner >> 2 & 1],
             ];
-            let t = self.at(mem, img, idx, slice)?;
+            let mut t = self
+                .at(mem, img, idx, slice)?
+                .map(|c| f32::from_bits(c) as f64);
+            if let Some(p) = stored {
+                t = t.map(|c| p.units(c));
+            }
             let w = *w as f64;
-            acc[0] += w * f32::from_bits(t[0]) as f64;
-            acc[1] += w * f32::from_bits(t[1]) as f64;
-            acc[2] += w * f32::from_bits(t[2]) as f64;
-            acc[3] += w * f32::from_bits(t[3]) as f64;
+            acc[0] += w * t[0];
+            acc[1] += w * t[1];
+            acc[2] += w * t[2];
+            acc[3] += w * t[3];
         }
-        let [a0, a1, a2, a3] = acc;
-        Ok(Sampled::Exact([
-            a0 / 256.0,
-            a1 / 256.0,
-            a2 / 256.0,
-            a3 / 256.0,
-        ]))
+        let sum = acc.map(|a| a / 256.0);
+        Ok(Sampled::Exact(match stored {
+            Some(p) => sum.map(|a| p.rounded(a)),
+            None => sum,
+        }))
     }
 
     /// The four texels of bilinear filtering on a cube face, lower corner `base`, read
@@ -1381,6 +1489,16 @@ impl TextureObject {
         let linear_memory = matches!(self.image.storage, Storage::Device(_)) && dims == 1;
         if linear_memory && !(0..self.image.width as i64).contains(&at[0]) {
             return Ok([0; 4]);
+        }
+        // A layer past a layered array's reads zero: on the H200 layer 5 of 4 through
+        // tex.a2d with integer coordinates (probe views, view-bounds), where floating-point
+        // coordinates clamp it to the last (`layer_slice`; texture_probe, section 6).
+        // Which of the two reads' differences (coordinates, u32 or float texels, read
+        // mode) decides is not recorded: the coordinates are taken.
+        if let Some(l) = layer {
+            if self.image.layered && !self.image.cubemap && l as u32 as u64 >= self.image.depth {
+                return Ok([0; 4]);
+            }
         }
         let mut idx = [Some(0); 3];
         for k in 0..dims {

@@ -27,9 +27,11 @@
 //! requirements as the H200 did (`sparse_properties`), and are backed whole from the
 //! start: no tile is ever unmapped (cuMemMapArrayAsync is not emulated).
 //!
-//! Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): textures and surfaces over arrays of
-//! the UNORM/SNORM, R10G10B10A2 and block-compressed formats (such arrays are made and,
-//! but for block-compressed ones, copied).
+//! A texture over a UNORM/SNORM array reads normalized floats whatever its read mode, one
+//! over a block-compressed array the decoded texels (`CudaArray::image`), as the H200 did
+//! (probe texel_formats). Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): surfaces and
+//! resource views over those arrays, and anything over R10G10B10A2 ones (such arrays are
+//! made and copied).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -85,11 +87,12 @@ pub fn channel_format(format: i32, channels: u32) -> CuResult<Format> {
         0x10 => (ChannelKind::Float, 16),
         0x20 => (ChannelKind::Float, 32),
         // The UNORM/SNORM and R10G10B10A2 formats: arrays of them are made
-        // (`array_format`), what a texture reads of them is not emulated.
+        // (`array_format`, what textures read of them `CudaArray::image`'s), what a
+        // linear or pitch2D texture reads of them is not emulated.
         0x50 | 0xc0..=0xcb => {
             return Err(not_supported(format!(
                 "CUarray_format {format:#x} (UNORM/SNORM, R10G10B10A2) is not emulated for \
-                 textures: 8/16/32-bit integers, half and float are"
+                 linear memory's textures: 8/16/32-bit integers, half and float are"
             )))
         }
         // The block-compressed and YUV formats are no linear texture's elements (the
@@ -144,31 +147,31 @@ impl CudaArray {
         self.texels.len() as u64
     }
 
-    /// Whether copies reach the array: where its rows are blocks, which texels a copy's
-    /// width and rows count is not known.
-    fn copyable(&self) -> CuResult<()> {
-        if self.packing == Packing::Blocks {
-            return Err(not_supported(format!(
-                "copies to and from a block-compressed array (CUarray_format {:#x}) are not \
-                 emulated",
-                self.desc.format
-            )));
-        }
-        Ok(())
-    }
-
-    /// What a texture or surface over the array reads.
-    fn image(&self) -> CuResult<Image> {
-        if self.packing != Packing::Plain {
-            return Err(not_supported(format!(
-                "a texture or surface over an array of CUarray_format {:#x} (UNORM/SNORM, \
-                 R10G10B10A2, block-compressed) is not emulated",
-                self.desc.format
-            )));
-        }
+    /// What a texture, a resource view or a surface (`reader`) over the array reads.
+    /// A texture reads the UNORM/SNORM formats' integers (`normalized_format`), and a block-compressed array's texels decoded
+    /// (`BlockFormat`), its extent in texels as created; views and surfaces of those
+    /// formats, and anything of R10G10B10A2, are not emulated.
+    fn image(&self, reader: Reader) -> CuResult<Image> {
+        let blocks = match (self.packing, reader) {
+            (Packing::Plain, _) => None,
+            (Packing::Normalized, Reader::Texture) if normalized_format(self.desc.format) => None,
+            (Packing::Blocks, Reader::Texture) => block_format(self.desc.format),
+            _ => {
+                return Err(not_supported(format!(
+                    "a {} over an array of CUarray_format {:#x} (UNORM/SNORM, R10G10B10A2, \
+                     block-compressed) is not emulated",
+                    match reader {
+                        Reader::Texture => "texture",
+                        Reader::View => "resource view",
+                        Reader::Surface => "surface",
+                    },
+                    self.desc.format
+                )))
+            }
+        };
         let [w, h, d] = self.extent();
         let row = self.row_bytes();
-        Ok(Image {
+        let mut img = Image {
             format: self.format,
             width: w,
             height: h,
@@ -183,8 +186,70 @@ impl CudaArray {
             row_pitch: row,
             slice_pitch: row * h,
             storage: Storage::Array(self.texels.clone()),
-        })
+        };
+        if let Some(b) = blocks {
+            // Decoded texels, as a block-compressed view reads them, over the extent the
+            // array was made with (the H200 read a 4 x 4 array of one block: probe
+            // texel_formats, bc-arrays; a partial block's texels are not recorded).
+            img.format = Format {
+                kind: ChannelKind::Float,
+                bits: 32,
+                channels: b.channels(),
+            };
+            img.width = self.desc.width as u64;
+            img.height = (self.desc.height as u64).max(1);
+            img.storage = Storage::View {
+                texels: self.texels.clone(),
+                origin: 0,
+                blocks: Some(b),
+                view_layers: None,
+            };
+        }
+        Ok(img)
     }
+}
+
+/// Who reads an array's texels (`CudaArray::image`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    Texture,
+    View,
+    Surface,
+}
+
+/// Whether a CUarray_format is one of the UNORM/SNORM integers (CU_AD_FORMAT_UNORM_INT8X1
+/// to CU_AD_FORMAT_SNORM_INT16X4), which a texture reads as normalized floats whatever
+/// its read mode.
+fn normalized_format(format: i32) -> bool {
+    (0xc0..=0xcb).contains(&format)
+}
+
+/// The blocks of a block-compressed CUarray_format (None for another format).
+fn block_format(format: i32) -> Option<BlockFormat> {
+    Some(match format {
+        0x91 | 0x92 => BlockFormat::Bc1,
+        0x93 | 0x94 => BlockFormat::Bc2,
+        0x95 | 0x96 => BlockFormat::Bc3,
+        0x97 | 0x98 => BlockFormat::Bc4 {
+            signed: format == 0x98,
+        },
+        0x99 | 0x9a => BlockFormat::Bc5 {
+            signed: format == 0x9a,
+        },
+        0x9b | 0x9c => BlockFormat::Bc6h {
+            signed: format == 0x9c,
+        },
+        0x9d | 0x9e => BlockFormat::Bc7,
+        _ => return None,
+    })
+}
+
+/// Whether a CUarray_format holds sRGB-encoded colours (the _SRGB block formats): a
+/// texture over such an array must read them with CU_TRSF_SRGB (the H200 refused flags 0
+/// and CU_TRSF_READ_AS_INTEGER over BC1_UNORM_SRGB and BC7_UNORM_SRGB arrays with
+/// CUDA_ERROR_INVALID_VALUE: probe texel_formats, bc-arrays).
+fn srgb_format(format: i32) -> bool {
+    matches!(format, 0x92 | 0x94 | 0x96 | 0x9e)
 }
 
 #[derive(Debug)]
@@ -317,7 +382,8 @@ pub enum Volume {
 /// How an array's elements are stored beyond their `Format`: the formats cuda.h 13 added
 /// for arrays (UNORM/SNORM, R10G10B10A2, block-compressed) are made (the H200 makes each
 /// with the channel count its name says: probe arrays, formats-2d, formats-3d) and copied
-/// as bytes; what textures and surfaces would read of them is not emulated.
+/// as bytes (a block-compressed one in rows of blocks); what textures read of them is
+/// `CudaArray::image`'s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Packing {
     /// 8/16/32-bit integers, half and float: what textures read.
@@ -661,9 +727,11 @@ fn view_format(f: i32) -> CuResult<Result<Format, (BlockFormat, u32)>> {
 ///   level names the original resource's extent too, its first level's is refused (the
 ///   H200: probe views, mip-level-views, layer-views, cubemap-views).
 /// - firstMipmapLevel..lastMipmapLevel: 0..0 unless mipmapped, else first <= last, the
-///   first a level it has; the last may lie past them (levels 2..5 of 5 taken).
+///   first a level it has or one past them; the last may lie past them (levels 2..100
+///   and 5..5 of 5 taken).
 /// - firstLayer..lastLayer: 0..0 unless layered, else first <= last, the first a layer
-///   it has; the last may lie past them (layers 3..4 of 4 taken). A layered cubemap's
+///   it has or one past them; the last may lie past them (layers 3..100 and 4..4 of 4
+///   taken). A layered cubemap's
 ///   layers count faces (its depth does): the H200 took faces 1..1 and 1..6 of two cubes.
 pub fn check_view(r: &ViewedResource, v: &CUDA_RESOURCE_VIEW_DESC) -> CuResult<ViewShape> {
     let shape = check_view_but_format_none(r, v)?;
@@ -732,13 +800,18 @@ fn check_view_but_format_none(
             want[2]
         )));
     }
-    // A mipmapped resource's view may end past its levels (the H200 took levels 2..5 of
-    // 5, probe views, mip-level-views; how far past is not recorded), and reads the
-    // levels it has; one that is not mipmapped has level 0 only (probe arrays,
-    // tex-views: lastMipmapLevel 1 refused).
+    // A mipmapped resource's view may end past its levels (the H200 took levels 2..5,
+    // 2..31 and 2..100 of 5) and start one past them (5..5 taken: probe views,
+    // mip-level-views, view-bounds; a later first level is not recorded, and refused
+    // here), and reads the levels it has; one that is not mipmapped has level 0 only
+    // (probe arrays, tex-views: lastMipmapLevel 1 refused).
     let (first, last) = (v.first_mipmap_level, v.last_mipmap_level);
-    let last_held = if r.mipmapped { first } else { last };
-    if first > last || last_held >= r.levels {
+    let past_held = if r.mipmapped {
+        first > r.levels
+    } else {
+        last >= r.levels
+    };
+    if first > last || past_held {
         return Err(invalid(format!(
             "mipmap levels {first}..{last}: the resource has {} level{}{}",
             r.levels,
@@ -749,11 +822,13 @@ fn check_view_but_format_none(
     let layered = d.flags & LAYERED != 0;
     let layers = if layered { d.depth as u64 } else { 1 };
     // Likewise a layered resource's view may end past its layers (the H200 took layers
-    // 3..4 of 4, probe views, layer-views); one that is not layered has layer 0 only
-    // (probe arrays, tex-views: lastLayer 1 refused).
+    // 3..4 and 3..100 of 4) and start one past them (4..4 taken: probe views,
+    // layer-views, view-bounds; a later first layer is not recorded, and refused here);
+    // one that is not layered has layer 0 only (probe arrays, tex-views: lastLayer 1
+    // refused).
     let (fl, ll) = (v.first_layer as u64, v.last_layer as u64);
-    let last_held = if layered { fl } else { ll };
-    if fl > ll || last_held >= layers {
+    let past_held = if layered { fl > layers } else { ll >= layers };
+    if fl > ll || past_held {
         return Err(invalid(format!(
             "layers {fl}..{ll}: the resource has {layers}{}",
             if layered { "" } else { " (not layered)" }
@@ -956,26 +1031,38 @@ fn view_images_checked(
         },
         v,
     )?;
-    // The levels and layers the view names that the resource has: a layer past them
-    // reads 0 (`ptx::Image`'s views), a level past them is never reached.
+    // The levels the view names that the resource has; a first level past them reads
+    // the last (the H200: levels 5..5 of 5 read level 4, probe views, view-bounds), a
+    // later one is never reached.
+    let held = (levels.len() as u32).saturating_sub(1);
     let (first, last) = shape.levels;
-    let last = last.min((levels.len() as u32).saturating_sub(1));
+    let (first, last) = (first.min(held), last.min(held));
     let (fl, ll) = shape.layers;
     let scale = if shape.blocks.is_some() { 4 } else { 1 };
     let mut images = levels[first as usize..=last as usize]
         .iter()
         .map(|a| -> CuResult<Image> {
-            let mut img = a.image()?;
+            let mut img = a.image(Reader::View)?;
             img.format = shape.format;
             img.width *= scale;
             img.height *= scale;
+            // The layers a read reaches (`ptx::Image`'s views): a layered array's from
+            // the first to the view's last that the array has, a cubemap array's to its
+            // last (`TextureObject::cube_slice`); none where the first is past them (the
+            // H200 took layers 4..4 of 4, reading 0: probe views, view-bounds).
             if img.layered {
-                img.depth = ll.min(img.depth.saturating_sub(1)) - fl + 1;
+                let end = if img.cubemap {
+                    img.depth
+                } else {
+                    ll.saturating_add(1).min(img.depth)
+                };
+                img.depth = end.saturating_sub(fl);
             }
             img.storage = Storage::View {
                 texels: a.texels.clone(),
                 origin: fl * img.slice_pitch,
                 blocks: shape.blocks,
+                view_layers: Some(ll - fl + 1),
             };
             Ok(img)
         })
@@ -1254,7 +1341,7 @@ impl Driver {
                 .mipmapped(MipmappedArrayId::from_handle(resource.res[0]))
                 .map(|m| m.desc),
         };
-        let dimensions = match (resource.res_type, desc) {
+        let dimensions = match (resource.res_type, &desc) {
             (RESOURCE_LINEAR, _) => 1,
             (RESOURCE_PITCH2D, _) => 2,
             (_, Ok(d)) if d.flags & CUBEMAP != 0 => 3,
@@ -1304,7 +1391,7 @@ impl Driver {
                 )))
             }
         };
-        let sampler = Sampler {
+        let mut sampler = Sampler {
             address,
             linear,
             normalized_coords: texture.flags & TRSF_NORMALIZED_COORDINATES != 0,
@@ -1320,6 +1407,20 @@ impl Driver {
             seamless_cubemap: texture.flags & TRSF_SEAMLESS_CUBEMAP != 0,
             srgb: texture.flags & TRSF_SRGB != 0,
         };
+        if let (None, Ok(d)) = (view, &desc) {
+            if srgb_format(d.format) && !sampler.srgb {
+                return Err(invalid(format!(
+                    "CUarray_format {:#x} is sRGB-encoded: a texture reads it with CU_TRSF_SRGB",
+                    d.format
+                )));
+            }
+            // The H200 read the UNORM/SNORM formats' integers as normalized floats with
+            // flags 0 and with CU_TRSF_READ_AS_INTEGER (probe texel_formats, norm-arrays);
+            // a mipmapped array's levels have its format.
+            if normalized_format(d.format) {
+                sampler.read_normalized = true;
+            }
+        }
         Ok(ptx::TextureObject {
             image,
             sampler,
@@ -1358,7 +1459,7 @@ impl Driver {
         resource: &CUDA_RESOURCE_DESC,
     ) -> CuResult<ptx::SurfaceObject> {
         Ok(ptx::SurfaceObject {
-            image: self.resource_image(st, device, resource)?,
+            image: self.resource_image(st, device, resource, Reader::Surface)?,
         })
     }
 
@@ -1443,13 +1544,16 @@ impl Driver {
         r: &CUDA_RESOURCE_DESC,
     ) -> CuResult<(Image, Vec<Image>)> {
         if r.res_type != RESOURCE_MIPMAPPED_ARRAY || r.flags != 0 {
-            return Ok((self.resource_image(st, device, r)?, Vec::new()));
+            return Ok((
+                self.resource_image(st, device, r, Reader::Texture)?,
+                Vec::new(),
+            ));
         }
         let m = st.textures.resource_mipmapped(r.res[0])?;
         let mut images = m
             .levels
             .iter()
-            .map(|a| st.textures.array(*a)?.image())
+            .map(|a| st.textures.array(*a)?.image(Reader::Texture))
             .collect::<CuResult<Vec<_>>>()?;
         let first = images.remove(0);
         Ok((first, images))
@@ -1460,6 +1564,7 @@ impl Driver {
         st: &super::State,
         device: usize,
         r: &CUDA_RESOURCE_DESC,
+        reader: Reader,
     ) -> CuResult<Image> {
         if r.flags != 0 {
             return Err(invalid("CUDA_RESOURCE_DESC's flags must be 0"));
@@ -1472,7 +1577,7 @@ impl Driver {
         };
         let word_halves = |w: u64| (w as u32 as i32, (w >> 32) as u32);
         match r.res_type {
-            RESOURCE_ARRAY => st.textures.resource_array(r.res[0])?.image(),
+            RESOURCE_ARRAY => st.textures.resource_array(r.res[0])?.image(reader),
             RESOURCE_MIPMAPPED_ARRAY => Err(invalid(
                 "a surface's resource is a CUDA array, not a mipmapped array",
             )),
@@ -1642,7 +1747,6 @@ impl Driver {
             Volume::Array(h) => {
                 let st = self.state.lock();
                 let a = st.textures.array(*h)?;
-                a.copyable()?;
                 let [_, ah, ad] = a.extent();
                 let fits = |o: u64, n: u64, lim: u64| o.checked_add(n).is_some_and(|e| e <= lim);
                 if !fits(at[0], extent[0], a.row_bytes())
@@ -1775,7 +1879,6 @@ impl Driver {
             if let Volume::Array(h) = v {
                 let st = self.state.lock();
                 let a = st.textures.array(*h)?;
-                a.copyable()?;
                 if count != 0 && off.checked_add(count).is_none_or(|e| e > a.row_bytes()) {
                     return Err(invalid(format!(
                         "{count} bytes at offset {off} run past the CUDA array's first row \
@@ -2262,11 +2365,13 @@ mod tests {
         (v.first_layer, v.last_layer) = (0, 0);
         assert_eq!(code(&layered, v), Err(CUDA_ERROR_INVALID_VALUE), "depth");
         // The last layer may lie past the array's (the H200: probe views, layer-views,
-        // layers 3..4 of 4), the first may not.
+        // layers 3..4 of 4), the first one past them (view-bounds, 4..4 of 4), not more.
         let mut v = view(0x0e, 16, 8, 5);
         (v.first_layer, v.last_layer) = (4, 5);
         assert_eq!(check_view(&layered, &v).unwrap().layers, (4, 5));
         (v.first_layer, v.last_layer) = (5, 5);
+        assert_eq!(check_view(&layered, &v).unwrap().layers, (5, 5));
+        (v.first_layer, v.last_layer) = (6, 6);
         assert_eq!(code(&layered, v), Err(CUDA_ERROR_INVALID_VALUE));
         // A layered cubemap's layers are faces, any subrange of them (the H200: probe
         // views, cubemap-views: 0..5, 6..11, 1..1, 0..0, 1..6 of 12).
@@ -2283,7 +2388,8 @@ mod tests {
         (v.first_layer, v.last_layer) = (0, 5);
         assert_eq!(code(&cubes, v), Err(CUDA_ERROR_INVALID_VALUE), "depth");
         // Levels of a mipmapped array: the last may lie past them (the H200: probe
-        // views, mip-level-views, 2..5 of 5), the first may not.
+        // views, mip-level-views, 2..5 of 5), the first one past them (view-bounds, 5..5
+        // of 5), not more.
         let mip = u32x(2, desc(16, 8, 0, 0), 5);
         let mut v = view(0x0e, 16, 8, 0);
         (v.first_mipmap_level, v.last_mipmap_level) = (1, 4);
@@ -2291,11 +2397,97 @@ mod tests {
         (v.first_mipmap_level, v.last_mipmap_level) = (2, 5);
         assert_eq!(check_view(&mip, &v).unwrap().levels, (2, 5));
         (v.first_mipmap_level, v.last_mipmap_level) = (5, 5);
+        assert_eq!(check_view(&mip, &v).unwrap().levels, (5, 5));
+        (v.first_mipmap_level, v.last_mipmap_level) = (6, 6);
         assert_eq!(code(&mip, v), Err(CUDA_ERROR_INVALID_VALUE));
         // The first level's extent is refused: the view names the original resource's.
         let mut v = view(0x0e, 8, 4, 0);
         (v.first_mipmap_level, v.last_mipmap_level) = (1, 1);
         assert_eq!(code(&mip, v), Err(CUDA_ERROR_INVALID_VALUE));
+    }
+
+    /// The H200's probe texel_formats (norm-arrays, bc-arrays): textures over UNORM/SNORM
+    /// arrays read normalized floats whatever the read mode, over BC arrays the decoded
+    /// texels (alpha 1 where the format has none), which copy in as rows of blocks; an
+    /// _SRGB BC format needs CU_TRSF_SRGB; surfaces over either are not emulated.
+    #[test]
+    fn textures_over_normalized_and_block_compressed_arrays() {
+        let d = driver();
+        let array = |w, h, format, channels| {
+            d.array_create(CUDA_ARRAY3D_DESCRIPTOR {
+                format,
+                num_channels: channels,
+                ..desc(w, h, 0, 0)
+            })
+            .unwrap()
+        };
+        let object = |h: ArrayId, flags: u32| {
+            let t = CUDA_TEXTURE_DESC {
+                flags,
+                ..texture_desc()
+            };
+            let tex = d.texture_create(array_resource(h.handle()), t, None)?;
+            Ok::<_, CuError>(d.texture_object(tex).unwrap())
+        };
+        let copy_in = |h: ArrayId, bytes: &mut [u8]| {
+            let n = bytes.len() as u64;
+            // Safety: the host side is `bytes`, one row of `n` bytes, as the copy says.
+            unsafe {
+                d.copy_volume(
+                    &Volume::Array(h),
+                    [0; 3],
+                    &Volume::Linear {
+                        start: PlaneStart::Host(bytes.as_mut_ptr()),
+                        pitch: n,
+                        height: 1,
+                    },
+                    [0; 3],
+                    [n, 1, 1],
+                )
+            }
+        };
+        // SNORM_INT8X1: read normalized with flags 0 and with READ_AS_INTEGER.
+        let snorm = array(2, 1, 0xc6, 1);
+        copy_in(snorm, &mut [0x80, 0x7f]).unwrap();
+        for flags in [0, TRSF_READ_AS_INTEGER] {
+            let o = object(snorm, flags).unwrap();
+            assert!(o.sampler.read_normalized, "flags {flags:#x}");
+            assert_eq!(o.image.format.kind, ChannelKind::Signed);
+        }
+        assert_eq!(
+            d.surface_create(array_resource(snorm.handle()))
+                .unwrap_err()
+                .code,
+            CUDA_ERROR_NOT_SUPPORTED
+        );
+        // BC4_UNORM, 4 x 4: one 8-byte block, copied as a row of one block.
+        let bc4 = array(4, 4, 0x97, 1);
+        let mut block = [0xff, 0, 0, 0, 0, 0, 0, 0];
+        copy_in(bc4, &mut block).unwrap();
+        let o = object(bc4, TRSF_READ_AS_INTEGER).unwrap();
+        assert_eq!((o.image.width, o.image.height), (4, 4));
+        assert_eq!(o.image.format.kind, ChannelKind::Float);
+        let Storage::View {
+            texels,
+            blocks: Some(b),
+            view_layers: None,
+            ..
+        } = &o.image.storage
+        else {
+            panic!("{:?}", o.image.storage)
+        };
+        let mut stored = [0u8; 8];
+        assert!(texels.read(0, &mut stored));
+        assert_eq!(stored, block);
+        assert_eq!(b.decode(&stored, 3, 3)[0], 1f32.to_bits());
+        // A row of two blocks runs past the array's one.
+        assert_eq!(
+            copy_in(bc4, &mut [0; 16]).unwrap_err().code,
+            CUDA_ERROR_INVALID_VALUE
+        );
+        let srgb = array(4, 4, 0x92, 4);
+        assert_eq!(object(srgb, 0).unwrap_err().code, CUDA_ERROR_INVALID_VALUE);
+        assert!(object(srgb, TRSF_SRGB).is_ok());
     }
 
     #[test]

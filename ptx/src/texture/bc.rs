@@ -20,17 +20,20 @@
 //!   times 36 per seventh (eight-value blocks) or 48 per fifth (six-value blocks), the
 //!   step a power of two of sevenths or fifths (1, 2 or 4): a texel of 4/7 of one endpoint
 //!   steps 4 sevenths from the other. The result reads as a 16-bit UNORM or SNORM.
-//! - BC3's alpha blends the same steps in 8 bits (6/7 of 255 is 219, 4/7 is 144).
-//! - CU_TRSF_SRGB decodes a BC1 colour to linear rounded to 8 significant bits.
+//! - BC3's alpha moves from the endpoint with the larger share by 36, 72 or 145 256ths
+//!   of the difference (one, two or four sevenths) or 48 or 96 (one or two fifths),
+//!   rounded to nearest, halves up (200 and 13 blend to 174 147 119 94 66 39).
+//! - CU_TRSF_SRGB decodes BC1, BC2, BC3 and BC7 colours (not BC4, BC5, BC6H channels) as
+//!   8-bit texels' (`super::srgb_to_linear`).
 //! - BC6H and BC7 read as the `bcdec` decoder gives them.
+//! - Linear filtering blends the texels as 16-bit UNORM or SNORM integers (BC6H: halves)
+//!   and rounds the blend to one, halves up (`super::Stored`).
 //!
-//! The recorded blocks pin each rule at the endpoints they hold (BC3's alpha and BC4's
-//! at 255 and 0; BC5's at 20 and 50, -1 and 0): other differences follow the same
-//! arithmetic, which no recording contradicts but none has tested either. Chosen where
-//! nothing is recorded, each said where it is made: BC3's alpha rounding at other
-//! differences, BC2/BC3 colours always four (Direct3D's rule), a signed endpoint of -128
-//! as -127 (Direct3D's), sRGB through BC2, BC3 and BC7 as through BC1.
-//! clients/probes/texel_formats.c asks the H200 each of these.
+//! Recorded: one block of each format (texture_views.cu, views.c), and the blends,
+//! sRGB reads and linear filtering of clients/probes/texel_formats.c (sections bc-blends,
+//! bc-srgb, bc-linear, bc-arrays: goldens in clients/probes/goldens/). Chosen where
+//! nothing is recorded: a signed endpoint of -128 as -127 (Direct3D's; the probe's -128
+//! blocks agree), BC4 and BC5 steps at differences the probe did not hold.
 
 use super::BlockFormat;
 
@@ -166,12 +169,18 @@ fn alpha8(block: &[u8], at: usize) -> u8 {
         _ => {
             let (from, steps) = blend(index, eight);
             let (a, b) = if from == 0 { (a0, a1) } else { (a1, a0) };
-            let d = b - a;
-            let step = if eight { 36 } else { 48 };
-            // The recorded endpoints (255 and 0) step by exactly 36 a seventh, which
-            // any rounding of d * step / 255 gives; BC1 green's (a quarter of the
-            // difference added, then to nearest) is taken, NVIDIA's for 8-bit blends.
-            (256 * a + d / 4 + 128 + d * step * steps) / 256
+            // The move in 256ths of the difference, rounded to nearest (halves up): a
+            // seventh 36, two 72, four 145; a fifth 48, two 96 (probe texel_formats,
+            // bc-blends: BC3 alpha 200 13 reads 174 147 119 94 66 39, 13 200 reads
+            // 48 83 130 165, and 100 37, 3 0, 129 128, 255 254 agree).
+            let moved = match (eight, steps) {
+                (true, 1) => 36,
+                (true, 2) => 72,
+                (true, _) => 145,
+                (false, 1) => 48,
+                (false, _) => 96,
+            };
+            (256 * a + moved * (b - a) + 128).div_euclid(256)
         }
     };
     v.clamp(0, 255) as u8
@@ -211,24 +220,6 @@ fn channel16(block: &[u8], at: usize, signed: bool) -> f32 {
         }
     };
     v.clamp(min, max) as f32 / max as f32
-}
-
-/// CU_TRSF_SRGB on a block-compressed colour channel: the sRGB transfer function's inverse
-/// (IEC 61966-2-1), rounded to nearest with 8 significant bits, as the H200 read BC1's.
-pub(super) fn srgb_to_linear(c: f32) -> f32 {
-    let linear = super::srgb_to_linear(c);
-    if linear == 0.0 {
-        return linear;
-    }
-    // Keep the sign, exponent and 7 fraction bits, rounding the other 16 to nearest,
-    // ties to even.
-    let bits = linear.to_bits();
-    let dropped = 16;
-    let half = 1u32 << (dropped - 1);
-    let rest = bits & ((1 << dropped) - 1);
-    let kept = bits >> dropped;
-    let up = rest > half || (rest == half && kept & 1 == 1);
-    f32::from_bits((kept + up as u32) << dropped)
 }
 
 #[cfg(test)]
@@ -380,9 +371,156 @@ mod tests {
         for x in 0..4 {
             let mut t = decode(BlockFormat::Bc1, &block, x, 0);
             for c in t.iter_mut().take(3) {
-                *c = srgb_to_linear(f32::from_bits(*c)).to_bits();
+                *c = super::super::srgb_to_linear(f32::from_bits(*c)).to_bits();
             }
             assert_eq!(t, want[4 * x..4 * x + 4], "texel {x}");
         }
+    }
+
+    /// clients/probes/texel_formats.c and its H200 recording: blocks of other endpoints
+    /// (bc-blends) and every 8-bit value's sRGB decode (srgb-u8).
+    const TEXEL_PROBE: &str = include_str!("../../../clients/probes/texel_formats.c");
+    const TEXEL_RECORDED: &str =
+        include_str!("../../../clients/probes/goldens/NVIDIA_H200-580.159.04/texel_formats.txt");
+
+    /// A recorded section's reads: each read's name (a line that is no call's result, or
+    /// srgb-u8's texture object) and its words (the `texels` lines after it).
+    fn section_reads(section: &str) -> Vec<(String, Vec<u32>)> {
+        let body = TEXEL_RECORDED
+            .split(&format!("## {section}\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no section {section}"));
+        let mut reads: Vec<(String, Vec<u32>)> = Vec::new();
+        for line in body.lines().take_while(|l| !l.starts_with("## ")) {
+            if let Some((_, words)) = line
+                .trim()
+                .split_once(':')
+                .filter(|_| line.starts_with("  texels"))
+            {
+                let last = reads.last_mut().expect("texels after a name");
+                last.1.extend(
+                    words
+                        .split_whitespace()
+                        .map(|w| u32::from_str_radix(w, 16).unwrap()),
+                );
+            } else if !line.contains(" = ") || line.contains(", SRGB = ") {
+                reads.push((line.to_owned(), Vec::new()));
+            }
+        }
+        reads
+    }
+
+    /// The block a bc-blends read is named for, as texel_formats.c builds it.
+    fn blend_block(name: &str) -> (BlockFormat, Vec<u32>) {
+        // The probe's constant words, checked against its source so the test follows it.
+        for needle in [
+            "0xc6880000u | (uint32_t)e1 << 8 | e0",
+            "block[1] = 0xfac688fau",
+            "b3[2] = 0x07e0f800u",
+            "b3[3] = 0x1b1b1b1bu",
+            "{0x76543210u, 0xfedcba98u, bc1[i][0], bc1[i][1]}",
+            "{0xc68800ffu, 0xfac688fau, bc1[i][0], bc1[i][1]}",
+        ] {
+            assert!(
+                TEXEL_PROBE.contains(needle),
+                "texel_formats.c lacks `{needle}`"
+            );
+        }
+        let channel = |e0: &str, e1: &str| {
+            let e = |v: &str| v.parse::<i32>().unwrap() as u8 as u32;
+            0xc688_0000 | e(e1) << 8 | e(e0)
+        };
+        let hex = |w: &str| u32::from_str_radix(w, 16).unwrap();
+        let f: Vec<&str> = name.split_whitespace().collect();
+        match f[..] {
+            ["BC4", sign, e0, e1] => (
+                BlockFormat::Bc4 {
+                    signed: sign == "signed",
+                },
+                vec![channel(e0, e1), 0xfac6_88fa],
+            ),
+            ["BC3", "alpha", e0, e1] => (
+                BlockFormat::Bc3,
+                vec![channel(e0, e1), 0xfac6_88fa, 0x07e0_f800, 0x1b1b_1b1b],
+            ),
+            ["BC5", "signed", a, b, "/", c, d] => (
+                BlockFormat::Bc5 { signed: true },
+                vec![channel(a, b), 0xfac6_88fa, channel(c, d), 0xfac6_88fa],
+            ),
+            ["BC1", w0, w1] => (BlockFormat::Bc1, vec![hex(w0), hex(w1)]),
+            ["BC2", "colours", w0, w1] => (
+                BlockFormat::Bc2,
+                vec![0x7654_3210, 0xfedc_ba98, hex(w0), hex(w1)],
+            ),
+            ["BC3", "colours", w0, w1] => (
+                BlockFormat::Bc3,
+                vec![0xc688_00ff, 0xfac6_88fa, hex(w0), hex(w1)],
+            ),
+            _ => panic!("bc-blends read {name}"),
+        }
+    }
+
+    #[test]
+    fn every_bc_blend_texel_decodes_as_the_h200_read_it() {
+        let reads = section_reads("bc-blends");
+        // Seven endpoint pairs of BC4 (both signednesses) and BC3 alpha, four signed pairs
+        // of BC4 and BC5, five colour blocks of BC1, BC2 and BC3.
+        assert_eq!(reads.len(), 7 * 3 + 4 * 2 + 5 * 3, "{reads:?}");
+        let mut bad = Vec::new();
+        for (name, words) in &reads {
+            assert_eq!(words.len(), 64, "{name}");
+            let (format, block) = blend_block(name);
+            let block = bytes(&block);
+            for at in 0..16 {
+                let got = decode(format, &block, at % 4, at / 4);
+                if got[..] != words[4 * at..4 * at + 4] {
+                    bad.push(format!(
+                        "{name} texel {at}: H200 {:08x?}, decoded {got:08x?}",
+                        &words[4 * at..4 * at + 4]
+                    ));
+                }
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "{} texels differ:\n{}",
+            bad.len(),
+            bad.join("\n")
+        );
+    }
+
+    /// The 8-bit sRGB decode against the H200's srgb-u8 (value 4i + c in texel i's channel
+    /// c of the first read, but alpha, which is linear; 4i + 3 in texel i's red of the
+    /// second): 227 of the 256 values exactly, the others one step of 8 significant bits
+    /// away (the H200's table: divergences.txt).
+    #[test]
+    fn srgb_decodes_every_8_bit_value_within_a_step_of_the_h200() {
+        let reads = section_reads("srgb-u8");
+        assert_eq!(reads.len(), 2, "{reads:?}");
+        let mut want = [0u32; 256];
+        for i in 0..64 {
+            for c in 0..3 {
+                want[4 * i + c] = reads[0].1[4 * i + c];
+            }
+            // Alpha is not decoded: the value as a UNORM read.
+            assert_eq!(
+                f32::from_bits(reads[0].1[4 * i + 3]),
+                (4 * i + 3) as f32 / 255.0
+            );
+            want[4 * i + 3] = reads[1].1[4 * i];
+        }
+        let mut exact = 0;
+        for (v, want) in want.iter().enumerate() {
+            let got = super::super::srgb_to_linear(v as f32 / 255.0).to_bits();
+            assert_eq!(
+                got & 0xffff,
+                0,
+                "value {v}: {got:08x} has more than 8 significant bits"
+            );
+            let steps = ((got >> 16) as i32 - (want >> 16) as i32).abs();
+            assert!(steps <= 1, "value {v}: H200 {want:08x}, decoded {got:08x}");
+            exact += usize::from(steps == 0);
+        }
+        assert!(exact >= 227, "{exact} of 256 values exact");
     }
 }
