@@ -422,6 +422,14 @@ fn texel_formats_probe_matches_the_h200() {
 /// H200: which level and layer subranges a view may name and what level or layer 0 of it
 /// reads, whether the driver honours CU_TRSF_READ_AS_INTEGER through a view, BC1 views
 /// read both ways, and a border colour read back under each address mode.
+/// What txq and suq answer of texture and surface references and objects
+/// (clients/probes/image_queries.c), recorded on the H200: the extents as each resource
+/// was made, which queries the JIT takes, refuses at load or leaves without code.
+#[test]
+fn image_queries_probe_matches_the_h200() {
+    compare("image_queries", &[]);
+}
+
 #[test]
 fn views_probe_matches_the_h200() {
     compare("views", &[]);

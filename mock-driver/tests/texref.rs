@@ -578,12 +578,17 @@ unsafe fn as_texrefs_recorded(out: u64) {
             "`the destroyed mipmapped array: untouched`"
         );
         assert_eq!(sample(0.5, 0.5), 0.0, "`(0.5, 0.5) -> 0`");
-        // A level bound as an array goes with its mipmapped array, as a destroyed array
-        // does (destroyed-array-launch; the level's own case is unrecorded).
+        // ---- mipmap-level-as-array: a mipmapped array's level given to cuTexRefSetArray
+        // is taken (CUDA_SUCCESS) and the reference stays bound to the mipmapped array.
         let mm = mipmapped_of(4, CU_AD_FORMAT_FLOAT, 1, 2);
+        assert_eq!(cuTexRefSetMipmappedArray(t, mm, CU_TRSA_OVERRIDE_FORMAT), 0);
         let mut level0: CUarray = null_mut();
         assert_eq!(cuMipmappedArrayGetLevel(&mut level0, mm, 0), 0);
         assert_eq!(cuTexRefSetArray(t, level0, CU_TRSA_OVERRIDE_FORMAT), 0);
+        assert_eq!(cuTexRefGetArray(&mut got, t), CUDA_ERROR_INVALID_VALUE);
+        let mut bound: CUmipmappedArray = null_mut();
+        assert_eq!(cuTexRefGetMipmappedArray(&mut bound, t), 0);
+        assert_eq!(bound, mm, "`the mipmapped array: yes`");
         assert_eq!(cuMipmappedArrayDestroy(mm), 0);
         assert_eq!(cuTexRefGetArray(&mut got, t), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(sample(0.5, 0.5), 0.0);

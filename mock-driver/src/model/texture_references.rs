@@ -350,7 +350,16 @@ impl Driver {
             let st = self.state.lock();
             match array {
                 Ok(a) => {
-                    let d = st.textures.array(a)?.desc;
+                    let array = st.textures.array(a)?;
+                    if array.mipmapped.is_some() {
+                        // A mipmapped array's level: the H200 answers CUDA_SUCCESS and the
+                        // reference stays bound as it was (probe texrefs,
+                        // mipmap-level-as-array: GetArray INVALID_VALUE, GetMipmappedArray
+                        // the mipmapped array, after binding its level 0).
+                        drop(st);
+                        return self.set_texture_reference(h, |_| Ok(()));
+                    }
+                    let d = array.desc;
                     (d.format, d.num_channels, Binding::Array(a))
                 }
                 Err(m) => {
