@@ -45,12 +45,13 @@ pub(crate) fn aligned(x: u64, pow2: u64) -> bool {
 const USER_ADDRESS_SPACE: u64 = 1 << 47;
 
 /// The lowest address hint cuMemAddressReserve takes. The H200 placed reservations
-/// elsewhere at hints of 2 and 10 MiB (case reserve-low-hint; the random cases, 6 calls at
-/// 2 to 10 MiB) and took 1 GiB, 64 GiB and 1 TiB; where between 10 MiB and 1 GiB its
-/// floor lies awaits case reserve-hint-floor. The mock draws it at the highest value the
-/// recordings allow: lower, a reservation could sit where a non-PIE program's brk heap
-/// grows (its image loads at 4 MiB).
-const LOWEST_TAKEN_HINT: u64 = 1 << 30;
+/// elsewhere at hints of 2, 10 and 16 MiB (cases reserve-low-hint and reserve-hint-floor;
+/// the random cases, 6 calls at 2 to 10 MiB) and took 32 MiB, every power of two up to
+/// 512 MiB, 768 MiB, 1 GiB, 64 GiB and 1 TiB: its floor lies above 16 MiB and at 32 MiB at
+/// most, and the mock draws it at 32 MiB, the lowest hint recorded taken. A reservation
+/// there can stop a non-PIE program's brk heap (its image loads at 4 MiB) from growing
+/// past it, as the driver's would; malloc then takes memory with mmap.
+const LOWEST_TAKEN_HINT: u64 = 32 << 20;
 
 /// What a program asked for in `CUmemAllocationProp`, validated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
