@@ -45,12 +45,14 @@ static const struct shape SHAPES[] = {
 
 static CUdeviceptr out;
 
-/* Launches `f` (no parameters but `out`) and prints the word it wrote. */
-static void read_one(CUfunction f, const char *what) {
+/* Launches `f` and prints the word it wrote to `out`: `f` takes `out` alone (a kernel
+ * asking a module's reference) or, `handle` non-NULL, the object's handle first. */
+static void read_one(CUfunction f, const unsigned long long *handle, const char *what) {
     unsigned v = 0xA5A5A5A5u;
     cuMemcpyHtoD(out, &v, 4);
-    void *args[] = {&out};
-    CUresult r = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
+    unsigned long long h = handle ? *handle : 0;
+    void *by_reference[] = {&out}, *by_handle[] = {&h, &out};
+    CUresult r = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, handle ? by_handle : by_reference, NULL);
     CUresult s = cuCtxSynchronize();
     if (r != CUDA_SUCCESS || s != CUDA_SUCCESS) {
         printf("  %s: launch %s, synchronize %s\n", what, rname(r), rname(s));
@@ -60,54 +62,71 @@ static void read_one(CUfunction f, const char *what) {
     printf("  %s: %u (%#x)\n", what, v, v);
 }
 
-/* The module of one query, loaded with its JIT's error log asked for (the log's words
- * are ptxas's on a GPU and cumock's on the mock, so only the result is printed). */
-static CUmodule load(const char *ptx, const char *label) {
+/* The kernel `q` of a module asking `op.q` (txq or suq) of `image`: a module-scope
+ * reference (`.texref t` or `.surfref s`) or, `image` NULL, the object whose handle is
+ * the kernel's first parameter. The module is loaded with its JIT's error log asked for
+ * (the log's words are ptxas's on a GPU and cumock's on the mock, so only the result is
+ * printed, under `label`); NULL where the load or the function fails. */
+static CUfunction query_kernel(const char *op, const char *q, const char *image, const char *label,
+                               CUmodule *m) {
+    char ptx[1024];
+    if (image)
+        snprintf(ptx, sizeof ptx,
+                 ".version 8.0\n.target sm_90\n.address_size 64\n.global .%s %s;\n"
+                 ".visible .entry q(.param .u64 out)\n{\n  .reg .b32 %%r<2>;\n  .reg .b64 %%rd<2>;\n"
+                 "  ld.param.u64 %%rd1, [out];\n  %s.%s.b32 %%r1, [%s];\n"
+                 "  st.global.u32 [%%rd1], %%r1;\n  ret;\n}\n",
+                 image[0] == 't' ? "texref" : "surfref", image, op, q, image);
+    else
+        snprintf(ptx, sizeof ptx,
+                 ".version 8.0\n.target sm_90\n.address_size 64\n"
+                 ".visible .entry q(.param .u64 t, .param .u64 out)\n{\n  .reg .b32 %%r<2>;\n"
+                 "  .reg .b64 %%rd<3>;\n  ld.param.u64 %%rd1, [t];\n  ld.param.u64 %%rd2, [out];\n"
+                 "  %s.%s.b32 %%r1, [%%rd1];\n  st.global.u32 [%%rd2], %%r1;\n  ret;\n}\n",
+                 op, q);
     char log[2048] = {0};
     CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *vals[] = {log, (void *)(size_t)sizeof log};
-    CUmodule m = NULL;
-    CUresult r = cuModuleLoadDataEx(&m, ptx, 2, opts, vals);
+    CUresult r = cuModuleLoadDataEx(m, ptx, 2, opts, vals);
     printf("%s: load %s\n", label, rname(r));
-    return r == CUDA_SUCCESS ? m : NULL;
+    if (r != CUDA_SUCCESS) return NULL;
+    CUfunction f;
+    CUresult g = cuModuleGetFunction(&f, *m, "q");
+    if (g != CUDA_SUCCESS) {
+        printf("  function %s\n", rname(g));
+        cuModuleUnload(*m);
+        return NULL;
+    }
+    return f;
+}
+
+/* An array of `s`'s shape with `extra` flags, or the error printed. */
+static CUresult make_array(const struct shape *s, unsigned extra, CUarray *a, int say) {
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    memset(&d, 0, sizeof d);
+    d.Width = s->w;
+    d.Height = s->h;
+    d.Depth = s->d;
+    d.Format = s->fmt;
+    d.NumChannels = s->ch;
+    d.Flags = s->flags | extra;
+    CUresult r = cuArray3DCreate(a, &d);
+    if (r != CUDA_SUCCESS && say) printf("  %s: array %s\n", s->what, rname(r));
+    return r;
 }
 
 static void texref_query(const char *q) {
-    char ptx[1024], label[96];
-    snprintf(ptx, sizeof ptx,
-             ".version 8.0\n.target sm_90\n.address_size 64\n.global .texref t;\n"
-             ".visible .entry q(.param .u64 out)\n{\n  .reg .b32 %%r<2>;\n  .reg .b64 %%rd<2>;\n"
-             "  ld.param.u64 %%rd1, [out];\n  txq.%s.b32 %%r1, [t];\n"
-             "  st.global.u32 [%%rd1], %%r1;\n  ret;\n}\n",
-             q);
+    char label[96];
     snprintf(label, sizeof label, "txq.%s of a .texref", q);
-    CUmodule m = load(ptx, label);
-    if (!m) return;
-    CUfunction f;
-    CUresult g = cuModuleGetFunction(&f, m, "q");
-    if (g != CUDA_SUCCESS) {
-        printf("  function %s\n", rname(g));
-        cuModuleUnload(m);
-        return;
-    }
+    CUmodule m;
+    CUfunction f = query_kernel("txq", q, "t", label, &m);
+    if (!f) return;
     CUtexref t;
     cuModuleGetTexRef(&t, m, "t");
     for (unsigned i = 0; i < sizeof SHAPES / sizeof *SHAPES; i++) {
         const struct shape *s = &SHAPES[i];
-        CUDA_ARRAY3D_DESCRIPTOR d;
-        memset(&d, 0, sizeof d);
-        d.Width = s->w;
-        d.Height = s->h;
-        d.Depth = s->d;
-        d.Format = s->fmt;
-        d.NumChannels = s->ch;
-        d.Flags = s->flags;
         CUarray a;
-        CUresult r = cuArray3DCreate(&a, &d);
-        if (r != CUDA_SUCCESS) {
-            printf("  %s: array %s\n", s->what, rname(r));
-            continue;
-        }
+        if (make_array(s, 0, &a, 1) != CUDA_SUCCESS) continue;
         cuTexRefSetArray(t, a, CU_TRSA_OVERRIDE_FORMAT);
         /* Two sampler settings an array of each shape is read with. */
         cuTexRefSetFilterMode(t, CU_TR_FILTER_MODE_POINT);
@@ -117,14 +136,14 @@ static void texref_query(const char *q) {
         cuTexRefSetFlags(t, 0);
         char what[128];
         snprintf(what, sizeof what, "%s, point, clamp, flags 0", s->what);
-        read_one(f, what);
+        read_one(f, NULL, what);
         cuTexRefSetFilterMode(t, CU_TR_FILTER_MODE_LINEAR);
         cuTexRefSetAddressMode(t, 0, CU_TR_ADDRESS_MODE_WRAP);
         cuTexRefSetAddressMode(t, 1, CU_TR_ADDRESS_MODE_MIRROR);
         cuTexRefSetAddressMode(t, 2, CU_TR_ADDRESS_MODE_BORDER);
         cuTexRefSetFlags(t, CU_TRSF_NORMALIZED_COORDINATES | CU_TRSF_READ_AS_INTEGER);
         snprintf(what, sizeof what, "%s, linear, wrap/mirror/border, normalized|integer", s->what);
-        read_one(f, what);
+        read_one(f, NULL, what);
         cuArrayDestroy(a);
     }
     /* A mipmapped array of 3 levels. */
@@ -138,7 +157,7 @@ static void texref_query(const char *q) {
     if (cuMipmappedArrayCreate(&mm, &d, 3) == CUDA_SUCCESS) {
         CUresult r = cuTexRefSetMipmappedArray(t, mm, CU_TRSA_OVERRIDE_FORMAT);
         if (r == CUDA_SUCCESS)
-            read_one(f, "f32x1 mipmapped 8x8, 3 levels");
+            read_one(f, NULL, "f32x1 mipmapped 8x8, 3 levels");
         else
             printf("  mipmapped: bind %s\n", rname(r));
         cuMipmappedArrayDestroy(mm);
@@ -147,44 +166,20 @@ static void texref_query(const char *q) {
 }
 
 static void surfref_query(const char *q) {
-    char ptx[1024], label[96];
-    snprintf(ptx, sizeof ptx,
-             ".version 8.0\n.target sm_90\n.address_size 64\n.global .surfref s;\n"
-             ".visible .entry q(.param .u64 out)\n{\n  .reg .b32 %%r<2>;\n  .reg .b64 %%rd<2>;\n"
-             "  ld.param.u64 %%rd1, [out];\n  suq.%s.b32 %%r1, [s];\n"
-             "  st.global.u32 [%%rd1], %%r1;\n  ret;\n}\n",
-             q);
+    char label[96];
     snprintf(label, sizeof label, "suq.%s of a .surfref", q);
-    CUmodule m = load(ptx, label);
-    if (!m) return;
-    CUfunction f;
-    CUresult g = cuModuleGetFunction(&f, m, "q");
-    if (g != CUDA_SUCCESS) {
-        printf("  function %s\n", rname(g));
-        cuModuleUnload(m);
-        return;
-    }
+    CUmodule m;
+    CUfunction f = query_kernel("suq", q, "s", label, &m);
+    if (!f) return;
     CUsurfref sr;
     cuModuleGetSurfRef(&sr, m, "s");
     for (unsigned i = 0; i < sizeof SHAPES / sizeof *SHAPES; i++) {
         const struct shape *s = &SHAPES[i];
-        CUDA_ARRAY3D_DESCRIPTOR d;
-        memset(&d, 0, sizeof d);
-        d.Width = s->w;
-        d.Height = s->h;
-        d.Depth = s->d;
-        d.Format = s->fmt;
-        d.NumChannels = s->ch;
-        d.Flags = s->flags | CUDA_ARRAY3D_SURFACE_LDST;
         CUarray a;
-        CUresult r = cuArray3DCreate(&a, &d);
-        if (r != CUDA_SUCCESS) {
-            printf("  %s: array %s\n", s->what, rname(r));
-            continue;
-        }
-        r = cuSurfRefSetArray(sr, a, 0);
+        if (make_array(s, CUDA_ARRAY3D_SURFACE_LDST, &a, 1) != CUDA_SUCCESS) continue;
+        CUresult r = cuSurfRefSetArray(sr, a, 0);
         if (r == CUDA_SUCCESS)
-            read_one(f, s->what);
+            read_one(f, NULL, s->what);
         else
             printf("  %s: bind %s\n", s->what, rname(r));
         cuArrayDestroy(a);
@@ -192,162 +187,69 @@ static void surfref_query(const char *q) {
     cuModuleUnload(m);
 }
 
-/* suq of a surface object in a register (the texture objects' txq is txq_jit.c's). */
-static void surfobj_query(const char *q) {
-    char ptx[1024], label[96];
-    snprintf(ptx, sizeof ptx,
-             ".version 8.0\n.target sm_90\n.address_size 64\n"
-             ".visible .entry q(.param .u64 s, .param .u64 out)\n{\n  .reg .b32 %%r<2>;\n"
-             "  .reg .b64 %%rd<3>;\n  ld.param.u64 %%rd1, [s];\n  ld.param.u64 %%rd2, [out];\n"
-             "  suq.%s.b32 %%r1, [%%rd1];\n  st.global.u32 [%%rd2], %%r1;\n  ret;\n}\n",
-             q);
-    snprintf(label, sizeof label, "suq.%s of a surface object", q);
-    CUmodule m = load(ptx, label);
-    if (!m) return;
-    CUfunction f;
-    CUresult g = cuModuleGetFunction(&f, m, "q");
-    if (g != CUDA_SUCCESS) {
-        printf("  function %s\n", rname(g));
-        cuModuleUnload(m);
-        return;
-    }
-    for (unsigned i = 0; i < sizeof SHAPES / sizeof *SHAPES; i++) {
-        const struct shape *s = &SHAPES[i];
-        CUDA_ARRAY3D_DESCRIPTOR d;
-        memset(&d, 0, sizeof d);
-        d.Width = s->w;
-        d.Height = s->h;
-        d.Depth = s->d;
-        d.Format = s->fmt;
-        d.NumChannels = s->ch;
-        d.Flags = s->flags | CUDA_ARRAY3D_SURFACE_LDST;
-        CUarray a;
-        if (cuArray3DCreate(&a, &d) != CUDA_SUCCESS) continue;
-        CUDA_RESOURCE_DESC rd;
-        memset(&rd, 0, sizeof rd);
-        rd.resType = CU_RESOURCE_TYPE_ARRAY;
-        rd.res.array.hArray = a;
-        CUsurfObject so;
-        CUresult r = cuSurfObjectCreate(&so, &rd);
-        if (r == CUDA_SUCCESS) {
-            unsigned v = 0xA5A5A5A5u;
-            cuMemcpyHtoD(out, &v, 4);
-            void *args[] = {&so, &out};
-            CUresult l = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
-            CUresult y = cuCtxSynchronize();
-            cuMemcpyDtoH(&v, out, 4);
-            if (l == CUDA_SUCCESS && y == CUDA_SUCCESS)
-                printf("  %s: %u (%#x)\n", s->what, v, v);
-            else
-                printf("  %s: launch %s, synchronize %s\n", s->what, rname(l), rname(y));
-            cuSurfObjectDestroy(so);
-        } else {
-            printf("  %s: object %s\n", s->what, rname(r));
-        }
-        cuArrayDestroy(a);
-    }
-    cuModuleUnload(m);
-}
-
-/* txq of a texture object in a register: width, height and depth, the queries the JIT
- * compiles for objects (txq_jit.c), over the same shapes. */
-static void texobj_query(const char *q) {
-    char ptx[1024], label[96];
-    snprintf(ptx, sizeof ptx,
-             ".version 8.0\n.target sm_90\n.address_size 64\n"
-             ".visible .entry q(.param .u64 t, .param .u64 out)\n{\n  .reg .b32 %%r<2>;\n"
-             "  .reg .b64 %%rd<3>;\n  ld.param.u64 %%rd1, [t];\n  ld.param.u64 %%rd2, [out];\n"
-             "  txq.%s.b32 %%r1, [%%rd1];\n  st.global.u32 [%%rd2], %%r1;\n  ret;\n}\n",
-             q);
-    snprintf(label, sizeof label, "txq.%s of a texture object", q);
-    CUmodule m = load(ptx, label);
-    if (!m) return;
-    CUfunction f;
-    CUresult g = cuModuleGetFunction(&f, m, "q");
-    if (g != CUDA_SUCCESS) {
-        printf("  function %s\n", rname(g));
-        cuModuleUnload(m);
-        return;
-    }
-    for (unsigned i = 0; i < sizeof SHAPES / sizeof *SHAPES; i++) {
-        const struct shape *s = &SHAPES[i];
-        CUDA_ARRAY3D_DESCRIPTOR d;
-        memset(&d, 0, sizeof d);
-        d.Width = s->w;
-        d.Height = s->h;
-        d.Depth = s->d;
-        d.Format = s->fmt;
-        d.NumChannels = s->ch;
-        d.Flags = s->flags;
-        CUarray a;
-        if (cuArray3DCreate(&a, &d) != CUDA_SUCCESS) continue;
-        CUDA_RESOURCE_DESC rd;
-        memset(&rd, 0, sizeof rd);
-        rd.resType = CU_RESOURCE_TYPE_ARRAY;
-        rd.res.array.hArray = a;
+/* Reads `f` of an object made over `rd` (a texture object, with a zeroed
+ * texture description, or a surface object), or prints why there is none. */
+static void read_object(CUfunction f, const CUDA_RESOURCE_DESC *rd, int surface, const char *what) {
+    unsigned long long h;
+    CUresult r;
+    if (surface) {
+        r = cuSurfObjectCreate(&h, rd);
+    } else {
         CUDA_TEXTURE_DESC td;
         memset(&td, 0, sizeof td);
-        CUtexObject to;
-        CUresult r = cuTexObjectCreate(&to, &rd, &td, NULL);
-        if (r == CUDA_SUCCESS) {
-            unsigned v = 0xA5A5A5A5u;
-            cuMemcpyHtoD(out, &v, 4);
-            void *args[] = {&to, &out};
-            CUresult l = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
-            CUresult y = cuCtxSynchronize();
-            cuMemcpyDtoH(&v, out, 4);
-            if (l == CUDA_SUCCESS && y == CUDA_SUCCESS)
-                printf("  %s: %u (%#x)\n", s->what, v, v);
-            else
-                printf("  %s: launch %s, synchronize %s\n", s->what, rname(l), rname(y));
-            cuTexObjectDestroy(to);
-        } else {
-            printf("  %s: object %s\n", s->what, rname(r));
-        }
+        r = cuTexObjectCreate(&h, rd, &td, NULL);
+    }
+    if (r != CUDA_SUCCESS) {
+        printf("  %s: object %s\n", what, rname(r));
+        return;
+    }
+    read_one(f, &h, what);
+    if (surface)
+        cuSurfObjectDestroy(h);
+    else
+        cuTexObjectDestroy(h);
+}
+
+/* `op.q` of an object in a register over each shape: suq of surface objects, txq of
+ * texture objects (width, height and depth, the queries the JIT compiles for objects:
+ * txq_jit.c), these over linear and pitch2D memory too. */
+static void object_query(const char *op, const char *q) {
+    int surface = op[0] == 's';
+    char label[96];
+    snprintf(label, sizeof label, "%s.%s of a %s object", op, q, surface ? "surface" : "texture");
+    CUmodule m;
+    CUfunction f = query_kernel(op, q, NULL, label, &m);
+    if (!f) return;
+    for (unsigned i = 0; i < sizeof SHAPES / sizeof *SHAPES; i++) {
+        const struct shape *s = &SHAPES[i];
+        CUarray a;
+        if (make_array(s, surface ? CUDA_ARRAY3D_SURFACE_LDST : 0, &a, 0) != CUDA_SUCCESS) continue;
+        CUDA_RESOURCE_DESC rd;
+        memset(&rd, 0, sizeof rd);
+        rd.resType = CU_RESOURCE_TYPE_ARRAY;
+        rd.res.array.hArray = a;
+        read_object(f, &rd, surface, s->what);
         cuArrayDestroy(a);
     }
-    /* Linear and pitch2D memory. */
     CUdeviceptr mem;
-    if (cuMemAlloc(&mem, 1 << 16) == CUDA_SUCCESS) {
-        for (int kind = 0; kind < 2; kind++) {
-            CUDA_RESOURCE_DESC rd;
-            memset(&rd, 0, sizeof rd);
-            if (kind == 0) {
-                rd.resType = CU_RESOURCE_TYPE_LINEAR;
-                rd.res.linear.devPtr = mem;
-                rd.res.linear.format = CU_AD_FORMAT_FLOAT;
-                rd.res.linear.numChannels = 1;
-                rd.res.linear.sizeInBytes = 256;
-            } else {
-                rd.resType = CU_RESOURCE_TYPE_PITCH2D;
-                rd.res.pitch2D.devPtr = mem;
-                rd.res.pitch2D.format = CU_AD_FORMAT_FLOAT;
-                rd.res.pitch2D.numChannels = 1;
-                rd.res.pitch2D.width = 16;
-                rd.res.pitch2D.height = 4;
-                rd.res.pitch2D.pitchInBytes = 128;
-            }
-            CUDA_TEXTURE_DESC td;
-            memset(&td, 0, sizeof td);
-            CUtexObject to;
-            CUresult r = cuTexObjectCreate(&to, &rd, &td, NULL);
-            const char *what = kind == 0 ? "linear 64 floats" : "pitch2D 16x4 floats";
-            if (r != CUDA_SUCCESS) {
-                printf("  %s: object %s\n", what, rname(r));
-                continue;
-            }
-            unsigned v = 0xA5A5A5A5u;
-            cuMemcpyHtoD(out, &v, 4);
-            void *args[] = {&to, &out};
-            CUresult l = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
-            CUresult y = cuCtxSynchronize();
-            cuMemcpyDtoH(&v, out, 4);
-            if (l == CUDA_SUCCESS && y == CUDA_SUCCESS)
-                printf("  %s: %u (%#x)\n", what, v, v);
-            else
-                printf("  %s: launch %s, synchronize %s\n", what, rname(l), rname(y));
-            cuTexObjectDestroy(to);
-        }
+    if (!surface && cuMemAlloc(&mem, 1 << 16) == CUDA_SUCCESS) {
+        CUDA_RESOURCE_DESC rd;
+        memset(&rd, 0, sizeof rd);
+        rd.resType = CU_RESOURCE_TYPE_LINEAR;
+        rd.res.linear.devPtr = mem;
+        rd.res.linear.format = CU_AD_FORMAT_FLOAT;
+        rd.res.linear.numChannels = 1;
+        rd.res.linear.sizeInBytes = 256;
+        read_object(f, &rd, 0, "linear 64 floats");
+        memset(&rd, 0, sizeof rd);
+        rd.resType = CU_RESOURCE_TYPE_PITCH2D;
+        rd.res.pitch2D.devPtr = mem;
+        rd.res.pitch2D.format = CU_AD_FORMAT_FLOAT;
+        rd.res.pitch2D.numChannels = 1;
+        rd.res.pitch2D.width = 16;
+        rd.res.pitch2D.height = 4;
+        rd.res.pitch2D.pitchInBytes = 128;
+        read_object(f, &rd, 0, "pitch2D 16x4 floats");
         cuMemFree(mem);
     }
     cuModuleUnload(m);
@@ -371,14 +273,14 @@ static void suq_surfref(void) {
 
 static void suq_surface_object(void) {
     setup();
-    for (unsigned i = 0; i < sizeof SUQ / sizeof *SUQ; i++) surfobj_query(SUQ[i]);
+    for (unsigned i = 0; i < sizeof SUQ / sizeof *SUQ; i++) object_query("suq", SUQ[i]);
 }
 
 static void txq_texture_object(void) {
     setup();
-    texobj_query("width");
-    texobj_query("height");
-    texobj_query("depth");
+    object_query("txq", "width");
+    object_query("txq", "height");
+    object_query("txq", "depth");
 }
 
 int main(void) {
