@@ -161,9 +161,9 @@ pub fn convert(trace: &str, title: &str) -> Result<String> {
                     | "cuMemsetD32_v2"
             );
         steps.push(if unknown {
-            format!("# {step}   (memory outside the trace)")
+            format!("# {}   (memory outside the trace)", one_line(&step))
         } else if n.foreign.get() {
-            format!("# {step}   (a handle made outside the trace)")
+            format!("# {}   (a handle made outside the trace)", one_line(&step))
         } else {
             format!("{step:<48} -> {}", e.result)
         });
@@ -172,7 +172,7 @@ pub fn convert(trace: &str, title: &str) -> Result<String> {
         anyhow::bail!("the trace holds no call a case can replay");
     }
     let mut out = String::new();
-    let _ = writeln!(out, "# {title}");
+    let _ = writeln!(out, "# {}", one_line(title));
     if driver.is_empty() {
         // The mock's CUMOCK_TRACE has no `__driver` line: it is the driver.
         let _ = writeln!(
@@ -193,6 +193,14 @@ pub fn convert(trace: &str, title: &str) -> Result<String> {
         out.push('\n');
     }
     Ok(out)
+}
+
+/// `text` fit for a comment line: a trace's names are the program's and may hold line
+/// breaks or other control characters, which would end the comment.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// One event as a step, or `None` for a call a case cannot replay.
@@ -521,6 +529,22 @@ mod tests {
             e.contains("trace line 1") && e.contains("missing field"),
             "{e}"
         );
+    }
+
+    /// A handle name holding a line break (a damaged trace: `"h\ndle#1"`) stays within its
+    /// comment line (found by the fuzz test below).
+    #[test]
+    fn a_foreign_name_with_a_line_break_stays_in_its_comment() {
+        let trace = GROW.replacen(
+            "\"offset\":0,\"handle\":\"handle#1\"",
+            "\"offset\":0,\"handle\":\"h\\ndle#1\"",
+            1,
+        );
+        assert_ne!(trace, GROW, "the edit applies");
+        let case = convert(&trace, "t\nitle").unwrap();
+        let parsed = crate::case::parse(std::path::Path::new("t.case"), &case);
+        assert!(parsed.is_ok(), "{case}\n{parsed:?}");
+        assert!(case.contains("(a handle made outside the trace)"), "{case}");
     }
 
     mod fuzz {
