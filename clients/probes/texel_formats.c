@@ -394,6 +394,161 @@ static void bc_linear(void) {
     }
 }
 
+/* A BC7 mode 6 block (one subset, 7-bit endpoints with a p-bit each, 4-bit indices) from
+ * endpoint e0 (p-bit 1) to e1 (p-bit 0), texel i of index i. */
+static void bc7_mode6(uint32_t block[4], const uint8_t e0[4], const uint8_t e1[4]) {
+    memset(block, 0, 16);
+    unsigned at = 0;
+#define PUT(value, bits)                                                     \
+    do {                                                                     \
+        for (unsigned b_ = 0; b_ < (bits); b_++, at++)                       \
+            if (((value) >> b_) & 1u) block[at / 32] |= 1u << (at % 32);     \
+    } while (0)
+    PUT(1u << 6, 7);
+    for (unsigned c = 0; c < 4; c++) {
+        PUT((unsigned)e0[c] >> 1, 7);
+        PUT((unsigned)e1[c] >> 1, 7);
+    }
+    PUT(1u, 1);
+    PUT(0u, 1);
+    PUT(0u, 3); /* texel 0's index, its top bit implied 0 */
+    for (unsigned i = 1; i < 16; i++) PUT(i, 4);
+#undef PUT
+}
+
+/* Arrays of 6 x 5 texels, a width and height no multiple of a block's 4, of BC1 and BC7:
+ * whether they are made and with which extent, which copies in take (rows of blocks: 2
+ * rows of 2 blocks; 5 rows, one a texel row), and what 8 x 8 texels read, the 2 x 2
+ * blocks' texels past 6 x 5 included. Block k (k = 2 * row + column) of the first two
+ * rows goes from colour k (white, red, green, blue) to black; the rows a 5-row copy
+ * adds are grey. */
+static void bc_partial_blocks(void) {
+    setup();
+    static const uint16_t bc1_colour[4] = {0xffff, 0xf800, 0x07e0, 0x001f};
+    static const uint8_t rgba[5][4] = {
+        {255, 255, 255, 255}, {255, 0, 0, 255}, {0, 255, 0, 255}, {0, 0, 255, 255}, {128, 128, 128, 128}};
+    static const uint8_t black[4] = {0, 0, 0, 0};
+    for (unsigned bc7 = 0; bc7 < 2; bc7++) {
+        printf("%s 6 x 5\n", bc7 ? "BC7_UNORM" : "BC1_UNORM");
+        unsigned words = bc7 ? 4 : 2;
+        CUarray a = array2(6, 5, bc7 ? CU_AD_FORMAT_BC7_UNORM : CU_AD_FORMAT_BC1_UNORM, 4);
+        if (!a) continue;
+        CUDA_ARRAY3D_DESCRIPTOR d;
+        FILL(d);
+        if (CALL("cuArray3DGetDescriptor", cuArray3DGetDescriptor(&d, a)) == CUDA_SUCCESS)
+            SAY("%zu x %zu x %zu format 0x%x channels %u flags 0x%x", d.Width, d.Height, d.Depth, (unsigned)d.Format,
+                d.NumChannels, d.Flags);
+        /* Five rows of two blocks; the first two are the array's two rows of blocks. */
+        uint32_t blocks[5][2][4];
+        for (unsigned row = 0; row < 5; row++)
+            for (unsigned col = 0; col < 2; col++) {
+                unsigned k = row < 2 ? 2 * row + col : 4;
+                if (bc7) {
+                    bc7_mode6(blocks[row][col], rgba[k], black);
+                } else {
+                    blocks[row][col][0] = k < 4 ? bc1_colour[k] : 0x8410u;
+                    blocks[row][col][1] = 0xe4e4e4e4u;
+                }
+            }
+        /* Packed rows: 2 blocks of `words` words. */
+        uint32_t packed[5 * 2 * 4];
+        for (unsigned row = 0; row < 5; row++)
+            for (unsigned col = 0; col < 2; col++)
+                memcpy(packed + (row * 2 + col) * words, blocks[row][col], 4 * words);
+        to_array("copy in 5 rows of 2 blocks", a, packed, 2 * 4 * words, 5);
+        if (to_array("copy in 2 rows of 2 blocks", a, packed, 2 * 4 * words, 2) == CUDA_SUCCESS) {
+            read_object("flags 0", over_array(a), point(0), NULL, 8, 8);
+        }
+        cuArrayDestroy(a);
+    }
+}
+
+/* sRGB over 16-bit channels: UNORM_INT16X4 and X1 arrays and u16 arrays of 4 and 1
+ * channels read as normalized floats, flags 0 and CU_TRSF_SRGB. Texel i holds value i of
+ * 16 in every channel (alpha, not decoded, shows it linear): values whose high bytes are
+ * equal and low bytes differ tell a decode of the high byte from one of all 16 bits. */
+static void srgb_16_bit(void) {
+    setup();
+    static const uint16_t values[16] = {0x0000, 0x0001, 0x00ff, 0x0100, 0x0180, 0x01ff, 0x0200, 0x4000,
+                                        0x4080, 0x40ff, 0x8000, 0x8080, 0xbc00, 0xfeff, 0xff00, 0xffff};
+    static const struct {
+        CUarray_format f;
+        unsigned channels;
+        const char *name;
+    } formats[] = {
+        {CU_AD_FORMAT_UNORM_INT16X4, 4, "UNORM_INT16X4"},
+        {CU_AD_FORMAT_UNORM_INT16X1, 1, "UNORM_INT16X1"},
+        {CU_AD_FORMAT_UNSIGNED_INT16, 4, "UNSIGNED_INT16 x 4"},
+        {CU_AD_FORMAT_UNSIGNED_INT16, 1, "UNSIGNED_INT16 x 1"},
+    };
+    for (unsigned i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        printf("%s\n", formats[i].name);
+        unsigned ch = formats[i].channels;
+        uint16_t host[16 * 4];
+        for (unsigned t = 0; t < 16; t++)
+            for (unsigned c = 0; c < ch; c++) host[t * ch + c] = values[t];
+        CUarray a = array2(16, 1, formats[i].f, ch);
+        if (!a) continue;
+        if (to_array("copy in", a, host, 16 * 2 * ch, 1) == CUDA_SUCCESS) {
+            read_object("flags 0", over_array(a), point(0), NULL, 16, 1);
+            read_object("SRGB", over_array(a), point(CU_TRSF_SRGB), NULL, 16, 1);
+        }
+        cuArrayDestroy(a);
+    }
+}
+
+/* CU_TRSF_SRGB with linear filtering: is the blend of two texels taken before the sRGB
+ * decode or after it. An 8 x 1 u8x4 array (texel i holds v[i] in every channel, alpha
+ * not decoded) sampled between texels by halves (dx 1) and 3/4 and 1/4 (dx 0.75), and
+ * read point for the decoded texels; then BC1's four-colour block (white, black, 2/3,
+ * 1/3 along each row) through a BC1 view and in BC1_UNORM and BC1_UNORM_SRGB arrays. */
+static void srgb_linear(void) {
+    setup();
+    static const uint8_t v[8] = {0, 255, 0, 128, 64, 192, 10, 250};
+    uint8_t bytes[8 * 4];
+    for (unsigned i = 0; i < 8; i++) memset(bytes + 4 * i, v[i], 4);
+    CUDA_TEXTURE_DESC t = point(CU_TRSF_SRGB);
+    t.filterMode = CU_TR_FILTER_MODE_LINEAR;
+    static const float dxs[] = {1.0f, 0.75f};
+    printf("u8x4 0 255 0 128 64 192 10 250\n");
+    CUarray a = array2(8, 1, CU_AD_FORMAT_UNSIGNED_INT8, 4);
+    if (a && to_array("copy in", a, bytes, sizeof bytes, 1) == CUDA_SUCCESS) {
+        read_object("SRGB, point", over_array(a), point(CU_TRSF_SRGB), NULL, 8, 1);
+        CUtexObject o;
+        CUDA_RESOURCE_DESC r = over_array(a);
+        if (CALL("SRGB, linear", cuTexObjectCreate(&o, &r, &t, NULL)) == CUDA_SUCCESS) {
+            for (unsigned i = 0; i < 2; i++) {
+                printf("dx %g\n", dxs[i]);
+                sample_texels(o, 8, 1, dxs[i]);
+            }
+            cuTexObjectDestroy(o);
+        }
+    }
+    if (a) cuArrayDestroy(a);
+    char what[64];
+    for (unsigned i = 0; i < 2; i++) {
+        snprintf(what, sizeof what, "BC1 view, SRGB, linear, dx %g", dxs[i]);
+        bc_view(what, CU_RES_VIEW_FORMAT_UNSIGNED_BC1, BC1_FOUR, 2, t, dxs[i]);
+    }
+    for (unsigned srgb = 0; srgb < 2; srgb++) {
+        printf("%s, SRGB, linear\n", srgb ? "BC1_UNORM_SRGB" : "BC1_UNORM");
+        CUarray b = array2(4, 4, srgb ? CU_AD_FORMAT_BC1_UNORM_SRGB : CU_AD_FORMAT_BC1_UNORM, 4);
+        if (!b) continue;
+        if (to_array("copy in one block", b, BC1_FOUR, sizeof BC1_FOUR, 1) == CUDA_SUCCESS) {
+            CUtexObject o;
+            CUDA_RESOURCE_DESC r = over_array(b);
+            if (CALL("texture", cuTexObjectCreate(&o, &r, &t, NULL)) == CUDA_SUCCESS) {
+                for (unsigned i = 0; i < 2; i++) {
+                    printf("dx %g\n", dxs[i]);
+                    sample_texels(o, 4, 4, dxs[i]);
+                }
+                cuTexObjectDestroy(o);
+            }
+        }
+        cuArrayDestroy(b);
+    }
+}
+
 int main(void) {
     section("norm-arrays", norm_arrays);
     section("srgb-u8", srgb_u8);
@@ -401,5 +556,8 @@ int main(void) {
     section("bc-blends", bc_blends);
     section("bc-srgb", bc_srgb);
     section("bc-linear", bc_linear);
+    section("bc-partial-blocks", bc_partial_blocks);
+    section("srgb-16-bit", srgb_16_bit);
+    section("srgb-linear", srgb_linear);
     return 0;
 }

@@ -9,7 +9,8 @@
  * differs from the bound array's); and, each alone, a kernel reading an unbound reference
  * or one whose array was destroyed, and cuTexRefDestroy of a module's reference; then
  * what those recordings left open (a wider format, other bindings destroyed, the mipmap
- * setters, CU_TRSF_SEAMLESS_CUBEMAP by binding).
+ * setters, CU_TRSF_SEAMLESS_CUBEMAP by binding), and what a kernel reads through a
+ * reference after cuTexRefSetArray of a mipmapped array's level.
  * Values read by kernels are printed as numbers: the mock's test texref.rs expects what
  * cuda.h and the programming guide say, and this asks the H200. */
 #define _GNU_SOURCE
@@ -525,6 +526,68 @@ static void mipmap_level_as_array(void) {
     cuMipmappedArrayDestroy(mm);
 }
 
+/* Level L of `mm` (u8x4_mipmapped's), every texel's channels 10 (L + 1), read as 10 (L + 1)
+ * / 255. */
+static void fill_levels(CUmipmappedArray mm) {
+    for (unsigned l = 0; l < 3; l++) {
+        CUarray level;
+        MUST(cuMipmappedArrayGetLevel(&level, mm, l));
+        unsigned n = 4 >> l;
+        unsigned char t[4 * 4 * 4];
+        memset(t, (int)(10 * (l + 1)), sizeof t);
+        CUDA_MEMCPY2D c;
+        memset(&c, 0, sizeof c);
+        c.srcMemoryType = CU_MEMORYTYPE_HOST;
+        c.srcHost = t;
+        c.srcPitch = 4 * n;
+        c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+        c.dstArray = level;
+        c.WidthInBytes = 4 * n;
+        c.Height = n;
+        MUST(cuMemcpy2D(&c));
+    }
+}
+
+/* What the reference is bound to, by its getters. */
+static void bound_to(CUtexref t, CUarray a, CUarray level, CUmipmappedArray mm) {
+    CUarray got = (CUarray)SENTINEL;
+    if (CALL("get array", cuTexRefGetArray(&got, t)) == CUDA_SUCCESS)
+        SAY("  %s", got == a ? "the plain array" : got == level ? "the level" : "other");
+    CUmipmappedArray gm = (CUmipmappedArray)SENTINEL;
+    if (CALL("get mipmapped array", cuTexRefGetMipmappedArray(&gm, t)) == CUDA_SUCCESS)
+        SAY("  %s", gm == mm ? "the mipmapped array" : "other");
+}
+
+/* mipmap-level-as-array recorded cuTexRefSetArray of a mipmapped array's level 0 taken,
+ * the getters answering as for the mipmapped array bound before. What a kernel reads
+ * then, at (2.5, 1.5) of arr_tex (levels hold 10 (L + 1) / 255: 0.0392 0.0784 0.118; the
+ * float array 10 y + x: 12), after binding a level to a reference never bound, to one bound
+ * to a plain float array, and to one bound to the level's mipmapped array (level 1). */
+static void mipmap_level_reads(void) {
+    setup();
+    CUtexref t = texref(mod, "arr_tex");
+    CUmipmappedArray mm = u8x4_mipmapped();
+    fill_levels(mm);
+    CUarray level0, level1;
+    MUST(cuMipmappedArrayGetLevel(&level0, mm, 0));
+    MUST(cuMipmappedArrayGetLevel(&level1, mm, 1));
+    CUarray a = float_array();
+    CALL("never bound: set array, level 0", cuTexRefSetArray(t, level0, CU_TRSA_OVERRIDE_FORMAT));
+    bound_to(t, a, level0, mm);
+    sample(2.5f, 1.5f);
+    CALL("set array, the float array", cuTexRefSetArray(t, a, CU_TRSA_OVERRIDE_FORMAT));
+    CALL("set array, level 0", cuTexRefSetArray(t, level0, CU_TRSA_OVERRIDE_FORMAT));
+    bound_to(t, a, level0, mm);
+    sample(2.5f, 1.5f);
+    CALL("set mipmapped array", cuTexRefSetMipmappedArray(t, mm, CU_TRSA_OVERRIDE_FORMAT));
+    sample(2.5f, 1.5f);
+    CALL("set array, level 1", cuTexRefSetArray(t, level1, CU_TRSA_OVERRIDE_FORMAT));
+    bound_to(t, a, level1, mm);
+    sample(2.5f, 1.5f);
+    cuMipmappedArrayDestroy(mm);
+    cuArrayDestroy(a);
+}
+
 /* CU_TRSF_SEAMLESS_CUBEMAP, refused by cuTexRefSetFlags of an unbound module reference
  * (mipmap-setters), where cuTexObjectCreate takes it over a cubemap (probe arrays,
  * tex-desc-fields): refused by cuTexRefCreate's reference too, and once bound to a
@@ -581,5 +644,6 @@ int main(void) {
     section("mipmap-level-as-array", mipmap_level_as_array);
     section("seamless-cubemap-flag", seamless_cubemap_flag);
     section("format-wider-edges", format_wider_edges);
+    section("mipmap-level-reads", mipmap_level_reads);
     return 0;
 }

@@ -10,7 +10,11 @@
  * - what cuTexObjectGetTextureDesc answers for a border colour no address mode uses;
  * - (added after the first recording) what a kernel reads through views of a cubemap
  *   array's layer subranges, and how far past a resource's levels and layers a view
- *   may end, and what it reads there.
+ *   may end, and what it reads there;
+ * - (added after the second) what a layer past a layered array's end reads by integer
+ *   and by float coordinates, of u32 and float arrays, point and linear; views that
+ *   begin two past a resource's levels and layers; cubemap-array views of layers that
+ *   are no whole cubes (1..7).
  * Texels are read by a PTX kernel and printed bit for bit. */
 #include "probe.h"
 
@@ -79,6 +83,48 @@ static const char *PTX =
     "  ld.param.u64 %rd2, [out];\n"
     "  cvta.to.global.u64 %rd3, %rd2;\n"
     "  st.global.v4.u32 [%rd3], {%r2, %r3, %r4, %r5};\n"
+    "  ret;\n"
+    "}\n"
+    /* Thread t reads layer t - 1 (-1 first) at texel (0, 0) by integer coordinates, and
+     * writes its first channel. */
+    ".visible .entry layers_s32(.param .u64 tex, .param .u64 out, .param .u32 n)\n"
+    "{\n"
+    "  .reg .b32 %r<6>; .reg .b64 %rd<6>; .reg .f32 %f<5>; .reg .pred %p;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  ld.param.u32 %r2, [n];\n"
+    "  setp.ge.u32 %p, %r1, %r2;\n"
+    "  @%p bra DONE;\n"
+    "  sub.s32 %r3, %r1, 1;\n"
+    "  mov.u32 %r4, 0;\n"
+    "  ld.param.u64 %rd1, [tex];\n"
+    "  tex.a2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r3, %r4, %r4, %r4}];\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  cvta.to.global.u64 %rd3, %rd2;\n"
+    "  mul.wide.u32 %rd4, %r1, 4;\n"
+    "  add.s64 %rd5, %rd3, %rd4;\n"
+    "  st.global.f32 [%rd5], %f1;\n"
+    "DONE:\n"
+    "  ret;\n"
+    "}\n"
+    /* The same by float coordinates: layer t - 1 at (0.5, 0.5), texel (0, 0)'s centre. */
+    ".visible .entry layers_f32(.param .u64 tex, .param .u64 out, .param .u32 n)\n"
+    "{\n"
+    "  .reg .b32 %r<6>; .reg .b64 %rd<6>; .reg .f32 %f<7>; .reg .pred %p;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  ld.param.u32 %r2, [n];\n"
+    "  setp.ge.u32 %p, %r1, %r2;\n"
+    "  @%p bra DONE;\n"
+    "  sub.s32 %r3, %r1, 1;\n"
+    "  mov.f32 %f5, 0f3F000000;\n"
+    "  mov.f32 %f6, 0f00000000;\n"
+    "  ld.param.u64 %rd1, [tex];\n"
+    "  tex.a2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%r3, %f5, %f5, %f6}];\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  cvta.to.global.u64 %rd3, %rd2;\n"
+    "  mul.wide.u32 %rd4, %r1, 4;\n"
+    "  add.s64 %rd5, %rd3, %rd4;\n"
+    "  st.global.f32 [%rd5], %f1;\n"
+    "DONE:\n"
     "  ret;\n"
     "}\n";
 
@@ -546,6 +592,186 @@ static void border_readback(void) {
     MUST(cuArrayDestroy(a));
 }
 
+/* A 2 x 2 x 4 layered array of `f` (u32 or float), layer L's texels holding 100 + L (u32)
+ * or 10 + L (float). */
+static CUarray layered4(CUarray_format f) {
+    CUarray a = array3(2, 2, 4, f, 1, CUDA_ARRAY3D_LAYERED);
+    uint32_t host[16];
+    for (unsigned i = 0; i < 16; i++) {
+        float v = 10.0f + (float)(i / 4);
+        if (f == CU_AD_FORMAT_FLOAT)
+            memcpy(&host[i], &v, 4);
+        else
+            host[i] = 100 + i / 4;
+    }
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = 8;
+    c.srcHeight = 2;
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = a;
+    c.WidthInBytes = 8;
+    c.Height = 2;
+    c.Depth = 4;
+    MUST(cuMemcpy3D(&c));
+    return a;
+}
+
+/* Layers -1 .. 5 of `tex` (a 4-layer texture) by `kernel`, one word a layer. */
+static void read_layers(const char *what, const char *kernel, CUtexObject tex) {
+    CUfunction f;
+    MUST(cuModuleGetFunction(&f, mod, kernel));
+    MUST(cuMemsetD8(out, 0, 64));
+    unsigned n = 7;
+    void *args[] = {&tex, &out, &n};
+    char launch[64];
+    snprintf(launch, sizeof launch, "launch %s", kernel);
+    if (CALL(launch, cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, NULL, args, NULL)) == CUDA_SUCCESS)
+        print_words(what, (int)n);
+}
+
+/* What a layer past a layered array's end (and layer -1) reads, by the fetch's coordinate
+ * type, the array's format and the filter: view-bounds read 0 at layer 5 of a u32 array
+ * by integer coordinates; runtime program texture_probe (section 6) read a float array's
+ * last layer at -1 and past the end by float coordinates, filtering linearly. */
+static void layers_past_the_end(void) {
+    setup();
+    static const struct {
+        const char *what;
+        CUarray_format f;
+        unsigned flags;
+        CUfilter_mode filter;
+        int view;
+    } tries[] = {
+        {"u32, READ_AS_INTEGER", CU_AD_FORMAT_UNSIGNED_INT32, CU_TRSF_READ_AS_INTEGER, CU_TR_FILTER_MODE_POINT, 0},
+        {"float, point", CU_AD_FORMAT_FLOAT, 0, CU_TR_FILTER_MODE_POINT, 0},
+        {"float, linear", CU_AD_FORMAT_FLOAT, 0, CU_TR_FILTER_MODE_LINEAR, 0},
+        {"float, point, view of layers 0..3", CU_AD_FORMAT_FLOAT, 0, CU_TR_FILTER_MODE_POINT, 1},
+    };
+    for (unsigned i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+        CUarray a = layered4(tries[i].f);
+        CUDA_RESOURCE_DESC r = over_array(a);
+        CUDA_TEXTURE_DESC t = point(tries[i].flags);
+        t.filterMode = tries[i].filter;
+        CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_FLOAT_1X32, 2, 2, 4);
+        v.lastLayer = 3;
+        CUtexObject o;
+        if (CALL(tries[i].what, cuTexObjectCreate(&o, &r, &t, tries[i].view ? &v : NULL)) == CUDA_SUCCESS) {
+            read_layers("layers -1..5, integer coordinates", "layers_s32", o);
+            read_layers("layers -1..5, float coordinates", "layers_f32", o);
+            cuTexObjectDestroy(o);
+        }
+        MUST(cuArrayDestroy(a));
+    }
+}
+
+/* Views that begin two or more past a resource's levels (a 16 x 16 float array of 5,
+ * level L holding 10 + L) and layers (a u32 array of 4, layer L holding 100 + L):
+ * view-bounds took those that begin one past. Taken or refused, the view they read back
+ * and what they read. */
+static void views_two_past(void) {
+    setup();
+    CUDA_ARRAY3D_DESCRIPTOR a = desc3(16, 16, 0, CU_AD_FORMAT_FLOAT, 1, 0);
+    CUmipmappedArray mip;
+    MUST(cuMipmappedArrayCreate(&mip, &a, 5));
+    for (unsigned l = 0; l < 5; l++) {
+        CUarray level;
+        MUST(cuMipmappedArrayGetLevel(&level, mip, l));
+        unsigned n = 16 >> l;
+        float host[256];
+        for (unsigned i = 0; i < n * n; i++) host[i] = 10.0f + (float)l;
+        to_array(level, host, n * 4, n);
+    }
+    CUDA_RESOURCE_DESC r;
+    memset(&r, 0, sizeof r);
+    r.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+    r.res.mipmap.hMipmappedArray = mip;
+    CUDA_TEXTURE_DESC t = point(0);
+    t.mipmapFilterMode = CU_TR_FILTER_MODE_POINT;
+    static const unsigned levels[][2] = {{6, 6}, {7, 7}, {5, 6}, {6, 100}};
+    CUtexObject o;
+    for (unsigned i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_FLOAT_1X32, 16, 16, 0);
+        v.firstMipmapLevel = levels[i][0];
+        v.lastMipmapLevel = levels[i][1];
+        char what[64];
+        snprintf(what, sizeof what, "levels %u..%u", levels[i][0], levels[i][1]);
+        if (CALL(what, cuTexObjectCreate(&o, &r, &t, &v)) == CUDA_SUCCESS) {
+            CUDA_RESOURCE_VIEW_DESC back;
+            FILL(back);
+            if (CALL("its view", cuTexObjectGetResourceViewDesc(&back, o)) == CUDA_SUCCESS)
+                SAY("view: levels %u..%u", back.firstMipmapLevel, back.lastMipmapLevel);
+            read_lod("lod 0", o, 0.0f);
+            read_lod("lod 2", o, 2.0f);
+            cuTexObjectDestroy(o);
+        }
+    }
+    MUST(cuMipmappedArrayDestroy(mip));
+
+    CUarray arr = layered4(CU_AD_FORMAT_UNSIGNED_INT32);
+    CUDA_RESOURCE_DESC lr = over_array(arr);
+    CUDA_TEXTURE_DESC lt = point(CU_TRSF_READ_AS_INTEGER);
+    static const unsigned layers[][2] = {{5, 5}, {6, 6}, {5, 6}, {5, 100}};
+    for (unsigned i = 0; i < sizeof layers / sizeof layers[0]; i++) {
+        CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_UINT_1X32, 2, 2, 4);
+        v.firstLayer = layers[i][0];
+        v.lastLayer = layers[i][1];
+        char what[64];
+        snprintf(what, sizeof what, "layers %u..%u", layers[i][0], layers[i][1]);
+        if (CALL(what, cuTexObjectCreate(&o, &lr, &lt, &v)) == CUDA_SUCCESS) {
+            CUDA_RESOURCE_VIEW_DESC back;
+            FILL(back);
+            if (CALL("its view", cuTexObjectGetResourceViewDesc(&back, o)) == CUDA_SUCCESS)
+                SAY("view: layers %u..%u depth %zu", back.firstLayer, back.lastLayer, back.depth);
+            read_layers("layers -1..5, integer coordinates", "layers_s32", o);
+            read_layers("layers -1..5, float coordinates", "layers_f32", o);
+            cuTexObjectDestroy(o);
+        }
+    }
+    MUST(cuArrayDestroy(arr));
+}
+
+/* Views of a 2 x 2 cubemap array of two cubes (face k of the 12 holds 100 + k) whose
+ * layers are no whole cubes and cross or reach the second cube's: which faces cubes
+ * 0, 1 and 2 of the view read (cubemap-view-reads: 1..6 read layer 7 as cube 1's face 0
+ * and 0 as its face 5; 1..1 read cube 1 as cube 0). */
+static void cubemap_view_odd_layers(void) {
+    setup();
+    CUarray a = array3(2, 2, 12, CU_AD_FORMAT_UNSIGNED_INT32, 1, CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP);
+    uint32_t host[2 * 2 * 12];
+    for (unsigned i = 0; i < 48; i++) host[i] = 100 + i / 4;
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = 8;
+    c.srcHeight = 2;
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = a;
+    c.WidthInBytes = 8;
+    c.Height = 2;
+    c.Depth = 12;
+    MUST(cuMemcpy3D(&c));
+    CUDA_RESOURCE_DESC r = over_array(a);
+    CUDA_TEXTURE_DESC t = point(CU_TRSF_READ_AS_INTEGER);
+    static const unsigned ranges[][2] = {{1, 7}, {0, 6}, {7, 7}, {5, 11}};
+    for (unsigned i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_UINT_1X32, 2, 2, 12);
+        v.firstLayer = ranges[i][0];
+        v.lastLayer = ranges[i][1];
+        char what[64];
+        snprintf(what, sizeof what, "view of layers %u..%u", v.firstLayer, v.lastLayer);
+        CUtexObject o;
+        if (CALL(what, cuTexObjectCreate(&o, &r, &t, &v)) == CUDA_SUCCESS) {
+            for (unsigned cube = 0; cube < 3; cube++) read_cube_faces(o, cube);
+            cuTexObjectDestroy(o);
+        }
+    }
+    MUST(cuArrayDestroy(a));
+}
+
 int main(void) {
     section("mip-level-views", mip_level_views);
     section("layer-views", layer_views);
@@ -555,5 +781,8 @@ int main(void) {
     section("border-readback", border_readback);
     section("cubemap-view-reads", cubemap_view_reads);
     section("view-bounds", view_bounds);
+    section("layers-past-the-end", layers_past_the_end);
+    section("views-two-past", views_two_past);
+    section("cubemap-view-odd-layers", cubemap_view_odd_layers);
     return 0;
 }
