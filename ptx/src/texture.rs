@@ -482,14 +482,18 @@ fn sign_extend(raw: u32, bits: u8) -> i32 {
 }
 
 /// CU_TRSF_SRGB on an 8-bit colour channel (a u8 or UNORM_INT8 texel's, or a BC1, BC2,
-/// BC3 or BC7 one's): the sRGB transfer function's inverse (IEC 61966-2-1), rounded to
-/// nearest with 8 significant bits. The H200 reads every value with 8 significant bits,
-/// from a table whose rule is not found: this gives 227 of its 256 values (probe
-/// texel_formats, srgb-u8), the others one such step away, as below 13 (the H200 reads
-/// value n as 20n / 65536 there, this n / 3294.6).
+/// BC3 or BC7 one's), `c` its value n / 255. The H200 reads every value with 8
+/// significant bits (probe texel_formats, srgb-u8): n up to 12 as exactly 20n / 65536 (a
+/// linear segment steeper than the IEC 61966-2-1 one's n / 3294.6 and reaching past its
+/// end at n = 10), the others as the IEC formula's power segment rounded to nearest.
+/// That gives 239 of its 256 values; the other 17, at n = 15, 19, 20, 32, 33, 65, 66,
+/// 68, 70, 97, 184, 186 and 249 to 253, are one step (1/128 of the value's power of two)
+/// away, from a rule not found (divergences.txt). Where the H200 ends its linear segment
+/// between n = 12 and 13 is not recorded: the midpoint is taken.
 fn srgb_to_linear(c: f32) -> f32 {
-    let linear = if c <= 0.04045 {
-        c / 12.92
+    let steps = c * 255.0;
+    let linear = if steps < 12.5 {
+        steps * (20.0 / 65536.0)
     } else {
         ((c + 0.055) / 1.055).powf(2.4)
     };

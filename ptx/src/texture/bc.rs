@@ -491,8 +491,8 @@ mod tests {
 
     /// The 8-bit sRGB decode against the H200's srgb-u8 (value 4i + c in texel i's channel
     /// c of the first read, but alpha, which is linear; 4i + 3 in texel i's red of the
-    /// second): 227 of the 256 values exactly, the others one step of 8 significant bits
-    /// away (the H200's table: divergences.txt).
+    /// second): 239 of the 256 values exactly, the linear segment's (n up to 12) among
+    /// them, the others one step of 8 significant bits away (divergences.txt).
     #[test]
     fn srgb_decodes_every_8_bit_value_within_a_step_of_the_h200() {
         let reads = section_reads("srgb-u8");
@@ -510,6 +510,7 @@ mod tests {
             want[4 * i + 3] = reads[1].1[4 * i];
         }
         let mut exact = 0;
+        let mut inexact = Vec::new();
         for (v, want) in want.iter().enumerate() {
             let got = super::super::srgb_to_linear(v as f32 / 255.0).to_bits();
             assert_eq!(
@@ -520,7 +521,14 @@ mod tests {
             let steps = ((got >> 16) as i32 - (want >> 16) as i32).abs();
             assert!(steps <= 1, "value {v}: H200 {want:08x}, decoded {got:08x}");
             exact += usize::from(steps == 0);
+            if steps != 0 {
+                inexact.push(v);
+            }
         }
-        assert!(exact >= 227, "{exact} of 256 values exact");
+        assert!(
+            inexact.iter().all(|&v| v > 12),
+            "the linear segment's values: {inexact:?} inexact"
+        );
+        assert!(exact >= 239, "{exact} of 256 values exact, {inexact:?} not");
     }
 }
