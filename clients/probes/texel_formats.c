@@ -549,6 +549,97 @@ static void srgb_linear(void) {
     }
 }
 
+/* R10G10B10A2 arrays through texture objects, and surfaces over the packed formats: which
+ * the driver makes, and what a kernel reads and writes through them (the mock refuses
+ * these today). Four R10G10B10A2 texels (each channel's extremes and a middle value) read
+ * with flags 0 and READ_AS_INTEGER; then a surface object over a UNORM_INT8X4,
+ * SNORM_INT16X2, R10G10B10A2 and BC1 array (CUDA_ARRAY3D_SURFACE_LDST): made or refused,
+ * its first word read by suld.b, a word written by sust.b at byte 4 and the array's first
+ * 8 bytes read back. */
+static const char *SURF_PTX =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry rw(.param .u64 s, .param .u64 out)\n{\n"
+    "  .reg .b32 %r<4>; .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [s];\n  ld.param.u64 %rd2, [out];\n  cvta.to.global.u64 %rd3, %rd2;\n"
+    "  mov.b32 %r1, 0;\n"
+    "  suld.b.2d.b32.trap {%r2}, [%rd1, {%r1, %r1}];\n"
+    "  st.global.u32 [%rd3], %r2;\n"
+    "  mov.b32 %r3, 4;\n"
+    "  sust.b.2d.b32.trap [%rd1, {%r3, %r1}], {0x5a5b5c5d};\n"
+    "  ret;\n}\n";
+
+static void packed_and_surfaces(void) {
+    setup();
+    printf("UNORM_INT_101010_2\n");
+    CUarray a = array2(4, 1, CU_AD_FORMAT_UNORM_INT_101010_2, 4);
+    if (a) {
+        /* R in bits 0-9, G 10-19, B 20-29, A 30-31. */
+        static const uint32_t words[4] = {0x00000000u, 0xffffffffu, 0x3ff003ffu | (0x200u << 10), 0x80080201u};
+        if (to_array("copy in", a, words, sizeof words, 1) == CUDA_SUCCESS) {
+            read_object("  flags 0", over_array(a), point(0), NULL, 4, 1);
+            read_object("  READ_AS_INTEGER", over_array(a), point(CU_TRSF_READ_AS_INTEGER), NULL, 4, 1);
+        }
+        cuArrayDestroy(a);
+    }
+    CUmodule m;
+    MUST(cuModuleLoadData(&m, SURF_PTX));
+    CUfunction f;
+    MUST(cuModuleGetFunction(&f, m, "rw"));
+    static const struct {
+        CUarray_format f;
+        unsigned ch;
+        const char *name;
+    } SURF[] = {
+        {CU_AD_FORMAT_UNORM_INT8X4, 4, "UNORM_INT8X4"},
+        {CU_AD_FORMAT_SNORM_INT16X2, 2, "SNORM_INT16X2"},
+        {CU_AD_FORMAT_UNORM_INT_101010_2, 4, "UNORM_INT_101010_2"},
+        {CU_AD_FORMAT_BC1_UNORM, 4, "BC1_UNORM"},
+    };
+    for (unsigned i = 0; i < sizeof SURF / sizeof *SURF; i++) {
+        printf("surface over %s\n", SURF[i].name);
+        CUDA_ARRAY3D_DESCRIPTOR d;
+        memset(&d, 0, sizeof d);
+        d.Width = 8;
+        d.Height = 4;
+        d.Format = SURF[i].f;
+        d.NumChannels = SURF[i].ch;
+        d.Flags = CUDA_ARRAY3D_SURFACE_LDST;
+        CUarray sa;
+        if (CALL("  array", cuArray3DCreate(&sa, &d)) != CUDA_SUCCESS) continue;
+        uint32_t fill[32];
+        for (unsigned k = 0; k < 32; k++) fill[k] = 0x01020304u * (k + 1);
+        size_t row = SURF[i].f == CU_AD_FORMAT_BC1_UNORM ? 16 : 32;
+        size_t rows = SURF[i].f == CU_AD_FORMAT_BC1_UNORM ? 1 : 4;
+        to_array("  copy in", sa, fill, row, rows);
+        CUDA_RESOURCE_DESC r = over_array(sa);
+        CUsurfObject so;
+        if (CALL("  surface object", cuSurfObjectCreate(&so, &r)) == CUDA_SUCCESS) {
+            MUST(cuMemsetD8(out, 0, 16));
+            void *args[] = {&so, &out};
+            CALL("  launch rw", cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+            CUresult y = CALL("  synchronize", cuCtxSynchronize());
+            if (y == CUDA_SUCCESS) {
+                uint32_t word = 0, back[2] = {0, 0};
+                MUST(cuMemcpyDtoH(&word, out, 4));
+                CUDA_MEMCPY2D c;
+                memset(&c, 0, sizeof c);
+                c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+                c.srcArray = sa;
+                c.dstMemoryType = CU_MEMORYTYPE_HOST;
+                c.dstHost = back;
+                c.dstPitch = 8;
+                c.WidthInBytes = 8;
+                c.Height = 1;
+                CALL("  copy out", cuMemcpy2D(&c));
+                SAY("  suld word 0: %08x; bytes 0-7 after sust at byte 4: %08x %08x", word, back[0], back[1]);
+            }
+            cuSurfObjectDestroy(so);
+        }
+        cuArrayDestroy(sa);
+    }
+    cuModuleUnload(m);
+}
+
 int main(void) {
     section("norm-arrays", norm_arrays);
     section("srgb-u8", srgb_u8);
@@ -559,5 +650,6 @@ int main(void) {
     section("bc-partial-blocks", bc_partial_blocks);
     section("srgb-16-bit", srgb_16_bit);
     section("srgb-linear", srgb_linear);
+    section("packed-and-surfaces", packed_and_surfaces);
     return 0;
 }
